@@ -1,0 +1,4 @@
+from robojudge.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""One typed registry of metrics, filled by the :func:`metric` decorator.
+
+A metric is a pure function ``(item, config) -> Score``: it reads the item's files, never the
+result store. Its metadata is checked when it registers, so a typo in a family or an input name fails
+at import time rather than in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import json
+import re
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from robojudge.metrics._score import Score
+from robojudge.suite._schema import Item
+
+
+class Family(StrEnum):
+    pixel = "pixel"
+    flow = "flow"
+    features = "features"
+    quality = "quality"
+    reference = "reference"
+    state = "state"
+    kinematics = "kinematics"
+    multiview = "multiview"
+    text = "text"
+    baseline = "baseline"
+
+
+class Input(StrEnum):
+    """What a metric needs from an item; the runner checks these before it calls the metric."""
+
+    video = "video"
+    reference = "reference"
+    views = "views"
+    state = "state"
+    instruction = "instruction"
+    initial_frame = "initial_frame"
+
+
+class NoConfig(BaseModel):
+    """Config of a metric that takes none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+
+C = TypeVar("C", bound=BaseModel)
+
+
+class MetricSpec(BaseModel, Generic[C]):
+    """Metadata of a registered metric, plus the function that computes it."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    id: str
+    family: Family
+    inputs: frozenset[Input]
+    higher_is_better: bool
+    native_range: tuple[float | None, float | None]
+    version: str = Field(min_length=1)
+    citation: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    config_type: type[BaseModel] = NoConfig
+    fn: Callable[[Item, Any], Score]
+
+    @field_validator("id")
+    @classmethod
+    def _valid_id(cls, v: str) -> str:
+        if not _ID.match(v):
+            raise ValueError(f"metric id {v!r} must be lowercase words joined by '_' or '.'")
+        return v
+
+    @field_validator("native_range")
+    @classmethod
+    def _ordered(cls, v: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+        lo, hi = v
+        if lo is not None and hi is not None and lo >= hi:
+            raise ValueError(f"native_range lower bound {lo} must be below the upper bound {hi}")
+        return v
+
+    def make_config(self, values: dict[str, Any] | None = None) -> BaseModel:
+        """Build and validate this metric's config from plain values (defaults for the rest)."""
+        try:
+            return self.config_type.model_validate(values or {})
+        except ValidationError as exc:
+            raise ValueError(f"invalid config for metric {self.id!r}: {exc}") from exc
+
+    def config_hash(self, config: BaseModel) -> str:
+        """A short stable hash of a config: same settings, same hash, whatever the key order."""
+        canon = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+    def compute(self, item: Item, config: BaseModel | None = None) -> Score:
+        return self.fn(item, config if config is not None else self.make_config())
+
+    def describe(self) -> dict[str, Any]:
+        """Metadata as plain JSON-able values (for ``robojudge metrics list --json``)."""
+        return {
+            "id": self.id,
+            "family": self.family.value,
+            "inputs": sorted(i.value for i in self.inputs),
+            "higher_is_better": self.higher_is_better,
+            "native_range": list(self.native_range),
+            "version": self.version,
+            "citation": self.citation,
+            "description": self.description,
+            "config": self.config_type.model_json_schema().get("properties", {}),
+        }
+
+
+class UnknownMetricError(KeyError):
+    """Raised for a metric id that is not registered; the message suggests close matches."""
+
+    def __init__(self, metric_id: str, known: list[str]) -> None:
+        close = difflib.get_close_matches(metric_id, known, n=3, cutoff=0.5)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        self.metric_id = metric_id
+        super().__init__(f"unknown metric {metric_id!r}.{hint} Run `robojudge metrics list` to see all.")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+_REGISTRY: dict[str, MetricSpec[Any]] = {}
+# Modules that register built-in metrics when imported; heavy ones import their frameworks lazily
+# inside the metric function, so loading them all stays cheap.
+_BUILTIN_MODULES: tuple[str, ...] = ("robojudge.metrics.pixel",)
+_builtins_loaded = False
+
+
+def _load_builtins() -> None:
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        for mod in _BUILTIN_MODULES:
+            importlib.import_module(mod)
+
+
+def metric(
+    id: str,
+    *,
+    family: Family | str,
+    inputs: set[Input | str] | frozenset[Input | str],
+    higher_is_better: bool,
+    native_range: tuple[float | None, float | None],
+    version: str,
+    citation: str,
+    description: str,
+    config: type[BaseModel] = NoConfig,
+) -> Callable[[Callable[[Item, Any], Score]], Callable[[Item, Any], Score]]:
+    """Register ``fn(item, config) -> Score`` as a metric. Metadata is validated here."""
+
+    def deco(fn: Callable[[Item, Any], Score]) -> Callable[[Item, Any], Score]:
+        if id in _REGISTRY:
+            raise ValueError(f"metric {id!r} is already registered (by {_REGISTRY[id].fn.__module__})")
+        spec: MetricSpec[Any] = MetricSpec(
+            id=id,
+            family=Family(family),
+            inputs=frozenset(Input(i) for i in inputs),
+            higher_is_better=higher_is_better,
+            native_range=native_range,
+            version=version,
+            citation=citation,
+            description=description,
+            config_type=config,
+            fn=fn,
+        )
+        _REGISTRY[id] = spec
+        return fn
+
+    return deco
+
+
+def get_metric(metric_id: str) -> MetricSpec[Any]:
+    """Look up a metric by id; raises :class:`UnknownMetricError` with suggestions."""
+    _load_builtins()
+    try:
+        return _REGISTRY[metric_id]
+    except KeyError:
+        raise UnknownMetricError(metric_id, sorted(_REGISTRY)) from None
+
+
+def list_metrics() -> list[MetricSpec[Any]]:
+    """All registered metrics, sorted by id."""
+    _load_builtins()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]

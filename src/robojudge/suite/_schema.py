@@ -1,0 +1,131 @@
+"""The manifest schema: one :class:`Item` per generated rollout.
+
+Field names follow the RoboJudge annotation protocol (paper 000, Sec. 3.2-3.3 and App. A.1): PA and IA
+on 1-5, six diagnostic checklist items on 0-2, free-text evidence and an overall 1-10 score.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Embodiment(StrEnum):
+    """Who acts in the video."""
+
+    gripper = "gripper"
+    dexterous_hand = "dexterous_hand"
+    human_hand = "human_hand"
+    bimanual = "bimanual"
+    humanoid = "humanoid"
+    other = "other"
+
+
+CHECKLIST_ITEMS: tuple[str, ...] = (
+    "agent_consistency",
+    "scene_consistency",
+    "interaction_realism",
+    "agent_match",
+    "object_correctness",
+    "goal_completion",
+)
+"""The six checklist items of RoboJudge App. A.1; the first three inform PA, the last three IA."""
+
+
+class Checklist(BaseModel):
+    """Six diagnostic items, each 0 (clear failure), 1 (partial) or 2 (fine). RoboJudge App. A.1."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_consistency: int | None = Field(default=None, ge=0, le=2)
+    scene_consistency: int | None = Field(default=None, ge=0, le=2)
+    interaction_realism: int | None = Field(default=None, ge=0, le=2)
+    agent_match: int | None = Field(default=None, ge=0, le=2)
+    object_correctness: int | None = Field(default=None, ge=0, le=2)
+    goal_completion: int | None = Field(default=None, ge=0, le=2)
+
+
+class Labels(BaseModel):
+    """Ratings of one rollout by one rater (a person, or ``"planted"`` for simulator truth)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pa: int | None = Field(default=None, ge=1, le=5, description="Physical Adherence, 1-5")
+    ia: int | None = Field(default=None, ge=1, le=5, description="Instruction Alignment, 1-5")
+    checklist: Checklist | None = None
+    evidence: str | None = None
+    overall: int | None = Field(default=None, ge=1, le=10, description="overall quality, 1-10")
+    rater: str | None = None
+
+
+class Item(BaseModel):
+    """One generated rollout and what is known about it.
+
+    Paths (``video``, ``initial_frame``, ``reference_video``, ``views`` values, ``state``) are stored
+    as written in the manifest; :meth:`resolve` turns them into absolute paths against the manifest's
+    folder. A ``video`` may be a file or a folder of frame images.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    item_id: str = Field(min_length=1)
+    video: str = Field(min_length=1)
+    instruction: str | None = None
+    initial_frame: str | None = None
+    reference_video: str | None = None
+    views: dict[str, str] | None = None
+    main_view: str | None = None
+    source: str | None = None
+    clip_id: str | None = None
+    generator: str | None = None
+    embodiment: Embodiment | None = None
+    task: str | None = None
+    regime: str | None = None
+    prompt_variant: str | None = None
+    split: str | None = None
+    state: str | None = None
+    labels: Labels | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("item_id")
+    @classmethod
+    def _strip_id(cls, v: str) -> str:
+        if v != v.strip():
+            raise ValueError("item_id has leading or trailing whitespace")
+        return v
+
+    @model_validator(mode="after")
+    def _main_view_is_a_view(self) -> Item:
+        if self.views is not None and self.main_view is not None and self.main_view not in self.views:
+            raise ValueError(f"main_view {self.main_view!r} is not one of the views {sorted(self.views)}")
+        return self
+
+    def resolve(self, root: Path) -> Item:
+        """Return a copy whose file fields are absolute paths under ``root`` (the manifest's folder)."""
+
+        def r(p: str | None) -> str | None:
+            return None if p is None else str((root / p).resolve())
+
+        return self.model_copy(
+            update={
+                "video": r(self.video),
+                "initial_frame": r(self.initial_frame),
+                "reference_video": r(self.reference_video),
+                "views": None if self.views is None else {k: str(r(v)) for k, v in self.views.items()},
+                "state": r(self.state),
+            }
+        )
+
+    def file_fields(self) -> dict[str, str]:
+        """Every path this item refers to, keyed by field name (``views.<name>`` for views)."""
+        out: dict[str, str] = {"video": self.video}
+        for name in ("initial_frame", "reference_video", "state"):
+            v = getattr(self, name)
+            if v is not None:
+                out[name] = v
+        for k, v in (self.views or {}).items():
+            out[f"views.{k}"] = v
+        return out
