@@ -1,5 +1,6 @@
 """Metrics: pure functions from an item's files to a :class:`Score`, in one typed registry."""
 
+from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import (
     Family,
     Input,
@@ -15,6 +16,7 @@ from robojudge.metrics._score import Score
 __all__ = [
     "Family",
     "Input",
+    "MetricInputError",
     "MetricSpec",
     "NoConfig",
     "Score",

@@ -11,9 +11,11 @@ import difflib
 import hashlib
 import importlib
 import json
+import os
 import re
 from collections.abc import Callable
 from enum import StrEnum
+from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -138,12 +140,26 @@ _BUILTIN_MODULES: tuple[str, ...] = ("robojudge.metrics.pixel",)
 _builtins_loaded = False
 
 
+def _plugin_modules() -> list[str]:
+    """Extra metric modules: the ``robojudge.metrics`` entry-point group and ``ROBOJUDGE_PLUGINS``.
+
+    ``ROBOJUDGE_PLUGINS`` is a comma-separated list of importable module names; it reaches worker
+    processes through the environment, so plugin metrics work with ``--workers`` too.
+    """
+    mods = [ep.value for ep in entry_points(group="robojudge.metrics")]
+    mods += [m.strip() for m in os.environ.get("ROBOJUDGE_PLUGINS", "").split(",") if m.strip()]
+    return mods
+
+
 def _load_builtins() -> None:
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
-        for mod in _BUILTIN_MODULES:
-            importlib.import_module(mod)
+        for mod in (*_BUILTIN_MODULES, *_plugin_modules()):
+            try:
+                importlib.import_module(mod)
+            except ImportError as exc:
+                raise ImportError(f"cannot import metric module {mod!r}: {exc}") from exc
 
 
 def metric(

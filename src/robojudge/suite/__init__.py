@@ -1,5 +1,31 @@
-"""Suite manifests: one item per generated rollout."""
+"""Suite manifests: one item per generated rollout.
 
+A manifest (JSONL, CSV, Parquet, or a JSON list) lists the rollouts to evaluate; see
+``docs/manifest.md`` for the format. :func:`load_suite` reads and checks one,
+:func:`validate_manifest` lists everything wrong with it, and :func:`suite_info` counts what it holds.
+"""
+
+from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info
+from robojudge.suite._load import Suite, load_suite, main_view_name, validate_manifest
+from robojudge.suite._problems import ManifestError, ManifestProblem
+from robojudge.suite._read import SUFFIXES
 from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Embodiment, Item, Labels
 
-__all__ = ["CHECKLIST_ITEMS", "Checklist", "Embodiment", "Item", "Labels"]
+__all__ = [
+    "CHECKLIST_ITEMS",
+    "SUFFIXES",
+    "UNSET",
+    "Checklist",
+    "Embodiment",
+    "Item",
+    "LabelCoverage",
+    "Labels",
+    "ManifestError",
+    "ManifestProblem",
+    "Suite",
+    "SuiteInfo",
+    "load_suite",
+    "main_view_name",
+    "suite_info",
+    "validate_manifest",
+]

@@ -1,0 +1,52 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+# Both create (or reuse) .venv and install what they need, Debian packages included.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+CORE   := $(VENV)/.installed-core
+DEV    := $(VENV)/.installed-dev
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-fast bench lint typecheck system-deps clean
+
+$(PY):
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "robojudge needs Python >= 3.11, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(CORE): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	@touch $@
+
+$(DEV): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	@touch $@ $(CORE)
+
+## Score the embedded demo suite; the report lands in runs/demo/report/.
+demo: $(CORE)
+	$(VENV)/bin/robojudge demo --out runs/demo
+
+## Debian packages the tests need (PostgreSQL server for the store tests).
+system-deps:
+	@bash scripts/system-deps.sh test
+
+## Run the whole test suite (slow tests included), starting what it needs.
+test: $(DEV) system-deps
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+## The quick loop for development: skips tests marked slow.
+test-fast: $(DEV) system-deps
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+## Benchmarks (not tests): frame sampling against ffmpeg and a naive decoder.
+bench: $(DEV)
+	@bash scripts/system-deps.sh bench
+	$(PY) benchmarks/bench_sample_frames.py
+
+lint: $(DEV)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf runs/demo .pytest_cache

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a make target needs, only when they are missing.
+#   test : PostgreSQL server binaries (the store tests start a throwaway cluster on 127.0.0.1)
+#   bench: ffmpeg (the decode baseline of benchmarks/bench_sample_frames.py)
+set -euo pipefail
+want=()
+case "${1:-test}" in
+  test)  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || want+=(postgresql) ;;
+  bench) command -v ffmpeg >/dev/null || want+=(ffmpeg) ;;
+  *) echo "usage: $0 test|bench" >&2; exit 2 ;;
+esac
+[ ${#want[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else
+  echo "need root to install Debian packages: ${want[*]}" >&2; exit 1
+fi
+echo "installing Debian packages: ${want[*]}"
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null

@@ -1,0 +1,101 @@
+"""Printing helpers shared by the commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from robojudge.run import ProgressCallback, RunSummary
+from robojudge.store import ResultRow
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def parse_settings(values: list[str]) -> dict[str, dict[str, Any]]:
+    """``metric.key=value`` strings to ``{metric: {key: value}}``; values parse as JSON when they can."""
+    out: dict[str, dict[str, Any]] = {}
+    for raw in values:
+        key, sep, val = raw.partition("=")
+        metric, dot, name = key.rpartition(".")
+        if not sep or not dot or not metric or not name:
+            raise fail(f"--set expects METRIC.KEY=VALUE, got {raw!r}")
+        try:
+            parsed: Any = json.loads(val)
+        except json.JSONDecodeError:
+            parsed = val
+        out.setdefault(metric, {})[name] = parsed
+    return out
+
+
+@contextmanager
+def scoring_progress(enabled: bool = True) -> Iterator[ProgressCallback | None]:
+    """A rich progress bar with items/s, ETA and the running error count."""
+    if not enabled:
+        yield None
+        return
+    progress = Progress(
+        TextColumn("[bold]scoring"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]} items/s"),
+        TextColumn("[red]{task.fields[errors]} errors"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    )
+    state: dict[str, Any] = {"task": None}
+
+    def on_result(row: ResultRow, summary: RunSummary) -> None:
+        if state["task"] is None:
+            state["task"] = progress.add_task(
+                "score", total=summary.total - summary.skipped, rate="-", errors=0
+            )
+        task = state["task"]
+        progress.advance(task)
+        elapsed = progress.tasks[task].elapsed or 0.0
+        rate = f"{summary.computed / elapsed:.1f}" if elapsed > 0 else "-"
+        progress.update(task, rate=rate, errors=summary.failed)
+
+    with progress:
+        yield on_result
+
+
+def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
+    """The end-of-run report: counts, then the failures grouped by item."""
+    console.print(
+        f"{summary.total} tasks: [green]{summary.ok} scored[/], [red]{summary.failed} failed[/], "
+        f"{summary.skipped} already stored ({summary.seconds:.1f} s)",
+        highlight=False,
+    )
+    if summary.errors:
+        console.print("[bold red]failures:[/]")
+        for row in summary.errors[:max_errors]:
+            console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False, markup=False)
+        if len(summary.errors) > max_errors:
+            more = len(summary.errors) - max_errors
+            console.print(f"  ... and {more} more (see `robojudge results export`)")
+    if summary.interrupted:
+        console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]")

@@ -1,0 +1,35 @@
+"""``robojudge metrics ...``."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.table import Table
+
+from robojudge.cli._common import console
+from robojudge.metrics import list_metrics
+
+app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
+    """List registered metrics with their metadata."""
+    specs = list_metrics()
+    if as_json:
+        typer.echo(json.dumps([s.describe() for s in specs], indent=2))
+        return
+    table = Table("id", "family", "inputs", "better", "range", "version", "citation")
+    for s in specs:
+        lo, hi = s.native_range
+        table.add_row(
+            s.id,
+            s.family.value,
+            ",".join(sorted(i.value for i in s.inputs)),
+            "higher" if s.higher_is_better else "lower",
+            f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]",
+            s.version,
+            s.citation,
+        )
+    console.print(table)

@@ -1,0 +1,51 @@
+"""``robojudge score``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from robojudge.cli._common import console, fail, parse_settings, print_summary, scoring_progress
+from robojudge.metrics import UnknownMetricError
+from robojudge.run import score_suite
+from robojudge.store import StoreError
+from robojudge.suite import ManifestError
+
+
+def score(
+    suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
+    metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric ids."),
+    db: str | None = typer.Option(
+        None, "--db", help="Result store URL or SQLite path [default: results.sqlite beside the manifest]."
+    ),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
+    settings: list[str] = typer.Option(
+        [], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable); a new setting makes new rows."
+    ),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute stored failures."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Score every item of SUITE with the given metrics; rerun to resume after a crash."""
+    ids = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not ids:
+        raise fail("--metrics is empty")
+    try:
+        with scoring_progress(progress) as on_result:
+            run = score_suite(
+                suite,
+                ids,
+                db=db,
+                configs=parse_settings(settings),
+                workers=workers,
+                retry_errors=retry_errors,
+                progress=on_result,
+            )
+    except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    for problem in run.manifest_problems:
+        console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
+    print_summary(run.summary)
+    console.print(f"results: {run.db_url}", highlight=False)
+    if run.summary.interrupted:
+        raise typer.Exit(130)

@@ -1,0 +1,66 @@
+"""``robojudge suite ...``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from robojudge.cli._common import console, err_console, fail
+from robojudge.suite import ManifestError, load_suite, suite_info, validate_manifest
+
+app = typer.Typer(help="Check and describe suite manifests.", no_args_is_help=True)
+
+
+@app.command("validate")
+def validate_cmd(file: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet).")) -> None:
+    """Report every problem of a manifest at once; exit 1 if there are any."""
+    try:
+        problems = validate_manifest(file)
+    except ManifestError as exc:
+        raise fail(str(exc)) from None
+    for p in problems:
+        err_console.print(str(p), highlight=False, markup=False)
+    if problems:
+        err_console.print(f"[bold red]{len(problems)} problem(s)[/] in {file}", highlight=False)
+        raise typer.Exit(1)
+    console.print(f"[green]ok[/]: {file}", highlight=False)
+
+
+def _render(title: str, value: Any) -> None:
+    if isinstance(value, dict) and value and all(not isinstance(v, dict) for v in value.values()):
+        table = Table(title, "count")
+        for k, v in value.items():
+            table.add_row(str(k), str(v))
+        console.print(table)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _render(f"{title}.{k}", v)
+    else:
+        console.print(f"{title}: {value}", highlight=False)
+
+
+@app.command("info")
+def info_cmd(
+    file: Path = typer.Argument(..., help="Suite manifest."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Counts by source, generator, embodiment and split, and label coverage."""
+    try:
+        suite = load_suite(file, strict=False)
+    except ManifestError as exc:
+        raise fail(str(exc)) from None
+    info = suite_info(suite).to_dict()
+    if as_json:
+        typer.echo(json.dumps(info, indent=2))
+        return
+    for key, value in info.items():
+        _render(key, value)
+    if suite.problems:
+        err_console.print(
+            f"[yellow]{len(suite.problems)} row(s) left out; run `robojudge suite validate {file}`[/]",
+            highlight=False,
+        )

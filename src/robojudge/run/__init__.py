@@ -1,0 +1,30 @@
+"""Running metrics over a suite: executors, resume, progress."""
+
+from robojudge.run._api import SuiteRun, build_requests, score_suite
+from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
+from robojudge.run._score import (
+    MetricRequest,
+    ProgressCallback,
+    RunSummary,
+    Task,
+    compute_task,
+    plan_tasks,
+    score_items,
+)
+
+__all__ = [
+    "Executor",
+    "LocalProcessExecutor",
+    "MetricRequest",
+    "ProgressCallback",
+    "RunSummary",
+    "SerialExecutor",
+    "SuiteRun",
+    "Task",
+    "build_requests",
+    "compute_task",
+    "make_executor",
+    "plan_tasks",
+    "score_items",
+    "score_suite",
+]

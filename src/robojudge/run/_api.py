@@ -1,0 +1,73 @@
+"""Scoring a whole manifest: load, open the store, score, return what happened."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robojudge.run._executor import Executor
+from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_items
+from robojudge.store import ResultStore, default_db_url
+from robojudge.suite import ManifestProblem, load_suite
+
+
+@dataclass
+class SuiteRun:
+    """The outcome of :func:`score_suite`: the run summary plus manifest rows that were left out."""
+
+    summary: RunSummary
+    db_url: str
+    manifest_problems: list[ManifestProblem] = field(default_factory=list)
+
+
+def build_requests(
+    metric_ids: Sequence[str], configs: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[MetricRequest]:
+    """Metric requests for ids, with optional per-metric config values; unknown ids fail here."""
+    configs = configs or {}
+    unknown = set(configs) - set(metric_ids)
+    if unknown:
+        raise ValueError(f"config given for metrics that are not requested: {', '.join(sorted(unknown))}")
+    seen: set[str] = set()
+    out = []
+    for mid in metric_ids:
+        if mid in seen:
+            continue
+        seen.add(mid)
+        out.append(MetricRequest.build(mid, dict(configs.get(mid, {}))))
+    return out
+
+
+def score_suite(
+    manifest: str | Path,
+    metrics: Sequence[str],
+    *,
+    db: str | None = None,
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+    workers: int = 1,
+    executor: Executor | None = None,
+    retry_errors: bool = False,
+    progress: ProgressCallback | None = None,
+) -> SuiteRun:
+    """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
+
+    ``db`` defaults to ``results.sqlite`` beside the manifest. Rows of the manifest that do not
+    validate are skipped and returned in ``manifest_problems``; the rest are scored. Rerunning with
+    the same arguments resumes: stored results are skipped.
+    """
+    requests = build_requests(metrics, configs)
+    suite = load_suite(manifest, strict=False)
+    url = db or default_db_url(Path(manifest).resolve().parent)
+    with ResultStore(url) as store:
+        summary = score_items(
+            suite.items,
+            requests,
+            store,
+            workers=workers,
+            executor=executor,
+            retry_errors=retry_errors,
+            progress=progress,
+        )
+        return SuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))

@@ -1,0 +1,137 @@
+"""Executors: where tasks run. The scoring loop only sees this interface, so a cluster backend
+(Ray) can slot in beside the local ones without touching the loop."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over tasks and yields ``(task, result)`` pairs as they finish, in any order.
+
+    Implementations keep a bounded number of tasks in flight, so memory does not grow with the
+    suite, and must never raise for an exception inside ``fn``: ``fn`` is expected to catch its own
+    errors and return them as results. ``on_crash(task, reason)`` builds the result for a task whose
+    worker died (a segfault in a decoder, an out-of-memory kill).
+    """
+
+    workers: int
+
+    def map_unordered(
+        self,
+        fn: Callable[[T], R],
+        tasks: Iterable[T],
+        on_crash: Callable[[T, str], R],
+    ) -> Iterator[tuple[T, R]]: ...
+
+    def shutdown(self) -> None: ...
+
+
+class SerialExecutor:
+    """Runs tasks one by one in this process: simplest to debug, no start-up cost."""
+
+    workers = 1
+
+    def map_unordered(
+        self,
+        fn: Callable[[T], R],
+        tasks: Iterable[T],
+        on_crash: Callable[[T, str], R],
+    ) -> Iterator[tuple[T, R]]:
+        for task in tasks:
+            yield task, fn(task)
+
+    def shutdown(self) -> None:
+        pass
+
+
+class LocalProcessExecutor:
+    """A pool of worker processes on this machine.
+
+    At most ``workers * prefetch`` tasks are submitted at a time. If a worker dies, the pool is
+    rebuilt and the tasks that were in flight are run again one at a time, so only the task that
+    really kills its worker is reported as crashed.
+    """
+
+    def __init__(self, workers: int, *, prefetch: int = 2, start_method: str = "spawn") -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.workers = workers
+        self._prefetch = max(1, prefetch)
+        self._ctx = mp.get_context(start_method)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _new_pool(self, workers: int) -> ProcessPoolExecutor:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=self._ctx)
+        return self._pool
+
+    def map_unordered(
+        self,
+        fn: Callable[[T], R],
+        tasks: Iterable[T],
+        on_crash: Callable[[T, str], R],
+    ) -> Iterator[tuple[T, R]]:
+        pool = self._new_pool(self.workers)
+        it = iter(tasks)
+        limit = self.workers * self._prefetch
+        in_flight: dict[Future[R], T] = {}
+        suspects: list[T] = []
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(in_flight) < limit:
+                    try:
+                        task = next(it)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    in_flight[pool.submit(fn, task)] = task
+                if not in_flight:
+                    break
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                broken = False
+                for fut in done:
+                    task = in_flight.pop(fut)
+                    try:
+                        yield task, fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        suspects.append(task)
+                if broken:
+                    suspects.extend(in_flight.values())
+                    in_flight.clear()
+                    yield from self._isolate(fn, suspects, on_crash)
+                    suspects.clear()
+                    pool = self._new_pool(self.workers)
+        finally:
+            self.shutdown()
+
+    def _isolate(
+        self, fn: Callable[[T], R], tasks: list[T], on_crash: Callable[[T, str], R]
+    ) -> Iterator[tuple[T, R]]:
+        # One task per fresh single-worker pool: the task that crashes it is the culprit.
+        for task in tasks:
+            pool = self._new_pool(1)
+            try:
+                yield task, pool.submit(fn, task).result()
+            except BrokenProcessPool:
+                yield task, on_crash(task, "the worker process died while scoring this item")
+
+    def shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def make_executor(workers: int) -> Executor:
+    """The local executor for ``workers`` (1 runs in this process)."""
+    return SerialExecutor() if workers <= 1 else LocalProcessExecutor(workers)

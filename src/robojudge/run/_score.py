@@ -1,0 +1,190 @@
+"""The scoring loop: (item, metric, config) tasks -> executor -> result store, exactly once."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
+from robojudge.run._executor import Executor, make_executor
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+from robojudge.video import VideoError
+
+
+@dataclass(frozen=True)
+class MetricRequest:
+    """A metric with a concrete config, ready to run."""
+
+    spec: MetricSpec[Any]
+    config: BaseModel
+    config_hash: str
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @classmethod
+    def build(cls, metric_id: str, config: dict[str, Any] | None = None) -> MetricRequest:
+        spec = get_metric(metric_id)
+        cfg = spec.make_config(config)
+        return cls(spec=spec, config=cfg, config_hash=spec.config_hash(cfg))
+
+
+@dataclass(frozen=True)
+class Task:
+    item: Item
+    request: MetricRequest
+
+
+@dataclass
+class RunSummary:
+    """What a call to :func:`score_items` did."""
+
+    total: int = 0
+    skipped: int = 0
+    ok: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    errors: list[ResultRow] = field(default_factory=list)
+
+    @property
+    def computed(self) -> int:
+        return self.ok + self.failed
+
+
+ProgressCallback = Callable[[ResultRow, RunSummary], None]
+
+_INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
+    Input.video: lambda it: it.video,
+    Input.reference: lambda it: it.reference_video,
+    Input.views: lambda it: it.views,
+    Input.state: lambda it: it.state,
+    Input.instruction: lambda it: it.instruction,
+    Input.initial_frame: lambda it: it.video,  # the first frame stands in when none is given
+}
+
+
+def _error_row(task: Task, message: str, seconds: float) -> ResultRow:
+    return ResultRow(
+        item_id=task.item.item_id,
+        metric=task.request.id,
+        config_hash=task.request.config_hash,
+        version=task.request.spec.version,
+        status="error",
+        value=None,
+        error=message,
+        duration_s=seconds,
+        config=task.request.config.model_dump(mode="json"),
+    )
+
+
+def compute_task(task: Task) -> ResultRow:
+    """Run one metric on one item and return its result row; never raises for bad input."""
+    spec, start = task.request.spec, time.perf_counter()
+    missing = sorted(i.value for i in spec.inputs if not _INPUT_FIELDS[i](task.item))
+    if missing:
+        return _error_row(task, f"item has no {', '.join(missing)}, which {spec.id} needs", 0.0)
+    try:
+        score = spec.compute(task.item, task.request.config)
+    except VideoError as exc:
+        return _error_row(task, f"video error: {exc}", time.perf_counter() - start)
+    except MetricInputError as exc:
+        return _error_row(task, str(exc), time.perf_counter() - start)
+    except Exception as exc:  # a bug in a metric must cost one result, not the run
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return _error_row(task, f"metric raised {tb}", time.perf_counter() - start)
+    return ResultRow(
+        item_id=task.item.item_id,
+        metric=spec.id,
+        config_hash=task.request.config_hash,
+        version=spec.version,
+        status="ok",
+        value=score.value,
+        duration_s=time.perf_counter() - start,
+        details=score.details or None,
+        config=task.request.config.model_dump(mode="json"),
+    )
+
+
+def _crash_row(task: Task, reason: str) -> ResultRow:
+    return _error_row(task, reason, 0.0)
+
+
+def plan_tasks(
+    items: Sequence[Item],
+    requests: Sequence[MetricRequest],
+    store: ResultStore,
+    *,
+    retry_errors: bool = False,
+) -> tuple[list[Task], int]:
+    """The tasks still to do, and how many were skipped because the store already has them."""
+    todo: list[Task] = []
+    skipped = 0
+    for req in requests:
+        if retry_errors:
+            store.clear_errors(req.id, req.config_hash, req.spec.version)
+        done = store.done_item_ids(req.id, req.config_hash, req.spec.version)
+        for item in items:
+            if item.item_id in done:
+                skipped += 1
+            else:
+                todo.append(Task(item, req))
+    return todo, skipped
+
+
+def score_items(
+    items: Sequence[Item],
+    requests: Sequence[MetricRequest],
+    store: ResultStore,
+    *,
+    workers: int = 1,
+    executor: Executor | None = None,
+    retry_errors: bool = False,
+    progress: ProgressCallback | None = None,
+) -> RunSummary:
+    """Score every (item, metric) pair the store does not hold yet.
+
+    Each result is committed as soon as it arrives, so a run killed at any point loses at most the
+    tasks in flight; rerunning the same call skips what is stored and computes the rest. The store's
+    unique key makes a second copy of a result impossible even if two runs overlap.
+
+    Args:
+        items: the items to score (already resolved to absolute paths).
+        requests: metrics with their configs.
+        store: where results go.
+        workers: local worker processes when no ``executor`` is given (1 = in this process).
+        executor: a custom executor (for example a cluster backend).
+        retry_errors: delete stored failures of these metrics first, so they are tried again.
+        progress: called after each stored result with the row and the running summary.
+    """
+    started = time.perf_counter()
+    tasks, skipped = plan_tasks(items, requests, store, retry_errors=retry_errors)
+    summary = RunSummary(total=len(tasks) + skipped, skipped=skipped)
+    ex = executor or make_executor(workers)
+    results: Iterator[tuple[Task, ResultRow]] = ex.map_unordered(compute_task, tasks, _crash_row)
+    try:
+        for _task, row in results:
+            store.add([row])
+            if row.status == "ok":
+                summary.ok += 1
+            else:
+                summary.failed += 1
+                summary.errors.append(row)
+            if progress is not None:
+                progress(row, summary)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+        ex.shutdown()
+        summary.seconds = time.perf_counter() - started
+    return summary

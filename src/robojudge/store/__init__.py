@@ -1,0 +1,23 @@
+"""Result store: one row per (item, metric, config hash, metric version), in SQLite or PostgreSQL.
+
+Only this package talks SQL. ``ResultStore(url)`` opens (and if needed creates) a database; rows
+are only ever inserted, never overwritten, so recomputing is a no-op and a new metric config or
+version makes new rows. ``export_results`` writes the rows as long CSV or Parquet.
+"""
+
+from robojudge.store._errors import StoreError
+from robojudge.store._export import EXPORT_COLUMNS, export_results
+from robojudge.store._row import ResultRow
+from robojudge.store._schema import SCHEMA_VERSION
+from robojudge.store._store import ResultStore
+from robojudge.store._url import default_db_url
+
+__all__ = [
+    "EXPORT_COLUMNS",
+    "SCHEMA_VERSION",
+    "ResultRow",
+    "ResultStore",
+    "StoreError",
+    "default_db_url",
+    "export_results",
+]

@@ -1,0 +1,150 @@
+"""``export_results``: the store's rows as a long CSV or Parquet table, one row per result."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from robojudge.store._errors import StoreError
+from robojudge.store._row import ResultRow
+from robojudge.store._store import ResultStore, dumps_json
+
+ExportFormat = Literal["csv", "parquet"]
+
+EXPORT_COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "metric",
+    "value",
+    "status",
+    "error",
+    "config_hash",
+    "version",
+    "duration_s",
+    "created_at",
+    "details",
+    "config",
+)
+"""Columns of an export, in order. ``details`` and ``config`` are JSON text."""
+
+_SUFFIXES: dict[str, ExportFormat] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_BATCH = 10_000
+
+
+def export_results(
+    store: ResultStore, out: Path, fmt: ExportFormat | None = None, *, metric: str | None = None
+) -> int:
+    """Write the store's rows to ``out`` as one long table.
+
+    Missing values are empty cells in CSV and nulls in Parquet: ``value`` is missing both for
+    failures (``status == "error"``) and for ok-but-unscored results (NaN in Python), so
+    ``status`` tells them apart. The file is written next to ``out`` and renamed into place,
+    so a killed export never leaves a half-written file under the final name.
+
+    Args:
+        store: The store to read.
+        out: Destination file; its folder is created if needed.
+        fmt: ``"csv"`` or ``"parquet"``; taken from the suffix of ``out`` when ``None``.
+        metric: Export only this metric.
+
+    Returns:
+        The number of rows written.
+
+    Raises:
+        StoreError: Unknown format, or the file cannot be written.
+    """
+    out = Path(out)
+    fmt = _resolve_format(out, fmt)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        rows = store.iter_rows(metric=metric)
+        n = _write_csv(rows, tmp) if fmt == "csv" else _write_parquet(rows, tmp)
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise StoreError(f"cannot write {out}: {exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return n
+
+
+def _resolve_format(out: Path, fmt: str | None) -> ExportFormat:
+    if fmt is None:
+        found = _SUFFIXES.get(out.suffix.lower())
+        if found is None:
+            raise StoreError(f"cannot tell the export format from {out.name!r}: use --format csv or parquet")
+        return found
+    if fmt not in ("csv", "parquet"):
+        raise StoreError(f"unknown export format {fmt!r}: use csv or parquet")
+    return "csv" if fmt == "csv" else "parquet"
+
+
+def _record(row: ResultRow) -> dict[str, Any]:
+    value = row.value
+    if value is not None and math.isnan(value):
+        value = None
+    return {
+        "item_id": row.item_id,
+        "metric": row.metric,
+        "value": value,
+        "status": row.status,
+        "error": row.error,
+        "config_hash": row.config_hash,
+        "version": row.version,
+        "duration_s": row.duration_s,
+        "created_at": row.created_at,
+        "details": None if row.details is None else dumps_json(row.details),
+        "config": None if row.config is None else dumps_json(row.config),
+    }
+
+
+def _write_csv(rows: Iterator[ResultRow], path: Path) -> int:
+    n = 0
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(EXPORT_COLUMNS)
+        for row in rows:
+            rec = _record(row)
+            rec["value"] = "" if rec["value"] is None else repr(rec["value"])
+            rec["duration_s"] = repr(rec["duration_s"])
+            rec["created_at"] = "" if rec["created_at"] is None else rec["created_at"].isoformat()
+            writer.writerow("" if rec[col] is None else rec[col] for col in EXPORT_COLUMNS)
+            n += 1
+    return n
+
+
+def _write_parquet(rows: Iterator[ResultRow], path: Path) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema(
+        [
+            pa.field("item_id", pa.string(), nullable=False),
+            pa.field("metric", pa.string(), nullable=False),
+            pa.field("value", pa.float64(), nullable=True),
+            pa.field("status", pa.string(), nullable=False),
+            pa.field("error", pa.string(), nullable=True),
+            pa.field("config_hash", pa.string(), nullable=False),
+            pa.field("version", pa.string(), nullable=False),
+            pa.field("duration_s", pa.float64(), nullable=False),
+            pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=True),
+            pa.field("details", pa.string(), nullable=True),
+            pa.field("config", pa.string(), nullable=True),
+        ]
+    )
+    n = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append(_record(row))
+            if len(batch) >= _BATCH:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                n += len(batch)
+                batch = []
+        if batch or n == 0:
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            n += len(batch)
+    return n

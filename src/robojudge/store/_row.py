@@ -1,0 +1,75 @@
+"""One stored result: a metric's value (or failure) for one item under one config."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+Status = Literal["ok", "error"]
+STATUSES: tuple[Status, ...] = ("ok", "error")
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """A metric's outcome for one item, keyed by ``(item_id, metric, config_hash, version)``.
+
+    The value convention follows :class:`robojudge.metrics.Score`: for an ``"ok"`` row the value is
+    always a float and NaN means "ran but produced no score"; for an ``"error"`` row the value is
+    always ``None``. Passing ``None`` for an ok row is accepted and turned into NaN; passing NaN for
+    an error row is turned into ``None``; a real number on an error row is rejected.
+
+    Attributes:
+        item_id: The suite item the result belongs to.
+        metric: The metric id.
+        config_hash: Hash of the metric's config; a different config gives different rows.
+        version: The metric's implementation version.
+        status: ``"ok"`` if the metric returned, ``"error"`` if it raised.
+        value: The score (NaN when unscored) or ``None`` for failures.
+        error: The failure message, if any.
+        duration_s: Wall time the metric took, in seconds.
+        details: Small JSON-able extra facts returned with the score.
+        config: The metric config itself, kept for provenance.
+        created_at: When the row was stored (UTC); filled in by the store when ``None``.
+    """
+
+    item_id: str
+    metric: str
+    config_hash: str
+    version: str
+    status: Status
+    value: float | None
+    error: str | None = None
+    duration_s: float = 0.0
+    details: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    created_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("item_id", "metric", "config_hash", "version"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"ResultRow.{name} must be a non-empty string, got {getattr(self, name)!r}")
+        if self.status not in STATUSES:
+            raise ValueError(f"ResultRow.status must be 'ok' or 'error', got {self.status!r}")
+        value = self.value
+        if value is not None:
+            value = float(value)
+        if self.status == "ok":
+            value = math.nan if value is None else value
+        elif value is not None:
+            if not math.isnan(value):
+                raise ValueError(f"an error row carries no value, got {value!r} for {self.key}")
+            value = None
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "duration_s", float(self.duration_s))
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """The identity of the row: ``(item_id, metric, config_hash, version)``."""
+        return (self.item_id, self.metric, self.config_hash, self.version)
+
+    @property
+    def scored(self) -> bool:
+        """True for an ok row with a real (non-NaN) value."""
+        return self.value is not None and not math.isnan(self.value)

@@ -1,0 +1,164 @@
+"""Tables, the schema version, and creating or upgrading a database to the current schema.
+
+The schema is versioned by one row in ``robojudge_meta`` (``key = 'schema_version'``). Opening a
+store creates the tables when they are missing, refuses a database written by a newer robojudge,
+and upgrades an older one through the steps in ``_MIGRATIONS`` (none exist yet: version 1 is the
+first). Only this package writes SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Dialect,
+    Double,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.engine import Connection
+from sqlalchemy.types import TypeDecorator
+
+import robojudge
+from robojudge.store._errors import StoreError
+
+SCHEMA_VERSION = 1
+"""The schema this code reads and writes. Bump it, and add a step to ``_MIGRATIONS``, on any change."""
+
+KEY_COLUMNS = ("item_id", "metric", "config_hash", "version")
+
+# Arbitrary constant: the PostgreSQL advisory lock held while a store checks or creates its tables,
+# so that two processes opening a fresh database at once do not both run CREATE TABLE.
+_SCHEMA_LOCK_ID = 0x526F626F4A756467 & 0x7FFFFFFFFFFFFFFF
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp stored in UTC and always read back as an aware UTC ``datetime``.
+
+    SQLite has no time zone support, so the value is written there as naive UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # defensive: a row written by hand into SQLite
+            value = datetime.fromisoformat(value)
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData()
+
+meta_table = Table(
+    "robojudge_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+results_table = Table(
+    "robojudge_results",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("item_id", Text, nullable=False),
+    Column("metric", Text, nullable=False),
+    Column("config_hash", Text, nullable=False),
+    Column("version", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("value", Double(), nullable=True),
+    Column("error", Text, nullable=True),
+    Column("duration_s", Double(), nullable=False, default=0.0),
+    Column("details", JSON(none_as_null=True), nullable=True),
+    Column("config", JSON(none_as_null=True), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    # The database itself guarantees one row per key, whichever process or thread writes.
+    UniqueConstraint(*KEY_COLUMNS, name="uq_robojudge_results_key"),
+    CheckConstraint("status IN ('ok', 'error')", name="ck_robojudge_results_status"),
+    CheckConstraint("status = 'ok' OR value IS NULL", name="ck_robojudge_results_error_value"),
+    Index("ix_robojudge_results_metric_config", "metric", "config_hash", "version"),
+)
+
+# _MIGRATIONS[n] upgrades a database from schema version n to n + 1, inside the opening transaction.
+_MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+
+
+def ensure_schema(conn: Connection) -> None:
+    """Create the tables if missing, check the schema version, and upgrade an older schema.
+
+    Must run inside a transaction; on SQLite that transaction should hold the write lock
+    (``BEGIN IMMEDIATE``) so concurrent openers take turns.
+
+    Args:
+        conn: A connection with an open transaction.
+
+    Raises:
+        StoreError: The database was written by a newer robojudge, carries no usable schema
+            version, or is older and no upgrade path exists.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _SCHEMA_LOCK_ID})
+    if not inspect(conn).has_table(meta_table.name):
+        metadata.create_all(conn)
+        conn.execute(
+            meta_table.insert(),
+            [
+                {"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                {"key": "created_by", "value": f"robojudge {robojudge.__version__}"},
+                {"key": "created_at", "value": datetime.now(UTC).isoformat()},
+            ],
+        )
+        return
+    found = _read_version(conn)
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"the result database has schema version {found}, but this robojudge "
+            f"({robojudge.__version__}) only knows version {SCHEMA_VERSION}: upgrade robojudge to read it"
+        )
+    while found < SCHEMA_VERSION:
+        step = _MIGRATIONS.get(found)
+        if step is None:
+            raise StoreError(
+                f"the result database has schema version {found} and this robojudge cannot upgrade it "
+                f"to version {SCHEMA_VERSION}; export it with an older robojudge or start a new database"
+            )
+        step(conn)
+        found += 1
+        conn.execute(meta_table.update().where(meta_table.c.key == "schema_version").values(value=str(found)))
+    metadata.create_all(conn)  # no-op when complete; restores e.g. a dropped index
+
+
+def _read_version(conn: Connection) -> int:
+    raw = conn.execute(select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
+    if raw is None:
+        raise StoreError(
+            "the database has a robojudge_meta table without a schema_version: "
+            "it is damaged or not a robojudge result store"
+        )
+    try:
+        return int(raw)
+    except ValueError:
+        raise StoreError(f"the database's schema_version {raw!r} is not a number: it is damaged") from None

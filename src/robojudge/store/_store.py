@@ -1,0 +1,342 @@
+"""``ResultStore``: the only object in robojudge that talks SQL."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from sqlalchemy import Engine, create_engine, delete, event, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL, Connection
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.sql import Select
+
+from robojudge.store._errors import StoreError
+from robojudge.store._row import STATUSES, ResultRow
+from robojudge.store._schema import KEY_COLUMNS, ensure_schema, results_table
+from robojudge.store._url import display_url, mask_text, parse_url
+
+SQLITE_BUSY_TIMEOUT_S = 60.0
+"""How long a SQLite writer waits for another process's transaction before giving up."""
+
+_WRITE_OPTION = "robojudge_write"
+_IN_CHUNK = 500  # ids per "IN (...)" list, well under every backend's parameter limit
+
+
+def _json_ready(value: Any) -> Any:
+    """Make ``value`` strict JSON: NaN and infinities become null, unknown objects become strings."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_json_ready(v) for v in value]
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _json_ready(value.item())
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays
+        return _json_ready(value.tolist())
+    return str(value)
+
+
+def dumps_json(value: Any) -> str:
+    """Serialise ``value`` as strict JSON (what both SQLite and PostgreSQL accept)."""
+    return json.dumps(_json_ready(value), allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+
+
+class ResultStore:
+    """Results of metric runs in SQLite (default) or PostgreSQL.
+
+    A row is identified by ``(item_id, metric, config_hash, version)`` and a unique constraint in
+    the database keeps it that way: adding a row whose key exists does nothing, whoever adds it and
+    however many processes write at once. Rows are never updated; failed rows can be deleted with
+    :meth:`clear_errors` so a rerun retries them.
+
+    Args:
+        url: A SQLAlchemy URL (``sqlite:///FILE``, ``postgresql+psycopg://USER@HOST/DB``) or a plain
+            file path, which means SQLite at that path. The SQLite file and its folder are created
+            when missing; the tables are created on first use.
+
+    Raises:
+        StoreError: Bad URL, unreachable or unreadable database, or incompatible schema version.
+            The message names the URL with its password hidden.
+
+    Attributes:
+        url: The database URL, password hidden, for display.
+    """
+
+    def __init__(self, url: str | os.PathLike[str]) -> None:
+        parsed = parse_url(url)
+        self._url: URL = parsed
+        self.url: str = display_url(parsed)
+        self._dialect = parsed.get_backend_name()
+        self._engine = self._create_engine(parsed)
+        try:
+            with self._guard("open"), self._write() as conn:
+                ensure_schema(conn)
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    # -- setup -------------------------------------------------------------------------------------
+
+    def _create_engine(self, url: URL) -> Engine:
+        kwargs: dict[str, Any] = {"json_serializer": dumps_json, "json_deserializer": json.loads}
+        if self._dialect == "sqlite":
+            database = url.database or ""
+            if database and database != ":memory:" and not database.startswith("file:"):
+                try:
+                    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(f"cannot create the folder for {self.url}: {exc}") from None
+            kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S}
+        else:
+            if "connect_timeout" not in url.query:
+                kwargs["connect_args"] = {"connect_timeout": 15}
+            kwargs["pool_pre_ping"] = True
+        try:
+            engine = create_engine(url, **kwargs)
+        except (SQLAlchemyError, ImportError) as exc:
+            raise StoreError(f"cannot use database {self.url}: {self._reason(exc)}") from None
+        if self._dialect == "sqlite":
+            _configure_sqlite(engine)
+        return engine
+
+    # -- public API --------------------------------------------------------------------------------
+
+    def add(self, rows: Iterable[ResultRow]) -> int:
+        """Insert rows in one transaction, skipping those whose key is already stored.
+
+        Existing rows are never changed, even if the new row carries a different value. Within
+        ``rows``, the first row for a key wins.
+
+        Args:
+            rows: The rows to store. ``created_at`` is set to now (UTC) where it is ``None``.
+
+        Returns:
+            How many rows were actually inserted.
+        """
+        now = datetime.now(UTC)
+        params: list[dict[str, Any]] = []
+        seen: set[tuple[str, str, str, str]] = set()
+        for row in rows:
+            if not isinstance(row, ResultRow):
+                raise TypeError(f"ResultStore.add takes ResultRow objects, got {type(row).__name__}")
+            if row.key in seen:
+                continue
+            seen.add(row.key)
+            params.append(_row_params(row, now))
+        if not params:
+            return 0
+        insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
+        stmt = (
+            insert(results_table)
+            .on_conflict_do_nothing(index_elements=list(KEY_COLUMNS))
+            .returning(results_table.c.id)
+        )
+        with self._guard("store results in"), self._write() as conn:
+            return len(conn.execute(stmt, params).all())
+
+    def done_item_ids(
+        self, metric: str, config_hash: str, version: str, *, include_errors: bool = True
+    ) -> set[str]:
+        """Items that already have a row for this metric, config and version.
+
+        Args:
+            metric: Metric id.
+            config_hash: Hash of the metric config.
+            version: Metric version.
+            include_errors: Count failed rows as done (the default). With ``False`` only ok rows
+                count, so failed items would be run again (after :meth:`clear_errors`).
+
+        Returns:
+            The item ids.
+        """
+        c = results_table.c
+        stmt = select(c.item_id).where(c.metric == metric, c.config_hash == config_hash, c.version == version)
+        if not include_errors:
+            stmt = stmt.where(c.status == "ok")
+        with self._guard("read"), self._read() as conn:
+            return set(conn.execute(stmt).scalars())
+
+    def clear_errors(
+        self, metric: str, config_hash: str, version: str, item_ids: Iterable[str] | None = None
+    ) -> int:
+        """Delete failed rows so that a rerun computes them again.
+
+        Args:
+            metric: Metric id.
+            config_hash: Hash of the metric config.
+            version: Metric version.
+            item_ids: Only these items; all failed items of the metric when ``None``.
+
+        Returns:
+            How many rows were deleted.
+        """
+        c = results_table.c
+        base = delete(results_table).where(
+            c.metric == metric, c.config_hash == config_hash, c.version == version, c.status == "error"
+        )
+        with self._guard("delete failed results from"), self._write() as conn:
+            if item_ids is None:
+                return conn.execute(base).rowcount
+            ids = sorted(set(item_ids))
+            return sum(
+                conn.execute(base.where(c.item_id.in_(ids[i : i + _IN_CHUNK]))).rowcount
+                for i in range(0, len(ids), _IN_CHUNK)
+            )
+
+    def rows(self, *, metric: str | None = None, status: str | None = None) -> list[ResultRow]:
+        """Stored rows, ordered by item, metric and insertion time.
+
+        Args:
+            metric: Only this metric.
+            status: Only ``"ok"`` or only ``"error"`` rows.
+
+        Returns:
+            The rows.
+        """
+        return list(self.iter_rows(metric=metric, status=status))
+
+    def iter_rows(
+        self, *, metric: str | None = None, status: str | None = None, batch_size: int = 5000
+    ) -> Iterator[ResultRow]:
+        """Like :meth:`rows`, but fetched in batches; for exports of large stores."""
+        c = results_table.c
+        stmt = self._filtered(select(results_table), metric, status).order_by(
+            c.item_id, c.metric, c.created_at, c.id
+        )
+        with self._guard("read"), self._read() as conn:
+            result = conn.execution_options(yield_per=batch_size).execute(stmt)
+            for rec in result.mappings():
+                yield _row_from_record(rec)
+
+    def count(self, *, metric: str | None = None, status: str | None = None) -> int:
+        """Number of stored rows, optionally only for one metric and/or one status."""
+        stmt = self._filtered(select(func.count()).select_from(results_table), metric, status)
+        with self._guard("read"), self._read() as conn:
+            return int(conn.execute(stmt).scalar_one())
+
+    def close(self) -> None:
+        """Release all database connections. The store cannot be used afterwards."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultStore({self.url!r})"
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _filtered(stmt: Select[Any], metric: str | None, status: str | None) -> Select[Any]:
+        c = results_table.c
+        if metric is not None:
+            stmt = stmt.where(c.metric == metric)
+        if status is not None:
+            if status not in STATUSES:
+                raise ValueError(f"status must be 'ok' or 'error', got {status!r}")
+            stmt = stmt.where(c.status == status)
+        return stmt
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A transaction that writes; on SQLite it takes the write lock at BEGIN (IMMEDIATE)."""
+        with self._engine.connect() as conn:
+            conn.execution_options(**{_WRITE_OPTION: True})
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self._engine.connect() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """Turn database errors into ``StoreError`` naming the (masked) URL."""
+        try:
+            yield
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot {action} {self.url}: {self._reason(exc)}") from exc
+
+    def _reason(self, exc: BaseException) -> str:
+        orig = getattr(exc, "orig", None)
+        reason = str(orig if orig is not None else exc).strip() or type(exc).__name__
+        reason = " ".join(line.strip() for line in reason.splitlines() if line.strip())
+        password = self._url.password
+        if password:
+            reason = reason.replace(str(password), "***")
+        return mask_text(reason)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    """WAL journal, a busy timeout, and transactions whose kind we choose (deferred or immediate)."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
+        # Let SQLAlchemy's "begin" hook below emit BEGIN instead of the sqlite3 module.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            # With WAL, NORMAL survives a killed process; only an OS crash may lose the last commits.
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get(_WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _row_params(row: ResultRow, now: datetime) -> dict[str, Any]:
+    value = row.value
+    if value is not None and math.isnan(value):
+        value = None  # unscored: NULL in the database, NaN again when read back (status stays ok)
+    return {
+        "item_id": row.item_id,
+        "metric": row.metric,
+        "config_hash": row.config_hash,
+        "version": row.version,
+        "status": row.status,
+        "value": value,
+        "error": row.error,
+        "duration_s": row.duration_s,
+        "details": row.details,
+        "config": row.config,
+        "created_at": row.created_at or now,
+    }
+
+
+def _row_from_record(rec: Any) -> ResultRow:
+    return ResultRow(
+        item_id=rec["item_id"],
+        metric=rec["metric"],
+        config_hash=rec["config_hash"],
+        version=rec["version"],
+        status=rec["status"],
+        value=rec["value"],
+        error=rec["error"],
+        duration_s=rec["duration_s"],
+        details=rec["details"],
+        config=rec["config"],
+        created_at=rec["created_at"],
+    )

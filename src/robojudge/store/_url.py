@@ -1,0 +1,78 @@
+"""Turning what the user typed after ``--db`` into a SQLAlchemy URL, and hiding passwords."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from robojudge.store._errors import StoreError
+
+SUPPORTED_BACKENDS = ("sqlite", "postgresql")
+_PASSWORD_IN_TEXT = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
+
+
+def default_db_url(run_dir: Path) -> str:
+    """The SQLite database a run uses when no ``--db`` is given.
+
+    Args:
+        run_dir: The run folder.
+
+    Returns:
+        ``sqlite:///<absolute run_dir>/results.sqlite``.
+    """
+    path = Path(run_dir).expanduser().absolute() / "results.sqlite"
+    return f"sqlite:///{path}"
+
+
+def mask_text(text: str) -> str:
+    """Replace the password of any URL written inside ``text`` with ``***``."""
+    return _PASSWORD_IN_TEXT.sub(r"\1***@", text)
+
+
+def display_url(url: URL) -> str:
+    """The URL as it may be shown to users and written to logs (password hidden).
+
+    SQLite URLs show the file path as it is, without URL escaping.
+    """
+    if url.get_backend_name() == "sqlite" and url.database and not url.query:
+        return f"{url.drivername}:///{url.database}"
+    return url.render_as_string(hide_password=True)
+
+
+def parse_url(url: str | os.PathLike[str]) -> URL:
+    """Parse a database URL or a plain file path.
+
+    A value without ``://`` is a filesystem path and means SQLite at that path. A bare
+    ``postgresql://`` (or ``postgres://``) URL gets the psycopg 3 driver, the one robojudge ships.
+
+    Args:
+        url: A SQLAlchemy URL or a path.
+
+    Returns:
+        The parsed URL.
+
+    Raises:
+        StoreError: The text is not a URL, or names a backend other than SQLite or PostgreSQL.
+    """
+    if isinstance(url, os.PathLike) or "://" not in url:
+        raw = os.fspath(url)
+        if not str(raw).strip():
+            raise StoreError("no database given: pass a SQLAlchemy URL or a file path")
+        return URL.create("sqlite", database=str(Path(raw).expanduser().absolute()))
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError) as exc:
+        raise StoreError(f"not a database URL: {mask_text(url)} ({mask_text(str(exc))})") from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    backend = parsed.get_backend_name()
+    if backend not in SUPPORTED_BACKENDS:
+        raise StoreError(
+            f"unsupported database {display_url(parsed)}: robojudge stores results in SQLite or PostgreSQL "
+            "(sqlite:///FILE or postgresql+psycopg://USER@HOST/DB)"
+        )
+    return parsed

@@ -1,0 +1,163 @@
+"""Turning schema errors and missing files into readable :class:`ManifestProblem` messages."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any
+
+import annotated_types
+from pydantic import BaseModel
+from pydantic_core import ErrorDetails
+
+from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Item, Labels
+
+# Path fields at the top level of an item; ``views`` values are checked as well.
+_PATH_FIELDS: tuple[str, ...] = ("video", "initial_frame", "reference_video", "state")
+# Fields that may name a folder (a video given as a folder of frames); the rest must be files or
+# folders as the consumer sees fit, except ``initial_frame``, which is one image.
+_FOLDER_OK: frozenset[str] = frozenset({"video", "reference_video", "views", "state"})
+
+
+def _bounds(model: type[BaseModel], prefix: str) -> dict[str, tuple[Any, Any]]:
+    out: dict[str, tuple[Any, Any]] = {}
+    for name, info in model.model_fields.items():
+        lo = hi = None
+        for m in info.metadata:
+            if isinstance(m, annotated_types.Ge):
+                lo = m.ge
+            elif isinstance(m, annotated_types.Le):
+                hi = m.le
+        if lo is not None or hi is not None:
+            out[f"{prefix}{name}"] = (lo, hi)
+    return out
+
+
+# Allowed ranges read off the schema, keyed by dotted field path (``labels.pa`` -> (1, 5)).
+RANGES: dict[str, tuple[Any, Any]] = {
+    **_bounds(Labels, "labels."),
+    **_bounds(Checklist, "labels.checklist."),
+}
+
+_KNOWN_KEYS: dict[tuple[str, ...], list[str]] = {
+    (): list(Item.model_fields),
+    ("labels",): list(Labels.model_fields),
+    ("labels", "checklist"): list(CHECKLIST_ITEMS),
+}
+# Dotted column names a CSV or Parquet header may use, for did-you-mean on unknown columns.
+_DOTTED_KEYS: list[str] = [
+    *(f"labels.{k}" for k in Labels.model_fields),
+    *(f"labels.checklist.{k}" for k in CHECKLIST_ITEMS),
+]
+
+
+def did_you_mean(key: str, parent: tuple[str, ...] = ()) -> str | None:
+    """The closest known field name to ``key`` under ``parent``, if one is close enough."""
+    candidates = list(_KNOWN_KEYS.get(parent, []))
+    if not parent and "." in key:
+        candidates += _DOTTED_KEYS
+    match = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {value!r}"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _range_text(lo: Any, hi: Any) -> str:
+    if lo is not None and hi is not None:
+        return f"{lo}-{hi}"
+    return f">= {lo}" if lo is not None else f"<= {hi}"
+
+
+def describe_error(err: ErrorDetails) -> tuple[str | None, str]:
+    """Map one pydantic error to ``(dotted field, message)``."""
+    loc = tuple(str(p) for p in err["loc"])
+    kind = err["type"]
+    value = err.get("input")
+    ctx = err.get("ctx") or {}
+    field: str | None = ".".join(loc) if loc else None
+    leaf = loc[-1] if loc else ""
+
+    if kind == "extra_forbidden":
+        msg = f"unknown field {leaf!r}"
+        guess = did_you_mean(leaf, loc[:-1])
+        if guess is not None:
+            msg += f" (did you mean {guess!r}?)"
+        return field, msg
+    if kind == "missing":
+        return field, "required field is missing"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        # The value parsed as a number before the range check; show "7", not "'7'", for a CSV cell.
+        shown = str(value).strip() if isinstance(value, str) else repr(value)
+        if field in RANGES:
+            return field, f"value {shown} is out of range {_range_text(*RANGES[field])}"
+        return field, f"value {shown} is out of range ({err['msg'].lower()})"
+    if kind == "enum":
+        allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return field, f"unknown {leaf} {value!r}; expected one of {', '.join(allowed)}"
+    if kind in ("int_parsing", "int_from_float", "int_type"):
+        return field, f"expected a whole number, got {_kind(value)}"
+    if kind == "string_type":
+        return field, f"expected a string, got {_kind(value)}"
+    if kind == "string_too_short":
+        return field, "must not be empty"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return field, f"expected an object, got {_kind(value)}"
+    if kind == "value_error":
+        text = str(ctx.get("error", err["msg"]))
+        if field is None:
+            # Model-level checks name their field first ("main_view 'x' is not one of the views").
+            head = text.split(" ", 1)[0]
+            if head in Item.model_fields:
+                field = head
+        return field, text
+    return field, err["msg"]
+
+
+def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
+    """Check that every path a raw record names exists, without opening anything.
+
+    Only string values are checked (wrong types are left to schema validation). Relative paths are
+    taken against ``root``.
+
+    Returns:
+        ``(dotted field, message)`` for each missing or unusable path.
+    """
+    targets: list[tuple[str, str, str]] = []  # (field, kind, value)
+    for name in _PATH_FIELDS:
+        v = data.get(name)
+        if isinstance(v, str):
+            targets.append((name, name, v))
+    views = data.get("views")
+    if isinstance(views, dict):
+        for k, v in views.items():
+            if isinstance(v, str):
+                targets.append((f"views.{k}", "views", v))
+
+    out: list[tuple[str, str]] = []
+    for field, kind, value in targets:
+        if not value.strip():
+            if field != "video":  # the schema already rejects an empty video
+                out.append((field, "path is empty"))
+            continue
+        given = Path(value)
+        full = given if given.is_absolute() else root / given
+        if not full.exists():
+            where = "" if given.is_absolute() else f" (looked for {full})"
+            out.append((field, f"file not found: {value}{where}"))
+        elif full.is_dir():
+            if kind not in _FOLDER_OK:
+                out.append((field, f"{value} is a folder; expected an image file"))
+            elif kind != "state" and next(full.iterdir(), None) is None:
+                out.append((field, f"frame folder {value} is empty"))
+    return out

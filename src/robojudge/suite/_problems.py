@@ -1,0 +1,84 @@
+"""Problems found in a manifest, and the exception that carries them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestProblem:
+    """One thing wrong with a manifest, located as precisely as the format allows.
+
+    Exactly one of ``line`` and ``row`` is set for a problem that belongs to one record; both are
+    ``None`` for a problem with the file as a whole (unreadable, unknown format, no items).
+
+    Attributes:
+        file: The manifest path as it was given.
+        line: 1-based physical line in a text manifest (JSONL, CSV; for CSV the header is line 1 and
+            a record spanning several lines is reported at its first line).
+        row: 0-based record index in a manifest without useful line numbers (Parquet, a JSON list).
+        item_id: The record's ``item_id`` when it could be read, else ``None``.
+        field: Dotted path of the offending field (``labels.pa``, ``views.front``), or ``None`` when
+            the problem concerns the whole record.
+        message: What is wrong, in plain words.
+    """
+
+    file: str
+    line: int | None
+    row: int | None
+    item_id: str | None
+    field: str | None
+    message: str
+
+    @property
+    def location(self) -> str:
+        """``"line 7"``, ``"row 3"`` or ``""`` for a file-level problem."""
+        if self.line is not None:
+            return f"line {self.line}"
+        if self.row is not None:
+            return f"row {self.row}"
+        return ""
+
+    def __str__(self) -> str:
+        if self.line is not None:
+            head = f"{self.file}:{self.line}:"
+        elif self.row is not None:
+            head = f"{self.file}:row {self.row}:"
+        else:
+            head = f"{self.file}:"
+        parts = [head]
+        if self.item_id is not None:
+            parts.append(f"item {self.item_id!r}")
+        if self.field is not None:
+            parts.append(f"field {self.field}")
+        if len(parts) > 1:
+            parts[-1] += ":"
+        parts.append(self.message)
+        return " ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form (all attributes, ``None`` kept)."""
+        return asdict(self)
+
+
+class ManifestError(Exception):
+    """A manifest could not be loaded; ``problems`` lists everything that was found wrong.
+
+    ``str()`` gives a count line followed by one problem per line.
+    """
+
+    def __init__(self, problems: Iterable[ManifestProblem]) -> None:
+        self.problems: list[ManifestProblem] = list(problems)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        n = len(self.problems)
+        if n == 0:
+            return "invalid manifest"
+        head = f"{n} problem{'s' if n != 1 else ''} in {self.problems[0].file}:"
+        return "\n".join([head, *(str(p) for p in self.problems)])
+
+    def __str__(self) -> str:
+        return self._render()

@@ -1,0 +1,341 @@
+"""Reading manifest files into raw records, one per rollout, without validating them.
+
+Each reader returns :class:`RawRecord` objects that remember where they came from; problems that
+belong to one record (a broken JSON line, a bad cell) travel with it, so one bad record never stops
+the others from being read. Problems with the file as a whole raise :class:`ManifestError`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robojudge.suite._problems import ManifestError, ManifestProblem
+
+SUFFIXES: tuple[str, ...] = (".jsonl", ".ndjson", ".csv", ".parquet", ".json")
+"""Manifest file suffixes understood by :func:`read_records` (matched case-insensitively)."""
+
+# Top-level fields holding a free string that tabular tools and JSON writers often emit as a number
+# (``clip_id: 17``); integers there are turned into strings instead of being rejected.
+_ID_LIKE_FIELDS: frozenset[str] = frozenset(
+    {"item_id", "clip_id", "source", "generator", "task", "regime", "prompt_variant", "split"}
+)
+
+# Fields whose value is an object; in a CSV or Parquet cell they may be written as a JSON string.
+_OBJECT_PATHS: frozenset[tuple[str, ...]] = frozenset(
+    {("labels",), ("labels", "checklist"), ("views",), ("meta",)}
+)
+
+
+@dataclass(slots=True)
+class RawRecord:
+    """One record as read from the file, before schema validation.
+
+    Attributes:
+        line: 1-based first physical line of the record (JSONL, CSV), else ``None``.
+        row: 0-based record index (Parquet, JSON list), else ``None``.
+        data: The record as a nested dict, or ``None`` when it could not be read at all.
+        problems: Problems found while reading this record.
+    """
+
+    line: int | None
+    row: int | None
+    data: dict[str, Any] | None
+    problems: list[ManifestProblem] = field(default_factory=list)
+
+
+def file_problem(shown: str, message: str) -> ManifestProblem:
+    """A problem with the manifest file as a whole."""
+    return ManifestProblem(file=shown, line=None, row=None, item_id=None, field=None, message=message)
+
+
+def read_records(path: Path, shown: str) -> list[RawRecord]:
+    """Read every record of a manifest, choosing the reader by the file suffix.
+
+    Args:
+        path: The manifest file.
+        shown: How to name the file in problems (usually the path as the user gave it).
+
+    Returns:
+        The records in file order.
+
+    Raises:
+        ManifestError: The file is missing, unreadable, of an unknown format, or structurally broken
+            (no CSV header, a Parquet file pyarrow cannot open, a .json file that is not valid JSON).
+    """
+    suffix = path.suffix.lower()
+    readers: dict[str, Callable[[Path, str], list[RawRecord]]] = {
+        ".jsonl": _read_jsonl,
+        ".ndjson": _read_jsonl,
+        ".csv": _read_csv,
+        ".parquet": _read_parquet,
+        ".json": _read_json,
+    }
+    reader = readers.get(suffix)
+    if reader is None:
+        got = f"suffix {suffix!r}" if suffix else "no suffix"
+        raise ManifestError(
+            [file_problem(shown, f"unknown manifest format ({got}); expected one of {', '.join(SUFFIXES)}")]
+        )
+    if not path.exists():
+        raise ManifestError([file_problem(shown, "manifest file not found")])
+    if not path.is_file():
+        raise ManifestError([file_problem(shown, "manifest path is not a regular file")])
+    try:
+        return reader(path, shown)
+    except OSError as e:
+        raise ManifestError([file_problem(shown, f"cannot read manifest: {e}")]) from e
+
+
+# --------------------------------------------------------------------------------------------- JSON
+
+
+def _id_like_to_str(data: dict[str, Any]) -> dict[str, Any]:
+    """Turn integer values of identifier-like string fields into strings (in place)."""
+    for key in _ID_LIKE_FIELDS:
+        v = data.get(key)
+        if isinstance(v, int) and not isinstance(v, bool):
+            data[key] = str(v)
+    labels = data.get("labels")
+    if isinstance(labels, dict):
+        rater = labels.get("rater")
+        if isinstance(rater, int) and not isinstance(rater, bool):
+            labels["rater"] = str(rater)
+    return data
+
+
+def _not_an_object(shown: str, line: int | None, row: int | None, value: Any) -> RawRecord:
+    msg = f"record is not a JSON object (got {_json_kind(value)})"
+    rec = RawRecord(line=line, row=row, data=None)
+    rec.problems.append(ManifestProblem(shown, line, row, None, None, msg))
+    return rec
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def _read_jsonl(path: Path, shown: str) -> list[RawRecord]:
+    raw = path.read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    out: list[RawRecord] = []
+    # Split on b"\n" only, so that line numbers match what an editor shows even when a JSON string
+    # holds characters that str.splitlines() would treat as line breaks.
+    for lineno, chunk in enumerate(raw.split(b"\n"), start=1):
+        chunk = chunk.rstrip(b"\r")
+        if not chunk.strip():
+            continue
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError as e:
+            rec = RawRecord(line=lineno, row=None, data=None)
+            rec.problems.append(ManifestProblem(shown, lineno, None, None, None, f"not valid UTF-8: {e}"))
+            out.append(rec)
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            rec = RawRecord(line=lineno, row=None, data=None)
+            msg = f"invalid JSON: {e.msg} (column {e.colno})"
+            rec.problems.append(ManifestProblem(shown, lineno, None, None, None, msg))
+            out.append(rec)
+            continue
+        if not isinstance(value, dict):
+            out.append(_not_an_object(shown, lineno, None, value))
+            continue
+        out.append(RawRecord(line=lineno, row=None, data=_id_like_to_str(value)))
+    return out
+
+
+def _read_json(path: Path, shown: str) -> list[RawRecord]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as e:
+        raise ManifestError([file_problem(shown, f"not valid UTF-8: {e}")]) from e
+    except json.JSONDecodeError as e:
+        msg = f"invalid JSON: {e.msg} (column {e.colno})"
+        raise ManifestError([ManifestProblem(shown, e.lineno, None, None, None, msg)]) from e
+    if isinstance(value, dict) and isinstance(value.get("items"), list):
+        value = value["items"]
+    if not isinstance(value, list):
+        raise ManifestError(
+            [file_problem(shown, 'a .json manifest must hold a list of objects (or {"items": [...]})')]
+        )
+    out: list[RawRecord] = []
+    for i, v in enumerate(value):
+        if isinstance(v, dict):
+            out.append(RawRecord(line=None, row=i, data=_id_like_to_str(v)))
+        else:
+            out.append(_not_an_object(shown, None, i, v))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- tabular
+
+
+def _is_absent(value: Any) -> bool:
+    """Empty cells, nulls and NaN mean "not given" in CSV and Parquet."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _prune(value: Any) -> Any:
+    """Drop absent entries from nested dicts (Parquet structs fill missing keys with nulls)."""
+    if isinstance(value, dict):
+        out = {k: _prune(v) for k, v in value.items() if not _is_absent(v)}
+        # An all-null checklist struct means "no checklist", not "an empty checklist".
+        return {k: v for k, v in out.items() if not (k == "checklist" and v == {})}
+    return value
+
+
+def _column_path(column: str) -> tuple[str, ...]:
+    """Where a (possibly dotted) column lands in the nested record.
+
+    ``labels.*`` columns nest fully (``labels.checklist.agent_match``); ``views.*`` and ``meta.*``
+    split once, so view and meta keys may themselves contain dots; any other column is a top-level
+    key as written (an unknown dotted name is then reported as an unknown field).
+    """
+    head, dot, rest = column.partition(".")
+    if not dot or not rest:
+        return (column,)
+    if head == "labels":
+        return tuple(column.split("."))
+    if head in ("views", "meta"):
+        return (head, rest)
+    return (column,)
+
+
+class _Conflict(Exception):
+    pass
+
+
+def _put(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    """Set ``target[path] = value``, merging objects; raise :class:`_Conflict` on a clash."""
+    node = target
+    for key in path[:-1]:
+        nxt = node.setdefault(key, {})
+        if not isinstance(nxt, dict):
+            raise _Conflict
+        node = nxt
+    last = path[-1]
+    if last in node:
+        if isinstance(node[last], dict) and isinstance(value, dict):
+            for k, v in value.items():
+                _put(node[last], (k,), v)
+            return
+        raise _Conflict
+    node[last] = value
+
+
+def _tabular_record(cells: Mapping[str, Any], shown: str, line: int | None, row: int | None) -> RawRecord:
+    """Build a nested record from one CSV or Parquet row (dotted columns, JSON cells, nulls)."""
+    rec = RawRecord(line=line, row=row, data=None)
+    data: dict[str, Any] = {}
+    for column, value in cells.items():
+        if _is_absent(value):
+            continue
+        path = _column_path(column)
+        if path in _OBJECT_PATHS:
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError as e:
+                    msg = f"cell is not valid JSON ({e.msg}); expected a JSON object"
+                    rec.problems.append(ManifestProblem(shown, line, row, None, column, msg))
+                    continue
+            elif isinstance(value, list) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+                value = dict(value)  # a Parquet map column
+        value = _prune(value)
+        if isinstance(value, dict) and not value and path[0] != "meta":
+            continue
+        try:
+            _put(data, path, value)
+        except _Conflict:
+            msg = "given more than once (by a JSON object cell and a dotted column, or two columns)"
+            rec.problems.append(ManifestProblem(shown, line, row, None, ".".join(path), msg))
+    rec.data = _id_like_to_str(data)
+    return rec
+
+
+def _read_csv(path: Path, shown: str) -> list[RawRecord]:
+    out: list[RawRecord] = []
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f)
+            try:
+                header = next(reader)
+            except StopIteration:
+                return out  # an empty file: reported as "manifest has no items" by the caller
+            header = [h.strip() for h in header]
+            _check_header(header, shown)
+            while True:
+                first_line = reader.line_num + 1
+                try:
+                    cells = next(reader)
+                except StopIteration:
+                    break
+                except csv.Error as e:
+                    msg = f"cannot parse CSV from this line on: {e}"
+                    rec = RawRecord(line=first_line, row=None, data=None)
+                    rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
+                    out.append(rec)
+                    break
+                if not any(c.strip() for c in cells):
+                    continue
+                if len(cells) != len(header):
+                    msg = f"record has {len(cells)} cells but the header has {len(header)} columns"
+                    rec = RawRecord(line=first_line, row=None, data=None)
+                    rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
+                    out.append(rec)
+                    continue
+                out.append(_tabular_record(dict(zip(header, cells, strict=True)), shown, first_line, None))
+    except UnicodeDecodeError as e:
+        raise ManifestError([file_problem(shown, f"not valid UTF-8: {e}")]) from e
+    return out
+
+
+def _check_header(header: list[str], shown: str) -> None:
+    problems: list[ManifestProblem] = []
+    seen: set[str] = set()
+    for i, name in enumerate(header, start=1):
+        if not name:
+            problems.append(ManifestProblem(shown, 1, None, None, None, f"header column {i} has no name"))
+        elif name in seen:
+            problems.append(ManifestProblem(shown, 1, None, None, name, f"header repeats column {name!r}"))
+        seen.add(name)
+    if problems:
+        raise ManifestError(problems)
+
+
+def _read_parquet(path: Path, shown: str) -> list[RawRecord]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, ValueError) as e:
+        raise ManifestError([file_problem(shown, f"cannot read Parquet file: {e}")]) from e
+    names = table.column_names
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise ManifestError([file_problem(shown, f"Parquet file repeats columns {dupes}")])
+    return [_tabular_record(r, shown, None, i) for i, r in enumerate(table.to_pylist())]

@@ -1,0 +1,243 @@
+"""Sampling from video files with as little work per unneeded frame as possible.
+
+Every frame of an inter-coded stream has to be decoded, but only the frames that end up in the
+result are converted to RGB, rotated and resized. Two strategies:
+
+**Planned (normal case).** All packets are demuxed first (no decoding, a few milliseconds) and kept
+in memory up to :data:`PACKET_BUFFER_BYTES`. Their presentation timestamps are the frame times, so
+the whole selection (rate step and thinning) is known before decoding starts. The buffered packets
+are then decoded and frames are matched to the selection by timestamp. For H.264/HEVC in
+MP4/MOV/Matroska, packets of unselected frames are decoded with ``skip_frame = NONREF``: the decoder
+drops them only if no other frame references them, so every selected frame still decodes exactly.
+The result is checked: every decoded frame's timestamp must be one of the packet timestamps and
+every selected timestamp must have been decoded.
+
+**Two-pass fallback.** If packets lack timestamps, repeat timestamps, or the check fails, the file
+is decoded once recording frame times (no conversion), the selection is made on those times, and a
+second decode converts the selected frames by decode index.
+
+In both strategies a frame's index is its rank in presentation order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import av
+import numpy as np
+from av.container import InputContainer
+from av.video.stream import VideoStream
+
+from robojudge.video._decode import (
+    FrameClock,
+    StreamMeta,
+    decoded_frames,
+    frame_rotation,
+    open_video,
+    stream_meta,
+)
+from robojudge.video._post import PostProcess
+from robojudge.video._select import pick_indices, thin_positions, time_tolerance
+from robojudge.video._types import SampledFrames, VideoError
+
+__all__ = ["PACKET_BUFFER_BYTES", "sample_file"]
+
+if TYPE_CHECKING:
+    _Packet = av.Packet[VideoStream]
+
+PACKET_BUFFER_BYTES = 512 * 1024 * 1024
+_AV_ERRORS: tuple[type[BaseException], ...] = (av.error.FFmpegError, EOFError, ValueError, OSError)
+_SKIP_CODECS = frozenset({"h264", "hevc"})
+_SKIP_FORMATS = ("mov", "mp4", "matroska", "webm")
+
+
+def sample_file(
+    path: Path, fps: float | None, max_frames: int | None, post: PostProcess
+) -> SampledFrames:
+    """Sample a video file; see :func:`robojudge.video.sample_frames` for the arguments."""
+    with open_video(path) as (container, stream):
+        meta = stream_meta(container, stream)
+        effective = fps
+        if fps is None or (meta.fps is not None and fps >= meta.fps * (1 - 1e-9)):
+            effective = None  # at or above the source rate: keep every frame
+        tol = time_tolerance(float(meta.time_base) if meta.time_base else None)
+        stream.thread_type = "AUTO"
+        packets, pts = _read_packets(container, stream)
+        skip = meta.codec in _SKIP_CODECS and any(f in container.format.name for f in _SKIP_FORMATS)
+        plan = _Plan.make(pts, meta, effective, tol, max_frames)
+        result = None
+        if plan is not None and packets is not None:
+            result = plan.run(path, stream, packets, post, skip)
+    if result is None and plan is not None and packets is None:
+        with open_video(path) as (container, stream):  # packets did not fit in memory: read again
+            stream.thread_type = "AUTO"
+            result = plan.run(path, stream, _demux(container, stream), post, skip)
+    if result is None:
+        result = _two_pass(path, meta, effective, tol, max_frames, post)
+    return result
+
+
+def _demux(container: InputContainer, stream: VideoStream) -> Iterator[_Packet]:
+    packets = container.demux(stream)
+    while True:
+        try:
+            packet = next(packets)
+        except StopIteration:
+            return
+        except _AV_ERRORS:
+            return  # damaged or truncated: keep what was read
+        if packet.size:
+            yield packet
+
+
+def _read_packets(
+    container: InputContainer, stream: VideoStream
+) -> tuple[list[_Packet] | None, list[int] | None]:
+    """Demux everything; returns (packets or None if over the memory budget, pts or None)."""
+    packets: list[_Packet] | None = []
+    pts: list[int] | None = []
+    size = 0
+    for packet in _demux(container, stream):
+        if pts is not None:
+            if packet.pts is None:
+                pts = None
+            else:
+                pts.append(packet.pts)
+        if packets is not None:
+            packets.append(packet)
+            size += packet.size
+            if size > PACKET_BUFFER_BYTES:
+                packets = None
+    return packets, pts
+
+
+class _Plan:
+    """Selection computed from packet timestamps, and the decode that fills it in."""
+
+    def __init__(
+        self,
+        sorted_pts: list[int],
+        meta: StreamMeta,
+        effective: float | None,
+        tol: float,
+        max_frames: int | None,
+    ) -> None:
+        assert meta.time_base is not None
+        self.pts = sorted_pts
+        self.times = [float((p - sorted_pts[0]) * meta.time_base) for p in sorted_pts]
+        picks = pick_indices(self.times, effective, tol)
+        self.chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames)]
+        self.source_fps = meta.fps
+
+    @classmethod
+    def make(
+        cls,
+        pts: list[int] | None,
+        meta: StreamMeta,
+        effective: float | None,
+        tol: float,
+        max_frames: int | None,
+    ) -> _Plan | None:
+        """A plan, or None when packet timestamps cannot stand in for frame times."""
+        if not pts or meta.time_base is None or len(set(pts)) != len(pts):
+            return None
+        return cls(sorted(pts), meta, effective, tol, max_frames)
+
+    def run(
+        self, path: Path, stream: VideoStream, packets: Iterable[_Packet], post: PostProcess, skip: bool
+    ) -> SampledFrames | None:
+        """Decode ``packets``; returns None if frames and packet timestamps disagree."""
+        wanted = {self.pts[i] for i in self.chosen}
+        known = set(self.pts)
+        got: dict[int, np.ndarray] = {}
+        ctx = stream.codec_context
+        for frame in self._decode(ctx, packets, wanted if skip else None):
+            if frame.pts not in known:
+                return None
+            if frame.pts in wanted and frame.pts not in got:
+                got[frame.pts] = convert(frame, stream, post, path)
+        if len(got) != len(wanted):
+            return None
+        return SampledFrames(
+            frames=np.ascontiguousarray(np.stack([got[self.pts[i]] for i in self.chosen])),
+            timestamps=np.asarray([self.times[i] for i in self.chosen], dtype=np.float64),
+            indices=np.asarray(self.chosen, dtype=np.int64),
+            source_fps=float(self.source_fps or _fps_from_times(self.times)),
+            path=path,
+        )
+
+    @staticmethod
+    def _decode(
+        ctx: av.VideoCodecContext, packets: Iterable[_Packet], wanted: set[int] | None
+    ) -> Iterator[av.VideoFrame]:
+        for packet in packets:
+            if wanted is not None:
+                ctx.skip_frame = "DEFAULT" if packet.pts in wanted else "NONREF"
+            try:
+                frames = packet.decode()
+            except _AV_ERRORS:
+                continue
+            yield from frames
+        if wanted is not None:
+            ctx.skip_frame = "DEFAULT"
+        try:
+            rest = ctx.decode(None)
+        except _AV_ERRORS:
+            rest = []
+        yield from rest
+
+
+def _two_pass(
+    path: Path,
+    meta: StreamMeta,
+    effective: float | None,
+    tol: float,
+    max_frames: int | None,
+    post: PostProcess,
+) -> SampledFrames:
+    """Fallback: decode once for the frame times, then again to convert the chosen frames."""
+    times: list[float] = []
+    with open_video(path) as (container, stream):
+        stream.thread_type = "AUTO"
+        clock = FrameClock(Fraction(meta.time_base) if meta.time_base else None, meta.fps)
+        times = [clock.time(frame) for frame in decoded_frames(container, stream)]
+    if not times:
+        raise VideoError(path, "zero frames decoded")
+    picks = pick_indices(times, effective, tol)
+    chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames)]
+    wanted = set(chosen)
+    got: dict[int, np.ndarray] = {}
+    with open_video(path) as (container, stream):
+        stream.thread_type = "AUTO"
+        for index, frame in enumerate(decoded_frames(container, stream)):
+            if index in wanted:
+                got[index] = convert(frame, stream, post, path)
+                if len(got) == len(wanted):
+                    break
+    if len(got) != len(wanted):
+        raise VideoError(path, "decoding is not repeatable (frame count changed between passes)")
+    return SampledFrames(
+        frames=np.ascontiguousarray(np.stack([got[i] for i in chosen])),
+        timestamps=np.asarray([times[i] for i in chosen], dtype=np.float64),
+        indices=np.asarray(chosen, dtype=np.int64),
+        source_fps=float(meta.fps or _fps_from_times(times)),
+        path=path,
+    )
+
+
+def convert(frame: av.VideoFrame, stream: VideoStream, post: PostProcess, path: Path) -> np.ndarray:
+    """Convert one decoded frame to the requested RGB/gray output."""
+    try:
+        rgb = frame.to_ndarray(format="rgb24")
+    except _AV_ERRORS as exc:
+        raise VideoError(path, f"cannot convert frame: {exc}") from exc
+    return post(rgb, frame_rotation(frame, stream))
+
+
+def _fps_from_times(times: list[float]) -> float:
+    if len(times) > 1 and times[-1] > 0:
+        return (len(times) - 1) / times[-1]
+    return 0.0

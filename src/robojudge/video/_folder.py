@@ -1,0 +1,87 @@
+"""Frame folders: a directory of still images treated as a constant-rate video.
+
+Images (``.png``, ``.jpg``, ``.jpeg``, ``.bmp``, ``.webp``; case-insensitive; hidden files ignored)
+are ordered by natural sort of their names, so ``frame_2.png`` comes before ``frame_10.png``.
+Frame ``i`` is shown at ``i / fps`` seconds. The rate is 30 fps unless the folder holds a file
+named ``fps`` or ``fps.txt`` whose content is a positive number (``fps.txt`` wins if both exist).
+Only the images that are actually sampled are read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from robojudge.video._types import VideoError, VideoInfo
+
+__all__ = ["DEFAULT_FOLDER_FPS", "IMAGE_SUFFIXES", "folder_fps", "list_images", "probe_folder", "read_image"]
+
+DEFAULT_FOLDER_FPS = 30.0
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".webp"})
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    parts = _DIGITS.split(name)
+    return tuple((0, int(p)) if p.isdigit() else (1, p.lower()) for p in parts)
+
+
+def list_images(folder: Path) -> list[Path]:
+    """Image files in ``folder`` in natural order; raises VideoError if there are none."""
+    try:
+        entries = [p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES]
+    except OSError as exc:
+        raise VideoError(folder, f"cannot list folder: {exc}") from exc
+    images = [p for p in entries if not p.name.startswith(".") and p.is_file()]
+    if not images:
+        raise VideoError(folder, "empty frame folder (no .png/.jpg/.jpeg/.bmp/.webp images)")
+    return sorted(images, key=lambda p: _natural_key(p.name))
+
+
+def folder_fps(folder: Path) -> float:
+    """Frame rate of a folder: from ``fps.txt`` / ``fps`` if present, else 30."""
+    for name in ("fps.txt", "fps"):
+        candidate = folder / name
+        if candidate.is_file():
+            text = candidate.read_text(errors="replace").strip()
+            try:
+                value = float(text)
+            except ValueError:
+                raise VideoError(folder, f"{name} does not hold a number: {text[:40]!r}") from None
+            if not (math.isfinite(value) and value > 0):
+                raise VideoError(folder, f"{name} must hold a positive frame rate, got {value}")
+            return value
+    return DEFAULT_FOLDER_FPS
+
+
+def read_image(folder: Path, image: Path) -> np.ndarray:
+    """Read one frame as ``(H, W, 3)`` uint8 RGB; EXIF orientation is applied by OpenCV."""
+    try:
+        bgr = cv2.imread(str(image), cv2.IMREAD_COLOR)
+    except cv2.error as exc:
+        raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
+    if bgr is None or bgr.size == 0:
+        raise VideoError(folder, f"cannot read image {image.name}")
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+
+def probe_folder(folder: Path) -> VideoInfo:
+    """Describe a frame folder; reads only its first image."""
+    images = list_images(folder)
+    fps = folder_fps(folder)
+    first = read_image(folder, images[0])
+    return VideoInfo(
+        path=folder,
+        width=int(first.shape[1]),
+        height=int(first.shape[0]),
+        fps=fps,
+        frame_count=len(images),
+        duration=len(images) / fps,
+        rotation=0,
+        codec=images[0].suffix.lower().lstrip("."),
+    )

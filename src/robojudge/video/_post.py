@@ -1,0 +1,52 @@
+"""Per-frame post-processing: display rotation, resizing and grayscale conversion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+__all__ = ["PostProcess"]
+
+_ROTATE_CODES = {90: cv2.ROTATE_90_COUNTERCLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_CLOCKWISE}
+
+
+@dataclass
+class PostProcess:
+    """Rotation, resizing and grayscale conversion of one picked RGB frame.
+
+    Rotation (counter-clockwise degrees) is applied first, so ``size`` refers to the upright frame.
+    ``INTER_AREA`` is used when the output has fewer pixels than the input, ``INTER_LINEAR``
+    otherwise. Every output gets the size of the first one, so a stream that changes resolution
+    midway still stacks into one array.
+    """
+
+    size: int | tuple[int, int] | None
+    gray: bool
+    _shape: tuple[int, int] | None = field(default=None, init=False)  # (w, h) of the first output
+
+    def _target(self, width: int, height: int) -> tuple[int, int]:
+        if self._shape is not None:  # keep every output the size of the first one
+            return self._shape
+        if isinstance(self.size, tuple):
+            shape = (int(self.size[0]), int(self.size[1]))
+        elif self.size is None:
+            shape = (width, height)
+        else:
+            scale = self.size / max(width, height)
+            shape = (max(1, round(width * scale)), max(1, round(height * scale)))
+        self._shape = shape
+        return shape
+
+    def __call__(self, rgb: np.ndarray, rotation: int = 0) -> np.ndarray:
+        if rotation:
+            rgb = cv2.rotate(rgb, _ROTATE_CODES[rotation])
+        height, width = rgb.shape[:2]
+        tw, th = self._target(width, height)
+        if (tw, th) != (width, height):
+            interp = cv2.INTER_AREA if tw * th < width * height else cv2.INTER_LINEAR
+            rgb = cv2.resize(rgb, (tw, th), interpolation=interp)
+        if self.gray:
+            rgb = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+        return np.ascontiguousarray(rgb, dtype=np.uint8)

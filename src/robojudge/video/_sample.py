@@ -1,0 +1,109 @@
+"""Public entry points: :func:`sample_frames` and :func:`probe_video`.
+
+Video files are handled by :mod:`robojudge.video._filesample`, frame folders by
+:mod:`robojudge.video._folder`; the selection arithmetic lives in :mod:`robojudge.video._select`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from robojudge.video._decode import probe_file
+from robojudge.video._filesample import sample_file
+from robojudge.video._folder import folder_fps, list_images, probe_folder, read_image
+from robojudge.video._post import PostProcess
+from robojudge.video._select import pick_indices, thin_positions
+from robojudge.video._types import SampledFrames, VideoInfo
+
+__all__ = ["probe_video", "sample_frames"]
+
+
+def probe_video(path: str | Path) -> VideoInfo:
+    """Describe a video file or frame folder.
+
+    Width and height are as displayed, i.e. after the rotation in ``VideoInfo.rotation``
+    (counter-clockwise degrees, as in FFmpeg's display matrix) has been applied.
+
+    Raises:
+        VideoError: if the path is missing or cannot be read as video.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return probe_folder(path)
+    return probe_file(path)
+
+
+def sample_frames(
+    path: str | Path,
+    fps: float | None = 4.0,
+    max_frames: int | None = 32,
+    size: int | tuple[int, int] | None = None,
+    gray: bool = False,
+) -> SampledFrames:
+    """Sample frames the way RoboJudge judges see a video (4 fps, at most 32 frames).
+
+    Args:
+        path: a video file (any container FFmpeg reads) or a frame folder (see
+            :mod:`robojudge.video._folder`).
+        fps: target sampling rate. For each target time ``k / fps`` the latest frame shown at or
+            before it is taken, never the same frame twice. ``None``, or a rate at or above the
+            source's, keeps every frame.
+        max_frames: if the rate step picked more frames than this, keep this many spread uniformly
+            (first and last included). ``None`` means no limit.
+        size: ``int`` scales so the longer side has that many pixels (aspect ratio kept);
+            ``(width, height)`` resizes to exactly that; ``None`` keeps the native size.
+        gray: return ``(N, H, W)`` luma (ITU-R BT.601 weights, computed exactly as
+            ``cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)`` on the decoded RGB) instead of RGB.
+
+    Returns:
+        C-contiguous uint8 frames with their presentation times (seconds from the first frame),
+        their indices among all decoded frames, and the source's average frame rate. Display
+        rotation metadata is applied, so phone videos come out upright.
+
+    Raises:
+        VideoError: missing, empty, unreadable or frameless input.
+        ValueError: invalid ``fps``, ``max_frames`` or ``size``.
+    """
+    path = Path(path)
+    _check_args(fps, max_frames, size)
+    post = PostProcess(size, gray)
+    if path.is_dir():
+        return _sample_folder(path, fps, max_frames, post)
+    return sample_file(path, fps, max_frames, post)
+
+
+def _check_args(fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None) -> None:
+    if fps is not None and not fps > 0:
+        raise ValueError(f"fps must be positive or None, got {fps}")
+    if max_frames is not None and max_frames < 1:
+        raise ValueError(f"max_frames must be >= 1 or None, got {max_frames}")
+    if isinstance(size, tuple):
+        if len(size) != 2 or min(size) < 1:
+            raise ValueError(f"size must be (width, height) with positive entries, got {size}")
+    elif size is not None and size < 1:
+        raise ValueError(f"size must be positive, got {size}")
+
+
+def _result(
+    path: Path, arrays: list[np.ndarray], times: list[float], indices: list[int], source_fps: float
+) -> SampledFrames:
+    return SampledFrames(
+        frames=np.ascontiguousarray(np.stack(arrays)),
+        timestamps=np.asarray(times, dtype=np.float64),
+        indices=np.asarray(indices, dtype=np.int64),
+        source_fps=float(source_fps),
+        path=path,
+    )
+
+
+def _sample_folder(path: Path, fps: float | None, max_frames: int | None, post: PostProcess) -> SampledFrames:
+    images = list_images(path)
+    rate = folder_fps(path)
+    times = [i / rate for i in range(len(images))]
+    effective = None if fps is None or fps >= rate else fps
+    picks = pick_indices(times, effective)
+    chosen = [picks[p] for p in thin_positions(len(picks), max_frames)]
+    arrays = [post(read_image(path, images[i])) for i in chosen]
+    return _result(path, arrays, [times[i] for i in chosen], chosen, rate)

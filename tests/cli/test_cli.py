@@ -1,0 +1,128 @@
+"""End-to-end tests of the command line, run as a user would run it."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from robojudge.video import write_video
+
+
+def rj(*args, cwd=None, check=True):
+    p = subprocess.run([sys.executable, "-m", "robojudge", *map(str, args)], capture_output=True,
+                       text=True, cwd=cwd, timeout=300)
+    if check:
+        assert p.returncode == 0, p.stdout + p.stderr
+    return p
+
+
+@pytest.fixture
+def suite(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = []
+    for i, gen in enumerate(["steady", "steady", "shaky"]):
+        frames = rng.integers(0, 255, (1, 40, 56, 3), dtype=np.uint8).repeat(12, axis=0)
+        if gen == "shaky":
+            frames[1::2] = 255 - frames[1::2]
+        write_video(tmp_path / f"v{i}.mp4", frames, fps=8)
+        rows.append({"item_id": f"i{i}", "video": f"v{i}.mp4", "instruction": "push the cube",
+                     "generator": gen, "embodiment": "gripper", "labels": {"pa": 3 + (i == 0), "ia": 2}})
+    (tmp_path / "bad.mp4").write_text("this is text")
+    rows.append({"item_id": "bad", "video": "bad.mp4", "generator": "steady"})
+    m = tmp_path / "suite.jsonl"
+    m.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return m
+
+
+def test_version_and_help():
+    assert rj("--version").stdout.startswith("robojudge 0.1.0")
+    assert "score" in rj("--help").stdout
+
+
+def test_metrics_list_json():
+    data = json.loads(rj("metrics", "list", "--json").stdout)
+    pix = next(d for d in data if d["id"] == "pixel_frame_consistency")
+    assert pix["higher_is_better"] is False and pix["family"] == "pixel"
+    assert "pixel_frame_consistency" in rj("metrics", "list").stdout
+
+
+def test_score_then_export(suite, tmp_path):
+    db = tmp_path / "out" / "r.sqlite"
+    p = rj("score", suite, "--metrics", "pixel_frame_consistency", "--db", db, "--workers", "2",
+           "--no-progress")
+    assert "3 scored" in p.stdout and "1 failed" in p.stdout
+    assert "bad / pixel_frame_consistency: video error" in p.stdout
+    again = rj("score", suite, "-m", "pixel_frame_consistency", "--db", db, "--no-progress")
+    assert "4 already stored" in again.stdout
+    out = tmp_path / "res.csv"
+    rj("results", "export", "--db", db, "--format", "csv", "--out", out)
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 4
+    assert {"item_id", "metric", "value", "status", "error", "config_hash", "version"} <= set(rows[0])
+    by_id = {r["item_id"]: r for r in rows}
+    assert by_id["bad"]["status"] == "error" and by_id["bad"]["value"] == ""
+    assert float(by_id["i2"]["value"]) > 10 * float(by_id["i0"]["value"])
+    pq = tmp_path / "res.parquet"
+    rj("results", "export", "--db", db, "--out", pq)
+    import pyarrow.parquet as papq
+
+    assert papq.read_table(pq).num_rows == 4
+
+
+def test_score_new_setting_adds_rows(suite, tmp_path):
+    db = tmp_path / "r.sqlite"
+    rj("score", suite, "-m", "pixel_frame_consistency", "--db", db, "--no-progress")
+    p = rj("score", suite, "-m", "pixel_frame_consistency", "--set", "pixel_frame_consistency.fps=4",
+           "--db", db, "--no-progress")
+    assert "0 already stored" in p.stdout
+    out = tmp_path / "all.csv"
+    rj("results", "export", "--db", db, "--out", out)
+    assert len(list(csv.DictReader(out.open()))) == 8
+
+
+def test_score_errors_are_clear(suite, tmp_path):
+    p = rj("score", suite, "-m", "pixel_frame_consistancy", "--db", tmp_path / "x.sqlite", check=False)
+    assert p.returncode == 2 and "Did you mean 'pixel_frame_consistency'" in p.stderr
+    p = rj("score", suite, "-m", "pixel_frame_consistency", "--set", "nonsense", check=False)
+    assert p.returncode == 2 and "METRIC.KEY=VALUE" in p.stderr
+    p = rj("results", "export", "--db", tmp_path / "nope.sqlite", "--out", tmp_path / "o.csv", check=False)
+    assert p.returncode == 2 and "no result store" in p.stderr
+
+
+def test_suite_validate_and_info(suite, tmp_path):
+    assert "ok" in rj("suite", "validate", suite).stdout
+    info = json.loads(rj("suite", "info", suite, "--json").stdout)
+    text = json.dumps(info)
+    assert "steady" in text and "shaky" in text and "gripper" in text
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(
+        suite.read_text()
+        + '{"item_id": "i0", "video": "v0.mp4"}\n'
+        + "{not json\n"
+        + '{"item_id": "z", "video": "missing.mp4", "labels": {"pa": 9}, "embodiment": "robot"}\n'
+    )
+    p = rj("suite", "validate", broken, check=False)
+    assert p.returncode == 1
+    err = p.stderr
+    assert "broken.jsonl:5" in err and "i0" in err  # duplicate id on line 5
+    assert "broken.jsonl:6" in err  # the broken line
+    assert "labels.pa" in err and "embodiment" in err and "missing.mp4" in err
+
+
+@pytest.mark.slow
+def test_demo_end_to_end(tmp_path):
+    p = rj("demo", "--out", tmp_path / "demo", "--no-progress")
+    assert "demo summary" in p.stdout
+    report = tmp_path / "demo" / "report"
+    summary = list(csv.DictReader((report / "summary.csv").open()))
+    means = {r["group"]: float(r["mean"]) for r in summary if r["n_ok"] != "0"}
+    # Planted failures: flicker changes pixels most; a stalled (frozen) video least.
+    assert means["flicker"] > means["faithful"] > means["stalled"]
+    errors = list(csv.DictReader((report / "errors.csv").open()))
+    assert [e["item_id"] for e in errors] == ["ep00-broken"]
+    again = rj("demo", "--out", tmp_path / "demo", "--no-progress")
+    assert "21 already stored" in again.stdout

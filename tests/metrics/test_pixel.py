@@ -1,0 +1,78 @@
+import numpy as np
+import pytest
+
+from robojudge.metrics import MetricInputError, get_metric
+from robojudge.metrics.pixel import mean_abs_frame_difference
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+
+def test_mean_abs_difference_by_hand():
+    # Solid frames 0, 10, 30: steps differ by 10 and 20 everywhere -> D = (10 + 20) / 2 = 15.
+    frames = np.stack([np.full((2, 2), v, np.uint8) for v in (0, 10, 30)])
+    value, per_step = mean_abs_frame_difference(frames)
+    assert value == 15.0
+    assert per_step.tolist() == [10.0, 20.0]
+
+
+def test_mean_abs_difference_no_uint8_wraparound():
+    # 0 -> 255 must count 255, not (0 - 255) mod 256 = 1.
+    frames = np.stack([np.zeros((1, 2), np.uint8), np.array([[255, 0]], np.uint8)])
+    value, _ = mean_abs_frame_difference(frames)
+    assert value == 127.5  # (255 + 0) / 2 pixels
+
+
+def test_mean_abs_difference_partial_change():
+    # A 4x4 frame where one pixel moves from 0 to 160: d = 160 / 16 = 10; identical frames: d = 0.
+    a = np.zeros((4, 4), np.uint8)
+    b = a.copy()
+    b[1, 2] = 160
+    value, per_step = mean_abs_frame_difference(np.stack([a, b, b]))
+    assert per_step.tolist() == [10.0, 0.0]
+    assert value == 5.0
+
+
+def test_needs_two_frames():
+    with pytest.raises(MetricInputError, match="at least 2 frames"):
+        mean_abs_frame_difference(np.zeros((1, 4, 4), np.uint8))
+    with pytest.raises(ValueError, match="grayscale"):
+        mean_abs_frame_difference(np.zeros((3, 4, 4, 3), np.uint8))
+
+
+def _item(path) -> Item:
+    return Item(item_id="x", video=str(path))
+
+
+def test_metric_on_lossless_frame_folder(tmp_path):
+    # PNG frames are lossless, so the whole pipeline (decode, resize, gray) is exact for solid
+    # gray frames: levels 0, 10, 30, 60 -> steps 10, 20, 30 -> D_pix = 20.
+    frames = np.stack([np.full((48, 64, 3), v, np.uint8) for v in (0, 10, 30, 60)])
+    folder = tmp_path / "frames"
+    write_video(folder, frames, fps=8)
+    score = get_metric("pixel_frame_consistency").compute(_item(folder))
+    assert score.value == pytest.approx(20.0, abs=1e-9)
+    assert score.details["frames"] == 4
+
+
+def test_metric_ranks_flicker_above_static(tmp_path):
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 255, (1, 64, 96, 3), dtype=np.uint8).repeat(16, axis=0)
+    flicker = base.astype(np.int16)
+    flicker[::2] += 60
+    write_video(tmp_path / "static.mp4", base, fps=8)
+    write_video(tmp_path / "flicker.mp4", np.clip(flicker, 0, 255).astype(np.uint8), fps=8)
+    spec = get_metric("pixel_frame_consistency")
+    static = spec.compute(_item(tmp_path / "static.mp4")).value
+    flick = spec.compute(_item(tmp_path / "flicker.mp4")).value
+    assert static < 2.0  # only codec noise
+    assert flick > 20 * max(static, 0.1)
+
+
+def test_metric_decodes_at_8_fps(tmp_path):
+    # A 32 fps source of 33 frames lasts 1 s; at 8 fps the metric keeps every 4th frame: 9 frames.
+    frames = np.stack([np.full((32, 32, 3), 4 * i, np.uint8) for i in range(33)])
+    write_video(tmp_path / "fast.mp4", frames, fps=32)
+    score = get_metric("pixel_frame_consistency").compute(_item(tmp_path / "fast.mp4"))
+    assert score.details["frames"] == 9
+    # Consecutive kept frames differ by 4 frames * 4 levels = 16 levels (codec noise aside).
+    assert score.value == pytest.approx(16.0, abs=1.5)

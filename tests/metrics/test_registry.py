@@ -1,0 +1,110 @@
+import math
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from robojudge.metrics import (
+    Family,
+    Input,
+    NoConfig,
+    Score,
+    UnknownMetricError,
+    _registry,
+    get_metric,
+    list_metrics,
+    metric,
+)
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    # Work on a copy so test registrations never leak into other tests.
+    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
+    _registry._load_builtins()
+
+
+def _register(mid="toy_metric", **over):
+    kw = dict(
+        family="pixel",
+        inputs={"video"},
+        higher_is_better=True,
+        native_range=(0.0, 1.0),
+        version="1",
+        citation="test",
+        description="toy",
+    )
+    kw.update(over)
+
+    @metric(mid, **kw)
+    def toy(item, config):
+        return Score(value=0.5)
+
+    return toy
+
+
+def test_builtin_pixel_metric_metadata():
+    spec = get_metric("pixel_frame_consistency")
+    assert spec.family is Family.pixel
+    assert spec.inputs == frozenset({Input.video})
+    assert spec.higher_is_better is False
+    assert spec.native_range == (0.0, 255.0)
+    assert "App. B.3" in spec.citation
+    assert "pixel_frame_consistency" in [s.id for s in list_metrics()]
+
+
+def test_unknown_metric_suggests_close_names():
+    with pytest.raises(UnknownMetricError) as exc:
+        get_metric("pixel_frame_consistancy")
+    assert "Did you mean 'pixel_frame_consistency'" in str(exc.value)
+    with pytest.raises(UnknownMetricError) as exc2:
+        get_metric("zzzz")
+    assert "Did you mean" not in str(exc2.value)
+
+
+@pytest.mark.usefixtures("clean_registry")
+def test_registration_checks_metadata():
+    with pytest.raises(ValueError, match="family"):
+        _register(family="colour")
+    with pytest.raises(ValueError, match="input"):
+        _register("toy_b", inputs={"audio"})
+    with pytest.raises(ValueError, match="lower bound"):
+        _register("toy_c", native_range=(1.0, 0.0))
+    with pytest.raises(ValueError, match="lowercase"):
+        _register("Toy-D")
+    with pytest.raises(ValueError, match="version"):
+        _register("toy_e", version="")
+    _register("toy_f")
+    with pytest.raises(ValueError, match="already registered"):
+        _register("toy_f")
+    assert get_metric("toy_f").compute(None).value == 0.5  # type: ignore[arg-type]
+
+
+def test_config_hash_is_stable_and_sensitive():
+    spec = get_metric("pixel_frame_consistency")
+    default = spec.make_config()
+    assert spec.config_hash(default) == spec.config_hash(spec.make_config({"fps": 8.0, "width": 256}))
+    assert spec.config_hash(default) != spec.config_hash(spec.make_config({"fps": 4}))
+    with pytest.raises(ValueError, match="pixel_frame_consistency"):
+        spec.make_config({"fsp": 4})
+    with pytest.raises(ValueError):
+        spec.make_config({"fps": -1})
+
+
+def test_describe_is_json_ready():
+    d = get_metric("pixel_frame_consistency").describe()
+    assert d["inputs"] == ["video"] and d["higher_is_better"] is False
+    assert set(d["config"]) == {"fps", "width", "height"}
+
+
+def test_no_config_forbids_values():
+    class Cfg(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    assert NoConfig().model_dump() == {} == Cfg().model_dump()
+    with pytest.raises(ValueError):
+        NoConfig.model_validate({"x": 1})
+
+
+def test_score_nan_means_unscored():
+    assert not Score(value=math.nan).scored
+    assert Score(value=0.0).scored

@@ -1,0 +1,34 @@
+import math
+
+import pytest
+from scipy import stats
+
+from robojudge.report import summarize, summary_markdown, write_report
+from robojudge.store import ResultRow, ResultStore
+
+
+def _row(item, value, status="ok", metric="m"):
+    return ResultRow(item_id=item, metric=metric, config_hash="h", version="1", status=status,
+                     value=value, error=None if status == "ok" else "boom")
+
+
+def test_summarize_groups_and_counts_failures():
+    rows = [_row("a1", 1.0), _row("a2", 3.0), _row("a3", None, "error"), _row("b1", 10.0)]
+    groups = {"a1": "A", "a2": "A", "a3": "A", "b1": "B"}
+    a, b = summarize(rows, groups)
+    assert (a.group, a.n_ok, a.n_failed, a.mean) == ("A", 2, 1, 2.0)
+    lo, hi = stats.t.interval(0.95, 1, loc=2.0, scale=stats.sem([1.0, 3.0]))
+    assert (a.ci_low, a.ci_high) == (pytest.approx(lo), pytest.approx(hi))
+    assert (b.n_ok, b.mean) == (1, 10.0) and math.isnan(b.ci_low)
+    md = summary_markdown([a, b])
+    assert "| m | A | 2 | 1 | 2.000 |" in md and "n/a" in md
+
+
+def test_write_report_files(tmp_path):
+    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+        store.add([_row("x", 1.0), _row("y", None, "error")])
+        write_report(store, tmp_path / "rep", {"x": "g", "y": "g"})
+    rep = tmp_path / "rep"
+    assert {p.name for p in rep.iterdir()} == {"results.csv", "summary.csv", "summary.md", "errors.csv"}
+    assert "y,m,h,boom" in (rep / "errors.csv").read_text()
+    assert "2 results, 1 failed" in (rep / "summary.md").read_text()

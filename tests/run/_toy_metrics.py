@@ -1,0 +1,49 @@
+"""Metrics used only by the run tests; loaded in workers through ROBOJUDGE_PLUGINS or by pickling."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from pydantic import BaseModel, ConfigDict
+
+from robojudge.metrics import Score, metric
+
+COMMON = dict(
+    family="baseline",
+    higher_is_better=True,
+    native_range=(None, None),
+    version="1",
+    citation="robojudge test suite",
+    description="test-only metric",
+)
+
+
+class SlowConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    seconds: float = 0.02
+
+
+@metric("test_slow", inputs={"instruction"}, config=SlowConfig, **COMMON)
+def slow(item, config: SlowConfig) -> Score:
+    time.sleep(config.seconds)
+    return Score(value=float(len(item.item_id)), details={"pid": os.getpid()})
+
+
+@metric("test_boom", inputs={"instruction"}, **COMMON)
+def boom(item, config) -> Score:
+    if "boom" in item.item_id:
+        return Score(value=1 / 0)
+    return Score(value=1.0)
+
+
+@metric("test_crash", inputs={"instruction"}, **COMMON)
+def crash(item, config) -> Score:
+    if "crash" in item.item_id:
+        os._exit(3)  # a worker dying hard, as in a decoder segfault
+    return Score(value=2.0)
+
+
+@metric("test_needs_reference", inputs={"video", "reference"}, **COMMON)
+def needs_reference(item, config) -> Score:
+    return Score(value=3.0)

@@ -1,0 +1,201 @@
+"""Adding, reading and deleting results: identity, no overwrites, failures, NaN and JSON."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from robojudge.store import ResultRow, ResultStore
+
+
+def ok(item: str, value: float | None, *, metric: str = "ssim", cfg: str = "c1", ver: str = "1") -> ResultRow:
+    return ResultRow(item, metric, cfg, ver, "ok", value)
+
+
+def err(
+    item: str, message: str = "boom", *, metric: str = "ssim", cfg: str = "c1", ver: str = "1"
+) -> ResultRow:
+    return ResultRow(item, metric, cfg, ver, "error", None, error=message, duration_s=0.25)
+
+
+@pytest.fixture
+def store(store_url: str):  # type: ignore[no-untyped-def]
+    with ResultStore(store_url) as s:
+        yield s
+
+
+def test_add_then_read_back(store: ResultStore) -> None:
+    assert store.add([ok("a", 0.5), ok("b", 1.5)]) == 2
+    rows = store.rows()
+    assert [(r.item_id, r.value, r.status) for r in rows] == [("a", 0.5, "ok"), ("b", 1.5, "ok")]
+    assert store.count() == 2
+
+
+def test_readding_is_a_noop_and_never_overwrites(store: ResultStore) -> None:
+    assert store.add([ok("a", 0.5), err("b")]) == 2
+    assert store.add([ok("a", 0.5), err("b")]) == 0
+    # Same keys, different content: still nothing changes.
+    assert store.add([ok("a", 9.0), ok("b", 3.0)]) == 0
+    assert store.count() == 2
+    by_item = {r.item_id: r for r in store.rows()}
+    assert by_item["a"].value == 0.5
+    assert by_item["b"].status == "error" and by_item["b"].error == "boom"
+
+
+def test_add_counts_only_new_rows_in_a_mixed_batch(store: ResultStore) -> None:
+    store.add([ok("a", 1.0)])
+    assert store.add([ok("a", 2.0), ok("b", 2.0), ok("c", 2.0)]) == 2
+    assert store.count() == 3
+
+
+def test_duplicate_keys_in_one_batch_keep_the_first(store: ResultStore) -> None:
+    assert store.add([ok("a", 1.0), ok("a", 2.0)]) == 1
+    assert [r.value for r in store.rows()] == [1.0]
+
+
+def test_add_nothing(store: ResultStore) -> None:
+    assert store.add([]) == 0
+    assert store.add(iter(())) == 0
+
+
+def test_add_rejects_other_objects(store: ResultStore) -> None:
+    with pytest.raises(TypeError):
+        store.add([{"item_id": "a"}])  # type: ignore[list-item]
+
+
+def test_new_config_hash_and_new_version_make_new_rows(store: ResultStore) -> None:
+    store.add([ok("a", 1.0)])
+    assert store.add([ok("a", 2.0, cfg="c2")]) == 1
+    assert store.add([ok("a", 3.0, ver="2")]) == 1
+    assert store.add([ok("a", 4.0, metric="psnr")]) == 1
+    assert store.count() == 4
+    values = {(r.metric, r.config_hash, r.version): r.value for r in store.rows()}
+    assert values == {
+        ("ssim", "c1", "1"): 1.0,
+        ("ssim", "c2", "1"): 2.0,
+        ("ssim", "c1", "2"): 3.0,
+        ("psnr", "c1", "1"): 4.0,
+    }
+
+
+def test_error_rows_round_trip(store: ResultStore) -> None:
+    store.add([ResultRow("a", "ssim", "c1", "1", "error", None, error="Traceback: x\ny ü", duration_s=2.5)])
+    (row,) = store.rows()
+    assert row.status == "error"
+    assert row.value is None
+    assert row.error == "Traceback: x\ny ü"
+    assert row.duration_s == 2.5
+    assert store.count(status="error") == 1 and store.count(status="ok") == 0
+
+
+def test_unscored_ok_rows_read_back_as_nan(store: ResultStore) -> None:
+    store.add([ok("nan", math.nan), ok("none", None), ok("inf", math.inf), ok("zero", 0.0)])
+    rows = {r.item_id: r for r in store.rows()}
+    assert all(r.status == "ok" for r in rows.values())
+    assert math.isnan(rows["nan"].value) and math.isnan(rows["none"].value)  # type: ignore[arg-type]
+    assert not rows["nan"].scored
+    assert rows["inf"].value == math.inf
+    assert rows["zero"].value == 0.0 and rows["zero"].scored
+
+
+def test_details_and_config_json_round_trip(store: ResultStore) -> None:
+    details = {"frames": 48, "per_frame": [0.1, 0.2], "nested": {"name": "ü→✓", "flag": True, "none": None}}
+    config = {"window": 7, "channels": ["r", "g"], "sigma": 1.5}
+    store.add([ResultRow("a", "ssim", "c1", "1", "ok", 0.7, details=details, config=config)])
+    store.add([ResultRow("b", "ssim", "c1", "1", "ok", 0.7)])
+    rows = {r.item_id: r for r in store.rows()}
+    assert rows["a"].details == details
+    assert rows["a"].config == config
+    assert rows["b"].details is None and rows["b"].config is None
+
+
+def test_non_finite_floats_in_details_become_null(store: ResultStore) -> None:
+    store.add([ResultRow("a", "m", "c", "1", "ok", 1.0, details={"x": math.nan, "y": [math.inf, 1.0]})])
+    (row,) = store.rows()
+    assert row.details == {"x": None, "y": [None, 1.0]}
+
+
+def test_created_at_is_set_in_utc(store: ResultStore) -> None:
+    before = datetime.now(UTC) - timedelta(seconds=5)
+    store.add([ok("a", 1.0)])
+    given = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+    store.add([ResultRow("b", "ssim", "c1", "1", "ok", 1.0, created_at=given)])
+    rows = {r.item_id: r for r in store.rows()}
+    created = rows["a"].created_at
+    assert created is not None and created.tzinfo is not None
+    assert created.utcoffset() == timedelta(0)
+    assert before <= created <= datetime.now(UTC) + timedelta(seconds=5)
+    assert rows["b"].created_at == given
+
+
+def test_rows_are_ordered_and_filtered(store: ResultStore) -> None:
+    store.add([ok("b", 1.0, metric="psnr"), ok("b", 2.0), err("a"), ok("c", 3.0)])
+    assert [(r.item_id, r.metric) for r in store.rows()] == [
+        ("a", "ssim"),
+        ("b", "psnr"),
+        ("b", "ssim"),
+        ("c", "ssim"),
+    ]
+    assert [r.item_id for r in store.rows(metric="ssim", status="ok")] == ["b", "c"]
+    assert [r.item_id for r in store.rows(status="error")] == ["a"]
+    assert store.count(metric="psnr") == 1
+    assert store.count(metric="ssim", status="ok") == 2
+    assert store.count(metric="nope") == 0
+    with pytest.raises(ValueError):
+        store.rows(status="fine")
+
+
+def test_done_item_ids(store: ResultStore) -> None:
+    store.add([ok("a", 1.0), err("b"), ok("c", math.nan), ok("d", 1.0, cfg="c2"), ok("e", 1.0, ver="2")])
+    assert store.done_item_ids("ssim", "c1", "1") == {"a", "b", "c"}
+    assert store.done_item_ids("ssim", "c1", "1", include_errors=False) == {"a", "c"}
+    assert store.done_item_ids("ssim", "c2", "1") == {"d"}
+    assert store.done_item_ids("psnr", "c1", "1") == set()
+
+
+def test_clear_errors_lets_a_rerun_retry(store: ResultStore) -> None:
+    store.add([ok("a", 1.0), err("b"), err("c"), err("d", cfg="c2"), err("e", metric="psnr")])
+    assert store.clear_errors("ssim", "c1", "1", item_ids=["c", "zzz"]) == 1
+    assert store.done_item_ids("ssim", "c1", "1") == {"a", "b"}
+    assert store.clear_errors("ssim", "c1", "1") == 1
+    assert store.clear_errors("ssim", "c1", "1") == 0
+    assert store.done_item_ids("ssim", "c1", "1") == {"a"}
+    # Other configs and metrics keep their failures; the retry now inserts.
+    assert store.count(status="error") == 2
+    assert store.add([ok("b", 2.0)]) == 1
+
+
+def test_clear_errors_with_many_ids(store: ResultStore) -> None:
+    store.add([err(f"i{n:04d}") for n in range(1200)])
+    assert store.clear_errors("ssim", "c1", "1", item_ids=(f"i{n:04d}" for n in range(0, 1200, 2))) == 600
+    assert store.count() == 600
+
+
+def test_large_batch(store: ResultStore) -> None:
+    rows = [ok(f"item{n:05d}", n / 7) for n in range(5000)]
+    assert store.add(rows) == 5000
+    assert store.add(rows) == 0
+    assert store.count() == 5000
+
+
+def test_data_survives_reopening(store_url: str) -> None:
+    with ResultStore(store_url) as first:
+        first.add([ok("a", 1.0), err("b")])
+    with ResultStore(store_url) as second:
+        assert second.count() == 2
+        assert second.add([ok("a", 5.0)]) == 0
+
+
+def test_result_row_validation() -> None:
+    with pytest.raises(ValueError, match="no value"):
+        ResultRow("a", "m", "c", "1", "error", 1.0)
+    with pytest.raises(ValueError, match="status"):
+        ResultRow("a", "m", "c", "1", "done", 1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="item_id"):
+        ResultRow("", "m", "c", "1", "ok", 1.0)
+    assert ResultRow("a", "m", "c", "1", "error", math.nan).value is None
+    assert math.isnan(ResultRow("a", "m", "c", "1", "ok", None).value)  # type: ignore[arg-type]
+    assert ResultRow("a", "m", "c", "1", "ok", 1).value == 1.0
+    assert ResultRow("a", "m", "c", "1", "ok", 1).key == ("a", "m", "c", "1")

@@ -1,0 +1,255 @@
+"""Bad manifests: every problem is reported, located by file, line (or row), item and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from suite_manifest_helpers import flatten, rows, write_csv, write_jsonl, write_parquet
+
+from robojudge.suite import ManifestError, ManifestProblem, load_suite, validate_manifest
+
+
+def _one(problems: list[ManifestProblem]) -> ManifestProblem:
+    assert len(problems) == 1, [str(p) for p in problems]
+    return problems[0]
+
+
+def test_broken_json_line(media_root: Path) -> None:
+    lines = [json.dumps(r) for r in rows()]
+    lines.insert(1, '{"item_id": "ep9", "video": ')  # line 2 is cut short
+    path = media_root / "suite.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    with pytest.raises(ManifestError) as info:
+        load_suite(path)
+    p = _one(info.value.problems)
+    assert (p.line, p.row, p.item_id, p.field) == (2, None, None, None)
+    assert "invalid JSON" in p.message
+    assert str(p).startswith(f"{path}:2: invalid JSON")
+
+    suite = load_suite(path, strict=False)  # the other lines still load
+    assert [it.item_id for it in suite] == ["ep1", "ep2", "ep3"]
+    assert suite.problems == info.value.problems
+
+
+def test_record_that_is_not_an_object(media_root: Path) -> None:
+    path = media_root / "suite.jsonl"
+    path.write_text(json.dumps(rows()[2]) + "\n[1, 2]\n")
+    p = _one(validate_manifest(path))
+    assert p.line == 2 and "not a JSON object" in p.message
+
+
+def test_duplicate_ids_name_both_lines(media_root: Path) -> None:
+    rs = rows()
+    rs[2]["item_id"] = "ep1"
+    path = write_jsonl(media_root / "suite.jsonl", rs)
+    p = _one(validate_manifest(path))
+    assert (p.line, p.item_id, p.field) == (3, "ep1", "item_id")
+    assert "duplicate" in p.message and "line 1" in p.message
+    suite = load_suite(path, strict=False)
+    assert [it.item_id for it in suite] == ["ep1", "ep2"]  # the first one wins
+    assert suite.by_id("ep1").source == "droid"
+
+
+def test_duplicate_ids_in_parquet_name_rows(media_root: Path) -> None:
+    rs = rows()
+    rs[2]["item_id"] = "ep2"
+    p = _one(validate_manifest(write_parquet(media_root / "suite.parquet", rs)))
+    assert (p.line, p.row) == (None, 2)
+    assert "row 1" in p.message
+    assert str(p).startswith(f"{media_root / 'suite.parquet'}:row 2: item 'ep2' field item_id:")
+
+
+def test_missing_video_file(media_root: Path) -> None:
+    rs = rows()
+    rs[1]["video"] = "videos/gone.mp4"
+    p = _one(validate_manifest(write_jsonl(media_root / "suite.jsonl", rs)))
+    assert (p.line, p.item_id, p.field) == (2, "ep2", "video")
+    assert "not found" in p.message and "videos/gone.mp4" in p.message
+
+
+def test_missing_view_file(media_root: Path) -> None:
+    rs = rows()
+    rs[0]["views"] = {"front": "videos/ep1.mp4", "wrist": "videos/no_wrist.mp4"}
+    p = _one(validate_manifest(write_jsonl(media_root / "suite.jsonl", rs)))
+    assert (p.line, p.item_id, p.field) == (1, "ep1", "views.wrist")
+
+
+def test_missing_optional_files_and_folder_checks(media_root: Path) -> None:
+    (media_root / "empty_frames").mkdir()
+    row = {
+        "item_id": "x",
+        "video": "empty_frames",
+        "initial_frame": "frames",  # a folder, not an image
+        "reference_video": "real/none.mp4",
+        "state": "state/none.npz",
+        "views": {"front": ""},
+    }
+    problems = validate_manifest(write_jsonl(media_root / "suite.jsonl", [row]))
+    got = {p.field: p.message for p in problems}
+    assert set(got) == {"video", "initial_frame", "reference_video", "state", "views.front"}
+    assert "empty" in got["video"] and "folder" in got["initial_frame"]
+    assert "not found" in got["reference_video"] and "not found" in got["state"]
+    assert got["views.front"] == "path is empty"
+
+
+def test_labels_out_of_range(media_root: Path) -> None:
+    rs = rows()
+    rs[0]["labels"]["pa"] = 6
+    rs[0]["labels"]["checklist"]["goal_completion"] = 3
+    rs[0]["labels"]["overall"] = 0
+    problems = validate_manifest(write_jsonl(media_root / "suite.jsonl", rs))
+    got = {p.field: p.message for p in problems}
+    assert got == {
+        "labels.pa": "value 6 is out of range 1-5",
+        "labels.checklist.goal_completion": "value 3 is out of range 0-2",
+        "labels.overall": "value 0 is out of range 1-10",
+    }
+    assert {p.line for p in problems} == {1}
+    assert (
+        str(problems[0])
+        == f"{media_root / 'suite.jsonl'}:1: item 'ep1' field labels.pa: value 6 is out of range 1-5"
+    )
+
+
+def test_unknown_embodiment_lists_allowed_values(media_root: Path) -> None:
+    rs = rows()
+    rs[2]["embodiment"] = "robot"
+    p = _one(validate_manifest(write_jsonl(media_root / "suite.jsonl", rs)))
+    assert p.field == "embodiment"
+    assert p.message == (
+        "unknown embodiment 'robot'; "
+        "expected one of gripper, dexterous_hand, human_hand, bimanual, humanoid, other"
+    )
+
+
+def test_unknown_fields_suggest_a_close_name(media_root: Path) -> None:
+    rs = rows()
+    rs[1]["instrution"] = rs[1].pop("instruction")
+    rs[1]["labels"]["ratr"] = "r9"
+    got = {p.field: p.message for p in validate_manifest(write_jsonl(media_root / "suite.jsonl", rs))}
+    assert got == {
+        "instrution": "unknown field 'instrution' (did you mean 'instruction'?)",
+        "labels.ratr": "unknown field 'ratr' (did you mean 'rater'?)",
+    }
+
+
+def test_unknown_dotted_csv_column_suggests_a_close_name(media_root: Path) -> None:
+    row = {"item_id": "x", "video": "videos/ep3.mp4", "lables.pa": "3"}
+    p = _one(validate_manifest(write_csv(media_root / "suite.csv", [row])))
+    assert p.field == "lables.pa" and "did you mean 'labels.pa'" in p.message
+
+
+def test_fractional_score_in_csv_is_an_error(media_root: Path) -> None:
+    good = {"item_id": "a", "video": "videos/ep3.mp4", "labels.pa": "3"}
+    bad = {"item_id": "b", "video": "videos/ep3.mp4", "labels.pa": "3.5"}
+    path = write_csv(media_root / "suite.csv", [good, bad])
+    p = _one(validate_manifest(path))
+    assert (p.line, p.item_id, p.field) == (3, "b", "labels.pa")
+    assert "whole number" in p.message and "'3.5'" in p.message
+
+
+def test_csv_line_numbers_count_multiline_cells(media_root: Path) -> None:
+    first = {
+        "item_id": "a",
+        "video": "videos/ep3.mp4",
+        "instruction": "first line\nsecond line\nthird",
+        "labels.pa": "",
+    }
+    second = {"item_id": "b", "video": "videos/ep3.mp4", "instruction": "x", "labels.pa": "9"}
+    p = _one(validate_manifest(write_csv(media_root / "suite.csv", [first, second])))
+    assert p.line == 5  # header 1, record a on lines 2-4
+
+
+def test_csv_short_record_and_bad_json_cell(media_root: Path) -> None:
+    path = media_root / "suite.csv"
+    path.write_text('item_id,video,labels\na,videos/ep3.mp4\nb,videos/ep3.mp4,{"pa": 2\n')
+    problems = validate_manifest(path)
+    assert [(p.line, p.field) for p in problems] == [(2, None), (3, "labels")]
+    assert "2 cells" in problems[0].message and "not valid JSON" in problems[1].message
+
+
+def test_empty_manifest(tmp_path: Path) -> None:
+    for name, text in [("e.jsonl", ""), ("e.csv", ""), ("h.csv", "item_id,video\n"), ("e.json", "[]")]:
+        path = tmp_path / name
+        path.write_text(text)
+        p = _one(validate_manifest(path))
+        assert p.message == "manifest has no items" and p.line is None
+        with pytest.raises(ManifestError, match="no items"):
+            load_suite(path)
+        suite = load_suite(path, strict=False)
+        assert len(suite) == 0 and len(suite.problems) == 1
+
+
+def test_missing_manifest_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.jsonl"
+    p = _one(validate_manifest(path))
+    assert p.message == "manifest file not found" and str(p) == f"{path}: manifest file not found"
+    with pytest.raises(ManifestError, match="not found"):
+        load_suite(path, strict=False)  # nothing to load, even when not strict
+
+
+def test_unreadable_parquet(tmp_path: Path) -> None:
+    path = tmp_path / "bad.parquet"
+    path.write_bytes(b"not parquet at all")
+    p = _one(validate_manifest(path))
+    assert "cannot read Parquet" in p.message
+
+
+def test_all_problems_are_reported_at_once(media_root: Path) -> None:
+    rs = rows()
+    rs[0]["labels"]["pa"] = 6  # 1: out of range
+    rs[1]["embodiment"] = "robot"  # 2: unknown embodiment
+    rs[2]["video"] = "videos/gone.mp4"  # 3: missing file
+    rs.append({"item_id": "ep1", "video": "videos/ep3.mp4"})  # 4: duplicate id
+    rs.append({"item_id": "ep5", "video": "videos/ep3.mp4", "colour": "red"})  # 5: unknown field
+    path = write_jsonl(media_root / "suite.jsonl", rs)
+    problems = validate_manifest(path)
+    assert [(p.line, p.field) for p in problems] == [
+        (1, "labels.pa"),
+        (2, "embodiment"),
+        (3, "video"),
+        (4, "item_id"),
+        (5, "colour"),
+    ]
+    with pytest.raises(ManifestError) as info:
+        load_suite(path)
+    text = str(info.value)
+    assert text.splitlines()[0] == f"5 problems in {path}:"
+    assert text.splitlines()[1:] == [str(p) for p in problems]
+    assert [it.item_id for it in load_suite(path, strict=False)] == []
+
+
+def test_problems_in_every_tabular_format(media_root: Path) -> None:
+    rs = rows()
+    rs[1]["labels"]["pa"] = 7
+    csv_p = _one(validate_manifest(write_csv(media_root / "s.csv", [flatten(r) for r in rs])))
+    pq_p = _one(validate_manifest(write_parquet(media_root / "s.parquet", rs)))
+    assert (csv_p.line, csv_p.row, csv_p.field) == (3, None, "labels.pa")
+    assert (pq_p.line, pq_p.row, pq_p.field) == (None, 1, "labels.pa")
+    assert csv_p.message == pq_p.message == "value 7 is out of range 1-5"
+
+
+def test_main_view_not_a_view(media_root: Path) -> None:
+    rs = rows()
+    rs[0]["main_view"] = "top"
+    p = _one(validate_manifest(write_jsonl(media_root / "suite.jsonl", rs)))
+    assert p.field == "main_view" and "'top'" in p.message
+
+
+def test_problem_to_dict(media_root: Path) -> None:
+    rs = rows()
+    rs[0]["labels"]["ia"] = 0
+    p = _one(validate_manifest(write_jsonl(media_root / "suite.jsonl", rs)))
+    d = p.to_dict()
+    assert d == {
+        "file": str(media_root / "suite.jsonl"),
+        "line": 1,
+        "row": None,
+        "item_id": "ep1",
+        "field": "labels.ia",
+        "message": "value 0 is out of range 1-5",
+    }
+    assert json.loads(json.dumps(d)) == d

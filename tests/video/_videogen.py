@@ -1,0 +1,53 @@
+"""Helpers that build small synthetic videos for the video-layer tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+
+
+def levels_clip(n: int, width: int = 64, height: int = 48, step: int = 3) -> np.ndarray:
+    """``n`` flat gray frames whose level encodes the index: frame ``i`` is ``step * i``."""
+    levels = (np.arange(n) * step).clip(0, 255).astype(np.uint8)
+    return np.ascontiguousarray(np.broadcast_to(levels[:, None, None, None], (n, height, width, 3)))
+
+
+def textured_clip(n: int, width: int = 160, height: int = 96, seed: int = 0) -> np.ndarray:
+    """Noise that pans across the frame, so inter-frame prediction (B/P frames) does real work."""
+    rng = np.random.default_rng(seed)
+    canvas = rng.integers(0, 256, (height + 2 * n, width + 3 * n, 3), dtype=np.uint8)
+    return np.stack([canvas[2 * i : 2 * i + height, 3 * i : 3 * i + width] for i in range(n)])
+
+
+def write_timed(
+    path: Path,
+    frames: np.ndarray,
+    times_ms: Sequence[int],
+    rotation: int | None = None,
+) -> Path:
+    """Encode with libx264 at explicit presentation times (milliseconds): variable frame rate."""
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=30)
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        stream.codec_context.time_base = Fraction(1, 1000)
+        if rotation is not None:
+            stream.set_display_rotation(rotation)
+        for rgb, t in zip(frames, times_ms, strict=True):
+            frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+            frame.pts = t
+            frame.time_base = Fraction(1, 1000)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path
+
+
+def naive_decode(path: Path) -> list[np.ndarray]:
+    """Every frame as RGB, decoded the plain way (reference for content checks)."""
+    with av.open(str(path)) as container:
+        return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
