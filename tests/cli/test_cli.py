@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 import subprocess
 import sys
 
@@ -12,8 +13,9 @@ from robojudge.video import write_video
 
 
 def rj(*args, cwd=None, check=True):
+    env = {**os.environ, "COLUMNS": "200"}
     p = subprocess.run([sys.executable, "-m", "robojudge", *map(str, args)], capture_output=True,
-                       text=True, cwd=cwd, timeout=300)
+                       text=True, cwd=cwd, timeout=300, env=env)
     if check:
         assert p.returncode == 0, p.stdout + p.stderr
     return p

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from _videogen import levels_clip, naive_decode, textured_clip, write_timed
 
-from robojudge.video import probe_video, sample_frames, write_video
-from robojudge.video import _filesample
+from robojudge.video import _filesample, probe_video, sample_frames, write_video
 
 
 @pytest.fixture(scope="module")
@@ -116,9 +115,7 @@ def test_rotation_metadata_is_applied(tmp_path: Path, rotation: int) -> None:
         rest = s.frames[0, :-8] if rotation == 90 else s.frames[0, 8:]
         assert stripe.mean() > 240 and rest.mean() < 15
     # size refers to the upright picture.
-    assert sample_frames(path, size=16).frames.shape[1:3] == (
-        (8, 16) if rotation == 180 else (16, 8)
-    )
+    assert sample_frames(path, size=16).frames.shape[1:3] == ((8, 16) if rotation == 180 else (16, 8))
 
 
 def test_skipping_unselected_frames_does_not_change_pixels(tmp_path: Path) -> None:
@@ -144,7 +141,7 @@ def test_fallback_path_agrees_with_planned_path(tmp_path: Path, monkeypatch: pyt
 def test_invalid_arguments(clip81: Path) -> None:
     for kwargs in ({"fps": 0}, {"max_frames": 0}, {"size": 0}, {"size": (10, 0)}):
         with pytest.raises(ValueError):
-            sample_frames(clip81, **kwargs)  # type: ignore[arg-type]
+            sample_frames(clip81, **kwargs)
 
 
 @pytest.mark.slow

@@ -51,6 +51,13 @@ def test_rounded_timestamps_use_half_tick_tolerance() -> None:
     assert pick_indices(times, 3.0, 1e-9) == [0, 10, 19, 30]
 
 
+def test_coarse_time_base_half_tick_is_a_later_frame() -> None:
+    # AVI stores 10 fps video with a 1/10 s time base. The frame at 0.3 s is exactly half a tick
+    # after the target 0.25 s: it is a later frame, so the target takes frame 2 (0.2 s).
+    times = [i / 10 for i in range(20)]
+    assert pick_indices(times, 4.0, time_tolerance(1 / 10)) == [0, 2, 5, 7, 10, 12, 15, 17]
+
+
 def test_thinning_keeps_first_and_last() -> None:
     # 40 picks -> 32: positions round(j * 39 / 31), j = 0..31.
     expected = [0, 1, 3, 4, 5, 6, 8, 9, 10, 11, 13, 14, 15, 16, 18, 19,

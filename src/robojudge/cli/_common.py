@@ -22,8 +22,9 @@ from rich.progress import (
 from robojudge.run import ProgressCallback, RunSummary
 from robojudge.store import ResultRow
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)
+# Error lines are never wrapped: users grep them and tests match them.
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from robojudge.cli._common import console
 from robojudge.metrics import list_metrics
@@ -20,7 +20,8 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
     if as_json:
         typer.echo(json.dumps([s.describe() for s in specs], indent=2))
         return
-    table = Table("id", "family", "inputs", "better", "range", "version", "citation")
+    table = Table("family", "inputs", "better", "range", "version", "source")
+    table.columns.insert(0, Column("id", no_wrap=True))
     for s in specs:
         lo, hi = s.native_range
         table.add_row(
@@ -30,6 +31,6 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
             "higher" if s.higher_is_better else "lower",
             f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]",
             s.version,
-            s.citation,
+            s.citation.split(",")[-1].strip(),
         )
     console.print(table)

@@ -162,6 +162,17 @@ def _load_builtins() -> None:
                 raise ImportError(f"cannot import metric module {mod!r}: {exc}") from exc
 
 
+E = TypeVar("E", bound=StrEnum)
+
+
+def _enum_value(enum: type[E], value: E | str, metric_id: str, what: str) -> E:
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = ", ".join(e.value for e in enum)
+        raise ValueError(f"metric {metric_id!r}: unknown {what} {value!r}; expected one of {allowed}") from None
+
+
 def metric(
     id: str,
     *,
@@ -181,8 +192,8 @@ def metric(
             raise ValueError(f"metric {id!r} is already registered (by {_REGISTRY[id].fn.__module__})")
         spec: MetricSpec[Any] = MetricSpec(
             id=id,
-            family=Family(family),
-            inputs=frozenset(Input(i) for i in inputs),
+            family=_enum_value(Family, family, id, "family"),
+            inputs=frozenset(_enum_value(Input, i, id, "input") for i in inputs),
             higher_is_better=higher_is_better,
             native_range=native_range,
             version=version,

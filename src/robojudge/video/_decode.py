@@ -8,7 +8,7 @@ which no frame at all can be decoded is an error (``"zero frames decoded"``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
@@ -140,7 +140,7 @@ class FrameClock:
 
 def decoded_frames(
     container: av.container.InputContainer, stream: av.video.stream.VideoStream
-) -> Iterator[av.VideoFrame]:
+) -> Generator[av.VideoFrame, None, None]:
     """Decode every frame of ``stream`` in presentation order, skipping undecodable packets."""
     packets = container.demux(stream)
     while True:

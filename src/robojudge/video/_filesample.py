@@ -54,9 +54,7 @@ _SKIP_CODECS = frozenset({"h264", "hevc"})
 _SKIP_FORMATS = ("mov", "mp4", "matroska", "webm")
 
 
-def sample_file(
-    path: Path, fps: float | None, max_frames: int | None, post: PostProcess
-) -> SampledFrames:
+def sample_file(path: Path, fps: float | None, max_frames: int | None, post: PostProcess) -> SampledFrames:
     """Sample a video file; see :func:`robojudge.video.sample_frames` for the arguments."""
     with open_video(path) as (container, stream):
         meta = stream_meta(container, stream)
@@ -101,7 +99,9 @@ def _read_packets(
     pts: list[int] | None = []
     size = 0
     for packet in _demux(container, stream):
-        if pts is not None:
+        # Packets flagged "discard" (e.g. cut by an MP4 edit list) are decoded for reference but
+        # never shown, so they are not frames of the video.
+        if pts is not None and not getattr(packet, "is_discard", False):
             if packet.pts is None:
                 pts = None
             else:
@@ -159,6 +159,8 @@ class _Plan:
                 return None
             if frame.pts in wanted and frame.pts not in got:
                 got[frame.pts] = convert(frame, stream, post, path)
+                if len(got) == len(wanted):
+                    break  # the rest of the stream is not needed
         if len(got) != len(wanted):
             return None
         return SampledFrames(

@@ -11,10 +11,12 @@ applied in two steps:
 2. **Thinning step.** If more than ``max_frames`` frames were picked, keep the picks at positions
    ``round(linspace(0, n - 1, max_frames))`` (first and last always kept).
 
-Comparisons use a tolerance of half a tick of the stream time base (at least 1 microsecond): muxers
-round presentation times to their time base, e.g. frame 20 of a 30 fps clip stored in milliseconds
-sits at 0.667 s, just after the 3 fps target 0.6667 s. Times closer than half a tick cannot be told
-apart anyway, so such a frame counts as "at" the target.
+Comparisons allow for the rounding of stored timestamps: muxers round presentation times to their
+time base, e.g. frame 20 of a 30 fps clip stored in milliseconds sits at 0.667 s, just after the
+3 fps target 0.6667 s. A frame counts as "at or before" a target if it is less than half a tick of
+the time base after it (strictly less: with a 1/10 s time base, a frame at 0.3 s is half a tick
+after the target 0.25 s and is a genuinely later frame). The tolerance is at least 1 microsecond to
+absorb float error.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ def time_tolerance(time_base: float | None) -> float:
     """Tolerance, in seconds, used when comparing frame times with target times."""
     if time_base is None or time_base <= 0:
         return _MIN_TOLERANCE
-    return max(_MIN_TOLERANCE, 0.5 * time_base)
+    # Just under half a tick: a frame exactly half a tick after a target is a later frame.
+    return max(_MIN_TOLERANCE, 0.5 * time_base * (1 - 1e-6))
 
 
 class RatePicker:
