@@ -62,8 +62,12 @@ def sample_frames(
         their indices among all decoded frames, and the source's average frame rate. Display
         rotation metadata is applied, so phone videos come out upright.
 
+    Damaged input: a truncated or partly corrupt file yields the frames that can be decoded (no
+    error); metadata such as ``VideoInfo.frame_count`` may then promise more frames than come back.
+    Only input with no decodable frame raises ``VideoError("zero frames decoded")``.
+
     Raises:
-        VideoError: missing, empty, unreadable or frameless input.
+        VideoError: missing, empty, unreadable or frameless input (never a raw PyAV/OpenCV error).
         ValueError: invalid ``fps``, ``max_frames`` or ``size``.
     """
     path = Path(path)
