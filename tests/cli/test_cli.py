@@ -128,3 +128,20 @@ def test_demo_end_to_end(tmp_path):
     assert [e["item_id"] for e in errors] == ["ep00-broken"]
     again = rj("demo", "--out", tmp_path / "demo", "--no-progress")
     assert "21 already stored" in again.stdout
+
+
+@pytest.mark.postgres
+def test_score_into_postgres_and_resume(suite, tmp_path, postgres_db_url):
+    p = rj("score", suite, "-m", "pixel_frame_consistency", "--db", postgres_db_url, "--workers", "2",
+           "--no-progress")
+    assert "3 scored" in p.stdout and "1 failed" in p.stdout
+    assert "***" not in postgres_db_url and "postgresql+psycopg://" in p.stdout
+    again = rj("score", suite, "-m", "pixel_frame_consistency", "--db", postgres_db_url, "--no-progress")
+    assert "4 already stored" in again.stdout
+    out = tmp_path / "pg.parquet"
+    rj("results", "export", "--db", postgres_db_url, "--out", out)
+    import pyarrow.parquet as papq
+
+    table = papq.read_table(out).to_pylist()
+    assert sorted(r["item_id"] for r in table) == ["bad", "i0", "i1", "i2"]
+    assert {r["status"] for r in table} == {"ok", "error"}
