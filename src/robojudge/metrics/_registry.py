@@ -170,7 +170,8 @@ def _enum_value(enum: type[E], value: E | str, metric_id: str, what: str) -> E:
         return enum(value)
     except ValueError:
         allowed = ", ".join(e.value for e in enum)
-        raise ValueError(f"metric {metric_id!r}: unknown {what} {value!r}; expected one of {allowed}") from None
+        msg = f"metric {metric_id!r}: unknown {what} {value!r}; expected one of {allowed}"
+        raise ValueError(msg) from None
 
 
 def metric(
