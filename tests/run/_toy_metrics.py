@@ -47,3 +47,17 @@ def crash(item, config) -> Score:
 @metric("test_needs_reference", inputs={"video", "reference"}, **COMMON)
 def needs_reference(item, config) -> Score:
     return Score(value=3.0)
+
+
+@metric("test_frames_a", inputs={"video"}, **COMMON)
+def frames_a(item, config) -> Score:
+    from robojudge.video import sample_frames
+
+    return Score(value=float(len(sample_frames(item.video, fps=4))))
+
+
+@metric("test_frames_b", inputs={"video"}, **COMMON)
+def frames_b(item, config) -> Score:
+    from robojudge.video import sample_frames
+
+    return Score(value=float(sample_frames(item.video, fps=4).frames.mean()))

@@ -124,3 +124,21 @@ def test_request_validation():
         build_requests(["test_slow"], {"test_boom": {}})
     reqs = build_requests(["test_slow", "test_slow"])
     assert len(reqs) == 1 and isinstance(reqs[0], MetricRequest)
+
+
+def test_metrics_of_an_item_share_one_decode(store, tmp_path, monkeypatch):
+    import numpy as np
+
+    from robojudge.video import _sample, write_video
+
+    calls = []
+    real = _sample.sample_file
+    monkeypatch.setattr(_sample, "sample_file", lambda *a, **k: calls.append(a) or real(*a, **k))
+    items = []
+    for i in range(3):
+        write_video(tmp_path / f"v{i}.mp4", np.full((8, 16, 16, 3), 40 * i, np.uint8), fps=8)
+        items.append(Item(item_id=f"v{i}", video=str(tmp_path / f"v{i}.mp4")))
+    s = score_items(items, build_requests(["test_frames_a", "test_frames_b"]), store)
+    assert (s.ok, s.failed) == (6, 0)
+    assert len(calls) == 3  # one decode per item, not per (item, metric)
+    assert {r.value for r in store.rows(metric="test_frames_a")} == {4.0}  # 1 s at 4 fps

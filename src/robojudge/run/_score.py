@@ -14,7 +14,7 @@ from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
 from robojudge.run._executor import Executor, make_executor
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
-from robojudge.video import VideoError
+from robojudge.video import VideoError, frame_cache
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,10 @@ class MetricRequest:
 
 @dataclass(frozen=True)
 class Task:
+    """The metrics still to compute for one item; they run together so they share decoded frames."""
+
     item: Item
-    request: MetricRequest
+    requests: tuple[MetricRequest, ...]
 
 
 @dataclass
@@ -71,50 +73,56 @@ _INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
 }
 
 
-def _error_row(task: Task, message: str, seconds: float) -> ResultRow:
+def _error_row(item: Item, req: MetricRequest, message: str, seconds: float) -> ResultRow:
     return ResultRow(
-        item_id=task.item.item_id,
-        metric=task.request.id,
-        config_hash=task.request.config_hash,
-        version=task.request.spec.version,
+        item_id=item.item_id,
+        metric=req.id,
+        config_hash=req.config_hash,
+        version=req.spec.version,
         status="error",
         value=None,
         error=message,
         duration_s=seconds,
-        config=task.request.config.model_dump(mode="json"),
+        config=req.config.model_dump(mode="json"),
     )
 
 
-def compute_task(task: Task) -> ResultRow:
+def compute_metric(item: Item, req: MetricRequest) -> ResultRow:
     """Run one metric on one item and return its result row; never raises for bad input."""
-    spec, start = task.request.spec, time.perf_counter()
-    missing = sorted(i.value for i in spec.inputs if not _INPUT_FIELDS[i](task.item))
+    spec, start = req.spec, time.perf_counter()
+    missing = sorted(i.value for i in spec.inputs if not _INPUT_FIELDS[i](item))
     if missing:
-        return _error_row(task, f"item has no {', '.join(missing)}, which {spec.id} needs", 0.0)
+        return _error_row(item, req, f"item has no {', '.join(missing)}, which {spec.id} needs", 0.0)
     try:
-        score = spec.compute(task.item, task.request.config)
+        score = spec.compute(item, req.config)
     except VideoError as exc:
-        return _error_row(task, f"video error: {exc}", time.perf_counter() - start)
+        return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start)
     except MetricInputError as exc:
-        return _error_row(task, str(exc), time.perf_counter() - start)
+        return _error_row(item, req, str(exc), time.perf_counter() - start)
     except Exception as exc:  # a bug in a metric must cost one result, not the run
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return _error_row(task, f"metric raised {tb}", time.perf_counter() - start)
+        return _error_row(item, req, f"metric raised {tb}", time.perf_counter() - start)
     return ResultRow(
-        item_id=task.item.item_id,
+        item_id=item.item_id,
         metric=spec.id,
-        config_hash=task.request.config_hash,
+        config_hash=req.config_hash,
         version=spec.version,
         status="ok",
         value=score.value,
         duration_s=time.perf_counter() - start,
         details=score.details or None,
-        config=task.request.config.model_dump(mode="json"),
+        config=req.config.model_dump(mode="json"),
     )
 
 
-def _crash_row(task: Task, reason: str) -> ResultRow:
-    return _error_row(task, reason, 0.0)
+def compute_task(task: Task) -> list[ResultRow]:
+    """All of an item's pending metrics, decoding each distinct sampling of its videos once."""
+    with frame_cache():
+        return [compute_metric(task.item, req) for req in task.requests]
+
+
+def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
+    return [_error_row(task.item, req, reason, 0.0) for req in task.requests]
 
 
 def plan_tasks(
@@ -124,18 +132,19 @@ def plan_tasks(
     *,
     retry_errors: bool = False,
 ) -> tuple[list[Task], int]:
-    """The tasks still to do, and how many were skipped because the store already has them."""
-    todo: list[Task] = []
-    skipped = 0
+    """One task per item with pending metrics, and how many (item, metric) pairs are already stored."""
+    done: dict[str, set[str]] = {}
     for req in requests:
         if retry_errors:
             store.clear_errors(req.id, req.config_hash, req.spec.version)
-        done = store.done_item_ids(req.id, req.config_hash, req.spec.version)
-        for item in items:
-            if item.item_id in done:
-                skipped += 1
-            else:
-                todo.append(Task(item, req))
+        done[req.id] = store.done_item_ids(req.id, req.config_hash, req.spec.version)
+    todo: list[Task] = []
+    skipped = 0
+    for item in items:
+        pending = tuple(r for r in requests if item.item_id not in done[r.id])
+        skipped += len(requests) - len(pending)
+        if pending:
+            todo.append(Task(item, pending))
     return todo, skipped
 
 
@@ -151,8 +160,9 @@ def score_items(
 ) -> RunSummary:
     """Score every (item, metric) pair the store does not hold yet.
 
-    Each result is committed as soon as it arrives, so a run killed at any point loses at most the
-    tasks in flight; rerunning the same call skips what is stored and computes the rest. The store's
+    Work is grouped per item (the item's pending metrics run together and share decoded frames) and
+    each item's results are committed as soon as they arrive, so a run killed at any point loses at
+    most the items in flight; rerunning the same call skips what is stored and computes the rest. The store's
     unique key makes a second copy of a result impossible even if two runs overlap.
 
     Args:
@@ -166,19 +176,20 @@ def score_items(
     """
     started = time.perf_counter()
     tasks, skipped = plan_tasks(items, requests, store, retry_errors=retry_errors)
-    summary = RunSummary(total=len(tasks) + skipped, skipped=skipped)
+    summary = RunSummary(total=sum(len(t.requests) for t in tasks) + skipped, skipped=skipped)
     ex = executor or make_executor(workers)
-    results: Iterator[tuple[Task, ResultRow]] = ex.map_unordered(compute_task, tasks, _crash_row)
+    results: Iterator[tuple[Task, list[ResultRow]]] = ex.map_unordered(compute_task, tasks, _crash_rows)
     try:
-        for _task, row in results:
-            store.add([row])
-            if row.status == "ok":
-                summary.ok += 1
-            else:
-                summary.failed += 1
-                summary.errors.append(row)
-            if progress is not None:
-                progress(row, summary)
+        for _task, rows in results:
+            store.add(rows)  # one transaction: an item's results land together or not at all
+            for row in rows:
+                if row.status == "ok":
+                    summary.ok += 1
+                else:
+                    summary.failed += 1
+                    summary.errors.append(row)
+                if progress is not None:
+                    progress(row, summary)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:

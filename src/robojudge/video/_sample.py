@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robojudge.video._cache import cached
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import sample_file
 from robojudge.video._folder import folder_fps, list_images, probe_folder, read_image
@@ -73,9 +74,8 @@ def sample_frames(
     path = Path(path)
     _check_args(fps, max_frames, size)
     post = PostProcess(size, gray)
-    if path.is_dir():
-        return _sample_folder(path, fps, max_frames, post)
-    return sample_file(path, fps, max_frames, post)
+    sampler = _sample_folder if path.is_dir() else sample_file
+    return cached(path, (fps, max_frames, size, gray), lambda: sampler(path, fps, max_frames, post))
 
 
 def _check_args(fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None) -> None:
