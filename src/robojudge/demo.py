@@ -11,7 +11,11 @@ from robojudge.store import ResultStore
 from robojudge.suite import load_suite
 from robojudge.suite._demo import make_synthetic_suite
 
-DEMO_METRICS: tuple[str, ...] = ("pixel_frame_consistency",)
+DEMO_METRICS: tuple[str, ...] = (
+    "pixel_frame_consistency",
+    "flow_warp_error",
+    "flow_motion_magnitude_farneback",
+)
 
 
 @dataclass

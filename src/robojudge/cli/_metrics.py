@@ -15,22 +15,25 @@ app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
 
 @app.command("list")
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
-    """List registered metrics with their metadata."""
+    """List registered metrics; --json adds version, citation, description and config."""
     specs = list_metrics()
     if as_json:
         typer.echo(json.dumps([s.describe() for s in specs], indent=2))
         return
-    table = Table("family", "inputs", "better", "range", "version", "source")
-    table.columns.insert(0, Column("id", no_wrap=True))
+    table = Table(
+        Column("id", no_wrap=True),
+        Column("family", no_wrap=True),
+        Column("better", no_wrap=True),
+        Column("range", no_wrap=True),
+        Column("inputs", min_width=6),
+    )
     for s in specs:
         lo, hi = s.native_range
         table.add_row(
             s.id,
             s.family.value,
-            ",".join(sorted(i.value for i in s.inputs)),
             "higher" if s.higher_is_better else "lower",
             f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]",
-            s.version,
-            s.citation.split(",")[-1].strip(),
+            ",".join(sorted(i.value for i in s.inputs)) or "-",
         )
     console.print(table)

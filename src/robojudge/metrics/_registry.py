@@ -136,7 +136,11 @@ class UnknownMetricError(KeyError):
 _REGISTRY: dict[str, MetricSpec[Any]] = {}
 # Modules that register built-in metrics when imported; heavy ones import their frameworks lazily
 # inside the metric function, so loading them all stays cheap.
-_BUILTIN_MODULES: tuple[str, ...] = ("robojudge.metrics.pixel",)
+_BUILTIN_MODULES: tuple[str, ...] = (
+    "robojudge.metrics.baseline",
+    "robojudge.metrics.flow",
+    "robojudge.metrics.pixel",
+)
 _builtins_loaded = False
 
 
