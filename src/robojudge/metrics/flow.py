@@ -37,8 +37,8 @@ class FarnebackConfig(BaseModel):
 
 def farneback_flow(prev: np.ndarray, nxt: np.ndarray, cfg: FarnebackConfig) -> np.ndarray:
     """Flow ``F`` from ``prev`` to ``nxt``: ``(H, W, 2)`` float32 (x, y), ``prev(p) ~ nxt(p + F(p))``."""
-    flow: np.ndarray = cv2.calcOpticalFlowFarneback(
-        prev, nxt, None, cfg.pyr_scale,  # type: ignore[call-overload] cfg.levels, cfg.winsize, cfg.iterations, cfg.poly_n,
+    flow: np.ndarray = cv2.calcOpticalFlowFarneback(  # type: ignore[call-overload]
+        prev, nxt, None, cfg.pyr_scale, cfg.levels, cfg.winsize, cfg.iterations, cfg.poly_n,
         cfg.poly_sigma, 0,
     )
     return flow
