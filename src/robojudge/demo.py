@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from robojudge.report import GroupSummary, write_report
+from robojudge.report import GroupSummary, report_suite
 from robojudge.run import ProgressCallback, SuiteRun, score_suite
-from robojudge.store import ResultStore
-from robojudge.suite import load_suite
 from robojudge.suite._demo import make_synthetic_suite
 
 DEMO_METRICS: tuple[str, ...] = (
@@ -43,8 +41,5 @@ def run_demo(
         make_synthetic_suite(out / "suite", seed=seed)
     db = f"sqlite:///{(out / 'results.sqlite').resolve()}"
     run = score_suite(manifest, DEMO_METRICS, db=db, workers=workers, progress=progress)
-    suite = load_suite(manifest, strict=False)
-    group_of = {it.item_id: it.generator or "(none)" for it in suite.items}
-    with ResultStore(db) as store:
-        summaries = write_report(store, out / "report", group_of, title="robojudge demo")
+    summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo")
     return DemoResult(manifest=manifest, report_dir=out / "report", run=run, summaries=summaries)

@@ -149,3 +149,23 @@ def test_score_into_postgres_and_resume(suite, tmp_path, postgres_db_url):
     table = papq.read_table(out).to_pylist()
     assert sorted(r["item_id"] for r in table) == ["bad", "i0", "i1", "i2"]
     assert {r["status"] for r in table} == {"ok", "error"}
+
+
+def test_default_run_folder_and_report(suite, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    rj("score", suite, "-m", "pixel_frame_consistency,uniform_random", "--no-progress", cwd=work)
+    store = work / "runs" / "suite" / "results.sqlite"
+    assert store.exists()  # not beside the manifest, which may be read-only data
+    assert not (suite.parent / "results.sqlite").exists()
+    p = rj("report", suite, "--by", "generator", cwd=work)
+    assert "results by generator" in p.stdout and "shaky" in p.stdout
+    summary = list(csv.DictReader((work / "runs" / "suite" / "report" / "summary.csv").open()))
+    rows = {(r["metric"], r["group"]): r for r in summary}
+    assert rows[("pixel_frame_consistency", "steady")]["n_ok"] == "2"
+    assert rows[("pixel_frame_consistency", "steady")]["n_failed"] == "1"  # the text file named .mp4
+    assert rows[("uniform_random", "steady")]["n_ok"] == "3"  # needs no video
+    bad = rj("report", suite, "--by", "colour", cwd=work, check=False)
+    assert bad.returncode == 2 and "cannot group by 'colour'" in bad.stderr
+    none = rj("report", suite, cwd=tmp_path, check=False)
+    assert none.returncode == 2 and "no result store" in none.stderr

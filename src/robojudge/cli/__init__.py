@@ -7,7 +7,7 @@ import logging
 import typer
 
 from robojudge import __version__
-from robojudge.cli import _demo, _metrics, _results, _score, _suite
+from robojudge.cli import _demo, _metrics, _report, _results, _score, _suite
 
 app = typer.Typer(
     name="robojudge",
@@ -20,6 +20,7 @@ app.add_typer(_suite.app, name="suite")
 app.add_typer(_metrics.app, name="metrics")
 app.add_typer(_results.app, name="results")
 app.command("score")(_score.score)
+app.command("report")(_report.report)
 app.command("demo")(_demo.demo)
 
 

@@ -17,7 +17,10 @@ def score(
     suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
     metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric ids."),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path [default: results.sqlite beside the manifest]."
+        None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
+    ),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help="Run folder for the default store [default: runs/<manifest name>]."
     ),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
     settings: list[str] = typer.Option(
@@ -36,6 +39,7 @@ def score(
                 suite,
                 ids,
                 db=db,
+                run_dir=run_dir,
                 configs=parse_settings(settings),
                 workers=workers,
                 retry_errors=retry_errors,

@@ -1,6 +1,6 @@
 """Running metrics over a suite: executors, resume, progress."""
 
-from robojudge.run._api import SuiteRun, build_requests, score_suite
+from robojudge.run._api import SuiteRun, build_requests, default_run_dir, score_suite
 from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
 from robojudge.run._score import (
     MetricRequest,
@@ -24,6 +24,7 @@ __all__ = [
     "Task",
     "build_requests",
     "compute_metric",
+    "default_run_dir",
     "compute_task",
     "make_executor",
     "plan_tasks",

@@ -22,6 +22,11 @@ class SuiteRun:
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
 
 
+def default_run_dir(manifest: str | Path) -> Path:
+    """``runs/<manifest file name without suffix>`` under the current folder."""
+    return Path("runs") / Path(manifest).stem
+
+
 def build_requests(
     metric_ids: Sequence[str], configs: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[MetricRequest]:
@@ -45,6 +50,7 @@ def score_suite(
     metrics: Sequence[str],
     *,
     db: str | None = None,
+    run_dir: str | Path | None = None,
     configs: Mapping[str, Mapping[str, Any]] | None = None,
     workers: int = 1,
     executor: Executor | None = None,
@@ -53,13 +59,14 @@ def score_suite(
 ) -> SuiteRun:
     """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
 
-    ``db`` defaults to ``results.sqlite`` beside the manifest. Rows of the manifest that do not
+    ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
+    under the current folder (the manifest's own folder may be read-only). Rows of the manifest that do not
     validate are skipped and returned in ``manifest_problems``; the rest are scored. Rerunning with
     the same arguments resumes: stored results are skipped.
     """
     requests = build_requests(metrics, configs)
     suite = load_suite(manifest, strict=False)
-    url = db or default_db_url(Path(manifest).resolve().parent)
+    url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
         summary = score_items(
             suite.items,

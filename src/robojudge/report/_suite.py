@@ -1,0 +1,34 @@
+"""Reports of a suite's stored results, grouped by a manifest field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from robojudge.report._summary import GroupSummary, write_report
+from robojudge.store import ResultStore
+from robojudge.suite import Item, load_suite
+
+GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", "prompt_variant")
+
+
+def group_by_field(items: Iterable[Item], field: str) -> dict[str, str]:
+    """Map item ids to the value of a manifest field (``"(unset)"`` where it is empty)."""
+    if field not in GROUP_FIELDS:
+        raise ValueError(f"cannot group by {field!r}; choose one of {', '.join(GROUP_FIELDS)}")
+    out = {}
+    for it in items:
+        value = getattr(it, field)
+        out[it.item_id] = "(unset)" if value is None else str(getattr(value, "value", value))
+    return out
+
+
+def report_suite(
+    manifest: str | Path, db: str, out_dir: str | Path, *, by: str = "generator", title: str | None = None
+) -> list[GroupSummary]:
+    """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field."""
+    suite = load_suite(manifest, strict=False)
+    group_of = group_by_field(suite.items, by)
+    with ResultStore(db) as store:
+        heading = title or f"robojudge results: {Path(manifest).name}"
+        return write_report(store, out_dir, group_of, title=heading, group_label=by)
