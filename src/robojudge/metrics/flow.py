@@ -4,29 +4,23 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._frames import GrayPreprocess, gray_sequence
 from robojudge.metrics._registry import Family, Input, metric
 from robojudge.metrics._score import Score
 from robojudge.suite._schema import Item
-from robojudge.video import sample_frames
 
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
 
 
-class FarnebackConfig(BaseModel):
+class FarnebackConfig(GrayPreprocess):
     """Preprocessing (RoboJudge App. B.3: 8 fps, 256x256, grayscale) and Farneback settings.
 
     The Farneback defaults are OpenCV's customary ones (pyramid scale 0.5, 3 levels, 15 px window,
     3 iterations, 5 px polynomial neighbourhood with sigma 1.2); the paper does not list them.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    fps: float = Field(default=8.0, gt=0)
-    width: int = Field(default=256, gt=0)
-    height: int = Field(default=256, gt=0)
     pyr_scale: float = Field(default=0.5, gt=0, lt=1)
     levels: int = Field(default=3, ge=1)
     winsize: int = Field(default=15, ge=3)
@@ -56,13 +50,6 @@ def warp_by_flow(frame: np.ndarray, flow: np.ndarray) -> np.ndarray:
         frame.astype(np.float32), gx - flow[..., 0], gy - flow[..., 1], cv2.INTER_LINEAR,
         borderMode=cv2.BORDER_REPLICATE,
     )
-
-
-def _gray_frames(item: Item, cfg: FarnebackConfig) -> np.ndarray:
-    frames = sample_frames(item.video, fps=cfg.fps, max_frames=None, size=(cfg.width, cfg.height), gray=True)
-    if len(frames) < 2:
-        raise MetricInputError(f"needs at least 2 frames, the video gave {len(frames)}")
-    return frames.frames
 
 
 def warp_residuals(frames: np.ndarray, cfg: FarnebackConfig) -> np.ndarray:
@@ -103,7 +90,7 @@ def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     ``F_t = Farneback(G_t, G_{t+1})`` and ``G~_{t+1}`` is ``G_t`` warped by ``F_t`` (see
     :func:`warp_by_flow`). Lower is more consistent; correlations use the reversed sign.
     """
-    per_step = warp_residuals(_gray_frames(item, config), config)
+    per_step = warp_residuals(gray_sequence(item, config), config)
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max())})
 
@@ -129,6 +116,6 @@ def flow_motion_magnitude_farneback(item: Item, config: FarnebackConfig) -> Scor
     no weights, and is a different metric from the RAFT one (values are not interchangeable). The
     paper keeps the raw direction for correlations, which ``higher_is_better=True`` expresses.
     """
-    per_step = motion_magnitudes(_gray_frames(item, config), config)
+    per_step = motion_magnitudes(gray_sequence(item, config), config)
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max())})

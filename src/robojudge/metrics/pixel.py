@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._frames import GrayPreprocess, gray_sequence
 from robojudge.metrics._registry import Family, Input, metric
 from robojudge.metrics._score import Score
 from robojudge.suite._schema import Item
-from robojudge.video import sample_frames
 
 
-class PixelConsistencyConfig(BaseModel):
+class PixelConsistencyConfig(GrayPreprocess):
     """Preprocessing of :func:`pixel_frame_consistency`; defaults are RoboJudge App. B.3's."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    fps: float = Field(default=8.0, gt=0, description="decode rate in frames per second")
-    width: int = Field(default=256, gt=0, description="frames are resized to width x height")
-    height: int = Field(default=256, gt=0)
 
 
 def mean_abs_frame_difference(frames: np.ndarray) -> tuple[float, np.ndarray]:
@@ -64,15 +57,6 @@ def pixel_frame_consistency(item: Item, config: PixelConsistencyConfig) -> Score
     A lower value means more local frame consistency; correlations with human ratings use the
     reversed sign, which the metric declares through ``higher_is_better=False``.
     """
-    sampled = sample_frames(
-        item.video, fps=config.fps, max_frames=None, size=(config.width, config.height), gray=True
-    )
-    value, per_step = mean_abs_frame_difference(sampled.frames)
-    return Score(
-        value=value,
-        details={
-            "frames": len(sampled),
-            "max_step": float(per_step.max()),
-            "source_fps": round(sampled.source_fps, 4),
-        },
-    )
+    frames = gray_sequence(item, config)
+    value, per_step = mean_abs_frame_difference(frames)
+    return Score(value=value, details={"frames": len(frames), "max_step": float(per_step.max())})
