@@ -1,0 +1,65 @@
+"""RoboPhys-3D aggregation: taxonomy, normalization, Average Full Score, RoboPhyscore and its selection.
+
+Everything here is pure: arrays and mappings in, dataclasses out. See docs/aggregate.md.
+"""
+
+from robojudge.aggregate._normalize import (
+    POOL_PERCENTILES,
+    Strategy,
+    affine_clip,
+    normalize,
+    normalize_all,
+    percentile_bounds,
+)
+from robojudge.aggregate._regimes import MacroAverage, macro_average, retention
+from robojudge.aggregate._scores import FullScore, Missing, average_full_score, robophyscore
+from robojudge.aggregate._select import (
+    DEFAULT_THRESHOLDS,
+    Agreement,
+    Selection,
+    SensitivityRow,
+    agreement,
+    select_metrics,
+    threshold_sensitivity,
+)
+from robojudge.aggregate._taxonomy import (
+    POOL_PERCENTILE_SOURCE,
+    TASK_SUCCESS_SUBDIM,
+    MetricSpec,
+    NormalizationKind,
+    Taxonomy,
+    load_taxonomy,
+)
+
+#: The paper's eight RoboPhyscore metrics at threshold 0.7 (Sec. 4.3), in taxonomy order.
+DEFAULT_ROBOPHYSCORE_METRICS: tuple[str, ...] = load_taxonomy().robophyscore_default
+
+__all__ = [
+    "DEFAULT_ROBOPHYSCORE_METRICS",
+    "DEFAULT_THRESHOLDS",
+    "POOL_PERCENTILES",
+    "POOL_PERCENTILE_SOURCE",
+    "TASK_SUCCESS_SUBDIM",
+    "Agreement",
+    "FullScore",
+    "MacroAverage",
+    "MetricSpec",
+    "Missing",
+    "NormalizationKind",
+    "Selection",
+    "SensitivityRow",
+    "Strategy",
+    "Taxonomy",
+    "affine_clip",
+    "agreement",
+    "average_full_score",
+    "load_taxonomy",
+    "macro_average",
+    "normalize",
+    "normalize_all",
+    "percentile_bounds",
+    "retention",
+    "robophyscore",
+    "select_metrics",
+    "threshold_sensitivity",
+]

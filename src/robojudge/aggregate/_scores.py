@@ -1,0 +1,126 @@
+"""Average Full Score (eq. 2) and RoboPhyscore (eq. 4) over normalized metric values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from robojudge.aggregate._taxonomy import Taxonomy, load_taxonomy, unknown_metric_message
+
+FloatArray = NDArray[np.float64]
+#: How a missing metric (absent key or NaN value) is treated.
+#: ``"nan"``: the sub-dimension it belongs to, its level and the AFS become NaN (eq. 2 is defined over
+#: the complete set). ``"drop"``: the metric leaves its sub-dimension's mean; a sub-dimension with no
+#: metric left leaves its level's mean; a level with no sub-dimension left is NaN and so is the AFS.
+Missing = Literal["nan", "drop"]
+
+
+def _stack(values: Mapping[str, ArrayLike], ids: Sequence[str]) -> tuple[FloatArray, tuple[int, ...]]:
+    arrays = {k: np.asarray(v, dtype=float) for k, v in values.items()}
+    shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+    rows = [np.broadcast_to(arrays[i], shape) if i in arrays else np.full(shape, np.nan) for i in ids]
+    return np.stack(rows) if rows else np.empty((0, *shape)), shape
+
+
+def _mean(stack: FloatArray, missing: Missing) -> FloatArray:
+    if missing == "nan":
+        return np.asarray(stack.mean(axis=0), dtype=float)
+    if missing != "drop":
+        raise ValueError(f"missing must be 'nan' or 'drop', got {missing!r}")
+    ok = ~np.isnan(stack)
+    n = ok.sum(axis=0)
+    total = np.where(ok, stack, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.where(n > 0, total / np.maximum(n, 1), np.nan), dtype=float)
+
+
+@dataclass(frozen=True)
+class FullScore:
+    """AFS with its level and sub-dimension scores, each an array over the input rows.
+
+    ``subdims`` holds S_d (mean of the sub-dimension's metrics) and ``levels`` holds S_l (mean of the
+    level's S_d), both in [0, 1]; ``afs`` is the sum of the four S_l, in [0, 4]. The paper's tables
+    print sums instead; :meth:`subdim_totals` and :meth:`level_totals` give those.
+    """
+
+    afs: FloatArray
+    levels: dict[int, FloatArray]
+    subdims: dict[str, FloatArray]
+    taxonomy: Taxonomy = field(repr=False, compare=False)
+
+    def subdim_totals(self) -> dict[str, FloatArray]:
+        """S_d times the sub-dimension's metric count: the paper's "IQ-1 (/6)" convention."""
+        return {d: s * len(self.taxonomy.metrics_of(d)) for d, s in self.subdims.items()}
+
+    def level_totals(self) -> dict[int, FloatArray]:
+        """S_l times the level's sub-dimension count: the paper's "Pixel-Level Fidelity (/5)" convention."""
+        return {lv: s * len(self.taxonomy.subdims_of(lv)) for lv, s in self.levels.items()}
+
+
+def _check_ids(values: Mapping[str, ArrayLike], tax: Taxonomy) -> None:
+    for key in values:
+        if key not in tax:
+            raise KeyError(unknown_metric_message(key, tax.ids))
+
+
+def average_full_score(
+    normalized: Mapping[str, ArrayLike],
+    *,
+    missing: Missing = "nan",
+    taxonomy: Taxonomy | None = None,
+) -> FullScore:
+    """Eq. 2: AFS = sum over levels of the mean over sub-dimensions of the mean over metrics.
+
+    Args:
+        normalized: Metric id -> normalized value(s); scalars and equal-length arrays broadcast.
+        missing: Treatment of absent or NaN metrics, see :data:`Missing`.
+        taxonomy: Defaults to the packaged one.
+
+    Returns:
+        A :class:`FullScore` whose arrays have the broadcast shape of the inputs.
+
+    Raises:
+        KeyError: A key is not a taxonomy metric id.
+    """
+    tax = taxonomy or load_taxonomy()
+    _check_ids(normalized, tax)
+    subdims: dict[str, FloatArray] = {}
+    for d in tax.subdims:
+        stack, _ = _stack(normalized, tax.metrics_of(d))
+        subdims[d] = _mean(stack, missing)
+    levels = {lv: _mean(np.stack([subdims[d] for d in tax.subdims_of(lv)]), missing) for lv in tax.levels}
+    afs = np.asarray(np.stack(list(levels.values())).sum(axis=0), dtype=float)
+    return FullScore(afs=afs, levels=levels, subdims=subdims, taxonomy=tax)
+
+
+def robophyscore(
+    normalized: Mapping[str, ArrayLike],
+    selected: Sequence[str] | None = None,
+    *,
+    missing: Missing = "nan",
+    taxonomy: Taxonomy | None = None,
+) -> FloatArray:
+    """Eq. 4: the mean of the selected normalized metrics.
+
+    Args:
+        normalized: Metric id -> normalized value(s).
+        selected: Metric ids to average; defaults to the paper's eight (threshold 0.7).
+        missing: ``"nan"`` makes the score NaN when a selected metric is absent or NaN; ``"drop"``
+            averages the ones present.
+        taxonomy: Source of the default set; defaults to the packaged one.
+
+    Returns:
+        The score with the broadcast shape of the inputs.
+
+    Raises:
+        ValueError: ``selected`` is empty (the paper calls the score undefined then).
+    """
+    ids = tuple(selected) if selected is not None else (taxonomy or load_taxonomy()).robophyscore_default
+    if not ids:
+        raise ValueError("RoboPhyscore is undefined for an empty metric set")
+    stack, _ = _stack(normalized, ids)
+    return _mean(stack, missing)

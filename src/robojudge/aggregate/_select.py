@@ -1,0 +1,202 @@
+"""RoboPhyscore metric selection by correlation with task success (eq. 3) and its threshold sweep."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from robojudge.aggregate._taxonomy import TASK_SUCCESS_SUBDIM, Taxonomy, load_taxonomy
+
+FloatArray = NDArray[np.float64]
+#: Thresholds of the paper's sensitivity table (Table 16).
+DEFAULT_THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
+_MIN_PAIRS = 3
+
+
+def _pearson(x: FloatArray, y: FloatArray) -> float:
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if x.size < _MIN_PAIRS or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan
+    return float(stats.pearsonr(x, y).statistic)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Outcome of eq. 3 at one threshold.
+
+    Attributes:
+        threshold: The strict lower bound on the minimum correlation.
+        selected: Kept metric ids, strongest minimum correlation first; ``None`` when nothing passes,
+            since RoboPhyscore is then undefined.
+        min_r: Candidate -> its minimum Pearson r over the targets (NaN when undefined, e.g. a constant
+            column or fewer than three complete pairs; such a metric is never kept).
+        r: Candidate -> target -> Pearson r.
+    """
+
+    threshold: float
+    selected: tuple[str, ...] | None
+    min_r: dict[str, float]
+    r: dict[str, dict[str, float]]
+
+
+def _resolve_targets(
+    values: Mapping[str, ArrayLike], targets: Sequence[str] | Mapping[str, ArrayLike]
+) -> dict[str, FloatArray]:
+    if isinstance(targets, Mapping):
+        out = {k: np.asarray(v, dtype=float).ravel() for k, v in targets.items()}
+    else:
+        missing = [t for t in targets if t not in values]
+        if missing:
+            raise KeyError(f"target column(s) not in the table: {', '.join(missing)}")
+        out = {t: np.asarray(values[t], dtype=float).ravel() for t in targets}
+    if not out:
+        raise ValueError("at least one task-success target is needed")
+    return out
+
+
+def select_metrics(
+    values: Mapping[str, ArrayLike],
+    targets: Sequence[str] | Mapping[str, ArrayLike],
+    threshold: float = 0.7,
+    *,
+    candidates: Iterable[str] | None = None,
+    taxonomy: Taxonomy | None = None,
+) -> Selection:
+    """Eq. 3: keep metric m when min over targets t of Pearson r(m, t) is strictly above ``threshold``.
+
+    Correlations run across configurations (one entry per configuration, e.g. world model x
+    reconstruction substrate); rows where either side is NaN are left out pairwise.
+
+    Args:
+        values: Metric id -> one value per configuration.
+        targets: Names of task-success columns in ``values``, or name -> values.
+        threshold: The paper's default is 0.7.
+        candidates: Metrics to consider; defaults to every key of ``values`` except the targets and the
+            task-success sub-dimension (the paper's "non-task-success metrics").
+        taxonomy: Source of the task-success ids; defaults to the packaged one.
+
+    Returns:
+        A :class:`Selection`.
+    """
+    tgt = _resolve_targets(values, targets)
+    if candidates is None:
+        excluded = set(tgt) | set((taxonomy or load_taxonomy()).metrics_of(TASK_SUCCESS_SUBDIM))
+        cands = [k for k in values if k not in excluded]
+    else:
+        cands = list(candidates)
+    r: dict[str, dict[str, float]] = {}
+    for m in cands:
+        x = np.asarray(values[m], dtype=float).ravel()
+        r[m] = {t: _pearson(x, y) for t, y in tgt.items()}
+    min_r = {m: min(rs.values()) if not any(math.isnan(v) for v in rs.values()) else math.nan
+             for m, rs in r.items()}
+    kept = sorted((m for m, v in min_r.items() if v > threshold), key=lambda m: -min_r[m])
+    return Selection(threshold=threshold, selected=tuple(kept) or None, min_r=min_r, r=r)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement of a unified score with a reference across configurations (App. D conventions).
+
+    Attributes:
+        pearson: Pearson r.
+        spearman: Spearman rho.
+        r2: R^2 of the least-squares line reference ~ a + b * score.
+        mae: Mean absolute residual of that line, i.e. the error after the best linear rescaling.
+        n: Number of complete pairs.
+    """
+
+    pearson: float
+    spearman: float
+    r2: float
+    mae: float
+    n: int
+
+
+def agreement(score: ArrayLike, reference: ArrayLike) -> Agreement:
+    """Pearson, Spearman, R^2 and MAE of ``reference`` regressed on ``score`` (NaN pairs dropped).
+
+    These definitions reproduce the task-success rows of the paper's Tables 16 and 19.
+    """
+    x = np.asarray(score, dtype=float).ravel()
+    y = np.asarray(reference, dtype=float).ravel()
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    n = int(x.size)
+    if n < _MIN_PAIRS or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return Agreement(math.nan, math.nan, math.nan, math.nan, n)
+    fit = stats.linregress(x, y)
+    resid = y - (fit.intercept + fit.slope * x)
+    return Agreement(
+        pearson=float(fit.rvalue),
+        spearman=float(stats.spearmanr(x, y).statistic),
+        r2=float(fit.rvalue**2),
+        mae=float(np.mean(np.abs(resid))),
+        n=n,
+    )
+
+
+@dataclass(frozen=True)
+class SensitivityRow:
+    """One threshold of the sensitivity table.
+
+    Attributes:
+        threshold: The threshold.
+        selected: Kept metrics or ``None`` (RoboPhyscore undefined).
+        agreement: Reference name -> agreement of the resulting RoboPhyscore; ``None`` when undefined.
+    """
+
+    threshold: float
+    selected: tuple[str, ...] | None
+    agreement: dict[str, Agreement] | None
+
+    @property
+    def n_metrics(self) -> int:
+        """Size of the selected set (0 when undefined)."""
+        return len(self.selected) if self.selected else 0
+
+
+def threshold_sensitivity(
+    values: Mapping[str, ArrayLike],
+    targets: Sequence[str] | Mapping[str, ArrayLike],
+    thresholds: Iterable[float] = DEFAULT_THRESHOLDS,
+    *,
+    candidates: Iterable[str] | None = None,
+    references: Mapping[str, ArrayLike] | None = None,
+    taxonomy: Taxonomy | None = None,
+) -> list[SensitivityRow]:
+    """Table 16: the selected set per threshold and how well its RoboPhyscore tracks each reference.
+
+    The RoboPhyscore of a set is the per-configuration mean of its metrics in ``values``, so pass
+    normalized values.
+
+    Args:
+        values: Metric id -> one value per configuration.
+        targets: Task-success columns for eq. 3 (see :func:`select_metrics`).
+        thresholds: Thresholds to sweep.
+        candidates: See :func:`select_metrics`.
+        references: Name -> values to report agreement against; defaults to the targets. Human scores
+            go here.
+        taxonomy: Defaults to the packaged one.
+
+    Returns:
+        One :class:`SensitivityRow` per threshold, in the given order.
+    """
+    tgt = _resolve_targets(values, targets)
+    refs = {k: np.asarray(v, dtype=float).ravel() for k, v in (references or tgt).items()}
+    base = select_metrics(values, tgt, -math.inf, candidates=candidates, taxonomy=taxonomy).min_r
+    rows: list[SensitivityRow] = []
+    for th in thresholds:
+        kept = tuple(sorted((m for m, v in base.items() if v > th), key=lambda m: -base[m]))
+        if not kept:
+            rows.append(SensitivityRow(th, None, None))
+            continue
+        score = np.mean(np.stack([np.asarray(values[m], dtype=float).ravel() for m in kept]), axis=0)
+        rows.append(SensitivityRow(th, kept, {k: agreement(score, y) for k, y in refs.items()}))
+    return rows

@@ -1,0 +1,60 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from robojudge.aggregate import agreement, select_metrics, threshold_sensitivity
+
+T1 = [0.0, 1.0, 2.0, 3.0]
+T2 = [0.0, 1.0, 2.0, 4.0]
+
+
+def _table():
+    return {
+        "t1": T1, "t2": T2,
+        "a": T1,                    # r(a, t1) = 1, r(a, t2) = 0.98271 (below)
+        "b": [3.0, 2.0, 1.0, 0.0],  # r = -1 with t1
+        "c": [1.0, 1.0, 1.0, 1.0],  # constant: r undefined
+        "ts_vlm2": T1,              # a task-success metric is never a candidate
+    }
+
+
+def test_select_by_hand():
+    # r(a, t2): dx = -1.5, -.5, .5, 1.5; dy = -1.75, -.75, .25, 2.25; sum dx*dy = 6.5,
+    # sum dx^2 = 5, sum dy^2 = 8.75 -> r = 6.5 / sqrt(43.75) = 0.982708.
+    sel = select_metrics(_table(), ["t1", "t2"], 0.98)
+    assert sel.min_r["a"] == pytest.approx(6.5 / math.sqrt(43.75))
+    assert sel.min_r["a"] == pytest.approx(stats.pearsonr(T1, T2).statistic)
+    assert sel.selected == ("a",)
+    assert sel.min_r["b"] == pytest.approx(-1.0) and math.isnan(sel.min_r["c"])
+    assert "ts_vlm2" not in sel.min_r and "t1" not in sel.min_r
+    assert select_metrics(_table(), ["t1", "t2"], 0.99).selected is None
+
+
+def test_threshold_is_strict():
+    assert select_metrics({"t": T1, "m": T1}, ["t"], 1.0).selected is None
+
+
+def test_targets_as_arrays_and_explicit_candidates():
+    sel = select_metrics({"a": T1, "b": T2}, {"human": T2}, 0.5, candidates=["a"])
+    assert sel.selected == ("a",) and set(sel.min_r) == {"a"}
+
+
+def test_agreement_by_hand():
+    # y = [2, 4, 5, 8] on x = [1, 2, 3, 4]: slope 9.5 / 5 = 1.9, intercept 4.75 - 1.9 * 2.5 = 0;
+    # residuals .1, .2, -.7, .4 -> MAE 0.35; r^2 = 9.5^2 / (5 * 18.75) = 0.962667.
+    a = agreement([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 5.0, 8.0])
+    assert a.mae == pytest.approx(0.35) and a.r2 == pytest.approx(90.25 / 93.75)
+    assert a.pearson == pytest.approx(math.sqrt(90.25 / 93.75)) and a.spearman == pytest.approx(1.0)
+    assert math.isnan(agreement([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]).pearson)
+
+
+def test_sensitivity_rows():
+    rows = threshold_sensitivity(_table(), ["t1", "t2"], [0.5, 0.99])
+    assert rows[0].selected == ("a",) and rows[0].n_metrics == 1
+    # RoboPhyscore of {a} is a itself, so its agreement with t1 is perfect.
+    assert rows[0].agreement is not None and rows[0].agreement["t1"].pearson == pytest.approx(1.0)
+    assert rows[1].selected is None and rows[1].agreement is None and rows[1].n_metrics == 0
+    refs = threshold_sensitivity(_table(), ["t1", "t2"], [0.5], references={"human": np.array(T2)})
+    assert refs[0].agreement is not None and set(refs[0].agreement) == {"human"}
