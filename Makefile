@@ -7,6 +7,8 @@ PY     := $(VENV)/bin/python
 CORE   := $(VENV)/.installed-core
 DEV    := $(VENV)/.installed-dev
 PYTEST_ARGS ?=
+# MuJoCo renders offscreen through EGL (Mesa's software renderer on machines without a GPU).
+export MUJOCO_GL ?= egl
 
 .PHONY: demo test test-fast bench lint typecheck system-deps clean
 
@@ -15,19 +17,21 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# The demo needs the simulator extra (the demo suite is rendered by MuJoCo).
 $(CORE): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e ".[sim]"
 	@touch $@
 
 $(DEV): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,sim]"
 	@touch $@ $(CORE)
 
 ## Score the embedded demo suite; the report lands in runs/demo/report/.
 demo: $(CORE)
+	@bash scripts/system-deps.sh demo
 	$(VENV)/bin/robojudge demo --out runs/demo
 
-## Debian packages the tests need (PostgreSQL server for the store tests).
+## Debian packages the tests need (PostgreSQL for the store tests, Mesa EGL for MuJoCo rendering).
 system-deps:
 	@bash scripts/system-deps.sh test
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from robojudge.report import GroupSummary, report_suite
 from robojudge.run import ProgressCallback, SuiteRun, score_suite
 from robojudge.suite._demo import make_synthetic_suite
+
+log = logging.getLogger(__name__)
+SuiteKind = Literal["auto", "sim", "synthetic"]
 
 DEMO_METRICS: tuple[str, ...] = (
     "pixel_frame_consistency",
@@ -18,15 +24,45 @@ DEMO_METRICS: tuple[str, ...] = (
 
 @dataclass
 class DemoResult:
+    suite_kind: str
     manifest: Path
     report_dir: Path
     run: SuiteRun
     summaries: list[GroupSummary]
 
 
+def sim_available() -> bool:
+    """Whether the simulator extra (MuJoCo, gymnasium-robotics) is installed."""
+    return all(importlib.util.find_spec(m) is not None for m in ("mujoco", "gymnasium_robotics"))
+
+
+def build_demo_suite(folder: Path, kind: SuiteKind = "auto", *, seed: int = 0) -> tuple[str, Path]:
+    """Build (once) the demo suite in ``folder``; ``auto`` means the simulator suite when installed.
+
+    Returns the kind actually built and the manifest path. An existing manifest is reused as is.
+    """
+    manifest = folder / "suite.jsonl"
+    marker = folder / "SUITE_KIND"
+    if manifest.exists():
+        return (marker.read_text().strip() if marker.exists() else "synthetic"), manifest
+    if kind == "auto":
+        kind = "sim" if sim_available() else "synthetic"
+        if kind == "synthetic":
+            log.warning("simulator extra not installed (pip install 'robojudge[sim]'): using the 2D suite")
+    if kind == "sim":
+        from robojudge.suite.sim import make_sim_suite
+
+        make_sim_suite(folder, seed=seed)
+    else:
+        make_synthetic_suite(folder, seed=seed)
+    marker.write_text(kind + "\n")
+    return kind, manifest
+
+
 def run_demo(
     out_dir: str | Path = "runs/demo",
     *,
+    suite: SuiteKind = "auto",
     workers: int = 2,
     seed: int = 0,
     progress: ProgressCallback | None = None,
@@ -36,10 +72,10 @@ def run_demo(
     Results go to ``out_dir/results.sqlite``; a second call reuses the suite and the stored results.
     """
     out = Path(out_dir)
-    manifest = out / "suite" / "suite.jsonl"
-    if not manifest.exists():
-        make_synthetic_suite(out / "suite", seed=seed)
+    kind, manifest = build_demo_suite(out / "suite", suite, seed=seed)
     db = f"sqlite:///{(out / 'results.sqlite').resolve()}"
     run = score_suite(manifest, DEMO_METRICS, db=db, workers=workers, progress=progress)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo")
-    return DemoResult(manifest=manifest, report_dir=out / "report", run=run, summaries=summaries)
+    return DemoResult(
+        suite_kind=kind, manifest=manifest, report_dir=out / "report", run=run, summaries=summaries
+    )

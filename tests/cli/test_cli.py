@@ -117,8 +117,8 @@ def test_suite_validate_and_info(suite, tmp_path):
 
 @pytest.mark.slow
 def test_demo_end_to_end(tmp_path):
-    p = rj("demo", "--out", tmp_path / "demo", "--no-progress")
-    assert "demo summary" in p.stdout
+    p = rj("demo", "--out", tmp_path / "demo", "--suite", "synthetic", "--no-progress")
+    assert "demo summary" in p.stdout and "(synthetic)" in p.stdout
     report = tmp_path / "demo" / "report"
     summary = list(csv.DictReader((report / "summary.csv").open()))
     means = {(r["metric"], r["group"]): float(r["mean"]) for r in summary if r["n_ok"] != "0"}
@@ -130,8 +130,28 @@ def test_demo_end_to_end(tmp_path):
     assert warp["flicker"] > 5 * warp["faithful"]
     errors = list(csv.DictReader((report / "errors.csv").open()))
     assert {e["item_id"] for e in errors} == {"ep00-broken"} and len(errors) == 3  # one per metric
-    again = rj("demo", "--out", tmp_path / "demo", "--no-progress")
-    assert "63 already stored" in again.stdout
+    again = rj("demo", "--out", tmp_path / "demo", "--no-progress")  # auto: reuses the built suite
+    assert "63 already stored" in again.stdout and "(synthetic)" in again.stdout
+    bad = rj("demo", "--out", tmp_path / "demo", "--suite", "3d", check=False)
+    assert bad.returncode == 2 and "--suite must be" in bad.stderr
+
+
+@pytest.mark.slow
+def test_make_demo_sim_suite_small(tmp_path):
+    if not os.environ.get("CI"):  # in CI the sim extra is installed and this must run
+        pytest.importorskip("mujoco")
+    out = tmp_path / "sim"
+    rj("suite", "make-demo", "--out", out, "--episodes", "2", "--views", "2", "--size", "64",
+       "--profiles", "oracle,glitchy")
+    manifest = out / "suite.jsonl"
+    assert "ok" in rj("suite", "validate", manifest).stdout
+    info = json.loads(rj("suite", "info", manifest, "--json").stdout)
+    assert info["items"] == 4
+    assert set(info["by_embodiment"]) == {"gripper", "dexterous_hand"}
+    p = rj("score", manifest, "-m", "pixel_frame_consistency", "--db", tmp_path / "r.sqlite", "--no-progress")
+    assert "4 scored" in p.stdout
+    bad = rj("suite", "make-demo", "--out", tmp_path / "x", "--profiles", "nonsense", check=False)
+    assert bad.returncode == 2 and "unknown profiles" in bad.stderr
 
 
 @pytest.mark.postgres

@@ -6,20 +6,29 @@ from pathlib import Path
 
 import typer
 
-from robojudge.cli._common import console, print_summary, scoring_progress
+from robojudge.cli._common import console, fail, print_summary, scoring_progress
 from robojudge.cli._report import summary_table
 
 
 def demo(
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Run folder."),
     workers: int = typer.Option(2, "--workers", "-w", min=1, help="Worker processes."),
+    suite: str = typer.Option(
+        "auto", "--suite", help="auto (simulator suite when installed), sim or synthetic (2D, no extras)."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Build the embedded demo suite, score it and write a report under OUT/report."""
     from robojudge.demo import run_demo
 
+    if suite not in ("auto", "sim", "synthetic"):
+        raise fail(f"--suite must be auto, sim or synthetic, got {suite!r}")
+    if not (out / "suite" / "suite.jsonl").exists():
+        where = out / "suite"
+        console.print(f"building the demo suite in {where} (once; a few minutes for the simulator suite)")
     with scoring_progress(progress) as on_result:
-        result = run_demo(out, workers=workers, progress=on_result)
+        result = run_demo(out, suite=suite, workers=workers, progress=on_result)  # type: ignore[arg-type]
     print_summary(result.run.summary)
     console.print(summary_table(result.summaries, "generator", "demo summary"))
+    console.print(f"suite: {result.manifest} ({result.suite_kind})", highlight=False)
     console.print(f"report: {result.report_dir}  (summary.md, summary.csv, results.csv, errors.csv)")

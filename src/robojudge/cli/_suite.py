@@ -64,3 +64,29 @@ def info_cmd(
             f"[yellow]{len(suite.problems)} row(s) left out; run `robojudge suite validate {file}`[/]",
             highlight=False,
         )
+
+
+@app.command("make-demo")
+def make_demo_cmd(
+    out: Path = typer.Option(..., "--out", help="Destination folder."),
+    seed: int = typer.Option(0, "--seed", help="Same seed, same frames."),
+    episodes: int = typer.Option(
+        10, "--episodes", min=1, help="Simulated episodes (Fetch and ADROIT alternate)."
+    ),
+    views: int = typer.Option(3, "--views", min=1, max=5, help="Cameras per rollout; cam0 is the main view."),
+    size: int = typer.Option(256, "--size", min=32, help="Square image size in pixels."),
+    profiles: str | None = typer.Option(None, "--profiles", help="Comma-separated generator profiles [all]."),
+) -> None:
+    """Render the simulator-grounded suite (MuJoCo episodes with planted failures and state files)."""
+    from robojudge.demo import sim_available
+
+    if not sim_available():
+        raise fail("the simulator suite needs the sim extra: pip install 'robojudge[sim]'")
+    from robojudge.suite.sim import make_sim_suite
+
+    names = [p.strip() for p in profiles.split(",") if p.strip()] if profiles else None
+    try:
+        manifest = make_sim_suite(out, seed=seed, episodes=episodes, views=views, size=size, profiles=names)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    console.print(f"wrote {manifest}", highlight=False)

@@ -1,0 +1,233 @@
+"""Building the simulator-grounded suite: episodes, stand-in generator rollouts, videos, state, manifest."""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+EMBODIMENTS = ("gripper", "dexterous_hand")
+SHORT = {"gripper": "fetch", "dexterous_hand": "adroit"}
+INSTRUCTIONS = {
+    "gripper": "pick up the red cube and place it on the green target",
+    "dexterous_hand": "pick up the blue ball and place it on the green target",
+}
+_ENVS: dict[tuple[str, int], Any] = {}
+
+
+def _env(embodiment: str, size: int) -> Any:
+    from robojudge.suite.sim._scenes import make_env
+
+    key = (embodiment, size)
+    if key not in _ENVS:
+        _ENVS[key] = make_env(embodiment, size)
+    return _ENVS[key]
+
+
+def _state_arrays(
+    st: dict[str, np.ndarray], ep: Any, renderer: Any, plan: Any, goal: np.ndarray
+) -> dict[str, Any]:
+    from robojudge.suite.sim._render import TRACKED
+
+    m = renderer.model
+    info = renderer.info
+    robot_joints = [j for j in range(m.njnt) if m.jnt_bodyid[j] in set(_robot_bodies(m, info))]
+    adr = [int(m.jnt_qposadr[j]) for j in robot_joints]
+    qpos = plan.qpos
+    if ep.embodiment == "gripper":
+        fingers = [
+            int(m.joint(n).qposadr[0])
+            for n in ("robot0:l_gripper_finger_joint", "robot0:r_gripper_finger_joint")
+        ]
+        opening = qpos[:, fingers].sum(axis=1)
+    else:
+        flex = [
+            int(m.joint(n).qposadr[0])
+            for n in ("FFJ1", "FFJ2", "MFJ1", "MFJ2", "RFJ1", "RFJ2", "LFJ1", "LFJ2")
+        ]
+        opening = 1.0 - qpos[:, flex].mean(axis=1) / 1.6
+    return {
+        "fps": np.float32(10.0),
+        "view_names": np.array(renderer.cams),
+        "K": st["K"].astype(np.float64),
+        "R": st["R"].astype(np.float64),
+        "t": st["t"].astype(np.float64),
+        "object_names": np.array(TRACKED),
+        "object_pos": st["obj_pos"].astype(np.float32),
+        "object_quat": st["obj_quat"].astype(np.float32),
+        "object_visible": st["obj_visible"].astype(bool),
+        "goal_pos": goal.astype(np.float32),
+        "ee_pos": st["ee_pos"].astype(np.float32),
+        "ee_quat": st["ee_quat"].astype(np.float32),
+        "gripper_opening": opening.astype(np.float32),
+        "joint_names": np.array([m.joint(j).name for j in robot_joints]),
+        "joint_pos": qpos[:, adr].astype(np.float32),
+        "keypoint_names": np.array(info.keypoint_bodies),
+        "keypoints_3d": st["kp3"].astype(np.float32),
+        "keypoints_2d": st["kp2"].transpose(0, 1, 2, 3).astype(np.float32),
+        "keypoints_visible": st["kp_vis"].astype(bool),
+        "masks": st["masks"].astype(np.uint8),
+        "contacts": st["contacts"].astype(bool),
+        "unintended_collision": st["unintended"].astype(bool),
+        "penetration": st["penetration"].astype(np.float32),
+        "success": st["success"].astype(bool),
+        "actions": ep.actions[np.clip(plan.src, 0, None)] if ep.variant == "faithful" else ep.actions,
+        "source_frame": plan.src.astype(np.int32),
+    }
+
+
+def _robot_bodies(model: Any, info: Any) -> list[int]:
+    from robojudge.suite.sim._scenes import subtree_bodies
+
+    return subtree_bodies(model, model.body(info.robot_root).id)
+
+
+def _build_episode(args: tuple[str, int, int, str, int, int, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """Simulate one episode, render it for every profile, write files; return manifest rows."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    from robojudge.suite.sim._failures import Editor, ia_failure
+    from robojudge.suite.sim._labels import PROFILES, planted_labels
+    from robojudge.suite.sim._policy import (
+        FPS,
+        faithful_episode,
+        object_positions,
+        run_episode,
+        set_goal_marker,
+    )
+    from robojudge.suite.sim._render import SceneRenderer
+    from robojudge.suite.sim._scenes import SCENES
+    from robojudge.video import write_video
+
+    out_s, seed, e, embodiment, size, views, profiles = args
+    out = Path(out_s)
+    info = SCENES[embodiment]
+    env = _env(embodiment, size)
+    rng = np.random.default_rng([seed, e])
+    run_seed = int(rng.integers(0, 2**31 - 1))
+    faithful = faithful_episode(env, embodiment, rng, run_seed)
+    layout = faithful.layout
+    set_goal_marker(env.model, embodiment, layout)
+    renderer = SceneRenderer(env.model, embodiment, size, views)
+    clip = f"{SHORT[embodiment]}{e:02d}"
+    rows = []
+    try:
+        ref_editor = Editor(env.model, faithful, object_positions(env.model, faithful, info.object_body))
+        ref_frames, _ = renderer.render(ref_editor.plan, layout.goal, faithful=True)
+        ref = f"reference/{clip}.mp4"
+        write_video(out / ref, ref_frames[0], fps=FPS)
+        for p_name in profiles:
+            prof = PROFILES[p_name]
+            prng = np.random.default_rng([seed, e, list(PROFILES).index(p_name)])
+            failures = []
+            base = faithful
+            if prof.ia_types and prng.random() < prof.ia_rate:
+                kind = str(prng.choice(prof.ia_types))
+                sev = float(prng.uniform(*prof.ia_severity))
+                base = run_episode(env, embodiment, layout, run_seed, kind, sev)
+                failures.append(ia_failure(kind, sev, len(base.qpos)))
+            editor = Editor(env.model, base, object_positions(env.model, base, info.object_body))
+            benign: dict[str, float] = {}
+            if not prof.pa_types:
+                benign = editor.benign(prng)
+            n = int(prng.integers(prof.pa_count[0], prof.pa_count[1] + 1)) if prof.pa_types else 0
+            kinds = list(prng.permutation(prof.pa_types))[:n]
+            for kind in kinds:
+                if prng.random() < prof.pa_rate:
+                    failures.append(editor.apply(str(kind), float(prng.uniform(*prof.pa_severity)), prng))
+            frames, st = renderer.render(editor.plan, layout.goal)
+            item = f"{clip}-{p_name}"
+            view_paths = {}
+            for v, cam in enumerate(renderer.cams):
+                rel = f"videos/{item}_{cam}.mp4"
+                write_video(out / rel, frames[v], fps=FPS)
+                view_paths[cam] = rel
+            state_rel = f"state/{item}.npz"
+            arrays = _state_arrays(st, base, renderer, editor.plan, layout.goal)
+            fdicts = [f.to_dict() for f in failures]
+            arrays["failures_json"] = np.array(json.dumps(fdicts))
+            arrays["instruction"] = np.array(INSTRUCTIONS[embodiment])
+            np.savez_compressed(out / state_rel, **arrays)
+            rows.append(
+                {
+                    "item_id": item,
+                    "video": view_paths[renderer.cams[0]],
+                    "instruction": INSTRUCTIONS[embodiment],
+                    "reference_video": ref,
+                    "views": view_paths,
+                    "main_view": renderer.cams[0],
+                    "source": "mujoco-sim",
+                    "clip_id": clip,
+                    "generator": p_name,
+                    "embodiment": embodiment,
+                    "task": info.task,
+                    "regime": "sim",
+                    "split": "test",
+                    "state": state_rel,
+                    "labels": planted_labels(fdicts),
+                    "meta": {
+                        "label_provenance": "planted failures, derived by rule (not human ratings)",
+                        "failures": fdicts,
+                        "benign_variation": benign,
+                        "policy_variant": base.variant,
+                        "seed": seed,
+                        "episode": e,
+                    },
+                }
+            )
+    finally:
+        renderer.close()
+    return rows
+
+
+def make_sim_suite(
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    episodes: int = 10,
+    views: int = 3,
+    size: int = 256,
+    profiles: list[str] | tuple[str, ...] | None = None,
+    workers: int | None = None,
+) -> Path:
+    """Write the simulator-grounded suite to ``out_dir`` and return the manifest path (``suite.jsonl``).
+
+    Args:
+        out_dir: destination folder (created).
+        seed: master seed; the same seed gives the same decoded frames.
+        episodes: number of simulated episodes, alternating Fetch (gripper) and ADROIT (dexterous hand).
+        views: cameras per rollout (1-5); the first, ``cam0``, is the main view.
+        size: square image size in pixels.
+        profiles: generator profiles to render (default: all of ``PROFILES``).
+        workers: processes to use (default: up to 2, never more than the CPUs or the episodes).
+
+    Returns:
+        Path of ``suite.jsonl``; it holds ``episodes * len(profiles)`` rollouts.
+    """
+    from robojudge.suite.sim._labels import PROFILES
+
+    names = tuple(profiles) if profiles else tuple(PROFILES)
+    unknown = [p for p in names if p not in PROFILES]
+    if unknown:
+        raise ValueError(f"unknown profiles {unknown}; known: {sorted(PROFILES)}")
+    if not 1 <= views <= 5:
+        raise ValueError("views must be between 1 and 5")
+    out = Path(out_dir)
+    for sub in ("videos", "reference", "state"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    jobs = [(str(out), seed, e, EMBODIMENTS[e % 2], size, views, names) for e in range(episodes)]
+    n = workers or max(1, min(2, os.cpu_count() or 1, episodes))
+    if n == 1:
+        results = [_build_episode(j) for j in jobs]
+    else:
+        import multiprocessing as mp
+
+        with ProcessPoolExecutor(n, mp_context=mp.get_context("fork")) as pool:
+            results = list(pool.map(_build_episode, jobs))
+    rows = [r for rs in results for r in rs]
+    manifest = out / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return manifest

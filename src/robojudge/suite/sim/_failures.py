@@ -1,0 +1,191 @@
+"""Planted failures: edits of a recorded episode that a stand-in video generator "makes".
+
+Physical-adherence failures edit the state sequence (or the model, per frame) of an episode and are
+rendered by the simulator, so an artifact looks like the scene. Instruction-alignment failures are
+whole simulated episodes of a different policy variant (see ``_policy``), optionally with physical
+failures on top. Every failure is recorded as a :class:`Failure` with a severity in (0, 1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from robojudge.suite.sim._policy import Episode
+from robojudge.suite.sim._render import Plan
+from robojudge.suite.sim._scenes import SCENES
+
+# failure type -> (axis, checklist item it violates)
+FAILURE_TYPES: dict[str, tuple[str, str]] = {
+    "teleport": ("pa", "scene_consistency"),
+    "vanish": ("pa", "scene_consistency"),
+    "appear": ("pa", "scene_consistency"),
+    "duplicate": ("pa", "scene_consistency"),
+    "flicker": ("pa", "scene_consistency"),
+    "frozen": ("pa", "scene_consistency"),
+    "camera_drift": ("pa", "scene_consistency"),
+    "interpenetration": ("pa", "interaction_realism"),
+    "telekinesis": ("pa", "interaction_realism"),
+    "floating": ("pa", "interaction_realism"),
+    "deformation": ("pa", "agent_consistency"),
+    "stop_short": ("ia", "goal_completion"),
+    "wrong_target": ("ia", "goal_completion"),
+    "wrong_object": ("ia", "object_correctness"),
+    "unrelated": ("ia", "object_correctness"),
+}
+PA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "pa")
+IA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "ia")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One planted failure: its type, the axis and checklist item it violates, severity, frame window."""
+
+    type: str
+    axis: str
+    item: str
+    severity: float
+    start: int
+    stop: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def _failure(kind: str, severity: float, start: int, stop: int) -> Failure:
+    axis, item = FAILURE_TYPES[kind]
+    return Failure(kind, axis, item, round(float(severity), 3), int(start), int(stop))
+
+
+class Editor:
+    """Applies physical-adherence failures to a plan built from an episode."""
+
+    def __init__(self, model: Any, episode: Episode, object_pos: np.ndarray) -> None:
+        self.model = model
+        self.info = SCENES[episode.embodiment]
+        self.ep = episode
+        T = len(episode.qpos)
+        self.T = T
+        self.plan = Plan(
+            qpos=episode.qpos.copy(),
+            src=np.arange(T) if episode.variant == "faithful" else -np.ones(T, int),
+            edits=[{} for _ in range(T)],
+        )
+        z0 = object_pos[0, 2]
+        lifted = np.flatnonzero(object_pos[:, 2] > z0 + 0.005)
+        self.grasp = int(lifted[0]) if lifted.size else T // 3
+        self.release = int(lifted[-1]) + 1 if lifted.size else 2 * T // 3
+        if episode.embodiment == "gripper":
+            a = int(model.joint("object0:joint").qposadr[0])
+            self.obj_adr = np.arange(a, a + 3)
+            self.finger_adr = [
+                int(model.joint(n).qposadr[0])
+                for n in ("robot0:l_gripper_finger_joint", "robot0:r_gripper_finger_joint")
+            ]
+            self.finger_open = 0.05
+        else:
+            self.obj_adr = np.array([int(model.joint(n).qposadr[0]) for n in ("OBJTx", "OBJTy", "OBJTz")])
+            self.finger_adr = [
+                int(model.joint(n).qposadr[0])
+                for n in ("FFJ1", "FFJ2", "MFJ1", "MFJ2", "RFJ1", "RFJ2", "LFJ1", "LFJ2", "THJ0")
+            ]
+            self.finger_open = 0.0
+        d = int(model.joint("duplicate:joint").qposadr[0])
+        self.dup_adr = np.arange(d, d + 3)
+
+    def _novel(self, frames: range) -> None:
+        self.plan.src[list(frames)] = -1
+
+    def apply(self, kind: str, severity: float, rng: np.random.Generator) -> Failure:
+        """Plant one failure of ``kind``; return its record."""
+        T, q, ed, s = self.T, self.plan.qpos, self.plan.edits, severity
+        size = self.info.object_size
+        if kind == "teleport":
+            a = int(rng.integers(1, max(2, self.grasp - 4)))
+            b = min(T, a + int(3 + 4 * s))
+            ang = rng.uniform(0, 2 * np.pi)
+            q[a:b, self.obj_adr[:2]] += (0.05 + 0.1 * s) * np.array([np.cos(ang), np.sin(ang)])
+            self._novel(range(a, b))
+        elif kind in ("vanish", "appear"):
+            n = int(4 + 12 * s)
+            a = 0 if kind == "appear" else int(rng.integers(self.grasp, max(self.grasp + 1, T - n)))
+            b = min(T, a + n)
+            for t in range(a, b):
+                ed[t].setdefault("hide", []).append(self.info.object_body)
+        elif kind == "duplicate":
+            a = int(rng.integers(2, T // 2))
+            b = T
+            off = np.array([0.0, 1.0, 0.0]) * (2.6 * size) * rng.choice([-1, 1])
+            q[a:b, self.dup_adr] = q[0, self.obj_adr] + off + self._obj_base()
+            self._novel(range(a, b))
+        elif kind == "flicker":
+            a, b = 2, T
+            for t in rng.choice(np.arange(a, b), size=int(3 + 8 * s), replace=False):
+                ed[int(t)]["light"] = float(1 + rng.choice([-0.55, 0.9]) * (0.4 + 0.6 * s))
+        elif kind == "frozen":
+            n = int(4 + 14 * s)
+            a = int(rng.integers(3, T - n))
+            b = a + n
+            q[a:b] = q[a]
+            self.plan.src[a:b] = self.plan.src[a]
+            for t in range(a, b):
+                ed[t] = dict(ed[a])
+        elif kind == "camera_drift":
+            a, b = int(rng.integers(2, T // 3)), T
+            direction = rng.normal(size=3)
+            direction /= np.linalg.norm(direction)
+            for t in range(a, b):
+                ed[t]["cam_shift"] = direction * (0.05 + 0.25 * s) * (t - a) / (b - a)
+        elif kind == "interpenetration":
+            a, b = min(self.release + 1, T - 4), T
+            q[a:b, self.obj_adr[2]] -= (0.8 + 1.4 * s) * size
+            self._novel(range(a, b))
+        elif kind == "telekinesis":
+            a, b = 1, max(3, self.grasp - 3)
+            ang = rng.uniform(0, 2 * np.pi)
+            bump = np.sin(np.pi * np.linspace(0, 1, b - a))[:, None]
+            q[a:b, self.obj_adr[:2]] += bump * (0.04 + 0.1 * s) * np.array([np.cos(ang), np.sin(ang)])
+            self._novel(range(a, b))
+        elif kind == "floating":
+            a, b = self.grasp + 2, min(T, self.release - 1)
+            a = min(a, b - 1)
+            n = max(1, int((b - a) * (0.4 + 0.6 * s)))
+            q[a : a + n, self.finger_adr] = self.finger_open
+            self._novel(range(a, a + n))
+            b = a + n
+        elif kind == "deformation":
+            a = int(rng.integers(2, T // 2))
+            b = min(T, a + int(6 + 14 * s))
+            bump = np.sin(np.pi * np.linspace(0, 1, b - a))
+            for t, k in zip(range(a, b), bump, strict=True):
+                ed[t]["robot_scale"] = float(1 + (0.5 + 1.5 * s) * k)
+        else:
+            raise ValueError(f"unknown physical failure {kind!r}")
+        return _failure(kind, s, a, b)
+
+    def _obj_base(self) -> np.ndarray:
+        """World offset between the object's joint coordinates and its position."""
+        if self.ep.embodiment == "gripper":
+            return np.zeros(3)
+        return np.asarray(self.model.body(self.info.object_body).pos)
+
+    def benign(self, rng: np.random.Generator) -> dict[str, float]:
+        """Faithful replay with small, harmless variation: a playback-speed change and a light level."""
+        speed = float(rng.uniform(0.85, 1.0))
+        idx = np.minimum(np.round(np.arange(self.T) * speed).astype(int), self.T - 1)
+        self.plan.qpos = self.plan.qpos[idx]
+        self.plan.src = self.plan.src[idx]
+        light = 1.0
+        if rng.random() < 0.3:
+            light = float(rng.uniform(0.85, 1.1))
+            for t in range(self.T):
+                self.plan.edits[t]["light"] = light
+        return {"speed": round(speed, 3), "light": round(light, 3)}
+
+
+def ia_failure(kind: str, severity: float, episode_len: int) -> Failure:
+    """Record of an instruction-alignment failure (the whole episode is the other policy variant)."""
+    return _failure(kind, severity, 0, episode_len)

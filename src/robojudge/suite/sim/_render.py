@@ -1,0 +1,235 @@
+"""Offscreen rendering of edited state sequences, with the calibrated rig and privileged state.
+
+A :class:`Plan` is what a stand-in generator produces: simulator state per frame plus model edits
+(hide the object, scale the robot's geoms, dim the lights, move the main camera). :class:`SceneRenderer`
+turns a plan into RGB frames per view and the per-frame state arrays documented in docs/sim_suite.md.
+
+Camera convention (OpenCV): camera x right, y down, z forward; ``x_cam = R @ x_world + t`` and pixel
+``(u, v) = (fx x/z + cx, fy y/z + cy)`` with (0, 0) the top-left corner of the top-left pixel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from robojudge.suite.sim._scenes import CLASS_IDS, SCENES, geom_classes
+
+HIDDEN_GROUP = 5  # geom group that the scene option does not draw
+KEYPOINT_MARGIN = (
+    0.06  # m: a keypoint counts as visible if the rendered surface is at most this much in front
+)
+TRACKED = ("object", "distractor", "duplicate")
+
+
+@dataclass
+class Plan:
+    """State and model edits for every frame of a rollout.
+
+    ``src[t]`` is the faithful frame that frame ``t`` reproduces exactly (state and edits), or -1.
+    ``edits[t]`` may hold ``hide`` (list of body names drawn nowhere), ``robot_scale`` (factor on the
+    robot's geom sizes), ``light`` (factor on light and headlight brightness), ``cam_shift`` ((3,) metres
+    added to the main camera's position).
+    """
+
+    qpos: np.ndarray
+    src: np.ndarray
+    edits: list[dict[str, Any]] = field(default_factory=list)
+
+
+class SceneRenderer:
+    """Renders plans of one scene; holds one offscreen context and a faithful-frame cache."""
+
+    def __init__(self, model: Any, embodiment: str, size: int, views: int) -> None:
+        import mujoco
+
+        self.mj = mujoco
+        self.model = model
+        self.info = SCENES[embodiment]
+        self.size = size
+        self.cams = [c.name for c in self.info.cameras[:views]]
+        self.cam_ids = [model.camera(c).id for c in self.cams]
+        self.data = mujoco.MjData(model)
+        self.renderer = mujoco.Renderer(model, size, size)
+        self.option = mujoco.MjvOption()
+        self.option.sitegroup[:] = 0
+        self.option.geomgroup[HIDDEN_GROUP] = 0
+        self.classes = geom_classes(model, self.info)
+        self.lut = np.concatenate([[0], self.classes]).astype(np.uint8)  # index 0: background
+        self.robot_geoms = np.flatnonzero(self.classes == CLASS_IDS["robot"])
+        self.base = {
+            "geom_size": model.geom_size.copy(),
+            "geom_group": model.geom_group.copy(),
+            "light": model.light_diffuse.copy(),
+            "head": model.vis.headlight.diffuse.copy(),
+            "cam_pos": model.cam_pos.copy(),
+        }
+        self.body = {n: model.body(n).id for n in (self.info.object_body, "distractor", "duplicate")}
+        self.kp_ids = [model.body(b).id for b in self.info.keypoint_bodies]
+        self.cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def close(self) -> None:
+        """Free the GL context."""
+        self.renderer.close()
+
+    # -- calibration -------------------------------------------------------------------------------
+    def intrinsics(self) -> np.ndarray:
+        """(V, 3, 3) pinhole matrices from each camera's vertical field of view and the image size."""
+        out = []
+        for cid in self.cam_ids:
+            f = 0.5 * self.size / np.tan(np.deg2rad(self.model.cam_fovy[cid]) / 2)
+            out.append([[f, 0, self.size / 2], [0, f, self.size / 2], [0, 0, 1]])
+        return np.asarray(out)
+
+    def extrinsics(self) -> tuple[np.ndarray, np.ndarray]:
+        """World-to-camera ``R`` (V, 3, 3) and ``t`` (V, 3) in OpenCV axes for the current data."""
+        flip = np.diag([1.0, -1.0, -1.0])
+        rs, ts = [], []
+        for cid in self.cam_ids:
+            r = flip @ self.data.cam_xmat[cid].reshape(3, 3).T
+            rs.append(r)
+            ts.append(-r @ self.data.cam_xpos[cid])
+        return np.asarray(rs), np.asarray(ts)
+
+    # -- edits ---------------------------------------------------------------------------------------
+    def _apply(self, edits: dict[str, Any]) -> None:
+        m, b = self.model, self.base
+        m.geom_size[:] = b["geom_size"]
+        m.geom_group[:] = b["geom_group"]
+        m.light_diffuse[:] = b["light"]
+        m.vis.headlight.diffuse[:] = b["head"]
+        m.cam_pos[:] = b["cam_pos"]
+        for name in edits.get("hide", ()):
+            m.geom_group[m.geom_bodyid == m.body(name).id] = HIDDEN_GROUP
+        if "robot_scale" in edits:
+            m.geom_size[self.robot_geoms] *= edits["robot_scale"]
+        if "light" in edits:
+            m.light_diffuse[:] = np.clip(b["light"] * edits["light"], 0, 1)
+            m.vis.headlight.diffuse[:] = np.clip(b["head"] * edits["light"], 0, 1)
+        if "cam_shift" in edits:
+            m.cam_pos[self.cam_ids[0]] += edits["cam_shift"]
+
+    def _render_views(self, only: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r, d = self.renderer, self.data
+        rgb, seg, depth = [], [], []
+        geom = int(self.mj.mjtObj.mjOBJ_GEOM)
+        for v, cid in enumerate(self.cam_ids):
+            if only is not None and v != only:
+                continue
+            r.update_scene(d, camera=cid, scene_option=self.option)
+            rgb.append(r.render().copy())
+            r.enable_segmentation_rendering()
+            s = r.render()
+            r.disable_segmentation_rendering()
+            idx = (s[..., 0] + 1) * (s[..., 1] == geom)
+            seg.append(self.lut[idx])
+            r.enable_depth_rendering()
+            depth.append(r.render().astype(np.float32))
+            r.disable_depth_rendering()
+        return np.stack(rgb), np.stack(seg), np.stack(depth)
+
+    # -- the main entry --------------------------------------------------------------------------------
+    def render(
+        self, plan: Plan, goal: np.ndarray, faithful: bool = False
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Render a plan; return frames ``(V, T, H, W, 3)`` and the state arrays of the rollout.
+
+        With ``faithful=True`` the renders are cached by frame index, and later plans reuse them for
+        every frame whose ``src`` is set and which has no edits.
+        """
+        mj, m, d, info = self.mj, self.model, self.data, self.info
+        T, V = len(plan.qpos), len(self.cam_ids)
+        edits = plan.edits or [{} for _ in range(T)]
+        frames = np.zeros((V, T, self.size, self.size, 3), np.uint8)
+        st: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "R",
+                "t",
+                "obj_pos",
+                "obj_quat",
+                "obj_visible",
+                "ee_pos",
+                "ee_quat",
+                "kp3",
+                "kp2",
+                "kp_vis",
+                "masks",
+                "contacts",
+                "unintended",
+                "penetration",
+                "success",
+            )
+        }
+        K = self.intrinsics()
+        ee = m.body(info.ee_body).id
+        for t in range(T):
+            self._apply(edits[t])
+            d.qpos[:] = plan.qpos[t]
+            mj.mj_forward(m, d)
+            key = int(plan.src[t])
+            if not edits[t] and key >= 0 and key in self.cache:
+                rgb, seg, depth = self.cache[key]
+            elif set(edits[t]) == {"cam_shift"} and key in self.cache:
+                # Only the main camera moved: re-render that view, reuse the others.
+                rgb, seg, depth = (x.copy() for x in self.cache[key])
+                rgb[0], seg[0], depth[0] = (x[0] for x in self._render_views(only=0))
+            else:
+                rgb, seg, depth = self._render_views()
+                if faithful and not edits[t]:
+                    self.cache[key] = (rgb, seg, depth)
+            frames[:, t] = rgb
+            R, tt = self.extrinsics()
+            st["R"].append(R)
+            st["t"].append(tt)
+            hidden = set(edits[t].get("hide", ()))
+            st["obj_pos"].append([d.xpos[self.body[n]].copy() for n in self.body])
+            st["obj_quat"].append([d.xquat[self.body[n]].copy() for n in self.body])
+            st["obj_visible"].append([n not in hidden and d.xpos[self.body[n]][2] > -1 for n in self.body])
+            st["ee_pos"].append(d.xpos[ee].copy())
+            st["ee_quat"].append(d.xquat[ee].copy())
+            kp3 = d.xpos[self.kp_ids].copy()
+            cam = np.einsum("vij,kj->vki", R, kp3) + tt[:, None, :]
+            z = cam[..., 2]
+            uv = cam[..., :2] / z[..., None] * K[:, None, [0, 1], [0, 1]] + K[:, None, [0, 1], [2, 2]]
+            inside = (z > 0) & np.all((uv >= 0) & (uv < self.size), axis=-1)
+            px = np.clip(uv.astype(int), 0, self.size - 1)
+            surf = depth[np.arange(V)[:, None], px[..., 1], px[..., 0]]
+            st["kp3"].append(kp3)
+            st["kp2"].append(uv)
+            st["kp_vis"].append(inside & (surf >= z - KEYPOINT_MARGIN))
+            st["masks"].append(seg)
+            cm, unint, pen = self._contacts()
+            st["contacts"].append(cm)
+            st["unintended"].append(unint)
+            st["penetration"].append(pen)
+            dist = np.linalg.norm(d.xpos[self.body[info.object_body]] - goal)
+            st["success"].append(bool(dist < info.success_threshold and info.object_body not in hidden))
+        self._apply({})
+        out = {k: np.asarray(v) for k, v in st.items()}
+        out["K"] = K
+        return frames, out
+
+    def _contacts(self) -> tuple[np.ndarray, bool, float]:
+        """Class-by-class contact matrix, whether any contact is unintended, deepest object penetration."""
+        d, n = self.data, len(CLASS_IDS)
+        cm = np.zeros((n, n), bool)
+        unintended, pen = False, 0.0
+        c = CLASS_IDS
+        objects = {c["object"], c["distractor"], c["duplicate"]}
+        for i in range(d.ncon):
+            con = d.contact[i]
+            if con.dist > 0.001:
+                continue
+            a, b = int(self.classes[con.geom1]), int(self.classes[con.geom2])
+            cm[a, b] = cm[b, a] = True
+            for x, y in ((a, b), (b, a)):
+                if x in objects and y not in (c["table"], c["robot"]):
+                    unintended = True
+            if {a, b} == {c["robot"], c["table"]} or -con.dist > 0.005:
+                unintended = True
+            if {a, b} & objects:
+                pen = max(pen, -float(con.dist))
+        return cm, unintended, pen

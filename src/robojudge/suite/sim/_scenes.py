@@ -1,0 +1,320 @@
+"""Scenes: gymnasium-robotics MuJoCo models, extended with a camera rig, a distractor and spare bodies.
+
+Two embodiments are supported:
+
+* ``gripper``: the Fetch arm with its parallel-jaw gripper, from ``FetchPickAndPlace`` (gymnasium-robotics).
+* ``dexterous_hand``: the ADROIT hand (a 24-DoF Shadow-style hand on a 6-DoF arm), from
+  ``AdroitHandRelocate`` (gymnasium-robotics).
+
+Each model is loaded with :class:`mujoco.MjSpec` from the environment's own XML and extended with:
+
+* ``distractor``: a second, differently coloured object resting on the table (physically simulated);
+* ``duplicate``: a weightless, non-colliding free body shaped and coloured like the instructed object,
+  parked far away, used to show object duplication;
+* ``goal_marker``: a thin green disc without collisions marking the instructed goal (its position is
+  set per episode in ``model.body_pos``);
+* a rig of fixed world cameras ``cam0`` (main), ``cam1``, ... pointed at the workspace.
+
+The extended model is then driven through the environment class itself (the classes are subclassed
+only to load the extended model), so physics, control and success thresholds are those of the envs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Class ids used in the per-view segmentation maps (documented in docs/sim_suite.md).
+CLASS_IDS: dict[str, int] = {
+    "background": 0,
+    "table": 1,
+    "robot": 2,
+    "object": 3,
+    "distractor": 4,
+    "duplicate": 5,
+    "goal_marker": 6,
+}
+
+
+@dataclass(frozen=True)
+class CameraSpec:
+    """A fixed camera placed by eye point and look-at point (world frame, metres)."""
+
+    name: str
+    eye: tuple[float, float, float]
+    lookat: tuple[float, float, float]
+    fovy: float = 45.0
+
+
+@dataclass(frozen=True)
+class SceneInfo:
+    """Static facts about one embodiment's scene."""
+
+    embodiment: str
+    task: str
+    robot_root: str
+    object_body: str
+    object_shape: str  # "box" or "sphere"
+    object_size: float  # half-extent or radius, metres
+    table_body: str
+    table_top: float  # z of the table surface
+    ee_body: str
+    keypoint_bodies: tuple[str, ...]
+    cameras: tuple[CameraSpec, ...]
+    object_color: str
+    distractor_color: str
+    success_threshold: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_FETCH_CAMS = (
+    CameraSpec("cam0", (2.05, 0.75, 0.95), (1.25, 0.75, 0.42)),
+    CameraSpec("cam1", (1.35, -0.05, 0.85), (1.3, 0.75, 0.42)),
+    CameraSpec("cam2", (1.3, 0.75, 1.55), (1.3, 0.75, 0.42), fovy=40.0),
+    CameraSpec("cam3", (1.35, 1.6, 0.85), (1.3, 0.75, 0.42)),
+    CameraSpec("cam4", (0.5, 0.2, 1.3), (1.3, 0.75, 0.42)),
+)
+_ADROIT_CAMS = (
+    CameraSpec("cam0", (0.0, 0.75, 0.55), (0.0, 0.05, 0.05)),
+    CameraSpec("cam1", (0.75, 0.05, 0.45), (0.0, 0.05, 0.05)),
+    CameraSpec("cam2", (0.0, 0.05, 0.95), (0.0, 0.06, 0.05), fovy=40.0),
+    CameraSpec("cam3", (-0.75, 0.05, 0.45), (0.0, 0.05, 0.05)),
+    CameraSpec("cam4", (0.45, 0.65, 0.6), (0.0, 0.05, 0.05)),
+)
+
+SCENES: dict[str, SceneInfo] = {
+    "gripper": SceneInfo(
+        embodiment="gripper",
+        task="pick_and_place",
+        robot_root="robot0:base_link",
+        object_body="object0",
+        object_shape="box",
+        object_size=0.025,
+        table_body="table0",
+        table_top=0.4,
+        ee_body="robot0:gripper_link",
+        keypoint_bodies=(
+            "robot0:shoulder_pan_link",
+            "robot0:shoulder_lift_link",
+            "robot0:upperarm_roll_link",
+            "robot0:elbow_flex_link",
+            "robot0:forearm_roll_link",
+            "robot0:wrist_flex_link",
+            "robot0:wrist_roll_link",
+            "robot0:gripper_link",
+            "robot0:r_gripper_finger_link",
+            "robot0:l_gripper_finger_link",
+        ),
+        cameras=_FETCH_CAMS,
+        object_color="red",
+        distractor_color="blue",
+        success_threshold=0.05,
+    ),
+    "dexterous_hand": SceneInfo(
+        embodiment="dexterous_hand",
+        task="relocate",
+        robot_root="forearm",
+        object_body="Object",
+        object_shape="sphere",
+        object_size=0.035,
+        table_body="table",
+        table_top=0.0,
+        ee_body="palm",
+        keypoint_bodies=(
+            "wrist",
+            "palm",
+            "ffproximal",
+            "ffmiddle",
+            "ffdistal",
+            "mfproximal",
+            "mfdistal",
+            "rfproximal",
+            "rfdistal",
+            "lfproximal",
+            "lfdistal",
+            "thproximal",
+            "thmiddle",
+            "thdistal",
+        ),
+        cameras=_ADROIT_CAMS,
+        object_color="blue",
+        distractor_color="yellow",
+        success_threshold=0.08,
+    ),
+}
+
+RGBA = {
+    "red": (0.85, 0.15, 0.12, 1.0),
+    "blue": (0.15, 0.3, 0.85, 1.0),
+    "yellow": (0.9, 0.8, 0.1, 1.0),
+    "green": (0.1, 0.75, 0.25, 1.0),
+}
+
+
+def look_at_xyaxes(eye: np.ndarray, lookat: np.ndarray) -> np.ndarray:
+    """MuJoCo ``xyaxes`` (camera x = right, y = up, looking along -z) for a camera at ``eye``."""
+    fwd = lookat - eye
+    fwd = fwd / np.linalg.norm(fwd)
+    up = np.array([0.0, 0.0, 1.0])
+    right = np.cross(fwd, up)
+    if np.linalg.norm(right) < 1e-6:  # looking straight down: pick +x as "up" in the image
+        right = np.cross(fwd, np.array([1.0, 0.0, 0.0]))
+    right = right / np.linalg.norm(right)
+    cam_up = np.cross(right, fwd)
+    return np.concatenate([right, cam_up])
+
+
+def _env_xml(embodiment: str) -> Path:
+    import gymnasium_robotics
+
+    base = Path(gymnasium_robotics.__file__).parent / "envs" / "assets"
+    if embodiment == "gripper":
+        return base / "fetch" / "pick_and_place.xml"
+    return base / "adroit_hand" / "adroit_relocate.xml"
+
+
+def build_spec(embodiment: str, size: int) -> Any:
+    """Return the extended :class:`mujoco.MjSpec` of an embodiment's scene (not yet compiled)."""
+    import mujoco
+
+    info = SCENES[embodiment]
+    spec = mujoco.MjSpec.from_file(str(_env_xml(embodiment)))
+    spec.visual.global_.offwidth = max(int(spec.visual.global_.offwidth), size)
+    spec.visual.global_.offheight = max(int(spec.visual.global_.offheight), size)
+    world = spec.worldbody
+    s = info.object_size
+    table_z = info.table_top
+    # The instructed object's colour.
+    obj = spec.body(info.object_body)
+    for g in obj.geoms:
+        if g.type in (mujoco.mjtGeom.mjGEOM_BOX, mujoco.mjtGeom.mjGEOM_SPHERE):
+            g.material = ""
+            g.rgba = RGBA[info.object_color]
+    shape = mujoco.mjtGeom.mjGEOM_BOX if info.object_shape == "box" else mujoco.mjtGeom.mjGEOM_SPHERE
+    gsize = [s, s, s]
+    # Distractor: a real, collidable free body on the table.
+    dis = world.add_body(name="distractor", pos=[0.0, 0.0, table_z + s])
+    dis.add_freejoint(name="distractor:joint")
+    dis.add_geom(name="distractor", type=shape, size=gsize, rgba=RGBA[info.distractor_color], mass=0.2)
+    # Duplicate: a weightless free body without collisions, parked far away.
+    dup = world.add_body(name="duplicate", pos=[10.0, 10.0, -5.0], gravcomp=1.0)
+    dup.add_freejoint(name="duplicate:joint")
+    dup.add_geom(
+        name="duplicate",
+        type=shape,
+        size=gsize,
+        rgba=RGBA[info.object_color],
+        contype=0,
+        conaffinity=0,
+        mass=0.1,
+    )
+    # Goal marker: a flat disc on the table; its position (model.body_pos) is set per episode.
+    goal = world.add_body(name="goal_marker", pos=[10.0, 10.0, -5.0])
+    goal.add_geom(
+        name="goal_marker",
+        type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+        size=[0.04, 0.001, 0.0],
+        rgba=RGBA["green"],
+        contype=0,
+        conaffinity=0,
+    )
+    for cam in info.cameras:
+        eye = np.asarray(cam.eye, float)
+        world.add_camera(
+            name=cam.name,
+            pos=eye.tolist(),
+            fovy=cam.fovy,
+            xyaxes=look_at_xyaxes(eye, np.asarray(cam.lookat)).tolist(),
+        )
+    spec.visual.quality.offsamples = 0  # no multisampling: faster CPU rendering, exact masks
+    for light in spec.lights:
+        light.castshadow = False  # shadows cost ~8x render time with a software renderer
+    if embodiment == "gripper":
+        # The mocap handle of the arm carries translucent guide geoms; hide them.
+        for g in spec.body("robot0:mocap").geoms:
+            g.rgba = [0, 0, 0, 0]
+    else:
+        # Let the arm reach down to the table (the stock lower limit keeps the palm ~8 cm higher).
+        spec.joint("ARTy").range = [-0.15, 0.2]
+        spec.actuator("A_ARTy").ctrlrange = [-0.15, 0.2]
+        # Gravity compensation on the arm and hand, so the position actuators track their targets.
+        stack = [spec.body(info.robot_root)]
+        while stack:
+            b = stack.pop()
+            b.gravcomp = 1.0
+            stack.extend(b.bodies)
+        # Grasp assist: a weld between palm and ball, switched on only while the fingers are closed.
+        spec.add_equality(
+            type=mujoco.mjtEq.mjEQ_WELD,
+            name="grasp_assist",
+            name1="palm",
+            name2="Object",
+            objtype=mujoco.mjtObj.mjOBJ_BODY,
+            active=False,
+        )
+    return spec
+
+
+def make_env(embodiment: str, size: int) -> Any:
+    """Create the gymnasium-robotics environment of an embodiment, running the extended model."""
+    import mujoco
+
+    if embodiment == "gripper":
+        from gymnasium_robotics.envs.fetch.pick_and_place import MujocoFetchPickAndPlaceEnv
+
+        class _Fetch(MujocoFetchPickAndPlaceEnv):  # type: ignore[misc]
+            def _initialize_simulation(self) -> None:
+                self.model = build_spec("gripper", size).compile()
+                self.data = mujoco.MjData(self.model)
+                self._model_names = self._utils.MujocoModelNames(self.model)
+                self._env_setup(initial_qpos=self.initial_qpos)  # type: ignore[has-type]
+                self.initial_time = self.data.time
+                self.initial_qpos = np.copy(self.data.qpos)
+                self.initial_qvel = np.copy(self.data.qvel)
+
+        return _Fetch(reward_type="sparse")
+
+    from gymnasium_robotics.envs.adroit_hand.adroit_relocate import AdroitHandRelocateEnv
+
+    class _Adroit(AdroitHandRelocateEnv):  # type: ignore[misc]
+        def _initialize_simulation(self) -> tuple[Any, Any]:
+            model = build_spec("dexterous_hand", size).compile()
+            return model, mujoco.MjData(model)
+
+    return _Adroit(reward_type="sparse")
+
+
+def subtree_bodies(model: Any, root: int) -> list[int]:
+    """Body ids of ``root`` and all its descendants."""
+    out = [root]
+    for b in range(root + 1, model.nbody):
+        p = int(model.body_parentid[b])
+        if p in out:
+            out.append(b)
+    return out
+
+
+def geom_classes(model: Any, info: SceneInfo) -> np.ndarray:
+    """Class id (see :data:`CLASS_IDS`) of every geom of the extended model."""
+    import mujoco
+
+    cls = np.zeros(model.ngeom, dtype=np.uint8)
+    robot = set(subtree_bodies(model, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, info.robot_root)))
+    named = {
+        info.table_body: CLASS_IDS["table"],
+        info.object_body: CLASS_IDS["object"],
+        "distractor": CLASS_IDS["distractor"],
+        "duplicate": CLASS_IDS["duplicate"],
+        "goal_marker": CLASS_IDS["goal_marker"],
+    }
+    ids = {mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, k): v for k, v in named.items()}
+    for g in range(model.ngeom):
+        b = int(model.geom_bodyid[g])
+        if b in robot:
+            cls[g] = CLASS_IDS["robot"]
+        elif b in ids:
+            cls[g] = ids[b]
+    return cls
