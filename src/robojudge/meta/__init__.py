@@ -1,5 +1,97 @@
-"""Agreement statistics and confidence intervals (numpy and scipy only)."""
+"""Agreement statistics and confidence intervals (numpy and scipy only).
 
+Point statistics of a judge against human scores (:mod:`._agreement`), agreement among human raters
+(:mod:`._raters`), binary, ranking and band statistics (:mod:`._ranking`), linear-fit agreement of
+continuous scores (:mod:`._fit`), and the paired cluster bootstrap report over many judges
+(:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`). See ``docs/meta.md``.
+"""
+
+from robojudge.meta._agreement import (
+    DEFAULT_SCALE,
+    AxisStats,
+    axis_stats,
+    confusion_matrix,
+    exact_accuracy,
+    kendall,
+    mae,
+    mean_signed_error,
+    mse,
+    overall,
+    overall_from_axis_values,
+    pearson,
+    round_to_scale,
+    spearman,
+    within_one_accuracy,
+)
+from robojudge.meta._bootstrap import ClusterBootstrap, percentile_interval, summarize_replicates
 from robojudge.meta._ci import MeanCI, mean_confidence_interval
+from robojudge.meta._fit import FitAgreement, fit_agreement
+from robojudge.meta._raters import (
+    RaterAgreement,
+    krippendorff_alpha_ordinal,
+    quadratic_weighted_kappa,
+    rater_agreement,
+)
+from robojudge.meta._ranking import (
+    BandCalibration,
+    apply_bands,
+    auroc,
+    band_calibration,
+    best_youden_threshold,
+    pairwise_rank_accuracy,
+    youden_j,
+)
+from robojudge.meta._report import (
+    OVERALL,
+    STATISTICS,
+    AgreementReport,
+    CellReport,
+    Estimate,
+    agreement_table,
+)
+from robojudge.meta._weighted import RankCorrelation, moment_columns, stats_from_sums
 
-__all__ = ["MeanCI", "mean_confidence_interval"]
+__all__ = [
+    "DEFAULT_SCALE",
+    "OVERALL",
+    "STATISTICS",
+    "AgreementReport",
+    "AxisStats",
+    "BandCalibration",
+    "CellReport",
+    "ClusterBootstrap",
+    "Estimate",
+    "FitAgreement",
+    "MeanCI",
+    "RankCorrelation",
+    "RaterAgreement",
+    "agreement_table",
+    "apply_bands",
+    "auroc",
+    "axis_stats",
+    "band_calibration",
+    "best_youden_threshold",
+    "confusion_matrix",
+    "exact_accuracy",
+    "fit_agreement",
+    "kendall",
+    "krippendorff_alpha_ordinal",
+    "mae",
+    "mean_confidence_interval",
+    "mean_signed_error",
+    "moment_columns",
+    "mse",
+    "overall",
+    "overall_from_axis_values",
+    "pairwise_rank_accuracy",
+    "pearson",
+    "percentile_interval",
+    "quadratic_weighted_kappa",
+    "rater_agreement",
+    "round_to_scale",
+    "spearman",
+    "stats_from_sums",
+    "summarize_replicates",
+    "within_one_accuracy",
+    "youden_j",
+]
