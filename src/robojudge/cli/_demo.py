@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from robojudge.cli._common import console, fail, print_summary, scoring_progress
+from robojudge.cli._judge import ENDPOINT_HELP
 from robojudge.cli._report import summary_table
 
 
@@ -31,4 +32,11 @@ def demo(
     print_summary(result.run.summary)
     console.print(summary_table(result.summaries, "generator", "demo summary"))
     console.print(f"suite: {result.manifest} ({result.suite_kind})", highlight=False)
+    if Path("robojudge.toml").exists():
+        console.print(
+            f"judges: run `robojudge judge {result.manifest} --judge NAME --rubric pa,ia` "
+            "with a judge from robojudge.toml", highlight=False,
+        )
+    else:
+        console.print(ENDPOINT_HELP, highlight=False, markup=False)
     console.print(f"report: {result.report_dir}  (summary.md, summary.csv, results.csv, errors.csv)")

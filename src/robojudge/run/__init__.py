@@ -2,6 +2,16 @@
 
 from robojudge.run._api import SuiteRun, build_requests, default_run_dir, score_suite
 from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
+from robojudge.run._judge import (
+    JudgePlan,
+    JudgeProgress,
+    JudgeRunSummary,
+    JudgeSuiteRun,
+    judge_items,
+    judge_metric_id,
+    judge_suite,
+    plan_judgments,
+)
 from robojudge.run._score import (
     MetricRequest,
     ProgressCallback,
@@ -14,6 +24,14 @@ from robojudge.run._score import (
 )
 
 __all__ = [
+    "JudgePlan",
+    "JudgeProgress",
+    "JudgeRunSummary",
+    "JudgeSuiteRun",
+    "judge_items",
+    "judge_metric_id",
+    "judge_suite",
+    "plan_judgments",
     "Executor",
     "LocalProcessExecutor",
     "MetricRequest",

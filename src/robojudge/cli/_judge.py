@@ -1,0 +1,250 @@
+"""``robojudge judge``: score a suite with a VLM judge (PA/IA rubrics) into the result store."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from robojudge.cli._common import console, err_console, fail
+from robojudge.judges import (
+    FrameSpec,
+    JudgeConfig,
+    JudgeConfigError,
+    ResponseCache,
+    Rubric,
+    RubricError,
+    Scoring,
+    UnknownNameError,
+    get_rubric,
+    load_judges_file,
+    load_rubric_file,
+    make_judge,
+)
+from robojudge.run._judge import JudgeProgress, JudgeRunSummary, judge_suite
+from robojudge.store import ResultRow, StoreError
+from robojudge.suite import ManifestError
+
+ENDPOINT_HELP = """\
+No judge endpoint is configured. To judge videos with a vision-language model, serve one behind an
+OpenAI-compatible API, for example with vLLM:
+
+    vllm serve Qwen/Qwen2.5-VL-7B-Instruct --port 8000 --limit-mm-per-prompt '{"image": 32}'
+
+then declare it in robojudge.toml:
+
+    [judges.qwen]
+    backend = "openai"
+    model = "Qwen/Qwen2.5-VL-7B-Instruct"
+    base_url = "http://127.0.0.1:8000/v1"
+
+and run:  robojudge judge SUITE --judge qwen --rubric pa,ia
+(or inline: robojudge judge SUITE --backend openai --model M --base-url URL). See docs/judges.md."""
+"""What to tell a user who has no judge endpoint (``robojudge demo`` prints this)."""
+
+
+def _inline_name(model: str) -> str:
+    tail = model.rstrip("/").split("/")[-1] or "judge"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", tail).strip("-.") or "judge"
+
+
+def resolve_judge(
+    name: str | None, judges_file: Path, backend: str | None, overrides: dict[str, Any]
+) -> JudgeConfig:
+    """The judge a command line asks for: inline (``--backend``) or by name from the judges file."""
+    extra = {k: v for k, v in overrides.items() if v is not None}
+    sampling = {k: extra.pop(k) for k in ("temperature", "seed", "max_tokens") if k in extra}
+    if backend is not None:
+        model = extra.get("model") or ""
+        values: dict[str, Any] = {"name": name or _inline_name(model), "backend": backend, **extra}
+        if sampling:
+            values["sampling"] = sampling
+        return make_judge(values)
+    if name is None:
+        raise JudgeConfigError("give --judge NAME (from the judges file) or an inline --backend and --model")
+    judges = load_judges_file(judges_file)
+    if name not in judges:
+        raise UnknownNameError("judge", name, sorted(judges), f" (declared in {judges_file})")
+    base = judges[name]
+    if not extra and not sampling:
+        return base
+    values = base.model_dump()
+    values.update(extra)
+    values["sampling"] = {**values["sampling"], **sampling}
+    return make_judge(values)
+
+
+def resolve_rubrics(names: str, files: list[Path]) -> list[Rubric]:
+    rubrics = [get_rubric(n.strip()) for n in names.split(",") if n.strip()]
+    rubrics += [load_rubric_file(f) for f in files]
+    if not rubrics:
+        raise RubricError("no rubric given (--rubric pa,ia or --rubric-file FILE)")
+    return rubrics
+
+
+@contextmanager
+def judging_progress(enabled: bool = True) -> Iterator[JudgeProgress | None]:
+    """A progress bar with requests in flight, retries, parse failures and errors."""
+    if not enabled:
+        yield None
+        return
+    progress = Progress(
+        TextColumn("[bold]judging"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[flight]} in flight"),
+        TextColumn("{task.fields[retries]} retries"),
+        TextColumn("[yellow]{task.fields[unparsed]} unparsed"),
+        TextColumn("[red]{task.fields[errors]} errors"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err_console,
+    )
+    state: dict[str, Any] = {"task": None}
+
+    def on_event(row: ResultRow | None, summary: JudgeRunSummary) -> None:
+        if state["task"] is None:
+            state["task"] = progress.add_task(
+                "judge", total=summary.total - summary.skipped, flight=0, retries=0, unparsed=0, errors=0
+            )
+        task = state["task"]
+        progress.update(
+            task,
+            completed=summary.computed,
+            flight=summary.stats.in_flight,
+            retries=summary.stats.retries,
+            unparsed=summary.unscored,
+            errors=summary.failed,
+        )
+
+    with progress:
+        yield on_event
+
+
+def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) -> None:
+    """The end-of-run report of a judge run."""
+    st = s.stats
+    console.print(
+        f"{s.total} judgments: [green]{s.scored} scored[/], [yellow]{s.unscored} unparsable[/], "
+        f"[red]{s.failed} failed[/], {s.skipped} already stored ({s.seconds:.1f} s)",
+        highlight=False,
+    )
+    line = (
+        f"judge {name}: {st.sent} requests sent, {st.cache_hits} from cache, {st.retries} retries, "
+        f"{st.repairs} repair prompts; parse-failure rate {100 * s.parse_failure_rate:.1f}%"
+    )
+    if st.prompt_tokens or st.completion_tokens:
+        line += f"; tokens {st.prompt_tokens} in / {st.completion_tokens} out"
+    if st.cost_usd:
+        line += f"; cost ${st.cost_usd:.4f}"
+    if s.latency_per_video_second is not None:
+        line += f"; {s.latency_per_video_second:.3f} s latency per video second"
+    console.print(line, highlight=False, markup=False)
+    if s.agreement_rate is not None:
+        console.print(
+            f"self-consistency: {100 * s.agreement_rate:.1f}% of items agree across turns, "
+            f"mean score std {s.mean_score_std:.3f}",
+            highlight=False,
+        )
+    if s.errors:
+        console.print("[bold red]unscored or failed:[/]")
+        for row in s.errors[:max_errors]:
+            console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False, markup=False)
+        if len(s.errors) > max_errors:
+            console.print(f"  ... and {len(s.errors) - max_errors} more (see `robojudge results export`)")
+    if s.interrupted:
+        console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]")
+
+
+def judge(
+    suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
+    judge_name: str | None = typer.Option(None, "--judge", "-j", help="Judge name from the judges file."),
+    judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
+    rubric: str = typer.Option("pa,ia", "--rubric", "-r", help="Comma-separated built-in rubrics."),
+    rubric_files: list[Path] = typer.Option([], "--rubric-file", help="A rubric template file (repeatable)."),
+    samples: int = typer.Option(
+        1, "--samples", min=1, help="Turns per judgment; >1 votes (self-consistency)."
+    ),
+    scoring: Scoring = typer.Option(Scoring.argmax, "--scoring", help="argmax or expected (needs logprobs)."),
+    fps: float = typer.Option(4.0, "--fps", min=0.01, help="Frame sampling rate."),
+    max_frames: int = typer.Option(32, "--max-frames", min=1, help="Most frames per video."),
+    size: int | None = typer.Option(None, "--size", min=16, help="Resize frames: longer side in pixels."),
+    db: str | None = typer.Option(
+        None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
+    ),
+    run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder for the default store."),
+    backend: str | None = typer.Option(None, "--backend", help="Inline judge: openai, hf or mock."),
+    model: str | None = typer.Option(None, "--model", help="Model name (inline or override)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+    ),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="NAME of the variable holding the API key."
+    ),
+    concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Requests in flight."),
+    max_images: int | None = typer.Option(None, "--max-images", min=1, help="Most images per request."),
+    temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
+    seed: int | None = typer.Option(None, "--seed", help="Sampling seed."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per reply."),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", help="Response cache folder [default: ~/.cache/robojudge]."
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Judge stored failures again."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC."""
+    overrides = {
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "concurrency": concurrency,
+        "max_images": max_images,
+        "temperature": temperature,
+        "seed": seed,
+        "max_tokens": max_tokens,
+    }
+    try:
+        cfg = resolve_judge(judge_name, judges_file, backend, overrides)
+        rubrics = resolve_rubrics(rubric, rubric_files)
+        cache = ResponseCache(cache_dir, enabled=not no_cache)
+    except (JudgeConfigError, RubricError, UnknownNameError, OSError) as exc:
+        raise fail(str(exc)) from None
+    try:
+        with cache, judging_progress(progress) as on_event:
+            run = judge_suite(
+                suite,
+                cfg,
+                rubrics,
+                db=db,
+                run_dir=run_dir,
+                frames=FrameSpec(fps=fps, max_frames=max_frames, size=size),
+                scoring=scoring,
+                samples=samples,
+                cache=cache,
+                retry_errors=retry_errors,
+                progress=on_event,
+            )
+    except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    for problem in run.manifest_problems:
+        console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
+    if cfg.backend == "mock":
+        console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]")
+    print_judge_summary(cfg.name, run.summary)
+    console.print(f"results: {run.db_url}", highlight=False)
+    if run.summary.interrupted:
+        raise typer.Exit(130)

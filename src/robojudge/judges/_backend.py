@@ -1,0 +1,208 @@
+"""The judge backend interface: one chat request in, one completion out.
+
+A backend turns a :class:`ChatRequest` (system prompt, text and frames, decoding settings) into a
+:class:`Completion` (text, optional token log-probabilities, token counts). Backends raise
+:class:`TransientError` for what is worth retrying (429, 5xx, timeouts, dropped connections) and
+:class:`BackendError` for what is not (bad request, authentication). Retrying, caching and parsing
+happen above them, in the engine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from robojudge.judges._config import JudgeConfig
+from robojudge.judges._registry import Registry
+
+
+class BackendError(Exception):
+    """A request that failed for good (retrying would not help)."""
+
+
+class TransientError(BackendError):
+    """A request that may succeed if retried.
+
+    Attributes:
+        retry_after: Seconds the server asked us to wait (``Retry-After``), if it said.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header: delta-seconds (fractions accepted) or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+@dataclass
+class Frames:
+    """The frames a judge sees for one item.
+
+    Attributes:
+        arrays: ``(N, H, W, 3)`` uint8 RGB.
+        timestamps: Seconds from the start of the video, one per frame.
+        hashes: Content hash of each frame (shape and pixels).
+        video_seconds: Length of the video in seconds (for latency per video second).
+        encoded: Per-backend encodings (JPEG data URLs and the like), filled lazily and shared
+            by the rubrics of one item.
+    """
+
+    arrays: np.ndarray
+    timestamps: np.ndarray
+    hashes: list[str]
+    video_seconds: float
+    encoded: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One request to a judge.
+
+    Attributes:
+        system: System prompt.
+        user: User prompt text (shown before the frames).
+        frames: The video frames, or ``None`` for a text-only request.
+        first_frame_label: Text placed right before the first frame (IA's conditioning frame).
+        history: Earlier turns after the first user message, as ``(role, text)`` pairs; the
+            repair retry adds the invalid reply and the correction request here.
+        temperature: Sampling temperature (0 = greedy).
+        top_p: Nucleus sampling, or ``None`` for the backend default.
+        seed: Sampling seed where the backend supports one.
+        max_tokens: Most tokens to generate.
+        logprobs: Ask for token log-probabilities.
+        top_logprobs: Alternatives per token when ``logprobs``.
+    """
+
+    system: str
+    user: str
+    frames: Frames | None
+    first_frame_label: str | None = None
+    history: tuple[tuple[str, str], ...] = ()
+    temperature: float = 0.0
+    top_p: float | None = None
+    seed: int | None = 0
+    max_tokens: int = 1024
+    logprobs: bool = False
+    top_logprobs: int = 0
+
+    def sampling_key(self) -> dict[str, Any]:
+        """The decoding settings, for cache keys."""
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "logprobs": self.logprobs,
+            "top_logprobs": self.top_logprobs if self.logprobs else 0,
+        }
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token, its log-probability and the most likely alternatives at its position."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a backend returned.
+
+    Attributes:
+        text: The reply text.
+        logprobs: Per-token log-probabilities, when asked for and supported.
+        prompt_tokens: Input tokens, when reported.
+        completion_tokens: Output tokens, when reported.
+        latency_s: Wall time of the (last, successful) request.
+        meta: Small JSON-able facts about the response (id, model, finish reason, images sent).
+    """
+
+    text: str
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "logprobs": None
+            if self.logprobs is None
+            else [[t.token, t.logprob, [list(a) for a in t.top]] for t in self.logprobs],
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": self.latency_s,
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Completion:
+        lp = data.get("logprobs")
+        return cls(
+            text=str(data.get("text", "")),
+            logprobs=None
+            if lp is None
+            else tuple(
+                TokenLogprob(str(t), float(p), tuple((str(a), float(b)) for a, b in top)) for t, p, top in lp
+            ),
+            prompt_tokens=data.get("prompt_tokens"),
+            completion_tokens=data.get("completion_tokens"),
+            latency_s=float(data.get("latency_s") or 0.0),
+            meta=dict(data.get("meta") or {}),
+        )
+
+
+class Backend(Protocol):
+    """What the engine needs from a backend."""
+
+    name: str
+    supports_logprobs: bool
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        """Send one request; raise :class:`TransientError` or :class:`BackendError` on failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, models and the like."""
+        ...
+
+
+BackendFactory = Callable[[JudgeConfig], Backend]
+
+
+def _load_builtin_backends() -> None:
+    import importlib
+
+    for mod in ("_openai", "_hf", "_mock"):  # each registers itself on import
+        importlib.import_module(f"robojudge.judges.{mod}")
+
+
+BACKENDS: Registry[BackendFactory] = Registry("judge backend", _load_builtin_backends)
+"""Backend factories by name: ``openai``, ``hf``, ``mock``; plugins call ``BACKENDS.add``."""
+
+
+def make_backend(config: JudgeConfig) -> Backend:
+    """Build the backend a judge config names."""
+    return BACKENDS.get(config.backend)(config)

@@ -1,0 +1,110 @@
+"""The response cache: a SQLite file that remembers every judge reply and every video's frame hashes.
+
+Replies are keyed by (backend, model, rubric, frame content hashes, prompt, sampling settings), so
+a rerun or a resumed run never sends the same request twice. Frame hashes are remembered per
+(file, size, modification time, sampling settings), so a warm rerun need not decode the videos.
+The file lives in the user's cache folder, never inside the package:
+``$ROBOJUDGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/robojudge``, else ``~/.cache/robojudge``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from robojudge.judges._backend import Completion
+
+CACHE_FILE = "judge-cache.sqlite"
+
+
+def default_cache_dir() -> Path:
+    """Where the response cache lives unless told otherwise (see the module docstring)."""
+    env = os.environ.get("ROBOJUDGE_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "robojudge"
+
+
+class ResponseCache:
+    """Judge replies and frame hashes in one SQLite file.
+
+    Args:
+        folder: The cache folder (created when missing); the default is :func:`default_cache_dir`.
+        enabled: With ``False`` nothing is read or written (``--no-cache``).
+    """
+
+    def __init__(self, folder: str | os.PathLike[str] | None = None, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.path: Path | None = None
+        self._db: sqlite3.Connection | None = None
+        self.hits = 0
+        self.misses = 0
+        if not enabled:
+            return
+        root = Path(folder).expanduser() if folder is not None else default_cache_dir()
+        root.mkdir(parents=True, exist_ok=True)
+        self.path = root / CACHE_FILE
+        db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS frames (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
+        )
+        self._db = db
+
+    def _get(self, table: str, key: str) -> Any | None:
+        if self._db is None:
+            return None
+        row = self._db.execute(f"SELECT value FROM {table} WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def _put(self, table: str, key: str, value: Any) -> None:
+        if self._db is None:
+            return
+        self._db.execute(
+            f"INSERT OR REPLACE INTO {table} (key, value, created) VALUES (?, ?, ?)",
+            (key, json.dumps(value, separators=(",", ":")), time.time()),
+        )
+
+    def get_reply(self, key: str) -> Completion | None:
+        """The stored reply for a request key, counting hits and misses."""
+        data = self._get("replies", key)
+        if data is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Completion.from_json(data)
+
+    def put_reply(self, key: str, completion: Completion) -> None:
+        self._put("replies", key, completion.to_json())
+
+    def get_frames(self, key: str) -> dict[str, Any] | None:
+        """Remembered frame hashes, timestamps and video length for a file-and-settings key."""
+        data = self._get("frames", key)
+        return data if isinstance(data, dict) else None
+
+    def put_frames(self, key: str, value: dict[str, Any]) -> None:
+        self._put("frames", key, value)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,198 @@
+"""Judge declarations: which backend and model, where, how fast, and how to sample.
+
+Judges are declared in a TOML file (default ``robojudge.toml``)::
+
+    [judges.qwen]
+    backend = "openai"
+    model = "Qwen/Qwen2.5-VL-7B-Instruct"
+    base_url = "http://127.0.0.1:8000/v1"
+    api_key_env = "VLLM_API_KEY"      # the variable's NAME; the key itself never goes in a file
+    concurrency = 8
+    max_images = 32
+
+    [judges.qwen.sampling]
+    temperature = 0.0
+    seed = 0
+    max_tokens = 1024
+
+    [judges.qwen.extra_body]          # merged into every request body (vLLM options and the like)
+    top_k = 1
+
+    [judges.qwen.prices]              # optional, USD per million tokens
+    input_per_mtok = 0.2
+    output_per_mtok = 0.8
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class JudgeConfigError(ValueError):
+    """A judges file or inline judge that cannot be used."""
+
+
+class Sampling(BaseModel):
+    """Decoding settings; deterministic by default (temperature 0, fixed seed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    seed: int | None = 0
+    max_tokens: int = Field(default=1024, ge=1)
+    sample_temperature: float = Field(
+        default=0.7, gt=0.0, le=2.0, description="temperature used for samples > 1 when temperature is 0"
+    )
+
+
+class Prices(BaseModel):
+    """Token prices in USD per million tokens; cost is recorded when set."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_mtok: float = Field(default=0.0, ge=0.0)
+    output_per_mtok: float = Field(default=0.0, ge=0.0)
+
+    def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float:
+        return (
+            (prompt_tokens or 0) * self.input_per_mtok + (completion_tokens or 0) * self.output_per_mtok
+        ) / 1e6
+
+
+class JudgeConfig(BaseModel):
+    """One judge: a backend, a model and how to call it.
+
+    Attributes:
+        name: Judge name; stored metric ids are ``judge:<name>:<rubric>``.
+        backend: ``openai``, ``hf`` or ``mock`` (or a registered plugin backend).
+        model: Model name as the server or transformers knows it (a local folder for ``hf``).
+        base_url: OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``.
+        api_key_env: Name of the environment variable holding the API key (never the key).
+        concurrency: Requests in flight at once.
+        max_images: Most images per request; more frames are thinned uniformly (first kept).
+        timeout_s: Per-request timeout.
+        max_retries: Retries of 429/5xx/timeouts/connection errors before the item fails.
+        backoff_s: First retry delay; doubles each retry, with jitter, capped at ``max_backoff_s``.
+        max_backoff_s: Longest wait between retries (also caps Retry-After).
+        top_logprobs: Alternatives per token requested for ``--scoring expected``.
+        image_quality: JPEG quality of frames sent over HTTP.
+        device: ``hf`` only: ``auto`` (GPU when present), ``cpu`` or ``cuda``.
+        dtype: ``hf`` only: ``auto``, ``float32``, ``bfloat16`` or ``float16``.
+        replies: ``mock`` only: scripted replies, used in turn.
+        sampling: Decoding settings.
+        extra_body: Extra JSON merged into each request body.
+        extra_headers: Extra HTTP headers (not secrets: use ``api_key_env``).
+        prices: Token prices for cost accounting.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    backend: str = "openai"
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = None
+    concurrency: int = Field(default=4, ge=1, le=1024)
+    max_images: int = Field(default=32, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    backoff_s: float = Field(default=1.0, ge=0)
+    max_backoff_s: float = Field(default=60.0, ge=0)
+    top_logprobs: int = Field(default=10, ge=1, le=20)
+    image_quality: int = Field(default=90, ge=10, le=100)
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    replies: list[str] = Field(default_factory=list)
+    sampling: Sampling = Field(default_factory=lambda: Sampling())
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_headers: dict[str, str] = Field(default_factory=dict)
+    prices: Prices | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError(f"judge name {v!r} may hold letters, digits, '_', '.', '-' only")
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+            raise ValueError(
+                f"api_key_env must be the NAME of an environment variable, got {v[:4]!r}...; "
+                "put the key itself in that variable"
+            )
+        return v
+
+    def api_key(self) -> str | None:
+        """The API key from the environment, or ``None`` (read at call time, never stored)."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def identity(self) -> dict[str, Any]:
+        """What decides a judge's answers (for config hashes and caches): no URL, key or speed knobs."""
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "max_images": self.max_images,
+            "image_quality": self.image_quality,
+            "sampling": self.sampling.model_dump(mode="json"),
+            "extra_body": self.extra_body,
+        }
+
+
+def short_hash(value: Any) -> str:
+    """A 16-hex-digit hash of JSON-able ``value``, independent of key order."""
+    canon = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+
+def make_judge(values: dict[str, Any]) -> JudgeConfig:
+    """Validate plain values into a :class:`JudgeConfig`; errors name the judge and the field."""
+    try:
+        return JudgeConfig.model_validate(values)
+    except ValidationError as exc:
+        name = values.get("name", "?")
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise JudgeConfigError(f"judge {name!r}: {problems}") from None
+
+
+def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
+    """All judges declared in a TOML file, by name.
+
+    Raises:
+        JudgeConfigError: Missing or invalid file, or an invalid judge.
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise JudgeConfigError(
+            f"no judges file at {p} (declare judges there, or pass --backend/--model)"
+        ) from None
+    except OSError as exc:
+        raise JudgeConfigError(f"cannot read {p}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise JudgeConfigError(f"{p}: invalid TOML: {exc}") from None
+    table = data.get("judges", {})
+    if not isinstance(table, dict):
+        raise JudgeConfigError(f"{p}: [judges] must be a table of judges")
+    out: dict[str, JudgeConfig] = {}
+    for name, values in table.items():
+        if not isinstance(values, dict):
+            raise JudgeConfigError(f"{p}: judges.{name} must be a table")
+        out[name] = make_judge({**values, "name": name})
+    return out

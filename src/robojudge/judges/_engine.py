@@ -1,0 +1,310 @@
+"""Judging one item under one rubric: cache, bounded concurrency, retries, parsing, repair, votes."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from robojudge.judges._backend import Backend, BackendError, ChatRequest, Completion, TransientError
+from robojudge.judges._cache import ResponseCache
+from robojudge.judges._config import JudgeConfig
+from robojudge.judges._frames import ItemFrames
+from robojudge.judges._parse import ParseResult, parse_reply
+from robojudge.judges._rubric import Rubric
+from robojudge.judges._scoring import Scoring, expected_score, majority_vote
+
+RAW_LIMIT = 20_000
+"""Longest raw reply kept in a result row, in characters."""
+
+
+@dataclass
+class JudgeStats:
+    """Live counters of one judge's run (for the progress bar and the end-of-run report)."""
+
+    in_flight: int = 0
+    sent: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    repairs: int = 0
+    parse_failures: int = 0
+    judged: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    request_seconds: float = 0.0
+    video_seconds: float = 0.0
+
+    @property
+    def parse_failure_rate(self) -> float:
+        """Unscored (item, rubric) pairs over all judged pairs."""
+        return self.parse_failures / self.judged if self.judged else 0.0
+
+
+@dataclass
+class RubricResult:
+    """The outcome of one (item, rubric) judgment, ready to become a stored row."""
+
+    rubric: Rubric
+    status: Literal["ok", "error"]
+    value: float | None
+    error: str | None
+    duration_s: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _clip(text: str) -> str:
+    return (
+        text
+        if len(text) <= RAW_LIMIT
+        else text[:RAW_LIMIT] + f"... [{len(text) - RAW_LIMIT} more characters]"
+    )
+
+
+class JudgeEngine:
+    """Sends a judge's requests and turns replies into scores.
+
+    Args:
+        config: The judge.
+        backend: Its backend.
+        cache: The response cache (may be disabled).
+        scoring: ``argmax`` or ``expected``.
+        samples: Turns per (item, rubric); more than one means self-consistency voting.
+    """
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        backend: Backend,
+        cache: ResponseCache,
+        *,
+        scoring: Scoring = Scoring.argmax,
+        samples: int = 1,
+    ) -> None:
+        if samples < 1:
+            raise ValueError(f"samples must be >= 1, got {samples}")
+        self.config = config
+        self.backend = backend
+        self.cache = cache
+        self.scoring = Scoring(scoring)
+        self.samples = samples
+        self.stats = JudgeStats()
+        self._sem = asyncio.Semaphore(config.concurrency)
+        self._rng = random.Random()
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def temperature(self) -> float:
+        """The temperature used: the configured one, or ``sample_temperature`` when voting at 0."""
+        s = self.config.sampling
+        return s.sample_temperature if self.samples > 1 and s.temperature == 0 else s.temperature
+
+    def _cache_key(self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric) -> str:
+        payload = {
+            "judge": self.config.identity(),
+            "rubric": [rubric.id, rubric.version, rubric.digest],
+            "frames": frames.hashes if frames is not None else None,
+            "system": request.system,
+            "user": request.user,
+            "label": request.first_frame_label,
+            "history": request.history,
+            "sampling": request.sampling_key(),
+        }
+        canon = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canon.encode()).hexdigest()
+
+    async def _send_once_with_retries(self, request: ChatRequest) -> tuple[Completion, int]:
+        cfg = self.config
+        attempt = 0
+        while True:
+            async with self._sem:
+                self.stats.in_flight += 1
+                try:
+                    completion = await self.backend.complete(request)
+                    return completion, attempt + 1
+                except TransientError as exc:
+                    error = exc
+                finally:
+                    self.stats.in_flight -= 1
+            if attempt >= cfg.max_retries:
+                raise BackendError(f"gave up after {attempt + 1} attempts: {error}")
+            if error.retry_after is not None:
+                delay = error.retry_after * self._rng.uniform(1.0, 1.1)
+            else:
+                delay = cfg.backoff_s * (2**attempt) * self._rng.uniform(0.5, 1.0)
+            attempt += 1
+            self.stats.retries += 1
+            await asyncio.sleep(min(delay, cfg.max_backoff_s))
+
+    async def send(
+        self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric
+    ) -> tuple[Completion, dict[str, Any]]:
+        """One request through the cache; returns the completion and facts for the row."""
+        key = self._cache_key(request, frames, rubric)
+        cached = self.cache.get_reply(key)
+        if cached is not None:
+            self.stats.cache_hits += 1
+            return cached, {"cached": True, "attempts": 0}
+        if frames is not None and request.frames is None:
+            request = _with_frames(request, await frames.load())
+        completion, attempts = await self._send_once_with_retries(request)
+        self.stats.sent += 1
+        self.stats.request_seconds += completion.latency_s
+        self.stats.prompt_tokens += completion.prompt_tokens or 0
+        self.stats.completion_tokens += completion.completion_tokens or 0
+        if self.config.prices is not None:
+            self.stats.cost_usd += self.config.prices.cost(
+                completion.prompt_tokens, completion.completion_tokens
+            )
+        self.cache.put_reply(key, completion)
+        return completion, {"cached": False, "attempts": attempts}
+
+    # -- one turn ----------------------------------------------------------------------------------
+
+    async def _turn(
+        self, rubric: Rubric, system: str, user: str, frames: ItemFrames | None, turn: int
+    ) -> dict[str, Any]:
+        s = self.config.sampling
+        base = ChatRequest(
+            system=system,
+            user=user,
+            frames=None,
+            first_frame_label=rubric.first_frame_label,
+            temperature=self.temperature(),
+            top_p=s.top_p,
+            seed=None if s.seed is None else s.seed + turn,
+            max_tokens=s.max_tokens,
+            logprobs=self.scoring is Scoring.expected and self.backend.supports_logprobs,
+            top_logprobs=self.config.top_logprobs,
+        )
+        completion, facts = await self.send(base, frames, rubric)
+        replies = [completion]
+        parsed = parse_reply(completion.text, rubric)
+        status = "ok"
+        if not parsed.ok:
+            self.stats.repairs += 1
+            repair = _repair_request(base, completion.text, parsed, rubric)
+            completion, facts2 = await self.send(repair, frames, rubric)
+            replies.append(completion)
+            facts = {
+                "cached": facts["cached"] and facts2["cached"],
+                "attempts": facts["attempts"] + facts2["attempts"],
+            }
+            first_error = parsed.error
+            parsed = parse_reply(completion.text, rubric)
+            status = "repaired" if parsed.ok else "failed"
+            if not parsed.ok:
+                parsed = ParseResult(
+                    None, parsed.reasoning, f"{first_error}; after repair: {parsed.error}", parsed.obj
+                )
+        out: dict[str, Any] = {
+            "score": parsed.score,
+            "parse_status": status,
+            "error": parsed.error,
+            "reasoning": parsed.reasoning,
+            "raw": [_clip(c.text) for c in replies],
+            "latency_s": sum(c.latency_s for c in replies),
+            "prompt_tokens": sum(c.prompt_tokens or 0 for c in replies),
+            "completion_tokens": sum(c.completion_tokens or 0 for c in replies),
+            "response": {k: v for k, v in completion.meta.items() if v is not None},
+            **facts,
+        }
+        if self.scoring is Scoring.expected and parsed.ok:
+            exp = (
+                expected_score(completion.text, completion.logprobs, rubric) if completion.logprobs else None
+            )
+            out["expected"] = None if exp is None else exp[0]
+            out["probs"] = None if exp is None else exp[1]
+        return out
+
+    # -- one (item, rubric) ------------------------------------------------------------------------
+
+    async def judge(self, rubric: Rubric, instruction: str | None, frames: ItemFrames | None) -> RubricResult:
+        """Judge one item under one rubric; transport failures become error results, never raise."""
+        start = time.perf_counter()
+        try:
+            system, user = rubric.render(instruction)
+        except ValueError as exc:
+            return RubricResult(rubric, "error", None, str(exc), 0.0)
+        try:
+            turns = await asyncio.gather(
+                *(self._turn(rubric, system, user, frames, t) for t in range(self.samples))
+            )
+        except BackendError as exc:
+            return RubricResult(rubric, "error", None, f"request failed: {exc}", time.perf_counter() - start)
+        return self._combine(rubric, list(turns), frames, time.perf_counter() - start)
+
+    def _combine(
+        self, rubric: Rubric, turns: list[dict[str, Any]], frames: ItemFrames | None, seconds: float
+    ) -> RubricResult:
+        scores: list[float | None] = [t["score"] for t in turns]
+        details: dict[str, Any] = {
+            "judge": self.config.name,
+            "backend": self.config.backend,
+            "model": self.config.model,
+            "rubric": rubric.id,
+            "rubric_version": rubric.version,
+            "scoring": self.scoring.value,
+            "samples": self.samples,
+            "reasoning": next((t["reasoning"] for t in turns if t["reasoning"]), None),
+            "turns": turns,
+        }
+        latency = sum(t["latency_s"] for t in turns)
+        prompt = sum(t["prompt_tokens"] for t in turns)
+        completion = sum(t["completion_tokens"] for t in turns)
+        details.update(
+            latency_s=latency,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cached=all(t["cached"] for t in turns),
+        )
+        if self.config.prices is not None:
+            details["cost_usd"] = self.config.prices.cost(prompt, completion)
+        if frames is not None and frames.video_seconds > 0:
+            details["video_seconds"] = frames.video_seconds
+            details["latency_per_video_s"] = latency / frames.video_seconds
+            self.stats.video_seconds += frames.video_seconds
+        vote = majority_vote(scores)
+        self.stats.judged += 1
+        if vote is None:
+            self.stats.parse_failures += 1
+            details["parse_status"] = "failed"
+            errors = "; ".join(dict.fromkeys(str(t["error"]) for t in turns))
+            return RubricResult(rubric, "ok", math.nan, f"unscored: {errors}", seconds, details)
+        details["parse_status"] = "repaired" if any(t["parse_status"] == "repaired" for t in turns) else "ok"
+        value = vote.value
+        if self.samples > 1:
+            details.update(vote.details())
+        if self.scoring is Scoring.expected:
+            expected = [float(t["expected"]) for t in turns if t.get("expected") is not None]
+            if expected:
+                value = sum(expected) / len(expected)
+                details["argmax"] = vote.value
+            else:
+                details["expected_unavailable"] = (
+                    "the backend returned no usable log-probabilities; argmax used"
+                )
+        return RubricResult(rubric, "ok", float(value), None, seconds, details)
+
+
+def _with_frames(request: ChatRequest, frames: Any) -> ChatRequest:
+    from dataclasses import replace
+
+    return replace(request, frames=frames)
+
+
+def _repair_request(base: ChatRequest, reply: str, parsed: ParseResult, rubric: Rubric) -> ChatRequest:
+    from dataclasses import replace
+
+    note = (
+        f"Your reply could not be used: {parsed.error}. Answer again with one JSON object and nothing "
+        f"else, exactly of the form {rubric.example_json()}, where {rubric.score_key} is "
+        f"{'an integer' if rubric.score_type == 'integer' else 'a number'} from "
+        f"{rubric.score_min:g} to {rubric.score_max:g}."
+    )
+    return replace(base, history=(("assistant", _clip(reply)), ("user", note)))

@@ -1,0 +1,172 @@
+"""The ``hf`` backend: a local transformers vision-language model (Qwen2-VL, Qwen2.5-VL, Qwen3-VL...).
+
+The model and its processor are loaded with ``from_pretrained`` (a hub id or a local folder) on the
+first request; frames are passed as one video, and for rubrics with a conditioning frame the first
+frame also goes in as an image right after its label. It runs on the GPU when one is present.
+``torch`` and ``transformers`` are imported here only, when the backend is first used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from robojudge.judges._backend import BACKENDS, BackendError, ChatRequest, Completion, TokenLogprob
+from robojudge.judges._config import JudgeConfig
+from robojudge.judges._images import thin_indices
+
+
+class HFBackend:
+    """Generation with a transformers image-text-to-text model, one request at a time.
+
+    Args:
+        config: The judge; ``model`` is a hub id or a local folder, ``device`` and ``dtype`` pick
+            where and how it runs.
+    """
+
+    name = "hf"
+    supports_logprobs = True
+
+    def __init__(self, config: JudgeConfig) -> None:
+        if not config.model:
+            raise ValueError(
+                f"judge {config.name!r}: the hf backend needs model (a hub id or a local folder)"
+            )
+        self.config = config
+        self._model: Any = None
+        self._processor: Any = None
+        self._device: str = "cpu"
+        self._load_lock = threading.Lock()
+        self._run_lock = asyncio.Lock()
+
+    def _load(self) -> None:
+        with self._load_lock:
+            if self._model is not None:
+                return
+            try:
+                import torch
+                import transformers
+            except ImportError as exc:
+                raise BackendError(
+                    f"the hf backend needs torch and transformers ({exc}); pip install 'robojudge[torch]'"
+                ) from None
+            cfg = self.config
+            device = cfg.device
+            if device == "auto":
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+            dtype: Any = "auto" if cfg.dtype == "auto" else getattr(torch, cfg.dtype)
+            auto_processor: Any = transformers.AutoProcessor
+            auto_model: Any = transformers.AutoModelForImageTextToText
+            try:
+                self._processor = auto_processor.from_pretrained(cfg.model)
+                model = auto_model.from_pretrained(cfg.model, dtype=dtype)
+            except (OSError, ValueError) as exc:
+                raise BackendError(f"cannot load model {cfg.model!r}: {exc}") from None
+            self._model = model.to(device).eval()
+            self._device = device
+
+    def _messages(self, request: ChatRequest, with_image: bool) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = [{"type": "text", "text": request.user}]
+        if request.frames is not None:
+            if with_image:
+                content += [
+                    {"type": "text", "text": request.first_frame_label or ""},
+                    {"type": "image"},
+                    {"type": "text", "text": "The video:"},
+                ]
+            content.append({"type": "video"})
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
+        messages.append({"role": "user", "content": content})
+        messages += [{"role": r, "content": [{"type": "text", "text": t}]} for r, t in request.history]
+        return messages
+
+    def _generate(self, request: ChatRequest) -> Completion:
+        import torch
+
+        self._load()
+        proc, model = self._processor, self._model
+        kwargs: dict[str, Any] = {}
+        with_image = request.frames is not None and bool(request.first_frame_label)
+        n_images = 0
+        if request.frames is not None:
+            arrays = request.frames.arrays[thin_indices(len(request.frames.arrays), self.config.max_images)]
+            n_images = len(arrays)
+            temporal = int(getattr(getattr(proc, "video_processor", None), "temporal_patch_size", 1) or 1)
+            if len(arrays) % temporal:  # pad by repeating the last frame
+                pad = temporal - len(arrays) % temporal
+                arrays = np.concatenate([arrays, np.repeat(arrays[-1:], pad, axis=0)])
+            kwargs["videos"] = [arrays]
+            if with_image:
+                kwargs["images"] = [request.frames.arrays[0]]
+        text = proc.apply_chat_template(
+            self._messages(request, with_image), tokenize=False, add_generation_prompt=True
+        )
+        start = time.perf_counter()
+        inputs = proc(text=[text], return_tensors="pt", **kwargs).to(self._device)
+        sample = request.temperature > 0
+        gen: dict[str, Any] = {"max_new_tokens": request.max_tokens, "do_sample": sample}
+        if sample:
+            gen["temperature"] = request.temperature
+            if request.top_p is not None:
+                gen["top_p"] = request.top_p
+        if request.seed is not None:
+            torch.manual_seed(request.seed)
+        with torch.inference_mode():
+            out = model.generate(
+                **inputs, **gen, output_scores=request.logprobs, return_dict_in_generate=True
+            )
+        prompt_len = int(inputs["input_ids"].shape[1])
+        new_ids = out.sequences[0, prompt_len:]
+        tokenizer = proc.tokenizer
+        reply = tokenizer.decode(new_ids, skip_special_tokens=True)
+        logprobs = None
+        if request.logprobs and out.scores:
+            logprobs = _token_logprobs(tokenizer, new_ids, out.scores, request.top_logprobs)
+        return Completion(
+            text=reply,
+            logprobs=logprobs,
+            prompt_tokens=prompt_len,
+            completion_tokens=int(new_ids.shape[0]),
+            latency_s=time.perf_counter() - start,
+            meta={"model": self.config.model, "device": self._device, "images": n_images},
+        )
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        async with self._run_lock:  # one generation at a time on one model
+            try:
+                return await asyncio.to_thread(self._generate, request)
+            except BackendError:
+                raise
+            except RuntimeError as exc:  # out of memory, shape problems: fail the item, not the run
+                raise BackendError(f"generation failed: {exc}") from None
+
+    async def aclose(self) -> None:
+        self._model = None
+        self._processor = None
+
+
+def _token_logprobs(tokenizer: Any, ids: Any, scores: Any, k: int) -> tuple[TokenLogprob, ...]:
+    import torch
+
+    out = []
+    for step, logits in enumerate(scores):
+        if step >= len(ids):
+            break
+        lp = torch.log_softmax(logits[0].float(), dim=-1)
+        tok = int(ids[step])
+        top = torch.topk(lp, k=min(k, lp.shape[-1]))
+        alts = tuple(
+            (tokenizer.decode([int(i)]), float(v))
+            for v, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)
+        )
+        out.append(TokenLogprob(tokenizer.decode([tok]), float(lp[tok]), alts))
+    return tuple(out)
+
+
+BACKENDS.add("hf", HFBackend)

@@ -1,0 +1,163 @@
+"""Getting a score out of a judge's reply: find the JSON, read it leniently, check type and range."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from robojudge.judges._rubric import Rubric
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The outcome of reading one reply.
+
+    Attributes:
+        score: The validated score, or ``None`` when the reply is unusable.
+        reasoning: The reasoning text, when the reply had one.
+        error: Why the reply is unusable (``None`` on success).
+        obj: The JSON object that was read, if any.
+    """
+
+    score: float | None
+    reasoning: str | None = None
+    error: str | None = None
+    obj: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.score is not None
+
+
+def strip_thinking(text: str) -> str:
+    """Drop ``<think>...</think>`` blocks; after an orphan ``</think>`` keep only what follows it."""
+    text = _THINK.sub("", text)
+    low = text.lower()
+    end = low.rfind("</think>")
+    if end >= 0:
+        text = text[end + len("</think>") :]
+    return text
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Every top-level ``{...}`` span, braces inside quoted strings ignored."""
+    out: list[str] = []
+    depth, start, quote, escaped = 0, -1, "", False
+    for i, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'" and depth > 0:
+            quote = ch
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                out.append(text[start : i + 1])
+    return out
+
+
+def _load_object(candidate: str) -> dict[str, Any] | None:
+    """``candidate`` as a dict: strict JSON, then without trailing commas, then as a Python literal."""
+    attempts = (candidate, _TRAILING_COMMA.sub(r"\1", candidate))
+    for text in attempts:
+        try:
+            val = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(val, dict):
+            return val
+    pythonish = re.sub(
+        r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", attempts[1]))
+    )
+    try:
+        val = ast.literal_eval(pythonish)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return val if isinstance(val, dict) else None
+
+
+def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None:
+    """The JSON object a reply means, or ``None``.
+
+    ``<think>`` blocks are dropped; fenced code blocks are tried first, then every balanced
+    ``{...}`` span, the last one first (the answer usually follows the reasoning). With ``key``,
+    an object holding that key wins over one without.
+    """
+    body = strip_thinking(text)
+    candidates = [m.group(1).strip() for m in _FENCE.finditer(body)]
+    candidates += _balanced_objects(body)
+    # An unclosed final object (trailing text cut off) gets one chance with a closing brace.
+    tail = body.rfind("{")
+    if tail >= 0 and "}" not in body[tail:]:
+        candidates.append(body[tail:].rstrip().rstrip(",") + "}")
+    fallback: dict[str, Any] | None = None
+    for cand in reversed(candidates):
+        for sub in [cand, *reversed(_balanced_objects(cand))]:
+            obj = _load_object(sub)
+            if obj is None:
+                continue
+            if key is None or key in obj:
+                return obj
+            fallback = fallback or obj
+    return fallback
+
+
+def check_score(value: Any, rubric: Rubric) -> tuple[float | None, str | None]:
+    """Check a raw score against the rubric's type and range: ``(score, None)`` or ``(None, why)``."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        try:
+            value = int(stripped) if re.fullmatch(r"[+-]?\d+", stripped) else float(stripped)
+        except ValueError:
+            return None, f"{rubric.score_key} is the text {value!r}, not a number"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, f"{rubric.score_key} is {type(value).__name__} {value!r}, not a number"
+    score = float(value)
+    if not math.isfinite(score):
+        return None, f"{rubric.score_key} is {value!r}"
+    if rubric.score_type == "integer" and not score.is_integer():
+        return None, f"{rubric.score_key} is {value!r}, not an integer"
+    if not rubric.score_min <= score <= rubric.score_max:
+        lo, hi = rubric.score_min, rubric.score_max
+        return None, f"{rubric.score_key} = {value!r} is outside {lo:g}-{hi:g}"
+    return score, None
+
+
+def parse_reply(text: str, rubric: Rubric) -> ParseResult:
+    """Read a judge's reply under ``rubric``; never raises."""
+    if not text or not text.strip():
+        return ParseResult(None, error="empty reply")
+    obj = find_json_object(text, rubric.score_key)
+    if obj is None:
+        return ParseResult(None, error="no JSON object in the reply")
+    reasoning = obj.get(rubric.reasoning_key)
+    reasoning_text = reasoning if isinstance(reasoning, str) else None
+    if rubric.score_key not in obj:
+        keys = ", ".join(sorted(map(str, obj))) or "none"
+        return ParseResult(None, reasoning_text, f"JSON has no {rubric.score_key!r} (keys: {keys})", obj)
+    score, why = check_score(obj[rubric.score_key], rubric)
+    return ParseResult(score, reasoning_text, why, obj)
+
+
+def score_char_offset(text: str, rubric: Rubric) -> int | None:
+    """Character offset in ``text`` of the first digit of the last written score value, if found."""
+    pattern = re.compile(r"[\"']?" + re.escape(rubric.score_key) + r"[\"']?\s*:\s*[\"']?\s*(-?\d)")
+    matches = list(pattern.finditer(text))
+    return matches[-1].start(1) if matches else None

@@ -1,0 +1,115 @@
+"""Scoring modes: the written score (argmax), the probability-weighted score, self-consistency votes."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from robojudge.judges._backend import TokenLogprob
+from robojudge.judges._parse import score_char_offset
+from robojudge.judges._rubric import Rubric
+
+
+class Scoring(StrEnum):
+    """How a judge's reply becomes a number.
+
+    ``argmax``: the score the model wrote (RoboJudge's protocol). ``expected``: the mean of the
+    valid scores weighted by the probabilities of their tokens at the position where the score was
+    written (needs log-probabilities from the backend; single-token scores such as 1-5).
+    """
+
+    argmax = "argmax"
+    expected = "expected"
+
+
+def expected_score(
+    text: str, logprobs: tuple[TokenLogprob, ...], rubric: Rubric
+) -> tuple[float, dict[str, float]] | None:
+    """Probability-weighted score from the alternatives at the score token, or ``None`` if not found.
+
+    Returns:
+        ``(expected score, {score: probability})`` with probabilities renormalised over the valid scores.
+    """
+    joined = "".join(t.token for t in logprobs)
+    # The token text may differ from the reply text (some servers strip); search in the joined tokens.
+    offset = score_char_offset(joined, rubric)
+    if offset is None:
+        return None
+    pos = 0
+    for tok in logprobs:
+        end = pos + len(tok.token)
+        if pos <= offset < end:
+            alternatives = list(tok.top) or [(tok.token, tok.logprob)]
+            probs: dict[str, float] = {}
+            for alt, lp in alternatives:
+                s = alt.strip().strip("\"'")
+                if not s.lstrip("-").isdigit():
+                    continue
+                v = int(s)
+                if rubric.score_min <= v <= rubric.score_max and math.isfinite(lp):
+                    probs[str(v)] = probs.get(str(v), 0.0) + math.exp(lp)
+            total = sum(probs.values())
+            if total <= 0:
+                return None
+            dist = {k: p / total for k, p in sorted(probs.items(), key=lambda kv: int(kv[0]))}
+            return sum(int(k) * p for k, p in dist.items()), dist
+        pos = end
+    return None
+
+
+@dataclass(frozen=True)
+class Vote:
+    """Self-consistency over several turns (RoboWorM Table D3 style).
+
+    Attributes:
+        value: Majority score (ties go to the tied score nearest the mean, then the lower one).
+        mean: Mean of the valid turns.
+        std: Population standard deviation of the valid turns.
+        agreement: True when every turn parsed and gave the same score.
+        valid: Turns that produced a score.
+        turns: Turns asked.
+        scores: The per-turn scores (``None`` for an unparsable turn).
+    """
+
+    value: float
+    mean: float
+    std: float
+    agreement: bool
+    valid: int
+    turns: int
+    scores: list[float | None]
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "votes": self.scores,
+            "mean": self.mean,
+            "std": self.std,
+            "agreement": self.agreement,
+            "valid_turns": self.valid,
+            "turns": self.turns,
+        }
+
+
+def majority_vote(scores: list[float | None]) -> Vote | None:
+    """Aggregate per-turn scores; ``None`` when no turn produced a score."""
+    valid = [s for s in scores if s is not None]
+    if not valid:
+        return None
+    mean = statistics.fmean(valid)
+    counts = Counter(valid)
+    top = max(counts.values())
+    tied = [s for s, c in counts.items() if c == top]
+    value = min(tied, key=lambda s: (abs(s - mean), s))
+    return Vote(
+        value=value,
+        mean=mean,
+        std=statistics.pstdev(valid) if len(valid) > 1 else 0.0,
+        agreement=len(valid) == len(scores) and len(counts) == 1,
+        valid=len(valid),
+        turns=len(scores),
+        scores=list(scores),
+    )

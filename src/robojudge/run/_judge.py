@@ -1,0 +1,376 @@
+"""The judge runner: (item, rubric) judgments from one VLM judge into the result store, resumable.
+
+Each judgment is one row with metric id ``judge:<judge name>:<rubric id>``, version = the rubric's
+version, and a config hash over what decides the answer (backend, model, rubric content, frame
+sampling, scoring mode, samples, decoding settings) -- never the endpoint URL or the API key.
+Rows are written in the main process as items finish (small batches), so a killed run keeps what
+was done, and a rerun judges only what is missing; the response cache means the requests of
+items that were in flight are not paid for twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robojudge.judges import (
+    Backend,
+    FrameSpec,
+    ItemFrames,
+    JudgeConfig,
+    JudgeEngine,
+    JudgeStats,
+    ResponseCache,
+    Rubric,
+    RubricResult,
+    Scoring,
+    make_backend,
+    short_hash,
+)
+from robojudge.store import ResultRow, ResultStore, default_db_url
+from robojudge.suite import Item, ManifestProblem, load_suite
+from robojudge.video import VideoError
+
+
+def judge_metric_id(judge: str, rubric: str) -> str:
+    """The stored metric id of a judge's rubric: ``judge:<judge>:<rubric>``."""
+    return f"judge:{judge}:{rubric}"
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """One rubric of one judge with every setting that decides its rows' identity."""
+
+    judge: JudgeConfig
+    rubric: Rubric
+    metric_id: str
+    config_hash: str
+    config: dict[str, Any]
+
+    @classmethod
+    def build(
+        cls,
+        judge: JudgeConfig,
+        rubric: Rubric,
+        frames: FrameSpec,
+        scoring: Scoring,
+        samples: int,
+        temperature: float,
+    ) -> JudgePlan:
+        config = {
+            **judge.identity(),
+            "rubric": {"id": rubric.id, "version": rubric.version, "digest": rubric.digest},
+            "frames": frames.as_dict(),
+            "scoring": Scoring(scoring).value,
+            "samples": samples,
+            "effective_temperature": temperature,
+        }
+        return cls(judge, rubric, judge_metric_id(judge.name, rubric.id), short_hash(config), config)
+
+    @property
+    def version(self) -> str:
+        return self.rubric.version
+
+
+@dataclass
+class JudgeRunSummary:
+    """What a call to :func:`judge_items` did.
+
+    Attributes:
+        total: (item, rubric) pairs asked for.
+        skipped: Pairs already stored.
+        scored: Pairs judged with a score.
+        unscored: Pairs judged but unparsable (NaN with the reason and raw output).
+        failed: Pairs whose requests failed (error rows; ``--retry-errors`` tries them again).
+        seconds: Wall time.
+        interrupted: The run was stopped (Ctrl-C); what finished is stored.
+        errors: The error and unscored rows.
+        stats: Request counters: in flight, sent, cache hits, retries, tokens, cost.
+        agreement: Items whose turns all agreed (``samples > 1``), and items voted on.
+        score_std: Sum of per-item score standard deviations (``samples > 1``).
+    """
+
+    total: int = 0
+    skipped: int = 0
+    scored: int = 0
+    unscored: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    errors: list[ResultRow] = field(default_factory=list)
+    stats: JudgeStats = field(default_factory=JudgeStats)
+    agreement: list[int] = field(default_factory=lambda: [0, 0])
+    score_std: float = 0.0
+
+    @property
+    def computed(self) -> int:
+        return self.scored + self.unscored + self.failed
+
+    @property
+    def parse_failure_rate(self) -> float:
+        """Unscored pairs over pairs that got a reply."""
+        judged = self.scored + self.unscored
+        return self.unscored / judged if judged else 0.0
+
+    @property
+    def agreement_rate(self) -> float | None:
+        """Share of voted items whose turns gave identical scores (RoboWorM Table D3), or ``None``."""
+        return self.agreement[0] / self.agreement[1] if self.agreement[1] else None
+
+    @property
+    def mean_score_std(self) -> float | None:
+        return self.score_std / self.agreement[1] if self.agreement[1] else None
+
+    @property
+    def latency_per_video_second(self) -> float | None:
+        """Request seconds per second of judged video (requests actually sent)."""
+        s = self.stats
+        return s.request_seconds / s.video_seconds if s.video_seconds > 0 and s.sent else None
+
+
+JudgeProgress = Callable[[ResultRow | None, JudgeRunSummary], None]
+"""Called with each stored row, and with ``None`` a few times a second while requests are in flight."""
+
+
+def _row(item: Item, plan: JudgePlan, res: RubricResult) -> ResultRow:
+    return ResultRow(
+        item_id=item.item_id,
+        metric=plan.metric_id,
+        config_hash=plan.config_hash,
+        version=plan.version,
+        status=res.status,
+        value=res.value,
+        error=res.error,
+        duration_s=res.duration_s,
+        details=res.details or None,
+        config=plan.config,
+    )
+
+
+def _error_row(item: Item, plan: JudgePlan, message: str) -> ResultRow:
+    return ResultRow(
+        item_id=item.item_id,
+        metric=plan.metric_id,
+        config_hash=plan.config_hash,
+        version=plan.version,
+        status="error",
+        value=None,
+        error=message,
+        config=plan.config,
+    )
+
+
+def plan_judgments(
+    items: Sequence[Item], plans: Sequence[JudgePlan], store: ResultStore, *, retry_errors: bool = False
+) -> tuple[list[tuple[Item, tuple[JudgePlan, ...]]], int]:
+    """Items with rubrics still to judge, and how many (item, rubric) pairs are already stored."""
+    done: dict[str, set[str]] = {}
+    for plan in plans:
+        if retry_errors:
+            store.clear_errors(plan.metric_id, plan.config_hash, plan.version)
+        done[plan.metric_id] = store.done_item_ids(plan.metric_id, plan.config_hash, plan.version)
+    todo, skipped = [], 0
+    for item in items:
+        pending = tuple(p for p in plans if item.item_id not in done[p.metric_id])
+        skipped += len(plans) - len(pending)
+        if pending:
+            todo.append((item, pending))
+    return todo, skipped
+
+
+class _Writer:
+    """Collects finished rows and stores them in small batches from the event loop's thread."""
+
+    def __init__(self, store: ResultStore, summary: JudgeRunSummary, progress: JudgeProgress | None) -> None:
+        self.store = store
+        self.summary = summary
+        self.progress = progress
+        self.pending: list[ResultRow] = []
+        self.wake = asyncio.Event()
+
+    def put(self, rows: list[ResultRow]) -> None:
+        self.pending.extend(rows)
+        self.wake.set()
+
+    def flush(self) -> None:
+        rows, self.pending = self.pending, []
+        if not rows:
+            return
+        self.store.add(rows)
+        s = self.summary
+        for row in rows:
+            if row.status == "error":
+                s.failed += 1
+                s.errors.append(row)
+            elif row.value is not None and math.isnan(row.value):
+                s.unscored += 1
+                s.errors.append(row)
+            else:
+                s.scored += 1
+            details = row.details or {}
+            if "agreement" in details:
+                s.agreement[0] += int(bool(details["agreement"]))
+                s.agreement[1] += 1
+                s.score_std += float(details.get("std") or 0.0)
+            if self.progress is not None:
+                self.progress(row, s)
+
+    async def run(self, interval: float = 0.05) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            await asyncio.sleep(interval)  # let a burst of finished items share one transaction
+            self.flush()
+
+
+async def _judge_one(
+    item: Item, plans: tuple[JudgePlan, ...], engine: JudgeEngine, spec: FrameSpec, cache: ResponseCache
+) -> list[ResultRow]:
+    frames = ItemFrames(item.video, spec, cache)
+    try:
+        await frames.prepare()
+        results = await asyncio.gather(*(engine.judge(p.rubric, item.instruction, frames) for p in plans))
+    except asyncio.CancelledError:
+        raise
+    except VideoError as exc:
+        return [_error_row(item, p, f"video error: {exc}") for p in plans]
+    except Exception as exc:  # a backend bug costs this item, not the run
+        reason = f"judge raised {type(exc).__name__}: {exc}"
+        return [_error_row(item, p, reason) for p in plans]
+    finally:
+        frames.release()
+    return [_row(item, p, r) for p, r in zip(plans, results, strict=True)]
+
+
+async def _judge_async(
+    todo: list[tuple[Item, tuple[JudgePlan, ...]]],
+    engine: JudgeEngine,
+    spec: FrameSpec,
+    cache: ResponseCache,
+    store: ResultStore,
+    summary: JudgeRunSummary,
+    progress: JudgeProgress | None,
+    workers: int,
+) -> None:
+    writer = _Writer(store, summary, progress)
+    queue: asyncio.Queue[tuple[Item, tuple[JudgePlan, ...]]] = asyncio.Queue()
+    for entry in todo:
+        queue.put_nowait(entry)
+
+    async def worker() -> None:
+        while not queue.empty():
+            item, plans = queue.get_nowait()
+            writer.put(await _judge_one(item, plans, engine, spec, cache))
+
+    async def ticker() -> None:
+        while True:
+            await asyncio.sleep(0.25)
+            if progress is not None:
+                progress(None, summary)
+
+    background = [asyncio.create_task(writer.run()), asyncio.create_task(ticker())]
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(todo))))))
+    finally:
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
+        writer.flush()  # whatever finished, also on Ctrl-C
+        await engine.backend.aclose()
+
+
+def judge_items(
+    items: Sequence[Item],
+    judge: JudgeConfig,
+    rubrics: Sequence[Rubric],
+    store: ResultStore,
+    *,
+    frames: FrameSpec | None = None,
+    scoring: Scoring | str = Scoring.argmax,
+    samples: int = 1,
+    cache: ResponseCache | None = None,
+    backend: Backend | None = None,
+    retry_errors: bool = False,
+    progress: JudgeProgress | None = None,
+    items_in_flight: int | None = None,
+) -> JudgeRunSummary:
+    """Judge every (item, rubric) pair the store does not hold yet.
+
+    Args:
+        items: Items with absolute paths (see :meth:`Item.resolve`).
+        judge: The judge.
+        rubrics: Rubrics to judge with; one row per (item, rubric).
+        store: Where rows go.
+        frames: Frame sampling (RoboJudge's 4 fps / 32 frames by default).
+        scoring: ``argmax`` or ``expected``.
+        samples: Turns per pair; above 1, the stored value is the majority vote.
+        cache: The response cache; the default opens the user cache folder.
+        backend: A ready backend (tests, plugins); built from ``judge`` when ``None``.
+        retry_errors: Delete this judge's stored error rows first, so they are tried again.
+        progress: Called with each stored row and, while requests are in flight, with ``None``.
+        items_in_flight: Items worked on at once (default: twice the judge's concurrency).
+
+    Returns:
+        Counts, request statistics, parse-failure and agreement rates.
+    """
+    started = time.perf_counter()
+    spec = frames or FrameSpec()
+    own_cache = cache is None
+    cache = cache if cache is not None else ResponseCache()
+    try:
+        be = backend if backend is not None else make_backend(judge)
+        engine = JudgeEngine(judge, be, cache, scoring=Scoring(scoring), samples=samples)
+        plans = [
+            JudgePlan.build(judge, r, spec, engine.scoring, samples, engine.temperature()) for r in rubrics
+        ]
+        if len({p.metric_id for p in plans}) != len(plans):
+            raise ValueError("two rubrics with the same id were requested")
+        todo, skipped = plan_judgments(items, plans, store, retry_errors=retry_errors)
+        summary = JudgeRunSummary(
+            total=sum(len(p) for _, p in todo) + skipped, skipped=skipped, stats=engine.stats
+        )
+        workers = items_in_flight or max(2, 2 * judge.concurrency)
+        try:
+            asyncio.run(_judge_async(todo, engine, spec, cache, store, summary, progress, workers))
+        except KeyboardInterrupt:
+            summary.interrupted = True
+    finally:
+        if own_cache:
+            cache.close()
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+@dataclass
+class JudgeSuiteRun:
+    """The outcome of :func:`judge_suite`."""
+
+    summary: JudgeRunSummary
+    db_url: str
+    manifest_problems: list[ManifestProblem] = field(default_factory=list)
+
+
+def judge_suite(
+    manifest: str | Path,
+    judge: JudgeConfig,
+    rubrics: Sequence[Rubric],
+    *,
+    db: str | None = None,
+    run_dir: str | Path | None = None,
+    **kwargs: Any,
+) -> JudgeSuiteRun:
+    """Judge the items of ``manifest`` into the store at ``db`` (default ``runs/<manifest>/results.sqlite``).
+
+    Keyword arguments go to :func:`judge_items`. Manifest rows that do not validate are skipped and
+    returned in ``manifest_problems``. Rerunning with the same arguments resumes.
+    """
+    suite = load_suite(manifest, strict=False)
+    url = db or default_db_url(Path(run_dir) if run_dir else Path("runs") / Path(manifest).stem)
+    with ResultStore(url) as store:
+        summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
+        return JudgeSuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))

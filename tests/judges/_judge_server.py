@@ -1,0 +1,138 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for tests and the benchmark.
+
+``FakeServer(script)`` starts a threaded HTTP server on a free port; ``script(body, n)`` gets the
+parsed request body and the 1-based request count and returns a :class:`Reply`. The server counts
+requests and the highest number handled at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """What the server sends back: a chat reply (``text``), or an error status with a body."""
+
+    text: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    logprobs: list[dict[str, Any]] | None = None
+    raw: Any = None  # a full JSON body to send instead
+
+
+Script = Callable[[dict[str, Any], int], Reply]
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """All text parts of the request's messages, joined."""
+    out = []
+    for msg in body.get("messages", []):
+        content = msg.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        else:
+            out += [p.get("text", "") for p in content if p.get("type") == "text"]
+    return "\n".join(out)
+
+
+def n_images(body: dict[str, Any]) -> int:
+    return sum(
+        1
+        for msg in body.get("messages", [])
+        if isinstance(msg.get("content"), list)
+        for p in msg["content"]
+        if p.get("type") == "image_url"
+    )
+
+
+class FakeServer:
+    """The server; use as a context manager. ``url`` is the ``/v1`` base URL."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.count = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms ACK stalls
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length))
+                with server._lock:
+                    server.count += 1
+                    n = server.count
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    server.bodies.append(body)
+                    server.headers.append(dict(self.headers))
+                try:
+                    reply = server.script(body, n)
+                    if reply.delay:
+                        time.sleep(reply.delay)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+                if reply.raw is not None:
+                    payload = json.dumps(reply.raw).encode()
+                elif reply.status == 200:
+                    choice: dict[str, Any] = {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply.text},
+                        "finish_reason": "stop",
+                    }
+                    if reply.logprobs is not None:
+                        choice["logprobs"] = {"content": reply.logprobs}
+                    payload = json.dumps(
+                        {
+                            "id": f"cmpl-{n}",
+                            "model": body.get("model"),
+                            "choices": [choice],
+                            "usage": {"prompt_tokens": 100 + n_images(body), "completion_tokens": 20},
+                        }
+                    ).encode()
+                else:
+                    payload = json.dumps({"error": {"message": reply.text or "error"}}).encode()
+                try:
+                    self.send_response(reply.status)
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 256
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()

@@ -1,0 +1,127 @@
+"""``robojudge judge`` through typer, against the local fake server (registered here on a test app)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from _judge_server import FakeServer, Reply, user_text
+from typer.testing import CliRunner
+
+from robojudge.cli._judge import ENDPOINT_HELP, judge
+from robojudge.store import ResultStore, export_results
+
+app = typer.Typer()
+app.command("judge")(judge)
+
+
+@app.command("noop")
+def _noop() -> None:  # a second command keeps "judge" a subcommand
+    pass
+
+
+def _reply(body: dict[str, Any], n: int) -> Reply:
+    text = user_text(body)
+    if "Still" in text or "could not be used" in text:
+        return Reply("nope")
+    if "ITEM:garbage" in text:
+        return Reply("no idea")
+    if "ITEM" in text:
+        return Reply('{"reasoning": "done", "instruction_alignment": 5}')
+    return Reply('```json\n{"reasoning": "stable", "physical_adherence": 4}\n```')
+
+
+def _manifest(tmp_path: Path, make_items: Any) -> Path:
+    items = make_items(["a", "b", "garbage"])
+    path = tmp_path / "suite.jsonl"
+    path.write_text(
+        "".join(json.dumps(it.model_dump(exclude_none=True, exclude_defaults=True)) + "\n" for it in items)
+    )
+    return path
+
+
+def test_cli_judges_file_resume_and_export(tmp_path: Path, make_items: Any) -> None:
+    manifest = _manifest(tmp_path, make_items)
+    db = tmp_path / "r.sqlite"
+    runner = CliRunner()
+    with FakeServer(_reply) as srv:
+        (tmp_path / "judges.toml").write_text(
+            f'[judges.fake]\nbackend = "openai"\nmodel = "fake-vl"\nbase_url = "{srv.url}"\nconcurrency = 2\n'
+        )
+        args = [
+            "judge",
+            str(manifest),
+            "--judge",
+            "fake",
+            "--judges",
+            str(tmp_path / "judges.toml"),
+            "--rubric",
+            "pa,ia",
+            "--db",
+            str(db),
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--no-progress",
+        ]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        assert "6 judgments: 5 scored, 1 unparsable, 0 failed" in res.output
+        assert "parse-failure rate 16.7%" in res.output and "garbage / judge:fake:ia: unscored" in res.output
+        sent = srv.count
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0 and "6 already stored" in res.output and srv.count == sent
+    with ResultStore(db) as st:
+        n = export_results(st, tmp_path / "out.csv")
+    rows = list(csv.DictReader((tmp_path / "out.csv").open()))
+    assert n == 6 and {r["metric"] for r in rows} == {"judge:fake:pa", "judge:fake:ia"}
+    bad = next(r for r in rows if r["item_id"] == "garbage" and r["metric"] == "judge:fake:ia")
+    assert bad["value"] == "" and bad["status"] == "ok" and "unscored" in bad["error"]
+    assert json.loads(bad["details"])["parse_status"] == "failed"
+
+
+def test_cli_inline_judge(tmp_path: Path, make_items: Any) -> None:
+    manifest = _manifest(tmp_path, make_items)
+    with FakeServer(_reply) as srv:
+        res = CliRunner().invoke(
+            app,
+            [
+                "judge",
+                str(manifest),
+                "--backend",
+                "openai",
+                "--model",
+                "org/Fake-VL-2B",
+                "--base-url",
+                srv.url,
+                "--rubric",
+                "pa",
+                "--db",
+                str(tmp_path / "r.sqlite"),
+                "--cache-dir",
+                str(tmp_path / "c"),
+                "--concurrency",
+                "3",
+                "--max-frames",
+                "4",
+                "--no-progress",
+            ],
+        )
+    assert res.exit_code == 0, res.output
+    with ResultStore(tmp_path / "r.sqlite") as st:
+        rows = st.rows()
+    assert {r.metric for r in rows} == {"judge:Fake-VL-2B:pa"} and {r.value for r in rows} == {4.0}
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, make_items: Any) -> None:
+    manifest = _manifest(tmp_path, make_items)
+    runner = CliRunner()
+    res = runner.invoke(
+        app, ["judge", str(manifest), "--judge", "x", "--judges", str(tmp_path / "none.toml")]
+    )
+    assert res.exit_code == 2 and "no judges file" in res.output
+    res = runner.invoke(app, ["judge", str(manifest), "--backend", "mock", "--model", "m", "--rubric", "pz"])
+    assert res.exit_code == 2 and "Did you mean 'pa'" in res.output
+    assert "vllm serve" in ENDPOINT_HELP

@@ -1,0 +1,111 @@
+from pathlib import Path
+
+import pytest
+
+from robojudge.judges import (
+    BACKENDS,
+    RUBRICS,
+    JudgeConfigError,
+    RubricError,
+    UnknownNameError,
+    get_rubric,
+    load_judges_file,
+    load_rubric_file,
+    make_backend,
+    make_judge,
+)
+
+
+def test_builtin_rubrics() -> None:
+    assert {"pa", "ia"} <= set(RUBRICS.names())
+    pa, ia = get_rubric("pa"), get_rubric("ia")
+    assert (pa.score_min, pa.score_max, pa.score_key) == (1, 5, "physical_adherence")
+    assert not pa.needs_instruction and ia.needs_instruction and ia.first_frame_label
+    system, user = ia.render("stack the cups")
+    assert '"stack the cups"' in user and "{instruction}" not in user
+    assert "instruction_alignment" in user and user.index("reasoning") < user.index('"instruction_alignment"')
+    _, pa_user = pa.render(None)
+    assert "ITEM" not in pa_user and '{"reasoning"' in pa_user
+    with pytest.raises(ValueError, match="needs the item's instruction"):
+        ia.render(None)
+
+
+def test_unknown_names_suggest() -> None:
+    with pytest.raises(UnknownNameError, match="Did you mean 'pa'"):
+        get_rubric("pb")
+    with pytest.raises(UnknownNameError, match="Did you mean 'openai'"):
+        BACKENDS.get("opnai")
+
+
+RUBRIC = """
+id = "mine"
+version = "7"
+[output]
+score_key = "quality"
+score_min = 0
+score_max = 10
+[prompt]
+syntax = "format"
+system = "Be fair."
+user = "Task {instruction}. Reply {{\\"reasoning\\": \\"...\\", \\"quality\\": <0-10>}}"
+"""
+
+
+def test_user_rubric_file(tmp_path: Path) -> None:
+    p = tmp_path / "mine.toml"
+    p.write_text(RUBRIC)
+    r = load_rubric_file(p)
+    assert r.id == "mine" and r.version == "7" and r.needs_instruction and r.score_max == 10
+    _, user = r.render("go")
+    assert user == 'Task go. Reply {"reasoning": "...", "quality": <0-10>}'
+    p.write_text(RUBRIC.replace("score_min = 0", "score_min = 11"))
+    with pytest.raises(RubricError, match="score_min"):
+        load_rubric_file(p)
+    p.write_text(RUBRIC.replace("{{", "{"))
+    with pytest.raises(RubricError, match="does not render"):
+        load_rubric_file(p)
+    with pytest.raises(RubricError, match="cannot read"):
+        load_rubric_file(tmp_path / "missing.toml")
+
+
+def test_judges_file(tmp_path: Path) -> None:
+    p = tmp_path / "robojudge.toml"
+    p.write_text(
+        """
+[judges.qwen]
+backend = "openai"
+model = "Qwen/Qwen2.5-VL-7B-Instruct"
+base_url = "http://127.0.0.1:8000/v1"
+api_key_env = "RJ_TEST_KEY"
+concurrency = 3
+[judges.qwen.sampling]
+max_tokens = 256
+[judges.qwen.extra_body]
+top_k = 1
+[judges.qwen.prices]
+input_per_mtok = 1.0
+"""
+    )
+    judges = load_judges_file(p)
+    q = judges["qwen"]
+    assert q.concurrency == 3 and q.sampling.max_tokens == 256 and q.sampling.temperature == 0
+    assert q.extra_body == {"top_k": 1} and q.prices is not None
+    assert "base_url" not in q.identity() and "api_key_env" not in q.identity()
+    assert make_backend(q).name == "openai"
+    p.write_text("[judges.bad]\nconcurrency = 0\n")
+    with pytest.raises(JudgeConfigError, match="concurrency"):
+        load_judges_file(p)
+    with pytest.raises(JudgeConfigError, match="no judges file"):
+        load_judges_file(tmp_path / "none.toml")
+
+
+def test_api_key_env_must_be_a_name() -> None:
+    with pytest.raises(JudgeConfigError, match="NAME of an environment variable"):
+        make_judge({"name": "j", "api_key_env": "sk-abc123-secret"})
+
+
+def test_backends_need_their_settings() -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        make_backend(make_judge({"name": "j", "backend": "openai", "model": "m"}))
+    with pytest.raises(ValueError, match="replies"):
+        make_backend(make_judge({"name": "j", "backend": "mock"}))

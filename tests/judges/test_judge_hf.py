@@ -1,0 +1,140 @@
+"""The ``hf`` backend with a tiny randomly initialised Qwen2-VL built from a config (no hub, no weights).
+
+Its replies are noise; the test checks the path: frames in as a video, text out, parsing, and an
+unscored (NaN) row with the reason when the reply is not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Qwen2-VL's video processor needs torchvision; without it the processor cannot be built at all.
+pytest.importorskip("torchvision", reason="the Qwen2-VL video processor needs torchvision")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from robojudge.judges import get_rubric, make_judge  # noqa: E402
+from robojudge.run._judge import judge_items  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
+TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
+    "{% if c['type'] == 'text' %}{{ c['text'] }}"
+    "{% elif c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif c['type'] == 'video' %}<|vision_start|><|video_pad|><|vision_end|>{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_tiny_qwen2vl(folder: Path) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import (
+        PreTrainedTokenizerFast,
+        Qwen2VLConfig,
+        Qwen2VLForConditionalGeneration,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    chars = sorted(set(chr(i) for i in range(32, 127)) | {"\n"})
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + chars)}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="?"))
+    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=SPECIALS[1:],
+    )
+    ids = {t: vocab[t] for t in SPECIALS}
+    size = {"shortest_edge": 28 * 28, "longest_edge": 56 * 56}
+    processor = Qwen2VLProcessor(
+        image_processor=Qwen2VLImageProcessor(size=size),
+        video_processor=Qwen2VLVideoProcessor(size=size),
+        tokenizer=fast,
+        chat_template=TEMPLATE,
+    )
+    config = Qwen2VLConfig(
+        text_config={
+            "vocab_size": len(vocab),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "max_position_embeddings": 4096,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 2, 4]},
+            "eos_token_id": ids["<|im_end|>"],
+            "pad_token_id": ids["<|endoftext|>"],
+        },
+        vision_config={
+            "depth": 1,
+            "embed_dim": 32,
+            "hidden_size": 32,
+            "num_heads": 2,
+            "mlp_ratio": 2,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+        },
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
+    torch.manual_seed(0)
+    Qwen2VLForConditionalGeneration(config).save_pretrained(folder)
+    processor.save_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("tiny-qwen2vl")
+    build_tiny_qwen2vl(folder)
+    return folder
+
+
+def test_hf_backend_path(tiny_model: Path, make_items: Any, store: Any, cache: Any) -> None:
+    j = make_judge(
+        {
+            "name": "tiny",
+            "backend": "hf",
+            "model": str(tiny_model),
+            "device": "cpu",
+            "dtype": "float32",
+            "max_images": 4,
+            "sampling": {"max_tokens": 12},
+        }
+    )
+    summary = judge_items(
+        make_items(["item0"]), j, [get_rubric("ia"), get_rubric("pa")], store, cache=cache, scoring="expected"
+    )
+    rows = {r.metric: r for r in store.rows()}
+    assert set(rows) == {"judge:tiny:ia", "judge:tiny:pa"}
+    for row in rows.values():
+        # random weights write noise: never a score, always the reason and the raw text
+        assert row.status == "ok" and row.value is not None and math.isnan(row.value), row
+        assert row.error and row.error.startswith("unscored")
+        d = row.details
+        assert d is not None and len(d["turns"][0]["raw"]) == 2  # the reply and the repair reply
+        assert d["turns"][0]["response"]["images"] == 4 and d["completion_tokens"] > 0
+    assert summary.unscored == 2 and summary.stats.sent == 4
+    json.dumps(rows["judge:tiny:ia"].details)  # details stay JSON-able

@@ -1,0 +1,103 @@
+import math
+
+import pytest
+
+from robojudge.judges import (
+    TokenLogprob,
+    expected_score,
+    find_json_object,
+    get_rubric,
+    majority_vote,
+    parse_reply,
+    parse_retry_after,
+)
+
+PA = get_rubric("pa")
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ('{"reasoning": "fine", "physical_adherence": 4}', 4),
+        ('```json\n{"reasoning": "ok", "physical_adherence": 3}\n```', 3),
+        ('The gripper melts {sometimes}. Overall:\n{"reasoning": "melts", "physical_adherence": 2}', 2),
+        ('<think>maybe {"physical_adherence": 5}?</think>\n{"reasoning": "r", "physical_adherence": 1}', 1),
+        ("{'reasoning': 'single quotes', 'physical_adherence': 5}", 5),
+        ('{"reasoning": "x", "physical_adherence": 4} Hope this helps!', 4),
+        ('{"reasoning": "trailing comma", "physical_adherence": 3,}', 3),
+        ('{"reasoning": "a brace } in text {", "physical_adherence": 2}', 2),
+        ('{"reasoning": "string score", "physical_adherence": "4"}', 4),
+        ('{"reasoning": "float ok", "physical_adherence": 4.0}', 4),
+        ('{"reasoning": "cut off", "physical_adherence": 3', 3),
+        ('Reasoning first.\n```\n{"physical_adherence": 5, "reasoning": "r"}\n```\nDone.', 5),
+    ],
+)
+def test_parse_accepts(text: str, score: int) -> None:
+    res = parse_reply(text, PA)
+    assert res.ok, res.error
+    assert res.score == score
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("", "empty"),
+        ("I think it is a four.", "no JSON"),
+        ('{"reasoning": "x", "physical_adherence": 7}', "outside 1-5"),
+        ('{"reasoning": "x", "physical_adherence": 0}', "outside 1-5"),
+        ('{"reasoning": "x", "physical_adherence": 3.5}', "not an integer"),
+        ('{"reasoning": "x", "physical_adherence": true}', "not a number"),
+        ('{"reasoning": "x", "physical_adherence": "high"}', "not a number"),
+        ('{"reasoning": "x", "score": 4}', "no 'physical_adherence'"),
+    ],
+)
+def test_parse_rejects_with_reason(text: str, why: str) -> None:
+    res = parse_reply(text, PA)
+    assert not res.ok and res.score is None
+    assert why in (res.error or "")
+
+
+def test_find_prefers_object_with_key() -> None:
+    obj = find_json_object(
+        '{"physical_adherence": 2, "reasoning": "a"} then {"note": 1}', "physical_adherence"
+    )
+    assert obj == {"physical_adherence": 2, "reasoning": "a"}
+
+
+def test_expected_score_from_logprobs() -> None:
+    text = '{"reasoning": "ok", "physical_adherence": 4}'
+    toks = [
+        TokenLogprob(t, -0.1)
+        for t in ['{"', "reasoning", '":', ' "', "ok", '",', ' "', "physical_adherence", '":', " "]
+    ]
+    toks.append(
+        TokenLogprob("4", math.log(0.6), (("4", math.log(0.6)), ("3", math.log(0.3)), ("x", math.log(0.1))))
+    )
+    toks.append(TokenLogprob("}", -0.01))
+    got = expected_score(text, tuple(toks), PA)
+    assert got is not None
+    value, dist = got
+    assert value == pytest.approx((4 * 0.6 + 3 * 0.3) / 0.9)
+    assert set(dist) == {"3", "4"}
+    assert expected_score("no score here", tuple(toks[:3]), PA) is None
+
+
+def test_majority_vote() -> None:
+    v = majority_vote([3, 3, 4])
+    assert v is not None and v.value == 3 and not v.agreement and v.valid == 3
+    assert v.std == pytest.approx(0.4714, abs=1e-3)
+    v = majority_vote([2, 2, 2])
+    assert v is not None and v.agreement and v.std == 0
+    v = majority_vote([2, None, 2])
+    assert v is not None and v.value == 2 and not v.agreement and v.valid == 2
+    v = majority_vote([1, 5, 4])  # no majority: the score nearest the mean (3.33) wins
+    assert v is not None and v.value == 4
+    assert majority_vote([None, None]) is None
+
+
+def test_retry_after() -> None:
+    assert parse_retry_after("2") == 2.0
+    assert parse_retry_after("0.25") == 0.25
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past
