@@ -43,10 +43,11 @@ test: $(DEV) system-deps
 test-fast: $(DEV) system-deps
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
-## Benchmarks (not tests): frame sampling against ffmpeg and a naive decoder.
+## Benchmarks (not tests): frame sampling against ffmpeg and a naive decoder, the bootstrap.
 bench: $(DEV)
 	@bash scripts/system-deps.sh bench
 	$(PY) benchmarks/bench_sample_frames.py
+	$(PY) benchmarks/bench_bootstrap.py
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check src tests benchmarks

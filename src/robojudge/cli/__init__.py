@@ -7,7 +7,17 @@ import logging
 import typer
 
 from robojudge import __version__
-from robojudge.cli import _aggregate, _demo, _judge, _metrics, _report, _results, _score, _suite
+from robojudge.cli import (
+    _aggregate,
+    _demo,
+    _judge,
+    _meta,
+    _metrics,
+    _report,
+    _results,
+    _score,
+    _suite,
+)
 
 app = typer.Typer(
     name="robojudge",
@@ -20,6 +30,7 @@ app.add_typer(_suite.app, name="suite")
 app.add_typer(_metrics.app, name="metrics")
 app.add_typer(_results.app, name="results")
 app.add_typer(_aggregate.app, name="aggregate")
+app.add_typer(_meta.app, name="meta")
 app.command("score")(_score.score)
 app.command("judge")(_judge.judge)
 app.command("report")(_report.report)

@@ -26,12 +26,6 @@ from robojudge.meta._agreement import (
 from robojudge.meta._bootstrap import ClusterBootstrap, percentile_interval, summarize_replicates
 from robojudge.meta._ci import MeanCI, mean_confidence_interval
 from robojudge.meta._fit import FitAgreement, fit_agreement
-from robojudge.meta._raters import (
-    RaterAgreement,
-    krippendorff_alpha_ordinal,
-    quadratic_weighted_kappa,
-    rater_agreement,
-)
 from robojudge.meta._ranking import (
     BandCalibration,
     apply_bands,
@@ -40,6 +34,12 @@ from robojudge.meta._ranking import (
     best_youden_threshold,
     pairwise_rank_accuracy,
     youden_j,
+)
+from robojudge.meta._raters import (
+    RaterAgreement,
+    krippendorff_alpha_ordinal,
+    quadratic_weighted_kappa,
+    rater_agreement,
 )
 from robojudge.meta._report import (
     OVERALL,

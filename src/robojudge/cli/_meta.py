@@ -1,0 +1,213 @@
+"""``robojudge meta ...``: agreement of judges with human scores, and linear-fit comparison of scores."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import typer
+from rich.table import Table
+
+from robojudge.cli._common import console, err_console, fail
+from robojudge.meta import OVERALL, AgreementReport, Estimate, agreement_table, fit_agreement
+
+app = typer.Typer(help="Meta-evaluation: how well judges and scores agree with human ratings.",
+                  no_args_is_help=True)
+
+_SHOWN_IDS = 5
+
+
+def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
+    """All columns as strings, blanks kept as ''; errors name the file and the missing columns."""
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except FileNotFoundError:
+        raise fail(f"{path}: no such file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise fail(f"{path}: cannot read as CSV: {exc}") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise fail(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(df.columns) or 'none'}")
+    return df
+
+
+def _numbers(df: pd.DataFrame, column: str, path: Path) -> npt.NDArray[np.float64]:
+    """Parse a column as floats; a blank is NaN, anything else unparsable is an error with its line."""
+    raw = df[column].str.strip()
+    values: npt.NDArray[np.float64] = pd.to_numeric(
+        raw.where(raw != "", None), errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(np.isnan(values) & (raw != "").to_numpy())
+    if bad.size:
+        i = int(bad[0])
+        more = f" ({bad.size} such rows)" if bad.size > 1 else ""
+        # +2: one for the header line, one for 1-based numbering.
+        raise fail(f"{path} line {i + 2}, column {column!r}: not a number: {df[column].iloc[i]!r}{more}")
+    return values
+
+
+def _check_unique(df: pd.DataFrame, keys: list[str], path: Path) -> None:
+    dup = df.duplicated(keys, keep=False)
+    if dup.any():
+        lines = [str(i + 2) for i in np.flatnonzero(dup.to_numpy())[:_SHOWN_IDS]]
+        raise fail(f"{path}: duplicate ({', '.join(keys)}) rows on lines {', '.join(lines)}")
+
+
+def _parse_pair(text: str | None, option: str) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise fail(f"{option} expects LOW,HIGH, got {text!r}") from None
+    if not hi > lo:
+        raise fail(f"{option}: HIGH must exceed LOW, got {text!r}")
+    return lo, hi
+
+
+def _num(v: float) -> float | None:
+    return None if math.isnan(v) else v
+
+
+def _fmt(e: Estimate, digits: int = 3) -> str:
+    if math.isnan(e.value):
+        return "-"
+    out = f"{e.value:.{digits}f}"
+    if not math.isnan(e.low):
+        out += f" [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+    return out
+
+
+@app.command("agreement")
+def agreement(
+    pred: Path = typer.Option(..., "--pred", help="Judge scores: item_id, axis, score[, judge]."),
+    human: Path = typer.Option(..., "--human", help="Human scores: item_id, axis, score[, clip_id, source]."),
+    bootstrap: int = typer.Option(10_000, "--bootstrap", min=0, help="Bootstrap replicates (0: none)."),
+    seed: int = typer.Option(20260926, "--seed", help="Seed of the cluster draws."),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
+    scale: str = typer.Option("1,5", "--scale", help="Inclusive score scale LOW,HIGH for rounding."),
+    spearman: bool = typer.Option(True, "--spearman/--no-spearman",
+                                  help="Bootstrap Spearman's rho too (slower for continuous scores)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Per-judge, per-axis and Overall agreement with human scores, with cluster-bootstrap CIs.
+
+    Clusters are clip_id (else item_id) and strata are source (else one stratum). A blank judge
+    score is an unscored item; an item or axis in PRED without a human score is an error.
+    """
+    sc = _parse_pair(scale, "--scale")
+    assert sc is not None
+    if sc != (int(sc[0]), int(sc[1])):
+        raise fail(f"--scale must be two integers, got {scale!r}")
+    scale_int = (int(sc[0]), int(sc[1]))
+    hdf = _read_csv(human, ("item_id", "axis", "score"))
+    pdf = _read_csv(pred, ("item_id", "axis", "score"))
+    hdf["_score"] = _numbers(hdf, "score", human)
+    pdf["_score"] = _numbers(pdf, "score", pred)
+    if "judge" not in pdf.columns:
+        pdf["judge"] = pred.stem
+    _check_unique(hdf, ["item_id", "axis"], human)
+    _check_unique(pdf, ["judge", "item_id", "axis"], pred)
+
+    items = list(dict.fromkeys(hdf["item_id"]))
+    axes = list(dict.fromkeys(hdf["axis"]))
+    index = {item: i for i, item in enumerate(items)}
+    known = set(zip(hdf["item_id"], hdf["axis"], strict=True))
+    extra = [(i, a) for i, a in zip(pdf["item_id"], pdf["axis"], strict=True) if (i, a) not in known]
+    if extra:
+        shown = ", ".join(f"{i}/{a}" for i, a in list(dict.fromkeys(extra))[:_SHOWN_IDS])
+        raise fail(f"{pred}: {len(extra)} row(s) have no human score in {human} (item/axis: {shown})")
+
+    h_arrays = {a: np.full(len(items), np.nan) for a in axes}
+    for item, axis, value in zip(hdf["item_id"], hdf["axis"], hdf["_score"], strict=True):
+        h_arrays[axis][index[item]] = value
+    judges = list(dict.fromkeys(pdf["judge"]))
+    p_arrays = {j: {a: np.full(len(items), np.nan) for a in axes} for j in judges}
+    for j, item, axis, value in zip(pdf["judge"], pdf["item_id"], pdf["axis"], pdf["_score"], strict=True):
+        p_arrays[j][axis][index[item]] = value
+
+    first = hdf.drop_duplicates("item_id").set_index("item_id").loc[items]
+    clusters = first["clip_id"].to_numpy() if "clip_id" in hdf.columns else np.array(items)
+    strata = first["source"].to_numpy() if "source" in hdf.columns else None
+    try:
+        report = agreement_table(p_arrays, h_arrays, clusters, strata, bootstrap=bootstrap, seed=seed,
+                                 level=level, scale=scale_int, rank_stats=spearman)
+    except ValueError as exc:
+        raise fail(f"{human}: {exc}") from None
+    if as_json:
+        out: dict[str, Any] = {"pred": str(pred), "human": str(human), "scale": list(scale_int),
+                               **report.to_dict()}
+        typer.echo(json.dumps(out, indent=2))
+        return
+    _print_report(report)
+
+
+def _print_report(report: AgreementReport) -> None:
+    ci = f", {report.level:.0%} CI over {report.n_replicates} replicates" if report.n_replicates else ""
+    for target in (*report.axes, OVERALL):
+        table = Table(title=f"{target}{ci}", title_justify="left")
+        for col in ("judge", "n", "unscored", "pearson", "spearman", "kendall", "acc", "within 1", "mse",
+                    "mae", "bias"):
+            table.add_column(col, no_wrap=True)
+        for j in report.judges:
+            c = report.cells[j][target]
+            s = c.stats
+            table.add_row(j, str(c.n), str(c.n_unscored), _fmt(s["pearson"]), _fmt(s["spearman"]),
+                          _fmt(s["kendall"]), _fmt(s["exact"]), _fmt(s["within_one"]), _fmt(s["mse"]),
+                          _fmt(s["mae"]), _fmt(s["bias"]))
+        console.print(table)
+    if report.differences and report.n_replicates:
+        table = Table(title=f"paired differences (a - b){ci}", title_justify="left")
+        for col in ("a", "b", "target", "pearson", "acc", "mse"):
+            table.add_column(col, no_wrap=True)
+        for (a, b), per in report.differences.items():
+            for target, st in per.items():
+                table.add_row(a, b, target, _fmt(st["pearson"]), _fmt(st["exact"]), _fmt(st["mse"]))
+        console.print(table)
+
+
+@app.command("compare")
+def compare(
+    path: Path = typer.Option(..., "--in", help="CSV with one row per sample."),
+    score: str = typer.Option(..., "--score", help="Column with the automatic score."),
+    target: str = typer.Option(..., "--target", help="Column with the reference (human or task success)."),
+    score_range: str | None = typer.Option(None, "--score-range",
+                                           help="LOW,HIGH theoretical score range for mae_rescaled."),
+    target_range: str | None = typer.Option(None, "--target-range",
+                                            help="LOW,HIGH theoretical target range for mae_rescaled."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Pearson, Spearman, R^2, mae_fit and mae_rescaled of a score against a target.
+
+    mae_fit is the mean absolute residual of the least-squares line target ~ a + b * score (what
+    RoboPhys-3D Tables 18-19 call MAE). mae_rescaled is the mean |score' - target'| after mapping each
+    to [0, 1] by its range (the given one, else its observed min and max). Rows with a blank value are
+    dropped and counted.
+    """
+    df = _read_csv(path, (score, target))
+    x = _numbers(df, score, path)
+    y = _numbers(df, target, path)
+    dropped = int(np.sum(~(np.isfinite(x) & np.isfinite(y))))
+    res = fit_agreement(x, y, _parse_pair(score_range, "--score-range"),
+                        _parse_pair(target_range, "--target-range"))
+    if res.n < 3:
+        err_console.print(f"[yellow]warning:[/] only {res.n} complete rows in {path}", highlight=False)
+    values = {"n": res.n, "dropped": dropped, "pearson": res.pearson, "spearman": res.spearman, "r2": res.r2,
+              "slope": res.slope, "intercept": res.intercept, "mae_fit": res.mae_fit,
+              "mae_rescaled": res.mae_rescaled}
+    if as_json:
+        typer.echo(json.dumps({"file": str(path), "score": score, "target": target,
+                               **{k: v if isinstance(v, int) else _num(v) for k, v in values.items()}},
+                              indent=2))
+        return
+    table = Table(title=f"{score} vs {target}", title_justify="left")
+    table.add_column("statistic")
+    table.add_column("value", justify="right")
+    for k, v in values.items():
+        table.add_row(k, str(v) if isinstance(v, int) else ("-" if math.isnan(v) else f"{v:.4f}"))
+    console.print(table)

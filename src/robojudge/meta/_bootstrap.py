@@ -1,0 +1,133 @@
+"""Paired, stratified cluster bootstrap of judge-human agreement (RoboJudge App. E.1).
+
+Each replicate draws, inside every stratum (source corpus), as many clusters (source clips) as the
+stratum has, with replacement, and keeps every item of a drawn cluster as often as the cluster was
+drawn. The same draw serves every judge, so differences between judges are paired. Intervals are
+percentile intervals of the replicate statistics.
+
+A replicate is represented by item weights (how often each item was drawn); see
+:mod:`robojudge.meta._weighted` for how statistics are computed from weights for all replicates at
+once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from robojudge.meta._agreement import FloatArray
+
+IntMatrix = npt.NDArray[np.int32]
+
+
+def _codes(labels: npt.ArrayLike, n: int, name: str) -> npt.NDArray[np.intp]:
+    arr = np.asarray(labels)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have one entry per item ({n}), got shape {arr.shape}")
+    _, codes = np.unique(arr, return_inverse=True)
+    return codes.reshape(-1)
+
+
+class ClusterBootstrap:
+    """Cluster multiplicities for ``n_replicates`` stratified cluster resamples.
+
+    Args:
+        clusters: Cluster label per item (e.g. ``clip_id``).
+        strata: Stratum label per item (e.g. ``source``); one stratum if None. A cluster must lie
+            in a single stratum.
+        n_replicates: Number of replicates ``B``.
+        seed: Seed for ``numpy.random.default_rng``.
+
+    Attributes:
+        counts: ``(B, n_clusters)`` how many times each cluster was drawn in each replicate.
+        item_cluster: Cluster index of each item.
+    """
+
+    def __init__(self, clusters: npt.ArrayLike, strata: npt.ArrayLike | None = None,
+                 n_replicates: int = 10_000, seed: int | None = None) -> None:
+        n = int(np.asarray(clusters).shape[0])
+        if n_replicates < 1:
+            raise ValueError(f"n_replicates must be >= 1, got {n_replicates}")
+        self.item_cluster = _codes(clusters, n, "clusters")
+        n_clusters = int(self.item_cluster.max()) + 1 if n else 0
+        stratum_of_item = np.zeros(n, dtype=np.intp) if strata is None else _codes(strata, n, "strata")
+        stratum_of_cluster = np.full(n_clusters, -1, dtype=np.intp)
+        stratum_of_cluster[self.item_cluster] = stratum_of_item
+        if np.any(stratum_of_cluster[self.item_cluster] != stratum_of_item):
+            raise ValueError("a cluster spans more than one stratum")
+        rng = np.random.default_rng(seed)
+        self.counts: IntMatrix = np.zeros((n_replicates, n_clusters), dtype=np.int32)
+        for s in np.unique(stratum_of_cluster):
+            members = np.flatnonzero(stratum_of_cluster == s)
+            k = members.size
+            self.counts[:, members] = rng.multinomial(k, np.full(k, 1.0 / k), size=n_replicates)
+        self.n_replicates = n_replicates
+        self.n_clusters = n_clusters
+        self.n_strata = int(np.unique(stratum_of_cluster).size)
+
+    def count_chunks(self, chunk: int = 2000) -> Iterator[tuple[slice, IntMatrix]]:
+        """Yield ``(rows, counts[rows])`` in blocks of at most ``chunk`` replicates."""
+        for start in range(0, self.n_replicates, chunk):
+            rows = slice(start, min(start + chunk, self.n_replicates))
+            yield rows, self.counts[rows]
+
+    def item_weights(self, counts: IntMatrix) -> FloatArray:
+        """Item multiplicities ``(rows, n_items)`` for a block of cluster ``counts``."""
+        return counts[:, self.item_cluster].astype(np.float64)
+
+    def item_weights_t(self, counts: IntMatrix) -> FloatArray:
+        """The transpose of :meth:`item_weights`, ``(n_items, rows)``, built contiguous."""
+        return np.ascontiguousarray(counts.T)[self.item_cluster].astype(np.float64)
+
+    def cluster_sums(self, per_item: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """Sum the rows of an ``(n_items, k)`` matrix within clusters: ``(n_clusters, k)``.
+
+        Then ``counts @ cluster_sums(V)`` equals ``item_weights(counts) @ V`` with fewer operations.
+        """
+        out = np.zeros((self.n_clusters, per_item.shape[1]), dtype=per_item.dtype)
+        np.add.at(out, self.item_cluster, per_item)
+        return out
+
+
+def summarize_replicates(replicates: FloatArray, level: float = 0.95
+                         ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Percentile interval and standard error along the last axis, skipping NaN (undefined) replicates.
+
+    The quantiles interpolate linearly between order statistics, as NumPy's default
+    ``numpy.quantile`` method does; entries with no defined replicate give NaN.
+
+    Returns:
+        ``(low, high, se)``, each shaped like ``replicates.shape[:-1]``.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    shape = replicates.shape[:-1]
+    flat = np.sort(replicates.reshape(-1, replicates.shape[-1]), axis=1)  # NaN sorts last
+    valid = (~np.isnan(flat)).sum(axis=1)
+    rows = np.arange(flat.shape[0])
+    last = np.maximum(valid - 1, 0)
+    ends = []
+    for q in ((1 - level) / 2, (1 + level) / 2):
+        pos = last * q
+        lo_i = np.floor(pos).astype(np.intp)
+        frac = pos - lo_i
+        v = flat[rows, lo_i] * (1 - frac) + flat[rows, np.minimum(lo_i + 1, last)] * frac
+        ends.append(np.where(valid > 0, v, np.nan).reshape(shape))
+    if np.all(valid == flat.shape[1]):
+        se = flat.std(axis=1, ddof=1) if flat.shape[1] > 1 else np.full(flat.shape[0], np.nan)
+    else:
+        ok = ~np.isnan(flat)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(ok, flat, 0.0).sum(axis=1) / valid
+            var = (np.where(ok, flat - mean[:, None], 0.0) ** 2).sum(axis=1) / (valid - 1)
+        se = np.where(valid > 1, np.sqrt(var), np.nan)
+    return ends[0], ends[1], se.reshape(shape)
+
+
+def percentile_interval(replicates: FloatArray, level: float = 0.95) -> tuple[FloatArray, FloatArray]:
+    """Percentile interval along the last axis, ignoring NaN; see :func:`summarize_replicates`."""
+    low, high, _ = summarize_replicates(replicates, level)
+    return low, high

@@ -1,0 +1,76 @@
+"""Agreement of a continuous score with a continuous target, as RoboPhys-3D App. D (Tables 18-19)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from robojudge.meta._agreement import FloatArray, paired, pearson, spearman
+
+
+@dataclass(frozen=True)
+class FitAgreement:
+    """Linear-fit agreement between a score and a target.
+
+    Attributes:
+        n: Pairs used (both values finite).
+        pearson: Pearson r.
+        spearman: Spearman rho.
+        r2: Coefficient of determination of the least-squares line ``target ~ a + b * score``.
+        slope: ``b`` of that line.
+        intercept: ``a`` of that line.
+        mae_fit: Mean absolute residual of that line, ``mean |target - (a + b * score)|``. This is the
+            quantity RoboPhys-3D Tables 18-19 print as "MAE".
+        mae_rescaled: ``mean |s' - t'|`` after rescaling score and target each to [0, 1] with
+            ``(v - lo) / (hi - lo)``; ``lo, hi`` are the given ranges, or the observed minimum and
+            maximum when no range is given.
+    """
+
+    n: int
+    pearson: float
+    spearman: float
+    r2: float
+    slope: float
+    intercept: float
+    mae_fit: float
+    mae_rescaled: float
+
+
+def _rescale(v: FloatArray, bounds: tuple[float, float] | None) -> FloatArray:
+    lo, hi = (float(v.min()), float(v.max())) if bounds is None else bounds
+    if not hi > lo:
+        return np.full_like(v, np.nan)
+    return (v - lo) / (hi - lo)
+
+
+def fit_agreement(score: npt.ArrayLike, target: npt.ArrayLike,
+                  score_range: tuple[float, float] | None = None,
+                  target_range: tuple[float, float] | None = None) -> FitAgreement:
+    """Pearson, Spearman, R^2 and two MAEs of ``score`` against ``target``; see :class:`FitAgreement`.
+
+    Args:
+        score: The automatic score per sample.
+        target: The reference (human rating or task success) per sample.
+        score_range: Theoretical ``(min, max)`` of the score for ``mae_rescaled``; observed if None.
+        target_range: The same for the target.
+    """
+    x, y = paired(score, target)
+    n = int(x.size)
+    nan = math.nan
+    if n < 2:
+        return FitAgreement(n, nan, nan, nan, nan, nan, nan, nan)
+    rescaled = float(np.mean(np.abs(_rescale(x, score_range) - _rescale(y, target_range))))
+    dx = x - x.mean()
+    sxx = float(dx @ dx)
+    if sxx == 0.0:
+        return FitAgreement(n, nan, nan, nan, nan, nan, nan, rescaled)
+    slope = float(dx @ (y - y.mean())) / sxx
+    intercept = float(y.mean() - slope * x.mean())
+    resid = y - (intercept + slope * x)
+    sst = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else nan
+    return FitAgreement(n, pearson(x, y), spearman(x, y), r2, slope, intercept,
+                        float(np.mean(np.abs(resid))), rescaled)

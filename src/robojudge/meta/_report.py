@@ -1,0 +1,269 @@
+"""Agreement of several judges with human scores, per axis and Overall, with bootstrap intervals."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from robojudge.meta._agreement import (
+    DEFAULT_SCALE,
+    AxisStats,
+    FloatArray,
+    as_float_vector,
+    axis_stats,
+    confusion_matrix,
+    overall,
+)
+from robojudge.meta._bootstrap import ClusterBootstrap, summarize_replicates
+from robojudge.meta._weighted import N_MOMENTS, RankCorrelation, moment_columns, stats_from_sums
+
+#: Key of the pooled Overall next to the axis names.
+OVERALL = "overall"
+#: Statistics in a report, in order. Kendall's tau has a point estimate only.
+STATISTICS = ("pearson", "spearman", "kendall", "exact", "within_one", "mse", "mae", "bias")
+_BOOT = ("pearson", "spearman", "exact", "within_one", "mse", "mae", "bias")
+_BOOT_COLS = [STATISTICS.index(k) for k in _BOOT]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its bootstrap percentile interval and standard error (NaN if none)."""
+
+    value: float
+    low: float = math.nan
+    high: float = math.nan
+    se: float = math.nan
+
+
+@dataclass(frozen=True)
+class CellReport:
+    """One judge on one axis (or the Overall): counts, statistics and, per axis, the confusion matrix.
+
+    ``n`` counts items with both a prediction and a human score; ``n_unscored`` counts human-labelled
+    items the judge left unscored (NaN), which are excluded, not counted as wrong.
+    """
+
+    n: int
+    n_unscored: int
+    stats: dict[str, Estimate]
+    confusion: list[list[int]] | None = None
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """Output of :func:`agreement_table`.
+
+    Attributes:
+        cells: ``cells[judge][axis or "overall"]``.
+        differences: ``differences[(judge_a, judge_b)][axis or "overall"][statistic]``, the estimate
+            of ``a - b`` with the interval of the paired replicate differences.
+    """
+
+    judges: tuple[str, ...]
+    axes: tuple[str, ...]
+    n_items: int
+    n_replicates: int
+    seed: int | None
+    level: float
+    n_clusters: int
+    n_strata: int
+    cells: dict[str, dict[str, CellReport]]
+    differences: dict[tuple[str, str], dict[str, dict[str, Estimate]]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary; NaN becomes None."""
+        def num(v: float) -> float | None:
+            return None if math.isnan(v) else v
+
+        def est(e: Estimate) -> dict[str, float | None]:
+            return {"value": num(e.value), "low": num(e.low), "high": num(e.high), "se": num(e.se)}
+
+        return {
+            "judges": list(self.judges), "axes": list(self.axes), "n_items": self.n_items,
+            "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level,
+                          "clusters": self.n_clusters, "strata": self.n_strata},
+            "cells": {j: {a: {"n": c.n, "n_unscored": c.n_unscored,
+                              "stats": {k: est(v) for k, v in c.stats.items()},
+                              **({"confusion": c.confusion} if c.confusion is not None else {})}
+                          for a, c in per.items()} for j, per in self.cells.items()},
+            "differences": [{"a": a, "b": b, "axes": {ax: {k: est(v) for k, v in st.items()}
+                                                      for ax, st in per.items()}}
+                            for (a, b), per in self.differences.items()],
+        }
+
+
+def _point(s: AxisStats) -> dict[str, float]:
+    return {k: float(getattr(s, k)) for k in STATISTICS}
+
+
+def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
+                    human: Mapping[str, npt.ArrayLike],
+                    clusters: npt.ArrayLike | None = None, strata: npt.ArrayLike | None = None,
+                    bootstrap: int = 10_000, seed: int | None = None, level: float = 0.95,
+                    scale: tuple[int, int] = DEFAULT_SCALE,
+                    pairs: Sequence[tuple[str, str]] | None = None, rank_stats: bool = True,
+                    chunk: int = 256) -> AgreementReport:
+    """Per judge, per axis and Overall agreement with human scores, with paired cluster-bootstrap CIs.
+
+    Args:
+        pred: ``pred[judge][axis]`` is an array of scores aligned with ``human[axis]``; NaN marks an
+            unscored item and an absent axis counts as all unscored.
+        human: ``human[axis]`` is the human score per item (NaN = not labelled); all axes share items.
+        clusters: Cluster per item (source clip); each item is its own cluster if None.
+        strata: Stratum per item (source corpus); a single stratum if None.
+        bootstrap: Replicates ``B``; 0 gives point estimates only.
+        seed: Seed of the cluster draws.
+        level: Coverage of the percentile intervals.
+        scale: Inclusive score range for rounding (accuracy) and confusion matrices.
+        pairs: Judge pairs whose differences to report; every pair in ``pred`` order if None.
+        rank_stats: Bootstrap Spearman's rho too (exact, slower); if False its CI is NaN.
+        chunk: Replicates per block, bounding memory at about ``chunk * n_items`` floats.
+
+    Returns:
+        An :class:`AgreementReport`. Kendall's tau carries a point estimate only.
+    """
+    axes = tuple(human)
+    judges = tuple(pred)
+    if not axes or not judges:
+        raise ValueError("need at least one axis and one judge")
+    h = {a: as_float_vector(human[a], f"human[{a}]") for a in axes}
+    n = h[axes[0]].size
+    if any(v.size != n for v in h.values()):
+        raise ValueError("every human axis must have the same number of items")
+    x: dict[str, dict[str, FloatArray]] = {}
+    for j in judges:
+        extra = set(pred[j]) - set(axes)
+        if extra:
+            raise ValueError(f"judge {j!r} has axes without human scores: {sorted(extra)}")
+        x[j] = {a: as_float_vector(pred[j][a], f"pred[{j}][{a}]") if a in pred[j] else np.full(n, np.nan)
+                for a in axes}
+        if any(v.size != n for v in x[j].values()):
+            raise ValueError(f"pred[{j!r}] arrays must have {n} items like human")
+    pair_list = list(combinations(judges, 2)) if pairs is None else [tuple(p) for p in pairs]
+    for p in pair_list:
+        if p[0] not in x or p[1] not in x:
+            raise ValueError(f"unknown judge in pair {p}")
+    targets = (*axes, OVERALL)
+
+    point = np.full((len(judges), len(targets), len(STATISTICS)), np.nan)
+    counts: dict[tuple[int, int], tuple[int, int]] = {}
+    confusions: dict[tuple[int, int], list[list[int]]] = {}
+    for ji, j in enumerate(judges):
+        per = [axis_stats(x[j][a], h[a], scale) for a in axes]
+        tot = overall({a: (x[j][a], h[a]) for a in axes}, scale)
+        for ti, s in enumerate((*per, tot)):
+            point[ji, ti] = [_point(s)[k] for k in STATISTICS]
+            counts[ji, ti] = (s.n, s.n_unscored)
+        for ai, a in enumerate(axes):
+            confusions[ji, ai] = confusion_matrix(x[j][a], h[a], scale=scale).tolist()
+
+    low = np.full_like(point, np.nan)
+    high = np.full_like(point, np.nan)
+    se = np.full_like(point, np.nan)
+    reps: FloatArray | None = None
+    boot: ClusterBootstrap | None = None
+    if bootstrap > 0:
+        boot = ClusterBootstrap(np.arange(n) if clusters is None else clusters, strata, bootstrap, seed)
+        reps = _replicates(boot, judges, axes, x, h, scale, rank_stats, chunk)
+        low[..., _BOOT_COLS], high[..., _BOOT_COLS], se[..., _BOOT_COLS] = summarize_replicates(reps, level)
+
+    cells: dict[str, dict[str, CellReport]] = {}
+    for ji, j in enumerate(judges):
+        cells[j] = {}
+        for ti, t in enumerate(targets):
+            st = {k: Estimate(float(point[ji, ti, si]), float(low[ji, ti, si]), float(high[ji, ti, si]),
+                              float(se[ji, ti, si])) for si, k in enumerate(STATISTICS)}
+            cells[j][t] = CellReport(*counts[ji, ti], st, confusions.get((ji, ti)))
+
+    differences: dict[tuple[str, str], dict[str, dict[str, Estimate]]] = {}
+    idx = [(judges.index(a), judges.index(b)) for a, b in pair_list]
+    d_point = np.array([point[ia] - point[ib] for ia, ib in idx]).reshape(len(idx), *point.shape[1:])
+    d_lo, d_hi, d_se = (np.full_like(d_point, np.nan) for _ in range(3))
+    if reps is not None:
+        # Blocks of pairs bound the memory of the replicate differences.
+        for start in range(0, len(idx), 32):
+            block = idx[start:start + 32]
+            d = reps[[i for i, _ in block]] - reps[[k for _, k in block]]
+            sl = slice(start, start + len(block))
+            d_lo[sl, ..., _BOOT_COLS], d_hi[sl, ..., _BOOT_COLS], d_se[sl, ..., _BOOT_COLS] = (
+                summarize_replicates(d, level))
+    for pi, pair in enumerate(pair_list):
+        differences[pair[0], pair[1]] = {
+            t: {k: Estimate(float(d_point[pi, ti, si]), float(d_lo[pi, ti, si]), float(d_hi[pi, ti, si]),
+                            float(d_se[pi, ti, si])) for si, k in enumerate(STATISTICS)}
+            for ti, t in enumerate(targets)}
+
+    return AgreementReport(judges, axes, n, bootstrap, seed, level,
+                           boot.n_clusters if boot else 0, boot.n_strata if boot else 0, cells, differences)
+
+
+def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str, ...],
+                x: Mapping[str, Mapping[str, FloatArray]], h: Mapping[str, FloatArray],
+                scale: tuple[int, int], rank_stats: bool, chunk: int) -> FloatArray:
+    """``(n_judges, n_axes + 1, len(_BOOT), B)`` replicate statistics; the last target is Overall.
+
+    Replicates run along the last axis so that each statistic's replicates are contiguous for sorting.
+    """
+    n_j, n_a = len(judges), len(axes)
+    n = h[axes[0]].size
+    v = np.empty((n, n_j, n_a, N_MOMENTS))
+    ranks: dict[tuple[int, int], RankCorrelation] = {}
+    for ji, j in enumerate(judges):
+        masks = {a: np.isfinite(x[j][a]) & np.isfinite(h[a]) for a in axes}
+        px = np.concatenate([x[j][a][masks[a]] for a in axes])
+        py = np.concatenate([h[a][masks[a]] for a in axes])
+        # One centre per judge for all axes keeps the pooled Overall moments consistent.
+        cx = float(px.mean()) if px.size else 0.0
+        cy = float(py.mean()) if py.size else 0.0
+        parts = []
+        for ai, a in enumerate(axes):
+            v[:, ji, ai] = moment_columns(x[j][a], h[a], cx, cy, scale)
+            idx = np.flatnonzero(masks[a])
+            parts.append((idx, x[j][a][idx], h[a][idx]))
+            if rank_stats:
+                ranks[ji, ai] = RankCorrelation([parts[-1]], n)
+        if rank_stats:
+            ranks[ji, n_a] = RankCorrelation(parts, n)
+    v_clusters = boot.cluster_sums(v.reshape(n, -1))
+    # Keys with few distinct (pred, human) pairs share one float32 product for their cell weights:
+    # counts and cell sizes are small integers, so float32 sums are exact.
+    few = [key for key, rc in ranks.items() if rc.few_cells]
+    many = [key for key, rc in ranks.items() if not rc.few_cells]
+    bounds = np.cumsum([0] + [ranks[key].n_cells for key in few])
+    cells_clusters = boot.cluster_sums(
+        np.hstack([ranks[key].cell_matrix(np.float32) for key in few]) if few
+        else np.zeros((n, 0), dtype=np.float32))
+    axis_has_items = v[:, :, :, 0].sum(axis=0) > 0  # (n_j, n_a)
+    out = np.full((n_j, n_a + 1, len(_BOOT), boot.n_replicates), np.nan)
+    k = {name: i for i, name in enumerate(_BOOT)}
+    for rows, counts in boot.count_chunks(chunk):
+        # (n_j, n_a, N_MOMENTS, rows): replicates last.
+        sums = (v_clusters.T @ counts.T.astype(np.float64)).reshape(n_j, n_a, N_MOMENTS, -1)
+        sums = np.moveaxis(sums, 2, -1)
+        per_axis = stats_from_sums(sums)  # each (n_j, n_a, rows)
+        pooled = stats_from_sums(sums.sum(axis=1))  # each (n_j, rows)
+        for name, arr in per_axis.items():
+            out[:, :n_a, k[name], rows] = arr
+        for name in ("pearson", "mse", "mae", "bias"):
+            out[:, n_a, k[name], rows] = pooled[name]
+        for name in ("exact", "within_one"):
+            out[:, n_a, k[name], rows] = per_axis[name].mean(axis=1)
+        if few:
+            cell_w = (cells_clusters.T @ counts.T.astype(np.float32)).astype(np.float64)
+            for i, (ji, ti) in enumerate(few):
+                out[ji, ti, k["spearman"], rows] = ranks[ji, ti].from_cell_weights_t(
+                    cell_w[bounds[i]:bounds[i + 1]])
+        if many:
+            w_t = boot.item_weights_t(counts)
+            for ji, ti in many:
+                rc = ranks[ji, ti]
+                out[ji, ti, k["spearman"], rows] = rc.from_cell_weights_t(rc.cell_weights_t(w_t))
+    # The Overall is undefined for a judge with an axis it never scored (as in the point estimate).
+    out[~axis_has_items.all(axis=1), n_a] = np.nan
+    return out

@@ -1,0 +1,161 @@
+import math
+import time
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from robojudge.meta import (
+    OVERALL,
+    ClusterBootstrap,
+    RankCorrelation,
+    agreement_table,
+    axis_stats,
+    moment_columns,
+    overall,
+    percentile_interval,
+    stats_from_sums,
+)
+from robojudge.meta._report import _BOOT, _replicates
+
+
+def test_cluster_draws_stay_in_strata():
+    clusters = np.array(["a", "a", "b", "c", "d", "d", "e"])
+    strata = np.array(["s", "s", "s", "t", "t", "t", "t"])
+    boot = ClusterBootstrap(clusters, strata, n_replicates=500, seed=7)
+    # clusters a, b in stratum s (2 draws each replicate); c, d, e in t (3 draws)
+    assert np.all(boot.counts[:, :2].sum(axis=1) == 2) and np.all(boot.counts[:, 2:].sum(axis=1) == 3)
+    w = boot.item_weights(boot.counts[:3])
+    assert np.all(w[:, 0] == w[:, 1]) and np.all(w[:, 4] == w[:, 5])  # a cluster moves as a whole
+    np.testing.assert_array_equal(ClusterBootstrap(clusters, strata, 500, seed=7).counts, boot.counts)
+    with pytest.raises(ValueError, match="spans"):
+        ClusterBootstrap(["a", "a"], ["s", "t"], 10)
+
+
+def test_weighted_sums_equal_expanded_data():
+    rng = np.random.default_rng(0)
+    n = 40
+    y = rng.integers(1, 6, n).astype(float)
+    x = np.clip(y + rng.normal(0, 1, n), 1, 5)
+    x[[3, 9]] = np.nan
+    w = rng.integers(0, 4, (6, n)).astype(float)
+    sums = w @ moment_columns(x, y, cx=3.0, cy=3.0, scale=(1, 5))
+    got = stats_from_sums(sums)
+    for b in range(6):
+        xe, ye = np.repeat(x, w[b].astype(int)), np.repeat(y, w[b].astype(int))
+        ref = axis_stats(xe, ye)
+        for k in ("pearson", "exact", "within_one", "mse", "mae"):
+            assert got[k][b] == pytest.approx(getattr(ref, k))
+        assert got["bias"][b] == pytest.approx(ref.bias)
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_weighted_spearman_equals_expanded_data(continuous):
+    rng = np.random.default_rng(1)
+    n = 400  # continuous scores give > 256 distinct pairs: the item-by-item route
+    y = rng.integers(1, 6, n).astype(float)
+    x = y + rng.normal(0, 1, n) if continuous else rng.integers(1, 6, n).astype(float)
+    idx = np.arange(n)
+    half = idx[::2]
+    x2 = rng.integers(1, 6, n).astype(float)
+    rc = RankCorrelation([(idx, x, y), (half, x2[half], y[half])], n)
+    assert rc.few_cells is not continuous
+    w = rng.integers(0, 3, (4, n)).astype(float)
+    for b, got in enumerate(rc(w)):
+        k = w[b].astype(int)
+        xe = np.r_[np.repeat(x, k), np.repeat(x2[half], k[half])]
+        ye = np.r_[np.repeat(y, k), np.repeat(y[half], k[half])]
+        assert got == pytest.approx(stats.spearmanr(xe, ye).statistic)
+
+
+def _judges(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    human = {"pa": rng.integers(1, 6, n).astype(float), "ia": rng.integers(1, 6, n).astype(float)}
+    pred = {}
+    for j, noise in (("good", 0.6), ("bad", 1.5)):
+        pred[j] = {a: np.clip(np.round(h + rng.normal(0, noise, n)), 1, 5) for a, h in human.items()}
+    pred["good"]["pa"][:5] = np.nan
+    clusters = np.arange(n) // 2
+    strata = clusters % 3
+    return pred, human, clusters, strata
+
+
+def test_replicates_equal_recomputation_on_resampled_items():
+    pred, human, clusters, strata = _judges()
+    boot = ClusterBootstrap(clusters, strata, n_replicates=3, seed=11)
+    reps = _replicates(boot, ("good", "bad"), ("pa", "ia"), pred, human, (1, 5), True, chunk=2)
+    for b in range(3):
+        take = np.repeat(np.arange(clusters.size), boot.item_weights(boot.counts[b:b + 1])[0].astype(int))
+        for ji, j in enumerate(("good", "bad")):
+            per = [axis_stats(pred[j][a][take], human[a][take]) for a in ("pa", "ia")]
+            tot = overall({a: (pred[j][a][take], human[a][take]) for a in ("pa", "ia")})
+            for ti, s in enumerate((*per, tot)):
+                for si, k in enumerate(_BOOT):
+                    assert reps[ji, ti, si, b] == pytest.approx(getattr(s, k)), (j, ti, k)
+
+
+def test_agreement_table_points_cis_and_differences():
+    pred, human, clusters, strata = _judges()
+    rep = agreement_table(pred, human, clusters, strata, bootstrap=400, seed=3)
+    cell = rep.cells["good"]["pa"]
+    ref = axis_stats(pred["good"]["pa"], human["pa"])
+    assert cell.n == 115 and cell.n_unscored == 5
+    assert cell.stats["pearson"].value == pytest.approx(ref.pearson)
+    assert cell.stats["kendall"].value == pytest.approx(ref.kendall) and math.isnan(cell.stats["kendall"].low)
+    for t in ("pa", "ia", OVERALL):
+        for k in ("pearson", "spearman", "exact", "mse"):
+            e = rep.cells["good"][t].stats[k]
+            assert e.low <= e.value <= e.high and e.se > 0
+    d = rep.differences["good", "bad"][OVERALL]["pearson"]
+    assert d.value == pytest.approx(rep.cells["good"][OVERALL].stats["pearson"].value
+                                    - rep.cells["bad"][OVERALL].stats["pearson"].value)
+    assert d.low > 0  # the less noisy judge is reliably better
+    assert len(rep.cells["good"]["pa"].confusion) == 5
+    again = agreement_table(pred, human, clusters, strata, bootstrap=400, seed=3)
+    assert again.to_dict() == rep.to_dict()
+    same = agreement_table({"a": pred["good"], "b": pred["good"]}, human, clusters, bootstrap=50, seed=1)
+    e = same.differences["a", "b"]["pa"]["mse"]
+    assert e.value == e.low == e.high == 0.0
+
+
+def test_no_bootstrap_and_missing_axis():
+    pred, human, _, _ = _judges()
+    rep = agreement_table({"only_pa": {"pa": pred["good"]["pa"]}}, human, bootstrap=0)
+    assert rep.cells["only_pa"]["ia"].n == 0 and rep.cells["only_pa"]["ia"].n_unscored == 120
+    assert math.isnan(rep.cells["only_pa"][OVERALL].stats["pearson"].value)
+    assert math.isnan(rep.cells["only_pa"]["pa"].stats["pearson"].low)
+    js = rep.to_dict()
+    assert js["cells"]["only_pa"][OVERALL]["stats"]["mse"]["value"] is None
+    with pytest.raises(ValueError):
+        agreement_table({"x": {"zz": np.ones(120)}}, human)
+    boot = agreement_table({"only_pa": {"pa": pred["good"]["pa"]}, "good": pred["good"]}, human,
+                           bootstrap=20, seed=0)
+    assert math.isnan(boot.cells["only_pa"]["ia"].stats["mse"].low)
+    assert math.isnan(boot.cells["only_pa"][OVERALL].stats["pearson"].high)
+    assert boot.cells["only_pa"]["pa"].stats["spearman"].se > 0
+
+
+def test_percentile_interval_matches_numpy():
+    rng = np.random.default_rng(0)
+    r = rng.normal(size=(4, 999))
+    r[1, :10] = np.nan
+    lo, hi = percentile_interval(r, 0.9)
+    want = np.nanquantile(r, [0.05, 0.95], axis=1)
+    np.testing.assert_allclose(lo, want[0]) and np.testing.assert_allclose(hi, want[1])
+
+
+def test_bootstrap_coverage_bivariate_normal():
+    # 200 data sets of 100 items from a bivariate normal with rho = 0.5, B = 1000 each: the 95%
+    # percentile interval for Pearson r should cover 0.5 about 95% of the time.
+    rng = np.random.default_rng(2026)
+    cov = [[1.0, 0.5], [0.5, 1.0]]
+    hits = 0
+    t0 = time.perf_counter()
+    for _ in range(200):
+        xy = rng.multivariate_normal([0, 0], cov, size=100)
+        rep = agreement_table({"j": {"a": xy[:, 0]}}, {"a": xy[:, 1]}, bootstrap=1000,
+                              seed=int(rng.integers(2**31)), rank_stats=False, pairs=[])
+        e = rep.cells["j"]["a"].stats["pearson"]
+        hits += e.low <= 0.5 <= e.high
+    assert 0.88 <= hits / 200 <= 0.99
+    assert time.perf_counter() - t0 < 60
