@@ -1,40 +1,32 @@
-"""The ``robojudge`` command line: argument parsing and printing over the Python API."""
+"""The ``robojudge`` command line: argument parsing and printing over the Python API.
+
+Each command lives in its own module and is imported only when it runs (``robojudge score`` never
+loads pandas or the judge backends), which keeps start-up fast. ``robojudge --help`` imports them all.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
+from typing import Any
 
 import typer
 
 from robojudge import __version__
-from robojudge.cli import (
-    _aggregate,
-    _demo,
-    _judge,
-    _meta,
-    _metrics,
-    _report,
-    _results,
-    _score,
-    _suite,
-)
 
-app = typer.Typer(
-    name="robojudge",
-    help="Evaluate generated robot-manipulation videos and the judges that score them.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.add_typer(_suite.app, name="suite")
-app.add_typer(_metrics.app, name="metrics")
-app.add_typer(_results.app, name="results")
-app.add_typer(_aggregate.app, name="aggregate")
-app.add_typer(_meta.app, name="meta")
-app.command("score")(_score.score)
-app.command("judge")(_judge.judge)
-app.command("report")(_report.report)
-app.command("demo")(_demo.demo)
+# command name -> (module in robojudge.cli, attribute, "group" for a sub-app or "command")
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "suite": ("_suite", "app", "group"),
+    "score": ("_score", "score", "command"),
+    "judge": ("_judge", "judge", "command"),
+    "report": ("_report", "report", "command"),
+    "results": ("_results", "app", "group"),
+    "metrics": ("_metrics", "app", "group"),
+    "meta": ("_meta", "app", "group"),
+    "aggregate": ("_aggregate", "app", "group"),
+    "demo": ("_demo", "demo", "command"),
+}
 
 
 def _version(value: bool) -> None:
@@ -43,15 +35,51 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug messages."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    """Evaluate generated robot-manipulation videos and the judges that score them."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
 
 
-def main() -> None:
-    app()
+def build_app(only: str | None = None) -> typer.Typer:
+    """The typer app with every command, or with just ``only`` (what ``main`` uses to start fast)."""
+    app = typer.Typer(
+        name="robojudge",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    app.callback()(_root)
+    for name, (module, attr, kind) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        target = getattr(importlib.import_module(f"robojudge.cli.{module}"), attr)
+        if kind == "group":
+            app.add_typer(target, name=name)
+        else:
+            app.command(name)(target)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the full app, for documentation tools and tests
+        return build_app()
+    raise AttributeError(name)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    command = next((a for a in args if not a.startswith("-")), None)
+    if command in COMMANDS:
+        only: str | None = command
+    elif command is None and args and "--help" not in args:
+        only = ""  # root options only (--version): no command module needs loading
+    else:
+        only = None  # help, or an unknown command: the full app lists what exists
+    build_app(only)(args)
