@@ -8,8 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from robojudge.report import GroupSummary, report_suite
+from robojudge.metrics import get_metric
+from robojudge.report import (
+    GroupSummary,
+    LabelAgreement,
+    label_agreement,
+    report_suite,
+    write_label_agreement,
+)
 from robojudge.run import ProgressCallback, SuiteRun, score_suite
+from robojudge.store import ResultStore
+from robojudge.suite import load_suite
 from robojudge.suite._demo import make_synthetic_suite
 
 log = logging.getLogger(__name__)
@@ -29,6 +38,7 @@ class DemoResult:
     report_dir: Path
     run: SuiteRun
     summaries: list[GroupSummary]
+    agreement: list[LabelAgreement]
 
 
 def sim_available() -> bool:
@@ -76,6 +86,17 @@ def run_demo(
     db = f"sqlite:///{(out / 'results.sqlite').resolve()}"
     run = score_suite(manifest, DEMO_METRICS, db=db, workers=workers, progress=progress)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo")
+    with ResultStore(db) as store:
+        rows = store.rows()
+    agreement = label_agreement(
+        rows, load_suite(manifest, strict=False).items, lambda m: get_metric(m).higher_is_better, seed=seed
+    )
+    write_label_agreement(agreement, out / "report")
     return DemoResult(
-        suite_kind=kind, manifest=manifest, report_dir=out / "report", run=run, summaries=summaries
+        suite_kind=kind,
+        manifest=manifest,
+        report_dir=out / "report",
+        run=run,
+        summaries=summaries,
+        agreement=agreement,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.table import Table
 
 from robojudge.cli._common import console, fail, print_summary, scoring_progress
 from robojudge.cli._judge import ENDPOINT_HELP
@@ -31,6 +32,13 @@ def demo(
         result = run_demo(out, suite=suite, workers=workers, progress=on_result)  # type: ignore[arg-type]
     print_summary(result.run.summary)
     console.print(summary_table(result.summaries, "generator", "demo summary"))
+    if result.agreement:
+        table = Table("metric", "axis", "n", "Pearson r [95% CI]", "Spearman rho [95% CI]",
+                      title="metrics against the planted labels (positive = agrees)")
+        for a in result.agreement:
+            table.add_row(a.metric, a.axis, str(a.n), _ci(a.pearson, a.pearson_low, a.pearson_high),
+                          _ci(a.spearman, a.spearman_low, a.spearman_high))
+        console.print(table)
     console.print(f"suite: {result.manifest} ({result.suite_kind})", highlight=False)
     if Path("robojudge.toml").exists():
         console.print(
@@ -40,3 +48,7 @@ def demo(
     else:
         console.print(ENDPOINT_HELP, highlight=False, markup=False)
     console.print(f"report: {result.report_dir}  (summary.md, summary.csv, results.csv, errors.csv)")
+
+
+def _ci(v: float, lo: float, hi: float) -> str:
+    return "n/a" if v != v else (f"{v:.2f}" if lo != lo else f"{v:.2f} [{lo:.2f}, {hi:.2f}]")

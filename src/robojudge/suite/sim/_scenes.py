@@ -167,9 +167,18 @@ def look_at_xyaxes(eye: np.ndarray, lookat: np.ndarray) -> np.ndarray:
     return np.concatenate([right, cam_up])
 
 
-def _env_xml(embodiment: str) -> Path:
-    import gymnasium_robotics
+def _import_robotics() -> Any:
+    """Import gymnasium_robotics without the release notice it prints to stderr on first import."""
+    import contextlib
+    import io
 
+    with contextlib.redirect_stderr(io.StringIO()):
+        import gymnasium_robotics
+    return gymnasium_robotics
+
+
+def _env_xml(embodiment: str) -> Path:
+    gymnasium_robotics = _import_robotics()
     base = Path(gymnasium_robotics.__file__).parent / "envs" / "assets"
     if embodiment == "gripper":
         return base / "fetch" / "pick_and_place.xml"
@@ -261,6 +270,8 @@ def build_spec(embodiment: str, size: int) -> Any:
 def make_env(embodiment: str, size: int) -> Any:
     """Create the gymnasium-robotics environment of an embodiment, running the extended model."""
     import mujoco
+
+    _import_robotics()
 
     if embodiment == "gripper":
         from gymnasium_robotics.envs.fetch.pick_and_place import MujocoFetchPickAndPlaceEnv
