@@ -130,6 +130,9 @@ def test_demo_end_to_end(tmp_path):
     assert warp["flicker"] > 5 * warp["faithful"]
     errors = list(csv.DictReader((report / "errors.csv").open()))
     assert {e["item_id"] for e in errors} == {"ep00-broken"} and len(errors) == 3  # one per metric
+    agreement = list(csv.DictReader((report / "label_agreement.csv").open()))
+    assert {(a["metric"], a["axis"]) for a in agreement} >= {("pixel_frame_consistency", "pa")}
+    assert all(a["n"] == "20" for a in agreement)  # 20 labelled items; the broken one has no labels
     again = rj("demo", "--out", tmp_path / "demo", "--no-progress")  # auto: reuses the built suite
     assert "63 already stored" in again.stdout and "(synthetic)" in again.stdout
     bad = rj("demo", "--out", tmp_path / "demo", "--suite", "3d", check=False)
