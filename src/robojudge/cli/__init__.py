@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "metrics": ("_metrics", "app", "group"),
     "meta": ("_meta", "app", "group"),
     "aggregate": ("_aggregate", "app", "group"),
+    "leaderboard": ("_leaderboard", "app", "group"),
     "demo": ("_demo", "demo", "command"),
 }
 

@@ -3,7 +3,9 @@
 Point statistics of a judge against human scores (:mod:`._agreement`), agreement among human raters
 (:mod:`._raters`), binary, ranking and band statistics (:mod:`._ranking`), linear-fit agreement of
 continuous scores (:mod:`._fit`), and the paired cluster bootstrap report over many judges
-(:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`). See ``docs/meta.md``.
+(:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`), the generator leaderboard
+(:mod:`._leaderboard`) and the metric-calibrated ordinal judge (:mod:`._calibrated`). See
+``docs/meta.md``.
 """
 
 from robojudge.meta._agreement import (
@@ -24,8 +26,24 @@ from robojudge.meta._agreement import (
     within_one_accuracy,
 )
 from robojudge.meta._bootstrap import ClusterBootstrap, percentile_interval, summarize_replicates
+from robojudge.meta._calibrated import (
+    CrossValidated,
+    OrdinalLogit,
+    cross_validate_ordinal,
+    fit_ordinal_logit,
+    grouped_folds,
+    ordinal_nll,
+)
 from robojudge.meta._ci import MeanCI, mean_confidence_interval
 from robojudge.meta._fit import FitAgreement, fit_agreement
+from robojudge.meta._leaderboard import (
+    AdjacentPair,
+    Leaderboard,
+    LeaderboardEntry,
+    Standing,
+    competition_ranks,
+    generator_leaderboard,
+)
 from robojudge.meta._ranking import (
     BandCalibration,
     apply_bands,
@@ -55,25 +73,36 @@ __all__ = [
     "DEFAULT_SCALE",
     "OVERALL",
     "STATISTICS",
+    "AdjacentPair",
     "AgreementReport",
     "AxisStats",
     "BandCalibration",
     "CellReport",
     "ClusterBootstrap",
+    "CrossValidated",
     "Estimate",
     "FitAgreement",
+    "Leaderboard",
+    "LeaderboardEntry",
     "MeanCI",
+    "OrdinalLogit",
     "RankCorrelation",
     "RaterAgreement",
+    "Standing",
     "agreement_table",
     "apply_bands",
     "auroc",
     "axis_stats",
     "band_calibration",
     "best_youden_threshold",
+    "competition_ranks",
     "confusion_matrix",
+    "cross_validate_ordinal",
     "exact_accuracy",
     "fit_agreement",
+    "fit_ordinal_logit",
+    "generator_leaderboard",
+    "grouped_folds",
     "kendall",
     "krippendorff_alpha_ordinal",
     "mae",
@@ -81,6 +110,7 @@ __all__ = [
     "mean_signed_error",
     "moment_columns",
     "mse",
+    "ordinal_nll",
     "overall",
     "overall_from_axis_values",
     "pairwise_rank_accuracy",

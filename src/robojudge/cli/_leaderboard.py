@@ -1,0 +1,217 @@
+"""``robojudge leaderboard generators|judges``: RoboJudge Table 8 and Table 2 from stored results."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from robojudge.cli._common import console, err_console, fail
+from robojudge.meta import OVERALL, Estimate, Leaderboard
+from robojudge.report import (
+    CALIBRATED,
+    CalibratedJudge,
+    JudgeRow,
+    calibrated_scores,
+    generator_board,
+    judge_scores,
+    judges_report,
+    label_scores,
+    write_judges,
+    write_leaderboard,
+)
+from robojudge.run import default_run_dir
+from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
+from robojudge.suite import Item, ManifestError, load_suite
+
+app = typer.Typer(help="Leaderboards of generators (Table 8) and of judges (Table 2).", no_args_is_help=True)
+
+_SEED = 20260926
+_WIDE = 240  # tables are printed at least this wide rather than cut (they are mostly piped to files)
+_DB_HELP = "Result store [default: runs/<manifest name>/results.sqlite]."
+
+
+def _wide() -> Console:
+    """The shared console on a terminal; a wide one when piped, so that tables are not cut."""
+    return console if console.is_terminal else Console(soft_wrap=True, width=_WIDE)
+
+
+def _higher_is_better(metric: str) -> bool:
+    """A registered metric's direction; unknown metrics count as higher-is-better."""
+    from robojudge.metrics import UnknownMetricError, get_metric
+
+    try:
+        return get_metric(metric).higher_is_better
+    except UnknownMetricError:
+        return True
+
+
+def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
+    run_dir = default_run_dir(suite)
+    if db is None and not (run_dir / "results.sqlite").exists():
+        where = run_dir / "results.sqlite"
+        raise fail(f"no result store at {where}; pass --db or run `robojudge score` first")
+    try:
+        items = list(load_suite(suite, strict=False).items)
+        with ResultStore(db or default_db_url(run_dir)) as store:
+            rows = store.rows()
+    except (ManifestError, StoreError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    if not items:
+        raise fail(f"{suite}: no usable items (see `robojudge suite check`)")
+    return rows, items
+
+
+def _est(e: Estimate, digits: int = 2) -> str:
+    if math.isnan(e.value):
+        return "-"
+    ci = "" if math.isnan(e.low) else f" [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+    return f"{e.value:.{digits}f}{ci}"
+
+
+def _title(target: str) -> str:
+    return "Overall" if target == OVERALL else target.upper()
+
+
+def _print_board(board: Leaderboard, heading: str) -> None:
+    table = Table(title=heading, title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("rank", "generator", *(_title(t) for t in board.targets), "P(rank)", "rank range"):
+        table.add_column(col, no_wrap=True)
+    for e in board.entries:
+        s = e.standings[board.sort_by]
+        prob = "-" if math.isnan(s.rank_prob) else f"{s.rank_prob:.2f}"
+        span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "-"
+        scores = [_est(e.standings[t].score) for t in board.targets]
+        table.add_row(str(s.rank), e.generator, *scores, prob, span)
+    _wide().print(table)
+    pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
+                  box=box.SIMPLE_HEAD)
+    for col in ("target", "upper", "lower", "P"):
+        pairs.add_column(col, no_wrap=True)
+    for p in board.adjacent:
+        pairs.add_row(_title(p.target), p.upper, p.lower, "-" if math.isnan(p.prob) else f"{p.prob:.2f}")
+    console.print(pairs)
+
+
+@app.command("generators")
+def generators(
+    suite: Path = typer.Argument(..., help="Suite manifest the results belong to."),
+    db: str | None = typer.Option(None, "--db", help=_DB_HELP),
+    scores: str = typer.Option("labels", "--scores",
+                               help="labels, judge:NAME (a stored VLM judge) or calibrated"
+                               " (the metric-calibrated judge)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
+    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap and folds."),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
+    sort_by: str = typer.Option(OVERALL, "--sort", help="Order by pa, ia or overall."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Folds of the calibrated judge."),
+    alpha: float = typer.Option(1.0, "--alpha", min=0.0, help="L2 penalty of the calibrated judge."),
+    predict: str = typer.Option("expected", "--predict", help="Calibrated score: expected or class."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write leaderboard.md/.csv here."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Generators by mean PA, IA and Overall = (PA + IA) / 2, with CIs and rank probabilities.
+
+    Clips are the bootstrap clusters (all generators' items of a drawn clip come along) and sources
+    the strata.
+    """
+    rows, items = _load(suite, db)
+    try:
+        if scores == "labels":
+            per_axis = label_scores(items)
+        elif scores == "calibrated":
+            per_axis = calibrated_scores(rows, items, _higher_is_better, n_folds=folds, alpha=alpha,
+                                         seed=seed, prediction=predict).scores
+        elif scores.startswith("judge:") and len(scores) > len("judge:"):
+            per_axis = judge_scores(rows, items, scores[len("judge:"):])
+        else:
+            raise fail(f"--scores must be labels, calibrated or judge:NAME, got {scores!r}")
+        board = generator_board(items, per_axis, bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict()}, indent=2))
+    else:
+        _print_board(board, f"generators by {_title(sort_by)} (scores: {scores}, {level:.0%} CI, "
+                            f"{bootstrap} replicates)")
+    if out is not None:
+        paths = write_leaderboard(board, out, title=f"Generator leaderboard ({scores})")
+        (err_console if as_json else console).print(f"wrote {', '.join(str(p) for p in paths)}",
+                                                    highlight=False)
+
+
+def _calibration_note(cal: CalibratedJudge | None) -> str:
+    if cal is None:
+        return ""
+    k = next(iter(cal.folds.values())).n_folds
+    return (f"{CALIBRATED}: ordinal logistic regression (alpha {cal.alpha:g}, {cal.prediction} score) "
+            f"on {', '.join(cal.metrics)}; "
+            f"out-of-fold scores from {k}-fold cross-validation grouped by clip, no VLM.")
+
+
+def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading: str) -> None:
+    table = Table(title=heading, title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("judge", no_wrap=True)
+    for t in targets:
+        for name in ("r", "Acc", "MSE"):
+            table.add_column(f"{_title(t)} {name}", no_wrap=True)
+    for row in table_rows:
+        cells = []
+        for t in targets:
+            for col in ("r", "acc", "mse"):
+                text = _est(row.cells[t, col])
+                cells.append(f"[bold green]{text}[/]" if (t, col) in row.best else text)
+        table.add_row(row.judge, *cells)
+    _wide().print(table)
+
+
+@app.command("judges")
+def judges(
+    suite: Path = typer.Argument(..., help="Suite manifest (with PA/IA labels) the results belong to."),
+    db: str | None = typer.Option(None, "--db", help=_DB_HELP),
+    judge: list[str] = typer.Option([], "--judge", help="Judge to include (repeatable; default: all)."),
+    calibrated: bool = typer.Option(True, "--calibrated/--no-calibrated",
+                                    help="Add the metric-calibrated judge fitted on the stored metrics."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds of the calibrated judge."),
+    alpha: float = typer.Option(1.0, "--alpha", min=0.0, help="L2 penalty of the calibrated judge."),
+    predict: str = typer.Option("expected", "--predict",
+                                help="Calibrated judge's score: expected (continuous) or class."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
+    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap and of the folds."),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write judges.md and judges.csv here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the agreement report as JSON."),
+) -> None:
+    """Judges against the suite's labels in the layout of RoboJudge Table 2, best per column marked.
+
+    Without any stored VLM judge the table still holds the metric-calibrated judge, whose scores are
+    all held out (cross-validation grouped by clip).
+    """
+    rows, items = _load(suite, db)
+    try:
+        report, table_rows, cal = judges_report(
+            rows, items, _higher_is_better, judges=judge or None, calibrated=calibrated, n_folds=folds,
+            alpha=alpha, prediction=predict, bootstrap=bootstrap, seed=seed, level=level)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    note = _calibration_note(cal)
+    if as_json:
+        data = report.to_dict()
+        data["best"] = {r.judge: sorted(f"{t}.{c}" for t, c in r.best) for r in table_rows}
+        typer.echo(json.dumps({"suite": str(suite), "calibrated_metrics": list(cal.metrics) if cal else [],
+                               **data}, indent=2))
+    else:
+        _print_judges(table_rows, (*report.axes, OVERALL),
+                      f"judges vs labels ({report.n_items} items, {level:.0%} CI, {bootstrap} replicates; "
+                      "best per column in green)")
+        if note:
+            console.print(note, highlight=False)
+    if out is not None:
+        paths = write_judges(table_rows, report, out, note=note)
+        wrote = ", ".join(str(p) for p in paths)
+        (err_console if as_json else console).print(f"wrote {wrote}", highlight=False)

@@ -1,0 +1,234 @@
+"""Generator leaderboard: mean PA, IA and Overall per generator with cluster-bootstrap uncertainty.
+
+Follows RoboJudge Sec. 5.6 / Table 8: a generator's score on an axis is the mean of its items' scores
+on that axis, and its Overall is the plain average of its PA and IA means (``(PA + IA) / 2``), not a
+pooled mean over items. The scores may be human labels, planted labels or a judge's predictions.
+
+Uncertainty comes from the stratified cluster bootstrap of :class:`ClusterBootstrap`: clips are
+redrawn within each source, and every generator's items of a drawn clip come along, so generators
+that share clips are compared on the same draw. Each replicate yields a ranking, from which we
+report how often each generator keeps its point-estimate rank and how often one generator
+outranks another.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from robojudge.meta._agreement import FloatArray, as_float_vector
+from robojudge.meta._bootstrap import ClusterBootstrap, summarize_replicates
+from robojudge.meta._report import OVERALL, Estimate
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One generator on one target (an axis or the Overall).
+
+    Attributes:
+        score: Mean score with its percentile interval and bootstrap standard error.
+        rank: Competition rank of the point estimate (1 = best; tied means share a rank).
+        rank_prob: Share of replicates in which the generator has exactly this rank.
+        rank_low: Lower end of the central ``level`` range of the replicate ranks.
+        rank_high: Upper end of that range.
+    """
+
+    score: Estimate
+    rank: int
+    rank_prob: float = math.nan
+    rank_low: int = 0
+    rank_high: int = 0
+
+
+@dataclass(frozen=True)
+class LeaderboardEntry:
+    """A generator's row: scored items per axis and a :class:`Standing` per target."""
+
+    generator: str
+    n_items: dict[str, int]
+    standings: dict[str, Standing]
+
+
+@dataclass(frozen=True)
+class AdjacentPair:
+    """Two generators next to each other in the ranking on ``target``.
+
+    ``prob`` is the share of replicates in which ``upper`` scores above ``lower``, counting a tie
+    as one half (so two indistinguishable generators give 0.5).
+    """
+
+    target: str
+    upper: str
+    lower: str
+    prob: float
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Output of :func:`generator_leaderboard`.
+
+    Attributes:
+        entries: One entry per generator, ordered by rank on ``sort_by`` (ties by name).
+        adjacent: Consecutive pairs in the ranking of each target.
+        outrank: ``outrank[target][i, j]``: share of replicates in which ``generators[i]`` scores
+            above ``generators[j]`` (ties count one half); ``generators`` follows ``entries``.
+    """
+
+    axes: tuple[str, ...]
+    sort_by: str
+    entries: tuple[LeaderboardEntry, ...]
+    adjacent: tuple[AdjacentPair, ...]
+    n_replicates: int
+    seed: int | None
+    level: float
+    n_clusters: int
+    n_strata: int
+    outrank: dict[str, FloatArray] = field(default_factory=dict, repr=False)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The axes followed by ``"overall"``."""
+        return (*self.axes, OVERALL)
+
+    @property
+    def generators(self) -> tuple[str, ...]:
+        """Generator names in leaderboard order."""
+        return tuple(e.generator for e in self.entries)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary; NaN becomes None."""
+        def num(v: float) -> float | None:
+            return None if math.isnan(v) else v
+
+        return {
+            "axes": list(self.axes), "sort_by": self.sort_by,
+            "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level,
+                          "clusters": self.n_clusters, "strata": self.n_strata},
+            "entries": [{"generator": e.generator, "n_items": e.n_items,
+                         "targets": {t: {"score": num(s.score.value), "low": num(s.score.low),
+                                         "high": num(s.score.high), "se": num(s.score.se),
+                                         "rank": s.rank, "rank_prob": num(s.rank_prob),
+                                         "rank_low": s.rank_low, "rank_high": s.rank_high}
+                                     for t, s in e.standings.items()}} for e in self.entries],
+            "adjacent": [{"target": p.target, "upper": p.upper, "lower": p.lower, "prob": num(p.prob)}
+                         for p in self.adjacent],
+        }
+
+
+def competition_ranks(values: FloatArray) -> npt.NDArray[np.int64]:
+    """Ranks along the last axis, 1 for the highest; equal values share the best rank (1, 1, 3).
+
+    NaN counts as below every number (all NaN entries share the last rank).
+    """
+    v = np.where(np.isnan(values), -np.inf, values)
+    # rank = 1 + number of strictly greater entries in the same row.
+    greater = (v[..., None, :] > v[..., :, None]).sum(axis=-1)
+    out: npt.NDArray[np.int64] = (greater + 1).astype(np.int64)
+    return out
+
+
+def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Sequence[str],
+                          clusters: npt.ArrayLike | None = None, strata: npt.ArrayLike | None = None,
+                          bootstrap: int = 2000, seed: int | None = None, level: float = 0.95,
+                          sort_by: str = OVERALL) -> Leaderboard:
+    """Rank generators by their mean score per axis and by the Overall, with bootstrap uncertainty.
+
+    Args:
+        scores: ``scores[axis]`` is the score of each item on ``axis`` (NaN = not scored).
+        generators: Generator name per item.
+        clusters: Cluster per item (source clip); each item is its own cluster if None.
+        strata: Stratum per item (source corpus); one stratum if None.
+        bootstrap: Replicates ``B``; 0 gives point estimates and ranks only.
+        seed: Seed of the cluster draws.
+        level: Coverage of the score intervals and of the rank ranges.
+        sort_by: Target that orders the entries: an axis name or ``"overall"``.
+
+    Returns:
+        A :class:`Leaderboard`. A generator with no scored item on an axis has a NaN mean there and
+        a NaN Overall; NaN ranks below every number, also within replicates.
+    """
+    axes = tuple(scores)
+    if not axes:
+        raise ValueError("need at least one axis")
+    if sort_by not in (*axes, OVERALL):
+        raise ValueError(f"sort_by must be one of {(*axes, OVERALL)}, got {sort_by!r}")
+    values = np.stack([as_float_vector(scores[a], f"scores[{a}]") for a in axes], axis=1)  # (n, A)
+    n = values.shape[0]
+    gen_arr = np.asarray(generators, dtype=object)
+    if gen_arr.shape != (n,):
+        raise ValueError(f"generators must have one entry per item ({n}), got shape {gen_arr.shape}")
+    names = sorted({str(g) for g in gen_arr})
+    code = np.array([names.index(str(g)) for g in gen_arr], dtype=np.intp)
+    g_count, a_count = len(names), len(axes)
+
+    # Per item the columns (generator, axis, [sum, count]); their sums give every mean at once.
+    ok = np.isfinite(values)
+    per_item = np.zeros((n, g_count, a_count, 2))
+    rows = np.arange(n)
+    per_item[rows, code, :, 0] = np.where(ok, values, 0.0)
+    per_item[rows, code, :, 1] = ok
+    flat = per_item.reshape(n, -1)
+    point = _means(flat.sum(axis=0)[None, :], g_count, a_count)[0]  # (G, T)
+    n_items = flat.sum(axis=0).reshape(g_count, a_count, 2)[..., 1].astype(int)
+
+    t_count = a_count + 1
+    low = np.full((g_count, t_count), np.nan)
+    high, se, prob = low.copy(), low.copy(), low.copy()
+    rank_low = np.zeros((g_count, t_count), dtype=np.int64)
+    rank_high = rank_low.copy()
+    outrank = np.full((t_count, g_count, g_count), np.nan)
+    point_rank = competition_ranks(point.T).T  # (G, T)
+    boot: ClusterBootstrap | None = None
+    if bootstrap > 0:
+        boot = ClusterBootstrap(np.arange(n) if clusters is None else clusters, strata, bootstrap, seed)
+        sums = boot.counts.astype(np.float64) @ boot.cluster_sums(flat)  # (B, G*A*2)
+        reps = _means(sums, g_count, a_count)  # (B, G, T)
+        low, high, se = summarize_replicates(np.moveaxis(reps, 0, -1), level)
+        ranks = competition_ranks(np.moveaxis(reps, 1, -1))  # (B, T, G)
+        prob = (ranks == point_rank.T[None]).mean(axis=0).T
+        qs = ((1 - level) / 2, (1 + level) / 2)
+        rank_low = np.quantile(ranks, qs[0], axis=0, method="lower").T.astype(np.int64)
+        rank_high = np.quantile(ranks, qs[1], axis=0, method="higher").T.astype(np.int64)
+        r = np.where(np.isnan(reps), -np.inf, reps)  # (B, G, T)
+        above = (r[:, :, None, :] > r[:, None, :, :]).mean(axis=0)
+        tied = (r[:, :, None, :] == r[:, None, :, :]).mean(axis=0)
+        outrank = np.moveaxis(above + 0.5 * tied, -1, 0)  # (T, G_i, G_j)
+
+    targets = (*axes, OVERALL)
+    order = _order(point_rank[:, targets.index(sort_by)], names)
+    entries = []
+    for g in order:
+        standings = {t: Standing(Estimate(float(point[g, ti]), float(low[g, ti]), float(high[g, ti]),
+                                          float(se[g, ti])), int(point_rank[g, ti]), float(prob[g, ti]),
+                                 int(rank_low[g, ti]), int(rank_high[g, ti]))
+                     for ti, t in enumerate(targets)}
+        entries.append(LeaderboardEntry(names[g], {a: int(n_items[g, ai]) for ai, a in enumerate(axes)},
+                                        standings))
+    adjacent = []
+    for ti, t in enumerate(targets):
+        by_t = _order(point_rank[:, ti], names)
+        for up, down in zip(by_t, by_t[1:], strict=False):
+            adjacent.append(AdjacentPair(t, names[up], names[down], float(outrank[ti, up, down])))
+    perm = np.array(order, dtype=np.intp)
+    out = {t: outrank[ti][np.ix_(perm, perm)] for ti, t in enumerate(targets)}
+    return Leaderboard(axes, sort_by, tuple(entries), tuple(adjacent), bootstrap, seed, level,
+                       boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out)
+
+
+def _order(ranks: npt.NDArray[np.int64], names: Sequence[str]) -> list[int]:
+    """Indices sorted by rank, ties by name."""
+    return sorted(range(len(names)), key=lambda g: (int(ranks[g]), names[g]))
+
+
+def _means(sums: FloatArray, g_count: int, a_count: int) -> FloatArray:
+    """``(rows, G * A * 2)`` sums and counts to ``(rows, G, A + 1)`` means, the last being Overall."""
+    s = sums.reshape(-1, g_count, a_count, 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        axis_means = np.where(s[..., 1] > 0, s[..., 0] / s[..., 1], np.nan)
+    overall = axis_means.mean(axis=-1, keepdims=True)  # NaN if any axis is NaN
+    return np.concatenate([axis_means, overall], axis=-1)

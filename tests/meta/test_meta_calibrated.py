@@ -1,0 +1,85 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.optimize import check_grad
+from scipy.special import expit
+
+from robojudge.meta import cross_validate_ordinal, fit_ordinal_logit, grouped_folds, ordinal_nll
+from robojudge.meta._calibrated import _objective
+
+
+def _planted(n_clips=60, per_clip=3, seed=0):
+    """Labels from a monotone latent of two informative features; a third is noise."""
+    rng = np.random.default_rng(seed)
+    n = n_clips * per_clip
+    clip_effect = np.repeat(rng.normal(0, 0.5, n_clips), per_clip)
+    x = rng.normal(size=(n, 3))
+    latent = 1.5 * x[:, 0] - 1.0 * x[:, 1] + clip_effect + rng.logistic(0, 0.3, n)
+    y = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    x[:, 0] = np.exp(x[:, 0])  # monotone but not linear in the feature
+    return x, y, np.repeat([f"c{i}" for i in range(n_clips)], per_clip)
+
+
+def test_recovers_planted_relation_out_of_fold():
+    x, y, groups = _planted()
+    x[::7, 1] = np.nan  # imputed from the training folds
+    cv = cross_validate_ordinal(x, y, groups, n_folds=5, alpha=1.0, seed=0)
+    assert np.isfinite(cv.expected).all() and cv.n_folds == 5
+    assert stats.spearmanr(cv.expected, y).statistic > 0.8
+    assert set(np.unique(cv.predicted)) <= {1, 2, 3, 4, 5}
+    for model in cv.models:
+        assert model is not None and model.converged
+        assert np.all(np.diff(model.thresholds) > 0)
+        assert model.coef[0] > 0 > model.coef[1]
+
+
+def test_grouped_folds_never_leak():
+    groups = np.array([f"g{i % 13}" for i in range(100)])
+    folds = grouped_folds(groups, 4, seed=3)
+    assert np.array_equal(folds, grouped_folds(groups, 4, seed=3))
+    for f in range(4):
+        assert not set(groups[folds == f]) & set(groups[folds != f])
+    sizes = np.bincount(folds)
+    assert sizes.min() > 0 and sizes.max() - sizes.min() <= 8
+    assert grouped_folds(["a", "a", "b"], 5).max() == 1  # capped at the number of groups
+    x, y, g = _planted(n_clips=12)
+    cv = cross_validate_ordinal(x, y, g, n_folds=3)
+    for f in range(3):
+        assert not set(g[cv.fold == f]) & set(g[cv.fold != f])
+
+
+def test_l2_shrinks_coefficients():
+    x, y, _ = _planted(seed=1)
+    norms = [np.linalg.norm(fit_ordinal_logit(x, y, alpha=a).coef) for a in (0.0, 10.0, 1000.0)]
+    assert norms[0] > norms[1] > norms[2]
+    assert norms[2] < 0.1 * norms[0]
+
+
+def test_likelihood_matches_hand_computation():
+    # Two classes on a 1..3 scale, thresholds (-1, 1), one feature with slope 2.
+    z = np.array([[0.0], [0.5], [-1.0]])
+    y_index = np.array([0, 1, 2])
+    beta, theta = np.array([2.0]), np.array([-1.0, 1.0])
+    # Row 1: eta 0, P(y=1) = sigmoid(-1). Row 2: eta 1, P(y=2) = sigmoid(0) - sigmoid(-2).
+    # Row 3: eta -2, P(y=3) = 1 - sigmoid(3).
+    hand = -(math.log(expit(-1.0)) + math.log(0.5 - expit(-2.0)) + math.log(1 - expit(3.0)))
+    assert ordinal_nll(beta, theta, z, y_index) == pytest.approx(hand)
+    params = np.array([2.0, -1.0, math.log(math.expm1(2.0))])  # t0 = -1, gap softplus(d) = 2
+    value, _ = _objective(params, z, y_index, 3, alpha=0.0)
+    assert value == pytest.approx(hand + 0.5 * 1e-4 * (1.0 + params[2] ** 2))
+
+
+def test_gradient_and_absent_classes():
+    rng = np.random.default_rng(2)
+    z, y = rng.normal(size=(40, 2)), rng.integers(0, 5, 40)
+    p0 = rng.normal(size=6)
+    assert check_grad(lambda p: _objective(p, z, y, 5, 0.5)[0], lambda p: _objective(p, z, y, 5, 0.5)[1],
+                      p0) < 1e-4
+    model = fit_ordinal_logit(rng.normal(size=(30, 1)), rng.choice([2, 3], 30))  # no 1, 4 or 5
+    assert np.all(np.isfinite(model.thresholds)) and np.all(np.diff(model.thresholds) > 0)
+    exp = model.predict_expected([[model.center[0]], [np.nan]])  # missing = training mean
+    assert exp[0] == pytest.approx(exp[1]) and 2 <= exp[0] <= 3
+    with pytest.raises(ValueError):
+        fit_ordinal_logit([[0.0], [1.0]], [0, 7])

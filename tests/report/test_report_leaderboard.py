@@ -1,0 +1,114 @@
+import csv
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli._leaderboard import app
+from robojudge.report import (
+    CALIBRATED,
+    generator_board,
+    judge_names,
+    judge_scores,
+    judges_report,
+    label_scores,
+    write_judges,
+    write_leaderboard,
+)
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+
+GENS = {"good": (5, 5), "mid": (3, 4), "bad": (1, 2)}
+
+
+def _row(item, metric, value):
+    return ResultRow(item_id=item, metric=metric, config_hash="h", version="1", status="ok", value=value)
+
+
+def _data(n_clips=12):
+    rng = np.random.default_rng(0)
+    items, rows = [], []
+    for c in range(n_clips):
+        for g, (pa, ia) in GENS.items():
+            iid = f"c{c}-{g}"
+            items.append(Item(item_id=iid, video="v.mp4", clip_id=f"c{c}", source="s", generator=g,
+                              labels={"pa": pa, "ia": ia}))
+            rows.append(_row(iid, "smooth", pa + rng.normal(0, 0.3)))  # higher is better
+            rows.append(_row(iid, "jitter", -ia + rng.normal(0, 0.3)))  # lower is better
+            rows.append(_row(iid, "judge:vlm:pa", float(pa)))
+            rows.append(_row(iid, "judge:vlm:ia", float(min(5, ia + 1))))
+    return items, rows
+
+
+def test_generator_board_from_labels_and_judge(tmp_path):
+    items, rows = _data()
+    board = generator_board(items, label_scores(items), bootstrap=200, seed=0)
+    assert board.generators == ("good", "mid", "bad")
+    assert board.entries[1].standings["overall"].score.value == pytest.approx(3.5)
+    assert judge_names(rows) == ["vlm"]
+    jb = generator_board(items, judge_scores(rows, items, "vlm"), bootstrap=0)
+    assert jb.entries[0].standings["ia"].score.value == pytest.approx(5.0)
+    with pytest.raises(ValueError):
+        judge_scores(rows, items, "nobody")
+    write_leaderboard(board, tmp_path)
+    with (tmp_path / "leaderboard.csv").open() as f:
+        got = list(csv.DictReader(f))
+    assert [r["generator"] for r in got] == ["good", "mid", "bad"] and got[0]["overall_rank"] == "1"
+    assert "| 1 | good |" in (tmp_path / "leaderboard.md").read_text()
+
+
+def test_judges_table_marks_best_and_adds_calibrated(tmp_path):
+    items, rows = _data()
+    report, table, cal = judges_report(rows, items, lambda m: m != "jitter", bootstrap=100, seed=0,
+                                       n_folds=4)
+    assert report.judges == ("vlm", CALIBRATED) and cal is not None
+    assert cal.metrics == ("jitter", "smooth")
+    by = {r.judge: r for r in table}
+    assert ("pa", "r") in by["vlm"].best and ("pa", "mse") in by["vlm"].best  # perfect PA
+    assert ("ia", "mse") in by[CALIBRATED].best  # the VLM is one point too generous on IA
+    for t in ("pa", "ia", "overall"):
+        for col in ("r", "acc", "mse"):
+            assert any((t, col) in r.best for r in table)
+    # Out-of-fold: no clip's items were predicted by a model trained on that clip.
+    for cv in cal.folds.values():
+        groups = np.array([it.clip_id for it in items])
+        for f in range(cv.n_folds):
+            assert not set(groups[cv.fold == f]) & set(groups[cv.fold != f])
+    write_judges(table, report, tmp_path, note="note")
+    md = (tmp_path / "judges.md").read_text()
+    assert "**1.000" in md and CALIBRATED in md
+    with (tmp_path / "judges.csv").open() as f:
+        got = {r["judge"]: r for r in csv.DictReader(f)}
+    assert got["vlm"]["pa_r_best"] == "True" and got["vlm"]["ia_mse_best"] == "False"
+
+
+def test_no_vlm_judge_still_gives_calibrated_judge():
+    items, rows = _data()
+    rows = [r for r in rows if not r.metric.startswith("judge:")]
+    report, table, _ = judges_report(rows, items, lambda m: m != "jitter", bootstrap=0)
+    assert [r.judge for r in table] == [CALIBRATED]
+    assert report.cells[CALIBRATED]["overall"].stats["pearson"].value > 0.8
+
+
+def test_cli(tmp_path):
+    items, rows = _data(n_clips=6)
+    manifest = tmp_path / "suite.jsonl"
+    (tmp_path / "v.mp4").write_bytes(b"")
+    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with ResultStore(db) as store:
+        store.add(rows)
+    runner = CliRunner()
+    res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "100",
+                              "--out", str(tmp_path / "lb")])
+    assert res.exit_code == 0, res.output
+    assert "good" in res.output and (tmp_path / "lb" / "leaderboard.md").exists()
+    res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--scores", "calibrated",
+                              "--bootstrap", "50", "--folds", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--scores", "bogus"])
+    assert res.exit_code == 2
+    res = runner.invoke(app, ["judges", str(manifest), "--db", db, "--bootstrap", "50", "--folds", "3",
+                              "--out", str(tmp_path / "lb")])
+    assert res.exit_code == 0, res.output
+    assert CALIBRATED in res.output and (tmp_path / "lb" / "judges.csv").exists()
