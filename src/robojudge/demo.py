@@ -8,13 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from robojudge.meta import Leaderboard
 from robojudge.metrics import get_metric
 from robojudge.report import (
     GroupSummary,
+    JudgeRow,
     LabelAgreement,
+    generator_board,
+    judges_report,
     label_agreement,
+    label_scores,
     report_suite,
+    write_judges,
     write_label_agreement,
+    write_leaderboard,
 )
 from robojudge.run import ProgressCallback, SuiteRun, score_suite
 from robojudge.store import ResultStore
@@ -39,6 +46,8 @@ class DemoResult:
     run: SuiteRun
     summaries: list[GroupSummary]
     agreement: list[LabelAgreement]
+    leaderboard: Leaderboard | None
+    judges: list[JudgeRow]
 
 
 def sim_available() -> bool:
@@ -88,10 +97,20 @@ def run_demo(
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo")
     with ResultStore(db) as store:
         rows = store.rows()
-    agreement = label_agreement(
-        rows, load_suite(manifest, strict=False).items, lambda m: get_metric(m).higher_is_better, seed=seed
-    )
+    items = load_suite(manifest, strict=False).items
+    labelled = [it for it in items if it.labels is not None]
+    direction = _direction
+    agreement = label_agreement(rows, items, direction, seed=seed)
     write_label_agreement(agreement, out / "report")
+    board: Leaderboard | None = None
+    judges: list[JudgeRow] = []
+    if labelled:
+        # The labels' own leaderboard: on the simulator suite it is the planted ranking, with CIs.
+        board = generator_board(labelled, label_scores(labelled), seed=seed)
+        write_leaderboard(board, out / "report", title="Generators by their planted labels")
+        report, judges, _ = judges_report(rows, items, direction, seed=seed)
+        write_judges(judges, report, out / "report", note="metric-calibrated: fit on the stored metrics, "
+                     "scored out of fold (grouped by clip); no VLM involved")
     return DemoResult(
         suite_kind=kind,
         manifest=manifest,
@@ -99,4 +118,10 @@ def run_demo(
         run=run,
         summaries=summaries,
         agreement=agreement,
+        leaderboard=board,
+        judges=judges,
     )
+
+
+def _direction(metric_id: str) -> bool:
+    return get_metric(metric_id).higher_is_better

@@ -133,6 +133,11 @@ def test_demo_end_to_end(tmp_path):
     agreement = list(csv.DictReader((report / "label_agreement.csv").open()))
     assert {(a["metric"], a["axis"]) for a in agreement} >= {("pixel_frame_consistency", "pa")}
     assert all(a["n"] == "20" for a in agreement)  # 20 labelled items; the broken one has no labels
+    # Planted Overall = (PA + IA) / 2: faithful 5, flicker 4, teleport 3, stalled and vanish 2.5.
+    board = list(csv.DictReader((report / "leaderboard.csv").open()))
+    assert [b["generator"] for b in board][:3] == ["faithful", "flicker", "teleport"]
+    judges = (report / "judges.md").read_text()
+    assert "metric-calibrated" in judges
     again = rj("demo", "--out", tmp_path / "demo", "--no-progress")  # auto: reuses the built suite
     assert "63 already stored" in again.stdout and "(synthetic)" in again.stdout
     bad = rj("demo", "--out", tmp_path / "demo", "--suite", "3d", check=False)

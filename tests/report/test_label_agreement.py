@@ -25,6 +25,7 @@ def test_orientation_and_values_match_scipy():
     rows = [_row(f"i{k}", "lower_better", -noisy[k]) for k in range(40)]
     rows += [_row(f"i{k}", "higher_better", float(noisy[k])) for k in range(40)]
     rows += [_row("unlabelled", "higher_better", 99.0), _row("i0", "broken", None, "error")]
+    rows += [_row("i0", "judge:qwen:pa", 3.0)]  # judges are compared in the judges table, not here
     out = label_agreement(rows, items, lambda m: m != "lower_better", bootstrap=300, seed=1)
     by = {(a.metric, a.axis): a for a in out}
     assert {m for m, _ in by} == {"lower_better", "higher_better"}  # failed-only metric dropped

@@ -10,6 +10,7 @@ from rich.table import Table
 from robojudge.cli._common import console, fail, print_summary, scoring_progress
 from robojudge.cli._judge import ENDPOINT_HELP
 from robojudge.cli._report import summary_table
+from robojudge.meta import Estimate
 
 
 def demo(
@@ -39,6 +40,18 @@ def demo(
             table.add_row(a.metric, a.axis, str(a.n), _ci(a.pearson, a.pearson_low, a.pearson_high),
                           _ci(a.spearman, a.spearman_low, a.spearman_high))
         console.print(table)
+    if result.leaderboard is not None:
+        board = Table("rank", "generator", "PA", "IA", "Overall", "P(rank)",
+                      title="generators by their planted labels (95% cluster-bootstrap CI)")
+        for e in result.leaderboard.entries:
+            o = e.standings["overall"]
+            means = (_est(e.standings[t].score) for t in ("pa", "ia", "overall"))
+            board.add_row(str(o.rank), e.generator, *means, f"{o.rank_prob:.2f}")
+        console.print(board)
+    for row in result.judges:
+        cells = {t: row.cells[(t, "r")] for t in ("pa", "ia", "overall")}
+        console.print(f"judge {row.judge}: Pearson r  PA {_est(cells['pa'])}  IA {_est(cells['ia'])}  "
+                      f"Overall {_est(cells['overall'])}", highlight=False)
     console.print(f"suite: {result.manifest} ({result.suite_kind})", highlight=False)
     if Path("robojudge.toml").exists():
         console.print(
@@ -52,3 +65,7 @@ def demo(
 
 def _ci(v: float, lo: float, hi: float) -> str:
     return "n/a" if v != v else (f"{v:.2f}" if lo != lo else f"{v:.2f} [{lo:.2f}, {hi:.2f}]")
+
+
+def _est(e: Estimate) -> str:
+    return _ci(e.value, e.low, e.high)

@@ -56,6 +56,8 @@ def label_agreement(
     }
     pred: dict[str, dict[str, np.ndarray]] = {}
     for r in rows:
+        if r.metric.startswith("judge:"):  # judges have their own table (see _leaderboard.judges_report)
+            continue
         if r.item_id not in index or r.status != "ok" or r.value is None or math.isnan(r.value):
             continue
         values = pred.setdefault(r.metric, {a: np.full(len(labelled), np.nan) for a in AXES})
