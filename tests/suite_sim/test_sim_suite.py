@@ -31,9 +31,14 @@ SIZE = 64
 PROFILES = ("oracle", "chaotic")
 
 
+EPISODES = 4  # one of each scene: pick_and_place, relocate, push, slide
+
+
 @pytest.fixture(scope="module")
 def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_sim_suite(tmp_path_factory.mktemp("sim_a"), seed=3, episodes=2, size=SIZE, profiles=PROFILES)
+    return make_sim_suite(
+        tmp_path_factory.mktemp("sim_a"), seed=3, episodes=EPISODES, size=SIZE, profiles=PROFILES
+    )
 
 
 def _frame_hashes(manifest: Path) -> dict[str, str]:
@@ -56,8 +61,12 @@ def test_manifest_validates_and_is_labelled(small_suite: Path) -> None:
     assert validate_manifest(small_suite) == []
     suite = load_suite(small_suite)
     items = list(suite)
-    assert len(items) == 2 * len(PROFILES)
+    assert len(items) == EPISODES * len(PROFILES)
     assert {i.embodiment.value for i in items if i.embodiment} == {"gripper", "dexterous_hand"}
+    assert {i.task for i in items} == {"pick_and_place", "relocate", "push", "slide"}
+    instructions = {i.task: i.instruction for i in items}
+    assert instructions["push"] == "push the red cube to the green target"
+    assert instructions["slide"] == "slide the red puck to the green target"
     for item in items:
         assert item.labels is not None and item.labels.rater == "planted"
         assert item.views is not None and len(item.views) == 3 and item.main_view == "cam0"
@@ -68,7 +77,7 @@ def test_manifest_validates_and_is_labelled(small_suite: Path) -> None:
 
 
 def test_deterministic(small_suite: Path, tmp_path: Path) -> None:
-    again = make_sim_suite(tmp_path, seed=3, episodes=2, size=SIZE, profiles=PROFILES)
+    again = make_sim_suite(tmp_path, seed=3, episodes=EPISODES, size=SIZE, profiles=PROFILES)
     assert _frame_hashes(small_suite) == _frame_hashes(again)
     a = [json.loads(x)["labels"] for x in small_suite.read_text().splitlines()]
     b = [json.loads(x)["labels"] for x in again.read_text().splitlines()]
@@ -122,7 +131,9 @@ def test_faithful_episode_succeeds(small_suite: Path) -> None:
             assert st["gripper_opening"].shape == (len(st["success"]),)
 
 
-def _check_failure(st: dict[str, np.ndarray], f: dict[str, object], frames: np.ndarray) -> None:
+def _check_failure(
+    st: dict[str, np.ndarray], f: dict[str, object], frames: np.ndarray, task: str = ""
+) -> None:
     a, b = int(f["start"]), int(f["stop"])  # type: ignore[call-overload]
     kind = f["type"]
     pos = st["object_pos"][:, 0]
@@ -140,6 +151,9 @@ def _check_failure(st: dict[str, np.ndarray], f: dict[str, object], frames: np.n
         assert st["penetration"][a:b].max() > 0.01 or (st["object_pos"][a:b, 0, 2] < pos[0, 2] - 0.01).any()
     elif kind == "telekinesis":
         assert np.linalg.norm(pos[a:b] - pos[0], axis=1).max() > 0.02
+    elif kind == "floating" and task in ("push", "slide"):  # the object rises off the table
+        assert (pos[a:b, 2] > pos[0, 2] + 0.01).any()
+        assert st["object_visible"][a:b, 0].all()
     elif kind == "floating":
         assert st["gripper_opening"][a:b].max() > st["gripper_opening"][a - 1] - 1e-6
     elif kind == "camera_drift":
@@ -157,7 +171,7 @@ def test_every_planted_failure_is_in_the_render(small_suite: Path) -> None:
         st = _state(small_suite, item.item_id)
         frames = read_video(item.video)
         for f in item.meta["failures"]:
-            _check_failure(st, f, frames)
+            _check_failure(st, f, frames, item.task or "")
             seen.add(f["type"])
     assert seen, "the chaotic profile planted nothing"
 
@@ -177,5 +191,44 @@ def test_frozen_frames_are_identical(tmp_path: Path) -> None:
         frames, _ = r.render(ed.plan, ep.layout.goal)
         assert all(np.array_equal(frames[0, f.start], frames[0, t]) for t in range(f.start, f.stop))
         assert not np.array_equal(frames[0, 0], frames[0, -1])
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize("task", ["push", "slide"])
+def test_push_and_slide_failures_are_rendered(task: str) -> None:
+    """Every failure type planted on a push / slide episode shows up in the rendered state."""
+    from robojudge.suite.sim._build import _state_arrays
+    from robojudge.suite.sim._failures import IA_TYPES, PA_TYPES, Editor, applicable, ia_failure
+    from robojudge.suite.sim._policy import Episode, faithful_episode, object_positions, run_episode
+    from robojudge.suite.sim._render import SceneRenderer
+    from robojudge.suite.sim._scenes import make_env
+
+    size = 32
+    env = make_env(task, size)
+    ep = faithful_episode(env, task, np.random.default_rng(5), 5)
+    r = SceneRenderer(env.model, task, size, 1)
+
+    def render(e: Episode, kind: str | None = None, seed: int = 0) -> tuple[np.ndarray, dict, dict]:
+        ed = Editor(env.model, e, object_positions(env.model, e, "object0"))
+        f = ed.apply(kind, 0.8, np.random.default_rng(seed)).to_dict() if kind else {}
+        frames, raw = r.render(ed.plan, ep.layout.goal)
+        return frames[0], _state_arrays(raw, e, r, ed.plan, ep.layout.goal), f
+
+    try:
+        _, st, _ = render(ep)
+        assert st["success"][-1] and not st["success"][0]
+        assert st["contacts"][:, 2, 3].any()  # the gripper touches the object: intended contact
+        # Frame 0 is the envs' own start pose, with the closed fingers resting on the table.
+        assert not st["unintended_collision"][1:].any()
+        # The types adapted to pushing and sliding (the others do not depend on the task).
+        adapted = ("teleport", "vanish", "interpenetration", "telekinesis", "floating")
+        for i, kind in enumerate(k for k in applicable(task, PA_TYPES) if k in adapted):
+            frames, st, f = render(ep, kind, i)
+            _check_failure(st, f, frames, task)
+        for kind in applicable(task, IA_TYPES):
+            var = run_episode(env, task, ep.layout, 5, kind, 0.85)
+            frames, st, _ = render(var)
+            _check_failure(st, ia_failure(kind, 0.85, len(var.qpos)).to_dict(), frames, task)
     finally:
         r.close()

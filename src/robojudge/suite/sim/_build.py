@@ -10,11 +10,14 @@ from typing import Any
 
 import numpy as np
 
+SCENE_CYCLE = ("pick_and_place", "relocate", "push", "slide")  # episode e uses SCENE_CYCLE[e % 4]
 EMBODIMENTS = ("gripper", "dexterous_hand")
-SHORT = {"gripper": "fetch", "dexterous_hand": "adroit"}
+SHORT = {"pick_and_place": "fetch", "relocate": "adroit", "push": "fetchpush", "slide": "fetchslide"}
 INSTRUCTIONS = {
-    "gripper": "pick up the red cube and place it on the green target",
-    "dexterous_hand": "pick up the blue ball and place it on the green target",
+    "pick_and_place": "pick up the red cube and place it on the green target",
+    "relocate": "pick up the blue ball and place it on the green target",
+    "push": "push the red cube to the green target",
+    "slide": "slide the red puck to the green target",
 }
 _ENVS: dict[tuple[str, int], Any] = {}
 
@@ -38,7 +41,7 @@ def _state_arrays(
     robot_joints = [j for j in range(m.njnt) if m.jnt_bodyid[j] in set(_robot_bodies(m, info))]
     adr = [int(m.jnt_qposadr[j]) for j in robot_joints]
     qpos = plan.qpos
-    if ep.embodiment == "gripper":
+    if info.is_fetch:
         fingers = [
             int(m.joint(n).qposadr[0])
             for n in ("robot0:l_gripper_finger_joint", "robot0:r_gripper_finger_joint")
@@ -89,7 +92,7 @@ def _robot_bodies(model: Any, info: Any) -> list[int]:
 def _build_episode(args: tuple[str, int, int, str, int, int, tuple[str, ...]]) -> list[dict[str, Any]]:
     """Simulate one episode, render it for every profile, write files; return manifest rows."""
     os.environ.setdefault("MUJOCO_GL", "egl")
-    from robojudge.suite.sim._failures import Editor, ia_failure
+    from robojudge.suite.sim._failures import Editor, applicable, ia_failure
     from robojudge.suite.sim._labels import PROFILES, planted_labels
     from robojudge.suite.sim._policy import (
         FPS,
@@ -102,7 +105,7 @@ def _build_episode(args: tuple[str, int, int, str, int, int, tuple[str, ...]]) -
     from robojudge.suite.sim._scenes import SCENES
     from robojudge.video import write_video
 
-    out_s, seed, e, embodiment, size, views, profiles = args
+    out_s, seed, e, embodiment, size, views, profiles = args  # ``embodiment``: the scene key
     out = Path(out_s)
     info = SCENES[embodiment]
     env = _env(embodiment, size)
@@ -124,17 +127,19 @@ def _build_episode(args: tuple[str, int, int, str, int, int, tuple[str, ...]]) -
             prng = np.random.default_rng([seed, e, list(PROFILES).index(p_name)])
             failures = []
             base = faithful
-            if prof.ia_types and prng.random() < prof.ia_rate:
-                kind = str(prng.choice(prof.ia_types))
+            ia_types = applicable(embodiment, prof.ia_types)
+            pa_types = applicable(embodiment, prof.pa_types)
+            if ia_types and prng.random() < prof.ia_rate:
+                kind = str(prng.choice(ia_types))
                 sev = float(prng.uniform(*prof.ia_severity))
                 base = run_episode(env, embodiment, layout, run_seed, kind, sev)
                 failures.append(ia_failure(kind, sev, len(base.qpos)))
             editor = Editor(env.model, base, object_positions(env.model, base, info.object_body))
             benign: dict[str, float] = {}
-            if not prof.pa_types:
+            if not pa_types:
                 benign = editor.benign(prng)
-            n = int(prng.integers(prof.pa_count[0], prof.pa_count[1] + 1)) if prof.pa_types else 0
-            kinds = list(prng.permutation(prof.pa_types))[:n]
+            n = int(prng.integers(prof.pa_count[0], prof.pa_count[1] + 1)) if pa_types else 0
+            kinds = list(prng.permutation(pa_types))[:n]
             for kind in kinds:
                 if prng.random() < prof.pa_rate:
                     failures.append(editor.apply(str(kind), float(prng.uniform(*prof.pa_severity)), prng))
@@ -162,7 +167,7 @@ def _build_episode(args: tuple[str, int, int, str, int, int, tuple[str, ...]]) -
                     "source": "mujoco-sim",
                     "clip_id": clip,
                     "generator": p_name,
-                    "embodiment": embodiment,
+                    "embodiment": info.embodiment,
                     "task": info.task,
                     "regime": "sim",
                     "split": "test",
@@ -198,7 +203,8 @@ def make_sim_suite(
     Args:
         out_dir: destination folder (created).
         seed: master seed; the same seed gives the same decoded frames.
-        episodes: number of simulated episodes, alternating Fetch (gripper) and ADROIT (dexterous hand).
+        episodes: number of simulated episodes; episode ``e`` uses scene ``SCENE_CYCLE[e % 4]``: Fetch
+            pick-and-place, ADROIT relocate, Fetch push, Fetch slide.
         views: cameras per rollout (1-5); the first, ``cam0``, is the main view.
         size: square image size in pixels.
         profiles: generator profiles to render (default: all of ``PROFILES``).
@@ -218,7 +224,9 @@ def make_sim_suite(
     out = Path(out_dir)
     for sub in ("videos", "reference", "state"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    jobs = [(str(out), seed, e, EMBODIMENTS[e % 2], size, views, names) for e in range(episodes)]
+    jobs = [
+        (str(out), seed, e, SCENE_CYCLE[e % len(SCENE_CYCLE)], size, views, names) for e in range(episodes)
+    ]
     n = workers or max(1, min(2, os.cpu_count() or 1, episodes))
     if n == 1:
         results = [_build_episode(j) for j in jobs]

@@ -15,7 +15,7 @@ import numpy as np
 
 from robojudge.suite.sim._policy import Episode
 from robojudge.suite.sim._render import Plan
-from robojudge.suite.sim._scenes import SCENES
+from robojudge.suite.sim._scenes import SCENES, scene_name
 
 # failure type -> (axis, checklist item it violates)
 FAILURE_TYPES: dict[str, tuple[str, str]] = {
@@ -37,6 +37,24 @@ FAILURE_TYPES: dict[str, tuple[str, str]] = {
 }
 PA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "pa")
 IA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "ia")
+
+# Failure types that make no sense in a scene (profiles never draw them there). Every type currently
+# applies to every scene; for push and slide the grasp-based ones are adapted (see ``Editor``):
+# "grasp" is the first frame the object moves, "release" the frame after it comes to rest, and
+# ``floating`` lifts the object off the table while it is pushed or slides (the blocked gripper
+# cannot open).
+NOT_APPLICABLE: dict[str, frozenset[str]] = {
+    "pick_and_place": frozenset(),
+    "relocate": frozenset(),
+    "push": frozenset(),
+    "slide": frozenset(),
+}
+
+
+def applicable(scene: str, types: tuple[str, ...]) -> tuple[str, ...]:
+    """The failure types of ``types`` that apply to a scene (in the given order)."""
+    skip = NOT_APPLICABLE[scene_name(scene)]
+    return tuple(k for k in types if k not in skip)
 
 
 @dataclass(frozen=True)
@@ -65,7 +83,8 @@ class Editor:
 
     def __init__(self, model: Any, episode: Episode, object_pos: np.ndarray) -> None:
         self.model = model
-        self.info = SCENES[episode.embodiment]
+        self.info = SCENES[scene_name(episode.embodiment)]
+        self.surface = self.info.task in ("push", "slide")  # the object is never lifted
         self.ep = episode
         T = len(episode.qpos)
         self.T = T
@@ -75,10 +94,14 @@ class Editor:
             edits=[{} for _ in range(T)],
         )
         z0 = object_pos[0, 2]
-        lifted = np.flatnonzero(object_pos[:, 2] > z0 + 0.005)
+        if self.surface:  # handled: from the first frame it moves to the frame after it comes to rest
+            step = np.r_[0.0, np.linalg.norm(np.diff(object_pos[:, :2], axis=0), axis=1)]
+            lifted = np.flatnonzero(step > 0.002)
+        else:
+            lifted = np.flatnonzero(object_pos[:, 2] > z0 + 0.005)
         self.grasp = int(lifted[0]) if lifted.size else T // 3
         self.release = int(lifted[-1]) + 1 if lifted.size else 2 * T // 3
-        if episode.embodiment == "gripper":
+        if self.info.is_fetch:
             a = int(model.joint("object0:joint").qposadr[0])
             self.obj_adr = np.arange(a, a + 3)
             self.finger_adr = [
@@ -103,6 +126,7 @@ class Editor:
         """Plant one failure of ``kind``; return its record."""
         T, q, ed, s = self.T, self.plan.qpos, self.plan.edits, severity
         size = self.info.object_size
+        half = self.info.half_height
         if kind == "teleport":
             a = int(rng.integers(1, max(2, self.grasp - 4)))
             b = min(T, a + int(3 + 4 * s))
@@ -141,7 +165,7 @@ class Editor:
                 ed[t]["cam_shift"] = direction * (0.05 + 0.25 * s) * (t - a) / (b - a)
         elif kind == "interpenetration":
             a, b = min(self.release + 1, T - 4), T
-            q[a:b, self.obj_adr[2]] -= (0.8 + 1.4 * s) * size
+            q[a:b, self.obj_adr[2]] -= (0.8 + 1.4 * s) * half
             self._novel(range(a, b))
         elif kind == "telekinesis":
             a, b = 1, max(3, self.grasp - 3)
@@ -149,6 +173,16 @@ class Editor:
             bump = np.sin(np.pi * np.linspace(0, 1, b - a))[:, None]
             q[a:b, self.obj_adr[:2]] += bump * (0.04 + 0.1 * s) * np.array([np.cos(ang), np.sin(ang)])
             self._novel(range(a, b))
+        elif kind == "floating" and self.surface:
+            # The object rises off the table while it is pushed or slides, and sinks back at rest.
+            a, b = max(1, self.grasp), min(T, self.release + 1)
+            a = min(a, T - 3)
+            b = max(b, a + 3)
+            n = max(3, int((b - a) * (0.5 + 0.5 * s)))
+            bump = np.minimum(1.0, np.sin(np.pi * np.linspace(0, 1, n + 2)[1:-1]) * 2.5)
+            q[a : a + n, self.obj_adr[2]] += bump * (1.5 + 2.5 * s) * half
+            self._novel(range(a, a + n))
+            b = a + n
         elif kind == "floating":
             a, b = self.grasp + 2, min(T, self.release - 1)
             a = min(a, b - 1)
@@ -168,7 +202,7 @@ class Editor:
 
     def _obj_base(self) -> np.ndarray:
         """World offset between the object's joint coordinates and its position."""
-        if self.ep.embodiment == "gripper":
+        if self.info.is_fetch:
             return np.zeros(3)
         return np.asarray(self.model.body(self.info.object_body).pos)
 

@@ -1,9 +1,15 @@
 """Scripted policies that drive the environments, and the recorded episodes they produce.
 
-A policy is a short closed-loop waypoint program (reach above the object, descend, close, lift, carry,
-lower, release, retreat). The same program with other parameters gives the instruction-alignment
-variants, which are real simulated episodes too: picking the distractor instead of the object,
-placing at another spot, placing short of the goal, or moving about without touching anything.
+Pick-and-place and relocate use a short closed-loop waypoint program (reach above the object, descend,
+close, lift, carry, lower, release, retreat). Push and slide use closed-loop phase controllers with the
+envs' blocked (closed) gripper: push goes above a point behind the cube, descends, and pushes the cube
+along the table while steering to keep it on the line to the goal; slide descends behind the puck and
+accelerates into it, and stops the gripper (releasing the puck) once the puck's predicted sliding
+distance, from its measured velocity and the table's friction, reaches the goal.
+
+The same programs with other parameters give the instruction-alignment variants, which are real
+simulated episodes too: handling the distractor instead of the object, bringing the object to another
+spot, stopping short of the goal, or moving about without touching anything.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from robojudge.suite.sim._scenes import SCENES
+from robojudge.suite.sim._scenes import SCENES, scene, scene_name
 
 N_FRAMES = 48
 FPS = 10.0
@@ -28,13 +34,14 @@ class Layout:
     obj: np.ndarray  # (3,) object centre
     distractor: np.ndarray  # (3,)
     goal: np.ndarray  # (3,) goal point: where the object centre should end up
+    wrong_sign: float = 1.0  # side of the quarter turn used by the wrong_target variant
 
 
 @dataclass
 class Episode:
     """A recorded episode: simulator state and the action applied at every frame."""
 
-    embodiment: str
+    embodiment: str  # the scene key (pick_and_place, push, slide, relocate); see ``scene``
     layout: Layout
     qpos: np.ndarray  # (T, nq)
     mocap_pos: np.ndarray  # (T, nmocap, 3)
@@ -53,14 +60,88 @@ def _set_free(model: Any, data: Any, joint: str, pos: np.ndarray) -> None:
     data.qpos[a + 3 : a + 7] = (1.0, 0.0, 0.0, 0.0)
 
 
+def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    seg = b - a
+    s = np.clip(np.dot(p - a, seg) / np.dot(seg, seg), 0, 1)
+    return float(np.linalg.norm(p - (a + s * seg)))
+
+
+def wrong_target_point(layout: Layout, severity: float, sign: float = 1.0, turn: float = 0.0) -> np.ndarray:
+    """Where the ``wrong_target`` variant brings the object.
+
+    By default a quarter turn away from the goal, (0.9 + 0.5 severity) x as far; with ``turn`` (slide,
+    whose goals are too far for a quarter turn to stay on the table) the goal direction turned by
+    ``turn`` x (1 + 0.7 severity) radians, as far as the goal.
+    """
+    d = layout.goal - layout.obj
+    if turn:
+        a = sign * turn * (1 + 0.7 * severity)
+        c, s = np.cos(a), np.sin(a)
+        out: np.ndarray = layout.obj + np.array([c * d[0] - s * d[1], s * d[0] + c * d[1], 0.0])
+        return out
+    out = layout.obj + sign * np.array([-d[1], d[0], 0.0]) * (0.9 + 0.5 * severity)
+    return out
+
+
+SLIDE_TURN = 0.6  # rad: the slide wrong_target turns the goal direction by 0.6-1.0 rad
+
+
+def _wrong_sign(layout: Layout, lo: np.ndarray, hi: np.ndarray, turn: float) -> float | None:
+    """Side (+1 or -1) of the turn whose wrong targets (all severities) stay on the table."""
+    for sign in (1.0, -1.0):
+        pts = [wrong_target_point(layout, s, sign, turn)[:2] for s in (0.0, 0.5, 1.0)]
+        if all(np.all(p >= lo) and np.all(p <= hi) for p in pts):
+            return sign
+    return None
+
+
+def _sample_surface_layout(name: str, rng: np.random.Generator) -> Layout:
+    """Push and slide layouts: the object, the distractor and the goal are all reached along the table,
+    so the distractor keeps off the object's path and the object off the distractor's (``wrong_object``),
+    and the quarter-turn wrong target stays on the table."""
+    info = SCENES[name]
+    z = info.table_top + info.half_height
+    lo, hi = np.array(info.workspace[0]), np.array(info.workspace[1])
+    push = name == "push"
+    start = np.array(info.extra["grip_start"])  # the gripper's start position, at table height
+    for _ in range(5000):
+        if push:
+            obj = rng.uniform(lo + 0.06, hi - 0.06)
+            ang = rng.uniform(0, 2 * np.pi)
+            dist = rng.uniform(0.13, 0.2)
+        else:
+            obj = rng.uniform((0.98, 0.55), (1.1, 0.95))
+            ang = rng.uniform(-0.12, 0.12)
+            dist = rng.uniform(0.35, 0.45)
+        goal = obj + dist * np.array([np.cos(ang), np.sin(ang)])
+        dis = rng.uniform(lo, hi) if push else rng.uniform((0.98, 0.5), (1.1, 1.0))
+        if np.any(goal < lo) or np.any(goal > hi):
+            continue
+        if min(np.linalg.norm(obj - start), np.linalg.norm(dis - start)) < 0.1:
+            continue
+        if _seg_dist(dis, obj - 0.1 * (goal - obj) / dist, goal) < 0.1 or np.linalg.norm(dis - goal) < 0.1:
+            continue
+        dg = np.linalg.norm(goal - dis)
+        if dg < 0.1 or _seg_dist(obj, dis - 0.1 * (goal - dis) / dg, goal) < 0.1:
+            continue
+        if not push and not (0.3 < dg < 0.5):  # the distractor must be slidable to the goal as well
+            continue
+        layout = Layout(np.r_[obj, z], np.r_[dis, z], np.r_[goal, z])
+        sign = _wrong_sign(layout, lo, hi, 0.0 if push else SLIDE_TURN)
+        if sign is None:
+            continue
+        return replace(layout, wrong_sign=sign)
+    raise RuntimeError("could not place the scene")  # pragma: no cover
+
+
 def sample_layout(embodiment: str, rng: np.random.Generator) -> Layout:
     """Draw object, distractor and goal positions that keep the distractor off the robot's path."""
-    info = SCENES[embodiment]
+    name = scene_name(embodiment)
+    if name in ("push", "slide"):
+        return _sample_surface_layout(name, rng)
+    info = SCENES[name]
     z = info.table_top + info.object_size
-    if embodiment == "gripper":
-        lo, hi = np.array([1.18, 0.55]), np.array([1.45, 0.98])
-    else:
-        lo, hi = np.array([-0.15, -0.02]), np.array([0.15, 0.25])
+    lo, hi = np.array(info.workspace[0]), np.array(info.workspace[1])
     for _ in range(1000):
         obj, dis = rng.uniform(lo, hi), rng.uniform(lo, hi)
         ang = rng.uniform(0, 2 * np.pi)
@@ -77,7 +158,7 @@ def sample_layout(embodiment: str, rng: np.random.Generator) -> Layout:
 
 def set_goal_marker(model: Any, embodiment: str, layout: Layout) -> None:
     """Put the goal disc on the table under the goal point (a model edit, constant per episode)."""
-    model.body("goal_marker").pos[:] = layout.goal - (0, 0, SCENES[embodiment].object_size - 0.001)
+    model.body("goal_marker").pos[:] = layout.goal - (0, 0, scene(embodiment).half_height - 0.001)
 
 
 def _reset(env: Any, embodiment: str, layout: Layout, seed: int) -> None:
@@ -85,7 +166,7 @@ def _reset(env: Any, embodiment: str, layout: Layout, seed: int) -> None:
 
     env.reset(seed=seed)
     m, d = env.model, env.data
-    if embodiment == "gripper":
+    if scene(embodiment).is_fetch:
         _set_free(m, d, "object0:joint", layout.obj)
     else:
         m.body("Object").pos[:] = (0.0, 0.0, layout.obj[2])
@@ -125,6 +206,99 @@ def _program(
     ]
 
 
+SLIDE_DECEL = 0.95  # m/s^2: the puck's deceleration on the slide table (friction 0.1), measured
+SLIDE_LEAD = 0.03  # m: the arm keeps pushing briefly after the let-go
+SLIDE_CAP = 1.4  # the commanded speed overshoots the needed one by this factor (the arm lags)
+SLIDE_RAMP = 0.006  # m per env step, per step: how fast the strike speeds up
+PUSH_TOL = 0.015  # m: the push stops this close to the goal
+PUSH_Z = 0.025  # grip-site height above the table while pushing or striking (fingertips near the table)
+
+
+def _surface_targets(name: str, kind: str, layout: Layout, severity: float) -> tuple[str, np.ndarray]:
+    """Body pushed/struck and the point it should reach, for a push or slide variant."""
+    body, goal = "object0", layout.goal
+    if kind == "wrong_object":
+        body = "distractor"
+    elif kind == "stop_short":
+        goal = layout.obj + (1.0 - severity) * (layout.goal - layout.obj)
+    elif kind == "wrong_target":
+        goal = wrong_target_point(layout, severity, layout.wrong_sign, SLIDE_TURN if name == "slide" else 0.0)
+    return body, goal
+
+
+def _run_surface(
+    env: Any,
+    name: str,
+    kind: str,
+    layout: Layout,
+    severity: float,
+    rng: np.random.Generator,
+    ep: dict[str, list[np.ndarray]],
+) -> None:
+    """Closed-loop push (``push``) or strike (``slide``) with the blocked gripper; see the module doc."""
+    info = SCENES[name]
+    m, d = env.model, env.data
+    grip = m.site("robot0:grip").id
+    z_push = info.table_top + PUSH_Z
+    z_high = info.table_top + 2 * info.half_height + 0.04
+    body, goal = _surface_targets(name, kind, layout, severity)
+    bid = m.body(body).id
+    r = info.object_size + 0.012  # grip site to object centre when the fingers touch the object
+    wander = [layout.obj + np.r_[rng.uniform(-0.12, 0.12, 2), 0.17] for _ in range(5)]
+    phase, k, speed, v_prev = 0, 0, 0.0, 0.0
+    line = (goal - d.xpos[bid])[:2] / max(float(np.linalg.norm((goal - d.xpos[bid])[:2])), 1e-6)
+    stop_at = np.zeros(3)
+    for _ in range(N_FRAMES - 1):
+        pos = d.site_xpos[grip].copy()
+        obj = d.xpos[bid].copy()
+        to_goal = goal[:2] - obj[:2]
+        dist = float(np.linalg.norm(to_goal))
+        u = to_goal / max(dist, 1e-6)
+        behind = np.r_[obj[:2] - u * (r + (0.05 if name == "push" else 0.015)), z_push]
+        gain = 10.0 if phase >= 1 else 20.0  # moves in the air go at full speed
+        if kind == "unrelated":
+            target = wander[min(k, len(wander) - 1)]
+            if np.linalg.norm(target - pos) < 0.02:
+                k += 1
+        elif phase == 0:  # up from the start pose (it is at table height), then above the point behind
+            target = np.r_[behind[:2], z_high] if pos[2] > z_high - 0.02 else np.r_[pos[:2], z_high + 0.01]
+            if np.linalg.norm(np.r_[behind[:2], z_high] - pos) < 0.015:
+                phase = 1
+        elif phase == 1:  # down behind it
+            target = behind
+            if np.linalg.norm(target - pos) < 0.01:
+                phase = 2
+        elif phase == 2 and name == "push":  # push through the cube's centre along the line to the goal
+            step = float(np.clip(0.35 * dist, 0.004, 0.02))  # m per step, slower near the goal
+            target = np.r_[obj[:2] - u * (r - 2 * step), z_push]
+            if dist < PUSH_TOL or np.dot(goal[:2] - obj[:2], line) < 0:
+                phase, stop_at = 3, pos.copy()
+        elif phase == 2:  # slide: push the puck ever faster; let go once its predicted run reaches the goal
+            v = float(np.dot(_body_vel(m, d, bid)[:2], u))
+            need = np.sqrt(2 * SLIDE_DECEL * max(dist - SLIDE_LEAD, 0.0))  # m/s the puck must leave with
+            speed = min(speed + SLIDE_RAMP, SLIDE_CAP * need * 0.04)  # m per env step
+            # The action moves the gripper by about half the error per step: from contact, ``speed``.
+            target = np.r_[obj[:2] - u * (r - 2 * speed), z_push]
+            if v > 0.05 and v + 0.5 * (v - v_prev) >= need:
+                phase, stop_at = 3, pos.copy()
+            v_prev = v
+        else:  # retreat: back off (against the push direction) and up, clear of the object
+            target = np.r_[stop_at[:2] - line * 0.04, z_high + 0.03]
+        # The env moves the mocap handle to the gripper, then by 0.05 x action: half the error per step.
+        action = np.r_[np.clip(gain * (target - pos), -1, 1), 1.0].astype(np.float32)
+        env.step(action)
+        _record(env, ep, action)
+
+
+def _body_vel(m: Any, d: Any, bid: int) -> np.ndarray:
+    """World linear velocity of a body's origin."""
+    import mujoco
+
+    res = np.zeros(6)
+    mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, bid, res, 0)
+    return res[3:]
+
+
 def _record(env: Any, ep: dict[str, list[np.ndarray]], action: np.ndarray) -> None:
     ep["qpos"].append(env.data.qpos.copy())
     ep["mocap_pos"].append(env.data.mocap_pos.copy())
@@ -161,7 +335,7 @@ def _run_adroit(env: Any, program: list[tuple[np.ndarray, float]], ep: dict[str,
     palm = d.site_xpos[m.site("S_grasp").id].copy()
     q0 = d.qpos[[_jnt_adr(m, "ARTx"), _jnt_adr(m, "ARTz")]].copy()
     lo, hi = m.actuator_ctrlrange[:, 0], m.actuator_ctrlrange[:, 1]
-    z_obj = SCENES["dexterous_hand"].object_size
+    z_obj = SCENES["relocate"].object_size
     # Segment lengths (frames) of the waypoint program; the rest of the episode holds the last one.
     frames = [9, 5, 5, 5, 9, 5, 3, 5]
     ctrl = np.zeros(m.nu)
@@ -231,19 +405,23 @@ def run_episode(
     ``kind`` is ``faithful`` or one of the instruction-alignment variants ``wrong_object``,
     ``wrong_target``, ``stop_short``, ``unrelated`` (``severity`` sets how far off they are).
     """
-    _reset(env, embodiment, layout, seed)
-    if embodiment != "gripper":
+    name = scene_name(embodiment)
+    _reset(env, name, layout, seed)
+    if not SCENES[name].is_fetch:
         env.data.eq_active[:] = 0
     ep: dict[str, list[np.ndarray]] = {"qpos": [], "mocap_pos": [], "mocap_quat": [], "actions": []}
     na = env.action_space.shape[0]
     _record(env, ep, np.zeros(na))
-    program = _program(kind, layout, np.random.default_rng(seed), severity)
-    if embodiment == "gripper":
-        _run_fetch(env, program, ep)
+    if name in ("push", "slide"):
+        _run_surface(env, name, kind, layout, severity, np.random.default_rng(seed), ep)
     else:
-        _run_adroit(env, program, ep)
+        program = _program(kind, layout, np.random.default_rng(seed), severity)
+        if name == "pick_and_place":
+            _run_fetch(env, program, ep)
+        else:
+            _run_adroit(env, program, ep)
     return Episode(
-        embodiment=embodiment,
+        embodiment=name,
         layout=layout,
         qpos=np.stack(ep["qpos"]),
         mocap_pos=np.stack(ep["mocap_pos"]),
@@ -270,11 +448,12 @@ def object_positions(model: Any, ep: Episode, body: str) -> np.ndarray:
 
 def faithful_episode(env: Any, embodiment: str, rng: np.random.Generator, seed: int) -> Episode:
     """Sample layouts until the scripted policy finishes the task (object at the goal at the end)."""
-    info = SCENES[embodiment]
+    name = scene_name(embodiment)
+    info = SCENES[name]
     for attempt in range(8):
-        layout = sample_layout(embodiment, rng)
-        ep = run_episode(env, embodiment, layout, seed + 1000 * attempt)
+        layout = sample_layout(name, rng)
+        ep = run_episode(env, name, layout, seed + 1000 * attempt)
         final = object_positions(env.model, ep, info.object_body)[-1]
         if np.linalg.norm(final - layout.goal) < info.success_threshold:
             return replace(ep, variant="faithful")
-    raise RuntimeError(f"the scripted {embodiment} policy failed 8 layouts in a row")
+    raise RuntimeError(f"the scripted {name} policy failed 8 layouts in a row")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from robojudge.suite.sim._scenes import CLASS_IDS, SCENES, geom_classes
+from robojudge.suite.sim._scenes import CLASS_IDS, geom_classes, scene
 
 HIDDEN_GROUP = 5  # geom group that the scene option does not draw
 KEYPOINT_MARGIN = (
@@ -47,7 +47,7 @@ class SceneRenderer:
 
         self.mj = mujoco
         self.model = model
-        self.info = SCENES[embodiment]
+        self.info = scene(embodiment)
         self.size = size
         self.cams = [c.name for c in self.info.cameras[:views]]
         self.cam_ids = [model.camera(c).id for c in self.cams]

@@ -1,10 +1,15 @@
 """Scenes: gymnasium-robotics MuJoCo models, extended with a camera rig, a distractor and spare bodies.
 
-Two embodiments are supported:
+Four scenes (keyed by task) on two embodiments are supported:
 
-* ``gripper``: the Fetch arm with its parallel-jaw gripper, from ``FetchPickAndPlace`` (gymnasium-robotics).
-* ``dexterous_hand``: the ADROIT hand (a 24-DoF Shadow-style hand on a 6-DoF arm), from
-  ``AdroitHandRelocate`` (gymnasium-robotics).
+* ``pick_and_place``, ``push``, ``slide`` (embodiment ``gripper``): the Fetch arm with its parallel-jaw
+  gripper, from ``FetchPickAndPlace``, ``FetchPush`` and ``FetchSlide`` (gymnasium-robotics). Push and
+  slide keep the envs' blocked (always closed) gripper; slide has the envs' long, slippery table and puck.
+* ``relocate`` (embodiment ``dexterous_hand``): the ADROIT hand (a 24-DoF Shadow-style hand on a 6-DoF
+  arm), from ``AdroitHandRelocate`` (gymnasium-robotics).
+
+The embodiment names ``gripper`` and ``dexterous_hand`` are accepted as aliases of ``pick_and_place`` and
+``relocate`` (:func:`scene_name`).
 
 Each model is loaded with :class:`mujoco.MjSpec` from the environment's own XML and extended with:
 
@@ -54,10 +59,10 @@ class SceneInfo:
     """Static facts about one embodiment's scene."""
 
     embodiment: str
-    task: str
+    task: str  # also the scene's key in SCENES
     robot_root: str
     object_body: str
-    object_shape: str  # "box" or "sphere"
+    object_shape: str  # "box", "sphere" or "cylinder" (an upright puck)
     object_size: float  # half-extent or radius, metres
     table_body: str
     table_top: float  # z of the table surface
@@ -67,7 +72,21 @@ class SceneInfo:
     object_color: str
     distractor_color: str
     success_threshold: float
+    object_noun: str = "cube"
+    object_half_height: float | None = None  # half of the object's height (default: object_size)
+    xml: str = ""  # the gymnasium-robotics model, relative to envs/assets
+    workspace: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))  # (x, y) lo, hi
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def half_height(self) -> float:
+        """Height of the object's centre above the table when it rests on it."""
+        return self.object_half_height if self.object_half_height is not None else self.object_size
+
+    @property
+    def is_fetch(self) -> bool:
+        """The scene uses the Fetch arm (mocap-driven, one frame per env step)."""
+        return self.embodiment == "gripper"
 
 
 _FETCH_CAMS = (
@@ -85,8 +104,29 @@ _ADROIT_CAMS = (
     CameraSpec("cam4", (0.45, 0.65, 0.6), (0.0, 0.05, 0.05)),
 )
 
+_FETCH_KEYPOINTS = (
+    "robot0:shoulder_pan_link",
+    "robot0:shoulder_lift_link",
+    "robot0:upperarm_roll_link",
+    "robot0:elbow_flex_link",
+    "robot0:forearm_roll_link",
+    "robot0:wrist_flex_link",
+    "robot0:wrist_roll_link",
+    "robot0:gripper_link",
+    "robot0:r_gripper_finger_link",
+    "robot0:l_gripper_finger_link",
+)
+# FetchSlide: the robot base stands 0.355 m further back and the table is 2.5x longer.
+_SLIDE_CAMS = (
+    CameraSpec("cam0", (2.25, 0.75, 1.05), (1.3, 0.75, 0.42)),
+    CameraSpec("cam1", (1.35, -0.2, 0.95), (1.3, 0.75, 0.42)),
+    CameraSpec("cam2", (1.3, 0.75, 1.85), (1.3, 0.75, 0.42), fovy=40.0),
+    CameraSpec("cam3", (1.35, 1.7, 0.95), (1.3, 0.75, 0.42)),
+    CameraSpec("cam4", (0.3, 0.2, 1.3), (1.3, 0.75, 0.42)),
+)
+
 SCENES: dict[str, SceneInfo] = {
-    "gripper": SceneInfo(
+    "pick_and_place": SceneInfo(
         embodiment="gripper",
         task="pick_and_place",
         robot_root="robot0:base_link",
@@ -96,24 +136,55 @@ SCENES: dict[str, SceneInfo] = {
         table_body="table0",
         table_top=0.4,
         ee_body="robot0:gripper_link",
-        keypoint_bodies=(
-            "robot0:shoulder_pan_link",
-            "robot0:shoulder_lift_link",
-            "robot0:upperarm_roll_link",
-            "robot0:elbow_flex_link",
-            "robot0:forearm_roll_link",
-            "robot0:wrist_flex_link",
-            "robot0:wrist_roll_link",
-            "robot0:gripper_link",
-            "robot0:r_gripper_finger_link",
-            "robot0:l_gripper_finger_link",
-        ),
+        keypoint_bodies=_FETCH_KEYPOINTS,
         cameras=_FETCH_CAMS,
         object_color="red",
         distractor_color="blue",
         success_threshold=0.05,
+        xml="fetch/pick_and_place.xml",
+        workspace=((1.18, 0.55), (1.45, 0.98)),
     ),
-    "dexterous_hand": SceneInfo(
+    "push": SceneInfo(
+        embodiment="gripper",
+        task="push",
+        robot_root="robot0:base_link",
+        object_body="object0",
+        object_shape="box",
+        object_size=0.025,
+        table_body="table0",
+        table_top=0.4,
+        ee_body="robot0:gripper_link",
+        keypoint_bodies=_FETCH_KEYPOINTS,
+        cameras=_FETCH_CAMS,
+        object_color="red",
+        distractor_color="blue",
+        success_threshold=0.05,
+        xml="fetch/push.xml",
+        workspace=((1.15, 0.55), (1.45, 0.98)),
+        extra={"grip_start": (1.363, 0.749)},
+    ),
+    "slide": SceneInfo(
+        embodiment="gripper",
+        task="slide",
+        robot_root="robot0:base_link",
+        object_body="object0",
+        object_shape="cylinder",
+        object_size=0.025,
+        object_half_height=0.02,
+        table_body="table0",
+        table_top=0.4,
+        ee_body="robot0:gripper_link",
+        keypoint_bodies=_FETCH_KEYPOINTS,
+        cameras=_SLIDE_CAMS,
+        object_color="red",
+        distractor_color="blue",
+        success_threshold=0.05,
+        object_noun="puck",
+        xml="fetch/slide.xml",
+        workspace=((0.95, 0.45), (1.75, 1.05)),
+        extra={"grip_start": (1.013, 0.749)},
+    ),
+    "relocate": SceneInfo(
         embodiment="dexterous_hand",
         task="relocate",
         robot_root="forearm",
@@ -143,8 +214,26 @@ SCENES: dict[str, SceneInfo] = {
         object_color="blue",
         distractor_color="yellow",
         success_threshold=0.08,
+        object_noun="ball",
+        xml="adroit_hand/adroit_relocate.xml",
+        workspace=((-0.15, -0.02), (0.15, 0.25)),
     ),
 }
+ALIASES = {"gripper": "pick_and_place", "dexterous_hand": "relocate"}
+
+
+def scene_name(name: str) -> str:
+    """The SCENES key of a scene or embodiment name (``gripper`` -> ``pick_and_place``, ...)."""
+    key = ALIASES.get(name, name)
+    if key not in SCENES:
+        raise ValueError(f"unknown scene {name!r}; known: {sorted(SCENES)}")
+    return key
+
+
+def scene(name: str) -> SceneInfo:
+    """The :class:`SceneInfo` of a scene (or embodiment alias)."""
+    return SCENES[scene_name(name)]
+
 
 RGBA = {
     "red": (0.85, 0.15, 0.12, 1.0),
@@ -177,20 +266,17 @@ def _import_robotics() -> Any:
     return gymnasium_robotics
 
 
-def _env_xml(embodiment: str) -> Path:
+def _env_xml(name: str) -> Path:
     gymnasium_robotics = _import_robotics()
-    base = Path(gymnasium_robotics.__file__).parent / "envs" / "assets"
-    if embodiment == "gripper":
-        return base / "fetch" / "pick_and_place.xml"
-    return base / "adroit_hand" / "adroit_relocate.xml"
+    return Path(gymnasium_robotics.__file__).parent / "envs" / "assets" / scene(name).xml
 
 
-def build_spec(embodiment: str, size: int) -> Any:
-    """Return the extended :class:`mujoco.MjSpec` of an embodiment's scene (not yet compiled)."""
+def build_spec(name: str, size: int) -> Any:
+    """Return the extended :class:`mujoco.MjSpec` of a scene (not yet compiled)."""
     import mujoco
 
-    info = SCENES[embodiment]
-    spec = mujoco.MjSpec.from_file(str(_env_xml(embodiment)))
+    info = scene(name)
+    spec = mujoco.MjSpec.from_file(str(_env_xml(name)))
     spec.visual.global_.offwidth = max(int(spec.visual.global_.offwidth), size)
     spec.visual.global_.offheight = max(int(spec.visual.global_.offheight), size)
     world = spec.worldbody
@@ -198,16 +284,26 @@ def build_spec(embodiment: str, size: int) -> Any:
     table_z = info.table_top
     # The instructed object's colour.
     obj = spec.body(info.object_body)
+    shape = {
+        "box": mujoco.mjtGeom.mjGEOM_BOX,
+        "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+        "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+    }[info.object_shape]
+    friction = None
     for g in obj.geoms:
-        if g.type in (mujoco.mjtGeom.mjGEOM_BOX, mujoco.mjtGeom.mjGEOM_SPHERE):
+        if g.type == shape:
             g.material = ""
             g.rgba = RGBA[info.object_color]
-    shape = mujoco.mjtGeom.mjGEOM_BOX if info.object_shape == "box" else mujoco.mjtGeom.mjGEOM_SPHERE
-    gsize = [s, s, s]
-    # Distractor: a real, collidable free body on the table.
-    dis = world.add_body(name="distractor", pos=[0.0, 0.0, table_z + s])
+            friction = list(g.friction)
+    gsize = [s, info.half_height, 0.0] if info.object_shape == "cylinder" else [s, s, s]
+    # Distractor: a real, collidable free body on the table (push and slide: as heavy and slippery as
+    # the object, so that pushing or sliding it is the same task).
+    dis = world.add_body(name="distractor", pos=[0.0, 0.0, table_z + info.half_height])
     dis.add_freejoint(name="distractor:joint")
-    dis.add_geom(name="distractor", type=shape, size=gsize, rgba=RGBA[info.distractor_color], mass=0.2)
+    mass = 0.2 if info.task in ("pick_and_place", "relocate") else 2.0
+    dg = dis.add_geom(name="distractor", type=shape, size=gsize, rgba=RGBA[info.distractor_color], mass=mass)
+    if info.task in ("push", "slide") and friction is not None:
+        dg.friction = friction
     # Duplicate: a weightless free body without collisions, parked far away.
     dup = world.add_body(name="duplicate", pos=[10.0, 10.0, -5.0], gravcomp=1.0)
     dup.add_freejoint(name="duplicate:joint")
@@ -241,7 +337,7 @@ def build_spec(embodiment: str, size: int) -> Any:
     spec.visual.quality.offsamples = 0  # no multisampling: faster CPU rendering, exact masks
     for light in spec.lights:
         light.castshadow = False  # shadows cost ~8x render time with a software renderer
-    if embodiment == "gripper":
+    if info.is_fetch:
         # The mocap handle of the arm carries translucent guide geoms; hide them.
         for g in spec.body("robot0:mocap").geoms:
             g.rgba = [0, 0, 0, 0]
@@ -267,18 +363,27 @@ def build_spec(embodiment: str, size: int) -> Any:
     return spec
 
 
-def make_env(embodiment: str, size: int) -> Any:
-    """Create the gymnasium-robotics environment of an embodiment, running the extended model."""
+def make_env(name: str, size: int) -> Any:
+    """Create the gymnasium-robotics environment of a scene, running the extended model."""
     import mujoco
 
     _import_robotics()
+    key = scene_name(name)
 
-    if embodiment == "gripper":
+    if scene(key).is_fetch:
         from gymnasium_robotics.envs.fetch.pick_and_place import MujocoFetchPickAndPlaceEnv
+        from gymnasium_robotics.envs.fetch.push import MujocoFetchPushEnv
+        from gymnasium_robotics.envs.fetch.slide import MujocoFetchSlideEnv
 
-        class _Fetch(MujocoFetchPickAndPlaceEnv):  # type: ignore[misc]
+        base = {
+            "pick_and_place": MujocoFetchPickAndPlaceEnv,
+            "push": MujocoFetchPushEnv,
+            "slide": MujocoFetchSlideEnv,
+        }[key]
+
+        class _Fetch(base):  # type: ignore[misc,valid-type]
             def _initialize_simulation(self) -> None:
-                self.model = build_spec("gripper", size).compile()
+                self.model = build_spec(key, size).compile()
                 self.data = mujoco.MjData(self.model)
                 self._model_names = self._utils.MujocoModelNames(self.model)
                 self._env_setup(initial_qpos=self.initial_qpos)  # type: ignore[has-type]
