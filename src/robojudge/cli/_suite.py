@@ -71,7 +71,7 @@ def make_demo_cmd(
     out: Path = typer.Option(..., "--out", help="Destination folder."),
     seed: int = typer.Option(0, "--seed", help="Same seed, same frames."),
     episodes: int = typer.Option(
-        10, "--episodes", min=1, help="Simulated episodes; scenes cycle pick-and-place, relocate (hand), push, slide."
+        10, "--episodes", min=1, help="Episodes; scenes cycle pick-and-place, relocate, push, slide."
     ),
     views: int = typer.Option(3, "--views", min=1, max=5, help="Cameras per rollout; cam0 is the main view."),
     size: int = typer.Option(256, "--size", min=32, help="Square image size in pixels."),
