@@ -22,7 +22,7 @@ from robojudge.aggregate._select import (
     select_metrics,
     threshold_sensitivity,
 )
-from robojudge.aggregate._taxonomy import (
+from robojudge.taxonomy import (
     POOL_PERCENTILE_SOURCE,
     TASK_SUCCESS_SUBDIM,
     MetricSpec,

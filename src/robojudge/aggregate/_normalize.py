@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from robojudge.aggregate._taxonomy import MetricSpec, Taxonomy, load_taxonomy
+from robojudge.taxonomy import MetricSpec, Taxonomy, load_taxonomy
 
 Strategy = Literal["table", "percentile"]
 FloatArray = NDArray[np.float64]

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from robojudge.aggregate._taxonomy import Taxonomy, load_taxonomy, unknown_metric_message
+from robojudge.taxonomy import Taxonomy, load_taxonomy, unknown_metric_message
 
 FloatArray = NDArray[np.float64]
 #: How a missing metric (absent key or NaN value) is treated.

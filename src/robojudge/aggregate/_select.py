@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from robojudge.aggregate._taxonomy import TASK_SUCCESS_SUBDIM, Taxonomy, load_taxonomy
+from robojudge.taxonomy import TASK_SUCCESS_SUBDIM, Taxonomy, load_taxonomy
 
 FloatArray = NDArray[np.float64]
 #: Thresholds of the paper's sensitivity table (Table 16).

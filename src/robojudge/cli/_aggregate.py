@@ -24,8 +24,8 @@ from robojudge.aggregate import (
     select_metrics,
     threshold_sensitivity,
 )
-from robojudge.aggregate._taxonomy import unknown_metric_message
 from robojudge.cli._common import console, err_console, fail
+from robojudge.taxonomy import unknown_metric_message
 
 app = typer.Typer(help="RoboPhys-3D aggregation: AFS, RoboPhyscore and its metric selection.",
                   no_args_is_help=True)

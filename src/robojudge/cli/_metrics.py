@@ -15,7 +15,7 @@ app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
 
 @app.command("list")
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
-    """List registered metrics; --json adds version, citation, description and config."""
+    """List registered metrics; --json adds version, citation, description, config and taxonomy place."""
     specs = list_metrics()
     if as_json:
         typer.echo(json.dumps([s.describe() for s in specs], indent=2))
@@ -23,6 +23,8 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
     table = Table(
         Column("id", no_wrap=True),
         Column("family", no_wrap=True),
+        Column("provider", no_wrap=True),
+        Column("place", no_wrap=True),
         Column("better", no_wrap=True),
         Column("range", no_wrap=True),
         Column("inputs", min_width=6),
@@ -32,6 +34,8 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
         table.add_row(
             s.id,
             s.family.value,
+            s.provider.value,
+            f"L{s.taxonomy.level} {s.taxonomy.subdim}" if s.taxonomy else "-",
             "higher" if s.higher_is_better else "lower",
             f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]",
             ",".join(sorted(i.value for i in s.inputs)) or "-",

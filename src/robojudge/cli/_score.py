@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from robojudge.cli._common import console, fail, parse_settings, print_summary, scoring_progress
-from robojudge.metrics import UnknownMetricError
+from robojudge.metrics import ALL_METRICS, UnknownMetricError, not_run_summary
 from robojudge.run import score_suite
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
@@ -15,7 +15,9 @@ from robojudge.suite import ManifestError
 
 def score(
     suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
-    metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric ids."),
+    metrics: str = typer.Option(
+        ..., "--metrics", "-m", help="Comma-separated metric ids; 'all' = every metric robojudge computes."
+    ),
     db: str | None = typer.Option(
         None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
     ),
@@ -33,6 +35,9 @@ def score(
     ids = [m.strip() for m in metrics.split(",") if m.strip()]
     if not ids:
         raise fail("--metrics is empty")
+    if ALL_METRICS in ids:
+        for line in not_run_summary():
+            console.print(f"[yellow]all:[/] {line}", highlight=False)
     try:
         with scoring_progress(progress) as on_result:
             run = score_suite(

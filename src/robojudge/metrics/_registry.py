@@ -35,6 +35,24 @@ class Family(StrEnum):
     multiview = "multiview"
     text = "text"
     baseline = "baseline"
+    geometry = "geometry"
+    judge = "judge"
+    external = "external"
+
+
+class Provider(StrEnum):
+    """Who produces a metric's value.
+
+    ``computed``: robojudge computes it with no learned weights. ``model``: robojudge would compute it
+    with a network whose weights it does not ship yet. ``judge``: a VLM-grounded score that comes from
+    a judge rubric (``robojudge judge``). ``external``: produced by a pipeline outside robojudge
+    (policy replay or training in a simulator) and imported, never computed here.
+    """
+
+    computed = "computed"
+    model = "model"
+    judge = "judge"
+    external = "external"
 
 
 class Input(StrEnum):
@@ -59,6 +77,20 @@ _ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 C = TypeVar("C", bound=BaseModel)
 
 
+class TaxonomyPlace(BaseModel):
+    """Where a metric sits in the RoboPhys-3D taxonomy (copied from ``load_taxonomy()`` at registration)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    subdim: str
+    subdim_name: str
+    level: int = Field(ge=1, le=4)
+    level_name: str
+    grounding: str
+    normalization: str
+
+
 class MetricSpec(BaseModel, Generic[C]):
     """Metadata of a registered metric, plus the function that computes it."""
 
@@ -74,6 +106,8 @@ class MetricSpec(BaseModel, Generic[C]):
     description: str = Field(min_length=1)
     config_type: type[BaseModel] = NoConfig
     fn: Callable[[Item, Any], Score]
+    provider: Provider = Provider.computed
+    taxonomy: TaxonomyPlace | None = None
 
     @field_validator("id")
     @classmethod
@@ -117,6 +151,8 @@ class MetricSpec(BaseModel, Generic[C]):
             "citation": self.citation,
             "description": self.description,
             "config": self.config_type.model_json_schema().get("properties", {}),
+            "provider": self.provider.value,
+            "taxonomy": None if self.taxonomy is None else self.taxonomy.model_dump(),
         }
 
 
@@ -140,6 +176,10 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "robojudge.metrics.baseline",
     "robojudge.metrics.flow",
     "robojudge.metrics.pixel",
+    "robojudge.metrics.robophys.reference",
+    "robojudge.metrics.robophys.motion",
+    "robojudge.metrics.robophys.state",
+    "robojudge.metrics.robophys.catalog",
 )
 _builtins_loaded = False
 
@@ -189,10 +229,18 @@ def metric(
     citation: str,
     description: str,
     config: type[BaseModel] = NoConfig,
+    provider: Provider | str = Provider.computed,
+    taxonomy: TaxonomyPlace | None = None,
 ) -> Callable[[Callable[[Item, Any], Score]], Callable[[Item, Any], Score]]:
-    """Register ``fn(item, config) -> Score`` as a metric. Metadata is validated here."""
+    """Register ``fn(item, config) -> Score`` as a metric. Metadata is validated here.
+
+    ``provider`` says who produces the value (see :class:`Provider`); ``taxonomy`` places a
+    RoboPhys-3D metric in its sub-dimension and level.
+    """
 
     def deco(fn: Callable[[Item, Any], Score]) -> Callable[[Item, Any], Score]:
+        if id == "all":
+            raise ValueError("metric id 'all' is reserved: it stands for every computed metric")
         if id in _REGISTRY:
             raise ValueError(f"metric {id!r} is already registered (by {_REGISTRY[id].fn.__module__})")
         spec: MetricSpec[Any] = MetricSpec(
@@ -206,6 +254,8 @@ def metric(
             description=description,
             config_type=config,
             fn=fn,
+            provider=_enum_value(Provider, provider, id, "provider"),
+            taxonomy=taxonomy,
         )
         _REGISTRY[id] = spec
         return fn

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._frames import GrayPreprocess, gray_sequence
 from robojudge.metrics._registry import Family, Input, metric
@@ -14,12 +14,12 @@ from robojudge.suite._schema import Item
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
 
 
-class FarnebackConfig(GrayPreprocess):
-    """Preprocessing (RoboJudge App. B.3: 8 fps, 256x256, grayscale) and Farneback settings.
-
-    The Farneback defaults are OpenCV's customary ones (pyramid scale 0.5, 3 levels, 15 px window,
-    3 iterations, 5 px polynomial neighbourhood with sigma 1.2); the paper does not list them.
+class FarnebackParams(BaseModel):
+    """Farneback settings: OpenCV's customary defaults (pyramid scale 0.5, 3 levels, 15 px window,
+    3 iterations, 5 px polynomial neighbourhood with sigma 1.2); the papers do not list them.
     """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     pyr_scale: float = Field(default=0.5, gt=0, lt=1)
     levels: int = Field(default=3, ge=1)
@@ -29,7 +29,11 @@ class FarnebackConfig(GrayPreprocess):
     poly_sigma: float = Field(default=1.2, gt=0)
 
 
-def farneback_flow(prev: np.ndarray, nxt: np.ndarray, cfg: FarnebackConfig) -> np.ndarray:
+class FarnebackConfig(GrayPreprocess, FarnebackParams):
+    """Preprocessing (RoboJudge App. B.3: 8 fps, 256x256, grayscale) and Farneback settings."""
+
+
+def farneback_flow(prev: np.ndarray, nxt: np.ndarray, cfg: FarnebackParams) -> np.ndarray:
     """Flow ``F`` from ``prev`` to ``nxt``: ``(H, W, 2)`` float32 (x, y), ``prev(p) ~ nxt(p + F(p))``."""
     flow: np.ndarray = cv2.calcOpticalFlowFarneback(  # type: ignore[call-overload]
         prev, nxt, None, cfg.pyr_scale, cfg.levels, cfg.winsize, cfg.iterations, cfg.poly_n,
@@ -52,7 +56,7 @@ def warp_by_flow(frame: np.ndarray, flow: np.ndarray) -> np.ndarray:
     )
 
 
-def warp_residuals(frames: np.ndarray, cfg: FarnebackConfig) -> np.ndarray:
+def warp_residuals(frames: np.ndarray, cfg: FarnebackParams) -> np.ndarray:
     """Per-step ``e_t = mean |warp(G_t, F_t) - G_{t+1}|`` for a ``(T, H, W)`` uint8 sequence."""
     out = np.empty(len(frames) - 1)
     for t in range(len(frames) - 1):
@@ -61,7 +65,7 @@ def warp_residuals(frames: np.ndarray, cfg: FarnebackConfig) -> np.ndarray:
     return out
 
 
-def motion_magnitudes(frames: np.ndarray, cfg: FarnebackConfig) -> np.ndarray:
+def motion_magnitudes(frames: np.ndarray, cfg: FarnebackParams) -> np.ndarray:
     """Per-step mean flow magnitude ``m_t = 1/(HW) sum sqrt(u^2 + v^2)`` in pixels of the resized frame."""
     out = np.empty(len(frames) - 1)
     for t in range(len(frames) - 1):

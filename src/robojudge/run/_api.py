@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robojudge.metrics import expand_metric_ids
 from robojudge.run._executor import Executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_items
 from robojudge.store import ResultStore, default_db_url
@@ -30,7 +31,11 @@ def default_run_dir(manifest: str | Path) -> Path:
 def build_requests(
     metric_ids: Sequence[str], configs: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[MetricRequest]:
-    """Metric requests for ids, with optional per-metric config values; unknown ids fail here."""
+    """Metric requests for ids, with optional per-metric config values; unknown ids fail here.
+
+    The id ``all`` expands to every metric robojudge computes itself (provider ``computed``).
+    """
+    metric_ids = expand_metric_ids(metric_ids)
     configs = configs or {}
     unknown = set(configs) - set(metric_ids)
     if unknown:

@@ -1,4 +1,8 @@
-"""The RoboPhys-3D metric taxonomy (50 metrics, 18 sub-dimensions, 4 levels), loaded from package data."""
+"""The RoboPhys-3D metric taxonomy (50 metrics, 18 sub-dimensions, 4 levels), loaded from package data.
+
+A low-level module (standard library only) so that both the metric registry and the aggregation layer
+can use it; `robojudge.aggregate` re-exports its names.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,125 @@
+"""The RoboPhys-3D metrics robojudge does not compute itself, registered so every taxonomy id resolves.
+
+Each one is registered under its taxonomy id with its place, direction and range, and a provider:
+``model`` (needs network weights robojudge does not ship yet), ``judge`` (a VLM-grounded score that
+comes from a judge rubric) or ``external`` (produced by a simulator pipeline outside robojudge).
+Computing one raises :class:`MetricInputError` that says where the value has to come from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input, NoConfig, Provider
+from robojudge.metrics._score import Score
+from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.suite._schema import Item
+from robojudge.taxonomy import load_taxonomy
+
+
+class Entry(NamedTuple):
+    """Provider, family and what a not-computed metric needs (model names follow App. B.1-B.4)."""
+
+    provider: Provider
+    family: Family
+    needs: str
+
+
+M, J, X = Provider.model, Provider.judge, Provider.external
+_VLM = "a Qwen3-VL judge"
+
+CATALOG: dict[str, Entry] = {
+    "iq1_musiq": Entry(M, Family.quality, "the MUSIQ image-quality transformer"),
+    "iq1_lpips": Entry(M, Family.reference, "LPIPS deep-feature weights"),
+    "iq1_fvd": Entry(M, Family.features, "the I3D video network (Frechet video distance)"),
+    "iq1_inception_score": Entry(M, Family.features, "the Inception-v3 classifier"),
+    "aq_laion_ap": Entry(M, Family.quality, "the LAION aesthetic predictor (CLIP-based)"),
+    "aq_hpsv3": Entry(M, Family.quality, "the HPSv3 human-preference reward model"),
+    "aq_clip_ap": Entry(M, Family.quality, "a CLIP-based aesthetic predictor"),
+    "aq_clip_iqa": Entry(M, Family.quality, "CLIP-IQA"),
+    "ds_jepa_similarity": Entry(M, Family.features, "V-JEPA video features (MMD)"),
+    "mq_motion_smoothness": Entry(M, Family.flow, "a video frame-interpolation model"),
+    "cc_subject": Entry(M, Family.features, "SAM 2 masks with DINOv2 and CLIP features"),
+    "cc_background": Entry(M, Family.features, "CLIP image features"),
+    "cc_style": Entry(M, Family.features, "VGG features for Gram matrices"),
+    "cc_photometric": Entry(M, Family.flow, "RAFT optical flow (end-point error)"),
+    "cc_semantics": Entry(M, Family.features, "ViCLIP video features"),
+    "rbg_fidelity": Entry(M, Family.geometry, "COLMAP SfM and 3D Gaussian splatting"),
+    "rbg_stability": Entry(M, Family.geometry, "COLMAP SfM feature matching"),
+    "rbg_reprojection_geometric": Entry(M, Family.geometry, "Depth Anything 3 depth and pose"),
+    "rbg_reprojection_photometric": Entry(M, Family.geometry, "Depth Anything 3 depth and pose"),
+    "dc_depth_accuracy": Entry(M, Family.geometry, "a monocular depth estimator"),
+    "dc_perspectivity": Entry(J, Family.judge, _VLM),
+    "ctg_camera_control": Entry(M, Family.geometry, "DROID-SLAM camera-pose estimation"),
+    "rc_spatial_consistency": Entry(M, Family.geometry, "MegaSaM poses and DreamSim similarity"),
+    "ol_average_precision": Entry(M, Family.state, "an object detector scored against simulator masks"),
+    "ol_average_recall": Entry(M, Family.state, "an object detector scored against simulator masks"),
+    "ta_mean_trajectory_length": Entry(X, Family.external, "IDM action replay in the RoboTwin 2.0 simulator"),
+    "ta_hsd": Entry(M, Family.kinematics, "a point/trajectory tracker for object and end-effector tracks"),
+    "ta_ndtw": Entry(M, Family.kinematics, "a point/trajectory tracker for object and end-effector tracks"),
+    "ta_dyn": Entry(M, Family.kinematics, "a point/trajectory tracker for object and end-effector tracks"),
+    "iq2_interaction_score": Entry(J, Family.judge, _VLM),
+    "eaa_event_editing": Entry(J, Family.judge, _VLM),
+    "eaa_subject_action": Entry(J, Family.judge, _VLM),
+    "pla_physical_commonsense": Entry(J, Family.judge, _VLM),
+    "sa_bleu": Entry(M, Family.text, "a video captioner (BLEU against the instruction)"),
+    "sa_clip": Entry(M, Family.text, "a video captioner and CLIP text features"),
+    "sa_logics": Entry(J, Family.judge, _VLM),
+    "sa_vlm1": Entry(J, Family.judge, f"{_VLM} with CLIP similarity"),
+    "sa_subject_adherence": Entry(J, Family.judge, _VLM),
+    "sa_scene_adherence": Entry(J, Family.judge, _VLM),
+    "if_normalized_score": Entry(J, Family.judge, _VLM),
+    "if_four_level_score": Entry(J, Family.judge, _VLM),
+    "ts_action_planner": Entry(X, Family.external, "IDM action replay in the RoboTwin 2.0 simulator"),
+    "ts_data_engine": Entry(X, Family.external, "pi0.5 policy training on generated data in RoboTwin 2.0"),
+    "ts_vlm2": Entry(J, Family.judge, _VLM),
+}
+
+_GROUNDING_INPUTS: dict[str, set[Input]] = {
+    "Reference-Free": {Input.video},
+    "Video-Grounded": {Input.video, Input.reference},
+    "VLM-Grounded": {Input.video, Input.instruction},
+    "Simulator-Grounded": {Input.video, Input.state},
+}
+
+
+def unavailable_message(metric_id: str, entry: Entry) -> str:
+    """Why ``robojudge score`` cannot compute this metric, and where its value comes from."""
+    name = load_taxonomy()[metric_id].name
+    if entry.provider is Provider.model:
+        return (f"{metric_id} ({name}) needs {entry.needs}; model-backed metrics are not available in "
+                "robojudge yet")
+    if entry.provider is Provider.judge:
+        return (f"{metric_id} ({name}) is VLM-grounded ({entry.needs} in the paper): it comes from a judge "
+                "rubric, run with `robojudge judge`, not from `robojudge score`")
+    return (f"{metric_id} ({name}) comes from an external pipeline ({entry.needs}); robojudge does not "
+            "compute it, import its values instead")
+
+
+def _stub(metric_id: str, entry: Entry) -> Callable[[Item, NoConfig], Score]:
+    message = unavailable_message(metric_id, entry)
+
+    def unavailable(item: Item, config: NoConfig) -> Score:
+        raise MetricInputError(message)
+
+    unavailable.__name__ = metric_id
+    unavailable.__doc__ = message
+    return unavailable
+
+
+def _register_catalog() -> None:
+    for metric_id, entry in CATALOG.items():
+        tax = load_taxonomy()[metric_id]
+        robophys_metric(
+            metric_id,
+            family=entry.family,
+            inputs=_GROUNDING_INPUTS[tax.grounding],
+            description=f"{tax.name} ({tax.subdim} {tax.subdim_name}): provided by '{entry.provider.value}', "
+            f"needs {entry.needs}.",
+            provider=entry.provider,
+        )(_stub(metric_id, entry))
+
+
+_register_catalog()

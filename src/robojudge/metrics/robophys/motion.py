@@ -1,0 +1,173 @@
+"""Motion quality from frames and classical optical flow (RoboPhys-3D App. B.1.4).
+
+The paper computes Dynamic Degree and Flow Score with RAFT; these ids use OpenCV's Farneback flow
+so they run with no weights. Values are therefore close in spirit but not numerically equal to
+RAFT-based ones. All three metrics read the item's video at its native rate and size in RGB by
+default (one decode per item, shared), as VBench and EvalCrafter do.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input
+from robojudge.metrics._score import Score
+from robojudge.metrics.flow import FarnebackParams, farneback_flow, motion_magnitudes
+from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.suite._schema import Item
+from robojudge.video import sample_frames
+
+VBENCH = "VBench (Huang et al., CVPR 2024)"
+
+
+class NativeFrames(BaseModel):
+    """Frame size; ``None`` keeps the native resolution, as the reference benchmarks do."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    size: int | None = Field(default=None, gt=0, description="resize so the longer side has this many px")
+
+
+def native_rgb(item: Item, size: int | None) -> tuple[np.ndarray, float]:
+    """Every frame of the main video as ``(T, H, W, 3)`` uint8 RGB, and the source frame rate.
+
+    Raises:
+        MetricInputError: When the video has fewer than two frames.
+    """
+    sampled = sample_frames(item.video, fps=None, max_frames=None, size=size)
+    if len(sampled) < 2:
+        raise MetricInputError(f"needs at least 2 frames, the video gave {len(sampled)}")
+    return sampled.frames, sampled.source_fps
+
+
+def to_gray(frames: np.ndarray) -> np.ndarray:
+    """BT.601 luma of RGB frames, ``(T, H, W)`` uint8 (same as ``sample_frames(..., gray=True)``)."""
+    return np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames])
+
+
+def flickering_score(frames: np.ndarray) -> tuple[float, np.ndarray]:
+    """VBench's temporal-flickering score ``(255 - mean_t MAE_t) / 255`` and the per-step MAEs.
+
+    ``MAE_t`` is the mean absolute difference of frames t and t+1 over every pixel and channel.
+    """
+    if len(frames) < 2:
+        raise MetricInputError(f"needs at least 2 frames, the video gave {len(frames)}")
+    diffs = np.abs(np.diff(frames.astype(np.int16), axis=0))
+    mae = diffs.reshape(diffs.shape[0], -1).mean(axis=1)
+    return (255.0 - float(mae.mean())) / 255.0, mae
+
+
+@robophys_metric(
+    "mq_temporal_flickering",
+    family=Family.pixel,
+    inputs={Input.video},
+    description=(
+        "VBench temporal flickering: (255 - mean absolute difference of consecutive frames) / 255, "
+        "over every frame at native rate and size, RGB. Higher means steadier appearance."
+    ),
+    config=NativeFrames,
+    note=f"definition of {VBENCH}",
+)
+def mq_temporal_flickering(item: Item, config: NativeFrames) -> Score:
+    """VBench's Temporal Flickering (RoboPhys-3D App. B.1.4, citing VBench).
+
+    VBench scores ``(255 - mean_t mean|I_{t+1} - I_t|) / 255`` on all frames of videos generated from
+    static-scene prompts. Manipulation rollouts are not static, so every frame pair is used and real
+    motion lowers the score too; the paper itself notes that low-motion videos score high.
+    """
+    frames, _ = native_rgb(item, config.size)
+    value, mae = flickering_score(frames)
+    return Score(value=value, details={"frames": len(frames), "max_step_mae": float(mae.max())})
+
+
+class DynamicDegreeConfig(NativeFrames, FarnebackParams):
+    """VBench's dynamic-degree settings (frame stride for ~8 fps, top 5%, 6 px at 256 px, 4 per 16)."""
+
+    target_fps: float = Field(default=8.0, gt=0, description="keep every round(fps / target_fps)-th frame")
+    top_fraction: float = Field(default=0.05, gt=0, le=1, description="share of largest magnitudes averaged")
+    threshold_at_256: float = Field(default=6.0, gt=0, description="threshold in px for a 256 px short side")
+    steps_per_16_frames: float = Field(default=4.0, gt=0, description="moving steps needed per 16 frames")
+
+
+def top_magnitude(flow: np.ndarray, fraction: float) -> float:
+    """Mean of the largest ``int(H*W*fraction)`` flow magnitudes (at least one pixel)."""
+    mag = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=-1)).ravel()
+    k = max(1, int(mag.size * fraction))
+    return float(np.partition(mag, mag.size - k)[mag.size - k:].mean())
+
+
+def is_dynamic(step_scores: np.ndarray, n_frames: int, short_side: int, cfg: DynamicDegreeConfig) -> bool:
+    """VBench's decision: at least ``round(4 * n / 16)`` steps above ``6 * short_side / 256`` px.
+
+    ``round`` is Python's (half to even), as in VBench. With no steps the video is not dynamic.
+    """
+    threshold = cfg.threshold_at_256 * short_side / 256.0
+    needed = round(cfg.steps_per_16_frames * n_frames / 16.0)
+    return len(step_scores) > 0 and int((step_scores > threshold).sum()) >= needed
+
+
+@robophys_metric(
+    "mq_dynamic_degree",
+    family=Family.flow,
+    inputs={Input.video},
+    description=(
+        "VBench dynamic degree with Farneback flow: 1 if enough frame steps (4 per 16 frames, ~8 fps) "
+        "have a top-5% flow magnitude above 6 px per 256 px of short side, else 0. Mean over videos = "
+        "share of dynamic videos."
+    ),
+    config=DynamicDegreeConfig,
+    note=f"decision rule of {VBENCH}, with Farneback flow instead of RAFT",
+)
+def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
+    """VBench's Dynamic Degree per video, 0 or 1 (RoboPhys-3D App. B.1.4).
+
+    Frames are taken every ``round(fps / 8)`` source frames; for each consecutive pair the score is
+    the mean of the top 5% flow magnitudes; the video is dynamic when at least ``round(4 T / 16)`` of
+    them exceed ``6 * min(H, W) / 256`` px. The paper's per-model values are means of these binary
+    decisions. The continuous share of moving steps is kept in ``details["moving_fraction"]``.
+    """
+    frames, fps = native_rgb(item, config.size)
+    stride = max(1, round(fps / config.target_fps))
+    gray = to_gray(frames[::stride])
+    if len(gray) < 2:
+        raise MetricInputError(f"needs at least 2 frames after the {stride}-frame stride, got {len(gray)}")
+    scores = np.array([top_magnitude(farneback_flow(a, b, config), config.top_fraction)
+                       for a, b in zip(gray[:-1], gray[1:], strict=True)])
+    short_side = min(gray.shape[1:3])
+    threshold = config.threshold_at_256 * short_side / 256.0
+    return Score(
+        value=1.0 if is_dynamic(scores, len(gray), short_side, config) else 0.0,
+        details={"frames": len(gray), "stride": stride, "threshold_px": threshold,
+                 "moving_fraction": float((scores > threshold).mean()), "max_step": float(scores.max())},
+    )
+
+
+class FlowScoreConfig(NativeFrames, FarnebackParams):
+    """Native-resolution, every-frame Farneback flow."""
+
+
+@robophys_metric(
+    "mq_flow_score",
+    family=Family.flow,
+    inputs={Input.video},
+    description=(
+        "Mean Farneback optical-flow magnitude (px per frame) over all pixels and all consecutive "
+        "frame pairs at native rate and size. Amount of motion."
+    ),
+    config=FlowScoreConfig,
+    note="EvalCrafter-style flow score, with Farneback flow instead of RAFT",
+)
+def mq_flow_score(item: Item, config: FlowScoreConfig) -> Score:
+    """Flow Score (RoboPhys-3D App. B.1.4): ``mean_t 1/(HW) sum_p |F_t(p)|`` over consecutive frames.
+
+    Unlike ``flow_motion_magnitude_farneback`` (8 fps, 256x256), it keeps every frame at native size,
+    so values are in pixels of the source video per source frame, like the WorldArena bounds
+    (0.0531-8.9414) that normalize it.
+    """
+    frames, _ = native_rgb(item, config.size)
+    per_step = motion_magnitudes(to_gray(frames), config)
+    details = {"frames": len(frames), "max_step": float(per_step.max())}
+    return Score(value=float(per_step.mean()), details=details)

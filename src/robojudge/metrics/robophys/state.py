@@ -1,0 +1,96 @@
+"""Metrics read from the simulator state file (``Item.state``, layout in docs/sim_suite.md)."""
+
+from __future__ import annotations
+
+import zipfile
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input, NoConfig, metric
+from robojudge.metrics._score import Score
+from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.suite._schema import Item
+
+
+def read_flags(item: Item, key: str) -> np.ndarray:
+    """The per-frame boolean array ``key`` of the item's state npz, shape ``(T,)``, T >= 1.
+
+    Raises:
+        MetricInputError: When the item has no state file, it cannot be read, or the array is
+            missing, empty or not one value per frame.
+    """
+    if not item.state:
+        raise MetricInputError("item has no state file")
+    try:
+        with np.load(item.state, allow_pickle=False) as npz:
+            arr = np.asarray(npz[key]) if key in npz.files else None
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise MetricInputError(f"cannot read state file {item.state}: {exc}") from None
+    if arr is None:
+        raise MetricInputError(f"state file {item.state} has no {key!r} array (see docs/sim_suite.md)")
+    if arr.ndim != 1 or arr.size == 0:
+        raise MetricInputError(f"state array {key!r} must be one value per frame, got shape {arr.shape}")
+    return arr.astype(bool)
+
+
+def count_events(flags: np.ndarray) -> int:
+    """Number of runs of consecutive True values (a collision lasting several frames counts once)."""
+    flags = np.asarray(flags, dtype=bool)
+    return int(flags[0]) + int((flags[1:] & ~flags[:-1]).sum())
+
+
+class CollisionCountConfig(BaseModel):
+    """Whether to count collision events (runs of frames) or colliding frames."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    count: Literal["events", "frames"] = "events"
+
+
+@robophys_metric(
+    "cs_collision_count",
+    family=Family.state,
+    inputs={Input.state},
+    description=(
+        "Number of unintended collision events in the rollout's simulator state: runs of consecutive "
+        "frames flagged in 'unintended_collision'. Lower is safer."
+    ),
+    config=CollisionCountConfig,
+    note="read from the simulator state file's per-frame unintended_collision flags",
+)
+def cs_collision_count(item: Item, config: CollisionCountConfig) -> Score:
+    """Collision Count (RoboPhys-3D App. B.4.2) from ``unintended_collision`` (T,) bool.
+
+    The sim suite flags robot-table contact, an object touching anything but the table or the robot,
+    and penetrations deeper than 5 mm. One event is a maximal run of flagged frames, so a contact held
+    for 20 frames counts once; ``count="frames"`` counts flagged frames instead.
+    """
+    flags = read_flags(item, "unintended_collision")
+    events, frames = count_events(flags), int(flags.sum())
+    return Score(value=float(events if config.count == "events" else frames),
+                 details={"events": events, "frames_in_collision": frames, "frames": len(flags)})
+
+
+@metric(
+    "sim_task_success",
+    family=Family.state,
+    inputs={Input.state},
+    higher_is_better=True,
+    native_range=(0.0, 1.0),
+    version="1",
+    citation="robojudge simulator suite (docs/sim_suite.md, state array 'success')",
+    description="1 if the simulator state says the task is solved at the last frame, else 0.",
+    config=NoConfig,
+)
+def sim_task_success(item: Item, config: NoConfig) -> Score:
+    """Task success of a simulated rollout: ``success[-1]`` of the state file, as 0 or 1.
+
+    Not a RoboPhys-3D taxonomy metric (its task-success metrics replay IDM actions or ask a VLM); it
+    is the ground truth that the sim suite knows for free.
+    """
+    flags = read_flags(item, "success")
+    details = {"frames": len(flags), "frames_successful": int(flags.sum())}
+    return Score(value=float(flags[-1]), details=details)

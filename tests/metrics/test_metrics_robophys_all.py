@@ -1,0 +1,52 @@
+"""``--metrics all`` through the Python API and the CLI."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from robojudge.metrics import Provider, get_metric, list_metrics
+from robojudge.run import score_suite
+from robojudge.video import write_video
+
+
+@pytest.fixture
+def suite(tmp_path):
+    rng = np.random.default_rng(1)
+    frames = rng.integers(0, 256, (4, 24, 24, 3), dtype=np.uint8)
+    write_video(tmp_path / "gen", frames, fps=8)
+    write_video(tmp_path / "ref", frames, fps=8)
+    np.savez(tmp_path / "s.npz", unintended_collision=np.array([0, 1, 0, 1]), success=np.array([0, 0, 1, 1]))
+    rows = [
+        {"item_id": "full", "video": "gen", "reference_video": "ref", "state": "s.npz"},
+        {"item_id": "bare", "video": "gen"},
+    ]
+    m = tmp_path / "suite.jsonl"
+    m.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return m
+
+
+def test_score_suite_all(suite, tmp_path):
+    computed = {s.id for s in list_metrics() if s.provider is Provider.computed}
+    run = score_suite(suite, ["all"], db=str(tmp_path / "r.sqlite"))
+    s = run.summary
+    assert s.total == 2 * len(computed)
+    # "bare" lacks reference and state: psnr, ssim, collision count and task success fail for it only.
+    # Other test modules may register toy metrics (some failing on purpose); look at robojudge's own.
+    failed = {(r.item_id, r.metric) for r in s.errors
+              if get_metric(r.metric).fn.__module__.startswith("robojudge.metrics")}
+    assert failed == {("bare", m) for m in ("iq1_psnr", "iq1_ssim", "cs_collision_count", "sim_task_success")}
+
+
+def test_cli_all_prints_what_it_skips(suite, tmp_path):
+    env = {**os.environ, "COLUMNS": "200"}
+    p = subprocess.run([sys.executable, "-m", "robojudge", "score", str(suite), "-m", "all", "--db",
+                        str(tmp_path / "c.sqlite"), "--no-progress"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = " ".join(p.stdout.split())
+    assert "29 model metrics not run" in out and "robojudge judge" in out and "3 external metrics" in out
+    assert "4 failed" in out

@@ -1,0 +1,103 @@
+"""Temporal flickering, dynamic degree and flow score: hand values, VBench's rule, Farneback reference."""
+
+import cv2
+import numpy as np
+import pytest
+
+from robojudge.metrics import MetricInputError, get_metric
+from robojudge.metrics.robophys.motion import DynamicDegreeConfig, flickering_score, is_dynamic, top_magnitude
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+
+def _texture(h=64, w=64, seed=0):
+    # A smooth random texture (blurred noise) that Farneback can track.
+    noise = np.random.default_rng(seed).integers(0, 256, (h, w)).astype(np.float32)
+    return cv2.GaussianBlur(noise, (0, 0), 2.0)
+
+
+def _moving_video(shift, n=16, size=64):
+    big = _texture(size, size + shift * n + 8)
+    frames = []
+    for t in range(n):
+        g = cv2.normalize(big[:, t * shift:t * shift + size], None, 0, 255, cv2.NORM_MINMAX)
+        frames.append(np.repeat(g.astype(np.uint8)[..., None], 3, axis=2))
+    return np.stack(frames)
+
+
+def _item(tmp_path, frames, fps=8.0):
+    write_video(tmp_path / "v", frames, fps=fps)
+    return Item(item_id="a", video=str(tmp_path / "v"))
+
+
+def test_flickering_by_hand():
+    # Solid frames 0, 10, 10: MAE steps 10 and 0 -> mean 5 -> (255 - 5) / 255 = 0.980392...
+    frames = np.stack([np.full((2, 3, 3), v, np.uint8) for v in (0, 10, 10)])
+    value, mae = flickering_score(frames)
+    assert mae.tolist() == [10.0, 0.0]
+    assert value == pytest.approx(250 / 255)
+    # 0 -> 255 everywhere: MAE 255, score 0; no uint8 wrap-around.
+    black_white = np.stack([np.zeros((2, 2, 3), np.uint8), np.full((2, 2, 3), 255, np.uint8)])
+    assert flickering_score(black_white)[0] == 0.0
+    with pytest.raises(MetricInputError):
+        flickering_score(np.zeros((1, 2, 2, 3), np.uint8))
+
+
+def test_flickering_metric_on_a_video(tmp_path):
+    frames = np.stack([np.full((8, 8, 3), v, np.uint8) for v in (50, 60, 50, 50)])
+    # MAE steps 10, 10, 0 -> mean 20/3 -> (255 - 20/3) / 255.
+    assert get_metric("mq_temporal_flickering").compute(_item(tmp_path, frames)).value == pytest.approx(
+        (255 - 20 / 3) / 255)
+
+
+def test_top_magnitude_by_hand():
+    flow = np.zeros((10, 10, 2), np.float32)
+    flow[0, :5] = (3.0, 4.0)  # five pixels of magnitude 5; top 5% of 100 pixels = 5 pixels
+    assert top_magnitude(flow, 0.05) == pytest.approx(5.0)
+    assert top_magnitude(flow, 0.10) == pytest.approx(2.5)  # 10 pixels: five 5s and five 0s
+    assert top_magnitude(np.zeros((2, 2, 2), np.float32), 0.05) == 0.0  # int(4 * 0.05) = 0 -> one pixel
+
+
+def test_vbench_decision_rule():
+    cfg = DynamicDegreeConfig()
+    # 16 frames at short side 256: threshold 6 px, needs round(4 * 16 / 16) = 4 steps above it.
+    assert is_dynamic(np.array([7, 7, 7, 7] + [0] * 11), 16, 256, cfg)
+    assert not is_dynamic(np.array([7, 7, 7, 6] + [0] * 11), 16, 256, cfg)  # 6 is not above 6
+    # 64 px short side: threshold 1.5 px; 8 frames need round(2.0) = 2 steps.
+    assert is_dynamic(np.array([1.6, 1.6, 0, 0, 0, 0, 0]), 8, 64, cfg)
+    assert not is_dynamic(np.array([1.6, 0, 0, 0, 0, 0, 0]), 8, 64, cfg)
+    # Two frames: round(0.5) = 0 steps needed (Python rounds half to even, as VBench does).
+    assert is_dynamic(np.array([0.0]), 2, 64, cfg)
+    assert not is_dynamic(np.array([]), 1, 64, cfg)
+
+
+def test_dynamic_degree_static_and_moving(tmp_path):
+    still = np.repeat(_moving_video(0)[:1], 16, axis=0)
+    (tmp_path / "s").mkdir()
+    (tmp_path / "m").mkdir()
+    s = get_metric("mq_dynamic_degree").compute(_item(tmp_path / "s", still))
+    m = get_metric("mq_dynamic_degree").compute(_item(tmp_path / "m", _moving_video(3)))
+    assert s.value == 0.0 and s.details["moving_fraction"] == 0.0
+    assert m.value == 1.0 and m.details["threshold_px"] == 1.5 and m.details["stride"] == 1
+
+
+def test_dynamic_degree_stride_from_frame_rate(tmp_path):
+    # 24 fps source -> every round(24 / 8) = 3rd frame is kept: 16 frames -> 6.
+    d = get_metric("mq_dynamic_degree").compute(_item(tmp_path, _moving_video(1), fps=24))
+    assert d.details["stride"] == 3 and d.details["frames"] == 6
+
+
+def test_flow_score_against_direct_farneback(tmp_path):
+    frames = _moving_video(2, n=6)
+    gray = [cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames]
+    mags = [np.linalg.norm(cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0), axis=-1).mean()
+            for a, b in zip(gray[:-1], gray[1:], strict=True)]
+    got = get_metric("mq_flow_score").compute(_item(tmp_path, frames))
+    assert got.value == pytest.approx(float(np.mean(mags)), rel=1e-6)
+    assert 1.0 < got.value < 2.5  # a 2 px shift per frame, seen by Farneback (borders pull it down)
+
+
+def test_flow_score_static_video_is_zero(tmp_path):
+    still = np.repeat(_moving_video(0)[:1], 4, axis=0)
+    # Farneback leaves sub-pixel numerical noise on identical frames, far below any real motion.
+    assert get_metric("mq_flow_score").compute(_item(tmp_path, still)).value < 0.01

@@ -1,0 +1,106 @@
+"""iq1_psnr and iq1_ssim against skimage and hand-worked values, on lossless frame folders."""
+
+import math
+
+import numpy as np
+import pytest
+from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+
+from robojudge.metrics import get_metric
+from robojudge.metrics.robophys.reference import psnr, ssim
+from robojudge.run._score import MetricRequest, compute_metric
+from robojudge.suite import Item
+from robojudge.video import frame_cache, write_video
+
+RNG = np.random.default_rng(0)
+
+
+def _frames(n=4, h=32, w=40):
+    base = RNG.integers(20, 230, size=(h, w, 3), dtype=np.uint8)
+    return np.stack([np.roll(base, i, axis=1) for i in range(n)])
+
+
+def _item(tmp_path, gen, ref, fps=10, ref_fps=None):
+    write_video(tmp_path / "gen", gen, fps=fps)  # PNG folders: lossless, so values are exact
+    write_video(tmp_path / "ref", ref, fps=ref_fps or fps)
+    return Item(item_id="a", video=str(tmp_path / "gen"), reference_video=str(tmp_path / "ref"))
+
+
+def test_psnr_by_hand_and_against_skimage():
+    ref = np.full((4, 4, 3), 100, np.uint8)
+    # Off by 5 everywhere: MSE = 25, PSNR = 10 log10(255^2 / 25) = 10 log10(2601) = 34.1514 dB.
+    assert psnr(ref + 5, ref) == pytest.approx(10 * math.log10(2601))
+    a, b = RNG.integers(0, 256, (2, 16, 16, 3), dtype=np.uint8)
+    assert psnr(a, b) == pytest.approx(peak_signal_noise_ratio(b, a, data_range=255))
+
+
+def test_psnr_identical_frames_hit_the_cap():
+    f = RNG.integers(0, 256, (8, 8, 3), dtype=np.uint8)
+    assert psnr(f, f) == 100.0 and psnr(f, f, max_db=60.0) == 60.0
+    g = f.copy()
+    g[0, 0, 0] ^= 1  # MSE = 1/192 -> 10 log10(65025 * 192) = 70.96 dB: under 100, above 60
+    assert psnr(g, f) == pytest.approx(10 * math.log10(65025 * 192))
+    assert psnr(g, f, max_db=60.0) == 60.0
+
+
+def test_ssim_matches_skimage_and_is_one_for_identical_frames():
+    a = _frames(1)[0]
+    b = np.clip(a.astype(int) + RNG.integers(-30, 30, a.shape), 0, 255).astype(np.uint8)
+    expect = structural_similarity(b, a, data_range=255, channel_axis=-1, gaussian_weights=True, sigma=1.5,
+                                   use_sample_covariance=False)
+    assert ssim(b, a) == pytest.approx(expect)
+    assert ssim(b, a, gaussian_weights=False) == pytest.approx(
+        structural_similarity(b, a, data_range=255, channel_axis=-1))
+    assert ssim(a, a) == pytest.approx(1.0)
+
+
+def test_identical_videos(tmp_path):
+    frames = _frames()
+    item = _item(tmp_path, frames, frames)
+    with frame_cache():
+        p = get_metric("iq1_psnr").compute(item)
+        s = get_metric("iq1_ssim").compute(item)
+    assert p.value == 100.0 and p.details["capped_frames"] == 4
+    assert s.value == pytest.approx(1.0) and s.details["frames"] == 4
+
+
+def test_offset_video_and_truncation(tmp_path):
+    ref = _frames(5)
+    gen = (ref[:3].astype(int) + 5).astype(np.uint8)  # values <= 234, no clipping
+    item = _item(tmp_path, gen, ref)
+    p = get_metric("iq1_psnr").compute(item)
+    assert p.details["frames"] == 3  # truncated to the shorter video
+    assert p.value == pytest.approx(10 * math.log10(2601))
+    s = get_metric("iq1_ssim").compute(item)
+    per = [structural_similarity(r, g, data_range=255, channel_axis=-1, gaussian_weights=True, sigma=1.5,
+                                 use_sample_covariance=False) for g, r in zip(gen, ref[:3], strict=True)]
+    assert s.value == pytest.approx(float(np.mean(per)))
+
+
+def test_generated_frames_are_resized_to_the_reference(tmp_path):
+    ref = np.full((3, 16, 20, 3), 90, np.uint8)
+    gen = np.full((3, 32, 40, 3), 90, np.uint8)  # same content at twice the size
+    item = _item(tmp_path, gen, ref)
+    assert get_metric("iq1_psnr").compute(item).value == 100.0
+    assert get_metric("iq1_ssim").compute(item).value == pytest.approx(1.0)
+
+
+def test_different_rates_are_paired_in_time(tmp_path):
+    ref = _frames(4)
+    gen = np.repeat(ref, 2, axis=0)  # the same clip at twice the frame rate
+    item = _item(tmp_path, gen, ref, fps=20, ref_fps=10)
+    p = get_metric("iq1_psnr").compute(item)
+    assert p.value == 100.0 and p.details["frames"] == 4
+
+
+def test_missing_reference_is_an_error_row(tmp_path):
+    write_video(tmp_path / "gen", _frames(), fps=10)
+    item = Item(item_id="a", video=str(tmp_path / "gen"))
+    row = compute_metric(item, MetricRequest.build("iq1_ssim"))
+    assert row.status == "error" and "reference" in (row.error or "")
+
+
+def test_ssim_refuses_frames_smaller_than_its_window(tmp_path):
+    tiny = np.zeros((2, 8, 8, 3), np.uint8)
+    row = compute_metric(_item(tmp_path, tiny, tiny), MetricRequest.build("iq1_ssim"))
+    assert row.status == "error" and "SSIM window" in (row.error or "")

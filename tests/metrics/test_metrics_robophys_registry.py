@@ -1,0 +1,121 @@
+"""All 50 RoboPhys-3D ids are registered with the taxonomy's metadata and a provider."""
+
+import pytest
+
+from robojudge.aggregate import load_taxonomy
+from robojudge.metrics import (
+    ALL_METRICS,
+    Family,
+    Input,
+    MetricInputError,
+    Provider,
+    _registry,
+    expand_metric_ids,
+    get_metric,
+    list_metrics,
+    metric,
+    not_run_by_all,
+    not_run_summary,
+)
+from robojudge.run._api import build_requests
+from robojudge.suite import Item
+
+COMPUTED = {"iq1_psnr", "iq1_ssim", "mq_temporal_flickering", "mq_dynamic_degree", "mq_flow_score",
+            "cs_collision_count"}
+EXTERNAL = {"ts_action_planner", "ts_data_engine", "ta_mean_trajectory_length"}
+ITEM = Item(item_id="x", video="v.mp4", reference_video="r.mp4", instruction="do it", state="s.npz")
+
+
+@pytest.mark.parametrize("entry", load_taxonomy().metrics, ids=lambda e: e.id)
+def test_taxonomy_id_registered_with_its_metadata(entry):
+    spec = get_metric(entry.id)
+    assert spec.higher_is_better is entry.higher_is_better
+    assert spec.taxonomy is not None
+    assert (spec.taxonomy.subdim, spec.taxonomy.level) == (entry.subdim, entry.level)
+    assert spec.taxonomy.grounding == entry.grounding
+    assert spec.taxonomy.normalization == entry.normalization
+    assert spec.taxonomy.name == entry.name
+    assert "RoboPhys-3D" in spec.citation and "App. B." in spec.citation
+    assert Input.video in spec.inputs or Input.state in spec.inputs
+
+
+def test_provider_split():
+    specs = {s.id: s for s in list_metrics() if s.taxonomy is not None}
+    assert set(specs) == set(load_taxonomy().ids)
+    by = {p: {i for i, s in specs.items() if s.provider is p} for p in Provider}
+    assert by[Provider.computed] == COMPUTED
+    assert by[Provider.external] == EXTERNAL
+    # Every VLM-grounded metric (App. B.6, Table 14: 12 of them) is a judge metric, and only those.
+    vlm = {m.id for m in load_taxonomy().metrics if m.grounding == "VLM-Grounded"}
+    assert by[Provider.judge] == vlm and len(vlm) == 12
+    assert len(by[Provider.model]) == 50 - 6 - 3 - 12
+    assert all(specs[i].family is Family.judge for i in vlm)
+
+
+def test_native_ranges_follow_the_paper():
+    assert get_metric("iq1_psnr").native_range == (0.0, None)
+    assert get_metric("iq1_ssim").native_range == (0.0, 1.0)
+    assert get_metric("iq1_inception_score").native_range == (1.0, None)
+    assert get_metric("cs_collision_count").native_range == (0.0, None)
+    assert get_metric("pla_physical_commonsense").native_range == (1.0, 5.0)
+    assert get_metric("if_four_level_score").native_range == (0.0, 3.0)
+    assert get_metric("mq_flow_score").native_range == (0.0, None)
+
+
+def test_existing_metrics_default_to_computed_without_place():
+    spec = get_metric("pixel_frame_consistency")
+    assert spec.provider is Provider.computed and spec.taxonomy is None
+    d = spec.describe()
+    assert d["provider"] == "computed" and d["taxonomy"] is None
+    t = get_metric("iq1_fvd").describe()
+    assert t["provider"] == "model" and t["taxonomy"]["subdim"] == "IQ-1" and t["taxonomy"]["level"] == 1
+
+
+def test_sim_task_success_is_not_a_taxonomy_metric():
+    spec = get_metric("sim_task_success")
+    assert spec.family is Family.state and spec.inputs == frozenset({Input.state})
+    assert spec.taxonomy is None and spec.provider is Provider.computed
+
+
+def test_model_metric_error_names_its_model():
+    with pytest.raises(MetricInputError, match="needs the I3D video network.*model-backed metrics"):
+        get_metric("iq1_fvd").compute(ITEM)
+    with pytest.raises(MetricInputError, match="MUSIQ"):
+        get_metric("iq1_musiq").compute(ITEM)
+
+
+def test_judge_and_external_errors_say_where_values_come_from():
+    with pytest.raises(MetricInputError, match=r"VLM-grounded.*`robojudge judge`"):
+        get_metric("pla_physical_commonsense").compute(ITEM)
+    with pytest.raises(MetricInputError, match="external pipeline.*RoboTwin"):
+        get_metric("ts_action_planner").compute(ITEM)
+
+
+def test_all_expands_to_computed_metrics_only():
+    computed = sorted(s.id for s in list_metrics() if s.provider is Provider.computed)
+    assert expand_metric_ids([ALL_METRICS]) == computed
+    assert COMPUTED | {"sim_task_success", "pixel_frame_consistency"} <= set(computed)
+    # Explicit ids keep their place; repeats from "all" are dropped.
+    out = expand_metric_ids(["iq1_fvd", "iq1_psnr", "all"])
+    assert out[:2] == ["iq1_fvd", "iq1_psnr"] and out.count("iq1_psnr") == 1
+    assert [r.id for r in build_requests(["all"])] == computed
+    reqs = build_requests(["all"], {"iq1_psnr": {"max_db": 60}})
+    assert next(r for r in reqs if r.id == "iq1_psnr").config.max_db == 60
+
+
+def test_not_run_summary_lists_every_skipped_id():
+    skipped = {s.id for s in not_run_by_all()}
+    assert len(skipped) == 44 and not skipped & COMPUTED
+    text = "\n".join(not_run_summary())
+    assert text.startswith("29 model metrics not run") and "12 judge" in text and "3 external" in text
+    assert all(i in text for i in skipped)
+
+
+def test_all_is_a_reserved_id(monkeypatch):
+    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
+    with pytest.raises(ValueError, match="reserved"):
+        metric("all", family="pixel", inputs=set(), higher_is_better=True, native_range=(0, 1), version="1",
+               citation="c", description="d")(lambda item, config: None)  # type: ignore[arg-type,return-value]
+    with pytest.raises(ValueError, match="provider"):
+        metric("toy_p", family="pixel", inputs=set(), higher_is_better=True, native_range=(0, 1), version="1",
+               citation="c", description="d", provider="oracle")(lambda item, config: None)  # type: ignore
