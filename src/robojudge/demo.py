@@ -31,11 +31,14 @@ from robojudge.suite._demo import make_synthetic_suite
 log = logging.getLogger(__name__)
 SuiteKind = Literal["auto", "sim", "synthetic"]
 
-DEMO_METRICS: tuple[str, ...] = (
+# The 2D suite has no state files or simulator truth: only the video metrics apply to it.
+SYNTHETIC_METRICS: tuple[str, ...] = (
     "pixel_frame_consistency",
     "flow_warp_error",
     "flow_motion_magnitude_farneback",
 )
+# On the simulator suite every weights-free metric applies (references and state files exist).
+SIM_METRICS: tuple[str, ...] = ("all",)
 
 
 @dataclass
@@ -93,7 +96,8 @@ def run_demo(
     out = Path(out_dir)
     kind, manifest = build_demo_suite(out / "suite", suite, seed=seed)
     db = f"sqlite:///{(out / 'results.sqlite').resolve()}"
-    run = score_suite(manifest, DEMO_METRICS, db=db, workers=workers, progress=progress)
+    metrics = SIM_METRICS if kind == "sim" else SYNTHETIC_METRICS
+    run = score_suite(manifest, metrics, db=db, workers=workers, progress=progress)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo")
     with ResultStore(db) as store:
         rows = store.rows()
