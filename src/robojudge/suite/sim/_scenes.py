@@ -26,7 +26,7 @@ only to load the extended model), so physics, control and success thresholds are
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,60 +125,41 @@ _SLIDE_CAMS = (
     CameraSpec("cam4", (0.3, 0.2, 1.3), (1.3, 0.75, 0.42)),
 )
 
+# The three Fetch tasks share the robot, table, keypoints and colours; they differ in model and object.
+_FETCH_PICK = SceneInfo(
+    embodiment="gripper",
+    task="pick_and_place",
+    robot_root="robot0:base_link",
+    object_body="object0",
+    object_shape="box",
+    object_size=0.025,
+    table_body="table0",
+    table_top=0.4,
+    ee_body="robot0:gripper_link",
+    keypoint_bodies=_FETCH_KEYPOINTS,
+    cameras=_FETCH_CAMS,
+    object_color="red",
+    distractor_color="blue",
+    success_threshold=0.05,
+    xml="fetch/pick_and_place.xml",
+    workspace=((1.18, 0.55), (1.45, 0.98)),
+)
+
 SCENES: dict[str, SceneInfo] = {
-    "pick_and_place": SceneInfo(
-        embodiment="gripper",
-        task="pick_and_place",
-        robot_root="robot0:base_link",
-        object_body="object0",
-        object_shape="box",
-        object_size=0.025,
-        table_body="table0",
-        table_top=0.4,
-        ee_body="robot0:gripper_link",
-        keypoint_bodies=_FETCH_KEYPOINTS,
-        cameras=_FETCH_CAMS,
-        object_color="red",
-        distractor_color="blue",
-        success_threshold=0.05,
-        xml="fetch/pick_and_place.xml",
-        workspace=((1.18, 0.55), (1.45, 0.98)),
-    ),
-    "push": SceneInfo(
-        embodiment="gripper",
+    "pick_and_place": _FETCH_PICK,
+    "push": replace(
+        _FETCH_PICK,
         task="push",
-        robot_root="robot0:base_link",
-        object_body="object0",
-        object_shape="box",
-        object_size=0.025,
-        table_body="table0",
-        table_top=0.4,
-        ee_body="robot0:gripper_link",
-        keypoint_bodies=_FETCH_KEYPOINTS,
-        cameras=_FETCH_CAMS,
-        object_color="red",
-        distractor_color="blue",
-        success_threshold=0.05,
         xml="fetch/push.xml",
         workspace=((1.15, 0.55), (1.45, 0.98)),
         extra={"grip_start": (1.363, 0.749)},
     ),
-    "slide": SceneInfo(
-        embodiment="gripper",
+    "slide": replace(
+        _FETCH_PICK,
         task="slide",
-        robot_root="robot0:base_link",
-        object_body="object0",
         object_shape="cylinder",
-        object_size=0.025,
         object_half_height=0.02,
-        table_body="table0",
-        table_top=0.4,
-        ee_body="robot0:gripper_link",
-        keypoint_bodies=_FETCH_KEYPOINTS,
         cameras=_SLIDE_CAMS,
-        object_color="red",
-        distractor_color="blue",
-        success_threshold=0.05,
         object_noun="puck",
         xml="fetch/slide.xml",
         workspace=((0.95, 0.45), (1.75, 1.05)),
