@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # MuJoCo renders offscreen through EGL (Mesa's software renderer on machines without a GPU).
 export MUJOCO_GL ?= egl
 
-.PHONY: demo test test-fast bench lint typecheck system-deps clean
+.PHONY: demo test test-fast bench lint system-deps clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "robojudge needs Python >= 3.11, found " + sys.version.split()[0]'
