@@ -60,7 +60,11 @@ def demo(
         )
     else:
         console.print(ENDPOINT_HELP, highlight=False, markup=False)
-    console.print(f"report: {result.report_dir}  (summary.md, summary.csv, results.csv, errors.csv)")
+    console.print(
+        f"report: {result.report_dir}  (summary, label_agreement, leaderboard, judges: .md and .csv; "
+        "results.csv, errors.csv)",
+        highlight=False,
+    )
 
 
 def _ci(v: float, lo: float, hi: float) -> str:
