@@ -53,7 +53,8 @@ class ResponseCache:
         self.path = root / CACHE_FILE
         db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
+        # A cache: a crash may lose its last writes, which only costs re-sending those requests.
+        db.execute("PRAGMA synchronous = OFF")
         db.execute(
             "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
         )
