@@ -8,13 +8,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-
 from robojudge.meta import agreement_table
+from robojudge.report._leaderboard import AXES, clusters_of, label_scores, metric_features, strata_of
 from robojudge.store import ResultRow
 from robojudge.suite import Item
-
-AXES = ("pa", "ia")
 
 
 @dataclass(frozen=True)
@@ -50,43 +47,28 @@ def label_agreement(
     labelled = [it for it in items if it.labels is not None]
     if not labelled:
         return []
-    index = {it.item_id: i for i, it in enumerate(labelled)}
-    human = {
-        axis: np.array([_label(it, axis) for it in labelled], dtype=float) for axis in AXES
-    }
-    pred: dict[str, dict[str, np.ndarray]] = {}
-    for r in rows:
-        if r.metric.startswith("judge:"):  # judges have their own table (see _leaderboard.judges_report)
-            continue
-        if r.item_id not in index or r.status != "ok" or r.value is None or math.isnan(r.value):
-            continue
-        values = pred.setdefault(r.metric, {a: np.full(len(labelled), np.nan) for a in AXES})
-        sign = 1.0 if higher_is_better(r.metric) else -1.0
-        for axis in AXES:
-            values[axis][index[r.item_id]] = sign * r.value
-    if not pred:
+    # The same oriented item x metric matrix (latest ok row per item and metric, judges left out)
+    # that the metric-calibrated judge is fit on.
+    names, matrix = metric_features(rows, labelled, higher_is_better)
+    if not names:
         return []
+    pred = {m: {axis: matrix[:, k] for axis in AXES} for k, m in enumerate(names)}
     report = agreement_table(
         pred,
-        human,
-        clusters=[it.clip_id or f"item:{it.item_id}" for it in labelled],
-        strata=[it.source or "" for it in labelled],
+        label_scores(labelled),
+        clusters=clusters_of(labelled),
+        strata=strata_of(labelled),
         bootstrap=bootstrap,
         seed=seed,
         pairs=[],
     )
     out = []
-    for metric in sorted(pred):
+    for metric in names:
         for axis in AXES:
             cell = report.cells[metric][axis]
             p, s = cell.stats["pearson"], cell.stats["spearman"]
             out.append(LabelAgreement(metric, axis, cell.n, p.value, p.low, p.high, s.value, s.low, s.high))
     return out
-
-
-def _label(item: Item, axis: str) -> float:
-    value = getattr(item.labels, axis, None)
-    return math.nan if value is None else float(value)
 
 
 def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -> None:
