@@ -32,6 +32,7 @@ from robojudge.judges import (
     make_backend,
     short_hash,
 )
+from robojudge.run._plan import pending_per_item
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import VideoError
@@ -169,18 +170,9 @@ def plan_judgments(
     items: Sequence[Item], plans: Sequence[JudgePlan], store: ResultStore, *, retry_errors: bool = False
 ) -> tuple[list[tuple[Item, tuple[JudgePlan, ...]]], int]:
     """Items with rubrics still to judge, and how many (item, rubric) pairs are already stored."""
-    done: dict[str, set[str]] = {}
-    for plan in plans:
-        if retry_errors:
-            store.clear_errors(plan.metric_id, plan.config_hash, plan.version)
-        done[plan.metric_id] = store.done_item_ids(plan.metric_id, plan.config_hash, plan.version)
-    todo, skipped = [], 0
-    for item in items:
-        pending = tuple(p for p in plans if item.item_id not in done[p.metric_id])
-        skipped += len(plans) - len(pending)
-        if pending:
-            todo.append((item, pending))
-    return todo, skipped
+    return pending_per_item(
+        items, plans, lambda p: (p.metric_id, p.config_hash, p.version), store, retry_errors=retry_errors
+    )
 
 
 class _Writer:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
 from robojudge.run._executor import Executor, make_executor
+from robojudge.run._plan import pending_per_item
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.video import VideoError, frame_cache
@@ -133,19 +134,10 @@ def plan_tasks(
     retry_errors: bool = False,
 ) -> tuple[list[Task], int]:
     """One task per item with pending metrics, and how many (item, metric) pairs are already stored."""
-    done: dict[str, set[str]] = {}
-    for req in requests:
-        if retry_errors:
-            store.clear_errors(req.id, req.config_hash, req.spec.version)
-        done[req.id] = store.done_item_ids(req.id, req.config_hash, req.spec.version)
-    todo: list[Task] = []
-    skipped = 0
-    for item in items:
-        pending = tuple(r for r in requests if item.item_id not in done[r.id])
-        skipped += len(requests) - len(pending)
-        if pending:
-            todo.append(Task(item, pending))
-    return todo, skipped
+    todo, skipped = pending_per_item(
+        items, requests, lambda r: (r.id, r.config_hash, r.spec.version), store, retry_errors=retry_errors
+    )
+    return [Task(item, pending) for item, pending in todo], skipped
 
 
 def score_items(
