@@ -22,8 +22,13 @@ $(CORE): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[sim]"
 	@touch $@
 
+# The tests exercise the model-backed code paths with tiny random networks, so they need torch.
+# These pins are the builds on this machine's disk (a plain `torch` would download a CUDA build).
+TORCH_PINS := torch==2.14.1 torchvision==0.29.1
+
 $(DEV): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[dev,sim]"
+	$(PY) -m pip install --quiet $(TORCH_PINS)
+	$(PY) -m pip install --quiet -e ".[dev,sim,torch,iqa]"
 	@touch $@ $(CORE)
 
 ## Score the embedded demo suite; the report lands in runs/demo/report/.

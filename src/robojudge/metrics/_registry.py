@@ -43,8 +43,9 @@ class Family(StrEnum):
 class Provider(StrEnum):
     """Who produces a metric's value.
 
-    ``computed``: robojudge computes it with no learned weights. ``model``: robojudge would compute it
-    with a network whose weights it does not ship yet. ``judge``: a VLM-grounded score that comes from
+    ``computed``: robojudge computes it with no learned weights. ``model``: robojudge computes it
+    with a network whose weights are resolved by :mod:`robojudge.models` (or, for a taxonomy id whose
+    network is not wired up yet, a stub that says so). ``judge``: a VLM-grounded score that comes from
     a judge rubric (``robojudge judge``). ``external``: produced by a pipeline outside robojudge
     (policy replay or training in a simulator) and imported, never computed here.
     """
@@ -108,6 +109,7 @@ class MetricSpec(BaseModel, Generic[C]):
     fn: Callable[[Item, Any], Score]
     provider: Provider = Provider.computed
     taxonomy: TaxonomyPlace | None = None
+    weights: tuple[str, ...] = ()
 
     @field_validator("id")
     @classmethod
@@ -153,6 +155,7 @@ class MetricSpec(BaseModel, Generic[C]):
             "config": self.config_type.model_json_schema().get("properties", {}),
             "provider": self.provider.value,
             "taxonomy": None if self.taxonomy is None else self.taxonomy.model_dump(),
+            "weights": list(self.weights),
         }
 
 
@@ -172,6 +175,7 @@ class UnknownMetricError(KeyError):
 _REGISTRY: dict[str, MetricSpec[Any]] = {}
 # Modules that register built-in metrics when imported; heavy ones import their frameworks lazily
 # inside the metric function, so loading them all stays cheap.
+# The catalog comes last: it registers a stub for every taxonomy id no earlier module computes.
 _BUILTIN_MODULES: tuple[str, ...] = (
     "robojudge.metrics.baseline",
     "robojudge.metrics.flow",
@@ -179,6 +183,11 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "robojudge.metrics.robophys.reference",
     "robojudge.metrics.robophys.motion",
     "robojudge.metrics.robophys.state",
+    "robojudge.metrics.robophys.geometry",
+    "robojudge.metrics.robophys.text",
+    "robojudge.metrics.robophys.tracking",
+    "robojudge.metrics.learned.hf",
+    "robojudge.metrics.learned.tv",
     "robojudge.metrics.robophys.catalog",
 )
 _builtins_loaded = False
@@ -231,11 +240,14 @@ def metric(
     config: type[BaseModel] = NoConfig,
     provider: Provider | str = Provider.computed,
     taxonomy: TaxonomyPlace | None = None,
+    weights: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Item, Any], Score]], Callable[[Item, Any], Score]]:
     """Register ``fn(item, config) -> Score`` as a metric. Metadata is validated here.
 
     ``provider`` says who produces the value (see :class:`Provider`); ``taxonomy`` places a
-    RoboPhys-3D metric in its sub-dimension and level.
+    RoboPhys-3D metric in its sub-dimension and level; ``weights`` names the networks (registered in
+    :mod:`robojudge.models`) a ``model`` metric loads, so ``robojudge weights status`` and
+    ``--metrics all`` can tell whether it can run here.
     """
 
     def deco(fn: Callable[[Item, Any], Score]) -> Callable[[Item, Any], Score]:
@@ -256,11 +268,17 @@ def metric(
             fn=fn,
             provider=_enum_value(Provider, provider, id, "provider"),
             taxonomy=taxonomy,
+            weights=tuple(weights),
         )
         _REGISTRY[id] = spec
         return fn
 
     return deco
+
+
+def is_registered(metric_id: str) -> bool:
+    """Whether ``metric_id`` is registered yet (the taxonomy catalog uses it to skip computed ids)."""
+    return metric_id in _REGISTRY
 
 
 def get_metric(metric_id: str) -> MetricSpec[Any]:

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
+from robojudge.models import MissingWeightsError
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._plan import pending_per_item
 from robojudge.store import ResultRow, ResultStore
@@ -98,7 +99,7 @@ def compute_metric(item: Item, req: MetricRequest) -> ResultRow:
         score = spec.compute(item, req.config)
     except VideoError as exc:
         return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start)
-    except MetricInputError as exc:
+    except (MetricInputError, MissingWeightsError) as exc:
         return _error_row(item, req, str(exc), time.perf_counter() - start)
     except Exception as exc:  # a bug in a metric must cost one result, not the run
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()

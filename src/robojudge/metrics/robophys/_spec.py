@@ -74,6 +74,7 @@ def robophys_metric(
     version: str = "1",
     config: type[BaseModel] = NoConfig,
     note: str = "",
+    weights: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Item, Any], Score]], Callable[[Item, Any], Score]]:
     """:func:`robojudge.metrics.metric` for a taxonomy id: direction, range and place come from the taxonomy.
 
@@ -93,4 +94,5 @@ def robophys_metric(
         config=config,
         provider=provider,
         taxonomy=place(entry),
+        weights=weights,
     )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from robojudge.metrics._errors import MetricInputError
-from robojudge.metrics._registry import Family, Input, NoConfig, Provider
+from robojudge.metrics._registry import Family, Input, NoConfig, Provider, is_registered
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
@@ -111,6 +111,8 @@ def _stub(metric_id: str, entry: Entry) -> Callable[[Item, NoConfig], Score]:
 
 def _register_catalog() -> None:
     for metric_id, entry in CATALOG.items():
+        if is_registered(metric_id):  # an earlier module computes it
+            continue
         tax = load_taxonomy()[metric_id]
         robophys_metric(
             metric_id,

@@ -1,0 +1,1 @@
+"""Model-backed metrics: networks loaded through robojudge.models, imported lazily."""

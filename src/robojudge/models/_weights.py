@@ -1,0 +1,187 @@
+"""Where each network's weights come from, and how a missing one is reported.
+
+A :class:`WeightSpec` names one network: a Hugging Face repository pinned to a revision, optionally
+one file inside it. :func:`resolve_weights` finds it, in this order, without ever downloading:
+
+1. ``$ROBOJUDGE_WEIGHTS/<name>/`` (a folder holding the repository's files) or, for single-file
+   weights, ``$ROBOJUDGE_WEIGHTS/<name>/<filename>``;
+2. the standard Hugging Face hub cache (``HF_HUB_CACHE`` / ``HF_HOME``), at the pinned revision
+   when the cache has it, else any cached snapshot of the repository.
+
+``robojudge weights fetch NAME`` is the one place that downloads (on a machine with network).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WEIGHTS_ENV = "ROBOJUDGE_WEIGHTS"
+
+
+class MissingWeightsError(FileNotFoundError):
+    """A metric needs a network whose weights are not on this machine.
+
+    The message names the metric, the network, what was looked for and how to provide it. The runner
+    records it per item like any other unscorable input (it subclasses ``FileNotFoundError``; the
+    metrics layer wraps it in its input error).
+    """
+
+    def __init__(self, spec: WeightSpec, metric: str | None, looked: list[str]) -> None:
+        self.spec, self.metric, self.looked = spec, metric, looked
+        who = f"metric {metric!r} needs" if metric else "needs"
+        where = "; ".join(looked)
+        super().__init__(
+            f"{who} the {spec.description} weights '{spec.name}' ({spec.source()}), not found (looked in: "
+            f"{where}). Provide them with `robojudge weights fetch {spec.name}` on a machine with network "
+            f"access, or copy the files to ${WEIGHTS_ENV}/{spec.name}/"
+            + (f"{spec.filename}" if spec.filename else "")
+            + (f". {spec.how}" if spec.how else "")
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class WeightSpec:
+    """One network's weights.
+
+    Attributes:
+        name: Short stable name, also the folder name under ``$ROBOJUDGE_WEIGHTS``.
+        repo_id: Hugging Face repository id the weights are published under.
+        revision: The pinned commit (or tag) of that repository; ``None`` only where no pin is known.
+        filename: For single-file checkpoints, the file inside the repository; ``None`` means the whole
+            repository is loaded with ``from_pretrained``.
+        description: What the network is, in words ("CLIP ViT-B/32 image encoder").
+        library: What loads it (``transformers``, ``torchvision``, ``pyiqa``, ``torchscript``).
+        how: Extra advice shown when the weights are missing.
+        metrics: The metric ids that use this network (filled by :func:`register_weights` callers).
+    """
+
+    name: str
+    repo_id: str
+    revision: str | None
+    description: str
+    library: str
+    filename: str | None = None
+    how: str = ""
+    metrics: tuple[str, ...] = field(default_factory=tuple)
+
+    def source(self) -> str:
+        rev = f"@{self.revision}" if self.revision else " (revision not pinned)"
+        return f"hf://{self.repo_id}{rev}" + (f"/{self.filename}" if self.filename else "")
+
+
+_WEIGHTS: dict[str, WeightSpec] = {}
+
+
+def register_weights(spec: WeightSpec) -> WeightSpec:
+    """Add a network to the catalogue shown by ``robojudge weights list``; returns ``spec``."""
+    if spec.name in _WEIGHTS and _WEIGHTS[spec.name] != spec:
+        raise ValueError(f"weights {spec.name!r} are already registered with different settings")
+    _WEIGHTS[spec.name] = spec
+    return spec
+
+
+def get_weights(name: str) -> WeightSpec:
+    """The registered spec called ``name`` (KeyError with the known names otherwise)."""
+    try:
+        return _WEIGHTS[name]
+    except KeyError:
+        known = ", ".join(sorted(_WEIGHTS)) or "none"
+        raise KeyError(f"unknown weights {name!r}; known: {known}") from None
+
+
+def list_weights() -> list[WeightSpec]:
+    """Every registered network, sorted by name."""
+    return [_WEIGHTS[k] for k in sorted(_WEIGHTS)]
+
+
+def weights_root() -> Path | None:
+    """``$ROBOJUDGE_WEIGHTS`` as a path, or None when unset."""
+    root = os.environ.get(WEIGHTS_ENV, "").strip()
+    return Path(root).expanduser() if root else None
+
+
+def _local_candidate(spec: WeightSpec) -> Path | None:
+    root = weights_root()
+    if root is None:
+        return None
+    folder = root / spec.name
+    return folder / spec.filename if spec.filename else folder
+
+
+def _usable(path: Path, spec: WeightSpec) -> bool:
+    return path.is_file() if spec.filename else (path.is_dir() and any(path.iterdir()))
+
+
+def _hub_cache(spec: WeightSpec) -> tuple[Path | None, str]:
+    """The weights in the hub cache, and where that cache is (for the error message)."""
+    try:
+        from huggingface_hub import constants, scan_cache_dir, try_to_load_from_cache
+    except ImportError:
+        return None, "the Hugging Face hub cache (huggingface_hub not installed)"
+    cache = Path(constants.HF_HUB_CACHE)
+    where = f"the Hugging Face hub cache {cache}"
+    if not cache.is_dir():
+        return None, where
+    if spec.filename:
+        for rev in ([spec.revision] if spec.revision else []) + ["main"]:
+            hit = try_to_load_from_cache(spec.repo_id, spec.filename, revision=rev)
+            if isinstance(hit, str):
+                return Path(hit), where
+        return None, where
+    try:
+        info = scan_cache_dir(cache)
+    except Exception:  # a corrupt cache is a missing cache here
+        return None, where
+    for repo in info.repos:
+        if repo.repo_id != spec.repo_id:
+            continue
+        revs = sorted(repo.revisions, key=lambda r: r.last_modified, reverse=True)
+        pinned = [r for r in revs if spec.revision and r.commit_hash.startswith(spec.revision)]
+        for rev in pinned or revs:
+            return Path(rev.snapshot_path), where
+    return None, where
+
+
+def weights_path(spec: WeightSpec) -> Path | None:
+    """Where ``spec``'s weights are on this machine, or None."""
+    local = _local_candidate(spec)
+    if local is not None and _usable(local, spec):
+        return local
+    return _hub_cache(spec)[0]
+
+
+def resolve_weights(name_or_spec: str | WeightSpec, *, metric: str | None = None) -> Path:
+    """The local path of a network's weights (a folder, or the checkpoint file).
+
+    Raises:
+        MissingWeightsError: When neither the weights folder nor the hub cache has them; the message
+            names ``metric``, the network and how to provide it.
+    """
+    spec = get_weights(name_or_spec) if isinstance(name_or_spec, str) else name_or_spec
+    looked: list[str] = []
+    local = _local_candidate(spec)
+    if local is not None:
+        if _usable(local, spec):
+            return local
+        looked.append(str(local))
+    else:
+        looked.append(f"${WEIGHTS_ENV} (unset)")
+    hit, where = _hub_cache(spec)
+    if hit is not None:
+        return hit
+    looked.append(where)
+    raise MissingWeightsError(spec, metric, looked)
+
+
+def torch_device(prefer: str | None = None) -> str:
+    """``prefer`` if given, else ``cuda`` when a GPU is visible, else ``cpu`` (imports torch)."""
+    if prefer:
+        return prefer
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
