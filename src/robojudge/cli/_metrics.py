@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from rich.table import Column, Table
 
-from robojudge.cli._common import console
-from robojudge.metrics import list_metrics
+from robojudge.cli._common import console, fail, parse_settings
+from robojudge.metrics import UnknownMetricError, list_metrics
 
 app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
 
@@ -41,3 +42,39 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
             ",".join(sorted(i.value for i in s.inputs)) or "-",
         )
     console.print(table)
+
+
+@app.command("sets")
+def sets_cmd(
+    suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
+    metrics: str = typer.Option(
+        ..., "--metrics", "-m", help="Comma-separated set-level ids; 'all' = those whose weights are here."
+    ),
+    by: str = typer.Option("generator", "--by", help="Item field to group by; 'none' for one group."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write rows to FILE (.csv, else JSON lines)."),
+    settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable)."),
+) -> None:
+    """Score set-level metrics (FVD, JEPA MMD, V-JEPA manifold distance, ...) per group of items."""
+    from robojudge.metrics._sets import score_sets, write_set_rows
+    from robojudge.suite import ManifestError, load_suite
+
+    ids = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not ids:
+        raise fail("--metrics is empty")
+    try:
+        loaded = load_suite(suite, strict=False)
+        for problem in loaded.problems:
+            console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
+        group_by = None if by == "none" else by
+        rows = score_sets(loaded.items, ids, by=group_by, configs=parse_settings(settings))
+    except (UnknownMetricError, ManifestError, ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    table = Table(Column("metric", no_wrap=True), Column("group", no_wrap=True), Column("item", no_wrap=True),
+                  Column("value", no_wrap=True), Column("n", no_wrap=True), Column("note"))
+    for r in rows:
+        value = f"{r.value:.6g}" if r.status == "ok" else "[red]error[/]"
+        note = r.error if r.status != "ok" else (r.warning or "")
+        table.add_row(r.metric, r.group, r.item_id or "-", value, str(r.n_items), note)
+    console.print(table)
+    if out is not None:
+        console.print(f"rows: {write_set_rows(rows, out)}", highlight=False)

@@ -14,23 +14,50 @@ from robojudge.metrics._registry import (
     metric,
 )
 from robojudge.metrics._score import Score
-from robojudge.metrics._select import ALL_METRICS, expand_metric_ids, not_run_by_all, not_run_summary
+from robojudge.metrics._select import (
+    ALL_METRICS,
+    expand_metric_ids,
+    metrics_by_weights,
+    not_run_by_all,
+    not_run_summary,
+)
+from robojudge.metrics._sets import (
+    ItemGroup,
+    SetOutput,
+    SetRow,
+    SetScores,
+    is_set_metric,
+    list_set_metrics,
+    score_sets,
+    set_metric,
+    write_set_rows,
+)
 
 __all__ = [
     "ALL_METRICS",
     "Family",
     "Input",
+    "ItemGroup",
     "MetricInputError",
     "MetricSpec",
     "NoConfig",
     "Provider",
     "Score",
+    "SetOutput",
+    "SetRow",
+    "SetScores",
     "TaxonomyPlace",
     "UnknownMetricError",
     "expand_metric_ids",
     "get_metric",
+    "is_set_metric",
     "list_metrics",
+    "list_set_metrics",
     "metric",
+    "metrics_by_weights",
     "not_run_by_all",
     "not_run_summary",
+    "score_sets",
+    "set_metric",
+    "write_set_rows",
 ]

@@ -1,35 +1,86 @@
-"""Expanding the word ``all`` in a list of metric ids (``robojudge score --metrics all``)."""
+"""Expanding the word ``all`` in a list of metric ids (``robojudge score --metrics all``).
+
+``all`` means every metric robojudge can compute here: the ``computed`` metrics, plus the ``model``
+metrics whose network weights are all present on this machine (see ``robojudge weights status``).
+Set-level metrics (:mod:`robojudge.metrics._sets`) are never part of a per-item ``all``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from robojudge.metrics._registry import MetricSpec, Provider, list_metrics
 
-#: The id that stands for every metric robojudge computes itself.
+#: The id that stands for every metric robojudge can compute here.
 ALL_METRICS = "all"
 
 _WHY: dict[Provider, str] = {
-    Provider.model: "need network weights that robojudge does not ship yet",
     Provider.judge: "come from a judge rubric: run them with `robojudge judge`",
     Provider.external: "come from an external pipeline (policy replay or training in a simulator)",
 }
 
 
+def _present_names(specs: Sequence[MetricSpec[Any]]) -> dict[str, bool]:
+    """Presence of every network the given metrics declare (each resolved once)."""
+    from robojudge.models import get_weights, weights_path
+
+    out: dict[str, bool] = {}
+    for name in {n for s in specs for n in s.weights}:
+        try:
+            out[name] = weights_path(get_weights(name)) is not None
+        except KeyError:  # named by a metric but never registered
+            out[name] = False
+    return out
+
+
+def weights_present(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None) -> bool:
+    """Whether ``spec`` declares weights and every one of them is on this machine.
+
+    A metric that declares no weights, or names weights nobody registered, is not runnable by
+    ``all`` (a ``model`` stub for a network robojudge does not load yet declares none).
+    """
+    present = _present_names([spec]) if present is None else present
+    return bool(spec.weights) and all(present.get(n, False) for n in spec.weights)
+
+
+def missing_weights(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None) -> list[str]:
+    """The names among ``spec.weights`` that are not on this machine (or not registered)."""
+    present = _present_names([spec]) if present is None else present
+    return [n for n in spec.weights if not present.get(n, False)]
+
+
+def _is_set(spec: MetricSpec[Any]) -> bool:
+    from robojudge.metrics._sets import is_set_metric
+
+    return is_set_metric(spec.id)
+
+
+def runs_with_all(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None) -> bool:
+    """Whether ``all`` includes ``spec`` on this machine."""
+    if _is_set(spec):
+        return False
+    if spec.provider is Provider.computed:
+        return True
+    return spec.provider is Provider.model and weights_present(spec, present)
+
+
 def expand_metric_ids(metric_ids: Sequence[str]) -> list[str]:
-    """Replace ``all`` by the ids of every ``computed`` metric; keep order and drop repeats.
+    """Replace ``all`` by the ids of every metric runnable here; keep order and drop repeats.
 
     Args:
         metric_ids: Requested ids, possibly containing ``all``.
 
     Returns:
-        The ids to run; ``all`` expands to the computed metrics in id order at its position.
+        The ids to run; ``all`` expands, at its position and in id order, to the ``computed``
+        metrics and the ``model`` metrics whose weights are all present (set-level metrics excluded).
     """
     out: list[str] = []
     for mid in metric_ids:
         if mid == ALL_METRICS:
-            names = [s.id for s in list_metrics() if s.provider is Provider.computed]
+            specs = list_metrics()
+            present = _present_names(specs)
+            names = [s.id for s in specs if runs_with_all(s, present)]
         else:
             names = [mid]
         out.extend(n for n in names if n not in out)
@@ -37,15 +88,47 @@ def expand_metric_ids(metric_ids: Sequence[str]) -> list[str]:
 
 
 def not_run_by_all() -> list[MetricSpec[Any]]:
-    """Registered metrics that ``all`` leaves out because robojudge does not compute them itself."""
-    return [s for s in list_metrics() if s.provider is not Provider.computed]
+    """Registered metrics that ``all`` leaves out on this machine."""
+    specs = list_metrics()
+    present = _present_names(specs)
+    return [s for s in specs if not runs_with_all(s, present)]
 
 
 def not_run_summary() -> list[str]:
-    """One line per provider that ``all`` skips: how many, why, and which ids."""
-    lines = []
+    """Lines saying which metrics ``all`` skips here, and why.
+
+    Model metrics are listed first: those needing missing weights (named, with where to look),
+    those whose network robojudge does not load yet, then set-level metrics, judge and external ones.
+    """
+    skipped = not_run_by_all()
+    present = _present_names(skipped)
+    lines: list[str] = []
+    model = [s for s in skipped if s.provider is Provider.model and not _is_set(s)]
+    wired = [s for s in model if s.weights]
+    stubs = [s for s in model if not s.weights]
+    if model:
+        lines.append(f"{len(model)} model metrics not run: {len(wired)} need weights missing here, "
+                     f"{len(stubs)} need a network robojudge does not load yet")
+    for s in wired:
+        names = ", ".join(missing_weights(s, present))
+        lines.append(f"  {s.id}: needs weights {names} (robojudge weights status)")
+    if stubs:
+        lines.append(f"  not loaded yet: {', '.join(s.id for s in stubs)}")
+    sets = [s for s in skipped if _is_set(s)]
+    if sets:
+        lines.append(f"{len(sets)} set-level metrics not run per item (score them with "
+                     f"`robojudge metrics sets`): " + ", ".join(s.id for s in sets))
     for provider, why in _WHY.items():
-        ids = [s.id for s in not_run_by_all() if s.provider is provider]
+        ids = [s.id for s in skipped if s.provider is provider and not _is_set(s)]
         if ids:
             lines.append(f"{len(ids)} {provider.value} metrics not run ({why}): {', '.join(ids)}")
     return lines
+
+
+def metrics_by_weights() -> dict[str, list[str]]:
+    """``weights name -> ids of the metrics that load it`` over the whole registry."""
+    out: dict[str, list[str]] = {}
+    for s in list_metrics():
+        for name in s.weights:
+            out.setdefault(name, []).append(s.id)
+    return out

@@ -50,7 +50,8 @@ class WeightSpec:
 
     Attributes:
         name: Short stable name, also the folder name under ``$ROBOJUDGE_WEIGHTS``.
-        repo_id: Hugging Face repository id the weights are published under.
+        repo_id: Hugging Face repository id the weights are published under, or ``None`` for a file
+            published only at ``url``.
         revision: The pinned commit (or tag) of that repository; ``None`` only where no pin is known.
         filename: For single-file checkpoints, the file inside the repository; ``None`` means the whole
             repository is loaded with ``from_pretrained``.
@@ -58,18 +59,27 @@ class WeightSpec:
         library: What loads it (``transformers``, ``torchvision``, ``pyiqa``, ``torchscript``).
         how: Extra advice shown when the weights are missing.
         metrics: The metric ids that use this network (filled by :func:`register_weights` callers).
+        url: A direct download address of the single file, for checkpoints published outside the hub
+            (torchvision's); ``robojudge weights fetch`` uses it when there is no ``repo_id``.
     """
 
     name: str
-    repo_id: str
+    repo_id: str | None
     revision: str | None
     description: str
     library: str
     filename: str | None = None
     how: str = ""
     metrics: tuple[str, ...] = field(default_factory=tuple)
+    url: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.repo_id is None and not (self.url and self.filename):
+            raise ValueError(f"weights {self.name!r}: give a hub repo_id, or a url and the filename it saves")
 
     def source(self) -> str:
+        if self.repo_id is None:
+            return str(self.url)
         rev = f"@{self.revision}" if self.revision else " (revision not pinned)"
         return f"hf://{self.repo_id}{rev}" + (f"/{self.filename}" if self.filename else "")
 
@@ -125,11 +135,13 @@ def _hub_cache(spec: WeightSpec) -> tuple[Path | None, str]:
         return None, "the Hugging Face hub cache (huggingface_hub not installed)"
     cache = Path(constants.HF_HUB_CACHE)
     where = f"the Hugging Face hub cache {cache}"
+    if spec.repo_id is None:
+        return None, f"{spec.url} is not on the hub, so only ${WEIGHTS_ENV} can hold it"
     if not cache.is_dir():
         return None, where
     if spec.filename:
-        for rev in ([spec.revision] if spec.revision else []) + ["main"]:
-            hit = try_to_load_from_cache(spec.repo_id, spec.filename, revision=rev)
+        for wanted in ([spec.revision] if spec.revision else []) + ["main"]:
+            hit = try_to_load_from_cache(spec.repo_id, spec.filename, revision=wanted)
             if isinstance(hit, str):
                 return Path(hit), where
         return None, where
@@ -142,8 +154,8 @@ def _hub_cache(spec: WeightSpec) -> tuple[Path | None, str]:
             continue
         revs = sorted(repo.revisions, key=lambda r: r.last_modified, reverse=True)
         pinned = [r for r in revs if spec.revision and r.commit_hash.startswith(spec.revision)]
-        for rev in pinned or revs:
-            return Path(rev.snapshot_path), where
+        for snapshot in pinned or revs:
+            return Path(snapshot.snapshot_path), where
     return None, where
 
 

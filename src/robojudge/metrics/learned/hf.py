@@ -1,1 +1,9 @@
-"""Placeholder: filled in by work in progress."""
+"""Model-backed metrics whose networks load with transformers (CLIP, DINO, DINOv2, V-JEPA 2, depth).
+
+Importing this module registers them; each module imports torch and transformers only inside the
+functions that run a network.
+"""
+
+from robojudge.metrics.learned import hf_consistency, hf_depth, hf_vjepa
+
+__all__ = ["hf_consistency", "hf_depth", "hf_vjepa"]

@@ -1,1 +1,273 @@
-"""Placeholder: filled in by work in progress."""
+"""Per-video metrics on torchvision, pyiqa, lpips and TorchScript networks.
+
+RoboJudge App. B.3: MUSIQ-SPAQ image quality (``musiq_spaq``) and RAFT-Things motion magnitude
+(``flow_motion_magnitude_raft``). RoboPhys-3D App. B.1: MUSIQ (``iq1_musiq``), LPIPS (``iq1_lpips``),
+style consistency (``cc_style``) and motion smoothness (``mq_motion_smoothness``). The set-level FVD
+and Inception Score live in :mod:`robojudge.metrics.learned.tv_sets`.
+
+Each metric samples frames, loads its network through :mod:`robojudge.models` (a missing file raises
+``MissingWeightsError`` naming the metric) and calls a pure function of
+:mod:`robojudge.metrics.learned.tv_nets` that takes the network as an argument.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input, Provider, metric
+from robojudge.metrics._score import Score
+from robojudge.metrics.learned import tv_nets
+from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.metrics.robophys.reference import PairedConfig, paired_frames
+from robojudge.models import _torch as nets
+from robojudge.suite._schema import Item
+from robojudge.video import sample_frames
+
+ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
+
+
+def _rgb(
+    item: Item, fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None, least: int
+) -> np.ndarray:
+    frames = sample_frames(item.video, fps=fps, max_frames=max_frames, size=size).frames
+    if len(frames) < least:
+        raise MetricInputError(f"needs at least {least} frames, the video gave {len(frames)}")
+    return frames
+
+
+# --- MUSIQ -------------------------------------------------------------------------------------------
+
+
+class MusiqConfig(BaseModel):
+    """VBench's imaging-quality protocol (RoboJudge App. B.3): every frame, longer side capped at 512."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fps: float | None = Field(default=None, gt=0, description="decode rate; None keeps every frame")
+    max_frames: int | None = Field(default=None, ge=1, description="spread at most this many frames")
+    max_side: int = Field(default=512, ge=32, description="downscale when the longer side exceeds this")
+
+
+def _musiq(metric_id: str, item: Item, config: MusiqConfig) -> Score:
+    net = nets.load_musiq_spaq(metric=metric_id)
+    per_frame = (
+        tv_nets.musiq_scores(
+            _rgb(item, config.fps, config.max_frames, None, 1), net, max_side=config.max_side
+        )
+        / 100.0
+    )
+    return Score(
+        value=float(per_frame.mean()), details={"frames": len(per_frame), "min_frame": float(per_frame.min())}
+    )
+
+
+_MUSIQ_DESCRIPTION = (
+    "Mean over frames of MUSIQ (SPAQ checkpoint, pyiqa architecture) on frames whose longer side is "
+    "capped at 512 px, divided by 100 as VBench reports it. Higher is better."
+)
+
+
+@metric(
+    "musiq_spaq",
+    family=Family.quality,
+    inputs={Input.video},
+    higher_is_better=True,
+    native_range=(0.0, 1.0),
+    version="1",
+    citation=f"{ROBOJUDGE_B3} (Image Quality with MUSIQ); Ke et al., ICCV 2021",
+    description=_MUSIQ_DESCRIPTION,
+    config=MusiqConfig,
+    provider=Provider.model,
+    weights=(nets.MUSIQ_SPAQ.name,),
+)
+def musiq_spaq(item: Item, config: MusiqConfig) -> Score:
+    """RoboJudge's MUSIQ baseline: ``mean_t MUSIQ_SPAQ(I_t) / 100`` with VBench's preprocessing."""
+    return _musiq("musiq_spaq", item, config)
+
+
+@robophys_metric(
+    "iq1_musiq",
+    family=Family.quality,
+    inputs={Input.video},
+    description=_MUSIQ_DESCRIPTION,
+    provider=Provider.model,
+    config=MusiqConfig,
+    note="same network and protocol as RoboJudge's musiq_spaq (App. B.3)",
+    weights=(nets.MUSIQ_SPAQ.name,),
+)
+def iq1_musiq(item: Item, config: MusiqConfig) -> Score:
+    """RoboPhys-3D's MUSIQ on [0, 1]: the same computation as :func:`musiq_spaq`.
+
+    App. B.1.1 names MUSIQ on [0, 1] without a checkpoint or preprocessing; VBench's imaging quality
+    (MUSIQ-SPAQ / 100, longer side at most 512) is the protocol that yields that range.
+    """
+    return _musiq("iq1_musiq", item, config)
+
+
+# --- RAFT motion magnitude ---------------------------------------------------------------------------
+
+
+class RaftConfig(BaseModel):
+    """Sampling as the Farneback variant (8 fps, 256x256) but RGB; RAFT's refinement count."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fps: float = Field(default=8.0, gt=0)
+    width: int = Field(default=256, ge=32, description="multiple of 8 (RAFT's feature stride)")
+    height: int = Field(default=256, ge=32, description="multiple of 8")
+    num_flow_updates: int = Field(default=20, ge=1, description="RAFT iterations (20, as EvalCrafter)")
+
+    @field_validator("width", "height")
+    @classmethod
+    def _multiple_of_8(cls, v: int) -> int:
+        if v % 8:
+            raise ValueError(f"RAFT needs sides divisible by 8, got {v}")
+        return v
+
+
+@metric(
+    "flow_motion_magnitude_raft",
+    family=Family.flow,
+    inputs={Input.video},
+    higher_is_better=True,
+    native_range=(0.0, None),
+    version="1",
+    citation=f"{ROBOJUDGE_B3} (Optical-Flow Motion Magnitude); Teed and Deng, ECCV 2020",
+    description=(
+        "Mean RAFT-Things optical-flow magnitude per pixel between consecutive frames (8 fps, 256x256 "
+        "RGB), averaged over time. Amount of motion, not quality: kept in its own direction."
+    ),
+    config=RaftConfig,
+    provider=Provider.model,
+    weights=(nets.RAFT_THINGS.name,),
+)
+def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
+    """``mean_t m_t`` with ``m_t = 1/(HW) sum |F_t|`` and ``F_t = RAFT(I_t, I_{t+1})`` (App. B.3).
+
+    Same aggregation as ``flow_motion_magnitude_farneback``; the paper keeps the raw direction for
+    correlations, which ``higher_is_better=True`` expresses.
+    """
+    net = nets.load_raft_things(metric="flow_motion_magnitude_raft")
+    frames = _rgb(item, config.fps, None, (config.width, config.height), 2)
+    per_step = tv_nets.raft_flow_magnitudes(frames, net, num_flow_updates=config.num_flow_updates)
+    return Score(
+        value=float(per_step.mean()), details={"frames": len(frames), "max_step": float(per_step.max())}
+    )
+
+
+# --- LPIPS -------------------------------------------------------------------------------------------
+
+
+@robophys_metric(
+    "iq1_lpips",
+    family=Family.reference,
+    inputs={Input.video, Input.reference},
+    description=(
+        "LPIPS v0.1 (VGG-16 backbone) between each generated frame and the reference frame at the same "
+        "time, averaged over frames. 0 for identical videos; lower is better."
+    ),
+    provider=Provider.model,
+    config=PairedConfig,
+    note="Zhang et al., CVPR 2018; frames paired as iq1_psnr and iq1_ssim",
+    weights=(nets.VGG16_IMAGENET.name,),
+)
+def iq1_lpips(item: Item, config: PairedConfig) -> Score:
+    """Mean per-frame LPIPS against ``reference_video`` (RoboPhys-3D App. B.1.1).
+
+    Frames are paired exactly as for ``iq1_psnr``/``iq1_ssim`` (one rate, generated resized to the
+    reference, truncated to the shorter). The paper does not name the LPIPS backbone; VGG-16 is used
+    because its ImageNet weights are pinned on the hub and shared with ``cc_style``.
+    """
+    net = nets.load_lpips_vgg(metric="iq1_lpips")
+    gen, ref = paired_frames(item, config.fps)
+    per_frame = tv_nets.lpips_distances(gen, ref, net)
+    return Score(
+        value=float(per_frame.mean()), details={"frames": len(per_frame), "max_frame": float(per_frame.max())}
+    )
+
+
+# --- Style consistency -------------------------------------------------------------------------------
+
+
+class StyleConfig(BaseModel):
+    """Sampling of the style-consistency frames."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fps: float = Field(default=8.0, gt=0)
+    width: int = Field(default=256, ge=32)
+    height: int = Field(default=256, ge=32)
+
+
+@robophys_metric(
+    "cc_style",
+    family=Family.features,
+    inputs={Input.video},
+    description=(
+        "Mean squared difference between VGG-16 Gram matrices (relu1_2, relu2_2, relu3_3, relu4_3) of "
+        "each frame and of the first frame (8 fps, 256x256), averaged over layers and frames. Lower "
+        "means the rendering style drifts less."
+    ),
+    provider=Provider.model,
+    config=StyleConfig,
+    note="Gram matrices after Gatys et al., CVPR 2016",
+    weights=(nets.VGG16_IMAGENET.name,),
+)
+def cc_style(item: Item, config: StyleConfig) -> Score:
+    """Style drift ``mean_{t>=2} mean_l mean((G_l(I_t) - G_l(I_1))^2)``, ``G = F F^T / (CHW)``.
+
+    App. B.1.5 defines style consistency by Gram-matrix statistics of frames and normalizes it as a
+    lower-is-better distance with WorldScore's threshold (App. B.5.1, upper bound 0.007).
+    """
+    net = nets.load_vgg16_features(metric="cc_style")
+    frames = _rgb(item, config.fps, None, (config.width, config.height), 2)
+    per_frame = tv_nets.style_distances(tv_nets.gram_matrices(frames, net))
+    return Score(
+        value=float(per_frame.mean()), details={"frames": len(frames), "max_frame": float(per_frame.max())}
+    )
+
+
+# --- Motion smoothness -------------------------------------------------------------------------------
+
+
+class SmoothnessConfig(BaseModel):
+    """Frames fed to the interpolation network: every frame at native size by default (as VBench)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fps: float | None = Field(default=None, gt=0, description="decode rate; None keeps every frame")
+    max_side: int | None = Field(default=None, ge=16, description="scale the longer side to this")
+
+
+@robophys_metric(
+    "mq_motion_smoothness",
+    family=Family.flow,
+    inputs={Input.video},
+    description=(
+        "VBench motion smoothness: a frame-interpolation network predicts each odd frame from its "
+        "neighbours; the value is (255 - mean absolute error) / 255, averaged. Higher is smoother."
+    ),
+    provider=Provider.model,
+    config=SmoothnessConfig,
+    note="VBench's formula; the paper's motion-magnitude weighting is not specified and not applied",
+    weights=(nets.FRAME_INTERPOLATION.name,),
+)
+def mq_motion_smoothness(item: Item, config: SmoothnessConfig) -> Score:
+    """``mean_t (255 - mean|interp(I_{t-1}, I_{t+1}) - I_t|) / 255`` over odd ``t`` (VBench).
+
+    App. B.1.4 adds a motion-magnitude weighting and a [0, inf) range (WorldArena's bound 2.6413)
+    without giving the formula; this metric is VBench's unweighted [0, 1] form, so its normalized
+    score under the taxonomy's affine bounds is not comparable with the paper's.
+    """
+    net = nets.load_frame_interpolation(metric="mq_motion_smoothness")
+    frames = _rgb(item, config.fps, None, config.max_side, 3)
+    errors = tv_nets.interpolation_errors(frames, net)
+    per_step = (255.0 - errors) / 255.0
+    return Score(
+        value=float(per_step.mean()), details={"frames": len(frames), "min_step": float(per_step.min())}
+    )
+
+
+from robojudge.metrics.learned import tv_sets  # noqa: E402,F401  (registers the set-level metrics)

@@ -98,15 +98,22 @@ def unavailable_message(metric_id: str, entry: Entry) -> str:
             "compute it, import its values instead")
 
 
+class _Unavailable:
+    """A not-computed metric's function: raises why. A module-level callable rather than a closure,
+    so worker processes (``--workers``) can unpickle the metric spec."""
+
+    def __init__(self, metric_id: str, message: str) -> None:
+        self.message = message
+        self.__name__ = metric_id
+        self.__doc__ = message
+        self.__module__ = __name__
+
+    def __call__(self, item: Item, config: NoConfig) -> Score:
+        raise MetricInputError(self.message)
+
+
 def _stub(metric_id: str, entry: Entry) -> Callable[[Item, NoConfig], Score]:
-    message = unavailable_message(metric_id, entry)
-
-    def unavailable(item: Item, config: NoConfig) -> Score:
-        raise MetricInputError(message)
-
-    unavailable.__name__ = metric_id
-    unavailable.__doc__ = message
-    return unavailable
+    return _Unavailable(metric_id, unavailable_message(metric_id, entry))
 
 
 def _register_catalog() -> None:

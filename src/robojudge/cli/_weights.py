@@ -1,0 +1,73 @@
+"""``robojudge weights list|status|fetch``: which networks metrics load, and whether they are here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+from rich.table import Column, Table
+
+from robojudge.cli._common import console, fail
+from robojudge.metrics._select import metrics_by_weights
+from robojudge.models import WEIGHTS_ENV, fetch_weights, list_weights, weights_root, weights_status
+
+app = typer.Typer(help="Network weights that model-backed metrics load.", no_args_is_help=True)
+
+
+def _rows(with_status: bool) -> list[dict[str, Any]]:
+    users = metrics_by_weights()  # loads the metric registry, which registers every network
+    rows = []
+    for st in weights_status() if with_status else []:
+        rows.append({**st.describe(), "metrics": users.get(st.spec.name, [])})
+    if not with_status:
+        for spec in list_weights():
+            rows.append({"name": spec.name, "repo_id": spec.repo_id, "revision": spec.revision,
+                         "pinned": spec.revision is not None, "filename": spec.filename,
+                         "source": spec.source(),
+                         "library": spec.library, "description": spec.description,
+                         "metrics": users.get(spec.name, [])})
+    return rows
+
+
+@app.command("list")
+def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
+    """Every network: name, source (hub id and revision), library, and the metrics that use it."""
+    rows = _rows(with_status=False)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(Column("name", no_wrap=True), Column("source"), Column("library", no_wrap=True),
+                  Column("metrics"))
+    for r in rows:
+        table.add_row(r["name"], r["source"], r["library"], ", ".join(r["metrics"]) or "-")
+    console.print(table)
+
+
+@app.command("status")
+def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
+    """Whether each network is present (in $ROBOJUDGE_WEIGHTS or the hub cache) and where."""
+    rows = _rows(with_status=True)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    root = weights_root()
+    console.print(f"${WEIGHTS_ENV}: {root if root else '(unset)'}", highlight=False)
+    table = Table(Column("name", no_wrap=True), Column("status", no_wrap=True), Column("where"),
+                  Column("metrics"))
+    for r in rows:
+        status = "[green]present[/]" if r["present"] else "[red]missing[/]"
+        where = r["path"] or f"robojudge weights fetch {r['name']}"
+        table.add_row(r["name"], status, where, ", ".join(r["metrics"]) or "-")
+    console.print(table)
+
+
+@app.command("fetch")
+def fetch_cmd(name: str = typer.Argument(..., help="Network name (see `robojudge weights list`).")) -> None:
+    """Download one network into $ROBOJUDGE_WEIGHTS/NAME (needs network access; the only download path)."""
+    metrics_by_weights()
+    try:
+        path = fetch_weights(name)
+    except (KeyError, ValueError) as exc:
+        raise fail(str(exc).strip("'\"")) from None
+    console.print(f"{name}: {path}", highlight=False)

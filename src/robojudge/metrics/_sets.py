@@ -1,0 +1,443 @@
+"""Set-level metrics: values defined over a set of videos rather than one video at a time.
+
+Some metrics cannot be computed item by item: FVD and the JEPA-feature MMD compare the feature
+distribution of a generator's videos with that of the real references, the Inception Score
+aggregates class predictions over a set, and V-JEPA manifold similarity scores each item against
+the feature distribution of *all* real references of the manifest. They are registered here.
+
+How to register one (stable interface; FVD and Inception Score use it too)::
+
+    from robojudge.metrics._sets import ItemGroup, SetOutput, SetScores, set_metric
+
+    @set_metric(
+        "iq1_fvd",                       # a taxonomy id takes direction, range, place from the taxonomy
+        output=SetOutput.group,          # one value per group (per generator)
+        family="features",
+        inputs={"video", "reference"},
+        description="Frechet video distance of I3D features, per group against its references.",
+        weights=("i3d_kinetics400",),
+        min_items=2,                     # smaller groups get an error row instead of a value
+    )
+    def fvd(group: ItemGroup, config: MyConfig) -> SetScores:
+        gen = [it.video for it in group.items]
+        ref = group.references()         # distinct reference videos of the group, each once
+        value = ...
+        return SetScores(group=Score(value=value), warnings=["only 12 videos: FVD is unstable"])
+
+* ``output=SetOutput.group``: the function returns ``SetScores(group=Score(...))``, one row per
+  group. ``output=SetOutput.item``: it returns ``SetScores(items={item_id: Score(...)})``, one row
+  per item of the group (items it leaves out get an error row saying so).
+* The function may raise :class:`~robojudge.metrics.MetricInputError`,
+  :class:`~robojudge.models.MissingWeightsError` or :class:`~robojudge.video.VideoError`: the group
+  then gets one error row with that message; other exceptions are reported the same way, prefixed
+  with their type, so one broken group never stops the others.
+* Metadata (``family``, ``inputs``, ``higher_is_better``, ``native_range``, ``citation``,
+  ``provider``, ``weights``) is the per-item registry's: :func:`set_metric` also registers the id
+  in :func:`robojudge.metrics.list_metrics`, so ``robojudge metrics list`` and ``robojudge weights
+  list`` show it. Its per-item entry raises :class:`MetricInputError` that points to
+  ``robojudge metrics sets``, so ``robojudge score`` records a clear per-item message instead of a
+  value, and ``--metrics all`` leaves set metrics out (it says so).
+
+Scoring: :func:`score_sets` (``robojudge metrics sets SUITE --metrics ... --by generator``) groups
+the manifest's items by an :class:`~robojudge.suite.Item` field and returns :class:`SetRow` rows;
+:func:`write_set_rows` writes them as CSV or JSONL.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import (
+    Family,
+    Input,
+    MetricSpec,
+    NoConfig,
+    Provider,
+    UnknownMetricError,
+    get_metric,
+    list_metrics,
+    metric,
+)
+from robojudge.metrics._score import Score
+from robojudge.suite._schema import Item
+
+
+class SetOutput(StrEnum):
+    """What a set-level metric produces: one value per group, or one value per item of the group."""
+
+    group = "group"
+    item = "item"
+
+
+class SetScores(BaseModel):
+    """What a set-level metric function returns for one group.
+
+    Attributes:
+        group: The group's value (``SetOutput.group`` metrics).
+        items: ``item_id -> Score`` (``SetOutput.item`` metrics).
+        warnings: Caveats copied onto every row of the group (e.g. a sample too small for a stable
+            estimate).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    group: Score | None = None
+    items: dict[str, Score] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ItemGroup:
+    """The items a set-level metric sees at once.
+
+    Attributes:
+        key: The value of the grouping field (``"all"`` when not grouped, ``"-"`` when unset).
+        by: The grouping field (``None`` when not grouped).
+        items: The group's items, manifest order.
+        all_items: Every item being scored (all groups), for metrics whose reference pool is the
+            whole manifest (V-JEPA manifold similarity).
+    """
+
+    key: str
+    by: str | None
+    items: tuple[Item, ...]
+    all_items: tuple[Item, ...]
+
+    def references(self, scope: str = "group") -> list[str]:
+        """Distinct ``reference_video`` paths, each counted once, in first-seen order.
+
+        Args:
+            scope: ``"group"`` for this group's items, ``"all"`` for every item being scored.
+        """
+        pool = self.items if scope == "group" else self.all_items
+        seen: dict[str, None] = {}
+        for it in pool:
+            if it.reference_video:
+                seen.setdefault(it.reference_video, None)
+        return list(seen)
+
+
+SetFn = Callable[[ItemGroup, Any], SetScores]
+
+
+@dataclass(frozen=True)
+class SetMetricSpec:
+    """A registered set-level metric: its per-item registry entry plus how it is scored."""
+
+    id: str
+    output: SetOutput
+    fn: SetFn
+    min_items: int
+
+    @property
+    def spec(self) -> MetricSpec[Any]:
+        """The metric's metadata in the main registry."""
+        return get_metric(self.id)
+
+
+_SETS: dict[str, SetMetricSpec] = {}
+
+
+class _SetLevelOnly:
+    """The per-item entry of a set-level metric: a module-level callable, so worker processes can
+    unpickle the metric spec (a closure could not be pickled)."""
+
+    def __init__(self, metric_id: str) -> None:
+        self.metric_id = metric_id
+        self.__name__ = metric_id
+        self.__module__ = __name__
+
+    def __call__(self, item: Item, config: Any) -> Score:
+        mid = self.metric_id
+        raise MetricInputError(
+            f"{mid} is a set-level metric (computed over a group of videos, not one item): score it "
+            f"with `robojudge metrics sets SUITE --metrics {mid} --by generator` or "
+            "robojudge.metrics.score_sets()"
+        )
+
+
+def _per_item_stub(metric_id: str) -> Callable[[Item, Any], Score]:
+    return _SetLevelOnly(metric_id)
+
+
+def set_metric(
+    id: str,
+    *,
+    output: SetOutput | str,
+    family: Family | str,
+    inputs: set[Input | str] | frozenset[Input | str],
+    description: str,
+    higher_is_better: bool | None = None,
+    native_range: tuple[float | None, float | None] | None = None,
+    version: str = "1",
+    citation: str | None = None,
+    config: type[BaseModel] = NoConfig,
+    provider: Provider | str = Provider.model,
+    weights: tuple[str, ...] = (),
+    note: str = "",
+    min_items: int = 1,
+) -> Callable[[SetFn], SetFn]:
+    """Register ``fn(group, config) -> SetScores`` as a set-level metric.
+
+    For a RoboPhys-3D taxonomy id, direction, native range, citation and taxonomy place come from
+    the taxonomy (``higher_is_better``, ``native_range`` and ``citation`` must then be left out;
+    ``note`` is appended to the citation). Other ids must give all three.
+
+    Args:
+        id: Metric id (shared namespace with per-item metrics).
+        output: :class:`SetOutput`: one row per group or per item.
+        family: Metric family.
+        inputs: What each item of the group needs (``reference`` for metrics that use references).
+        description: One or two sentences; say that the value is set-level and what the set is.
+        higher_is_better: Direction (non-taxonomy ids).
+        native_range: Range of raw values (non-taxonomy ids).
+        version: Bump when values change.
+        citation: Paper and section (non-taxonomy ids).
+        config: Pydantic config type (``--set METRIC.KEY=VALUE``).
+        provider: Usually ``model``.
+        weights: Names of the networks it loads (see :mod:`robojudge.models`).
+        note: Extra citation text for taxonomy ids.
+        min_items: Groups with fewer items get an error row.
+
+    Raises:
+        ValueError: Bad metadata, or a repeated id.
+    """
+    from robojudge.taxonomy import load_taxonomy
+
+    kind = SetOutput(output)
+    desc = f"[set-level, one value per {kind.value}] {description}"
+
+    def deco(fn: SetFn) -> SetFn:
+        if id in _SETS:
+            raise ValueError(f"set metric {id!r} is already registered (by {_SETS[id].fn.__module__})")
+        if id in load_taxonomy().ids:
+            if higher_is_better is not None or native_range is not None or citation is not None:
+                raise ValueError(f"set metric {id!r} is a taxonomy id: direction, range and citation come "
+                                 "from the taxonomy")
+            from robojudge.metrics.robophys._spec import robophys_metric
+
+            robophys_metric(id, family=Family(family), inputs={Input(i) for i in inputs}, description=desc,
+                            provider=Provider(provider), version=version, config=config, note=note,
+                            weights=weights)(_per_item_stub(id))
+        else:
+            if higher_is_better is None or native_range is None or citation is None:
+                raise ValueError(f"set metric {id!r} needs higher_is_better, native_range and citation")
+            metric(id, family=family, inputs=inputs, higher_is_better=higher_is_better,
+                   native_range=native_range, version=version, citation=citation, description=desc,
+                   config=config, provider=provider, weights=weights)(_per_item_stub(id))
+        _SETS[id] = SetMetricSpec(id=id, output=kind, fn=fn, min_items=min_items)
+        return fn
+
+    return deco
+
+
+def is_set_metric(metric_id: str) -> bool:
+    """Whether ``metric_id`` is a set-level metric (loads the built-in metrics first)."""
+    list_metrics()
+    return metric_id in _SETS
+
+
+def get_set_metric(metric_id: str) -> SetMetricSpec:
+    """The set-level metric ``metric_id``.
+
+    Raises:
+        UnknownMetricError: Not registered at all (with suggestions).
+        ValueError: Registered, but a per-item metric.
+    """
+    spec = get_metric(metric_id)  # unknown ids fail here with "did you mean"
+    if metric_id not in _SETS:
+        raise ValueError(f"{spec.id} is a per-item metric: score it with `robojudge score`, not "
+                         "`robojudge metrics sets`")
+    return _SETS[metric_id]
+
+
+def list_set_metrics() -> list[SetMetricSpec]:
+    """Every set-level metric, sorted by id."""
+    list_metrics()
+    return [_SETS[k] for k in sorted(_SETS)]
+
+
+@dataclass
+class SetRow:
+    """One result of :func:`score_sets`.
+
+    ``item_id`` is ``None`` on a group row. ``status`` is ``ok`` or ``error``; ``value`` is NaN on
+    errors. ``n_items`` is the group's size and ``n_references`` its distinct references.
+    """
+
+    metric: str
+    group: str
+    item_id: str | None
+    status: str
+    value: float
+    error: str | None = None
+    warning: str | None = None
+    n_items: int = 0
+    n_references: int = 0
+    config_hash: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
+    """Split ``items`` into groups by the Item field ``by`` (one group ``all`` when ``by`` is None).
+
+    Raises:
+        ValueError: ``by`` is not an Item field.
+    """
+    every = tuple(items)
+    if by is None:
+        return [ItemGroup(key="all", by=None, items=every, all_items=every)]
+    if by not in Item.model_fields:
+        fields = ", ".join(sorted(Item.model_fields))
+        raise ValueError(f"--by {by!r} is not an item field; use one of {fields}")
+    groups: dict[str, list[Item]] = {}
+    for it in every:
+        raw = getattr(it, by)
+        key = "-" if raw is None else str(getattr(raw, "value", raw))
+        groups.setdefault(key, []).append(it)
+    return [ItemGroup(key=k, by=by, items=tuple(v), all_items=every) for k, v in groups.items()]
+
+
+def _error_rows(sm: SetMetricSpec, group: ItemGroup, message: str, chash: str) -> list[SetRow]:
+    base: dict[str, Any] = {
+        "metric": sm.id, "group": group.key, "status": "error", "value": math.nan, "error": message,
+        "n_items": len(group.items), "n_references": len(group.references()), "config_hash": chash,
+    }
+    if sm.output is SetOutput.group:
+        return [SetRow(item_id=None, **base)]
+    return [SetRow(item_id=it.item_id, **base) for it in group.items]
+
+
+def _score_group(sm: SetMetricSpec, group: ItemGroup, cfg: BaseModel) -> list[SetRow]:
+    from robojudge.models import MissingWeightsError
+    from robojudge.video import VideoError
+
+    spec = sm.spec
+    chash = spec.config_hash(cfg)
+    if len(group.items) < sm.min_items:
+        return _error_rows(sm, group, f"{sm.id} needs at least {sm.min_items} items per group, group "
+                           f"{group.key!r} has {len(group.items)}", chash)
+    try:
+        out = sm.fn(group, cfg)
+    except (MetricInputError, MissingWeightsError, VideoError) as exc:
+        return _error_rows(sm, group, str(exc), chash)
+    except Exception as exc:  # a bug costs one group, not the run
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return _error_rows(sm, group, f"metric raised {tb}", chash)
+    warning = "; ".join(out.warnings) or None
+    common: dict[str, Any] = {
+        "metric": sm.id, "group": group.key, "warning": warning, "n_items": len(group.items),
+        "n_references": len(group.references()), "config_hash": chash,
+    }
+    if sm.output is SetOutput.group:
+        if out.group is None:
+            return _error_rows(sm, group, f"{sm.id} returned no group value", chash)
+        return [SetRow(item_id=None, status="ok", value=out.group.value, details=out.group.details, **common)]
+    rows = []
+    for it in group.items:
+        sc = out.items.get(it.item_id)
+        if sc is None:
+            rows.append(SetRow(item_id=it.item_id, status="error", value=math.nan,
+                               error=f"{sm.id} gave no value for item {it.item_id!r}", **common))
+        else:
+            rows.append(SetRow(item_id=it.item_id, status="ok", value=sc.value, details=sc.details, **common))
+    return rows
+
+
+def _load_items(manifest_or_items: str | Path | Iterable[Item]) -> list[Item]:
+    if isinstance(manifest_or_items, (str, Path)):
+        from robojudge.suite import load_suite
+
+        return list(load_suite(manifest_or_items, strict=False).items)
+    return list(manifest_or_items)
+
+
+def score_sets(
+    manifest_or_items: str | Path | Iterable[Item],
+    metric_ids: Sequence[str],
+    by: str | None = "generator",
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[SetRow]:
+    """Score set-level metrics over groups of items.
+
+    Args:
+        manifest_or_items: A suite manifest path (bad rows are skipped) or items with usable paths.
+        metric_ids: Set-level metric ids; ``all`` means every set metric whose weights are present.
+        by: Item field to group by (``generator``, ``task``, ``regime``, ...); ``None`` = one group.
+        configs: ``{metric_id: {key: value}}`` config values.
+
+    Returns:
+        Rows in metric, then group order (``pandas.DataFrame([r.to_dict() for r in rows])`` for a
+        table).
+
+    Raises:
+        UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config.
+    """
+    from robojudge.metrics._select import weights_present
+
+    ids: list[str] = []
+    for mid in metric_ids:
+        names = [s.id for s in list_set_metrics() if weights_present(s.spec)] if mid == "all" else [mid]
+        ids.extend(n for n in names if n not in ids)
+    configs = configs or {}
+    unknown = set(configs) - set(ids)
+    if unknown:
+        raise ValueError(f"config given for metrics that are not requested: {', '.join(sorted(unknown))}")
+    chosen = [(get_set_metric(m), get_metric(m).make_config(dict(configs.get(m, {})))) for m in ids]
+    groups = group_items(_load_items(manifest_or_items), by)
+    rows: list[SetRow] = []
+    for sm, cfg in chosen:
+        for group in groups:
+            rows.extend(_score_group(sm, group, cfg))
+    return rows
+
+
+def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
+    """Write rows as CSV (``.csv``) or JSON lines (anything else); ``details`` is a JSON string in CSV."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".csv":
+        names = list(SetRow.__dataclass_fields__)
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=names)
+            writer.writeheader()
+            for r in rows:
+                d = r.to_dict()
+                d["details"] = json.dumps(d["details"], sort_keys=True)
+                writer.writerow(d)
+    else:
+        with path.open("w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(r.to_dict(), sort_keys=True, default=str) + "\n")
+    return path
+
+
+__all__ = [
+    "ItemGroup",
+    "SetMetricSpec",
+    "SetOutput",
+    "SetRow",
+    "SetScores",
+    "UnknownMetricError",
+    "get_set_metric",
+    "group_items",
+    "is_set_metric",
+    "list_set_metrics",
+    "score_sets",
+    "set_metric",
+    "write_set_rows",
+]

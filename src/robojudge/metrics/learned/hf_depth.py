@@ -1,0 +1,95 @@
+"""Depth accuracy (RoboPhys-3D App. B.2.2): monocular depth of generated vs reference frames.
+
+The paper compares monocular depth estimates of the generated and the ground-truth video with a
+median-based scale alignment. Both maps come from the same estimator (Depth Anything V2 Small here),
+so the metric needs the item's ``reference_video``, not simulator depth.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input, Provider
+from robojudge.metrics._score import Score
+from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.suite._schema import Item
+from robojudge.video import sample_frames
+
+DEPTH = "depth_anything_v2_small"
+
+
+class DepthAccuracyConfig(BaseModel):
+    """Frames compared: both videos sampled the same way and resized to one size, paired by index."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fps: float | None = Field(default=4.0, gt=0, description="decode rate (null: every frame)")
+    max_frames: int = Field(default=16, ge=1, description="uniform cap on compared frames")
+    size: int = Field(default=256, ge=16, description="frames resized to size x size before estimation")
+    eps: float = Field(default=1e-6, gt=0, description="reference values at or below this are ignored")
+    batch_size: int = Field(default=8, ge=1)
+
+
+def median_scaled_abs_rel(pred: np.ndarray, ref: np.ndarray, eps: float = 1e-6) -> float:
+    """``mean |s * pred - ref| / ref`` over pixels with ``ref > eps``, ``s = median(ref) / median(pred)``.
+
+    The median ratio removes the unknown scale of monocular depth (median scaling, as in
+    monocular-depth evaluation since Eigen et al.); the result is the absolute relative error.
+
+    Raises:
+        MetricInputError: No valid pixel, or a non-positive prediction median.
+    """
+    pred = np.asarray(pred, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if pred.shape != ref.shape:
+        raise ValueError(f"depth maps differ in shape: {pred.shape} vs {ref.shape}")
+    valid = ref > eps
+    if not valid.any():
+        raise MetricInputError("the reference depth has no positive value")
+    mp = float(np.median(pred[valid]))
+    if mp <= 0:
+        raise MetricInputError("the generated frame's depth median is not positive; cannot scale it")
+    s = float(np.median(ref[valid])) / mp
+    return float(np.mean(np.abs(s * pred[valid] - ref[valid]) / ref[valid]))
+
+
+def depth_accuracy(
+    pred_maps: np.ndarray, ref_maps: np.ndarray, eps: float = 1e-6
+) -> tuple[float, np.ndarray]:
+    """Per-frame :func:`median_scaled_abs_rel` over ``(N, H, W)`` pairs, and their mean."""
+    n = min(len(pred_maps), len(ref_maps))
+    if n == 0:
+        raise MetricInputError("no frames to compare")
+    per = np.array([median_scaled_abs_rel(pred_maps[i], ref_maps[i], eps) for i in range(n)])
+    return float(per.mean()), per
+
+
+@robophys_metric(
+    "dc_depth_accuracy",
+    family=Family.geometry,
+    inputs={Input.video, Input.reference},
+    description=(
+        "Absolute relative error between monocular depth (Depth Anything V2 Small) of generated and "
+        "reference frames after per-frame median scaling, averaged over frames paired by index (4 fps, "
+        "at most 16, 256x256). Lower is better."
+    ),
+    provider=Provider.model,
+    config=DepthAccuracyConfig,
+    note="estimator Depth Anything V2 Small (transformers); error = median-scaled AbsRel on its output maps",
+    weights=(DEPTH,),
+)
+def dc_depth_accuracy(item: Item, config: DepthAccuracyConfig) -> Score:
+    """RoboPhys-3D depth accuracy of the item against its reference episode."""
+    from robojudge.models import load_depth, predict_depth
+
+    assert item.reference_video is not None  # the runner checks Input.reference
+    size = (config.size, config.size)
+    gen = sample_frames(item.video, fps=config.fps, max_frames=config.max_frames, size=size).frames
+    ref = sample_frames(item.reference_video, fps=config.fps, max_frames=config.max_frames, size=size).frames
+    net = load_depth(DEPTH, metric="dc_depth_accuracy")
+    n = min(len(gen), len(ref))
+    value, per = depth_accuracy(predict_depth(net, gen[:n], config.batch_size),
+                                predict_depth(net, ref[:n], config.batch_size), config.eps)
+    return Score(value=value, details={"frames": n, "max_frame": float(per.max())})

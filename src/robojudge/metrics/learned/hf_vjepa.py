@@ -1,0 +1,234 @@
+"""V-JEPA 2 representation metrics: paired similarity, manifold distance and JEPA-feature MMD.
+
+RoboJudge App. B.3 defines the paired cosine similarity and the manifold (Mahalanobis) distance;
+RoboPhys-3D App. B.1.3 the JEPA similarity from an MMD between feature sets. The two set-level ones
+are registered with :func:`robojudge.metrics._sets.set_metric`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input, Provider, metric
+from robojudge.metrics._score import Score
+from robojudge.metrics._sets import ItemGroup, SetOutput, SetScores, set_metric
+from robojudge.suite._schema import Item
+from robojudge.video import sample_frames
+
+ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
+VJEPA = "vjepa2_vitg_ssv2"
+
+EmbedFn = Callable[[str], np.ndarray]
+
+
+class VJepaClip(BaseModel):
+    """Clip fed to V-JEPA 2: RoboJudge App. B.3 (manifold): 16 uniformly sampled frames at 128x128.
+
+    The paper states no clip for the paired similarity; robojudge uses the same one.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    num_frames: int = Field(default=16, ge=2, description="frames sampled uniformly, first and last included")
+    size: int = Field(default=128, ge=16, description="frames resized to size x size")
+
+
+class ManifoldConfig(VJepaClip):
+    """V-JEPA manifold distance settings."""
+
+    ridge: float = Field(default=1e-3, gt=0, description="added to the covariance diagonal (App. B.3)")
+
+
+class JepaMmdConfig(VJepaClip):
+    """JEPA similarity settings: polynomial-kernel MMD (degree 3, gamma 1/D, coef 1)."""
+
+    degree: int = Field(default=3, ge=1)
+
+
+# ---------------------------------------------------------------- pure functions
+
+
+def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """``a.b / (|a| |b|)`` (RoboJudge App. B.3 ``S_pair``); 0 when either vector is zero."""
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return 0.0 if na == 0 or nb == 0 else float(np.dot(a, b) / (na * nb))
+
+
+def mahalanobis_distances(queries: np.ndarray, reference: np.ndarray, ridge: float = 1e-3) -> np.ndarray:
+    """Distance of each query row to the reference rows' Gaussian: ``sqrt((z-mu)^T (S + ridge I)^-1 (z-mu))``.
+
+    ``S`` is the sample covariance of ``reference`` (``np.cov``, ``N - 1`` denominator; zero for a
+    single reference), as in RoboJudge App. B.3 with ``ridge = 1e-3``.
+    """
+    ref = np.asarray(reference, dtype=np.float64)
+    q = np.atleast_2d(np.asarray(queries, dtype=np.float64))
+    mu = ref.mean(axis=0)
+    d = ref.shape[1]
+    cov = np.cov(ref, rowvar=False).reshape(d, d) if len(ref) > 1 else np.zeros((d, d))
+    cov = cov + ridge * np.eye(d)
+    diff = q - mu
+    sol = np.linalg.solve(cov, diff.T).T
+    dist: np.ndarray = np.sqrt(np.maximum(0.0, np.einsum("nd,nd->n", diff, sol)))
+    return dist
+
+
+def polynomial_mmd2(x: np.ndarray, y: np.ndarray, degree: int = 3) -> float:
+    """Unbiased squared MMD with the kernel ``k(a, b) = (a.b / D + 1)^degree`` (KID/JEDi form).
+
+    ``mean_{i!=j} k(x_i, x_j) + mean_{i!=j} k(y_i, y_j) - 2 mean k(x_i, y_j)``; needs two rows in each set.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if len(x) < 2 or len(y) < 2:
+        raise MetricInputError(f"MMD needs at least 2 videos on each side, got {len(x)} and {len(y)}")
+    d = x.shape[1]
+
+    def k(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out: np.ndarray = (a @ b.T / d + 1.0) ** degree
+        return out
+
+    kxx, kyy = k(x, x), k(y, y)
+    m, n = len(x), len(y)
+    xx = (kxx.sum() - np.trace(kxx)) / (m * (m - 1))
+    yy = (kyy.sum() - np.trace(kyy)) / (n * (n - 1))
+    return float(xx + yy - 2.0 * k(x, y).mean())
+
+
+def jepa_similarity(mmd2: float) -> float:
+    """Map an MMD to (0, 1], 1 for identical distributions: ``1 / (1 + max(0, mmd2))``.
+
+    RoboPhys-3D App. B.1.3 gives the range (0, 1] but not the mapping; this is robojudge's choice.
+    """
+    return 1.0 / (1.0 + max(0.0, mmd2))
+
+
+# ---------------------------------------------------------------- embedding videos
+
+_EMB_CACHE: dict[tuple[str, float, int, int, str], np.ndarray] = {}
+_EMB_LOCK = threading.Lock()
+
+
+def clip_frames(path: str, cfg: VJepaClip) -> np.ndarray:
+    """``cfg.num_frames`` frames spread uniformly over the video, resized to ``cfg.size`` squared."""
+    frames = sample_frames(path, fps=None, max_frames=cfg.num_frames, size=(cfg.size, cfg.size))
+    if len(frames) < 2:
+        raise MetricInputError(f"{path}: needs at least 2 frames, the video gave {len(frames)}")
+    return frames.frames
+
+
+def vjepa_embedder(metric_id: str, cfg: VJepaClip) -> EmbedFn:
+    """``path -> V-JEPA 2 embedding``, loading the network once and caching each video's embedding
+    per process (references are shared by many items)."""
+    from robojudge.models import load_vjepa2, vjepa2_video_embedding
+
+    net = load_vjepa2(VJEPA, metric=metric_id)
+
+    def embed(path: str) -> np.ndarray:
+        key = (path, os.stat(path).st_mtime if os.path.exists(path) else 0.0, cfg.num_frames, cfg.size,
+               str(net.path))
+        with _EMB_LOCK:
+            hit = _EMB_CACHE.get(key)
+        if hit is None:
+            hit = vjepa2_video_embedding(net, clip_frames(path, cfg))
+            with _EMB_LOCK:
+                _EMB_CACHE[key] = hit
+        return hit
+
+    return embed
+
+
+def embed_all(embed: EmbedFn, paths: Sequence[str]) -> np.ndarray:
+    return np.stack([embed(p) for p in paths])
+
+
+# ---------------------------------------------------------------- registered metrics
+
+
+@metric(
+    "vjepa_paired_similarity",
+    family=Family.features,
+    inputs={Input.video, Input.reference},
+    higher_is_better=True,
+    native_range=(-1.0, 1.0),
+    version="1",
+    citation=f"{ROBOJUDGE_B3} (V-JEPA Paired Similarity)",
+    description=(
+        "Cosine similarity between the V-JEPA 2 embeddings (mean of encoder tokens; 16 uniform frames at "
+        "128x128) of the generated video and its reference episode. Higher is closer."
+    ),
+    config=VJepaClip,
+    provider=Provider.model,
+    weights=(VJEPA,),
+)
+def vjepa_paired_similarity(item: Item, config: VJepaClip) -> Score:
+    """RoboJudge App. B.3 ``S_pair``; details carry ``E_pair = |z_gen - z_gt|^2 / D`` as well."""
+    assert item.reference_video is not None  # the runner checks Input.reference
+    embed = vjepa_embedder("vjepa_paired_similarity", config)
+    z_gen, z_gt = embed(item.video), embed(item.reference_video)
+    return Score(value=cosine_similarity(z_gen, z_gt),
+                 details={"mse": float(np.mean((z_gen - z_gt) ** 2)), "dim": int(z_gen.shape[0])})
+
+
+@set_metric(
+    "vjepa_manifold_similarity",
+    output=SetOutput.item,
+    family=Family.features,
+    inputs={Input.video},
+    higher_is_better=False,
+    native_range=(0.0, None),
+    citation=f"{ROBOJUDGE_B3} (V-JEPA Manifold Similarity)",
+    description=(
+        "Mahalanobis distance of each generated video's V-JEPA 2 embedding to the Gaussian of all distinct "
+        "reference videos in the manifest (each counted once; covariance + 1e-3 I; 16 frames at 128x128). "
+        "A distance: lower is closer to the real-video manifold."
+    ),
+    config=ManifoldConfig,
+    weights=(VJEPA,),
+)
+def vjepa_manifold_similarity(group: ItemGroup, config: ManifoldConfig) -> SetScores:
+    """RoboJudge App. B.3 manifold distance; the reference set is the whole manifest's references."""
+    refs = group.references(scope="all")
+    if not refs:
+        raise MetricInputError("vjepa_manifold_similarity needs reference_video on at least one item of the "
+                               "manifest (the real-video set)")
+    embed = vjepa_embedder("vjepa_manifold_similarity", config)
+    z_ref = embed_all(embed, refs)
+    z_gen = embed_all(embed, [it.video for it in group.items])
+    dist = mahalanobis_distances(z_gen, z_ref, config.ridge)
+    return SetScores(items={it.item_id: Score(value=float(v), details={"references": len(refs)})
+                            for it, v in zip(group.items, dist, strict=True)})
+
+
+@set_metric(
+    "ds_jepa_similarity",
+    output=SetOutput.group,
+    family=Family.features,
+    inputs={Input.video, Input.reference},
+    description=(
+        "1 / (1 + MMD^2) between the V-JEPA 2 embeddings of a group's generated videos and of its distinct "
+        "reference videos (unbiased MMD, polynomial kernel (x.y/D + 1)^3 as in JEDi; 16 frames at 128x128)."
+    ),
+    config=JepaMmdConfig,
+    note="MMD estimator and the (0, 1] mapping 1/(1+MMD^2) chosen by robojudge (the paper states neither)",
+    weights=(VJEPA,),
+    min_items=2,
+)
+def ds_jepa_similarity(group: ItemGroup, config: JepaMmdConfig) -> SetScores:
+    """RoboPhys-3D App. B.1.3 JEPA similarity of one group against its own references."""
+    refs = group.references()
+    if len(refs) < 2:
+        raise MetricInputError(f"ds_jepa_similarity needs at least 2 distinct reference videos in group "
+                               f"{group.key!r}, found {len(refs)}")
+    embed = vjepa_embedder("ds_jepa_similarity", config)
+    mmd2 = polynomial_mmd2(embed_all(embed, [it.video for it in group.items]), embed_all(embed, refs),
+                           config.degree)
+    details = {"mmd2": mmd2, "references": len(refs)}
+    warn = [] if mmd2 > 0 else [f"MMD estimate {mmd2:.3g} <= 0: at {len(group.items)} videos the sets are "
+                                 "not distinguishable, the similarity saturates at 1"]
+    return SetScores(group=Score(value=jepa_similarity(mmd2), details=details), warnings=warn)

@@ -1,0 +1,218 @@
+"""Set-level FVD on I3D features and Inception Score (RoboPhys-3D App. B.1.1) over lists of videos.
+
+Both are defined over a set of videos, not one: FVD compares the generated set with the set of
+reference videos; the Inception Score uses the generated set alone. :func:`fvd_of_videos` and
+:func:`inception_score_of_videos` compute them for lists of video paths; ``iq1_fvd`` and
+``iq1_inception_score`` are registered as set-level metrics (:mod:`robojudge.metrics._sets`), one
+value per group of items (``robojudge metrics sets SUITE --metrics iq1_fvd --by generator``). The
+feature extractors take the network as an argument, so tests use tiny random networks.
+
+I3D contract (TorchScript, the StyleGAN-V export most PyTorch FVD code uses):
+``net(x, rescale=False, resize=False, return_features=True)`` with ``x`` float ``(N, 3, T, 224, 224)``
+in [-1, 1] returns ``(N, 400)`` pre-softmax Kinetics-400 features.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input
+from robojudge.metrics._score import Score
+from robojudge.metrics._sets import ItemGroup, SetOutput, SetScores, set_metric
+from robojudge.metrics.learned import tv_nets
+from robojudge.metrics.learned.distribution import (
+    SmallSampleWarning,
+    frechet_feature_distance,
+    inception_score,
+)
+from robojudge.models import _torch as nets
+from robojudge.video import sample_frames
+
+if TYPE_CHECKING:
+    import torch
+
+
+class FvdConfig(BaseModel):
+    """One clip per video: the first ``frames`` frames (every ``stride``-th) resized to 224x224."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    frames: int = Field(default=16, ge=1, description="clip length in frames (16, as Unterthiner et al.)")
+    stride: int = Field(default=1, ge=1, description="take every stride-th decoded frame")
+    size: int = Field(default=224, ge=32, description="square side the I3D network expects")
+
+
+class InceptionConfig(BaseModel):
+    """Frames per video and the number of splits of the Inception Score."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    frames_per_video: int = Field(default=16, ge=1, description="frames spread uniformly over each video")
+    splits: int = Field(default=10, ge=1, description="splits of the scored frames (10, Salimans et al.)")
+
+
+def video_clip(path: str | Path, config: FvdConfig) -> np.ndarray:
+    """The FVD clip of one video: ``(frames, size, size, 3)`` uint8.
+
+    Raises:
+        MetricInputError: When the video is shorter than the clip.
+    """
+    frames = sample_frames(path, fps=None, max_frames=None, size=(config.size, config.size)).frames
+    clip = frames[: config.frames * config.stride : config.stride]
+    if len(clip) < config.frames:
+        raise MetricInputError(
+            f"{path}: FVD needs {config.frames} frames (stride {config.stride}), got {len(clip)}"
+        )
+    return clip
+
+
+def i3d_features(clips: Sequence[np.ndarray], net: torch.nn.Module, *, batch_size: int = 8) -> np.ndarray:
+    """``(N, D)`` I3D features of uint8 clips ``(T, H, W, 3)``, fed as ``(N, 3, T, H, W)`` in [-1, 1]."""
+    import torch
+
+    dev = tv_nets.device_of(net)
+    out: list[np.ndarray] = []
+    with torch.inference_mode():
+        for sl in tv_nets.batches(len(clips), batch_size):
+            x = torch.from_numpy(np.stack(clips[sl])).to(dev).float().permute(0, 4, 1, 2, 3) / 127.5 - 1.0
+            out.append(net(x, rescale=False, resize=False, return_features=True).double().cpu().numpy())
+    return np.concatenate(out)
+
+
+def inception_probabilities(frames: np.ndarray, net: torch.nn.Module, *, batch_size: int = 16) -> np.ndarray:
+    """Softmax class probabilities of uint8 RGB frames: resized to 299x299, ImageNet-normalized."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    dev = tv_nets.device_of(net)
+    mean = torch.tensor(tv_nets.IMAGENET_MEAN, device=dev).view(1, 3, 1, 1)
+    std = torch.tensor(tv_nets.IMAGENET_STD, device=dev).view(1, 3, 1, 1)
+    out: list[np.ndarray] = []
+    with torch.inference_mode():
+        for sl in tv_nets.batches(len(frames), batch_size):
+            x = tv_nets.to_unit_tensor(frames[sl], dev)
+            x = F.interpolate(x, size=(299, 299), mode="bilinear", align_corners=False)
+            logits = net((x - mean) / std)
+            out.append(torch.softmax(logits.double(), dim=1).cpu().numpy())
+    return np.concatenate(out)
+
+
+@dataclass(frozen=True)
+class SetScore:
+    """A set-level value with the sample sizes it came from."""
+
+    value: float
+    n_generated: int
+    n_reference: int = 0
+    std: float = 0.0
+    warnings: tuple[str, ...] = ()
+
+
+def fvd_of_videos(
+    generated: Sequence[str | Path],
+    reference: Sequence[str | Path],
+    config: FvdConfig | None = None,
+    net: torch.nn.Module | None = None,
+) -> SetScore:
+    """Frechet video distance between two lists of videos (RoboPhys-3D ``iq1_fvd``, lower is better).
+
+    One clip per video (:func:`video_clip`), I3D features (:func:`i3d_features`), Gaussians fitted
+    to each set and their Frechet distance. Warns (``SmallSampleWarning``) below 401 videos per set,
+    where the 400-d covariance is rank-deficient (see ``distribution.min_stable_samples``).
+
+    Raises:
+        MissingWeightsError: When ``net`` is None and the I3D file is not on this machine.
+    """
+    cfg = config or FvdConfig()
+    if min(len(generated), len(reference)) < 2:
+        raise MetricInputError(
+            f"FVD needs at least 2 generated and 2 reference videos, got {len(generated)} and "
+            f"{len(reference)}"
+        )
+    model = net if net is not None else nets.load_i3d_torchscript(metric="iq1_fvd")
+    gen = i3d_features([video_clip(p, cfg) for p in generated], model)
+    ref = i3d_features([video_clip(p, cfg) for p in reference], model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SmallSampleWarning)
+        value = frechet_feature_distance(gen, ref)
+    notes = tuple(str(w.message) for w in caught if issubclass(w.category, SmallSampleWarning))
+    for note in notes:
+        warnings.warn(note, SmallSampleWarning, stacklevel=2)
+    return SetScore(value=value, n_generated=len(gen), n_reference=len(ref), warnings=notes)
+
+
+def inception_score_of_videos(
+    videos: Sequence[str | Path], config: InceptionConfig | None = None, net: torch.nn.Module | None = None
+) -> SetScore:
+    """Inception Score of the frames of a list of videos (RoboPhys-3D ``iq1_inception_score``).
+
+    ``frames_per_video`` frames are spread uniformly over each video; all frames of the set are pooled
+    and scored with ``splits`` splits. ``std`` is the spread over splits. torchvision's 1000-class
+    Inception-v3 is used, so values are close to, but not identical with, the TensorFlow Inception
+    Score of Salimans et al. (1008 classes).
+
+    Raises:
+        MissingWeightsError: When ``net`` is None and the Inception-v3 file is not on this machine.
+        ValueError: When the set has fewer frames than ``splits``.
+    """
+    cfg = config or InceptionConfig()
+    model = net if net is not None else nets.load_inception_v3(metric="iq1_inception_score")
+    frames = np.concatenate(
+        [sample_frames(p, fps=None, max_frames=cfg.frames_per_video).frames for p in videos]
+    )
+    mean, std = inception_score(inception_probabilities(frames, model), splits=cfg.splits)
+    return SetScore(value=mean, n_generated=len(videos), std=std)
+
+
+@set_metric(
+    "iq1_fvd",
+    output=SetOutput.group,
+    family=Family.features,
+    inputs={Input.video, Input.reference},
+    description=(
+        "Frechet video distance between I3D (Kinetics-400) features of the group's generated videos and of "
+        "its distinct reference videos: one 16-frame 224x224 clip per video. Lower is better."
+    ),
+    config=FvdConfig,
+    weights=(nets.I3D_TORCHSCRIPT.name,),
+    note="Unterthiner et al., 2018; warns below 401 videos per set (400-d covariance rank-deficient)",
+    min_items=2,
+)
+def iq1_fvd(group: ItemGroup, config: FvdConfig) -> SetScores:
+    """FVD of one group against its references (each distinct reference video counted once)."""
+    with warnings.catch_warnings():  # the caveat travels on the result row instead
+        warnings.simplefilter("ignore", SmallSampleWarning)
+        result = fvd_of_videos([it.video for it in group.items], group.references(), config)
+    details = {"generated": result.n_generated, "references": result.n_reference}
+    return SetScores(group=Score(value=result.value, details=details), warnings=list(result.warnings))
+
+
+@set_metric(
+    "iq1_inception_score",
+    output=SetOutput.group,
+    family=Family.features,
+    inputs={Input.video},
+    description=(
+        "Inception Score (torchvision Inception-v3) of 16 frames per video pooled over the group's generated "
+        "videos, 10 splits. Higher means confident and diverse class predictions."
+    ),
+    config=InceptionConfig,
+    weights=(nets.INCEPTION_V3.name,),
+    note="Salimans et al., 2016; torchvision's 1000-class Inception-v3",
+)
+def iq1_inception_score(group: ItemGroup, config: InceptionConfig) -> SetScores:
+    """Inception Score of the group's frames; ``details.std`` is the spread over splits."""
+    result = inception_score_of_videos([it.video for it in group.items], config)
+    if not np.isfinite(result.value):
+        raise MetricInputError("Inception Score is not finite for this group")
+    return SetScores(
+        group=Score(value=result.value, details={"std": result.std, "videos": result.n_generated})
+    )

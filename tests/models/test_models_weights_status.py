@@ -1,0 +1,158 @@
+"""Weights catalogue, presence, fetching (fake download) and missing-weights errors through a run."""
+
+import json
+
+import numpy as np
+import pytest
+
+from robojudge.models import (
+    MissingWeightsError,
+    WeightSpec,
+    fetch_weights,
+    get_weights,
+    list_weights,
+    resolve_weights,
+    weights_status,
+)
+from robojudge.run import score_suite
+from robojudge.store import ResultStore
+from robojudge.video import write_video
+
+PINNED = {"clip_vit_b32": "openai/clip-vit-base-patch32", "dino_vit_b16": "facebook/dino-vitb16",
+          "vjepa2_vitg_ssv2": "facebook/vjepa2-vitg-fpc64-384-ssv2",
+          "depth_anything_v2_small": "depth-anything/Depth-Anything-V2-Small-hf",
+          "dinov2_vit_b14": "facebook/dinov2-base"}
+
+
+@pytest.fixture
+def offline(tmp_path, monkeypatch):
+    """An empty weights folder and an empty hub cache, so nothing on this machine is found."""
+    from huggingface_hub import constants
+
+    root = tmp_path / "weights"
+    root.mkdir()
+    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    return root
+
+
+def test_catalogue_has_the_pinned_repositories():
+    names = {s.name: s for s in list_weights()}
+    for name, repo in PINNED.items():
+        assert names[name].repo_id == repo and names[name].library == "transformers"
+    with pytest.raises(KeyError, match="unknown weights 'clip'.*clip_vit_b32"):
+        get_weights("clip")
+
+
+def test_status_reports_missing_then_present(offline):
+    st = {s.spec.name: s for s in weights_status()}
+    assert not st["clip_vit_b32"].present and st["clip_vit_b32"].describe()["path"] is None
+    (offline / "clip_vit_b32").mkdir()
+    assert not weights_status(["clip_vit_b32"])[0].present  # an empty folder is not weights
+    (offline / "clip_vit_b32" / "config.json").write_text("{}")
+    (s,) = weights_status(["clip_vit_b32"])
+    assert s.present and s.describe()["path"] == str(offline / "clip_vit_b32")
+    assert json.loads(json.dumps(s.describe()))["pinned"] is False
+
+
+def test_missing_error_names_metric_file_and_remedy(offline):
+    with pytest.raises(MissingWeightsError) as err:
+        resolve_weights("dino_vit_b16", metric="dino_frame_consistency")
+    msg = str(err.value)
+    assert "metric 'dino_frame_consistency' needs" in msg and "facebook/dino-vitb16" in msg
+    assert str(offline / "dino_vit_b16") in msg and "robojudge weights fetch dino_vit_b16" in msg
+
+
+def test_fetch_uses_the_hub_client_with_the_spec(offline):
+    calls = []
+
+    def fake_download(**kw):
+        calls.append(kw)
+        return kw["local_dir"]
+
+    path = fetch_weights("clip_vit_b32", download=fake_download)
+    assert path == offline / "clip_vit_b32" and path.is_dir()
+    assert calls == [{"repo_id": "openai/clip-vit-base-patch32", "revision": None, "local_dir": str(path)}]
+
+
+def test_fetch_single_file_and_errors(offline, monkeypatch, tmp_path):
+    spec = WeightSpec(name="toy_head", repo_id="me/head", revision="abc", description="d", library="torch",
+                      filename="head.pth")
+    monkeypatch.setattr("robojudge.models._weights._WEIGHTS", {"toy_head": spec})
+    got = fetch_weights("toy_head", dest=tmp_path / "x",
+                        download=lambda **kw: f"{kw['local_dir']}/{kw['filename']}@{kw['revision']}")
+    assert str(got).endswith("x/head.pth@abc")
+    monkeypatch.delenv("ROBOJUDGE_WEIGHTS")
+    with pytest.raises(ValueError, match="ROBOJUDGE_WEIGHTS"):
+        fetch_weights("toy_head", download=lambda **kw: "")
+
+
+@pytest.mark.slow
+def test_missing_weights_become_error_rows_in_a_run(offline, tmp_path):
+    frames = np.random.default_rng(0).integers(0, 255, (4, 24, 32, 3), dtype=np.uint8)
+    write_video(tmp_path / "v.mp4", frames, fps=8)
+    row = {"item_id": "i0", "video": "v.mp4", "reference_video": "v.mp4"}
+    (tmp_path / "m.jsonl").write_text(json.dumps(row))
+    run = score_suite(tmp_path / "m.jsonl", ["clip_frame_consistency", "vjepa_paired_similarity",
+                                             "vjepa_manifold_similarity", "pixel_frame_consistency"],
+                      db=f"sqlite:///{tmp_path / 'r.sqlite'}", progress=None)
+    with ResultStore(run.db_url) as store:
+        rows = {r.metric: r for r in store.rows()}
+    assert rows["pixel_frame_consistency"].status == "ok"
+    clip = rows["clip_frame_consistency"]
+    assert clip.status == "error" and "metric 'clip_frame_consistency' needs" in clip.error
+    assert "robojudge weights fetch clip_vit_b32" in clip.error
+    assert "robojudge weights fetch vjepa2_vitg_ssv2" in rows["vjepa_paired_similarity"].error
+    assert "set-level metric" in rows["vjepa_manifold_similarity"].error
+
+
+def test_all_skips_model_metrics_without_weights(offline):
+    from robojudge.metrics import expand_metric_ids, not_run_summary
+
+    ids = expand_metric_ids(["all"])
+    assert "clip_frame_consistency" not in ids and "pixel_frame_consistency" in ids
+    text = "\n".join(not_run_summary())
+    assert "clip_frame_consistency: needs weights clip_vit_b32 (robojudge weights status)" in text
+    assert "cc_subject: needs weights dinov2_vit_b14, clip_vit_b32" in text
+
+
+def test_url_only_weights_are_fetched_from_their_address_and_hash_checked(offline, monkeypatch, tmp_path):
+    import hashlib
+
+    from robojudge.models import WeightSpec
+    from robojudge.models import _status
+
+    payload = b"checkpoint bytes"
+    prefix = hashlib.sha256(payload).hexdigest()[:8]
+    good = WeightSpec(name="tv_demo", repo_id=None, revision=None, description="demo", library="torchvision",
+                      filename=f"net-{prefix}.pth", url=f"https://example.invalid/net-{prefix}.pth")
+    assert good.source() == good.url
+    assert _status.expected_sha256_prefix(good.filename) == prefix
+
+    class Resp:
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def read(self, n: int) -> bytes:
+            out, self.data = self.data[:n], self.data[n:]
+            return out
+
+        def __enter__(self) -> "Resp":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    import urllib.request
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Resp(payload))
+    got = _status._download_url(url=good.url, filename=good.filename, local_dir=str(tmp_path / "a"))
+    assert open(got, "rb").read() == payload
+    # a file whose bytes do not match the hash in its name is refused and not kept
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Resp(b"tampered"))
+    with pytest.raises(ValueError, match="does not start with"):
+        _status._download_url(url=good.url, filename=good.filename, local_dir=str(tmp_path / "b"))
+    assert not any((tmp_path / "b").iterdir())
+    with pytest.raises(ValueError, match="repo_id, or a url"):
+        WeightSpec(name="x", repo_id=None, revision=None, description="d", library="torchvision")
