@@ -12,12 +12,17 @@ generated once into ``benchmarks/_data/judge_clips`` (git-ignored). Measured:
     requests/s against the ideal ``concurrency / latency``. Target: >= 90% of the ideal.
 (b) warm rerun: the same items into another new store, with the cache from (a): every reply comes
     from the cache and no video is decoded. Target: wall time < 5% of (a).
+
+Also printed: the client's CPU time per request (decoding, JPEG encoding, HTTP, parsing, storing;
+all threads) and the machine's load average, since on a busy or small machine the client's CPU,
+not the server, is what limits (a).
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 import sys
 import tempfile
 import time
@@ -87,9 +92,9 @@ def main() -> None:
             pa = [get_rubric("pa")]
             with ResponseCache(Path(tmp) / "cache") as cache:
                 with ResultStore(Path(tmp) / "cold.sqlite") as store:
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     cold = judge_items(items, judge, pa, store, cache=cache)
-                    cold_s = time.perf_counter() - t0
+                    cold_s, cold_cpu = time.perf_counter() - t0, time.process_time() - c0
                 with ResultStore(Path(tmp) / "warm.sqlite") as store:
                     t0 = time.perf_counter()
                     warm = judge_items(items, judge, pa, store, cache=cache)
@@ -105,6 +110,12 @@ def main() -> None:
     print(
         f"(a) cold: {cold_s:.2f} s, {sent} requests, {achieved:.1f} req/s vs ideal {ideal:.1f} "
         f"= {100 * achieved / ideal:.1f}% (target >= 90%)"
+    )
+    per_req = cold_cpu / max(1, sent)
+    print(
+        f"    client CPU: {cold_cpu:.2f} s = {1000 * per_req:.1f} ms per request (all threads); "
+        f"one core's worth of it caps the rate at {1 / per_req:.0f} req/s; load average now "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     print(
         f"(b) warm: {warm_s:.3f} s, 0 requests, {warm.stats.cache_hits} cache hits "

@@ -138,3 +138,25 @@ def test_hf_backend_path(tiny_model: Path, make_items: Any, store: Any, cache: A
         assert d["turns"][0]["response"]["images"] == 4 and d["completion_tokens"] > 0
     assert summary.unscored == 2 and summary.stats.sent == 4
     json.dumps(rows["judge:tiny:ia"].details)  # details stay JSON-able
+
+
+def test_hf_frames_reach_the_model_as_video(tiny_model: Path, make_items: Any) -> None:
+    import asyncio
+
+    from robojudge.judges import ChatRequest, FrameSpec, decode_frames, make_backend
+
+    frames = decode_frames(make_items(["v"])[0].video, FrameSpec())  # 8 frames of 32x32
+    assert len(frames.arrays) == 8
+    prompt_tokens = {}
+    for cap in (4, 2):
+        cfg = {"name": "t", "backend": "hf", "model": str(tiny_model), "device": "cpu", "max_images": cap}
+        backend = make_backend(make_judge({**cfg, "dtype": "float32"}))
+        request = ChatRequest(system="s", user="rate", frames=frames, max_tokens=1)
+        completion = asyncio.run(backend.complete(request))
+        assert completion.meta["images"] == cap and completion.completion_tokens == 1
+        prompt_tokens[cap] = completion.prompt_tokens
+    # Frames are resized to 28x28 (min_pixels 28*28), 14-pixel patches, temporal patch 2, 2x2 merge:
+    # 4 frames -> grid (t=2, h=2, w=2) = 8 patches / 4 = 2 video tokens; 2 frames -> (1, 2, 2) -> 1.
+    # Same text, so the prompts differ by exactly one token.
+    assert prompt_tokens[4] is not None and prompt_tokens[2] is not None
+    assert prompt_tokens[4] - prompt_tokens[2] == 1

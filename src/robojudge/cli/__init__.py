@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("_report", "report", "command"),
     "results": ("_results", "app", "group"),
     "metrics": ("_metrics", "app", "group"),
+    "weights": ("_weights", "app", "group"),
     "meta": ("_meta", "app", "group"),
     "aggregate": ("_aggregate", "app", "group"),
     "leaderboard": ("_leaderboard", "app", "group"),
@@ -77,6 +78,12 @@ def __getattr__(name: str) -> Any:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     command = next((a for a in args if not a.startswith("-")), None)
+    at = args.index(command) if command is not None else -1
+    if command == "judge" and args[at + 1 : at + 2] in (["draft"], ["texts"], ["rubrics"]):  # judge draft
+        from robojudge.cli._judge_draft import app as judge_rows_app
+
+        judge_rows_app(args[at + 1 :], prog_name="robojudge judge")
+        return
     if command in COMMANDS:
         only: str | None = command
     elif command is None and args and "--help" not in args:

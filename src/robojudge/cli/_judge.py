@@ -206,7 +206,11 @@ def judge(
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Judge stored failures again."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
-    """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC."""
+    """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC.
+
+    Also: `robojudge judge draft` (several judges' PA/IA averaged into draft labels) and
+    `robojudge judge texts` (a caption rubric's texts as a JSONL file); see their --help.
+    """
     overrides = {
         "model": model,
         "base_url": base_url,

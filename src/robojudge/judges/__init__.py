@@ -4,8 +4,13 @@
 * :data:`BACKENDS` -- ``openai`` (any OpenAI-compatible endpoint), ``hf`` (local transformers
   model), ``mock`` (scripted replies); :func:`make_backend` builds one.
 * :data:`RUBRICS` / :func:`get_rubric` / :func:`load_rubric_file` -- versioned prompt templates
-  (built-in ``pa`` and ``ia``, after RoboJudge Sec. 3.2 and App. B.1).
+  (built-in ``pa`` and ``ia`` after RoboJudge Sec. 3.2 and App. B.1; the RoboPhys-3D VLM-grounded
+  metrics of App. B.2-B.4 under their taxonomy ids; ``caption`` and ``key_steps`` texts; RoboWorM's
+  per-segment ``roboworm_physics`` verdict).
+* :func:`judge_metric_id` / :func:`judge_taxonomy_id` -- stored ids and the taxonomy metric they feed.
 * :func:`parse_reply` -- JSON extraction and validation.
+* :data:`SPECIALIZED` / :func:`adapt_native` -- VideoScore2, VideoPhy2, VideoCon, PhyJudge and
+  WBench native scores mapped onto PA/IA (RoboJudge App. B.2).
 * :class:`JudgeEngine` -- cache, concurrency, retries, repair and self-consistency for one judge.
 
 The runner that writes judgments to the result store is :func:`robojudge.run.judge_items`.
@@ -35,14 +40,30 @@ from robojudge.judges._config import (
 )
 from robojudge.judges._engine import JudgeEngine, JudgeStats, RubricResult
 from robojudge.judges._frames import FrameSpec, ItemFrames, decode_frames
+from robojudge.judges._ids import (
+    judge_metric_id,
+    judge_taxonomy_id,
+    split_judge_metric_id,
+    taxonomy_rubrics,
+)
 from robojudge.judges._parse import ParseResult, find_json_object, parse_reply
 from robojudge.judges._registry import Registry, UnknownNameError
 from robojudge.judges._rubric import RUBRICS, Rubric, RubricError, get_rubric, load_rubric_file
 from robojudge.judges._scoring import Scoring, Vote, expected_score, majority_vote
+from robojudge.judges._specialized import (
+    SPECIALIZED,
+    NativeScoreError,
+    PaIa,
+    SpecializedJudge,
+    adapt_native,
+    parse_videoscore2_reply,
+    specialized_judge_config,
+)
 
 __all__ = [
     "BACKENDS",
     "RUBRICS",
+    "SPECIALIZED",
     "Backend",
     "BackendError",
     "ChatRequest",
@@ -54,6 +75,8 @@ __all__ = [
     "JudgeConfigError",
     "JudgeEngine",
     "JudgeStats",
+    "NativeScoreError",
+    "PaIa",
     "ParseResult",
     "Prices",
     "Registry",
@@ -63,7 +86,9 @@ __all__ = [
     "RubricResult",
     "Sampling",
     "Scoring",
+    "SpecializedJudge",
     "TokenLogprob",
+    "adapt_native",
     "TransientError",
     "UnknownNameError",
     "Vote",
@@ -72,12 +97,18 @@ __all__ = [
     "expected_score",
     "find_json_object",
     "get_rubric",
+    "judge_metric_id",
+    "judge_taxonomy_id",
     "load_judges_file",
     "load_rubric_file",
     "majority_vote",
     "make_backend",
     "make_judge",
     "parse_reply",
+    "parse_videoscore2_reply",
     "parse_retry_after",
     "short_hash",
+    "specialized_judge_config",
+    "split_judge_metric_id",
+    "taxonomy_rubrics",
 ]

@@ -5,6 +5,14 @@ a rerun or a resumed run never sends the same request twice. Frame hashes are re
 (file, size, modification time, sampling settings), so a warm rerun need not decode the videos.
 The file lives in the user's cache folder, never inside the package:
 ``$ROBOJUDGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/robojudge``, else ``~/.cache/robojudge``.
+
+Speed: the runner calls the cache on its event loop, once or twice per request, so the cache keeps
+SQLite off that path where it can. The keys already stored are read into memory when the file is
+opened (up to :data:`KEY_INDEX_LIMIT` per table), so a miss -- every request of a cold run -- costs a
+set lookup, not a query; writes are buffered and written in batches of :data:`WRITE_BATCH` in one
+transaction (and on :meth:`ResponseCache.flush` / close). Another process writing the same file
+meanwhile is seen on the next open; until then its new entries count as misses, which only costs
+re-sending those requests.
 """
 
 from __future__ import annotations
@@ -20,6 +28,11 @@ from typing import Any, Self
 from robojudge.judges._backend import Completion
 
 CACHE_FILE = "judge-cache.sqlite"
+WRITE_BATCH = 128
+"""Buffered writes that trigger one batched transaction."""
+KEY_INDEX_LIMIT = 2_000_000
+"""Most keys per table read into memory at open; a bigger table is looked up by query."""
+_TABLES = ("replies", "frames")
 
 
 def default_cache_dir() -> Path:
@@ -46,6 +59,8 @@ class ResponseCache:
         self._db: sqlite3.Connection | None = None
         self.hits = 0
         self.misses = 0
+        self._pending: dict[tuple[str, str], tuple[str, float]] = {}
+        self._keys: dict[str, set[str] | None] = {t: None for t in _TABLES}
         if not enabled:
             return
         root = Path(folder).expanduser() if folder is not None else default_cache_dir()
@@ -62,9 +77,19 @@ class ResponseCache:
             "CREATE TABLE IF NOT EXISTS frames (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
         )
         self._db = db
+        for table in _TABLES:
+            (count,) = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+            if count <= KEY_INDEX_LIMIT:
+                self._keys[table] = {k for (k,) in db.execute(f"SELECT key FROM {table}")}
 
     def _get(self, table: str, key: str) -> Any | None:
         if self._db is None:
+            return None
+        pending = self._pending.get((table, key))
+        if pending is not None:
+            return json.loads(pending[0])
+        known = self._keys[table]
+        if known is not None and key not in known:
             return None
         row = self._db.execute(f"SELECT value FROM {table} WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
@@ -72,10 +97,32 @@ class ResponseCache:
     def _put(self, table: str, key: str, value: Any) -> None:
         if self._db is None:
             return
-        self._db.execute(
-            f"INSERT OR REPLACE INTO {table} (key, value, created) VALUES (?, ?, ?)",
-            (key, json.dumps(value, separators=(",", ":")), time.time()),
-        )
+        self._pending[(table, key)] = (json.dumps(value, separators=(",", ":")), time.time())
+        if len(self._pending) >= WRITE_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered entries in one transaction."""
+        if self._db is None or not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            for table in _TABLES:
+                rows = [(k, v, t) for (tab, k), (v, t) in pending.items() if tab == table]
+                if rows:
+                    db.executemany(
+                        f"INSERT OR REPLACE INTO {table} (key, value, created) VALUES (?, ?, ?)", rows
+                    )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        for (table, key), _ in pending.items():
+            known = self._keys[table]
+            if known is not None:
+                known.add(key)
 
     def get_reply(self, key: str) -> Completion | None:
         """The stored reply for a request key, counting hits and misses."""
@@ -98,9 +145,13 @@ class ResponseCache:
         self._put("frames", key, value)
 
     def close(self) -> None:
+        """Write what is buffered and close the file."""
         if self._db is not None:
-            self._db.close()
-            self._db = None
+            try:
+                self.flush()
+            finally:
+                self._db.close()
+                self._db = None
 
     def __enter__(self) -> Self:
         return self

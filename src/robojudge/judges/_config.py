@@ -89,6 +89,7 @@ class JudgeConfig(BaseModel):
         image_quality: JPEG quality of frames sent over HTTP.
         device: ``hf`` only: ``auto`` (GPU when present), ``cpu`` or ``cuda``.
         dtype: ``hf`` only: ``auto``, ``float32``, ``bfloat16`` or ``float16``.
+        revision: ``hf`` only: the model repository commit to load (pinned weights).
         replies: ``mock`` only: scripted replies, used in turn.
         sampling: Decoding settings.
         extra_body: Extra JSON merged into each request body.
@@ -113,6 +114,7 @@ class JudgeConfig(BaseModel):
     image_quality: int = Field(default=90, ge=10, le=100)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    revision: str | None = None
     replies: list[str] = Field(default_factory=list)
     sampling: Sampling = Field(default_factory=lambda: Sampling())
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -149,6 +151,7 @@ class JudgeConfig(BaseModel):
             "image_quality": self.image_quality,
             "sampling": self.sampling.model_dump(mode="json"),
             "extra_body": self.extra_body,
+            **({"revision": self.revision} if self.revision else {}),
         }
 
 

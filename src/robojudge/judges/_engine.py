@@ -207,6 +207,7 @@ class JudgeEngine:
             "parse_status": status,
             "error": parsed.error,
             "reasoning": parsed.reasoning,
+            "parts": parsed.parts,
             "raw": [_clip(c.text) for c in replies],
             "latency_s": sum(c.latency_s for c in replies),
             "prompt_tokens": sum(c.prompt_tokens or 0 for c in replies),
@@ -214,7 +215,7 @@ class JudgeEngine:
             "response": {k: v for k, v in completion.meta.items() if v is not None},
             **facts,
         }
-        if self.scoring is Scoring.expected and parsed.ok:
+        if self.scoring is Scoring.expected and parsed.ok and rubric.kind == "score":
             exp = (
                 expected_score(completion.text, completion.logprobs, rubric) if completion.logprobs else None
             )
@@ -254,6 +255,15 @@ class JudgeEngine:
             "reasoning": next((t["reasoning"] for t in turns if t["reasoning"]), None),
             "turns": turns,
         }
+        if rubric.taxonomy:
+            details["taxonomy_id"] = rubric.taxonomy
+        if rubric.kind != "score":
+            details["kind"] = rubric.kind
+            parts = next((t["parts"] for t in turns if t.get("parts")), None)
+            if rubric.kind == "text" and parts is not None:
+                details["text"] = parts["text"]
+            elif parts is not None:
+                details["parts"] = parts
         latency = sum(t["latency_s"] for t in turns)
         prompt = sum(t["prompt_tokens"] for t in turns)
         completion = sum(t["completion_tokens"] for t in turns)
@@ -285,6 +295,8 @@ class JudgeEngine:
             if expected:
                 value = sum(expected) / len(expected)
                 details["argmax"] = vote.value
+            elif rubric.kind != "score":
+                details["expected_unavailable"] = f"expected scoring needs a score rubric, not {rubric.kind}"
             else:
                 details["expected_unavailable"] = (
                     "the backend returned no usable log-probabilities; argmax used"
@@ -303,8 +315,6 @@ def _repair_request(base: ChatRequest, reply: str, parsed: ParseResult, rubric: 
 
     note = (
         f"Your reply could not be used: {parsed.error}. Answer again with one JSON object and nothing "
-        f"else, exactly of the form {rubric.example_json()}, where {rubric.score_key} is "
-        f"{'an integer' if rubric.score_type == 'integer' else 'a number'} from "
-        f"{rubric.score_min:g} to {rubric.score_max:g}."
+        f"else, exactly of the form {rubric.example_json()}, where {rubric.answer_rule()}."
     )
     return replace(base, history=(("assistant", _clip(reply)), ("user", note)))

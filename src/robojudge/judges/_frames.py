@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,14 @@ def frame_hash(frame: np.ndarray) -> str:
 
 
 def _file_key(path: Path, spec: FrameSpec) -> str:
-    """Identity of a video file (or frame folder) as it is now, plus the sampling settings."""
-    st = path.stat()
-    parts: list[Any] = [str(path.resolve()), st.st_size, st.st_mtime_ns]
-    if path.is_dir():
+    """Identity of a video file (or frame folder) as it is now, plus the sampling settings.
+
+    One ``stat`` call (no path resolution): the absolute path with the device and inode numbers
+    name the file; size and modification time say whether it changed.
+    """
+    st = os.stat(path)
+    parts: list[Any] = [os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    if stat.S_ISDIR(st.st_mode):
         with os.scandir(path) as it:
             parts += sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in it if e.is_file())
     return short_hash([parts, spec.as_dict()])

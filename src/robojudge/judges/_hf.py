@@ -62,8 +62,8 @@ class HFBackend:
             auto_processor: Any = transformers.AutoProcessor
             auto_model: Any = transformers.AutoModelForImageTextToText
             try:
-                self._processor = auto_processor.from_pretrained(cfg.model)
-                model = auto_model.from_pretrained(cfg.model, dtype=dtype)
+                self._processor = auto_processor.from_pretrained(cfg.model, revision=cfg.revision)
+                model = auto_model.from_pretrained(cfg.model, dtype=dtype, revision=cfg.revision)
             except (OSError, ValueError) as exc:
                 raise BackendError(f"cannot load model {cfg.model!r}: {exc}") from None
             self._model = model.to(device).eval()

@@ -40,8 +40,6 @@ class OpenAIBackend:
     supports_logprobs = True
 
     def __init__(self, config: JudgeConfig) -> None:
-        import httpx
-
         if not config.base_url:
             raise ValueError(
                 f"judge {config.name!r}: the openai backend needs base_url (e.g. http://127.0.0.1:8000/v1)"
@@ -50,11 +48,20 @@ class OpenAIBackend:
             raise ValueError(f"judge {config.name!r}: the openai backend needs a model name")
         self.config = config
         self._url = config.base_url.rstrip("/") + "/chat/completions"
-        limits = httpx.Limits(
-            max_connections=config.concurrency, max_keepalive_connections=config.concurrency
-        )
-        self._client = httpx.Client(timeout=httpx.Timeout(config.timeout_s), limits=limits)
-        self._pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="robojudge-http")
+        # Built on the first request: a fully cached run never pays for the client (its TLS setup
+        # alone is tens of milliseconds) or the threads.
+        self._client: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _start(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            import httpx
+
+            cfg = self.config
+            limits = httpx.Limits(max_connections=cfg.concurrency, max_keepalive_connections=cfg.concurrency)
+            self._client = httpx.Client(timeout=httpx.Timeout(cfg.timeout_s), limits=limits)
+            self._pool = ThreadPoolExecutor(max_workers=cfg.concurrency, thread_name_prefix="robojudge-http")
+        return self._pool
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", **self.config.extra_headers}
@@ -97,7 +104,8 @@ class OpenAIBackend:
         return body, n_images
 
     async def complete(self, request: ChatRequest) -> Completion:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, self._complete, request)
+        pool = self._start()  # on the event loop thread, so built once
+        return await asyncio.get_running_loop().run_in_executor(pool, self._complete, request)
 
     def _complete(self, request: ChatRequest) -> Completion:
         import httpx
@@ -143,8 +151,10 @@ class OpenAIBackend:
         )
 
     async def aclose(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._client.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._client.close()
+            self._pool, self._client = None, None
 
 
 def _logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:

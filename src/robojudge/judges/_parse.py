@@ -25,12 +25,15 @@ class ParseResult:
         reasoning: The reasoning text, when the reply had one.
         error: Why the reply is unusable (``None`` on success).
         obj: The JSON object that was read, if any.
+        parts: What the score was built from: ``{check: bool}`` for a checks rubric,
+            ``{"label": ...}`` for a label rubric, ``{"text": ...}`` for a text rubric.
     """
 
     score: float | None
     reasoning: str | None = None
     error: str | None = None
     obj: dict[str, Any] | None = None
+    parts: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -140,19 +143,73 @@ def check_score(value: Any, rubric: Rubric) -> tuple[float | None, str | None]:
     return score, None
 
 
+_YES = {"true", "yes", "y", "1", "pass", "passed"}
+_NO = {"false", "no", "n", "0", "fail", "failed"}
+
+
+def check_answer(value: Any) -> bool | None:
+    """A yes/no answer as a bool: JSON booleans, 0/1, and yes/no/true/false words; else ``None``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().strip(".").lower()
+        if word in _YES:
+            return True
+        if word in _NO:
+            return False
+    return None
+
+
+def _parse_checks(obj: dict[str, Any], rubric: Rubric, reasoning: str | None) -> ParseResult:
+    missing = [c for c in rubric.checks if c not in obj]
+    if missing:
+        return ParseResult(None, reasoning, f"JSON lacks the check(s) {', '.join(map(repr, missing))}", obj)
+    answers: dict[str, Any] = {}
+    for check in rubric.checks:
+        ans = check_answer(obj[check])
+        if ans is None:
+            return ParseResult(None, reasoning, f"check {check!r} is {obj[check]!r}, not true/false", obj)
+        answers[check] = ans
+    score = sum(w for c, w in zip(rubric.checks, rubric.weights, strict=True) if answers[c])
+    return ParseResult(float(score), reasoning, None, obj, answers)
+
+
+def _parse_label(value: Any, rubric: Rubric, reasoning: str | None, obj: dict[str, Any]) -> ParseResult:
+    if isinstance(value, str):
+        word = value.strip().strip(".").lower()
+        for label, score in rubric.labels:
+            if word == label.lower():
+                return ParseResult(score, reasoning, None, obj, {"label": label})
+    names = ", ".join(lab for lab, _ in rubric.labels)
+    return ParseResult(None, reasoning, f"{rubric.score_key} is {value!r}, not one of {names}", obj)
+
+
 def parse_reply(text: str, rubric: Rubric) -> ParseResult:
     """Read a judge's reply under ``rubric``; never raises."""
     if not text or not text.strip():
         return ParseResult(None, error="empty reply")
-    obj = find_json_object(text, rubric.score_key)
+    key = rubric.checks[0] if rubric.kind == "checks" else rubric.score_key
+    obj = find_json_object(text, key)
     if obj is None:
         return ParseResult(None, error="no JSON object in the reply")
     reasoning = obj.get(rubric.reasoning_key)
     reasoning_text = reasoning if isinstance(reasoning, str) else None
+    if rubric.kind == "checks":
+        return _parse_checks(obj, rubric, reasoning_text)
     if rubric.score_key not in obj:
         keys = ", ".join(sorted(map(str, obj))) or "none"
         return ParseResult(None, reasoning_text, f"JSON has no {rubric.score_key!r} (keys: {keys})", obj)
-    score, why = check_score(obj[rubric.score_key], rubric)
+    value = obj[rubric.score_key]
+    if rubric.kind == "label":
+        return _parse_label(value, rubric, reasoning_text, obj)
+    if rubric.kind == "text":
+        if not isinstance(value, str) or not value.strip():
+            return ParseResult(None, reasoning_text, f"{rubric.score_key} is {value!r}, not a text", obj)
+        words = len(value.split())
+        return ParseResult(float(words), reasoning_text, None, obj, {"text": value.strip()})
+    score, why = check_score(value, rubric)
     return ParseResult(score, reasoning_text, why, obj)
 
 

@@ -19,6 +19,20 @@ A rubric is a TOML file (see ``robojudge/data/rubrics/pa.toml``)::
     system = "..."                 # or syntax = "format": Python str.format, "{{" for a brace
     user = "..."
 
+Besides one number (``kind = "score"``, the default) a rubric's answer can be:
+
+* ``kind = "checks"``: yes/no answers under ``output.checks`` (a list of JSON keys); the score is
+  ``sum(weight_i * answer_i)`` with ``output.weights`` (default: equal weights summing to 1, so the
+  score is the fraction of checks passed, in [0, 1]).
+* ``kind = "label"``: one word from ``output.labels`` (a table ``label = value``, matched without
+  regard to case) under ``score_key``; the score is the label's value.
+* ``kind = "text"``: free text under ``score_key`` (a caption); the stored value is its number of
+  words and the text itself goes into the row's details (``details["text"]``).
+
+For ``checks``, ``label`` and ``text`` the score range is derived and ``score_min``/``score_max``
+may be left out. ``taxonomy = "<metric id>"`` names the RoboPhys-3D taxonomy metric
+(``data/taxonomy``, ``robojudge.taxonomy``) that the rubric's score feeds, on that metric's native scale.
+
 The built-in rubrics live in ``robojudge/data/rubrics``; ``load_rubric_file`` reads a user's own.
 """
 
@@ -36,6 +50,8 @@ from robojudge.judges._registry import Registry
 
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 _PLACEHOLDERS = ("instruction",)
+RubricKind = Literal["score", "checks", "label", "text"]
+_KINDS = ("score", "checks", "label", "text")
 
 
 class RubricError(ValueError):
@@ -62,6 +78,11 @@ class Rubric:
         first_frame_label: Text placed right before the first frame, or ``None``.
         source: Where the rubric comes from (citation or file).
         digest: Hash of the rubric's content; part of the judge's config hash.
+        kind: ``score``, ``checks``, ``label`` or ``text`` (see the module docstring).
+        checks: JSON keys of the yes/no checks (``kind = "checks"``).
+        weights: One weight per check.
+        labels: ``(label, value)`` pairs (``kind = "label"``), lowest value first.
+        taxonomy: The RoboPhys-3D taxonomy metric id the score feeds, or ``None``.
     """
 
     id: str
@@ -79,6 +100,11 @@ class Rubric:
     first_frame_label: str | None
     source: str
     digest: str
+    kind: RubricKind = "score"
+    checks: tuple[str, ...] = ()
+    weights: tuple[float, ...] = ()
+    labels: tuple[tuple[str, float], ...] = ()
+    taxonomy: str | None = None
 
     def render(self, instruction: str | None) -> tuple[str, str]:
         """The (system, user) prompt texts for one item.
@@ -98,19 +124,39 @@ class Rubric:
 
     def example_json(self) -> str:
         """A one-line example of the expected answer, for repair prompts."""
+        head = f'{{"{self.reasoning_key}": "<your reasoning>", '
+        if self.kind == "checks":
+            return head + ", ".join(f'"{c}": <true or false>' for c in self.checks) + "}"
+        if self.kind == "label":
+            return head + f'"{self.score_key}": "<{" or ".join(lab for lab, _ in self.labels)}>"}}'
+        if self.kind == "text":
+            return head + f'"{self.score_key}": "<text>"}}'
         lo, hi = _num(self.score_min), _num(self.score_max)
-        return f'{{"{self.reasoning_key}": "<your reasoning>", "{self.score_key}": <{lo}-{hi}>}}'
+        return head + f'"{self.score_key}": <{lo}-{hi}>}}'
+
+    def answer_rule(self) -> str:
+        """One sentence saying what a valid answer holds, for repair prompts."""
+        if self.kind == "checks":
+            return "each check is true or false"
+        if self.kind == "label":
+            return f"{self.score_key} is one of " + ", ".join(lab for lab, _ in self.labels)
+        if self.kind == "text":
+            return f"{self.score_key} is a non-empty string"
+        what = "an integer" if self.score_type == "integer" else "a number"
+        return f"{self.score_key} is {what} from {self.score_min:g} to {self.score_max:g}"
 
     def describe(self) -> dict[str, Any]:
-        """Metadata as plain values (for ``robojudge judge --list-rubrics``)."""
+        """Metadata as plain values."""
         return {
             "id": self.id,
             "version": self.version,
             "title": self.title,
             "score_key": self.score_key,
-            "range": [self.score_min, self.score_max],
+            "range": [self.score_min, self.score_max if self.score_max != float("inf") else None],
             "needs_instruction": self.needs_instruction,
             "source": self.source,
+            "kind": self.kind,
+            "taxonomy": self.taxonomy,
         }
 
 
@@ -145,10 +191,26 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
     score_type = out.get("score_type", "integer")
     if score_type not in ("integer", "number"):
         raise RubricError(f"{where}: output.score_type must be 'integer' or 'number', got {score_type!r}")
-    lo = _req(out, "score_min", float, where)
-    hi = _req(out, "score_max", float, where)
+    kind = out.get("kind", "score")
+    if kind not in _KINDS:
+        raise RubricError(f"{where}: output.kind must be one of {', '.join(_KINDS)}, got {kind!r}")
+    checks, weights, labels = _answer_shape(kind, out, where)
+    if kind == "score":
+        lo = _req(out, "score_min", float, where)
+        hi = _req(out, "score_max", float, where)
+    elif kind == "checks":
+        score_type, lo, hi = "number", 0.0, float(sum(weights))
+    elif kind == "label":
+        values = [v for _, v in labels]
+        score_type = "integer" if all(float(v).is_integer() for v in values) else "number"
+        lo, hi = min(values), max(values)
+    else:
+        score_type, lo, hi = "integer", 0.0, float("inf")
     if lo >= hi:
         raise RubricError(f"{where}: score_min {lo} must be below score_max {hi}")
+    taxonomy = data.get("taxonomy")
+    if taxonomy is not None and not isinstance(taxonomy, str):
+        raise RubricError(f"{where}: taxonomy must be a metric id string, got {taxonomy!r}")
     system = _req(prompt, "system", str, where).strip()
     user = _req(prompt, "user", str, where).strip()
     needs = bool(data.get("needs_instruction", "{instruction}" in user))
@@ -164,7 +226,9 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
         user=user,
         syntax=syntax,
         reasoning_key=str(out.get("reasoning_key", "reasoning")),
-        score_key=_req(out, "score_key", str, where),
+        score_key=str(out.get("score_key", "score"))
+        if kind == "checks"
+        else _req(out, "score_key", str, where),
         score_type=score_type,
         score_min=lo,
         score_max=hi,
@@ -172,12 +236,56 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
         first_frame_label=label,
         source=str(data.get("source", where)),
         digest=hashlib.sha256(canon).hexdigest()[:12],
+        kind=kind,
+        checks=checks,
+        weights=weights,
+        labels=labels,
+        taxonomy=taxonomy,
     )
     try:  # a broken template should fail when loaded, not on the first item
         rubric.render("check" if needs else None)
     except (KeyError, IndexError, ValueError) as exc:
         raise RubricError(f"{where}: the prompt template does not render: {exc!r}") from None
     return rubric
+
+
+def _answer_shape(
+    kind: str, out: dict[str, Any], where: str
+) -> tuple[tuple[str, ...], tuple[float, ...], tuple[tuple[str, float], ...]]:
+    """The checks, their weights and the labels a rubric's ``[output]`` table declares."""
+    checks: tuple[str, ...] = ()
+    weights: tuple[float, ...] = ()
+    labels: tuple[tuple[str, float], ...] = ()
+    if kind == "checks":
+        raw = out.get("checks")
+        if not isinstance(raw, list) or not raw or not all(isinstance(c, str) and c for c in raw):
+            raise RubricError(f"{where}: output.checks must be a non-empty list of JSON keys")
+        if len(set(raw)) != len(raw):
+            raise RubricError(f"{where}: output.checks has a repeated key")
+        checks = tuple(raw)
+        w = out.get("weights", [1.0 / len(checks)] * len(checks))
+        if (
+            not isinstance(w, list)
+            or len(w) != len(checks)
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) and x > 0 for x in w)
+        ):
+            raise RubricError(
+                f"{where}: output.weights must be {len(checks)} positive numbers (one per check)"
+            )
+        weights = tuple(float(x) for x in w)
+    elif kind == "label":
+        raw_labels = out.get("labels")
+        if not isinstance(raw_labels, dict) or len(raw_labels) < 2:
+            raise RubricError(f"{where}: output.labels must be a table of at least two label = value")
+        pairs = []
+        for lab, val in raw_labels.items():
+            if isinstance(val, bool) or not isinstance(val, int | float):
+                raise RubricError(f"{where}: output.labels.{lab} must be a number, got {val!r}")
+            pairs.append((str(lab), float(val)))
+        if len({lab.lower() for lab, _ in pairs}) != len(pairs):
+            raise RubricError(f"{where}: output.labels repeats a label (labels match without case)")
+        labels = tuple(sorted(pairs, key=lambda p: p[1]))
+    return checks, weights, labels
 
 
 def load_rubric_file(path: str | Path) -> Rubric:
@@ -206,7 +314,7 @@ def _load_builtin_rubrics() -> None:
 
 
 RUBRICS: Registry[Rubric] = Registry("rubric", _load_builtin_rubrics)
-"""Built-in rubrics by id (``pa``, ``ia``); :meth:`Registry.add` registers more."""
+"""Built-in rubrics by id (``pa``, ``ia``, the RoboPhys-3D ones...); :meth:`Registry.add` registers more."""
 
 
 def get_rubric(name: str) -> Rubric:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from robojudge.judges import (
+    RUBRICS,
     Backend,
     FrameSpec,
     ItemFrames,
@@ -29,18 +30,15 @@ from robojudge.judges import (
     Rubric,
     RubricResult,
     Scoring,
+    judge_metric_id,
     make_backend,
     short_hash,
 )
+from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
 from robojudge.run._plan import pending_per_item
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import VideoError
-
-
-def judge_metric_id(judge: str, rubric: str) -> str:
-    """The stored metric id of a judge's rubric: ``judge:<judge>:<rubric>``."""
-    return f"judge:{judge}:{rubric}"
 
 
 @dataclass(frozen=True)
@@ -212,7 +210,7 @@ class _Writer:
             if self.progress is not None:
                 self.progress(row, s)
 
-    async def run(self, interval: float = 0.05) -> None:
+    async def run(self, interval: float = 0.25) -> None:
         while True:
             await self.wake.wait()
             self.wake.clear()
@@ -334,6 +332,8 @@ def judge_items(
     finally:
         if own_cache:
             cache.close()
+        else:
+            cache.flush()
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -366,3 +366,104 @@ def judge_suite(
     with ResultStore(url) as store:
         summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
         return JudgeSuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))
+
+
+def judge_texts(store: ResultStore, metric: str) -> dict[str, str]:
+    """The texts a text rubric (``caption``, ``key_steps``) stored, by item id.
+
+    Args:
+        store: The result store the judge wrote to.
+        metric: The stored id, for example ``judge:qwen:caption`` (see :func:`judge_metric_id`).
+
+    Returns:
+        ``{item_id: text}`` for every judged row that holds a text (unscored and error rows are left
+        out). When the store holds rows of several configurations, the newest row of each item wins.
+    """
+    out: dict[str, tuple[Any, str]] = {}
+    for row in store.rows(metric=metric, status="ok"):
+        text = (row.details or {}).get("text")
+        if not isinstance(text, str) or not text:
+            continue
+        prev = out.get(row.item_id)
+        if prev is None or (row.created_at is not None and prev[0] is not None and row.created_at > prev[0]):
+            out[row.item_id] = (row.created_at, text)
+    return {item: text for item, (_, text) in sorted(out.items())}
+
+
+def write_judge_texts(texts: dict[str, str], path: str | Path, field_name: str = "caption") -> Path:
+    """Write ``{item_id: text}`` as JSON Lines (``{"item_id": ..., "<field_name>": ...}``, one per line).
+
+    This is the captions file the ``sa_bleu`` metric reads (see docs/judges.md, "Captions").
+    """
+    import json
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for item_id, text in texts.items():
+            fh.write(json.dumps({"item_id": item_id, field_name: text}, ensure_ascii=False) + "\n")
+    return p
+
+
+def _newest_rows(store: ResultStore, metric: str) -> dict[str, ResultRow]:
+    out: dict[str, ResultRow] = {}
+    for row in store.rows(metric=metric):
+        prev = out.get(row.item_id)
+        if prev is None or (
+            row.created_at is not None and prev.created_at is not None and row.created_at > prev.created_at
+        ):
+            out[row.item_id] = row
+    return out
+
+
+def draft_from_store(
+    store: ResultStore,
+    judges: Sequence[str],
+    rubrics: Sequence[str] = ("pa", "ia"),
+    *,
+    min_judges: int = 1,
+) -> dict[str, dict[str, DraftScore]]:
+    """Draft labels from several judges' stored rows (RoboJudge App. A.2): ``{item: {rubric: draft}}``.
+
+    Each judge's newest row per (item, rubric) counts; unscored (NaN) and error rows count as no
+    score. Items any judge has a row for are drafted. Labels are clipped to the built-in rubric's
+    range (1-5 for PA and IA, and for rubric ids robojudge does not know).
+
+    Raises:
+        ValueError: Fewer than one judge, or a judge with no rows for any of ``rubrics``.
+    """
+    if not judges:
+        raise ValueError("give at least one judge to draft from")
+    opinions: dict[str, dict[str, dict[str, JudgeOpinion]]] = {}
+    ranges: dict[str, tuple[float, float]] = {}
+    for rubric in rubrics:
+        if rubric in RUBRICS:
+            ranges[rubric] = (RUBRICS.get(rubric).score_min, RUBRICS.get(rubric).score_max)
+    for judge in judges:
+        found = 0
+        for rubric in rubrics:
+            for item_id, row in _newest_rows(store, judge_metric_id(judge, rubric)).items():
+                found += 1
+                details = row.details or {}
+                reasoning = details.get("reasoning")
+                score = row.value if row.status == "ok" else None
+                opinions.setdefault(item_id, {}).setdefault(rubric, {})[judge] = JudgeOpinion(
+                    score, reasoning if isinstance(reasoning, str) else None
+                )
+        if not found:
+            wanted = ", ".join(judge_metric_id(judge, r) for r in rubrics)
+            raise ValueError(f"judge {judge!r} has no stored rows ({wanted}) in {store.url}")
+    return draft_labels(opinions, list(rubrics), ranges=ranges, min_judges=min_judges)
+
+
+def write_drafts(drafts: dict[str, dict[str, DraftScore]], path: str | Path) -> Path:
+    """Write drafts as JSON Lines: ``{"item_id": ..., "<rubric>": {label, mean, spread, judges...}}``."""
+    import json
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for item_id, per_rubric in drafts.items():
+            record = {"item_id": item_id, **{r: d.to_json() for r, d in per_rubric.items()}}
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return p

@@ -1,0 +1,90 @@
+"""``robojudge judge draft``, ``judge texts`` and ``judge rubrics``: judges' rows back out, rubrics listed.
+
+``draft`` averages several judges' PA/IA into draft labels with their reasoning, the starting point
+of the annotation review (RoboJudge App. A.2). ``texts`` exports what a text rubric (``caption``,
+``key_steps``) wrote, as the captions file the ``sa_bleu`` metric reads. ``rubrics`` lists the
+built-in rubrics. They are dispatched from ``robojudge judge`` when its first argument is one of
+:data:`SUBCOMMANDS`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from robojudge.cli._common import console, fail
+from robojudge.judges import RUBRICS, judge_metric_id
+from robojudge.run._judge import draft_from_store, judge_texts, write_drafts, write_judge_texts
+from robojudge.store import ResultStore, StoreError
+
+SUBCOMMANDS = ("draft", "texts", "rubrics")
+"""First arguments of ``robojudge judge`` that run a command of this module instead of judging."""
+
+app = typer.Typer(
+    name="judge",
+    help="Read judges' stored rows: draft labels, exported texts.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _names(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@app.command("draft")
+def draft(
+    judges: str = typer.Option(..., "--judges", "-j", help="Comma-separated judge names to average."),
+    db: str = typer.Option(..., "--db", help="Result store URL or SQLite path the judges wrote to."),
+    out: Path = typer.Option(Path("drafts.jsonl"), "--out", "-o", help="Where to write the drafts (JSONL)."),
+    rubric: str = typer.Option("pa,ia", "--rubric", "-r", help="Comma-separated rubrics to draft."),
+    min_judges: int = typer.Option(1, "--min-judges", min=1, help="Fewest judge scores for a label."),
+) -> None:
+    """Average several judges' scores into draft labels with their reasoning (RoboJudge App. A.2)."""
+    names, rubrics = _names(judges), _names(rubric)
+    try:
+        with ResultStore(db) as store:
+            drafts = draft_from_store(store, names, rubrics, min_judges=min_judges)
+    except (StoreError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    path = write_drafts(drafts, out)
+    labelled = sum(1 for per in drafts.values() for d in per.values() if d.label is not None)
+    total = sum(len(per) for per in drafts.values())
+    console.print(
+        f"{len(drafts)} items, {labelled}/{total} draft labels from {len(names)} judges -> {path}",
+        highlight=False,
+    )
+
+
+@app.command("texts")
+def texts(
+    judge: str = typer.Option(..., "--judge", "-j", help="The judge that ran the text rubric."),
+    db: str = typer.Option(..., "--db", help="Result store URL or SQLite path."),
+    rubric: str = typer.Option("caption", "--rubric", "-r", help="The text rubric (caption, key_steps)."),
+    out: Path = typer.Option(Path("captions.jsonl"), "--out", "-o", help="Where to write (JSONL)."),
+    field: str = typer.Option("caption", "--field", help="JSON key of the text in each line."),
+) -> None:
+    """Export a text rubric's outputs as JSON Lines ``{"item_id": ..., "caption": ...}``."""
+    metric = judge_metric_id(judge, rubric)
+    try:
+        with ResultStore(db) as store:
+            found = judge_texts(store, metric)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    if not found:
+        raise fail(f"no stored texts for {metric} in {db}")
+    path = write_judge_texts(found, out, field)
+    console.print(f"{len(found)} texts from {metric} -> {path}", highlight=False)
+
+
+@app.command("rubrics")
+def rubrics() -> None:
+    """List the built-in rubrics: id, version, answer kind, range, taxonomy metric, source."""
+    for name in RUBRICS.names():
+        r = RUBRICS.get(name)
+        hi = "" if r.kind == "text" else f"{r.score_min:g}-{r.score_max:g}"
+        tax = f" -> {r.taxonomy}" if r.taxonomy else ""
+        need = " (needs the instruction)" if r.needs_instruction else ""
+        console.print(f"{r.id} v{r.version}  {r.kind} {hi}{tax}{need}  {r.title}", highlight=False)
