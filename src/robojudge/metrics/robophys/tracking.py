@@ -1,1 +1,354 @@
-"""Placeholder: filled in by work in progress."""
+"""Trajectory accuracy and object localization from tracks (RoboPhys-3D App. B.3.1-B.3.2).
+
+Both sub-dimensions compare what a tracker finds in the generated video with the ground truth of
+the reference episode:
+
+* generated tracks: the tracker (default ``lk_flow``, :mod:`robojudge.metrics.tracking`) follows
+  the objects and the end effector through ``Item.video``, seeded with frame 0 of the item's state
+  file (the shared conditioning frame): object masks, the projected end effector;
+* reference tracks: the reference episode's own state when the suite ships one next to the
+  reference video (``reference/<clip>.npz``, same layout as ``Item.state``; mask centroids and
+  boxes, the projected end effector), otherwise the same tracker run on ``Item.reference_video``
+  with the same seed (EWMBench's protocol: one detector for generated and ground-truth videos).
+  Config ``truth`` picks (``auto``: the state file when present); ``details["truth"]`` says which.
+
+Generated and reference videos are sampled at one rate (the lower native rate unless ``fps`` is
+set), so speeds per frame are comparable. Tracks of all five metrics of an item are computed once
+and shared (an in-process cache keyed by files, their modification times and the settings).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input
+from robojudge.metrics._score import Score
+from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.metrics.tracking import (
+    SimState,
+    Tracks,
+    get_tracker,
+    list_trackers,
+    seed_from_state,
+    true_tracks,
+)
+from robojudge.metrics.tracking._detection import average_precision_recall
+from robojudge.metrics.tracking._sim import StateFileError
+from robojudge.metrics.tracking._trajectory import (
+    DYN_MAX,
+    HSD_MAX,
+    MAX_MISSING,
+    NDTW_MAX,
+    diameter,
+    dyn_score,
+    fill_gaps,
+    hsd_score,
+    ndtw_score,
+)
+from robojudge.suite._schema import Item
+from robojudge.video import probe_video, sample_frames
+
+_OBJECTS = ("object", "distractor")
+_NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
+_INPUTS = {Input.video, Input.reference, Input.state}
+_EWM = "trajectory scores as in EWMBench (Yue et al. 2025), which the paper cites for DYN"
+
+
+class TrackingConfig(BaseModel):
+    """Which tracker, at what rate, from which view of the state file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tracker: str = Field(
+        default="lk_flow", description="registered tracker name (robojudge.metrics.tracking)"
+    )
+    fps: float | None = Field(default=None, gt=0, description="common rate; None: the lower native rate")
+    view: int = Field(default=0, ge=0, description="state-file view that the main video shows")
+    truth: Literal["auto", "reference_state", "tracked_reference"] = Field(
+        default="auto",
+        description="reference tracks: the reference episode's state file (auto: when present) or the "
+        "tracker on the reference video",
+    )
+
+    @field_validator("tracker")
+    @classmethod
+    def _known_tracker(cls, name: str) -> str:
+        if name not in list_trackers():
+            raise ValueError(f"unknown tracker {name!r}; known: {', '.join(list_trackers())}")
+        return name
+
+
+def reference_state_path(item: Item) -> Path | None:
+    """``<reference video without suffix>.npz`` when that file exists, else None."""
+    if not item.reference_video:
+        return None
+    path = Path(item.reference_video).with_suffix(".npz")
+    return path if path.is_file() else None
+
+
+def _mtime(path: str) -> float:
+    return Path(path).stat().st_mtime if path and Path(path).exists() else 0.0
+
+
+def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
+    """Generated tracks, reference tracks and the reference's source (``reference_state`` or
+    ``tracked_reference``) for one item.
+
+    Raises:
+        MetricInputError: When the item lacks a state file or reference video, or they are unreadable.
+    """
+    if not item.state:
+        raise MetricInputError("item has no state file to seed the tracker (first-frame masks)")
+    if not item.reference_video:
+        raise MetricInputError("item has no reference_video to compare tracks against")
+    ref_state = reference_state_path(item) if cfg.truth != "tracked_reference" else None
+    if cfg.truth == "reference_state" and ref_state is None:
+        want = Path(item.reference_video).with_suffix(".npz")
+        raise MetricInputError(f"truth='reference_state' but there is no reference state file {want}")
+    cfg = TrackingConfig(tracker=cfg.tracker, fps=cfg.fps, view=cfg.view, truth=cfg.truth)
+    files = (item.video, item.reference_video, item.state, str(ref_state or ""))
+    key = _Key(item.video, item.reference_video, item.state, ref_state, tuple(map(_mtime, files)), cfg)
+    try:
+        return _cached_tracks(key)
+    except StateFileError as exc:
+        raise MetricInputError(str(exc)) from None
+
+
+class _Key(NamedTuple):
+    """What an item's tracks depend on: files, their modification times, tracker settings."""
+
+    video: str
+    reference_video: str
+    state: str
+    reference_state: Path | None
+    mtimes: tuple[float, ...]
+    config: TrackingConfig
+
+
+@lru_cache(maxsize=16)
+def _cached_tracks(key: _Key) -> tuple[Tracks, Tracks, str]:
+    cfg = key.config
+    state = SimState.load(key.state, cfg.view)
+    rate = cfg.fps or min(probe_video(key.video).fps, probe_video(key.reference_video).fps)
+    tracker = get_tracker(cfg.tracker)
+    gen = sample_frames(key.video, fps=rate, max_frames=None)
+    seed = seed_from_state(state, (gen.frames.shape[2], gen.frames.shape[1]), objects=_OBJECTS)
+    gen_tracks = tracker.track(gen.frames, seed)
+    ref = sample_frames(key.reference_video, fps=rate, max_frames=None)
+    size = (ref.frames.shape[2], ref.frames.shape[1])
+    if key.reference_state is not None:
+        truth = true_tracks(SimState.load(key.reference_state, cfg.view), seed.names(), size)
+        idx = np.minimum(np.asarray(ref.indices), len(truth.points) - 1)  # the sampled frames
+        ref_tracks = Tracks(truth.names, truth.points[idx], truth.boxes[idx], truth.confidence[idx], size)
+        return gen_tracks, ref_tracks, "reference_state"
+    ref_seed = seed_from_state(state, size, objects=_OBJECTS)
+    return gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference"
+
+
+# -- trajectory accuracy (App. B.3.2) ---------------------------------------------------------------
+
+
+class TrajectoryConfig(TrackingConfig):
+    """Tracks compared, how one score is drawn from them, and EWMBench's normalizing maxima."""
+
+    targets: tuple[str, ...] = Field(
+        default=("ee", "object"),
+        min_length=1,
+        description="tracks compared: end effector and manipulated object",
+    )
+    select: Literal["farthest", "mean"] = Field(
+        default="farthest",
+        description="farthest: score the reference track with the largest extent (EWMBench); mean: average",
+    )
+    max_missing: float = Field(
+        default=MAX_MISSING,
+        gt=0,
+        lt=1,
+        description="a track missing more than this fraction of frames scores 0",
+    )
+
+
+def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
+    gen, ref, truth = item_tracks(item, cfg)
+    per: dict[str, dict[str, float | str]] = {}
+    extent: dict[str, float] = {}
+    for name in cfg.targets:
+        if name not in ref.names:
+            per[name] = {"status": _NOT_SEEDED}
+            continue
+        r, r_ok = fill_gaps(ref.normalized(name), cfg.max_missing)
+        if not r_ok:
+            per[name] = {"status": "reference track mostly missing"}
+            continue
+        extent[name] = diameter(r)
+        g, g_ok = fill_gaps(gen.normalized(name), cfg.max_missing) if name in gen.names else (r, False)
+        if not g_ok:
+            per[name] = {"status": "lost in the generated video", "score": 0.0}
+            continue
+        if which == "hsd":
+            score, dist = hsd_score(g, r, HSD_MAX)
+            per[name] = {"score": score, "hausdorff": dist}
+        elif which == "ndtw":
+            score, dist = ndtw_score(g, r, NDTW_MAX)
+            per[name] = {"score": score, "dtw_per_step": dist}
+        else:
+            score, parts = dyn_score(g, r, DYN_MAX)
+            per[name] = {"score": score, **parts}
+    if not extent:
+        raise MetricInputError(f"no usable reference track among {list(cfg.targets)} ({per})")
+    if cfg.select == "farthest":
+        chosen = max(extent, key=lambda n: extent[n])
+        value = float(per[chosen].get("score", 0.0))
+    else:
+        chosen = "mean"
+        value = float(np.mean([float(per[n].get("score", 0.0)) for n in extent]))
+    details = {
+        "truth": truth,
+        "selected": chosen,
+        "tracks": per,
+        "frames": len(gen.points),
+        "reference_frames": len(ref.points),
+        "tracker": cfg.tracker,
+        **gen.info,
+    }
+    return Score(value=value, details=details)
+
+
+@robophys_metric(
+    "ta_hsd",
+    family=Family.kinematics,
+    inputs=_INPUTS,
+    description=(
+        "Symmetric Hausdorff distance between the generated and reference 2-D tracks (image coordinates "
+        "in [0, 1]) of the end effector or object with the larger reference extent, scored "
+        "min(1, 1 / (24.979 H)) as in EWMBench. Tracks from the weights-free tracker by default."
+    ),
+    config=TrajectoryConfig,
+    note=_EWM,
+)
+def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
+    """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
+    return _trajectory_metric(item, config, "hsd")
+
+
+@robophys_metric(
+    "ta_ndtw",
+    family=Family.kinematics,
+    inputs=_INPUTS,
+    description=(
+        "Dynamic time warping between the generated and reference 2-D tracks (exact DTW, Euclidean), "
+        "mean cost per warping step d, scored min(1, 1 / (50.202 d)) as in EWMBench."
+    ),
+    config=TrajectoryConfig,
+    note=_EWM,
+)
+def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
+    """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
+    return _trajectory_metric(item, config, "ndtw")
+
+
+@robophys_metric(
+    "ta_dyn",
+    family=Family.kinematics,
+    inputs=_INPUTS,
+    description=(
+        "Dynamic consistency: Wasserstein-1 distances between the per-frame speed and acceleration "
+        "distributions of the generated and reference tracks, weighted by their range ratios, "
+        "scored min(1, (0.007 r_v / W_v + 0.003 r_a / W_a) / 22.519) as in EWMBench."
+    ),
+    config=TrajectoryConfig,
+    note=_EWM,
+)
+def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
+    """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
+    return _trajectory_metric(item, config, "dyn")
+
+
+# -- object localization (App. B.3.1) ---------------------------------------------------------------
+
+
+class LocalizationConfig(TrackingConfig):
+    """Which objects are categories (the manipulated one by default)."""
+
+    objects: tuple[Literal["object", "distractor"], ...] = Field(
+        default=("object",), min_length=1, description="tracked objects scored as detection categories"
+    )
+
+
+def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, dict[str, object]]:
+    gen, ref, truth = item_tracks(item, cfg)
+    n = min(len(gen.points), len(ref.points))
+    sx, sy = ref.size[0] / gen.size[0], ref.size[1] / gen.size[1]
+    scale = np.array([sx, sy, sx, sy])
+    aps: list[float] = []
+    ars: list[float] = []
+    per: dict[str, object] = {}
+    for name in cfg.objects:
+        if name not in ref.names:
+            per[name] = _NOT_SEEDED
+            continue
+        r = ref.boxes[:n, ref.index(name)]
+        gt = [b[None] if np.isfinite(b).all() else np.zeros((0, 4)) for b in r]
+        if name in gen.names:
+            g, c = gen.boxes[:n, gen.index(name)] * scale, gen.confidence[:n, gen.index(name)]
+            found = np.isfinite(g).all(axis=1) & (c > 0)
+        else:
+            g, c, found = np.zeros((n, 4)), np.zeros(n), np.zeros(n, bool)
+        dets = [g[t][None] if found[t] else np.zeros((0, 4)) for t in range(n)]
+        scores = [c[t : t + 1] if found[t] else np.zeros(0) for t in range(n)]
+        ap, ar = average_precision_recall(gt, dets, scores)
+        if np.isnan(ap):
+            per[name] = "never visible in the reference"
+            continue
+        aps.append(ap)
+        ars.append(ar)
+        per[name] = {
+            "ap": ap,
+            "ar": ar,
+            "frames_with_truth": int(sum(len(x) for x in gt)),
+            "frames_detected": int(found.sum()),
+        }
+    if not aps:
+        raise MetricInputError(f"no reference object to localize among {list(cfg.objects)} ({per})")
+    details = {"truth": truth, "objects": per, "frames": n, "tracker": cfg.tracker, **gen.info}
+    return float(np.mean(aps)), float(np.mean(ars)), details
+
+
+@robophys_metric(
+    "ol_average_precision",
+    family=Family.state,
+    inputs=_INPUTS,
+    description=(
+        "COCO average precision (IoU 0.50:0.95, 101 recall points) of the tracked object boxes in each "
+        "generated frame against the reference episode's boxes at the same time; one category per object."
+    ),
+    config=LocalizationConfig,
+    note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
+)
+def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
+    """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
+    ap, _, details = _localization(item, config)
+    return Score(value=ap, details=details)
+
+
+@robophys_metric(
+    "ol_average_recall",
+    family=Family.state,
+    inputs=_INPUTS,
+    description=(
+        "COCO average recall (IoU 0.50:0.95) of the tracked object boxes against the reference episode's "
+        "boxes frame by frame: the fraction of the object's appearances found at the right place."
+    ),
+    config=LocalizationConfig,
+    note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
+)
+def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
+    """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
+    _, ar, details = _localization(item, config)
+    return Score(value=ar, details=details)

@@ -1,0 +1,131 @@
+"""Trajectory and localization metrics end to end on simulated rollouts with a planted wrong target."""
+
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if importlib.util.find_spec("mujoco") is None and not os.environ.get("CI"):
+    pytest.skip(
+        "mujoco is not installed (pip install -e '.[sim]'); CI runs these tests", allow_module_level=True
+    )
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+from robojudge.metrics import MetricInputError, get_metric  # noqa: E402
+from robojudge.metrics.robophys.tracking import TrackingConfig, item_tracks  # noqa: E402
+from robojudge.suite import Item  # noqa: E402
+
+SIZE = 64
+TA = ("ta_hsd", "ta_ndtw", "ta_dyn")
+OL = ("ol_average_precision", "ol_average_recall")
+
+
+@pytest.fixture(scope="module")
+def rollouts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Item]:
+    """A pick-and-place episode rendered faithfully (also the reference) and with a wrong target."""
+    from robojudge.suite.sim._build import _state_arrays
+    from robojudge.suite.sim._failures import Editor
+    from robojudge.suite.sim._policy import FPS, faithful_episode, object_positions, run_episode
+    from robojudge.suite.sim._render import SceneRenderer
+    from robojudge.suite.sim._scenes import make_env
+    from robojudge.video import write_video
+
+    out = tmp_path_factory.mktemp("tracking_sim")
+    env = make_env("pick_and_place", SIZE)
+    ep = faithful_episode(env, "pick_and_place", np.random.default_rng(0), 0)
+    renderer = SceneRenderer(env.model, "pick_and_place", SIZE, 1)
+    paths = {}
+    try:
+        for name, episode in (
+            ("faithful", ep),
+            ("wrong", run_episode(env, "pick_and_place", ep.layout, 0, "wrong_target", 0.9)),
+        ):
+            ed = Editor(env.model, episode, object_positions(env.model, episode, "object0"))
+            frames, raw = renderer.render(ed.plan, ep.layout.goal)
+            write_video(out / f"{name}.mp4", frames[0], fps=FPS)
+            np.savez_compressed(
+                out / f"{name}.npz", **_state_arrays(raw, episode, renderer, ed.plan, ep.layout.goal)
+            )
+            paths[name] = out / name
+    finally:
+        renderer.close()
+    ref_dir = out / "ref"
+    ref_dir.mkdir()
+    (ref_dir / "clip.mp4").write_bytes((out / "faithful.mp4").read_bytes())
+    items = {
+        name: Item(
+            item_id=name, video=f"{p}.mp4", reference_video=str(ref_dir / "clip.mp4"), state=f"{p}.npz"
+        )
+        for name, p in paths.items()
+    }
+    return items
+
+
+def _scores(item: Item) -> dict[str, float]:
+    return {m: get_metric(m).compute(item).value for m in (*TA, *OL)}
+
+
+@pytest.mark.slow
+def test_wrong_target_scores_worse_than_faithful(rollouts: dict[str, Item]) -> None:
+    faithful, wrong = _scores(rollouts["faithful"]), _scores(rollouts["wrong"])
+    # The faithful rollout is the reference video itself: identical tracks, distance 0, score 1.
+    assert all(faithful[m] == 1.0 for m in TA)
+    assert faithful["ol_average_precision"] == 1.0 and faithful["ol_average_recall"] == 1.0
+    assert wrong["ta_hsd"] < 0.5 < faithful["ta_hsd"]
+    assert wrong["ta_ndtw"] < faithful["ta_ndtw"] and wrong["ta_dyn"] < faithful["ta_dyn"]
+    assert wrong["ol_average_precision"] < faithful["ol_average_precision"]
+    details = get_metric("ta_hsd").compute(rollouts["wrong"]).details
+    assert details["truth"] == "tracked_reference" and details["selected"] in ("ee", "object")
+
+
+@pytest.mark.slow
+def test_reference_state_file_is_the_truth_when_present(rollouts: dict[str, Item]) -> None:
+    ref = Path(rollouts["faithful"].reference_video or "")
+    npz = ref.with_suffix(".npz")
+    npz.write_bytes(Path(rollouts["faithful"].state or "").read_bytes())
+    try:
+        gen, truth, source = item_tracks(rollouts["faithful"], TrackingConfig())
+        assert source == "reference_state"
+        # The tracker on the faithful video against the simulator's own truth (64 px frames):
+        # the object's centroid within 1.5 px on every frame it is found.
+        k = gen.index("object")
+        err = np.linalg.norm(gen.points[:, k] - truth.points[:, k], axis=1)
+        assert np.nanmax(err) < 1.5
+        faithful, wrong = _scores(rollouts["faithful"]), _scores(rollouts["wrong"])
+        assert wrong["ta_hsd"] < faithful["ta_hsd"]
+        assert wrong["ol_average_recall"] < faithful["ol_average_recall"]
+        # Forcing the tracked reference: the faithful video is the reference, so its tracks match.
+        forced = get_metric("ta_hsd").make_config({"truth": "tracked_reference"})
+        score = get_metric("ta_hsd").compute(rollouts["faithful"], forced)
+        assert score.value == 1.0 and score.details["truth"] == "tracked_reference"
+    finally:
+        npz.unlink()
+
+
+def test_missing_inputs_are_named(tmp_path: Path) -> None:
+    no_state = Item(item_id="a", video="v.mp4", reference_video="r.mp4")
+    with pytest.raises(MetricInputError, match="no state file"):
+        get_metric("ta_hsd").compute(no_state)
+    no_ref = Item(item_id="a", video="v.mp4", state="s.npz")
+    with pytest.raises(MetricInputError, match="no reference_video"):
+        get_metric("ol_average_recall").compute(no_ref)
+    with pytest.raises(MetricInputError, match=r"no reference state file .*r\.npz"):
+        spec = get_metric("ta_hsd")
+        spec.compute(
+            Item(item_id="a", video="v.mp4", reference_video="r.mp4", state="s.npz"),
+            spec.make_config({"truth": "reference_state"}),
+        )
+    with pytest.raises(ValueError, match="unknown tracker 'cotrakcer'"):
+        get_metric("ta_dyn").make_config({"tracker": "cotrakcer"})
+    bad = tmp_path / "s.npz"
+    np.savez(bad, masks=np.zeros((2, 1, 4, 4), np.uint8))
+    video = tmp_path / "v.mp4"
+    from robojudge.video import write_video
+
+    write_video(video, np.zeros((3, 16, 16, 3), np.uint8), fps=10)
+    broken = Item(item_id="a", video=str(video), reference_video=str(video), state=str(bad))
+    with pytest.raises(MetricInputError, match=r"s\.npz has no \['ee_pos'"):
+        get_metric("ta_ndtw").compute(broken)
