@@ -119,9 +119,15 @@ def _build_episode(args: tuple[str, int, int, str, int, int, tuple[str, ...]]) -
     rows = []
     try:
         ref_editor = Editor(env.model, faithful, object_positions(env.model, faithful, info.object_body))
-        ref_frames, _ = renderer.render(ref_editor.plan, layout.goal, faithful=True)
+        ref_frames, ref_st = renderer.render(ref_editor.plan, layout.goal, faithful=True)
         ref = f"reference/{clip}.mp4"
         write_video(out / ref, ref_frames[0], fps=FPS)
+        # The reference episode's own state, beside its video: trajectory and localization metrics
+        # compare a rollout's tracks with the reference's true tracks and masks.
+        ref_arrays = _state_arrays(ref_st, faithful, renderer, ref_editor.plan, layout.goal)
+        ref_arrays["failures_json"] = np.array("[]")
+        ref_arrays["instruction"] = np.array(INSTRUCTIONS[embodiment])
+        np.savez_compressed(out / f"reference/{clip}.npz", **ref_arrays)
         for p_name in profiles:
             prof = PROFILES[p_name]
             prng = np.random.default_rng([seed, e, list(PROFILES).index(p_name)])
