@@ -1,4 +1,4 @@
-"""``robojudge demo``: build the embedded demo suite, score it, write a report."""
+"""``robojudge demo``: build the embedded demo suite, score it, write a report ending in index.html."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from robojudge.meta import Leaderboard
 from robojudge.metrics import get_metric
 from robojudge.report import (
     GroupSummary,
+    HtmlReport,
     JudgeRow,
     LabelAgreement,
     generator_board,
@@ -19,6 +20,7 @@ from robojudge.report import (
     label_agreement,
     label_scores,
     report_suite,
+    write_html_report,
     write_judges,
     write_label_agreement,
     write_leaderboard,
@@ -51,6 +53,7 @@ class DemoResult:
     agreement: list[LabelAgreement]
     leaderboard: Leaderboard | None
     judges: list[JudgeRow]
+    html: HtmlReport | None = None
 
 
 def sim_available() -> bool:
@@ -115,6 +118,9 @@ def run_demo(
         report, judges, _ = judges_report(rows, items, direction, seed=seed)
         write_judges(judges, report, out / "report", note="metric-calibrated: fit on the stored metrics, "
                      "scored out of fold (grouped by clip); no VLM involved")
+    # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).
+    html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
+                             title=f"robojudge demo ({kind} suite)", seed=seed)
     return DemoResult(
         suite_kind=kind,
         manifest=manifest,
@@ -124,6 +130,7 @@ def run_demo(
         agreement=agreement,
         leaderboard=board,
         judges=judges,
+        html=html,
     )
 
 

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from robojudge.cli._common import console, fail, print_summary, scoring_progress
 from robojudge.cli._judge import ENDPOINT_HELP
-from robojudge.cli._report import summary_table
+from robojudge.cli._report import print_html_report, summary_table
 from robojudge.meta import Estimate
 
 
@@ -62,9 +62,11 @@ def demo(
         console.print(ENDPOINT_HELP, highlight=False, markup=False)
     console.print(
         f"report: {result.report_dir}  (summary, label_agreement, leaderboard, judges: .md and .csv; "
-        "results.csv, errors.csv)",
+        "results.csv, errors.csv; tables/ as CSV, Markdown and LaTeX)",
         highlight=False,
     )
+    if result.html is not None:
+        print_html_report(result.html)
 
 
 def _ci(v: float, lo: float, hi: float) -> str:

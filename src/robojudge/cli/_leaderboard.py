@@ -1,4 +1,4 @@
-"""``robojudge leaderboard generators|judges``: RoboJudge Table 8 and Table 2 from stored results."""
+"""``robojudge leaderboard generators|judges|fps-ablation``: RoboJudge Tables 8, 2 and 9."""
 
 from __future__ import annotations
 
@@ -215,3 +215,76 @@ def judges(
         paths = write_judges(table_rows, report, out, note=note)
         wrote = ", ".join(str(p) for p in paths)
         (err_console if as_json else console).print(f"wrote {wrote}", highlight=False)
+
+
+def _rates(text: str) -> list[float | None]:
+    out: list[float | None] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if part == "native":
+            out.append(None)
+            continue
+        try:
+            v = float(part)
+        except ValueError:
+            raise fail(f"--fps: {part!r} is not a number or 'native'") from None
+        if v <= 0:
+            raise fail(f"--fps: rates must be positive, got {part}")
+        out.append(v)
+    if not out:
+        raise fail("--fps: give at least one rate, e.g. --fps 1,2,4,8")
+    return out
+
+
+@app.command("fps-ablation")
+def fps_ablation(
+    suite: Path = typer.Argument(..., help="Suite manifest with PA/IA labels."),
+    judge_name: str | None = typer.Option(None, "--judge", "-j", help="Judge name from the judges file."),
+    judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
+    backend: str | None = typer.Option(None, "--backend", help="Inline judge: openai, hf or mock."),
+    model: str | None = typer.Option(None, "--model", help="Model name (inline or override)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint."),
+    rubric: str = typer.Option("pa,ia", "--rubric", "-r", help="Comma-separated built-in rubrics."),
+    fps: str = typer.Option("1,2,4,8", "--fps", help="Comma-separated rates; 'native' = every frame."),
+    max_frames: int = typer.Option(32, "--max-frames", min=1, help="Most frames per video at every rate."),
+    db: str | None = typer.Option(None, "--db", help=_DB_HELP),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache folder."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
+    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write fps_ablation.{csv,md,tex} here."),
+) -> None:
+    """Run one judge at several frame rates and compare their agreement with the labels (RoboJudge Table 9).
+
+    Each rate is stored as judge ``<name>-fps<rate>`` and resumes like ``robojudge judge``.
+    """
+    from robojudge.cli._judge import resolve_judge, resolve_rubrics
+    from robojudge.judges import JudgeConfigError, ResponseCache, RubricError, UnknownNameError
+    from robojudge.report import run_fps_ablation
+
+    rates = _rates(fps)
+    run_dir = default_run_dir(suite)
+    try:
+        cfg = resolve_judge(judge_name, judges_file, backend, {"model": model, "base_url": base_url})
+        rubrics = resolve_rubrics(rubric, [])
+        cache = ResponseCache(cache_dir, enabled=not no_cache)
+        items = list(load_suite(suite, strict=False).items)
+    except (JudgeConfigError, RubricError, UnknownNameError, ManifestError, OSError) as exc:
+        raise fail(str(exc)) from None
+    try:
+        with cache, ResultStore(db or default_db_url(run_dir)) as store:
+            result = run_fps_ablation(items, cfg, rubrics, rates, store, max_frames=max_frames, cache=cache,
+                                      bootstrap=bootstrap, seed=seed)
+    except (StoreError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    for name, s in result.runs.items():
+        console.print(f"{name}: {s.scored} scored, {s.unscored} unparsable, {s.failed} failed, "
+                      f"{s.skipped} already stored", highlight=False)
+    if cfg.backend == "mock":
+        console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]")
+    _print_judges(list(result.rows), (*result.report.axes, OVERALL),
+                  f"judge {cfg.name} by frame rate vs labels ({bootstrap} replicates; best in green)")
+    if out is not None:
+        paths = result.table().write(out)
+        console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False)

@@ -1,4 +1,4 @@
-"""``robojudge report``."""
+"""``robojudge report``: the HTML report (plots, CSV, Markdown and LaTeX tables) of a run or a store."""
 
 from __future__ import annotations
 
@@ -8,10 +8,19 @@ import typer
 from rich.table import Table
 
 from robojudge.cli._common import console, fail
-from robojudge.report import GROUP_FIELDS, GroupSummary, report_suite
+from robojudge.report import (
+    GROUP_FIELDS,
+    GroupSummary,
+    HtmlReport,
+    report_suite,
+    resolve_source,
+    write_html_report,
+)
 from robojudge.run import default_run_dir
 from robojudge.store import StoreError, default_db_url
-from robojudge.suite import ManifestError
+from robojudge.suite import SUFFIXES, ManifestError
+
+_SEED = 20260926
 
 
 def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -> Table:
@@ -24,24 +33,87 @@ def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -
     return table
 
 
-def report(
-    suite: Path = typer.Argument(..., help="Suite manifest the results belong to."),
-    db: str | None = typer.Option(
-        None, "--db", help="Result store [default: runs/<manifest name>/results.sqlite]."
-    ),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Report folder [default: next to the store]."),
-    by: str = typer.Option("generator", "--by", help=f"Group by one of: {', '.join(GROUP_FIELDS)}."),
-) -> None:
-    """Summarize stored results per group (mean, std, 95% t-interval) into a report folder."""
-    run_dir = default_run_dir(suite)
-    url = db or default_db_url(run_dir)
-    if db is None and not (run_dir / "results.sqlite").exists():
-        where = run_dir / "results.sqlite"
-        raise fail(f"no result store at {where}; pass --db or run `robojudge score` first")
-    folder = out or run_dir / "report"
+def _higher_is_better(metric: str) -> bool:
+    """A registered metric's direction; unknown ones (judges, plugins gone) count as higher-is-better."""
+    from robojudge.metrics import UnknownMetricError, get_metric
+
     try:
-        summaries = report_suite(suite, url, folder, by=by)
+        return get_metric(metric).higher_is_better
+    except UnknownMetricError:
+        return True
+
+
+def _is_manifest(target: str) -> bool:
+    path = Path(target)
+    return "://" not in target and not path.is_dir() and path.suffix.lower() in SUFFIXES
+
+
+def print_html_report(result: HtmlReport) -> None:
+    """One line per section (shown or why not) and where the report is."""
+    for s in result.sections:
+        if s.skipped is None:
+            console.print(f"  {s.title}: {len(s.plots)} plots, {len(s.tables)} tables", highlight=False)
+        else:
+            console.print(f"  {s.title}: not shown ({s.skipped})", highlight=False)
+    console.print(f"HTML report: {result.index}  (tables: {result.index.parent / 'tables'})", highlight=False)
+
+
+def report(
+    target: str = typer.Argument(
+        ..., metavar="RUN_OR_DB",
+        help="A run folder (holding results.sqlite), a result store (file or database URL), or a suite "
+        "manifest (then the store is runs/<manifest name>/results.sqlite or --db)."),
+    db: str | None = typer.Option(
+        None, "--db", help="Store when RUN_OR_DB is a manifest [default: runs/<manifest>/results.sqlite]."
+    ),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite manifest of the results, for labels and generators "
+        "[default: suite/suite.jsonl or suite.jsonl in the run folder]."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Report folder [default: next to the store]."),
+    by: str = typer.Option("generator", "--by", help=f"Summary groups: {', '.join(GROUP_FIELDS)}."),
+    html: bool = typer.Option(True, "--html/--no-html", help="Write index.html and the tables too."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
+    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap and the folds."),
+    title: str | None = typer.Option(None, "--title", help="Page title."),
+) -> None:
+    """Write a self-contained HTML report (plots, CSV, Markdown and LaTeX tables) of stored results.
+
+    With a suite manifest it also summarizes the results per group (mean, std, 95% t-interval) as
+    before: summary.md, summary.csv, results.csv and errors.csv.
+    """
+    manifest: Path | None
+    if _is_manifest(target):
+        manifest = Path(target)
+        run_dir = default_run_dir(manifest)
+        url = db or default_db_url(run_dir)
+        if db is None and not (run_dir / "results.sqlite").exists():
+            where = run_dir / "results.sqlite"
+            raise fail(f"no result store at {where}; pass --db or run `robojudge score` first")
+        folder = out or run_dir / "report"
+        try:
+            summaries = report_suite(manifest, url, folder, by=by)
+        except (ManifestError, StoreError, ValueError) as exc:
+            raise fail(str(exc)) from None
+        console.print(summary_table(summaries, by, f"results by {by}"))
+        console.print(f"report: {folder}  (summary.md, summary.csv, results.csv, errors.csv)")
+        if suite is not None:
+            manifest = suite
+    else:
+        try:
+            url, manifest = resolve_source(target, manifest=suite)
+        except FileNotFoundError as exc:
+            raise fail(str(exc)) from None
+        path = Path(target)
+        folder = out or (path / "report" if path.is_dir() else Path("report"))
+        if manifest is None:
+            console.print("no suite manifest found (pass --suite): the report has no labels or generators",
+                          highlight=False)
+    if not html:
+        return
+    name = Path(manifest).name if manifest is not None else target
+    try:
+        result = write_html_report(url, folder, manifest=manifest, higher_is_better=_higher_is_better,
+                                   title=title or f"robojudge report: {name}", bootstrap=bootstrap, seed=seed)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
-    console.print(summary_table(summaries, by, f"results by {by}"))
-    console.print(f"report: {folder}  (summary.md, summary.csv, results.csv, errors.csv)")
+    print_html_report(result)

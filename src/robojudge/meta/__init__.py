@@ -36,6 +36,7 @@ from robojudge.meta._calibrated import (
 )
 from robojudge.meta._ci import MeanCI, mean_confidence_interval
 from robojudge.meta._fit import FitAgreement, fit_agreement
+from robojudge.meta._kendall import kendall_interval, weighted_kendall_tau_b
 from robojudge.meta._leaderboard import (
     AdjacentPair,
     Leaderboard,
@@ -104,6 +105,7 @@ __all__ = [
     "generator_leaderboard",
     "grouped_folds",
     "kendall",
+    "kendall_interval",
     "krippendorff_alpha_ordinal",
     "mae",
     "mean_confidence_interval",
@@ -122,6 +124,7 @@ __all__ = [
     "spearman",
     "stats_from_sums",
     "summarize_replicates",
+    "weighted_kendall_tau_b",
     "within_one_accuracy",
     "youden_j",
 ]

@@ -1,5 +1,7 @@
-"""Reports of stored results: summaries, leaderboards, CSV and Markdown."""
+"""Reports of stored results: summaries, leaderboards, the HTML report with plots, CSV, Markdown and LaTeX."""
 
+from robojudge.report._ablation import FpsAblation, fps_judge_name, run_fps_ablation, tabulate_fps_ablation
+from robojudge.report._html import HtmlReport, render_page, resolve_source, write_html_report
 from robojudge.report._labels import LabelAgreement, label_agreement, write_label_agreement
 from robojudge.report._leaderboard import (
     CALIBRATED,
@@ -18,17 +20,26 @@ from robojudge.report._leaderboard import (
     write_judges,
     write_leaderboard,
 )
+from robojudge.report._sections import ReportInput, Section
 from robojudge.report._suite import GROUP_FIELDS, group_by_field, report_suite
 from robojudge.report._summary import GroupSummary, summarize, summary_markdown, write_report
+from robojudge.report._tables import Cell, Table, latex_escape
 
 __all__ = [
     "CALIBRATED",
     "GROUP_FIELDS",
     "CalibratedJudge",
+    "Cell",
+    "FpsAblation",
     "GroupSummary",
+    "HtmlReport",
     "JudgeRow",
     "LabelAgreement",
+    "ReportInput",
+    "Section",
+    "Table",
     "calibrated_scores",
+    "fps_judge_name",
     "generator_board",
     "group_by_field",
     "judge_names",
@@ -38,13 +49,19 @@ __all__ = [
     "judges_report",
     "label_agreement",
     "label_scores",
+    "latex_escape",
     "leaderboard_markdown",
     "metric_features",
+    "render_page",
     "report_suite",
+    "resolve_source",
+    "run_fps_ablation",
     "summarize",
     "summary_markdown",
+    "tabulate_fps_ablation",
     "write_judges",
     "write_label_agreement",
+    "write_html_report",
     "write_leaderboard",
     "write_report",
 ]

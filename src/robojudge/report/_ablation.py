@@ -1,0 +1,149 @@
+"""Frame-rate ablation: one judge run at several sampling rates, agreement per rate (RoboJudge Table 9).
+
+Each rate is judged as its own judge, named ``<judge>-fps<rate>`` (``-fpsnative`` for every decoded
+frame), so the runs sit side by side in the store and resume independently; everything else about
+the judge (model, rubric, decoding, frame cap) stays the same. The agreement of each run with the
+suite's labels comes from :func:`robojudge.meta.agreement_table` on one shared bootstrap draw, so
+differences between rates are paired.
+
+Running judges is the job of :mod:`robojudge.run`; it is imported inside :func:`run_fps_ablation`
+only, which keeps the report package importable without the judge stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from robojudge.meta import OVERALL, AgreementReport, agreement_table
+from robojudge.report._leaderboard import (
+    JUDGE_COLUMNS,
+    JudgeRow,
+    clusters_of,
+    judge_scores,
+    judge_table,
+    label_scores,
+    strata_of,
+)
+from robojudge.report._tables import Cell, Table, text
+from robojudge.store import ResultStore
+from robojudge.suite import Item
+
+if TYPE_CHECKING:
+    from robojudge.judges import Backend, JudgeConfig, ResponseCache, Rubric
+    from robojudge.run import JudgeRunSummary
+
+_TITLES = {"pa": "PA", "ia": "IA", OVERALL: "Overall"}
+
+
+def fps_judge_name(judge: str, fps: float | None) -> str:
+    """The stored judge name of one rate: ``vlm-fps4``, ``vlm-fps0.5``, ``vlm-fpsnative``."""
+    return f"{judge}-fps{'native' if fps is None else format(fps, 'g')}"
+
+
+@dataclass(frozen=True)
+class FpsAblation:
+    """Output of :func:`run_fps_ablation`.
+
+    Attributes:
+        judge: The base judge's name.
+        rates: The sampling rates, in the order given (None = native).
+        names: The stored judge name of each rate.
+        report: Agreement of every rate with the labels (judges = ``names``).
+        rows: The Table 2 rows of ``report`` (best per column marked across rates).
+        runs: What each judge run did, by rate name (empty when only tabulated).
+    """
+
+    judge: str
+    rates: tuple[float | None, ...]
+    names: tuple[str, ...]
+    report: AgreementReport
+    rows: tuple[JudgeRow, ...]
+    runs: dict[str, JudgeRunSummary]
+
+    def table(self) -> Table:
+        """Table 9 layout: one row per rate with r, Acc and MSE per target, best per column bold."""
+        targets = (*self.report.axes, OVERALL)
+        cols = ["fps", "n"] + [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
+        table = Table("fps_ablation", f"Frame-rate ablation of judge {self.judge} (RoboJudge Table 9)", cols,
+                      note="The same judge at each sampling rate; best per column bold.")
+        for rate, row in zip(self.rates, self.rows, strict=True):
+            n = min(row.n.values()) if row.n else 0
+            cells: list[Cell] = [text("native" if rate is None else format(rate, "g")), text(n)]
+            for t in targets:
+                for col, _, _ in JUDGE_COLUMNS:
+                    e = row.cells[t, col]
+                    cells.append(Cell(e.value, e.low, e.high, best=(t, col) in row.best))
+            table.add(cells)
+        return table
+
+
+def tabulate_fps_ablation(store: ResultStore, items: Sequence[Item], judge: str,
+                          rates: Sequence[float | None], *, bootstrap: int = 2000, seed: int = 0,
+                          runs: dict[str, JudgeRunSummary] | None = None) -> FpsAblation:
+    """Agreement with the labels of every rate's stored run of ``judge``.
+
+    Raises:
+        ValueError: No labelled items, or a rate without stored scores.
+    """
+    labelled = [it for it in items if it.labels is not None]
+    if not labelled:
+        raise ValueError("the suite has no PA/IA labels to compare the frame rates with")
+    stored = store.rows()
+    names = tuple(fps_judge_name(judge, r) for r in rates)
+    pred = {name: judge_scores(stored, labelled, name) for name in names}
+    report = agreement_table(pred, label_scores(labelled), clusters_of(labelled), strata_of(labelled),
+                             bootstrap=bootstrap, seed=seed, pairs=[], rank_stats=False)
+    return FpsAblation(judge, tuple(rates), names, report, tuple(judge_table(report)), dict(runs or {}))
+
+
+def run_fps_ablation(
+    items: Sequence[Item],
+    judge: JudgeConfig,
+    rubrics: Sequence[Rubric],
+    rates: Sequence[float | None],
+    store: ResultStore,
+    *,
+    max_frames: int | None = 32,
+    size: int | tuple[int, int] | None = None,
+    cache: ResponseCache | None = None,
+    backend: Callable[[JudgeConfig], Backend] | None = None,
+    bootstrap: int = 2000,
+    seed: int = 0,
+    **judge_kwargs: Any,
+) -> FpsAblation:
+    """Judge ``items`` once per sampling rate, then tabulate each rate's agreement with the labels.
+
+    Args:
+        items: Items with absolute paths (see :meth:`Item.resolve`); labelled ones enter the table.
+        judge: The judge; each rate runs as a copy named :func:`fps_judge_name`.
+        rubrics: Rubrics (``pa`` and ``ia`` for the table).
+        rates: Sampling rates in frames per second (None: every decoded frame).
+        store: Where the judgments go; stored ones are reused (the runs resume).
+        max_frames: Frame cap at every rate (RoboJudge: 32).
+        size: Frame resizing, as :class:`robojudge.judges.FrameSpec`.
+        cache: Response cache (default: the user cache folder).
+        backend: Builds the backend of each rate's judge (tests pass a scripted mock); default from config.
+        bootstrap: Cluster-bootstrap replicates.
+        seed: Bootstrap seed.
+        **judge_kwargs: Passed to :func:`robojudge.run.judge_items` (scoring, samples, retry_errors...).
+
+    Returns:
+        A :class:`FpsAblation`.
+    """
+    from robojudge.judges import FrameSpec
+    from robojudge.run import judge_items
+
+    if not rates:
+        raise ValueError("give at least one frame rate")
+    if len(set(rates)) != len(rates):
+        raise ValueError(f"frame rates must be distinct, got {list(rates)}")
+    runs: dict[str, JudgeRunSummary] = {}
+    for rate in rates:
+        cfg = judge.model_copy(update={"name": fps_judge_name(judge.name, rate)})
+        spec = FrameSpec(fps=rate, max_frames=max_frames, size=size)
+        be = backend(cfg) if backend is not None else None
+        runs[cfg.name] = judge_items(items, cfg, rubrics, store, frames=spec, cache=cache, backend=be,
+                                     **judge_kwargs)
+    return tabulate_fps_ablation(store, items, judge.name, rates, bootstrap=bootstrap, seed=seed, runs=runs)

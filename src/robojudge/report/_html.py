@@ -1,0 +1,182 @@
+"""The self-contained HTML report: ``index.html`` (inline CSS and SVG, no script, no network) plus tables.
+
+``write_html_report`` reads a result store (and, when known, the suite manifest the results belong
+to), builds every section it can, and writes ``index.html`` and ``tables/<name>.{csv,md,tex}``.
+``resolve_source`` turns what a user typed (a run folder, a database URL or a store file) into a
+store URL and the manifest, if one can be found.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from robojudge.aggregate import load_taxonomy
+from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
+from robojudge.report._sections import (
+    ReportInput,
+    Section,
+    generators_section,
+    judges_section,
+    metrics_section,
+    overview_section,
+)
+from robojudge.store import ResultStore, default_db_url
+from robojudge.suite import load_suite
+
+log = logging.getLogger(__name__)
+
+#: Where a run folder keeps its suite manifest, tried in order (the demo writes ``suite/suite.jsonl``).
+MANIFEST_CANDIDATES = ("suite/suite.jsonl", "suite.jsonl", "suite/suite.csv", "suite.csv")
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
+header{background:#20344f;color:#fff;padding:1.2rem 2rem}header h1{margin:0;font-size:1.5rem}
+header p{margin:.3rem 0 0;opacity:.85;font-size:.9rem}
+nav{padding:.6rem 2rem;background:#e8edf3;font-size:.9rem}nav a{margin-right:1rem;color:#20344f}
+main{padding:1rem 2rem;max-width:1200px}
+section{background:#fff;border:1px solid #dde3ea;border-radius:6px;margin:1rem 0;padding:1rem 1.4rem}
+h2{margin-top:0;color:#20344f}p.intro{font-size:.92rem;line-height:1.45;color:#333}
+p.skipped{color:#8a5a00;background:#fff6e0;padding:.5rem .8rem;border-radius:4px}
+.figures{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}
+figure{margin:0;max-width:100%;overflow-x:auto}svg.plot{max-width:100%;height:auto}
+table{border-collapse:collapse;font-size:.82rem;margin:.8rem 0;display:block;overflow-x:auto}
+caption{text-align:left;font-weight:600;padding:.3rem 0}
+th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .55rem;white-space:nowrap}
+th{background:#f1f4f8;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td strong{color:#0b6e2f}p.files{font-size:.8rem;color:#555}
+"""
+
+
+@dataclass(frozen=True)
+class HtmlReport:
+    """What :func:`write_html_report` wrote.
+
+    Attributes:
+        index: Path of ``index.html``.
+        sections: Every section, shown or skipped (with its reason).
+        tables: The CSV, Markdown and LaTeX files.
+    """
+
+    index: Path
+    sections: tuple[Section, ...]
+    tables: tuple[Path, ...]
+
+
+def resolve_source(target: str | Path, *, manifest: str | Path | None = None) -> tuple[str, Path | None]:
+    """The store URL and the suite manifest (if any) for a run folder, a store file or a database URL.
+
+    A run folder (``runs/<name>/``) holds ``results.sqlite``; its manifest is ``manifest`` when given,
+    else the first of :data:`MANIFEST_CANDIDATES` inside it, else None (the report then has no labels).
+
+    Raises:
+        FileNotFoundError: A folder without ``results.sqlite`` or a path that does not exist.
+    """
+    given = Path(manifest) if manifest is not None else None
+    text = str(target)
+    if "://" in text:
+        return text, given
+    path = Path(target)
+    if path.is_dir():
+        if not (path / "results.sqlite").exists():
+            raise FileNotFoundError(f"{path}: no results.sqlite in this run folder; score a suite into it "
+                                    "first")
+        found = given or next((path / c for c in MANIFEST_CANDIDATES if (path / c).exists()), None)
+        return default_db_url(path), found
+    if path.is_file():
+        return f"sqlite:///{path.resolve()}", given
+    raise FileNotFoundError(f"{path}: no such run folder or result store")
+
+
+def _default_direction(metric: str) -> bool:
+    tax = load_taxonomy()
+    return tax[metric].higher_is_better if metric in tax else True
+
+
+def build_sections(inp: ReportInput) -> list[Section]:
+    """Every section of the report, in page order; skipped ones carry their reason."""
+    judges, _ = judges_section(inp)
+    return [overview_section(inp), judges, metrics_section(inp), generators_section(inp),
+            robophys_section(inp), sensitivity_section(inp), heatmap_section(inp)]
+
+
+def write_html_report(
+    db: str,
+    out_dir: str | Path,
+    *,
+    manifest: str | Path | None = None,
+    higher_is_better: Callable[[str], bool] | None = None,
+    title: str = "robojudge report",
+    bootstrap: int = 2000,
+    seed: int = 0,
+) -> HtmlReport:
+    """Write ``index.html`` and ``tables/*.{csv,md,tex}`` for the results stored at ``db``.
+
+    Args:
+        db: Result store URL (``sqlite:///...`` or PostgreSQL).
+        out_dir: Report folder (created).
+        manifest: The suite the results belong to; without it there are no labels or generators and
+            the sections that need them say so.
+        higher_is_better: Direction of each stored metric; defaults to the taxonomy's direction and
+            higher-is-better for metrics outside it (the CLI passes the metric registry's).
+        title: Page title.
+        bootstrap: Cluster-bootstrap replicates for every interval.
+        seed: Seed of the bootstrap and of the calibrated judge's folds.
+
+    Returns:
+        An :class:`HtmlReport`.
+    """
+    with ResultStore(db) as store:
+        rows = store.rows()
+        where = store.url
+    items = list(load_suite(manifest, strict=False).items) if manifest is not None else []
+    inp = ReportInput(rows, items, higher_is_better or _default_direction, bootstrap, seed)
+    sections = build_sections(inp)
+    out = Path(out_dir)
+    written: list[Path] = []
+    for sec in sections:
+        for t in sec.tables:
+            written += t.write(out / "tables")
+    source = f"store {where}" + (f", suite {manifest}" if manifest is not None else "")
+    index = out / "index.html"
+    index.write_text(render_page(sections, title=title, source=source))
+    return HtmlReport(index, tuple(sections), tuple(written))
+
+
+def render_page(sections: Sequence[Section], *, title: str, source: str) -> str:
+    """The HTML document of the report."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    nav = "".join(f'<a href="#{s.key}">{html.escape(s.title)}</a>' for s in sections)
+    body = []
+    for s in sections:
+        parts = [f'<section id="{s.key}"><h2>{html.escape(s.title)}</h2>']
+        if s.skipped is not None:
+            parts.append(f'<p class="skipped">Not shown: {html.escape(s.skipped)}.</p>')
+        else:
+            if s.intro:
+                parts.append(f'<p class="intro">{html.escape(s.intro)}</p>')
+            if s.plots:
+                parts.append('<div class="figures">' + "".join(f"<figure>{p}</figure>" for p in s.plots)
+                             + "</div>")
+            for t in s.tables:
+                if t.note:
+                    parts.append(f'<p class="intro">{html.escape(t.note)}</p>')
+                parts.append(t.to_html())
+            if s.tables:
+                names = ", ".join(f"tables/{t.name}.{{csv,md,tex}}" for t in s.tables)
+                parts.append(f'<p class="files">Also as {html.escape(names)}.</p>')
+        parts.append("</section>")
+        body.append("".join(parts))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # An empty data: icon, so that browsers do not ask the server for /favicon.ico.
+        '<link rel="icon" href="data:,">'
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(source)} &middot; written {stamp}</p></header>"
+        f"<nav>{nav}</nav><main>{''.join(body)}</main></body></html>\n"
+    )

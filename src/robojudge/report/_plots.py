@@ -1,0 +1,226 @@
+"""The report's figures, drawn with matplotlib (Agg, imported lazily) and returned as inline SVG text.
+
+Every function takes plain numbers and returns one ``<svg>`` element, so the HTML page needs no
+network, no script and no image files. Figures are built on :class:`matplotlib.figure.Figure`
+directly (not pyplot), so nothing global is touched. Element ids are prefixed with the figure's
+name, so two figures inlined in one page never share an id.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from robojudge.meta._agreement import FloatArray
+
+_SCALE = (1, 5)
+_TARGET_TITLE = {"pa": "PA", "ia": "IA", "overall": "Overall"}
+
+
+def _figure(width: float, height: float, **subplots: Any) -> tuple[Figure, Any]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.subplots(**subplots)
+
+
+def _svg(fig: Figure, name: str) -> str:
+    """The figure as an ``<svg>`` element (no XML prolog); text stays text, drawn in any sans-serif."""
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": f"robojudge-{name}", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    svg = _scope_ids(text[text.index("<svg"):], name)
+    return svg.replace("<svg ", f'<svg class="plot" data-plot="{name}" role="img" aria-label="{name}" ', 1)
+
+
+def _scope_ids(svg: str, name: str) -> str:
+    """Prefix every element id (and the references to it) with ``name``.
+
+    Matplotlib numbers its groups the same way in every figure (``figure_1``, ``axes_1``...), so
+    several figures inlined in one page would repeat ids and their ``#id`` references could cross.
+    """
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    if not ids:
+        return svg
+    pattern = re.compile(r'(\bid="|href="#|url\(#)(' + "|".join(map(re.escape, ids)) + r')(?=[")])')
+    return pattern.sub(lambda m: f"{m.group(1)}{name}-{m.group(2)}", svg)
+
+
+def _err(v: float, lo: float, hi: float) -> list[list[float]] | None:
+    """Error-bar lengths below and above ``v``; a percentile interval need not contain its point
+    estimate (small or degenerate samples), so a side that would be negative is drawn as zero."""
+    if math.isnan(lo) or math.isnan(hi):
+        return None
+    return [[max(v - lo, 0.0)], [max(hi - v, 0.0)]]
+
+
+def _title(target: str) -> str:
+    return _TARGET_TITLE.get(target, target)
+
+
+def judge_scatter(scores: Mapping[str, Mapping[str, FloatArray]], human: Mapping[str, FloatArray],
+                  *, seed: int = 0) -> str:
+    """Judge score against human score, one panel per (judge, axis); human scores jittered by +-0.15."""
+    judges = list(scores)
+    axes = list(human)
+    fig, grid = _figure(3.0 * len(axes), 2.7 * len(judges), nrows=len(judges), ncols=len(axes),
+                        squeeze=False)
+    rng = np.random.default_rng(seed)
+    for i, j in enumerate(judges):
+        for k, a in enumerate(axes):
+            ax = grid[i][k]
+            x, y = np.asarray(human[a], float), np.asarray(scores[j][a], float)
+            ok = np.isfinite(x) & np.isfinite(y)
+            ax.scatter(x[ok] + rng.uniform(-0.15, 0.15, ok.sum()), y[ok], s=12, alpha=0.6, color="#3465a4")
+            ax.plot(_SCALE, _SCALE, color="#888", lw=0.8, ls="--")
+            ax.set(xlim=(0.5, 5.5), ylim=(0.5, 5.5), xlabel=f"human {_title(a)}", ylabel=f"{j}",
+                   title=f"{j}: {_title(a)} (n={int(ok.sum())})")
+            ax.title.set_fontsize(9)
+    return _svg(fig, "judge-scatter")
+
+
+def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]]]) -> str:
+    """Confusion matrices (rows human, columns rounded judge score), one panel per (judge, axis)."""
+    judges = list(confusions)
+    axes = list(next(iter(confusions.values())))
+    fig, grid = _figure(2.9 * len(axes), 2.7 * len(judges), nrows=len(judges), ncols=len(axes),
+                        squeeze=False)
+    for i, j in enumerate(judges):
+        for k, a in enumerate(axes):
+            ax = grid[i][k]
+            m = np.asarray(confusions[j][a], dtype=float)
+            ax.imshow(m, cmap="Blues", origin="upper")
+            labels = [str(v) for v in range(_SCALE[0], _SCALE[0] + m.shape[0])]
+            ax.set_xticks(range(m.shape[1]), labels)
+            ax.set_yticks(range(m.shape[0]), labels)
+            top = m.max() if m.size else 0
+            for (r, c), v in np.ndenumerate(m):
+                if v:
+                    ax.text(c, r, str(int(v)), ha="center", va="center", fontsize=7,
+                            color="white" if v > top / 2 else "black")
+            ax.set(xlabel=f"{j} (rounded)", ylabel="human", title=f"{j}: {_title(a)}")
+            ax.title.set_fontsize(9)
+    return _svg(fig, "confusion")
+
+
+def landscape(points: Mapping[str, tuple[float, float, float, float, float, float]], target: str) -> str:
+    """Pearson r against MSE per judge with both CIs (RoboJudge Fig. 9); the top left is best.
+
+    Args:
+        points: judge -> ``(mse, mse_low, mse_high, r, r_low, r_high)``.
+        target: Axis or ``overall``, for the labels.
+    """
+    fig, ax = _figure(5.2, 4.0)
+    for k, (j, (m, mlo, mhi, r, rlo, rhi)) in enumerate(points.items()):
+        if math.isnan(m) or math.isnan(r):
+            continue
+        ax.errorbar([m], [r], xerr=_err(m, mlo, mhi), yerr=_err(r, rlo, rhi), fmt="o", capsize=3,
+                    color=f"C{k % 10}", label=j)
+        ax.annotate(j, (m, r), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    ax.set(xlabel=f"{_title(target)} MSE (lower is better)",
+           ylabel=f"{_title(target)} Pearson r (higher is better)",
+           title=f"Correlation vs. MSE ({_title(target)})")
+    ax.grid(alpha=0.3)
+    return _svg(fig, f"landscape-{target}")
+
+
+def bias_bars(bias: Mapping[str, Mapping[str, tuple[float, float, float]]]) -> str:
+    """Mean signed error (judge minus human) with its CI, grouped by judge, one bar per axis."""
+    judges = list(bias)
+    axes = list(next(iter(bias.values())))
+    fig, ax = _figure(max(4.0, 1.2 * len(judges) * len(axes)), 3.4)
+    width = 0.8 / len(axes)
+    for k, a in enumerate(axes):
+        xs = np.arange(len(judges)) + (k - (len(axes) - 1) / 2) * width
+        vals = np.array([bias[j][a][0] for j in judges])
+        lo = np.array([bias[j][a][1] for j in judges])
+        hi = np.array([bias[j][a][2] for j in judges])
+        err = np.where(np.isnan(lo), 0.0, np.clip(np.vstack([vals - lo, hi - vals]), 0.0, None))
+        ax.bar(xs, vals, width, yerr=err, capsize=3, label=_title(a), color=f"C{k}")
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xticks(range(len(judges)), judges, rotation=15, ha="right")
+    ax.set(ylabel="mean signed error (judge - human)", title="Bias: over-scoring > 0 > under-scoring")
+    ax.legend(fontsize=8)
+    return _svg(fig, "bias")
+
+
+def forest(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str, name: str, title: str) -> str:
+    """Point estimates with horizontal CI bars, one line per ``(label, value, low, high)``."""
+    fig, ax = _figure(6.0, max(2.0, 0.32 * len(rows) + 1.0))
+    ys = np.arange(len(rows))[::-1]
+    for y, (_, v, lo, hi) in zip(ys, rows, strict=True):
+        if math.isnan(v):
+            continue
+        ax.errorbar([v], [y], xerr=_err(v, lo, hi), fmt="o", capsize=3, color="C0" if v >= 0 else "C3", ms=4)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(ys, [r[0] for r in rows], fontsize=8)
+    ax.set(xlim=(-1.05, 1.05), xlabel=xlabel, title=title)
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig, name)
+
+
+def generator_plane(points: Mapping[str, tuple[float, float, float, float, float, float]]) -> str:
+    """Generators on the PA-IA plane with their CIs.
+
+    Args:
+        points: generator -> ``(pa, pa_low, pa_high, ia, ia_low, ia_high)``.
+    """
+    fig, ax = _figure(5.2, 4.4)
+    for k, (g, (x, xlo, xhi, y, ylo, yhi)) in enumerate(points.items()):
+        if math.isnan(x) or math.isnan(y):
+            continue
+        ax.errorbar([x], [y], xerr=_err(x, xlo, xhi), yerr=_err(y, ylo, yhi), fmt="o", capsize=3,
+                    color=f"C{k % 10}")
+        ax.annotate(g, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.plot(_SCALE, _SCALE, color="#888", lw=0.8, ls="--")
+    ax.set(xlim=(0.8, 5.2), ylim=(0.8, 5.2), xlabel="mean PA", ylabel="mean IA",
+           title="Generators: physical adherence vs. instruction alignment")
+    ax.grid(alpha=0.3)
+    return _svg(fig, "generator-plane")
+
+
+def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
+    """Sub-dimension scores per generator on a radar chart (axes = sub-dimensions, radius 0-1)."""
+    groups = list(scores)
+    dims = list(next(iter(scores.values())))
+    angles = np.linspace(0, 2 * np.pi, len(dims), endpoint=False)
+    closed = np.append(angles, angles[0])
+    fig, ax = _figure(5.4, 5.0, subplot_kw={"projection": "polar"})
+    for k, g in enumerate(groups):
+        vals = np.array([scores[g][d] for d in dims], dtype=float)
+        vals = np.append(vals, vals[0])
+        ax.plot(closed, vals, color=f"C{k % 10}", lw=1.4, label=g)
+        ax.fill(closed, np.nan_to_num(vals), color=f"C{k % 10}", alpha=0.08)
+    ax.set_xticks(angles, dims, fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="upper right", bbox_to_anchor=(1.35, 1.1), fontsize=7)
+    return _svg(fig, "radar")
+
+
+def correlation_heatmap(names: Sequence[str], corr: FloatArray, *, title: str) -> str:
+    """A symmetric correlation matrix as a diverging heatmap with the values printed."""
+    n = len(names)
+    size = max(4.0, 0.55 * n + 2.0)
+    fig, ax = _figure(size + 1.0, size)
+    im = ax.imshow(corr, cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_xticks(range(n), names, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(n), names, fontsize=7)
+    for (r, c), v in np.ndenumerate(corr):
+        if not math.isnan(v):
+            ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=6,
+                    color="white" if abs(v) > 0.6 else "black")
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    ax.set_title(title, fontsize=10)
+    return _svg(fig, "metric-heatmap")

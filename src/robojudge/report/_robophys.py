@@ -1,0 +1,237 @@
+"""Report sections on RoboPhys-3D scores, metric-metric correlations and the eq. 3 threshold sweep.
+
+Configurations (the rows the paper correlates across, RoboPhys-3D Sec. 4.3) are the suite's generators:
+each metric's value for a generator is the mean of its items' normalized values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from robojudge.aggregate import (
+    DEFAULT_THRESHOLDS,
+    average_full_score,
+    load_taxonomy,
+    normalize,
+    robophyscore,
+    select_metrics,
+    threshold_sensitivity,
+)
+from robojudge.meta._agreement import FloatArray
+from robojudge.report import _plots
+from robojudge.report._leaderboard import label_scores, metric_features
+from robojudge.report._sections import ReportInput, Section
+from robojudge.report._tables import Cell, Table, text
+
+#: Stored metrics that measure task success in a simulator but are not taxonomy ids.
+EXTRA_TASK_SUCCESS = ("sim_task_success",)
+_MIN_CONFIGS = 3
+
+
+def _item_values(inp: ReportInput) -> tuple[list[str], list[str], FloatArray]:
+    """(item ids, metric ids, raw values ``(items, metrics)``), latest ok row per pair, not oriented."""
+    items = list(inp.items)
+    names, oriented = metric_features(inp.rows, items, inp.higher_is_better)
+    sign = np.array([1.0 if inp.higher_is_better(m) else -1.0 for m in names])
+    return [it.item_id for it in items], names, oriented * sign if names else oriented
+
+
+def _by_generator(inp: ReportInput, values: dict[str, FloatArray]) -> tuple[list[str], dict[str, FloatArray]]:
+    """Per-generator means (NaN-skipping) of per-item value columns aligned with ``inp.items``."""
+    gens = sorted({it.generator or "(unset)" for it in inp.items})
+    idx: dict[str, list[int]] = defaultdict(list)
+    for i, it in enumerate(inp.items):
+        idx[it.generator or "(unset)"].append(i)
+    out = {}
+    for m, col in values.items():
+        means = []
+        for g in gens:
+            v = col[idx[g]]
+            v = v[np.isfinite(v)]
+            means.append(float(v.mean()) if v.size else math.nan)
+        out[m] = np.array(means)
+    return gens, out
+
+
+def _normalized(inp: ReportInput) -> tuple[dict[str, FloatArray], list[str]]:
+    """Per-item normalized taxonomy metrics (pool-percentile bounds taken over this run's items).
+
+    A metric whose pool here is degenerate (every value equal, or none finite) keeps the Table 13
+    bounds instead, so one constant column does not take the section down.
+    """
+    tax = load_taxonomy()
+    _, names, raw = _item_values(inp)
+    out = {}
+    for k, m in enumerate(names):
+        if m in tax:
+            try:
+                out[m] = normalize(m, raw[:, k], strategy="percentile")
+            except ValueError:
+                out[m] = normalize(m, raw[:, k], strategy="table")
+    return out, [m for m in names if m not in tax]
+
+
+@dataclass(frozen=True)
+class _SelectionInput:
+    gens: list[str]
+    means: dict[str, FloatArray]
+    targets: list[str]
+    candidates: list[str]
+
+
+def _selection_input(inp: ReportInput) -> _SelectionInput | str:
+    """Per-generator means of normalized metrics and task-success measures for eq. 3, or why not."""
+    if not inp.items:
+        return "no suite manifest was given, so there are no generators to correlate across"
+    tax = load_taxonomy()
+    norm, other = _normalized(inp)
+    _, names, raw = _item_values(inp)
+    targets = [m for m in tax.metrics_of("TS") if m in norm]
+    values = dict(norm)
+    for m in EXTRA_TASK_SUCCESS:
+        if m in other:
+            values[m] = raw[:, names.index(m)]
+            targets.append(m)
+    if not targets:
+        return ("no task-success measure is stored (a TS taxonomy metric or sim_task_success), so eq. 3 has "
+                "nothing to select against")
+    gens, means = _by_generator(inp, values)
+    if len(gens) < _MIN_CONFIGS:
+        return f"eq. 3 correlates across configurations; the suite has {len(gens)} generators (< 3)"
+    candidates = [m for m in norm if m not in targets]
+    if not candidates:
+        return "no non-task-success taxonomy metric is stored to select"
+    return _SelectionInput(gens, means, targets, candidates)
+
+
+def robophys_section(inp: ReportInput) -> Section:
+    """Sub-dimension, level, AFS and RoboPhyscore per generator for the taxonomy metrics stored."""
+    sec = Section("robophys", "RoboPhys-3D scores")
+    if not inp.items:
+        sec.skipped = "no suite manifest was given, so items have no generator to score"
+        return sec
+    norm, _ = _normalized(inp)
+    if not norm:
+        sec.skipped = ("no RoboPhys-3D taxonomy metric is stored (ids as in the taxonomy, e.g. iq1_psnr, "
+                       "mq_flow_score); score the suite with them first")
+        return sec
+    tax = load_taxonomy()
+    gens, means = _by_generator(inp, norm)
+    full = average_full_score(means, missing="drop")
+    dims = [d for d in tax.subdims if np.isfinite(full.subdims[d]).any()]
+    levels = [lv for lv in tax.levels if np.isfinite(full.levels[lv]).any()]
+    default = tax.robophyscore_default
+    have = [m for m in default if m in norm]
+    rps = robophyscore(means, have, missing="drop") if have else np.full(len(gens), math.nan)
+    sel = _selection_input(inp)
+    chosen: tuple[str, ...] | None = None
+    if not isinstance(sel, str):
+        chosen = select_metrics(sel.means, sel.targets, 0.7, candidates=sel.candidates).selected
+    rps_sel = (robophyscore(means, chosen) if chosen else np.full(len(gens), math.nan))
+    partial = np.nansum(np.stack([full.levels[lv] for lv in levels]), axis=0)
+    sec.intro = (f"{len(norm)} of {len(tax.ids)} taxonomy metrics are stored ({', '.join(sorted(norm))}), "
+                 f"covering {len(dims)} of {len(tax.subdims)} sub-dimensions and levels "
+                 f"{', '.join(map(str, levels))} of 4. Values are normalized to [0, 1] "
+                 "(RoboPhys-3D App. B.5; "
+                 "the pool-percentile bounds recomputed on this run's items), averaged per generator, then "
+                 "summed as in eq. 2: a sub-dimension is the mean of its metrics, a level the mean of its "
+                 "sub-dimensions, and the AFS the sum of the levels. Only the stored metrics and the "
+                 f"covered sub-dimensions enter, so this AFS is out of {len(levels)} and is not comparable "
+                 "with the paper's full 50-metric AFS. RoboPhyscore (eq. 4) averages the "
+                 f"{len(have)} of the paper's {len(default)} default metrics that are stored"
+                 + (f" ({', '.join(have)})." if have else "; none is, so it is n/a.")
+                 + (f" The last column averages the set eq. 3 selects at threshold 0.7 against this run's "
+                    f"task-success measures ({', '.join(chosen)}; see the sensitivity table)." if chosen else
+                    f" Eq. 3 selects nothing here "
+                    f"({sel if isinstance(sel, str) else 'no metric passes 0.7'})."))
+    cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
+            *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
+    table = Table("robophys", "RoboPhys-3D scores per generator", cols)
+    for g_i, g in enumerate(gens):
+        table.add([text(g), Cell(float(partial[g_i])), *(Cell(float(full.levels[lv][g_i])) for lv in levels),
+                   *(Cell(float(full.subdims[d][g_i])) for d in dims), Cell(float(rps[g_i])),
+                   Cell(float(rps_sel[g_i]))])
+    for k in range(1, len(cols)):
+        table.mark_best(k, higher=True)
+    sec.tables.append(table)
+    if len(dims) >= 3:
+        radar = {g: {d: float(full.subdims[d][i]) for d in dims} for i, g in enumerate(gens)}
+        sec.plots.append(_plots.radar(radar, title="Sub-dimension scores (normalized, 0-1)"))
+    else:
+        sec.intro += (f" The radar chart needs at least three covered sub-dimensions; this run covers "
+                      f"{len(dims)}.")
+    return sec
+
+
+def heatmap_section(inp: ReportInput) -> Section:
+    """Spearman correlation between every pair of stored metrics (and the labels) over items."""
+    sec = Section("correlations", "Metric correlations")
+    items = list(inp.items)
+    if not items:
+        # Without a manifest the items are those in the store.
+        from robojudge.suite import Item
+
+        ids = sorted({r.item_id for r in inp.rows})
+        items = [Item(item_id=i, video=f"{i}.mp4") for i in ids]
+    names, oriented = metric_features(inp.rows, items, inp.higher_is_better)
+    cols = {m: oriented[:, k] for k, m in enumerate(names)}
+    if inp.items and inp.labelled:
+        labels = label_scores(items)
+        for a, v in labels.items():
+            if np.isfinite(v).sum() >= _MIN_CONFIGS:
+                cols[f"label {a.upper()}"] = v
+    keys = [k for k, v in cols.items() if np.isfinite(v).sum() >= _MIN_CONFIGS and np.nanstd(v) > 0]
+    if len(keys) < 2:
+        sec.skipped = "fewer than two stored metrics with at least three varying values"
+        return sec
+    n = len(keys)
+    corr = np.full((n, n), np.nan)
+    for i in range(n):
+        for j in range(i, n):
+            x, y = cols[keys[i]], cols[keys[j]]
+            ok = np.isfinite(x) & np.isfinite(y)
+            if ok.sum() >= _MIN_CONFIGS and np.ptp(x[ok]) > 0 and np.ptp(y[ok]) > 0:
+                corr[i, j] = corr[j, i] = float(stats.spearmanr(x[ok], y[ok]).statistic)
+    sec.intro = ("Spearman rho over items between oriented metrics (lower-is-better metrics negated, so "
+                 "positive means they agree on which rollout is better), pairwise complete items.")
+    table = Table("metric_correlations", "Spearman correlation between metrics", ["metric", *keys])
+    for i, k in enumerate(keys):
+        table.add([text(k), *(Cell(float(v), digits=2) for v in corr[i])])
+    sec.tables.append(table)
+    sec.plots.append(_plots.correlation_heatmap(keys, corr, title="Spearman rho between oriented metrics"))
+    return sec
+
+
+def sensitivity_section(inp: ReportInput, thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS) -> Section:
+    """Eq. 3's selected set per threshold and the agreement of its RoboPhyscore (RoboPhys-3D Table 16)."""
+    sec = Section("sensitivity", "RoboPhyscore threshold sensitivity")
+    sel = _selection_input(inp)
+    if isinstance(sel, str):
+        sec.skipped = sel
+        return sec
+    gens, means, targets, candidates = sel.gens, sel.means, sel.targets, sel.candidates
+    refs = {t: means[t] for t in targets}
+    if inp.labelled:
+        _, lab = _by_generator(inp, label_scores(list(inp.items)))
+        refs.update({f"label {a.upper()}": v for a, v in lab.items()})
+    rows = threshold_sensitivity(means, targets, thresholds, candidates=candidates, references=refs)
+    sec.intro = (f"Configurations are the {len(gens)} generators (per-generator means of normalized values). "
+                 f"A metric is kept when its smallest Pearson r with the task-success measures "
+                 f"({', '.join(targets)}) exceeds the threshold (RoboPhys-3D eq. 3); the RoboPhyscore of the "
+                 "kept set is then compared with each reference (Pearson r, as in Table 16). With so few "
+                 "configurations these correlations are very uncertain.")
+    ref_names = list(refs)
+    cols = ["threshold", "kept", "metrics", *(f"r vs {r}" for r in ref_names)]
+    table = Table("threshold_sensitivity", "Threshold sensitivity of the selected set", cols)
+    for r in rows:
+        ag = r.agreement or {}
+        table.add([Cell(r.threshold, digits=2), text(r.n_metrics),
+                   text(", ".join(r.selected) if r.selected else "none (undefined)"),
+                   *(Cell(ag[k].pearson if k in ag else math.nan, digits=2) for k in ref_names)])
+    sec.tables.append(table)
+    return sec

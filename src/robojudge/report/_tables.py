@@ -1,0 +1,202 @@
+"""One table model written four ways: CSV, Markdown, LaTeX (booktabs) and HTML.
+
+A :class:`Table` holds typed cells: text, or a number with an optional interval and a "best in its
+column" mark. Each writer formats the same cells, so the CSV keeps full precision (value, low and
+high in their own columns) while the printed forms round.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: LaTeX special characters and their escaped forms (the order matters for the backslash).
+_LATEX_ESCAPES = (
+    ("\\", r"\textbackslash{}"),
+    ("&", r"\&"),
+    ("%", r"\%"),
+    ("$", r"\$"),
+    ("#", r"\#"),
+    ("_", r"\_"),
+    ("{", r"\{"),
+    ("}", r"\}"),
+    ("~", r"\textasciitilde{}"),
+    ("^", r"\textasciicircum{}"),
+)
+
+
+def latex_escape(text: str) -> str:
+    """Escape the characters LaTeX treats specially (``\\ & % $ # _ { } ~ ^``) in running text."""
+    out = []
+    for ch in text:
+        for special, escaped in _LATEX_ESCAPES:
+            if ch == special:
+                out.append(escaped)
+                break
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell: ``text``, or a number ``value`` with an optional interval ``[low, high]``.
+
+    Attributes:
+        value: The number (NaN prints as ``n/a``); ignored when ``text`` is set.
+        low: Lower interval end (NaN: no interval).
+        high: Upper interval end.
+        best: Best value of its column (bold in Markdown, LaTeX and HTML).
+        text: Literal text instead of a number.
+        digits: Decimals printed.
+    """
+
+    value: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    best: bool = False
+    text: str | None = None
+    digits: int = 3
+
+    @property
+    def is_number(self) -> bool:
+        return self.text is None
+
+    def formatted(self) -> str:
+        """The printed form: ``text``, ``n/a``, ``v`` or ``v [lo, hi]``."""
+        if self.text is not None:
+            return self.text
+        if math.isnan(self.value):
+            return "n/a"
+        v = f"{self.value:.{self.digits}f}"
+        if math.isnan(self.low) or math.isnan(self.high):
+            return v
+        return f"{v} [{self.low:.{self.digits}f}, {self.high:.{self.digits}f}]"
+
+
+def text(value: object) -> Cell:
+    """A text cell."""
+    return Cell(text=str(value))
+
+
+@dataclass
+class Table:
+    """A titled table of cells; ``name`` is the file stem of its CSV, Markdown and LaTeX forms.
+
+    Attributes:
+        name: File stem (``tables/<name>.csv`` and so on).
+        title: Caption.
+        columns: Column headers.
+        rows: Rows of cells, each as long as ``columns``.
+        note: A sentence printed under the caption (how the numbers were made).
+    """
+
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]] = field(default_factory=list)
+    note: str = ""
+
+    def add(self, cells: Sequence[Cell]) -> None:
+        """Append a row; it must have one cell per column."""
+        if len(cells) != len(self.columns):
+            raise ValueError(f"table {self.name!r}: row has {len(cells)} cells for "
+                             f"{len(self.columns)} columns")
+        self.rows.append(list(cells))
+
+    def mark_best(self, column: int, *, higher: bool) -> None:
+        """Mark the best finite number of ``column`` (largest if ``higher``, else smallest; ties all)."""
+        vals = [r[column].value for r in self.rows if r[column].is_number and not math.isnan(r[column].value)]
+        if not vals:
+            return
+        top = max(vals) if higher else min(vals)
+        for r in self.rows:
+            c = r[column]
+            if c.is_number and not math.isnan(c.value) and math.isclose(c.value, top, abs_tol=1e-12):
+                r[column] = Cell(c.value, c.low, c.high, True, None, c.digits)
+
+    # --- writers ------------------------------------------------------------------------------------
+
+    def to_csv(self) -> str:
+        """CSV at full precision: numeric column ``c`` becomes ``c``, ``c_low``, ``c_high``, ``c_best``."""
+        numeric = [any(r[k].is_number for r in self.rows) for k in range(len(self.columns))]
+        header: list[str] = []
+        for name, num in zip(self.columns, numeric, strict=True):
+            header += [name, f"{name}_low", f"{name}_high", f"{name}_best"] if num else [name]
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(header)
+        for r in self.rows:
+            out: list[object] = []
+            for c, num in zip(r, numeric, strict=True):
+                if not num:
+                    out.append(c.formatted())
+                elif c.text is not None:
+                    out += [c.text, "", "", ""]
+                else:
+                    out += [_num(c.value), _num(c.low), _num(c.high), c.best]
+            w.writerow(out)
+        return buf.getvalue()
+
+    def to_markdown(self) -> str:
+        """A GitHub Markdown table under a level-2 heading; best cells bold."""
+        lines = [f"## {self.title}", ""]
+        if self.note:
+            lines += [self.note, ""]
+        lines.append("| " + " | ".join(_md(c) for c in self.columns) + " |")
+        lines.append("| " + " | ".join("---" for _ in self.columns) + " |")
+        for r in self.rows:
+            cells = [f"**{_md(c.formatted())}**" if c.best else _md(c.formatted()) for c in r]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        """A booktabs ``tabular`` in a ``table`` float: best per column in bold, CIs as ``[lo, hi]``."""
+        spec = "l" + "r" * (len(self.columns) - 1)
+        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(self.title)}}}",
+                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+                 " & ".join(latex_escape(c) for c in self.columns) + r" \\", r"\midrule"]
+        for r in self.rows:
+            cells = [latex_escape(c.formatted()) for c in r]
+            cells = [rf"\textbf{{{t}}}" if c.best else t for c, t in zip(r, cells, strict=True)]
+            lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+    def to_html(self) -> str:
+        """An HTML ``<table>`` with a caption; best cells in ``<strong>``."""
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
+        body = []
+        for r in self.rows:
+            tds = []
+            for c in r:
+                t = html.escape(c.formatted())
+                cls = ' class="num"' if c.is_number else ""
+                tds.append(f"<td{cls}><strong>{t}</strong></td>" if c.best else f"<td{cls}>{t}</td>")
+            body.append("<tr>" + "".join(tds) + "</tr>")
+        return (f'<table id="table-{html.escape(self.name)}"><caption>{html.escape(self.title)}</caption>'
+                f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+    def write(self, folder: str | Path) -> list[Path]:
+        """Write ``<name>.csv``, ``<name>.md`` and ``<name>.tex`` into ``folder``."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for ext, body in (("csv", self.to_csv()), ("md", self.to_markdown()), ("tex", self.to_latex())):
+            p = out / f"{self.name}.{ext}"
+            p.write_text(body)
+            paths.append(p)
+        return paths
+
+
+def _num(v: float) -> str:
+    return "" if math.isnan(v) else repr(float(v))
+
+
+def _md(s: str) -> str:
+    return s.replace("|", r"\|")

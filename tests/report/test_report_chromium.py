@@ -1,0 +1,77 @@
+"""Open the HTML report in headless Chromium (the Debian package) and check that every plot renders.
+
+``bash scripts/system-deps.sh test`` installs Chromium; Playwright drives it. The page is served from
+127.0.0.1, and any request elsewhere fails the test, as do console errors and failed requests.
+"""
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from _report_data import higher_is_better, write_run
+
+from robojudge.report import write_html_report
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = pytest.mark.slow
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
+        pass
+
+
+@pytest.fixture
+def served_report(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed (bash scripts/system-deps.sh test)")
+    url, manifest = write_run(tmp_path / "run")
+    report = write_html_report(url, tmp_path / "out", manifest=manifest, higher_is_better=higher_is_better,
+                               bootstrap=100)
+    handler = functools.partial(_Quiet, directory=str(report.index.parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield report, f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_report_renders_in_headless_chromium(served_report, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    report, address = served_report
+    expected = sum(len(s.plots) for s in report.sections)
+    errors: list[str] = []
+    failed: list[str] = []
+    requested: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("requestfailed", lambda r: failed.append(r.url))
+            page.on("request", lambda r: requested.append(r.url))
+            response = page.goto(address, wait_until="load")
+            assert response is not None and response.ok
+            boxes = page.eval_on_selector_all(
+                "svg.plot", "els => els.map(e => { const r = e.getBoundingClientRect();"
+                " return [e.dataset.plot, r.width, r.height]; })")
+            shot = tmp_path / "report.png"
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    assert errors == [] and failed == []
+    assert requested == [address]  # the page alone: no image, font, script or style fetched
+    assert len(boxes) == expected >= 8
+    assert all(w > 50 and h > 50 for _, w, h in boxes), boxes
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000

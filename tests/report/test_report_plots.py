@@ -1,0 +1,41 @@
+import math
+import re
+
+import numpy as np
+import pytest
+
+from robojudge.report import _plots
+
+
+def test_error_bars_clip_a_point_outside_its_interval():
+    assert _plots._err(1.0, 0.5, 2.0) == [[0.5], [1.0]]
+    # A percentile interval can miss its point estimate (here MSE 0 with interval [0.2, 0.4]).
+    assert _plots._err(0.0, 0.2, 0.4) == [[0.0], [0.4]]
+    assert _plots._err(1.0, math.nan, math.nan) is None
+
+
+def test_figures_are_inline_svg_with_unique_names():
+    land = _plots.landscape({"a": (0.0, 0.2, 0.4, 0.5, 0.4, 0.6), "b": (1.0, math.nan, math.nan, 0.2,
+                                                                       math.nan, math.nan)}, "overall")
+    heat = _plots.correlation_heatmap(["x", "y"], np.array([[1.0, -0.5], [-0.5, 1.0]]), title="t")
+    for svg, name in ((land, "landscape-overall"), (heat, "metric-heatmap")):
+        assert svg.startswith("<svg ") and svg.rstrip().endswith("</svg>")
+        assert f'data-plot="{name}"' in svg and "<?xml" not in svg
+    # Text stays text, so the labels can be found in the page.
+    assert ">-0.50<" in heat
+    ids_land = set(_ids(land))
+    assert ids_land and not ids_land & set(_ids(heat))  # two figures in one page never share an id
+    for svg in (land, heat):  # and every internal reference still points at an element of its figure
+        refs = set(re.findall(r'(?:href="#|url\(#)([^")]+)', svg))
+        assert refs and refs <= set(_ids(svg))
+
+
+def _ids(svg: str) -> list[str]:
+    return re.findall(r'id="([^"]+)"', svg)
+
+
+@pytest.mark.parametrize("n_dims", [3, 5])
+def test_radar_draws_one_polygon_per_group(n_dims):
+    dims = [f"D{i}" for i in range(n_dims)]
+    svg = _plots.radar({"g1": dict.fromkeys(dims, 0.5), "g2": dict.fromkeys(dims, 0.9)}, title="r")
+    assert svg.count(">g1<") == 1 and svg.count(">g2<") == 1 and all(f">{d}<" in svg for d in dims)

@@ -1,0 +1,68 @@
+import csv
+import io
+import math
+
+import pytest
+
+from robojudge.report import Cell, Table, latex_escape
+from robojudge.report._tables import text
+
+
+def _table() -> Table:
+    t = Table("t_1", "Judges & 50% of {them}", ["judge", "r", "MSE"])
+    t.add([text("a_b"), Cell(0.5, 0.4, 0.6), Cell(1.25)])
+    t.add([text("c#d"), Cell(0.7, 0.6, 0.8), Cell(0.75, 0.5, 1.0)])
+    t.add([text("e"), Cell(math.nan), Cell(0.75)])
+    t.mark_best(1, higher=True)
+    t.mark_best(2, higher=False)
+    return t
+
+
+def test_latex_escape_every_special_character():
+    assert latex_escape(r"a_b & 50% $x$ #1 {y} ~ ^ \z") == (
+        r"a\_b \& 50\% \$x\$ \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}z")
+    assert latex_escape("plain text 1.0 [0.1, 0.2]") == "plain text 1.0 [0.1, 0.2]"
+
+
+def test_mark_best_higher_lower_and_ties():
+    t = _table()
+    assert [r[1].best for r in t.rows] == [False, True, False]  # 0.7 is the largest r; NaN never wins
+    assert [r[2].best for r in t.rows] == [False, True, True]  # 0.75 twice: both marked
+
+
+def test_latex_is_booktabs_with_bold_best_and_bracketed_ci():
+    tex = _table().to_latex()
+    lines = tex.splitlines()
+    assert r"\begin{tabular}{lrr}" in lines and r"\toprule" in lines and r"\bottomrule" in lines
+    assert lines.index(r"\toprule") < lines.index(r"\midrule") < lines.index(r"\bottomrule")
+    assert r"\caption{Judges \& 50\% of \{them\}}" in tex
+    assert r"a\_b & 0.500 [0.400, 0.600] & 1.250 \\" in lines
+    assert r"c\#d & \textbf{0.700 [0.600, 0.800]} & \textbf{0.750 [0.500, 1.000]} \\" in lines
+    assert r"e & n/a & \textbf{0.750} \\" in lines
+
+
+def test_csv_keeps_full_precision_and_interval_columns():
+    t = Table("x", "x", ["name", "v"])
+    t.add([text("a"), Cell(1 / 3, 0.25, 0.5)])
+    t.add([text("b"), Cell(math.nan)])
+    rows = list(csv.DictReader(io.StringIO(t.to_csv())))
+    assert list(rows[0]) == ["name", "v", "v_low", "v_high", "v_best"]
+    assert float(rows[0]["v"]) == pytest.approx(1 / 3, abs=1e-15) and rows[0]["v_high"] == "0.5"
+    assert rows[1]["v"] == "" and rows[1]["v_low"] == ""
+
+
+def test_markdown_and_html_bold_best_and_escape():
+    t = _table()
+    md = t.to_markdown()
+    assert "| c#d | **0.700 [0.600, 0.800]** | **0.750 [0.500, 1.000]** |" in md
+    h = t.to_html()
+    assert "<caption>Judges &amp; 50% of {them}</caption>" in h
+    assert '<td class="num"><strong>0.700 [0.600, 0.800]</strong></td>' in h
+
+
+def test_row_length_is_checked_and_write_makes_three_files(tmp_path):
+    t = _table()
+    with pytest.raises(ValueError, match="t_1.*2 cells for 3 columns"):
+        t.add([text("x"), Cell(1.0)])
+    paths = t.write(tmp_path)
+    assert sorted(p.name for p in paths) == ["t_1.csv", "t_1.md", "t_1.tex"]
