@@ -126,13 +126,21 @@ class CalibratedJudge:
     prediction: str = "expected"
 
 
+#: Stored metrics the calibrated judge does not learn from by default: the random baseline carries no
+#: signal, and the other two read the simulator's own record of the outcome (task solved, collisions),
+#: which no video from a real world model comes with; a judge fit on them would not transfer.
+NOT_FEATURES: frozenset[str] = frozenset({"uniform_random", "sim_task_success", "cs_collision_count"})
+
+
 def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
                       higher_is_better: Callable[[str], bool], *, n_folds: int = 5, alpha: float = 1.0,
-                      seed: int = 0, prediction: str = "expected") -> CalibratedJudge:
+                      seed: int = 0, prediction: str = "expected",
+                      exclude: frozenset[str] = NOT_FEATURES) -> CalibratedJudge:
     """Fit the metric-calibrated judge per axis by grouped K-fold CV and return held-out scores.
 
     One ordinal model per axis maps the stored metric values to that axis's labels; each item is
-    scored by the model of the fold that held its clip out. ``prediction`` picks the score: the
+    scored by the model of the fold that held its clip out. Metrics in ``exclude`` are not used
+    (:data:`NOT_FEATURES` by default). ``prediction`` picks the score: the
     expected score (continuous; best for r and MSE) or the most probable class (an integer; often
     better exact accuracy when labels cluster at the ends of the scale).
 
@@ -142,6 +150,8 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
     if prediction not in ("expected", "class"):
         raise ValueError(f"prediction must be 'expected' or 'class', got {prediction!r}")
     names, x = metric_features(rows, items, higher_is_better)
+    keep = [i for i, n in enumerate(names) if n not in exclude]
+    names, x = [names[i] for i in keep], x[:, keep]
     if not names:
         raise ValueError("no stored metric values to calibrate on; run `robojudge score` first")
     labels = label_scores(items)
@@ -239,7 +249,7 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     for j in judge_names(rows) if judges is None else judges:
         pred[j] = judge_scores(rows, labelled, j)
     cal: CalibratedJudge | None = None
-    if calibrated and metric_features(rows, labelled, higher_is_better)[0]:
+    if calibrated and set(metric_features(rows, labelled, higher_is_better)[0]) - NOT_FEATURES:
         cal = calibrated_scores(rows, labelled, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
                                 prediction=prediction)
         pred[CALIBRATED] = cal.scores

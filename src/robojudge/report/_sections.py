@@ -152,7 +152,8 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
         sec.intro += (f" {CALIBRATED}: an ordinal logistic model from the stored metrics "
                       f"({', '.join(cal.metrics)}) to the labels, every score held out by "
                       f"{next(iter(cal.folds.values())).n_folds}-fold cross-validation grouped by clip; "
-                      "no VLM.")
+                      "no VLM. The random baseline and the simulator's own records of the outcome (task "
+                      "success, collision count) are not used as features.")
     cols = ["judge"] + [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
     table2 = Table("judges", "Judges in the layout of RoboJudge Table 2", cols)
     for row in table_rows:
