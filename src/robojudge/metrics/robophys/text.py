@@ -1,1 +1,137 @@
-"""Placeholder: filled in by work in progress."""
+"""Text metrics over a caption of the video: BLEU against the instruction (RoboPhys-3D App. B.3.6).
+
+The paper (following EWMBench) has a video captioner write a global caption of the generated video
+and scores it against the raw task instruction with BLEU. robojudge computes the BLEU part here with
+sacrebleu; the caption comes from outside this metric (a judge or captioner run, or a person), through
+one of two inputs, looked up in this order:
+
+1. the manifest row's ``meta.caption`` (a string), e.g. ``{"item_id": "a", ..., "meta": {"caption":
+   "the robot picks up the red cube"}}``;
+2. a captions file passed as the metric's ``captions`` config (``--set sa_bleu.captions=FILE``): a
+   JSON object mapping item ids to captions (``{"a": "the robot ..."}``) or JSON Lines with
+   ``item_id`` and ``caption`` fields.
+
+Without a caption the metric fails for that item with an error saying how to provide one.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._registry import Family, Input
+from robojudge.metrics._score import Score
+from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.suite._schema import Item
+
+EWMBENCH = "EWMBench (2025)"
+CAPTION_KEY = "caption"
+
+
+class BleuConfig(BaseModel):
+    """Where captions come from and sacrebleu's sentence-BLEU settings (its defaults)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    captions: str | None = Field(
+        default=None, description="JSON {item_id: caption} or JSONL file; used when meta.caption is absent"
+    )
+    tokenize: str = Field(default="13a", description="sacrebleu tokenizer (13a = mteval-v13a, its default)")
+    lowercase: bool = Field(default=False, description="lowercase caption and instruction first")
+    smooth_method: str = Field(default="exp", description="sentence smoothing: exp, floor, add-k or none")
+
+
+@functools.lru_cache(maxsize=8)
+def _load_captions(path: str, mtime_ns: int) -> dict[str, str]:
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        pairs = data.items()
+    else:
+        rows = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                rows.append((row["item_id"], row[CAPTION_KEY]))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise MetricInputError(
+                    f"captions file {path}, line {n}: expected a JSON object with 'item_id' and "
+                    f"'caption' ({exc}); or make the whole file one JSON object {{item_id: caption}}"
+                ) from None
+        pairs = rows  # type: ignore[assignment]
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if not isinstance(value, str):
+            raise MetricInputError(f"captions file {path}: caption of item {key!r} is not a string")
+        out[str(key)] = value
+    return out
+
+
+def find_caption(item: Item, captions: str | None) -> str:
+    """The caption of ``item``: ``meta.caption``, else its entry in the ``captions`` file.
+
+    Raises:
+        MetricInputError: When neither holds a non-empty caption, or the file cannot be read.
+    """
+    caption = item.meta.get(CAPTION_KEY)
+    if caption is not None and not isinstance(caption, str):
+        kind = type(caption).__name__
+        raise MetricInputError(f"item {item.item_id!r}: meta.caption must be a string, got {kind}")
+    if not caption and captions:
+        path = Path(captions)
+        if not path.is_file():
+            raise MetricInputError(f"captions file {captions} does not exist")
+        caption = _load_captions(str(path.resolve()), path.stat().st_mtime_ns).get(item.item_id)
+    if not caption or not caption.strip():
+        where = f" nor in captions file {captions}" if captions else ""
+        raise MetricInputError(
+            f"item {item.item_id!r} has no caption in meta.caption{where}: sa_bleu scores a caption of the "
+            "video against the instruction; put the captioner's text in the manifest's meta.caption or pass "
+            "`--set sa_bleu.captions=<file.json>` to `robojudge score`"
+        )
+    return caption
+
+
+def sentence_bleu(hypothesis: str, reference: str, config: BleuConfig) -> float:
+    """sacrebleu sentence BLEU of ``hypothesis`` against one ``reference``, divided by 100 (so in [0, 1])."""
+    import sacrebleu
+
+    score = sacrebleu.sentence_bleu(hypothesis, [reference], smooth_method=config.smooth_method,
+                                    lowercase=config.lowercase, tokenize=config.tokenize,
+                                    use_effective_order=True)
+    return float(score.score) / 100.0
+
+
+@robophys_metric(
+    "sa_bleu",
+    family=Family.text,
+    inputs={Input.video, Input.instruction},
+    description=(
+        "BLEU (sacrebleu sentence BLEU, 13a tokens, exp smoothing, /100) of a global caption of the video "
+        "against the task instruction. The caption is an input (manifest meta.caption, or a captions file "
+        "given as config 'captions'); robojudge does not run the paper's captioner here."
+    ),
+    config=BleuConfig,
+    note=f"caption-vs-instruction BLEU of {EWMBENCH}; caption supplied by the user or a judge run",
+)
+def sa_bleu(item: Item, config: BleuConfig) -> Score:
+    """BLEU of the video's caption against the instruction (RoboPhys-3D App. B.3.6).
+
+    The paper captions the video with a VLM and compares the caption with the raw instruction
+    (the single reference) by BLEU. The score is sacrebleu's sentence BLEU with effective order (short
+    sentences are not zeroed by missing 4-grams) divided by 100.
+    """
+    if not item.instruction:
+        raise MetricInputError(f"item {item.item_id!r} has no instruction to compare the caption with")
+    caption = find_caption(item, config.captions)
+    value = sentence_bleu(caption, item.instruction, config)
+    return Score(value=value, details={"caption_words": len(caption.split())})

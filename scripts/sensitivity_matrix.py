@@ -1,0 +1,219 @@
+"""Sensitivity matrix: how each computed metric responds to each planted failure of the simulator suite.
+
+For every metric robojudge computes itself (provider ``computed``, whatever is registered when this
+runs) and every planted failure type of the simulator suite (``robojudge.suite.sim``), the cell is
+Spearman's rho between the metric, **oriented so that higher is better** (values of lower-is-better
+metrics are negated), and the failure's severity on each rollout (0 where that failure was not planted;
+the largest severity where it was planted more than once). A metric that penalizes a failure gets a
+negative rho: the worse the failure, the lower the oriented score. Rollouts where a metric failed are
+left out of its row; ``n`` says how many remain.
+
+Rerun (builds the suite first if ``SUITE/suite.jsonl`` is missing; MuJoCo needs ``MUJOCO_GL=egl``)::
+
+    MUJOCO_GL=egl .venv/bin/python scripts/sensitivity_matrix.py --suite runs/sim_sensitivity \\
+        --out docs/sensitivity.md
+
+``--out`` replaces only the part of the file between its ``sensitivity-matrix`` markers.
+
+Scoring goes through :func:`robojudge.run.score_suite` into ``--run-dir`` (default
+``SUITE/_sensitivity``), so a rerun only computes metrics that are new or changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from robojudge.meta import spearman
+from robojudge.metrics import Provider, get_metric, list_metrics
+from robojudge.run import score_suite
+from robojudge.store import ResultStore
+from robojudge.suite import Item, load_suite
+
+#: Failure types in the order of ``robojudge.suite.sim._failures.FAILURE_TYPES`` (PA first, then IA).
+FAILURE_ORDER: tuple[str, ...] = (
+    "teleport", "vanish", "appear", "duplicate", "flicker", "frozen", "camera_drift", "interpenetration",
+    "telekinesis", "floating", "deformation", "stop_short", "wrong_target", "wrong_object", "unrelated",
+)
+#: |rho| at or above this is marked as a response in the Markdown table.
+RESPONSE_RHO = 0.3
+#: Markers in a Markdown file between which ``--out`` replaces the table (the rest is kept).
+BEGIN, END = "<!-- sensitivity-matrix:begin -->", "<!-- sensitivity-matrix:end -->"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One metric x failure cell: Spearman's rho (NaN when undefined) and the rollouts it used."""
+
+    rho: float
+    n: int
+    planted: int
+
+
+def computed_metric_ids() -> list[str]:
+    """Every registered metric that robojudge computes itself, except the random baseline."""
+    return [s.id for s in list_metrics() if s.provider is Provider.computed and s.id != "uniform_random"]
+
+
+def failure_severities(items: Iterable[Item]) -> dict[str, dict[str, float]]:
+    """``{failure type: {item id: severity}}`` from each item's ``meta.failures`` (0 where absent)."""
+    items = list(items)
+    found: dict[str, dict[str, float]] = {}
+    for it in items:
+        for f in it.meta.get("failures", []):
+            sev = found.setdefault(f["type"], {})
+            sev[it.item_id] = max(sev.get(it.item_id, 0.0), float(f["severity"]))
+    order = [t for t in FAILURE_ORDER if t in found] + sorted(set(found) - set(FAILURE_ORDER))
+    return {t: {it.item_id: found[t].get(it.item_id, 0.0) for it in items} for t in order}
+
+
+def oriented(values: Mapping[str, float], higher_is_better: bool) -> dict[str, float]:
+    """Values with the sign flipped for lower-is-better metrics, NaNs dropped."""
+    sign = 1.0 if higher_is_better else -1.0
+    return {k: sign * v for k, v in values.items() if v is not None and not math.isnan(v)}
+
+
+def sensitivity_matrix(
+    values: Mapping[str, Mapping[str, float]],
+    severities: Mapping[str, Mapping[str, float]],
+    higher_is_better: Mapping[str, bool],
+) -> dict[str, dict[str, Cell]]:
+    """``{metric: {failure: Cell}}``: Spearman rho of the oriented metric against each failure's severity.
+
+    Args:
+        values: ``{metric: {item id: raw value}}`` (only scored items).
+        severities: ``{failure: {item id: severity}}`` over all items (see :func:`failure_severities`).
+        higher_is_better: each metric's direction.
+    """
+    out: dict[str, dict[str, Cell]] = {}
+    for metric, per_item in values.items():
+        scored = oriented(per_item, higher_is_better[metric])
+        ids = sorted(scored)
+        row = {}
+        for failure, sev in severities.items():
+            x = np.array([scored[i] for i in ids])
+            y = np.array([sev.get(i, 0.0) for i in ids])
+            row[failure] = Cell(rho=spearman(x, y), n=len(ids), planted=int((y > 0).sum()))
+        out[metric] = row
+    return out
+
+
+def stored_results(
+    db_url: str, metric_ids: Sequence[str]
+) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
+    """``{metric: {item id: value}}`` of the ok rows, and error counts, at each metric's current version."""
+    values: dict[str, dict[str, float]] = {m: {} for m in metric_ids}
+    errors: dict[str, int] = {}
+    versions = {m: get_metric(m).version for m in metric_ids}
+    with ResultStore(db_url) as store:
+        for row in store.rows():
+            if row.metric not in values or row.version != versions[row.metric]:
+                continue
+            if row.status == "ok" and row.value is not None:
+                values[row.metric][row.item_id] = row.value
+            elif row.status == "error":
+                errors[row.metric] = errors.get(row.metric, 0) + 1
+    return values, errors
+
+
+def run_matrix(
+    manifest: Path, run_dir: Path, metric_ids: Sequence[str], workers: int = 1
+) -> tuple[dict[str, dict[str, Cell]], dict[str, int]]:
+    """Score ``manifest`` with ``metric_ids`` into ``run_dir`` (resuming) and build the matrix.
+
+    Returns:
+        The matrix (metrics with no scored item are left out) and per-metric counts of error rows.
+    """
+    run = score_suite(manifest, list(metric_ids), run_dir=run_dir, workers=workers)
+    stored, errors = stored_results(run.db_url, metric_ids)
+    values = {m: v for m, v in stored.items() if v}
+    suite = load_suite(manifest)
+    hib = {m: get_metric(m).higher_is_better for m in values}
+    return sensitivity_matrix(values, failure_severities(suite.items), hib), errors
+
+
+def _fmt(cell: Cell) -> str:
+    if math.isnan(cell.rho):
+        return "n/a"
+    text = f"{cell.rho:+.2f}"
+    return f"**{text}**" if cell.rho <= -RESPONSE_RHO else text
+
+
+def render_markdown(matrix: Mapping[str, Mapping[str, Cell]], *, title: str, intro: str) -> str:
+    """The matrix as a Markdown table (rows: metrics; columns: failure types with planted counts)."""
+    if not matrix:
+        return f"{title}\n\n{intro}\n\n(no metric produced a value)\n"
+    failures = list(next(iter(matrix.values())))
+    counts = {f: max(row[f].planted for row in matrix.values()) for f in failures}
+    head = "| metric | n | " + " | ".join(f"{f} ({counts[f]})" for f in failures) + " |"
+    sep = "| --- | ---: | " + " | ".join("---:" for _ in failures) + " |"
+    lines = [title, "", intro, "", head, sep]
+    for metric in sorted(matrix):
+        row = matrix[metric]
+        n = next(iter(row.values())).n
+        lines.append(f"| `{metric}` | {n} | " + " | ".join(_fmt(row[f]) for f in failures) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_table(path: Path, table: str) -> None:
+    """Write ``table`` between the markers of an existing file at ``path``, or as the whole file."""
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        if BEGIN in text and END in text:
+            head, _, rest = text.partition(BEGIN)
+            _, _, tail = rest.partition(END)
+            path.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+            return
+    path.write_text(table, encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
+    parser.add_argument("--suite", type=Path, default=Path("runs/sim_sensitivity"), help="suite folder")
+    parser.add_argument("--episodes", type=int, default=10, help="episodes when building the suite")
+    parser.add_argument("--size", type=int, default=256, help="image size when building the suite")
+    parser.add_argument("--seed", type=int, default=0, help="seed when building the suite")
+    parser.add_argument("--run-dir", type=Path, default=None, help="run folder [default: SUITE/_sensitivity]")
+    parser.add_argument("--metrics", default="", help="comma-separated ids [default: every computed metric]")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="Markdown file: the table replaces the part between its sensitivity-matrix "
+                             "markers, or the whole file if it has none [default: stdout]")
+    args = parser.parse_args(argv)
+
+    manifest = args.suite / "suite.jsonl"
+    if not manifest.exists():
+        from robojudge.suite.sim import make_sim_suite
+
+        print(f"building the simulator suite in {args.suite} ...", flush=True)
+        manifest = make_sim_suite(args.suite, seed=args.seed, episodes=args.episodes, views=1, size=args.size)
+    metric_ids = [m for m in args.metrics.split(",") if m] or computed_metric_ids()
+    run_dir = args.run_dir or args.suite / "_sensitivity"
+    matrix, errors = run_matrix(manifest, run_dir, metric_ids, args.workers)
+    n_items = len(load_suite(manifest))
+    skipped = sorted(set(metric_ids) - set(matrix))
+    intro = (f"Suite: `{manifest}` ({n_items} rollouts). Cells: Spearman rho between the metric oriented "
+             f"so that higher is better and the failure's severity (0 where not planted); column headers "
+             f"give how many rollouts carry that failure. Bold: rho <= -{RESPONSE_RHO} (the metric drops "
+             f"as the failure worsens).")
+    if skipped:
+        intro += " Not in the table (no value on any rollout): " + ", ".join(
+            f"`{m}` ({errors.get(m, 0)} errors)" for m in skipped) + "."
+    text = render_markdown(matrix, title="### Sensitivity matrix", intro=intro)
+    if args.out:
+        write_table(args.out, text)
+        print(f"wrote {args.out}")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

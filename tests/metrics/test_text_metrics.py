@@ -1,0 +1,90 @@
+"""sa_bleu: BLEU values worked by hand, the caption input contract and its errors."""
+
+import json
+
+import pytest
+
+from robojudge.metrics import MetricInputError, get_metric
+from robojudge.metrics.robophys.text import BleuConfig, find_caption, sentence_bleu
+from robojudge.run import MetricRequest, compute_metric
+from robojudge.suite import Item
+
+INSTRUCTION = "the cat sat on the mat"
+
+
+def _item(caption=None, item_id="a", instruction=INSTRUCTION):
+    meta = {} if caption is None else {"caption": caption}
+    return Item(item_id=item_id, video="v.mp4", instruction=instruction, meta=meta)
+
+
+def test_bleu_by_hand():
+    cfg = BleuConfig()
+    assert sentence_bleu(INSTRUCTION, INSTRUCTION, cfg) == pytest.approx(1.0)
+    # Same length (no brevity penalty). Clipped n-gram precisions of "the cat sat on a mat":
+    # 1-grams 5/6 (all but "a"), 2-grams 3/5 (the cat, cat sat, sat on), 3-grams 2/4, 4-grams 1/3.
+    # BLEU = (5/6 * 3/5 * 1/2 * 1/3) ** (1/4) = (1/12) ** 0.25 = 0.537285.
+    assert sentence_bleu("the cat sat on a mat", INSTRUCTION, cfg) == pytest.approx((1 / 12) ** 0.25)
+    # "the cat": effective order 2 (no 3- or 4-grams), precisions 2/2 and 1/1, so only the brevity
+    # penalty exp(1 - 6/2) = exp(-2) = 0.135335 remains.
+    assert sentence_bleu("the cat", INSTRUCTION, cfg) == pytest.approx(0.1353352832)
+    # No shared word: every precision is 0.
+    assert sentence_bleu("robot arm idle", INSTRUCTION, cfg) == 0.0
+
+
+def test_lowercase_option():
+    shouted = "THE CAT SAT ON THE MAT"
+    assert sentence_bleu(shouted, INSTRUCTION, BleuConfig()) < 0.1
+    assert sentence_bleu(shouted, INSTRUCTION, BleuConfig(lowercase=True)) == pytest.approx(1.0)
+
+
+def test_metric_reads_meta_caption():
+    spec = get_metric("sa_bleu")
+    score = spec.compute(_item("the cat sat on a mat"))
+    assert score.value == pytest.approx((1 / 12) ** 0.25)
+    assert score.details["caption_words"] == 6
+    assert spec.higher_is_better and spec.native_range == (0.0, 1.0)
+
+
+def test_captions_file_json_and_jsonl(tmp_path):
+    as_json = tmp_path / "caps.json"
+    as_json.write_text(json.dumps({"a": "the cat", "b": "the cat sat on the mat"}))
+    as_jsonl = tmp_path / "caps.jsonl"
+    as_jsonl.write_text('{"item_id": "a", "caption": "the cat"}\n\n{"item_id": "b", "caption": "x"}\n')
+    for path in (as_json, as_jsonl):
+        assert find_caption(_item(), str(path)) == "the cat"
+        value = get_metric("sa_bleu").compute(_item(), BleuConfig(captions=str(path))).value
+        assert value == pytest.approx(0.1353352832)
+    # meta.caption wins over the file.
+    assert find_caption(_item("the mat"), str(as_json)) == "the mat"
+
+
+def test_missing_caption_is_a_clear_error(tmp_path):
+    with pytest.raises(MetricInputError, match=r"item 'a' has no caption in meta.caption.*sa_bleu.captions"):
+        get_metric("sa_bleu").compute(_item())
+    caps = tmp_path / "caps.json"
+    caps.write_text(json.dumps({"other": "text"}))
+    with pytest.raises(MetricInputError, match=r"nor in captions file .*caps.json"):
+        find_caption(_item(), str(caps))
+    with pytest.raises(MetricInputError, match="does not exist"):
+        find_caption(_item(), str(tmp_path / "missing.json"))
+    with pytest.raises(MetricInputError, match="must be a string"):
+        find_caption(_item(caption=["a", "list"]), None)
+    with pytest.raises(MetricInputError, match="no caption"):
+        find_caption(_item(caption="   "), None)
+
+
+def test_bad_captions_file_names_the_line(tmp_path):
+    bad = tmp_path / "caps.jsonl"
+    bad.write_text('{"item_id": "a", "caption": "x"}\n{"item": "b"}\n')
+    with pytest.raises(MetricInputError, match=r"caps.jsonl, line 2"):
+        find_caption(_item(item_id="b"), str(bad))
+
+
+def test_runner_records_the_error_per_item():
+    req = MetricRequest.build("sa_bleu")
+    row = compute_metric(_item(), req)
+    assert row.status == "error" and "has no caption" in (row.error or "")
+    row = compute_metric(_item(instruction=None, caption="x"), req)
+    assert row.status == "error" and "instruction" in (row.error or "")
+    ok = compute_metric(_item("the cat sat on the mat"), req)
+    assert ok.status == "ok" and ok.value == pytest.approx(1.0)
