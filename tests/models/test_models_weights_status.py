@@ -1,6 +1,7 @@
 """Weights catalogue, presence, fetching (fake download) and missing-weights errors through a run."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -120,8 +121,7 @@ def test_all_skips_model_metrics_without_weights(offline):
 def test_url_only_weights_are_fetched_from_their_address_and_hash_checked(offline, monkeypatch, tmp_path):
     import hashlib
 
-    from robojudge.models import WeightSpec
-    from robojudge.models import _status
+    from robojudge.models import WeightSpec, _status
 
     payload = b"checkpoint bytes"
     prefix = hashlib.sha256(payload).hexdigest()[:8]
@@ -148,7 +148,7 @@ def test_url_only_weights_are_fetched_from_their_address_and_hash_checked(offlin
 
     monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Resp(payload))
     got = _status._download_url(url=good.url, filename=good.filename, local_dir=str(tmp_path / "a"))
-    assert open(got, "rb").read() == payload
+    assert Path(got).read_bytes() == payload
     # a file whose bytes do not match the hash in its name is refused and not kept
     monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Resp(b"tampered"))
     with pytest.raises(ValueError, match="does not start with"):

@@ -15,11 +15,30 @@ app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
+def list_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the Markdown table of docs/metrics.md."),
+    update: Path | None = typer.Option(
+        None, "--update", help="With --markdown: rewrite the generated table inside this Markdown file."
+    ),
+) -> None:
     """List registered metrics; --json adds version, citation, description, config and taxonomy place."""
     specs = list_metrics()
     if as_json:
         typer.echo(json.dumps([s.describe() for s in specs], indent=2))
+        return
+    if markdown:
+        from robojudge.metrics._doc import markdown_table, replace_table
+
+        table_md = markdown_table(specs)
+        if update is None:
+            typer.echo(table_md)
+            return
+        try:
+            update.write_text(replace_table(update.read_text(encoding="utf-8"), table_md), encoding="utf-8")
+        except (OSError, ValueError) as exc:
+            raise fail(f"{update}: {exc}") from None
+        console.print(f"updated the metrics table in {update}", highlight=False)
         return
     table = Table(
         Column("id", no_wrap=True),

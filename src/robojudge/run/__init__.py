@@ -1,5 +1,6 @@
 """Running metrics over a suite: executors, resume, progress."""
 
+from robojudge.judges import judge_metric_id
 from robojudge.run._api import SuiteRun, build_requests, default_run_dir, score_suite
 from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
 from robojudge.run._judge import (
@@ -7,10 +8,13 @@ from robojudge.run._judge import (
     JudgeProgress,
     JudgeRunSummary,
     JudgeSuiteRun,
+    draft_from_store,
     judge_items,
-    judge_metric_id,
     judge_suite,
+    judge_texts,
     plan_judgments,
+    write_drafts,
+    write_judge_texts,
 )
 from robojudge.run._score import (
     MetricRequest,
@@ -28,10 +32,14 @@ __all__ = [
     "JudgeProgress",
     "JudgeRunSummary",
     "JudgeSuiteRun",
+    "draft_from_store",
     "judge_items",
     "judge_metric_id",
     "judge_suite",
+    "judge_texts",
     "plan_judgments",
+    "write_drafts",
+    "write_judge_texts",
     "Executor",
     "LocalProcessExecutor",
     "MetricRequest",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+from robojudge.metrics import _registry
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input, NoConfig, Provider, is_registered
 from robojudge.metrics._score import Score
@@ -89,8 +90,8 @@ def unavailable_message(metric_id: str, entry: Entry) -> str:
     """Why ``robojudge score`` cannot compute this metric, and where its value comes from."""
     name = load_taxonomy()[metric_id].name
     if entry.provider is Provider.model:
-        return (f"{metric_id} ({name}) needs {entry.needs}; model-backed metrics are not available in "
-                "robojudge yet")
+        return (f"{metric_id} ({name}) needs {entry.needs}, which robojudge does not implement yet; "
+                "`robojudge metrics list` shows the model-backed metrics it does run")
     if entry.provider is Provider.judge:
         return (f"{metric_id} ({name}) is VLM-grounded ({entry.needs} in the paper): it comes from a judge "
                 "rubric, run with `robojudge judge`, not from `robojudge score`")
@@ -112,11 +113,19 @@ class _Unavailable:
         raise MetricInputError(self.message)
 
 
+def is_unavailable(fn: object) -> bool:
+    """Whether a registered metric function is one of this catalog's stubs (it only raises why)."""
+    return isinstance(fn, _Unavailable)
+
+
 def _stub(metric_id: str, entry: Entry) -> Callable[[Item, NoConfig], Score]:
     return _Unavailable(metric_id, unavailable_message(metric_id, entry))
 
 
 def _register_catalog() -> None:
+    # Stubs fill only the ids no other module computes, so those modules must be in first, also when
+    # this module is imported directly before the registry loaded its built-ins.
+    _registry._load_builtins()
     for metric_id, entry in CATALOG.items():
         if is_registered(metric_id):  # an earlier module computes it
             continue
