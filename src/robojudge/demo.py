@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from robojudge.meta import Leaderboard
-from robojudge.metrics import get_metric
+from robojudge.metrics import expand_metric_ids, get_metric
 from robojudge.report import (
     GroupSummary,
     HtmlReport,
@@ -39,8 +39,11 @@ SYNTHETIC_METRICS: tuple[str, ...] = (
     "flow_warp_error",
     "flow_motion_magnitude_farneback",
 )
-# On the simulator suite every weights-free metric applies (references and state files exist).
+# On the simulator suite every weights-free metric applies (references and state files exist), and
+# every model-backed one whose weights this machine has; BLEU is left out because the suite has no
+# captions (they come from a captioning judge, `robojudge judge --rubric caption`).
 SIM_METRICS: tuple[str, ...] = ("all",)
+SIM_SKIP: frozenset[str] = frozenset({"sa_bleu"})
 
 
 @dataclass
@@ -99,7 +102,8 @@ def run_demo(
     out = Path(out_dir)
     kind, manifest = build_demo_suite(out / "suite", suite, seed=seed)
     db = f"sqlite:///{(out / 'results.sqlite').resolve()}"
-    metrics = SIM_METRICS if kind == "sim" else SYNTHETIC_METRICS
+    metrics = ([m for m in expand_metric_ids(SIM_METRICS) if m not in SIM_SKIP] if kind == "sim"
+               else list(SYNTHETIC_METRICS))
     run = score_suite(manifest, metrics, db=db, workers=workers, progress=progress)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo")
     with ResultStore(db) as store:

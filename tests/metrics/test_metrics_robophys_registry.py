@@ -25,10 +25,10 @@ COMPUTED = {"iq1_psnr", "iq1_ssim", "mq_temporal_flickering", "mq_dynamic_degree
             "cs_collision_count", "ta_hsd", "ta_ndtw", "ta_dyn", "ol_average_precision", "ol_average_recall",
             "cc_photometric", "ctg_camera_control", "rbg_stability", "sa_bleu"}
 # Model-backed taxonomy metrics robojudge runs when their weights are present ...
-MODEL_RUN = {"iq1_musiq", "iq1_lpips", "iq1_fvd", "iq1_inception_score", "ds_jepa_similarity",
+MODEL_RUN = {"iq1_musiq", "iq1_lpips", "iq1_fvd", "iq1_inception_score", "ds_jepa_similarity", "aq_laion_ap",
              "cc_background", "cc_subject", "cc_style", "mq_motion_smoothness", "dc_depth_accuracy"}
 # ... and the ones it registers only to say what they need (no implementation yet).
-MODEL_STUB = {"aq_laion_ap", "aq_hpsv3", "aq_clip_ap", "aq_clip_iqa", "cc_semantics", "rbg_fidelity",
+MODEL_STUB = {"aq_hpsv3", "aq_clip_ap", "aq_clip_iqa", "cc_semantics", "rbg_fidelity",
               "rbg_reprojection_geometric", "rbg_reprojection_photometric", "rc_spatial_consistency",
               "sa_clip"}
 EXTERNAL = {"ts_action_planner", "ts_data_engine", "ta_mean_trajectory_length"}

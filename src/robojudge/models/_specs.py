@@ -54,3 +54,25 @@ DINOV2_B14 = register_weights(WeightSpec(
     library="transformers",
     how="RoboPhys-3D App. B.1.5 uses DINOv2 features for subject consistency.",
 ))
+
+CLIP_L14 = register_weights(WeightSpec(
+    name="clip_vit_l14",
+    repo_id="openai/clip-vit-large-patch14",
+    revision=None,
+    description="CLIP ViT-L/14 (image and text encoders, with its image processor)",
+    library="transformers",
+    how="The LAION aesthetic predictor (RoboPhys-3D App. B.1.2, LAION-AP) reads CLIP ViT-L/14 embeddings.",
+    metrics=("aq_laion_ap",),
+))
+
+LAION_AESTHETIC_LINEAR = register_weights(WeightSpec(
+    name="laion_aesthetic_linear_l14",
+    repo_id=None,
+    revision=None,
+    filename="sa_0_4_vit_l_14_linear.pth",
+    url="https://github.com/LAION-AI/aesthetic-predictor/raw/main/sa_0_4_vit_l_14_linear.pth",
+    description="LAION aesthetic predictor v1: linear head (768 -> 1) on unit CLIP ViT-L/14 embeddings",
+    library="torch",
+    how="A plain state dict (weight, bias) from LAION-AI/aesthetic-predictor; no checksum is pinned.",
+    metrics=("aq_laion_ap",),
+))

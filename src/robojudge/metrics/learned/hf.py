@@ -4,6 +4,6 @@ Importing this module registers them; each module imports torch and transformers
 functions that run a network.
 """
 
-from robojudge.metrics.learned import hf_consistency, hf_depth, hf_vjepa
+from robojudge.metrics.learned import hf_aesthetic, hf_consistency, hf_depth, hf_vjepa
 
-__all__ = ["hf_consistency", "hf_depth", "hf_vjepa"]
+__all__ = ["hf_aesthetic", "hf_consistency", "hf_depth", "hf_vjepa"]
