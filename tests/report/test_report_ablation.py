@@ -9,10 +9,11 @@ import typer
 from _report_data import GENS
 from typer.testing import CliRunner
 
+from robojudge.ablation import run_fps_ablation
 from robojudge.cli._leaderboard import fps_ablation
 from robojudge.judges import Completion, ResponseCache, get_rubric, make_judge
 from robojudge.judges._mock import MockBackend
-from robojudge.report import fps_judge_name, run_fps_ablation, tabulate_fps_ablation
+from robojudge.report import fps_judge_name, tabulate_fps_ablation
 from robojudge.store import ResultStore
 from robojudge.suite import Item
 from robojudge.video import write_video

@@ -259,9 +259,9 @@ def fps_ablation(
 
     Each rate is stored as judge ``<name>-fps<rate>`` and resumes like ``robojudge judge``.
     """
+    from robojudge.ablation import run_fps_ablation
     from robojudge.cli._judge import resolve_judge, resolve_rubrics
     from robojudge.judges import JudgeConfigError, ResponseCache, RubricError, UnknownNameError
-    from robojudge.report import run_fps_ablation
 
     rates = _rates(fps)
     run_dir = default_run_dir(suite)

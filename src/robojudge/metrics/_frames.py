@@ -20,9 +20,26 @@ class GrayPreprocess(BaseModel):
     height: int = Field(default=256, gt=0)
 
 
+def main_video_frames(
+    item: Item,
+    *,
+    fps: float | None,
+    max_frames: int | None = None,
+    size: int | tuple[int, int] | None = None,
+    gray: bool = False,
+    least: int = 2,
+) -> np.ndarray:
+    """The item's main video sampled as :func:`robojudge.video.sample_frames` does, as an array.
+
+    Raises:
+        MetricInputError: When the video gives fewer than ``least`` frames.
+    """
+    frames = sample_frames(item.video, fps=fps, max_frames=max_frames, size=size, gray=gray)
+    if len(frames) < least:
+        raise MetricInputError(f"needs at least {least} frames, the video gave {len(frames)}")
+    return frames.frames
+
+
 def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
     """The item's main video as ``(T, H, W)`` uint8 grayscale frames, at least two of them."""
-    frames = sample_frames(item.video, fps=cfg.fps, max_frames=None, size=(cfg.width, cfg.height), gray=True)
-    if len(frames) < 2:
-        raise MetricInputError(f"needs at least 2 frames, the video gave {len(frames)}")
-    return frames.frames
+    return main_video_frames(item, fps=cfg.fps, size=(cfg.width, cfg.height), gray=True)

@@ -1,6 +1,6 @@
 """Reports of stored results: summaries, leaderboards, the HTML report with plots, CSV, Markdown and LaTeX."""
 
-from robojudge.report._ablation import FpsAblation, fps_judge_name, run_fps_ablation, tabulate_fps_ablation
+from robojudge.report._ablation import FpsAblation, fps_judge_name, tabulate_fps_ablation
 from robojudge.report._html import HtmlReport, render_page, resolve_source, write_html_report
 from robojudge.report._labels import LabelAgreement, label_agreement, write_label_agreement
 from robojudge.report._leaderboard import (
@@ -55,7 +55,6 @@ __all__ = [
     "render_page",
     "report_suite",
     "resolve_source",
-    "run_fps_ablation",
     "summarize",
     "summary_markdown",
     "tabulate_fps_ablation",

@@ -6,15 +6,15 @@ the judge (model, rubric, decoding, frame cap) stays the same. The agreement of 
 suite's labels comes from :func:`robojudge.meta.agreement_table` on one shared bootstrap draw, so
 differences between rates are paired.
 
-Running judges is the job of :mod:`robojudge.run`; it is imported inside :func:`run_fps_ablation`
-only, which keeps the report package importable without the judge stack.
+Running the judge at each rate is :func:`robojudge.ablation.run_fps_ablation`, a top-level module
+that wires :mod:`robojudge.run` to this table (report/ does not import run/).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from robojudge.meta import OVERALL, AgreementReport, agreement_table
 from robojudge.report._leaderboard import (
@@ -31,7 +31,6 @@ from robojudge.store import ResultStore
 from robojudge.suite import Item
 
 if TYPE_CHECKING:
-    from robojudge.judges import Backend, JudgeConfig, ResponseCache, Rubric
     from robojudge.run import JudgeRunSummary
 
 _TITLES = {"pa": "PA", "ia": "IA", OVERALL: "Overall"}
@@ -44,7 +43,7 @@ def fps_judge_name(judge: str, fps: float | None) -> str:
 
 @dataclass(frozen=True)
 class FpsAblation:
-    """Output of :func:`run_fps_ablation`.
+    """Output of :func:`robojudge.ablation.run_fps_ablation` (or of :func:`tabulate_fps_ablation`).
 
     Attributes:
         judge: The base judge's name.
@@ -96,54 +95,3 @@ def tabulate_fps_ablation(store: ResultStore, items: Sequence[Item], judge: str,
     report = agreement_table(pred, label_scores(labelled), clusters_of(labelled), strata_of(labelled),
                              bootstrap=bootstrap, seed=seed, pairs=[], rank_stats=False)
     return FpsAblation(judge, tuple(rates), names, report, tuple(judge_table(report)), dict(runs or {}))
-
-
-def run_fps_ablation(
-    items: Sequence[Item],
-    judge: JudgeConfig,
-    rubrics: Sequence[Rubric],
-    rates: Sequence[float | None],
-    store: ResultStore,
-    *,
-    max_frames: int | None = 32,
-    size: int | tuple[int, int] | None = None,
-    cache: ResponseCache | None = None,
-    backend: Callable[[JudgeConfig], Backend] | None = None,
-    bootstrap: int = 2000,
-    seed: int = 0,
-    **judge_kwargs: Any,
-) -> FpsAblation:
-    """Judge ``items`` once per sampling rate, then tabulate each rate's agreement with the labels.
-
-    Args:
-        items: Items with absolute paths (see :meth:`Item.resolve`); labelled ones enter the table.
-        judge: The judge; each rate runs as a copy named :func:`fps_judge_name`.
-        rubrics: Rubrics (``pa`` and ``ia`` for the table).
-        rates: Sampling rates in frames per second (None: every decoded frame).
-        store: Where the judgments go; stored ones are reused (the runs resume).
-        max_frames: Frame cap at every rate (RoboJudge: 32).
-        size: Frame resizing, as :class:`robojudge.judges.FrameSpec`.
-        cache: Response cache (default: the user cache folder).
-        backend: Builds the backend of each rate's judge (tests pass a scripted mock); default from config.
-        bootstrap: Cluster-bootstrap replicates.
-        seed: Bootstrap seed.
-        **judge_kwargs: Passed to :func:`robojudge.run.judge_items` (scoring, samples, retry_errors...).
-
-    Returns:
-        A :class:`FpsAblation`.
-    """
-    from robojudge.judges import FrameSpec
-    from robojudge.run import judge_items
-
-    if not rates:
-        raise ValueError("give at least one frame rate")
-    if len(set(rates)) != len(rates):
-        raise ValueError(f"frame rates must be distinct, got {list(rates)}")
-    runs: dict[str, JudgeRunSummary] = {}
-    for rate in rates:
-        cfg = judge.model_copy(update={"name": fps_judge_name(judge.name, rate)})
-        spec = FrameSpec(fps=rate, max_frames=max_frames, size=size)
-        be = backend(cfg) if backend is not None else None
-        runs[cfg.name] = judge_items(items, cfg, rubrics, store, frames=spec, cache=cache, backend=be,
-                                     **judge_kwargs)
-    return tabulate_fps_ablation(store, items, judge.name, rates, bootstrap=bootstrap, seed=seed, runs=runs)

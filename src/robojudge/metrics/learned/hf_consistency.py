@@ -13,11 +13,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
-from robojudge.video import sample_frames
 
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
 
@@ -88,10 +88,7 @@ def subject_consistency(local_features: np.ndarray, global_features: np.ndarray)
 
 def video_frames(item: Item, cfg: FrameSampling) -> np.ndarray:
     """The item's main video as ``(T, H, W, 3)`` uint8 RGB at ``cfg``'s rate, at least two frames."""
-    frames = sample_frames(item.video, fps=cfg.fps, max_frames=cfg.max_frames)
-    if len(frames) < 2:
-        raise MetricInputError(f"needs at least 2 frames, the video gave {len(frames)}")
-    return frames.frames
+    return main_video_frames(item, fps=cfg.fps, max_frames=cfg.max_frames)
 
 
 def clip_features(metric_id: str, cfg: FrameSampling) -> FeatureFn:

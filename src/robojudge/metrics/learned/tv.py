@@ -12,10 +12,9 @@ Each metric samples frames, loads its network through :mod:`robojudge.models` (a
 
 from __future__ import annotations
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics.learned import tv_nets
@@ -23,18 +22,8 @@ from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.metrics.robophys.reference import PairedConfig, paired_frames
 from robojudge.models import _torch as nets
 from robojudge.suite._schema import Item
-from robojudge.video import sample_frames
 
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
-
-
-def _rgb(
-    item: Item, fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None, least: int
-) -> np.ndarray:
-    frames = sample_frames(item.video, fps=fps, max_frames=max_frames, size=size).frames
-    if len(frames) < least:
-        raise MetricInputError(f"needs at least {least} frames, the video gave {len(frames)}")
-    return frames
 
 
 # --- MUSIQ -------------------------------------------------------------------------------------------
@@ -52,12 +41,8 @@ class MusiqConfig(BaseModel):
 
 def _musiq(metric_id: str, item: Item, config: MusiqConfig) -> Score:
     net = nets.load_musiq_spaq(metric=metric_id)
-    per_frame = (
-        tv_nets.musiq_scores(
-            _rgb(item, config.fps, config.max_frames, None, 1), net, max_side=config.max_side
-        )
-        / 100.0
-    )
+    frames = main_video_frames(item, fps=config.fps, max_frames=config.max_frames, least=1)
+    per_frame = tv_nets.musiq_scores(frames, net, max_side=config.max_side) / 100.0
     return Score(
         value=float(per_frame.mean()), details={"frames": len(per_frame), "min_frame": float(per_frame.min())}
     )
@@ -150,7 +135,7 @@ def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     correlations, which ``higher_is_better=True`` expresses.
     """
     net = nets.load_raft_things(metric="flow_motion_magnitude_raft")
-    frames = _rgb(item, config.fps, None, (config.width, config.height), 2)
+    frames = main_video_frames(item, fps=config.fps, size=(config.width, config.height))
     per_step = tv_nets.raft_flow_magnitudes(frames, net, num_flow_updates=config.num_flow_updates)
     return Score(
         value=float(per_step.mean()), details={"frames": len(frames), "max_step": float(per_step.max())}
@@ -222,7 +207,7 @@ def cc_style(item: Item, config: StyleConfig) -> Score:
     lower-is-better distance with WorldScore's threshold (App. B.5.1, upper bound 0.007).
     """
     net = nets.load_vgg16_features(metric="cc_style")
-    frames = _rgb(item, config.fps, None, (config.width, config.height), 2)
+    frames = main_video_frames(item, fps=config.fps, size=(config.width, config.height))
     per_frame = tv_nets.style_distances(tv_nets.gram_matrices(frames, net))
     return Score(
         value=float(per_frame.mean()), details={"frames": len(frames), "max_frame": float(per_frame.max())}
@@ -262,7 +247,7 @@ def mq_motion_smoothness(item: Item, config: SmoothnessConfig) -> Score:
     score under the taxonomy's affine bounds is not comparable with the paper's.
     """
     net = nets.load_frame_interpolation(metric="mq_motion_smoothness")
-    frames = _rgb(item, config.fps, None, config.max_side, 3)
+    frames = main_video_frames(item, fps=config.fps, size=config.max_side, least=3)
     errors = tv_nets.interpolation_errors(frames, net)
     per_step = (255.0 - errors) / 255.0
     return Score(
