@@ -54,6 +54,25 @@ _AV_ERRORS: tuple[type[BaseException], ...] = (av.error.FFmpegError, EOFError, V
 # default call with identical output; one thread leaves the cores to the frame-threaded decoder.
 _SWS_THREADS = 1
 _SKIP_CODECS = frozenset({"h264", "hevc"})
+_codec_threads = 0  # 0: FFmpeg picks (frame and slice threads over all cores)
+
+
+def set_codec_threads(n: int) -> None:
+    """Decoder threads per video in this process: 0 lets FFmpeg choose, 1 decodes single-threaded.
+
+    Decoder worker processes use 1: they already run one video per core, and on short clips
+    FFmpeg's frame threads cost about a third more CPU than they save in wall time.
+    """
+    global _codec_threads
+    if n < 0:
+        raise ValueError(f"codec threads must be >= 0, got {n}")
+    _codec_threads = n
+
+
+def _set_threads(stream: VideoStream) -> None:
+    stream.thread_type = "AUTO"
+    if _codec_threads:
+        stream.thread_count = _codec_threads
 _SKIP_FORMATS = ("mov", "mp4", "matroska", "webm")
 
 
@@ -65,7 +84,7 @@ def sample_file(path: Path, fps: float | None, max_frames: int | None, post: Pos
         if fps is None or (meta.fps is not None and fps >= meta.fps * (1 - 1e-9)):
             effective = None  # at or above the source rate: keep every frame
         tol = time_tolerance(float(meta.time_base) if meta.time_base else None)
-        stream.thread_type = "AUTO"
+        _set_threads(stream)
         packets, pts = _read_packets(container, stream)
         skip = meta.codec in _SKIP_CODECS and any(f in container.format.name for f in _SKIP_FORMATS)
         plan = _Plan.make(pts, meta, effective, tol, max_frames)
@@ -74,7 +93,7 @@ def sample_file(path: Path, fps: float | None, max_frames: int | None, post: Pos
             result = plan.run(path, stream, packets, post, skip)
     if result is None and plan is not None and packets is None:
         with open_video(path) as (container, stream):  # packets did not fit in memory: read again
-            stream.thread_type = "AUTO"
+            _set_threads(stream)
             result = plan.run(path, stream, _demux(container, stream), post, skip)
     if result is None:
         result = _two_pass(path, meta, effective, tol, max_frames, post)
@@ -206,7 +225,7 @@ def _two_pass(
     """Fallback: decode once for the frame times, then again to convert the chosen frames."""
     times: list[float] = []
     with open_video(path) as (container, stream):
-        stream.thread_type = "AUTO"
+        _set_threads(stream)
         clock = FrameClock(Fraction(meta.time_base) if meta.time_base else None, meta.fps)
         times = [clock.time(frame) for frame in decoded_frames(container, stream)]
     if not times:
@@ -216,7 +235,7 @@ def _two_pass(
     wanted = set(chosen)
     got: dict[int, np.ndarray] = {}
     with open_video(path) as (container, stream):
-        stream.thread_type = "AUTO"
+        _set_threads(stream)
         for index, frame in enumerate(decoded_frames(container, stream)):
             if index in wanted:
                 got[index] = convert(frame, stream, post, path)

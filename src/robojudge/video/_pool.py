@@ -1,0 +1,178 @@
+"""A process pool for decoding: videos are decoded on other cores, away from the caller's GIL.
+
+A judge run keeps dozens of requests in flight on one event loop; decoding a video in a thread of
+that process holds the GIL most of the time (PyAV), which stalls the loop. :class:`DecoderPool` runs
+:func:`robojudge.video.prepare_frames` (or any picklable function) in ``spawn``-started worker
+processes instead. The pool starts on first use, so a run answered entirely from caches never
+starts it, and one pool per worker count is shared for the life of the process
+(:func:`shared_decoder`).
+
+A worker that dies (a codec crash on a malformed file) breaks the pool: every call in flight is
+then retried once, each in a single-use process of its own, so the video that crashes costs only
+its own item and the pool is replaced for the calls after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import multiprocessing as mp
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, TypeVar
+
+from robojudge.video._encode import PreparedFrames, prepare_frames
+from robojudge.video._types import VideoError
+
+T = TypeVar("T")
+
+ENV_WORKERS = "ROBOJUDGE_DECODE_WORKERS"
+"""Environment variable that sets the default number of decoder processes (0: decode in threads)."""
+
+
+def default_decode_workers() -> int:
+    """``$ROBOJUDGE_DECODE_WORKERS``, else one process per core but one (at least 1, at most 4).
+
+    Raises:
+        ValueError: The variable is set but is not a non-negative integer.
+    """
+    raw = os.environ.get(ENV_WORKERS)
+    if raw is not None and raw.strip():
+        try:
+            n = int(raw)
+        except ValueError:
+            n = -1
+        if n < 0:
+            raise ValueError(f"{ENV_WORKERS}={raw!r}: expected a whole number >= 0")
+        return n
+    return max(1, min(4, (os.cpu_count() or 2) - 1))
+
+
+def _warm_up() -> None:
+    """Run first in each new worker: pay the imports before the first video, decode single-threaded."""
+    from robojudge.video._filesample import set_codec_threads
+
+    set_codec_threads(1)
+
+
+class DecoderPool:
+    """Worker processes that decode videos.
+
+    Args:
+        workers: Number of processes (at least 1).
+    """
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError(f"a decoder pool needs at least one worker, got {workers}")
+        self.workers = workers
+        self._executor: ProcessPoolExecutor | None = None
+        self._warm: Future[None] | None = None
+        self._lock = threading.Lock()
+        self.restarts = 0
+
+    def _get(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ProcessPoolExecutor(
+                    self.workers, mp_context=mp.get_context("spawn"), initializer=_warm_up
+                )
+                self._warm = self._executor.submit(_warm_up)
+            return self._executor
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._executor is broken:
+                self._executor, self._warm = None, None
+                self.restarts += 1
+        broken.shutdown(wait=False, cancel_futures=True)
+
+    def start(self) -> None:
+        """Start a worker process now, without waiting for it (it otherwise starts on the first call)."""
+        self._get()
+
+    @property
+    def ready(self) -> bool:
+        """A worker has started and imported the decoder (starting one takes about a second)."""
+        warm = self._warm
+        return warm is not None and warm.done() and not warm.cancelled() and warm.exception() is None
+
+    async def run(self, fn: Callable[..., T], *args: Any, what: str | Path = "") -> T:
+        """``fn(*args)`` in a worker process.
+
+        Args:
+            fn: A picklable (module-level) function.
+            *args: Its picklable arguments.
+            what: The file the call works on, named in the error if its process dies.
+
+        Raises:
+            VideoError: The call's process died twice (once in the pool, once on its own).
+            Exception: Whatever ``fn`` raised.
+        """
+        loop = asyncio.get_running_loop()
+        ex = self._get()
+        try:
+            return await loop.run_in_executor(ex, fn, *args)
+        except BrokenProcessPool:
+            self._replace(ex)
+        # Any call in flight when a worker died lands here, not only the culprit: retry each
+        # alone, so only the file that really crashes the decoder fails.
+        solo = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
+        try:
+            return await loop.run_in_executor(solo, fn, *args)
+        except BrokenProcessPool:
+            raise VideoError(what or "?", "the decoder process died on this file (twice)") from None
+        finally:
+            solo.shutdown(wait=False)
+
+    async def prepare(
+        self,
+        path: str | Path,
+        fps: float | None,
+        max_frames: int | None,
+        size: int | tuple[int, int] | None,
+        jpeg_quality: int | None = None,
+        keep_arrays: bool = True,
+    ) -> PreparedFrames:
+        """:func:`robojudge.video.prepare_frames` in a worker process."""
+        return await self.run(
+            prepare_frames, str(path), fps, max_frames, size, jpeg_quality, keep_arrays, what=path
+        )
+
+    def close(self) -> None:
+        """Stop the worker processes."""
+        with self._lock:
+            ex, self._executor, self._warm = self._executor, None, None
+        if ex is not None:
+            ex.shutdown(wait=True, cancel_futures=True)
+
+
+_SHARED: dict[int, DecoderPool] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_decoder(workers: int | None = None) -> DecoderPool | None:
+    """The process-wide pool with ``workers`` processes (default :func:`default_decode_workers`).
+
+    Returns ``None`` for 0 workers: the caller decodes in threads of its own process.
+    """
+    n = default_decode_workers() if workers is None else workers
+    if n < 0:
+        raise ValueError(f"decode workers must be >= 0, got {n}")
+    if n == 0:
+        return None
+    with _SHARED_LOCK:
+        pool = _SHARED.get(n)
+        if pool is None:
+            pool = _SHARED[n] = DecoderPool(n)
+        return pool
+
+
+@atexit.register
+def _close_shared() -> None:
+    for pool in list(_SHARED.values()):
+        pool.close()

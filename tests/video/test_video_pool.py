@@ -1,0 +1,148 @@
+"""Decoding in worker processes: same frames as in-process, crash isolation, worker-count settings."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from _pool_helpers import crash_on, pid_and, raise_value_error
+from _videogen import textured_clip
+
+from robojudge.video import (
+    DecoderPool,
+    VideoError,
+    default_decode_workers,
+    encode_jpeg_data_urls,
+    frame_digest,
+    prepare_frames,
+    sample_frames,
+    shared_decoder,
+    write_video,
+)
+from robojudge.video._pool import ENV_WORKERS
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("pool") / "pan.mp4"
+    return write_video(path, textured_clip(12, width=64, height=48), fps=8.0)
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[DecoderPool]:
+    p = DecoderPool(1)
+    yield p
+    p.close()
+
+
+def test_frame_digest_is_blake2b_over_shape_and_pixels() -> None:
+    import hashlib
+
+    frame = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
+    h = hashlib.blake2b(digest_size=12)
+    h.update(b"(2, 3, 3)")
+    h.update(frame.tobytes())
+    assert frame_digest(frame) == h.hexdigest()
+    other = frame.copy()
+    other[0, 0, 0] += 1
+    assert frame_digest(other) != frame_digest(frame)
+    # same bytes, other shape: a different frame
+    assert frame_digest(frame.reshape(3, 2, 3)) != frame_digest(frame)
+
+
+def test_prepare_frames_matches_sample_frames_and_encodes_decodable_jpegs(clip: Path) -> None:
+    sampled = sample_frames(clip, fps=4.0, max_frames=32)
+    got = prepare_frames(clip, 4.0, 32, None, jpeg_quality=95)
+    assert got.arrays is not None
+    np.testing.assert_array_equal(got.arrays, sampled.frames)
+    np.testing.assert_array_equal(got.timestamps, sampled.timestamps)
+    assert got.hashes == [frame_digest(f) for f in sampled.frames]
+    # 12 frames at 8 fps sampled at 4 fps: times 0, .25, ..., 1.25; plus one source frame (1/8 s)
+    assert got.video_seconds == pytest.approx(float(sampled.timestamps[-1]) + 1 / 8)
+    urls = got.jpeg[95]
+    assert len(urls) == len(sampled)
+    for i, url in enumerate(urls):
+        assert url.startswith("data:image/jpeg;base64,")
+        buf = np.frombuffer(base64.b64decode(url.split(",", 1)[1]), dtype=np.uint8)
+        back = cv2.cvtColor(cv2.imdecode(buf, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+        assert back.shape == sampled.frames[i].shape
+        # lossy (noise loses its chroma detail) but clearly this frame, not its panned neighbour
+        own = cv2.PSNR(back, sampled.frames[i])
+        assert own > 22
+        assert own > cv2.PSNR(back, sampled.frames[(i + 1) % len(urls)]) + 5
+
+
+def test_keep_arrays_false_needs_an_encoding(clip: Path) -> None:
+    with pytest.raises(ValueError, match="keep_arrays=False needs jpeg_quality"):
+        prepare_frames(clip, 4.0, 32, None, keep_arrays=False)
+    got = prepare_frames(clip, 4.0, 32, None, jpeg_quality=80, keep_arrays=False)
+    assert got.arrays is None
+    assert got.jpeg[80] == encode_jpeg_data_urls(sample_frames(clip, 4.0, 32).frames, 80)
+
+
+def test_pool_runs_in_another_process_and_gives_the_same_frames(pool: DecoderPool, clip: Path) -> None:
+    pid, doubled = asyncio.run(pool.run(pid_and, 21))
+    assert pid != os.getpid()
+    assert doubled == 42
+    here = prepare_frames(clip, 4.0, 5, 32, jpeg_quality=90)
+    there = asyncio.run(pool.prepare(clip, 4.0, 5, 32, jpeg_quality=90, keep_arrays=False))
+    assert there.arrays is None
+    assert there.hashes == here.hashes
+    assert there.jpeg == here.jpeg
+    np.testing.assert_array_equal(there.timestamps, here.timestamps)
+    assert pool.ready
+
+
+def test_errors_in_the_worker_reach_the_caller(pool: DecoderPool, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="boom"):
+        asyncio.run(pool.run(raise_value_error, "boom"))
+    missing = tmp_path / "nope.mp4"
+    with pytest.raises(VideoError) as info:
+        asyncio.run(pool.prepare(missing, 4.0, 32, None))
+    assert info.value.path == missing
+
+
+@pytest.mark.slow
+def test_a_crashing_video_costs_only_its_own_call() -> None:
+    pool = DecoderPool(2)
+    try:
+
+        async def main() -> list[object]:
+            calls = [
+                pool.run(crash_on, name, "bad", 0.2, what=f"{name}.mp4") for name in ("a", "b", "bad", "c")
+            ]
+            return await asyncio.gather(*calls, return_exceptions=True)
+
+        got = asyncio.run(main())
+        assert got[0] == "A" and got[1] == "B" and got[3] == "C"
+        assert isinstance(got[2], VideoError)
+        assert "bad.mp4" in str(got[2]) and "decoder process died" in str(got[2])
+        assert pool.restarts == 1
+        # the pool was replaced: later calls work
+        assert asyncio.run(pool.run(crash_on, "d", "bad")) == "D"
+    finally:
+        pool.close()
+
+
+def test_worker_count_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_WORKERS, raising=False)
+    cores = os.cpu_count() or 2
+    assert default_decode_workers() == max(1, min(4, cores - 1))
+    monkeypatch.setenv(ENV_WORKERS, "0")
+    assert default_decode_workers() == 0
+    assert shared_decoder() is None
+    monkeypatch.setenv(ENV_WORKERS, "3")
+    assert default_decode_workers() == 3
+    for bad in ("-1", "two"):
+        monkeypatch.setenv(ENV_WORKERS, bad)
+        with pytest.raises(ValueError, match=ENV_WORKERS):
+            default_decode_workers()
+    assert shared_decoder(2) is shared_decoder(2)
+    with pytest.raises(ValueError):
+        DecoderPool(0)
