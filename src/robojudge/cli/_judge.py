@@ -205,6 +205,13 @@ def judge(
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Judge stored failures again."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    decode_workers: int | None = typer.Option(
+        None,
+        "--decode-workers",
+        min=0,
+        help="Processes decoding videos (default: $ROBOJUDGE_DECODE_WORKERS, else cores - 1, at most 4); "
+        "0 decodes in threads.",
+    ),
 ) -> None:
     """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC.
 
@@ -241,6 +248,7 @@ def judge(
                 cache=cache,
                 retry_errors=retry_errors,
                 progress=on_event,
+                decode_workers=decode_workers,
             )
     except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None

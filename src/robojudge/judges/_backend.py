@@ -58,7 +58,8 @@ class Frames:
     """The frames a judge sees for one item.
 
     Attributes:
-        arrays: ``(N, H, W, 3)`` uint8 RGB.
+        arrays: ``(N, H, W, 3)`` uint8 RGB, or ``None`` when only encodings were kept (for a
+            backend with a ``frame_jpeg_quality``, decoding in worker processes).
         timestamps: Seconds from the start of the video, one per frame.
         hashes: Content hash of each frame (shape and pixels).
         video_seconds: Length of the video in seconds (for latency per video second).
@@ -66,7 +67,7 @@ class Frames:
             by the rubrics of one item.
     """
 
-    arrays: np.ndarray
+    arrays: np.ndarray | None
     timestamps: np.ndarray
     hashes: list[str]
     video_seconds: float
@@ -114,6 +115,17 @@ class ChatRequest:
             "logprobs": self.logprobs,
             "top_logprobs": self.top_logprobs if self.logprobs else 0,
         }
+
+    def sampling_key_tuple(self) -> tuple[Any, ...]:
+        """:meth:`sampling_key`'s values, in its order (a hashable stand-in for it)."""
+        return (
+            self.temperature,
+            self.top_p,
+            self.seed,
+            self.max_tokens,
+            self.logprobs,
+            self.top_logprobs if self.logprobs else 0,
+        )
 
 
 @dataclass(frozen=True)
@@ -175,7 +187,13 @@ class Completion:
 
 
 class Backend(Protocol):
-    """What the engine needs from a backend."""
+    """What the engine needs from a backend.
+
+    A backend that sends frames as JPEGs may also have an attribute ``frame_jpeg_quality: int``:
+    the runner then encodes frames at that quality while decoding them (in decoder processes) and
+    may drop the pixel arrays, so the backend must read ``Frames.encoded["jpeg:<quality>"]``
+    (:func:`robojudge.judges._images.jpeg_data_urls` does).
+    """
 
     name: str
     supports_logprobs: bool

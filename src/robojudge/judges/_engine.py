@@ -96,6 +96,21 @@ class JudgeEngine:
         self.stats = JudgeStats()
         self._sem = asyncio.Semaphore(config.concurrency)
         self._rng = random.Random()
+        self._started = False
+        self._key_pieces: dict[tuple[str, ...], tuple[str, str, str, str]] = {}
+        self._sampling_canon: dict[tuple[Any, ...], str] = {}
+
+    def start_backend(self) -> None:
+        """Call the backend's optional ``start()`` once (the runner does, on the first cache miss).
+
+        Backends import their HTTP client or load their model there; doing it before videos are
+        decoded in threads keeps those imports from competing with decoding for the GIL.
+        """
+        if not self._started:
+            self._started = True
+            start = getattr(self.backend, "start", None)
+            if callable(start):
+                start()
 
     # -- requests ----------------------------------------------------------------------------------
 
@@ -105,17 +120,34 @@ class JudgeEngine:
         return s.sample_temperature if self.samples > 1 and s.temperature == 0 else s.temperature
 
     def _cache_key(self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric) -> str:
-        payload = {
-            "judge": self.config.identity(),
-            "rubric": [rubric.id, rubric.version, rubric.digest],
-            "frames": frames.hashes if frames is not None else None,
-            "system": request.system,
-            "user": request.user,
-            "label": request.first_frame_label,
-            "history": request.history,
-            "sampling": request.sampling_key(),
-        }
-        canon = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        """SHA-256 of the canonical JSON (sorted keys, no spaces) of everything that decides a reply:
+        judge identity, rubric, frame hashes, prompts, first-frame label, history and sampling.
+
+        The JSON is assembled from pieces, each written with the same settings as a whole-object
+        ``json.dumps(..., sort_keys=True)`` would write it, so the text (and so every stored key)
+        is exactly that; the long, repeated pieces (judge identity, prompts) are written once.
+        """
+        fixed = self._key_pieces.get((rubric.id, rubric.version, rubric.digest, request.system, request.user))
+        if fixed is None:
+            fixed = (
+                _canon(self.config.identity()),
+                _canon([rubric.id, rubric.version, rubric.digest]),
+                _canon(request.system),
+                _canon(request.user),
+            )
+            if len(self._key_pieces) > 4096:  # one entry per (rubric, instruction): keep it bounded
+                self._key_pieces.clear()
+            self._key_pieces[(rubric.id, rubric.version, rubric.digest, request.system, request.user)] = fixed
+        judge, rub, system, user = fixed
+        sampling = self._sampling_canon.get(request.sampling_key_tuple())
+        if sampling is None:
+            sampling = self._sampling_canon[request.sampling_key_tuple()] = _canon(request.sampling_key())
+        history = _canon(request.history) if request.history else "[]"
+        canon = (
+            f'{{"frames":{frames.hashes_json() if frames is not None else "null"}'
+            f',"history":{history},"judge":{judge},"label":{_canon(request.first_frame_label)}'
+            f',"rubric":{rub},"sampling":{sampling},"system":{system},"user":{user}}}'
+        )
         return hashlib.sha256(canon.encode()).hexdigest()
 
     async def _send_once_with_retries(self, request: ChatRequest) -> tuple[Completion, int]:
@@ -233,9 +265,12 @@ class JudgeEngine:
         except ValueError as exc:
             return RubricResult(rubric, "error", None, str(exc), 0.0)
         try:
-            turns = await asyncio.gather(
-                *(self._turn(rubric, system, user, frames, t) for t in range(self.samples))
-            )
+            if self.samples == 1:  # no task to schedule for the common case
+                turns = [await self._turn(rubric, system, user, frames, 0)]
+            else:
+                turns = await asyncio.gather(
+                    *(self._turn(rubric, system, user, frames, t) for t in range(self.samples))
+                )
         except BackendError as exc:
             return RubricResult(rubric, "error", None, f"request failed: {exc}", time.perf_counter() - start)
         return self._combine(rubric, list(turns), frames, time.perf_counter() - start)
@@ -302,6 +337,10 @@ class JudgeEngine:
                     "the backend returned no usable log-probabilities; argmax used"
                 )
         return RubricResult(rubric, "ok", float(value), None, seconds, details)
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _with_frames(request: ChatRequest, frames: Any) -> ChatRequest:

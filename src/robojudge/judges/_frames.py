@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import json
 import os
 import stat
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ import numpy as np
 from robojudge.judges._backend import Frames
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import short_hash
-from robojudge.video import sample_frames
+from robojudge.video import DecoderPool, PreparedFrames, frame_digest, prepare_frames
 
 
 @dataclass(frozen=True)
@@ -37,11 +40,8 @@ class FrameSpec:
 
 
 def frame_hash(frame: np.ndarray) -> str:
-    """Content hash of one frame (shape and pixels)."""
-    h = hashlib.blake2b(digest_size=12)
-    h.update(repr(frame.shape).encode())
-    h.update(np.ascontiguousarray(frame).data)
-    return h.hexdigest()
+    """Content hash of one frame (shape and pixels); see :func:`robojudge.video.frame_digest`."""
+    return frame_digest(frame)
 
 
 def _file_key(path: Path, spec: FrameSpec) -> str:
@@ -58,20 +58,44 @@ def _file_key(path: Path, spec: FrameSpec) -> str:
     return short_hash([parts, spec.as_dict()])
 
 
-def decode_frames(path: str | Path, spec: FrameSpec) -> Frames:
-    """Sample and hash the frames of one video (blocking; runs in a worker thread)."""
-    sampled = sample_frames(path, fps=spec.fps, max_frames=spec.max_frames, size=spec.size)
-    arrays = sampled.frames
-    if arrays.ndim == 3:  # a grayscale source: judges expect RGB
-        arrays = np.repeat(arrays[..., None], 3, axis=-1)
-    step = 1.0 / sampled.source_fps if sampled.source_fps > 0 else 0.0
-    seconds = float(sampled.timestamps[-1]) + step if len(sampled) else 0.0
+def _as_frames(prepared: PreparedFrames) -> Frames:
     return Frames(
-        arrays=arrays,
-        timestamps=sampled.timestamps,
-        hashes=[frame_hash(f) for f in arrays],
-        video_seconds=seconds,
+        arrays=prepared.arrays,
+        timestamps=prepared.timestamps,
+        hashes=prepared.hashes,
+        video_seconds=prepared.video_seconds,
+        encoded={f"jpeg:{q}": urls for q, urls in prepared.jpeg.items()},
     )
+
+
+def decode_frames(path: str | Path, spec: FrameSpec, jpeg_quality: int | None = None) -> Frames:
+    """Sample and hash the frames of one video in this process (blocking).
+
+    Args:
+        path: Video file or frame folder.
+        spec: Frame sampling.
+        jpeg_quality: Also encode the frames as JPEG data URLs at this quality.
+    """
+    return _as_frames(prepare_frames(path, spec.fps, spec.max_frames, spec.size, jpeg_quality))
+
+
+_FALLBACK: ThreadPoolExecutor | None = None
+_FALLBACK_LOCK = threading.Lock()
+
+
+def _fallback_thread() -> ThreadPoolExecutor:
+    global _FALLBACK
+    with _FALLBACK_LOCK:
+        if _FALLBACK is None:
+            _FALLBACK = ThreadPoolExecutor(1, thread_name_prefix="robojudge-decode")
+        return _FALLBACK
+
+
+def _decode_unless_ready(
+    decoder: DecoderPool, path: Path, spec: FrameSpec, jpeg_quality: int | None
+) -> Frames | None:
+    """Decode here, unless the pool came up while this call waited its turn (then ``None``)."""
+    return None if decoder.ready else decode_frames(path, spec, jpeg_quality)
 
 
 class ItemFrames:
@@ -79,17 +103,44 @@ class ItemFrames:
 
     On a warm cache the frame hashes come from the cache (keyed by file identity), so a fully
     cached item is judged without decoding its video.
+
+    Args:
+        path: The item's video.
+        spec: Frame sampling.
+        cache: The response cache (it remembers each file's frame hashes).
+        decoder: Worker processes to decode in (started on the first video to decode; until its
+            first process is up, videos are decoded in a thread here); ``None``: always a thread.
+        jpeg_quality: The backend sends JPEGs at this quality (its ``frame_jpeg_quality``): they
+            are encoded while decoding, and with a ``decoder`` the pixels are then not kept.
+        before_decode: Called (on the event loop) before this item's video is decoded; the runner
+            uses it to start the backend on the first cache miss, before decoding threads compete
+            with its imports for the GIL.
     """
 
-    def __init__(self, path: str | Path, spec: FrameSpec, cache: ResponseCache) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        spec: FrameSpec,
+        cache: ResponseCache,
+        *,
+        decoder: DecoderPool | None = None,
+        jpeg_quality: int | None = None,
+        before_decode: Callable[[], None] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.spec = spec
         self._cache = cache
+        self._decoder = decoder
+        self._jpeg_quality = jpeg_quality
+        self._before_decode = before_decode
         self._frames: Frames | None = None
         self._lock = asyncio.Lock()
         self.hashes: list[str] = []
         self.video_seconds = 0.0
+        self.from_cache = False
+        """The hashes came from the cache, so the video was not decoded (its replies are likely cached)."""
         self._key: str | None = None
+        self._hashes_json: tuple[list[str], str] | None = None
 
     async def prepare(self) -> None:
         """Fill :attr:`hashes` and :attr:`video_seconds`, from the cache when it knows this file."""
@@ -101,14 +152,17 @@ class ItemFrames:
         if known is not None:
             self.hashes = [str(h) for h in known["hashes"]]
             self.video_seconds = float(known["video_seconds"])
+            self.from_cache = True
             return
         await self.load()
 
     async def load(self) -> Frames:
-        """The decoded frames (decoded once, in a worker thread)."""
+        """The decoded frames (decoded once, in a decoder process or a worker thread)."""
         async with self._lock:
             if self._frames is None:
-                self._frames = await asyncio.to_thread(decode_frames, self.path, self.spec)
+                if self._before_decode is not None:
+                    self._before_decode()
+                self._frames = await self._decode()
                 self.hashes = self._frames.hashes
                 self.video_seconds = self._frames.video_seconds
                 if self._key:
@@ -116,6 +170,30 @@ class ItemFrames:
                         self._key, {"hashes": self.hashes, "video_seconds": self.video_seconds}
                     )
             return self._frames
+
+    async def _decode(self) -> Frames:
+        spec, q = self.spec, self._jpeg_quality
+        if self._decoder is None:
+            return await asyncio.to_thread(decode_frames, self.path, spec, q)
+        self._decoder.start()  # no-op once started
+        if not self._decoder.ready:
+            # Its first process takes about a second to start: decode here meanwhile, one video at
+            # a time (more threads would only fight the event loop for the GIL).
+            loop = asyncio.get_running_loop()
+            args = (self._decoder, self.path, spec, q)
+            frames = await loop.run_in_executor(_fallback_thread(), _decode_unless_ready, *args)
+            if frames is not None:
+                return frames
+        prepared = await self._decoder.prepare(
+            self.path, spec.fps, spec.max_frames, spec.size, q, keep_arrays=q is None
+        )
+        return _as_frames(prepared)
+
+    def hashes_json(self) -> str:
+        """:attr:`hashes` as compact JSON (for cache keys; written once per item)."""
+        if self._hashes_json is None or self._hashes_json[0] is not self.hashes:
+            self._hashes_json = (self.hashes, json.dumps(self.hashes, separators=(",", ":")))
+        return self._hashes_json[1]
 
     def release(self) -> None:
         """Drop decoded pixels once the item is done."""

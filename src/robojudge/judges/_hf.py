@@ -95,6 +95,8 @@ class HFBackend:
         with_image = request.frames is not None and bool(request.first_frame_label)
         n_images = 0
         if request.frames is not None:
+            if request.frames.arrays is None:
+                raise BackendError("the hf backend needs decoded pixels, but the frames carry only encodings")
             arrays = request.frames.arrays[thin_indices(len(request.frames.arrays), self.config.max_images)]
             n_images = len(arrays)
             temporal = int(getattr(getattr(proc, "video_processor", None), "temporal_patch_size", 1) or 1)
@@ -103,7 +105,7 @@ class HFBackend:
                 arrays = np.concatenate([arrays, np.repeat(arrays[-1:], pad, axis=0)])
             kwargs["videos"] = [arrays]
             if with_image:
-                kwargs["images"] = [request.frames.arrays[0]]
+                kwargs["images"] = [arrays[0]]
         text = proc.apply_chat_template(
             self._messages(request, with_image), tokenize=False, add_generation_prompt=True
         )

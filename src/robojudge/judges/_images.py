@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import base64
-
-import cv2
 import numpy as np
 
 from robojudge.judges._backend import Frames
+from robojudge.video import encode_jpeg_data_urls
 
 
 def thin_indices(n: int, cap: int) -> list[int]:
@@ -21,17 +19,18 @@ def thin_indices(n: int, cap: int) -> list[int]:
 
 
 def jpeg_data_urls(frames: Frames, quality: int) -> list[str]:
-    """Every frame as a ``data:image/jpeg;base64,...`` URL; cached on ``frames`` per quality."""
+    """Every frame as a ``data:image/jpeg;base64,...`` URL; cached on ``frames`` per quality.
+
+    Raises:
+        ValueError: The frames carry no pixels and were not encoded at ``quality``.
+    """
     key = f"jpeg:{quality}"
     cached = frames.encoded.get(key)
     if cached is None:
-        cached = []
-        for rgb in frames.arrays:
-            ok, buf = cv2.imencode(
-                ".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, quality]
+        if frames.arrays is None:
+            have = ", ".join(sorted(frames.encoded)) or "none"
+            raise ValueError(
+                f"frames were encoded without pixels ({have}); JPEG quality {quality} is missing"
             )
-            if not ok:  # pragma: no cover - OpenCV only fails on invalid arrays
-                raise ValueError("JPEG encoding failed")
-            cached.append("data:image/jpeg;base64," + base64.b64encode(buf.tobytes()).decode("ascii"))
-        frames.encoded[key] = cached
+        cached = frames.encoded[key] = encode_jpeg_data_urls(frames.arrays, quality)
     return list(cached)

@@ -104,6 +104,16 @@ def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None
     an object holding that key wins over one without.
     """
     body = strip_thinking(text)
+    whole = body.strip()
+    if whole.startswith("{") and whole.endswith("}"):
+        # The common case, a reply that is exactly one JSON object: what the search below would
+        # find first anyway (the last balanced span), without walking the text character by character.
+        try:
+            obj = json.loads(whole)
+        except (json.JSONDecodeError, RecursionError):
+            obj = None
+        if isinstance(obj, dict) and (key is None or key in obj):
+            return obj
     candidates = [m.group(1).strip() for m in _FENCE.finditer(body)]
     candidates += _balanced_objects(body)
     # An unclosed final object (trailing text cut off) gets one chance with a closing brace.

@@ -99,6 +99,9 @@ def majority_vote(scores: list[float | None]) -> Vote | None:
     valid = [s for s in scores if s is not None]
     if not valid:
         return None
+    if len(scores) == 1:  # one turn, the common case: no vote to take
+        only = valid[0]
+        return Vote(value=only, mean=only, std=0.0, agreement=True, valid=1, turns=1, scores=list(scores))
     mean = statistics.fmean(valid)
     counts = Counter(valid)
     top = max(counts.values())

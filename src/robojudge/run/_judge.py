@@ -38,7 +38,7 @@ from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
 from robojudge.run._plan import pending_per_item
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
-from robojudge.video import VideoError
+from robojudge.video import DecoderPool, VideoError, shared_decoder
 
 
 @dataclass(frozen=True)
@@ -219,12 +219,28 @@ class _Writer:
 
 
 async def _judge_one(
-    item: Item, plans: tuple[JudgePlan, ...], engine: JudgeEngine, spec: FrameSpec, cache: ResponseCache
+    item: Item,
+    plans: tuple[JudgePlan, ...],
+    engine: JudgeEngine,
+    spec: FrameSpec,
+    cache: ResponseCache,
+    decoder: DecoderPool | None,
 ) -> list[ResultRow]:
-    frames = ItemFrames(item.video, spec, cache)
+    quality = getattr(engine.backend, "frame_jpeg_quality", None)
+    frames = ItemFrames(
+        item.video,
+        spec,
+        cache,
+        decoder=decoder,
+        jpeg_quality=quality if isinstance(quality, int) else None,
+        before_decode=engine.start_backend,
+    )
     try:
         await frames.prepare()
-        results = await asyncio.gather(*(engine.judge(p.rubric, item.instruction, frames) for p in plans))
+        if frames.from_cache:  # replies most likely cached too: no tasks to schedule
+            results = [await engine.judge(p.rubric, item.instruction, frames) for p in plans]
+        else:  # the rubrics' requests go out together
+            results = await asyncio.gather(*(engine.judge(p.rubric, item.instruction, frames) for p in plans))
     except asyncio.CancelledError:
         raise
     except VideoError as exc:
@@ -246,6 +262,7 @@ async def _judge_async(
     summary: JudgeRunSummary,
     progress: JudgeProgress | None,
     workers: int,
+    decoder: DecoderPool | None,
 ) -> None:
     writer = _Writer(store, summary, progress)
     queue: asyncio.Queue[tuple[Item, tuple[JudgePlan, ...]]] = asyncio.Queue()
@@ -255,7 +272,7 @@ async def _judge_async(
     async def worker() -> None:
         while not queue.empty():
             item, plans = queue.get_nowait()
-            writer.put(await _judge_one(item, plans, engine, spec, cache))
+            writer.put(await _judge_one(item, plans, engine, spec, cache, decoder))
 
     async def ticker() -> None:
         while True:
@@ -288,6 +305,7 @@ def judge_items(
     retry_errors: bool = False,
     progress: JudgeProgress | None = None,
     items_in_flight: int | None = None,
+    decode_workers: int | None = None,
 ) -> JudgeRunSummary:
     """Judge every (item, rubric) pair the store does not hold yet.
 
@@ -304,6 +322,9 @@ def judge_items(
         retry_errors: Delete this judge's stored error rows first, so they are tried again.
         progress: Called with each stored row and, while requests are in flight, with ``None``.
         items_in_flight: Items worked on at once (default: twice the judge's concurrency).
+        decode_workers: Processes that decode videos (default ``$ROBOJUDGE_DECODE_WORKERS``, else
+            one per core but one, at most 4); 0 decodes in threads of this process. They start
+            only when a video has to be decoded, and are shared by later runs in this process.
 
     Returns:
         Counts, request statistics, parse-failure and agreement rates.
@@ -325,8 +346,9 @@ def judge_items(
             total=sum(len(p) for _, p in todo) + skipped, skipped=skipped, stats=engine.stats
         )
         workers = items_in_flight or max(2, 2 * judge.concurrency)
+        decoder = shared_decoder(decode_workers)
         try:
-            asyncio.run(_judge_async(todo, engine, spec, cache, store, summary, progress, workers))
+            asyncio.run(_judge_async(todo, engine, spec, cache, store, summary, progress, workers, decoder))
         except KeyboardInterrupt:
             summary.interrupted = True
     finally:
