@@ -31,26 +31,57 @@ _WRITE_OPTION = "robojudge_write"
 _IN_CHUNK = 500  # ids per "IN (...)" list, well under every backend's parameter limit
 
 
+def _json_key(key: Any) -> str:
+    """A dict key as :func:`json.dumps` writes it (``True`` -> ``"true"``, ``None`` -> ``"null"``)."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool):
+        return json.dumps(key)
+    return str(key)
+
+
 def _json_ready(value: Any) -> Any:
     """Make ``value`` strict JSON: NaN and infinities become null, unknown objects become strings."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
+        return {_json_key(k): _json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [_json_ready(v) for v in value]
     if value is None or isinstance(value, str | int | bool):
         return value
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return _json_ready(value.item())
-    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays and scalars
         return _json_ready(value.tolist())
+    if hasattr(value, "item") and callable(value.item):  # other array-library scalars
+        return _json_ready(value.item())
+    return str(value)
+
+
+def _json_default(value: Any) -> Any:
+    """The C encoder's hook for what it cannot write itself (numpy scalars and arrays, sets...)."""
+    if isinstance(value, set | frozenset):
+        return list(value)
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays and scalars
+        return value.tolist()
+    if hasattr(value, "item") and callable(value.item):  # other array-library scalars
+        return value.item()
     return str(value)
 
 
 def dumps_json(value: Any) -> str:
-    """Serialise ``value`` as strict JSON (what both SQLite and PostgreSQL accept)."""
-    return json.dumps(_json_ready(value), allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    """Serialise ``value`` as strict JSON (what both SQLite and PostgreSQL accept).
+
+    Most values are written by the C encoder in one pass; only a value holding NaN or an infinity
+    (which strict JSON cannot hold) or a key that is not a string or number takes the slower walk
+    through :func:`_json_ready`, which writes those as null and as strings. Both give the same text
+    for what both can write.
+    """
+    try:
+        return json.dumps(
+            value, allow_nan=False, ensure_ascii=False, separators=(",", ":"), default=_json_default
+        )
+    except (ValueError, TypeError):
+        return json.dumps(_json_ready(value), allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
 
 class ResultStore:
