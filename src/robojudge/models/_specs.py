@@ -10,69 +10,86 @@ from __future__ import annotations
 
 from robojudge.models._weights import WeightSpec, register_weights
 
-CLIP_B32 = register_weights(WeightSpec(
-    name="clip_vit_b32",
-    repo_id="openai/clip-vit-base-patch32",
-    revision=None,
-    description="CLIP ViT-B/32 (image and text encoders, with its image processor)",
-    library="transformers",
-    how="RoboJudge App. B.3 uses CLIP ViT-B/32.",
-))
+CLIP_B32 = register_weights(
+    WeightSpec(
+        name="clip_vit_b32",
+        repo_id="openai/clip-vit-base-patch32",
+        revision=None,
+        description="CLIP ViT-B/32 (image and text encoders, with its image processor)",
+        library="transformers",
+        how="RoboJudge App. B.3 uses CLIP ViT-B/32.",
+    )
+)
 
-DINO_B16 = register_weights(WeightSpec(
-    name="dino_vit_b16",
-    repo_id="facebook/dino-vitb16",
-    revision=None,
-    description="DINO ViT-B/16 self-supervised image encoder",
-    library="transformers",
-    how="RoboJudge App. B.3 uses DINO ViT-B/16.",
-))
+DINO_B16 = register_weights(
+    WeightSpec(
+        name="dino_vit_b16",
+        repo_id="facebook/dino-vitb16",
+        revision=None,
+        description="DINO ViT-B/16 self-supervised image encoder",
+        library="transformers",
+        how="RoboJudge App. B.3 uses DINO ViT-B/16.",
+    )
+)
 
-VJEPA2_G = register_weights(WeightSpec(
-    name="vjepa2_vitg_ssv2",
-    repo_id="facebook/vjepa2-vitg-fpc64-384-ssv2",
-    revision=None,
-    description="V-JEPA 2 ViT-g video encoder (the SSv2 checkpoint; only the encoder is used)",
-    library="transformers",
-    how="RoboJudge App. B.3 names this checkpoint (vjepa2-vitg-fpc64-384-ssv2); it is about 4 GB.",
-))
+VJEPA2_G = register_weights(
+    WeightSpec(
+        name="vjepa2_vitg_ssv2",
+        repo_id="facebook/vjepa2-vitg-fpc64-384-ssv2",
+        revision=None,
+        description="V-JEPA 2 ViT-g video encoder (the SSv2 checkpoint; only the encoder is used)",
+        library="transformers",
+        how="RoboJudge App. B.3 names this checkpoint (vjepa2-vitg-fpc64-384-ssv2); it is about 4 GB.",
+    )
+)
 
-DEPTH_ANYTHING_V2_S = register_weights(WeightSpec(
-    name="depth_anything_v2_small",
-    repo_id="depth-anything/Depth-Anything-V2-Small-hf",
-    revision=None,
-    description="Depth Anything V2 Small monocular (relative) depth estimator",
-    library="transformers",
-    how="RoboPhys-3D App. B.2.2 does not name its depth model; this is robojudge's choice.",
-))
+DEPTH_ANYTHING_V2_S = register_weights(
+    WeightSpec(
+        name="depth_anything_v2_small",
+        repo_id="depth-anything/Depth-Anything-V2-Small-hf",
+        revision=None,
+        description="Depth Anything V2 Small monocular (relative) depth estimator",
+        library="transformers",
+        how="RoboPhys-3D App. B.2.2 does not name its depth model; this is robojudge's choice.",
+    )
+)
 
-DINOV2_B14 = register_weights(WeightSpec(
-    name="dinov2_vit_b14",
-    repo_id="facebook/dinov2-base",
-    revision=None,
-    description="DINOv2 ViT-B/14 self-supervised image encoder",
-    library="transformers",
-    how="RoboPhys-3D App. B.1.5 uses DINOv2 features for subject consistency.",
-))
+DINOV2_B14 = register_weights(
+    WeightSpec(
+        name="dinov2_vit_b14",
+        repo_id="facebook/dinov2-base",
+        revision=None,
+        description="DINOv2 ViT-B/14 self-supervised image encoder",
+        library="transformers",
+        how="RoboPhys-3D App. B.1.5 uses DINOv2 features for subject consistency.",
+    )
+)
 
-CLIP_L14 = register_weights(WeightSpec(
-    name="clip_vit_l14",
-    repo_id="openai/clip-vit-large-patch14",
-    revision=None,
-    description="CLIP ViT-L/14 (image and text encoders, with its image processor)",
-    library="transformers",
-    how="The LAION aesthetic predictor (RoboPhys-3D App. B.1.2, LAION-AP) reads CLIP ViT-L/14 embeddings.",
-    metrics=("aq_laion_ap",),
-))
+CLIP_L14 = register_weights(
+    WeightSpec(
+        name="clip_vit_l14",
+        repo_id="openai/clip-vit-large-patch14",
+        revision=None,
+        description="CLIP ViT-L/14 (image and text encoders, with its image processor)",
+        library="transformers",
+        how=(
+            "The LAION aesthetic predictor (RoboPhys-3D App. B.1.2, LAION-AP) reads CLIP ViT-L/14 "
+            "embeddings."
+        ),
+        metrics=("aq_laion_ap",),
+    )
+)
 
-LAION_AESTHETIC_LINEAR = register_weights(WeightSpec(
-    name="laion_aesthetic_linear_l14",
-    repo_id=None,
-    revision=None,
-    filename="sa_0_4_vit_l_14_linear.pth",
-    url="https://github.com/LAION-AI/aesthetic-predictor/raw/main/sa_0_4_vit_l_14_linear.pth",
-    description="LAION aesthetic predictor v1: linear head (768 -> 1) on unit CLIP ViT-L/14 embeddings",
-    library="torch",
-    how="A plain state dict (weight, bias) from LAION-AI/aesthetic-predictor; no checksum is pinned.",
-    metrics=("aq_laion_ap",),
-))
+LAION_AESTHETIC_LINEAR = register_weights(
+    WeightSpec(
+        name="laion_aesthetic_linear_l14",
+        repo_id=None,
+        revision=None,
+        filename="sa_0_4_vit_l_14_linear.pth",
+        url="https://github.com/LAION-AI/aesthetic-predictor/raw/main/sa_0_4_vit_l_14_linear.pth",
+        description="LAION aesthetic predictor v1: linear head (768 -> 1) on unit CLIP ViT-L/14 embeddings",
+        library="torch",
+        how="A plain state dict (weight, bias) from LAION-AI/aesthetic-predictor; no checksum is pinned.",
+        metrics=("aq_laion_ap",),
+    )
+)
