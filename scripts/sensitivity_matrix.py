@@ -17,6 +17,16 @@ Rerun (builds the suite first if ``SUITE/suite.jsonl`` is missing; MuJoCo needs 
 
 Scoring goes through :func:`robojudge.run.score_suite` into ``--run-dir`` (default
 ``SUITE/_sensitivity``), so a rerun only computes metrics that are new or changed.
+
+Dose-response mode (``--dose teleport,vanish``) answers the same question without the matrix's two
+confounders, episode-to-episode differences and failures planted together: for each failure type it
+builds its own suite in which every episode is rendered once with no failure (the control) and once
+per severity in ``--severities`` with that failure alone, and reports, per metric, Spearman's rho
+between the **paired** change (oriented value minus the same episode's control) and the severity,
+with the share of planted rollouts whose oriented value fell below their control::
+
+    MUJOCO_GL=egl .venv/bin/python scripts/sensitivity_matrix.py --dose teleport,vanish \
+        --suite runs/sim_dose --episodes 6 --size 128 --out docs/sensitivity.md
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +56,10 @@ FAILURE_ORDER: tuple[str, ...] = (
 RESPONSE_RHO = 0.3
 #: Markers in a Markdown file between which ``--out`` replaces the table (the rest is kept).
 BEGIN, END = "<!-- sensitivity-matrix:begin -->", "<!-- sensitivity-matrix:end -->"
+#: The same for the dose-response table.
+DOSE_BEGIN, DOSE_END = "<!-- dose-response:begin -->", "<!-- dose-response:end -->"
+#: Severities of the dose-response suites.
+DOSE_SEVERITIES: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
 
 
 @dataclass(frozen=True)
@@ -138,6 +153,108 @@ def run_matrix(
     return sensitivity_matrix(values, failure_severities(suite.items), hib), errors
 
 
+@dataclass(frozen=True)
+class DoseCell:
+    """One metric x failure of a dose-response study.
+
+    Attributes:
+        rho: Spearman rho between the paired change (oriented value minus the episode's control)
+            and the severity, controls included with change 0 and severity 0.
+        dropped: Share of planted rollouts whose oriented value is below their control's.
+        n: Rollouts used (controls included).
+    """
+
+    rho: float
+    dropped: float
+    n: int
+
+
+def dose_profiles(failure: str, severities: Sequence[float] = DOSE_SEVERITIES) -> list[Any]:
+    """A control profile (no failure, no benign variation) and one profile per severity of ``failure``."""
+    from robojudge.suite.sim import Profile
+
+    control = Profile(f"{failure}@0", 0.0, (1, 1), (0.5, 0.5), (failure,), 0.0, (0.1, 0.1), (),
+                      "control: the faithful episode, nothing planted")
+    return [control] + [
+        Profile(f"{failure}@{s:g}", 1.0, (1, 1), (s, s), (failure,), 0.0, (0.1, 0.1), (),
+                f"{failure} alone at severity {s:g}")
+        for s in severities
+    ]
+
+
+def dose_response(
+    values: Mapping[str, Mapping[str, float]],
+    items: Sequence[Item],
+    failure: str,
+    higher_is_better: Mapping[str, bool],
+) -> dict[str, DoseCell]:
+    """``{metric: DoseCell}`` for a suite built from :func:`dose_profiles` (see the module doc).
+
+    Args:
+        values: ``{metric: {item id: raw value}}``.
+        items: The suite's items; the control of an episode is its item whose generator ends in ``@0``.
+        failure: The planted failure type.
+        higher_is_better: Each metric's direction.
+    """
+    out: dict[str, DoseCell] = {}
+    for metric, per_item in values.items():
+        scored = oriented(per_item, higher_is_better[metric])
+        control = {it.clip_id: scored[it.item_id] for it in items
+                   if (it.generator or "").endswith("@0") and it.item_id in scored}
+        deltas, sevs = [], []
+        for it in items:
+            if it.item_id not in scored or it.clip_id not in control:
+                continue
+            sev = max((float(f["severity"]) for f in it.meta.get("failures", []) if f["type"] == failure),
+                      default=0.0)
+            deltas.append(scored[it.item_id] - control[it.clip_id])
+            sevs.append(sev)
+        d, y = np.array(deltas), np.array(sevs)
+        planted = y > 0
+        dropped = float((d[planted] < 0).mean()) if planted.any() else float("nan")
+        out[metric] = DoseCell(rho=spearman(d, y) if len(d) > 2 else float("nan"), dropped=dropped, n=len(d))
+    return out
+
+
+def run_dose(
+    suite_root: Path, failure: str, metric_ids: Sequence[str], *, episodes: int, size: int, seed: int,
+    severities: Sequence[float] = DOSE_SEVERITIES, workers: int = 1,
+) -> tuple[dict[str, DoseCell], dict[str, int]]:
+    """Build (or reuse) ``suite_root/<failure>`` with :func:`dose_profiles`, score it, return the cells."""
+    folder = suite_root / failure
+    manifest = folder / "suite.jsonl"
+    if not manifest.exists():
+        from robojudge.suite.sim import make_sim_suite
+
+        manifest = make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size,
+                                  profiles=dose_profiles(failure, severities))
+    run = score_suite(manifest, list(metric_ids), run_dir=folder / "_run", workers=workers)
+    stored, errors = stored_results(run.db_url, metric_ids)
+    values = {m: v for m, v in stored.items() if v}
+    hib = {m: get_metric(m).higher_is_better for m in values}
+    return dose_response(values, load_suite(manifest).items, failure, hib), errors
+
+
+def render_dose_markdown(cells: Mapping[str, Mapping[str, DoseCell]], *, title: str, intro: str) -> str:
+    """Dose-response cells as a Markdown table (rows: metrics; columns: failure types)."""
+    failures = list(cells)
+    metrics = sorted({m for row in cells.values() for m in row})
+    head = "| metric | " + " | ".join(failures) + " |"
+    sep = "| --- | " + " | ".join("---:" for _ in failures) + " |"
+    lines = [title, "", intro, "", head, sep]
+    for metric in metrics:
+        parts = []
+        for f in failures:
+            c = cells[f].get(metric)
+            if c is None or math.isnan(c.rho):
+                parts.append("n/a")
+                continue
+            text = f"{c.rho:+.2f} ({100 * c.dropped:.0f}%)"
+            parts.append(f"**{text}**" if c.rho <= -RESPONSE_RHO else text)
+        lines.append(f"| `{metric}` | " + " | ".join(parts) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _fmt(cell: Cell) -> str:
     if math.isnan(cell.rho):
         return "n/a"
@@ -161,14 +278,14 @@ def render_markdown(matrix: Mapping[str, Mapping[str, Cell]], *, title: str, int
     return "\n".join(lines) + "\n"
 
 
-def write_table(path: Path, table: str) -> None:
+def write_table(path: Path, table: str, begin: str = BEGIN, end: str = END) -> None:
     """Write ``table`` between the markers of an existing file at ``path``, or as the whole file."""
     if path.exists():
         text = path.read_text(encoding="utf-8")
-        if BEGIN in text and END in text:
-            head, _, rest = text.partition(BEGIN)
-            _, _, tail = rest.partition(END)
-            path.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+        if begin in text and end in text:
+            head, _, rest = text.partition(begin)
+            _, _, tail = rest.partition(end)
+            path.write_text(f"{head}{begin}\n{table}{end}{tail}", encoding="utf-8")
             return
     path.write_text(table, encoding="utf-8")
 
@@ -183,11 +300,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--run-dir", type=Path, default=None, help="run folder [default: SUITE/_sensitivity]")
     parser.add_argument("--metrics", default="", help="comma-separated ids [default: every computed metric]")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--dose", default="", help="comma-separated failure types: dose-response mode")
+    parser.add_argument("--severities", default=",".join(f"{x:g}" for x in DOSE_SEVERITIES),
+                        help="severities of the dose-response suites")
     parser.add_argument("--out", type=Path, default=None,
                         help="Markdown file: the table replaces the part between its sensitivity-matrix "
                              "markers, or the whole file if it has none [default: stdout]")
     args = parser.parse_args(argv)
 
+    if args.dose:
+        return _main_dose(args)
     manifest = args.suite / "suite.jsonl"
     if not manifest.exists():
         from robojudge.suite.sim import make_sim_suite
@@ -209,6 +331,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = render_markdown(matrix, title="### Sensitivity matrix", intro=intro)
     if args.out:
         write_table(args.out, text)
+        print(f"wrote {args.out}")
+    else:
+        print(text)
+    return 0
+
+
+def _main_dose(args: argparse.Namespace) -> int:
+    failures = [f for f in args.dose.split(",") if f]
+    severities = [float(x) for x in args.severities.split(",") if x]
+    metric_ids = [m for m in args.metrics.split(",") if m] or computed_metric_ids()
+    cells = {}
+    for failure in failures:
+        print(f"{failure}: building/scoring {args.suite / failure} ...", flush=True)
+        cells[failure], _ = run_dose(args.suite, failure, metric_ids, episodes=args.episodes, size=args.size,
+                                     seed=args.seed, severities=severities, workers=args.workers)
+    intro = (f"{args.episodes} episodes per failure type (seed {args.seed}, {args.size} px), each rendered "
+             f"once with nothing planted (the control) and once per severity "
+             f"{', '.join(f'{x:g}' for x in severities)} with that failure alone. Cells: Spearman rho "
+             f"between the paired change (metric oriented so that higher is better, minus the same "
+             f"episode's control) and the severity, controls counted with change 0; in brackets, the share "
+             f"of planted rollouts that scored below their control. Bold: rho <= -{RESPONSE_RHO}.")
+    text = render_dose_markdown(cells, title="### Dose-response (one failure at a time, paired)", intro=intro)
+    if args.out:
+        write_table(args.out, text, DOSE_BEGIN, DOSE_END)
         print(f"wrote {args.out}")
     else:
         print(text)

@@ -129,3 +129,66 @@ def test_metric_responds_to_its_failure(sim_matrix, metric, failure):
 def test_camera_control_ignores_lighting_flicker(sim_matrix):
     # Contrast normalization keeps LK tracking stable under flicker: no drop with flicker severity.
     assert sim_matrix["ctg_camera_control"]["flicker"].rho > -0.3
+
+
+# ---------------------------------------------------------------- dose response (one failure, paired)
+
+
+def _dose_item(item_id, clip, generator, severity):
+    failures = [{"type": "teleport", "severity": severity}] if severity > 0 else []
+    return Item(item_id=item_id, video="v.mp4", clip_id=clip, generator=generator,
+                meta={"failures": failures})
+
+
+def test_dose_response_pairs_each_rollout_with_its_episode_control():
+    items = [_dose_item("a0", "a", "teleport@0", 0.0), _dose_item("a5", "a", "teleport@0.5", 0.5),
+             _dose_item("a1", "a", "teleport@1", 1.0), _dose_item("b0", "b", "teleport@0", 0.0),
+             _dose_item("b5", "b", "teleport@0.5", 0.5), _dose_item("b1", "b", "teleport@1", 1.0)]
+    # Episode b scores far higher overall, so unpaired values do not fall with severity; the
+    # changes from each episode's control do: a: 0, -1, -2; b: 0, -0.5, -3.
+    raw = {"a0": 1.0, "a5": 0.0, "a1": -1.0, "b0": 10.0, "b5": 9.5, "b1": 7.0}
+    cells = sm.dose_response({"m": raw, "neg": raw}, items, "teleport", {"m": True, "neg": False})
+    deltas = [0.0, -1.0, -2.0, 0.0, -0.5, -3.0]
+    sev = [0.0, 0.5, 1.0, 0.0, 0.5, 1.0]
+    assert cells["m"].rho == pytest.approx(stats.spearmanr(deltas, sev).statistic)
+    assert cells["m"].rho < -0.9 and cells["m"].n == 6 and cells["m"].dropped == 1.0
+    assert cells["neg"].rho == pytest.approx(-cells["m"].rho)  # lower-is-better: changes negated
+    assert cells["neg"].dropped == 0.0
+    unpaired = stats.spearmanr([raw[i.item_id] for i in items], sev).statistic
+    assert unpaired > -0.5  # what the plain matrix would see
+    table = sm.render_dose_markdown({"teleport": cells}, title="# D", intro="i")
+    assert f"| `m` | **{cells['m'].rho:+.2f} (100%)** |" in table
+
+
+def test_dose_profiles_plant_one_failure_or_none():
+    control, *doses = sm.dose_profiles("vanish", (0.5, 1.0))
+    assert control.name == "vanish@0" and control.pa_rate == 0.0
+    assert [(p.name, p.pa_severity, p.pa_types, p.pa_rate) for p in doses] == [
+        ("vanish@0.5", (0.5, 0.5), ("vanish",), 1.0), ("vanish@1", (1.0, 1.0), ("vanish",), 1.0)]
+
+
+DOSE_METRICS = ("flow_warp_error", "pixel_frame_consistency")
+
+
+@pytest.fixture(scope="session")
+def teleport_dose(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    if importlib.util.find_spec("mujoco") is None and not os.environ.get("CI"):
+        pytest.skip("mujoco is not installed (pip install -e '.[sim]'); CI runs this test")
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    folder = tmp_path_factory.mktemp("dose")
+    cells, errors = sm.run_dose(folder, "teleport", DOSE_METRICS, episodes=3, size=SIZE, seed=0,
+                                severities=(0.5, 1.0))
+    assert errors == {}
+    return cells
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", DOSE_METRICS)
+def test_pixel_metrics_respond_to_teleport_within_an_episode(teleport_dose, metric):
+    # The plain matrix cannot see a 3-7 frame jump of a small object behind episode-to-episode
+    # differences (docs/sensitivity.md); paired with the same episode's control, every planted
+    # rollout scores worse and the change grows with severity.
+    cell = teleport_dose[metric]
+    assert cell.n == 9
+    assert cell.dropped == 1.0, f"{metric}: only {cell.dropped:.0%} of teleported rollouts dropped"
+    assert cell.rho <= -0.3, f"{metric} vs teleport (paired): rho {cell.rho:+.2f}"

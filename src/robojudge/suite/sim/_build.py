@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from robojudge.suite.sim._labels import Profile
 
 SCENE_CYCLE = ("pick_and_place", "relocate", "push", "slide")  # episode e uses SCENE_CYCLE[e % 4]
 EMBODIMENTS = ("gripper", "dexterous_hand")
@@ -89,7 +93,9 @@ def _robot_bodies(model: Any, info: Any) -> list[int]:
     return subtree_bodies(model, model.body(info.robot_root).id)
 
 
-def _build_episode(args: tuple[str, int, int, str, int, int, tuple[str, ...]]) -> list[dict[str, Any]]:
+def _build_episode(
+    args: tuple[str, int, int, str, int, int, tuple[str | Profile, ...]],
+) -> list[dict[str, Any]]:
     """Simulate one episode, render it for every profile, write files; return manifest rows."""
     os.environ.setdefault("MUJOCO_GL", "egl")
     from robojudge.suite.sim._failures import Editor, applicable, ia_failure
@@ -128,9 +134,13 @@ def _build_episode(args: tuple[str, int, int, str, int, int, tuple[str, ...]]) -
         ref_arrays["failures_json"] = np.array("[]")
         ref_arrays["instruction"] = np.array(INSTRUCTIONS[embodiment])
         np.savez_compressed(out / f"reference/{clip}.npz", **ref_arrays)
-        for p_name in profiles:
-            prof = PROFILES[p_name]
-            prng = np.random.default_rng([seed, e, list(PROFILES).index(p_name)])
+        for p in profiles:
+            prof = PROFILES[p] if isinstance(p, str) else p
+            p_name = prof.name
+            if p_name in PROFILES and prof == PROFILES[p_name]:
+                prng = np.random.default_rng([seed, e, list(PROFILES).index(p_name)])
+            else:  # a custom profile: its own stream, seeded by its name
+                prng = np.random.default_rng([seed, e, zlib.crc32(p_name.encode())])
             failures = []
             base = faithful
             ia_types = applicable(embodiment, prof.ia_types)
@@ -201,7 +211,7 @@ def make_sim_suite(
     episodes: int = 10,
     views: int = 3,
     size: int = 256,
-    profiles: list[str] | tuple[str, ...] | None = None,
+    profiles: Sequence[str | Profile] | None = None,
     workers: int | None = None,
 ) -> Path:
     """Write the simulator-grounded suite to ``out_dir`` and return the manifest path (``suite.jsonl``).
@@ -213,7 +223,10 @@ def make_sim_suite(
             pick-and-place, ADROIT relocate, Fetch push, Fetch slide.
         views: cameras per rollout (1-5); the first, ``cam0``, is the main view.
         size: square image size in pixels.
-        profiles: generator profiles to render (default: all of ``PROFILES``).
+        profiles: generator profiles to render (default: all of ``PROFILES``): names of built-in
+            profiles, or :class:`~robojudge.suite.sim.Profile` objects of your own (for example one
+            failure type at a spread of severities, for a dose-response study); a custom profile's
+            random draws are seeded by its name.
         workers: processes to use (default: up to 2, never more than the CPUs or the episodes).
 
     Returns:
@@ -222,9 +235,13 @@ def make_sim_suite(
     from robojudge.suite.sim._labels import PROFILES
 
     names = tuple(profiles) if profiles else tuple(PROFILES)
-    unknown = [p for p in names if p not in PROFILES]
+    unknown = [p for p in names if isinstance(p, str) and p not in PROFILES]
     if unknown:
         raise ValueError(f"unknown profiles {unknown}; known: {sorted(PROFILES)}")
+    labels = [p if isinstance(p, str) else p.name for p in names]
+    clash = sorted({x for x in labels if labels.count(x) > 1})
+    if clash:
+        raise ValueError(f"profile names must be unique, repeated: {clash}")
     if not 1 <= views <= 5:
         raise ValueError("views must be between 1 and 5")
     out = Path(out_dir)
