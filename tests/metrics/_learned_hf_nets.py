@@ -25,6 +25,23 @@ def save_tiny_clip(folder: Path, processor: bool = True) -> Path:
     return folder
 
 
+def save_tiny_clip_tokenizer(folder: Path) -> Path:
+    """A CLIP BPE tokenizer over lowercase letters, digits and ``.,;'`` (plus ``th``, ``the``), in ``folder``.
+
+    Its ids fit :func:`save_tiny_clip`'s text model: start 0, end (and pad, unknown) 1, at most 99 ids.
+    """
+    import string
+
+    from transformers import CLIPTokenizer
+
+    chars = list(string.ascii_lowercase + string.digits + ".,;'")
+    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
+    for token in [*chars, *(c + "</w>" for c in chars), "th", "the</w>"]:
+        vocab[token] = len(vocab)
+    CLIPTokenizer(vocab=vocab, merges=[("t", "h"), ("th", "e</w>")]).save_pretrained(folder)
+    return folder
+
+
 def save_tiny_vit(folder: Path) -> Path:
     import torch
     from transformers import ViTConfig, ViTImageProcessor, ViTModel

@@ -168,6 +168,49 @@ def clip_image_features(net: LoadedNetwork, frames: np.ndarray, batch: int = 32)
     return np.concatenate(out).astype(np.float64)
 
 
+def _clip_tokenizer(net: LoadedNetwork) -> Any:
+    """The CLIP tokenizer of ``net``'s weights folder, loaded on first use and kept with the network."""
+    key = ("clip_tokenizer", str(net.path), "cpu")
+    with _LOCK:
+        if key not in _CACHE:
+            names = ("tokenizer.json", "vocab.json")
+            if not any((net.path / name).is_file() for name in names):
+                raise FileNotFoundError(
+                    f"CLIP weights folder {net.path} has no tokenizer (neither tokenizer.json nor "
+                    "vocab.json with merges.txt): the text encoder needs it; copy the repository's tokenizer "
+                    "files there or fetch the whole repository again with `robojudge weights fetch NAME`"
+                )
+            from transformers import CLIPTokenizer
+
+            _CACHE[key] = CLIPTokenizer.from_pretrained(net.path, local_files_only=True)
+        return _CACHE[key]
+
+
+def clip_text_features(net: LoadedNetwork, texts: list[str], batch: int = 32) -> np.ndarray:
+    """CLIP text embeddings (after the text projection) of ``texts``: ``(N, D)``, not normalised.
+
+    Each text is tokenized by the CLIP tokenizer of the same weights folder and truncated to the text
+    encoder's context (``max_position_embeddings`` tokens, 77 for OpenAI's CLIP, start and end
+    tokens included); words past it do not reach the embedding.
+    """
+    import torch
+
+    tokenizer = _clip_tokenizer(net)
+    context = int(net.model.config.text_config.max_position_embeddings)
+    out = []
+    with torch.inference_mode():
+        for sl in _batches(len(texts), batch):
+            tokens = tokenizer(list(texts[sl]), padding=True, truncation=True, max_length=context,
+                               return_tensors="pt")
+            res = net.model.get_text_features(input_ids=tokens["input_ids"].to(net.device),
+                                              attention_mask=tokens["attention_mask"].to(net.device))
+            emb = res if isinstance(res, torch.Tensor) else res.pooler_output
+            out.append(emb.float().cpu().numpy())
+    if not out:
+        raise ValueError("clip_text_features needs at least one text")
+    return np.concatenate(out).astype(np.float64)
+
+
 def vit_cls_features(net: LoadedNetwork, frames: np.ndarray, batch: int = 32) -> np.ndarray:
     """The final-layer class token of an image ViT (DINO's image descriptor) for each frame: ``(N, D)``."""
     import torch

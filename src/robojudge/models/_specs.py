@@ -15,9 +15,10 @@ CLIP_B32 = register_weights(
         name="clip_vit_b32",
         repo_id="openai/clip-vit-base-patch32",
         revision=None,
-        description="CLIP ViT-B/32 (image and text encoders, with its image processor)",
+        description="CLIP ViT-B/32 (image and text encoders, with its image processor and tokenizer)",
         library="transformers",
-        how="RoboJudge App. B.3 uses CLIP ViT-B/32.",
+        how="RoboJudge App. B.3 uses CLIP ViT-B/32; so does CLIPScore, which sa_clip follows.",
+        metrics=("clip_frame_consistency", "cc_background", "cc_subject", "sa_clip"),
     )
 )
 

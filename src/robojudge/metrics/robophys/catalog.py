@@ -66,7 +66,6 @@ CATALOG: dict[str, Entry] = {
     "eaa_subject_action": Entry(J, Family.judge, _VLM),
     "pla_physical_commonsense": Entry(J, Family.judge, _VLM),
     "sa_bleu": Entry(M, Family.text, "a video captioner (BLEU against the instruction)"),
-    "sa_clip": Entry(M, Family.text, "a video captioner and CLIP text features"),
     "sa_logics": Entry(J, Family.judge, _VLM),
     "sa_vlm1": Entry(J, Family.judge, f"{_VLM} with CLIP similarity"),
     "sa_subject_adherence": Entry(J, Family.judge, _VLM),
