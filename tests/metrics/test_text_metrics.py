@@ -56,6 +56,10 @@ def test_captions_file_json_and_jsonl(tmp_path):
         assert value == pytest.approx(0.1353352832)
     # meta.caption wins over the file.
     assert find_caption(_item("the mat"), str(as_json)) == "the mat"
+    # JSON Lines with a single row is also one valid JSON object: still read as a row
+    one_row = tmp_path / "one.jsonl"
+    one_row.write_text('{"item_id": "a", "caption": "the cat"}\n')
+    assert find_caption(_item(), str(one_row)) == "the cat"
 
 
 def test_missing_caption_is_a_clear_error(tmp_path):

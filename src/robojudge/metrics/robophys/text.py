@@ -52,7 +52,7 @@ def _load_captions(path: str, mtime_ns: int) -> dict[str, str]:
         data = json.loads(text)
     except json.JSONDecodeError:
         data = None
-    if isinstance(data, dict):
+    if isinstance(data, dict) and "item_id" not in data:  # one object {item_id: caption}
         pairs = data.items()
     else:
         rows = []
