@@ -112,3 +112,21 @@ def test_rubrics_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert "checks 0-1 -> eaa_event_editing" in lines["eaa_event_editing"]
     assert "needs the instruction" in lines["eaa_event_editing"]
     assert "label 1-3" in lines["roboworm_physics"] and "needs" not in lines["pa"]
+
+
+def test_root_options_before_judge_subcommands(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logging
+
+    levels: list[int] = []
+    monkeypatch.setattr(logging, "basicConfig", lambda **kw: levels.append(kw["level"]))
+    with pytest.raises(SystemExit) as exc:
+        main(["-v", "judge", "rubrics"])
+    assert exc.value.code == 0 and levels == [logging.DEBUG]  # -v was applied, not dropped
+    assert "eaa_event_editing" in capsys.readouterr().out
+    main(["--version", "judge", "rubrics"])  # eager, as on any other command: prints and returns
+    assert capsys.readouterr().out.startswith("robojudge ")
+    with pytest.raises(SystemExit) as exc:
+        main(["--bogus", "judge", "rubrics"])  # unknown root option: the full parser rejects it
+    assert exc.value.code == 2
