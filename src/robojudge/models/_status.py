@@ -43,6 +43,7 @@ class WeightsStatus:
             "description": s.description,
             "present": self.present,
             "path": None if self.path is None else str(self.path),
+            "sha256": s.sha256,
         }
 
 
@@ -82,7 +83,8 @@ def fetch_weights(
     target.mkdir(parents=True, exist_ok=True)
     if spec.repo_id is None:
         fetch_url: Callable[..., str] = download or _download_url
-        return Path(fetch_url(url=spec.url, filename=spec.filename, local_dir=str(target)))
+        got_url = fetch_url(url=spec.url, filename=spec.filename, local_dir=str(target), sha256=spec.sha256)
+        return Path(got_url)
     if spec.filename:
         fetch_file: Callable[..., str] = download or _hub("hf_hub_download")
         got = fetch_file(repo_id=spec.repo_id, filename=spec.filename, revision=spec.revision,
@@ -99,14 +101,14 @@ def expected_sha256_prefix(filename: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _download_url(*, url: str, filename: str, local_dir: str) -> str:
+def _download_url(*, url: str, filename: str, local_dir: str, sha256: str | None = None) -> str:
     """Fetch ``url`` to ``local_dir/filename`` through a temporary file (no half-written checkpoint).
 
-    When the file name carries a SHA-256 prefix, as torchvision's do, the download is checked against
-    it, so that name is the pin of the file's content.
+    The download is checked against ``sha256`` (the spec's full hash) when given, else against the
+    SHA-256 prefix a torchvision-style file name carries, so that hash is the pin of the file's content.
 
     Raises:
-        ValueError: The downloaded bytes do not match the hash in the file name (nothing is kept).
+        ValueError: The downloaded bytes do not match the pinned hash (nothing is kept).
     """
     import hashlib
     import shutil
@@ -122,11 +124,11 @@ def _download_url(*, url: str, filename: str, local_dir: str) -> str:
         while chunk := resp.read(1 << 20):
             digest.update(chunk)
             tmp.write(chunk)
-    want = expected_sha256_prefix(filename)
+    want, pin = (sha256, "its weights spec") if sha256 else (expected_sha256_prefix(filename), "its name")
     if want is not None and not digest.hexdigest().startswith(want):
         Path(tmp.name).unlink(missing_ok=True)
         raise ValueError(f"{url}: downloaded file's SHA-256 {digest.hexdigest()[:16]}... does not start with "
-                         f"{want}, the hash its name pins; nothing was saved")
+                         f"{want}, the hash {pin} pins; nothing was saved")
     shutil.move(tmp.name, dest)
     return str(dest)
 

@@ -42,6 +42,28 @@ MUSIQ_SPAQ = register_weights(
     )
 )
 
+#: OpenAI's CLIP RN50, the TorchScript file the openai-clip package downloads; the URL's folder name is
+#: the file's SHA-256. CLIP-IQA's backbone (RoboPhys-3D App. B.1.2), loaded by pyiqa (models._clipiqa).
+_CLIP_RN50_SHA256 = "afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04b6762"
+CLIP_RN50_OPENAI = register_weights(
+    WeightSpec(
+        name="clip_rn50_openai",
+        repo_id=None,
+        revision=None,
+        filename="RN50.pt",
+        url=f"https://openaipublic.azureedge.net/clip/models/{_CLIP_RN50_SHA256}/RN50.pt",
+        sha256=_CLIP_RN50_SHA256,
+        description="CLIP RN50 image and text encoders (OpenAI's TorchScript release)",
+        library="pyiqa",
+        how=(
+            "OpenAI publishes it outside the Hugging Face hub; `robojudge weights fetch` downloads it and "
+            "checks its SHA-256. A copy that openai-clip or pyiqa already downloaded (~/.cache/clip/RN50.pt "
+            "or ~/.cache/torch/hub/clip/RN50.pt) is the same file"
+        ),
+        metrics=("aq_clip_iqa",),
+    )
+)
+
 #: RAFT-large trained on FlyingChairs + FlyingThings (torchvision's port of the paper's raft-things.pth).
 RAFT_THINGS = register_weights(
     WeightSpec(
@@ -262,5 +284,8 @@ def load_frame_interpolation(metric: str | None = None, device: str | None = Non
 
 def clear_loaded() -> None:
     """Forget every cached network (tests that swap weight files call this)."""
+    from robojudge.models import _clipiqa  # imports this module, so only at call time
+
     for cached in (_musiq, _raft_large, _vgg16_features, _lpips_vgg, _inception_v3, _torchscript):
         cached.cache_clear()
+    _clipiqa.clear_clipiqa()

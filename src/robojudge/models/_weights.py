@@ -14,6 +14,7 @@ one file inside it. :func:`resolve_weights` finds it, in this order, without eve
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +62,9 @@ class WeightSpec:
         metrics: The metric ids that use this network (filled by :func:`register_weights` callers).
         url: A direct download address of the single file, for checkpoints published outside the hub
             (torchvision's); ``robojudge weights fetch`` uses it when there is no ``repo_id``.
+        sha256: The full SHA-256 (64 lowercase hex digits) of the file at ``url``, where the publisher
+            states one; ``robojudge weights fetch`` refuses a download that does not match it. Without
+            it, only a hash prefix in a torchvision-style file name is checked.
     """
 
     name: str
@@ -72,10 +76,14 @@ class WeightSpec:
     how: str = ""
     metrics: tuple[str, ...] = field(default_factory=tuple)
     url: str | None = None
+    sha256: str | None = None
 
     def __post_init__(self) -> None:
         if self.repo_id is None and not (self.url and self.filename):
             raise ValueError(f"weights {self.name!r}: give a hub repo_id, or a url and the filename it saves")
+        if self.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
+            raise ValueError(f"weights {self.name!r}: sha256 must be 64 lowercase hex digits, "
+                             f"got {self.sha256!r}")
 
     def source(self) -> str:
         if self.repo_id is None:

@@ -39,7 +39,6 @@ CATALOG: dict[str, Entry] = {
     "aq_laion_ap": Entry(M, Family.quality, "the LAION aesthetic predictor (CLIP-based)"),
     "aq_hpsv3": Entry(M, Family.quality, "the HPSv3 human-preference reward model"),
     "aq_clip_ap": Entry(M, Family.quality, "a CLIP-based aesthetic predictor"),
-    "aq_clip_iqa": Entry(M, Family.quality, "CLIP-IQA"),
     "ds_jepa_similarity": Entry(M, Family.features, "V-JEPA video features (MMD)"),
     "mq_motion_smoothness": Entry(M, Family.flow, "a video frame-interpolation model"),
     "cc_subject": Entry(M, Family.features, "SAM 2 masks with DINOv2 and CLIP features"),
