@@ -67,7 +67,7 @@ def clips(n: int) -> list[Item]:
 
 
 def _server_main(latency: float, reply: str, urls: Any) -> None:
-    with FakeServer(lambda b, n: Reply(reply, delay=latency)) as srv:
+    with FakeServer(lambda b, n: Reply(reply, delay=latency), record=False) as srv:
         urls.put(srv.url)
         time.sleep(24 * 3600)
 
