@@ -149,3 +149,20 @@ def test_cache_key_is_the_sha256_of_the_whole_canonical_request() -> None:
                 want = hashlib.sha256(canon.encode()).hexdigest()
                 assert engine._cache_key(req, frames, IA) == want  # type: ignore[arg-type]
                 assert engine._cache_key(req, frames, IA) == want  # type: ignore[arg-type]  # memo hit
+
+
+def test_openai_session_honours_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Users behind a proxy keep working: the session reads HTTP(S)_PROXY / NO_PROXY like httpx did."""
+    from robojudge.judges._openai import OpenAIBackend
+
+    cfg = make_judge({"name": "p", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"})
+    backend = OpenAIBackend(cfg)
+
+    async def opened() -> bool:
+        backend.start()
+        trust = bool(backend._session.trust_env)
+        await backend.aclose()
+        return trust
+
+    assert asyncio.run(opened()) is True
+    assert backend._session is None

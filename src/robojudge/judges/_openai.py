@@ -70,8 +70,9 @@ class OpenAIBackend:
 
             cfg = self.config
             connector = aiohttp.TCPConnector(limit=cfg.concurrency, ttl_dns_cache=300)
+            # trust_env: HTTP(S)_PROXY / NO_PROXY and .netrc apply, as they did with httpx.
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=aiohttp.ClientTimeout(total=cfg.timeout_s)
+                connector=connector, timeout=aiohttp.ClientTimeout(total=cfg.timeout_s), trust_env=True
             )
         return self._session
 
