@@ -166,3 +166,23 @@ def test_openai_session_honours_proxy_settings(monkeypatch: pytest.MonkeyPatch) 
 
     assert asyncio.run(opened()) is True
     assert backend._session is None
+
+
+def test_no_worker_processes_means_thread_decoding(
+    make_items: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Where processes cannot start (a locked-down sandbox), judging goes on with thread decoding."""
+    import robojudge.video._pool as pool_module
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("semaphores are not available")
+
+    monkeypatch.setattr(pool_module, "ProcessPoolExecutor", refuse)
+    pool = DecoderPool(1)
+    video = make_items(["x"])[0].video
+    with ResponseCache(tmp_path / "c") as cache, caplog.at_level("WARNING"):
+        frames = ItemFrames(video, FrameSpec(), cache, decoder=pool, jpeg_quality=85)
+        got = asyncio.run(frames.load())
+    assert got.arrays is not None and len(got.hashes) == 8
+    assert pool.unavailable == "OSError: semaphores are not available" and not pool.ready
+    assert "decoding in threads instead" in caplog.text

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import multiprocessing as mp
 import os
 import threading
@@ -29,6 +30,7 @@ from robojudge.video._encode import PreparedFrames, prepare_frames
 from robojudge.video._types import VideoError
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 ENV_WORKERS = "ROBOJUDGE_DECODE_WORKERS"
 """Environment variable that sets the default number of decoder processes (0: decode in threads)."""
@@ -74,6 +76,7 @@ class DecoderPool:
         self._warm: Future[None] | None = None
         self._lock = threading.Lock()
         self.restarts = 0
+        self.unavailable: str | None = None
 
     def _get(self) -> ProcessPoolExecutor:
         with self._lock:
@@ -92,8 +95,19 @@ class DecoderPool:
         broken.shutdown(wait=False, cancel_futures=True)
 
     def start(self) -> None:
-        """Start a worker process now, without waiting for it (it otherwise starts on the first call)."""
-        self._get()
+        """Start a worker process now, without waiting for it (it otherwise starts on the first call).
+
+        Where processes cannot be started at all (no working semaphores in a locked-down sandbox,
+        for one), the reason is kept in :attr:`unavailable`, logged once, and :attr:`ready` stays
+        False, so callers that check it keep decoding in threads.
+        """
+        if self.unavailable is not None:
+            return
+        try:
+            self._get()
+        except (OSError, RuntimeError, ValueError, NotImplementedError) as exc:
+            self.unavailable = f"{type(exc).__name__}: {exc}"
+            _log.warning("decoder processes unavailable (%s); decoding in threads instead", self.unavailable)
 
     @property
     def ready(self) -> bool:
