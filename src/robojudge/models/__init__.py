@@ -29,7 +29,9 @@ from robojudge.models._torch import (
     load_raft_things,
     load_state_dict,
     load_vgg16_features,
+    load_viclip,
 )
+from robojudge.models._viclip import ViCLIPConfig, viclip_text_embedding, viclip_video_embedding
 from robojudge.models._weights import (
     WEIGHTS_ENV,
     MissingWeightsError,
@@ -46,6 +48,7 @@ from robojudge.models._weights import (
 __all__ = [
     "WEIGHTS_ENV",
     "LoadedNetwork",
+    "ViCLIPConfig",
     "MissingWeightsError",
     "WeightSpec",
     "WeightsStatus",
@@ -66,12 +69,15 @@ __all__ = [
     "load_raft_things",
     "load_state_dict",
     "load_vgg16_features",
+    "load_viclip",
     "load_vit",
     "load_vjepa2",
     "predict_depth",
     "register_weights",
     "resolve_weights",
     "torch_device",
+    "viclip_text_embedding",
+    "viclip_video_embedding",
     "vit_cls_features",
     "vjepa2_video_embedding",
     "weights_path",

@@ -19,6 +19,8 @@ from robojudge.models._weights import WeightSpec, register_weights, resolve_weig
 if TYPE_CHECKING:
     import torch
 
+    from robojudge.models._viclip_net import ViCLIP
+
 _TV = "https://download.pytorch.org/models/"
 
 
@@ -140,6 +142,25 @@ FRAME_INTERPOLATION = register_weights(
             "frame1) -> middle frame, all (N, 3, H, W) in [0, 1], H and W multiples of 16"
         ),
         metrics=("mq_motion_smoothness",),
+    )
+)
+
+
+#: ViCLIP ViT-L/14 trained on InternVid-10M-FLT, the video-text model of VBench's overall consistency,
+#: which RoboPhys-3D App. B.1 reports as Semantics Consistency. Built by robojudge.models._viclip_net.
+VICLIP_L14_INTERNVID = register_weights(
+    WeightSpec(
+        name="viclip_l14_internvid",
+        repo_id="OpenGVLab/ViCLIP",
+        revision=None,
+        filename="ViClip-InternVid-10M-FLT.pth",
+        description="ViCLIP ViT-L/14 video and text encoders (InternVid-10M-FLT)",
+        library="torch",
+        how=(
+            "VBench loads the same file as third_party/ViCLIP/ViClip-InternVid-10M-FLT.pth; its 'model' "
+            "entry is the state dict"
+        ),
+        metrics=("cc_semantics",),
     )
 )
 
@@ -282,10 +303,54 @@ def load_frame_interpolation(metric: str | None = None, device: str | None = Non
     return _torchscript(_path(FRAME_INTERPOLATION, metric), torch_device(device))
 
 
+@functools.lru_cache(maxsize=2)
+def _viclip(path: str, device: str) -> ViCLIP:
+    import pickle
+
+    from robojudge.models._viclip import config_from_state_dict
+    from robojudge.models._viclip_net import ViCLIP
+
+    try:
+        state = load_state_dict(Path(path))
+    except pickle.UnpicklingError as exc:  # weights_only refuses pickled objects besides tensors
+        raise ValueError(f"{path} holds pickled objects besides tensors, which robojudge does not load "
+                         f"(torch.load weights_only): {exc}") from exc
+    net = ViCLIP(config_from_state_dict(state, path))
+    keys = set(net.state_dict())
+    missing, unexpected = sorted(keys - set(state)), sorted(set(state) - keys)
+    if missing or unexpected:
+        raise ValueError(
+            f"{path} does not match robojudge's ViCLIP: {len(missing)} missing keys (first: "
+            f"{', '.join(missing[:5]) or '-'}), {len(unexpected)} unexpected keys (first: "
+            f"{', '.join(unexpected[:5]) or '-'})"
+        )
+    try:
+        net.load_state_dict(state, strict=True)
+    except RuntimeError as exc:  # a tensor of the wrong shape
+        raise ValueError(f"{path} does not match robojudge's ViCLIP: {exc}") from exc
+    _ready(net, device)
+    return net
+
+
+def load_viclip(metric: str | None = None, device: str | None = None) -> ViCLIP:
+    """ViCLIP ViT-L/14 (InternVid-10M-FLT) built by robojudge and loaded strictly from its checkpoint.
+
+    The sizes are read from the checkpoint's tensor shapes (:func:`robojudge.models._viclip.
+    config_from_state_dict`), so the published file gives the ViT-L/14. Cached per (file, device);
+    on the GPU when one is visible.
+
+    Raises:
+        MissingWeightsError: When ``ViClip-InternVid-10M-FLT.pth`` is not on this machine (names ``metric``).
+        ValueError: When the file's keys or shapes do not match the network (names the file and the first
+            missing and unexpected keys).
+    """
+    return _viclip(_path(VICLIP_L14_INTERNVID, metric), torch_device(device))
+
+
 def clear_loaded() -> None:
     """Forget every cached network (tests that swap weight files call this)."""
     from robojudge.models import _clipiqa  # imports this module, so only at call time
 
-    for cached in (_musiq, _raft_large, _vgg16_features, _lpips_vgg, _inception_v3, _torchscript):
+    for cached in (_musiq, _raft_large, _vgg16_features, _lpips_vgg, _inception_v3, _torchscript, _viclip):
         cached.cache_clear()
     _clipiqa.clear_clipiqa()

@@ -45,7 +45,6 @@ CATALOG: dict[str, Entry] = {
     "cc_background": Entry(M, Family.features, "CLIP image features"),
     "cc_style": Entry(M, Family.features, "VGG features for Gram matrices"),
     "cc_photometric": Entry(M, Family.flow, "RAFT optical flow (end-point error)"),
-    "cc_semantics": Entry(M, Family.features, "ViCLIP video features"),
     "rbg_fidelity": Entry(M, Family.geometry, "COLMAP SfM and 3D Gaussian splatting"),
     "rbg_stability": Entry(M, Family.geometry, "COLMAP SfM feature matching"),
     "rbg_reprojection_geometric": Entry(M, Family.geometry, "Depth Anything 3 depth and pose"),
