@@ -1,0 +1,75 @@
+"""Kill a `robojudge judge` run mid-way (Ctrl-C and SIGKILL, with decoder processes running), rerun it,
+and check that every (item, rubric) ends with exactly one row and no stored row changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _judge_server import FakeServer, Reply
+
+N = 24
+
+
+def _rows(db: Path) -> list[tuple[Any, ...]]:
+    try:
+        with sqlite3.connect(db, timeout=10) as con:
+            return con.execute(
+                "select item_id, metric, config_hash, version, created_at, status from robojudge_results "
+                "order by item_id, metric"
+            ).fetchall()
+    except sqlite3.OperationalError:  # not created yet
+        return []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
+def test_killed_judge_run_resumes_exactly_once(make_items: Any, tmp_path: Path, sig: int) -> None:
+    items = make_items([f"item{i:02d}" for i in range(N)])
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(mode="json")) + "\n" for it in items))
+    db = tmp_path / "results.sqlite"
+    reply = '{"reasoning": "fine", "physical_adherence": 4, "instruction_alignment": 3}'
+    with FakeServer(lambda body, n: Reply(reply, delay=0.25)) as srv:
+        cmd = [
+            sys.executable, "-m", "robojudge", "judge", str(manifest), "--backend", "openai",
+            "--model", "m", "--base-url", srv.url, "--concurrency", "4", "--db", f"sqlite:///{db}",
+            "--cache-dir", str(tmp_path / "cache"), "--decode-workers", "1", "--no-progress",
+        ]
+        proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 120
+        while len(_rows(db)) < 6:
+            assert proc.poll() is None, f"run ended early: {proc.stdout.read() if proc.stdout else ''}"
+            assert time.monotonic() < deadline, "run made no progress"
+            time.sleep(0.05)
+        os.killpg(proc.pid, sig)  # the whole group, decoder processes included, as a terminal's Ctrl-C
+        out, _ = proc.communicate(timeout=60)  # must not hang on its worker processes
+        if sig == signal.SIGINT:
+            assert proc.returncode == 130, out
+            assert "rerun the same command to resume" in out
+        else:
+            assert proc.returncode == -signal.SIGKILL
+        before = {r[:4]: r for r in _rows(db)}
+        assert 6 <= len(before) < 2 * N, "the kill must land mid-run for this test to mean anything"
+        sent_before = srv.count
+
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        after = _rows(db)
+        keys = [r[:4] for r in after]
+        assert len(after) == 2 * N and len(set(keys)) == 2 * N  # none lost, none duplicated
+        assert all(r[5] == "ok" for r in after), after
+        for r in after:  # rows stored before the kill are kept as they were
+            if r[:4] in before:
+                assert r == before[r[:4]]
+        # the rerun asks only for what has no reply in the cache: at most the pairs not stored
+        assert srv.count - sent_before <= 2 * N - len(before)
