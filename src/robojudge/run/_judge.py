@@ -269,10 +269,18 @@ async def _judge_async(
     for entry in todo:
         queue.put_nowait(entry)
 
+    done = 0
+
     async def worker() -> None:
+        nonlocal done
         while not queue.empty():
             item, plans = queue.get_nowait()
             writer.put(await _judge_one(item, plans, engine, spec, cache, decoder))
+            done += 1
+            if done % 64 == 0:
+                # A cached item never waits on anything, so a warm rerun would otherwise run start
+                # to end without letting the progress ticker or the row writer in.
+                await asyncio.sleep(0)
 
     async def ticker() -> None:
         while True:
