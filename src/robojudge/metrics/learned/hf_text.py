@@ -32,11 +32,9 @@ it; the instruction is never used in place of the reference steps.
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
+from robojudge.metrics._texts import as_text, load_item_texts
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
 
@@ -124,50 +123,6 @@ def clip_text_score(gen_embeddings: np.ndarray, ref_embeddings: np.ndarray) -> C
     return ClipTextScore(value=float(np.clip(cosine, 0.0, 1.0)), cosine=cosine)
 
 
-def _as_text(value: Any) -> str | None:
-    """A manifest or file value as one text (a list of steps becomes lines); None when not text."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return "\n".join(value)
-    return None
-
-
-@functools.lru_cache(maxsize=8)
-def _load_texts(path: str, mtime_ns: int, field: str) -> dict[str, str]:
-    """``{item_id: text}`` from a JSON object or JSON Lines with ``item_id`` and ``field``."""
-    raw = Path(path).read_text(encoding="utf-8")
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError:
-        data = None
-    pairs: list[tuple[Any, Any]] = []
-    # A JSON Lines file of one row is also one JSON object: read it as a row, not as {item_id: text}.
-    if isinstance(data, dict) and "item_id" not in data:
-        pairs = list(data.items())
-    else:
-        for n, line in enumerate(raw.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                pairs.append((row["item_id"], row[field]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise MetricInputError(
-                    f"{field} file {path}, line {n}: expected a JSON object with 'item_id' and '{field}' "
-                    f"({type(exc).__name__}: {exc}); or make the whole file one JSON object {{item_id: text}}"
-                ) from None
-    out: dict[str, str] = {}
-    for key, value in pairs:
-        text = _as_text(value)
-        if text is None:
-            raise MetricInputError(
-                f"{field} file {path}: the text of item {key!r} is not a string or a list of strings"
-            )
-        out[str(key)] = text
-    return out
-
-
 def _how(key: str, option: str) -> str:
     if key == STEPS_KEY:
         return (
@@ -191,17 +146,16 @@ def find_steps(item: Item, key: str, file: str | None, option: str) -> list[str]
             the message names the item, field or file, and how to provide the text.
     """
     value = item.meta.get(key)
-    text = _as_text(value)
+    text = as_text(value, allow_lists=True)
     if value is not None and text is None:
         kind = type(value).__name__
         raise MetricInputError(f"item {item.item_id!r}: meta.{key} must be a string or a list of strings, "
                                f"got {kind}")
     source = f"meta.{key}"
     if not (text and text.strip()) and file:
-        path = Path(file)
-        if not path.is_file():
+        if not Path(file).is_file():
             raise MetricInputError(f"{option} file {file} (sa_clip.{option}) does not exist")
-        text = _load_texts(str(path.resolve()), path.stat().st_mtime_ns, key).get(item.item_id)
+        text = load_item_texts(file, key, allow_lists=True).get(item.item_id)
         source = f"{option} file {file}"
     if not text or not text.strip():
         where = f" nor in {option} file {file}" if file else ""

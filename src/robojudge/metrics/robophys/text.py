@@ -16,15 +16,12 @@ Without a caption the metric fails for that item with an error saying how to pro
 
 from __future__ import annotations
 
-import functools
-import json
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
+from robojudge.metrics._texts import load_item_texts
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
 
@@ -45,37 +42,6 @@ class BleuConfig(BaseModel):
     smooth_method: str = Field(default="exp", description="sentence smoothing: exp, floor, add-k or none")
 
 
-@functools.lru_cache(maxsize=8)
-def _load_captions(path: str, mtime_ns: int) -> dict[str, str]:
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        data = None
-    if isinstance(data, dict) and "item_id" not in data:  # one object {item_id: caption}
-        pairs = data.items()
-    else:
-        rows = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                rows.append((row["item_id"], row[CAPTION_KEY]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise MetricInputError(
-                    f"captions file {path}, line {n}: expected a JSON object with 'item_id' and "
-                    f"'caption' ({exc}); or make the whole file one JSON object {{item_id: caption}}"
-                ) from None
-        pairs = rows  # type: ignore[assignment]
-    out: dict[str, str] = {}
-    for key, value in pairs:
-        if not isinstance(value, str):
-            raise MetricInputError(f"captions file {path}: caption of item {key!r} is not a string")
-        out[str(key)] = value
-    return out
-
-
 def find_caption(item: Item, captions: str | None) -> str:
     """The caption of ``item``: ``meta.caption``, else its entry in the ``captions`` file.
 
@@ -87,10 +53,7 @@ def find_caption(item: Item, captions: str | None) -> str:
         kind = type(caption).__name__
         raise MetricInputError(f"item {item.item_id!r}: meta.caption must be a string, got {kind}")
     if not caption and captions:
-        path = Path(captions)
-        if not path.is_file():
-            raise MetricInputError(f"captions file {captions} does not exist")
-        caption = _load_captions(str(path.resolve()), path.stat().st_mtime_ns).get(item.item_id)
+        caption = load_item_texts(captions, CAPTION_KEY).get(item.item_id)
     if not caption or not caption.strip():
         where = f" nor in captions file {captions}" if captions else ""
         raise MetricInputError(

@@ -1,0 +1,71 @@
+"""Per-item texts from a file: captions (``sa_bleu``), key steps and reference steps (``sa_clip``).
+
+A file is either one JSON object ``{item_id: text}`` or JSON Lines, one object per line with
+``item_id`` and the text under ``field`` (what ``robojudge judge texts --field FIELD`` writes). A
+JSON Lines file of a single row is also one valid JSON object; it is read as a row (it holds
+``item_id``), not as a mapping. Files are read once per version (path and modification time).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from robojudge.metrics._errors import MetricInputError
+
+
+def as_text(value: Any, allow_lists: bool) -> str | None:
+    """``value`` as one text (with ``allow_lists``, a list of strings becomes lines); None if not text."""
+    if isinstance(value, str):
+        return value
+    if allow_lists and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    return None
+
+
+@functools.lru_cache(maxsize=16)
+def _load(path: str, mtime_ns: int, field: str, allow_lists: bool) -> dict[str, str]:
+    raw = Path(path).read_text(encoding="utf-8")
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        data = None
+    pairs: list[tuple[Any, Any]] = []
+    if isinstance(data, dict) and "item_id" not in data:
+        pairs = list(data.items())
+    else:
+        for n, line in enumerate(raw.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                pairs.append((row["item_id"], row[field]))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise MetricInputError(
+                    f"{field} file {path}, line {n}: expected a JSON object with 'item_id' and '{field}' "
+                    f"({type(exc).__name__}: {exc}); or make the whole file one JSON object {{item_id: text}}"
+                ) from None
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        text = as_text(value, allow_lists)
+        if text is None:
+            kinds = "a string or a list of strings" if allow_lists else "a string"
+            raise MetricInputError(f"{field} file {path}: the text of item {key!r} is not {kinds}")
+        out[str(key)] = text
+    return out
+
+
+def load_item_texts(path: str | Path, field: str, *, allow_lists: bool = False) -> dict[str, str]:
+    """``{item_id: text}`` from ``path`` (see the module doc).
+
+    Raises:
+        MetricInputError: The file is missing, a line is not a JSON object with ``item_id`` and
+            ``field`` (the message names file and line), or a text is not a string (or, with
+            ``allow_lists``, a list of strings).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise MetricInputError(f"{field} file {path} does not exist")
+    return _load(str(p.resolve()), p.stat().st_mtime_ns, field, allow_lists)
