@@ -30,20 +30,6 @@ def tv_clipiqa():
     return importlib.import_module("robojudge.metrics.learned.tv_clipiqa")
 
 
-@pytest.fixture
-def weights(tmp_path, monkeypatch):
-    import huggingface_hub.constants
-
-    root = tmp_path / "weights"
-    root.mkdir()
-    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    cq.clear_clipiqa()
-    yield root
-    cq.clear_clipiqa()
-
-
 def _item(tmp_path, frames) -> Item:
     write_video(tmp_path / "v", frames, fps=8)  # PNG folder: lossless, so the metric sees these pixels
     return Item(item_id="v", video=str(tmp_path / "v"))

@@ -31,21 +31,6 @@ from robojudge.video import write_video
 RNG = np.random.default_rng(7)
 
 
-@pytest.fixture
-def weights(tmp_path, monkeypatch):
-    """An empty weights folder and an empty hub cache, offline; loaded networks forgotten."""
-    import huggingface_hub.constants
-
-    root = tmp_path / "weights"
-    root.mkdir()
-    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    nets.clear_loaded()
-    yield root
-    nets.clear_loaded()
-
-
 def _place(root, spec, save):
     path = root / spec.name / spec.filename
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,20 +20,6 @@ from robojudge.video import sample_frames, write_video
 RNG = np.random.default_rng(11)
 
 
-@pytest.fixture
-def weights(tmp_path, monkeypatch):
-    import huggingface_hub.constants
-
-    root = tmp_path / "weights"
-    root.mkdir()
-    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    nets.clear_loaded()
-    yield root
-    nets.clear_loaded()
-
-
 def _save(root, spec, state):
     path = root / spec.name / spec.filename
     path.parent.mkdir(parents=True, exist_ok=True)

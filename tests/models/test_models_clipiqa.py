@@ -31,21 +31,6 @@ PAIRS = (("Good image", "bad image"), ("Sharp image", "blurry image"), ("sharp e
          ("High resolution image", "low resolution image"), ("Noise-free image", "noisy image"))
 
 
-@pytest.fixture
-def weights(tmp_path, monkeypatch):
-    """An empty $ROBOJUDGE_WEIGHTS and hub cache, and no cached networks before or after."""
-    import huggingface_hub.constants
-
-    root = tmp_path / "weights"
-    root.mkdir()
-    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    cq.clear_clipiqa()
-    yield root
-    cq.clear_clipiqa()
-
-
 class _Resp:
     """A urlopen response serving fixed bytes."""
 

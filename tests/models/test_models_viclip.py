@@ -43,20 +43,6 @@ def save_tiny(root, *, nest=True, rename=None, seed=0):
     return net
 
 
-@pytest.fixture
-def weights(tmp_path, monkeypatch):
-    import huggingface_hub.constants
-
-    root = tmp_path / "weights"
-    root.mkdir()
-    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    clear_loaded()
-    yield root
-    clear_loaded()
-
-
 def test_frame_indices_by_hand():
     # 20 frames: bounds int(linspace(0, 20, 9)) = 0 2 5 7 10 12 15 17 20; spans (0,1) (2,4) (5,6) (7,9)
     # (10,11) (12,14) (15,16) (17,19); middles (lo + hi) // 2:
