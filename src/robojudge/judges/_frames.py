@@ -13,12 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from robojudge.judges._backend import Frames
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import short_hash
-from robojudge.video import DecoderPool, PreparedFrames, frame_digest, prepare_frames
+from robojudge.video import DecoderPool, PreparedFrames, prepare_frames
 
 
 @dataclass(frozen=True)
@@ -37,11 +35,6 @@ class FrameSpec:
 
     def as_dict(self) -> dict[str, Any]:
         return {"fps": self.fps, "max_frames": self.max_frames, "size": self.size}
-
-
-def frame_hash(frame: np.ndarray) -> str:
-    """Content hash of one frame (shape and pixels); see :func:`robojudge.video.frame_digest`."""
-    return frame_digest(frame)
 
 
 def _file_key(path: Path, spec: FrameSpec) -> str:
