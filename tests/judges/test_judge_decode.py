@@ -151,21 +151,30 @@ def test_cache_key_is_the_sha256_of_the_whole_canonical_request() -> None:
                 assert engine._cache_key(req, frames, IA) == want  # type: ignore[arg-type]  # memo hit
 
 
-def test_openai_session_honours_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Users behind a proxy keep working: the session reads HTTP(S)_PROXY / NO_PROXY like httpx did."""
-    from robojudge.judges._openai import OpenAIBackend
+def test_openai_backend_reads_proxy_settings_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Users behind a proxy keep working (HTTP(S)_PROXY / NO_PROXY, as httpx read them)."""
+    from robojudge.judges._openai import OpenAIBackend, env_proxy
 
-    cfg = make_judge({"name": "p", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"})
+    for var in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                "ALL_PROXY", "NO_PROXY", "REQUEST_METHOD"):
+        monkeypatch.delenv(var, raising=False)
+    assert env_proxy("https://api.example.com/v1/chat/completions") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert env_proxy("https://api.example.com/v1/chat/completions") == "http://proxy.corp:3128"
+    assert env_proxy("http://api.example.com/v1") is None  # only HTTPS_PROXY is set
+    assert env_proxy("https://127.0.0.1:8000/v1") is None  # NO_PROXY
+
+    cfg = make_judge({"name": "p", "backend": "openai", "model": "m", "base_url": "https://api.example.com/v1"})
     backend = OpenAIBackend(cfg)
 
-    async def opened() -> bool:
+    async def opened() -> str | None:
         backend.start()
-        trust = bool(backend._session.trust_env)
+        proxy = backend._proxy
         await backend.aclose()
-        return trust
+        return proxy
 
-    assert asyncio.run(opened()) is True
-    assert backend._session is None
+    assert asyncio.run(opened()) == "http://proxy.corp:3128"
 
 
 def test_no_worker_processes_means_thread_decoding(

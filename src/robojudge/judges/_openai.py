@@ -54,6 +54,7 @@ class OpenAIBackend:
         # Opened on the first request, on the loop that sends it: a fully cached run never pays
         # for the session or its connections.
         self._session: Any = None
+        self._proxy: str | None = None
 
     @property
     def frame_jpeg_quality(self) -> int:
@@ -70,9 +71,11 @@ class OpenAIBackend:
 
             cfg = self.config
             connector = aiohttp.TCPConnector(limit=cfg.concurrency, ttl_dns_cache=300)
-            # trust_env: HTTP(S)_PROXY / NO_PROXY and .netrc apply, as they did with httpx.
+            # Proxy variables are read here, once: aiohttp's trust_env would look them (and ~/.netrc)
+            # up again on every request, in two worker-thread round trips each.
+            self._proxy = env_proxy(self._url)
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=aiohttp.ClientTimeout(total=cfg.timeout_s), trust_env=True
+                connector=connector, timeout=aiohttp.ClientTimeout(total=cfg.timeout_s)
             )
         return self._session
 
@@ -132,7 +135,8 @@ class OpenAIBackend:
             payload, n_images = await asyncio.to_thread(self.encode_body, request)
         start = time.perf_counter()
         try:
-            async with session.post(self._url, data=payload, headers=self._headers()) as resp:
+            post = session.post(self._url, data=payload, headers=self._headers(), proxy=self._proxy)
+            async with post as resp:
                 status = resp.status
                 retry_after = resp.headers.get("retry-after")
                 raw = await resp.read()
@@ -154,6 +158,24 @@ class OpenAIBackend:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment sets for ``url`` (``HTTP(S)_PROXY``, ``ALL_PROXY``), or ``None``.
+
+    ``NO_PROXY`` is honoured (so a local vLLM server is reached directly when it lists localhost);
+    this is what ``httpx`` and ``requests`` read too.
+    """
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(host):
+        return None
+    return proxy
 
 
 def _completion(body: str, url: str, latency: float, n_images: int) -> Completion:
