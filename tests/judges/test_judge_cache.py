@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from robojudge.judges import Completion, ResponseCache
 from robojudge.judges._cache import CACHE_FILE, WRITE_BATCH
 
@@ -47,3 +49,52 @@ def test_disabled_cache_keeps_nothing(tmp_path: Path) -> None:
         cache.flush()
         assert cache.get_reply("k") is None
     assert not (tmp_path / CACHE_FILE).exists()
+
+
+class _CountingDb:
+    """Wraps the cache's SQLite connection and counts the statements it runs."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db, self.statements = db, 0
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        self.statements += 1
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.db, name)
+
+
+def test_values_are_read_in_one_query_at_the_first_hit(tmp_path: Path) -> None:
+    with ResponseCache(tmp_path) as cache:
+        for i in range(5):
+            cache.put_reply(f"k{i}", Completion(text=f"reply {i}"))
+    with ResponseCache(tmp_path) as cache:
+        counting = _CountingDb(cache._db)  # type: ignore[arg-type]
+        cache._db = counting  # type: ignore[assignment]
+        assert cache.get_reply("missing") is None and counting.statements == 0  # a set lookup
+        assert cache.get_reply("k0") == Completion(text="reply 0")
+        first = counting.statements  # the size check and the one read of all values
+        assert first == 2
+        assert [cache.get_reply(f"k{i}").text for i in range(1, 5)] == [f"reply {i}" for i in range(1, 5)]
+        assert counting.statements == first  # no query per hit
+        cache.put_reply("new", Completion(text="fresh"))
+        cache.flush()
+        assert cache.get_reply("new") == Completion(text="fresh")  # written entries join the preload
+        cache._db = counting.db  # type: ignore[assignment]
+
+
+def test_large_tables_are_queried_per_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import robojudge.judges._cache as cache_module
+
+    with ResponseCache(tmp_path) as cache:
+        for i in range(3):
+            cache.put_reply(f"k{i}", Completion(text=f"reply {i}"))
+    monkeypatch.setattr(cache_module, "VALUE_PRELOAD_BYTES", 10)  # the three replies are larger
+    with ResponseCache(tmp_path) as cache:
+        counting = _CountingDb(cache._db)  # type: ignore[arg-type]
+        cache._db = counting  # type: ignore[assignment]
+        assert [cache.get_reply(f"k{i}").text for i in range(3)] == ["reply 0", "reply 1", "reply 2"]
+        assert counting.statements == 1 + 3  # the size check, then one query per hit
+        assert cache._values["replies"] is None
+        cache._db = counting.db  # type: ignore[assignment]

@@ -9,8 +9,10 @@ The file lives in the user's cache folder, never inside the package:
 Speed: the runner calls the cache on its event loop, once or twice per request, so the cache keeps
 SQLite off that path where it can. The keys already stored are read into memory when the file is
 opened (up to :data:`KEY_INDEX_LIMIT` per table), so a miss -- every request of a cold run -- costs a
-set lookup, not a query; writes are buffered and written in batches of :data:`WRITE_BATCH` in one
-transaction (and on :meth:`ResponseCache.flush` / close). Another process writing the same file
+set lookup, not a query; at a table's first hit its stored values are read in one query (when they
+total at most :data:`VALUE_PRELOAD_BYTES`), so the hits of a warm rerun need no query either;
+writes are buffered and written in batches of :data:`WRITE_BATCH` in one transaction (and on
+:meth:`ResponseCache.flush` / close). Another process writing the same file
 meanwhile is seen on the next open; until then its new entries count as misses, which only costs
 re-sending those requests.
 """
@@ -32,6 +34,8 @@ WRITE_BATCH = 128
 """Buffered writes that trigger one batched transaction."""
 KEY_INDEX_LIMIT = 2_000_000
 """Most keys per table read into memory at open; a bigger table is looked up by query."""
+VALUE_PRELOAD_BYTES = 64 * 2**20
+"""On a table's first cache hit, its stored values are read in one query if they total this or less."""
 _TABLES = ("replies", "frames")
 
 
@@ -61,6 +65,8 @@ class ResponseCache:
         self.misses = 0
         self._pending: dict[tuple[str, str], tuple[str, float]] = {}
         self._keys: dict[str, set[str] | None] = {t: None for t in _TABLES}
+        self._values: dict[str, dict[str, str] | None] = {t: None for t in _TABLES}
+        self._preload_tried: set[str] = set()
         if not enabled:
             return
         root = Path(folder).expanduser() if folder is not None else default_cache_dir()
@@ -91,8 +97,23 @@ class ResponseCache:
         known = self._keys[table]
         if known is not None and key not in known:
             return None
+        values = self._preload(table)
+        if values is not None:
+            raw = values.get(key)
+            return None if raw is None else json.loads(raw)
         row = self._db.execute(f"SELECT value FROM {table} WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
+
+    def _preload(self, table: str) -> dict[str, str] | None:
+        """The table's stored values by key, read in one query at its first hit (a warm rerun hits them
+        all, so this replaces one query per request); ``None`` when they exceed
+        :data:`VALUE_PRELOAD_BYTES`, and the cache then queries per key."""
+        if table not in self._preload_tried and self._db is not None:
+            self._preload_tried.add(table)
+            (size,) = self._db.execute(f"SELECT COALESCE(SUM(LENGTH(value)), 0) FROM {table}").fetchone()
+            if size <= VALUE_PRELOAD_BYTES:
+                self._values[table] = dict(self._db.execute(f"SELECT key, value FROM {table}"))
+        return self._values[table]
 
     def _put(self, table: str, key: str, value: Any) -> None:
         if self._db is None:
@@ -119,10 +140,13 @@ class ResponseCache:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
-        for (table, key), _ in pending.items():
+        for (table, key), (value, _) in pending.items():
             known = self._keys[table]
             if known is not None:
                 known.add(key)
+            preloaded = self._values[table]
+            if preloaded is not None:
+                preloaded[key] = value
 
     def get_reply(self, key: str) -> Completion | None:
         """The stored reply for a request key, counting hits and misses."""
