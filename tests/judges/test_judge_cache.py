@@ -98,3 +98,11 @@ def test_large_tables_are_queried_per_key(tmp_path: Path, monkeypatch: pytest.Mo
         assert counting.statements == 1 + 3  # the size check, then one query per hit
         assert cache._values["replies"] is None
         cache._db = counting.db  # type: ignore[assignment]
+    monkeypatch.setattr(cache_module, "VALUE_PRELOAD_BYTES", 2**20)
+    monkeypatch.setattr(cache_module, "VALUE_PRELOAD_ROWS", 2)  # three rows: not even the size is asked
+    with ResponseCache(tmp_path) as cache:
+        counting = _CountingDb(cache._db)  # type: ignore[arg-type]
+        cache._db = counting  # type: ignore[assignment]
+        assert cache.get_reply("k1") == Completion(text="reply 1")
+        assert counting.statements == 1 and cache._values["replies"] is None
+        cache._db = counting.db  # type: ignore[assignment]

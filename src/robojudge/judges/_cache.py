@@ -9,12 +9,12 @@ The file lives in the user's cache folder, never inside the package:
 Speed: the runner calls the cache on its event loop, once or twice per request, so the cache keeps
 SQLite off that path where it can. The keys already stored are read into memory when the file is
 opened (up to :data:`KEY_INDEX_LIMIT` per table), so a miss -- every request of a cold run -- costs a
-set lookup, not a query; at a table's first hit its stored values are read in one query (when they
-total at most :data:`VALUE_PRELOAD_BYTES`), so the hits of a warm rerun need no query either;
-writes are buffered and written in batches of :data:`WRITE_BATCH` in one transaction (and on
-:meth:`ResponseCache.flush` / close). Another process writing the same file
-meanwhile is seen on the next open; until then its new entries count as misses, which only costs
-re-sending those requests.
+set lookup, not a query. At a table's first hit its stored values are read in one query (when they
+total at most :data:`VALUE_PRELOAD_BYTES` in at most :data:`VALUE_PRELOAD_ROWS` rows), so the hits
+of a warm rerun need no query either. Writes are buffered and written in batches of
+:data:`WRITE_BATCH` in one transaction (and on :meth:`ResponseCache.flush` / close). Another
+process writing the same file meanwhile is seen on the next open; until then its new entries count
+as misses, which only costs re-sending those requests.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ WRITE_BATCH = 128
 KEY_INDEX_LIMIT = 2_000_000
 """Most keys per table read into memory at open; a bigger table is looked up by query."""
 VALUE_PRELOAD_BYTES = 64 * 2**20
-"""On a table's first cache hit, its stored values are read in one query if they total this or less."""
+"""On a table's first cache hit, its stored values are read in one query if they total this or less..."""
+VALUE_PRELOAD_ROWS = 100_000
+"""... and it has at most this many rows (so a big cache is never scanned to find out)."""
 _TABLES = ("replies", "frames")
 
 
@@ -67,6 +69,7 @@ class ResponseCache:
         self._keys: dict[str, set[str] | None] = {t: None for t in _TABLES}
         self._values: dict[str, dict[str, str] | None] = {t: None for t in _TABLES}
         self._preload_tried: set[str] = set()
+        self._counts: dict[str, int] = {}
         if not enabled:
             return
         root = Path(folder).expanduser() if folder is not None else default_cache_dir()
@@ -85,6 +88,7 @@ class ResponseCache:
         self._db = db
         for table in _TABLES:
             (count,) = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+            self._counts[table] = count
             if count <= KEY_INDEX_LIMIT:
                 self._keys[table] = {k for (k,) in db.execute(f"SELECT key FROM {table}")}
 
@@ -107,9 +111,12 @@ class ResponseCache:
     def _preload(self, table: str) -> dict[str, str] | None:
         """The table's stored values by key, read in one query at its first hit (a warm rerun hits them
         all, so this replaces one query per request); ``None`` when they exceed
-        :data:`VALUE_PRELOAD_BYTES`, and the cache then queries per key."""
+        :data:`VALUE_PRELOAD_BYTES` or the table has over :data:`VALUE_PRELOAD_ROWS` rows, and the
+        cache then queries per key."""
         if table not in self._preload_tried and self._db is not None:
             self._preload_tried.add(table)
+            if self._counts.get(table, 0) > VALUE_PRELOAD_ROWS:
+                return None
             (size,) = self._db.execute(f"SELECT COALESCE(SUM(LENGTH(value)), 0) FROM {table}").fetchone()
             if size <= VALUE_PRELOAD_BYTES:
                 self._values[table] = dict(self._db.execute(f"SELECT key, value FROM {table}"))
