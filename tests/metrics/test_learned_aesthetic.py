@@ -99,3 +99,104 @@ def test_missing_head_names_metric_and_file(tmp_path, video, offline):
     offline.setenv("ROBOJUDGE_WEIGHTS", str(tmp_path / "empty"))
     with pytest.raises(MissingWeightsError, match="aq_laion_ap.*clip_vit_l14"):
         get_metric("aq_laion_ap").compute(Item(item_id="a", video=video))
+
+
+# --- aq_clip_ap: the CLIP+MLP aesthetic predictor -------------------------------------------------
+
+MLP_FILE = "sac+logos+ava1-l14-linearMSE.pth"
+TINY_MLP = ((16, 12), (12, 8), (8, 6), (6, 4), (4, 1))  # the published layout with small widths
+
+
+def _mlp_state(dims=TINY_MLP, seed=0):
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    state = {}
+    for idx, (d_in, d_out) in zip((0, 2, 4, 6, 7), dims, strict=True):
+        state[f"layers.{idx}.weight"] = torch.randn(d_out, d_in, generator=gen)
+        state[f"layers.{idx}.bias"] = torch.randn(d_out, generator=gen)
+    return state
+
+
+def test_published_layout_has_dropouts_between_and_loads_strictly():
+    import torch
+
+    from robojudge.metrics.learned.hf_aesthetic import MLP_LAYERS, mlp_head
+
+    net = mlp_head(_mlp_state(), dims=TINY_MLP)
+    kinds = [type(m).__name__ for m in net.layers]
+    assert kinds == ["Linear", "Dropout", "Linear", "Dropout", "Linear", "Dropout", "Linear", "Linear"]
+    assert [m.p for m in net.layers if isinstance(m, torch.nn.Dropout)] == [0.2, 0.2, 0.1]
+    assert MLP_LAYERS[0] == (768, 1024) and MLP_LAYERS[-1] == (16, 1)
+    bad = _mlp_state()
+    bad["layers.1.weight"] = bad.pop("layers.0.weight")  # a file with another layout
+    with pytest.raises(ValueError, match=r"m\.pth: not a CLIP\+MLP.*missing \['layers\.0\.weight'\]"
+                                         r".*unexpected \['layers\.1\.weight'\]"):
+        mlp_head(bad, "m.pth", dims=TINY_MLP)
+    with pytest.raises(ValueError, match="wrong shape"):
+        mlp_head(_mlp_state(), dims=((16, 13), (13, 8), (8, 6), (6, 4), (4, 1)))
+
+
+def test_folded_mlp_equals_the_module_and_a_hand_example():
+    import torch
+
+    from robojudge.metrics.learned.hf_aesthetic import fold_mlp, mlp_head
+
+    net = mlp_head(_mlp_state(seed=3), dims=TINY_MLP).double()
+    x = torch.randn(5, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    w, b = fold_mlp(net)
+    with torch.no_grad():
+        want = net.layers(x).reshape(-1).numpy()
+    np.testing.assert_allclose(x.numpy() @ w + b, want, rtol=1e-10, atol=1e-10)
+    # Hand example with scalar layers 2, 3, 0.5, -1, 4 and biases 1, 0, 1, 2, -3 on x = 1:
+    # 2*1+1 = 3; 3*3+0 = 9; 0.5*9+1 = 5.5; -1*5.5+2 = -3.5; 4*(-3.5)-3 = -17; folded w = 2*3*0.5*-1*4 = -12.
+    one = ((1, 1),) * 5
+    state = {}
+    for idx, (wv, bv) in zip((0, 2, 4, 6, 7), ((2, 1), (3, 0), (0.5, 1), (-1, 2), (4, -3)), strict=True):
+        state[f"layers.{idx}.weight"] = torch.tensor([[float(wv)]])
+        state[f"layers.{idx}.bias"] = torch.tensor([float(bv)])
+    w1, b1 = fold_mlp(mlp_head(state, dims=one))
+    assert w1.tolist() == [-12.0] and w1[0] * 1 + b1 == pytest.approx(-17.0)
+
+
+def _mlp_weights(root, seed=0):
+    import torch
+
+    save_tiny_clip(root / "clip_vit_l14")
+    (root / "clip_mlp_aesthetic_l14").mkdir(parents=True)
+    # A tiny CLIP gives 16-d embeddings, so the saved head is the published layout at small widths.
+    torch.save(_mlp_state(seed=seed), root / "clip_mlp_aesthetic_l14" / MLP_FILE)
+    return root
+
+
+@pytest.mark.slow  # transformers import and a CLIP forward pass
+def test_registered_clip_ap_is_the_mlp_on_unit_clip_features(tmp_path, video, offline, monkeypatch):
+    import torch
+
+    from robojudge.metrics.learned import hf_aesthetic
+
+    real = hf_aesthetic.mlp_head
+    monkeypatch.setattr(hf_aesthetic, "mlp_head", lambda state, path="head": real(state, path, dims=TINY_MLP))
+    hf_aesthetic._mlp_arrays.cache_clear()
+    offline.setenv("ROBOJUDGE_WEIGHTS", str(_mlp_weights(tmp_path / "w", seed=5)))
+    score = get_metric("aq_clip_ap").compute(Item(item_id="a", video=video))
+    frames = sample_frames(video, fps=8.0, max_frames=None).frames
+    emb = clip_image_features(load_clip("clip_vit_l14"), frames)
+    unit = torch.as_tensor(emb / np.linalg.norm(emb, axis=1, keepdims=True), dtype=torch.float64)
+    net = real(_mlp_state(seed=5), dims=TINY_MLP).double()
+    with torch.no_grad():
+        per_frame = net.layers(unit).reshape(-1).numpy()
+    assert score.value == pytest.approx(per_frame.mean(), abs=1e-4)  # on the rating scale, not / 10
+    assert score.details["frames"] == 6
+    assert score.details["min_frame"] == pytest.approx(per_frame.min(), abs=1e-4)
+    assert np.ptp(per_frame) > 1e-3  # frames differ, so the mean is not a single frame's value
+    hf_aesthetic._mlp_arrays.cache_clear()
+
+
+@pytest.mark.slow  # transformers import
+def test_clip_ap_missing_head_names_metric_and_file(tmp_path, video, offline):
+    root = tmp_path / "w"
+    save_tiny_clip(root / "clip_vit_l14")
+    offline.setenv("ROBOJUDGE_WEIGHTS", str(root))
+    with pytest.raises(MissingWeightsError, match=r"aq_clip_ap.*clip_mlp_aesthetic_l14.*sac\+logos"):
+        get_metric("aq_clip_ap").compute(Item(item_id="a", video=video))

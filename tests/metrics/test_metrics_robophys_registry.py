@@ -27,9 +27,9 @@ COMPUTED = {"iq1_psnr", "iq1_ssim", "mq_temporal_flickering", "mq_dynamic_degree
 # Model-backed taxonomy metrics robojudge runs when their weights are present ...
 MODEL_RUN = {"iq1_musiq", "iq1_lpips", "iq1_fvd", "iq1_inception_score", "ds_jepa_similarity", "aq_laion_ap",
              "cc_background", "cc_subject", "cc_style", "mq_motion_smoothness", "dc_depth_accuracy",
-             "sa_clip", "aq_clip_iqa", "cc_semantics"}
+             "sa_clip", "aq_clip_iqa", "cc_semantics", "aq_clip_ap"}
 # ... and the ones it registers only to say what they need (no implementation yet).
-MODEL_STUB = {"aq_hpsv3", "aq_clip_ap", "rbg_fidelity",
+MODEL_STUB = {"aq_hpsv3", "rbg_fidelity",
               "rbg_reprojection_geometric", "rbg_reprojection_photometric", "rc_spatial_consistency"}
 EXTERNAL = {"ts_action_planner", "ts_data_engine", "ta_mean_trajectory_length"}
 ITEM = Item(item_id="x", video="v.mp4", reference_video="r.mp4", instruction="do it", state="s.npz")

@@ -74,10 +74,10 @@ CLIP_L14 = register_weights(
         description="CLIP ViT-L/14 (image and text encoders, with its image processor)",
         library="transformers",
         how=(
-            "The LAION aesthetic predictor (RoboPhys-3D App. B.1.2, LAION-AP) reads CLIP ViT-L/14 "
-            "embeddings."
+            "The LAION aesthetic predictor and the CLIP+MLP aesthetic predictor (RoboPhys-3D App. B.1.2, "
+            "LAION-AP and CLIP-AP) read CLIP ViT-L/14 embeddings."
         ),
-        metrics=("aq_laion_ap",),
+        metrics=("aq_laion_ap", "aq_clip_ap"),
     )
 )
 
@@ -92,5 +92,26 @@ LAION_AESTHETIC_LINEAR = register_weights(
         library="torch",
         how="A plain state dict (weight, bias) from LAION-AI/aesthetic-predictor; no checksum is pinned.",
         metrics=("aq_laion_ap",),
+    )
+)
+
+CLIP_MLP_AESTHETIC = register_weights(
+    WeightSpec(
+        name="clip_mlp_aesthetic_l14",
+        repo_id=None,
+        revision=None,
+        filename="sac+logos+ava1-l14-linearMSE.pth",
+        url=(
+            "https://github.com/christophschuhmann/improved-aesthetic-predictor/raw/main/"
+            "sac%2Blogos%2Bava1-l14-linearMSE.pth"
+        ),
+        description="CLIP+MLP aesthetic predictor: MLP 768-1024-128-64-16-1 on unit CLIP ViT-L/14 embeddings",
+        library="torch",
+        how=(
+            "A plain state dict (layers.{0,2,4,6,7}.weight/bias) from christophschuhmann/"
+            "improved-aesthetic-predictor; robojudge's reading of RoboPhys-3D's CLIP-AP [56]. "
+            "No checksum is pinned."
+        ),
+        metrics=("aq_clip_ap",),
     )
 )
