@@ -167,3 +167,28 @@ def test_reread_path_when_packets_exceed_buffer(tmp_path: Path, monkeypatch: pyt
     # round(linspace(0, 7, 5)) = round(0, 1.75, 3.5, 5.25, 7) = 0, 2, 4, 5, 7 (3.5 rounds to even).
     assert buffered.indices.tolist() == reread.indices.tolist() == [0, 8, 16, 20, 28]
     np.testing.assert_array_equal(buffered.frames, reread.frames)
+
+
+def test_middle_spread_takes_the_middle_of_equal_spans(clip81: Path) -> None:
+    # 81 frames cut into 8 spans with bounds int(81 k / 8) = 0, 10, 20, 30, 40, 50, 60, 70, 81;
+    # middles (lo + hi - 1) // 2 = 4, 14, 24, 34, 44, 54, 64, 75.
+    s = sample_frames(clip81, fps=None, max_frames=8, spread="middle")
+    assert s.indices.tolist() == [4, 14, 24, 34, 44, 54, 64, 75]
+    means = s.frames.reshape(len(s), -1).mean(axis=1)
+    np.testing.assert_allclose(means, 3 * s.indices, atol=1.5)  # the content is those frames'
+    # a different key from the uniform spread, so the frame cache does not hand one for the other
+    assert sample_frames(clip81, fps=None, max_frames=8).indices.tolist() == [0, 11, 23, 34, 46, 57, 69, 80]
+    with pytest.raises(ValueError, match="spread must be one of"):
+        sample_frames(clip81, spread="edges")
+
+
+def test_middle_spread_on_a_frame_folder_and_a_short_video(tmp_path: Path) -> None:
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(12):
+        cv2.imwrite(str(folder / f"{i:03d}.png"), np.full((8, 8, 3), 20 * i, dtype=np.uint8))
+    # 12 frames, 8 spans: bounds 0, 1, 3, 4, 6, 7, 9, 10, 12 -> middles 0, 1, 3, 4, 6, 7, 9, 10.
+    s = sample_frames(folder, fps=None, max_frames=8, spread="middle")
+    assert s.indices.tolist() == [0, 1, 3, 4, 6, 7, 9, 10]
+    short = write_video(tmp_path / "five.mp4", levels_clip(5), fps=16)
+    assert sample_frames(short, fps=None, max_frames=8, spread="middle").indices.tolist() == [0, 1, 2, 3, 4]

@@ -91,3 +91,16 @@ def test_streaming_matches_batch() -> None:
 def test_invalid_fps_rejected() -> None:
     with pytest.raises(ValueError):
         RatePicker(0.0)
+
+
+def test_middle_spread_agrees_with_the_viclip_frame_rule() -> None:
+    # The video layer cannot import models/, so VBench's rule lives in both; they must agree.
+    from robojudge.models._viclip import frame_indices
+
+    for n in range(1, 120):
+        for k in (1, 4, 8, 16):
+            got = thin_positions(n, k, "middle").tolist()
+            want = frame_indices(n, k)
+            assert got == (want if n >= k else list(range(n))), (n, k)
+    with pytest.raises(ValueError, match="spread must be one of"):
+        thin_positions(10, 4, "ends")

@@ -76,7 +76,9 @@ def _set_threads(stream: VideoStream) -> None:
 _SKIP_FORMATS = ("mov", "mp4", "matroska", "webm")
 
 
-def sample_file(path: Path, fps: float | None, max_frames: int | None, post: PostProcess) -> SampledFrames:
+def sample_file(
+    path: Path, fps: float | None, max_frames: int | None, post: PostProcess, spread: str = "uniform"
+) -> SampledFrames:
     """Sample a video file; see :func:`robojudge.video.sample_frames` for the arguments."""
     with open_video(path) as (container, stream):
         meta = stream_meta(container, stream)
@@ -87,7 +89,7 @@ def sample_file(path: Path, fps: float | None, max_frames: int | None, post: Pos
         _set_threads(stream)
         packets, pts = _read_packets(container, stream)
         skip = meta.codec in _SKIP_CODECS and any(f in container.format.name for f in _SKIP_FORMATS)
-        plan = _Plan.make(pts, meta, effective, tol, max_frames)
+        plan = _Plan.make(pts, meta, effective, tol, max_frames, spread)
         result = None
         if plan is not None and packets is not None:
             result = plan.run(path, stream, packets, post, skip)
@@ -96,7 +98,7 @@ def sample_file(path: Path, fps: float | None, max_frames: int | None, post: Pos
             _set_threads(stream)
             result = plan.run(path, stream, _demux(container, stream), post, skip)
     if result is None:
-        result = _two_pass(path, meta, effective, tol, max_frames, post)
+        result = _two_pass(path, meta, effective, tol, max_frames, post, spread)
     return result
 
 
@@ -146,12 +148,13 @@ class _Plan:
         effective: float | None,
         tol: float,
         max_frames: int | None,
+        spread: str,
     ) -> None:
         assert meta.time_base is not None
         self.pts = sorted_pts
         self.times = [float((p - sorted_pts[0]) * meta.time_base) for p in sorted_pts]
         picks = pick_indices(self.times, effective, tol)
-        self.chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames)]
+        self.chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
         self.source_fps = meta.fps
 
     @classmethod
@@ -162,11 +165,12 @@ class _Plan:
         effective: float | None,
         tol: float,
         max_frames: int | None,
+        spread: str = "uniform",
     ) -> _Plan | None:
         """A plan, or None when packet timestamps cannot stand in for frame times."""
         if not pts or meta.time_base is None or len(set(pts)) != len(pts):
             return None
-        return cls(sorted(pts), meta, effective, tol, max_frames)
+        return cls(sorted(pts), meta, effective, tol, max_frames, spread)
 
     def run(
         self, path: Path, stream: VideoStream, packets: Iterable[_Packet], post: PostProcess, skip: bool
@@ -221,6 +225,7 @@ def _two_pass(
     tol: float,
     max_frames: int | None,
     post: PostProcess,
+    spread: str = "uniform",
 ) -> SampledFrames:
     """Fallback: decode once for the frame times, then again to convert the chosen frames."""
     times: list[float] = []
@@ -231,7 +236,7 @@ def _two_pass(
     if not times:
         raise VideoError(path, "zero frames decoded")
     picks = pick_indices(times, effective, tol)
-    chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames)]
+    chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
     wanted = set(chosen)
     got: dict[int, np.ndarray] = {}
     with open_video(path) as (container, stream):

@@ -15,7 +15,7 @@ from robojudge.video._decode import probe_file
 from robojudge.video._filesample import sample_file
 from robojudge.video._folder import folder_fps, list_images, probe_folder, read_image
 from robojudge.video._post import PostProcess
-from robojudge.video._select import pick_indices, thin_positions
+from robojudge.video._select import SPREADS, pick_indices, thin_positions
 from robojudge.video._types import SampledFrames, VideoInfo
 
 __all__ = ["probe_video", "sample_frames"]
@@ -42,6 +42,7 @@ def sample_frames(
     max_frames: int | None = 32,
     size: int | tuple[int, int] | None = None,
     gray: bool = False,
+    spread: str = "uniform",
 ) -> SampledFrames:
     """Sample frames the way RoboJudge judges see a video (4 fps, at most 32 frames).
 
@@ -51,12 +52,16 @@ def sample_frames(
         fps: target sampling rate. For each target time ``k / fps`` the latest frame shown at or
             before it is taken, never the same frame twice. ``None``, or a rate at or above the
             source's, keeps every frame.
-        max_frames: if the rate step picked more frames than this, keep this many spread uniformly
-            (first and last included). ``None`` means no limit.
+        max_frames: if the rate step picked more frames than this, keep this many, placed by
+            ``spread``. ``None`` means no limit.
         size: ``int`` scales so the longer side has that many pixels (aspect ratio kept);
             ``(width, height)`` resizes to exactly that; ``None`` keeps the native size.
         gray: return ``(N, H, W)`` luma (ITU-R BT.601 weights, computed exactly as
             ``cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)`` on the decoded RGB) instead of RGB.
+        spread: where the ``max_frames`` kept frames sit among the picked ones: ``"uniform"`` (an
+            even grid, first and last included) or ``"middle"`` (the middle of each of
+            ``max_frames`` equal spans, VBench's rule). Only the kept frames are converted, so a
+            long video costs the memory of ``max_frames`` frames either way.
 
     Returns:
         C-contiguous uint8 frames with their presentation times (seconds from the first frame),
@@ -73,9 +78,12 @@ def sample_frames(
     """
     path = Path(path)
     _check_args(fps, max_frames, size)
+    if spread not in SPREADS:
+        raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
     post = PostProcess(size, gray)
     sampler = _sample_folder if path.is_dir() else sample_file
-    return cached(path, (fps, max_frames, size, gray), lambda: sampler(path, fps, max_frames, post))
+    key = (fps, max_frames, size, gray) if spread == "uniform" else (fps, max_frames, size, gray, spread)
+    return cached(path, key, lambda: sampler(path, fps, max_frames, post, spread))
 
 
 def _check_args(fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None) -> None:
@@ -102,12 +110,14 @@ def _result(
     )
 
 
-def _sample_folder(path: Path, fps: float | None, max_frames: int | None, post: PostProcess) -> SampledFrames:
+def _sample_folder(
+    path: Path, fps: float | None, max_frames: int | None, post: PostProcess, spread: str = "uniform"
+) -> SampledFrames:
     images = list_images(path)
     rate = folder_fps(path)
     times = [i / rate for i in range(len(images))]
     effective = None if fps is None or fps >= rate else fps
     picks = pick_indices(times, effective)
-    chosen = [picks[p] for p in thin_positions(len(picks), max_frames)]
+    chosen = [picks[p] for p in thin_positions(len(picks), max_frames, spread)]
     arrays = [post(read_image(path, images[i])) for i in chosen]
     return _result(path, arrays, [times[i] for i in chosen], chosen, rate)

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["RatePicker", "pick_indices", "thin_positions", "time_tolerance"]
+__all__ = ["SPREADS", "RatePicker", "pick_indices", "thin_positions", "time_tolerance"]
 
 _MIN_TOLERANCE = 1e-6
 
@@ -101,11 +101,23 @@ def pick_indices(times: Iterable[float], fps: float | None, tolerance: float = _
     return picks
 
 
-def thin_positions(n: int, max_frames: int | None) -> np.ndarray:
-    """Positions (into a list of ``n`` picks) kept by the thinning step, as int64."""
+#: How the thinning step spreads ``max_frames`` positions over ``n`` picks: ``uniform`` takes an even
+#: grid with the first and last pick included; ``middle`` cuts the picks into ``max_frames`` equal
+#: spans (bounds ``int`` of an even grid from 0 to ``n``) and takes the middle of each, VBench's rule.
+SPREADS = ("uniform", "middle")
+
+
+def thin_positions(n: int, max_frames: int | None, spread: str = "uniform") -> np.ndarray:
+    """Positions (into a list of ``n`` picks) kept by the thinning step, as int64 (see :data:`SPREADS`)."""
+    if spread not in SPREADS:
+        raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
     if max_frames is None or n <= max_frames:
         return np.arange(n, dtype=np.int64)
     if max_frames < 1:
         raise ValueError(f"max_frames must be >= 1, got {max_frames}")
+    if spread == "middle":
+        # With n > max_frames every span holds at least one pick, so the middles are distinct.
+        bounds = np.linspace(0, n, max_frames + 1).astype(np.int64)
+        return ((bounds[:-1] + bounds[1:] - 1) // 2).astype(np.int64)
     # With n > max_frames the spacing exceeds 1, so the rounded positions are all distinct.
     return np.round(np.linspace(0, n - 1, max_frames)).astype(np.int64)

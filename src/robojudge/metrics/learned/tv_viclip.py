@@ -17,18 +17,19 @@ robojudge computes:
 
 VBench does not clip the cosine, and neither does robojudge: an unrelated video and text give a
 small positive cosine in practice, but a negative one is reported as is (below the taxonomy's
-lower bound 0), and the identity normalization passes it on unchanged. The frames are decoded at
-the native rate and size, then chosen; VBench decodes only the chosen ones, with the same result.
+lower bound 0), and the identity normalization passes it on unchanged. As in VBench, only the chosen
+frames are converted and kept (``sample_frames(..., spread="middle")``), so a long video costs the
+memory of 8 frames; ``details.indices`` names them (0-based, among all decoded frames).
 """
 
 from __future__ import annotations
 
 from robojudge.metrics._errors import MetricInputError
-from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, NoConfig, Provider
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
+from robojudge.video import sample_frames
 
 WEIGHTS = "viclip_l14_internvid"
 
@@ -55,11 +56,17 @@ def cc_semantics(item: Item, config: NoConfig) -> Score:
         raise MetricInputError(f"item {item.item_id!r} has no instruction: cc_semantics compares the video "
                                "with it (set 'instruction' in the manifest)")
     net = load_viclip(metric="cc_semantics")
-    frames = main_video_frames(item, fps=None, max_frames=None, least=1)
-    chosen = frame_indices(len(frames), net.config.num_frames)
-    video = viclip_video_embedding(net, frames[chosen])
+    count = net.config.num_frames
+    # Only the chosen frames are decoded and kept: the video layer's "middle" spread is VBench's rule
+    # for a video of at least ``count`` frames; a shorter one comes back whole and its last frame is
+    # repeated here (frame_indices on fewer frames than ``count``).
+    sampled = sample_frames(item.video, fps=None, max_frames=count, spread="middle")
+    if len(sampled) < 1:
+        raise MetricInputError("needs at least 1 frame, the video gave 0")
+    chosen = frame_indices(len(sampled), count)
+    video = viclip_video_embedding(net, sampled.frames[chosen])
     text = viclip_text_embedding(net, [item.instruction])[0]
-    details = {"frames": len(frames), "distinct_frames": len(set(chosen))}
+    details = {"indices": [int(sampled.indices[i]) for i in chosen], "distinct_frames": len(set(chosen))}
     return Score(value=cosine(video, text), details=details)
 
 
