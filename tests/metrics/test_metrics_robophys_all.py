@@ -58,5 +58,5 @@ def test_cli_all_prints_what_it_skips(suite, tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     out = " ".join(p.stdout.split())
     assert "model metrics not run" in out and "need weights missing here" in out
-    assert "robojudge judge" in out and "3 external metrics" in out
+    assert "robojudge judge" in out and "5 external metrics" in out
     assert f"{len(EXPECTED_FAILURES)} failed" in out

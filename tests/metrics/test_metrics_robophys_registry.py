@@ -29,9 +29,9 @@ MODEL_RUN = {"iq1_musiq", "iq1_lpips", "iq1_fvd", "iq1_inception_score", "ds_jep
              "cc_background", "cc_subject", "cc_style", "mq_motion_smoothness", "dc_depth_accuracy",
              "sa_clip", "aq_clip_iqa", "cc_semantics", "aq_clip_ap"}
 # ... and the ones it registers only to say what they need (no implementation yet).
-MODEL_STUB = {"aq_hpsv3", "rbg_fidelity",
-              "rbg_reprojection_geometric", "rbg_reprojection_photometric", "rc_spatial_consistency"}
-EXTERNAL = {"ts_action_planner", "ts_data_engine", "ta_mean_trajectory_length"}
+MODEL_STUB = {"aq_hpsv3", "rbg_reprojection_geometric", "rbg_reprojection_photometric"}
+EXTERNAL = {"ts_action_planner", "ts_data_engine", "ta_mean_trajectory_length", "rbg_fidelity",
+            "rc_spatial_consistency"}
 ITEM = Item(item_id="x", video="v.mp4", reference_video="r.mp4", instruction="do it", state="s.npz")
 
 
@@ -58,7 +58,7 @@ def test_provider_split():
     vlm = {m.id for m in load_taxonomy().metrics if m.grounding == "VLM-Grounded"}
     assert by[Provider.judge] == vlm and len(vlm) == 12
     assert by[Provider.model] == MODEL_RUN | MODEL_STUB
-    assert len(COMPUTED) + len(MODEL_RUN) + len(MODEL_STUB) + 3 + 12 == 50
+    assert len(COMPUTED) + len(MODEL_RUN) + len(MODEL_STUB) + len(EXTERNAL) + 12 == 50
     assert {i for i in by[Provider.model] if specs[i].weights} == MODEL_RUN
     assert all(is_unavailable(specs[i].fn) for i in MODEL_STUB)
     assert all(specs[i].family is Family.judge for i in vlm)
@@ -119,7 +119,7 @@ def test_not_run_summary_lists_every_skipped_id():
     skipped = {s.id for s in not_run_by_all()}
     assert not skipped & COMPUTED and skipped >= MODEL_STUB
     text = "\n".join(not_run_summary())
-    assert "model metrics not run" in text and "12 judge" in text and "3 external" in text
+    assert "model metrics not run" in text and "12 judge" in text and "5 external" in text
     assert all(i in text for i in skipped)
 
 

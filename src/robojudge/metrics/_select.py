@@ -17,7 +17,8 @@ ALL_METRICS = "all"
 
 _WHY: dict[Provider, str] = {
     Provider.judge: "come from a judge rubric: run them with `robojudge judge`",
-    Provider.external: "come from an external pipeline (policy replay or training in a simulator)",
+    Provider.external: ("come from an external pipeline (policy replay or training in a simulator, or a "
+                        "per-video 3D reconstruction): bring them in with `robojudge results import`"),
 }
 
 

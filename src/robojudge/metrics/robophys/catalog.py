@@ -2,7 +2,9 @@
 
 Each one is registered under its taxonomy id with its place, direction and range, and a provider:
 ``model`` (needs network weights robojudge does not ship yet), ``judge`` (a VLM-grounded score that
-comes from a judge rubric) or ``external`` (produced by a simulator pipeline outside robojudge).
+comes from a judge rubric) or ``external`` (produced by a pipeline outside robojudge: IDM replay or
+policy training in a simulator, or a per-video 3D reconstruction; imported with
+``robojudge results import``).
 Computing one raises :class:`MetricInputError` that says where the value has to come from.
 """
 
@@ -45,14 +47,15 @@ CATALOG: dict[str, Entry] = {
     "cc_background": Entry(M, Family.features, "CLIP image features"),
     "cc_style": Entry(M, Family.features, "VGG features for Gram matrices"),
     "cc_photometric": Entry(M, Family.flow, "RAFT optical flow (end-point error)"),
-    "rbg_fidelity": Entry(M, Family.geometry, "COLMAP SfM and 3D Gaussian splatting"),
+    "rbg_fidelity": Entry(X, Family.external, "COLMAP SfM and 3D Gaussian splatting trained per video"),
     "rbg_stability": Entry(M, Family.geometry, "COLMAP SfM feature matching"),
     "rbg_reprojection_geometric": Entry(M, Family.geometry, "Depth Anything 3 depth and pose"),
     "rbg_reprojection_photometric": Entry(M, Family.geometry, "Depth Anything 3 depth and pose"),
     "dc_depth_accuracy": Entry(M, Family.geometry, "a monocular depth estimator"),
     "dc_perspectivity": Entry(J, Family.judge, _VLM),
     "ctg_camera_control": Entry(M, Family.geometry, "DROID-SLAM camera-pose estimation"),
-    "rc_spatial_consistency": Entry(M, Family.geometry, "MegaSaM poses and DreamSim similarity"),
+    "rc_spatial_consistency": Entry(X, Family.external,
+                                    "MegaSaM poses optimised per video, then DreamSim similarity"),
     "ol_average_precision": Entry(M, Family.state, "an object detector scored against simulator masks"),
     "ol_average_recall": Entry(M, Family.state, "an object detector scored against simulator masks"),
     "ta_mean_trajectory_length": Entry(X, Family.external, "IDM action replay in the RoboTwin 2.0 simulator"),
