@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 import typer
+from rich.table import Table
 
-from robojudge.cli._common import console, fail
-from robojudge.store import ResultStore, StoreError, export_results
+from robojudge.cli._common import console, err_console, fail
+from robojudge.store import ResultStore, StoreError, default_db_url, export_results
 
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
@@ -34,3 +36,85 @@ def export_cmd(
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {n} rows to {out}", highlight=False)
+
+
+_MAX_PROBLEMS_SHOWN = 50
+
+
+# Where `robojudge report` looks for a run folder's manifest (robojudge.report's MANIFEST_CANDIDATES,
+# copied because importing robojudge.report loads the plotting stack, seconds; a test keeps them equal).
+MANIFEST_CANDIDATES = ("suite/suite.jsonl", "suite.jsonl", "suite/suite.csv", "suite.csv")
+
+
+def _run_manifest(run_dir: Path) -> Path | None:
+    """The suite manifest inside a run folder, as ``robojudge report`` finds it."""
+    return next((run_dir / c for c in MANIFEST_CANDIDATES if (run_dir / c).is_file()), None)
+
+
+@app.command("import")
+def import_cmd(
+    file: Path = typer.Argument(
+        ..., metavar="FILE", help="Results file: .csv, .jsonl/.ndjson or .parquet, with columns item_id, "
+        "metric, value (metric may come from --metric); other columns are kept as details."),
+    db: str | None = typer.Option(None, "--db", help="Result store URL or SQLite path."),
+    run: Path | None = typer.Option(None, "--run", help="Run folder: its results.sqlite, and its suite "
+                                    "manifest for checking item ids unless --suite is given."),
+    suite: Path | None = typer.Option(None, "--suite", help="Suite manifest the item ids must belong to."),
+    metric: str | None = typer.Option(None, "--metric", help="Metric of every line (a file without a "
+                                      "metric column), or the only metric to take from a long file."),
+    source: str | None = typer.Option(None, "--source", help="Name of the external pipeline; rows of "
+                                      "different sources are kept apart (default: external)."),
+    replace: bool = typer.Option(False, "--replace", help="Overwrite stored imported values that differ."),
+    allow_computed: bool = typer.Option(False, "--allow-computed", help="Also import metrics robojudge "
+                                        "computes itself (stored beside the computed values)."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Import the good lines and list the "
+                                      "bad ones, instead of refusing the whole file."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check and report, write nothing."),
+) -> None:
+    """Import metric values computed by an external pipeline (e.g. simulator replay) into a store.
+
+    The whole file is checked first and imported in one transaction: one bad line refuses it all
+    (unless --skip-invalid). Importing the same file again changes nothing.
+    """
+    from robojudge.run._import import ResultImportError, import_results
+    from robojudge.suite import ManifestError
+
+    if (db is None) == (run is None):
+        raise fail("give exactly one of --db and --run")
+    if run is not None:
+        if not run.is_dir():
+            raise fail(f"no run folder at {run}")
+        db = default_db_url(run)
+        if suite is None and (suite := _run_manifest(run)) is not None:
+            console.print(f"checking item ids against {suite}", highlight=False)
+    assert db is not None
+    try:
+        with ResultStore(db) as store:
+            report = import_results(store, file, metric=metric, suite=suite, replace=replace, source=source,
+                                    allow_computed=allow_computed, skip_invalid=skip_invalid, dry_run=dry_run)
+            where = store.url
+    except ResultImportError as exc:
+        _print_problems(exc.problems, None)
+        raise fail(f"{file}: {len(exc.problems)} problem(s), nothing was imported") from None
+    except (StoreError, ManifestError) as exc:
+        raise fail(str(exc)) from None
+    if report.skipped:
+        _print_problems(report.skipped, f"{len(report.skipped)} bad line(s) left out (--skip-invalid):")
+    table = Table("metric", "imported", "unchanged", "replaced",
+                  title=f"{'dry run, nothing written: ' if dry_run else ''}{file} -> {where}")
+    for name, c in sorted(report.metrics.items()):
+        table.add_row(name, str(c.imported), str(c.unchanged), str(c.replaced))
+    console.print(table)
+    console.print(f"source {report.source!r} (config hash {report.config_hash}), file sha256 "
+                  f"{report.sha256[:12]}...: {report.imported} imported, {report.unchanged} unchanged, "
+                  f"{report.replaced} replaced" + (f", {report.left_out} lines of other metrics left out"
+                                                   if report.left_out else ""), highlight=False)
+
+
+def _print_problems(problems: Sequence[object], header: str | None) -> None:
+    if header is not None:
+        err_console.print(header, highlight=False, markup=False)
+    for p in problems[:_MAX_PROBLEMS_SHOWN]:
+        err_console.print(f"  {p}", highlight=False, markup=False)
+    if len(problems) > _MAX_PROBLEMS_SHOWN:
+        err_console.print(f"  ... and {len(problems) - _MAX_PROBLEMS_SHOWN} more", highlight=False)

@@ -3,6 +3,15 @@
 from robojudge.judges import judge_metric_id
 from robojudge.run._api import SuiteRun, build_requests, default_run_dir, score_suite
 from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
+from robojudge.run._import import (
+    ImportProblem,
+    ImportReport,
+    MetricCounts,
+    ResultImportError,
+    import_config,
+    import_config_hash,
+    import_results,
+)
 from robojudge.run._judge import (
     JudgePlan,
     JudgeProgress,
@@ -28,6 +37,13 @@ from robojudge.run._score import (
 )
 
 __all__ = [
+    "ImportProblem",
+    "ImportReport",
+    "MetricCounts",
+    "ResultImportError",
+    "import_config",
+    "import_config_hash",
+    "import_results",
     "JudgePlan",
     "JudgeProgress",
     "JudgeRunSummary",

@@ -2,11 +2,14 @@
 
 Only this package talks SQL. ``ResultStore(url)`` opens (and if needed creates) a database; rows
 are only ever inserted, never overwritten, so recomputing is a no-op and a new metric config or
-version makes new rows. ``export_results`` writes the rows as long CSV or Parquet.
+version makes new rows. ``export_results`` writes the rows as long CSV or Parquet. ``put_rows`` is
+the one way to change a stored value: it refuses a different value for a stored key unless told to
+replace it, all rows in one transaction (``robojudge results import`` uses it).
 """
 
 from robojudge.store._errors import StoreError
 from robojudge.store._export import EXPORT_COLUMNS, export_results
+from robojudge.store._put import PutOutcome, RowConflictError, put_rows, same_value
 from robojudge.store._row import ResultRow
 from robojudge.store._schema import SCHEMA_VERSION
 from robojudge.store._store import ResultStore
@@ -15,9 +18,13 @@ from robojudge.store._url import default_db_url
 __all__ = [
     "EXPORT_COLUMNS",
     "SCHEMA_VERSION",
+    "PutOutcome",
     "ResultRow",
     "ResultStore",
+    "RowConflictError",
     "StoreError",
     "default_db_url",
     "export_results",
+    "put_rows",
+    "same_value",
 ]

@@ -96,7 +96,8 @@ def unavailable_message(metric_id: str, entry: Entry) -> str:
         return (f"{metric_id} ({name}) is VLM-grounded ({entry.needs} in the paper): it comes from a judge "
                 "rubric, run with `robojudge judge`, not from `robojudge score`")
     return (f"{metric_id} ({name}) comes from an external pipeline ({entry.needs}); robojudge does not "
-            "compute it, import its values instead")
+            f"compute it: import its values with `robojudge results import FILE --run RUN_DIR "
+            f"--metric {metric_id}` (FILE: CSV, JSON Lines or Parquet with item_id and value columns)")
 
 
 class _Unavailable:

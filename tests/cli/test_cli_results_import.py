@@ -1,0 +1,118 @@
+"""``robojudge results import``: imported values flow into export, aggregate and report (in-process)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner, Result
+
+from robojudge.cli import build_app
+from robojudge.store import ResultStore
+
+VALUES = (
+    "item_id,metric,value\n"
+    "a,ts_action_planner,0.5\n"
+    "b,ts_action_planner,0.75\n"
+    "a,ts_data_engine,0.25\n"
+    "c,ta_mean_trajectory_length,1.0\n"
+)
+
+
+def invoke(*args: object) -> Result:
+    return CliRunner().invoke(build_app(str(args[0])), [str(a) for a in args])
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run folder with a suite manifest of three items (a, b: generator g1; c: g2)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    run = tmp_path / "runs" / "suite"
+    run.mkdir(parents=True)
+    rows = [("a", "g1"), ("b", "g1"), ("c", "g2")]
+    for item, _ in rows:
+        (run / f"{item}.mp4").write_bytes(b"")  # the manifest checks that media exist, nothing more
+    (run / "suite.jsonl").write_text("".join(
+        json.dumps({"item_id": i, "video": f"{i}.mp4", "generator": g}) + "\n" for i, g in rows))
+    (tmp_path / "values.csv").write_text(VALUES)
+    return run
+
+
+def test_import_export_aggregate(run_dir: Path, tmp_path: Path) -> None:
+    res = invoke("results", "import", tmp_path / "values.csv", "--run", run_dir)
+    assert res.exit_code == 0, res.output
+    assert "checking item ids against" in res.output and "4 imported, 0 unchanged, 0 replaced" in res.output
+    again = invoke("results", "import", tmp_path / "values.csv", "--run", run_dir)
+    assert again.exit_code == 0 and "0 imported, 4 unchanged, 0 replaced" in again.output
+    db = run_dir / "results.sqlite"
+    out = tmp_path / "export.csv"
+    assert invoke("results", "export", "--db", db, "--out", out).exit_code == 0
+    agg = tmp_path / "agg.csv"
+    res = invoke("aggregate", "scores", "--in", out, "--by", "item_id", "--missing", "drop", "--out", agg)
+    assert res.exit_code == 0, res.output
+    scores = pd.read_csv(agg).set_index("item_id")
+    # TS has 3 metrics (ts_action_planner, ts_data_engine, ts_vlm2), identity-normalized; with
+    # --missing drop S_TS is the mean of those present and subdim_TS prints S_TS * 3:
+    #   a: (0.5 + 0.25) / 2 * 3 = 1.125;   b: 0.75 * 3 = 2.25.
+    assert scores.loc["a", "subdim_TS"] == pytest.approx(1.125)
+    assert scores.loc["b", "subdim_TS"] == pytest.approx(2.25)
+    # TA has 4 metrics; ta_mean_trajectory_length is affine_clip on [0.1349, 3.88], lower is better:
+    #   c: (3.88 - 1.0) / (3.88 - 0.1349) = 2.88 / 3.7451 = 0.768998..., times 4 = 3.07599...
+    assert scores.loc["c", "subdim_TA"] == pytest.approx(4 * 2.88 / 3.7451)
+
+
+def test_report_summarizes_imported_values(run_dir: Path, tmp_path: Path) -> None:
+    assert invoke("results", "import", tmp_path / "values.csv", "--run", run_dir).exit_code == 0
+    folder = tmp_path / "report"
+    db = run_dir / "results.sqlite"
+    res = invoke("report", run_dir / "suite.jsonl", "--db", db, "--no-html", "--out", folder)
+    assert res.exit_code == 0, res.output
+    summary = pd.read_csv(folder / "summary.csv")
+    g1 = summary[(summary.metric == "ts_action_planner") & (summary.group == "g1")].iloc[0]
+    assert g1.n_ok == 2 and g1["mean"] == pytest.approx((0.5 + 0.75) / 2)
+
+
+def test_bad_file_lists_every_problem_and_imports_nothing(run_dir: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(VALUES + "zz,ts_action_planner,0.5\nb,ts_data_engine,2\n")
+    res = invoke("results", "import", bad, "--run", run_dir)
+    assert res.exit_code == 2
+    assert f"{bad}:6: item 'zz' field item_id: item 'zz' is not in the suite" in res.output
+    assert f"{bad}:7: item 'b' field value: 2.0 is outside the native range [0, 1]" in res.output
+    assert "2 problem(s), nothing was imported" in res.output
+    with ResultStore(run_dir / "results.sqlite") as store:
+        assert store.count() == 0
+
+
+def test_replace_dry_run_and_metric_option(run_dir: Path, tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    one = tmp_path / "planner.csv"
+    one.write_text("item_id,value\na,0.5\n")
+    dry = invoke("results", "import", one, "--db", db, "--metric", "ts_action_planner", "--dry-run")
+    assert dry.exit_code == 0 and "dry run, nothing written" in dry.output and "1 imported" in dry.output
+    assert invoke("results", "import", one, "--db", db, "--metric", "ts_action_planner").exit_code == 0
+    one.write_text("item_id,value\na,0.6\n")
+    refused = invoke("results", "import", one, "--db", db, "--metric", "ts_action_planner")
+    assert refused.exit_code == 2 and "the store holds 0.5" in refused.output
+    replaced = invoke("results", "import", one, "--db", db, "--metric", "ts_action_planner", "--replace")
+    assert replaced.exit_code == 0 and "0 imported, 0 unchanged, 1 replaced" in replaced.output
+    with ResultStore(db) as store:
+        assert [r.value for r in store.rows()] == [0.6]
+
+
+def test_needs_exactly_one_store(tmp_path: Path, run_dir: Path) -> None:
+    values = tmp_path / "values.csv"
+    assert "exactly one of --db and --run" in invoke("results", "import", values).output
+    both = invoke("results", "import", values, "--db", tmp_path / "x.sqlite", "--run", run_dir)
+    assert both.exit_code == 2 and "exactly one of --db and --run" in both.output
+    missing = invoke("results", "import", values, "--run", tmp_path / "nope")
+    assert missing.exit_code == 2 and "no run folder" in missing.output
+
+
+def test_run_manifest_candidates_match_the_report() -> None:
+    from robojudge.cli import _results
+    from robojudge.report import _html
+
+    assert _results.MANIFEST_CANDIDATES == _html.MANIFEST_CANDIDATES
