@@ -55,3 +55,14 @@ def test_normalize_all_and_errors():
         normalize("iq1_psrn", [1.0])
     with pytest.raises(ValueError, match="strategy"):
         normalize("iq1_psnr", [1.0], strategy="minmax")  # type: ignore[arg-type]
+
+
+def test_raw_hpsv3_rewards_are_pool_normalized_and_refused_by_the_table_strategy():
+    rewards = np.arange(101.0) / 10 - 2.0  # raw rewards -2.0 .. 8.0
+    # numpy's 1st/99th percentiles of the pool: -1.9 and 7.9; 3.0 -> (3.0 + 1.9) / 9.8 = 0.5.
+    got = normalize("aq_hpsv3", [3.0, -5.0, 9.0], strategy="percentile", pool=rewards)
+    np.testing.assert_allclose(got, [4.9 / 9.8, 0.0, 1.0])
+    with pytest.raises(ValueError, match=r"aq_hpsv3 values outside \[0, 1\] are raw.*--strategy percentile"):
+        normalize("aq_hpsv3", rewards)
+    # the paper's values (already normalized) pass unchanged, NaN included
+    np.testing.assert_array_equal(normalize("aq_hpsv3", [0.2336, np.nan]), [0.2336, np.nan])

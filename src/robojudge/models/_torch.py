@@ -349,8 +349,9 @@ def load_viclip(metric: str | None = None, device: str | None = None) -> ViCLIP:
 
 def clear_loaded() -> None:
     """Forget every cached network (tests that swap weight files call this)."""
-    from robojudge.models import _clipiqa  # imports this module, so only at call time
+    from robojudge.models import _clipiqa, _hpsv3  # they import this module, so only at call time
 
     for cached in (_musiq, _raft_large, _vgg16_features, _lpips_vgg, _inception_v3, _torchscript, _viclip):
         cached.cache_clear()
     _clipiqa.clear_clipiqa()
+    _hpsv3.clear_hpsv3()

@@ -27,6 +27,8 @@ SECTION: dict[str, str] = {
 _NATIVE_OVERRIDES: dict[str, tuple[float | None, float | None]] = {
     "iq1_inception_score": (1.0, None),
     "aq_clip_ap": (0.0, 10.0),
+    # robojudge stores the raw HPSv3 reward; the paper's [0, 1] comes after pool normalization.
+    "aq_hpsv3": (None, None),
     "cc_style": (0.0, 1.0),
 }
 
