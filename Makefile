@@ -26,9 +26,14 @@ $(CORE): pyproject.toml | $(PY)
 # These pins are the builds on this machine's disk (a plain `torch` would download a CUDA build).
 TORCH_PINS := torch==2.14.1 torchvision==0.29.1
 
+# Depth Anything 3's wheel declares dependencies its network does not use (numpy<2, xformers, open3d):
+# its network's own imports come from the `da3` extra, and the wheel goes in with --no-deps.
+DA3_PIN := depth-anything-3==0.1.1
+
 $(DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet $(TORCH_PINS)
-	$(PY) -m pip install --quiet -e ".[dev,sim,torch,iqa]"
+	$(PY) -m pip install --quiet -e ".[dev,sim,torch,iqa,da3]"
+	$(PY) -m pip install --quiet --no-deps $(DA3_PIN)
 	@touch $@ $(CORE)
 
 ## Score the embedded demo suite; the report lands in runs/demo/report/.

@@ -119,7 +119,7 @@ def test_write_csv_and_jsonl(toy, tmp_path):
 def test_stub_specs_pickle_for_worker_processes():
     import pickle
 
-    for mid in ("vjepa_manifold_similarity", "aq_hpsv3"):  # a set-level entry and a catalog stub
+    for mid in ("vjepa_manifold_similarity", "ts_action_planner"):  # a set-level entry and a catalog stub
         spec = pickle.loads(pickle.dumps(get_metric(mid)))
         with pytest.raises(MetricInputError, match=mid):
             spec.compute(items()[0])

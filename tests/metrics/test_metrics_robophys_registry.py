@@ -27,9 +27,10 @@ COMPUTED = {"iq1_psnr", "iq1_ssim", "mq_temporal_flickering", "mq_dynamic_degree
 # Model-backed taxonomy metrics robojudge runs when their weights are present ...
 MODEL_RUN = {"iq1_musiq", "iq1_lpips", "iq1_fvd", "iq1_inception_score", "ds_jepa_similarity", "aq_laion_ap",
              "cc_background", "cc_subject", "cc_style", "mq_motion_smoothness", "dc_depth_accuracy",
-             "sa_clip", "aq_clip_iqa", "cc_semantics", "aq_clip_ap"}
+             "sa_clip", "aq_clip_iqa", "cc_semantics", "aq_clip_ap", "aq_hpsv3",
+             "rbg_reprojection_geometric", "rbg_reprojection_photometric"}
 # ... and the ones it registers only to say what they need (no implementation yet).
-MODEL_STUB = {"aq_hpsv3", "rbg_reprojection_geometric", "rbg_reprojection_photometric"}
+MODEL_STUB: set[str] = set()
 EXTERNAL = {"ts_action_planner", "ts_data_engine", "ta_mean_trajectory_length", "rbg_fidelity",
             "rc_spatial_consistency"}
 ITEM = Item(item_id="x", video="v.mp4", reference_video="r.mp4", instruction="do it", state="s.npz")
@@ -90,8 +91,12 @@ def test_sim_task_success_is_not_a_taxonomy_metric():
 
 
 def test_model_metric_error_names_its_model():
-    with pytest.raises(MetricInputError, match="HPSv3 human-preference reward model.*does not implement"):
-        get_metric("aq_hpsv3").compute(ITEM)
+    # Every model metric of the taxonomy is implemented now; the stub message is kept for new entries.
+    from robojudge.metrics._registry import Family, Provider
+    from robojudge.metrics.robophys.catalog import Entry, unavailable_message
+
+    text = unavailable_message("aq_hpsv3", Entry(Provider.model, Family.quality, "a reward model"))
+    assert text.startswith("aq_hpsv3 (HPSv3) needs a reward model, which robojudge does not implement")
     with pytest.raises(MetricInputError, match="a set-level metric"):
         get_metric("iq1_fvd").compute(ITEM)
 

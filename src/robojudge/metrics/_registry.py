@@ -188,6 +188,7 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "robojudge.metrics.robophys.tracking",
     "robojudge.metrics.learned.hf",
     "robojudge.metrics.learned.tv",
+    "robojudge.metrics.robophys.rbg_reprojection",
     "robojudge.metrics.robophys.catalog",
 )
 _builtins_loaded = False

@@ -115,3 +115,57 @@ CLIP_MLP_AESTHETIC = register_weights(
         metrics=("aq_clip_ap",),
     )
 )
+
+QWEN2_VL_7B_INSTRUCT = register_weights(
+    WeightSpec(
+        name="qwen2_vl_7b_instruct",
+        repo_id="Qwen/Qwen2-VL-7B-Instruct",
+        revision=None,
+        description=(
+            "Qwen2-VL-7B-Instruct configuration, tokenizer, chat template and image processor (HPSv3's base; "
+            "its weight shards are not read)"
+        ),
+        library="transformers",
+        how=(
+            "HPSv3 reads only config.json, the tokenizer files, the chat template and "
+            "preprocessor_config.json from this repository: copying those (without the *.safetensors "
+            "shards, about 16 GB) to the folder is enough; `robojudge weights fetch` downloads all of it."
+        ),
+        metrics=("aq_hpsv3",),
+    )
+)
+
+HPSV3 = register_weights(
+    WeightSpec(
+        name="hpsv3",
+        repo_id="MizzenAI/HPSv3",
+        revision=None,
+        filename="HPSv3.safetensors",
+        description=(
+            "HPSv3 human-preference reward model: fine-tuned Qwen2-VL-7B with a 2-output ranknet head "
+            "(mu, sigma)"
+        ),
+        library="transformers",
+        how=(
+            "The whole fine-tuned model (about 16 GB, bfloat16) with transformers 4.45 key names; robojudge "
+            "maps them onto transformers 5 (robojudge.models._hpsv3); it needs qwen2_vl_7b_instruct too."
+        ),
+        metrics=("aq_hpsv3",),
+    )
+)
+
+DA3_BASE = register_weights(
+    WeightSpec(
+        name="da3_base",
+        repo_id="depth-anything/DA3-BASE",
+        revision=None,
+        description="Depth Anything 3 Base: joint multi-view depth, camera poses and intrinsics (Apache-2.0)",
+        library="depth_anything_3",
+        how=(
+            "RoboPhys-3D App. B.2.1 names DA3 without a size; DA3-BASE is robojudge's choice. The folder "
+            "holds config.json (model_name) and model.safetensors. The network code comes from "
+            "`pip install --no-deps depth-anything-3==0.1.1` plus omegaconf, addict and einops."
+        ),
+        metrics=("rbg_reprojection_geometric", "rbg_reprojection_photometric"),
+    )
+)
