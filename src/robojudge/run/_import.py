@@ -29,7 +29,7 @@ from robojudge.metrics import MetricSpec, Provider, UnknownMetricError, get_metr
 from robojudge.run._import_read import Record, UnreadableFileError, cell_value, read_records
 from robojudge.store import PutOutcome, ResultRow, ResultStore, RowConflictError, put_rows, same_value
 from robojudge.store._store import dumps_json
-from robojudge.suite import Suite, load_suite
+from robojudge.suite import ManifestProblem, Suite, load_suite
 
 DEFAULT_SOURCE = "external"
 """The source label of imported rows when none is given."""
@@ -41,37 +41,10 @@ _COLUMNS = ("item_id", "metric", "value")
 _MAX_LINES_SHOWN = 5
 
 
-@dataclass(frozen=True)
-class ImportProblem:
-    """One thing wrong with an import file, located as precisely as the format allows.
-
-    Attributes:
-        file: The file as given.
-        line: 1-based physical line (CSV with the header as line 1, JSON Lines), or ``None``.
-        row: 0-based record index (Parquet), or ``None``; both ``None`` for a file-level problem.
-        item_id: The record's item id when it could be read.
-        field: The offending column (``value``, ``metric``, ``item_id``), or ``None``.
-        message: What is wrong and what to do.
-    """
-
-    file: str
-    line: int | None
-    row: int | None
-    item_id: str | None
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = self.file + (f":{self.line}" if self.line is not None else "")
-        where += f":row {self.row}" if self.row is not None else ""
-        parts = [f"{where}:"]
-        if self.item_id is not None:
-            parts.append(f"item {self.item_id!r}")
-        if self.field is not None:
-            parts.append(f"field {self.field}")
-        if len(parts) > 1:
-            parts[-1] += ":"
-        return " ".join([*parts, self.message])
+#: One thing wrong with an import file, located as precisely as the format allows: the same record
+#: (file, line or row, item, field, message) and ``file:line: item 'x' field F: message`` rendering
+#: that manifest problems use. ``field`` is the offending column (``value``, ``metric``, ``item_id``).
+ImportProblem = ManifestProblem
 
 
 class ResultImportError(ValueError):
