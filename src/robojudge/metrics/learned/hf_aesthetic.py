@@ -25,6 +25,7 @@ folds it into a single ``(w, b)`` in float64.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,23 @@ def aesthetic_ratings(embeddings: np.ndarray, weight: np.ndarray, bias: float) -
     return ratings
 
 
+_HeadArrays = Callable[[str, int], tuple[np.ndarray, float]]
+
+
+def _frame_ratings(
+    item: Item, config: FrameSampling, metric: str, head: str, arrays: _HeadArrays
+) -> np.ndarray:
+    """Per-frame 0-10 ratings of ``item`` by the head ``head`` (folded to ``(w, b)`` by ``arrays``, cached
+    per file version) on unit CLIP ViT-L/14 embeddings; the two AQ predictors differ only in the head."""
+    from robojudge.models import clip_image_features, load_clip
+
+    net = load_clip("clip_vit_l14", metric=metric)
+    head_path = resolve_weights(head, metric=metric)
+    weight, bias = arrays(str(head_path), head_path.stat().st_mtime_ns)
+    frames = video_frames(item, config)
+    return aesthetic_ratings(clip_image_features(net, frames, batch=config.batch_size), weight, bias)
+
+
 @robophys_metric(
     "aq_laion_ap",
     family=Family.quality,
@@ -107,16 +125,10 @@ def aesthetic_ratings(embeddings: np.ndarray, weight: np.ndarray, bias: float) -
 )
 def aq_laion_ap(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D LAION-AP: mean over frames of the LAION rating divided by 10 (see module doc)."""
-    from robojudge.models import clip_image_features, load_clip
-
-    net = load_clip("clip_vit_l14", metric="aq_laion_ap")
-    head_path = resolve_weights("laion_aesthetic_linear_l14", metric="aq_laion_ap")
-    weight, bias = _head_arrays(str(head_path), head_path.stat().st_mtime_ns)
-    frames = video_frames(item, config)
-    ratings = aesthetic_ratings(clip_image_features(net, frames, batch=config.batch_size), weight, bias)
+    ratings = _frame_ratings(item, config, "aq_laion_ap", "laion_aesthetic_linear_l14", _head_arrays)
     scores = ratings / RATING_SCALE
     return Score(value=float(scores.mean()), details={
-        "frames": len(frames), "rating_mean": float(ratings.mean()), "min_frame": float(scores.min()),
+        "frames": len(ratings), "rating_mean": float(ratings.mean()), "min_frame": float(scores.min()),
     })
 
 
@@ -202,15 +214,9 @@ def _mlp_arrays(path: str, mtime_ns: int) -> tuple[np.ndarray, float]:
 )
 def aq_clip_ap(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D CLIP-AP: mean over frames of the CLIP+MLP aesthetic rating, 0-10 (see module doc)."""
-    from robojudge.models import clip_image_features, load_clip
-
-    net = load_clip("clip_vit_l14", metric="aq_clip_ap")
-    head_path = resolve_weights("clip_mlp_aesthetic_l14", metric="aq_clip_ap")
-    weight, bias = _mlp_arrays(str(head_path), head_path.stat().st_mtime_ns)
-    frames = video_frames(item, config)
-    ratings = aesthetic_ratings(clip_image_features(net, frames, batch=config.batch_size), weight, bias)
+    ratings = _frame_ratings(item, config, "aq_clip_ap", "clip_mlp_aesthetic_l14", _mlp_arrays)
     return Score(value=float(ratings.mean()),
-                 details={"frames": len(frames), "min_frame": float(ratings.min())})
+                 details={"frames": len(ratings), "min_frame": float(ratings.min())})
 
 
 __all__ = ["MLP_LAYERS", "RATING_SCALE", "aesthetic_ratings", "aq_clip_ap", "aq_laion_ap", "fold_mlp",
