@@ -108,8 +108,16 @@ def test_flicker_pair_psnr_is_that_of_a_60_level_offset(items: dict[str, Item]) 
     assert res.pairs == [(0, 1), (1, 2), (2, 3), (3, 4)]
 
 
-def test_details_and_shared_estimate(items: dict[str, Item]) -> None:
+def test_details_and_shared_estimate(items: dict[str, Item], monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
+    passes: list[int] = []
+    real_pass = rr.reprojection_consistency
+
+    def counting_pass(*args: object, **kwargs: object) -> object:
+        passes.append(1)
+        return real_pass(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rr, "reprojection_consistency", counting_pass)
 
     def counting(frames: np.ndarray, *, process_res: int, metric: str) -> Geometry:
         calls.append(len(frames))
@@ -121,6 +129,9 @@ def test_details_and_shared_estimate(items: dict[str, Item]) -> None:
     g = rr.rbg_reprojection_geometric(items["faithful"], cfg)
     p = rr.rbg_reprojection_photometric(items["faithful"], cfg)
     assert calls == [N]  # one reconstruction serves both metrics
+    assert passes == [1]  # and so does one reprojection pass
+    rr.rbg_reprojection_geometric(items["faithful"], cfg.model_copy(update={"tau": 0.05}))
+    assert calls == [N] and passes == [1, 1]  # another tau reuses the geometry, not the result
     assert g.details["pairs"] == N - 1 and g.details["min_valid_fraction"] == pytest.approx(59 / 64)
     assert p.details == {"pairs": N - 1, "scored_pairs": N - 1, "min_pair_psnr": 100.0, "capped_pairs": N - 1}
 

@@ -94,11 +94,13 @@ class ReprojectionConfig(BaseModel):
 
 _CACHE: OrderedDict[tuple[object, ...], SceneGeometry] = OrderedDict()
 _CACHE_SIZE = 2
+_RESULTS: OrderedDict[tuple[object, ...], tuple[SceneGeometry, ReprojectionResult]] = OrderedDict()
 
 
 def clear_geometry_cache() -> None:
-    """Forget the shared estimates (tests, or after swapping :data:`ESTIMATOR`)."""
+    """Forget the shared estimates and results (tests, or after swapping :data:`ESTIMATOR`)."""
     _CACHE.clear()
+    _RESULTS.clear()
 
 
 def _stamp(video: str) -> tuple[int, int]:
@@ -129,12 +131,25 @@ def scene_geometry(item: Item, config: ReprojectionConfig, metric: str) -> Scene
 
 
 def reprojection_result(item: Item, config: ReprojectionConfig, metric: str) -> ReprojectionResult:
-    """:func:`reprojection_consistency` of the item under ``config`` with :data:`ESTIMATOR`'s geometry."""
+    """:func:`reprojection_consistency` of the item under ``config`` with :data:`ESTIMATOR`'s geometry.
+
+    One pass computes both metrics' values, so the result is kept beside the geometry (same stamp,
+    same size) and the second metric of a video reuses it instead of reprojecting again.
+    """
     geo = scene_geometry(item, config, metric)
-    return reprojection_consistency(
+    key = (id(geo), config.stride, config.tau, config.max_db, config.occlusion_tol)
+    cached = _RESULTS.get(key)
+    if cached is not None and cached[0] is geo:
+        _RESULTS.move_to_end(key)
+        return cached[1]
+    res = reprojection_consistency(
         geo.frames, geo.depth, geo.intrinsics, geo.cam2world,
         stride=config.stride, tau=config.tau, max_db=config.max_db, occlusion_tol=config.occlusion_tol,
     )
+    _RESULTS[key] = (geo, res)
+    while len(_RESULTS) > _CACHE_SIZE:
+        _RESULTS.popitem(last=False)
+    return res
 
 
 @robophys_metric(
