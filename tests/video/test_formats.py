@@ -62,6 +62,47 @@ def test_writer_is_deterministic(tmp_path: Path, name: str) -> None:
     assert digests[0] == digests[1]
 
 
+_WRITE_IN_CHILD = """
+import sys
+import cv2
+import numpy as np
+from robojudge.video import write_video
+
+# A blurred texture that pans, with a blinking patch: motion that the encoder's look-ahead and
+# macroblock-tree rate control work on (the code path that read uninitialised memory, see below).
+size, n = int(sys.argv[2]), 48
+rng = np.random.default_rng(0)
+tex = cv2.GaussianBlur(rng.integers(0, 256, (2 * size, 2 * size, 3), dtype=np.uint8), (0, 0), 2)
+frames = np.stack([np.roll(tex, (t, 2 * t), axis=(0, 1))[:size, :size] for t in range(n)])
+for t in range(n):
+    frames[t, 10 + t % 20 : 20 + t % 20, 30:40] = 255 * (t % 2)
+write_video(sys.argv[1], frames, fps=10)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "size"), [("d.mp4", 64), ("d_odd.mp4", 63), ("d.webm", 64), ("d.avi", 64)])
+def test_writer_is_deterministic_across_processes(tmp_path: Path, name: str, size: int) -> None:
+    # Same frames, separate processes whose heaps hold different garbage (glibc's MALLOC_PERTURB_
+    # fills every fresh allocation with a byte pattern): the files must be byte-identical. libx264's
+    # AVX-512 macroblock-tree code reads past the end of its buffers, so with mbtree on the output
+    # depended on leftover heap contents and the simulator suite differed between two builds.
+    import os
+    import subprocess
+    import sys
+
+    digests = set()
+    for perturb in ("0", "1", "77", "200"):
+        path = tmp_path / perturb / name
+        path.parent.mkdir()
+        env = {**os.environ, "MALLOC_PERTURB_": perturb}
+        subprocess.run(
+            [sys.executable, "-c", _WRITE_IN_CHILD, str(path), str(size)], env=env, check=True, timeout=120
+        )
+        digests.add(hashlib.sha256(path.read_bytes()).hexdigest())
+    assert len(digests) == 1
+
+
 def test_writer_rejects_bad_arrays(tmp_path: Path) -> None:
     with pytest.raises(VideoError):
         write_video(tmp_path / "x.mp4", np.zeros((2, 8, 8, 4), np.uint8))

@@ -3,7 +3,8 @@
 The writer exists mainly for tests, benchmarks and the demo suite, so it favours exact sizes and
 reproducible output over small files. Encoder choices per suffix:
 
-* ``.mp4`` / ``.mov`` / ``.mkv``: libx264, crf 18, preset "fast"; yuv420p for even sizes,
+* ``.mp4`` / ``.mov`` / ``.mkv``: libx264, crf 18, preset "fast", macroblock-tree rate control off
+  (see "Determinism"); yuv420p for even sizes,
   yuv444p (High 4:4:4 profile) for odd sizes; mp4/mov get ``faststart`` (index before the data,
   so a cut-off file stays partly decodable).
 * ``.webm``: libvpx-vp9, crf 30 (``codec="libvpx"`` gives VP8).
@@ -16,7 +17,12 @@ rather than padded or cropped: the decoded video has exactly the input size.
 
 Determinism: encoders run single-threaded with ``bitexact`` flags, and the muxers get
 ``fflags=+bitexact`` (no random Matroska UIDs, no encoder version strings), so writing the same
-frames twice gives byte-identical files with the same FFmpeg build.
+frames twice gives byte-identical files with the same FFmpeg build, in any process. libx264's
+macroblock-tree rate control (``mbtree``) is switched off: its AVX-512 code reads past the end of
+its buffers, so with it on the bitstream depended on whatever the heap held before (a long-running
+process that had rendered and freed other frames wrote different files from a fresh one; seen with
+the libx264 in PyAV 18's wheels). ``tests/video/test_formats.py`` checks this across processes with
+different heap contents.
 """
 
 from __future__ import annotations
@@ -113,7 +119,7 @@ def _encode(path: Path, arr: np.ndarray, rate: Fraction, codec: str) -> None:
     if codec in ("libx264", "h264"):
         codec = "libx264"
         pix_fmt = "yuv444p" if odd else "yuv420p"
-        options = {"crf": "18", "preset": "fast"}
+        options = {"crf": "18", "preset": "fast", "x264-params": "mbtree=0"}
     elif codec in ("libvpx-vp9", "vp9"):
         codec, pix_fmt = "libvpx-vp9", "yuv420p"
         options = {"crf": "30", "b": "0", "deadline": "good", "cpu-used": "4", "row-mt": "0"}
