@@ -23,6 +23,8 @@ def export_cmd(
         None, "--format", "-f", help="csv or parquet [default: from the --out suffix]."
     ),
     metric: str | None = typer.Option(None, "--metric", help="Only this metric."),
+    raw: bool = typer.Option(False, "--raw", help="CSV: keep text cells starting with = + - @ as stored "
+                             "(by default they get a leading ' so that spreadsheets do not run them)."),
 ) -> None:
     """Write stored results as long rows (one per item, metric and config)."""
     if fmt is not None and fmt not in ("csv", "parquet"):
@@ -32,7 +34,7 @@ def export_cmd(
         raise fail(f"no result store at {db}")
     try:
         with ResultStore(db) as store:
-            n = export_results(store, out, chosen, metric=metric)
+            n = export_results(store, out, chosen, metric=metric, raw=raw)
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {n} rows to {out}", highlight=False)

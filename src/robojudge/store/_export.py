@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,12 +31,46 @@ EXPORT_COLUMNS: tuple[str, ...] = (
 )
 """Columns of an export, in order. ``details`` and ``config`` are JSON text."""
 
+#: First characters that make a spreadsheet read a cell as a formula or a command (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# A plain decimal number (or inf / nan) is data, not a formula: "-0.5" must stay a number.
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|nan)", re.IGNORECASE)
+
+
+def csv_safe(value: Any) -> Any:
+    """``value`` with a leading ``'`` when it is text that a spreadsheet would run as a formula.
+
+    Text starting with ``= + - @``, a tab or a carriage return gets the quote; a plain number written
+    as text (``-0.5``, ``+3``, ``1e-05``) and every non-text value are returned unchanged, so numeric
+    columns still read back as numbers.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+class SafeCsvWriter:
+    """A ``csv.writer`` whose cells pass through :func:`csv_safe` first (unless ``raw``)."""
+
+    def __init__(self, fh: Any, *, raw: bool = False, **fmt: Any) -> None:
+        self._w = csv.writer(fh, **fmt)
+        self._raw = raw
+
+    def writerow(self, row: Iterable[Any]) -> None:
+        self._w.writerow(row if self._raw else [csv_safe(c) for c in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
 _SUFFIXES: dict[str, ExportFormat] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 _BATCH = 10_000
 
 
 def export_results(
-    store: ResultStore, out: Path, fmt: ExportFormat | None = None, *, metric: str | None = None
+    store: ResultStore, out: Path, fmt: ExportFormat | None = None, *, metric: str | None = None,
+    raw: bool = False,
 ) -> int:
     """Write the store's rows to ``out`` as one long table.
 
@@ -44,11 +79,16 @@ def export_results(
     ``status`` tells them apart. The file is written next to ``out`` and renamed into place,
     so a killed export never leaves a half-written file under the final name.
 
+    In CSV, a text cell that a spreadsheet would run as a formula (it starts with ``= + - @``, a tab
+    or a carriage return and is not a plain number) gets a leading ``'`` unless ``raw`` is set; see
+    :func:`csv_safe`. Parquet is always written as stored.
+
     Args:
         store: The store to read.
         out: Destination file; its folder is created if needed.
         fmt: ``"csv"`` or ``"parquet"``; taken from the suffix of ``out`` when ``None``.
         metric: Export only this metric.
+        raw: Write CSV text cells exactly as stored (no formula neutralising).
 
     Returns:
         The number of rows written.
@@ -62,7 +102,7 @@ def export_results(
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         rows = store.iter_rows(metric=metric)
-        n = _write_csv(rows, tmp) if fmt == "csv" else _write_parquet(rows, tmp)
+        n = _write_csv(rows, tmp, raw) if fmt == "csv" else _write_parquet(rows, tmp)
         os.replace(tmp, out)
     except OSError as exc:
         raise StoreError(f"cannot write {out}: {exc}") from exc
@@ -101,10 +141,10 @@ def _record(row: ResultRow) -> dict[str, Any]:
     }
 
 
-def _write_csv(rows: Iterator[ResultRow], path: Path) -> int:
+def _write_csv(rows: Iterator[ResultRow], path: Path, raw: bool = False) -> int:
     n = 0
     with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
+        writer = SafeCsvWriter(fh, raw=raw)
         writer.writerow(EXPORT_COLUMNS)
         for row in rows:
             rec = _record(row)
