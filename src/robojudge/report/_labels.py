@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -10,7 +9,9 @@ from pathlib import Path
 
 from robojudge.meta import agreement_table
 from robojudge.report._leaderboard import AXES, clusters_of, label_scores, metric_features, strata_of
+from robojudge.report._tables import md_escape
 from robojudge.store import ResultRow
+from robojudge.store._export import SafeCsvWriter
 from robojudge.suite import Item
 
 
@@ -75,18 +76,20 @@ def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -
     """``label_agreement.csv`` and ``label_agreement.md`` in ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    fields = list(LabelAgreement.__dataclass_fields__)
     with (out / "label_agreement.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(LabelAgreement.__dataclass_fields__))
-        w.writeheader()
+        w = SafeCsvWriter(f)
+        w.writerow(fields)
         for r in rows:
-            w.writerow(asdict(r))
+            d = asdict(r)
+            w.writerow([d[k] for k in fields])
     lines = [
         "| metric | axis | n | Pearson r [95% CI] | Spearman rho [95% CI] |",
         "| --- | --- | ---: | --- | --- |",
     ]
     for r in rows:
         lines.append(
-            f"| {r.metric} | {r.axis} | {r.n} | {_ci(r.pearson, r.pearson_low, r.pearson_high)} | "
+            f"| {md_escape(r.metric)} | {r.axis} | {r.n} | {_ci(r.pearson, r.pearson_low, r.pearson_high)} | "
             f"{_ci(r.spearman, r.spearman_low, r.spearman_high)} |"
         )
     (out / "label_agreement.md").write_text(

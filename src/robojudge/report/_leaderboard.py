@@ -9,7 +9,6 @@ the most recently stored one is used.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,9 @@ from robojudge.meta import (
     generator_leaderboard,
 )
 from robojudge.meta._agreement import FloatArray
+from robojudge.report._tables import md_escape
 from robojudge.store import ResultRow
+from robojudge.store._export import SafeCsvWriter
 from robojudge.suite import Item
 
 AXES = ("pa", "ia")
@@ -286,7 +287,7 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
           if board.n_replicates else "no bootstrap")
     head = ("| rank | generator | " + " | ".join(_title(t) for t in board.targets)
             + " | P(rank) | rank range |")
-    lines = [f"# {title}", "", f"Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); {ci}. "
+    lines = [f"# {md_escape(title)}", "", f"Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); {ci}. "
              f"Ordered by {_title(board.sort_by)}; P(rank) is the share of replicates in which the "
              "generator holds exactly its rank.", "", head,
              "| ---: | --- | " + " | ".join("---" for _ in board.targets) + " | ---: | --- |"]
@@ -294,12 +295,14 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
         s = e.standings[board.sort_by]
         cells = " | ".join(_est(e.standings[t].score) for t in board.targets)
         rank_range = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
-        lines.append(f"| {s.rank} | {e.generator} | {cells} | {_f(s.rank_prob, 2)} | {rank_range} |")
+        lines.append(f"| {s.rank} | {md_escape(e.generator)} | {cells} | {_f(s.rank_prob, 2)} | "
+                     f"{rank_range} |")
     lines += ["", "## Adjacent pairs", "",
               "P(upper > lower): share of replicates in which the upper generator scores higher (ties "
               "count one half).", "", "| target | upper | lower | P(upper > lower) |",
               "| --- | --- | --- | ---: |"]
-    lines += [f"| {_title(p.target)} | {p.upper} | {p.lower} | {_f(p.prob, 2)} |" for p in board.adjacent]
+    lines += [f"| {_title(p.target)} | {md_escape(p.upper)} | {md_escape(p.lower)} | {_f(p.prob, 2)} |"
+              for p in board.adjacent]
     return "\n".join(lines) + "\n"
 
 
@@ -313,7 +316,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
         fields += [t, f"{t}_low", f"{t}_high", *(f"{t}_{k}" for k in ("rank", "rank_prob", "rank_low",
                                                                         "rank_high"))]
     with (out / "leaderboard.csv").open("w", newline="") as f:
-        w = csv.writer(f)
+        w = SafeCsvWriter(f)
         w.writerow(fields)
         for e in board.entries:
             row: list[object] = [e.generator, *(e.n_items[a] for a in board.axes)]
@@ -334,11 +337,11 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
           if report.n_replicates else "no bootstrap")
     header = "| judge | " + " | ".join(f"{_title(t)} {name}" for t in targets
                                         for name in ("r ↑", "Acc ↑", "MSE ↓")) + " |"
-    lines = [f"# {title}", "", f"r: Pearson, Acc: exact-match accuracy, MSE: mean squared error against "
-             f"the suite's labels; Overall r and MSE pool PA and IA, Overall Acc is the mean of the two "
-             f"(RoboJudge Table 2). Best per column in bold; {ci}.", ""]
+    lines = [f"# {md_escape(title)}", "", "r: Pearson, Acc: exact-match accuracy, MSE: mean squared error "
+             "against the suite's labels; Overall r and MSE pool PA and IA, Overall Acc is the mean of the "
+             f"two (RoboJudge Table 2). Best per column in bold; {ci}.", ""]
     if note:
-        lines += [note, ""]
+        lines += [md_escape(note), ""]
     lines += [header, "| --- | " + " | ".join("---" for _ in range(3 * len(targets))) + " |"]
     for row in table:
         cells = []
@@ -346,7 +349,7 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
             for col, _, _ in JUDGE_COLUMNS:
                 text = _est(row.cells[t, col])
                 cells.append(f"**{text}**" if (t, col) in row.best else text)
-        lines.append(f"| {row.judge} | " + " | ".join(cells) + " |")
+        lines.append(f"| {md_escape(row.judge)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -361,7 +364,7 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
         for col, _, _ in JUDGE_COLUMNS:
             fields += [f"{t}_{col}", f"{t}_{col}_low", f"{t}_{col}_high", f"{t}_{col}_best"]
     with (out / "judges.csv").open("w", newline="") as f:
-        w = csv.writer(f)
+        w = SafeCsvWriter(f)
         w.writerow(fields)
         for row in table:
             vals: list[object] = [row.judge, *(row.n[a] for a in report.axes)]

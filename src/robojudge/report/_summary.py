@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -10,7 +9,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from robojudge.meta import mean_confidence_interval
+from robojudge.report._tables import md_escape
 from robojudge.store import ResultRow, ResultStore, export_results
+from robojudge.store._export import SafeCsvWriter
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,8 @@ def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "g
     for s in summaries:
         ci = "n/a" if math.isnan(s.ci_low) else f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]"
         lines.append(
-            f"| {s.metric} | {s.group} | {s.n_ok} | {s.n_failed} | {_fmt(s.mean)} | {_fmt(s.std)} | {ci} |"
+            f"| {md_escape(s.metric)} | {md_escape(s.group)} | {s.n_ok} | {s.n_failed} | {_fmt(s.mean)} | "
+            f"{_fmt(s.std)} | {ci} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -86,19 +88,21 @@ def write_report(
     rows = store.rows()
     export_results(store, out / "results.csv", "csv")
     summaries = summarize(rows, group_of)
+    fields = list(GroupSummary.__dataclass_fields__)
     with (out / "summary.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(GroupSummary.__dataclass_fields__))
-        w.writeheader()
+        w = SafeCsvWriter(f)
+        w.writerow(fields)
         for s in summaries:
-            w.writerow(asdict(s))
+            d = asdict(s)
+            w.writerow([d[k] for k in fields])
     with (out / "errors.csv").open("w", newline="") as f:
-        w2 = csv.writer(f)
+        w2 = SafeCsvWriter(f)
         w2.writerow(["item_id", "metric", "config_hash", "error"])
         for r in rows:
             if r.status != "ok":
                 w2.writerow([r.item_id, r.metric, r.config_hash, r.error])
     n_err = sum(r.status != "ok" for r in rows)
-    md = f"# {title}\n\n{len(rows)} results, {n_err} failed.\n\n"
+    md = f"# {md_escape(title)}\n\n{len(rows)} results, {n_err} failed.\n\n"
     md += summary_markdown(summaries, group_label=group_label)
     (out / "summary.md").write_text(md)
     return summaries

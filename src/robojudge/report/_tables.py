@@ -7,13 +7,14 @@ high in their own columns) while the printed forms round.
 
 from __future__ import annotations
 
-import csv
 import html
 import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from robojudge.store._export import SafeCsvWriter
 
 #: LaTeX special characters and their escaped forms (the order matters for the backslash).
 _LATEX_ESCAPES = (
@@ -129,7 +130,8 @@ class Table:
         for name, num in zip(self.columns, numeric, strict=True):
             header += [name, f"{name}_low", f"{name}_high", f"{name}_best"] if num else [name]
         buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
+        # Names come from users' manifests and stores: neutralise formula-like text for spreadsheets.
+        w = SafeCsvWriter(buf, lineterminator="\n")
         w.writerow(header)
         for r in self.rows:
             out: list[object] = []
@@ -145,9 +147,9 @@ class Table:
 
     def to_markdown(self) -> str:
         """A GitHub Markdown table under a level-2 heading; best cells bold."""
-        lines = [f"## {self.title}", ""]
+        lines = [f"## {md_escape(self.title)}", ""]
         if self.note:
-            lines += [self.note, ""]
+            lines += [md_escape(self.note), ""]
         lines.append("| " + " | ".join(_md(c) for c in self.columns) + " |")
         lines.append("| " + " | ".join("---" for _ in self.columns) + " |")
         for r in self.rows:
@@ -198,5 +200,11 @@ def _num(v: float) -> str:
     return "" if math.isnan(v) else repr(float(v))
 
 
-def _md(s: str) -> str:
-    return s.replace("|", r"\|")
+def md_escape(s: str) -> str:
+    """Text safe inside a Markdown table cell: HTML escaped (renderers pass raw HTML through), pipes
+    escaped and line breaks flattened, so a name like ``<script>`` or ``a|b`` stays one plain cell."""
+    return html.escape(s, quote=False).replace("|", r"\|").replace("\r\n", " ").replace("\n", " ").replace(
+        "\r", " ")
+
+
+_md = md_escape
