@@ -59,7 +59,7 @@ def test_missing_axis_and_no_bootstrap():
     board = generator_leaderboard({"pa": [5, 4, np.nan], "ia": [3, 2, np.nan]}, ["a", "b", "c"], bootstrap=0)
     c = board.entries[-1]
     assert c.generator == "c" and np.isnan(c.standings["overall"].score.value)
-    assert c.standings["overall"].rank == 3
+    assert c.standings["overall"].rank is None  # no score, no rank
     assert np.isnan(board.entries[0].standings["pa"].score.low)
     with pytest.raises(ValueError):
         generator_leaderboard({"pa": [1, 2]}, ["a"], bootstrap=0)
@@ -67,3 +67,36 @@ def test_missing_axis_and_no_bootstrap():
 
 def test_competition_ranks():
     assert competition_ranks(np.array([3.0, 5.0, 3.0, np.nan])).tolist() == [2, 1, 2, 4]
+
+
+def test_generators_without_scores_are_not_ranked():
+    """Labels for a and b only: x and y have no mean, so no rank, no rank probability, no pairs."""
+    gens = ["a", "b", "x", "y"] * 6
+    clips = [f"c{i // 4}" for i in range(24)]
+    pa = np.array([4.0, 2.0, np.nan, np.nan] * 6)
+    ia = np.array([4.0, 3.0, np.nan, np.nan] * 6)
+    ia[0] = np.nan  # a is still ranked on IA from its other five items
+    board = generator_leaderboard({"pa": pa, "ia": ia}, gens, clips, bootstrap=200, seed=0)
+    assert board.generators == ("a", "b", "x", "y")
+    for e in board.entries[2:]:
+        for t in ("pa", "ia", "overall"):
+            s = e.standings[t]
+            assert s.rank is None and np.isnan(s.rank_prob) and (s.rank_low, s.rank_high) == (0, 0)
+    assert [(p.target, p.upper, p.lower) for p in board.adjacent] == [
+        ("pa", "a", "b"), ("ia", "a", "b"), ("overall", "a", "b")]
+    assert np.isnan(board.outrank["pa"][0, 2]) and np.isnan(board.outrank["pa"][2, 3])
+    assert board.outrank["pa"][0, 1] == pytest.approx(1.0)
+    a = board.entries[0].standings
+    assert a["ia"].rank == 1 and a["overall"].rank == 1 and a["pa"].rank_prob == pytest.approx(1.0)
+    d = board.to_dict()
+    assert d["entries"][2]["targets"]["pa"]["rank"] is None
+
+
+def test_only_one_generator_scored_on_an_axis():
+    board = generator_leaderboard({"pa": [5.0, 1.0, np.nan, np.nan], "ia": [np.nan, np.nan, 3.0, 4.0]},
+                                  ["a", "b", "c", "c"], bootstrap=50, seed=0, sort_by="ia")
+    by = {e.generator: e.standings for e in board.entries}
+    assert board.generators[0] == "c" and by["c"]["ia"].rank == 1
+    assert by["a"]["ia"].rank is None and by["c"]["pa"].rank is None
+    assert all(e.standings["overall"].rank is None for e in board.entries)
+    assert [p.target for p in board.adjacent] == ["pa"]

@@ -9,6 +9,10 @@ redrawn within each source, and every generator's items of a drawn clip come alo
 that share clips are compared on the same draw. Each replicate yields a ranking, from which we
 report how often each generator keeps its point-estimate rank and how often one generator
 outranks another.
+
+Only data ranks: a generator with no scored item on an axis (for example one without labels) has no
+mean there, so it gets no rank, no rank probability and no place among the adjacent pairs on that
+axis, nor on the Overall, which needs both axes.
 """
 
 from __future__ import annotations
@@ -32,14 +36,16 @@ class Standing:
 
     Attributes:
         score: Mean score with its percentile interval and bootstrap standard error.
-        rank: Competition rank of the point estimate (1 = best; tied means share a rank).
-        rank_prob: Share of replicates in which the generator has exactly this rank.
-        rank_low: Lower end of the central ``level`` range of the replicate ranks.
-        rank_high: Upper end of that range.
+        rank: Competition rank of the point estimate (1 = best; tied means share a rank) among the
+            generators with a score on this target; None for a generator without one.
+        rank_prob: Share of replicates in which the generator has exactly this rank (among the
+            replicates that drew at least one of its items; NaN when not ranked or no bootstrap).
+        rank_low: Lower end of the central ``level`` range of the replicate ranks (0: none).
+        rank_high: Upper end of that range (0: none).
     """
 
     score: Estimate
-    rank: int
+    rank: int | None
     rank_prob: float = math.nan
     rank_low: int = 0
     rank_high: int = 0
@@ -73,10 +79,12 @@ class Leaderboard:
     """Output of :func:`generator_leaderboard`.
 
     Attributes:
-        entries: One entry per generator, ordered by rank on ``sort_by`` (ties by name).
-        adjacent: Consecutive pairs in the ranking of each target.
+        entries: One entry per generator, ordered by rank on ``sort_by`` (ties by name), the
+            generators not ranked on it last (by name).
+        adjacent: Consecutive pairs in the ranking of each target (ranked generators only).
         outrank: ``outrank[target][i, j]``: share of replicates in which ``generators[i]`` scores
-            above ``generators[j]`` (ties count one half); ``generators`` follows ``entries``.
+            above ``generators[j]`` (ties count one half), over the replicates where both have a
+            mean; NaN when either is not ranked on ``target``. ``generators`` follows ``entries``.
     """
 
     axes: tuple[str, ...]
@@ -150,7 +158,7 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
 
     Returns:
         A :class:`Leaderboard`. A generator with no scored item on an axis has a NaN mean there and
-        a NaN Overall; NaN ranks below every number, also within replicates.
+        a NaN Overall, and is not ranked on either.
     """
     axes = tuple(scores)
     if not axes:
@@ -182,36 +190,32 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     rank_low = np.zeros((g_count, t_count), dtype=np.int64)
     rank_high = rank_low.copy()
     outrank = np.full((t_count, g_count, g_count), np.nan)
-    point_rank = competition_ranks(point.T).T  # (G, T)
+    ranked = np.isfinite(point)  # (G, T): only a generator with a mean takes part in a ranking
+    # NaN ranks below every number, so the ranks among the ranked generators do not depend on the rest.
+    point_rank = np.where(ranked, competition_ranks(point.T).T, 0)  # (G, T), 0 = not ranked
     boot: ClusterBootstrap | None = None
     if bootstrap > 0:
         boot = ClusterBootstrap(np.arange(n) if clusters is None else clusters, strata, bootstrap, seed)
         sums = boot.counts.astype(np.float64) @ boot.cluster_sums(flat)  # (B, G*A*2)
-        reps = _means(sums, g_count, a_count)  # (B, G, T)
+        reps = _means(sums, g_count, a_count)  # (B, G, T); NaN where none of the items was drawn
         low, high, se = summarize_replicates(np.moveaxis(reps, 0, -1), level)
-        ranks = competition_ranks(np.moveaxis(reps, 1, -1))  # (B, T, G)
-        prob = (ranks == point_rank.T[None]).mean(axis=0).T
-        qs = ((1 - level) / 2, (1 + level) / 2)
-        rank_low = np.quantile(ranks, qs[0], axis=0, method="lower").T.astype(np.int64)
-        rank_high = np.quantile(ranks, qs[1], axis=0, method="higher").T.astype(np.int64)
-        r = np.where(np.isnan(reps), -np.inf, reps)  # (B, G, T)
-        above = (r[:, :, None, :] > r[:, None, :, :]).mean(axis=0)
-        tied = (r[:, :, None, :] == r[:, None, :, :]).mean(axis=0)
-        outrank = np.moveaxis(above + 0.5 * tied, -1, 0)  # (T, G_i, G_j)
+        prob, rank_low, rank_high = _rank_spread(reps, point_rank, ranked, level)
+        outrank = _outrank(reps, ranked)
 
     targets = (*axes, OVERALL)
     order = _order(point_rank[:, targets.index(sort_by)], names)
     entries = []
     for g in order:
         standings = {t: Standing(Estimate(float(point[g, ti]), float(low[g, ti]), float(high[g, ti]),
-                                          float(se[g, ti])), int(point_rank[g, ti]), float(prob[g, ti]),
+                                          float(se[g, ti])),
+                                 int(point_rank[g, ti]) if ranked[g, ti] else None, float(prob[g, ti]),
                                  int(rank_low[g, ti]), int(rank_high[g, ti]))
                      for ti, t in enumerate(targets)}
         entries.append(LeaderboardEntry(names[g], {a: int(n_items[g, ai]) for ai, a in enumerate(axes)},
                                         standings))
     adjacent = []
     for ti, t in enumerate(targets):
-        by_t = _order(point_rank[:, ti], names)
+        by_t = [g for g in _order(point_rank[:, ti], names) if ranked[g, ti]]
         for up, down in zip(by_t, by_t[1:], strict=False):
             adjacent.append(AdjacentPair(t, names[up], names[down], float(outrank[ti, up, down])))
     perm = np.array(order, dtype=np.intp)
@@ -221,8 +225,50 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
 
 
 def _order(ranks: npt.NDArray[np.int64], names: Sequence[str]) -> list[int]:
-    """Indices sorted by rank, ties by name."""
-    return sorted(range(len(names)), key=lambda g: (int(ranks[g]), names[g]))
+    """Indices sorted by rank, ties by name; rank 0 (not ranked) goes last."""
+    return sorted(range(len(names)), key=lambda g: (int(ranks[g]) == 0, int(ranks[g]), names[g]))
+
+
+def _rank_spread(reps: FloatArray, point_rank: npt.NDArray[np.int64], ranked: npt.NDArray[np.bool_],
+                 level: float) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(rank_prob, rank_low, rank_high)``, each ``(G, T)``, from replicate means ``(B, G, T)``.
+
+    A replicate that drew none of a generator's items says nothing about its rank, so it is left out
+    of that generator's share and range; generators not ranked on a target get NaN and 0.
+    """
+    ranks = np.moveaxis(competition_ranks(np.moveaxis(reps, 1, -1)), -1, 1).astype(np.float64)  # (B, G, T)
+    valid = np.isfinite(reps) & ranked[None]
+    n_valid = valid.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prob = np.where(n_valid > 0, ((ranks == point_rank[None]) & valid).sum(axis=0) / n_valid, np.nan)
+    masked = np.where(valid, ranks, np.nan)
+    lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
+    g_count, t_count = point_rank.shape
+    low = np.zeros((g_count, t_count), dtype=np.int64)
+    high = low.copy()
+    for g, t in zip(*np.nonzero(n_valid > 0), strict=True):
+        col = masked[:, g, t]
+        col = col[np.isfinite(col)]
+        low[g, t] = int(np.quantile(col, lo_q, method="lower"))
+        high[g, t] = int(np.quantile(col, hi_q, method="higher"))
+    return prob, low, high
+
+
+def _outrank(reps: FloatArray, ranked: npt.NDArray[np.bool_]) -> FloatArray:
+    """``(T, G, G)`` share of replicates where generator i scores above j (ties one half).
+
+    Counted over the replicates where both have a mean; NaN for a pair with an unranked generator.
+    """
+    r = np.moveaxis(reps, -1, 1)  # (B, T, G)
+    both = np.isfinite(r[..., :, None]) & np.isfinite(r[..., None, :])  # (B, T, G, G)
+    above = ((r[..., :, None] > r[..., None, :]) & both).sum(axis=0)
+    tied = ((r[..., :, None] == r[..., None, :]) & both).sum(axis=0)
+    n = both.sum(axis=0)
+    rk = ranked.T  # (T, G)
+    keep = rk[:, :, None] & rk[:, None, :] & (n > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = np.where(keep, (above + 0.5 * tied) / n, np.nan)
+    return out
 
 
 def _means(sums: FloatArray, g_count: int, a_count: int) -> FloatArray:
