@@ -58,7 +58,7 @@ def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
         raise fail(f"no result store at {where}; pass --db or run `robojudge score` first")
     try:
         items = list(load_suite(suite, strict=False).items)
-        with ResultStore(db or default_db_url(run_dir)) as store:
+        with ResultStore(db or default_db_url(run_dir), read_only=True) as store:
             rows = store.rows()
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
@@ -87,7 +87,7 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         prob = "-" if math.isnan(s.rank_prob) else f"{s.rank_prob:.2f}"
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "-"
         scores = [_est(e.standings[t].score) for t in board.targets]
-        table.add_row(str(s.rank), e.generator, *scores, prob, span)
+        table.add_row("-" if s.rank is None else str(s.rank), e.generator, *scores, prob, span)
     _wide().print(table)
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
                   box=box.SIMPLE_HEAD)

@@ -279,6 +279,10 @@ def _title(target: str) -> str:
     return "Overall" if target == OVERALL else target.upper()
 
 
+def _rank(rank: int | None) -> str:
+    return "not ranked" if rank is None else str(rank)
+
+
 def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderboard") -> str:
     """The leaderboard as Markdown: scores with CIs, ranks with their probability, adjacent pairs."""
     ci = (f"{board.level:.0%} percentile intervals over {board.n_replicates} cluster-bootstrap replicates "
@@ -289,13 +293,14 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
             + " | P(rank) | rank range |")
     lines = [f"# {md_escape(title)}", "", f"Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); {ci}. "
              f"Ordered by {_title(board.sort_by)}; P(rank) is the share of replicates in which the "
-             "generator holds exactly its rank.", "", head,
+             "generator holds exactly its rank. A generator without scores on a target is not ranked "
+             "on it.", "", head,
              "| ---: | --- | " + " | ".join("---" for _ in board.targets) + " | ---: | --- |"]
     for e in board.entries:
         s = e.standings[board.sort_by]
         cells = " | ".join(_est(e.standings[t].score) for t in board.targets)
         rank_range = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
-        lines.append(f"| {s.rank} | {md_escape(e.generator)} | {cells} | {_f(s.rank_prob, 2)} | "
+        lines.append(f"| {_rank(s.rank)} | {md_escape(e.generator)} | {cells} | {_f(s.rank_prob, 2)} | "
                      f"{rank_range} |")
     lines += ["", "## Adjacent pairs", "",
               "P(upper > lower): share of replicates in which the upper generator scores higher (ties "
@@ -322,9 +327,9 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
             row: list[object] = [e.generator, *(e.n_items[a] for a in board.axes)]
             for t in board.targets:
                 s = e.standings[t]
-                row += [s.score.value, s.score.low, s.score.high, s.rank, s.rank_prob, s.rank_low,
-                        s.rank_high]
-            w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in row])
+                row += [s.score.value, s.score.low, s.score.high, s.rank, s.rank_prob, s.rank_low or None,
+                        s.rank_high or None]
+            w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row])
     (out / "leaderboard.md").write_text(leaderboard_markdown(board, title=title))
     return [out / "leaderboard.md", out / "leaderboard.csv"]
 

@@ -249,7 +249,8 @@ def generators_section(inp: ReportInput) -> Section:
         sec.skipped = "the suite has fewer than two generators"
         return sec
     if inp.labelled:
-        items, scores, source = inp.labelled, label_scores(inp.labelled), "the suite's labels"
+        # Every item, so that a generator without labels is listed (and not ranked), not dropped.
+        items, scores, source = list(inp.items), label_scores(inp.items), "the suite's labels"
     else:
         names = judge_names(inp.rows)
         if not names:
@@ -261,12 +262,17 @@ def generators_section(inp: ReportInput) -> Section:
     sec.intro = (f"Scores from {source}. Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); "
                  f"{board.level:.0%} cluster-bootstrap intervals over {board.n_replicates} replicates; "
                  "P(rank) is the share of replicates in which the generator holds exactly its rank.")
+    unranked = [e.generator for e in board.entries if e.standings[board.sort_by].rank is None]
+    if unranked:
+        sec.intro += (f" {', '.join(unranked)}: not ranked, for lack of scores from {source} on "
+                      f"{'PA or IA' if board.sort_by == OVERALL else board.sort_by.upper()}.")
     cols = ["rank", "generator", *(_TITLES[t] for t in board.targets), "P(rank)", "rank range"]
     table = Table("leaderboard", f"Generators by {_TITLES[board.sort_by]}", cols)
     for e in board.entries:
         s = e.standings[board.sort_by]
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
-        table.add([text(s.rank), text(e.generator), *(_est(e.standings[t].score) for t in board.targets),
+        rank = text("not ranked" if s.rank is None else s.rank)
+        table.add([rank, text(e.generator), *(_est(e.standings[t].score) for t in board.targets),
                    Cell(s.rank_prob, digits=2), text(span)])
     for k in range(2, 2 + len(board.targets)):
         table.mark_best(k, higher=True)
