@@ -45,7 +45,7 @@ def draft(
     """Average several judges' scores into draft labels with their reasoning (RoboJudge App. A.2)."""
     names, rubrics = _names(judges), _names(rubric)
     try:
-        with ResultStore(db) as store:
+        with ResultStore(db, read_only=True) as store:
             drafts = draft_from_store(store, names, rubrics, min_judges=min_judges)
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
@@ -69,7 +69,7 @@ def texts(
     """Export a text rubric's outputs as JSON Lines ``{"item_id": ..., "caption": ...}``."""
     metric = judge_metric_id(judge, rubric)
     try:
-        with ResultStore(db) as store:
+        with ResultStore(db, read_only=True) as store:
             found = judge_texts(store, metric)
     except StoreError as exc:
         raise fail(str(exc)) from None

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
-from robojudge.store import ResultStore, StoreError, default_db_url, export_results
+from robojudge.store import SCHEMA_VERSION, ResultStore, StoreError, default_db_url, export_results
 
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
@@ -33,11 +33,27 @@ def export_cmd(
     if not Path(db).exists() and "://" not in db:
         raise fail(f"no result store at {db}")
     try:
-        with ResultStore(db) as store:
+        with ResultStore(db, read_only=True) as store:
             n = export_results(store, out, chosen, metric=metric, raw=raw)
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {n} rows to {out}", highlight=False)
+
+
+@app.command("upgrade")
+def upgrade_cmd(db: str = typer.Option(..., "--db", help="Result store URL or SQLite path.")) -> None:
+    """Upgrade a store written by an older robojudge to the current schema (its rows are kept).
+
+    Any command that writes does this too; reading commands open stores read-only and cannot.
+    """
+    if not Path(db).exists() and "://" not in db:
+        raise fail(f"no result store at {db}")
+    try:
+        with ResultStore(db) as store:
+            where = store.url
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{where}: schema version {SCHEMA_VERSION}", highlight=False)
 
 
 _MAX_PROBLEMS_SHOWN = 50

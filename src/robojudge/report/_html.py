@@ -130,7 +130,7 @@ def write_html_report(
     Returns:
         An :class:`HtmlReport`.
     """
-    with ResultStore(db) as store:
+    with ResultStore(db, read_only=True) as store:
         rows = store.rows()
         where = store.url
     items = list(load_suite(manifest, strict=False).items) if manifest is not None else []

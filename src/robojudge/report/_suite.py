@@ -29,6 +29,6 @@ def report_suite(
     """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field."""
     suite = load_suite(manifest, strict=False)
     group_of = group_by_field(suite.items, by)
-    with ResultStore(db) as store:
+    with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"
         return write_report(store, out_dir, group_of, title=heading, group_label=by)

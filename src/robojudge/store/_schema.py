@@ -151,6 +151,31 @@ def ensure_schema(conn: Connection) -> None:
     metadata.create_all(conn)  # no-op when complete; restores e.g. a dropped index
 
 
+def check_schema(conn: Connection) -> None:
+    """Check, without writing anything, that the database holds the current schema.
+
+    What a read-only store does instead of :func:`ensure_schema`: it can neither create tables nor
+    upgrade an older schema, so both are errors that say what to do.
+
+    Raises:
+        StoreError: No robojudge tables, a newer schema, or an older one that needs an upgrade.
+    """
+    if not inspect(conn).has_table(meta_table.name):
+        raise StoreError("the database is not a robojudge result store (it has no robojudge_meta table)")
+    found = _read_version(conn)
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"the result database has schema version {found}, but this robojudge "
+            f"({robojudge.__version__}) only knows version {SCHEMA_VERSION}: upgrade robojudge to read it"
+        )
+    if found < SCHEMA_VERSION:
+        raise StoreError(
+            f"the result database has schema version {found} and this robojudge reads version "
+            f"{SCHEMA_VERSION}; it cannot be upgraded while opened read-only: open it once for writing "
+            "(`robojudge results upgrade --db URL`, on a writable copy of a read-only file)"
+        )
+
+
 def _read_version(conn: Connection) -> int:
     raw = conn.execute(select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
     if raw is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import sqlite3
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -16,12 +18,12 @@ from sqlalchemy import Engine, create_engine, delete, event, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 from sqlalchemy.sql import Select
 
 from robojudge.store._errors import StoreError
 from robojudge.store._row import STATUSES, ResultRow
-from robojudge.store._schema import KEY_COLUMNS, ensure_schema, results_table
+from robojudge.store._schema import KEY_COLUMNS, check_schema, ensure_schema, results_table
 from robojudge.store._url import display_url, mask_text, parse_url
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
@@ -96,6 +98,13 @@ class ResultStore:
         url: A SQLAlchemy URL (``sqlite:///FILE``, ``postgresql+psycopg://USER@HOST/DB``) or a plain
             file path, which means SQLite at that path. The SQLite file and its folder are created
             when missing; the tables are created on first use.
+        read_only: Open for reading only, for commands that only read (export, status, reports).
+            Nothing is created, upgraded or written, so a store on a read-only file, folder or share
+            can be read: SQLite is opened with ``mode=ro``, and when no writer has the file open
+            (no ``-wal`` file beside it) as ``immutable``, so that not even the WAL index is created.
+            PostgreSQL sessions run with ``default_transaction_read_only``. Every write method
+            raises :class:`StoreError`. A missing store, a database without robojudge tables and a
+            schema that needs an upgrade are errors.
 
     Raises:
         StoreError: Bad URL, unreachable or unreadable database, or incompatible schema version.
@@ -103,17 +112,24 @@ class ResultStore:
 
     Attributes:
         url: The database URL, password hidden, for display.
+        read_only: Whether the store was opened read-only.
     """
 
-    def __init__(self, url: str | os.PathLike[str]) -> None:
+    def __init__(self, url: str | os.PathLike[str], *, read_only: bool = False) -> None:
         parsed = parse_url(url)
         self._url: URL = parsed
         self.url: str = display_url(parsed)
+        self.read_only = read_only
         self._dialect = parsed.get_backend_name()
         self._engine = self._create_engine(parsed)
         try:
-            with self._guard("open"), self._write() as conn:
-                ensure_schema(conn)
+            with self._guard("open"):
+                if read_only:
+                    with self._read() as conn:
+                        check_schema(conn)
+                else:
+                    with self._write() as conn:
+                        ensure_schema(conn)
         except BaseException:
             self._engine.dispose()
             raise
@@ -122,6 +138,8 @@ class ResultStore:
 
     def _create_engine(self, url: URL) -> Engine:
         kwargs: dict[str, Any] = {"json_serializer": dumps_json, "json_deserializer": json.loads}
+        if self._dialect == "sqlite" and self.read_only:
+            return self._create_sqlite_reader(url, kwargs)
         if self._dialect == "sqlite":
             database = url.database or ""
             if database and database != ":memory:" and not database.startswith("file:"):
@@ -131,8 +149,16 @@ class ResultStore:
                     raise StoreError(f"cannot create the folder for {self.url}: {exc}") from None
             kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S}
         else:
+            connect_args: dict[str, Any] = {}
             if "connect_timeout" not in url.query:
-                kwargs["connect_args"] = {"connect_timeout": 15}
+                connect_args["connect_timeout"] = 15
+            if self.read_only:
+                given = url.query.get("options")
+                given = " ".join(given) if isinstance(given, tuple) else given
+                read_only = "-c default_transaction_read_only=on"
+                connect_args["options"] = f"{given} {read_only}" if given else read_only
+            if connect_args:
+                kwargs["connect_args"] = connect_args
             kwargs["pool_pre_ping"] = True
         try:
             engine = create_engine(url, **kwargs)
@@ -140,6 +166,27 @@ class ResultStore:
             raise StoreError(f"cannot use database {self.url}: {self._reason(exc)}") from None
         if self._dialect == "sqlite":
             _configure_sqlite(engine)
+        return engine
+
+    def _create_sqlite_reader(self, url: URL, kwargs: dict[str, Any]) -> Engine:
+        database = url.database or ""
+        if not database or database == ":memory:" or database.startswith("file:") or url.query:
+            raise StoreError(f"cannot open {self.url} read-only: give the SQLite file as a path or sqlite:///FILE")
+        path = Path(database).expanduser().absolute()
+        if not path.is_file():
+            raise StoreError(f"no result store at {path}")
+
+        def connect() -> sqlite3.Connection:
+            # Decided per connection: a writer that opens the file later makes the next one a WAL reader.
+            return sqlite3.connect(
+                _read_only_uri(path), uri=True, timeout=SQLITE_BUSY_TIMEOUT_S, check_same_thread=False
+            )
+
+        try:
+            engine = create_engine("sqlite://", creator=connect, poolclass=NullPool, **kwargs)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot use database {self.url}: {self._reason(exc)}") from None
+        _configure_sqlite(engine, read_only=True)
         return engine
 
     # -- public API --------------------------------------------------------------------------------
@@ -288,6 +335,8 @@ class ResultStore:
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         """A transaction that writes; on SQLite it takes the write lock at BEGIN (IMMEDIATE)."""
+        if self.read_only:
+            raise StoreError(f"{self.url} was opened read-only: nothing can be written to it")
         with self._engine.connect() as conn:
             conn.execution_options(**{_WRITE_OPTION: True})
             with conn.begin():
@@ -316,8 +365,24 @@ class ResultStore:
         return mask_text(reason)
 
 
-def _configure_sqlite(engine: Engine) -> None:
-    """WAL journal, a busy timeout, and transactions whose kind we choose (deferred or immediate)."""
+def _read_only_uri(path: Path) -> str:
+    """The SQLite URI that opens ``path`` without writing anything, not even beside it.
+
+    With a ``-wal`` (or rollback ``-journal``) file present another process may be writing, so the
+    connection is a plain read-only one that takes part in locking (and fails clearly if it would
+    have to roll back a crashed transaction). Without one, ``immutable`` reads the file as it is,
+    with no lock and no ``-shm``: a read-only ``mode=ro`` connection would otherwise create the WAL
+    index, or fail on a read-only folder.
+    """
+    busy = any(path.with_name(path.name + suffix).exists() for suffix in ("-wal", "-journal"))
+    return f"file:{urllib.parse.quote(str(path))}?mode=ro" + ("" if busy else "&immutable=1")
+
+
+def _configure_sqlite(engine: Engine, *, read_only: bool = False) -> None:
+    """WAL journal, a busy timeout, and transactions whose kind we choose (deferred or immediate).
+
+    A read-only engine sets only the busy timeout: the journal pragmas would write.
+    """
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
@@ -326,6 +391,8 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor = dbapi_conn.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+            if read_only:
+                return
             cursor.execute("PRAGMA journal_mode = WAL")
             # With WAL, NORMAL survives a killed process; only an OS crash may lose the last commits.
             cursor.execute("PRAGMA synchronous = NORMAL")

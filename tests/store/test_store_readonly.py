@@ -1,0 +1,170 @@
+"""``ResultStore(url, read_only=True)``: reading a store never writes, not even WAL or lock files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.store import ResultRow, ResultStore, StoreError, export_results, put_rows
+
+
+def _rows() -> list[ResultRow]:
+    return [
+        ResultRow("a", "ssim", "c1", "1", "ok", 0.5, details={"frames": 3}),
+        ResultRow("b", "ssim", "c1", "1", "error", None, error="boom"),
+        ResultRow("a", "psnr", "c1", "1", "ok", 31.0),
+    ]
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every file of the folder with its modification time, size and bytes."""
+    files = sorted(folder.iterdir())
+    return {p.name: (p.stat().st_mtime_ns, p.stat().st_size, p.read_bytes()) for p in files}
+
+
+def _bind_read_only(src: Path, dst: Path) -> bool:
+    """Mount ``src`` read-only at ``dst`` (root on Linux); False where that is not allowed."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    dst.mkdir()
+    done = subprocess.run(["mount", "--bind", "-o", "ro", str(src), str(dst)], capture_output=True)
+    return done.returncode == 0 and not os.access(dst, os.W_OK)
+
+
+@pytest.fixture
+def frozen(tmp_path: Path) -> Iterator[Path]:
+    """A closed SQLite store of three rows that cannot be written to.
+
+    The folder and file are made read-only (chmod 555 / 444), which stops any user but root. Root
+    ignores modes, so where the tests run as root the folder is also bind-mounted read-only (as on
+    a read-only share) and the store is read through that mount.
+    """
+    folder = tmp_path / "archive"
+    db = folder / "results.sqlite"
+    with ResultStore(db) as store:
+        store.add(_rows())
+    assert sorted(p.name for p in folder.iterdir()) == ["results.sqlite"]  # clean close: no -wal/-shm
+    db.chmod(0o444)
+    folder.chmod(0o555)
+    mount = tmp_path / "mnt"
+    mounted = _bind_read_only(folder, mount)
+    try:
+        yield mount / db.name if mounted else db
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mount)], check=True)
+        folder.chmod(0o755)
+        db.chmod(0o644)
+
+
+def test_reading_a_read_only_file_writes_nothing(frozen: Path, tmp_path: Path) -> None:
+    before = _snapshot(frozen.parent)
+    with ResultStore(frozen, read_only=True) as store:
+        assert store.read_only
+        assert store.count() == 3
+        assert {(r.item_id, r.metric) for r in store.rows()} == {("a", "ssim"), ("b", "ssim"), ("a", "psnr")}
+        assert [r.item_id for r in store.iter_rows(status="ok", metric="ssim")] == ["a"]
+        assert store.done_item_ids("ssim", "c1", "1") == {"a", "b"}
+        assert export_results(store, tmp_path / "out" / "r.csv") == 3
+    assert _snapshot(frozen.parent) == before  # same files, same bytes, same times: no -wal, no -shm
+
+
+def test_writes_through_a_read_only_store_are_refused(frozen: Path) -> None:
+    before = _snapshot(frozen.parent)
+    extra = ResultRow("c", "ssim", "c1", "1", "ok", 1.0)
+    with ResultStore(frozen, read_only=True) as store:
+        with pytest.raises(StoreError, match="read-only") as info:
+            store.add([extra])
+        assert str(frozen) in str(info.value)
+        with pytest.raises(StoreError, match="read-only"):
+            store.clear_errors("ssim", "c1", "1")
+        with pytest.raises(StoreError, match="read-only"):
+            put_rows(store, [extra])
+        assert store.count() == 3
+    assert _snapshot(frozen.parent) == before
+
+
+def test_the_database_itself_refuses_writes(frozen: Path) -> None:
+    """Even SQL that goes around the store's own checks cannot write through a read-only store."""
+    with ResultStore(frozen, read_only=True) as store:
+        with pytest.raises(StoreError, match="readonly"), store._guard("write"), store._read() as conn:
+            conn.execute(text("DELETE FROM robojudge_results"))
+        assert store.count() == 3
+
+
+def test_read_only_store_sees_a_live_writer(tmp_path: Path) -> None:
+    """While a run writes (its WAL file exists), a read-only reader takes part in locking, sees commits."""
+    db = tmp_path / "results.sqlite"
+    with ResultStore(db) as writer:
+        writer.add(_rows()[:1])
+        assert (tmp_path / "results.sqlite-wal").exists()
+        with ResultStore(db, read_only=True) as reader:
+            assert reader.count() == 1
+            writer.add(_rows()[1:])
+            assert reader.count() == 3
+            with pytest.raises(StoreError, match="read-only"):
+                reader.add([ResultRow("z", "m", "c", "1", "ok", 1.0)])
+
+
+def test_missing_file_is_not_created(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere" / "results.sqlite"
+    with pytest.raises(StoreError, match="no result store") as info:
+        ResultStore(path, read_only=True)
+    assert str(path) in str(info.value)
+    assert not path.parent.exists()
+
+
+def test_a_file_without_robojudge_tables_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    before = _snapshot(tmp_path)
+    with pytest.raises(StoreError, match="not a robojudge result store"):
+        ResultStore(path, read_only=True)
+    assert _snapshot(tmp_path) == before
+
+
+def test_read_only_on_any_backend(store_url: str) -> None:
+    with ResultStore(store_url) as store:
+        store.add(_rows())
+    with ResultStore(store_url, read_only=True) as store:
+        assert store.count() == 3
+        with pytest.raises(StoreError, match="read-only"):
+            store.add([ResultRow("c", "ssim", "c1", "1", "ok", 1.0)])
+        refused = pytest.raises(StoreError, match="readonly|read-only")
+        with refused, store._guard("write"), store._read() as conn:
+            conn.execute(text("DELETE FROM robojudge_results"))
+        assert store.count() == 3
+
+
+@pytest.mark.postgres
+def test_read_only_postgres_database_without_tables_is_a_clear_error(postgres_db_url: str) -> None:
+    with pytest.raises(StoreError, match="not a robojudge result store"):
+        ResultStore(postgres_db_url, read_only=True)
+    engine = create_engine(postgres_db_url)
+    try:
+        assert inspect(engine).get_table_names() == []  # nothing was created
+    finally:
+        engine.dispose()
+
+
+def test_cli_export_of_a_read_only_file(frozen: Path, tmp_path: Path) -> None:
+    before = _snapshot(frozen.parent)
+    out = tmp_path / "export.csv"
+    args = ["results", "export", "--db", str(frozen), "--out", str(out)]
+    res = CliRunner().invoke(build_app("results"), args)
+    assert res.exit_code == 0, res.output
+    assert "wrote 3 rows" in res.output
+    assert _snapshot(frozen.parent) == before
+    assert stat.S_IMODE(os.stat(frozen).st_mode) == 0o444
