@@ -1,0 +1,129 @@
+"""Every command works on the core install: a fresh virtual environment with no extras.
+
+The dev environment the other tests run in has pandas, torch, mujoco and the rest, so a module-level
+import of a dev-only package in a CLI module passes every other test and crashes ``robojudge --help``
+right after ``pip install robojudge``. This test installs the checkout into an empty venv (the same
+resolver run a user does, served from pip's cache after ``make test``'s install) and drives the CLI
+there as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTRAS_ONLY = ("torch", "torchvision", "transformers", "pyiqa", "ray", "mujoco", "fastapi", "lpips")
+
+# Runs inside the core venv: `--help` of every command and sub-command, through the same entry
+# point the console script uses (so the lazy per-command imports are what gets exercised).
+_WALK_HELP = textwrap.dedent(
+    """
+    import contextlib, io, json, sys
+    import typer.main
+    from robojudge.cli import build_app, main
+
+    def paths(cmd, prefix=()):
+        yield prefix
+        for name, sub in sorted(getattr(cmd, "commands", {}).items()):
+            yield from paths(sub, prefix + (name,))
+
+    every = list(paths(typer.main.get_command(build_app())))
+    every += [("judge", "draft"), ("judge", "texts"), ("judge", "rubrics")]  # dispatched by main()
+    failures = {}
+    for path in every:
+        out = io.StringIO()
+        code = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            try:
+                main([*path, "--help"])
+            except SystemExit as exc:
+                code = exc.code or 0
+            except Exception as exc:  # an import error is what this test is for
+                code, _ = 1, out.write(f"{type(exc).__name__}: {exc}")
+        if code != 0 or "Usage" not in out.getvalue():
+            failures[" ".join(path)] = out.getvalue()[-400:]
+    print(json.dumps({"checked": [" ".join(p) for p in every], "failures": failures}))
+    """
+)
+
+
+def _run(args: list[str | Path], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["MPLBACKEND"] = "Agg"
+    proc = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    command = " ".join(map(str, args))
+    assert proc.returncode == 0, (
+        f"{command} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+    return proc
+
+
+@pytest.fixture(scope="module")
+def core_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    venv = tmp_path_factory.mktemp("core") / "venv"
+    base = getattr(sys, "_base_executable", sys.executable)
+    _run([base, "-m", "venv", venv], cwd=ROOT)
+    py = venv / "bin" / "python"
+    pip = [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    _run([*pip, str(ROOT)], cwd=ROOT, timeout=1200)
+    return venv
+
+
+@pytest.mark.slow
+def test_core_install_has_no_extras(core_venv: Path) -> None:
+    probe = (
+        "import importlib.util, json, sys; "
+        "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m)]))"
+    )
+    found = json.loads(_run([core_venv / "bin" / "python", "-c", probe, *EXTRAS_ONLY], cwd=ROOT).stdout)
+    assert found == [], f"the core install pulled in extras: {found}"
+
+
+@pytest.mark.slow
+def test_every_command_help_on_core_install(core_venv: Path, tmp_path: Path) -> None:
+    top = _run([core_venv / "bin" / "robojudge", "--help"], cwd=tmp_path)
+    assert "aggregate" in top.stdout and "meta" in top.stdout
+    report = json.loads(_run([core_venv / "bin" / "python", "-c", _WALK_HELP], cwd=tmp_path).stdout)
+    assert {"meta agreement", "aggregate scores", "report", "results export"} <= set(report["checked"])
+    assert report["failures"] == {}
+
+
+@pytest.mark.slow
+def test_main_commands_run_on_core_install(core_venv: Path, tmp_path: Path) -> None:
+    rj = core_venv / "bin" / "robojudge"
+    # The main job on the suite that needs no extra: build, score, report.
+    _run([rj, "demo", "--suite", "synthetic", "--out", tmp_path / "run", "--no-progress"], cwd=tmp_path)
+    assert (tmp_path / "run" / "report" / "index.html").is_file()
+    _run([rj, "report", tmp_path / "run", "--out", tmp_path / "again"], cwd=tmp_path)
+    assert "<html" in (tmp_path / "again" / "index.html").read_text().lower()
+    _run([rj, "results", "export", "--db", tmp_path / "run" / "results.sqlite", "--format", "csv",
+          "--out", tmp_path / "results.csv"], cwd=tmp_path)
+    assert (tmp_path / "results.csv").read_text().count("\n") > 10
+
+    # meta agreement on a small table of judge and human scores (pandas reads these).
+    human, pred = ["item_id,axis,score,clip_id"], ["judge,item_id,axis,score"]
+    for i in range(12):
+        for axis in ("pa", "ia"):
+            h = 1 + (i * 7 + len(axis)) % 5
+            human.append(f"v{i},{axis},{h},c{i // 2}")
+            pred.append(f"j,v{i},{axis},{min(5, h + i % 2)}")
+    (tmp_path / "human.csv").write_text("\n".join(human) + "\n")
+    (tmp_path / "pred.csv").write_text("\n".join(pred) + "\n")
+    out = _run([rj, "meta", "agreement", "--pred", tmp_path / "pred.csv", "--human", tmp_path / "human.csv",
+                "--bootstrap", "50", "--json"], cwd=tmp_path)
+    assert json.loads(out.stdout)["judges"] == ["j"]
+
+    # aggregate scores on a long table: 25 dB / 50 dB normalises to 0.5 (RoboPhys-3D Table 6 bound).
+    (tmp_path / "long.csv").write_text("gen,metric,value\ng,iq1_psnr,25\n")
+    out = _run([rj, "aggregate", "scores", "--in", tmp_path / "long.csv", "--by", "gen", "--missing", "drop",
+                "--robophyscore-metrics", "iq1_psnr"], cwd=tmp_path)
+    assert "0.5" in out.stdout
