@@ -146,3 +146,69 @@ def test_worker_count_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert shared_decoder(2) is shared_decoder(2)
     with pytest.raises(ValueError):
         DecoderPool(0)
+
+
+_POOL_THEN_HANG = """
+import asyncio, os, sys, time
+from robojudge.video import DecoderPool
+sys.path.insert(0, sys.argv[1])
+from _pool_helpers import pid_and
+
+pool = DecoderPool(2)  # kept alive: a pool that is garbage-collected stops its workers itself
+
+
+async def main():
+    return await asyncio.gather(*(pool.run(pid_and, i) for i in range(8)))
+
+pids = asyncio.run(main())
+print(" ".join(str(p) for p, _ in pids), flush=True)
+time.sleep(600)  # stands for a judge run that is then killed
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_decoder_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _POOL_THEN_HANG, str(Path(__file__).parent)],
+        stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    assert proc.stdout is not None
+    workers = {int(p) for p in proc.stdout.readline().split()}
+    assert workers and proc.pid not in workers
+    # The resource tracker too: it must see its last writer go and exit.
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == proc.pid:
+                workers.add(int(entry.name))
+
+    def alive() -> set[int]:
+        out = set()
+        for pid in workers:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            if state[state.rindex(")") + 2] != "Z":
+                out.add(pid)
+        return out
+
+    assert alive() == workers
+    os.kill(proc.pid, signal.SIGKILL)  # the parent only
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = alive()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == set(), f"decoder workers still alive 5 s after their parent was killed: {left}"

@@ -14,6 +14,7 @@ from typing import Any
 import typer
 
 from robojudge import __version__
+from robojudge._lifeline import terminate_as_interrupt
 
 # command name -> (module in robojudge.cli, attribute, "group" for a sub-app or "command")
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -80,6 +81,8 @@ _ROOT_FLAGS = frozenset({"-v", "--verbose", "--version"})
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    # `kill PID` (SIGTERM) stops a run as Ctrl-C does: committed results stay, workers are stopped.
+    terminate_as_interrupt()
     command = next((a for a in args if not a.startswith("-")), None)
     at = args.index(command) if command is not None else -1
     root = args[:at]

@@ -9,6 +9,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
+from robojudge._lifeline import exit_with_parent
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -57,7 +59,10 @@ class LocalProcessExecutor:
 
     At most ``workers * prefetch`` tasks are submitted at a time. If a worker dies, the pool is
     rebuilt and the tasks that were in flight are run again one at a time, so only the task that
-    really kills its worker is reported as crashed.
+    really kills its worker is reported as crashed. Workers end by themselves if this process dies
+    (:func:`robojudge._lifeline.exit_with_parent`), and are terminated, not waited for, when the
+    caller stops consuming results early (Ctrl-C, SIGTERM, an exception): their in-flight tasks
+    are abandoned, to be computed again by the next run.
     """
 
     def __init__(self, workers: int, *, prefetch: int = 2, start_method: str = "spawn") -> None:
@@ -71,7 +76,9 @@ class LocalProcessExecutor:
     def _new_pool(self, workers: int) -> ProcessPoolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=self._ctx)
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=self._ctx, initializer=exit_with_parent
+        )
         return self._pool
 
     def map_unordered(
@@ -86,6 +93,7 @@ class LocalProcessExecutor:
         in_flight: dict[Future[R], T] = {}
         suspects: list[T] = []
         exhausted = False
+        finished = False
         try:
             while True:
                 while not exhausted and len(in_flight) < limit:
@@ -112,8 +120,12 @@ class LocalProcessExecutor:
                     yield from self._isolate(fn, suspects, on_crash)
                     suspects.clear()
                     pool = self._new_pool(self.workers)
+            finished = True
         finally:
-            self.shutdown()
+            if finished:
+                self.shutdown()
+            else:
+                self._terminate()
 
     def _isolate(
         self, fn: Callable[[T], R], tasks: list[T], on_crash: Callable[[T, str], R]
@@ -130,6 +142,22 @@ class LocalProcessExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+    def _terminate(self) -> None:
+        """Stop now: a graceful shutdown would let every worker finish its current task first (and
+        the interpreter's exit waits for that), which with model metrics can take minutes."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        # ProcessPoolExecutor has no public way to stop its workers; ``_processes`` has held them
+        # (pid -> Process) in every CPython since 3.2.
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            proc.join(timeout=5)
 
 
 def make_executor(workers: int) -> Executor:

@@ -26,6 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
+from robojudge._lifeline import exit_with_parent
 from robojudge.video._encode import PreparedFrames, prepare_frames
 from robojudge.video._types import VideoError
 
@@ -55,9 +56,11 @@ def default_decode_workers() -> int:
 
 
 def _warm_up() -> None:
-    """Run first in each new worker: pay the imports before the first video, decode single-threaded."""
+    """Run first in each new worker: pay the imports before the first video, decode single-threaded,
+    and end with the parent process (an orphaned decoder would otherwise wait for work forever)."""
     from robojudge.video._filesample import set_codec_threads
 
+    exit_with_parent()
     set_codec_threads(1)
 
 
@@ -135,7 +138,7 @@ class DecoderPool:
             self._replace(ex)
         # Any call in flight when a worker died lands here, not only the culprit: retry each
         # alone, so only the file that really crashes the decoder fails.
-        solo = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
+        solo = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=exit_with_parent)
         try:
             return await loop.run_in_executor(solo, fn, *args)
         except BrokenProcessPool:

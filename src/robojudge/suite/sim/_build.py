@@ -258,7 +258,9 @@ def make_sim_suite(
 
         # spawn, not fork: a forked child deadlocks when the parent already runs threads (torch's
         # pools, for one, once a model-backed metric has been loaded in the same process).
-        with ProcessPoolExecutor(n, mp_context=mp.get_context("spawn")) as pool:
+        from robojudge._lifeline import exit_with_parent
+
+        with ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"), initializer=exit_with_parent) as pool:
             results = list(pool.map(_build_episode, jobs))
     rows = [r for rs in results for r in rs]
     manifest = out / "suite.jsonl"

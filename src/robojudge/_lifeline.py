@@ -1,0 +1,71 @@
+"""Worker processes that end when their parent does.
+
+A ``spawn``-started worker of a process pool waits for work on a pipe whose write end it holds
+itself, so it never sees end-of-file: when the parent is killed (SIGKILL, an out-of-memory kill,
+a scheduler ending a job), the workers and the multiprocessing resource tracker would live on,
+holding memory (and GPU memory, with model metrics) until someone kills them by hand.
+
+:func:`exit_with_parent` is the pool initializer that prevents it: a daemon thread in the worker
+waits on the parent's sentinel (a pipe the parent holds open while it lives; the operating system
+closes it when the parent dies, however it dies) and ends the worker at once. The resource tracker
+then sees its last writer go and exits too. Stdlib only, so every layer can use it.
+
+Only ``spawn`` (and ``forkserver``) children get a sentinel of their own; under ``fork`` the write
+end is inherited by every sibling, which keeps it open, so the pools here all use ``spawn``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import threading
+from multiprocessing.connection import wait
+from types import FrameType
+
+EXIT_CODE = 70
+"""Exit status of a worker that ended because its parent died (EX_SOFTWARE: not a normal exit)."""
+
+_watching = False
+
+
+def exit_with_parent() -> None:
+    """In a multiprocessing child: end this process as soon as its parent process is gone.
+
+    Safe to call in any process: it does nothing in a process that multiprocessing did not start.
+    Meant as (part of) a pool's ``initializer``.
+    """
+    global _watching
+    parent = mp.parent_process()
+    if _watching:
+        return
+    sentinel = getattr(parent, "sentinel", None) if parent is not None else None
+    if sentinel is None:
+        return
+
+    def watch() -> None:
+        wait([sentinel])
+        os._exit(EXIT_CODE)  # no cleanup: the results this worker could send have nowhere to go
+
+    threading.Thread(target=watch, name="robojudge-exit-with-parent", daemon=True).start()
+    _watching = True
+
+
+def terminate_as_interrupt() -> None:
+    """Make SIGTERM end this (main) process the way Ctrl-C does.
+
+    The handler re-raises the signal as SIGINT, so whatever handles Ctrl-C (a ``KeyboardInterrupt``
+    in plain code, asyncio's cancellation of the main task) handles a polite ``kill`` as well:
+    results in flight are committed or dropped as on Ctrl-C, workers are stopped, and the exit
+    status is the same. Call from the main thread; elsewhere it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+            # Started in the background by a shell, which ignores SIGINT there: raise directly.
+            raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, on_term)

@@ -1,0 +1,128 @@
+"""A killed or terminated ``robojudge score`` leaves no process behind.
+
+Only the parent is signalled here (a scheduler's ``kill PID``, an OOM kill of the main process), not
+the whole process group as a terminal's Ctrl-C does: the worker processes and the multiprocessing
+resource tracker must notice on their own that their parent is gone. With model metrics a stray
+worker would keep its GPU memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def _children(pid: int) -> set[int]:
+    """Every live descendant of ``pid``, from /proc."""
+    parent_of: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name (field 2) may hold spaces and parentheses: split after its closing one.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z":  # zombies are dead, merely not reaped yet
+            parent_of[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {p for p, pp in parent_of.items() if pp in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    out = set()
+    for p in pids:
+        try:
+            state = Path(f"/proc/{p}/stat").read_text()
+        except OSError:
+            continue
+        if state[state.rindex(")") + 2] != "Z":
+            out.add(p)
+    return out
+
+
+def _count(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=10) as con:
+            return con.execute("select count(*) from robojudge_results").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    manifest, db = tmp_path / "suite.jsonl", tmp_path / "results.sqlite"
+    rows = [{"item_id": f"item{i:03d}", "video": "v.mp4", "instruction": "x"} for i in range(200)]
+    (tmp_path / "v.mp4").write_bytes(b"placeholder; test_slow never opens it")
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = {**os.environ, "ROBOJUDGE_PLUGINS": "_toy_metrics"}
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
+    cmd = [
+        sys.executable, "-m", "robojudge", "score", str(manifest), "--metrics", "test_slow",
+        "--set", "test_slow.seconds=0.3", "--db", f"sqlite:///{db}", "--workers", "2", "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    deadline = time.monotonic() + 120
+    while _count(db) < 4:
+        assert proc.poll() is None, f"run ended early: {proc.stdout.read() if proc.stdout else ''}"
+        assert time.monotonic() < deadline, "run made no progress"
+        time.sleep(0.05)
+    return proc, db
+
+
+def _wait_gone(pids: set[int], seconds: float) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while _alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _alive(pids)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_sigkill_of_the_parent_leaves_no_worker(tmp_path: Path) -> None:
+    proc, _ = _start(tmp_path)
+    children = _children(proc.pid)
+    assert len(children) >= 3, children  # two workers and the resource tracker at least
+    try:
+        os.kill(proc.pid, signal.SIGKILL)  # the parent only, not its process group
+        proc.wait(timeout=30)
+        left = _wait_gone(children, 5.0)
+        assert left == set(), f"still alive 5 s after the parent was killed: {sorted(left)}"
+    finally:
+        for p in _alive(children):
+            os.kill(p, signal.SIGKILL)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_sigterm_shuts_down_like_ctrl_c(tmp_path: Path) -> None:
+    proc, db = _start(tmp_path)
+    children = _children(proc.pid)
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 130, out  # what Ctrl-C gives, so scripts treat both alike
+        assert "rerun the same command to resume" in out
+        left = _wait_gone(children, 5.0)
+        assert left == set(), f"still alive 5 s after SIGTERM: {sorted(left)}"
+        stored = _count(db)
+        assert 4 <= stored < 200  # what finished was committed; the run really stopped early
+    finally:
+        for p in _alive(children):
+            os.kill(p, signal.SIGKILL)
