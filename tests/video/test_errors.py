@@ -43,18 +43,45 @@ def test_text_file_named_mp4(tmp_path: Path, fn: object) -> None:
     assert "not a video file" in _reason(fn, path)
 
 
-def test_truncated_mp4_returns_decodable_prefix(tmp_path: Path) -> None:
-    # The writer puts the mp4 index first, so the first half of the file still has its index and
-    # about half of the frame data: sampling returns the frames that decode, without error.
+def _cut(src: Path, dst: Path, fraction: float) -> Path:
+    data = src.read_bytes()
+    dst.write_bytes(data[: int(len(data) * fraction)])
+    return dst
+
+
+def _decodable(path: Path) -> int:
+    from robojudge.video._decode import decoded_frames, open_video
+
+    with open_video(path) as (container, stream):
+        return sum(1 for _ in decoded_frames(container, stream))
+
+
+@pytest.mark.parametrize("fps", [None, 4.0])
+def test_grossly_truncated_mp4_is_an_error(tmp_path: Path, fps: float | None) -> None:
+    # The writer puts the mp4 index first, so the first third of the file still opens and declares
+    # 40 frames (2.5 s at 16 fps) but holds the data of only about a third of them. Scoring that
+    # prefix as if it were the whole video would be wrong: it is an error, whatever the sampling rate.
     full = write_video(tmp_path / "full.mp4", textured_clip(40, 96, 64), fps=16)
-    half = tmp_path / "half.mp4"
-    half.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    third = _cut(full, tmp_path / "third.mp4", 1 / 3)
+    n = _decodable(third)
+    assert 0 < n < 20
+    reason = _reason(lambda p: sample_frames(p, fps=fps, max_frames=None), third)
+    assert reason == f"truncated: decoded {n} of 40 declared frames ({n / 16:.1f} s of 2.5 s)"
+
+
+def test_mildly_truncated_mp4_returns_the_prefix_with_a_warning(tmp_path: Path) -> None:
+    # Losing the last few frames (more than one, less than half) keeps the decodable prefix usable,
+    # but the sampled result says what is missing.
+    full = write_video(tmp_path / "full.mp4", textured_clip(40, 96, 64), fps=16)
+    most = _cut(full, tmp_path / "most.mp4", 0.9)
+    n = _decodable(most)
+    assert 20 <= n <= 38
     complete = sample_frames(full, fps=None, max_frames=None)
-    partial = sample_frames(half, fps=None, max_frames=None)
-    assert 0 < len(partial) < len(complete)
-    n = len(partial)
-    assert partial.indices.tolist() == list(range(n))
+    partial = sample_frames(most, fps=None, max_frames=None)
+    assert complete.warnings == ()
+    assert len(partial) == n and partial.indices.tolist() == list(range(n))
     np.testing.assert_array_equal(partial.frames[: n - 1], complete.frames[: n - 1])
+    assert partial.warnings == (f"truncated: decoded {n} of 40 declared frames ({n / 16:.1f} s of 2.5 s)",)
 
 
 def test_truncated_mp4_without_index_is_an_error(tmp_path: Path) -> None:

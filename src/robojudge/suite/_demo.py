@@ -171,7 +171,8 @@ def make_synthetic_suite(out_dir: str | Path, *, episodes: int = 4, seed: int = 
                     "labels": {"pa": pa, "ia": ia, "evidence": evidence, "rater": "planted"},
                 }
             )
-    # A broken rollout: the first half of a real mp4, which no decoder can finish.
+    # A broken rollout: the first third of a real mp4. Its index declares all the frames, the data holds
+    # only the first few, so sampling it is a "truncated" error and the item costs only its own rows.
     good = (out / rows[0]["video"]).read_bytes()  # type: ignore[operator]
     (out / "videos" / "broken_truncated.mp4").write_bytes(good[: len(good) // 3])
     rows.append(

@@ -1,9 +1,11 @@
 """Opening video files with PyAV and walking their frames without leaking FFmpeg errors.
 
-Every failure is turned into :class:`VideoError`. Damage inside a file is tolerated: a packet the
-decoder rejects is skipped, and a demuxer error (typically a truncated file) ends the stream after
-the decoder has been flushed, so whatever could be decoded is still returned. Only a file from
-which no frame at all can be decoded is an error (``"zero frames decoded"``).
+Every failure is turned into :class:`VideoError`. Damage inside a file is tolerated here: a packet
+the decoder rejects is skipped, a last packet cut short by the end of a truncated file is dropped,
+and a demuxer error ends the stream after the decoder has been flushed, so whatever could be decoded
+is still returned. Whether that is enough of the file is decided by the sampler
+(:mod:`robojudge.video._timing`); here only a file from which no frame at all can be decoded is an
+error (``"zero frames decoded"``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import av
 import av.container
@@ -25,24 +28,56 @@ __all__ = [
     "StreamMeta",
     "decoded_frames",
     "frame_rotation",
+    "intact_packets",
     "open_video",
     "probe_file",
     "stream_meta",
 ]
 
+if TYPE_CHECKING:
+    _Packet = av.Packet[av.video.stream.VideoStream]
+
 # Anything PyAV may raise while reading a damaged or unexpected file.
 _AV_ERRORS: tuple[type[BaseException], ...] = (av.error.FFmpegError, EOFError, ValueError, OSError)
 
 
+# Demuxers of bare elementary streams: they hold no time stamps, so FFmpeg makes them up from an
+# assumed rate (25 fps for H.264). Image pipes (``png_pipe``, ``webp_pipe``, ...) are alike.
+_RAW_FORMATS = frozenset(
+    {"h264", "hevc", "vvc", "m4v", "mpegvideo", "mjpeg", "h263", "h261", "vc1", "obu", "cavsvideo", "dirac",
+     "avs2", "avs3", "rawvideo"}
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class StreamMeta:
-    """Container-level facts about the video stream, read without decoding."""
+    """Container-level facts about the video stream, read without decoding.
+
+    Attributes:
+        time_base: the stream's time base, or None when it has none (or a zero one).
+        fps: the stream's nominal rate, when within (0, 10000).
+        frame_count: frames the container declares, or None.
+        duration: the stream's duration, else the container's (seconds).
+        codec: decoder name.
+        codec_fps: rate written in the codec bitstream (e.g. H.264 timing info), or None.
+        stream_duration: the stream's own duration in seconds, or None.
+        container_duration: the container's duration in seconds (all streams), or None.
+        format: demuxer name.
+        raw: the file is a bare elementary stream without time stamps of its own.
+        only_stream: the video is the container's only stream.
+    """
 
     time_base: Fraction | None
     fps: float | None
     frame_count: int | None
     duration: float | None
     codec: str
+    codec_fps: float | None = None
+    stream_duration: float | None = None
+    container_duration: float | None = None
+    format: str = ""
+    raw: bool = False
+    only_stream: bool = True
 
 
 def _check_file(path: Path) -> None:
@@ -82,13 +117,27 @@ def stream_meta(container: av.container.InputContainer, stream: av.video.stream.
     fps = float(rate) if rate else None
     if fps is not None and not 0 < fps < 10_000:
         fps = None
-    duration: float | None = None
+    own: float | None = None
     if stream.duration is not None and time_base is not None:
-        duration = float(stream.duration * time_base)
-    elif container.duration is not None:
-        duration = container.duration / av.time_base
+        own = float(stream.duration * time_base)
+    whole = container.duration / av.time_base if container.duration is not None else None
     frames = int(stream.frames) if stream.frames else None
-    return StreamMeta(time_base, fps, frames, duration, stream.codec_context.name)
+    framerate = stream.codec_context.framerate
+    codec_fps = float(framerate) if framerate else None
+    fmt = container.format.name
+    return StreamMeta(
+        time_base=time_base,
+        fps=fps,
+        frame_count=frames,
+        duration=own if own is not None else whole,
+        codec=stream.codec_context.name,
+        codec_fps=codec_fps,
+        stream_duration=own,
+        container_duration=whole,
+        format=fmt,
+        raw=fmt in _RAW_FORMATS or fmt.endswith("_pipe"),
+        only_stream=len(container.streams) == 1,
+    )
 
 
 def frame_rotation(frame: av.VideoFrame, stream: av.video.stream.VideoStream) -> int:
@@ -138,18 +187,39 @@ class FrameClock:
         return t
 
 
-def decoded_frames(
+def intact_packets(
     container: av.container.InputContainer, stream: av.video.stream.VideoStream
-) -> Generator[av.VideoFrame, None, None]:
-    """Decode every frame of ``stream`` in presentation order, skipping undecodable packets."""
+) -> Generator[_Packet, None, None]:
+    """The packets of ``stream`` that hold data, in file order.
+
+    A demuxer error (a damaged or truncated container) ends the stream quietly. The last packet is
+    dropped when the demuxer flags it corrupt: the file ended inside it. Feeding such a stub to a
+    frame-threaded decoder can cost the frames still in flight, and what it decodes to is a partial
+    picture, not a frame of the video.
+    """
     packets = container.demux(stream)
+    held: _Packet | None = None
     while True:
         try:
             packet = next(packets)
         except StopIteration:
             break
         except _AV_ERRORS:
-            break  # damaged or truncated container: stop reading, keep what was decoded
+            break
+        if not packet.size:
+            continue  # the demuxer's end-of-stream marker; decoders are flushed by the caller
+        if held is not None:
+            yield held
+        held = packet
+    if held is not None and not getattr(held, "is_corrupt", False):
+        yield held
+
+
+def decoded_frames(
+    container: av.container.InputContainer, stream: av.video.stream.VideoStream
+) -> Generator[av.VideoFrame, None, None]:
+    """Decode every frame of ``stream`` in presentation order, skipping undecodable packets."""
+    for packet in intact_packets(container, stream):
         try:
             frames = packet.decode()
         except _AV_ERRORS:

@@ -16,7 +16,10 @@ every selected timestamp must have been decoded.
 is decoded once recording frame times (no conversion), the selection is made on those times, and a
 second decode converts the selected frames by decode index.
 
-In both strategies a frame's index is its rank in presentation order.
+In both strategies a frame's index is its rank in presentation order, frame times come from
+:func:`robojudge.video._timing.frame_times` (which falls back to frame order when the time stamps
+cannot be trusted), and a file holding far fewer frames than it declares is an error
+(:func:`robojudge.video._timing.check_complete`).
 """
 
 from __future__ import annotations
@@ -32,15 +35,16 @@ from av.container import InputContainer
 from av.video.stream import VideoStream
 
 from robojudge.video._decode import (
-    FrameClock,
     StreamMeta,
     decoded_frames,
     frame_rotation,
+    intact_packets,
     open_video,
     stream_meta,
 )
 from robojudge.video._post import PostProcess
-from robojudge.video._select import pick_indices, thin_positions, time_tolerance
+from robojudge.video._select import pick_indices, thin_positions
+from robojudge.video._timing import FrameTimes, check_complete, frame_times
 from robojudge.video._types import SampledFrames, VideoError
 
 __all__ = ["PACKET_BUFFER_BYTES", "sample_file"]
@@ -82,14 +86,10 @@ def sample_file(
     """Sample a video file; see :func:`robojudge.video.sample_frames` for the arguments."""
     with open_video(path) as (container, stream):
         meta = stream_meta(container, stream)
-        effective = fps
-        if fps is None or (meta.fps is not None and fps >= meta.fps * (1 - 1e-9)):
-            effective = None  # at or above the source rate: keep every frame
-        tol = time_tolerance(float(meta.time_base) if meta.time_base else None)
         _set_threads(stream)
-        packets, pts = _read_packets(container, stream)
+        packets, pts, intact = _read_packets(container, stream)
         skip = meta.codec in _SKIP_CODECS and any(f in container.format.name for f in _SKIP_FORMATS)
-        plan = _Plan.make(pts, meta, effective, tol, max_frames, spread)
+        plan = _Plan.make(path, pts, intact, meta, fps, max_frames, spread)
         result = None
         if plan is not None and packets is not None:
             result = plan.run(path, stream, packets, post, skip)
@@ -98,44 +98,50 @@ def sample_file(
             _set_threads(stream)
             result = plan.run(path, stream, _demux(container, stream), post, skip)
     if result is None:
-        result = _two_pass(path, meta, effective, tol, max_frames, post, spread)
+        result = _two_pass(path, meta, fps, max_frames, post, spread)
     return result
 
 
+def _effective(fps: float | None, timing: FrameTimes) -> float | None:
+    """The rate step's rate, or None when every frame is kept (no rate, or at least the source's)."""
+    if fps is None or fps >= timing.fps * (1 - 1e-9):
+        return None
+    return fps
+
+
 def _demux(container: InputContainer, stream: VideoStream) -> Iterator[_Packet]:
-    packets = container.demux(stream)
-    while True:
-        try:
-            packet = next(packets)
-        except StopIteration:
-            return
-        except _AV_ERRORS:
-            return  # damaged or truncated: keep what was read
-        if packet.size:
-            yield packet
+    return intact_packets(container, stream)
 
 
 def _read_packets(
     container: InputContainer, stream: VideoStream
-) -> tuple[list[_Packet] | None, list[int] | None]:
-    """Demux everything; returns (packets or None if over the memory budget, pts or None)."""
+) -> tuple[list[_Packet] | None, list[int] | None, int]:
+    """Demux everything.
+
+    Returns:
+        The packets (None if over the memory budget), their pts (None if one has none), and how many
+        of them are shown frames.
+    """
     packets: list[_Packet] | None = []
     pts: list[int] | None = []
+    intact = 0
     size = 0
     for packet in _demux(container, stream):
         # Packets flagged "discard" (e.g. cut by an MP4 edit list) are decoded for reference but
         # never shown, so they are not frames of the video.
-        if pts is not None and not getattr(packet, "is_discard", False):
-            if packet.pts is None:
-                pts = None
-            else:
-                pts.append(packet.pts)
+        if not getattr(packet, "is_discard", False):
+            intact += 1
+            if pts is not None:
+                if packet.pts is None:
+                    pts = None
+                else:
+                    pts.append(packet.pts)
         if packets is not None:
             packets.append(packet)
             size += packet.size
             if size > PACKET_BUFFER_BYTES:
                 packets = None
-    return packets, pts
+    return packets, pts, intact
 
 
 class _Plan:
@@ -144,33 +150,41 @@ class _Plan:
     def __init__(
         self,
         sorted_pts: list[int],
-        meta: StreamMeta,
-        effective: float | None,
-        tol: float,
+        timing: FrameTimes,
+        warnings: tuple[str, ...],
+        fps: float | None,
         max_frames: int | None,
         spread: str,
     ) -> None:
-        assert meta.time_base is not None
         self.pts = sorted_pts
-        self.times = [float((p - sorted_pts[0]) * meta.time_base) for p in sorted_pts]
-        picks = pick_indices(self.times, effective, tol)
+        self.times = timing.times
+        picks = pick_indices(self.times, _effective(fps, timing), timing.tolerance)
         self.chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
-        self.source_fps = meta.fps
+        self.source_fps = timing.fps
+        self.warnings = warnings
 
     @classmethod
     def make(
         cls,
+        path: Path,
         pts: list[int] | None,
+        intact: int,
         meta: StreamMeta,
-        effective: float | None,
-        tol: float,
+        fps: float | None,
         max_frames: int | None,
         spread: str = "uniform",
     ) -> _Plan | None:
-        """A plan, or None when packet timestamps cannot stand in for frame times."""
-        if not pts or meta.time_base is None or len(set(pts)) != len(pts):
+        """A plan, or None when packet timestamps cannot identify the frames.
+
+        Raises:
+            VideoError: the file holds far fewer frames than it declares.
+        """
+        if not pts or len(set(pts)) != len(pts):
             return None
-        return cls(sorted(pts), meta, effective, tol, max_frames, spread)
+        ordered = sorted(pts)
+        timing = frame_times(ordered, meta)
+        warnings = timing.warnings + check_complete(path, intact, timing, meta)
+        return cls(ordered, timing, warnings, fps, max_frames, spread)
 
     def run(
         self, path: Path, stream: VideoStream, packets: Iterable[_Packet], post: PostProcess, skip: bool
@@ -193,8 +207,9 @@ class _Plan:
             frames=np.ascontiguousarray(np.stack([got[self.pts[i]] for i in self.chosen])),
             timestamps=np.asarray([self.times[i] for i in self.chosen], dtype=np.float64),
             indices=np.asarray(self.chosen, dtype=np.int64),
-            source_fps=float(self.source_fps or _fps_from_times(self.times)),
+            source_fps=float(self.source_fps),
             path=path,
+            warnings=self.warnings,
         )
 
     @staticmethod
@@ -221,21 +236,20 @@ class _Plan:
 def _two_pass(
     path: Path,
     meta: StreamMeta,
-    effective: float | None,
-    tol: float,
+    fps: float | None,
     max_frames: int | None,
     post: PostProcess,
     spread: str = "uniform",
 ) -> SampledFrames:
     """Fallback: decode once for the frame times, then again to convert the chosen frames."""
-    times: list[float] = []
     with open_video(path) as (container, stream):
         _set_threads(stream)
-        clock = FrameClock(Fraction(meta.time_base) if meta.time_base else None, meta.fps)
-        times = [clock.time(frame) for frame in decoded_frames(container, stream)]
-    if not times:
+        pts = [_frame_pts(frame, meta) for frame in decoded_frames(container, stream)]
+    if not pts:
         raise VideoError(path, "zero frames decoded")
-    picks = pick_indices(times, effective, tol)
+    timing = frame_times(pts, meta)
+    warnings = timing.warnings + check_complete(path, len(pts), timing, meta)
+    picks = pick_indices(timing.times, _effective(fps, timing), timing.tolerance)
     chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
     wanted = set(chosen)
     got: dict[int, np.ndarray] = {}
@@ -250,11 +264,21 @@ def _two_pass(
         raise VideoError(path, "decoding is not repeatable (frame count changed between passes)")
     return SampledFrames(
         frames=np.ascontiguousarray(np.stack([got[i] for i in chosen])),
-        timestamps=np.asarray([times[i] for i in chosen], dtype=np.float64),
+        timestamps=np.asarray([timing.times[i] for i in chosen], dtype=np.float64),
         indices=np.asarray(chosen, dtype=np.int64),
-        source_fps=float(meta.fps or _fps_from_times(times)),
+        source_fps=float(timing.fps),
         path=path,
+        warnings=warnings,
     )
+
+
+def _frame_pts(frame: av.VideoFrame, meta: StreamMeta) -> int | None:
+    """A decoded frame's time stamp in the stream's time base (None when it has none)."""
+    if frame.pts is None:
+        return None
+    if meta.time_base is None or not frame.time_base or Fraction(frame.time_base) == meta.time_base:
+        return int(frame.pts)
+    return round(Fraction(frame.pts) * Fraction(frame.time_base) / meta.time_base)
 
 
 def convert(frame: av.VideoFrame, stream: VideoStream, post: PostProcess, path: Path) -> np.ndarray:
@@ -267,9 +291,3 @@ def convert(frame: av.VideoFrame, stream: VideoStream, post: PostProcess, path: 
     except _AV_ERRORS as exc:
         raise VideoError(path, f"cannot convert frame: {exc}") from exc
     return post(rgb, frame_rotation(frame, stream))
-
-
-def _fps_from_times(times: list[float]) -> float:
-    if len(times) > 1 and times[-1] > 0:
-        return (len(times) - 1) / times[-1]
-    return 0.0

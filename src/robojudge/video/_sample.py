@@ -68,9 +68,16 @@ def sample_frames(
         their indices among all decoded frames, and the source's average frame rate. Display
         rotation metadata is applied, so phone videos come out upright.
 
-    Damaged input: a truncated or partly corrupt file yields the frames that can be decoded (no
-    error); metadata such as ``VideoInfo.frame_count`` may then promise more frames than come back.
-    Only input with no decodable frame raises ``VideoError("zero frames decoded")``.
+    Damaged input: a file that ends before the frames its header declares is an error when fewer
+    than half of them are there (``VideoError("truncated: decoded 5 of 33 declared frames (0.6 s
+    of 4.1 s)")``); with a smaller shortfall (two frames or more) the decodable prefix comes back
+    with a warning in ``SampledFrames.warnings``. Undecodable packets inside a file are skipped.
+    Input with no decodable frame raises ``VideoError("zero frames decoded")``.
+
+    Time stamps that cannot be used (none, repeated, an absurd time base, a raw elementary stream
+    whose stamps the demuxer invents) are replaced by frame order at the rate the file gives in its
+    bitstream or header, else 30 fps; ``SampledFrames.warnings`` says so. Time stamps rounded to a
+    coarse time base (e.g. GIF delays in centiseconds) count as on time when within their scatter.
 
     Raises:
         VideoError: missing, empty, unreadable or frameless input (never a raw PyAV/OpenCV error).

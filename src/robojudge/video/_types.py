@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,7 @@ class VideoInfo:
     duration: float | None
     rotation: int
     codec: str
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,9 @@ class SampledFrames:
         indices: ``(N,)`` int64 index of each frame among all decoded frames of the source.
         source_fps: average frame rate of the source.
         path: where the frames came from.
+        warnings: what had to be assumed about the source, in words: a frame rate it does not give,
+            time stamps that could not be used, frames missing from its end. Empty for a
+            well-formed video.
     """
 
     frames: np.ndarray
@@ -57,6 +61,7 @@ class SampledFrames:
     indices: np.ndarray
     source_fps: float
     path: Path
+    warnings: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.frames.shape[0])

@@ -1,0 +1,212 @@
+"""Frame times a sampler can rely on, and whether a file holds the frames it declares.
+
+Containers are not always honest about time. An mp4 whose media header has a time scale of 0 gets
+time stamps thousands of seconds apart; a raw H.264 stream (even one named ``.mp4``) has no time
+stamps at all, so the demuxer invents them at an assumed 25 fps; a GIF stores delays in whole
+centiseconds, so an 8 fps GIF alternates 12 and 13 cs. This module turns presentation time stamps
+into frame times and says, per video, what it had to assume:
+
+* **Unreliable time stamps** (no time base, a frame without a time stamp, repeated or decreasing
+  stamps, a raw elementary stream whose stamps the demuxer made up, stamps implying a rate outside
+  :data:`MIN_FPS`-:data:`MAX_FPS`, or stamps spanning far more than the container's duration):
+  frame ``i`` is placed at ``i / rate``. The rate is the first sane one of: the rate written in the
+  codec bitstream (e.g. H.264 timing info), frame count over the container's duration, the
+  stream's nominal rate, else :data:`ASSUMED_FPS`. Each case adds a warning.
+* **Jitter.** Time stamps rounded to a coarse time base scatter around an even grid. The rate step
+  counts a frame as "at" a target when it is at most that scatter late (see
+  :func:`jitter_tolerance`), so the 8 fps GIF sampled at 8 fps keeps all its frames.
+* **Truncation.** A file that ends before the frames (or duration) its header declares is an error
+  when less than :data:`MIN_COMPLETE` of it is there, and a warning when at least
+  :data:`SHORT_FRAMES` frames are missing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from robojudge.video._decode import StreamMeta
+from robojudge.video._select import time_tolerance
+from robojudge.video._types import VideoError
+
+__all__ = [
+    "ASSUMED_FPS",
+    "MAX_FPS",
+    "MIN_COMPLETE",
+    "MIN_FPS",
+    "SHORT_FRAMES",
+    "FrameTimes",
+    "check_complete",
+    "fallback_rate",
+    "frame_times",
+    "jitter_tolerance",
+    "sane_fps",
+]
+
+ASSUMED_FPS = 30.0
+"""Rate assumed when a file gives none that can be used (the same default as frame folders)."""
+MIN_FPS = 1.0 / 60.0
+"""Slowest believable rate: one frame a minute. Slower time stamps are taken as broken."""
+MAX_FPS = 1000.0
+"""Fastest believable rate."""
+MIN_COMPLETE = 0.5
+"""A file holding less than this share of its declared frames (or duration) is an error."""
+SHORT_FRAMES = 2
+"""A file missing at least this many declared frames (but not too many) gets a warning."""
+_JITTER_LIMIT = 0.5  # scatter of at least half a frame interval is variable frame rate, not jitter
+
+
+def sane_fps(fps: float | None) -> bool:
+    """True for a finite rate within :data:`MIN_FPS`-:data:`MAX_FPS`."""
+    return fps is not None and math.isfinite(fps) and MIN_FPS <= fps <= MAX_FPS
+
+
+@dataclass(frozen=True)
+class FrameTimes:
+    """Frame times of a video and how far to trust them.
+
+    Attributes:
+        times: seconds from the first frame, one per frame in presentation order.
+        fps: the nominal rate reported as ``SampledFrames.source_fps``.
+        tolerance: how late (seconds) a frame may be and still count as at a target time.
+        warnings: what had to be assumed, in words.
+    """
+
+    times: list[float]
+    fps: float
+    tolerance: float
+    warnings: tuple[str, ...] = ()
+
+
+def jitter_tolerance(times: Sequence[float]) -> float:
+    """How far the time stamps scatter around an even grid through the first and last frame.
+
+    Zero for fewer than three frames, and for a scatter of half a frame interval or more: such a
+    stream has a genuinely variable rate, and a frame late by that much is a later frame.
+    """
+    n = len(times)
+    if n < 3:
+        return 0.0
+    t = np.asarray(times, dtype=np.float64)
+    step = (t[-1] - t[0]) / (n - 1)
+    if not step > 0:
+        return 0.0
+    off = t - t[0] - step * np.arange(n)
+    scatter = float(off.max() - off.min())
+    return scatter if scatter < _JITTER_LIMIT * step else 0.0
+
+
+def fallback_rate(meta: StreamMeta, frames: int) -> tuple[float, str]:
+    """The rate to place frames by when their time stamps cannot be used, and where it came from."""
+    if sane_fps(meta.codec_fps):
+        assert meta.codec_fps is not None
+        return meta.codec_fps, "rate from the codec bitstream"
+    if not meta.raw:
+        cd = meta.container_duration
+        if cd is not None and cd > 0 and frames > 1 and sane_fps(frames / cd):
+            return frames / cd, "rate from the container's duration"
+        if sane_fps(meta.fps):
+            assert meta.fps is not None
+            return meta.fps, "the stream's nominal rate"
+    return ASSUMED_FPS, "assumed: the file gives no usable rate"
+
+
+def _unreliable(pts: Sequence[int | None], meta: StreamMeta) -> str | None:
+    """Why these time stamps cannot be used as frame times, or None when they can."""
+    if meta.raw:
+        return f"no container time stamps ({meta.format} stream)"
+    if meta.time_base is None or meta.time_base <= 0:
+        return "no time base"
+    if any(p is None for p in pts):
+        return "frames without time stamps"
+    stamps = [int(p) for p in pts if p is not None]
+    if any(b <= a for a, b in zip(stamps, stamps[1:], strict=False)):
+        return "repeated or decreasing time stamps"
+    span = float((stamps[-1] - stamps[0]) * meta.time_base)
+    implied = (len(stamps) - 1) / span
+    if not sane_fps(implied):
+        return f"time stamps imply {implied:.3g} fps (time base {meta.time_base})"
+    cd = meta.container_duration
+    if cd is not None and cd > 0 and span > 2 * cd + 1:
+        return f"time stamps span {span:.1f} s but the container lasts {cd:.1f} s"
+    return None
+
+
+def frame_times(pts: Sequence[int | None], meta: StreamMeta) -> FrameTimes:
+    """Frame times from presentation time stamps given in presentation order.
+
+    Falls back to frame order when the stamps cannot be trusted (see the module notes).
+    """
+    n = len(pts)
+    if n == 0:
+        return FrameTimes([], meta.fps if meta.fps is not None and sane_fps(meta.fps) else ASSUMED_FPS, 0.0)
+    reason = _unreliable(pts, meta) if n > 1 else None
+    if reason is None and n > 1:
+        assert meta.time_base is not None
+        first = pts[0]
+        assert first is not None
+        times = [float((int(p) - first) * meta.time_base) for p in pts if p is not None]
+        fps = meta.fps if sane_fps(meta.fps) else (n - 1) / times[-1]
+        assert fps is not None
+        tol = max(time_tolerance(float(meta.time_base)), jitter_tolerance(times))
+        return FrameTimes(times, fps, tol)
+    if reason is None:  # one frame: its time is 0 whatever the stamps say
+        rate = meta.fps if sane_fps(meta.fps) else fallback_rate(meta, n)[0]
+        assert rate is not None
+        return FrameTimes([0.0], rate, time_tolerance(None))
+    rate, source = fallback_rate(meta, n)
+    warning = f"{reason}; frames placed by order at {rate:.4g} fps ({source})"
+    return FrameTimes([i / rate for i in range(n)], rate, time_tolerance(None), (warning,))
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.1f} s"
+
+
+def check_complete(path: Path, frames: int, timing: FrameTimes, meta: StreamMeta) -> tuple[str, ...]:
+    """Compare what a file holds with what its header declares.
+
+    Args:
+        path: the file (for the error).
+        frames: frames present (decoded, or intact packets before decoding).
+        timing: their times.
+        meta: what the container declares.
+
+    Returns:
+        A warning when at least :data:`SHORT_FRAMES` frames are missing, else nothing.
+
+    Raises:
+        VideoError: ``"truncated: ..."`` when less than :data:`MIN_COMPLETE` of it is there.
+    """
+    if frames == 0:
+        return ()  # nothing to sample: the caller reports "zero frames decoded"
+    fps = timing.fps
+    declared = meta.frame_count
+    if declared:
+        if frames >= declared:
+            return ()
+        text = (
+            f"truncated: decoded {frames} of {declared} declared frames "
+            f"({_seconds(frames / fps)} of {_seconds(declared / fps)})"
+        )
+        if frames < MIN_COMPLETE * declared:
+            raise VideoError(path, text)
+        return (text,) if declared - frames >= SHORT_FRAMES else ()
+    # No frame count: compare the span covered with the declared duration. A container's duration
+    # only speaks for the video when the video is its only stream (an audio track may run longer).
+    duration = meta.stream_duration
+    if duration is None and meta.only_stream and not meta.raw:
+        duration = meta.container_duration
+    if not duration or duration <= 0 or not timing.times or timing.warnings:
+        return ()
+    covered = timing.times[-1] + 1.0 / fps
+    if covered >= duration:
+        return ()
+    text = f"truncated: decoded {frames} frames covering {_seconds(covered)} of {_seconds(duration)} declared"
+    if covered < MIN_COMPLETE * duration:
+        raise VideoError(path, text)
+    return (text,) if duration - covered >= SHORT_FRAMES / fps else ()
