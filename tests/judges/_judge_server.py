@@ -3,6 +3,10 @@
 ``FakeServer(script)`` starts a threaded HTTP server on a free port; ``script(body, n)`` gets the
 parsed request body and the 1-based request count and returns a :class:`Reply`. The server counts
 requests and the highest number handled at once.
+
+Misbehaviours for the robustness tests: a reply can echo the request's ``Authorization`` header
+(``echo``), be any bytes (``body``), be sent chunked without a length (``chunked``), or stall after
+its headers (``stall``, a server that hangs mid-reply).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +31,10 @@ class Reply:
     delay: float = 0.0
     logprobs: list[dict[str, Any]] | None = None
     raw: Any = None  # a full JSON body to send instead
+    echo: bool = False  # replace "{authorization}" / "{authorization_urlencoded}" in the payload
+    body: bytes | None = None  # exactly these bytes as the payload
+    chunked: bool = False  # Transfer-Encoding: chunked, no Content-Length
+    stall: float = 0.0  # seconds to hang after the headers (and the first chunk, when chunked)
 
 
 Script = Callable[[dict[str, Any], int], Reply]
@@ -93,7 +102,9 @@ class FakeServer:
                 finally:
                     with server._lock:
                         server.in_flight -= 1
-                if reply.raw is not None:
+                if reply.body is not None:
+                    payload = reply.body
+                elif reply.raw is not None:
                     payload = json.dumps(reply.raw).encode()
                 elif reply.status == 200:
                     choice: dict[str, Any] = {
@@ -113,14 +124,35 @@ class FakeServer:
                     ).encode()
                 else:
                     payload = json.dumps({"error": {"message": reply.text or "error"}}).encode()
+                if reply.echo:
+                    auth = self.headers.get("Authorization", "")
+                    payload = payload.replace(b"{authorization}", auth.encode())
+                    quoted = urllib.parse.quote(auth, safe="")
+                    payload = payload.replace(b"{authorization_urlencoded}", quoted.encode())
                 try:
                     self.send_response(reply.status)
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
+                    if reply.chunked:
+                        self.send_header("Transfer-Encoding", "chunked")
+                    else:
+                        self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if not reply.chunked:
+                        if reply.stall:
+                            self.wfile.flush()
+                            time.sleep(reply.stall)
+                        self.wfile.write(payload)
+                        return
+                    step = 1 << 16
+                    for i in range(0, len(payload), step):
+                        part = payload[i : i + step]
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                        if i == 0 and reply.stall:
+                            self.wfile.flush()
+                            time.sleep(reply.stall)
+                    self.wfile.write(b"0\r\n\r\n")
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                     pass
 

@@ -22,7 +22,15 @@ from robojudge.judges._registry import Registry
 
 
 class BackendError(Exception):
-    """A request that failed for good (retrying would not help)."""
+    """A request that failed for good (retrying would not help).
+
+    Attributes:
+        status: The HTTP status of the failed reply, when there was one.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class TransientError(BackendError):
@@ -32,8 +40,8 @@ class TransientError(BackendError):
         retry_after: Seconds the server asked us to wait (``Retry-After``), if it said.
     """
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, retry_after: float | None = None, *, status: int | None = None) -> None:
+        super().__init__(message, status=status)
         self.retry_after = retry_after
 
 

@@ -18,6 +18,7 @@ from robojudge.judges._frames import ItemFrames
 from robojudge.judges._parse import ParseResult, parse_reply
 from robojudge.judges._rubric import Rubric
 from robojudge.judges._scoring import Scoring, expected_score, majority_vote
+from robojudge.judges._secrets import Redactor
 
 RAW_LIMIT = 20_000
 """Longest raw reply kept in a result row, in characters."""
@@ -99,6 +100,8 @@ class JudgeEngine:
         self._started = False
         self._key_pieces: dict[tuple[str, ...], tuple[str, str, str, str]] = {}
         self._sampling_canon: dict[tuple[Any, ...], str] = {}
+        self.redact = Redactor.for_judge(config)
+        """Masks the judge's credentials in replies and messages before they are cached or stored."""
 
     def start_backend(self) -> None:
         """Call the backend's optional ``start()`` once (the runner does, on the first cache miss).
@@ -181,10 +184,12 @@ class JudgeEngine:
         cached = self.cache.get_reply(key)
         if cached is not None:
             self.stats.cache_hits += 1
-            return cached, {"cached": True, "attempts": 0}
+            # masked again: a cache written before masking existed may hold a quoted key
+            return self.redact.completion(cached), {"cached": True, "attempts": 0}
         if frames is not None and request.frames is None:
             request = _with_frames(request, await frames.load())
         completion, attempts = await self._send_once_with_retries(request)
+        completion = self.redact.completion(completion)
         self.stats.sent += 1
         self.stats.request_seconds += completion.latency_s
         self.stats.prompt_tokens += completion.prompt_tokens or 0
@@ -272,7 +277,8 @@ class JudgeEngine:
                     *(self._turn(rubric, system, user, frames, t) for t in range(self.samples))
                 )
         except BackendError as exc:
-            return RubricResult(rubric, "error", None, f"request failed: {exc}", time.perf_counter() - start)
+            message = f"request failed: {self.redact.message(exc)}"
+            return RubricResult(rubric, "error", None, message, time.perf_counter() - start)
         return self._combine(rubric, list(turns), frames, time.perf_counter() - start)
 
     def _combine(

@@ -7,7 +7,8 @@ runs in a worker thread, so the event loop keeps reading replies meanwhile. Agai
 aiohttp spent 1.3 ms of client CPU per request where ``httpx.Client`` in a thread pool spent 2.9 ms
 and ``httpx.AsyncClient`` 5.5 ms (93 kB bodies; ``benchmarks/bench_judge.py`` measures the whole
 runner). The API key is read from the environment variable the judge names, at call time, and only
-ever goes into the ``Authorization`` header.
+ever goes into the ``Authorization`` header; error messages are masked
+(:class:`~robojudge.judges._secrets.Redactor`) in case the server quotes it back.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from robojudge.judges._backend import (
 )
 from robojudge.judges._config import JudgeConfig
 from robojudge.judges._images import jpeg_data_urls, thin_indices
+from robojudge.judges._secrets import Redactor
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
@@ -143,16 +145,24 @@ class OpenAIBackend:
         except TimeoutError:
             raise TransientError(f"timeout after {self.config.timeout_s:g} s") from None
         except aiohttp.ClientError as exc:
-            raise TransientError(f"connection error: {type(exc).__name__}: {exc}") from None
+            msg = self._mask(f"connection error: {type(exc).__name__}: {exc}")
+            raise TransientError(msg) from None
         latency = time.perf_counter() - start
         text_body = raw.decode("utf-8", errors="replace")
         if status != 200:
             snippet = text_body[:300].replace("\n", " ")
-            msg = f"HTTP {status} from {self._url}: {snippet}"
+            msg = self._mask(f"HTTP {status} from {self._url}: {snippet}")
             if status in _RETRY_STATUS or status >= 500:
-                raise TransientError(msg, parse_retry_after(retry_after))
-            raise BackendError(msg)
-        return _completion(text_body, self._url, latency, n_images)
+                raise TransientError(msg, parse_retry_after(retry_after), status=status)
+            raise BackendError(msg, status=status)
+        try:
+            return _completion(text_body, self._url, latency, n_images)
+        except TransientError as exc:
+            raise TransientError(self._mask(str(exc))) from None
+
+    def _mask(self, message: str) -> str:
+        """An error message with credentials masked (built per error: errors are rare)."""
+        return Redactor.for_judge(self.config).text(message)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -246,7 +246,7 @@ async def _judge_one(
     except VideoError as exc:
         return [_error_row(item, p, f"video error: {exc}") for p in plans]
     except Exception as exc:  # a backend bug costs this item, not the run
-        reason = f"judge raised {type(exc).__name__}: {exc}"
+        reason = f"judge raised {type(exc).__name__}: {engine.redact.message(exc)}"
         return [_error_row(item, p, reason) for p in plans]
     finally:
         frames.release()
