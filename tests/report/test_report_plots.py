@@ -39,3 +39,18 @@ def test_radar_draws_one_polygon_per_group(n_dims):
     dims = [f"D{i}" for i in range(n_dims)]
     svg = _plots.radar({"g1": dict.fromkeys(dims, 0.5), "g2": dict.fromkeys(dims, 0.9)}, title="r")
     assert svg.count(">g1<") == 1 and svg.count(">g2<") == 1 and all(f">{d}<" in svg for d in dims)
+
+
+@pytest.mark.parametrize("name", ["a$x^2$b", "c$x^$", "<script>alert(1)</script>", r"\frac{1}{2}$"])
+def test_names_are_drawn_as_plain_escaped_text(name):
+    figures = [
+        _plots.generator_plane({name: (3.0, 2.5, 3.5, 3.0, 2.5, 3.5)}),
+        _plots.landscape({name: (0.5, 0.4, 0.6, 0.5, 0.4, 0.6)}, "overall"),
+        _plots.forest([(name, 0.5, 0.4, 0.6)], xlabel=name, name="f", title=name),
+        _plots.bias_bars({name: {"pa": (0.1, 0.0, 0.2)}}),
+        _plots.correlation_heatmap([name, "y"], np.array([[1.0, 0.5], [0.5, 1.0]]), title="t"),
+    ]
+    escaped = name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for svg in figures:
+        assert "<script" not in svg
+        assert re.search(r">\s*" + re.escape(escaped) + r"\s*</text>", svg), svg[:200]

@@ -4,15 +4,20 @@ Every function takes plain numbers and returns one ``<svg>`` element, so the HTM
 network, no script and no image files. Figures are built on :class:`matplotlib.figure.Figure`
 directly (not pyplot), so nothing global is touched. Element ids are prefixed with the figure's
 name, so two figures inlined in one page never share an id.
+
+Every label is drawn as plain text: names come from users' manifests and stores, and matplotlib
+would otherwise read ``$...$`` in a generator or judge name as mathtext (and fail on a bad one).
+The SVG writer escapes ``<`` and ``&``, so a name like ``<script>`` stays text in the page.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import numpy as np
 
@@ -21,7 +26,20 @@ if TYPE_CHECKING:
 
     from robojudge.meta._agreement import FloatArray
 
+_P = ParamSpec("_P")
 _SCALE = (1, 5)
+
+
+def _plain_text(draw: Callable[_P, str]) -> Callable[_P, str]:
+    """Build and save the figure with mathtext off, so every string is drawn as it is."""
+    @functools.wraps(draw)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return wrapper
 _TARGET_TITLE = {"pa": "PA", "ia": "IA", "overall": "Overall"}
 
 
@@ -69,6 +87,7 @@ def _title(target: str) -> str:
     return _TARGET_TITLE.get(target, target)
 
 
+@_plain_text
 def judge_scatter(scores: Mapping[str, Mapping[str, FloatArray]], human: Mapping[str, FloatArray],
                   *, seed: int = 0) -> str:
     """Judge score against human score, one panel per (judge, axis); human scores jittered by +-0.15."""
@@ -90,6 +109,7 @@ def judge_scatter(scores: Mapping[str, Mapping[str, FloatArray]], human: Mapping
     return _svg(fig, "judge-scatter")
 
 
+@_plain_text
 def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]]]) -> str:
     """Confusion matrices (rows human, columns rounded judge score), one panel per (judge, axis)."""
     judges = list(confusions)
@@ -114,6 +134,7 @@ def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]
     return _svg(fig, "confusion")
 
 
+@_plain_text
 def landscape(points: Mapping[str, tuple[float, float, float, float, float, float]], target: str) -> str:
     """Pearson r against MSE per judge with both CIs (RoboJudge Fig. 9); the top left is best.
 
@@ -135,6 +156,7 @@ def landscape(points: Mapping[str, tuple[float, float, float, float, float, floa
     return _svg(fig, f"landscape-{target}")
 
 
+@_plain_text
 def bias_bars(bias: Mapping[str, Mapping[str, tuple[float, float, float]]]) -> str:
     """Mean signed error (judge minus human) with its CI, grouped by judge, one bar per axis."""
     judges = list(bias)
@@ -155,6 +177,7 @@ def bias_bars(bias: Mapping[str, Mapping[str, tuple[float, float, float]]]) -> s
     return _svg(fig, "bias")
 
 
+@_plain_text
 def forest(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str, name: str, title: str) -> str:
     """Point estimates with horizontal CI bars, one line per ``(label, value, low, high)``."""
     fig, ax = _figure(6.0, max(2.0, 0.32 * len(rows) + 1.0))
@@ -170,6 +193,7 @@ def forest(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str, name
     return _svg(fig, name)
 
 
+@_plain_text
 def generator_plane(points: Mapping[str, tuple[float, float, float, float, float, float]]) -> str:
     """Generators on the PA-IA plane with their CIs.
 
@@ -190,6 +214,7 @@ def generator_plane(points: Mapping[str, tuple[float, float, float, float, float
     return _svg(fig, "generator-plane")
 
 
+@_plain_text
 def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
     """Sub-dimension scores per generator on a radar chart (axes = sub-dimensions, radius 0-1)."""
     groups = list(scores)
@@ -209,6 +234,7 @@ def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
     return _svg(fig, "radar")
 
 
+@_plain_text
 def correlation_heatmap(names: Sequence[str], corr: FloatArray, *, title: str) -> str:
     """A symmetric correlation matrix as a diverging heatmap with the values printed."""
     n = len(names)
