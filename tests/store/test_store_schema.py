@@ -32,9 +32,13 @@ def test_schema_is_created_automatically(store_url: str) -> None:
             version = conn.execute(
                 text("SELECT value FROM robojudge_meta WHERE key = 'schema_version'")
             ).scalar()
-        assert version == str(SCHEMA_VERSION) == "1"
-        uniques = inspect(engine).get_unique_constraints("robojudge_results")
-        assert any(set(u["column_names"]) == {"item_id", "metric", "config_hash", "version"} for u in uniques)
+        assert version == str(SCHEMA_VERSION) == "2"
+        columns = {c["name"] for c in inspect(engine).get_columns("robojudge_results")}
+        assert {"fingerprint", "superseded_at"} <= columns
+        indexes = {i["name"]: i for i in inspect(engine).get_indexes("robojudge_results")}
+        current = indexes["uq_robojudge_results_current"]
+        assert current["unique"]
+        assert current["column_names"] == ["item_id", "metric", "config_hash", "version"]
     finally:
         engine.dispose()
 
@@ -54,16 +58,17 @@ def test_an_older_schema_without_upgrade_path_is_refused(store_url: str) -> None
         ResultStore(store_url)
 
 
-def test_an_older_schema_is_migrated(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_older_schema_is_migrated_step_by_step(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     ResultStore(store_url).close()
     _set_meta(store_url, "schema_version", "0")
     ran: list[int] = []
-    monkeypatch.setitem(_schema._MIGRATIONS, 0, lambda conn: ran.append(0))
+    steps = {0: lambda conn: ran.append(0), 1: lambda conn: ran.append(1)}
+    monkeypatch.setattr(_schema, "_MIGRATIONS", steps)
     with ResultStore(store_url) as store:
         assert store.add([ResultRow("a", "m", "c", "1", "ok", 1.0)]) == 1
-    assert ran == [0]
-    monkeypatch.delitem(_schema._MIGRATIONS, 0)
+    assert ran == [0, 1]
     ResultStore(store_url).close()  # now at the current version: no migration needed
+    assert ran == [0, 1]
 
 
 def test_a_missing_or_bad_schema_version_is_refused(store_url: str) -> None:

@@ -3,31 +3,31 @@
 :meth:`ResultStore.add` silently keeps whatever is stored under a key, which is right for computed
 results (recomputing gives the same value). Values brought in from outside (``robojudge results
 import``) need more: a re-import of the same file must be a no-op, but a *different* value for a
-stored key must be refused, or replace the stored row when the user asks for it. ``put_rows`` does
-that check and the writes inside one write transaction, so either every row lands or none does.
+stored key must be refused, or take the stored row's place when the user asks for it (the stored
+row is kept, marked superseded). ``put_rows`` does that check and the writes inside one write
+transaction, so either every row lands or none does. Only current rows count as stored.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-from sqlalchemy import delete, select
-from sqlalchemy.engine import Connection
 
 from robojudge.store._errors import StoreError
 from robojudge.store._row import ResultRow
 from robojudge.store._schema import results_table
-from robojudge.store._store import ResultStore, _row_from_record, _row_params
+from robojudge.store._store import (
+    ResultStore,
+    RowKey,
+    _row_from_record,
+    _row_params,
+    current_records,
+    supersede_ids,
+)
 
-RowKey = tuple[str, str, str, str]
 SameRow = Callable[[ResultRow, ResultRow], bool]
-
-_IN_CHUNK = 500  # item ids per "IN (...)" list, well under every backend's parameter limit
 
 
 def same_value(new: ResultRow, old: ResultRow) -> bool:
@@ -47,7 +47,8 @@ class PutOutcome:
     Attributes:
         inserted: Rows whose key was not stored yet.
         unchanged: Rows whose key was stored with the same value; the stored row is kept as it is.
-        replaced: Rows that replaced a stored row with a different value (only with ``replace``).
+        replaced: Rows that took the place of a stored row with a different value (only with
+            ``replace``); the stored row is kept, superseded.
         dry_run: True when nothing was written.
     """
 
@@ -94,8 +95,9 @@ def put_rows(
     Args:
         store: The store to write to.
         rows: The rows; their keys must be distinct.
-        replace: Replace stored rows whose value differs (delete and insert, so the key stays
-            unique and ``created_at`` says when the value was replaced). Without it such rows raise.
+        replace: Replace stored rows whose value differs: the stored row is marked superseded and
+            the new row becomes current (its ``created_at`` says when the value was replaced).
+            Without it such rows raise.
         same: Decides whether a new row equals the stored row of its key.
         dry_run: Classify the rows but write nothing.
 
@@ -116,7 +118,9 @@ def put_rows(
     outcome = PutOutcome(dry_run=dry_run)
     now = datetime.now(UTC)
     with store._guard("store results in"), store._write() as conn:
-        stored = _stored_rows(conn, keys.keys(), lock=store._dialect == "postgresql")
+        lock = store._dialect == "postgresql"
+        records = current_records(conn, keys.keys(), tuple(results_table.c), lock=lock)
+        stored = {key: (int(rec["id"]), _row_from_record(rec)) for key, rec in records.items()}
         conflicts: list[tuple[ResultRow, ResultRow]] = []
         stale_ids: list[int] = []
         for row in batch:
@@ -134,35 +138,9 @@ def put_rows(
             raise RowConflictError(conflicts)
         if dry_run:
             return outcome
-        for i in range(0, len(stale_ids), _IN_CHUNK):
-            conn.execute(delete(results_table).where(results_table.c.id.in_(stale_ids[i : i + _IN_CHUNK])))
+        supersede_ids(conn, stale_ids, now)
         params = [_row_params(r, now) for r in (*outcome.inserted, *outcome.replaced)]
         if params:
             conn.execute(results_table.insert(), params)
     return outcome
 
-
-def _stored_rows(
-    conn: Connection, keys: Iterable[RowKey], *, lock: bool
-) -> dict[RowKey, tuple[int, ResultRow]]:
-    """The stored ``(id, row)`` of each key that exists, read in chunks per (metric, config, version)."""
-    by_config: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for item_id, metric, config_hash, version in keys:
-        by_config[(metric, config_hash, version)].append(item_id)
-    c = results_table.c
-    out: dict[RowKey, tuple[int, ResultRow]] = {}
-    for (metric, config_hash, version), item_ids in by_config.items():
-        ids = sorted(set(item_ids))
-        for i in range(0, len(ids), _IN_CHUNK):
-            stmt: Any = select(results_table).where(
-                c.metric == metric,
-                c.config_hash == config_hash,
-                c.version == version,
-                c.item_id.in_(ids[i : i + _IN_CHUNK]),
-            )
-            if lock:
-                stmt = stmt.with_for_update()
-            for rec in conn.execute(stmt).mappings():
-                row = _row_from_record(rec)
-                out[row.key] = (int(rec["id"]), row)
-    return out

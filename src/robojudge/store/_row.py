@@ -32,6 +32,12 @@ class ResultRow:
         details: Small JSON-able extra facts returned with the score.
         config: The metric config itself, kept for provenance.
         created_at: When the row was stored (UTC); filled in by the store when ``None``.
+        fingerprint: Hash of the inputs the result read (video content, reference, texts...; see
+            :mod:`robojudge.run._fingerprint`); ``""`` when unknown (rows stored before schema
+            version 2, imported values). Not part of the key: a different fingerprint for a stored
+            key means the inputs changed, and the new row supersedes the stored one.
+        superseded_at: When a row computed from changed inputs took this row's place (UTC);
+            ``None`` for current rows. Only set by the store.
     """
 
     item_id: str
@@ -45,11 +51,15 @@ class ResultRow:
     details: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     created_at: datetime | None = None
+    fingerprint: str = ""
+    superseded_at: datetime | None = None
 
     def __post_init__(self) -> None:
         for name in ("item_id", "metric", "config_hash", "version"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ValueError(f"ResultRow.{name} must be a non-empty string, got {getattr(self, name)!r}")
+        if not isinstance(self.fingerprint, str):
+            raise ValueError(f"ResultRow.fingerprint must be a string, got {self.fingerprint!r}")
         if self.status not in STATUSES:
             raise ValueError(f"ResultRow.status must be 'ok' or 'error', got {self.status!r}")
         value = self.value
@@ -68,6 +78,11 @@ class ResultRow:
     def key(self) -> tuple[str, str, str, str]:
         """The identity of the row: ``(item_id, metric, config_hash, version)``."""
         return (self.item_id, self.metric, self.config_hash, self.version)
+
+    @property
+    def current(self) -> bool:
+        """True unless a row computed from changed inputs superseded this one."""
+        return self.superseded_at is None
 
     @property
     def scored(self) -> bool:

@@ -2,8 +2,12 @@
 
 The schema is versioned by one row in ``robojudge_meta`` (``key = 'schema_version'``). Opening a
 store creates the tables when they are missing, refuses a database written by a newer robojudge,
-and upgrades an older one through the steps in ``_MIGRATIONS`` (none exist yet: version 1 is the
-first). Only this package writes SQL.
+and upgrades an older one through the steps in ``_MIGRATIONS``. Only this package writes SQL.
+
+Version 2 added the inputs ``fingerprint`` of every row and ``superseded_at``: a row whose inputs
+changed is kept, marked superseded, beside the row recomputed from the new inputs. The database
+keeps one *current* (not superseded) row per key with a partial unique index, where version 1 had
+a unique constraint over all rows. Version 1 rows are kept with an empty fingerprint (unknown).
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    UniqueConstraint,
     inspect,
     select,
     text,
@@ -37,7 +40,7 @@ from sqlalchemy.types import TypeDecorator
 import robojudge
 from robojudge.store._errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this code reads and writes. Bump it, and add a step to ``_MIGRATIONS``, on any change."""
 
 KEY_COLUMNS = ("item_id", "metric", "config_hash", "version")
@@ -95,15 +98,53 @@ results_table = Table(
     Column("details", JSON(none_as_null=True), nullable=True),
     Column("config", JSON(none_as_null=True), nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
-    # The database itself guarantees one row per key, whichever process or thread writes.
-    UniqueConstraint(*KEY_COLUMNS, name="uq_robojudge_results_key"),
+    # Hash of the inputs the result read (robojudge.run._fingerprint); "" when unknown.
+    Column("fingerprint", Text, nullable=False, default="", server_default=""),
+    # Set when a result computed from changed inputs took this row's place; NULL on current rows.
+    Column("superseded_at", UTCDateTime(), nullable=True),
     CheckConstraint("status IN ('ok', 'error')", name="ck_robojudge_results_status"),
     CheckConstraint("status = 'ok' OR value IS NULL", name="ck_robojudge_results_error_value"),
     Index("ix_robojudge_results_metric_config", "metric", "config_hash", "version"),
 )
 
+CURRENT = results_table.c.superseded_at.is_(None)
+"""The rows that are not superseded: what readers see and what resume and the unique key count."""
+
+# The database itself guarantees one current row per key, whichever process or thread writes.
+current_key_index = Index(
+    "uq_robojudge_results_current",
+    *(results_table.c[k] for k in KEY_COLUMNS),
+    unique=True,
+    sqlite_where=CURRENT,
+    postgresql_where=CURRENT,
+)
+
+_V1_COLUMNS = (
+    "id, item_id, metric, config_hash, version, status, value, error, duration_s, details, config, created_at"
+)
+
+
+def _upgrade_1_to_2(conn: Connection) -> None:
+    """Add ``fingerprint`` and ``superseded_at``; one current row per key instead of one row per key."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("ALTER TABLE robojudge_results ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''"))
+        conn.execute(text("ALTER TABLE robojudge_results ADD COLUMN superseded_at TIMESTAMP WITH TIME ZONE"))
+        conn.execute(text("ALTER TABLE robojudge_results DROP CONSTRAINT uq_robojudge_results_key"))
+        current_key_index.create(conn)
+        return
+    # SQLite cannot drop a table constraint: rebuild the table, keeping every row and its id.
+    conn.execute(text("DROP INDEX IF EXISTS ix_robojudge_results_metric_config"))
+    conn.execute(text("ALTER TABLE robojudge_results RENAME TO robojudge_results_v1"))
+    results_table.create(conn)
+    conn.execute(text(
+        f"INSERT INTO robojudge_results ({_V1_COLUMNS}, fingerprint, superseded_at) "
+        f"SELECT {_V1_COLUMNS}, '', NULL FROM robojudge_results_v1"
+    ))
+    conn.execute(text("DROP TABLE robojudge_results_v1"))
+
+
 # _MIGRATIONS[n] upgrades a database from schema version n to n + 1, inside the opening transaction.
-_MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2}
 
 
 def ensure_schema(conn: Connection) -> None:

@@ -7,14 +7,15 @@ import math
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from sqlalchemy import Engine, create_engine, delete, event, func, select
+from sqlalchemy import ColumnElement, Engine, create_engine, delete, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import SQLAlchemyError
@@ -23,7 +24,7 @@ from sqlalchemy.sql import Select
 
 from robojudge.store._errors import StoreError
 from robojudge.store._row import STATUSES, ResultRow
-from robojudge.store._schema import KEY_COLUMNS, check_schema, ensure_schema, results_table
+from robojudge.store._schema import CURRENT, KEY_COLUMNS, check_schema, ensure_schema, results_table
 from robojudge.store._url import display_url, mask_text, parse_url
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
@@ -31,6 +32,8 @@ SQLITE_BUSY_TIMEOUT_S = 60.0
 
 _WRITE_OPTION = "robojudge_write"
 _IN_CHUNK = 500  # ids per "IN (...)" list, well under every backend's parameter limit
+
+RowKey = tuple[str, str, str, str]
 
 
 def _json_key(key: Any) -> str:
@@ -89,10 +92,14 @@ def dumps_json(value: Any) -> str:
 class ResultStore:
     """Results of metric runs in SQLite (default) or PostgreSQL.
 
-    A row is identified by ``(item_id, metric, config_hash, version)`` and a unique constraint in
-    the database keeps it that way: adding a row whose key exists does nothing, whoever adds it and
-    however many processes write at once. Rows are never updated; failed rows can be deleted with
-    :meth:`clear_errors` so a rerun retries them.
+    A row is identified by ``(item_id, metric, config_hash, version)`` and carries the
+    ``fingerprint`` of the inputs it was computed from. The database keeps one *current* row per
+    key (a partial unique index): adding a row whose key has a current row with the same
+    fingerprint does nothing, whoever adds it and however many processes write at once. A row with
+    a different (non-empty) fingerprint means the inputs changed: the stored row is kept but marked
+    superseded, and the new row becomes current. Values are never overwritten; the readers
+    (:meth:`rows`, :meth:`iter_rows`, :meth:`count`, :meth:`done_item_ids`) see current rows unless
+    asked for all. Failed rows can be deleted with :meth:`clear_errors` so a rerun retries them.
 
     Args:
         url: A SQLAlchemy URL (``sqlite:///FILE``, ``postgresql+psycopg://USER@HOST/DB``) or a plain
@@ -192,23 +199,30 @@ class ResultStore:
     # -- public API --------------------------------------------------------------------------------
 
     def add(self, rows: Iterable[ResultRow]) -> int:
-        """Insert rows in one transaction, skipping those whose key is already stored.
+        """Insert rows in one transaction, skipping those whose key and inputs are already stored.
 
-        Existing rows are never changed, even if the new row carries a different value. Within
-        ``rows``, the first row for a key wins.
+        A stored value is never changed. When the current row of a key has a different fingerprint
+        than the new row (its inputs changed), the stored row is marked superseded and the new row
+        becomes current; a new row without a fingerprint (``""``) never supersedes anything.
+        Within ``rows``, the first row for a key wins.
 
         Args:
             rows: The rows to store. ``created_at`` is set to now (UTC) where it is ``None``.
 
         Returns:
             How many rows were actually inserted.
+
+        Raises:
+            ValueError: A row has ``superseded_at`` set (only the store supersedes rows).
         """
         now = datetime.now(UTC)
         params: list[dict[str, Any]] = []
-        seen: set[tuple[str, str, str, str]] = set()
+        seen: set[RowKey] = set()
         for row in rows:
             if not isinstance(row, ResultRow):
                 raise TypeError(f"ResultStore.add takes ResultRow objects, got {type(row).__name__}")
+            if row.superseded_at is not None:
+                raise ValueError(f"cannot add a superseded row ({row.key}): rows are stored current")
             if row.key in seen:
                 continue
             seen.add(row.key)
@@ -218,10 +232,16 @@ class ResultStore:
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         stmt = (
             insert(results_table)
-            .on_conflict_do_nothing(index_elements=list(KEY_COLUMNS))
+            .on_conflict_do_nothing(index_elements=list(KEY_COLUMNS), index_where=CURRENT)
             .returning(results_table.c.id)
         )
+        fingerprinted = {_param_key(p): p["fingerprint"] for p in params if p["fingerprint"]}
         with self._guard("store results in"), self._write() as conn:
+            if fingerprinted:
+                c = results_table.c
+                stored = current_records(conn, fingerprinted, (c.id, c.fingerprint))
+                changed = [k for k, rec in stored.items() if rec["fingerprint"] != fingerprinted[k]]
+                supersede_ids(conn, [int(stored[k]["id"]) for k in changed], now)
             return len(conn.execute(stmt, params).all())
 
     def done_item_ids(
@@ -237,14 +257,26 @@ class ResultStore:
                 count, so failed items would be run again (after :meth:`clear_errors`).
 
         Returns:
-            The item ids.
+            The item ids (of current rows).
+        """
+        return set(self.current_fingerprints(metric, config_hash, version, include_errors=include_errors))
+
+    def current_fingerprints(
+        self, metric: str, config_hash: str, version: str, *, include_errors: bool = True
+    ) -> dict[str, str]:
+        """``{item_id: fingerprint}`` of the current rows of this metric, config and version.
+
+        What resume planning compares with the fingerprints of the inputs as they are now.
+        ``include_errors`` as in :meth:`done_item_ids`.
         """
         c = results_table.c
-        stmt = select(c.item_id).where(c.metric == metric, c.config_hash == config_hash, c.version == version)
+        stmt = select(c.item_id, c.fingerprint).where(
+            c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT
+        )
         if not include_errors:
             stmt = stmt.where(c.status == "ok")
         with self._guard("read"), self._read() as conn:
-            return set(conn.execute(stmt).scalars())
+            return {item_id: fp for item_id, fp in conn.execute(stmt)}
 
     def clear_errors(
         self, metric: str, config_hash: str, version: str, item_ids: Iterable[str] | None = None
@@ -263,7 +295,7 @@ class ResultStore:
         c = results_table.c
         base = delete(results_table).where(
             c.metric == metric, c.config_hash == config_hash, c.version == version, c.status == "error"
-        )
+        ).where(CURRENT)
         with self._guard("delete failed results from"), self._write() as conn:
             if item_ids is None:
                 return conn.execute(base).rowcount
@@ -273,24 +305,33 @@ class ResultStore:
                 for i in range(0, len(ids), _IN_CHUNK)
             )
 
-    def rows(self, *, metric: str | None = None, status: str | None = None) -> list[ResultRow]:
+    def rows(
+        self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False
+    ) -> list[ResultRow]:
         """Stored rows, ordered by item, metric and insertion time.
 
         Args:
             metric: Only this metric.
             status: Only ``"ok"`` or only ``"error"`` rows.
+            include_superseded: Also rows whose inputs have changed since (see :class:`ResultStore`);
+                by default only current rows, one per key.
 
         Returns:
             The rows.
         """
-        return list(self.iter_rows(metric=metric, status=status))
+        return list(self.iter_rows(metric=metric, status=status, include_superseded=include_superseded))
 
     def iter_rows(
-        self, *, metric: str | None = None, status: str | None = None, batch_size: int = 5000
+        self,
+        *,
+        metric: str | None = None,
+        status: str | None = None,
+        include_superseded: bool = False,
+        batch_size: int = 5000,
     ) -> Iterator[ResultRow]:
         """Like :meth:`rows`, but fetched in batches; for exports of large stores."""
         c = results_table.c
-        stmt = self._filtered(select(results_table), metric, status).order_by(
+        stmt = self._filtered(select(results_table), metric, status, include_superseded).order_by(
             c.item_id, c.metric, c.created_at, c.id
         )
         with self._guard("read"), self._read() as conn:
@@ -298,9 +339,12 @@ class ResultStore:
             for rec in result.mappings():
                 yield _row_from_record(rec)
 
-    def count(self, *, metric: str | None = None, status: str | None = None) -> int:
-        """Number of stored rows, optionally only for one metric and/or one status."""
-        stmt = self._filtered(select(func.count()).select_from(results_table), metric, status)
+    def count(
+        self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False
+    ) -> int:
+        """Number of stored rows (current ones unless ``include_superseded``), optionally filtered."""
+        base = select(func.count()).select_from(results_table)
+        stmt = self._filtered(base, metric, status, include_superseded)
         with self._guard("read"), self._read() as conn:
             return int(conn.execute(stmt).scalar_one())
 
@@ -322,8 +366,12 @@ class ResultStore:
     # -- internals ---------------------------------------------------------------------------------
 
     @staticmethod
-    def _filtered(stmt: Select[Any], metric: str | None, status: str | None) -> Select[Any]:
+    def _filtered(
+        stmt: Select[Any], metric: str | None, status: str | None, include_superseded: bool = False
+    ) -> Select[Any]:
         c = results_table.c
+        if not include_superseded:
+            stmt = stmt.where(CURRENT)
         if metric is not None:
             stmt = stmt.where(c.metric == metric)
         if status is not None:
@@ -421,7 +469,52 @@ def _row_params(row: ResultRow, now: datetime) -> dict[str, Any]:
         "details": row.details,
         "config": row.config,
         "created_at": row.created_at or now,
+        "fingerprint": row.fingerprint,
+        "superseded_at": None,
     }
+
+
+def _param_key(params: Mapping[str, Any] | Any) -> RowKey:
+    return (params["item_id"], params["metric"], params["config_hash"], params["version"])
+
+
+def current_records(
+    conn: Connection, keys: Iterable[RowKey], columns: tuple[Any, ...], *, lock: bool = False
+) -> dict[RowKey, Any]:
+    """The current row of each stored key, as a mapping of the key columns plus ``columns``.
+
+    Read in chunks per (metric, config, version); with ``lock`` the rows are locked ``FOR UPDATE``
+    (PostgreSQL; SQLite's write transaction already excludes other writers).
+    """
+    by_config: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for item_id, metric, config_hash, version in keys:
+        by_config[(metric, config_hash, version)].append(item_id)
+    c = results_table.c
+    wanted = {*(c[k] for k in KEY_COLUMNS), *columns}
+    out: dict[RowKey, Any] = {}
+    for (metric, config_hash, version), item_ids in by_config.items():
+        ids = sorted(set(item_ids))
+        for i in range(0, len(ids), _IN_CHUNK):
+            stmt: Any = select(*wanted).where(
+                c.metric == metric,
+                c.config_hash == config_hash,
+                c.version == version,
+                c.item_id.in_(ids[i : i + _IN_CHUNK]),
+                CURRENT,
+            )
+            if lock:
+                stmt = stmt.with_for_update()
+            for rec in conn.execute(stmt).mappings():
+                out[_param_key(rec)] = rec
+    return out
+
+
+def supersede_ids(conn: Connection, ids: list[int], now: datetime) -> None:
+    """Mark the rows ``ids`` superseded at ``now`` (rows already superseded keep their time)."""
+    c = results_table.c
+    for i in range(0, len(ids), _IN_CHUNK):
+        cond: ColumnElement[bool] = c.id.in_(ids[i : i + _IN_CHUNK])
+        conn.execute(update(results_table).where(cond, CURRENT).values(superseded_at=now))
 
 
 def _row_from_record(rec: Any) -> ResultRow:
@@ -437,4 +530,6 @@ def _row_from_record(rec: Any) -> ResultRow:
         details=rec["details"],
         config=rec["config"],
         created_at=rec["created_at"],
+        fingerprint=rec["fingerprint"],
+        superseded_at=rec["superseded_at"],
     )

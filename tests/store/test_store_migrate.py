@@ -1,0 +1,115 @@
+"""Upgrading a schema version 1 store (written with the version 1 DDL) to version 2 keeps every row."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.engine import make_url
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.store import ResultRow, ResultStore, StoreError
+
+# The version 1 tables as robojudge 1 created them (SQLite spelling; PostgreSQL below).
+V1_SQLITE = [
+    "CREATE TABLE robojudge_meta (key VARCHAR(64) NOT NULL, value TEXT NOT NULL, PRIMARY KEY (key))",
+    """CREATE TABLE robojudge_results (
+        id INTEGER NOT NULL, item_id TEXT NOT NULL, metric TEXT NOT NULL, config_hash TEXT NOT NULL,
+        version TEXT NOT NULL, status VARCHAR(16) NOT NULL, value DOUBLE, error TEXT,
+        duration_s DOUBLE NOT NULL, details JSON, config JSON, created_at DATETIME NOT NULL,
+        PRIMARY KEY (id),
+        CONSTRAINT uq_robojudge_results_key UNIQUE (item_id, metric, config_hash, version),
+        CONSTRAINT ck_robojudge_results_status CHECK (status IN ('ok', 'error')),
+        CONSTRAINT ck_robojudge_results_error_value CHECK (status = 'ok' OR value IS NULL))""",
+    "CREATE INDEX ix_robojudge_results_metric_config ON robojudge_results (metric, config_hash, version)",
+]
+V1_POSTGRES = [
+    "CREATE TABLE robojudge_meta (key VARCHAR(64) NOT NULL, value TEXT NOT NULL, PRIMARY KEY (key))",
+    """CREATE TABLE robojudge_results (
+        id BIGSERIAL NOT NULL, item_id TEXT NOT NULL, metric TEXT NOT NULL, config_hash TEXT NOT NULL,
+        version TEXT NOT NULL, status VARCHAR(16) NOT NULL, value DOUBLE PRECISION, error TEXT,
+        duration_s DOUBLE PRECISION NOT NULL, details JSON, config JSON,
+        created_at TIMESTAMP WITH TIME ZONE NOT NULL,
+        PRIMARY KEY (id),
+        CONSTRAINT uq_robojudge_results_key UNIQUE (item_id, metric, config_hash, version),
+        CONSTRAINT ck_robojudge_results_status CHECK (status IN ('ok', 'error')),
+        CONSTRAINT ck_robojudge_results_error_value CHECK (status = 'ok' OR value IS NULL))""",
+    "CREATE INDEX ix_robojudge_results_metric_config ON robojudge_results (metric, config_hash, version)",
+]
+V1_ROWS = [
+    # id, item, metric, config hash, version, status, value, error, duration, details, config, created
+    (1, "a", "ssim", "c1", "1", "ok", 0.5, None, 1.5, '{"frames": 3}', '{"win": 7}', "2024-01-02 03:04:05"),
+    (2, "b", "ssim", "c1", "1", "error", None, "boom", 0.25, None, None, "2024-01-02 03:04:06"),
+    (3, "a", "psnr", "c9", "2", "ok", None, None, 0.0, None, None, "2024-01-02 03:04:07"),
+]
+
+
+def _make_v1(url: str) -> None:
+    engine = create_engine(make_url(url))
+    postgres = engine.dialect.name == "postgresql"
+    with engine.begin() as conn:
+        for ddl in V1_POSTGRES if postgres else V1_SQLITE:
+            conn.execute(text(ddl))
+        conn.execute(text("INSERT INTO robojudge_meta (key, value) VALUES ('schema_version', '1')"))
+        for r in V1_ROWS:
+            conn.execute(
+                text(
+                    "INSERT INTO robojudge_results (id, item_id, metric, config_hash, version, status, "
+                    "value, error, duration_s, details, config, created_at) VALUES (:id, :item, :metric, "
+                    ":cfg, :ver, :status, :value, :error, :dur, :details, :config, :created)"
+                ),
+                dict(zip(("id", "item", "metric", "cfg", "ver", "status", "value", "error", "dur", "details",
+                          "config", "created"), r, strict=True)),
+            )
+        if postgres:  # as BIGSERIAL would be after three inserts
+            conn.execute(text("SELECT setval('robojudge_results_id_seq', 3)"))
+    engine.dispose()
+
+
+def test_a_version_1_store_is_upgraded_and_keeps_its_rows(store_url: str) -> None:
+    _make_v1(store_url)
+    with ResultStore(store_url) as store:
+        rows = {(r.item_id, r.metric): r for r in store.rows()}
+        assert len(rows) == 3
+        a = rows[("a", "ssim")]
+        assert (a.value, a.duration_s, a.details, a.config) == (0.5, 1.5, {"frames": 3}, {"win": 7})
+        assert a.created_at == datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+        assert rows[("b", "ssim")].status == "error" and rows[("b", "ssim")].error == "boom"
+        assert math.isnan(rows[("a", "psnr")].value)  # type: ignore[arg-type]
+        # Migrated rows have no fingerprint (unknown) and are current.
+        assert all(r.fingerprint == "" and r.current for r in rows.values())
+        # The key still holds for current rows; a changed fingerprint supersedes the old row.
+        assert store.add([ResultRow("a", "ssim", "c1", "1", "ok", 9.0)]) == 0
+        assert store.add([ResultRow("a", "ssim", "c1", "1", "ok", 0.7, fingerprint="f2")]) == 1
+        assert store.add([ResultRow("c", "ssim", "c1", "1", "ok", 0.1, fingerprint="f3")]) == 1
+        assert store.count() == 4 and store.count(include_superseded=True) == 5
+        assert {r.value for r in store.rows(metric="ssim", status="ok")} == {0.7, 0.1}
+    engine = create_engine(make_url(store_url))
+    try:
+        with engine.connect() as conn:
+            version = conn.execute(text("SELECT value FROM robojudge_meta WHERE key = 'schema_version'"))
+            assert version.scalar() == "2"
+            ids = sorted(conn.execute(text("SELECT id FROM robojudge_results")).scalars())
+        assert ids[:3] == [1, 2, 3] and len(ids) == 5 and ids[3] > 3  # old ids kept, new ones after them
+        names = set(inspect(engine).get_table_names())
+        assert "robojudge_results_v1" not in names
+        assert not inspect(engine).get_unique_constraints("robojudge_results")
+    finally:
+        engine.dispose()
+
+
+def test_a_version_1_store_opened_read_only_says_how_to_upgrade(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "v1.sqlite"
+    _make_v1(f"sqlite:///{path}")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="schema version 1.*robojudge results upgrade"):
+        ResultStore(path, read_only=True)
+    assert path.read_bytes() == before
+    res = CliRunner().invoke(build_app("results"), ["results", "upgrade", "--db", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "schema version 2" in res.output
+    with ResultStore(path, read_only=True) as store:
+        assert store.count() == 3
