@@ -21,6 +21,7 @@ import av
 import av.container
 import av.video.stream
 
+from robojudge.video._timing import nominal_rate
 from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
@@ -90,11 +91,16 @@ def _check_file(path: Path) -> None:
 
 
 @contextmanager
-def open_video(path: Path) -> Iterator[tuple[av.container.InputContainer, av.video.stream.VideoStream]]:
-    """Open ``path`` and yield its container and first video stream; closes on exit."""
+def open_video(
+    path: Path, options: dict[str, str] | None = None
+) -> Iterator[tuple[av.container.InputContainer, av.video.stream.VideoStream]]:
+    """Open ``path`` and yield its container and first video stream; closes on exit.
+
+    ``options`` go to the demuxer (e.g. ``{"ignore_editlist": "1"}`` for MP4/MOV).
+    """
     _check_file(path)
     try:
-        container = av.open(str(path), mode="r", metadata_errors="ignore")
+        container = av.open(str(path), mode="r", metadata_errors="ignore", options=options or {})
     except av.error.InvalidDataError as exc:
         raise VideoError(path, "not a video file (unrecognised, damaged or truncated container)") from exc
     except _AV_ERRORS as exc:
@@ -233,7 +239,11 @@ def decoded_frames(
 
 
 def probe_file(path: Path) -> VideoInfo:
-    """Describe a video file; decodes only its first frame (for the rotation)."""
+    """Describe a video file; decodes only its first frame (for the rotation).
+
+    The rate is the stream's own when it is believable, else the one sampling would fall back to
+    (see :func:`robojudge.video._timing.nominal_rate`), with a warning.
+    """
     with open_video(path) as (container, stream):
         meta = stream_meta(container, stream)
         frames = decoded_frames(container, stream)
@@ -245,13 +255,15 @@ def probe_file(path: Path) -> VideoInfo:
         width, height = first.width, first.height
     if rotation in (90, 270):
         width, height = height, width
+    fps, warnings = nominal_rate(meta)
     return VideoInfo(
         path=path,
         width=width,
         height=height,
-        fps=meta.fps or 0.0,
+        fps=fps,
         frame_count=meta.frame_count,
         duration=meta.duration,
         rotation=rotation,
         codec=meta.codec,
+        warnings=warnings,
     )

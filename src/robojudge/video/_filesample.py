@@ -25,6 +25,7 @@ cannot be trusted), and a file holding far fewer frames than it declares is an e
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     _Packet = av.Packet[VideoStream]
 
 PACKET_BUFFER_BYTES = 512 * 1024 * 1024
+_NO_EDITS = {"ignore_editlist": "1"}
 _AV_ERRORS: tuple[type[BaseException], ...] = (av.error.FFmpegError, EOFError, ValueError, OSError)
 # Passing an explicit swscale thread count makes PyAV (18) convert about 3x faster than the
 # default call with identical output; one thread leaves the cores to the frame-threaded decoder.
@@ -84,21 +86,27 @@ def sample_file(
     path: Path, fps: float | None, max_frames: int | None, post: PostProcess, spread: str = "uniform"
 ) -> SampledFrames:
     """Sample a video file; see :func:`robojudge.video.sample_frames` for the arguments."""
-    with open_video(path) as (container, stream):
-        meta = stream_meta(container, stream)
-        _set_threads(stream)
-        packets, pts, intact = _read_packets(container, stream)
-        skip = meta.codec in _SKIP_CODECS and any(f in container.format.name for f in _SKIP_FORMATS)
-        plan = _Plan.make(path, pts, intact, meta, fps, max_frames, spread)
-        result = None
-        if plan is not None and packets is not None:
-            result = plan.run(path, stream, packets, post, skip)
-    if result is None and plan is not None and packets is None:
-        with open_video(path) as (container, stream):  # packets did not fit in memory: read again
+    options: dict[str, str] | None = None
+    for attempt in (None, _NO_EDITS):
+        options = attempt
+        with open_video(path, options) as (container, stream):
+            meta = stream_meta(container, stream)
+            _set_threads(stream)
+            demuxed = _read_packets(container, stream)
+            if options is None and _broken_edits(demuxed, meta):
+                continue  # read again with the edit list ignored
+            skip = meta.codec in _SKIP_CODECS and any(f in container.format.name for f in _SKIP_FORMATS)
+            plan = _Plan.make(path, demuxed.pts, demuxed.shown, meta, fps, max_frames, spread)
+            result = None
+            if plan is not None and demuxed.packets is not None:
+                result = plan.run(path, stream, demuxed.packets, post, skip)
+        break
+    if result is None and plan is not None and demuxed.packets is None:
+        with open_video(path, options) as (container, stream):  # packets did not fit in memory: read again
             _set_threads(stream)
             result = plan.run(path, stream, _demux(container, stream), post, skip)
     if result is None:
-        result = _two_pass(path, meta, fps, max_frames, post, spread)
+        result = _two_pass(path, meta, fps, max_frames, post, spread, options)
     return result
 
 
@@ -113,24 +121,36 @@ def _demux(container: InputContainer, stream: VideoStream) -> Iterator[_Packet]:
     return intact_packets(container, stream)
 
 
-def _read_packets(
-    container: InputContainer, stream: VideoStream
-) -> tuple[list[_Packet] | None, list[int] | None, int]:
-    """Demux everything.
+@dataclass
+class _Demuxed:
+    """Every packet of the video stream, read without decoding.
 
-    Returns:
-        The packets (None if over the memory budget), their pts (None if one has none), and how many
-        of them are shown frames.
+    Attributes:
+        packets: the packets, or None when they exceed :data:`PACKET_BUFFER_BYTES`.
+        pts: time stamps of the shown frames (None if one has none).
+        shown: how many packets are shown frames.
+        all_pts: time stamps of all packets, shown or not (None where missing).
     """
+
+    packets: list[_Packet] | None
+    pts: list[int] | None
+    shown: int
+    all_pts: list[int | None]
+
+
+def _read_packets(container: InputContainer, stream: VideoStream) -> _Demuxed:
+    """Demux everything."""
     packets: list[_Packet] | None = []
     pts: list[int] | None = []
-    intact = 0
+    all_pts: list[int | None] = []
+    shown = 0
     size = 0
     for packet in _demux(container, stream):
+        all_pts.append(packet.pts)
         # Packets flagged "discard" (e.g. cut by an MP4 edit list) are decoded for reference but
         # never shown, so they are not frames of the video.
         if not getattr(packet, "is_discard", False):
-            intact += 1
+            shown += 1
             if pts is not None:
                 if packet.pts is None:
                     pts = None
@@ -141,7 +161,21 @@ def _read_packets(
             size += packet.size
             if size > PACKET_BUFFER_BYTES:
                 packets = None
-    return packets, pts, intact
+    return _Demuxed(packets, pts, shown, all_pts)
+
+
+def _broken_edits(demuxed: _Demuxed, meta: StreamMeta) -> bool:
+    """True when an MP4/MOV edit list hides frames on the strength of unusable time stamps.
+
+    FFmpeg applies an edit list by flagging packets outside it "discard". With a broken time base
+    (a media time scale of 0 becomes 1 s) nearly every packet lands outside the edit, so a 24-frame
+    clip shows one frame. Legitimate edit lists (B-frame delay, trimmed phone videos) sit on time
+    stamps that make sense, and are kept.
+    """
+    if "mov" not in meta.format or demuxed.shown == len(demuxed.all_pts):
+        return False
+    everything = frame_times(sorted(demuxed.all_pts, key=lambda p: -1 if p is None else p), meta)
+    return bool(everything.warnings)
 
 
 class _Plan:
@@ -240,9 +274,10 @@ def _two_pass(
     max_frames: int | None,
     post: PostProcess,
     spread: str = "uniform",
+    options: dict[str, str] | None = None,
 ) -> SampledFrames:
     """Fallback: decode once for the frame times, then again to convert the chosen frames."""
-    with open_video(path) as (container, stream):
+    with open_video(path, options) as (container, stream):
         _set_threads(stream)
         pts = [_frame_pts(frame, meta) for frame in decoded_frames(container, stream)]
     if not pts:
@@ -253,7 +288,7 @@ def _two_pass(
     chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
     wanted = set(chosen)
     got: dict[int, np.ndarray] = {}
-    with open_video(path) as (container, stream):
+    with open_video(path, options) as (container, stream):
         _set_threads(stream)
         for index, frame in enumerate(decoded_frames(container, stream)):
             if index in wanted:

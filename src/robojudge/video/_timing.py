@@ -26,12 +26,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robojudge.video._decode import StreamMeta
 from robojudge.video._select import time_tolerance
 from robojudge.video._types import VideoError
+
+if TYPE_CHECKING:  # only for annotations: _decode uses nominal_rate from here
+    from robojudge.video._decode import StreamMeta
 
 __all__ = [
     "ASSUMED_FPS",
@@ -44,6 +47,7 @@ __all__ = [
     "fallback_rate",
     "frame_times",
     "jitter_tolerance",
+    "nominal_rate",
     "sane_fps",
 ]
 
@@ -113,6 +117,20 @@ def fallback_rate(meta: StreamMeta, frames: int) -> tuple[float, str]:
             assert meta.fps is not None
             return meta.fps, "the stream's nominal rate"
     return ASSUMED_FPS, "assumed: the file gives no usable rate"
+
+
+def nominal_rate(meta: StreamMeta) -> tuple[float, tuple[str, ...]]:
+    """A stream's rate from its metadata alone (for probing), with a warning when it is not its own."""
+    if not meta.raw and meta.fps is not None and sane_fps(meta.fps):
+        return meta.fps, ()
+    if meta.raw:
+        why = f"no container time stamps ({meta.format} stream)"
+    elif meta.fps is None:
+        why = "the stream gives no rate"
+    else:
+        why = f"the stream's rate {meta.fps:.3g} fps is unusable"
+    rate, source = fallback_rate(meta, meta.frame_count or 0)
+    return rate, (f"{why}; rate {rate:.4g} fps ({source})",)
 
 
 def _unreliable(pts: Sequence[int | None], meta: StreamMeta) -> str | None:
