@@ -27,6 +27,7 @@ def suite(tmp_path):
     rows = []
     for i, gen in enumerate(["steady", "steady", "shaky"]):
         frames = rng.integers(0, 255, (1, 40, 56, 3), dtype=np.uint8).repeat(12, axis=0)
+        frames = np.clip(frames + 3 * np.arange(12)[:, None, None, None], 0, 255).astype(np.uint8)  # a fade
         if gen == "shaky":
             frames[1::2] = 255 - frames[1::2]
         write_video(tmp_path / f"v{i}.mp4", frames, fps=8)

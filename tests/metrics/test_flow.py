@@ -83,9 +83,9 @@ def test_metrics_end_to_end_on_lossless_frames(tmp_path):
     assert warp.details["frames"] == 6
 
 
-def test_flow_metrics_need_two_frames(tmp_path):
-    from robojudge.metrics import MetricInputError
-
+def test_flow_metrics_leave_one_frame_unscored(tmp_path):
     write_video(tmp_path / "one.mp4", np.zeros((1, 32, 32, 3), np.uint8), fps=8)
-    with pytest.raises(MetricInputError):
-        get_metric("flow_warp_error").compute(Item(item_id="x", video=str(tmp_path / "one.mp4")))
+    for metric in ("flow_warp_error", "flow_motion_magnitude_farneback"):
+        score = get_metric(metric).compute(Item(item_id="x", video=str(tmp_path / "one.mp4")))
+        assert not score.scored and score.details == {
+            "unscored_reason": "the video gave 1 frame; the metric needs at least 2 frames", "frames": 1}

@@ -79,16 +79,18 @@ def test_broken_video_costs_only_itself(store, tmp_path):
 
     from robojudge.video import write_video
 
-    write_video(tmp_path / "good.mp4", np.zeros((6, 32, 32, 3), np.uint8), fps=8)
+    ramp = np.stack([np.full((32, 32, 3), 20 * i, np.uint8) for i in range(6)])  # a still video is unscored
+    write_video(tmp_path / "good.mp4", ramp, fps=8)
     (tmp_path / "text.mp4").write_text("not a video")
     (tmp_path / "empty.mp4").write_bytes(b"")
     write_video(tmp_path / "one.mp4", np.zeros((1, 32, 32, 3), np.uint8), fps=8)
     names = ("good", "text", "empty", "missing", "one")
     items = [Item(item_id=n, video=str(tmp_path / f"{n}.mp4")) for n in names]
     s = score_items(items, build_requests(["pixel_frame_consistency"]), store)
-    assert (s.ok, s.failed) == (1, 4)
+    assert (s.ok, s.failed) == (2, 3)  # one frame: an ok row left unscored (NaN) with the reason
+    one = next(r for r in store.rows(status="ok") if r.item_id == "one")
+    assert not one.scored and "gave 1 frame" in one.details["unscored_reason"]
     errors = {r.item_id: r.error for r in s.errors}
-    assert errors.pop("one") == "needs at least 2 frames, the video gave 1"
     assert all(e.startswith("video error:") for e in errors.values())
     assert all(str(tmp_path) in e for e in errors.values())  # the message names the file
     assert "empty file" in errors["empty"] and "not found" in errors["missing"]

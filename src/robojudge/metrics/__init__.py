@@ -1,6 +1,6 @@
 """Metrics: pure functions from an item's files to a :class:`Score`, in one typed registry."""
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import (
     Family,
     Input,
@@ -48,6 +48,7 @@ __all__ = [
     "SetScores",
     "TaxonomyPlace",
     "UnknownMetricError",
+    "Unmeasurable",
     "expand_metric_ids",
     "get_metric",
     "is_set_metric",

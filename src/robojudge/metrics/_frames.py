@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._content import require_frames
 from robojudge.suite._schema import Item
 from robojudge.video import sample_frames
 
@@ -32,12 +32,11 @@ def main_video_frames(
     """The item's main video sampled as :func:`robojudge.video.sample_frames` does, as an array.
 
     Raises:
-        MetricInputError: When the video gives fewer than ``least`` frames.
+        Unmeasurable: When the video gives fewer than ``least`` frames (the item is left unscored).
     """
-    frames = sample_frames(item.video, fps=fps, max_frames=max_frames, size=size, gray=gray)
-    if len(frames) < least:
-        raise MetricInputError(f"needs at least {least} frames, the video gave {len(frames)}")
-    return frames.frames
+    frames = sample_frames(item.video, fps=fps, max_frames=max_frames, size=size, gray=gray).frames
+    require_frames(frames, least)
+    return frames
 
 
 def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:

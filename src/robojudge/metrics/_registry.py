@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._score import Score
 from robojudge.suite._schema import Item
 
@@ -139,7 +140,15 @@ class MetricSpec(BaseModel, Generic[C]):
         return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
     def compute(self, item: Item, config: BaseModel | None = None) -> Score:
-        return self.fn(item, config if config is not None else self.make_config())
+        """The metric's score of ``item``; NaN with the reason when the item gives it nothing to measure.
+
+        Raises:
+            MetricInputError: When an input is missing or unreadable for this metric.
+        """
+        try:
+            return self.fn(item, config if config is not None else self.make_config())
+        except Unmeasurable as exc:
+            return Score.unscored(exc.reason, **exc.details)
 
     def describe(self) -> dict[str, Any]:
         """Metadata as plain JSON-able values (for ``robojudge metrics list --json``)."""

@@ -22,3 +22,8 @@ class Score(BaseModel):
     @property
     def scored(self) -> bool:
         return not math.isnan(self.value)
+
+    @classmethod
+    def unscored(cls, reason: str, **details: Any) -> Score:
+        """NaN with ``details["unscored_reason"] = reason`` and the other ``details`` (coverage facts)."""
+        return cls(value=math.nan, details={"unscored_reason": reason, **details})

@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics._content import require_correspondence, require_motion
 from robojudge.metrics._frames import GrayPreprocess, gray_sequence
 from robojudge.metrics._registry import Family, Input, metric
 from robojudge.metrics._score import Score
@@ -80,7 +81,7 @@ def motion_magnitudes(frames: np.ndarray, cfg: FarnebackParams) -> np.ndarray:
     inputs={Input.video},
     higher_is_better=False,
     native_range=(0.0, 255.0),
-    version="1",
+    version="2",
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Warp Error)",
     description=(
         "Mean L1 residual between each frame and the previous frame warped by Farneback flow "
@@ -92,9 +93,13 @@ def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     """RoboJudge's optical-flow warp error: ``mean_t 1/(HW) ||G~_{t+1} - G_{t+1}||_1``.
 
     ``F_t = Farneback(G_t, G_{t+1})`` and ``G~_{t+1}`` is ``G_t`` warped by ``F_t`` (see
-    :func:`warp_by_flow`). Lower is more consistent; correlations use the reversed sign.
+    :func:`warp_by_flow`). Lower is more consistent; correlations use the reversed sign. A still video
+    would score the best value, 0, and is left unscored; frames that show nothing of each other are
+    measured (their residual is large).
     """
-    per_step = warp_residuals(gray_sequence(item, config), config)
+    frames = gray_sequence(item, config)
+    require_motion(frames)
+    per_step = warp_residuals(frames, config)
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max())})
 
@@ -105,7 +110,7 @@ def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, None),
-    version="1",
+    version="2",
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Motion Magnitude), with Farneback flow instead of RAFT",
     description=(
         "Mean optical-flow magnitude per pixel between consecutive frames (Farneback, 8 fps, 256x256 "
@@ -119,7 +124,14 @@ def flow_motion_magnitude_farneback(item: Item, config: FarnebackConfig) -> Scor
     The paper computes this with RAFT-Things; this id uses classical Farneback flow so it runs with
     no weights, and is a different metric from the RAFT one (values are not interchangeable). The
     paper keeps the raw direction for correlations, which ``higher_is_better=True`` expresses.
+
+    A still video is measured (its value, about 0, is the metric's worst). Frames that show nothing of
+    each other give large flow that is not motion: when more than half of the steps lack
+    correspondence (:func:`~robojudge.metrics._content.require_correspondence`) the item is unscored.
     """
-    per_step = motion_magnitudes(gray_sequence(item, config), config)
+    frames = gray_sequence(item, config)
+    lost = require_correspondence(frames)
+    per_step = motion_magnitudes(frames, config)
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
-                                                        "max_step": float(per_step.max())})
+                                                        "max_step": float(per_step.max()),
+                                                        "steps_without_correspondence": lost})

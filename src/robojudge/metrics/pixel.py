@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._content import require_frames, require_motion
 from robojudge.metrics._frames import GrayPreprocess, gray_sequence
 from robojudge.metrics._registry import Family, Input, metric
 from robojudge.metrics._score import Score
@@ -24,8 +24,7 @@ def mean_abs_frame_difference(frames: np.ndarray) -> tuple[float, np.ndarray]:
     """
     if frames.ndim != 3:
         raise ValueError(f"expected (T, H, W) grayscale frames, got shape {frames.shape}")
-    if frames.shape[0] < 2:
-        raise MetricInputError(f"needs at least 2 frames, the video gave {frames.shape[0]}")
+    require_frames(frames, 2)
     # int16 holds every difference of two uint8 values exactly; float math would only add rounding.
     diffs = np.abs(np.diff(frames.astype(np.int16), axis=0))
     per_step = diffs.reshape(diffs.shape[0], -1).mean(axis=1)
@@ -38,7 +37,7 @@ def mean_abs_frame_difference(frames: np.ndarray) -> tuple[float, np.ndarray]:
     inputs={Input.video},
     higher_is_better=False,
     native_range=(0.0, 255.0),
-    version="1",
+    version="2",
     citation=(
         "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, "
         "App. B.3 (Pixel Frame Consistency)"
@@ -56,7 +55,11 @@ def pixel_frame_consistency(item: Item, config: PixelConsistencyConfig) -> Score
     converted to grayscale ``G_t`` in [0, 255], and ``D_pix = 1/(T-1) * sum_t mean|G_{t+1} - G_t|``.
     A lower value means more local frame consistency; correlations with human ratings use the
     reversed sign, which the metric declares through ``higher_is_better=False``.
+
+    A still video (nothing moves beyond codec noise, :func:`~robojudge.metrics._content.require_motion`)
+    would score the best value, 0, for a failure to animate; it is left unscored instead.
     """
     frames = gray_sequence(item, config)
+    require_motion(frames)
     value, per_step = mean_abs_frame_difference(frames)
     return Score(value=value, details={"frames": len(frames), "max_step": float(per_step.max())})

@@ -1,0 +1,93 @@
+"""What a clip's frames can support: enough of them, something that moves, frames that see each other.
+
+Metrics check these before measuring, so a clip that gives them nothing to measure (one frame, a
+still video, frames that show nothing of each other) is left unscored with a reason (raising
+:class:`~robojudge.metrics.Unmeasurable`) instead of getting whatever an empty measurement happens to
+give: a frame difference of 0, a similarity of 1, a drift of 0 are the best values of their metrics.
+
+All checks look at frames averaged over 8 x 8 pixel blocks. Lossy codecs move single pixels of an
+unchanged frame by up to ~16 levels (libx264 between an I and a P frame), but block means by at most
+~3, while anything visible that moves (a 6 px object) changes a block by tens of levels.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from robojudge.metrics._errors import Unmeasurable
+
+#: Side of the pixel blocks whose means the checks compare.
+BLOCK = 8
+#: A clip is still when no block mean of any frame differs from the first frame's by more than this
+#: (levels of 255): three times the codec noise measured on libx264 clips of unchanged frames.
+STILL_LEVELS = 8.0
+#: Consecutive frames correspond when their block means correlate at least this much (Pearson);
+#: independent frames give about 0, the same scene a few pixels later well above 0.9.
+MIN_CORRELATION = 0.5
+
+
+def block_means(frames: np.ndarray) -> np.ndarray:
+    """``(T, H, W[, C])`` uint8 frames as float32 means of ``BLOCK x BLOCK`` blocks, ``(T, h, w[, C])``."""
+    h, w = frames.shape[1:3]
+    size = (max(1, w // BLOCK), max(1, h // BLOCK))
+    return np.stack([cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in frames]).astype(np.float32)
+
+
+def largest_change(frames: np.ndarray) -> float:
+    """The largest difference of a block mean from the first frame's, in levels of 255."""
+    blocks = block_means(frames)
+    return float(np.abs(blocks - blocks[0]).max())
+
+
+def step_correlations(frames: np.ndarray) -> np.ndarray:
+    """Pearson correlation of the block means of frames t and t + 1, ``(T - 1,)``; NaN at a flat frame."""
+    blocks = block_means(frames).reshape(len(frames), -1).astype(np.float64)
+    centred = blocks - blocks.mean(axis=1, keepdims=True)
+    norms = np.linalg.norm(centred, axis=1)
+    dots = np.einsum("td,td->t", centred[:-1], centred[1:])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr: np.ndarray = np.where((norms[:-1] > 1e-6) & (norms[1:] > 1e-6), dots / (norms[:-1] * norms[1:]),
+                                    np.nan)
+    return corr
+
+
+def require_frames(frames: np.ndarray, least: int = 2, what: str = "the video") -> None:
+    """Raise :class:`Unmeasurable` when ``frames`` holds fewer than ``least`` frames."""
+    if len(frames) < least:
+        raise Unmeasurable(f"{what} gave {len(frames)} frame{'s' if len(frames) != 1 else ''}; the metric "
+                           f"needs at least {least} frames", frames=len(frames))
+
+
+def require_motion(frames: np.ndarray, what: str = "the video") -> float:
+    """The clip's largest block change (:func:`largest_change`); raise :class:`Unmeasurable` when it is still.
+
+    A still clip (every frame the first one, up to codec noise) has no motion whose consistency,
+    smoothness or quality could be measured, and would otherwise get the metric's best value.
+    """
+    require_frames(frames, 2, what)
+    change = largest_change(frames)
+    if change <= STILL_LEVELS:
+        raise Unmeasurable(
+            f"{what} is still: no {BLOCK}x{BLOCK} block of any of its {len(frames)} frames differs from the "
+            f"first frame by more than {STILL_LEVELS:g} levels (largest {change:.1f}); nothing moves, so "
+            "there is nothing to measure", frames=len(frames), largest_change=change)
+    return change
+
+
+def require_correspondence(frames: np.ndarray, what: str = "the video") -> int:
+    """How many consecutive frame pairs do not correspond; raise :class:`Unmeasurable` for more than half.
+
+    A pair corresponds when its block means correlate at least :data:`MIN_CORRELATION`. Optical flow
+    between frames that show nothing of each other (a scene replaced by noise, a cut) is not motion,
+    and its magnitude or forward-backward agreement means nothing.
+    """
+    require_frames(frames, 2, what)
+    corr = step_correlations(frames)
+    lost = int((corr < MIN_CORRELATION).sum())  # NaN (a flat frame) compares False: not counted
+    if 2 * lost > len(corr):
+        raise Unmeasurable(
+            f"tracking lost: {lost} of the {len(corr)} consecutive frame pairs of {what} show nothing of "
+            f"each other (block correlation below {MIN_CORRELATION:g}), so optical flow between them "
+            "measures no motion", frames=len(frames), steps_without_correspondence=lost)
+    return lost

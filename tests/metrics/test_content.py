@@ -1,0 +1,106 @@
+"""robojudge.metrics._content: the checks that leave a clip unscored, and how compute() reports them."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from robojudge.metrics import MetricInputError, Score, Unmeasurable, get_metric, metric
+from robojudge.metrics._content import (
+    MIN_CORRELATION,
+    STILL_LEVELS,
+    block_means,
+    largest_change,
+    require_correspondence,
+    require_frames,
+    require_motion,
+    step_correlations,
+)
+from robojudge.suite import Item
+from robojudge.video import sample_frames, write_video
+
+RNG = np.random.default_rng(3)
+
+
+def test_block_means_by_hand():
+    # A 16x8 gray frame whose left 8x8 block is 10 and right block 30 -> two block means.
+    f = np.zeros((1, 8, 16), np.uint8)
+    f[0, :, :8], f[0, :, 8:] = 10, 30
+    assert block_means(f).tolist() == [[[10.0, 30.0]]]
+    # RGB keeps its channels; frames smaller than a block become one block.
+    assert block_means(np.full((2, 4, 4, 3), 7, np.uint8)).shape == (2, 1, 1, 3)
+
+
+def test_largest_change_is_against_the_first_frame():
+    frames = np.zeros((3, 8, 8), np.uint8)
+    frames[1] = 5
+    frames[2, :4] = 40  # half of the only block: its mean moves by 20
+    assert largest_change(frames) == pytest.approx(20.0)
+
+
+def test_step_correlations_match_scipy_and_flag_flat_frames():
+    frames = RNG.integers(0, 256, (4, 32, 32), dtype=np.uint8)
+    frames[1] = frames[0] // 2 + 40  # same pattern, other gain and offset: correlation 1
+    frames[3] = 90  # flat: undefined
+    corr = step_correlations(frames)
+    b = block_means(frames).reshape(4, -1)
+    assert corr[0] == pytest.approx(1.0, abs=1e-3)
+    assert corr[1] == pytest.approx(stats.pearsonr(b[1], b[2]).statistic, rel=1e-6)
+    assert math.isnan(corr[2])
+
+
+def test_require_frames_and_motion():
+    with pytest.raises(Unmeasurable, match="gave 1 frame; the metric needs at least 2 frames") as exc:
+        require_frames(np.zeros((1, 8, 8), np.uint8))
+    assert exc.value.details == {"frames": 1}
+    still = np.repeat(RNG.integers(0, 256, (1, 32, 32), dtype=np.uint8), 5, axis=0)
+    still[3] = np.clip(still[3].astype(int) + 8, 0, 255)  # every pixel +8: at the tolerance
+    with pytest.raises(Unmeasurable, match="is still") as exc:
+        require_motion(still)
+    assert exc.value.details["frames"] == 5 and exc.value.details["largest_change"] <= STILL_LEVELS
+    moving = still.copy()
+    moving[4, :8, :8] = 0 if moving[4, :8, :8].mean() > 128 else 255  # one 8x8 block changes
+    assert require_motion(moving) > STILL_LEVELS
+
+
+def test_a_still_clip_survives_lossy_encoding_as_still(tmp_path):
+    # libx264 moves single pixels of unchanged frames by up to ~16 levels; block means stay within 8.
+    still = np.repeat(RNG.integers(0, 256, (1, 96, 128, 3), dtype=np.uint8), 12, axis=0)
+    write_video(tmp_path / "still.mp4", still, fps=8)
+    frames = sample_frames(tmp_path / "still.mp4", fps=None, max_frames=None).frames
+    assert np.abs(frames.astype(int) - frames[0]).max() > STILL_LEVELS  # the pixels do move
+    with pytest.raises(Unmeasurable, match="is still"):
+        require_motion(frames)
+
+
+def test_require_correspondence_counts_lost_steps_and_refuses_a_majority():
+    scene = RNG.integers(0, 256, (64, 96), dtype=np.uint8)
+    shifted = np.stack([np.roll(scene, 2 * t, axis=1) for t in range(6)])
+    assert require_correspondence(shifted) == 0
+    shifted[3] = RNG.integers(0, 256, (64, 96), dtype=np.uint8)  # a cut: steps 2-3 and 3-4 are lost
+    assert require_correspondence(shifted) == 2
+    noise = RNG.integers(0, 256, (6, 64, 96), dtype=np.uint8)
+    with pytest.raises(Unmeasurable, match="tracking lost: 5 of the 5") as exc:
+        require_correspondence(noise)
+    assert exc.value.details == {"frames": 6, "steps_without_correspondence": 5}
+    assert np.all(step_correlations(noise) < MIN_CORRELATION)
+
+
+def test_compute_turns_unmeasurable_into_nan_with_the_reason():
+    @metric("test_content_toy", family="pixel", inputs={"video"}, higher_is_better=True,
+            native_range=(0.0, 1.0), version="1", citation="test", description="raises")
+    def toy(item, config):
+        if item.item_id == "still":
+            raise Unmeasurable("nothing moves", frames=3)
+        if item.item_id == "bad":
+            raise MetricInputError("no reference")
+        return Score(value=0.5)
+
+    spec = get_metric("test_content_toy")
+    unscored = spec.compute(Item(item_id="still", video="v.mp4"))
+    assert math.isnan(unscored.value) and not unscored.scored
+    assert unscored.details == {"unscored_reason": "nothing moves", "frames": 3}
+    with pytest.raises(MetricInputError, match="no reference"):  # other input errors stay failures
+        spec.compute(Item(item_id="bad", video="v.mp4"))
+    assert spec.compute(Item(item_id="ok", video="v.mp4")).value == 0.5
