@@ -38,6 +38,7 @@ def test_container_round_trip(tmp_path: Path, name: str, codec: str | None, deco
     np.testing.assert_array_equal(everything.frames, np.stack(naive_decode(path)))
     sampled = sample_frames(path)
     assert sampled.indices.tolist() == [0, 2, 5, 7, 10, 12, 15, 17]
+    assert everything.warnings == sampled.warnings == info.warnings == ()  # nothing assumed
     means = sampled.frames.reshape(len(sampled), -1).mean(axis=1)
     np.testing.assert_allclose(means, 12 * sampled.indices, atol=2.5)
 
@@ -130,6 +131,9 @@ def test_frame_folder_natural_order_and_default_fps(tmp_path: Path) -> None:
     np.testing.assert_array_equal(s.frames[:, 0, 0, 0], [20 * n for n in range(1, 13)])
     info = probe_video(folder)
     assert (info.width, info.height, info.frame_count, info.codec) == (20, 12, 12, "png")
+    # The rate is a guess: the result says so, and names the file that would settle it.
+    assumed = "no fps.txt in the frame folder; rate assumed to be 30 fps"
+    assert s.warnings == info.warnings == (assumed,)
 
 
 @pytest.mark.parametrize("fps_name", ["fps", "fps.txt"])
@@ -140,6 +144,7 @@ def test_frame_folder_fps_file(tmp_path: Path, fps_name: str) -> None:
     # 9 frames at 8 fps, targets k/4 s -> frames 2k: 0, 2, 4, 6, 8.
     s = sample_frames(folder)
     assert s.indices.tolist() == [0, 2, 4, 6, 8] and s.source_fps == 8.0
+    assert s.warnings == probe_video(folder).warnings == ()
     np.testing.assert_allclose(s.frames.reshape(5, -1).mean(axis=1), 10 * s.indices, atol=2)
     assert sample_frames(folder, size=10, gray=True).frames.shape == (5, 6, 10)
 

@@ -5,18 +5,24 @@ file (same size and modification time) and the same sampling arguments returns t
 :class:`SampledFrames`, decoded once. The runner opens one cache per item, so memory holds the
 frames of one video at a time and never outlives the item. Cached frame arrays are read-only: a
 metric that wants to change pixels must copy them first.
+
+Inside ``with video_warnings() as found:`` every sampling and probe (fresh or served from the cache)
+adds its warnings to ``found`` as ``"<path>: <message>"``, each once. The runner opens one block per
+metric, so a result row lists exactly the warnings about the videos that metric looked at.
 """
 
 from __future__ import annotations
 
 import contextvars
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from robojudge.video._types import SampledFrames
+
+__all__ = ["DEFAULT_CACHE_BYTES", "FrameCache", "cached", "frame_cache", "report_warnings", "video_warnings"]
 
 DEFAULT_CACHE_BYTES = 1 << 30  # 1 GiB: dozens of samplings of a typical rollout
 
@@ -65,7 +71,13 @@ def frame_cache(max_bytes: int = DEFAULT_CACHE_BYTES) -> Iterator[FrameCache]:
 
 
 def cached(path: Path, args: tuple[object, ...], compute: Callable[[], SampledFrames]) -> SampledFrames:
-    """``compute()``, through the active cache if there is one."""
+    """``compute()``, through the active cache if there is one; its warnings go to open collectors."""
+    value = _lookup(path, args, compute)
+    report_warnings(value.path, value.warnings)
+    return value
+
+
+def _lookup(path: Path, args: tuple[object, ...], compute: Callable[[], SampledFrames]) -> SampledFrames:
     cache = _ACTIVE.get()
     if cache is None:
         return compute()
@@ -75,3 +87,34 @@ def cached(path: Path, args: tuple[object, ...], compute: Callable[[], SampledFr
     except OSError:
         return compute()  # let the decoder report the missing file
     return cache.get_or_compute((str(path.resolve()), stamp, args), compute)
+
+
+_SINKS: contextvars.ContextVar[tuple[list[str], ...]] = contextvars.ContextVar("video_warnings", default=())
+
+
+@contextmanager
+def video_warnings() -> Iterator[list[str]]:
+    """Collect the warnings of the samplings and probes made inside the block.
+
+    Yields a list that fills as videos are read: ``"<path>: <message>"``, each once, in the order
+    met. Blocks nest; every open block collects. Warnings are per context (thread or task):
+    frames prepared in worker processes carry theirs in :attr:`PreparedFrames.warnings` instead.
+    """
+    found: list[str] = []
+    token = _SINKS.set((*_SINKS.get(), found))
+    try:
+        yield found
+    finally:
+        _SINKS.reset(token)
+
+
+def report_warnings(path: Path, warnings: Iterable[str]) -> None:
+    """Hand warnings about ``path`` to every open :func:`video_warnings` block."""
+    sinks = _SINKS.get()
+    if not sinks:
+        return
+    for message in warnings:
+        line = f"{path}: {message}"
+        for sink in sinks:
+            if line not in sink:
+                sink.append(line)

@@ -53,6 +53,10 @@ class PreparedFrames:
         hashes: :func:`frame_digest` of each frame.
         video_seconds: Length of the sampled span plus one source frame, in seconds.
         jpeg: JPEG data URLs by quality.
+        warnings: What had to be assumed about the video (an assumed rate, unusable time stamps,
+            missing frames), as ``"<path>: <message>"``; empty for a well-formed video. They travel
+            with the frames because a worker process's warnings cannot reach the caller's
+            :func:`robojudge.video.video_warnings` block.
     """
 
     arrays: np.ndarray | None
@@ -60,6 +64,7 @@ class PreparedFrames:
     hashes: list[str]
     video_seconds: float
     jpeg: dict[int, list[str]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 def prepare_frames(
@@ -100,4 +105,5 @@ def prepare_frames(
         hashes=[frame_digest(f) for f in arrays],
         video_seconds=seconds,
         jpeg=jpeg,
+        warnings=tuple(f"{sampled.path}: {w}" for w in sampled.warnings),
     )

@@ -2,9 +2,10 @@
 
 Images (``.png``, ``.jpg``, ``.jpeg``, ``.bmp``, ``.webp``; case-insensitive; hidden files ignored)
 are ordered by natural sort of their names, so ``frame_2.png`` comes before ``frame_10.png``.
-Frame ``i`` is shown at ``i / fps`` seconds. The rate is 30 fps unless the folder holds a file
-named ``fps`` or ``fps.txt`` whose content is a positive number (``fps.txt`` wins if both exist).
-Only the images that are actually sampled are read.
+Frame ``i`` is shown at ``i / fps`` seconds. The rate is read from a file named ``fps.txt`` (or
+``fps``; ``fps.txt`` wins if both exist) holding a positive number. Without one the rate is assumed
+to be 30 fps, and the sampled frames carry a warning saying so: the rate decides which frames a
+4 fps sampling picks, so a guess changes scores. Only the images that are actually sampled are read.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import numpy as np
 
 from robojudge.video._types import VideoError, VideoInfo
 
-__all__ = ["DEFAULT_FOLDER_FPS", "IMAGE_SUFFIXES", "folder_fps", "list_images", "probe_folder", "read_image"]
+__all__ = [
+    "DEFAULT_FOLDER_FPS",
+    "IMAGE_SUFFIXES",
+    "folder_fps",
+    "folder_rate",
+    "list_images",
+    "probe_folder",
+    "read_image",
+]
 
 DEFAULT_FOLDER_FPS = 30.0
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".webp"})
@@ -45,6 +54,11 @@ def list_images(folder: Path) -> list[Path]:
 
 def folder_fps(folder: Path) -> float:
     """Frame rate of a folder: from ``fps.txt`` / ``fps`` if present, else 30."""
+    return folder_rate(folder)[0]
+
+
+def folder_rate(folder: Path) -> tuple[float, tuple[str, ...]]:
+    """Frame rate of a folder, with a warning when it is assumed (no ``fps.txt`` / ``fps``)."""
     for name in ("fps.txt", "fps"):
         candidate = folder / name
         if candidate.is_file():
@@ -55,8 +69,9 @@ def folder_fps(folder: Path) -> float:
                 raise VideoError(folder, f"{name} does not hold a number: {text[:40]!r}") from None
             if not (math.isfinite(value) and value > 0):
                 raise VideoError(folder, f"{name} must hold a positive frame rate, got {value}")
-            return value
-    return DEFAULT_FOLDER_FPS
+            return value, ()
+    assumed = f"no fps.txt in the frame folder; rate assumed to be {DEFAULT_FOLDER_FPS:g} fps"
+    return DEFAULT_FOLDER_FPS, (assumed,)
 
 
 def read_image(folder: Path, image: Path) -> np.ndarray:
@@ -73,7 +88,7 @@ def read_image(folder: Path, image: Path) -> np.ndarray:
 def probe_folder(folder: Path) -> VideoInfo:
     """Describe a frame folder; reads only its first image."""
     images = list_images(folder)
-    fps = folder_fps(folder)
+    fps, warnings = folder_rate(folder)
     first = read_image(folder, images[0])
     return VideoInfo(
         path=folder,
@@ -84,4 +99,5 @@ def probe_folder(folder: Path) -> VideoInfo:
         duration=len(images) / fps,
         rotation=0,
         codec=images[0].suffix.lower().lstrip("."),
+        warnings=warnings,
     )

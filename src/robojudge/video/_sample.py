@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from robojudge.video._cache import cached
+from robojudge.video._cache import cached, report_warnings
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import sample_file
-from robojudge.video._folder import folder_fps, list_images, probe_folder, read_image
+from robojudge.video._folder import folder_rate, list_images, probe_folder, read_image
 from robojudge.video._post import PostProcess
 from robojudge.video._select import SPREADS, pick_indices, thin_positions
 from robojudge.video._types import SampledFrames, VideoInfo
@@ -27,13 +27,15 @@ def probe_video(path: str | Path) -> VideoInfo:
     Width and height are as displayed, i.e. after the rotation in ``VideoInfo.rotation``
     (counter-clockwise degrees, as in FFmpeg's display matrix) has been applied.
 
+    ``VideoInfo.warnings`` says when the rate is not the file's own (see :func:`sample_frames`).
+
     Raises:
         VideoError: if the path is missing or cannot be read as video.
     """
     path = Path(path)
-    if path.is_dir():
-        return probe_folder(path)
-    return probe_file(path)
+    info = probe_folder(path) if path.is_dir() else probe_file(path)
+    report_warnings(path, info.warnings)
+    return info
 
 
 def sample_frames(
@@ -106,7 +108,12 @@ def _check_args(fps: float | None, max_frames: int | None, size: int | tuple[int
 
 
 def _result(
-    path: Path, arrays: list[np.ndarray], times: list[float], indices: list[int], source_fps: float
+    path: Path,
+    arrays: list[np.ndarray],
+    times: list[float],
+    indices: list[int],
+    source_fps: float,
+    warnings: tuple[str, ...],
 ) -> SampledFrames:
     return SampledFrames(
         frames=np.ascontiguousarray(np.stack(arrays)),
@@ -114,6 +121,7 @@ def _result(
         indices=np.asarray(indices, dtype=np.int64),
         source_fps=float(source_fps),
         path=path,
+        warnings=warnings,
     )
 
 
@@ -121,10 +129,10 @@ def _sample_folder(
     path: Path, fps: float | None, max_frames: int | None, post: PostProcess, spread: str = "uniform"
 ) -> SampledFrames:
     images = list_images(path)
-    rate = folder_fps(path)
+    rate, warnings = folder_rate(path)
     times = [i / rate for i in range(len(images))]
     effective = None if fps is None or fps >= rate else fps
     picks = pick_indices(times, effective)
     chosen = [picks[p] for p in thin_positions(len(picks), max_frames, spread)]
     arrays = [post(read_image(path, images[i])) for i in chosen]
-    return _result(path, arrays, [times[i] for i in chosen], chosen, rate)
+    return _result(path, arrays, [times[i] for i in chosen], chosen, rate, warnings)
