@@ -85,3 +85,26 @@ def test_metrics_sets_reports_missing_weights_per_group(offline, tmp_path):
     assert "robojudge weights fetch vjepa2_vitg_ssv2" in lines[1]
     bad = invoke("metrics", "sets", str(m), "--metrics", "pixel_frame_consistency")
     assert bad.exit_code == 2 and "per-item metric" in bad.output
+
+
+def test_weights_and_metrics_lists_say_what_is_pinned_and_unverified(offline):
+    rows = {r["name"]: r for r in json.loads(invoke("weights", "list", "--json").output)}
+    # Ports and key mappings of robojudge's own, never run on the published file (issue 12, item 15).
+    for name in ("hpsv3", "viclip_l14_internvid", "da3_base", "clip_rn50_openai"):
+        assert rows[name]["unverified"] is True, name
+    assert rows["clip_vit_b32"]["unverified"] is False  # transformers' own loader of the repository
+    assert rows["clip_rn50_openai"]["pinning"] == "sha256" and rows["clip_rn50_openai"]["pinned"]
+    assert rows["raft_things"]["pinning"] == "hash prefix in file name"
+    assert rows["clip_vit_b32"]["pinning"] == "not pinned" and rows["clip_vit_b32"]["pinned"] is False
+    table = invoke("weights", "list").output
+    assert "unverified" in table and "not pinned" in table and "sha256" in table
+
+    metrics = {m["id"]: m for m in json.loads(invoke("metrics", "list", "--json").output)}
+    assert "hpsv3" in metrics["aq_hpsv3"]["weights_unverified"]
+    assert metrics["cc_semantics"]["weights_unverified"] == ["viclip_l14_internvid"]
+    assert metrics["clip_frame_consistency"]["weights_unverified"] == []
+    assert metrics["pixel_frame_consistency"]["weights_unverified"] == []
+    listing = invoke("metrics", "list").output
+    line = next(x for x in listing.splitlines() if "aq_hpsv3" in x)
+    assert "unverified" in line
+    assert "unverified" not in next(x for x in listing.splitlines() if "clip_frame_consistency" in x)

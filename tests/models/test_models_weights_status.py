@@ -156,3 +156,29 @@ def test_url_only_weights_are_fetched_from_their_address_and_hash_checked(offlin
     assert not any((tmp_path / "b").iterdir())
     with pytest.raises(ValueError, match="repo_id, or a url"):
         WeightSpec(name="x", repo_id=None, revision=None, description="d", library="torchvision")
+
+
+def test_fetch_checks_the_hash_a_hub_file_name_carries(offline, monkeypatch, tmp_path):
+    import hashlib
+
+    payload = b"not the published checkpoint"
+    good = hashlib.sha256(payload).hexdigest()[:8]
+    for prefix, ok in ((good, True), ("0badf00d", False)):
+        name = f"net-{prefix}.pth"
+        spec = WeightSpec(name="toy", repo_id="me/nets", revision=None, description="d", library="torch",
+                          filename=name)
+        assert spec.pinning() == "hash prefix in file name"
+        monkeypatch.setattr("robojudge.models._weights._WEIGHTS", {"toy": spec})
+
+        def fake(**kw):
+            path = Path(kw["local_dir"]) / kw["filename"]
+            path.write_bytes(payload)
+            return str(path)
+
+        dest = tmp_path / prefix
+        if ok:
+            assert fetch_weights("toy", dest=dest, download=fake).read_bytes() == payload
+        else:
+            with pytest.raises(ValueError, match="does not start with 0badf00d"):
+                fetch_weights("toy", dest=dest, download=fake)
+            assert not (dest / name).exists()  # nothing unchecked is left behind

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Column, Table
 
 from robojudge.cli._common import console, fail, parse_settings
-from robojudge.metrics import UnknownMetricError, list_metrics
+from robojudge.metrics import MetricSpec, UnknownMetricError, list_metrics
 
 app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
+
+
+def _unverified(spec: MetricSpec[Any]) -> list[str]:
+    """The metric's networks whose loader has never run on the published checkpoint (docs/weights.md)."""
+    from robojudge.models import get_weights
+
+    return [w for w in spec.weights if get_weights(w).unverified]
 
 
 @app.command("list")
@@ -25,7 +33,8 @@ def list_cmd(
     """List registered metrics; --json adds version, citation, description, config and taxonomy place."""
     specs = list_metrics()
     if as_json:
-        typer.echo(json.dumps([s.describe() for s in specs], indent=2))
+        rows = [{**s.describe(), "weights_unverified": _unverified(s)} for s in specs]
+        typer.echo(json.dumps(rows, indent=2))
         return
     if markdown:
         from robojudge.metrics._doc import markdown_table, replace_table
@@ -54,7 +63,7 @@ def list_cmd(
         table.add_row(
             s.id,
             s.family.value,
-            s.provider.value,
+            s.provider.value + (" (unverified)" if _unverified(s) else ""),
             f"L{s.taxonomy.level} {s.taxonomy.subdim}" if s.taxonomy else "-",
             "higher" if s.higher_is_better else "lower",
             f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]",

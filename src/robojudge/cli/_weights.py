@@ -23,8 +23,8 @@ def _rows(with_status: bool) -> list[dict[str, Any]]:
     if not with_status:
         for spec in list_weights():
             rows.append({"name": spec.name, "repo_id": spec.repo_id, "revision": spec.revision,
-                         "pinned": spec.revision is not None, "filename": spec.filename,
-                         "source": spec.source(),
+                         "pinned": spec.pinned, "pinning": spec.pinning(), "unverified": spec.unverified,
+                         "filename": spec.filename, "source": spec.source(),
                          "library": spec.library, "description": spec.description,
                          "metrics": users.get(spec.name, [])})
     return rows
@@ -32,15 +32,20 @@ def _rows(with_status: bool) -> list[dict[str, Any]]:
 
 @app.command("list")
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
-    """Every network: name, source (hub id and revision), library, and the metrics that use it."""
+    """Every network: name, source, how it is pinned, whether its loader is unverified, its metrics.
+
+    "unverified": robojudge reads that checkpoint with its own code, never yet run on the published
+    file (see docs/weights.md).
+    """
     rows = _rows(with_status=False)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(Column("name", no_wrap=True), Column("source"), Column("library", no_wrap=True),
-                  Column("metrics"))
+    table = Table(Column("name", no_wrap=True), Column("source"), Column("pinned"),
+                  Column("loader", no_wrap=True), Column("metrics"))
     for r in rows:
-        table.add_row(r["name"], r["source"], r["library"], ", ".join(r["metrics"]) or "-")
+        table.add_row(r["name"], r["source"], r["pinning"], "unverified" if r["unverified"] else "library",
+                      ", ".join(r["metrics"]) or "-")
     console.print(table)
 
 

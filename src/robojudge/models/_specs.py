@@ -84,6 +84,7 @@ CLIP_L14 = register_weights(
 LAION_AESTHETIC_LINEAR = register_weights(
     WeightSpec(
         name="laion_aesthetic_linear_l14",
+        unverified=True,
         repo_id=None,
         revision=None,
         filename="sa_0_4_vit_l_14_linear.pth",
@@ -98,6 +99,7 @@ LAION_AESTHETIC_LINEAR = register_weights(
 CLIP_MLP_AESTHETIC = register_weights(
     WeightSpec(
         name="clip_mlp_aesthetic_l14",
+        unverified=True,
         repo_id=None,
         revision=None,
         filename="sac+logos+ava1-l14-linearMSE.pth",
@@ -119,6 +121,7 @@ CLIP_MLP_AESTHETIC = register_weights(
 QWEN2_VL_7B_INSTRUCT = register_weights(
     WeightSpec(
         name="qwen2_vl_7b_instruct",
+        unverified=True,
         repo_id="Qwen/Qwen2-VL-7B-Instruct",
         revision=None,
         description=(
@@ -138,6 +141,7 @@ QWEN2_VL_7B_INSTRUCT = register_weights(
 HPSV3 = register_weights(
     WeightSpec(
         name="hpsv3",
+        unverified=True,
         repo_id="MizzenAI/HPSv3",
         revision=None,
         filename="HPSv3.safetensors",
@@ -157,6 +161,7 @@ HPSV3 = register_weights(
 DA3_BASE = register_weights(
     WeightSpec(
         name="da3_base",
+        unverified=True,
         repo_id="depth-anything/DA3-BASE",
         revision=None,
         description="Depth Anything 3 Base: joint multi-view depth, camera poses and intrinsics (Apache-2.0)",

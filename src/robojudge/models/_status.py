@@ -36,7 +36,9 @@ class WeightsStatus:
             "name": s.name,
             "repo_id": s.repo_id,
             "revision": s.revision,
-            "pinned": s.revision is not None,
+            "pinned": s.pinned,
+            "pinning": s.pinning(),
+            "unverified": s.unverified,
             "filename": s.filename,
             "source": s.source(),
             "library": s.library,
@@ -89,6 +91,7 @@ def fetch_weights(
         fetch_file: Callable[..., str] = download or _hub("hf_hub_download")
         got = fetch_file(repo_id=spec.repo_id, filename=spec.filename, revision=spec.revision,
                          local_dir=str(target))
+        _check_name_hash(Path(got), spec.filename)
         return Path(got)
     fetch_repo: Callable[..., str] = download or _hub("snapshot_download")
     fetch_repo(repo_id=spec.repo_id, revision=spec.revision, local_dir=str(target))
@@ -99,6 +102,27 @@ def expected_sha256_prefix(filename: str) -> str | None:
     """The SHA-256 prefix torchvision-style names carry (``raft_large_C_T_V1-22a6c225.pth``), or None."""
     m = re.search(r"-([0-9a-f]{8,64})\.[A-Za-z0-9]+$", Path(filename).name)
     return m.group(1) if m else None
+
+
+def _check_name_hash(path: Path, filename: str) -> None:
+    """A hub file whose name carries a SHA-256 prefix must match it (the pin of an unrevisioned spec).
+
+    Raises:
+        ValueError: It does not; the file is deleted.
+    """
+    want = expected_sha256_prefix(filename)
+    if want is None:
+        return
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    if not digest.hexdigest().startswith(want):
+        path.unlink(missing_ok=True)
+        raise ValueError(f"{filename}: downloaded file's SHA-256 {digest.hexdigest()[:16]}... does not start "
+                         f"with {want}, the hash its name pins; nothing was saved")
 
 
 def _download_url(*, url: str, filename: str, local_dir: str, sha256: str | None = None) -> str:

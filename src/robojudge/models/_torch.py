@@ -35,6 +35,7 @@ def _torchvision_how(filename: str) -> str:
 MUSIQ_SPAQ = register_weights(
     WeightSpec(
         name="musiq_spaq",
+        unverified=True,
         repo_id="chaofengc/IQA-PyTorch-Weights",
         revision=None,
         filename="musiq_spaq_ckpt-358bb6af.pth",
@@ -50,6 +51,7 @@ _CLIP_RN50_SHA256 = "afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04
 CLIP_RN50_OPENAI = register_weights(
     WeightSpec(
         name="clip_rn50_openai",
+        unverified=True,
         repo_id=None,
         revision=None,
         filename="RN50.pt",
@@ -114,6 +116,7 @@ INCEPTION_V3 = register_weights(
 I3D_TORCHSCRIPT = register_weights(
     WeightSpec(
         name="i3d_torchscript",
+        unverified=True,
         repo_id="ByteDance/LatentSync-1.6",
         revision="c42c7e6c8e9c213626389fa7d9a3c444b8536353",
         filename="auxiliary/i3d_torchscript.pt",
@@ -131,6 +134,7 @@ I3D_TORCHSCRIPT = register_weights(
 FRAME_INTERPOLATION = register_weights(
     WeightSpec(
         name="frame_interpolation",
+        unverified=True,
         repo_id="lalala125/AMT",
         revision=None,
         filename="frame_interpolation.pt",
@@ -151,6 +155,7 @@ FRAME_INTERPOLATION = register_weights(
 VICLIP_L14_INTERNVID = register_weights(
     WeightSpec(
         name="viclip_l14_internvid",
+        unverified=True,
         repo_id="OpenGVLab/ViCLIP",
         revision=None,
         filename="ViClip-InternVid-10M-FLT.pth",

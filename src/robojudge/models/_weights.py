@@ -65,6 +65,14 @@ class WeightSpec:
         sha256: The full SHA-256 (64 lowercase hex digits) of the file at ``url``, where the publisher
             states one; ``robojudge weights fetch`` refuses a download that does not match it. Without
             it, only a hash prefix in a torchvision-style file name is checked.
+        unverified: True where robojudge reads the checkpoint with code of its own (a port of the
+            network, a mapping of its key names, a file format worked out from the publisher's code)
+            that has never been run against the published file: tests run it on tiny random networks
+            saved in the same layout. A mismatch with the real file stops with an error rather than a
+            wrong value, but no value from the real file has been compared with the publisher's.
+            False where the library's own loader reads the checkpoint as published for it
+            (``transformers``' ``from_pretrained`` of a repository published for transformers,
+            torchvision's weight files).
     """
 
     name: str
@@ -77,6 +85,7 @@ class WeightSpec:
     metrics: tuple[str, ...] = field(default_factory=tuple)
     url: str | None = None
     sha256: str | None = None
+    unverified: bool = False
 
     def __post_init__(self) -> None:
         if self.repo_id is None and not (self.url and self.filename):
@@ -84,6 +93,22 @@ class WeightSpec:
         if self.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
             raise ValueError(f"weights {self.name!r}: sha256 must be 64 lowercase hex digits, "
                              f"got {self.sha256!r}")
+
+    def pinning(self) -> str:
+        """How the exact file is fixed: a hub revision, a full SHA-256, a hash prefix in the file name
+        (torchvision's convention, checked by ``weights fetch``), or ``"not pinned"``."""
+        if self.repo_id is not None and self.revision:
+            return f"revision {self.revision}"
+        if self.sha256:
+            return "sha256"
+        if self.filename and re.search(r"-[0-9a-f]{8,64}\.[A-Za-z0-9]+$", self.filename):
+            return "hash prefix in file name"
+        return "not pinned"
+
+    @property
+    def pinned(self) -> bool:
+        """Whether :meth:`pinning` fixes the file (anything but ``"not pinned"``)."""
+        return self.pinning() != "not pinned"
 
     def source(self) -> str:
         if self.repo_id is None:
