@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._content import require_correspondence, require_frames, require_motion
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams, farneback_flow, motion_magnitudes
@@ -35,11 +35,10 @@ def native_rgb(item: Item, size: int | None) -> tuple[np.ndarray, float]:
     """Every frame of the main video as ``(T, H, W, 3)`` uint8 RGB, and the source frame rate.
 
     Raises:
-        MetricInputError: When the video has fewer than two frames.
+        Unmeasurable: When the video has fewer than two frames (the item is left unscored).
     """
     sampled = sample_frames(item.video, fps=None, max_frames=None, size=size)
-    if len(sampled) < 2:
-        raise MetricInputError(f"needs at least 2 frames, the video gave {len(sampled)}")
+    require_frames(sampled.frames, 2)
     return sampled.frames, sampled.source_fps
 
 
@@ -53,8 +52,7 @@ def flickering_score(frames: np.ndarray) -> tuple[float, np.ndarray]:
 
     ``MAE_t`` is the mean absolute difference of frames t and t+1 over every pixel and channel.
     """
-    if len(frames) < 2:
-        raise MetricInputError(f"needs at least 2 frames, the video gave {len(frames)}")
+    require_frames(frames, 2)
     diffs = np.abs(np.diff(frames.astype(np.int16), axis=0))
     mae = diffs.reshape(diffs.shape[0], -1).mean(axis=1)
     return (255.0 - float(mae.mean())) / 255.0, mae
@@ -70,15 +68,19 @@ def flickering_score(frames: np.ndarray) -> tuple[float, np.ndarray]:
     ),
     config=NativeFrames,
     note=f"definition of {VBENCH}",
+    version="2",
 )
 def mq_temporal_flickering(item: Item, config: NativeFrames) -> Score:
     """VBench's Temporal Flickering (RoboPhys-3D App. B.1.4, citing VBench).
 
     VBench scores ``(255 - mean_t mean|I_{t+1} - I_t|) / 255`` on all frames of videos generated from
     static-scene prompts. Manipulation rollouts are not static, so every frame pair is used and real
-    motion lowers the score too; the paper itself notes that low-motion videos score high.
+    motion lowers the score too; the paper itself notes that low-motion videos score high. A video in
+    which nothing moves at all would score the best value, 1, for a failure to animate; it is left
+    unscored (:func:`~robojudge.metrics._content.require_motion`).
     """
     frames, _ = native_rgb(item, config.size)
+    require_motion(frames)
     value, mae = flickering_score(frames)
     return Score(value=value, details={"frames": len(frames), "max_step_mae": float(mae.max())})
 
@@ -120,6 +122,7 @@ def is_dynamic(step_scores: np.ndarray, n_frames: int, short_side: int, cfg: Dyn
     ),
     config=DynamicDegreeConfig,
     note=f"decision rule of {VBENCH}, with Farneback flow instead of RAFT",
+    version="2",
 )
 def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     """VBench's Dynamic Degree per video, 0 or 1 (RoboPhys-3D App. B.1.4).
@@ -128,12 +131,16 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     the mean of the top 5% flow magnitudes; the video is dynamic when at least ``round(4 T / 16)`` of
     them exceed ``6 * min(H, W) / 256`` px. The paper's per-model values are means of these binary
     decisions. The continuous share of moving steps is kept in ``details["moving_fraction"]``.
+
+    A still video is measured (0, not dynamic). Frames that show nothing of each other give large
+    flow that is not motion: with more than half of the steps lacking correspondence
+    (:func:`~robojudge.metrics._content.require_correspondence`) the item is unscored.
     """
     frames, fps = native_rgb(item, config.size)
     stride = max(1, round(fps / config.target_fps))
     gray = to_gray(frames[::stride])
-    if len(gray) < 2:
-        raise MetricInputError(f"needs at least 2 frames after the {stride}-frame stride, got {len(gray)}")
+    require_frames(gray, 2, f"the video after the {stride}-frame stride")
+    lost = require_correspondence(gray)
     scores = np.array([top_magnitude(farneback_flow(a, b, config), config.top_fraction)
                        for a, b in zip(gray[:-1], gray[1:], strict=True)])
     short_side = min(gray.shape[1:3])
@@ -141,7 +148,8 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     return Score(
         value=1.0 if is_dynamic(scores, len(gray), short_side, config) else 0.0,
         details={"frames": len(gray), "stride": stride, "threshold_px": threshold,
-                 "moving_fraction": float((scores > threshold).mean()), "max_step": float(scores.max())},
+                 "moving_fraction": float((scores > threshold).mean()), "max_step": float(scores.max()),
+                 "steps_without_correspondence": lost},
     )
 
 
@@ -159,15 +167,19 @@ class FlowScoreConfig(NativeFrames, FarnebackParams):
     ),
     config=FlowScoreConfig,
     note="EvalCrafter-style flow score, with Farneback flow instead of RAFT",
+    version="2",
 )
 def mq_flow_score(item: Item, config: FlowScoreConfig) -> Score:
     """Flow Score (RoboPhys-3D App. B.1.4): ``mean_t 1/(HW) sum_p |F_t(p)|`` over consecutive frames.
 
     Unlike ``flow_motion_magnitude_farneback`` (8 fps, 256x256), it keeps every frame at native size,
     so values are in pixels of the source video per source frame, like the WorldArena bounds
-    (0.0531-8.9414) that normalize it.
+    (0.0531-8.9414) that normalize it. As for ``flow_motion_magnitude_farneback``, a still video is
+    measured (about 0, the worst value) and frames without correspondence leave the item unscored.
     """
     frames, _ = native_rgb(item, config.size)
-    per_step = motion_magnitudes(to_gray(frames), config)
-    details = {"frames": len(frames), "max_step": float(per_step.max())}
+    gray = to_gray(frames)
+    lost = require_correspondence(gray)
+    per_step = motion_magnitudes(gray, config)
+    details = {"frames": len(frames), "max_step": float(per_step.max()), "steps_without_correspondence": lost}
     return Score(value=float(per_step.mean()), details=details)
