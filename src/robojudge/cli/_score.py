@@ -8,7 +8,7 @@ import typer
 
 from robojudge.cli._common import console, fail, parse_settings, print_summary, scoring_progress
 from robojudge.metrics import ALL_METRICS, UnknownMetricError, not_run_summary
-from robojudge.run import score_suite
+from robojudge.run import RunSummary, score_suite
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -55,6 +55,22 @@ def score(
     for problem in run.manifest_problems:
         console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
     print_summary(run.summary)
+    print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)
     if run.summary.interrupted:
         raise typer.Exit(130)
+
+
+def print_video_warnings(summary: RunSummary, *, limit: int = 20) -> None:
+    """What had to be assumed about the videos (an assumed rate, unusable time stamps), per item."""
+    if not summary.warned:
+        return
+    n, items = summary.warned, len(summary.video_warnings)
+    rows, where = f"result{'s' if n != 1 else ''}", f"item{'s' if items != 1 else ''}"
+    console.print(f"[yellow]{n} {rows} with video warnings ({items} {where}):[/]", highlight=False)
+    lines = [f"  {item}: {w}" for item, found in summary.video_warnings.items() for w in found]
+    for line in lines[:limit]:
+        console.print(line, highlight=False, markup=False)
+    if len(lines) > limit:
+        more = len(lines) - limit
+        console.print(f"  ... and {more} more (details.video_warnings in `robojudge results export`)")

@@ -16,7 +16,7 @@ from robojudge.run._executor import Executor, make_executor
 from robojudge.run._plan import pending_per_item
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
-from robojudge.video import VideoError, frame_cache
+from robojudge.video import VideoError, frame_cache, video_warnings
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,9 @@ class RunSummary:
     seconds: float = 0.0
     interrupted: bool = False
     errors: list[ResultRow] = field(default_factory=list)
+    # Rows whose videos needed an assumption (details["video_warnings"]), and those warnings by item.
+    warned: int = 0
+    video_warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def computed(self) -> int:
@@ -96,7 +99,8 @@ def compute_metric(item: Item, req: MetricRequest) -> ResultRow:
     if missing:
         return _error_row(item, req, f"item has no {', '.join(missing)}, which {spec.id} needs", 0.0)
     try:
-        score = spec.compute(item, req.config)
+        with video_warnings() as warned:  # what had to be assumed about the videos this metric read
+            score = spec.compute(item, req.config)
     except VideoError as exc:
         return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start)
     except (MetricInputError, MissingWeightsError) as exc:
@@ -112,9 +116,24 @@ def compute_metric(item: Item, req: MetricRequest) -> ResultRow:
         status="ok",
         value=score.value,
         duration_s=time.perf_counter() - start,
-        details=score.details or None,
+        details=with_video_warnings(score.details, warned),
         config=req.config.model_dump(mode="json"),
     )
+
+
+def with_video_warnings(details: dict[str, Any] | None, warnings: list[str]) -> dict[str, Any] | None:
+    """A row's details with ``video_warnings`` added when there are any (see :func:`video_warnings`)."""
+    if not warnings:
+        return details or None
+    return {**(details or {}), "video_warnings": list(warnings)}
+
+
+def _note_warnings(summary: RunSummary, row: ResultRow) -> None:
+    found = (row.details or {}).get("video_warnings")
+    if found:
+        summary.warned += 1
+        seen = summary.video_warnings.setdefault(row.item_id, [])
+        seen.extend(w for w in found if w not in seen)
 
 
 def compute_task(task: Task) -> list[ResultRow]:
@@ -181,6 +200,7 @@ def score_items(
                 else:
                     summary.failed += 1
                     summary.errors.append(row)
+                _note_warnings(summary, row)
                 if progress is not None:
                     progress(row, summary)
     except KeyboardInterrupt:
