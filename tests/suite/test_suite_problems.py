@@ -251,5 +251,6 @@ def test_problem_to_dict(media_root: Path) -> None:
         "item_id": "ep1",
         "field": "labels.ia",
         "message": "value 0 is out of range 1-5",
+        "severity": "error",
     }
     assert json.loads(json.dumps(d)) == d

@@ -2,17 +2,23 @@
 
 A manifest (JSONL, CSV, Parquet, or a JSON list) lists the rollouts to evaluate; see
 ``docs/manifest.md`` for the format. :func:`load_suite` reads and checks one,
-:func:`validate_manifest` lists everything wrong with it, and :func:`suite_info` counts what it holds.
+:func:`validate_manifest` lists everything wrong with it (optionally decoding its videos), and
+:func:`suite_info` counts what it holds. Paths may be confined to a folder (``confine=`` or
+``$ROBOJUDGE_CONFINE``).
 """
 
 from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info
 from robojudge.suite._load import Suite, load_suite, main_view_name, validate_manifest
+from robojudge.suite._media import MEDIA_MODES
+from robojudge.suite._paths import CONFINE_ENV
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import SUFFIXES
 from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Embodiment, Item, Labels
 
 __all__ = [
     "CHECKLIST_ITEMS",
+    "CONFINE_ENV",
+    "MEDIA_MODES",
     "SUFFIXES",
     "UNSET",
     "Checklist",

@@ -124,16 +124,9 @@ def describe_error(err: ErrorDetails) -> tuple[str | None, str]:
     return field, err["msg"]
 
 
-def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
-    """Check that every path a raw record names exists, without opening anything.
-
-    Only string values are checked (wrong types are left to schema validation). Relative paths are
-    taken against ``root``.
-
-    Returns:
-        ``(dotted field, message)`` for each missing or unusable path.
-    """
-    targets: list[tuple[str, str, str]] = []  # (field, kind, value)
+def path_targets(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(dotted field, kind, value)`` for every string path in a raw record (kind: ``views`` for views)."""
+    targets: list[tuple[str, str, str]] = []
     for name in _PATH_FIELDS:
         v = data.get(name)
         if isinstance(v, str):
@@ -143,9 +136,20 @@ def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
         for k, v in views.items():
             if isinstance(v, str):
                 targets.append((f"views.{k}", "views", v))
+    return targets
 
+
+def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
+    """Check that every path a raw record names exists, without opening anything.
+
+    Only string values are checked (wrong types are left to schema validation). Relative paths are
+    taken against ``root``.
+
+    Returns:
+        ``(dotted field, message)`` for each missing or unusable path.
+    """
     out: list[tuple[str, str]] = []
-    for field, kind, value in targets:
+    for field, kind, value in path_targets(data):
         if not value.strip():
             if field != "video":  # the schema already rejects an empty video
                 out.append((field, "path is empty"))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from robojudge.suite._check import check_paths, describe_error
+from robojudge.suite._media import MEDIA_MODES, check_media
+from robojudge.suite._paths import confine_folder, place_paths
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import RawRecord, file_problem, read_records
 from robojudge.suite._schema import Item
@@ -24,13 +26,15 @@ class Suite:
         path: The manifest file (absolute, ``..`` removed, symlinks kept).
         root: The folder relative manifest paths are taken against (``path.parent``).
         items: Valid items in file order; file fields are absolute (see :meth:`Item.resolve`).
-        problems: Everything found wrong; empty when the suite was loaded with ``strict=True``.
+        problems: Errors found (their records are left out); empty when loaded with ``strict=True``.
+        warnings: Things worth a look that did not stop an item (paths outside the manifest's folder).
     """
 
     path: Path
     root: Path
     items: list[Item]
     problems: list[ManifestProblem] = field(default_factory=list)
+    warnings: list[ManifestProblem] = field(default_factory=list)
     _index: dict[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -44,7 +48,7 @@ class Suite:
 
     @property
     def ok(self) -> bool:
-        """True when the manifest had no problems at all."""
+        """True when the manifest had no errors (warnings allowed)."""
         return not self.problems
 
     def by_id(self, item_id: str) -> Item:
@@ -80,9 +84,12 @@ def _where(rec: RawRecord) -> str:
 
 
 def _check_record(
-    rec: RawRecord, shown: str, root: Path, first_seen: dict[str, str]
+    rec: RawRecord, shown: str, root: Path, first_seen: dict[str, str], confine: Path | None
 ) -> tuple[Item | None, list[ManifestProblem]]:
-    """Validate one record; ``first_seen`` maps ids met so far to their location (updated)."""
+    """Validate one record; ``first_seen`` maps ids met so far to their location (updated).
+
+    Returns the item (None when it cannot be built) and its problems, errors and warnings.
+    """
     data = rec.data
     raw_id = data.get("item_id") if data is not None else None
     item_id = raw_id if isinstance(raw_id, str) and raw_id else None
@@ -90,8 +97,8 @@ def _check_record(
     if data is None:
         return None, found
 
-    def add(field_: str | None, message: str) -> None:
-        found.append(ManifestProblem(shown, rec.line, rec.row, item_id, field_, message))
+    def add(field_: str | None, message: str, severity: str = "error") -> None:
+        found.append(ManifestProblem(shown, rec.line, rec.row, item_id, field_, message, severity))
 
     if item_id is not None:
         if item_id in first_seen:
@@ -106,25 +113,34 @@ def _check_record(
             add(*describe_error(err))
     for field_, message in check_paths(data, root):
         add(field_, message)
+    for field_, message, severity in place_paths(data, root, confine):
+        add(field_, message, severity)
     return item, found
 
 
-def _collect(path: Path, shown: str, root: Path) -> tuple[list[Item], list[ManifestProblem]]:
+@dataclass
+class _Checked:
+    """One record after checking: where it is, its resolved item when it has no errors, its problems."""
+
+    line: int | None
+    row: int | None
+    item: Item | None
+    problems: list[ManifestProblem]
+
+
+def _collect(path: Path, shown: str, root: Path, confine: Path | None) -> list[_Checked]:
     """Read and check every record; raise :class:`ManifestError` only for file-level problems."""
     records = read_records(path, shown)
-    items: list[Item] = []
-    problems: list[ManifestProblem] = []
+    out: list[_Checked] = []
     first_seen: dict[str, str] = {}
-
     for rec in records:
-        item, found = _check_record(rec, shown, root, first_seen)
-        problems.extend(found)
-        if item is not None and not found:
-            items.append(item.resolve(root))
-
+        item, found = _check_record(rec, shown, root, first_seen, confine)
+        usable = item is not None and not any(p.is_error for p in found)
+        resolved = item.resolve(root) if usable and item is not None else None
+        out.append(_Checked(rec.line, rec.row, resolved, found))
     if not records:
-        problems.append(file_problem(shown, "manifest has no items"))
-    return items, problems
+        out.append(_Checked(None, None, None, [file_problem(shown, "manifest has no items")]))
+    return out
 
 
 def _locate(path: str | Path) -> tuple[Path, str, Path]:
@@ -133,14 +149,17 @@ def _locate(path: str | Path) -> tuple[Path, str, Path]:
     return full, str(path), full.parent
 
 
-def load_suite(path: str | Path, *, strict: bool = True) -> Suite:
+def load_suite(path: str | Path, *, strict: bool = True, confine: str | Path | None = None) -> Suite:
     """Load a suite manifest (JSONL, CSV, Parquet or a JSON list), one item per rollout.
 
     Args:
         path: The manifest file; the format is chosen by suffix (``.jsonl``/``.ndjson``, ``.csv``,
             ``.parquet``, ``.json``).
-        strict: When true, any problem raises. When false, bad records are left out of
+        strict: When true, any error raises. When false, bad records are left out of
             ``Suite.items`` and listed in ``Suite.problems``, so one broken line does not stop a run.
+        confine: A folder every path of an item must stay in (after resolving ``..`` and symbolic
+            links); an item reaching outside it is an error. ``None`` reads ``$ROBOJUDGE_CONFINE``;
+            unset means no confinement (paths outside the manifest's folder are then warnings).
 
     Returns:
         The suite, with relative paths resolved against the manifest's folder.
@@ -148,24 +167,59 @@ def load_suite(path: str | Path, *, strict: bool = True) -> Suite:
     Raises:
         ManifestError: With ``strict``, when anything is wrong (all problems at once). Always, when
             the file itself cannot be used (missing, unreadable, unknown format, no CSV header).
+        ValueError: The confine folder does not exist.
     """
     full, shown, root = _locate(path)
-    items, problems = _collect(full, shown, root)
+    checked = _collect(full, shown, root, confine_folder(confine))
+    problems = [p for c in checked for p in c.problems if p.is_error]
     if strict and problems:
         raise ManifestError(problems)
-    return Suite(path=full, root=root, items=items, problems=problems)
+    items = [c.item for c in checked if c.item is not None]
+    warnings = [p for c in checked for p in c.problems if not p.is_error]
+    return Suite(path=full, root=root, items=items, problems=problems, warnings=warnings)
 
 
-def validate_manifest(path: str | Path) -> list[ManifestProblem]:
-    """Every problem in a manifest, in file order; an empty list means the manifest is valid.
+def validate_manifest(
+    path: str | Path,
+    *,
+    confine: str | Path | None = None,
+    media: str = "none",
+    progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
+) -> list[ManifestProblem]:
+    """Every problem in a manifest, errors and warnings, in file order.
 
-    Never raises for bad content: a file that cannot be read at all (missing, unknown format,
-    unreadable) comes back as a single file-level problem (``line`` and ``row`` both ``None``).
-    Media are not decoded; path fields are only checked for existence.
+    The manifest is valid when no problem is an error (``problem.is_error``); warnings flag what
+    deserves a look without stopping an item. Never raises for bad content: a file that cannot be
+    read at all (missing, unknown format, unreadable) comes back as a single file-level problem
+    (``line`` and ``row`` both ``None``).
+
+    Args:
+        path: The manifest file.
+        confine: See :func:`load_suite`; without one, paths outside the manifest's folder warn.
+        media: How hard to look at the videos of valid items (``video``, ``reference_video``,
+            ``views``): ``"none"`` checks only that they exist; ``"open"`` opens each and decodes
+            its first frame, reporting what fails as a warning; ``"deep"`` decodes every frame as
+            scoring would, reporting what fails (undecodable, truncated) as an error. Both report
+            what sampling would have to assume (a frame rate, unusable time stamps) as warnings.
+        progress: Called with ``(videos checked, videos to check)`` as media checks finish.
+        workers: Threads checking media (default: up to 8, one per core).
+
+    Raises:
+        ValueError: unknown ``media`` mode, or the confine folder does not exist.
     """
+    if media not in MEDIA_MODES:
+        raise ValueError(f"media must be one of {', '.join(MEDIA_MODES)}, got {media!r}")
     full, shown, root = _locate(path)
     try:
-        _, problems = _collect(full, shown, root)
+        checked = _collect(full, shown, root, confine_folder(confine))
     except ManifestError as e:
         return e.problems
-    return problems
+    if media != "none":
+        items = [c.item for c in checked]
+        found = check_media(items, deep=media == "deep", progress=progress, workers=workers)
+        for c, extra in zip(checked, found, strict=True):
+            if c.item is not None:
+                item_id = c.item.item_id
+                c.problems.extend(ManifestProblem(shown, c.line, c.row, item_id, *f) for f in extra)
+    return [p for c in checked for p in c.problems]

@@ -14,6 +14,10 @@ class ManifestProblem:
     Exactly one of ``line`` and ``row`` is set for a problem that belongs to one record; both are
     ``None`` for a problem with the file as a whole (unreadable, unknown format, no items).
 
+    A problem is an ``"error"`` (the record is left out of a run) or a ``"warning"`` (it is scored,
+    but something deserves a look: a path outside the manifest's folder, a frame rate that had to
+    be assumed, a video that a quick look could not decode).
+
     Attributes:
         file: The manifest path as it was given.
         line: 1-based physical line in a text manifest (JSONL, CSV; for CSV the header is line 1 and
@@ -23,6 +27,7 @@ class ManifestProblem:
         field: Dotted path of the offending field (``labels.pa``, ``views.front``), or ``None`` when
             the problem concerns the whole record.
         message: What is wrong, in plain words.
+        severity: ``"error"`` or ``"warning"``.
     """
 
     file: str
@@ -31,6 +36,11 @@ class ManifestProblem:
     item_id: str | None
     field: str | None
     message: str
+    severity: str = "error"
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity != "warning"
 
     @property
     def location(self) -> str:
@@ -55,6 +65,8 @@ class ManifestProblem:
             parts.append(f"field {self.field}")
         if len(parts) > 1:
             parts[-1] += ":"
+        if self.severity == "warning":
+            parts.append("warning:")
         parts.append(self.message)
         return " ".join(parts)
 

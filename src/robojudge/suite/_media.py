@@ -1,0 +1,77 @@
+"""Looking inside the videos a manifest names, before a run finds out the hard way.
+
+Two depths: ``open`` opens each video and decodes its first frame (a few milliseconds; it catches
+files that are not video, or that no decoder here reads, such as animated WebP), and ``deep``
+decodes every frame exactly as scoring samples it (catching truncated files and damage further in).
+Both pass on what sampling would have to assume about a video (an assumed frame rate, unusable
+time stamps) as warnings. Each distinct file is looked at once, however many items share it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from robojudge.suite._schema import Item
+from robojudge.video import VideoError, probe_video, sample_frames
+
+__all__ = ["MEDIA_MODES", "check_media", "inspect_video", "video_fields"]
+
+MEDIA_MODES = ("none", "open", "deep")
+"""How hard :func:`robojudge.suite.validate_manifest` looks at videos (see :mod:`robojudge.suite._media`)."""
+
+# Deep checks decode every frame but keep only a thumbnail of each: the verdict is the same as at
+# full size, the memory is not.
+_THUMB = (16, 16)
+
+Finding = tuple[str, str, str]  # (dotted field, message, severity)
+
+
+def video_fields(item: Item) -> list[tuple[str, str]]:
+    """``(dotted field, path)`` of an item's videos; a path listed twice is kept under its first field."""
+    pairs = [("video", item.video)]
+    if item.reference_video:
+        pairs.append(("reference_video", item.reference_video))
+    pairs += [(f"views.{name}", p) for name, p in (item.views or {}).items()]
+    seen: set[str] = set()
+    out = []
+    for field, path in pairs:
+        if path not in seen:
+            seen.add(path)
+            out.append((field, path))
+    return out
+
+
+def inspect_video(path: str, *, deep: bool) -> list[tuple[str, str]]:
+    """``(message, severity)`` for what is wrong with one video (file or frame folder), if anything."""
+    try:
+        if deep:
+            warnings = sample_frames(path, fps=None, max_frames=None, size=_THUMB).warnings
+        else:
+            warnings = probe_video(path).warnings
+    except VideoError as exc:
+        return [(f"cannot be decoded: {exc.reason}", "error" if deep else "warning")]
+    return [(w, "warning") for w in warnings]
+
+
+def check_media(
+    items: Sequence[Item | None],
+    *,
+    deep: bool,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
+) -> list[list[Finding]]:
+    """What is wrong with the videos of each item (``None`` entries are skipped), in item order."""
+    fields = [video_fields(it) if it is not None else [] for it in items]
+    paths = list(dict.fromkeys(p for pairs in fields for _, p in pairs))
+    verdicts: dict[str, list[tuple[str, str]]] = {}
+    if paths:
+        n = workers or min(8, os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=max(1, n)) as pool:
+            futures = {pool.submit(inspect_video, p, deep=deep): p for p in paths}
+            for done, future in enumerate(as_completed(futures), start=1):
+                verdicts[futures[future]] = future.result()
+                if progress is not None:
+                    progress(done, len(paths))
+    return [[(f, m, sev) for f, p in pairs for m, sev in verdicts[p]] for pairs in fields]

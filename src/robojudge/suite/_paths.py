@@ -1,0 +1,62 @@
+"""Where a manifest's paths may lead.
+
+A manifest names files by path, and whoever scores or judges it reads those files (a judge even
+uploads their frames to its server). Relative paths are taken against the manifest's folder;
+absolute paths, ``..`` and symbolic links can lead anywhere. Paths are compared after resolving
+``..`` and links:
+
+* outside the manifest's folder: a warning (absolute paths to a shared data folder are common);
+* outside a *confined* folder (``--confine DIR`` or ``$ROBOJUDGE_CONFINE``): an error, so the item is
+  left out of the run and nothing of that file is read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from robojudge.suite._check import path_targets
+
+__all__ = ["CONFINE_ENV", "confine_folder", "place_paths"]
+
+CONFINE_ENV = "ROBOJUDGE_CONFINE"
+"""Environment variable naming the folder manifest paths must stay in (when no folder is passed)."""
+
+
+def confine_folder(confine: str | Path | None) -> Path | None:
+    """The resolved folder paths must stay in: ``confine``, else ``$ROBOJUDGE_CONFINE``, else None.
+
+    Raises:
+        ValueError: the folder does not exist.
+    """
+    if confine is None:
+        confine = os.environ.get(CONFINE_ENV, "").strip() or None
+        if confine is None:
+            return None
+    folder = Path(confine).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"confine folder {folder} does not exist (or is not a folder)")
+    return folder.resolve()
+
+
+def place_paths(data: dict[str, Any], root: Path, confine: Path | None) -> list[tuple[str, str, str]]:
+    """``(dotted field, message, severity)`` for each path of a raw record that leaves its bounds.
+
+    Args:
+        data: the raw record.
+        root: the manifest's folder (relative paths are taken against it).
+        confine: a resolved folder every path must stay in, or None.
+    """
+    out: list[tuple[str, str, str]] = []
+    home = root.resolve()
+    for field, _, value in path_targets(data):
+        if not value.strip():
+            continue
+        target = (root / value).resolve()
+        if confine is not None:
+            if not target.is_relative_to(confine):
+                out.append((field, f"{target} is outside the confined folder {confine}", "error"))
+        elif not target.is_relative_to(home):
+            out.append((field, f"{target} is outside the manifest's folder {home}", "warning"))
+    return out

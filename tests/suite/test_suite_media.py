@@ -1,0 +1,104 @@
+"""``validate_manifest(media=...)``: videos that cannot be decoded are found before a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+from robojudge.suite import load_suite, validate_manifest
+from robojudge.video import write_video
+
+
+def _clip(n: int = 24) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    canvas = rng.integers(0, 256, (48 + 2 * n, 64 + 3 * n, 3), dtype=np.uint8)
+    return np.stack([canvas[2 * i : 2 * i + 48, 3 * i : 3 * i + 64] for i in range(n)])
+
+
+def _animated_webp(path: Path, frames: np.ndarray) -> Path:
+    with av.open(str(path), "w", format="webp") as container:
+        stream = container.add_stream("libwebp_anim", rate=8)
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        for rgb in frames:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path
+
+
+@pytest.fixture
+def manifest(tmp_path: Path) -> Path:
+    root = tmp_path / "suite"
+    root.mkdir()
+    write_video(root / "good.mp4", _clip(), fps=8)
+    full = write_video(root / "long.mp4", _clip(40), fps=8).read_bytes()
+    (root / "cut.mp4").write_bytes(full[: len(full) // 3])  # index intact, most frames missing
+    _animated_webp(root / "anim.webp", _clip(8))
+    (root / "text.mp4").write_text("not a video at all\n" * 10)
+    folder = write_video(root / "frames", _clip(8), fps=8)
+    (folder / "fps.txt").unlink()
+    rows = [
+        {"item_id": "good", "video": "good.mp4", "reference_video": "good.mp4"},
+        {"item_id": "cut", "video": "cut.mp4"},
+        {"item_id": "webp", "video": "anim.webp"},
+        {"item_id": "text", "video": "good.mp4", "views": {"front": "good.mp4", "side": "text.mp4"}},
+        {"item_id": "folder", "video": "frames"},
+        {"item_id": "bad_row", "video": "good.mp4", "labels": {"pa": 9}},
+    ]
+    path = root / "suite.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _by_item(problems: list) -> dict[str, list[tuple[str | None, str, str]]]:
+    out: dict[str, list[tuple[str | None, str, str]]] = {}
+    for p in problems:
+        out.setdefault(p.item_id, []).append((p.field, p.severity, p.message))
+    return out
+
+
+def test_without_media_checks_only_existence(manifest: Path) -> None:
+    assert [p.item_id for p in validate_manifest(manifest)] == ["bad_row"]
+    # The animated WebP loads as an item and would fail only when scored.
+    assert "webp" in {it.item_id for it in load_suite(manifest, strict=False)}
+
+
+def test_open_finds_undecodable_videos_as_warnings(manifest: Path) -> None:
+    calls: list[tuple[int, int]] = []
+    found = _by_item(validate_manifest(manifest, media="open", progress=lambda d, t: calls.append((d, t))))
+    assert set(found) == {"webp", "text", "folder", "bad_row"}  # the cut file's first frame decodes
+    assert found["webp"] == [("video", "warning", "cannot be decoded: zero frames decoded")]
+    ((field, severity, message),) = found["text"]
+    assert (field, severity) == ("views.side", "warning")
+    assert message.startswith("cannot be decoded: not a video")
+    assumed = "no fps.txt in the frame folder; rate assumed to be 30 fps"
+    assert found["folder"] == [("video", "warning", assumed)]
+    assert found["bad_row"][0][:2] == ("labels.pa", "error")  # invalid rows are not opened
+    # One look per distinct file: good.mp4 serves four fields, bad_row's video is not looked at.
+    assert calls == [(i, 5) for i in range(1, 6)]
+
+
+def test_deep_decodes_everything_and_makes_failures_errors(manifest: Path) -> None:
+    problems = validate_manifest(manifest, media="deep", workers=2)
+    found = _by_item(problems)
+    assert set(found) == {"cut", "webp", "text", "folder", "bad_row"}
+    ((field, severity, message),) = found["cut"]
+    assert (field, severity) == ("video", "error")
+    assert message.startswith("cannot be decoded: truncated: decoded ") and "of 40 declared frames" in message
+    assert found["webp"] == [("video", "error", "cannot be decoded: zero frames decoded")]
+    assert found["text"][0][:2] == ("views.side", "error")
+    assert found["folder"][0][1] == "warning"  # an assumed rate is worth a look, not a failure
+    # Problems stay in file order, located by line.
+    assert [p.line for p in problems] == sorted(p.line for p in problems)
+    webp = next(p for p in problems if p.item_id == "webp")
+    assert str(webp).startswith(f"{manifest}:3: item 'webp' field video:")
+
+
+def test_unknown_media_mode(manifest: Path) -> None:
+    with pytest.raises(ValueError, match="media must be one of none, open, deep"):
+        validate_manifest(manifest, media="full")
