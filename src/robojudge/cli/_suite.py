@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
@@ -16,18 +19,64 @@ app = typer.Typer(help="Check and describe suite manifests.", no_args_is_help=Tr
 
 
 @app.command("validate")
-def validate_cmd(file: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet).")) -> None:
-    """Report every problem of a manifest at once; exit 1 if there are any."""
+def validate_cmd(
+    file: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
+    deep: bool = typer.Option(
+        False, "--deep", help="Decode every frame of every video as scoring would; failures are errors."
+    ),
+    no_media: bool = typer.Option(False, "--no-media", help="Only check that media exist; open nothing."),
+    confine: Path | None = typer.Option(
+        None,
+        "--confine",
+        help="Refuse items whose paths resolve outside this folder [default: $ROBOJUDGE_CONFINE].",
+    ),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress of media checks."),
+) -> None:
+    """Report every problem of a manifest at once; exit 1 if any is an error.
+
+    By default each video is opened and its first frame decoded: what fails is a warning. With --deep
+    every frame is decoded, and a video that cannot be used (undecodable, truncated) is an error.
+    Paths outside the manifest's folder are warnings; with --confine, errors.
+    """
+    if deep and no_media:
+        raise fail("--deep and --no-media contradict each other")
+    media = "none" if no_media else "deep" if deep else "open"
     try:
-        problems = validate_manifest(file)
-    except ManifestError as exc:
+        with media_progress(progress and media != "none", "decoding" if deep else "opening") as on_video:
+            problems = validate_manifest(file, confine=confine, media=media, progress=on_video)
+    except (ManifestError, ValueError) as exc:
         raise fail(str(exc)) from None
     for p in problems:
         err_console.print(str(p), highlight=False, markup=False)
-    if problems:
-        err_console.print(f"[bold red]{len(problems)} problem(s)[/] in {file}", highlight=False)
+    errors = sum(p.is_error for p in problems)
+    warnings = len(problems) - errors
+    if errors:
+        also = f" and {warnings} warning(s)" if warnings else ""
+        err_console.print(f"[bold red]{errors} problem(s)[/]{also} in {file}", highlight=False)
         raise typer.Exit(1)
-    console.print(f"[green]ok[/]: {file}", highlight=False)
+    note = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
+    console.print(f"[green]ok[/]: {file}{note}", highlight=False)
+
+
+@contextmanager
+def media_progress(enabled: bool, verb: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar for media checks (they can take minutes on a large suite)."""
+    if not enabled:
+        yield None
+        return
+    bar = Progress(
+        TextColumn(f"[bold]{verb} videos"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err_console, transient=True,
+    )  # fmt: skip
+    task: list[TaskID] = []
+
+    def on_video(done: int, total: int) -> None:
+        if not task:
+            task.append(bar.add_task(verb, total=total))
+        bar.update(task[0], completed=done)
+
+    with bar:
+        yield on_video
 
 
 def _render(title: str, value: Any) -> None:
