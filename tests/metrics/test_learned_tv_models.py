@@ -79,6 +79,13 @@ def test_iq1_lpips_end_to_end_zero_for_identical_videos(weights, tmp_path):
     net = nets.load_lpips_vgg()
     assert torch.equal(net.net.slice1[0].weight, state["features.0.weight"])  # backbone came from our file
     assert torch.equal(dict(net.net.slice5.named_children())["28"].bias, state["features.28.bias"])
+    # A generated video that stops after 2 of the reference's 4 frames: the 2 frames it has match
+    # (distance 0), the 2 it lacks count as 1, the top of the range: (0 + 0 + 1 + 1) / 4.
+    long_ref = _video(tmp_path, "c", np.concatenate([frames, 255 - frames]))
+    short = compute_metric(Item(item_id="c", video=video, reference_video=long_ref),
+                           MetricRequest.build("iq1_lpips"))
+    assert short.status == "ok" and short.value == pytest.approx(0.5)
+    assert short.details["frames_missing"] == 2 and short.details["frames_expected"] == 4
 
 
 @pytest.mark.slow  # full-size MUSIQ on CPU

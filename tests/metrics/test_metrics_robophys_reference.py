@@ -64,17 +64,43 @@ def test_identical_videos(tmp_path):
     assert s.value == pytest.approx(1.0) and s.details["frames"] == 4
 
 
-def test_offset_video_and_truncation(tmp_path):
+def test_a_generated_video_that_ends_early_counts_missing_frames_as_worst(tmp_path):
     ref = _frames(5)
     gen = (ref[:3].astype(int) + 5).astype(np.uint8)  # values <= 234, no clipping
     item = _item(tmp_path, gen, ref)
     p = get_metric("iq1_psnr").compute(item)
-    assert p.details["frames"] == 3  # truncated to the shorter video
-    assert p.value == pytest.approx(10 * math.log10(2601))
+    assert p.details == {"frames": 3, "frames_expected": 5, "frames_missing": 2, "frames_unmatched": 0,
+                         "min_frame": pytest.approx(10 * math.log10(2601)), "capped_frames": 0}
+    # 3 frames at 10 log10(2601) = 34.15 dB and 2 missing at 0 dB: 3 * 34.15 / 5 = 20.49 dB. Compared
+    # over the common 3 frames only, as before, it scored 34.15 dB.
+    assert p.value == pytest.approx(3 * 10 * math.log10(2601) / 5)
     s = get_metric("iq1_ssim").compute(item)
     per = [structural_similarity(r, g, data_range=255, channel_axis=-1, gaussian_weights=True, sigma=1.5,
                                  use_sample_covariance=False) for g, r in zip(gen, ref[:3], strict=True)]
-    assert s.value == pytest.approx(float(np.mean(per)))
+    assert s.value == pytest.approx(float(np.sum(per)) / 5)  # the 2 missing frames count as SSIM 0
+
+
+def test_one_frame_of_conditioning_is_unscored_not_perfect(tmp_path):
+    ref = _frames(6)
+    item = _item(tmp_path, ref[:1], ref)  # only the shared first frame: it scored 100 dB and SSIM 1
+    for metric in ("iq1_psnr", "iq1_ssim"):
+        score = get_metric(metric).compute(item)
+        assert not score.scored and score.details == {
+            "unscored_reason": "the video gave 1 frame; the metric needs at least 2 frames", "frames": 1}
+
+
+def test_a_reference_shorter_than_the_video_is_unscored_within_tolerance_compared(tmp_path):
+    gen = _frames(10)
+    short = get_metric("iq1_psnr").compute(_item(tmp_path / "a", gen, gen[:4]))
+    assert not short.scored and short.details == {
+        "unscored_reason": "the reference video has 4 frames at 10 fps, fewer than 0.9 of the generated "
+        "video's 10: no ground truth for the rest", "frames": 0, "frames_expected": 10, "reference_frames": 4}
+    near = get_metric("iq1_psnr").compute(_item(tmp_path / "b", gen, gen[:9]))  # 9 >= 0.9 * 10
+    assert near.value == 100.0 and near.details["frames"] == 9 and near.details["frames_unmatched"] == 1
+    spec = get_metric("iq1_ssim")
+    loose_config = spec.make_config({"min_reference_coverage": 0.4})
+    loose = spec.compute(_item(tmp_path / "a", gen, gen[:4]), loose_config)
+    assert loose.value == pytest.approx(1.0) and loose.details["frames_unmatched"] == 6
 
 
 def test_generated_frames_are_resized_to_the_reference(tmp_path):

@@ -235,6 +235,9 @@ async def _judge_one(
         jpeg_quality=quality if isinstance(quality, int) else None,
         before_decode=engine.start_backend,
     )
+    stopped = engine.not_sent_error()
+    if stopped is not None and not frames.known():  # the breaker is open: decoding would be wasted
+        return [_error_row(item, p, stopped) for p in plans]
     try:
         await frames.prepare()
         if frames.from_cache:  # replies most likely cached too: no tasks to schedule

@@ -19,7 +19,7 @@ from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics.learned import tv_nets
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.metrics.robophys.reference import PairedConfig, paired_frames
+from robojudge.metrics.robophys.reference import PairedConfig, paired_frames, with_missing
 from robojudge.models import _torch as nets
 from robojudge.suite._schema import Item
 
@@ -157,20 +157,22 @@ def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     config=PairedConfig,
     note="Zhang et al., CVPR 2018; frames paired as iq1_psnr and iq1_ssim",
     weights=(nets.VGG16_IMAGENET.name,),
+    version="2",
 )
 def iq1_lpips(item: Item, config: PairedConfig) -> Score:
     """Mean per-frame LPIPS against ``reference_video`` (RoboPhys-3D App. B.1.1).
 
     Frames are paired exactly as for ``iq1_psnr``/``iq1_ssim`` (one rate, generated resized to the
-    reference, truncated to the shorter). The paper does not name the LPIPS backbone; VGG-16 is used
+    reference, over the reference's length): a reference frame the generated video does not reach
+    counts as 1, the top of LPIPS's range. The paper does not name the LPIPS backbone; VGG-16 is used
     because its ImageNet weights are pinned on the hub and shared with ``cc_style``.
     """
+    pair = paired_frames(item, config.fps, config.min_reference_coverage)
     net = nets.load_lpips_vgg(metric="iq1_lpips")
-    gen, ref = paired_frames(item, config.fps)
-    per_frame = tv_nets.lpips_distances(gen, ref, net)
-    return Score(
-        value=float(per_frame.mean()), details={"frames": len(per_frame), "max_frame": float(per_frame.max())}
-    )
+    compared = tv_nets.lpips_distances(pair.gen, pair.ref[: len(pair.gen)], net)
+    per_frame = with_missing(compared, pair.missing, 1.0)
+    details = {**pair.coverage(), "max_frame": float(compared.max())}
+    return Score(value=float(per_frame.mean()), details=details)
 
 
 # --- Style consistency -------------------------------------------------------------------------------

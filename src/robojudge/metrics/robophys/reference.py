@@ -7,11 +7,13 @@ Both metrics read the generated video and ``Item.reference_video`` the same way 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._content import require_frames
+from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
@@ -29,17 +31,48 @@ class PairedConfig(BaseModel):
         gt=0,
         description="common sampling rate; None: the lower of the two videos' own frame rates",
     )
+    min_reference_coverage: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="the reference must have at least this share of the generated video's frames; a "
+        "shorter one leaves the item unscored",
+    )
 
 
-def paired_frames(item: Item, fps: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Generated and reference RGB frames paired in time, both ``(N, H, W, 3)`` uint8.
+class PairedFrames(NamedTuple):
+    """Generated and reference frames paired in time, and what could not be paired.
+
+    ``gen[i]`` pairs with ``ref[i]``; the reference's frames from ``len(gen)`` on have no generated
+    counterpart (``missing`` of them, the generated video ended early); ``unmatched`` generated frames
+    beyond the reference's end were dropped.
+    """
+
+    gen: np.ndarray
+    ref: np.ndarray
+    missing: int
+    unmatched: int
+
+    def coverage(self) -> dict[str, int]:
+        """Details every frame-paired metric reports: frames compared, expected, missing, unmatched."""
+        return {"frames": len(self.gen), "frames_expected": len(self.ref), "frames_missing": self.missing,
+                "frames_unmatched": self.unmatched}
+
+
+def paired_frames(item: Item, fps: float | None, min_reference_coverage: float = 0.9) -> PairedFrames:
+    """Generated and reference RGB frames paired in time, ``(N, H, W, 3)`` uint8 each.
 
     Both videos are sampled at one rate (``fps``, or the lower of their native rates, which keeps
-    every frame when they agree); generated frames are resized to the reference's size; the longer
-    sequence is truncated to the shorter one.
+    every frame when they agree); generated frames are resized to the reference's size. The reference
+    sets the length: generated frames past its end are dropped, and a generated video that ends early
+    leaves reference frames ``missing``, which the metrics count as the worst value rather than
+    comparing only the common start (a one-frame video holding the conditioning frame scored a perfect
+    100 dB that way).
 
     Raises:
         MetricInputError: When the item has no reference video.
+        Unmeasurable: When either video gives fewer than 2 frames, or the reference has fewer than
+            ``min_reference_coverage`` of the generated video's frames (no ground truth for the rest).
     """
     if not item.reference_video:
         raise MetricInputError("item has no reference_video to compare against")
@@ -47,8 +80,20 @@ def paired_frames(item: Item, fps: float | None) -> tuple[np.ndarray, np.ndarray
     ref = sample_frames(item.reference_video, fps=rate, max_frames=None).frames
     h, w = ref.shape[1:3]
     gen = sample_frames(item.video, fps=rate, max_frames=None, size=(w, h)).frames
+    require_frames(gen, 2)
+    require_frames(ref, 2, "the reference video")
+    if len(ref) < min_reference_coverage * len(gen):
+        raise Unmeasurable(
+            f"the reference video has {len(ref)} frames at {rate:g} fps, fewer than "
+            f"{min_reference_coverage:g} of the generated video's {len(gen)}: no ground truth for the rest",
+            frames=0, frames_expected=len(gen), reference_frames=len(ref))
     n = min(len(ref), len(gen))
-    return gen[:n], ref[:n]
+    return PairedFrames(gen[:n], ref, len(ref) - n, len(gen) - n)
+
+
+def with_missing(per_frame: np.ndarray, missing: int, worst: float) -> np.ndarray:
+    """``per_frame`` followed by ``missing`` copies of the metric's ``worst`` value."""
+    return np.concatenate([np.asarray(per_frame, dtype=np.float64), np.full(missing, float(worst))])
 
 
 class PsnrConfig(PairedConfig):
@@ -78,20 +123,24 @@ def psnr(gen: np.ndarray, ref: np.ndarray, max_db: float = 100.0) -> float:
         "reference frame at the same time, averaged over frames; capped at 100 dB per frame."
     ),
     config=PsnrConfig,
+    version="2",
 )
 def iq1_psnr(item: Item, config: PsnrConfig) -> Score:
     """Mean per-frame PSNR against the reference video (RoboPhys-3D App. B.1.1).
 
     Per-frame PSNR is averaged (not the PSNR of the pooled MSE), as the paper scores "each generated
     frame and its ground-truth counterpart". The cap only matters for (near-)identical frames; any
-    value at or above 50 dB normalizes to 1 (App. B.5.3, eq. 6).
+    value at or above 50 dB normalizes to 1 (App. B.5.3, eq. 6). A reference frame the generated video
+    does not reach counts as 0 dB, the lowest PSNR two 8-bit frames can have (MSE at most 255^2).
     """
-    gen, ref = paired_frames(item, config.fps)
-    per_frame = np.array([psnr(g, r, config.max_db) for g, r in zip(gen, ref, strict=True)])
+    pair = paired_frames(item, config.fps, config.min_reference_coverage)
+    ref = pair.ref[: len(pair.gen)]
+    compared = np.array([psnr(g, r, config.max_db) for g, r in zip(pair.gen, ref, strict=True)])
+    per_frame = with_missing(compared, pair.missing, 0.0)
     return Score(
         value=float(per_frame.mean()),
-        details={"frames": len(per_frame), "min_frame": float(per_frame.min()),
-                 "capped_frames": int((per_frame >= config.max_db).sum())},
+        details={**pair.coverage(), "min_frame": float(compared.min()),
+                 "capped_frames": int((compared >= config.max_db).sum())},
     )
 
 
@@ -136,21 +185,25 @@ def ssim(gen: np.ndarray, ref: np.ndarray, *, gaussian_weights: bool = True) -> 
         "between each generated frame and the reference frame at the same time, averaged over frames."
     ),
     config=SsimConfig,
+    version="2",
 )
 def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     """Mean per-frame SSIM against the reference video (RoboPhys-3D App. B.1.1).
 
     Identical videos score exactly 1. SSIM can dip below 0 for anti-correlated frames; such values are
-    kept as computed (the paper's [0, 1] range describes realistic videos).
+    kept as computed (the paper's [0, 1] range describes realistic videos). A reference frame the
+    generated video does not reach counts as 0, no structural similarity (the bottom of the range).
     """
     import cv2
 
-    gen, ref = paired_frames(item, config.fps)
+    pair = paired_frames(item, config.fps, config.min_reference_coverage)
+    gen, ref = pair.gen, pair.ref[: len(pair.gen)]
     if config.gray:
         gen = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in gen])
         ref = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in ref])
-    per_frame = np.array(
+    compared = np.array(
         [ssim(g, r, gaussian_weights=config.gaussian_weights) for g, r in zip(gen, ref, strict=True)]
     )
-    details = {"frames": len(per_frame), "min_frame": float(per_frame.min())}
+    per_frame = with_missing(compared, pair.missing, 0.0)
+    details = {**pair.coverage(), "min_frame": float(compared.min())}
     return Score(value=float(per_frame.mean()), details=details)
