@@ -125,3 +125,28 @@ def test_cli_errors_are_one_line(tmp_path: Path, make_items: Any) -> None:
     res = runner.invoke(app, ["judge", str(manifest), "--backend", "mock", "--model", "m", "--rubric", "pz"])
     assert res.exit_code == 2 and "Did you mean 'pa'" in res.output
     assert "vllm serve" in ENDPOINT_HELP
+
+
+def test_cli_limits_flags_and_breaker_said_once(tmp_path: Path, make_items: Any) -> None:
+    items = make_items([f"item{i}" for i in range(12)])
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    base = ["judge", str(manifest), "--backend", "openai", "--model", "m", "--rubric", "pa"]
+    base += ["--cache-dir", str(tmp_path / "c"), "--no-progress", "--concurrency", "2"]
+    with FakeServer(lambda body, n: Reply("down", status=503)) as srv:
+        res = CliRunner().invoke(
+            app,
+            [*base, "--base-url", srv.url, "--db", str(tmp_path / "a.sqlite"), "--circuit-breaker", "3",
+             "--timeout", "2", "--deadline", "5"],
+        )
+        sent = srv.count
+    assert res.exit_code == 0, res.output
+    assert sent <= 3 + 2 and "12 failed" in res.output
+    assert res.output.count("circuit breaker open") == 1  # one line, not one per item
+    assert "judgments stopped by the circuit breaker" in res.output
+    big = {"choices": [{"message": {"content": "x" * 10_000}}]}
+    with FakeServer(lambda body, n: Reply(raw=big)) as srv:
+        args = [*base, "--base-url", srv.url, "--db", str(tmp_path / "b.sqlite"), "--max-reply-bytes", "4096"]
+        res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "reply larger than 4 KiB" in res.output and "12 failed" in res.output

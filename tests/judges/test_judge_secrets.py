@@ -76,6 +76,7 @@ def test_echoing_server_never_gets_the_key_stored_or_printed(
         (tmp_path / "judges.toml").write_text(
             f'[judges.echo]\nbackend = "openai"\nmodel = "m"\nbase_url = "{srv.url}"\n'
             'api_key_env = "RJ_TEST_KEY"\nmax_retries = 1\nbackoff_s = 0.01\nconcurrency = 1\n'
+            "circuit_breaker = 0\n"
         )
         args = ["judge", str(manifest), "--judge", "echo", "--judges", str(tmp_path / "judges.toml")]
         args += ["--rubric", "ia", "--db", str(db), "--cache-dir", str(cache_dir), "--no-progress"]

@@ -159,12 +159,19 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
             f"mean score std {s.mean_score_std:.3f}",
             highlight=False,
         )
-    if s.errors:
+    if st.stopped:
+        console.print(f"judge {name}: {st.stopped}", style="red", highlight=False, markup=False)
+    # Rows the breaker stopped all carry its message, printed once just above.
+    errors = [r for r in s.errors if not (st.stopped and r.error and r.error.endswith(st.stopped))]
+    if len(errors) < len(s.errors):
+        stopped = len(s.errors) - len(errors)
+        console.print(f"{stopped} judgments stopped by the circuit breaker", highlight=False)
+    if errors:
         console.print("[bold red]unscored or failed:[/]")
-        for row in s.errors[:max_errors]:
+        for row in errors[:max_errors]:
             console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False, markup=False)
-        if len(s.errors) > max_errors:
-            console.print(f"  ... and {len(s.errors) - max_errors} more (see `robojudge results export`)")
+        if len(errors) > max_errors:
+            console.print(f"  ... and {len(errors) - max_errors} more (see `robojudge results export`)")
     if s.interrupted:
         console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]")
 
@@ -199,6 +206,21 @@ def judge(
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
     seed: int | None = typer.Option(None, "--seed", help="Sampling seed."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per reply."),
+    timeout: float | None = typer.Option(
+        None, "--timeout", min=0.001, help="Seconds one attempt may take (connect to reply) [default: 120]."
+    ),
+    deadline: float | None = typer.Option(
+        None, "--deadline", min=0.001, help="Seconds one request may take, retries included [default: 300]."
+    ),
+    max_reply_bytes: int | None = typer.Option(
+        None, "--max-reply-bytes", min=1024, help="Largest reply read; bigger ones fail [default: 1 MiB]."
+    ),
+    circuit_breaker: int | None = typer.Option(
+        None,
+        "--circuit-breaker",
+        min=0,
+        help="Failed attempts in a row after which nothing more is sent (0: never) [default: 5].",
+    ),
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", help="Response cache folder [default: ~/.cache/robojudge]."
     ),
@@ -227,6 +249,10 @@ def judge(
         "temperature": temperature,
         "seed": seed,
         "max_tokens": max_tokens,
+        "timeout_s": timeout,
+        "deadline_s": deadline,
+        "max_reply_bytes": max_reply_bytes,
+        "circuit_breaker": circuit_breaker,
     }
     try:
         cfg = resolve_judge(judge_name, judges_file, backend, overrides)

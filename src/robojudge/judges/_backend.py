@@ -201,6 +201,10 @@ class Backend(Protocol):
     the runner then encodes frames at that quality while decoding them (in decoder processes) and
     may drop the pixel arrays, so the backend must read ``Frames.encoded["jpeg:<quality>"]``
     (:func:`robojudge.judges._images.jpeg_data_urls` does).
+
+    A backend whose requests may be cancelled at any ``await`` (an HTTP client; not a model
+    generating in a thread) sets ``interruptible = True``: the engine then cuts an attempt at the
+    request's remaining ``deadline_s``. Others are only stopped between attempts.
     """
 
     name: str

@@ -81,7 +81,11 @@ class JudgeConfig(BaseModel):
         api_key_env: Name of the environment variable holding the API key (never the key).
         concurrency: Requests in flight at once.
         max_images: Most images per request; more frames are thinned uniformly (first kept).
-        timeout_s: Per-request timeout.
+        timeout_s: Longest one attempt may take, connecting, sending and reading the reply.
+        deadline_s: Longest one request may take, all its attempts and the waits between them.
+        max_reply_bytes: Largest reply body read; a bigger one fails its item (without retries).
+        circuit_breaker: Failed attempts in a row after which nothing more is sent to the endpoint
+            in this run (its remaining items get error rows); 0 never stops.
         max_retries: Retries of 429/5xx/timeouts/connection errors before the item fails.
         backoff_s: First retry delay; doubles each retry, with jitter, capped at ``max_backoff_s``.
         max_backoff_s: Longest wait between retries (also caps Retry-After).
@@ -107,6 +111,9 @@ class JudgeConfig(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=1024)
     max_images: int = Field(default=32, ge=1)
     timeout_s: float = Field(default=120.0, gt=0)
+    deadline_s: float = Field(default=300.0, gt=0)
+    max_reply_bytes: int = Field(default=1 << 20, ge=1024)
+    circuit_breaker: int = Field(default=5, ge=0)
     max_retries: int = Field(default=6, ge=0)
     backoff_s: float = Field(default=1.0, ge=0)
     max_backoff_s: float = Field(default=60.0, ge=0)

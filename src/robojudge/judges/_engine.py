@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import math
 import random
 import time
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from robojudge.judges._backend import Backend, BackendError, ChatRequest, Completion, TransientError
+from robojudge.judges._breaker import CircuitBreaker
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import JudgeConfig
 from robojudge.judges._frames import ItemFrames
@@ -21,7 +23,9 @@ from robojudge.judges._scoring import Scoring, expected_score, majority_vote
 from robojudge.judges._secrets import Redactor
 
 RAW_LIMIT = 20_000
-"""Longest raw reply kept in a result row, in characters."""
+"""Longest raw reply (and reasoning, and text answer) kept in a result row, in characters."""
+
+_log = logging.getLogger("robojudge.judges")
 
 
 @dataclass
@@ -40,6 +44,8 @@ class JudgeStats:
     cost_usd: float = 0.0
     request_seconds: float = 0.0
     video_seconds: float = 0.0
+    stopped: str | None = None
+    """Why the circuit breaker stopped sending (``None`` while it has not)."""
 
     @property
     def parse_failure_rate(self) -> float:
@@ -102,6 +108,8 @@ class JudgeEngine:
         self._sampling_canon: dict[tuple[Any, ...], str] = {}
         self.redact = Redactor.for_judge(config)
         """Masks the judge's credentials in replies and messages before they are cached or stored."""
+        target = config.base_url or f"the {config.backend} backend of judge {config.name!r}"
+        self.breaker = CircuitBreaker(config.circuit_breaker, target, self.redact.message)
 
     def start_backend(self) -> None:
         """Call the backend's optional ``start()`` once (the runner does, on the first cache miss).
@@ -153,28 +161,71 @@ class JudgeEngine:
         )
         return hashlib.sha256(canon.encode()).hexdigest()
 
+    def not_sent_error(self) -> str | None:
+        """The error of a request that will not be sent because the breaker is open, else ``None``."""
+        return None if self.breaker.message is None else f"request failed: {self.breaker.message}"
+
+    def _failed(self, error: BaseException) -> None:
+        if self.breaker.failure(error):
+            self.stats.stopped = self.breaker.message
+            _log.warning("judge %s: %s", self.config.name, self.breaker.message)
+
+    async def _attempt(self, request: ChatRequest, budget: float) -> Completion:
+        """One attempt, cut at ``budget`` seconds when that is shorter than the backend's own timeout
+        and the backend may be interrupted (not ``hf``: its generation thread would run on)."""
+        if budget >= self.config.timeout_s or not getattr(self.backend, "interruptible", False):
+            return await self.backend.complete(request)
+        try:
+            async with asyncio.timeout(budget):
+                return await self.backend.complete(request)
+        except TimeoutError:
+            raise TransientError(f"no reply within the {self.config.deadline_s:g} s deadline") from None
+
     async def _send_once_with_retries(self, request: ChatRequest) -> tuple[Completion, int]:
+        """Send with retries until a reply, a permanent error, ``max_retries`` or ``deadline_s``.
+
+        The deadline counts time spent in attempts and in the waits between them, not time queued
+        for a free connection behind other requests.
+        """
         cfg = self.config
+        deadline = cfg.deadline_s
+        spent = 0.0
         attempt = 0
         while True:
             async with self._sem:
+                self.breaker.check()
                 self.stats.in_flight += 1
+                started = time.perf_counter()
                 try:
-                    completion = await self.backend.complete(request)
-                    return completion, attempt + 1
+                    completion = await self._attempt(request, deadline - spent)
                 except TransientError as exc:
                     error = exc
+                except BackendError as exc:
+                    self._failed(exc)
+                    raise
+                else:
+                    self.breaker.success()
+                    return completion, attempt + 1
                 finally:
                     self.stats.in_flight -= 1
+                    spent += time.perf_counter() - started
+            self._failed(error)
             if attempt >= cfg.max_retries:
                 raise BackendError(f"gave up after {attempt + 1} attempts: {error}")
             if error.retry_after is not None:
                 delay = error.retry_after * self._rng.uniform(1.0, 1.1)
             else:
                 delay = cfg.backoff_s * (2**attempt) * self._rng.uniform(0.5, 1.0)
+            delay = min(delay, cfg.max_backoff_s)
+            if spent + delay >= deadline:
+                raise BackendError(
+                    f"gave up after {attempt + 1} attempts, {spent:.1f} s of the {deadline:g} s "
+                    f"deadline spent: {error}"
+                )
             attempt += 1
             self.stats.retries += 1
-            await asyncio.sleep(min(delay, cfg.max_backoff_s))
+            await asyncio.sleep(delay)
+            spent += delay
 
     async def send(
         self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric
@@ -186,6 +237,7 @@ class JudgeEngine:
             self.stats.cache_hits += 1
             # masked again: a cache written before masking existed may hold a quoted key
             return self.redact.completion(cached), {"cached": True, "attempts": 0}
+        self.breaker.check()  # before decoding frames that would never be sent
         if frames is not None and request.frames is None:
             request = _with_frames(request, await frames.load())
         completion, attempts = await self._send_once_with_retries(request)
@@ -242,8 +294,8 @@ class JudgeEngine:
         out: dict[str, Any] = {
             "score": parsed.score,
             "parse_status": status,
-            "error": parsed.error,
-            "reasoning": parsed.reasoning,
+            "error": None if parsed.error is None else _clip(parsed.error),
+            "reasoning": None if parsed.reasoning is None else _clip(parsed.reasoning),
             "parts": parsed.parts,
             "raw": [_clip(c.text) for c in replies],
             "latency_s": sum(c.latency_s for c in replies),
@@ -302,7 +354,7 @@ class JudgeEngine:
             details["kind"] = rubric.kind
             parts = next((t["parts"] for t in turns if t.get("parts")), None)
             if rubric.kind == "text" and parts is not None:
-                details["text"] = parts["text"]
+                details["text"] = _clip(str(parts["text"]))
             elif parts is not None:
                 details["parts"] = parts
         latency = sum(t["latency_s"] for t in turns)
@@ -325,7 +377,7 @@ class JudgeEngine:
         if vote is None:
             self.stats.parse_failures += 1
             details["parse_status"] = "failed"
-            errors = "; ".join(dict.fromkeys(str(t["error"]) for t in turns))
+            errors = _clip("; ".join(dict.fromkeys(str(t["error"]) for t in turns)))
             return RubricResult(rubric, "ok", math.nan, f"unscored: {errors}", seconds, details)
         details["parse_status"] = "repaired" if any(t["parse_status"] == "repaired" for t in turns) else "ok"
         value = vote.value

@@ -135,6 +135,14 @@ class ItemFrames:
         self._key: str | None = None
         self._hashes_json: tuple[list[str], str] | None = None
 
+    def known(self) -> bool:
+        """Whether the cache knows this file's frame hashes, so :meth:`prepare` would not decode."""
+        try:
+            key = _file_key(self.path, self.spec)
+        except OSError:
+            return False
+        return self._cache.get_frames(key) is not None
+
     async def prepare(self) -> None:
         """Fill :attr:`hashes` and :attr:`video_seconds`, from the cache when it knows this file."""
         try:

@@ -26,6 +26,7 @@ class MockBackend:
 
     name = "mock"
     supports_logprobs = True
+    interruptible = True
 
     def __init__(self, config: JudgeConfig, script: Script | None = None) -> None:
         if script is None and not config.replies:

@@ -43,6 +43,7 @@ class OpenAIBackend:
 
     name = "openai"
     supports_logprobs = True
+    interruptible = True  # cancelling a request just closes its connection
 
     def __init__(self, config: JudgeConfig) -> None:
         if not config.base_url:
@@ -141,7 +142,7 @@ class OpenAIBackend:
             async with post as resp:
                 status = resp.status
                 retry_after = resp.headers.get("retry-after")
-                raw = await resp.read()
+                raw = await self._read_body(resp)
         except TimeoutError:
             raise TransientError(f"timeout after {self.config.timeout_s:g} s") from None
         except aiohttp.ClientError as exc:
@@ -160,6 +161,39 @@ class OpenAIBackend:
         except TransientError as exc:
             raise TransientError(self._mask(str(exc))) from None
 
+    async def _read_body(self, resp: Any) -> bytes:
+        """The reply body, or :class:`BackendError` when it is over ``max_reply_bytes``.
+
+        A body whose announced length fits is read in one call (the common case, no extra work);
+        one announced too long is not read beyond its first bytes; one of unknown length (chunked)
+        is read up to the cap plus one byte.
+        """
+        cap = self.config.max_reply_bytes
+        length = resp.content_length
+        if length is not None and length <= cap:
+            return bytes(await resp.read())
+        if length is not None:
+            head = await resp.content.read(256)
+        else:
+            buf = bytearray()
+            while len(buf) <= cap:
+                chunk = await resp.content.read(cap + 1 - len(buf))
+                if not chunk:
+                    return bytes(buf)
+                buf += chunk
+            head = bytes(buf[:256])
+            del buf
+        resp.close()  # drop the connection with the rest of the body unread
+        size = f"{length} bytes" if length is not None else "more than that"
+        snippet = head.decode("utf-8", errors="replace").replace("\n", " ")
+        raise BackendError(
+            self._mask(
+                f"reply larger than {_size(cap)} ({size}; raise max_reply_bytes or --max-reply-bytes "
+                f"to accept it), first bytes: {snippet}"
+            ),
+            status=resp.status,
+        )
+
     def _mask(self, message: str) -> str:
         """An error message with credentials masked (built per error: errors are rare)."""
         return Redactor.for_judge(self.config).text(message)
@@ -168,6 +202,14 @@ class OpenAIBackend:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _size(n: int) -> str:
+    """A byte count as people write it: ``1 MiB``, ``512 KiB``, ``1500 bytes``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
 
 
 def env_proxy(url: str) -> str | None:

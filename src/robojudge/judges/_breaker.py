@@ -1,0 +1,68 @@
+"""The circuit breaker: stop sending to an endpoint that keeps failing.
+
+Against a server that is down, hung or refusing every request, retrying each item in turn costs
+every item its full retry budget. After ``threshold`` failed attempts in a row the breaker opens
+for the rest of the run: requests not yet sent fail at once, with one message that names the
+endpoint and the last failure, and the runner stores them as error rows (``--retry-errors`` asks
+them again later). A successful reply resets the count while the breaker is still closed. A 429
+(rate limited) does not count: the server is up and its ``Retry-After`` is honoured instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from robojudge.judges._backend import BackendError
+
+
+class CircuitOpenError(BackendError):
+    """A request that was not sent because its endpoint's circuit breaker is open."""
+
+
+class CircuitBreaker:
+    """Counts consecutive failed attempts to one endpoint.
+
+    Args:
+        threshold: Failed attempts in a row that open it; 0 never opens.
+        target: The endpoint, as named in messages.
+        describe: Turns the last failure into text for the message (the engine masks secrets there).
+    """
+
+    def __init__(
+        self, threshold: int, target: str, describe: Callable[[BaseException], str] = str
+    ) -> None:
+        self.threshold = threshold
+        self.target = target
+        self._describe = describe
+        self.failures = 0
+        self.message: str | None = None
+        """Why it opened; ``None`` while closed."""
+
+    @property
+    def open(self) -> bool:
+        return self.message is not None
+
+    def check(self) -> None:
+        """Raise :class:`CircuitOpenError` when open."""
+        if self.message is not None:
+            raise CircuitOpenError(self.message)
+
+    def success(self) -> None:
+        if self.message is None:
+            self.failures = 0
+
+    def failure(self, error: BaseException) -> bool:
+        """Count a failed attempt; ``True`` when this one opened the breaker."""
+        if self.message is not None or self.threshold <= 0:
+            return False
+        if isinstance(error, BackendError) and error.status == 429:
+            return False
+        self.failures += 1
+        if self.failures < self.threshold:
+            return False
+        self.message = (
+            f"circuit breaker open: {self.target} failed {self.failures} attempts in a row "
+            f"(last: {self._describe(error)}); nothing more is sent to it in this run, "
+            "rerun with --retry-errors to ask again"
+        )
+        return True
