@@ -30,6 +30,9 @@ def score(
     ),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute stored failures."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    confine: Path | None = typer.Option(
+        None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
+    ),
 ) -> None:
     """Score every item of SUITE with the given metrics; rerun to resume after a crash."""
     ids = [m.strip() for m in metrics.split(",") if m.strip()]
@@ -49,6 +52,7 @@ def score(
                 workers=workers,
                 retry_errors=retry_errors,
                 progress=on_result,
+                confine=confine,
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None

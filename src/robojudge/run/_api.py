@@ -61,16 +61,19 @@ def score_suite(
     executor: Executor | None = None,
     retry_errors: bool = False,
     progress: ProgressCallback | None = None,
+    confine: str | Path | None = None,
 ) -> SuiteRun:
     """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
 
     ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
     under the current folder (the manifest's own folder may be read-only). Rows of the manifest that do not
     validate are skipped and returned in ``manifest_problems``; the rest are scored. Rerunning with
-    the same arguments resumes: stored results are skipped.
+    the same arguments resumes: stored results are skipped. ``confine`` (default
+    ``$ROBOJUDGE_CONFINE``) refuses items whose files resolve outside that folder, see
+    :func:`robojudge.suite.load_suite`.
     """
     requests = build_requests(metrics, configs)
-    suite = load_suite(manifest, strict=False)
+    suite = load_suite(manifest, strict=False, confine=confine)
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
         summary = score_items(
