@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from sqlalchemy import ColumnElement, Engine, create_engine, delete, event, func, select, update
+from sqlalchemy import ColumnElement, Engine, create_engine, delete, event, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import SQLAlchemyError
@@ -279,7 +279,13 @@ class ResultStore:
             return {item_id: fp for item_id, fp in conn.execute(stmt)}
 
     def clear_errors(
-        self, metric: str, config_hash: str, version: str, item_ids: Iterable[str] | None = None
+        self,
+        metric: str,
+        config_hash: str,
+        version: str,
+        item_ids: Iterable[str] | None = None,
+        *,
+        unscored: bool = False,
     ) -> int:
         """Delete failed rows so that a rerun computes them again.
 
@@ -288,13 +294,15 @@ class ResultStore:
             config_hash: Hash of the metric config.
             version: Metric version.
             item_ids: Only these items; all failed items of the metric when ``None``.
+            unscored: Also delete ok rows without a value (a judge reply that could not be parsed).
 
         Returns:
             How many rows were deleted.
         """
         c = results_table.c
+        failed = or_(c.status == "error", c.value.is_(None)) if unscored else c.status == "error"
         base = delete(results_table).where(
-            c.metric == metric, c.config_hash == config_hash, c.version == version, c.status == "error"
+            c.metric == metric, c.config_hash == config_hash, c.version == version, failed
         ).where(CURRENT)
         with self._guard("delete failed results from"), self._write() as conn:
             if item_ids is None:
