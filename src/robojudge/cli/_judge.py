@@ -227,6 +227,9 @@ def judge(
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Judge stored failures again."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    confine: Path | None = typer.Option(
+        None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
+    ),
     decode_workers: int | None = typer.Option(
         None,
         "--decode-workers",
@@ -275,6 +278,7 @@ def judge(
                 retry_errors=retry_errors,
                 progress=on_event,
                 decode_workers=decode_workers,
+                confine=confine,
             )
     except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None

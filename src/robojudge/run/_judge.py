@@ -387,6 +387,7 @@ def judge_suite(
     *,
     db: str | None = None,
     run_dir: str | Path | None = None,
+    confine: str | Path | None = None,
     **kwargs: Any,
 ) -> JudgeSuiteRun:
     """Judge the items of ``manifest`` into the store at ``db`` (default ``runs/<manifest>/results.sqlite``).
@@ -394,7 +395,9 @@ def judge_suite(
     Keyword arguments go to :func:`judge_items`. Manifest rows that do not validate are skipped and
     returned in ``manifest_problems``. Rerunning with the same arguments resumes.
     """
-    suite = load_suite(manifest, strict=False)
+    # Confinement (default $ROBOJUDGE_CONFINE) leaves out items whose files lie outside the folder,
+    # so no frame of them is ever sent to the judge.
+    suite = load_suite(manifest, strict=False, confine=confine)
     url = db or default_db_url(Path(run_dir) if run_dir else Path("runs") / Path(manifest).stem)
     with ResultStore(url) as store:
         summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
