@@ -45,6 +45,7 @@ from robojudge.meta._leaderboard import (
     competition_ranks,
     generator_leaderboard,
 )
+from robojudge.meta._means import GroupMean, group_means
 from robojudge.meta._ranking import (
     BandCalibration,
     apply_bands,
@@ -83,6 +84,7 @@ __all__ = [
     "CrossValidated",
     "Estimate",
     "FitAgreement",
+    "GroupMean",
     "Leaderboard",
     "LeaderboardEntry",
     "MeanCI",
@@ -103,6 +105,7 @@ __all__ = [
     "fit_agreement",
     "fit_ordinal_logit",
     "generator_leaderboard",
+    "group_means",
     "grouped_folds",
     "kendall",
     "kendall_interval",
