@@ -6,7 +6,8 @@ from _report_data import build_items, build_rows, higher_is_better
 from typer.testing import CliRunner
 
 from robojudge.cli._leaderboard import app
-from robojudge.report._sections import ReportInput, generators_section
+from robojudge.report._label_sections import generators_section
+from robojudge.report._sections import ReportInput
 from robojudge.store import ResultStore
 from robojudge.suite import Item
 

@@ -46,7 +46,7 @@ def test_csv_keeps_full_precision_and_interval_columns():
     t.add([text("a"), Cell(1 / 3, 0.25, 0.5)])
     t.add([text("b"), Cell(math.nan)])
     rows = list(csv.DictReader(io.StringIO(t.to_csv())))
-    assert list(rows[0]) == ["name", "v", "v_low", "v_high", "v_best"]
+    assert list(rows[0]) == ["name", "v", "v_low", "v_high", "v_best", "v_small_n"]
     assert float(rows[0]["v"]) == pytest.approx(1 / 3, abs=1e-15) and rows[0]["v_high"] == "0.5"
     assert rows[1]["v"] == "" and rows[1]["v_low"] == ""
 

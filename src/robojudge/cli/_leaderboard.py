@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
@@ -22,9 +23,11 @@ from robojudge.report import (
     judge_scores,
     judges_report,
     label_scores,
+    registry_direction,
     write_judges,
     write_leaderboard,
 )
+from robojudge.report._judges import comparison_note
 from robojudge.run import default_run_dir
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, ManifestError, load_suite
@@ -41,14 +44,9 @@ def _wide() -> Console:
     return console if console.is_terminal else Console(soft_wrap=True, width=_WIDE)
 
 
-def _higher_is_better(metric: str) -> bool:
-    """A registered metric's direction; unknown metrics count as higher-is-better."""
-    from robojudge.metrics import UnknownMetricError, get_metric
-
-    try:
-        return get_metric(metric).higher_is_better
-    except UnknownMetricError:
-        return True
+def _higher_is_better(metric: str) -> bool | None:
+    """A stored metric's direction from the metric registry; None (unknown) for ids it does not know."""
+    return registry_direction(metric)
 
 
 def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
@@ -87,14 +85,15 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         prob = "-" if math.isnan(s.rank_prob) else f"{s.rank_prob:.2f}"
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "-"
         scores = [_est(e.standings[t].score) for t in board.targets]
-        table.add_row("-" if s.rank is None else str(s.rank), e.generator, *scores, prob, span)
+        table.add_row("-" if s.rank is None else str(s.rank), escape(e.generator), *scores, prob, span)
     _wide().print(table)
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
                   box=box.SIMPLE_HEAD)
     for col in ("target", "upper", "lower", "P"):
         pairs.add_column(col, no_wrap=True)
     for p in board.adjacent:
-        pairs.add_row(_title(p.target), p.upper, p.lower, "-" if math.isnan(p.prob) else f"{p.prob:.2f}")
+        prob = "-" if math.isnan(p.prob) else f"{p.prob:.2f}"
+        pairs.add_row(_title(p.target), escape(p.upper), escape(p.lower), prob)
     console.print(pairs)
 
 
@@ -154,9 +153,11 @@ def _calibration_note(cal: CalibratedJudge | None) -> str:
             f"out-of-fold scores from {k}-fold cross-validation grouped by clip, no VLM.")
 
 
-def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading: str) -> None:
+def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading: str,
+                  note: str = "") -> None:
     table = Table(title=heading, title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("judge", no_wrap=True)
+    for name in ("judge", "scored", "unscored"):
+        table.add_column(name, no_wrap=True)
     for t in targets:
         for name in ("r", "Acc", "MSE"):
             table.add_column(f"{_title(t)} {name}", no_wrap=True)
@@ -164,10 +165,14 @@ def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading:
         cells = []
         for t in targets:
             for col in ("r", "acc", "mse"):
-                text = _est(row.cells[t, col])
+                text = _est(row.cells[t, col]) + (" \u2020" if t in row.small else "")
                 cells.append(f"[bold green]{text}[/]" if (t, col) in row.best else text)
-        table.add_row(row.judge, *cells)
+        table.add_row(escape(row.judge), str(sum(row.n.values())), str(sum(row.n_unscored.values())), *cells)
     _wide().print(table)
+    if any(row.small for row in table_rows):
+        console.print("\u2020 small n: fewer than 10 items or 5 clips.", highlight=False)
+    if note:
+        console.print(note, highlight=False)
 
 
 @app.command("judges")
@@ -208,7 +213,8 @@ def judges(
     else:
         _print_judges(table_rows, (*report.axes, OVERALL),
                       f"judges vs labels ({report.n_items} items, {level:.0%} CI, {bootstrap} replicates; "
-                      "best per column in green)")
+                      "best per column in green; scored and unscored count labelled (item, axis) pairs)",
+                      comparison_note(table_rows, report))
         if note:
             console.print(note, highlight=False)
     if out is not None:
@@ -284,7 +290,8 @@ def fps_ablation(
     if cfg.backend == "mock":
         console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]")
     _print_judges(list(result.rows), (*result.report.axes, OVERALL),
-                  f"judge {cfg.name} by frame rate vs labels ({bootstrap} replicates; best in green)")
+                  f"judge {cfg.name} by frame rate vs labels ({bootstrap} replicates; best in green)",
+                  comparison_note(list(result.rows), result.report))
     if out is not None:
         paths = result.table().write(out)
         console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False)

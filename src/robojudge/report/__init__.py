@@ -2,25 +2,33 @@
 
 from robojudge.report._ablation import FpsAblation, fps_judge_name, tabulate_fps_ablation
 from robojudge.report._html import HtmlReport, render_page, resolve_source, write_html_report
-from robojudge.report._labels import LabelAgreement, label_agreement, write_label_agreement
-from robojudge.report._leaderboard import (
-    CALIBRATED,
-    CalibratedJudge,
+from robojudge.report._judges import (
+    Coverage,
     JudgeRow,
-    calibrated_scores,
-    generator_board,
+    judge_coverage,
     judge_names,
     judge_scores,
     judge_table,
     judges_markdown,
     judges_report,
+    write_judges,
+)
+from robojudge.report._labels import LabelAgreement, label_agreement, write_label_agreement
+from robojudge.report._leaderboard import (
+    CALIBRATED,
+    CalibratedJudge,
+    Feature,
+    calibrated_scores,
+    generator_board,
     label_scores,
     leaderboard_markdown,
+    metric_columns,
     metric_features,
-    write_judges,
     write_leaderboard,
 )
+from robojudge.report._registry import registry_direction, registry_range
 from robojudge.report._sections import ReportInput, Section
+from robojudge.report._series import JudgeSeries, Series, SeriesKey, judge_series, metric_series
 from robojudge.report._suite import GROUP_FIELDS, group_by_field, report_suite
 from robojudge.report._summary import GroupSummary, summarize, summary_markdown, write_report
 from robojudge.report._tables import Cell, Table, latex_escape
@@ -30,20 +38,27 @@ __all__ = [
     "GROUP_FIELDS",
     "CalibratedJudge",
     "Cell",
+    "Coverage",
+    "Feature",
     "FpsAblation",
     "GroupSummary",
     "HtmlReport",
     "JudgeRow",
+    "JudgeSeries",
     "LabelAgreement",
     "ReportInput",
     "Section",
+    "Series",
+    "SeriesKey",
     "Table",
     "calibrated_scores",
     "fps_judge_name",
     "generator_board",
     "group_by_field",
+    "judge_coverage",
     "judge_names",
     "judge_scores",
+    "judge_series",
     "judge_table",
     "judges_markdown",
     "judges_report",
@@ -51,7 +66,11 @@ __all__ = [
     "label_scores",
     "latex_escape",
     "leaderboard_markdown",
+    "metric_columns",
     "metric_features",
+    "metric_series",
+    "registry_direction",
+    "registry_range",
     "render_page",
     "report_suite",
     "resolve_source",

@@ -16,16 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from robojudge.meta import OVERALL, AgreementReport, agreement_table
-from robojudge.report._leaderboard import (
-    JUDGE_COLUMNS,
-    JudgeRow,
-    clusters_of,
-    judge_scores,
-    judge_table,
-    label_scores,
-    strata_of,
-)
+from robojudge.report._judges import JUDGE_COLUMNS, JudgeRow, judge_scores, judge_table
+from robojudge.report._leaderboard import clusters_of, label_scores, strata_of
 from robojudge.report._tables import Cell, Table, text
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -64,16 +59,22 @@ class FpsAblation:
     def table(self) -> Table:
         """Table 9 layout: one row per rate with r, Acc and MSE per target, best per column bold."""
         targets = (*self.report.axes, OVERALL)
-        cols = ["fps", "n"] + [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
+        cols = ["fps", "n", "unscored"] + [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
+        note = "The same judge at each sampling rate; best per column bold."
+        if any(set(targets) - row.compared for row in self.rows):
+            note += (" Best is marked only among rates scored on the same items; a rate scored on other "
+                     "items is not compared.")
         table = Table("fps_ablation", f"Frame-rate ablation of judge {self.judge} (RoboJudge Table 9)", cols,
-                      note="The same judge at each sampling rate; best per column bold.")
+                      note=note)
         for rate, row in zip(self.rates, self.rows, strict=True):
             n = min(row.n.values()) if row.n else 0
-            cells: list[Cell] = [text("native" if rate is None else format(rate, "g")), text(n)]
+            cells: list[Cell] = [text("native" if rate is None else format(rate, "g")), text(n),
+                                 text(sum(row.n_unscored.values()))]
             for t in targets:
                 for col, _, _ in JUDGE_COLUMNS:
                     e = row.cells[t, col]
-                    cells.append(Cell(e.value, e.low, e.high, best=(t, col) in row.best))
+                    cells.append(Cell(e.value, e.low, e.high, best=(t, col) in row.best,
+                                      small=t in row.small))
             table.add(cells)
         return table
 
@@ -92,6 +93,10 @@ def tabulate_fps_ablation(store: ResultStore, items: Sequence[Item], judge: str,
     stored = store.rows()
     names = tuple(fps_judge_name(judge, r) for r in rates)
     pred = {name: judge_scores(stored, labelled, name) for name in names}
-    report = agreement_table(pred, label_scores(labelled), clusters_of(labelled), strata_of(labelled),
+    human = label_scores(labelled)
+    clusters = clusters_of(labelled)
+    report = agreement_table(pred, human, clusters, strata_of(labelled),
                              bootstrap=bootstrap, seed=seed, pairs=[], rank_stats=False)
-    return FpsAblation(judge, tuple(rates), names, report, tuple(judge_table(report)), dict(runs or {}))
+    scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in human} for j, p in pred.items()}
+    return FpsAblation(judge, tuple(rates), names, report, tuple(judge_table(report, scored, clusters)),
+                       dict(runs or {}))

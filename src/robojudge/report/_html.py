@@ -16,15 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from robojudge.aggregate import load_taxonomy
+from robojudge.report._label_sections import generators_section, judges_section, metrics_section
+from robojudge.report._leaderboard import Direction
+from robojudge.report._registry import registry_direction, registry_range
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
-from robojudge.report._sections import (
-    ReportInput,
-    Section,
-    generators_section,
-    judges_section,
-    metrics_section,
-    overview_section,
-)
+from robojudge.report._sections import RangeOf, ReportInput, Section, overview_section
 from robojudge.store import ResultStore, default_db_url
 from robojudge.suite import load_suite
 
@@ -92,16 +88,41 @@ def resolve_source(target: str | Path, *, manifest: str | Path | None = None) ->
     raise FileNotFoundError(f"{path}: no such run folder or result store")
 
 
-def _default_direction(metric: str) -> bool:
+def default_direction(metric: str) -> bool | None:
+    """The metric registry's direction of ``metric``, else the taxonomy's, else None (unknown)."""
+    known = registry_direction(metric)
+    if known is not None:
+        return known
     tax = load_taxonomy()
-    return tax[metric].higher_is_better if metric in tax else True
+    return tax[metric].higher_is_better if metric in tax else None
+
+
+_BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
+    ("overview", "Overview", overview_section),
+    ("judges", "Judges against the labels", lambda inp: judges_section(inp)[0]),
+    ("metrics", "Metrics against the labels", metrics_section),
+    ("generators", "Generator leaderboard", generators_section),
+    ("robophys", "RoboPhys-3D scores", robophys_section),
+    ("sensitivity", "RoboPhyscore threshold sensitivity", sensitivity_section),
+    ("correlations", "Metric correlations", heatmap_section),
+)
 
 
 def build_sections(inp: ReportInput) -> list[Section]:
-    """Every section of the report, in page order; skipped ones carry their reason."""
-    judges, _ = judges_section(inp)
-    return [overview_section(inp), judges, metrics_section(inp), generators_section(inp),
-            robophys_section(inp), sensitivity_section(inp), heatmap_section(inp)]
+    """Every section of the report, in page order; skipped ones carry their reason.
+
+    A section that fails on data it did not expect becomes a skipped section naming the error, so
+    the rest of the report is still written (the error is logged with its traceback).
+    """
+    out = []
+    for key, title, build in _BUILDERS:
+        try:
+            out.append(build(inp))
+        except Exception as exc:  # noqa: BLE001 (one section's bug must not cost the whole report)
+            log.warning("report section %r failed", key, exc_info=True)
+            out.append(Section(key, title, skipped=f"this section could not be built "
+                               f"({type(exc).__name__}: {exc}); the other sections are unaffected"))
+    return out
 
 
 def write_html_report(
@@ -109,7 +130,8 @@ def write_html_report(
     out_dir: str | Path,
     *,
     manifest: str | Path | None = None,
-    higher_is_better: Callable[[str], bool] | None = None,
+    higher_is_better: Direction | None = None,
+    native_range: RangeOf | None = None,
     title: str = "robojudge report",
     bootstrap: int = 2000,
     seed: int = 0,
@@ -121,8 +143,9 @@ def write_html_report(
         out_dir: Report folder (created).
         manifest: The suite the results belong to; without it there are no labels or generators and
             the sections that need them say so.
-        higher_is_better: Direction of each stored metric; defaults to the taxonomy's direction and
-            higher-is-better for metrics outside it (the CLI passes the metric registry's).
+        higher_is_better: Direction of each stored metric (None: unknown); defaults to the metric
+            registry's, then the taxonomy's. A metric neither knows is reported as of unknown direction.
+        native_range: Native range of each stored metric (None: unknown); defaults to the registry's.
         title: Page title.
         bootstrap: Cluster-bootstrap replicates for every interval.
         seed: Seed of the bootstrap and of the calibrated judge's folds.
@@ -134,7 +157,8 @@ def write_html_report(
         rows = store.rows()
         where = store.url
     items = list(load_suite(manifest, strict=False).items) if manifest is not None else []
-    inp = ReportInput(rows, items, higher_is_better or _default_direction, bootstrap, seed)
+    inp = ReportInput(rows, items, higher_is_better or default_direction, bootstrap, seed,
+                      native_range or registry_range)
     sections = build_sections(inp)
     out = Path(out_dir)
     written: list[Path] = []
@@ -163,8 +187,7 @@ def render_page(sections: Sequence[Section], *, title: str, source: str) -> str:
                 parts.append('<div class="figures">' + "".join(f"<figure>{p}</figure>" for p in s.plots)
                              + "</div>")
             for t in s.tables:
-                if t.note:
-                    parts.append(f'<p class="intro">{html.escape(t.note)}</p>')
+                parts += [f'<p class="intro">{html.escape(n)}</p>' for n in t.notes()]
                 parts.append(t.to_html())
             if s.tables:
                 names = ", ".join(f"tables/{t.name}.{{csv,md,tex}}" for t in s.tables)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from robojudge.meta import agreement_table
-from robojudge.report._leaderboard import AXES, clusters_of, label_scores, metric_features, strata_of
+from robojudge.report._leaderboard import (
+    AXES,
+    Direction,
+    clusters_of,
+    label_scores,
+    metric_columns,
+    strata_of,
+)
 from robojudge.report._tables import md_escape
 from robojudge.store import ResultRow
 from robojudge.store._export import SafeCsvWriter
@@ -17,7 +26,15 @@ from robojudge.suite import Item
 
 @dataclass(frozen=True)
 class LabelAgreement:
-    """One metric against one label axis. Correlations are oriented so that higher means agreement."""
+    """One metric configuration against one label axis.
+
+    Correlations are oriented so that higher means agreement, except for a metric whose direction is
+    unknown (``oriented`` False): its correlations are of the values as stored.
+
+    Attributes:
+        metric: The configuration's label (the metric id when it has one configuration).
+        n_clusters: Clips among the ``n`` items.
+    """
 
     metric: str
     axis: str
@@ -28,47 +45,47 @@ class LabelAgreement:
     spearman: float
     spearman_low: float
     spearman_high: float
+    oriented: bool = True
+    n_clusters: int = 0
 
 
 def label_agreement(
     rows: Sequence[ResultRow],
     items: Sequence[Item],
-    higher_is_better: Callable[[str], bool],
+    higher_is_better: Direction,
     *,
     bootstrap: int = 2000,
     seed: int = 0,
 ) -> list[LabelAgreement]:
-    """Pearson and Spearman of each metric with the items' PA and IA labels.
+    """Pearson and Spearman of each stored metric configuration with the items' PA and IA labels.
 
     A lower-is-better metric is negated first, as RoboJudge App. B.3 does for correlations, so a
-    positive value always means the metric ranks rollouts like the labels. Intervals come from the
-    paired cluster bootstrap over ``clip_id`` within ``source`` (RoboJudge App. E.1); items without
-    a clip id are their own cluster.
+    positive value means the metric ranks rollouts like the labels; a metric of unknown direction is
+    correlated as stored and marked. Each configuration of a metric is its own row. Intervals come
+    from the paired cluster bootstrap over ``clip_id`` within ``source`` (RoboJudge App. E.1); items
+    without a clip id are their own cluster.
     """
     labelled = [it for it in items if it.labels is not None]
     if not labelled:
         return []
-    # The same oriented item x metric matrix (latest ok row per item and metric, judges left out)
-    # that the metric-calibrated judge is fit on.
-    names, matrix = metric_features(rows, labelled, higher_is_better)
-    if not names:
+    # The same item x configuration columns (judges left out) that the metric-calibrated judge uses.
+    feats = metric_columns(rows, labelled, higher_is_better)
+    if not feats:
         return []
-    pred = {m: {axis: matrix[:, k] for axis in AXES} for k, m in enumerate(names)}
-    report = agreement_table(
-        pred,
-        label_scores(labelled),
-        clusters=clusters_of(labelled),
-        strata=strata_of(labelled),
-        bootstrap=bootstrap,
-        seed=seed,
-        pairs=[],
-    )
+    human = label_scores(labelled)
+    clusters = clusters_of(labelled)
+    pred = {f.label: {axis: f.oriented for axis in AXES} for f in feats}
+    report = agreement_table(pred, human, clusters=clusters, strata=strata_of(labelled),
+                             bootstrap=bootstrap, seed=seed, pairs=[])
     out = []
-    for metric in names:
+    for f in feats:
         for axis in AXES:
-            cell = report.cells[metric][axis]
+            cell = report.cells[f.label][axis]
             p, s = cell.stats["pearson"], cell.stats["spearman"]
-            out.append(LabelAgreement(metric, axis, cell.n, p.value, p.low, p.high, s.value, s.low, s.high))
+            both = np.isfinite(f.values) & np.isfinite(human[axis])
+            n_clusters = len({clusters[i] for i in np.flatnonzero(both)})
+            out.append(LabelAgreement(f.label, axis, cell.n, p.value, p.low, p.high, s.value, s.low, s.high,
+                                      f.direction is not None, n_clusters))
     return out
 
 
@@ -89,12 +106,14 @@ def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -
     ]
     for r in rows:
         lines.append(
-            f"| {md_escape(r.metric)} | {r.axis} | {r.n} | {_ci(r.pearson, r.pearson_low, r.pearson_high)} | "
+            f"| {md_escape(r.metric) + ('' if r.oriented else ' (as stored)')} | {r.axis} "
+            f"| {r.n} | {_ci(r.pearson, r.pearson_low, r.pearson_high)} | "
             f"{_ci(r.spearman, r.spearman_low, r.spearman_high)} |"
         )
     (out / "label_agreement.md").write_text(
         "# Metrics against the suite's labels\n\nCorrelations are oriented so that positive means the "
-        "metric ranks rollouts like the labels; intervals are paired cluster-bootstrap percentiles.\n\n"
+        "metric ranks rollouts like the labels (a metric of unknown direction is marked 'as stored' and "
+        "correlated as it is); intervals are paired cluster-bootstrap percentiles.\n\n"
         + "\n".join(lines)
         + "\n"
     )

@@ -1,10 +1,11 @@
-"""Leaderboards from stored results and suite items: generators (RoboJudge Table 8) and judges (Table 2).
+"""Generator leaderboards (RoboJudge Table 8), the stored metrics as item columns, and the
+metric-calibrated judge.
 
 Scores of an item come from one of three places: the suite's labels (human or planted), a VLM judge's
-stored rows (metric ids ``judge:<name>:pa`` and ``judge:<name>:ia``), or the metric-calibrated judge,
-an ordinal model from the stored metric values to the labels whose predictions are all out-of-fold
-(folds grouped by clip). Where an (item, metric) pair has several ok rows (other configs or versions),
-the most recently stored one is used.
+stored rows (:mod:`robojudge.report._judges`), or the metric-calibrated judge, an ordinal model from
+the stored metric values to the labels whose predictions are all out-of-fold (folds grouped by clip).
+Stored metrics are read per configuration (:mod:`robojudge.report._series`): a metric stored under
+two configs or versions gives two columns, never one merged column.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ import numpy as np
 
 from robojudge.meta import (
     OVERALL,
-    AgreementReport,
     CrossValidated,
     Estimate,
     Leaderboard,
-    agreement_table,
     cross_validate_ordinal,
     generator_leaderboard,
 )
 from robojudge.meta._agreement import FloatArray
+from robojudge.report._series import Series, metric_series
 from robojudge.report._tables import md_escape
 from robojudge.store import ResultRow
 from robojudge.store._export import SafeCsvWriter
@@ -35,23 +35,12 @@ from robojudge.suite import Item
 AXES = ("pa", "ia")
 #: Name of the metric-calibrated judge in the judges table.
 CALIBRATED = "metric-calibrated"
-#: Table 2 columns per target: (column name, statistic in the agreement report, higher is better).
-JUDGE_COLUMNS = (("r", "pearson", True), ("acc", "exact", True), ("mse", "mse", False))
-_JUDGE_PREFIX = "judge:"
+#: A metric's direction: True if higher is better, False if lower is, None if unknown.
+Direction = Callable[[str], bool | None]
 
 
-def _latest(rows: Sequence[ResultRow], keep: Callable[[str], bool]) -> dict[str, dict[str, float]]:
-    """``{metric: {item_id: value}}`` from ok, scored rows, the most recently stored row winning."""
-    ordered = sorted((r for r in rows if keep(r.metric) and r.status == "ok" and r.scored),
-                     key=lambda r: (r.created_at is not None, r.created_at or 0))
-    out: dict[str, dict[str, float]] = {}
-    for r in ordered:
-        assert r.value is not None
-        out.setdefault(r.metric, {})[r.item_id] = r.value
-    return out
-
-
-def _column(values: dict[str, float], items: Sequence[Item]) -> FloatArray:
+def column(values: dict[str, float], items: Sequence[Item]) -> FloatArray:
+    """``values`` (by item id) aligned with ``items``; NaN where an item has none."""
     return np.array([values.get(it.item_id, math.nan) for it in items], dtype=np.float64)
 
 
@@ -64,38 +53,61 @@ def label_scores(items: Sequence[Item]) -> dict[str, FloatArray]:
     return {a: np.array([get(it, a) for it in items], dtype=np.float64) for a in AXES}
 
 
-def judge_names(rows: Sequence[ResultRow]) -> list[str]:
-    """Names of the judges with at least one PA or IA row, sorted."""
-    names = set()
-    for r in rows:
-        if r.metric.startswith(_JUDGE_PREFIX):
-            name, _, rubric = r.metric[len(_JUDGE_PREFIX):].rpartition(":")
-            if name and rubric in AXES:
-                names.add(name)
-    return sorted(names)
+@dataclass(frozen=True)
+class Feature:
+    """One stored metric configuration as a column over items.
+
+    Attributes:
+        series: The stored series (its label names the column).
+        direction: True if higher is better, False if lower is, None if unknown.
+        values: Raw values aligned with the items (NaN where missing).
+    """
+
+    series: Series
+    direction: bool | None
+    values: FloatArray
+
+    @property
+    def label(self) -> str:
+        return self.series.label
+
+    @property
+    def metric(self) -> str:
+        return self.series.metric
+
+    @property
+    def oriented(self) -> FloatArray:
+        """Values that grow with quality (negated when lower is better; as stored when unknown)."""
+        out: FloatArray = -self.values if self.direction is False else self.values
+        return out
 
 
-def judge_scores(rows: Sequence[ResultRow], items: Sequence[Item], judge: str) -> dict[str, FloatArray]:
-    """A judge's stored PA and IA scores per item (NaN where unscored or failed)."""
-    wanted = {f"{_JUDGE_PREFIX}{judge}:{a}": a for a in AXES}
-    latest = _latest(rows, lambda m: m in wanted)
-    if not latest:
-        raise ValueError(f"no scored rows of judge {judge!r} (metric ids judge:{judge}:pa / :ia)")
-    return {a: _column(latest.get(m, {}), items) for m, a in wanted.items()}
+def metric_columns(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction
+                   ) -> list[Feature]:
+    """Every stored (non-judge) metric configuration with a value on ``items``, as a column, by label.
+
+    Rows of item ids outside ``items`` (set-level results, another suite) are not part of any column;
+    a configuration with no value on ``items`` (only failures, say) gives no column.
+    """
+    out = []
+    for s in sorted(metric_series(rows), key=lambda s: s.label):
+        values = column(s.values, items)
+        if np.isfinite(values).any():
+            out.append(Feature(s, higher_is_better(s.metric), values))
+    return out
 
 
 def metric_features(rows: Sequence[ResultRow], items: Sequence[Item],
-                    higher_is_better: Callable[[str], bool]) -> tuple[list[str], FloatArray]:
-    """The stored (non-judge) metric values as an ``(items, metrics)`` matrix, oriented.
+                    higher_is_better: Direction) -> tuple[list[str], FloatArray]:
+    """The stored (non-judge) metric values as an ``(items, series)`` matrix, oriented, with its labels.
 
     A lower-is-better metric is negated so that every column grows with quality; the calibrated model
-    would learn the sign anyway, but oriented columns make its coefficients easy to read.
+    would learn the sign anyway, but oriented columns make its coefficients easy to read. A metric of
+    unknown direction is kept as stored.
     """
-    latest = _latest(rows, lambda m: not m.startswith(_JUDGE_PREFIX))
-    names = sorted(latest)
-    cols = [(1.0 if higher_is_better(m) else -1.0) * _column(latest[m], items) for m in names]
-    matrix = np.stack(cols, axis=1) if cols else np.zeros((len(items), 0))
-    return names, matrix
+    feats = metric_columns(rows, items, higher_is_better)
+    matrix = np.stack([f.oriented for f in feats], axis=1) if feats else np.zeros((len(items), 0))
+    return [f.label for f in feats], matrix
 
 
 def clusters_of(items: Sequence[Item]) -> list[str]:
@@ -113,7 +125,7 @@ class CalibratedJudge:
     """Out-of-fold predictions of the metric-calibrated judge.
 
     Attributes:
-        metrics: The metrics used as features, in column order.
+        metrics: The metric configurations used as features (series labels), in column order.
         scores: ``scores[axis]``: the held-out expected score of every item.
         folds: ``folds[axis]``: the cross-validation result per axis.
         alpha: L2 penalty.
@@ -133,28 +145,35 @@ class CalibratedJudge:
 NOT_FEATURES: frozenset[str] = frozenset({"uniform_random", "sim_task_success", "cs_collision_count"})
 
 
+def calibration_features(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
+                         exclude: frozenset[str] = NOT_FEATURES) -> list[Feature]:
+    """The columns the calibrated judge learns from: every stored configuration of every metric not in
+    ``exclude`` (each configuration its own feature)."""
+    return [f for f in metric_columns(rows, items, higher_is_better) if f.metric not in exclude]
+
+
 def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
-                      higher_is_better: Callable[[str], bool], *, n_folds: int = 5, alpha: float = 1.0,
+                      higher_is_better: Direction, *, n_folds: int = 5, alpha: float = 1.0,
                       seed: int = 0, prediction: str = "expected",
                       exclude: frozenset[str] = NOT_FEATURES) -> CalibratedJudge:
     """Fit the metric-calibrated judge per axis by grouped K-fold CV and return held-out scores.
 
     One ordinal model per axis maps the stored metric values to that axis's labels; each item is
     scored by the model of the fold that held its clip out. Metrics in ``exclude`` are not used
-    (:data:`NOT_FEATURES` by default). ``prediction`` picks the score: the
-    expected score (continuous; best for r and MSE) or the most probable class (an integer; often
-    better exact accuracy when labels cluster at the ends of the scale).
+    (:data:`NOT_FEATURES` by default); two configurations of one metric are two features.
+    ``prediction`` picks the score: the expected score (continuous; best for r and MSE) or the most
+    probable class (an integer; often better exact accuracy when labels cluster at the ends of the
+    scale).
 
     Raises:
         ValueError: No stored metric values, or no labels on some axis.
     """
     if prediction not in ("expected", "class"):
         raise ValueError(f"prediction must be 'expected' or 'class', got {prediction!r}")
-    names, x = metric_features(rows, items, higher_is_better)
-    keep = [i for i, n in enumerate(names) if n not in exclude]
-    names, x = [names[i] for i in keep], x[:, keep]
-    if not names:
+    feats = calibration_features(rows, items, higher_is_better, exclude)
+    if not feats:
         raise ValueError("no stored metric values to calibrate on; run `robojudge score` first")
+    x = np.stack([f.oriented for f in feats], axis=1)
     labels = label_scores(items)
     groups = clusters_of(items)
     scores: dict[str, FloatArray] = {}
@@ -166,7 +185,7 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
         scores[a] = cv.expected if prediction == "expected" else np.where(
             cv.predicted > 0, cv.predicted.astype(np.float64), np.nan)
         folds[a] = cv
-    return CalibratedJudge(tuple(names), scores, folds, alpha, prediction)
+    return CalibratedJudge(tuple(f.label for f in feats), scores, folds, alpha, prediction)
 
 
 def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, bootstrap: int = 2000,
@@ -178,87 +197,6 @@ def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, boo
     generators = [it.generator or "(unset)" for it in items]
     return generator_leaderboard(scores, generators, clusters_of(items), strata_of(items),
                                  bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by)
-
-
-@dataclass(frozen=True)
-class JudgeRow:
-    """One judge in the layout of RoboJudge Table 2.
-
-    Attributes:
-        judge: The judge's name.
-        n: Items used per axis.
-        cells: ``cells[(target, column)]`` for target in pa, ia, overall and column in r, acc, mse.
-        best: The ``(target, column)`` cells where this judge has the best value among all judges.
-    """
-
-    judge: str
-    n: dict[str, int]
-    cells: dict[tuple[str, str], Estimate]
-    best: frozenset[tuple[str, str]]
-
-
-def judge_table(report: AgreementReport) -> list[JudgeRow]:
-    """Table 2 rows from an agreement report, marking the best value per column (ties all marked).
-
-    Best is the largest r and accuracy and the smallest MSE, by point estimate; NaN never wins.
-    """
-    targets = (*report.axes, OVERALL)
-    cells = {j: {(t, col): report.cells[j][t].stats[stat] for t in targets for col, stat, _ in JUDGE_COLUMNS}
-             for j in report.judges}
-    best: dict[str, set[tuple[str, str]]] = {j: set() for j in report.judges}
-    for t in targets:
-        for col, _, higher in JUDGE_COLUMNS:
-            vals = {j: cells[j][t, col].value for j in report.judges}
-            vals = {j: v for j, v in vals.items() if not math.isnan(v)}
-            if not vals:
-                continue
-            top = max(vals.values()) if higher else min(vals.values())
-            for j, v in vals.items():
-                if math.isclose(v, top, rel_tol=1e-12, abs_tol=1e-12):
-                    best[j].add((t, col))
-    return [JudgeRow(j, {a: report.cells[j][a].n for a in report.axes}, cells[j], frozenset(best[j]))
-            for j in report.judges]
-
-
-def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Callable[[str], bool],
-                  *, judges: Sequence[str] | None = None, calibrated: bool = True, n_folds: int = 5,
-                  alpha: float = 1.0, prediction: str = "expected", bootstrap: int = 2000, seed: int = 0,
-                  level: float = 0.95) -> tuple[AgreementReport, list[JudgeRow], CalibratedJudge | None]:
-    """Agreement of every stored judge (and the metric-calibrated one) with the suite's labels.
-
-    Args:
-        rows: Stored result rows.
-        items: Suite items; only labelled ones enter the table.
-        higher_is_better: Direction of each stored metric (for the calibrated judge's features).
-        judges: Judges to include; every judge in ``rows`` if None.
-        calibrated: Add the metric-calibrated judge (skipped quietly when no metric is stored).
-        n_folds: Folds of the calibrated judge's grouped cross-validation.
-        alpha: L2 penalty of the calibrated judge.
-        prediction: The calibrated judge's score, see :func:`calibrated_scores`.
-        bootstrap: Cluster-bootstrap replicates for the intervals.
-        seed: Seed of the bootstrap and of the fold assignment.
-        level: Interval coverage.
-
-    Returns:
-        The agreement report, its Table 2 rows and the calibrated judge (None if not added).
-    """
-    labelled = [it for it in items if it.labels is not None]
-    human = label_scores(labelled)
-    if not labelled or not any(np.isfinite(v).any() for v in human.values()):
-        raise ValueError("the suite has no PA or IA labels to compare judges with")
-    pred: dict[str, dict[str, FloatArray]] = {}
-    for j in judge_names(rows) if judges is None else judges:
-        pred[j] = judge_scores(rows, labelled, j)
-    cal: CalibratedJudge | None = None
-    if calibrated and set(metric_features(rows, labelled, higher_is_better)[0]) - NOT_FEATURES:
-        cal = calibrated_scores(rows, labelled, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
-                                prediction=prediction)
-        pred[CALIBRATED] = cal.scores
-    if not pred:
-        raise ValueError("no judge results and no metric values in the store")
-    report = agreement_table(pred, human, clusters_of(labelled), strata_of(labelled), bootstrap=bootstrap,
-                             seed=seed, level=level, pairs=[], rank_stats=False)
-    return report, judge_table(report), cal
 
 
 # --- writing -----------------------------------------------------------------------------------------
@@ -334,49 +272,3 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
     return [out / "leaderboard.md", out / "leaderboard.csv"]
 
 
-def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title: str = "Judges",
-                    note: str = "") -> str:
-    """Table 2 layout in Markdown; the best value of each column is bold."""
-    targets = (*report.axes, OVERALL)
-    ci = (f"{report.level:.0%} percentile intervals over {report.n_replicates} cluster-bootstrap replicates"
-          if report.n_replicates else "no bootstrap")
-    header = "| judge | " + " | ".join(f"{_title(t)} {name}" for t in targets
-                                        for name in ("r ↑", "Acc ↑", "MSE ↓")) + " |"
-    lines = [f"# {md_escape(title)}", "", "r: Pearson, Acc: exact-match accuracy, MSE: mean squared error "
-             "against the suite's labels; Overall r and MSE pool PA and IA, Overall Acc is the mean of the "
-             f"two (RoboJudge Table 2). Best per column in bold; {ci}.", ""]
-    if note:
-        lines += [md_escape(note), ""]
-    lines += [header, "| --- | " + " | ".join("---" for _ in range(3 * len(targets))) + " |"]
-    for row in table:
-        cells = []
-        for t in targets:
-            for col, _, _ in JUDGE_COLUMNS:
-                text = _est(row.cells[t, col])
-                cells.append(f"**{text}**" if (t, col) in row.best else text)
-        lines.append(f"| {md_escape(row.judge)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: str | Path, *,
-                 note: str = "") -> list[Path]:
-    """Write ``judges.md`` and ``judges.csv``; the CSV has ``<target>_<col>_best`` booleans."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    targets = (*report.axes, OVERALL)
-    fields = ["judge", *(f"n_{a}" for a in report.axes)]
-    for t in targets:
-        for col, _, _ in JUDGE_COLUMNS:
-            fields += [f"{t}_{col}", f"{t}_{col}_low", f"{t}_{col}_high", f"{t}_{col}_best"]
-    with (out / "judges.csv").open("w", newline="") as f:
-        w = SafeCsvWriter(f)
-        w.writerow(fields)
-        for row in table:
-            vals: list[object] = [row.judge, *(row.n[a] for a in report.axes)]
-            for t in targets:
-                for col, _, _ in JUDGE_COLUMNS:
-                    e = row.cells[t, col]
-                    vals += [e.value, e.low, e.high, (t, col) in row.best]
-            w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in vals])
-    (out / "judges.md").write_text(judges_markdown(table, report, note=note))
-    return [out / "judges.md", out / "judges.csv"]

@@ -24,7 +24,7 @@ from robojudge.aggregate import (
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
-from robojudge.report._leaderboard import label_scores, metric_features
+from robojudge.report._leaderboard import label_scores, metric_columns
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._tables import Cell, Table, text
 
@@ -34,11 +34,33 @@ _MIN_CONFIGS = 3
 
 
 def _item_values(inp: ReportInput) -> tuple[list[str], list[str], FloatArray]:
-    """(item ids, metric ids, raw values ``(items, metrics)``), latest ok row per pair, not oriented."""
+    """(item ids, metric ids, raw values ``(items, metrics)``) of the metrics stored under one
+    configuration; see :func:`_several_configs` for the others."""
     items = list(inp.items)
-    names, oriented = metric_features(inp.rows, items, inp.higher_is_better)
-    sign = np.array([1.0 if inp.higher_is_better(m) else -1.0 for m in names])
-    return [it.item_id for it in items], names, oriented * sign if names else oriented
+    feats = [f for f in metric_columns(inp.item_rows, items, inp.higher_is_better)
+             if f.metric not in _several_configs(inp)]
+    raw = np.stack([f.values for f in feats], axis=1) if feats else np.zeros((len(items), 0))
+    return [it.item_id for it in items], [f.metric for f in feats], raw
+
+
+def _several_configs(inp: ReportInput) -> list[str]:
+    """Metrics stored under more than one configuration or version.
+
+    Scores and selections here average metrics, so a metric cannot enter twice, and picking one of
+    its configurations for the user would hide the choice: such a metric is left out, and said so.
+    """
+    seen: dict[str, int] = defaultdict(int)
+    for f in metric_columns(inp.item_rows, list(inp.items), inp.higher_is_better):
+        seen[f.metric] += 1
+    return sorted(m for m, k in seen.items() if k > 1)
+
+
+def _left_out(inp: ReportInput) -> str:
+    several = _several_configs(inp)
+    if not several:
+        return ""
+    return (f" Left out, because stored under several configurations or versions (shown apart in the "
+            f"other tables): {', '.join(several)}.")
 
 
 def _by_generator(inp: ReportInput, values: dict[str, FloatArray]) -> tuple[list[str], dict[str, FloatArray]]:
@@ -117,7 +139,11 @@ def robophys_section(inp: ReportInput) -> Section:
         return sec
     norm, _ = _normalized(inp)
     if not norm:
-        sec.skipped = ("no RoboPhys-3D taxonomy metric is stored (ids as in the taxonomy, e.g. iq1_psnr, "
+        tax = load_taxonomy()
+        several = [m for m in _several_configs(inp) if m in tax]
+        sec.skipped = (f"the taxonomy metrics stored ({', '.join(several)}) each have several configurations "
+                       "or versions, and this section averages one value per metric" if several else
+                       "no RoboPhys-3D taxonomy metric is stored (ids as in the taxonomy, e.g. iq1_psnr, "
                        "mq_flow_score); score the suite with them first")
         return sec
     tax = load_taxonomy()
@@ -148,7 +174,8 @@ def robophys_section(inp: ReportInput) -> Section:
                  + (f" The last column averages the set eq. 3 selects at threshold 0.7 against this run's "
                     f"task-success measures ({', '.join(chosen)}; see the sensitivity table)." if chosen else
                     f" Eq. 3 selects nothing here "
-                    f"({sel if isinstance(sel, str) else 'no metric passes 0.7'})."))
+                    f"({sel if isinstance(sel, str) else 'no metric passes 0.7'}).")
+                 + _left_out(inp))
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
     table = Table("robophys", "RoboPhys-3D scores per generator", cols)
@@ -171,15 +198,9 @@ def robophys_section(inp: ReportInput) -> Section:
 def heatmap_section(inp: ReportInput) -> Section:
     """Spearman correlation between every pair of stored metrics (and the labels) over items."""
     sec = Section("correlations", "Metric correlations")
-    items = list(inp.items)
-    if not items:
-        # Without a manifest the items are those in the store.
-        from robojudge.suite import Item
-
-        ids = sorted({r.item_id for r in inp.rows})
-        items = [Item(item_id=i, video=f"{i}.mp4") for i in ids]
-    names, oriented = metric_features(inp.rows, items, inp.higher_is_better)
-    cols = {m: oriented[:, k] for k, m in enumerate(names)}
+    items = inp.scope
+    feats = metric_columns(inp.item_rows, items, inp.higher_is_better)
+    cols = {f.label: f.oriented for f in feats}
     if inp.items and inp.labelled:
         labels = label_scores(items)
         for a, v in labels.items():
@@ -198,7 +219,12 @@ def heatmap_section(inp: ReportInput) -> Section:
             if ok.sum() >= _MIN_CONFIGS and np.ptp(x[ok]) > 0 and np.ptp(y[ok]) > 0:
                 corr[i, j] = corr[j, i] = float(stats.spearmanr(x[ok], y[ok]).statistic)
     sec.intro = ("Spearman rho over items between oriented metrics (lower-is-better metrics negated, so "
-                 "positive means they agree on which rollout is better), pairwise complete items.")
+                 "positive means they agree on which rollout is better), pairwise complete items. Each "
+                 "configuration of a metric is its own row.")
+    unknown = [f.label for f in feats if f.direction is None and f.label in keys]
+    if unknown:
+        sec.intro += (f" Of unknown direction, so as stored (a negative rho may still mean agreement): "
+                      f"{', '.join(unknown)}.")
     table = Table("metric_correlations", "Spearman correlation between metrics", ["metric", *keys])
     for i, k in enumerate(keys):
         table.add([text(k), *(Cell(float(v), digits=2) for v in corr[i])])
@@ -224,7 +250,7 @@ def sensitivity_section(inp: ReportInput, thresholds: tuple[float, ...] = DEFAUL
                  f"A metric is kept when its smallest Pearson r with the task-success measures "
                  f"({', '.join(targets)}) exceeds the threshold (RoboPhys-3D eq. 3); the RoboPhyscore of the "
                  "kept set is then compared with each reference (Pearson r, as in Table 16). With so few "
-                 "configurations these correlations are very uncertain.")
+                 "configurations these correlations are very uncertain." + _left_out(inp))
     ref_names = list(refs)
     cols = ["threshold", "kept", "metrics", *(f"r vs {r}" for r in ref_names)]
     table = Table("threshold_sensitivity", "Threshold sensitivity of the selected set", cols)

@@ -1,12 +1,14 @@
 """One table model written four ways: CSV, Markdown, LaTeX (booktabs) and HTML.
 
-A :class:`Table` holds typed cells: text, or a number with an optional interval and a "best in its
-column" mark. Each writer formats the same cells, so the CSV keeps full precision (value, low and
-high in their own columns) while the printed forms round.
+A :class:`Table` holds typed cells: text, or a number with an optional interval, a "best in its
+column" mark and a "small n" flag. Each writer formats the same cells, so the CSV keeps full
+precision (value, low, high, best and the flag in their own columns) while the printed forms round
+and mark a small-n cell with a dagger.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import io
 import math
@@ -29,6 +31,21 @@ _LATEX_ESCAPES = (
     ("~", r"\textasciitilde{}"),
     ("^", r"\textasciicircum{}"),
 )
+
+
+#: A cell resting on fewer items than this is flagged as small n.
+SMALL_N_ITEMS = 10
+#: ... or on fewer clips (bootstrap clusters) than this.
+SMALL_N_CLUSTERS = 5
+#: The mark of a small-n cell, and the sentence that explains it under a table.
+SMALL_MARK = "\u2020"
+SMALL_NOTE = (f"{SMALL_MARK} small n: fewer than {SMALL_N_ITEMS} items or {SMALL_N_CLUSTERS} clips, so the "
+              "interval is rough.")
+
+
+def is_small(n: int, clusters: int | None = None) -> bool:
+    """Whether a value resting on ``n`` items in ``clusters`` clips (None: not known) is small-n."""
+    return n < SMALL_N_ITEMS or (clusters is not None and clusters < SMALL_N_CLUSTERS)
 
 
 def latex_escape(text: str) -> str:
@@ -55,6 +72,7 @@ class Cell:
         best: Best value of its column (bold in Markdown, LaTeX and HTML).
         text: Literal text instead of a number.
         digits: Decimals printed.
+        small: Rests on few items or clips (:func:`is_small`): printed with a dagger.
     """
 
     value: float = math.nan
@@ -63,10 +81,15 @@ class Cell:
     best: bool = False
     text: str | None = None
     digits: int = 3
+    small: bool = False
 
     @property
     def is_number(self) -> bool:
         return self.text is None
+
+    def marked(self) -> str:
+        """:meth:`formatted` with the small-n dagger where it applies."""
+        return self.formatted() + (f" {SMALL_MARK}" if self.small and self.is_number else "")
 
     def formatted(self) -> str:
         """The printed form: ``text``, ``n/a``, ``v`` or ``v [lo, hi]``."""
@@ -119,16 +142,27 @@ class Table:
         for r in self.rows:
             c = r[column]
             if c.is_number and not math.isnan(c.value) and math.isclose(c.value, top, abs_tol=1e-12):
-                r[column] = Cell(c.value, c.low, c.high, True, None, c.digits)
+                r[column] = dataclasses.replace(c, best=True)
 
     # --- writers ------------------------------------------------------------------------------------
 
+    @property
+    def has_small(self) -> bool:
+        """Whether some number cell is flagged small-n."""
+        return any(c.small and c.is_number for r in self.rows for c in r)
+
+    def notes(self) -> list[str]:
+        """The sentences printed under the caption: the table's note and the small-n key if needed."""
+        return [n for n in (self.note, SMALL_NOTE if self.has_small else "") if n]
+
     def to_csv(self) -> str:
-        """CSV at full precision: numeric column ``c`` becomes ``c``, ``c_low``, ``c_high``, ``c_best``."""
+        """CSV at full precision: numeric column ``c`` becomes ``c``, ``c_low``, ``c_high``, ``c_best``
+        and ``c_small_n``."""
         numeric = [any(r[k].is_number for r in self.rows) for k in range(len(self.columns))]
         header: list[str] = []
         for name, num in zip(self.columns, numeric, strict=True):
-            header += [name, f"{name}_low", f"{name}_high", f"{name}_best"] if num else [name]
+            header += ([name, f"{name}_low", f"{name}_high", f"{name}_best", f"{name}_small_n"] if num
+                       else [name])
         buf = io.StringIO()
         # Names come from users' manifests and stores: neutralise formula-like text for spreadsheets.
         w = SafeCsvWriter(buf, lineterminator="\n")
@@ -139,21 +173,21 @@ class Table:
                 if not num:
                     out.append(c.formatted())
                 elif c.text is not None:
-                    out += [c.text, "", "", ""]
+                    out += [c.text, "", "", "", ""]
                 else:
-                    out += [_num(c.value), _num(c.low), _num(c.high), c.best]
+                    out += [_num(c.value), _num(c.low), _num(c.high), c.best, c.small]
             w.writerow(out)
         return buf.getvalue()
 
     def to_markdown(self) -> str:
         """A GitHub Markdown table under a level-2 heading; best cells bold."""
         lines = [f"## {md_escape(self.title)}", ""]
-        if self.note:
-            lines += [md_escape(self.note), ""]
+        for note in self.notes():
+            lines += [md_escape(note), ""]
         lines.append("| " + " | ".join(_md(c) for c in self.columns) + " |")
         lines.append("| " + " | ".join("---" for _ in self.columns) + " |")
         for r in self.rows:
-            cells = [f"**{_md(c.formatted())}**" if c.best else _md(c.formatted()) for c in r]
+            cells = [f"**{_md(c.marked())}**" if c.best else _md(c.marked()) for c in r]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 
@@ -166,8 +200,13 @@ class Table:
         for r in self.rows:
             cells = [latex_escape(c.formatted()) for c in r]
             cells = [rf"\textbf{{{t}}}" if c.best else t for c, t in zip(r, cells, strict=True)]
+            cells = [t + r"\textsuperscript{\dag}" if c.small and c.is_number else t
+                     for c, t in zip(r, cells, strict=True)]
             lines.append(" & ".join(cells) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        if self.has_small:
+            lines.append(r"\par\footnotesize\textsuperscript{\dag}" + latex_escape(SMALL_NOTE[1:]))
+        lines.append(r"\end{table}")
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
@@ -178,8 +217,12 @@ class Table:
             tds = []
             for c in r:
                 t = html.escape(c.formatted())
+                if c.best:
+                    t = f"<strong>{t}</strong>"
+                if c.small and c.is_number:
+                    t += f'<sup title="small n">{SMALL_MARK}</sup>'
                 cls = ' class="num"' if c.is_number else ""
-                tds.append(f"<td{cls}><strong>{t}</strong></td>" if c.best else f"<td{cls}>{t}</td>")
+                tds.append(f"<td{cls}>{t}</td>")
             body.append("<tr>" + "".join(tds) + "</tr>")
         return (f'<table id="table-{html.escape(self.name)}"><caption>{html.escape(self.title)}</caption>'
                 f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")

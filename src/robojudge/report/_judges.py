@@ -1,0 +1,316 @@
+"""Judges against the suite's labels (RoboJudge Table 2), with each judge's coverage.
+
+A judge is one stored configuration (:func:`robojudge.report._series.judge_series`): two models that
+share a judge name, or one judge run with two settings, are two rows. Every row says on how many
+labelled items the judge was scored and on how many not (failed, unparsable or never run), and the
+best value of a column is marked only among judges scored on the same items, since a judge scored on
+the easy half of a suite is not comparable with one scored on all of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from robojudge.meta import OVERALL, AgreementReport, Estimate, agreement_table
+from robojudge.meta._agreement import FloatArray
+from robojudge.report._leaderboard import (
+    AXES,
+    CALIBRATED,
+    NOT_FEATURES,
+    CalibratedJudge,
+    Direction,
+    calibrated_scores,
+    calibration_features,
+    clusters_of,
+    column,
+    label_scores,
+    strata_of,
+)
+from robojudge.report._series import JudgeSeries, judge_series, resolve_judge
+from robojudge.report._tables import is_small, md_escape
+from robojudge.store import ResultRow
+from robojudge.store._export import SafeCsvWriter
+from robojudge.suite import Item
+
+#: Table 2 columns per target: (column name, statistic in the agreement report, higher is better).
+JUDGE_COLUMNS = (("r", "pearson", True), ("acc", "exact", True), ("mse", "mse", False))
+
+Mask = npt.NDArray[np.bool_]
+
+
+def judge_names(rows: Sequence[ResultRow]) -> list[str]:
+    """Labels of the stored judge configurations with PA or IA rows, sorted (see :mod:`._series`)."""
+    return [j.label for j in judge_series(rows)]
+
+
+def judge_scores(rows: Sequence[ResultRow], items: Sequence[Item], judge: str) -> dict[str, FloatArray]:
+    """A judge's stored PA and IA scores per item (NaN where unscored or failed).
+
+    ``judge`` is a label from :func:`judge_names`, or a judge name stored under one configuration.
+
+    Raises:
+        ValueError: Unknown judge, a name with several configurations, or no scored row at all.
+    """
+    j = resolve_judge(judge_series(rows), judge)
+    if not j.n_scored:
+        raise ValueError(f"judge {j.label!r} has no scored rows (every request failed or every reply was "
+                         "unparsable); see `robojudge results` for its errors")
+    return {a: column(j.values(a), items) for a in AXES}
+
+
+@dataclass(frozen=True)
+class JudgeRow:
+    """One judge in the layout of RoboJudge Table 2.
+
+    Attributes:
+        judge: The judge's label.
+        n: Labelled items scored per axis.
+        cells: ``cells[(target, column)]`` for target in pa, ia, overall and column in r, acc, mse.
+        best: The ``(target, column)`` cells where this judge has the best value among the judges
+            it is compared with.
+        n_unscored: Labelled items per axis without a score from this judge (failed, unparsable or
+            not run).
+        compared: Targets on which this judge takes part in the "best" comparison (it was scored on
+            the same items as the other judges compared there).
+        small: Targets with few scored items or clips (see :func:`robojudge.report._tables.is_small`).
+    """
+
+    judge: str
+    n: dict[str, int]
+    cells: dict[tuple[str, str], Estimate]
+    best: frozenset[tuple[str, str]]
+    n_unscored: dict[str, int] = field(default_factory=dict)
+    compared: frozenset[str] = frozenset()
+    small: frozenset[str] = frozenset()
+
+
+def _compared_group(masks: Mapping[str, Mask]) -> list[str]:
+    """The judges compared on one target: the largest set of judges scored on exactly the same items
+    (ties: more items, then the first); judges with nothing scored are never compared."""
+    groups: dict[bytes, list[str]] = {}
+    for j, m in masks.items():
+        if m.any():
+            groups.setdefault(np.packbits(m).tobytes() + bytes([m.size % 8]), []).append(j)
+    if not groups:
+        return []
+    return max(groups.values(), key=lambda js: (len(js), int(masks[js[0]].sum())))
+
+
+def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]] | None = None,
+                clusters: Sequence[str] | None = None) -> list[JudgeRow]:
+    """Table 2 rows from an agreement report, marking the best value per column (ties all marked).
+
+    Best is the largest r and accuracy and the smallest MSE, by point estimate; NaN never wins. With
+    ``scored`` (``scored[judge][axis]``: which items the judge was scored on, aligned with the
+    report's items), a target's best is marked only among the judges scored on the same items;
+    without it, judges with the same number of scored items are taken to share them. ``clusters``
+    (per item) lets rows flag targets with few clips.
+    """
+    targets = (*report.axes, OVERALL)
+    cells = {j: {(t, col): report.cells[j][t].stats[stat] for t in targets for col, stat, _ in JUDGE_COLUMNS}
+             for j in report.judges}
+    best: dict[str, set[tuple[str, str]]] = {j: set() for j in report.judges}
+    compared: dict[str, set[str]] = {j: set() for j in report.judges}
+    small: dict[str, set[str]] = {j: set() for j in report.judges}
+    for t in targets:
+        axes = report.axes if t == OVERALL else (t,)
+        if scored is not None:
+            masks = {j: np.concatenate([np.asarray(scored[j][a], dtype=bool) for a in axes])
+                     for j in report.judges}
+        else:
+            masks = {j: np.arange(report.cells[j][t].n + 1) > 0 for j in report.judges}
+        group = _compared_group(masks)
+        for j in report.judges:
+            n_clusters = None
+            if clusters is not None and scored is not None:
+                n_clusters = len({clusters[int(i) % len(clusters)] for i in np.flatnonzero(masks[j])})
+            if report.cells[j][t].n and is_small(report.cells[j][t].n, n_clusters):
+                small[j].add(t)
+        for j in group:
+            compared[j].add(t)
+        for col, _, higher in JUDGE_COLUMNS:
+            vals = {j: cells[j][t, col].value for j in group}
+            vals = {j: v for j, v in vals.items() if not math.isnan(v)}
+            if not vals:
+                continue
+            top = max(vals.values()) if higher else min(vals.values())
+            for j, v in vals.items():
+                if math.isclose(v, top, rel_tol=1e-12, abs_tol=1e-12):
+                    best[j].add((t, col))
+    return [JudgeRow(j, {a: report.cells[j][a].n for a in report.axes}, cells[j], frozenset(best[j]),
+                     {a: report.cells[j][a].n_unscored for a in report.axes}, frozenset(compared[j]),
+                     frozenset(small[j]))
+            for j in report.judges]
+
+
+def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
+    """A sentence on which judges the bold marks compare, when some judge is left out somewhere."""
+    parts = []
+    for t in (*report.axes, OVERALL):
+        out = [r.judge for r in rows if t not in r.compared]
+        if out and len(out) < len(rows):
+            title = "Overall" if t == OVERALL else t.upper()
+            parts.append(f"{title}: {', '.join(out)}")
+        elif out:
+            parts.append(f"{'Overall' if t == OVERALL else t.upper()}: no judge was scored")
+    if not parts:
+        return ""
+    return ("Best is marked only among judges scored on the same items; not compared, because scored on "
+            "other items or on none: " + "; ".join(parts) + ".")
+
+
+def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
+                  *, judges: Sequence[str] | None = None, calibrated: bool = True, n_folds: int = 5,
+                  alpha: float = 1.0, prediction: str = "expected", bootstrap: int = 2000, seed: int = 0,
+                  level: float = 0.95) -> tuple[AgreementReport, list[JudgeRow], CalibratedJudge | None]:
+    """Agreement of every stored judge (and the metric-calibrated one) with the suite's labels.
+
+    A judge configuration with no scored item stays in the table, with no statistics and its
+    coverage, so a judge whose server was down for the whole run is seen, not dropped.
+
+    Args:
+        rows: Stored result rows.
+        items: Suite items; only labelled ones enter the table.
+        higher_is_better: Direction of each stored metric (for the calibrated judge's features).
+        judges: Judges to include (labels, or names with one configuration); every judge if None.
+        calibrated: Add the metric-calibrated judge (skipped quietly when no metric is stored).
+        n_folds: Folds of the calibrated judge's grouped cross-validation.
+        alpha: L2 penalty of the calibrated judge.
+        prediction: The calibrated judge's score, see :func:`calibrated_scores`.
+        bootstrap: Cluster-bootstrap replicates for the intervals.
+        seed: Seed of the bootstrap and of the fold assignment.
+        level: Interval coverage.
+
+    Returns:
+        The agreement report, its Table 2 rows and the calibrated judge (None if not added).
+
+    Raises:
+        ValueError: No labels, nothing to compare, or an unknown or ambiguous judge in ``judges``.
+    """
+    labelled = [it for it in items if it.labels is not None]
+    human = label_scores(labelled)
+    if not labelled or not any(np.isfinite(v).any() for v in human.values()):
+        raise ValueError("the suite has no PA or IA labels to compare judges with")
+    stored = judge_series(rows)
+    chosen: list[JudgeSeries] = stored if judges is None else [resolve_judge(stored, j) for j in judges]
+    pred: dict[str, dict[str, FloatArray]] = {j.label: {a: column(j.values(a), labelled) for a in AXES}
+                                              for j in chosen}
+    cal: CalibratedJudge | None = None
+    if calibrated and calibration_features(rows, labelled, higher_is_better, NOT_FEATURES):
+        cal = calibrated_scores(rows, labelled, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
+                                prediction=prediction)
+        pred[CALIBRATED] = cal.scores
+    if not pred:
+        raise ValueError("no judge results and no metric values in the store")
+    clusters = clusters_of(labelled)
+    report = agreement_table(pred, human, clusters, strata_of(labelled), bootstrap=bootstrap,
+                             seed=seed, level=level, pairs=[], rank_stats=False)
+    scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in AXES} for j, p in pred.items()}
+    return report, judge_table(report, scored, clusters), cal
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a judge configuration did with one rubric over the suite's items."""
+
+    judge: str
+    axis: str
+    items: int
+    scored: int
+    unparsable: int
+    failed: int
+    not_run: int
+
+
+def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item]) -> list[Coverage]:
+    """Per judge configuration and axis: items scored, unparsable (ok rows without a score), failed
+    (error rows) and never run, over ``items``."""
+    ids = {it.item_id for it in items}
+    out = []
+    for j in judge_series(rows):
+        for a in AXES:
+            s = j.axes.get(a)
+            scored = len(ids & set(s.values)) if s else 0
+            unparsable = len(ids & s.unscored) if s else 0
+            failed = len(ids & s.failed) if s else 0
+            out.append(Coverage(j.label, a, len(ids), scored, unparsable, failed,
+                                len(ids) - scored - unparsable - failed))
+    return out
+
+
+# --- writing -----------------------------------------------------------------------------------------
+
+def _f(v: float, digits: int = 3) -> str:
+    return "n/a" if math.isnan(v) else f"{v:.{digits}f}"
+
+
+def _est(e: Estimate, digits: int = 3) -> str:
+    if math.isnan(e.value):
+        return "n/a"
+    if math.isnan(e.low):
+        return _f(e.value, digits)
+    return f"{_f(e.value, digits)} [{_f(e.low, digits)}, {_f(e.high, digits)}]"
+
+
+def _title(target: str) -> str:
+    return "Overall" if target == OVERALL else target.upper()
+
+
+def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title: str = "Judges",
+                    note: str = "") -> str:
+    """Table 2 layout in Markdown, with each judge's scored and unscored counts; best values bold."""
+    targets = (*report.axes, OVERALL)
+    ci = (f"{report.level:.0%} percentile intervals over {report.n_replicates} cluster-bootstrap replicates"
+          if report.n_replicates else "no bootstrap")
+    header = "| judge | scored | unscored | " + " | ".join(f"{_title(t)} {name}" for t in targets
+                                                           for name in ("r ↑", "Acc ↑", "MSE ↓")) + " |"
+    lines = [f"# {md_escape(title)}", "", "r: Pearson, Acc: exact-match accuracy, MSE: mean squared error "
+             "against the suite's labels; Overall r and MSE pool PA and IA, Overall Acc is the mean of the "
+             f"two (RoboJudge Table 2). Best per column in bold; {ci}. Scored and unscored count labelled "
+             "(item, axis) pairs; † marks fewer than 10 items or 5 clips.", ""]
+    for extra in (comparison_note(table, report), note):
+        if extra:
+            lines += [md_escape(extra), ""]
+    lines += [header, "| --- | ---: | ---: | " + " | ".join("---" for _ in range(3 * len(targets))) + " |"]
+    for row in table:
+        cells = []
+        for t in targets:
+            for col, _, _ in JUDGE_COLUMNS:
+                text = _est(row.cells[t, col]) + (" †" if t in row.small else "")
+                cells.append(f"**{text}**" if (t, col) in row.best else text)
+        lines.append(f"| {md_escape(row.judge)} | {sum(row.n.values())} | {sum(row.n_unscored.values())} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: str | Path, *,
+                 note: str = "") -> list[Path]:
+    """Write ``judges.md`` and ``judges.csv``; the CSV has ``<target>_<col>_best`` booleans."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    targets = (*report.axes, OVERALL)
+    fields = ["judge", *(f"n_{a}" for a in report.axes), *(f"unscored_{a}" for a in report.axes)]
+    for t in targets:
+        fields.append(f"{t}_small_n")
+        for col, _, _ in JUDGE_COLUMNS:
+            fields += [f"{t}_{col}", f"{t}_{col}_low", f"{t}_{col}_high", f"{t}_{col}_best"]
+    with (out / "judges.csv").open("w", newline="") as f:
+        w = SafeCsvWriter(f)
+        w.writerow(fields)
+        for row in table:
+            vals: list[object] = [row.judge, *(row.n[a] for a in report.axes),
+                                  *(row.n_unscored.get(a, "") for a in report.axes)]
+            for t in targets:
+                vals.append(t in row.small)
+                for col, _, _ in JUDGE_COLUMNS:
+                    e = row.cells[t, col]
+                    vals += [e.value, e.low, e.high, (t, col) in row.best]
+            w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in vals])
+    (out / "judges.md").write_text(judges_markdown(table, report, note=note))
+    return [out / "judges.md", out / "judges.csv"]

@@ -1,0 +1,258 @@
+"""Sections of the HTML report about judges, metrics and generators against the suite's labels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from robojudge.meta import OVERALL, STATISTICS, AgreementReport, kendall_interval
+from robojudge.meta._agreement import FloatArray
+from robojudge.report import _plots
+from robojudge.report._judges import JUDGE_COLUMNS, comparison_note, judges_report
+from robojudge.report._labels import label_agreement
+from robojudge.report._leaderboard import (
+    AXES,
+    CALIBRATED,
+    clusters_of,
+    column,
+    generator_board,
+    label_scores,
+    strata_of,
+)
+from robojudge.report._sections import ReportInput, Section, estimate_cell
+from robojudge.report._series import JudgeSeries, judge_series
+from robojudge.report._tables import SMALL_MARK, Cell, Table, is_small, text
+from robojudge.suite import Item
+
+_TITLES = {"pa": "PA", "ia": "IA", OVERALL: "Overall"}
+#: Judges drawn in the per-judge figure grids at most (the tables list them all).
+MAX_JUDGE_PANELS = 8
+
+
+def _no_labels(inp: ReportInput) -> str | None:
+    if not inp.items:
+        return "no suite manifest was given, so there are no human (or planted) labels to compare with"
+    if not inp.labelled:
+        return "the suite's items carry no PA/IA labels"
+    return None
+
+
+def _scored_anywhere(j: JudgeSeries, items: list[Item]) -> bool:
+    ids = {it.item_id for it in items}
+    return any(ids & set(j.values(a)) for a in AXES)
+
+
+def _marked(names: list[str], small: set[str]) -> dict[str, str]:
+    """Plot labels: a small-n entry gets the dagger the tables use."""
+    return {n: f"{n} {SMALL_MARK}" if n in small else n for n in names}
+
+
+def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
+    """Judges (stored VLM judges and the metric-calibrated judge) against the labels: Table 2 and plots."""
+    sec = Section("judges", "Judges against the labels")
+    why = _no_labels(inp)
+    if why:
+        sec.skipped = why
+        return sec, None
+    try:
+        report, table_rows, cal = judges_report(inp.item_rows, inp.items, inp.higher_is_better,
+                                                bootstrap=inp.bootstrap, seed=inp.seed)
+    except ValueError as exc:
+        sec.skipped = str(exc)
+        return sec, None
+    labelled = inp.labelled
+    stored = {j.label: j for j in judge_series(inp.item_rows)}
+    targets = (*report.axes, OVERALL)
+    ci = (f"{report.level:.0%} paired cluster-bootstrap intervals ({report.n_replicates} replicates, clips "
+          "resampled within sources; RoboJudge App. E.1)" if report.n_replicates else "no bootstrap")
+    sec.intro = ("r: Pearson, Acc: exact-match accuracy after rounding to the 1-5 scale, MSE: mean squared "
+                 "error; Overall pools PA and IA for r and MSE and averages Acc (RoboJudge Table 2). "
+                 f"Best value per column in bold; {ci}. Scored and unscored count labelled (item, axis) "
+                 "pairs; a judge stored under several configurations has one row per configuration.")
+    empty = [j for j in report.judges if j in stored and not _scored_anywhere(stored[j], labelled)]
+    if empty:
+        sec.intro += (f" {', '.join(empty)}: no scored rows on the labelled items (failed, unparsable or "
+                      "not run; see the judge coverage table in the overview), so no statistics.")
+    if cal is not None:
+        sec.intro += (f" {CALIBRATED}: an ordinal logistic model from the stored metrics "
+                      f"({', '.join(cal.metrics)}) to the labels, every score held out by "
+                      f"{next(iter(cal.folds.values())).n_folds}-fold cross-validation grouped by clip; "
+                      "no VLM. The random baseline and the simulator's own records of the outcome (task "
+                      "success, collision count) are not used as features.")
+    stat_cols = [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
+    cols = ["judge", "scored", "unscored", *stat_cols]
+    table2 = Table("judges", "Judges in the layout of RoboJudge Table 2", cols,
+                   note=comparison_note(table_rows, report))
+    for row in table_rows:
+        cells = [text(row.judge), text(sum(row.n.values())), text(sum(row.n_unscored.values()))]
+        for t in targets:
+            for col, _, _ in JUDGE_COLUMNS:
+                e = row.cells[t, col]
+                cells.append(Cell(e.value, e.low, e.high, best=(t, col) in row.best, small=t in row.small))
+        table2.add(cells)
+    scores: dict[str, dict[str, FloatArray]] = {
+        j: cal.scores if (j == CALIBRATED and cal is not None) else
+        {a: column(stored[j].values(a), labelled) for a in AXES} for j in report.judges}
+    human = label_scores(labelled)
+    detail = Table("judge_statistics", "Every agreement statistic per judge and target",
+                   ["judge", "target", "n", "unscored", *STATISTICS],
+                   note="Bias is the mean signed error (judge minus human). Kendall's tau-b intervals come "
+                   "from the same cluster-bootstrap draws as the others.")
+    clusters, strata = clusters_of(labelled), strata_of(labelled)
+    small_of = {r.judge: r.small for r in table_rows}
+    for j in report.judges:
+        for t in targets:
+            c = report.cells[j][t]
+            axes = report.axes if t == OVERALL else (t,)
+            tau = kendall_interval(np.concatenate([scores[j][a] for a in axes]),
+                                   np.concatenate([human[a] for a in axes]), clusters * len(axes),
+                                   strata * len(axes), bootstrap=inp.bootstrap, seed=inp.seed,
+                                   level=report.level)
+            stats = {**c.stats, "kendall": tau}
+            detail.add([text(j), text(_TITLES[t]), text(c.n), text(c.n_unscored),
+                         *(estimate_cell(stats[k], small=t in small_of[j]) for k in STATISTICS)])
+    sec.tables += [table2, detail]
+    # Figures, of the judges with something to draw.
+    drawn = [j for j in report.judges if report.cells[j][OVERALL].n or any(report.cells[j][a].n
+                                                                             for a in report.axes)]
+    if not drawn:
+        sec.intro += " No judge has a scored labelled item, so there are no figures."
+        return sec, report
+    names = _marked(drawn, {j for j in drawn if OVERALL in small_of[j]})
+    ov = {j: (report.cells[j][OVERALL].stats["mse"], report.cells[j][OVERALL].stats["pearson"])
+          for j in drawn}
+    sec.plots.append(_plots.landscape({names[j]: (m.value, m.low, m.high, r.value, r.low, r.high)
+                                       for j, (m, r) in ov.items()}, OVERALL))
+    sec.plots.append(_plots.bias_bars({names[j]: {a: (report.cells[j][a].stats["bias"].value,
+                                                      report.cells[j][a].stats["bias"].low,
+                                                      report.cells[j][a].stats["bias"].high)
+                                                  for a in report.axes} for j in drawn}))
+    shown = drawn[:MAX_JUDGE_PANELS]
+    sec.plots.append(_plots.judge_scatter({j: scores[j] for j in shown}, human, seed=inp.seed))
+    sec.plots.append(_plots.confusion_grid({j: {a: report.cells[j][a].confusion or [] for a in report.axes}
+                                            for j in shown}))
+    return sec, report
+
+
+def metrics_section(inp: ReportInput) -> Section:
+    """Every stored metric configuration against the PA and IA labels (Pearson and Spearman with CIs)."""
+    sec = Section("metrics", "Metrics against the labels")
+    why = _no_labels(inp)
+    if why:
+        sec.skipped = why
+        return sec
+    rows = label_agreement(inp.item_rows, inp.items, inp.higher_is_better, bootstrap=inp.bootstrap,
+                           seed=inp.seed)
+    if not rows:
+        sec.skipped = "no metric values are stored for the labelled items (only judges, or nothing)"
+        return sec
+    sec.intro = ("Correlations are oriented (a lower-is-better metric is negated, RoboJudge App. B.3), so "
+                 "a positive value means the metric ranks rollouts like the labels; intervals are paired "
+                 "cluster-bootstrap percentiles. Each configuration of a metric is its own row.")
+    unknown = sorted({r.metric for r in rows if not r.oriented})
+    if unknown:
+        sec.intro += (f" The metric registry does not know the direction of {', '.join(unknown)}: correlated "
+                      "as stored (not oriented), and not compared for the best value.")
+    table = Table("metric_agreement", "Metrics against the labels",
+                  ["metric", "direction", "axis", "n", "Pearson r [95% CI]", "Spearman rho [95% CI]"])
+    for r in rows:
+        small = is_small(r.n, r.n_clusters)
+        table.add([text(r.metric), text("known" if r.oriented else "unknown"), text(r.axis.upper()),
+                   text(r.n), Cell(r.pearson, r.pearson_low, r.pearson_high, digits=2, small=small),
+                   Cell(r.spearman, r.spearman_low, r.spearman_high, digits=2, small=small)])
+    for col in (4, 5):
+        for axis in AXES:
+            # Best per axis, among the oriented rows only: a raw correlation's sign means nothing here.
+            block = [i for i, r in enumerate(rows) if r.axis == axis and r.oriented]
+            vals = [table.rows[i][col].value for i in block if not math.isnan(table.rows[i][col].value)]
+            if vals:
+                top = max(vals)
+                for i in block:
+                    c = table.rows[i][col]
+                    if not math.isnan(c.value) and math.isclose(c.value, top):
+                        table.rows[i][col] = Cell(c.value, c.low, c.high, True, None, c.digits, c.small)
+    table.note = "Best per axis in bold."
+    sec.tables.append(table)
+    for axis in AXES:
+        pts = [(r.metric + ("" if r.oriented else " (as stored)")
+                + (f" {SMALL_MARK}" if is_small(r.n, r.n_clusters) else ""), r.pearson, r.pearson_low,
+                r.pearson_high) for r in rows if r.axis == axis]
+        sec.plots.append(_plots.forest(pts, xlabel=f"oriented Pearson r with {axis.upper()} labels",
+                                       name=f"metric-forest-{axis}",
+                                       title=f"Metrics vs. {axis.upper()} labels (95% CI)"))
+    return sec
+
+
+def generators_section(inp: ReportInput) -> Section:
+    """The generator leaderboard (RoboJudge Table 8) and the PA-IA plane, from labels or a judge."""
+    sec = Section("generators", "Generator leaderboard")
+    if not inp.items:
+        sec.skipped = "no suite manifest was given, so items have no generator"
+        return sec
+    if len({it.generator for it in inp.items}) < 2:
+        sec.skipped = "the suite has fewer than two generators"
+        return sec
+    items = list(inp.items)
+    extra = ""
+    if inp.labelled:
+        # Every item, so that a generator without labels is listed (and not ranked), not dropped.
+        scores, source = label_scores(items), "the suite's labels"
+    else:
+        judges = judge_series(inp.item_rows)
+        usable = [j for j in judges if _scored_anywhere(j, items)]
+        empty = [j.label for j in judges if j not in usable]
+        if not usable:
+            sec.skipped = ("the suite has no labels and the store no judge scores to rank generators by"
+                           + (f" ({', '.join(empty)}: no scored rows; every request failed or every reply "
+                              "was unparsable)" if empty else ""))
+            return sec
+        source = f"judge {usable[0].label}"
+        scores = {a: column(usable[0].values(a), items) for a in AXES}
+        if len(judges) > 1:
+            extra = (f" The store has {len(judges)} judge configurations; this is the first with scores "
+                     "(`robojudge leaderboard generators --scores judge:NAME` ranks by another)."
+                     + (f" {', '.join(empty)}: no scored rows." if empty else ""))
+    board = generator_board(items, scores, bootstrap=inp.bootstrap, seed=inp.seed)
+    sec.intro = (f"Scores from {source}. Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); "
+                 f"{board.level:.0%} cluster-bootstrap intervals over {board.n_replicates} replicates; "
+                 "P(rank) is the share of replicates in which the generator holds exactly its rank." + extra)
+    unranked = [e.generator for e in board.entries if e.standings[board.sort_by].rank is None]
+    if unranked:
+        sec.intro += (f" {', '.join(unranked)}: not ranked, for lack of scores from {source} on "
+                      f"{'PA or IA' if board.sort_by == OVERALL else board.sort_by.upper()}.")
+    small = _small_generators(items, scores)
+    cols = ["rank", "generator", *(_TITLES[t] for t in board.targets), "P(rank)", "rank range"]
+    table = Table("leaderboard", f"Generators by {_TITLES[board.sort_by]}", cols)
+    for e in board.entries:
+        s = e.standings[board.sort_by]
+        span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
+        rank = text("not ranked" if s.rank is None else s.rank)
+        scores_of = [estimate_cell(e.standings[t].score, small=(e.generator, t) in small)
+                     for t in board.targets]
+        table.add([rank, text(e.generator), *scores_of,
+                   Cell(s.rank_prob, digits=2), text(span)])
+    for k in range(2, 2 + len(board.targets)):
+        table.mark_best(k, higher=True)
+    sec.tables.append(table)
+    if set(AXES) <= set(board.axes):
+        pts = {}
+        for e in board.entries:
+            pa, ia = e.standings["pa"].score, e.standings["ia"].score
+            name = e.generator + (f" {SMALL_MARK}" if (e.generator, OVERALL) in small else "")
+            pts[name] = (pa.value, pa.low, pa.high, ia.value, ia.low, ia.high)
+        sec.plots.append(_plots.generator_plane(pts))
+    return sec
+
+
+def _small_generators(items: list[Item], scores: dict[str, FloatArray]) -> set[tuple[str, str]]:
+    """``(generator, target)`` pairs whose mean rests on few items or clips (Overall: either axis)."""
+    clusters = clusters_of(items)
+    gens = [it.generator or "(unset)" for it in items]
+    out = set()
+    for g in set(gens):
+        for a in AXES:
+            idx = [i for i, x in enumerate(gens) if x == g and np.isfinite(scores[a][i])]
+            if idx and is_small(len(idx), len({clusters[i] for i in idx})):
+                out |= {(g, a), (g, OVERALL)}
+    return out

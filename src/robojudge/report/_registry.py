@@ -1,0 +1,70 @@
+"""What the report knows about a stored metric id: its direction and its native range, or that it
+does not know them.
+
+Metrics come from the metric registry (``robojudge metrics list``); judge scores
+(``judge:<name>:<rubric>``) from the built-in rubric they were asked with. An id neither knows (a
+plugin no longer installed, a user rubric file, an imported column) has no known direction and no
+known range: the report says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from robojudge.report._series import JUDGE_PREFIX
+
+if TYPE_CHECKING:
+    from robojudge.judges import Rubric
+
+
+def _rubric(metric: str) -> Rubric | None:
+    if not metric.startswith(JUDGE_PREFIX):
+        return None
+    _, _, rubric = metric[len(JUDGE_PREFIX):].rpartition(":")
+    from robojudge.judges import RUBRICS, UnknownNameError
+
+    try:
+        return RUBRICS.get(rubric)
+    except UnknownNameError:
+        return None
+
+
+def _spec(metric: str) -> Any:
+    from robojudge.metrics import UnknownMetricError, get_metric
+
+    try:
+        return get_metric(metric)
+    except UnknownMetricError:
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def registry_direction(metric: str) -> bool | None:
+    """True if a higher value of ``metric`` is better, False if lower is, None if nobody knows.
+
+    A judge score on a built-in rubric grows with quality, unless the rubric feeds a taxonomy metric,
+    whose direction it then shares.
+    """
+    spec = _spec(metric)
+    if spec is not None:
+        return bool(spec.higher_is_better)
+    rubric = _rubric(metric)
+    if rubric is None:
+        return None
+    if rubric.taxonomy:
+        return registry_direction(rubric.taxonomy)
+    return True
+
+
+@functools.lru_cache(maxsize=4096)
+def registry_range(metric: str) -> tuple[float | None, float | None] | None:
+    """``(low, high)`` bounds of ``metric``'s values (either may be None: unbounded), or None if unknown."""
+    spec = _spec(metric)
+    if spec is not None:
+        lo, hi = spec.native_range
+        return lo, hi
+    rubric = _rubric(metric)
+    if rubric is None:
+        return None
+    return float(rubric.score_min), float(rubric.score_max)
