@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, fail
@@ -24,23 +25,19 @@ _SEED = 20260926
 
 
 def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -> Table:
-    """Summaries as a rich table: one row per (metric, group)."""
-    table = Table("metric", group_label, "n", "failed", "mean", "95% CI", title=title)
+    """Summaries as a rich table: one row per (metric configuration, group)."""
+    table = Table("metric", "config", group_label, "n", "failed", "mean", "95% CI", title=title)
     for s in summaries:
         ci = "n/a" if s.n_ok < 2 else f"[{s.ci_low:.2f}, {s.ci_high:.2f}]"
+        ci += "*" if s.ci_clipped else ""
+        ci += " \u2020" if s.small_n else ""
         mean = "n/a" if s.n_ok == 0 else f"{s.mean:.2f}"
-        table.add_row(s.metric, s.group, str(s.n_ok), str(s.n_failed), mean, ci)
+        table.add_row(escape(s.metric), f"{s.config_hash[:8]} v{s.version}", escape(s.group), str(s.n_ok),
+                      str(s.n_failed), mean, ci)
+    if any(s.small_n for s in summaries) or any(s.ci_clipped for s in summaries):
+        table.caption = ("* t-interval cut at the metric's native range; \u2020 fewer than 10 values or 5 "
+                         "clips")
     return table
-
-
-def _higher_is_better(metric: str) -> bool:
-    """A registered metric's direction; unknown ones (judges, plugins gone) count as higher-is-better."""
-    from robojudge.metrics import UnknownMetricError, get_metric
-
-    try:
-        return get_metric(metric).higher_is_better
-    except UnknownMetricError:
-        return True
 
 
 def _is_manifest(target: str) -> bool:
@@ -54,7 +51,7 @@ def print_html_report(result: HtmlReport) -> None:
         if s.skipped is None:
             console.print(f"  {s.title}: {len(s.plots)} plots, {len(s.tables)} tables", highlight=False)
         else:
-            console.print(f"  {s.title}: not shown ({s.skipped})", highlight=False)
+            console.print(f"  {s.title}: not shown ({escape(s.skipped)})", highlight=False)
     console.print(f"HTML report: {result.index}  (tables: {result.index.parent / 'tables'})", highlight=False)
 
 
@@ -112,7 +109,7 @@ def report(
         return
     name = Path(manifest).name if manifest is not None else target
     try:
-        result = write_html_report(url, folder, manifest=manifest, higher_is_better=_higher_is_better,
+        result = write_html_report(url, folder, manifest=manifest,
                                    title=title or f"robojudge report: {name}", bootstrap=bootstrap, seed=seed)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None

@@ -31,4 +31,5 @@ def report_suite(
     group_of = group_by_field(suite.items, by)
     with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"
-        return write_report(store, out_dir, group_of, title=heading, group_label=by)
+        clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
+        return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips)

@@ -1,22 +1,41 @@
-"""Per-group summaries of stored results, and the report folder."""
+"""Per-group summaries of stored results, and the report folder.
+
+A summary is one configuration of a metric (metric, config hash, version) over one group. Its
+interval is the Student-t interval of the mean, cut at the ends of the metric's native range where
+the metric registry knows it (a t-interval of a 0/1 metric over three items would otherwise be
+[-0.77, 2.10]); ``ci_clipped`` says when it was cut, and ``small_n`` flags groups with fewer than 10
+values or 5 clips, where the interval is rough either way.
+"""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from robojudge.meta import mean_confidence_interval
-from robojudge.report._tables import md_escape
+from robojudge.report._registry import registry_range
+from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.store import ResultRow, ResultStore, export_results
 from robojudge.store._export import SafeCsvWriter
+
+RangeOf = Callable[[str], tuple[float | None, float | None] | None]
 
 
 @dataclass(frozen=True)
 class GroupSummary:
-    """One metric over one group of items (for example one generator)."""
+    """One configuration of a metric over one group of items (for example one generator).
+
+    Attributes:
+        n_failed: Error rows and ok rows without a value.
+        ci_low: Lower end of the t-interval, cut at the native range's lower end.
+        ci_high: Upper end, cut likewise.
+        version: The metric version of the rows.
+        ci_clipped: The interval was cut at an end of the native range.
+        small_n: Fewer than 10 values or 5 clips (when clips are known).
+    """
 
     metric: str
     config_hash: str
@@ -27,31 +46,50 @@ class GroupSummary:
     std: float
     ci_low: float
     ci_high: float
+    version: str = ""
+    ci_clipped: bool = False
+    small_n: bool = False
+
+
+def _clip(lo: float, hi: float, bounds: tuple[float | None, float | None] | None
+          ) -> tuple[float, float, bool]:
+    if bounds is None or math.isnan(lo):
+        return lo, hi, False
+    a = lo if bounds[0] is None else max(lo, bounds[0])
+    b = hi if bounds[1] is None else min(hi, bounds[1])
+    return a, b, (a, b) != (lo, hi)
 
 
 def summarize(
-    rows: Sequence[ResultRow], group_of: Mapping[str, str], *, level: float = 0.95
+    rows: Sequence[ResultRow], group_of: Mapping[str, str], *, level: float = 0.95,
+    native_range: RangeOf | None = None, cluster_of: Mapping[str, str] | None = None,
 ) -> list[GroupSummary]:
-    """Mean, std and a ``level`` t-interval of each metric per group; failures are counted apart.
+    """Mean, std and a ``level`` t-interval of each metric configuration per group; failures apart.
 
-    ``group_of`` maps item ids to group names; items it does not know fall in ``"(other)"``.
+    ``group_of`` maps item ids to group names; items it does not know fall in ``"(other)"``. With
+    ``native_range`` (metric id -> ``(low, high)`` or None) the interval is cut at the range's ends;
+    ``cluster_of`` (item id -> clip) lets ``small_n`` count clips too.
     """
-    values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    failed: dict[tuple[str, str, str], int] = defaultdict(int)
+    Key = tuple[str, str, str, str]
+    values: dict[Key, list[float]] = defaultdict(list)
+    clips: dict[Key, set[str]] = defaultdict(set)
+    failed: dict[Key, int] = defaultdict(int)
     for r in rows:
-        key = (r.metric, r.config_hash, group_of.get(r.item_id, "(other)"))
+        key = (r.metric, r.config_hash, r.version, group_of.get(r.item_id, "(other)"))
         if r.status == "ok" and r.value is not None and not math.isnan(r.value):
             values[key].append(r.value)
+            clips[key].add(cluster_of.get(r.item_id, r.item_id) if cluster_of is not None else r.item_id)
         else:
             failed[key] += 1
             values.setdefault(key, [])
     out = []
-    for (metric, chash, group), vals in sorted(values.items()):
+    for (metric, chash, version, group), vals in sorted(values.items()):
+        key = (metric, chash, version, group)
         ci = mean_confidence_interval(vals, level)
-        out.append(
-            GroupSummary(metric, chash, group, ci.n, failed[(metric, chash, group)], ci.mean, ci.std,
-                         ci.low, ci.high)
-        )
+        lo, hi, cut = _clip(ci.low, ci.high, native_range(metric) if native_range else None)
+        small = is_small(ci.n, len(clips[key]) if cluster_of is not None else None)
+        out.append(GroupSummary(metric, chash, group, ci.n, failed[key], ci.mean, ci.std, lo, hi, version,
+                                cut, small))
     return out
 
 
@@ -61,17 +99,32 @@ def _fmt(x: float) -> str:
 
 def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "group") -> str:
     """A Markdown table of summaries, one row per (metric, group)."""
+    several = _several(summaries)
     lines = [
         f"| metric | {group_label} | n | failed | mean | std | 95% CI |",
         "| --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for s in summaries:
         ci = "n/a" if math.isnan(s.ci_low) else f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]"
+        ci += " (cut at the range)" if s.ci_clipped else ""
+        ci += f" {SMALL_MARK}" if s.small_n else ""
+        name = s.metric if s.metric not in several else (
+            f"{s.metric} [config {s.config_hash[:8]}, v{s.version}]")
         lines.append(
-            f"| {md_escape(s.metric)} | {md_escape(s.group)} | {s.n_ok} | {s.n_failed} | {_fmt(s.mean)} | "
+            f"| {md_escape(name)} | {md_escape(s.group)} | {s.n_ok} | {s.n_failed} | {_fmt(s.mean)} | "
             f"{_fmt(s.std)} | {ci} |"
         )
+    if any(s.small_n for s in summaries):
+        lines += ["", SMALL_NOTE]
     return "\n".join(lines) + "\n"
+
+
+def _several(summaries: Sequence[GroupSummary]) -> set[str]:
+    """Metrics with more than one configuration among ``summaries``."""
+    keys: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for s in summaries:
+        keys[s.metric].add((s.config_hash, s.version))
+    return {m for m, k in keys.items() if len(k) > 1}
 
 
 def write_report(
@@ -81,13 +134,20 @@ def write_report(
     *,
     title: str = "robojudge results",
     group_label: str = "generator",
+    native_range: RangeOf | None = registry_range,
+    cluster_of: Mapping[str, str] | None = None,
 ) -> list[GroupSummary]:
-    """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``."""
+    """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``.
+
+    When ``group_of`` is not empty, rows of ids it does not know (set-level results, another suite)
+    are in ``results.csv`` and ``errors.csv`` but not in the summary, which is per item.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = store.rows()
     export_results(store, out / "results.csv", "csv")
-    summaries = summarize(rows, group_of)
+    per_item = [r for r in rows if r.item_id in group_of] if group_of else rows
+    summaries = summarize(per_item, group_of, native_range=native_range, cluster_of=cluster_of)
     fields = list(GroupSummary.__dataclass_fields__)
     with (out / "summary.csv").open("w", newline="") as f:
         w = SafeCsvWriter(f)
@@ -103,6 +163,10 @@ def write_report(
                 w2.writerow([r.item_id, r.metric, r.config_hash, r.error])
     n_err = sum(r.status != "ok" for r in rows)
     md = f"# {md_escape(title)}\n\n{len(rows)} results, {n_err} failed.\n\n"
+    if len(per_item) < len(rows):
+        md += (f"{len(rows) - len(per_item)} results belong to ids that are not items of the suite "
+               "(set-level results such as FVD, or another suite's items); they are in results.csv, not "
+               "in this summary.\n\n")
     md += summary_markdown(summaries, group_label=group_label)
     (out / "summary.md").write_text(md)
     return summaries
