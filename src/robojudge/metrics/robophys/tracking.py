@@ -26,7 +26,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
@@ -75,6 +75,11 @@ class TrackingConfig(BaseModel):
         description="reference tracks: the reference episode's state file (auto: when present) or the "
         "tracker on the reference video",
     )
+    min_reference_coverage: float = Field(
+        default=0.9, gt=0, le=1,
+        description="the reference must have at least this share of the generated video's frames; a "
+        "shorter one leaves the item unscored",
+    )
 
     @field_validator("tracker")
     @classmethod
@@ -102,6 +107,8 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
 
     Raises:
         MetricInputError: When the item lacks a state file or reference video, or they are unreadable.
+        Unmeasurable: When either video gives fewer than 2 frames, or the reference has fewer than
+            ``min_reference_coverage`` of the generated video's frames.
     """
     if not item.state:
         raise MetricInputError("item has no state file to seed the tracker (first-frame masks)")
@@ -111,13 +118,25 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
     if cfg.truth == "reference_state" and ref_state is None:
         want = Path(item.reference_video).with_suffix(".npz")
         raise MetricInputError(f"truth='reference_state' but there is no reference state file {want}")
-    cfg = TrackingConfig(tracker=cfg.tracker, fps=cfg.fps, view=cfg.view, truth=cfg.truth)
+    cfg = TrackingConfig(tracker=cfg.tracker, fps=cfg.fps, view=cfg.view, truth=cfg.truth,
+                         min_reference_coverage=cfg.min_reference_coverage)
     files = (item.video, item.reference_video, item.state, str(ref_state or ""))
     key = _Key(item.video, item.reference_video, item.state, ref_state, tuple(map(_mtime, files)), cfg)
     try:
-        return _cached_tracks(key)
+        gen, ref, truth = _cached_tracks(key)
     except StateFileError as exc:
         raise MetricInputError(str(exc)) from None
+    ng, nr = len(gen.points), len(ref.points)
+    if ng < 2 or nr < 2:
+        what = "the video" if ng < 2 else "the reference"
+        n = min(ng, nr)
+        raise Unmeasurable(f"{what} gave {n} frame{'s' if n != 1 else ''}; tracks need at least 2 frames",
+                           frames=ng, reference_frames=nr)
+    if nr < cfg.min_reference_coverage * ng:
+        raise Unmeasurable(
+            f"the reference has {nr} frames, fewer than {cfg.min_reference_coverage:g} of the generated "
+            f"video's {ng}: no ground truth for the rest", frames=ng, reference_frames=nr)
+    return gen, ref, truth
 
 
 class _Key(NamedTuple):
@@ -172,10 +191,24 @@ class TrajectoryConfig(TrackingConfig):
         lt=1,
         description="a track missing more than this fraction of frames scores 0",
     )
+    min_generated_coverage: float = Field(
+        default=0.9, gt=0, le=1,
+        description="the generated video must have at least this share of the reference's frames; a "
+        "shorter one leaves the item unscored",
+    )
 
 
 def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     gen, ref, truth = item_tracks(item, cfg)
+    ng, nr = len(gen.points), len(ref.points)
+    if ng < cfg.min_generated_coverage * nr:
+        # A track cut short still has the reference's speeds (DYN) and lies on its path (HSD).
+        raise Unmeasurable(
+            f"the generated video has {ng} frames, fewer than {cfg.min_generated_coverage:g} of the "
+            f"reference's {nr}: its trajectory ends early", frames=ng, reference_frames=nr)
+    if which == "dyn" and min(ng, nr) < 3:
+        raise Unmeasurable(f"DYN needs tracks of at least 3 frames, got {ng} and {nr}", frames=ng,
+                           reference_frames=nr)
     per: dict[str, dict[str, float | str]] = {}
     extent: dict[str, float] = {}
     for name in cfg.targets:
@@ -231,6 +264,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
+    version="2",
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
@@ -247,6 +281,7 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
+    version="2",
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
@@ -264,6 +299,7 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
+    version="2",
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -283,7 +319,9 @@ class LocalizationConfig(TrackingConfig):
 
 def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, dict[str, object]]:
     gen, ref, truth = item_tracks(item, cfg)
-    n = min(len(gen.points), len(ref.points))
+    # Every reference frame is an image to detect in; frames the generated video does not reach have no
+    # detection (comparing only the common start gave a one-frame video a perfect AP and AR).
+    n, found_in = len(ref.points), min(len(gen.points), len(ref.points))
     sx, sy = ref.size[0] / gen.size[0], ref.size[1] / gen.size[1]
     scale = np.array([sx, sy, sx, sy])
     aps: list[float] = []
@@ -295,11 +333,11 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
             continue
         r = ref.boxes[:n, ref.index(name)]
         gt = [b[None] if np.isfinite(b).all() else np.zeros((0, 4)) for b in r]
+        g, c, found = np.zeros((n, 4)), np.zeros(n), np.zeros(n, bool)
         if name in gen.names:
-            g, c = gen.boxes[:n, gen.index(name)] * scale, gen.confidence[:n, gen.index(name)]
-            found = np.isfinite(g).all(axis=1) & (c > 0)
-        else:
-            g, c, found = np.zeros((n, 4)), np.zeros(n), np.zeros(n, bool)
+            g[:found_in] = gen.boxes[:found_in, gen.index(name)] * scale
+            c[:found_in] = gen.confidence[:found_in, gen.index(name)]
+            found[:found_in] = np.isfinite(g[:found_in]).all(axis=1) & (c[:found_in] > 0)
         dets = [g[t][None] if found[t] else np.zeros((0, 4)) for t in range(n)]
         scores = [c[t : t + 1] if found[t] else np.zeros(0) for t in range(n)]
         ap, ar = average_precision_recall(gt, dets, scores)
@@ -316,7 +354,9 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
         }
     if not aps:
         raise MetricInputError(f"no reference object to localize among {list(cfg.objects)} ({per})")
-    details = {"truth": truth, "objects": per, "frames": n, "tracker": cfg.tracker, **gen.info}
+    details = {"truth": truth, "objects": per, "frames": found_in, "frames_expected": n,
+               "frames_missing": n - found_in, "frames_unmatched": len(gen.points) - found_in,
+               "tracker": cfg.tracker, **gen.info}
     return float(np.mean(aps)), float(np.mean(ars)), details
 
 
@@ -330,6 +370,7 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
+    version="2",
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
@@ -347,6 +388,7 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
+    version="2",
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
