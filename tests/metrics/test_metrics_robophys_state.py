@@ -47,6 +47,15 @@ def test_task_success_reads_the_last_frame(tmp_path):
     assert lost.value == 0.0 and lost.details["frames_successful"] == 2
 
 
+def test_a_one_frame_state_is_unscored(tmp_path):
+    # One frame records no rollout: it scored 0 collisions (the best) and success from the start scene.
+    item = _item(tmp_path, success=np.array([1], bool), unintended_collision=np.array([0], bool))
+    for metric in ("sim_task_success", "cs_collision_count"):
+        score = get_metric(metric).compute(item)
+        assert not score.scored and score.details["frames"] == 1
+        assert "records 1 frame: no rollout to score" in score.details["unscored_reason"]
+
+
 def test_bad_state_files_give_clear_errors(tmp_path):
     item = _item(tmp_path, success=np.array([1], bool))
     with pytest.raises(MetricInputError, match="no 'unintended_collision' array"):

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input, NoConfig, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
@@ -16,11 +16,12 @@ from robojudge.suite._schema import Item
 
 
 def read_flags(item: Item, key: str) -> np.ndarray:
-    """The per-frame boolean array ``key`` of the item's state npz, shape ``(T,)``, T >= 1.
+    """The per-frame boolean array ``key`` of the item's state npz, shape ``(T,)``, T >= 2.
 
     Raises:
         MetricInputError: When the item has no state file, it cannot be read, or the array is
             missing, empty or not one value per frame.
+        Unmeasurable: When the array holds a single frame.
     """
     if not item.state:
         raise MetricInputError("item has no state file")
@@ -33,6 +34,11 @@ def read_flags(item: Item, key: str) -> np.ndarray:
         raise MetricInputError(f"state file {item.state} has no {key!r} array (see docs/sim_suite.md)")
     if arr.ndim != 1 or arr.size == 0:
         raise MetricInputError(f"state array {key!r} must be one value per frame, got shape {arr.shape}")
+    if arr.size < 2:
+        # One frame records no rollout: no collision could happen (the best count) and "success" would
+        # describe the starting scene.
+        raise Unmeasurable(f"state array {key!r} of {item.state} records 1 frame: no rollout to score",
+                           frames=1)
     return arr.astype(bool)
 
 
@@ -60,6 +66,7 @@ class CollisionCountConfig(BaseModel):
     ),
     config=CollisionCountConfig,
     note="read from the simulator state file's per-frame unintended_collision flags",
+    version="2",
 )
 def cs_collision_count(item: Item, config: CollisionCountConfig) -> Score:
     """Collision Count (RoboPhys-3D App. B.4.2) from ``unintended_collision`` (T,) bool.
@@ -80,7 +87,7 @@ def cs_collision_count(item: Item, config: CollisionCountConfig) -> Score:
     inputs={Input.state},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="1",
+    version="2",
     citation="robojudge simulator suite (docs/sim_suite.md, state array 'success')",
     description="1 if the simulator state says the task is solved at the last frame, else 0.",
     config=NoConfig,
