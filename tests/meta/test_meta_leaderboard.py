@@ -100,3 +100,15 @@ def test_only_one_generator_scored_on_an_axis():
     assert by["a"]["ia"].rank is None and by["c"]["pa"].rank is None
     assert all(e.standings["overall"].rank is None for e in board.entries)
     assert [p.target for p in board.adjacent] == ["pa"]
+
+
+def test_entries_count_their_clusters():
+    gens, clips, pa, ia = _suite(n_clips=6)
+    pa = pa.copy()
+    pa[0] = np.nan  # generator a, clip0
+    board = generator_leaderboard({"pa": pa, "ia": ia}, gens, clips, bootstrap=0)
+    a = next(e for e in board.entries if e.generator == "a")
+    assert a.n_items == {"pa": 5, "ia": 6} and a.n_clusters == {"pa": 5, "ia": 6}
+    assert board.to_dict()["entries"][0]["n_clusters"] == a.n_clusters
+    with pytest.raises(ValueError, match="clusters"):
+        generator_leaderboard({"pa": pa}, gens, clips[:3], bootstrap=0)

@@ -50,3 +50,19 @@ def test_cli_generators_with_partial_labels(tmp_path):
     assert rows["x"]["overall_rank"] == "" and rows["x"]["overall_rank_prob"] == ""
     md = (tmp_path / "lb" / "leaderboard.md").read_text()
     assert "| not ranked | x |" in md and "| bad | x |" not in md
+
+
+def test_leaderboard_files_flag_small_n(tmp_path):
+    from robojudge.report import generator_board, label_scores, write_leaderboard
+
+    items = [Item(item_id=f"i{k}-{g}", video="v.mp4", clip_id=f"c{k % n_clips}", generator=g,
+                  labels={"pa": 3, "ia": 4}) for g, n, n_clips in (("few", 6, 6), ("many", 20, 10))
+             for k in range(n)]
+    board = generator_board(items, label_scores(items), bootstrap=0)
+    write_leaderboard(board, tmp_path)
+    with (tmp_path / "leaderboard.csv").open() as f:
+        rows = {r["generator"]: r for r in csv.DictReader(f)}
+    assert rows["few"]["overall_small_n"] == "True" and rows["many"]["pa_small_n"] == "False"
+    md = (tmp_path / "leaderboard.md").read_text()
+    assert "| few | 3.000 \u2020 | 4.000 \u2020 |" in md and "| many | 3.000 | 4.000 |" in md
+    assert "small n" in md

@@ -53,11 +53,13 @@ class Standing:
 
 @dataclass(frozen=True)
 class LeaderboardEntry:
-    """A generator's row: scored items per axis and a :class:`Standing` per target."""
+    """A generator's row: scored items (and their distinct clusters) per axis, a :class:`Standing` per
+    target."""
 
     generator: str
     n_items: dict[str, int]
     standings: dict[str, Standing]
+    n_clusters: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ class Leaderboard:
             "axes": list(self.axes), "sort_by": self.sort_by,
             "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level,
                           "clusters": self.n_clusters, "strata": self.n_strata},
-            "entries": [{"generator": e.generator, "n_items": e.n_items,
+            "entries": [{"generator": e.generator, "n_items": e.n_items, "n_clusters": e.n_clusters,
                          "targets": {t: {"score": num(s.score.value), "low": num(s.score.low),
                                          "high": num(s.score.high), "se": num(s.score.se),
                                          "rank": s.rank, "rank_prob": num(s.rank_prob),
@@ -184,6 +186,9 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     point = _means(flat.sum(axis=0)[None, :], g_count, a_count)[0]  # (G, T)
     n_items = flat.sum(axis=0).reshape(g_count, a_count, 2)[..., 1].astype(int)
 
+    cl = np.asarray(np.arange(n) if clusters is None else clusters)
+    if cl.shape != (n,):
+        raise ValueError(f"clusters must have one entry per item ({n}), got shape {cl.shape}")
     t_count = a_count + 1
     low = np.full((g_count, t_count), np.nan)
     high, se, prob = low.copy(), low.copy(), low.copy()
@@ -211,8 +216,9 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
                                  int(point_rank[g, ti]) if ranked[g, ti] else None, float(prob[g, ti]),
                                  int(rank_low[g, ti]), int(rank_high[g, ti]))
                      for ti, t in enumerate(targets)}
+        clusters_of = {a: len(set(cl[(code == g) & ok[:, ai]].tolist())) for ai, a in enumerate(axes)}
         entries.append(LeaderboardEntry(names[g], {a: int(n_items[g, ai]) for ai, a in enumerate(axes)},
-                                        standings))
+                                        standings, clusters_of))
     adjacent = []
     for ti, t in enumerate(targets):
         by_t = [g for g in _order(point_rank[:, ti], names) if ranked[g, ti]]

@@ -18,6 +18,7 @@ from robojudge.report._leaderboard import (
     column,
     generator_board,
     label_scores,
+    small_standing,
     strata_of,
 )
 from robojudge.report._sections import ReportInput, Section, estimate_cell
@@ -221,15 +222,13 @@ def generators_section(inp: ReportInput) -> Section:
     if unranked:
         sec.intro += (f" {', '.join(unranked)}: not ranked, for lack of scores from {source} on "
                       f"{'PA or IA' if board.sort_by == OVERALL else board.sort_by.upper()}.")
-    small = _small_generators(items, scores)
     cols = ["rank", "generator", *(_TITLES[t] for t in board.targets), "P(rank)", "rank range"]
     table = Table("leaderboard", f"Generators by {_TITLES[board.sort_by]}", cols)
     for e in board.entries:
         s = e.standings[board.sort_by]
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
         rank = text("not ranked" if s.rank is None else s.rank)
-        scores_of = [estimate_cell(e.standings[t].score, small=(e.generator, t) in small)
-                     for t in board.targets]
+        scores_of = [estimate_cell(e.standings[t].score, small=small_standing(e, t)) for t in board.targets]
         table.add([rank, text(e.generator), *scores_of,
                    Cell(s.rank_prob, digits=2), text(span)])
     for k in range(2, 2 + len(board.targets)):
@@ -239,20 +238,8 @@ def generators_section(inp: ReportInput) -> Section:
         pts = {}
         for e in board.entries:
             pa, ia = e.standings["pa"].score, e.standings["ia"].score
-            name = e.generator + (f" {SMALL_MARK}" if (e.generator, OVERALL) in small else "")
+            name = e.generator + (f" {SMALL_MARK}" if small_standing(e, OVERALL) else "")
             pts[name] = (pa.value, pa.low, pa.high, ia.value, ia.low, ia.high)
         sec.plots.append(_plots.generator_plane(pts))
     return sec
 
-
-def _small_generators(items: list[Item], scores: dict[str, FloatArray]) -> set[tuple[str, str]]:
-    """``(generator, target)`` pairs whose mean rests on few items or clips (Overall: either axis)."""
-    clusters = clusters_of(items)
-    gens = [it.generator or "(unset)" for it in items]
-    out = set()
-    for g in set(gens):
-        for a in AXES:
-            idx = [i for i, x in enumerate(gens) if x == g and np.isfinite(scores[a][i])]
-            if idx and is_small(len(idx), len({clusters[i] for i in idx})):
-                out |= {(g, a), (g, OVERALL)}
-    return out

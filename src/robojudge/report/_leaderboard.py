@@ -22,12 +22,13 @@ from robojudge.meta import (
     CrossValidated,
     Estimate,
     Leaderboard,
+    LeaderboardEntry,
     cross_validate_ordinal,
     generator_leaderboard,
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._series import Series, metric_series
-from robojudge.report._tables import md_escape
+from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.store import ResultRow
 from robojudge.store._export import SafeCsvWriter
 from robojudge.suite import Item
@@ -188,6 +189,12 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
     return CalibratedJudge(tuple(f.label for f in feats), scores, folds, alpha, prediction)
 
 
+def small_standing(entry: LeaderboardEntry, target: str) -> bool:
+    """Whether a generator's mean on ``target`` rests on few items or clips (Overall: on either axis)."""
+    axes = list(entry.n_items) if target == OVERALL else [target]
+    return any(entry.n_items[a] > 0 and is_small(entry.n_items[a], entry.n_clusters.get(a)) for a in axes)
+
+
 def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, bootstrap: int = 2000,
                     seed: int | None = 0, level: float = 0.95, sort_by: str = OVERALL) -> Leaderboard:
     """The generator leaderboard of ``scores`` (per axis, aligned with ``items``).
@@ -236,7 +243,8 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
              "| ---: | --- | " + " | ".join("---" for _ in board.targets) + " | ---: | --- |"]
     for e in board.entries:
         s = e.standings[board.sort_by]
-        cells = " | ".join(_est(e.standings[t].score) for t in board.targets)
+        cells = " | ".join(_est(e.standings[t].score) + (f" {SMALL_MARK}" if small_standing(e, t) else "")
+                           for t in board.targets)
         rank_range = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
         lines.append(f"| {_rank(s.rank)} | {md_escape(e.generator)} | {cells} | {_f(s.rank_prob, 2)} | "
                      f"{rank_range} |")
@@ -246,6 +254,8 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
               "| --- | --- | --- | ---: |"]
     lines += [f"| {_title(p.target)} | {md_escape(p.upper)} | {md_escape(p.lower)} | {_f(p.prob, 2)} |"
               for p in board.adjacent]
+    if any(small_standing(e, t) for e in board.entries for t in board.targets):
+        lines += ["", SMALL_NOTE]
     return "\n".join(lines) + "\n"
 
 
@@ -257,7 +267,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
     fields = ["generator", *(f"n_{a}" for a in board.axes)]
     for t in board.targets:
         fields += [t, f"{t}_low", f"{t}_high", *(f"{t}_{k}" for k in ("rank", "rank_prob", "rank_low",
-                                                                        "rank_high"))]
+                                                                        "rank_high", "small_n"))]
     with (out / "leaderboard.csv").open("w", newline="") as f:
         w = SafeCsvWriter(f)
         w.writerow(fields)
@@ -266,7 +276,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
             for t in board.targets:
                 s = e.standings[t]
                 row += [s.score.value, s.score.low, s.score.high, s.rank, s.rank_prob, s.rank_low or None,
-                        s.rank_high or None]
+                        s.rank_high or None, small_standing(e, t)]
             w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row])
     (out / "leaderboard.md").write_text(leaderboard_markdown(board, title=title))
     return [out / "leaderboard.md", out / "leaderboard.csv"]
