@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics import Score, metric
 
@@ -61,3 +61,28 @@ def frames_b(item, config) -> Score:
     from robojudge.video import sample_frames
 
     return Score(value=float(sample_frames(item.video, fps=4).frames.mean()))
+
+
+class CaptionConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    captions: str | None = Field(default=None, json_schema_extra={"item_text": "caption"})
+
+
+@metric("test_caption", inputs={"instruction"}, config=CaptionConfig, **COMMON)
+def caption_length(item, config: CaptionConfig) -> Score:
+    from robojudge.metrics._texts import load_item_texts
+
+    text = item.meta.get("caption") or load_item_texts(config.captions, "caption").get(item.item_id, "")
+    return Score(value=float(len(text)))
+
+
+class TableConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    table: str | None = None
+
+
+@metric("test_table", inputs={"instruction"}, config=TableConfig, **COMMON)
+def table_size(item, config: TableConfig) -> Score:
+    from pathlib import Path
+
+    return Score(value=float(len(Path(config.table).read_bytes())) if config.table else 0.0)

@@ -29,6 +29,10 @@ def score(
         [], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable); a new setting makes new rows."
     ),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute stored failures."),
+    rescore_unknown: bool = typer.Option(
+        False, "--rescore-unknown", help="Recompute stored results that have no inputs fingerprint (stored "
+        "by robojudge before result schema 2); by default they are kept."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     confine: Path | None = typer.Option(
         None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
@@ -53,16 +57,32 @@ def score(
                 retry_errors=retry_errors,
                 progress=on_result,
                 confine=confine,
+                rescore_unknown=rescore_unknown,
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     for problem in run.manifest_problems:
         console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
     print_summary(run.summary)
+    print_input_changes(run.summary, rescore_unknown)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)
     if run.summary.interrupted:
         raise typer.Exit(130)
+
+
+def print_input_changes(summary: RunSummary, rescore_unknown: bool) -> None:
+    """Stored results recomputed because their inputs changed, and results without a fingerprint."""
+    if summary.stale:
+        console.print(f"{summary.stale} stored results were recomputed because their inputs changed "
+                      "(the old rows are kept, superseded)", highlight=False)
+    if summary.unknown and rescore_unknown:
+        console.print(f"{summary.unknown} stored results without an inputs fingerprint were recomputed "
+                      "(the old rows are kept, superseded)", highlight=False)
+    elif summary.unknown:
+        console.print(f"[yellow]{summary.unknown} stored results have no inputs fingerprint[/] (stored "
+                      "before result schema 2) and were kept: `robojudge results status` lists them, "
+                      "--rescore-unknown recomputes them", highlight=False)
 
 
 def print_video_warnings(summary: RunSummary, *, limit: int = 20) -> None:

@@ -62,13 +62,16 @@ def score_suite(
     retry_errors: bool = False,
     progress: ProgressCallback | None = None,
     confine: str | Path | None = None,
+    rescore_unknown: bool = False,
 ) -> SuiteRun:
     """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
 
     ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
     under the current folder (the manifest's own folder may be read-only). Rows of the manifest that do not
     validate are skipped and returned in ``manifest_problems``; the rest are scored. Rerunning with
-    the same arguments resumes: stored results are skipped. ``confine`` (default
+    the same arguments resumes: stored results are skipped, unless their inputs changed since (they
+    are recomputed and the stored rows kept as superseded); stored results without an inputs
+    fingerprint (schema version 1) are kept unless ``rescore_unknown``. ``confine`` (default
     ``$ROBOJUDGE_CONFINE``) refuses items whose files resolve outside that folder, see
     :func:`robojudge.suite.load_suite`.
     """
@@ -83,6 +86,7 @@ def score_suite(
             workers=workers,
             executor=executor,
             retry_errors=retry_errors,
+            rescore_unknown=rescore_unknown,
             progress=progress,
         )
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))

@@ -35,6 +35,8 @@ from robojudge.judges import (
     short_hash,
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
+from robojudge.judges._scoring import EXPECTED_FALLBACK
+from robojudge.run._fingerprint import judge_fingerprint
 from robojudge.run._plan import pending_per_item
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -50,6 +52,9 @@ class JudgePlan:
     metric_id: str
     config_hash: str
     config: dict[str, Any]
+    fallback: JudgePlan | None = None
+    """With ``expected`` scoring: where judgments the backend gave no log-probabilities for go
+    (scored ``argmax``, under a config that says so, so they never mix with expected scores)."""
 
     @classmethod
     def build(
@@ -61,15 +66,28 @@ class JudgePlan:
         samples: int,
         temperature: float,
     ) -> JudgePlan:
+        # Expected scoring needs one score token; checks, labels and texts are argmax whatever was asked.
+        mode = Scoring(scoring) if rubric.kind == "score" else Scoring.argmax
         config = {
             **judge.identity(),
             "rubric": {"id": rubric.id, "version": rubric.version, "digest": rubric.digest},
             "frames": frames.as_dict(),
-            "scoring": Scoring(scoring).value,
+            "scoring": mode.value,
             "samples": samples,
             "effective_temperature": temperature,
         }
-        return cls(judge, rubric, judge_metric_id(judge.name, rubric.id), short_hash(config), config)
+        metric = judge_metric_id(judge.name, rubric.id)
+        fallback = None
+        if mode is Scoring.expected:
+            fb = {**config, "scoring": Scoring.argmax.value, "scoring_note": EXPECTED_FALLBACK}
+            fallback = cls(judge, rubric, metric, short_hash(fb), fb)
+        return cls(judge, rubric, metric, short_hash(config), config, fallback)
+
+    def for_result(self, res: RubricResult) -> JudgePlan:
+        """The plan a result is stored under: the fallback's for an expected judgment scored argmax."""
+        if self.fallback is not None and (res.details or {}).get("scoring_mode") == Scoring.argmax.value:
+            return self.fallback
+        return self
 
     @property
     def version(self) -> str:
@@ -148,6 +166,7 @@ def _row(item: Item, plan: JudgePlan, res: RubricResult) -> ResultRow:
         duration_s=res.duration_s,
         details=res.details or None,
         config=plan.config,
+        fingerprint=judge_fingerprint(item),  # file digests are cached: a stat, not a read
     )
 
 
@@ -161,16 +180,58 @@ def _error_row(item: Item, plan: JudgePlan, message: str) -> ResultRow:
         value=None,
         error=message,
         config=plan.config,
+        fingerprint=judge_fingerprint(item),
     )
 
 
 def plan_judgments(
-    items: Sequence[Item], plans: Sequence[JudgePlan], store: ResultStore, *, retry_errors: bool = False
+    items: Sequence[Item],
+    plans: Sequence[JudgePlan],
+    store: ResultStore,
+    *,
+    retry_errors: bool = False,
+    rescore_unknown: bool = False,
 ) -> tuple[list[tuple[Item, tuple[JudgePlan, ...]]], int]:
-    """Items with rubrics still to judge, and how many (item, rubric) pairs are already stored."""
+    """Items with rubrics still to judge, and how many (item, rubric) pairs are stored and current.
+
+    A stored judgment whose video or instruction changed since (another fingerprint) is judged
+    again; one without a fingerprint only with ``rescore_unknown`` (see :mod:`robojudge.run._plan`).
+    """
     return pending_per_item(
-        items, plans, lambda p: (p.metric_id, p.config_hash, p.version), store, retry_errors=retry_errors
+        items,
+        plans,
+        lambda p: (p.metric_id, p.config_hash, p.version),
+        store,
+        fingerprint=lambda item, p: judge_fingerprint(item),
+        retry_errors=retry_errors,
+        rescore_unknown=rescore_unknown,
     )
+
+
+def _without_fallback_rows(
+    items: Sequence[Item],
+    todo: list[tuple[Item, tuple[JudgePlan, ...]]],
+    plans: Sequence[JudgePlan],
+    store: ResultStore,
+) -> tuple[list[tuple[Item, tuple[JudgePlan, ...]]], int]:
+    """``todo`` less the pairs already stored under their plan's argmax fallback, and how many.
+
+    The planner looks for rows under the config asked for (``expected``); a judgment stored as an
+    argmax fallback has another config hash, and would otherwise be asked for on every rerun.
+    """
+    fallbacks = [p.fallback for p in plans if p.fallback is not None]
+    if not fallbacks:
+        return todo, 0
+    missing, _ = plan_judgments(items, fallbacks, store)  # the same rules: fingerprints, stale rows
+    open_pairs = {(item.item_id, p.metric_id) for item, ps in missing for p in ps}
+    out: list[tuple[Item, tuple[JudgePlan, ...]]] = []
+    dropped = 0
+    for item, ps in todo:
+        keep = tuple(p for p in ps if p.fallback is None or (item.item_id, p.metric_id) in open_pairs)
+        dropped += len(ps) - len(keep)
+        if keep:
+            out.append((item, keep))
+    return out, dropped
 
 
 class _Writer:
@@ -253,7 +314,7 @@ async def _judge_one(
         return [_error_row(item, p, reason) for p in plans]
     finally:
         frames.release()
-    return [_row(item, p, r) for p, r in zip(plans, results, strict=True)]
+    return [_row(item, p.for_result(r), r) for p, r in zip(plans, results, strict=True)]
 
 
 async def _judge_async(
@@ -330,7 +391,8 @@ def judge_items(
         samples: Turns per pair; above 1, the stored value is the majority vote.
         cache: The response cache; the default opens the user cache folder.
         backend: A ready backend (tests, plugins); built from ``judge`` when ``None``.
-        retry_errors: Delete this judge's stored error rows first, so they are tried again.
+        retry_errors: Delete this judge's stored error and unscored rows first, so they are tried
+            again; unscored ones are asked again past their cached (unparsable) replies.
         progress: Called with each stored row and, while requests are in flight, with ``None``.
         items_in_flight: Items worked on at once (default: twice the judge's concurrency).
         decode_workers: Processes that decode videos (default ``$ROBOJUDGE_DECODE_WORKERS``, else
@@ -346,13 +408,20 @@ def judge_items(
     cache = cache if cache is not None else ResponseCache()
     try:
         be = backend if backend is not None else make_backend(judge)
-        engine = JudgeEngine(judge, be, cache, scoring=Scoring(scoring), samples=samples)
+        engine = JudgeEngine(
+            judge, be, cache, scoring=Scoring(scoring), samples=samples, reask_unparsable=retry_errors
+        )
         plans = [
             JudgePlan.build(judge, r, spec, engine.scoring, samples, engine.temperature()) for r in rubrics
         ]
         if len({p.metric_id for p in plans}) != len(plans):
             raise ValueError("two rubrics with the same id were requested")
+        if retry_errors:
+            for p in plans:
+                store.clear_errors(p.metric_id, p.config_hash, p.version, unscored=True)
         todo, skipped = plan_judgments(items, plans, store, retry_errors=retry_errors)
+        todo, stored_as_fallback = _without_fallback_rows(items, todo, plans, store)
+        skipped += stored_as_fallback
         summary = JudgeRunSummary(
             total=sum(len(p) for _, p in todo) + skipped, skipped=skipped, stats=engine.stats
         )

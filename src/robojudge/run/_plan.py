@@ -1,9 +1,18 @@
-"""Resume planning shared by metric scoring and judging: what is still missing from the store."""
+"""Resume planning shared by metric scoring and judging: what is missing from the store, or stale.
+
+A unit of work (a metric with its config, a judge rubric) is done for an item when the store holds
+a current row for it whose fingerprint equals the fingerprint of the item's inputs now. A row with
+another fingerprint is *stale*: its inputs changed, the work is redone and the new row supersedes
+it. A row without a fingerprint (stored before schema version 2) is *unknown*: kept and counted,
+and redone only with ``rescore_unknown`` -- recomputing it could cost days of model time for
+results that are most likely still right, so that is the user's call.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -13,29 +22,94 @@ StoreKey = tuple[str, str, str]
 """(metric id, config hash, version): with the item id, the key of a stored result."""
 
 
+@dataclass
+class Pending(Generic[W]):
+    """What :func:`plan_pending` found.
+
+    Attributes:
+        todo: Per item with work to do: the item, its pending units and their fingerprints.
+        skipped: (item, unit) pairs already stored from the same inputs, or kept with an unknown
+            fingerprint.
+        stale: Pairs stored from other inputs; they are in ``todo``.
+        unknown: Pairs stored without a fingerprint; in ``todo`` only with ``rescore_unknown``.
+    """
+
+    todo: list[tuple[Item, tuple[W, ...], tuple[str, ...]]] = field(default_factory=list)
+    skipped: int = 0
+    stale: int = 0
+    unknown: int = 0
+
+
+def plan_pending(
+    items: Sequence[Item],
+    work: Sequence[W],
+    key: Callable[[W], StoreKey],
+    store: ResultStore,
+    fingerprint: Callable[[Item, W], str] | None,
+    *,
+    retry_errors: bool = False,
+    rescore_unknown: bool = False,
+) -> Pending[W]:
+    """For each item, the units of ``work`` the store has no up-to-date row for.
+
+    Args:
+        items: The items, with absolute paths.
+        work: The units of work.
+        key: A unit's store key.
+        store: The result store.
+        fingerprint: The fingerprint of what a unit reads of an item now; ``None`` = do not
+            compare inputs, any stored row counts as done.
+        retry_errors: Delete the stored failures of ``work`` first, so they count as missing.
+        rescore_unknown: Redo pairs whose stored row has no fingerprint.
+    """
+    stored: dict[StoreKey, dict[str, str]] = {}
+    for w in work:
+        k = key(w)
+        if retry_errors:
+            store.clear_errors(*k)
+        stored[k] = store.current_fingerprints(*k)
+    plan: Pending[W] = Pending()
+    for item in items:
+        pending: list[W] = []
+        prints: list[str] = []
+        for w in work:
+            fp = "" if fingerprint is None else fingerprint(item, w)
+            have = stored[key(w)].get(item.item_id)
+            if have is None:
+                pass
+            elif have == fp or fingerprint is None:
+                plan.skipped += 1
+                continue
+            elif have == "":
+                plan.unknown += 1
+                if not rescore_unknown:
+                    plan.skipped += 1
+                    continue
+            else:
+                plan.stale += 1
+            pending.append(w)
+            prints.append(fp)
+        if pending:
+            plan.todo.append((item, tuple(pending), tuple(prints)))
+    return plan
+
+
 def pending_per_item(
     items: Sequence[Item],
     work: Sequence[W],
     key: Callable[[W], StoreKey],
     store: ResultStore,
     *,
+    fingerprint: Callable[[Item, W], str] | None = None,
     retry_errors: bool = False,
+    rescore_unknown: bool = False,
 ) -> tuple[list[tuple[Item, tuple[W, ...]]], int]:
-    """For each item, the units of ``work`` the store has no row for; and how many pairs it has.
+    """For each item, the units of ``work`` still to do; and how many pairs are stored and current.
 
-    With ``retry_errors`` the stored failures of ``work`` are deleted first, so they count as missing.
+    Without ``fingerprint`` any stored row counts as done (inputs are not compared). See
+    :func:`plan_pending`.
     """
-    done: dict[StoreKey, set[str]] = {}
-    for w in work:
-        k = key(w)
-        if retry_errors:
-            store.clear_errors(*k)
-        done[k] = store.done_item_ids(*k)
-    todo: list[tuple[Item, tuple[W, ...]]] = []
-    skipped = 0
-    for item in items:
-        pending = tuple(w for w in work if item.item_id not in done[key(w)])
-        skipped += len(work) - len(pending)
-        if pending:
-            todo.append((item, pending))
-    return todo, skipped
+    plan = plan_pending(
+        items, work, key, store, fingerprint, retry_errors=retry_errors, rescore_unknown=rescore_unknown
+    )
+    return [(item, units) for item, units, _ in plan.todo], plan.skipped

@@ -1,4 +1,8 @@
-"""The scoring loop: (item, metric, config) tasks -> executor -> result store, exactly once."""
+"""The scoring loop: (item, metric, config) tasks -> executor -> result store, exactly once.
+
+Each row carries the fingerprint of the inputs its metric read (:mod:`robojudge.run._fingerprint`),
+taken when the run is planned; a stored row whose inputs changed since is recomputed and superseded.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ from pydantic import BaseModel
 from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
 from robojudge.models import MissingWeightsError
 from robojudge.run._executor import Executor, make_executor
-from robojudge.run._plan import pending_per_item
+from robojudge.run._fingerprint import metric_fingerprint
+from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.video import VideoError, frame_cache, video_warnings
@@ -40,18 +45,33 @@ class MetricRequest:
 
 @dataclass(frozen=True)
 class Task:
-    """The metrics still to compute for one item; they run together so they share decoded frames."""
+    """The metrics still to compute for one item; they run together so they share decoded frames.
+
+    ``fingerprints`` holds, per request, the fingerprint of its inputs taken when the run was
+    planned (empty: rows without fingerprint).
+    """
 
     item: Item
     requests: tuple[MetricRequest, ...]
+    fingerprints: tuple[str, ...] = ()
+
+    def fingerprint(self, i: int) -> str:
+        return self.fingerprints[i] if i < len(self.fingerprints) else ""
 
 
 @dataclass
 class RunSummary:
-    """What a call to :func:`score_items` did."""
+    """What a call to :func:`score_items` did.
+
+    ``skipped`` counts pairs already stored from the same inputs (and those kept with an unknown
+    fingerprint); ``stale`` the stored pairs whose inputs changed, recomputed in this run;
+    ``unknown`` the stored pairs without a fingerprint (stored before schema version 2).
+    """
 
     total: int = 0
     skipped: int = 0
+    stale: int = 0
+    unknown: int = 0
     ok: int = 0
     failed: int = 0
     seconds: float = 0.0
@@ -78,7 +98,9 @@ _INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
 }
 
 
-def _error_row(item: Item, req: MetricRequest, message: str, seconds: float) -> ResultRow:
+def _error_row(
+    item: Item, req: MetricRequest, message: str, seconds: float, fingerprint: str = ""
+) -> ResultRow:
     return ResultRow(
         item_id=item.item_id,
         metric=req.id,
@@ -89,25 +111,30 @@ def _error_row(item: Item, req: MetricRequest, message: str, seconds: float) -> 
         error=message,
         duration_s=seconds,
         config=req.config.model_dump(mode="json"),
+        fingerprint=fingerprint,
     )
 
 
-def compute_metric(item: Item, req: MetricRequest) -> ResultRow:
-    """Run one metric on one item and return its result row; never raises for bad input."""
+def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "") -> ResultRow:
+    """Run one metric on one item and return its result row; never raises for bad input.
+
+    ``fingerprint`` (of the inputs, see :func:`metric_fingerprint`) is stored with the row.
+    """
     spec, start = req.spec, time.perf_counter()
     missing = sorted(i.value for i in spec.inputs if not _INPUT_FIELDS[i](item))
     if missing:
-        return _error_row(item, req, f"item has no {', '.join(missing)}, which {spec.id} needs", 0.0)
+        message = f"item has no {', '.join(missing)}, which {spec.id} needs"
+        return _error_row(item, req, message, 0.0, fingerprint)
     try:
         with video_warnings() as warned:  # what had to be assumed about the videos this metric read
             score = spec.compute(item, req.config)
     except VideoError as exc:
-        return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start)
+        return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start, fingerprint)
     except (MetricInputError, MissingWeightsError) as exc:
-        return _error_row(item, req, str(exc), time.perf_counter() - start)
+        return _error_row(item, req, str(exc), time.perf_counter() - start, fingerprint)
     except Exception as exc:  # a bug in a metric must cost one result, not the run
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return _error_row(item, req, f"metric raised {tb}", time.perf_counter() - start)
+        return _error_row(item, req, f"metric raised {tb}", time.perf_counter() - start, fingerprint)
     return ResultRow(
         item_id=item.item_id,
         metric=spec.id,
@@ -118,6 +145,7 @@ def compute_metric(item: Item, req: MetricRequest) -> ResultRow:
         duration_s=time.perf_counter() - start,
         details=with_video_warnings(score.details, warned),
         config=req.config.model_dump(mode="json"),
+        fingerprint=fingerprint,
     )
 
 
@@ -139,11 +167,46 @@ def _note_warnings(summary: RunSummary, row: ResultRow) -> None:
 def compute_task(task: Task) -> list[ResultRow]:
     """All of an item's pending metrics, decoding each distinct sampling of its videos once."""
     with frame_cache():
-        return [compute_metric(task.item, req) for req in task.requests]
+        return [compute_metric(task.item, req, task.fingerprint(i)) for i, req in enumerate(task.requests)]
 
 
 def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
-    return [_error_row(task.item, req, reason, 0.0) for req in task.requests]
+    return [
+        _error_row(task.item, req, reason, 0.0, task.fingerprint(i)) for i, req in enumerate(task.requests)
+    ]
+
+
+def _fingerprinter() -> Callable[[Item, MetricRequest], str]:
+    """:func:`metric_fingerprint`, computed once per item for requests that read the same things."""
+    memo: dict[tuple[str, Any], str] = {}
+
+    def fingerprint(item: Item, req: MetricRequest) -> str:
+        config = req.config.model_dump(mode="json")
+        recipe = (req.spec.inputs, req.spec.config_type, repr(sorted(config.items())))
+        k = (item.item_id, recipe)
+        if k not in memo:
+            memo[k] = metric_fingerprint(item, req.spec, config)
+        return memo[k]
+
+    return fingerprint
+
+
+def _plan(
+    items: Sequence[Item],
+    requests: Sequence[MetricRequest],
+    store: ResultStore,
+    retry_errors: bool,
+    rescore_unknown: bool,
+) -> Pending[MetricRequest]:
+    return plan_pending(
+        items,
+        requests,
+        lambda r: (r.id, r.config_hash, r.spec.version),
+        store,
+        _fingerprinter(),
+        retry_errors=retry_errors,
+        rescore_unknown=rescore_unknown,
+    )
 
 
 def plan_tasks(
@@ -152,12 +215,15 @@ def plan_tasks(
     store: ResultStore,
     *,
     retry_errors: bool = False,
+    rescore_unknown: bool = False,
 ) -> tuple[list[Task], int]:
-    """One task per item with pending metrics, and how many (item, metric) pairs are already stored."""
-    todo, skipped = pending_per_item(
-        items, requests, lambda r: (r.id, r.config_hash, r.spec.version), store, retry_errors=retry_errors
-    )
-    return [Task(item, pending) for item, pending in todo], skipped
+    """One task per item with pending metrics, and how many (item, metric) pairs are stored and current.
+
+    A pair is pending when the store has no current row for it, or one whose fingerprint differs
+    from its inputs now (see :mod:`robojudge.run._plan`).
+    """
+    plan = _plan(items, requests, store, retry_errors, rescore_unknown)
+    return [Task(item, pending, prints) for item, pending, prints in plan.todo], plan.skipped
 
 
 def score_items(
@@ -168,9 +234,10 @@ def score_items(
     workers: int = 1,
     executor: Executor | None = None,
     retry_errors: bool = False,
+    rescore_unknown: bool = False,
     progress: ProgressCallback | None = None,
 ) -> RunSummary:
-    """Score every (item, metric) pair the store does not hold yet.
+    """Score every (item, metric) pair the store does not hold yet, or holds from other inputs.
 
     Work is grouped per item (the item's pending metrics run together and share decoded frames) and
     each item's results are committed as soon as they arrive, so a run killed at any point loses at
@@ -184,11 +251,16 @@ def score_items(
         workers: local worker processes when no ``executor`` is given (1 = in this process).
         executor: a custom executor (for example a cluster backend).
         retry_errors: delete stored failures of these metrics first, so they are tried again.
+        rescore_unknown: also recompute stored results that have no inputs fingerprint (stored
+            before schema version 2); by default they are kept.
         progress: called after each stored result with the row and the running summary.
     """
     started = time.perf_counter()
-    tasks, skipped = plan_tasks(items, requests, store, retry_errors=retry_errors)
-    summary = RunSummary(total=sum(len(t.requests) for t in tasks) + skipped, skipped=skipped)
+    plan = _plan(items, requests, store, retry_errors, rescore_unknown)
+    tasks = [Task(item, pending, prints) for item, pending, prints in plan.todo]
+    skipped = plan.skipped
+    total = sum(len(t.requests) for t in tasks) + skipped
+    summary = RunSummary(total=total, skipped=skipped, stale=plan.stale, unknown=plan.unknown)
     ex = executor or make_executor(workers)
     results: Iterator[tuple[Task, list[ResultRow]]] = ex.map_unordered(compute_task, tasks, _crash_rows)
     try:

@@ -62,11 +62,13 @@ class ClipScoreConfig(BaseModel):
     steps: str | None = Field(
         default=None,
         description="JSON {item_id: text} or JSONL (item_id, key_steps); used when meta.key_steps is absent",
+        json_schema_extra={"item_text": STEPS_KEY},  # its results' fingerprints hold the item's text
     )
     references: str | None = Field(
         default=None,
         description="JSON {item_id: text} or JSONL (item_id, reference_steps); used when "
         "meta.reference_steps is absent",
+        json_schema_extra={"item_text": REFERENCES_KEY},
     )
     batch_size: int = Field(default=32, ge=1, description="steps per text-encoder forward pass")
 

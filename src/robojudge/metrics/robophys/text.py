@@ -35,7 +35,8 @@ class BleuConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     captions: str | None = Field(
-        default=None, description="JSON {item_id: caption} or JSONL file; used when meta.caption is absent"
+        default=None, description="JSON {item_id: caption} or JSONL file; used when meta.caption is absent",
+        json_schema_extra={"item_text": CAPTION_KEY},  # its results' fingerprints hold the item's caption
     )
     tokenize: str = Field(default="13a", description="sacrebleu tokenizer (13a = mteval-v13a, its default)")
     lowercase: bool = Field(default=False, description="lowercase caption and instruction first")

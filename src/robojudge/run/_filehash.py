@@ -1,0 +1,189 @@
+"""Content hashes of input files, remembered across runs so that planning a rerun reads no video.
+
+:func:`file_digest` is the BLAKE2b (16 bytes, hex) of a file's bytes. A frame folder (a ``video``
+that is a directory) hashes to the digest of its image files' names and digests plus its
+``fps.txt`` / ``fps`` file, the files :mod:`robojudge.video` reads from it. A missing path hashes to
+``"missing"`` and an unreadable one to ``"unreadable"``, so a failure is part of the fingerprint too
+and a file that appears later changes it.
+
+Digests are cached in a small SQLite file in the user's cache folder (``file-hashes.sqlite`` in
+``$ROBOJUDGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/robojudge``, else ``~/.cache/robojudge``; never in
+the package or the data folder), keyed by absolute path and the file's device, inode, size,
+modification and change times: any rewrite, copy over or ``touch`` rehashes the file. As in git's
+"racy" check, a cached digest taken less than :data:`RACY_NS` after the file's last change is not
+trusted by a later run (a second write within the file system's timestamp granularity could keep
+size and times); within one process the memo trusts the stat. If the cache cannot be opened or
+written (read-only home), hashing goes on without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import stat
+import threading
+import time
+from pathlib import Path
+
+CACHE_FILE = "file-hashes.sqlite"
+RACY_NS = 2_000_000_000
+"""A digest counts as settled when taken this long (2 s) after the file's last change."""
+_CHUNK = 1 << 20
+_FOLDER_EXTRA = ("fps.txt", "fps")
+
+StatKey = tuple[int, int, int, int, int]
+
+
+def _stat_key(st: os.stat_result) -> StatKey:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _hash_bytes(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class FileHasher:
+    """Digests of files and frame folders, with an in-process memo and a persistent cache.
+
+    Args:
+        folder: Where ``file-hashes.sqlite`` lives; ``None`` = no persistent cache.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str] | None) -> None:
+        self.folder = None if folder is None else Path(folder)
+        self.hashed = 0
+        """Files actually read (cache misses), for tests and benchmarks."""
+        self._memo: dict[str, tuple[StatKey, str]] = {}
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if self.folder is not None:
+            self._db = self._open(self.folder)
+
+    @staticmethod
+    def _open(folder: Path) -> sqlite3.Connection | None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(
+                folder / CACHE_FILE, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # a cache: a lost last write only costs a rehash
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS digests (path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, "
+                "size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, hashed_ns INTEGER, digest TEXT)"
+            )
+            return db
+        except (OSError, sqlite3.Error):
+            return None
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def digest(self, path: str | os.PathLike[str]) -> str:
+        """The content digest of a file or frame folder (see the module doc)."""
+        p = Path(path).absolute()
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            return "missing"
+        except OSError:
+            return "unreadable"
+        if stat.S_ISDIR(st.st_mode):
+            return self._folder_digest(p)
+        try:
+            return self._file_digest(p, st)
+        except OSError:
+            return "unreadable"
+
+    def _folder_digest(self, folder: Path) -> str:
+        from robojudge.video._folder import IMAGE_SUFFIXES
+
+        try:
+            names = sorted(
+                e.name
+                for e in os.scandir(folder)
+                if e.is_file() and not e.name.startswith(".")
+                and (Path(e.name).suffix.lower() in IMAGE_SUFFIXES or e.name in _FOLDER_EXTRA)
+            )
+        except OSError:
+            return "unreadable"
+        h = hashlib.blake2b(digest_size=16)
+        h.update(b"frame folder\0")
+        for name in names:
+            h.update(f"{name}\0{self.digest(folder / name)}\0".encode())
+        return h.hexdigest()
+
+    def _file_digest(self, path: Path, st: os.stat_result) -> str:
+        key, text = _stat_key(st), str(path)
+        settled_after = max(st.st_mtime_ns, st.st_ctime_ns) + RACY_NS
+        with self._lock:
+            memo = self._memo.get(text)
+            if memo is not None and memo[0] == key:
+                return memo[1]
+            stored = self._lookup(text, key, settled_after)
+            if stored is not None:
+                self._memo[text] = (key, stored)
+                return stored
+        hashed_ns = time.time_ns()
+        digest = _hash_bytes(path)
+        if _stat_key(path.stat()) != key:  # changed while being read: hash what is there now
+            return self.digest(path)
+        with self._lock:
+            self.hashed += 1
+            self._memo[text] = (key, digest)
+            self._store(text, key, hashed_ns, digest)
+        return digest
+
+    def _lookup(self, path: str, key: StatKey, settled_after: int) -> str | None:
+        if self._db is None:
+            return None
+        try:
+            rec = self._db.execute(
+                "SELECT dev, ino, size, mtime_ns, ctime_ns, hashed_ns, digest FROM digests WHERE path = ?",
+                (path,),
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        if rec is None or tuple(rec[:5]) != key or rec[5] <= settled_after:
+            return None
+        return str(rec[6])
+
+    def _store(self, path: str, key: StatKey, hashed_ns: int, digest: str) -> None:
+        if self._db is None:
+            return
+        with contextlib.suppress(sqlite3.Error):  # a busy or read-only cache only costs a rehash next time
+            self._db.execute(
+                "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (path, *key, hashed_ns, digest),
+            )
+
+
+_default: FileHasher | None = None
+_default_lock = threading.Lock()
+
+
+def default_hasher() -> FileHasher:
+    """The process's hasher on the user cache folder (a new one when ``$ROBOJUDGE_CACHE_DIR`` changes)."""
+    from robojudge.judges import default_cache_dir
+
+    global _default
+    folder = default_cache_dir()
+    with _default_lock:
+        if _default is None or _default.folder != folder:
+            if _default is not None:
+                _default.close()
+            _default = FileHasher(folder)
+        return _default
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """:meth:`FileHasher.digest` with the process's default hasher."""
+    return default_hasher().digest(path)

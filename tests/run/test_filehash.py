@@ -1,0 +1,113 @@
+"""File digests: content hashes, cached across processes by path and stat, never trusted too early."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from robojudge.run import _filehash
+from robojudge.run._filehash import CACHE_FILE, FileHasher, default_hasher, file_digest
+
+
+def _blake(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files count as settled 50 ms after their last change (instead of 2 s), so tests need not wait."""
+    monkeypatch.setattr(_filehash, "RACY_NS", 50_000_000)
+
+
+def test_digest_is_the_content_hash(tmp_path: Path) -> None:
+    f = tmp_path / "a.bin"
+    data = os.urandom(3 * (1 << 20) + 17)  # several read chunks
+    f.write_bytes(data)
+    hasher = FileHasher(None)
+    assert hasher.digest(f) == _blake(data)
+    assert hasher.digest(tmp_path / "nope.mp4") == "missing"
+
+
+def test_a_second_process_reads_digests_from_the_cache(tmp_path: Path, settled: None) -> None:
+    files = []
+    for n in range(5):
+        f = tmp_path / f"v{n}.mp4"
+        f.write_bytes(os.urandom(1000 + n))
+        files.append(f)
+    time.sleep(0.1)
+    cold = FileHasher(tmp_path / "cache")
+    digests = [cold.digest(f) for f in files]
+    assert cold.hashed == 5
+    assert [cold.digest(f) for f in files] == digests and cold.hashed == 5  # memo
+    cold.close()
+    assert (tmp_path / "cache" / CACHE_FILE).is_file()
+
+    warm = FileHasher(tmp_path / "cache")  # as a new process would
+    assert [warm.digest(f) for f in files] == digests
+    assert warm.hashed == 0
+
+
+def test_a_rewritten_file_is_hashed_again(tmp_path: Path, settled: None) -> None:
+    f = tmp_path / "v.mp4"
+    f.write_bytes(b"a" * 100)
+    time.sleep(0.1)
+    first = FileHasher(tmp_path / "cache")
+    old = first.digest(f)
+    st = f.stat()
+    f.write_bytes(b"b" * 100)  # same size; and put the old modification time back
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert first.digest(f) == _blake(b"b" * 100) != old  # the change time still differs
+    again = FileHasher(tmp_path / "cache")
+    assert again.digest(f) == _blake(b"b" * 100)
+
+
+def test_a_digest_taken_right_after_a_write_is_not_trusted_later(tmp_path: Path) -> None:
+    f = tmp_path / "v.mp4"
+    f.write_bytes(b"fresh")
+    FileHasher(tmp_path / "cache").digest(f)  # within 2 s of the write: racy
+    later = FileHasher(tmp_path / "cache")
+    assert later.digest(f) == _blake(b"fresh")
+    assert later.hashed == 1
+
+
+def test_frame_folder_digest(tmp_path: Path) -> None:
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"f{n}.png").write_bytes(bytes([n]) * 10)
+    hasher = FileHasher(None)
+    base = hasher.digest(folder)
+    (folder / ".hidden.png").write_bytes(b"x")
+    (folder / "notes.txt").write_text("x")
+    assert hasher.digest(folder) == base
+    (folder / "fps.txt").write_text("10\n")
+    with_rate = hasher.digest(folder)
+    assert with_rate != base
+    (folder / "f1.png").write_bytes(b"changed")
+    assert hasher.digest(folder) != with_rate
+    (folder / "f1.png").rename(folder / "f9.png")
+    assert hasher.digest(folder) not in (base, with_rate)
+
+
+def test_an_unusable_cache_folder_only_costs_speed(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    f = tmp_path / "v.mp4"
+    f.write_bytes(b"data")
+    hasher = FileHasher(blocker / "cache")
+    assert hasher.digest(f) == _blake(b"data")
+
+
+def test_default_hasher_follows_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROBOJUDGE_CACHE_DIR", str(tmp_path / "one"))
+    f = tmp_path / "v.mp4"
+    f.write_bytes(b"data")
+    assert file_digest(f) == _blake(b"data")
+    assert default_hasher().folder == tmp_path / "one"
+    assert (tmp_path / "one" / CACHE_FILE).is_file()
+    monkeypatch.setenv("ROBOJUDGE_CACHE_DIR", str(tmp_path / "two"))
+    assert default_hasher().folder == tmp_path / "two"

@@ -1,0 +1,196 @@
+"""Results tied to their inputs: a changed input is rescored, the old row kept as superseded."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import numpy as np
+import pytest
+
+from robojudge.metrics import get_metric
+from robojudge.run import LocalProcessExecutor, build_requests, score_items
+from robojudge.run._fingerprint import inputs_fingerprint, metric_fingerprint
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+
+def video(path: Path, level: int, frames: int = 6) -> str:
+    """A small video whose frames all have the gray level ``level`` (a folder without a suffix)."""
+    write_video(path, np.full((frames, 16, 16, 3), level, np.uint8), fps=8)
+    return str(path)
+
+
+@pytest.fixture
+def store(tmp_path: Path):  # type: ignore[no-untyped-def]
+    with ResultStore(tmp_path / "results.sqlite") as s:
+        yield s
+
+
+def _current(store: ResultStore, metric: str) -> dict[str, ResultRow]:
+    return {r.item_id: r for r in store.rows(metric=metric)}
+
+
+def test_replaced_video_is_rescored_and_the_old_row_kept(store: ResultStore, tmp_path: Path) -> None:
+    paths = {"a": video(tmp_path / "a.mp4", 40), "b": video(tmp_path / "b.mp4", 80)}
+    items = [Item(item_id=n, video=p, instruction="x") for n, p in paths.items()]
+    reqs = build_requests(["test_frames_b", "test_slow"], {"test_slow": {"seconds": 0.0}})
+    first = score_items(items, reqs, store)
+    assert (first.ok, first.stale) == (4, 0)
+    old, other = _current(store, "test_frames_b")["a"], _current(store, "test_frames_b")["b"]
+    assert old.value == pytest.approx(40, abs=3) and len(old.fingerprint) == 32
+
+    video(tmp_path / "a.mp4", 200)  # same item id, same path, new content
+    second = score_items(items, reqs, store)
+    assert (second.total, second.skipped, second.stale, second.ok) == (4, 3, 1, 1)
+    new = _current(store, "test_frames_b")["a"]
+    assert new.value == pytest.approx(200, abs=3) and new.fingerprint != old.fingerprint
+    assert _current(store, "test_frames_b")["b"] == other  # untouched
+    kept = [r for r in store.rows(metric="test_frames_b", include_superseded=True) if not r.current]
+    assert [(r.item_id, r.value, r.fingerprint) for r in kept] == [("a", old.value, old.fingerprint)]
+    assert store.count() == 4 and store.count(include_superseded=True) == 5
+
+    third = score_items(items, reqs, store)
+    assert (third.skipped, third.stale, third.computed) == (4, 0, 0)
+
+
+def test_a_reference_change_rescores_only_metrics_that_read_it(store: ResultStore, tmp_path: Path) -> None:
+    ref = video(tmp_path / "r.mp4", 60)
+    item = Item(item_id="a", video=video(tmp_path / "v.mp4", 50), reference_video=ref)
+    reqs = build_requests(["test_needs_reference", "test_frames_a"])
+    assert score_items([item], reqs, store).ok == 2
+    video(tmp_path / "r.mp4", 90)
+    s = score_items([item], reqs, store)
+    assert (s.stale, s.skipped, s.ok) == (1, 1, 1)
+    superseded = [r.metric for r in store.rows(include_superseded=True) if not r.current]
+    assert superseded == ["test_needs_reference"]
+
+
+def test_an_instruction_change_rescores_metrics_that_read_it(store: ResultStore, tmp_path: Path) -> None:
+    path = video(tmp_path / "v.mp4", 50)
+    reqs = build_requests(["test_slow", "test_frames_a"], {"test_slow": {"seconds": 0.0}})
+    score_items([Item(item_id="a", video=path, instruction="pick the cup")], reqs, store)
+    s = score_items([Item(item_id="a", video=path, instruction="pick the red cup")], reqs, store)
+    assert (s.stale, s.skipped) == (1, 1)
+    assert _current(store, "test_slow")["a"].current
+
+
+def test_a_moved_file_with_the_same_content_is_not_rescored(store: ResultStore, tmp_path: Path) -> None:
+    path = video(tmp_path / "v.mp4", 50)
+    reqs = build_requests(["test_frames_a"])
+    score_items([Item(item_id="a", video=path)], reqs, store)
+    moved = tmp_path / "elsewhere" / "renamed.mp4"
+    moved.parent.mkdir()
+    shutil.move(path, moved)
+    s = score_items([Item(item_id="a", video=str(moved))], reqs, store)
+    assert (s.skipped, s.stale, s.computed) == (1, 0, 0)
+
+
+def test_frame_folders_fingerprint_their_images_and_rate(store: ResultStore, tmp_path: Path) -> None:
+    folder = Path(video(tmp_path / "frames", 50))
+    assert (folder / "fps.txt").is_file() and len(list(folder.glob("*.png"))) == 6
+    item = Item(item_id="a", video=str(folder))
+    reqs = build_requests(["test_frames_a"])
+
+    def rerun() -> tuple[int, int]:
+        s = score_items([item], reqs, store)
+        return s.stale, s.skipped
+
+    assert score_items([item], reqs, store).ok == 1
+    (folder / "notes.txt").write_text("not a frame")
+    assert rerun() == (0, 1)  # the reader ignores it, so does the fingerprint
+    (folder / "fps.txt").write_text("4.0\n")
+    assert rerun() == (1, 0)
+    assert _current(store, "test_frames_a")["a"].value == 6.0  # 6 frames at 4 fps sampled at 4 fps
+    other = Path(video(tmp_path / "other", 200))
+    shutil.copyfile(sorted(other.glob("*.png"))[0], sorted(folder.glob("*.png"))[0])
+    assert rerun() == (1, 0)
+    assert rerun() == (0, 1)
+
+
+def test_a_per_item_texts_file_rescores_only_the_changed_item(store: ResultStore, tmp_path: Path) -> None:
+    captions = tmp_path / "captions.jsonl"
+
+    def write(texts: dict[str, str]) -> None:
+        lines = (json.dumps({"item_id": k, "caption": v}) + "\n" for k, v in texts.items())
+        captions.write_text("".join(lines))
+
+    write({"a": "grasp", "b": "lift"})
+    items = [Item(item_id=n, video="/unused.mp4", instruction="x") for n in ("a", "b")]
+    meta = {"caption": "from the manifest"}
+    items.append(Item(item_id="c", video="/unused.mp4", instruction="x", meta=meta))
+    reqs = build_requests(["test_caption"], {"test_caption": {"captions": str(captions)}})
+    assert score_items(items, reqs, store).ok == 3
+    write({"a": "grasp", "b": "lift it up", "c": "ignored: meta.caption comes first"})
+    s = score_items(items, reqs, store)
+    assert (s.stale, s.skipped) == (1, 2)
+    values = {k: r.value for k, r in _current(store, "test_caption").items()}
+    assert values == {"a": 5.0, "b": 10.0, "c": 17.0}
+    items[2] = items[2].model_copy(update={"meta": {"caption": "edited"}})
+    s = score_items(items, reqs, store)
+    assert (s.stale, s.skipped) == (1, 2)
+    assert _current(store, "test_caption")["c"].value == 6.0
+
+
+def test_any_file_named_in_the_config_is_part_of_the_fingerprint(store: ResultStore, tmp_path: Path) -> None:
+    table = tmp_path / "table.bin"
+    table.write_bytes(b"12345")
+    items = [Item(item_id=n, video="/unused.mp4", instruction="x") for n in ("a", "b")]
+    reqs = build_requests(["test_table"], {"test_table": {"table": str(table)}})
+    score_items(items, reqs, store)
+    table.write_bytes(b"1234567")
+    s = score_items(items, reqs, store)
+    assert (s.stale, s.ok) == (2, 2)
+    assert {r.value for r in store.rows()} == {7.0}
+
+
+def test_rows_without_fingerprint_are_kept_unless_asked(store: ResultStore, tmp_path: Path) -> None:
+    item = Item(item_id="a", video=video(tmp_path / "v.mp4", 50))
+    (req,) = build_requests(["test_frames_a"])
+    store.add([ResultRow("a", req.id, req.config_hash, req.spec.version, "ok", 123.0)])  # as from schema 1
+    s = score_items([item], [req], store)
+    assert (s.unknown, s.skipped, s.computed) == (1, 1, 0)
+    assert [r.value for r in store.rows()] == [123.0]
+    s = score_items([item], [req], store, rescore_unknown=True)
+    assert (s.unknown, s.skipped, s.ok) == (1, 0, 1)
+    assert [r.value for r in store.rows()] == [3.0]  # 6 frames at 8 fps sampled at 4 fps
+    assert [r.value for r in store.rows(include_superseded=True) if not r.current] == [123.0]
+    assert score_items([item], [req], store, rescore_unknown=True).computed == 0
+
+
+def test_a_missing_video_is_retried_once_it_appears(store: ResultStore, tmp_path: Path) -> None:
+    item = Item(item_id="a", video=str(tmp_path / "later.mp4"))
+    reqs = build_requests(["test_frames_a"])
+    assert score_items([item], reqs, store).failed == 1
+    assert score_items([item], reqs, store).computed == 0  # still missing: the failure stands
+    video(tmp_path / "later.mp4", 50)
+    s = score_items([item], reqs, store)
+    assert (s.stale, s.ok) == (1, 1)
+
+
+def test_fingerprints_reach_rows_from_worker_processes(store: ResultStore, tmp_path: Path) -> None:
+    paths = [video(tmp_path / f"{n}.mp4", 10 * n) for n in range(4)]
+    items = [Item(item_id=f"i{n}", video=p, instruction="x") for n, p in enumerate(paths)]
+    reqs = build_requests(["test_frames_a", "test_slow"], {"test_slow": {"seconds": 0.0}})
+    score_items(items, reqs, store, executor=LocalProcessExecutor(2))
+    by_item = {it.item_id: it for it in items}
+    rows = store.rows()
+    assert len(rows) == 8
+    for row in rows:
+        spec = get_metric(row.metric)
+        assert row.fingerprint == metric_fingerprint(by_item[row.item_id], spec, row.config or {})
+
+
+def test_fingerprint_declares_only_what_a_metric_reads(tmp_path: Path) -> None:
+    a = Item(item_id="a", video=video(tmp_path / "v.mp4", 50), reference_video=video(tmp_path / "r.mp4", 60),
+             instruction="x")
+    b = a.model_copy(update={"reference_video": video(tmp_path / "r2.mp4", 160)})
+    c = a.model_copy(update={"item_id": "other", "instruction": "y"})
+    assert inputs_fingerprint(a, {"video"}) == inputs_fingerprint(b, {"video"})
+    assert inputs_fingerprint(a, {"video", "reference"}) != inputs_fingerprint(b, {"video", "reference"})
+    assert inputs_fingerprint(a, {"video"}) == inputs_fingerprint(c, {"video"})  # the item id is no input
+    assert inputs_fingerprint(a, {"video", "instruction"}) != inputs_fingerprint(c, {"video", "instruction"})
+    assert inputs_fingerprint(a, {"video"}) != inputs_fingerprint(a, {"video", "instruction"})
