@@ -19,7 +19,7 @@ from robojudge.judges._config import JudgeConfig
 from robojudge.judges._frames import ItemFrames
 from robojudge.judges._parse import ParseResult, parse_reply
 from robojudge.judges._rubric import Rubric
-from robojudge.judges._scoring import Scoring, expected_score, majority_vote
+from robojudge.judges._scoring import EXPECTED_FALLBACK, Scoring, expected_score, majority_vote
 from robojudge.judges._secrets import Redactor
 
 RAW_LIMIT = 20_000
@@ -80,8 +80,10 @@ class JudgeEngine:
         config: The judge.
         backend: Its backend.
         cache: The response cache (may be disabled).
-        scoring: ``argmax`` or ``expected``.
+        scoring: ``argmax`` or ``expected`` (for score rubrics; others are always ``argmax``).
         samples: Turns per (item, rubric); more than one means self-consistency voting.
+        reask_unparsable: A cached reply that cannot be parsed is asked for again, past the cache
+            (``--retry-errors``: otherwise re-asking an unscored judgment would replay its reply).
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class JudgeEngine:
         *,
         scoring: Scoring = Scoring.argmax,
         samples: int = 1,
+        reask_unparsable: bool = False,
     ) -> None:
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
@@ -100,6 +103,7 @@ class JudgeEngine:
         self.cache = cache
         self.scoring = Scoring(scoring)
         self.samples = samples
+        self.reask_unparsable = reask_unparsable
         self.stats = JudgeStats()
         self._sem = asyncio.Semaphore(config.concurrency)
         self._rng = random.Random()
@@ -228,11 +232,12 @@ class JudgeEngine:
             spent += delay
 
     async def send(
-        self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric
+        self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric, *, refresh: bool = False
     ) -> tuple[Completion, dict[str, Any]]:
-        """One request through the cache; returns the completion and facts for the row."""
+        """One request through the cache (past it with ``refresh``, whose reply then replaces the
+        cached one); returns the completion and facts for the row."""
         key = self._cache_key(request, frames, rubric)
-        cached = self.cache.get_reply(key)
+        cached = None if refresh else self.cache.get_reply(key)
         if cached is not None:
             self.stats.cache_hits += 1
             # masked again: a cache written before masking existed may hold a quoted key
@@ -255,6 +260,20 @@ class JudgeEngine:
 
     # -- one turn ----------------------------------------------------------------------------------
 
+    def uses_expected(self, rubric: Rubric) -> bool:
+        """Whether this rubric is scored ``expected`` (only score rubrics can be)."""
+        return self.scoring is Scoring.expected and rubric.kind == "score"
+
+    async def _ask(
+        self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric
+    ) -> tuple[Completion, dict[str, Any], ParseResult]:
+        completion, facts = await self.send(request, frames, rubric)
+        parsed = parse_reply(completion.text, rubric)
+        if not parsed.ok and facts["cached"] and self.reask_unparsable:
+            completion, facts = await self.send(request, frames, rubric, refresh=True)
+            parsed = parse_reply(completion.text, rubric)
+        return completion, facts, parsed
+
     async def _turn(
         self, rubric: Rubric, system: str, user: str, frames: ItemFrames | None, turn: int
     ) -> dict[str, Any]:
@@ -268,24 +287,22 @@ class JudgeEngine:
             top_p=s.top_p,
             seed=None if s.seed is None else s.seed + turn,
             max_tokens=s.max_tokens,
-            logprobs=self.scoring is Scoring.expected and self.backend.supports_logprobs,
+            logprobs=self.uses_expected(rubric) and self.backend.supports_logprobs,
             top_logprobs=self.config.top_logprobs,
         )
-        completion, facts = await self.send(base, frames, rubric)
+        completion, facts, parsed = await self._ask(base, frames, rubric)
         replies = [completion]
-        parsed = parse_reply(completion.text, rubric)
         status = "ok"
         if not parsed.ok:
             self.stats.repairs += 1
             repair = _repair_request(base, completion.text, parsed, rubric)
-            completion, facts2 = await self.send(repair, frames, rubric)
+            first_error = parsed.error
+            completion, facts2, parsed = await self._ask(repair, frames, rubric)
             replies.append(completion)
             facts = {
                 "cached": facts["cached"] and facts2["cached"],
                 "attempts": facts["attempts"] + facts2["attempts"],
             }
-            first_error = parsed.error
-            parsed = parse_reply(completion.text, rubric)
             status = "repaired" if parsed.ok else "failed"
             if not parsed.ok:
                 parsed = ParseResult(
@@ -304,7 +321,7 @@ class JudgeEngine:
             "response": {k: v for k, v in completion.meta.items() if v is not None},
             **facts,
         }
-        if self.scoring is Scoring.expected and parsed.ok and rubric.kind == "score":
+        if self.uses_expected(rubric) and parsed.ok:
             exp = (
                 expected_score(completion.text, completion.logprobs, rubric) if completion.logprobs else None
             )
@@ -383,17 +400,21 @@ class JudgeEngine:
         value = vote.value
         if self.samples > 1:
             details.update(vote.details())
-        if self.scoring is Scoring.expected:
-            expected = [float(t["expected"]) for t in turns if t.get("expected") is not None]
-            if expected:
+        mode = Scoring.argmax
+        if self.uses_expected(rubric):
+            # One mode per row: a value mixing expected and argmax turns would be neither.
+            scored = [t for t in turns if t["score"] is not None]
+            expected = [float(t["expected"]) for t in scored if t.get("expected") is not None]
+            if len(expected) == len(scored):
                 value = sum(expected) / len(expected)
                 details["argmax"] = vote.value
-            elif rubric.kind != "score":
-                details["expected_unavailable"] = f"expected scoring needs a score rubric, not {rubric.kind}"
+                mode = Scoring.expected
             else:
+                missing = len(scored) - len(expected)
                 details["expected_unavailable"] = (
-                    "the backend returned no usable log-probabilities; argmax used"
+                    f"{EXPECTED_FALLBACK} ({missing} of {len(scored)} scored turns); argmax used"
                 )
+        details["scoring_mode"] = mode.value
         return RubricResult(rubric, "ok", float(value), None, seconds, details)
 
 

@@ -13,13 +13,18 @@ from robojudge.judges._backend import TokenLogprob
 from robojudge.judges._parse import score_char_offset
 from robojudge.judges._rubric import Rubric
 
+EXPECTED_FALLBACK = "expected requested, backend gave no usable log-probabilities"
+"""Why a row asked to be scored ``expected`` holds the argmax score (its config's ``scoring_note``)."""
+
 
 class Scoring(StrEnum):
     """How a judge's reply becomes a number.
 
     ``argmax``: the score the model wrote (RoboJudge's protocol). ``expected``: the mean of the
     valid scores weighted by the probabilities of their tokens at the position where the score was
-    written (needs log-probabilities from the backend; single-token scores such as 1-5).
+    written (needs log-probabilities from the backend; single-token scores such as 1-5). A
+    judgment for which the backend gave none is scored ``argmax`` and stored under a config that
+    says so (:data:`EXPECTED_FALLBACK`), apart from true expected scores.
     """
 
     argmax = "argmax"
