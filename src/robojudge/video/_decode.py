@@ -25,7 +25,6 @@ from robojudge.video._timing import nominal_rate
 from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
-    "FrameClock",
     "StreamMeta",
     "decoded_frames",
     "frame_rotation",
@@ -163,34 +162,6 @@ def frame_rotation(frame: av.VideoFrame, stream: av.video.stream.VideoStream) ->
         except ValueError:
             angle = 0.0
     return int(round(angle / 90.0)) % 4 * 90
-
-
-class FrameClock:
-    """Presentation time of decoded frames in seconds, relative to the first decoded frame.
-
-    Frames without a timestamp are placed one nominal frame interval after their predecessor.
-    """
-
-    def __init__(self, time_base: Fraction | None, fps: float | None) -> None:
-        self._tb = time_base
-        self._step = 1.0 / fps if fps else 1.0 / 30.0
-        self._first_pts: int | None = None
-        self._last: float | None = None
-
-    def time(self, frame: av.VideoFrame) -> float:
-        """Time of ``frame`` (frames must be passed in decoding output order)."""
-        pts = frame.pts
-        tb = self._tb or (Fraction(frame.time_base) if frame.time_base else None)
-        if pts is None or tb is None:
-            t = 0.0 if self._last is None else self._last + self._step
-        else:
-            if self._first_pts is None:
-                self._first_pts = pts
-                if self._last is not None:  # earlier frames had no pts: keep counting from them
-                    self._first_pts -= round(Fraction(self._last + self._step) / tb)
-            t = float((pts - self._first_pts) * tb)
-        self._last = t
-        return t
 
 
 def intact_packets(
