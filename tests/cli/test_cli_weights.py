@@ -76,7 +76,7 @@ def test_metrics_sets_reports_missing_weights_per_group(offline, tmp_path):
     m.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "sets.csv"
     res = invoke("metrics", "sets", str(m), "--metrics", "ds_jepa_similarity", "--by", "generator",
-                 "--out", str(out))
+                 "--out", str(out), "--run-dir", str(tmp_path / "run"))
     assert res.exit_code == 0, res.output
     lines = out.read_text().splitlines()
     assert lines[0].startswith("metric,group,item_id,status,value,error")

@@ -79,24 +79,46 @@ def sets_cmd(
         ..., "--metrics", "-m", help="Comma-separated set-level ids; 'all' = those whose weights are here."
     ),
     by: str = typer.Option("generator", "--by", help="Item field to group by; 'none' for one group."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write rows to FILE (.csv, else JSON lines)."),
+    db: str | None = typer.Option(
+        None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
+    ),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help="Run folder for the default store [default: runs/<manifest name>]."
+    ),
+    store: bool = typer.Option(True, "--store/--no-store", help="Store the rows and resume (default), or "
+                               "only compute and print them."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute stored failures."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Also write rows to FILE (.csv or JSONL)."),
     settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable)."),
 ) -> None:
-    """Score set-level metrics (FVD, JEPA MMD, V-JEPA manifold distance, ...) per group of items."""
+    """Score set-level metrics (FVD, JEPA MMD, V-JEPA manifold distance, ...) per group of items.
+
+    Rows go to the result store like `robojudge score` results (a group's row under item id
+    group:<field>=<value>); a rerun computes only groups that are new or whose items changed.
+    """
     from robojudge.metrics._sets import score_sets, write_set_rows
+    from robojudge.run import score_set_suite
+    from robojudge.store import StoreError
     from robojudge.suite import ManifestError, load_suite
 
     ids = [m.strip() for m in metrics.split(",") if m.strip()]
     if not ids:
         raise fail("--metrics is empty")
+    group_by = None if by == "none" else by
+    where = None
     try:
-        loaded = load_suite(suite, strict=False)
-        for problem in loaded.problems:
-            console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
-        group_by = None if by == "none" else by
-        rows = score_sets(loaded.items, ids, by=group_by, configs=parse_settings(settings))
-    except (UnknownMetricError, ManifestError, ValueError, FileNotFoundError) as exc:
+        if store:
+            run = score_set_suite(suite, ids, by=group_by, db=db, run_dir=run_dir,
+                                  configs=parse_settings(settings), retry_errors=retry_errors)
+            problems, rows, where = run.manifest_problems, run.rows, run
+        else:
+            loaded = load_suite(suite, strict=False)
+            problems = list(loaded.problems)
+            rows = score_sets(loaded.items, ids, by=group_by, configs=parse_settings(settings))
+    except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
+    for problem in problems:
+        console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
     table = Table(Column("metric", no_wrap=True), Column("group", no_wrap=True), Column("item", no_wrap=True),
                   Column("value", no_wrap=True), Column("n", no_wrap=True), Column("note"))
     for r in rows:
@@ -104,5 +126,8 @@ def sets_cmd(
         note = r.error if r.status != "ok" else (r.warning or "")
         table.add_row(r.metric, r.group, r.item_id or "-", value, str(r.n_items), note)
     console.print(table)
+    if where is not None:
+        console.print(f"{where.groups} groups: {where.computed} computed ({where.stale} because their items "
+                      f"changed), {where.skipped} already stored; results: {where.db_url}", highlight=False)
     if out is not None:
         console.print(f"rows: {write_set_rows(rows, out)}", highlight=False)

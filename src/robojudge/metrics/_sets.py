@@ -38,9 +38,16 @@ How to register one (stable interface; FVD and Inception Score use it too)::
   ``robojudge metrics sets``, so ``robojudge score`` records a clear per-item message instead of a
   value, and ``--metrics all`` leaves set metrics out (it says so).
 
-Scoring: :func:`score_sets` (``robojudge metrics sets SUITE --metrics ... --by generator``) groups
-the manifest's items by an :class:`~robojudge.suite.Item` field and returns :class:`SetRow` rows;
-:func:`write_set_rows` writes them as CSV or JSONL.
+* ``references="all"``: the function reads the references of every item being scored
+  (``group.references(scope="all")``), not only its group's; the fingerprint of its results then
+  covers all of them, so a changed reference anywhere rescores it.
+
+Scoring: :func:`score_sets` groups the manifest's items by an :class:`~robojudge.suite.Item` field
+and returns :class:`SetRow` rows; :func:`write_set_rows` writes them as CSV or JSONL.
+``robojudge metrics sets SUITE --metrics ... --by generator`` stores them in the result store
+(:func:`robojudge.run.score_set_suite`): a group row under the item id :func:`group_item_id`
+(``group:generator=modelA``; manifests cannot use the ``group:`` prefix), per-item rows under their
+item ids, with a config hash that includes the grouping field, and resumes like ``robojudge score``.
 """
 
 from __future__ import annotations
@@ -70,7 +77,7 @@ from robojudge.metrics._registry import (
     metric,
 )
 from robojudge.metrics._score import Score
-from robojudge.suite._schema import Item
+from robojudge.suite._schema import GROUP_PREFIX, Item
 
 
 class SetOutput(StrEnum):
@@ -133,12 +140,17 @@ SetFn = Callable[[ItemGroup, Any], SetScores]
 
 @dataclass(frozen=True)
 class SetMetricSpec:
-    """A registered set-level metric: its per-item registry entry plus how it is scored."""
+    """A registered set-level metric: its per-item registry entry plus how it is scored.
+
+    ``references`` is ``"group"`` when the function reads only its group's references, ``"all"``
+    when it reads those of every item being scored.
+    """
 
     id: str
     output: SetOutput
     fn: SetFn
     min_items: int
+    references: str = "group"
 
     @property
     def spec(self) -> MetricSpec[Any]:
@@ -187,6 +199,7 @@ def set_metric(
     weights: tuple[str, ...] = (),
     note: str = "",
     min_items: int = 1,
+    references: str = "group",
 ) -> Callable[[SetFn], SetFn]:
     """Register ``fn(group, config) -> SetScores`` as a set-level metric.
 
@@ -209,6 +222,7 @@ def set_metric(
         weights: Names of the networks it loads (see :mod:`robojudge.models`).
         note: Extra citation text for taxonomy ids.
         min_items: Groups with fewer items get an error row.
+        references: ``"group"`` or ``"all"``: whose reference videos the function reads.
 
     Raises:
         ValueError: Bad metadata, or a repeated id.
@@ -216,6 +230,8 @@ def set_metric(
     from robojudge.taxonomy import load_taxonomy
 
     kind = SetOutput(output)
+    if references not in ("group", "all"):
+        raise ValueError(f"set metric {id!r}: references must be 'group' or 'all', got {references!r}")
     desc = f"[set-level, one value per {kind.value}] {description}"
 
     def deco(fn: SetFn) -> SetFn:
@@ -236,7 +252,7 @@ def set_metric(
             metric(id, family=family, inputs=inputs, higher_is_better=higher_is_better,
                    native_range=native_range, version=version, citation=citation, description=desc,
                    config=config, provider=provider, weights=weights)(_per_item_stub(id))
-        _SETS[id] = SetMetricSpec(id=id, output=kind, fn=fn, min_items=min_items)
+        _SETS[id] = SetMetricSpec(id=id, output=kind, fn=fn, min_items=min_items, references=references)
         return fn
 
     return deco
@@ -292,6 +308,31 @@ class SetRow:
         return asdict(self)
 
 
+def group_item_id(by: str | None, key: str) -> str:
+    """The stored item id of a group's row: ``group:<field>=<value>``, or ``group:all`` ungrouped.
+
+    Manifest item ids cannot start with ``group:``, so these never collide with an item.
+    """
+    return f"{GROUP_PREFIX}all" if by is None else f"{GROUP_PREFIX}{by}={key}"
+
+
+def set_config(config: BaseModel, by: str | None) -> dict[str, Any]:
+    """What a set-level result is stored with as its config: the metric's, plus the grouping field.
+
+    The grouping is part of the config (and of its hash) because the same metric over other
+    groups gives other values.
+    """
+    return {**config.model_dump(mode="json"), "group_by": by}
+
+
+def set_config_hash(config: BaseModel, by: str | None) -> str:
+    """The config hash of set-level results: :func:`set_config` hashed as metric configs are."""
+    import hashlib
+
+    canon = json.dumps(set_config(config, by), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+
 def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
     """Split ``items`` into groups by the Item field ``by`` (one group ``all`` when ``by`` is None).
 
@@ -322,7 +363,8 @@ def _error_rows(sm: SetMetricSpec, group: ItemGroup, message: str, chash: str) -
     return [SetRow(item_id=it.item_id, **base) for it in group.items]
 
 
-def _score_group(sm: SetMetricSpec, group: ItemGroup, cfg: BaseModel) -> list[SetRow]:
+def score_group(sm: SetMetricSpec, group: ItemGroup, cfg: BaseModel) -> list[SetRow]:
+    """The rows of one metric over one group; failures become error rows, never exceptions."""
     from robojudge.models import MissingWeightsError
     from robojudge.video import VideoError
 
@@ -366,6 +408,27 @@ def _load_items(manifest_or_items: str | Path | Iterable[Item]) -> list[Item]:
     return list(manifest_or_items)
 
 
+def choose_set_metrics(
+    metric_ids: Sequence[str], configs: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[tuple[SetMetricSpec, BaseModel]]:
+    """The set metrics asked for (``all`` = those whose weights are present) with their configs.
+
+    Raises:
+        UnknownMetricError: An unknown id. ValueError: a per-item id or bad config.
+    """
+    from robojudge.metrics._select import weights_present
+
+    ids: list[str] = []
+    for mid in metric_ids:
+        names = [s.id for s in list_set_metrics() if weights_present(s.spec)] if mid == "all" else [mid]
+        ids.extend(n for n in names if n not in ids)
+    configs = configs or {}
+    unknown = set(configs) - set(ids)
+    if unknown:
+        raise ValueError(f"config given for metrics that are not requested: {', '.join(sorted(unknown))}")
+    return [(get_set_metric(m), get_metric(m).make_config(dict(configs.get(m, {})))) for m in ids]
+
+
 def score_sets(
     manifest_or_items: str | Path | Iterable[Item],
     metric_ids: Sequence[str],
@@ -387,22 +450,12 @@ def score_sets(
     Raises:
         UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config.
     """
-    from robojudge.metrics._select import weights_present
-
-    ids: list[str] = []
-    for mid in metric_ids:
-        names = [s.id for s in list_set_metrics() if weights_present(s.spec)] if mid == "all" else [mid]
-        ids.extend(n for n in names if n not in ids)
-    configs = configs or {}
-    unknown = set(configs) - set(ids)
-    if unknown:
-        raise ValueError(f"config given for metrics that are not requested: {', '.join(sorted(unknown))}")
-    chosen = [(get_set_metric(m), get_metric(m).make_config(dict(configs.get(m, {})))) for m in ids]
+    chosen = choose_set_metrics(metric_ids, configs)
     groups = group_items(_load_items(manifest_or_items), by)
     rows: list[SetRow] = []
     for sm, cfg in chosen:
         for group in groups:
-            rows.extend(_score_group(sm, group, cfg))
+            rows.extend(score_group(sm, group, cfg))
     return rows
 
 
@@ -427,17 +480,23 @@ def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
 
 
 __all__ = [
+    "GROUP_PREFIX",
     "ItemGroup",
     "SetMetricSpec",
     "SetOutput",
     "SetRow",
     "SetScores",
     "UnknownMetricError",
+    "choose_set_metrics",
     "get_set_metric",
+    "group_item_id",
     "group_items",
     "is_set_metric",
     "list_set_metrics",
+    "score_group",
     "score_sets",
+    "set_config",
+    "set_config_hash",
     "set_metric",
     "write_set_rows",
 ]

@@ -35,6 +35,7 @@ from robojudge.run._score import (
     plan_tasks,
     score_items,
 )
+from robojudge.run._sets import SetRunSummary, score_set_suite, score_sets_into
 
 __all__ = [
     "ImportProblem",
@@ -62,6 +63,7 @@ __all__ = [
     "ProgressCallback",
     "RunSummary",
     "SerialExecutor",
+    "SetRunSummary",
     "SuiteRun",
     "Task",
     "build_requests",
@@ -71,5 +73,7 @@ __all__ = [
     "make_executor",
     "plan_tasks",
     "score_items",
+    "score_set_suite",
+    "score_sets_into",
     "score_suite",
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +139,26 @@ def metric_fingerprint(item: Item, spec: MetricSpec[Any], config: BaseModel | Ma
 def judge_fingerprint(item: Item) -> str:
     """The fingerprint of what a VLM judge reads of ``item`` (:data:`JUDGE_INPUTS`)."""
     return inputs_fingerprint(item, JUDGE_INPUTS)
+
+
+def set_fingerprint(
+    spec: MetricSpec[Any],
+    members: Sequence[Item],
+    config: Mapping[str, Any],
+    pool: Sequence[str] | None = None,
+) -> str:
+    """The fingerprint of a set-level result: its members' ids and fingerprints, in order.
+
+    Args:
+        spec: The set metric's registry entry (its declared inputs and config type).
+        members: The group's items.
+        config: The metric's own config values (without the grouping field).
+        pool: Reference videos read beyond the members' own (a metric whose reference set is the
+            whole manifest); their digests, sorted, are part of the fingerprint.
+    """
+    prints = [[it.item_id, inputs_fingerprint(it, spec.inputs, config, spec.config_type)] for it in members]
+    parts: dict[str, Any] = {"members": prints}
+    if pool is not None:
+        parts["pool"] = sorted({file_digest(path) for path in pool})
+    canon = json.dumps([FINGERPRINT_VERSION, "set", parts], sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(canon.encode(), digest_size=16).hexdigest()

@@ -61,6 +61,10 @@ class Labels(BaseModel):
     rater: str | None = None
 
 
+GROUP_PREFIX = "group:"
+"""Reserved: the item ids of stored set-level results (one per group) start with it."""
+
+
 class Item(BaseModel):
     """One generated rollout and what is known about it.
 
@@ -95,6 +99,8 @@ class Item(BaseModel):
     def _strip_id(cls, v: str) -> str:
         if v != v.strip():
             raise ValueError("item_id has leading or trailing whitespace")
+        if v.startswith(GROUP_PREFIX):
+            raise ValueError(f"item_id may not start with {GROUP_PREFIX!r}: stored set-level results use it")
         return v
 
     @model_validator(mode="after")

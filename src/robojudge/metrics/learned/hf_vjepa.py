@@ -190,6 +190,7 @@ def vjepa_paired_similarity(item: Item, config: VJepaClip) -> Score:
     ),
     config=ManifoldConfig,
     weights=(VJEPA,),
+    references="all",  # the real-video set is every item's reference, not only the group's
 )
 def vjepa_manifold_similarity(group: ItemGroup, config: ManifoldConfig) -> SetScores:
     """RoboJudge App. B.3 manifold distance; the reference set is the whole manifest's references."""

@@ -1,0 +1,195 @@
+"""Set-level metrics (FVD, Inception Score, JEPA similarities) into the result store, resumable.
+
+A group's result is stored like any other: a per-group metric as one row whose item id is
+``group:<field>=<value>`` (:func:`~robojudge.metrics._sets.group_item_id`), a per-item metric as one
+row per member under its own item id. The stored config is the metric's plus ``group_by`` (so the
+same metric over other groups gets its own config hash), and the fingerprint is the group's:
+its members' ids and input fingerprints (:func:`~robojudge.run._fingerprint.set_fingerprint`).
+A rerun computes only the groups with no current rows or whose fingerprint changed (a member added,
+removed or whose video changed); the superseded rows are kept. Error rows count as done unless
+``retry_errors``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from robojudge.metrics._sets import (
+    ItemGroup,
+    SetMetricSpec,
+    SetOutput,
+    SetRow,
+    choose_set_metrics,
+    group_item_id,
+    group_items,
+    score_group,
+    set_config,
+    set_config_hash,
+)
+from robojudge.run._fingerprint import set_fingerprint
+from robojudge.store import ResultRow, ResultStore, default_db_url
+from robojudge.suite import Item, ManifestProblem, load_suite
+
+SetProgress = Callable[[SetMetricSpec, ItemGroup, list[SetRow]], None]
+"""Called after each group is scored (not for groups already stored)."""
+
+_SET_DETAILS = ("group_by", "group", "n_items", "n_references", "warning")
+
+
+@dataclass
+class SetRunSummary:
+    """What :func:`score_sets_into` did.
+
+    Attributes:
+        rows: Every group's rows, computed now or read back from the store (metric, group order).
+        groups: (metric, group) pairs asked for.
+        skipped: Pairs already stored from the same members and inputs.
+        stale: Pairs stored from other members or inputs; recomputed.
+        computed: Pairs computed in this run (including ``stale``).
+        db_url: The store.
+        manifest_problems: Manifest rows that did not validate (with :func:`score_set_suite`).
+    """
+
+    rows: list[SetRow] = field(default_factory=list)
+    groups: int = 0
+    skipped: int = 0
+    stale: int = 0
+    computed: int = 0
+    db_url: str = ""
+    manifest_problems: list[ManifestProblem] = field(default_factory=list)
+
+
+def _row_ids(sm: SetMetricSpec, by: str | None, group: ItemGroup) -> list[str]:
+    if sm.output is SetOutput.group:
+        return [group_item_id(by, group.key)]
+    return [it.item_id for it in group.items]
+
+
+def group_fingerprint(sm: SetMetricSpec, group: ItemGroup, config: BaseModel) -> str:
+    """The fingerprint stored with a group's rows (see the module doc)."""
+    pool = group.references(scope="all") if sm.references == "all" else None
+    return set_fingerprint(sm.spec, group.items, config.model_dump(mode="json"), pool)
+
+
+def to_result_rows(
+    rows: Sequence[SetRow], sm: SetMetricSpec, by: str | None, config: BaseModel, fingerprint: str
+) -> list[ResultRow]:
+    """A group's :class:`SetRow` results as store rows (group facts go into ``details``)."""
+    chash, version, stored_config = set_config_hash(config, by), sm.spec.version, set_config(config, by)
+    out = []
+    for r in rows:
+        details = {**r.details, "group_by": by, "group": r.group, "n_items": r.n_items,
+                   "n_references": r.n_references}
+        if r.warning:
+            details["warning"] = r.warning
+        ok = r.status == "ok"
+        out.append(ResultRow(
+            item_id=r.item_id or group_item_id(by, r.group), metric=r.metric, config_hash=chash,
+            version=version, status="ok" if ok else "error", value=r.value if ok else None, error=r.error,
+            details=details, config=stored_config, fingerprint=fingerprint,
+        ))
+    return out
+
+
+def from_result_row(row: ResultRow, group_level: bool) -> SetRow:
+    """A stored set-level row as a :class:`SetRow` again."""
+    details = dict(row.details or {})
+    facts = {k: details.pop(k, None) for k in _SET_DETAILS}
+    value = math.nan if row.value is None else row.value
+    return SetRow(
+        metric=row.metric, group=str(facts["group"]), item_id=None if group_level else row.item_id,
+        status=row.status, value=value, error=row.error, warning=facts["warning"],
+        n_items=int(facts["n_items"] or 0), n_references=int(facts["n_references"] or 0),
+        config_hash=row.config_hash, details=details,
+    )
+
+
+def score_sets_into(
+    store: ResultStore,
+    items: Sequence[Item],
+    metric_ids: Sequence[str],
+    *,
+    by: str | None = "generator",
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+    retry_errors: bool = False,
+    progress: SetProgress | None = None,
+) -> SetRunSummary:
+    """Score set-level metrics per group into ``store``, computing only missing or changed groups.
+
+    Args:
+        store: Where rows go.
+        items: The items (absolute paths).
+        metric_ids: Set-level metric ids; ``all`` = those whose weights are present.
+        by: Item field to group by; ``None`` = one group of every item.
+        configs: ``{metric_id: {key: value}}``.
+        retry_errors: Delete the stored failures of these metrics first, so they are computed again.
+        progress: Called after each computed group.
+
+    Raises:
+        UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config.
+    """
+    chosen = choose_set_metrics(metric_ids, configs)
+    groups = group_items(items, by)
+    summary = SetRunSummary(db_url=store.url)
+    for sm, cfg in chosen:
+        key = (sm.id, set_config_hash(cfg, by), sm.spec.version)
+        if retry_errors:
+            store.clear_errors(*key)
+        stored = store.current_fingerprints(*key)
+        for group in groups:
+            summary.groups += 1
+            fp = group_fingerprint(sm, group, cfg)
+            ids = _row_ids(sm, by, group)
+            have = {stored.get(i) for i in ids}
+            if have == {fp}:
+                summary.skipped += 1
+                continue
+            summary.stale += int(have != {None})
+            rows = score_group(sm, group, cfg)
+            store.add(to_result_rows(rows, sm, by, cfg, fp))
+            summary.computed += 1
+            if progress is not None:
+                progress(sm, group, rows)
+        mine = (r for r in store.iter_rows(metric=sm.id) if (r.config_hash, r.version) == key[1:])
+        current = {r.item_id: r for r in mine}
+        for group in groups:
+            summary.rows.extend(
+                from_result_row(current[i], sm.output is SetOutput.group)
+                for i in _row_ids(sm, by, group) if i in current
+            )
+    return summary
+
+
+def score_set_suite(
+    manifest: str | Path,
+    metric_ids: Sequence[str],
+    *,
+    by: str | None = "generator",
+    db: str | None = None,
+    run_dir: str | Path | None = None,
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+    retry_errors: bool = False,
+    progress: SetProgress | None = None,
+) -> SetRunSummary:
+    """Score set-level metrics over the groups of ``manifest`` into the store at ``db``.
+
+    ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
+    (the store ``robojudge score`` uses). Manifest rows that do not validate are left out and
+    returned in ``manifest_problems``. Rerunning resumes (see :func:`score_sets_into`).
+    """
+    from robojudge.run._api import default_run_dir
+
+    choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
+    suite = load_suite(manifest, strict=False)
+    url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
+    with ResultStore(url) as store:
+        summary = score_sets_into(store, suite.items, metric_ids, by=by, configs=configs,
+                                  retry_errors=retry_errors, progress=progress)
+    summary.manifest_problems = list(suite.problems)
+    return summary

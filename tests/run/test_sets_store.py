@@ -1,0 +1,175 @@
+"""Set-level metrics in the result store: group rows, resume, changed groups, export, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.metrics import _registry, list_metrics
+from robojudge.metrics import _sets as sets
+from robojudge.metrics._score import Score
+from robojudge.run import score_sets_into
+from robojudge.store import ResultStore, export_results
+from robojudge.suite import Item
+from robojudge.video import sample_frames, write_video
+
+
+def _brightness(path: str) -> float:
+    return float(sample_frames(path, fps=4).frames.mean())
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Two set metrics on the videos; ``calls`` counts the groups each one computed."""
+    list_metrics()
+    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
+    monkeypatch.setattr(sets, "_SETS", dict(sets._SETS))
+    calls = {"toy_set_gap": 0, "toy_set_rank": 0}
+
+    @sets.set_metric("toy_set_gap", output="group", family="features", inputs={"video", "reference"},
+                     higher_is_better=False, native_range=(0.0, None), citation="toy", provider="computed",
+                     description="brightness gap between a group's videos and references", min_items=2)
+    def gap(group: sets.ItemGroup, config: object) -> sets.SetScores:
+        calls["toy_set_gap"] += 1
+        gen = np.mean([_brightness(it.video) for it in group.items])
+        ref = np.mean([_brightness(r) for r in group.references()])
+        return sets.SetScores(group=Score(value=float(abs(gen - ref))))
+
+    @sets.set_metric("toy_set_rank", output="item", family="features", inputs={"video"},
+                     higher_is_better=False, native_range=(0.0, None), citation="toy", provider="computed",
+                     description="brightness minus the mean brightness of every reference", references="all")
+    def rank(group: sets.ItemGroup, config: object) -> sets.SetScores:
+        calls["toy_set_rank"] += 1
+        pool = np.mean([_brightness(r) for r in group.references(scope="all")])
+        values = {it.item_id: Score(value=_brightness(it.video) - pool) for it in group.items}
+        return sets.SetScores(items=values)
+
+    return calls
+
+
+def _video(path: Path, level: int) -> str:
+    write_video(path, np.full((4, 16, 16, 3), level, np.uint8), fps=4)
+    return str(path)
+
+
+@pytest.fixture
+def items(tmp_path: Path) -> list[Item]:
+    out = []
+    spec = [("g1", 40, 30), ("g1", 60, 30), ("g2", 100, 150), ("g2", 120, 160)]
+    for n, (gen, level, ref) in enumerate(spec):
+        reference = _video(tmp_path / f"r{ref}.mp4", ref)
+        generated = _video(tmp_path / f"v{n}.mp4", level)
+        task = f"t{n % 2}"
+        out.append(Item(item_id=f"i{n}", video=generated, reference_video=reference, generator=gen,
+                        task=task))
+    return out
+
+
+@pytest.fixture
+def store(tmp_path: Path):  # type: ignore[no-untyped-def]
+    with ResultStore(tmp_path / "results.sqlite") as s:
+        yield s
+
+
+def test_group_rows_are_stored_and_a_rerun_computes_nothing(toy, items, store) -> None:  # type: ignore[no-untyped-def]
+    run = score_sets_into(store, items, ["toy_set_gap"], by="generator")
+    assert (run.groups, run.computed, run.skipped) == (2, 2, 0)
+    rows = {r.item_id: r for r in store.rows()}
+    assert set(rows) == {"group:generator=g1", "group:generator=g2"}
+    g1 = rows["group:generator=g1"]
+    assert g1.value == pytest.approx(20, abs=2)  # mean of 40 and 60 against 30
+    assert g1.config == {"group_by": "generator"} and len(g1.fingerprint) == 32
+    assert g1.details == {"group_by": "generator", "group": "g1", "n_items": 2, "n_references": 1}
+    assert [(r.group, r.item_id) for r in run.rows] == [("g1", None), ("g2", None)]
+    assert run.rows[0].value == g1.value
+
+    again = score_sets_into(store, items, ["toy_set_gap"], by="generator")
+    assert (again.computed, again.skipped, toy["toy_set_gap"]) == (0, 2, 2)
+    assert [(r.group, r.value) for r in again.rows] == [(r.group, r.value) for r in run.rows]
+
+
+def test_only_changed_groups_are_recomputed(toy, items, store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    score_sets_into(store, items, ["toy_set_gap"], by="generator")
+    _video(tmp_path / "v0.mp4", 200)  # a member of g1 changes
+    run = score_sets_into(store, items, ["toy_set_gap"], by="generator")
+    assert (run.computed, run.stale, run.skipped) == (1, 1, 1)
+    assert store.count() == 2 and store.count(include_superseded=True) == 3
+    (old,) = [r for r in store.rows(include_superseded=True) if not r.current]
+    assert old.item_id == "group:generator=g1"
+    # A new member of g2 changes g2's membership.
+    extra = Item(item_id="i9", video=_video(tmp_path / "v9.mp4", 90), generator="g2",
+                 reference_video=items[2].reference_video)
+    run = score_sets_into(store, [*items, extra], ["toy_set_gap"], by="generator")
+    assert (run.computed, run.stale) == (1, 1)
+    assert {r.group: r.n_items for r in run.rows} == {"g1": 2, "g2": 3}
+    # A reference change: the group-scoped metric recomputes the group that uses it.
+    _video(tmp_path / "r30.mp4", 35)
+    run = score_sets_into(store, [*items, extra], ["toy_set_gap"], by="generator")
+    assert (run.computed, run.skipped) == (1, 1)
+
+
+def test_another_grouping_is_another_config(toy, items, store) -> None:  # type: ignore[no-untyped-def]
+    score_sets_into(store, items, ["toy_set_gap"], by="generator")
+    run = score_sets_into(store, items, ["toy_set_gap"], by="task")
+    assert run.computed == 2
+    ids = sorted(r.item_id for r in store.rows())
+    assert ids == ["group:generator=g1", "group:generator=g2", "group:task=t0", "group:task=t1"]
+    assert len({r.config_hash for r in store.rows()}) == 2
+    one = score_sets_into(store, items, ["toy_set_gap"], by=None)
+    assert [r.group for r in one.rows] == ["all"]
+    assert "group:all" in {r.item_id for r in store.rows()}
+
+
+def test_per_item_set_metric_reading_every_reference(toy, items, store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    run = score_sets_into(store, items, ["toy_set_rank"], by="generator")
+    assert run.computed == 2 and [r.item_id for r in run.rows] == ["i0", "i1", "i2", "i3"]
+    stored = {r.item_id: r for r in store.rows()}
+    assert set(stored) == {"i0", "i1", "i2", "i3"}
+    assert stored["i0"].fingerprint == stored["i1"].fingerprint != stored["i2"].fingerprint
+    assert score_sets_into(store, items, ["toy_set_rank"], by="generator").computed == 0
+    # g2's reference changes; g1's items are scored against every reference, so both groups rerun.
+    _video(tmp_path / "r150.mp4", 10)
+    run = score_sets_into(store, items, ["toy_set_rank"], by="generator")
+    assert (run.computed, run.stale) == (2, 2)
+
+
+def test_failed_groups_are_kept_until_retried(toy, items, store) -> None:  # type: ignore[no-untyped-def]
+    lonely = items[:3]  # g2 has one item: below min_items
+    run = score_sets_into(store, lonely, ["toy_set_gap"], by="generator")
+    assert [r.status for r in run.rows] == ["ok", "error"]
+    assert "needs at least 2 items" in (run.rows[1].error or "")
+    assert score_sets_into(store, lonely, ["toy_set_gap"], by="generator").computed == 0
+    assert score_sets_into(store, lonely, ["toy_set_gap"], by="generator", retry_errors=True).computed == 1
+
+
+def test_group_ids_cannot_collide_with_manifest_items() -> None:
+    with pytest.raises(ValueError, match="may not start with 'group:'"):
+        Item(item_id="group:generator=g1", video="v.mp4")
+
+
+def test_export_and_cli(toy, items, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COLUMNS", "200")
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    run_dir = tmp_path / "run"
+    args = ["metrics", "sets", str(manifest), "--metrics", "toy_set_gap", "--run-dir", str(run_dir)]
+    res = CliRunner().invoke(build_app("metrics"), args)
+    assert res.exit_code == 0, res.output
+    assert "2 groups: 2 computed (0 because their items changed), 0 already stored" in res.output
+    res = CliRunner().invoke(build_app("metrics"), args)
+    assert "2 groups: 0 computed (0 because their items changed), 2 already stored" in res.output
+    assert "g1" in res.output and "g2" in res.output
+    with ResultStore(run_dir / "results.sqlite", read_only=True) as store:
+        n = export_results(store, tmp_path / "export.csv")
+    table = pd.read_csv(tmp_path / "export.csv")
+    assert n == 2 and sorted(table["item_id"]) == ["group:generator=g1", "group:generator=g2"]
+    res = CliRunner().invoke(build_app("metrics"), [*args[:5], "--no-store", "--by", "task"])
+    assert res.exit_code == 0 and "t0" in res.output and "computed" not in res.output
+    with ResultStore(run_dir / "results.sqlite", read_only=True) as store:
+        assert store.count() == 2
