@@ -151,18 +151,18 @@ def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]
 
 def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
     """A sentence on which judges the bold marks compare, when some judge is left out somewhere."""
+    targets = (*report.axes, OVERALL)
     parts = []
-    for t in (*report.axes, OVERALL):
-        out = [r.judge for r in rows if t not in r.compared]
-        if out and len(out) < len(rows):
-            title = "Overall" if t == OVERALL else t.upper()
-            parts.append(f"{title}: {', '.join(out)}")
-        elif out:
-            parts.append(f"{'Overall' if t == OVERALL else t.upper()}: no judge was scored")
+    for r in rows:
+        missing = [_title(t) for t in targets if t not in r.compared]
+        if missing:
+            where = "" if len(missing) == len(targets) else f" on {', '.join(missing)}"
+            scored = "no item" if not any(r.n.values()) else "other items"
+            parts.append(f"{r.judge}{where} (scored on {scored})")
     if not parts:
         return ""
-    return ("Best is marked only among judges scored on the same items; not compared, because scored on "
-            "other items or on none: " + "; ".join(parts) + ".")
+    return ("Best is marked only among judges scored on the same items; not compared: " + "; ".join(parts)
+            + ".")
 
 
 def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,

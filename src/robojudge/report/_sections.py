@@ -169,9 +169,10 @@ def overview_section(inp: ReportInput) -> Section:
         sec.tables.append(cov)
     if inp.outside_rows:
         sec.tables.append(_outside_table(inp.outside_rows))
-        sec.intro += (f" {len(inp.outside_rows)} rows belong to ids that are not items of the suite "
-                      "(set-level results such as FVD, or another suite's items); they stay out of the "
-                      "per-item tables and are listed in the last table.")
+        n_out = len(inp.outside_rows)
+        sec.intro += (f" {n_out} {'row belongs' if n_out == 1 else 'rows belong'} to ids that are not items "
+                      "of the suite (set-level results such as FVD, or another suite's items); they stay out "
+                      "of the per-item tables and are listed in the last table.")
     return sec
 
 
