@@ -112,6 +112,9 @@ def test_redactor_masks_known_and_header_shaped_secrets() -> None:
     assert r.text("headers: {'Authorization': 'tok123'}") == "headers: {'Authorization': '***'}"
     assert r.text("sent Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig") == "sent Bearer ***"
     assert r.text("x-api-key: abcdef123456, next") == "x-api-key: ***, next"
+    url = "GET https://u:pw123@host/v1?key=abc&x=1 failed"
+    assert r.text(url) == "GET https://u:***@host/v1?key=***&x=1 failed"
+    assert r.text("see http://h/v1?api-version=2&token=t0k") == "see http://h/v1?api-version=2&token=***"
     # ordinary prose is left alone
     prose = "The gripper is the bearer of the cup; authorization was not needed. Basic physics holds."
     assert r.text(prose) == prose

@@ -9,8 +9,9 @@ the response cache and the console. :class:`Redactor` replaces, in any text:
   is five), and masking them would mangle replies, so they are left alone;
 * the values of extra headers whose names say they carry a credential (``*key*``, ``*token*``,
   ``*secret*``, ``*auth*``);
-* whatever follows ``Authorization:``, ``api-key:`` and the like (also as JSON or dict keys), and
-  bearer tokens, even when the key itself is not known.
+* whatever follows ``Authorization:``, ``api-key:`` and the like (also as JSON or dict keys),
+  bearer tokens, the password of a URL and key-like URL query parameters (``key=``, ``token=``,
+  ``sig=``...), even when the key itself is not known.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ _HEADER_VALUE = re.compile(
     re.IGNORECASE,
 )
 _KEY_WORDS = ("apikey", "api-key", "api_key")
+# Credentials in URLs: a password in the user part, and key-like query parameters.
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s/]+@")
+_URL_PARAM = re.compile(
+    r"([?&](?:key|token|access_token|auth|sig|signature|password)=)[^&\s\"'#]+", re.IGNORECASE
+)
 # A bare bearer token: at least 8 token characters, so "the bearer of ..." stays as it is.
 _BEARER = re.compile(r"\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
 
@@ -89,6 +95,11 @@ class Redactor:
             text = _HEADER_VALUE.sub(_header_repl, text)
         if "bearer" in lower:
             text = _BEARER.sub(rf"\1 {MASK}", text)
+        if "://" in text:
+            if "@" in text:
+                text = _URL_PASSWORD.sub(rf"\1{MASK}@", text)
+            if "=" in text:
+                text = _URL_PARAM.sub(rf"\1{MASK}", text)
         return text
 
     def message(self, error: BaseException | str) -> str:
