@@ -173,3 +173,16 @@ def test_export_and_cli(toy, items, tmp_path, monkeypatch) -> None:  # type: ign
     assert res.exit_code == 0 and "t0" in res.output and "computed" not in res.output
     with ResultStore(run_dir / "results.sqlite", read_only=True) as store:
         assert store.count() == 2
+
+
+def test_status_checks_group_rows(toy, items, store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from robojudge.run._status import results_status
+
+    score_sets_into(store, items, ["toy_set_gap", "toy_set_rank"], by="generator")
+    fresh = {m.metric: (m.current, m.up_to_date, m.stale) for m in results_status(store, items).metrics}
+    assert fresh == {"toy_set_gap": (2, 2, 0), "toy_set_rank": (4, 4, 0)}
+    _video(tmp_path / "v3.mp4", 5)  # in g2
+    status = results_status(store, items)
+    assert {m.metric: (m.up_to_date, m.stale) for m in status.metrics} == {
+        "toy_set_gap": (1, 1), "toy_set_rank": (2, 2)}
+    assert sorted(r.item_id for r in status.stale) == ["group:generator=g2", "i2", "i3"]

@@ -40,6 +40,52 @@ def export_cmd(
     console.print(f"wrote {n} rows to {out}", highlight=False)
 
 
+@app.command("status")
+def status_cmd(
+    suite: Path = typer.Argument(..., help="Suite manifest whose items' inputs the rows are checked with."),
+    db: str | None = typer.Option(
+        None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
+    ),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help="Run folder of the default store [default: runs/<manifest name>]."
+    ),
+    stale: bool = typer.Option(False, "--stale", help="List the stale rows and those without a fingerprint."),
+) -> None:
+    """Per metric: current rows, how many still match their inputs, stale rows, superseded rows, errors.
+
+    A stale row's inputs (video, reference, instruction, ...) changed since it was computed: the next
+    `robojudge score` (or judge, or metrics sets) recomputes it and keeps the old row as superseded.
+    Reads the store without writing to it.
+    """
+    from robojudge.run._api import default_run_dir
+    from robojudge.run._status import status_suite
+    from robojudge.suite import ManifestError
+
+    where = Path(db) if db is not None else (run_dir or default_run_dir(suite)) / "results.sqlite"
+    if (db is None or "://" not in db) and not where.exists():
+        raise fail(f"no result store at {where}; pass --db or --run-dir, or run `robojudge score` first")
+    try:
+        status = status_suite(suite, db=db, run_dir=run_dir)
+    except (StoreError, ManifestError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    table = Table("metric", "config", "version", "current", "up to date", "stale", "no fingerprint",
+                  "imported", "not checked", "errors", "superseded", title=status.db_url)
+    for m in status.metrics:
+        table.add_row(m.metric, m.config_hash, m.version, *(str(v) for v in (
+            m.current, m.up_to_date, m.stale, m.unknown, m.imported, m.not_checked, m.errors, m.superseded)))
+    console.print(table)
+    n_stale, n_unknown = len(status.stale), len(status.unknown)
+    console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_unknown} without an "
+                  "inputs fingerprint (kept; `robojudge score --rescore-unknown` recomputes them)",
+                  highlight=False)
+    if status.manifest_problems:
+        console.print(f"{len(status.manifest_problems)} manifest rows did not validate and were not checked "
+                      "(`robojudge suite validate`)", highlight=False)
+    if stale:
+        for r in (*status.stale, *status.unknown):
+            typer.echo(f"{r.item_id}\t{r.metric}\t{r.config_hash}\t{r.version}\t{r.reason}")
+
+
 @app.command("upgrade")
 def upgrade_cmd(db: str = typer.Option(..., "--db", help="Result store URL or SQLite path.")) -> None:
     """Upgrade a store written by an older robojudge to the current schema (its rows are kept).

@@ -65,7 +65,8 @@ class SetRunSummary:
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
 
 
-def _row_ids(sm: SetMetricSpec, by: str | None, group: ItemGroup) -> list[str]:
+def row_ids(sm: SetMetricSpec, by: str | None, group: ItemGroup) -> list[str]:
+    """The stored item ids of a group's rows: the group's id, or its members' ids."""
     if sm.output is SetOutput.group:
         return [group_item_id(by, group.key)]
     return [it.item_id for it in group.items]
@@ -145,7 +146,7 @@ def score_sets_into(
         for group in groups:
             summary.groups += 1
             fp = group_fingerprint(sm, group, cfg)
-            ids = _row_ids(sm, by, group)
+            ids = row_ids(sm, by, group)
             have = {stored.get(i) for i in ids}
             if have == {fp}:
                 summary.skipped += 1
@@ -161,7 +162,7 @@ def score_sets_into(
         for group in groups:
             summary.rows.extend(
                 from_result_row(current[i], sm.output is SetOutput.group)
-                for i in _row_ids(sm, by, group) if i in current
+                for i in row_ids(sm, by, group) if i in current
             )
     return summary
 

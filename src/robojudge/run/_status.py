@@ -1,0 +1,179 @@
+"""``results status``: which stored results still match their inputs, read-only.
+
+Every current row's fingerprint is compared with the fingerprint of its item's inputs as they are
+now (the same recipe the runners use: :mod:`robojudge.run._fingerprint`). A row is
+
+* *up to date*: same fingerprint;
+* *stale*: another fingerprint -- its inputs changed since; the next run recomputes it;
+* *no fingerprint*: stored before result schema 2; kept by reruns unless ``--rescore-unknown``;
+* *imported*: a value brought in by ``results import``, which records no fingerprint;
+* *not checked*: its item is not in the manifest, or its metric is unknown to this robojudge.
+
+Superseded rows (old results of changed inputs, kept) are counted too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robojudge.metrics import UnknownMetricError, get_metric
+from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, is_set_metric
+from robojudge.run._fingerprint import judge_fingerprint, metric_fingerprint
+from robojudge.store import ResultRow, ResultStore, default_db_url
+from robojudge.suite import Item, ManifestProblem, load_suite
+
+StatusKey = tuple[str, str, str]
+
+
+@dataclass
+class MetricStatus:
+    """Counts for one (metric, config hash, version); see the module doc for the categories."""
+
+    metric: str
+    config_hash: str
+    version: str
+    current: int = 0
+    up_to_date: int = 0
+    stale: int = 0
+    unknown: int = 0
+    imported: int = 0
+    not_checked: int = 0
+    errors: int = 0
+    superseded: int = 0
+
+
+@dataclass(frozen=True)
+class StaleResult:
+    """A current row that a rerun would recompute (``stale``) or could (``unknown``)."""
+
+    item_id: str
+    metric: str
+    config_hash: str
+    version: str
+    reason: str
+
+
+@dataclass
+class StoreStatus:
+    """What :func:`results_status` found: counts per metric and the rows that do not match."""
+
+    metrics: list[MetricStatus] = field(default_factory=list)
+    stale: list[StaleResult] = field(default_factory=list)
+    unknown: list[StaleResult] = field(default_factory=list)
+    db_url: str = ""
+    manifest_problems: list[ManifestProblem] = field(default_factory=list)
+
+
+class _Expected:
+    """The fingerprint a stored row should carry if its inputs were unchanged (None: cannot tell)."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        self.items = {it.item_id: it for it in items}
+        self.all = list(items)
+        self._groups: dict[tuple[str, Any], dict[str, ItemGroup]] = {}
+        self._sets: dict[tuple[str, str, str], str | None] = {}
+
+    def __call__(self, row: ResultRow) -> str | None:
+        config = row.config or {}
+        if row.metric.startswith("judge:"):
+            item = self.items.get(row.item_id)
+            return None if item is None else judge_fingerprint(item)
+        try:
+            spec = get_metric(row.metric)
+        except UnknownMetricError:
+            return None
+        if is_set_metric(row.metric) and "group_by" in config:
+            return self._set_fingerprint(row, config)
+        item = self.items.get(row.item_id)
+        return None if item is None else metric_fingerprint(item, spec, config)
+
+    def _set_fingerprint(self, row: ResultRow, config: dict[str, Any]) -> str | None:
+        from robojudge.run._sets import group_fingerprint, row_ids
+
+        by = config["group_by"]
+        sm = get_set_metric(row.metric)
+        groups = self._groups.get((row.metric, by))
+        if groups is None:
+            try:
+                found = group_items(self.all, by)
+            except ValueError:  # a grouping field this robojudge's items do not have
+                found = []
+            groups = {}
+            for g in found:
+                groups.update((i, g) for i in row_ids(sm, by, g))
+            self._groups[(row.metric, by)] = groups
+        group = groups.get(row.item_id)
+        if group is None:
+            return None
+        cache_key = (row.metric, row.config_hash, group.key)
+        if cache_key not in self._sets:
+            own = {k: v for k, v in config.items() if k != "group_by"}
+            try:
+                cfg = sm.spec.make_config(own)
+            except ValueError:
+                self._sets[cache_key] = None
+            else:
+                self._sets[cache_key] = group_fingerprint(sm, group, cfg)
+        return self._sets[cache_key]
+
+
+def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreStatus:
+    """Compare every current row of ``store`` with the inputs of ``items`` as they are now.
+
+    Args:
+        store: The store (may be read-only).
+        items: The manifest's items with absolute paths; ``None`` counts rows without checking.
+
+    Returns:
+        Counts per (metric, config hash, version), sorted, and the stale and unknown rows.
+    """
+    expected = _Expected(items) if items is not None else None
+    out = StoreStatus(db_url=store.url)
+    by_key: dict[StatusKey, MetricStatus] = {}
+    for row in store.iter_rows(include_superseded=True):
+        key = (row.metric, row.config_hash, row.version)
+        counts = by_key.get(key)
+        if counts is None:
+            counts = by_key[key] = MetricStatus(*key)
+        if not row.current:
+            counts.superseded += 1
+            continue
+        counts.current += 1
+        counts.errors += row.status == "error"
+        if not row.fingerprint:
+            if (row.config or {}).get("provider") == "external":
+                counts.imported += 1
+            else:
+                counts.unknown += 1
+                out.unknown.append(StaleResult(*row.key, "no inputs fingerprint (stored before schema 2)"))
+            continue
+        want = expected(row) if expected is not None else None
+        if want is None:
+            counts.not_checked += 1
+        elif want == row.fingerprint:
+            counts.up_to_date += 1
+        else:
+            counts.stale += 1
+            out.stale.append(StaleResult(*row.key, "inputs changed"))
+    out.metrics = [by_key[k] for k in sorted(by_key)]
+    return out
+
+
+def status_suite(
+    manifest: str | Path, *, db: str | None = None, run_dir: str | Path | None = None
+) -> StoreStatus:
+    """:func:`results_status` of the store of a manifest (default ``runs/<manifest>/results.sqlite``).
+
+    The store is opened read-only; it must exist.
+    """
+    from robojudge.run._api import default_run_dir
+
+    suite = load_suite(manifest, strict=False)
+    url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
+    with ResultStore(url, read_only=True) as store:
+        status = results_status(store, suite.items)
+    status.manifest_problems = list(suite.problems)
+    return status

@@ -1,0 +1,113 @@
+"""``results status``: stored rows checked against their inputs as they are now, without writing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.judges import ResponseCache, get_rubric, make_judge
+from robojudge.run import build_requests, import_config, import_config_hash, score_items
+from robojudge.run._judge import judge_items
+from robojudge.run._status import MetricStatus, results_status
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+
+def _video(path: Path, level: int) -> str:
+    frames = np.full((6, 16, 16, 3), level, np.uint8)
+    frames[:, 2:6, 2:6] = 255 - level
+    write_video(path, frames, fps=8)
+    return str(path)
+
+
+@pytest.fixture
+def items(tmp_path: Path) -> list[Item]:
+    return [Item(item_id=n, video=_video(tmp_path / f"{n}.mp4", 40 * (k + 1)), instruction=f"do {n}",
+                 generator="g")
+            for k, n in enumerate(["a", "b", "c"])]
+
+
+def _counts(status: object, metric: str) -> MetricStatus:
+    (found,) = [m for m in status.metrics if m.metric == metric]  # type: ignore[attr-defined]
+    return found
+
+
+def test_status_finds_rows_whose_inputs_changed(items: list[Item], tmp_path: Path) -> None:
+    reqs = build_requests(["test_frames_a", "test_slow"], {"test_slow": {"seconds": 0.0}})
+    judge = make_judge({"name": "mk", "backend": "mock", "model": "m",
+                        "replies": ['{"reasoning": "ok", "instruction_alignment": 3}']})
+    with ResultStore(tmp_path / "results.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
+        score_items(items, reqs, store)
+        judge_items(items, judge, [get_rubric("ia")], store, cache=cache, decode_workers=0)
+        fresh = results_status(store, items)
+        assert {(m.metric, m.current, m.up_to_date, m.stale) for m in fresh.metrics} == {
+            ("test_frames_a", 3, 3, 0), ("test_slow", 3, 3, 0), ("judge:mk:ia", 3, 3, 0)}
+        assert fresh.stale == [] and fresh.unknown == []
+
+        _video(tmp_path / "b.mp4", 250)
+        changed = [items[0], items[1], items[2].model_copy(update={"instruction": "do something else"})]
+        status = results_status(store, changed)
+        assert (_counts(status, "test_frames_a").stale, _counts(status, "test_frames_a").up_to_date) == (1, 2)
+        assert _counts(status, "test_slow").stale == 1  # c's instruction
+        assert _counts(status, "judge:mk:ia").stale == 2  # b's video and c's instruction
+        assert sorted((r.item_id, r.metric) for r in status.stale) == [
+            ("b", "judge:mk:ia"), ("b", "test_frames_a"), ("c", "judge:mk:ia"), ("c", "test_slow")]
+
+        run = score_items(changed, reqs, store)
+        assert run.stale == 2
+        after = results_status(store, changed)
+        frames = _counts(after, "test_frames_a")
+        assert (frames.current, frames.up_to_date, frames.stale, frames.superseded) == (3, 3, 0, 1)
+        assert _counts(after, "judge:mk:ia").stale == 2  # not re-judged yet
+
+
+def test_unknown_imported_and_unchecked_rows(items: list[Item], tmp_path: Path) -> None:
+    (req,) = build_requests(["test_frames_a"])
+    key = (req.id, req.config_hash, req.spec.version)
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        score_items(items[:2], [req], store)
+        store.add([
+            ResultRow("c", *key, "ok", 1.0),  # as from a schema 1 store: no fingerprint
+            ResultRow("zz", *key, "ok", 1.0, fingerprint="f"),  # an item the manifest no longer has
+            ResultRow("a", "ts_action_planner", import_config_hash(), "1", "ok", 0.5, config=import_config()),
+            ResultRow("a", "not_a_metric_here", "h", "1", "error", None, error="x", fingerprint="f"),
+        ])
+        status = results_status(store, items)
+        unchecked = results_status(store, None)  # no manifest: counted, nothing compared
+    frames = _counts(status, "test_frames_a")
+    assert (frames.current, frames.up_to_date, frames.unknown, frames.not_checked) == (4, 2, 1, 1)
+    assert [(r.item_id, r.reason) for r in status.unknown] == [
+        ("c", "no inputs fingerprint (stored before schema 2)")]
+    assert _counts(status, "ts_action_planner").imported == 1
+    other = _counts(status, "not_a_metric_here")
+    assert (other.not_checked, other.errors) == (1, 1)
+    assert _counts(unchecked, "test_frames_a").not_checked == 3
+
+
+def test_cli_status_reads_without_writing(items: list[Item], tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COLUMNS", "250")
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    run_dir = tmp_path / "run"
+    with ResultStore(run_dir / "results.sqlite") as store:
+        score_items(items, build_requests(["test_frames_a"]), store)
+    _video(tmp_path / "a.mp4", 7)
+    db = run_dir / "results.sqlite"
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    args = ["results", "status", str(manifest), "--run-dir", str(run_dir), "--stale"]
+    res = CliRunner().invoke(build_app("results"), args)
+    assert res.exit_code == 0, res.output
+    assert "1 stale (inputs changed" in res.output
+    assert "a\ttest_frames_a\t" in res.output and "inputs changed" in res.output
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
+    missing = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db",
+                                                        str(tmp_path / "nope.sqlite")])
+    assert missing.exit_code == 2 and "no result store" in missing.output
+    assert db.exists() and not (tmp_path / "nope.sqlite").exists()
