@@ -225,7 +225,11 @@ def judge(
         None, "--cache-dir", help="Response cache folder [default: ~/.cache/robojudge]."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
-    retry_errors: bool = typer.Option(False, "--retry-errors", help="Judge stored failures again."),
+    retry_errors: bool = typer.Option(
+        False,
+        "--retry-errors",
+        help="Judge stored failures and unscored (unparsable) judgments again, the latter past the cache.",
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     confine: Path | None = typer.Option(
         None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
