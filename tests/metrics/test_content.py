@@ -15,6 +15,8 @@ from robojudge.metrics._content import (
     require_correspondence,
     require_frames,
     require_motion,
+    require_same_span,
+    span_seconds,
     step_correlations,
 )
 from robojudge.suite import Item
@@ -85,6 +87,22 @@ def test_require_correspondence_counts_lost_steps_and_refuses_a_majority():
         require_correspondence(noise)
     assert exc.value.details == {"frames": 6, "steps_without_correspondence": 5}
     assert np.all(step_correlations(noise) < MIN_CORRELATION)
+
+
+def test_span_seconds_and_require_same_span(tmp_path):
+    def sampled(n):
+        write_video(tmp_path / f"v{n}", np.zeros((n, 8, 8, 3), np.uint8), fps=8)  # a PNG frame folder
+        return sample_frames(tmp_path / f"v{n}", fps=None, max_frames=None)
+
+    assert span_seconds(sampled(16)) == pytest.approx(2.0)  # 15 steps of 1/8 s plus the last frame
+    assert require_same_span(sampled(15), sampled(16), 0.9) == {"seconds": 1.875, "reference_seconds": 2.0}
+    with pytest.raises(Unmeasurable, match=r"the video lasts 0.50 s, less than 0.9 of the reference's 2.00"):
+        require_same_span(sampled(4), sampled(16), 0.9)
+    with pytest.raises(Unmeasurable, match="the reference lasts 0.50 s") as exc:
+        require_same_span(sampled(16), sampled(4), 0.9)
+    assert exc.value.details == {"seconds": 2.0, "reference_seconds": 0.5}
+    with pytest.raises(Unmeasurable, match="the reference video gave 1 frame"):
+        require_same_span(sampled(16), sampled(1), 0.9)
 
 
 def test_compute_turns_unmeasurable_into_nan_with_the_reason():

@@ -171,18 +171,7 @@ def _clean_value(metric: str, clips: dict[str, Item]) -> float:
     return _CLEAN[metric]
 
 
-# Families not fixed yet (issue 12, item 6): each fix removes its metrics from here.
-PENDING = {
-    "aq_clip_ap", "aq_clip_iqa", "aq_hpsv3", "aq_laion_ap", "cc_background", "cc_semantics", "cc_style",
-    "cc_subject", "clip_frame_consistency", "dc_depth_accuracy", "dino_frame_consistency",
-    "flow_motion_magnitude_raft", "iq1_musiq", "mq_motion_smoothness", "musiq_spaq",
-    "rbg_reprojection_geometric", "rbg_reprojection_photometric", "vjepa_paired_similarity",
-}
-CASE_IDS = [
-    pytest.param(m, v, id=f"{m}-{v}",
-                 marks=[pytest.mark.xfail(reason="not fixed yet", strict=False)] if m in PENDING else [])
-    for m, variants in CASES.items() for v in variants
-]
+CASE_IDS = [pytest.param(m, v, id=f"{m}-{v}") for m, variants in CASES.items() for v in variants]
 
 
 @pytest.mark.parametrize(("metric", "variant"), CASE_IDS)

@@ -265,8 +265,10 @@ def test_lpips_distances_batch_and_scale_inputs():
 def test_missing_weights_give_an_error_row_naming_metric_and_remedy(
     weights, tmp_path, metric_id, weights_name
 ):
-    frames = RNG.integers(0, 256, (3, 16, 16, 3), dtype=np.uint8)
-    item = _item(tmp_path, "v", frames, reference_video=None)
+    # One pattern brightening by 20 levels a frame: it moves (not still) and stays in correspondence, so
+    # every metric gets as far as loading its network.
+    frames = np.clip(RNG.integers(0, 196, (1, 16, 16, 3)) + 20 * np.arange(3)[:, None, None, None], 0, 255)
+    item = _item(tmp_path, "v", frames.astype(np.uint8), reference_video=None)
     item = item.model_copy(update={"reference_video": item.video})
     row = compute_metric(item, MetricRequest.build(metric_id))
     assert row.status == "error"

@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 
 from robojudge.metrics._errors import Unmeasurable
+from robojudge.video import SampledFrames
 
 #: Side of the pixel blocks whose means the checks compare.
 BLOCK = 8
@@ -73,6 +74,31 @@ def require_motion(frames: np.ndarray, what: str = "the video") -> float:
             f"first frame by more than {STILL_LEVELS:g} levels (largest {change:.1f}); nothing moves, so "
             "there is nothing to measure", frames=len(frames), largest_change=change)
     return change
+
+
+def span_seconds(sampled: SampledFrames) -> float:
+    """How long the sampled frames cover: first to last time stamp, plus one source frame."""
+    if len(sampled) == 0:
+        return 0.0
+    return float(sampled.timestamps[-1] - sampled.timestamps[0]) + 1.0 / sampled.source_fps
+
+
+def require_same_span(gen: SampledFrames, ref: SampledFrames, min_coverage: float) -> dict[str, float]:
+    """Coverage facts of a whole-video comparison; raise :class:`Unmeasurable` when either video spans
+    less than ``min_coverage`` of the other (frames sampled over each video's own length would then
+    pair different moments, and a video cut short would be compared as if it were complete).
+    """
+    require_frames(gen.frames, 2)
+    require_frames(ref.frames, 2, "the reference video")
+    g, r = span_seconds(gen), span_seconds(ref)
+    facts = {"seconds": round(g, 3), "reference_seconds": round(r, 3)}
+    if g < min_coverage * r:
+        raise Unmeasurable(f"the video lasts {g:.2f} s, less than {min_coverage:g} of the reference's "
+                           f"{r:.2f} s: it ends early", **facts)
+    if r < min_coverage * g:
+        raise Unmeasurable(f"the reference lasts {r:.2f} s, less than {min_coverage:g} of the video's "
+                           f"{g:.2f} s: no ground truth for the rest", **facts)
+    return facts
 
 
 def require_correspondence(frames: np.ndarray, what: str = "the video") -> int:

@@ -103,10 +103,10 @@ def _frame_ratings(
     per file version) on unit CLIP ViT-L/14 embeddings; the two AQ predictors differ only in the head."""
     from robojudge.models import clip_image_features, load_clip
 
+    frames = video_frames(item, config)  # a one-frame or still video is unscored before CLIP loads
     net = load_clip("clip_vit_l14", metric=metric)
     head_path = resolve_weights(head, metric=metric)
     weight, bias = arrays(str(head_path), head_path.stat().st_mtime_ns)
-    frames = video_frames(item, config)
     return aesthetic_ratings(clip_image_features(net, frames, batch=config.batch_size), weight, bias)
 
 
@@ -122,6 +122,7 @@ def _frame_ratings(
     config=FrameSampling,
     note="LAION aesthetic predictor v1 linear head on CLIP ViT-L/14, rating / 10, mean over frames",
     weights=("clip_vit_l14", "laion_aesthetic_linear_l14"),
+    version="2",
 )
 def aq_laion_ap(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D LAION-AP: mean over frames of the LAION rating divided by 10 (see module doc)."""
@@ -211,6 +212,7 @@ def _mlp_arrays(path: str, mtime_ns: int) -> tuple[np.ndarray, float]:
     config=FrameSampling,
     note="Schuhmann's CLIP+MLP aesthetic predictor (robojudge's reading of [56]), 0-10, mean over frames",
     weights=("clip_vit_l14", "clip_mlp_aesthetic_l14"),
+    version="2",
 )
 def aq_clip_ap(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D CLIP-AP: mean over frames of the CLIP+MLP aesthetic rating, 0-10 (see module doc)."""

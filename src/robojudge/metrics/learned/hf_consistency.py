@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics._content import require_motion
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider, metric
@@ -87,8 +88,16 @@ def subject_consistency(local_features: np.ndarray, global_features: np.ndarray)
 
 
 def video_frames(item: Item, cfg: FrameSampling) -> np.ndarray:
-    """The item's main video as ``(T, H, W, 3)`` uint8 RGB at ``cfg``'s rate, at least two frames."""
-    return main_video_frames(item, fps=cfg.fps, max_frames=cfg.max_frames)
+    """The item's main video as ``(T, H, W, 3)`` uint8 RGB at ``cfg``'s rate, before any network loads.
+
+    Raises:
+        Unmeasurable: When the video gives fewer than two frames, or is still
+            (:func:`~robojudge.metrics._content.require_motion`): identical frames have similarity 1,
+            the best consistency, and a frozen video would rate as well as a good one.
+    """
+    frames = main_video_frames(item, fps=cfg.fps, max_frames=cfg.max_frames)
+    require_motion(frames)
+    return frames
 
 
 def clip_features(metric_id: str, cfg: FrameSampling) -> FeatureFn:
@@ -117,7 +126,7 @@ def _score(value: float, per_step: np.ndarray) -> Score:
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="1",
+    version="2",
     citation=f"{ROBOJUDGE_B3} (CLIP Frame Consistency)",
     description=(
         "Mean over frames of (max(0, cos to previous frame) + max(0, cos to first frame)) / 2 on CLIP "
@@ -139,7 +148,7 @@ def clip_frame_consistency(item: Item, config: FrameSampling) -> Score:
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="1",
+    version="2",
     citation=f"{ROBOJUDGE_B3} (DINO Frame Consistency)",
     description=(
         "Mean over frames of (max(0, cos to previous frame) + max(0, cos to first frame)) / 2 on DINO "
@@ -168,6 +177,7 @@ def dino_frame_consistency(item: Item, config: FrameSampling) -> Score:
     config=FrameSampling,
     note="CLIP ViT-B/32, consecutive frames, as App. B.1.5 states it",
     weights=("clip_vit_b32",),
+    version="2",
 )
 def cc_background(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D background consistency (see :func:`consecutive_consistency`)."""
@@ -188,6 +198,7 @@ def cc_background(item: Item, config: FrameSampling) -> Score:
     config=FrameSampling,
     note="whole frames instead of SAM 2 subject masks; DINOv2 ViT-B/14 and CLIP ViT-B/32",
     weights=("dinov2_vit_b14", "clip_vit_b32"),
+    version="2",
 )
 def cc_subject(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D subject consistency without masks (see :func:`subject_consistency`)."""

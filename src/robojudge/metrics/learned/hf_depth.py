@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics._content import require_same_span
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
@@ -30,6 +31,10 @@ class DepthAccuracyConfig(BaseModel):
     size: int = Field(default=256, ge=16, description="frames resized to size x size before estimation")
     eps: float = Field(default=1e-6, gt=0, description="reference values at or below this are ignored")
     batch_size: int = Field(default=8, ge=1)
+    min_coverage: float = Field(
+        default=0.9, gt=0, le=1,
+        description="each video must last at least this share of the other; otherwise the item is unscored",
+    )
 
 
 def median_scaled_abs_rel(pred: np.ndarray, ref: np.ndarray, eps: float = 1e-6) -> float:
@@ -79,6 +84,7 @@ def depth_accuracy(
     config=DepthAccuracyConfig,
     note="estimator Depth Anything V2 Small (transformers); error = median-scaled AbsRel on its output maps",
     weights=(DEPTH,),
+    version="2",
 )
 def dc_depth_accuracy(item: Item, config: DepthAccuracyConfig) -> Score:
     """RoboPhys-3D depth accuracy of the item against its reference episode."""
@@ -86,10 +92,13 @@ def dc_depth_accuracy(item: Item, config: DepthAccuracyConfig) -> Score:
 
     assert item.reference_video is not None  # the runner checks Input.reference
     size = (config.size, config.size)
-    gen = sample_frames(item.video, fps=config.fps, max_frames=config.max_frames, size=size).frames
-    ref = sample_frames(item.reference_video, fps=config.fps, max_frames=config.max_frames, size=size).frames
+    gen = sample_frames(item.video, fps=config.fps, max_frames=config.max_frames, size=size)
+    ref = sample_frames(item.reference_video, fps=config.fps, max_frames=config.max_frames, size=size)
+    # Frames are paired by index and spread over each video's own length, so both must last about as
+    # long (a video cut short was compared as if complete); checked before the network loads.
+    span = require_same_span(gen, ref, config.min_coverage)
     net = load_depth(DEPTH, metric="dc_depth_accuracy")
     n = min(len(gen), len(ref))
-    value, per = depth_accuracy(predict_depth(net, gen[:n], config.batch_size),
-                                predict_depth(net, ref[:n], config.batch_size), config.eps)
-    return Score(value=value, details={"frames": n, "max_frame": float(per.max())})
+    value, per = depth_accuracy(predict_depth(net, gen.frames[:n], config.batch_size),
+                                predict_depth(net, ref.frames[:n], config.batch_size), config.eps)
+    return Score(value=value, details={"frames": n, "max_frame": float(per.max()), **span})

@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics._content import require_motion
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider
@@ -71,14 +72,18 @@ def instruction_of(item: Item) -> str:
     config=HPSv3Sampling,
     note="Ma et al., HPSv3, ICCV 2025 (MizzenAI/HPSv3); frames and prompt are robojudge's choice",
     weights=(QWEN2_VL_7B_INSTRUCT.name, HPSV3.name),
+    version="2",
 )
 def aq_hpsv3(item: Item, config: HPSv3Sampling) -> Score:
     """RoboPhys-3D HPSv3: ``mean_t mu(I_t, instruction)`` over the sampled frames (see the module doc)."""
     from robojudge.models._hpsv3 import hpsv3_rewards, load_hpsv3
 
     prompt = instruction_of(item)
+    # A one-frame or still video is unscored before the 7B network loads: its frames could earn the
+    # reward a good rollout earns.
+    frames = main_video_frames(item, fps=None, max_frames=config.max_frames)
+    require_motion(frames)
     net = load_hpsv3(metric=METRIC, dtype=config.dtype)
-    frames = main_video_frames(item, fps=None, max_frames=config.max_frames, least=1)
     rewards = hpsv3_rewards(net, list(frames), [prompt] * len(frames), batch_size=config.batch_size)
     mu, sigma = rewards[:, 0], rewards[:, 1]
     return Score(value=float(np.mean(mu)), details={

@@ -14,12 +14,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics._content import require_frames, require_same_span
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics._sets import ItemGroup, SetOutput, SetScores, set_metric
 from robojudge.suite._schema import Item
-from robojudge.video import sample_frames
+from robojudge.video import SampledFrames, sample_frames
 
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
 VJEPA = "vjepa2_vitg_ssv2"
@@ -37,6 +38,15 @@ class VJepaClip(BaseModel):
 
     num_frames: int = Field(default=16, ge=2, description="frames sampled uniformly, first and last included")
     size: int = Field(default=128, ge=16, description="frames resized to size x size")
+
+
+class PairedClipConfig(VJepaClip):
+    """V-JEPA paired similarity settings: the clip, and how much of each other the two videos must span."""
+
+    min_coverage: float = Field(
+        default=0.9, gt=0, le=1,
+        description="each video must last at least this share of the other; otherwise the item is unscored",
+    )
 
 
 class ManifoldConfig(VJepaClip):
@@ -114,12 +124,16 @@ _EMB_CACHE: dict[tuple[str, float, int, int, str], np.ndarray] = {}
 _EMB_LOCK = threading.Lock()
 
 
-def clip_frames(path: str, cfg: VJepaClip) -> np.ndarray:
+def sampled_clip(path: str, cfg: VJepaClip) -> SampledFrames:
     """``cfg.num_frames`` frames spread uniformly over the video, resized to ``cfg.size`` squared."""
-    frames = sample_frames(path, fps=None, max_frames=cfg.num_frames, size=(cfg.size, cfg.size))
-    if len(frames) < 2:
-        raise MetricInputError(f"{path}: needs at least 2 frames, the video gave {len(frames)}")
-    return frames.frames
+    return sample_frames(path, fps=None, max_frames=cfg.num_frames, size=(cfg.size, cfg.size))
+
+
+def clip_frames(path: str, cfg: VJepaClip) -> np.ndarray:
+    """The frames of :func:`sampled_clip`; a video of one frame is left unscored."""
+    frames = sampled_clip(path, cfg).frames
+    require_frames(frames, 2, path)
+    return frames
 
 
 def vjepa_embedder(metric_id: str, cfg: VJepaClip) -> EmbedFn:
@@ -156,23 +170,30 @@ def embed_all(embed: EmbedFn, paths: Sequence[str]) -> np.ndarray:
     inputs={Input.video, Input.reference},
     higher_is_better=True,
     native_range=(-1.0, 1.0),
-    version="1",
+    version="2",
     citation=f"{ROBOJUDGE_B3} (V-JEPA Paired Similarity)",
     description=(
         "Cosine similarity between the V-JEPA 2 embeddings (mean of encoder tokens; 16 uniform frames at "
         "128x128) of the generated video and its reference episode. Higher is closer."
     ),
-    config=VJepaClip,
+    config=PairedClipConfig,
     provider=Provider.model,
     weights=(VJEPA,),
 )
-def vjepa_paired_similarity(item: Item, config: VJepaClip) -> Score:
-    """RoboJudge App. B.3 ``S_pair``; details carry ``E_pair = |z_gen - z_gt|^2 / D`` as well."""
+def vjepa_paired_similarity(item: Item, config: PairedClipConfig) -> Score:
+    """RoboJudge App. B.3 ``S_pair``; details carry ``E_pair = |z_gen - z_gt|^2 / D`` as well.
+
+    Each clip spreads its frames over its own video, so a video cut short would be embedded as if it
+    were the whole rollout: both must span at least ``min_coverage`` of each other, checked before the
+    network loads.
+    """
     assert item.reference_video is not None  # the runner checks Input.reference
+    span = require_same_span(sampled_clip(item.video, config), sampled_clip(item.reference_video, config),
+                             config.min_coverage)
     embed = vjepa_embedder("vjepa_paired_similarity", config)
     z_gen, z_gt = embed(item.video), embed(item.reference_video)
     return Score(value=cosine_similarity(z_gen, z_gt),
-                 details={"mse": float(np.mean((z_gen - z_gt) ** 2)), "dim": int(z_gen.shape[0])})
+                 details={"mse": float(np.mean((z_gen - z_gt) ** 2)), "dim": int(z_gen.shape[0]), **span})
 
 
 @set_metric(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from robojudge.metrics._content import require_correspondence, require_motion
 from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
@@ -40,8 +41,11 @@ class MusiqConfig(BaseModel):
 
 
 def _musiq(metric_id: str, item: Item, config: MusiqConfig) -> Score:
+    # A one-frame or still video is unscored before the network loads: a frozen video's frames can be
+    # as sharp as a good rollout's, so image quality would reward the failure to animate.
+    frames = main_video_frames(item, fps=config.fps, max_frames=config.max_frames)
+    require_motion(frames)
     net = nets.load_musiq_spaq(metric=metric_id)
-    frames = main_video_frames(item, fps=config.fps, max_frames=config.max_frames, least=1)
     per_frame = tv_nets.musiq_scores(frames, net, max_side=config.max_side) / 100.0
     return Score(
         value=float(per_frame.mean()), details={"frames": len(per_frame), "min_frame": float(per_frame.min())}
@@ -60,7 +64,7 @@ _MUSIQ_DESCRIPTION = (
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="1",
+    version="2",
     citation=f"{ROBOJUDGE_B3} (Image Quality with MUSIQ); Ke et al., ICCV 2021",
     description=_MUSIQ_DESCRIPTION,
     config=MusiqConfig,
@@ -81,6 +85,7 @@ def musiq_spaq(item: Item, config: MusiqConfig) -> Score:
     config=MusiqConfig,
     note="same network and protocol as RoboJudge's musiq_spaq (App. B.3)",
     weights=(nets.MUSIQ_SPAQ.name,),
+    version="2",
 )
 def iq1_musiq(item: Item, config: MusiqConfig) -> Score:
     """RoboPhys-3D's MUSIQ on [0, 1]: the same computation as :func:`musiq_spaq`.
@@ -118,7 +123,7 @@ class RaftConfig(BaseModel):
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, None),
-    version="1",
+    version="2",
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Motion Magnitude); Teed and Deng, ECCV 2020",
     description=(
         "Mean RAFT-Things optical-flow magnitude per pixel between consecutive frames (8 fps, 256x256 "
@@ -132,14 +137,16 @@ def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     """``mean_t m_t`` with ``m_t = 1/(HW) sum |F_t|`` and ``F_t = RAFT(I_t, I_{t+1})`` (App. B.3).
 
     Same aggregation as ``flow_motion_magnitude_farneback``; the paper keeps the raw direction for
-    correlations, which ``higher_is_better=True`` expresses.
+    correlations, which ``higher_is_better=True`` expresses. As for the Farneback variant, a still
+    video is measured (about 0, the worst value) and frames without correspondence leave the item
+    unscored, before RAFT loads.
     """
-    net = nets.load_raft_things(metric="flow_motion_magnitude_raft")
     frames = main_video_frames(item, fps=config.fps, size=(config.width, config.height))
+    lost = require_correspondence(frames)
+    net = nets.load_raft_things(metric="flow_motion_magnitude_raft")
     per_step = tv_nets.raft_flow_magnitudes(frames, net, num_flow_updates=config.num_flow_updates)
-    return Score(
-        value=float(per_step.mean()), details={"frames": len(frames), "max_step": float(per_step.max())}
-    )
+    return Score(value=float(per_step.mean()), details={
+        "frames": len(frames), "max_step": float(per_step.max()), "steps_without_correspondence": lost})
 
 
 # --- LPIPS -------------------------------------------------------------------------------------------
@@ -201,15 +208,18 @@ class StyleConfig(BaseModel):
     config=StyleConfig,
     note="Gram matrices after Gatys et al., CVPR 2016",
     weights=(nets.VGG16_IMAGENET.name,),
+    version="2",
 )
 def cc_style(item: Item, config: StyleConfig) -> Score:
     """Style drift ``mean_{t>=2} mean_l mean((G_l(I_t) - G_l(I_1))^2)``, ``G = F F^T / (CHW)``.
 
     App. B.1.5 defines style consistency by Gram-matrix statistics of frames and normalizes it as a
-    lower-is-better distance with WorldScore's threshold (App. B.5.1, upper bound 0.007).
+    lower-is-better distance with WorldScore's threshold (App. B.5.1, upper bound 0.007). A still
+    video (no drift, the best value 0) is unscored before the network loads.
     """
-    net = nets.load_vgg16_features(metric="cc_style")
     frames = main_video_frames(item, fps=config.fps, size=(config.width, config.height))
+    require_motion(frames)
+    net = nets.load_vgg16_features(metric="cc_style")
     per_frame = tv_nets.style_distances(tv_nets.gram_matrices(frames, net))
     return Score(
         value=float(per_frame.mean()), details={"frames": len(frames), "max_frame": float(per_frame.max())}
@@ -240,16 +250,19 @@ class SmoothnessConfig(BaseModel):
     config=SmoothnessConfig,
     note="VBench's formula; the paper's motion-magnitude weighting is not specified and not applied",
     weights=(nets.FRAME_INTERPOLATION.name,),
+    version="2",
 )
 def mq_motion_smoothness(item: Item, config: SmoothnessConfig) -> Score:
     """``mean_t (255 - mean|interp(I_{t-1}, I_{t+1}) - I_t|) / 255`` over odd ``t`` (VBench).
 
     App. B.1.4 adds a motion-magnitude weighting and a [0, inf) range (WorldArena's bound 2.6413)
     without giving the formula; this metric is VBench's unweighted [0, 1] form, so its normalized
-    score under the taxonomy's affine bounds is not comparable with the paper's.
+    score under the taxonomy's affine bounds is not comparable with the paper's. Fewer than 3 frames
+    and a still video (perfectly interpolated, the best value 1) are unscored before the network loads.
     """
-    net = nets.load_frame_interpolation(metric="mq_motion_smoothness")
     frames = main_video_frames(item, fps=config.fps, size=config.max_side, least=3)
+    require_motion(frames)
+    net = nets.load_frame_interpolation(metric="mq_motion_smoothness")
     errors = tv_nets.interpolation_errors(frames, net)
     per_step = (255.0 - errors) / 255.0
     return Score(

@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
-from robojudge.metrics.learned.hf_consistency import FrameSampling
+from robojudge.metrics.learned.hf_consistency import FrameSampling, video_frames
 from robojudge.metrics.learned.tv_nets import batches, device_of, to_unit_tensor
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.models import _clipiqa
@@ -62,11 +61,12 @@ def clipiqa_scores(frames: np.ndarray, net: torch.nn.Module, *, batch_size: int 
     config=FrameSampling,
     note="Wang, Chan and Loy, AAAI 2023, as implemented by pyiqa (clipiqa, RN50)",
     weights=(CLIP_RN50_OPENAI.name,),
+    version="2",
 )
 def aq_clip_iqa(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D CLIP-IQA: ``mean_t CLIPIQA(I_t)`` over the sampled frames (see the module doc)."""
+    frames = video_frames(item, config)  # a one-frame or still video is unscored before CLIP loads
     net = _clipiqa.load_clipiqa(metric="aq_clip_iqa")
-    frames = main_video_frames(item, fps=config.fps, max_frames=config.max_frames, least=1)
     per_frame = clipiqa_scores(frames, net, batch_size=config.batch_size)
     return Score(
         value=float(per_frame.mean()), details={"frames": len(per_frame), "min_frame": float(per_frame.min())}

@@ -24,6 +24,7 @@ memory of 8 frames; ``details.indices`` names them (0-based, among all decoded f
 
 from __future__ import annotations
 
+from robojudge.metrics._content import require_motion
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input, NoConfig, Provider
 from robojudge.metrics._score import Score
@@ -32,6 +33,8 @@ from robojudge.suite._schema import Item
 from robojudge.video import sample_frames
 
 WEIGHTS = "viclip_l14_internvid"
+#: Frames ViCLIP ViT-L/14 embeds as one clip (its config's ``num_frames``; VBench's 8).
+VICLIP_FRAMES = 8
 
 
 @robophys_metric(
@@ -46,6 +49,7 @@ WEIGHTS = "viclip_l14_internvid"
     provider=Provider.model,
     note="VBench overall_consistency with ViCLIP (InternVid, Wang et al., ICLR 2024); prompt = instruction",
     weights=(WEIGHTS,),
+    version="2",
 )
 def cc_semantics(item: Item, config: NoConfig) -> Score:
     """Cosine of the ViCLIP embeddings of 8 frames of the video and of the instruction (see module doc)."""
@@ -55,14 +59,16 @@ def cc_semantics(item: Item, config: NoConfig) -> Score:
     if not item.instruction or not item.instruction.strip():
         raise MetricInputError(f"item {item.item_id!r} has no instruction: cc_semantics compares the video "
                                "with it (set 'instruction' in the manifest)")
-    net = load_viclip(metric="cc_semantics")
-    count = net.config.num_frames
     # Only the chosen frames are decoded and kept: the video layer's "middle" spread is VBench's rule
     # for a video of at least ``count`` frames; a shorter one comes back whole and its last frame is
-    # repeated here (frame_indices on fewer frames than ``count``).
-    sampled = sample_frames(item.video, fps=None, max_frames=count, spread="middle")
-    if len(sampled) < 1:
-        raise MetricInputError("needs at least 1 frame, the video gave 0")
+    # repeated here (frame_indices on fewer frames than ``count``). A one-frame or still video is
+    # unscored before ViCLIP loads: a frozen start scene can match the instruction's words.
+    sampled = sample_frames(item.video, fps=None, max_frames=VICLIP_FRAMES, spread="middle")
+    require_motion(sampled.frames)
+    net = load_viclip(metric="cc_semantics")
+    count = net.config.num_frames
+    if count != VICLIP_FRAMES:
+        sampled = sample_frames(item.video, fps=None, max_frames=count, spread="middle")
     chosen = frame_indices(len(sampled), count)
     video = viclip_video_embedding(net, sampled.frames[chosen])
     text = viclip_text_embedding(net, [item.instruction])[0]

@@ -26,6 +26,7 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics._content import require_motion
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider
@@ -123,6 +124,8 @@ def scene_geometry(item: Item, config: ReprojectionConfig, metric: str) -> Scene
         _CACHE.move_to_end(key)
         return _CACHE[key]
     frames = main_video_frames(item, fps=config.fps, max_frames=config.max_frames, least=config.stride + 1)
+    # A still video reprojects onto itself exactly (displacement 0, PSNR at the cap): unscored.
+    require_motion(frames)
     geo = ESTIMATOR(frames, process_res=config.process_res, metric=metric)
     _CACHE[key] = geo
     while len(_CACHE) > _CACHE_SIZE:
@@ -165,6 +168,7 @@ def reprojection_result(item: Item, config: ReprojectionConfig, metric: str) -> 
     config=ReprojectionConfig,
     note=_NOTE,
     weights=(DA3_BASE.name,),
+    version="2",
 )
 def rbg_reprojection_geometric(item: Item, config: ReprojectionConfig) -> Score:
     """Reprojection geometric consistency in ``(0, 1]`` (see the module doc)."""
@@ -190,6 +194,7 @@ def rbg_reprojection_geometric(item: Item, config: ReprojectionConfig) -> Score:
     config=ReprojectionConfig,
     note=_NOTE,
     weights=(DA3_BASE.name,),
+    version="2",
 )
 def rbg_reprojection_photometric(item: Item, config: ReprojectionConfig) -> Score:
     """Reprojection photometric consistency in dB (see the module doc)."""
