@@ -164,3 +164,19 @@ def test_set_level_rows_stay_out_of_per_item_tables(tmp_path):
     assert {(r["item"], r["metric"]) for r in sets} == {("group:generator=good", "fvd"),
                                                         ("group:generator=bad", "fvd")}
     assert np.isclose(sorted(float(r["value"]) for r in sets), [100.0, 300.0]).all()
+
+
+def test_a_section_that_breaks_costs_only_itself(tmp_path, monkeypatch, caplog):
+    from robojudge.report import _html
+
+    def broken(inp):
+        raise RuntimeError("unforeseen data")
+
+    builders = [(k, t, broken if k == "metrics" else b) for k, t, b in _html._BUILDERS]
+    monkeypatch.setattr(_html, "_BUILDERS", tuple(builders))
+    items = build_items()
+    out, index = _run(_write(tmp_path, items, build_rows(items)))
+    metrics = _section(index.read_text(), "metrics")
+    assert "could not be built (RuntimeError: unforeseen data)" in metrics
+    assert "Metrics against the labels: not shown" in out and "Judges against the labels: 4 plots" in out
+    assert "unforeseen data" in caplog.text
