@@ -25,16 +25,30 @@ def export_cmd(
     metric: str | None = typer.Option(None, "--metric", help="Only this metric."),
     raw: bool = typer.Option(False, "--raw", help="CSV: keep text cells starting with = + - @ as stored "
                              "(by default they get a leading ' so that spreadsheets do not run them)."),
+    by: str | None = typer.Option(None, "--by", help="Add a column with this item field (e.g. generator) "
+                                  "from --suite; set-level rows get their group. For `aggregate scores`."),
+    suite: Path | None = typer.Option(None, "--suite", help="Suite manifest for --by."),
 ) -> None:
-    """Write stored results as long rows (one per item, metric and config)."""
+    """Write stored results as long rows (one per item, metric and config; current rows only)."""
     if fmt is not None and fmt not in ("csv", "parquet"):
         raise fail(f"--format must be csv or parquet, got {fmt!r}")
     chosen: Literal["csv", "parquet"] | None = fmt  # type: ignore[assignment]
     if not Path(db).exists() and "://" not in db:
         raise fail(f"no result store at {db}")
+    if (by is None) != (suite is None):
+        raise fail("--by and --suite go together")
+    columns = None
+    if by is not None and suite is not None:
+        from robojudge.run._sets import group_column
+        from robojudge.suite import ManifestError, load_suite
+
+        try:
+            columns = {by: group_column(load_suite(suite, strict=False).items, by)}
+        except (ManifestError, ValueError, FileNotFoundError) as exc:
+            raise fail(str(exc)) from None
     try:
         with ResultStore(db, read_only=True) as store:
-            n = export_results(store, out, chosen, metric=metric, raw=raw)
+            n = export_results(store, out, chosen, metric=metric, raw=raw, columns=columns)
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {n} rows to {out}", highlight=False)

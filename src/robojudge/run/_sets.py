@@ -28,6 +28,7 @@ from robojudge.metrics._sets import (
     choose_set_metrics,
     group_item_id,
     group_items,
+    is_set_metric,
     score_group,
     set_config,
     set_config_hash,
@@ -194,3 +195,26 @@ def score_set_suite(
                                   retry_errors=retry_errors, progress=progress)
     summary.manifest_problems = list(suite.problems)
     return summary
+
+
+def group_column(items: Sequence[Item], by: str) -> Callable[[ResultRow], str | None]:
+    """The value of the item field ``by`` for each stored row, as an export column.
+
+    An item's row gets its item's value (``-`` when unset, as :func:`group_items` names that
+    group); a set-level row grouped by ``by`` gets its group; other rows stay empty. With this
+    column an export is a long table that ``robojudge aggregate scores --by <by>`` reads, set-level
+    and per-item metrics side by side.
+
+    Raises:
+        ValueError: ``by`` is not an item field.
+    """
+    keys = {it.item_id: g.key for g in group_items(items, by) for it in g.items}
+
+    def cell(row: ResultRow) -> str | None:
+        details = row.details or {}
+        config = row.config or {}
+        if "group_by" in config and is_set_metric(row.metric):
+            return str(details["group"]) if config["group_by"] == by and "group" in details else None
+        return keys.get(row.item_id)
+
+    return cell

@@ -6,7 +6,7 @@ import csv
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,8 +28,13 @@ EXPORT_COLUMNS: tuple[str, ...] = (
     "created_at",
     "details",
     "config",
+    "fingerprint",
 )
-"""Columns of an export, in order. ``details`` and ``config`` are JSON text."""
+"""Columns of an export, in order. ``details`` and ``config`` are JSON text; ``fingerprint`` is the
+hash of the inputs the result read (empty when unknown)."""
+
+ExtraColumns = Mapping[str, Callable[[ResultRow], str | None]]
+"""Columns appended after :data:`EXPORT_COLUMNS`: name -> the cell of a row (``None`` = empty)."""
 
 #: First characters that make a spreadsheet read a cell as a formula or a command (OWASP, CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -70,7 +75,7 @@ _BATCH = 10_000
 
 def export_results(
     store: ResultStore, out: Path, fmt: ExportFormat | None = None, *, metric: str | None = None,
-    raw: bool = False,
+    raw: bool = False, columns: ExtraColumns | None = None,
 ) -> int:
     """Write the store's rows to ``out`` as one long table.
 
@@ -89,6 +94,7 @@ def export_results(
         fmt: ``"csv"`` or ``"parquet"``; taken from the suffix of ``out`` when ``None``.
         metric: Export only this metric.
         raw: Write CSV text cells exactly as stored (no formula neutralising).
+        columns: Extra text columns after the standard ones (e.g. the manifest's ``generator``).
 
     Returns:
         The number of rows written.
@@ -102,7 +108,8 @@ def export_results(
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         rows = store.iter_rows(metric=metric)
-        n = _write_csv(rows, tmp, raw) if fmt == "csv" else _write_parquet(rows, tmp)
+        extra = dict(columns or {})
+        n = _write_csv(rows, tmp, raw, extra) if fmt == "csv" else _write_parquet(rows, tmp, extra)
         os.replace(tmp, out)
     except OSError as exc:
         raise StoreError(f"cannot write {out}: {exc}") from exc
@@ -122,11 +129,11 @@ def _resolve_format(out: Path, fmt: str | None) -> ExportFormat:
     return "csv" if fmt == "csv" else "parquet"
 
 
-def _record(row: ResultRow) -> dict[str, Any]:
+def _record(row: ResultRow, extra: ExtraColumns) -> dict[str, Any]:
     value = row.value
     if value is not None and math.isnan(value):
         value = None
-    return {
+    return {**{name: cell(row) for name, cell in extra.items()},
         "item_id": row.item_id,
         "metric": row.metric,
         "value": value,
@@ -138,25 +145,27 @@ def _record(row: ResultRow) -> dict[str, Any]:
         "created_at": row.created_at,
         "details": None if row.details is None else dumps_json(row.details),
         "config": None if row.config is None else dumps_json(row.config),
+        "fingerprint": row.fingerprint,
     }
 
 
-def _write_csv(rows: Iterator[ResultRow], path: Path, raw: bool = False) -> int:
+def _write_csv(rows: Iterator[ResultRow], path: Path, raw: bool, extra: ExtraColumns) -> int:
     n = 0
+    names = (*EXPORT_COLUMNS, *extra)
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = SafeCsvWriter(fh, raw=raw)
-        writer.writerow(EXPORT_COLUMNS)
+        writer.writerow(names)
         for row in rows:
-            rec = _record(row)
+            rec = _record(row, extra)
             rec["value"] = "" if rec["value"] is None else repr(rec["value"])
             rec["duration_s"] = repr(rec["duration_s"])
             rec["created_at"] = "" if rec["created_at"] is None else rec["created_at"].isoformat()
-            writer.writerow("" if rec[col] is None else rec[col] for col in EXPORT_COLUMNS)
+            writer.writerow("" if rec[col] is None else rec[col] for col in names)
             n += 1
     return n
 
 
-def _write_parquet(rows: Iterator[ResultRow], path: Path) -> int:
+def _write_parquet(rows: Iterator[ResultRow], path: Path, extra: ExtraColumns) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -173,13 +182,15 @@ def _write_parquet(rows: Iterator[ResultRow], path: Path) -> int:
             pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=True),
             pa.field("details", pa.string(), nullable=True),
             pa.field("config", pa.string(), nullable=True),
+            pa.field("fingerprint", pa.string(), nullable=False),
+            *(pa.field(name, pa.string(), nullable=True) for name in extra),
         ]
     )
     n = 0
     with pq.ParquetWriter(path, schema) as writer:
         batch: list[dict[str, Any]] = []
         for row in rows:
-            batch.append(_record(row))
+            batch.append(_record(row, extra))
             if len(batch) >= _BATCH:
                 writer.write_table(pa.Table.from_pylist(batch, schema=schema))
                 n += len(batch)
