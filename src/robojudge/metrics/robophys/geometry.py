@@ -147,7 +147,7 @@ class CameraControlConfig(NativeFrames):
     min_distance: float = Field(default=5.0, gt=0, description="px between seeded corners")
     fb_max_px: float = Field(default=1.0, gt=0, description="forward-backward LK check: max round-trip px")
     max_patch_error: float = Field(
-        default=10.0, gt=0,
+        default=20.0, gt=0,
         description="LK patch error (mean absolute level of contrast-normalized frames) above which a "
         "track is lost",
     )
