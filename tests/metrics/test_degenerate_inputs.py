@@ -13,12 +13,16 @@ The variants, all 128x96 at 8 fps except where said:
 * ``stopped``: the clean clip's first frame repeated (textured, nothing moves);
 * ``lost``: the first frame, then frames of noise that show nothing of it (no tracker can follow);
 * ``short``: the generated video cut to its first 4 of 16 frames (reference metrics);
-* ``short_ref``: the clean video against a reference cut to 4 of 16 frames (reference metrics).
+* ``short_ref``: the clean video against a reference cut to 4 of 16 frames (reference metrics);
+* ``two``: the first two frames (a metric that needs three);
+* ``state_one``: a simulator state file of one frame (state metrics).
 
 Model metrics run here with no weights at all (an empty ``$ROBOJUDGE_WEIGHTS``): their cases are the
-inputs they must refuse before loading a network, so the result is NaN or a missing-weights failure.
-What a real network says about a stopped or lost video cannot be checked with a tiny random one; those
-variants are left out of their rows (docs/metrics.md, "When a metric cannot measure").
+inputs they must refuse before loading a network, so anything but NaN (a value, a missing-weights
+error) fails; :func:`test_model_metrics_reach_their_network_on_the_clean_clip` checks the clean clip
+does get as far as the network. What a real network says about a stopped or lost video cannot be
+checked with a tiny random one; those variants are left out of their rows (docs/metrics.md, "When a
+metric cannot measure").
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from _scene import FPS, H, T, W, clean_frames, state_arrays
 
 from robojudge.metrics import Provider, get_metric, is_set_metric, list_metrics
 from robojudge.metrics.robophys.catalog import is_unavailable
+from robojudge.models import MissingWeightsError
 from robojudge.suite import Item
 from robojudge.video import write_video
 
@@ -190,3 +195,14 @@ def test_degenerate_input_never_scores_as_well_as_a_clean_one(metric, variant, c
     assert not better and score.value != clean, (
         f"{metric}: {variant} scores {score.value:.4g}, clean {clean:.4g} "
         f"({'higher' if spec.higher_is_better else 'lower'} is better); details {score.details}")
+
+
+MODEL_CASES = [m for m in CASES if get_metric(m).provider is Provider.model]
+
+
+@pytest.mark.parametrize("metric", MODEL_CASES)
+def test_model_metrics_reach_their_network_on_the_clean_clip(metric, clips, weights):
+    # The checks must not refuse a good clip: with no weights present, it fails at the network.
+    with pytest.raises(MissingWeightsError, match=metric):
+        get_metric(metric).compute(clips["clean"])
+
