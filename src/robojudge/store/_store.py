@@ -215,8 +215,7 @@ class ResultStore:
         Raises:
             ValueError: A row has ``superseded_at`` set (only the store supersedes rows).
         """
-        now = datetime.now(UTC)
-        params: list[dict[str, Any]] = []
+        kept: list[ResultRow] = []
         seen: set[RowKey] = set()
         for row in rows:
             if not isinstance(row, ResultRow):
@@ -226,8 +225,8 @@ class ResultStore:
             if row.key in seen:
                 continue
             seen.add(row.key)
-            params.append(_row_params(row, now))
-        if not params:
+            kept.append(row)
+        if not kept:
             return 0
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         stmt = (
@@ -235,14 +234,20 @@ class ResultStore:
             .on_conflict_do_nothing(index_elements=list(KEY_COLUMNS), index_where=CURRENT)
             .returning(results_table.c.id)
         )
-        fingerprinted = {_param_key(p): p["fingerprint"] for p in params if p["fingerprint"]}
+        # Concurrent PostgreSQL writers lock stored rows and insert new ones in one global order
+        # (metric, config, version, item), so that they wait for each other instead of deadlocking.
+        kept.sort(key=_lock_order)
+        fingerprinted = {row.key: row.fingerprint for row in kept if row.fingerprint}
         with self._guard("store results in"), self._write() as conn:
+            # Stamped once the write lock is held, so that on SQLite the times follow the commits.
+            now = datetime.now(UTC)
             if fingerprinted:
                 c = results_table.c
-                stored = current_records(conn, fingerprinted, (c.id, c.fingerprint))
+                lock = self._dialect == "postgresql"
+                stored = current_records(conn, fingerprinted, (c.id, c.fingerprint), lock=lock)
                 changed = [k for k, rec in stored.items() if rec["fingerprint"] != fingerprinted[k]]
                 supersede_ids(conn, [int(stored[k]["id"]) for k in changed], now)
-            return len(conn.execute(stmt, params).all())
+            return len(conn.execute(stmt, [_row_params(row, now) for row in kept]).all())
 
     def done_item_ids(
         self, metric: str, config_hash: str, version: str, *, include_errors: bool = True
@@ -482,6 +487,10 @@ def _row_params(row: ResultRow, now: datetime) -> dict[str, Any]:
     }
 
 
+def _lock_order(row: ResultRow) -> tuple[str, str, str, str]:
+    return (row.metric, row.config_hash, row.version, row.item_id)
+
+
 def _param_key(params: Mapping[str, Any] | Any) -> RowKey:
     return (params["item_id"], params["metric"], params["config_hash"], params["version"])
 
@@ -492,7 +501,8 @@ def current_records(
     """The current row of each stored key, as a mapping of the key columns plus ``columns``.
 
     Read in chunks per (metric, config, version); with ``lock`` the rows are locked ``FOR UPDATE``
-    (PostgreSQL; SQLite's write transaction already excludes other writers).
+    (PostgreSQL; SQLite's write transaction already excludes other writers), always in the order of
+    (metric, config, version, item id), so that two writers never lock in opposite orders.
     """
     by_config: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for item_id, metric, config_hash, version in keys:
@@ -500,7 +510,7 @@ def current_records(
     c = results_table.c
     wanted = {*(c[k] for k in KEY_COLUMNS), *columns}
     out: dict[RowKey, Any] = {}
-    for (metric, config_hash, version), item_ids in by_config.items():
+    for (metric, config_hash, version), item_ids in sorted(by_config.items()):
         ids = sorted(set(item_ids))
         for i in range(0, len(ids), _IN_CHUNK):
             stmt: Any = select(*wanted).where(
@@ -511,7 +521,7 @@ def current_records(
                 CURRENT,
             )
             if lock:
-                stmt = stmt.with_for_update()
+                stmt = stmt.order_by(c.item_id).with_for_update()
             for rec in conn.execute(stmt).mappings():
                 out[_param_key(rec)] = rec
     return out
