@@ -194,3 +194,29 @@ def test_fingerprint_declares_only_what_a_metric_reads(tmp_path: Path) -> None:
     assert inputs_fingerprint(a, {"video"}) == inputs_fingerprint(c, {"video"})  # the item id is no input
     assert inputs_fingerprint(a, {"video", "instruction"}) != inputs_fingerprint(c, {"video", "instruction"})
     assert inputs_fingerprint(a, {"video"}) != inputs_fingerprint(a, {"video", "instruction"})
+
+
+def test_score_command_says_what_was_recomputed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from robojudge.cli import build_app
+
+    monkeypatch.setenv("COLUMNS", "200")
+    video(tmp_path / "a.mp4", 50)
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(json.dumps({"item_id": "a", "video": "a.mp4"}) + "\n")
+    db = str(tmp_path / "r.sqlite")
+    args = ["score", str(manifest), "-m", "test_frames_a", "--db", db, "--no-progress"]
+    assert CliRunner().invoke(build_app("score"), args).exit_code == 0
+    video(tmp_path / "a.mp4", 90)
+    res = CliRunner().invoke(build_app("score"), args)
+    assert res.exit_code == 0, res.output
+    assert "1 stored results were recomputed because their inputs changed" in res.output
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        (req,) = build_requests(["test_frames_a"])
+        store.add([ResultRow("b", req.id, req.config_hash, req.spec.version, "ok", 1.0)])
+    manifest.write_text(manifest.read_text() + json.dumps({"item_id": "b", "video": "a.mp4"}) + "\n")
+    res = CliRunner().invoke(build_app("score"), args)
+    assert "1 stored results have no inputs fingerprint" in res.output and "--rescore-unknown" in res.output
+    res = CliRunner().invoke(build_app("score"), [*args, "--rescore-unknown"])
+    assert "1 stored results without an inputs fingerprint were recomputed" in res.output
