@@ -55,3 +55,28 @@ def test_inputs_a_judge_does_not_read_change_nothing(tmp_path: Path, field: str)
     other = tmp_path / "other.bin"
     other.write_bytes(b"anything")
     assert judge_fingerprint(item) == judge_fingerprint(item.model_copy(update={field: str(other)}))
+
+
+def test_judgments_without_fingerprint_are_kept_unless_asked(tmp_path: Path) -> None:
+    from robojudge.store import ResultRow
+
+    judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [REPLY]})
+    ia = get_rubric("ia")
+    item = Item(item_id="a", video=_video(tmp_path / "a.mp4", 60), instruction="task")
+    with ResultStore(tmp_path / "results.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
+        first = judge_items([item], judge, [ia], store, cache=cache, decode_workers=0)
+        assert first.scored == 1
+        (row,) = store.rows()
+        # The same judgment as a store from before schema 2 holds it: no fingerprint, another value.
+        with ResultStore(tmp_path / "old.sqlite") as old:
+            old.add([ResultRow(row.item_id, row.metric, row.config_hash, row.version, "ok", 2.0,
+                               config=row.config)])
+            kept = judge_items([item], judge, [ia], old, cache=cache, decode_workers=0)
+            assert (kept.skipped, kept.computed) == (1, 0)
+            assert [r.value for r in old.rows()] == [2.0]
+            redone = judge_items(
+                [item], judge, [ia], old, cache=cache, decode_workers=0, rescore_unknown=True
+            )
+            assert redone.scored == 1
+            assert [r.value for r in old.rows()] == [4.0]
+            assert [r.value for r in old.rows(include_superseded=True) if not r.current] == [2.0]

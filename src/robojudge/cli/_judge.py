@@ -230,6 +230,10 @@ def judge(
         "--retry-errors",
         help="Judge stored failures and unscored (unparsable) judgments again, the latter past the cache.",
     ),
+    rescore_unknown: bool = typer.Option(
+        False, "--rescore-unknown", help="Judge again stored judgments that have no inputs fingerprint "
+        "(stored by robojudge before result schema 2); by default they are kept."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     confine: Path | None = typer.Option(
         None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
@@ -280,6 +284,7 @@ def judge(
                 samples=samples,
                 cache=cache,
                 retry_errors=retry_errors,
+                rescore_unknown=rescore_unknown,
                 progress=on_event,
                 decode_workers=decode_workers,
                 confine=confine,

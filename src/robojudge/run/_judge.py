@@ -375,6 +375,7 @@ def judge_items(
     cache: ResponseCache | None = None,
     backend: Backend | None = None,
     retry_errors: bool = False,
+    rescore_unknown: bool = False,
     progress: JudgeProgress | None = None,
     items_in_flight: int | None = None,
     decode_workers: int | None = None,
@@ -393,6 +394,8 @@ def judge_items(
         backend: A ready backend (tests, plugins); built from ``judge`` when ``None``.
         retry_errors: Delete this judge's stored error and unscored rows first, so they are tried
             again; unscored ones are asked again past their cached (unparsable) replies.
+        rescore_unknown: Judge again the pairs whose stored row has no inputs fingerprint (rows
+            written before result schema 2); by default they are kept (see :mod:`robojudge.run._plan`).
         progress: Called with each stored row and, while requests are in flight, with ``None``.
         items_in_flight: Items worked on at once (default: twice the judge's concurrency).
         decode_workers: Processes that decode videos (default ``$ROBOJUDGE_DECODE_WORKERS``, else
@@ -419,7 +422,9 @@ def judge_items(
         if retry_errors:
             for p in plans:
                 store.clear_errors(p.metric_id, p.config_hash, p.version, unscored=True)
-        todo, skipped = plan_judgments(items, plans, store, retry_errors=retry_errors)
+        todo, skipped = plan_judgments(
+            items, plans, store, retry_errors=retry_errors, rescore_unknown=rescore_unknown
+        )
         todo, stored_as_fallback = _without_fallback_rows(items, todo, plans, store)
         skipped += stored_as_fallback
         summary = JudgeRunSummary(
