@@ -46,7 +46,10 @@ def demo(
         for e in result.leaderboard.entries:
             o = e.standings["overall"]
             means = (_est(e.standings[t].score) for t in ("pa", "ia", "overall"))
-            board.add_row(str(o.rank), e.generator, *means, f"{o.rank_prob:.2f}")
+            if o.rank is None:  # no labelled item: not ranked (docs/meta.md)
+                board.add_row("-", e.generator, *means, "not ranked")
+            else:
+                board.add_row(str(o.rank), e.generator, *means, f"{o.rank_prob:.2f}")
         console.print(board)
     for row in result.judges:
         cells = {t: row.cells[(t, "r")] for t in ("pa", "ia", "overall")}
