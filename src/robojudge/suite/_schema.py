@@ -70,7 +70,9 @@ class Item(BaseModel):
 
     Paths (``video``, ``initial_frame``, ``reference_video``, ``views`` values, ``state``) are stored
     as written in the manifest; :meth:`resolve` turns them into absolute paths against the manifest's
-    folder. A ``video`` may be a file or a folder of frame images.
+    folder. A ``video`` may be a file or a folder of frame images. ``initial_frame`` (the image the
+    video was generated from) is validated and kept, but nothing reads it: judges and metrics use the
+    video's first frame as the conditioning scene (RoboJudge App. B.1).
     """
 
     model_config = ConfigDict(extra="forbid")
