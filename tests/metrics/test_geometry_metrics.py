@@ -13,6 +13,7 @@ from robojudge.metrics.robophys.geometry import (
     corner_drift,
     default_intervals,
     forward_backward_epe,
+    patch_correlations,
     soft_motion,
     verified_ratio,
 )
@@ -167,6 +168,17 @@ def test_camera_control_values(tmp_path):
     # Drift t px at frames 1..15, mean 8 px; diagonal hypot(96, 96) = 135.76 -> 1 - 8 / 135.76 = 0.94107.
     assert pan.details["mean_drift_px"] == pytest.approx(8.0, abs=0.2)
     assert pan.value == pytest.approx(1 - 8 / math.hypot(96, 96), abs=0.002)
+
+
+def test_patch_correlations_ignore_lighting_and_reject_other_content():
+    a = _texture(64, 64)
+    pts = np.array([[20.0, 20.0], [40.5, 30.25]], np.float32)
+    dimmed = (a.astype(np.float64) * 0.6 + 30).astype(np.uint8)  # gain and offset: the same patch
+    assert patch_correlations(a, dimmed, pts, pts) == pytest.approx([1.0, 1.0], abs=0.01)
+    other = patch_correlations(a, _texture(64, 64, seed=9), pts, pts)
+    assert np.all(np.abs(other) < 0.5)
+    assert patch_correlations(a, np.full_like(a, 90), pts, pts).tolist() == [0.0, 0.0]  # flat: no evidence
+    assert patch_correlations(a, a, pts[:0], pts[:0]).shape == (0,)  # no point survived the round trip
 
 
 def test_camera_control_keeps_falling_for_pans_beyond_the_frame(tmp_path):

@@ -146,10 +146,10 @@ class CameraControlConfig(NativeFrames):
     quality_level: float = Field(default=0.003, gt=0, lt=1, description="low: sim scenes have little texture")
     min_distance: float = Field(default=5.0, gt=0, description="px between seeded corners")
     fb_max_px: float = Field(default=1.0, gt=0, description="forward-backward LK check: max round-trip px")
-    max_patch_error: float = Field(
-        default=20.0, gt=0,
-        description="LK patch error (mean absolute level of contrast-normalized frames) above which a "
-        "track is lost",
+    min_patch_correlation: float = Field(
+        default=0.5, ge=-1, le=1,
+        description="Pearson correlation of the 21x21 patches around a point in frame 0 and frame t below "
+        "which its track is lost",
     )
     ransac_px: float = Field(default=1.0, gt=0, description="RANSAC reprojection threshold, px")
     min_inliers: int = Field(default=8, ge=4, description="fewer RANSAC inliers: the frame is lost")
@@ -158,21 +158,41 @@ class CameraControlConfig(NativeFrames):
 _LK_CRITERIA = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01)
 
 
-def _track(
-    src: np.ndarray, dst: np.ndarray, pts: np.ndarray, start: np.ndarray, max_error: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Pyramidal LK (21x21 window, 3 levels) of ``pts`` from ``src`` to ``dst``, starting at ``start``.
+_WINDOW = 21
 
-    A point counts as tracked only where LK converged and the patches it matched differ by at most
-    ``max_error`` levels on average: where LK cannot move (no overlap left), it returns its starting
-    point, and the backward track, started at the answer, would pass the round-trip check with a
-    patch that looks nothing like the original.
-    """
-    new, status, err = cv2.calcOpticalFlowPyrLK(
-        src, dst, pts, start.copy(), winSize=(21, 21), maxLevel=3, criteria=_LK_CRITERIA,
+
+def _track(
+    src: np.ndarray, dst: np.ndarray, pts: np.ndarray, start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pyramidal LK (21x21 window, 3 levels) of ``pts`` from ``src`` to ``dst``, starting at ``start``."""
+    new, status, _ = cv2.calcOpticalFlowPyrLK(
+        src, dst, pts, start.copy(), winSize=(_WINDOW, _WINDOW), maxLevel=3, criteria=_LK_CRITERIA,
         flags=cv2.OPTFLOW_USE_INITIAL_FLOW,
     )
-    return new, (status.ravel() == 1) & (err.ravel() <= max_error)
+    return new, status.ravel() == 1
+
+
+def patch_correlations(a: np.ndarray, b: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
+    """Pearson correlation of the 21x21 patches of ``a`` around ``pa`` and of ``b`` around ``pb`` (sub-pixel,
+    bilinear), one per point pair; 0 where a patch is flat.
+
+    Where LK cannot move (frame 0's content has left the view) it returns its starting point, and the
+    backward track, started at the answer, passes the round-trip check; the patches it "matched" then
+    show different content. Correlation, unlike LK's own L1 patch error, ignores the local gain and
+    offset that lighting changes bring.
+    """
+    def patches(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        out = np.stack([cv2.getRectSubPix(img, (_WINDOW, _WINDOW), (float(x), float(y)))
+                        for x, y in pts.reshape(-1, 2)]).reshape(len(pts), -1).astype(np.float64)
+        out -= out.mean(axis=1, keepdims=True)
+        return out
+
+    if len(pa) == 0:
+        return np.zeros(0)
+    p, q = patches(a, pa), patches(b, pb)
+    norms = np.linalg.norm(p, axis=1) * np.linalg.norm(q, axis=1)
+    corr: np.ndarray = np.einsum("nd,nd->n", p, q) / np.where(norms > 1e-9, norms, np.inf)
+    return corr
 
 
 def contrast_normalized(gray: np.ndarray) -> np.ndarray:
@@ -205,12 +225,12 @@ def background_homographies(gray: np.ndarray, cfg: CameraControlConfig) -> Backg
 
     Frames are contrast-normalized (:func:`contrast_normalized`). Shi-Tomasi corners of frame 0 are
     tracked directly from frame 0 to each frame t with pyramidal LK, starting from where ``H_0(t-1)``
-    puts them, and kept when the patches match (``max_patch_error``) and the track back to frame 0
-    lands within ``fb_max_px``. ``H_0t`` is fitted to
-    the kept pairs by RANSAC, so the moving robot and objects, which break the round trip or the model,
-    fall out. Tracking against frame 0 rather than chaining frame-to-frame steps keeps static background
-    points exact however long the clip. A frame with fewer than ``min_inliers`` inliers keeps the
-    previous homography (the starting guess for the next frame) and is marked lost.
+    puts them, and kept when the track back to frame 0 lands within ``fb_max_px`` and the patches
+    around the two ends correlate (:func:`patch_correlations`, ``min_patch_correlation``). ``H_0t``
+    is fitted to the kept pairs by RANSAC, so the moving robot and objects, which break the round trip
+    or the model, fall out. Tracking against frame 0 rather than chaining frame-to-frame steps keeps
+    static background points exact however long the clip. A frame with fewer than ``min_inliers``
+    inliers keeps the previous homography (the starting guess for the next frame) and is marked lost.
 
     Raises:
         Unmeasurable: When frame 0 has fewer than ``min_inliers`` corners (a blank frame): there is no
@@ -227,9 +247,10 @@ def background_homographies(gray: np.ndarray, cfg: CameraControlConfig) -> Backg
         kept = 0
         if len(p0) >= cfg.min_inliers:
             guess = cv2.perspectiveTransform(p0.astype(np.float64), h_0t).astype(np.float32)
-            pt, ok = _track(gray[0], gray[t], p0, guess, cfg.max_patch_error)
-            back, ok_back = _track(gray[t], gray[0], pt, p0, cfg.max_patch_error)
+            pt, ok = _track(gray[0], gray[t], p0, guess)
+            back, ok_back = _track(gray[t], gray[0], pt, p0)
             ok &= ok_back & (np.linalg.norm(back - p0, axis=-1).ravel() < cfg.fb_max_px)
+            ok[ok] = patch_correlations(gray[0], gray[t], p0[ok], pt[ok]) >= cfg.min_patch_correlation
             if ok.sum() >= cfg.min_inliers:
                 h, mask = cv2.findHomography(p0[ok], pt[ok], cv2.RANSAC, cfg.ransac_px)
                 if h is not None and int(mask.sum()) >= cfg.min_inliers:
