@@ -33,8 +33,8 @@ def markdown_table(specs: list[MetricSpec[Any]] | None = None) -> str:
         place = f"L{tax.level} {tax.subdim} ({tax.subdim_name})" if tax else "-"
         grounding = tax.grounding if tax else "-"
         weights = ", ".join(f"`{w}`" for w in s.weights) or "-"
-        if is_unavailable(s.fn):
-            weights = "not implemented yet" if s.provider.value == "model" else "-"
+        if is_unavailable(s.fn):  # a judge or external id: its value comes from outside
+            weights = "-"
         lines.append(
             f"| `{s.id}` | {s.provider.value} | {'set' if is_set_metric(s.id) else 'item'} | {place} | "
             f"{grounding} | {'higher' if s.higher_is_better else 'lower'} | {_range(s)} | {weights} |"

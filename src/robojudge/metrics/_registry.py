@@ -45,10 +45,9 @@ class Provider(StrEnum):
     """Who produces a metric's value.
 
     ``computed``: robojudge computes it with no learned weights. ``model``: robojudge computes it
-    with a network whose weights are resolved by :mod:`robojudge.models` (or, for a taxonomy id whose
-    network is not wired up yet, a stub that says so). ``judge``: a VLM-grounded score that comes from
-    a judge rubric (``robojudge judge``). ``external``: produced by a pipeline outside robojudge
-    (policy replay or training in a simulator) and imported, never computed here.
+    with a network whose weights are resolved by :mod:`robojudge.models`. ``judge``: a VLM-grounded
+    score that comes from a judge rubric (``robojudge judge``). ``external``: produced by a pipeline
+    outside robojudge (policy replay or training in a simulator) and imported, never computed here.
     """
 
     computed = "computed"

@@ -39,7 +39,7 @@ def weights_present(spec: MetricSpec[Any], present: Mapping[str, bool] | None = 
     """Whether ``spec`` declares weights and every one of them is on this machine.
 
     A metric that declares no weights, or names weights nobody registered, is not runnable by
-    ``all`` (a ``model`` stub for a network robojudge does not load yet declares none).
+    ``all`` (every built-in model metric declares its networks; a plugin's might not).
     """
     present = _present_names([spec]) if present is None else present
     return bool(spec.weights) and all(present.get(n, False) for n in spec.weights)
@@ -99,22 +99,23 @@ def not_run_summary() -> list[str]:
     """Lines saying which metrics ``all`` skips here, and why.
 
     Model metrics are listed first: those needing missing weights (named, with where to look),
-    those whose network robojudge does not load yet, then set-level metrics, judge and external ones.
+    those that declare no weights (plugins), then set-level metrics, judge and external ones.
     """
     skipped = not_run_by_all()
     present = _present_names(skipped)
     lines: list[str] = []
     model = [s for s in skipped if s.provider is Provider.model and not _is_set(s)]
     wired = [s for s in model if s.weights]
-    stubs = [s for s in model if not s.weights]
+    undeclared = [s for s in model if not s.weights]
     if model:
-        lines.append(f"{len(model)} model metrics not run: {len(wired)} need weights missing here, "
-                     f"{len(stubs)} need a network robojudge does not load yet")
+        lines.append(f"{len(model)} model metrics not run: {len(wired)} need weights missing here"
+                     + (f", {len(undeclared)} declare no weights" if undeclared else ""))
     for s in wired:
         names = ", ".join(missing_weights(s, present))
         lines.append(f"  {s.id}: needs weights {names} (robojudge weights status)")
-    if stubs:
-        lines.append(f"  not loaded yet: {', '.join(s.id for s in stubs)}")
+    if undeclared:
+        lines.append(f"  no weights declared (name them with metric(..., weights=...)): "
+                     f"{', '.join(s.id for s in undeclared)}")
     sets = [s for s in skipped if _is_set(s)]
     if sets:
         lines.append(f"{len(sets)} set-level metrics not run per item (score them with "
