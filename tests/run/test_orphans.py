@@ -19,41 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from _procs import HAVE_PROC, alive, descendants
+
 HERE = Path(__file__).parent
-
-
-def _children(pid: int) -> set[int]:
-    """Every live descendant of ``pid``, from /proc."""
-    parent_of: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name (field 2) may hold spaces and parentheses: split after its closing one.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z":  # zombies are dead, merely not reaped yet
-            parent_of[int(entry.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {p for p, pp in parent_of.items() if pp in frontier} - found
-        found |= frontier
-    return found
-
-
-def _alive(pids: set[int]) -> set[int]:
-    out = set()
-    for p in pids:
-        try:
-            state = Path(f"/proc/{p}/stat").read_text()
-        except OSError:
-            continue
-        if state[state.rindex(")") + 2] != "Z":
-            out.add(p)
-    return out
 
 
 def _count(db: Path) -> int:
@@ -88,16 +56,16 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
 
 def _wait_gone(pids: set[int], seconds: float) -> set[int]:
     deadline = time.monotonic() + seconds
-    while _alive(pids) and time.monotonic() < deadline:
+    while alive(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return _alive(pids)
+    return alive(pids)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+@pytest.mark.skipif(not HAVE_PROC, reason="reads the process tree from /proc")
 def test_sigkill_of_the_parent_leaves_no_worker(tmp_path: Path) -> None:
     proc, _ = _start(tmp_path)
-    children = _children(proc.pid)
+    children = descendants(proc.pid)
     assert len(children) >= 3, children  # two workers and the resource tracker at least
     try:
         os.kill(proc.pid, signal.SIGKILL)  # the parent only, not its process group
@@ -105,15 +73,15 @@ def test_sigkill_of_the_parent_leaves_no_worker(tmp_path: Path) -> None:
         left = _wait_gone(children, 5.0)
         assert left == set(), f"still alive 5 s after the parent was killed: {sorted(left)}"
     finally:
-        for p in _alive(children):
+        for p in alive(children):
             os.kill(p, signal.SIGKILL)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+@pytest.mark.skipif(not HAVE_PROC, reason="reads the process tree from /proc")
 def test_sigterm_shuts_down_like_ctrl_c(tmp_path: Path) -> None:
     proc, db = _start(tmp_path)
-    children = _children(proc.pid)
+    children = descendants(proc.pid)
     try:
         os.kill(proc.pid, signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
@@ -124,5 +92,5 @@ def test_sigterm_shuts_down_like_ctrl_c(tmp_path: Path) -> None:
         stored = _count(db)
         assert 4 <= stored < 200  # what finished was committed; the run really stopped early
     finally:
-        for p in _alive(children):
+        for p in alive(children):
             os.kill(p, signal.SIGKILL)

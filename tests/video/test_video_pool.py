@@ -14,6 +14,7 @@ import pytest
 from _pool_helpers import crash_on, pid_and, raise_value_error
 from _videogen import textured_clip
 
+from _procs import HAVE_PROC, alive, descendants
 from robojudge.video import (
     DecoderPool,
     VideoError,
@@ -167,7 +168,7 @@ time.sleep(600)  # stands for a judge run that is then killed
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+@pytest.mark.skipif(not HAVE_PROC, reason="reads process states from /proc")
 def test_decoder_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
     import signal
     import subprocess
@@ -181,34 +182,14 @@ def test_decoder_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None
     assert proc.stdout is not None
     workers = {int(p) for p in proc.stdout.readline().split()}
     assert workers and proc.pid not in workers
-    # The resource tracker too: it must see its last writer go and exit.
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == proc.pid:
-                workers.add(int(entry.name))
-
-    def alive() -> set[int]:
-        out = set()
-        for pid in workers:
-            try:
-                state = Path(f"/proc/{pid}/stat").read_text()
-            except OSError:
-                continue
-            if state[state.rindex(")") + 2] != "Z":
-                out.add(pid)
-        return out
-
-    assert alive() == workers
+    workers |= descendants(proc.pid)  # the resource tracker too: it must see its last writer go
+    assert alive(workers) == workers
     os.kill(proc.pid, signal.SIGKILL)  # the parent only
     proc.wait(timeout=30)
     deadline = time.monotonic() + 5
-    while alive() and time.monotonic() < deadline:
+    while alive(workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    left = alive()
+    left = alive(workers)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == set(), f"decoder workers still alive 5 s after their parent was killed: {left}"

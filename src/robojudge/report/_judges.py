@@ -29,8 +29,10 @@ from robojudge.report._leaderboard import (
     calibration_features,
     clusters_of,
     column,
+    format_estimate,
     label_scores,
     strata_of,
+    target_title,
 )
 from robojudge.report._series import JudgeSeries, judge_series, resolve_judge
 from robojudge.report._tables import is_small, md_escape
@@ -154,7 +156,7 @@ def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
     targets = (*report.axes, OVERALL)
     parts = []
     for r in rows:
-        missing = [_title(t) for t in targets if t not in r.compared]
+        missing = [target_title(t) for t in targets if t not in r.compared]
         if missing:
             where = "" if len(missing) == len(targets) else f" on {', '.join(missing)}"
             scored = "no item" if not any(r.n.values()) else "other items"
@@ -246,29 +248,13 @@ def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item]) -> list[Cov
 
 # --- writing -----------------------------------------------------------------------------------------
 
-def _f(v: float, digits: int = 3) -> str:
-    return "n/a" if math.isnan(v) else f"{v:.{digits}f}"
-
-
-def _est(e: Estimate, digits: int = 3) -> str:
-    if math.isnan(e.value):
-        return "n/a"
-    if math.isnan(e.low):
-        return _f(e.value, digits)
-    return f"{_f(e.value, digits)} [{_f(e.low, digits)}, {_f(e.high, digits)}]"
-
-
-def _title(target: str) -> str:
-    return "Overall" if target == OVERALL else target.upper()
-
-
 def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title: str = "Judges",
                     note: str = "") -> str:
     """Table 2 layout in Markdown, with each judge's scored and unscored counts; best values bold."""
     targets = (*report.axes, OVERALL)
     ci = (f"{report.level:.0%} percentile intervals over {report.n_replicates} cluster-bootstrap replicates"
           if report.n_replicates else "no bootstrap")
-    header = "| judge | scored | unscored | " + " | ".join(f"{_title(t)} {name}" for t in targets
+    header = "| judge | scored | unscored | " + " | ".join(f"{target_title(t)} {name}" for t in targets
                                                            for name in ("r ↑", "Acc ↑", "MSE ↓")) + " |"
     lines = [f"# {md_escape(title)}", "", "r: Pearson, Acc: exact-match accuracy, MSE: mean squared error "
              "against the suite's labels; Overall r and MSE pool PA and IA, Overall Acc is the mean of the "
@@ -282,7 +268,7 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
         cells = []
         for t in targets:
             for col, _, _ in JUDGE_COLUMNS:
-                text = _est(row.cells[t, col]) + (" †" if t in row.small else "")
+                text = format_estimate(row.cells[t, col]) + (" †" if t in row.small else "")
                 cells.append(f"**{text}**" if (t, col) in row.best else text)
         lines.append(f"| {md_escape(row.judge)} | {sum(row.n.values())} | {sum(row.n_unscored.values())} | "
                      + " | ".join(cells) + " |")

@@ -208,19 +208,23 @@ def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, boo
 
 # --- writing -----------------------------------------------------------------------------------------
 
-def _f(v: float, digits: int = 3) -> str:
+def format_number(v: float, digits: int = 3) -> str:
+    """``v`` with ``digits`` decimals, or ``n/a`` for NaN."""
     return "n/a" if math.isnan(v) else f"{v:.{digits}f}"
 
 
-def _est(e: Estimate, digits: int = 3) -> str:
+def format_estimate(e: Estimate, digits: int = 3) -> str:
+    """``value [low, high]``; the value alone without an interval, ``n/a`` without a value."""
     if math.isnan(e.value):
         return "n/a"
     if math.isnan(e.low):
-        return _f(e.value, digits)
-    return f"{_f(e.value, digits)} [{_f(e.low, digits)}, {_f(e.high, digits)}]"
+        return format_number(e.value, digits)
+    lo, hi = format_number(e.low, digits), format_number(e.high, digits)
+    return f"{format_number(e.value, digits)} [{lo}, {hi}]"
 
 
-def _title(target: str) -> str:
+def target_title(target: str) -> str:
+    """How a target is named in tables: ``PA``, ``IA``, ``Overall``."""
     return "Overall" if target == OVERALL else target.upper()
 
 
@@ -234,26 +238,29 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
           f"({board.n_clusters} clips in {board.n_strata} {'stratum' if board.n_strata == 1 else 'strata'}, "
           f"seed {board.seed})"
           if board.n_replicates else "no bootstrap")
-    head = ("| rank | generator | " + " | ".join(_title(t) for t in board.targets)
+    head = ("| rank | generator | " + " | ".join(target_title(t) for t in board.targets)
             + " | P(rank) | rank range |")
     lines = [f"# {md_escape(title)}", "", f"Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); {ci}. "
-             f"Ordered by {_title(board.sort_by)}; P(rank) is the share of replicates in which the "
+             f"Ordered by {target_title(board.sort_by)}; P(rank) is the share of replicates in which the "
              "generator holds exactly its rank. A generator without scores on a target is not ranked "
              "on it.", "", head,
              "| ---: | --- | " + " | ".join("---" for _ in board.targets) + " | ---: | --- |"]
     for e in board.entries:
         s = e.standings[board.sort_by]
-        cells = " | ".join(_est(e.standings[t].score) + (f" {SMALL_MARK}" if small_standing(e, t) else "")
-                           for t in board.targets)
+        cells = " | ".join(
+            format_estimate(e.standings[t].score) + (f" {SMALL_MARK}" if small_standing(e, t) else "")
+            for t in board.targets
+        )
         rank_range = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
-        lines.append(f"| {_rank(s.rank)} | {md_escape(e.generator)} | {cells} | {_f(s.rank_prob, 2)} | "
-                     f"{rank_range} |")
+        prob = format_number(s.rank_prob, 2)
+        lines.append(f"| {_rank(s.rank)} | {md_escape(e.generator)} | {cells} | {prob} | {rank_range} |")
     lines += ["", "## Adjacent pairs", "",
               "P(upper > lower): share of replicates in which the upper generator scores higher (ties "
               "count one half).", "", "| target | upper | lower | P(upper > lower) |",
               "| --- | --- | --- | ---: |"]
-    lines += [f"| {_title(p.target)} | {md_escape(p.upper)} | {md_escape(p.lower)} | {_f(p.prob, 2)} |"
-              for p in board.adjacent]
+    for p in board.adjacent:
+        pair = f"{md_escape(p.upper)} | {md_escape(p.lower)}"
+        lines.append(f"| {target_title(p.target)} | {pair} | {format_number(p.prob, 2)} |")
     if any(small_standing(e, t) for e in board.entries for t in board.targets):
         lines += ["", SMALL_NOTE]
     return "\n".join(lines) + "\n"
