@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from _judge_server import FakeServer, Reply
 
+from _procs import alive, descendants
+
 N = 24
 
 
@@ -31,7 +33,9 @@ def _rows(db: Path) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGKILL, signal.SIGTERM], ids=["ctrl-c", "sigkill", "sigterm-parent"]
+)
 def test_killed_judge_run_resumes_exactly_once(make_items: Any, tmp_path: Path, sig: int) -> None:
     items = make_items([f"item{i:02d}" for i in range(N)])
     manifest = tmp_path / "suite.jsonl"
@@ -51,9 +55,20 @@ def test_killed_judge_run_resumes_exactly_once(make_items: Any, tmp_path: Path, 
             assert proc.poll() is None, f"run ended early: {proc.stdout.read() if proc.stdout else ''}"
             assert time.monotonic() < deadline, "run made no progress"
             time.sleep(0.05)
-        os.killpg(proc.pid, sig)  # the whole group, decoder processes included, as a terminal's Ctrl-C
+        if sig == signal.SIGTERM:  # `kill PID`: the parent alone; its decoder processes must follow
+            children = descendants(proc.pid)
+            os.kill(proc.pid, sig)
+        else:  # the whole group, decoder processes included, as a terminal's Ctrl-C
+            os.killpg(proc.pid, sig)
         out, _ = proc.communicate(timeout=60)  # must not hang on its worker processes
-        if sig == signal.SIGINT:
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 130, out  # SIGTERM stops a run as Ctrl-C does
+            assert "rerun the same command to resume" in out
+            end = time.monotonic() + 5
+            while alive(children) and time.monotonic() < end:
+                time.sleep(0.1)
+            assert alive(children) == set(), "decoder processes outlived the run"
+        elif sig == signal.SIGINT:
             assert proc.returncode == 130, out
             assert "rerun the same command to resume" in out
         else:
