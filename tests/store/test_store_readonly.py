@@ -116,6 +116,21 @@ def test_read_only_store_sees_a_live_writer(tmp_path: Path) -> None:
                 reader.add([ResultRow("z", "m", "c", "1", "ok", 1.0)])
 
 
+def test_read_only_store_sees_a_writer_that_starts_after_it(tmp_path: Path) -> None:
+    """`robojudge report` opened on a closed store, then `robojudge score` starts writing: the reader
+    must see the new rows, not a frozen copy (only a file that cannot be written is read as frozen)."""
+    db = tmp_path / "results.sqlite"
+    with ResultStore(db) as first:
+        first.add(_rows()[:1])
+    assert not (tmp_path / "results.sqlite-wal").exists()  # closed cleanly: nobody writes now
+    with ResultStore(db, read_only=True) as reader:
+        assert reader.count() == 1
+        with ResultStore(db) as writer:
+            writer.add(_rows()[1:])
+            assert reader.count() == 3
+    assert ResultStore(db).count() == 3
+
+
 def test_missing_file_is_not_created(tmp_path: Path) -> None:
     path = tmp_path / "nowhere" / "results.sqlite"
     with pytest.raises(StoreError, match="no result store") as info:

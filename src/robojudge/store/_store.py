@@ -107,8 +107,8 @@ class ResultStore:
             when missing; the tables are created on first use.
         read_only: Open for reading only, for commands that only read (export, status, reports).
             Nothing is created, upgraded or written, so a store on a read-only file, folder or share
-            can be read: SQLite is opened with ``mode=ro``, and when no writer has the file open
-            (no ``-wal`` file beside it) as ``immutable``, so that not even the WAL index is created.
+            can be read: SQLite is opened with ``mode=ro``, and a frozen file (read-only folder or
+            file, no writer) as ``immutable``, so that not even the WAL index is created.
             PostgreSQL sessions run with ``default_transaction_read_only``. Every write method
             raises :class:`StoreError`. A missing store, a database without robojudge tables and a
             schema that needs an upgrade are errors.
@@ -427,16 +427,23 @@ class ResultStore:
 
 
 def _read_only_uri(path: Path) -> str:
-    """The SQLite URI that opens ``path`` without writing anything, not even beside it.
+    """The SQLite URI that opens ``path`` for reading without writing to it.
 
-    With a ``-wal`` (or rollback ``-journal``) file present another process may be writing, so the
-    connection is a plain read-only one that takes part in locking (and fails clearly if it would
-    have to roll back a crashed transaction). Without one, ``immutable`` reads the file as it is,
-    with no lock and no ``-shm``: a read-only ``mode=ro`` connection would otherwise create the WAL
-    index, or fail on a read-only folder.
+    Normally a plain ``mode=ro`` connection: it takes part in locking and sees a writer that starts
+    while it reads (it may create the ``-wal``/``-shm`` files beside the database, as any reader
+    of a WAL database does; the database itself is never written). Where those files cannot be made
+    -- the folder is not writable, or the file is marked read-only (no write permission bits, which
+    root would otherwise ignore) -- and no writer has the file open (no ``-wal`` or ``-journal``),
+    it opens ``immutable``: no lock, no ``-shm``. Such a file is frozen, so nothing can change
+    under the reader.
     """
     busy = any(path.with_name(path.name + suffix).exists() for suffix in ("-wal", "-journal"))
-    return f"file:{urllib.parse.quote(str(path))}?mode=ro" + ("" if busy else "&immutable=1")
+    try:
+        marked_read_only = not path.stat().st_mode & 0o222
+    except OSError:
+        marked_read_only = False
+    frozen = marked_read_only or not os.access(path.parent, os.W_OK)
+    return f"file:{urllib.parse.quote(str(path))}?mode=ro" + ("&immutable=1" if frozen and not busy else "")
 
 
 def _configure_sqlite(engine: Engine, *, read_only: bool = False) -> None:
