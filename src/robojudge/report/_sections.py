@@ -6,7 +6,8 @@ Each builder returns a :class:`Section`: its tables and figures, or the reason i
 Rows are read per configuration (:mod:`robojudge.report._series`): a metric stored under two
 configs or versions is two rows of every table. With a manifest, only rows of the manifest's items
 enter the per-item tables; rows of other ids (set-level results such as FVD, stored under ids like
-``group:generator=...``, or another suite's items) are listed apart.
+``group:generator=...``, or another suite's items) are listed apart. Without one, every stored id is
+an item except the set-level ones, which are listed apart likewise.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from robojudge.report._series import SeriesKey, label_series, split_series
 from robojudge.report._tables import Cell, Table, is_small, text
 from robojudge.store import ResultRow
 from robojudge.suite import Item
+from robojudge.suite._schema import GROUP_PREFIX
 
 #: A metric's native ``(low, high)`` range (either end None: unbounded), or None when unknown.
 RangeOf = Callable[[str], tuple[float | None, float | None] | None]
@@ -82,22 +84,26 @@ class ReportInput:
     def _ids(self) -> set[str]:
         return {it.item_id for it in self.items}
 
+    def _is_item(self, item_id: str) -> bool:
+        # Without a manifest every id is taken for an item, except the reserved set-level ones.
+        return item_id in self._ids if self.items else not item_id.startswith(GROUP_PREFIX)
+
     @cached_property
     def item_rows(self) -> list[ResultRow]:
-        """Rows of the manifest's items (every row when there is no manifest)."""
-        return [r for r in self.rows if r.item_id in self._ids] if self.items else list(self.rows)
+        """Rows of the manifest's items (without a manifest: every row but the set-level ones)."""
+        return [r for r in self.rows if self._is_item(r.item_id)]
 
     @cached_property
     def outside_rows(self) -> list[ResultRow]:
-        """Rows of ids that are not manifest items (none when there is no manifest)."""
-        return [r for r in self.rows if r.item_id not in self._ids] if self.items else []
+        """Rows of ids that are not manifest items (without a manifest: the set-level rows)."""
+        return [r for r in self.rows if not self._is_item(r.item_id)]
 
     @cached_property
     def scope(self) -> list[Item]:
-        """The items the per-item tables run over: the manifest's, or else one per stored id."""
+        """The items the per-item tables run over: the manifest's, or else one per stored item id."""
         if self.items:
             return list(self.items)
-        return [Item(item_id=i, video=f"{i}.mp4") for i in sorted({r.item_id for r in self.rows})]
+        return [Item(item_id=i, video=f"{i}.mp4") for i in sorted({r.item_id for r in self.item_rows})]
 
 
 def estimate_cell(e: Estimate, digits: int = 3, *, small: bool = False) -> Cell:
@@ -170,9 +176,10 @@ def overview_section(inp: ReportInput) -> Section:
     if inp.outside_rows:
         sec.tables.append(_outside_table(inp.outside_rows))
         n_out = len(inp.outside_rows)
+        what = ("of the suite (set-level results such as FVD, or another suite's items)" if inp.items else
+                f"(set-level results such as FVD, stored under ids starting with {GROUP_PREFIX!r})")
         sec.intro += (f" {n_out} {'row belongs' if n_out == 1 else 'rows belong'} to ids that are not items "
-                      "of the suite (set-level results such as FVD, or another suite's items); they stay out "
-                      "of the per-item tables and are listed in the last table.")
+                      f"{what}; they stay out of the per-item tables and are listed in the last table.")
     return sec
 
 
