@@ -71,3 +71,36 @@ def test_html_report_tables_carry_the_flag(tmp_path):
         (row,) = list(csv.DictReader(f))
     assert row["g_small_n"] == "True" and 0.0 <= float(row["g_low"]) <= float(row["g_high"]) <= 1.0
     assert "small n" in rep.index.read_text()
+
+
+def test_summary_cut_never_inverts_the_interval_or_leaves_out_the_mean():
+    # SSIM can come out below 0 (kept as computed) though its range is [0, 1]: values all below the
+    # lower end must not give an interval whose low end lies above its high end.
+    vals = [-0.1, -0.06, -0.02]
+    rows = [_row(k, v, metric="iq1_ssim") for k, v in zip("abc", vals, strict=True)]
+    group = dict.fromkeys("abc", "g")
+    (s,) = summarize(rows, group, native_range=lambda m: (0.0, 1.0))
+    lo, hi = stats.t.interval(0.95, 2, loc=-0.06, scale=stats.sem(vals))
+    assert s.ci_low <= s.mean <= s.ci_high
+    # Values past the lower end show that end does not bound them: that side is kept as computed.
+    assert (s.ci_low, s.ci_high) == (pytest.approx(lo), pytest.approx(hi)) and not s.ci_clipped
+    # One value past the upper end, the rest inside: only the lower end may be cut.
+    mixed = [0.05, 0.9, 1.3]
+    rows = [_row(k, v, metric="iq1_ssim") for k, v in zip("abc", mixed, strict=True)]
+    (m,) = summarize(rows, group, native_range=lambda m: (0.0, 1.0))
+    lo, hi = stats.t.interval(0.95, 2, loc=sum(mixed) / 3, scale=stats.sem(mixed))
+    assert lo < 0 and hi > 1
+    assert (m.ci_low, m.ci_high) == (0.0, pytest.approx(hi)) and m.ci_clipped
+
+
+def test_overview_interval_of_values_outside_the_range_holds_the_mean():
+    items = [Item(item_id=f"i{k}", video="v.mp4", clip_id=f"c{k}", generator="g") for k in range(12)]
+    values = [-0.05 + 0.01 * (k % 3 - 1) for k in range(12)]
+    rows = [_row(it.item_id, v, metric="iq1_ssim") for it, v in zip(items, values, strict=True)]
+    sec = overview_section(ReportInput(rows, items, lambda m: True, bootstrap=500, seed=0,
+                                       native_range=lambda m: (0.0, 1.0)))
+    (row,) = sec.tables[0].rows
+    cell = row[-1]
+    assert cell.value == pytest.approx(-0.05)
+    # A bootstrap percentile interval lies within the observed values, never at the range's end.
+    assert min(values) <= cell.low < cell.value < cell.high <= max(values) < 0

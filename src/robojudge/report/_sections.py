@@ -13,7 +13,7 @@ an item except the set-level ones, which are listed apart likewise.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -24,13 +24,12 @@ from robojudge.report._judges import judge_coverage
 from robojudge.report._leaderboard import Direction, clusters_of, column, strata_of
 from robojudge.report._registry import registry_range
 from robojudge.report._series import SeriesKey, label_series, split_series
+from robojudge.report._summary import RangeOf
 from robojudge.report._tables import Cell, Table, is_small, text
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 from robojudge.suite._schema import GROUP_PREFIX
 
-#: A metric's native ``(low, high)`` range (either end None: unbounded), or None when unknown.
-RangeOf = Callable[[str], tuple[float | None, float | None] | None]
 #: Rows of ids outside the manifest listed at most (the count says how many there are).
 MAX_OUTSIDE_ROWS = 200
 
@@ -117,13 +116,6 @@ def _range_text(r: tuple[float | None, float | None] | None) -> str:
     return f"[{'-inf' if lo is None else format(lo, 'g')}, {'inf' if hi is None else format(hi, 'g')}]"
 
 
-def _clip(v: float, r: tuple[float | None, float | None] | None) -> float:
-    if r is None or math.isnan(v):
-        return v
-    lo, hi = r
-    return min(max(v, -math.inf if lo is None else lo), math.inf if hi is None else hi)
-
-
 def overview_section(inp: ReportInput) -> Section:
     """Counts, the per-group mean of every stored configuration, judge coverage and set-level rows."""
     sec = Section("overview", "Overview")
@@ -158,7 +150,8 @@ def overview_section(inp: ReportInput) -> Section:
             cells = []
             for g in groups:
                 m = means[g][k]
-                cells.append(Cell(m.mean, _clip(m.low, rng), _clip(m.high, rng), digits=2,
+                # A percentile interval of bootstrap means lies within the observed values: no cut needed.
+                cells.append(Cell(m.mean, m.low, m.high, digits=2,
                                   small=m.n > 0 and is_small(m.n, m.n_clusters)) if m.n else text(""))
             table.add([text(s.label), text(_range_text(rng)), text(len(s.values)), text(len(s.failed)),
                        text(len(s.unscored)), *cells])

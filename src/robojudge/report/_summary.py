@@ -3,8 +3,9 @@
 A summary is one configuration of a metric (metric, config hash, version) over one group. Its
 interval is the Student-t interval of the mean, cut at the ends of the metric's native range where
 the metric registry knows it (a t-interval of a 0/1 metric over three items would otherwise be
-[-0.77, 2.10]); ``ci_clipped`` says when it was cut, and ``small_n`` flags groups with fewer than 10
-values or 5 clips, where the interval is rough either way.
+[-0.77, 2.10]); an end some value lies past is not cut (the range does not bound these values), so
+the interval keeps its mean and never turns over. ``ci_clipped`` says when it was cut, and
+``small_n`` flags groups with fewer than 10 values or 5 clips, where the interval is rough either way.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.store import ResultRow, ResultStore, export_results
 from robojudge.store._export import SafeCsvWriter
 
+#: A metric's native ``(low, high)`` range (either end None: unbounded), or None when unknown.
 RangeOf = Callable[[str], tuple[float | None, float | None] | None]
 
 
@@ -30,7 +32,8 @@ class GroupSummary:
 
     Attributes:
         n_failed: Error rows and ok rows without a value.
-        ci_low: Lower end of the t-interval, cut at the native range's lower end.
+        ci_low: Lower end of the t-interval, cut at the native range's lower end unless a value lies
+            below it.
         ci_high: Upper end, cut likewise.
         version: The metric version of the rows.
         ci_clipped: The interval was cut at an end of the native range.
@@ -51,12 +54,17 @@ class GroupSummary:
     small_n: bool = False
 
 
-def _clip(lo: float, hi: float, bounds: tuple[float | None, float | None] | None
-          ) -> tuple[float, float, bool]:
-    if bounds is None or math.isnan(lo):
+def cut_to_range(lo: float, hi: float, values: Sequence[float],
+                 bounds: tuple[float | None, float | None] | None) -> tuple[float, float, bool]:
+    """``(lo, hi)`` cut at the ends of ``bounds`` that every one of ``values`` respects, and whether it was.
+
+    An end that some value lies past (SSIM below 0, kept as computed) does not bound these values, so
+    that side stays as computed; the mean, between the smallest and largest value, stays inside.
+    """
+    if bounds is None or math.isnan(lo) or not values:
         return lo, hi, False
-    a = lo if bounds[0] is None else max(lo, bounds[0])
-    b = hi if bounds[1] is None else min(hi, bounds[1])
+    a = lo if bounds[0] is None or min(values) < bounds[0] else max(lo, bounds[0])
+    b = hi if bounds[1] is None or max(values) > bounds[1] else min(hi, bounds[1])
     return a, b, (a, b) != (lo, hi)
 
 
@@ -67,7 +75,8 @@ def summarize(
     """Mean, std and a ``level`` t-interval of each metric configuration per group; failures apart.
 
     ``group_of`` maps item ids to group names; items it does not know fall in ``"(other)"``. With
-    ``native_range`` (metric id -> ``(low, high)`` or None) the interval is cut at the range's ends;
+    ``native_range`` (metric id -> ``(low, high)`` or None) the interval is cut at the range's ends
+    that the group's values respect (see :func:`cut_to_range`);
     ``cluster_of`` (item id -> clip) lets ``small_n`` count clips too.
     """
     Key = tuple[str, str, str, str]
@@ -86,7 +95,7 @@ def summarize(
     for (metric, chash, version, group), vals in sorted(values.items()):
         key = (metric, chash, version, group)
         ci = mean_confidence_interval(vals, level)
-        lo, hi, cut = _clip(ci.low, ci.high, native_range(metric) if native_range else None)
+        lo, hi, cut = cut_to_range(ci.low, ci.high, vals, native_range(metric) if native_range else None)
         small = is_small(ci.n, len(clips[key]) if cluster_of is not None else None)
         out.append(GroupSummary(metric, chash, group, ci.n, failed[key], ci.mean, ci.std, lo, hi, version,
                                 cut, small))
