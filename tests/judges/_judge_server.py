@@ -5,12 +5,14 @@ parsed request body and the 1-based request count and returns a :class:`Reply`. 
 requests and the highest number handled at once.
 
 Misbehaviours for the robustness tests: a reply can echo the request's ``Authorization`` header
-(``echo``), be any bytes (``body``), be sent chunked without a length (``chunked``), or stall after
-its headers (``stall``, a server that hangs mid-reply).
+or its path and query (``echo``), be any bytes (``body``), be gzip-compressed (``gzip``), be sent
+chunked without a length (``chunked``), or stall after its headers (``stall``, a server that hangs
+mid-reply).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
@@ -31,10 +33,11 @@ class Reply:
     delay: float = 0.0
     logprobs: list[dict[str, Any]] | None = None
     raw: Any = None  # a full JSON body to send instead
-    echo: bool = False  # replace "{authorization}" / "{authorization_urlencoded}" in the payload
+    echo: bool = False  # replace "{authorization}", "{authorization_urlencoded}", "{path}" in the payload
     body: bytes | None = None  # exactly these bytes as the payload
     chunked: bool = False  # Transfer-Encoding: chunked, no Content-Length
     stall: float = 0.0  # seconds to hang after the headers (and the first chunk, when chunked)
+    gzip: bool = False  # Content-Encoding: gzip (Content-Length is then the compressed size)
 
 
 Script = Callable[[dict[str, Any], int], Reply]
@@ -73,6 +76,7 @@ class FakeServer:
         self.max_in_flight = 0
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         self._lock = threading.Lock()
         server = self
 
@@ -95,6 +99,7 @@ class FakeServer:
                     if server.record:
                         server.bodies.append(body)
                         server.headers.append(dict(self.headers))
+                        server.paths.append(self.path)
                 try:
                     reply = server.script(body, n)
                     if reply.delay:
@@ -129,11 +134,16 @@ class FakeServer:
                     payload = payload.replace(b"{authorization}", auth.encode())
                     quoted = urllib.parse.quote(auth, safe="")
                     payload = payload.replace(b"{authorization_urlencoded}", quoted.encode())
+                    payload = payload.replace(b"{path}", self.path.encode())
+                if reply.gzip:
+                    payload = gzip.compress(payload)
                 try:
                     self.send_response(reply.status)
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.send_header("Content-Type", "application/json")
+                    if reply.gzip:
+                        self.send_header("Content-Encoding", "gzip")
                     if reply.chunked:
                         self.send_header("Transfer-Encoding", "chunked")
                     else:

@@ -52,6 +52,36 @@ def test_oversized_reply_is_an_error_row_not_a_stored_string(
     assert cached < 200_000  # nothing of it was cached
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_cap_counts_decompressed_bytes_of_a_gzip_reply(
+    make_items: Any, store: ResultStore, cache: ResponseCache, chunked: bool
+) -> None:
+    # 5 MB of reasoning squeezes into a few kB: the announced (compressed) length fits the cap,
+    # what the client would hold after decompressing does not.
+    body = _huge_chat(5_000_000)
+    with FakeServer(lambda b, n: Reply(body=body, gzip=True, chunked=chunked)) as srv:
+        j = judge(srv.url, max_reply_bytes=64 << 10)
+        s = judge_items(make_items(["bomb"]), j, [IA], store, cache=cache)
+        assert srv.count == 1
+    (row,) = store.rows()
+    assert row.status == "error" and s.failed == 1
+    assert row.error is not None and "reply larger than 64 KiB" in row.error and '{"choices"' in row.error
+    assert len(row.error) < 1000
+    cache.flush()
+    assert cache.path is not None
+    cached = sum(f.stat().st_size for f in cache.path.parent.glob(cache.path.name + "*"))
+    assert cached < 200_000  # nothing of it was cached
+
+
+def test_gzip_reply_within_the_cap_is_read(make_items: Any, store: ResultStore, cache: ResponseCache) -> None:
+    body = _huge_chat(40_000)  # 40 kB decompressed, under a 64 KiB cap
+    with FakeServer(lambda b, n: Reply(body=body, gzip=True)) as srv:
+        j = judge(srv.url, max_reply_bytes=64 << 10)
+        judge_items(make_items(["zipped"]), j, [IA], store, cache=cache)
+    (row,) = store.rows()
+    assert row.status == "ok" and row.value == 4
+
+
 def test_reply_cap_is_configurable_and_long_texts_are_clipped_in_rows(
     make_items: Any, store: ResultStore, cache: ResponseCache
 ) -> None:

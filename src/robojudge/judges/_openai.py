@@ -166,13 +166,22 @@ class OpenAIBackend:
 
         A body whose announced length fits is read in one call (the common case, no extra work);
         one announced too long is not read beyond its first bytes; one of unknown length (chunked)
-        is read up to the cap plus one byte.
+        is read up to the cap plus one byte. A compressed body's announced length is its compressed
+        size, and aiohttp decompresses as it reads, so such a body is read like one of unknown
+        length: the cap holds for the decompressed bytes.
         """
         cap = self.config.max_reply_bytes
         length = resp.content_length
+        if length is not None and resp.headers.get("Content-Encoding", "identity").lower() != "identity":
+            length = None
         if length is not None and length <= cap:
-            return bytes(await resp.read())
-        if length is not None:
+            raw = bytes(await resp.read())
+            if len(raw) <= cap:
+                return raw
+            length = len(raw)  # a server that sent more than it announced
+            head = raw[:256]
+            del raw
+        elif length is not None:
             head = await resp.content.read(256)
         else:
             buf = bytearray()
