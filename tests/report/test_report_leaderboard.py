@@ -112,3 +112,32 @@ def test_cli(tmp_path):
                               "--out", str(tmp_path / "lb")])
     assert res.exit_code == 0, res.output
     assert CALIBRATED in res.output and (tmp_path / "lb" / "judges.csv").exists()
+
+
+def test_judges_table_flags_a_small_overall_like_the_leaderboard():
+    from robojudge.report import judge_table
+    from robojudge.report._leaderboard import small_standing
+
+    # Six labelled items in six clips: PA and IA rest on 6 items each, the pooled Overall on 12
+    # (item, axis) pairs; each axis is small, so the Overall, which needs both, is small too.
+    items, rows = _data(n_clips=2)
+    items = [it.model_copy(update={"clip_id": it.item_id}) for it in items]
+    report, table, _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
+    (vlm,) = table
+    assert report.cells["vlm"]["overall"].n == 12
+    assert vlm.small == {"pa", "ia", "overall"}
+    assert {r.small for r in judge_table(report)} == {frozenset({"pa", "ia", "overall"})}
+    board = generator_board(items, judge_scores(rows, items, "vlm"), bootstrap=0)
+    # The leaderboard flags the same way (here per generator: 2 items each).
+    assert all(small_standing(e, "overall") for e in board.entries)
+    # One axis large, the other small: Overall is small.
+    items, rows = _data(n_clips=4)  # 12 items in 4 clips
+    rows = [r for r in rows if r.metric != "judge:vlm:ia" or r.item_id.startswith(("c0-", "c1-"))]
+    _, (vlm,), _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
+    assert vlm.n == {"pa": 12, "ia": 6}
+    assert vlm.small == {"pa", "ia", "overall"}  # PA: 12 items but 4 clips
+    items, rows = _data(n_clips=5)  # 15 items in 5 clips
+    rows = [r for r in rows if r.metric != "judge:vlm:ia" or r.item_id.startswith(("c0-", "c1-", "c2-"))]
+    _, (vlm,), _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
+    assert vlm.n == {"pa": 15, "ia": 9}
+    assert vlm.small == {"ia", "overall"}

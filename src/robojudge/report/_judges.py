@@ -112,14 +112,16 @@ def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]
     ``scored`` (``scored[judge][axis]``: which items the judge was scored on, aligned with the
     report's items), a target's best is marked only among the judges scored on the same items;
     without it, judges with the same number of scored items are taken to share them. ``clusters``
-    (per item) lets rows flag targets with few clips.
+    (per item, with ``scored``) lets rows flag targets with few clips; Overall is flagged when either
+    axis is.
     """
     targets = (*report.axes, OVERALL)
     cells = {j: {(t, col): report.cells[j][t].stats[stat] for t in targets for col, stat, _ in JUDGE_COLUMNS}
              for j in report.judges}
     best: dict[str, set[tuple[str, str]]] = {j: set() for j in report.judges}
     compared: dict[str, set[str]] = {j: set() for j in report.judges}
-    small: dict[str, set[str]] = {j: set() for j in report.judges}
+    small = {j: _small_targets(report, j, scored[j] if scored is not None else None,
+                               clusters if scored is not None else None) for j in report.judges}
     for t in targets:
         axes = report.axes if t == OVERALL else (t,)
         if scored is not None:
@@ -128,12 +130,6 @@ def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]
         else:
             masks = {j: np.arange(report.cells[j][t].n + 1) > 0 for j in report.judges}
         group = _compared_group(masks)
-        for j in report.judges:
-            n_clusters = None
-            if clusters is not None and scored is not None:
-                n_clusters = len({clusters[int(i) % len(clusters)] for i in np.flatnonzero(masks[j])})
-            if report.cells[j][t].n and is_small(report.cells[j][t].n, n_clusters):
-                small[j].add(t)
         for j in group:
             compared[j].add(t)
         for col, _, higher in JUDGE_COLUMNS:
@@ -149,6 +145,26 @@ def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]
                      {a: report.cells[j][a].n_unscored for a in report.axes}, frozenset(compared[j]),
                      frozenset(small[j]))
             for j in report.judges]
+
+
+def _small_targets(report: AgreementReport, judge: str, scored: Mapping[str, Mask] | None,
+                   clusters: Sequence[str] | None) -> set[str]:
+    """The targets on which ``judge`` rests on few items or clips.
+
+    Overall pools the axes' items, but its value needs both axes, so it is as rough as its roughest
+    axis: it is small when any scored axis is (as the leaderboard's Overall is).
+    """
+    small = set()
+    for a in report.axes:
+        n = report.cells[judge][a].n
+        n_clusters = None
+        if scored is not None and clusters is not None:
+            n_clusters = len({clusters[int(i)] for i in np.flatnonzero(np.asarray(scored[a], dtype=bool))})
+        if n and is_small(n, n_clusters):
+            small.add(a)
+    if report.cells[judge][OVERALL].n and small:
+        small.add(OVERALL)
+    return small
 
 
 def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
@@ -259,7 +275,7 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
     lines = [f"# {md_escape(title)}", "", "r: Pearson, Acc: exact-match accuracy, MSE: mean squared error "
              "against the suite's labels; Overall r and MSE pool PA and IA, Overall Acc is the mean of the "
              f"two (RoboJudge Table 2). Best per column in bold; {ci}. Scored and unscored count labelled "
-             "(item, axis) pairs; † marks fewer than 10 items or 5 clips.", ""]
+             "(item, axis) pairs; † marks fewer than 10 items or 5 clips (Overall: on either axis).", ""]
     for extra in (comparison_note(table, report), note):
         if extra:
             lines += [md_escape(extra), ""]
