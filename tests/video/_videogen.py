@@ -51,3 +51,31 @@ def naive_decode(path: Path) -> list[np.ndarray]:
     """Every frame as RGB, decoded the plain way (reference for content checks)."""
     with av.open(str(path)) as container:
         return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+
+
+def write_trimmed(
+    path: Path, frames: np.ndarray, fps: int, hidden: int, keyint: int, faststart: bool = False
+) -> Path:
+    """An mp4 holding every frame but showing only those after the first ``hidden``, like a clip cut
+    with ``ffmpeg -ss ... -c copy`` or trimmed on a phone.
+
+    The first ``hidden`` frames get negative time stamps, so the muxer writes an edit list that
+    starts the track at frame ``hidden``. With a keyframe every ``keyint`` frames, FFmpeg's demuxer
+    keeps the hidden frames from the last keyframe before the cut (flagged "discard", decoded only
+    as references) and drops the ones before it; a cut on a keyframe hides nothing by flag at all.
+    """
+    options = {"movflags": "+faststart"} if faststart else {}
+    rate = Fraction(fps)
+    with av.open(str(path), "w", options=options) as container:
+        params = f"keyint={keyint}:min-keyint={keyint}:scenecut=0"
+        stream = container.add_stream("libx264", rate=rate, options={"x264-params": params})
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        stream.codec_context.time_base = 1 / rate
+        for i, rgb in enumerate(frames):
+            frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+            frame.pts, frame.time_base = i - hidden, 1 / rate
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path

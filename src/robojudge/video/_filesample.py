@@ -45,7 +45,7 @@ from robojudge.video._decode import (
 )
 from robojudge.video._post import PostProcess
 from robojudge.video._select import pick_indices, thin_positions
-from robojudge.video._timing import FrameTimes, check_complete, frame_times
+from robojudge.video._timing import FrameTimes, check_complete, frame_times, implausible_stamps
 from robojudge.video._types import SampledFrames, VideoError
 
 __all__ = ["PACKET_BUFFER_BYTES", "sample_file"]
@@ -95,8 +95,9 @@ def sample_file(
             demuxed = _read_packets(container, stream)
             if options is None and _broken_edits(demuxed, meta):
                 continue  # read again with the edit list ignored
+            edited = options is None and _edits_hide(path, demuxed, meta)
             skip = meta.codec in _SKIP_CODECS and any(f in container.format.name for f in _SKIP_FORMATS)
-            plan = _Plan.make(path, demuxed.pts, demuxed.shown, meta, fps, max_frames, spread)
+            plan = _Plan.make(path, demuxed.pts, demuxed.shown, meta, fps, max_frames, spread, edited)
             result = None
             if plan is not None and demuxed.packets is not None:
                 result = plan.run(path, stream, demuxed.packets, post, skip)
@@ -104,9 +105,9 @@ def sample_file(
     if result is None and plan is not None and demuxed.packets is None:
         with open_video(path, options) as (container, stream):  # packets did not fit in memory: read again
             _set_threads(stream)
-            result = plan.run(path, stream, _demux(container, stream), post, skip)
+            result = plan.run(path, stream, intact_packets(container, stream), post, skip)
     if result is None:
-        result = _two_pass(path, meta, fps, max_frames, post, spread, options)
+        result = _two_pass(path, meta, fps, max_frames, post, spread, options, edited)
     return result
 
 
@@ -115,10 +116,6 @@ def _effective(fps: float | None, timing: FrameTimes) -> float | None:
     if fps is None or fps >= timing.fps * (1 - 1e-9):
         return None
     return fps
-
-
-def _demux(container: InputContainer, stream: VideoStream) -> Iterator[_Packet]:
-    return intact_packets(container, stream)
 
 
 @dataclass
@@ -145,7 +142,7 @@ def _read_packets(container: InputContainer, stream: VideoStream) -> _Demuxed:
     all_pts: list[int | None] = []
     shown = 0
     size = 0
-    for packet in _demux(container, stream):
+    for packet in intact_packets(container, stream):
         all_pts.append(packet.pts)
         # Packets flagged "discard" (e.g. cut by an MP4 edit list) are decoded for reference but
         # never shown, so they are not frames of the video.
@@ -174,8 +171,28 @@ def _broken_edits(demuxed: _Demuxed, meta: StreamMeta) -> bool:
     """
     if "mov" not in meta.format or demuxed.shown == len(demuxed.all_pts):
         return False
-    everything = frame_times(sorted(demuxed.all_pts, key=lambda p: -1 if p is None else p), meta)
-    return bool(everything.warnings)
+    # Only time stamps absurd in themselves count: the hidden frames of a trimmed clip may span far
+    # more than the edited clip lasts, and are stamped correctly all the same.
+    everything = sorted(demuxed.all_pts, key=lambda p: -1 if p is None else p)
+    return implausible_stamps(everything, meta) is not None
+
+
+def _edits_hide(path: Path, demuxed: _Demuxed, meta: StreamMeta) -> bool:
+    """True when an MP4/MOV edit list leaves out frames that the track holds (a trimmed clip).
+
+    FFmpeg flags the hidden frames it still needs as references "discard", and drops those before
+    the last keyframe ahead of the cut altogether; a cut on a keyframe flags nothing. The frames
+    dropped show only as a shortfall against the declared count, which a truncated file also has, so
+    then the packets are counted once more with the edit list ignored (demuxing only, no decoding).
+    """
+    if "mov" not in meta.format:
+        return False
+    if demuxed.shown < len(demuxed.all_pts):
+        return True
+    if not meta.frame_count or demuxed.shown >= meta.frame_count:
+        return False
+    with open_video(path, _NO_EDITS) as (container, stream):
+        return sum(1 for _ in intact_packets(container, stream)) > demuxed.shown
 
 
 class _Plan:
@@ -207,6 +224,7 @@ class _Plan:
         fps: float | None,
         max_frames: int | None,
         spread: str = "uniform",
+        edited: bool = False,
     ) -> _Plan | None:
         """A plan, or None when packet timestamps cannot identify the frames.
 
@@ -217,7 +235,7 @@ class _Plan:
             return None
         ordered = sorted(pts)
         timing = frame_times(ordered, meta)
-        warnings = timing.warnings + check_complete(path, intact, timing, meta)
+        warnings = timing.warnings + check_complete(path, intact, timing, meta, edited)
         return cls(ordered, timing, warnings, fps, max_frames, spread)
 
     def run(
@@ -275,6 +293,7 @@ def _two_pass(
     post: PostProcess,
     spread: str = "uniform",
     options: dict[str, str] | None = None,
+    edited: bool = False,
 ) -> SampledFrames:
     """Fallback: decode once for the frame times, then again to convert the chosen frames."""
     with open_video(path, options) as (container, stream):
@@ -283,7 +302,7 @@ def _two_pass(
     if not pts:
         raise VideoError(path, "zero frames decoded")
     timing = frame_times(pts, meta)
-    warnings = timing.warnings + check_complete(path, len(pts), timing, meta)
+    warnings = timing.warnings + check_complete(path, len(pts), timing, meta, edited)
     picks = pick_indices(timing.times, _effective(fps, timing), timing.tolerance)
     chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
     wanted = set(chosen)

@@ -74,7 +74,9 @@ def sample_frames(
     than half of them are there (``VideoError("truncated: decoded 5 of 33 declared frames (0.6 s
     of 4.1 s)")``); with a smaller shortfall (two frames or more) the decodable prefix comes back
     with a warning in ``SampledFrames.warnings``. Undecodable packets inside a file are skipped.
-    Input with no decodable frame raises ``VideoError("zero frames decoded")``.
+    Input with no decodable frame raises ``VideoError("zero frames decoded")``. A trimmed MP4/MOV
+    (an edit list hides frames the file still holds) gives only the frames it shows, as FFmpeg
+    plays it, and its shortfall is measured against its edited duration.
 
     Time stamps that cannot be used (none, repeated, an absurd time base, a raw elementary stream
     whose stamps the demuxer invents) are replaced by frame order at the rate the file gives in its

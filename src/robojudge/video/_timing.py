@@ -17,7 +17,8 @@ into frame times and says, per video, what it had to assume:
   :func:`jitter_tolerance`), so the 8 fps GIF sampled at 8 fps keeps all its frames.
 * **Truncation.** A file that ends before the frames (or duration) its header declares is an error
   when less than :data:`MIN_COMPLETE` of it is there, and a warning when at least
-  :data:`SHORT_FRAMES` frames are missing.
+  :data:`SHORT_FRAMES` frames are missing. A trimmed MP4/MOV (an edit list hides frames the track
+  still holds) declares every frame of the track, so it is held against its edited duration.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "check_complete",
     "fallback_rate",
     "frame_times",
+    "implausible_stamps",
     "jitter_tolerance",
     "nominal_rate",
     "sane_fps",
@@ -133,8 +135,12 @@ def nominal_rate(meta: StreamMeta) -> tuple[float, tuple[str, ...]]:
     return rate, (f"{why}; rate {rate:.4g} fps ({source})",)
 
 
-def _unreliable(pts: Sequence[int | None], meta: StreamMeta) -> str | None:
-    """Why these time stamps cannot be used as frame times, or None when they can."""
+def implausible_stamps(pts: Sequence[int | None], meta: StreamMeta) -> str | None:
+    """Why these time stamps make no sense in themselves, or None when they do.
+
+    Unlike :func:`frame_times` this does not hold them against the container's duration: frames an
+    MP4 edit list hides may lie far outside the edited clip and still be stamped correctly.
+    """
     if meta.raw:
         return f"no container time stamps ({meta.format} stream)"
     if meta.time_base is None or meta.time_base <= 0:
@@ -144,10 +150,23 @@ def _unreliable(pts: Sequence[int | None], meta: StreamMeta) -> str | None:
     stamps = [int(p) for p in pts if p is not None]
     if any(b <= a for a, b in zip(stamps, stamps[1:], strict=False)):
         return "repeated or decreasing time stamps"
+    if len(stamps) < 2:
+        return None  # one stamp implies no rate
     span = float((stamps[-1] - stamps[0]) * meta.time_base)
     implied = (len(stamps) - 1) / span
     if not sane_fps(implied):
         return f"time stamps imply {implied:.3g} fps (time base {meta.time_base})"
+    return None
+
+
+def _unreliable(pts: Sequence[int | None], meta: StreamMeta) -> str | None:
+    """Why these time stamps cannot be used as frame times, or None when they can."""
+    reason = implausible_stamps(pts, meta)
+    if reason is not None:
+        return reason
+    assert meta.time_base is not None
+    stamps = [int(p) for p in pts if p is not None]
+    span = float((stamps[-1] - stamps[0]) * meta.time_base)
     cd = meta.container_duration
     if cd is not None and cd > 0 and span > 2 * cd + 1:
         return f"time stamps span {span:.1f} s but the container lasts {cd:.1f} s"
@@ -185,7 +204,9 @@ def _seconds(x: float) -> str:
     return f"{x:.1f} s"
 
 
-def check_complete(path: Path, frames: int, timing: FrameTimes, meta: StreamMeta) -> tuple[str, ...]:
+def check_complete(
+    path: Path, frames: int, timing: FrameTimes, meta: StreamMeta, edited: bool = False
+) -> tuple[str, ...]:
     """Compare what a file holds with what its header declares.
 
     Args:
@@ -193,6 +214,9 @@ def check_complete(path: Path, frames: int, timing: FrameTimes, meta: StreamMeta
         frames: frames present (decoded, or intact packets before decoding).
         timing: their times.
         meta: what the container declares.
+        edited: an MP4/MOV edit list leaves out frames of the track (a trimmed clip). The declared
+            frame count still includes them, so only the stream's duration, which is the edited
+            one, says how much of the clip there should be.
 
     Returns:
         A warning when at least :data:`SHORT_FRAMES` frames are missing, else nothing.
@@ -203,7 +227,7 @@ def check_complete(path: Path, frames: int, timing: FrameTimes, meta: StreamMeta
     if frames == 0:
         return ()  # nothing to sample: the caller reports "zero frames decoded"
     fps = timing.fps
-    declared = meta.frame_count
+    declared = None if edited else meta.frame_count
     if declared:
         if frames >= declared:
             return ()
