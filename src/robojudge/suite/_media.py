@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from robojudge.suite._schema import Item
-from robojudge.video import VideoError, probe_video, sample_frames
 
 __all__ = ["MEDIA_MODES", "check_media", "inspect_video", "video_fields"]
 
@@ -45,6 +44,10 @@ def video_fields(item: Item) -> list[tuple[str, str]]:
 
 def inspect_video(path: str, *, deep: bool) -> list[tuple[str, str]]:
     """``(message, severity)`` for what is wrong with one video (file or frame folder), if anything."""
+    # Imported here: the video stack (PyAV, OpenCV) more than triples the import time of the suite
+    # package, and loading a manifest without looking at its media needs none of it.
+    from robojudge.video import VideoError, probe_video, sample_frames
+
     try:
         if deep:
             warnings = sample_frames(path, fps=None, max_frames=None, size=_THUMB).warnings
