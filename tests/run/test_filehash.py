@@ -111,3 +111,67 @@ def test_default_hasher_follows_the_cache_dir(tmp_path: Path, monkeypatch: pytes
     assert (tmp_path / "one" / CACHE_FILE).is_file()
     monkeypatch.setenv("ROBOJUDGE_CACHE_DIR", str(tmp_path / "two"))
     assert default_hasher().folder == tmp_path / "two"
+
+
+def test_a_file_that_keeps_changing_while_read_is_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file being written while it is hashed gets a few more reads, then counts as unreadable
+    (it used to be re-hashed by recursion, without limit)."""
+    f = tmp_path / "growing.mp4"
+    f.write_bytes(b"start")
+    read = _filehash._hash_bytes
+    reads = []
+
+    def read_while_appending(path: Path) -> str:
+        reads.append(path)
+        out = read(path)
+        with path.open("ab") as fh:  # a writer appends while we read: size and times change
+            fh.write(b"more")
+        return out
+
+    monkeypatch.setattr(_filehash, "_hash_bytes", read_while_appending)
+    hasher = FileHasher(tmp_path / "cache")
+    assert hasher.digest(f) == "unreadable"
+    assert len(reads) == _filehash.HASH_ATTEMPTS and hasher.hashed == 0
+    monkeypatch.setattr(_filehash, "_hash_bytes", read)  # the writer is done
+    assert hasher.digest(f) == _blake(f.read_bytes())
+
+
+def test_a_file_that_changes_once_while_read_gets_the_new_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = tmp_path / "v.mp4"
+    f.write_bytes(b"old")
+    read = _filehash._hash_bytes
+    calls = []
+
+    def read_then_rewrite_once(path: Path) -> str:
+        out = read(path)
+        if not calls:
+            path.write_bytes(b"new content")
+        calls.append(path)
+        return out
+
+    monkeypatch.setattr(_filehash, "_hash_bytes", read_then_rewrite_once)
+    assert FileHasher(None).digest(f) == _blake(b"new content")
+    assert len(calls) == 2
+
+
+def test_a_file_deleted_while_hashed_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "v.mp4"
+    f.write_bytes(b"data")
+    read = _filehash._hash_bytes
+
+    def delete_first(path: Path) -> str:
+        path.unlink()  # the drive went away between the stat and the read
+        return read(path)
+
+    monkeypatch.setattr(_filehash, "_hash_bytes", delete_first)
+    assert FileHasher(None).digest(f) == "missing"
+
+
+def test_names_no_file_system_accepts_are_unreadable_not_errors(tmp_path: Path) -> None:
+    hasher = FileHasher(None)
+    assert hasher.digest(tmp_path / ("x" * 300)) == "unreadable"  # over NAME_MAX: ENAMETOOLONG
+    assert hasher.digest("a\0b") == "unreadable"  # Python refuses NUL with ValueError

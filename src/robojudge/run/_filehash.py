@@ -2,9 +2,11 @@
 
 :func:`file_digest` is the BLAKE2b (16 bytes, hex) of a file's bytes. A frame folder (a ``video``
 that is a directory) hashes to the digest of its image files' names and digests plus its
-``fps.txt`` / ``fps`` file, the files :mod:`robojudge.video` reads from it. A missing path hashes to
-``"missing"`` and an unreadable one to ``"unreadable"``, so a failure is part of the fingerprint too
-and a file that appears later changes it.
+``fps.txt`` / ``fps`` file, the files :mod:`robojudge.video` reads from it. A missing path (also one
+deleted while it is read) hashes to ``"missing"`` and an unreadable one to ``"unreadable"``, so a
+failure is part of the fingerprint too and a file that appears later changes it; a file that is
+still changing after :data:`HASH_ATTEMPTS` reads (being written) counts as unreadable for now.
+Resume planning treats both as *inputs unavailable* (:data:`UNAVAILABLE`).
 
 Digests are cached in a small SQLite file in the user's cache folder (``file-hashes.sqlite`` in
 ``$ROBOJUDGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/robojudge``, else ``~/.cache/robojudge``; never in
@@ -30,6 +32,12 @@ from pathlib import Path
 CACHE_FILE = "file-hashes.sqlite"
 RACY_NS = 2_000_000_000
 """A digest counts as settled when taken this long (2 s) after the file's last change."""
+HASH_ATTEMPTS = 3
+"""Reads of a file that changes while it is read before it counts as unreadable."""
+MISSING = "missing"
+UNREADABLE = "unreadable"
+UNAVAILABLE = frozenset({MISSING, UNREADABLE})
+"""The digests that say a file could not be read now, rather than what it holds."""
 _CHUNK = 1 << 20
 _FOLDER_EXTRA = ("fps.txt", "fps")
 
@@ -93,15 +101,22 @@ class FileHasher:
         try:
             st = p.stat()
         except FileNotFoundError:
-            return "missing"
-        except OSError:
-            return "unreadable"
+            return MISSING
+        except (OSError, ValueError):  # ValueError: a NUL in the name
+            return UNREADABLE
         if stat.S_ISDIR(st.st_mode):
             return self._folder_digest(p)
-        try:
-            return self._file_digest(p, st)
-        except OSError:
-            return "unreadable"
+        for _ in range(HASH_ATTEMPTS):
+            try:
+                digest, changed = self._file_digest(p, st)
+            except FileNotFoundError:  # deleted (or its drive gone) between the stat and the read
+                return MISSING
+            except OSError:
+                return UNREADABLE
+            if changed is None:
+                return digest
+            st = changed  # written while being read: read what is there now
+        return UNREADABLE
 
     def _folder_digest(self, folder: Path) -> str:
         from robojudge.video._folder import IMAGE_SUFFIXES
@@ -114,33 +129,35 @@ class FileHasher:
                 and (Path(e.name).suffix.lower() in IMAGE_SUFFIXES or e.name in _FOLDER_EXTRA)
             )
         except OSError:
-            return "unreadable"
+            return UNREADABLE
         h = hashlib.blake2b(digest_size=16)
         h.update(b"frame folder\0")
         for name in names:
             h.update(f"{name}\0{self.digest(folder / name)}\0".encode())
         return h.hexdigest()
 
-    def _file_digest(self, path: Path, st: os.stat_result) -> str:
+    def _file_digest(self, path: Path, st: os.stat_result) -> tuple[str, os.stat_result | None]:
+        """The digest of a file whose stat is ``st``; or, if it changed while read, its new stat."""
         key, text = _stat_key(st), str(path)
         settled_after = max(st.st_mtime_ns, st.st_ctime_ns) + RACY_NS
         with self._lock:
             memo = self._memo.get(text)
             if memo is not None and memo[0] == key:
-                return memo[1]
+                return memo[1], None
             stored = self._lookup(text, key, settled_after)
             if stored is not None:
                 self._memo[text] = (key, stored)
-                return stored
+                return stored, None
         hashed_ns = time.time_ns()
         digest = _hash_bytes(path)
-        if _stat_key(path.stat()) != key:  # changed while being read: hash what is there now
-            return self.digest(path)
+        after = path.stat()
+        if _stat_key(after) != key:
+            return "", after
         with self._lock:
             self.hashed += 1
             self._memo[text] = (key, digest)
             self._store(text, key, hashed_ns, digest)
-        return digest
+        return digest, None
 
     def _lookup(self, path: str, key: StatKey, settled_after: int) -> str | None:
         if self._db is None:
