@@ -301,3 +301,17 @@ def test_missing_video_and_instruction(make_items: Any, store: ResultStore, cach
     assert "needs the item's instruction" in (rows[("clean", "judge:t:ia")].error or "")
     assert "video error" in (rows[("gone", "judge:t:pa")].error or "")
     assert s.failed == 3
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [
+        ("http://h:8000/v1", "http://h:8000/v1/chat/completions"),
+        ("http://h:8000/v1/", "http://h:8000/v1/chat/completions"),
+        ("https://h/openai/v1?api-version=2024-06", "https://h/openai/v1/chat/completions?api-version=2024-06"),
+    ],
+)
+def test_endpoint_url_keeps_the_query_after_the_path(base: str, url: str) -> None:
+    from robojudge.judges._openai import endpoint_url
+
+    assert endpoint_url(base) == url

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import re
@@ -134,3 +135,84 @@ def test_redactor_masks_a_completion_and_drops_token_pieces_of_a_secret() -> Non
     assert out.text == "said ***" and out.meta == {"id": "x-***", "images": 2} and out.logprobs is None
     clean = Completion(text="fine", logprobs=lp, meta={"id": "a"})
     assert Redactor([SECRET]).completion(clean) is clean  # nothing to mask: the same object back
+
+
+URL_PASSWORD, URL_KEY = "hunter2pass", "sk-urlsecret999"
+URL_SECRETS = [URL_PASSWORD, URL_KEY, base64.b64encode(f"user:{URL_PASSWORD}".encode()).decode()]
+
+
+@pytest.mark.parametrize("with_key", [False, True], ids=["url-credentials", "url-credentials-and-key"])
+def test_breaker_message_masks_credentials_of_the_base_url(
+    tmp_path: Path,
+    make_items: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    with_key: bool,
+) -> None:
+    # A server that always fails and quotes the request's path (query included) and headers back,
+    # so the breaker opens with the URL's password and key parameter in reach of every message.
+    def down(body: dict[str, Any], n: int) -> Reply:
+        text = "upstream down at {path}; headers {'Authorization': '{authorization}'}"
+        return Reply(text, status=503, echo=True)
+
+    monkeypatch.setenv("RJ_TEST_KEY", SECRET)
+    items = make_items([f"item{i}" for i in range(8)])
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    db, cache_dir = tmp_path / "store" / "r.sqlite", tmp_path / "cache"
+    caplog.set_level(logging.DEBUG)
+    with FakeServer(down) as srv:
+        url = srv.url.replace("://", f"://user:{URL_PASSWORD}@") + f"?key={URL_KEY}"
+        key_line = 'api_key_env = "RJ_TEST_KEY"\n' if with_key else ""
+        (tmp_path / "judges.toml").write_text(
+            f'[judges.down]\nbackend = "openai"\nmodel = "m"\nbase_url = "{url}"\n{key_line}'
+            "max_retries = 1\nbackoff_s = 0.01\nconcurrency = 1\ncircuit_breaker = 3\n"
+        )
+        args = ["judge", str(manifest), "--judge", "down", "--judges", str(tmp_path / "judges.toml")]
+        args += ["--rubric", "ia", "--db", str(db), "--cache-dir", str(cache_dir), "--no-progress"]
+        res = CliRunner().invoke(app, args)
+        sent, paths = srv.count, srv.paths
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert sent <= 3  # the breaker opened
+    # the query stays after the path; with a key too, aiohttp refuses two sets of credentials
+    assert paths == ([] if with_key else [f"/v1/chat/completions?key={URL_KEY}"] * sent)
+    with ResultStore(db) as st:
+        rows = list(st.rows())
+        export_results(st, tmp_path / "out.csv")
+    assert len(rows) == 8 and all(r.status == "error" for r in rows)
+    assert sum("circuit breaker open" in (r.error or "") for r in rows) >= 5, rows[0].error
+    assert "circuit breaker open" in res.output
+    if with_key:
+        assert "cannot send to http://user:***@" in res.output and "credentials" in res.output
+    seen = res.output + "\n".join(r.getMessage() for r in caplog.records)
+    seen += "\n".join(repr(r) for r in rows) + (tmp_path / "out.csv").read_text()
+    for secret in [*URL_SECRETS, *FORMS]:
+        assert secret not in seen, secret
+        for folder in (db.parent, cache_dir):
+            assert not _files_with(folder, secret.encode()), (secret, folder)
+
+
+def test_redactor_for_judge_masks_the_credentials_of_its_base_url() -> None:
+    from robojudge.judges import make_judge
+
+    basic = base64.b64encode(b"user:p@ss-w0rd").decode()
+    cfg = make_judge(
+        {"name": "t", "base_url": "https://user:p%40ss-w0rd@h.example/v1?api-version=2024-06&code=fn-secret-1"}
+    )
+    r = Redactor.for_judge(cfg)
+    # quoted without '://' (a path echoed back), decoded, and as the Basic header aiohttp sends
+    path = "POST /v1/chat/completions?code="
+    assert r.text(f"{path}fn-secret-1 failed") == f"{path}*** failed"
+    assert r.text("password p@ss-w0rd, encoded p%40ss-w0rd") == "password ***, encoded ***"
+    assert r.text(f"got {basic}") == "got ***"
+    assert r.text("api-version 2024-06 is fine") == "api-version 2024-06 is fine"  # not a credential
+    token_user = make_judge({"name": "t", "base_url": "https://tok-abcdef123@h.example/v1"})
+    assert Redactor.for_judge(token_user).text("token tok-abcdef123 rejected") == "token *** rejected"
+
+
+def test_redactor_masks_key_like_url_parameters_it_was_not_told_about() -> None:
+    r = Redactor([])
+    for name in ("api_key", "apikey", "subscription-key", "access_token", "client_secret", "X-Amz-Signature"):
+        out = r.text(f"GET https://h/x?a=1&{name}=s3cr3t&b=2")
+        assert "s3cr3t" not in out and out.startswith(f"GET https://h/x?a=1&{name}=***"), out
+    assert r.text("GET https://h/x?api-version=2024-06&page=2") == "GET https://h/x?api-version=2024-06&page=2"

@@ -25,22 +25,17 @@ class CircuitBreaker:
     Args:
         threshold: Failed attempts in a row that open it; 0 never opens.
         target: The endpoint, as named in messages.
-        describe: Turns the last failure into text for the message (the engine masks secrets there).
+        mask: Applied to the whole message (the engine masks secrets there: the target is the
+            configured URL, which may carry a password or a key parameter).
     """
 
-    def __init__(
-        self, threshold: int, target: str, describe: Callable[[BaseException], str] = str
-    ) -> None:
+    def __init__(self, threshold: int, target: str, mask: Callable[[str], str] = str) -> None:
         self.threshold = threshold
         self.target = target
-        self._describe = describe
+        self._mask = mask
         self.failures = 0
         self.message: str | None = None
         """Why it opened; ``None`` while closed."""
-
-    @property
-    def open(self) -> bool:
-        return self.message is not None
 
     def check(self) -> None:
         """Raise :class:`CircuitOpenError` when open."""
@@ -60,9 +55,9 @@ class CircuitBreaker:
         self.failures += 1
         if self.failures < self.threshold:
             return False
-        self.message = (
+        self.message = self._mask(
             f"circuit breaker open: {self.target} failed {self.failures} attempts in a row "
-            f"(last: {self._describe(error)}); nothing more is sent to it in this run, "
+            f"(last: {error}); nothing more is sent to it in this run, "
             "rerun with --retry-errors to ask again"
         )
         return True

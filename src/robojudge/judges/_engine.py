@@ -113,7 +113,7 @@ class JudgeEngine:
         self.redact = Redactor.for_judge(config)
         """Masks the judge's credentials in replies and messages before they are cached or stored."""
         target = config.base_url or f"the {config.backend} backend of judge {config.name!r}"
-        self.breaker = CircuitBreaker(config.circuit_breaker, target, self.redact.message)
+        self.breaker = CircuitBreaker(config.circuit_breaker, target, self.redact.text)
 
     def start_backend(self) -> None:
         """Call the backend's optional ``start()`` once (the runner does, on the first cache miss).

@@ -53,7 +53,7 @@ class OpenAIBackend:
         if not config.model:
             raise ValueError(f"judge {config.name!r}: the openai backend needs a model name")
         self.config = config
-        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._url = endpoint_url(config.base_url)
         # Opened on the first request, on the loop that sends it: a fully cached run never pays
         # for the session or its connections.
         self._session: Any = None
@@ -148,6 +148,8 @@ class OpenAIBackend:
         except aiohttp.ClientError as exc:
             msg = self._mask(f"connection error: {type(exc).__name__}: {exc}")
             raise TransientError(msg) from None
+        except ValueError as exc:  # aiohttp refusing the request itself, e.g. two sets of credentials
+            raise BackendError(self._mask(f"cannot send to {self._url} ({exc})")) from None
         latency = time.perf_counter() - start
         text_body = raw.decode("utf-8", errors="replace")
         if status != 200:
@@ -211,6 +213,14 @@ class OpenAIBackend:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def endpoint_url(base_url: str) -> str:
+    """The chat-completions URL under ``base_url``, its query string (``?api-version=``) kept last."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
 
 
 def _size(n: int) -> str:

@@ -9,13 +9,18 @@ the response cache and the console. :class:`Redactor` replaces, in any text:
   is five), and masking them would mangle replies, so they are left alone;
 * the values of extra headers whose names say they carry a credential (``*key*``, ``*token*``,
   ``*secret*``, ``*auth*``);
+* the credentials in the judge's own ``base_url``: its password (or its user name when that is
+  all it has: a token), the ``Basic`` header made of them, and the values of its key-like query
+  parameters -- these end up in connection errors, in a server's echo of the request path and in
+  the circuit breaker's message;
 * whatever follows ``Authorization:``, ``api-key:`` and the like (also as JSON or dict keys),
-  bearer tokens, the password of a URL and key-like URL query parameters (``key=``, ``token=``,
-  ``sig=``...), even when the key itself is not known.
+  bearer tokens, the password of a URL and key-like URL query parameters (``key=``, ``api_key=``,
+  ``access_token=``, ``sig=``...), even when the key itself is not known.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import urllib.parse
@@ -41,9 +46,10 @@ _HEADER_VALUE = re.compile(
 _KEY_WORDS = ("apikey", "api-key", "api_key")
 # Credentials in URLs: a password in the user part, and key-like query parameters.
 _URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s/]+@")
-_URL_PARAM = re.compile(
-    r"([?&](?:key|token|access_token|auth|sig|signature|password)=)[^&\s\"'#]+", re.IGNORECASE
-)
+# A parameter name holding one of these words (api_key, X-Amz-Signature, client_secret...).
+_PARAM_NAME = r"[\w.-]*(?:key|token|secret|auth|passw|signature|credential)[\w.-]*|sig|code|pwd"
+_URL_PARAM = re.compile(rf"([?&](?:{_PARAM_NAME})=)[^&\s\"'#]+", re.IGNORECASE)
+_SECRET_PARAM = re.compile(rf"(?:{_PARAM_NAME})", re.IGNORECASE)
 # A bare bearer token: at least 8 token characters, so "the bearer of ..." stays as it is.
 _BEARER = re.compile(r"\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
 
@@ -83,6 +89,8 @@ class Redactor:
         """The redactor for a judge: its API key and its credential-looking extra headers."""
         values = [config.api_key()]
         values += [v for k, v in config.extra_headers.items() if _SECRET_HEADER.search(k)]
+        if config.base_url:
+            values += url_secrets(config.base_url)
         return cls(values)
 
     def text(self, text: str) -> str:
@@ -122,3 +130,20 @@ class Redactor:
         if text != completion.text:
             changes.update(text=text, logprobs=None)
         return replace(completion, **changes)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials written into a URL: its password and the ``Basic`` value made with it (or
+    its user name, when there is no password: a token), and its key-like query parameter values."""
+    parts = urllib.parse.urlsplit(url)
+    out: list[str] = []
+    user = urllib.parse.unquote(parts.username) if parts.username else ""
+    if parts.password is not None:
+        password = urllib.parse.unquote(parts.password)
+        out += [password, base64.b64encode(f"{user}:{password}".encode()).decode()]
+    elif user:
+        out += [user, base64.b64encode(f"{user}:".encode()).decode()]
+    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False):
+        if _SECRET_PARAM.fullmatch(name):
+            out.append(value)
+    return out
