@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -78,11 +79,13 @@ def caption_length(item, config: CaptionConfig) -> Score:
 
 class TableConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    table: str | None = None
+    table: Path | None = None  # a file by its type
+    notes: str | None = Field(default=None, json_schema_extra={"input_file": True})  # a file by declaration
+    label: str = ""  # a word, even when a file of that name happens to exist
 
 
 @metric("test_table", inputs={"instruction"}, config=TableConfig, **COMMON)
 def table_size(item, config: TableConfig) -> Score:
-    from pathlib import Path
-
-    return Score(value=float(len(Path(config.table).read_bytes())) if config.table else 0.0)
+    size = len(config.table.read_bytes()) if config.table else 0
+    notes = len(Path(config.notes).read_bytes()) if config.notes else 0
+    return Score(value=float(size + notes))

@@ -135,16 +135,59 @@ def test_a_per_item_texts_file_rescores_only_the_changed_item(store: ResultStore
     assert _current(store, "test_caption")["c"].value == 6.0
 
 
-def test_any_file_named_in_the_config_is_part_of_the_fingerprint(store: ResultStore, tmp_path: Path) -> None:
-    table = tmp_path / "table.bin"
+def test_a_file_field_of_the_config_is_part_of_the_fingerprint(store: ResultStore, tmp_path: Path) -> None:
+    """A config field typed ``Path``, or declared ``input_file``, is an input: its file's content counts."""
+    table, notes = tmp_path / "table.bin", tmp_path / "notes.txt"
     table.write_bytes(b"12345")
+    notes.write_bytes(b"")
     items = [Item(item_id=n, video="/unused.mp4", instruction="x") for n in ("a", "b")]
-    reqs = build_requests(["test_table"], {"test_table": {"table": str(table)}})
+    reqs = build_requests(["test_table"], {"test_table": {"table": str(table), "notes": str(notes)}})
     score_items(items, reqs, store)
     table.write_bytes(b"1234567")
     s = score_items(items, reqs, store)
     assert (s.stale, s.ok) == (2, 2)
     assert {r.value for r in store.rows()} == {7.0}
+    notes.write_bytes(b"ab")
+    s = score_items(items, reqs, store)
+    assert (s.stale, s.ok) == (2, 2)
+    assert {r.value for r in store.rows()} == {9.0}
+    moved = tmp_path / "moved.bin"
+    table.rename(moved)  # another path, same content: another config hash, but the same fingerprint
+    (req,) = build_requests(["test_table"], {"test_table": {"table": str(moved), "notes": str(notes)}})
+    assert metric_fingerprint(items[0], req.spec, req.config) == store.rows()[0].fingerprint
+
+
+def test_a_config_word_that_names_a_file_here_is_not_an_input(
+    store: ResultStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only fields that say they hold a path are hashed: a word that happens to name a file in the
+    current folder (a tracker called ``lk_flow``, a file ``lk_flow`` here) is not read, so neither
+    editing that file nor running from another folder rescores anything."""
+    monkeypatch.chdir(tmp_path)
+    word = tmp_path / "fast"
+    word.write_text("one")
+    items = [Item(item_id="a", video="/unused.mp4", instruction="x")]
+    reqs = build_requests(["test_table"], {"test_table": {"label": "fast"}})
+    assert score_items(items, reqs, store).ok == 1
+    word.write_text("two")
+    s = score_items(items, reqs, store)
+    assert (s.stale, s.skipped) == (0, 1)
+
+
+def test_a_config_string_too_long_for_a_file_name_does_not_break_planning(
+    store: ResultStore, tmp_path: Path
+) -> None:
+    """Checking whether a 300-byte string names a file raises "File name too long" (OSError)."""
+    long = "x" * 300
+    items = [Item(item_id="a", video="/unused.mp4", instruction="x")]
+    reqs = build_requests(
+        ["test_table", "test_caption"], {"test_table": {"label": long}, "test_caption": {"captions": long}}
+    )
+    s = score_items(items, reqs, store)
+    assert (s.ok, s.failed) == (1, 1)  # the caption file cannot be read: that item's row says so
+    (failed,) = s.errors
+    assert failed.metric == "test_caption" and "File name too long" in str(failed.error)
+    assert score_items(items, reqs, store).computed == 0
 
 
 def test_rows_without_fingerprint_are_kept_unless_asked(store: ResultStore, tmp_path: Path) -> None:

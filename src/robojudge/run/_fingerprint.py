@@ -12,8 +12,12 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
 * ``initial_frame``: the initial frame's digest (the video's when the item has none);
 * files named in the metric's config (a captions file...): a config field that names per-item
   texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``,
-  else the item's entry in the file -- so editing one caption rescores one item. Any other config
-  value that names an existing file adds that file's digest.
+  else the item's entry in the file -- so editing one caption rescores one item. A config field
+  whose type is a :class:`~pathlib.Path` (``Path | None``...), or that declares
+  ``json_schema_extra={"input_file": True}``, names an input file: its part is that file's digest.
+  No other config value is taken for a file, whatever it spells: a word such as ``lk_flow`` that
+  happens to name a file in the current folder is only a word, and a long string is never
+  handed to the file system as a name.
 
 Paths are not part of it (moving a file does not change the result) and neither is anything the
 metric does not declare: a metric that never reads the reference is not rescored when only the
@@ -25,10 +29,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePath
+from typing import Any, get_args
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from robojudge.metrics import Input, MetricInputError, MetricSpec
 from robojudge.run._filehash import file_digest
@@ -42,6 +47,8 @@ JUDGE_INPUTS: frozenset[Input] = frozenset({Input.video, Input.instruction})
 
 ITEM_TEXT = "item_text"
 """The ``json_schema_extra`` key of a config field that names a per-item texts file."""
+INPUT_FILE = "input_file"
+"""The ``json_schema_extra`` key (true) of a ``str`` config field that names a file the metric reads."""
 
 
 def _digest(path: str | None) -> str | None:
@@ -69,10 +76,17 @@ def _part(item: Item, inp: Input, inputs: frozenset[Input]) -> Any:
     raise ValueError(f"no fingerprint rule for input {inp!r}")  # pragma: no cover - a new Input member
 
 
+def _is_file(path: str) -> bool:
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return False
+
+
 def _item_text(item: Item, key: str, path: Any) -> Any:
     if key in item.meta:  # the metrics read the manifest's text first
         return {"meta": item.meta[key]}
-    if not isinstance(path, str) or not path or not Path(path).is_file():
+    if not isinstance(path, str) or not path or not _is_file(path):
         return None
     from robojudge.metrics._texts import load_item_texts
 
@@ -87,21 +101,33 @@ def _config_parts(
 ) -> dict[str, Any]:
     fields = config_type.model_fields if config_type is not None else {}
     out: dict[str, Any] = {}
-    for name in sorted(set(config) | {n for n, f in fields.items() if _text_key(f.json_schema_extra)}):
+    for name in sorted(fields):
         value = config.get(name)
-        key = _text_key(fields[name].json_schema_extra) if name in fields else None
+        key = _text_key(fields[name])
         if key is not None:
             out[name] = _item_text(item, key, value)
-        elif isinstance(value, str) and value and Path(value).is_file():
+        elif _is_file_field(fields[name]) and isinstance(value, str) and value:
             out[name] = file_digest(value)
     return out
 
 
-def _text_key(extra: Any) -> str | None:
+def _text_key(field: FieldInfo) -> str | None:
+    extra = field.json_schema_extra
     if isinstance(extra, Mapping):
         key = extra.get(ITEM_TEXT)
         return key if isinstance(key, str) else None
     return None
+
+
+def _is_file_field(field: FieldInfo) -> bool:
+    extra = field.json_schema_extra
+    return (isinstance(extra, Mapping) and extra.get(INPUT_FILE) is True) or _names_path(field.annotation)
+
+
+def _names_path(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, PurePath):
+        return True
+    return any(_names_path(arg) for arg in get_args(annotation))
 
 
 def inputs_fingerprint(
@@ -116,7 +142,8 @@ def inputs_fingerprint(
         item: The item, with absolute paths.
         inputs: The metric's declared inputs.
         config: The metric's config as plain values (what the store keeps in ``config``).
-        config_type: The config's model, for the fields that name per-item texts.
+        config_type: The config's model, for the fields that name files or per-item texts; without
+            it no config value is read as a file.
 
     Returns:
         32 hex characters.
