@@ -71,9 +71,11 @@ class CaptionConfig(BaseModel):
 
 @metric("test_caption", inputs={"instruction"}, config=CaptionConfig, **COMMON)
 def caption_length(item, config: CaptionConfig) -> Score:
-    from robojudge.metrics._texts import load_item_texts
+    from robojudge.metrics._texts import load_item_texts, meta_gives_text
 
-    text = item.meta.get("caption") or load_item_texts(config.captions, "caption").get(item.item_id, "")
+    text = item.meta.get("caption")
+    if not meta_gives_text(text):  # sa_bleu's rule
+        text = load_item_texts(config.captions, "caption").get(item.item_id, "")
     return Score(value=float(len(text)))
 
 

@@ -263,3 +263,53 @@ def test_score_command_says_what_was_recomputed(tmp_path: Path, monkeypatch: pyt
     assert "1 stored results have no inputs fingerprint" in res.output and "--rescore-unknown" in res.output
     res = CliRunner().invoke(build_app("score"), [*args, "--rescore-unknown"])
     assert "1 stored results without an inputs fingerprint were recomputed" in res.output
+
+
+@pytest.mark.parametrize("empty", ["", None, "   "])
+def test_an_empty_meta_caption_reads_the_file_and_its_edits_rescore(
+    store: ResultStore, tmp_path: Path, empty: str | None
+) -> None:
+    """sa_bleu reads the captions file when meta.caption is empty, None or blank: so does the
+    fingerprint (it used to hash only the empty meta value, and an edited file changed nothing)."""
+    captions = tmp_path / "captions.json"
+    captions.write_text(json.dumps({"a": "the robot picks up the red cup"}))
+    item = Item(item_id="a", video="/unused.mp4", instruction="pick up the red cup", meta={"caption": empty})
+    reqs = build_requests(["sa_bleu"], {"sa_bleu": {"captions": str(captions)}})
+    first = score_items([item], reqs, store)
+    assert first.ok == 1, first.errors
+    before = _current(store, "sa_bleu")["a"].value
+    captions.write_text(json.dumps({"a": "a dog runs on the beach"}))
+    s = score_items([item], reqs, store)
+    assert (s.stale, s.ok) == (1, 1)
+    after = _current(store, "sa_bleu")["a"].value
+    assert after is not None and before is not None and after < before
+
+
+def test_a_meta_text_the_metric_reads_hides_the_file(store: ResultStore, tmp_path: Path) -> None:
+    captions = tmp_path / "captions.json"
+    captions.write_text(json.dumps({"a": "the robot picks up the red cup"}))
+    item = Item(item_id="a", video="/unused.mp4", instruction="pick up the red cup",
+                meta={"caption": "the robot picks up a cup"})
+    reqs = build_requests(["sa_bleu"], {"sa_bleu": {"captions": str(captions)}})
+    assert score_items([item], reqs, store).ok == 1
+    captions.write_text(json.dumps({"a": "a dog runs on the beach"}))
+    assert score_items([item], reqs, store).skipped == 1  # the file is not read for this item
+
+
+@pytest.mark.parametrize(("meta", "reads_file"), [
+    ({"key_steps": []}, True), ({"key_steps": [" ", ""]}, True), ({"key_steps": "\n"}, True),
+    ({"key_steps": ["grasp", "lift"]}, False), ({}, True),
+])
+def test_meta_steps_follow_sa_clip_s_rule(tmp_path: Path, meta: dict, reads_file: bool) -> None:
+    """sa_clip's steps: a list of blank strings is no text (the file is read), as find_steps decides."""
+    from robojudge.metrics.learned.hf_text import find_steps
+
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps({"a": ["open", "close"]}))
+    item = Item(item_id="a", video="/unused.mp4", instruction="x", meta=meta)
+    spec = get_metric("sa_clip")
+    config = {"steps": str(steps)}
+    before = metric_fingerprint(item, spec, config)
+    assert (find_steps(item, "key_steps", str(steps), "steps") == ["open", "close"]) == reads_file
+    steps.write_text(json.dumps({"a": ["open", "push"]}))
+    assert (metric_fingerprint(item, spec, config) != before) == reads_file

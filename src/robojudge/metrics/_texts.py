@@ -25,6 +25,20 @@ def as_text(value: Any, allow_lists: bool) -> str | None:
     return None
 
 
+def meta_gives_text(value: Any, allow_lists: bool = True) -> bool:
+    """Whether an item's ``meta`` value is what a metric reads, so that its texts file is not read.
+
+    The rule of ``sa_bleu`` and ``sa_clip`` (and of the fingerprint of their results): a missing
+    value (``None``) or one without text -- empty or blank, an empty list or one of blank strings --
+    gives no text, and the item's entry in the file is read instead. Anything else is read from
+    ``meta``: a text, or a value of another type, which the metric refuses whatever the file holds.
+    """
+    if value is None:
+        return False
+    text = as_text(value, allow_lists)
+    return text is None or bool(text.strip())
+
+
 @functools.lru_cache(maxsize=16)
 def _load(path: str, mtime_ns: int, field: str, allow_lists: bool) -> dict[str, str]:
     raw = Path(path).read_text(encoding="utf-8")

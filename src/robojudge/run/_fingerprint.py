@@ -11,9 +11,10 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
 * ``instruction``: the text;
 * ``initial_frame``: the initial frame's digest (the video's when the item has none);
 * files named in the metric's config (a captions file...): a config field that names per-item
-  texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``,
-  else the item's entry in the file -- so editing one caption rescores one item. A config field
-  whose type is a :class:`~pathlib.Path` (``Path | None``...), or that declares
+  texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``
+  when the metric reads that (:func:`~robojudge.metrics._texts.meta_gives_text`: not when it is
+  empty or blank), else the item's entry in the file -- so editing one caption rescores one item.
+  A config field whose type is a :class:`~pathlib.Path` (``Path | None``...), or that declares
   ``json_schema_extra={"input_file": True}``, names an input file: its part is that file's digest.
   No other config value is taken for a file, whatever it spells: a word such as ``lk_flow`` that
   happens to name a file in the current folder is only a word, and a long string is never
@@ -36,6 +37,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from robojudge.metrics import Input, MetricInputError, MetricSpec
+from robojudge.metrics._texts import load_item_texts, meta_gives_text
 from robojudge.run._filehash import file_digest
 from robojudge.suite import Item
 
@@ -84,12 +86,10 @@ def _is_file(path: str) -> bool:
 
 
 def _item_text(item: Item, key: str, path: Any) -> Any:
-    if key in item.meta:  # the metrics read the manifest's text first
+    if meta_gives_text(item.meta.get(key)):  # the metrics' own rule: the manifest's text, if it has one
         return {"meta": item.meta[key]}
     if not isinstance(path, str) or not path or not _is_file(path):
         return None
-    from robojudge.metrics._texts import load_item_texts
-
     try:
         return {"file": load_item_texts(path, key, allow_lists=True).get(item.item_id)}
     except MetricInputError:  # unreadable as texts: the metric fails on it; hash the bytes

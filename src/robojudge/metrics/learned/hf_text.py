@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
-from robojudge.metrics._texts import as_text, load_item_texts
+from robojudge.metrics._texts import as_text, load_item_texts, meta_gives_text
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
 
@@ -61,13 +61,14 @@ class ClipScoreConfig(BaseModel):
 
     steps: str | None = Field(
         default=None,
-        description="JSON {item_id: text} or JSONL (item_id, key_steps); used when meta.key_steps is absent",
+        description="JSON {item_id: text} or JSONL (item_id, key_steps); used when meta.key_steps is "
+        "absent or blank",
         json_schema_extra={"item_text": STEPS_KEY},  # its results' fingerprints hold the item's text
     )
     references: str | None = Field(
         default=None,
         description="JSON {item_id: text} or JSONL (item_id, reference_steps); used when "
-        "meta.reference_steps is absent",
+        "meta.reference_steps is absent or blank",
         json_schema_extra={"item_text": REFERENCES_KEY},
     )
     batch_size: int = Field(default=32, ge=1, description="steps per text-encoder forward pass")
@@ -154,7 +155,7 @@ def find_steps(item: Item, key: str, file: str | None, option: str) -> list[str]
         raise MetricInputError(f"item {item.item_id!r}: meta.{key} must be a string or a list of strings, "
                                f"got {kind}")
     source = f"meta.{key}"
-    if not (text and text.strip()) and file:
+    if not meta_gives_text(value) and file:
         if not Path(file).is_file():
             raise MetricInputError(f"{option} file {file} (sa_clip.{option}) does not exist")
         text = load_item_texts(file, key, allow_lists=True).get(item.item_id)

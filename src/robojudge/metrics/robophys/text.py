@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
-from robojudge.metrics._texts import load_item_texts
+from robojudge.metrics._texts import load_item_texts, meta_gives_text
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
 
@@ -35,7 +35,8 @@ class BleuConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     captions: str | None = Field(
-        default=None, description="JSON {item_id: caption} or JSONL file; used when meta.caption is absent",
+        default=None,
+        description="JSON {item_id: caption} or JSONL file; used when meta.caption is absent or blank",
         json_schema_extra={"item_text": CAPTION_KEY},  # its results' fingerprints hold the item's caption
     )
     tokenize: str = Field(default="13a", description="sacrebleu tokenizer (13a = mteval-v13a, its default)")
@@ -53,7 +54,7 @@ def find_caption(item: Item, captions: str | None) -> str:
     if caption is not None and not isinstance(caption, str):
         kind = type(caption).__name__
         raise MetricInputError(f"item {item.item_id!r}: meta.caption must be a string, got {kind}")
-    if not caption and captions:
+    if not meta_gives_text(caption, allow_lists=False) and captions:
         caption = load_item_texts(captions, CAPTION_KEY).get(item.item_id)
     if not caption or not caption.strip():
         where = f" nor in captions file {captions}" if captions else ""
