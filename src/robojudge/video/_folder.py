@@ -22,7 +22,6 @@ from robojudge.video._types import VideoError, VideoInfo
 __all__ = [
     "DEFAULT_FOLDER_FPS",
     "IMAGE_SUFFIXES",
-    "folder_fps",
     "folder_rate",
     "list_images",
     "probe_folder",
@@ -50,11 +49,6 @@ def list_images(folder: Path) -> list[Path]:
     if not images:
         raise VideoError(folder, "empty frame folder (no .png/.jpg/.jpeg/.bmp/.webp images)")
     return sorted(images, key=lambda p: _natural_key(p.name))
-
-
-def folder_fps(folder: Path) -> float:
-    """Frame rate of a folder: from ``fps.txt`` / ``fps`` if present, else 30."""
-    return folder_rate(folder)[0]
 
 
 def folder_rate(folder: Path) -> tuple[float, tuple[str, ...]]:
