@@ -184,6 +184,47 @@ def test_breaker_counts_consecutive_failures_only(
     assert s.scored == 6 and s.stats.stopped is None
 
 
+def _first_n_fail(n_bad: int, bad: Reply) -> Any:
+    return lambda body, n: bad if n <= n_bad else Reply(OK)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Reply("context length exceeded", status=400),
+        Reply("payload too large", status=413),
+        Reply("content filtered", status=422),
+        Reply(body=_huge_chat(20_000)),  # over the 16 KiB cap below, with status 200
+        Reply(raw={"not": "a chat reply"}),  # 200, but no choices
+    ],
+    ids=["400", "413", "422", "oversized", "malformed"],
+)
+def test_breaker_ignores_failures_of_single_items(
+    make_items: Any, store: ResultStore, cache: ResponseCache, bad: Reply
+) -> None:
+    # Eight items in a row the server cannot take, then fine: the endpoint works, so nothing stops.
+    items = make_items([f"item{i:02d}" for i in range(12)])
+    j = judge("", concurrency=1, max_retries=0, circuit_breaker=5, max_reply_bytes=16 << 10)
+    with FakeServer(_first_n_fail(8, bad)) as srv:
+        s = judge_items(items, j.model_copy(update={"base_url": srv.url}), [IA], store, cache=cache)
+        assert srv.count == 12
+    assert s.stats.stopped is None and s.failed == 8 and s.scored == 4
+    assert not any("circuit breaker" in (r.error or "") for r in store.rows())
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 407])
+def test_breaker_opens_on_an_endpoint_that_refuses_everyone(
+    make_items: Any, store: ResultStore, cache: ResponseCache, status: int
+) -> None:
+    # a wrong key or a wrong URL fails every item the same way: stop after the threshold
+    items = make_items([f"item{i:02d}" for i in range(12)])
+    j = judge("", concurrency=1, max_retries=0, circuit_breaker=5)
+    with FakeServer(lambda b, n: Reply("no", status=status)) as srv:
+        s = judge_items(items, j.model_copy(update={"base_url": srv.url}), [IA], store, cache=cache)
+        assert srv.count == 5
+    assert s.stats.stopped is not None and f"HTTP {status}" in s.stats.stopped and s.failed == 12
+
+
 def test_breaker_zero_disables_it(make_items: Any, store: ResultStore, cache: ResponseCache) -> None:
     with FakeServer(lambda b, n: Reply("down", status=500)) as srv:
         judge_items(

@@ -4,8 +4,13 @@ Against a server that is down, hung or refusing every request, retrying each ite
 every item its full retry budget. After ``threshold`` failed attempts in a row the breaker opens
 for the rest of the run: requests not yet sent fail at once, with one message that names the
 endpoint and the last failure, and the runner stores them as error rows (``--retry-errors`` asks
-them again later). A successful reply resets the count while the breaker is still closed. A 429
-(rate limited) does not count: the server is up and its ``Retry-After`` is honoured instead.
+them again later). A successful reply resets the count while the breaker is still closed.
+
+Only failures of the endpoint count (:func:`endpoint_failure`): no reply at all, a 5xx, or a
+status that says the key or the URL is wrong. A failure of one request -- a 400/413/422 for a
+context too long or filtered content, an oversized or malformed 200 reply -- neither counts nor
+resets the count: the next item may well succeed. Nor does a 429: the server is up and its
+``Retry-After`` is honoured instead.
 """
 
 from __future__ import annotations
@@ -13,6 +18,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from robojudge.judges._backend import BackendError
+
+_ENDPOINT_STATUS = frozenset({401, 403, 404, 405, 407, 408})
+"""4xx answers that every request would get: wrong key or URL, proxy login, server timeout."""
+
+
+def endpoint_failure(error: BaseException) -> bool:
+    """Whether a failed attempt says the endpoint is unusable (and so counts toward the breaker)."""
+    status = error.status if isinstance(error, BackendError) else None
+    if status is None:  # no reply: refused or dropped connection, timeout, deadline, model not loaded
+        return True
+    return status >= 500 or status in _ENDPOINT_STATUS
 
 
 class CircuitOpenError(BackendError):
@@ -50,7 +66,7 @@ class CircuitBreaker:
         """Count a failed attempt; ``True`` when this one opened the breaker."""
         if self.message is not None or self.threshold <= 0:
             return False
-        if isinstance(error, BackendError) and error.status == 429:
+        if not endpoint_failure(error):
             return False
         self.failures += 1
         if self.failures < self.threshold:

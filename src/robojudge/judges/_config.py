@@ -84,8 +84,10 @@ class JudgeConfig(BaseModel):
         timeout_s: Longest one attempt may take, connecting, sending and reading the reply.
         deadline_s: Longest one request may take, all its attempts and the waits between them.
         max_reply_bytes: Largest reply body read; a bigger one fails its item (without retries).
-        circuit_breaker: Failed attempts in a row after which nothing more is sent to the endpoint
-            in this run (its remaining items get error rows); 0 never stops.
+        circuit_breaker: Failed attempts in a row (of the endpoint's own: no reply, 5xx, 401/403/
+            404/405/407/408; not a 400/413/422 or a bad 200 reply of one request) after which
+            nothing more is sent to the endpoint in this run (its remaining items get error rows);
+            0 never stops.
         max_retries: Retries of 429/5xx/timeouts/connection errors before the item fails.
         backoff_s: First retry delay; doubles each retry, with jitter, capped at ``max_backoff_s``.
         max_backoff_s: Longest wait between retries (also caps Retry-After).

@@ -160,8 +160,8 @@ class OpenAIBackend:
             raise BackendError(msg, status=status)
         try:
             return _completion(text_body, self._url, latency, n_images)
-        except TransientError as exc:
-            raise TransientError(self._mask(str(exc))) from None
+        except TransientError as exc:  # status 200: the server answered, the breaker leaves it be
+            raise TransientError(self._mask(str(exc)), status=status) from None
 
     async def _read_body(self, resp: Any) -> bytes:
         """The reply body, or :class:`BackendError` when it is over ``max_reply_bytes``.
