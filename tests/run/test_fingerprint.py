@@ -273,7 +273,8 @@ def test_an_empty_meta_caption_reads_the_file_and_its_edits_rescore(
     fingerprint (it used to hash only the empty meta value, and an edited file changed nothing)."""
     captions = tmp_path / "captions.json"
     captions.write_text(json.dumps({"a": "the robot picks up the red cup"}))
-    item = Item(item_id="a", video="/unused.mp4", instruction="pick up the red cup", meta={"caption": empty})
+    item = Item(item_id="a", video=video(tmp_path / "v.mp4", 50), instruction="pick up the red cup",
+                meta={"caption": empty})
     reqs = build_requests(["sa_bleu"], {"sa_bleu": {"captions": str(captions)}})
     first = score_items([item], reqs, store)
     assert first.ok == 1, first.errors
@@ -288,7 +289,7 @@ def test_an_empty_meta_caption_reads_the_file_and_its_edits_rescore(
 def test_a_meta_text_the_metric_reads_hides_the_file(store: ResultStore, tmp_path: Path) -> None:
     captions = tmp_path / "captions.json"
     captions.write_text(json.dumps({"a": "the robot picks up the red cup"}))
-    item = Item(item_id="a", video="/unused.mp4", instruction="pick up the red cup",
+    item = Item(item_id="a", video=video(tmp_path / "v.mp4", 50), instruction="pick up the red cup",
                 meta={"caption": "the robot picks up a cup"})
     reqs = build_requests(["sa_bleu"], {"sa_bleu": {"captions": str(captions)}})
     assert score_items([item], reqs, store).ok == 1
@@ -306,7 +307,7 @@ def test_meta_steps_follow_sa_clip_s_rule(tmp_path: Path, meta: dict, reads_file
 
     steps = tmp_path / "steps.json"
     steps.write_text(json.dumps({"a": ["open", "close"]}))
-    item = Item(item_id="a", video="/unused.mp4", instruction="x", meta=meta)
+    item = Item(item_id="a", video=video(tmp_path / "v.mp4", 50), instruction="x", meta=meta)
     spec = get_metric("sa_clip")
     config = {"steps": str(steps)}
     before = metric_fingerprint(item, spec, config)

@@ -114,6 +114,26 @@ def test_only_changed_groups_are_recomputed(toy, items, store, tmp_path) -> None
     assert (run.computed, run.skipped) == (1, 1)
 
 
+def test_groups_with_a_file_unavailable_now_are_kept(toy, items, store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A member's video gone for a while (a drive not mounted) keeps its group's stored value; a group
+    never stored is still computed; with the file back nothing is recomputed."""
+    score_sets_into(store, items, ["toy_set_gap", "toy_set_rank"], by="generator")
+    good = store.rows()
+    video = Path(items[0].video)
+    video.rename(tmp_path / "away.mp4")
+    run = score_sets_into(store, items, ["toy_set_gap", "toy_set_rank"], by="generator")
+    # g1 of both metrics reads the video; g2 of toy_set_rank does not (only every reference)
+    assert (run.unavailable, run.skipped, run.computed, run.stale) == (2, 4, 0, 0)
+    assert store.rows() == good and store.count(include_superseded=True) == len(good)
+    assert {r.group: r.status for r in run.rows if r.metric == "toy_set_gap"} == {"g1": "ok", "g2": "ok"}
+    fresh = score_sets_into(store, items, ["toy_set_gap"], by="task")  # never stored: computed, fails
+    assert fresh.computed == 2 and {r.group: r.status for r in fresh.rows} == {"t0": "error", "t1": "ok"}
+    (tmp_path / "away.mp4").rename(video)
+    back = score_sets_into(store, items, ["toy_set_gap", "toy_set_rank"], by="generator")
+    assert (back.unavailable, back.computed, back.skipped) == (0, 0, 4)
+    assert toy == {"toy_set_gap": 4, "toy_set_rank": 2}
+
+
 def test_another_grouping_is_another_config(toy, items, store) -> None:  # type: ignore[no-untyped-def]
     score_sets_into(store, items, ["toy_set_gap"], by="generator")
     run = score_sets_into(store, items, ["toy_set_gap"], by="task")

@@ -128,6 +128,7 @@ def sets_cmd(
     console.print(table)
     if where is not None:
         console.print(f"{where.groups} groups: {where.computed} computed ({where.stale} because their items "
-                      f"changed), {where.skipped} already stored; results: {where.db_url}", highlight=False)
+                      f"changed), {where.skipped} already stored ({where.unavailable} kept because a file "
+                      f"cannot be read now); results: {where.db_url}", highlight=False)
     if out is not None:
         console.print(f"rows: {write_set_rows(rows, out)}", highlight=False)

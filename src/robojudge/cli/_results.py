@@ -63,7 +63,8 @@ def status_cmd(
     run_dir: Path | None = typer.Option(
         None, "--run-dir", help="Run folder of the default store [default: runs/<manifest name>]."
     ),
-    stale: bool = typer.Option(False, "--stale", help="List the stale rows and those without a fingerprint."),
+    stale: bool = typer.Option(False, "--stale", help="List the stale rows, those whose inputs cannot be "
+                               "read now and those without a fingerprint."),
 ) -> None:
     """Per metric: current rows, how many still match their inputs, stale rows, superseded rows, errors.
 
@@ -82,21 +83,23 @@ def status_cmd(
         status = status_suite(suite, db=db, run_dir=run_dir)
     except (StoreError, ManifestError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
-    table = Table("metric", "config", "version", "current", "up to date", "stale", "no fingerprint",
-                  "imported", "not checked", "errors", "superseded", title=status.db_url)
+    table = Table("metric", "config", "version", "current", "up to date", "stale", "inputs unavailable",
+                  "no fingerprint", "imported", "not checked", "errors", "superseded", title=status.db_url)
     for m in status.metrics:
         table.add_row(m.metric, m.config_hash, m.version, *(str(v) for v in (
-            m.current, m.up_to_date, m.stale, m.unknown, m.imported, m.not_checked, m.errors, m.superseded)))
+            m.current, m.up_to_date, m.stale, m.unavailable, m.unknown, m.imported, m.not_checked, m.errors,
+            m.superseded)))
     console.print(table)
-    n_stale, n_unknown = len(status.stale), len(status.unknown)
-    console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_unknown} without an "
-                  "inputs fingerprint (kept; `robojudge score --rescore-unknown` recomputes them)",
-                  highlight=False)
+    n_stale, n_unknown, n_gone = len(status.stale), len(status.unknown), len(status.unavailable)
+    console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_gone} with inputs "
+                  "unavailable (files missing or unreadable now; kept until they are back), "
+                  f"{n_unknown} without an inputs fingerprint (kept; `robojudge score --rescore-unknown` "
+                  "recomputes them)", highlight=False)
     if status.manifest_problems:
         console.print(f"{len(status.manifest_problems)} manifest rows did not validate and were not checked "
                       "(`robojudge suite validate`)", highlight=False)
     if stale:
-        for r in (*status.stale, *status.unknown):
+        for r in (*status.stale, *status.unavailable, *status.unknown):
             typer.echo(f"{r.item_id}\t{r.metric}\t{r.config_hash}\t{r.version}\t{r.reason}")
 
 

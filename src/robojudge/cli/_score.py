@@ -72,7 +72,12 @@ def score(
 
 
 def print_input_changes(summary: RunSummary, rescore_unknown: bool) -> None:
-    """Stored results recomputed because their inputs changed, and results without a fingerprint."""
+    """Stored results recomputed because their inputs changed, kept because their inputs cannot be
+    read now, and results without a fingerprint."""
+    if summary.unavailable:
+        console.print(f"[yellow]{summary.unavailable} stored results were kept because their inputs cannot "
+                      "be read now[/] (missing or unreadable files: a drive or share not mounted?); the "
+                      "next run checks them again", highlight=False)
     if summary.stale:
         console.print(f"{summary.stale} stored results were recomputed because their inputs changed "
                       "(the old rows are kept, superseded)", highlight=False)

@@ -31,14 +31,14 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from robojudge.metrics import Input, MetricInputError, MetricSpec
 from robojudge.metrics._texts import load_item_texts, meta_gives_text
-from robojudge.run._filehash import file_digest
+from robojudge.run._filehash import UNAVAILABLE, file_digest
 from robojudge.suite import Item
 
 FINGERPRINT_VERSION = "1"
@@ -53,29 +53,79 @@ INPUT_FILE = "input_file"
 """The ``json_schema_extra`` key (true) of a ``str`` config field that names a file the metric reads."""
 
 
-def _digest(path: str | None) -> str | None:
-    return None if not path else file_digest(path)
+class Fingerprint(NamedTuple):
+    """A fingerprint, and whether a file it covers could not be read now (missing or unreadable).
+
+    An unavailable file is part of the value too (a file that appears later changes it), but the
+    planners do not take such a value for a change of the inputs: see :mod:`robojudge.run._plan`.
+    """
+
+    value: str
+    unavailable: bool = False
 
 
-def _part(item: Item, inp: Input, inputs: frozenset[Input]) -> Any:
-    if inp is Input.video:
-        return _digest(item.video)
-    if inp is Input.reference:
-        part: dict[str, Any] = {"file": _digest(item.reference_video)}
-        if Input.state in inputs and item.reference_video:
-            sibling = Path(item.reference_video).with_suffix(".npz")
-            part["state"] = _digest(str(sibling)) if sibling.is_file() else None
-        return part
-    if inp is Input.views:
-        views = {name: _digest(path) for name, path in sorted((item.views or {}).items())}
-        return {"views": views, "main": item.main_view}
-    if inp is Input.state:
-        return _digest(item.state)
-    if inp is Input.instruction:
-        return item.instruction
-    if inp is Input.initial_frame:
-        return _digest(item.initial_frame or item.video)
-    raise ValueError(f"no fingerprint rule for input {inp!r}")  # pragma: no cover - a new Input member
+class _Reader:
+    """Takes the digests of one fingerprint and notes whether any file could not be read."""
+
+    def __init__(self) -> None:
+        self.unavailable = False
+
+    def digest(self, path: str | None) -> str | None:
+        if not path:
+            return None
+        found = file_digest(path)
+        self.unavailable = self.unavailable or found in UNAVAILABLE
+        return found
+
+    def part(self, item: Item, inp: Input, inputs: frozenset[Input]) -> Any:
+        if inp is Input.video:
+            return self.digest(item.video)
+        if inp is Input.reference:
+            part: dict[str, Any] = {"file": self.digest(item.reference_video)}
+            if Input.state in inputs and item.reference_video:
+                sibling = str(Path(item.reference_video).with_suffix(".npz"))
+                part["state"] = self.digest(sibling) if _is_file(sibling) else None
+            return part
+        if inp is Input.views:
+            views = {name: self.digest(path) for name, path in sorted((item.views or {}).items())}
+            return {"views": views, "main": item.main_view}
+        if inp is Input.state:
+            return self.digest(item.state)
+        if inp is Input.instruction:
+            return item.instruction
+        if inp is Input.initial_frame:
+            return self.digest(item.initial_frame or item.video)
+        raise ValueError(f"no fingerprint rule for input {inp!r}")  # pragma: no cover - a new Input member
+
+    def item_text(self, item: Item, key: str, path: Any) -> Any:
+        if meta_gives_text(item.meta.get(key)):  # the metrics' own rule: the manifest's text, if it has one
+            return {"meta": item.meta[key]}
+        if not isinstance(path, str) or not path:
+            return None
+        found = self.digest(path)
+        if found in UNAVAILABLE or not _is_file(path):
+            return None
+        try:
+            return {"file": load_item_texts(path, key, allow_lists=True).get(item.item_id)}
+        except (MetricInputError, ValueError):  # not texts (or not UTF-8): the metric fails on it
+            return {"file_digest": found}
+        except OSError:  # gone between the digest and the read
+            self.unavailable = True
+            return None
+
+    def config_parts(
+        self, item: Item, config: Mapping[str, Any], config_type: type[BaseModel] | None
+    ) -> dict[str, Any]:
+        fields = config_type.model_fields if config_type is not None else {}
+        out: dict[str, Any] = {}
+        for name in sorted(fields):
+            value = config.get(name)
+            key = _text_key(fields[name])
+            if key is not None:
+                out[name] = self.item_text(item, key, value)
+            elif _is_file_field(fields[name]) and isinstance(value, str) and value:
+                out[name] = self.digest(value)
+        return out
 
 
 def _is_file(path: str) -> bool:
@@ -83,32 +133,6 @@ def _is_file(path: str) -> bool:
         return Path(path).is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         return False
-
-
-def _item_text(item: Item, key: str, path: Any) -> Any:
-    if meta_gives_text(item.meta.get(key)):  # the metrics' own rule: the manifest's text, if it has one
-        return {"meta": item.meta[key]}
-    if not isinstance(path, str) or not path or not _is_file(path):
-        return None
-    try:
-        return {"file": load_item_texts(path, key, allow_lists=True).get(item.item_id)}
-    except MetricInputError:  # unreadable as texts: the metric fails on it; hash the bytes
-        return {"file_digest": file_digest(path)}
-
-
-def _config_parts(
-    item: Item, config: Mapping[str, Any], config_type: type[BaseModel] | None
-) -> dict[str, Any]:
-    fields = config_type.model_fields if config_type is not None else {}
-    out: dict[str, Any] = {}
-    for name in sorted(fields):
-        value = config.get(name)
-        key = _text_key(fields[name])
-        if key is not None:
-            out[name] = _item_text(item, key, value)
-        elif _is_file_field(fields[name]) and isinstance(value, str) and value:
-            out[name] = file_digest(value)
-    return out
 
 
 def _text_key(field: FieldInfo) -> str | None:
@@ -130,12 +154,17 @@ def _names_path(annotation: Any) -> bool:
     return any(_names_path(arg) for arg in get_args(annotation))
 
 
-def inputs_fingerprint(
+def _hash(parts: Any) -> str:
+    canon = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(canon.encode(), digest_size=16).hexdigest()
+
+
+def read_inputs(
     item: Item,
     inputs: Iterable[Input | str],
     config: Mapping[str, Any] | None = None,
     config_type: type[BaseModel] | None = None,
-) -> str:
+) -> Fingerprint:
     """The fingerprint of what a metric reading ``inputs`` (with ``config``) reads of ``item``.
 
     Args:
@@ -146,34 +175,54 @@ def inputs_fingerprint(
             it no config value is read as a file.
 
     Returns:
-        32 hex characters.
+        The value (32 hex characters) and whether a file could not be read.
     """
+    reader = _Reader()
     wanted = frozenset(Input(i) for i in inputs)
-    parts: dict[str, Any] = {inp.value: _part(item, inp, wanted) for inp in sorted(wanted)}
-    files = _config_parts(item, config or {}, config_type)
+    parts: dict[str, Any] = {inp.value: reader.part(item, inp, wanted) for inp in sorted(wanted)}
+    files = reader.config_parts(item, config or {}, config_type)
     if files:
         parts["config_files"] = files
-    canon = json.dumps([FINGERPRINT_VERSION, parts], sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(canon.encode(), digest_size=16).hexdigest()
+    return Fingerprint(_hash([FINGERPRINT_VERSION, parts]), reader.unavailable)
+
+
+def inputs_fingerprint(
+    item: Item,
+    inputs: Iterable[Input | str],
+    config: Mapping[str, Any] | None = None,
+    config_type: type[BaseModel] | None = None,
+) -> str:
+    """The value of :func:`read_inputs`: 32 hex characters."""
+    return read_inputs(item, inputs, config, config_type).value
+
+
+def metric_inputs(item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> Fingerprint:
+    """:func:`read_inputs` of a registered metric with a config (model or plain values)."""
+    values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
+    return read_inputs(item, spec.inputs, values, spec.config_type)
 
 
 def metric_fingerprint(item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> str:
-    """:func:`inputs_fingerprint` of a registered metric with a config (model or plain values)."""
-    values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
-    return inputs_fingerprint(item, spec.inputs, values, spec.config_type)
+    """The value of :func:`metric_inputs`."""
+    return metric_inputs(item, spec, config).value
+
+
+def judge_inputs(item: Item) -> Fingerprint:
+    """The fingerprint of what a VLM judge reads of ``item`` (:data:`JUDGE_INPUTS`), whatever the rubric."""
+    return read_inputs(item, JUDGE_INPUTS)
 
 
 def judge_fingerprint(item: Item) -> str:
-    """The fingerprint of what a VLM judge reads of ``item`` (:data:`JUDGE_INPUTS`)."""
-    return inputs_fingerprint(item, JUDGE_INPUTS)
+    """The value of :func:`judge_inputs`."""
+    return judge_inputs(item).value
 
 
-def set_fingerprint(
+def set_inputs(
     spec: MetricSpec[Any],
     members: Sequence[Item],
     config: Mapping[str, Any],
     pool: Sequence[str] | None = None,
-) -> str:
+) -> Fingerprint:
     """The fingerprint of a set-level result: its members' ids and fingerprints, in order.
 
     Args:
@@ -182,10 +231,52 @@ def set_fingerprint(
         config: The metric's own config values (without the grouping field).
         pool: Reference videos read beyond the members' own (a metric whose reference set is the
             whole manifest); their digests, sorted, are part of the fingerprint.
+
+    Returns:
+        The value, and whether a file of any member (or of the pool) could not be read.
     """
-    prints = [[it.item_id, inputs_fingerprint(it, spec.inputs, config, spec.config_type)] for it in members]
-    parts: dict[str, Any] = {"members": prints}
+    prints = [(it.item_id, read_inputs(it, spec.inputs, config, spec.config_type)) for it in members]
+    parts: dict[str, Any] = {"members": [[item_id, fp.value] for item_id, fp in prints]}
+    unavailable = any(fp.unavailable for _, fp in prints)
     if pool is not None:
-        parts["pool"] = sorted({file_digest(path) for path in pool})
-    canon = json.dumps([FINGERPRINT_VERSION, "set", parts], sort_keys=True, separators=(",", ":"))
-    return hashlib.blake2b(canon.encode(), digest_size=16).hexdigest()
+        reader = _Reader()
+        parts["pool"] = sorted({str(reader.digest(path)) for path in pool})
+        unavailable = unavailable or reader.unavailable
+    return Fingerprint(_hash([FINGERPRINT_VERSION, "set", parts]), unavailable)
+
+
+def set_fingerprint(
+    spec: MetricSpec[Any],
+    members: Sequence[Item],
+    config: Mapping[str, Any],
+    pool: Sequence[str] | None = None,
+) -> str:
+    """The value of :func:`set_inputs`."""
+    return set_inputs(spec, members, config, pool).value
+
+
+class Fingerprints:
+    """Fingerprints for one planning pass, each (item, what is read) computed once.
+
+    Metrics that read the same inputs with the same config share one; a judge's is one per item
+    for every rubric. Digests themselves are cached by :mod:`robojudge.run._filehash`; this saves
+    the texts files and the hashing of the parts.
+    """
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, Any], Fingerprint] = {}
+
+    def metric(self, item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> Fingerprint:
+        values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
+        key = (item.item_id, (spec.inputs, spec.config_type, repr(sorted(values.items()))))
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = read_inputs(item, spec.inputs, values, spec.config_type)
+        return found
+
+    def judge(self, item: Item) -> Fingerprint:
+        key = (item.item_id, "judge")
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = judge_inputs(item)
+        return found

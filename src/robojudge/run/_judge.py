@@ -36,8 +36,8 @@ from robojudge.judges import (
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
 from robojudge.judges._scoring import EXPECTED_FALLBACK
-from robojudge.run._fingerprint import judge_fingerprint
-from robojudge.run._plan import pending_per_item
+from robojudge.run._fingerprint import judge_fingerprint, judge_inputs
+from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import DecoderPool, VideoError, shared_decoder
@@ -100,7 +100,8 @@ class JudgeRunSummary:
 
     Attributes:
         total: (item, rubric) pairs asked for.
-        skipped: Pairs already stored.
+        skipped: Pairs already stored (and those kept because their video cannot be read now).
+        unavailable: Stored pairs kept because their video cannot be read now (missing or unreadable).
         scored: Pairs judged with a score.
         unscored: Pairs judged but unparsable (NaN with the reason and raw output).
         failed: Pairs whose requests failed (error rows; ``--retry-errors`` tries them again).
@@ -114,6 +115,7 @@ class JudgeRunSummary:
 
     total: int = 0
     skipped: int = 0
+    unavailable: int = 0
     scored: int = 0
     unscored: int = 0
     failed: int = 0
@@ -195,14 +197,27 @@ def plan_judgments(
     """Items with rubrics still to judge, and how many (item, rubric) pairs are stored and current.
 
     A stored judgment whose video or instruction changed since (another fingerprint) is judged
-    again; one without a fingerprint only with ``rescore_unknown`` (see :mod:`robojudge.run._plan`).
+    again; one without a fingerprint only with ``rescore_unknown``; one whose video cannot be read
+    now is kept (see :mod:`robojudge.run._plan`).
     """
-    return pending_per_item(
+    plan = _plan_judges(items, plans, store, retry_errors=retry_errors, rescore_unknown=rescore_unknown)
+    return [(item, ps) for item, ps, _ in plan.todo], plan.skipped
+
+
+def _plan_judges(
+    items: Sequence[Item],
+    plans: Sequence[JudgePlan],
+    store: ResultStore,
+    *,
+    retry_errors: bool = False,
+    rescore_unknown: bool = False,
+) -> Pending[JudgePlan]:
+    return plan_pending(
         items,
         plans,
         lambda p: (p.metric_id, p.config_hash, p.version),
         store,
-        fingerprint=lambda item, p: judge_fingerprint(item),
+        lambda item, p: judge_inputs(item),
         retry_errors=retry_errors,
         rescore_unknown=rescore_unknown,
     )
@@ -422,13 +437,17 @@ def judge_items(
         if retry_errors:
             for p in plans:
                 store.clear_errors(p.metric_id, p.config_hash, p.version, unscored=True)
-        todo, skipped = plan_judgments(
+        planned = _plan_judges(
             items, plans, store, retry_errors=retry_errors, rescore_unknown=rescore_unknown
         )
+        todo = [(item, ps) for item, ps, _ in planned.todo]
         todo, stored_as_fallback = _without_fallback_rows(items, todo, plans, store)
-        skipped += stored_as_fallback
+        skipped = planned.skipped + stored_as_fallback
         summary = JudgeRunSummary(
-            total=sum(len(p) for _, p in todo) + skipped, skipped=skipped, stats=engine.stats
+            total=sum(len(p) for _, p in todo) + skipped,
+            skipped=skipped,
+            unavailable=planned.unavailable,
+            stats=engine.stats,
         )
         workers = items_in_flight or max(2, 2 * judge.concurrency)
         decoder = shared_decoder(decode_workers)

@@ -6,6 +6,12 @@ another fingerprint is *stale*: its inputs changed, the work is redone and the n
 it. A row without a fingerprint (stored before schema version 2) is *unknown*: kept and counted,
 and redone only with ``rescore_unknown`` -- recomputing it could cost days of model time for
 results that are most likely still right, so that is the user's call.
+
+When a file the unit reads cannot be read now (missing or unreadable: a drive not mounted, a share
+gone), its stored row is kept and counted as *inputs unavailable*, not as stale: redoing it would
+only store an error row over a good result, and the next run with the file back would redo it
+once more. A unit never stored is still done (its error row says what is missing), and a stored row
+whose fingerprint equals the current one (an error stored while the file was missing) is up to date.
 """
 
 from __future__ import annotations
@@ -14,12 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from robojudge.run._fingerprint import Fingerprint
 from robojudge.store import ResultStore
 from robojudge.suite import Item
 
 W = TypeVar("W")
 StoreKey = tuple[str, str, str]
 """(metric id, config hash, version): with the item id, the key of a stored result."""
+_NONE = Fingerprint("")
 
 
 @dataclass
@@ -32,12 +40,14 @@ class Pending(Generic[W]):
             fingerprint.
         stale: Pairs stored from other inputs; they are in ``todo``.
         unknown: Pairs stored without a fingerprint; in ``todo`` only with ``rescore_unknown``.
+        unavailable: Stored pairs whose inputs cannot be read now; kept (counted in ``skipped``).
     """
 
     todo: list[tuple[Item, tuple[W, ...], tuple[str, ...]]] = field(default_factory=list)
     skipped: int = 0
     stale: int = 0
     unknown: int = 0
+    unavailable: int = 0
 
 
 def plan_pending(
@@ -45,7 +55,7 @@ def plan_pending(
     work: Sequence[W],
     key: Callable[[W], StoreKey],
     store: ResultStore,
-    fingerprint: Callable[[Item, W], str] | None,
+    fingerprint: Callable[[Item, W], Fingerprint] | None,
     *,
     retry_errors: bool = False,
     rescore_unknown: bool = False,
@@ -57,8 +67,8 @@ def plan_pending(
         work: The units of work.
         key: A unit's store key.
         store: The result store.
-        fingerprint: The fingerprint of what a unit reads of an item now; ``None`` = do not
-            compare inputs, any stored row counts as done.
+        fingerprint: The fingerprint of what a unit reads of an item now (and whether a file of it
+            cannot be read); ``None`` = do not compare inputs, any stored row counts as done.
         retry_errors: Delete the stored failures of ``work`` first, so they count as missing.
         rescore_unknown: Redo pairs whose stored row has no fingerprint.
     """
@@ -73,11 +83,15 @@ def plan_pending(
         pending: list[W] = []
         prints: list[str] = []
         for w in work:
-            fp = "" if fingerprint is None else fingerprint(item, w)
+            fp = _NONE if fingerprint is None else fingerprint(item, w)
             have = stored[key(w)].get(item.item_id)
             if have is None:
                 pass
-            elif have == fp or fingerprint is None:
+            elif have == fp.value or fingerprint is None:
+                plan.skipped += 1
+                continue
+            elif fp.unavailable:
+                plan.unavailable += 1
                 plan.skipped += 1
                 continue
             elif have == "":
@@ -88,7 +102,7 @@ def plan_pending(
             else:
                 plan.stale += 1
             pending.append(w)
-            prints.append(fp)
+            prints.append(fp.value)
         if pending:
             plan.todo.append((item, tuple(pending), tuple(prints)))
     return plan
@@ -100,7 +114,7 @@ def pending_per_item(
     key: Callable[[W], StoreKey],
     store: ResultStore,
     *,
-    fingerprint: Callable[[Item, W], str] | None = None,
+    fingerprint: Callable[[Item, W], Fingerprint] | None = None,
     retry_errors: bool = False,
     rescore_unknown: bool = False,
 ) -> tuple[list[tuple[Item, tuple[W, ...]]], int]:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
 from robojudge.models import MissingWeightsError
 from robojudge.run._executor import Executor, make_executor
-from robojudge.run._fingerprint import metric_fingerprint
+from robojudge.run._fingerprint import Fingerprints
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
@@ -64,14 +64,16 @@ class RunSummary:
     """What a call to :func:`score_items` did.
 
     ``skipped`` counts pairs already stored from the same inputs (and those kept with an unknown
-    fingerprint); ``stale`` the stored pairs whose inputs changed, recomputed in this run;
-    ``unknown`` the stored pairs without a fingerprint (stored before schema version 2).
+    fingerprint or unavailable inputs); ``stale`` the stored pairs whose inputs changed, recomputed
+    in this run; ``unknown`` the stored pairs without a fingerprint (stored before schema version
+    2); ``unavailable`` the stored pairs kept because a file they read cannot be read now.
     """
 
     total: int = 0
     skipped: int = 0
     stale: int = 0
     unknown: int = 0
+    unavailable: int = 0
     ok: int = 0
     failed: int = 0
     seconds: float = 0.0
@@ -176,21 +178,6 @@ def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
     ]
 
 
-def _fingerprinter() -> Callable[[Item, MetricRequest], str]:
-    """:func:`metric_fingerprint`, computed once per item for requests that read the same things."""
-    memo: dict[tuple[str, Any], str] = {}
-
-    def fingerprint(item: Item, req: MetricRequest) -> str:
-        config = req.config.model_dump(mode="json")
-        recipe = (req.spec.inputs, req.spec.config_type, repr(sorted(config.items())))
-        k = (item.item_id, recipe)
-        if k not in memo:
-            memo[k] = metric_fingerprint(item, req.spec, config)
-        return memo[k]
-
-    return fingerprint
-
-
 def _plan(
     items: Sequence[Item],
     requests: Sequence[MetricRequest],
@@ -198,12 +185,13 @@ def _plan(
     retry_errors: bool,
     rescore_unknown: bool,
 ) -> Pending[MetricRequest]:
+    prints = Fingerprints()  # requests reading the same inputs with the same config share one
     return plan_pending(
         items,
         requests,
         lambda r: (r.id, r.config_hash, r.spec.version),
         store,
-        _fingerprinter(),
+        lambda item, r: prints.metric(item, r.spec, r.config),
         retry_errors=retry_errors,
         rescore_unknown=rescore_unknown,
     )
@@ -260,7 +248,9 @@ def score_items(
     tasks = [Task(item, pending, prints) for item, pending, prints in plan.todo]
     skipped = plan.skipped
     total = sum(len(t.requests) for t in tasks) + skipped
-    summary = RunSummary(total=total, skipped=skipped, stale=plan.stale, unknown=plan.unknown)
+    summary = RunSummary(
+        total=total, skipped=skipped, stale=plan.stale, unknown=plan.unknown, unavailable=plan.unavailable
+    )
     ex = executor or make_executor(workers)
     results: Iterator[tuple[Task, list[ResultRow]]] = ex.map_unordered(compute_task, tasks, _crash_rows)
     try:

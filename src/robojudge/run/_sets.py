@@ -7,7 +7,9 @@ same metric over other groups gets its own config hash), and the fingerprint is 
 its members' ids and input fingerprints (:func:`~robojudge.run._fingerprint.set_fingerprint`).
 A rerun computes only the groups with no current rows or whose fingerprint changed (a member added,
 removed or whose video changed); the superseded rows are kept. Error rows count as done unless
-``retry_errors``.
+``retry_errors``. A stored group a file of which cannot be read now (missing or unreadable: a drive
+not mounted) is kept as it is and counted as unavailable: recomputing it would store error rows over
+good values (see :mod:`robojudge.run._plan`); a group with no stored row is computed.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from robojudge.metrics._sets import (
     set_config,
     set_config_hash,
 )
-from robojudge.run._fingerprint import set_fingerprint
+from robojudge.run._fingerprint import Fingerprint, set_inputs
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 
@@ -52,6 +54,7 @@ class SetRunSummary:
         groups: (metric, group) pairs asked for.
         skipped: Pairs already stored from the same members and inputs.
         stale: Pairs stored from other members or inputs; recomputed.
+        unavailable: Stored pairs kept because a file they read cannot be read now (in ``skipped``).
         computed: Pairs computed in this run (including ``stale``).
         db_url: The store.
         manifest_problems: Manifest rows that did not validate (with :func:`score_set_suite`).
@@ -61,6 +64,7 @@ class SetRunSummary:
     groups: int = 0
     skipped: int = 0
     stale: int = 0
+    unavailable: int = 0
     computed: int = 0
     db_url: str = ""
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
@@ -73,10 +77,11 @@ def row_ids(sm: SetMetricSpec, by: str | None, group: ItemGroup) -> list[str]:
     return [it.item_id for it in group.items]
 
 
-def group_fingerprint(sm: SetMetricSpec, group: ItemGroup, config: BaseModel) -> str:
-    """The fingerprint stored with a group's rows (see the module doc)."""
+def group_inputs(sm: SetMetricSpec, group: ItemGroup, config: BaseModel) -> Fingerprint:
+    """The fingerprint stored with a group's rows (see the module doc), and whether a file is unavailable."""
     pool = group.references(scope="all") if sm.references == "all" else None
-    return set_fingerprint(sm.spec, group.items, config.model_dump(mode="json"), pool)
+    return set_inputs(sm.spec, group.items, config.model_dump(mode="json"), pool)
+
 
 
 def to_result_rows(
@@ -146,15 +151,19 @@ def score_sets_into(
         stored = store.current_fingerprints(*key)
         for group in groups:
             summary.groups += 1
-            fp = group_fingerprint(sm, group, cfg)
+            fp = group_inputs(sm, group, cfg)
             ids = row_ids(sm, by, group)
             have = {stored.get(i) for i in ids}
-            if have == {fp}:
+            if have == {fp.value}:
+                summary.skipped += 1
+                continue
+            if fp.unavailable and have != {None}:
+                summary.unavailable += 1
                 summary.skipped += 1
                 continue
             summary.stale += int(have != {None})
             rows = score_group(sm, group, cfg)
-            store.add(to_result_rows(rows, sm, by, cfg, fp))
+            store.add(to_result_rows(rows, sm, by, cfg, fp.value))
             summary.computed += 1
             if progress is not None:
                 progress(sm, group, rows)

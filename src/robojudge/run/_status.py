@@ -5,6 +5,8 @@ now (the same recipe the runners use: :mod:`robojudge.run._fingerprint`). A row 
 
 * *up to date*: same fingerprint;
 * *stale*: another fingerprint -- its inputs changed since; the next run recomputes it;
+* *inputs unavailable*: a file it reads cannot be read now (missing or unreadable); runs keep it
+  until the file is back, then check it again;
 * *no fingerprint*: stored before result schema 2; kept by reruns unless ``--rescore-unknown``;
 * *imported*: a value brought in by ``results import``, which records no fingerprint;
 * *not checked*: its item is not in the manifest, or its metric is unknown to this robojudge.
@@ -21,7 +23,7 @@ from typing import Any
 
 from robojudge.metrics import UnknownMetricError, get_metric
 from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, is_set_metric
-from robojudge.run._fingerprint import judge_fingerprint, metric_fingerprint
+from robojudge.run._fingerprint import Fingerprint, judge_inputs, metric_inputs
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 
@@ -38,6 +40,7 @@ class MetricStatus:
     current: int = 0
     up_to_date: int = 0
     stale: int = 0
+    unavailable: int = 0
     unknown: int = 0
     imported: int = 0
     not_checked: int = 0
@@ -47,7 +50,8 @@ class MetricStatus:
 
 @dataclass(frozen=True)
 class StaleResult:
-    """A current row that a rerun would recompute (``stale``) or could (``unknown``)."""
+    """A current row that a rerun would recompute (``stale``), could (``unknown``), or keeps for now
+    (``unavailable``)."""
 
     item_id: str
     metric: str
@@ -63,6 +67,7 @@ class StoreStatus:
     metrics: list[MetricStatus] = field(default_factory=list)
     stale: list[StaleResult] = field(default_factory=list)
     unknown: list[StaleResult] = field(default_factory=list)
+    unavailable: list[StaleResult] = field(default_factory=list)
     db_url: str = ""
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
 
@@ -74,13 +79,13 @@ class _Expected:
         self.items = {it.item_id: it for it in items}
         self.all = list(items)
         self._groups: dict[tuple[str, Any], dict[str, ItemGroup]] = {}
-        self._sets: dict[tuple[str, str, str], str | None] = {}
+        self._sets: dict[tuple[str, str, str], Fingerprint | None] = {}
 
-    def __call__(self, row: ResultRow) -> str | None:
+    def __call__(self, row: ResultRow) -> Fingerprint | None:
         config = row.config or {}
         if row.metric.startswith("judge:"):
             item = self.items.get(row.item_id)
-            return None if item is None else judge_fingerprint(item)
+            return None if item is None else judge_inputs(item)
         try:
             spec = get_metric(row.metric)
         except UnknownMetricError:
@@ -88,10 +93,10 @@ class _Expected:
         if is_set_metric(row.metric) and "group_by" in config:
             return self._set_fingerprint(row, config)
         item = self.items.get(row.item_id)
-        return None if item is None else metric_fingerprint(item, spec, config)
+        return None if item is None else metric_inputs(item, spec, config)
 
-    def _set_fingerprint(self, row: ResultRow, config: dict[str, Any]) -> str | None:
-        from robojudge.run._sets import group_fingerprint, row_ids
+    def _set_fingerprint(self, row: ResultRow, config: dict[str, Any]) -> Fingerprint | None:
+        from robojudge.run._sets import group_inputs, row_ids
 
         by = config["group_by"]
         sm = get_set_metric(row.metric)
@@ -116,7 +121,7 @@ class _Expected:
             except ValueError:
                 self._sets[cache_key] = None
             else:
-                self._sets[cache_key] = group_fingerprint(sm, group, cfg)
+                self._sets[cache_key] = group_inputs(sm, group, cfg)
         return self._sets[cache_key]
 
 
@@ -128,7 +133,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         items: The manifest's items with absolute paths; ``None`` counts rows without checking.
 
     Returns:
-        Counts per (metric, config hash, version), sorted, and the stale and unknown rows.
+        Counts per (metric, config hash, version), sorted, and the stale, unknown and unavailable rows.
     """
     expected = _Expected(items) if items is not None else None
     out = StoreStatus(db_url=store.url)
@@ -153,8 +158,11 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         want = expected(row) if expected is not None else None
         if want is None:
             counts.not_checked += 1
-        elif want == row.fingerprint:
+        elif want.value == row.fingerprint:
             counts.up_to_date += 1
+        elif want.unavailable:
+            counts.unavailable += 1
+            out.unavailable.append(StaleResult(*row.key, "inputs cannot be read now (missing or unreadable)"))
         else:
             counts.stale += 1
             out.stale.append(StaleResult(*row.key, "inputs changed"))
