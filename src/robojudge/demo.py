@@ -119,7 +119,7 @@ def run_demo(
         # The labels' own leaderboard: on the simulator suite it is the planted ranking, with CIs.
         board = generator_board(labelled, label_scores(labelled), seed=seed)
         write_leaderboard(board, out / "report", title="Generators by their planted labels")
-        report, judges, _ = judges_report(rows, items, direction, seed=seed)
+        report, judges, _, _ = judges_report(rows, items, direction, seed=seed)
         write_judges(judges, report, out / "report", note="metric-calibrated: fit on the stored metrics, "
                      "scored out of fold (grouped by clip); no VLM involved")
     # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).

@@ -38,7 +38,7 @@ def _data():
 
 def test_best_only_among_judges_scored_on_the_same_items(tmp_path):
     items, rows = _data()
-    report, table, _ = judges_report(rows, items, lambda m: True, bootstrap=0, calibrated=False)
+    report, table, _, _ = judges_report(rows, items, lambda m: True, bootstrap=0, calibrated=False)
     by = {r.judge: r for r in table}
     assert by["easy"].n == {"pa": 12, "ia": 12} and by["easy"].n_unscored == {"pa": 28, "ia": 28}
     assert by["full"].n == {"pa": 40, "ia": 40} and by["full"].n_unscored == {"pa": 0, "ia": 0}

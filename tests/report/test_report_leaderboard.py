@@ -59,7 +59,7 @@ def test_generator_board_from_labels_and_judge(tmp_path):
 
 def test_judges_table_marks_best_and_adds_calibrated(tmp_path):
     items, rows = _data()
-    report, table, cal = judges_report(rows, items, lambda m: m != "jitter", bootstrap=100, seed=0,
+    report, table, cal, _ = judges_report(rows, items, lambda m: m != "jitter", bootstrap=100, seed=0,
                                        n_folds=4)
     assert report.judges == ("vlm", CALIBRATED) and cal is not None
     assert cal.metrics == ("jitter", "smooth")
@@ -85,7 +85,7 @@ def test_judges_table_marks_best_and_adds_calibrated(tmp_path):
 def test_no_vlm_judge_still_gives_calibrated_judge():
     items, rows = _data()
     rows = [r for r in rows if not r.metric.startswith("judge:")]
-    report, table, _ = judges_report(rows, items, lambda m: m != "jitter", bootstrap=0)
+    report, table, _, _ = judges_report(rows, items, lambda m: m != "jitter", bootstrap=0)
     assert [r.judge for r in table] == [CALIBRATED]
     assert report.cells[CALIBRATED]["overall"].stats["pearson"].value > 0.8
 
@@ -122,7 +122,7 @@ def test_judges_table_flags_a_small_overall_like_the_leaderboard():
     # (item, axis) pairs; each axis is small, so the Overall, which needs both, is small too.
     items, rows = _data(n_clips=2)
     items = [it.model_copy(update={"clip_id": it.item_id}) for it in items]
-    report, table, _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
+    report, table, _, _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
     (vlm,) = table
     assert report.cells["vlm"]["overall"].n == 12
     assert vlm.small == {"pa", "ia", "overall"}
@@ -133,11 +133,11 @@ def test_judges_table_flags_a_small_overall_like_the_leaderboard():
     # One axis large, the other small: Overall is small.
     items, rows = _data(n_clips=4)  # 12 items in 4 clips
     rows = [r for r in rows if r.metric != "judge:vlm:ia" or r.item_id.startswith(("c0-", "c1-"))]
-    _, (vlm,), _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
+    _, (vlm,), _, _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
     assert vlm.n == {"pa": 12, "ia": 6}
     assert vlm.small == {"pa", "ia", "overall"}  # PA: 12 items but 4 clips
     items, rows = _data(n_clips=5)  # 15 items in 5 clips
     rows = [r for r in rows if r.metric != "judge:vlm:ia" or r.item_id.startswith(("c0-", "c1-", "c2-"))]
-    _, (vlm,), _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
+    _, (vlm,), _, _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
     assert vlm.n == {"pa": 15, "ia": 9}
     assert vlm.small == {"ia", "overall"}

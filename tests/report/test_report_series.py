@@ -67,7 +67,7 @@ def test_two_models_under_one_inline_name_are_two_judges():
     noisy = _judge_rows(items, "qwen-7b", np.clip(pa + 1, 1, 5), np.clip(ia - 1, 1, 5), "orgB/qwen-7b")
     rows = exact + noisy
     assert judge_names(rows) == ["qwen-7b [model=orgA/qwen-7b]", "qwen-7b [model=orgB/qwen-7b]"]
-    report, table, _ = judges_report(rows, items, lambda m: True, bootstrap=0, calibrated=False)
+    report, table, _, _ = judges_report(rows, items, lambda m: True, bootstrap=0, calibrated=False)
     a = report.cells["qwen-7b [model=orgA/qwen-7b]"]
     b = report.cells["qwen-7b [model=orgB/qwen-7b]"]
     assert a["pa"].stats["mse"].value == 0.0 and a["pa"].n == len(items)
@@ -111,5 +111,5 @@ def test_label_agreement_and_calibrated_features_keep_configurations_apart():
         stats.pearsonr(6 - pa[:20], ia[:20]).statistic)
     cal = calibrated_scores(rows, items, lambda m: True, n_folds=4)
     assert cal.metrics == ("flow [fps=1]", "flow [fps=2]")
-    _, table, _ = judges_report(rows, items, lambda m: True, bootstrap=0)
+    _, table, _, _ = judges_report(rows, items, lambda m: True, bootstrap=0)
     assert [r.judge for r in table] == [CALIBRATED]

@@ -199,7 +199,7 @@ def judges(
     """
     rows, items = _load(suite, db)
     try:
-        report, table_rows, cal = judges_report(
+        report, table_rows, cal, _ = judges_report(
             rows, items, _higher_is_better, judges=judge or None, calibrated=calibrated, n_folds=folds,
             alpha=alpha, prediction=predict, bootstrap=bootstrap, seed=seed, level=level)
     except ValueError as exc:

@@ -5,6 +5,7 @@ from robojudge.report._html import HtmlReport, render_page, resolve_source, writ
 from robojudge.report._judges import (
     Coverage,
     JudgeRow,
+    JudgesResult,
     judge_coverage,
     judge_names,
     judge_scores,
@@ -23,12 +24,18 @@ from robojudge.report._leaderboard import (
     label_scores,
     leaderboard_markdown,
     metric_columns,
-    metric_features,
     write_leaderboard,
 )
 from robojudge.report._registry import registry_direction, registry_range
 from robojudge.report._sections import ReportInput, Section
-from robojudge.report._series import JudgeSeries, Series, SeriesKey, judge_series, metric_series
+from robojudge.report._series import (
+    JudgeSeries,
+    Series,
+    SeriesKey,
+    StoredSeries,
+    judge_series,
+    metric_series,
+)
 from robojudge.report._suite import GROUP_FIELDS, group_by_field, report_suite
 from robojudge.report._summary import GroupSummary, summarize, summary_markdown, write_report
 from robojudge.report._tables import Cell, Table, latex_escape
@@ -45,11 +52,13 @@ __all__ = [
     "HtmlReport",
     "JudgeRow",
     "JudgeSeries",
+    "JudgesResult",
     "LabelAgreement",
     "ReportInput",
     "Section",
     "Series",
     "SeriesKey",
+    "StoredSeries",
     "Table",
     "calibrated_scores",
     "fps_judge_name",
@@ -67,7 +76,6 @@ __all__ = [
     "latex_escape",
     "leaderboard_markdown",
     "metric_columns",
-    "metric_features",
     "metric_series",
     "registry_direction",
     "registry_range",

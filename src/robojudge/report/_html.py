@@ -20,7 +20,8 @@ from robojudge.report._label_sections import generators_section, judges_section,
 from robojudge.report._leaderboard import Direction
 from robojudge.report._registry import registry_direction, registry_range
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
-from robojudge.report._sections import RangeOf, ReportInput, Section, overview_section
+from robojudge.report._sections import ReportInput, Section, overview_section
+from robojudge.report._summary import RangeOf
 from robojudge.store import ResultStore, default_db_url
 from robojudge.suite import load_suite
 

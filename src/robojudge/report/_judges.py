@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +35,7 @@ from robojudge.report._leaderboard import (
     strata_of,
     target_title,
 )
-from robojudge.report._series import JudgeSeries, judge_series, resolve_judge
+from robojudge.report._series import JudgeSeries, StoredSeries, judge_series, resolve_judge
 from robojudge.report._tables import is_small, md_escape
 from robojudge.store import ResultRow
 from robojudge.store._export import SafeCsvWriter
@@ -183,10 +184,26 @@ def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
             + ".")
 
 
+class JudgesResult(NamedTuple):
+    """What :func:`judges_report` gives.
+
+    Attributes:
+        report: The agreement of every judge with the labels.
+        table: Its Table 2 rows.
+        calibrated: The metric-calibrated judge (None if not added).
+        scores: ``scores[judge][axis]``: the scores compared, aligned with the labelled items.
+    """
+
+    report: AgreementReport
+    table: list[JudgeRow]
+    calibrated: CalibratedJudge | None
+    scores: dict[str, dict[str, FloatArray]]
+
+
 def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
                   *, judges: Sequence[str] | None = None, calibrated: bool = True, n_folds: int = 5,
                   alpha: float = 1.0, prediction: str = "expected", bootstrap: int = 2000, seed: int = 0,
-                  level: float = 0.95) -> tuple[AgreementReport, list[JudgeRow], CalibratedJudge | None]:
+                  level: float = 0.95, stored: StoredSeries | None = None) -> JudgesResult:
     """Agreement of every stored judge (and the metric-calibrated one) with the suite's labels.
 
     A judge configuration with no scored item stays in the table, with no statistics and its
@@ -204,9 +221,11 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
         bootstrap: Cluster-bootstrap replicates for the intervals.
         seed: Seed of the bootstrap and of the fold assignment.
         level: Interval coverage.
+        stored: The rows already split (``StoredSeries.of(rows)``), read instead of ``rows``.
 
     Returns:
-        The agreement report, its Table 2 rows and the calibrated judge (None if not added).
+        The agreement report, its Table 2 rows, the calibrated judge (None if not added) and the
+        scores of every judge on the labelled items.
 
     Raises:
         ValueError: No labels, nothing to compare, or an unknown or ambiguous judge in ``judges``.
@@ -215,22 +234,25 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     human = label_scores(labelled)
     if not labelled or not any(np.isfinite(v).any() for v in human.values()):
         raise ValueError("the suite has no PA or IA labels to compare judges with")
-    stored = judge_series(rows)
-    chosen: list[JudgeSeries] = stored if judges is None else [resolve_judge(stored, j) for j in judges]
+    known = judge_series(rows) if stored is None else list(stored.judges)
+    chosen: list[JudgeSeries] = known if judges is None else [resolve_judge(known, j) for j in judges]
     pred: dict[str, dict[str, FloatArray]] = {j.label: {a: column(j.values(a), labelled) for a in AXES}
                                               for j in chosen}
     cal: CalibratedJudge | None = None
-    if calibrated and calibration_features(rows, labelled, higher_is_better, NOT_FEATURES):
-        cal = calibrated_scores(rows, labelled, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
-                                prediction=prediction)
-        pred[CALIBRATED] = cal.scores
+    if calibrated:
+        # Built once: both the check that there is something to learn from and the fit read them.
+        feats = calibration_features(rows, labelled, higher_is_better, NOT_FEATURES, stored=stored)
+        if feats:
+            cal = calibrated_scores(rows, labelled, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
+                                    prediction=prediction, features=feats)
+            pred[CALIBRATED] = cal.scores
     if not pred:
         raise ValueError("no judge results and no metric values in the store")
     clusters = clusters_of(labelled)
     report = agreement_table(pred, human, clusters, strata_of(labelled), bootstrap=bootstrap,
                              seed=seed, level=level, pairs=[], rank_stats=False)
     scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in AXES} for j, p in pred.items()}
-    return report, judge_table(report, scored, clusters), cal
+    return JudgesResult(report, judge_table(report, scored, clusters), cal, pred)
 
 
 @dataclass(frozen=True)
@@ -246,12 +268,13 @@ class Coverage:
     not_run: int
 
 
-def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item]) -> list[Coverage]:
+def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: StoredSeries | None = None
+                   ) -> list[Coverage]:
     """Per judge configuration and axis: items scored, unparsable (ok rows without a score), failed
-    (error rows) and never run, over ``items``."""
+    (error rows) and never run, over ``items``. ``stored``: the rows already split, read instead."""
     ids = {it.item_id for it in items}
     out = []
-    for j in judge_series(rows):
+    for j in (judge_series(rows) if stored is None else stored.judges):
         for a in AXES:
             s = j.axes.get(a)
             scored = len(ids & set(s.values)) if s else 0

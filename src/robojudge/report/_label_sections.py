@@ -7,7 +7,6 @@ import math
 import numpy as np
 
 from robojudge.meta import OVERALL, STATISTICS, AgreementReport, kendall_interval
-from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
 from robojudge.report._judges import JUDGE_COLUMNS, comparison_note, judges_report
 from robojudge.report._labels import label_agreement
@@ -22,7 +21,7 @@ from robojudge.report._leaderboard import (
     strata_of,
 )
 from robojudge.report._sections import ReportInput, Section, estimate_cell
-from robojudge.report._series import JudgeSeries, judge_series
+from robojudge.report._series import JudgeSeries
 from robojudge.report._tables import SMALL_MARK, Cell, Table, is_small, text
 from robojudge.suite import Item
 
@@ -57,13 +56,14 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
         sec.skipped = why
         return sec, None
     try:
-        report, table_rows, cal = judges_report(inp.item_rows, inp.items, inp.higher_is_better,
-                                                bootstrap=inp.bootstrap, seed=inp.seed)
+        report, table_rows, cal, scores = judges_report(inp.item_rows, inp.items, inp.higher_is_better,
+                                                        bootstrap=inp.bootstrap, seed=inp.seed,
+                                                        stored=inp.stored)
     except ValueError as exc:
         sec.skipped = str(exc)
         return sec, None
     labelled = inp.labelled
-    stored = {j.label: j for j in judge_series(inp.item_rows)}
+    stored = {j.label: j for j in inp.stored.judges}
     targets = (*report.axes, OVERALL)
     ci = (f"{report.level:.0%} paired cluster-bootstrap intervals ({report.n_replicates} replicates, clips "
           "resampled within sources; RoboJudge App. E.1)" if report.n_replicates else "no bootstrap")
@@ -92,9 +92,6 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
                 e = row.cells[t, col]
                 cells.append(Cell(e.value, e.low, e.high, best=(t, col) in row.best, small=t in row.small))
         table2.add(cells)
-    scores: dict[str, dict[str, FloatArray]] = {
-        j: cal.scores if (j == CALIBRATED and cal is not None) else
-        {a: column(stored[j].values(a), labelled) for a in AXES} for j in report.judges}
     human = label_scores(labelled)
     detail = Table("judge_statistics", "Every agreement statistic per judge and target",
                    ["judge", "target", "n", "unscored", *STATISTICS],
@@ -144,7 +141,7 @@ def metrics_section(inp: ReportInput) -> Section:
         sec.skipped = why
         return sec
     rows = label_agreement(inp.item_rows, inp.items, inp.higher_is_better, bootstrap=inp.bootstrap,
-                           seed=inp.seed)
+                           seed=inp.seed, stored=inp.stored)
     if not rows:
         sec.skipped = "no metric values are stored for the labelled items (only judges, or nothing)"
         return sec
@@ -200,7 +197,7 @@ def generators_section(inp: ReportInput) -> Section:
         # Every item, so that a generator without labels is listed (and not ranked), not dropped.
         scores, source = label_scores(items), "the suite's labels"
     else:
-        judges = judge_series(inp.item_rows)
+        judges = list(inp.stored.judges)
         usable = [j for j in judges if _scored_anywhere(j, items)]
         empty = [j.label for j in judges if j not in usable]
         if not usable:

@@ -18,6 +18,7 @@ from robojudge.report._leaderboard import (
     metric_columns,
     strata_of,
 )
+from robojudge.report._series import StoredSeries
 from robojudge.report._tables import md_escape
 from robojudge.store import ResultRow
 from robojudge.store._export import SafeCsvWriter
@@ -56,6 +57,7 @@ def label_agreement(
     *,
     bootstrap: int = 2000,
     seed: int = 0,
+    stored: StoredSeries | None = None,
 ) -> list[LabelAgreement]:
     """Pearson and Spearman of each stored metric configuration with the items' PA and IA labels.
 
@@ -63,13 +65,14 @@ def label_agreement(
     positive value means the metric ranks rollouts like the labels; a metric of unknown direction is
     correlated as stored and marked. Each configuration of a metric is its own row. Intervals come
     from the paired cluster bootstrap over ``clip_id`` within ``source`` (RoboJudge App. E.1); items
-    without a clip id are their own cluster.
+    without a clip id are their own cluster. ``stored``: the rows already split
+    (``StoredSeries.of(rows)``), read instead of ``rows``.
     """
     labelled = [it for it in items if it.labels is not None]
     if not labelled:
         return []
     # The same item x configuration columns (judges left out) that the metric-calibrated judge uses.
-    feats = metric_columns(rows, labelled, higher_is_better)
+    feats = metric_columns(rows, labelled, higher_is_better, stored=stored)
     if not feats:
         return []
     human = label_scores(labelled)

@@ -27,7 +27,7 @@ from robojudge.meta import (
     generator_leaderboard,
 )
 from robojudge.meta._agreement import FloatArray
-from robojudge.report._series import Series, metric_series
+from robojudge.report._series import Series, StoredSeries, metric_series
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.store import ResultRow
 from robojudge.store._export import SafeCsvWriter
@@ -83,32 +83,21 @@ class Feature:
         return out
 
 
-def metric_columns(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction
-                   ) -> list[Feature]:
+def metric_columns(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
+                   *, stored: StoredSeries | None = None) -> list[Feature]:
     """Every stored (non-judge) metric configuration with a value on ``items``, as a column, by label.
 
     Rows of item ids outside ``items`` (set-level results, another suite) are not part of any column;
-    a configuration with no value on ``items`` (only failures, say) gives no column.
+    a configuration with no value on ``items`` (only failures, say) gives no column. ``stored``: the
+    rows already split (``StoredSeries.of(rows)``), read instead of ``rows``.
     """
+    series = metric_series(rows) if stored is None else stored.metrics
     out = []
-    for s in sorted(metric_series(rows), key=lambda s: s.label):
+    for s in sorted(series, key=lambda s: s.label):
         values = column(s.values, items)
         if np.isfinite(values).any():
             out.append(Feature(s, higher_is_better(s.metric), values))
     return out
-
-
-def metric_features(rows: Sequence[ResultRow], items: Sequence[Item],
-                    higher_is_better: Direction) -> tuple[list[str], FloatArray]:
-    """The stored (non-judge) metric values as an ``(items, series)`` matrix, oriented, with its labels.
-
-    A lower-is-better metric is negated so that every column grows with quality; the calibrated model
-    would learn the sign anyway, but oriented columns make its coefficients easy to read. A metric of
-    unknown direction is kept as stored.
-    """
-    feats = metric_columns(rows, items, higher_is_better)
-    matrix = np.stack([f.oriented for f in feats], axis=1) if feats else np.zeros((len(items), 0))
-    return [f.label for f in feats], matrix
 
 
 def clusters_of(items: Sequence[Item]) -> list[str]:
@@ -147,16 +136,19 @@ NOT_FEATURES: frozenset[str] = frozenset({"uniform_random", "sim_task_success", 
 
 
 def calibration_features(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
-                         exclude: frozenset[str] = NOT_FEATURES) -> list[Feature]:
+                         exclude: frozenset[str] = NOT_FEATURES, *, stored: StoredSeries | None = None
+                         ) -> list[Feature]:
     """The columns the calibrated judge learns from: every stored configuration of every metric not in
     ``exclude`` (each configuration its own feature)."""
-    return [f for f in metric_columns(rows, items, higher_is_better) if f.metric not in exclude]
+    feats = metric_columns(rows, items, higher_is_better, stored=stored)
+    return [f for f in feats if f.metric not in exclude]
 
 
 def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
                       higher_is_better: Direction, *, n_folds: int = 5, alpha: float = 1.0,
                       seed: int = 0, prediction: str = "expected",
-                      exclude: frozenset[str] = NOT_FEATURES) -> CalibratedJudge:
+                      exclude: frozenset[str] = NOT_FEATURES,
+                      features: Sequence[Feature] | None = None) -> CalibratedJudge:
     """Fit the metric-calibrated judge per axis by grouped K-fold CV and return held-out scores.
 
     One ordinal model per axis maps the stored metric values to that axis's labels; each item is
@@ -164,14 +156,21 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
     (:data:`NOT_FEATURES` by default); two configurations of one metric are two features.
     ``prediction`` picks the score: the expected score (continuous; best for r and MSE) or the most
     probable class (an integer; often better exact accuracy when labels cluster at the ends of the
-    scale).
+    scale). ``features``: the columns :func:`calibration_features` gives for these rows and items,
+    when the caller has them already (``rows`` is then not read).
 
     Raises:
-        ValueError: No stored metric values, or no labels on some axis.
+        ValueError: No stored metric values, no labels on some axis, or ``features`` not aligned with
+            ``items``.
     """
     if prediction not in ("expected", "class"):
         raise ValueError(f"prediction must be 'expected' or 'class', got {prediction!r}")
-    feats = calibration_features(rows, items, higher_is_better, exclude)
+    if features is None:
+        feats = calibration_features(rows, items, higher_is_better, exclude)
+    else:
+        feats = [f for f in features if f.metric not in exclude]
+        if any(f.values.shape != (len(items),) for f in feats):
+            raise ValueError(f"features must be columns over the {len(items)} items given")
     if not feats:
         raise ValueError("no stored metric values to calibrate on; run `robojudge score` first")
     x = np.stack([f.oriented for f in feats], axis=1)

@@ -24,7 +24,7 @@ from robojudge.aggregate import (
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
-from robojudge.report._leaderboard import label_scores, metric_columns
+from robojudge.report._leaderboard import label_scores
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._tables import Cell, Table, text
 
@@ -36,11 +36,10 @@ _MIN_CONFIGS = 3
 def _item_values(inp: ReportInput) -> tuple[list[str], list[str], FloatArray]:
     """(item ids, metric ids, raw values ``(items, metrics)``) of the metrics stored under one
     configuration; see :func:`_several_configs` for the others."""
-    items = list(inp.items)
-    feats = [f for f in metric_columns(inp.item_rows, items, inp.higher_is_better)
-             if f.metric not in _several_configs(inp)]
-    raw = np.stack([f.values for f in feats], axis=1) if feats else np.zeros((len(items), 0))
-    return [it.item_id for it in items], [f.metric for f in feats], raw
+    several = set(_several_configs(inp))
+    feats = [f for f in inp.columns if f.metric not in several]
+    raw = np.stack([f.values for f in feats], axis=1) if feats else np.zeros((len(inp.scope), 0))
+    return [it.item_id for it in inp.scope], [f.metric for f in feats], raw
 
 
 def _several_configs(inp: ReportInput) -> list[str]:
@@ -50,7 +49,7 @@ def _several_configs(inp: ReportInput) -> list[str]:
     its configurations for the user would hide the choice: such a metric is left out, and said so.
     """
     seen: dict[str, int] = defaultdict(int)
-    for f in metric_columns(inp.item_rows, list(inp.items), inp.higher_is_better):
+    for f in inp.columns:
         seen[f.metric] += 1
     return sorted(m for m, k in seen.items() if k > 1)
 
@@ -199,7 +198,7 @@ def heatmap_section(inp: ReportInput) -> Section:
     """Spearman correlation between every pair of stored metrics (and the labels) over items."""
     sec = Section("correlations", "Metric correlations")
     items = inp.scope
-    feats = metric_columns(inp.item_rows, items, inp.higher_is_better)
+    feats = inp.columns
     cols = {f.label: f.oriented for f in feats}
     if inp.items and inp.labelled:
         labels = label_scores(items)

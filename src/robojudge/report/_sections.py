@@ -21,9 +21,9 @@ import numpy as np
 
 from robojudge.meta import Estimate, group_means
 from robojudge.report._judges import judge_coverage
-from robojudge.report._leaderboard import Direction, clusters_of, column, strata_of
+from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
 from robojudge.report._registry import registry_range
-from robojudge.report._series import SeriesKey, label_series, split_series
+from robojudge.report._series import SeriesKey, StoredSeries, label_series, split_series
 from robojudge.report._summary import RangeOf
 from robojudge.report._tables import Cell, Table, is_small, text
 from robojudge.store import ResultRow
@@ -98,6 +98,16 @@ class ReportInput:
         return [r for r in self.rows if not self._is_item(r.item_id)]
 
     @cached_property
+    def stored(self) -> StoredSeries:
+        """The per-item rows split into series once, for every section to read."""
+        return StoredSeries.of(self.item_rows)
+
+    @cached_property
+    def columns(self) -> list[Feature]:
+        """Every stored metric configuration as a column over :attr:`scope`."""
+        return metric_columns(self.item_rows, self.scope, self.higher_is_better, stored=self.stored)
+
+    @cached_property
     def scope(self) -> list[Item]:
         """The items the per-item tables run over: the manifest's, or else one per stored item id."""
         if self.items:
@@ -124,7 +134,7 @@ def overview_section(inp: ReportInput) -> Section:
         sec.skipped = "the result store holds no rows; run `robojudge score` or `robojudge judge` first"
         return sec
     items = inp.scope
-    series = label_series(split_series(rows))
+    series = inp.stored.series
     n_err = sum(r.status != "ok" for r in rows)
     label = "generator" if inp.items else "group"
     ci = (f"{0.95:.0%} cluster-bootstrap percentile intervals ({inp.bootstrap} replicates, clips resampled "
@@ -156,7 +166,7 @@ def overview_section(inp: ReportInput) -> Section:
             table.add([text(s.label), text(_range_text(rng)), text(len(s.values)), text(len(s.failed)),
                        text(len(s.unscored)), *cells])
     sec.tables.append(table)
-    coverage = judge_coverage(rows, items)
+    coverage = judge_coverage(rows, items, stored=inp.stored)
     if coverage:
         cov = Table("judge_coverage", "What each judge configuration did, per rubric",
                     ["judge", "axis", "items", "scored", "unparsable", "failed", "not run"],

@@ -206,11 +206,16 @@ def judge_series(rows: Iterable[Any]) -> list[JudgeSeries]:
     no config pair up only when the judge name has exactly one series per axis. Anything else stays
     apart (a judge entry with one axis), never merged.
     """
+    return group_judges(split_series(rows, lambda m: _split_judge_id(m) is not None))
+
+
+def group_judges(series: Iterable[Series]) -> list[JudgeSeries]:
+    """:func:`judge_series` from series already split; series that are no judge's PA or IA are skipped."""
     by_name: dict[str, list[tuple[str, Series]]] = defaultdict(list)
-    for s in split_series(rows, lambda m: _split_judge_id(m) is not None):
+    for s in series:
         parts = _split_judge_id(s.metric)
-        assert parts is not None
-        by_name[parts[0]].append((parts[1], s))
+        if parts is not None:
+            by_name[parts[0]].append((parts[1], s))
     out: list[JudgeSeries] = []
     for name, members in sorted(by_name.items()):
         groups: dict[object, list[tuple[str, Series]]] = defaultdict(list)
@@ -238,6 +243,30 @@ def judge_series(rows: Iterable[Any]) -> list[JudgeSeries]:
         for e, lab in zip(entries, _labels_for(name, keys, configs), strict=True):
             out.append(JudgeSeries(name, lab, e))
     return sorted(out, key=lambda j: j.label)
+
+
+@dataclass(frozen=True)
+class StoredSeries:
+    """The rows split once into series, for callers that read them many times (the HTML report).
+
+    Functions that take rows also take ``stored=StoredSeries.of(rows)``; they then read it instead of
+    splitting the rows again, which is a sort of every row.
+
+    Attributes:
+        series: Every series (metrics, judge rubrics and any other), labelled.
+        metrics: The series of metrics that are not judge scores (:func:`metric_series`).
+        judges: The judge configurations (:func:`judge_series`).
+    """
+
+    series: tuple[Series, ...]
+    metrics: tuple[Series, ...]
+    judges: tuple[JudgeSeries, ...]
+
+    @classmethod
+    def of(cls, rows: Iterable[Any]) -> StoredSeries:
+        every = label_series(split_series(rows))
+        return cls(tuple(every), tuple(s for s in every if not s.metric.startswith(JUDGE_PREFIX)),
+                   tuple(group_judges(every)))
 
 
 def _entry_key(entry: Mapping[str, Series]) -> SeriesKey:
