@@ -80,3 +80,99 @@ def test_judgments_without_fingerprint_are_kept_unless_asked(tmp_path: Path) -> 
             assert redone.scored == 1
             assert [r.value for r in old.rows()] == [4.0]
             assert [r.value for r in old.rows(include_superseded=True) if not r.current] == [2.0]
+
+
+def test_a_video_changed_while_it_is_judged_is_judged_again(tmp_path: Path) -> None:
+    """The row carries the fingerprint of the video as planned (the frames the judge saw), not of the
+    file as it is after the reply; otherwise the new video would count as judged forever."""
+    from robojudge.judges._mock import MockBackend
+
+    judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [REPLY]})
+    ia = get_rubric("ia")
+    path = _video(tmp_path / "a.mp4", 40)
+    item = Item(item_id="a", video=path, instruction="task")
+    planned = judge_fingerprint(item)
+
+    def rewrite_then_reply(request: object) -> str:
+        _video(Path(path), 220)  # a new render lands while the judge looks at the old frames
+        return REPLY
+
+    with ResultStore(tmp_path / "results.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
+        first = judge_items([item], judge, [ia], store, cache=cache, decode_workers=0,
+                            backend=MockBackend(judge, rewrite_then_reply))
+        assert first.scored == 1
+        (row,) = store.rows()
+        assert row.fingerprint == planned != judge_fingerprint(item)
+        again = judge_items([item], judge, [ia], store, cache=cache, decode_workers=0)
+        assert (again.stale, again.scored, again.skipped) == (1, 1, 0)
+        assert store.rows()[0].fingerprint == judge_fingerprint(item)
+
+
+@pytest.mark.parametrize("scoring", ["argmax", "expected"])
+def test_the_judge_fingerprint_is_taken_once_per_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scoring: str
+) -> None:
+    """It does not depend on the rubric: one per item for planning, rows and fallback lookups."""
+    from robojudge.run import _fingerprint
+
+    judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [REPLY]})
+    rubrics = [get_rubric("ia"), get_rubric("pa"), get_rubric("ts_vlm2")]
+    items = [Item(item_id=n, video=_video(tmp_path / f"{n}.mp4", 40 + 50 * k), instruction="task")
+             for k, n in enumerate("ab")]
+    taken: list[str] = []
+    digest = _fingerprint.file_digest
+
+    def counted(path: str) -> str:
+        taken.append(Path(path).name)
+        return digest(path)
+
+    monkeypatch.setattr(_fingerprint, "file_digest", counted)
+    with ResultStore(tmp_path / "results.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
+        judge_items(items, judge, rubrics, store, cache=cache, decode_workers=0, scoring=scoring)
+        assert sorted(taken) == ["a.mp4", "b.mp4"]
+        taken.clear()
+        again = judge_items(items, judge, rubrics, store, cache=cache, decode_workers=0, scoring=scoring)
+        assert again.skipped == 6 and sorted(taken) == ["a.mp4", "b.mp4"]
+
+
+def test_judge_summary_counts_stale_and_unknown_and_the_cli_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from robojudge.cli._judge import judge as judge_cmd
+    from robojudge.store import ResultRow
+
+    monkeypatch.setenv("COLUMNS", "200")
+    app = typer.Typer()
+    app.command("judge")(judge_cmd)
+    app.command("noop")(lambda: None)
+    items = [Item(item_id=n, video=_video(tmp_path / f"{n}.mp4", 40 + 50 * k), instruction="task")
+             for k, n in enumerate("ab")]
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    judges = tmp_path / "robojudge.toml"
+    judges.write_text(f'[judges.mk]\nbackend = "mock"\nmodel = "m"\nreplies = [{json.dumps(REPLY)}]\n')
+    db = tmp_path / "results.sqlite"
+    args = ["judge", str(manifest), "--judge", "mk", "--judges", str(judges), "--rubric", "ia", "--db",
+            str(db), "--no-progress", "--decode-workers", "0", "--cache-dir", str(tmp_path / "cache")]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    _video(tmp_path / "a.mp4", 230)
+    with ResultStore(db) as store:
+        (b,) = [r for r in store.rows() if r.item_id == "b"]
+    with ResultStore(tmp_path / "plain.sqlite") as plain:  # b's row as a store from before schema 2 holds it
+        plain.add([ResultRow("b", b.metric, b.config_hash, b.version, "ok", 1.0, config=b.config)])
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "1 stored results were recomputed because their inputs changed" in res.output
+    res = CliRunner().invoke(app, [*args[:9], str(tmp_path / "plain.sqlite"), *args[10:]])
+    assert res.exit_code == 0, res.output
+    assert "1 stored results have no inputs fingerprint" in res.output
+
+    with ResultStore(tmp_path / "plain.sqlite") as plain, ResponseCache(tmp_path / "cache") as cache:
+        judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [REPLY]})
+        kept = judge_items(items, judge, [get_rubric("ia")], plain, cache=cache, decode_workers=0)
+        assert (kept.unknown, kept.stale, kept.skipped) == (1, 0, 2)

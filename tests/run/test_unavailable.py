@@ -136,4 +136,4 @@ def test_judgments_of_unavailable_videos_are_kept(tmp_path: Path, drive: Path) -
         assert store.rows() == good and store.count(include_superseded=True) == 2
         away.rename(drive)
         back = judge_items(items, judge, [get_rubric("ia")], store, cache=cache, decode_workers=0)
-        assert (back.skipped, back.computed) == (2, 0)
+        assert (back.skipped, back.computed, back.stale, back.unavailable) == (2, 0, 0, 0)

@@ -19,6 +19,7 @@ from rich.progress import (
 )
 
 from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._score import print_input_changes
 from robojudge.judges import (
     FrameSpec,
     JudgeConfig,
@@ -296,6 +297,7 @@ def judge(
     if cfg.backend == "mock":
         console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]")
     print_judge_summary(cfg.name, run.summary)
+    print_input_changes(run.summary, rescore_unknown)
     console.print(f"results: {run.db_url}", highlight=False)
     if run.summary.interrupted:
         raise typer.Exit(130)

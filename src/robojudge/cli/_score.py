@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 import typer
 
@@ -71,9 +72,17 @@ def score(
         raise typer.Exit(130)
 
 
-def print_input_changes(summary: RunSummary, rescore_unknown: bool) -> None:
+class InputChanges(Protocol):
+    """What a run found about its stored results' inputs (a :class:`RunSummary` or a judge's)."""
+
+    stale: int
+    unknown: int
+    unavailable: int
+
+
+def print_input_changes(summary: InputChanges, rescore_unknown: bool) -> None:
     """Stored results recomputed because their inputs changed, kept because their inputs cannot be
-    read now, and results without a fingerprint."""
+    read now, and results without a fingerprint (``robojudge score`` and ``robojudge judge``)."""
     if summary.unavailable:
         console.print(f"[yellow]{summary.unavailable} stored results were kept because their inputs cannot "
                       "be read now[/] (missing or unreadable files: a drive or share not mounted?); the "

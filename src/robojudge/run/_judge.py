@@ -36,7 +36,7 @@ from robojudge.judges import (
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
 from robojudge.judges._scoring import EXPECTED_FALLBACK
-from robojudge.run._fingerprint import judge_fingerprint, judge_inputs
+from robojudge.run._fingerprint import Fingerprints
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -100,7 +100,11 @@ class JudgeRunSummary:
 
     Attributes:
         total: (item, rubric) pairs asked for.
-        skipped: Pairs already stored (and those kept because their video cannot be read now).
+        skipped: Pairs already stored from the same inputs (and those kept with an unknown
+            fingerprint or an unavailable video).
+        stale: Stored pairs whose video or instruction changed since; judged again in this run.
+        unknown: Stored pairs without a fingerprint (stored before result schema 2); judged again
+            only with ``rescore_unknown``.
         unavailable: Stored pairs kept because their video cannot be read now (missing or unreadable).
         scored: Pairs judged with a score.
         unscored: Pairs judged but unparsable (NaN with the reason and raw output).
@@ -115,6 +119,8 @@ class JudgeRunSummary:
 
     total: int = 0
     skipped: int = 0
+    stale: int = 0
+    unknown: int = 0
     unavailable: int = 0
     scored: int = 0
     unscored: int = 0
@@ -156,7 +162,7 @@ JudgeProgress = Callable[[ResultRow | None, JudgeRunSummary], None]
 """Called with each stored row, and with ``None`` a few times a second while requests are in flight."""
 
 
-def _row(item: Item, plan: JudgePlan, res: RubricResult) -> ResultRow:
+def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str) -> ResultRow:
     return ResultRow(
         item_id=item.item_id,
         metric=plan.metric_id,
@@ -168,11 +174,11 @@ def _row(item: Item, plan: JudgePlan, res: RubricResult) -> ResultRow:
         duration_s=res.duration_s,
         details=res.details or None,
         config=plan.config,
-        fingerprint=judge_fingerprint(item),  # file digests are cached: a stat, not a read
+        fingerprint=fingerprint,  # taken when the run was planned: what the judge was asked about
     )
 
 
-def _error_row(item: Item, plan: JudgePlan, message: str) -> ResultRow:
+def _error_row(item: Item, plan: JudgePlan, message: str, fingerprint: str) -> ResultRow:
     return ResultRow(
         item_id=item.item_id,
         metric=plan.metric_id,
@@ -182,7 +188,7 @@ def _error_row(item: Item, plan: JudgePlan, message: str) -> ResultRow:
         value=None,
         error=message,
         config=plan.config,
-        fingerprint=judge_fingerprint(item),
+        fingerprint=fingerprint,
     )
 
 
@@ -198,7 +204,8 @@ def plan_judgments(
 
     A stored judgment whose video or instruction changed since (another fingerprint) is judged
     again; one without a fingerprint only with ``rescore_unknown``; one whose video cannot be read
-    now is kept (see :mod:`robojudge.run._plan`).
+    now is kept (see :mod:`robojudge.run._plan`). With ``retry_errors`` the stored error and
+    unscored rows of ``plans`` are deleted first.
     """
     plan = _plan_judges(items, plans, store, retry_errors=retry_errors, rescore_unknown=rescore_unknown)
     return [(item, ps) for item, ps, _ in plan.todo], plan.skipped
@@ -212,41 +219,25 @@ def _plan_judges(
     retry_errors: bool = False,
     rescore_unknown: bool = False,
 ) -> Pending[JudgePlan]:
+    """:func:`plan_pending` for judge rubrics, with each item's fingerprint taken once.
+
+    A judgment stored under its plan's argmax fallback (an expected score the backend gave no
+    log-probabilities for) counts as the plan's own: the planner looks under both config hashes,
+    so such a pair is not asked again on every rerun.
+    """
+    prints = Fingerprints()  # the judge reads the same of an item whatever the rubric
     return plan_pending(
         items,
         plans,
         lambda p: (p.metric_id, p.config_hash, p.version),
         store,
-        lambda item, p: judge_inputs(item),
+        lambda item, p: prints.judge(item),
         retry_errors=retry_errors,
         rescore_unknown=rescore_unknown,
+        unscored=True,
+        also=lambda p: None if p.fallback is None else (p.fallback.metric_id, p.fallback.config_hash,
+                                                         p.fallback.version),
     )
-
-
-def _without_fallback_rows(
-    items: Sequence[Item],
-    todo: list[tuple[Item, tuple[JudgePlan, ...]]],
-    plans: Sequence[JudgePlan],
-    store: ResultStore,
-) -> tuple[list[tuple[Item, tuple[JudgePlan, ...]]], int]:
-    """``todo`` less the pairs already stored under their plan's argmax fallback, and how many.
-
-    The planner looks for rows under the config asked for (``expected``); a judgment stored as an
-    argmax fallback has another config hash, and would otherwise be asked for on every rerun.
-    """
-    fallbacks = [p.fallback for p in plans if p.fallback is not None]
-    if not fallbacks:
-        return todo, 0
-    missing, _ = plan_judgments(items, fallbacks, store)  # the same rules: fingerprints, stale rows
-    open_pairs = {(item.item_id, p.metric_id) for item, ps in missing for p in ps}
-    out: list[tuple[Item, tuple[JudgePlan, ...]]] = []
-    dropped = 0
-    for item, ps in todo:
-        keep = tuple(p for p in ps if p.fallback is None or (item.item_id, p.metric_id) in open_pairs)
-        dropped += len(ps) - len(keep)
-        if keep:
-            out.append((item, keep))
-    return out, dropped
 
 
 class _Writer:
@@ -297,6 +288,7 @@ class _Writer:
 async def _judge_one(
     item: Item,
     plans: tuple[JudgePlan, ...],
+    prints: tuple[str, ...],
     engine: JudgeEngine,
     spec: FrameSpec,
     cache: ResponseCache,
@@ -313,7 +305,7 @@ async def _judge_one(
     )
     stopped = engine.not_sent_error()
     if stopped is not None and not frames.known():  # the breaker is open: decoding would be wasted
-        return [_error_row(item, p, stopped) for p in plans]
+        return [_error_row(item, p, stopped, fp) for p, fp in zip(plans, prints, strict=True)]
     try:
         await frames.prepare()
         if frames.from_cache:  # replies most likely cached too: no tasks to schedule
@@ -323,17 +315,17 @@ async def _judge_one(
     except asyncio.CancelledError:
         raise
     except VideoError as exc:
-        return [_error_row(item, p, f"video error: {exc}") for p in plans]
+        return [_error_row(item, p, f"video error: {exc}", fp) for p, fp in zip(plans, prints, strict=True)]
     except Exception as exc:  # a backend bug costs this item, not the run
         reason = f"judge raised {type(exc).__name__}: {engine.redact.message(exc)}"
-        return [_error_row(item, p, reason) for p in plans]
+        return [_error_row(item, p, reason, fp) for p, fp in zip(plans, prints, strict=True)]
     finally:
         frames.release()
-    return [_row(item, p.for_result(r), r) for p, r in zip(plans, results, strict=True)]
+    return [_row(item, p.for_result(r), r, fp) for p, r, fp in zip(plans, results, prints, strict=True)]
 
 
 async def _judge_async(
-    todo: list[tuple[Item, tuple[JudgePlan, ...]]],
+    todo: list[tuple[Item, tuple[JudgePlan, ...], tuple[str, ...]]],
     engine: JudgeEngine,
     spec: FrameSpec,
     cache: ResponseCache,
@@ -344,7 +336,7 @@ async def _judge_async(
     decoder: DecoderPool | None,
 ) -> None:
     writer = _Writer(store, summary, progress)
-    queue: asyncio.Queue[tuple[Item, tuple[JudgePlan, ...]]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[Item, tuple[JudgePlan, ...], tuple[str, ...]]] = asyncio.Queue()
     for entry in todo:
         queue.put_nowait(entry)
 
@@ -353,8 +345,8 @@ async def _judge_async(
     async def worker() -> None:
         nonlocal done
         while not queue.empty():
-            item, plans = queue.get_nowait()
-            writer.put(await _judge_one(item, plans, engine, spec, cache, decoder))
+            item, plans, prints = queue.get_nowait()
+            writer.put(await _judge_one(item, plans, prints, engine, spec, cache, decoder))
             done += 1
             if done % 64 == 0:
                 # A cached item never waits on anything, so a warm rerun would otherwise run start
@@ -434,25 +426,23 @@ def judge_items(
         ]
         if len({p.metric_id for p in plans}) != len(plans):
             raise ValueError("two rubrics with the same id were requested")
-        if retry_errors:
-            for p in plans:
-                store.clear_errors(p.metric_id, p.config_hash, p.version, unscored=True)
         planned = _plan_judges(
             items, plans, store, retry_errors=retry_errors, rescore_unknown=rescore_unknown
         )
-        todo = [(item, ps) for item, ps, _ in planned.todo]
-        todo, stored_as_fallback = _without_fallback_rows(items, todo, plans, store)
-        skipped = planned.skipped + stored_as_fallback
         summary = JudgeRunSummary(
-            total=sum(len(p) for _, p in todo) + skipped,
-            skipped=skipped,
+            total=sum(len(ps) for _, ps, _ in planned.todo) + planned.skipped,
+            skipped=planned.skipped,
+            stale=planned.stale,
+            unknown=planned.unknown,
             unavailable=planned.unavailable,
             stats=engine.stats,
         )
         workers = items_in_flight or max(2, 2 * judge.concurrency)
         decoder = shared_decoder(decode_workers)
         try:
-            asyncio.run(_judge_async(todo, engine, spec, cache, store, summary, progress, workers, decoder))
+            asyncio.run(
+                _judge_async(planned.todo, engine, spec, cache, store, summary, progress, workers, decoder)
+            )
         except KeyboardInterrupt:
             summary.interrupted = True
     finally:

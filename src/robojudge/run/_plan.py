@@ -59,6 +59,8 @@ def plan_pending(
     *,
     retry_errors: bool = False,
     rescore_unknown: bool = False,
+    unscored: bool = False,
+    also: Callable[[W], StoreKey | None] | None = None,
 ) -> Pending[W]:
     """For each item, the units of ``work`` the store has no up-to-date row for.
 
@@ -71,30 +73,38 @@ def plan_pending(
             cannot be read); ``None`` = do not compare inputs, any stored row counts as done.
         retry_errors: Delete the stored failures of ``work`` first, so they count as missing.
         rescore_unknown: Redo pairs whose stored row has no fingerprint.
+        unscored: With ``retry_errors``, also delete ok rows without a value (unparsable judgments).
+        also: Another key a unit's result may be stored under (a judge's argmax fallback of an
+            expected score); a row there counts as the unit's own, by the same rules.
     """
     stored: dict[StoreKey, dict[str, str]] = {}
     for w in work:
         k = key(w)
         if retry_errors:
-            store.clear_errors(*k)
+            store.clear_errors(*k, unscored=unscored)
         stored[k] = store.current_fingerprints(*k)
+        other = also(w) if also is not None else None
+        if other is not None and other not in stored:
+            stored[other] = store.current_fingerprints(*other)
     plan: Pending[W] = Pending()
     for item in items:
         pending: list[W] = []
         prints: list[str] = []
         for w in work:
             fp = _NONE if fingerprint is None else fingerprint(item, w)
-            have = stored[key(w)].get(item.item_id)
-            if have is None:
+            other = also(w) if also is not None else None
+            found = (stored[k].get(item.item_id) for k in (key(w), other) if k is not None)
+            have = {h for h in found if h is not None}
+            if not have:
                 pass
-            elif have == fp.value or fingerprint is None:
+            elif fp.value in have or fingerprint is None:
                 plan.skipped += 1
                 continue
             elif fp.unavailable:
                 plan.unavailable += 1
                 plan.skipped += 1
                 continue
-            elif have == "":
+            elif have == {""}:
                 plan.unknown += 1
                 if not rescore_unknown:
                     plan.skipped += 1
