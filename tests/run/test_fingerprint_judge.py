@@ -176,3 +176,23 @@ def test_judge_summary_counts_stale_and_unknown_and_the_cli_says_so(
         judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [REPLY]})
         kept = judge_items(items, judge, [get_rubric("ia")], plain, cache=cache, decode_workers=0)
         assert (kept.unknown, kept.stale, kept.skipped) == (1, 0, 2)
+
+
+def test_retry_errors_clears_each_rubric_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": ["no idea"]})
+    item = Item(item_id="a", video=_video(tmp_path / "a.mp4", 60), instruction="task")
+    cleared: list[tuple[str, bool]] = []
+    clear = ResultStore.clear_errors
+
+    def counted(self: ResultStore, metric: str, *args: object, unscored: bool = False, **kw: object) -> int:
+        cleared.append((metric, unscored))
+        return clear(self, metric, *args, unscored=unscored, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ResultStore, "clear_errors", counted)
+    with ResultStore(tmp_path / "results.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
+        first = judge_items([item], judge, [get_rubric("ia")], store, cache=cache, decode_workers=0)
+        assert first.unscored == 1 and cleared == []
+        again = judge_items([item], judge, [get_rubric("ia")], store, cache=cache, decode_workers=0,
+                            retry_errors=True)
+        assert again.unscored == 1 and store.count(include_superseded=True) == 1
+    assert cleared == [("judge:mk:ia", True)]
