@@ -112,3 +112,40 @@ def test_entries_count_their_clusters():
     assert board.to_dict()["entries"][0]["n_clusters"] == a.n_clusters
     with pytest.raises(ValueError, match="clusters"):
         generator_leaderboard({"pa": pa}, gens, clips[:3], bootstrap=0)
+
+
+def test_intervals_and_rank_shares_match_the_replicates_by_hand():
+    from robojudge.meta import ClusterBootstrap
+
+    rng = np.random.default_rng(4)
+    names = ["a", "b", "c", "d"]
+    n_clips = 15
+    gens = [g for _ in range(n_clips) for g in names]
+    clips = [f"clip{c}" for c in range(n_clips) for _ in names]
+    strata = [f"s{c % 3}" for c in range(n_clips) for _ in names]
+    shift = {"a": 0.6, "b": 0.3, "c": 0.2, "d": 0.0}
+    pa = np.array([3 + shift[g] + rng.normal(0, 0.8) for g in gens])
+    ia = np.array([3 + shift[g] / 2 + rng.normal(0, 0.8) for g in gens])
+    pa[rng.random(pa.size) < 0.1] = np.nan
+    board = generator_leaderboard({"pa": pa, "ia": ia}, gens, clips, strata, bootstrap=300, seed=2,
+                                  level=0.9)
+    boot = ClusterBootstrap(clips, strata, 300, 2)
+    w = boot.item_weights(boot.counts)
+    g = np.array(gens)
+    reps = {}
+    for name in names:
+        per_axis = []
+        for v in (pa, ia):
+            keep = (g == name) & np.isfinite(v)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                per_axis.append((w[:, keep] * v[keep]).sum(axis=1) / w[:, keep].sum(axis=1))
+        reps[name] = {"pa": per_axis[0], "ia": per_axis[1], "overall": (per_axis[0] + per_axis[1]) / 2}
+    by = {e.generator: e for e in board.entries}
+    for t in ("pa", "ia", "overall"):
+        ranks = competition_ranks(np.stack([reps[n][t] for n in names], axis=1))  # (B, G)
+        for gi, name in enumerate(names):
+            s = by[name].standings[t]
+            r = reps[name][t]
+            lo, hi = np.quantile(r[np.isfinite(r)], [0.05, 0.95])
+            assert (s.score.low, s.score.high) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
+            assert s.rank_prob == pytest.approx(np.mean(ranks[:, gi] == s.rank))

@@ -41,3 +41,66 @@ def test_no_values_and_no_bootstrap():
     assert out["b"][0].mean == 1.0 and np.isnan(out["b"][0].low)
     with pytest.raises(ValueError):
         group_means(np.zeros((2, 1)), ["a"])
+
+
+def _by_hand(x, groups, clusters, strata, bootstrap, seed, level):
+    """Every cell's mean and percentile interval from the item weights of each replicate, one by one."""
+    boot = ClusterBootstrap(clusters, strata, bootstrap, seed)
+    w = boot.item_weights(boot.counts)  # (B, n)
+    g = np.asarray(groups)
+    out = {}
+    for name in sorted(set(groups)):
+        cells = []
+        for c in range(x.shape[1]):
+            keep = (g == name) & np.isfinite(x[:, c])
+            if not keep.any():
+                cells.append((0, np.nan, np.nan, np.nan))
+                continue
+            with np.errstate(invalid="ignore", divide="ignore"):
+                reps = (w[:, keep] * x[keep, c]).sum(axis=1) / w[:, keep].sum(axis=1)
+            lo, hi = np.quantile(reps[np.isfinite(reps)], [(1 - level) / 2, (1 + level) / 2])
+            cells.append((int(keep.sum()), x[keep, c].mean(), lo, hi))
+        out[name] = cells
+    return out
+
+
+def test_many_groups_strata_and_empty_cells_match_the_replicates_by_hand():
+    rng = np.random.default_rng(7)
+    n, k = 90, 5
+    groups = [f"g{i % 6}" for i in range(n)]
+    clusters = [f"c{i // 6}" for i in range(n)]  # one item of every group per clip, as in a suite
+    strata = [f"s{(i // 6) % 3}" for i in range(n)]
+    x = rng.normal(size=(n, k)) * np.arange(1, k + 1)
+    x[rng.random((n, k)) < 0.2] = np.nan
+    x[np.array(groups) == "g2", 4] = np.nan  # a group with no value in one column
+    out = group_means(x, groups, clusters, strata, bootstrap=400, seed=11, level=0.8)
+    want = _by_hand(x, groups, clusters, strata, 400, 11, 0.8)
+    assert set(out) == set(want)
+    for name, cells in want.items():
+        for got, (n_ok, mean, lo, hi) in zip(out[name], cells, strict=True):
+            assert got.n == n_ok
+            if n_ok == 0:
+                assert np.isnan(got.mean) and np.isnan(got.low) and np.isnan(got.high)
+                continue
+            assert got.mean == pytest.approx(mean, rel=1e-12)
+            assert (got.low, got.high) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
+
+
+def test_memory_grows_with_items_and_replicates_not_with_groups():
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n, k, g, b = 2400, 100, 12, 200
+    x = rng.normal(size=(n, k))
+    groups = [f"g{i % g}" for i in range(n)]
+    clusters = [f"c{i // g}" for i in range(n)]
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        group_means(x, groups, clusters, bootstrap=b, seed=0)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    # The values themselves are n * k * 8 = 1.9 MB; an (items, groups, columns, 2) array would be
+    # 46 MB and its per-clip sums 3.8 MB more. Allow a few copies of the values and of the replicates.
+    assert peak < 6 * x.nbytes + 8 * b * k * 2 * 8, f"peak {peak / 1e6:.1f} MB"

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from robojudge.meta._agreement import FloatArray, as_float_vector
 from robojudge.meta._bootstrap import ClusterBootstrap, summarize_replicates
+from robojudge.meta._means import group_codes, group_sums, ratio
 from robojudge.meta._report import OVERALL, Estimate
 
 
@@ -172,23 +173,23 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     gen_arr = np.asarray(generators, dtype=object)
     if gen_arr.shape != (n,):
         raise ValueError(f"generators must have one entry per item ({n}), got shape {gen_arr.shape}")
-    names = sorted({str(g) for g in gen_arr})
-    code = np.array([names.index(str(g)) for g in gen_arr], dtype=np.intp)
+    names, code = group_codes([str(g) for g in gen_arr], n)
     g_count, a_count = len(names), len(axes)
-
-    # Per item the columns (generator, axis, [sum, count]); their sums give every mean at once.
     ok = np.isfinite(values)
-    per_item = np.zeros((n, g_count, a_count, 2))
-    rows = np.arange(n)
-    per_item[rows, code, :, 0] = np.where(ok, values, 0.0)
-    per_item[rows, code, :, 1] = ok
-    flat = per_item.reshape(n, -1)
-    point = _means(flat.sum(axis=0)[None, :], g_count, a_count)[0]  # (G, T)
-    n_items = flat.sum(axis=0).reshape(g_count, a_count, 2)[..., 1].astype(int)
 
     cl = np.asarray(np.arange(n) if clusters is None else clusters)
     if cl.shape != (n,):
         raise ValueError(f"clusters must have one entry per item ({n}), got shape {cl.shape}")
+    boot = ClusterBootstrap(cl, strata, bootstrap, seed) if bootstrap > 0 else None
+    # (sum, count) per generator and axis, on the sample and on every replicate, one generator at a time.
+    point_sums = np.zeros((g_count, a_count, 2))
+    rep_sums = np.zeros((bootstrap, g_count, a_count, 2)) if boot is not None else None
+    for g, sums in enumerate(group_sums(values, code, g_count, boot)):
+        point_sums[g] = sums.point
+        if rep_sums is not None and sums.replicates is not None:
+            rep_sums[:, g] = sums.replicates
+    point = _means(point_sums)  # (G, T)
+    n_items = point_sums[..., 1].astype(int)
     t_count = a_count + 1
     low = np.full((g_count, t_count), np.nan)
     high, se, prob = low.copy(), low.copy(), low.copy()
@@ -198,11 +199,8 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     ranked = np.isfinite(point)  # (G, T): only a generator with a mean takes part in a ranking
     # NaN ranks below every number, so the ranks among the ranked generators do not depend on the rest.
     point_rank = np.where(ranked, competition_ranks(point.T).T, 0)  # (G, T), 0 = not ranked
-    boot: ClusterBootstrap | None = None
-    if bootstrap > 0:
-        boot = ClusterBootstrap(np.arange(n) if clusters is None else clusters, strata, bootstrap, seed)
-        sums = boot.counts.astype(np.float64) @ boot.cluster_sums(flat)  # (B, G*A*2)
-        reps = _means(sums, g_count, a_count)  # (B, G, T); NaN where none of the items was drawn
+    if rep_sums is not None:
+        reps = _means(rep_sums)  # (B, G, T); NaN where none of the items was drawn
         low, high, se = summarize_replicates(np.moveaxis(reps, 0, -1), level)
         prob, rank_low, rank_high = _rank_spread(reps, point_rank, ranked, level)
         outrank = _outrank(reps, ranked)
@@ -277,10 +275,8 @@ def _outrank(reps: FloatArray, ranked: npt.NDArray[np.bool_]) -> FloatArray:
     return out
 
 
-def _means(sums: FloatArray, g_count: int, a_count: int) -> FloatArray:
-    """``(rows, G * A * 2)`` sums and counts to ``(rows, G, A + 1)`` means, the last being Overall."""
-    s = sums.reshape(-1, g_count, a_count, 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        axis_means = np.where(s[..., 1] > 0, s[..., 0] / s[..., 1], np.nan)
+def _means(sums: FloatArray) -> FloatArray:
+    """``(..., G, A, 2)`` sums and counts to ``(..., G, A + 1)`` means, the last being Overall."""
+    axis_means = ratio(sums)
     overall = axis_means.mean(axis=-1, keepdims=True)  # NaN if any axis is NaN
     return np.concatenate([axis_means, overall], axis=-1)

@@ -10,7 +10,7 @@ draws are the same clip resamples as everywhere else in the report (:class:`Clus
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +39,64 @@ class GroupMean:
     high: float = math.nan
 
 
+def group_codes(groups: Sequence[str], n: int) -> tuple[list[str], npt.NDArray[np.intp]]:
+    """The sorted group names and each item's index among them.
+
+    Raises:
+        ValueError: ``groups`` does not have one entry per item.
+    """
+    if len(groups) != n:
+        raise ValueError(f"groups must have one entry per item ({n}), got {len(groups)}")
+    names = sorted(set(groups))
+    index = {g: i for i, g in enumerate(names)}
+    return names, np.array([index[g] for g in groups], dtype=np.intp).reshape(n)
+
+
+@dataclass(frozen=True)
+class GroupSums:
+    """Sums and counts of the values of one group's items, on the sample and on each replicate.
+
+    Attributes:
+        members: Indices of the group's items.
+        point: ``(columns, 2)``: the sum of the finite values of each column, and their count.
+        replicates: ``(B, columns, 2)``: the same on each bootstrap replicate (None without bootstrap).
+    """
+
+    members: npt.NDArray[np.intp]
+    point: FloatArray
+    replicates: FloatArray | None
+
+
+def group_sums(values: FloatArray, code: npt.NDArray[np.intp], n_groups: int,
+               boot: ClusterBootstrap | None = None) -> Iterator[GroupSums]:
+    """:class:`GroupSums` of each group in turn, from ``(items, columns)`` values (NaN: no value).
+
+    One group at a time: an item belongs to one group, so an ``(items, groups, columns)`` layout
+    would be mostly zeros; here the memory is that of one group's items and one group's replicates.
+    A replicate's sums come from the counts of the group's clusters only (the others add nothing).
+    """
+    ok = np.isfinite(values)
+    filled = np.where(ok, values, 0.0)
+    k = values.shape[1]
+    for g in range(n_groups):
+        members = np.flatnonzero(code == g)
+        per_item = np.stack([filled[members], ok[members]], axis=-1).reshape(members.size, 2 * k)
+        reps = None
+        if boot is not None:
+            clusters, inverse = np.unique(boot.item_cluster[members], return_inverse=True)
+            sums = np.zeros((clusters.size, 2 * k))
+            np.add.at(sums, inverse.reshape(-1), per_item)
+            reps = (boot.counts[:, clusters].astype(np.float64) @ sums).reshape(-1, k, 2)
+        yield GroupSums(members, per_item.sum(axis=0).reshape(k, 2), reps)
+
+
+def ratio(sums: FloatArray) -> FloatArray:
+    """Means from ``(..., 2)`` sums and counts; NaN where the count is 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = np.where(sums[..., 1] > 0, sums[..., 0] / sums[..., 1], np.nan)
+    return out
+
+
 def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence[str] | None = None,
                 strata: Sequence[str] | None = None, *, bootstrap: int = 2000, seed: int | None = 0,
                 level: float = 0.95) -> dict[str, list[GroupMean]]:
@@ -61,34 +119,20 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
     if x.ndim == 1:
         x = x[:, None]
     n, k = x.shape
-    if len(groups) != n:
-        raise ValueError(f"groups must have one entry per item ({n}), got {len(groups)}")
-    names = sorted(set(groups))
-    code = np.array([names.index(g) for g in groups], dtype=np.intp)
+    names, code = group_codes(groups, n)
     ok = np.isfinite(x)
-    per_item = np.zeros((n, len(names), k, 2))
-    rows = np.arange(n)
-    per_item[rows, code, :, 0] = np.where(ok, x, 0.0)
-    per_item[rows, code, :, 1] = ok
-    flat = per_item.reshape(n, -1)
-    totals = flat.sum(axis=0).reshape(len(names), k, 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(totals[..., 1] > 0, totals[..., 0] / totals[..., 1], np.nan)
     cl = np.asarray(clusters if clusters is not None else [str(i) for i in range(n)], dtype=object)
-    low = np.full_like(mean, np.nan)
-    high = np.full_like(mean, np.nan)
-    if bootstrap > 0 and n:
-        boot = ClusterBootstrap(cl, strata, bootstrap, seed)
-        sums = (boot.counts.astype(np.float64) @ boot.cluster_sums(flat)).reshape(-1, len(names), k, 2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps: FloatArray = np.where(sums[..., 1] > 0, sums[..., 0] / sums[..., 1], np.nan)
-        low, high, _ = summarize_replicates(np.moveaxis(reps, 0, -1), level)
+    boot = ClusterBootstrap(cl, strata, bootstrap, seed) if bootstrap > 0 and n else None
     out: dict[str, list[GroupMean]] = {}
-    for gi, g in enumerate(names):
+    for g, sums in zip(names, group_sums(x, code, len(names), boot), strict=True):
+        mean = ratio(sums.point)
+        low = high = np.full(k, np.nan)
+        if sums.replicates is not None:
+            low, high, _ = summarize_replicates(ratio(sums.replicates).T, level)
         cells = []
         for c in range(k):
-            mask = (code == gi) & ok[:, c]
-            cells.append(GroupMean(int(mask.sum()), len(set(cl[mask])), float(mean[gi, c]),
-                                   float(low[gi, c]), float(high[gi, c])))
+            mine = sums.members[ok[sums.members, c]]
+            cells.append(GroupMean(int(mine.size), len(set(cl[mine])), float(mean[c]), float(low[c]),
+                                   float(high[c])))
         out[g] = cells
     return out
