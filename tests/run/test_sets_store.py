@@ -206,3 +206,22 @@ def test_status_checks_group_rows(toy, items, store, tmp_path) -> None:  # type:
     assert {m.metric: (m.up_to_date, m.stale) for m in status.metrics} == {
         "toy_set_gap": (1, 1), "toy_set_rank": (2, 2)}
     assert sorted(r.item_id for r in status.stale) == ["group:generator=g2", "i2", "i3"]
+
+
+def test_group_column_lists_the_registry_once(toy, items, store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from robojudge.run._sets import group_column
+
+    score_sets_into(store, items, ["toy_set_gap", "toy_set_rank"], by="generator")
+    listed = [0]
+    list_metrics = sets.list_metrics
+
+    def counted() -> object:
+        listed[0] += 1
+        return list_metrics()
+
+    monkeypatch.setattr(sets, "list_metrics", counted)
+    cell = group_column(items, "generator")
+    cells = sorted((r.item_id, cell(r)) for r in store.rows())
+    assert cells == [("group:generator=g1", "g1"), ("group:generator=g2", "g2"),
+                     ("i0", "g1"), ("i1", "g1"), ("i2", "g2"), ("i3", "g2")]
+    assert listed[0] <= 1

@@ -115,3 +115,32 @@ def test_cli_status_reads_without_writing(items: list[Item], tmp_path: Path, mon
                                                         str(tmp_path / "nope.sqlite")])
     assert missing.exit_code == 2 and "no result store" in missing.output
     assert db.exists() and not (tmp_path / "nope.sqlite").exists()
+
+
+def test_status_work_does_not_grow_with_rows_per_metric(
+    items: list[Item], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registry is listed once per call, not once per row, and metrics that read the same
+    inputs share one fingerprint per item (as when scoring)."""
+    from robojudge.metrics import _sets
+    from robojudge.run import _fingerprint
+
+    reqs = build_requests(["test_frames_a", "test_frames_b"])
+    listed, read = [0], [0]
+    list_metrics, read_inputs = _sets.list_metrics, _fingerprint.read_inputs
+
+    def counted_list() -> object:
+        listed[0] += 1
+        return list_metrics()
+
+    def counted_read(*args: object, **kw: object) -> object:
+        read[0] += 1
+        return read_inputs(*args, **kw)  # type: ignore[arg-type]
+
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        score_items(items, reqs, store)
+        monkeypatch.setattr(_sets, "list_metrics", counted_list)
+        monkeypatch.setattr(_fingerprint, "read_inputs", counted_read)
+        status = results_status(store, items)
+    assert {m.metric: m.up_to_date for m in status.metrics} == {"test_frames_a": 3, "test_frames_b": 3}
+    assert listed[0] <= 1 and read[0] == 3

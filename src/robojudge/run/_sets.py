@@ -30,7 +30,7 @@ from robojudge.metrics._sets import (
     choose_set_metrics,
     group_item_id,
     group_items,
-    is_set_metric,
+    list_set_metrics,
     score_group,
     set_config,
     set_config_hash,
@@ -218,11 +218,12 @@ def group_column(items: Sequence[Item], by: str) -> Callable[[ResultRow], str | 
         ValueError: ``by`` is not an item field.
     """
     keys = {it.item_id: g.key for g in group_items(items, by) for it in g.items}
+    set_ids = {sm.id for sm in list_set_metrics()}  # once, not per row: listing sorts the registry
 
     def cell(row: ResultRow) -> str | None:
         details = row.details or {}
         config = row.config or {}
-        if "group_by" in config and is_set_metric(row.metric):
+        if "group_by" in config and row.metric in set_ids:
             return str(details["group"]) if config["group_by"] == by and "group" in details else None
         return keys.get(row.item_id)
 

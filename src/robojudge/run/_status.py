@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robojudge.metrics import UnknownMetricError, get_metric
-from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, is_set_metric
-from robojudge.run._fingerprint import Fingerprint, judge_inputs, metric_inputs
+from robojudge.judges import split_judge_metric_id
+from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
+from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, list_set_metrics
+from robojudge.run._fingerprint import Fingerprint, Fingerprints
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 
@@ -80,20 +81,29 @@ class _Expected:
         self.all = list(items)
         self._groups: dict[tuple[str, Any], dict[str, ItemGroup]] = {}
         self._sets: dict[tuple[str, str, str], Fingerprint | None] = {}
+        self._set_ids = {sm.id for sm in list_set_metrics()}  # once: listing sorts the registry
+        self._specs: dict[str, MetricSpec[Any] | None] = {}
+        self._prints = Fingerprints()  # as when scoring: metrics reading the same inputs share one
+
+    def _spec(self, metric: str) -> MetricSpec[Any] | None:
+        if metric not in self._specs:
+            try:
+                self._specs[metric] = get_metric(metric)
+            except UnknownMetricError:
+                self._specs[metric] = None
+        return self._specs[metric]
 
     def __call__(self, row: ResultRow) -> Fingerprint | None:
         config = row.config or {}
-        if row.metric.startswith("judge:"):
-            item = self.items.get(row.item_id)
-            return None if item is None else judge_inputs(item)
-        try:
-            spec = get_metric(row.metric)
-        except UnknownMetricError:
-            return None
-        if is_set_metric(row.metric) and "group_by" in config:
-            return self._set_fingerprint(row, config)
         item = self.items.get(row.item_id)
-        return None if item is None else metric_inputs(item, spec, config)
+        if split_judge_metric_id(row.metric) is not None:
+            return None if item is None else self._prints.judge(item)
+        spec = self._spec(row.metric)
+        if spec is None:
+            return None
+        if row.metric in self._set_ids and "group_by" in config:
+            return self._set_fingerprint(row, config)
+        return None if item is None else self._prints.metric(item, spec, config)
 
     def _set_fingerprint(self, row: ResultRow, config: dict[str, Any]) -> Fingerprint | None:
         from robojudge.run._sets import group_inputs, row_ids
