@@ -184,9 +184,9 @@ def _plan(
     store: ResultStore,
     retry_errors: bool,
     rescore_unknown: bool,
-) -> Pending[MetricRequest]:
+) -> tuple[list[Task], Pending[MetricRequest]]:
     prints = Fingerprints()  # requests reading the same inputs with the same config share one
-    return plan_pending(
+    plan = plan_pending(
         items,
         requests,
         lambda r: (r.id, r.config_hash, r.spec.version),
@@ -195,6 +195,7 @@ def _plan(
         retry_errors=retry_errors,
         rescore_unknown=rescore_unknown,
     )
+    return [Task(item, pending, fps) for item, pending, fps in plan.todo], plan
 
 
 def plan_tasks(
@@ -210,8 +211,8 @@ def plan_tasks(
     A pair is pending when the store has no current row for it, or one whose fingerprint differs
     from its inputs now (see :mod:`robojudge.run._plan`).
     """
-    plan = _plan(items, requests, store, retry_errors, rescore_unknown)
-    return [Task(item, pending, prints) for item, pending, prints in plan.todo], plan.skipped
+    tasks, plan = _plan(items, requests, store, retry_errors, rescore_unknown)
+    return tasks, plan.skipped
 
 
 def score_items(
@@ -244,13 +245,10 @@ def score_items(
         progress: called after each stored result with the row and the running summary.
     """
     started = time.perf_counter()
-    plan = _plan(items, requests, store, retry_errors, rescore_unknown)
-    tasks = [Task(item, pending, prints) for item, pending, prints in plan.todo]
-    skipped = plan.skipped
-    total = sum(len(t.requests) for t in tasks) + skipped
-    summary = RunSummary(
-        total=total, skipped=skipped, stale=plan.stale, unknown=plan.unknown, unavailable=plan.unavailable
-    )
+    tasks, plan = _plan(items, requests, store, retry_errors, rescore_unknown)
+    total = sum(len(t.requests) for t in tasks) + plan.skipped
+    summary = RunSummary(total=total, skipped=plan.skipped, stale=plan.stale, unknown=plan.unknown,
+                         unavailable=plan.unavailable)
     ex = executor or make_executor(workers)
     results: Iterator[tuple[Task, list[ResultRow]]] = ex.map_unordered(compute_task, tasks, _crash_rows)
     try:
