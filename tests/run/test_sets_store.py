@@ -225,3 +225,17 @@ def test_group_column_lists_the_registry_once(toy, items, store, monkeypatch) ->
     assert cells == [("group:generator=g1", "g1"), ("group:generator=g2", "g2"),
                      ("i0", "g1"), ("i1", "g1"), ("i2", "g2"), ("i3", "g2")]
     assert listed[0] <= 1
+
+
+def test_one_config_hash_for_stored_rows_and_the_out_file(toy, items, store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``metrics sets --out`` rows and stored rows of the same metric and grouping carry the same
+    config hash (the store's, which includes the grouping)."""
+    stored = score_sets_into(store, items, ["toy_set_gap", "toy_set_rank"], by="generator")
+    loose = sets.score_sets(items, ["toy_set_gap", "toy_set_rank"], by="generator")
+    assert {(r.metric, r.config_hash) for r in loose} == {(r.metric, r.config_hash) for r in stored.rows}
+    assert {r.config_hash for r in loose} == {r.config_hash for r in store.rows()}
+    by_task = sets.score_sets(items, ["toy_set_gap"], by="task")
+    assert {r.config_hash for r in by_task} != {r.config_hash for r in loose if r.metric == "toy_set_gap"}
+    out = sets.write_set_rows(loose, tmp_path / "sets.jsonl")
+    written = {json.loads(line)["config_hash"] for line in out.read_text().splitlines()}
+    assert written == {r.config_hash for r in store.rows()}

@@ -13,7 +13,7 @@ import importlib
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
@@ -135,8 +135,7 @@ class MetricSpec(BaseModel, Generic[C]):
 
     def config_hash(self, config: BaseModel) -> str:
         """A short stable hash of a config: same settings, same hash, whatever the key order."""
-        canon = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canon.encode()).hexdigest()[:16]
+        return hash_config_values(config.model_dump(mode="json"))
 
     def compute(self, item: Item, config: BaseModel | None = None) -> Score:
         """The metric's score of ``item``; NaN with the reason when the item gives it nothing to measure.
@@ -288,6 +287,12 @@ def metric(
 def is_registered(metric_id: str) -> bool:
     """Whether ``metric_id`` is registered yet (the taxonomy catalog uses it to skip computed ids)."""
     return metric_id in _REGISTRY
+
+
+def hash_config_values(values: Mapping[str, Any]) -> str:
+    """The config hash of plain config values (:meth:`MetricSpec.config_hash`; set-level configs)."""
+    canon = json.dumps(values, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 
 def get_metric(metric_id: str) -> MetricSpec[Any]:

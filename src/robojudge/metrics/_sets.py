@@ -73,6 +73,7 @@ from robojudge.metrics._registry import (
     Provider,
     UnknownMetricError,
     get_metric,
+    hash_config_values,
     list_metrics,
     metric,
 )
@@ -326,11 +327,9 @@ def set_config(config: BaseModel, by: str | None) -> dict[str, Any]:
 
 
 def set_config_hash(config: BaseModel, by: str | None) -> str:
-    """The config hash of set-level results: :func:`set_config` hashed as metric configs are."""
-    import hashlib
-
-    canon = json.dumps(set_config(config, by), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode()).hexdigest()[:16]
+    """The config hash of set-level results, stored or written: :func:`set_config` hashed as metric
+    configs are."""
+    return hash_config_values(set_config(config, by))
 
 
 def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
@@ -368,8 +367,7 @@ def score_group(sm: SetMetricSpec, group: ItemGroup, cfg: BaseModel) -> list[Set
     from robojudge.models import MissingWeightsError
     from robojudge.video import VideoError
 
-    spec = sm.spec
-    chash = spec.config_hash(cfg)
+    chash = set_config_hash(cfg, group.by)  # the store's: the grouping is part of the config
     if len(group.items) < sm.min_items:
         return _error_rows(sm, group, f"{sm.id} needs at least {sm.min_items} items per group, group "
                            f"{group.key!r} has {len(group.items)}", chash)
