@@ -29,3 +29,13 @@ def test_fingerprint_and_extra_columns(tmp_path: Path, suffix: str) -> None:
     assert rows[("a", "m")].generator == "g1"
     # Extra text columns are neutralised in CSV like every other text cell.
     assert rows[("b", "m")].generator == ("'=cmd" if suffix == ".csv" else "=cmd")
+
+
+@pytest.mark.parametrize("name", ["item_id", "value", "fingerprint"])
+def test_an_extra_column_may_not_take_a_standard_name(tmp_path: Path, name: str) -> None:
+    """``results export --by item_id`` wrote a second item_id column; now it is refused by name."""
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.add([ResultRow("a", "m", "c", "1", "ok", 1.0)])
+        with pytest.raises(ValueError, match=f"'{name}'.*export column"):
+            export_results(store, tmp_path / "e.csv", columns={name: lambda r: "x"})
+    assert not (tmp_path / "e.csv").exists()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
 import typer
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
-from robojudge.store import SCHEMA_VERSION, ResultStore, StoreError, default_db_url, export_results
+from robojudge.store import SCHEMA_VERSION, ResultStore, StoreError, default_db_url
 
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
@@ -30,26 +29,12 @@ def export_cmd(
     suite: Path | None = typer.Option(None, "--suite", help="Suite manifest for --by."),
 ) -> None:
     """Write stored results as long rows (one per item, metric and config; current rows only)."""
-    if fmt is not None and fmt not in ("csv", "parquet"):
-        raise fail(f"--format must be csv or parquet, got {fmt!r}")
-    chosen: Literal["csv", "parquet"] | None = fmt  # type: ignore[assignment]
-    if not Path(db).exists() and "://" not in db:
-        raise fail(f"no result store at {db}")
-    if (by is None) != (suite is None):
-        raise fail("--by and --suite go together")
-    columns = None
-    if by is not None and suite is not None:
-        from robojudge.run._sets import group_column
-        from robojudge.suite import ManifestError, load_suite
+    from robojudge.run import export_run
+    from robojudge.suite import ManifestError
 
-        try:
-            columns = {by: group_column(load_suite(suite, strict=False).items, by)}
-        except (ManifestError, ValueError, FileNotFoundError) as exc:
-            raise fail(str(exc)) from None
     try:
-        with ResultStore(db, read_only=True) as store:
-            n = export_results(store, out, chosen, metric=metric, raw=raw, columns=columns)
-    except (StoreError, ValueError) as exc:
+        n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite)
+    except (StoreError, ManifestError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {n} rows to {out}", highlight=False)
 
@@ -72,13 +57,9 @@ def status_cmd(
     `robojudge score` (or judge, or metrics sets) recomputes it and keeps the old row as superseded.
     Reads the store without writing to it.
     """
-    from robojudge.run._api import default_run_dir
-    from robojudge.run._status import status_suite
+    from robojudge.run import status_suite
     from robojudge.suite import ManifestError
 
-    where = Path(db) if db is not None else (run_dir or default_run_dir(suite)) / "results.sqlite"
-    if (db is None or "://" not in db) and not where.exists():
-        raise fail(f"no result store at {where}; pass --db or --run-dir, or run `robojudge score` first")
     try:
         status = status_suite(suite, db=db, run_dir=run_dir)
     except (StoreError, ManifestError, FileNotFoundError) as exc:

@@ -1,8 +1,9 @@
-"""Running metrics over a suite: executors, resume, progress."""
+"""Running metrics over a suite: executors, resume, progress; the state and export of a run's results."""
 
 from robojudge.judges import judge_metric_id
 from robojudge.run._api import SuiteRun, build_requests, default_run_dir, score_suite
 from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
+from robojudge.run._export import export_run
 from robojudge.run._import import (
     ImportProblem,
     ImportReport,
@@ -36,6 +37,7 @@ from robojudge.run._score import (
     score_items,
 )
 from robojudge.run._sets import SetRunSummary, score_set_suite, score_sets_into
+from robojudge.run._status import MetricStatus, StaleResult, StoreStatus, results_status, status_suite
 
 __all__ = [
     "ImportProblem",
@@ -59,21 +61,27 @@ __all__ = [
     "write_judge_texts",
     "Executor",
     "LocalProcessExecutor",
+    "MetricStatus",
     "MetricRequest",
     "ProgressCallback",
     "RunSummary",
     "SerialExecutor",
     "SetRunSummary",
+    "StaleResult",
+    "StoreStatus",
     "SuiteRun",
     "Task",
     "build_requests",
     "compute_metric",
     "default_run_dir",
     "compute_task",
+    "export_run",
     "make_executor",
     "plan_tasks",
+    "results_status",
     "score_items",
     "score_set_suite",
     "score_sets_into",
     "score_suite",
+    "status_suite",
 ]

@@ -101,7 +101,10 @@ def export_results(
 
     Raises:
         StoreError: Unknown format, or the file cannot be written.
+        ValueError: An extra column has the name of one of :data:`EXPORT_COLUMNS`.
     """
+    if clash := sorted(set(columns or {}) & set(EXPORT_COLUMNS)):
+        raise ValueError(f"extra column {clash[0]!r} has the name of an export column; choose another")
     out = Path(out)
     fmt = _resolve_format(out, fmt)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
