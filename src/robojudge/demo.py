@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from robojudge.meta import Leaderboard
+from robojudge.metric_info import registry_range
 from robojudge.metrics import expand_metric_ids, get_metric
 from robojudge.report import (
     GroupSummary,
@@ -105,7 +106,8 @@ def run_demo(
     metrics = ([m for m in expand_metric_ids(SIM_METRICS) if m not in SIM_SKIP] if kind == "sim"
                else list(SYNTHETIC_METRICS))
     run = score_suite(manifest, metrics, db=db, workers=workers, progress=progress)
-    summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo")
+    summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo",
+                             native_range=registry_range)
     with ResultStore(db) as store:
         rows = store.rows()
     items = load_suite(manifest, strict=False).items
@@ -124,6 +126,7 @@ def run_demo(
                      "scored out of fold (grouped by clip); no VLM involved")
     # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
+                             native_range=registry_range,
                              title=f"robojudge demo ({kind} suite)", seed=seed)
     return DemoResult(
         suite_kind=kind,

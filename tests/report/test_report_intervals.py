@@ -6,6 +6,7 @@ import math
 import pytest
 from scipy import stats
 
+from robojudge.metric_info import registry_range
 from robojudge.report import summarize, summary_markdown, write_html_report
 from robojudge.report._sections import ReportInput, overview_section
 from robojudge.store import ResultRow, ResultStore
@@ -46,7 +47,8 @@ def test_overview_interval_inside_the_range_and_small_n_flagged():
     values = [0.0, 1.0, 1.0] + [float(k % 3 == 0) for k in range(20)]
     rows = [_row(it.item_id, v) for it, v in zip(items, values, strict=True)]
     rows.append(_row("i0", 7.0, metric="custom"))  # unknown to the registry
-    sec = overview_section(ReportInput(rows, items, lambda m: True, bootstrap=500, seed=0))
+    sec = overview_section(ReportInput(rows, items, lambda m: True, bootstrap=500, seed=0,
+                                       native_range=registry_range))
     table = sec.tables[0]
     assert table.columns[:5] == ["metric", "range", "n", "failed", "unscored"]
     by = {r[0].text: dict(zip(table.columns, r, strict=True)) for r in table.rows}

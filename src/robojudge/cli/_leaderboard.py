@@ -14,6 +14,7 @@ from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
 from robojudge.meta import OVERALL, Estimate, Leaderboard
+from robojudge.metric_info import registry_direction
 from robojudge.report import (
     CALIBRATED,
     CalibratedJudge,
@@ -23,7 +24,6 @@ from robojudge.report import (
     judge_scores,
     judges_report,
     label_scores,
-    registry_direction,
     write_judges,
     write_leaderboard,
 )

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, fail
+from robojudge.metric_info import default_direction, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
     GroupSummary,
@@ -88,7 +89,7 @@ def report(
             raise fail(f"no result store at {where}; pass --db or run `robojudge score` first")
         folder = out or run_dir / "report"
         try:
-            summaries = report_suite(manifest, url, folder, by=by)
+            summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range)
         except (ManifestError, StoreError, ValueError) as exc:
             raise fail(str(exc)) from None
         console.print(summary_table(summaries, by, f"results by {by}"))
@@ -109,8 +110,9 @@ def report(
         return
     name = Path(manifest).name if manifest is not None else target
     try:
-        result = write_html_report(url, folder, manifest=manifest,
-                                   title=title or f"robojudge report: {name}", bootstrap=bootstrap, seed=seed)
+        result = write_html_report(url, folder, manifest=manifest, higher_is_better=default_direction,
+                                   native_range=registry_range, title=title or f"robojudge report: {name}",
+                                   bootstrap=bootstrap, seed=seed)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     print_html_report(result)

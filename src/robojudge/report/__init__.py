@@ -26,7 +26,6 @@ from robojudge.report._leaderboard import (
     metric_columns,
     write_leaderboard,
 )
-from robojudge.report._registry import registry_direction, registry_range
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._series import (
     JudgeSeries,
@@ -77,8 +76,6 @@ __all__ = [
     "leaderboard_markdown",
     "metric_columns",
     "metric_series",
-    "registry_direction",
-    "registry_range",
     "render_page",
     "report_suite",
     "resolve_source",

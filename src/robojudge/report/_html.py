@@ -18,10 +18,9 @@ from pathlib import Path
 from robojudge.aggregate import load_taxonomy
 from robojudge.report._label_sections import generators_section, judges_section, metrics_section
 from robojudge.report._leaderboard import Direction
-from robojudge.report._registry import registry_direction, registry_range
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
 from robojudge.report._sections import ReportInput, Section, overview_section
-from robojudge.report._summary import RangeOf
+from robojudge.report._summary import RangeOf, unknown_range
 from robojudge.store import ResultStore, default_db_url
 from robojudge.suite import load_suite
 
@@ -89,11 +88,12 @@ def resolve_source(target: str | Path, *, manifest: str | Path | None = None) ->
     raise FileNotFoundError(f"{path}: no such run folder or result store")
 
 
-def default_direction(metric: str) -> bool | None:
-    """The metric registry's direction of ``metric``, else the taxonomy's, else None (unknown)."""
-    known = registry_direction(metric)
-    if known is not None:
-        return known
+def taxonomy_direction(metric: str) -> bool | None:
+    """The RoboPhys-3D taxonomy's direction of ``metric``, else None (unknown).
+
+    The report's own fallback: it does not import the metric registry (a lower layer than the CLI
+    that calls it), so callers pass ``robojudge.metric_info.default_direction`` for that.
+    """
     tax = load_taxonomy()
     return tax[metric].higher_is_better if metric in tax else None
 
@@ -144,9 +144,12 @@ def write_html_report(
         out_dir: Report folder (created).
         manifest: The suite the results belong to; without it there are no labels or generators and
             the sections that need them say so.
-        higher_is_better: Direction of each stored metric (None: unknown); defaults to the metric
-            registry's, then the taxonomy's. A metric neither knows is reported as of unknown direction.
-        native_range: Native range of each stored metric (None: unknown); defaults to the registry's.
+        higher_is_better: Direction of each stored metric (None: unknown); defaults to the taxonomy's
+            (RoboPhys-3D ids only). ``robojudge.metric_info.default_direction`` adds the metric
+            registry's and the rubrics' (the CLI passes it). A metric of unknown direction is
+            reported as such.
+        native_range: Native range of each stored metric (None: unknown); unknown for every metric by
+            default (``robojudge.metric_info.registry_range`` gives the registry's).
         title: Page title.
         bootstrap: Cluster-bootstrap replicates for every interval.
         seed: Seed of the bootstrap and of the calibrated judge's folds.
@@ -158,8 +161,8 @@ def write_html_report(
         rows = store.rows()
         where = store.url
     items = list(load_suite(manifest, strict=False).items) if manifest is not None else []
-    inp = ReportInput(rows, items, higher_is_better or default_direction, bootstrap, seed,
-                      native_range or registry_range)
+    inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
+                      native_range or unknown_range)
     sections = build_sections(inp)
     out = Path(out_dir)
     written: list[Path] = []

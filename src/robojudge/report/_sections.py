@@ -22,9 +22,8 @@ import numpy as np
 from robojudge.meta import Estimate, group_means
 from robojudge.report._judges import judge_coverage
 from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
-from robojudge.report._registry import registry_range
 from robojudge.report._series import SeriesKey, StoredSeries, label_series, split_series
-from robojudge.report._summary import RangeOf
+from robojudge.report._summary import RangeOf, unknown_range
 from robojudge.report._tables import Cell, Table, is_small, text
 from robojudge.store import ResultRow
 from robojudge.suite import Item
@@ -73,7 +72,7 @@ class ReportInput:
     higher_is_better: Direction
     bootstrap: int = 2000
     seed: int = 0
-    native_range: RangeOf = registry_range
+    native_range: RangeOf = unknown_range
 
     @property
     def labelled(self) -> list[Item]:

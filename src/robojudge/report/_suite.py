@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from robojudge.report._summary import GroupSummary, write_report
+from robojudge.report._summary import GroupSummary, RangeOf, write_report
 from robojudge.store import ResultStore
 from robojudge.suite import Item, load_suite
 
@@ -24,12 +24,17 @@ def group_by_field(items: Iterable[Item], field: str) -> dict[str, str]:
 
 
 def report_suite(
-    manifest: str | Path, db: str, out_dir: str | Path, *, by: str = "generator", title: str | None = None
+    manifest: str | Path, db: str, out_dir: str | Path, *, by: str = "generator", title: str | None = None,
+    native_range: RangeOf | None = None,
 ) -> list[GroupSummary]:
-    """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field."""
+    """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field.
+
+    ``native_range``: see :func:`write_report` (the CLI passes the metric registry's).
+    """
     suite = load_suite(manifest, strict=False)
     group_of = group_by_field(suite.items, by)
     with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"
         clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
-        return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips)
+        return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips,
+                            native_range=native_range)

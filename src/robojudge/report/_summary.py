@@ -17,13 +17,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from robojudge.meta import mean_confidence_interval
-from robojudge.report._registry import registry_range
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.store import ResultRow, ResultStore, export_results
 from robojudge.store._export import SafeCsvWriter
 
 #: A metric's native ``(low, high)`` range (either end None: unbounded), or None when unknown.
 RangeOf = Callable[[str], tuple[float | None, float | None] | None]
+
+
+def unknown_range(metric: str) -> None:
+    """The range lookup of a caller that knows no metric's range."""
+    return None
 
 
 @dataclass(frozen=True)
@@ -143,10 +147,14 @@ def write_report(
     *,
     title: str = "robojudge results",
     group_label: str = "generator",
-    native_range: RangeOf | None = registry_range,
+    native_range: RangeOf | None = None,
     cluster_of: Mapping[str, str] | None = None,
 ) -> list[GroupSummary]:
     """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``.
+
+    ``native_range`` (metric id -> ``(low, high)`` or None; ``robojudge.metric_info.registry_range``
+    for the metric registry's) lets the summary cut its intervals at the range; without it nothing
+    is cut.
 
     When ``group_of`` is not empty, rows of ids it does not know (set-level results, another suite)
     are in ``results.csv`` and ``errors.csv`` but not in the summary, which is per item.

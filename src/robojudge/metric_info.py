@@ -1,10 +1,14 @@
-"""What the report knows about a stored metric id: its direction and its native range, or that it
-does not know them.
+"""What the metric registry and the built-in rubrics know about a stored metric id: its direction and
+its native range, or that they do not know them.
 
 Metrics come from the metric registry (``robojudge metrics list``); judge scores
 (``judge:<name>:<rubric>``) from the built-in rubric they were asked with. An id neither knows (a
 plugin no longer installed, a user rubric file, an imported column) has no known direction and no
 known range: the report says so instead of guessing.
+
+The report (``robojudge.report``) does not import the metric registry or the judges; the callers that
+may (the CLI, the demo, user scripts) pass these lookups in, as ``higher_is_better`` and
+``native_range``.
 """
 
 from __future__ import annotations
@@ -12,20 +16,20 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from robojudge.report._series import JUDGE_PREFIX
+from robojudge.taxonomy import load_taxonomy
 
 if TYPE_CHECKING:
     from robojudge.judges import Rubric
 
 
 def _rubric(metric: str) -> Rubric | None:
-    if not metric.startswith(JUDGE_PREFIX):
-        return None
-    _, _, rubric = metric[len(JUDGE_PREFIX):].rpartition(":")
-    from robojudge.judges import RUBRICS, UnknownNameError
+    from robojudge.judges import RUBRICS, UnknownNameError, split_judge_metric_id
 
+    parts = split_judge_metric_id(metric)
+    if parts is None:
+        return None
     try:
-        return RUBRICS.get(rubric)
+        return RUBRICS.get(parts[1])
     except UnknownNameError:
         return None
 
@@ -68,3 +72,12 @@ def registry_range(metric: str) -> tuple[float | None, float | None] | None:
     if rubric is None:
         return None
     return float(rubric.score_min), float(rubric.score_max)
+
+
+def default_direction(metric: str) -> bool | None:
+    """The metric registry's direction of ``metric``, else the taxonomy's, else None (unknown)."""
+    known = registry_direction(metric)
+    if known is not None:
+        return known
+    tax = load_taxonomy()
+    return tax[metric].higher_is_better if metric in tax else None
