@@ -37,8 +37,7 @@ from robojudge.report._leaderboard import (
 )
 from robojudge.report._series import JudgeSeries, StoredSeries, judge_series, resolve_judge
 from robojudge.report._tables import is_small, md_escape
-from robojudge.store import ResultRow
-from robojudge.store._export import SafeCsvWriter
+from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
 #: Table 2 columns per target: (column name, statistic in the agreement report, higher is better).

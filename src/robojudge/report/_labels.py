@@ -20,8 +20,7 @@ from robojudge.report._leaderboard import (
 )
 from robojudge.report._series import StoredSeries
 from robojudge.report._tables import md_escape
-from robojudge.store import ResultRow
-from robojudge.store._export import SafeCsvWriter
+from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
 

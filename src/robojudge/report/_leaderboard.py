@@ -29,8 +29,7 @@ from robojudge.meta import (
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._series import Series, StoredSeries, metric_series
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
-from robojudge.store import ResultRow
-from robojudge.store._export import SafeCsvWriter
+from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
 AXES = ("pa", "ia")

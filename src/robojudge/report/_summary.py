@@ -18,8 +18,7 @@ from pathlib import Path
 
 from robojudge.meta import mean_confidence_interval
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
-from robojudge.store import ResultRow, ResultStore, export_results
-from robojudge.store._export import SafeCsvWriter
+from robojudge.store import ResultRow, ResultStore, SafeCsvWriter, export_results
 
 #: A metric's native ``(low, high)`` range (either end None: unbounded), or None when unknown.
 RangeOf = Callable[[str], tuple[float | None, float | None] | None]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robojudge.store._export import SafeCsvWriter
+from robojudge.store import SafeCsvWriter
 
 #: LaTeX special characters and their escaped forms (the order matters for the backslash).
 _LATEX_ESCAPES = (

@@ -8,7 +8,7 @@ replace it, all rows in one transaction (``robojudge results import`` uses it).
 """
 
 from robojudge.store._errors import StoreError
-from robojudge.store._export import EXPORT_COLUMNS, export_results
+from robojudge.store._export import EXPORT_COLUMNS, SafeCsvWriter, export_results
 from robojudge.store._put import PutOutcome, RowConflictError, put_rows, same_value
 from robojudge.store._row import ResultRow
 from robojudge.store._schema import SCHEMA_VERSION
@@ -22,6 +22,7 @@ __all__ = [
     "ResultRow",
     "ResultStore",
     "RowConflictError",
+    "SafeCsvWriter",
     "StoreError",
     "default_db_url",
     "export_results",
