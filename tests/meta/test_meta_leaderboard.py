@@ -142,10 +142,30 @@ def test_intervals_and_rank_shares_match_the_replicates_by_hand():
         reps[name] = {"pa": per_axis[0], "ia": per_axis[1], "overall": (per_axis[0] + per_axis[1]) / 2}
     by = {e.generator: e for e in board.entries}
     for t in ("pa", "ia", "overall"):
-        ranks = competition_ranks(np.stack([reps[n][t] for n in names], axis=1))  # (B, G)
+        means = np.stack([reps[n][t] for n in names], axis=1)  # (B, G)
+        ranks = competition_ranks(means)
+        every = np.isfinite(means).all(axis=1)  # replicates in which all four have a mean
         for gi, name in enumerate(names):
             s = by[name].standings[t]
             r = reps[name][t]
             lo, hi = np.quantile(r[np.isfinite(r)], [0.05, 0.95])
             assert (s.score.low, s.score.high) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
-            assert s.rank_prob == pytest.approx(np.mean(ranks[:, gi] == s.rank))
+            assert s.rank_prob == pytest.approx(np.mean(ranks[every, gi] == s.rank))
+
+
+def test_a_replicate_without_one_ranked_generator_ranks_nobody():
+    """a lives in a clip of its own; b and c share the others, b one point above c on each.
+
+    A replicate that missed a's clip has no mean for a, so it says nothing about anybody's rank: b
+    ranks second, never first, in every replicate that ranks all three.
+    """
+    gens = ["a"] + ["b", "c"] * 5
+    clips = ["own"] + [f"c{i // 2}" for i in range(10)]
+    pa = np.array([5.0] + [3.0 + (i // 2) * 0.1 + (1.0 if i % 2 == 0 else 0.0) for i in range(10)])
+    board = generator_leaderboard({"pa": pa}, gens, clips, bootstrap=400, seed=3, sort_by="pa")
+    by = {e.generator: e.standings["pa"] for e in board.entries}
+    assert [by[g].rank for g in "abc"] == [1, 2, 3]
+    # a's clip is missed in about (5/6)^6 = 33% of the replicates; b would rank first in those.
+    assert by["b"].rank_prob == pytest.approx(1.0) and (by["b"].rank_low, by["b"].rank_high) == (2, 2)
+    assert by["c"].rank_prob == pytest.approx(1.0) and (by["c"].rank_low, by["c"].rank_high) == (3, 3)
+    assert by["a"].rank_prob == pytest.approx(1.0)

@@ -39,9 +39,11 @@ class Standing:
         score: Mean score with its percentile interval and bootstrap standard error.
         rank: Competition rank of the point estimate (1 = best; tied means share a rank) among the
             generators with a score on this target; None for a generator without one.
-        rank_prob: Share of replicates in which the generator has exactly this rank (among the
-            replicates that drew at least one of its items; NaN when not ranked or no bootstrap).
-        rank_low: Lower end of the central ``level`` range of the replicate ranks (0: none).
+        rank_prob: Share of replicates in which the generator has exactly this rank, among the
+            replicates that give every generator ranked on this target a mean (NaN when not ranked,
+            without bootstrap, or when no replicate does).
+        rank_low: Lower end of the central ``level`` range of the replicate ranks, over the same
+            replicates (0: none).
         rank_high: Upper end of that range (0: none).
     """
 
@@ -237,11 +239,14 @@ def _rank_spread(reps: FloatArray, point_rank: npt.NDArray[np.int64], ranked: np
                  level: float) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """``(rank_prob, rank_low, rank_high)``, each ``(G, T)``, from replicate means ``(B, G, T)``.
 
-    A replicate that drew none of a generator's items says nothing about its rank, so it is left out
-    of that generator's share and range; generators not ranked on a target get NaN and 0.
+    A rank is a place among all the generators ranked on a target, so a replicate that drew none of
+    one ranked generator's items ranks nobody on that target: with that generator gone, every
+    generator below it would move up a place. Such replicates are left out of every generator's
+    share and range on that target. Generators not ranked on a target get NaN and 0.
     """
     ranks = np.moveaxis(competition_ranks(np.moveaxis(reps, 1, -1)), -1, 1).astype(np.float64)  # (B, G, T)
-    valid = np.isfinite(reps) & ranked[None]
+    complete = (np.isfinite(reps) | ~ranked[None]).all(axis=1)  # (B, T): every ranked generator has a mean
+    valid = complete[:, None, :] & ranked[None]
     n_valid = valid.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         prob = np.where(n_valid > 0, ((ranks == point_rank[None]) & valid).sum(axis=0) / n_valid, np.nan)
