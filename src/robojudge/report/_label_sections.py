@@ -214,7 +214,8 @@ def generators_section(inp: ReportInput) -> Section:
     board = generator_board(items, scores, bootstrap=inp.bootstrap, seed=inp.seed)
     sec.intro = (f"Scores from {source}. Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); "
                  f"{board.level:.0%} cluster-bootstrap intervals over {board.n_replicates} replicates; "
-                 "P(rank) is the share of replicates in which the generator holds exactly its rank." + extra)
+                 "P(rank) is the share of replicates in which the generator holds exactly its rank, among "
+                 "the replicates that draw every ranked generator." + extra)
     unranked = [e.generator for e in board.entries if e.standings[board.sort_by].rank is None]
     if unranked:
         sec.intro += (f" {', '.join(unranked)}: not ranked, for lack of scores from {source} on "

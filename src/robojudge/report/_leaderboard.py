@@ -240,8 +240,8 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
             + " | P(rank) | rank range |")
     lines = [f"# {md_escape(title)}", "", f"Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); {ci}. "
              f"Ordered by {target_title(board.sort_by)}; P(rank) is the share of replicates in which the "
-             "generator holds exactly its rank. A generator without scores on a target is not ranked "
-             "on it.", "", head,
+             "generator holds exactly its rank (among those that draw every ranked generator). A "
+             "generator without scores on a target is not ranked on it.", "", head,
              "| ---: | --- | " + " | ".join("---" for _ in board.targets) + " | ---: | --- |"]
     for e in board.entries:
         s = e.standings[board.sort_by]
