@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from robojudge.cli import build_app
 from robojudge.judges import ResponseCache, get_rubric, make_judge
-from robojudge.run import build_requests, score_items
+from robojudge.run import SerialExecutor, build_requests, score_items
 from robojudge.run._judge import judge_items
 from robojudge.run._status import results_status
 from robojudge.store import ResultStore
@@ -137,3 +137,48 @@ def test_judgments_of_unavailable_videos_are_kept(tmp_path: Path, drive: Path) -
         away.rename(drive)
         back = judge_items(items, judge, [get_rubric("ia")], store, cache=cache, decode_workers=0)
         assert (back.skipped, back.computed, back.stale, back.unavailable) == (2, 0, 0, 0)
+
+
+class _UnmountFirst(SerialExecutor):
+    """Runs the planned tasks after the drive went away: an outage between planning and computing."""
+
+    def __init__(self, drive: Path) -> None:
+        self.drive = drive
+
+    def map_unordered(self, fn, tasks, on_crash):  # type: ignore[no-untyped-def]
+        _unmount(self.drive)
+        return super().map_unordered(fn, tasks, on_crash)
+
+
+def test_an_input_gone_while_computing_is_tried_again_when_back(tmp_path: Path, drive: Path) -> None:
+    """A result that failed because its file vanished after planning keeps the fingerprint of the
+    inputs as they were when it failed (missing), so a run with the file back tries it again."""
+    items = _items(drive)
+    (req,) = build_requests(["test_frames_b"])
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        score_items(items[:1], [req], store)
+        _video(drive / "a.mp4", 230)  # a changes: stale; b is new
+        failed = score_items(items, [req], store, executor=_UnmountFirst(drive))
+        assert (failed.stale, failed.failed) == (1, 2)
+        drive.with_name("unmounted").rename(drive)
+        back = score_items(items, [req], store)
+        assert (back.stale, back.ok, back.skipped) == (2, 2, 0)
+        assert {r.item_id: r.status for r in store.rows()} == {"a": "ok", "b": "ok"}
+
+
+def test_a_judged_video_gone_while_judging_is_judged_again_when_back(tmp_path: Path, drive: Path) -> None:
+    from robojudge.judges._mock import MockBackend
+
+    class UnmountOnStart(MockBackend):
+        def start(self) -> None:  # called once planning is done, before the first video is decoded
+            _unmount(drive)
+
+    judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [REPLY]})
+    items = _items(drive, "a")
+    with ResultStore(tmp_path / "results.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
+        first = judge_items(items, judge, [get_rubric("ia")], store, cache=cache, decode_workers=0,
+                            backend=UnmountOnStart(judge))
+        assert first.failed == 1
+        drive.with_name("unmounted").rename(drive)
+        back = judge_items(items, judge, [get_rubric("ia")], store, cache=cache, decode_workers=0)
+        assert (back.stale, back.scored) == (1, 1)

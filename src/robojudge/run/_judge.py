@@ -14,7 +14,7 @@ import asyncio
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from robojudge.judges import (
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
 from robojudge.judges._scoring import EXPECTED_FALLBACK
-from robojudge.run._fingerprint import Fingerprints
+from robojudge.run._fingerprint import Fingerprints, judge_inputs
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -285,6 +285,17 @@ class _Writer:
             self.flush()
 
 
+def _failed_on_unavailable(item: Item, rows: list[ResultRow]) -> list[ResultRow]:
+    """``rows``, with error rows carrying the fingerprint of the inputs now when the video cannot be
+    read now: it went away after planning, and once back it must be judged again."""
+    if all(row.status != "error" for row in rows):
+        return rows
+    now = judge_inputs(item)
+    if not now.unavailable:
+        return rows
+    return [replace(row, fingerprint=now.value) if row.status == "error" else row for row in rows]
+
+
 async def _judge_one(
     item: Item,
     plans: tuple[JudgePlan, ...],
@@ -346,7 +357,8 @@ async def _judge_async(
         nonlocal done
         while not queue.empty():
             item, plans, prints = queue.get_nowait()
-            writer.put(await _judge_one(item, plans, prints, engine, spec, cache, decoder))
+            rows = await _judge_one(item, plans, prints, engine, spec, cache, decoder)
+            writer.put(_failed_on_unavailable(item, rows))
             done += 1
             if done % 64 == 0:
                 # A cached item never waits on anything, so a warm rerun would otherwise run start

@@ -12,6 +12,10 @@ gone), its stored row is kept and counted as *inputs unavailable*, not as stale:
 only store an error row over a good result, and the next run with the file back would redo it
 once more. A unit never stored is still done (its error row says what is missing), and a stored row
 whose fingerprint equals the current one (an error stored while the file was missing) is up to date.
+The runners store an error row whose file went away after planning under the fingerprint of its
+inputs at that moment (file missing), not the planned one, so it is tried again once the file is
+back. The store itself takes any row with new inputs: an error for inputs that really changed (a
+replaced video that no longer decodes) is the right result and supersedes the old value.
 """
 
 from __future__ import annotations

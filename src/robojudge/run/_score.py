@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
 from robojudge.models import MissingWeightsError
 from robojudge.run._executor import Executor, make_executor
-from robojudge.run._fingerprint import Fingerprints
+from robojudge.run._fingerprint import Fingerprints, metric_inputs
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
@@ -172,6 +172,22 @@ def compute_task(task: Task) -> list[ResultRow]:
         return [compute_metric(task.item, req, task.fingerprint(i)) for i, req in enumerate(task.requests)]
 
 
+def _failed_on_unavailable(task: Task, rows: list[ResultRow]) -> list[ResultRow]:
+    """``rows``, with each error row whose inputs cannot be read now carrying their fingerprint now.
+
+    A file that went away after planning (a drive unmounted mid-run) fails the row; under the
+    planned fingerprint it would count as up to date once the file is back, and stay an error.
+    """
+    out = []
+    for req, row in zip(task.requests, rows, strict=True):
+        if row.status == "error" and row.fingerprint:
+            now = metric_inputs(task.item, req.spec, req.config)
+            if now.unavailable:
+                row = replace(row, fingerprint=now.value)
+        out.append(row)
+    return out
+
+
 def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
     return [
         _error_row(task.item, req, reason, 0.0, task.fingerprint(i)) for i, req in enumerate(task.requests)
@@ -252,7 +268,8 @@ def score_items(
     ex = executor or make_executor(workers)
     results: Iterator[tuple[Task, list[ResultRow]]] = ex.map_unordered(compute_task, tasks, _crash_rows)
     try:
-        for _task, rows in results:
+        for task, computed in results:
+            rows = _failed_on_unavailable(task, computed)
             store.add(rows)  # one transaction: an item's results land together or not at all
             for row in rows:
                 if row.status == "ok":
