@@ -245,7 +245,8 @@ def _rank_spread(reps: FloatArray, point_rank: npt.NDArray[np.int64], ranked: np
     share and range on that target. Generators not ranked on a target get NaN and 0.
     """
     ranks = np.moveaxis(competition_ranks(np.moveaxis(reps, 1, -1)), -1, 1).astype(np.float64)  # (B, G, T)
-    complete = (np.isfinite(reps) | ~ranked[None]).all(axis=1)  # (B, T): every ranked generator has a mean
+    # (B, T): every ranked generator has a mean.
+    complete: npt.NDArray[np.bool_] = np.all(np.isfinite(reps) | ~ranked[None], axis=1)
     valid = complete[:, None, :] & ranked[None]
     n_valid = valid.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
