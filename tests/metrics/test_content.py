@@ -10,6 +10,7 @@ from robojudge.metrics import MetricInputError, Score, Unmeasurable, get_metric,
 from robojudge.metrics._content import (
     MIN_CORRELATION,
     STILL_LEVELS,
+    Span,
     block_means,
     largest_change,
     require_correspondence,
@@ -103,6 +104,11 @@ def test_span_seconds_and_require_same_span(tmp_path):
     assert exc.value.details == {"seconds": 2.0, "reference_seconds": 0.5}
     with pytest.raises(Unmeasurable, match="the reference video gave 1 frame"):
         require_same_span(sampled(16), sampled(1), 0.9)
+    # A side given by its cached span (V-JEPA's references) is checked the same way.
+    assert Span.of(sampled(15)) == Span(15, 1.875)
+    assert require_same_span(sampled(15), Span(16, 2.0), 0.9) == {"seconds": 1.875, "reference_seconds": 2.0}
+    with pytest.raises(Unmeasurable, match="the reference video gave 1 frame"):
+        require_same_span(sampled(16), Span(1, 0.125), 0.9)
 
 
 def test_compute_turns_unmeasurable_into_nan_with_the_reason():

@@ -8,13 +8,19 @@ give: a frame difference of 0, a similarity of 1, a drift of 0 are the best valu
 All checks look at frames averaged over 8 x 8 pixel blocks. Lossy codecs move single pixels of an
 unchanged frame by up to ~16 levels (libx264 between an I and a P frame), but block means by at most
 ~3, while anything visible that moves (a 6 px object) changes a block by tens of levels.
+
+Both checks read the same block means (:func:`content_facts`), computed once per frame array for
+every check and metric that asks (:mod:`robojudge.metrics._derived`).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import cv2
 import numpy as np
 
+from robojudge.metrics._derived import derived
 from robojudge.metrics._errors import Unmeasurable
 from robojudge.video import SampledFrames
 
@@ -35,29 +41,59 @@ def block_means(frames: np.ndarray) -> np.ndarray:
     return np.stack([cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in frames]).astype(np.float32)
 
 
-def largest_change(frames: np.ndarray) -> float:
-    """The largest difference of a block mean from the first frame's, in levels of 255."""
-    blocks = block_means(frames)
-    return float(np.abs(blocks - blocks[0]).max())
+class ContentFacts(NamedTuple):
+    """What the checks read from a clip's block means."""
+
+    largest_change: float  # largest difference of a block mean from the first frame's, levels of 255
+    step_correlations: np.ndarray  # (T - 1,) read-only; see :func:`step_correlations`
 
 
-def step_correlations(frames: np.ndarray) -> np.ndarray:
-    """Pearson correlation of the block means of frames t and t + 1, ``(T - 1,)``; NaN at a flat frame."""
-    blocks = block_means(frames).reshape(len(frames), -1).astype(np.float64)
-    centred = blocks - blocks.mean(axis=1, keepdims=True)
+def content_facts(frames: np.ndarray) -> ContentFacts:
+    """:class:`ContentFacts` of ``frames``, from one pass of :func:`block_means`.
+
+    Remembered while a read-only ``frames`` array lives (:func:`robojudge.metrics._derived.derived`):
+    the metrics of one item share their frame arrays through the frame cache, and each used to compute
+    the same block means again (``cc_photometric`` twice).
+    """
+    return derived(frames, "content_facts", lambda: _facts(block_means(frames)))
+
+
+def _facts(blocks: np.ndarray) -> ContentFacts:
+    change = float(np.abs(blocks - blocks[0]).max())
+    flat = blocks.reshape(len(blocks), -1).astype(np.float64)
+    centred = flat - flat.mean(axis=1, keepdims=True)
     norms = np.linalg.norm(centred, axis=1)
     dots = np.einsum("td,td->t", centred[:-1], centred[1:])
     with np.errstate(invalid="ignore", divide="ignore"):
         corr: np.ndarray = np.where((norms[:-1] > 1e-6) & (norms[1:] > 1e-6), dots / (norms[:-1] * norms[1:]),
                                     np.nan)
-    return corr
+    corr.flags.writeable = False  # shared by every caller
+    return ContentFacts(change, corr)
+
+
+def largest_change(frames: np.ndarray) -> float:
+    """The largest difference of a block mean from the first frame's, in levels of 255."""
+    return content_facts(frames).largest_change
+
+
+def step_correlations(frames: np.ndarray) -> np.ndarray:
+    """Pearson correlation of the block means of frames t and t + 1, ``(T - 1,)``; NaN at a flat frame.
+
+    The array is read-only (it may be shared with other callers); copy it to change it.
+    """
+    return content_facts(frames).step_correlations
 
 
 def require_frames(frames: np.ndarray, least: int = 2, what: str = "the video") -> None:
     """Raise :class:`Unmeasurable` when ``frames`` holds fewer than ``least`` frames."""
-    if len(frames) < least:
-        raise Unmeasurable(f"{what} gave {len(frames)} frame{'s' if len(frames) != 1 else ''}; the metric "
-                           f"needs at least {least} frames", frames=len(frames))
+    require_count(len(frames), least, what)
+
+
+def require_count(n: int, least: int = 2, what: str = "the video") -> None:
+    """Raise :class:`Unmeasurable` when a clip of ``n`` frames has fewer than ``least``."""
+    if n < least:
+        raise Unmeasurable(f"{what} gave {n} frame{'s' if n != 1 else ''}; the metric "
+                           f"needs at least {least} frames", frames=n)
 
 
 def require_motion(frames: np.ndarray, what: str = "the video") -> float:
@@ -83,14 +119,31 @@ def span_seconds(sampled: SampledFrames) -> float:
     return float(sampled.timestamps[-1] - sampled.timestamps[0]) + 1.0 / sampled.source_fps
 
 
-def require_same_span(gen: SampledFrames, ref: SampledFrames, min_coverage: float) -> dict[str, float]:
+class Span(NamedTuple):
+    """How many frames a sampling gave and how long they cover (:func:`span_seconds`)."""
+
+    frames: int
+    seconds: float
+
+    @classmethod
+    def of(cls, sampled: SampledFrames) -> Span:
+        return cls(len(sampled), span_seconds(sampled))
+
+
+def require_same_span(
+    gen: SampledFrames | Span, ref: SampledFrames | Span, min_coverage: float
+) -> dict[str, float]:
     """Coverage facts of a whole-video comparison; raise :class:`Unmeasurable` when either video spans
     less than ``min_coverage`` of the other (frames sampled over each video's own length would then
     pair different moments, and a video cut short would be compared as if it were complete).
+
+    Either side may be given as its :class:`Span` (a cached reference's) instead of its frames.
     """
-    require_frames(gen.frames, 2)
-    require_frames(ref.frames, 2, "the reference video")
-    g, r = span_seconds(gen), span_seconds(ref)
+    g_span = gen if isinstance(gen, Span) else Span.of(gen)
+    r_span = ref if isinstance(ref, Span) else Span.of(ref)
+    require_count(g_span.frames, 2)
+    require_count(r_span.frames, 2, "the reference video")
+    g, r = g_span.seconds, r_span.seconds
     facts = {"seconds": round(g, 3), "reference_seconds": round(r, 3)}
     if g < min_coverage * r:
         raise Unmeasurable(f"the video lasts {g:.2f} s, less than {min_coverage:g} of the reference's "

@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._content import require_correspondence, require_frames, require_motion
+from robojudge.metrics._derived import derived, frozen
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams, farneback_flow, motion_magnitudes
@@ -42,9 +43,24 @@ def native_rgb(item: Item, size: int | None) -> tuple[np.ndarray, float]:
     return sampled.frames, sampled.source_fps
 
 
-def to_gray(frames: np.ndarray) -> np.ndarray:
+def luma(frames: np.ndarray) -> np.ndarray:
     """BT.601 luma of RGB frames, ``(T, H, W)`` uint8 (same as ``sample_frames(..., gray=True)``)."""
     return np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames])
+
+
+def to_gray(frames: np.ndarray, stride: int = 1) -> np.ndarray:
+    """:func:`luma` of every ``stride``-th frame.
+
+    The native-size metrics of an item all read the same cached RGB frames; the gray version is
+    computed once for them (:func:`robojudge.metrics._derived.derived`) and then read-only, so the
+    content checks on it are shared as well. Frames that can change give a fresh, writeable array.
+    """
+    def compute() -> np.ndarray:
+        out = luma(frames[::stride])
+        out.flags.writeable = not frozen(frames)
+        return out
+
+    return derived(frames, ("gray", stride), compute)
 
 
 def flickering_score(frames: np.ndarray) -> tuple[float, np.ndarray]:
@@ -138,7 +154,7 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     """
     frames, fps = native_rgb(item, config.size)
     stride = max(1, round(fps / config.target_fps))
-    gray = to_gray(frames[::stride])
+    gray = to_gray(frames, stride)
     require_frames(gray, 2, f"the video after the {stride}-frame stride")
     lost = require_correspondence(gray)
     scores = np.array([top_magnitude(farneback_flow(a, b, config), config.top_fraction)
