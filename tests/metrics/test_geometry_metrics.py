@@ -9,7 +9,9 @@ import pytest
 from robojudge.metrics import MetricInputError, get_metric
 from robojudge.metrics.robophys.geometry import (
     CameraControlConfig,
+    _track,
     background_homographies,
+    contrast_normalized,
     corner_drift,
     default_intervals,
     forward_backward_epe,
@@ -154,6 +156,49 @@ def test_homographies_recover_a_pan_despite_a_moving_object():
         moved = cv2.perspectiveTransform(grid, h).reshape(-1, 2) - grid.reshape(-1, 2)
         assert np.abs(moved - [-t, 0.0]).max() < 0.5
         assert corner_drift(h, 96, 96) == pytest.approx(t, abs=0.5)  # corners extrapolate the fit
+
+
+def _homographies_patching_frame0_every_frame(gray, cfg):
+    # background_homographies as it was: frame 0's patches extracted again for every frame t.
+    gray = contrast_normalized(gray)
+    p0 = cv2.goodFeaturesToTrack(gray[0], cfg.max_corners, cfg.quality_level, cfg.min_distance)
+    p0 = p0.astype(np.float32)
+    h_0t, out, lost = np.eye(3), [np.eye(3)], np.zeros(len(gray), bool)
+    for t in range(1, len(gray)):
+        kept = 0
+        guess = cv2.perspectiveTransform(p0.astype(np.float64), h_0t).astype(np.float32)
+        pt, ok = _track(gray[0], gray[t], p0, guess)
+        back, ok_back = _track(gray[t], gray[0], pt, p0)
+        ok &= ok_back & (np.linalg.norm(back - p0, axis=-1).ravel() < cfg.fb_max_px)
+        ok[ok] = patch_correlations(gray[0], gray[t], p0[ok], pt[ok]) >= cfg.min_patch_correlation
+        if ok.sum() >= cfg.min_inliers:
+            h, mask = cv2.findHomography(p0[ok], pt[ok], cv2.RANSAC, cfg.ransac_px)
+            if h is not None and int(mask.sum()) >= cfg.min_inliers:
+                h_0t, kept = h, int(mask.sum())
+        lost[t] = kept == 0
+        out.append(h_0t)
+    return out, lost, len(p0)
+
+
+@pytest.mark.parametrize("dx", [1, 4])  # 4 px per frame: frame 0's content leaves, tracks get lost
+def test_homographies_extract_frame0_patches_once_with_the_same_results(monkeypatch, dx):
+    frames = np.stack(_panning(n=16, size=96, dx=dx, square=True))
+    cfg = CameraControlConfig()
+    homs0, lost0, corners0 = _homographies_patching_frame0_every_frame(frames, cfg)
+    sources = []
+    real = cv2.getRectSubPix
+
+    def counted(img, size, center, *args):
+        sources.append(img.__array_interface__["data"][0])
+        return real(img, size, center, *args)
+
+    monkeypatch.setattr(cv2, "getRectSubPix", counted)
+    homs, lost, corners = background_homographies(frames, cfg)
+    assert corners == corners0 and np.array_equal(lost, lost0)
+    assert all(np.array_equal(a, b) for a, b in zip(homs, homs0, strict=True))  # bit for bit
+    # Frame 0 is the start of the normalized (T, H, W) array: the lowest address patched from.
+    assert sources.count(min(sources)) == corners  # each frame-0 patch once (before: once per frame)
+    assert len(sources) - corners == sum(1 for a in sources if a != min(sources)) > corners
 
 
 def test_camera_control_values(tmp_path):

@@ -172,6 +172,22 @@ def _track(
     return new, status.ravel() == 1
 
 
+def patches(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """The 21x21 patches of ``img`` around ``pts`` (sub-pixel, bilinear), flattened and centred on their
+    means: ``(N, 441)`` float64, the form :func:`patch_correlations` compares."""
+    out = np.stack([cv2.getRectSubPix(img, (_WINDOW, _WINDOW), (float(x), float(y)))
+                    for x, y in pts.reshape(-1, 2)]).reshape(len(pts), -1).astype(np.float64)
+    out -= out.mean(axis=1, keepdims=True)
+    return out
+
+
+def correlate_patches(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Pearson correlation of the rows of two :func:`patches` arrays; 0 where a patch is flat."""
+    norms = np.linalg.norm(p, axis=1) * np.linalg.norm(q, axis=1)
+    corr: np.ndarray = np.einsum("nd,nd->n", p, q) / np.where(norms > 1e-9, norms, np.inf)
+    return corr
+
+
 def patch_correlations(a: np.ndarray, b: np.ndarray, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
     """Pearson correlation of the 21x21 patches of ``a`` around ``pa`` and of ``b`` around ``pb`` (sub-pixel,
     bilinear), one per point pair; 0 where a patch is flat.
@@ -181,18 +197,9 @@ def patch_correlations(a: np.ndarray, b: np.ndarray, pa: np.ndarray, pb: np.ndar
     show different content. Correlation, unlike LK's own L1 patch error, ignores the local gain and
     offset that lighting changes bring.
     """
-    def patches(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
-        out = np.stack([cv2.getRectSubPix(img, (_WINDOW, _WINDOW), (float(x), float(y)))
-                        for x, y in pts.reshape(-1, 2)]).reshape(len(pts), -1).astype(np.float64)
-        out -= out.mean(axis=1, keepdims=True)
-        return out
-
     if len(pa) == 0:
         return np.zeros(0)
-    p, q = patches(a, pa), patches(b, pb)
-    norms = np.linalg.norm(p, axis=1) * np.linalg.norm(q, axis=1)
-    corr: np.ndarray = np.einsum("nd,nd->n", p, q) / np.where(norms > 1e-9, norms, np.inf)
-    return corr
+    return correlate_patches(patches(a, pa), patches(b, pb))
 
 
 def contrast_normalized(gray: np.ndarray) -> np.ndarray:
@@ -242,6 +249,9 @@ def background_homographies(gray: np.ndarray, cfg: CameraControlConfig) -> Backg
     if len(p0) < cfg.min_inliers:
         raise Unmeasurable(f"the first frame has {len(p0)} trackable corners, fewer than min_inliers "
                            f"({cfg.min_inliers}): no background to follow", frames=len(gray), corners=len(p0))
+    # Frame 0's patches are the same for every frame t: extracted once (about half of the per-frame
+    # patch work), then picked by each frame's surviving tracks.
+    patches0 = patches(gray[0], p0)
     h_0t, out, lost = np.eye(3), [np.eye(3)], np.zeros(len(gray), bool)
     for t in range(1, len(gray)):
         kept = 0
@@ -250,7 +260,9 @@ def background_homographies(gray: np.ndarray, cfg: CameraControlConfig) -> Backg
             pt, ok = _track(gray[0], gray[t], p0, guess)
             back, ok_back = _track(gray[t], gray[0], pt, p0)
             ok &= ok_back & (np.linalg.norm(back - p0, axis=-1).ravel() < cfg.fb_max_px)
-            ok[ok] = patch_correlations(gray[0], gray[t], p0[ok], pt[ok]) >= cfg.min_patch_correlation
+            if ok.any():
+                corr = correlate_patches(patches0[ok], patches(gray[t], pt[ok]))
+                ok[ok] = corr >= cfg.min_patch_correlation
             if ok.sum() >= cfg.min_inliers:
                 h, mask = cv2.findHomography(p0[ok], pt[ok], cv2.RANSAC, cfg.ransac_px)
                 if h is not None and int(mask.sum()) >= cfg.min_inliers:
