@@ -78,6 +78,35 @@ def test_vjepa_paired_similarity(weights, videos):
     assert diff.value < 1.0 - 1e-6 and diff.details["mse"] > 0
 
 
+def test_vjepa_paired_similarity_decodes_a_shared_reference_once(weights, videos, tmp_path, monkeypatch):
+    from robojudge.metrics.learned import hf_vjepa
+
+    def copy(name):  # a fresh file: no embedding or span cached by another test is found for it
+        frames = sample_frames(videos[name], fps=None, max_frames=None).frames
+        return str(write_video(tmp_path / name, frames))
+
+    ref, gens = copy("moving"), [copy("still"), copy("other")]
+    decoded: list[str] = []
+    real = hf_vjepa.sample_frames
+
+    def counted(path, *args, **kwargs):
+        decoded.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(hf_vjepa, "sample_frames", counted)
+    spec = get_metric("vjepa_paired_similarity")
+    # Called without a frame cache, as a script would: every sampling is a decode.
+    scores = [spec.compute(Item(item_id=f"i{k}", video=g, reference_video=ref)) for k, g in enumerate(gens)]
+    assert decoded.count(ref) == 1  # the span check used to decode it per item, and embed once more
+    assert [decoded.count(g) for g in gens] == [1, 1]  # span check and embedding share one decode
+    net, cfg = load_vjepa2(), VJepaClip()
+    want = [vjepa2_video_embedding(net, clip_frames(p, cfg)) for p in (*gens, ref)]
+    for s, z in zip(scores, want[:2], strict=True):
+        cos = float(z @ want[2] / (np.linalg.norm(z) * np.linalg.norm(want[2])))
+        assert s.value == pytest.approx(cos, abs=1e-9)
+        assert s.details["seconds"] == s.details["reference_seconds"]
+
+
 def test_manifold_distance_over_distinct_references(weights, videos):
     its = [Item(item_id="a", video=videos["moving"], reference_video=videos["still"], generator="g"),
            Item(item_id="b", video=videos["still"], reference_video=videos["still"], generator="g"),

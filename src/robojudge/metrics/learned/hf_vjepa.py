@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from robojudge.metrics._content import require_frames, require_same_span
+from robojudge.metrics._content import Span, require_frames, require_same_span
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
@@ -25,7 +26,8 @@ from robojudge.video import SampledFrames, sample_frames
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
 VJEPA = "vjepa2_vitg_ssv2"
 
-EmbedFn = Callable[[str], np.ndarray]
+class EmbedFn(Protocol):
+    def __call__(self, path: str, frames: np.ndarray | None = None, /) -> np.ndarray: ...
 
 
 class VJepaClip(BaseModel):
@@ -120,8 +122,18 @@ def jepa_similarity(mmd2: float) -> float:
 
 # ---------------------------------------------------------------- embedding videos
 
-_EMB_CACHE: dict[tuple[str, float, int, int, str], np.ndarray] = {}
+#: A video file as one clip setting samples it: path, modification time and size, frames, side.
+ClipKey = tuple[str, int, int, int, int]
+
+_EMB_CACHE: dict[tuple[ClipKey, str], np.ndarray] = {}  # (clip, network folder) -> embedding
+_SPAN_CACHE: dict[ClipKey, Span] = {}
 _EMB_LOCK = threading.Lock()
+
+
+def clip_key(path: str, cfg: VJepaClip) -> ClipKey:
+    """What a clip's frames depend on; a missing file gets a zero stamp (the decoder reports it)."""
+    st = os.stat(path) if os.path.exists(path) else None
+    return (path, st.st_mtime_ns if st else 0, st.st_size if st else 0, cfg.num_frames, cfg.size)
 
 
 def sampled_clip(path: str, cfg: VJepaClip) -> SampledFrames:
@@ -136,20 +148,42 @@ def clip_frames(path: str, cfg: VJepaClip) -> np.ndarray:
     return frames
 
 
+def clip_span(path: str, cfg: VJepaClip) -> tuple[Span, SampledFrames | None]:
+    """The clip's :class:`~robojudge.metrics._content.Span`, and its frames when they had to be decoded.
+
+    Spans are kept per process like embeddings: a reference shared by many items is decoded for its
+    first item only (its embedding is cached too), not again for every item's span check.
+    """
+    key = clip_key(path, cfg)
+    with _EMB_LOCK:
+        hit = _SPAN_CACHE.get(key)
+    if hit is not None:
+        return hit, None
+    sampled = sampled_clip(path, cfg)
+    span = Span.of(sampled)
+    with _EMB_LOCK:
+        _SPAN_CACHE[key] = span
+    return span, sampled
+
+
 def vjepa_embedder(metric_id: str, cfg: VJepaClip) -> EmbedFn:
-    """``path -> V-JEPA 2 embedding``, loading the network once and caching each video's embedding
-    per process (references are shared by many items)."""
+    """``(path, frames=None) -> V-JEPA 2 embedding``, loading the network once and caching each video's
+    embedding per process (references are shared by many items). ``frames``, when the caller has
+    already sampled the clip (:func:`sampled_clip`), saves decoding it again."""
     from robojudge.models import load_vjepa2, vjepa2_video_embedding
 
     net = load_vjepa2(VJEPA, metric=metric_id)
 
-    def embed(path: str) -> np.ndarray:
-        key = (path, os.stat(path).st_mtime if os.path.exists(path) else 0.0, cfg.num_frames, cfg.size,
-               str(net.path))
+    def embed(path: str, frames: np.ndarray | None = None) -> np.ndarray:
+        key = (clip_key(path, cfg), str(net.path))
         with _EMB_LOCK:
             hit = _EMB_CACHE.get(key)
         if hit is None:
-            hit = vjepa2_video_embedding(net, clip_frames(path, cfg))
+            if frames is None:
+                frames = clip_frames(path, cfg)
+            else:
+                require_frames(frames, 2, path)
+            hit = vjepa2_video_embedding(net, frames)
             with _EMB_LOCK:
                 _EMB_CACHE[key] = hit
         return hit
@@ -188,10 +222,11 @@ def vjepa_paired_similarity(item: Item, config: PairedClipConfig) -> Score:
     network loads.
     """
     assert item.reference_video is not None  # the runner checks Input.reference
-    span = require_same_span(sampled_clip(item.video, config), sampled_clip(item.reference_video, config),
-                             config.min_coverage)
+    (g_span, gen), (r_span, ref) = clip_span(item.video, config), clip_span(item.reference_video, config)
+    span = require_same_span(g_span, r_span, config.min_coverage)
     embed = vjepa_embedder("vjepa_paired_similarity", config)
-    z_gen, z_gt = embed(item.video), embed(item.reference_video)
+    z_gen = embed(item.video, None if gen is None else gen.frames)
+    z_gt = embed(item.reference_video, None if ref is None else ref.frames)
     return Score(value=cosine_similarity(z_gen, z_gt),
                  details={"mse": float(np.mean((z_gen - z_gt) ** 2)), "dim": int(z_gen.shape[0]), **span})
 
