@@ -64,3 +64,26 @@ def test_a_short_reference_or_a_one_step_clip_is_unscored(folder):
     dyn = get_metric("ta_dyn").compute(_item(folder, "two", "two"))
     assert math.isnan(dyn.value)
     assert dyn.details["unscored_reason"] == "DYN needs tracks of at least 3 frames, got 2 and 2"
+
+
+@pytest.mark.parametrize(("ng", "nr", "reason"), [
+    (1, 0, "the video gave 1 frame and the reference 0 frames; tracks need at least 2 frames"),
+    (0, 1, "the video gave 0 frames and the reference 1 frame; tracks need at least 2 frames"),
+    (1, 16, "the video gave 1 frame; tracks need at least 2 frames"),
+    (16, 0, "the reference gave 0 frames; tracks need at least 2 frames"),
+])
+def test_a_clip_without_two_frames_is_named_with_its_own_count(folder, monkeypatch, ng, nr, reason):
+    from types import SimpleNamespace
+
+    from robojudge.metrics.robophys import tracking
+
+    def tracks(n):
+        return SimpleNamespace(points=np.zeros((n, 1, 2)))
+
+    # Whatever the tracker returns for such clips (a real decode cannot give 0 frames of one video and
+    # 1 of the other on demand): the message must name each short clip with its own frame count.
+    monkeypatch.setattr(tracking, "_cached_tracks", lambda key: (tracks(ng), tracks(nr), "tracked_reference"))
+    spec = get_metric("ta_hsd")
+    score = spec.compute(_item(folder, "full", "full"), spec.make_config({"truth": "tracked_reference"}))
+    assert not score.scored
+    assert score.details == {"unscored_reason": reason, "frames": ng, "reference_frames": nr}

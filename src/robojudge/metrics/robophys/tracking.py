@@ -128,10 +128,16 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
         raise MetricInputError(str(exc)) from None
     ng, nr = len(gen.points), len(ref.points)
     if ng < 2 or nr < 2:
-        what = "the video" if ng < 2 else "the reference"
-        n = min(ng, nr)
-        raise Unmeasurable(f"{what} gave {n} frame{'s' if n != 1 else ''}; tracks need at least 2 frames",
-                           frames=ng, reference_frames=nr)
+        def count(n: int) -> str:
+            return f"{n} frame{'s' if n != 1 else ''}"
+
+        # Each short clip named with its own count (one count for both read "the video gave 0 frames"
+        # when the video gave 1 and the reference 0).
+        if ng < 2 and nr < 2:
+            said = f"the video gave {count(ng)} and the reference {count(nr)}"
+        else:
+            said = f"the video gave {count(ng)}" if ng < 2 else f"the reference gave {count(nr)}"
+        raise Unmeasurable(f"{said}; tracks need at least 2 frames", frames=ng, reference_frames=nr)
     if nr < cfg.min_reference_coverage * ng:
         raise Unmeasurable(
             f"the reference has {nr} frames, fewer than {cfg.min_reference_coverage:g} of the generated "
