@@ -80,6 +80,23 @@ def test_a_generated_video_that_ends_early_counts_missing_frames_as_worst(tmp_pa
     assert s.value == pytest.approx(float(np.sum(per)) / 5)  # the 2 missing frames count as SSIM 0
 
 
+def test_an_anti_correlated_frame_never_scores_below_a_missing_one(tmp_path):
+    ref = _frames(8, 48, 48)
+    inverted = 255 - ref  # every frame the negative of its reference: raw SSIM far below 0
+    raw = [ssim(g, r) for g, r in zip(inverted, ref, strict=True)]
+    assert max(raw) < -0.5
+    full = get_metric("iq1_ssim").compute(_item(tmp_path / "full", inverted, ref))
+    cut = get_metric("iq1_ssim").compute(_item(tmp_path / "cut", inverted[:2], ref))  # 6 frames missing
+    # Raw SSIM in the mean, the clip that shows all 8 frames scored below the one that stops after 2
+    # (its 6 missing frames counted 0, above the 2 compared). Below 0 a frame has no structural
+    # similarity, like a missing one: both count 0, the bottom of the declared range [0, 1].
+    assert full.value == cut.value == 0.0
+    assert full.details["min_frame"] == pytest.approx(min(raw))  # the raw value stays visible
+    assert full.details["negative_frames"] == 8 and cut.details["negative_frames"] == 2
+    lo, hi = get_metric("iq1_ssim").native_range
+    assert lo == 0.0 and hi == 1.0
+
+
 def test_one_frame_of_conditioning_is_unscored_not_perfect(tmp_path):
     ref = _frames(6)
     item = _item(tmp_path, ref[:1], ref)  # only the shared first frame: it scored 100 dB and SSIM 1

@@ -182,17 +182,23 @@ def ssim(gen: np.ndarray, ref: np.ndarray, *, gaussian_weights: bool = True) -> 
     inputs={Input.video, Input.reference},
     description=(
         "Structural similarity (Wang et al. 2004: Gaussian window sigma 1.5, RGB channels averaged) "
-        "between each generated frame and the reference frame at the same time, averaged over frames."
+        "between each generated frame and the reference frame at the same time, averaged over frames; "
+        "a frame below 0 (anti-correlated) and a reference frame the video does not reach count 0."
     ),
     config=SsimConfig,
-    version="2",
+    version="3",
 )
 def iq1_ssim(item: Item, config: SsimConfig) -> Score:
-    """Mean per-frame SSIM against the reference video (RoboPhys-3D App. B.1.1).
+    """Mean per-frame SSIM against the reference video (RoboPhys-3D App. B.1.1), each frame in [0, 1].
 
-    Identical videos score exactly 1. SSIM can dip below 0 for anti-correlated frames; such values are
-    kept as computed (the paper's [0, 1] range describes realistic videos). A reference frame the
-    generated video does not reach counts as 0, no structural similarity (the bottom of the range).
+    Identical videos score exactly 1. A reference frame the generated video does not reach counts as 0,
+    no structural similarity, the bottom of the paper's range [0, 1]. SSIM itself reaches down to -1
+    for anti-correlated frames (a negative image); such a frame has no structural similarity either and
+    counts 0 too, so a video that shows every frame never scores below one that stops early (with the
+    raw value in the mean, 8 negative frames scored -0.97 and the same clip cut after 2 frames -0.24).
+    Missing frames are not counted -1 instead: the taxonomy maps SSIM to the score by identity on
+    [0, 1], so values below 0 would leave the normalized range. The raw lowest frame is kept in
+    ``details["min_frame"]``, the number of frames below 0 in ``details["negative_frames"]``.
     """
     import cv2
 
@@ -204,6 +210,7 @@ def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     compared = np.array(
         [ssim(g, r, gaussian_weights=config.gaussian_weights) for g, r in zip(gen, ref, strict=True)]
     )
-    per_frame = with_missing(compared, pair.missing, 0.0)
-    details = {**pair.coverage(), "min_frame": float(compared.min())}
+    per_frame = with_missing(np.maximum(compared, 0.0), pair.missing, 0.0)
+    details = {**pair.coverage(), "min_frame": float(compared.min()),
+               "negative_frames": int((compared < 0).sum())}
     return Score(value=float(per_frame.mean()), details=details)
