@@ -8,9 +8,13 @@ the first metric computes such a value and the others reuse it.
 
 An entry belongs to its array: it is dropped when the array is garbage collected (``weakref.finalize``),
 so the memo holds memory exactly as long as the frame cache holds the frames (one item), and an id that
-Python reuses for a later array never finds a stale entry. Only arrays that cannot change are memoized:
-not writeable, and not a view into a writeable array. Anything else is computed on every call, so a
-metric called outside a frame cache (its frames freshly decoded and writeable) behaves as before.
+Python reuses for a later array never finds a stale entry. What it holds is not counted in the frame
+cache's byte budget: the gray copy of a native RGB clip adds a third of its bytes while the item is
+scored (before, each metric made that copy itself and dropped it when done).
+
+Only arrays that cannot change are memoized: not writeable, and not a view into a writeable array.
+Anything else is computed on every call, so a metric called outside a frame cache (its frames freshly
+decoded and writeable) behaves as before.
 """
 
 from __future__ import annotations
