@@ -1,0 +1,246 @@
+"""One registry mechanism for everything robojudge looks up by name.
+
+Metrics, set metrics, trackers, judge backends, rubrics, specialized judges and network weights are
+each a :class:`Registry`: entries keyed by name, registered once, looked up with a did-you-mean error on
+a typo, listed sorted. An entry is either the object itself or a lazy ``"module:attr"`` string, imported
+the first time the entry is asked for, so a heavy framework stays unloaded until something uses it.
+
+Which modules register built-in entries is written down in one place, :data:`BUILTIN_MODULES`: a
+registry imports its kind's modules before its first lookup. Nothing registers through a hidden
+import (a package ``__init__`` or a bottom-of-file import pulling in a sibling). Third-party packages
+add entries through an entry-point group (``robojudge.metrics``, ``robojudge.trackers``, ...), whose
+values are modules to import (``package.module``) or objects (``package.module:attr``).
+
+This module is the bottom layer: it imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+__all__ = ["BUILTIN_MODULES", "Registry", "UnknownNameError", "load_object"]
+
+T = TypeVar("T")
+
+# The modules whose import registers built-in entries, per registry kind. The order matters where an
+# entry depends on an earlier one: the RoboPhys-3D catalog registers a stub for every taxonomy id that
+# no earlier metric module computes, so it comes last.
+BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
+    "metric": (
+        "robojudge.metrics.baseline",
+        "robojudge.metrics.flow",
+        "robojudge.metrics.pixel",
+        "robojudge.metrics.robophys.reference",
+        "robojudge.metrics.robophys.motion",
+        "robojudge.metrics.robophys.state",
+        "robojudge.metrics.robophys.geometry",
+        "robojudge.metrics.robophys.text",
+        "robojudge.metrics.robophys.tracking",
+        "robojudge.metrics.learned.hf_aesthetic",
+        "robojudge.metrics.learned.hf_consistency",
+        "robojudge.metrics.learned.hf_depth",
+        "robojudge.metrics.learned.hf_hpsv3",
+        "robojudge.metrics.learned.hf_vjepa",
+        "robojudge.metrics.learned.hf_text",
+        "robojudge.metrics.learned.tv_clipiqa",
+        "robojudge.metrics.learned.tv_viclip",
+        "robojudge.metrics.learned.tv",
+        "robojudge.metrics.learned.tv_sets",
+        "robojudge.metrics.robophys.rbg_reprojection",
+        "robojudge.metrics.robophys.catalog",
+    ),
+}
+
+
+class UnknownNameError(KeyError):
+    """A name that is not registered; the message suggests close names and how to see them all."""
+
+    def __init__(self, kind: str, name: str, known: list[str], hint: str = "") -> None:
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        listing = f" Known: {', '.join(known)}." if known and len(known) <= 20 else ""
+        self.kind = kind
+        self.name = name
+        super().__init__(f"unknown {kind} {name!r}.{suggestion}{listing}{hint}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def load_object(ref: str, what: str = "entry") -> object:
+    """Import ``"package.module:attr"`` (``attr`` may be dotted) and return the object.
+
+    Raises:
+        ImportError: When the module or attribute cannot be loaded; the message names ``what``.
+    """
+    module, sep, attr = ref.partition(":")
+    if not sep or not module or not attr:
+        raise ImportError(f"{what}: {ref!r} is not of the form 'package.module:attr'")
+    try:
+        obj: object = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"{what}: cannot load {ref!r}: {exc}") from exc
+    return obj
+
+
+class Registry(Generic[T]):
+    """Entries of one kind keyed by name.
+
+    Args:
+        kind: What is registered, for messages ("metric", "judge backend"); also the key of
+            :data:`BUILTIN_MODULES` naming the modules that register the built-ins.
+        entry_point_group: Entry-point group through which installed packages add entries: a value
+            ``package.module`` is imported (it registers on import), ``package.module:attr`` is added
+            lazily under the entry point's name.
+        extra_modules: Called at load time for more module names to import (plugins named in the
+            settings); evaluated then, so it sees the environment of the process that loads.
+        hint: Appended to unknown-name errors ("Run `robojudge metrics list` to see all.").
+        check: Called with ``(name, obj)`` when an entry is added or a lazy one resolved; returns the
+            object to store or raises to refuse it.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        entry_point_group: str | None = None,
+        extra_modules: Callable[[], Iterable[str]] | None = None,
+        hint: str = "",
+        check: Callable[[str, T], T] | None = None,
+    ) -> None:
+        self.kind = kind
+        self._entry_point_group = entry_point_group
+        self._extra_modules = extra_modules
+        self._hint = hint
+        self._check = check
+        self._items: dict[str, T | str] = {}
+        self._loaded = False
+        self._lock = threading.RLock()
+
+    # -- loading -----------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Import the modules that register this kind's entries (once; later calls return at once)."""
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            # Marked first: the modules imported below register into this registry and may look
+            # entries up while they do (the catalog asks which ids are taken).
+            self._loaded = True
+            modules = list(BUILTIN_MODULES.get(self.kind, ()))
+            lazy: dict[str, str] = {}
+            if self._entry_point_group:
+                for ep in entry_points(group=self._entry_point_group):
+                    if ":" in ep.value:
+                        lazy[ep.name] = ep.value
+                    else:
+                        modules.append(ep.value)
+            if self._extra_modules is not None:
+                modules += [m for m in self._extra_modules() if m]
+            try:
+                for mod in modules:
+                    try:
+                        importlib.import_module(mod)
+                    except ImportError as exc:
+                        raise ImportError(f"cannot import {self.kind} module {mod!r}: {exc}") from exc
+            except BaseException:
+                self._loaded = False
+                raise
+            for name, ref in lazy.items():
+                self._items.setdefault(name, ref)
+
+    # -- registering -------------------------------------------------------------------------------
+
+    def add(self, name: str, obj: T | str, *, replace: bool = False) -> T | str:
+        """Register ``obj`` (or a lazy ``"module:attr"`` string) under ``name``.
+
+        Raises:
+            ValueError: For an empty name, or a name already registered (unless ``replace``).
+        """
+        if not name:
+            raise ValueError(f"a {self.kind} needs a non-empty name")
+        with self._lock:
+            if name in self._items and not replace:
+                raise ValueError(f"{self.kind} {name!r} is already registered{self._origin(name)}")
+            if not isinstance(obj, str) and self._check is not None:
+                obj = self._check(name, obj)
+            self._items[name] = obj
+        return obj
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator form of :meth:`add`."""
+
+        def deco(obj: T) -> T:
+            self.add(name, obj)
+            return obj
+
+        return deco
+
+    def remove(self, name: str) -> None:
+        """Drop an entry (plugins under test use it to clean up); unknown names are ignored."""
+        with self._lock:
+            self._items.pop(name, None)
+
+    def _origin(self, name: str) -> str:
+        obj = self._items.get(name)
+        module = obj.partition(":")[0] if isinstance(obj, str) else getattr(obj, "__module__", None)
+        return f" (by {module})" if module else ""
+
+    # -- looking up --------------------------------------------------------------------------------
+
+    def get(self, name: str) -> T:
+        """The entry registered as ``name``, importing it if it is lazy.
+
+        Raises:
+            UnknownNameError: For a name not registered; the message suggests close names.
+            ImportError: When a lazy entry cannot be imported.
+        """
+        self.load()
+        try:
+            obj = self._items[name]
+        except KeyError:
+            raise UnknownNameError(self.kind, name, self.names(), self._hint) from None
+        if isinstance(obj, str):
+            loaded = load_object(obj, f"{self.kind} {name!r}")
+            resolved: T = loaded  # type: ignore[assignment]
+            if self._check is not None:
+                resolved = self._check(name, resolved)
+            with self._lock:
+                self._items[name] = resolved
+            return resolved
+        return obj
+
+    def names(self) -> list[str]:
+        """Registered names, sorted (lazy entries included, without importing them)."""
+        self.load()
+        return sorted(self._items)
+
+    def values(self) -> list[T]:
+        """Every entry sorted by name, lazy ones imported."""
+        return [self.get(name) for name in self.names()]
+
+    def is_registered(self, name: str) -> bool:
+        """Whether ``name`` is registered now, without loading the built-ins first."""
+        return name in self._items
+
+    def __contains__(self, name: object) -> bool:
+        self.load()
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {len(self._items)} entries)"

@@ -1,0 +1,98 @@
+"""The shared registry: registration, lazy entries, loading the listed modules, did-you-mean."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from robojudge import registry as reg
+from robojudge.registry import Registry, UnknownNameError, load_object
+
+
+def test_add_get_list_and_duplicates() -> None:
+    r: Registry[int] = Registry("number")
+    r.add("two", 2)
+    r.register("one")(1)
+    assert r.get("one") == 1 and r.names() == ["one", "two"] and len(r) == 2
+    assert "two" in r and "three" not in r
+    with pytest.raises(ValueError, match="already registered"):
+        r.add("one", 11)
+    r.add("one", 11, replace=True)
+    assert r.get("one") == 11
+    with pytest.raises(ValueError, match="non-empty"):
+        r.add("", 0)
+
+
+def test_unknown_name_suggests_close_names() -> None:
+    r: Registry[int] = Registry("widget", hint=" Run `x list`.")
+    r.add("iq1_psnr", 1)
+    r.add("iq1_ssim", 2)
+    with pytest.raises(UnknownNameError) as err:
+        r.get("iq1_pnsr")
+    msg = str(err.value)
+    assert "unknown widget 'iq1_pnsr'" in msg and "Did you mean 'iq1_psnr'" in msg
+    assert msg.endswith("Run `x list`.")
+    assert isinstance(err.value, KeyError)
+
+
+def test_lazy_entry_imported_on_first_get_and_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rj_lazy_mod.py").write_text("VALUE = 41\nloaded = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen: list[str] = []
+
+    def check(name: str, obj: int) -> int:
+        seen.append(name)
+        return obj + 1
+
+    r: Registry[int] = Registry("lazy thing", check=check)
+    r.add("v", "rj_lazy_mod:VALUE")
+    assert "rj_lazy_mod" not in sys.modules  # listing does not import
+    assert r.names() == ["v"] and "rj_lazy_mod" not in sys.modules
+    assert r.get("v") == 42 and seen == ["v"]
+    assert r.get("v") == 42 and seen == ["v"]  # resolved once
+    r.add("broken", "rj_lazy_mod:MISSING")
+    with pytest.raises(ImportError, match="lazy thing 'broken'.*MISSING"):
+        r.get("broken")
+
+
+def test_load_imports_listed_modules_once_and_retries_after_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r: Registry[int] = Registry("gadget", extra_modules=lambda: ["rj_gadgets"])
+    (tmp_path / "rj_gadgets.py").write_text(
+        textwrap.dedent(
+            """
+            import rj_test_registry_holder as h
+            h.R.add("a", 1)
+            assert h.R.is_registered("a")
+            h.COUNT += 1
+            """
+        )
+    )
+    holder = tmp_path / "rj_test_registry_holder.py"
+    holder.write_text("R = None\nCOUNT = 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import rj_test_registry_holder as h  # type: ignore[import-not-found]
+
+    h.R = r
+    monkeypatch.setitem(reg.BUILTIN_MODULES, "gadget", ("rj_missing_gadget_module",))
+    with pytest.raises(ImportError, match="cannot import gadget module 'rj_missing_gadget_module'"):
+        r.names()
+    monkeypatch.setitem(reg.BUILTIN_MODULES, "gadget", ())
+    assert r.names() == ["a"] and r.get("a") == 1  # the failed load was retried
+    assert r.names() == ["a"] and h.COUNT == 1
+    monkeypatch.delitem(sys.modules, "rj_gadgets")
+    monkeypatch.delitem(sys.modules, "rj_test_registry_holder")
+
+
+def test_load_object_errors() -> None:
+    assert load_object("robojudge.registry:Registry.get") is Registry.get
+    with pytest.raises(ImportError, match="not of the form"):
+        load_object("robojudge.registry")
+    with pytest.raises(ImportError, match="cannot load"):
+        load_object("robojudge.no_such_module:x")
