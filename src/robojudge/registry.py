@@ -54,6 +54,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "robojudge.metrics.robophys.rbg_reprojection",
         "robojudge.metrics.robophys.catalog",
     ),
+    "weights": ("robojudge.models._specs",),
 }
 
 
