@@ -1,0 +1,200 @@
+"""Every environment variable robojudge reads, read in one place.
+
+:func:`get` returns one frozen :class:`Settings`, read from the environment the first time it is
+asked for and kept for the life of the process: a run sees one set of values from start to end,
+whichever module asks. Worker processes read their own copy from the environment they inherit, so
+``ROBOJUDGE_PLUGINS`` and the rest reach them without being passed along. :func:`reload` reads the
+environment again (tests that change a variable use it; ``tests/conftest.py`` calls it whenever a
+test's ``monkeypatch`` sets or restores one).
+
+A value that needs checking (a number) is kept as written and checked when it is used, so a bad
+value of one variable does not break commands that never use it.
+
+Variables read by other libraries (``HF_HUB_CACHE``, ``HF_HOME``, ``HF_HUB_OFFLINE``) are not read
+here; they are listed in :data:`VARIABLES` so the documentation table has every variable in one
+place. Judge API keys are read by :func:`secret` at the moment a request needs one and never kept.
+
+This module is the bottom layer, beside :mod:`robojudge.registry`: it imports only the standard
+library.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CONFINE_ENV",
+    "DECODE_WORKERS_ENV",
+    "MUJOCO_GL_ENV",
+    "PLUGINS_ENV",
+    "VARIABLES",
+    "WEIGHTS_ENV",
+    "XDG_CACHE_ENV",
+    "Settings",
+    "Variable",
+    "get",
+    "reload",
+    "secret",
+]
+
+CACHE_DIR_ENV = "ROBOJUDGE_CACHE_DIR"
+XDG_CACHE_ENV = "XDG_CACHE_HOME"
+PLUGINS_ENV = "ROBOJUDGE_PLUGINS"
+CONFINE_ENV = "ROBOJUDGE_CONFINE"
+WEIGHTS_ENV = "ROBOJUDGE_WEIGHTS"
+DECODE_WORKERS_ENV = "ROBOJUDGE_DECODE_WORKERS"
+MUJOCO_GL_ENV = "MUJOCO_GL"
+
+MUJOCO_GL_DEFAULT = "egl"
+"""The offscreen OpenGL backend the simulated suite renders with when ``MUJOCO_GL`` is unset."""
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable, for the documentation table."""
+
+    name: str
+    meaning: str
+    default: str
+    read_by: str = "robojudge"
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable(
+        CACHE_DIR_ENV,
+        "Folder of the judge response cache and the file-hash cache.",
+        f"`${XDG_CACHE_ENV}/robojudge`, else `~/.cache/robojudge`",
+    ),
+    Variable(XDG_CACHE_ENV, f"The user cache folder, used when `{CACHE_DIR_ENV}` is unset.", "`~/.cache`"),
+    Variable(
+        PLUGINS_ENV,
+        "Comma-separated modules to import for third-party metrics (reaches `--workers` processes).",
+        "none",
+    ),
+    Variable(
+        CONFINE_ENV,
+        "Folder every manifest path must stay in (like `--confine DIR`); a path outside is an error.",
+        "unset: paths outside the manifest's folder only warn",
+    ),
+    Variable(WEIGHTS_ENV, "Folder of local network weights, `<folder>/<name>/`, looked in first.", "unset"),
+    Variable(
+        DECODE_WORKERS_ENV,
+        "Decoder processes for judges (`0`: decode in threads); `--decode-workers` overrides it.",
+        "one per core but one, 1 to 4",
+    ),
+    Variable(
+        MUJOCO_GL_ENV,
+        "OpenGL backend of the simulated suite (`egl`, `osmesa`); set for MuJoCo when unset.",
+        f"`{MUJOCO_GL_DEFAULT}`",
+    ),
+    Variable(
+        "HF_HUB_CACHE / HF_HOME",
+        "The Hugging Face hub cache, looked in after `ROBOJUDGE_WEIGHTS`.",
+        "`~/.cache/huggingface/hub`",
+        read_by="huggingface_hub",
+    ),
+    Variable(
+        "HF_HUB_OFFLINE", "`1`: never reach the hub (the tests set it).", "unset", read_by="huggingface_hub"
+    ),
+    Variable(
+        "the judge config's `api_key_env`",
+        "The API key of a judge server, read when a request is sent and never stored.",
+        "none",
+    ),
+)
+"""Every variable that changes what robojudge does, for the table in README.md."""
+
+
+def _text(name: str) -> str | None:
+    """The variable's value with spaces stripped; None when unset or blank."""
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The environment as robojudge reads it (see :data:`VARIABLES`)."""
+
+    cache_dir: Path
+    """``$ROBOJUDGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/robojudge``, else ``~/.cache/robojudge``."""
+    plugins: tuple[str, ...]
+    """Module names from ``$ROBOJUDGE_PLUGINS`` (comma-separated, blanks dropped)."""
+    confine: Path | None
+    """``$ROBOJUDGE_CONFINE`` as written (``~`` expanded; not checked or resolved here)."""
+    weights: Path | None
+    """``$ROBOJUDGE_WEIGHTS`` (``~`` expanded), or None when unset."""
+    decode_workers_text: str | None
+    """``$ROBOJUDGE_DECODE_WORKERS`` as written; :attr:`decode_workers` checks it."""
+    mujoco_gl: str
+    """``$MUJOCO_GL``, else :data:`MUJOCO_GL_DEFAULT`."""
+
+    @property
+    def decode_workers(self) -> int | None:
+        """``$ROBOJUDGE_DECODE_WORKERS`` as a number, or None when unset.
+
+        Raises:
+            ValueError: The variable is set but is not a whole number >= 0 (the message names it).
+        """
+        raw = self.decode_workers_text
+        if raw is None:
+            return None
+        try:
+            n = int(raw)
+        except ValueError:
+            n = -1
+        if n < 0:
+            raise ValueError(f"{DECODE_WORKERS_ENV}={raw!r}: expected a whole number >= 0")
+        return n
+
+    @classmethod
+    def from_environment(cls) -> Settings:
+        """Read every variable now (most callers want the process-wide :func:`get`)."""
+        cache = _text(CACHE_DIR_ENV)
+        if cache is not None:
+            cache_dir = Path(cache).expanduser()
+        else:
+            xdg = _text(XDG_CACHE_ENV)
+            cache_dir = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "robojudge"
+        confine = _text(CONFINE_ENV)
+        weights = _text(WEIGHTS_ENV)
+        return cls(
+            cache_dir=cache_dir,
+            plugins=tuple(m.strip() for m in (_text(PLUGINS_ENV) or "").split(",") if m.strip()),
+            confine=Path(confine).expanduser() if confine else None,
+            weights=Path(weights).expanduser() if weights else None,
+            decode_workers_text=_text(DECODE_WORKERS_ENV),
+            mujoco_gl=_text(MUJOCO_GL_ENV) or MUJOCO_GL_DEFAULT,
+        )
+
+
+_current: Settings | None = None
+_lock = threading.Lock()
+
+
+def get() -> Settings:
+    """The process's settings, read from the environment on the first call."""
+    global _current
+    current = _current
+    if current is None:
+        with _lock:
+            if _current is None:
+                _current = Settings.from_environment()
+            current = _current
+    return current
+
+
+def reload() -> Settings:
+    """Read the environment again (after a test or an embedding program changed it)."""
+    global _current
+    with _lock:
+        _current = Settings.from_environment()
+        return _current
+
+
+def secret(name: str) -> str | None:
+    """The environment variable ``name`` (a judge's API key), read now and never kept; None if unset."""
+    return os.environ.get(name)
