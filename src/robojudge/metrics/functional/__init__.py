@@ -1,0 +1,59 @@
+"""The maths of robojudge's computed metrics as plain functions on arrays.
+
+Every metric that needs no network weights (provider ``computed``) is, at heart, a formula on frames,
+flow fields, flags or strings. The registered metric (``get_metric(id)``) reads an item's files,
+decides what to do with degenerate clips (a still video is left unscored, a missing frame counts as the
+worst value, ...) and then calls the function here that holds the formula: one implementation, which
+anyone can call on their own arrays::
+
+    >>> import numpy as np
+    >>> from robojudge.metrics import functional as F
+    >>> a = np.zeros((4, 4, 3), np.uint8)
+    >>> round(F.psnr(a + 5, a), 4)
+    34.1514
+
+Conventions of this package:
+
+* Inputs are numpy arrays: frames are ``uint8`` RGB ``(T, H, W, 3)`` (one frame ``(H, W, 3)``) unless
+  a function says it takes grayscale ``(T, H, W)``; flow fields are ``(H, W, 2)`` float (x, y).
+* Outputs are plain Python floats (or ints, bools), or numpy arrays for per-frame / per-step values.
+* No files, no :class:`~robojudge.suite.Item`, no registry, no caches, no pydantic configs: settings
+  are keyword arguments whose defaults are the metric's defaults. Bad arrays raise ``ValueError``.
+* Each function names the paper and section it follows and carries a doctest on a tiny array
+  (run by ``tests/metrics/test_functional.py``).
+* Heavy or optional libraries (scikit-image, sacrebleu) are imported inside the function that needs them.
+
+The functions live in private modules by topic (``_image``, ``_flow``, ``_motion``, ``_text``,
+``_state``, ...) and are re-exported here; import them from ``robojudge.metrics.functional``.
+"""
+
+from robojudge.metrics.functional._flow import (
+    FARNEBACK,
+    Farneback,
+    farneback_flow,
+    flow_magnitude,
+    motion_magnitude,
+    motion_magnitudes,
+    top_magnitude,
+    warp_by_flow,
+    warp_error,
+    warp_residuals,
+)
+from robojudge.metrics.functional._image import frame_consistency, frame_differences, psnr, ssim
+
+__all__ = [
+    "FARNEBACK",
+    "Farneback",
+    "farneback_flow",
+    "flow_magnitude",
+    "frame_consistency",
+    "frame_differences",
+    "motion_magnitude",
+    "motion_magnitudes",
+    "psnr",
+    "ssim",
+    "top_magnitude",
+    "warp_by_flow",
+    "warp_error",
+    "warp_residuals",
+]
