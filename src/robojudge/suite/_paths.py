@@ -12,16 +12,14 @@ absolute paths, ``..`` and symbolic links can lead anywhere. Paths are compared 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from robojudge import settings
+from robojudge.settings import CONFINE_ENV
 from robojudge.suite._check import path_targets
 
 __all__ = ["CONFINE_ENV", "confine_folder", "place_paths"]
-
-CONFINE_ENV = "ROBOJUDGE_CONFINE"
-"""Environment variable naming the folder manifest paths must stay in (when no folder is passed)."""
 
 
 def confine_folder(confine: str | Path | None) -> Path | None:
@@ -31,7 +29,7 @@ def confine_folder(confine: str | Path | None) -> Path | None:
         ValueError: the folder does not exist.
     """
     if confine is None:
-        confine = os.environ.get(CONFINE_ENV, "").strip() or None
+        confine = settings.get().confine
         if confine is None:
             return None
     folder = Path(confine).expanduser()
