@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,63 @@ def test_load_object_errors() -> None:
         load_object("robojudge.registry")
     with pytest.raises(ImportError, match="cannot load"):
         load_object("robojudge.no_such_module:x")
+
+
+def test_loader_adds_entries_after_the_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def loader() -> None:
+        calls.append(len(r.names()))  # a lookup while loading sees what is there so far
+        r.add("from_file", 7)
+
+    r: Registry[int] = Registry("rj loaded thing", loader=loader)
+    monkeypatch.setitem(reg.BUILTIN_MODULES, "rj loaded thing", ())
+    r.add("early", 1)
+    assert r.names() == ["early", "from_file"] and r.get("from_file") == 7
+    assert r.names() == ["early", "from_file"] and calls == [1]  # called once
+
+
+def test_loaded_by_loads_the_other_registry_first() -> None:
+    calls: list[str] = []
+
+    def main_loader() -> None:  # the main registry's modules register set entries too
+        calls.append("main")
+        sets.add("s", 1)
+
+    main: Registry[int] = Registry("rj main thing", loader=main_loader)
+    sets: Registry[int] = Registry("rj set thing", loaded_by=main)
+    assert sets.names() == ["s"] and sets.get("s") == 1 and calls == ["main"]
+    assert main.names() == [] and calls == ["main"]
+
+
+def test_scratch_undoes_additions_and_keeps_the_builtins() -> None:
+    r: Registry[int] = Registry("rj scratch thing", loader=lambda: r.add("builtin", 1))
+    with r.scratch():
+        r.add("temp", 2)
+        r.add("builtin", 3, replace=True)
+        assert r.names() == ["builtin", "temp"]
+    assert r.names() == ["builtin"] and r.get("builtin") == 1
+
+
+def test_another_thread_waits_until_every_module_is_in() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def loader() -> None:
+        r.add("first", 1)
+        started.set()
+        assert release.wait(10)
+        r.add("second", 2)
+
+    r: Registry[int] = Registry("rj slow thing", loader=loader)
+    loading = threading.Thread(target=r.load)
+    loading.start()
+    assert started.wait(10)
+    seen: list[list[str]] = []
+    looker = threading.Thread(target=lambda: seen.append(r.names()))
+    looker.start()
+    looker.join(0.3)
+    assert looker.is_alive() and not seen  # it waits instead of seeing half the entries
+    release.set()
+    loading.join(10)
+    looker.join(10)
+    assert seen == [["first", "second"]]

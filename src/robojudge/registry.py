@@ -7,9 +7,11 @@ the first time the entry is asked for, so a heavy framework stays unloaded until
 
 Which modules register built-in entries is written down in one place, :data:`BUILTIN_MODULES`: a
 registry imports its kind's modules before its first lookup. Nothing registers through a hidden
-import (a package ``__init__`` or a bottom-of-file import pulling in a sibling). Third-party packages
-add entries through an entry-point group (``robojudge.metrics``, ``robojudge.trackers``, ...), whose
-values are modules to import (``package.module``) or objects (``package.module:attr``).
+import (a package ``__init__`` or a bottom-of-file import pulling in a sibling). Entries that are not
+Python objects (rubric TOML files shipped as package data) come from a ``loader`` the registry calls
+once at the same moment. Third-party packages add entries through an entry-point group
+(``robojudge.metrics``, ``robojudge.trackers``, ...), whose values are modules to import
+(``package.module``) or objects (``package.module:attr``).
 
 This module is the bottom layer: it imports only the standard library.
 """
@@ -20,16 +22,19 @@ import difflib
 import importlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["BUILTIN_MODULES", "Registry", "UnknownNameError", "load_object"]
 
 T = TypeVar("T")
 
-# The modules whose import registers built-in entries, per registry kind. The order matters where an
-# entry depends on an earlier one: the RoboPhys-3D catalog registers a stub for every taxonomy id that
-# no earlier metric module computes, so it comes last.
+# The modules whose import registers built-in entries, per registry kind, imported in this order.
+# Set metrics have no key: set_metric() registers into both the "metric" and the "set metric"
+# registries, so the set registry loads the metric one (Registry(loaded_by=...)). The RoboPhys-3D
+# catalog registers the taxonomy ids nothing here computes (judge and external ones); it is last so
+# that an id it wrongly claimed fails as a duplicate of the module that computes it, named there.
 BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "metric": (
         "robojudge.metrics.baseline",
@@ -55,6 +60,12 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "robojudge.metrics.robophys.catalog",
     ),
     "weights": ("robojudge.models._specs",),
+    "judge backend": (
+        "robojudge.judges._openai",
+        "robojudge.judges._hf",
+        "robojudge.judges._mock",
+    ),
+    "specialized judge": ("robojudge.judges._specialized",),
 }
 
 
@@ -105,6 +116,10 @@ class Registry(Generic[T]):
         hint: Appended to unknown-name errors ("Run `robojudge metrics list` to see all.").
         check: Called with ``(name, obj)`` when an entry is added or a lazy one resolved; returns the
             object to store or raises to refuse it.
+        loader: Called once at load time, after the modules, to add entries that are not Python
+            objects (the rubric TOML files shipped as package data).
+        loaded_by: Another registry whose modules also register this one's entries (``set_metric``
+            fills the metric and the set-metric registries); it is loaded first.
     """
 
     def __init__(
@@ -115,14 +130,22 @@ class Registry(Generic[T]):
         extra_modules: Callable[[], Iterable[str]] | None = None,
         hint: str = "",
         check: Callable[[str, T], T] | None = None,
+        loader: Callable[[], None] | None = None,
+        loaded_by: Registry[Any] | None = None,
     ) -> None:
         self.kind = kind
         self._entry_point_group = entry_point_group
         self._extra_modules = extra_modules
         self._hint = hint
         self._check = check
+        self._loader = loader
+        self._loaded_by = loaded_by
         self._items: dict[str, T | str] = {}
         self._loaded = False
+        # True while this registry's modules are being imported, read only by the thread holding the
+        # lock: a module that looks an entry up while it registers gets what is there so far, while
+        # another thread waits on the lock until every module is in.
+        self._loading = False
         self._lock = threading.RLock()
 
     # -- loading -----------------------------------------------------------------------------------
@@ -131,33 +154,40 @@ class Registry(Generic[T]):
         """Import the modules that register this kind's entries (once; later calls return at once)."""
         if self._loaded:
             return
+        if self._loaded_by is not None:
+            # Before taking this lock: the other registry's modules add entries here, and taking the
+            # two locks in both orders could deadlock two threads that load at once.
+            self._loaded_by.load()
         with self._lock:
-            if self._loaded:
+            if self._loaded or self._loading:
                 return
-            # Marked first: the modules imported below register into this registry and may look
-            # entries up while they do (the catalog asks which ids are taken).
-            self._loaded = True
-            modules = list(BUILTIN_MODULES.get(self.kind, ()))
-            lazy: dict[str, str] = {}
-            if self._entry_point_group:
-                for ep in entry_points(group=self._entry_point_group):
-                    if ":" in ep.value:
-                        lazy[ep.name] = ep.value
-                    else:
-                        modules.append(ep.value)
-            if self._extra_modules is not None:
-                modules += [m for m in self._extra_modules() if m]
+            self._loading = True
             try:
-                for mod in modules:
-                    try:
-                        importlib.import_module(mod)
-                    except ImportError as exc:
-                        raise ImportError(f"cannot import {self.kind} module {mod!r}: {exc}") from exc
-            except BaseException:
-                self._loaded = False
-                raise
-            for name, ref in lazy.items():
-                self._items.setdefault(name, ref)
+                self._import_modules()
+            finally:
+                self._loading = False
+            self._loaded = True
+
+    def _import_modules(self) -> None:
+        modules = list(BUILTIN_MODULES.get(self.kind, ()))
+        lazy: dict[str, str] = {}
+        if self._entry_point_group:
+            for ep in entry_points(group=self._entry_point_group):
+                if ":" in ep.value:
+                    lazy[ep.name] = ep.value
+                else:
+                    modules.append(ep.value)
+        if self._extra_modules is not None:
+            modules += [m for m in self._extra_modules() if m]
+        for mod in modules:
+            try:
+                importlib.import_module(mod)
+            except ImportError as exc:
+                raise ImportError(f"cannot import {self.kind} module {mod!r}: {exc}") from exc
+        if self._loader is not None:
+            self._loader()
+        for name, ref in lazy.items():
+            self._items.setdefault(name, ref)
 
     # -- registering -------------------------------------------------------------------------------
 
@@ -190,6 +220,21 @@ class Registry(Generic[T]):
         """Drop an entry (plugins under test use it to clean up); unknown names are ignored."""
         with self._lock:
             self._items.pop(name, None)
+
+    @contextmanager
+    def scratch(self) -> Iterator[None]:
+        """Load the built-ins, then undo on exit whatever is added, replaced or removed inside.
+
+        Tests register throwaway entries in it without them leaking into later tests.
+        """
+        self.load()
+        with self._lock:
+            saved = dict(self._items)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._items = saved
 
     def _origin(self, name: str) -> str:
         obj = self._items.get(name)
