@@ -78,7 +78,7 @@ def test_load_imports_listed_modules_once_and_retries_after_failure(
     holder = tmp_path / "rj_test_registry_holder.py"
     holder.write_text("R = None\nCOUNT = 0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    import rj_test_registry_holder as h  # type: ignore[import-not-found]
+    import rj_test_registry_holder as h
 
     h.R = r
     monkeypatch.setitem(reg.BUILTIN_MODULES, "gadget", ("rj_missing_gadget_module",))
@@ -127,7 +127,10 @@ def test_loaded_by_loads_the_other_registry_first() -> None:
 
 
 def test_scratch_undoes_additions_and_keeps_the_builtins() -> None:
-    r: Registry[int] = Registry("rj scratch thing", loader=lambda: r.add("builtin", 1))
+    def loader() -> None:
+        r.add("builtin", 1)
+
+    r: Registry[int] = Registry("rj scratch thing", loader=loader)
     with r.scratch():
         r.add("temp", 2)
         r.add("builtin", 3, replace=True)
