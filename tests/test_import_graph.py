@@ -336,7 +336,7 @@ def test_heavy_frameworks_load_lazily() -> None:
     lines = [f"{m}: " + " -> ".join(_heavy_path(m, graph, heavy)) for m in public]
     if len(lines) > 12:
         lines = [*lines[:12], f"... and {len(lines) - 12} more"]
-    assert not public, "importing these loads a heavy framework (import it in a function):\n" + "\n".join(lines)
+    assert not public, "importing these loads a heavy framework (import it lazily):\n" + "\n".join(lines)
 
 
 def _importers_of(graph: dict[str, set[str]], seeds: set[str]) -> set[str]:
