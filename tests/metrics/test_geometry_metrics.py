@@ -7,9 +7,7 @@ import numpy as np
 import pytest
 
 from robojudge.metrics import MetricInputError, get_metric
-from robojudge.metrics.robophys.geometry import (
-    CameraControlConfig,
-    _track,
+from robojudge.metrics.functional import (
     background_homographies,
     contrast_normalized,
     corner_drift,
@@ -19,6 +17,8 @@ from robojudge.metrics.robophys.geometry import (
     soft_motion,
     verified_ratio,
 )
+from robojudge.metrics.functional._geometry import _track
+from robojudge.metrics.robophys.geometry import CameraControlConfig
 from robojudge.suite import Item
 from robojudge.video import write_video
 
@@ -148,7 +148,7 @@ def test_corner_drift_by_hand():
 
 def test_homographies_recover_a_pan_despite_a_moving_object():
     frames = np.stack(_panning(n=12, size=96, dx=1, square=True))
-    homs, lost, corners = background_homographies(frames, CameraControlConfig())
+    homs, lost, corners = background_homographies(frames)
     assert not lost.any() and corners >= 8
     grid = np.array([[x, y] for x in (16.0, 48.0, 80.0) for y in (16.0, 48.0, 80.0)]).reshape(-1, 1, 2)
     for t, h in enumerate(homs):
@@ -193,7 +193,7 @@ def test_homographies_extract_frame0_patches_once_with_the_same_results(monkeypa
         return real(img, size, center, *args)
 
     monkeypatch.setattr(cv2, "getRectSubPix", counted)
-    homs, lost, corners = background_homographies(frames, cfg)
+    homs, lost, corners = background_homographies(frames)
     assert corners == corners0 and np.array_equal(lost, lost0)
     assert all(np.array_equal(a, b) for a, b in zip(homs, homs0, strict=True))  # bit for bit
     # Frame 0 is the start of the normalized (T, H, W) array: the lowest address patched from.

@@ -3,9 +3,10 @@
 import cv2
 import numpy as np
 import pytest
+from _agree import agree
 
-from robojudge.metrics import MetricInputError, get_metric
-from robojudge.metrics.robophys.motion import DynamicDegreeConfig, flickering_score, is_dynamic, top_magnitude
+from robojudge.metrics import functional as F
+from robojudge.metrics import get_metric
 from robojudge.suite import Item
 from robojudge.video import write_video
 
@@ -33,14 +34,13 @@ def _item(tmp_path, frames, fps=8.0):
 def test_flickering_by_hand():
     # Solid frames 0, 10, 10: MAE steps 10 and 0 -> mean 5 -> (255 - 5) / 255 = 0.980392...
     frames = np.stack([np.full((2, 3, 3), v, np.uint8) for v in (0, 10, 10)])
-    value, mae = flickering_score(frames)
-    assert mae.tolist() == [10.0, 0.0]
-    assert value == pytest.approx(250 / 255)
+    assert F.frame_differences(frames).tolist() == [10.0, 0.0]
+    assert F.temporal_flickering(frames) == pytest.approx(250 / 255)
     # 0 -> 255 everywhere: MAE 255, score 0; no uint8 wrap-around.
     black_white = np.stack([np.zeros((2, 2, 3), np.uint8), np.full((2, 2, 3), 255, np.uint8)])
-    assert flickering_score(black_white)[0] == 0.0
-    with pytest.raises(MetricInputError):
-        flickering_score(np.zeros((1, 2, 2, 3), np.uint8))
+    assert F.temporal_flickering(black_white) == 0.0
+    with pytest.raises(ValueError, match="at least 2 frames"):
+        F.temporal_flickering(np.zeros((1, 2, 2, 3), np.uint8))
 
 
 def test_flickering_metric_on_a_video(tmp_path):
@@ -50,25 +50,45 @@ def test_flickering_metric_on_a_video(tmp_path):
         (255 - 20 / 3) / 255)
 
 
+def _vbench_flickering(frames: np.ndarray) -> float:
+    """VBench's temporal_flickering.py written out: float32 cv2.absdiff, mean per pair, (255 - mean) / 255."""
+    maes = [np.mean(cv2.absdiff(a.astype(np.float32), b.astype(np.float32)))
+            for a, b in zip(frames[:-1], frames[1:], strict=True)]
+    return (255.0 - float(np.mean(maes))) / 255.0
+
+
+def test_flickering_metric_functional_and_vbench_agree(tmp_path):
+    # A moving colour texture with a brightness flicker on every third frame, lossless PNG frames.
+    frames = _moving_video(2, n=9).astype(np.int16)
+    frames[..., 0] = 255 - frames[..., 0]
+    frames[::3] += 25
+    frames = np.clip(frames, 0, 255).astype(np.uint8)
+    score = agree("mq_temporal_flickering", _item(tmp_path, frames),
+                  functional=lambda: F.temporal_flickering(frames),
+                  reference=lambda: _vbench_flickering(frames), reference_rtol=1e-6)
+    assert score.details["max_step_mae"] == F.frame_differences(frames).max()
+
+
 def test_top_magnitude_by_hand():
     flow = np.zeros((10, 10, 2), np.float32)
     flow[0, :5] = (3.0, 4.0)  # five pixels of magnitude 5; top 5% of 100 pixels = 5 pixels
-    assert top_magnitude(flow, 0.05) == pytest.approx(5.0)
-    assert top_magnitude(flow, 0.10) == pytest.approx(2.5)  # 10 pixels: five 5s and five 0s
-    assert top_magnitude(np.zeros((2, 2, 2), np.float32), 0.05) == 0.0  # int(4 * 0.05) = 0 -> one pixel
+    assert F.top_magnitude(flow, 0.05) == pytest.approx(5.0)
+    assert F.top_magnitude(flow, 0.10) == pytest.approx(2.5)  # 10 pixels: five 5s and five 0s
+    assert F.top_magnitude(np.zeros((2, 2, 2), np.float32), 0.05) == 0.0  # int(4 * 0.05) = 0 -> one pixel
 
 
 def test_vbench_decision_rule():
-    cfg = DynamicDegreeConfig()
+    is_dynamic = F.is_dynamic
+    assert F.dynamic_threshold(64) == 1.5 and F.dynamic_threshold(256, threshold_at_256=3.0) == 3.0
     # 16 frames at short side 256: threshold 6 px, needs round(4 * 16 / 16) = 4 steps above it.
-    assert is_dynamic(np.array([7, 7, 7, 7] + [0] * 11), 16, 256, cfg)
-    assert not is_dynamic(np.array([7, 7, 7, 6] + [0] * 11), 16, 256, cfg)  # 6 is not above 6
+    assert is_dynamic(np.array([7, 7, 7, 7] + [0] * 11), 16, 256)
+    assert not is_dynamic(np.array([7, 7, 7, 6] + [0] * 11), 16, 256)  # 6 is not above 6
     # 64 px short side: threshold 1.5 px; 8 frames need round(2.0) = 2 steps.
-    assert is_dynamic(np.array([1.6, 1.6, 0, 0, 0, 0, 0]), 8, 64, cfg)
-    assert not is_dynamic(np.array([1.6, 0, 0, 0, 0, 0, 0]), 8, 64, cfg)
+    assert is_dynamic(np.array([1.6, 1.6, 0, 0, 0, 0, 0]), 8, 64)
+    assert not is_dynamic(np.array([1.6, 0, 0, 0, 0, 0, 0]), 8, 64)
     # Two frames: round(0.5) = 0 steps needed (Python rounds half to even, as VBench does).
-    assert is_dynamic(np.array([0.0]), 2, 64, cfg)
-    assert not is_dynamic(np.array([]), 1, 64, cfg)
+    assert is_dynamic(np.array([0.0]), 2, 64)
+    assert not is_dynamic(np.array([]), 1, 64)
 
 
 def test_dynamic_degree_static_and_moving(tmp_path):
@@ -81,19 +101,61 @@ def test_dynamic_degree_static_and_moving(tmp_path):
     assert m.value == 1.0 and m.details["threshold_px"] == 1.5 and m.details["stride"] == 1
 
 
+def _vbench_step_scores(gray: np.ndarray) -> list[float]:
+    """VBench dynamic_degree.py's get_score written out (on OpenCV Farneback flow instead of RAFT)."""
+    scores = []
+    for a, b in zip(gray[:-1], gray[1:], strict=True):
+        flo = cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0).astype(np.float64)
+        rad = np.sqrt(np.square(flo[..., 0]) + np.square(flo[..., 1]))
+        cut_index = int(rad.size * 0.05)
+        scores.append(float(np.mean(np.abs(np.sort(-rad.flatten())[:cut_index]))))
+    return scores
+
+
+def _vbench_dynamic_degree(gray: np.ndarray) -> float:
+    """VBench's set_params and check_move: count steps above 6 * scale / 256 until round(4 * n / 16)."""
+    thres = 6.0 * min(gray.shape[1:3]) / 256.0
+    count_num = round(4 * (len(gray) / 16.0))
+    count = 0
+    for score in _vbench_step_scores(gray):
+        if score > thres:
+            count += 1
+        if count >= count_num:
+            return 1.0
+    return 0.0
+
+
+@pytest.mark.parametrize(("shift", "expected"), [(3, 1.0), (0, 0.0)])
+def test_dynamic_degree_metric_functional_and_vbench_agree(tmp_path, shift, expected):
+    frames = _moving_video(shift)
+    if shift == 0:
+        frames = np.repeat(frames[:1], 16, axis=0)
+    gray = frames[..., 0]  # gray texture in all three channels: luma is the channel itself
+    score = agree("mq_dynamic_degree", _item(tmp_path, frames), functional=lambda: F.dynamic_degree(gray),
+                  reference=lambda: _vbench_dynamic_degree(gray))
+    assert score.value == expected
+    # The continuous step scores agree with VBench's top-5% mean too (partition vs sort).
+    np.testing.assert_allclose(F.dynamic_steps(gray), _vbench_step_scores(gray), rtol=1e-12)
+    assert score.details["max_step"] == pytest.approx(max(_vbench_step_scores(gray)), rel=1e-12)
+
+
 def test_dynamic_degree_stride_from_frame_rate(tmp_path):
     # 24 fps source -> every round(24 / 8) = 3rd frame is kept: 16 frames -> 6.
     d = get_metric("mq_dynamic_degree").compute(_item(tmp_path, _moving_video(1), fps=24))
     assert d.details["stride"] == 3 and d.details["frames"] == 6
 
 
-def test_flow_score_against_direct_farneback(tmp_path):
+def test_flow_score_metric_functional_and_direct_farneback_agree(tmp_path):
     frames = _moving_video(2, n=6)
-    gray = [cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames]
-    mags = [np.linalg.norm(cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0), axis=-1).mean()
-            for a, b in zip(gray[:-1], gray[1:], strict=True)]
-    got = get_metric("mq_flow_score").compute(_item(tmp_path, frames))
-    assert got.value == pytest.approx(float(np.mean(mags)), rel=1e-6)
+    gray = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames])
+
+    def opencv() -> float:
+        flows = [cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0)
+                 for a, b in zip(gray[:-1], gray[1:], strict=True)]
+        return float(np.mean([np.linalg.norm(f, axis=-1).mean() for f in flows]))
+
+    got = agree("mq_flow_score", _item(tmp_path, frames), functional=lambda: F.motion_magnitude(gray),
+                reference=opencv, reference_rtol=1e-6)
     assert 1.0 < got.value < 2.5  # a 2 px shift per frame, seen by Farneback (borders pull it down)
 
 

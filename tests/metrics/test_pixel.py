@@ -1,8 +1,10 @@
+import cv2
 import numpy as np
 import pytest
+from _agree import agree
 
-from robojudge.metrics import MetricInputError, get_metric
-from robojudge.metrics.pixel import mean_abs_frame_difference
+from robojudge.metrics import functional as F
+from robojudge.metrics import get_metric
 from robojudge.suite import Item
 from robojudge.video import write_video
 
@@ -10,16 +12,14 @@ from robojudge.video import write_video
 def test_mean_abs_difference_by_hand():
     # Solid frames 0, 10, 30: steps differ by 10 and 20 everywhere -> D = (10 + 20) / 2 = 15.
     frames = np.stack([np.full((2, 2), v, np.uint8) for v in (0, 10, 30)])
-    value, per_step = mean_abs_frame_difference(frames)
-    assert value == 15.0
-    assert per_step.tolist() == [10.0, 20.0]
+    assert F.frame_consistency(frames) == 15.0
+    assert F.frame_differences(frames).tolist() == [10.0, 20.0]
 
 
 def test_mean_abs_difference_no_uint8_wraparound():
     # 0 -> 255 must count 255, not (0 - 255) mod 256 = 1.
     frames = np.stack([np.zeros((1, 2), np.uint8), np.array([[255, 0]], np.uint8)])
-    value, _ = mean_abs_frame_difference(frames)
-    assert value == 127.5  # (255 + 0) / 2 pixels
+    assert F.frame_consistency(frames) == 127.5  # (255 + 0) / 2 pixels
 
 
 def test_mean_abs_difference_partial_change():
@@ -27,16 +27,34 @@ def test_mean_abs_difference_partial_change():
     a = np.zeros((4, 4), np.uint8)
     b = a.copy()
     b[1, 2] = 160
-    value, per_step = mean_abs_frame_difference(np.stack([a, b, b]))
-    assert per_step.tolist() == [10.0, 0.0]
-    assert value == 5.0
+    assert F.frame_differences(np.stack([a, b, b])).tolist() == [10.0, 0.0]
+    assert F.frame_consistency(np.stack([a, b, b])) == 5.0
 
 
-def test_needs_two_frames():
-    with pytest.raises(MetricInputError, match="at least 2 frames"):
-        mean_abs_frame_difference(np.zeros((1, 4, 4), np.uint8))
+def test_needs_two_grayscale_frames():
+    with pytest.raises(ValueError, match="at least 2 frames"):
+        F.frame_consistency(np.zeros((1, 4, 4), np.uint8))
     with pytest.raises(ValueError, match="grayscale"):
-        mean_abs_frame_difference(np.zeros((3, 4, 4, 3), np.uint8))
+        F.frame_consistency(np.zeros((3, 4, 4, 3), np.uint8))
+
+
+def test_metric_functional_and_opencv_agree(tmp_path):
+    # A textured 256x256 gray clip in lossless PNG frames: decoding at 8 fps, resizing to 256x256 and
+    # taking luma leave it unchanged, so the metric reads exactly these arrays. OpenCV's L1 norm of the
+    # difference of consecutive frames, over the pixel count, is the reference.
+    rng = np.random.default_rng(1)
+    base = cv2.GaussianBlur(rng.uniform(0, 255, (256, 320)).astype(np.float32), (0, 0), 3.0)
+    base = cv2.normalize(base, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
+    gray = np.stack([base[:, 8 * t:8 * t + 256] for t in range(6)])
+    write_video(tmp_path / "f", np.repeat(gray[..., None], 3, axis=-1), fps=8)
+
+    def opencv() -> float:
+        steps = zip(gray[:-1], gray[1:], strict=True)
+        return float(np.mean([cv2.norm(a, b, cv2.NORM_L1) / a.size for a, b in steps]))
+
+    score = agree("pixel_frame_consistency", Item(item_id="x", video=str(tmp_path / "f")),
+                  functional=lambda: F.frame_consistency(gray), reference=opencv)
+    assert score.details == {"frames": 6, "max_step": float(F.frame_differences(gray).max())}
 
 
 def _item(path) -> Item:

@@ -17,7 +17,7 @@ if importlib.util.find_spec("mujoco") is None and not os.environ.get("CI"):
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
-from robojudge.metrics.robophys.reprojection import ReprojectionResult, reprojection_consistency  # noqa: E402
+from robojudge.metrics.functional._reprojection import ReprojectionResult, reprojection_consistency  # noqa: E402
 
 SIZE, N = 64, 6
 

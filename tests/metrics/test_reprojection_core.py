@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from robojudge.metrics._errors import MetricInputError
-from robojudge.metrics.robophys.reprojection import (
+from robojudge.metrics.functional._reprojection import (
     lift,
     masked_psnr,
     project,

@@ -5,9 +5,9 @@ import pytest
 from scipy.spatial.distance import cdist, directed_hausdorff
 from scipy.stats import wasserstein_distance
 
-from robojudge.metrics.tracking import get_tracker, list_trackers, register_tracker
-from robojudge.metrics.tracking._detection import average_precision_recall, box_iou
-from robojudge.metrics.tracking._trajectory import (
+from robojudge.metrics.functional import (
+    average_precision_recall,
+    box_iou,
     diameter,
     dtw,
     dyn_score,
@@ -16,6 +16,7 @@ from robojudge.metrics.tracking._trajectory import (
     ndtw_score,
     symmetric_hausdorff,
 )
+from robojudge.metrics.tracking import get_tracker, list_trackers, register_tracker
 
 
 def test_hausdorff_by_hand_and_against_scipy():

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import cv2
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics import functional as F
 from robojudge.metrics._content import require_correspondence, require_motion
 from robojudge.metrics._frames import GrayPreprocess, gray_sequence
 from robojudge.metrics._registry import Family, Input, metric
@@ -18,6 +17,9 @@ ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Vid
 class FarnebackParams(BaseModel):
     """Farneback settings: OpenCV's customary defaults (pyramid scale 0.5, 3 levels, 15 px window,
     3 iterations, 5 px polynomial neighbourhood with sigma 1.2); the papers do not list them.
+
+    A config holding these fields is itself the ``settings`` argument of the flow functions in
+    :mod:`robojudge.metrics.functional` (:class:`~robojudge.metrics.functional.FarnebackSettings`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -32,47 +34,6 @@ class FarnebackParams(BaseModel):
 
 class FarnebackConfig(GrayPreprocess, FarnebackParams):
     """Preprocessing (RoboJudge App. B.3: 8 fps, 256x256, grayscale) and Farneback settings."""
-
-
-def farneback_flow(prev: np.ndarray, nxt: np.ndarray, cfg: FarnebackParams) -> np.ndarray:
-    """Flow ``F`` from ``prev`` to ``nxt``: ``(H, W, 2)`` float32 (x, y), ``prev(p) ~ nxt(p + F(p))``."""
-    flow: np.ndarray = cv2.calcOpticalFlowFarneback(  # type: ignore[call-overload]
-        prev, nxt, None, cfg.pyr_scale, cfg.levels, cfg.winsize, cfg.iterations, cfg.poly_n,
-        cfg.poly_sigma, 0,
-    )
-    return flow
-
-
-def warp_by_flow(frame: np.ndarray, flow: np.ndarray) -> np.ndarray:
-    """Predict the next frame from ``frame`` and the forward flow: ``pred(p) = frame(p - F(p))``.
-
-    Backward warping with the forward flow read at the target pixel, which is exact for locally
-    constant flow; sampling is bilinear and the border pixels are replicated.
-    """
-    h, w = frame.shape
-    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    return cv2.remap(
-        frame.astype(np.float32), gx - flow[..., 0], gy - flow[..., 1], cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_REPLICATE,
-    )
-
-
-def warp_residuals(frames: np.ndarray, cfg: FarnebackParams) -> np.ndarray:
-    """Per-step ``e_t = mean |warp(G_t, F_t) - G_{t+1}|`` for a ``(T, H, W)`` uint8 sequence."""
-    out = np.empty(len(frames) - 1)
-    for t in range(len(frames) - 1):
-        flow = farneback_flow(frames[t], frames[t + 1], cfg)
-        out[t] = np.abs(warp_by_flow(frames[t], flow) - frames[t + 1].astype(np.float32)).mean()
-    return out
-
-
-def motion_magnitudes(frames: np.ndarray, cfg: FarnebackParams) -> np.ndarray:
-    """Per-step mean flow magnitude ``m_t = 1/(HW) sum sqrt(u^2 + v^2)`` in pixels of the resized frame."""
-    out = np.empty(len(frames) - 1)
-    for t in range(len(frames) - 1):
-        flow = farneback_flow(frames[t], frames[t + 1], cfg)
-        out[t] = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=-1)).mean()
-    return out
 
 
 @metric(
@@ -92,14 +53,14 @@ def motion_magnitudes(frames: np.ndarray, cfg: FarnebackParams) -> np.ndarray:
 def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     """RoboJudge's optical-flow warp error: ``mean_t 1/(HW) ||G~_{t+1} - G_{t+1}||_1``.
 
-    ``F_t = Farneback(G_t, G_{t+1})`` and ``G~_{t+1}`` is ``G_t`` warped by ``F_t`` (see
-    :func:`warp_by_flow`). Lower is more consistent; correlations use the reversed sign. A still video
-    would score the best value, 0, and is left unscored; frames that show nothing of each other are
-    measured (their residual is large).
+    ``F_t = Farneback(G_t, G_{t+1})`` and ``G~_{t+1}`` is ``G_t`` warped by ``F_t``; the formula is
+    :func:`robojudge.metrics.functional.warp_error`. Lower is more consistent; correlations use the
+    reversed sign. A still video would score the best value, 0, and is left unscored; frames that show
+    nothing of each other are measured (their residual is large).
     """
     frames = gray_sequence(item, config)
     require_motion(frames)
-    per_step = warp_residuals(frames, config)
+    per_step = F.warp_residuals(frames, config)  # their mean is F.warp_error; the steps go in details
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max())})
 
@@ -131,7 +92,7 @@ def flow_motion_magnitude_farneback(item: Item, config: FarnebackConfig) -> Scor
     """
     frames = gray_sequence(item, config)
     lost = require_correspondence(frames)
-    per_step = motion_magnitudes(frames, config)
+    per_step = F.motion_magnitudes(frames, config)  # their mean is F.motion_magnitude
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max()),
                                                         "steps_without_correspondence": lost})

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from robojudge.metrics._content import require_frames, require_motion
+from robojudge.metrics import functional as F
+from robojudge.metrics._content import require_motion
 from robojudge.metrics._frames import GrayPreprocess, gray_sequence
 from robojudge.metrics._registry import Family, Input, metric
 from robojudge.metrics._score import Score
@@ -13,22 +12,6 @@ from robojudge.suite._schema import Item
 
 class PixelConsistencyConfig(GrayPreprocess):
     """Preprocessing of :func:`pixel_frame_consistency`; defaults are RoboJudge App. B.3's."""
-
-
-def mean_abs_frame_difference(frames: np.ndarray) -> tuple[float, np.ndarray]:
-    """Mean absolute difference of consecutive grayscale frames, and the per-step values.
-
-    ``frames`` is ``(T, H, W)`` with intensities in [0, 255]. For each step t the difference
-    ``d_t = mean |G_{t+1} - G_t|`` is taken over all pixels; the result is the average of the
-    ``T - 1`` values of ``d_t``.
-    """
-    if frames.ndim != 3:
-        raise ValueError(f"expected (T, H, W) grayscale frames, got shape {frames.shape}")
-    require_frames(frames, 2)
-    # int16 holds every difference of two uint8 values exactly; float math would only add rounding.
-    diffs = np.abs(np.diff(frames.astype(np.int16), axis=0))
-    per_step = diffs.reshape(diffs.shape[0], -1).mean(axis=1)
-    return float(per_step.mean()), per_step
 
 
 @metric(
@@ -53,7 +36,8 @@ def pixel_frame_consistency(item: Item, config: PixelConsistencyConfig) -> Score
 
     Per the paper (App. B.3) the video is decoded at 8 fps, every frame is resized to 256x256 and
     converted to grayscale ``G_t`` in [0, 255], and ``D_pix = 1/(T-1) * sum_t mean|G_{t+1} - G_t|``.
-    A lower value means more local frame consistency; correlations with human ratings use the
+    The formula is :func:`robojudge.metrics.functional.frame_consistency`. A lower value means more
+    local frame consistency; correlations with human ratings use the
     reversed sign, which the metric declares through ``higher_is_better=False``.
 
     A still video (nothing moves beyond codec noise, :func:`~robojudge.metrics._content.require_motion`)
@@ -61,5 +45,6 @@ def pixel_frame_consistency(item: Item, config: PixelConsistencyConfig) -> Score
     """
     frames = gray_sequence(item, config)
     require_motion(frames)
-    value, per_step = mean_abs_frame_difference(frames)
+    per_step = F.frame_differences(frames)
+    value = F.frame_consistency(frames)
     return Score(value=value, details={"frames": len(frames), "max_step": float(per_step.max())})

@@ -18,7 +18,9 @@ Conventions of this package:
   a function says it takes grayscale ``(T, H, W)``; flow fields are ``(H, W, 2)`` float (x, y).
 * Outputs are plain Python floats (or ints, bools), or numpy arrays for per-frame / per-step values.
 * No files, no :class:`~robojudge.suite.Item`, no registry, no caches, no pydantic configs: settings
-  are keyword arguments whose defaults are the metric's defaults. Bad arrays raise ``ValueError``.
+  are keyword arguments whose defaults are the metric's defaults. Bad arrays raise ``ValueError``; an
+  input with nothing to measure may raise :class:`robojudge.metrics.Unmeasurable` (a ``ValueError``),
+  the one thing imported from outside this package.
 * Each function names the paper and section it follows and carries a doctest on a tiny array
   (run by ``tests/metrics/test_functional.py``).
 * Heavy or optional libraries (scikit-image, sacrebleu) are imported inside the function that needs them.
@@ -27,9 +29,11 @@ The functions live in private modules by topic (``_image``, ``_flow``, ``_motion
 ``_state``, ...) and are re-exported here; import them from ``robojudge.metrics.functional``.
 """
 
+from robojudge.metrics.functional._baseline import uniform_score
 from robojudge.metrics.functional._flow import (
     FARNEBACK,
     Farneback,
+    FarnebackSettings,
     farneback_flow,
     flow_magnitude,
     motion_magnitude,
@@ -40,19 +44,40 @@ from robojudge.metrics.functional._flow import (
     warp_residuals,
 )
 from robojudge.metrics.functional._image import frame_consistency, frame_differences, psnr, ssim
+from robojudge.metrics.functional._motion import (
+    dynamic_degree,
+    dynamic_steps,
+    dynamic_threshold,
+    flicker_score,
+    is_dynamic,
+    temporal_flickering,
+)
+from robojudge.metrics.functional._state import collision_events, task_success
+from robojudge.metrics.functional._text import bleu
 
 __all__ = [
     "FARNEBACK",
     "Farneback",
+    "FarnebackSettings",
+    "bleu",
+    "collision_events",
+    "dynamic_degree",
+    "dynamic_steps",
+    "dynamic_threshold",
     "farneback_flow",
+    "flicker_score",
     "flow_magnitude",
     "frame_consistency",
     "frame_differences",
+    "is_dynamic",
     "motion_magnitude",
     "motion_magnitudes",
     "psnr",
     "ssim",
+    "task_success",
+    "temporal_flickering",
     "top_magnitude",
+    "uniform_score",
     "warp_by_flow",
     "warp_error",
     "warp_residuals",

@@ -7,9 +7,27 @@ Farneback flow so they run with no weights (values are close in spirit, not equa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import cv2
 import numpy as np
+
+
+class FarnebackSettings(Protocol):
+    """Anything with the six Farneback settings as attributes: :class:`Farneback`, or a metric's config."""
+
+    @property
+    def pyr_scale(self) -> float: ...
+    @property
+    def levels(self) -> int: ...
+    @property
+    def winsize(self) -> int: ...
+    @property
+    def iterations(self) -> int: ...
+    @property
+    def poly_n(self) -> int: ...
+    @property
+    def poly_sigma(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -39,7 +57,7 @@ def _gray_sequence(frames: np.ndarray) -> None:
         raise ValueError(f"needs at least 2 frames, got {len(frames)}")
 
 
-def farneback_flow(prev: np.ndarray, nxt: np.ndarray, settings: Farneback = FARNEBACK) -> np.ndarray:
+def farneback_flow(prev: np.ndarray, nxt: np.ndarray, settings: FarnebackSettings = FARNEBACK) -> np.ndarray:
     """Flow ``F`` from ``prev`` to ``nxt`` (uint8 grayscale ``(H, W)``): ``(H, W, 2)`` float32 (x, y).
 
     ``prev(p) ~ nxt(p + F(p))``. Farneback (2003), "Two-frame motion estimation based on polynomial
@@ -104,7 +122,7 @@ def warp_by_flow(frame: np.ndarray, flow: np.ndarray) -> np.ndarray:
     return warped
 
 
-def warp_residuals(frames: np.ndarray, settings: Farneback = FARNEBACK) -> np.ndarray:
+def warp_residuals(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK) -> np.ndarray:
     """Per-step ``e_t = mean |warp(G_t, F_t) - G_{t+1}|`` of a ``(T, H, W)`` uint8 sequence, ``(T - 1,)``.
 
     ``F_t`` is the Farneback flow from ``G_t`` to ``G_{t+1}`` and ``warp`` is :func:`warp_by_flow`.
@@ -121,7 +139,7 @@ def warp_residuals(frames: np.ndarray, settings: Farneback = FARNEBACK) -> np.nd
     return out
 
 
-def warp_error(frames: np.ndarray, settings: Farneback = FARNEBACK) -> float:
+def warp_error(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK) -> float:
     """Optical-flow warp error, RoboJudge App. B.3: ``mean_t 1/(HW) ||warp(G_t, F_t) - G_{t+1}||_1``.
 
     The mean of :func:`warp_residuals` over the ``T - 1`` steps of a grayscale sequence. Lower means
@@ -134,7 +152,7 @@ def warp_error(frames: np.ndarray, settings: Farneback = FARNEBACK) -> float:
     return float(warp_residuals(frames, settings).mean())
 
 
-def motion_magnitudes(frames: np.ndarray, settings: Farneback = FARNEBACK) -> np.ndarray:
+def motion_magnitudes(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK) -> np.ndarray:
     """Per-step mean flow length ``m_t = 1/(HW) sum_p |F_t(p)|`` of a ``(T, H, W)`` uint8 sequence.
 
     >>> motion_magnitudes(np.zeros((3, 16, 16), np.uint8)).tolist()
@@ -147,7 +165,7 @@ def motion_magnitudes(frames: np.ndarray, settings: Farneback = FARNEBACK) -> np
     return out
 
 
-def motion_magnitude(frames: np.ndarray, settings: Farneback = FARNEBACK) -> float:
+def motion_magnitude(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK) -> float:
     """Mean optical-flow magnitude in pixels per frame: the mean of :func:`motion_magnitudes`.
 
     RoboJudge App. B.3 (Optical-Flow Motion Magnitude) on 8 fps 256x256 frames, and RoboPhys-3D

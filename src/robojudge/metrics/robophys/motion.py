@@ -12,11 +12,12 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics import functional as F
 from robojudge.metrics._content import require_correspondence, require_frames, require_motion
 from robojudge.metrics._derived import derived, frozen
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
-from robojudge.metrics.flow import FarnebackParams, farneback_flow, motion_magnitudes
+from robojudge.metrics.flow import FarnebackParams
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
 from robojudge.video import sample_frames
@@ -63,17 +64,6 @@ def to_gray(frames: np.ndarray, stride: int = 1) -> np.ndarray:
     return derived(frames, ("gray", stride), compute)
 
 
-def flickering_score(frames: np.ndarray) -> tuple[float, np.ndarray]:
-    """VBench's temporal-flickering score ``(255 - mean_t MAE_t) / 255`` and the per-step MAEs.
-
-    ``MAE_t`` is the mean absolute difference of frames t and t+1 over every pixel and channel.
-    """
-    require_frames(frames, 2)
-    diffs = np.abs(np.diff(frames.astype(np.int16), axis=0))
-    mae = diffs.reshape(diffs.shape[0], -1).mean(axis=1)
-    return (255.0 - float(mae.mean())) / 255.0, mae
-
-
 @robophys_metric(
     "mq_temporal_flickering",
     family=Family.pixel,
@@ -97,7 +87,8 @@ def mq_temporal_flickering(item: Item, config: NativeFrames) -> Score:
     """
     frames, _ = native_rgb(item, config.size)
     require_motion(frames)
-    value, mae = flickering_score(frames)
+    mae = F.frame_differences(frames)
+    value = F.flicker_score(mae)  # = F.temporal_flickering(frames), with the steps kept for details
     return Score(value=value, details={"frames": len(frames), "max_step_mae": float(mae.max())})
 
 
@@ -108,23 +99,6 @@ class DynamicDegreeConfig(NativeFrames, FarnebackParams):
     top_fraction: float = Field(default=0.05, gt=0, le=1, description="share of largest magnitudes averaged")
     threshold_at_256: float = Field(default=6.0, gt=0, description="threshold in px for a 256 px short side")
     steps_per_16_frames: float = Field(default=4.0, gt=0, description="moving steps needed per 16 frames")
-
-
-def top_magnitude(flow: np.ndarray, fraction: float) -> float:
-    """Mean of the largest ``int(H*W*fraction)`` flow magnitudes (at least one pixel)."""
-    mag = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=-1)).ravel()
-    k = max(1, int(mag.size * fraction))
-    return float(np.partition(mag, mag.size - k)[mag.size - k:].mean())
-
-
-def is_dynamic(step_scores: np.ndarray, n_frames: int, short_side: int, cfg: DynamicDegreeConfig) -> bool:
-    """VBench's decision: at least ``round(4 * n / 16)`` steps above ``6 * short_side / 256`` px.
-
-    ``round`` is Python's (half to even), as in VBench. With no steps the video is not dynamic.
-    """
-    threshold = cfg.threshold_at_256 * short_side / 256.0
-    needed = round(cfg.steps_per_16_frames * n_frames / 16.0)
-    return len(step_scores) > 0 and int((step_scores > threshold).sum()) >= needed
 
 
 @robophys_metric(
@@ -157,12 +131,14 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     gray = to_gray(frames, stride)
     require_frames(gray, 2, f"the video after the {stride}-frame stride")
     lost = require_correspondence(gray)
-    scores = np.array([top_magnitude(farneback_flow(a, b, config), config.top_fraction)
-                       for a, b in zip(gray[:-1], gray[1:], strict=True)])
+    # F.dynamic_degree(gray, ...) in two steps, to keep the step scores for details.
+    scores = F.dynamic_steps(gray, config.top_fraction, config)
     short_side = min(gray.shape[1:3])
-    threshold = config.threshold_at_256 * short_side / 256.0
+    threshold = F.dynamic_threshold(short_side, config.threshold_at_256)
+    dynamic = F.is_dynamic(scores, len(gray), short_side, threshold_at_256=config.threshold_at_256,
+                           steps_per_16_frames=config.steps_per_16_frames)
     return Score(
-        value=1.0 if is_dynamic(scores, len(gray), short_side, config) else 0.0,
+        value=1.0 if dynamic else 0.0,
         details={"frames": len(gray), "stride": stride, "threshold_px": threshold,
                  "moving_fraction": float((scores > threshold).mean()), "max_step": float(scores.max()),
                  "steps_without_correspondence": lost},
@@ -196,6 +172,6 @@ def mq_flow_score(item: Item, config: FlowScoreConfig) -> Score:
     frames, _ = native_rgb(item, config.size)
     gray = to_gray(frames)
     lost = require_correspondence(gray)
-    per_step = motion_magnitudes(gray, config)
+    per_step = F.motion_magnitudes(gray, config)  # their mean is F.motion_magnitude
     details = {"frames": len(frames), "max_step": float(per_step.max()), "steps_without_correspondence": lost}
     return Score(value=float(per_step.mean()), details=details)

@@ -2,8 +2,9 @@
 
 Both metrics reconstruct the rollout with Depth Anything 3 (per-frame depth, intrinsics and poses,
 estimated jointly over the sampled frames) and reproject frame pairs through that geometry
-(:mod:`robojudge.metrics.robophys.reprojection`, whose docstring lists every choice the paper leaves
-open: pairs, round-trip displacement, diagonal normalisation, ``exp(-e / tau)`` score, masked PSNR).
+(:func:`robojudge.metrics.functional.reprojection_consistency`, whose module docstring lists every
+choice the paper leaves open: pairs, round-trip displacement, diagonal normalisation, ``exp(-e /
+tau)`` score, masked PSNR).
 Choices made here, also robojudge's reading of the paper and of WBench [79]:
 
 * Frames: the main video at 4 fps, at most 16 frames spread uniformly (so pairs are 0.25 s apart or
@@ -31,8 +32,8 @@ from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
+from robojudge.metrics.functional import ReprojectionResult, reprojection_consistency
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.metrics.robophys.reprojection import ReprojectionResult, reprojection_consistency
 from robojudge.models._specs import DA3_BASE
 from robojudge.suite._schema import Item
 

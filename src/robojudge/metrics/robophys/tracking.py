@@ -29,6 +29,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
+from robojudge.metrics.functional import (
+    MAX_MISSING,
+    diameter,
+    dyn_score,
+    fill_gaps,
+    hsd_score,
+    ndtw_score,
+    track_localization,
+)
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.metrics.tracking import (
     SimState,
@@ -38,19 +47,7 @@ from robojudge.metrics.tracking import (
     seed_from_state,
     true_tracks,
 )
-from robojudge.metrics.tracking._detection import average_precision_recall
 from robojudge.metrics.tracking._sim import StateFileError
-from robojudge.metrics.tracking._trajectory import (
-    DYN_MAX,
-    HSD_MAX,
-    MAX_MISSING,
-    NDTW_MAX,
-    diameter,
-    dyn_score,
-    fill_gaps,
-    hsd_score,
-    ndtw_score,
-)
 from robojudge.suite._schema import Item
 from robojudge.video import probe_video, sample_frames
 
@@ -231,13 +228,13 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
             per[name] = {"status": "lost in the generated video", "score": 0.0}
             continue
         if which == "hsd":
-            score, dist = hsd_score(g, r, HSD_MAX)
+            score, dist = hsd_score(g, r)
             per[name] = {"score": score, "hausdorff": dist}
         elif which == "ndtw":
-            score, dist = ndtw_score(g, r, NDTW_MAX)
+            score, dist = ndtw_score(g, r)
             per[name] = {"score": score, "dtw_per_step": dist}
         else:
-            score, parts = dyn_score(g, r, DYN_MAX)
+            score, parts = dyn_score(g, r)
             per[name] = {"score": score, **parts}
     if not extent:
         raise MetricInputError(f"no usable reference track among {list(cfg.targets)} ({per})")
@@ -325,8 +322,8 @@ class LocalizationConfig(TrackingConfig):
 
 def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, dict[str, object]]:
     gen, ref, truth = item_tracks(item, cfg)
-    # Every reference frame is an image to detect in; frames the generated video does not reach have no
-    # detection (comparing only the common start gave a one-frame video a perfect AP and AR).
+    # Every reference frame is an image to detect in (track_localization): frames the generated video
+    # does not reach have no detection.
     n, found_in = len(ref.points), min(len(gen.points), len(ref.points))
     sx, sy = ref.size[0] / gen.size[0], ref.size[1] / gen.size[1]
     scale = np.array([sx, sy, sx, sy])
@@ -337,26 +334,22 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
         if name not in ref.names:
             per[name] = _NOT_SEEDED
             continue
-        r = ref.boxes[:n, ref.index(name)]
-        gt = [b[None] if np.isfinite(b).all() else np.zeros((0, 4)) for b in r]
-        g, c, found = np.zeros((n, 4)), np.zeros(n), np.zeros(n, bool)
-        if name in gen.names:
-            g[:found_in] = gen.boxes[:found_in, gen.index(name)] * scale
-            c[:found_in] = gen.confidence[:found_in, gen.index(name)]
-            found[:found_in] = np.isfinite(g[:found_in]).all(axis=1) & (c[:found_in] > 0)
-        dets = [g[t][None] if found[t] else np.zeros((0, 4)) for t in range(n)]
-        scores = [c[t : t + 1] if found[t] else np.zeros(0) for t in range(n)]
-        ap, ar = average_precision_recall(gt, dets, scores)
-        if np.isnan(ap):
+        if name in gen.names:  # the tracked boxes, in the reference's pixels
+            boxes = gen.boxes[:found_in, gen.index(name)] * scale
+            confidence = gen.confidence[:found_in, gen.index(name)]
+        else:
+            boxes, confidence = np.zeros((0, 4)), np.zeros(0)
+        loc = track_localization(ref.boxes[:n, ref.index(name)], boxes, confidence)
+        if np.isnan(loc.ap):
             per[name] = "never visible in the reference"
             continue
-        aps.append(ap)
-        ars.append(ar)
+        aps.append(loc.ap)
+        ars.append(loc.ar)
         per[name] = {
-            "ap": ap,
-            "ar": ar,
-            "frames_with_truth": int(sum(len(x) for x in gt)),
-            "frames_detected": int(found.sum()),
+            "ap": loc.ap,
+            "ar": loc.ar,
+            "frames_with_truth": loc.frames_with_truth,
+            "frames_detected": loc.frames_detected,
         }
     if not aps:
         raise MetricInputError(f"no reference object to localize among {list(cfg.objects)} ({per})")

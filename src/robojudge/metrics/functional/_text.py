@@ -1,0 +1,23 @@
+"""Text similarity of a video's caption to its instruction (RoboPhys-3D App. B.3.6, after EWMBench)."""
+
+from __future__ import annotations
+
+
+def bleu(hypothesis: str, reference: str, *, tokenize: str = "13a", lowercase: bool = False,
+         smooth_method: str = "exp") -> float:
+    """Sentence BLEU of ``hypothesis`` against one ``reference``, in [0, 1] (sacrebleu's score / 100).
+
+    Papineni et al. (2002): the geometric mean of clipped n-gram precisions (n up to 4) times the
+    brevity penalty, as ``sacrebleu.sentence_bleu`` computes it with effective order, so a short
+    sentence is not zeroed by having no 4-grams. Its defaults: mteval-v13a tokens, exp smoothing.
+
+    >>> round(bleu("the cat sat on a mat", "the cat sat on the mat"), 6)  # (5/6 * 3/5 * 2/4 * 1/3) ** (1/4)
+    0.537285
+    >>> bleu("robot arm idle", "the cat sat on the mat")
+    0.0
+    """
+    import sacrebleu
+
+    score = sacrebleu.sentence_bleu(hypothesis, [reference], smooth_method=smooth_method, lowercase=lowercase,
+                                    tokenize=tokenize, use_effective_order=True)
+    return float(score.score) / 100.0

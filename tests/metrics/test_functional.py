@@ -1,0 +1,71 @@
+"""robojudge.metrics.functional: its doctests run, every public function has one, and the tester bites."""
+
+import ast
+import doctest
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _agree import agree
+
+from robojudge.metrics import functional as F
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+MODULES = ["robojudge.metrics.functional"] + [
+    f"robojudge.metrics.functional.{m.name}" for m in pkgutil.iter_modules(F.__path__)
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests_pass(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0, f"{name} has no doctest"
+    assert result.failed == 0, f"{result.failed} of {result.attempted} doctests of {name} failed"
+
+
+def test_every_public_function_has_an_example_and_lives_in_a_private_module():
+    functions = {name: getattr(F, name) for name in F.__all__ if inspect.isfunction(getattr(F, name))}
+    without_example = [name for name, fn in functions.items() if ">>>" not in (fn.__doc__ or "")]
+    assert without_example == []
+    assert all(fn.__module__.startswith("robojudge.metrics.functional._") for fn in functions.values())
+
+
+def test_the_package_imports_nothing_of_robojudge_outside_itself():
+    # Functions on arrays: no items, videos, caches or registry, so anyone can call them on their own data.
+    # The error types are allowed: a clip with nothing to measure raises Unmeasurable (a ValueError).
+    allowed = ("robojudge.metrics.functional", "robojudge.metrics._errors")
+    for name in MODULES:
+        module = importlib.import_module(name)
+        tree = ast.parse(Path(module.__file__).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                targets = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                inside = not target.startswith("robojudge") or target.startswith(allowed)
+                assert inside, f"{name} imports {target}"
+
+
+def test_agree_fails_when_the_metric_its_functional_form_or_the_reference_differ(tmp_path):
+    # Lossless frames of one level each: steps of 40, 40, 40 -> flickering (255 - 40) / 255.
+    frames = np.stack([np.full((32, 32, 3), v, np.uint8) for v in (0, 40, 80, 40)])
+    write_video(tmp_path / "v", frames, fps=8)
+    item = Item(item_id="a", video=str(tmp_path / "v"))
+    value = F.temporal_flickering(frames)
+    score = agree("mq_temporal_flickering", item, functional=lambda: value,
+                  reference=lambda: (255 - 40) / 255)
+    assert score.value == pytest.approx((255 - 40) / 255)
+    with pytest.raises(AssertionError, match="functional form"):
+        agree("mq_temporal_flickering", item, functional=lambda: value + 1e-6, reference=lambda: value)
+    with pytest.raises(AssertionError, match="the reference"):
+        agree("mq_temporal_flickering", item, functional=lambda: value, reference=lambda: value + 1e-3)
+    with pytest.raises(AssertionError, match="must say why"):
+        agree("mq_temporal_flickering", item, functional=lambda: value, reference=" ")
