@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Literal
 
 from robojudge.meta import Leaderboard
-from robojudge.metric_info import registry_range
-from robojudge.metrics import expand_metric_ids, get_metric
+from robojudge.metric_info import direction, registry_range
+from robojudge.metrics import expand_metric_ids
 from robojudge.report import (
     GroupSummary,
     HtmlReport,
@@ -112,7 +112,6 @@ def run_demo(
         rows = store.rows()
     items = load_suite(manifest, strict=False).items
     labelled = [it for it in items if it.labels is not None]
-    direction = _direction
     agreement = label_agreement(rows, items, direction, seed=seed)
     write_label_agreement(agreement, out / "report")
     board: Leaderboard | None = None
@@ -139,7 +138,3 @@ def run_demo(
         judges=judges,
         html=html,
     )
-
-
-def _direction(metric_id: str) -> bool:
-    return get_metric(metric_id).higher_is_better

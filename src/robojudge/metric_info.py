@@ -1,14 +1,15 @@
-"""What the metric registry and the built-in rubrics know about a stored metric id: its direction and
-its native range, or that they do not know them.
+"""What the metric registry, the built-in rubrics and the taxonomy know about a stored metric id: its
+direction and its native range.
 
-Metrics come from the metric registry (``robojudge metrics list``); judge scores
-(``judge:<name>:<rubric>``) from the built-in rubric they were asked with. An id neither knows (a
-plugin no longer installed, a user rubric file, an imported column) has no known direction and no
-known range: the report says so instead of guessing.
+:func:`direction` is the one place a metric's direction is looked up: the metric registry
+(``robojudge metrics list``) first, then the built-in rubric of a judge score
+(``judge:<name>:<rubric>``), then the RoboPhys-3D taxonomy. An id none of them knows (a plugin no
+longer installed, a user rubric file, an imported column) is an error naming the id, never a guess;
+the report catches it and marks that column's direction unknown.
 
-The report (``robojudge.report``) does not import the metric registry or the judges; the callers that
-may (the CLI, the demo, user scripts) pass these lookups in, as ``higher_is_better`` and
-``native_range``.
+The report (``robojudge.report``) does not load the metric registry or the judges; the callers that
+may (the CLI, the demo, user scripts) pass :func:`direction` and :func:`registry_range` in, as
+``higher_is_better`` and ``native_range``; the report's own default is :func:`taxonomy_direction`.
 """
 
 from __future__ import annotations
@@ -16,49 +17,78 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from robojudge.registry import UnknownNameError
 from robojudge.taxonomy import load_taxonomy
+
+__all__ = ["direction", "registry_range", "taxonomy_direction"]
+
+_UNKNOWN_HINT = (
+    " Its direction is unknown: it is not a registered metric (`robojudge metrics list`), a judge score"
+    " on a built-in rubric or a RoboPhys-3D metric."
+)
 
 if TYPE_CHECKING:
     from robojudge.judges import Rubric
 
 
 def _rubric(metric: str) -> Rubric | None:
-    from robojudge.judges import RUBRICS, UnknownNameError, split_judge_metric_id
+    from robojudge.judges import RUBRICS, split_judge_metric_id
 
     parts = split_judge_metric_id(metric)
     if parts is None:
         return None
     try:
         return RUBRICS.get(parts[1])
-    except UnknownNameError:
+    except KeyError:  # the judges' unknown-name error
         return None
 
 
 def _spec(metric: str) -> Any:
-    from robojudge.metrics import UnknownMetricError, get_metric
+    from robojudge.metrics import get_metric
 
     try:
         return get_metric(metric)
-    except UnknownMetricError:
+    except KeyError:  # the registry's unknown-metric error
         return None
 
 
 @functools.lru_cache(maxsize=4096)
-def registry_direction(metric: str) -> bool | None:
-    """True if a higher value of ``metric`` is better, False if lower is, None if nobody knows.
+def direction(metric: str) -> bool:
+    """True if a higher value of ``metric`` is better, False if a lower one is.
 
-    A judge score on a built-in rubric grows with quality, unless the rubric feeds a taxonomy metric,
-    whose direction it then shares.
+    The metric registry's direction, else the built-in rubric's for a judge score (a judge score grows
+    with quality, unless its rubric feeds a taxonomy metric, whose direction it then shares), else the
+    taxonomy's.
+
+    Raises:
+        UnknownNameError: (a ``KeyError``) none of them knows ``metric``; the message names it and
+            suggests close ids.
     """
     spec = _spec(metric)
     if spec is not None:
         return bool(spec.higher_is_better)
     rubric = _rubric(metric)
-    if rubric is None:
-        return None
-    if rubric.taxonomy:
-        return registry_direction(rubric.taxonomy)
-    return True
+    if rubric is not None:
+        return direction(rubric.taxonomy) if rubric.taxonomy else True
+    try:
+        return taxonomy_direction(metric)
+    except UnknownNameError:
+        from robojudge.metrics import list_metrics
+
+        known = sorted({s.id for s in list_metrics()} | set(load_taxonomy().ids))
+        raise UnknownNameError("metric", metric, known, _UNKNOWN_HINT) from None
+
+
+def taxonomy_direction(metric: str) -> bool:
+    """The RoboPhys-3D taxonomy's direction of ``metric`` (what the report knows without the registry).
+
+    Raises:
+        UnknownNameError: ``metric`` is not a taxonomy id.
+    """
+    tax = load_taxonomy()
+    if metric not in tax:
+        raise UnknownNameError("RoboPhys-3D metric", metric, list(tax.ids), _UNKNOWN_HINT)
+    return tax[metric].higher_is_better
 
 
 @functools.lru_cache(maxsize=4096)
@@ -72,12 +102,3 @@ def registry_range(metric: str) -> tuple[float | None, float | None] | None:
     if rubric is None:
         return None
     return float(rubric.score_min), float(rubric.score_max)
-
-
-def default_direction(metric: str) -> bool | None:
-    """The metric registry's direction of ``metric``, else the taxonomy's, else None (unknown)."""
-    known = registry_direction(metric)
-    if known is not None:
-        return known
-    tax = load_taxonomy()
-    return tax[metric].higher_is_better if metric in tax else None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from _report_data import build_items, build_rows, higher_is_better, write_run
 
-from robojudge.metric_info import default_direction, registry_range
+from robojudge.metric_info import direction, registry_range
 from robojudge.report._sections import ReportInput, overview_section
 
 _SCRIPT = """
@@ -43,9 +43,9 @@ def test_report_with_its_defaults_loads_neither_metrics_nor_judges(tmp_path):
 def test_callers_pass_the_registry_lookups():
     items = build_items()
     rows = build_rows(items)
-    assert registry_range("iq1_ssim") == (0.0, 1.0) and default_direction("iq1_lpips") is False
-    assert default_direction("judge:vlm:pa") is True and registry_range("judge:vlm:pa") == (1.0, 5.0)
-    assert default_direction("jitter") is None and registry_range("jitter") is None
+    assert registry_range("iq1_ssim") == (0.0, 1.0) and direction("iq1_lpips") is False
+    assert direction("judge:vlm:pa") is True and registry_range("judge:vlm:pa") == (1.0, 5.0)
+    assert registry_range("jitter") is None
     by_default = overview_section(ReportInput(rows, items, higher_is_better, bootstrap=0))
     injected = overview_section(ReportInput(rows, items, higher_is_better, bootstrap=0,
                                             native_range=registry_range))

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
 from robojudge.meta import OVERALL, Estimate, Leaderboard
-from robojudge.metric_info import registry_direction
+from robojudge.metric_info import direction
 from robojudge.report import (
     CALIBRATED,
     CalibratedJudge,
@@ -42,11 +42,6 @@ _DB_HELP = "Result store [default: runs/<manifest name>/results.sqlite]."
 def _wide() -> Console:
     """The shared console on a terminal; a wide one when piped, so that tables are not cut."""
     return console if console.is_terminal else Console(soft_wrap=True, width=_WIDE)
-
-
-def _higher_is_better(metric: str) -> bool | None:
-    """A stored metric's direction from the metric registry; None (unknown) for ids it does not know."""
-    return registry_direction(metric)
 
 
 def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
@@ -124,7 +119,7 @@ def generators(
         if scores == "labels":
             per_axis = label_scores(items)
         elif scores == "calibrated":
-            per_axis = calibrated_scores(rows, items, _higher_is_better, n_folds=folds, alpha=alpha,
+            per_axis = calibrated_scores(rows, items, direction, n_folds=folds, alpha=alpha,
                                          seed=seed, prediction=predict).scores
         elif scores.startswith("judge:") and len(scores) > len("judge:"):
             per_axis = judge_scores(rows, items, scores[len("judge:"):])
@@ -200,7 +195,7 @@ def judges(
     rows, items = _load(suite, db)
     try:
         report, table_rows, cal, _ = judges_report(
-            rows, items, _higher_is_better, judges=judge or None, calibrated=calibrated, n_folds=folds,
+            rows, items, direction, judges=judge or None, calibrated=calibrated, n_folds=folds,
             alpha=alpha, prediction=predict, bootstrap=bootstrap, seed=seed, level=level)
     except ValueError as exc:
         raise fail(str(exc)) from None

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, fail
-from robojudge.metric_info import default_direction, registry_range
+from robojudge.metric_info import direction, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
     GroupSummary,
@@ -110,7 +110,7 @@ def report(
         return
     name = Path(manifest).name if manifest is not None else target
     try:
-        result = write_html_report(url, folder, manifest=manifest, higher_is_better=default_direction,
+        result = write_html_report(url, folder, manifest=manifest, higher_is_better=direction,
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
                                    bootstrap=bootstrap, seed=seed)
     except (ManifestError, StoreError, ValueError) as exc:

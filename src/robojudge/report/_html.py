@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from robojudge.aggregate import load_taxonomy
+from robojudge.metric_info import taxonomy_direction
 from robojudge.report._label_sections import generators_section, judges_section, metrics_section
 from robojudge.report._leaderboard import Direction
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
@@ -88,16 +88,6 @@ def resolve_source(target: str | Path, *, manifest: str | Path | None = None) ->
     raise FileNotFoundError(f"{path}: no such run folder or result store")
 
 
-def taxonomy_direction(metric: str) -> bool | None:
-    """The RoboPhys-3D taxonomy's direction of ``metric``, else None (unknown).
-
-    The report's own fallback: it does not import the metric registry (a lower layer than the CLI
-    that calls it), so callers pass ``robojudge.metric_info.default_direction`` for that.
-    """
-    tax = load_taxonomy()
-    return tax[metric].higher_is_better if metric in tax else None
-
-
 _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
     ("overview", "Overview", overview_section),
     ("judges", "Judges against the labels", lambda inp: judges_section(inp)[0]),
@@ -144,10 +134,10 @@ def write_html_report(
         out_dir: Report folder (created).
         manifest: The suite the results belong to; without it there are no labels or generators and
             the sections that need them say so.
-        higher_is_better: Direction of each stored metric (None: unknown); defaults to the taxonomy's
-            (RoboPhys-3D ids only). ``robojudge.metric_info.default_direction`` adds the metric
-            registry's and the rubrics' (the CLI passes it). A metric of unknown direction is
-            reported as such.
+        higher_is_better: Direction of each stored metric (``KeyError`` for an id it does not know);
+            defaults to the taxonomy's (RoboPhys-3D ids only). ``robojudge.metric_info.direction``
+            adds the metric registry's and the rubrics' (the CLI passes it). A metric of unknown
+            direction is reported as such.
         native_range: Native range of each stored metric (None: unknown); unknown for every metric by
             default (``robojudge.metric_info.registry_range`` gives the registry's).
         title: Page title.

@@ -35,8 +35,18 @@ from robojudge.suite import Item
 AXES = ("pa", "ia")
 #: Name of the metric-calibrated judge in the judges table.
 CALIBRATED = "metric-calibrated"
-#: A metric's direction: True if higher is better, False if lower is, None if unknown.
-Direction = Callable[[str], bool | None]
+#: A metric's direction: True if higher is better, False if lower is; an id the lookup does not know
+#: raises ``KeyError`` (``robojudge.metric_info.direction`` raises its ``UnknownNameError``).
+Direction = Callable[[str], bool]
+
+
+def known_direction(higher_is_better: Direction, metric: str) -> bool | None:
+    """``higher_is_better(metric)``, or None for an id it does not know (an imported column, a plugin
+    no longer installed): the report shows that column as stored and says its direction is unknown."""
+    try:
+        return higher_is_better(metric)
+    except KeyError:
+        return None
 
 
 def column(values: dict[str, float], items: Sequence[Item]) -> FloatArray:
@@ -95,7 +105,7 @@ def metric_columns(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_b
     for s in sorted(series, key=lambda s: s.label):
         values = column(s.values, items)
         if np.isfinite(values).any():
-            out.append(Feature(s, higher_is_better(s.metric), values))
+            out.append(Feature(s, known_direction(higher_is_better, s.metric), values))
     return out
 
 

@@ -61,7 +61,7 @@ class ReportInput:
     Attributes:
         rows: Stored result rows.
         items: Suite items (empty when only a store was given).
-        higher_is_better: Direction of each stored metric (None: unknown).
+        higher_is_better: Direction of each stored metric (``KeyError``: unknown).
         bootstrap: Cluster-bootstrap replicates for intervals.
         seed: Seed of the bootstrap and of the calibrated judge's folds.
         native_range: Native range of each stored metric (None: unknown).
