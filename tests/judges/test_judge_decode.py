@@ -11,14 +11,13 @@ from typing import Any
 import pytest
 from _judge_server import FakeServer, Reply
 
-from robojudge.judges import ChatRequest, FrameSpec, ItemFrames, ResponseCache, get_rubric, make_judge
-from robojudge.judges._backend import BackendError, Frames
+from robojudge.judges import ChatRequest, FrameLoader, FrameSpec, ResponseCache, get_rubric, make_judge
+from robojudge.judges._backend import BackendError
 from robojudge.judges._engine import JudgeEngine
-from robojudge.judges._images import jpeg_data_urls
 from robojudge.judges._mock import MockBackend
 from robojudge.run._judge import judge_items
 from robojudge.store import ResultStore
-from robojudge.video import DecoderPool
+from robojudge.video import DecoderPool, SampledFrames
 
 PA, IA = get_rubric("pa"), get_rubric("ia")
 
@@ -69,19 +68,19 @@ def test_encoded_only_frames(make_items: Any, tmp_path: Path) -> None:
     pool = DecoderPool(1)
     try:
         with ResponseCache(tmp_path / "c") as cache:
-            frames = ItemFrames(video, FrameSpec(), cache, decoder=pool, jpeg_quality=85)
+            frames = FrameLoader(video, FrameSpec(), cache, decoder=pool, jpeg_quality=85)
 
-            async def load_when_ready() -> Frames:
+            async def load_when_ready() -> SampledFrames:
                 pool.start()
                 while not pool.ready:
                     await asyncio.sleep(0.05)
                 return await frames.load()
 
             got = asyncio.run(load_when_ready())
-        assert got.arrays is None  # only the JPEGs crossed the process boundary
-        assert len(jpeg_data_urls(got, 85)) == len(got.hashes) == 8
+        assert not got.has_pixels  # only the JPEGs crossed the process boundary
+        assert len(got.data_urls(85)) == len(got.hashes) == 8
         with pytest.raises(ValueError, match="JPEG quality 90 is missing"):
-            jpeg_data_urls(got, 90)
+            got.data_urls(90)
         cfg = make_judge({"name": "h", "backend": "hf", "model": "some/model"})
         from robojudge.judges._hf import HFBackend
 
@@ -109,11 +108,11 @@ def test_videos_are_decoded_here_until_the_pool_is_up(make_items: Any, tmp_path:
     video = make_items(["x"])[0].video
     pool = _NeverReady(1)
     with ResponseCache(tmp_path / "c") as cache:
-        frames = ItemFrames(video, FrameSpec(), cache, decoder=pool, jpeg_quality=85)
+        frames = FrameLoader(video, FrameSpec(), cache, decoder=pool, jpeg_quality=85)
         got = asyncio.run(frames.load())
     assert pool.started == 1
-    assert got.arrays is not None and got.arrays.shape == (8, 32, 32, 3)
-    assert "jpeg:85" in got.encoded  # encoded while decoding, as the pool would have
+    assert got.frames.shape == (8, 32, 32, 3)
+    assert got.has_jpeg(85)  # encoded while decoding, as the pool would have
 
 
 def test_cache_key_is_the_sha256_of_the_whole_canonical_request() -> None:
@@ -190,8 +189,8 @@ def test_no_worker_processes_means_thread_decoding(
     pool = DecoderPool(1)
     video = make_items(["x"])[0].video
     with ResponseCache(tmp_path / "c") as cache, caplog.at_level("WARNING"):
-        frames = ItemFrames(video, FrameSpec(), cache, decoder=pool, jpeg_quality=85)
+        frames = FrameLoader(video, FrameSpec(), cache, decoder=pool, jpeg_quality=85)
         got = asyncio.run(frames.load())
-    assert got.arrays is not None and len(got.hashes) == 8
+    assert got.has_pixels and len(got.hashes) == 8
     assert pool.unavailable == "OSError: semaphores are not available" and not pool.ready
     assert "decoding in threads instead" in caplog.text

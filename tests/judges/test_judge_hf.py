@@ -146,7 +146,7 @@ def test_hf_frames_reach_the_model_as_video(tiny_model: Path, make_items: Any) -
     from robojudge.judges import ChatRequest, FrameSpec, decode_frames, make_backend
 
     frames = decode_frames(make_items(["v"])[0].video, FrameSpec())  # 8 frames of 32x32
-    assert len(frames.arrays) == 8
+    assert frames.frames.shape[0] == 8
     prompt_tokens = {}
     for cap in (4, 2):
         cfg = {"name": "t", "backend": "hf", "model": str(tiny_model), "device": "cpu", "max_images": cap}

@@ -43,7 +43,7 @@ def _items(folder: Path) -> list[Item]:
 
 def _script(request):
     # Fewer than 8 frames (1 fps on a 2 s video gives 2): the judge cannot tell and answers 3.
-    frames = request.frames.arrays
+    frames = request.frames.frames
     first = frames[0].reshape(-1, 3).mean(axis=0)
     pa, ia = (int(round(first[0] / 40)), int(round(first[1] / 40))) if len(frames) >= 8 else (3, 3)
     if "instruction_alignment" in request.system + request.user:

@@ -60,3 +60,56 @@ def test_byte_bound_evicts_oldest(clip):
         sample_frames(clip, fps=None)  # was evicted: decoded again
     assert (cache.hits, cache.misses) == (1, 3)
     assert cache._bytes <= cache.max_bytes
+
+
+def test_frame_folder_with_a_frame_rewritten_in_place_is_decoded_again(tmp_path):
+    """Rewriting a frame leaves the folder's own size and time alone; the key lists its files."""
+    import os
+
+    folder = write_video(tmp_path / "frames", np.zeros((4, 8, 8, 3), np.uint8), fps=4)
+    first_png = sorted(folder.glob("*.png"))[0]
+    with frame_cache() as cache:
+        before = sample_frames(folder, fps=None)
+        stamp = os.stat(folder).st_mtime_ns
+        write_video(tmp_path / "white", np.full((1, 8, 8, 3), 255, np.uint8), fps=4)
+        first_png.write_bytes(sorted((tmp_path / "white").glob("*.png"))[0].read_bytes())
+        os.utime(folder, ns=(stamp, stamp))  # as if only the file changed, on any file system
+        after = sample_frames(folder, fps=None)
+    assert cache.misses == 2
+    assert before.frames[0].max() == 0 and after.frames[0].min() == 255
+
+
+def test_samples_carry_the_fingerprint_of_their_file(clip):
+    from robojudge.video import FileFingerprint
+
+    with frame_cache():
+        got = sample_frames(clip, fps=4)
+    assert got.fingerprint == FileFingerprint.of(clip)
+    assert sample_frames(clip, fps=4).fingerprint == got.fingerprint  # outside a cache too
+
+
+def test_two_threads_decoding_one_video_share_one_entry(clip):
+    """A judge decodes in threads; a race on one key must not count its bytes twice."""
+    import threading
+
+    from robojudge.video._cache import FrameCache
+
+    cache = FrameCache()
+    both_in = threading.Barrier(2)
+
+    def compute():
+        both_in.wait(timeout=10)  # both threads missed before either stored
+        return sample_frames(clip, fps=4)
+
+    got = []
+
+    def lookup():
+        got.append(cache.get_or_compute("k", compute))
+
+    threads = [threading.Thread(target=lookup) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got[0] is got[1]
+    assert cache._bytes == got[0].frames.nbytes and len(cache._entries) == 1

@@ -19,8 +19,8 @@ from robojudge.video import (
     DecoderPool,
     VideoError,
     default_decode_workers,
-    encode_jpeg_data_urls,
     frame_digest,
+    jpeg_data_url,
     prepare_frames,
     sample_frames,
     shared_decoder,
@@ -60,13 +60,14 @@ def test_frame_digest_is_blake2b_over_shape_and_pixels() -> None:
 def test_prepare_frames_matches_sample_frames_and_encodes_decodable_jpegs(clip: Path) -> None:
     sampled = sample_frames(clip, fps=4.0, max_frames=32)
     got = prepare_frames(clip, 4.0, 32, None, jpeg_quality=95)
-    assert got.arrays is not None
-    np.testing.assert_array_equal(got.arrays, sampled.frames)
+    assert got.has_pixels and got.has_jpeg(95)
+    np.testing.assert_array_equal(got.frames, sampled.frames)
     np.testing.assert_array_equal(got.timestamps, sampled.timestamps)
     assert got.hashes == [frame_digest(f) for f in sampled.frames]
     # 12 frames at 8 fps sampled at 4 fps: times 0, .25, ..., 1.25; plus one source frame (1/8 s)
     assert got.video_seconds == pytest.approx(float(sampled.timestamps[-1]) + 1 / 8)
-    urls = got.jpeg[95]
+    urls = got.data_urls(95)
+    assert urls == tuple(jpeg_data_url(b) for b in got.jpeg(95))
     assert len(urls) == len(sampled)
     for i, url in enumerate(urls):
         assert url.startswith("data:image/jpeg;base64,")
@@ -79,12 +80,14 @@ def test_prepare_frames_matches_sample_frames_and_encodes_decodable_jpegs(clip: 
         assert own > cv2.PSNR(back, sampled.frames[(i + 1) % len(urls)]) + 5
 
 
-def test_keep_arrays_false_needs_an_encoding(clip: Path) -> None:
-    with pytest.raises(ValueError, match="keep_arrays=False needs jpeg_quality"):
-        prepare_frames(clip, 4.0, 32, None, keep_arrays=False)
-    got = prepare_frames(clip, 4.0, 32, None, jpeg_quality=80, keep_arrays=False)
-    assert got.arrays is None
-    assert got.jpeg[80] == encode_jpeg_data_urls(sample_frames(clip, 4.0, 32).frames, 80)
+def test_keep_pixels_false_needs_an_encoding(clip: Path) -> None:
+    with pytest.raises(ValueError, match="keep_pixels=False needs jpeg_quality"):
+        prepare_frames(clip, 4.0, 32, None, keep_pixels=False)
+    got = prepare_frames(clip, 4.0, 32, None, jpeg_quality=80, keep_pixels=False)
+    assert not got.has_pixels
+    with pytest.raises(ValueError, match="pixels of these frames were dropped"):
+        got.frames  # noqa: B018
+    assert got.jpeg(80) == sample_frames(clip, 4.0, 32).jpeg(80)
 
 
 def test_pool_runs_in_another_process_and_gives_the_same_frames(pool: DecoderPool, clip: Path) -> None:
@@ -92,10 +95,12 @@ def test_pool_runs_in_another_process_and_gives_the_same_frames(pool: DecoderPoo
     assert pid != os.getpid()
     assert doubled == 42
     here = prepare_frames(clip, 4.0, 5, 32, jpeg_quality=90)
-    there = asyncio.run(pool.prepare(clip, 4.0, 5, 32, jpeg_quality=90, keep_arrays=False))
-    assert there.arrays is None
+    there = asyncio.run(pool.prepare(clip, 4.0, 5, 32, jpeg_quality=90, keep_pixels=False))
+    assert not there.has_pixels and there.has_jpeg(90)  # encoded in the worker, sent as bytes
     assert there.hashes == here.hashes
-    assert there.jpeg == here.jpeg
+    assert there.jpeg(90) == here.jpeg(90)
+    assert there.data_urls(90) == here.data_urls(90)
+    assert there.fingerprint == here.fingerprint is not None
     np.testing.assert_array_equal(there.timestamps, here.timestamps)
     assert pool.ready
 

@@ -52,7 +52,23 @@ def test_nested_blocks_and_probes(tmp_path: Path) -> None:
 def test_prepared_frames_carry_the_warnings(tmp_path: Path) -> None:
     folder = _folder_without_rate(tmp_path)
     prepared = prepare_frames(folder, fps=4, max_frames=32, size=None)
-    assert prepared.warnings == (f"{folder}: {ASSUMED}",)
+    assert prepared.warnings == (ASSUMED,) and prepared.path == folder
     (folder / "fps.txt").write_text("8")
     again = prepare_frames(folder, fps=4, max_frames=32, size=None)
     assert again.warnings == () and np.array_equal(again.timestamps, [0, 0.25, 0.5, 0.75])
+
+
+def test_frames_decoded_in_a_worker_process_report_to_the_callers_block(tmp_path: Path) -> None:
+    import asyncio
+
+    from robojudge.video import DecoderPool
+
+    folder = _folder_without_rate(tmp_path)
+    pool = DecoderPool(1)
+    try:
+        with video_warnings() as found:
+            got = asyncio.run(pool.prepare(folder, 4, 32, None))
+    finally:
+        pool.close()
+    assert got.warnings == (ASSUMED,)
+    assert found == [f"{folder}: {ASSUMED}"]

@@ -22,7 +22,6 @@ from robojudge.judges._backend import (
     BackendError,
     ChatRequest,
     Completion,
-    Frames,
     TokenLogprob,
     TransientError,
     make_backend,
@@ -39,7 +38,7 @@ from robojudge.judges._config import (
     short_hash,
 )
 from robojudge.judges._engine import JudgeEngine, JudgeStats, RubricResult
-from robojudge.judges._frames import FrameSpec, ItemFrames, decode_frames
+from robojudge.judges._frames import FrameLoader, FrameSpec, decode_frames
 from robojudge.judges._ids import (
     judge_metric_id,
     judge_taxonomy_id,
@@ -68,9 +67,8 @@ __all__ = [
     "BackendError",
     "ChatRequest",
     "Completion",
+    "FrameLoader",
     "FrameSpec",
-    "Frames",
-    "ItemFrames",
     "JudgeConfig",
     "JudgeConfigError",
     "JudgeEngine",

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
-import numpy as np
-
 from robojudge.judges._config import JudgeConfig
 from robojudge.judges._registry import Registry
+from robojudge.video import SampledFrames
 
 
 class BackendError(Exception):
@@ -61,27 +60,6 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-@dataclass
-class Frames:
-    """The frames a judge sees for one item.
-
-    Attributes:
-        arrays: ``(N, H, W, 3)`` uint8 RGB, or ``None`` when only encodings were kept (for a
-            backend with a ``frame_jpeg_quality``, decoding in worker processes).
-        timestamps: Seconds from the start of the video, one per frame.
-        hashes: Content hash of each frame (shape and pixels).
-        video_seconds: Length of the video in seconds (for latency per video second).
-        encoded: Per-backend encodings (JPEG data URLs and the like), filled lazily and shared
-            by the rubrics of one item.
-    """
-
-    arrays: np.ndarray | None
-    timestamps: np.ndarray
-    hashes: list[str]
-    video_seconds: float
-    encoded: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass(frozen=True)
 class ChatRequest:
     """One request to a judge.
@@ -89,7 +67,8 @@ class ChatRequest:
     Attributes:
         system: System prompt.
         user: User prompt text (shown before the frames).
-        frames: The video frames, or ``None`` for a text-only request.
+        frames: The video frames (RGB), or ``None`` for a text-only request. Their pixels may
+            have been dropped after JPEG encoding (see :class:`Backend`).
         first_frame_label: Text placed right before the first frame (IA's conditioning frame).
         history: Earlier turns after the first user message, as ``(role, text)`` pairs; the
             repair retry adds the invalid reply and the correction request here.
@@ -103,7 +82,7 @@ class ChatRequest:
 
     system: str
     user: str
-    frames: Frames | None
+    frames: SampledFrames | None
     first_frame_label: str | None = None
     history: tuple[tuple[str, str], ...] = ()
     temperature: float = 0.0
@@ -199,8 +178,8 @@ class Backend(Protocol):
 
     A backend that sends frames as JPEGs may also have an attribute ``frame_jpeg_quality: int``:
     the runner then encodes frames at that quality while decoding them (in decoder processes) and
-    may drop the pixel arrays, so the backend must read ``Frames.encoded["jpeg:<quality>"]``
-    (:func:`robojudge.judges._images.jpeg_data_urls` does).
+    may drop the pixels, so the backend must read them through ``SampledFrames.jpeg(quality)`` or
+    ``SampledFrames.data_urls(quality)``, not ``SampledFrames.frames``.
 
     A backend whose requests may be cancelled at any ``await`` (an HTTP client; not a model
     generating in a thread) sets ``interruptible = True``: the engine then cuts an attempt at the

@@ -1,8 +1,10 @@
 """The response cache: a SQLite file that remembers every judge reply and every video's frame hashes.
 
 Replies are keyed by (backend, model, rubric, frame content hashes, prompt, sampling settings), so
-a rerun or a resumed run never sends the same request twice. Frame hashes are remembered per
-(file, size, modification time, sampling settings), so a warm rerun need not decode the videos.
+a rerun or a resumed run never sends the same request twice. Frame hashes are remembered per file
+and sampling (:func:`robojudge.judges._frames.remembered_key`: the frame cache's key, a
+:class:`~robojudge.video.FileFingerprint` with the sampling settings), so a warm rerun need not
+decode the videos.
 The file lives in the user's cache folder, never inside the package:
 ``$ROBOJUDGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/robojudge``, else ``~/.cache/robojudge``.
 

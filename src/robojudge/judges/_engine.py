@@ -16,11 +16,12 @@ from robojudge.judges._backend import Backend, BackendError, ChatRequest, Comple
 from robojudge.judges._breaker import CircuitBreaker
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import JudgeConfig
-from robojudge.judges._frames import ItemFrames
+from robojudge.judges._frames import FrameLoader
 from robojudge.judges._parse import ParseResult, parse_reply
 from robojudge.judges._rubric import Rubric
 from robojudge.judges._scoring import EXPECTED_FALLBACK, Scoring, expected_score, majority_vote
 from robojudge.judges._secrets import Redactor
+from robojudge.video import SampledFrames
 
 RAW_LIMIT = 20_000
 """Longest raw reply (and reasoning, and text answer) kept in a result row, in characters."""
@@ -134,7 +135,7 @@ class JudgeEngine:
         s = self.config.sampling
         return s.sample_temperature if self.samples > 1 and s.temperature == 0 else s.temperature
 
-    def _cache_key(self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric) -> str:
+    def _cache_key(self, request: ChatRequest, frames: FrameLoader | None, rubric: Rubric) -> str:
         """SHA-256 of the canonical JSON (sorted keys, no spaces) of everything that decides a reply:
         judge identity, rubric, frame hashes, prompts, first-frame label, history and sampling.
 
@@ -232,7 +233,7 @@ class JudgeEngine:
             spent += delay
 
     async def send(
-        self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric, *, refresh: bool = False
+        self, request: ChatRequest, frames: FrameLoader | None, rubric: Rubric, *, refresh: bool = False
     ) -> tuple[Completion, dict[str, Any]]:
         """One request through the cache (past it with ``refresh``, whose reply then replaces the
         cached one); returns the completion and facts for the row."""
@@ -265,7 +266,7 @@ class JudgeEngine:
         return self.scoring is Scoring.expected and rubric.kind == "score"
 
     async def _ask(
-        self, request: ChatRequest, frames: ItemFrames | None, rubric: Rubric
+        self, request: ChatRequest, frames: FrameLoader | None, rubric: Rubric
     ) -> tuple[Completion, dict[str, Any], ParseResult]:
         completion, facts = await self.send(request, frames, rubric)
         parsed = parse_reply(completion.text, rubric)
@@ -275,7 +276,7 @@ class JudgeEngine:
         return completion, facts, parsed
 
     async def _turn(
-        self, rubric: Rubric, system: str, user: str, frames: ItemFrames | None, turn: int
+        self, rubric: Rubric, system: str, user: str, frames: FrameLoader | None, turn: int
     ) -> dict[str, Any]:
         s = self.config.sampling
         base = ChatRequest(
@@ -331,7 +332,9 @@ class JudgeEngine:
 
     # -- one (item, rubric) ------------------------------------------------------------------------
 
-    async def judge(self, rubric: Rubric, instruction: str | None, frames: ItemFrames | None) -> RubricResult:
+    async def judge(
+        self, rubric: Rubric, instruction: str | None, frames: FrameLoader | None
+    ) -> RubricResult:
         """Judge one item under one rubric; transport failures become error results, never raise."""
         start = time.perf_counter()
         try:
@@ -351,7 +354,7 @@ class JudgeEngine:
         return self._combine(rubric, list(turns), frames, time.perf_counter() - start)
 
     def _combine(
-        self, rubric: Rubric, turns: list[dict[str, Any]], frames: ItemFrames | None, seconds: float
+        self, rubric: Rubric, turns: list[dict[str, Any]], frames: FrameLoader | None, seconds: float
     ) -> RubricResult:
         scores: list[float | None] = [t["score"] for t in turns]
         details: dict[str, Any] = {
@@ -422,7 +425,7 @@ def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def _with_frames(request: ChatRequest, frames: Any) -> ChatRequest:
+def _with_frames(request: ChatRequest, frames: SampledFrames) -> ChatRequest:
     from dataclasses import replace
 
     return replace(request, frames=frames)

@@ -1,11 +1,17 @@
-"""The frames a judge sees: RoboJudge's protocol (4 fps, at most 32 uniform frames) by default."""
+"""The frames a judge sees: RoboJudge's protocol (4 fps, at most 32 uniform frames) by default.
+
+A judge reads a video as one :class:`robojudge.video.SampledFrames`, sampled through the one frame
+cache (:func:`robojudge.video.frame_cache`): in a process that also runs metrics on the same
+sampling, the video is decoded once for both. The response cache remembers each video's frame
+hashes under the same identity the frame cache uses (the file's
+:class:`~robojudge.video.FileFingerprint` and the sampling), so a warm rerun needs no decoding.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
-import os
-import stat
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -13,10 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from robojudge.judges._backend import Frames
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import short_hash
-from robojudge.video import DecoderPool, PreparedFrames, prepare_frames
+from robojudge.video import DecoderPool, FileFingerprint, SampledFrames, cached_frames, prepare_frames
 
 
 @dataclass(frozen=True)
@@ -37,39 +42,31 @@ class FrameSpec:
         return {"fps": self.fps, "max_frames": self.max_frames, "size": self.size}
 
 
-def _file_key(path: Path, spec: FrameSpec) -> str:
-    """Identity of a video file (or frame folder) as it is now, plus the sampling settings.
+def remembered_key(fingerprint: FileFingerprint, spec: FrameSpec) -> str:
+    """The response cache's key for a video's frame hashes: the frame cache's key, hashed.
 
-    One ``stat`` call (no path resolution): the absolute path with the device and inode numbers
-    name the file; size and modification time say whether it changed.
+    Stored caches hold these keys, so the form must not change.
     """
-    st = os.stat(path)
-    parts: list[Any] = [os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-    if stat.S_ISDIR(st.st_mode):
-        with os.scandir(path) as it:
-            parts += sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in it if e.is_file())
-    return short_hash([parts, spec.as_dict()])
+    return short_hash([fingerprint.parts(), spec.as_dict()])
 
 
-def _as_frames(prepared: PreparedFrames) -> Frames:
-    return Frames(
-        arrays=prepared.arrays,
-        timestamps=prepared.timestamps,
-        hashes=prepared.hashes,
-        video_seconds=prepared.video_seconds,
-        encoded={f"jpeg:{q}": urls for q, urls in prepared.jpeg.items()},
-    )
-
-
-def decode_frames(path: str | Path, spec: FrameSpec, jpeg_quality: int | None = None) -> Frames:
-    """Sample and hash the frames of one video in this process (blocking).
+def decode_frames(path: str | Path, spec: FrameSpec, jpeg_quality: int | None = None) -> SampledFrames:
+    """Sample (through the open frame cache) and hash the frames of one video in this thread.
 
     Args:
         path: Video file or frame folder.
         spec: Frame sampling.
-        jpeg_quality: Also encode the frames as JPEG data URLs at this quality.
+        jpeg_quality: Also encode the frames as JPEGs at this quality.
     """
-    return _as_frames(prepare_frames(path, spec.fps, spec.max_frames, spec.size, jpeg_quality))
+    return prepare_frames(path, spec.fps, spec.max_frames, spec.size, jpeg_quality)
+
+
+def _finish(frames: SampledFrames, jpeg_quality: int | None) -> SampledFrames:
+    """Hash (and encode) frames found in the frame cache, as :func:`decode_frames` would have."""
+    frames.hashes  # noqa: B018 - computed here, off the event loop
+    if jpeg_quality is not None:
+        frames.jpeg(jpeg_quality)
+    return frames
 
 
 _FALLBACK: ThreadPoolExecutor | None = None
@@ -86,16 +83,17 @@ def _fallback_thread() -> ThreadPoolExecutor:
 
 def _decode_unless_ready(
     decoder: DecoderPool, path: Path, spec: FrameSpec, jpeg_quality: int | None
-) -> Frames | None:
+) -> SampledFrames | None:
     """Decode here, unless the pool came up while this call waited its turn (then ``None``)."""
     return None if decoder.ready else decode_frames(path, spec, jpeg_quality)
 
 
-class ItemFrames:
-    """An item's frames, decoded only when a request actually has to be sent.
+class FrameLoader:
+    """One item's video for a judge: its frames, decoded only when a request actually has to be sent.
 
-    On a warm cache the frame hashes come from the cache (keyed by file identity), so a fully
-    cached item is judged without decoding its video.
+    On a warm response cache the frame hashes come from the cache (keyed by the file's fingerprint
+    and the sampling), so a fully cached item is judged without decoding its video. The rubrics of
+    an item share one loader, so its video is decoded once for all of them.
 
     Args:
         path: The item's video.
@@ -103,6 +101,7 @@ class ItemFrames:
         cache: The response cache (it remembers each file's frame hashes).
         decoder: Worker processes to decode in (started on the first video to decode; until its
             first process is up, videos are decoded in a thread here); ``None``: always a thread.
+            Frames already in the open frame cache are taken from it instead.
         jpeg_quality: The backend sends JPEGs at this quality (its ``frame_jpeg_quality``): they
             are encoded while decoding, and with a ``decoder`` the pixels are then not kept.
         before_decode: Called (on the event loop) before this item's video is decoded; the runner
@@ -126,76 +125,100 @@ class ItemFrames:
         self._decoder = decoder
         self._jpeg_quality = jpeg_quality
         self._before_decode = before_decode
-        self._frames: Frames | None = None
+        self._frames: SampledFrames | None = None
+        self._remembered: tuple[list[str], float] | None = None
         self._lock = asyncio.Lock()
-        self.hashes: list[str] = []
-        self.video_seconds = 0.0
         self.from_cache = False
         """The hashes came from the cache, so the video was not decoded (its replies are likely cached)."""
+        self._fingerprint: FileFingerprint | None = None
         self._key: str | None = None
         self._hashes_json: tuple[list[str], str] | None = None
 
+    @property
+    def hashes(self) -> list[str]:
+        """The frames' content hashes: the decoded frames', else the remembered ones, else none yet."""
+        if self._frames is not None:
+            return self._frames.hashes
+        return self._remembered[0] if self._remembered is not None else []
+
+    @property
+    def video_seconds(self) -> float:
+        """:attr:`SampledFrames.video_seconds` of the frames (or as remembered with their hashes)."""
+        if self._frames is not None:
+            return self._frames.video_seconds
+        return self._remembered[1] if self._remembered is not None else 0.0
+
+    def _identify(self) -> str | None:
+        """The remembered-hashes key of the file as it is now (``None`` when it cannot be stat'ed)."""
+        try:
+            self._fingerprint = FileFingerprint.of(self.path)
+        except OSError:
+            self._fingerprint, self._key = None, None
+        else:
+            self._key = remembered_key(self._fingerprint, self.spec)
+        return self._key
+
     def known(self) -> bool:
         """Whether the cache knows this file's frame hashes, so :meth:`prepare` would not decode."""
-        try:
-            key = _file_key(self.path, self.spec)
-        except OSError:
-            return False
-        return self._cache.get_frames(key) is not None
+        key = self._identify()
+        return key is not None and self._cache.get_frames(key) is not None
 
     async def prepare(self) -> None:
-        """Fill :attr:`hashes` and :attr:`video_seconds`, from the cache when it knows this file."""
-        try:
-            self._key = _file_key(self.path, self.spec)
-        except OSError:
-            self._key = None
-        known = self._cache.get_frames(self._key) if self._key else None
+        """Make :attr:`hashes` and :attr:`video_seconds` known, from the cache when it knows this file."""
+        key = self._identify()
+        known = self._cache.get_frames(key) if key else None
         if known is not None:
-            self.hashes = [str(h) for h in known["hashes"]]
-            self.video_seconds = float(known["video_seconds"])
+            self._remembered = ([str(h) for h in known["hashes"]], float(known["video_seconds"]))
             self.from_cache = True
             return
         await self.load()
 
-    async def load(self) -> Frames:
-        """The decoded frames (decoded once, in a decoder process or a worker thread)."""
+    async def load(self) -> SampledFrames:
+        """The frames with their hashes (decoded once: from the frame cache, a decoder process or a
+        worker thread)."""
         async with self._lock:
             if self._frames is None:
                 if self._before_decode is not None:
                     self._before_decode()
-                self._frames = await self._decode()
-                self.hashes = self._frames.hashes
-                self.video_seconds = self._frames.video_seconds
+                frames = self._frames = await self._decode()
                 if self._key:
                     self._cache.put_frames(
-                        self._key, {"hashes": self.hashes, "video_seconds": self.video_seconds}
+                        self._key, {"hashes": frames.hashes, "video_seconds": frames.video_seconds}
                     )
             return self._frames
 
-    async def _decode(self) -> Frames:
+    async def _decode(self) -> SampledFrames:
         spec, q = self.spec, self._jpeg_quality
+        if self._fingerprint is not None:
+            shared = cached_frames(self._fingerprint, spec.fps, spec.max_frames, spec.size)
+            if shared is not None:  # a metric (or another judge) of this process sampled it already
+                return await asyncio.to_thread(_finish, shared, q)
         if self._decoder is None:
             return await asyncio.to_thread(decode_frames, self.path, spec, q)
         self._decoder.start()  # no-op once started
         if not self._decoder.ready:
             # Its first process takes about a second to start: decode here meanwhile, one video at
-            # a time (more threads would only fight the event loop for the GIL).
+            # a time (more threads would only fight the event loop for the GIL). The copied
+            # context carries the open frame cache and warning blocks into that thread.
             loop = asyncio.get_running_loop()
+            run = contextvars.copy_context().run
             args = (self._decoder, self.path, spec, q)
-            frames = await loop.run_in_executor(_fallback_thread(), _decode_unless_ready, *args)
+            frames = await loop.run_in_executor(_fallback_thread(), run, _decode_unless_ready, *args)
             if frames is not None:
                 return frames
-        prepared = await self._decoder.prepare(
-            self.path, spec.fps, spec.max_frames, spec.size, q, keep_arrays=q is None
+        return await self._decoder.prepare(
+            self.path, spec.fps, spec.max_frames, spec.size, q, keep_pixels=q is None
         )
-        return _as_frames(prepared)
 
     def hashes_json(self) -> str:
         """:attr:`hashes` as compact JSON (for cache keys; written once per item)."""
-        if self._hashes_json is None or self._hashes_json[0] is not self.hashes:
-            self._hashes_json = (self.hashes, json.dumps(self.hashes, separators=(",", ":")))
+        hashes = self.hashes
+        if self._hashes_json is None or self._hashes_json[0] is not hashes:
+            self._hashes_json = (hashes, json.dumps(hashes, separators=(",", ":")))
         return self._hashes_json[1]
 
     def release(self) -> None:
-        """Drop decoded pixels once the item is done."""
-        self._frames = None
+        """Drop the decoded frames once the item is done (what :attr:`hashes` needs is kept)."""
+        if self._frames is not None:
+            self._remembered = (self._frames.hashes, self._frames.video_seconds)
+            self._frames = None

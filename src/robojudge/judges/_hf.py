@@ -95,9 +95,9 @@ class HFBackend:
         with_image = request.frames is not None and bool(request.first_frame_label)
         n_images = 0
         if request.frames is not None:
-            if request.frames.arrays is None:
+            if not request.frames.has_pixels:
                 raise BackendError("the hf backend needs decoded pixels, but the frames carry only encodings")
-            arrays = request.frames.arrays[thin_indices(len(request.frames.arrays), self.config.max_images)]
+            arrays = request.frames.frames[thin_indices(len(request.frames), self.config.max_images)]
             n_images = len(arrays)
             temporal = int(getattr(getattr(proc, "video_processor", None), "temporal_patch_size", 1) or 1)
             if len(arrays) % temporal:  # pad by repeating the last frame

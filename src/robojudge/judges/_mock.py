@@ -52,7 +52,7 @@ class MockBackend:
             raise reply
         if isinstance(reply, Completion):
             return reply
-        n = 0 if request.frames is None else min(len(request.frames.hashes), self.config.max_images)
+        n = 0 if request.frames is None else min(len(request.frames), self.config.max_images)
         return Completion(text=str(reply), meta={"mock": True, "images": n})
 
     async def aclose(self) -> None:

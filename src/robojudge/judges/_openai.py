@@ -28,7 +28,7 @@ from robojudge.judges._backend import (
     parse_retry_after,
 )
 from robojudge.judges._config import JudgeConfig
-from robojudge.judges._images import jpeg_data_urls, thin_indices
+from robojudge.judges._images import thin_indices
 from robojudge.judges._secrets import Redactor
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -94,7 +94,7 @@ class OpenAIBackend:
         content: list[dict[str, Any]] = [{"type": "text", "text": request.user}]
         n_images = 0
         if request.frames is not None:
-            urls = jpeg_data_urls(request.frames, self.config.image_quality)
+            urls = request.frames.data_urls(self.config.image_quality)
             keep = thin_indices(len(urls), self.config.max_images)
             for pos, idx in enumerate(keep):
                 if pos == 0 and request.first_frame_label:
@@ -132,7 +132,7 @@ class OpenAIBackend:
 
         session = self._start()
         frames = request.frames
-        if frames is None or f"jpeg:{self.config.image_quality}" in frames.encoded:
+        if frames is None or frames.has_jpeg(self.config.image_quality):
             payload, n_images = self.encode_body(request)  # only JSON left to do
         else:  # JPEG encoding too: keep it off the event loop
             payload, n_images = await asyncio.to_thread(self.encode_body, request)

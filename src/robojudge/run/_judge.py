@@ -21,8 +21,8 @@ from typing import Any
 from robojudge.judges import (
     RUBRICS,
     Backend,
+    FrameLoader,
     FrameSpec,
-    ItemFrames,
     JudgeConfig,
     JudgeEngine,
     JudgeStats,
@@ -306,7 +306,7 @@ async def _judge_one(
     decoder: DecoderPool | None,
 ) -> list[ResultRow]:
     quality = getattr(engine.backend, "frame_jpeg_quality", None)
-    frames = ItemFrames(
+    frames = FrameLoader(
         item.video,
         spec,
         cache,

@@ -4,32 +4,45 @@ Public API:
 
 * :func:`sample_frames` -- frames as a RoboJudge judge sees them (4 fps, at most 32 frames).
 * :func:`probe_video` -- size, rate, length, rotation and codec of a video or frame folder.
-* :func:`frame_cache` -- share decoded frames between metrics scoring the same video.
+* :func:`frame_cache` -- share decoded frames between the metrics and judges reading the same video.
+* :func:`cached_frames` -- what the open frame cache holds for a file and sampling (never decodes).
 * :func:`video_warnings` -- collect what had to be assumed about the videos read inside a block.
 * :func:`write_video` -- write RGB frames to mp4/webm/avi/mkv/gif or a PNG frame folder.
-* :func:`prepare_frames` -- sampled frames with content hashes and JPEG data URLs (what a judge sends).
+* :func:`prepare_frames` -- sampled frames with content hashes and JPEGs computed (what a judge sends).
 * :class:`DecoderPool`, :func:`shared_decoder` -- decode in worker processes, off the caller's GIL.
-* :class:`VideoError`, :class:`VideoInfo`, :class:`SampledFrames`.
+* :class:`SampledFrames` -- the one type for a sampled video (frames, time stamps, source indices,
+  the input's :class:`FileFingerprint`; content hashes and JPEGs on demand).
+* :class:`VideoError`, :class:`VideoInfo`, :func:`frame_digest`, :func:`encode_jpeg`.
 """
 
 from robojudge.video._cache import FrameCache, frame_cache, video_warnings
-from robojudge.video._encode import PreparedFrames, encode_jpeg_data_urls, frame_digest, prepare_frames
+from robojudge.video._encode import prepare_frames
 from robojudge.video._pool import DecoderPool, default_decode_workers, shared_decoder
-from robojudge.video._sample import probe_video, sample_frames
-from robojudge.video._types import SampledFrames, VideoError, VideoInfo
+from robojudge.video._sample import cached_frames, probe_video, sample_frames
+from robojudge.video._types import (
+    FileFingerprint,
+    SampledFrames,
+    VideoError,
+    VideoInfo,
+    encode_jpeg,
+    frame_digest,
+    jpeg_data_url,
+)
 from robojudge.video._write import write_video
 
 __all__ = [
     "DecoderPool",
+    "FileFingerprint",
     "FrameCache",
-    "PreparedFrames",
     "SampledFrames",
     "VideoError",
     "VideoInfo",
+    "cached_frames",
     "default_decode_workers",
-    "encode_jpeg_data_urls",
+    "encode_jpeg",
     "frame_cache",
     "frame_digest",
+    "jpeg_data_url",
     "prepare_frames",
     "probe_video",
     "sample_frames",

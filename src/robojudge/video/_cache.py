@@ -1,10 +1,12 @@
-"""Share decoded frames between the metrics that score the same video.
+"""The one frame cache: metrics and judges that sample the same video the same way share one decode.
 
 Inside ``with frame_cache():`` every call to :func:`robojudge.video.sample_frames` with the same
-file (same size and modification time) and the same sampling arguments returns the same
-:class:`SampledFrames`, decoded once. The runner opens one cache per item, so memory holds the
-frames of one video at a time and never outlives the item. Cached frame arrays are read-only: a
-metric that wants to change pixels must copy them first.
+file (the same :class:`FileFingerprint`: path, device, inode, size and modification time) and the
+same sampling arguments returns the same :class:`SampledFrames`, decoded once, with its hashes and
+JPEG encodings computed once for every judge rubric that sends it. The metric runner opens one cache
+per item, so memory holds the frames of one video at a time and never outlives the item; a judge
+run inside an open cache decodes through it too (see :class:`robojudge.judges.FrameLoader`).
+Cached frame arrays are read-only: a metric that wants to change pixels must copy them first.
 
 Inside ``with video_warnings() as found:`` every sampling and probe (fresh or served from the cache)
 adds its warnings to ``found`` as ``"<path>: <message>"``, each once. The runner opens one block per
@@ -14,46 +16,73 @@ metric, so a result row lists exactly the warnings about the videos that metric 
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robojudge.video._types import SampledFrames
+from robojudge.video._types import FileFingerprint, SampledFrames
 
-__all__ = ["DEFAULT_CACHE_BYTES", "FrameCache", "cached", "frame_cache", "report_warnings", "video_warnings"]
+__all__ = [
+    "DEFAULT_CACHE_BYTES",
+    "FrameCache",
+    "cached",
+    "frame_cache",
+    "peek",
+    "report_warnings",
+    "video_warnings",
+]
 
 DEFAULT_CACHE_BYTES = 1 << 30  # 1 GiB: dozens of samplings of a typical rollout
 
 
 @dataclass
 class FrameCache:
-    """A byte-bounded LRU of sampled videos; ``hits`` and ``misses`` count lookups."""
+    """A byte-bounded LRU of sampled videos; ``hits`` and ``misses`` count lookups.
+
+    Keys are ``(FileFingerprint, sampling arguments)``. The budget counts pixels; hashes and JPEG
+    encodings computed later on a cached object are not counted (a few percent of its pixels).
+    """
 
     max_bytes: int = DEFAULT_CACHE_BYTES
     hits: int = 0
     misses: int = 0
     _entries: OrderedDict[Hashable, SampledFrames] = field(default_factory=OrderedDict)
     _bytes: int = 0
+    # A judge run decodes in several threads at once; decoding itself happens outside the lock.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], SampledFrames]) -> SampledFrames:
-        found = self._entries.get(key)
+        found = self.get(key)
         if found is not None:
-            self.hits += 1
-            self._entries.move_to_end(key)
             return found
-        self.misses += 1
         value = compute()
-        value.frames.flags.writeable = False
-        size = int(value.frames.nbytes)
-        if size <= self.max_bytes:
-            self._entries[key] = value
-            self._bytes += size
-            while self._bytes > self.max_bytes:
-                _, old = self._entries.popitem(last=False)
-                self._bytes -= int(old.frames.nbytes)
+        if value.has_pixels:
+            value.frames.flags.writeable = False
+        size = value.nbytes
+        with self._lock:
+            self.misses += 1
+            raced = self._entries.get(key)
+            if raced is not None:  # another thread decoded it meanwhile: everyone shares its copy
+                return raced
+            if size <= self.max_bytes:
+                self._entries[key] = value
+                self._bytes += size
+                while self._bytes > self.max_bytes:
+                    _, old = self._entries.popitem(last=False)
+                    self._bytes -= old.nbytes
         return value
+
+    def get(self, key: Hashable) -> SampledFrames | None:
+        """The cached entry for ``key`` without decoding anything (counted as a hit when found)."""
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self.hits += 1
+                self._entries.move_to_end(key)
+        return found
 
 
 _ACTIVE: contextvars.ContextVar[FrameCache | None] = contextvars.ContextVar("frame_cache", default=None)
@@ -71,22 +100,38 @@ def frame_cache(max_bytes: int = DEFAULT_CACHE_BYTES) -> Iterator[FrameCache]:
 
 
 def cached(path: Path, args: tuple[object, ...], compute: Callable[[], SampledFrames]) -> SampledFrames:
-    """``compute()``, through the active cache if there is one; its warnings go to open collectors."""
-    value = _lookup(path, args, compute)
+    """``compute()``, through the active cache if there is one; its warnings go to open collectors.
+
+    The result carries the fingerprint of ``path`` taken before decoding (a file that changes while
+    it is decoded is then seen as changed on the next lookup, never the other way round).
+    """
+    try:
+        fingerprint: FileFingerprint | None = FileFingerprint.of(path)
+    except OSError:
+        fingerprint = None  # let the decoder report the missing file
+
+    def fresh() -> SampledFrames:
+        value = compute()
+        value.fingerprint = fingerprint
+        return value
+
+    cache = _ACTIVE.get()
+    if cache is None or fingerprint is None:
+        value = fresh()
+    else:
+        value = cache.get_or_compute((fingerprint, args), fresh)
     report_warnings(value.path, value.warnings)
     return value
 
 
-def _lookup(path: Path, args: tuple[object, ...], compute: Callable[[], SampledFrames]) -> SampledFrames:
+def peek(fingerprint: FileFingerprint, args: tuple[object, ...]) -> SampledFrames | None:
+    """What the active cache holds for this file and sampling, without decoding; ``None`` when no
+    cache is open or it has no such entry. Its warnings go to open collectors, as a hit's would."""
     cache = _ACTIVE.get()
-    if cache is None:
-        return compute()
-    try:
-        st = path.stat()
-        stamp: tuple[object, ...] = (st.st_size, st.st_mtime_ns)
-    except OSError:
-        return compute()  # let the decoder report the missing file
-    return cache.get_or_compute((str(path.resolve()), stamp, args), compute)
+    value = None if cache is None else cache.get((fingerprint, args))
+    if value is not None:
+        report_warnings(value.path, value.warnings)
+    return value
 
 
 _SINKS: contextvars.ContextVar[tuple[list[str], ...]] = contextvars.ContextVar("video_warnings", default=())
@@ -97,8 +142,9 @@ def video_warnings() -> Iterator[list[str]]:
     """Collect the warnings of the samplings and probes made inside the block.
 
     Yields a list that fills as videos are read: ``"<path>: <message>"``, each once, in the order
-    met. Blocks nest; every open block collects. Warnings are per context (thread or task):
-    frames prepared in worker processes carry theirs in :attr:`PreparedFrames.warnings` instead.
+    met. Blocks nest; every open block collects. Warnings are per context (thread or task); frames
+    decoded in a worker process (:class:`robojudge.video.DecoderPool`) carry theirs in
+    :attr:`SampledFrames.warnings`, and the pool hands them to the caller's blocks when they arrive.
     """
     found: list[str] = []
     token = _SINKS.set((*_SINKS.get(), found))

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from robojudge._lifeline import exit_with_parent
-from robojudge.video._encode import PreparedFrames, prepare_frames
-from robojudge.video._types import VideoError
+from robojudge.video._cache import report_warnings
+from robojudge.video._encode import prepare_frames
+from robojudge.video._types import SampledFrames, VideoError
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
@@ -153,12 +154,18 @@ class DecoderPool:
         max_frames: int | None,
         size: int | tuple[int, int] | None,
         jpeg_quality: int | None = None,
-        keep_arrays: bool = True,
-    ) -> PreparedFrames:
-        """:func:`robojudge.video.prepare_frames` in a worker process."""
-        return await self.run(
-            prepare_frames, str(path), fps, max_frames, size, jpeg_quality, keep_arrays, what=path
+        keep_pixels: bool = True,
+    ) -> SampledFrames:
+        """:func:`robojudge.video.prepare_frames` in a worker process.
+
+        The worker's frame cache is its own, so nothing is shared with the caller's; the frames'
+        warnings go to the caller's open :func:`robojudge.video.video_warnings` blocks on arrival.
+        """
+        got = await self.run(
+            prepare_frames, str(path), fps, max_frames, size, jpeg_quality, keep_pixels, what=path
         )
+        report_warnings(got.path, got.warnings)
+        return got
 
     def close(self) -> None:
         """Stop the worker processes."""

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import numpy as np
 
-from robojudge.video._cache import cached, report_warnings
+from robojudge.video._cache import cached, peek, report_warnings
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import sample_file
 from robojudge.video._folder import folder_rate, list_images, probe_folder, read_image
 from robojudge.video._post import PostProcess
 from robojudge.video._select import SPREADS, pick_indices, thin_positions
-from robojudge.video._types import SampledFrames, VideoInfo
+from robojudge.video._types import FileFingerprint, SampledFrames, VideoInfo
 
-__all__ = ["probe_video", "sample_frames"]
+__all__ = ["cached_frames", "probe_video", "sample_frames"]
 
 
 def probe_video(path: str | Path) -> VideoInfo:
@@ -93,8 +93,28 @@ def sample_frames(
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
     post = PostProcess(size, gray)
     sampler = _sample_folder if path.is_dir() else sample_file
-    key = (fps, max_frames, size, gray) if spread == "uniform" else (fps, max_frames, size, gray, spread)
+    key = _sampling_key(fps, max_frames, size, gray, spread)
     return cached(path, key, lambda: sampler(path, fps, max_frames, post, spread))
+
+
+def cached_frames(
+    fingerprint: FileFingerprint,
+    fps: float | None = 4.0,
+    max_frames: int | None = 32,
+    size: int | tuple[int, int] | None = None,
+    gray: bool = False,
+    spread: str = "uniform",
+) -> SampledFrames | None:
+    """What :func:`sample_frames` with these arguments would return from the open
+    :func:`~robojudge.video.frame_cache` for the file ``fingerprint`` names, or ``None`` (no cache
+    open, or nothing cached for it yet). Never decodes."""
+    return peek(fingerprint, _sampling_key(fps, max_frames, size, gray, spread))
+
+
+def _sampling_key(
+    fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None, gray: bool, spread: str
+) -> tuple[object, ...]:
+    return (fps, max_frames, size, gray) if spread == "uniform" else (fps, max_frames, size, gray, spread)
 
 
 def _check_args(fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None) -> None:

@@ -1,10 +1,16 @@
-"""Types shared by the video layer."""
+"""Types shared by the video layer: errors, stream facts, a file's identity and one sampled video."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import cv2
 import numpy as np
 
 
@@ -42,11 +48,79 @@ class VideoInfo:
 
 
 @dataclass(frozen=True)
+class FileFingerprint:
+    """A video file or frame folder as it is now, from ``stat`` calls only (no content hash).
+
+    The absolute path (as given, links not followed) with the device and inode numbers name the
+    file; size and modification time say whether it changed. A frame folder also lists its files
+    (name, size, modification time), since rewriting a frame in place leaves the folder's own
+    modification time alone. Equal fingerprints mean the same frames, so the frame cache is keyed
+    by them, and the judges' remembered frame hashes by :meth:`parts`.
+    """
+
+    path: str
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    entries: tuple[tuple[str, int, int], ...] = ()
+
+    @classmethod
+    def of(cls, path: str | Path) -> FileFingerprint:
+        """The fingerprint of ``path`` now; one ``stat`` for a file.
+
+        Raises:
+            OSError: ``path`` cannot be stat'ed (missing, no permission).
+        """
+        st = os.stat(path)
+        entries: tuple[tuple[str, int, int], ...] = ()
+        if stat.S_ISDIR(st.st_mode):
+            with os.scandir(path) as it:
+                files = ((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in it if e.is_file())
+                entries = tuple(sorted(files))
+        return cls(os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, entries)
+
+    def parts(self) -> list[Any]:
+        """The fingerprint as a flat JSON-able list; stored judge caches are keyed by its hash, so
+        its form must not change."""
+        return [self.path, self.device, self.inode, self.size, self.mtime_ns, *self.entries]
+
+
+def frame_digest(frame: np.ndarray) -> str:
+    """Content hash of one frame: BLAKE2b (12 bytes) over its shape and pixels, as hex.
+
+    Response caches are keyed by these, so the definition must not change.
+    """
+    h = hashlib.blake2b(digest_size=12)
+    h.update(repr(frame.shape).encode())
+    h.update(np.ascontiguousarray(frame).data)
+    return h.hexdigest()
+
+
+def encode_jpeg(frame: np.ndarray, quality: int) -> bytes:
+    """One ``(H, W, 3)`` RGB (or ``(H, W)`` gray) frame as JPEG bytes (OpenCV's encoder)."""
+    image = cv2.cvtColor(frame, cv2.COLOR_RGB2BGR) if frame.ndim == 3 else frame
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    if not ok:  # pragma: no cover - OpenCV only fails on invalid arrays
+        raise ValueError("JPEG encoding failed")
+    return buf.tobytes()
+
+
+def jpeg_data_url(jpeg: bytes) -> str:
+    """JPEG bytes as a ``data:image/jpeg;base64,...`` URL."""
+    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
+
+
 class SampledFrames:
-    """Frames picked from a video, in temporal order.
+    """Frames picked from a video, in temporal order: the one type for a sampled video.
+
+    Metrics read the pixels; judges send their content hashes (:attr:`hashes`) and JPEG encodings
+    (:meth:`jpeg`, :meth:`data_urls`), computed on first use and kept on the object, so every
+    rubric and metric that shares it (through :func:`robojudge.video.frame_cache`) pays for them
+    once. It pickles with whatever was computed, so a decoder process can hash and encode, and
+    drop the pixels before sending it back (:meth:`without_pixels`).
 
     Attributes:
-        frames: ``(N, H, W, 3)`` uint8 RGB, or ``(N, H, W)`` uint8 when sampled in grayscale.
         timestamps: ``(N,)`` float64 presentation times in seconds, from the start of the stream.
         indices: ``(N,)`` int64 index of each frame among all decoded frames of the source.
         source_fps: average frame rate of the source.
@@ -54,14 +128,124 @@ class SampledFrames:
         warnings: what had to be assumed about the source, in words: a frame rate it does not give,
             time stamps that could not be used, frames missing from its end. Empty for a
             well-formed video.
+        fingerprint: the source file as it was when it was sampled (``None`` when it could not be
+            stat'ed).
     """
 
-    frames: np.ndarray
-    timestamps: np.ndarray
-    indices: np.ndarray
-    source_fps: float
-    path: Path
-    warnings: tuple[str, ...] = ()
+    __slots__ = ("_frames", "_hashes", "_jpeg", "_urls", "fingerprint", "indices", "path", "source_fps",
+                 "timestamps", "warnings")
+
+    def __init__(
+        self,
+        frames: np.ndarray | None,
+        timestamps: np.ndarray,
+        indices: np.ndarray,
+        source_fps: float,
+        path: Path,
+        warnings: tuple[str, ...] = (),
+        fingerprint: FileFingerprint | None = None,
+    ) -> None:
+        self._frames = frames
+        self.timestamps = timestamps
+        self.indices = indices
+        self.source_fps = source_fps
+        self.path = path
+        self.warnings = warnings
+        self.fingerprint = fingerprint
+        self._hashes: list[str] | None = None
+        self._jpeg: dict[int, tuple[bytes, ...]] = {}
+        self._urls: dict[int, tuple[str, ...]] = {}
+
+    @property
+    def frames(self) -> np.ndarray:
+        """``(N, H, W, 3)`` uint8 RGB, or ``(N, H, W)`` uint8 when sampled in grayscale.
+
+        Raises:
+            ValueError: the pixels were dropped after hashing and encoding (:meth:`without_pixels`).
+        """
+        if self._frames is None:
+            raise ValueError(f"{self.path}: the pixels of these frames were dropped after encoding "
+                             f"(JPEG qualities kept: {sorted(self._jpeg) or 'none'})")
+        return self._frames
+
+    @property
+    def has_pixels(self) -> bool:
+        """Whether :attr:`frames` holds the pixels (False after :meth:`without_pixels`)."""
+        return self._frames is not None
 
     def __len__(self) -> int:
-        return int(self.frames.shape[0])
+        return int(self.timestamps.shape[0])
+
+    def __repr__(self) -> str:
+        shape = None if self._frames is None else self._frames.shape
+        return f"SampledFrames({self.path}, {len(self)} frames, shape={shape}, fps={self.source_fps:g})"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the pixels (what the frame cache budgets)."""
+        return 0 if self._frames is None else int(self._frames.nbytes)
+
+    @property
+    def video_seconds(self) -> float:
+        """How long the video is as far as these frames show: the last time stamp plus one source frame."""
+        if not len(self):
+            return 0.0
+        step = 1.0 / self.source_fps if self.source_fps > 0 else 0.0
+        return float(self.timestamps[-1]) + step
+
+    @property
+    def hashes(self) -> list[str]:
+        """:func:`frame_digest` of each frame (what judges' reply caches are keyed by)."""
+        if self._hashes is None:
+            self._hashes = [frame_digest(f) for f in self.frames]
+        return self._hashes
+
+    def jpeg(self, quality: int) -> tuple[bytes, ...]:
+        """Each frame as JPEG bytes at ``quality`` (:func:`encode_jpeg`), encoded once per quality.
+
+        Raises:
+            ValueError: the pixels were dropped and this quality was not encoded before.
+        """
+        found = self._jpeg.get(quality)
+        if found is None:
+            if self._frames is None:
+                have = ", ".join(f"jpeg:{q}" for q in sorted(self._jpeg)) or "none"
+                raise ValueError(
+                    f"frames were encoded without pixels ({have}); JPEG quality {quality} is missing"
+                )
+            found = self._jpeg[quality] = tuple(encode_jpeg(f, quality) for f in self._frames)
+        return found
+
+    def has_jpeg(self, quality: int) -> bool:
+        """Whether :meth:`jpeg` at ``quality`` is already encoded (calling it costs no encoding)."""
+        return quality in self._jpeg
+
+    def data_urls(self, quality: int) -> tuple[str, ...]:
+        """:meth:`jpeg` as ``data:image/jpeg;base64,...`` URLs, built once per quality."""
+        found = self._urls.get(quality)
+        if found is None:
+            found = self._urls[quality] = tuple(jpeg_data_url(b) for b in self.jpeg(quality))
+        return found
+
+    def without_pixels(self) -> SampledFrames:
+        """The same frames with their hashes and JPEG encodings but no pixels (small to pickle).
+
+        Raises:
+            ValueError: nothing was encoded: the frames would be lost.
+        """
+        if not self._jpeg:
+            raise ValueError(f"{self.path}: dropping the pixels needs a JPEG encoding first")
+        out = SampledFrames(None, self.timestamps, self.indices, self.source_fps, self.path, self.warnings,
+                            self.fingerprint)
+        out._hashes = self.hashes
+        out._jpeg = dict(self._jpeg)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Data URLs are rebuilt from the JPEG bytes on demand: they would add a third to the pickle.
+        return {s: getattr(self, s) for s in self.__slots__ if s != "_urls"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._urls = {}

@@ -1,0 +1,72 @@
+"""The one type for a sampled video: hashes and JPEGs on demand, kept, and carried across processes."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robojudge.video import (
+    FileFingerprint,
+    SampledFrames,
+    encode_jpeg,
+    frame_digest,
+    jpeg_data_url,
+    sample_frames,
+    write_video,
+)
+
+
+def _frames(n: int = 3) -> SampledFrames:
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 256, size=(n, 16, 24, 3), dtype=np.uint8)
+    return SampledFrames(pixels, np.arange(n) / 4.0, np.arange(n, dtype=np.int64), 8.0, Path("v.mp4"))
+
+
+def test_hashes_and_jpegs_are_computed_once_and_kept() -> None:
+    f = _frames()
+    assert f.hashes == [frame_digest(p) for p in f.frames]
+    assert f.hashes is f.hashes
+    assert not f.has_jpeg(80)
+    jpegs = f.jpeg(80)
+    assert f.has_jpeg(80) and f.jpeg(80) is jpegs
+    assert jpegs == tuple(encode_jpeg(p, 80) for p in f.frames)
+    assert f.data_urls(80) == tuple(jpeg_data_url(b) for b in jpegs)
+    assert f.jpeg(50) != jpegs  # each quality on its own
+
+
+def test_video_seconds_is_the_last_time_stamp_plus_one_source_frame() -> None:
+    assert _frames(3).video_seconds == pytest.approx(0.5 + 1 / 8)
+    none = np.zeros((0, 2, 2, 3), np.uint8)
+    empty = SampledFrames(none, np.zeros(0), np.zeros(0, np.int64), 8.0, Path("e"))
+    assert empty.video_seconds == 0.0 and len(empty) == 0
+
+
+def test_pickles_with_what_was_computed_and_without_pixels_when_dropped() -> None:
+    f = _frames()
+    f.data_urls(70)
+    slim = f.without_pixels()
+    back = pickle.loads(pickle.dumps(slim))
+    assert not back.has_pixels and back.has_jpeg(70)
+    assert back.hashes == f.hashes and back.jpeg(70) == f.jpeg(70)
+    assert back.data_urls(70) == f.data_urls(70)  # rebuilt from the bytes
+    assert len(pickle.dumps(slim)) < len(pickle.dumps(f))
+    with pytest.raises(ValueError, match="dropped after encoding"):
+        back.frames  # noqa: B018
+    with pytest.raises(ValueError, match="JPEG quality 90 is missing"):
+        back.jpeg(90)
+    with pytest.raises(ValueError, match="needs a JPEG encoding"):
+        _frames().without_pixels()
+
+
+def test_fingerprint_names_the_file_and_changes_with_it(tmp_path: Path) -> None:
+    clip = write_video(tmp_path / "c.mp4", np.zeros((4, 16, 16, 3), np.uint8), fps=4)
+    first = FileFingerprint.of(clip)
+    assert first.path == str(clip) and first.size == clip.stat().st_size and first.entries == ()
+    assert sample_frames(clip).fingerprint == first
+    write_video(clip, np.zeros((6, 16, 16, 3), np.uint8), fps=4)
+    assert FileFingerprint.of(clip) != first
+    with pytest.raises(OSError):
+        FileFingerprint.of(tmp_path / "missing.mp4")
