@@ -1,13 +1,15 @@
-"""iq1_psnr and iq1_ssim against skimage and hand-worked values, on lossless frame folders."""
+"""iq1_psnr and iq1_ssim against skimage, Wang et al.'s formula and hand-worked values, on lossless frames."""
 
 import math
 
 import numpy as np
 import pytest
+from _agree import agree
+from scipy import ndimage
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
 from robojudge.metrics import get_metric
-from robojudge.metrics.robophys.reference import psnr, ssim
+from robojudge.metrics.functional import psnr, ssim
 from robojudge.run._score import MetricRequest, compute_metric
 from robojudge.suite import Item
 from robojudge.video import frame_cache, write_video
@@ -52,6 +54,51 @@ def test_ssim_matches_skimage_and_is_one_for_identical_frames():
     assert ssim(b, a, gaussian_weights=False) == pytest.approx(
         structural_similarity(b, a, data_range=255, channel_axis=-1))
     assert ssim(a, a) == pytest.approx(1.0)
+
+
+def _noisy(frames, spread=30):
+    return np.clip(frames.astype(int) + RNG.integers(-spread, spread, frames.shape), 0, 255).astype(np.uint8)
+
+
+def _wang_ssim(gen, ref):
+    """SSIM as Wang et al. (2004) define it, written with SciPy: Gaussian sigma 1.5 cut at 3.5 sigma
+    (an 11x11 window), population (co)variances, C1 = (0.01 * 255)^2, C2 = (0.03 * 255)^2, the mean of
+    the SSIM map away from the 5 px border the window cannot cover, averaged over channels."""
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+
+    def blur(a):
+        return ndimage.gaussian_filter(a, 1.5, truncate=3.5)
+
+    values = []
+    for ch in range(gen.shape[-1]):
+        x, y = ref[..., ch].astype(np.float64), gen[..., ch].astype(np.float64)
+        mx, my = blur(x), blur(y)
+        vx, vy, vxy = blur(x * x) - mx * mx, blur(y * y) - my * my, blur(x * y) - mx * my
+        ssim_map = (2 * mx * my + c1) * (2 * vxy + c2) / ((mx * mx + my * my + c1) * (vx + vy + c2))
+        values.append(ssim_map[5:-5, 5:-5].mean())
+    return float(np.mean(values))
+
+
+def test_psnr_metric_functional_and_skimage_agree(tmp_path):
+    ref = _frames(5)
+    gen = _noisy(ref)
+    pairs = list(zip(gen, ref, strict=True))
+    score = agree("iq1_psnr", _item(tmp_path, gen, ref),
+                  functional=lambda: np.mean([psnr(g, r) for g, r in pairs]),
+                  reference=lambda: np.mean([peak_signal_noise_ratio(r, g, data_range=255)
+                                             for g, r in pairs]))
+    assert score.details["frames"] == 5 and score.details["capped_frames"] == 0
+
+
+def test_ssim_metric_functional_and_wang_formula_agree(tmp_path):
+    ref = _frames(4, 40, 48)
+    gen = _noisy(ref, 60)
+    pairs = list(zip(gen, ref, strict=True))
+    assert ssim(gen[0], ref[0]) == pytest.approx(_wang_ssim(gen[0], ref[0]), rel=1e-12)
+    score = agree("iq1_ssim", _item(tmp_path, gen, ref),
+                  functional=lambda: np.mean([ssim(g, r) for g, r in pairs]),
+                  reference=lambda: np.mean([_wang_ssim(g, r) for g, r in pairs]))
+    assert 0.2 < score.value < 0.9 and score.details["negative_frames"] == 0
 
 
 def test_identical_videos(tmp_path):

@@ -2,9 +2,11 @@
 
 import numpy as np
 import pytest
+from _agree import agree
+from scipy import ndimage
 
 from robojudge.metrics import MetricInputError, get_metric
-from robojudge.metrics.robophys.state import count_events
+from robojudge.metrics.functional import collision_events, task_success
 from robojudge.run._score import MetricRequest, compute_metric
 from robojudge.suite import Item
 
@@ -26,13 +28,24 @@ def _item(tmp_path, **arrays):
     ],
 )
 def test_count_events_by_hand(flags, events):
-    assert count_events(np.array(flags, bool)) == events
+    assert collision_events(np.array(flags, bool)) == events
+    assert ndimage.label(np.array(flags, bool))[1] == events  # SciPy's connected runs say the same
+
+
+def test_flags_must_be_one_per_frame():
+    with pytest.raises(ValueError, match="one flag per frame"):
+        collision_events(np.zeros((2, 2), bool))
+    with pytest.raises(ValueError, match="one flag per frame"):
+        task_success(np.array([], bool))
 
 
 def test_collision_count_events_and_frames(tmp_path):
-    item = _item(tmp_path, unintended_collision=np.array([0, 1, 1, 0, 1, 0, 0, 1], bool))
+    flags = np.array([0, 1, 1, 0, 1, 0, 0, 1], bool)
+    item = _item(tmp_path, unintended_collision=flags)
     spec = get_metric("cs_collision_count")
-    score = spec.compute(item)
+    # SciPy's connected-component labelling of the 1-D flags counts the same runs.
+    score = agree("cs_collision_count", item, functional=lambda: collision_events(flags),
+                  reference=lambda: ndimage.label(flags)[1])
     assert score.value == 3.0 and score.details == {"events": 3, "frames_in_collision": 4, "frames": 8}
     assert spec.compute(item, spec.make_config({"count": "frames"})).value == 4.0
 
@@ -41,7 +54,10 @@ def test_task_success_reads_the_last_frame(tmp_path):
     spec = get_metric("sim_task_success")
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    assert spec.compute(_item(tmp_path / "a", success=np.array([0, 0, 1, 1], bool))).value == 1.0
+    solved = np.array([0, 0, 1, 1], bool)
+    agree("sim_task_success", _item(tmp_path / "a", success=solved), functional=lambda: task_success(solved),
+          reference="the last flag of the state file: no library to compare with; checked by hand here")
+    assert spec.compute(_item(tmp_path / "a", success=solved)).value == 1.0
     # Reached the goal and then lost it: not a success.
     lost = spec.compute(_item(tmp_path / "b", success=np.array([0, 1, 1, 0], bool)))
     assert lost.value == 0.0 and lost.details["frames_successful"] == 2

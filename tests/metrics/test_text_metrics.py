@@ -1,11 +1,15 @@
 """sa_bleu: BLEU values worked by hand, the caption input contract and its errors."""
 
 import json
+import math
+from collections import Counter
 
 import pytest
+from _agree import agree
 
 from robojudge.metrics import MetricInputError, get_metric
-from robojudge.metrics.robophys.text import BleuConfig, find_caption, sentence_bleu
+from robojudge.metrics.functional import bleu
+from robojudge.metrics.robophys.text import BleuConfig, find_caption
 from robojudge.run import MetricRequest, compute_metric
 from robojudge.suite import Item
 
@@ -18,23 +22,57 @@ def _item(caption=None, item_id="a", instruction=INSTRUCTION):
 
 
 def test_bleu_by_hand():
-    cfg = BleuConfig()
-    assert sentence_bleu(INSTRUCTION, INSTRUCTION, cfg) == pytest.approx(1.0)
+    assert bleu(INSTRUCTION, INSTRUCTION) == pytest.approx(1.0)
     # Same length (no brevity penalty). Clipped n-gram precisions of "the cat sat on a mat":
     # 1-grams 5/6 (all but "a"), 2-grams 3/5 (the cat, cat sat, sat on), 3-grams 2/4, 4-grams 1/3.
     # BLEU = (5/6 * 3/5 * 1/2 * 1/3) ** (1/4) = (1/12) ** 0.25 = 0.537285.
-    assert sentence_bleu("the cat sat on a mat", INSTRUCTION, cfg) == pytest.approx((1 / 12) ** 0.25)
+    assert bleu("the cat sat on a mat", INSTRUCTION) == pytest.approx((1 / 12) ** 0.25)
     # "the cat": effective order 2 (no 3- or 4-grams), precisions 2/2 and 1/1, so only the brevity
     # penalty exp(1 - 6/2) = exp(-2) = 0.135335 remains.
-    assert sentence_bleu("the cat", INSTRUCTION, cfg) == pytest.approx(0.1353352832)
+    assert bleu("the cat", INSTRUCTION) == pytest.approx(0.1353352832)
     # No shared word: every precision is 0.
-    assert sentence_bleu("robot arm idle", INSTRUCTION, cfg) == 0.0
+    assert bleu("robot arm idle", INSTRUCTION) == 0.0
 
 
 def test_lowercase_option():
     shouted = "THE CAT SAT ON THE MAT"
-    assert sentence_bleu(shouted, INSTRUCTION, BleuConfig()) < 0.1
-    assert sentence_bleu(shouted, INSTRUCTION, BleuConfig(lowercase=True)) == pytest.approx(1.0)
+    assert bleu(shouted, INSTRUCTION) < 0.1
+    assert bleu(shouted, INSTRUCTION, lowercase=True) == pytest.approx(1.0)
+    lowered = get_metric("sa_bleu").compute(_item(shouted), BleuConfig(lowercase=True))
+    assert lowered.value == pytest.approx(1.0)
+
+
+def _papineni_bleu(hypothesis: str, reference: str) -> float:
+    """BLEU written out (Papineni et al. 2002) for lowercase words without punctuation, where every
+    order up to the hypothesis length has a match: brevity penalty times the geometric mean of the
+    clipped n-gram precisions, n up to min(4, hypothesis length) (sacrebleu's effective order)."""
+    hyp, ref = hypothesis.split(), reference.split()
+
+    def grams(words, n):
+        return Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+
+    order = min(4, len(hyp))
+    logs = []
+    for n in range(1, order + 1):
+        h, r = grams(hyp, n), grams(ref, n)
+        clipped = sum(min(c, r[g]) for g, c in h.items())
+        assert clipped > 0, "the formula here has no smoothing: pick sentences with a match at every order"
+        logs.append(math.log(clipped / sum(h.values())))
+    penalty = 1.0 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
+    return penalty * math.exp(sum(logs) / order)
+
+
+@pytest.mark.parametrize("caption", [
+    "the robot picks up the red cube",  # shorter than the instruction: brevity penalty
+    "the robot arm picks up the red cube and then puts it down on the table",  # longer, no penalty
+    "picks up",  # two words: effective order 2
+])
+def test_metric_functional_and_papineni_formula_agree(caption):
+    instruction = "the robot picks up the red cube and puts it on the table"
+    score = agree("sa_bleu", _item(caption, instruction=instruction),
+                  functional=lambda: bleu(caption, instruction),
+                  reference=lambda: _papineni_bleu(caption, instruction))
+    assert 0.0 < score.value < 1.0
 
 
 def test_metric_reads_meta_caption():

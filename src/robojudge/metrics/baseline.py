@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from robojudge.metrics import functional as F
 from robojudge.metrics._registry import Family, metric
 from robojudge.metrics._score import Score
 from robojudge.suite._schema import Item
@@ -20,13 +19,6 @@ class UniformRandomConfig(BaseModel):
 
     axis: Literal["pa", "ia"] = "pa"
     seed: int = 0
-
-
-def uniform_score(item_id: str, axis: str, seed: int) -> int:
-    """An integer in 1..5, uniform, fixed by (seed, axis, item id) so reruns and workers agree."""
-    digest = hashlib.sha256(f"{seed}\0{axis}\0{item_id}".encode()).digest()
-    rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
-    return int(rng.integers(1, 6))
 
 
 @metric(
@@ -43,4 +35,4 @@ def uniform_score(item_id: str, axis: str, seed: int) -> int:
 )
 def uniform_random(item: Item, config: UniformRandomConfig) -> Score:
     """``s ~ Uniform{1, 2, 3, 4, 5}``, seeded per item (RoboJudge App. B.3)."""
-    return Score(value=float(uniform_score(item.item_id, config.axis, config.seed)))
+    return Score(value=float(F.uniform_score(item.item_id, config.axis, config.seed)))

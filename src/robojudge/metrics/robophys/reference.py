@@ -6,12 +6,12 @@ Both metrics read the generated video and ``Item.reference_video`` the same way 
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics import functional as F
 from robojudge.metrics._content import require_frames
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input
@@ -102,18 +102,6 @@ class PsnrConfig(PairedConfig):
     max_db: float = Field(default=100.0, gt=0, description="per-frame PSNR cap in dB (identical frames)")
 
 
-def psnr(gen: np.ndarray, ref: np.ndarray, max_db: float = 100.0) -> float:
-    """``10 log10(255^2 / MSE)`` over all pixels and channels of one frame, capped at ``max_db``.
-
-    Matches ``skimage.metrics.peak_signal_noise_ratio(ref, gen, data_range=255)`` below the cap;
-    identical frames (MSE 0, PSNR infinite) give ``max_db``.
-    """
-    mse = float(np.mean((gen.astype(np.float64) - ref.astype(np.float64)) ** 2))
-    if mse == 0.0:
-        return max_db
-    return min(10.0 * math.log10(255.0**2 / mse), max_db)
-
-
 @robophys_metric(
     "iq1_psnr",
     family=Family.reference,
@@ -128,14 +116,15 @@ def psnr(gen: np.ndarray, ref: np.ndarray, max_db: float = 100.0) -> float:
 def iq1_psnr(item: Item, config: PsnrConfig) -> Score:
     """Mean per-frame PSNR against the reference video (RoboPhys-3D App. B.1.1).
 
-    Per-frame PSNR is averaged (not the PSNR of the pooled MSE), as the paper scores "each generated
-    frame and its ground-truth counterpart". The cap only matters for (near-)identical frames; any
-    value at or above 50 dB normalizes to 1 (App. B.5.3, eq. 6). A reference frame the generated video
-    does not reach counts as 0 dB, the lowest PSNR two 8-bit frames can have (MSE at most 255^2).
+    Per-frame PSNR (:func:`robojudge.metrics.functional.psnr`) is averaged (not the PSNR of the pooled
+    MSE), as the paper scores "each generated frame and its ground-truth counterpart". The cap only
+    matters for (near-)identical frames; any value at or above 50 dB normalizes to 1 (App. B.5.3,
+    eq. 6). A reference frame the generated video does not reach counts as 0 dB, the lowest PSNR two
+    8-bit frames can have (MSE at most 255^2).
     """
     pair = paired_frames(item, config.fps, config.min_reference_coverage)
     ref = pair.ref[: len(pair.gen)]
-    compared = np.array([psnr(g, r, config.max_db) for g, r in zip(pair.gen, ref, strict=True)])
+    compared = np.array([F.psnr(g, r, config.max_db) for g, r in zip(pair.gen, ref, strict=True)])
     per_frame = with_missing(compared, pair.missing, 0.0)
     return Score(
         value=float(per_frame.mean()),
@@ -153,29 +142,6 @@ class SsimConfig(PairedConfig):
     )
 
 
-def ssim(gen: np.ndarray, ref: np.ndarray, *, gaussian_weights: bool = True) -> float:
-    """SSIM of one frame pair with skimage: data range 255, RGB channels averaged (``channel_axis``).
-
-    With ``gaussian_weights`` it uses the original paper's settings (Gaussian sigma 1.5, population
-    covariance); otherwise skimage's defaults (7x7 uniform window, sample covariance).
-
-    Raises:
-        MetricInputError: When a frame is smaller than the window.
-    """
-    from skimage.metrics import structural_similarity
-
-    win = 11 if gaussian_weights else 7
-    if min(ref.shape[:2]) < win:
-        h, w = ref.shape[:2]
-        raise MetricInputError(f"frames of {w}x{h} are smaller than the {win}px SSIM window")
-    kw: dict[str, object] = {"gaussian_weights": True, "sigma": 1.5, "use_sample_covariance": False}
-    channel_axis = -1 if ref.ndim == 3 else None
-    value = structural_similarity(  # type: ignore[no-untyped-call]
-        ref, gen, data_range=255, channel_axis=channel_axis, **(kw if gaussian_weights else {})
-    )
-    return float(value)
-
-
 @robophys_metric(
     "iq1_ssim",
     family=Family.reference,
@@ -190,6 +156,8 @@ def ssim(gen: np.ndarray, ref: np.ndarray, *, gaussian_weights: bool = True) -> 
 )
 def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     """Mean per-frame SSIM against the reference video (RoboPhys-3D App. B.1.1), each frame in [0, 1].
+
+    Each frame pair is scored by :func:`robojudge.metrics.functional.ssim` (scikit-image).
 
     Identical videos score exactly 1. A reference frame the generated video does not reach counts as 0,
     no structural similarity, the bottom of the paper's range [0, 1]. SSIM itself reaches down to -1
@@ -207,9 +175,12 @@ def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     if config.gray:
         gen = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in gen])
         ref = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in ref])
-    compared = np.array(
-        [ssim(g, r, gaussian_weights=config.gaussian_weights) for g, r in zip(gen, ref, strict=True)]
-    )
+    try:
+        compared = np.array(
+            [F.ssim(g, r, gaussian_weights=config.gaussian_weights) for g, r in zip(gen, ref, strict=True)]
+        )
+    except ValueError as exc:  # frames smaller than the SSIM window: an input this metric cannot use
+        raise MetricInputError(str(exc)) from None
     per_frame = with_missing(np.maximum(compared, 0.0), pair.missing, 0.0)
     details = {**pair.coverage(), "min_frame": float(compared.min()),
                "negative_frames": int((compared < 0).sum())}

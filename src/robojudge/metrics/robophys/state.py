@@ -8,6 +8,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from robojudge.metrics import functional as F
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input, NoConfig, metric
 from robojudge.metrics._score import Score
@@ -42,12 +43,6 @@ def read_flags(item: Item, key: str) -> np.ndarray:
     return arr.astype(bool)
 
 
-def count_events(flags: np.ndarray) -> int:
-    """Number of runs of consecutive True values (a collision lasting several frames counts once)."""
-    flags = np.asarray(flags, dtype=bool)
-    return int(flags[0]) + int((flags[1:] & ~flags[:-1]).sum())
-
-
 class CollisionCountConfig(BaseModel):
     """Whether to count collision events (runs of frames) or colliding frames."""
 
@@ -73,10 +68,11 @@ def cs_collision_count(item: Item, config: CollisionCountConfig) -> Score:
 
     The sim suite flags robot-table contact, an object touching anything but the table or the robot,
     and penetrations deeper than 5 mm. One event is a maximal run of flagged frames, so a contact held
-    for 20 frames counts once; ``count="frames"`` counts flagged frames instead.
+    for 20 frames counts once (:func:`robojudge.metrics.functional.collision_events`); ``count="frames"``
+    counts flagged frames instead.
     """
     flags = read_flags(item, "unintended_collision")
-    events, frames = count_events(flags), int(flags.sum())
+    events, frames = F.collision_events(flags), int(flags.sum())
     return Score(value=float(events if config.count == "events" else frames),
                  details={"events": events, "frames_in_collision": frames, "frames": len(flags)})
 
@@ -100,4 +96,4 @@ def sim_task_success(item: Item, config: NoConfig) -> Score:
     """
     flags = read_flags(item, "success")
     details = {"frames": len(flags), "frames_successful": int(flags.sum())}
-    return Score(value=float(flags[-1]), details=details)
+    return Score(value=F.task_success(flags), details=details)

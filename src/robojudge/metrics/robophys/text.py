@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics import functional as F
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
@@ -66,16 +67,6 @@ def find_caption(item: Item, captions: str | None) -> str:
     return caption
 
 
-def sentence_bleu(hypothesis: str, reference: str, config: BleuConfig) -> float:
-    """sacrebleu sentence BLEU of ``hypothesis`` against one ``reference``, divided by 100 (so in [0, 1])."""
-    import sacrebleu
-
-    score = sacrebleu.sentence_bleu(hypothesis, [reference], smooth_method=config.smooth_method,
-                                    lowercase=config.lowercase, tokenize=config.tokenize,
-                                    use_effective_order=True)
-    return float(score.score) / 100.0
-
-
 @robophys_metric(
     "sa_bleu",
     family=Family.text,
@@ -92,11 +83,13 @@ def sa_bleu(item: Item, config: BleuConfig) -> Score:
     """BLEU of the video's caption against the instruction (RoboPhys-3D App. B.3.6).
 
     The paper captions the video with a VLM and compares the caption with the raw instruction
-    (the single reference) by BLEU. The score is sacrebleu's sentence BLEU with effective order (short
+    (the single reference) by BLEU (:func:`robojudge.metrics.functional.bleu`). The score is sacrebleu's
+    sentence BLEU with effective order (short
     sentences are not zeroed by missing 4-grams) divided by 100.
     """
     if not item.instruction:
         raise MetricInputError(f"item {item.item_id!r} has no instruction to compare the caption with")
     caption = find_caption(item, config.captions)
-    value = sentence_bleu(caption, item.instruction, config)
+    value = F.bleu(caption, item.instruction, tokenize=config.tokenize, lowercase=config.lowercase,
+                   smooth_method=config.smooth_method)
     return Score(value=value, details={"caption_words": len(caption.split())})
