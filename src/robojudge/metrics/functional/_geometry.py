@@ -64,6 +64,14 @@ def patch_correlations(a: np.ndarray, b: np.ndarray, pa: np.ndarray, pb: np.ndar
     backward track, started at the answer, passes the round-trip check; the patches it "matched" then
     show different content. Correlation, unlike LK's own L1 patch error, ignores the local gain and
     offset that lighting changes bring.
+
+    >>> a = np.random.default_rng(0).integers(0, 256, (40, 40)).astype(np.uint8)
+    >>> dimmed = (a * 0.5 + 20).astype(np.uint8)  # the same content under other lighting
+    >>> pts = np.array([[20.0, 20.0]], np.float32)
+    >>> patch_correlations(a, dimmed, pts, pts).round(2).tolist()
+    [1.0]
+    >>> bool(patch_correlations(a, a.T, pts, pts)[0] < 0.5)  # other content
+    True
     """
     if len(pa) == 0:
         return np.zeros(0)
@@ -129,6 +137,13 @@ def background_homographies(
     Raises:
         Unmeasurable: (a ``ValueError``) when frame 0 has fewer than ``min_inliers`` corners (a blank
             frame): there is no background to follow, and every later frame would be lost.
+
+    >>> rng = np.random.default_rng(0)
+    >>> texture = cv2.GaussianBlur(rng.integers(0, 256, (96, 128)).astype(np.float32), (0, 0), 1.5)
+    >>> texture = cv2.normalize(texture, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
+    >>> homs, lost, corners = background_homographies(np.stack([texture[:, t:t + 96] for t in range(3)]))
+    >>> [round(float(h[0, 2])) for h in homs], lost.tolist()  # the content moves 1 px left per frame
+    ([0, -1, -2], [False, False, False])
     """
     gray = contrast_normalized(gray)
     found = cv2.goodFeaturesToTrack(gray[0], max_corners, quality_level, min_distance)
@@ -227,6 +242,12 @@ def verified_ratio(p1: np.ndarray, p2: np.ndarray, ransac_px: float) -> float:
     RANSAC; when the homography keeps at least 0.8 of the fundamental matrix's inliers the pair is
     planar, static or a pure rotation (F is then under-determined and absorbs outliers), and H's inliers
     count; otherwise F's do. Needs at least 8 matches (the caller enforces it).
+
+    >>> p1 = np.random.default_rng(0).uniform(0, 100, (20, 2)).astype(np.float32)
+    >>> p2 = p1 + (3.0, 1.0)  # one rigid shift: every match verifies
+    >>> p2[:4] += 30.0  # four matches point elsewhere
+    >>> verified_ratio(p1, p2, 2.0)
+    0.8
     """
     _, mask_f = cv2.findFundamentalMat(p1, p2, cv2.FM_RANSAC, ransac_px, 0.999)
     _, mask_h = cv2.findHomography(p1, p2, cv2.RANSAC, ransac_px)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from robojudge.metrics._errors import MetricInputError
-from robojudge.metrics.functional._flow import FARNEBACK, Farneback, farneback_flow, top_magnitude
+from robojudge.metrics.functional._flow import FARNEBACK, FarnebackSettings, farneback_flow, top_magnitude
 
 
 def forward_backward_epe(forward: np.ndarray, backward: np.ndarray, crop: int = 30) -> float:
@@ -83,7 +83,7 @@ def photometric_consistency(
     static_threshold: float = 0.1213,
     soft_alpha: float = 5.0,
     min_epe: float = 0.01,
-    flow: Farneback = FARNEBACK,
+    flow: FarnebackSettings = FARNEBACK,
 ) -> PhotometricConsistency:
     """Photometric Consistency (RoboPhys-3D App. B.1.5): ``1 / max(mean_t AEPE_t, min_epe)``.
 
