@@ -5,8 +5,10 @@ import math
 import cv2
 import numpy as np
 import pytest
+from _agree import agree
 
 from robojudge.metrics import MetricInputError, get_metric
+from robojudge.metrics import functional as F
 from robojudge.metrics.functional import (
     background_homographies,
     contrast_normalized,
@@ -135,6 +137,37 @@ def test_photometric_orders_smooth_motion_and_refuses_unrelated_frames(tmp_path)
     assert not rand.scored and rand.details["steps_without_correspondence"] == 7
 
 
+@pytest.mark.parametrize(("dx", "square"), [(2, False), (0, True)])  # a pan; a fixed view, one thing moving
+def test_photometric_agrees_with_opencv_flows_and_the_per_pixel_epe(tmp_path, dx, square):
+    gray = np.stack(_panning(n=6, size=64, dx=dx)) if dx else np.stack(_panning(n=6, size=64, dx=1)[:1] * 6)
+    if square:
+        for t, f in enumerate(gray):
+            f[20:26, 10 + t:16 + t] = 255  # creeping 1 px per frame: the low-motion penalty applies
+    item = _item(tmp_path, _rgb(gray), f"p{dx}")
+
+    def reference():
+        # Written from the definition (WorldScore's AEPE, WorldArena's reciprocal and soft motion) with
+        # OpenCV's Farneback at its customary settings.
+        def flow(a, b):
+            return cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0)
+
+        epes, tops = [], []
+        for a, b in zip(gray[:-1], gray[1:], strict=True):
+            fwd = flow(a, b)
+            epes.append(_epe_reference(fwd, flow(b, a), 30))
+            mags = sorted(math.hypot(u, v) for u, v in fwd.reshape(-1, 2).astype(np.float64))
+            top = mags[-int(len(mags) * 0.05):]
+            tops.append(sum(top) / len(top))
+        thr = 6 * 64 / 256
+        motion = sum(1 / (1 + math.exp(-5 * (m / thr - 1))) for m in tops) / len(tops)
+        value = 1 / max(sum(epes) / len(epes), 0.01)
+        return value * motion if motion <= 0.1213 else value
+
+    score = agree("cc_photometric", item, functional=lambda: F.photometric_consistency(gray).value,
+                  reference=reference, reference_rtol=1e-7)
+    assert score.details["static_penalty_applied"] is square
+
+
 # ------------------------------------------------------------------ camera control
 
 
@@ -215,6 +248,14 @@ def test_camera_control_values(tmp_path):
     assert pan.value == pytest.approx(1 - 8 / math.hypot(96, 96), abs=0.002)
 
 
+def test_camera_control_agrees_with_the_true_drift_of_a_pan(tmp_path):
+    gray = np.stack(_panning(n=16, size=96, dx=1, square=True))
+    # The view slides 1 px per frame: the true drift at frame t is t px, mean 8 px over frames 1..15.
+    agree("ctg_camera_control", _item(tmp_path, _rgb(gray), "pan"),
+          functional=lambda: F.camera_control(gray).value,
+          reference=lambda: 1 - 8 / math.hypot(96, 96), reference_atol=0.002)
+
+
 def test_patch_correlations_ignore_lighting_and_reject_other_content():
     a = _texture(64, 64)
     pts = np.array([[20.0, 20.0], [40.5, 30.25]], np.float32)
@@ -282,6 +323,39 @@ def test_default_intervals():
     assert default_intervals(48) == (1, 2, 4, 8, 16, 32)
     assert default_intervals(2) == (1,)
     assert default_intervals(1) == ()
+
+
+def _stability_by_hand(gray):
+    """Sustained stability written from its definition with OpenCV: ORB (1000), Lowe's ratio 0.8, F and H
+    by RANSAC (2 px), H's inliers when it keeps 0.8 of F's; intervals 1, 2, 4, ...; 8 spread pairs each."""
+    orb = cv2.ORB.create(1000)
+    found = [orb.detectAndCompute(g, None) for g in gray]
+    n, per_interval, k = len(gray), [], 1
+    while k < n:
+        ratios = []
+        for t in sorted({int(round(x)) for x in np.linspace(0, n - 1 - k, min(8, n - k))}):
+            (kp1, d1), (kp2, d2) = found[t], found[t + k]
+            pairs = cv2.BFMatcher(cv2.NORM_HAMMING).knnMatch(d1, d2, k=2)
+            good = [p[0] for p in pairs if len(p) == 2 and p[0].distance < 0.8 * p[1].distance]
+            if len(good) < 8:
+                ratios.append(0.0)
+                continue
+            p1 = np.float32([kp1[m.queryIdx].pt for m in good])
+            p2 = np.float32([kp2[m.trainIdx].pt for m in good])
+            n_f = int(cv2.findFundamentalMat(p1, p2, cv2.FM_RANSAC, 2.0, 0.999)[1].sum())
+            n_h = int(cv2.findHomography(p1, p2, cv2.RANSAC, 2.0)[1].sum())
+            ratios.append((n_h if n_h >= 0.8 * n_f else n_f) / len(good))
+        per_interval.append(sum(ratios) / len(ratios))
+        k *= 2
+    return sum(per_interval) / len(per_interval)
+
+
+def test_stability_agrees_with_opencv_matching_written_out(tmp_path):
+    gray = np.stack(_panning(n=9, size=128, dx=3, square=True))
+    score = agree("rbg_stability", _item(tmp_path, _rgb(gray), "pan"),
+                  functional=lambda: F.sustained_stability(gray).value,
+                  reference=lambda: _stability_by_hand(gray))
+    assert 0.5 < score.value < 1
 
 
 def test_stability_pan_vs_unrelated_frames_and_what_it_cannot_measure(tmp_path):
