@@ -7,7 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _agree import agree
 
+from robojudge.metrics import functional as RF
 from robojudge.metrics import get_metric
 from robojudge.suite import Item
 from robojudge.video import write_video
@@ -106,6 +108,29 @@ def test_flicker_pair_psnr_is_that_of_a_60_level_offset(items: dict[str, Item]) 
     assert res.psnr[2] == pytest.approx(expected_23, rel=1e-9)
     assert res.psnr[0] == 100.0 and res.psnr[3] == 100.0
     assert res.pairs == [(0, 1), (1, 2), (2, 3), (3, 4)]
+
+
+@pytest.mark.parametrize("kind", ["faithful", "flicker", "teleport"])
+def test_both_agree_with_the_functional_form_and_skimage(items: dict[str, Item], kind: str) -> None:
+    frames = render(kind)
+    geo = true_plane_geometry(frames, process_res=504, metric="test")
+    res = RF.reprojection_consistency(geo.frames, geo.depth, geo.intrinsics, geo.cam2world)
+
+    def photometric_by_skimage() -> float:
+        # The true camera moves the plane SHIFT px left per frame: frame i warped into i + 1 is frame i's
+        # columns SHIFT.. on frame i + 1's columns ..W - SHIFT; identical content is capped at 100 dB.
+        from skimage.metrics import peak_signal_noise_ratio
+
+        with np.errstate(divide="ignore"):
+            pairs = [min(100.0, peak_signal_noise_ratio(frames[i + 1][:, :W - SHIFT], frames[i][:, SHIFT:],
+                                                        data_range=255)) for i in range(N - 1)]
+        return float(np.mean(pairs))
+
+    # True depth and poses close every round trip, whatever the pixels: the geometric score is exp(0).
+    agree("rbg_reprojection_geometric", items[kind], config={"fps": None},
+          functional=lambda: res.geometric, reference=lambda: 1.0, reference_atol=1e-9)
+    agree("rbg_reprojection_photometric", items[kind], config={"fps": None},
+          functional=lambda: res.photometric, reference=photometric_by_skimage)
 
 
 def test_details_and_shared_estimate(items: dict[str, Item], monkeypatch: pytest.MonkeyPatch) -> None:
