@@ -182,3 +182,20 @@ def test_default_estimator_says_what_is_missing(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setitem(sys.modules, "depth_anything_3.cfg", None)
     with pytest.raises(MetricInputError, match="pip install --no-deps depth-anything-3"):
         rr.rbg_reprojection_photometric(item, cfg)
+
+
+def test_a_frame_rewritten_in_place_is_not_served_from_the_cache(items: dict[str, Item]) -> None:
+    # Both metrics share one estimate per video through a small cache. Rewriting one frame of a frame
+    # folder leaves the folder's own size and modification time alone; the cache is keyed by the
+    # folder's file list too, so the second call sees the new frame.
+    from robojudge.video import write_video as write
+
+    cfg = rr.ReprojectionConfig(fps=None)
+    item = items["faithful"]
+    assert rr.rbg_reprojection_photometric(item, cfg).value == 100.0
+    folder = Path(item.video)
+    before = (folder.stat().st_mtime_ns, folder.stat().st_size)
+    staging = write(folder.parent / "staging", render("flicker"), fps=4)
+    (folder / "frame_00002.png").write_bytes((Path(staging) / "frame_00002.png").read_bytes())
+    assert (folder.stat().st_mtime_ns, folder.stat().st_size) == before
+    assert rr.rbg_reprojection_photometric(item, cfg).value < 70.0

@@ -154,3 +154,24 @@ def test_average_precision_and_recall_agree_with_coco_by_hand(folder, video):
     agree("ol_average_precision", item, functional=lambda: loc.ap, reference=lambda: ap)
     score = agree("ol_average_recall", item, functional=lambda: loc.ar, reference=lambda: ar)
     assert 0 < score.value < 1
+
+
+def test_tracks_are_recomputed_when_a_file_is_rewritten_in_place(folder, tmp_path):
+    # The five metrics of an item share one tracking run through a small cache. A reference rewritten
+    # with its old modification time kept (a copy that preserves times) is a different file: its size
+    # says so, and the cache must not serve the tracks of the file that was there before.
+    import os
+    import shutil
+
+    for name in ("full", "rev"):
+        shutil.copy(folder / f"{name}.mp4", tmp_path / f"{name}.mp4")
+    shutil.copy(folder / "state.npz", tmp_path / "state.npz")
+    item = Item(item_id="x", video=str(tmp_path / "full.mp4"), reference_video=str(tmp_path / "ref.mp4"),
+                state=str(tmp_path / "state.npz"))
+    shutil.copy(tmp_path / "full.mp4", tmp_path / "ref.mp4")
+    assert get_metric("ta_hsd").compute(item).value == 1.0  # the video is its own reference
+    st = os.stat(tmp_path / "ref.mp4")
+    shutil.copyfile(tmp_path / "rev.mp4", tmp_path / "ref.mp4")
+    os.utime(tmp_path / "ref.mp4", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(tmp_path / "ref.mp4").st_size != st.st_size
+    assert get_metric("ta_hsd").compute(item).value < 0.2  # against the reversed clip now

@@ -21,7 +21,6 @@ simulator's true depth and cameras, can stand in for DA3.
 from __future__ import annotations
 
 from collections import OrderedDict
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -34,8 +33,9 @@ from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
 from robojudge.metrics.functional import ReprojectionResult, reprojection_consistency
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.models._specs import DA3_BASE
+from robojudge.models import DA3_BASE
 from robojudge.suite._schema import Item
+from robojudge.video import FileFingerprint
 
 _NOTE = ("WBench's reprojection pipeline as read by robojudge: DA3-BASE, 4 fps / 16 frames, consecutive "
          "pairs, forward-backward round trip, displacement / image diagonal")
@@ -61,13 +61,13 @@ class GeometryEstimator(Protocol):
 
 
 def da3_estimator(frames: np.ndarray, *, process_res: int, metric: str) -> SceneGeometry:
-    """DA3-BASE on all frames jointly (:func:`robojudge.models._da3.da3_geometry`).
+    """DA3-BASE on all frames jointly (:func:`robojudge.models.da3_geometry`).
 
     Raises:
         MissingWeightsError: When the ``da3_base`` weights are not on this machine.
         MetricInputError: When the Depth Anything 3 network code is not installed (says what to install).
     """
-    from robojudge.models._da3 import da3_geometry, load_da3
+    from robojudge.models import da3_geometry, load_da3
 
     try:
         net = load_da3(DA3_BASE, metric=metric)
@@ -94,6 +94,11 @@ class ReprojectionConfig(BaseModel):
     occlusion_tol: float = Field(default=0.05, ge=0, description="relative depth slack of the z-buffer test")
 
 
+# Why caches: both metrics of a video need the same estimate (one DA3 pass over 16 frames, seconds on a
+# GPU) and the same reprojection pass (about 1.5 s on a CPU core); the runner scores them one after the
+# other. Two entries each bound the memory (an estimate holds the frames and depth maps, ~20 MB at
+# 504 px) and still cover the pair; the estimate is keyed by the video file's identity, the sampling
+# and the estimator, the result by the estimate it came from and the reprojection settings.
 _CACHE: OrderedDict[tuple[object, ...], SceneGeometry] = OrderedDict()
 _CACHE_SIZE = 2
 _RESULTS: OrderedDict[tuple[object, ...], tuple[SceneGeometry, ReprojectionResult]] = OrderedDict()
@@ -105,21 +110,23 @@ def clear_geometry_cache() -> None:
     _RESULTS.clear()
 
 
-def _stamp(video: str) -> tuple[int, int]:
-    path = Path(video)
-    if not path.exists():
-        return (0, 0)  # sample_frames reports the missing file
-    st = path.stat()
-    return (st.st_mtime_ns, st.st_size)
+def _identity(video: str) -> FileFingerprint | None:
+    """The video as it is now (path, size, modification time in ns; a frame folder's file list, since
+    rewriting a frame leaves the folder's own time alone), or None when it is missing (sampling then
+    reports it and nothing is cached)."""
+    try:
+        return FileFingerprint.of(video)
+    except OSError:
+        return None
 
 
 def scene_geometry(item: Item, config: ReprojectionConfig, metric: str) -> SceneGeometry:
     """The estimator's geometry of the item's sampled frames, shared by both metrics of one video.
 
-    Cached per (video file and its modification stamp, sampling, resolution, estimator); the metric
-    that asks first is the one named in an error.
+    Cached per (video file identity, sampling, resolution, estimator); the metric that asks first is
+    the one named in an error.
     """
-    key = (str(item.video), _stamp(str(item.video)), config.fps, config.max_frames, config.process_res,
+    key = (str(item.video), _identity(str(item.video)), config.fps, config.max_frames, config.process_res,
            config.stride, ESTIMATOR)
     if key in _CACHE:
         _CACHE.move_to_end(key)

@@ -49,7 +49,7 @@ from robojudge.metrics.tracking import (
 )
 from robojudge.metrics.tracking._sim import StateFileError
 from robojudge.suite._schema import Item
-from robojudge.video import probe_video, sample_frames
+from robojudge.video import FileFingerprint, probe_video, sample_frames
 
 _OBJECTS = ("object", "distractor")
 _NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
@@ -94,8 +94,13 @@ def reference_state_path(item: Item) -> Path | None:
     return path if path.is_file() else None
 
 
-def _mtime(path: str) -> float:
-    return Path(path).stat().st_mtime if path and Path(path).exists() else 0.0
+def _identity(path: str | Path | None) -> FileFingerprint | None:
+    """The file as it is now (path, size, modification time in ns; a frame folder's file list), or None
+    when it is missing: the reader then reports it, and nothing is cached."""
+    try:
+        return FileFingerprint.of(path) if path else None
+    except OSError:
+        return None
 
 
 def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
@@ -117,8 +122,8 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
         raise MetricInputError(f"truth='reference_state' but there is no reference state file {want}")
     cfg = TrackingConfig(tracker=cfg.tracker, fps=cfg.fps, view=cfg.view, truth=cfg.truth,
                          min_reference_coverage=cfg.min_reference_coverage)
-    files = (item.video, item.reference_video, item.state, str(ref_state or ""))
-    key = _Key(item.video, item.reference_video, item.state, ref_state, tuple(map(_mtime, files)), cfg)
+    files = (item.video, item.reference_video, item.state, ref_state)
+    key = _Key(item.video, item.reference_video, item.state, ref_state, tuple(map(_identity, files)), cfg)
     try:
         gen, ref, truth = _cached_tracks(key)
     except StateFileError as exc:
@@ -143,16 +148,22 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
 
 
 class _Key(NamedTuple):
-    """What an item's tracks depend on: files, their modification times, tracker settings."""
+    """What an item's tracks depend on: the identity of each input file (a file rewritten in place,
+    even with its old modification time, has another size or time and so another key) and the tracker
+    settings. The paths are kept to read the files."""
 
     video: str
     reference_video: str
     state: str
     reference_state: Path | None
-    mtimes: tuple[float, ...]
+    files: tuple[FileFingerprint | None, ...]
     config: TrackingConfig
 
 
+# Why a cache: the five tracking metrics of an item (ta_hsd, ta_ndtw, ta_dyn, ol_*) each need the same
+# tracks, and a tracking run decodes two videos and follows every target through them; the runner
+# scores them one after the other, so one run serves all five. Tracks are a few small arrays per item,
+# and 16 entries bound it: items are scored in order, so older entries are not asked again.
 @lru_cache(maxsize=16)
 def _cached_tracks(key: _Key) -> tuple[Tracks, Tracks, str]:
     cfg = key.config
