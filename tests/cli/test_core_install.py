@@ -35,7 +35,6 @@ _WALK_HELP = textwrap.dedent(
             yield from paths(sub, prefix + (name,))
 
     every = list(paths(typer.main.get_command(build_app())))
-    every += [("judge", "draft"), ("judge", "texts"), ("judge", "rubrics")]  # dispatched by main()
     failures = {}
     for path in every:
         out = io.StringIO()

@@ -1,4 +1,4 @@
-"""``robojudge judge`` through typer, against the local fake server (registered here on a test app)."""
+"""``robojudge judge`` through typer, against the local fake server (the real judge group, on a test app)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 from _judge_server import FakeServer, Reply, user_text
 from typer.testing import CliRunner
 
-from robojudge.cli._judge import ENDPOINT_HELP, judge
+from robojudge.cli._judge import ENDPOINT_HELP
+from robojudge.cli._judge_app import app as judge_app
 from robojudge.store import ResultStore, export_results
 
 app = typer.Typer()
-app.command("judge")(judge)
+app.add_typer(judge_app, name="judge")
 
 
 @app.command("noop")
@@ -150,3 +152,31 @@ def test_cli_limits_flags_and_breaker_said_once(tmp_path: Path, make_items: Any)
         res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     assert "reply larger than 4 KiB" in res.output and "12 failed" in res.output
+
+
+def test_judge_group_runs_a_suite_or_a_sub_command(
+    tmp_path: Path, make_items: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``judge SUITE`` judges with options before or after the SUITE, ``judge rubrics`` lists, and an
+    argument spelled like the hidden default command's name is still read as the SUITE."""
+    runner = CliRunner()
+    res = runner.invoke(app, ["judge", "rubrics"])
+    assert res.exit_code == 0 and "Physical Adherence" in res.output
+    manifest = _manifest(tmp_path, make_items)
+    with FakeServer(_reply) as srv:
+        inline = ["--backend", "openai", "--model", "m", "--base-url", srv.url, "--rubric", "pa",
+                  "--db", str(tmp_path / "r.sqlite"), "--no-cache", "--no-progress"]
+        res = runner.invoke(app, ["judge", *inline, str(manifest)])
+        assert res.exit_code == 0, res.output
+        assert "3 judgments: 3 scored" in res.output
+        res = runner.invoke(app, ["judge", str(manifest), *inline])
+        assert res.exit_code == 0 and "3 already stored" in res.output, res.output
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["judge", "suite", *inline])
+    assert res.exit_code == 2 and "Missing argument" not in res.output
+    assert "suite" in res.output  # the manifest error names the file it could not read
+    help_text = runner.invoke(app, ["judge", "--help"]).output
+    assert "SUITE" in help_text and "--rubric" in help_text and "judge rubrics" in help_text
+    usage = runner.invoke(app, ["judge"])
+    assert usage.exit_code == 2 and "Missing argument" in usage.output
+    assert "judge [OPTIONS]" in usage.output and "judge suite" not in usage.output  # the hidden name

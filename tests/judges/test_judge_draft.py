@@ -125,7 +125,9 @@ def test_root_options_before_judge_subcommands(
         main(["-v", "judge", "rubrics"])
     assert exc.value.code == 0 and levels == [logging.DEBUG]  # -v was applied, not dropped
     assert "eaa_event_editing" in capsys.readouterr().out
-    main(["--version", "judge", "rubrics"])  # eager, as on any other command: prints and returns
+    with pytest.raises(SystemExit) as exc:
+        main(["--version", "judge", "rubrics"])  # eager, as on any other command: prints and exits 0
+    assert exc.value.code == 0
     assert capsys.readouterr().out.startswith("robojudge ")
     with pytest.raises(SystemExit) as exc:
         main(["--bogus", "judge", "rubrics"])  # unknown root option: the full parser rejects it

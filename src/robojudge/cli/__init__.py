@@ -20,7 +20,7 @@ from robojudge._lifeline import terminate_as_interrupt
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "suite": ("_suite", "app", "group"),
     "score": ("_score", "score", "command"),
-    "judge": ("_judge", "judge", "command"),
+    "judge": ("_judge_app", "app", "group"),
     "report": ("_report", "report", "command"),
     "results": ("_results", "app", "group"),
     "metrics": ("_metrics", "app", "group"),
@@ -76,31 +76,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-_ROOT_FLAGS = frozenset({"-v", "--verbose", "--version"})
-
-
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     # `kill PID` (SIGTERM) stops a run as Ctrl-C does: committed results stay, workers are stopped.
     terminate_as_interrupt()
     command = next((a for a in args if not a.startswith("-")), None)
-    at = args.index(command) if command is not None else -1
-    root = args[:at]
-    if (
-        command == "judge"
-        and args[at + 1 : at + 2] in (["draft"], ["texts"], ["rubrics"])
-        and all(a in _ROOT_FLAGS for a in root)  # else the full parser reports the bad option
-    ):
-        # `judge` is one command taking a SUITE, so its sub-commands are dispatched here; the root
-        # options given before them still apply.
-        if "--version" in root:
-            typer.echo(f"robojudge {__version__}")
-            return
-        _root(verbose=any(a in ("-v", "--verbose") for a in root), version=False)
-        from robojudge.cli._judge_draft import app as judge_rows_app
-
-        judge_rows_app(args[at + 1 :], prog_name="robojudge judge")
-        return
     if command in COMMANDS:
         only: str | None = command
     elif command is None and args and "--help" not in args:

@@ -249,8 +249,9 @@ def judge(
 ) -> None:
     """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC.
 
-    Also: `robojudge judge draft` (several judges' PA/IA averaged into draft labels) and
-    `robojudge judge texts` (a caption rubric's texts as a JSONL file); see their --help.
+    Sub-commands: `robojudge judge draft` (several judges' PA/IA averaged into draft labels),
+    `robojudge judge texts` (a caption rubric's texts as a JSONL file) and `robojudge judge rubrics`
+    (the built-in rubrics); see their --help.
     """
     overrides = {
         "model": model,

@@ -3,8 +3,7 @@
 ``draft`` averages several judges' PA/IA into draft labels with their reasoning, the starting point
 of the annotation review (RoboJudge App. A.2). ``texts`` exports what a text rubric (``caption``,
 ``key_steps``) wrote, as the captions file the ``sa_bleu`` metric reads. ``rubrics`` lists the
-built-in rubrics. They are dispatched from ``robojudge judge`` when its first argument is one of
-:data:`SUBCOMMANDS`.
+built-in rubrics. They are sub-commands of the ``robojudge judge`` group (:mod:`robojudge.cli._judge_app`).
 """
 
 from __future__ import annotations
@@ -18,23 +17,11 @@ from robojudge.judges import RUBRICS, judge_metric_id
 from robojudge.run._judge import draft_from_store, judge_texts, write_drafts, write_judge_texts
 from robojudge.store import ResultStore, StoreError
 
-SUBCOMMANDS = ("draft", "texts", "rubrics")
-"""First arguments of ``robojudge judge`` that run a command of this module instead of judging."""
-
-app = typer.Typer(
-    name="judge",
-    help="Read judges' stored rows: draft labels, exported texts.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-
 
 def _names(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-@app.command("draft")
 def draft(
     judges: str = typer.Option(..., "--judges", "-j", help="Comma-separated judge names to average."),
     db: str = typer.Option(..., "--db", help="Result store URL or SQLite path the judges wrote to."),
@@ -58,7 +45,6 @@ def draft(
     )
 
 
-@app.command("texts")
 def texts(
     judge: str = typer.Option(..., "--judge", "-j", help="The judge that ran the text rubric."),
     db: str = typer.Option(..., "--db", help="Result store URL or SQLite path."),
@@ -79,7 +65,6 @@ def texts(
     console.print(f"{len(found)} texts from {metric} -> {path}", highlight=False)
 
 
-@app.command("rubrics")
 def rubrics() -> None:
     """List the built-in rubrics: id, version, answer kind, range, taxonomy metric, source."""
     for name in RUBRICS.names():
