@@ -47,13 +47,13 @@ def weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """
     import huggingface_hub.constants
 
-    from robojudge.models import clear_loaded
+    from robojudge.models import clear
 
     root = tmp_path / "weights"
     root.mkdir()
     monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    clear_loaded()
+    clear()
     yield root
-    clear_loaded()
+    clear()

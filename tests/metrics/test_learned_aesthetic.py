@@ -10,7 +10,7 @@ from _learned_hf_nets import save_tiny_clip
 
 from robojudge.metrics import get_metric
 from robojudge.metrics.learned.hf_aesthetic import aesthetic_ratings, linear_head, load_linear_head
-from robojudge.models import MissingWeightsError, clear_network_cache, clip_image_features, load_clip
+from robojudge.models import MissingWeightsError, clear, clip_image_features, load_clip
 from robojudge.suite import Item
 from robojudge.video import sample_frames, write_video
 
@@ -63,9 +63,9 @@ def video(tmp_path):
 @pytest.fixture
 def offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    clear_network_cache()
+    clear()
     yield monkeypatch
-    clear_network_cache()
+    clear()
 
 
 @pytest.mark.slow  # transformers import and a CLIP forward pass

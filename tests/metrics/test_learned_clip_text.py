@@ -13,7 +13,7 @@ from _learned_hf_nets import save_tiny_clip, save_tiny_clip_tokenizer
 from robojudge.metrics import MetricInputError, Provider, get_metric
 from robojudge.metrics.learned.hf_text import clip_text_score, split_steps, text_direction
 from robojudge.metrics.robophys.catalog import is_unavailable
-from robojudge.models import MissingWeightsError, clear_network_cache, clip_text_features, load_clip
+from robojudge.models import MissingWeightsError, clear, clip_text_features, load_clip
 from robojudge.suite import Item
 
 R2 = np.sqrt(0.5)  # 0.70711, the unit diagonal's coordinates
@@ -127,9 +127,9 @@ def weights(tmp_path_factory):
 def offline(monkeypatch, weights):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(weights))
-    clear_network_cache()
+    clear()
     yield monkeypatch
-    clear_network_cache()
+    clear()
 
 
 def _one_by_one(net, texts):

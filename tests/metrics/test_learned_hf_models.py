@@ -15,7 +15,7 @@ from robojudge.metrics._sets import score_sets
 from robojudge.metrics.learned.hf_consistency import FrameSampling, prev_first_consistency
 from robojudge.metrics.learned.hf_vjepa import VJepaClip, clip_frames, mahalanobis_distances
 from robojudge.models import (
-    clear_network_cache,
+    clear,
     clip_image_features,
     load_clip,
     load_vjepa2,
@@ -33,9 +33,9 @@ def weights(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROBOJUDGE_WEIGHTS", str(root))
         mp.setenv("HF_HUB_OFFLINE", "1")
-        clear_network_cache()
+        clear()
         yield root
-    clear_network_cache()
+    clear()
 
 
 @pytest.fixture(scope="module")

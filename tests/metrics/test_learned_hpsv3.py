@@ -47,11 +47,11 @@ def no_downloads(monkeypatch):
 
 @pytest.fixture
 def clear():
-    from robojudge.models._hpsv3 import clear_hpsv3
+    from robojudge.models import clear as clear_networks
 
-    clear_hpsv3()
+    clear_networks()
     yield
-    clear_hpsv3()
+    clear_networks()
 
 
 def test_registered_with_its_weights_and_inputs():
@@ -68,7 +68,7 @@ def test_registered_with_its_weights_and_inputs():
 def test_metric_is_the_mean_mu_over_evenly_spread_frames(weights, video, no_downloads, clear):
     from _hpsv3_nets import save_tiny_hpsv3
 
-    from robojudge.models._hpsv3 import hpsv3_rewards, load_hpsv3
+    from robojudge.models import hpsv3_rewards, load_hpsv3
 
     save_tiny_hpsv3(weights)
     item = Item(item_id="a", video=video, instruction=INSTRUCTION)

@@ -12,6 +12,7 @@ import scipy.linalg
 import torch
 from torchvision.transforms.functional import resize
 
+from robojudge import models as nets
 from robojudge.metrics import get_metric
 from robojudge.metrics._sets import score_sets
 from robojudge.metrics.learned import tv_nets
@@ -23,7 +24,6 @@ from robojudge.metrics.learned.tv_sets import (
     inception_score_of_videos,
 )
 from robojudge.models import MissingWeightsError
-from robojudge.models import _torch as nets
 from robojudge.run._score import MetricRequest, compute_metric
 from robojudge.suite import Item
 from robojudge.video import write_video

@@ -1,4 +1,4 @@
-"""The full-size loaders of robojudge.models._torch, end to end through the registered metrics.
+"""The full-size torchvision, pyiqa and lpips loaders of robojudge.models, end to end through metrics.
 
 Each network is built with random weights, saved as a state dict into a temporary
 ``$ROBOJUDGE_WEIGHTS`` folder, loaded back by the metric and compared with the pure function run on
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import torch
 
+from robojudge import models as nets
 from robojudge.metrics import get_metric
 from robojudge.metrics.learned import tv_nets
 from robojudge.metrics.learned.tv_sets import InceptionConfig, inception_score_of_videos
-from robojudge.models import _torch as nets
 from robojudge.run._score import MetricRequest, compute_metric
 from robojudge.suite import Item
 from robojudge.video import sample_frames, write_video

@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 
 from robojudge.metrics import MetricInputError, get_metric
-from robojudge.models import ViCLIPConfig, load_viclip, viclip_text_embedding, viclip_video_embedding
-from robojudge.models._torch import VICLIP_L14_INTERNVID, clear_loaded
+from robojudge.models import (
+    VICLIP_L14_INTERNVID,
+    ViCLIPConfig,
+    clear,
+    load_viclip,
+    viclip_text_embedding,
+    viclip_video_embedding,
+)
 from robojudge.run import MetricRequest, compute_metric
 from robojudge.suite import Item
 from robojudge.video import sample_frames, write_video
@@ -35,9 +41,9 @@ def weights(tmp_path, monkeypatch):
     torch.manual_seed(3)
     torch.save({"model": ViCLIP(TINY).state_dict()}, folder / VICLIP_L14_INTERNVID.filename)
     monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
-    clear_loaded()
+    clear()
     yield root
-    clear_loaded()
+    clear()
 
 
 def _video(path, frames):

@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 
 from robojudge.models import (
+    CLIP_RN50_OPENAI,
     MissingWeightsError,
     WeightSpec,
     _status,
+    clear,
     fetch_weights,
     get_weights,
     list_weights,
 )
 from robojudge.models import _clipiqa as cq
-from robojudge.models._torch import CLIP_RN50_OPENAI, clear_loaded
 
 RN50_SHA = "afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04b6762"
 # CLIP's image normalisation (OpenAI's clip/clip.py `_transform`), typed in by hand.
@@ -165,7 +166,7 @@ def test_loader_builds_clipiqa_from_the_file_only(weights, monkeypatch):
     net = cq.load_clipiqa(metric="aq_clip_iqa", device="cpu")
     assert net.model_type == "clipiqa" and net.pos_embedding is False
     assert cq.load_clipiqa(device="cpu") is net  # cached per (file, device)
-    clear_loaded()
+    clear()
     assert cq.load_clipiqa(device="cpu") is not net
     clip = cq.clip_network(net)
     assert not clip.training and not any(p.requires_grad for p in clip.parameters())

@@ -6,17 +6,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robojudge.models import MissingWeightsError
+from robojudge.models import WEIGHTS_ENV, MissingWeightsError, WeightSpec, clear
 from robojudge.models._da3 import (
     build_da3,
-    clear_da3,
     da3_geometry,
     load_da3,
     prepare_frames,
     preset_name,
     processing_size,
 )
-from robojudge.models._weights import WEIGHTS_ENV, WeightSpec
 
 
 def _da3_importable() -> bool:
@@ -89,7 +87,7 @@ def test_random_da3_small_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyP
     save_file({f"model.{k}": v.half().contiguous() for k, v in net.state_dict().items()},
               str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps({"model_name": "da3-small"}))
-    clear_da3()
+    clear()
     loaded = load_da3(SPEC, metric="rbg_reprojection_geometric", device="cpu")
     for (k, a), b in zip(net.state_dict().items(), loaded.state_dict().values(), strict=True):
         assert torch.equal(a.half().float(), b), k
@@ -111,7 +109,7 @@ def test_random_da3_small_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyP
     rot = geo.cam2world[:, :3, :3]
     assert np.allclose(rot @ rot.transpose(0, 2, 1), np.eye(3), atol=1e-4)
     assert np.all(geo.cam2world[:, 3] == [0, 0, 0, 1])
-    clear_da3()
+    clear()
 
 
 @needs_da3
@@ -124,6 +122,6 @@ def test_wrong_checkpoint_is_reported(tmp_path: Path, monkeypatch: pytest.Monkey
     folder.mkdir()
     save_file({"model.nonsense": torch.zeros(1)}, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps({"model_name": "da3-small"}))
-    clear_da3()
+    clear()
     with pytest.raises(ValueError, match="does not match the DA3 network"):
         load_da3(SPEC, device="cpu")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from _hpsv3_nets import HIDDEN, legacy_state, save_tiny_hpsv3
 
-from robojudge.models import MissingWeightsError
+from robojudge.models import MissingWeightsError, clear
 from robojudge.models._hpsv3 import (
     HPSV3_PIXELS,
     INSTRUCTION,
@@ -23,7 +23,6 @@ from robojudge.models._hpsv3 import (
     backbone_key,
     build_rm_head,
     checkpoint_key,
-    clear_hpsv3,
     hpsv3_batch,
     hpsv3_image_size,
     hpsv3_prompt,
@@ -53,9 +52,9 @@ def net(tiny, monkeypatch):
     root, _ = tiny
     monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    clear_hpsv3()
+    clear()
     yield load_hpsv3(device="cpu", dtype="float32")
-    clear_hpsv3()
+    clear()
 
 
 def test_image_size_follows_qwen_vl_utils():
@@ -203,7 +202,7 @@ def test_batch_and_single_give_the_same_rewards(net):
 def test_bfloat16_backbone_keeps_a_float32_head(net):
     import torch
 
-    clear_hpsv3()
+    clear()
     half = load_hpsv3(device="cpu", dtype="bfloat16")
     assert {p.dtype for p in half.backbone.parameters()} == {torch.bfloat16}
     assert {p.dtype for p in half.head.parameters()} == {torch.float32}
@@ -214,11 +213,11 @@ def test_bfloat16_backbone_keeps_a_float32_head(net):
 
 def _load_from(root, monkeypatch):
     monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(root))
-    clear_hpsv3()
+    clear()
     try:
         return load_hpsv3(device="cpu", dtype="float32")
     finally:
-        clear_hpsv3()
+        clear()
 
 
 def test_strict_load_names_missing_and_unexpected_keys(tmp_path, monkeypatch):

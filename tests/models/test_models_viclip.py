@@ -7,8 +7,7 @@ $ROBOJUDGE_WEIGHTS); the hub is offline. The full-size network is only built on 
 import numpy as np
 import pytest
 
-from robojudge.models import MissingWeightsError, ViCLIPConfig, load_viclip
-from robojudge.models._torch import VICLIP_L14_INTERNVID, clear_loaded
+from robojudge.models import VICLIP_L14_INTERNVID, MissingWeightsError, ViCLIPConfig, clear, load_viclip
 from robojudge.models._viclip import (
     CLIP_MEAN,
     CLIP_STD,
@@ -159,7 +158,7 @@ def test_wrong_key_and_missing_file_errors(weights):
     with pytest.raises(ValueError, match=wrong):
         load_viclip(device="cpu")
     save_tiny(weights, rename=("vision_encoder.proj", "vision_encoder.projection"))
-    clear_loaded()
+    clear()
     lacks = rf"{FILE} is not a ViCLIP checkpoint: it lacks vision_encoder\.proj$"
     with pytest.raises(ValueError, match=lacks):
         load_viclip(device="cpu")

@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from robojudge.models import (
+    WEIGHTS,
     MissingWeightsError,
     WeightSpec,
     fetch_weights,
     get_weights,
     list_weights,
+    register_weights,
     resolve_weights,
     weights_status,
 )
@@ -36,6 +38,21 @@ def offline(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     return root
+
+
+@pytest.fixture
+def toy_weights():
+    """Registers specs for one test (replacing an earlier one of the same name) and removes them after."""
+    added: list[str] = []
+
+    def add(spec: WeightSpec) -> None:
+        WEIGHTS.remove(spec.name)
+        register_weights(spec)
+        added.append(spec.name)
+
+    yield add
+    for name in added:
+        WEIGHTS.remove(name)
 
 
 def test_catalogue_has_the_pinned_repositories():
@@ -77,10 +94,10 @@ def test_fetch_uses_the_hub_client_with_the_spec(offline):
     assert calls == [{"repo_id": "openai/clip-vit-base-patch32", "revision": None, "local_dir": str(path)}]
 
 
-def test_fetch_single_file_and_errors(offline, monkeypatch, tmp_path):
+def test_fetch_single_file_and_errors(offline, monkeypatch, tmp_path, toy_weights):
     spec = WeightSpec(name="toy_head", repo_id="me/head", revision="abc", description="d", library="torch",
                       filename="head.pth")
-    monkeypatch.setattr("robojudge.models._weights._WEIGHTS", {"toy_head": spec})
+    toy_weights(spec)
     got = fetch_weights("toy_head", dest=tmp_path / "x",
                         download=lambda **kw: f"{kw['local_dir']}/{kw['filename']}@{kw['revision']}")
     assert str(got).endswith("x/head.pth@abc")
@@ -158,7 +175,7 @@ def test_url_only_weights_are_fetched_from_their_address_and_hash_checked(offlin
         WeightSpec(name="x", repo_id=None, revision=None, description="d", library="torchvision")
 
 
-def test_fetch_checks_the_hash_a_hub_file_name_carries(offline, monkeypatch, tmp_path):
+def test_fetch_checks_the_hash_a_hub_file_name_carries(offline, monkeypatch, tmp_path, toy_weights):
     import hashlib
 
     payload = b"not the published checkpoint"
@@ -168,7 +185,7 @@ def test_fetch_checks_the_hash_a_hub_file_name_carries(offline, monkeypatch, tmp
         spec = WeightSpec(name="toy", repo_id="me/nets", revision=None, description="d", library="torch",
                           filename=name)
         assert spec.pinning() == "hash prefix in file name"
-        monkeypatch.setattr("robojudge.models._weights._WEIGHTS", {"toy": spec})
+        toy_weights(spec)
 
         def fake(**kw):
             path = Path(kw["local_dir"]) / kw["filename"]

@@ -3,7 +3,7 @@
 pyiqa's ``CLIPIQA(model_type="clipiqa")`` scores an image by the softmax of its CLIP similarity to
 five antonym prompt pairs ("Good image" / "bad image", "Sharp image" / "blurry image", ...), averaged
 over the pairs, with the RN50 attention pool run without its positional embedding. Its only weights
-are OpenAI's CLIP RN50 (:data:`robojudge.models._torch.CLIP_RN50_OPENAI`); the learned prompts of
+are OpenAI's CLIP RN50 (:data:`robojudge.models.CLIP_RN50_OPENAI`); the learned prompts of
 ``clipiqa+`` are not used, so nothing else is loaded.
 
 The backbone is handed to pyiqa as the resolved file's path: pyiqa's ``clip_model.load`` downloads
@@ -14,7 +14,6 @@ and openai-clip are imported inside the functions only.
 from __future__ import annotations
 
 import contextlib
-import functools
 import sys
 import threading
 import types
@@ -24,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from robojudge.models._torch import CLIP_RN50_OPENAI, _ready
-from robojudge.models._weights import resolve_weights, torch_device
+from robojudge.models._load import load_cached, ready
+from robojudge.models._specs import CLIP_RN50_OPENAI
 
 if TYPE_CHECKING:
     import torch
@@ -101,8 +100,7 @@ def clip_network(net: torch.nn.Module) -> torch.nn.Module:
     return clip_model
 
 
-@functools.lru_cache(maxsize=4)
-def _clipiqa(path: str, device: str) -> torch.nn.Module:
+def _clipiqa(path: Path, device: str) -> torch.nn.Module:
     arch = clipiqa_arch()
     try:
         with warnings.catch_warnings():
@@ -112,10 +110,10 @@ def _clipiqa(path: str, device: str) -> torch.nn.Module:
             )
             # pretrained=False: the learned-prompt checkpoints exist only for clipiqa+, not used here.
             net: torch.nn.Module = arch.CLIPIQA(
-                model_type="clipiqa", backbone=path, pretrained=False, pos_embedding=False
+                model_type="clipiqa", backbone=str(path), pretrained=False, pos_embedding=False
             )
     except Exception as exc:
-        if _is_torchscript(Path(path)):
+        if _is_torchscript(path):
             raise
         # pyiqa's loader tries torch.jit.load first and then reads a state dict from where that left
         # the file, which fails: only the TorchScript file OpenAI publishes loads.
@@ -124,7 +122,7 @@ def _clipiqa(path: str, device: str) -> torch.nn.Module:
             f"{CLIP_RN50_OPENAI.url} ({type(exc).__name__}: {exc})"
         ) from exc
     # The CLIP model is not a registered submodule, so it is readied (eval, frozen, device) itself.
-    _ready(clip_network(net), device)
+    ready(clip_network(net), device)
     net.eval()
     return net
 
@@ -134,16 +132,10 @@ def load_clipiqa(metric: str | None = None, device: str | None = None) -> torch.
 
     The network normalises with CLIP's mean and standard deviation itself and takes any image size
     (no positional embedding). Inputs must be on the device of :func:`clip_network`; pyiqa moves the
-    CLIP model to its input's device on every call. Cached per (file, device).
+    CLIP model to its input's device on every call. Cached (see :mod:`robojudge.models._cache`).
 
     Raises:
         MissingWeightsError: When ``RN50.pt`` is not on this machine (names ``metric`` and the file).
         ValueError: When the file is not a TorchScript archive.
     """
-    path = resolve_weights(CLIP_RN50_OPENAI, metric=metric)
-    return _clipiqa(str(path), torch_device(device))
-
-
-def clear_clipiqa() -> None:
-    """Forget the cached CLIP-IQA networks (:func:`robojudge.models.clear_loaded` calls this)."""
-    _clipiqa.cache_clear()
+    return load_cached(CLIP_RN50_OPENAI, "clipiqa", _clipiqa, metric=metric, device=device)

@@ -22,7 +22,6 @@ inverted here), all as numpy.
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from robojudge.models._cache import NETWORKS, NetworkKey
+from robojudge.models._load import local_weights, torch_device
 from robojudge.models._specs import DA3_BASE
-from robojudge.models._weights import WeightSpec, resolve_weights, torch_device
+from robojudge.models._weights import WeightSpec
 
 if TYPE_CHECKING:
     import torch
@@ -123,34 +124,29 @@ def load_da3_state(net: torch.nn.Module, checkpoint: Path) -> torch.nn.Module:
     return net
 
 
-@functools.lru_cache(maxsize=2)
-def _cached(folder: str, default: str, device: str) -> torch.nn.Module:
-    path = Path(folder)
-    net = build_da3(preset_name(path, default))
-    return load_da3_state(net, path / CHECKPOINT).to(device).eval()
+def _build(folder: Path, default: str, device: str) -> torch.nn.Module:
+    net = build_da3(preset_name(folder, default))
+    return load_da3_state(net, folder / CHECKPOINT).to(device).eval()
 
 
 def load_da3(
     spec: WeightSpec = DA3_BASE, *, metric: str | None = None, device: str | None = None
 ) -> torch.nn.Module:
-    """The DA3 network of ``spec`` on ``device``, cached per (folder, device).
+    """The DA3 network of ``spec`` on ``device``, through the network cache (per folder and device).
 
     Raises:
         MissingWeightsError: When the repository is not on this machine (names ``metric``).
         ImportError: When the network code is not installed (says what to install).
         FileNotFoundError: When the folder has no ``model.safetensors``.
     """
-    folder = resolve_weights(spec, metric=metric)
+    folder = local_weights(spec, metric)
     if not (folder / CHECKPOINT).is_file():
         raise FileNotFoundError(f"{folder} holds no {CHECKPOINT} for the DA3 weights '{spec.name}'")
     _import_da3()  # fail on missing network code before torch is imported
     default = spec.repo_id.split("/")[-1].lower() if spec.repo_id else "da3-base"
-    return _cached(str(folder), default, torch_device(device))
-
-
-def clear_da3() -> None:
-    """Forget the cached DA3 networks."""
-    _cached.cache_clear()
+    dev = torch_device(device)
+    key = NetworkKey(spec.name, str(folder), dev, f"da3:{default}")
+    return NETWORKS.get(key, lambda: _build(folder, default, dev))
 
 
 def _nearest_multiple(x: int, p: int = PATCH) -> int:
@@ -220,7 +216,6 @@ def da3_geometry(net: torch.nn.Module, frames: np.ndarray, *, process_res: int =
 __all__ = [
     "Da3Geometry",
     "build_da3",
-    "clear_da3",
     "da3_geometry",
     "load_da3",
     "load_da3_state",

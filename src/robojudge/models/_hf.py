@@ -2,24 +2,25 @@
 
 Every loader takes a :class:`WeightSpec` (or its name), resolves it with
 :func:`robojudge.models.resolve_weights` (never a download) and calls ``from_pretrained`` on the
-local folder with ``local_files_only=True``. Loaded networks are kept per process, keyed by the
-resolved path and device, so a worker scoring many items loads each network once.
+local folder with ``local_files_only=True``. Loaded networks go through the network cache
+(:mod:`robojudge.models._cache`), so a worker scoring many items loads each network once.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from robojudge.models._weights import WeightSpec, get_weights, resolve_weights, torch_device
+from robojudge.models._load import load_cached
+from robojudge.models._weights import WeightSpec
 
-_CACHE: dict[tuple[str, str, str], Any] = {}
-_LOCK = threading.Lock()
+# Guards the lazy tokenizer of a loaded CLIP (two threads scoring texts at once load it once).
+_TOKENIZER_LOCK = threading.Lock()
 
 #: ImageNet normalisation (DINO's and V-JEPA 2's image processors use it).
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -28,34 +29,22 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 
 @dataclass
 class LoadedNetwork:
-    """A network in eval mode with its processor (``None`` when the folder has none) and device."""
+    """A network in eval mode with its processor (``None`` when the folder has none) and device.
+
+    ``tokenizer`` is filled on first use by :func:`clip_text_features`, so it lives and leaves the
+    cache with its network.
+    """
 
     model: Any
     processor: Any
     device: str
     path: Path
-
-
-def _spec(spec: WeightSpec | str) -> WeightSpec:
-    return get_weights(spec) if isinstance(spec, str) else spec
+    tokenizer: Any = field(default=None, repr=False)
 
 
 def _cached(kind: str, spec: WeightSpec | str, metric: str | None, device: str | None,
             build: Callable[[Path, str], LoadedNetwork]) -> LoadedNetwork:
-    path = resolve_weights(_spec(spec), metric=metric)
-    dev = torch_device(device)
-    key = (kind, str(path), dev)
-    with _LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = build(path, dev)
-        net: LoadedNetwork = _CACHE[key]
-        return net
-
-
-def clear_network_cache() -> None:
-    """Forget every loaded network (tests; freeing GPU memory)."""
-    with _LOCK:
-        _CACHE.clear()
+    return load_cached(spec, kind, build, metric=metric, device=device)
 
 
 def _processor(path: Path, loader: Any) -> Any:
@@ -170,9 +159,8 @@ def clip_image_features(net: LoadedNetwork, frames: np.ndarray, batch: int = 32)
 
 def _clip_tokenizer(net: LoadedNetwork) -> Any:
     """The CLIP tokenizer of ``net``'s weights folder, loaded on first use and kept with the network."""
-    key = ("clip_tokenizer", str(net.path), "cpu")
-    with _LOCK:
-        if key not in _CACHE:
+    with _TOKENIZER_LOCK:
+        if net.tokenizer is None:
             names = ("tokenizer.json", "vocab.json")
             if not any((net.path / name).is_file() for name in names):
                 raise FileNotFoundError(
@@ -182,8 +170,8 @@ def _clip_tokenizer(net: LoadedNetwork) -> Any:
                 )
             from transformers import CLIPTokenizer
 
-            _CACHE[key] = CLIPTokenizer.from_pretrained(net.path, local_files_only=True)
-        return _CACHE[key]
+            net.tokenizer = CLIPTokenizer.from_pretrained(net.path, local_files_only=True)
+        return net.tokenizer
 
 
 def clip_text_features(net: LoadedNetwork, texts: list[str], batch: int = 32) -> np.ndarray:

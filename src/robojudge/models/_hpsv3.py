@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,8 +40,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from robojudge.models._cache import NETWORKS, NetworkKey
+from robojudge.models._load import load_state_dict, local_weights, torch_device, torch_dtype
 from robojudge.models._specs import HPSV3, QWEN2_VL_7B_INSTRUCT
-from robojudge.models._weights import WeightSpec, resolve_weights, torch_device
+from robojudge.models._weights import WeightSpec
 
 if TYPE_CHECKING:
     import torch
@@ -250,8 +251,6 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
         from safetensors.torch import load_file
 
         return dict(load_file(str(path), device="cpu"))
-    from robojudge.models._torch import load_state_dict
-
     return dict(load_state_dict(path))
 
 
@@ -295,10 +294,9 @@ def build_hpsv3(base: Path, checkpoint: Path, device: str, dtype: str = "bfloat1
                          f"tokenizer ({QWEN2_VL_7B_INSTRUCT.repo_id})")
     config = AutoConfig.from_pretrained(base, local_files_only=True)
     config.text_config.vocab_size = rows
-    torch_dtype = getattr(torch, dtype)
     with _skip_random_init(), torch.device(device):
         backbone = Qwen2VLModel._from_config(  # type: ignore[no-untyped-call]
-            config, dtype=torch_dtype, attn_implementation="sdpa")
+            config, dtype=torch_dtype(dtype), attn_implementation="sdpa")
         head = build_rm_head(int(config.text_config.hidden_size))
     check_keys(set(backbone.state_dict()), set(backbone_state), str(checkpoint))
     check_keys({f"rm_head.{k}" for k in head.state_dict()}, {f"rm_head.{k}" for k in head_state},
@@ -315,13 +313,10 @@ def build_hpsv3(base: Path, checkpoint: Path, device: str, dtype: str = "bfloat1
                         device=device, checkpoint=checkpoint)
 
 
-_LOADED: dict[tuple[str, str, str, str], HPSv3Network] = {}
-_LOCK = threading.Lock()
-
-
 def load_hpsv3(metric: str | None = None, device: str | None = None, dtype: str = "bfloat16", *,
                base: WeightSpec = QWEN2_VL_7B_INSTRUCT, weights: WeightSpec = HPSV3) -> HPSv3Network:
-    """HPSv3 from local weights, once per (files, device, dtype) and process; on the GPU when one is visible.
+    """HPSv3 from local weights, through the network cache (keyed by files, device and dtype); on the GPU
+    when one is visible.
 
     ``dtype`` is the backbone's (HPSv3 runs in bfloat16); the head is always float32.
 
@@ -330,20 +325,11 @@ def load_hpsv3(metric: str | None = None, device: str | None = None, dtype: str 
             ``metric``).
         ValueError: See :func:`build_hpsv3`.
     """
-    base_path = resolve_weights(base, metric=metric)
-    ckpt_path = resolve_weights(weights, metric=metric)
+    base_path = local_weights(base, metric)
+    ckpt_path = local_weights(weights, metric)
     dev = torch_device(device)
-    key = (str(base_path), str(ckpt_path), dev, dtype)
-    with _LOCK:
-        if key not in _LOADED:
-            _LOADED[key] = build_hpsv3(base_path, ckpt_path, dev, dtype)
-        return _LOADED[key]
-
-
-def clear_hpsv3() -> None:
-    """Forget loaded HPSv3 networks (tests; freeing GPU memory)."""
-    with _LOCK:
-        _LOADED.clear()
+    key = NetworkKey(weights.name, f"{base_path}|{ckpt_path}", dev, f"hpsv3:{dtype}")
+    return NETWORKS.get(key, lambda: build_hpsv3(base_path, ckpt_path, dev, dtype))
 
 
 def hpsv3_batch(net: HPSv3Network, frames: Sequence[np.ndarray], prompts: Sequence[str]) -> Any:
@@ -409,7 +395,6 @@ __all__ = [
     "build_hpsv3",
     "build_rm_head",
     "checkpoint_key",
-    "clear_hpsv3",
     "hpsv3_batch",
     "hpsv3_image_size",
     "hpsv3_prompt",

@@ -7,24 +7,28 @@ transformer with a 32-token context. VBench (Huang et al., CVPR 2024) scores "ov
 as the cosine between the ViCLIP embedding of 8 frames and that of the prompt; RoboPhys-3D App. B.1
 reports it as Semantics Consistency (``cc_semantics``).
 
-This module holds the light part: the architecture's sizes (:class:`ViCLIPConfig`, also read back
-from a checkpoint's tensor shapes), VBench's frame choice, preprocessing and tokenisation, and the
-embedding functions, which take the network as an argument. The network itself is built by
-:mod:`robojudge.models._viclip_net` (torch at module level, so imported only when a network is made)
-and loaded from a file by :func:`robojudge.models.load_viclip`. torch, torchvision and openai-clip
-are imported inside the functions here.
+This module holds VBench's frame choice, preprocessing and tokenisation, the embedding functions,
+which take the network as an argument, and :func:`load_viclip`. The architecture's sizes are
+:class:`~robojudge.models._viclip_config.ViCLIPConfig` (also read back from a checkpoint's tensor
+shapes); the network itself is built by :mod:`robojudge.models._viclip_net` (torch at module level,
+so imported only when a network is made). torch, torchvision and openai-clip are imported inside the
+functions here.
 """
 
 from __future__ import annotations
 
 import functools
-import re
+import pickle
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from robojudge.models._load import load_cached, load_state_dict, ready
+from robojudge.models._specs import VICLIP_L14_INTERNVID
+from robojudge.models._viclip_config import ViCLIPConfig, config_from_state_dict
 
 if TYPE_CHECKING:
     import torch
@@ -34,98 +38,8 @@ if TYPE_CHECKING:
 #: CLIP's image normalisation, which VBench's ``clip_transform`` applies before ViCLIP.
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
-#: CLIP transformers use 64-dimensional attention heads (ViT-L/14: 1024 wide, 16 heads; text: 768, 12).
-HEAD_DIM = 64
 #: CLIP's byte-pair vocabulary ids of the start and end markers.
 START_TOKEN, END_TOKEN = 49406, 49407
-
-
-@dataclass(frozen=True)
-class ViCLIPConfig:
-    """Sizes of a ViCLIP network. The defaults are the published ViT-L/14 (InternVid-10M-FLT) model.
-
-    Attributes:
-        input_resolution: Side of the square frames the video tower takes.
-        patch_size: Side of a patch (the video tower's convolution is 1 frame deep).
-        vision_width: Width of the video transformer.
-        vision_layers: Its number of residual blocks.
-        num_frames: Frames per clip (the length of the frame-position embedding).
-        embed_dim: Size of the shared video-text embedding.
-        text_width: Width of the text transformer.
-        text_layers: Its number of residual blocks.
-        context_length: Text tokens per prompt (ViCLIP uses 32, not CLIP's 77).
-        vocab_size: Size of the byte-pair vocabulary.
-    """
-
-    input_resolution: int = 224
-    patch_size: int = 14
-    vision_width: int = 1024
-    vision_layers: int = 24
-    num_frames: int = 8
-    embed_dim: int = 768
-    text_width: int = 768
-    text_layers: int = 12
-    context_length: int = 32
-    vocab_size: int = 49408
-
-    def __post_init__(self) -> None:
-        if self.input_resolution % self.patch_size:
-            raise ValueError(f"input_resolution {self.input_resolution} is not a multiple of patch_size "
-                             f"{self.patch_size}")
-        for name in ("vision_width", "text_width"):
-            if getattr(self, name) % self.heads(getattr(self, name)):
-                raise ValueError(f"{name} {getattr(self, name)} must be a multiple of {HEAD_DIM} "
-                                 "(or below it)")
-
-    @staticmethod
-    def heads(width: int) -> int:
-        """Attention heads of a ``width``-wide CLIP transformer: one per 64 channels, at least one."""
-        return max(1, width // HEAD_DIM)
-
-
-def _blocks(state: Mapping[str, Any], prefix: str) -> int:
-    pattern = re.compile(re.escape(prefix) + r"(\d+)\.")
-    found = {int(m.group(1)) for key in state if (m := pattern.match(key))}
-    return max(found) + 1 if found else 0
-
-
-def config_from_state_dict(state: Mapping[str, torch.Tensor], where: str = "state dict") -> ViCLIPConfig:
-    """The :class:`ViCLIPConfig` whose network has the tensor shapes of ``state``.
-
-    Head counts are not stored in a checkpoint; they follow CLIP's 64 channels per head.
-
-    Raises:
-        ValueError: When a tensor the sizes are read from is absent or has an unexpected shape; the
-            message names ``where``.
-    """
-    need = ("vision_encoder.conv1.weight", "vision_encoder.positional_embedding",
-            "vision_encoder.temporal_positional_embedding", "vision_encoder.proj",
-            "text_encoder.token_embedding.weight", "text_encoder.positional_embedding")
-    missing = [k for k in need if k not in state]
-    if missing:
-        raise ValueError(f"{where} is not a ViCLIP checkpoint: it lacks {', '.join(missing)}")
-    conv = tuple(state["vision_encoder.conv1.weight"].shape)
-    if len(conv) != 5 or conv[2] != 1 or conv[3] != conv[4]:
-        raise ValueError(f"{where}: vision_encoder.conv1.weight has shape {conv}, "
-                         "expected (width, 3, 1, p, p)")
-    patches = int(state["vision_encoder.positional_embedding"].shape[0]) - 1
-    grid = round(patches ** 0.5)
-    if grid * grid != patches:
-        raise ValueError(f"{where}: vision_encoder.positional_embedding holds {patches} patch positions, "
-                         "not a square grid")
-    vocab, text_width = (int(n) for n in state["text_encoder.token_embedding.weight"].shape)
-    return ViCLIPConfig(
-        input_resolution=grid * conv[3],
-        patch_size=conv[3],
-        vision_width=conv[0],
-        vision_layers=_blocks(state, "vision_encoder.transformer.resblocks."),
-        num_frames=int(state["vision_encoder.temporal_positional_embedding"].shape[1]),
-        embed_dim=int(state["vision_encoder.proj"].shape[1]),
-        text_width=text_width,
-        text_layers=_blocks(state, "text_encoder.transformer.resblocks."),
-        context_length=int(state["text_encoder.positional_embedding"].shape[0]),
-        vocab_size=vocab,
-    )
 
 
 def frame_indices(total: int, count: int = 8) -> list[int]:
@@ -241,6 +155,46 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(x @ y) / norm if norm > 0 else 0.0
 
 
+def _build_viclip(path: Path, device: str) -> ViCLIP:
+    from robojudge.models._viclip_net import ViCLIP
+
+    try:
+        state = load_state_dict(path)
+    except pickle.UnpicklingError as exc:  # weights_only refuses pickled objects besides tensors
+        raise ValueError(f"{path} holds pickled objects besides tensors, which robojudge does not load "
+                         f"(torch.load weights_only): {exc}") from exc
+    net = ViCLIP(config_from_state_dict(state, str(path)))
+    keys = set(net.state_dict())
+    missing, unexpected = sorted(keys - set(state)), sorted(set(state) - keys)
+    if missing or unexpected:
+        raise ValueError(
+            f"{path} does not match robojudge's ViCLIP: {len(missing)} missing keys (first: "
+            f"{', '.join(missing[:5]) or '-'}), {len(unexpected)} unexpected keys (first: "
+            f"{', '.join(unexpected[:5]) or '-'})"
+        )
+    try:
+        net.load_state_dict(state, strict=True)
+    except RuntimeError as exc:  # a tensor of the wrong shape
+        raise ValueError(f"{path} does not match robojudge's ViCLIP: {exc}") from exc
+    ready(net, device)
+    return net
+
+
+def load_viclip(metric: str | None = None, device: str | None = None) -> ViCLIP:
+    """ViCLIP ViT-L/14 (InternVid-10M-FLT) built by robojudge and loaded strictly from its checkpoint.
+
+    The sizes are read from the checkpoint's tensor shapes (:func:`~robojudge.models._viclip_config.
+    config_from_state_dict`), so the published file gives the ViT-L/14. Cached (see
+    :mod:`robojudge.models._cache`); on the GPU when one is visible.
+
+    Raises:
+        MissingWeightsError: When ``ViClip-InternVid-10M-FLT.pth`` is not on this machine (names ``metric``).
+        ValueError: When the file's keys or shapes do not match the network (names the file and the first
+            missing and unexpected keys).
+    """
+    return load_cached(VICLIP_L14_INTERNVID, "viclip", _build_viclip, metric=metric, device=device)
+
+
 __all__ = [
     "CLIP_MEAN",
     "CLIP_STD",
@@ -248,6 +202,7 @@ __all__ = [
     "config_from_state_dict",
     "cosine",
     "frame_indices",
+    "load_viclip",
     "preprocess_frames",
     "tokenize",
     "viclip_text_embedding",

@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from robojudge.models._viclip import ViCLIPConfig
+from robojudge.models._viclip_config import ViCLIPConfig
 
 
 class QuickGELU(nn.Module):

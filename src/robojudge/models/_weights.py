@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robojudge.registry import Registry
+
 WEIGHTS_ENV = "ROBOJUDGE_WEIGHTS"
 
 
@@ -117,29 +119,43 @@ class WeightSpec:
         return f"hf://{self.repo_id}{rev}" + (f"/{self.filename}" if self.filename else "")
 
 
-_WEIGHTS: dict[str, WeightSpec] = {}
+#: Every network robojudge knows, by name. The built-in specs are registered by the modules listed
+#: under ``"weights"`` in :data:`robojudge.registry.BUILTIN_MODULES` (``robojudge.models._specs``);
+#: installed packages add theirs through the ``robojudge.weights`` entry-point group.
+WEIGHTS: Registry[WeightSpec] = Registry(
+    "weights", entry_point_group="robojudge.weights", hint=" Run `robojudge weights list` to see all."
+)
 
 
 def register_weights(spec: WeightSpec) -> WeightSpec:
-    """Add a network to the catalogue shown by ``robojudge weights list``; returns ``spec``."""
-    if spec.name in _WEIGHTS and _WEIGHTS[spec.name] != spec:
-        raise ValueError(f"weights {spec.name!r} are already registered with different settings")
-    _WEIGHTS[spec.name] = spec
+    """Add a network to the catalogue shown by ``robojudge weights list``; returns ``spec``.
+
+    Registering an equal spec again is a no-op, so a module that declares specs may be imported twice.
+
+    Raises:
+        ValueError: A different spec is already registered under the same name.
+    """
+    if WEIGHTS.is_registered(spec.name):
+        if WEIGHTS.get(spec.name) != spec:
+            raise ValueError(f"weights {spec.name!r} are already registered with different settings")
+        return spec
+    WEIGHTS.add(spec.name, spec)
     return spec
 
 
 def get_weights(name: str) -> WeightSpec:
-    """The registered spec called ``name`` (KeyError with the known names otherwise)."""
-    try:
-        return _WEIGHTS[name]
-    except KeyError:
-        known = ", ".join(sorted(_WEIGHTS)) or "none"
-        raise KeyError(f"unknown weights {name!r}; known: {known}") from None
+    """The registered spec called ``name``.
+
+    Raises:
+        robojudge.registry.UnknownNameError: (a ``KeyError``) for an unknown name; the message suggests
+            close names.
+    """
+    return WEIGHTS.get(name)
 
 
 def list_weights() -> list[WeightSpec]:
     """Every registered network, sorted by name."""
-    return [_WEIGHTS[k] for k in sorted(_WEIGHTS)]
+    return WEIGHTS.values()
 
 
 def weights_root() -> Path | None:
@@ -221,12 +237,3 @@ def resolve_weights(name_or_spec: str | WeightSpec, *, metric: str | None = None
         return hit
     looked.append(where)
     raise MissingWeightsError(spec, metric, looked)
-
-
-def torch_device(prefer: str | None = None) -> str:
-    """``prefer`` if given, else ``cuda`` when a GPU is visible, else ``cpu`` (imports torch)."""
-    if prefer:
-        return prefer
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"

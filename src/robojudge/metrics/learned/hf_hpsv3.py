@@ -13,7 +13,7 @@ model pool". The paper gives no frame protocol and no prompt; robojudge's choice
 The raw reward is not on ``[0, 1]``: App. B.5 maps it there by its percentile among the evaluated
 models' values, which is a property of the pool and so belongs to the aggregate layer, not to one
 item's score. The network is robojudge's port of HPSv3 onto transformers 5
-(:mod:`robojudge.models._hpsv3`); it runs in bfloat16 as HPSv3 does unless ``dtype`` says otherwise.
+(:func:`robojudge.models.load_hpsv3`); it runs in bfloat16 as HPSv3 does unless ``dtype`` says otherwise.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.models._specs import HPSV3, QWEN2_VL_7B_INSTRUCT
+from robojudge.models import HPSV3, QWEN2_VL_7B_INSTRUCT
 from robojudge.suite._schema import Item
 
 METRIC = "aq_hpsv3"
@@ -76,7 +76,7 @@ def instruction_of(item: Item) -> str:
 )
 def aq_hpsv3(item: Item, config: HPSv3Sampling) -> Score:
     """RoboPhys-3D HPSv3: ``mean_t mu(I_t, instruction)`` over the sampled frames (see the module doc)."""
-    from robojudge.models._hpsv3 import hpsv3_rewards, load_hpsv3
+    from robojudge.models import hpsv3_rewards, load_hpsv3
 
     prompt = instruction_of(item)
     # A one-frame or still video is unscored before the 7B network loads: its frames could earn the

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from robojudge import models
 from robojudge.metrics._content import require_correspondence, require_motion
 from robojudge.metrics._frames import main_video_frames
 from robojudge.metrics._registry import Family, Input, Provider, metric
@@ -21,7 +22,6 @@ from robojudge.metrics._score import Score
 from robojudge.metrics.learned import tv_nets
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.metrics.robophys.reference import PairedConfig, paired_frames, with_missing
-from robojudge.models import _torch as nets
 from robojudge.suite._schema import Item
 
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
@@ -45,7 +45,7 @@ def _musiq(metric_id: str, item: Item, config: MusiqConfig) -> Score:
     # as sharp as a good rollout's, so image quality would reward the failure to animate.
     frames = main_video_frames(item, fps=config.fps, max_frames=config.max_frames)
     require_motion(frames)
-    net = nets.load_musiq_spaq(metric=metric_id)
+    net = models.load_musiq_spaq(metric=metric_id)
     per_frame = tv_nets.musiq_scores(frames, net, max_side=config.max_side) / 100.0
     return Score(
         value=float(per_frame.mean()), details={"frames": len(per_frame), "min_frame": float(per_frame.min())}
@@ -69,7 +69,7 @@ _MUSIQ_DESCRIPTION = (
     description=_MUSIQ_DESCRIPTION,
     config=MusiqConfig,
     provider=Provider.model,
-    weights=(nets.MUSIQ_SPAQ.name,),
+    weights=(models.MUSIQ_SPAQ.name,),
 )
 def musiq_spaq(item: Item, config: MusiqConfig) -> Score:
     """RoboJudge's MUSIQ baseline: ``mean_t MUSIQ_SPAQ(I_t) / 100`` with VBench's preprocessing."""
@@ -84,7 +84,7 @@ def musiq_spaq(item: Item, config: MusiqConfig) -> Score:
     provider=Provider.model,
     config=MusiqConfig,
     note="same network and protocol as RoboJudge's musiq_spaq (App. B.3)",
-    weights=(nets.MUSIQ_SPAQ.name,),
+    weights=(models.MUSIQ_SPAQ.name,),
     version="2",
 )
 def iq1_musiq(item: Item, config: MusiqConfig) -> Score:
@@ -131,7 +131,7 @@ class RaftConfig(BaseModel):
     ),
     config=RaftConfig,
     provider=Provider.model,
-    weights=(nets.RAFT_THINGS.name,),
+    weights=(models.RAFT_THINGS.name,),
 )
 def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     """``mean_t m_t`` with ``m_t = 1/(HW) sum |F_t|`` and ``F_t = RAFT(I_t, I_{t+1})`` (App. B.3).
@@ -143,7 +143,7 @@ def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     """
     frames = main_video_frames(item, fps=config.fps, size=(config.width, config.height))
     lost = require_correspondence(frames)
-    net = nets.load_raft_things(metric="flow_motion_magnitude_raft")
+    net = models.load_raft_things(metric="flow_motion_magnitude_raft")
     per_step = tv_nets.raft_flow_magnitudes(frames, net, num_flow_updates=config.num_flow_updates)
     return Score(value=float(per_step.mean()), details={
         "frames": len(frames), "max_step": float(per_step.max()), "steps_without_correspondence": lost})
@@ -163,7 +163,7 @@ def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     provider=Provider.model,
     config=PairedConfig,
     note="Zhang et al., CVPR 2018; frames paired as iq1_psnr and iq1_ssim",
-    weights=(nets.VGG16_IMAGENET.name,),
+    weights=(models.VGG16_IMAGENET.name,),
     version="2",
 )
 def iq1_lpips(item: Item, config: PairedConfig) -> Score:
@@ -175,7 +175,7 @@ def iq1_lpips(item: Item, config: PairedConfig) -> Score:
     because its ImageNet weights are pinned on the hub and shared with ``cc_style``.
     """
     pair = paired_frames(item, config.fps, config.min_reference_coverage)
-    net = nets.load_lpips_vgg(metric="iq1_lpips")
+    net = models.load_lpips_vgg(metric="iq1_lpips")
     compared = tv_nets.lpips_distances(pair.gen, pair.ref[: len(pair.gen)], net)
     per_frame = with_missing(compared, pair.missing, 1.0)
     details = {**pair.coverage(), "max_frame": float(compared.max())}
@@ -207,7 +207,7 @@ class StyleConfig(BaseModel):
     provider=Provider.model,
     config=StyleConfig,
     note="Gram matrices after Gatys et al., CVPR 2016",
-    weights=(nets.VGG16_IMAGENET.name,),
+    weights=(models.VGG16_IMAGENET.name,),
     version="2",
 )
 def cc_style(item: Item, config: StyleConfig) -> Score:
@@ -219,7 +219,7 @@ def cc_style(item: Item, config: StyleConfig) -> Score:
     """
     frames = main_video_frames(item, fps=config.fps, size=(config.width, config.height))
     require_motion(frames)
-    net = nets.load_vgg16_features(metric="cc_style")
+    net = models.load_vgg16_features(metric="cc_style")
     per_frame = tv_nets.style_distances(tv_nets.gram_matrices(frames, net))
     return Score(
         value=float(per_frame.mean()), details={"frames": len(frames), "max_frame": float(per_frame.max())}
@@ -249,7 +249,7 @@ class SmoothnessConfig(BaseModel):
     provider=Provider.model,
     config=SmoothnessConfig,
     note="VBench's formula; the paper's motion-magnitude weighting is not specified and not applied",
-    weights=(nets.FRAME_INTERPOLATION.name,),
+    weights=(models.FRAME_INTERPOLATION.name,),
     version="2",
 )
 def mq_motion_smoothness(item: Item, config: SmoothnessConfig) -> Score:
@@ -262,7 +262,7 @@ def mq_motion_smoothness(item: Item, config: SmoothnessConfig) -> Score:
     """
     frames = main_video_frames(item, fps=config.fps, size=config.max_side, least=3)
     require_motion(frames)
-    net = nets.load_frame_interpolation(metric="mq_motion_smoothness")
+    net = models.load_frame_interpolation(metric="mq_motion_smoothness")
     errors = tv_nets.interpolation_errors(frames, net)
     per_step = (255.0 - errors) / 255.0
     return Score(

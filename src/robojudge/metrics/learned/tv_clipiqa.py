@@ -24,8 +24,7 @@ from robojudge.metrics._score import Score
 from robojudge.metrics.learned.hf_consistency import FrameSampling, video_frames
 from robojudge.metrics.learned.tv_nets import batches, device_of, to_unit_tensor
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.models import _clipiqa
-from robojudge.models._torch import CLIP_RN50_OPENAI
+from robojudge.models import CLIP_RN50_OPENAI, clip_network, load_clipiqa
 from robojudge.suite._schema import Item
 
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ def clipiqa_scores(frames: np.ndarray, net: torch.nn.Module, *, batch_size: int 
     """
     import torch
 
-    dev = device_of(_clipiqa.clip_network(net))
+    dev = device_of(clip_network(net))
     out: list[np.ndarray] = []
     with torch.inference_mode():
         for sl in batches(len(frames), batch_size):
@@ -66,7 +65,7 @@ def clipiqa_scores(frames: np.ndarray, net: torch.nn.Module, *, batch_size: int 
 def aq_clip_iqa(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D CLIP-IQA: ``mean_t CLIPIQA(I_t)`` over the sampled frames (see the module doc)."""
     frames = video_frames(item, config)  # a one-frame or still video is unscored before CLIP loads
-    net = _clipiqa.load_clipiqa(metric="aq_clip_iqa")
+    net = load_clipiqa(metric="aq_clip_iqa")
     per_frame = clipiqa_scores(frames, net, batch_size=config.batch_size)
     return Score(
         value=float(per_frame.mean()), details={"frames": len(per_frame), "min_frame": float(per_frame.min())}

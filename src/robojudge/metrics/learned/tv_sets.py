@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge import models
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
@@ -33,7 +34,6 @@ from robojudge.metrics.learned.distribution import (
     frechet_feature_distance,
     inception_score,
 )
-from robojudge.models import _torch as nets
 from robojudge.video import sample_frames
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def fvd_of_videos(
             f"FVD needs at least 2 generated and 2 reference videos, got {len(generated)} and "
             f"{len(reference)}"
         )
-    model = net if net is not None else nets.load_i3d_torchscript(metric="iq1_fvd")
+    model = net if net is not None else models.load_i3d_torchscript(metric="iq1_fvd")
     gen = i3d_features([video_clip(p, cfg) for p in generated], model)
     ref = i3d_features([video_clip(p, cfg) for p in reference], model)
     with warnings.catch_warnings(record=True) as caught:
@@ -164,7 +164,7 @@ def inception_score_of_videos(
         ValueError: When the set has fewer frames than ``splits``.
     """
     cfg = config or InceptionConfig()
-    model = net if net is not None else nets.load_inception_v3(metric="iq1_inception_score")
+    model = net if net is not None else models.load_inception_v3(metric="iq1_inception_score")
     frames = np.concatenate(
         [sample_frames(p, fps=None, max_frames=cfg.frames_per_video).frames for p in videos]
     )
@@ -182,7 +182,7 @@ def inception_score_of_videos(
         "its distinct reference videos: one 16-frame 224x224 clip per video. Lower is better."
     ),
     config=FvdConfig,
-    weights=(nets.I3D_TORCHSCRIPT.name,),
+    weights=(models.I3D_TORCHSCRIPT.name,),
     note="Unterthiner et al., 2018; warns below 401 videos per set (400-d covariance rank-deficient)",
     min_items=2,
 )
@@ -205,7 +205,7 @@ def iq1_fvd(group: ItemGroup, config: FvdConfig) -> SetScores:
         "videos, 10 splits. Higher means confident and diverse class predictions."
     ),
     config=InceptionConfig,
-    weights=(nets.INCEPTION_V3.name,),
+    weights=(models.INCEPTION_V3.name,),
     note="Salimans et al., 2016; torchvision's 1000-class Inception-v3",
 )
 def iq1_inception_score(group: ItemGroup, config: InceptionConfig) -> SetScores:

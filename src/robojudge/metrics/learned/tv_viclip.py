@@ -5,7 +5,7 @@ better) as "overall semantic stability using ViCLIP features", citing VBench and
 values it reports (0.13-0.23) are those of VBench's ``overall_consistency`` dimension, which is what
 robojudge computes:
 
-1. 8 frames are chosen by VBench's "middle" rule (:func:`robojudge.models._viclip.frame_indices`:
+1. 8 frames are chosen by VBench's "middle" rule (:func:`robojudge.models.frame_indices`:
    the middle frame of each of 8 equal spans of the whole video; a shorter video repeats its last
    frame);
 2. they are resized (shorter side 224, bicubic), centre-cropped to 224 x 224, scaled to [0, 1] and
@@ -53,8 +53,13 @@ VICLIP_FRAMES = 8
 )
 def cc_semantics(item: Item, config: NoConfig) -> Score:
     """Cosine of the ViCLIP embeddings of 8 frames of the video and of the instruction (see module doc)."""
-    from robojudge.models import load_viclip, viclip_text_embedding, viclip_video_embedding
-    from robojudge.models._viclip import cosine, frame_indices
+    from robojudge.models import (
+        cosine,
+        frame_indices,
+        load_viclip,
+        viclip_text_embedding,
+        viclip_video_embedding,
+    )
 
     if not item.instruction or not item.instruction.strip():
         raise MetricInputError(f"item {item.item_id!r} has no instruction: cc_semantics compares the video "

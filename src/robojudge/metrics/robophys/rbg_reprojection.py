@@ -33,7 +33,7 @@ from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
 from robojudge.metrics.functional import ReprojectionResult, reprojection_consistency
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.models._specs import DA3_BASE
+from robojudge.models import DA3_BASE
 from robojudge.suite._schema import Item
 from robojudge.video import FileFingerprint
 
@@ -61,13 +61,13 @@ class GeometryEstimator(Protocol):
 
 
 def da3_estimator(frames: np.ndarray, *, process_res: int, metric: str) -> SceneGeometry:
-    """DA3-BASE on all frames jointly (:func:`robojudge.models._da3.da3_geometry`).
+    """DA3-BASE on all frames jointly (:func:`robojudge.models.da3_geometry`).
 
     Raises:
         MissingWeightsError: When the ``da3_base`` weights are not on this machine.
         MetricInputError: When the Depth Anything 3 network code is not installed (says what to install).
     """
-    from robojudge.models._da3 import da3_geometry, load_da3
+    from robojudge.models import da3_geometry, load_da3
 
     try:
         net = load_da3(DA3_BASE, metric=metric)

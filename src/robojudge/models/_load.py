@@ -1,0 +1,100 @@
+"""Helpers every loader shares: which device, where the files are, reading a checkpoint, eval mode.
+
+This module imports no loader (the loaders import it), so the ``robojudge.models`` package has no
+import circle. torch is imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from robojudge.models._cache import NETWORKS, NetworkKey
+from robojudge.models._weights import WeightSpec, get_weights, resolve_weights
+
+if TYPE_CHECKING:
+    import torch
+
+T = TypeVar("T")
+
+
+def torch_device(prefer: str | None = None) -> str:
+    """``prefer`` if given, else ``cuda`` when a GPU is visible, else ``cpu`` (imports torch)."""
+    if prefer:
+        return prefer
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def as_spec(spec: WeightSpec | str) -> WeightSpec:
+    """``spec`` itself, or the registered spec of that name."""
+    return get_weights(spec) if isinstance(spec, str) else spec
+
+
+def local_weights(spec: WeightSpec | str, metric: str | None) -> Path:
+    """The resolved local file or folder of ``spec`` (never a download; see :func:`resolve_weights`).
+
+    Raises:
+        MissingWeightsError: When the weights are not on this machine (names ``metric``).
+    """
+    return resolve_weights(as_spec(spec), metric=metric)
+
+
+def torch_dtype(name: str) -> Any:
+    """The ``torch.dtype`` called ``name`` (``"bfloat16"``, ``"float32"``).
+
+    Raises:
+        ValueError: When torch has no dtype of that name.
+    """
+    import torch
+
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"{name!r} is not a torch dtype (e.g. 'float32', 'bfloat16', 'float16')")
+    return dtype
+
+
+def load_state_dict(path: Path) -> dict[str, torch.Tensor]:
+    """A checkpoint's tensors, on CPU, without running pickled code (``weights_only``).
+
+    Accepts a bare state dict or one nested under ``state_dict``/``params``/``model``, and strips a
+    ``module.`` prefix left by ``DataParallel``.
+
+    Raises:
+        ValueError: When the file holds no state dict.
+    """
+    import torch
+
+    obj: Any = torch.load(path, map_location="cpu", weights_only=True)
+    for key in ("state_dict", "params", "model"):
+        if isinstance(obj, dict) and isinstance(obj.get(key), dict):
+            obj = obj[key]
+    if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise ValueError(f"{path} does not hold a state dict of tensors")
+    return {k.removeprefix("module."): v for k, v in obj.items()}
+
+
+def ready(net: torch.nn.Module, device: str) -> torch.nn.Module:
+    """``net`` in eval mode, its parameters frozen, on ``device``."""
+    net.eval()
+    for param in net.parameters():  # ScriptModules lack requires_grad_(); this works for both kinds
+        param.requires_grad_(False)
+    return net.to(device)
+
+
+def load_cached(spec: WeightSpec | str, variant: str, build: Callable[[Path, str], T], *,
+                metric: str | None = None, device: str | None = None) -> T:
+    """The network ``build(path, device)`` makes from ``spec``'s local files, through the network cache.
+
+    Keyed by (weights name, resolved path, device, ``variant``); ``variant`` names what ``build`` makes
+    from the files (two loaders reading the same checkpoint differ in it).
+
+    Raises:
+        MissingWeightsError: When the weights are not on this machine (names ``metric``).
+    """
+    spec = as_spec(spec)
+    path = local_weights(spec, metric)
+    dev = torch_device(device)
+    return NETWORKS.get(NetworkKey(spec.name, str(path), dev, variant), lambda: build(path, dev))
