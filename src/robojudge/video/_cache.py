@@ -58,12 +58,13 @@ class FrameCache:
         found = self.get(key)
         if found is not None:
             return found
+        with self._lock:
+            self.misses += 1
         value = compute()
         if value.has_pixels:
             value.frames.flags.writeable = False
         size = value.nbytes
         with self._lock:
-            self.misses += 1
             raced = self._entries.get(key)
             if raced is not None:  # another thread decoded it meanwhile: everyone shares its copy
                 return raced
