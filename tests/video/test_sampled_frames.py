@@ -47,12 +47,16 @@ def test_video_seconds_is_the_last_time_stamp_plus_one_source_frame() -> None:
 def test_pickles_with_what_was_computed_and_without_pixels_when_dropped() -> None:
     f = _frames()
     f.data_urls(70)
+    f.jpeg(60)
     slim = f.without_pixels()
     back = pickle.loads(pickle.dumps(slim))
-    assert not back.has_pixels and back.has_jpeg(70)
-    assert back.hashes == f.hashes and back.jpeg(70) == f.jpeg(70)
-    assert back.data_urls(70) == f.data_urls(70)  # rebuilt from the bytes
+    assert not back.has_pixels and back.has_jpeg(70) and back.has_jpeg(60)
+    assert back.hashes == f.hashes and back.data_urls(70) == f.data_urls(70)
+    assert back.jpeg(70) == f.jpeg(70)  # decoded from the URLs that crossed
+    assert back.data_urls(60) == f.data_urls(60)  # built from the bytes that crossed
     assert len(pickle.dumps(slim)) < len(pickle.dumps(f))
+    # one form per quality crosses, not both
+    assert len(pickle.dumps(slim)) < sum(map(len, f.data_urls(70))) + sum(map(len, f.jpeg(60))) + 2000
     with pytest.raises(ValueError, match="dropped after encoding"):
         back.frames  # noqa: B018
     with pytest.raises(ValueError, match="JPEG quality 90 is missing"):

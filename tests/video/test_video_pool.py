@@ -96,7 +96,7 @@ def test_pool_runs_in_another_process_and_gives_the_same_frames(pool: DecoderPoo
     assert doubled == 42
     here = prepare_frames(clip, 4.0, 5, 32, jpeg_quality=90)
     there = asyncio.run(pool.prepare(clip, 4.0, 5, 32, jpeg_quality=90, keep_pixels=False))
-    assert not there.has_pixels and there.has_jpeg(90)  # encoded in the worker, sent as bytes
+    assert not there.has_pixels and there.has_jpeg(90)  # encoded in the worker, sent as data URLs
     assert there.hashes == here.hashes
     assert there.jpeg(90) == here.jpeg(90)
     assert there.data_urls(90) == here.data_urls(90)

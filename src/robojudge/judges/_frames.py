@@ -65,7 +65,7 @@ def _finish(frames: SampledFrames, jpeg_quality: int | None) -> SampledFrames:
     """Hash (and encode) frames found in the frame cache, as :func:`decode_frames` would have."""
     frames.hashes  # noqa: B018 - computed here, off the event loop
     if jpeg_quality is not None:
-        frames.jpeg(jpeg_quality)
+        frames.data_urls(jpeg_quality)
     return frames
 
 

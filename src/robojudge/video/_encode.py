@@ -23,7 +23,7 @@ def prepare_frames(
     keep_pixels: bool = True,
 ) -> SampledFrames:
     """:func:`sample_frames` (RGB, through the open frame cache), with :attr:`SampledFrames.hashes`
-    computed and, with ``jpeg_quality``, :meth:`SampledFrames.jpeg` encoded.
+    computed and, with ``jpeg_quality``, the JPEGs encoded (:meth:`SampledFrames.data_urls`).
 
     Args:
         path: Video file or frame folder.
@@ -44,5 +44,5 @@ def prepare_frames(
     sampled = sample_frames(path, fps=fps, max_frames=max_frames, size=size)
     sampled.hashes  # noqa: B018 - computed here, where the caller wants the work done
     if jpeg_quality is not None:
-        sampled.jpeg(jpeg_quality)
+        sampled.data_urls(jpeg_quality)
     return sampled if keep_pixels else sampled.without_pixels()

@@ -208,17 +208,22 @@ class SampledFrames:
         """
         found = self._jpeg.get(quality)
         if found is None:
-            if self._frames is None:
-                have = ", ".join(f"jpeg:{q}" for q in sorted(self._jpeg)) or "none"
+            urls = self._urls.get(quality)
+            if urls is not None:  # what came from a decoder process: the URLs, not the bytes
+                found = tuple(base64.b64decode(u.partition(",")[2]) for u in urls)
+            elif self._frames is None:
+                have = ", ".join(f"jpeg:{q}" for q in sorted({*self._jpeg, *self._urls})) or "none"
                 raise ValueError(
                     f"frames were encoded without pixels ({have}); JPEG quality {quality} is missing"
                 )
-            found = self._jpeg[quality] = tuple(encode_jpeg(f, quality) for f in self._frames)
+            else:
+                found = tuple(encode_jpeg(f, quality) for f in self._frames)
+            self._jpeg[quality] = found
         return found
 
     def has_jpeg(self, quality: int) -> bool:
-        """Whether :meth:`jpeg` at ``quality`` is already encoded (calling it costs no encoding)."""
-        return quality in self._jpeg
+        """Whether :meth:`jpeg` and :meth:`data_urls` at ``quality`` cost no JPEG encoding."""
+        return quality in self._jpeg or quality in self._urls
 
     def data_urls(self, quality: int) -> tuple[str, ...]:
         """:meth:`jpeg` as ``data:image/jpeg;base64,...`` URLs, built once per quality."""
@@ -233,19 +238,23 @@ class SampledFrames:
         Raises:
             ValueError: nothing was encoded: the frames would be lost.
         """
-        if not self._jpeg:
+        if not self._jpeg and not self._urls:
             raise ValueError(f"{self.path}: dropping the pixels needs a JPEG encoding first")
         out = SampledFrames(None, self.timestamps, self.indices, self.source_fps, self.path, self.warnings,
                             self.fingerprint)
         out._hashes = self.hashes
         out._jpeg = dict(self._jpeg)
+        out._urls = dict(self._urls)
         return out
 
     def __getstate__(self) -> dict[str, Any]:
-        # Data URLs are rebuilt from the JPEG bytes on demand: they would add a third to the pickle.
-        return {s: getattr(self, s) for s in self.__slots__ if s != "_urls"}
+        # One form per quality crosses a process boundary: the data URLs where they were built (a
+        # judge sends those, and building them is work the receiving event loop is spared), else
+        # the bytes; either is rebuilt from the other on demand.
+        state = {s: getattr(self, s) for s in self.__slots__}
+        state["_jpeg"] = {q: b for q, b in self._jpeg.items() if q not in self._urls}
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
-        self._urls = {}
