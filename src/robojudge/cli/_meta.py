@@ -7,55 +7,21 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-import pandas as pd
 import typer
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
-from robojudge.meta import OVERALL, AgreementReport, Estimate, agreement_table, fit_agreement
+from robojudge.meta import (
+    OVERALL,
+    AgreementReport,
+    Estimate,
+    ScoreTableError,
+    agreement_from_csv,
+    fit_from_csv,
+)
 
 app = typer.Typer(help="Meta-evaluation: how well judges and scores agree with human ratings.",
                   no_args_is_help=True)
-
-_SHOWN_IDS = 5
-
-
-def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
-    """All columns as strings, blanks kept as ''; errors name the file and the missing columns."""
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except FileNotFoundError:
-        raise fail(f"{path}: no such file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise fail(f"{path}: cannot read as CSV: {exc}") from None
-    df.columns = [str(c).strip() for c in df.columns]
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise fail(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(df.columns) or 'none'}")
-    return df
-
-
-def _numbers(df: pd.DataFrame, column: str, path: Path) -> npt.NDArray[np.float64]:
-    """Parse a column as floats; a blank is NaN, anything else unparsable is an error with its line."""
-    raw = df[column].str.strip()
-    values: npt.NDArray[np.float64] = pd.to_numeric(
-        raw.where(raw != "", None), errors="coerce").to_numpy(dtype=np.float64)
-    bad = np.flatnonzero(np.isnan(values) & (raw != "").to_numpy())
-    if bad.size:
-        i = int(bad[0])
-        more = f" ({bad.size} such rows)" if bad.size > 1 else ""
-        # +2: one for the header line, one for 1-based numbering.
-        raise fail(f"{path} line {i + 2}, column {column!r}: not a number: {df[column].iloc[i]!r}{more}")
-    return values
-
-
-def _check_unique(df: pd.DataFrame, keys: list[str], path: Path) -> None:
-    dup = df.duplicated(keys, keep=False)
-    if dup.any():
-        lines = [str(i + 2) for i in np.flatnonzero(dup.to_numpy())[:_SHOWN_IDS]]
-        raise fail(f"{path}: duplicate ({', '.join(keys)}) rows on lines {', '.join(lines)}")
 
 
 def _parse_pair(text: str | None, option: str) -> tuple[float, float] | None:
@@ -105,40 +71,11 @@ def agreement(
     if sc != (int(sc[0]), int(sc[1])):
         raise fail(f"--scale must be two integers, got {scale!r}")
     scale_int = (int(sc[0]), int(sc[1]))
-    hdf = _read_csv(human, ("item_id", "axis", "score"))
-    pdf = _read_csv(pred, ("item_id", "axis", "score"))
-    hdf["_score"] = _numbers(hdf, "score", human)
-    pdf["_score"] = _numbers(pdf, "score", pred)
-    if "judge" not in pdf.columns:
-        pdf["judge"] = pred.stem
-    _check_unique(hdf, ["item_id", "axis"], human)
-    _check_unique(pdf, ["judge", "item_id", "axis"], pred)
-
-    items = list(dict.fromkeys(hdf["item_id"]))
-    axes = list(dict.fromkeys(hdf["axis"]))
-    index = {item: i for i, item in enumerate(items)}
-    known = set(zip(hdf["item_id"], hdf["axis"], strict=True))
-    extra = [(i, a) for i, a in zip(pdf["item_id"], pdf["axis"], strict=True) if (i, a) not in known]
-    if extra:
-        shown = ", ".join(f"{i}/{a}" for i, a in list(dict.fromkeys(extra))[:_SHOWN_IDS])
-        raise fail(f"{pred}: {len(extra)} row(s) have no human score in {human} (item/axis: {shown})")
-
-    h_arrays = {a: np.full(len(items), np.nan) for a in axes}
-    for item, axis, value in zip(hdf["item_id"], hdf["axis"], hdf["_score"], strict=True):
-        h_arrays[axis][index[item]] = value
-    judges = list(dict.fromkeys(pdf["judge"]))
-    p_arrays = {j: {a: np.full(len(items), np.nan) for a in axes} for j in judges}
-    for j, item, axis, value in zip(pdf["judge"], pdf["item_id"], pdf["axis"], pdf["_score"], strict=True):
-        p_arrays[j][axis][index[item]] = value
-
-    first = hdf.drop_duplicates("item_id").set_index("item_id").loc[items]
-    clusters = first["clip_id"].to_numpy() if "clip_id" in hdf.columns else np.array(items)
-    strata = first["source"].to_numpy() if "source" in hdf.columns else None
     try:
-        report = agreement_table(p_arrays, h_arrays, clusters, strata, bootstrap=bootstrap, seed=seed,
-                                 level=level, scale=scale_int, rank_stats=spearman)
-    except ValueError as exc:
-        raise fail(f"{human}: {exc}") from None
+        report = agreement_from_csv(pred, human, bootstrap=bootstrap, seed=seed, level=level, scale=scale_int,
+                                    rank_stats=spearman)
+    except ScoreTableError as exc:
+        raise fail(str(exc)) from None
     if as_json:
         out: dict[str, Any] = {"pred": str(pred), "human": str(human), "scale": list(scale_int),
                                **report.to_dict()}
@@ -189,12 +126,12 @@ def compare(
     to [0, 1] by its range (the given one, else its observed min and max). Rows with a blank value are
     dropped and counted.
     """
-    df = _read_csv(path, (score, target))
-    x = _numbers(df, score, path)
-    y = _numbers(df, target, path)
-    dropped = int(np.sum(~(np.isfinite(x) & np.isfinite(y))))
-    res = fit_agreement(x, y, _parse_pair(score_range, "--score-range"),
-                        _parse_pair(target_range, "--target-range"))
+    ranges = _parse_pair(score_range, "--score-range"), _parse_pair(target_range, "--target-range")
+    try:
+        table_fit = fit_from_csv(path, score, target, *ranges)
+    except ScoreTableError as exc:
+        raise fail(str(exc)) from None
+    res, dropped = table_fit.fit, table_fit.dropped
     if res.n < 3:
         err_console.print(f"[yellow]warning:[/] only {res.n} complete rows in {path}", highlight=False)
     values = {"n": res.n, "dropped": dropped, "pearson": res.pearson, "spearman": res.spearman, "r2": res.r2,

@@ -4,8 +4,9 @@ Point statistics of a judge against human scores (:mod:`._agreement`), agreement
 (:mod:`._raters`), binary, ranking and band statistics (:mod:`._ranking`), linear-fit agreement of
 continuous scores (:mod:`._fit`), and the paired cluster bootstrap report over many judges
 (:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`), the generator leaderboard
-(:mod:`._leaderboard`) and the metric-calibrated ordinal judge (:mod:`._calibrated`). See
-``docs/meta.md``.
+(:mod:`._leaderboard`) and the metric-calibrated ordinal judge (:mod:`._calibrated`). Score tables
+read from CSV files (:mod:`._tables`, what ``robojudge meta`` runs; pandas loads only when a file is
+read). See ``docs/meta.md``.
 """
 
 from robojudge.meta._agreement import (
@@ -69,6 +70,14 @@ from robojudge.meta._report import (
     Estimate,
     agreement_table,
 )
+from robojudge.meta._tables import (
+    ScoreTableError,
+    TableFit,
+    agreement_from_csv,
+    column_numbers,
+    fit_from_csv,
+    read_score_csv,
+)
 from robojudge.meta._weighted import RankCorrelation, moment_columns, stats_from_sums
 
 __all__ = [
@@ -91,7 +100,10 @@ __all__ = [
     "OrdinalLogit",
     "RankCorrelation",
     "RaterAgreement",
+    "ScoreTableError",
     "Standing",
+    "TableFit",
+    "agreement_from_csv",
     "agreement_table",
     "apply_bands",
     "auroc",
@@ -100,9 +112,11 @@ __all__ = [
     "best_youden_threshold",
     "competition_ranks",
     "confusion_matrix",
+    "column_numbers",
     "cross_validate_ordinal",
     "exact_accuracy",
     "fit_agreement",
+    "fit_from_csv",
     "fit_ordinal_logit",
     "generator_leaderboard",
     "group_means",
@@ -123,6 +137,7 @@ __all__ = [
     "percentile_interval",
     "quadratic_weighted_kappa",
     "rater_agreement",
+    "read_score_csv",
     "round_to_scale",
     "spearman",
     "stats_from_sums",

@@ -1,0 +1,167 @@
+"""Score tables from CSV files: what ``robojudge meta agreement`` and ``meta compare`` compute, callable
+from Python.
+
+The statistics themselves take arrays (:func:`agreement_table`, :func:`fit_agreement`); these functions
+read the files, check them and build the arrays. A bad file is a :class:`ScoreTableError` naming the
+file, and where it can the line and the column. pandas is imported when a file is read, so importing
+:mod:`robojudge.meta` stays numpy and scipy only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from robojudge.meta._fit import FitAgreement, fit_agreement
+from robojudge.meta._report import AgreementReport, agreement_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ScoreTableError", "TableFit", "agreement_from_csv", "fit_from_csv", "read_score_csv"]
+
+_SHOWN_IDS = 5
+
+
+class ScoreTableError(ValueError):
+    """A score table that cannot be used; the message names the file (and line and column)."""
+
+
+def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Every column as text, blanks kept as ``''``, header names stripped.
+
+    Raises:
+        ScoreTableError: The file is missing, is not CSV, or lacks a ``required`` column.
+    """
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except FileNotFoundError:
+        raise ScoreTableError(f"{path}: no such file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ScoreTableError(f"{path}: cannot read as CSV: {exc}") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        found = ", ".join(df.columns) or "none"
+        raise ScoreTableError(f"{path}: missing column(s) {', '.join(missing)}; found {found}")
+    return df
+
+
+def column_numbers(df: pd.DataFrame, column: str, path: str | Path) -> npt.NDArray[np.float64]:
+    """A text column as floats; a blank is NaN, anything else unparsable is an error naming its line."""
+    import pandas as pd
+
+    raw = df[column].str.strip()
+    values: npt.NDArray[np.float64] = pd.to_numeric(
+        raw.where(raw != "", None), errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(np.isnan(values) & (raw != "").to_numpy())
+    if bad.size:
+        i = int(bad[0])
+        more = f" ({bad.size} such rows)" if bad.size > 1 else ""
+        # +2: one for the header line, one for 1-based numbering.
+        raise ScoreTableError(
+            f"{path} line {i + 2}, column {column!r}: not a number: {df[column].iloc[i]!r}{more}")
+    return values
+
+
+def _check_unique(df: pd.DataFrame, keys: list[str], path: str | Path) -> None:
+    dup = df.duplicated(keys, keep=False)
+    if dup.any():
+        lines = [str(i + 2) for i in np.flatnonzero(dup.to_numpy())[:_SHOWN_IDS]]
+        raise ScoreTableError(f"{path}: duplicate ({', '.join(keys)}) rows on lines {', '.join(lines)}")
+
+
+def agreement_from_csv(
+    pred: str | Path,
+    human: str | Path,
+    *,
+    bootstrap: int = 10_000,
+    seed: int = 20260926,
+    level: float = 0.95,
+    scale: tuple[int, int] = (1, 5),
+    rank_stats: bool = True,
+) -> AgreementReport:
+    """Agreement of judge scores with human scores read from two CSV files (``meta agreement``).
+
+    Args:
+        pred: Judge scores: ``item_id, axis, score`` and optionally ``judge`` (else the file's stem
+            names the one judge). A blank score is an unscored item.
+        human: Human scores: ``item_id, axis, score`` and optionally ``clip_id`` (the bootstrap
+            cluster, else the item) and ``source`` (the stratum).
+        bootstrap, seed, level, scale, rank_stats: As :func:`agreement_table`.
+
+    Raises:
+        ScoreTableError: A file cannot be read, has a bad or duplicate row, or ``pred`` scores an
+            item/axis that has no human score.
+    """
+    pred, human = Path(pred), Path(human)
+    hdf = read_score_csv(human, ("item_id", "axis", "score"))
+    pdf = read_score_csv(pred, ("item_id", "axis", "score"))
+    hdf["_score"] = column_numbers(hdf, "score", human)
+    pdf["_score"] = column_numbers(pdf, "score", pred)
+    if "judge" not in pdf.columns:
+        pdf["judge"] = pred.stem
+    _check_unique(hdf, ["item_id", "axis"], human)
+    _check_unique(pdf, ["judge", "item_id", "axis"], pred)
+
+    items = list(dict.fromkeys(hdf["item_id"]))
+    axes = list(dict.fromkeys(hdf["axis"]))
+    index = {item: i for i, item in enumerate(items)}
+    known = set(zip(hdf["item_id"], hdf["axis"], strict=True))
+    extra = [(i, a) for i, a in zip(pdf["item_id"], pdf["axis"], strict=True) if (i, a) not in known]
+    if extra:
+        shown = ", ".join(f"{i}/{a}" for i, a in list(dict.fromkeys(extra))[:_SHOWN_IDS])
+        raise ScoreTableError(
+            f"{pred}: {len(extra)} row(s) have no human score in {human} (item/axis: {shown})")
+
+    h_arrays = {a: np.full(len(items), np.nan) for a in axes}
+    for item, axis, value in zip(hdf["item_id"], hdf["axis"], hdf["_score"], strict=True):
+        h_arrays[axis][index[item]] = value
+    judges = list(dict.fromkeys(pdf["judge"]))
+    p_arrays = {j: {a: np.full(len(items), np.nan) for a in axes} for j in judges}
+    for j, item, axis, value in zip(pdf["judge"], pdf["item_id"], pdf["axis"], pdf["_score"], strict=True):
+        p_arrays[j][axis][index[item]] = value
+
+    first = hdf.drop_duplicates("item_id").set_index("item_id").loc[items]
+    clusters = first["clip_id"].to_numpy() if "clip_id" in hdf.columns else np.array(items)
+    strata = first["source"].to_numpy() if "source" in hdf.columns else None
+    try:
+        return agreement_table(p_arrays, h_arrays, clusters, strata, bootstrap=bootstrap, seed=seed,
+                               level=level, scale=scale, rank_stats=rank_stats)
+    except ValueError as exc:
+        raise ScoreTableError(f"{human}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class TableFit:
+    """:func:`fit_from_csv`'s answer: the fit, and how many rows a blank value left out."""
+
+    fit: FitAgreement
+    dropped: int
+
+
+def fit_from_csv(
+    path: str | Path,
+    score: str,
+    target: str,
+    score_range: tuple[float, float] | None = None,
+    target_range: tuple[float, float] | None = None,
+) -> TableFit:
+    """Linear-fit agreement of the ``score`` column against the ``target`` column (``meta compare``).
+
+    Rows with a blank value in either column are left out and counted.
+
+    Raises:
+        ScoreTableError: The file cannot be read, lacks a column, or has a value that is not a number.
+    """
+    df = read_score_csv(path, (score, target))
+    x = column_numbers(df, score, path)
+    y = column_numbers(df, target, path)
+    dropped = int(np.sum(~(np.isfinite(x) & np.isfinite(y))))
+    return TableFit(fit_agreement(x, y, score_range, target_range), dropped)
