@@ -30,7 +30,9 @@ __all__ = ["BUILTIN_MODULES", "Registry", "UnknownNameError", "load_object"]
 
 T = TypeVar("T")
 
-# The modules whose import registers built-in entries, per registry kind, imported in this order.
+# The modules whose import registers built-in entries, per registry kind, imported in this order: a
+# module comes after the listed modules it imports helpers from (hf_aesthetic after hf_consistency),
+# so that each import registers only the module's own entries.
 # Set metrics have no key: set_metric() registers into both the "metric" and the "set metric"
 # registries, so the set registry loads the metric one (Registry(loaded_by=...)). The RoboPhys-3D
 # catalog registers the taxonomy ids nothing here computes (judge and external ones); it is last so
@@ -46,8 +48,8 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "robojudge.metrics.robophys.geometry",
         "robojudge.metrics.robophys.text",
         "robojudge.metrics.robophys.tracking",
-        "robojudge.metrics.learned.hf_aesthetic",
         "robojudge.metrics.learned.hf_consistency",
+        "robojudge.metrics.learned.hf_aesthetic",
         "robojudge.metrics.learned.hf_depth",
         "robojudge.metrics.learned.hf_hpsv3",
         "robojudge.metrics.learned.hf_vjepa",

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))  # the tiny-CLIP helpers
 
-from robojudge.metrics import _registry  # noqa: E402
+from robojudge.metrics import METRICS  # noqa: E402
 from robojudge.metrics.learned.hf_consistency import FrameSampling  # noqa: E402
 from robojudge.models import _clipiqa as cq  # noqa: E402
 from robojudge.run._score import MetricRequest, compute_metric  # noqa: E402
@@ -25,8 +25,8 @@ RNG = np.random.default_rng(5)
 
 @pytest.fixture(scope="module")
 def tv_clipiqa():
-    """The metric module (the built-in loader imports it through robojudge.metrics.learned)."""
-    _registry._load_builtins()
+    """The metric module, as the metric registry imports it."""
+    METRICS.load()
     return importlib.import_module("robojudge.metrics.learned.tv_clipiqa")
 
 

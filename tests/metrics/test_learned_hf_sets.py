@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from robojudge.metrics import MetricInputError, UnknownMetricError, _registry, get_metric, list_metrics
+from robojudge.metrics import METRICS, SET_METRICS, MetricInputError, UnknownMetricError, get_metric
 from robojudge.metrics import _sets as sets
 from robojudge.metrics._score import Score
 from robojudge.metrics._select import expand_metric_ids, not_run_summary
@@ -13,11 +13,14 @@ from robojudge.suite import Item
 
 
 @pytest.fixture
-def toy(monkeypatch):
-    list_metrics()
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
-    monkeypatch.setattr(sets, "_SETS", dict(sets._SETS))
+def toy():
+    # Registered in scratch registries: the toy metrics are gone after the test.
+    with METRICS.scratch(), SET_METRICS.scratch():
+        _register_toys()
+        yield
 
+
+def _register_toys():
     @sets.set_metric("toy_group_mean", output="group", family="features", inputs={"video"},
                      higher_is_better=True, native_range=(0.0, None), citation="toy", description="mean of x",
                      provider="computed", min_items=2)

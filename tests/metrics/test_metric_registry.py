@@ -4,12 +4,12 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from robojudge.metrics import (
+    METRICS,
     Family,
     Input,
     NoConfig,
     Score,
     UnknownMetricError,
-    _registry,
     get_metric,
     list_metrics,
     metric,
@@ -17,10 +17,10 @@ from robojudge.metrics import (
 
 
 @pytest.fixture
-def clean_registry(monkeypatch):
-    # Work on a copy so test registrations never leak into other tests.
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
-    _registry._load_builtins()
+def clean_registry():
+    # Test registrations are undone afterwards, so they never leak into other tests.
+    with METRICS.scratch():
+        yield
 
 
 def _register(mid="toy_metric", **over):

@@ -5,11 +5,11 @@ import pytest
 from robojudge.aggregate import load_taxonomy
 from robojudge.metrics import (
     ALL_METRICS,
+    METRICS,
     Family,
     Input,
     MetricInputError,
     Provider,
-    _registry,
     expand_metric_ids,
     get_metric,
     list_metrics,
@@ -17,7 +17,8 @@ from robojudge.metrics import (
     not_run_by_all,
     not_run_summary,
 )
-from robojudge.metrics.robophys.catalog import is_unavailable
+from robojudge.metrics.robophys import catalog
+from robojudge.metrics.robophys.catalog import CATALOG, is_unavailable
 from robojudge.run._api import build_requests
 from robojudge.suite import Item
 
@@ -63,6 +64,30 @@ def test_provider_split():
     assert {i for i in by[Provider.model] if specs[i].weights} == MODEL_RUN
     assert all(is_unavailable(specs[i].fn) for i in MODEL_STUB)
     assert all(specs[i].family is Family.judge for i in vlm)
+
+
+def test_catalog_rows_are_what_is_registered():
+    # A catalog row is used only when no metric module computes its id; its provider and family are
+    # those of the registered metric, and a judge row's rubric ships under the same id.
+    from robojudge.judges import taxonomy_rubrics
+
+    specs = {s.id: s for s in list_metrics()}
+    wrong = {mid: (entry.provider.value, specs[mid].provider.value, specs[mid].fn.__module__)
+             for mid, entry in CATALOG.items() if not is_unavailable(specs[mid].fn)}
+    assert wrong == {}, "catalog rows never used (id: catalog provider, registered provider, computed by)"
+    assert {mid for mid, s in specs.items() if is_unavailable(s.fn)} == set(CATALOG)
+    for mid, entry in CATALOG.items():
+        assert (specs[mid].provider, specs[mid].family) == (entry.provider, entry.family), mid
+        assert entry.provider in (Provider.judge, Provider.external), mid
+    judged = {mid for mid, e in CATALOG.items() if e.provider is Provider.judge}
+    assert {r: t for r, t in taxonomy_rubrics().items() if t in judged} == {m: m for m in judged}
+    assert {mid for mid, e in CATALOG.items() if e.provider is Provider.external} == EXTERNAL
+
+
+def test_a_catalog_row_for_a_registered_id_fails_instead_of_being_skipped():
+    taken = r"'rbg_fidelity' is already registered \(by .*catalog\)"
+    with METRICS.scratch(), pytest.raises(ValueError, match=taken):
+        catalog._register_catalog()
 
 
 def test_native_ranges_follow_the_paper():
@@ -128,11 +153,11 @@ def test_not_run_summary_lists_every_skipped_id():
     assert all(i in text for i in skipped)
 
 
-def test_all_is_a_reserved_id(monkeypatch):
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
-    with pytest.raises(ValueError, match="reserved"):
-        metric("all", family="pixel", inputs=set(), higher_is_better=True, native_range=(0, 1), version="1",
-               citation="c", description="d")(lambda item, config: None)  # type: ignore[arg-type,return-value]
-    with pytest.raises(ValueError, match="provider"):
-        metric("toy_p", family="pixel", inputs=set(), higher_is_better=True, native_range=(0, 1), version="1",
-               citation="c", description="d", provider="oracle")(lambda item, config: None)  # type: ignore
+def test_all_is_a_reserved_id():
+    meta = dict(family="pixel", inputs=set(), higher_is_better=True, native_range=(0, 1), version="1",
+                citation="c", description="d")
+    with METRICS.scratch():
+        with pytest.raises(ValueError, match="reserved"):
+            metric("all", **meta)(lambda item, config: None)  # type: ignore
+        with pytest.raises(ValueError, match="provider"):
+            metric("toy_p", provider="oracle", **meta)(lambda item, config: None)  # type: ignore

@@ -16,7 +16,6 @@ from robojudge.metrics.functional import (
     ndtw_score,
     symmetric_hausdorff,
 )
-from robojudge.metrics.tracking import get_tracker, list_trackers, register_tracker
 
 
 def test_hausdorff_by_hand_and_against_scipy():
@@ -122,23 +121,3 @@ def test_a_detection_where_nothing_is_lowers_precision_only():
     ap, ar = average_precision_recall([box, np.zeros((0, 4))], [box, box], [np.array([0.5]), np.array([0.9])])
     # Ranked FP (.9), TP (.5): recall 0, 1; precision 0, 1/2 -> envelope 1/2 at every recall point.
     assert ap == pytest.approx(0.5) and ar == 1.0
-
-
-def test_tracker_registry(monkeypatch):
-    from robojudge.metrics.tracking import _registry
-
-    monkeypatch.setattr(_registry, "_REGISTERED", {})  # the test's tracker does not outlive it
-    assert "lk_flow" in list_trackers()
-    with pytest.raises(KeyError, match="Did you mean 'lk_flow'"):
-        get_tracker("lk_flwo")
-
-    class Still:
-        def track(self, frames, seed):
-            raise NotImplementedError
-
-    register_tracker("still_for_test")(Still)
-    assert isinstance(get_tracker("still_for_test"), Still)
-    with pytest.raises(ValueError, match="already registered"):
-        register_tracker("still_for_test")(Still)
-    with pytest.raises(ValueError, match="extra"):  # options are validated by the tracker's config
-        get_tracker("lk_flow", no_such_option=1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
+from robojudge.metrics import SET_METRICS
 from robojudge.metrics import _sets as sets
-from robojudge.metrics import list_metrics
 from robojudge.metrics._score import Score
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
@@ -29,14 +30,19 @@ def invoke(*args: object) -> str:
     return res.output
 
 
-def test_export_by_generator_feeds_aggregate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    list_metrics()
-    monkeypatch.setattr(sets, "_SETS", dict(sets._SETS))
+def fake_fvd(group: sets.ItemGroup, config: object) -> sets.SetScores:  # no I3D weights in tests
+    return sets.SetScores(group=Score(value=FAKE_FVD[group.key]))
 
-    def fake_fvd(group: sets.ItemGroup, config: object) -> sets.SetScores:  # no I3D weights in tests
-        return sets.SetScores(group=Score(value=FAKE_FVD[group.key]))
 
-    monkeypatch.setitem(sets._SETS, "iq1_fvd", dataclasses.replace(sets._SETS["iq1_fvd"], fn=fake_fvd))
+@pytest.fixture
+def fake_fvd_registered() -> Iterator[None]:
+    with SET_METRICS.scratch():  # the real FVD is back after the test
+        SET_METRICS.add("iq1_fvd", dataclasses.replace(SET_METRICS.get("iq1_fvd"), fn=fake_fvd), replace=True)
+        yield
+
+
+@pytest.mark.usefixtures("fake_fvd_registered")
+def test_export_by_generator_feeds_aggregate(tmp_path: Path) -> None:
     items = []
     for n, gen in enumerate(["g1", "g1", "g2", "g2"]):
         write_video(tmp_path / f"v{n}.mp4", np.full((4, 16, 16, 3), 30 * n, np.uint8), fps=4)

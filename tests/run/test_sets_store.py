@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
-from robojudge.metrics import _registry, list_metrics
+from robojudge.metrics import METRICS, SET_METRICS
 from robojudge.metrics import _sets as sets
 from robojudge.metrics._score import Score
 from robojudge.run import score_sets_into
@@ -25,11 +26,13 @@ def _brightness(path: str) -> float:
 
 
 @pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+def toy() -> Iterator[dict[str, int]]:
     """Two set metrics on the videos; ``calls`` counts the groups each one computed."""
-    list_metrics()
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
-    monkeypatch.setattr(sets, "_SETS", dict(sets._SETS))
+    with METRICS.scratch(), SET_METRICS.scratch():  # gone after the test
+        yield _register_toys()
+
+
+def _register_toys() -> dict[str, int]:
     calls = {"toy_set_gap": 0, "toy_set_rank": 0}
 
     @sets.set_metric("toy_set_gap", output="group", family="features", inputs={"video", "reference"},
@@ -213,13 +216,13 @@ def test_group_column_lists_the_registry_once(toy, items, store, monkeypatch) ->
 
     score_sets_into(store, items, ["toy_set_gap", "toy_set_rank"], by="generator")
     listed = [0]
-    list_metrics = sets.list_metrics
+    list_sets = SET_METRICS.values
 
     def counted() -> object:
         listed[0] += 1
-        return list_metrics()
+        return list_sets()
 
-    monkeypatch.setattr(sets, "list_metrics", counted)
+    monkeypatch.setattr(SET_METRICS, "values", counted)
     cell = group_column(items, "generator")
     cells = sorted((r.item_id, cell(r)) for r in store.rows())
     assert cells == [("group:generator=g1", "g1"), ("group:generator=g2", "g2"),

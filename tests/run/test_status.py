@@ -122,16 +122,16 @@ def test_status_work_does_not_grow_with_rows_per_metric(
 ) -> None:
     """The registry is listed once per call, not once per row, and metrics that read the same
     inputs share one fingerprint per item (as when scoring)."""
-    from robojudge.metrics import _sets
+    from robojudge.metrics import SET_METRICS
     from robojudge.run import _fingerprint
 
     reqs = build_requests(["test_frames_a", "test_frames_b"])
     listed, read = [0], [0]
-    list_metrics, read_inputs = _sets.list_metrics, _fingerprint.read_inputs
+    list_sets, read_inputs = SET_METRICS.values, _fingerprint.read_inputs
 
     def counted_list() -> object:
         listed[0] += 1
-        return list_metrics()
+        return list_sets()
 
     def counted_read(*args: object, **kw: object) -> object:
         read[0] += 1
@@ -139,7 +139,7 @@ def test_status_work_does_not_grow_with_rows_per_metric(
 
     with ResultStore(tmp_path / "results.sqlite") as store:
         score_items(items, reqs, store)
-        monkeypatch.setattr(_sets, "list_metrics", counted_list)
+        monkeypatch.setattr(SET_METRICS, "values", counted_list)
         monkeypatch.setattr(_fingerprint, "read_inputs", counted_read)
         status = results_status(store, items)
     assert {m.metric: m.up_to_date for m in status.metrics} == {"test_frames_a": 3, "test_frames_b": 3}

@@ -46,7 +46,6 @@ from robojudge.judges._ids import (
     taxonomy_rubrics,
 )
 from robojudge.judges._parse import ParseResult, find_json_object, parse_reply
-from robojudge.judges._registry import Registry, UnknownNameError
 from robojudge.judges._rubric import RUBRICS, Rubric, RubricError, get_rubric, load_rubric_file
 from robojudge.judges._scoring import Scoring, Vote, expected_score, majority_vote
 from robojudge.judges._specialized import (
@@ -58,6 +57,7 @@ from robojudge.judges._specialized import (
     parse_videoscore2_reply,
     specialized_judge_config,
 )
+from robojudge.registry import UnknownNameError
 
 __all__ = [
     "BACKENDS",
@@ -77,7 +77,6 @@ __all__ = [
     "PaIa",
     "ParseResult",
     "Prices",
-    "Registry",
     "ResponseCache",
     "Rubric",
     "RubricError",

@@ -16,7 +16,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
 from robojudge.judges._config import JudgeConfig
-from robojudge.judges._registry import Registry
+from robojudge.registry import Registry
 from robojudge.video import SampledFrames
 
 
@@ -201,14 +201,8 @@ class Backend(Protocol):
 BackendFactory = Callable[[JudgeConfig], Backend]
 
 
-def _load_builtin_backends() -> None:
-    import importlib
-
-    for mod in ("_openai", "_hf", "_mock"):  # each registers itself on import
-        importlib.import_module(f"robojudge.judges.{mod}")
-
-
-BACKENDS: Registry[BackendFactory] = Registry("judge backend", _load_builtin_backends)
+# The built-in backends register themselves from the modules robojudge.registry.BUILTIN_MODULES lists.
+BACKENDS: Registry[BackendFactory] = Registry("judge backend")
 """Backend factories by name: ``openai``, ``hf``, ``mock``; plugins call ``BACKENDS.add``."""
 
 

@@ -10,8 +10,8 @@ with the taxonomy's rule (App. B.5 of RoboPhys-3D). Each judged row also carries
 
 from __future__ import annotations
 
-from robojudge.judges._registry import UnknownNameError
 from robojudge.judges._rubric import RUBRICS
+from robojudge.registry import UnknownNameError
 
 PREFIX = "judge:"
 

@@ -46,7 +46,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from robojudge.judges._registry import Registry
+from robojudge.registry import Registry
 
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 _PLACEHOLDERS = ("instruction",)
@@ -313,7 +313,7 @@ def _load_builtin_rubrics() -> None:
             RUBRICS.add(rubric.id, rubric)
 
 
-RUBRICS: Registry[Rubric] = Registry("rubric", _load_builtin_rubrics)
+RUBRICS: Registry[Rubric] = Registry("rubric", loader=_load_builtin_rubrics)
 """Built-in rubrics by id (``pa``, ``ia``, the RoboPhys-3D ones...); :meth:`Registry.add` registers more."""
 
 

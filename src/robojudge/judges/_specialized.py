@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from robojudge.judges._config import JudgeConfig, make_judge
-from robojudge.judges._registry import Registry
+from robojudge.registry import Registry
 
 
 class NativeScoreError(ValueError):

@@ -1,7 +1,12 @@
-"""Metrics: pure functions from an item's files to a :class:`Score`, in one typed registry."""
+"""Metrics: pure functions from an item's files to a :class:`Score`, in one typed registry.
+
+:data:`METRICS` (per-item metrics) and :data:`SET_METRICS` (set-level ones) are
+:class:`robojudge.registry.Registry` objects; :func:`metric` and :func:`set_metric` register into them.
+"""
 
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import (
+    METRICS,
     Family,
     Input,
     MetricSpec,
@@ -22,6 +27,7 @@ from robojudge.metrics._select import (
     not_run_summary,
 )
 from robojudge.metrics._sets import (
+    SET_METRICS,
     ItemGroup,
     SetOutput,
     SetRow,
@@ -35,6 +41,8 @@ from robojudge.metrics._sets import (
 
 __all__ = [
     "ALL_METRICS",
+    "METRICS",
+    "SET_METRICS",
     "Family",
     "Input",
     "ItemGroup",

@@ -3,25 +3,27 @@
 A metric is a pure function ``(item, config) -> Score``: it reads the item's files, never the
 result store. Its metadata is checked when it registers, so a typo in a family or an input name fails
 at import time rather than in the middle of a run.
+
+:data:`METRICS` is a :class:`robojudge.registry.Registry`: before its first lookup it imports the
+modules listed under ``"metric"`` in :data:`robojudge.registry.BUILTIN_MODULES`, then those of the
+``robojudge.metrics`` entry-point group and of ``ROBOJUDGE_PLUGINS``.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
-import importlib
 import json
-import os
 import re
 from collections.abc import Callable, Mapping
 from enum import StrEnum
-from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from robojudge import settings
 from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._score import Score
+from robojudge.registry import Registry, UnknownNameError
 from robojudge.suite._schema import Item
 
 
@@ -166,61 +168,39 @@ class MetricSpec(BaseModel, Generic[C]):
         }
 
 
-class UnknownMetricError(KeyError):
+_HINT = " Run `robojudge metrics list` to see all."
+
+
+class UnknownMetricError(UnknownNameError):
     """Raised for a metric id that is not registered; the message suggests close matches."""
 
     def __init__(self, metric_id: str, known: list[str]) -> None:
-        close = difflib.get_close_matches(metric_id, known, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        super().__init__("metric", metric_id, known, _HINT)
         self.metric_id = metric_id
-        super().__init__(f"unknown metric {metric_id!r}.{hint} Run `robojudge metrics list` to see all.")
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
-_REGISTRY: dict[str, MetricSpec[Any]] = {}
-# Modules that register built-in metrics when imported; heavy ones import their frameworks lazily
-# inside the metric function, so loading them all stays cheap.
-# The catalog comes last: it registers a stub for every taxonomy id no earlier module computes.
-_BUILTIN_MODULES: tuple[str, ...] = (
-    "robojudge.metrics.baseline",
-    "robojudge.metrics.flow",
-    "robojudge.metrics.pixel",
-    "robojudge.metrics.robophys.reference",
-    "robojudge.metrics.robophys.motion",
-    "robojudge.metrics.robophys.state",
-    "robojudge.metrics.robophys.geometry",
-    "robojudge.metrics.robophys.text",
-    "robojudge.metrics.robophys.tracking",
-    "robojudge.metrics.learned.hf",
-    "robojudge.metrics.learned.tv",
-    "robojudge.metrics.robophys.rbg_reprojection",
-    "robojudge.metrics.robophys.catalog",
+def _plugin_modules() -> tuple[str, ...]:
+    """Modules named in ``ROBOJUDGE_PLUGINS``: read from the environment of the process that loads, so
+    plugin metrics reach ``--workers`` processes too."""
+    return settings.get().plugins
+
+
+def _check_spec(name: str, spec: MetricSpec[Any]) -> MetricSpec[Any]:
+    # An entry-point object is imported lazily: refuse anything but a spec registered under its own id.
+    if not isinstance(spec, MetricSpec) or spec.id != name:
+        got = getattr(spec, "id", type(spec).__name__)
+        raise TypeError(f"metric entry {name!r} must be a MetricSpec with id {name!r}, got {got!r}")
+    return spec
+
+
+METRICS: Registry[MetricSpec[Any]] = Registry(
+    "metric",
+    entry_point_group="robojudge.metrics",
+    extra_modules=_plugin_modules,
+    hint=_HINT,
+    check=_check_spec,
 )
-_builtins_loaded = False
-
-
-def _plugin_modules() -> list[str]:
-    """Extra metric modules: the ``robojudge.metrics`` entry-point group and ``ROBOJUDGE_PLUGINS``.
-
-    ``ROBOJUDGE_PLUGINS`` is a comma-separated list of importable module names; it reaches worker
-    processes through the environment, so plugin metrics work with ``--workers`` too.
-    """
-    mods = [ep.value for ep in entry_points(group="robojudge.metrics")]
-    mods += [m.strip() for m in os.environ.get("ROBOJUDGE_PLUGINS", "").split(",") if m.strip()]
-    return mods
-
-
-def _load_builtins() -> None:
-    global _builtins_loaded
-    if not _builtins_loaded:
-        _builtins_loaded = True
-        for mod in (*_BUILTIN_MODULES, *_plugin_modules()):
-            try:
-                importlib.import_module(mod)
-            except ImportError as exc:
-                raise ImportError(f"cannot import metric module {mod!r}: {exc}") from exc
+"""Every metric by id, built-ins and plugins (:func:`metric` registers into it)."""
 
 
 E = TypeVar("E", bound=StrEnum)
@@ -261,8 +241,8 @@ def metric(
     def deco(fn: Callable[[Item, Any], Score]) -> Callable[[Item, Any], Score]:
         if id == "all":
             raise ValueError("metric id 'all' is reserved: it stands for every computed metric")
-        if id in _REGISTRY:
-            raise ValueError(f"metric {id!r} is already registered (by {_REGISTRY[id].fn.__module__})")
+        if METRICS.is_registered(id):
+            raise ValueError(f"metric {id!r} is already registered (by {_registered_by(id)})")
         spec: MetricSpec[Any] = MetricSpec(
             id=id,
             family=_enum_value(Family, family, id, "family"),
@@ -278,15 +258,22 @@ def metric(
             taxonomy=taxonomy,
             weights=tuple(weights),
         )
-        _REGISTRY[id] = spec
+        METRICS.add(id, spec)
         return fn
 
     return deco
 
 
+def _registered_by(metric_id: str) -> str:
+    try:
+        return METRICS.get(metric_id).fn.__module__
+    except ImportError:  # a lazy entry point that does not import
+        return "an entry point"
+
+
 def is_registered(metric_id: str) -> bool:
-    """Whether ``metric_id`` is registered yet (the taxonomy catalog uses it to skip computed ids)."""
-    return metric_id in _REGISTRY
+    """Whether ``metric_id`` is registered yet, without loading the built-in metrics first."""
+    return METRICS.is_registered(metric_id)
 
 
 def hash_config_values(values: Mapping[str, Any]) -> str:
@@ -297,14 +284,12 @@ def hash_config_values(values: Mapping[str, Any]) -> str:
 
 def get_metric(metric_id: str) -> MetricSpec[Any]:
     """Look up a metric by id; raises :class:`UnknownMetricError` with suggestions."""
-    _load_builtins()
     try:
-        return _REGISTRY[metric_id]
-    except KeyError:
-        raise UnknownMetricError(metric_id, sorted(_REGISTRY)) from None
+        return METRICS.get(metric_id)
+    except UnknownNameError:
+        raise UnknownMetricError(metric_id, METRICS.names()) from None
 
 
 def list_metrics() -> list[MetricSpec[Any]]:
     """All registered metrics, sorted by id."""
-    _load_builtins()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return METRICS.values()

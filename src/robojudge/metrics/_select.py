@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from robojudge.metrics._presence import missing_weights, present_names, weights_present
 from robojudge.metrics._registry import MetricSpec, Provider, list_metrics
+from robojudge.metrics._sets import is_set_metric
 
 #: The id that stands for every metric robojudge can compute here.
 ALL_METRICS = "all"
@@ -22,44 +24,9 @@ _WHY: dict[Provider, str] = {
 }
 
 
-def _present_names(specs: Sequence[MetricSpec[Any]]) -> dict[str, bool]:
-    """Presence of every network the given metrics declare (each resolved once)."""
-    from robojudge.models import get_weights, weights_path
-
-    out: dict[str, bool] = {}
-    for name in {n for s in specs for n in s.weights}:
-        try:
-            out[name] = weights_path(get_weights(name)) is not None
-        except KeyError:  # named by a metric but never registered
-            out[name] = False
-    return out
-
-
-def weights_present(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None) -> bool:
-    """Whether ``spec`` declares weights and every one of them is on this machine.
-
-    A metric that declares no weights, or names weights nobody registered, is not runnable by
-    ``all`` (every built-in model metric declares its networks; a plugin's might not).
-    """
-    present = _present_names([spec]) if present is None else present
-    return bool(spec.weights) and all(present.get(n, False) for n in spec.weights)
-
-
-def missing_weights(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None) -> list[str]:
-    """The names among ``spec.weights`` that are not on this machine (or not registered)."""
-    present = _present_names([spec]) if present is None else present
-    return [n for n in spec.weights if not present.get(n, False)]
-
-
-def _is_set(spec: MetricSpec[Any]) -> bool:
-    from robojudge.metrics._sets import is_set_metric
-
-    return is_set_metric(spec.id)
-
-
 def runs_with_all(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None) -> bool:
     """Whether ``all`` includes ``spec`` on this machine."""
-    if _is_set(spec):
+    if is_set_metric(spec.id):
         return False
     if spec.provider is Provider.computed:
         return True
@@ -80,7 +47,7 @@ def expand_metric_ids(metric_ids: Sequence[str]) -> list[str]:
     for mid in metric_ids:
         if mid == ALL_METRICS:
             specs = list_metrics()
-            present = _present_names(specs)
+            present = present_names(specs)
             names = [s.id for s in specs if runs_with_all(s, present)]
         else:
             names = [mid]
@@ -91,7 +58,7 @@ def expand_metric_ids(metric_ids: Sequence[str]) -> list[str]:
 def not_run_by_all() -> list[MetricSpec[Any]]:
     """Registered metrics that ``all`` leaves out on this machine."""
     specs = list_metrics()
-    present = _present_names(specs)
+    present = present_names(specs)
     return [s for s in specs if not runs_with_all(s, present)]
 
 
@@ -102,9 +69,9 @@ def not_run_summary() -> list[str]:
     those that declare no weights (plugins), then set-level metrics, judge and external ones.
     """
     skipped = not_run_by_all()
-    present = _present_names(skipped)
+    present = present_names(skipped)
     lines: list[str] = []
-    model = [s for s in skipped if s.provider is Provider.model and not _is_set(s)]
+    model = [s for s in skipped if s.provider is Provider.model and not is_set_metric(s.id)]
     wired = [s for s in model if s.weights]
     undeclared = [s for s in model if not s.weights]
     if model:
@@ -116,12 +83,12 @@ def not_run_summary() -> list[str]:
     if undeclared:
         lines.append(f"  no weights declared (name them with metric(..., weights=...)): "
                      f"{', '.join(s.id for s in undeclared)}")
-    sets = [s for s in skipped if _is_set(s)]
+    sets = [s for s in skipped if is_set_metric(s.id)]
     if sets:
         lines.append(f"{len(sets)} set-level metrics not run per item (score them with "
                      f"`robojudge metrics sets`): " + ", ".join(s.id for s in sets))
     for provider, why in _WHY.items():
-        ids = [s.id for s in skipped if s.provider is provider and not _is_set(s)]
+        ids = [s.id for s in skipped if s.provider is provider and not is_set_metric(s.id)]
         if ids:
             lines.append(f"{len(ids)} {provider.value} metrics not run ({why}): {', '.join(ids)}")
     return lines

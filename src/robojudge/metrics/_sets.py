@@ -65,7 +65,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._presence import weights_present
 from robojudge.metrics._registry import (
+    METRICS,
     Family,
     Input,
     MetricSpec,
@@ -74,10 +76,10 @@ from robojudge.metrics._registry import (
     UnknownMetricError,
     get_metric,
     hash_config_values,
-    list_metrics,
     metric,
 )
 from robojudge.metrics._score import Score
+from robojudge.registry import Registry
 from robojudge.suite._schema import GROUP_PREFIX, Item
 
 
@@ -159,7 +161,9 @@ class SetMetricSpec:
         return get_metric(self.id)
 
 
-_SETS: dict[str, SetMetricSpec] = {}
+SET_METRICS: Registry[SetMetricSpec] = Registry("set metric", loaded_by=METRICS)
+"""Set-level metrics by id. :func:`set_metric` registers into it and into :data:`METRICS`, from the
+metric modules, so loading it loads the metric registry."""
 
 
 class _SetLevelOnly:
@@ -236,8 +240,9 @@ def set_metric(
     desc = f"[set-level, one value per {kind.value}] {description}"
 
     def deco(fn: SetFn) -> SetFn:
-        if id in _SETS:
-            raise ValueError(f"set metric {id!r} is already registered (by {_SETS[id].fn.__module__})")
+        if SET_METRICS.is_registered(id):
+            by = SET_METRICS.get(id).fn.__module__
+            raise ValueError(f"set metric {id!r} is already registered (by {by})")
         if id in load_taxonomy().ids:
             if higher_is_better is not None or native_range is not None or citation is not None:
                 raise ValueError(f"set metric {id!r} is a taxonomy id: direction, range and citation come "
@@ -253,7 +258,8 @@ def set_metric(
             metric(id, family=family, inputs=inputs, higher_is_better=higher_is_better,
                    native_range=native_range, version=version, citation=citation, description=desc,
                    config=config, provider=provider, weights=weights)(_per_item_stub(id))
-        _SETS[id] = SetMetricSpec(id=id, output=kind, fn=fn, min_items=min_items, references=references)
+        sm = SetMetricSpec(id=id, output=kind, fn=fn, min_items=min_items, references=references)
+        SET_METRICS.add(id, sm)
         return fn
 
     return deco
@@ -261,8 +267,7 @@ def set_metric(
 
 def is_set_metric(metric_id: str) -> bool:
     """Whether ``metric_id`` is a set-level metric (loads the built-in metrics first)."""
-    list_metrics()
-    return metric_id in _SETS
+    return metric_id in SET_METRICS
 
 
 def get_set_metric(metric_id: str) -> SetMetricSpec:
@@ -273,16 +278,15 @@ def get_set_metric(metric_id: str) -> SetMetricSpec:
         ValueError: Registered, but a per-item metric.
     """
     spec = get_metric(metric_id)  # unknown ids fail here with "did you mean"
-    if metric_id not in _SETS:
+    if metric_id not in SET_METRICS:
         raise ValueError(f"{spec.id} is a per-item metric: score it with `robojudge score`, not "
                          "`robojudge metrics sets`")
-    return _SETS[metric_id]
+    return SET_METRICS.get(metric_id)
 
 
 def list_set_metrics() -> list[SetMetricSpec]:
     """Every set-level metric, sorted by id."""
-    list_metrics()
-    return [_SETS[k] for k in sorted(_SETS)]
+    return SET_METRICS.values()
 
 
 @dataclass
@@ -414,8 +418,6 @@ def choose_set_metrics(
     Raises:
         UnknownMetricError: An unknown id. ValueError: a per-item id or bad config.
     """
-    from robojudge.metrics._select import weights_present
-
     ids: list[str] = []
     for mid in metric_ids:
         names = [s.id for s in list_set_metrics() if weights_present(s.spec)] if mid == "all" else [mid]

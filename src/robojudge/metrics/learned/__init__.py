@@ -1,8 +1,6 @@
-"""Model-backed metrics: networks loaded through robojudge.models, imported lazily."""
+"""Model-backed metrics: networks loaded through robojudge.models, imported lazily.
 
-# Registers sa_clip (CLIP text score), aq_clip_iqa (pyiqa's CLIP-IQA) and cc_semantics (ViCLIP); the
-# registry's built-in loader imports this package through learned.hf. These modules import torch,
-# transformers and pyiqa only inside their functions.
-from robojudge.metrics.learned import hf_text, tv_clipiqa, tv_viclip  # noqa: F401
-
-__all__ = ["hf_text", "tv_clipiqa", "tv_viclip"]
+Importing this package registers nothing: the metric modules in it (``hf_*``, ``tv*``) are listed in
+:data:`robojudge.registry.BUILTIN_MODULES` and imported by the metric registry before its first lookup.
+Each imports torch, transformers and pyiqa only inside the functions that run a network.
+"""

@@ -268,6 +268,3 @@ def mq_motion_smoothness(item: Item, config: SmoothnessConfig) -> Score:
     return Score(
         value=float(per_step.mean()), details={"frames": len(frames), "min_step": float(per_step.min())}
     )
-
-
-from robojudge.metrics.learned import tv_sets  # noqa: E402,F401  (registers the set-level metrics)

@@ -1,11 +1,15 @@
 """The RoboPhys-3D metrics robojudge does not compute itself, registered so every taxonomy id resolves.
 
 Each one is registered under its taxonomy id with its place, direction and range, and a provider:
-``model`` (needs network weights robojudge does not ship yet), ``judge`` (a VLM-grounded score that
-comes from a judge rubric) or ``external`` (produced by a pipeline outside robojudge: IDM replay or
-policy training in a simulator, or a per-video 3D reconstruction; imported with
-``robojudge results import``).
+``judge`` (a VLM-grounded score that comes from a built-in judge rubric of the same id) or
+``external`` (produced by a pipeline outside robojudge: IDM replay or policy training in a simulator,
+or a per-video 3D reconstruction; imported with ``robojudge results import``). A ``model`` row would
+name a network robojudge does not run yet; there is none today, every model metric is implemented.
 Computing one raises :class:`MetricInputError` that says where the value has to come from.
+
+Only ids that no metric module computes belong here: the catalog registers every row, so a row for a
+computed id fails as a duplicate registration (``tests/metrics/test_metrics_robophys_registry.py``
+checks the rows against the taxonomy and the rubrics).
 """
 
 from __future__ import annotations
@@ -13,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from robojudge.metrics import _registry
 from robojudge.metrics._errors import MetricInputError
-from robojudge.metrics._registry import Family, Input, NoConfig, Provider, is_registered
+from robojudge.metrics._registry import Family, Input, NoConfig, Provider
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
@@ -30,43 +33,21 @@ class Entry(NamedTuple):
     needs: str
 
 
-M, J, X = Provider.model, Provider.judge, Provider.external
+J, X = Provider.judge, Provider.external
 _VLM = "a Qwen3-VL judge"
 
+# Rows in taxonomy order. Every other taxonomy id is computed by a metric module (provider
+# ``computed`` or ``model``, see robojudge.registry.BUILTIN_MODULES["metric"]).
 CATALOG: dict[str, Entry] = {
-    "iq1_musiq": Entry(M, Family.quality, "the MUSIQ image-quality transformer"),
-    "iq1_lpips": Entry(M, Family.reference, "LPIPS deep-feature weights"),
-    "iq1_fvd": Entry(M, Family.features, "the I3D video network (Frechet video distance)"),
-    "iq1_inception_score": Entry(M, Family.features, "the Inception-v3 classifier"),
-    "aq_laion_ap": Entry(M, Family.quality, "the LAION aesthetic predictor (CLIP-based)"),
-    "aq_hpsv3": Entry(M, Family.quality, "the HPSv3 human-preference reward model"),
-    "aq_clip_ap": Entry(M, Family.quality, "a CLIP-based aesthetic predictor"),
-    "ds_jepa_similarity": Entry(M, Family.features, "V-JEPA video features (MMD)"),
-    "mq_motion_smoothness": Entry(M, Family.flow, "a video frame-interpolation model"),
-    "cc_subject": Entry(M, Family.features, "SAM 2 masks with DINOv2 and CLIP features"),
-    "cc_background": Entry(M, Family.features, "CLIP image features"),
-    "cc_style": Entry(M, Family.features, "VGG features for Gram matrices"),
-    "cc_photometric": Entry(M, Family.flow, "RAFT optical flow (end-point error)"),
     "rbg_fidelity": Entry(X, Family.external, "COLMAP SfM and 3D Gaussian splatting trained per video"),
-    "rbg_stability": Entry(M, Family.geometry, "COLMAP SfM feature matching"),
-    "rbg_reprojection_geometric": Entry(M, Family.geometry, "Depth Anything 3 depth and pose"),
-    "rbg_reprojection_photometric": Entry(M, Family.geometry, "Depth Anything 3 depth and pose"),
-    "dc_depth_accuracy": Entry(M, Family.geometry, "a monocular depth estimator"),
     "dc_perspectivity": Entry(J, Family.judge, _VLM),
-    "ctg_camera_control": Entry(M, Family.geometry, "DROID-SLAM camera-pose estimation"),
     "rc_spatial_consistency": Entry(X, Family.external,
                                     "MegaSaM poses optimised per video, then DreamSim similarity"),
-    "ol_average_precision": Entry(M, Family.state, "an object detector scored against simulator masks"),
-    "ol_average_recall": Entry(M, Family.state, "an object detector scored against simulator masks"),
     "ta_mean_trajectory_length": Entry(X, Family.external, "IDM action replay in the RoboTwin 2.0 simulator"),
-    "ta_hsd": Entry(M, Family.kinematics, "a point/trajectory tracker for object and end-effector tracks"),
-    "ta_ndtw": Entry(M, Family.kinematics, "a point/trajectory tracker for object and end-effector tracks"),
-    "ta_dyn": Entry(M, Family.kinematics, "a point/trajectory tracker for object and end-effector tracks"),
     "iq2_interaction_score": Entry(J, Family.judge, _VLM),
     "eaa_event_editing": Entry(J, Family.judge, _VLM),
     "eaa_subject_action": Entry(J, Family.judge, _VLM),
     "pla_physical_commonsense": Entry(J, Family.judge, _VLM),
-    "sa_bleu": Entry(M, Family.text, "a video captioner (BLEU against the instruction)"),
     "sa_logics": Entry(J, Family.judge, _VLM),
     "sa_vlm1": Entry(J, Family.judge, f"{_VLM} with CLIP similarity"),
     "sa_subject_adherence": Entry(J, Family.judge, _VLM),
@@ -124,12 +105,7 @@ def _stub(metric_id: str, entry: Entry) -> Callable[[Item, NoConfig], Score]:
 
 
 def _register_catalog() -> None:
-    # Stubs fill only the ids no other module computes, so those modules must be in first, also when
-    # this module is imported directly before the registry loaded its built-ins.
-    _registry._load_builtins()
     for metric_id, entry in CATALOG.items():
-        if is_registered(metric_id):  # an earlier module computes it
-            continue
         tax = load_taxonomy()[metric_id]
         robophys_metric(
             metric_id,

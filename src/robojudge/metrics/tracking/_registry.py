@@ -9,15 +9,13 @@ stay unloaded until used.
 
 from __future__ import annotations
 
-import difflib
-import importlib
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from robojudge.metrics.tracking._types import Tracks, TrackSeed
+from robojudge.registry import Registry
 
 
 @runtime_checkable
@@ -35,62 +33,40 @@ class Tracker(Protocol):
 
 TrackerFactory = Callable[..., Tracker]
 
-_BUILTIN: dict[str, str] = {"lk_flow": "robojudge.metrics.tracking._flow:FlowTracker"}
-_REGISTERED: dict[str, TrackerFactory | str] = {}
+TRACKERS: Registry[TrackerFactory] = Registry("tracker", entry_point_group="robojudge.trackers")
+"""Tracker factories by name; the built-in ``lk_flow`` is imported on first use."""
+TRACKERS.add("lk_flow", "robojudge.metrics.tracking._flow:FlowTracker")
 
 
 def register_tracker(name: str) -> Callable[[TrackerFactory], TrackerFactory]:
     """Decorator registering a tracker factory (a class or a function returning a :class:`Tracker`).
 
     Raises:
-        ValueError: When ``name`` is already taken.
+        ValueError: When ``name`` is already taken (built-ins and entry points included).
     """
 
     def deco(factory: TrackerFactory) -> TrackerFactory:
-        if name in _known():
-            raise ValueError(f"tracker {name!r} is already registered")
-        _REGISTERED[name] = factory
+        TRACKERS.load()  # so a name taken by an entry point is refused, not silently shadowed
+        TRACKERS.add(name, factory)
         return factory
 
     return deco
 
 
-def _known() -> dict[str, TrackerFactory | str]:
-    known: dict[str, TrackerFactory | str] = dict(_BUILTIN)
-    known.update({ep.name: ep.value for ep in entry_points(group="robojudge.trackers")})
-    known.update(_REGISTERED)
-    return known
-
-
 def list_trackers() -> list[str]:
     """Names of the trackers available here, sorted."""
-    return sorted(_known())
-
-
-def _resolve(name: str, entry: TrackerFactory | str) -> TrackerFactory:
-    if not isinstance(entry, str):
-        return entry
-    module, _, attr = entry.partition(":")
-    try:
-        obj = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ImportError(f"tracker {name!r}: cannot load {entry!r}: {exc}") from exc
-    factory: TrackerFactory = obj
-    return factory
+    return TRACKERS.names()
 
 
 def get_tracker(name: str = "lk_flow", **options: Any) -> Tracker:
     """Build the tracker registered as ``name`` with ``options``.
 
     Raises:
-        KeyError: For an unknown name; the message suggests close ones.
+        KeyError: For an unknown name (:class:`robojudge.registry.UnknownNameError`); the message
+            suggests close ones.
+        ImportError: When a lazy entry cannot be imported.
     """
-    known = _known()
-    if name not in known:
-        close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise KeyError(f"unknown tracker {name!r}.{hint} Known: {', '.join(sorted(known))}")
-    tracker = _resolve(name, known[name])(**options)
+    tracker = TRACKERS.get(name)(**options)
     if not isinstance(tracker, Tracker):
         raise TypeError(f"tracker {name!r} does not have a track(frames, seed) method")
     return tracker
