@@ -160,3 +160,26 @@ def test_another_thread_waits_until_every_module_is_in() -> None:
     loading.join(10)
     looker.join(10)
     assert seen == [["first", "second"]]
+
+
+def test_entry_points_import_modules_and_add_lazy_objects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dist = tmp_path / "rj_fake_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rj-fake-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[rj.test.things]\nby_module = rj_ep_registers\nlazy = rj_ep_lazy:VALUE\n"
+    )
+    (tmp_path / "rj_ep_registers.py").write_text("import rj_ep_holder as h\nh.R.add('from_module', 5)\n")
+    (tmp_path / "rj_ep_lazy.py").write_text("VALUE = 6\n")
+    (tmp_path / "rj_ep_holder.py").write_text("R = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import rj_ep_holder
+
+    r: Registry[int] = Registry("rj ep thing", entry_point_group="rj.test.things")
+    rj_ep_holder.R = r
+    assert r.names() == ["from_module", "lazy"] and "rj_ep_lazy" not in sys.modules
+    assert r.get("lazy") == 6 and r.get("from_module") == 5
+    for mod in ("rj_ep_registers", "rj_ep_lazy", "rj_ep_holder"):
+        monkeypatch.delitem(sys.modules, mod)

@@ -1,4 +1,5 @@
 import math
+import sys
 
 import pytest
 from pydantic import BaseModel, ConfigDict
@@ -108,3 +109,31 @@ def test_no_config_forbids_values():
 def test_score_nan_means_unscored():
     assert not Score(value=math.nan).scored
     assert Score(value=0.0).scored
+
+
+def test_unknown_metric_error_is_the_registry_error():
+    from robojudge.registry import UnknownNameError
+
+    with pytest.raises(UnknownNameError) as exc:
+        get_metric("pixel_frame_consistancy")
+    assert isinstance(exc.value, UnknownMetricError) and exc.value.metric_id == "pixel_frame_consistancy"
+    assert str(exc.value).endswith("Run `robojudge metrics list` to see all.")
+
+
+def test_a_lazy_entry_must_be_a_spec_under_its_own_id(tmp_path, monkeypatch):
+    # What an entry point "name = package.module:SPEC" adds: imported on first lookup, then checked.
+    (tmp_path / "rj_lazy_metric.py").write_text(
+        "from robojudge.metrics import get_metric\n"
+        "BASE = get_metric('pixel_frame_consistency')\n"
+        "SPEC = BASE.model_copy(update={'id': 'rj_lazy_ok'})\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with METRICS.scratch():
+        METRICS.add("rj_lazy_ok", "rj_lazy_metric:SPEC")
+        METRICS.add("rj_lazy_bad", "rj_lazy_metric:BASE")
+        assert "rj_lazy_ok" in METRICS.names() and "rj_lazy_metric" not in sys.modules  # listed, not imported
+        assert get_metric("rj_lazy_ok").fn is get_metric("pixel_frame_consistency").fn
+        with pytest.raises(TypeError, match="must be a MetricSpec with id 'rj_lazy_bad'"):
+            get_metric("rj_lazy_bad")
+    assert "rj_lazy_ok" not in METRICS
+    monkeypatch.delitem(sys.modules, "rj_lazy_metric")
