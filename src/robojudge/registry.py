@@ -37,6 +37,8 @@ T = TypeVar("T")
 # registries, so the set registry loads the metric one (Registry(loaded_by=...)). The RoboPhys-3D
 # catalog registers the taxonomy ids nothing here computes (judge and external ones); it is last so
 # that an id it wrongly claimed fails as a duplicate of the module that computes it, named there.
+# Neither have trackers (the built-in lk_flow is a lazy entry added where TRACKERS is made) nor
+# rubrics (TOML files in robojudge/data/rubrics, read by RUBRICS' loader).
 BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "metric": (
         "robojudge.metrics.baseline",
