@@ -1,6 +1,8 @@
 """RoboPhys-3D aggregation: taxonomy, normalization, Average Full Score, RoboPhyscore and its selection.
 
-Everything here is pure: arrays and mappings in, dataclasses out. See docs/aggregate.md.
+The scores are pure: arrays and mappings in, dataclasses out. :mod:`._tables` reads a metric table
+(CSV or Parquet, with pandas, loaded only then) into them: what ``robojudge aggregate`` runs. See
+docs/aggregate.md.
 """
 
 from robojudge.aggregate._normalize import (
@@ -22,6 +24,13 @@ from robojudge.aggregate._select import (
     select_metrics,
     threshold_sensitivity,
 )
+from robojudge.aggregate._tables import (
+    AggregateInputError,
+    SelectionInput,
+    read_metric_table,
+    scores_from_table,
+    selection_from_table,
+)
 from robojudge.taxonomy import (
     POOL_PERCENTILE_SOURCE,
     TASK_SUCCESS_SUBDIM,
@@ -40,6 +49,7 @@ __all__ = [
     "POOL_PERCENTILES",
     "POOL_PERCENTILE_SOURCE",
     "TASK_SUCCESS_SUBDIM",
+    "AggregateInputError",
     "Agreement",
     "FullScore",
     "MacroAverage",
@@ -47,6 +57,7 @@ __all__ = [
     "Missing",
     "NormalizationKind",
     "Selection",
+    "SelectionInput",
     "SensitivityRow",
     "Strategy",
     "Taxonomy",
@@ -58,8 +69,11 @@ __all__ = [
     "normalize",
     "normalize_all",
     "percentile_bounds",
+    "read_metric_table",
     "retention",
     "robophyscore",
+    "scores_from_table",
     "select_metrics",
+    "selection_from_table",
     "threshold_sensitivity",
 ]
