@@ -12,6 +12,7 @@ import pytest
 from _agree import agree
 
 from robojudge.metrics import functional as F
+from robojudge.metrics import get_metric
 from robojudge.suite import Item
 from robojudge.video import write_video
 
@@ -69,3 +70,52 @@ def test_agree_fails_when_the_metric_its_functional_form_or_the_reference_differ
         agree("mq_temporal_flickering", item, functional=lambda: value, reference=lambda: value + 1e-3)
     with pytest.raises(AssertionError, match="must say why"):
         agree("mq_temporal_flickering", item, functional=lambda: value, reference=" ")
+
+
+# The functional form each computed metric must call: the maths has one implementation, the function.
+CALLS = {
+    "pixel_frame_consistency": "frame_consistency",
+    "flow_warp_error": "warp_residuals",
+    "flow_motion_magnitude_farneback": "motion_magnitudes",
+    "mq_flow_score": "motion_magnitudes",
+    "mq_temporal_flickering": "flicker_score",
+    "mq_dynamic_degree": "is_dynamic",
+    "iq1_psnr": "psnr",
+    "iq1_ssim": "ssim",
+    "cs_collision_count": "collision_events",
+    "sim_task_success": "task_success",
+    "sa_bleu": "bleu",
+    "uniform_random": "uniform_score",
+}
+
+
+@pytest.fixture(scope="module")
+def scene_item(tmp_path_factory):
+    from _scene import clean_frames
+
+    folder = tmp_path_factory.mktemp("scene")
+    frames = clean_frames()
+    write_video(folder / "gen", frames, fps=8)
+    write_video(folder / "ref", frames[:, :, ::-1], fps=8)
+    np.savez(folder / "state.npz", unintended_collision=np.array([0, 1, 1, 0], bool),
+             success=np.array([0, 0, 1, 1], bool))
+    return Item(item_id="a", video=str(folder / "gen"), reference_video=str(folder / "ref"),
+                state=str(folder / "state.npz"), instruction="move the red block right",
+                meta={"caption": "the gripper moves the red block to the right"})
+
+
+@pytest.mark.parametrize(("metric_id", "function"), sorted(CALLS.items()))
+def test_the_registered_metric_calls_its_functional_form(monkeypatch, scene_item, metric_id, function):
+    # The metric looks the function up in robojudge.metrics.functional when it runs, so a spy there sees
+    # the call; a metric that kept a private copy of the maths would not call it.
+    real = getattr(F, function)
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(F, function, spy)
+    score = get_metric(metric_id).compute(scene_item)
+    assert calls, f"{metric_id} does not call robojudge.metrics.functional.{function}"
+    assert score.scored, score.details
