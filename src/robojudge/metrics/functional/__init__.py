@@ -18,7 +18,10 @@ Conventions of this package:
   a function says it takes grayscale ``(T, H, W)``; flow fields are ``(H, W, 2)`` float (x, y).
 * Outputs are plain Python floats (or ints, bools), or numpy arrays for per-frame / per-step values.
 * No files, no :class:`~robojudge.suite.Item`, no registry, no caches, no pydantic configs: settings
-  are keyword arguments whose defaults are the metric's defaults. Bad arrays raise ``ValueError``; an
+  are keyword arguments whose defaults are the metric's defaults. The six Farneback flow settings
+  travel together as one ``settings`` object: :class:`Farneback` (default :data:`FARNEBACK`), or any
+  object with those attributes (:class:`FarnebackSettings`), such as a flow metric's config.
+* Bad arrays raise ``ValueError``; an
   input with nothing to measure may raise :class:`robojudge.metrics.Unmeasurable` (a ``ValueError``),
   the one thing imported from outside this package.
 * Each function names the paper and section it follows and carries a doctest on a tiny array
