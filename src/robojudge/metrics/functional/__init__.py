@@ -21,9 +21,9 @@ Conventions of this package:
   are keyword arguments whose defaults are the metric's defaults. The six Farneback flow settings
   travel together as one ``settings`` object: :class:`Farneback` (default :data:`FARNEBACK`), or any
   object with those attributes (:class:`FarnebackSettings`), such as a flow metric's config.
-* Bad arrays raise ``ValueError``; an
-  input with nothing to measure may raise :class:`robojudge.metrics.Unmeasurable` (a ``ValueError``),
-  the one thing imported from outside this package.
+* Bad arrays raise ``ValueError``; an input with nothing to measure may raise
+  :class:`robojudge.metrics.Unmeasurable` (a ``ValueError``), the one thing imported from outside
+  this package.
 * Each function names the paper and section it follows and carries a doctest on a tiny array
   (run by ``tests/metrics/test_functional.py``).
 * Heavy or optional libraries (scikit-image, sacrebleu) are imported inside the function that needs them.
