@@ -7,10 +7,10 @@ are registered with :func:`robojudge.metrics._sets.set_metric`.
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Sequence
-from typing import Protocol
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,7 +21,7 @@ from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics._sets import ItemGroup, SetOutput, SetScores, set_metric
 from robojudge.suite._schema import Item
-from robojudge.video import SampledFrames, sample_frames
+from robojudge.video import FileFingerprint, SampledFrames, sample_frames
 
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
 VJEPA = "vjepa2_vitg_ssv2"
@@ -122,18 +122,60 @@ def jepa_similarity(mmd2: float) -> float:
 
 # ---------------------------------------------------------------- embedding videos
 
-#: A video file as one clip setting samples it: path, modification time and size, frames, side.
-ClipKey = tuple[str, int, int, int, int]
+#: A video as one clip setting samples it: the file's fingerprint (None when it cannot be read), the
+#: number of frames and the side.
+ClipKey = tuple[FileFingerprint | None, int, int]
 
-_EMB_CACHE: dict[tuple[ClipKey, str], np.ndarray] = {}  # (clip, network folder) -> embedding
-_SPAN_CACHE: dict[ClipKey, Span] = {}
-_EMB_LOCK = threading.Lock()
+V = TypeVar("V")
+
+#: Most embeddings, and most spans, kept per process. An embedding is a few kB (1408 float64 for
+#: ViT-g), so a full memo holds some tens of MB; past it the least recently used go first.
+MEMO_ENTRIES = 4096
+
+
+class _Memo(Generic[V]):
+    """A thread-safe map that keeps at most ``MEMO_ENTRIES`` values, least recently used out first."""
+
+    def __init__(self) -> None:
+        self._values: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> V | None:
+        with self._lock:
+            value = self._values.get(key)
+            if value is not None:
+                self._values.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            while len(self._values) > MEMO_ENTRIES:
+                self._values.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
+_EMBEDDINGS: _Memo[np.ndarray] = _Memo()  # (clip, network folder) -> embedding
+_SPANS: _Memo[Span] = _Memo()
 
 
 def clip_key(path: str, cfg: VJepaClip) -> ClipKey:
-    """What a clip's frames depend on; a missing file gets a zero stamp (the decoder reports it)."""
-    st = os.stat(path) if os.path.exists(path) else None
-    return (path, st.st_mtime_ns if st else 0, st.st_size if st else 0, cfg.num_frames, cfg.size)
+    """What a clip's frames depend on: the file as it is now, and the sampling.
+
+    A file that cannot be stat'ed gets no fingerprint; the decoder then reports it, and nothing is kept.
+    """
+    try:
+        fingerprint: FileFingerprint | None = FileFingerprint.of(path)
+    except OSError:
+        fingerprint = None
+    return (fingerprint, cfg.num_frames, cfg.size)
 
 
 def sampled_clip(path: str, cfg: VJepaClip) -> SampledFrames:
@@ -155,14 +197,14 @@ def clip_span(path: str, cfg: VJepaClip) -> tuple[Span, SampledFrames | None]:
     first item only (its embedding is cached too), not again for every item's span check.
     """
     key = clip_key(path, cfg)
-    with _EMB_LOCK:
-        hit = _SPAN_CACHE.get(key)
+    known = key[0] is not None
+    hit = _SPANS.get(key) if known else None
     if hit is not None:
         return hit, None
     sampled = sampled_clip(path, cfg)
     span = Span.of(sampled)
-    with _EMB_LOCK:
-        _SPAN_CACHE[key] = span
+    if known:
+        _SPANS.put(key, span)
     return span, sampled
 
 
@@ -175,17 +217,17 @@ def vjepa_embedder(metric_id: str, cfg: VJepaClip) -> EmbedFn:
     net = load_vjepa2(VJEPA, metric=metric_id)
 
     def embed(path: str, frames: np.ndarray | None = None) -> np.ndarray:
-        key = (clip_key(path, cfg), str(net.path))
-        with _EMB_LOCK:
-            hit = _EMB_CACHE.get(key)
+        clip = clip_key(path, cfg)
+        key = (clip, str(net.path))
+        hit = _EMBEDDINGS.get(key) if clip[0] is not None else None
         if hit is None:
             if frames is None:
                 frames = clip_frames(path, cfg)
             else:
                 require_frames(frames, 2, path)
             hit = vjepa2_video_embedding(net, frames)
-            with _EMB_LOCK:
-                _EMB_CACHE[key] = hit
+            if clip[0] is not None:
+                _EMBEDDINGS.put(key, hit)
         return hit
 
     return embed
