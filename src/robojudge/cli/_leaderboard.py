@@ -19,16 +19,15 @@ from robojudge.report import (
     CALIBRATED,
     CalibratedJudge,
     JudgeRow,
-    calibrated_scores,
+    UnknownScoreSource,
     generator_board,
-    judge_scores,
     judges_report,
-    label_scores,
+    leaderboard_scores,
     write_judges,
     write_leaderboard,
 )
 from robojudge.report._judges import comparison_note
-from robojudge.run import default_run_dir
+from robojudge.run import default_run_dir, load_suite_results
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, ManifestError, load_suite
 
@@ -45,19 +44,11 @@ def _wide() -> Console:
 
 
 def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
-    run_dir = default_run_dir(suite)
-    if db is None and not (run_dir / "results.sqlite").exists():
-        where = run_dir / "results.sqlite"
-        raise fail(f"no result store at {where}; pass --db or run `robojudge score` first")
     try:
-        items = list(load_suite(suite, strict=False).items)
-        with ResultStore(db or default_db_url(run_dir), read_only=True) as store:
-            rows = store.rows()
+        found = load_suite_results(suite, db)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
-    if not items:
-        raise fail(f"{suite}: no usable items (see `robojudge suite check`)")
-    return rows, items
+    return found.rows, found.items
 
 
 def _est(e: Estimate, digits: int = 2) -> str:
@@ -116,16 +107,11 @@ def generators(
     """
     rows, items = _load(suite, db)
     try:
-        if scores == "labels":
-            per_axis = label_scores(items)
-        elif scores == "calibrated":
-            per_axis = calibrated_scores(rows, items, direction, n_folds=folds, alpha=alpha,
-                                         seed=seed, prediction=predict).scores
-        elif scores.startswith("judge:") and len(scores) > len("judge:"):
-            per_axis = judge_scores(rows, items, scores[len("judge:"):])
-        else:
-            raise fail(f"--scores must be labels, calibrated or judge:NAME, got {scores!r}")
+        per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
+                                      prediction=predict)
         board = generator_board(items, per_axis, bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by)
+    except UnknownScoreSource as exc:
+        raise fail(f"--scores must be {exc.choices}, got {scores!r}") from None
     except ValueError as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -18,8 +18,8 @@ from robojudge.report import (
     resolve_source,
     write_html_report,
 )
-from robojudge.run import default_run_dir
-from robojudge.store import StoreError, default_db_url
+from robojudge.run import default_run_dir, suite_store_url
+from robojudge.store import StoreError
 from robojudge.suite import SUFFIXES, ManifestError
 
 _SEED = 20260926
@@ -82,12 +82,11 @@ def report(
     manifest: Path | None
     if _is_manifest(target):
         manifest = Path(target)
-        run_dir = default_run_dir(manifest)
-        url = db or default_db_url(run_dir)
-        if db is None and not (run_dir / "results.sqlite").exists():
-            where = run_dir / "results.sqlite"
-            raise fail(f"no result store at {where}; pass --db or run `robojudge score` first")
-        folder = out or run_dir / "report"
+        try:
+            url = suite_store_url(manifest, db)
+        except StoreError as exc:
+            raise fail(str(exc)) from None
+        folder = out or default_run_dir(manifest) / "report"
         try:
             summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range)
         except (ManifestError, StoreError, ValueError) as exc:

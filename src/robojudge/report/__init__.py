@@ -26,6 +26,13 @@ from robojudge.report._leaderboard import (
     metric_columns,
     write_leaderboard,
 )
+from robojudge.report._score_sources import (
+    SCORE_SOURCES,
+    ScoreRequest,
+    ScoreSource,
+    UnknownScoreSource,
+    leaderboard_scores,
+)
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._series import (
     JudgeSeries,
@@ -42,6 +49,7 @@ from robojudge.report._tables import Cell, Table, latex_escape
 __all__ = [
     "CALIBRATED",
     "GROUP_FIELDS",
+    "SCORE_SOURCES",
     "CalibratedJudge",
     "Cell",
     "Coverage",
@@ -54,11 +62,14 @@ __all__ = [
     "JudgesResult",
     "LabelAgreement",
     "ReportInput",
+    "ScoreRequest",
+    "ScoreSource",
     "Section",
     "Series",
     "SeriesKey",
     "StoredSeries",
     "Table",
+    "UnknownScoreSource",
     "calibrated_scores",
     "fps_judge_name",
     "generator_board",
@@ -74,6 +85,7 @@ __all__ = [
     "label_scores",
     "latex_escape",
     "leaderboard_markdown",
+    "leaderboard_scores",
     "metric_columns",
     "metric_series",
     "render_page",

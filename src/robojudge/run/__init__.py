@@ -1,7 +1,15 @@
 """Running metrics over a suite: executors, resume, progress; the state and export of a run's results."""
 
 from robojudge.judges import judge_metric_id
-from robojudge.run._api import SuiteRun, build_requests, default_run_dir, score_suite
+from robojudge.run._api import (
+    SuiteResults,
+    SuiteRun,
+    build_requests,
+    default_run_dir,
+    load_suite_results,
+    score_suite,
+    suite_store_url,
+)
 from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
 from robojudge.run._export import export_run
 from robojudge.run._import import (
@@ -69,6 +77,7 @@ __all__ = [
     "SetRunSummary",
     "StaleResult",
     "StoreStatus",
+    "SuiteResults",
     "SuiteRun",
     "Task",
     "build_requests",
@@ -76,6 +85,7 @@ __all__ = [
     "default_run_dir",
     "compute_task",
     "export_run",
+    "load_suite_results",
     "make_executor",
     "plan_tasks",
     "results_status",
@@ -84,4 +94,5 @@ __all__ = [
     "score_sets_into",
     "score_suite",
     "status_suite",
+    "suite_store_url",
 ]

@@ -10,8 +10,8 @@ from typing import Any
 from robojudge.metrics import expand_metric_ids
 from robojudge.run._executor import Executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_items
-from robojudge.store import ResultStore, default_db_url
-from robojudge.suite import ManifestProblem, load_suite
+from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
+from robojudge.suite import Item, ManifestProblem, load_suite
 
 
 @dataclass
@@ -26,6 +26,48 @@ class SuiteRun:
 def default_run_dir(manifest: str | Path) -> Path:
     """``runs/<manifest file name without suffix>`` under the current folder."""
     return Path("runs") / Path(manifest).stem
+
+
+def suite_store_url(manifest: str | Path, db: str | None = None) -> str:
+    """The result store of a manifest's run: ``db``, else ``runs/<manifest name>/results.sqlite``.
+
+    Raises:
+        StoreError: No ``db`` was given and the default store does not exist; the message says how to
+            make one.
+    """
+    if db is not None:
+        return db
+    run_dir = default_run_dir(manifest)
+    where = run_dir / "results.sqlite"
+    if not where.exists():
+        raise StoreError(f"no result store at {where}; pass --db or run `robojudge score` first")
+    return default_db_url(run_dir)
+
+
+@dataclass(frozen=True)
+class SuiteResults:
+    """A manifest's usable items and the current rows of its store (:func:`load_suite_results`)."""
+
+    db_url: str
+    items: list[Item]
+    rows: list[ResultRow]
+
+
+def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResults:
+    """Read a manifest and the current rows of its store (:func:`suite_store_url`), read-only.
+
+    Raises:
+        StoreError: No store (see :func:`suite_store_url`), or it cannot be read.
+        ManifestError: The manifest cannot be read.
+        ValueError: The manifest has no usable item.
+    """
+    url = suite_store_url(manifest, db)
+    items = list(load_suite(manifest, strict=False).items)
+    with ResultStore(url, read_only=True) as store:
+        rows = store.rows()
+    if not items:
+        raise ValueError(f"{manifest}: no usable items (see `robojudge suite validate`)")
+    return SuiteResults(url, items, rows)
 
 
 def build_requests(

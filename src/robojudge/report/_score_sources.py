@@ -1,0 +1,102 @@
+"""Where a generator leaderboard's per-item PA/IA scores come from (``leaderboard generators --scores``).
+
+Each source is one entry of :data:`SCORE_SOURCES`, written ``name`` or, for a source that takes one,
+``name:ARGUMENT`` (``judge:qwen``). Adding a source is adding an entry; the error for an unknown one
+lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from robojudge.meta._agreement import FloatArray
+from robojudge.report._judges import judge_scores
+from robojudge.report._leaderboard import Direction, calibrated_scores, label_scores
+from robojudge.store import ResultRow
+from robojudge.suite import Item
+
+__all__ = ["SCORE_SOURCES", "ScoreRequest", "ScoreSource", "UnknownScoreSource", "leaderboard_scores"]
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What a score source may read: the stored rows, the items, and the calibrated judge's settings."""
+
+    rows: Sequence[ResultRow]
+    items: Sequence[Item]
+    higher_is_better: Direction
+    argument: str = ""
+    n_folds: int = 5
+    alpha: float = 1.0
+    seed: int = 0
+    prediction: str = "expected"
+
+
+@dataclass(frozen=True)
+class ScoreSource:
+    """One way to score items: ``compute`` gives ``{"pa": ..., "ia": ...}`` aligned with the items.
+
+    Attributes:
+        spelling: How a user writes it (``labels``, ``judge:NAME``).
+        takes_argument: Whether it is written ``name:ARGUMENT``.
+        compute: The scores.
+    """
+
+    spelling: str
+    takes_argument: bool
+    compute: Callable[[ScoreRequest], dict[str, FloatArray]]
+
+
+def _calibrated(req: ScoreRequest) -> dict[str, FloatArray]:
+    return calibrated_scores(req.rows, req.items, req.higher_is_better, n_folds=req.n_folds, alpha=req.alpha,
+                             seed=req.seed, prediction=req.prediction).scores
+
+
+SCORE_SOURCES: Mapping[str, ScoreSource] = MappingProxyType({
+    "labels": ScoreSource("labels", False, lambda req: label_scores(req.items)),
+    "calibrated": ScoreSource("calibrated", False, _calibrated),
+    "judge": ScoreSource("judge:NAME", True, lambda req: judge_scores(req.rows, req.items, req.argument)),
+})
+"""The score sources by name: the suite's labels, the metric-calibrated judge, a stored VLM judge."""
+
+
+class UnknownScoreSource(ValueError):
+    """A score source that is not in :data:`SCORE_SOURCES` (or is written without its argument)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.choices = choices_text()
+        super().__init__(f"score source must be {self.choices}, got {source!r}")
+
+
+def choices_text() -> str:
+    """``labels, calibrated or judge:NAME``: every source as a user writes it."""
+    spelled = [s.spelling for s in SCORE_SOURCES.values()]
+    return f"{', '.join(spelled[:-1])} or {spelled[-1]}" if len(spelled) > 1 else spelled[0]
+
+
+def leaderboard_scores(
+    source: str,
+    rows: Sequence[ResultRow],
+    items: Sequence[Item],
+    higher_is_better: Direction,
+    *,
+    n_folds: int = 5,
+    alpha: float = 1.0,
+    seed: int = 0,
+    prediction: str = "expected",
+) -> dict[str, FloatArray]:
+    """Per-item PA and IA scores from ``source`` (``labels``, ``calibrated`` or ``judge:NAME``).
+
+    Raises:
+        UnknownScoreSource: ``source`` names no source, or lacks or has an argument it should not.
+        ValueError: The source cannot score these items (no labels, an unknown judge...).
+    """
+    name, sep, argument = source.partition(":")
+    entry = SCORE_SOURCES.get(name)
+    if entry is None or bool(sep) != entry.takes_argument or (entry.takes_argument and not argument):
+        raise UnknownScoreSource(source)
+    request = ScoreRequest(rows, items, higher_is_better, argument, n_folds, alpha, seed, prediction)
+    return entry.compute(request)
