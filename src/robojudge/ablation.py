@@ -7,15 +7,16 @@ other: :mod:`robojudge.run` judges the items, :mod:`robojudge.report` tabulates 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from robojudge.judges import Backend, FrameSpec, JudgeConfig, ResponseCache, Rubric
 from robojudge.report import FpsAblation, fps_judge_name, tabulate_fps_ablation
-from robojudge.run import JudgeRunSummary, judge_items
-from robojudge.store import ResultStore
-from robojudge.suite import Item
+from robojudge.run import JudgeRunSummary, default_run_dir, judge_items
+from robojudge.store import ResultStore, default_db_url
+from robojudge.suite import Item, load_suite
 
-__all__ = ["run_fps_ablation"]
+__all__ = ["fps_ablation_suite", "run_fps_ablation"]
 
 
 def run_fps_ablation(
@@ -64,3 +65,25 @@ def run_fps_ablation(
         runs[cfg.name] = judge_items(items, cfg, rubrics, store, frames=spec, cache=cache, backend=be,
                                      **judge_kwargs)
     return tabulate_fps_ablation(store, items, judge.name, rates, bootstrap=bootstrap, seed=seed, runs=runs)
+
+
+def fps_ablation_suite(
+    manifest: str | Path,
+    judge: JudgeConfig,
+    rubrics: Sequence[Rubric],
+    rates: Sequence[float | None],
+    *,
+    db: str | None = None,
+    **kwargs: Any,
+) -> FpsAblation:
+    """:func:`run_fps_ablation` over a manifest's usable items, into the store at ``db`` (default
+    ``runs/<manifest name>/results.sqlite``, created when missing); ``kwargs`` go to it.
+
+    Raises:
+        ManifestError: The manifest cannot be read.
+        StoreError: The store cannot be opened.
+        ValueError: Bad rates (see :func:`run_fps_ablation`).
+    """
+    items = list(load_suite(manifest, strict=False).items)
+    with ResultStore(db or default_db_url(default_run_dir(manifest))) as store:
+        return run_fps_ablation(items, judge, rubrics, rates, store, **kwargs)

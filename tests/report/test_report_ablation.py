@@ -107,3 +107,23 @@ def test_fps_ablation_cli_with_a_mock_judges_file(tmp_path):
     assert "| 2 |" in md and "| native |" in md
     bad = CliRunner().invoke(app, [*args[:6], "--fps", "0,x"])
     assert bad.exit_code == 2
+
+
+def test_fps_ablation_suite_uses_the_manifests_default_store(tmp_path, monkeypatch):
+    from robojudge.ablation import fps_ablation_suite
+    from robojudge.suite import ManifestError
+
+    items = _items(tmp_path / "videos")[:3]
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True, exclude_defaults=True)) + "\n"
+                                for it in items))
+    reply = '{"reasoning": "r", "physical_adherence": 4, "instruction_alignment": 4}'
+    judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [reply]})
+    monkeypatch.chdir(tmp_path)
+    with ResponseCache(tmp_path / "c") as cache:
+        res = fps_ablation_suite(manifest, judge, [get_rubric("pa")], [2], cache=cache, bootstrap=0)
+    assert res.runs["mk-fps2"].scored == 3
+    with ResultStore(tmp_path / "runs" / "suite" / "results.sqlite", read_only=True) as store:
+        assert {r.metric for r in store.rows()} == {"judge:mk-fps2:pa"}
+    with pytest.raises(ManifestError):
+        fps_ablation_suite(tmp_path / "absent.jsonl", judge, [get_rubric("pa")], [2])

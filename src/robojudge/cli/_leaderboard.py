@@ -27,9 +27,9 @@ from robojudge.report import (
     write_leaderboard,
 )
 from robojudge.report._judges import comparison_note
-from robojudge.run import default_run_dir, load_suite_results
-from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
-from robojudge.suite import Item, ManifestError, load_suite
+from robojudge.run import load_suite_results
+from robojudge.store import ResultRow, StoreError
+from robojudge.suite import Item, ManifestError
 
 app = typer.Typer(help="Leaderboards of generators (Table 8) and of judges (Table 2).", no_args_is_help=True)
 
@@ -246,24 +246,22 @@ def fps_ablation(
 
     Each rate is stored as judge ``<name>-fps<rate>`` and resumes like ``robojudge judge``.
     """
-    from robojudge.ablation import run_fps_ablation
+    from robojudge.ablation import fps_ablation_suite
     from robojudge.cli._judge import resolve_judge, resolve_rubrics
     from robojudge.judges import JudgeConfigError, ResponseCache, RubricError, UnknownNameError
 
     rates = _rates(fps)
-    run_dir = default_run_dir(suite)
     try:
         cfg = resolve_judge(judge_name, judges_file, backend, {"model": model, "base_url": base_url})
         rubrics = resolve_rubrics(rubric, [])
         cache = ResponseCache(cache_dir, enabled=not no_cache)
-        items = list(load_suite(suite, strict=False).items)
-    except (JudgeConfigError, RubricError, UnknownNameError, ManifestError, OSError) as exc:
+    except (JudgeConfigError, RubricError, UnknownNameError, OSError) as exc:
         raise fail(str(exc)) from None
     try:
-        with cache, ResultStore(db or default_db_url(run_dir)) as store:
-            result = run_fps_ablation(items, cfg, rubrics, rates, store, max_frames=max_frames, cache=cache,
-                                      bootstrap=bootstrap, seed=seed)
-    except (StoreError, ValueError) as exc:
+        with cache:
+            result = fps_ablation_suite(suite, cfg, rubrics, rates, db=db, max_frames=max_frames, cache=cache,
+                                        bootstrap=bootstrap, seed=seed)
+    except (ManifestError, StoreError, ValueError, OSError) as exc:
         raise fail(str(exc)) from None
     for name, s in result.runs.items():
         console.print(f"{name}: {s.scored} scored, {s.unscored} unparsable, {s.failed} failed, "
