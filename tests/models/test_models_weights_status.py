@@ -199,3 +199,17 @@ def test_fetch_checks_the_hash_a_hub_file_name_carries(offline, monkeypatch, tmp
             with pytest.raises(ValueError, match="does not start with 0badf00d"):
                 fetch_weights("toy", dest=dest, download=fake)
             assert not (dest / name).exists()  # nothing unchecked is left behind
+
+
+def test_registry_files_a_spec_only_under_its_own_name():
+    spec = WeightSpec(name="toy_named", repo_id="me/x", revision=None, description="d", library="torch")
+    with pytest.raises(ValueError, match="named 'toy_named'"):
+        WEIGHTS.add("other_name", spec)
+    assert "other_name" not in WEIGHTS.names()
+    # A lazy entry (as a plugin's entry point gives) is checked when it is first looked up.
+    WEIGHTS.add("not_a_spec", "robojudge.models:WEIGHTS_ENV")
+    try:
+        with pytest.raises(TypeError, match="expected a WeightSpec, got str"):
+            get_weights("not_a_spec")
+    finally:
+        WEIGHTS.remove("not_a_spec")

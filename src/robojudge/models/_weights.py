@@ -122,8 +122,20 @@ class WeightSpec:
 #: Every network robojudge knows, by name. The built-in specs are registered by the modules listed
 #: under ``"weights"`` in :data:`robojudge.registry.BUILTIN_MODULES` (``robojudge.models._specs``);
 #: installed packages add theirs through the ``robojudge.weights`` entry-point group.
+def _check_spec(name: str, spec: WeightSpec) -> WeightSpec:
+    """Only a :class:`WeightSpec` filed under its own name is registered (a plugin's entry point too)."""
+    if not isinstance(spec, WeightSpec):
+        raise TypeError(f"weights {name!r}: expected a WeightSpec, got {type(spec).__name__}")
+    if spec.name != name:
+        raise ValueError(f"weights {name!r}: the spec is named {spec.name!r}; register it under that name")
+    return spec
+
+
 WEIGHTS: Registry[WeightSpec] = Registry(
-    "weights", entry_point_group="robojudge.weights", hint=" Run `robojudge weights list` to see all."
+    "weights",
+    entry_point_group="robojudge.weights",
+    hint=" Run `robojudge weights list` to see all.",
+    check=_check_spec,
 )
 
 
