@@ -111,8 +111,17 @@ def test_needs_exactly_one_store(tmp_path: Path, run_dir: Path) -> None:
     assert missing.exit_code == 2 and "no run folder" in missing.output
 
 
-def test_run_manifest_candidates_match_the_report() -> None:
-    from robojudge.cli import _results
-    from robojudge.report import _html
+def test_run_manifest_is_the_reports(tmp_path: Path) -> None:
+    """import --run and the report find a run folder's manifest with the one suite function."""
+    from robojudge.report import resolve_source
+    from robojudge.suite import RUN_MANIFESTS, run_manifest
 
-    assert _results.MANIFEST_CANDIDATES == _html.MANIFEST_CANDIDATES
+    run = tmp_path / "run"
+    (run / "suite").mkdir(parents=True)
+    (run / "results.sqlite").write_bytes(b"")
+    assert run_manifest(run) is None and resolve_source(run)[1] is None
+    (run / "suite.csv").write_text("item_id,video\n")
+    (run / "suite.jsonl").mkdir()  # a folder is not a manifest
+    assert run_manifest(run) == run / "suite.csv" == resolve_source(run)[1]
+    (run / "suite" / "suite.jsonl").write_text("")
+    assert run_manifest(run) == run / RUN_MANIFESTS[0] == resolve_source(run)[1]

@@ -103,16 +103,6 @@ def upgrade_cmd(db: str = typer.Option(..., "--db", help="Result store URL or SQ
 _MAX_PROBLEMS_SHOWN = 50
 
 
-# Where `robojudge report` looks for a run folder's manifest (robojudge.report's MANIFEST_CANDIDATES,
-# copied because importing robojudge.report loads the plotting stack, seconds; a test keeps them equal).
-MANIFEST_CANDIDATES = ("suite/suite.jsonl", "suite.jsonl", "suite/suite.csv", "suite.csv")
-
-
-def _run_manifest(run_dir: Path) -> Path | None:
-    """The suite manifest inside a run folder, as ``robojudge report`` finds it."""
-    return next((run_dir / c for c in MANIFEST_CANDIDATES if (run_dir / c).is_file()), None)
-
-
 @app.command("import")
 def import_cmd(
     file: Path = typer.Argument(
@@ -139,7 +129,7 @@ def import_cmd(
     (unless --skip-invalid). Importing the same file again changes nothing.
     """
     from robojudge.run._import import ResultImportError, import_results
-    from robojudge.suite import ManifestError
+    from robojudge.suite import ManifestError, run_manifest
 
     if (db is None) == (run is None):
         raise fail("give exactly one of --db and --run")
@@ -147,7 +137,7 @@ def import_cmd(
         if not run.is_dir():
             raise fail(f"no run folder at {run}")
         db = default_db_url(run)
-        if suite is None and (suite := _run_manifest(run)) is not None:
+        if suite is None and (suite := run_manifest(run)) is not None:
             console.print(f"checking item ids against {suite}", highlight=False)
     assert db is not None
     try:

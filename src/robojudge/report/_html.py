@@ -22,12 +22,10 @@ from robojudge.report._robophys import heatmap_section, robophys_section, sensit
 from robojudge.report._sections import ReportInput, Section, overview_section
 from robojudge.report._summary import RangeOf, unknown_range
 from robojudge.store import ResultStore, default_db_url
-from robojudge.suite import load_suite
+from robojudge.suite import load_suite, run_manifest
 
 log = logging.getLogger(__name__)
 
-#: Where a run folder keeps its suite manifest, tried in order (the demo writes ``suite/suite.jsonl``).
-MANIFEST_CANDIDATES = ("suite/suite.jsonl", "suite.jsonl", "suite/suite.csv", "suite.csv")
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
@@ -67,7 +65,8 @@ def resolve_source(target: str | Path, *, manifest: str | Path | None = None) ->
     """The store URL and the suite manifest (if any) for a run folder, a store file or a database URL.
 
     A run folder (``runs/<name>/``) holds ``results.sqlite``; its manifest is ``manifest`` when given,
-    else the first of :data:`MANIFEST_CANDIDATES` inside it, else None (the report then has no labels).
+    else the one :func:`robojudge.suite.run_manifest` finds inside it, else None (the report then has
+    no labels).
 
     Raises:
         FileNotFoundError: A folder without ``results.sqlite`` or a path that does not exist.
@@ -81,7 +80,7 @@ def resolve_source(target: str | Path, *, manifest: str | Path | None = None) ->
         if not (path / "results.sqlite").exists():
             raise FileNotFoundError(f"{path}: no results.sqlite in this run folder; score a suite into it "
                                     "first")
-        found = given or next((path / c for c in MANIFEST_CANDIDATES if (path / c).exists()), None)
+        found = given or run_manifest(path)
         return default_db_url(path), found
     if path.is_file():
         return f"sqlite:///{path.resolve()}", given

@@ -10,7 +10,7 @@ A manifest (JSONL, CSV, Parquet, or a JSON list) lists the rollouts to evaluate;
 from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info
 from robojudge.suite._load import Suite, load_suite, main_view_name, validate_manifest
 from robojudge.suite._media import MEDIA_MODES
-from robojudge.suite._paths import CONFINE_ENV
+from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import SUFFIXES
 from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Embodiment, Item, Labels
@@ -19,6 +19,7 @@ __all__ = [
     "CHECKLIST_ITEMS",
     "CONFINE_ENV",
     "MEDIA_MODES",
+    "RUN_MANIFESTS",
     "SUFFIXES",
     "UNSET",
     "Checklist",
@@ -32,6 +33,7 @@ __all__ = [
     "SuiteInfo",
     "load_suite",
     "main_view_name",
+    "run_manifest",
     "suite_info",
     "validate_manifest",
 ]

@@ -19,7 +19,16 @@ from robojudge import settings
 from robojudge.settings import CONFINE_ENV
 from robojudge.suite._check import path_targets
 
-__all__ = ["CONFINE_ENV", "confine_folder", "place_paths"]
+__all__ = ["CONFINE_ENV", "RUN_MANIFESTS", "confine_folder", "place_paths", "run_manifest"]
+
+RUN_MANIFESTS = ("suite/suite.jsonl", "suite.jsonl", "suite/suite.csv", "suite.csv")
+"""Where a run folder keeps its suite manifest, tried in order (the demo writes ``suite/suite.jsonl``)."""
+
+
+def run_manifest(run_dir: str | Path) -> Path | None:
+    """The suite manifest inside a run folder (the first of :data:`RUN_MANIFESTS` there), or None."""
+    folder = Path(run_dir)
+    return next((folder / c for c in RUN_MANIFESTS if (folder / c).is_file()), None)
 
 
 def confine_folder(confine: str | Path | None) -> Path | None:
