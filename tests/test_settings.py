@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -95,6 +96,38 @@ def test_imports_only_the_standard_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['robojudge', 'robojudge.settings']"
+
+
+def _environment_reads(path: Path) -> list[int]:
+    """Lines of ``path`` that read the environment (``os.environ`` anywhere but as an assignment
+    target, or ``os.getenv``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    stores = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+    }
+    lines = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in ("environ", "getenv", "environb", "getenvb")
+            and id(node) not in stores
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_other_module_reads_the_environment() -> None:
+    found = {
+        f"{path.relative_to(SRC)}:{line}"
+        for path in SRC.rglob("*.py")
+        if path.name != "settings.py"
+        for line in _environment_reads(path)
+    }
+    assert not found, f"environment read outside robojudge/settings.py: {sorted(found)}"
 
 
 def test_every_variable_is_documented() -> None:

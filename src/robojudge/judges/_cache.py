@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from robojudge import settings
 from robojudge.judges._backend import Completion
 
 CACHE_FILE = "judge-cache.sqlite"
@@ -45,12 +46,7 @@ _TABLES = ("replies", "frames")
 
 def default_cache_dir() -> Path:
     """Where the response cache lives unless told otherwise (see the module docstring)."""
-    env = os.environ.get("ROBOJUDGE_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "robojudge"
+    return settings.get().cache_dir
 
 
 class ResponseCache:

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from robojudge import settings
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -149,7 +150,7 @@ class JudgeConfig(BaseModel):
 
     def api_key(self) -> str | None:
         """The API key from the environment, or ``None`` (read at call time, never stored)."""
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
+        return settings.secret(self.api_key_env) if self.api_key_env else None
 
     def identity(self) -> dict[str, Any]:
         """What decides a judge's answers (for config hashes and caches): no URL, key or speed knobs."""

@@ -13,14 +13,13 @@ one file inside it. :func:`resolve_weights` finds it, in this order, without eve
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robojudge import settings
 from robojudge.registry import Registry
-
-WEIGHTS_ENV = "ROBOJUDGE_WEIGHTS"
+from robojudge.settings import WEIGHTS_ENV
 
 
 class MissingWeightsError(FileNotFoundError):
@@ -172,8 +171,7 @@ def list_weights() -> list[WeightSpec]:
 
 def weights_root() -> Path | None:
     """``$ROBOJUDGE_WEIGHTS`` as a path, or None when unset."""
-    root = os.environ.get(WEIGHTS_ENV, "").strip()
-    return Path(root).expanduser() if root else None
+    return settings.get().weights
 
 
 def _local_candidate(spec: WeightSpec) -> Path | None:

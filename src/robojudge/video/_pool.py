@@ -26,7 +26,9 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
+from robojudge import settings
 from robojudge._lifeline import exit_with_parent
+from robojudge.settings import DECODE_WORKERS_ENV
 from robojudge.video._cache import report_warnings
 from robojudge.video._encode import prepare_frames
 from robojudge.video._types import SampledFrames, VideoError
@@ -34,7 +36,7 @@ from robojudge.video._types import SampledFrames, VideoError
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
-ENV_WORKERS = "ROBOJUDGE_DECODE_WORKERS"
+ENV_WORKERS = DECODE_WORKERS_ENV
 """Environment variable that sets the default number of decoder processes (0: decode in threads)."""
 
 
@@ -44,14 +46,8 @@ def default_decode_workers() -> int:
     Raises:
         ValueError: The variable is set but is not a non-negative integer.
     """
-    raw = os.environ.get(ENV_WORKERS)
-    if raw is not None and raw.strip():
-        try:
-            n = int(raw)
-        except ValueError:
-            n = -1
-        if n < 0:
-            raise ValueError(f"{ENV_WORKERS}={raw!r}: expected a whole number >= 0")
+    n = settings.get().decode_workers
+    if n is not None:
         return n
     return max(1, min(4, (os.cpu_count() or 2) - 1))
 

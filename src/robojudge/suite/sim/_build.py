@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from robojudge import settings
+from robojudge.settings import MUJOCO_GL_ENV
 from robojudge.suite.sim._labels import Profile
 
 SCENE_CYCLE = ("pick_and_place", "relocate", "push", "slide")  # episode e uses SCENE_CYCLE[e % 4]
@@ -97,7 +99,7 @@ def _build_episode(
     args: tuple[str, int, int, str, int, int, tuple[str | Profile, ...]],
 ) -> list[dict[str, Any]]:
     """Simulate one episode, render it for every profile, write files; return manifest rows."""
-    os.environ.setdefault("MUJOCO_GL", "egl")
+    os.environ[MUJOCO_GL_ENV] = settings.get().mujoco_gl  # MuJoCo reads it when it is imported
     from robojudge.suite.sim._failures import Editor, applicable, ia_failure
     from robojudge.suite.sim._labels import PROFILES, planted_labels
     from robojudge.suite.sim._policy import (
