@@ -79,7 +79,6 @@ from robojudge.models._viclip import (
 from robojudge.models._viclip_config import ViCLIPConfig
 from robojudge.models._weights import (
     WEIGHTS,
-    WEIGHTS_ENV,
     MissingWeightsError,
     WeightSpec,
     get_weights,
@@ -89,6 +88,7 @@ from robojudge.models._weights import (
     weights_path,
     weights_root,
 )
+from robojudge.settings import WEIGHTS_ENV
 
 __all__ = [
     "CLIP_B32",

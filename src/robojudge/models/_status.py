@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from robojudge.models._weights import (
-    WEIGHTS_ENV,
     WeightSpec,
     get_weights,
     list_weights,
     weights_path,
     weights_root,
 )
+from robojudge.settings import WEIGHTS_ENV
 
 
 @dataclass(frozen=True)
