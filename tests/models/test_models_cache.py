@@ -152,14 +152,18 @@ def test_torch_loaders_share_the_cache_and_clear_frees_them(weights):
     assert models.load_frame_interpolation(device="cpu") is not None
 
 
-@pytest.mark.slow  # importing transformers takes several seconds
-def test_transformers_loaders_go_through_the_same_cache(weights):
+def _save_tiny_vit(folder) -> None:
     from transformers import ViTConfig, ViTModel
 
     torch.manual_seed(0)
     cfg = ViTConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=20,
                     image_size=16, patch_size=8)
-    ViTModel(cfg, add_pooling_layer=False).save_pretrained(weights / "dino_vit_b16")
+    ViTModel(cfg, add_pooling_layer=False).save_pretrained(folder)
+
+
+@pytest.mark.slow  # importing transformers takes several seconds
+def test_transformers_loaders_go_through_the_same_cache(weights):
+    _save_tiny_vit(weights / "dino_vit_b16")
     loaded = models.load_vit(device="cpu")
     assert models.load_vit(device="cpu") is loaded
     (cached,) = NETWORKS.keys()
@@ -170,3 +174,18 @@ def test_transformers_loaders_go_through_the_same_cache(weights):
     clear()
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.slow  # importing transformers takes several seconds
+def test_a_process_loading_many_networks_keeps_only_the_default_number(weights):
+    # Only the public loaders and the default limits: before the one cache, every transformers network
+    # loaded stayed resident for the life of the process.
+    specs = [models.WeightSpec(name=f"toy_vit_{i}", repo_id=f"me/toy-vit-{i}", revision=None,
+                               description="tiny ViT", library="transformers") for i in range(6)]
+    refs = []
+    for spec in specs:
+        _save_tiny_vit(weights / spec.name)
+        refs.append(weakref.ref(models.load_vit(spec, device="cpu").model))
+    gc.collect()
+    alive = [ref() is not None for ref in refs]
+    assert alive == [False, False, True, True, True, True]
