@@ -29,7 +29,9 @@ __all__ = [
     "CACHE_DIR_ENV",
     "CONFINE_ENV",
     "DECODE_WORKERS_ENV",
+    "MAX_NETWORKS_ENV",
     "MUJOCO_GL_ENV",
+    "NETWORK_CACHE_GIB_ENV",
     "PLUGINS_ENV",
     "VARIABLES",
     "WEIGHTS_ENV",
@@ -48,6 +50,8 @@ CONFINE_ENV = "ROBOJUDGE_CONFINE"
 WEIGHTS_ENV = "ROBOJUDGE_WEIGHTS"
 DECODE_WORKERS_ENV = "ROBOJUDGE_DECODE_WORKERS"
 MUJOCO_GL_ENV = "MUJOCO_GL"
+MAX_NETWORKS_ENV = "ROBOJUDGE_MAX_NETWORKS"
+NETWORK_CACHE_GIB_ENV = "ROBOJUDGE_NETWORK_CACHE_GIB"
 
 MUJOCO_GL_DEFAULT = "egl"
 """The offscreen OpenGL backend the simulated suite renders with when ``MUJOCO_GL`` is unset."""
@@ -85,6 +89,16 @@ VARIABLES: tuple[Variable, ...] = (
         DECODE_WORKERS_ENV,
         "Decoder processes for judges (`0`: decode in threads); `--decode-workers` overrides it.",
         "one per core but one, 1 to 4",
+    ),
+    Variable(
+        MAX_NETWORKS_ENV,
+        "Most networks kept loaded per process; a run using more reloads some for every item.",
+        "4",
+    ),
+    Variable(
+        NETWORK_CACHE_GIB_ENV,
+        "Most GiB of network tensors kept loaded per process (a bigger network is kept alone).",
+        "8",
     ),
     Variable(
         MUJOCO_GL_ENV,
@@ -131,6 +145,46 @@ class Settings:
     """``$ROBOJUDGE_DECODE_WORKERS`` as written; :attr:`decode_workers` checks it."""
     mujoco_gl: str
     """``$MUJOCO_GL``, else :data:`MUJOCO_GL_DEFAULT`."""
+    max_networks_text: str | None = None
+    """``$ROBOJUDGE_MAX_NETWORKS`` as written; :attr:`max_networks` checks it."""
+    network_cache_gib_text: str | None = None
+    """``$ROBOJUDGE_NETWORK_CACHE_GIB`` as written; :attr:`network_cache_bytes` checks it."""
+
+    @property
+    def max_networks(self) -> int | None:
+        """``$ROBOJUDGE_MAX_NETWORKS`` as a number, or None when unset.
+
+        Raises:
+            ValueError: The variable is set but is not a whole number >= 1 (the message names it).
+        """
+        raw = self.max_networks_text
+        if raw is None:
+            return None
+        try:
+            n = int(raw)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ValueError(f"{MAX_NETWORKS_ENV}={raw!r}: expected a whole number >= 1")
+        return n
+
+    @property
+    def network_cache_bytes(self) -> int | None:
+        """``$ROBOJUDGE_NETWORK_CACHE_GIB`` in bytes, or None when unset.
+
+        Raises:
+            ValueError: The variable is set but is not a number >= 0 (the message names it).
+        """
+        raw = self.network_cache_gib_text
+        if raw is None:
+            return None
+        try:
+            gib = float(raw)
+        except ValueError:
+            gib = -1.0
+        if not gib >= 0 or gib == float("inf"):
+            raise ValueError(f"{NETWORK_CACHE_GIB_ENV}={raw!r}: expected a number of GiB >= 0")
+        return int(gib * 1024**3)
 
     @property
     def decode_workers(self) -> int | None:
@@ -168,6 +222,8 @@ class Settings:
             weights=Path(weights).expanduser() if weights else None,
             decode_workers_text=_text(DECODE_WORKERS_ENV),
             mujoco_gl=_text(MUJOCO_GL_ENV) or MUJOCO_GL_DEFAULT,
+            max_networks_text=_text(MAX_NETWORKS_ENV),
+            network_cache_gib_text=_text(NETWORK_CACHE_GIB_ENV),
         )
 
 

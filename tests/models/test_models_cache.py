@@ -189,3 +189,23 @@ def test_a_process_loading_many_networks_keeps_only_the_default_number(weights):
     gc.collect()
     alive = [ref() is not None for ref in refs]
     assert alive == [False, False, True, True, True, True]
+
+
+def test_limits_come_from_the_environment_unless_set(monkeypatch):
+    cache = NetworkCache()
+    assert (cache.max_networks, cache.max_bytes) == (DEFAULT_MAX_NETWORKS, DEFAULT_MAX_BYTES)
+    monkeypatch.setenv("ROBOJUDGE_MAX_NETWORKS", "2")
+    monkeypatch.setenv("ROBOJUDGE_NETWORK_CACHE_GIB", "0.5")
+    assert (cache.max_networks, cache.max_bytes) == (2, 512 * 1024**2)
+    for name in "abc":
+        cache.get(key(name), lambda: linear(8, 8))
+    kept = cache.keys()  # least recently used first
+    assert [k.weights for k in kept] == ["b", "c"]
+    cache.set_limits(max_networks=3)
+    assert cache.max_networks == 3  # set here wins over the environment
+    monkeypatch.setenv("ROBOJUDGE_MAX_NETWORKS", "0")
+    with pytest.raises(ValueError, match="ROBOJUDGE_MAX_NETWORKS='0'"):
+        NetworkCache().get(key("d"), lambda: linear(8, 8))
+    monkeypatch.setenv("ROBOJUDGE_NETWORK_CACHE_GIB", "lots")
+    with pytest.raises(ValueError, match="ROBOJUDGE_NETWORK_CACHE_GIB='lots'"):
+        _ = NetworkCache(max_networks=1).max_bytes

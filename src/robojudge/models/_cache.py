@@ -21,9 +21,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, NamedTuple, TypeVar
 
+from robojudge import settings
+
 T = TypeVar("T")
 
-#: Defaults: a few networks and at most 8 GiB of tensors resident per process.
+#: Defaults: a few networks and at most 8 GiB of tensors resident per process. A run whose metrics
+#: use more than this reloads some networks for every item (it scores an item with all its metrics
+#: before the next); ``ROBOJUDGE_MAX_NETWORKS`` and ``ROBOJUDGE_NETWORK_CACHE_GIB`` raise the bounds
+#: on a machine with room for more.
 DEFAULT_MAX_NETWORKS = 4
 DEFAULT_MAX_BYTES = 8 * 1024**3
 
@@ -88,17 +93,36 @@ class NetworkCache:
     """Loaded networks by key, least recently used evicted first.
 
     Args:
-        max_networks: Most entries kept.
+        max_networks: Most entries kept; None: ``$ROBOJUDGE_MAX_NETWORKS``, else
+            :data:`DEFAULT_MAX_NETWORKS`, read from :mod:`robojudge.settings` when used.
         max_bytes: Most tensor bytes kept (see :func:`network_nbytes`); the newest entry is kept even
-            when it alone is bigger.
+            when it alone is bigger. None: ``$ROBOJUDGE_NETWORK_CACHE_GIB``, else
+            :data:`DEFAULT_MAX_BYTES`.
     """
 
-    def __init__(self, max_networks: int = DEFAULT_MAX_NETWORKS, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, max_networks: int | None = None, max_bytes: int | None = None) -> None:
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         # Re-entrant: a loader may build a part through the cache while building its network.
         self._lock = threading.RLock()
-        self.max_networks, self.max_bytes = 1, 0
+        self._max_networks: int | None = None
+        self._max_bytes: int | None = None
         self.set_limits(max_networks, max_bytes)
+
+    @property
+    def max_networks(self) -> int:
+        """The count bound in force (set here, else the settings, else the default)."""
+        if self._max_networks is not None:
+            return self._max_networks
+        from_env = settings.get().max_networks
+        return DEFAULT_MAX_NETWORKS if from_env is None else from_env
+
+    @property
+    def max_bytes(self) -> int:
+        """The byte bound in force (set here, else the settings, else the default)."""
+        if self._max_bytes is not None:
+            return self._max_bytes
+        from_env = settings.get().network_cache_bytes
+        return DEFAULT_MAX_BYTES if from_env is None else from_env
 
     def set_limits(self, max_networks: int | None = None, max_bytes: int | None = None) -> None:
         """Change the bounds (``None`` keeps one) and evict what no longer fits.
@@ -112,9 +136,9 @@ class NetworkCache:
             raise ValueError(f"max_bytes must be at least 0, got {max_bytes}")
         with self._lock:
             if max_networks is not None:
-                self.max_networks = max_networks
+                self._max_networks = max_networks
             if max_bytes is not None:
-                self.max_bytes = max_bytes
+                self._max_bytes = max_bytes
             self._evict()
 
     def get(self, key: Hashable, build: Callable[[], T]) -> T:
@@ -131,9 +155,8 @@ class NetworkCache:
 
     def _evict(self) -> None:
         evicted = False
-        while len(self._entries) > 1 and (
-            len(self._entries) > self.max_networks or self.nbytes > self.max_bytes
-        ):
+        max_networks, max_bytes = self.max_networks, self.max_bytes
+        while len(self._entries) > 1 and (len(self._entries) > max_networks or self.nbytes > max_bytes):
             self._entries.popitem(last=False)
             evicted = True
         if evicted:
@@ -172,5 +195,8 @@ def clear() -> None:
 
 
 def set_cache_limits(max_networks: int | None = None, max_bytes: int | None = None) -> None:
-    """Bound the network cache: at most ``max_networks`` networks and ``max_bytes`` bytes of tensors."""
+    """Bound the network cache: at most ``max_networks`` networks and ``max_bytes`` bytes of tensors.
+
+    A bound set here wins over the environment (``None`` leaves that bound as it is).
+    """
     NETWORKS.set_limits(max_networks, max_bytes)
