@@ -1,0 +1,265 @@
+"""Benchmark the shared per-item work of the weights-free video metrics on a real-sized clip.
+
+Run with::
+
+    .venv/bin/python benchmarks/bench_content_checks.py [--seconds 10] [--repeats 3] [--skip-full]
+
+Clip: 1280x720, ``--seconds`` long at 30 fps (default 10 s, 300 frames), written once with
+``robojudge.video.write_video`` to ``benchmarks/_data/content_checks/`` (git-ignored): a fixed camera
+over a textured table with three textured objects moving across it, so every metric has motion,
+correspondence, trackable corners and features to work on.
+
+Metric set: every registered metric with provider ``computed`` whose only input is the video (the
+weights-free per-item video metrics). All of them run in one runner task (``robojudge.run.compute_task``):
+one frame cache, so the video is decoded once per distinct sampling.
+
+Legs, interleaved round-robin (machine noise hits both alike), median of ``--repeats`` (default 1: the
+set takes minutes per run at this size, almost all of it Farneback flow at native size):
+
+(a) full set, memo on: the whole task as the runner does it;
+(b) full set, memo off: the same with :mod:`robojudge.metrics._derived` storing nothing, so every
+    metric converts the frames to gray and computes the block means of its content checks again,
+    as before the memo existed. (b)/(a) is the speed-up of the whole set.
+    Within each run, the time spent inside ``_content.block_means`` and the ``to_gray`` conversions
+    of the robophys metrics is measured by wrapping those functions.
+(c) shared work alone, memo on versus off (at least 3 repeats): the gray conversions and content
+    checks the nine metrics make on one item's frames, replayed in the runner's order on fresh
+    read-only copies of the decoded frames, without the flow, tracking and matching around them. The
+    full set's run-to-run noise (tens of seconds, on a shared machine) is far larger than this work.
+
+On code without :mod:`robojudge.metrics._derived` (the code before the memo; run it with
+``PYTHONPATH=<old checkout>/src``) only (a) runs, which gives the "before" figures of the set.
+
+Measured numbers are in docs/metrics.md ("Speed of the shared checks").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from robojudge.metrics import Input, Provider, list_metrics
+from robojudge.run import MetricRequest, Task, compute_task
+from robojudge.store import ResultRow
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+DATA = Path(__file__).resolve().parent / "_data" / "content_checks"
+W, H, FPS = 1280, 720, 30
+
+
+def clip(seconds: float) -> Path:
+    """The benchmark clip, written on first use."""
+    path = DATA / f"table_{W}x{H}_{seconds:g}s.mp4"
+    if path.exists():
+        return path
+    DATA.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    # Texture at several scales, so corners and features exist at every pyramid level.
+    table = sum(cv2.resize(rng.normal(0, 1, (H // s, W // s)).astype(np.float32), (W, H),
+                           interpolation=cv2.INTER_CUBIC) for s in (4, 16, 64))
+    table = np.clip(128 + 30 * table, 0, 255).astype(np.uint8)
+    background = np.stack([table, (table * 0.9).astype(np.uint8), (table * 0.8).astype(np.uint8)], -1)
+    objects = []
+    for k in range(3):
+        patch = rng.integers(40, 255, (90 + 20 * k, 120 + 30 * k, 3), dtype=np.uint8)
+        objects.append(cv2.GaussianBlur(patch, (5, 5), 0))
+    frames = []
+    n = round(seconds * FPS)
+    for t in range(n):
+        f = background.copy()
+        for k, obj in enumerate(objects):
+            h, w = obj.shape[:2]
+            x = int((W - w - 1) * (0.5 + 0.45 * np.sin(2 * np.pi * (t / n) * (k + 1) + k)))
+            y = int((H - h - 1) * (0.5 + 0.4 * np.cos(2 * np.pi * (t / n) * (0.5 + k) + 2 * k)))
+            f[y:y + h, x:x + w] = obj
+        frames.append(f)
+    print(f"writing {path} ({n} frames) ...", flush=True)
+    return write_video(path, frames, fps=FPS)
+
+
+def video_only_ids() -> list[str]:
+    return [s.id for s in list_metrics()
+            if s.provider is Provider.computed and set(s.inputs) == {Input.video}]
+
+
+class Shares:
+    """Wrap the shared-work functions wherever a metric module holds them, and time their calls."""
+
+    NAMES = ("block_means", "to_gray")
+
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(self.NAMES, 0.0)
+        self.calls = dict.fromkeys(self.NAMES, 0)
+        self._undo: list[tuple[Any, str, Callable[..., Any]]] = []
+
+    def __enter__(self) -> Shares:
+        originals = {"block_means": importlib.import_module("robojudge.metrics._content").block_means,
+                     "to_gray": importlib.import_module("robojudge.metrics.robophys.motion").to_gray}
+        for mod in [m for name, m in sys.modules.items() if name.startswith("robojudge.metrics")]:
+            for name, fn in originals.items():
+                if getattr(mod, name, None) is fn:
+                    self._undo.append((mod, name, fn))
+                    setattr(mod, name, self._timed(name, fn))
+        return self
+
+    def _timed(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[name] += time.perf_counter() - start
+                self.calls[name] += 1
+        return wrapper
+
+    def __exit__(self, *exc: object) -> None:
+        for mod, name, fn in self._undo:
+            setattr(mod, name, fn)
+
+
+class _NoMemo(dict):  # type: ignore[type-arg]
+    """A memo that forgets everything: the code path of a metric set without shared derived arrays."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+def memo_switch() -> Callable[[bool], None] | None:
+    """Turns the derived-array memo on or off; None on code that has no memo."""
+    try:
+        derived = importlib.import_module("robojudge.metrics._derived")
+    except ImportError:
+        return None
+    real = derived._MEMO
+
+    def switch(on: bool) -> None:
+        derived._MEMO = real if on else _NoMemo()
+
+    return switch
+
+
+def run_set(item: Item, reqs: tuple[MetricRequest, ...]) -> list[ResultRow]:
+    rows = compute_task(Task(item, reqs))
+    bad = [f"{r.metric}: {r.status} {r.error}" for r in rows if r.status != "ok"]
+    if bad:
+        raise SystemExit("metrics failed on the benchmark clip:\n  " + "\n  ".join(bad))
+    return rows
+
+
+def replay_leg(path: Path, repeats: int, switch: Callable[[bool], None]) -> None:
+    """The gray conversions and content checks the nine metrics make on one item's shared frames, in
+    the runner's order, without the flow, tracking and matching around them; memo on versus off."""
+    from robojudge.metrics._content import require_correspondence, require_motion
+    from robojudge.metrics.robophys.motion import to_gray
+    from robojudge.video import sample_frames
+
+    native = sample_frames(path, fps=None, max_frames=None)
+    small = sample_frames(path, fps=8.0, max_frames=None, size=(256, 256), gray=True).frames
+    stride = max(1, round(native.source_fps / 8.0))
+
+    def replay(rgb: np.ndarray, g8: np.ndarray) -> None:
+        for check in (require_motion, require_correspondence):  # cc_photometric
+            check(to_gray(rgb))
+        require_motion(to_gray(rgb))  # ctg_camera_control
+        require_correspondence(g8)  # flow_motion_magnitude_farneback
+        require_motion(g8)  # flow_warp_error
+        require_correspondence(to_gray(rgb, stride))  # mq_dynamic_degree
+        require_correspondence(to_gray(rgb))  # mq_flow_score
+        require_motion(rgb)  # mq_temporal_flickering
+        require_motion(g8)  # pixel_frame_consistency
+        require_motion(to_gray(rgb))  # rbg_stability
+
+    def frozen_copy(a: np.ndarray) -> np.ndarray:
+        out = a.copy()  # a fresh array per run: the memo of the last run dies with its arrays
+        out.flags.writeable = False
+        return out
+
+    legs = {"memo on": True, "memo off (before)": False}
+    times: dict[str, list[float]] = {name: [] for name in legs}
+    for _ in range(repeats):
+        for name, on in legs.items():
+            rgb, g8 = frozen_copy(native.frames), frozen_copy(small)
+            switch(on)
+            start = time.perf_counter()
+            replay(rgb, g8)
+            times[name].append(time.perf_counter() - start)
+            del rgb, g8
+    switch(True)
+    print(f"\nshared work alone (gray conversions and content checks of the nine metrics on "
+          f"{len(native)} frames of {W}x{H}), median of {repeats}:")
+    for name, ts in times.items():
+        print(f"  {name:18s} {statistics.median(ts):6.2f} s")
+    a, b = (statistics.median(ts) for ts in times.values())
+    print(f"  before/now time ratio: {b / a:.2f} (saved {b - a:.2f} s per item)")
+
+
+def main() -> int:
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--skip-full", action="store_true", help="skip the full set (legs a-b)")
+    args = parser.parse_args()
+
+    path = clip(args.seconds)
+    item = Item(item_id="bench", video=str(path))
+    if not args.skip_full:
+        ids = video_only_ids()
+        reqs = tuple(MetricRequest.build(m) for m in ids)
+        print(f"clip: {path}\n{len(ids)} metrics: {', '.join(ids)}", flush=True)
+        switch = memo_switch()
+        legs = {"(a) memo on": True} if switch is None else {"(a) memo on": True, "(b) memo off": False}
+        values: dict[str, list[str]] = {}
+        times: dict[str, list[float]] = {name: [] for name in legs}
+        shares: dict[str, list[Shares]] = {name: [] for name in legs}
+        per_metric: dict[str, dict[str, list[float]]] = {name: {} for name in legs}
+        for _ in range(args.repeats):
+            for name, on in legs.items():
+                if switch:
+                    switch(on)
+                with Shares() as s:
+                    start = time.perf_counter()
+                    rows = run_set(item, reqs)
+                    times[name].append(time.perf_counter() - start)
+                shares[name].append(s)
+                values.setdefault(name, [f"{r.metric}={r.value:.6g}" for r in rows])
+                for r in rows:
+                    per_metric[name].setdefault(r.metric, []).append(r.duration_s)
+        if switch:
+            switch(True)
+        if len({tuple(v) for v in values.values()}) != 1:
+            raise SystemExit(f"the legs disagree: {values}")
+        print("values:", ", ".join(values["(a) memo on"]))
+        print(f"median of {args.repeats} interleaved repeats" + (" (code without the memo)" * (not switch)))
+        med = {name: statistics.median(ts) for name, ts in times.items()}
+        shared = {name: statistics.median(sum(s.seconds.values()) for s in ss) for name, ss in shares.items()}
+        for name in legs:
+            s = shares[name][0]
+            print(f"  {name:14s} set {med[name]:7.2f} s;  shared work {shared[name]:5.2f} s "
+                  f"(block_means {s.calls['block_means']} calls {s.seconds['block_means']:.2f} s, "
+                  f"to_gray {s.calls['to_gray']} calls {s.seconds['to_gray']:.2f} s)")
+            print("    per metric: " + ", ".join(f"{m} {statistics.median(d):.2f} s"
+                                                 for m, d in per_metric[name].items()))
+        if switch:
+            a, b = med["(a) memo on"], med["(b) memo off"]
+            sa, sb = shared["(a) memo on"], shared["(b) memo off"]
+            print(f"  (b)/(a) set time ratio {b / a:.3f}; shared work ratio {sb / sa:.1f} "
+                  f"(saved {sb - sa:.2f} s of {b:.1f} s)")
+    switch = memo_switch()
+    if switch is not None:
+        replay_leg(path, max(3, args.repeats), switch)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
