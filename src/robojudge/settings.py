@@ -129,6 +129,19 @@ def _text(name: str) -> str | None:
     return value or None
 
 
+def _whole_number(name: str, raw: str | None, minimum: int) -> int | None:
+    """``raw`` (the value of variable ``name``) as a whole number >= ``minimum``; None when unset."""
+    if raw is None:
+        return None
+    try:
+        n = int(raw)
+    except ValueError:
+        n = minimum - 1
+    if n < minimum:
+        raise ValueError(f"{name}={raw!r}: expected a whole number >= {minimum}")
+    return n
+
+
 @dataclass(frozen=True)
 class Settings:
     """The environment as robojudge reads it (see :data:`VARIABLES`)."""
@@ -157,16 +170,7 @@ class Settings:
         Raises:
             ValueError: The variable is set but is not a whole number >= 1 (the message names it).
         """
-        raw = self.max_networks_text
-        if raw is None:
-            return None
-        try:
-            n = int(raw)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise ValueError(f"{MAX_NETWORKS_ENV}={raw!r}: expected a whole number >= 1")
-        return n
+        return _whole_number(MAX_NETWORKS_ENV, self.max_networks_text, minimum=1)
 
     @property
     def network_cache_bytes(self) -> int | None:
@@ -193,16 +197,7 @@ class Settings:
         Raises:
             ValueError: The variable is set but is not a whole number >= 0 (the message names it).
         """
-        raw = self.decode_workers_text
-        if raw is None:
-            return None
-        try:
-            n = int(raw)
-        except ValueError:
-            n = -1
-        if n < 0:
-            raise ValueError(f"{DECODE_WORKERS_ENV}={raw!r}: expected a whole number >= 0")
-        return n
+        return _whole_number(DECODE_WORKERS_ENV, self.decode_workers_text, minimum=0)
 
     @classmethod
     def from_environment(cls) -> Settings:
