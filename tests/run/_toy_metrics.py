@@ -91,3 +91,12 @@ def table_size(item, config: TableConfig) -> Score:
     size = len(config.table.read_bytes()) if config.table else 0
     notes = len(Path(config.notes).read_bytes()) if config.notes else 0
     return Score(value=float(size + notes))
+
+
+def exit_after_marker(task: tuple[int, str]) -> int:
+    """Executor test task: a negative value writes the marker file, then kills its worker."""
+    value, marker = task
+    if value < 0:
+        Path(marker).write_text("dying")
+        os._exit(3)
+    return value

@@ -104,6 +104,27 @@ def test_worker_crash_is_isolated_to_its_item(store):
     assert store.count() == 10
 
 
+def test_pool_broken_while_the_caller_holds_a_result(tmp_path):
+    # The worker dies while the caller is busy with an earlier result, so the next submit meets a
+    # broken pool: that task has not run and must go to a fresh pool, not end the run.
+    import time
+
+    from _toy_metrics import exit_after_marker
+
+    marker = tmp_path / "died"
+    tasks = [(1, str(marker)), (-1, str(marker))] + [(v, str(marker)) for v in range(2, 8)]
+    ex = LocalProcessExecutor(2, prefetch=1)
+    got = {}
+    for task, result in ex.map_unordered(exit_after_marker, tasks, lambda t, r: "crashed"):
+        got[task[0]] = result
+        if task[0] == 1:
+            deadline = time.monotonic() + 60
+            while not marker.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.0)  # let the pool notice its dead worker
+    assert got == {1: 1, -1: "crashed", **{v: v for v in range(2, 8)}}
+
+
 def test_bounded_in_flight():
     seen = []
 

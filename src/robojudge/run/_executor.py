@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
@@ -96,17 +97,25 @@ class LocalProcessExecutor:
         finished = False
         try:
             while True:
+                broken = False
                 while not exhausted and len(in_flight) < limit:
                     try:
                         task = next(it)
                     except StopIteration:
                         exhausted = True
                         break
-                    in_flight[pool.submit(fn, task)] = task
-                if not in_flight:
+                    try:
+                        in_flight[pool.submit(fn, task)] = task
+                    except BrokenProcessPool:
+                        # A worker died while the caller held an earlier result. This task never
+                        # ran: it goes to the next pool, after the tasks in flight are settled.
+                        it = itertools.chain([task], it)
+                        broken = True
+                        break
+                if not in_flight and not broken:
                     break
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                broken = False
+                # A broken pool fails every future it holds at once, so waiting for all is quick.
+                done, _ = wait(in_flight, return_when=ALL_COMPLETED if broken else FIRST_COMPLETED)
                 for fut in done:
                     task = in_flight.pop(fut)
                     try:
