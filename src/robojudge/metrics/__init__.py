@@ -22,7 +22,9 @@ from robojudge.metrics._score import Score
 from robojudge.metrics._select import (
     ALL_METRICS,
     expand_metric_ids,
+    inapplicable_summary,
     metrics_by_weights,
+    missing_inputs,
     not_run_by_all,
     not_run_summary,
 )
@@ -59,11 +61,13 @@ __all__ = [
     "Unmeasurable",
     "expand_metric_ids",
     "get_metric",
+    "inapplicable_summary",
     "is_set_metric",
     "list_metrics",
     "list_set_metrics",
     "metric",
     "metrics_by_weights",
+    "missing_inputs",
     "not_run_by_all",
     "not_run_summary",
     "score_sets",

@@ -3,16 +3,30 @@
 ``all`` means every metric robojudge can compute here: the ``computed`` metrics, plus the ``model``
 metrics whose network weights are all present on this machine (see ``robojudge weights status``).
 Set-level metrics (:mod:`robojudge.metrics._sets`) are never part of a per-item ``all``.
+
+``all`` also selects per item: a metric it brings in runs only on the items that have every input
+it declares (:func:`missing_inputs`), so a suite of bare videos gets no error row per item for the
+metrics that need a simulator state, a reference video or an instruction; one summary line names
+them (:func:`inapplicable_summary`). A metric named explicitly runs on every item, and its error row
+says what the item lacks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from robojudge.metrics._presence import missing_weights, present_names, weights_present
-from robojudge.metrics._registry import MetricSpec, Provider, list_metrics
+from robojudge.metrics._registry import (
+    Input,
+    MetricSpec,
+    Provider,
+    UnknownMetricError,
+    get_metric,
+    list_metrics,
+)
 from robojudge.metrics._sets import is_set_metric
+from robojudge.suite._schema import Item
 
 #: The id that stands for every metric robojudge can compute here.
 ALL_METRICS = "all"
@@ -22,6 +36,44 @@ _WHY: dict[Provider, str] = {
     Provider.external: ("come from an external pipeline (policy replay or training in a simulator, or a "
                         "per-video 3D reconstruction): bring them in with `robojudge results import`"),
 }
+
+
+_INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
+    Input.video: lambda it: it.video,
+    Input.reference: lambda it: it.reference_video,
+    Input.views: lambda it: it.views,
+    Input.state: lambda it: it.state,
+    Input.instruction: lambda it: it.instruction,
+    Input.initial_frame: lambda it: it.video,  # the first frame stands in when none is given
+}
+
+
+def missing_inputs(spec: MetricSpec[Any], item: Item) -> list[str]:
+    """The inputs ``spec`` declares that ``item`` does not give (empty manifest field), sorted.
+
+    Only whether the manifest names them: a named file that cannot be read is the metric's error.
+    """
+    return sorted(i.value for i in spec.inputs if not _INPUT_FIELDS[i](item))
+
+
+def inapplicable_summary(left_out: Mapping[str, int]) -> list[str]:
+    """Lines naming the metrics ``all`` left out of some items for lack of inputs, and how many items.
+
+    Args:
+        left_out: metric id -> number of items it was not run on (``RunSummary.not_applicable``).
+    """
+    counts = {m: n for m, n in sorted(left_out.items()) if n}
+    if not counts:
+        return []
+    parts = []
+    for mid, n in counts.items():
+        try:
+            needs = ", ".join(sorted(i.value for i in get_metric(mid).inputs))
+        except UnknownMetricError:  # a plugin gone since the run: the count still stands
+            needs = "inputs not known here"
+        parts.append(f"{mid} ({n} item{'s' if n != 1 else ''}; needs {needs})")
+    return [f"{len(counts)} metrics not run on items without their inputs (name a metric to run it "
+            f"anyway and store why it fails): " + ", ".join(parts)]
 
 
 def runs_with_all(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None) -> bool:

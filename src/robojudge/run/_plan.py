@@ -16,6 +16,11 @@ The runners store an error row whose file went away after planning under the fin
 inputs at that moment (file missing), not the planned one, so it is tried again once the file is
 back. The store itself takes any row with new inputs: an error for inputs that really changed (a
 replaced video that no longer decodes) is the right result and supersedes the old value.
+
+A unit may also not *apply* to an item (``applies``): ``--metrics all`` brings in metrics that need
+a simulator state or a reference video, which a suite of bare videos does not have. Such a pair is
+neither done nor stored, only counted per metric in ``not_applicable``; a row stored for it earlier
+is left as it is.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ class Pending(Generic[W]):
         stale: Pairs stored from other inputs; they are in ``todo``.
         unknown: Pairs stored without a fingerprint; in ``todo`` only with ``rescore_unknown``.
         unavailable: Stored pairs whose inputs cannot be read now; kept (counted in ``skipped``).
+        not_applicable: Per unit id (the first part of its store key), the items it does not apply
+            to; those pairs are in no other count.
     """
 
     todo: list[tuple[Item, tuple[W, ...], tuple[str, ...]]] = field(default_factory=list)
@@ -52,6 +59,7 @@ class Pending(Generic[W]):
     stale: int = 0
     unknown: int = 0
     unavailable: int = 0
+    not_applicable: dict[str, int] = field(default_factory=dict)
 
 
 def plan_pending(
@@ -65,6 +73,7 @@ def plan_pending(
     rescore_unknown: bool = False,
     unscored: bool = False,
     also: Callable[[W], StoreKey | None] | None = None,
+    applies: Callable[[Item, W], bool] | None = None,
 ) -> Pending[W]:
     """For each item, the units of ``work`` the store has no up-to-date row for.
 
@@ -80,6 +89,8 @@ def plan_pending(
         unscored: With ``retry_errors``, also delete ok rows without a value (unparsable judgments).
         also: Another key a unit's result may be stored under (a judge's argmax fallback of an
             expected score); a row there counts as the unit's own, by the same rules.
+        applies: Whether a unit applies to an item (``None``: every unit applies to every item);
+            pairs it refuses are only counted (``Pending.not_applicable``), never fingerprinted.
     """
     stored: dict[StoreKey, dict[str, str]] = {}
     for w in work:
@@ -95,6 +106,10 @@ def plan_pending(
         pending: list[W] = []
         prints: list[str] = []
         for w in work:
+            if applies is not None and not applies(item, w):
+                uid = key(w)[0]
+                plan.not_applicable[uid] = plan.not_applicable.get(uid, 0) + 1
+                continue
             fp = _NONE if fingerprint is None else fingerprint(item, w)
             other = also(w) if also is not None else None
             found = (stored[k].get(item.item_id) for k in (key(w), other) if k is not None)
