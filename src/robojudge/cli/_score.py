@@ -8,7 +8,7 @@ from typing import Protocol
 import typer
 
 from robojudge.cli._common import console, fail, parse_settings, print_summary, scoring_progress
-from robojudge.metrics import ALL_METRICS, UnknownMetricError, not_run_summary
+from robojudge.metrics import ALL_METRICS, UnknownMetricError, inapplicable_summary, not_run_summary
 from robojudge.run import RunSummary, score_suite
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
@@ -65,6 +65,8 @@ def score(
     for problem in run.manifest_problems:
         console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
     print_summary(run.summary)
+    for line in inapplicable_summary(run.summary.not_applicable):
+        console.print(f"[yellow]all:[/] {line}", highlight=False)
     print_input_changes(run.summary, rescore_unknown)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robojudge.metrics import expand_metric_ids
+from robojudge.metrics import ALL_METRICS, expand_metric_ids
 from robojudge.run._executor import Executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_items
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
@@ -75,8 +75,13 @@ def build_requests(
 ) -> list[MetricRequest]:
     """Metric requests for ids, with optional per-metric config values; unknown ids fail here.
 
-    The id ``all`` expands to every metric robojudge computes itself (provider ``computed``).
+    The id ``all`` expands to every metric robojudge can compute here (see
+    :func:`robojudge.metrics.expand_metric_ids`); the metrics only it brings in run only on the
+    items that have their inputs (``MetricRequest.applicable_only``), while an id named as well keeps
+    its error rows on items that lack one, so whoever asked for it learns why it failed.
     """
+    named = {m for m in metric_ids if m != ALL_METRICS}
+    selects = ALL_METRICS in metric_ids
     metric_ids = expand_metric_ids(metric_ids)
     configs = configs or {}
     unknown = set(configs) - set(metric_ids)
@@ -88,7 +93,8 @@ def build_requests(
         if mid in seen:
             continue
         seen.add(mid)
-        out.append(MetricRequest.build(mid, dict(configs.get(mid, {}))))
+        out.append(MetricRequest.build(mid, dict(configs.get(mid, {})),
+                                       applicable_only=selects and mid not in named))
     return out
 
 
