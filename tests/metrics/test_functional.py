@@ -75,9 +75,10 @@ def test_agree_fails_when_the_metric_its_functional_form_or_the_reference_differ
 # The functional form each computed metric must call: the maths has one implementation, the function.
 CALLS = {
     "pixel_frame_consistency": "frame_consistency",
-    "flow_warp_error": "warp_residuals",
-    "flow_motion_magnitude_farneback": "motion_magnitudes",
-    "mq_flow_score": "motion_magnitudes",
+    # Flow metrics read their per-step values from one flow_steps per item (robojudge.metrics._flow_cache).
+    "flow_warp_error": "flow_steps",
+    "flow_motion_magnitude_farneback": "flow_steps",
+    "mq_flow_score": "flow_steps",
     "mq_temporal_flickering": "flicker_score",
     "mq_dynamic_degree": "is_dynamic",
     "iq1_psnr": "psnr",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from robojudge.metrics import functional as F
 from robojudge.metrics._content import require_correspondence, require_motion
+from robojudge.metrics._flow_cache import flow_steps
 from robojudge.metrics._frames import GrayPreprocess, gray_sequence
 from robojudge.metrics._registry import Family, Input, metric
 from robojudge.metrics._score import Score
@@ -60,7 +60,7 @@ def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     """
     frames = gray_sequence(item, config)
     require_motion(frames)
-    per_step = F.warp_residuals(frames, config)  # their mean is F.warp_error; the steps go in details
+    per_step = flow_steps(frames, config).warp_residual  # = F.warp_residuals; their mean is F.warp_error
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max())})
 
@@ -92,7 +92,7 @@ def flow_motion_magnitude_farneback(item: Item, config: FarnebackConfig) -> Scor
     """
     frames = gray_sequence(item, config)
     lost = require_correspondence(frames)
-    per_step = F.motion_magnitudes(frames, config)  # their mean is F.motion_magnitude
+    per_step = flow_steps(frames, config).mean_magnitude  # = F.motion_magnitudes; mean: F.motion_magnitude
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max()),
                                                         "steps_without_correspondence": lost})

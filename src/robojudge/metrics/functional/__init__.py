@@ -37,8 +37,11 @@ from robojudge.metrics.functional._flow import (
     FARNEBACK,
     Farneback,
     FarnebackSettings,
+    FlowSteps,
     farneback_flow,
     flow_magnitude,
+    flow_steps,
+    forward_backward_epe,
     motion_magnitude,
     motion_magnitudes,
     top_magnitude,
@@ -70,8 +73,8 @@ from robojudge.metrics.functional._motion import (
 )
 from robojudge.metrics.functional._photometric import (
     PhotometricConsistency,
-    forward_backward_epe,
     photometric_consistency,
+    photometric_from_steps,
     soft_motion,
 )
 from robojudge.metrics.functional._reprojection import (
@@ -114,6 +117,7 @@ __all__ = [
     "FARNEBACK",
     "Farneback",
     "FarnebackSettings",
+    "FlowSteps",
     "HSD_MAX",
     "Localization",
     "MAX_MISSING",
@@ -142,6 +146,7 @@ __all__ = [
     "fill_gaps",
     "flicker_score",
     "flow_magnitude",
+    "flow_steps",
     "forward_backward_epe",
     "frame_consistency",
     "frame_differences",
@@ -153,6 +158,7 @@ __all__ = [
     "ndtw_score",
     "patch_correlations",
     "photometric_consistency",
+    "photometric_from_steps",
     "psnr",
     "range_ratio",
     "reprojection_consistency",

@@ -12,45 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robojudge.metrics._errors import MetricInputError
-from robojudge.metrics.functional._flow import FARNEBACK, FarnebackSettings, farneback_flow, top_magnitude
-
-
-def forward_backward_epe(forward: np.ndarray, backward: np.ndarray, crop: int = 30) -> float:
-    """Mean forward-backward end-point error of a flow pair, WorldScore's form (App. B.1.5, [9]).
-
-    On the central ``(H - crop) x (W - crop)`` window, each pixel ``p`` is carried to
-    ``q = p + F(p)``; the backward flow is read at ``q`` rounded to the nearest pixel of the window
-    (clipped to its border) and ``e(p) = |q + B(round(q)) - p|``. The result is ``mean_p e(p)``; it is
-    0 when the backward flow exactly undoes the forward flow.
-
-    Args:
-        forward: flow from frame t to t+1, ``(H, W, 2)`` (x, y).
-        backward: flow from frame t+1 to t, same shape.
-        crop: total pixels removed from each dimension before scoring.
-
-    Raises:
-        MetricInputError: (a ``ValueError``) when the crop leaves no pixel.
-
-    >>> fwd = np.zeros((6, 8, 2))
-    >>> fwd[...] = (2.0, 1.0)
-    >>> back_short = np.zeros_like(fwd) - (1.0, 1.0)  # the round trip misses by (1, 0)
-    >>> forward_backward_epe(fwd, -fwd, crop=2), forward_backward_epe(fwd, back_short, crop=2)
-    (0.0, 1.0)
-    """
-    h, w = forward.shape[:2]
-    ch, cw = h - crop, w - crop
-    if ch < 1 or cw < 1:
-        raise MetricInputError(f"frames of {w}x{h} are too small for a {crop}px crop")
-    y0, x0 = (h - ch) // 2, (w - cw) // 2
-    fwd = forward[y0:y0 + ch, x0:x0 + cw].astype(np.float64)
-    bwd = backward[y0:y0 + ch, x0:x0 + cw].astype(np.float64)
-    ys, xs = np.meshgrid(np.arange(ch), np.arange(cw), indexing="ij")
-    qx, qy = xs + fwd[..., 0], ys + fwd[..., 1]
-    rx = np.clip(np.round(qx).astype(np.int64), 0, cw - 1)
-    ry = np.clip(np.round(qy).astype(np.int64), 0, ch - 1)
-    back = bwd[ry, rx]
-    return float(np.sqrt((qx + back[..., 0] - xs) ** 2 + (qy + back[..., 1] - ys) ** 2).mean())
+from robojudge.metrics.functional._flow import FARNEBACK, FarnebackSettings, FlowSteps, flow_steps
 
 
 def soft_motion(step_magnitudes: np.ndarray, short_side: int, alpha: float = 5.0) -> float:
@@ -106,16 +68,39 @@ def photometric_consistency(
     """
     if gray.ndim != 3 or len(gray) < 2:
         raise ValueError(f"expected at least 2 grayscale frames (T, H, W), got shape {gray.shape}")
-    epes, tops = [], []
-    for a, b in zip(gray[:-1], gray[1:], strict=True):
-        fwd = farneback_flow(a, b, flow)
-        bwd = farneback_flow(b, a, flow)
-        epes.append(forward_backward_epe(fwd, bwd, crop))
-        tops.append(top_magnitude(fwd, 0.05))
-    aepe = float(np.mean(epes))
-    motion = soft_motion(np.asarray(tops), min(gray.shape[1:3]), soft_alpha)
+    steps = flow_steps(gray, flow, top_fraction=0.05, crop=crop)
+    return photometric_from_steps(steps, min(gray.shape[1:3]), static_penalty=static_penalty,
+                                  static_threshold=static_threshold, soft_alpha=soft_alpha, min_epe=min_epe)
+
+
+def photometric_from_steps(
+    steps: FlowSteps,
+    short_side: int,
+    *,
+    static_penalty: bool = True,
+    static_threshold: float = 0.1213,
+    soft_alpha: float = 5.0,
+    min_epe: float = 0.01,
+) -> PhotometricConsistency:
+    """:func:`photometric_consistency` from a sequence's :func:`flow_steps` (computed with a ``crop``).
+
+    The per-step end-point errors and top-5% forward magnitudes are all the score needs, so flows
+    computed once for an item serve it and the other flow metrics.
+
+    >>> steps = FlowSteps(np.zeros(2), np.array([6.0, 6.0]), np.zeros(2), np.array([0.5, 1.5]), 0.05, 30)
+    >>> res = photometric_from_steps(steps, 256)  # AEPE 1 px; soft motion 1/2: no penalty
+    >>> res.value, res.soft_motion, res.static_penalty_applied
+    (1.0, 0.5, False)
+
+    Raises:
+        ValueError: ``steps`` without end-point errors or with a top fraction other than 5%.
+    """
+    if steps.fb_epe is None or steps.top_fraction != 0.05:
+        raise ValueError("photometric consistency needs flow steps with a crop and a top fraction of 0.05")
+    aepe = float(np.mean(steps.fb_epe))
+    motion = soft_motion(steps.top_magnitude, short_side, soft_alpha)
     value = 1.0 / max(aepe, min_epe)
     penalized = static_penalty and motion <= static_threshold
     if penalized:
         value *= motion
-    return PhotometricConsistency(value, aepe, float(max(epes)), motion, penalized)
+    return PhotometricConsistency(value, aepe, float(max(steps.fb_epe)), motion, penalized)

@@ -23,10 +23,11 @@ from typing import Literal
 from pydantic import Field
 
 from robojudge.metrics._content import require_correspondence, require_motion
+from robojudge.metrics._flow_cache import SHARED_CROP, flow_steps
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams
-from robojudge.metrics.functional import camera_control, photometric_consistency, sustained_stability
+from robojudge.metrics.functional import camera_control, photometric_from_steps, sustained_stability
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.metrics.robophys.motion import NativeFrames, native_rgb, to_gray
 from robojudge.suite._schema import Item
@@ -41,7 +42,8 @@ WORLDARENA = "WorldArena (2026)"
 class PhotometricConfig(NativeFrames, FarnebackParams):
     """Forward-backward EPE settings (WorldScore's) and WorldArena's low-motion penalty."""
 
-    crop: int = Field(default=30, ge=0, description="pixels cut from height and width (half per side)")
+    crop: int = Field(default=SHARED_CROP, ge=0,
+                      description="pixels cut from height and width (half per side)")
     static_penalty: bool = Field(default=True, description="scale by soft motion when the clip barely moves")
     static_threshold: float = Field(default=0.1213, ge=0, le=1, description="soft motion at or below which")
     soft_alpha: float = Field(default=5.0, gt=0, description="slope of the soft-motion sigmoid")
@@ -82,10 +84,11 @@ def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     gray = to_gray(frames)
     require_motion(gray)
     lost = require_correspondence(gray)
-    res = photometric_consistency(
-        gray, crop=config.crop, static_penalty=config.static_penalty,
+    # = photometric_consistency(gray, ...), from the item's shared flows (robojudge.metrics._flow_cache)
+    steps = flow_steps(gray, config, top_fraction=0.05, crop=config.crop)
+    res = photometric_from_steps(
+        steps, min(gray.shape[1:3]), static_penalty=config.static_penalty,
         static_threshold=config.static_threshold, soft_alpha=config.soft_alpha, min_epe=config.min_epe,
-        flow=config,
     )
     return Score(value=res.value, details={
         "frames": len(gray), "aepe": res.aepe, "max_step_epe": res.max_step_epe,

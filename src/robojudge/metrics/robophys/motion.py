@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from robojudge.metrics import functional as F
 from robojudge.metrics._content import require_correspondence, require_frames, require_motion
 from robojudge.metrics._derived import derived, frozen
+from robojudge.metrics._flow_cache import flow_steps
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams
@@ -131,8 +132,10 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     gray = to_gray(frames, stride)
     require_frames(gray, 2, f"the video after the {stride}-frame stride")
     lost = require_correspondence(gray)
-    # F.dynamic_degree(gray, ...) in two steps, to keep the step scores for details.
-    scores = F.dynamic_steps(gray, config.top_fraction, config)
+    # F.dynamic_degree(gray, ...) in two steps, to keep the step scores for details. The scores are
+    # F.dynamic_steps(gray, config.top_fraction, config); at stride 1 cc_photometric reads these frames too.
+    steps = flow_steps(gray, config, top_fraction=config.top_fraction, share_backward=stride == 1)
+    scores = steps.top_magnitude
     short_side = min(gray.shape[1:3])
     threshold = F.dynamic_threshold(short_side, config.threshold_at_256)
     dynamic = F.is_dynamic(scores, len(gray), short_side, threshold_at_256=config.threshold_at_256,
@@ -172,6 +175,7 @@ def mq_flow_score(item: Item, config: FlowScoreConfig) -> Score:
     frames, _ = native_rgb(item, config.size)
     gray = to_gray(frames)
     lost = require_correspondence(gray)
-    per_step = F.motion_magnitudes(gray, config)  # their mean is F.motion_magnitude
+    # F.motion_magnitudes(gray, config) (mean: F.motion_magnitude); cc_photometric reads these frames too
+    per_step = flow_steps(gray, config, share_backward=True).mean_magnitude
     details = {"frames": len(frames), "max_step": float(per_step.max()), "steps_without_correspondence": lost}
     return Score(value=float(per_step.mean()), details=details)

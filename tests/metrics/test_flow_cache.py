@@ -1,0 +1,102 @@
+"""robojudge.metrics._flow_cache: each flow an item's metrics need is computed once per item.
+
+Five metrics read Farneback flow: ``flow_warp_error`` and ``flow_motion_magnitude_farneback`` on the
+8 fps 256x256 gray sampling, ``mq_dynamic_degree``, ``mq_flow_score`` and ``cc_photometric`` on the native
+gray frames (dynamic degree after its ~8 fps stride). Before the cache each computed its own flows, and
+``cc_photometric`` both directions: four native flows per pair on an 8 fps clip, where two are needed.
+"""
+
+import gc
+
+import cv2
+import numpy as np
+import pytest
+from _scene import FPS, H, W, clean_frames
+
+from robojudge.metrics import _derived, _flow_cache, get_metric
+from robojudge.metrics import functional as F
+from robojudge.run import MetricRequest, Task, compute_task
+from robojudge.suite import Item
+from robojudge.video import frame_cache, sample_frames, write_video
+
+FLOW_METRICS = ("flow_warp_error", "flow_motion_magnitude_farneback", "mq_dynamic_degree", "mq_flow_score",
+                "cc_photometric")
+
+
+def _count_flows(monkeypatch) -> list[tuple[int, ...]]:
+    """Replace OpenCV's Farneback by a counting wrapper; each call records the frame shape."""
+    shapes: list[tuple[int, ...]] = []
+    real = cv2.calcOpticalFlowFarneback
+
+    def counted(prev, *args, **kwargs):
+        shapes.append(prev.shape)
+        return real(prev, *args, **kwargs)
+
+    monkeypatch.setattr(cv2, "calcOpticalFlowFarneback", counted)
+    return shapes
+
+
+def _clip(tmp_path, fps: float) -> Item:
+    path = tmp_path / f"clip{fps:g}.mp4"
+    write_video(path, clean_frames(), fps=fps)
+    return Item(item_id=f"clip{fps:g}", video=str(path))
+
+
+@pytest.mark.parametrize("fps", [FPS, 3 * FPS])
+def test_each_flow_of_an_item_is_computed_once(tmp_path, monkeypatch, fps):
+    item = _clip(tmp_path, fps)
+    separate = {m: get_metric(m).compute(item) for m in FLOW_METRICS}  # no frame cache: nothing shared
+    shapes = _count_flows(monkeypatch)
+    rows = compute_task(Task(item, tuple(MetricRequest.build(m) for m in FLOW_METRICS)))
+    assert {r.metric: (r.value, r.details) for r in rows} == {
+        m: (s.value, s.details) for m, s in separate.items()}
+    native = len(sample_frames(item.video, fps=None, max_frames=None).frames)
+    small = len(sample_frames(item.video, fps=8.0, size=(256, 256), gray=True).frames)
+    stride = max(1, round(fps / 8.0))
+    # Native: forward and backward once per pair (mq_flow_score, cc_photometric, and dynamic degree when
+    # its stride is 1); dynamic degree's strided frames once more when the stride is not 1. 8 fps 256x256:
+    # forward once for both RoboJudge metrics.
+    expected_native = 2 * (native - 1) + (0 if stride == 1 else len(range(0, native, stride)) - 1)
+    assert shapes.count((H, W)) == expected_native
+    assert shapes.count((256, 256)) == small - 1
+    assert len(shapes) == expected_native + small - 1
+    gc.collect()
+    assert not _derived._MEMO  # the flows went with the item's frames
+
+
+def test_settings_and_parameters_that_differ_get_their_own_flow(tmp_path):
+    item = _clip(tmp_path, FPS)
+    variants = [("mq_flow_score", {}), ("mq_flow_score", {"winsize": 21}), ("cc_photometric", {}),
+                ("cc_photometric", {"crop": 10}), ("mq_dynamic_degree", {"top_fraction": 0.5}),
+                ("mq_dynamic_degree", {}), ("flow_warp_error", {"levels": 1})]
+    alone = [get_metric(m).compute(item, get_metric(m).make_config(cfg)) for m, cfg in variants]
+    with frame_cache():
+        shared = [get_metric(m).compute(item, get_metric(m).make_config(cfg)) for m, cfg in variants]
+    assert [(s.value, s.details) for s in shared] == [(s.value, s.details) for s in alone]
+    assert alone[0].value != alone[1].value and alone[2].value != alone[3].value
+
+
+def test_a_lone_metric_outside_a_frame_cache_computes_only_what_it_needs(tmp_path, monkeypatch):
+    item = _clip(tmp_path, FPS)
+    shapes = _count_flows(monkeypatch)
+    get_metric("mq_flow_score").compute(item)  # writeable frames: nothing to share, so no backward flow
+    assert len(shapes) == len(clean_frames()) - 1
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def test_cached_steps_equal_the_functional_forms():
+    gray = _frozen(np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in clean_frames()]))
+    steps = _flow_cache.flow_steps(gray, F.FARNEBACK, crop=30)
+    assert steps is _flow_cache.flow_steps(gray, F.FARNEBACK)  # no crop asked: the entry with one serves
+    assert steps.warp_residual.tolist() == F.warp_residuals(gray).tolist()
+    assert steps.mean_magnitude.tolist() == F.motion_magnitudes(gray).tolist()
+    assert steps.top_magnitude.tolist() == F.dynamic_steps(gray, 0.05).tolist()
+    assert steps.fb_epe is not None and not steps.fb_epe.flags.writeable
+    pairs = zip(gray[:-1], gray[1:], strict=True)
+    assert steps.fb_epe.tolist() == [F.forward_backward_epe(F.farneback_flow(a, b), F.farneback_flow(b, a))
+                                     for a, b in pairs]
+    assert F.photometric_consistency(gray) == F.photometric_from_steps(steps, min(gray.shape[1:]))
