@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from robojudge.report._summary import GroupSummary, RangeOf, write_report
-from robojudge.store import ResultStore
+from robojudge.store import ResultStore, item_columns
 from robojudge.suite import Item, load_suite
 
 GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", "prompt_variant")
@@ -37,4 +37,4 @@ def report_suite(
         heading = title or f"robojudge results: {Path(manifest).name}"
         clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
         return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips,
-                            native_range=native_range)
+                            native_range=native_range, columns=item_columns(suite.items))

@@ -148,8 +148,12 @@ def write_report(
     group_label: str = "generator",
     native_range: RangeOf | None = None,
     cluster_of: Mapping[str, str] | None = None,
+    columns: Mapping[str, Callable[[ResultRow], str | None]] | None = None,
 ) -> list[GroupSummary]:
     """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``.
+
+    ``columns`` are added to ``results.csv`` after the standard ones (:func:`report_suite` adds the
+    manifest's generator, source and clip_id, :func:`robojudge.store.item_columns`).
 
     ``native_range`` (metric id -> ``(low, high)`` or None; ``robojudge.metric_info.registry_range``
     for the metric registry's) lets the summary cut its intervals at the range; without it nothing
@@ -161,7 +165,7 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = store.rows()
-    export_results(store, out / "results.csv", "csv")
+    export_results(store, out / "results.csv", "csv", columns=columns)
     per_item = [r for r in rows if r.item_id in group_of] if group_of else rows
     summaries = summarize(per_item, group_of, native_range=native_range, cluster_of=cluster_of)
     fields = list(GroupSummary.__dataclass_fields__)

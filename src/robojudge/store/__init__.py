@@ -8,7 +8,13 @@ replace it, all rows in one transaction (``robojudge results import`` uses it).
 """
 
 from robojudge.store._errors import StoreError
-from robojudge.store._export import EXPORT_COLUMNS, SafeCsvWriter, export_results
+from robojudge.store._export import (
+    EXPORT_COLUMNS,
+    MANIFEST_COLUMNS,
+    SafeCsvWriter,
+    export_results,
+    item_columns,
+)
 from robojudge.store._put import PutOutcome, RowConflictError, put_rows, same_value
 from robojudge.store._row import ResultRow
 from robojudge.store._schema import SCHEMA_VERSION
@@ -17,6 +23,7 @@ from robojudge.store._url import default_db_url
 
 __all__ = [
     "EXPORT_COLUMNS",
+    "MANIFEST_COLUMNS",
     "SCHEMA_VERSION",
     "PutOutcome",
     "ResultRow",
@@ -26,6 +33,7 @@ __all__ = [
     "StoreError",
     "default_db_url",
     "export_results",
+    "item_columns",
     "put_rows",
     "same_value",
 ]

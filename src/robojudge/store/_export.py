@@ -6,7 +6,7 @@ import csv
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +35,37 @@ hash of the inputs the result read (empty when unknown)."""
 
 ExtraColumns = Mapping[str, Callable[[ResultRow], str | None]]
 """Columns appended after :data:`EXPORT_COLUMNS`: name -> the cell of a row (``None`` = empty)."""
+
+MANIFEST_COLUMNS: tuple[str, ...] = ("generator", "source", "clip_id")
+"""Item fields an export adds after the standard columns when the suite is known (:func:`item_columns`)."""
+
+
+def item_columns(items: Iterable[Any], fields: Sequence[str] = MANIFEST_COLUMNS) -> dict[str, Callable[
+        [ResultRow], str | None]]:
+    """Export columns holding, per row, a field of the row's item (``None``: unset or not an item).
+
+    ``items`` are the suite's items (anything with ``item_id`` and the fields). A row of an id that
+    is no item gets the group of a set-level result grouped by that field (``config["group_by"]``,
+    ``details["group"]``), so an FVD per generator carries its generator.
+    """
+    values = {f: {it.item_id: _text(getattr(it, f, None)) for it in items} for f in fields}
+
+    def column(name: str) -> Callable[[ResultRow], str | None]:
+        known = values[name]
+
+        def cell(row: ResultRow) -> str | None:
+            if row.item_id in known:
+                return known[row.item_id]
+            config, details = row.config or {}, row.details or {}
+            return str(details["group"]) if config.get("group_by") == name and "group" in details else None
+
+        return cell
+
+    return {f: column(f) for f in fields}
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(getattr(value, "value", value))
 
 #: First characters that make a spreadsheet read a cell as a formula or a command (OWASP, CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
