@@ -105,6 +105,7 @@ def test_cli_status_reads_without_writing(items: list[Item], tmp_path: Path, mon
     res = CliRunner().invoke(build_app("results"), args)
     assert res.exit_code == 0, res.output
     assert "1 stale (inputs changed" in res.output
+    assert "total s" in res.output and "median s" in res.output  # the time columns
     assert "a\ttest_frames_a\t" in res.output and "inputs changed" in res.output
     # The database is not written; a reader of a writable folder may leave SQLite's -wal/-shm beside it.
     after = {p.name: p.read_bytes() for p in run_dir.iterdir()}
@@ -144,3 +145,21 @@ def test_status_work_does_not_grow_with_rows_per_metric(
         status = results_status(store, items)
     assert {m.metric: m.up_to_date for m in status.metrics} == {"test_frames_a": 3, "test_frames_b": 3}
     assert listed[0] <= 1 and read[0] == 3
+
+
+def test_status_totals_and_medians_the_seconds_of_current_rows(tmp_path: Path) -> None:
+    key = ("m", "h", "1")
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        store.add([ResultRow(i, *key, "ok", 1.0, duration_s=s, fingerprint="f")
+                   for i, s in (("a", 1.0), ("b", 4.0), ("c", 10.0))])
+        store.add([ResultRow("d", *key, "error", None, error="x", duration_s=2.0, fingerprint="f"),
+                   ResultRow("a", "ts_action_planner", import_config_hash(), "1", "ok", 0.5,
+                             config=import_config())])
+        store.add([ResultRow("a", *key, "ok", 2.0, duration_s=100.0, fingerprint="g")])  # supersedes a
+        status = results_status(store, None)
+    m = _counts(status, "m")
+    assert (m.current, m.superseded) == (4, 1)
+    assert m.seconds == pytest.approx(100.0 + 4.0 + 10.0 + 2.0)  # the superseded row's 1 s is not
+    assert m.median_s == pytest.approx((4.0 + 10.0) / 2)
+    imported = _counts(status, "ts_action_planner")
+    assert (imported.seconds, imported.median_s) == (0.0, None)  # computed elsewhere: no time here

@@ -11,11 +11,13 @@ now (the same recipe the runners use: :mod:`robojudge.run._fingerprint`). A row 
 * *imported*: a value brought in by ``results import``, which records no fingerprint;
 * *not checked*: its item is not in the manifest, or its metric is unknown to this robojudge.
 
-Superseded rows (old results of changed inputs, kept) are counted too.
+Superseded rows (old results of changed inputs, kept) are counted too, and the time the current
+rows took to compute (total and median of their ``duration_s``; imported rows took none here).
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +49,9 @@ class MetricStatus:
     not_checked: int = 0
     errors: int = 0
     superseded: int = 0
+    # Seconds the current computed rows took (their duration_s): the sum and the median per row.
+    seconds: float = 0.0
+    median_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     expected = _Expected(items) if items is not None else None
     out = StoreStatus(db_url=store.url)
     by_key: dict[StatusKey, MetricStatus] = {}
+    durations: dict[StatusKey, list[float]] = {}
     for row in store.iter_rows(include_superseded=True):
         key = (row.metric, row.config_hash, row.version)
         counts = by_key.get(key)
@@ -158,8 +164,11 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
             continue
         counts.current += 1
         counts.errors += row.status == "error"
+        imported = not row.fingerprint and (row.config or {}).get("provider") == "external"
+        if not imported:
+            durations.setdefault(key, []).append(row.duration_s)
         if not row.fingerprint:
-            if (row.config or {}).get("provider") == "external":
+            if imported:
                 counts.imported += 1
             else:
                 counts.unknown += 1
@@ -176,6 +185,9 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         else:
             counts.stale += 1
             out.stale.append(StaleResult(*row.key, "inputs changed"))
+    for k, seconds in durations.items():
+        by_key[k].seconds = sum(seconds)
+        by_key[k].median_s = statistics.median(seconds)
     out.metrics = [by_key[k] for k in sorted(by_key)]
     return out
 
