@@ -100,3 +100,59 @@ def exit_after_marker(task: tuple[int, str]) -> int:
         Path(marker).write_text("dying")
         os._exit(3)
     return value
+
+
+
+class RateConfig(BaseModel):
+    """A sampling field (``fps``) as real metrics have, so the scheduler groups by it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    fps: float | None = None
+    seconds_per_frame: float = 0.0
+
+
+class Rate2Config(RateConfig):
+    fps: float | None = 2.0
+
+
+class Rate4Config(RateConfig):
+    fps: float | None = 4.0
+
+
+def _sampled(item, config: RateConfig) -> Score:
+    from robojudge.video import sample_frames
+
+    frames = sample_frames(item.video, fps=config.fps, max_frames=None)
+    time.sleep(len(frames) * config.seconds_per_frame)
+    return Score(value=float(frames.frames.mean()) + len(frames), details={"pid": os.getpid()})
+
+
+# Two metrics per sampling rate: each pair shares a decode, so the scheduler keeps it together.
+@metric("test_rate_a", inputs={"video"}, config=Rate2Config, **COMMON)
+def rate_a(item, config: RateConfig) -> Score:
+    return _sampled(item, config)
+
+
+@metric("test_rate_b", inputs={"video"}, config=Rate2Config, **COMMON)
+def rate_b(item, config: RateConfig) -> Score:
+    return _sampled(item, config)
+
+
+@metric("test_rate_c", inputs={"video"}, config=Rate4Config, **COMMON)
+def rate_c(item, config: RateConfig) -> Score:
+    return _sampled(item, config)
+
+
+@metric("test_rate_d", inputs={"video"}, config=Rate4Config, **COMMON)
+def rate_d(item, config: RateConfig) -> Score:
+    return _sampled(item, config)
+
+
+@metric("test_rate_e", inputs={"video"}, config=RateConfig, **COMMON)
+def rate_e(item, config: RateConfig) -> Score:
+    return _sampled(item, config)
+
+
+@metric("test_rate_f", inputs={"video"}, config=RateConfig, **COMMON)
+def rate_f(item, config: RateConfig) -> Score:
+    return _sampled(item, config)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
 import typer
 
-from robojudge.cli._common import console, fail, parse_settings, print_summary, scoring_progress
-from robojudge.metrics import ALL_METRICS, UnknownMetricError, inapplicable_summary, not_run_summary
-from robojudge.run import RunSummary, score_suite
+from robojudge.cli._common import console, err_console, fail, parse_settings, print_summary, scoring_progress
+from robojudge.metrics import ALL_METRICS, UnknownMetricError, not_run_summary
+from robojudge.run import ProgressCallback, RunSummary, score_suite
+from robojudge.run._progress import EstimateOnce, ProgressLines
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -34,7 +37,11 @@ def score(
         False, "--rescore-unknown", help="Recompute stored results that have no inputs fingerprint (stored "
         "by robojudge before result schema 2); by default they are kept."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (plain "
+                                  "lines every --progress-every seconds when stderr is not a terminal)."),
+    progress_every: float = typer.Option(
+        30.0, "--progress-every", min=0.1, help="Seconds between plain progress lines (logs, CI, nohup)."
+    ),
     confine: Path | None = typer.Option(
         None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
     ),
@@ -47,7 +54,7 @@ def score(
         for line in not_run_summary():
             console.print(f"[yellow]all:[/] {line}", highlight=False)
     try:
-        with scoring_progress(progress) as on_result:
+        with _progress(progress, progress_every) as on_result:
             run = score_suite(
                 suite,
                 ids,
@@ -65,13 +72,39 @@ def score(
     for problem in run.manifest_problems:
         console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
     print_summary(run.summary)
-    for line in inapplicable_summary(run.summary.not_applicable):
-        console.print(f"[yellow]all:[/] {line}", highlight=False)
+    print_metric_time(run.summary)
     print_input_changes(run.summary, rescore_unknown)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)
     if run.summary.interrupted:
         raise typer.Exit(130)
+
+
+def _plain(line: str) -> None:
+    err_console.print(line, highlight=False, markup=False)
+
+
+@contextmanager
+def _progress(enabled: bool, every: float) -> Iterator[ProgressCallback]:
+    """A progress bar on a terminal, plain lines every ``every`` seconds elsewhere, nothing when
+    disabled; in every case one line estimating the time left once the first results are in."""
+    if enabled and not err_console.is_terminal:
+        with ProgressLines(_plain, every) as lines:
+            yield EstimateOnce(_plain, lines)
+        return
+    with scoring_progress(enabled) as bar:
+        yield EstimateOnce(_plain, bar)
+
+
+def print_metric_time(summary: RunSummary, *, top: int = 5) -> None:
+    """Which metrics took the time: the largest worker-second totals of the run, with their share."""
+    total = sum(summary.metric_seconds.values())
+    if total <= 0:
+        return
+    parts = [f"{m} {s:.1f} s ({100 * s / total:.0f}%)" for m, s in summary.top_metrics(top)]
+    more = len(summary.metric_seconds) - top
+    console.print(f"time by metric ({total:.1f} worker-seconds): {', '.join(parts)}"
+                  + (f", {more} more" if more > 0 else ""), highlight=False, markup=False)
 
 
 class InputChanges(Protocol):

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from robojudge.metrics import MetricInputError, MetricSpec, get_metric, missing_inputs
+from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
 from robojudge.models import MissingWeightsError
+from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._fingerprint import Fingerprints, metric_inputs
 from robojudge.run._plan import Pending, plan_pending
@@ -26,43 +27,74 @@ from robojudge.video import VideoError, frame_cache, video_warnings
 
 @dataclass(frozen=True)
 class MetricRequest:
-    """A metric with a concrete config, ready to run.
-
-    ``applicable_only``: run it only on the items that have every input it declares (the metrics
-    ``--metrics all`` selects); without it an item lacking one gets an error row saying so.
-    """
+    """A metric with a concrete config, ready to run."""
 
     spec: MetricSpec[Any]
     config: BaseModel
     config_hash: str
-    applicable_only: bool = False
 
     @property
     def id(self) -> str:
         return self.spec.id
 
     @classmethod
-    def build(cls, metric_id: str, config: dict[str, Any] | None = None, *,
-              applicable_only: bool = False) -> MetricRequest:
+    def build(cls, metric_id: str, config: dict[str, Any] | None = None) -> MetricRequest:
         spec = get_metric(metric_id)
         cfg = spec.make_config(config)
-        return cls(spec=spec, config=cfg, config_hash=spec.config_hash(cfg), applicable_only=applicable_only)
+        return cls(spec=spec, config=cfg, config_hash=spec.config_hash(cfg))
 
 
 @dataclass(frozen=True)
 class Task:
-    """The metrics still to compute for one item; they run together so they share decoded frames.
+    """Metrics still to compute for one item; they run together so they share decoded frames.
 
-    ``fingerprints`` holds, per request, the fingerprint of its inputs taken when the run was
-    planned (empty: rows without fingerprint).
+    Usually all of the item's pending metrics; a large item's are split into one task per sampling
+    (see :func:`split_task`). ``fingerprints`` holds, per request, the fingerprint of its inputs
+    taken when the run was planned (empty: rows without fingerprint). ``size`` is the item's video
+    in millions of frame-pixels (None: not known), for scheduling and the time estimate.
     """
 
     item: Item
     requests: tuple[MetricRequest, ...]
     fingerprints: tuple[str, ...] = ()
+    size: float | None = None
 
     def fingerprint(self, i: int) -> str:
         return self.fingerprints[i] if i < len(self.fingerprints) else ""
+
+
+def split_task(task: Task) -> list[Task]:
+    """``task`` as one task per sampling its metrics read (metrics whose sampling config fields
+    agree stay together, so each decode and flow is still computed once); the rows are the same."""
+    groups = sampling_groups([r.config for r in task.requests])
+    if len(groups) < 2:
+        return [task]
+    return [
+        replace(task, requests=tuple(task.requests[i] for i in g),
+                fingerprints=tuple(task.fingerprint(i) for i in g))
+        for g in groups
+    ]
+
+
+def schedule(tasks: Sequence[Task], workers: int, split_above: float = SPLIT_ABOVE) -> list[Task]:
+    """Tasks sized, and with several workers, split and ordered so that no worker idles long.
+
+    An item at or above ``split_above`` million frame-pixels (or any item, when there are fewer
+    items than workers) is split by :func:`split_task`; the largest items go first, so that a long
+    video is not the last thing left running on one worker while the others wait.
+    """
+    sized = [
+        replace(t, size=item_size(t.item)) if any(Input.video in r.spec.inputs for r in t.requests) else t
+        for t in tasks
+    ]
+    if workers <= 1:
+        return sized
+    few = len(sized) < workers
+    out: list[Task] = []
+    for t in sized:
+        big = t.size is not None and t.size >= split_above
+        out.extend(split_task(t) if big or few else [t])
+    return sorted(out, key=lambda t: -(t.size or 0.0))  # stable: an item's parts stay in order
 
 
 @dataclass
@@ -88,15 +120,30 @@ class RunSummary:
     # Rows whose videos needed an assumption (details["video_warnings"]), and those warnings by item.
     warned: int = 0
     video_warnings: dict[str, list[str]] = field(default_factory=dict)
-    # Per metric, the items it was not run on because they lack an input it needs (applicable_only).
-    not_applicable: dict[str, int] = field(default_factory=dict)
+    # Worker seconds per metric (the rows' duration_s summed), and the estimated wall seconds the
+    # rest of the run needs (None until a result has been measured; 0 when nothing is left).
+    metric_seconds: dict[str, float] = field(default_factory=dict)
+    estimate_s: float | None = None
 
     @property
     def computed(self) -> int:
         return self.ok + self.failed
 
+    def top_metrics(self, n: int = 5) -> list[tuple[str, float]]:
+        """The ``n`` metrics that took the most worker seconds in this run, with those seconds."""
+        return top_seconds(self.metric_seconds, n)
+
 
 ProgressCallback = Callable[[ResultRow, RunSummary], None]
+
+_INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
+    Input.video: lambda it: it.video,
+    Input.reference: lambda it: it.reference_video,
+    Input.views: lambda it: it.views,
+    Input.state: lambda it: it.state,
+    Input.instruction: lambda it: it.instruction,
+    Input.initial_frame: lambda it: it.video,  # the first frame stands in when none is given
+}
 
 def _error_row(
     item: Item, req: MetricRequest, message: str, seconds: float, fingerprint: str = ""
@@ -121,7 +168,7 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "") -> Res
     ``fingerprint`` (of the inputs, see :func:`metric_fingerprint`) is stored with the row.
     """
     spec, start = req.spec, time.perf_counter()
-    missing = missing_inputs(spec, item)
+    missing = sorted(i.value for i in spec.inputs if not _INPUT_FIELDS[i](item))
     if missing:
         message = f"item has no {', '.join(missing)}, which {spec.id} needs"
         return _error_row(item, req, message, 0.0, fingerprint)
@@ -208,7 +255,6 @@ def _plan(
         lambda item, r: prints.metric(item, r.spec, r.config),
         retry_errors=retry_errors,
         rescore_unknown=rescore_unknown,
-        applies=lambda item, r: not r.applicable_only or not missing_inputs(r.spec, item),
     )
     return [Task(item, pending, fps) for item, pending, fps in plan.todo], plan
 
@@ -240,12 +286,14 @@ def score_items(
     retry_errors: bool = False,
     rescore_unknown: bool = False,
     progress: ProgressCallback | None = None,
+    split_above: float = SPLIT_ABOVE,
 ) -> RunSummary:
     """Score every (item, metric) pair the store does not hold yet, or holds from other inputs.
 
-    Work is grouped per item (the item's pending metrics run together and share decoded frames) and
-    each item's results are committed as soon as they arrive, so a run killed at any point loses at
-    most the items in flight; rerunning the same call skips what is stored and computes the rest. The store's
+    Work is grouped per item (the item's pending metrics run together and share decoded frames); with
+    several workers a large item is split into one task per sampling (:func:`schedule`). Each
+    task's results are committed as soon as they arrive, so a run killed at any point loses at
+    most the tasks in flight; rerunning the same call skips what is stored and computes the rest. The store's
     unique key makes a second copy of a result impossible even if two runs overlap.
 
     Args:
@@ -258,18 +306,31 @@ def score_items(
         rescore_unknown: also recompute stored results that have no inputs fingerprint (stored
             before schema version 2); by default they are kept.
         progress: called after each stored result with the row and the running summary.
+        split_above: millions of frame-pixels from which an item's metrics are split across
+            workers (see :func:`schedule`).
     """
     started = time.perf_counter()
     tasks, plan = _plan(items, requests, store, retry_errors, rescore_unknown)
     total = sum(len(t.requests) for t in tasks) + plan.skipped
     summary = RunSummary(total=total, skipped=plan.skipped, stale=plan.stale, unknown=plan.unknown,
-                         unavailable=plan.unavailable, not_applicable=plan.not_applicable)
+                         unavailable=plan.unavailable)
     ex = executor or make_executor(workers)
+    tasks = schedule(tasks, ex.workers, split_above)
+    costs, left = CostModel(), Outstanding()
+    for t in tasks:
+        for r in t.requests:
+            left.add(r.id, t.size)
     results: Iterator[tuple[Task, list[ResultRow]]] = ex.map_unordered(compute_task, tasks, _crash_rows)
     try:
         for task, computed in results:
             rows = _failed_on_unavailable(task, computed)
-            store.add(rows)  # one transaction: an item's results land together or not at all
+            store.add(rows)  # one transaction: a task's results land together or not at all
+            for row in rows:
+                costs.add(row.metric, task.size, row.duration_s or 0.0)
+                left.remove(row.metric, task.size)
+                summary.metric_seconds[row.metric] = (
+                    summary.metric_seconds.get(row.metric, 0.0) + (row.duration_s or 0.0))
+            summary.estimate_s = costs.remaining(left, ex.workers)
             for row in rows:
                 if row.status == "ok":
                     summary.ok += 1

@@ -1,0 +1,156 @@
+"""What scoring an item costs: its size, how a large item's metrics are split into tasks, and how
+long the rest of a run will take, from what the finished results measured.
+
+An item's size is the frames x pixels of its main video, read from the container by
+:func:`robojudge.video.probe_video` (no decoding). Metric time grows roughly with it, so seconds
+per million frame-pixels measured on the first items give an estimate for the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from robojudge.suite import Item
+from robojudge.video import VideoError, probe_video
+
+SPLIT_ABOVE = 20.0
+"""Millions of frame-pixels (a 4-second 720p clip at 16 fps is 59) above which an item's metrics
+are split into one task per sampling, so that several workers share a long video."""
+
+# Config fields that decide which frames a metric decodes: metrics that agree on all of them read
+# the same sampling, so they stay in one task and share one decode (and one flow) through the
+# frame cache. Metrics without any of them read the video at its native rate and size, or not at all.
+SAMPLING_FIELDS = ("fps", "max_frames", "size", "max_side", "spread", "gray", "stride")
+
+
+def item_size(item: Item) -> float | None:
+    """Millions of frame-pixels of ``item``'s video; None when it has none or it cannot be probed
+    (the metrics that read it will say why)."""
+    if not item.video:
+        return None
+    try:
+        info = probe_video(item.video)
+    except (VideoError, OSError):
+        return None
+    frames = info.frame_count
+    if not frames and info.duration and info.fps:
+        frames = round(info.duration * info.fps)
+    if not frames:
+        return None
+    return frames * info.width * info.height / 1e6
+
+
+def sampling_key(config: BaseModel) -> str:
+    """The sampling fields of a metric config as one string (equal strings: the same decode)."""
+    values = config.model_dump(mode="json")
+    return json.dumps({k: values[k] for k in SAMPLING_FIELDS if k in values}, sort_keys=True)
+
+
+def sampling_groups(configs: Sequence[BaseModel]) -> list[tuple[int, ...]]:
+    """Indices of ``configs`` grouped by :func:`sampling_key`, groups in order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    for i, cfg in enumerate(configs):
+        groups.setdefault(sampling_key(cfg), []).append(i)
+    return [tuple(g) for g in groups.values()]
+
+
+@dataclass
+class _Rate:
+    seconds: float = 0.0
+    size: float = 0.0  # millions of frame-pixels of the rows that had a size
+    sized_seconds: float = 0.0
+    rows: int = 0
+
+
+@dataclass
+class CostModel:
+    """Seconds per million frame-pixels per metric, measured on finished rows.
+
+    A pair whose item has no size costs its metric's mean seconds per row; a metric not measured
+    yet costs the mean rate of the measured ones.
+    """
+
+    rates: dict[str, _Rate] = field(default_factory=dict)
+
+    def add(self, metric: str, size: float | None, seconds: float) -> None:
+        rate = self.rates.setdefault(metric, _Rate())
+        rate.seconds += seconds
+        rate.rows += 1
+        if size:
+            rate.size += size
+            rate.sized_seconds += seconds
+
+    def _per_size(self, metric: str) -> float | None:
+        rate = self.rates.get(metric)
+        if rate is not None:
+            return rate.sized_seconds / rate.size if rate.size > 0 else None
+        sized = [r.sized_seconds / r.size for r in self.rates.values() if r.size > 0]
+        return sum(sized) / len(sized) if sized else None
+
+    def _per_row(self, metric: str) -> float | None:
+        rate = self.rates.get(metric)
+        if rate is not None:
+            return rate.seconds / rate.rows
+        measured = [r.seconds / r.rows for r in self.rates.values() if r.rows]
+        return sum(measured) / len(measured) if measured else None
+
+    def seconds(self, metric: str, size: float | None) -> float | None:
+        """Expected worker seconds of ``metric`` on an item of ``size``; None before any measurement."""
+        per_size = self._per_size(metric) if size else None
+        if per_size is not None and size:
+            return per_size * size
+        return self._per_row(metric)
+
+    def remaining(self, left: Outstanding, workers: int) -> float | None:
+        """Wall seconds the outstanding pairs still need on ``workers`` busy workers (None: nothing
+        measured yet)."""
+        total = 0.0
+        for metric, (size, sized, unsized) in left.by_metric.items():
+            per_size, per_row = self._per_size(metric), self._per_row(metric)
+            if per_row is None:
+                return None
+            total += per_size * size if per_size is not None else per_row * sized
+            total += per_row * unsized
+        return total / max(1, workers)
+
+
+@dataclass
+class Outstanding:
+    """The (metric, item size) pairs not finished yet, summed per metric: total size of the sized
+    ones, how many are sized, how many are not."""
+
+    by_metric: dict[str, tuple[float, int, int]] = field(default_factory=dict)
+
+    def add(self, metric: str, size: float | None, sign: int = 1) -> None:
+        total, sized, unsized = self.by_metric.get(metric, (0.0, 0, 0))
+        if size:
+            total, sized = total + sign * size, sized + sign
+        else:
+            unsized += sign
+        if sized or unsized:
+            self.by_metric[metric] = (max(0.0, total) if sized else 0.0, sized, unsized)
+        else:
+            self.by_metric.pop(metric, None)
+
+    def remove(self, metric: str, size: float | None) -> None:
+        self.add(metric, size, -1)
+
+
+def top_seconds(seconds: dict[str, float], n: int = 5) -> list[tuple[str, float]]:
+    """The ``n`` largest entries of a metric -> seconds map, largest first (ties by name)."""
+    return sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+def describe(value: Any) -> str:
+    """Seconds as a short human duration: 42 s, 3.5 min, 2.1 h."""
+    s = float(value)
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 90 * 60:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"

@@ -1,0 +1,95 @@
+"""Plain progress lines for logs: a scoring run's state every N seconds, one line each.
+
+A progress bar redraws itself in place, which a CI log or ``nohup.out`` records as one line per
+redraw or not at all; these lines are for output that is not a terminal. They are written from a
+timer thread, so a long item still shows the run is alive while no result arrives.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+
+from robojudge.run._cost import describe
+from robojudge.run._score import RunSummary
+from robojudge.store import ResultRow
+
+MIN_ESTIMATE_S = 60.0
+"""Estimates below this are not announced: such a run is over before anyone reads them."""
+
+
+def progress_line(summary: RunSummary | None, elapsed: float) -> str:
+    """One line: results done of those to compute, failures, time so far, estimated time left."""
+    if summary is None:
+        return f"scoring: no result yet, {describe(elapsed)} elapsed"
+    todo = summary.total - summary.skipped
+    pct = 100.0 * summary.computed / todo if todo else 100.0
+    line = (f"scoring: {summary.computed}/{todo} results ({pct:.0f}%), {summary.failed} failed, "
+            f"{describe(elapsed)} elapsed")
+    if summary.estimate_s is not None and summary.computed < todo:
+        line += f", about {describe(summary.estimate_s)} left"
+    return line
+
+
+def estimate_line(summary: RunSummary) -> str | None:
+    """The one-time announcement of how long the rest of a run will take, once results have been
+    measured; None while there is no estimate or it is short."""
+    if summary.estimate_s is None or summary.estimate_s < MIN_ESTIMATE_S:
+        return None
+    left = summary.total - summary.skipped - summary.computed
+    return (f"estimated time for the remaining {left} results: about {describe(summary.estimate_s)} "
+            f"(from the {summary.computed} measured so far, per metric and frame-pixel)")
+
+
+class EstimateOnce:
+    """Wraps a progress callback and writes :func:`estimate_line` once, when there first is one."""
+
+    def __init__(self, write: Callable[[str], None],
+                 inner: Callable[[ResultRow, RunSummary], None] | None = None) -> None:
+        self._write, self._inner, self._done = write, inner, False
+
+    def __call__(self, row: ResultRow, summary: RunSummary) -> None:
+        if self._inner is not None:
+            self._inner(row, summary)
+        if not self._done:
+            line = estimate_line(summary)
+            if line is not None:
+                self._done = True
+                self._write(line)
+
+
+class ProgressLines:
+    """A progress callback that writes :func:`progress_line` every ``every`` seconds while open.
+
+    Use as a context manager around the run; the callback only records the latest summary.
+    """
+
+    def __init__(self, write: Callable[[str], None], every: float = 30.0) -> None:
+        if every <= 0:
+            raise ValueError(f"progress interval must be positive, got {every}")
+        self._write, self._every = write, every
+        self._summary: RunSummary | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = 0.0
+
+    def __call__(self, row: ResultRow, summary: RunSummary) -> None:
+        self._summary = summary
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._every):
+            self._write(progress_line(self._summary, time.monotonic() - self._started))
+
+    def __enter__(self) -> ProgressLines:
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name="robojudge-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()

@@ -1,0 +1,76 @@
+"""Plain progress lines, the time estimate and the per-metric time of ``robojudge score``."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.run import RunSummary
+from robojudge.run._progress import EstimateOnce, ProgressLines, estimate_line, progress_line
+from robojudge.store import ResultRow
+from robojudge.video import write_video
+
+ROW = ResultRow("i", "m", "h", "1", "ok", 1.0)
+
+
+def test_progress_line_counts_what_is_left_to_compute() -> None:
+    assert progress_line(None, 5) == "scoring: no result yet, 5 s elapsed"
+    s = RunSummary(total=10, skipped=2, ok=3, failed=1, estimate_s=400.0)
+    assert progress_line(s, 125) == ("scoring: 4/8 results (50%), 1 failed, 2.1 min elapsed, "
+                                     "about 6.7 min left")
+    s.ok, s.estimate_s = 7, 0.0
+    assert progress_line(s, 7200) == "scoring: 8/8 results (100%), 1 failed, 2.0 h elapsed"
+
+
+def test_estimate_is_announced_once_and_only_when_long() -> None:
+    lines: list[str] = []
+    inner: list[ResultRow] = []
+    cb = EstimateOnce(lines.append, lambda row, s: inner.append(row))
+    s = RunSummary(total=100, ok=1)
+    cb(ROW, s)  # nothing measured yet
+    s.estimate_s = 30.0
+    cb(ROW, s)  # too short to announce
+    assert lines == [] and estimate_line(s) is None
+    s.ok, s.estimate_s = 2, 3000.0
+    cb(ROW, s)
+    s.ok, s.estimate_s = 3, 2000.0
+    cb(ROW, s)
+    assert lines == ["estimated time for the remaining 98 results: about 50.0 min (from the 2 measured "
+                     "so far, per metric and frame-pixel)"]
+    assert len(inner) == 4  # the wrapped callback saw every row
+
+
+def test_lines_come_every_interval_even_without_results() -> None:
+    lines: list[str] = []
+    with ProgressLines(lines.append, every=0.05) as cb:
+        time.sleep(0.2)
+        cb(ROW, RunSummary(total=4, ok=1))
+        time.sleep(0.2)
+    assert lines, "no line was written"
+    assert lines[0].startswith("scoring: no result yet")
+    assert lines[-1].startswith("scoring: 1/4 results (25%), 0 failed")
+    with pytest.raises(ValueError, match="positive"):
+        ProgressLines(lines.append, every=0)
+
+
+def test_cli_score_prints_plain_lines_and_metric_time(tmp_path: Path) -> None:
+    write_video(tmp_path / "v.mp4", np.zeros((2, 16, 16, 3), np.uint8), fps=4)
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps({"item_id": f"it{k}", "video": "v.mp4", "instruction": "x"})
+                                + "\n" for k in range(4)))
+    args = ["score", str(manifest), "-m", "test_slow,test_boom", "--set", "test_slow.seconds=0.1",
+            "--db", str(tmp_path / "r.sqlite"), "--progress-every", "0.1"]
+    res = CliRunner().invoke(build_app("score"), args)
+    assert res.exit_code == 0, res.output
+    # CliRunner's output is not a terminal: plain lines instead of a bar
+    assert re.search(r"scoring: \d/8 results \(\d+%\), 0 failed", res.output), res.output
+    assert re.search(r"time by metric \([\d.]+ worker-seconds\): test_slow [\d.]+ s \(\d+%\), "
+                     r"test_boom [\d.]+ s \(\d+%\)", res.output), res.output

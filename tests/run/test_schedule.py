@@ -1,0 +1,122 @@
+"""Task granularity, per-metric time and the time estimate of a scoring run."""
+
+import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import numpy as np
+import pytest
+
+from robojudge.run import LocalProcessExecutor, SerialExecutor, Task, build_requests, score_items
+from robojudge.run._cost import CostModel, Outstanding, item_size, sampling_groups
+from robojudge.run._score import schedule, split_task
+from robojudge.store import ResultStore
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+RATES = ["test_rate_a", "test_rate_c", "test_rate_e", "test_rate_b", "test_rate_d", "test_rate_f"]
+
+
+def _clip(path, frames, level, size=(32, 24)):
+    rng = np.random.default_rng(level)
+    w, h = size
+    write_video(path, rng.integers(0, 255, (frames, h, w, 3), dtype=np.uint8), fps=16)
+    return path
+
+
+@pytest.fixture
+def suite(tmp_path):
+    """One long clip (48 frames at 16 fps) and six short ones (4 frames)."""
+    items = [Item(item_id="long", video=str(_clip(tmp_path / "long.mp4", 48, 1)), instruction="x")]
+    for k in range(6):
+        items.append(Item(item_id=f"short{k}", video=str(_clip(tmp_path / f"s{k}.mp4", 4, k + 2)),
+                          instruction="x"))
+    return items
+
+
+def _store(tmp_path, name):
+    return ResultStore(f"sqlite:///{tmp_path / name}")
+
+
+def _comparable(store):
+    return {r.key: (r.status, r.value, r.fingerprint, r.config) for r in store.rows()}
+
+
+def test_split_keeps_metrics_of_one_sampling_together():
+    reqs = build_requests(RATES)
+    task = Task(Item(item_id="i", video="/v.mp4"), tuple(reqs), tuple(f"fp{i}" for i in range(6)))
+    parts = split_task(task)
+    assert [[r.id for r in p.requests] for p in parts] == [
+        ["test_rate_a", "test_rate_b"], ["test_rate_c", "test_rate_d"], ["test_rate_e", "test_rate_f"]]
+    # each request keeps its own planned fingerprint
+    assert [p.fingerprints for p in parts] == [("fp0", "fp3"), ("fp1", "fp4"), ("fp2", "fp5")]
+    assert sampling_groups([r.config for r in build_requests(["test_slow", "test_boom"])]) == [(0, 1)]
+
+
+def test_schedule_splits_large_items_only_with_several_workers(suite):
+    reqs = tuple(build_requests(RATES))
+    tasks = [Task(it, reqs) for it in suite]
+    long_size = item_size(suite[0])
+    assert long_size == pytest.approx(48 * 32 * 24 / 1e6)
+    assert [len(t.requests) for t in schedule(tasks, 1, split_above=0.01)] == [6] * 7  # one worker: as before
+    two = schedule(tasks, 2, split_above=0.01)
+    assert len(two) == 3 + 6  # the long clip in three parts, first; the short ones whole
+    assert [t.item.item_id for t in two[:3]] == ["long"] * 3 and two[0].size == pytest.approx(long_size)
+    assert sorted(r.id for t in two[:3] for r in t.requests) == sorted(RATES)
+    assert [len(t.requests) for t in two[3:]] == [6] * 6
+    # fewer items than workers: split whatever their size
+    assert len(schedule(tasks[1:2], 2, split_above=1e9)) == 3
+
+
+def test_long_item_spreads_over_workers_and_rows_equal_a_serial_run(suite, tmp_path):
+    cfg = {m: {"seconds_per_frame": 0.04} for m in RATES}  # the long clip: about 1 s per sampling
+    reqs = build_requests(RATES, cfg)
+    with _store(tmp_path, "pool.sqlite") as pool:
+        s = score_items(suite, reqs, pool, executor=LocalProcessExecutor(2), split_above=0.02)
+        assert (s.ok, s.failed) == (42, 0)
+        pids = {r.details["pid"] for r in pool.rows() if r.item_id == "long"}
+        assert len(pids) == 2, "the long clip's samplings ran on one worker only"
+        # metrics sharing a sampling ran in one task, so in one process
+        by_metric = {r.metric: r.details["pid"] for r in pool.rows() if r.item_id == "long"}
+        assert by_metric["test_rate_a"] == by_metric["test_rate_b"]
+        assert by_metric["test_rate_e"] == by_metric["test_rate_f"]
+        again = score_items(suite, reqs, pool, executor=LocalProcessExecutor(2), split_above=0.02)
+        assert (again.total, again.skipped, again.computed) == (42, 42, 0)
+        split_rows = _comparable(pool)
+    with _store(tmp_path, "serial.sqlite") as serial:
+        score_items(suite, build_requests(RATES, cfg), serial, executor=SerialExecutor())
+        assert _comparable(serial) == split_rows
+
+
+def test_summary_times_metrics_and_estimates_the_rest(tmp_path):
+    items = [Item(item_id=f"it{k}", video="/nonexistent.mp4", instruction="x") for k in range(6)]
+    reqs = build_requests(["test_slow", "test_boom"], {"test_slow": {"seconds": 0.05}})
+    seen = []
+    with _store(tmp_path, "r.sqlite") as store:
+        s = score_items(items, reqs, store, executor=SerialExecutor(),
+                        progress=lambda row, summary: seen.append(summary.estimate_s))
+        rows = store.rows()
+    total = {m: sum(r.duration_s for r in rows if r.metric == m) for m in ("test_slow", "test_boom")}
+    assert s.metric_seconds == pytest.approx(total)
+    assert [m for m, _ in s.top_metrics()] == ["test_slow", "test_boom"]
+    assert s.top_metrics(1) == [("test_slow", pytest.approx(total["test_slow"]))]
+    # after the first item: its own time, times the five items left
+    first = sum(r.duration_s for r in rows if r.item_id == "it0")
+    assert seen[0] == pytest.approx(5 * first)
+    assert seen[-1] == 0.0
+
+
+def test_cost_model_by_size_and_per_row():
+    costs, left = CostModel(), Outstanding()
+    assert costs.remaining(left, 1) == 0.0
+    left.add("flow", 10.0)
+    left.add("flow", 30.0)
+    left.add("text", None)
+    assert costs.remaining(left, 1) is None  # nothing measured yet
+    costs.add("flow", 20.0, 4.0)  # 0.2 s per million frame-pixels
+    costs.add("text", None, 0.5)
+    assert costs.seconds("flow", 5.0) == pytest.approx(1.0)
+    assert costs.remaining(left, 1) == pytest.approx(0.2 * 40 + 0.5)
+    assert costs.remaining(left, 2) == pytest.approx((0.2 * 40 + 0.5) / 2)
+    left.add("new", 10.0)  # not measured: the mean rate of the measured metrics
+    assert costs.remaining(left, 1) == pytest.approx(0.2 * 40 + 0.5 + 0.2 * 10)
+    left.remove("flow", 30.0)
+    left.remove("flow", 10.0)
+    assert "flow" not in left.by_metric
