@@ -22,7 +22,14 @@ import numpy as np
 from robojudge.meta import Estimate, group_means
 from robojudge.report._judges import judge_coverage
 from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
-from robojudge.report._series import SeriesKey, StoredSeries, label_series, split_series
+from robojudge.report._series import (
+    FailedSeries,
+    SeriesKey,
+    StoredSeries,
+    failed_everywhere,
+    label_series,
+    split_series,
+)
 from robojudge.report._summary import RangeOf, unknown_range
 from robojudge.report._tables import Cell, Table, is_small, text
 from robojudge.store import ResultRow
@@ -87,9 +94,26 @@ class ReportInput:
         return item_id in self._ids if self.items else not item_id.startswith(GROUP_PREFIX)
 
     @cached_property
-    def item_rows(self) -> list[ResultRow]:
+    def all_item_rows(self) -> list[ResultRow]:
         """Rows of the manifest's items (without a manifest: every row but the set-level ones)."""
         return [r for r in self.rows if self._is_item(r.item_id)]
+
+    @cached_property
+    def _every_series(self) -> StoredSeries:
+        return StoredSeries.of(self.all_item_rows)
+
+    @cached_property
+    def hidden(self) -> list[FailedSeries]:
+        """Metric configurations that failed on every item: left out of every table but one."""
+        return failed_everywhere(self.all_item_rows, self._every_series.metrics)
+
+    @cached_property
+    def item_rows(self) -> list[ResultRow]:
+        """:attr:`all_item_rows` less those of :attr:`hidden`: what the per-item tables read."""
+        hidden = {h.key for h in self.hidden}
+        if not hidden:
+            return self.all_item_rows
+        return [r for r in self.all_item_rows if SeriesKey(r.metric, r.config_hash, r.version) not in hidden]
 
     @cached_property
     def outside_rows(self) -> list[ResultRow]:
@@ -98,8 +122,13 @@ class ReportInput:
 
     @cached_property
     def stored(self) -> StoredSeries:
-        """The per-item rows split into series once, for every section to read."""
-        return StoredSeries.of(self.item_rows)
+        """The per-item rows split into series once, for every section to read (:attr:`item_rows`)."""
+        every = self._every_series
+        hidden = {h.key for h in self.hidden}
+        if not hidden:
+            return every
+        return StoredSeries(tuple(s for s in every.series if s.key not in hidden),
+                            tuple(s for s in every.metrics if s.key not in hidden), every.judges)
 
     @cached_property
     def columns(self) -> list[Feature]:
@@ -111,7 +140,7 @@ class ReportInput:
         """The items the per-item tables run over: the manifest's, or else one per stored item id."""
         if self.items:
             return list(self.items)
-        return [Item(item_id=i, video=f"{i}.mp4") for i in sorted({r.item_id for r in self.item_rows})]
+        return [Item(item_id=i, video=f"{i}.mp4") for i in sorted({r.item_id for r in self.all_item_rows})]
 
 
 def estimate_cell(e: Estimate, digits: int = 3, *, small: bool = False) -> Cell:
@@ -128,7 +157,7 @@ def _range_text(r: tuple[float | None, float | None] | None) -> str:
 def overview_section(inp: ReportInput) -> Section:
     """Counts, the per-group mean of every stored configuration, judge coverage and set-level rows."""
     sec = Section("overview", "Overview")
-    rows = inp.item_rows
+    rows = inp.all_item_rows
     if not inp.rows:
         sec.skipped = "the result store holds no rows; run `robojudge score` or `robojudge judge` first"
         return sec
@@ -165,7 +194,12 @@ def overview_section(inp: ReportInput) -> Section:
             table.add([text(s.label), text(_range_text(rng)), text(len(s.values)), text(len(s.failed)),
                        text(len(s.unscored)), *cells])
     sec.tables.append(table)
-    coverage = judge_coverage(rows, items, stored=inp.stored)
+    if inp.hidden:
+        sec.tables.append(_hidden_table(inp.hidden))
+        sec.intro += (f" {len(inp.hidden)} metric configurations failed on every item and are left out of "
+                      "every table but the one listing them with their first error (all errors: errors.csv "
+                      "or `robojudge results export`).")
+    coverage = judge_coverage(inp.item_rows, items, stored=inp.stored)
     if coverage:
         cov = Table("judge_coverage", "What each judge configuration did, per rubric",
                     ["judge", "axis", "items", "scored", "unparsable", "failed", "not run"],
@@ -183,6 +217,16 @@ def overview_section(inp: ReportInput) -> Section:
         sec.intro += (f" {n_out} {'row belongs' if n_out == 1 else 'rows belong'} to ids that are not items "
                       f"{what}; they stay out of the per-item tables and are listed in the last table.")
     return sec
+
+
+def _hidden_table(hidden: Sequence[FailedSeries]) -> Table:
+    table = Table("failed_everywhere", "Metrics that failed on every item (left out of the tables)",
+                  ["metric", "items", "first error"],
+                  note="No item has a value or an ok row for these configurations; often an input the items "
+                  "lack (a state file, a reference video) or weights missing here.")
+    for h in hidden:
+        table.add([text(h.label), text(h.items), text(h.first_error)])
+    return table
 
 
 def _outside_table(rows: Sequence[ResultRow]) -> Table:

@@ -294,3 +294,49 @@ def resolve_judge(judges: Sequence[JudgeSeries], wanted: str) -> JudgeSeries:
     known = ", ".join(repr(j.label) for j in judges) or "none"
     raise ValueError(f"no scored rows of judge {wanted!r} (no rows under metric ids judge:{wanted}:pa / "
                      f":ia); stored judges: {known}")
+
+
+#: Longest first error shown for a configuration that failed everywhere (the rest is in errors.csv).
+_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True)
+class FailedSeries:
+    """A metric configuration every stored row of which is an error (nothing was measured).
+
+    Attributes:
+        key: Metric, config hash and version.
+        label: Its label among the stored metric configurations.
+        items: How many items it failed on.
+        first_error: The error of its first item (by id), cut to a few hundred characters.
+    """
+
+    key: SeriesKey
+    label: str
+    items: int
+    first_error: str
+
+
+def failed_everywhere(rows: Iterable[Any], series: Sequence[Series] | None = None) -> list[FailedSeries]:
+    """The metric configurations among ``rows`` that have error rows only, sorted by label.
+
+    Judge rubrics are not included: a judge that failed on every item (its server was down) keeps its
+    place in the report, which says so. A configuration with one ok row, scored or not, is kept.
+    ``series``: the labelled metric series of ``rows`` when the caller has them (not split again).
+    """
+    rows = list(rows)
+    series = metric_series(rows) if series is None else series
+    dead = {s.key: s for s in series if s.failed and not s.values and not s.unscored}
+    if not dead:
+        return []
+    first: dict[SeriesKey, tuple[str, str]] = {}
+    for r in rows:
+        key = SeriesKey(r.metric, r.config_hash, r.version)
+        if key in dead and (key not in first or r.item_id < first[key][0]):
+            first[key] = (r.item_id, str(r.error or ""))
+    out = []
+    for key, s in dead.items():
+        error = first[key][1]
+        error = error if len(error) <= _ERROR_CHARS else error[:_ERROR_CHARS - 3] + "..."
+        out.append(FailedSeries(key, s.label, len(s.failed), error))
+    return sorted(out, key=lambda f: f.label)

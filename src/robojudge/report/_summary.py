@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from robojudge.meta import mean_confidence_interval
+from robojudge.report._series import SeriesKey, failed_everywhere
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.store import ResultRow, ResultStore, SafeCsvWriter, export_results
 
@@ -160,14 +161,19 @@ def write_report(
     is cut.
 
     When ``group_of`` is not empty, rows of ids it does not know (set-level results, another suite)
-    are in ``results.csv`` and ``errors.csv`` but not in the summary, which is per item.
+    are in ``results.csv`` and ``errors.csv`` but not in the summary, which is per item. A metric
+    configuration that failed on every item (no ok row) is left out of the summary too, and
+    ``summary.md`` names it with its first error; its rows stay in ``errors.csv``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = store.rows()
     export_results(store, out / "results.csv", "csv", columns=columns)
     per_item = [r for r in rows if r.item_id in group_of] if group_of else rows
-    summaries = summarize(per_item, group_of, native_range=native_range, cluster_of=cluster_of)
+    hidden = failed_everywhere(per_item)
+    gone = {h.key for h in hidden}
+    shown = [r for r in per_item if SeriesKey(r.metric, r.config_hash, r.version) not in gone]
+    summaries = summarize(shown, group_of, native_range=native_range, cluster_of=cluster_of)
     fields = list(GroupSummary.__dataclass_fields__)
     with (out / "summary.csv").open("w", newline="") as f:
         w = SafeCsvWriter(f)
@@ -188,5 +194,10 @@ def write_report(
                "(set-level results such as FVD, or another suite's items); they are in results.csv, not "
                "in this summary.\n\n")
     md += summary_markdown(summaries, group_label=group_label)
+    if hidden:
+        md += (f"\n{len(hidden)} metric configurations failed on every item and are not in the table "
+               "(their errors are in errors.csv):\n\n")
+        md += "".join(f"- {md_escape(h.label)} ({h.items} items): {md_escape(h.first_error)}\n"
+                      for h in hidden)
     (out / "summary.md").write_text(md)
     return summaries
