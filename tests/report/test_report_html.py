@@ -32,8 +32,12 @@ def full_report(tmp_path_factory) -> HtmlReport:
 def test_full_report_sections_tables_and_numbers(full_report):
     sections = {s.key: s for s in full_report.sections}
     assert [s.key for s in full_report.sections] == [
-        "overview", "judges", "metrics", "generators", "robophys", "sensitivity", "correlations"]
-    assert all(s.skipped is None for s in sections.values()), {k: s.skipped for k, s in sections.items()}
+        "overview", "judges", "metrics", "generators", "robophys", "sensitivity", "correlations", "motion"]
+    # The data stores no stillness-rewarding metric, so only the motion section says why it is empty
+    # (tests/report/test_report_motion.py covers it).
+    assert "rewards stillness" in (sections["motion"].skipped or "")
+    assert all(s.skipped is None for k, s in sections.items() if k != "motion"), {
+        k: s.skipped for k, s in sections.items()}
     page = full_report.index.read_text()
     assert not _REMOTE.search(page)  # self-contained: nothing to fetch
     assert _REMOTE.search('<img src="https://cdn.example/x.png">') and _REMOTE.search("<script>")
@@ -85,7 +89,7 @@ def test_store_only_report_says_why_sections_are_missing(tmp_path):
     assert "no generator" in (by_key["generators"].skipped or "")
     assert by_key["correlations"].skipped is None
     page = report.index.read_text()
-    assert page.count('class="skipped"') == 5 and "Not shown: no suite manifest was given" in page
+    assert page.count('class="skipped"') == 6 and "Not shown: no suite manifest was given" in page
 
 
 def test_overview_without_rows_and_page_escaping():

@@ -18,6 +18,7 @@ from pathlib import Path
 from robojudge.metric_info import taxonomy_direction
 from robojudge.report._label_sections import generators_section, judges_section, metrics_section
 from robojudge.report._leaderboard import Direction
+from robojudge.report._motion import motion_section
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
 from robojudge.report._sections import ReportInput, Section, overview_section
 from robojudge.report._summary import RangeOf, unknown_range
@@ -95,6 +96,7 @@ _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
     ("robophys", "RoboPhys-3D scores", robophys_section),
     ("sensitivity", "RoboPhyscore threshold sensitivity", sensitivity_section),
     ("correlations", "Metric correlations", heatmap_section),
+    ("motion", "Consistency and motion", motion_section),
 )
 
 
