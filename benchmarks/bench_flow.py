@@ -17,6 +17,11 @@ low-contrast one like a simulator's table) is carried by a displacement field wi
 * ``local``: an arm-like blob (Gaussian, sigma 1/8 of the short side) moving 10 px per frame right
   and 4 px down over a still background; elsewhere the true flow is 0.
 
+With ``--sim`` a third texture is a MuJoCo render (the middle frame of the simulator suite's first
+Fetch pick-and-place episode, 720x720, gray: flat table, walls and robot links with sharp edges; needs
+the ``sim`` extra) carried by the same fields. Its flat areas hold no motion any estimator could see,
+so the end-point error there measures how far each method carries the edges' motion inwards.
+
 For a field ``D`` the next frame is ``next(x) = prev(x - D(x))`` (``cv2.remap``, bicubic), so the true
 forward flow ``F`` satisfies ``p + F(p) = x`` with ``x - D(x) = p``: ``F(p) = D(p + F(p))``, solved by
 fixed-point iteration (exact for the translations; for the smooth fields the iteration converges to
@@ -41,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import statistics
 import time
 from collections.abc import Callable, Hashable
@@ -133,12 +139,28 @@ METHODS: dict[str, Flow] = {
 }
 
 
-def accuracy(h: int, w: int) -> dict[tuple[str, str, str], tuple[float, float]]:
+def sim_frame() -> np.ndarray:
+    """The middle frame of a 720x720 simulator episode, gray (built once into ``benchmarks/_data/flow``)."""
+    import os
+
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    from robojudge.suite.sim import make_sim_suite
+    from robojudge.video import sample_frames
+
+    manifest = DATA / "sim" / "suite.jsonl"
+    if not manifest.exists():
+        make_sim_suite(DATA / "sim", seed=1, episodes=1, views=1, size=720, profiles=("oracle",), workers=1)
+    video = manifest.parent / json.loads(manifest.read_text().splitlines()[0])["video"]
+    frames = sample_frames(video, fps=None, max_frames=None, gray=True).frames
+    return np.ascontiguousarray(frames[len(frames) // 2])
+
+
+def accuracy(h: int, w: int, kinds: dict[str, np.ndarray]) -> dict[tuple[str, str, str], tuple[float, float]]:
     """``(method, texture, motion) -> (mean EPE px, relative error of the mean magnitude)``."""
     out = {}
-    mh, mw = h // 10, w // 10
-    for kind in ("rich", "flat"):
-        prev = texture(h, w, kind)
+    for kind, prev in kinds.items():
+        h, w = prev.shape
+        mh, mw = h // 10, w // 10
         for motion, d in fields(h, w).items():
             nxt, truth = render(prev, d)
             t = truth[mh:-mh, mw:-mw]
@@ -227,16 +249,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--clip-seconds", type=float, default=2.0)
+    parser.add_argument("--sim", action="store_true", help="add a MuJoCo render as a third texture")
     args = parser.parse_args()
     cv2.setNumThreads(args.threads)
     h, w = args.height, args.width
-    acc = accuracy(h, w)
+    kinds = {kind: texture(h, w, kind) for kind in ("rich", "flat")}
+    if args.sim:
+        kinds["sim"] = sim_frame()
+    acc = accuracy(h, w, kinds)
     spd = speed(h, w, args.repeats)
     base = spd["farneback (robojudge)"]
     motions = list(fields(8, 8))
     print(f"{w}x{h}, OpenCV {cv2.__version__}, {args.threads} thread(s), median of {args.repeats}")
     print(f"base: robojudge's Farneback, {base * 1000:.0f} ms per flow on this machine now")
-    for kind in ("rich", "flat"):
+    for kind in kinds:
         print(f"\nmean EPE in px ({kind} texture) / relative error of the mean magnitude")
         print("| method | time / base | " + " | ".join(motions) + " |")
         print("| --- | --- |" + " --- |" * len(motions))
