@@ -10,7 +10,7 @@ from typing import Protocol
 import typer
 
 from robojudge.cli._common import console, err_console, fail, parse_settings, print_summary, scoring_progress
-from robojudge.metrics import ALL_METRICS, UnknownMetricError, not_run_summary
+from robojudge.metrics import ALL_METRICS, UnknownMetricError, inapplicable_summary, not_run_summary
 from robojudge.run import ProgressCallback, RunSummary, score_suite
 from robojudge.run._progress import EstimateOnce, ProgressLines
 from robojudge.store import StoreError
@@ -73,6 +73,8 @@ def score(
         console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
     print_summary(run.summary)
     print_metric_time(run.summary)
+    for line in inapplicable_summary(run.summary.not_applicable):
+        console.print(f"[yellow]all:[/] {line}", highlight=False)
     print_input_changes(run.summary, rescore_unknown)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric
+from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric, missing_inputs
 from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
 from robojudge.run._executor import Executor, make_executor
@@ -27,21 +27,27 @@ from robojudge.video import VideoError, frame_cache, video_warnings
 
 @dataclass(frozen=True)
 class MetricRequest:
-    """A metric with a concrete config, ready to run."""
+    """A metric with a concrete config, ready to run.
+
+    ``applicable_only``: run it only on the items that have every input it declares (the metrics
+    ``--metrics all`` selects); without it an item lacking one gets an error row saying so.
+    """
 
     spec: MetricSpec[Any]
     config: BaseModel
     config_hash: str
+    applicable_only: bool = False
 
     @property
     def id(self) -> str:
         return self.spec.id
 
     @classmethod
-    def build(cls, metric_id: str, config: dict[str, Any] | None = None) -> MetricRequest:
+    def build(cls, metric_id: str, config: dict[str, Any] | None = None, *,
+              applicable_only: bool = False) -> MetricRequest:
         spec = get_metric(metric_id)
         cfg = spec.make_config(config)
-        return cls(spec=spec, config=cfg, config_hash=spec.config_hash(cfg))
+        return cls(spec=spec, config=cfg, config_hash=spec.config_hash(cfg), applicable_only=applicable_only)
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,8 @@ class RunSummary:
     # Rows whose videos needed an assumption (details["video_warnings"]), and those warnings by item.
     warned: int = 0
     video_warnings: dict[str, list[str]] = field(default_factory=dict)
+    # Per metric, the items it was not run on because they lack an input it needs (applicable_only).
+    not_applicable: dict[str, int] = field(default_factory=dict)
     # Worker seconds per metric (the rows' duration_s summed), and the estimated wall seconds the
     # rest of the run needs (None until a result has been measured; 0 when nothing is left).
     metric_seconds: dict[str, float] = field(default_factory=dict)
@@ -135,15 +143,6 @@ class RunSummary:
 
 
 ProgressCallback = Callable[[ResultRow, RunSummary], None]
-
-_INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
-    Input.video: lambda it: it.video,
-    Input.reference: lambda it: it.reference_video,
-    Input.views: lambda it: it.views,
-    Input.state: lambda it: it.state,
-    Input.instruction: lambda it: it.instruction,
-    Input.initial_frame: lambda it: it.video,  # the first frame stands in when none is given
-}
 
 def _error_row(
     item: Item, req: MetricRequest, message: str, seconds: float, fingerprint: str = ""
@@ -168,7 +167,7 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "") -> Res
     ``fingerprint`` (of the inputs, see :func:`metric_fingerprint`) is stored with the row.
     """
     spec, start = req.spec, time.perf_counter()
-    missing = sorted(i.value for i in spec.inputs if not _INPUT_FIELDS[i](item))
+    missing = missing_inputs(spec, item)
     if missing:
         message = f"item has no {', '.join(missing)}, which {spec.id} needs"
         return _error_row(item, req, message, 0.0, fingerprint)
@@ -255,6 +254,7 @@ def _plan(
         lambda item, r: prints.metric(item, r.spec, r.config),
         retry_errors=retry_errors,
         rescore_unknown=rescore_unknown,
+        applies=lambda item, r: not r.applicable_only or not missing_inputs(r.spec, item),
     )
     return [Task(item, pending, fps) for item, pending, fps in plan.todo], plan
 
@@ -313,7 +313,7 @@ def score_items(
     tasks, plan = _plan(items, requests, store, retry_errors, rescore_unknown)
     total = sum(len(t.requests) for t in tasks) + plan.skipped
     summary = RunSummary(total=total, skipped=plan.skipped, stale=plan.stale, unknown=plan.unknown,
-                         unavailable=plan.unavailable)
+                         unavailable=plan.unavailable, not_applicable=plan.not_applicable)
     ex = executor or make_executor(workers)
     tasks = schedule(tasks, ex.workers, split_above)
     costs, left = CostModel(), Outstanding()
