@@ -100,3 +100,15 @@ def test_cached_steps_equal_the_functional_forms():
     assert steps.fb_epe.tolist() == [F.forward_backward_epe(F.farneback_flow(a, b), F.farneback_flow(b, a))
                                      for a, b in pairs]
     assert F.photometric_consistency(gray) == F.photometric_from_steps(steps, min(gray.shape[1:]))
+
+
+def test_no_backward_flow_is_computed_ahead_that_photometric_could_not_use(tmp_path, monkeypatch):
+    # Dynamic degree with another top fraction makes an entry cc_photometric cannot read (its soft motion
+    # needs the top 5%): computing the backward flow for it would be work thrown away.
+    item = _clip(tmp_path, FPS)
+    shapes = _count_flows(monkeypatch)
+    with frame_cache():
+        get_metric("mq_dynamic_degree").compute(item, get_metric("mq_dynamic_degree").make_config(
+            {"top_fraction": 0.5}))
+        get_metric("cc_photometric").compute(item)
+    assert len(shapes) == 3 * (len(clean_frames()) - 1)  # forward for one, forward and backward for the other

@@ -33,6 +33,8 @@ from robojudge.metrics._derived import derived, frozen
 
 #: ``cc_photometric``'s default crop, the one computed ahead for it when a request shares its frames.
 SHARED_CROP = 30
+#: The top fraction ``cc_photometric``'s soft motion reads: only an entry with it can serve that metric.
+PHOTOMETRIC_TOP = 0.05
 
 
 class _Steps:
@@ -71,7 +73,8 @@ def flow_steps(gray: np.ndarray, settings: F.FarnebackSettings = F.FARNEBACK, *,
     hit = store.find(top_fraction, crop)
     if hit is not None:
         return hit
-    if crop is None and share_backward and frozen(gray) and min(gray.shape[1:3]) > SHARED_CROP:
+    if (crop is None and share_backward and top_fraction == PHOTOMETRIC_TOP and frozen(gray)
+            and min(gray.shape[1:3]) > SHARED_CROP):
         crop = SHARED_CROP
     steps = F.flow_steps(gray, settings, top_fraction=top_fraction, crop=crop)
     store.add(steps)

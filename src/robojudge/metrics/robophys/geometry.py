@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import Field
 
 from robojudge.metrics._content import require_correspondence, require_motion
-from robojudge.metrics._flow_cache import SHARED_CROP, flow_steps
+from robojudge.metrics._flow_cache import PHOTOMETRIC_TOP, SHARED_CROP, flow_steps
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams
@@ -85,7 +85,7 @@ def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     require_motion(gray)
     lost = require_correspondence(gray)
     # = photometric_consistency(gray, ...), from the item's shared flows (robojudge.metrics._flow_cache)
-    steps = flow_steps(gray, config, top_fraction=0.05, crop=config.crop)
+    steps = flow_steps(gray, config, top_fraction=PHOTOMETRIC_TOP, crop=config.crop)
     res = photometric_from_steps(
         steps, min(gray.shape[1:3]), static_penalty=config.static_penalty,
         static_threshold=config.static_threshold, soft_alpha=config.soft_alpha, min_epe=config.min_epe,
