@@ -113,8 +113,8 @@ def test_summary_line_names_each_metric_with_its_item_count() -> None:
     lines = inapplicable_summary({"ta_ndtw": 40, "sa_bleu": 1, "pixel_frame_consistency": 0})
     assert len(lines) == 1
     assert "2 metrics" in lines[0]
-    assert "ta_ndtw (40 items; needs reference, state, video)" in lines[0]
-    assert "sa_bleu (1 item; needs instruction, video)" in lines[0]
+    assert "ta_ndtw (40 items; needs reference, state)" in lines[0]
+    assert "sa_bleu (1 item; needs instruction)" in lines[0]
     assert "pixel_frame_consistency" not in lines[0]
     assert inapplicable_summary({}) == []
 

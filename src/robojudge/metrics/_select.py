@@ -48,6 +48,10 @@ _INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
 }
 
 
+#: Inputs every item gives: a manifest row without a video is refused.
+_ALWAYS = frozenset({Input.video, Input.initial_frame})
+
+
 def missing_inputs(spec: MetricSpec[Any], item: Item) -> list[str]:
     """The inputs ``spec`` declares that ``item`` does not give (empty manifest field), sorted.
 
@@ -68,7 +72,8 @@ def inapplicable_summary(left_out: Mapping[str, int]) -> list[str]:
     parts = []
     for mid, n in counts.items():
         try:
-            needs = ", ".join(sorted(i.value for i in get_metric(mid).inputs))
+            # Every item has a video (the manifest requires one), so name only what else it needs.
+            needs = ", ".join(sorted(i.value for i in get_metric(mid).inputs if i not in _ALWAYS)) or "?"
         except UnknownMetricError:  # a plugin gone since the run: the count still stands
             needs = "inputs not known here"
         parts.append(f"{mid} ({n} item{'s' if n != 1 else ''}; needs {needs})")
