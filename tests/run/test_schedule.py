@@ -120,3 +120,21 @@ def test_cost_model_by_size_and_per_row():
     left.remove("flow", 30.0)
     left.remove("flow", 10.0)
     assert "flow" not in left.by_metric
+
+
+def test_real_flow_metrics_that_share_a_flow_stay_in_one_task():
+    ids = ["cc_photometric", "ctg_camera_control", "flow_motion_magnitude_farneback", "flow_warp_error",
+           "mq_dynamic_degree", "mq_flow_score", "mq_temporal_flickering", "pixel_frame_consistency",
+           "rbg_stability"]
+    reqs = build_requests(ids)
+    groups = [{reqs[i].id for i in g} for g in sampling_groups([r.config for r in reqs])]
+    assert len(groups) > 1
+
+    def together(*names):
+        return any(set(names) <= g for g in groups)
+
+    # same frames and the same flow settings: one flow for all of them, in one task
+    assert together("cc_photometric", "mq_dynamic_degree", "mq_flow_score")
+    assert together("flow_warp_error", "flow_motion_magnitude_farneback")
+    # the expensive flow group does not carry the metrics without flow
+    assert not together("cc_photometric", "rbg_stability")

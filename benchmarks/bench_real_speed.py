@@ -1,0 +1,163 @@
+"""Time of the weights-free video metrics on clips shaped like today's generators, against the time
+of decoding the same clip, in the same run (issue 14's target: the set within 20x the decode).
+
+Run with::
+
+    .venv/bin/python benchmarks/bench_real_speed.py [--clips wan,cosmos,small] [--repeats 1]
+        [--decode-repeats 3] [--max-frames N] [--workers 2]
+
+Clips (written once with ``robojudge.video.write_video`` to ``benchmarks/_data/real_speed/``,
+git-ignored): a fixed camera over a textured table with three textured blocks sliding across it, so
+every metric finds motion, corners and features.
+
+* ``wan``: 81 frames, 1280x720, 16 fps;
+* ``cosmos``: 300 frames, 1280x704, 30 fps;
+* ``small``: 145 frames, 752x416, 24 fps.
+
+``--max-frames`` shortens every clip (a quick run on a busy machine); the figures then say so.
+
+Metric set: every registered metric with provider ``computed`` whose only input is the video (what
+``robojudge score --metrics all`` runs on a video-only suite without weights), run as the runner
+runs one item: one :func:`robojudge.run.compute_task`, one frame cache, in this process.
+
+Baseline: ``ffmpeg -v error -i CLIP -f null -`` when an ``ffmpeg`` binary is on the PATH; otherwise
+PyAV decoding every frame with FFmpeg's frame threads (the same libraries, without a conversion to
+RGB), and the output says which. Median of ``--decode-repeats`` (default 3) and of ``--repeats``
+(default 1: the set takes minutes per clip at native size).
+
+With ``--workers N`` the clip is also scored through :func:`robojudge.run.score_items` on N local
+workers, once with the item's metrics split by sampling (the default scheduling) and once as one
+task, wall time each.
+
+Measured numbers are in README.md ("Performance", "The weights-free set on clips shaped like
+today's generators").
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import av
+import cv2
+import numpy as np
+
+from robojudge.metrics import Input, Provider, list_metrics
+from robojudge.run import LocalProcessExecutor, MetricRequest, Task, compute_task, score_items
+from robojudge.store import ResultStore
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+DATA = Path(__file__).resolve().parent / "_data" / "real_speed"
+CLIPS = {"wan": (81, 1280, 720, 16), "cosmos": (300, 1280, 704, 30), "small": (145, 752, 416, 24)}
+
+
+def make_clip(name: str, max_frames: int | None) -> Path:
+    """The clip ``name``, written on first use (``max_frames`` shortens it)."""
+    n, w, h, fps = CLIPS[name]
+    n = min(n, max_frames) if max_frames else n
+    path = DATA / f"{name}_{w}x{h}_{n}f_{fps}fps.mp4"
+    if path.exists():
+        return path
+    DATA.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(len(name))
+    noise = sum(cv2.resize(rng.normal(0, 1, (h // s, w // s)).astype(np.float32), (w, h),
+                           interpolation=cv2.INTER_CUBIC) for s in (4, 16, 64))
+    table = np.clip(128 + 30 * noise, 0, 255).astype(np.uint8)
+    background = np.stack([table, (table * 0.85).astype(np.uint8), (table * 0.7).astype(np.uint8)], -1)
+    blocks = [cv2.GaussianBlur(rng.integers(30, 255, (h // 6 + 10 * k, w // 8 + 12 * k, 3), dtype=np.uint8),
+                               (5, 5), 0) for k in range(3)]
+    frames = np.empty((n, h, w, 3), np.uint8)
+    for t in range(n):
+        f = background.copy()
+        for k, b in enumerate(blocks):
+            bh, bw = b.shape[:2]
+            # each block slides on its own line, a few pixels per frame at the clip's rate
+            x = int((0.1 + 0.25 * k) * w + 3.0 * t * (16 / fps) * (1 + k)) % (w - bw)
+            y = int((0.2 + 0.25 * k) * h + 1.5 * t * (16 / fps)) % (h - bh)
+            f[y:y + bh, x:x + bw] = b
+        frames[t] = f
+    write_video(path, frames, fps=fps)
+    return path
+
+
+def video_only_ids() -> list[str]:
+    return sorted(s.id for s in list_metrics()
+                  if s.provider is Provider.computed and set(s.inputs) == {Input.video})
+
+
+def decode_seconds(path: Path) -> tuple[float, str]:
+    """Seconds to decode every frame of ``path``, and what did it."""
+    ffmpeg = shutil.which("ffmpeg")
+    start = time.perf_counter()
+    if ffmpeg:
+        subprocess.run([ffmpeg, "-v", "error", "-i", str(path), "-f", "null", "-"], check=True)
+        return time.perf_counter() - start, "ffmpeg -f null"
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        for _ in container.decode(stream):
+            pass
+    return time.perf_counter() - start, "PyAV decode (no ffmpeg binary)"
+
+
+def score_wall(item: Item, reqs: list[MetricRequest], workers: int, split: bool) -> float:
+    with tempfile.TemporaryDirectory() as tmp, ResultStore(f"sqlite:///{tmp}/r.sqlite") as store:
+        start = time.perf_counter()
+        score_items([item], reqs, store, executor=LocalProcessExecutor(workers),
+                    split_above=0.0 if split else float("inf"))
+        return time.perf_counter() - start
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--clips", default="wan,cosmos,small")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--decode-repeats", type=int, default=3)
+    ap.add_argument("--max-frames", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=0)
+    args = ap.parse_args()
+    ids = video_only_ids()
+    reqs = [MetricRequest.build(m) for m in ids]
+    print(f"metrics ({len(ids)}): {', '.join(ids)}")
+    for name in args.clips.split(","):
+        path = make_clip(name, args.max_frames)
+        item = Item(item_id=name, video=str(path))
+        decodes, how = [], ""
+        sets: list[float] = []
+        per_metric: dict[str, list[float]] = {m: [] for m in ids}
+        for _ in range(max(args.repeats, args.decode_repeats)):
+            if len(decodes) < args.decode_repeats:
+                seconds, how = decode_seconds(path)
+                decodes.append(seconds)
+            if len(sets) < args.repeats:
+                start = time.perf_counter()
+                rows = compute_task(Task(item, tuple(reqs)))
+                sets.append(time.perf_counter() - start)
+                for r in rows:
+                    per_metric[r.metric].append(r.duration_s)
+                    if r.status != "ok":
+                        print(f"  {name} {r.metric}: {r.error}")
+        dec = statistics.median(decodes)
+        print(f"{path.name}: decode {dec:.3f} s ({how})", end="")
+        if sets:  # --repeats 0: the worker legs only
+            full = statistics.median(sets)
+            print(f", weights-free set {full:.1f} s, ratio {full / dec:.0f}x", end="")
+        print()
+        top = sorted(((statistics.median(v), m) for m, v in per_metric.items() if v), reverse=True)
+        if top:
+            print("  " + ", ".join(f"{m} {s:.1f} s" for s, m in top))
+        if args.workers > 1:
+            one = score_wall(item, reqs, args.workers, split=False)
+            split = score_wall(item, reqs, args.workers, split=True)
+            print(f"  {args.workers} workers: one task {one:.1f} s, split by sampling {split:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
