@@ -26,6 +26,8 @@ def test_progress_line_counts_what_is_left_to_compute() -> None:
     s = RunSummary(total=10, skipped=2, ok=3, failed=1, estimate_s=400.0)
     assert progress_line(s, 125) == ("scoring: 4/8 results (50%), 1 failed, 2.1 min elapsed, "
                                      "about 6.7 min left")
+    assert progress_line(s, 125, since_estimate=100).endswith("about 5.0 min left")
+    assert progress_line(s, 125, since_estimate=900).endswith("about 0 s left")
     s.ok, s.estimate_s = 7, 0.0
     assert progress_line(s, 7200) == "scoring: 8/8 results (100%), 1 failed, 2.0 h elapsed"
 
@@ -52,11 +54,14 @@ def test_lines_come_every_interval_even_without_results() -> None:
     lines: list[str] = []
     with ProgressLines(lines.append, every=0.05) as cb:
         time.sleep(0.2)
-        cb(ROW, RunSummary(total=4, ok=1))
-        time.sleep(0.2)
+        cb(ROW, RunSummary(total=4, ok=1, estimate_s=10.0))
+        time.sleep(2.0)
     assert lines, "no line was written"
     assert lines[0].startswith("scoring: no result yet")
     assert lines[-1].startswith("scoring: 1/4 results (25%), 0 failed")
+    # the estimate of 10 s counts down while no result comes
+    lefts = [int(m) for m in re.findall(r"about (\d+) s left", "\n".join(lines))]
+    assert lefts[0] <= 10 and lefts[-1] <= lefts[0] - 1, lines
     with pytest.raises(ValueError, match="positive"):
         ProgressLines(lines.append, every=0)
 
@@ -74,3 +79,16 @@ def test_cli_score_prints_plain_lines_and_metric_time(tmp_path: Path) -> None:
     assert re.search(r"scoring: \d/8 results \(\d+%\), 0 failed", res.output), res.output
     assert re.search(r"time by metric \([\d.]+ worker-seconds\): test_slow [\d.]+ s \(\d+%\), "
                      r"test_boom [\d.]+ s \(\d+%\)", res.output), res.output
+
+
+def test_cli_score_skipped_row_line_has_no_raw_markup(tmp_path: Path) -> None:
+    write_video(tmp_path / "v.mp4", np.zeros((2, 16, 16, 3), np.uint8), fps=4)
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(json.dumps({"item_id": "ok", "video": "v.mp4", "instruction": "x"}) + "\n"
+                        + json.dumps({"item_id": "gone[1]", "video": "nope.mp4", "instruction": "x"}) + "\n")
+    args = ["score", str(manifest), "-m", "test_boom", "--db", str(tmp_path / "r.sqlite"), "--no-progress"]
+    res = CliRunner().invoke(build_app("score"), args)
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "skipped manifest row" in ln)
+    assert line.startswith("skipped manifest row: ") and "[/]" not in line
+    assert "gone[1]" in line  # brackets in the problem itself are printed as they are

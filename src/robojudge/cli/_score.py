@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 import typer
+from rich.markup import escape
 
 from robojudge.cli._common import console, err_console, fail, parse_settings, print_summary, scoring_progress
 from robojudge.metrics import ALL_METRICS, UnknownMetricError, inapplicable_summary, not_run_summary
@@ -70,7 +71,7 @@ def score(
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     for problem in run.manifest_problems:
-        console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
+        console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", highlight=False)
     print_summary(run.summary)
     print_metric_time(run.summary)
     for line in inapplicable_summary(run.summary.not_applicable):

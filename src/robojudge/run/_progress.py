@@ -20,8 +20,9 @@ MIN_ESTIMATE_S = 60.0
 """Estimates below this are not announced: such a run is over before anyone reads them."""
 
 
-def progress_line(summary: RunSummary | None, elapsed: float) -> str:
-    """One line: results done of those to compute, failures, time so far, estimated time left."""
+def progress_line(summary: RunSummary | None, elapsed: float, since_estimate: float = 0.0) -> str:
+    """One line: results done of those to compute, failures, time so far, estimated time left
+    (the run's estimate less the ``since_estimate`` seconds that passed since it was made)."""
     if summary is None:
         return f"scoring: no result yet, {describe(elapsed)} elapsed"
     todo = summary.total - summary.skipped
@@ -29,7 +30,7 @@ def progress_line(summary: RunSummary | None, elapsed: float) -> str:
     line = (f"scoring: {summary.computed}/{todo} results ({pct:.0f}%), {summary.failed} failed, "
             f"{describe(elapsed)} elapsed")
     if summary.estimate_s is not None and summary.computed < todo:
-        line += f", about {describe(summary.estimate_s)} left"
+        line += f", about {describe(max(0.0, summary.estimate_s - since_estimate))} left"
     return line
 
 
@@ -71,16 +72,21 @@ class ProgressLines:
             raise ValueError(f"progress interval must be positive, got {every}")
         self._write, self._every = write, every
         self._summary: RunSummary | None = None
+        self._estimate: tuple[float | None, float] = (None, 0.0)  # the last estimate and when it came
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = 0.0
 
     def __call__(self, row: ResultRow, summary: RunSummary) -> None:
         self._summary = summary
+        if summary.estimate_s != self._estimate[0]:
+            self._estimate = (summary.estimate_s, time.monotonic())
 
     def _loop(self) -> None:
+        # Between results the estimate counts down, so a long task does not read as a stalled run.
         while not self._stop.wait(self._every):
-            self._write(progress_line(self._summary, time.monotonic() - self._started))
+            now = time.monotonic()
+            self._write(progress_line(self._summary, now - self._started, now - self._estimate[1]))
 
     def __enter__(self) -> ProgressLines:
         self._started = time.monotonic()
