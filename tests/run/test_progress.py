@@ -92,3 +92,14 @@ def test_cli_score_skipped_row_line_has_no_raw_markup(tmp_path: Path) -> None:
     line = next(ln for ln in res.output.splitlines() if "skipped manifest row" in ln)
     assert line.startswith("skipped manifest row: ") and "[/]" not in line
     assert "gone[1]" in line  # brackets in the problem itself are printed as they are
+
+
+def test_metrics_sets_skipped_row_line_has_no_raw_markup(tmp_path: Path) -> None:
+    # The same line in `metrics sets` printed its own [yellow]...[/] tags literally.
+    write_video(tmp_path / "v.mp4", np.zeros((2, 16, 16, 3), np.uint8), fps=4)
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(json.dumps({"item_id": "ok", "video": "v.mp4", "generator": "g"}) + "\n"
+                        + json.dumps({"item_id": "gone[1]", "video": "nope.mp4", "generator": "g"}) + "\n")
+    res = CliRunner().invoke(build_app("metrics"), ["metrics", "sets", str(manifest), "-m", "iq1_fvd"])
+    line = next(ln for ln in res.output.splitlines() if "skipped manifest row" in ln)
+    assert line.startswith("skipped manifest row: ") and "[/]" not in line and "gone[1]" in line

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -25,6 +26,12 @@ from robojudge.store import ResultRow
 console = Console(soft_wrap=True)
 # Error lines are never wrapped: users grep them and tests match them.
 err_console = Console(stderr=True, soft_wrap=True)
+
+
+def print_manifest_problems(problems: Iterable[object]) -> None:
+    """One yellow line per manifest row left out; the row's own text is escaped, never read as markup."""
+    for problem in problems:
+        console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", highlight=False)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -18,7 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._common import console, err_console, fail, print_manifest_problems
 from robojudge.cli._score import print_input_changes
 from robojudge.judges import (
     FrameSpec,
@@ -293,8 +293,7 @@ def judge(
             )
     except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
-    for problem in run.manifest_problems:
-        console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
+    print_manifest_problems(run.manifest_problems)
     if cfg.backend == "mock":
         console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]")
     print_judge_summary(cfg.name, run.summary)

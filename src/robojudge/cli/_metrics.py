@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.table import Column, Table
 
-from robojudge.cli._common import console, fail, parse_settings
+from robojudge.cli._common import console, fail, parse_settings, print_manifest_problems
 from robojudge.metrics import MetricSpec, UnknownMetricError, list_metrics
 
 app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
@@ -117,8 +117,7 @@ def sets_cmd(
             rows = score_sets(loaded.items, ids, by=group_by, configs=parse_settings(settings))
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
-    for problem in problems:
-        console.print(f"[yellow]skipped manifest row:[/] {problem}", highlight=False, markup=False)
+    print_manifest_problems(problems)
     table = Table(Column("metric", no_wrap=True), Column("group", no_wrap=True), Column("item", no_wrap=True),
                   Column("value", no_wrap=True), Column("n", no_wrap=True), Column("note"))
     for r in rows:

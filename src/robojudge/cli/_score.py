@@ -8,9 +8,16 @@ from pathlib import Path
 from typing import Protocol
 
 import typer
-from rich.markup import escape
 
-from robojudge.cli._common import console, err_console, fail, parse_settings, print_summary, scoring_progress
+from robojudge.cli._common import (
+    console,
+    err_console,
+    fail,
+    parse_settings,
+    print_manifest_problems,
+    print_summary,
+    scoring_progress,
+)
 from robojudge.metrics import ALL_METRICS, UnknownMetricError, inapplicable_summary, not_run_summary
 from robojudge.run import ProgressCallback, RunSummary, score_suite
 from robojudge.run._progress import EstimateOnce, ProgressLines
@@ -70,8 +77,7 @@ def score(
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
-    for problem in run.manifest_problems:
-        console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", highlight=False)
+    print_manifest_problems(run.manifest_problems)
     print_summary(run.summary)
     print_metric_time(run.summary)
     for line in inapplicable_summary(run.summary.not_applicable):
