@@ -112,3 +112,14 @@ def test_no_backward_flow_is_computed_ahead_that_photometric_could_not_use(tmp_p
             {"top_fraction": 0.5}))
         get_metric("cc_photometric").compute(item)
     assert len(shapes) == 3 * (len(clean_frames()) - 1)  # forward for one, forward and backward for the other
+
+
+def test_a_task_without_photometric_computes_no_backward_flow(tmp_path, monkeypatch):
+    # The runner says which metrics the task computes: with no reader of the backward flow, mq_flow_score
+    # costs one Farneback call per pair, as outside the runner (it paid two before).
+    item = _clip(tmp_path, FPS)
+    alone = get_metric("mq_flow_score").compute(item)
+    shapes = _count_flows(monkeypatch)
+    (row,) = compute_task(Task(item, (MetricRequest.build("mq_flow_score"),)))
+    assert row.value == alone.value
+    assert len(shapes) == len(clean_frames()) - 1

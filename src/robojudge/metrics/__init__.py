@@ -5,6 +5,7 @@
 """
 
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
+from robojudge.metrics._flow_cache import flow_readers
 from robojudge.metrics._registry import (
     METRICS,
     Family,
@@ -60,6 +61,7 @@ __all__ = [
     "UnknownMetricError",
     "Unmeasurable",
     "expand_metric_ids",
+    "flow_readers",
     "get_metric",
     "inapplicable_summary",
     "is_set_metric",

@@ -16,8 +16,10 @@ flow but reads the native frames ``cc_photometric`` reads (``share_backward``) h
 its end-point errors computed too, at ``cc_photometric``'s default crop, when the frames are shared:
 in a run of all flow metrics the native flows are then computed once per direction (two Farneback
 calls per pair instead of four), at the price of a second call per pair for ``mq_flow_score`` or
-``mq_dynamic_degree`` scored alone. Frames that are not shared (a metric called outside a frame cache)
-get only what the request needs.
+``mq_dynamic_degree`` scored alone. The runner says which metrics a task computes
+(:func:`flow_readers`): when none of them reads the backward flow, none is computed ahead, so
+``mq_flow_score`` scored without ``cc_photometric`` costs one Farneback call per pair. Frames that are
+not shared (a metric called outside a frame cache) get only what the request needs.
 
 Entries live as long as the frame array (:func:`robojudge.metrics._derived.derived`): one item.
 """
@@ -25,6 +27,9 @@ Entries live as long as the frame array (:func:`robojudge.metrics._derived.deriv
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -35,6 +40,23 @@ from robojudge.metrics._derived import derived, frozen
 SHARED_CROP = 30
 #: The top fraction ``cc_photometric``'s soft motion reads: only an entry with it can serve that metric.
 PHOTOMETRIC_TOP = 0.05
+
+
+#: Metrics that read the backward flow of the native frames, the one computed ahead for them.
+BACKWARD_READERS = frozenset({"cc_photometric"})
+# Whether a reader of the backward flow may come in the current block; True where nobody said (a
+# frame cache opened by user code), so a later cc_photometric still finds its flow.
+_BACKWARD_EXPECTED: ContextVar[bool] = ContextVar("flow_backward_expected", default=True)
+
+
+@contextmanager
+def flow_readers(metric_ids: Iterable[str]) -> Iterator[None]:
+    """Inside the block, compute the backward flow ahead only if one of ``metric_ids`` reads it."""
+    token = _BACKWARD_EXPECTED.set(not BACKWARD_READERS.isdisjoint(metric_ids))
+    try:
+        yield
+    finally:
+        _BACKWARD_EXPECTED.reset(token)
 
 
 class _Steps:
@@ -73,8 +95,8 @@ def flow_steps(gray: np.ndarray, settings: F.FarnebackSettings = F.FARNEBACK, *,
     hit = store.find(top_fraction, crop)
     if hit is not None:
         return hit
-    if (crop is None and share_backward and top_fraction == PHOTOMETRIC_TOP and frozen(gray)
-            and min(gray.shape[1:3]) > SHARED_CROP):
+    if (crop is None and share_backward and _BACKWARD_EXPECTED.get() and top_fraction == PHOTOMETRIC_TOP
+            and frozen(gray) and min(gray.shape[1:3]) > SHARED_CROP):
         crop = SHARED_CROP
     steps = F.flow_steps(gray, settings, top_fraction=top_fraction, crop=crop)
     store.add(steps)

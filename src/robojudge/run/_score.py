@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from robojudge.metrics import Input, MetricInputError, MetricSpec, get_metric, missing_inputs
+from robojudge.metrics import Input, MetricInputError, MetricSpec, flow_readers, get_metric, missing_inputs
 from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
 from robojudge.run._executor import Executor, make_executor
@@ -212,7 +212,7 @@ def _note_warnings(summary: RunSummary, row: ResultRow) -> None:
 
 def compute_task(task: Task) -> list[ResultRow]:
     """All of an item's pending metrics, decoding each distinct sampling of its videos once."""
-    with frame_cache():
+    with frame_cache(), flow_readers(req.spec.id for req in task.requests):
         return [compute_metric(task.item, req, task.fingerprint(i)) for i, req in enumerate(task.requests)]
 
 
