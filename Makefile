@@ -18,8 +18,13 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 # The demo needs the simulator extra (the demo suite is rendered by MuJoCo).
+# gym-aloha ships the ALOHA ViperX scene files (Apache-2.0); its wheel pins mujoco<3.9 and pulls
+# dm-control, which the scene files do not need, so it goes in with --no-deps.
+ALOHA_PIN := gym-aloha==0.1.5
+
 $(CORE): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[sim]"
+	$(PY) -m pip install --quiet --no-deps $(ALOHA_PIN)
 	@touch $@
 
 # The tests exercise the model-backed code paths with tiny random networks, so they need torch.
@@ -33,7 +38,7 @@ DA3_PIN := depth-anything-3==0.1.1
 $(DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet $(TORCH_PINS)
 	$(PY) -m pip install --quiet -e ".[dev,sim,torch,iqa,da3]"
-	$(PY) -m pip install --quiet --no-deps $(DA3_PIN)
+	$(PY) -m pip install --quiet --no-deps $(DA3_PIN) $(ALOHA_PIN)
 	@touch $@ $(CORE)
 
 ## Score the embedded demo suite; the report lands in runs/demo/report/.
