@@ -1,0 +1,42 @@
+"""Robots: kinematic specs, forward kinematics and projection into calibrated views.
+
+A :class:`RobotSpec` names a robot model (MJCF or URDF), the bodies whose positions are keypoints and
+the keypoint pairs joined by rigid links. :func:`forward_kinematics` turns ``(T, J)`` joint positions
+into ``(T, K, 3)`` world positions; :func:`project` turns those into pixels of a calibrated
+:class:`Camera`, with visibility. MuJoCo (MJCF) and yourdfpy (URDF) come with the ``sim`` extra and are
+imported only when a model is loaded. See docs/robots.md.
+"""
+
+from robojudge.robots._builtin import BUILTIN_ROBOTS, builtin_robot
+from robojudge.robots._camera import DEPTH_MARGIN, Camera, load_calibration, project
+from robojudge.robots._fk import (
+    chain_pairs,
+    forward_kinematics,
+    link_lengths,
+    rigid_pairs,
+    sample_configurations,
+    suggest_links,
+)
+from robojudge.robots._model import load_robot_spec
+from robojudge.robots._spec import RobotSpec, RobotSpecError, read_robot_spec
+from robojudge.robots._states import load_joint_states
+
+__all__ = [
+    "BUILTIN_ROBOTS",
+    "DEPTH_MARGIN",
+    "Camera",
+    "RobotSpec",
+    "RobotSpecError",
+    "builtin_robot",
+    "chain_pairs",
+    "forward_kinematics",
+    "link_lengths",
+    "load_calibration",
+    "load_joint_states",
+    "load_robot_spec",
+    "project",
+    "read_robot_spec",
+    "rigid_pairs",
+    "sample_configurations",
+    "suggest_links",
+]
