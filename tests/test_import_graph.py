@@ -34,7 +34,7 @@ DOC = ROOT / "docs" / "architecture.md"
 # (test_doc_table_matches checks it).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("__init__.py", "_lifeline.py", "registry.py", "settings.py", "taxonomy.py")),
-    ("video", ("video/",)),
+    ("video, robots", ("video/", "robots/")),
     ("suite", ("suite/",)),
     ("models", ("models/",)),
     ("metrics, judges", ("metrics/", "judges/")),
