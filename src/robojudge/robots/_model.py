@@ -84,8 +84,14 @@ def _load_urdf(path: str) -> LoadedModel:
     by_parent: dict[str, list[Any]] = {}
     for j in robot.joints:
         by_parent.setdefault(j.parent, []).append(j)
+    # yourdfpy finds the root only when it builds a scene graph; the root is the link no joint moves.
+    children = {j.child for j in robot.joints}
+    roots = [link.name for link in robot.links if link.name not in children]
+    if len(roots) != 1:
+        raise ValueError(f"a URDF needs exactly one root link (a link that is no joint's child); found {roots}")
+    base = roots[0]
     ordered: list[UrdfJoint] = []
-    stack = [urdf.base_link]
+    stack = [base]
     while stack:  # parents before children, so one pass composes every link frame
         link = stack.pop()
         for j in by_parent.get(link, []):
@@ -109,7 +115,7 @@ def _load_urdf(path: str) -> LoadedModel:
                 limits[j.name] = (float(lim.lower), float(lim.upper))
     bodies = tuple(link.name for link in robot.links)
     parents = {j.child: j.parent for j in robot.joints}
-    return LoadedModel("urdf", bodies, tuple(joints), limits, None, parents, urdf.base_link, tuple(ordered))
+    return LoadedModel("urdf", bodies, tuple(joints), limits, None, parents, base, tuple(ordered))
 
 
 @lru_cache(maxsize=16)
