@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 if importlib.util.find_spec("mujoco") is None and not os.environ.get("CI"):
-    pytest.skip("mujoco is not installed (pip install -e '.[sim]'); CI runs these tests", allow_module_level=True)
+    pytest.skip(
+        "mujoco is not installed (pip install -e '.[sim]'); CI runs these tests", allow_module_level=True
+    )
 
 import mujoco  # noqa: E402
 
@@ -76,7 +78,9 @@ def test_builtin_matches_what_the_sim_records(robot: str) -> None:
     model = build_spec(SCENE_OF[robot], 64).compile()
     robot_bodies = set(subtree_bodies(model, model.body(info.robot_root).id))
     # The state file's joint_names: the joints on the robot's bodies, in model order.
-    assert spec.joints == [model.joint(j).name for j in range(model.njnt) if model.jnt_bodyid[j] in robot_bodies]
+    assert spec.joints == [
+        model.joint(j).name for j in range(model.njnt) if model.jnt_bodyid[j] in robot_bodies
+    ]
     for j, (lo, hi) in spec.limits.items():  # limits are the sim scene's, including its widened ARTy
         jid = model.joint(j).id
         assert model.jnt_limited[jid]

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-if (importlib.util.find_spec("mujoco") is None or importlib.util.find_spec("yourdfpy") is None) and not os.environ.get(
-    "CI"
-):
+if (
+    importlib.util.find_spec("mujoco") is None or importlib.util.find_spec("yourdfpy") is None
+) and not os.environ.get("CI"):
     pytest.skip("mujoco and yourdfpy are needed (pip install -e '.[sim]')", allow_module_level=True)
 
 import mujoco  # noqa: E402

@@ -8,7 +8,7 @@ imported only when a model is loaded. See docs/robots.md.
 """
 
 from robojudge.robots._builtin import BUILTIN_ROBOTS, builtin_robot
-from robojudge.robots._camera import DEPTH_MARGIN, Camera, load_calibration, project
+from robojudge.robots._camera import DEPTH_MARGIN, Camera, load_calibration, mujoco_camera, project
 from robojudge.robots._fk import (
     chain_pairs,
     forward_kinematics,
@@ -34,6 +34,7 @@ __all__ = [
     "load_calibration",
     "load_joint_states",
     "load_robot_spec",
+    "mujoco_camera",
     "project",
     "read_robot_spec",
     "rigid_pairs",

@@ -126,6 +126,21 @@ def _occluded(
     return np.asarray(surf < z - margin)
 
 
+def mujoco_camera(model: Any, data: Any, camera: str | int, size: int | tuple[int, int]) -> Camera:
+    """The calibration of a MuJoCo camera as rendered at ``size`` (``data`` after ``mj_forward``).
+
+    MuJoCo's ``fovy`` is the vertical field of view and its pixels are square, so ``fx = fy``; its
+    camera looks along -z with y up, which a flip of y and z turns into OpenCV axes.
+    """
+    w, h = (size, size) if isinstance(size, int) else (int(size[0]), int(size[1]))
+    cid = model.camera(camera).id
+    f = 0.5 * h / np.tan(np.deg2rad(float(model.cam_fovy[cid])) / 2)
+    r = np.diag([1.0, -1.0, -1.0]) @ data.cam_xmat[cid].reshape(3, 3).T
+    t = -r @ data.cam_xpos[cid]
+    k = [[f, 0.0, w / 2], [0.0, f, h / 2], [0.0, 0.0, 1.0]]
+    return Camera.model_validate({"K": k, "R": r.tolist(), "t": t.tolist(), "size": (w, h)})
+
+
 def load_calibration(path: str | Path) -> dict[str, Camera]:
     """Read a calibration file: a JSON object mapping each view name to ``{K, R, t, size}``.
 

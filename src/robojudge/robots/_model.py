@@ -88,7 +88,9 @@ def _load_urdf(path: str) -> LoadedModel:
     children = {j.child for j in robot.joints}
     roots = [link.name for link in robot.links if link.name not in children]
     if len(roots) != 1:
-        raise ValueError(f"a URDF needs exactly one root link (a link that is no joint's child); found {roots}")
+        raise ValueError(
+            f"a URDF needs exactly one root link (a link that is no joint's child); found {roots}"
+        )
     base = roots[0]
     ordered: list[UrdfJoint] = []
     stack = [base]
