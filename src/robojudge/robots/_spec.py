@@ -8,6 +8,7 @@ bodies and joints must exist there). Every error names the spec file and the fie
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,16 @@ def _field_of(err: Any) -> str:
     return out or "(spec)"
 
 
+_PAIRS = {"limits": "two numbers [lo, hi]", "links": "a pair of keypoint names"}
+
+
+def _pair_of(loc: tuple[Any, ...]) -> str | None:
+    """``limits.<joint>`` or ``links[i]`` when ``loc`` points inside one of those pairs."""
+    if len(loc) == 3 and loc[0] in _PAIRS:
+        return f"limits.{loc[1]}" if loc[0] == "limits" else f"links[{loc[1]}]"
+    return None
+
+
 def spec_error(source: str, err: ValidationError) -> RobotSpecError:
     """One :class:`RobotSpecError` listing every pydantic error of a spec, each with its field."""
     lines = []
@@ -110,15 +121,19 @@ def spec_error(source: str, err: ValidationError) -> RobotSpecError:
         msg = str(e.get("ctx", {}).get("error", e["msg"]))
         if msg.startswith(f"{field}: "):
             msg = msg[len(field) + 2 :]
-        if e["type"] == "missing":
+        value = e.get("input")
+        show = e["type"] not in ("missing", "value_error") and not isinstance(value, dict)
+        pair = _pair_of(tuple(e["loc"]))
+        if pair is not None and e["type"] != "value_error":
+            # Name the pair, not the position inside it that pydantic reports.
+            field, msg, show = pair, f"expected {_PAIRS[str(e['loc'][0])]}", e["type"] != "missing"
+        elif e["type"] == "missing":
             msg = "required field is missing"
         elif e["type"] == "extra_forbidden":
-            msg = "unknown field"
-        value = e.get("input")
-        shown = (
-            "" if e["type"] in ("missing", "value_error") or isinstance(value, dict) else f" (got {value!r})"
-        )
-        lines.append(f"{source}: field {field}: {msg}{shown}")
+            guess = difflib.get_close_matches(field, list(RobotSpec.model_fields), n=1, cutoff=0.6)
+            msg = "unknown field" + (f" (did you mean {guess[0]!r}?)" if guess else "")
+            show = False
+        lines.append(f"{source}: field {field}: {msg}" + (f" (got {value!r})" if show else ""))
     return RobotSpecError("\n".join(lines))
 
 
