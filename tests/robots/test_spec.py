@@ -227,3 +227,18 @@ def test_calibration_reads_views_and_names_bad_fields(tmp_path: Path) -> None:
     (tmp_path / "c.json").write_text("{\n  'front': 1}")
     with pytest.raises(ValueError, match=r"c\.json: line 2: not valid JSON"):
         load_calibration(tmp_path / "c.json")
+
+
+def test_calibration_example_in_the_manifest_docs_loads(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "manifest.md").read_text(encoding="utf-8")
+    block = next(
+        b.split("\n", 1)[1] for b in doc.split("```json")[1:] if b.split("\n", 1)[1].startswith('{"front"')
+    )
+    (tmp_path / "c.json").write_text(block.split("```")[0], encoding="utf-8")
+    cal = load_calibration(tmp_path / "c.json")
+    assert set(cal) == {"front", "side"}
+    # The world origin in the front camera: x_cam = R 0 + t = (0, 0.35, 1.2), so by hand
+    # u = 615 * 0 / 1.2 + 320 = 320 and v = 615 * 0.35 / 1.2 + 240 = 419.375.
+    uv, vis = cal["front"].project(np.zeros((1, 3)))
+    assert vis.all()
+    np.testing.assert_allclose(uv, [[320.0, 419.375]])

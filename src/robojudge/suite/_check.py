@@ -11,10 +11,10 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Item, Labels
+from robojudge.suite._schema import CHECKLIST_ITEMS, ROBOT_FILE_KINDS, Checklist, Item, Labels
 
 # Path fields at the top level of an item; ``views`` values are checked as well.
-_PATH_FIELDS: tuple[str, ...] = ("video", "initial_frame", "reference_video", "state")
+_PATH_FIELDS: tuple[str, ...] = ("video", "initial_frame", "reference_video", "state", *ROBOT_FILE_KINDS)
 # Fields that may name a folder (a video given as a folder of frames); the rest must be files or
 # folders as the consumer sees fit, except ``initial_frame``, which is one image.
 _FOLDER_OK: frozenset[str] = frozenset({"video", "reference_video", "views", "state"})
@@ -161,7 +161,8 @@ def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
             out.append((field, f"file not found: {value}{where}"))
         elif full.is_dir():
             if kind not in _FOLDER_OK:
-                out.append((field, f"{value} is a folder; expected an image file"))
+                what = "an image file" if kind == "initial_frame" else "a file"
+                out.append((field, f"{value} is a folder; expected {what}"))
             elif kind != "state" and next(full.iterdir(), None) is None:
                 out.append((field, f"frame folder {value} is empty"))
     return out

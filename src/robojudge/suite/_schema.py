@@ -10,7 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 
 class Embodiment(StrEnum):
@@ -61,6 +61,14 @@ class Labels(BaseModel):
     rater: str | None = None
 
 
+ROBOT_FILE_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "joint_states": ((".npz", ".csv", ".npy"), "a .npz, .csv or .npy file of joint positions"),
+    "robot": ((".toml",), "a robot spec .toml file"),
+    "calibration": ((".json",), "a .json file of per-view cameras"),
+}
+"""The file fields of real episodes read by forward kinematics (robojudge.robots): allowed suffixes, and
+what the field holds, for messages. docs/robots.md describes each file's content."""
+
 GROUP_PREFIX = "group:"
 """Reserved: the item ids of stored set-level results (one per group) start with it."""
 
@@ -68,7 +76,8 @@ GROUP_PREFIX = "group:"
 class Item(BaseModel):
     """One generated rollout and what is known about it.
 
-    Paths (``video``, ``initial_frame``, ``reference_video``, ``views`` values, ``state``) are stored
+    Paths (``video``, ``initial_frame``, ``reference_video``, ``views`` values, ``state``,
+    ``joint_states``, ``robot``, ``calibration``) are stored
     as written in the manifest; :meth:`resolve` turns them into absolute paths against the manifest's
     folder. A ``video`` may be a file or a folder of frame images. ``initial_frame`` (the image the
     video was generated from) is validated and kept, but nothing reads it: judges and metrics use the
@@ -93,6 +102,9 @@ class Item(BaseModel):
     prompt_variant: str | None = None
     split: str | None = None
     state: str | None = None
+    joint_states: str | None = None
+    robot: str | None = None
+    calibration: str | None = None
     labels: Labels | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -103,6 +115,14 @@ class Item(BaseModel):
             raise ValueError("item_id has leading or trailing whitespace")
         if v.startswith(GROUP_PREFIX):
             raise ValueError(f"item_id may not start with {GROUP_PREFIX!r}: stored set-level results use it")
+        return v
+
+    @field_validator("joint_states", "robot", "calibration")
+    @classmethod
+    def _file_kind(cls, v: str | None, info: ValidationInfo) -> str | None:
+        suffixes, kind = ROBOT_FILE_KINDS[str(info.field_name)]
+        if v is not None and not v.lower().endswith(suffixes):
+            raise ValueError(f"{info.field_name} must be {kind}; got {v!r}")
         return v
 
     @model_validator(mode="after")
@@ -124,13 +144,14 @@ class Item(BaseModel):
                 "reference_video": r(self.reference_video),
                 "views": None if self.views is None else {k: str(r(v)) for k, v in self.views.items()},
                 "state": r(self.state),
+                **{name: r(getattr(self, name)) for name in ROBOT_FILE_KINDS},
             }
         )
 
     def file_fields(self) -> dict[str, str]:
         """Every path this item refers to, keyed by field name (``views.<name>`` for views)."""
         out: dict[str, str] = {"video": self.video}
-        for name in ("initial_frame", "reference_video", "state"):
+        for name in ("initial_frame", "reference_video", "state", *ROBOT_FILE_KINDS):
             v = getattr(self, name)
             if v is not None:
                 out[name] = v
