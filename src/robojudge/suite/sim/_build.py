@@ -17,13 +17,21 @@ from robojudge.settings import MUJOCO_GL_ENV
 from robojudge.suite.sim._labels import Profile
 
 SCENE_CYCLE = ("pick_and_place", "relocate", "push", "slide")  # episode e uses SCENE_CYCLE[e % 4]
-EMBODIMENTS = ("gripper", "dexterous_hand")
-SHORT = {"pick_and_place": "fetch", "relocate": "adroit", "push": "fetchpush", "slide": "fetchslide"}
+EMBODIMENTS = ("gripper", "dexterous_hand", "bimanual")
+SHORT = {
+    "pick_and_place": "fetch",
+    "relocate": "adroit",
+    "push": "fetchpush",
+    "slide": "fetchslide",
+    "transfer_cube": "aloha",
+}
 INSTRUCTIONS = {
     "pick_and_place": "pick up the red cube and place it on the green target",
     "relocate": "pick up the blue ball and place it on the green target",
     "push": "push the red cube to the green target",
     "slide": "slide the red puck to the green target",
+    "transfer_cube": "with the right arm, move the red cube to the middle of the table; "
+    "with the left arm, place it on the green target",
 }
 _ENVS: dict[tuple[str, int], Any] = {}
 
@@ -53,6 +61,12 @@ def _state_arrays(
             for n in ("robot0:l_gripper_finger_joint", "robot0:r_gripper_finger_joint")
         ]
         opening = qpos[:, fingers].sum(axis=1)
+    elif info.embodiment == "bimanual":
+        # The more closed of the two grippers (the one holding the cube, if any): how far its finger
+        # slides are from fully closed together, 0 .. 0.072 m.
+        slides = [int(m.joint(n).qposadr[0]) for n, _ in info.extra["finger_close"]]
+        pairs = [slides[0:2], slides[2:4]]
+        opening = np.min([qpos[:, a] - qpos[:, b] - 0.042 for a, b in pairs], axis=0)
     else:
         flex = [
             int(m.joint(n).qposadr[0])
@@ -92,7 +106,7 @@ def _state_arrays(
 def _robot_bodies(model: Any, info: Any) -> list[int]:
     from robojudge.suite.sim._scenes import subtree_bodies
 
-    return subtree_bodies(model, model.body(info.robot_root).id)
+    return [b for root in info.roots for b in subtree_bodies(model, model.body(root).id)]
 
 
 def _build_episode(
@@ -206,6 +220,17 @@ def _build_episode(
     return rows
 
 
+def _scene_cycle(scenes: Sequence[str] | None) -> tuple[str, ...]:
+    """Scene keys to cycle through: ``SCENE_CYCLE`` by default, else the named scenes (aliases resolved)."""
+    if scenes is None:
+        return SCENE_CYCLE
+    if isinstance(scenes, str) or not scenes:
+        raise ValueError("scenes must be a non-empty list of scene names")
+    from robojudge.suite.sim._scenes import scene_name
+
+    return tuple(scene_name(s) for s in scenes)
+
+
 def make_sim_suite(
     out_dir: str | Path,
     *,
@@ -215,6 +240,7 @@ def make_sim_suite(
     size: int = 256,
     profiles: Sequence[str | Profile] | None = None,
     workers: int | None = None,
+    scenes: Sequence[str] | None = None,
 ) -> Path:
     """Write the simulator-grounded suite to ``out_dir`` and return the manifest path (``suite.jsonl``).
 
@@ -230,6 +256,10 @@ def make_sim_suite(
             failure type at a spread of severities, for a dose-response study); a custom profile's
             random draws are seeded by its name.
         workers: processes to use (default: up to 2, never more than the CPUs or the episodes).
+        scenes: the scenes to cycle through instead of ``SCENE_CYCLE`` (episode ``e`` uses
+            ``scenes[e % len(scenes)]``): scene keys (``pick_and_place``, ``relocate``, ``push``,
+            ``slide``, ``transfer_cube``) or embodiment aliases (``gripper``, ``dexterous_hand``,
+            ``bimanual``). The ALOHA scene ``transfer_cube`` is built only when named here.
 
     Returns:
         Path of ``suite.jsonl``; it holds ``episodes * len(profiles)`` rollouts.
@@ -246,12 +276,11 @@ def make_sim_suite(
         raise ValueError(f"profile names must be unique, repeated: {clash}")
     if not 1 <= views <= 5:
         raise ValueError("views must be between 1 and 5")
+    cycle = _scene_cycle(scenes)
     out = Path(out_dir)
     for sub in ("videos", "reference", "state"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    jobs = [
-        (str(out), seed, e, SCENE_CYCLE[e % len(SCENE_CYCLE)], size, views, names) for e in range(episodes)
-    ]
+    jobs = [(str(out), seed, e, cycle[e % len(cycle)], size, views, names) for e in range(episodes)]
     n = workers or max(1, min(2, os.cpu_count() or 1, episodes))
     if n == 1:
         results = [_build_episode(j) for j in jobs]

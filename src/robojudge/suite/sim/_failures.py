@@ -53,7 +53,7 @@ NOT_APPLICABLE: dict[str, frozenset[str]] = {
 
 def applicable(scene: str, types: tuple[str, ...]) -> tuple[str, ...]:
     """The failure types of ``types`` that apply to a scene (in the given order)."""
-    skip = NOT_APPLICABLE[scene_name(scene)]
+    skip = NOT_APPLICABLE.get(scene_name(scene), frozenset())
     return tuple(k for k in types if k not in skip)
 
 
@@ -108,7 +108,12 @@ class Editor:
                 int(model.joint(n).qposadr[0])
                 for n in ("robot0:l_gripper_finger_joint", "robot0:r_gripper_finger_joint")
             ]
-            self.finger_open = 0.05
+            self.finger_open: float | np.ndarray = 0.05
+        elif "object_joint" in self.info.extra:  # scenes added later (ALOHA): addresses from SceneInfo.extra
+            a = int(model.joint(self.info.extra["object_joint"]).qposadr[0])
+            self.obj_adr = np.arange(a, a + 3)
+            self.finger_adr = [int(model.joint(n).qposadr[0]) for n, _ in self.info.extra["finger_close"]]
+            self.finger_open = np.asarray(self.info.extra["finger_open"], float)
         else:
             self.obj_adr = np.array([int(model.joint(n).qposadr[0]) for n in ("OBJTx", "OBJTy", "OBJTz")])
             self.finger_adr = [
@@ -202,7 +207,7 @@ class Editor:
 
     def _obj_base(self) -> np.ndarray:
         """World offset between the object's joint coordinates and its position."""
-        if self.info.is_fetch:
+        if self.info.is_fetch or "object_joint" in self.info.extra:  # a free joint: qpos is the position
             return np.zeros(3)
         return np.asarray(self.model.body(self.info.object_body).pos)
 

@@ -140,6 +140,11 @@ def sample_layout(embodiment: str, rng: np.random.Generator) -> Layout:
     if name in ("push", "slide"):
         return _sample_surface_layout(name, rng)
     info = SCENES[name]
+    if info.embodiment == "bimanual":
+        from robojudge.suite.sim._aloha import sample_layout as aloha_layout
+
+        obj, dis, goal, sign = aloha_layout(rng, info.table_top + info.half_height)
+        return Layout(obj, dis, goal, wrong_sign=sign)
     z = info.table_top + info.object_size
     lo, hi = np.array(info.workspace[0]), np.array(info.workspace[1])
     for _ in range(1000):
@@ -166,8 +171,11 @@ def _reset(env: Any, embodiment: str, layout: Layout, seed: int) -> None:
 
     env.reset(seed=seed)
     m, d = env.model, env.data
-    if scene(embodiment).is_fetch:
+    info = scene(embodiment)
+    if info.is_fetch:
         _set_free(m, d, "object0:joint", layout.obj)
+    elif "object_joint" in info.extra:
+        _set_free(m, d, info.extra["object_joint"], layout.obj)
     else:
         m.body("Object").pos[:] = (0.0, 0.0, layout.obj[2])
         d.qpos[[_jnt_adr(m, n) for n in ("OBJTx", "OBJTy", "OBJTz")]] = (*layout.obj[:2], 0.0)
@@ -407,13 +415,29 @@ def run_episode(
     """
     name = scene_name(embodiment)
     _reset(env, name, layout, seed)
-    if not SCENES[name].is_fetch:
+    if SCENES[name].embodiment == "dexterous_hand":
         env.data.eq_active[:] = 0
     ep: dict[str, list[np.ndarray]] = {"qpos": [], "mocap_pos": [], "mocap_quat": [], "actions": []}
     na = env.action_space.shape[0]
     _record(env, ep, np.zeros(na))
     if name in ("push", "slide"):
         _run_surface(env, name, kind, layout, severity, np.random.default_rng(seed), ep)
+    elif SCENES[name].embodiment == "bimanual":
+        from robojudge.suite.sim._aloha import run_variant
+
+        run_variant(
+            env,
+            kind,
+            layout.obj,
+            layout.distractor,
+            layout.goal,
+            layout.wrong_sign,
+            severity,
+            np.random.default_rng(seed),
+            lambda action: _record(env, ep, action),
+            N_FRAMES - 1,
+            SCENES[name].object_body,
+        )
     else:
         program = _program(kind, layout, np.random.default_rng(seed), severity)
         if name == "pick_and_place":

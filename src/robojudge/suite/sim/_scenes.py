@@ -7,9 +7,11 @@ Four scenes (keyed by task) on two embodiments are supported:
   slide keep the envs' blocked (always closed) gripper; slide has the envs' long, slippery table and puck.
 * ``relocate`` (embodiment ``dexterous_hand``): the ADROIT hand (a 24-DoF Shadow-style hand on a 6-DoF
   arm), from ``AdroitHandRelocate`` (gymnasium-robotics).
+* ``transfer_cube`` (embodiment ``bimanual``, opt-in): ALOHA's two ViperX 300s arms from gym-aloha's
+  ``bimanual_viperx_transfer_cube.xml`` (see ``_aloha``), driven by our own small env.
 
-The embodiment names ``gripper`` and ``dexterous_hand`` are accepted as aliases of ``pick_and_place`` and
-``relocate`` (:func:`scene_name`).
+The embodiment names ``gripper``, ``dexterous_hand`` and ``bimanual`` are accepted as aliases of
+``pick_and_place``, ``relocate`` and ``transfer_cube`` (:func:`scene_name`).
 
 Each model is loaded with :class:`mujoco.MjSpec` from the environment's own XML and extended with:
 
@@ -22,6 +24,7 @@ Each model is loaded with :class:`mujoco.MjSpec` from the environment's own XML 
 
 The extended model is then driven through the environment class itself (the classes are subclassed
 only to load the extended model), so physics, control and success thresholds are those of the envs.
+The ALOHA scene has no gymnasium env; :class:`~robojudge.suite.sim._aloha.AlohaEnv` steps it.
 """
 
 from __future__ import annotations
@@ -74,7 +77,9 @@ class SceneInfo:
     success_threshold: float
     object_noun: str = "cube"
     object_half_height: float | None = None  # half of the object's height (default: object_size)
-    xml: str = ""  # the gymnasium-robotics model, relative to envs/assets
+    xml: str = ""  # the model file, relative to the assets folder of ``assets``
+    assets: str = "gymnasium_robotics"  # package shipping the model: gymnasium_robotics or gym_aloha
+    robot_roots: tuple[str, ...] = ()  # all robot root bodies when there are several (default: robot_root)
     workspace: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))  # (x, y) lo, hi
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -82,6 +87,11 @@ class SceneInfo:
     def half_height(self) -> float:
         """Height of the object's centre above the table when it rests on it."""
         return self.object_half_height if self.object_half_height is not None else self.object_size
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """The robot's root bodies (two for the bimanual scene)."""
+        return self.robot_roots or (self.robot_root,)
 
     @property
     def is_fetch(self) -> bool:
@@ -200,7 +210,59 @@ SCENES: dict[str, SceneInfo] = {
         workspace=((-0.15, -0.02), (0.15, 0.25)),
     ),
 }
-ALIASES = {"gripper": "pick_and_place", "dexterous_hand": "relocate"}
+_ALOHA_CAMS = (
+    CameraSpec("cam0", (0.0, -0.45, 0.8), (0.0, 0.55, 0.03)),
+    CameraSpec("cam1", (0.0, 1.55, 0.75), (0.0, 0.55, 0.03)),
+    CameraSpec("cam2", (0.0, 0.6, 1.45), (0.0, 0.6, 0.0), fovy=50.0),
+    CameraSpec("cam3", (1.0, 0.05, 0.6), (0.0, 0.55, 0.03)),
+    CameraSpec("cam4", (-1.0, 0.05, 0.6), (0.0, 0.55, 0.03)),
+)
+_VX_LINKS = (
+    "shoulder_link",
+    "upper_arm_link",
+    "upper_forearm_link",
+    "lower_forearm_link",
+    "wrist_link",
+    "gripper_link",
+    "left_finger_link",
+    "right_finger_link",
+)
+_VX_ARM = ("waist", "shoulder", "elbow", "forearm_roll", "wrist_angle", "wrist_rotate")
+SCENES["transfer_cube"] = SceneInfo(
+    embodiment="bimanual",
+    task="transfer_cube",
+    robot_root="vx300s_right",  # the arm that picks the cube first
+    robot_roots=("vx300s_left", "vx300s_right"),
+    object_body="box",
+    object_shape="box",
+    object_size=0.02,
+    table_body="table",
+    table_top=0.0,
+    ee_body="vx300s_right/gripper_link",
+    keypoint_bodies=tuple(f"{arm}/{link}" for arm in ("vx300s_left", "vx300s_right") for link in _VX_LINKS),
+    cameras=_ALOHA_CAMS,
+    object_color="red",
+    distractor_color="blue",
+    success_threshold=0.05,
+    xml="bimanual_viperx_transfer_cube.xml",
+    assets="gym_aloha",
+    # object: the right half (right arm); goal: the left half (left arm); relay on the line x = 0.
+    workspace=((-0.26, 0.36), (0.26, 0.66)),
+    extra={
+        "object_joint": "red_box_joint",
+        # For the kinematic failures (``_kinematic``): the twelve arm joints; fingers with the end of
+        # their range that closes them (-1 lower, +1 upper). ``finger_open``: the slides' open values
+        # in the same order, used by the ``floating`` failure.
+        "arm_joints": tuple(f"{arm}/{j}" for arm in ("vx300s_left", "vx300s_right") for j in _VX_ARM),
+        "finger_close": tuple(
+            (f"{arm}/{f}", end)
+            for arm in ("vx300s_left", "vx300s_right")
+            for f, end in (("left_finger", -1), ("right_finger", 1))
+        ),
+        "finger_open": (0.057, -0.057, 0.057, -0.057),
+    },
+)
+ALIASES = {"gripper": "pick_and_place", "dexterous_hand": "relocate", "bimanual": "transfer_cube"}
 
 
 def scene_name(name: str) -> str:
@@ -248,8 +310,13 @@ def _import_robotics() -> Any:
 
 
 def _env_xml(name: str) -> Path:
+    info = scene(name)
+    if info.assets == "gym_aloha":
+        from robojudge.suite.sim._aloha import aloha_assets
+
+        return aloha_assets() / info.xml
     gymnasium_robotics = _import_robotics()
-    return Path(gymnasium_robotics.__file__).parent / "envs" / "assets" / scene(name).xml
+    return Path(gymnasium_robotics.__file__).parent / "envs" / "assets" / info.xml
 
 
 def build_spec(name: str, size: int) -> Any:
@@ -258,6 +325,10 @@ def build_spec(name: str, size: int) -> Any:
 
     info = scene(name)
     spec = mujoco.MjSpec.from_file(str(_env_xml(name)))
+    if info.assets == "gym_aloha":
+        from robojudge.suite.sim._aloha import prepare_spec
+
+        prepare_spec(spec)
     spec.visual.global_.offwidth = max(int(spec.visual.global_.offwidth), size)
     spec.visual.global_.offheight = max(int(spec.visual.global_.offheight), size)
     world = spec.worldbody
@@ -271,20 +342,30 @@ def build_spec(name: str, size: int) -> Any:
         "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
     }[info.object_shape]
     friction = None
+    contact: dict[str, Any] = {}
     for g in obj.geoms:
         if g.type == shape:
             g.material = ""
             g.rgba = RGBA[info.object_color]
             friction = list(g.friction)
+            contact = {"condim": g.condim, "solimp": list(g.solimp), "solref": list(g.solref)}
     gsize = [s, info.half_height, 0.0] if info.object_shape == "cylinder" else [s, s, s]
     # Distractor: a real, collidable free body on the table (push and slide: as heavy and slippery as
     # the object, so that pushing or sliding it is the same task).
     dis = world.add_body(name="distractor", pos=[0.0, 0.0, table_z + info.half_height])
     dis.add_freejoint(name="distractor:joint")
     mass = 0.2 if info.task in ("pick_and_place", "relocate") else 2.0
+    if info.embodiment == "bimanual":
+        mass = 0.05  # as light as the cube: the small grippers hold it the same way
     dg = dis.add_geom(name="distractor", type=shape, size=gsize, rgba=RGBA[info.distractor_color], mass=mass)
     if info.task in ("push", "slide") and friction is not None:
         dg.friction = friction
+    if info.embodiment == "bimanual" and friction is not None:
+        # The same contact model as the cube's, so picking the distractor (wrong_object) works alike.
+        dg.friction = friction
+        dg.condim = contact["condim"]
+        dg.solimp = contact["solimp"]
+        dg.solref = contact["solref"]
     # Duplicate: a weightless free body without collisions, parked far away.
     dup = world.add_body(name="duplicate", pos=[10.0, 10.0, -5.0], gravcomp=1.0)
     dup.add_freejoint(name="duplicate:joint")
@@ -297,6 +378,12 @@ def build_spec(name: str, size: int) -> Any:
         conaffinity=0,
         mass=0.1,
     )
+    if info.embodiment == "bimanual":
+        # gym-aloha's compiler takes inertia from geom groups 4-5 only; give the added bodies their own.
+        for body, m in ((dis, mass), (dup, 0.1)):
+            body.explicitinertial = True
+            body.mass = m
+            body.inertia = [m * (2 * s) ** 2 / 6] * 3
     # Goal marker: a flat disc on the table; its position (model.body_pos) is set per episode.
     goal = world.add_body(name="goal_marker", pos=[10.0, 10.0, -5.0])
     goal.add_geom(
@@ -322,7 +409,7 @@ def build_spec(name: str, size: int) -> Any:
         # The mocap handle of the arm carries translucent guide geoms; hide them.
         for g in spec.body("robot0:mocap").geoms:
             g.rgba = [0, 0, 0, 0]
-    else:
+    elif info.embodiment == "dexterous_hand":
         # Let the arm reach down to the table (the stock lower limit keeps the palm ~8 cm higher).
         spec.joint("ARTy").range = [-0.15, 0.2]
         spec.actuator("A_ARTy").ctrlrange = [-0.15, 0.2]
@@ -348,8 +435,12 @@ def make_env(name: str, size: int) -> Any:
     """Create the gymnasium-robotics environment of a scene, running the extended model."""
     import mujoco
 
-    _import_robotics()
     key = scene_name(name)
+    if scene(key).assets == "gym_aloha":
+        from robojudge.suite.sim._aloha import AlohaEnv
+
+        return AlohaEnv(build_spec(key, size).compile())
+    _import_robotics()
 
     if scene(key).is_fetch:
         from gymnasium_robotics.envs.fetch.pick_and_place import MujocoFetchPickAndPlaceEnv
@@ -399,7 +490,11 @@ def geom_classes(model: Any, info: SceneInfo) -> np.ndarray:
     import mujoco
 
     cls = np.zeros(model.ngeom, dtype=np.uint8)
-    robot = set(subtree_bodies(model, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, info.robot_root)))
+    robot = {
+        b
+        for root in info.roots
+        for b in subtree_bodies(model, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, root))
+    }
     named = {
         info.table_body: CLASS_IDS["table"],
         info.object_body: CLASS_IDS["object"],
