@@ -9,6 +9,7 @@ imported only when a model is loaded. See docs/robots.md.
 
 from robojudge.robots._builtin import BUILTIN_ROBOTS, builtin_robot
 from robojudge.robots._camera import DEPTH_MARGIN, Camera, load_calibration, mujoco_camera, project
+from robojudge.robots._episode import EpisodeKinematics, episode_kinematics
 from robojudge.robots._fk import (
     chain_pairs,
     forward_kinematics,
@@ -25,10 +26,12 @@ __all__ = [
     "BUILTIN_ROBOTS",
     "DEPTH_MARGIN",
     "Camera",
+    "EpisodeKinematics",
     "RobotSpec",
     "RobotSpecError",
     "builtin_robot",
     "chain_pairs",
+    "episode_kinematics",
     "forward_kinematics",
     "link_lengths",
     "load_calibration",
