@@ -122,6 +122,12 @@ def make_demo_cmd(
     episodes: int = typer.Option(
         10, "--episodes", min=1, help="Episodes; scenes cycle pick-and-place, relocate, push, slide."
     ),
+    scenes: str | None = typer.Option(
+        None,
+        "--scenes",
+        help="Comma-separated scenes to cycle through instead (pick_and_place, relocate, push, slide, "
+        "transfer_cube; or gripper, dexterous_hand, bimanual).",
+    ),
     views: int = typer.Option(3, "--views", min=1, max=5, help="Cameras per rollout; cam0 is the main view."),
     size: int = typer.Option(256, "--size", min=32, help="Square image size in pixels."),
     profiles: str | None = typer.Option(None, "--profiles", help="Comma-separated generator profiles [all]."),
@@ -134,8 +140,11 @@ def make_demo_cmd(
     from robojudge.suite.sim import make_sim_suite
 
     names = [p.strip() for p in profiles.split(",") if p.strip()] if profiles else None
+    scene_list = [s.strip() for s in scenes.split(",") if s.strip()] if scenes is not None else None
     try:
-        manifest = make_sim_suite(out, seed=seed, episodes=episodes, views=views, size=size, profiles=names)
+        manifest = make_sim_suite(
+            out, seed=seed, episodes=episodes, views=views, size=size, profiles=names, scenes=scene_list
+        )
     except ValueError as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {manifest}", highlight=False)
