@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "aggregate": ("_aggregate", "app", "group"),
     "leaderboard": ("_leaderboard", "app", "group"),
     "demo": ("_demo", "demo", "command"),
+    "robots": ("_robots", "app", "group"),
 }
 
 

@@ -21,14 +21,17 @@ from robojudge.robots._fk import (
 from robojudge.robots._model import load_robot_spec
 from robojudge.robots._spec import RobotSpec, RobotSpecError, read_robot_spec
 from robojudge.robots._states import load_joint_states
+from robojudge.robots._summary import LinkInfo, RobotSummary, summarize_robot
 
 __all__ = [
     "BUILTIN_ROBOTS",
     "DEPTH_MARGIN",
     "Camera",
     "EpisodeKinematics",
+    "LinkInfo",
     "RobotSpec",
     "RobotSpecError",
+    "RobotSummary",
     "builtin_robot",
     "chain_pairs",
     "episode_kinematics",
@@ -43,4 +46,5 @@ __all__ = [
     "rigid_pairs",
     "sample_configurations",
     "suggest_links",
+    "summarize_robot",
 ]

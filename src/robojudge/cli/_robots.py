@@ -1,0 +1,51 @@
+"""``robojudge robots ...``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from robojudge.cli._common import console, fail
+from robojudge.robots import BUILTIN_ROBOTS, RobotSpecError, builtin_robot, load_robot_spec, summarize_robot
+
+app = typer.Typer(help="Robot specs for forward kinematics (docs/robots.md).", no_args_is_help=True)
+
+
+@app.command("check")
+def check_cmd(
+    spec: str = typer.Argument(
+        ..., help=f"Robot spec file (.toml), or a built-in robot: {', '.join(BUILTIN_ROBOTS)}."
+    ),
+) -> None:
+    """Load a robot spec and its model; print its keypoints, links and joint limits.
+
+    A link whose length changes with the joints is flagged: KIVA's rigidity measure would count its
+    natural motion as a failure.
+    """
+    try:
+        loaded = (
+            builtin_robot(spec)
+            if spec in BUILTIN_ROBOTS and not Path(spec).exists()
+            else load_robot_spec(spec)
+        )
+        summary = summarize_robot(loaded)
+    except (RobotSpecError, ValueError, RuntimeError) as exc:
+        raise fail(escape(str(exc))) from None
+    s = summary.spec
+    console.print(f"[bold]{escape(s.name)}[/]: {s.format.upper()} {escape(str(s.model))}", highlight=False)
+    console.print(f"keypoints ({len(s.keypoints)}): {', '.join(s.keypoints)}", highlight=False, markup=False)
+    links = Table("link", "length at rest (m)", "rigid", title=f"links ({len(summary.links)})")
+    for li in summary.links:
+        links.add_row(escape(f"{li.a} - {li.b}"), f"{li.length:.4f}", "yes" if li.rigid else "[red]no[/]")
+    console.print(links)
+    joints = Table("joint", "lower", "upper", title=f"joints ({len(summary.joints)})")
+    for name, lim in summary.joints:
+        joints.add_row(escape(name), *((f"{lim[0]:.4g}", f"{lim[1]:.4g}") if lim else ("-", "-")))
+    console.print(joints)
+    bad = [li for li in summary.links if not li.rigid]
+    if bad:
+        names = escape(", ".join(f"{li.a} - {li.b}" for li in bad))
+        console.print(f"[yellow]warning[/]: not rigid (a joint changes its length): {names}", highlight=False)
