@@ -48,8 +48,11 @@ def test_each_flow_of_an_item_is_computed_once(tmp_path, monkeypatch, fps):
     separate = {m: get_metric(m).compute(item) for m in FLOW_METRICS}  # no frame cache: nothing shared
     shapes = _count_flows(monkeypatch)
     rows = compute_task(Task(item, tuple(MetricRequest.build(m) for m in FLOW_METRICS)))
+    # The runner adds the size each metric read the video at; the rest is the metric's own.
+    sizes = {r.metric: r.details.pop("frame_size") for r in rows}
     assert {r.metric: (r.value, r.details) for r in rows} == {
         m: (s.value, s.details) for m, s in separate.items()}
+    assert sizes == {m: "256x256" if m.startswith("flow_") else f"{W}x{H}" for m in FLOW_METRICS}
     native = len(sample_frames(item.video, fps=None, max_frames=None).frames)
     small = len(sample_frames(item.video, fps=8.0, size=(256, 256), gray=True).frames)
     stride = max(1, round(fps / 8.0))

@@ -25,8 +25,10 @@ def test_build_sections_splits_the_rows_once(monkeypatch):
     monkeypatch.setattr(_series, "split_series", counted)
     items = build_items()
     sections = build_sections(ReportInput(build_rows(items), items, higher_is_better, bootstrap=20))
-    # The data stores no stillness-rewarding metric, so the motion section is empty (and says why).
-    assert all(s.skipped is None for s in sections if s.key != "motion"), {s.key: s.skipped for s in sections}
+    # The data stores no stillness-rewarding metric, so the motion section is empty (and says why);
+    # its rows record no frame size, so the sizes section is empty too.
+    assert all(s.skipped is None for s in sections if s.key not in ("motion", "sizes")), {
+        s.key: s.skipped for s in sections}
     assert len(calls) == 1
 
 

@@ -23,6 +23,8 @@ from robojudge.report import (
     generator_board,
     judges_report,
     leaderboard_scores,
+    mixed_size_note,
+    mixed_sizes,
     write_judges,
     write_leaderboard,
 )
@@ -114,11 +116,17 @@ def generators(
         raise fail(f"--scores must be {exc.choices}, got {scores!r}") from None
     except ValueError as exc:
         raise fail(str(exc)) from None
+    # The calibrated judge scores items from stored metrics: say when those were read at several sizes.
+    size_note = (mixed_size_note(mixed_sizes(rows, {it.item_id: it.generator or "(unset)" for it in items}))
+                 if scores == CALIBRATED else "")
     if as_json:
-        typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict()}, indent=2))
+        typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict(),
+                               **({"warning": size_note.strip()} if size_note else {})}, indent=2))
     else:
         _print_board(board, f"generators by {_title(sort_by)} (scores: {scores}, {level:.0%} CI, "
                             f"{bootstrap} replicates)")
+        if size_note:
+            console.print(f"[yellow]{escape(size_note.strip())}[/]", highlight=False)
     if out is not None:
         paths = write_leaderboard(board, out, title=f"Generator leaderboard ({scores})")
         (err_console if as_json else console).print(f"wrote {', '.join(str(p) for p in paths)}",

@@ -18,7 +18,13 @@ from robojudge.cli._common import (
     print_summary,
     scoring_progress,
 )
-from robojudge.metrics import ALL_METRICS, UnknownMetricError, inapplicable_summary, not_run_summary
+from robojudge.metrics import (
+    ALL_METRICS,
+    FrameOptions,
+    UnknownMetricError,
+    inapplicable_summary,
+    not_run_summary,
+)
 from robojudge.run import ProgressCallback, RunSummary, score_suite
 from robojudge.run._progress import EstimateOnce, ProgressLines
 from robojudge.store import StoreError
@@ -53,6 +59,18 @@ def score(
     confine: Path | None = typer.Option(
         None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
     ),
+    size: int | None = typer.Option(
+        None, "--size", min=1, help="Evaluation size: metrics that read frames at native size read every "
+        "video scaled so its longer side has this many px (compare generators of different resolutions)."
+    ),
+    max_side: int | None = typer.Option(
+        None, "--max-side", min=1, help="Scale down videos whose longer side exceeds this many px, for the "
+        "metrics that read frames at native size (faster; sizes may still differ between videos)."
+    ),
+    max_frames: int | None = typer.Option(
+        None, "--max-frames", min=2, help="Read at most this many frames of each video, from the start, "
+        "in the metrics that read every frame (a cap on the cost of long videos)."
+    ),
 ) -> None:
     """Score every item of SUITE with the given metrics; rerun to resume after a crash."""
     ids = [m.strip() for m in metrics.split(",") if m.strip()]
@@ -61,6 +79,7 @@ def score(
     if ALL_METRICS in ids:
         for line in not_run_summary():
             console.print(f"[yellow]all:[/] {line}", highlight=False)
+    frames = FrameOptions(size=size, max_side=max_side, max_frames=max_frames)
     try:
         with _progress(progress, progress_every) as on_result:
             run = score_suite(
@@ -74,10 +93,12 @@ def score(
                 progress=on_result,
                 confine=confine,
                 rescore_unknown=rescore_unknown,
+                frames=frames,
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     print_manifest_problems(run.manifest_problems)
+    print_frame_options(frames, run.frame_options_applied)
     print_summary(run.summary)
     print_metric_time(run.summary)
     for line in inapplicable_summary(run.summary.not_applicable):
@@ -87,6 +108,20 @@ def score(
     console.print(f"results: {run.db_url}", highlight=False)
     if run.summary.interrupted:
         raise typer.Exit(130)
+
+
+def print_frame_options(frames: FrameOptions, applied: list[str]) -> None:
+    """Which metrics ``--size``, ``--max-side`` and ``--max-frames`` applied to (none is worth a warning)."""
+    if not frames:
+        return
+    given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in frames.values().items())
+    if not applied:
+        console.print(f"[yellow]{given} applied to no requested metric[/] (they apply to the metrics that "
+                      "read frames at native size; the others read frames at their own settings)",
+                      highlight=False)
+        return
+    console.print(f"{given} applied to {', '.join(applied)}; the other metrics read frames at their own "
+                  "settings", highlight=False, markup=False)
 
 
 def _plain(line: str) -> None:

@@ -6,6 +6,7 @@
 
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._flow_cache import flow_readers
+from robojudge.metrics._frames import FrameOptions, NativeFrames, takes_frame_options
 from robojudge.metrics._registry import (
     METRICS,
     Family,
@@ -47,10 +48,12 @@ __all__ = [
     "METRICS",
     "SET_METRICS",
     "Family",
+    "FrameOptions",
     "Input",
     "ItemGroup",
     "MetricInputError",
     "MetricSpec",
+    "NativeFrames",
     "NoConfig",
     "Provider",
     "Score",
@@ -74,5 +77,6 @@ __all__ = [
     "not_run_summary",
     "score_sets",
     "set_metric",
+    "takes_frame_options",
     "write_set_rows",
 ]

@@ -136,8 +136,13 @@ class MetricSpec(BaseModel, Generic[C]):
             raise ValueError(f"invalid config for metric {self.id!r}: {exc}") from exc
 
     def config_hash(self, config: BaseModel) -> str:
-        """A short stable hash of a config: same settings, same hash, whatever the key order."""
-        return hash_config_values(config.model_dump(mode="json"))
+        """A short stable hash of a config: same settings, same hash, whatever the key order.
+
+        A field declared with :data:`HASH_WHEN_SET` is left out while it holds its default, so a
+        setting added to a metric later does not change the hash (and the stored results) of the
+        configs that do not use it.
+        """
+        return hash_config_values(hashed_values(config))
 
     def compute(self, item: Item, config: BaseModel | None = None) -> Score:
         """The metric's score of ``item``; NaN with the reason when the item gives it nothing to measure.
@@ -274,6 +279,22 @@ def _registered_by(metric_id: str) -> str:
 def is_registered(metric_id: str) -> bool:
     """Whether ``metric_id`` is registered yet, without loading the built-in metrics first."""
     return METRICS.is_registered(metric_id)
+
+
+#: ``json_schema_extra`` of a config field that enters the config hash only when it is not at its
+#: default (a setting added after results were stored with the metric; see ``config_hash``).
+HASH_WHEN_SET: dict[str, Any] = {"robojudge_hash": "when_set"}
+
+
+def hashed_values(config: BaseModel) -> dict[str, Any]:
+    """The config values that make its hash: every field but :data:`HASH_WHEN_SET` ones at default."""
+    values = config.model_dump(mode="json")
+    for name, info in type(config).model_fields.items():
+        extra = info.json_schema_extra
+        when_set = isinstance(extra, dict) and extra.get("robojudge_hash") == "when_set"
+        if when_set and getattr(config, name) == info.get_default(call_default_factory=True):
+            values.pop(name, None)
+    return values
 
 
 def hash_config_values(values: Mapping[str, Any]) -> str:

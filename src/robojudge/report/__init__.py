@@ -42,6 +42,7 @@ from robojudge.report._series import (
     judge_series,
     metric_series,
 )
+from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._suite import GROUP_FIELDS, group_by_field, report_suite
 from robojudge.report._summary import GroupSummary, summarize, summary_markdown, write_report
 from robojudge.report._tables import Cell, Table, latex_escape
@@ -58,6 +59,7 @@ __all__ = [
     "GroupSummary",
     "HtmlReport",
     "JudgeRow",
+    "MixedSizes",
     "JudgeSeries",
     "JudgesResult",
     "LabelAgreement",
@@ -85,6 +87,8 @@ __all__ = [
     "label_scores",
     "latex_escape",
     "leaderboard_markdown",
+    "mixed_size_note",
+    "mixed_sizes",
     "leaderboard_scores",
     "metric_columns",
     "metric_series",

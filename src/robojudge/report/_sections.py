@@ -175,6 +175,10 @@ def overview_section(inp: ReportInput) -> Section:
                  + "A metric stored under several configs or versions has one row per configuration, "
                  "labelled with what differs; 'failed' counts error rows and 'unscored' ok rows without a "
                  "value. 'range' is the metric's native range where the metric registry knows it.")
+    if inp.items:
+        from robojudge.report._sizes import mixed_size_note, report_mixed_sizes  # imports this module
+
+        sec.intro += mixed_size_note(report_mixed_sizes(inp))
     groups_of = [it.generator or "(unset)" for it in items] if inp.items else ["all"] * len(items)
     groups = sorted(set(groups_of))
     table = Table("summary", f"Mean of every stored configuration per {label}",

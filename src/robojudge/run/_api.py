@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robojudge.metrics import ALL_METRICS, expand_metric_ids
+from robojudge.metrics import ALL_METRICS, FrameOptions, expand_metric_ids, takes_frame_options
 from robojudge.run._executor import Executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_items
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
@@ -21,6 +21,8 @@ class SuiteRun:
     summary: RunSummary
     db_url: str
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
+    #: The requested metrics that the run's :class:`FrameOptions` (``--size`` ...) applied to.
+    frame_options_applied: list[str] = field(default_factory=list)
 
 
 def default_run_dir(manifest: str | Path) -> Path:
@@ -71,7 +73,9 @@ def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResu
 
 
 def build_requests(
-    metric_ids: Sequence[str], configs: Mapping[str, Mapping[str, Any]] | None = None
+    metric_ids: Sequence[str],
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+    frames: FrameOptions | None = None,
 ) -> list[MetricRequest]:
     """Metric requests for ids, with optional per-metric config values; unknown ids fail here.
 
@@ -79,6 +83,10 @@ def build_requests(
     :func:`robojudge.metrics.expand_metric_ids`); the metrics only it brings in run only on the
     items that have their inputs (``MetricRequest.applicable_only``), while an id named as well keeps
     its error rows on items that lack one, so whoever asked for it learns why it failed.
+
+    ``frames`` (``--size``, ``--max-side``, ``--max-frames``) go into the config of every metric that
+    reads frames at native rate and size (:func:`robojudge.metrics.takes_frame_options`), under the
+    metric's own values from ``configs``; the other metrics read frames at their own fixed settings.
     """
     named = {m for m in metric_ids if m != ALL_METRICS}
     selects = ALL_METRICS in metric_ids
@@ -93,7 +101,10 @@ def build_requests(
         if mid in seen:
             continue
         seen.add(mid)
-        out.append(MetricRequest.build(mid, dict(configs.get(mid, {})),
+        values = dict(configs.get(mid, {}))
+        if frames and takes_frame_options(mid):
+            values = {**frames.values(), **values}
+        out.append(MetricRequest.build(mid, values,
                                        applicable_only=selects and mid not in named))
     return out
 
@@ -111,6 +122,7 @@ def score_suite(
     progress: ProgressCallback | None = None,
     confine: str | Path | None = None,
     rescore_unknown: bool = False,
+    frames: FrameOptions | None = None,
 ) -> SuiteRun:
     """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
 
@@ -121,9 +133,10 @@ def score_suite(
     are recomputed and the stored rows kept as superseded); stored results without an inputs
     fingerprint (schema version 1) are kept unless ``rescore_unknown``. ``confine`` (default
     ``$ROBOJUDGE_CONFINE``) refuses items whose files resolve outside that folder, see
-    :func:`robojudge.suite.load_suite`.
+    :func:`robojudge.suite.load_suite`. ``frames``: see :func:`build_requests`.
     """
-    requests = build_requests(metrics, configs)
+    requests = build_requests(metrics, configs, frames)
+    applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
     suite = load_suite(manifest, strict=False, confine=confine)
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
@@ -137,4 +150,5 @@ def score_suite(
             rescore_unknown=rescore_unknown,
             progress=progress,
         )
-        return SuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))
+        return SuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems),
+                        frame_options_applied=applied)

@@ -10,6 +10,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -22,7 +23,7 @@ from robojudge.run._fingerprint import Fingerprints, metric_inputs
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
-from robojudge.video import VideoError, frame_cache, video_warnings
+from robojudge.video import VideoError, frame_cache, frame_sizes, video_warnings
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,8 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "") -> Res
         message = f"item has no {', '.join(missing)}, which {spec.id} needs"
         return _error_row(item, req, message, 0.0, fingerprint)
     try:
-        with video_warnings() as warned:  # what had to be assumed about the videos this metric read
+        # What had to be assumed about the videos this metric read, and the size it read them at.
+        with video_warnings() as warned, frame_sizes() as sizes:
             score = spec.compute(item, req.config)
     except VideoError as exc:
         return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start, fingerprint)
@@ -189,7 +191,7 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "") -> Res
         status="ok",
         value=score.value,
         duration_s=time.perf_counter() - start,
-        details=with_video_warnings(score.details, warned),
+        details=with_frame_size(with_video_warnings(score.details, warned), sizes.get(str(Path(item.video)))),
         config=req.config.model_dump(mode="json"),
         fingerprint=fingerprint,
     )
@@ -200,6 +202,14 @@ def with_video_warnings(details: dict[str, Any] | None, warnings: list[str]) -> 
     if not warnings:
         return details or None
     return {**(details or {}), "video_warnings": list(warnings)}
+
+
+def with_frame_size(details: dict[str, Any] | None, sizes: list[str] | None) -> dict[str, Any] | None:
+    """A row's details with ``frame_size``: the size(s) at which the metric read the item's main
+    video, ``"WxH"`` (several joined by ``", "``); unchanged when it read no frames of it."""
+    if not sizes:
+        return details
+    return {**(details or {}), "frame_size": ", ".join(sizes)}
 
 
 def _note_warnings(summary: RunSummary, row: ResultRow) -> None:

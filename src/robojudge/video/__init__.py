@@ -7,6 +7,7 @@ Public API:
 * :func:`frame_cache` -- share decoded frames between the metrics and judges reading the same video.
 * :func:`cached_frames` -- what the open frame cache holds for a file and sampling (never decodes).
 * :func:`video_warnings` -- collect what had to be assumed about the videos read inside a block.
+* :func:`frame_sizes` -- collect the size of the frames sampled inside a block, per video.
 * :func:`write_video` -- write RGB frames to mp4/webm/avi/mkv/gif or a PNG frame folder.
 * :func:`prepare_frames` -- sampled frames with content hashes and JPEGs computed (what a judge sends).
 * :class:`DecoderPool`, :func:`shared_decoder` -- decode in worker processes, off the caller's GIL.
@@ -15,7 +16,7 @@ Public API:
 * :class:`VideoError`, :class:`VideoInfo`, :func:`frame_digest`, :func:`encode_jpeg`.
 """
 
-from robojudge.video._cache import FrameCache, frame_cache, video_warnings
+from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, video_warnings
 from robojudge.video._encode import prepare_frames
 from robojudge.video._pool import DecoderPool, default_decode_workers, shared_decoder
 from robojudge.video._sample import cached_frames, probe_video, sample_frames
@@ -42,6 +43,7 @@ __all__ = [
     "encode_jpeg",
     "frame_cache",
     "frame_digest",
+    "frame_sizes",
     "jpeg_data_url",
     "prepare_frames",
     "probe_video",

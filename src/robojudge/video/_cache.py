@@ -11,6 +11,11 @@ Cached frame arrays are read-only: a metric that wants to change pixels must cop
 Inside ``with video_warnings() as found:`` every sampling and probe (fresh or served from the cache)
 adds its warnings to ``found`` as ``"<path>: <message>"``, each once. The runner opens one block per
 metric, so a result row lists exactly the warnings about the videos that metric looked at.
+
+Inside ``with frame_sizes() as sizes:`` every sampling with pixels (fresh or from the cache) adds the
+size of its frames to ``sizes[path]`` as ``"WxH"``, each size once per path. The runner records the
+sizes at which a metric read the item's main video in its row (``details["frame_size"]``), so values
+computed at different resolutions can be told apart.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ __all__ = [
     "FrameCache",
     "cached",
     "frame_cache",
+    "frame_sizes",
     "peek",
     "report_warnings",
     "video_warnings",
@@ -122,6 +128,7 @@ def cached(path: Path, args: tuple[object, ...], compute: Callable[[], SampledFr
     else:
         value = cache.get_or_compute((fingerprint, args), fresh)
     report_warnings(value.path, value.warnings)
+    report_size(value)
     return value
 
 
@@ -132,6 +139,7 @@ def peek(fingerprint: FileFingerprint, args: tuple[object, ...]) -> SampledFrame
     value = None if cache is None else cache.get((fingerprint, args))
     if value is not None:
         report_warnings(value.path, value.warnings)
+        report_size(value)
     return value
 
 
@@ -165,3 +173,36 @@ def report_warnings(path: Path, warnings: Iterable[str]) -> None:
         for sink in sinks:
             if line not in sink:
                 sink.append(line)
+
+
+_SIZES: contextvars.ContextVar[tuple[dict[str, list[str]], ...]] = contextvars.ContextVar(
+    "frame_sizes", default=()
+)
+
+
+@contextmanager
+def frame_sizes() -> Iterator[dict[str, list[str]]]:
+    """Collect the size of the frames sampled inside the block, per path (see the module docstring).
+
+    Yields a dict that fills as videos are sampled: ``str(path)`` -> ``["WxH", ...]`` in the order
+    met. Blocks nest; every open block collects.
+    """
+    found: dict[str, list[str]] = {}
+    token = _SIZES.set((*_SIZES.get(), found))
+    try:
+        yield found
+    finally:
+        _SIZES.reset(token)
+
+
+def report_size(value: SampledFrames) -> None:
+    """Hand the frame size of ``value`` to every open :func:`frame_sizes` block."""
+    sinks = _SIZES.get()
+    if not sinks or not value.has_pixels or value.frames.ndim < 3:
+        return
+    height, width = value.frames.shape[1:3]
+    size = f"{width}x{height}"
+    for sink in sinks:
+        seen = sink.setdefault(str(value.path), [])
+        if size not in seen:
+            seen.append(size)

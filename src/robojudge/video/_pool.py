@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from robojudge import settings
 from robojudge._lifeline import exit_with_parent
 from robojudge.settings import DECODE_WORKERS_ENV
-from robojudge.video._cache import report_warnings
+from robojudge.video._cache import report_size, report_warnings
 from robojudge.video._encode import prepare_frames
 from robojudge.video._types import SampledFrames, VideoError
 
@@ -161,6 +161,7 @@ class DecoderPool:
             prepare_frames, str(path), fps, max_frames, size, jpeg_quality, keep_pixels, what=path
         )
         report_warnings(got.path, got.warnings)
+        report_size(got)
         return got
 
     def close(self) -> None:

@@ -62,8 +62,10 @@ def sample_frames(
             ``cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)`` on the decoded RGB) instead of RGB.
         spread: where the ``max_frames`` kept frames sit among the picked ones: ``"uniform"`` (an
             even grid, first and last included) or ``"middle"`` (the middle of each of
-            ``max_frames`` equal spans, VBench's rule). Only the kept frames are converted, so a
-            long video costs the memory of ``max_frames`` frames either way.
+            ``max_frames`` equal spans, VBench's rule) or ``"head"`` (the first ``max_frames``: the
+            start of the video at the picked rate, so consecutive frames stay consecutive). Only the
+            kept frames are converted, so a long video costs the memory of ``max_frames`` frames
+            either way; with ``"head"`` a file is decoded no further than its last kept frame.
 
     Returns:
         C-contiguous uint8 frames with their presentation times (seconds from the first frame),

@@ -104,7 +104,7 @@ def pick_indices(times: Iterable[float], fps: float | None, tolerance: float = _
 #: How the thinning step spreads ``max_frames`` positions over ``n`` picks: ``uniform`` takes an even
 #: grid with the first and last pick included; ``middle`` cuts the picks into ``max_frames`` equal
 #: spans (bounds ``int`` of an even grid from 0 to ``n``) and takes the middle of each, VBench's rule.
-SPREADS = ("uniform", "middle")
+SPREADS = ("uniform", "middle", "head")
 
 
 def thin_positions(n: int, max_frames: int | None, spread: str = "uniform") -> np.ndarray:
@@ -115,6 +115,8 @@ def thin_positions(n: int, max_frames: int | None, spread: str = "uniform") -> n
         return np.arange(n, dtype=np.int64)
     if max_frames < 1:
         raise ValueError(f"max_frames must be >= 1, got {max_frames}")
+    if spread == "head":  # the first max_frames picks: the start of the video at the picked rate
+        return np.arange(max_frames, dtype=np.int64)
     if spread == "middle":
         # With n > max_frames every span holds at least one pick, so the middles are distinct.
         bounds = np.linspace(0, n, max_frames + 1).astype(np.int64)

@@ -24,12 +24,13 @@ from pydantic import Field
 
 from robojudge.metrics._content import require_correspondence, require_motion
 from robojudge.metrics._flow_cache import PHOTOMETRIC_TOP, SHARED_CROP, flow_steps
+from robojudge.metrics._frames import NativeFrames, native_rgb
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams
 from robojudge.metrics.functional import camera_control, photometric_from_steps, sustained_stability
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.metrics.robophys.motion import NativeFrames, native_rgb, to_gray
+from robojudge.metrics.robophys.motion import to_gray
 from robojudge.suite._schema import Item
 
 WORLDSCORE = "WorldScore (Duan et al., 2025)"
@@ -80,7 +81,7 @@ def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     most consecutive frames show nothing of each other: flow between unrelated frames is small and
     agrees with itself, so noise scored better than a real rollout.
     """
-    frames, _ = native_rgb(item, config.size)
+    frames, _ = native_rgb(item, config)
     gray = to_gray(frames)
     require_motion(gray)
     lost = require_correspondence(gray)
@@ -149,7 +150,7 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     would freeze the drift (a pan far beyond the frame width stopped falling at about 0.44), and for a
     fixed camera losing the whole background is the failure this metric looks for.
     """
-    frames, _ = native_rgb(item, config.size)
+    frames, _ = native_rgb(item, config)
     gray = to_gray(frames)
     require_motion(gray)
     res = camera_control(
@@ -210,7 +211,7 @@ def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     A still video (every pair trivially verified, the best value 1) and a clip shorter than every
     configured interval are left unscored; frames with no features or no verified matches score 0.
     """
-    frames, _ = native_rgb(item, config.size)
+    frames, _ = native_rgb(item, config)
     gray = to_gray(frames)
     require_motion(gray)
     res = sustained_stability(

@@ -10,39 +10,20 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from robojudge.metrics import functional as F
 from robojudge.metrics._content import require_correspondence, require_frames, require_motion
 from robojudge.metrics._derived import derived, frozen
 from robojudge.metrics._flow_cache import flow_steps
+from robojudge.metrics._frames import NativeFrames, native_rgb
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
-from robojudge.video import sample_frames
 
 VBENCH = "VBench (Huang et al., CVPR 2024)"
-
-
-class NativeFrames(BaseModel):
-    """Frame size; ``None`` keeps the native resolution, as the reference benchmarks do."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    size: int | None = Field(default=None, gt=0, description="resize so the longer side has this many px")
-
-
-def native_rgb(item: Item, size: int | None) -> tuple[np.ndarray, float]:
-    """Every frame of the main video as ``(T, H, W, 3)`` uint8 RGB, and the source frame rate.
-
-    Raises:
-        Unmeasurable: When the video has fewer than two frames (the item is left unscored).
-    """
-    sampled = sample_frames(item.video, fps=None, max_frames=None, size=size)
-    require_frames(sampled.frames, 2)
-    return sampled.frames, sampled.source_fps
 
 
 def luma(frames: np.ndarray) -> np.ndarray:
@@ -86,7 +67,7 @@ def mq_temporal_flickering(item: Item, config: NativeFrames) -> Score:
     which nothing moves at all would score the best value, 1, for a failure to animate; it is left
     unscored (:func:`~robojudge.metrics._content.require_motion`).
     """
-    frames, _ = native_rgb(item, config.size)
+    frames, _ = native_rgb(item, config)
     require_motion(frames)
     mae = F.frame_differences(frames)
     value = F.flicker_score(mae)  # = F.temporal_flickering(frames), with the steps kept for details
@@ -127,7 +108,7 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     flow that is not motion: with more than half of the steps lacking correspondence
     (:func:`~robojudge.metrics._content.require_correspondence`) the item is unscored.
     """
-    frames, fps = native_rgb(item, config.size)
+    frames, fps = native_rgb(item, config)
     stride = max(1, round(fps / config.target_fps))
     gray = to_gray(frames, stride)
     require_frames(gray, 2, f"the video after the {stride}-frame stride")
@@ -172,7 +153,7 @@ def mq_flow_score(item: Item, config: FlowScoreConfig) -> Score:
     (0.0531-8.9414) that normalize it. As for ``flow_motion_magnitude_farneback``, a still video is
     measured (about 0, the worst value) and frames without correspondence leave the item unscored.
     """
-    frames, _ = native_rgb(item, config.size)
+    frames, _ = native_rgb(item, config)
     gray = to_gray(frames)
     lost = require_correspondence(gray)
     # F.motion_magnitudes(gray, config) (mean: F.motion_magnitude); cc_photometric reads these frames too
