@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("__init__.py", "_lifeline.py", "registry.py", "settings.py", "taxonomy.py")),
     ("video, robots", ("video/", "robots/")),
     ("suite", ("suite/",)),
-    ("models", ("models/",)),
+    ("models, kiva", ("models/", "kiva/")),
     ("metrics, judges", ("metrics/", "judges/")),
     ("metric info", ("metric_info.py",)),
     ("store", ("store/",)),

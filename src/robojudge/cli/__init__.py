@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "leaderboard": ("_leaderboard", "app", "group"),
     "demo": ("_demo", "demo", "command"),
     "robots": ("_robots", "app", "group"),
+    "kiva": ("_kiva", "app", "group"),
 }
 
 

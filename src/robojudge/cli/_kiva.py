@@ -1,0 +1,93 @@
+"""``robojudge kiva train|calibrate``: the keypoint reader behind the ``kiva`` metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from robojudge.cli._common import console, fail
+
+app = typer.Typer(help="KIVA's keypoint reader: train it, calibrate its thresholds.", no_args_is_help=True)
+
+
+def _error_line(name: str, err: dict[str, Any]) -> str:
+    if not err.get("keypoints"):
+        return f"{name}: no visible keypoint to measure"
+    return (f"{name}: {err['mean_px']:.2f} px mean, {err['median_px']:.2f} px median, {err['p90_px']:.2f} px "
+            f"90th percentile ({100 * err['fraction_of_diagonal']:.2f}% of the diagonal; "
+            f"{err['keypoints']} keypoints, {err['episodes']} videos)")
+
+
+@app.command("train")
+def train_cmd(
+    episodes: Path = typer.Option(..., "--episodes", help="Manifest whose references (and faithful rollouts) "
+                                  "have state files with keypoints."),
+    robot: str = typer.Option(..., "--robot", help="Robot spec file, or a built-in robot (fetch, adroit)."),
+    out: Path = typer.Option(..., "--out", help="Folder to write reader.pt and reader.json to."),
+    size: int = typer.Option(64, help="Frames resized to SIZE x SIZE."),
+    epochs: int = typer.Option(30, help="Passes over the training frames."),
+    seed: int = typer.Option(0, help="Seed of initialisation, shuffling, augmentation, held-out draw."),
+    holdout: float = typer.Option(0.2, help="Share of clips held out to measure the keypoint error."),
+    references_only: bool = typer.Option(False, "--references-only", help="Train on reference videos only."),
+    threads: int = typer.Option(1, help="torch CPU threads."),
+    device: str = typer.Option("cpu", help="cpu, cuda, or auto."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Train a keypoint reader on forward-kinematics keypoints; print its held-out error."""
+    from robojudge.kiva import KivaDataError, TrainConfig, train_reader
+
+    try:
+        cfg = TrainConfig(size=size, epochs=epochs, seed=seed, holdout=holdout, rollouts=not references_only,
+                          threads=threads, device=device)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), console=console,
+                   disable=quiet)
+    with bar:
+        task = bar.add_task("train", total=cfg.epochs, loss="-")
+
+        def on_epoch(done: int, total: int, loss: float) -> None:
+            bar.update(task, completed=done, loss=f"{loss:.5f}")
+
+        try:
+            meta = train_reader(episodes, robot, out, cfg, on_epoch)
+        except (KivaDataError, ValueError, FileNotFoundError) as exc:
+            raise fail(str(exc)) from None
+    console.print(f"reader: {out / 'reader.pt'} ({meta['robot']}, {len(meta['keypoints'])} keypoints, "
+                  f"{len(meta['links'])} links; {meta['links_source']})", highlight=False)
+    console.print(_error_line("held-out error", meta["held_out_error"]), highlight=False)
+    console.print(_error_line("training error", meta["train_error"]), highlight=False)
+    console.print(f"next: robojudge kiva calibrate --reader {out} --episodes MANIFEST_OF_REFERENCES",
+                  highlight=False)
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    reader: Path = typer.Option(..., "--reader", help="Reader folder from `robojudge kiva train`."),
+    episodes: Path = typer.Option(..., "--episodes", help="Manifest of the reference videos."),
+    percentile: float = typer.Option(95.0, help="Thresholds at this percentile of the reference segments."),
+    videos: int | None = typer.Option(None, help="Draw this many reference videos at random (default: all)."),
+    seed: int = typer.Option(0, help="Seed of the draw of reference videos."),
+    as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
+) -> None:
+    """Set the reader's rigidity and jerk thresholds from reference videos (stored in the reader)."""
+    from robojudge.kiva import KivaDataError, calibrate_reader
+
+    try:
+        cal = calibrate_reader(reader, episodes, percentile, seed, videos)
+    except (KivaDataError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(cal, indent=2))
+        return
+    console.print(f"thresholds at the {percentile:g}th percentile of {cal['segments']} segments from "
+                  f"{len(cal['videos'])} reference videos: rigidity {cal['rigidity']:.4f}, "
+                  f"jerk {cal['jerk']:.2f}", highlight=False)
+    if cal["videos_seen_in_training"]:
+        console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "
+                      "thresholds from videos the reader has not seen are less strict", highlight=False)

@@ -1,0 +1,108 @@
+"""KIVA (RoboWorM): a robot video's kinematic stability, read by a keypoint reader trained on kinematics.
+
+:func:`train_reader` trains a small video-conditioned keypoint reader on the forward-kinematics keypoints
+of reference and faithful episodes; :func:`calibrate_reader` sets its rigidity and jerk thresholds from
+reference videos; the metrics ``kiva``, ``kiva_rigidity`` and ``kiva_jerk`` (robojudge.metrics) use it.
+The measurements themselves are plain numpy (:func:`segment_values`, :func:`judge_segments`). torch is
+imported only when a reader is trained, loaded or run. See docs/kiva.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from robojudge.kiva._config import TrainConfig
+from robojudge.kiva._data import Episode, KivaDataError, collect_episodes, episodes_from_manifest
+from robojudge.kiva._links import measured_links, resolve_robot
+from robojudge.kiva._score import (
+    SEGMENT,
+    KivaResult,
+    SegmentValues,
+    SegmentVerdict,
+    Thresholds,
+    Tracks,
+    invalid_percentage,
+    judge_segments,
+    judge_tracks,
+    percentile_thresholds,
+    segment_values,
+    segments,
+)
+
+if TYPE_CHECKING:
+    from robojudge.kiva._reader import Reader
+    from robojudge.kiva._train import Progress
+
+__all__ = [
+    "SEGMENT",
+    "Episode",
+    "KivaResult",
+    "KivaDataError",
+    "SegmentValues",
+    "SegmentVerdict",
+    "Thresholds",
+    "Tracks",
+    "TrainConfig",
+    "calibrate_reader",
+    "collect_episodes",
+    "episodes_from_manifest",
+    "invalid_percentage",
+    "judge_segments",
+    "judge_tracks",
+    "load_reader",
+    "measured_links",
+    "percentile_thresholds",
+    "read_frames",
+    "reader_checkpoint",
+    "resolve_robot",
+    "segment_values",
+    "segments",
+    "train_reader",
+]
+
+
+def train_reader(
+    manifest: str | Path,
+    robot: str,
+    out: str | Path,
+    config: TrainConfig | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Train a keypoint reader and save it in ``out`` (see :func:`robojudge.kiva._reader.train`)."""
+    from robojudge.kiva._reader import train
+
+    return train(manifest, robot, out, config, progress)
+
+
+def calibrate_reader(
+    reader: str | Path,
+    manifest: str | Path,
+    percentile: float = 95.0,
+    seed: int = 0,
+    videos: int | None = None,
+) -> dict[str, Any]:
+    """Set a reader's thresholds from reference videos (see :func:`robojudge.kiva._reader.calibrate`)."""
+    from robojudge.kiva._reader import calibrate
+
+    return calibrate(reader, manifest, percentile, seed, videos)
+
+
+def load_reader(path: str | Path) -> Reader:
+    """Load a reader folder or its ``reader.pt`` (raises ``ValueError`` naming the path when it cannot)."""
+    from robojudge.kiva._reader import load_reader as load
+
+    return load(path)
+
+
+def read_frames(reader: Reader, frames: Any, fps: float) -> Tracks:
+    """Keypoint tracks of native ``(T, H, W, 3)`` frames, five test-time candidates averaged."""
+    from robojudge.kiva._reader import read_frames as read
+
+    return read(reader, frames, fps)
+
+
+def reader_checkpoint(path: str | Path) -> Path:
+    """The checkpoint file of a reader folder (``reader.pt``), or ``path`` when it names a file."""
+    p = Path(path)
+    return p / "reader.pt" if p.is_dir() else p

@@ -1,0 +1,33 @@
+"""Settings of a reader's training (stored in its checkpoint)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TrainConfig(BaseModel):
+    """How a keypoint reader is trained; the defaults train in a few minutes on 2 CPU cores at 64 px."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    size: int = Field(default=64, ge=16, le=512, description="frames resized to size x size")
+    context: int = Field(default=3, ge=1, le=9, description="consecutive frames stacked per input")
+    width: int = Field(default=32, ge=8, le=256, description="channels of the first layer (multiple of 8)")
+    epochs: int = Field(default=30, ge=1)
+    batch_size: int = Field(default=16, ge=1)
+    lr: float = Field(default=3e-3, gt=0)
+    huber_delta: float = Field(default=0.02, gt=0, description="Huber's delta, in units of the image side")
+    visibility_weight: float = Field(default=0.1, ge=0)
+    shift: int = Field(default=2, ge=0, le=8, description="largest training shift, pixels")
+    holdout: float = Field(default=0.2, ge=0, lt=1, description="share of clips held out for the error")
+    rollouts: bool = Field(default=True, description="train on faithful rollouts too, not just references")
+    seed: int = 0
+    threads: int = Field(default=1, ge=1, description="torch CPU threads while training")
+    device: str = Field(default="cpu", description="cpu, cuda, or auto (cuda when there is one)")
+
+    def resolved_device(self) -> str:
+        if self.device != "auto":
+            return self.device
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"

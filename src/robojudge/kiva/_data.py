@@ -1,0 +1,190 @@
+"""Training data for the keypoint reader: main-view frames and their forward-kinematics keypoints.
+
+An episode is a video with a state file that holds ``keypoint_names``, ``keypoints_2d`` (``(T, V, K, 2)``
+pixels of every view) and ``keypoints_visible`` (``(T, V, K)``), the layout of the simulator suite's
+state files (docs/sim_suite.md). From a manifest, the episodes are the reference videos whose state file
+sits beside them (``reference/<clip>.npz``) and the rollouts with a state file and no planted failure
+(``meta.failures`` empty): a faithful rollout's keypoints are the true ones of what it shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from robojudge.suite import Item, load_suite
+from robojudge.video import sample_frames
+
+STATE_KEYS = ("keypoint_names", "keypoints_2d", "keypoints_visible")
+
+
+class KivaDataError(ValueError):
+    """Training or calibration data that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One video with forward-kinematics keypoints for its frames.
+
+    Attributes:
+        name: ``reference:<clip>`` or the rollout's item id.
+        group: The clip the episode shows; a reference and its rollouts share it and are never split
+            between training and held-out data.
+        video: The main view's video file.
+        state: Its state file.
+        view: Which view of the state file's arrays the video is.
+        reference: Whether it is a reference (real) episode.
+    """
+
+    name: str
+    group: str
+    video: Path
+    state: Path
+    view: int
+    reference: bool
+
+
+@dataclass
+class EpisodeData:
+    """An episode's frames resized to ``size x size`` and its keypoints in those pixels."""
+
+    episode: Episode
+    frames: np.ndarray  # (T, S, S, 3) uint8
+    keypoints: np.ndarray  # (T, K, 2) float32, pixels of the resized frame
+    visible: np.ndarray  # (T, K) bool
+    native: tuple[int, int]  # the video's (width, height)
+    fps: float
+
+
+def _state_names(path: Path) -> tuple[list[str], list[str]] | None:
+    """The state file's keypoint and view names, or None when it has no keypoints."""
+    try:
+        with np.load(path) as z:
+            if not all(k in z.files for k in STATE_KEYS):
+                return None
+            kp = [str(x) for x in z["keypoint_names"]]
+            views = [str(x) for x in z["view_names"]] if "view_names" in z.files else []
+    except (OSError, ValueError) as exc:
+        raise KivaDataError(f"{path}: cannot read the state file: {exc}") from None
+    return kp, views
+
+
+def _view_index(views: list[str], name: str | None, path: Path) -> int:
+    if not name or not views:
+        return 0
+    if name not in views:
+        raise KivaDataError(f"{path}: field view_names {views} has no view {name!r} (the item's main_view)")
+    return views.index(name)
+
+
+def collect_episodes(
+    items: Iterable[Item], keypoints: Sequence[str] | None = None, rollouts: bool = True
+) -> tuple[list[Episode], list[str]]:
+    """The episodes of ``items`` whose state files hold all of ``keypoints``, and those names.
+
+    Args:
+        items: Manifest items, paths resolved.
+        keypoints: Keypoint names to read, in order; ``None`` takes the first episode's names.
+        rollouts: Also take rollouts without planted failures (``meta.failures`` empty), not just
+            the reference videos.
+
+    Returns:
+        The episodes (references first, each once, in manifest order) and the keypoint names.
+    """
+    refs: dict[str, Episode] = {}
+    others: list[Episode] = []
+    wanted = list(keypoints) if keypoints is not None else None
+    for item in items:
+        group = item.clip_id or item.item_id
+        candidates: list[tuple[str, Path, Path, bool]] = []
+        if item.reference_video:
+            ref = Path(item.reference_video)
+            if ref.with_suffix(".npz").is_file() and str(ref) not in refs:
+                candidates.append((f"reference:{group}", ref, ref.with_suffix(".npz"), True))
+        if rollouts and item.state and not item.meta.get("failures"):
+            candidates.append((item.item_id, Path(item.video), Path(item.state), False))
+        for name, video, state, is_ref in candidates:
+            found = _state_names(state)
+            if found is None:
+                continue
+            names, views = found
+            if wanted is None:
+                wanted = names
+            if not set(wanted) <= set(names):
+                continue
+            ep = Episode(name, group, video, state, _view_index(views, item.main_view, state), is_ref)
+            if is_ref:
+                refs[str(video)] = ep
+            else:
+                others.append(ep)
+    return [*refs.values(), *others], list(wanted or [])
+
+
+def episodes_from_manifest(
+    manifest: str | Path, keypoints: Sequence[str] | None = None, rollouts: bool = True
+) -> tuple[list[Episode], list[str]]:
+    """:func:`collect_episodes` over a manifest's items.
+
+    Raises:
+        KivaDataError: No item gives an episode with those keypoints.
+    """
+    episodes, names = collect_episodes(load_suite(manifest).items, keypoints, rollouts)
+    if not episodes:
+        want = f" with the keypoints {list(keypoints)}" if keypoints is not None else ""
+        raise KivaDataError(
+            f"{manifest}: no reference video with a state file beside it, nor faithful rollout with a state "
+            f"file, holds {', '.join(STATE_KEYS)}{want}"
+        )
+    return episodes, names
+
+
+def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeData:
+    """Decode every frame of ``ep.video``, resize to ``size``, and scale the keypoints to match.
+
+    Frames beyond the state file's length, or state rows beyond the video's, are left out.
+
+    Raises:
+        KivaDataError: The state file's arrays do not have the documented shapes.
+    """
+    sampled = sample_frames(ep.video, fps=None, max_frames=None)
+    frames = sampled.frames
+    h, w = frames.shape[1:3]
+    with np.load(ep.state) as z:
+        names = [str(x) for x in z["keypoint_names"]]
+        kp2 = np.asarray(z["keypoints_2d"], dtype=np.float32)
+        vis = np.asarray(z["keypoints_visible"], dtype=bool)
+    if kp2.ndim != 4 or kp2.shape[-1] != 2 or vis.shape != kp2.shape[:3] or kp2.shape[2] != len(names):
+        raise KivaDataError(
+            f"{ep.state}: field keypoints_2d must be (T, views, {len(names)}, 2) and keypoints_visible "
+            f"(T, views, {len(names)}); got {kp2.shape} and {vis.shape}"
+        )
+    idx = [names.index(k) for k in keypoints]
+    n = min(len(frames), len(kp2))
+    kp = kp2[:n, ep.view][:, idx] * np.array([size / w, size / h], np.float32)
+    seen = vis[:n, ep.view][:, idx] & np.all((kp >= 0) & (kp < size), axis=-1)
+    small = np.stack([cv2.resize(f, (size, size), interpolation=cv2.INTER_AREA) for f in frames[:n]])
+    return EpisodeData(ep, small, kp.astype(np.float32), seen, (w, h), float(sampled.source_fps))
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def data_fingerprint(episodes: Sequence[Episode]) -> dict[str, object]:
+    """SHA-256 of every video and state file used, and one hash over them all (names and contents)."""
+    files: dict[str, str] = {}
+    for ep in episodes:
+        for p in (ep.video, ep.state):
+            files.setdefault(str(p), file_sha256(p))
+    overall = hashlib.sha256(json.dumps(sorted(files.values())).encode()).hexdigest()
+    return {"sha256": overall, "files": files}

@@ -1,0 +1,69 @@
+"""Which keypoints a reader reads and which pairs of them are rigid links.
+
+A robot is named by a spec file or a built-in name (:mod:`robojudge.robots`). The keypoints decide which
+episodes of a manifest are training data (their state files must hold them all). The rigid links come
+from the spec when it lists them; otherwise they are measured on the training episodes' 3D keypoints:
+a pair is rigid when its 3D distance varies by less than :data:`RIGID_TOL` of its mean over every
+frame, and is at least :data:`MIN_LENGTH` metres long (coincident origins say nothing about stretching).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+RIGID_TOL = 0.005
+MIN_LENGTH = 0.02
+
+
+@dataclass(frozen=True)
+class RobotKeypoints:
+    """A robot's name, keypoints and rigid links (``None``: measure them on the training data)."""
+
+    name: str
+    keypoints: tuple[str, ...]
+    links: tuple[tuple[str, str], ...] | None
+    source: str
+
+
+def resolve_robot(robot: str) -> RobotKeypoints:
+    """The keypoints and links of a built-in robot (``robojudge.robots.BUILTIN_ROBOTS``) or a spec file.
+
+    A spec file is read without loading its model: training needs only the names.
+
+    Raises:
+        ValueError: Neither a built-in name nor an existing spec file (``RobotSpecError`` for a bad spec).
+    """
+    from robojudge.robots import BUILTIN_ROBOTS, builtin_robot, read_robot_spec
+
+    if robot in BUILTIN_ROBOTS:
+        spec = builtin_robot(robot)
+        source = f"built-in robot {robot!r}"
+    elif Path(robot).is_file():
+        spec = read_robot_spec(robot)
+        source = f"robot spec {robot}"
+    else:
+        known = ", ".join(sorted(BUILTIN_ROBOTS))
+        raise ValueError(f"robot {robot!r}: not a built-in robot ({known}) nor an existing robot spec file")
+    links = tuple((a, b) for a, b in spec.links) or None
+    return RobotKeypoints(spec.name, tuple(spec.keypoints), links, source)
+
+
+def measured_links(
+    keypoints_3d: Sequence[np.ndarray], tol: float = RIGID_TOL, min_length: float = MIN_LENGTH
+) -> list[tuple[int, int]]:
+    """Index pairs whose 3D distance stays within ``tol`` of its mean over all frames of all episodes."""
+    pts = np.concatenate([np.asarray(k, dtype=np.float64) for k in keypoints_3d])
+    if pts.ndim != 3 or pts.shape[-1] != 3:
+        raise ValueError(f"keypoints_3d must be (T, K, 3), got {pts.shape}")
+    out = []
+    for i in range(pts.shape[1]):
+        for j in range(i + 1, pts.shape[1]):
+            d = np.linalg.norm(pts[:, i] - pts[:, j], axis=-1)
+            mean = float(d.mean())
+            if mean >= min_length and float(np.abs(d - mean).max()) <= tol * mean:
+                out.append((i, j))
+    return out

@@ -1,0 +1,58 @@
+"""The keypoint reader network (torch is imported when this module loads; reach it lazily).
+
+Input: ``context`` consecutive RGB frames stacked on the channel axis (the frame read and its
+neighbours), plus two coordinate channels, at ``size x size``. A small convolutional encoder goes down
+to 1/8 of the size, comes back up to 1/4 with a skip connection, and ends in one heatmap per keypoint;
+a spatial soft-argmax turns each heatmap into an image position (sub-pixel, differentiable). A second
+head reads, from the pooled coarse features, whether each keypoint is visible.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+def _block(cin: int, cout: int, stride: int) -> nn.Sequential:
+    # GroupNorm, not BatchNorm: the same computation in training and at inference, any batch size.
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False),
+        nn.GroupNorm(8, cout),
+        nn.ReLU(inplace=True),
+    )
+
+
+class KeypointReader(nn.Module):
+    """Frames ``(B, 3 * context, S, S)`` in [0, 1] -> pixel positions ``(B, K, 2)``, visibility logits."""
+
+    def __init__(self, keypoints: int, context: int = 3, width: int = 32) -> None:
+        super().__init__()
+        w = width
+        self.keypoints = keypoints
+        self.enc1 = nn.Sequential(_block(3 * context + 2, w, 2), _block(w, w, 1))  # 1/2
+        self.enc2 = nn.Sequential(_block(w, 2 * w, 2), _block(2 * w, 2 * w, 1))  # 1/4
+        self.enc3 = nn.Sequential(_block(2 * w, 4 * w, 2), _block(4 * w, 4 * w, 1))  # 1/8
+        self.fuse = nn.Sequential(_block(6 * w, 2 * w, 1), _block(2 * w, 2 * w, 1))
+        self.heat = nn.Conv2d(2 * w, keypoints, 1)
+        self.vis = nn.Linear(4 * w, keypoints)
+        self.log_beta = nn.Parameter(torch.zeros(()))  # heatmap sharpness, learnt
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b, _, h, w = x.shape
+        ys = torch.linspace(-1, 1, h, dtype=x.dtype, device=x.device).view(1, 1, h, 1).expand(b, 1, h, w)
+        xs = torch.linspace(-1, 1, w, dtype=x.dtype, device=x.device).view(1, 1, 1, w).expand(b, 1, h, w)
+        f1 = self.enc1(torch.cat([x, xs, ys], dim=1))
+        f2 = self.enc2(f1)
+        f3 = self.enc3(f2)
+        up = F.interpolate(f3, size=f2.shape[-2:], mode="nearest")
+        heat = self.heat(self.fuse(torch.cat([f2, up], dim=1)))  # (B, K, h/4, w/4)
+        hh, ww = heat.shape[-2:]
+        prob = torch.softmax(heat.flatten(2) * self.log_beta.exp() * 10.0, dim=-1).view(b, -1, hh, ww)
+        # A heatmap cell's centre, in input pixels (pixel centres at integer + 0.5).
+        cy = (torch.arange(hh, dtype=x.dtype, device=x.device) + 0.5) * (h / hh)
+        cx = (torch.arange(ww, dtype=x.dtype, device=x.device) + 0.5) * (w / ww)
+        px = (prob.sum(dim=2) * cx).sum(dim=-1)
+        py = (prob.sum(dim=3) * cy).sum(dim=-1)
+        vis = self.vis(f3.mean(dim=(2, 3)))
+        return torch.stack([px, py], dim=-1), vis

@@ -1,0 +1,158 @@
+"""Training the keypoint reader on forward-kinematics targets (torch is imported when this module loads).
+
+Loss: Huber on the visible keypoints' positions (in units of the image side, so the same settings
+suit every size) plus a small binary cross-entropy on visibility. Augmentation: every sample is shifted
+by up to 2 px in x and y (edges repeated, targets moved with it) and its brightness scaled by up to
++-10%, the range the test-time candidates stay in. Determinism: one seed drives torch's initialisation,
+the shuffling and the augmentation; data is prepared in the main process; while training runs,
+``torch.use_deterministic_algorithms(True)`` and a fixed thread count are set (and restored after), so
+the same data, settings and seed give the same weights bit for bit on the same machine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from robojudge.kiva._config import TrainConfig
+from robojudge.kiva._data import EpisodeData
+from robojudge.kiva._infer import predict, stack_context, to_tensor
+from robojudge.kiva._net import KeypointReader
+
+Progress = Callable[[int, int, float], None]
+"""Called after each epoch with (epochs done, epochs in all, mean training loss)."""
+
+
+@contextmanager
+def deterministic(threads: int) -> Iterator[None]:
+    """Deterministic kernels and a fixed thread count for the duration, restored afterwards."""
+    was_det = torch.are_deterministic_algorithms_enabled()
+    was_threads = torch.get_num_threads()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was_det)
+        torch.set_num_threads(was_threads)
+
+
+def split_groups(groups: Sequence[str], holdout: float, seed: int) -> tuple[set[str], set[str]]:
+    """Clips for training and for held-out evaluation, drawn with ``seed`` (at least one of each when
+    there are two or more clips and ``holdout > 0``)."""
+    names = sorted(set(groups))
+    if holdout <= 0 or len(names) < 2:
+        return set(names), set()
+    order = np.random.default_rng([seed, 1]).permutation(len(names))
+    n_out = min(len(names) - 1, max(1, round(holdout * len(names))))
+    held = {names[i] for i in order[:n_out]}
+    return set(names) - held, held
+
+
+def _augment(
+    x: torch.Tensor, kp: torch.Tensor, vis: torch.Tensor, rng: np.random.Generator, shift: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    size = x.shape[-1]
+    padded = F.pad(x, (shift, shift, shift, shift), mode="replicate")
+    out = torch.empty_like(x)
+    kp = kp.clone()
+    d = rng.integers(-shift, shift + 1, size=(len(x), 2))
+    gain = rng.uniform(0.9, 1.1, size=len(x))
+    for i in range(len(x)):
+        dx, dy = int(d[i, 0]), int(d[i, 1])
+        out[i] = padded[i, :, shift - dy : shift - dy + size, shift - dx : shift - dx + size] * float(gain[i])
+        kp[i, :, 0] += dx
+        kp[i, :, 1] += dy
+    inside = ((kp >= 0) & (kp < size)).all(dim=-1)
+    return out.clamp_(0.0, 1.0), kp, vis & inside
+
+
+def _loss(net: KeypointReader, x: torch.Tensor, kp: torch.Tensor, vis: torch.Tensor,
+          cfg: TrainConfig, size: int) -> torch.Tensor:
+    pos, logit = net(x)
+    bce = F.binary_cross_entropy_with_logits(logit, vis.float())
+    if vis.any():
+        huber = F.huber_loss(pos[vis] / size, kp[vis] / size, delta=cfg.huber_delta)
+    else:
+        huber = pos.sum() * 0.0
+    return huber + cfg.visibility_weight * bce
+
+
+def train_net(
+    data: Sequence[EpisodeData], keypoints: int, cfg: TrainConfig, progress: Progress | None = None
+) -> tuple[KeypointReader, list[float]]:
+    """Train a reader on ``data``; returns it (on the CPU) and the mean loss of every epoch."""
+    index = np.array([(e, t) for e, d in enumerate(data) for t in range(len(d.frames))], dtype=np.int64)
+    if not len(index):
+        raise ValueError("no frames to train on")
+    device = torch.device(cfg.resolved_device())
+    losses: list[float] = []
+    with deterministic(cfg.threads):
+        torch.manual_seed(cfg.seed)
+        net = KeypointReader(keypoints, cfg.context, cfg.width).to(device)
+        opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
+        steps = cfg.epochs * math.ceil(len(index) / cfg.batch_size)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=steps, pct_start=0.15)
+        rng = np.random.default_rng([cfg.seed, 2])
+        for epoch in range(cfg.epochs):
+            net.train()
+            order = rng.permutation(len(index))
+            total, count = 0.0, 0
+            for lo in range(0, len(order), cfg.batch_size):
+                batch = index[order[lo : lo + cfg.batch_size]]
+                x, kp, vis = _batch(data, batch, cfg.context)
+                x, kp, vis = _augment(x, kp, vis, rng, cfg.shift)
+                loss = _loss(net, x.to(device), kp.to(device), vis.to(device), cfg, cfg.size)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()  # type: ignore[no-untyped-call]
+                opt.step()
+                sched.step()
+                total += float(loss.detach()) * len(batch)
+                count += len(batch)
+            losses.append(total / count)
+            if progress is not None:
+                progress(epoch + 1, cfg.epochs, losses[-1])
+    return net.cpu().eval(), losses
+
+
+def _batch(data: Sequence[EpisodeData], batch: np.ndarray, context: int
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    xs, kps, viss = [], [], []
+    for e, t in batch:
+        d = data[int(e)]
+        xs.append(stack_context(d.frames, np.array([t]), context))
+        kps.append(d.keypoints[t])
+        viss.append(d.visible[t])
+    return to_tensor(np.concatenate(xs)), torch.from_numpy(np.stack(kps)), torch.from_numpy(np.stack(viss))
+
+
+def keypoint_error(net: KeypointReader, data: Sequence[EpisodeData], cfg: TrainConfig) -> dict[str, Any]:
+    """Error of the test-time-averaged positions on the visible keypoints of ``data``.
+
+    Pixels are those of the reader's ``size x size`` frames; ``fraction_of_diagonal`` divides by that
+    frame's diagonal, so it reads the same at any video size.
+    """
+    errs = []
+    with deterministic(cfg.threads):
+        for d in data:
+            pos, _ = predict(net, d.frames, cfg.context)
+            errs.append(np.linalg.norm(pos - d.keypoints, axis=-1)[d.visible])
+    err = np.concatenate(errs) if errs else np.zeros(0)
+    if not len(err):
+        return {"keypoints": 0, "episodes": len(data), "mean_px": None, "median_px": None, "p90_px": None,
+                "fraction_of_diagonal": None}
+    diag = cfg.size * math.sqrt(2)
+    return {
+        "keypoints": int(len(err)),
+        "episodes": len(data),
+        "mean_px": round(float(err.mean()), 4),
+        "median_px": round(float(np.median(err)), 4),
+        "p90_px": round(float(np.percentile(err, 90)), 4),
+        "fraction_of_diagonal": round(float(err.mean()) / diag, 6),
+    }

@@ -1,0 +1,39 @@
+"""A tiny simulator suite and a tiny trained reader, built once per test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+SIZE = 64  # video pixels
+EPISODES = 5  # Fetch pick-and-place x2, push, slide; one ADROIT episode (not the reader's robot)
+
+#: The reader the tests train: 32 px frames, 8 channels, 12 epochs (seconds on one core).
+TINY = {"size": 32, "width": 8, "epochs": 12, "batch_size": 32, "lr": 5e-3, "holdout": 0.25}
+
+
+@pytest.fixture(scope="session")
+def kiva_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("mujoco")
+    from robojudge.suite.sim import make_sim_suite
+
+    # Two worker processes, never this one: after MuJoCo has rendered through EGL here, torch's import of
+    # its compiler package (torch.use_deterministic_algorithms loads it) crashes the process.
+    out = tmp_path_factory.mktemp("kiva_suite")
+    return make_sim_suite(out, seed=0, episodes=EPISODES, views=1, size=SIZE, profiles=("oracle",), workers=2)
+
+
+@pytest.fixture(scope="session")
+def tiny_reader(kiva_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A reader trained on the suite's Fetch episodes and calibrated on its Fetch references."""
+    pytest.importorskip("torch")
+    from robojudge.kiva import TrainConfig, calibrate_reader, train_reader
+
+    out = tmp_path_factory.mktemp("kiva_reader")
+    train_reader(kiva_suite, "fetch", out, TrainConfig(**TINY))
+    calibrate_reader(out, kiva_suite)
+    return out

@@ -1,0 +1,124 @@
+"""Training, checkpoint and calibration of the keypoint reader on a tiny simulator suite (slow: trains)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import TINY
+
+pytestmark = pytest.mark.slow
+
+
+def test_checkpoint_holds_what_is_needed_to_use_and_trace_the_reader(tiny_reader: Path, kiva_suite: Path):
+    from robojudge.kiva import load_reader
+    from robojudge.robots import builtin_robot
+
+    meta = json.loads((tiny_reader / "reader.json").read_text())
+    reader = load_reader(tiny_reader)
+    assert reader.meta == meta
+    spec = builtin_robot("fetch")
+    assert meta["keypoints"] == list(spec.keypoints)
+    assert meta["link_names"] == [list(p) for p in spec.links]
+    assert meta["links_source"] == "built-in robot 'fetch'"
+    assert meta["image_size"] == TINY["size"] and meta["config"]["width"] == TINY["width"]
+    # Fetch episodes only (the ADROIT one has other keypoints): 4 references and 4 faithful rollouts.
+    used = meta["episodes"]["train"] + meta["episodes"]["held_out"]
+    assert len(used) == 8 and not any("adroit" in name for name in used)
+    assert len(meta["episodes"]["held_out"]) == 2  # one clip of four (holdout 0.25): reference and rollout
+    files = meta["data"]["files"]
+    assert len(files) == 16
+    for path, digest in files.items():
+        assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == digest
+    assert meta["calibration"]["percentile"] == 95.0 and meta["calibration"]["rigidity"] > 0
+
+
+def test_training_lowers_the_loss_and_reads_held_out_clips_far_better_than_a_fixed_guess(
+    tiny_reader: Path, kiva_suite: Path
+):
+    from robojudge.kiva import episodes_from_manifest, load_reader
+    from robojudge.kiva._data import load_episode
+
+    meta = load_reader(tiny_reader).meta
+    losses = meta["losses"]
+    assert len(losses) == TINY["epochs"] and losses[-1] < losses[0] / 3
+    # The bound: a reader that ignored the frames could do no better than each keypoint's mean training
+    # position. Ours must halve that guess's error on the clip it never saw, and stay under a tenth of
+    # the diagonal (3.2 px at 32 px).
+    episodes, names = episodes_from_manifest(kiva_suite, meta["keypoints"])
+    data = {e.name: load_episode(e, names, TINY["size"]) for e in episodes}
+    train = [data[n] for n in meta["episodes"]["train"]]
+    held = [data[n] for n in meta["episodes"]["held_out"]]
+    kp = np.concatenate([d.keypoints for d in train])
+    vis = np.concatenate([d.visible for d in train])
+    guess = np.array([kp[vis[:, k], k].mean(axis=0) if vis[:, k].any() else [16.0, 16.0]
+                      for k in range(len(names))])
+    guess_err = np.concatenate([np.linalg.norm(d.keypoints - guess, axis=-1)[d.visible] for d in held])
+    err = meta["held_out_error"]
+    assert err["keypoints"] == len(guess_err) > 0
+    assert err["mean_px"] < 0.5 * guess_err.mean(), (err, guess_err.mean())
+    assert err["fraction_of_diagonal"] < 0.1
+    assert err["fraction_of_diagonal"] == pytest.approx(err["mean_px"] / (TINY["size"] * 2**0.5), rel=1e-3)
+
+
+def test_training_twice_with_one_seed_gives_identical_weights_and_the_cli_trains_the_same(
+    kiva_suite: Path, tmp_path: Path
+):
+    import torch
+
+    from robojudge.cli import build_app
+    from robojudge.kiva import TrainConfig, train_reader
+
+    cfg = TrainConfig(size=32, epochs=2, holdout=0.25)
+    a = train_reader(kiva_suite, "fetch", tmp_path / "a", cfg)
+    result = CliRunner().invoke(build_app("kiva"), [
+        "kiva", "train", "--episodes", str(kiva_suite), "--robot", "fetch", "--out", str(tmp_path / "b"),
+        "--size", "32", "--epochs", "2", "--holdout", "0.25", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "held-out error:" in result.output and "% of the diagonal" in result.output
+    wa = torch.load(tmp_path / "a" / "reader.pt", weights_only=True)["state_dict"]
+    wb = torch.load(tmp_path / "b" / "reader.pt", weights_only=True)["state_dict"]
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+    assert json.loads((tmp_path / "b" / "reader.json").read_text())["losses"] == a["losses"]
+    c = train_reader(kiva_suite, "fetch", tmp_path / "c", cfg.model_copy(update={"seed": 1}))
+    wc = torch.load(tmp_path / "c" / "reader.pt", weights_only=True)["state_dict"]
+    assert not all(torch.equal(wa[k], wc[k]) for k in wa)
+    assert c["losses"] != a["losses"]
+
+
+def test_calibration_is_reproducible_from_its_seed(tiny_reader: Path, kiva_suite: Path, tmp_path: Path):
+    from robojudge.kiva import calibrate_reader, load_reader
+
+    reader = tmp_path / "reader"
+    shutil.copytree(tiny_reader, reader)
+    first = calibrate_reader(reader, kiva_suite, percentile=90, seed=3, videos=2)
+    again = calibrate_reader(reader, kiva_suite, percentile=90, seed=3, videos=2)
+    assert first == again and len(first["videos"]) == 2
+    assert load_reader(reader).meta["calibration"] == again
+    draws = {tuple(calibrate_reader(reader, kiva_suite, seed=s, videos=2)["videos"]) for s in range(6)}
+    assert len(draws) > 1  # the seed does choose the videos
+    everything = calibrate_reader(reader, kiva_suite, percentile=100)
+    assert len(everything["videos"]) == 4 and everything["segments"] == 12
+    assert everything["rigidity"] >= first["rigidity"] and everything["jerk"] >= first["jerk"]
+
+
+def test_the_cli_calibrates_and_refuses_a_manifest_without_the_robot(tiny_reader: Path, kiva_suite: Path,
+                                                                    tmp_path: Path):
+    from robojudge.cli import build_app
+
+    reader = tmp_path / "reader"
+    shutil.copytree(tiny_reader, reader)
+    app = build_app("kiva")
+    ok = CliRunner().invoke(app, ["kiva", "calibrate", "--reader", str(reader), "--episodes", str(kiva_suite),
+                                  "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["segments"] == 12
+    bad = CliRunner().invoke(app, ["kiva", "train", "--episodes", str(kiva_suite), "--robot", "no_such_robot",
+                                   "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "no_such_robot" in bad.output
