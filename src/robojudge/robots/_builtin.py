@@ -1,12 +1,12 @@
-"""Specs of the simulator suite's robots, on the model files that gymnasium-robotics ships.
+"""Specs of the simulator suite's robots, on the model files gymnasium-robotics and gym-aloha ship.
 
 The keypoints are those the simulator records in its state files (``keypoint_names``); the joints are
 the robot's joints in model order, as the state files' ``joint_names``. Links follow one rule
 (:func:`robojudge.robots.suggest_links`): a keypoint is joined to its nearest keypoint ancestor in the
 kinematic tree when their distance cannot change. That leaves out the Fetch fingers (prismatic), the
 ADROIT middle and ring fingers' proximal-to-distal pairs (their middle phalanx, with a joint, is not a
-keypoint) and the little finger's base (on a metacarpal joint). tests/robots checks each list against
-the rule.
+keypoint), the little finger's base (on a metacarpal joint) and ALOHA's ViperX finger links (prismatic).
+tests/robots checks each list against the rule.
 """
 
 from __future__ import annotations
@@ -81,13 +81,48 @@ _ADROIT_LINKS = [
     ("thmiddle", "thdistal"),
 ]
 
+_VX_ARMS = ("vx300s_left", "vx300s_right")
+_VX_LINKS = (
+    "shoulder_link",
+    "upper_arm_link",
+    "upper_forearm_link",
+    "lower_forearm_link",
+    "wrist_link",
+    "gripper_link",
+    "left_finger_link",
+    "right_finger_link",
+)
+_VX_JOINTS = (
+    "waist",
+    "shoulder",
+    "elbow",
+    "forearm_roll",
+    "wrist_angle",
+    "wrist_rotate",
+    "left_finger",
+    "right_finger",
+)
+_ALOHA_KEYPOINTS = [f"{arm}/{link}" for arm in _VX_ARMS for link in _VX_LINKS]
+_ALOHA_JOINTS = [f"{arm}/{j}" for arm in _VX_ARMS for j in _VX_JOINTS]
+# Each arm's chain from shoulder to gripper; the finger links slide.
+_ALOHA_LINKS = [
+    (f"{arm}/{a}", f"{arm}/{b}")
+    for arm in _VX_ARMS
+    for a, b in zip(_VX_LINKS[:5], _VX_LINKS[1:6], strict=True)
+]
+
+
+def _package_folder(package: str, extra: str) -> Path:
+    # find_spec locates a package without running it (gymnasium_robotics prints a notice on import and
+    # pulls in gymnasium; gym_aloha's modules need dm_control).
+    found = importlib.util.find_spec(package)
+    if found is None or not found.submodule_search_locations:
+        raise RuntimeError(f"the built-in robots need {package}: {extra}")
+    return Path(next(iter(found.submodule_search_locations)))
+
 
 def _robotics_assets() -> Path:
-    # find_spec locates the package without running it (its import prints a notice and pulls in gymnasium).
-    found = importlib.util.find_spec("gymnasium_robotics")
-    if found is None or found.origin is None:
-        raise RuntimeError("the built-in robots need gymnasium-robotics: pip install 'robojudge[sim]'")
-    return Path(found.origin).parent / "envs" / "assets"
+    return _package_folder("gymnasium_robotics", "pip install 'robojudge[sim]'") / "envs" / "assets"
 
 
 def _fetch() -> RobotSpec:
@@ -112,15 +147,26 @@ def _adroit() -> RobotSpec:
     )
 
 
-BUILTIN_ROBOTS = {"fetch": _fetch, "adroit": _adroit}
+def _aloha() -> RobotSpec:
+    assets = _package_folder("gym_aloha", "pip install --no-deps gym-aloha (make install does)") / "assets"
+    return RobotSpec(
+        name="aloha",
+        model=assets / "bimanual_viperx_transfer_cube.xml",
+        keypoints=_ALOHA_KEYPOINTS,
+        links=_ALOHA_LINKS,
+        joints=_ALOHA_JOINTS,
+    )
+
+
+BUILTIN_ROBOTS = {"fetch": _fetch, "adroit": _adroit, "aloha": _aloha}
 """Built-in robot name -> spec factory."""
 
 
 def builtin_robot(name: str) -> RobotSpec:
-    """The spec of one of the simulator's robots (``fetch``, ``adroit``), checked against its model.
+    """The spec of a simulator robot (``fetch``, ``adroit``, ``aloha``), checked against its model.
 
     Raises:
-        ValueError: unknown name. RuntimeError: gymnasium-robotics is not installed.
+        ValueError: unknown name. RuntimeError: the package with its model files is not installed.
     """
     from robojudge.robots._model import check_against_model, load_model
 
