@@ -90,19 +90,16 @@ def test_manifest_item_to_keypoints_in_each_view(tmp_path: Path) -> None:
 def test_sim_state_files_agree_with_fk_and_projection(tmp_path: Path) -> None:
     from robojudge.suite.sim import make_sim_suite
 
+    scenes = ["pick_and_place", "relocate"]
+    if importlib.util.find_spec("gym_aloha") is not None:
+        scenes.append("transfer_cube")
     manifest = make_sim_suite(
-        tmp_path,
-        seed=1,
-        episodes=2,
-        views=2,
-        size=64,
-        profiles=("oracle",),
-        scenes=("pick_and_place", "relocate"),
+        tmp_path, seed=1, episodes=len(scenes), views=2, size=64, profiles=("oracle",), scenes=scenes
     )
     checked = 0
     for item in load_suite(manifest):
         assert item.state is not None
-        robot = {"gripper": "fetch", "dexterous_hand": "adroit"}[str(item.embodiment)]
+        robot = {"gripper": "fetch", "dexterous_hand": "adroit", "bimanual": "aloha"}[str(item.embodiment)]
         ep = episode_kinematics(builtin_robot(robot), item.state)  # a state file is its own joint states
         with np.load(item.state) as z:
             st = {k: z[k] for k in z.files}
@@ -115,4 +112,4 @@ def test_sim_state_files_agree_with_fk_and_projection(tmp_path: Path) -> None:
             # The sim also tests depth: what it sees is inside the image.
             assert not (st["keypoints_visible"][:, v] & ~inside).any()
         checked += 1
-    assert checked >= 2
+    assert checked == len(scenes)
