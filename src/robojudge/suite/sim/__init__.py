@@ -8,6 +8,21 @@ See docs/sim_suite.md. Needs the ``sim`` extra; MuJoCo is imported only when a f
 """
 
 from robojudge.suite.sim._build import make_sim_suite
-from robojudge.suite.sim._labels import PROFILES, TRUE_RANKING, Profile, planted_labels
+from robojudge.suite.sim._labels import (
+    KINEMATIC_PROFILES,
+    PROFILES,
+    TRUE_RANKING,
+    Profile,
+    planted_labels,
+)
+from robojudge.suite.sim._segments import segment_verdicts
 
-__all__ = ["PROFILES", "TRUE_RANKING", "Profile", "make_sim_suite", "planted_labels"]
+__all__ = [
+    "KINEMATIC_PROFILES",
+    "PROFILES",
+    "TRUE_RANKING",
+    "Profile",
+    "make_sim_suite",
+    "planted_labels",
+    "segment_verdicts",
+]

@@ -115,7 +115,7 @@ def _build_episode(
     """Simulate one episode, render it for every profile, write files; return manifest rows."""
     os.environ[MUJOCO_GL_ENV] = settings.get().mujoco_gl  # MuJoCo reads it when it is imported
     from robojudge.suite.sim._failures import Editor, applicable, ia_failure
-    from robojudge.suite.sim._labels import PROFILES, planted_labels
+    from robojudge.suite.sim._labels import ALL_PROFILES, planted_labels
     from robojudge.suite.sim._policy import (
         FPS,
         faithful_episode,
@@ -125,6 +125,7 @@ def _build_episode(
     )
     from robojudge.suite.sim._render import SceneRenderer
     from robojudge.suite.sim._scenes import SCENES
+    from robojudge.suite.sim._segments import segment_verdicts
     from robojudge.video import write_video
 
     out_s, seed, e, embodiment, size, views, profiles = args  # ``embodiment``: the scene key
@@ -151,10 +152,11 @@ def _build_episode(
         ref_arrays["instruction"] = np.array(INSTRUCTIONS[embodiment])
         np.savez_compressed(out / f"reference/{clip}.npz", **ref_arrays)
         for p in profiles:
-            prof = PROFILES[p] if isinstance(p, str) else p
+            # K3: ALL_PROFILES = PROFILES then the opt-in kinematic ones, so default indices are unchanged.
+            prof = ALL_PROFILES[p] if isinstance(p, str) else p
             p_name = prof.name
-            if p_name in PROFILES and prof == PROFILES[p_name]:
-                prng = np.random.default_rng([seed, e, list(PROFILES).index(p_name)])
+            if p_name in ALL_PROFILES and prof == ALL_PROFILES[p_name]:
+                prng = np.random.default_rng([seed, e, list(ALL_PROFILES).index(p_name)])
             else:  # a custom profile: its own stream, seeded by its name
                 prng = np.random.default_rng([seed, e, zlib.crc32(p_name.encode())])
             failures = []
@@ -208,6 +210,7 @@ def _build_episode(
                     "meta": {
                         "label_provenance": "planted failures, derived by rule (not human ratings)",
                         "failures": fdicts,
+                        "segments": segment_verdicts(fdicts, len(frames[0])),  # K3: planted, per 16 frames
                         "benign_variation": benign,
                         "policy_variant": base.variant,
                         "seed": seed,
@@ -252,7 +255,8 @@ def make_sim_suite(
         views: cameras per rollout (1-5); the first, ``cam0``, is the main view.
         size: square image size in pixels.
         profiles: generator profiles to render (default: all of ``PROFILES``): names of built-in
-            profiles, or :class:`~robojudge.suite.sim.Profile` objects of your own (for example one
+            profiles (``PROFILES`` or the opt-in ``KINEMATIC_PROFILES``), or
+            :class:`~robojudge.suite.sim.Profile` objects of your own (for example one
             failure type at a spread of severities, for a dose-response study); a custom profile's
             random draws are seeded by its name.
         workers: processes to use (default: up to 2, never more than the CPUs or the episodes).
@@ -264,12 +268,12 @@ def make_sim_suite(
     Returns:
         Path of ``suite.jsonl``; it holds ``episodes * len(profiles)`` rollouts.
     """
-    from robojudge.suite.sim._labels import PROFILES
+    from robojudge.suite.sim._labels import ALL_PROFILES, PROFILES
 
     names = tuple(profiles) if profiles else tuple(PROFILES)
-    unknown = [p for p in names if isinstance(p, str) and p not in PROFILES]
+    unknown = [p for p in names if isinstance(p, str) and p not in ALL_PROFILES]
     if unknown:
-        raise ValueError(f"unknown profiles {unknown}; known: {sorted(PROFILES)}")
+        raise ValueError(f"unknown profiles {unknown}; known: {sorted(ALL_PROFILES)}")
     labels = [p if isinstance(p, str) else p.name for p in names]
     clash = sorted({x for x in labels if labels.count(x) > 1})
     if clash:

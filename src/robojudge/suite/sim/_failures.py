@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from robojudge.suite.sim._kinematic import KINEMATIC_TYPES, plant
 from robojudge.suite.sim._policy import Episode
 from robojudge.suite.sim._render import Plan
 from robojudge.suite.sim._scenes import SCENES, scene_name
@@ -30,6 +31,8 @@ FAILURE_TYPES: dict[str, tuple[str, str]] = {
     "telekinesis": ("pa", "interaction_realism"),
     "floating": ("pa", "interaction_realism"),
     "deformation": ("pa", "agent_consistency"),
+    # Kinematic failures (see ``_kinematic``): drawn only by the kinematic profiles.
+    **{k: ("pa", "agent_consistency") for k in KINEMATIC_TYPES},
     "stop_short": ("ia", "goal_completion"),
     "wrong_target": ("ia", "goal_completion"),
     "wrong_object": ("ia", "object_correctness"),
@@ -59,7 +62,11 @@ def applicable(scene: str, types: tuple[str, ...]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Failure:
-    """One planted failure: its type, the axis and checklist item it violates, severity, frame window."""
+    """One planted failure: its type, the axis and checklist item it violates, severity, frame window.
+
+    ``detail`` says what exactly was planted where a type has parameters worth checking (the link
+    and scale of a ``link_stretch``, ...); it is left out of the JSON form when absent.
+    """
 
     type: str
     axis: str
@@ -67,15 +74,21 @@ class Failure:
     severity: float
     start: int
     stop: int
+    detail: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return asdict(self)
+        out = asdict(self)
+        if self.detail is None:
+            del out["detail"]
+        return out
 
 
-def _failure(kind: str, severity: float, start: int, stop: int) -> Failure:
+def _failure(
+    kind: str, severity: float, start: int, stop: int, detail: dict[str, Any] | None = None
+) -> Failure:
     axis, item = FAILURE_TYPES[kind]
-    return Failure(kind, axis, item, round(float(severity), 3), int(start), int(stop))
+    return Failure(kind, axis, item, round(float(severity), 3), int(start), int(stop), detail)
 
 
 class Editor:
@@ -132,6 +145,9 @@ class Editor:
         T, q, ed, s = self.T, self.plan.qpos, self.plan.edits, severity
         size = self.info.object_size
         half = self.info.half_height
+        if kind in KINEMATIC_TYPES:
+            a, b, detail = plant(kind, self.model, self.info, self.plan, s, rng)
+            return _failure(kind, s, a, b, detail)
         if kind == "teleport":
             a = int(rng.integers(1, max(2, self.grasp - 4)))
             b = min(T, a + int(3 + 4 * s))

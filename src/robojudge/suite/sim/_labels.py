@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from robojudge.suite._schema import CHECKLIST_ITEMS
+from robojudge.suite.sim._kinematic import KINEMATIC_TYPES
 
 PA_ITEMS = CHECKLIST_ITEMS[:3]
 IA_ITEMS = CHECKLIST_ITEMS[3:]
@@ -123,6 +124,38 @@ PROFILES: dict[str, Profile] = {
         ),
     )
 }
+
+KINEMATIC_PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "kin_mild",
+            1.0,
+            (1, 1),
+            (0.15, 0.45),
+            KINEMATIC_TYPES,
+            0.0,
+            (0.1, 0.1),
+            (),
+            "one mild kinematic failure per video (the robot's own motion only)",
+        ),
+        Profile(
+            "kin_severe",
+            1.0,
+            (1, 2),
+            (0.6, 1.0),
+            KINEMATIC_TYPES,
+            0.0,
+            (0.1, 0.1),
+            (),
+            "one or two severe kinematic failures per video",
+        ),
+    )
+}
+"""Opt-in profiles that plant only kinematic failures; never part of the default suite."""
+
+ALL_PROFILES: dict[str, Profile] = {**PROFILES, **KINEMATIC_PROFILES}
+"""Every built-in profile, by name (the default suite renders ``PROFILES`` only)."""
 
 TRUE_RANKING = {
     "pa": ("oracle", "sloppy", "steady", "drifty", "glitchy", "chaotic"),

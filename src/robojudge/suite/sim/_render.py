@@ -31,12 +31,28 @@ class Plan:
     ``src[t]`` is the faithful frame that frame ``t`` reproduces exactly (state and edits), or -1.
     ``edits[t]`` may hold ``hide`` (list of body names drawn nowhere), ``robot_scale`` (factor on the
     robot's geom sizes), ``light`` (factor on light and headlight brightness), ``cam_shift`` ((3,) metres
-    added to the main camera's position).
+    added to the main camera's position), ``body_shift`` (body name -> (3,) metres added to the body's
+    position in its parent's frame: the body and everything attached below it move, so a link looks
+    longer or shorter) and ``body_rot`` (body name -> (axis (3,), angle in rad): the body and its
+    subtree turn about the body's origin, the axis given in the frame the body has with its joints at
+    zero, so a turn about an axis that none of its hinges has bends the robot where it cannot bend).
     """
 
     qpos: np.ndarray
     src: np.ndarray
     edits: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _axis_angle_quat(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) of a turn by ``angle`` about ``axis``."""
+    a = axis / np.linalg.norm(axis)
+    return np.asarray(np.r_[np.cos(angle / 2), np.sin(angle / 2) * a], dtype=float)
+
+
+def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hamilton product ``p q`` (w, x, y, z): ``q``'s turn is about an axis in the frame ``p`` defines."""
+    w1, v1, w2, v2 = p[0], p[1:], q[0], q[1:]
+    return np.asarray(np.r_[w1 * w2 - v1 @ v2, w1 * v2 + w2 * v1 + np.cross(v1, v2)], dtype=float)
 
 
 class SceneRenderer:
@@ -65,7 +81,12 @@ class SceneRenderer:
             "light": model.light_diffuse.copy(),
             "head": model.vis.headlight.diffuse.copy(),
             "cam_pos": model.cam_pos.copy(),
+            "body_pos": model.body_pos.copy(),
+            "body_quat": model.body_quat.copy(),
         }
+        # Bodies moved by the previous frame's edits; only these are restored, so that body positions
+        # set on the model after this renderer was made (the goal marker) are left alone.
+        self._moved: set[int] = set()
         self.body = {n: model.body(n).id for n in (self.info.object_body, "distractor", "duplicate")}
         self.kp_ids = [model.body(b).id for b in self.info.keypoint_bodies]
         self.cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -101,6 +122,18 @@ class SceneRenderer:
         m.light_diffuse[:] = b["light"]
         m.vis.headlight.diffuse[:] = b["head"]
         m.cam_pos[:] = b["cam_pos"]
+        for i in self._moved:
+            m.body_pos[i] = b["body_pos"][i]
+            m.body_quat[i] = b["body_quat"][i]
+        self._moved = set()
+        for name, shift in edits.get("body_shift", {}).items():
+            i = m.body(name).id
+            m.body_pos[i] = b["body_pos"][i] + np.asarray(shift)
+            self._moved.add(i)
+        for name, (axis, angle) in edits.get("body_rot", {}).items():
+            i = m.body(name).id
+            m.body_quat[i] = _quat_mul(b["body_quat"][i], _axis_angle_quat(np.asarray(axis), float(angle)))
+            self._moved.add(i)
         for name in edits.get("hide", ()):
             m.geom_group[m.geom_bodyid == m.body(name).id] = HIDDEN_GROUP
         if "robot_scale" in edits:

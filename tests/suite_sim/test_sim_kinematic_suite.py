@@ -1,0 +1,70 @@
+"""A suite of the opt-in kinematic profiles: deterministic, labelled per segment, drawn only on request."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if importlib.util.find_spec("mujoco") is None and not os.environ.get("CI"):
+    pytest.skip(
+        "mujoco is not installed (pip install -e '.[sim]'); CI runs these tests", allow_module_level=True
+    )
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+from robojudge.suite import load_suite, validate_manifest  # noqa: E402
+from robojudge.suite.sim import make_sim_suite  # noqa: E402
+from robojudge.suite.sim._kinematic import KINEMATIC_TYPES  # noqa: E402
+from robojudge.suite.sim._segments import segment_verdicts  # noqa: E402
+from robojudge.video import sample_frames  # noqa: E402
+
+
+def _build(out: Path) -> Path:
+    return make_sim_suite(
+        out, seed=7, episodes=2, views=1, size=32, profiles=("kin_severe", "oracle"), workers=1
+    )
+
+
+def _hashes(manifest: Path) -> dict[str, str]:
+    out = {}
+    for item in load_suite(manifest):
+        frames = sample_frames(item.video, fps=None, max_frames=None).frames
+        out[item.item_id] = hashlib.sha256(np.ascontiguousarray(frames).tobytes()).hexdigest()
+    return out
+
+
+@pytest.mark.slow
+def test_kinematic_suite_is_deterministic_and_segment_labelled(tmp_path: Path) -> None:
+    a = _build(tmp_path / "a")
+    b = _build(tmp_path / "b")
+    assert validate_manifest(a) == []
+    assert _hashes(a) == _hashes(b)
+    rows = [json.loads(x) for x in a.read_text().splitlines()]
+    assert rows == [json.loads(x) for x in b.read_text().splitlines()]
+    verdicts = []
+    for row in rows:
+        meta = row["meta"]
+        with np.load(Path(a).parent / row["state"]) as z:
+            n = len(z["joint_pos"])
+        assert meta["segments"] == segment_verdicts(meta["failures"], n)
+        assert [(s["start"], s["stop"]) for s in meta["segments"]] == [(0, 16), (16, 32), (32, 48)]
+        if row["generator"] == "oracle":
+            assert meta["failures"] == [] and {s["verdict"] for s in meta["segments"]} == {"Good"}
+            continue
+        assert 1 <= len(meta["failures"]) <= 2
+        assert {f["type"] for f in meta["failures"]} <= set(KINEMATIC_TYPES)
+        assert all(f["severity"] >= 0.6 and f["detail"] for f in meta["failures"])
+        assert row["labels"]["pa"] < 5 and row["labels"]["ia"] == 5
+        verdicts += [s["verdict"] for s in meta["segments"]]
+    assert "Bad" in verdicts
+
+
+def test_unknown_profile_names_the_kinematic_ones(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="kin_mild"):
+        make_sim_suite(tmp_path, episodes=1, profiles=("kin_nope",))
