@@ -131,18 +131,24 @@ def test_urdf_and_the_mjcf_mujoco_writes_of_it_agree(tmp_path: Path) -> None:
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-9)
 
 
-def test_mimic_joint_follows_its_source(tmp_path: Path) -> None:
+@pytest.mark.parametrize("multiplier", ["0.1", "0"])  # 0: the joint holds its offset, not the source
+def test_mimic_joint_follows_its_source(tmp_path: Path, multiplier: str) -> None:
     import yourdfpy
 
+    # The prismatic joint mimics the shoulder, so the slider and everything below it follow.
+    mimic = f'<mimic joint="shoulder" multiplier="{multiplier}" offset="0.05"/>'
     urdf = URDF.replace(
-        '<joint name="wrist" type="continuous">',
-        '<joint name="wrist" type="continuous"><mimic joint="shoulder" multiplier="-2" offset="0.3"/>',
+        '<joint name="extend" type="prismatic">', f'<joint name="extend" type="prismatic">{mimic}'
     )
     (tmp_path / "m.urdf").write_text(urdf, encoding="utf-8")
-    spec = RobotSpec(name="m", model=tmp_path / "m.urdf", keypoints=KEYPOINTS, joints=["shoulder", "extend"])
-    q = np.array([[0.4, 0.1], [-0.9, 0.05]])
+    spec = RobotSpec(name="m", model=tmp_path / "m.urdf", keypoints=KEYPOINTS, joints=["shoulder", "wrist"])
+    q = np.array([[0.4, 0.1], [-0.9, 0.05], [1.2, -0.3]])
     got = forward_kinematics(spec, q)
     ref = yourdfpy.URDF.load(str(tmp_path / "m.urdf"), build_scene_graph=True, load_meshes=False)
-    for t in range(2):
-        ref.update_cfg({"shoulder": q[t, 0], "extend": q[t, 1]})
-        np.testing.assert_allclose(got[t, -1], ref.get_transform("tip", "base")[:3, 3], atol=1e-9)
+    for t in range(len(q)):
+        ref.update_cfg({"shoulder": q[t, 0], "wrist": q[t, 1]})
+        want = np.array([ref.get_transform(k, "base")[:3, 3] for k in KEYPOINTS])
+        np.testing.assert_allclose(got[t], want, rtol=0, atol=1e-9)
+    # The slider moves along its axis with the shoulder, unless the multiplier is 0.
+    slide = np.linalg.norm(got[:, 2] - got[:, 1], axis=1)
+    assert np.ptp(slide) > 0.01 if multiplier != "0" else np.ptp(slide) < 1e-12

@@ -99,11 +99,14 @@ def _load_urdf(path: str) -> LoadedModel:
         for j in by_parent.get(link, []):
             axis = np.asarray(j.axis if j.axis is not None else (1.0, 0.0, 0.0), float)
             origin = np.eye(4) if j.origin is None else np.asarray(j.origin, float)
-            mimic = (
-                None
-                if j.mimic is None
-                else (j.mimic.joint, float(j.mimic.multiplier or 1.0), float(j.mimic.offset or 0.0))
-            )
+            mimic = None
+            if j.mimic is not None:  # URDF defaults: multiplier 1, offset 0 (an explicit 0 stays 0)
+                mult, off = j.mimic.multiplier, j.mimic.offset
+                mimic = (
+                    j.mimic.joint,
+                    1.0 if mult is None else float(mult),
+                    0.0 if off is None else float(off),
+                )
             ordered.append(
                 UrdfJoint(j.name, j.type, j.parent, j.child, origin, axis / np.linalg.norm(axis), mimic)
             )
