@@ -60,6 +60,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "robojudge.metrics.learned.tv_viclip",
         "robojudge.metrics.learned.tv",
         "robojudge.metrics.learned.tv_sets",
+        "robojudge.metrics.learned.kiva",
         "robojudge.metrics.robophys.rbg_reprojection",
         "robojudge.metrics.robophys.catalog",
     ),

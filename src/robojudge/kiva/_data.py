@@ -40,6 +40,7 @@ class Episode:
         state: Its state file.
         view: Which view of the state file's arrays the video is.
         reference: Whether it is a reference (real) episode.
+        embodiment: The manifest item's ``embodiment`` field, if it has one.
     """
 
     name: str
@@ -48,6 +49,7 @@ class Episode:
     state: Path
     view: int
     reference: bool
+    embodiment: str | None = None
 
 
 @dataclass
@@ -118,7 +120,9 @@ def collect_episodes(
                 wanted = names
             if not set(wanted) <= set(names):
                 continue
-            ep = Episode(name, group, video, state, _view_index(views, item.main_view, state), is_ref)
+            view = _view_index(views, item.main_view, state)
+            kind = item.embodiment.value if item.embodiment is not None else None
+            ep = Episode(name, group, video, state, view, is_ref, kind)
             if is_ref:
                 refs[str(video)] = ep
             else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +100,7 @@ def load_reader(path: str | Path) -> Reader:
         cfg = TrainConfig.model_validate(meta["config"])
         net = KeypointReader(len(meta["keypoints"]), cfg.context, cfg.width)
         net.load_state_dict(blob["state_dict"])
-    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+    except (KeyError, TypeError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
         raise ReaderError(f"{ckpt}: not a KIVA reader checkpoint ({exc})") from None
     if meta.get("format") != FORMAT:
         raise ReaderError(f"{ckpt}: field format is {meta.get('format')!r}, this robojudge reads {FORMAT}")
@@ -143,6 +144,8 @@ def train(
         "format": FORMAT,
         "robot": bot.name,
         "robot_source": bot.source,
+        # The manifests' embodiment labels of the training episodes: the metric refuses items of another.
+        "embodiments": sorted({e.embodiment for e in episodes if e.embodiment is not None}),
         "keypoints": names,
         "links": [list(p) for p in links],
         "link_names": [[names[a], names[b]] for a, b in links],

@@ -1,0 +1,201 @@
+"""KIVA (RoboWorM, Fig. 3a): the share of a video's 16-frame segments where the robot's kinematics break.
+
+A keypoint reader trained on forward-kinematics targets (``robojudge kiva train``) reads every frame
+(five test-time candidates averaged); each segment's link rigidity and keypoint jerk are compared with
+thresholds calibrated on reference videos (``robojudge kiva calibrate``). ``kiva`` is the percentage of
+measured segments that break either; ``kiva_rigidity`` and ``kiva_jerk`` count one part each. The
+measures are 2D (image positions, normalised by the video's diagonal): see docs/kiva.md.
+
+The reader is a folder the user trains, not published weights, so the metrics declare none and
+``--metrics all`` leaves them out; name them and set ``reader`` in their config.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.kiva import (
+    SEGMENT,
+    Thresholds,
+    Tracks,
+    judge_tracks,
+    load_reader,
+    read_frames,
+    reader_checkpoint,
+)
+from robojudge.metrics._errors import MetricInputError, Unmeasurable
+from robojudge.metrics._registry import Family, Input, Provider, metric
+from robojudge.metrics._score import Score
+from robojudge.suite._schema import Item
+from robojudge.video import FileFingerprint, sample_frames
+
+CITATION = (
+    "RoboWorM: Evaluating Movement Realism, Consistency and Acceleration Affects in Embodied Video World "
+    "Models (Le Thien et al., 2026), Fig. 3a (KIVA); Table D4 and Fig. D3 (16-frame segments)"
+)
+
+
+class MissingReaderError(MetricInputError):
+    """A KIVA metric with no trained reader configured."""
+
+
+class KivaConfig(BaseModel):
+    """Which reader, and how a video is cut into segments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reader: Path | None = Field(
+        default=None,
+        description="trained reader: the folder `robojudge kiva train` wrote, or its reader.pt (naming the "
+        "file makes a retrained or recalibrated reader rescore stored results)",
+    )
+    segment: int = Field(default=SEGMENT, ge=4, description="frames per segment")
+    min_segment: int = Field(default=8, ge=4, description="a shorter trailing segment is not judged")
+    min_link: float = Field(default=0.03, ge=0, lt=1, description="shortest link judged, of the diagonal")
+
+
+_LOCK = threading.Lock()
+_READERS: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
+_TRACKS: OrderedDict[tuple[Any, ...], Tracks] = OrderedDict()
+_KEEP = 4  # the three parts of one video read it once; a few readers and videos are enough
+
+
+def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _KEEP:
+        cache.popitem(last=False)
+
+
+def _reader(path: Path, metric_id: str) -> tuple[Any, tuple[str, int, int]]:
+    ckpt = reader_checkpoint(path)
+    try:
+        st = ckpt.stat()
+    except OSError:
+        raise MissingReaderError(
+            f"metric {metric_id!r}: no KIVA reader at {ckpt}; train one with `robojudge kiva train` and set "
+            "the metric's `reader` to its folder"
+        ) from None
+    key = (str(ckpt.resolve()), st.st_mtime_ns, st.st_size)
+    with _LOCK:
+        if key in _READERS:
+            return _READERS[key], key
+    try:
+        reader = load_reader(ckpt)
+    except ValueError as exc:
+        raise MetricInputError(f"metric {metric_id!r}: {exc}") from None
+    with _LOCK:
+        _remember(_READERS, key, reader)
+    return reader, key
+
+
+def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
+    sampled = sample_frames(item.video, fps=None, max_frames=None)
+    n = len(sampled)
+    if n < config.segment:
+        why = f"the video has {n} frames; KIVA judges segments of {config.segment} frames"
+        raise Unmeasurable(why, frames=n)
+    if config.reader is None:
+        raise MissingReaderError(
+            f"metric {metric_id!r} needs a trained keypoint reader: set its config `reader` to the folder "
+            "written by `robojudge kiva train` (and calibrated by `robojudge kiva calibrate`)"
+        )
+    reader, rkey = _reader(config.reader, metric_id)
+    cuts: Thresholds | None = reader.thresholds
+    if cuts is None:
+        raise MetricInputError(
+            f"metric {metric_id!r}: reader {rkey[0]} has no thresholds yet; run `robojudge kiva calibrate`"
+        )
+    trained_on = reader.meta.get("embodiments") or []
+    if item.embodiment is not None and trained_on and item.embodiment.value not in trained_on:
+        raise MetricInputError(
+            f"metric {metric_id!r}: reader {rkey[0]} reads robot {reader.meta['robot']!r}, trained on "
+            f"{', '.join(trained_on)} episodes; item {item.item_id!r} is {item.embodiment.value} (score each "
+            "robot's items with its own reader)"
+        )
+    tkey = (FileFingerprint.of(item.video), rkey)
+    with _LOCK:
+        tracks = _TRACKS.get(tkey)
+    if tracks is None:
+        tracks = read_frames(reader, sampled.frames, float(sampled.source_fps))
+        with _LOCK:
+            _remember(_TRACKS, tkey, tracks)
+    result = judge_tracks(tracks, reader.links, cuts, length=config.segment, min_length=config.min_segment,
+                          min_link=config.min_link)
+    facts = {"frames": n, "keypoints_visible": round(result.visible, 4)}
+    if result.reason is not None:
+        raise Unmeasurable(result.reason, **facts)
+    value, measured = result.value(part)
+    if math.isnan(value):
+        raise Unmeasurable(f"no segment gives a {part} value", **result.details())
+    return Score(
+        value=value,
+        details={
+            **result.details(),
+            "measured_segments": measured,
+            "invalid_segments": round(value * measured / 100),
+            "measure": "2d",
+            "candidates": 5,
+            "reader": rkey[0],
+            "reader_data_sha256": reader.meta["data"]["sha256"],
+            "robot": reader.meta["robot"],
+        },
+    )
+
+
+_COMMON: dict[str, Any] = {
+    "family": Family.kinematics,
+    "inputs": {Input.video},
+    "higher_is_better": False,
+    "native_range": (0.0, 100.0),
+    "citation": CITATION,
+    "config": KivaConfig,
+    "provider": Provider.model,
+    "version": "1",
+}
+
+
+@metric(
+    "kiva",
+    description=(
+        "Percentage of 16-frame segments in which a keypoint reader trained on forward kinematics finds a "
+        "rigid link changing length or keypoints jerking beyond thresholds calibrated on reference videos "
+        "(2D, five test-time candidates averaged). Needs a trained reader (config `reader`). Lower is better."
+    ),
+    **_COMMON,
+)
+def kiva(item: Item, config: KivaConfig) -> Score:
+    """KIVA: invalid segments (rigidity or jerk above threshold), percent of measured segments."""
+    return _score(item, config, "kiva", "kiva")
+
+
+@metric(
+    "kiva_rigidity",
+    description=(
+        "KIVA's rigidity part: percentage of segments in which a rigid link's 2D length varies (coefficient "
+        "of variation) beyond its reference threshold. Needs a trained reader. Lower is better."
+    ),
+    **_COMMON,
+)
+def kiva_rigidity(item: Item, config: KivaConfig) -> Score:
+    """Segments whose link rigidity is above its threshold, percent of segments with a rigidity value."""
+    return _score(item, config, "kiva_rigidity", "rigidity")
+
+
+@metric(
+    "kiva_jerk",
+    description=(
+        "KIVA's jerk part: percentage of segments whose keypoint jerk (third difference x fps^3 over the "
+        "diagonal) exceeds its reference threshold. Needs a trained reader. Lower is better."
+    ),
+    **_COMMON,
+)
+def kiva_jerk(item: Item, config: KivaConfig) -> Score:
+    """Segments whose jerk is above its threshold, percent of segments with a jerk value."""
+    return _score(item, config, "kiva_jerk", "jerk")

@@ -1,0 +1,155 @@
+"""The ``kiva`` metrics: registration, refusals, and a stretched link flagged through the reader's tracks."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robojudge.metrics import MetricInputError, Provider, get_metric
+from robojudge.suite import Item, load_suite
+from robojudge.video import write_video
+
+PARTS = ("kiva", "kiva_rigidity", "kiva_jerk")
+
+
+def _video(path: Path, n: int) -> Item:
+    frames = np.random.default_rng(0).integers(0, 256, (n, 48, 64, 3), dtype=np.uint8)
+    write_video(path, frames, fps=10)
+    return Item(item_id=path.stem, video=str(path))
+
+
+@pytest.mark.parametrize("metric", PARTS)
+def test_registered_lower_is_better_percent_of_segments_with_the_paper_cited(metric):
+    spec = get_metric(metric)
+    assert spec.higher_is_better is False and spec.native_range == (0.0, 100.0)
+    assert "RoboWorM" in spec.citation and "Fig. 3a" in spec.citation
+    assert spec.provider is Provider.model and spec.weights == ()  # a user-trained reader: no weights
+    assert spec.make_config().reader is None
+
+
+@pytest.mark.parametrize("metric", PARTS)
+def test_a_video_shorter_than_a_segment_is_unmeasurable_with_a_reason(metric, tmp_path):
+    score = get_metric(metric).compute(_video(tmp_path / "short.mp4", 10))
+    assert math.isnan(score.value)
+    assert "10 frames" in score.details["unscored_reason"] and score.details["frames"] == 10
+
+
+def test_without_a_reader_the_error_says_how_to_get_one(tmp_path):
+    item = _video(tmp_path / "clip.mp4", 20)
+    spec = get_metric("kiva")
+    with pytest.raises(MetricInputError, match="robojudge kiva train"):
+        spec.compute(item)
+    with pytest.raises(MetricInputError, match="no KIVA reader at .*nowhere"):
+        spec.compute(item, spec.make_config({"reader": str(tmp_path / "nowhere")}))
+
+
+# ------------------------------------------------------------------ with a trained reader (slow)
+
+
+def _rollout(suite: Path, name: str = "fetch00-oracle") -> Item:
+    return load_suite(suite).by_id(name)
+
+
+@pytest.mark.slow
+def test_a_calibrated_reader_scores_every_segment_of_a_rollout(tiny_reader, kiva_suite):
+    from robojudge.kiva import load_reader
+
+    reader = load_reader(tiny_reader)
+    spec = get_metric("kiva")
+    cfg = spec.make_config({"reader": str(tiny_reader)})
+    score = spec.compute(_rollout(kiva_suite), cfg)
+    assert score.scored and 0 <= score.value <= 100
+    d = score.details
+    assert [(s["start"], s["stop"]) for s in d["segments"]] == [(0, 16), (16, 32), (32, 48)]
+    assert d["thresholds"] == {"rigidity": reader.meta["calibration"]["rigidity"],
+                               "jerk": reader.meta["calibration"]["jerk"]}
+    assert d["measure"] == "2d" and d["candidates"] == 5 and d["robot"] == "fetch"
+    assert d["reader_data_sha256"] == reader.meta["data"]["sha256"]
+    invalid = sum(bool(s["invalid"]) for s in d["segments"])
+    assert score.value == pytest.approx(100 * invalid / d["measured_segments"])
+    # The parts count their own verdicts; kiva is invalid where either is.
+    rig = get_metric("kiva_rigidity").compute(_rollout(kiva_suite), cfg)
+    jerk = get_metric("kiva_jerk").compute(_rollout(kiva_suite), cfg)
+    assert rig.value == pytest.approx(100 * np.mean([s["rigidity_invalid"] for s in d["segments"]]))
+    assert jerk.value == pytest.approx(100 * np.mean([s["jerk_invalid"] for s in d["segments"]]))
+    assert max(rig.value, jerk.value) <= score.value <= rig.value + jerk.value
+
+
+@pytest.mark.slow
+def test_kiva_flags_a_segment_whose_link_stretches_and_passes_the_same_segment_clean(
+    tiny_reader, kiva_suite, monkeypatch
+):
+    import robojudge.metrics.learned.kiva as kiva_module
+    from robojudge.kiva import load_reader
+
+    reader = load_reader(tiny_reader)
+    spec = get_metric("kiva")
+    cfg = spec.make_config({"reader": str(tiny_reader)})
+    item = _rollout(kiva_suite)
+    clean = spec.compute(item, cfg)
+    segs = clean.details["segments"]
+    target = next(i for i, s in enumerate(segs) if s["invalid"] is False)  # a segment that passes clean
+    start, stop = segs[target]["start"], segs[target]["stop"]
+    real_read = kiva_module.read_frames
+
+    def stretched_read(rdr, frames, fps):
+        # The seam: the reader's own tracks, with the longest link it sees growing by 80% across the
+        # chosen segment and keeping that length afterwards (no snap back, which would be a jump).
+        tracks = real_read(rdr, frames, fps)
+        pos, vis = tracks.positions, tracks.visible
+        lengths = [np.median(np.linalg.norm(pos[vis[:, a] & vis[:, b], a] - pos[vis[:, a] & vis[:, b], b],
+                                            axis=-1)) if (vis[:, a] & vis[:, b]).any() else 0.0
+                   for a, b in reader.links]
+        a, b = reader.links[int(np.argmax(lengths))]
+        scale = np.ones(len(pos))
+        scale[start:stop] = np.linspace(1.0, 1.8, stop - start)
+        scale[stop:] = 1.8
+        pos[:, b] = pos[:, a] + (pos[:, b] - pos[:, a]) * scale[:, None]
+        return tracks
+
+    monkeypatch.setattr(kiva_module, "read_frames", stretched_read)
+    monkeypatch.setattr(kiva_module, "_TRACKS", OrderedDict())  # not the clean tracks read above
+    bad = spec.compute(item, cfg)
+    after = bad.details["segments"]
+    assert after[target]["invalid"] and after[target]["rigidity_invalid"], after[target]
+    assert after[target]["rigidity"] > 1.5 * segs[target]["rigidity"]
+    assert bad.value > clean.value
+    rig_clean = get_metric("kiva_rigidity").compute(item, cfg)
+    assert rig_clean.details["segments"][target]["rigidity_invalid"]  # the memo holds the stretched read
+    monkeypatch.setattr(kiva_module, "_TRACKS", OrderedDict())
+    monkeypatch.setattr(kiva_module, "read_frames", real_read)
+    assert get_metric("kiva").compute(item, cfg).details["segments"] == segs  # and clean again
+
+
+@pytest.mark.slow
+def test_a_reader_needs_calibrating_and_a_short_video_stays_unmeasurable(tiny_reader, tmp_path):
+    import torch
+
+    spec = get_metric("kiva")
+    short = spec.compute(_video(tmp_path / "short.mp4", 12), spec.make_config({"reader": str(tiny_reader)}))
+    assert math.isnan(short.value) and "12 frames" in short.details["unscored_reason"]
+    raw = tmp_path / "raw"
+    shutil.copytree(tiny_reader, raw)
+    blob = torch.load(raw / "reader.pt", weights_only=True)
+    blob["meta_json"] = blob["meta_json"].replace('"calibration": {', '"calibration": null, "was": {')
+    torch.save(blob, raw / "reader.pt")
+    with pytest.raises(MetricInputError, match="robojudge kiva calibrate"):
+        spec.compute(_video(tmp_path / "clip.mp4", 20), spec.make_config({"reader": str(raw)}))
+    (raw / "reader.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(MetricInputError, match="not a KIVA reader checkpoint"):
+        spec.compute(_video(tmp_path / "clip2.mp4", 20), spec.make_config({"reader": str(raw / "reader.pt")}))
+
+
+@pytest.mark.slow
+def test_an_item_of_another_embodiment_is_refused_not_read_as_the_readers_robot(tiny_reader, kiva_suite):
+    from robojudge.kiva import load_reader
+
+    assert load_reader(tiny_reader).meta["embodiments"] == ["gripper"]
+    spec = get_metric("kiva")
+    with pytest.raises(MetricInputError, match="item 'adroit01-oracle' is dexterous_hand"):
+        spec.compute(_rollout(kiva_suite, "adroit01-oracle"), spec.make_config({"reader": str(tiny_reader)}))
