@@ -135,53 +135,18 @@ def grasp_frame(arm_base: np.ndarray, target: np.ndarray, pitch: float = PITCH) 
 def solve_ik(
     model: Any, scratch: Any, arm: str, q0: np.ndarray, pos: np.ndarray, rot: np.ndarray, iters: int = 60
 ) -> np.ndarray:
-    """Six joint angles that put the arm's grasp point at ``pos`` with gripper orientation ``rot``.
+    """Six joint angles that put the arm's grasp point at ``pos`` with gripper orientation ``rot``."""
+    from robojudge.suite.sim._ik import solve_ik as ik
 
-    Damped least squares on the 6-D error (position, rotation vector), from ``q0``, within the joint
-    limits. ``scratch`` is an MjData whose other joints are left as they are.
-    """
-    import mujoco
-
-    adr = joint_adr(model, arm)
-    dof = np.array([int(model.joint(f"{arm}/{j}").dofadr[0]) for j in ARM_JOINTS])
-    lo, hi = model.jnt_range[[model.joint(f"{arm}/{j}").id for j in ARM_JOINTS]].T
-    body = model.body(f"{arm}/gripper_link").id
-    q = np.clip(np.asarray(q0, float).copy(), lo, hi)
-    jp, jr = np.zeros((3, model.nv)), np.zeros((3, model.nv))
-    for _ in range(iters):
-        scratch.qpos[adr] = q
-        mujoco.mj_kinematics(model, scratch)
-        mujoco.mj_comPos(model, scratch)
-        r = scratch.xmat[body].reshape(3, 3)
-        point = scratch.xpos[body] + r[:, 0] * GRASP_OFFSET
-        err_p = pos - point
-        rel = rot @ r.T  # rotation taking the current orientation to the target one
-        quat = np.zeros(4)
-        mujoco.mju_mat2Quat(quat, rel.ravel())
-        err_r = np.zeros(3)
-        mujoco.mju_quat2Vel(err_r, quat, 1.0)
-        err = np.r_[err_p, 0.3 * err_r]  # orientation weighs less: position is what grasps
-        if np.linalg.norm(err_p) < 1e-4 and np.linalg.norm(err_r) < 1e-3:
-            break
-        mujoco.mj_jac(model, scratch, jp, jr, point, body)
-        jac = np.r_[jp[:, dof], 0.3 * jr[:, dof]]
-        dq = jac.T @ np.linalg.solve(jac @ jac.T + 1e-4 * np.eye(6), err)
-        q = np.clip(q + dq, lo, hi)
-    out: np.ndarray = q
-    return out
+    joints = [f"{arm}/{j}" for j in ARM_JOINTS]
+    offset = np.array([GRASP_OFFSET, 0.0, 0.0])
+    return ik(model, scratch, joints, f"{arm}/gripper_link", offset, q0, pos, rot, iters)
 
 
 def grasp_point(model: Any, data: Any, arm: str) -> np.ndarray:
     """World position of an arm's grasp point (between the finger pads)."""
     body = model.body(f"{arm}/gripper_link").id
     out: np.ndarray = data.xpos[body] + data.xmat[body].reshape(3, 3)[:, 0] * GRASP_OFFSET
-    return out
-
-
-def _smooth(n: int) -> np.ndarray:
-    """Minimum-jerk fractions for n frames (last one 1)."""
-    s = np.arange(1, n + 1) / n
-    out: np.ndarray = 10 * s**3 - 15 * s**4 + 6 * s**5
     return out
 
 
@@ -206,6 +171,8 @@ def run_relay(
     table, grippers open, touching nothing.
     """
     import mujoco
+
+    from robojudge.suite.sim._ik import min_jerk
 
     m, d = env.model, env.data
     scratch = mujoco.MjData(m)
@@ -234,7 +201,7 @@ def run_relay(
         if other is not None:
             j = 1 - k
             goal[7 * j : 7 * j + 6] = other
-        for f in _smooth(n):
+        for f in min_jerk(n):
             if frames >= n_frames:
                 return
             action = start + (goal - start) * f

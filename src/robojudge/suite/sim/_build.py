@@ -24,6 +24,7 @@ SHORT = {
     "push": "fetchpush",
     "slide": "fetchslide",
     "transfer_cube": "aloha",
+    "panda_pick_and_place": "panda",
 }
 INSTRUCTIONS = {
     "pick_and_place": "pick up the red cube and place it on the green target",
@@ -32,6 +33,7 @@ INSTRUCTIONS = {
     "slide": "slide the red puck to the green target",
     "transfer_cube": "with the right arm, move the red cube to the middle of the table; "
     "with the left arm, place it on the green target",
+    "panda_pick_and_place": "pick up the red cube and place it on the green target",
 }
 _ENVS: dict[tuple[str, int], Any] = {}
 
@@ -61,6 +63,8 @@ def _state_arrays(
             for n in ("robot0:l_gripper_finger_joint", "robot0:r_gripper_finger_joint")
         ]
         opening = qpos[:, fingers].sum(axis=1)
+    elif info.assets == "franka_kitchen":  # like Fetch: the sum of the two finger slides (m)
+        opening = qpos[:, [int(m.joint(n).qposadr[0]) for n, _ in info.extra["finger_close"]]].sum(axis=1)
     elif info.embodiment == "bimanual":
         # The more closed of the two grippers (the one holding the cube, if any): how far its finger
         # slides are from fully closed together, 0 .. 0.072 m.

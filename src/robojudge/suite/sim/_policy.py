@@ -440,7 +440,11 @@ def run_episode(
         )
     else:
         program = _program(kind, layout, np.random.default_rng(seed), severity)
-        if name == "pick_and_place":
+        if SCENES[name].assets == "franka_kitchen":
+            from robojudge.suite.sim._franka import run_program
+
+            run_program(env, program, lambda action: _record(env, ep, action), N_FRAMES - 1)
+        elif name == "pick_and_place":
             _run_fetch(env, program, ep)
         else:
             _run_adroit(env, program, ep)

@@ -9,9 +9,12 @@ Four scenes (keyed by task) on two embodiments are supported:
   arm), from ``AdroitHandRelocate`` (gymnasium-robotics).
 * ``transfer_cube`` (embodiment ``bimanual``, opt-in): ALOHA's two ViperX 300s arms from gym-aloha's
   ``bimanual_viperx_transfer_cube.xml`` (see ``_aloha``), driven by our own small env.
+* ``panda_pick_and_place`` (embodiment ``gripper``, opt-in): the Franka Panda of gymnasium-robotics'
+  Franka Kitchen on a plain table (see ``_franka``), driven by our own small env.
 
 The embodiment names ``gripper``, ``dexterous_hand`` and ``bimanual`` are accepted as aliases of
-``pick_and_place``, ``relocate`` and ``transfer_cube`` (:func:`scene_name`).
+``pick_and_place``, ``relocate`` and ``transfer_cube``, and ``franka`` of ``panda_pick_and_place``
+(:func:`scene_name`).
 
 Each model is loaded with :class:`mujoco.MjSpec` from the environment's own XML and extended with:
 
@@ -24,7 +27,8 @@ Each model is loaded with :class:`mujoco.MjSpec` from the environment's own XML 
 
 The extended model is then driven through the environment class itself (the classes are subclassed
 only to load the extended model), so physics, control and success thresholds are those of the envs.
-The ALOHA scene has no gymnasium env; :class:`~robojudge.suite.sim._aloha.AlohaEnv` steps it.
+The ALOHA and Panda scenes have no gymnasium env; small envs of our own step them (``_aloha``,
+``_franka``).
 """
 
 from __future__ import annotations
@@ -78,7 +82,9 @@ class SceneInfo:
     object_noun: str = "cube"
     object_half_height: float | None = None  # half of the object's height (default: object_size)
     xml: str = ""  # the model file, relative to the assets folder of ``assets``
-    assets: str = "gymnasium_robotics"  # package shipping the model: gymnasium_robotics or gym_aloha
+    # Where the model comes from: gymnasium_robotics (``xml`` under envs/assets), gym_aloha (``xml`` under
+    # its assets) or franka_kitchen (the Franka Kitchen arm in a scene of ours, ``_franka.load_spec``).
+    assets: str = "gymnasium_robotics"
     robot_roots: tuple[str, ...] = ()  # all robot root bodies when there are several (default: robot_root)
     workspace: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))  # (x, y) lo, hi
     extra: dict[str, Any] = field(default_factory=dict)
@@ -96,7 +102,7 @@ class SceneInfo:
     @property
     def is_fetch(self) -> bool:
         """The scene uses the Fetch arm (mocap-driven, one frame per env step)."""
-        return self.embodiment == "gripper"
+        return self.xml.startswith("fetch/")
 
 
 _FETCH_CAMS = (
@@ -262,7 +268,48 @@ SCENES["transfer_cube"] = SceneInfo(
         "finger_open": (0.057, -0.057, 0.057, -0.057),
     },
 )
-ALIASES = {"gripper": "pick_and_place", "dexterous_hand": "relocate", "bimanual": "transfer_cube"}
+_PANDA_CAMS = (
+    CameraSpec("cam0", (1.75, 0.0, 0.9), (0.3, 0.0, 0.28)),
+    CameraSpec("cam1", (0.35, -1.55, 0.75), (0.3, 0.0, 0.28)),
+    CameraSpec("cam2", (0.3, 0.0, 1.9), (0.3, 0.0, 0.0)),
+    CameraSpec("cam3", (0.35, 1.55, 0.75), (0.3, 0.0, 0.28)),
+    CameraSpec("cam4", (-0.9, -1.0, 1.3), (0.3, 0.0, 0.25)),
+)
+_PANDA_ARM = tuple(f"robot:panda0_joint{i}" for i in range(1, 8))
+SCENES["panda_pick_and_place"] = SceneInfo(
+    embodiment="gripper",
+    task="panda_pick_and_place",
+    robot_root="panda0_link0",
+    object_body="cube",
+    object_shape="box",
+    object_size=0.025,
+    table_body="table",
+    table_top=0.0,
+    ee_body="panda0_link7",
+    # Links 2 and 6 are left out: their origins coincide with those of links 1 and 5.
+    keypoint_bodies=tuple(
+        f"panda0_{b}"
+        for b in ("link0", "link1", "link3", "link4", "link5", "link7", "leftfinger", "rightfinger")
+    ),
+    cameras=_PANDA_CAMS,
+    object_color="red",
+    distractor_color="blue",
+    success_threshold=0.05,
+    assets="franka_kitchen",
+    workspace=((0.38, -0.22), (0.62, 0.22)),
+    extra={
+        "object_joint": "cube_joint",
+        "arm_joints": _PANDA_ARM,  # for the kinematic failures (``_kinematic``)
+        "finger_close": (("robot:panda0_finger_joint1", -1), ("robot:panda0_finger_joint2", -1)),
+        "finger_open": (0.04, 0.04),
+    },
+)
+ALIASES = {
+    "gripper": "pick_and_place",
+    "dexterous_hand": "relocate",
+    "bimanual": "transfer_cube",
+    "franka": "panda_pick_and_place",
+}
 
 
 def scene_name(name: str) -> str:
@@ -324,7 +371,12 @@ def build_spec(name: str, size: int) -> Any:
     import mujoco
 
     info = scene(name)
-    spec = mujoco.MjSpec.from_file(str(_env_xml(name)))
+    if info.assets == "franka_kitchen":
+        from robojudge.suite.sim._franka import load_spec
+
+        spec = load_spec()
+    else:
+        spec = mujoco.MjSpec.from_file(str(_env_xml(name)))
     if info.assets == "gym_aloha":
         from robojudge.suite.sim._aloha import prepare_spec
 
@@ -357,6 +409,8 @@ def build_spec(name: str, size: int) -> Any:
     mass = 0.2 if info.task in ("pick_and_place", "relocate") else 2.0
     if info.embodiment == "bimanual":
         mass = 0.05  # as light as the cube: the small grippers hold it the same way
+    elif info.assets == "franka_kitchen":
+        mass = 0.1  # as heavy as the cube
     dg = dis.add_geom(name="distractor", type=shape, size=gsize, rgba=RGBA[info.distractor_color], mass=mass)
     if info.task in ("push", "slide") and friction is not None:
         dg.friction = friction
@@ -440,6 +494,10 @@ def make_env(name: str, size: int) -> Any:
         from robojudge.suite.sim._aloha import AlohaEnv
 
         return AlohaEnv(build_spec(key, size).compile())
+    if scene(key).assets == "franka_kitchen":
+        from robojudge.suite.sim._franka import FrankaEnv
+
+        return FrankaEnv(build_spec(key, size).compile())
     _import_robotics()
 
     if scene(key).is_fetch:
