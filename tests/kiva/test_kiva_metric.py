@@ -32,6 +32,15 @@ def test_registered_lower_is_better_percent_of_segments_with_the_paper_cited(met
     assert spec.make_config().reader is None
 
 
+def test_all_leaves_them_out_and_says_why():
+    from robojudge.metrics import expand_metric_ids
+    from robojudge.metrics._select import not_run_summary
+
+    assert not set(PARTS) & set(expand_metric_ids(["all"]))
+    line = next(x for x in not_run_summary() if x.strip().startswith("no weights declared"))
+    assert all(m in line for m in PARTS)
+
+
 @pytest.mark.parametrize("metric", PARTS)
 def test_a_video_shorter_than_a_segment_is_unmeasurable_with_a_reason(metric, tmp_path):
     score = get_metric(metric).compute(_video(tmp_path / "short.mp4", 10))
