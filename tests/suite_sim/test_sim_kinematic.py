@@ -25,9 +25,20 @@ from robojudge.suite.sim._kinematic import (  # noqa: E402
     KINEMATIC_TYPES,
     rigid_links,
 )
+from robojudge.suite.sim._scenes import SCENES as ALL_SCENES  # noqa: E402
 
 SIZE = 48
-SCENES = ("pick_and_place", "relocate", "transfer_cube")  # Fetch, ADROIT, ALOHA (joints from extra)
+# Fetch and ADROIT; ALOHA and Franka (their joints named in SceneInfo.extra) where present, as slow tests
+# (their scenes take several seconds to build).
+SCENES = [
+    "pick_and_place",
+    "relocate",
+    *(
+        pytest.param(s, marks=pytest.mark.slow)
+        for s in ("transfer_cube", "panda_pick_and_place")
+        if s in ALL_SCENES
+    ),
+]
 
 
 @dataclass
