@@ -4,7 +4,9 @@ An episode is a video with a state file that holds ``keypoint_names``, ``keypoin
 pixels of every view) and ``keypoints_visible`` (``(T, V, K)``), the layout of the simulator suite's
 state files (docs/sim_suite.md). From a manifest, the episodes are the reference videos whose state file
 sits beside them (``reference/<clip>.npz``) and the rollouts with a state file and no planted failure
-(``meta.failures`` empty): a faithful rollout's keypoints are the true ones of what it shows.
+(``meta.failures`` empty): a faithful rollout's keypoints are the true ones of what it shows. Both are
+read in the item's ``main_view`` (the first view when it names none): a reference video shows the main
+view, as the simulator suite writes it.
 """
 
 from __future__ import annotations

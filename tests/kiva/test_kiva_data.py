@@ -1,0 +1,107 @@
+"""Which episodes of a manifest train a reader, and how their frames and keypoints are prepared."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robojudge.kiva import KivaDataError, episodes_from_manifest, measured_links, resolve_robot
+from robojudge.kiva._data import load_episode
+from robojudge.video import write_video
+
+NAMES = ["a", "b", "c"]
+T, W, H = 6, 40, 20
+
+
+def _state(path: Path, names=NAMES, kp2=None, views=("cam0", "cam1")) -> None:
+    rng = np.random.default_rng(0)
+    if kp2 is None:
+        kp2 = rng.uniform(0, [W, H], (T, len(views), len(names), 2)).astype(np.float32)
+    np.savez(path, keypoint_names=np.array(names), view_names=np.array(views), keypoints_2d=kp2,
+             keypoints_visible=np.ones(kp2.shape[:3], bool))
+
+
+def _suite(root: Path) -> Path:
+    for sub in ("videos", "reference", "state"):
+        (root / sub).mkdir()
+    frames = np.zeros((T, H, W, 3), np.uint8)
+    for name in ("reference/c0", "videos/c0-ok_cam1", "videos/c0-bad_cam0", "videos/c1-ok_cam0"):
+        write_video(root / f"{name}.mp4", frames, fps=10)
+    _state(root / "reference/c0.npz")
+    for name in ("c0-ok", "c0-bad"):
+        _state(root / f"state/{name}.npz")
+    np.savez(root / "state/c1-ok.npz", joint_pos=np.zeros((T, 2)))  # a state file without keypoints
+    rows = [
+        {"item_id": "c0-ok", "video": "videos/c0-ok_cam1.mp4", "reference_video": "reference/c0.mp4",
+         "views": {"cam1": "videos/c0-ok_cam1.mp4"}, "main_view": "cam1", "clip_id": "c0",
+         "embodiment": "gripper", "state": "state/c0-ok.npz", "meta": {"failures": []}},
+        {"item_id": "c0-bad", "video": "videos/c0-bad_cam0.mp4", "reference_video": "reference/c0.mp4",
+         "clip_id": "c0", "state": "state/c0-bad.npz", "meta": {"failures": [{"type": "jitter"}]}},
+        {"item_id": "c1-ok", "video": "videos/c1-ok_cam0.mp4", "clip_id": "c1", "state": "state/c1-ok.npz"},
+    ]
+    manifest = root / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return manifest
+
+
+def test_references_once_and_faithful_rollouts_with_keypoints_are_the_episodes(tmp_path):
+    manifest = _suite(tmp_path)
+    episodes, names = episodes_from_manifest(manifest)
+    assert names == NAMES
+    assert [(e.name, e.group, e.reference, e.view) for e in episodes] == [
+        # A reference video shows the main view (docs/sim_suite.md), here the state file's second.
+        ("reference:c0", "c0", True, 1),
+        ("c0-ok", "c0", False, 1),
+    ]
+    assert episodes[1].embodiment == "gripper"
+    refs, _ = episodes_from_manifest(manifest, rollouts=False)
+    assert [e.name for e in refs] == ["reference:c0"]
+    with pytest.raises(KivaDataError, match="suite.jsonl: no reference video .* keypoints \\['zz'\\]"):
+        episodes_from_manifest(manifest, ["zz"])
+
+
+def test_keypoints_are_read_in_the_robots_order_and_scaled_to_the_readers_frames(tmp_path):
+    kp2 = np.zeros((T, 1, 3, 2), np.float32)
+    kp2[:, 0, 0] = [10.0, 5.0]  # "a"
+    kp2[:, 0, 2] = [30.0, 15.0]  # "c"
+    kp2[:, 0, 1] = [-4.0, 5.0]  # "b", left of the frame: not visible however the file marks it
+    _state(tmp_path / "s.npz", kp2=kp2, views=("cam0",))
+    write_video(tmp_path / "v.mp4", np.zeros((T, H, W, 3), np.uint8), fps=10)
+    from robojudge.kiva import Episode
+
+    ep = Episode("x", "x", tmp_path / "v.mp4", tmp_path / "s.npz", 0, True)
+    data = load_episode(ep, ["c", "a", "b"], size=16)
+    assert data.frames.shape == (T, 16, 16, 3) and data.native == (W, H)
+    assert data.keypoints[0] == pytest.approx(np.array([[12.0, 12.0], [4.0, 4.0], [-1.6, 4.0]]))
+    assert data.visible[0].tolist() == [True, True, False]
+
+
+def test_a_state_file_with_misshapen_keypoints_is_named_with_its_field(tmp_path):
+    _state(tmp_path / "s.npz", kp2=np.zeros((T, 3, 2), np.float32))
+    write_video(tmp_path / "v.mp4", np.zeros((T, H, W, 3), np.uint8), fps=10)
+    from robojudge.kiva import Episode
+
+    with pytest.raises(KivaDataError, match="s.npz: field keypoints_2d must be"):
+        load_episode(Episode("x", "x", tmp_path / "v.mp4", tmp_path / "s.npz", 0, True), NAMES, 16)
+
+
+def test_links_come_from_the_spec_or_are_measured_as_pairs_of_constant_distance(tmp_path):
+    fetch = resolve_robot("fetch")
+    assert fetch.links is not None
+    assert fetch.links[0] == ("robot0:shoulder_pan_link", "robot0:shoulder_lift_link")
+    spec = tmp_path / "arm.toml"
+    spec.write_text('name = "arm"\nmodel = "arm.xml"\nkeypoints = ["base", "elbow", "tip"]\n')
+    arm = resolve_robot(str(spec))
+    assert arm.name == "arm" and arm.keypoints == ("base", "elbow", "tip") and arm.links is None
+    with pytest.raises(ValueError, match="not a built-in robot"):
+        resolve_robot(str(tmp_path / "missing.toml"))
+    # base-elbow rigid (0.3 m), elbow-tip rigid (0.2 m), base-tip not (the elbow bends).
+    t = np.linspace(0, 2, 30)
+    elbow = 0.3 * np.stack([np.cos(t), np.sin(t), 0 * t], axis=-1)
+    tip = elbow + 0.2 * np.stack([np.cos(3 * t), np.sin(3 * t), 0 * t], axis=-1)
+    pts = np.stack([np.zeros_like(elbow), elbow, tip], axis=1)
+    assert measured_links([pts]) == [(0, 1), (1, 2)]
+    assert measured_links([pts * 0.05]) == []  # 1.5 and 1 cm: shorter than 2 cm
