@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ from robojudge.robots import (  # noqa: E402
 )
 from robojudge.suite.sim._scenes import build_spec, scene, subtree_bodies  # noqa: E402
 
-SCENE_OF = {"fetch": "pick_and_place", "adroit": "relocate"}
+SCENE_OF = {"fetch": "pick_and_place", "adroit": "relocate", "franka": "panda_pick_and_place"}
 if importlib.util.find_spec("gym_aloha") is not None:  # the bimanual scene's files (make install)
     SCENE_OF["aloha"] = "transfer_cube"
 
@@ -122,3 +123,12 @@ def test_fk_rejects_wrong_shapes_and_nan() -> None:
     q[2, 7] = np.nan
     with pytest.raises(ValueError, match=r"shoulder_lift_joint.*frame 2"):
         forward_kinematics(spec, q)
+
+
+def test_franka_model_file_is_written_once_to_the_cache(_cache_dir: Path) -> None:
+    first = builtin_robot("franka")
+    assert first.model.parent == _cache_dir / "robots"
+    stamp = first.model.stat().st_mtime_ns
+    again = builtin_robot("franka")
+    assert again.model == first.model and again.model.stat().st_mtime_ns == stamp
+    assert [p.name for p in (_cache_dir / "robots").iterdir()] == [first.model.name]  # no temporary left

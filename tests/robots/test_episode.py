@@ -90,7 +90,7 @@ def test_manifest_item_to_keypoints_in_each_view(tmp_path: Path) -> None:
 def test_sim_state_files_agree_with_fk_and_projection(tmp_path: Path) -> None:
     from robojudge.suite.sim import make_sim_suite
 
-    scenes = ["pick_and_place", "relocate"]
+    scenes = ["pick_and_place", "relocate", "panda_pick_and_place"]
     if importlib.util.find_spec("gym_aloha") is not None:
         scenes.append("transfer_cube")
     manifest = make_sim_suite(
@@ -99,7 +99,12 @@ def test_sim_state_files_agree_with_fk_and_projection(tmp_path: Path) -> None:
     checked = 0
     for item in load_suite(manifest):
         assert item.state is not None
-        robot = {"gripper": "fetch", "dexterous_hand": "adroit", "bimanual": "aloha"}[str(item.embodiment)]
+        robot = {
+            "pick_and_place": "fetch",
+            "relocate": "adroit",
+            "transfer_cube": "aloha",
+            "panda_pick_and_place": "franka",
+        }[str(item.task)]
         ep = episode_kinematics(builtin_robot(robot), item.state)  # a state file is its own joint states
         with np.load(item.state) as z:
             st = {k: z[k] for k in z.files}

@@ -11,7 +11,9 @@ tests/robots checks each list against the rule.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import os
 from pathlib import Path
 
 from robojudge.robots._spec import RobotSpec
@@ -112,6 +114,19 @@ _ALOHA_LINKS = [
 ]
 
 
+_PANDA_KEYPOINTS = [
+    f"panda0_{b}" for b in ("link0", "link1", "link3", "link4", "link5", "link7", "leftfinger", "rightfinger")
+]
+_PANDA_JOINTS = [
+    *(f"robot:panda0_joint{i}" for i in range(1, 8)),
+    "robot:panda0_finger_joint1",
+    "robot:panda0_finger_joint2",
+]
+# The arm's chain; link 2 and 6 are not keypoints (their origins are those of links 1 and 5), and the
+# joints between 1 and 3 and between 5 and 7 turn about axes through link 1's and link 5's origins.
+_PANDA_LINKS = list(zip(_PANDA_KEYPOINTS[:5], _PANDA_KEYPOINTS[1:6], strict=True))
+
+
 def _package_folder(package: str, extra: str) -> Path:
     # find_spec locates a package without running it (gymnasium_robotics prints a notice on import and
     # pulls in gymnasium; gym_aloha's modules need dm_control).
@@ -158,12 +173,50 @@ def _aloha() -> RobotSpec:
     )
 
 
-BUILTIN_ROBOTS = {"fetch": _fetch, "adroit": _adroit, "aloha": _aloha}
+def _panda_model() -> Path:
+    """An MJCF file of the Franka Kitchen arm alone, its base at the world origin.
+
+    gymnasium-robotics ships the Panda as include files only (no model file of the arm by itself), so a
+    small wrapper including them is written once to the cache folder; its name carries a hash of its
+    text, which holds the installed package's path.
+    """
+    from robojudge import settings
+
+    root = _robotics_assets() / "kitchen_franka" / "franka_assets"
+    text = (
+        '<mujoco model="franka_panda">\n'
+        f'  <include file="{root}/assets.xml"/>\n'
+        # assets.xml names its meshes relative to the kitchen model's folder; point at them directly.
+        f'  <compiler meshdir="{root}/meshes"/>\n'
+        f'  <worldbody><include file="{root}/chain.xml"/></worldbody>\n'
+        "</mujoco>\n"
+    )
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = settings.get().cache_dir / "robots" / f"franka_panda_{digest}.xml"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)  # atomic: a concurrent reader sees the whole file or none
+    return path
+
+
+def _franka() -> RobotSpec:
+    return RobotSpec(
+        name="franka",
+        model=_panda_model(),
+        keypoints=_PANDA_KEYPOINTS,
+        links=_PANDA_LINKS,
+        joints=_PANDA_JOINTS,
+    )
+
+
+BUILTIN_ROBOTS = {"fetch": _fetch, "adroit": _adroit, "aloha": _aloha, "franka": _franka}
 """Built-in robot name -> spec factory."""
 
 
 def builtin_robot(name: str) -> RobotSpec:
-    """The spec of a simulator robot (``fetch``, ``adroit``, ``aloha``), checked against its model.
+    """The spec of a simulator robot (``fetch``, ``adroit``, ``aloha``, ``franka``), checked with its model.
 
     Raises:
         ValueError: unknown name. RuntimeError: the package with its model files is not installed.
