@@ -81,3 +81,71 @@ def test_a_folder_is_not_a_joint_state_file(suite: Path) -> None:
     problems = validate_manifest(_write(suite, [dict(ROW, joint_states="joints/dir.csv")]))
     found = [(p.field, "is a folder; expected a file" in p.message) for p in problems]
     assert found == [("joint_states", True)]
+
+
+# -- content, checked with the media (robojudge suite validate without --no-media) -----------------
+
+ARM = """<mujoco><compiler angle="radian"/><worldbody>
+  <body name="base"><geom type="sphere" size="0.05"/>
+    <body name="upper" pos="0 0 0.1"><joint name="shoulder" axis="0 1 0" range="-1 1"/>
+      <geom type="sphere" size="0.02"/>
+      <body name="hand" pos="0.3 0 0"><geom type="sphere" size="0.02"/></body></body></body>
+</worldbody></mujoco>
+"""
+CAMERA = {
+    "K": [[50, 0, 32], [0, 50, 24], [0, 0, 1]],
+    "R": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+    "t": [0, 0, 1],
+    "size": [64, 48],
+}
+
+
+@pytest.fixture
+def real(suite: Path) -> Path:
+    pytest.importorskip("mujoco")
+    (suite / "robots" / "arm.xml").write_text(ARM)
+    (suite / "robots" / "arm.toml").write_text(
+        'name = "arm"\nmodel = "arm.xml"\nkeypoints = ["base", "upper", "hand"]\n'
+        'links = [["upper", "hand"]]\n'
+    )
+    (suite / "joints" / "ep1.csv").write_text("shoulder\n0.1\n0.2\n")
+    (suite / "calib" / "ep1.json").write_text(json.dumps({"front": CAMERA}))
+    return suite
+
+
+def _errors(folder: Path, row: dict[str, object], media: str = "open") -> list[tuple[str | None, str]]:
+    problems = validate_manifest(_write(folder, [row]), media=media)
+    return [(p.field, p.message) for p in problems if p.is_error]
+
+
+def test_good_files_pass_the_content_check(real: Path) -> None:
+    assert _errors(real, ROW) == []
+
+
+def test_bad_robot_spec_is_an_error_on_the_robot_field(real: Path) -> None:
+    (real / "robots" / "arm.toml").write_text(
+        'name = "arm"\nmodel = "arm.xml"\nkeypoints = ["base", "elbow"]\n'
+    )
+    found = _errors(real, ROW)
+    assert [f for f, _ in found] == ["robot"]
+    assert "arm.toml: field keypoints[1]: 'elbow' is not a body of the model" in found[0][1]
+    assert _errors(real, ROW, media="none") == []  # existence only: nothing is opened
+
+
+def test_joint_states_missing_a_joint_of_the_spec(real: Path) -> None:
+    (real / "joints" / "ep1.csv").write_text("elbow\n0.1\n")
+    found = _errors(real, ROW)
+    assert [f for f, _ in found] == ["joint_states"]
+    assert "ep1.csv: line 1: no column for joint(s) ['shoulder']" in found[0][1]
+
+
+def test_calibration_views_must_be_the_items_views(real: Path) -> None:
+    (real / "calib" / "ep1.json").write_text(json.dumps({"front": CAMERA, "side": CAMERA}))
+    found = _errors(real, ROW)
+    assert found == [("calibration", "camera 'side' is not one of the item's views ['front']")]
+    no_views = {k: v for k, v in ROW.items() if k != "views"}
+    found = _errors(real, no_views)
+    assert found == [("calibration", "an item without views needs one camera (for its video); found 2")]
+    (real / "calib" / "ep1.json").write_text(json.dumps({"front": dict(CAMERA, size=[64])}))
+    found = _errors(real, ROW)
+    assert [f for f, _ in found] == ["calibration"] and "view 'front' field size" in found[0][1]

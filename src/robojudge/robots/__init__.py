@@ -9,6 +9,7 @@ imported only when a model is loaded. See docs/robots.md.
 
 from robojudge.robots._builtin import BUILTIN_ROBOTS, builtin_robot
 from robojudge.robots._camera import DEPTH_MARGIN, Camera, load_calibration, mujoco_camera, project
+from robojudge.robots._check import check_episode_files
 from robojudge.robots._episode import EpisodeKinematics, episode_kinematics
 from robojudge.robots._fk import (
     chain_pairs,
@@ -34,6 +35,7 @@ __all__ = [
     "RobotSummary",
     "builtin_robot",
     "chain_pairs",
+    "check_episode_files",
     "episode_kinematics",
     "forward_kinematics",
     "link_lengths",

@@ -202,6 +202,8 @@ def validate_manifest(
             its first frame, reporting what fails as a warning; ``"deep"`` decodes every frame as
             scoring would, reporting what fails (undecodable, truncated) as an error. Both report
             what sampling would have to assume (a frame rate, unusable time stamps) as warnings.
+            Both also read an item's ``robot``, ``joint_states`` and ``calibration`` files
+            (:func:`robojudge.robots.check_episode_files`); what fails there is an error.
         progress: Called with ``(videos checked, videos to check)`` as media checks finish.
         workers: Threads checking media (default: up to 8, one per core).
 
@@ -222,4 +224,12 @@ def validate_manifest(
             if c.item is not None:
                 item_id = c.item.item_id
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, item_id, *f) for f in extra)
+        # The files forward kinematics reads are opened with the media: a robot spec loads its model.
+        from robojudge.robots import check_episode_files
+
+        for c in checked:
+            it = c.item
+            if it is not None and (it.robot or it.joint_states or it.calibration):
+                found_files = check_episode_files(it.robot, it.joint_states, it.calibration, it.views)
+                c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_files)
     return [p for c in checked for p in c.problems]
