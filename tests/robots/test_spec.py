@@ -242,3 +242,18 @@ def test_calibration_example_in_the_manifest_docs_loads(tmp_path: Path) -> None:
     uv, vis = cal["front"].project(np.zeros((1, 3)))
     assert vis.all()
     np.testing.assert_allclose(uv, [[320.0, 419.375]])
+
+
+def test_missing_simulator_extra_is_named(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from robojudge.robots._model import _load_cached
+
+    _load_cached.cache_clear()
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # as on the core install: importing it fails
+    path = _spec(folder, GOOD)
+    with pytest.raises(
+        RobotSpecError, match=r"field model: reading MJCF needs mujoco \(pip install 'robojudge\[sim\]'\)"
+    ):
+        load_robot_spec(path)
+    _load_cached.cache_clear()
