@@ -51,12 +51,15 @@ def scene_xml(root: Path) -> str:
     return f"""<mujoco model="panda_tabletop">
   <include file="{root}/assets.xml"/>
   <include file="{root}/actuator.xml"/>
+  <asset>
+    <material name="matte" specular="0.05" shininess="0.1"/>
+  </asset>
   <worldbody>
     <light name="key" directional="true" diffuse="0.4 0.4 0.4" pos="0.5 -0.5 2" dir="0 0.3 -1"/>
     <light name="fill" directional="true" diffuse="0.2 0.2 0.2" pos="-0.5 0.5 2" dir="0.3 -0.2 -1"/>
     <geom name="floor" type="plane" pos="0 0 -0.75" size="3 3 0.1" rgba="0.25 0.25 0.28 1"/>
     <body name="table" pos="0.35 0 -0.375">
-      <geom name="table" type="box" size="0.75 0.6 0.375" rgba="0.5 0.48 0.45 1"/>
+      <geom name="table" type="box" size="0.75 0.6 0.375" material="matte" rgba="0.42 0.4 0.37 1"/>
     </body>
     <include file="{root}/chain.xml"/>
     <body name="cube" pos="0.5 0 0.025">

@@ -217,9 +217,9 @@ SCENES: dict[str, SceneInfo] = {
     ),
 }
 _ALOHA_CAMS = (
-    CameraSpec("cam0", (0.0, -0.45, 0.8), (0.0, 0.55, 0.03)),
+    CameraSpec("cam0", (0.0, 0.0, 0.8), (0.0, 0.55, 0.0), fovy=60.0),
     CameraSpec("cam1", (0.0, 1.55, 0.75), (0.0, 0.55, 0.03)),
-    CameraSpec("cam2", (0.0, 0.6, 1.45), (0.0, 0.6, 0.0), fovy=50.0),
+    CameraSpec("cam2", (0.0, 0.35, 1.4), (0.0, 0.6, 0.0), fovy=50.0),
     CameraSpec("cam3", (1.0, 0.05, 0.6), (0.0, 0.55, 0.03)),
     CameraSpec("cam4", (-1.0, 0.05, 0.6), (0.0, 0.55, 0.03)),
 )
