@@ -173,11 +173,19 @@ def _fingerprint(manifest: Path) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_building_twice_gives_identical_files(aloha_suite: Path, tmp_path: Path) -> None:
+    # Once more in this process (the cached env carries the first build's state), and once in two
+    # spawned workers with a second episode: episode 0's files must not change.
     again = make_sim_suite(
-        tmp_path, seed=1, episodes=1, size=SIZE, profiles=PROFILES, workers=1, scenes=("transfer_cube",)
+        tmp_path / "a", seed=1, episodes=1, size=SIZE, profiles=PROFILES, workers=1, scenes=("transfer_cube",)
     )
     a, b = _fingerprint(aloha_suite), _fingerprint(again)
     assert len(a) > 20 and a == b
+    two = make_sim_suite(
+        tmp_path / "b", seed=1, episodes=2, size=SIZE, profiles=PROFILES, workers=2, scenes=("bimanual",)
+    )
+    c = _fingerprint(two)
+    assert {k: v for k, v in c.items() if "aloha00" in k} == {k: v for k, v in a.items() if "aloha00" in k}
+    assert any("aloha01" in k for k in c)
 
 
 @pytest.mark.slow
