@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from robojudge.report._sections import ReportInput, overview_section
 from robojudge.report._series import SeriesKey
-from robojudge.report._sizes import UNKNOWN, mixed_size_note, mixed_sizes, sizes_section
+from robojudge.report._size_section import sizes_section
+from robojudge.report._sizes import UNKNOWN, mixed_size_note, mixed_sizes
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 

@@ -21,7 +21,7 @@ from robojudge.report._leaderboard import Direction
 from robojudge.report._motion import motion_section
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
 from robojudge.report._sections import ReportInput, Section, overview_section
-from robojudge.report._sizes import sizes_section
+from robojudge.report._size_section import sizes_section
 from robojudge.report._summary import RangeOf, unknown_range
 from robojudge.store import ResultStore, default_db_url
 from robojudge.suite import load_suite, run_manifest

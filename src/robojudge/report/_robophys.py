@@ -26,7 +26,7 @@ from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
 from robojudge.report._leaderboard import label_scores
 from robojudge.report._sections import ReportInput, Section
-from robojudge.report._sizes import mixed_size_note, report_mixed_sizes
+from robojudge.report._sizes import mixed_size_note
 from robojudge.report._tables import Cell, Table, text
 
 #: Stored metrics that measure task success in a simulator but are not taxonomy ids.
@@ -176,7 +176,7 @@ def robophys_section(inp: ReportInput) -> Section:
                     f" Eq. 3 selects nothing here "
                     f"({sel if isinstance(sel, str) else 'no metric passes 0.7'}).")
                  + _left_out(inp)
-                 + mixed_size_note(report_mixed_sizes(inp), norm))
+                 + mixed_size_note(inp.mixed_sizes, norm))
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
     table = Table("robophys", "RoboPhys-3D scores per generator", cols)

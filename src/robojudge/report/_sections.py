@@ -30,6 +30,7 @@ from robojudge.report._series import (
     label_series,
     split_series,
 )
+from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._summary import RangeOf, unknown_range
 from robojudge.report._tables import Cell, Table, is_small, text
 from robojudge.store import ResultRow
@@ -131,6 +132,14 @@ class ReportInput:
                             tuple(s for s in every.metrics if s.key not in hidden), every.judges)
 
     @cached_property
+    def mixed_sizes(self) -> list[MixedSizes]:
+        """Metric configurations whose per-item rows were computed at several frame sizes, by generator
+        (``all`` without a manifest): see :mod:`robojudge.report._sizes`."""
+        group_of = {it.item_id: (it.generator or "(unset)") if self.items else "all" for it in self.scope}
+        labels = {s.key: s.label for s in self.stored.series}
+        return mixed_sizes(self.item_rows, group_of, labels)
+
+    @cached_property
     def columns(self) -> list[Feature]:
         """Every stored metric configuration as a column over :attr:`scope`."""
         return metric_columns(self.item_rows, self.scope, self.higher_is_better, stored=self.stored)
@@ -176,9 +185,7 @@ def overview_section(inp: ReportInput) -> Section:
                  "labelled with what differs; 'failed' counts error rows and 'unscored' ok rows without a "
                  "value. 'range' is the metric's native range where the metric registry knows it.")
     if inp.items:
-        from robojudge.report._sizes import mixed_size_note, report_mixed_sizes  # imports this module
-
-        sec.intro += mixed_size_note(report_mixed_sizes(inp))
+        sec.intro += mixed_size_note(inp.mixed_sizes)
     groups_of = [it.generator or "(unset)" for it in items] if inp.items else ["all"] * len(items)
     groups = sorted(set(groups_of))
     table = Table("summary", f"Mean of every stored configuration per {label}",

@@ -6,6 +6,8 @@ The runner records in every row the size at which its metric read the item's mai
 were computed at several sizes, a table that sets generators side by side compares their resolutions
 as much as their videos. The report lists such metrics, with the sizes per generator, and the sections
 that rank generators by metrics say so; ``robojudge score --size N`` recomputes them at one size.
+
+This module holds the pure functions; the report section is :mod:`robojudge.report._size_section`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from robojudge.report._sections import ReportInput, Section
 from robojudge.report._series import SeriesKey
-from robojudge.report._tables import Table, text
 from robojudge.store import ResultRow
 
 #: What a row without a recorded size is listed as (stored before sizes were recorded, or a metric
@@ -98,33 +98,3 @@ def mixed_size_note(mixed: Sequence[MixedSizes], metrics: Iterable[str] | None =
     return (f" Warning: {', '.join(hit)} {'was' if len(hit) == 1 else 'were'} computed at different frame "
             "sizes on the items compared here (see Evaluation sizes), so differences between generators "
             "mix resolution with quality; `robojudge score --size N` recomputes at one size.")
-
-
-def report_mixed_sizes(inp: ReportInput) -> list[MixedSizes]:
-    """:func:`mixed_sizes` of the report's per-item rows, grouped by generator (``all`` without one)."""
-    group_of = {it.item_id: (it.generator or "(unset)") if inp.items else "all" for it in inp.scope}
-    labels = {s.key: s.label for s in inp.stored.series}
-    return mixed_sizes(inp.item_rows, group_of, labels)
-
-
-def sizes_section(inp: ReportInput) -> Section:
-    """The metric configurations whose compared values were computed at more than one frame size."""
-    sec = Section("sizes", "Evaluation sizes")
-    mixed = report_mixed_sizes(inp)
-    if not mixed:
-        recorded = any(row_size(r) for r in inp.item_rows)
-        sec.skipped = ("each metric read every item's video at one frame size" if recorded else
-                       "no stored row records the frame size it was computed at (rows stored before "
-                       "robojudge recorded sizes, or no metric read frames)")
-        return sec
-    sec.intro = (f"{len(mixed)} metric configuration{'s' if len(mixed) != 1 else ''} read the items' videos "
-                 "at different frame sizes (the size each row was computed at is stored as "
-                 "details.frame_size). Values of such metrics depend on the size (optical flow in pixels, "
-                 "detail lost to downscaling), so a ranking of generators by them compares resolutions "
-                 "too. `robojudge score SUITE -m METRICS --size N` computes the metrics that read frames "
-                 "at native size at one evaluation size (the longer side scaled to N px), in new rows.")
-    table = Table("sizes", "Metrics computed at different frame sizes", ["metric", "sizes", "by generator"])
-    for m in mixed:
-        table.add([text(m.label), text(", ".join(m.sizes)), text(m.describe())])
-    sec.tables.append(table)
-    return sec
