@@ -1,8 +1,8 @@
 """robojudge.metrics._flow_cache: each flow an item's metrics need is computed once per item.
 
-Five metrics read Farneback flow: ``flow_warp_error`` and ``flow_motion_magnitude_farneback`` on the
-8 fps 256x256 gray sampling, ``mq_dynamic_degree``, ``mq_flow_score`` and ``cc_photometric`` on the native
-gray frames (dynamic degree after its ~8 fps stride). Before the cache each computed its own flows, and
+Five metrics read optical flow: ``flow_warp_error`` and ``flow_motion_magnitude_farneback`` (Farneback) on
+the 8 fps 256x256 gray sampling, ``mq_dynamic_degree``, ``mq_flow_score`` and ``cc_photometric`` (DIS) on the
+native gray frames (dynamic degree after its ~8 fps stride). Before the cache each computed its own flows, and
 ``cc_photometric`` both directions: four native flows per pair on an 8 fps clip, where two are needed.
 """
 
@@ -15,6 +15,7 @@ from _scene import FPS, H, W, clean_frames
 
 from robojudge.metrics import _derived, _flow_cache, get_metric
 from robojudge.metrics import functional as F
+from robojudge.metrics.functional import _flow
 from robojudge.run import MetricRequest, Task, compute_task
 from robojudge.suite import Item
 from robojudge.video import frame_cache, sample_frames, write_video
@@ -24,15 +25,25 @@ FLOW_METRICS = ("flow_warp_error", "flow_motion_magnitude_farneback", "mq_dynami
 
 
 def _count_flows(monkeypatch) -> list[tuple[int, ...]]:
-    """Replace OpenCV's Farneback by a counting wrapper; each call records the frame shape."""
+    """Replace OpenCV's Farneback and DIS by counting wrappers; each flow records the frame shape."""
     shapes: list[tuple[int, ...]] = []
     real = cv2.calcOpticalFlowFarneback
+    real_dis = _flow._dis_engine
 
     def counted(prev, *args, **kwargs):
         shapes.append(prev.shape)
         return real(prev, *args, **kwargs)
 
+    class Counted:
+        def __init__(self, preset: int) -> None:
+            self.engine = real_dis(preset)
+
+        def calc(self, prev, *args):
+            shapes.append(prev.shape)
+            return self.engine.calc(prev, *args)
+
     monkeypatch.setattr(cv2, "calcOpticalFlowFarneback", counted)
+    monkeypatch.setattr(_flow, "_dis_engine", Counted)
     return shapes
 
 
@@ -69,7 +80,7 @@ def test_each_flow_of_an_item_is_computed_once(tmp_path, monkeypatch, fps):
 
 def test_settings_and_parameters_that_differ_get_their_own_flow(tmp_path):
     item = _clip(tmp_path, FPS)
-    variants = [("mq_flow_score", {}), ("mq_flow_score", {"winsize": 21}), ("cc_photometric", {}),
+    variants = [("mq_flow_score", {}), ("mq_flow_score", {"dis_preset": "fast"}), ("cc_photometric", {}),
                 ("cc_photometric", {"crop": 10}), ("mq_dynamic_degree", {"top_fraction": 0.5}),
                 ("mq_dynamic_degree", {}), ("flow_warp_error", {"levels": 1})]
     alone = [get_metric(m).compute(item, get_metric(m).make_config(cfg)) for m, cfg in variants]
@@ -77,6 +88,9 @@ def test_settings_and_parameters_that_differ_get_their_own_flow(tmp_path):
         shared = [get_metric(m).compute(item, get_metric(m).make_config(cfg)) for m, cfg in variants]
     assert [(s.value, s.details) for s in shared] == [(s.value, s.details) for s in alone]
     assert alone[0].value != alone[1].value and alone[2].value != alone[3].value
+    # Farneback's settings do not touch a DIS flow: the same entry serves, the same value comes out.
+    dis_only = get_metric("mq_flow_score").make_config({"winsize": 21})
+    assert get_metric("mq_flow_score").compute(item, dis_only).value == alone[0].value
 
 
 def test_a_lone_metric_outside_a_frame_cache_computes_only_what_it_needs(tmp_path, monkeypatch):
@@ -97,12 +111,18 @@ def test_cached_steps_equal_the_functional_forms():
     assert steps is _flow_cache.flow_steps(gray, F.FARNEBACK)  # no crop asked: the entry with one serves
     assert steps.warp_residual.tolist() == F.warp_residuals(gray).tolist()
     assert steps.mean_magnitude.tolist() == F.motion_magnitudes(gray).tolist()
-    assert steps.top_magnitude.tolist() == F.dynamic_steps(gray, 0.05).tolist()
+    assert steps.top_magnitude.tolist() == F.dynamic_steps(gray, 0.05, F.FARNEBACK).tolist()
     assert steps.fb_epe is not None and not steps.fb_epe.flags.writeable
     pairs = zip(gray[:-1], gray[1:], strict=True)
     assert steps.fb_epe.tolist() == [F.forward_backward_epe(F.farneback_flow(a, b), F.farneback_flow(b, a))
                                      for a, b in pairs]
-    assert F.photometric_consistency(gray) == F.photometric_from_steps(steps, min(gray.shape[1:]))
+    expected = F.photometric_from_steps(steps, min(gray.shape[1:]))
+    assert F.photometric_consistency(gray, flow=F.FARNEBACK) == expected
+    dis = _flow_cache.flow_steps(gray, F.NATIVE_FLOW, crop=30)  # the native trio's default estimator
+    assert dis is not steps
+    assert dis.mean_magnitude.tolist() == F.motion_magnitudes(gray, F.NATIVE_FLOW).tolist()
+    assert dis.top_magnitude.tolist() == F.dynamic_steps(gray, 0.05).tolist()
+    assert F.photometric_consistency(gray) == F.photometric_from_steps(dis, min(gray.shape[1:]))
 
 
 def test_no_backward_flow_is_computed_ahead_that_photometric_could_not_use(tmp_path, monkeypatch):

@@ -1,4 +1,8 @@
-"""Temporal flickering, dynamic degree and flow score: hand values, VBench's rule, Farneback reference."""
+"""Temporal flickering, dynamic degree and flow score: hand values, VBench's rule, OpenCV flow references.
+
+Dynamic degree and the flow score use DIS flow by default and Farneback with ``estimator="farneback"``;
+both are checked against the estimator called directly.
+"""
 
 import cv2
 import numpy as np
@@ -101,23 +105,33 @@ def test_dynamic_degree_static_and_moving(tmp_path):
     assert m.value == 1.0 and m.details["threshold_px"] == 1.5 and m.details["stride"] == 1
 
 
-def _vbench_step_scores(gray: np.ndarray) -> list[float]:
-    """VBench dynamic_degree.py's get_score written out (on OpenCV Farneback flow instead of RAFT)."""
+def _opencv_flow(estimator: str):
+    """The estimator called directly: Farneback with OpenCV's customary settings, or DIS at the preset
+    robojudge picks for these 64 px frames (medium: short side below 480 px)."""
+    if estimator == "farneback":
+        return lambda a, b: cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0)
+    engine = cv2.DISOpticalFlow.create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM)
+    return lambda a, b: engine.calc(a, b, None)
+
+
+def _vbench_step_scores(gray: np.ndarray, estimator: str = "dis") -> list[float]:
+    """VBench dynamic_degree.py's get_score written out (on OpenCV flow instead of RAFT)."""
     scores = []
+    flow = _opencv_flow(estimator)
     for a, b in zip(gray[:-1], gray[1:], strict=True):
-        flo = cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0).astype(np.float64)
+        flo = flow(a, b).astype(np.float64)
         rad = np.sqrt(np.square(flo[..., 0]) + np.square(flo[..., 1]))
         cut_index = int(rad.size * 0.05)
         scores.append(float(np.mean(np.abs(np.sort(-rad.flatten())[:cut_index]))))
     return scores
 
 
-def _vbench_dynamic_degree(gray: np.ndarray) -> float:
+def _vbench_dynamic_degree(gray: np.ndarray, estimator: str = "dis") -> float:
     """VBench's set_params and check_move: count steps above 6 * scale / 256 until round(4 * n / 16)."""
     thres = 6.0 * min(gray.shape[1:3]) / 256.0
     count_num = round(4 * (len(gray) / 16.0))
     count = 0
-    for score in _vbench_step_scores(gray):
+    for score in _vbench_step_scores(gray, estimator):
         if score > thres:
             count += 1
         if count >= count_num:
@@ -125,18 +139,22 @@ def _vbench_dynamic_degree(gray: np.ndarray) -> float:
     return 0.0
 
 
+@pytest.mark.parametrize("estimator", ["dis", "farneback"])
 @pytest.mark.parametrize(("shift", "expected"), [(3, 1.0), (0, 0.0)])
-def test_dynamic_degree_metric_functional_and_vbench_agree(tmp_path, shift, expected):
+def test_dynamic_degree_metric_functional_and_vbench_agree(tmp_path, shift, expected, estimator):
     frames = _moving_video(shift)
     if shift == 0:
         frames = np.repeat(frames[:1], 16, axis=0)
     gray = frames[..., 0]  # gray texture in all three channels: luma is the channel itself
-    score = agree("mq_dynamic_degree", _item(tmp_path, frames), functional=lambda: F.dynamic_degree(gray),
-                  reference=lambda: _vbench_dynamic_degree(gray))
+    settings = F.NATIVE_FLOW if estimator == "dis" else F.FARNEBACK
+    score = agree("mq_dynamic_degree", _item(tmp_path, frames), config={"estimator": estimator},
+                  functional=lambda: F.dynamic_degree(gray, settings=settings),
+                  reference=lambda: _vbench_dynamic_degree(gray, estimator))
     assert score.value == expected
     # The continuous step scores agree with VBench's top-5% mean too (partition vs sort).
-    np.testing.assert_allclose(F.dynamic_steps(gray), _vbench_step_scores(gray), rtol=1e-12)
-    assert score.details["max_step"] == pytest.approx(max(_vbench_step_scores(gray)), rel=1e-12)
+    np.testing.assert_allclose(F.dynamic_steps(gray, 0.05, settings), _vbench_step_scores(gray, estimator),
+                               rtol=1e-12)
+    assert score.details["max_step"] == pytest.approx(max(_vbench_step_scores(gray, estimator)), rel=1e-12)
 
 
 def test_dynamic_degree_stride_from_frame_rate(tmp_path):
@@ -145,21 +163,23 @@ def test_dynamic_degree_stride_from_frame_rate(tmp_path):
     assert d.details["stride"] == 3 and d.details["frames"] == 6
 
 
-def test_flow_score_metric_functional_and_direct_farneback_agree(tmp_path):
+@pytest.mark.parametrize("estimator", ["dis", "farneback"])
+def test_flow_score_metric_functional_and_direct_opencv_agree(tmp_path, estimator):
     frames = _moving_video(2, n=6)
     gray = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames])
+    flow = _opencv_flow(estimator)
+    settings = F.NATIVE_FLOW if estimator == "dis" else F.FARNEBACK
 
     def opencv() -> float:
-        flows = [cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0)
-                 for a, b in zip(gray[:-1], gray[1:], strict=True)]
+        flows = [flow(a, b) for a, b in zip(gray[:-1], gray[1:], strict=True)]
         return float(np.mean([np.linalg.norm(f, axis=-1).mean() for f in flows]))
 
-    got = agree("mq_flow_score", _item(tmp_path, frames), functional=lambda: F.motion_magnitude(gray),
-                reference=opencv, reference_rtol=1e-6)
-    assert 1.0 < got.value < 2.5  # a 2 px shift per frame, seen by Farneback (borders pull it down)
+    got = agree("mq_flow_score", _item(tmp_path, frames), config={"estimator": estimator},
+                functional=lambda: F.motion_magnitude(gray, settings), reference=opencv, reference_rtol=1e-6)
+    assert 1.0 < got.value < 2.5  # a 2 px shift per frame (borders pull it down)
 
 
 def test_flow_score_static_video_is_zero(tmp_path):
     still = np.repeat(_moving_video(0)[:1], 4, axis=0)
-    # Farneback leaves sub-pixel numerical noise on identical frames, far below any real motion.
+    # DIS gives exactly 0 on identical frames (Farneback leaves sub-pixel noise, far below any motion).
     assert get_metric("mq_flow_score").compute(_item(tmp_path, still)).value < 0.01

@@ -100,7 +100,7 @@ def test_size_rescales_native_metrics_only_and_records_it(suite, tmp_path):
     # The value is the metric's on the frames sample_frames gives at that size.
     frames = sample_frames(suite.parent / "hd0.mp4", fps=None, max_frames=None,
                            size=40, gray=True).frames
-    expected = F.motion_magnitude(frames)
+    expected = F.motion_magnitude(frames, F.NATIVE_FLOW)
     assert flow["hd0"].value == pytest.approx(expected, rel=1e-9)
 
 
@@ -130,7 +130,7 @@ def test_max_frames_reads_the_start(suite, tmp_path):
     rows = _rows(run.db_url, "mq_flow_score")
     assert {r.details["frames"] for r in rows.values()} == {4}
     frames = sample_frames(suite.parent / "sd1.mp4", fps=None, max_frames=None, gray=True).frames[:4]
-    assert rows["sd1"].value == pytest.approx(F.motion_magnitude(frames), rel=1e-9)
+    assert rows["sd1"].value == pytest.approx(F.motion_magnitude(frames, F.NATIVE_FLOW), rel=1e-9)
 
 
 def test_bad_frame_options_are_refused():

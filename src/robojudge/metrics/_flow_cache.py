@@ -1,10 +1,11 @@
 """Optical flow of an item's frames, computed once for every metric that reads it.
 
-Five weights-free metrics read Farneback flow between consecutive frames: ``flow_warp_error`` and
-``flow_motion_magnitude_farneback`` on the 8 fps 256x256 gray sampling, and ``mq_dynamic_degree``,
-``mq_flow_score`` and ``cc_photometric`` on the native gray frames (dynamic degree after its ~8 fps
-stride). Inside the runner's frame cache the metrics that read the same frames get the same read-only
-array (:mod:`robojudge.metrics._derived`), so an array and the Farneback settings identify a flow.
+Five weights-free metrics read optical flow between consecutive frames: ``flow_warp_error`` and
+``flow_motion_magnitude_farneback`` (Farneback) on the 8 fps 256x256 gray sampling, and
+``mq_dynamic_degree``, ``mq_flow_score`` and ``cc_photometric`` (DIS by default) on the native gray
+frames (dynamic degree after its ~8 fps stride). Inside the runner's frame cache the metrics that read
+the same frames get the same read-only array (:mod:`robojudge.metrics._derived`), so an array and the
+estimator with its settings identify a flow.
 Flow is most of these metrics' cost (about 0.24 s per pair of 720p frames on one core), and each of
 them used to compute its own, ``cc_photometric`` in both directions.
 
@@ -78,8 +79,12 @@ class _Steps:
             self.entries.append(steps)
 
 
-def _settings_key(s: F.FarnebackSettings) -> tuple[float, int, int, int, int, float]:
-    return (float(s.pyr_scale), int(s.levels), int(s.winsize), int(s.iterations), int(s.poly_n),
+def _settings_key(s: F.FarnebackSettings, shape: tuple[int, ...]) -> tuple[object, ...]:
+    """What identifies a flow: DIS and its preset for these frames, or Farneback and its six settings."""
+    estimator, preset = F.estimator_of(s)
+    if estimator == "dis":
+        return ("dis", F.dis_preset_for(shape[-2], shape[-1], preset))
+    return ("farneback", float(s.pyr_scale), int(s.levels), int(s.winsize), int(s.iterations), int(s.poly_n),
             float(s.poly_sigma))
 
 
@@ -91,7 +96,7 @@ def flow_steps(gray: np.ndarray, settings: F.FarnebackSettings = F.FARNEBACK, *,
     (any entry when ``crop`` is None). ``share_backward``: see the module docstring. Other settings or
     parameters compute their own flows; values never depend on what was cached, only time does.
     """
-    store = derived(gray, ("flow_steps", _settings_key(settings)), _Steps)
+    store = derived(gray, ("flow_steps", _settings_key(settings, gray.shape)), _Steps)
     hit = store.find(top_fraction, crop)
     if hit is not None:
         return hit

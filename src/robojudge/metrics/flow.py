@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._content import require_correspondence, require_motion
@@ -30,6 +32,20 @@ class FarnebackParams(BaseModel):
     iterations: int = Field(default=3, ge=1)
     poly_n: int = Field(default=5, ge=3)
     poly_sigma: float = Field(default=1.2, gt=0)
+
+
+class FlowEstimator(BaseModel):
+    """Which optical-flow estimator a metric uses: DIS (default of the native-size RoboPhys-3D trio)
+    or Farneback (its six settings then apply). ``dis_preset``: ``auto`` picks ``medium`` below a
+    480 px short side and ``fast`` above (docs/metrics.md, "Flow: shared per item, and the choice of
+    estimator")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    estimator: Literal["dis", "farneback"] = Field(default="dis", description="optical-flow estimator")
+    dis_preset: Literal["auto", "ultrafast", "fast", "medium"] = Field(
+        default="auto", description="DIS preset (auto: medium below a 480 px short side, fast above)"
+    )
 
 
 class FarnebackConfig(GrayPreprocess, FarnebackParams):

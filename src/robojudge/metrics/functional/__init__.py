@@ -18,9 +18,10 @@ Conventions of this package:
   a function says it takes grayscale ``(T, H, W)``; flow fields are ``(H, W, 2)`` float (x, y).
 * Outputs are plain Python floats (or ints, bools), or numpy arrays for per-frame / per-step values.
 * No files, no :class:`~robojudge.suite.Item`, no registry, no caches, no pydantic configs: settings
-  are keyword arguments whose defaults are the metric's defaults. The six Farneback flow settings
-  travel together as one ``settings`` object: :class:`Farneback` (default :data:`FARNEBACK`), or any
-  object with those attributes (:class:`FarnebackSettings`), such as a flow metric's config.
+  are keyword arguments whose defaults are the metric's defaults. Flow settings travel together as
+  one ``settings`` object: :class:`Farneback` (default :data:`FARNEBACK`, the RoboJudge pair's),
+  :class:`FlowSettings` (adds ``estimator`` and ``dis_preset``; :data:`NATIVE_FLOW`, DIS, is the
+  native-size trio's default), or any object with those attributes, such as a flow metric's config.
 * Bad arrays raise ``ValueError``; an input with nothing to measure may raise
   :class:`robojudge.metrics.Unmeasurable` (a ``ValueError``), the one thing imported from outside
   this package.
@@ -34,16 +35,24 @@ The functions live in private modules by topic (``_image``, ``_flow``, ``_motion
 
 from robojudge.metrics.functional._baseline import uniform_score
 from robojudge.metrics.functional._flow import (
+    DIS_MEDIUM_BELOW,
+    DIS_PRESETS,
     FARNEBACK,
+    NATIVE_FLOW,
     Farneback,
     FarnebackSettings,
+    FlowSettings,
     FlowSteps,
+    dis_preset_for,
+    estimator_of,
     farneback_flow,
+    flow_function,
     flow_magnitude,
     flow_steps,
     forward_backward_epe,
     motion_magnitude,
     motion_magnitudes,
+    optical_flow,
     top_magnitude,
     warp_by_flow,
     warp_error,
@@ -114,9 +123,13 @@ __all__ = [
     "CameraControl",
     "DYN_MAX",
     "DistanceScore",
+    "DIS_MEDIUM_BELOW",
+    "DIS_PRESETS",
     "FARNEBACK",
+    "NATIVE_FLOW",
     "Farneback",
     "FarnebackSettings",
+    "FlowSettings",
     "FlowSteps",
     "HSD_MAX",
     "Localization",
@@ -142,10 +155,13 @@ __all__ = [
     "dynamic_degree",
     "dynamic_steps",
     "dynamic_threshold",
+    "dis_preset_for",
+    "estimator_of",
     "farneback_flow",
     "fill_gaps",
     "flicker_score",
     "flow_magnitude",
+    "flow_function",
     "flow_steps",
     "forward_backward_epe",
     "frame_consistency",
@@ -174,6 +190,7 @@ __all__ = [
     "track_localization",
     "uniform_score",
     "verified_ratio",
+    "optical_flow",
     "warp_by_flow",
     "warp_error",
     "warp_into",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robojudge.metrics.functional._flow import FARNEBACK, FarnebackSettings, farneback_flow, top_magnitude
+from robojudge.metrics.functional._flow import NATIVE_FLOW, FarnebackSettings, flow_function, top_magnitude
 from robojudge.metrics.functional._image import frame_differences
 
 
@@ -45,7 +45,7 @@ def dynamic_threshold(short_side: int, threshold_at_256: float = 6.0) -> float:
     return threshold_at_256 * short_side / 256.0
 
 
-def dynamic_steps(frames: np.ndarray, top_fraction: float = 0.05, settings: FarnebackSettings = FARNEBACK
+def dynamic_steps(frames: np.ndarray, top_fraction: float = 0.05, settings: FarnebackSettings = NATIVE_FLOW
                   ) -> np.ndarray:
     """Per-step motion scores of Dynamic Degree: the mean top-5% flow magnitude (:func:`top_magnitude`).
 
@@ -56,7 +56,8 @@ def dynamic_steps(frames: np.ndarray, top_fraction: float = 0.05, settings: Farn
     """
     if frames.ndim != 3:
         raise ValueError(f"expected (T, H, W) grayscale frames, got shape {frames.shape}")
-    return np.array([top_magnitude(farneback_flow(a, b, settings), top_fraction)
+    flow_of = flow_function(settings, frames.shape)
+    return np.array([top_magnitude(flow_of(a, b), top_fraction)
                      for a, b in zip(frames[:-1], frames[1:], strict=True)])
 
 
@@ -77,7 +78,7 @@ def is_dynamic(step_scores: np.ndarray, n_frames: int, short_side: int, *, thres
 
 
 def dynamic_degree(frames: np.ndarray, *, top_fraction: float = 0.05, threshold_at_256: float = 6.0,
-                   steps_per_16_frames: float = 4.0, settings: FarnebackSettings = FARNEBACK) -> float:
+                   steps_per_16_frames: float = 4.0, settings: FarnebackSettings = NATIVE_FLOW) -> float:
     """VBench's Dynamic Degree of one video, 1.0 (dynamic) or 0.0 (RoboPhys-3D App. B.1.4).
 
     ``frames`` are ``(T, H, W)`` uint8 grayscale at about 8 fps (VBench keeps every

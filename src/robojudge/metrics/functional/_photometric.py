@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robojudge.metrics.functional._flow import FARNEBACK, FarnebackSettings, FlowSteps, flow_steps
+from robojudge.metrics.functional._flow import NATIVE_FLOW, FarnebackSettings, FlowSteps, flow_steps
 
 
 def soft_motion(step_magnitudes: np.ndarray, short_side: int, alpha: float = 5.0) -> float:
@@ -45,12 +45,12 @@ def photometric_consistency(
     static_threshold: float = 0.1213,
     soft_alpha: float = 5.0,
     min_epe: float = 0.01,
-    flow: FarnebackSettings = FARNEBACK,
+    flow: FarnebackSettings = NATIVE_FLOW,
 ) -> PhotometricConsistency:
     """Photometric Consistency (RoboPhys-3D App. B.1.5): ``1 / max(mean_t AEPE_t, min_epe)``.
 
-    For each pair of consecutive grayscale frames ``(T, H, W)`` uint8, forward and backward Farneback
-    flows (:func:`farneback_flow` with ``flow``) give an AEPE (:func:`forward_backward_epe`); the
+    For each pair of consecutive grayscale frames ``(T, H, W)`` uint8, forward and backward flows
+    (DIS by default, :func:`optical_flow` with ``flow``) give an AEPE (:func:`forward_backward_epe`); the
     score is the reciprocal of their mean, the form whose bounds (0.1257-6.7899, WorldArena) Table 13
     uses. When the clip barely moves (:func:`soft_motion` of the forward flows at or below
     ``static_threshold``) and ``static_penalty`` is set, the score is multiplied by that soft motion,

@@ -6,7 +6,7 @@ sustained stability. The ids here keep each paper's measured quantity and direct
 OpenCV tools that need no weights, so values are comparable between robojudge runs, not numerically
 equal to the paper's:
 
-* ``cc_photometric``: forward-backward end-point error of Farneback flow (instead of RAFT).
+* ``cc_photometric``: forward-backward end-point error of DIS optical flow (instead of RAFT).
 * ``ctg_camera_control``: drift of the background under homographies fitted to KLT tracks (instead
   of DROID-SLAM poses); valid for fixed-view episodes only, as the paper uses it.
 * ``rbg_stability``: share of ORB (or SIFT) matches that survive two-view geometric verification
@@ -27,7 +27,7 @@ from robojudge.metrics._flow_cache import PHOTOMETRIC_TOP, SHARED_CROP, flow_ste
 from robojudge.metrics._frames import NativeFrames, native_rgb
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
-from robojudge.metrics.flow import FarnebackParams
+from robojudge.metrics.flow import FarnebackParams, FlowEstimator
 from robojudge.metrics.functional import camera_control, photometric_from_steps, sustained_stability
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.metrics.robophys.motion import to_gray
@@ -40,7 +40,7 @@ WORLDARENA = "WorldArena (2026)"
 # Photometric consistency (App. B.1.5)
 
 
-class PhotometricConfig(NativeFrames, FarnebackParams):
+class PhotometricConfig(NativeFrames, FlowEstimator, FarnebackParams):
     """Forward-backward EPE settings (WorldScore's) and WorldArena's low-motion penalty."""
 
     crop: int = Field(default=SHARED_CROP, ge=0,
@@ -58,23 +58,24 @@ class PhotometricConfig(NativeFrames, FarnebackParams):
     description=(
         "Photometric consistency = 1 / mean forward-backward end-point error (px) of optical flow "
         "between consecutive frames (WorldScore's AEPE, WorldArena's reciprocal and low-motion "
-        "penalty), at native rate and size. robojudge uses OpenCV Farneback flow on luma where the "
+        "penalty), at native rate and size. robojudge uses OpenCV's DIS flow on luma where the "
         "paper's pipeline uses (SEA-)RAFT on RGB, so values are not numerically the paper's."
     ),
     config=PhotometricConfig,
-    note=f"AEPE of {WORLDSCORE}, reciprocal score of {WORLDARENA}; Farneback flow instead of RAFT",
-    version="2",
+    note=f"AEPE of {WORLDSCORE}, reciprocal score of {WORLDARENA}; DIS flow instead of RAFT",
+    version="3",
 )
 def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     """Photometric Consistency (RoboPhys-3D App. B.1.5): higher means more self-consistent flow.
 
     The formula is :func:`robojudge.metrics.functional.photometric_consistency`: for each consecutive
-    pair, forward and backward Farneback flows give an AEPE; the score is ``1 / max(mean_t AEPE_t,
-    min_epe)``, the form whose bounds (0.1257-6.7899, WorldArena) Table 13 uses. As in WorldArena,
-    when the clip barely moves (soft dynamic degree at or below 0.1213) the score is multiplied by
-    it, so a frozen clip does not score as perfectly consistent. The floor ``min_epe`` (0.01 px, far below any
-    flow estimator's precision) keeps near-static clips finite: it caps the score at 100, well above
-    the normalization's upper bound. Raw AEPE is kept in ``details["aepe"]``.
+    pair, forward and backward optical flows (DIS by default) give an AEPE; the score is
+    ``1 / max(mean_t AEPE_t, min_epe)``, the form whose bounds (0.1257-6.7899, WorldArena) Table 13
+    uses. As in WorldArena, when the clip barely moves (soft dynamic degree at or below 0.1213) the
+    score is multiplied by it, so a frozen clip does not score as perfectly consistent. The floor
+    ``min_epe`` (0.01 px, far below any flow estimator's precision) keeps near-static clips finite: it
+    caps the score at 100, well above the normalization's upper bound. Raw AEPE is kept in
+    ``details["aepe"]``.
 
     Two inputs are left unscored (:mod:`robojudge.metrics._content`): a video in which nothing moves
     at all (the static penalty alone still gave it more than a clip with 2 px of AEPE), and one where

@@ -1,9 +1,9 @@
 """Motion quality from frames and classical optical flow (RoboPhys-3D App. B.1.4).
 
-The paper computes Dynamic Degree and Flow Score with RAFT; these ids use OpenCV's Farneback flow
-so they run with no weights. Values are therefore close in spirit but not numerically equal to
-RAFT-based ones. All three metrics read the item's video at its native rate and size in RGB by
-default (one decode per item, shared), as VBench and EvalCrafter do.
+The paper computes Dynamic Degree and Flow Score with RAFT; these ids use OpenCV's DIS flow
+(Farneback with ``estimator="farneback"``) so they run with no weights. Values are therefore close in
+spirit but not numerically equal to RAFT-based ones. All three metrics read the item's video at its
+native rate and size in RGB by default (one decode per item, shared), as VBench and EvalCrafter do.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from robojudge.metrics._flow_cache import flow_steps
 from robojudge.metrics._frames import NativeFrames, native_rgb
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
-from robojudge.metrics.flow import FarnebackParams
+from robojudge.metrics.flow import FarnebackParams, FlowEstimator
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
 
@@ -74,7 +74,7 @@ def mq_temporal_flickering(item: Item, config: NativeFrames) -> Score:
     return Score(value=value, details={"frames": len(frames), "max_step_mae": float(mae.max())})
 
 
-class DynamicDegreeConfig(NativeFrames, FarnebackParams):
+class DynamicDegreeConfig(NativeFrames, FlowEstimator, FarnebackParams):
     """VBench's dynamic-degree settings (frame stride for ~8 fps, top 5%, 6 px at 256 px, 4 per 16)."""
 
     target_fps: float = Field(default=8.0, gt=0, description="keep every round(fps / target_fps)-th frame")
@@ -88,13 +88,13 @@ class DynamicDegreeConfig(NativeFrames, FarnebackParams):
     family=Family.flow,
     inputs={Input.video},
     description=(
-        "VBench dynamic degree with Farneback flow: 1 if enough frame steps (4 per 16 frames, ~8 fps) "
+        "VBench dynamic degree with DIS optical flow: 1 if enough frame steps (4 per 16 frames, ~8 fps) "
         "have a top-5% flow magnitude above 6 px per 256 px of short side, else 0. Mean over videos = "
         "share of dynamic videos."
     ),
     config=DynamicDegreeConfig,
-    note=f"decision rule of {VBENCH}, with Farneback flow instead of RAFT",
-    version="2",
+    note=f"decision rule of {VBENCH}, with DIS flow instead of RAFT",
+    version="3",
 )
 def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     """VBench's Dynamic Degree per video, 0 or 1 (RoboPhys-3D App. B.1.4).
@@ -129,8 +129,8 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     )
 
 
-class FlowScoreConfig(NativeFrames, FarnebackParams):
-    """Native-resolution, every-frame Farneback flow."""
+class FlowScoreConfig(NativeFrames, FlowEstimator, FarnebackParams):
+    """Native-resolution, every-frame optical flow (DIS by default)."""
 
 
 @robophys_metric(
@@ -138,12 +138,12 @@ class FlowScoreConfig(NativeFrames, FarnebackParams):
     family=Family.flow,
     inputs={Input.video},
     description=(
-        "Mean Farneback optical-flow magnitude (px per frame) over all pixels and all consecutive "
+        "Mean optical-flow magnitude (DIS; px per frame) over all pixels and all consecutive "
         "frame pairs at native rate and size. Amount of motion."
     ),
     config=FlowScoreConfig,
-    note="EvalCrafter-style flow score, with Farneback flow instead of RAFT",
-    version="2",
+    note="EvalCrafter-style flow score, with DIS flow instead of RAFT",
+    version="3",
 )
 def mq_flow_score(item: Item, config: FlowScoreConfig) -> Score:
     """Flow Score (RoboPhys-3D App. B.1.4): ``mean_t 1/(HW) sum_p |F_t(p)|`` over consecutive frames.
