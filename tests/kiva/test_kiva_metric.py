@@ -162,3 +162,29 @@ def test_an_item_of_another_embodiment_is_refused_not_read_as_the_readers_robot(
     spec = get_metric("kiva")
     with pytest.raises(MetricInputError, match="item 'adroit01-oracle' is dexterous_hand"):
         spec.compute(_rollout(kiva_suite, "adroit01-oracle"), spec.make_config({"reader": str(tiny_reader)}))
+
+
+@pytest.mark.slow
+def test_scoring_in_a_process_where_mujoco_has_rendered_does_not_crash(tiny_reader, kiva_suite, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    # Rendering through EGL, then importing torch's compiler package (which switching to deterministic
+    # kernels does), crashes a process; reading a video must not need that switch.
+    script = f"""
+import math
+from robojudge.suite.sim import make_sim_suite
+make_sim_suite({str(tmp_path / "sim")!r}, episodes=1, size=32, views=1, profiles=("oracle",), workers=1)
+from robojudge.metrics import get_metric
+from robojudge.suite import load_suite
+spec = get_metric("kiva")
+item = load_suite({str(kiva_suite)!r}).by_id("fetch00-oracle")
+score = spec.compute(item, spec.make_config({{"reader": {str(tiny_reader)!r}}}))
+assert not math.isnan(score.value), score.details
+print("scored", score.value)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "MUJOCO_GL": "egl"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "scored" in done.stdout

@@ -180,7 +180,7 @@ def read_frames(reader: Reader, frames: np.ndarray, fps: float) -> Tracks:
     h, w = frames.shape[1:3]
     s = reader.size
     small = np.stack([cv2.resize(f, (s, s), interpolation=cv2.INTER_AREA) for f in frames])
-    with deterministic(int(reader.meta["config"].get("threads", 1))):
+    with deterministic(int(reader.meta["config"].get("threads", 1)), kernels=False):
         pos, prob = predict(reader.net, small, int(reader.meta["config"]["context"]))
     pos = pos * np.array([w / s, h / s])
     return Tracks(pos, prob > 0.5, prob, fps, w, h)

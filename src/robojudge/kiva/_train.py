@@ -30,16 +30,23 @@ Progress = Callable[[int, int, float], None]
 
 
 @contextmanager
-def deterministic(threads: int) -> Iterator[None]:
-    """Deterministic kernels and a fixed thread count for the duration, restored afterwards."""
+def deterministic(threads: int, kernels: bool = True) -> Iterator[None]:
+    """A fixed thread count and, with ``kernels``, deterministic kernels, restored afterwards.
+
+    Reading needs no kernel switch (CPU inference kernels are deterministic at a fixed thread count), and
+    leaving it out keeps torch's compiler package unimported while scoring: in a process where MuJoCo
+    has rendered through EGL, that import crashes.
+    """
     was_det = torch.are_deterministic_algorithms_enabled()
     was_threads = torch.get_num_threads()
-    torch.use_deterministic_algorithms(True)
+    if kernels:
+        torch.use_deterministic_algorithms(True)
     torch.set_num_threads(threads)
     try:
         yield
     finally:
-        torch.use_deterministic_algorithms(was_det)
+        if kernels:
+            torch.use_deterministic_algorithms(was_det)
         torch.set_num_threads(was_threads)
 
 
@@ -139,7 +146,7 @@ def keypoint_error(net: KeypointReader, data: Sequence[EpisodeData], cfg: TrainC
     frame's diagonal, so it reads the same at any video size.
     """
     errs = []
-    with deterministic(cfg.threads):
+    with deterministic(cfg.threads, kernels=False):
         for d in data:
             pos, _ = predict(net, d.frames, cfg.context)
             errs.append(np.linalg.norm(pos - d.keypoints, axis=-1)[d.visible])
