@@ -16,6 +16,8 @@ if _MISSING and not os.environ.get("CI"):
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
+from _scene_checks import check_physical_failures  # noqa: E402
+
 from robojudge.suite import load_suite, validate_manifest  # noqa: E402
 from robojudge.suite.sim import make_sim_suite  # noqa: E402
 from robojudge.video import sample_frames  # noqa: E402
@@ -189,50 +191,8 @@ def test_building_twice_gives_identical_files(aloha_suite: Path, tmp_path: Path)
 
 
 @pytest.mark.slow
-def test_every_failure_type_applies_to_the_relay(env: object) -> None:
-    """Every default physical failure can be planted on an ALOHA episode and shows in the render."""
-    from robojudge.suite.sim._build import _state_arrays
-    from robojudge.suite.sim._failures import PA_TYPES, Editor, applicable
-    from robojudge.suite.sim._policy import faithful_episode, object_positions
-    from robojudge.suite.sim._render import SceneRenderer
-
-    model = env.model  # type: ignore[attr-defined]
-    ep = faithful_episode(env, "transfer_cube", np.random.default_rng(2), 2)
-    r = SceneRenderer(model, "transfer_cube", 24, 1)
-    default_pa = [k for k in applicable("transfer_cube", PA_TYPES) if k not in _kinematic_types()]
-    assert len(default_pa) == 11
-    try:
-        for i, kind in enumerate(default_pa):
-            ed = Editor(model, ep, object_positions(model, ep, "box"))
-            f = ed.apply(kind, 0.8, np.random.default_rng(i))
-            _, raw = r.render(ed.plan, ep.layout.goal)
-            st = _state_arrays(raw, ep, r, ed.plan, ep.layout.goal)
-            a, b = f.start, f.stop
-            pos = st["object_pos"][:, 0]
-            if kind == "teleport":
-                assert np.linalg.norm(np.diff(pos, axis=0), axis=1).max() > 0.04
-            elif kind in ("vanish", "appear"):
-                assert not st["object_visible"][a:b, 0].any()
-            elif kind == "duplicate":
-                assert st["object_visible"][a:b, 2].all()
-            elif kind == "interpenetration":
-                assert (pos[a:b, 2] < 0.02 - 0.01).any()
-            elif kind == "telekinesis":
-                assert np.linalg.norm(pos[a:b] - pos[0], axis=1).max() > 0.02
-            elif kind == "floating":  # both grippers open while the cube keeps moving
-                assert st["gripper_opening"][a:b].min() > 0.07
-            elif kind == "frozen":
-                assert np.array_equal(st["joint_pos"][a], st["joint_pos"][b - 1])
-    finally:
-        r.close()
-
-
-def _kinematic_types() -> tuple[str, ...]:
-    try:
-        from robojudge.suite.sim._kinematic import KINEMATIC_TYPES
-    except ImportError:  # before the kinematic failures exist
-        return ()
-    return tuple(KINEMATIC_TYPES)
+def test_every_failure_type_applies_to_the_relay() -> None:
+    check_physical_failures("transfer_cube", seed=2)
 
 
 def test_scene_names_are_checked() -> None:

@@ -15,6 +15,8 @@ if importlib.util.find_spec("mujoco") is None and not os.environ.get("CI"):
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
+from _scene_checks import check_physical_failures  # noqa: E402
+
 from robojudge.suite import load_suite, validate_manifest  # noqa: E402
 from robojudge.suite.sim import make_sim_suite  # noqa: E402
 from robojudge.video import sample_frames  # noqa: E402
@@ -128,3 +130,8 @@ def test_building_twice_gives_identical_files(panda_suite: Path, tmp_path: Path)
 
     a, b = fingerprint(panda_suite), fingerprint(_build(tmp_path))
     assert len(a) > 10 and a == b
+
+
+@pytest.mark.slow
+def test_every_failure_type_applies_to_the_pick_and_place() -> None:
+    check_physical_failures("panda_pick_and_place", seed=3, size=16)
