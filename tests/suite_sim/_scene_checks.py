@@ -10,15 +10,11 @@ def check_physical_failures(scene: str, seed: int, size: int = 24) -> None:
     it, and check the state arrays show it."""
     from robojudge.suite.sim._build import _state_arrays
     from robojudge.suite.sim._failures import PA_TYPES, Editor, applicable
+    from robojudge.suite.sim._kinematic import KINEMATIC_TYPES
     from robojudge.suite.sim._policy import faithful_episode, object_positions
     from robojudge.suite.sim._render import SceneRenderer
     from robojudge.suite.sim._scenes import make_env
     from robojudge.suite.sim._scenes import scene as scene_info
-
-    try:
-        from robojudge.suite.sim._kinematic import KINEMATIC_TYPES
-    except ImportError:  # before the kinematic failures existed
-        KINEMATIC_TYPES = ()
 
     info = scene_info(scene)
     env = make_env(scene, size)
