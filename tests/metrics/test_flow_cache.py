@@ -107,8 +107,9 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 def test_cached_steps_equal_the_functional_forms():
     gray = _frozen(np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in clean_frames()]))
-    steps = _flow_cache.flow_steps(gray, F.FARNEBACK, crop=30)
+    steps = _flow_cache.flow_steps(gray, F.FARNEBACK, crop=30, warp=True)
     assert steps is _flow_cache.flow_steps(gray, F.FARNEBACK)  # no crop asked: the entry with one serves
+    assert steps.warp_residual is not None
     assert steps.warp_residual.tolist() == F.warp_residuals(gray).tolist()
     assert steps.mean_magnitude.tolist() == F.motion_magnitudes(gray).tolist()
     assert steps.top_magnitude.tolist() == F.dynamic_steps(gray, 0.05, F.FARNEBACK).tolist()
@@ -119,7 +120,9 @@ def test_cached_steps_equal_the_functional_forms():
     expected = F.photometric_from_steps(steps, min(gray.shape[1:]))
     assert F.photometric_consistency(gray, flow=F.FARNEBACK) == expected
     dis = _flow_cache.flow_steps(gray, F.NATIVE_FLOW, crop=30)  # the native trio's default estimator
-    assert dis is not steps
+    assert dis is not steps and dis.warp_residual is None  # nobody asked for the warp residuals
+    with_warp = _flow_cache.flow_steps(gray, F.NATIVE_FLOW, crop=30, warp=True)  # a new entry has them
+    assert with_warp is not dis and with_warp.warp_residual is not None
     assert dis.mean_magnitude.tolist() == F.motion_magnitudes(gray, F.NATIVE_FLOW).tolist()
     assert dis.top_magnitude.tolist() == F.dynamic_steps(gray, 0.05).tolist()
     assert F.photometric_consistency(gray) == F.photometric_from_steps(dis, min(gray.shape[1:]))

@@ -67,10 +67,11 @@ class _Steps:
         self.entries: list[F.FlowSteps] = []
         self.lock = threading.Lock()
 
-    def find(self, top_fraction: float, crop: int | None) -> F.FlowSteps | None:
+    def find(self, top_fraction: float, crop: int | None, warp: bool) -> F.FlowSteps | None:
         with self.lock:
             for e in self.entries:
-                if e.top_fraction == top_fraction and (crop is None or e.crop == crop):
+                if (e.top_fraction == top_fraction and (crop is None or e.crop == crop)
+                        and (not warp or e.warp_residual is not None)):
                     return e
         return None
 
@@ -89,20 +90,22 @@ def _settings_key(s: F.FarnebackSettings, shape: tuple[int, ...]) -> tuple[objec
 
 
 def flow_steps(gray: np.ndarray, settings: F.FarnebackSettings = F.FARNEBACK, *, top_fraction: float = 0.05,
-               crop: int | None = None, share_backward: bool = False) -> F.FlowSteps:
+               crop: int | None = None, share_backward: bool = False, warp: bool = False) -> F.FlowSteps:
     """:func:`robojudge.metrics.functional.flow_steps` of ``gray``, computed once per array and request.
 
     A cached entry serves a request with the same settings and ``top_fraction`` whose ``crop`` it has
-    (any entry when ``crop`` is None). ``share_backward``: see the module docstring. Other settings or
+    (any entry when ``crop`` is None) and, with ``warp``, the warp residuals (the two RoboJudge flow
+    metrics both ask for them, so they share one entry; the native-size trio reads none).
+    ``share_backward``: see the module docstring. Other settings or
     parameters compute their own flows; values never depend on what was cached, only time does.
     """
     store = derived(gray, ("flow_steps", _settings_key(settings, gray.shape)), _Steps)
-    hit = store.find(top_fraction, crop)
+    hit = store.find(top_fraction, crop, warp)
     if hit is not None:
         return hit
     if (crop is None and share_backward and _BACKWARD_EXPECTED.get() and top_fraction == PHOTOMETRIC_TOP
             and frozen(gray) and min(gray.shape[1:3]) > SHARED_CROP):
         crop = SHARED_CROP
-    steps = F.flow_steps(gray, settings, top_fraction=top_fraction, crop=crop)
+    steps = F.flow_steps(gray, settings, top_fraction=top_fraction, crop=crop, warp=warp)
     store.add(steps)
     return steps

