@@ -11,6 +11,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 SIZE = 64  # video pixels
 EPISODES = 5  # Fetch pick-and-place x2, push, slide; one ADROIT episode (not the reader's robot)
+JITTER = "jitter_only"
 
 #: The reader the tests train: 32 px frames, 8 channels, 12 epochs (seconds on one core).
 TINY = {"size": 32, "width": 8, "epochs": 12, "batch_size": 32, "lr": 5e-3, "holdout": 0.25}
@@ -19,12 +20,17 @@ TINY = {"size": 32, "width": 8, "epochs": 12, "batch_size": 32, "lr": 5e-3, "hol
 @pytest.fixture(scope="session")
 def kiva_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("mujoco")
-    from robojudge.suite.sim import make_sim_suite
+    from robojudge.suite.sim import Profile, make_sim_suite
+
+    # Besides faithful rollouts, each episode once with severe joint jitter planted (K3's kinematic
+    # failures): rollouts with failures never train the reader, so they are KIVA's planted test cases.
+    jitter = Profile(JITTER, 1.0, (1, 1), (0.9, 1.0), ("jitter",), 0.0, (0.1, 0.1), (), "severe jitter only")
 
     # Two worker processes, never this one: after MuJoCo has rendered through EGL here, torch's import of
     # its compiler package (torch.use_deterministic_algorithms loads it) crashes the process.
     out = tmp_path_factory.mktemp("kiva_suite")
-    return make_sim_suite(out, seed=0, episodes=EPISODES, views=1, size=SIZE, profiles=("oracle",), workers=2)
+    return make_sim_suite(out, seed=0, episodes=EPISODES, views=1, size=SIZE, profiles=("oracle", jitter),
+                          workers=2)
 
 
 @pytest.fixture(scope="session")

@@ -188,3 +188,24 @@ print("scored", score.value)
                           env={**os.environ, "MUJOCO_GL": "egl"})
     assert done.returncode == 0, done.stderr[-3000:]
     assert "scored" in done.stdout
+
+
+@pytest.mark.slow
+def test_kiva_flags_the_segments_where_the_simulator_planted_severe_jitter(tiny_reader, kiva_suite):
+    from conftest import JITTER
+
+    spec = get_metric("kiva")
+    cfg = spec.make_config({"reader": str(tiny_reader)})
+    scored: dict[str, list[dict]] = {"Good": [], "Medium": [], "Bad": []}
+    for item in load_suite(kiva_suite).items:
+        if item.generator != JITTER or item.embodiment.value != "gripper":
+            continue
+        segs = spec.compute(item, cfg).details["segments"]
+        for seg, planted in zip(segs, item.meta["segments"], strict=True):
+            assert (seg["start"], seg["stop"]) == (planted["start"], planted["stop"])
+            scored[planted["verdict"]].append(seg)
+    bad, good = scored["Bad"], scored["Good"]
+    assert len(bad) >= 4 and len(good) >= 4
+    assert all(s["invalid"] and s["jerk_invalid"] for s in bad), bad
+    assert min(s["score"] for s in bad) > np.median([s["score"] for s in good])
+    assert np.mean([s["invalid"] for s in good]) <= 1 / 3, good
