@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 
 
@@ -24,9 +25,18 @@ def frame_differences(frames: np.ndarray) -> np.ndarray:
         raise ValueError(f"expected (T, H, W) or (T, H, W, C) frames, got shape {frames.shape}")
     if len(frames) < 2:
         raise ValueError(f"needs at least 2 frames, got {len(frames)}")
-    # int16 holds every difference of two uint8 values exactly; float math would only add rounding.
-    diffs = np.abs(np.diff(frames.astype(np.int16), axis=0))
-    per_step: np.ndarray = diffs.reshape(diffs.shape[0], -1).mean(axis=1)
+    # One pair at a time: |a - b| of uint8 frames is exact in uint8 (cv2.absdiff saturates nothing
+    # here), its sum exact in int64, and sum / size the same float64 as the mean of the differences.
+    # A whole-clip int16 copy would take 2 bytes per pixel of the clip, three times over.
+    size = frames[0].size
+    per_step = np.empty(len(frames) - 1)
+    fast = frames.dtype == np.uint8 and frames[0].flags.c_contiguous
+    for t in range(len(frames) - 1):
+        a, b = frames[t], frames[t + 1]
+        if fast:
+            per_step[t] = int(cv2.absdiff(a, b).sum(dtype=np.int64)) / size
+        else:  # other dtypes as before: int16 differences (exact for uint8-ranged values)
+            per_step[t] = np.abs(b.astype(np.int16) - a.astype(np.int16)).mean()
     return per_step
 
 
