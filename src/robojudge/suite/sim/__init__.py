@@ -1,7 +1,8 @@
 """A simulator-grounded suite: MuJoCo episodes, a calibrated camera rig, privileged state, planted failures.
 
 Real episodes come from gymnasium-robotics scenes (Fetch pick-and-place for a parallel-jaw gripper,
-ADROIT relocate for a dexterous hand) driven by scripted policies and rendered offscreen. Stand-in
+ADROIT relocate for a dexterous hand; opt-in, a bimanual ALOHA and a Franka Panda, see
+``make_sim_suite(scenes=...)``) driven by scripted policies and rendered offscreen. Stand-in
 "generators" re-render each episode from edited state sequences with known failures, and reference
 labels are derived from those failures by a documented rule (``labels.rater == "planted"``).
 See docs/sim_suite.md. Needs the ``sim`` extra; MuJoCo is imported only when a function runs.

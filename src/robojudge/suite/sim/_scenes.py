@@ -1,6 +1,6 @@
 """Scenes: gymnasium-robotics MuJoCo models, extended with a camera rig, a distractor and spare bodies.
 
-Four scenes (keyed by task) on two embodiments are supported:
+Six scenes (keyed by task) on three embodiments are supported, the last two only when asked for:
 
 * ``pick_and_place``, ``push``, ``slide`` (embodiment ``gripper``): the Fetch arm with its parallel-jaw
   gripper, from ``FetchPickAndPlace``, ``FetchPush`` and ``FetchSlide`` (gymnasium-robotics). Push and
