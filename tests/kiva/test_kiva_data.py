@@ -105,3 +105,43 @@ def test_links_come_from_the_spec_or_are_measured_as_pairs_of_constant_distance(
     pts = np.stack([np.zeros_like(elbow), elbow, tip], axis=1)
     assert measured_links([pts]) == [(0, 1), (1, 2)]
     assert measured_links([pts * 0.05]) == []  # 1.5 and 1 cm: shorter than 2 cm
+
+
+def _toml_list(values) -> str:
+    return "[" + ", ".join(json.dumps(v) if isinstance(v, str) else _toml_list(v) for v in values) + "]"
+
+
+@pytest.mark.slow
+def test_a_recording_gets_its_keypoints_from_joint_states_calibration_and_robot_spec(kiva_suite, tmp_path):
+    """A Fetch reference episode presented as a real recording: forward kinematics of its joint states,
+    projected with its camera, must land where the simulator put the keypoints."""
+    from robojudge.kiva import TrainConfig, train_reader
+    from robojudge.robots import builtin_robot
+
+    ref = kiva_suite.parent / "reference" / "fetch00.mp4"
+    with np.load(ref.with_suffix(".npz")) as z:
+        state = {k: z[k] for k in ("K", "R", "t", "keypoints_2d", "keypoints_visible")}
+    spec = builtin_robot("fetch")
+    (tmp_path / "fetch.toml").write_text(
+        f"name = \"fetch\"\nmodel = {json.dumps(str(spec.model))}\nkeypoints = {_toml_list(spec.keypoints)}\n"
+        f"links = {_toml_list(spec.links)}\njoints = {_toml_list(spec.joints)}\n")
+    cam = {"K": state["K"][0].tolist(), "R": state["R"][0, 0].tolist(), "t": state["t"][0, 0].tolist(),
+           "size": [64, 64]}
+    (tmp_path / "calib.json").write_text(json.dumps({"cam0": cam}))
+    row = {"item_id": "lab-0", "video": str(ref), "embodiment": "gripper", "regime": "real",
+           "robot": str(tmp_path / "fetch.toml"), "joint_states": str(ref.with_suffix(".npz")),
+           "calibration": str(tmp_path / "calib.json")}
+    manifest = tmp_path / "real.jsonl"
+    generated = {**row, "item_id": "gen-0", "generator": "wm"}
+    manifest.write_text(json.dumps(row) + "\n" + json.dumps(generated) + "\n")
+    episodes, names = episodes_from_manifest(manifest, spec.keypoints)
+    assert [e.name for e in episodes] == ["lab-0"]  # the generated video's joints are not what it shows
+    assert episodes[0].state is None and episodes[0].recording is not None
+    data = load_episode(episodes[0], names, size=64)
+    truth, seen = state["keypoints_2d"][:, 0], state["keypoints_visible"][:, 0]
+    assert np.abs(data.keypoints[seen] - truth[seen]).max() < 0.05
+    assert (data.visible | ~seen).all()  # no depth here: every keypoint the simulator saw is visible
+    cfg = TrainConfig(size=32, width=8, epochs=1, holdout=0)
+    meta = train_reader(manifest, "fetch", tmp_path / "reader", cfg)
+    assert sorted(meta["data"]["files"]) == sorted(str(p) for p in episodes[0].files)
+    assert len(meta["data"]["files"]) == 4 and meta["episodes"]["train"] == ["lab-0"]

@@ -7,6 +7,12 @@ sits beside them (``reference/<clip>.npz``) and the rollouts with a state file a
 (``meta.failures`` empty): a faithful rollout's keypoints are the true ones of what it shows. Both are
 read in the item's ``main_view`` (the first view when it names none): a reference video shows the main
 view, as the simulator suite writes it.
+
+A recorded episode without such a state file (an item with ``robot``, ``joint_states`` and
+``calibration``, no ``generator`` and no planted failure; docs/manifest.md) gets its keypoints from
+forward kinematics of its joint states, projected into its main view's calibrated camera
+(:mod:`robojudge.robots`). Without depth, a keypoint counts as visible when it projects inside the frame
+(occlusion is not known).
 """
 
 from __future__ import annotations
@@ -31,6 +37,16 @@ class KivaDataError(ValueError):
 
 
 @dataclass(frozen=True)
+class Recording:
+    """Where a recorded episode's keypoints come from: its robot spec, joint states and camera."""
+
+    robot: Path
+    joint_states: Path
+    calibration: Path
+    view: str | None
+
+
+@dataclass(frozen=True)
 class Episode:
     """One video with forward-kinematics keypoints for its frames.
 
@@ -39,19 +55,29 @@ class Episode:
         group: The clip the episode shows; a reference and its rollouts share it and are never split
             between training and held-out data.
         video: The main view's video file.
-        state: Its state file.
+        state: Its state file (``None`` for a recording read through forward kinematics).
         view: Which view of the state file's arrays the video is.
         reference: Whether it is a reference (real) episode.
         embodiment: The manifest item's ``embodiment`` field, if it has one.
+        recording: For a recording: spec, joint states and calibration.
     """
 
     name: str
     group: str
     video: Path
-    state: Path
+    state: Path | None
     view: int
     reference: bool
     embodiment: str | None = None
+    recording: Recording | None = None
+
+    @property
+    def files(self) -> list[Path]:
+        """Every file the episode's frames and keypoints are read from."""
+        if self.recording is None:
+            return [self.video, *([self.state] if self.state else [])]
+        r = self.recording
+        return [self.video, r.robot, r.joint_states, r.calibration]
 
 
 @dataclass
@@ -106,6 +132,16 @@ def collect_episodes(
     wanted = list(keypoints) if keypoints is not None else None
     for item in items:
         group = item.clip_id or item.item_id
+        kind = item.embodiment.value if item.embodiment is not None else None
+        if rollouts and _is_recording(item):
+            names = _spec_keypoints(item)
+            if wanted is None:
+                wanted = names
+            if set(wanted) <= set(names):
+                assert item.robot and item.joint_states and item.calibration  # _is_recording
+                rec = Recording(Path(item.robot), Path(item.joint_states), Path(item.calibration),
+                                item.main_view)
+                others.append(Episode(item.item_id, group, Path(item.video), None, 0, False, kind, rec))
         candidates: list[tuple[str, Path, Path, bool]] = []
         if item.reference_video:
             ref = Path(item.reference_video)
@@ -123,13 +159,70 @@ def collect_episodes(
             if not set(wanted) <= set(names):
                 continue
             view = _view_index(views, item.main_view, state)
-            kind = item.embodiment.value if item.embodiment is not None else None
             ep = Episode(name, group, video, state, view, is_ref, kind)
             if is_ref:
                 refs[str(video)] = ep
             else:
                 others.append(ep)
     return [*refs.values(), *others], list(wanted or [])
+
+
+def _is_recording(item: Item) -> bool:
+    # A generated video's joint states are those it was conditioned on, not what it shows.
+    has_keypoints = item.state is not None and _state_names(Path(item.state)) is not None
+    return bool(item.robot and item.joint_states and item.calibration and not item.generator
+                and not item.meta.get("failures") and not has_keypoints)
+
+
+def _spec_keypoints(item: Item) -> list[str]:
+    from robojudge.robots import read_robot_spec
+
+    try:
+        return list(read_robot_spec(str(item.robot)).keypoints)
+    except ValueError as exc:
+        raise KivaDataError(f"item {item.item_id!r} field robot: {exc}") from None
+
+
+def recording_keypoints(rec: Recording, name: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Keypoint names, ``(T, K, 2)`` pixels and ``(T, K)`` visibility in the recording's view, and the
+    ``(T, K, 3)`` world positions, by forward kinematics of its joint states.
+
+    Raises:
+        KivaDataError: The spec, joint states or calibration cannot be used (naming the episode).
+    """
+    from robojudge.robots import forward_kinematics, load_calibration, load_joint_states, load_robot_spec
+
+    try:
+        spec = load_robot_spec(rec.robot)
+        kp3 = forward_kinematics(spec, load_joint_states(rec.joint_states, spec.joints))
+        cams = load_calibration(rec.calibration)
+    except ValueError as exc:
+        raise KivaDataError(f"episode {name!r}: {exc}") from None
+    if rec.view in cams:
+        cam = cams[rec.view]
+    elif len(cams) == 1:
+        cam = next(iter(cams.values()))
+    else:
+        raise KivaDataError(f"{rec.calibration}: no camera for view {rec.view!r} (has {sorted(cams)})")
+    uv, vis = cam.project(kp3)
+    return list(spec.keypoints), np.nan_to_num(uv, nan=-1.0), vis, kp3
+
+
+def episode_keypoints_3d(ep: Episode, names: Sequence[str]) -> np.ndarray:
+    """``(T, K, 3)`` world positions of ``names`` in an episode (for measuring rigid links).
+
+    Raises:
+        KivaDataError: A state file without ``keypoints_3d``.
+    """
+    if ep.recording is not None:
+        stored, _, _, kp3 = recording_keypoints(ep.recording, ep.name)
+        return kp3[:, [stored.index(k) for k in names]]
+    assert ep.state is not None
+    with np.load(ep.state) as z:
+        if "keypoints_3d" not in z.files:
+            raise KivaDataError(f"{ep.state}: field keypoints_3d is missing; name the links in a robot spec")
+        stored = [str(x) for x in z["keypoint_names"]]
+        return np.asarray(z["keypoints_3d"])[:, [stored.index(k) for k in names]]
 
 
 def episodes_from_manifest(
@@ -145,7 +238,8 @@ def episodes_from_manifest(
         want = f" with the keypoints {list(keypoints)}" if keypoints is not None else ""
         raise KivaDataError(
             f"{manifest}: no reference video with a state file beside it, nor faithful rollout with a state "
-            f"file, holds {', '.join(STATE_KEYS)}{want}"
+            f"file, holds {', '.join(STATE_KEYS)}{want}; nor is any item a recording with robot, "
+            "joint_states and calibration"
         )
     return episodes, names
 
@@ -161,6 +255,21 @@ def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeDat
     sampled = sample_frames(ep.video, fps=None, max_frames=None)
     frames = sampled.frames
     h, w = frames.shape[1:3]
+    names, kp2, vis = _targets(ep)
+    idx = [names.index(k) for k in keypoints]
+    n = min(len(frames), len(kp2))
+    kp = kp2[:n][:, idx] * np.array([size / w, size / h], np.float32)
+    seen = vis[:n][:, idx] & np.all((kp >= 0) & (kp < size), axis=-1)
+    small = np.stack([cv2.resize(f, (size, size), interpolation=cv2.INTER_AREA) for f in frames[:n]])
+    return EpisodeData(ep, small, kp.astype(np.float32), seen, (w, h), float(sampled.source_fps))
+
+
+def _targets(ep: Episode) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Keypoint names, ``(T, K, 2)`` pixels and ``(T, K)`` visibility of the episode's view."""
+    if ep.recording is not None:
+        names, uv, vis, _ = recording_keypoints(ep.recording, ep.name)
+        return names, uv.astype(np.float32), vis
+    assert ep.state is not None
     with np.load(ep.state) as z:
         names = [str(x) for x in z["keypoint_names"]]
         kp2 = np.asarray(z["keypoints_2d"], dtype=np.float32)
@@ -170,12 +279,7 @@ def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeDat
             f"{ep.state}: field keypoints_2d must be (T, views, {len(names)}, 2) and keypoints_visible "
             f"(T, views, {len(names)}); got {kp2.shape} and {vis.shape}"
         )
-    idx = [names.index(k) for k in keypoints]
-    n = min(len(frames), len(kp2))
-    kp = kp2[:n, ep.view][:, idx] * np.array([size / w, size / h], np.float32)
-    seen = vis[:n, ep.view][:, idx] & np.all((kp >= 0) & (kp < size), axis=-1)
-    small = np.stack([cv2.resize(f, (size, size), interpolation=cv2.INTER_AREA) for f in frames[:n]])
-    return EpisodeData(ep, small, kp.astype(np.float32), seen, (w, h), float(sampled.source_fps))
+    return names, kp2[:, ep.view], vis[:, ep.view]
 
 
 def file_sha256(path: Path) -> str:
@@ -187,10 +291,11 @@ def file_sha256(path: Path) -> str:
 
 
 def data_fingerprint(episodes: Sequence[Episode]) -> dict[str, object]:
-    """SHA-256 of every video and state file used, and one hash over them all (names and contents)."""
+    """SHA-256 of every file used (videos, state files; a recording's spec, joint states and calibration),
+    and one hash over their contents."""
     files: dict[str, str] = {}
     for ep in episodes:
-        for p in (ep.video, ep.state):
+        for p in ep.files:
             files.setdefault(str(p), file_sha256(p))
     overall = hashlib.sha256(json.dumps(sorted(files.values())).encode()).hexdigest()
     return {"sha256": overall, "files": files}

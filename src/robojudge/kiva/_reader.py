@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,9 @@ import torch
 
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import (
-    Episode,
     KivaDataError,
     data_fingerprint,
+    episode_keypoints_3d,
     episodes_from_manifest,
     load_episode,
 )
@@ -136,7 +135,7 @@ def train(
         links = [(pos[a], pos[b]) for a, b in bot.links]
         links_source = bot.source
     else:
-        links = measured_links([_keypoints_3d(e, names) for e in episodes if e.group in train_groups])
+        links = measured_links([episode_keypoints_3d(e, names) for e in episodes if e.group in train_groups])
         links_source = ("measured on the training episodes' 3D keypoints (distance within "
                         "0.5% of its mean on every frame, at least 2 cm)")
     net, losses = train_net(train_data, len(names), cfg, progress)
@@ -163,14 +162,6 @@ def train(
     }
     _write(Path(out), net.state_dict(), meta)
     return meta
-
-
-def _keypoints_3d(ep: Episode, names: Sequence[str]) -> np.ndarray:
-    with np.load(ep.state) as z:
-        if "keypoints_3d" not in z.files:
-            raise KivaDataError(f"{ep.state}: field keypoints_3d is missing; name the links in a robot spec")
-        stored = [str(x) for x in z["keypoint_names"]]
-        return np.asarray(z["keypoints_3d"])[:, [stored.index(k) for k in names]]
 
 
 def read_frames(reader: Reader, frames: np.ndarray, fps: float) -> Tracks:
