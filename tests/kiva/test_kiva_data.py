@@ -145,3 +145,7 @@ def test_a_recording_gets_its_keypoints_from_joint_states_calibration_and_robot_
     meta = train_reader(manifest, "fetch", tmp_path / "reader", cfg)
     assert sorted(meta["data"]["files"]) == sorted(str(p) for p in episodes[0].files)
     assert len(meta["data"]["files"]) == 4 and meta["episodes"]["train"] == ["lab-0"]
+    from robojudge.kiva import calibrate_reader
+
+    cal = calibrate_reader(tmp_path / "reader", manifest)  # a recording is a real video: it calibrates
+    assert cal["videos"] == [str(ref)] and cal["segments"] == 3

@@ -198,20 +198,22 @@ def calibrate(
     """Set a reader's thresholds from its robot's reference videos in ``manifest``; store and return them.
 
     The thresholds are ``percentile`` of the per-segment rigidity and jerk the reader measures on the
-    reference videos. With ``videos``, that many reference videos are drawn at random with ``seed``
-    (as the paper draws its calibration videos); without it, all are used. The same reader, references,
-    percentile, seed and count give the same thresholds.
+    reference videos and recordings (see :mod:`robojudge.kiva._data`). With ``videos``, that many of
+    them are drawn at random with ``seed`` (as the paper draws its calibration videos); without it, all
+    are used. The same reader, references, percentile, seed and count give the same thresholds.
 
     Raises:
         ReaderError: The reader cannot be loaded.
         KivaDataError: The manifest has no reference video of the reader's robot.
     """
     reader = load_reader(path)
-    episodes, _ = episodes_from_manifest(manifest, reader.meta["keypoints"], rollouts=False)
-    refs = sorted((e for e in episodes if e.reference), key=lambda e: str(e.video))
+    episodes, _ = episodes_from_manifest(manifest, reader.meta["keypoints"])
+    # Real videos only: references, and recordings (real by definition); never rollouts.
+    refs = sorted((e for e in episodes if e.reference or e.recording is not None), key=lambda e: str(e.video))
     if not refs:
         robot = reader.meta["robot"]
-        raise KivaDataError(f"{manifest}: no reference video of robot {robot!r} has a state file beside it")
+        raise KivaDataError(f"{manifest}: no reference video (with a state file beside it) nor recording of "
+                            f"robot {robot!r}")
     if videos is not None and videos < len(refs):
         pick = np.random.default_rng(seed).choice(len(refs), size=videos, replace=False)
         refs = [refs[i] for i in sorted(pick)]
