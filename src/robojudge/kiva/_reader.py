@@ -36,7 +36,7 @@ from robojudge.kiva._score import (
     percentile_thresholds,
     segment_values,
 )
-from robojudge.kiva._train import Progress, deterministic, keypoint_error, split_groups, train_net
+from robojudge.kiva._train import Progress, keypoint_error, split_groups, train_net
 from robojudge.video import sample_frames
 
 CHECKPOINT = "reader.pt"
@@ -171,8 +171,9 @@ def read_frames(reader: Reader, frames: np.ndarray, fps: float) -> Tracks:
     h, w = frames.shape[1:3]
     s = reader.size
     small = np.stack([cv2.resize(f, (s, s), interpolation=cv2.INTER_AREA) for f in frames])
-    with deterministic(int(reader.meta["config"].get("threads", 1)), kernels=False):
-        pos, prob = predict(reader.net, small, int(reader.meta["config"]["context"]))
+    # No deterministic-kernel switch here: its import of torch's compiler crashes a process where MuJoCo
+    # has rendered through EGL, and CPU inference needs none. torch's thread count is left as it is.
+    pos, prob = predict(reader.net, small, int(reader.meta["config"]["context"]))
     pos = pos * np.array([w / s, h / s])
     return Tracks(pos, prob > 0.5, prob, fps, w, h)
 
