@@ -15,6 +15,8 @@ every metric finds motion, corners and features.
 * ``small``: 145 frames, 752x416, 24 fps.
 
 ``--max-frames`` shortens every clip (a quick run on a busy machine); the figures then say so.
+``--max-side N`` scores as ``robojudge score --max-side N`` does (the metrics defined at native size
+read frames whose longer side is at most N px).
 
 Metric set: every registered metric with provider ``computed`` whose only input is the video (what
 ``robojudge score --metrics all`` runs on a video-only suite without weights), run as the runner
@@ -54,8 +56,8 @@ import av
 import cv2
 import numpy as np
 
-from robojudge.metrics import Input, Provider, list_metrics
-from robojudge.run import LocalProcessExecutor, MetricRequest, Task, compute_task, score_items
+from robojudge.metrics import FrameOptions, Input, Provider, list_metrics, takes_frame_options
+from robojudge.run import LocalProcessExecutor, MetricRequest, Task, build_requests, compute_task, score_items
 from robojudge.run._score import schedule
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -163,9 +165,14 @@ def main() -> int:
     ap.add_argument("--max-frames", type=int, default=None)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--suite", type=int, default=0)
+    ap.add_argument("--max-side", type=int, default=None,
+                    help="score with robojudge score --max-side N (the metrics read at native size)")
     args = ap.parse_args()
     ids = video_only_ids()
-    reqs = [MetricRequest.build(m) for m in ids]
+    frames = FrameOptions(max_side=args.max_side)
+    reqs = build_requests(ids, frames=frames)
+    if frames:
+        print(f"--max-side {args.max_side} on: {', '.join(r.id for r in reqs if takes_frame_options(r.id))}")
     print(f"metrics ({len(ids)}): {', '.join(ids)}")
     for name in args.clips.split(","):
         path = make_clip(name, args.max_frames)
