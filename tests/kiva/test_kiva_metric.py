@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from collections import OrderedDict
@@ -173,6 +174,7 @@ def test_scoring_in_a_process_where_mujoco_has_rendered_does_not_crash(tiny_read
     # Rendering through EGL, then importing torch's compiler package (which switching to deterministic
     # kernels does), crashes a process; reading a video must not need that switch.
     script = f"""
+import json
 import math
 from robojudge.suite.sim import make_sim_suite
 make_sim_suite({str(tmp_path / "sim")!r}, episodes=1, size=32, views=1, profiles=("oracle",), workers=1)
@@ -209,3 +211,25 @@ def test_kiva_flags_the_segments_where_the_simulator_planted_severe_jitter(tiny_
     assert all(s["invalid"] and s["jerk_invalid"] for s in bad), bad
     assert min(s["score"] for s in bad) > np.median([s["score"] for s in good])
     assert np.mean([s["invalid"] for s in good]) <= 1 / 3, good
+
+
+@pytest.mark.slow
+def test_a_run_rescores_stored_kiva_results_when_the_named_reader_is_recalibrated(tiny_reader, kiva_suite,
+                                                                                   tmp_path):
+    from robojudge.kiva import calibrate_reader
+    from robojudge.run import score_suite
+
+    reader = tmp_path / "reader"
+    shutil.copytree(tiny_reader, reader)
+    rows = [json.loads(x) for x in kiva_suite.read_text().splitlines()]
+    manifest = kiva_suite.parent / "fetch00_only.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows if r["item_id"] == "fetch00-oracle"))
+    configs = {"kiva": {"reader": str(reader / "reader.pt")}}
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    first = score_suite(manifest, ["kiva"], db=db, configs=configs).summary
+    assert (first.ok, first.failed) == (1, 0), first.errors
+    again = score_suite(manifest, ["kiva"], db=db, configs=configs).summary
+    assert (again.skipped, again.ok) == (1, 0)
+    calibrate_reader(reader, kiva_suite, percentile=50)  # new thresholds in the same file
+    after = score_suite(manifest, ["kiva"], db=db, configs=configs).summary
+    assert (after.stale, after.ok) == (1, 1)
