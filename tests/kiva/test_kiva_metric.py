@@ -233,3 +233,24 @@ def test_a_run_rescores_stored_kiva_results_when_the_named_reader_is_recalibrate
     calibrate_reader(reader, kiva_suite, percentile=50)  # new thresholds in the same file
     after = score_suite(manifest, ["kiva"], db=db, configs=configs).summary
     assert (after.stale, after.ok) == (1, 1)
+
+
+@pytest.mark.slow
+def test_a_video_in_which_the_reader_sees_no_keypoint_is_unmeasurable(tiny_reader, kiva_suite, monkeypatch):
+    import robojudge.metrics.learned.kiva as kiva_module
+
+    real_read = kiva_module.read_frames
+
+    def blind_read(rdr, frames, fps):
+        tracks = real_read(rdr, frames, fps)
+        tracks.visible[:] = False
+        return tracks
+
+    monkeypatch.setattr(kiva_module, "read_frames", blind_read)
+    monkeypatch.setattr(kiva_module, "_TRACKS", OrderedDict())
+    for metric in PARTS:
+        spec = get_metric(metric)
+        score = spec.compute(_rollout(kiva_suite), spec.make_config({"reader": str(tiny_reader)}))
+        assert math.isnan(score.value)
+        assert "sees none of the robot's keypoints" in score.details["unscored_reason"]
+        assert score.details["keypoints_visible"] == 0.0
