@@ -2,10 +2,11 @@
 
 The runner records in every row the size at which its metric read the item's main video
 (``details["frame_size"]``, ``"WxH"``). Many metrics depend on it: the same clip gives
-``cc_photometric`` 0.81 at 1280x720 and 4.34 at 320x180. When the values of one metric configuration
-were computed at several sizes, a table that sets generators side by side compares their resolutions
-as much as their videos. The report lists such metrics, with the sizes per generator, and the sections
-that rank generators by metrics say so; ``robojudge score --size N`` recomputes them at one size.
+``cc_photometric`` 1.16 at 1280x720 and 1.77 at 320x180 (docs/metrics.md, "Native size"). When the
+values of one metric configuration were computed at several sizes, a table that sets generators side
+by side compares their resolutions as much as their videos. The report lists such metrics, with the
+sizes per generator, and the sections that rank generators by metrics say so; ``robojudge score
+--size N`` recomputes them at one size.
 
 This module holds the pure functions; the report section is :mod:`robojudge.report._size_section`.
 """
