@@ -24,9 +24,9 @@ def _error_line(name: str, err: dict[str, Any]) -> str:
 
 @app.command("train")
 def train_cmd(
-    episodes: Path = typer.Option(..., "--episodes", help="Manifest whose references (and faithful rollouts) "
-                                  "have state files with keypoints."),
-    robot: str = typer.Option(..., "--robot", help="Robot spec file, or a built-in robot (fetch, adroit)."),
+    episodes: Path = typer.Option(..., "--episodes", help="Manifest of reference videos with state files, "
+                                  "faithful rollouts and recordings (docs/kiva.md)."),
+    robot: str = typer.Option(..., "--robot", help="Robot spec file, or a built-in robot (fetch, ...)."),
     out: Path = typer.Option(..., "--out", help="Folder to write reader.pt and reader.json to."),
     size: int = typer.Option(64, help="Frames resized to SIZE x SIZE."),
     epochs: int = typer.Option(30, help="Passes over the training frames."),
@@ -48,16 +48,24 @@ def train_cmd(
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), console=console,
                    disable=quiet)
-    with bar:
-        task = bar.add_task("train", total=cfg.epochs, loss="-")
+    task = bar.add_task("train", total=cfg.epochs, loss="-")
 
-        def on_epoch(done: int, total: int, loss: float) -> None:
-            bar.update(task, completed=done, loss=f"{loss:.5f}")
+    started = False
 
-        try:
-            meta = train_reader(episodes, robot, out, cfg, on_epoch)
-        except (KivaDataError, ValueError, FileNotFoundError) as exc:
-            raise fail(str(exc)) from None
+    def on_epoch(done: int, total: int, loss: float) -> None:
+        nonlocal started
+        if not started:  # shown once training runs: data and robot problems are reported without a bar
+            bar.start()
+            started = True
+        bar.update(task, completed=done, loss=f"{loss:.5f}")
+
+    try:
+        meta = train_reader(episodes, robot, out, cfg, on_epoch)
+    except (KivaDataError, ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    finally:
+        if started:
+            bar.stop()
     console.print(f"reader: {out / 'reader.pt'} ({meta['robot']}, {len(meta['keypoints'])} keypoints, "
                   f"{len(meta['links'])} links; {meta['links_source']})", highlight=False)
     console.print(_error_line("held-out error", meta["held_out_error"]), highlight=False)
