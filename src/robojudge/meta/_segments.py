@@ -1,0 +1,295 @@
+"""Segment-level agreement of a score with ordinal verdicts (RoboWorM Table D4, Fig. D3).
+
+The truth here is a verdict per 16-frame segment (``Good``, ``Medium``, ``Bad``), mapped to a level
+that grows with how bad the segment is (:data:`VERDICT_LEVELS`: Good 0, Medium 1, Bad 2). Scores are
+taken **oriented so that higher means worse** (a lower-is-better metric as it is, a higher-is-better
+one negated; :func:`orient`), so a useful score correlates positively with the level.
+
+* :func:`segment_spearman`: Spearman's rho per group (embodiment), their mean (macro) and rho over all
+  segments pooled (micro). Unscored segments (NaN) are left out and counted.
+* :func:`three_band_agreement`: the paper's calibrated overlap. A video's level is the level of its worst
+  segment. Each draw takes ``per_level`` videos of every level as calibration videos, chooses the two cut
+  points that band the most of their segments at the right level (:func:`best_cuts`), bands every segment
+  of the other videos, and records the share whose band equals its level; an unscored segment counts as a
+  miss. Mean and percentile interval over the draws.
+* :func:`pool_bands`: macro and micro overlap of several groups' draws, draw by draw.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from robojudge.meta._agreement import FloatArray
+
+#: Level of each planted (or human) segment verdict: higher is worse.
+VERDICT_LEVELS: dict[str, int] = {"Good": 0, "Medium": 1, "Bad": 2}
+#: Frames per segment (RoboWorM and docs/sim_suite.md).
+SEGMENT_FRAMES = 16
+
+
+def verdict_levels(verdicts: Sequence[str], where: Sequence[str] | None = None) -> npt.NDArray[np.int64]:
+    """Levels of ``verdicts``; an unknown verdict raises ``ValueError`` naming its position (or ``where``)."""
+    out = np.empty(len(verdicts), dtype=np.int64)
+    for i, v in enumerate(verdicts):
+        if v not in VERDICT_LEVELS:
+            at = where[i] if where is not None else f"segment {i}"
+            raise ValueError(f"{at}: verdict {v!r} is not one of {sorted(VERDICT_LEVELS)}")
+        out[i] = VERDICT_LEVELS[v]
+    return out
+
+
+def orient(values: npt.ArrayLike, higher_is_better: bool) -> FloatArray:
+    """Values turned so that higher means worse (negated when the metric's higher is better)."""
+    x = np.asarray(values, dtype=np.float64)
+    return -x if higher_is_better else x
+
+
+def segment_spans(n_frames: int, length: int = SEGMENT_FRAMES) -> list[tuple[int, int]]:
+    """Consecutive ``(start, stop)`` spans of ``length`` frames from frame 0; a remainder is a shorter span.
+
+    A video shorter than ``length`` has one span, the whole video: the caller scores it or records why not
+    (:func:`too_short_reason`), never drops it.
+    """
+    if n_frames < 0 or length < 1:
+        raise ValueError(f"need n_frames >= 0 and length >= 1, got {n_frames} and {length}")
+    return [(s, min(s + length, n_frames)) for s in range(0, n_frames, length)]
+
+
+def too_short_reason(start: int, stop: int, minimum: int) -> str | None:
+    """Why a segment cannot be scored because it is short (None when it has at least ``minimum`` frames)."""
+    n = stop - start
+    if n >= minimum:
+        return None
+    return f"segment [{start}, {stop}) has {n} frames; scoring needs at least {minimum}"
+
+
+@dataclass(frozen=True)
+class Rho:
+    """Spearman's rho of one group of segments.
+
+    Attributes:
+        rho: Spearman's rho (NaN when fewer than 3 scored segments or either side is constant).
+        n: Segments scored.
+        unscored: Segments with no score (left out).
+    """
+
+    rho: float
+    n: int
+    unscored: int
+
+
+@dataclass(frozen=True)
+class SegmentRho:
+    """Spearman's rho per group, macro (mean of the groups' rho) and micro (all segments pooled)."""
+
+    groups: dict[str, Rho]
+    macro: float
+    micro: Rho
+
+
+def _rho(scores: FloatArray, levels: FloatArray) -> Rho:
+    ok = np.isfinite(scores)
+    x, y = scores[ok], levels[ok]
+    n = int(ok.sum())
+    if n < 3 or np.all(x == x[0]) or np.all(y == y[0]):
+        return Rho(math.nan, n, int((~ok).sum()))
+    return Rho(float(stats.spearmanr(x, y).statistic), n, int((~ok).sum()))
+
+
+def segment_spearman(scores: npt.ArrayLike, levels: npt.ArrayLike, groups: Sequence[str]) -> SegmentRho:
+    """Spearman's rho of oriented ``scores`` (higher = worse) against verdict ``levels``, per group.
+
+    Macro is the mean of the groups' rho over groups where it is defined (NaN when none is).
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    lv = np.asarray(levels, dtype=np.float64)
+    if s.shape != lv.shape or s.ndim != 1 or len(groups) != s.size:
+        raise ValueError(f"scores, levels and groups differ in length: {s.shape}, {lv.shape}, {len(groups)}")
+    g = np.asarray(groups, dtype=object)
+    per = {name: _rho(s[g == name], lv[g == name]) for name in sorted(set(groups))}
+    defined = [r.rho for r in per.values() if not math.isnan(r.rho)]
+    macro = float(np.mean(defined)) if defined else math.nan
+    return SegmentRho(per, macro, _rho(s, lv))
+
+
+def best_cuts(scores: npt.ArrayLike, levels: npt.ArrayLike) -> tuple[float, float]:
+    """Two cuts on oriented scores that band the most segments at their level (0, 1, 2).
+
+    A score below the first cut is banded 0, at or above the second 2, else 1. Cuts lie halfway between
+    consecutive distinct scores (or at +-inf, an empty band), so tied scores are never split. Ties in the
+    count go to the pair with the higher balanced accuracy (mean share right per level present), then to
+    the lowest pair. NaN scores are ignored.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    lv = np.asarray(levels, dtype=np.int64)
+    ok = np.isfinite(s)
+    s, lv = s[ok], lv[ok]
+    if s.size == 0:
+        raise ValueError("best_cuts needs at least one scored segment")
+    if np.any((lv < 0) | (lv > 2)):
+        raise ValueError("levels must be 0, 1 or 2")
+    distinct = np.unique(s)
+    candidates = np.concatenate([[-np.inf], (distinct[:-1] + distinct[1:]) / 2.0, [np.inf]])
+    # below[c, k]: segments of level k scoring below candidate c.
+    below = np.stack([(s[None, :] < candidates[:, None]) & (lv[None, :] == k) for k in range(3)],
+                     axis=2).sum(axis=1).astype(np.float64)
+    total = np.array([(lv == k).sum() for k in range(3)], dtype=np.float64)
+    # Pair (i, j), i <= j: right = level-0 below c_i + level-1 in [c_i, c_j) + level-2 at or above c_j.
+    right0 = below[:, 0][:, None]
+    right1 = below[:, 1][None, :] - below[:, 1][:, None]
+    right2 = total[2] - below[:, 2][None, :]
+    count = right0 + right1 + right2
+    present = total > 0
+    shares = [right0 / max(total[0], 1), right1 / max(total[1], 1), right2 / max(total[2], 1)]
+    balanced = sum(sh for sh, p in zip(shares, present, strict=True) if p) / present.sum()
+    valid = np.triu(np.ones((candidates.size, candidates.size), dtype=bool))
+    key_count = np.where(valid, count, -1.0)
+    top = key_count == key_count.max()
+    key_bal = np.where(top, balanced, -1.0)
+    i, j = np.argwhere(key_bal == key_bal.max())[0]  # row-major: the lowest pair among the best
+    return float(candidates[i]), float(candidates[j])
+
+
+def apply_cuts(scores: npt.ArrayLike, cuts: tuple[float, float]) -> FloatArray:
+    """Bands 0, 1, 2 of oriented scores for ``cuts`` (see :func:`best_cuts`); NaN scores give NaN."""
+    s = np.asarray(scores, dtype=np.float64)
+    band = (s >= cuts[0]).astype(np.float64) + (s >= cuts[1])
+    return np.where(np.isfinite(s), band, np.nan)
+
+
+@dataclass(frozen=True)
+class BandAgreement:
+    """The calibrated three-band overlap of one group of videos.
+
+    Attributes:
+        overlap: Mean over the draws of the share of evaluation segments banded at their level.
+        low: Lower end of the percentile interval of the draws' shares.
+        high: Upper end.
+        draws: Each draw's share (``(n_draws,)``).
+        right: Each draw's count of evaluation segments banded right.
+        evaluated: Each draw's count of evaluation segments (unscored ones included, as misses).
+        mean_cuts: Mean of the draws' two cuts (oriented score units; +-inf cuts left out, NaN if all were).
+        videos_per_level: Videos of each level (0, 1, 2).
+    """
+
+    overlap: float
+    low: float
+    high: float
+    draws: FloatArray
+    right: npt.NDArray[np.int64]
+    evaluated: npt.NDArray[np.int64]
+    mean_cuts: tuple[float, float]
+    videos_per_level: tuple[int, int, int]
+
+
+def video_levels(levels: npt.ArrayLike, videos: Sequence[str]) -> dict[str, int]:
+    """Each video's level: that of its worst segment."""
+    out: dict[str, int] = {}
+    for v, lv in zip(videos, np.asarray(levels, dtype=np.int64).tolist(), strict=True):
+        out[v] = max(out.get(v, 0), int(lv))
+    return out
+
+
+def _interval(draws: FloatArray, level: float) -> tuple[float, float]:
+    ok = draws[np.isfinite(draws)]
+    if ok.size == 0:
+        return math.nan, math.nan
+    q = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
+    return float(q[0]), float(q[1])
+
+
+def three_band_agreement(scores: npt.ArrayLike, levels: npt.ArrayLike, videos: Sequence[str], *,
+                         per_level: int = 3, draws: int = 1000, seed: int | Sequence[int] = 0,
+                         level: float = 0.95) -> BandAgreement:
+    """RoboWorM's calibrated three-band overlap of oriented ``scores`` with segment ``levels``.
+
+    Args:
+        scores: Oriented score per segment (higher = worse); NaN where the metric gave none.
+        levels: Level per segment (0 Good, 1 Medium, 2 Bad).
+        videos: The video each segment belongs to.
+        per_level: Calibration videos drawn per level.
+        draws: Random calibration draws.
+        seed: Seed of the draws (``numpy.random.default_rng``); the same seed gives the same result.
+        level: Coverage of the percentile interval.
+
+    Raises:
+        ValueError: A level has ``per_level`` videos or fewer (nothing of it would be left to evaluate), or
+            the inputs differ in length.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    lv = np.asarray(levels, dtype=np.int64)
+    if s.shape != lv.shape or s.ndim != 1 or len(videos) != s.size:
+        raise ValueError(f"scores, levels and videos differ in length: {s.shape}, {lv.shape}, {len(videos)}")
+    if draws < 1:
+        raise ValueError(f"draws must be >= 1, got {draws}")
+    of_video = video_levels(lv, videos)
+    names = sorted(of_video)
+    index = {v: i for i, v in enumerate(names)}
+    vid = np.array([index[v] for v in videos], dtype=np.intp)
+    pools = [np.array([index[v] for v in names if of_video[v] == k], dtype=np.intp) for k in range(3)]
+    for k, pool in enumerate(pools):
+        if pool.size <= per_level:
+            verdict = next(n for n, x in VERDICT_LEVELS.items() if x == k)
+            raise ValueError(f"{pool.size} videos have worst verdict {verdict}; the draw needs more than "
+                             f"{per_level} of each level")
+    rng = np.random.default_rng(seed)
+    shares = np.empty(draws)
+    right = np.empty(draws, dtype=np.int64)
+    evaluated = np.empty(draws, dtype=np.int64)
+    cuts = np.empty((draws, 2))
+    for d in range(draws):
+        chosen = np.zeros(len(names), dtype=bool)
+        for pool in pools:
+            chosen[rng.choice(pool, size=per_level, replace=False)] = True
+        calib = chosen[vid]
+        if np.isfinite(s[calib]).any():
+            cuts[d] = best_cuts(s[calib], lv[calib])
+            band = apply_cuts(s[~calib], (float(cuts[d, 0]), float(cuts[d, 1])))
+        else:
+            cuts[d] = np.nan
+            band = np.full(int((~calib).sum()), np.nan)
+        right[d] = int(np.sum(band == lv[~calib]))
+        evaluated[d] = int((~calib).sum())
+        shares[d] = right[d] / evaluated[d]
+    finite = [cuts[:, c][np.isfinite(cuts[:, c])] for c in range(2)]
+    mean_cuts = (float(finite[0].mean()) if finite[0].size else math.nan,
+                 float(finite[1].mean()) if finite[1].size else math.nan)
+    low, high = _interval(shares, level)
+    counts = (int(pools[0].size), int(pools[1].size), int(pools[2].size))
+    return BandAgreement(float(shares.mean()), low, high, shares, right, evaluated, mean_cuts, counts)
+
+
+@dataclass(frozen=True)
+class PooledBands:
+    """Macro (mean of the groups' shares, draw by draw) and micro (segments pooled) overlap.
+
+    Each is ``(mean, low, high)`` over the draws; draw ``d`` of every group is paired.
+    """
+
+    macro: tuple[float, float, float]
+    micro: tuple[float, float, float]
+
+
+def pool_bands(groups: Mapping[str, BandAgreement], level: float = 0.95) -> PooledBands:
+    """Macro and micro overlap of several groups' :func:`three_band_agreement` (same number of draws)."""
+    if not groups:
+        raise ValueError("pool_bands needs at least one group")
+    sizes = {g.draws.size for g in groups.values()}
+    if len(sizes) != 1:
+        raise ValueError(f"groups have different numbers of draws: {sorted(sizes)}")
+    macro = np.mean(np.stack([g.draws for g in groups.values()]), axis=0)
+    micro = (np.sum(np.stack([g.right for g in groups.values()]), axis=0)
+             / np.sum(np.stack([g.evaluated for g in groups.values()]), axis=0))
+    return PooledBands((float(macro.mean()), *_interval(macro, level)),
+                       (float(micro.mean()), *_interval(micro, level)))
+
+
+def group_seed(seed: int, name: str) -> list[int]:
+    """A seed for one group's draws that depends on the group's name, not on which other groups there are."""
+    return [seed, *name.encode("utf-8")]
