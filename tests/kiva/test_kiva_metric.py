@@ -85,8 +85,11 @@ def test_a_calibrated_reader_scores_every_segment_of_a_rollout(tiny_reader, kiva
     # The parts count their own verdicts; kiva is invalid where either is.
     rig = get_metric("kiva_rigidity").compute(_rollout(kiva_suite), cfg)
     jerk = get_metric("kiva_jerk").compute(_rollout(kiva_suite), cfg)
-    assert rig.value == pytest.approx(100 * np.mean([s["rigidity_invalid"] for s in d["segments"]]))
-    assert jerk.value == pytest.approx(100 * np.mean([s["jerk_invalid"] for s in d["segments"]]))
+    # (None: a part not judged in that segment)
+    judged = {p: [s[f"{p}_invalid"] for s in d["segments"] if s[f"{p}_invalid"] is not None]
+              for p in ("rigidity", "jerk")}
+    assert rig.value == pytest.approx(100 * np.mean(judged["rigidity"]))
+    assert jerk.value == pytest.approx(100 * np.mean(judged["jerk"]))
     assert max(rig.value, jerk.value) <= score.value <= rig.value + jerk.value
 
 
@@ -254,3 +257,28 @@ def test_a_video_in_which_the_reader_sees_no_keypoint_is_unmeasurable(tiny_reade
         assert math.isnan(score.value)
         assert "sees none of the robot's keypoints" in score.details["unscored_reason"]
         assert score.details["keypoints_visible"] == 0.0
+
+
+@pytest.mark.slow
+def test_a_reader_whose_references_never_measured_rigidity_judges_jerk_alone(tiny_reader, kiva_suite,
+                                                                             tmp_path):
+    import torch
+
+    from robojudge.kiva import load_reader
+
+    reader = tmp_path / "reader"
+    shutil.copytree(tiny_reader, reader)
+    blob = torch.load(reader / "reader.pt", weights_only=True)
+    meta = json.loads(blob["meta_json"])
+    meta["calibration"]["rigidity"] = None  # as calibrate stores a part no reference segment measured
+    blob["meta_json"] = json.dumps(meta)
+    torch.save(blob, reader / "reader.pt")
+    assert math.isnan(load_reader(reader).thresholds.rigidity)
+    cfg = {"reader": str(reader / "reader.pt")}
+    item = _rollout(kiva_suite)
+    rig = get_metric("kiva_rigidity").compute(item, get_metric("kiva_rigidity").make_config(cfg))
+    assert math.isnan(rig.value) and "no rigidity threshold" in rig.details["unscored_reason"]
+    kiva = get_metric("kiva").compute(item, get_metric("kiva").make_config(cfg))
+    jerk = get_metric("kiva_jerk").compute(item, get_metric("kiva_jerk").make_config(cfg))
+    assert kiva.value == jerk.value and kiva.details["thresholds"]["rigidity"] is None
+    assert all(s["rigidity_invalid"] is None for s in kiva.details["segments"])

@@ -136,6 +136,16 @@ def test_short_and_unseen_videos_get_a_reason_not_a_value():
     assert unseen.reason is not None and "none of the robot's keypoints" in unseen.reason
 
 
-def test_calibration_needs_values_of_both_parts():
-    with pytest.raises(ValueError, match="rigidity value"):
-        percentile_thresholds(values(arm(lengths=(1.0, 1.0))), 95)
+def test_a_part_the_references_never_measure_has_no_threshold_and_is_not_judged():
+    # Links too short to measure in every reference segment (as when the main view shows one link end
+    # only): no rigidity threshold; jerk still calibrates and judges alone.
+    refs = values(arm(lengths=(1.0, 1.0), noise=0.3))
+    cuts = percentile_thresholds(refs, 95)
+    assert math.isnan(cuts.rigidity) and cuts.jerk == pytest.approx(np.percentile([v.jerk for v in refs], 95))
+    verdicts = judge_segments(values(arm(noise=0.3, seed=4)), cuts)  # rigidity measurable here, not judged
+    assert not any(v.rigid_bad for v in verdicts)
+    assert invalid_percentage(verdicts, "rigidity") == (pytest.approx(math.nan, nan_ok=True), 0)
+    assert all(v.score == pytest.approx(v.values.jerk / cuts.jerk) for v in verdicts)
+    assert invalid_percentage(verdicts, "kiva")[1] == 3
+    with pytest.raises(ValueError, match="0 segments with a rigidity value and 0 with a jerk value"):
+        percentile_thresholds([v for v in refs if False], 95)

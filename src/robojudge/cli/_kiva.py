@@ -93,9 +93,10 @@ def calibrate_cmd(
     if as_json:
         typer.echo(json.dumps(cal, indent=2))
         return
+    rig = "not measured (not judged)" if cal["rigidity"] is None else f"{cal['rigidity']:.4f}"
+    jerk = "not measured (not judged)" if cal["jerk"] is None else f"{cal['jerk']:.2f}"
     console.print(f"thresholds at the {percentile:g}th percentile of {cal['segments']} segments from "
-                  f"{len(cal['videos'])} reference videos: rigidity {cal['rigidity']:.4f}, "
-                  f"jerk {cal['jerk']:.2f}", highlight=False)
+                  f"{len(cal['videos'])} reference videos: rigidity {rig}, jerk {jerk}", highlight=False)
     if cal["videos_seen_in_training"]:
         console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "
                       "thresholds from videos the reader has not seen are less strict", highlight=False)

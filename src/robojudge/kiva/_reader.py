@@ -9,6 +9,7 @@ the held-out keypoint error and, after :func:`calibrate`, the thresholds with ho
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 from dataclasses import dataclass
@@ -67,7 +68,10 @@ class Reader:
     @property
     def thresholds(self) -> Thresholds | None:
         cal = self.meta.get("calibration")
-        return None if not cal else Thresholds(float(cal["rigidity"]), float(cal["jerk"]))
+        if not cal:
+            return None
+        # A part the references never measured is stored as null: not judged.
+        return Thresholds(*(math.nan if cal[k] is None else float(cal[k]) for k in ("rigidity", "jerk")))
 
 
 def _write(folder: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
@@ -223,8 +227,8 @@ def calibrate(
         values.extend(tracks_segments(reader, read_video(reader, ep.video)))
     cuts = percentile_thresholds(values, percentile)
     cal = {
-        "rigidity": cuts.rigidity,
-        "jerk": cuts.jerk,
+        "rigidity": None if math.isnan(cuts.rigidity) else cuts.rigidity,
+        "jerk": None if math.isnan(cuts.jerk) else cuts.jerk,
         "percentile": percentile,
         "seed": seed,
         "videos": [str(e.video) for e in refs],

@@ -158,7 +158,8 @@ def segment_values(
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Calibrated cuts: a segment is invalid above either."""
+    """Calibrated cuts: a segment is invalid above either. NaN: the reference videos never measured that
+    part (no rigid link long enough in view, say), so it is not judged."""
 
     rigidity: float
     jerk: float
@@ -172,6 +173,8 @@ class SegmentVerdict:
     rigid_bad: bool
     jerk_bad: bool
     score: float
+    rigid_judged: bool = True
+    jerk_judged: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -195,25 +198,29 @@ class SegmentVerdict:
             "jerk": num(v.jerk),
             "score": num(self.score),
             "invalid": self.invalid if self.measured else None,
-            "rigidity_invalid": self.rigid_bad,
-            "jerk_invalid": self.jerk_bad,
+            "rigidity_invalid": self.rigid_bad if self.rigid_judged else None,
+            "jerk_invalid": self.jerk_bad if self.jerk_judged else None,
             "visible": round(v.visible, 4),
         }
 
 
 def judge_segments(values: Sequence[SegmentValues], thresholds: Thresholds) -> list[SegmentVerdict]:
-    """Each segment against the thresholds; a NaN measure neither passes nor fails its part."""
+    """Each segment against the thresholds; a NaN measure, or a part without a threshold, neither passes
+    nor fails that part."""
     out = []
     for v in values:
-        ratios = [x / t for x, t in ((v.rigidity, thresholds.rigidity), (v.jerk, thresholds.jerk))
-                  if not math.isnan(x)]
-        score = max(ratios) if ratios else math.nan
+        rig_ok = not math.isnan(v.rigidity) and not math.isnan(thresholds.rigidity)
+        jerk_ok = not math.isnan(v.jerk) and not math.isnan(thresholds.jerk)
+        ratios = [x / t for x, t, ok in ((v.rigidity, thresholds.rigidity, rig_ok),
+                                         (v.jerk, thresholds.jerk, jerk_ok)) if ok]
         out.append(
             SegmentVerdict(
                 values=v,
-                rigid_bad=bool(not math.isnan(v.rigidity) and v.rigidity > thresholds.rigidity),
-                jerk_bad=bool(not math.isnan(v.jerk) and v.jerk > thresholds.jerk),
-                score=score,
+                rigid_bad=bool(rig_ok and v.rigidity > thresholds.rigidity),
+                jerk_bad=bool(jerk_ok and v.jerk > thresholds.jerk),
+                score=max(ratios) if ratios else math.nan,
+                rigid_judged=rig_ok,
+                jerk_judged=jerk_ok,
             )
         )
     return out
@@ -226,10 +233,10 @@ def invalid_percentage(verdicts: Sequence[SegmentVerdict], part: str = "kiva") -
         measured = [v for v in verdicts if v.measured]
         bad = sum(v.invalid for v in measured)
     elif part == "rigidity":
-        measured = [v for v in verdicts if not math.isnan(v.values.rigidity)]
+        measured = [v for v in verdicts if v.rigid_judged]
         bad = sum(v.rigid_bad for v in measured)
     elif part == "jerk":
-        measured = [v for v in verdicts if not math.isnan(v.values.jerk)]
+        measured = [v for v in verdicts if v.jerk_judged]
         bad = sum(v.jerk_bad for v in measured)
     else:
         raise ValueError(f"unknown KIVA part {part!r}; expected kiva, rigidity or jerk")
@@ -239,23 +246,32 @@ def invalid_percentage(verdicts: Sequence[SegmentVerdict], part: str = "kiva") -
 
 
 def percentile_thresholds(values: Sequence[SegmentValues], percentile: float) -> Thresholds:
-    """Thresholds at ``percentile`` of the reference segments' rigidity and jerk (NaNs left out).
+    """Thresholds at ``percentile`` of the reference segments' rigidity and jerk (NaNs left out); NaN for
+    a part no reference segment measures.
 
     Raises:
-        ValueError: No reference segment has a rigidity value, or none has a jerk value.
+        ValueError: No reference segment measures either part.
     """
     if not 0 < percentile <= 100:
         raise ValueError(f"percentile must be in (0, 100], got {percentile}")
     rig = np.array([v.rigidity for v in values], dtype=np.float64)
     jerk = np.array([v.jerk for v in values], dtype=np.float64)
     rig, jerk = rig[~np.isnan(rig)], jerk[~np.isnan(jerk)]
-    if not len(rig) or not len(jerk):
+    if not len(rig) and not len(jerk):
         raise ValueError(
             f"the reference videos give {len(rig)} segments with a rigidity value and {len(jerk)} with a "
-            "jerk value; calibration needs at least one of each (more reference videos, or ones where "
-            "the robot is in view)"
+            "jerk value; calibration needs one or the other (more reference videos, or ones where the "
+            "robot is in view)"
         )
-    return Thresholds(float(np.percentile(rig, percentile)), float(np.percentile(jerk, percentile)))
+
+    def cut(x: np.ndarray) -> float:
+        return float(np.percentile(x, percentile)) if len(x) else math.nan
+
+    return Thresholds(cut(rig), cut(jerk))
+
+
+def _or_none(x: float) -> float | None:
+    return None if math.isnan(x) else x
 
 
 @dataclass
@@ -276,7 +292,10 @@ class KivaResult:
         return {
             "frames": self.frames,
             "segments": [v.to_dict() for v in self.verdicts],
-            "thresholds": {"rigidity": self.thresholds.rigidity, "jerk": self.thresholds.jerk},
+            "thresholds": {
+                "rigidity": _or_none(self.thresholds.rigidity),
+                "jerk": _or_none(self.thresholds.jerk),
+            },
             "keypoints_visible": round(self.visible, 4),
         }
 

@@ -132,6 +132,10 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     if result.reason is not None:
         raise Unmeasurable(result.reason, **facts)
     value, measured = result.value(part)
+    if part != "kiva" and math.isnan(getattr(cuts, part)):
+        # Calibration found no reference segment measuring this part (no rigid link long enough in view).
+        why = f"the reader has no {part} threshold: none of its reference videos measured {part}"
+        raise Unmeasurable(why, **facts)
     if math.isnan(value):
         raise Unmeasurable(f"no segment gives a {part} value", **result.details())
     return Score(
