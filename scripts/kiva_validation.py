@@ -1,0 +1,477 @@
+"""Validate KIVA per 16-frame segment against the simulator's planted kinematic failures (issue 15, item 5).
+
+For each robot (``fetch``, ``adroit``, and the opt-in ``aloha`` and ``franka``) this builds, or reuses, a
+simulator suite with the profiles ``oracle``, ``kin_mild`` and ``kin_severe`` (docs/sim_suite.md), trains a
+KIVA reader on its reference and faithful episodes and calibrates it on its references
+(``robojudge.kiva``), then scores every rollout segment by segment:
+
+* KIVA's own per-segment score (``details.segments[].score`` of the ``kiva`` metric: the larger of
+  rigidity / threshold and jerk / threshold), and its two parts;
+* every weights-free video metric (provider ``computed``) on the segment as a clip of its own: the
+  segment's frames (and the reference's same frames) are written as PNG frame folders and scored with
+  :func:`robojudge.run.score_suite`.
+
+Then it compares each with the planted verdicts (``meta.segments``) with :mod:`robojudge.meta`'s segment
+statistics: Spearman's rho per robot, macro and micro, the calibrated three-band overlap over 1,000
+calibration draws (RoboWorM Table D4), and KIVA per video by rollout depth and by regime (Table C4).
+No VLM judge column: this script configures none (a judge needs an API key); docs/kiva_validation.md says so.
+
+Rerun (MuJoCo needs ``MUJOCO_GL=egl``; everything is cached under ``--root``)::
+
+    MUJOCO_GL=egl .venv/bin/python scripts/kiva_validation.py --root runs/kiva_validation \\
+        --robots fetch,adroit --out docs/kiva_validation.md
+
+``--suite ROBOT=DIR`` reuses a suite folder built elsewhere (its reader goes to ``DIR/reader`` unless
+``--reader ROBOT=PATH`` names one). ``--prepare-only`` stops after building, training and calibrating.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+#: Scenes per robot (scene keys of robojudge.suite.sim).
+SCENES: dict[str, tuple[str, ...]] = {
+    "fetch": ("pick_and_place", "push", "slide"),
+    "adroit": ("relocate",),
+    "aloha": ("transfer_cube",),
+    "franka": ("panda_pick_and_place",),
+}
+PROFILES = ("oracle", "kin_mild", "kin_severe")
+
+
+def _log(msg: str, t0: float) -> None:
+    print(f"[{time.time() - t0:7.0f} s] {msg}", flush=True)
+
+
+def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: int, seed: int,
+            reader_size: int, epochs: int, threads: int, t0: float) -> tuple[Path, Path]:
+    """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``."""
+    manifest = folder / "suite.jsonl"
+    if not manifest.exists():
+        from robojudge.suite.sim import make_sim_suite
+
+        # Worker processes render, so this process never touches EGL before torch trains.
+        make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=PROFILES,
+                       scenes=SCENES[robot], workers=2)
+        _log(f"{robot}: suite built in {folder}", t0)
+    checkpoint = reader_dir / "reader.pt" if reader_dir.suffix != ".pt" else reader_dir
+    if not checkpoint.exists():
+        from robojudge.kiva import TrainConfig, train_reader
+
+        facts = train_reader(manifest, robot, checkpoint.parent,
+                             TrainConfig(size=reader_size, epochs=epochs, threads=threads, seed=seed))
+        _log(f"{robot}: reader trained, held-out {facts['held_out_error']}, train {facts['train_error']}", t0)
+    from robojudge.kiva import load_reader
+
+    if load_reader(checkpoint).thresholds is None:
+        from robojudge.kiva import calibrate_reader
+
+        cal = calibrate_reader(checkpoint, manifest, 95.0, seed)
+        _log(f"{robot}: calibrated {cal}", t0)
+    return manifest, checkpoint
+
+
+
+# ---------------------------------------------------------------------------------------------------
+# Per-segment values
+
+
+def _nan(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+def robot_items(manifest: Path, robot: str) -> list[Any]:
+    """The manifest's rollouts of ``robot``'s scenes (a reused suite may hold other robots' too)."""
+    from robojudge.suite import load_suite
+
+    return [it for it in load_suite(manifest).items if it.task in SCENES[robot]]
+
+
+def true_tracks(state: Path, keypoints: Sequence[str], main_view: str | None) -> tuple[Any, Any]:
+    """The simulator's keypoints ``keypoints`` in the main view: ``(T, K, 2)`` pixels and visibility."""
+    import numpy as np
+
+    with np.load(state) as z:
+        names = [str(x) for x in z["keypoint_names"]]
+        views = [str(x) for x in z["view_names"]] if "view_names" in z.files else []
+        view = views.index(main_view) if main_view in views else 0
+        idx = [names.index(k) for k in keypoints]
+        return z["keypoints_2d"][:, view, idx].astype(np.float64), z["keypoints_visible"][:, view, idx]
+
+
+def true_keypoint_values(state: Path, reader: Any, main_view: str | None, fps: float, diagonal: float) -> Any:
+    from robojudge.kiva import segment_values
+
+    pos, vis = true_tracks(state, reader.meta["keypoints"], main_view)
+    return segment_values(pos, vis, reader.links, fps, diagonal)
+
+
+def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str, Any]]:
+    """One row per planted segment of every rollout: its verdict and KIVA's values (NaN with a reason)."""
+    from robojudge.kiva import judge_tracks, load_reader, read_frames
+    from robojudge.meta import verdict_levels
+    from robojudge.video import sample_frames
+
+    reader = load_reader(checkpoint)
+    if reader.thresholds is None:
+        raise SystemExit(f"{checkpoint}: reader not calibrated")
+    from robojudge.kiva import judge_segments, percentile_thresholds
+
+    items = robot_items(manifest, robot)
+    # KIVA on the simulator's true keypoints (a perfect reader), thresholds from the references' true
+    # keypoints: what the measure itself can do, apart from reading errors.
+    ref_values = []
+    for ref in sorted({it.reference_video for it in items if it.reference_video}):
+        clip = sample_frames(manifest.parent / ref, fps=None, max_frames=None)
+        h, w = clip.frames.shape[1:3]
+        ref_values += true_keypoint_values((manifest.parent / ref).with_suffix(".npz"), reader, None,
+                                           clip.source_fps, math.hypot(h, w))
+    true_cuts = percentile_thresholds(ref_values, 95.0)
+    rows = []
+    for item in items:
+        planted = item.meta.get("segments")
+        if not planted:
+            raise SystemExit(f"{manifest}: item {item.item_id} has no meta.segments "
+                             "(a suite with kinematic profiles writes them)")
+        verdict_levels([p["verdict"] for p in planted],
+                       [f"{manifest}: item {item.item_id} segment {i}" for i in range(len(planted))])
+        clip = sample_frames(manifest.parent / item.video, fps=None, max_frames=None)
+        tracks = read_frames(reader, clip.frames, clip.source_fps)
+        result = judge_tracks(tracks, reader.links, reader.thresholds)
+        kiva, _ = result.value("kiva")
+        h, w = clip.frames.shape[1:3]
+        true = {(v.values.start, v.values.stop): v for v in judge_segments(true_keypoint_values(
+            manifest.parent / str(item.state), reader, item.main_view, clip.source_fps, math.hypot(h, w)),
+            true_cuts)}
+        judged = {(v.values.start, v.values.stop): v for v in result.verdicts}
+        for p in planted:
+            v = judged.get((p["start"], p["stop"]))
+            reason = None
+            if v is None:
+                reason = result.reason or (f"KIVA judges no segment [{p['start']}, {p['stop']}) (a remainder "
+                                           "shorter than its minimum)")
+            elif not v.measured:
+                reason = "no rigid link long enough to measure and no keypoint seen on 4 frames in a row"
+            rows.append({
+                "item": item.item_id, "clip": item.clip_id, "generator": item.generator,
+                "regime": item.regime, "depth": item.meta.get("rollout_depth"),
+                "start": p["start"], "stop": p["stop"], "verdict": p["verdict"],
+                "failures": [f["type"] for f in p.get("failures", [])],
+                "kiva": math.nan if v is None else v.score,
+                "kiva_rigidity": math.nan if v is None else v.values.rigidity,
+                "kiva_jerk": math.nan if v is None else v.values.jerk,
+                "kiva_video": kiva, "reason": reason,
+                "kiva_true_keypoints": _nan(getattr(true.get((p["start"], p["stop"])), "score", None)),
+            })
+    return rows
+
+
+def segment_manifest(manifest: Path, out: Path, robot: str) -> Path:
+    """Cut each rollout (and its reference) into its planted segments as PNG frame folders; their manifest.
+
+    A segment item keeps its rollout's fields but not its state file, whose arrays span the whole video.
+    """
+    from robojudge.video import sample_frames, write_video
+
+    target = out / "segments.jsonl"
+    if target.exists():
+        return target
+    out.mkdir(parents=True, exist_ok=True)
+    refs: dict[str, Any] = {}
+    lines = []
+    for item in robot_items(manifest, robot):
+        clip = sample_frames(manifest.parent / item.video, fps=None, max_frames=None)
+        ref = None
+        if item.reference_video:
+            key = item.reference_video
+            if key not in refs:
+                refs[key] = sample_frames(manifest.parent / key, fps=None, max_frames=None)
+            ref = refs[key]
+        for p in item.meta["segments"]:
+            a, b = p["start"], p["stop"]
+            seg_id = f"{item.item_id}@{a}"
+            video = write_video(out / "v" / seg_id, clip.frames[a:b], fps=clip.source_fps)
+            row: dict[str, Any] = {
+                "item_id": seg_id, "video": str(video.relative_to(out)), "instruction": item.instruction,
+                "clip_id": item.clip_id, "generator": item.generator, "regime": item.regime,
+                "task": item.task, "source": item.source, "split": item.split,
+                "embodiment": item.embodiment.value if item.embodiment else None,
+                "meta": {"segment_of": item.item_id, "start": a, "stop": b},
+            }
+            if ref is not None and len(ref.frames) >= b:
+                rv = write_video(out / "r" / seg_id, ref.frames[a:b], fps=ref.source_fps)
+                row["reference_video"] = str(rv.relative_to(out))
+            lines.append(json.dumps({k: v for k, v in row.items() if v is not None}))
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def weights_free_metrics() -> list[str]:
+    """Every metric robojudge computes itself without weights, except the random baseline and KIVA's."""
+    from robojudge.metrics import Provider, list_metrics
+
+    return [s.id for s in list_metrics()
+            if s.provider is Provider.computed and s.id != "uniform_random" and not s.id.startswith("kiva")]
+
+
+def metric_segments(seg_manifest: Path, run_dir: Path, metrics: Sequence[str], workers: int
+                    ) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """``{metric: {segment id: value}}`` of the segment clips, and why a metric has no value anywhere."""
+    from robojudge.metrics import get_metric
+    from robojudge.run import score_suite
+    from robojudge.store import ResultStore
+
+    run = score_suite(seg_manifest, list(metrics), run_dir=run_dir, workers=workers)
+    values: dict[str, dict[str, float]] = {m: {} for m in metrics}
+    errors: dict[str, str] = {}
+    versions = {m: get_metric(m).version for m in metrics}
+    with ResultStore(run.db_url) as store:
+        for row in store.rows():
+            if row.metric not in values or row.version != versions[row.metric]:
+                continue
+            if row.status == "ok" and row.value is not None and not math.isnan(row.value):
+                values[row.metric][row.item_id] = float(row.value)
+            else:
+                errors.setdefault(row.metric, str(row.error or row.status)[:160])
+    return values, errors
+
+
+# ---------------------------------------------------------------------------------------------------
+# Statistics and tables
+
+
+def evaluate(rows: Sequence[dict[str, Any]], columns: dict[str, bool], *, draws: int, seed: int
+             ) -> dict[str, Any]:
+    """Spearman and three-band overlap per column (``{name: higher_is_better}``): per robot, macro, micro."""
+    import numpy as np
+
+    from robojudge.meta import (
+        group_seed,
+        orient,
+        pool_bands,
+        segment_spearman,
+        three_band_agreement,
+        verdict_levels,
+    )
+
+    robots = [r["robot"] for r in rows]
+    levels = verdict_levels([r["verdict"] for r in rows])
+    videos = [f"{r['robot']}/{r['item']}" for r in rows]
+    out: dict[str, Any] = {}
+    for name, hib in columns.items():
+        scores = orient([_nan(r.get(name)) for r in rows], hib)
+        rho = segment_spearman(scores, levels, robots)
+        bands: dict[str, Any] = {}
+        g = np.asarray(robots, dtype=object)
+        for robot in sorted(set(robots)):
+            m = g == robot
+            try:
+                mine = [v for v, k in zip(videos, m, strict=True) if k]
+                bands[robot] = three_band_agreement(scores[m], levels[m], mine,
+                                                    draws=draws, seed=group_seed(seed, robot))
+            except ValueError as exc:
+                bands[robot] = str(exc)
+        complete = {k: b for k, b in bands.items() if not isinstance(b, str)}
+        pooled = pool_bands(complete) if complete and len(complete) == len(bands) else None
+        out[name] = {
+            "rho": {k: {"rho": v.rho, "n": v.n, "unscored": v.unscored} for k, v in rho.groups.items()},
+            "rho_macro": rho.macro,
+            "rho_micro": {"rho": rho.micro.rho, "n": rho.micro.n, "unscored": rho.micro.unscored},
+            "overlap": {k: (b if isinstance(b, str) else
+                            {"mean": b.overlap, "low": b.low, "high": b.high, "cuts": list(b.mean_cuts),
+                             "videos_per_level": list(b.videos_per_level)}) for k, b in bands.items()},
+            "overlap_macro": None if pooled is None else list(pooled.macro),
+            "overlap_micro": None if pooled is None else list(pooled.micro),
+        }
+    return out
+
+
+def by_group(rows: Sequence[dict[str, Any]], key: str, *, seed: int) -> dict[str, Any]:
+    """Table C4's view: each video's KIVA (% invalid segments) by ``key``, mean and bootstrap interval."""
+    from robojudge.meta import group_means
+
+    videos: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        videos.setdefault(f"{r['robot']}/{r['item']}", r)
+    items = list(videos.values())
+    groups = [f"{r['robot']} / {r.get(key) if r.get(key) is not None else 'n/a'}" for r in items]
+    means = group_means([[_nan(r["kiva_video"])] for r in items], groups, [r["clip"] for r in items],
+                        bootstrap=2000, seed=seed)
+    return {g: {"n": m[0].n, "mean": m[0].mean, "low": m[0].low, "high": m[0].high} for g, m in means.items()}
+
+
+def _f(x: Any, digits: int = 2) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def render(result: dict[str, Any]) -> str:
+    """The Markdown tables of a validation result."""
+    stats, robots = result["stats"], result["robots"]
+    order = ["kiva", "kiva_rigidity", "kiva_jerk", "kiva_true_keypoints"]
+    order += sorted(k for k in stats if not k.startswith("kiva"))
+    order = [k for k in order if k in stats]
+    lines = ["Segments per robot: " + ", ".join(f"{r} {result['segments'][r]} ({result['verdicts'][r]})"
+                                                 for r in robots) + ".", "",
+             "Spearman's rho per segment (metric oriented so that higher is worse, against Good 0, Medium 1, "
+             "Bad 2; n scored segments in brackets):", "",
+             "| metric | " + " | ".join(robots) + " | macro | micro |",
+             "| --- | " + " | ".join("---:" for _ in robots) + " | ---: | ---: |"]
+    for k in order:
+        s = stats[k]
+        cells = [f"{_f(s['rho'][r]['rho'])} ({s['rho'][r]['n']})" if r in s["rho"] else "n/a" for r in robots]
+        lines.append(f"| `{k}` | " + " | ".join(cells) + f" | {_f(s['rho_macro'])} | "
+                     f"{_f(s['rho_micro']['rho'])} ({s['rho_micro']['n']}) |")
+    lines += ["", "Calibrated three-band overlap (% of evaluation segments banded at their verdict; mean and "
+              f"95% interval over {result['draws']} calibration draws of 3 videos per level):", "",
+              "| metric | " + " | ".join(robots) + " | macro | micro |",
+              "| --- | " + " | ".join("---:" for _ in robots) + " | ---: | ---: |"]
+
+    def pct(t: Any) -> str:
+        if t is None or isinstance(t, str):
+            return "n/a"
+        return f"{100 * t[0]:.0f} [{100 * t[1]:.0f}, {100 * t[2]:.0f}]"
+
+    for k in order:
+        s = stats[k]
+        cells = []
+        for r in robots:
+            o = s["overlap"].get(r)
+            cells.append(pct(None if o is None or isinstance(o, str) else (o["mean"], o["low"], o["high"])))
+        lines.append(f"| `{k}` | " + " | ".join(cells)
+                     + f" | {pct(s['overlap_macro'])} | {pct(s['overlap_micro'])} |")
+    if result["no_value"]:
+        lines += ["", "Weights-free metrics with no value on any segment: " + "; ".join(
+            f"`{m}` ({why})" for m, why in sorted(result["no_value"].items())) + "."]
+    lines += ["", "KIVA per video (% invalid segments), by generator profile and by regime (Table C4's view; "
+              "mean and 95% cluster-bootstrap interval over clips):", "",
+              "| group | videos | KIVA % |", "| --- | ---: | ---: |"]
+    for key in ("generator", "regime", "depth"):
+        for g, m in result["by"][key].items():
+            ci = f"{_f(m['mean'], 1)} [{_f(m['low'], 1)}, {_f(m['high'], 1)}]"
+            lines.append(f"| {key}: {g} | {m['n']} | {ci} |")
+    return "\n".join(lines) + "\n"
+
+
+BEGIN, END = "<!-- kiva-validation:begin -->", "<!-- kiva-validation:end -->"
+
+
+def write_table(path: Path, table: str) -> None:
+    """Write ``table`` between the markers of an existing file at ``path``, or as the whole file."""
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        if BEGIN in text and END in text:
+            head, _, rest = text.partition(BEGIN)
+            _, _, tail = rest.partition(END)
+            path.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+            return
+    path.write_text(table, encoding="utf-8")
+
+
+def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t0: float) -> int:
+    from collections import Counter
+
+    from robojudge.metrics import get_metric
+
+    rows: list[dict[str, Any]] = []
+    metrics = weights_free_metrics()
+    no_value: dict[str, str] = {}
+    for robot, (manifest, checkpoint) in prepared.items():
+        folder = manifest.parent
+        cache = folder / "_validation_kiva.json"
+        if cache.exists() and json.loads(cache.read_text())["reader"] == str(checkpoint):
+            kiva_rows = json.loads(cache.read_text())["rows"]
+        else:
+            kiva_rows = kiva_segments(manifest, checkpoint, robot)
+            cache.write_text(json.dumps({"reader": str(checkpoint), "rows": kiva_rows}))
+        _log(f"{robot}: KIVA read {len(kiva_rows)} segments", t0)
+        seg_manifest = segment_manifest(manifest, folder / "_segments", robot)
+        values, errors = metric_segments(seg_manifest, folder / "_segments_run", metrics, args.workers)
+        _log(f"{robot}: weights-free metrics scored on the segments", t0)
+        for r in kiva_rows:
+            r["robot"] = robot
+            for m in metrics:
+                r[m] = values[m].get(f"{r['item']}@{r['start']}", math.nan)
+            rows.append(r)
+        for m in metrics:
+            if not values[m] and m in errors:
+                no_value[m] = errors[m]
+    metrics = [m for m in metrics if m not in no_value and any(not math.isnan(_nan(r[m])) for r in rows)]
+    columns = {"kiva": False, "kiva_rigidity": False, "kiva_jerk": False, "kiva_true_keypoints": False}
+    columns.update({m: get_metric(m).higher_is_better for m in metrics})
+    robots = list(prepared)
+    result = {
+        "robots": robots, "draws": args.draws, "seed": args.seed,
+        "segments": {r: sum(x["robot"] == r for x in rows) for r in robots},
+        "verdicts": {r: ", ".join(f"{k} {v}" for k, v in sorted(Counter(x["verdict"] for x in rows
+                                                                          if x["robot"] == r).items()))
+                     for r in robots},
+        "stats": evaluate(rows, columns, draws=args.draws, seed=args.seed),
+        "by": {k: by_group(rows, k, seed=args.seed) for k in ("generator", "regime", "depth")},
+        "no_value": no_value, "vlm": "no judge configured: no VLM column",
+    }
+    _log("statistics done", t0)
+    args.root.mkdir(parents=True, exist_ok=True)
+    dump = json.dumps({**result, "rows": rows}, indent=1, default=str)
+    (args.root / "kiva_validation.json").write_text(dump, encoding="utf-8")
+    table = render(result)
+    if args.out:
+        write_table(args.out, table)
+    print(table)
+    return 0
+
+
+def _pairs(values: Sequence[str], what: str) -> dict[str, Path]:
+    out = {}
+    for v in values:
+        key, sep, path = v.partition("=")
+        if not sep:
+            raise SystemExit(f"{what} takes ROBOT=PATH, got {v!r}")
+        out[key] = Path(path)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
+    parser.add_argument("--root", type=Path, default=Path("runs/kiva_validation"))
+    parser.add_argument("--robots", default="fetch,adroit", help="any of fetch,adroit,aloha,franka")
+    parser.add_argument("--episodes", type=int, default=6, help="episodes per robot's suite")
+    parser.add_argument("--size", type=int, default=128, help="image size of the suites")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reader-size", type=int, default=64)
+    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--suite", action="append", default=[], help="ROBOT=DIR: reuse this suite folder")
+    parser.add_argument("--reader", action="append", default=[], help="ROBOT=PATH: reuse this reader")
+    parser.add_argument("--prepare-only", action="store_true")
+    parser.add_argument("--draws", type=int, default=1000, help="calibration draws of the three-band overlap")
+    parser.add_argument("--workers", type=int, default=1, help="scoring workers")
+    parser.add_argument("--out", type=Path, default=None, help="Markdown file (table between its markers)")
+    args = parser.parse_args(argv)
+    t0 = time.time()
+    robots = [r for r in args.robots.split(",") if r]
+    unknown = [r for r in robots if r not in SCENES]
+    if unknown:
+        raise SystemExit(f"unknown robots {unknown}; known: {sorted(SCENES)}")
+    suites, readers = _pairs(args.suite, "--suite"), _pairs(args.reader, "--reader")
+    prepared = {}
+    for robot in robots:
+        folder = suites.get(robot, args.root / robot)
+        prepared[robot] = prepare(robot, folder, readers.get(robot, folder / "reader"),
+                                  episodes=args.episodes, size=args.size, seed=args.seed,
+                                  reader_size=args.reader_size, epochs=args.epochs, threads=args.threads,
+                                  t0=t0)
+    if args.prepare_only:
+        return 0
+    return validate(prepared, args, t0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
