@@ -1,0 +1,85 @@
+"""scripts/kiva_validation.py: its statistics and tables on made-up segment rows (no simulator, no reader)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from scipy import stats
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "kiva_validation.py"
+
+
+def _load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kiva_validation", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kiva_validation"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+kv = _load_script()
+VERDICTS = ("Good", "Medium", "Bad")
+
+
+def _rows(robot: str, videos_per_level: int, rng: np.random.Generator) -> list[dict]:
+    rows = []
+    for level, verdict in enumerate(VERDICTS):
+        for v in range(videos_per_level):
+            for start in (0, 16, 32):
+                # The video's worst segment carries its level; the others are Good.
+                seg = verdict if start == 16 else "Good"
+                lv = level if start == 16 else 0
+                rows.append({"robot": robot, "item": f"{robot}{level}{v}", "clip": f"c{v}", "start": start,
+                             "verdict": seg, "generator": ("oracle", "kin_mild", "kin_severe")[level],
+                             "regime": "sim", "depth": None, "kiva_video": 100.0 * (level > 0) / 3,
+                             "kiva": lv + rng.uniform(0, 1.2), "psnr": 30 - lv + rng.normal(0, 2)})
+    return rows
+
+
+def test_evaluate_per_robot_against_scipy_and_render() -> None:
+    rng = np.random.default_rng(0)
+    rows = _rows("fetch", 5, rng) + _rows("adroit", 5, rng)
+    rows[0]["kiva"] = math.nan
+    out = kv.evaluate(rows, {"kiva": False, "psnr": True}, draws=50, seed=0)
+    for robot in ("fetch", "adroit"):
+        mine = [r for r in rows if r["robot"] == robot and not math.isnan(r["kiva"])]
+        want = stats.spearmanr([r["kiva"] for r in mine],
+                               [VERDICTS.index(r["verdict"]) for r in mine]).statistic
+        assert out["kiva"]["rho"][robot]["rho"] == pytest.approx(want)
+        # psnr is higher-is-better: negated before the rank correlation.
+        mine = [r for r in rows if r["robot"] == robot]
+        want = stats.spearmanr([-r["psnr"] for r in mine],
+                               [VERDICTS.index(r["verdict"]) for r in mine]).statistic
+        assert out["psnr"]["rho"][robot]["rho"] == pytest.approx(want)
+    assert out["kiva"]["rho"]["fetch"]["unscored"] == 1
+    assert out["kiva"]["overlap"]["fetch"]["videos_per_level"] == [5, 5, 5]
+    assert 0 < out["kiva"]["overlap_micro"][0] <= 1
+    table = kv.render({"robots": ["fetch", "adroit"], "draws": 50, "stats": out,
+                       "segments": {"fetch": 45, "adroit": 45}, "verdicts": {"fetch": "x", "adroit": "y"},
+                       "no_value": {"sa_bleu": "no caption"},
+                       "by": {k: kv.by_group(rows, k, seed=0) for k in ("generator", "regime", "depth")}})
+    assert "| `kiva` |" in table and "| `psnr` |" in table and "`sa_bleu` (no caption)" in table
+    assert "| generator: fetch / kin_severe | 5 | 33.3 [33.3, 33.3] |" in table
+    assert "| depth: adroit / n/a | 15 |" in table
+
+
+def test_too_few_videos_of_a_level_is_reported_not_raised() -> None:
+    rows = _rows("fetch", 5, np.random.default_rng(1)) + _rows("aloha", 3, np.random.default_rng(2))
+    out = kv.evaluate(rows, {"kiva": False}, draws=20, seed=0)
+    assert "3 videos have worst verdict Good" in out["kiva"]["overlap"]["aloha"]
+    assert out["kiva"]["overlap_macro"] is None  # no macro over a robot without a band overlap
+    assert not math.isnan(out["kiva"]["rho"]["aloha"]["rho"])
+
+
+def test_write_table_between_markers(tmp_path: Path) -> None:
+    doc = tmp_path / "v.md"
+    doc.write_text(f"head\n{kv.BEGIN}\nold\n{kv.END}\ntail\n", encoding="utf-8")
+    kv.write_table(doc, "new\n")
+    assert doc.read_text(encoding="utf-8") == f"head\n{kv.BEGIN}\nnew\n{kv.END}\ntail\n"
