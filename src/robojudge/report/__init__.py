@@ -14,6 +14,7 @@ from robojudge.report._judges import (
     judges_report,
     write_judges,
 )
+from robojudge.report._kiva import KivaGroup, kiva_groups, kiva_table
 from robojudge.report._labels import LabelAgreement, label_agreement, write_label_agreement
 from robojudge.report._leaderboard import (
     CALIBRATED,
@@ -59,6 +60,7 @@ __all__ = [
     "GroupSummary",
     "HtmlReport",
     "JudgeRow",
+    "KivaGroup",
     "MixedSizes",
     "JudgeSeries",
     "JudgesResult",
@@ -83,6 +85,8 @@ __all__ = [
     "judge_table",
     "judges_markdown",
     "judges_report",
+    "kiva_groups",
+    "kiva_table",
     "label_agreement",
     "label_scores",
     "latex_escape",

@@ -1,0 +1,132 @@
+"""KIVA by generator: the mean of the stored ``kiva`` values and the share of invalid segments, pooled.
+
+A video's ``kiva`` is already a percentage of its segments, so the mean over a generator's videos
+weighs a short video like a long one; the pooled share counts every measured segment once. Both are
+shown. The rows come from every stored ``kiva`` configuration (one reader per robot), split by the
+robot the reader reads (``details.robot``), since each robot's thresholds are its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from robojudge.report._sections import ReportInput, Section
+from robojudge.report._tables import Cell, Table, text
+from robojudge.store import ResultRow
+from robojudge.suite import Item
+
+KIVA = "kiva"
+
+
+@dataclass(frozen=True)
+class KivaGroup:
+    """One robot's KIVA over one group's videos.
+
+    Attributes:
+        robot: The robot its reader reads.
+        group: The group (a generator, say).
+        videos: Videos with a KIVA value.
+        mean: Mean of their ``kiva`` (percent of a video's segments invalid).
+        segments: Measured segments over those videos.
+        invalid: Of them, invalid by rigidity or jerk.
+        rigidity_judged: Segments with a rigidity verdict.
+        rigidity_invalid: Of them, invalid by rigidity.
+        jerk_judged: Segments with a jerk verdict.
+        jerk_invalid: Of them, invalid by jerk.
+    """
+
+    robot: str
+    group: str
+    videos: int
+    mean: float
+    segments: int
+    invalid: int
+    rigidity_judged: int
+    rigidity_invalid: int
+    jerk_judged: int
+    jerk_invalid: int
+
+    @property
+    def share(self) -> float:
+        """Percentage of the measured segments that are invalid (NaN: none measured)."""
+        return 100.0 * self.invalid / self.segments if self.segments else math.nan
+
+    @property
+    def rigidity_share(self) -> float:
+        return 100.0 * self.rigidity_invalid / self.rigidity_judged if self.rigidity_judged else math.nan
+
+    @property
+    def jerk_share(self) -> float:
+        return 100.0 * self.jerk_invalid / self.jerk_judged if self.jerk_judged else math.nan
+
+
+def _counts(segments: Sequence[dict[str, Any]], key: str) -> tuple[int, int]:
+    judged = [s[key] for s in segments if s.get(key) is not None]
+    return len(judged), sum(bool(v) for v in judged)
+
+
+def kiva_groups(rows: Sequence[ResultRow], items: Sequence[Item], by: str = "generator") -> list[KivaGroup]:
+    """KIVA per (robot, group) from the current ``kiva`` rows of ``items`` scored with a finite value.
+
+    ``by`` is an item attribute (``generator``, ``embodiment``, ...); items without it are left out.
+    Sorted by robot, then group.
+    """
+    group_of: dict[str, str] = {}
+    for it in items:
+        g = getattr(it, by, None)
+        if g is not None:
+            group_of[it.item_id] = str(getattr(g, "value", g))
+    acc: dict[tuple[str, str], list[Any]] = {}
+    for r in rows:
+        if (r.metric != KIVA or r.status != "ok" or r.superseded_at is not None or r.value is None
+                or not math.isfinite(r.value) or r.item_id not in group_of):
+            continue
+        d = r.details or {}
+        segs = [s for s in d.get("segments") or [] if isinstance(s, dict)]
+        a = acc.setdefault((str(d.get("robot", "?")), group_of[r.item_id]), [0, 0.0, 0, 0, 0, 0, 0, 0])
+        measured, bad = _counts(segs, "invalid")
+        rig = _counts(segs, "rigidity_invalid")
+        jerk = _counts(segs, "jerk_invalid")
+        for i, v in enumerate((1, r.value, measured, bad, *rig, *jerk)):
+            a[i] += v
+    return [
+        KivaGroup(robot, group, a[0], a[1] / a[0], *a[2:])
+        for (robot, group), a in sorted(acc.items())
+    ]
+
+
+def _pct(v: float) -> Cell:
+    return Cell(v, digits=1)
+
+
+def kiva_table(groups: Sequence[KivaGroup], by: str = "generator") -> Table:
+    """The groups as a report table (lower is better in every numeric column but the counts)."""
+    table = Table(
+        "kiva", f"KIVA by {by} (percent of 16-frame segments invalid; lower is better)",
+        ["robot", by, "videos", "mean kiva", "segments", "invalid %", "rigidity invalid %", "jerk invalid %"],
+        note="mean kiva: the mean over videos of each video's share of invalid segments; invalid %: every "
+             "measured segment of the group counted once (invalid by rigidity or jerk)",
+    )
+    for g in groups:
+        table.add([text(g.robot), text(g.group), Cell(g.videos, digits=0), _pct(g.mean),
+                   Cell(g.segments, digits=0), _pct(g.share), _pct(g.rigidity_share), _pct(g.jerk_share)])
+    return table
+
+
+def kiva_section(inp: ReportInput) -> Section:
+    """The report's KIVA section: per robot and generator, when ``kiva`` results are stored."""
+    sec = Section("kiva", "Kinematic stability (KIVA)")
+    groups = kiva_groups(inp.item_rows, inp.items) if inp.items else []
+    if not groups:
+        sec.skipped = ("no kiva value stored for a suite item with a generator (KIVA needs a trained reader: "
+                       "docs/kiva.md; `robojudge demo` trains one per robot of the simulator suite)")
+        return sec
+    sec.intro = ("KIVA (RoboWorM, Fig. 3a): a keypoint reader trained on the robot's forward kinematics "
+                 "reads each video; a 16-frame segment is invalid when a rigid link's 2D length varies, or "
+                 "keypoints jerk, beyond thresholds calibrated on reference videos of the same robot. Each "
+                 "robot has its own reader and thresholds, so compare generators within a robot.")
+    sec.tables.append(kiva_table(groups))
+    return sec

@@ -1,0 +1,76 @@
+"""KIVA by generator (report/_kiva.py): the mean of video values and the pooled share of invalid segments."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+
+from robojudge.report import ReportInput, kiva_groups
+from robojudge.report._kiva import kiva_section
+from robojudge.store import ResultRow
+from robojudge.suite import Item
+
+
+def _seg(invalid: bool | None, rig: bool | None, jerk: bool | None) -> dict[str, object]:
+    return {"start": 0, "stop": 16, "invalid": invalid, "rigidity_invalid": rig, "jerk_invalid": jerk}
+
+
+def _row(item: str, value: float, segs: list[dict[str, object]], robot: str = "fetch",
+         **kw: object) -> ResultRow:
+    return ResultRow(item, "kiva", "h-" + robot, "1", "ok", value, details={"robot": robot, "segments": segs},
+                     **kw)  # type: ignore[arg-type]
+
+
+def _item(item_id: str, gen: str, emb: str = "gripper") -> Item:
+    return Item(item_id=item_id, video="v.mp4", clip_id=item_id[:2], source="s", generator=gen,
+                embodiment=emb)
+
+
+def test_mean_over_videos_and_share_over_segments() -> None:
+    items = [_item("a1", "good"), _item("a2", "good"), _item("b1", "bad"),
+             _item("h1", "good", "dexterous_hand")]
+    rows = [
+        # good: one video with 1 of 4 segments invalid (25%), one with 0 of 1 (0%).
+        _row("a1", 25.0, [_seg(True, False, True), _seg(False, False, False), _seg(False, None, False),
+                          _seg(False, False, False)]),
+        _row("a2", 0.0, [_seg(False, False, False)]),
+        # bad: 2 of 3 measured; one segment not measured at all (left out of every count).
+        _row("b1", 200 / 3, [_seg(True, True, False), _seg(True, True, True), _seg(False, False, False),
+                             _seg(None, None, None)]),
+        # Another robot's reader: its own row, not mixed with the Fetch ones.
+        _row("h1", 100.0, [_seg(True, None, True)], robot="adroit"),
+        # Not counted: a superseded row, an unscored one, an error, another metric, an unknown item.
+        _row("a2", 100.0, [_seg(True, True, True)], superseded_at=datetime.now(UTC)),
+        _row("a2", math.nan, []),
+        ResultRow("a1", "kiva", "h-fetch", "1", "error", None, error="boom"),
+        ResultRow("a1", "kiva_jerk", "h-fetch", "1", "ok", 100.0, details={"robot": "fetch"}),
+        _row("zz", 50.0, [_seg(True, True, True)]),
+    ]
+    groups = {(g.robot, g.group): g for g in kiva_groups(rows, items)}
+    assert sorted(groups) == [("adroit", "good"), ("fetch", "bad"), ("fetch", "good")]
+    good = groups[("fetch", "good")]
+    assert (good.videos, good.segments, good.invalid) == (2, 5, 1)
+    assert good.mean == pytest.approx(12.5)  # mean of 25 and 0
+    assert good.share == pytest.approx(20.0)  # 1 of 5 segments: not the mean of the videos' shares
+    assert (good.rigidity_judged, good.rigidity_invalid, good.rigidity_share) == (4, 0, 0.0)
+    assert (good.jerk_judged, good.jerk_invalid) == (5, 1)
+    bad = groups[("fetch", "bad")]
+    assert (bad.videos, bad.segments, bad.invalid, bad.share) == (1, 3, 2, pytest.approx(200 / 3))
+    assert bad.jerk_share == pytest.approx(100 / 3)
+    hand = groups[("adroit", "good")]
+    assert hand.rigidity_judged == 0 and math.isnan(hand.rigidity_share)
+
+
+def test_section_shows_the_table_or_says_why_not() -> None:
+    items = [_item("a1", "good"), _item("b1", "bad")]
+    rows = [_row("a1", 0.0, [_seg(False, False, False)]), _row("b1", 100.0, [_seg(True, True, False)])]
+    sec = kiva_section(ReportInput(rows, items, lambda m: False))
+    assert sec.skipped is None and len(sec.tables) == 1
+    table = sec.tables[0]
+    assert table.columns[:4] == ["robot", "generator", "videos", "mean kiva"]
+    by_gen = {r[1].text: r for r in table.rows}
+    assert by_gen["bad"][5].value == 100.0 and by_gen["good"][5].value == 0.0
+    empty = kiva_section(ReportInput([], items, lambda m: False))
+    assert empty.skipped is not None and "no kiva value" in empty.skipped
