@@ -38,8 +38,10 @@ def test_all_leaves_them_out_and_says_why():
     from robojudge.metrics._select import not_run_summary
 
     assert not set(PARTS) & set(expand_metric_ids(["all"]))
-    line = next(x for x in not_run_summary() if x.strip().startswith("no weights declared"))
-    assert all(m in line for m in PARTS)
+    lines = not_run_summary()
+    line = next(x for x in lines if x.strip().startswith("need a model you train"))
+    assert all(m in line for m in PARTS) and "--set METRIC.reader=PATH" in line
+    assert not any(m in x for x in lines if "no weights declared" in x for m in PARTS)
 
 
 @pytest.mark.parametrize("metric", PARTS)

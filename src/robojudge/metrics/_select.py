@@ -112,6 +112,10 @@ def expand_metric_ids(metric_ids: Sequence[str]) -> list[str]:
     return out
 
 
+#: The config field of a model metric that reads a model the user trains instead of published weights.
+TRAINED_MODEL_FIELD = "reader"
+
+
 def not_run_by_all() -> list[MetricSpec[Any]]:
     """Registered metrics that ``all`` leaves out on this machine."""
     specs = list_metrics()
@@ -130,13 +134,19 @@ def not_run_summary() -> list[str]:
     lines: list[str] = []
     model = [s for s in skipped if s.provider is Provider.model and not is_set_metric(s.id)]
     wired = [s for s in model if s.weights]
-    undeclared = [s for s in model if not s.weights]
+    # A metric that reads a model the user trains (KIVA's keypoint reader) has no weights to download.
+    trained = [s for s in model if not s.weights and TRAINED_MODEL_FIELD in s.config_type.model_fields]
+    undeclared = [s for s in model if not s.weights and s not in trained]
     if model:
         lines.append(f"{len(model)} model metrics not run: {len(wired)} need weights missing here"
+                     + (f", {len(trained)} need a model you train" if trained else "")
                      + (f", {len(undeclared)} declare no weights" if undeclared else ""))
     for s in wired:
         names = ", ".join(missing_weights(s, present))
         lines.append(f"  {s.id}: needs weights {names} (robojudge weights status)")
+    if trained:
+        lines.append(f"  need a model you train (--set METRIC.{TRAINED_MODEL_FIELD}=PATH; `robojudge metrics "
+                     f"info METRIC` says how): {', '.join(s.id for s in trained)}")
     if undeclared:
         lines.append(f"  no weights declared (name them with metric(..., weights=...)): "
                      f"{', '.join(s.id for s in undeclared)}")
