@@ -307,6 +307,18 @@ def by_group(rows: Sequence[dict[str, Any]], key: str, *, seed: int) -> dict[str
     return {g: {"n": m[0].n, "mean": m[0].mean, "low": m[0].low, "high": m[0].high} for g, m in means.items()}
 
 
+def flagged(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[int]]]:
+    """``{planted types: {robot: [flagged by kiva, flagged on true keypoints, segments]}}``."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for r in rows:
+        kind = "+".join(sorted(set(r["failures"]))) or "none"
+        cell = out.setdefault(kind, {}).setdefault(r["robot"], [0, 0, 0])
+        cell[0] += int(_nan(r["kiva"]) > 1)
+        cell[1] += int(_nan(r["kiva_true_keypoints"]) > 1)
+        cell[2] += 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "none", kv[0])))
+
+
 def _f(x: Any, digits: int = 2) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
@@ -349,6 +361,13 @@ def render(result: dict[str, Any]) -> str:
     if result["no_value"]:
         lines += ["", "Weights-free metrics with no value on any segment: " + "; ".join(
             f"`{m}` ({why})" for m, why in sorted(result["no_value"].items())) + "."]
+    lines += ["", "Segments KIVA flags invalid (score above 1), by the failure types planted in them: with "
+              "the reader / with the simulator's true keypoints, of all such segments:", "",
+              "| planted | " + " | ".join(robots) + " |",
+              "| --- | " + " | ".join("---:" for _ in robots) + " |"]
+    for kind, per in result["flagged"].items():
+        cells = ["-" if r not in per else f"{per[r][0]} / {per[r][1]} of {per[r][2]}" for r in robots]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     lines += ["", "KIVA per video (% invalid segments), by generator profile and by regime (Table C4's view; "
               "mean and 95% cluster-bootstrap interval over clips):", "",
               "| group | videos | KIVA % |", "| --- | ---: | ---: |"]
@@ -415,6 +434,7 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
         "stats": evaluate(rows, columns, draws=args.draws, seed=args.seed),
         "by": {k: by_group(rows, k, seed=args.seed) for k in ("generator", "regime", "depth")},
         "no_value": no_value, "vlm": "no judge configured: no VLM column",
+        "flagged": flagged(rows),
     }
     _log("statistics done", t0)
     args.root.mkdir(parents=True, exist_ok=True)

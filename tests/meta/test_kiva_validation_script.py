@@ -39,7 +39,8 @@ def _rows(robot: str, videos_per_level: int, rng: np.random.Generator) -> list[d
                 rows.append({"robot": robot, "item": f"{robot}{level}{v}", "clip": f"c{v}", "start": start,
                              "verdict": seg, "generator": ("oracle", "kin_mild", "kin_severe")[level],
                              "regime": "sim", "depth": None, "kiva_video": 100.0 * (level > 0) / 3,
-                             "kiva": lv + rng.uniform(0, 1.2), "psnr": 30 - lv + rng.normal(0, 2)})
+                             "kiva": lv + rng.uniform(0, 1.2), "psnr": 30 - lv + rng.normal(0, 2),
+                             "failures": ["jitter"] if lv else [], "kiva_true_keypoints": 2.0 * lv})
     return rows
 
 
@@ -63,11 +64,15 @@ def test_evaluate_per_robot_against_scipy_and_render() -> None:
     assert 0 < out["kiva"]["overlap_micro"][0] <= 1
     table = kv.render({"robots": ["fetch", "adroit"], "draws": 50, "stats": out,
                        "segments": {"fetch": 45, "adroit": 45}, "verdicts": {"fetch": "x", "adroit": "y"},
-                       "no_value": {"sa_bleu": "no caption"},
+                       "no_value": {"sa_bleu": "no caption"}, "flagged": kv.flagged(rows),
                        "by": {k: kv.by_group(rows, k, seed=0) for k in ("generator", "regime", "depth")}})
     assert "| `kiva` |" in table and "| `psnr` |" in table and "`sa_bleu` (no caption)" in table
     assert "| generator: fetch / kin_severe | 5 | 33.3 [33.3, 33.3] |" in table
     assert "| depth: adroit / n/a | 15 |" in table
+    # 10 jitter segments per robot, all above 1 on true keypoints (2 or 4); by the reader, those above 1.
+    jitter = [r for r in rows if r["robot"] == "fetch" and r["failures"]]
+    assert f"| jitter | {sum(r['kiva'] > 1 for r in jitter)} / 10 of 10 |" in table
+    assert table.index("| none |") < table.index("| jitter |")
 
 
 def test_too_few_videos_of_a_level_is_reported_not_raised() -> None:
