@@ -41,8 +41,16 @@ $(DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --no-deps $(DA3_PIN) $(ALOHA_PIN)
 	@touch $@ $(CORE)
 
-## Score the embedded demo suite; the report lands in runs/demo/report/.
-demo: $(CORE)
+# The demo trains KIVA's keypoint reader (robojudge.kiva), which needs torch and nothing else of the torch
+# extra: the tests' torch pin, so `make demo` and `make test` share one build.
+KIVA_DEPS := $(VENV)/.installed-kiva
+
+$(KIVA_DEPS): $(CORE)
+	$(PY) -m pip install --quiet $(filter torch==%,$(TORCH_PINS))
+	@touch $@
+
+## Score the embedded demo suite (KIVA included); the report lands in runs/demo/report/.
+demo: $(CORE) $(KIVA_DEPS)
 	@bash scripts/system-deps.sh demo
 	$(VENV)/bin/robojudge demo --out runs/demo
 

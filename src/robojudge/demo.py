@@ -1,13 +1,31 @@
-"""``robojudge demo``: build the embedded demo suite, score it, write a report ending in index.html."""
+"""``robojudge demo``: build the embedded demo suite, score it, write a report ending in index.html.
+
+On the simulator suite the demo also scores KIVA (RoboWorM): each embodiment of the suite that has a
+built-in robot gets a small keypoint reader trained on that robot's reference videos
+(:func:`robojudge.kiva.train_reader`) and calibrated on the same references; the reader scores ``kiva``,
+``kiva_rigidity`` and ``kiva_jerk`` for the rollouts of its embodiment only (the metric refuses another
+robot's videos, and those refusals would only be noise in the report). The reader lives in the run
+folder under a name made from its robot, its training config and a hash of its training files, so a
+second demo run finds it and trains nothing. KIVA needs torch; without it the step is skipped with the
+reason (:data:`NO_TORCH`). See docs/kiva.md.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import logging
-from dataclasses import dataclass
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from robojudge.kiva import TrainConfig, episodes_from_manifest, resolve_robot
 from robojudge.meta import Leaderboard
 from robojudge.metric_info import direction, registry_range
 from robojudge.metrics import expand_metric_ids
@@ -15,9 +33,11 @@ from robojudge.report import (
     GroupSummary,
     HtmlReport,
     JudgeRow,
+    KivaGroup,
     LabelAgreement,
     generator_board,
     judges_report,
+    kiva_groups,
     label_agreement,
     label_scores,
     report_suite,
@@ -26,7 +46,7 @@ from robojudge.report import (
     write_label_agreement,
     write_leaderboard,
 )
-from robojudge.run import ProgressCallback, SuiteRun, score_suite
+from robojudge.run import ProgressCallback, RunSummary, SuiteRun, build_requests, score_items, score_suite
 from robojudge.store import ResultStore
 from robojudge.suite import load_suite
 from robojudge.suite._demo import make_synthetic_suite
@@ -46,6 +66,176 @@ SYNTHETIC_METRICS: tuple[str, ...] = (
 SIM_METRICS: tuple[str, ...] = ("all",)
 SIM_SKIP: frozenset[str] = frozenset({"sa_bleu"})
 
+KIVA_METRICS: tuple[str, ...] = ("kiva", "kiva_rigidity", "kiva_jerk")
+#: The built-in robot behind each embodiment label the simulator suite writes.
+DEMO_ROBOTS: Mapping[str, str] = {"gripper": "fetch", "dexterous_hand": "adroit", "bimanual": "aloha",
+                                  "arm": "franka"}
+#: Small enough to train in about a minute per robot on 2 busy CPU cores (README, docs/kiva.md): 32 px
+#: frames, 8 channels, the references only.
+DEMO_READER = TrainConfig(size=32, width=8, epochs=15, batch_size=32, lr=5e-3, rollouts=False, threads=2)
+NO_TORCH = "KIVA skipped: it needs torch (pip install 'robojudge[torch]'; `make demo` installs it)"
+
+
+@dataclass(frozen=True)
+class DemoReader:
+    """A reader the demo used: which robot, where it is, and whether this run trained it."""
+
+    embodiment: str
+    robot: str
+    folder: Path
+    trained: bool
+    seconds: float
+    held_out_error: dict[str, Any]
+    items: int
+    summary: RunSummary
+
+
+@dataclass
+class DemoKiva:
+    """What the KIVA step did: its readers (with their scoring runs), or why it did not run (``missing``)."""
+
+    readers: list[DemoReader] = field(default_factory=list)
+    missing: str | None = None
+    groups: list[KivaGroup] = field(default_factory=list)  # KIVA per robot and generator, once scored
+    skipped: list[str] = field(default_factory=list)  # embodiments left out, with the reason
+
+
+def torch_available() -> bool:
+    """Whether torch can be imported, asked without importing it."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def reader_key(manifest: str | Path, robot: str, config: TrainConfig) -> str:
+    """A name for the reader trained on ``manifest`` for ``robot`` with ``config``.
+
+    It hashes the robot, the config and the content of every file training would read, so a changed
+    suite or config gets a new reader instead of a stale one.
+    """
+    bot = resolve_robot(robot)
+    episodes, _ = episodes_from_manifest(manifest, bot.keypoints, config.rollouts)
+    digest = hashlib.sha256(json.dumps([robot, bot.keypoints, config.model_dump()], sort_keys=True).encode())
+    for path in sorted({p for ep in episodes for p in ep.files}):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return f"{robot}-{digest.hexdigest()[:16]}"
+
+
+_TRAIN = (
+    "import json, sys\n"
+    "from robojudge.kiva import TrainConfig, calibrate_reader, train_reader\n"
+    "manifest, robot, folder, config = sys.argv[1:5]\n"
+    "train_reader(manifest, robot, folder, TrainConfig.model_validate_json(config))\n"
+    "calibrate_reader(folder, manifest)\n"
+)
+
+
+def _train_and_calibrate(manifest: str, robot: str, folder: str, config: TrainConfig) -> None:
+    # A fresh interpreter rather than a spawned worker: spawning re-imports the caller's main module,
+    # which a script calling run_demo without a __main__ guard cannot survive.
+    args = [sys.executable, "-c", _TRAIN, manifest, robot, folder, config.model_dump_json()]
+    proc = subprocess.run(args, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"training the KIVA reader for {robot} into {folder} failed (exit "
+                           f"{proc.returncode}):\n{proc.stderr[-2000:]}")
+
+
+def _calibrated(folder: Path) -> dict[str, Any] | None:
+    try:
+        meta: dict[str, Any] = json.loads((folder / "reader.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return meta if meta.get("calibration") and (folder / "reader.pt").is_file() else None
+
+
+def ensure_reader(
+    manifest: str | Path,
+    robot: str,
+    root: Path,
+    config: TrainConfig = DEMO_READER,
+    announce: Callable[[str], object] | None = None,
+) -> tuple[Path, bool, float, dict[str, Any]]:
+    """The calibrated reader for ``robot`` under ``root``, trained now only if no cached one matches.
+
+    Training runs in a fresh Python process: after MuJoCo has rendered through EGL in a process,
+    the deterministic-kernel switch of training crashes it (docs/kiva.md), and the demo may have built
+    its suite in this one. The reader is written beside its final folder and moved there once
+    calibrated, so an interrupted run leaves nothing that looks finished.
+
+    Returns:
+        The reader folder, whether it was trained now, the seconds training and calibration took, and
+        the reader's stored facts.
+    """
+    folder = root / reader_key(manifest, robot, config)
+    meta = _calibrated(folder)
+    if meta is not None:
+        return folder, False, 0.0, meta
+    if announce is not None:
+        announce(f"training a KIVA reader for {robot} in {folder} (once; about a minute)")
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    started = time.perf_counter()
+    _train_and_calibrate(str(manifest), robot, str(partial), config)
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    meta = _calibrated(folder)
+    assert meta is not None, f"{folder}: training wrote no calibrated reader"
+    return folder, True, time.perf_counter() - started, meta
+
+
+def run_demo_kiva(
+    manifest: str | Path,
+    db: str,
+    readers_dir: str | Path,
+    *,
+    workers: int = 2,
+    config: TrainConfig = DEMO_READER,
+    embodiments: Sequence[str] | None = None,
+    progress: ProgressCallback | None = None,
+    announce: Callable[[str], object] | None = None,
+) -> DemoKiva:
+    """Train (or reuse) a reader per embodiment of the suite and score its rollouts with KIVA into ``db``.
+
+    Args:
+        manifest: The demo suite.
+        db: The result store URL.
+        readers_dir: Where readers are cached.
+        workers: Scoring processes.
+        config: The readers' training config.
+        embodiments: Only these embodiments (default: every one of the suite with a built-in robot).
+        progress: Called with every stored result.
+        announce: Called with a line before each training (the CLI prints it).
+    """
+    if not torch_available():
+        return DemoKiva(missing=NO_TORCH)
+    items = list(load_suite(manifest, strict=False).items)
+    present = sorted({it.embodiment.value for it in items if it.embodiment is not None})
+    out = DemoKiva()
+    for emb in present:
+        if embodiments is not None and emb not in embodiments:
+            continue
+        robot = DEMO_ROBOTS.get(emb)
+        if robot is None:
+            out.skipped.append(f"{emb}: no built-in robot")
+            continue
+        mine = [it for it in items if it.embodiment is not None and it.embodiment.value == emb]
+        try:
+            folder, trained, seconds, meta = ensure_reader(manifest, robot, Path(readers_dir), config,
+                                                           announce)
+        except (RuntimeError, ValueError) as exc:  # one robot's failure costs its KIVA, not the demo
+            log.warning("KIVA reader for %s: %s", robot, exc)
+            out.skipped.append(f"{emb} ({robot}): {str(exc).splitlines()[0]}")
+            continue
+        ckpt = str(folder / "reader.pt")
+        requests = build_requests(KIVA_METRICS, {m: {"reader": ckpt} for m in KIVA_METRICS})
+        with ResultStore(db) as store:
+            summary = score_items(mine, requests, store, workers=workers, progress=progress)
+        out.readers.append(DemoReader(emb, robot, folder, trained, seconds, meta["held_out_error"], len(mine),
+                                      summary))
+    return out
+
 
 @dataclass
 class DemoResult:
@@ -58,6 +248,7 @@ class DemoResult:
     leaderboard: Leaderboard | None
     judges: list[JudgeRow]
     html: HtmlReport | None = None
+    kiva: DemoKiva | None = None  # None on the 2D suite (no robot to read)
 
 
 def sim_available() -> bool:
@@ -95,22 +286,38 @@ def run_demo(
     workers: int = 2,
     seed: int = 0,
     progress: ProgressCallback | None = None,
+    metrics: Sequence[str] | None = None,
+    kiva: bool = True,
+    kiva_config: TrainConfig = DEMO_READER,
+    kiva_embodiments: Sequence[str] | None = None,
+    announce: Callable[[str], object] | None = None,
 ) -> DemoResult:
     """Build the demo suite under ``out_dir/suite`` (once), score it, and report to ``out_dir/report``.
 
-    Results go to ``out_dir/results.sqlite``; a second call reuses the suite and the stored results.
+    Results go to ``out_dir/results.sqlite``; a second call reuses the suite and the stored results. On
+    the simulator suite (and with ``kiva``) KIVA is scored too, by readers cached in ``out_dir/kiva``
+    (:func:`run_demo_kiva`; ``kiva_config`` and ``kiva_embodiments`` are passed to it). ``metrics``
+    replaces the suite's default metric list (the tests use a short one); ``announce`` is called with
+    a line before anything slow.
     """
     out = Path(out_dir)
     kind, manifest = build_demo_suite(out / "suite", suite, seed=seed)
     db = f"sqlite:///{(out / 'results.sqlite').resolve()}"
-    metrics = ([m for m in expand_metric_ids(SIM_METRICS) if m not in SIM_SKIP] if kind == "sim"
-               else list(SYNTHETIC_METRICS))
-    run = score_suite(manifest, metrics, db=db, workers=workers, progress=progress)
+    if metrics is None:
+        metrics = ([m for m in expand_metric_ids(SIM_METRICS) if m not in SIM_SKIP] if kind == "sim"
+                   else list(SYNTHETIC_METRICS))
+    run = score_suite(manifest, list(metrics), db=db, workers=workers, progress=progress)
+    kiva_run: DemoKiva | None = None
+    if kind == "sim" and kiva:
+        kiva_run = run_demo_kiva(manifest, db, out / "kiva", workers=workers, config=kiva_config,
+                                 embodiments=kiva_embodiments, progress=progress, announce=announce)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo",
                              native_range=registry_range)
     with ResultStore(db) as store:
         rows = store.rows()
     items = load_suite(manifest, strict=False).items
+    if kiva_run is not None and kiva_run.missing is None:
+        kiva_run.groups = kiva_groups(rows, items)
     labelled = [it for it in items if it.labels is not None]
     agreement = label_agreement(rows, items, direction, seed=seed)
     write_label_agreement(agreement, out / "report")
@@ -137,4 +344,5 @@ def run_demo(
         leaderboard=board,
         judges=judges,
         html=html,
+        kiva=kiva_run,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -11,6 +12,9 @@ from robojudge.cli._common import console, fail, print_summary, scoring_progress
 from robojudge.cli._judge import ENDPOINT_HELP
 from robojudge.cli._report import print_html_report, summary_table
 from robojudge.meta import Estimate
+
+if TYPE_CHECKING:
+    from robojudge.demo import DemoResult
 
 
 def demo(
@@ -21,7 +25,7 @@ def demo(
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
-    """Build the embedded demo suite, score it and write a report under OUT/report."""
+    """Build the embedded demo suite, score it (KIVA too, with torch) and write a report under OUT/report."""
     from robojudge.demo import run_demo
 
     if suite not in ("auto", "sim", "synthetic"):
@@ -30,9 +34,11 @@ def demo(
         where = out / "suite"
         console.print(f"building the demo suite in {where} (once; a few minutes for the simulator suite)")
     with scoring_progress(progress) as on_result:
-        result = run_demo(out, suite=suite, workers=workers, progress=on_result)  # type: ignore[arg-type]
+        result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
+                          announce=lambda line: console.print(line, highlight=False))
     print_summary(result.run.summary)
     console.print(summary_table(result.summaries, "generator", "demo summary"))
+    _print_kiva(result)
     if result.agreement:
         table = Table("metric", "axis", "n", "Pearson r [95% CI]", "Spearman rho [95% CI]",
                       title="metrics against the planted labels (positive = agrees)")
@@ -70,6 +76,31 @@ def demo(
     )
     if result.html is not None:
         print_html_report(result.html)
+
+
+def _print_kiva(result: DemoResult) -> None:
+    kiva = result.kiva
+    if kiva is None:
+        return
+    if kiva.missing is not None:
+        console.print(kiva.missing, highlight=False, markup=False)
+        return
+    for r in kiva.readers:
+        how = f"trained now in {r.seconds:.0f} s" if r.trained else "cached"
+        err = r.held_out_error
+        held = (f"; held-out keypoint error {err['mean_px']:.2f} px "
+                f"({100 * err['fraction_of_diagonal']:.1f}% of the diagonal)" if err.get("keypoints") else "")
+        console.print(f"KIVA reader for {r.robot} ({r.embodiment}, {r.items} rollouts): {how}, "
+                      f"{r.folder}{held}", highlight=False, markup=False)
+    for line in kiva.skipped:
+        console.print(f"KIVA not scored for {line}", highlight=False, markup=False)
+    if kiva.groups:
+        table = Table("robot", "generator", "videos", "mean kiva", "invalid segments",
+                      title="KIVA by generator (percent of 16-frame segments invalid; lower is better)")
+        for g in kiva.groups:
+            table.add_row(g.robot, g.group, str(g.videos), f"{g.mean:.1f}",
+                          f"{g.share:.1f}% of {g.segments}" if g.segments else "n/a")
+        console.print(table)
 
 
 def _ci(v: float, lo: float, hi: float) -> str:
