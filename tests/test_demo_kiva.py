@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
+import importlib.util
 import os
 import shutil
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,7 +102,20 @@ def test_demo_trains_a_reader_per_robot_once_and_scores_its_rollouts(sim_suite: 
 @pytest.mark.slow
 def test_demo_without_torch_completes_and_says_why(sim_suite: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails, as on the core install
+    # As on the core install: `import torch` fails and find_spec finds nothing (sys.modules is left alone:
+    # scipy reads it to tell torch arrays apart).
+    real_import, real_spec = builtins.__import__, importlib.util.find_spec
+
+    def no_torch(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.split(".")[0] == "torch":
+            raise ModuleNotFoundError("No module named 'torch'", name="torch")
+        return real_import(name, *args, **kwargs)
+
+    def no_torch_spec(name: str, package: str | None = None) -> Any:
+        return None if name.split(".")[0] == "torch" else real_spec(name, package)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    monkeypatch.setattr(importlib.util, "find_spec", no_torch_spec)
     out = _demo_dir(tmp_path, sim_suite)
     result = run_demo(out, suite="sim", workers=1, metrics=CHEAP, kiva_config=TINY)
     assert result.kiva is not None and result.kiva.missing == NO_TORCH and not result.kiva.readers
