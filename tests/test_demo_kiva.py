@@ -53,7 +53,8 @@ def test_demo_trains_a_reader_per_robot_once_and_scores_its_rollouts(sim_suite: 
     readers = {r.embodiment: r for r in first.kiva.readers}
     assert set(readers) == {"gripper", "dexterous_hand"}
     assert {r.robot for r in readers.values()} == {"fetch", "adroit"}
-    assert all(r.trained for r in readers.values()) and len(said) == 2 and "training a KIVA reader" in said[0]
+    assert all(r.trained for r in readers.values())
+    assert len([line for line in said if line.startswith("training a KIVA reader")]) == 2
     for r in readers.values():
         assert r.folder.parent == out / "kiva" and (r.folder / "reader.pt").is_file()
         assert not list(out.glob("kiva/*.partial"))
@@ -86,7 +87,7 @@ def test_demo_trains_a_reader_per_robot_once_and_scores_its_rollouts(sim_suite: 
     stamps = {r.folder: (r.folder / "reader.pt").stat().st_mtime_ns for r in readers.values()}
     said.clear()
     again = run_demo(out, suite="sim", workers=1, metrics=CHEAP, kiva_config=TINY, announce=said.append)
-    assert again.kiva is not None and said == []
+    assert again.kiva is not None and not [line for line in said if line.startswith("training")]
     assert {r.folder for r in again.kiva.readers} == set(stamps)
     assert not any(r.trained for r in again.kiva.readers)
     assert all((f / "reader.pt").stat().st_mtime_ns == t for f, t in stamps.items())
@@ -148,5 +149,6 @@ def test_demo_prints_kiva_or_why_not(capsys: pytest.CaptureFixture[str]) -> None
     _print_kiva(SimpleNamespace(kiva=kiva))  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert "KIVA reader for fetch (gripper, 42 rollouts): trained now in 61 s" in out
-    assert "0.80 px (1.8% of the diagonal)" in out and "KIVA not scored for bimanual (aloha): boom" in out
+    assert "0.80 px (1.8% of the diagonal); 0 results scored, 0 failed, 0 already stored" in out
+    assert "KIVA not scored for bimanual (aloha): boom" in out
     assert "KIVA by generator" in out and "chaotic" in out and "52.4" in out and "52.4% of 21" in out

@@ -68,8 +68,7 @@ SIM_SKIP: frozenset[str] = frozenset({"sa_bleu"})
 
 KIVA_METRICS: tuple[str, ...] = ("kiva", "kiva_rigidity", "kiva_jerk")
 #: The built-in robot behind each embodiment label the simulator suite writes.
-DEMO_ROBOTS: Mapping[str, str] = {"gripper": "fetch", "dexterous_hand": "adroit", "bimanual": "aloha",
-                                  "arm": "franka"}
+DEMO_ROBOTS: Mapping[str, str] = {"gripper": "fetch", "dexterous_hand": "adroit", "bimanual": "aloha"}
 #: Small enough to train in about a minute per robot on 2 busy CPU cores (README, docs/kiva.md): 32 px
 #: frames, 8 channels, the references only.
 DEMO_READER = TrainConfig(size=32, width=8, epochs=15, batch_size=32, lr=5e-3, rollouts=False, threads=2)
@@ -124,7 +123,7 @@ def reader_key(manifest: str | Path, robot: str, config: TrainConfig) -> str:
 
 
 _TRAIN = (
-    "import json, sys\n"
+    "import sys\n"
     "from robojudge.kiva import TrainConfig, calibrate_reader, train_reader\n"
     "manifest, robot, folder, config = sys.argv[1:5]\n"
     "train_reader(manifest, robot, folder, TrainConfig.model_validate_json(config))\n"
@@ -230,6 +229,8 @@ def run_demo_kiva(
             continue
         ckpt = str(folder / "reader.pt")
         requests = build_requests(KIVA_METRICS, {m: {"reader": ckpt} for m in KIVA_METRICS})
+        if announce is not None:
+            announce(f"KIVA: the {len(mine)} {emb} rollouts, read by the {robot} reader")
         with ResultStore(db) as store:
             summary = score_items(mine, requests, store, workers=workers, progress=progress)
         out.readers.append(DemoReader(emb, robot, folder, trained, seconds, meta["held_out_error"], len(mine),
@@ -309,8 +310,9 @@ def run_demo(
     run = score_suite(manifest, list(metrics), db=db, workers=workers, progress=progress)
     kiva_run: DemoKiva | None = None
     if kind == "sim" and kiva:
+        # No progress callback: a caller's bar was sized for the run above (KIVA announces itself instead).
         kiva_run = run_demo_kiva(manifest, db, out / "kiva", workers=workers, config=kiva_config,
-                                 embodiments=kiva_embodiments, progress=progress, announce=announce)
+                                 embodiments=kiva_embodiments, announce=announce)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo",
                              native_range=registry_range)
     with ResultStore(db) as store:

@@ -90,8 +90,10 @@ def _print_kiva(result: DemoResult) -> None:
         err = r.held_out_error
         held = (f"; held-out keypoint error {err['mean_px']:.2f} px "
                 f"({100 * err['fraction_of_diagonal']:.1f}% of the diagonal)" if err.get("keypoints") else "")
+        s = r.summary
         console.print(f"KIVA reader for {r.robot} ({r.embodiment}, {r.items} rollouts): {how}, "
-                      f"{r.folder}{held}", highlight=False, markup=False)
+                      f"{r.folder}{held}; {s.ok} results scored, {s.failed} failed, {s.skipped} already "
+                      "stored", highlight=False, markup=False)
     for line in kiva.skipped:
         console.print(f"KIVA not scored for {line}", highlight=False, markup=False)
     if kiva.groups:

@@ -111,8 +111,8 @@ def kiva_table(groups: Sequence[KivaGroup], by: str = "generator") -> Table:
              "measured segment of the group counted once (invalid by rigidity or jerk)",
     )
     for g in groups:
-        table.add([text(g.robot), text(g.group), Cell(g.videos, digits=0), _pct(g.mean),
-                   Cell(g.segments, digits=0), _pct(g.share), _pct(g.rigidity_share), _pct(g.jerk_share)])
+        table.add([text(g.robot), text(g.group), text(g.videos), _pct(g.mean), text(g.segments),
+                   _pct(g.share), _pct(g.rigidity_share), _pct(g.jerk_share)])
     return table
 
 
