@@ -85,10 +85,14 @@ def contrast_normalized(gray: np.ndarray) -> np.ndarray:
     >>> contrast_normalized(np.array([[[0, 10], [0, 10]]], np.uint8)).tolist()
     [[[88, 168], [88, 168]]]
     """
-    f = gray.astype(np.float32)
-    mean = f.mean(axis=(1, 2), keepdims=True)
-    std = f.std(axis=(1, 2), keepdims=True)
-    out: np.ndarray = np.clip(128.0 + 40.0 * (f - mean) / np.maximum(std, 1e-3), 0, 255).astype(np.uint8)
+    # Frame by frame: the same float32 reductions as over axes (1, 2) of the whole clip (each frame's
+    # pixels are contiguous either way), without a float32 copy of the clip and its temporaries.
+    out = np.empty(gray.shape, np.uint8)
+    for t in range(len(gray)):
+        f = gray[t].astype(np.float32)
+        mean = f.mean(keepdims=True)
+        std = f.std(keepdims=True)
+        out[t] = np.clip(128.0 + 40.0 * (f - mean) / np.maximum(std, 1e-3), 0, 255).astype(np.uint8)
     return out
 
 
