@@ -113,6 +113,42 @@ def true_keypoint_values(state: Path, reader: Any, main_view: str | None, fps: f
     return segment_values(pos, vis, reader.links, fps, diagonal)
 
 
+def segment_rows(facts: dict[str, Any], planted: Sequence[dict[str, Any]], result: Any,
+                 true: dict[tuple[int, int], Any]) -> list[dict[str, Any]]:
+    """A row per planted segment: ``facts``, the verdict, KIVA's values (NaN and a reason where it has none).
+
+    ``result`` is the video's :class:`robojudge.kiva.KivaResult`; ``true`` maps ``(start, stop)`` to the
+    verdicts on the simulator's keypoints. A planted segment KIVA does not judge (too short, or a video
+    shorter than one segment) is kept with NaN values and the reason.
+    """
+    from robojudge.kiva import SEGMENT
+    from robojudge.kiva._score import MIN_SEGMENT
+    from robojudge.meta import too_short_reason
+
+    kiva, _ = result.value("kiva")
+    judged = {(v.values.start, v.values.stop): v for v in result.verdicts}
+    rows = []
+    for p in planted:
+        span = (p["start"], p["stop"])
+        v = judged.get(span)
+        reason = None
+        if v is None:
+            short = too_short_reason(*span, SEGMENT if result.frames < SEGMENT else MIN_SEGMENT)
+            reason = result.reason or short or f"KIVA judges no segment [{span[0]}, {span[1]})"
+        elif not v.measured:
+            reason = "no rigid link long enough to measure and no keypoint seen on 4 frames in a row"
+        rows.append({
+            **facts, "start": p["start"], "stop": p["stop"], "verdict": p["verdict"],
+            "failures": [f["type"] for f in p.get("failures", [])],
+            "kiva": math.nan if v is None else v.score,
+            "kiva_rigidity": math.nan if v is None else v.values.rigidity,
+            "kiva_jerk": math.nan if v is None else v.values.jerk,
+            "kiva_video": kiva, "reason": reason,
+            "kiva_true_keypoints": _nan(getattr(true.get(span), "score", None)),
+        })
+    return rows
+
+
 def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str, Any]]:
     """One row per planted segment of every rollout: its verdict and KIVA's values (NaN with a reason)."""
     from robojudge.kiva import judge_tracks, load_reader, read_frames
@@ -145,31 +181,13 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
         clip = sample_frames(manifest.parent / item.video, fps=None, max_frames=None)
         tracks = read_frames(reader, clip.frames, clip.source_fps)
         result = judge_tracks(tracks, reader.links, reader.thresholds)
-        kiva, _ = result.value("kiva")
         h, w = clip.frames.shape[1:3]
         true = {(v.values.start, v.values.stop): v for v in judge_segments(true_keypoint_values(
             manifest.parent / str(item.state), reader, item.main_view, clip.source_fps, math.hypot(h, w)),
             true_cuts)}
-        judged = {(v.values.start, v.values.stop): v for v in result.verdicts}
-        for p in planted:
-            v = judged.get((p["start"], p["stop"]))
-            reason = None
-            if v is None:
-                reason = result.reason or (f"KIVA judges no segment [{p['start']}, {p['stop']}) (a remainder "
-                                           "shorter than its minimum)")
-            elif not v.measured:
-                reason = "no rigid link long enough to measure and no keypoint seen on 4 frames in a row"
-            rows.append({
-                "item": item.item_id, "clip": item.clip_id, "generator": item.generator,
-                "regime": item.regime, "depth": item.meta.get("rollout_depth"),
-                "start": p["start"], "stop": p["stop"], "verdict": p["verdict"],
-                "failures": [f["type"] for f in p.get("failures", [])],
-                "kiva": math.nan if v is None else v.score,
-                "kiva_rigidity": math.nan if v is None else v.values.rigidity,
-                "kiva_jerk": math.nan if v is None else v.values.jerk,
-                "kiva_video": kiva, "reason": reason,
-                "kiva_true_keypoints": _nan(getattr(true.get((p["start"], p["stop"])), "score", None)),
-            })
+        facts = {"item": item.item_id, "clip": item.clip_id, "generator": item.generator,
+                 "regime": item.regime, "depth": item.meta.get("rollout_depth")}
+        rows += segment_rows(facts, planted, result, true)
     return rows
 
 

@@ -88,3 +88,31 @@ def test_write_table_between_markers(tmp_path: Path) -> None:
     doc.write_text(f"head\n{kv.BEGIN}\nold\n{kv.END}\ntail\n", encoding="utf-8")
     kv.write_table(doc, "new\n")
     assert doc.read_text(encoding="utf-8") == f"head\n{kv.BEGIN}\nnew\n{kv.END}\ntail\n"
+
+
+def _judged(frames: int):
+    from robojudge.kiva import Thresholds, Tracks, judge_tracks
+
+    rng = np.random.default_rng(5)
+    pos = np.cumsum(rng.normal(0, 0.5, (frames, 3, 2)), axis=0) + np.array([[10, 10], [30, 10], [50, 10]])
+    tracks = Tracks(pos, np.ones((frames, 3), dtype=bool), np.ones((frames, 3)), 10.0, 64, 64)
+    return judge_tracks(tracks, [(0, 1), (1, 2)], Thresholds(0.05, 5.0))
+
+
+def test_segments_kiva_cannot_judge_are_kept_with_a_reason() -> None:
+    facts = {"item": "a", "clip": "c", "generator": "kin_severe", "regime": "sim", "depth": None}
+    # A 10-frame video: shorter than one segment.
+    rows = kv.segment_rows(facts, [{"start": 0, "stop": 10, "verdict": "Bad"}], _judged(10), {})
+    assert len(rows) == 1 and math.isnan(rows[0]["kiva"])
+    assert rows[0]["reason"] == "the video has 10 frames; KIVA judges segments of 16 frames"
+    # 38 frames: the planted labels keep a 6-frame remainder that KIVA (8 frames at least) does not judge.
+    planted = [{"start": a, "stop": b, "verdict": "Good"} for a, b in ((0, 16), (16, 32), (32, 38))]
+    rows = kv.segment_rows(facts, planted, _judged(38), {})
+    assert [math.isnan(r["kiva"]) for r in rows] == [False, False, True]
+    assert rows[2]["reason"] == "segment [32, 38) has 6 frames; scoring needs at least 8"
+    # Unscored segments are counted, not dropped, by the statistics.
+    for r in rows:
+        r["robot"] = "fetch"
+    out = kv.evaluate(rows + [{**r, "verdict": "Bad", "kiva": 9.0} for r in rows[:2]], {"kiva": False},
+                      draws=1, seed=0)
+    assert out["kiva"]["rho"]["fetch"]["n"] == 4 and out["kiva"]["rho"]["fetch"]["unscored"] == 1
