@@ -257,7 +257,7 @@ def metric_segments(seg_manifest: Path, run_dir: Path, metrics: Sequence[str], w
             if row.status == "ok" and row.value is not None and not math.isnan(row.value):
                 values[row.metric][row.item_id] = float(row.value)
             else:
-                errors.setdefault(row.metric, str(row.error or row.status)[:160])
+                errors.setdefault(row.metric, str(row.error or row.status).split(";")[0][:160])
     return values, errors
 
 
