@@ -18,6 +18,13 @@ from _judge_server import FakeServer, Reply
 
 from _procs import alive, descendants
 
+
+def _as_in_a_terminal() -> None:
+    """Ctrl-C is delivered as in a terminal even when the tests run in the background: a shell starts
+    background jobs with SIGINT ignored, and the child would inherit that (CI run with `&`)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 N = 24
 
 
@@ -48,8 +55,8 @@ def test_killed_judge_run_resumes_exactly_once(make_items: Any, tmp_path: Path, 
             "--model", "m", "--base-url", srv.url, "--concurrency", "4", "--db", f"sqlite:///{db}",
             "--cache-dir", str(tmp_path / "cache"), "--decode-workers", "1", "--no-progress",
         ]
-        proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=_as_in_a_terminal,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 120
         while len(_rows(db)) < 6:
             assert proc.poll() is None, f"run ended early: {proc.stdout.read() if proc.stdout else ''}"

@@ -11,6 +11,12 @@ from pathlib import Path
 
 import pytest
 
+
+def _as_in_a_terminal() -> None:
+    """Ctrl-C is delivered as in a terminal even when the tests run in the background: a shell starts
+    background jobs with SIGINT ignored, and the child would inherit that (CI run with `&`)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 HERE = Path(__file__).parent
 N = 60
 
@@ -54,7 +60,7 @@ def _rows(db: Path) -> list[tuple]:
 
 def _start_and_wait(manifest: Path, db: Path, at_least: int) -> subprocess.Popen:
     proc = subprocess.Popen(
-        _cmd(manifest, db), env=_env(), start_new_session=True,
+        _cmd(manifest, db), env=_env(), start_new_session=True, preexec_fn=_as_in_a_terminal,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     deadline = time.monotonic() + 120
