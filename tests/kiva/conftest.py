@@ -9,12 +9,7 @@ import pytest
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
-SIZE = 64  # video pixels
-EPISODES = 5  # Fetch pick-and-place x2, push, slide; one ADROIT episode (not the reader's robot)
-JITTER = "jitter_only"
-
-#: The reader the tests train: 32 px frames, 8 channels, 12 epochs (seconds on one core).
-TINY = {"size": 32, "width": 8, "epochs": 12, "batch_size": 32, "lr": 5e-3, "holdout": 0.25}
+from _kiva_consts import EPISODES, JITTER, SIZE, TINY  # noqa: E402  (after MUJOCO_GL is set)
 
 
 @pytest.fixture(scope="session")

@@ -199,7 +199,7 @@ print("scored", score.value)
 
 @pytest.mark.slow
 def test_kiva_flags_the_segments_where_the_simulator_planted_severe_jitter(tiny_reader, kiva_suite):
-    from conftest import JITTER
+    from _kiva_consts import JITTER
 
     spec = get_metric("kiva")
     cfg = spec.make_config({"reader": str(tiny_reader)})

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _kiva_consts import TINY
 from typer.testing import CliRunner
-
-from conftest import TINY
 
 pytestmark = pytest.mark.slow
 
