@@ -65,6 +65,13 @@ _ADROIT_KEYPOINTS = [
     "thmiddle",
     "thdistal",
 ]
+#: Keypoint bodies of the simulator suite's Fetch and ADROIT scenes: the suite records these (its
+#: scenes take them from here), the built-in specs read them.
+SIM_KEYPOINTS: dict[str, tuple[str, ...]] = {
+    "fetch": tuple(_FETCH_KEYPOINTS),
+    "adroit": tuple(_ADROIT_KEYPOINTS),
+}
+
 _ADROIT_JOINTS = [
     *("ARTx", "ARTy", "ARTz", "ARRx", "ARRy", "ARRz", "WRJ1", "WRJ0"),
     *(f"{f}J{i}" for f in ("FF", "MF", "RF") for i in (3, 2, 1, 0)),

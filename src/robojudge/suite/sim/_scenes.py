@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from robojudge.robots import SIM_KEYPOINTS
+
 # Class ids used in the per-view segmentation maps (documented in docs/sim_suite.md).
 CLASS_IDS: dict[str, int] = {
     "background": 0,
@@ -120,18 +122,7 @@ _ADROIT_CAMS = (
     CameraSpec("cam4", (0.45, 0.65, 0.6), (0.0, 0.05, 0.05)),
 )
 
-_FETCH_KEYPOINTS = (
-    "robot0:shoulder_pan_link",
-    "robot0:shoulder_lift_link",
-    "robot0:upperarm_roll_link",
-    "robot0:elbow_flex_link",
-    "robot0:forearm_roll_link",
-    "robot0:wrist_flex_link",
-    "robot0:wrist_roll_link",
-    "robot0:gripper_link",
-    "robot0:r_gripper_finger_link",
-    "robot0:l_gripper_finger_link",
-)
+_FETCH_KEYPOINTS = SIM_KEYPOINTS["fetch"]
 # FetchSlide: the robot base stands 0.355 m further back and the table is 2.5x longer.
 _SLIDE_CAMS = (
     CameraSpec("cam0", (2.25, 0.75, 1.05), (1.3, 0.75, 0.42)),
@@ -191,22 +182,7 @@ SCENES: dict[str, SceneInfo] = {
         table_body="table",
         table_top=0.0,
         ee_body="palm",
-        keypoint_bodies=(
-            "wrist",
-            "palm",
-            "ffproximal",
-            "ffmiddle",
-            "ffdistal",
-            "mfproximal",
-            "mfdistal",
-            "rfproximal",
-            "rfdistal",
-            "lfproximal",
-            "lfdistal",
-            "thproximal",
-            "thmiddle",
-            "thdistal",
-        ),
+        keypoint_bodies=SIM_KEYPOINTS["adroit"],
         cameras=_ADROIT_CAMS,
         object_color="blue",
         distractor_color="yellow",
