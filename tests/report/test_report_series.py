@@ -42,6 +42,19 @@ def test_metric_labels_name_what_differs():
                       "solo", "ssim [v1]", "ssim [v2]"]
 
 
+def test_long_values_that_share_a_beginning_are_told_apart_by_what_differs():
+    # Two KIVA readers in one run folder: the paths differ only after a long common beginning, which
+    # a cut from the start would print twice alike (and fall back to config hashes).
+    base = "/data/runs/demo/kiva/"
+    rows = [_row("a", "kiva", 1.0, "h1", config={"reader": base + "adroit-11aa/reader.pt"}),
+            _row("a", "kiva", 2.0, "h2", config={"reader": base + "fetch-65c0/reader.pt"}),
+            _row("a", "m", 1.0, "m1", config={"model": "x" * 30}),
+            _row("a", "m", 2.0, "m2", config={"model": "y" * 30})]
+    labels = sorted(s.label for s in metric_series(rows))
+    assert labels == ["kiva [reader=...adroit-11aa/reader.pt]", "kiva [reader=...fetch-65c0/reader.pt]",
+                      "m [model=" + "x" * 21 + "...]", "m [model=" + "y" * 21 + "...]"]
+
+
 def test_newest_row_wins_only_within_one_configuration():
     """The old report kept the newest row per (item, metric) across configs: here both survive."""
     rows = [_row("a", "m", 1.0, "old"), _row("a", "m", 5.0, "new"), _row("b", "m", 2.0, "old")]

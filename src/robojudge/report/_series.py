@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -110,6 +111,15 @@ def _short(value: str) -> str:
     return value if len(value) <= _VALUE_CHARS else value[:_VALUE_CHARS - 3] + "..."
 
 
+def _differing_part(values: Sequence[str]) -> list[str]:
+    """Each value cut to :data:`_VALUE_CHARS`, from where the values start to differ when they share a
+    long beginning (``reader=.../adroit-11aa...`` rather than the same ``/tmp/run/kiva/...`` twice)."""
+    common = len(os.path.commonprefix(list(values)))
+    if common <= 3 or all(len(v) <= _VALUE_CHARS for v in values):
+        return [_short(v) for v in values]
+    return ["..." + _short(v[common:]) for v in values]
+
+
 def config_differences(configs: Sequence[Mapping[str, Any] | None]) -> list[str] | None:
     """Per config, ``k=v`` text of the keys whose values differ among ``configs``; None if any is None."""
     if any(c is None for c in configs):
@@ -117,7 +127,8 @@ def config_differences(configs: Sequence[Mapping[str, Any] | None]) -> list[str]
     flat = [_flatten(c) for c in configs if c is not None]
     keys = sorted({k for f in flat for k in f})
     differing = [k for k in keys if len({f.get(k, "(unset)") for f in flat}) > 1]
-    return [", ".join(f"{k}={_short(f.get(k, '(unset)'))}" for k in differing) for f in flat]
+    shown = {k: _differing_part([f.get(k, "(unset)") for f in flat]) for k in differing}
+    return [", ".join(f"{k}={shown[k][i]}" for k in differing) for i in range(len(flat))]
 
 
 def _labels_for(name: str, keys: Sequence[SeriesKey], configs: Sequence[Mapping[str, Any] | None]
