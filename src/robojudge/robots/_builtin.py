@@ -65,13 +65,6 @@ _ADROIT_KEYPOINTS = [
     "thmiddle",
     "thdistal",
 ]
-#: Keypoint bodies of the simulator suite's Fetch and ADROIT scenes: the suite records these (its
-#: scenes take them from here), the built-in specs read them.
-SIM_KEYPOINTS: dict[str, tuple[str, ...]] = {
-    "fetch": tuple(_FETCH_KEYPOINTS),
-    "adroit": tuple(_ADROIT_KEYPOINTS),
-}
-
 _ADROIT_JOINTS = [
     *("ARTx", "ARTy", "ARTz", "ARRx", "ARRy", "ARRz", "WRJ1", "WRJ0"),
     *(f"{f}J{i}" for f in ("FF", "MF", "RF") for i in (3, 2, 1, 0)),
@@ -124,6 +117,15 @@ _ALOHA_LINKS = [
 _PANDA_KEYPOINTS = [
     f"panda0_{b}" for b in ("link0", "link1", "link3", "link4", "link5", "link7", "leftfinger", "rightfinger")
 ]
+
+#: Keypoint bodies of the simulator suite's scenes, by robot: the suite records these (its scenes take
+#: them from here) and the built-in specs read them.
+SIM_KEYPOINTS: dict[str, tuple[str, ...]] = {
+    "fetch": tuple(_FETCH_KEYPOINTS),
+    "adroit": tuple(_ADROIT_KEYPOINTS),
+    "aloha": tuple(_ALOHA_KEYPOINTS),
+    "franka": tuple(_PANDA_KEYPOINTS),
+}
 _PANDA_JOINTS = [
     *(f"robot:panda0_joint{i}" for i in range(1, 8)),
     "robot:panda0_finger_joint1",

@@ -199,16 +199,6 @@ _ALOHA_CAMS = (
     CameraSpec("cam3", (1.0, 0.05, 0.6), (0.0, 0.55, 0.03)),
     CameraSpec("cam4", (-1.0, 0.05, 0.6), (0.0, 0.55, 0.03)),
 )
-_VX_LINKS = (
-    "shoulder_link",
-    "upper_arm_link",
-    "upper_forearm_link",
-    "lower_forearm_link",
-    "wrist_link",
-    "gripper_link",
-    "left_finger_link",
-    "right_finger_link",
-)
 _VX_ARM = ("waist", "shoulder", "elbow", "forearm_roll", "wrist_angle", "wrist_rotate")
 SCENES["transfer_cube"] = SceneInfo(
     embodiment="bimanual",
@@ -221,7 +211,7 @@ SCENES["transfer_cube"] = SceneInfo(
     table_body="table",
     table_top=0.0,
     ee_body="vx300s_right/gripper_link",
-    keypoint_bodies=tuple(f"{arm}/{link}" for arm in ("vx300s_left", "vx300s_right") for link in _VX_LINKS),
+    keypoint_bodies=SIM_KEYPOINTS["aloha"],
     cameras=_ALOHA_CAMS,
     object_color="red",
     distractor_color="blue",
@@ -263,10 +253,7 @@ SCENES["panda_pick_and_place"] = SceneInfo(
     table_top=0.0,
     ee_body="panda0_link7",
     # Links 2 and 6 are left out: their origins coincide with those of links 1 and 5.
-    keypoint_bodies=tuple(
-        f"panda0_{b}"
-        for b in ("link0", "link1", "link3", "link4", "link5", "link7", "leftfinger", "rightfinger")
-    ),
+    keypoint_bodies=SIM_KEYPOINTS["franka"],
     cameras=_PANDA_CAMS,
     object_color="red",
     distractor_color="blue",
