@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from robojudge.suite.sim._ik import ramp_controls
+
 ARMS = ("vx300s_left", "vx300s_right")
 ARM_JOINTS = ("waist", "shoulder", "elbow", "forearm_roll", "wrist_angle", "wrist_rotate")
 HOME = (0.0, -0.96, 1.16, 0.0, -0.3, 0.0)  # gym-aloha's start pose of each arm
@@ -95,9 +97,7 @@ class AlohaEnv:
     def step(self, action: np.ndarray) -> None:
         """Advance one frame (``STEPS_PER_FRAME`` physics steps) towards the action's targets."""
         a0, a1 = action_to_ctrl(self.last), action_to_ctrl(np.asarray(action, float))
-        for i in range(STEPS_PER_FRAME):
-            self.data.ctrl[:] = a0 + (a1 - a0) * (i + 1) / STEPS_PER_FRAME
-            self.mj.mj_step(self.model, self.data)
+        ramp_controls(self.mj, self.model, self.data, a0, a1, STEPS_PER_FRAME)
         self.last = np.asarray(action, float).copy()
 
 

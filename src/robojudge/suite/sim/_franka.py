@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from robojudge.suite.sim._ik import ramp_controls
+
 ARM_JOINTS = tuple(f"robot:panda0_joint{i}" for i in range(1, 8))
 FINGER_JOINTS = ("robot:panda0_finger_joint1", "robot:panda0_finger_joint2")
 FINGER_OPEN = 0.04  # m per finger slide (0 closed)
@@ -127,9 +129,7 @@ class FrankaEnv:
     def step(self, action: np.ndarray) -> None:
         """Advance one frame (``STEPS_PER_FRAME`` physics steps) towards the action's targets."""
         a0, a1 = action_to_ctrl(self.last), action_to_ctrl(np.asarray(action, float))
-        for i in range(STEPS_PER_FRAME):
-            self.data.ctrl[:] = a0 + (a1 - a0) * (i + 1) / STEPS_PER_FRAME
-            self.mj.mj_step(self.model, self.data)
+        ramp_controls(self.mj, self.model, self.data, a0, a1, STEPS_PER_FRAME)
         self.last = np.asarray(action, float).copy()
 
 

@@ -64,3 +64,11 @@ def min_jerk(n: int) -> np.ndarray:
     s = np.arange(1, n + 1) / n
     out: np.ndarray = 10 * s**3 - 15 * s**4 + 6 * s**5
     return out
+
+
+def ramp_controls(mj: Any, model: Any, data: Any, start: np.ndarray, end: np.ndarray, steps: int) -> None:
+    """Advance ``steps`` physics steps with the controls moving linearly from ``start`` to ``end``
+    (reached on the last step): how the scripted envs turn one frame's action into smooth motion."""
+    for i in range(steps):
+        data.ctrl[:] = start + (end - start) * (i + 1) / steps
+        mj.mj_step(model, data)
