@@ -37,7 +37,7 @@ DA3_PIN := depth-anything-3==0.1.1
 
 $(DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet $(TORCH_PINS)
-	$(PY) -m pip install --quiet -e ".[dev,sim,torch,iqa,da3]"
+	$(PY) -m pip install --quiet -e ".[dev,sim,torch,iqa,da3,ray,web,train]"
 	$(PY) -m pip install --quiet --no-deps $(DA3_PIN) $(ALOHA_PIN)
 	@touch $@ $(CORE)
 
