@@ -31,6 +31,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("_demo", "demo", "command"),
     "robots": ("_robots", "app", "group"),
     "kiva": ("_kiva", "app", "group"),
+    "audit": ("_audit", "app", "group"),
+    "annotate": ("_annotate", "app", "group"),
+    "train": ("_train", "app", "group"),
+    "select": ("_select", "app", "group"),
 }
 
 
