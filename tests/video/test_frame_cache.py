@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from robojudge.video import _sample, frame_cache, sample_frames, write_video
+from robojudge.video import VideoError, _sample, frame_cache, probe_video, sample_frames, write_video
 
 
 @pytest.fixture
@@ -113,3 +113,34 @@ def test_two_threads_decoding_one_video_share_one_entry(clip):
         t.join()
     assert got[0] is got[1]
     assert cache._bytes == got[0].frames.nbytes and len(cache._entries) == 1
+
+
+@pytest.fixture
+def probe_calls(monkeypatch):
+    calls = []
+    real = _sample.probe_file
+
+    def counting(path):
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(_sample, "probe_file", counting)
+    return calls
+
+
+def test_probe_once_per_unchanged_file_inside_a_cache(clip, probe_calls):
+    with frame_cache():
+        a = probe_video(clip)
+        b = probe_video(clip)
+        assert a is b and len(probe_calls) == 1
+        write_video(clip, np.zeros((5, 40, 48, 3), np.uint8), fps=8)  # a new file under the same name
+        c = probe_video(clip)
+    assert len(probe_calls) == 2 and (c.width, c.height) == (48, 40) and (a.width, a.height) == (32, 24)
+    probe_video(clip)  # no cache open: every call probes
+    probe_video(clip)
+    assert len(probe_calls) == 4
+
+
+def test_missing_file_is_still_reported_inside_a_cache(tmp_path):
+    with frame_cache(), pytest.raises(VideoError, match="missing.mp4"):
+        probe_video(tmp_path / "missing.mp4")

@@ -28,12 +28,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robojudge.video._types import FileFingerprint, SampledFrames
+from robojudge.video._types import FileFingerprint, SampledFrames, VideoInfo
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
     "FrameCache",
     "cached",
+    "cached_probe",
     "frame_cache",
     "frame_sizes",
     "peek",
@@ -57,6 +58,9 @@ class FrameCache:
     misses: int = 0
     _entries: OrderedDict[Hashable, SampledFrames] = field(default_factory=OrderedDict)
     _bytes: int = 0
+    # Probes (a header read and one decoded frame each) of the files seen: every metric with a
+    # ``max_side`` probes the item's video, and one probe per file is enough while it is unchanged.
+    _probes: OrderedDict[FileFingerprint, VideoInfo] = field(default_factory=OrderedDict)
     # A judge run decodes in several threads at once; decoding itself happens outside the lock.
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -91,6 +95,23 @@ class FrameCache:
                 self._entries.move_to_end(key)
         return found
 
+
+    def probe(self, fingerprint: FileFingerprint, compute: Callable[[], VideoInfo]) -> VideoInfo:
+        """``compute()`` once per fingerprint (a changed file has a new fingerprint)."""
+        with self._lock:
+            found = self._probes.get(fingerprint)
+            if found is not None:
+                self._probes.move_to_end(fingerprint)
+                return found
+        info = compute()
+        with self._lock:
+            self._probes[fingerprint] = info
+            while len(self._probes) > MAX_PROBES:
+                self._probes.popitem(last=False)
+        return info
+
+
+MAX_PROBES = 4096
 
 _ACTIVE: contextvars.ContextVar[FrameCache | None] = contextvars.ContextVar("frame_cache", default=None)
 
@@ -130,6 +151,18 @@ def cached(path: Path, args: tuple[object, ...], compute: Callable[[], SampledFr
     report_warnings(value.path, value.warnings)
     report_size(value)
     return value
+
+
+def cached_probe(path: Path, compute: Callable[[], VideoInfo]) -> VideoInfo:
+    """``compute()`` (a probe of ``path``), memoized by the active cache while the file is unchanged."""
+    cache = _ACTIVE.get()
+    if cache is None:
+        return compute()
+    try:
+        fingerprint = FileFingerprint.of(path)
+    except OSError:
+        return compute()  # let the prober report the missing file
+    return cache.probe(fingerprint, compute)
 
 
 def peek(fingerprint: FileFingerprint, args: tuple[object, ...]) -> SampledFrames | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robojudge.video._cache import cached, peek, report_warnings
+from robojudge.video._cache import cached, cached_probe, peek, report_warnings
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import sample_file
 from robojudge.video._folder import folder_rate, list_images, probe_folder, read_image
@@ -28,12 +28,13 @@ def probe_video(path: str | Path) -> VideoInfo:
     (counter-clockwise degrees, as in FFmpeg's display matrix) has been applied.
 
     ``VideoInfo.warnings`` says when the rate is not the file's own (see :func:`sample_frames`).
+    Inside :func:`~robojudge.video.frame_cache` a file is probed once while it is unchanged.
 
     Raises:
         VideoError: if the path is missing or cannot be read as video.
     """
     path = Path(path)
-    info = probe_folder(path) if path.is_dir() else probe_file(path)
+    info = cached_probe(path, lambda: probe_folder(path) if path.is_dir() else probe_file(path))
     report_warnings(path, info.warnings)
     return info
 
