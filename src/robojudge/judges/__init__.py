@@ -45,6 +45,7 @@ from robojudge.judges._ids import (
     split_judge_metric_id,
     taxonomy_rubrics,
 )
+from robojudge.judges._messages import chat_messages, padded_video, temporal_patch, thinned, with_first_frame
 from robojudge.judges._parse import ParseResult, find_json_object, parse_reply
 from robojudge.judges._rubric import RUBRICS, Rubric, RubricError, get_rubric, load_rubric_file
 from robojudge.judges._scoring import Scoring, Vote, expected_score, majority_vote
@@ -86,6 +87,7 @@ __all__ = [
     "SpecializedJudge",
     "TokenLogprob",
     "adapt_native",
+    "chat_messages",
     "TransientError",
     "UnknownNameError",
     "Vote",
@@ -103,9 +105,13 @@ __all__ = [
     "make_judge",
     "parse_reply",
     "parse_videoscore2_reply",
+    "padded_video",
     "parse_retry_after",
     "short_hash",
     "specialized_judge_config",
     "split_judge_metric_id",
     "taxonomy_rubrics",
+    "temporal_patch",
+    "thinned",
+    "with_first_frame",
 ]

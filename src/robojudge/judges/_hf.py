@@ -13,11 +13,9 @@ import threading
 import time
 from typing import Any
 
-import numpy as np
-
 from robojudge.judges._backend import BACKENDS, BackendError, ChatRequest, Completion, TokenLogprob
 from robojudge.judges._config import JudgeConfig
-from robojudge.judges._images import thin_indices
+from robojudge.judges._messages import chat_messages, padded_video, temporal_patch, thinned, with_first_frame
 
 
 class HFBackend:
@@ -69,46 +67,23 @@ class HFBackend:
             self._model = model.to(device).eval()
             self._device = device
 
-    def _messages(self, request: ChatRequest, with_image: bool) -> list[dict[str, Any]]:
-        content: list[dict[str, Any]] = [{"type": "text", "text": request.user}]
-        if request.frames is not None:
-            if with_image:
-                content += [
-                    {"type": "text", "text": request.first_frame_label or ""},
-                    {"type": "image"},
-                    {"type": "text", "text": "The video:"},
-                ]
-            content.append({"type": "video"})
-        messages: list[dict[str, Any]] = []
-        if request.system:
-            messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
-        messages.append({"role": "user", "content": content})
-        messages += [{"role": r, "content": [{"type": "text", "text": t}]} for r, t in request.history]
-        return messages
-
     def _generate(self, request: ChatRequest) -> Completion:
         import torch
 
         self._load()
         proc, model = self._processor, self._model
         kwargs: dict[str, Any] = {}
-        with_image = request.frames is not None and bool(request.first_frame_label)
         n_images = 0
         if request.frames is not None:
             if not request.frames.has_pixels:
                 raise BackendError("the hf backend needs decoded pixels, but the frames carry only encodings")
-            arrays = request.frames.frames[thin_indices(len(request.frames), self.config.max_images)]
-            n_images = len(arrays)
-            temporal = int(getattr(getattr(proc, "video_processor", None), "temporal_patch_size", 1) or 1)
-            if len(arrays) % temporal:  # pad by repeating the last frame
-                pad = temporal - len(arrays) % temporal
-                arrays = np.concatenate([arrays, np.repeat(arrays[-1:], pad, axis=0)])
+            shown = thinned(request.frames.frames, self.config.max_images)
+            n_images = len(shown)
+            arrays = padded_video(shown, temporal_patch(proc))
             kwargs["videos"] = [arrays]
-            if with_image:
+            if with_first_frame(request):
                 kwargs["images"] = [arrays[0]]
-        text = proc.apply_chat_template(
-            self._messages(request, with_image), tokenize=False, add_generation_prompt=True
-        )
+        text = proc.apply_chat_template(chat_messages(request), tokenize=False, add_generation_prompt=True)
         start = time.perf_counter()
         inputs = proc(text=[text], return_tensors="pt", **kwargs).to(self._device)
         sample = request.temperature > 0
