@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from robojudge.meta._acceleration import (
-    Cost,
+    GenerationCost,
     acceleration_audit,
     best_speedup,
     method_audit,
@@ -35,8 +35,8 @@ FAST = {"sharp": {"c1": 3.0, "c2": 6.0, "c3": 0.0}, "jerk": {"c1": 2.0, "c2": 2.
 # "slow" keeps sharp exactly and halves jerk on c3 only: jerk mean (1 + 2 + 1.5) / 3 = 1.5 -> 2 / 1.5.
 SLOW = {"sharp": dict(DENSE["sharp"]), "jerk": {"c1": 1.0, "c2": 2.0, "c3": 1.5}}
 HIGHER = {"sharp": True, "jerk": False}
-COSTS = {"dense": Cost(seconds=12.0, steps=50), "fast": Cost(seconds=3.0, steps=10),
-         "slow": Cost(steps=40)}
+COSTS = {"dense": GenerationCost(seconds=12.0, steps=50), "fast": GenerationCost(seconds=3.0, steps=10),
+         "slow": GenerationCost(steps=40)}
 
 
 def test_hand_worked_speedup_retention_and_q() -> None:
@@ -114,11 +114,11 @@ def test_undefined_retention_says_why() -> None:
 
 
 def test_speedup_basis() -> None:
-    assert speedup(Cost(seconds=10.0), Cost(seconds=4.0)) == (2.5, "seconds")
-    assert speedup(Cost(seconds=10.0, steps=50), Cost(steps=25)) == (2.0, "steps")
-    s, basis = speedup(Cost(seconds=10.0), Cost(seconds=0.0))
+    assert speedup(GenerationCost(seconds=10.0), GenerationCost(seconds=4.0)) == (2.5, "seconds")
+    assert speedup(GenerationCost(seconds=10.0, steps=50), GenerationCost(steps=25)) == (2.0, "steps")
+    s, basis = speedup(GenerationCost(seconds=10.0), GenerationCost(seconds=0.0))
     assert math.isnan(s) and basis == "seconds"
-    s, basis = speedup(Cost(), Cost(steps=3))
+    s, basis = speedup(GenerationCost(), GenerationCost(steps=3))
     assert math.isnan(s) and basis == "unknown"
 
 

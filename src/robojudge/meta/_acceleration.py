@@ -36,7 +36,7 @@ Scores = Mapping[str, Mapping[str, float]]
 
 
 @dataclass(frozen=True)
-class Cost:
+class GenerationCost:
     """What one rollout of a generator costs (means over the rollouts that were timed).
 
     Attributes:
@@ -50,16 +50,16 @@ class Cost:
     source: str = ""
 
 
-def speedup(dense: Cost, accelerated: Cost) -> tuple[float, str]:
+def speedup(dense: GenerationCost, accelerated: GenerationCost) -> tuple[float, str]:
     """Speedup of ``accelerated`` over ``dense`` and what it rests on.
 
     Wall time when both have it (``dense.seconds / accelerated.seconds``), else denoising steps (a
     proxy: it ignores any per-step cost change); ``(nan, "unknown")`` when neither pair is known or a
     denominator is not positive.
 
-    >>> speedup(Cost(seconds=12.0), Cost(seconds=4.0))
+    >>> speedup(GenerationCost(seconds=12.0), GenerationCost(seconds=4.0))
     (3.0, 'seconds')
-    >>> speedup(Cost(steps=50), Cost(seconds=1.0, steps=25))
+    >>> speedup(GenerationCost(steps=50), GenerationCost(seconds=1.0, steps=25))
     (2.0, 'steps')
     """
     for basis in ("seconds", "steps"):
@@ -144,7 +144,7 @@ class MethodAudit:
     clips: int
     retentions: tuple[Retention, ...]
     q: Estimate
-    cost: Cost = field(default_factory=Cost)
+    cost: GenerationCost = field(default_factory=GenerationCost)
 
 
 def method_audit(
@@ -153,7 +153,7 @@ def method_audit(
     accelerated: Scores,
     higher_is_better: Mapping[str, bool],
     *,
-    costs: tuple[Cost, Cost] = (Cost(), Cost()),
+    costs: tuple[GenerationCost, GenerationCost] = (GenerationCost(), GenerationCost()),
     strata: Mapping[str, str] | None = None,
     bootstrap: int = 2000,
     seed: int = 0,
@@ -278,7 +278,7 @@ def acceleration_audit(
     dense: str,
     scores: Mapping[str, Scores],
     higher_is_better: Mapping[str, bool],
-    costs: Mapping[str, Cost],
+    costs: Mapping[str, GenerationCost],
     accelerated: Sequence[str],
     *,
     level: float = 0.95,
@@ -309,11 +309,11 @@ def acceleration_audit(
     missing = [g for g in (dense, *accelerated) if g not in scores]
     if missing:
         raise ValueError(f"no scores for generator(s) {', '.join(missing)}")
-    dense_cost = costs.get(dense, Cost())
+    dense_cost = costs.get(dense, GenerationCost())
     out = []
     for name in (dense, *accelerated):
         m = method_audit(name, scores[dense], scores[name], higher_is_better,
-                         costs=(dense_cost, costs.get(name, Cost())), strata=strata,
+                         costs=(dense_cost, costs.get(name, GenerationCost())), strata=strata,
                          bootstrap=bootstrap, seed=seed, level=ci)
         # Dense against itself is the unit of both axes, whether or not its time is known.
         out.append(replace(m, speedup=1.0, basis="dense") if name == dense else m)

@@ -16,10 +16,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from robojudge.meta._acceleration import Cost
-from robojudge.store import ResultRow
-from robojudge.suite import Item
+from robojudge.meta._acceleration import GenerationCost
+
+if TYPE_CHECKING:  # only the types: meta stays free of the store's and the manifest's imports
+    from robojudge.store import ResultRow
+    from robojudge.suite import Item
 
 #: Item ``meta`` keys the audit reads.
 SECONDS_KEY = "generation_seconds"
@@ -123,7 +126,7 @@ def _mean(values: list[float]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def manifest_costs(items: Sequence[Item], generators: Sequence[str]) -> dict[str, Cost]:
+def manifest_costs(items: Sequence[Item], generators: Sequence[str]) -> dict[str, GenerationCost]:
     """Per generator, the mean ``generation_seconds`` and ``denoising_steps`` of its items' ``meta``.
 
     Raises:
@@ -140,7 +143,7 @@ def manifest_costs(items: Sequence[Item], generators: Sequence[str]) -> dict[str
             if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
                 raise ValueError(f"item {it.item_id!r}: meta.{key} must be a non-negative number, got {v!r}")
             acc[it.generator][k].append(float(v))
-    return {g: Cost(_mean(s), _mean(t), "manifest") for g, (s, t) in acc.items()}
+    return {g: GenerationCost(_mean(s), _mean(t), "manifest") for g, (s, t) in acc.items()}
 
 
 def declared_accelerations(items: Sequence[Item]) -> dict[str, list[str]]:
