@@ -1,0 +1,107 @@
+"""Human annotation: the RoboJudge and RoboWorM labelling protocols over the robojudge database.
+
+Projects come from a suite; annotators label items under opaque ids in a seeded random order, a second
+annotator cross-reviews, an adjudicator sets the final label; training rounds measure agreement before
+production work; labels go out as a manifest, as score tables for ``robojudge meta agreement`` and as
+Label Studio JSON. :class:`AnnotationService` is what the web app (``annotate.web``) calls; the functions
+are what the ``robojudge annotate`` commands call. See ``docs/annotation.md``.
+"""
+
+from robojudge.annotate._admin import (
+    DEFAULT_PASS_THRESHOLD,
+    add_annotator,
+    assign,
+    create_round,
+    import_drafts,
+    init_project,
+    segment_count,
+)
+from robojudge.annotate._errors import AnnotateError, Conflict, Forbidden, InvalidLabel, NotFound
+from robojudge.annotate._export import (
+    ScoreFiles,
+    SubmittedLabel,
+    export_manifest,
+    export_scores,
+    final_labels,
+    submitted_labels,
+)
+from robojudge.annotate._labelstudio import export_labelstudio, import_labelstudio, labelstudio_config
+from robojudge.annotate._protocol import (
+    AXES,
+    RUBRIC,
+    SEGMENT_SECONDS,
+    VERDICTS,
+    AxisText,
+    ChecklistText,
+    LabelValues,
+    Rubric,
+)
+from robojudge.annotate._rounds import (
+    Disagreement,
+    RoundAgreement,
+    RoundFeedback,
+    close_round,
+    round_agreement,
+)
+from robojudge.annotate._service import AnnotationService
+from robojudge.annotate._status import ProjectStatus, project_status
+from robojudge.annotate._types import (
+    Annotator,
+    AuditEvent,
+    Invite,
+    LabelVersion,
+    MediaRef,
+    ProjectInfo,
+    QueueEntry,
+    SegmentSpan,
+    TaskPage,
+)
+
+__all__ = [
+    "AXES",
+    "DEFAULT_PASS_THRESHOLD",
+    "RUBRIC",
+    "SEGMENT_SECONDS",
+    "VERDICTS",
+    "AnnotateError",
+    "AnnotationService",
+    "Annotator",
+    "AuditEvent",
+    "AxisText",
+    "ChecklistText",
+    "Conflict",
+    "Disagreement",
+    "Forbidden",
+    "InvalidLabel",
+    "Invite",
+    "LabelValues",
+    "LabelVersion",
+    "MediaRef",
+    "NotFound",
+    "ProjectInfo",
+    "ProjectStatus",
+    "QueueEntry",
+    "RoundAgreement",
+    "RoundFeedback",
+    "Rubric",
+    "ScoreFiles",
+    "SegmentSpan",
+    "SubmittedLabel",
+    "TaskPage",
+    "add_annotator",
+    "assign",
+    "close_round",
+    "create_round",
+    "export_labelstudio",
+    "export_manifest",
+    "export_scores",
+    "final_labels",
+    "import_drafts",
+    "import_labelstudio",
+    "init_project",
+    "labelstudio_config",
+    "project_status",
+    "round_agreement",
+    "segment_count",
+    "submitted_labels",
+]

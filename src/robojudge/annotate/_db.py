@@ -1,0 +1,144 @@
+"""The engine behind the annotation service: SQLite (WAL, busy timeout, immediate write transactions)
+or PostgreSQL, with the ``ann_*`` tables created on first use and short retries on transient conflicts.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, create_engine, event, inspect, select, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from robojudge.annotate import _schema as s
+from robojudge.annotate._errors import AnnotateError
+from robojudge.store import StoreError
+from robojudge.store._url import display_url, mask_text, parse_url
+
+BUSY_TIMEOUT_S = 60.0
+_WRITE = "robojudge_ann_write"
+_LOCK_ID = 0x616E6E6F74617465  # advisory lock while PostgreSQL creates the tables ("annotate")
+_RETRIES = 5
+T = TypeVar("T")
+
+
+class Database:
+    """An engine plus transaction helpers; thread-safe (one connection per transaction)."""
+
+    def __init__(self, url: str | os.PathLike[str]) -> None:
+        try:
+            parsed = parse_url(url)
+        except StoreError as exc:
+            raise AnnotateError(str(exc)) from None
+        self.url = display_url(parsed)
+        self.dialect = parsed.get_backend_name()
+        kwargs: dict[str, Any] = {}
+        if self.dialect == "sqlite":
+            database = parsed.database or ""
+            if database and database != ":memory:" and not database.startswith("file:"):
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
+        else:
+            kwargs["pool_pre_ping"] = True
+            kwargs["pool_size"] = 10
+            kwargs["max_overflow"] = 40
+        try:
+            self.engine: Engine = create_engine(parsed, **kwargs)
+        except (SQLAlchemyError, ImportError) as exc:
+            raise AnnotateError(f"cannot use database {self.url}: {mask_text(str(exc))}") from None
+        if self.dialect == "sqlite":
+            _configure_sqlite(self.engine)
+        try:
+            self._ensure_tables()
+        except BaseException:
+            self.engine.dispose()
+            raise
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _ensure_tables(self) -> None:
+        with self.write() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _LOCK_ID})
+            if not inspect(conn).has_table(s.meta.name):
+                s.metadata.create_all(conn)
+                conn.execute(s.meta.insert(), [{"key": "schema_version", "value": str(s.ANN_SCHEMA_VERSION)}])
+                return
+            found = conn.execute(select(s.meta.c.value).where(s.meta.c.key == "schema_version")).scalar()
+            if found != str(s.ANN_SCHEMA_VERSION):
+                raise AnnotateError(
+                    f"{self.url} holds annotation schema version {found}; this robojudge reads version "
+                    f"{s.ANN_SCHEMA_VERSION}"
+                )
+            s.metadata.create_all(conn)
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction (SQLite: the write lock is taken at BEGIN, so writers queue, not fail)."""
+        with self._guard(), self.engine.connect() as conn:
+            conn.execution_options(**{_WRITE: True})
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self._guard(), self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def retry(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in a write transaction, again on a deadlock or serialisation failure."""
+        for attempt in range(_RETRIES):
+            try:
+                with self.write() as conn:
+                    return work(conn)
+            except AnnotateError as exc:
+                cause = exc.__cause__
+                if attempt + 1 < _RETRIES and isinstance(cause, DBAPIError) and _transient(cause):
+                    time.sleep(0.02 * (2**attempt))
+                    continue
+                raise
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except SQLAlchemyError as exc:
+            raise AnnotateError(
+                f"database {self.url}: {mask_text(str(exc.orig if isinstance(exc, DBAPIError) else exc))}"
+            ) from exc
+
+
+def _transient(exc: DBAPIError) -> bool:
+    code = getattr(exc.orig, "sqlstate", None)
+    return code in ("40001", "40P01") or "database is locked" in str(exc.orig)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves below
+        cur = dbapi_conn.cursor()
+        try:
+            cur.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = NORMAL")
+            cur.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")

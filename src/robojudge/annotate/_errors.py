@@ -1,0 +1,32 @@
+"""Errors of the annotation service; each maps to one HTTP status in the web app."""
+
+from __future__ import annotations
+
+
+class AnnotateError(ValueError):
+    """Any refusal of the annotation service; the message says what and why."""
+
+
+class NotFound(AnnotateError):
+    """No such project, annotator, assignment, media or round (HTTP 404)."""
+
+
+class Forbidden(AnnotateError):
+    """The actor may not see or change this (HTTP 403)."""
+
+
+class Conflict(AnnotateError):
+    """The write is based on a stale version, or the task is already submitted (HTTP 409)."""
+
+
+class InvalidLabel(AnnotateError):
+    """A label value is missing, unknown or out of range (HTTP 422).
+
+    Attributes:
+        field: The offending field as a form name (``"pa"``, ``"checklist.goal_completion"``,
+            ``"segments.2"``).
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"field {field}: {message}")
+        self.field = field

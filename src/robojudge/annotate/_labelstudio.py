@@ -1,0 +1,338 @@
+"""Label Studio JSON: export a project's items and submitted labels, import annotations made there.
+
+A task is one item: ``data`` holds the manifest item id, the video path, the instruction and the frame
+rate; each submitted label is one entry of ``annotations`` whose ``result`` uses the control names of
+:func:`labelstudio_config` (``pa``/``ia`` ratings, ``checklist_<item>`` choices ``0``-``2``,
+``evidence``/``note`` text areas, ``segments`` timeline labels in frames). Who labelled and in which
+task kind go in the annotation's ``meta`` (``robojudge_rater``, ``robojudge_kind``, ``robojudge_round``);
+an annotation made in Label Studio without them names its rater by ``completed_by.email`` (or a
+``completed_by`` string), and is a primary label.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Connection
+
+from robojudge.annotate import _schema as s
+from robojudge.annotate._admin import new_token
+from robojudge.annotate._db import now
+from robojudge.annotate._errors import AnnotateError
+from robojudge.annotate._protocol import CHECKLIST_RANGE, LabelValues, changed_fields
+from robojudge.annotate._service import AnnotationService, project_row
+from robojudge.suite._schema import CHECKLIST_ITEMS
+
+_TO = "video"
+_KINDS = ("label", "review", "adjudicate", "practice")
+
+
+def labelstudio_config() -> str:
+    """A Label Studio labelling config whose control names match the exported results."""
+    lo, hi = CHECKLIST_RANGE
+    levels = "".join(f'<Choice value="{v}"/>' for v in range(lo, hi + 1))
+    checklist = "\n".join(
+        f'  <Header value="{c}"/>'
+        f'<Choices name="checklist_{c}" toName="{_TO}" choice="single">{levels}</Choices>'
+        for c in CHECKLIST_ITEMS
+    )
+    return (
+        "<View>\n"
+        f'  <Video name="{_TO}" value="$video" framerate="$fps"/>\n'
+        '  <Header value="$instruction"/>\n'
+        f'  <Rating name="pa" toName="{_TO}" maxRating="5"/>\n'
+        f'  <Rating name="ia" toName="{_TO}" maxRating="5"/>\n'
+        f"{checklist}\n"
+        f'  <TextArea name="evidence" toName="{_TO}"/>\n'
+        f'  <TextArea name="note" toName="{_TO}"/>\n'
+        f'  <TimelineLabels name="segments" toName="{_TO}"><Label value="bad"/><Label value="medium"/>'
+        '<Label value="good"/></TimelineLabels>\n'
+        "</View>\n"
+    )
+
+
+def _results(values: LabelValues, fps: float | None, segment_s: float | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for axis in ("pa", "ia"):
+        score = getattr(values, axis)
+        if score is not None:
+            out.append({"from_name": axis, "to_name": _TO, "type": "rating", "value": {"rating": score}})
+    for name, score in values.checklist.items():
+        if score is not None:
+            out.append(
+                {
+                    "from_name": f"checklist_{name}",
+                    "to_name": _TO,
+                    "type": "choices",
+                    "value": {"choices": [str(score)]},
+                }
+            )
+    for name in ("evidence", "note"):
+        text = getattr(values, name)
+        if text is not None:
+            out.append({"from_name": name, "to_name": _TO, "type": "textarea", "value": {"text": [text]}})
+    rate = fps or 1.0
+    for k, verdict in enumerate(values.segments):
+        if verdict is None:
+            continue
+        seg = segment_s or 1.0
+        start, end = int(round(k * seg * rate)) + 1, int(round((k + 1) * seg * rate))
+        out.append(
+            {
+                "from_name": "segments",
+                "to_name": _TO,
+                "type": "timelinelabels",
+                "value": {"ranges": [{"start": start, "end": end}], "timelinelabels": [verdict]},
+            }
+        )
+    return out
+
+
+def export_labelstudio(db: str | os.PathLike[str], project: str, out: str | os.PathLike[str]) -> int:
+    """Write the project as Label Studio tasks (every item; submitted labels as annotations).
+
+    Returns:
+        The number of annotations written.
+    """
+    from robojudge.suite import ManifestError, load_suite
+
+    a, i, an, lb, r = s.assignments, s.items, s.annotators, s.labels, s.rounds
+    with AnnotationService(db) as svc, svc.db.read() as conn:
+        prow = project_row(conn, project)
+        item_rows = conn.execute(select(i).where(i.c.project_id == prow.id).order_by(i.c.id)).all()
+        labels = conn.execute(
+            select(
+                a.c.item_id,
+                a.c.kind,
+                an.c.username,
+                lb.c.label_values,
+                lb.c.created_at,
+                r.c.name.label("round"),
+            )
+            .join(a, a.c.id == lb.c.assignment_id)
+            .join(an, an.c.id == a.c.annotator_id)
+            .outerjoin(r, r.c.id == a.c.round_id)
+            .where(a.c.project_id == prow.id, lb.c.status == "submitted")
+            .order_by(a.c.item_id, a.c.kind, an.c.username)
+        ).all()
+    try:
+        videos = {it.item_id: it.video for it in load_suite(prow.suite_path).items}
+    except (OSError, ValueError, ManifestError) as exc:
+        raise AnnotateError(f"cannot read the project's suite {prow.suite_path}: {exc}") from exc
+    by_item: dict[int, list[Any]] = {}
+    for row in labels:
+        by_item.setdefault(row.item_id, []).append(row)
+    tasks = []
+    n = 0
+    for k, item in enumerate(item_rows, 1):
+        anns = []
+        for row in by_item.get(item.id, []):
+            meta = {"robojudge_rater": row.username, "robojudge_kind": row.kind}
+            if row.round:
+                meta["robojudge_round"] = row.round
+            anns.append(
+                {
+                    "result": _results(LabelValues.from_json(row.label_values), item.fps, prow.segment_s),
+                    "created_at": row.created_at.isoformat(),
+                    "meta": meta,
+                }
+            )
+        n += len(anns)
+        data = {
+            "item_id": item.item_id,
+            "video": videos.get(item.item_id),
+            "instruction": item.instruction,
+            "fps": item.fps,
+        }
+        tasks.append({"id": k, "data": data, "annotations": anns})
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
+    return n
+
+
+def _values(result: Any, where: str) -> LabelValues:
+    if not isinstance(result, list):
+        raise AnnotateError(f"{where}: field result: must be a list")
+    form: dict[str, Any] = {}
+    spans: list[tuple[float, str]] = []
+    for j, entry in enumerate(result):
+        here = f"{where} result {j}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("value"), dict):
+            raise AnnotateError(f"{here}: needs from_name and a value object")
+        name, value = entry.get("from_name"), entry["value"]
+        try:
+            if name in ("pa", "ia"):
+                form[name] = value.get("rating")
+            elif isinstance(name, str) and name.startswith("checklist_"):
+                form[f"checklist.{name.removeprefix('checklist_')}"] = (value.get("choices") or [None])[0]
+            elif name in ("evidence", "note"):
+                form[name] = "\n".join(value.get("text") or []) or None
+            elif name == "segments":
+                ranges, verdicts = value.get("ranges") or [], value.get("timelinelabels") or []
+                if not ranges or not verdicts:
+                    raise AnnotateError(f"{here}: a segment needs ranges and timelinelabels")
+                spans.append((float(ranges[0]["start"]), str(verdicts[0]).lower()))
+            else:
+                raise AnnotateError(f"{here}: unknown control {name!r} (see labelstudio_config())")
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            if isinstance(exc, AnnotateError):
+                raise
+            raise AnnotateError(f"{here} ({name}): malformed value {value!r}") from None
+    for k, (_, verdict) in enumerate(sorted(spans)):
+        form[f"segments.{k}"] = verdict
+    try:
+        return LabelValues.from_form(form)
+    except AnnotateError as exc:
+        raise AnnotateError(f"{where}: {exc}") from None
+
+
+def _rater(ann: dict[str, Any], where: str) -> str:
+    meta = ann.get("meta") if isinstance(ann.get("meta"), dict) else {}
+    who = meta.get("robojudge_rater") if meta else None
+    by = ann.get("completed_by")
+    if who is None and isinstance(by, dict):
+        who = by.get("email")
+    if who is None and isinstance(by, str):
+        who = by
+    if not isinstance(who, str) or not who:
+        raise AnnotateError(
+            f"{where}: cannot tell who annotated: give meta.robojudge_rater or completed_by.email"
+        )
+    return who
+
+
+def import_labelstudio(db: str | os.PathLike[str], project: str, path: str | os.PathLike[str]) -> int:
+    """Store the submitted annotations of a Label Studio JSON export, all in one transaction.
+
+    An annotation identical to one already stored is skipped, so importing twice changes nothing. Its
+    rater must be an annotator of the database; its task kind takes the same slot the app would (one
+    primary label, one cross-review, one adjudication per item).
+
+    Returns:
+        The number of labels stored.
+
+    Raises:
+        AnnotateError: Bad JSON, unknown item or annotator, a bad value, or a label that differs from the
+            one stored for the same task; the message names the file, task, annotation and field.
+    """
+    try:
+        tasks = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise AnnotateError(f"{path}: cannot read Label Studio JSON: {exc}") from None
+    if not isinstance(tasks, list):
+        raise AnnotateError(f"{path}: a Label Studio export is a list of tasks")
+    n = 0
+    with AnnotationService(db) as svc, svc.db.write() as conn:
+        prow = project_row(conn, project)
+        items = {r.item_id: r for r in conn.execute(select(s.items).where(s.items.c.project_id == prow.id))}
+        people = {r.username: r for r in conn.execute(select(s.annotators))}
+        rounds = {
+            r.name: r.id for r in conn.execute(select(s.rounds).where(s.rounds.c.project_id == prow.id))
+        }
+        for t, task in enumerate(tasks):
+            data = task.get("data") if isinstance(task, dict) else None
+            item_id = data.get("item_id") if isinstance(data, dict) else None
+            where = f"{path}: task {t}"
+            if item_id not in items:
+                raise AnnotateError(
+                    f"{where}: field data.item_id: {item_id!r} is not an item of project {project!r}"
+                )
+            item = items[item_id]
+            for k, ann in enumerate(task.get("annotations") or []):
+                here = f"{where} (item {item_id!r}) annotation {k}"
+                if not isinstance(ann, dict) or ann.get("was_cancelled"):
+                    continue
+                username = _rater(ann, here)
+                if username not in people:
+                    raise AnnotateError(
+                        f"{here}: annotator {username!r} is not in the database (add-annotator)"
+                    )
+                meta = ann.get("meta") if isinstance(ann.get("meta"), dict) else {}
+                kind = (meta or {}).get("robojudge_kind", "label")
+                if kind not in _KINDS:
+                    raise AnnotateError(
+                        f"{here}: field meta.robojudge_kind: {kind!r} is not one of {', '.join(_KINDS)}"
+                    )
+                round_id = None
+                if kind == "practice":
+                    round_name = (meta or {}).get("robojudge_round")
+                    if round_name not in rounds:
+                        raise AnnotateError(f"{here}: field meta.robojudge_round: no round {round_name!r}")
+                    round_id = rounds[round_name]
+                values = _values(ann.get("result"), here)
+                if len(values.segments) > item.n_segments:
+                    raise AnnotateError(
+                        f"{here}: {len(values.segments)} segments, the item has {item.n_segments}"
+                    )
+                n += _store(conn, prow, item, people[username], kind, round_id, values, here)
+    return n
+
+
+def _store(
+    conn: Connection,
+    prow: Any,
+    item: Any,
+    person: Any,
+    kind: str,
+    round_id: int | None,
+    values: LabelValues,
+    where: str,
+) -> int:
+    a, lb = s.assignments, s.labels
+    same_task = (a.c.item_id == item.id) & (a.c.kind == kind)
+    if kind == "practice":
+        same_task &= (a.c.round_id == round_id) & (a.c.annotator_id == person.id)
+    row = conn.execute(select(a).where(same_task)).first()
+    if row is not None and row.annotator_id != person.id:
+        raise AnnotateError(f"{where}: the {kind} of this item is already assigned to someone else")
+    if row is None:
+        last = conn.execute(
+            select(func.max(a.c.position)).where(a.c.project_id == prow.id, a.c.annotator_id == person.id)
+        ).scalar()
+        aid = conn.execute(
+            a.insert().values(
+                public_id=new_token(),
+                project_id=prow.id,
+                item_id=item.id,
+                annotator_id=person.id,
+                kind=kind,
+                round_id=round_id,
+                position=0 if last is None else int(last) + 1,
+                stage="ia",
+                status="open",
+                version=0,
+                created_at=now(),
+            )
+        ).inserted_primary_key[0]  # type: ignore[index]
+        row = conn.execute(select(a).where(a.c.id == aid)).one()
+    previous = conn.execute(
+        select(lb.c.label_values).where(lb.c.assignment_id == row.id).order_by(lb.c.version.desc()).limit(1)
+    ).first()
+    before = LabelValues.from_json(previous.label_values) if previous else None
+    if row.status == "submitted":
+        if before == values:
+            return 0
+        raise AnnotateError(f"{where}: a different label of this {kind} is already submitted")
+    stamp = now()
+    version = row.version + 1
+    conn.execute(
+        lb.insert().values(
+            assignment_id=row.id,
+            version=version,
+            status="submitted",
+            label_values=values.to_json(),
+            changed=list(changed_fields(before, values)),
+            from_draft=None,
+            author_id=person.id,
+            created_at=stamp,
+            source="labelstudio",
+        )
+    )
+    conn.execute(
+        a.update().where(a.c.id == row.id).values(version=version, status="submitted", submitted_at=stamp)
+    )
+    return 1

@@ -1,0 +1,564 @@
+"""``AnnotationService``: everything the annotation web app asks of the database, with authorisation.
+
+Every method takes the acting :class:`Annotator` and checks, inside the service, what that person may
+see: their own assignments only; a cross-reviewer sees the primary label only once it is submitted;
+an adjudicator sees both assessments once both are submitted; admins see everything. The web layer
+can therefore not leak a label by forgetting a check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from sqlalchemy import Row, func, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from robojudge.annotate import _schema as s
+from robojudge.annotate._db import Database, now
+from robojudge.annotate._errors import Conflict, Forbidden, InvalidLabel, NotFound
+from robojudge.annotate._passwords import dummy_hash, hash_password, needs_rehash, verify_password
+from robojudge.annotate._protocol import PA_FIELDS, LabelValues, changed_fields, draft_agreement
+from robojudge.annotate._types import (
+    Annotator,
+    AuditEvent,
+    LabelVersion,
+    MediaRef,
+    ProjectInfo,
+    QueueEntry,
+    SegmentSpan,
+    TaskPage,
+)
+
+if TYPE_CHECKING:
+    from robojudge.annotate._rounds import RoundFeedback
+
+PRIVILEGED = ("admin",)
+_UPSTREAM = {"review": ("label",), "adjudicate": ("label", "review")}
+"""Which submitted assignments of the same item a task needs before it opens, and then shows."""
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class AnnotationService:
+    """The annotation database as the web app uses it. Thread-safe; one per process is enough.
+
+    Args:
+        url: A SQLAlchemy URL (SQLite or PostgreSQL) or a file path (SQLite). The ``ann_*`` tables are
+            created when missing.
+    """
+
+    def __init__(self, url: str | os.PathLike[str]) -> None:
+        self.db = Database(url)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- projects ----------------------------------------------------------------------------------
+
+    def projects(self) -> list[ProjectInfo]:
+        with self.db.read() as conn:
+            return [
+                _project_info(conn, r) for r in conn.execute(select(s.projects).order_by(s.projects.c.id))
+            ]
+
+    def project(self, name: str) -> ProjectInfo:
+        with self.db.read() as conn:
+            return _project_info(conn, project_row(conn, name))
+
+    def project_for_suite(self, suite_path: str | os.PathLike[str]) -> ProjectInfo:
+        """The one project created from this manifest.
+
+        Raises:
+            NotFound: No project was created from it.
+            Conflict: Several were: pick one by name.
+        """
+        path = str(Path(suite_path).expanduser().absolute())
+        found = [p for p in self.projects() if p.suite_path == path]
+        if not found:
+            raise NotFound(f"no annotation project was created from {path} (robojudge annotate init)")
+        if len(found) > 1:
+            names = ", ".join(p.name for p in found)
+            raise Conflict(f"several annotation projects come from {path} ({names}): name one")
+        return found[0]
+
+    # -- people ------------------------------------------------------------------------------------
+
+    def authenticate(self, username: str, password: str, *, remote: str | None = None) -> Annotator | None:
+        """The annotator these credentials belong to, or ``None``; both outcomes go to the audit log."""
+        with self.db.read() as conn:
+            row = conn.execute(select(s.annotators).where(s.annotators.c.username == username)).first()
+        if row is None or not row.active or row.password_hash is None:
+            verify_password(dummy_hash(), password)  # same work as a real check: timing tells nothing
+            self.record_event(None, "login_failed", {"username": username[:100]}, remote=remote)
+            return None
+        if not verify_password(row.password_hash, password):
+            self.record_event(row.id, "login_failed", {"username": username[:100]}, remote=remote)
+            return None
+        if needs_rehash(row.password_hash):
+            with self.db.write() as conn:
+                conn.execute(
+                    update(s.annotators)
+                    .where(s.annotators.c.id == row.id)
+                    .values(password_hash=hash_password(password))
+                )
+        self.record_event(row.id, "login", None, remote=remote)
+        return _annotator(row)
+
+    def accept_invite(self, token: str, password: str, *, remote: str | None = None) -> Annotator:
+        """Set the password of the annotator invited with ``token``; the token then stops working.
+
+        Raises:
+            NotFound: No pending invite has this token.
+            ValueError: The password is too short.
+        """
+        hashed = hash_password(password)
+        with self.db.write() as conn:
+            row = conn.execute(
+                select(s.annotators).where(s.annotators.c.invite_hash == token_hash(token))
+            ).first()
+            if row is None or not row.active:
+                raise NotFound("this invite link is not valid (already used, or never issued)")
+            conn.execute(
+                update(s.annotators)
+                .where(s.annotators.c.id == row.id)
+                .values(password_hash=hashed, invite_hash=None)
+            )
+            _audit(conn, row.id, "invite_accepted", None, remote)
+        return _annotator(row)
+
+    def annotator(self, annotator_id: int) -> Annotator:
+        with self.db.read() as conn:
+            row = conn.execute(select(s.annotators).where(s.annotators.c.id == annotator_id)).first()
+        if row is None or not row.active:
+            raise NotFound(f"no active annotator with id {annotator_id}")
+        return _annotator(row)
+
+    # -- queue and tasks ---------------------------------------------------------------------------
+
+    def queue(self, actor: Annotator, project: str | None = None) -> list[QueueEntry]:
+        """The actor's own assignments that are ready to work on (or done), in their randomised order."""
+        a, i, p, r = s.assignments, s.items, s.projects, s.rounds
+        query = (
+            select(
+                a.c.public_id,
+                a.c.kind,
+                a.c.position,
+                a.c.status,
+                a.c.item_id,
+                i.c.public_id.label("item_public"),
+                p.c.name.label("project"),
+                r.c.name.label("round"),
+            )
+            .join(i, i.c.id == a.c.item_id)
+            .join(p, p.c.id == a.c.project_id)
+            .outerjoin(r, r.c.id == a.c.round_id)
+            .where(a.c.annotator_id == actor.id)
+            .order_by(p.c.id, a.c.position, a.c.id)
+        )
+        if project is not None:
+            query = query.where(p.c.name == project)
+        with self.db.read() as conn:
+            rows = conn.execute(query).all()
+            done = _submitted_kinds(conn, {row.item_id for row in rows if row.kind in _UPSTREAM})
+        return [
+            QueueEntry(
+                row.public_id, row.kind, row.item_public, row.position, row.status, row.round, row.project
+            )
+            for row in rows
+            if all(k in done.get(row.item_id, set()) for k in _UPSTREAM.get(row.kind, ()))
+        ]
+
+    def task(self, actor: Annotator, assignment_id: str) -> TaskPage:
+        """What the labelling page shows for one assignment.
+
+        Raises:
+            NotFound: No such assignment.
+            Forbidden: Not the actor's (admins may look), or a review/adjudication whose inputs are not
+                submitted yet.
+        """
+        with self._denials(actor, assignment_id), self.db.read() as conn:
+            row = self._own(conn, actor, assignment_id, write=False)
+            return _page(conn, row)
+
+    def reveal_instruction(self, actor: Annotator, assignment_id: str) -> TaskPage:
+        """Move a label from the PA stage (video only) to the IA stage (instruction and initial frame).
+
+        PA and its three checklist items must be saved first, and cannot change afterwards: PA is judged
+        without the instruction (RoboJudge App. A.1).
+
+        Raises:
+            InvalidLabel: A PA field is not saved yet.
+        """
+        with self._denials(actor, assignment_id), self.db.write() as conn:
+            row = self._own(conn, actor, assignment_id, write=True)
+            if row.stage == "pa":
+                current = _latest(conn, row.id)
+                flat = current.values.flat() if current else {}
+                for name in PA_FIELDS:
+                    if flat.get(name) is None:
+                        raise InvalidLabel(
+                            name, "save Physical Adherence and its checklist before the instruction is shown"
+                        )
+                conn.execute(update(s.assignments).where(s.assignments.c.id == row.id).values(stage="ia"))
+                _audit(conn, actor.id, "instruction_revealed", {"assignment": assignment_id}, None)
+            row = _assignment(conn, assignment_id)
+            return _page(conn, row)
+
+    def save_draft(
+        self, actor: Annotator, assignment_id: str, values: LabelValues, base_version: int
+    ) -> LabelVersion:
+        """Keep a new draft version (nothing new when the values did not change).
+
+        Raises:
+            Conflict: ``base_version`` is not the latest version, or the task is already submitted.
+            InvalidLabel: A value is out of range, too many segments, or a locked PA field changed.
+        """
+        return self._write_label(actor, assignment_id, values, base_version, submit=False)
+
+    def submit(
+        self, actor: Annotator, assignment_id: str, values: LabelValues, base_version: int
+    ) -> LabelVersion:
+        """Submit the complete label; the assignment is then closed.
+
+        Raises:
+            InvalidLabel: A required field (PA, IA, all six checklist items, every segment) is missing.
+            Conflict: Stale ``base_version`` or already submitted.
+        """
+        return self._write_label(actor, assignment_id, values, base_version, submit=True)
+
+    def history(self, actor: Annotator, assignment_id: str) -> list[LabelVersion]:
+        """Every version of the actor's label on this assignment, oldest first."""
+        with self._denials(actor, assignment_id), self.db.read() as conn:
+            row = self._own(conn, actor, assignment_id, write=False)
+            return _versions(conn, row.id, row.kind)
+
+    def round_feedback(self, actor: Annotator, project: str, round_name: str) -> RoundFeedback:
+        """A training round's agreement and its disagreements, as far as the actor may see them.
+
+        Reviewers, adjudicators and admins see all pairs at any time; a trainee sees the round once it is
+        closed, only their own disagreements, without the other trainee's name.
+
+        Raises:
+            NotFound: No such project or round.
+            Forbidden: A trainee asking before the round is closed, or about a round they are not in.
+        """
+        from robojudge.annotate._rounds import round_feedback
+
+        return round_feedback(self, actor, project, round_name)
+
+    # -- media -------------------------------------------------------------------------------------
+
+    def media_path(self, actor: Annotator, media_id: str) -> Path:
+        """The file behind an opaque media id, for the server to stream. Never send it to the browser.
+
+        Raises:
+            NotFound: No such media id.
+            Forbidden: The actor holds no assignment on the item, or asks for the initial frame before the
+                instruction was shown.
+        """
+        with self.db.read() as conn:
+            m = conn.execute(select(s.media).where(s.media.c.public_id == media_id)).first()
+            if m is None:
+                raise NotFound("no such media")
+            if actor.role in PRIVILEGED:
+                return Path(m.path)
+            stages = conn.execute(
+                select(s.assignments.c.stage, s.assignments.c.kind).where(
+                    s.assignments.c.item_id == m.item_id, s.assignments.c.annotator_id == actor.id
+                )
+            ).all()
+        allowed = bool(stages) and (m.role != "initial_frame" or any(st.stage == "ia" for st in stages))
+        if not allowed:
+            self.record_event(actor.id, "media_denied", {"media": media_id})
+            raise Forbidden("this media belongs to no task of yours at its current stage")
+        return Path(m.path)
+
+    # -- audit -------------------------------------------------------------------------------------
+
+    def record_event(
+        self,
+        actor_id: int | None,
+        action: str,
+        detail: Mapping[str, Any] | None = None,
+        *,
+        remote: str | None = None,
+    ) -> None:
+        with self.db.write() as conn:
+            _audit(conn, actor_id, action, detail, remote)
+
+    def audit_events(self, actor: Annotator, limit: int = 200) -> list[AuditEvent]:
+        """The newest audit events, newest first (admins only)."""
+        if actor.role not in PRIVILEGED:
+            raise Forbidden("only admins read the audit log")
+        au, an = s.audit, s.annotators
+        query = (
+            select(au.c.at, an.c.username, au.c.action, au.c.detail, au.c.remote)
+            .outerjoin(an, an.c.id == au.c.actor_id)
+            .order_by(au.c.id.desc())
+            .limit(limit)
+        )
+        with self.db.read() as conn:
+            return [AuditEvent(r.at, r.username, r.action, r.detail, r.remote) for r in conn.execute(query)]
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def _denials(self, actor: Annotator, assignment_id: str) -> Iterator[None]:
+        """Log every refused access to an assignment (after its transaction has ended)."""
+        try:
+            yield
+        except Forbidden as exc:
+            self.record_event(actor.id, "forbidden", {"assignment": assignment_id, "reason": str(exc)})
+            raise
+
+    def _own(self, conn: Connection, actor: Annotator, assignment_id: str, *, write: bool) -> Row[Any]:
+        row = _assignment(conn, assignment_id)
+        if row.annotator_id != actor.id and (write or actor.role not in PRIVILEGED):
+            raise Forbidden("this assignment is not yours")
+        missing = [
+            k
+            for k in _UPSTREAM.get(row.kind, ())
+            if k not in _submitted_kinds(conn, {row.item_id}).get(row.item_id, set())
+        ]
+        if missing:
+            raise Forbidden(f"this {row.kind} opens once the {' and '.join(missing)} is submitted")
+        return row
+
+    def _write_label(
+        self, actor: Annotator, assignment_id: str, values: LabelValues, base_version: int, *, submit: bool
+    ) -> LabelVersion:
+        def work(conn: Connection) -> LabelVersion:
+            row = self._own(conn, actor, assignment_id, write=True)
+            if row.status == "submitted":
+                raise Conflict("this task is already submitted")
+            if row.version != base_version:
+                raise Conflict(f"the label changed since version {base_version} (now {row.version}): reload")
+            item = conn.execute(select(s.items).where(s.items.c.id == row.item_id)).one()
+            if len(values.segments) > item.n_segments:
+                raise InvalidLabel(f"segments.{item.n_segments}", f"this item has {item.n_segments} segments")
+            current = _latest(conn, row.id)
+            if row.stage == "ia" and row.kind in ("label", "practice"):
+                before = current.values.flat() if current else {}
+                after = values.flat()
+                for name in PA_FIELDS:
+                    if after.get(name) != before.get(name):
+                        raise InvalidLabel(
+                            name, "Physical Adherence is locked once the instruction was shown"
+                        )
+            if submit:
+                missing = values.missing(item.n_segments)
+                if missing:
+                    raise InvalidLabel(missing[0], f"required to submit (missing: {', '.join(missing)})")
+            elif current is not None and current.values == values:
+                return current
+            version = row.version + 1
+            stamp = now()
+            done = conn.execute(
+                update(s.assignments)
+                .where(
+                    s.assignments.c.id == row.id,
+                    s.assignments.c.version == base_version,
+                    s.assignments.c.status != "submitted",
+                )
+                .values(
+                    version=version,
+                    status="submitted" if submit else "draft",
+                    submitted_at=stamp if submit else None,
+                )
+            ).rowcount
+            if done != 1:
+                raise Conflict("someone saved this task at the same moment: reload")
+            draft = (
+                LabelValues.from_json(item.model_draft) if item.model_draft and row.kind == "label" else None
+            )
+            changed = changed_fields(current.values if current else None, values)
+            record = {
+                "assignment_id": row.id,
+                "version": version,
+                "status": "submitted" if submit else "draft",
+                "label_values": values.to_json(),
+                "changed": list(changed),
+                "from_draft": draft_agreement(draft, values) if draft else None,
+                "author_id": actor.id,
+                "created_at": stamp,
+                "source": "app",
+            }
+            try:
+                with conn.begin_nested():
+                    conn.execute(s.labels.insert().values(**record))
+            except IntegrityError:
+                raise Conflict("someone saved this task at the same moment: reload") from None
+            if submit:
+                _audit(conn, actor.id, "submitted", {"assignment": assignment_id, "version": version}, None)
+            return LabelVersion(
+                version,
+                record["status"],
+                values,
+                actor.username,
+                stamp,
+                changed,
+                record["from_draft"],
+                row.kind,
+            )
+
+        with self._denials(actor, assignment_id):
+            return self.db.retry(work)
+
+
+# -- helpers shared with the admin functions -------------------------------------------------------
+
+
+def project_row(conn: Connection, name: str) -> Row[Any]:
+    row = conn.execute(select(s.projects).where(s.projects.c.name == name)).first()
+    if row is None:
+        raise NotFound(f"no annotation project named {name!r}")
+    return row
+
+
+def _project_info(conn: Connection, row: Row[Any]) -> ProjectInfo:
+    n = conn.execute(
+        select(func.count()).select_from(s.items).where(s.items.c.project_id == row.id)
+    ).scalar_one()
+    return ProjectInfo(row.id, row.name, row.suite_path, row.segment_s, row.pass_threshold, int(n))
+
+
+def _annotator(row: Row[Any]) -> Annotator:
+    return Annotator(int(row.id), row.username, row.role, bool(row.active))
+
+
+def _assignment(conn: Connection, assignment_id: str) -> Row[Any]:
+    row = conn.execute(select(s.assignments).where(s.assignments.c.public_id == assignment_id)).first()
+    if row is None:
+        raise NotFound("no such assignment")
+    return row
+
+
+def _submitted_kinds(conn: Connection, item_ids: set[int]) -> dict[int, set[str]]:
+    if not item_ids:
+        return {}
+    a = s.assignments
+    rows = conn.execute(
+        select(a.c.item_id, a.c.kind).where(
+            a.c.item_id.in_(item_ids), a.c.status == "submitted", a.c.kind.in_(("label", "review"))
+        )
+    )
+    out: dict[int, set[str]] = {}
+    for r in rows:
+        out.setdefault(r.item_id, set()).add(r.kind)
+    return out
+
+
+def _version(r: Row[Any], kind: str) -> LabelVersion:
+    return LabelVersion(
+        r.version,
+        r.status,
+        LabelValues.from_json(r.label_values),
+        r.username,
+        r.created_at,
+        tuple(r.changed),
+        r.from_draft,
+        kind,
+    )
+
+
+def _versions(
+    conn: Connection, assignment_row_id: int, kind: str, *, latest: bool = False
+) -> list[LabelVersion]:
+    lb, an = s.labels, s.annotators
+    query = (
+        select(lb, an.c.username)
+        .join(an, an.c.id == lb.c.author_id)
+        .where(lb.c.assignment_id == assignment_row_id)
+        .order_by(lb.c.version.desc() if latest else lb.c.version)
+    )
+    if latest:
+        query = query.limit(1)
+    return [_version(r, kind) for r in conn.execute(query)]
+
+
+def _latest(conn: Connection, assignment_row_id: int, kind: str = "label") -> LabelVersion | None:
+    found = _versions(conn, assignment_row_id, kind, latest=True)
+    return found[0] if found else None
+
+
+def _page(conn: Connection, row: Row[Any]) -> TaskPage:
+    item = conn.execute(select(s.items).where(s.items.c.id == row.item_id)).one()
+    project = conn.execute(
+        select(s.projects.c.name, s.projects.c.segment_s).where(s.projects.c.id == row.project_id)
+    ).one()
+    refs = conn.execute(
+        select(s.media).where(s.media.c.item_id == item.id).order_by(s.media.c.position)
+    ).all()
+    videos = [MediaRef(m.public_id, m.view, m.kind) for m in refs if m.role == "video"]
+    frames = [MediaRef(m.public_id, None, m.kind) for m in refs if m.role == "initial_frame"]
+    ia = row.stage == "ia"
+    seg = project.segment_s
+    spans = (
+        [
+            SegmentSpan(k, k * seg, min((k + 1) * seg, item.duration_s or (k + 1) * seg))
+            for k in range(item.n_segments)
+        ]
+        if seg
+        else []
+    )
+    others: list[LabelVersion] = []
+    a = s.assignments
+    for kind in _UPSTREAM.get(row.kind, ()):
+        up = conn.execute(
+            select(a.c.id).where(a.c.item_id == item.id, a.c.kind == kind, a.c.status == "submitted")
+        ).first()
+        if up is not None:
+            found = _latest(conn, up.id, kind)
+            if found is not None:
+                others.append(found)
+    return TaskPage(
+        assignment_id=row.public_id,
+        kind=row.kind,
+        project=project.name,
+        item_id=item.public_id,
+        stage=row.stage,
+        instruction=item.instruction if ia else None,
+        media=videos,
+        initial_frame=frames[0] if ia and frames else None,
+        fps=item.fps,
+        duration_s=item.duration_s,
+        segments=spans,
+        current=_latest(conn, row.id, row.kind),
+        version=row.version,
+        submitted=row.status == "submitted",
+        model_draft=LabelValues.from_json(item.model_draft)
+        if item.model_draft and row.kind == "label"
+        else None,
+        others=others,
+    )
+
+
+def _audit(
+    conn: Connection, actor_id: int | None, action: str, detail: Mapping[str, Any] | None, remote: str | None
+) -> None:
+    conn.execute(
+        s.audit.insert().values(
+            at=now(),
+            actor_id=actor_id,
+            action=action[:64],
+            detail=dict(detail) if detail else None,
+            remote=remote[:200] if remote else None,
+        )
+    )

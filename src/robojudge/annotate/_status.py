@@ -1,0 +1,78 @@
+"""Progress of a project: tasks per kind and per annotator, training rounds, final labels."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+
+from robojudge.annotate import _schema as s
+from robojudge.annotate._service import AnnotationService, project_row
+
+
+@dataclass(frozen=True)
+class ProjectStatus:
+    """Counts per task kind and per annotator: ``{"open": n, "draft": n, "submitted": n}``.
+
+    Attributes:
+        n_final: Items with a final label (adjudicated, or primary submitted).
+        rounds: Training rounds: name -> ``"open"`` or ``"closed"``.
+        qualified: Annotators who passed a round of this project.
+    """
+
+    project: str
+    n_items: int
+    by_kind: dict[str, dict[str, int]]
+    by_annotator: dict[str, dict[str, int]]
+    n_final: int
+    rounds: dict[str, str] = field(default_factory=dict)
+    qualified: tuple[str, ...] = ()
+
+
+def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
+    """Where a project stands (read only)."""
+    a, an = s.assignments, s.annotators
+    with AnnotationService(db) as svc, svc.db.read() as conn:
+        prow = project_row(conn, project)
+        n_items = conn.execute(
+            select(func.count()).select_from(s.items).where(s.items.c.project_id == prow.id)
+        ).scalar_one()
+        rows = conn.execute(
+            select(a.c.kind, a.c.status, an.c.username, func.count().label("n"))
+            .join(an, an.c.id == a.c.annotator_id)
+            .where(a.c.project_id == prow.id)
+            .group_by(a.c.kind, a.c.status, an.c.username)
+        ).all()
+        done = conn.execute(
+            select(a.c.item_id)
+            .where(
+                a.c.project_id == prow.id, a.c.status == "submitted", a.c.kind.in_(("label", "adjudicate"))
+            )
+            .distinct()
+        ).all()
+        rounds = {
+            r.name: ("closed" if r.closed_at else "open")
+            for r in conn.execute(
+                select(s.rounds).where(s.rounds.c.project_id == prow.id).order_by(s.rounds.c.id)
+            )
+        }
+        qualified = tuple(
+            sorted(
+                r.username
+                for r in conn.execute(
+                    select(an.c.username)
+                    .join(s.qualified, s.qualified.c.annotator_id == an.c.id)
+                    .where(s.qualified.c.project_id == prow.id)
+                )
+            )
+        )
+    by_kind: dict[str, dict[str, int]] = {}
+    by_user: dict[str, dict[str, int]] = {}
+    for r in rows:
+        for table, key in ((by_kind, r.kind), (by_user, r.username)):
+            counts = table.setdefault(key, dict.fromkeys(s.STATUSES, 0))
+            counts[r.status] += int(r.n)
+    return ProjectStatus(
+        project, int(n_items), by_kind, dict(sorted(by_user.items())), len(done), rounds, qualified
+    )

@@ -1,0 +1,66 @@
+"""A small suite with real video files, and the annotation database on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from robojudge.video import write_video
+
+GENERATORS = ("secret-gen-alpha", "secret-gen-beta")
+N_ITEMS = 6
+FPS = 4
+SECONDS = 7  # three RoboWorM segments of 3 s: 0-3, 3-6, 6-7
+
+
+@dataclass(frozen=True)
+class SuiteFiles:
+    manifest: Path
+    root: Path
+    item_ids: tuple[str, ...]
+
+
+def make_suite(root: Path, n: int = N_ITEMS) -> SuiteFiles:
+    """``n`` tiny clips (7 s at 4 fps); item 0 has two views; every item an instruction and initial frame."""
+    (root / "videos").mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    records = []
+    for k in range(n):
+        item_id = f"clip{k // 2}-{GENERATORS[k % 2]}"
+        frames = rng.integers(0, 255, size=(SECONDS * FPS, 16, 16, 3), dtype=np.uint8)
+        write_video(root / "videos" / f"{item_id}.mp4", frames, fps=FPS)
+        cv2.imwrite(str(root / "videos" / f"{item_id}_first.png"), frames[0])
+        rec = {
+            "item_id": item_id,
+            "video": f"videos/{item_id}.mp4",
+            "instruction": f"put the cup {k} on the plate",
+            "initial_frame": f"videos/{item_id}_first.png",
+            "generator": GENERATORS[k % 2],
+            "clip_id": f"clip{k // 2}",
+            "source": "droid" if k < 4 else "egodex",
+        }
+        if k == 0:
+            write_video(root / "videos" / f"{item_id}_wrist.mp4", frames, fps=FPS)
+            rec["views"] = {"front": rec["video"], "wrist": f"videos/{item_id}_wrist.mp4"}
+            rec["main_view"] = "front"
+        records.append(rec)
+    manifest = root / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return SuiteFiles(manifest, root, tuple(r["item_id"] for r in records))
+
+
+@pytest.fixture(scope="session")
+def suite_files(tmp_path_factory: pytest.TempPathFactory) -> SuiteFiles:
+    return make_suite(tmp_path_factory.mktemp("ann_suite"))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ann.sqlite'}"
+    return str(request.getfixturevalue("postgres_db_url"))
