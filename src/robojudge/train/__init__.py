@@ -1,0 +1,42 @@
+"""Judge training: export labelled requests, rewards, SFT and GRPO on TRL, prompt variants.
+
+* :func:`export_training_data` -- labelled items as the judge's own requests and target replies
+  (``robojudge train export``), split by clip and stratified by source (:func:`assign_splits`).
+* :func:`exact_match_reward`, :func:`format_reward` -- GRPO rewards in TRL's ``reward_funcs`` form.
+* :func:`train_sft`, :func:`train_grpo` -- the two training stages on TRL (``robojudge train
+  sft|grpo``); torch, transformers, trl, peft and datasets are imported only there.
+
+RoboJudge Sec. 4 and App. G describe the recipe; docs/training.md shows it end to end.
+"""
+
+from robojudge.train._export import (
+    FORMATS,
+    ExportSummary,
+    export_training_data,
+    make_record,
+    read_frames,
+    write_frames,
+)
+from robojudge.train._request import ExportError, judge_request, label_score, target_reply
+from robojudge.train._reward import REWARDS, completion_text, exact_match_reward, format_reward
+from robojudge.train._splits import SPLITS, assign_splits, clip_key
+
+__all__ = [
+    "FORMATS",
+    "REWARDS",
+    "SPLITS",
+    "ExportError",
+    "ExportSummary",
+    "assign_splits",
+    "clip_key",
+    "completion_text",
+    "exact_match_reward",
+    "export_training_data",
+    "format_reward",
+    "judge_request",
+    "label_score",
+    "make_record",
+    "read_frames",
+    "target_reply",
+    "write_frames",
+]

@@ -1,0 +1,264 @@
+"""``robojudge train export``: labelled items to judge-training records (RoboJudge Sec. 4.1).
+
+Each (item, rubric) with a human score becomes one record: the judge's exact first-turn request
+(:mod:`._request`) as chat messages, and the reply a trained judge should give. The frames the judge
+would see (sampled by its :class:`~robojudge.judges.FrameSpec`, thinned to its ``max_images``) are
+written once per item as PNG files (lossless, so the pixels are the judge's own) and referenced
+from the records by paths relative to the output folder.
+
+Formats:
+
+* ``trl``: ``prompt``/``completion`` conversations with typed content blocks; the video block holds
+  the frame paths, the first-frame image block (IA) the first frame's path. ``robojudge train
+  sft|grpo`` read this.
+* ``sharegpt``: ``conversations`` (``from``/``value``) with ``<image>``/``<video>`` placeholders in
+  the human turn, ``system``, ``images`` and ``videos`` (one list of frame paths per video).
+* ``llamafactory``: the ``sharegpt`` records plus the ``dataset_info.json`` LLaMA-Factory reads.
+
+Every record also carries ``item_id``, ``clip_id``, ``source``, ``generator``, ``rubric``, ``score``
+and ``split``; the output folder gets a dataset card (``README.md``) and ``export.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from robojudge.judges import (
+    FrameSpec,
+    JudgeConfig,
+    Rubric,
+    chat_messages,
+    decode_frames,
+    get_rubric,
+    make_judge,
+    thinned,
+)
+from robojudge.suite import Item, load_suite
+from robojudge.train._request import ExportError, judge_request, label_score, target_reply
+from robojudge.train._splits import SPLITS, assign_splits, clip_key, source_key
+from robojudge.video import SampledFrames, VideoError
+
+Format = Literal["trl", "sharegpt", "llamafactory"]
+FORMATS: tuple[str, ...] = ("trl", "sharegpt", "llamafactory")
+DEFAULT_FRACTIONS: dict[str, float] = {"train": 0.9, "val": 0.1, "test": 0.0}
+EXPORT_FILE = "export.json"
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What :func:`export_training_data` wrote.
+
+    Attributes:
+        out: The output folder.
+        records: Records per split.
+        skipped: Labelled items per rubric left out because they lack that rubric's score.
+        files: The record files (one JSONL per non-empty split).
+        counts: ``counts[split][(kind, value)]``: records per source, generator and score.
+    """
+
+    out: Path
+    records: dict[str, int]
+    skipped: dict[str, int]
+    files: list[Path]
+    counts: dict[str, Counter[tuple[str, str]]] = field(default_factory=dict)
+
+
+def _safe_name(item_id: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item_id)[:48].strip("._") or "item"
+    return f"{stem}-{hashlib.sha256(item_id.encode()).hexdigest()[:8]}"
+
+
+def write_frames(frames: npt.NDArray[np.uint8], folder: Path) -> list[Path]:
+    """Write RGB frames as ``0000.png, 0001.png, ...`` into ``folder``; returns the paths."""
+    import cv2
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, frame in enumerate(frames):
+        path = folder / f"{i:04d}.png"
+        if not cv2.imwrite(str(path), np.ascontiguousarray(frame[..., ::-1])):
+            raise OSError(f"cannot write {path}")
+        paths.append(path)
+    return paths
+
+
+def read_frames(paths: Sequence[str | Path]) -> npt.NDArray[np.uint8]:
+    """The RGB frames of :func:`write_frames`, stacked ``(T, H, W, 3)``."""
+    import cv2
+
+    out = []
+    for p in paths:
+        bgr = cv2.imread(str(p), cv2.IMREAD_COLOR)
+        if bgr is None:
+            raise OSError(f"cannot read frame {p}")
+        out.append(bgr[..., ::-1])
+    return np.ascontiguousarray(np.stack(out))
+
+
+def _human_turn(messages: list[dict[str, Any]]) -> str:
+    """The user message as one string, with ``<image>``/``<video>`` where the media go."""
+    user = next(m for m in messages if m["role"] == "user")
+    marks = {"image": "<image>", "video": "<video>"}
+    return "".join(c["text"] if c["type"] == "text" else marks[c["type"]] for c in user["content"])
+
+
+def make_record(fmt: str, prompt: list[dict[str, Any]], reply: str, frame_paths: list[str],
+                meta: Mapping[str, Any]) -> dict[str, Any]:
+    """One exported record in ``fmt`` from the trl-style prompt messages and the target reply."""
+    if fmt == "trl":
+        completion = [{"role": "assistant", "content": [{"type": "text", "text": reply}]}]
+        return {**meta, "prompt": prompt, "completion": completion, "frames": frame_paths}
+    system = next((m["content"][0]["text"] for m in prompt if m["role"] == "system"), "")
+    has_image = any(c["type"] == "image" for m in prompt for c in m["content"])
+    return {
+        **meta,
+        "system": system,
+        "conversations": [{"from": "human", "value": _human_turn(prompt)}, {"from": "gpt", "value": reply}],
+        "images": [frame_paths[0]] if has_image else [],
+        "videos": [frame_paths],
+    }
+
+
+def _card(summary: ExportSummary, rubrics: Sequence[Rubric], fmt: str, spec: FrameSpec, max_images: int,
+          source: Path, seed: int, fractions: Mapping[str, float]) -> str:
+    splits = [s for s in SPLITS if summary.records.get(s)]
+    names = ", ".join(f"`{r.id}` v{r.version}" for r in rubrics)
+    lines = [
+        "# Judge-training data", "",
+        f"Exported by `robojudge train export` from `{source}` in the `{fmt}` format: one record per "
+        f"labelled (item, rubric) for the rubric(s) {names}. Each "
+        "prompt is the judge's own first-turn request; the reply is the human score as the judge's JSON, "
+        "with the labels' evidence notes as reasoning where present (RoboJudge Sec. 4.1).", "",
+        f"Frames: {spec.fps:g} fps, at most {spec.max_frames} frames, thinned to {max_images} images, PNG. "
+        f"Splits by clip (no clip in two splits), stratified by source, seed {seed}, clip fractions "
+        + ", ".join(f"{k} {v:g}" for k, v in fractions.items()) + ".", "",
+        "| split | records |", "| --- | ---: |",
+        *(f"| {s} | {summary.records[s]} |" for s in splits), "",
+    ]
+    if any(summary.skipped.values()):
+        lines += ["Left out (item without that rubric's score): "
+                  + ", ".join(f"{k} {v}" for k, v in summary.skipped.items() if v) + ".", ""]
+    for kind in ("source", "generator", "score"):
+        values = sorted({v for s in splits for (k, v) in summary.counts[s] if k == kind})
+        lines += [f"## Records per {kind}", "", "| " + kind + " | " + " | ".join(splits) + " |",
+                  "| --- | " + " | ".join("---:" for _ in splits) + " |"]
+        lines += [f"| {v} | " + " | ".join(str(summary.counts[s][kind, v]) for s in splits) + " |"
+                  for v in values]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _dataset_info(files: Sequence[Path]) -> dict[str, Any]:
+    columns = {"messages": "conversations", "system": "system", "images": "images", "videos": "videos"}
+    return {f"robojudge_{f.stem}": {"file_name": f.name, "formatting": "sharegpt", "columns": columns}
+            for f in files}
+
+
+def export_training_data(
+    labels: str | Path,
+    rubrics: Sequence[str],
+    out: str | Path,
+    *,
+    fmt: str = "trl",
+    judge: JudgeConfig | None = None,
+    frames: FrameSpec | None = None,
+    fractions: Mapping[str, float] | None = None,
+    seed: int = 0,
+) -> ExportSummary:
+    """Write training records for every labelled item of a suite.
+
+    Args:
+        labels: A suite manifest whose items carry labels.
+        rubrics: Rubric ids (``pa``, ``ia``).
+        out: Output folder (created; record files and frames in it are replaced).
+        fmt: ``trl``, ``sharegpt`` or ``llamafactory``.
+        judge: The judge whose requests are reproduced (its ``max_images`` and sampling); the
+            default is a plain judge (32 images, greedy).
+        frames: The judge's frame sampling (default: RoboJudge's 4 fps, at most 32 frames).
+        fractions: Clip share per split (default 0.9 train, 0.1 val).
+        seed: Split seed.
+
+    Raises:
+        ExportError: Unknown format, a rubric without labels, an unreadable video or an item the
+            rubric cannot be rendered for (named with the manifest and item), or nothing labelled.
+    """
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    suite = load_suite(labels)
+    rubs = [get_rubric(r) for r in rubrics]
+    if not rubs:
+        raise ExportError("no rubric given; use --rubric pa,ia")
+    config = judge or make_judge({"name": "export", "backend": "hf"})
+    spec = frames or FrameSpec()
+    fracs = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
+    scored = {r.id: [it for it in suite.items if label_score(it, r) is not None] for r in rubs}
+    labelled = [it for it in suite.items if any(it in scored[r.id] for r in rubs)]
+    if not labelled:
+        raise ExportError(f"{suite.path}: no item has a {' or '.join(r.id for r in rubs)} label")
+    split_of = assign_splits(labelled, fracs, seed)
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    records: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
+    counts: dict[str, Counter[tuple[str, str]]] = {s: Counter() for s in SPLITS}
+    for it in labelled:
+        sampled = _sample(suite.path, it, spec)
+        folder = root / "frames" / _safe_name(it.item_id)
+        shown = thinned(sampled.frames, config.max_images)
+        frame_paths = [p.relative_to(root).as_posix() for p in write_frames(shown, folder)]
+        for r in rubs:
+            score = label_score(it, r)
+            if score is None:
+                continue
+            try:
+                request = judge_request(config, r, it.instruction, sampled)
+            except ValueError as exc:
+                raise ExportError(f"{suite.path}: item {it.item_id!r}, field instruction: {exc}") from None
+            image = frame_paths[0] if request.first_frame_label else None
+            prompt = chat_messages(request, video=frame_paths, image=image)
+            evidence = it.labels.evidence if it.labels is not None else None
+            split = split_of[it.item_id]
+            source, generator = source_key(it), it.generator or "unknown"
+            meta = {"id": f"{it.item_id}:{r.id}", "item_id": it.item_id, "clip_id": clip_key(it),
+                    "source": source, "generator": generator, "rubric": r.id, "score": score, "split": split}
+            reply = target_reply(r, score, evidence)
+            records[split].append(make_record(fmt, prompt, reply, frame_paths, meta))
+            counts[split].update([("source", source), ("generator", generator),
+                                  ("score", f"{r.id}={score}")])
+    files = []
+    for s in SPLITS:
+        path = root / f"{s}.jsonl"
+        if records[s]:
+            with path.open("w", encoding="utf-8") as f:
+                for rec in records[s]:
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            files.append(path)
+        elif path.exists():
+            path.unlink()
+    skipped = {r.id: sum(1 for it in labelled if label_score(it, r) is None) for r in rubs}
+    summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts)
+    if fmt == "llamafactory":
+        (root / "dataset_info.json").write_text(json.dumps(_dataset_info(files), indent=2) + "\n")
+    meta_out = {"format": fmt, "rubrics": [r.id for r in rubs], "frames": spec.as_dict(),
+                "max_images": config.max_images, "seed": seed, "fractions": fracs,
+                "records": summary.records, "source": str(suite.path)}
+    (root / EXPORT_FILE).write_text(json.dumps(meta_out, indent=2) + "\n")
+    card = _card(summary, rubs, fmt, spec, config.max_images, suite.path, seed, fracs)
+    (root / "README.md").write_text(card)
+    return summary
+
+
+def _sample(manifest: Path, item: Item, spec: FrameSpec) -> SampledFrames:
+    try:
+        return decode_frames(item.video, spec)
+    except (VideoError, OSError) as exc:
+        raise ExportError(f"{manifest}: item {item.item_id!r}, field video: {exc}") from None

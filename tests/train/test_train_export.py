@@ -1,0 +1,165 @@
+"""``robojudge train export``: the exported request is the judge's own, splits keep clips whole."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from _train_suite import GENERATORS, N_CLIPS, SOURCES
+
+from robojudge.judges import (
+    FrameLoader,
+    FrameSpec,
+    JudgeEngine,
+    ResponseCache,
+    chat_messages,
+    get_rubric,
+    make_judge,
+    parse_reply,
+    thinned,
+)
+from robojudge.judges._mock import MockBackend
+from robojudge.suite import load_suite
+from robojudge.train import ExportError, assign_splits, export_training_data, read_frames, target_reply
+
+
+def _records(folder: Path) -> list[dict[str, Any]]:
+    out = []
+    for split in ("train", "val", "test"):
+        path = folder / f"{split}.jsonl"
+        if path.exists():
+            out += [json.loads(line) for line in path.read_text().splitlines()]
+    return out
+
+
+def _sent_request(item: Any, rubric_id: str, judge: Any, spec: FrameSpec, tmp: Path) -> Any:
+    """The request the judge engine actually hands its backend for ``item`` (mock backend)."""
+    rubric = get_rubric(rubric_id)
+    backend = MockBackend(judge, script=lambda r: f'{{"{rubric.score_key}": 3}}')
+    with ResponseCache(tmp) as cache:
+        engine = JudgeEngine(judge, backend, cache)
+        loader = FrameLoader(item.video, spec, cache)
+        result = asyncio.run(engine.judge(rubric, item.instruction, loader))
+    assert result.status == "ok" and len(backend.requests) == 1
+    return backend.requests[0]
+
+
+@pytest.mark.parametrize("max_images", [32, 4])
+def test_exported_request_is_what_the_judge_sends(
+    labelled_suite: Path, tmp_path: Path, max_images: int
+) -> None:
+    judge = make_judge({"name": "j", "backend": "mock", "replies": ["x"], "max_images": max_images})
+    spec = FrameSpec(fps=8.0, max_frames=5)  # the source videos have 6 frames at 4 fps
+    out = tmp_path / "export"
+    export_training_data(labelled_suite, ["pa", "ia"], out, judge=judge, frames=spec)
+    suite = load_suite(labelled_suite)
+    records = _records(out)
+    assert len(records) == 2 * len(suite.items) - 1  # the last item has no IA label
+    for n, rec in enumerate(records[:3] + [r for r in records if r["rubric"] == "ia"][-2:]):
+        item = suite.by_id(rec["item_id"])
+        sent = _sent_request(item, rec["rubric"], judge, spec, tmp_path / f"cache-{n}")
+        frames = rec["frames"]
+        image = frames[0] if rec["rubric"] == "ia" else None
+        assert rec["prompt"] == chat_messages(sent, video=frames, image=image)
+        shown = thinned(sent.frames.frames, max_images)
+        assert len(frames) == len(shown) == min(5, max_images)
+        assert np.array_equal(read_frames([out / f for f in frames]), shown)  # PNG: the judge's own pixels
+        reply = rec["completion"][0]["content"][0]["text"]
+        parsed = parse_reply(reply, get_rubric(rec["rubric"]))
+        assert parsed.score == rec["score"]
+        labels = item.labels
+        assert labels is not None and rec["score"] == getattr(labels, rec["rubric"])
+        assert parsed.reasoning == labels.evidence  # evidence notes become the reasoning, or nothing
+
+
+def test_target_reply_without_evidence_holds_the_score_alone() -> None:
+    pa = get_rubric("pa")
+    assert json.loads(target_reply(pa, 4)) == {"physical_adherence": 4}
+    assert json.loads(target_reply(pa, 2, " slips ")) == {"reasoning": "slips", "physical_adherence": 2}
+
+
+def test_no_clip_spans_two_splits_and_sources_are_stratified(labelled_suite: Path) -> None:
+    items = load_suite(labelled_suite).items
+    for seed in range(5):
+        split = assign_splits(items, {"train": 0.5, "val": 0.25, "test": 0.25}, seed)
+        by_clip: dict[str, set[str]] = {}
+        for it in items:
+            by_clip.setdefault(str(it.clip_id), set()).add(split[it.item_id])
+        assert all(len(s) == 1 for s in by_clip.values())
+        # 4 clips per source cut 2/1/1 in each source
+        for source in SOURCES:
+            clips = Counter(next(iter(by_clip[str(it.clip_id)])) for it in items
+                            if it.source == source and it.generator == GENERATORS[0])
+            assert clips == {"train": 2, "val": 1, "test": 1}
+    halves = {"train": 0.5, "val": 0.5}
+    assert assign_splits(items, halves, 3) == assign_splits(items, halves, 3)
+    with pytest.raises(ValueError, match="sum to 1"):
+        assign_splits(items, {"train": 0.5, "val": 0.4})
+
+
+def test_dataset_card_counts_match_the_records(labelled_suite: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    summary = export_training_data(labelled_suite, ["pa", "ia"], out,
+                                   fractions={"train": 0.75, "val": 0.25})
+    records = _records(out)
+    split = assign_splits(load_suite(labelled_suite).items, {"train": 0.75, "val": 0.25}, 0)
+    val_clips = {item_id.split("-")[0] for item_id, s in split.items() if s == "val"}
+    assert len(val_clips) == 2  # one of the four clips of each source
+    n_val = 8 - ("c7" in val_clips)  # c7-gen_b has no IA label
+    assert summary.records == {"train": 31 - n_val, "val": n_val, "test": 0}
+    assert {r["split"] for r in records} == {"train", "val"}
+    assert summary.skipped == {"pa": 0, "ia": 1}
+    card = (out / "README.md").read_text()
+    for split in ("train", "val"):
+        mine = [r for r in records if r["split"] == split]
+        assert f"| {split} | {len(mine)} |" in card
+    per_source = Counter(r["source"] for r in records)
+    per_gen = Counter(r["generator"] for r in records)
+    assert sum(per_source.values()) == 2 * 2 * N_CLIPS - 1 and set(per_gen) == set(GENERATORS)
+    lines = card.splitlines()
+    for source, n in per_source.items():
+        row = next(line for line in lines if line.startswith(f"| {source} |"))
+        assert sum(int(c) for c in row.strip("|").split("|")[1:]) == n
+    pa5 = sum(1 for r in records if r["rubric"] == "pa" and r["score"] == 5)
+    row = next(line for line in lines if line.startswith("| pa=5 |"))
+    assert sum(int(c) for c in row.strip("|").split("|")[1:]) == pa5
+
+
+@pytest.mark.parametrize("fmt", ["sharegpt", "llamafactory"])
+def test_sharegpt_records_place_media_markers(labelled_suite: Path, tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / fmt
+    export_training_data(labelled_suite, ["pa", "ia"], out, fmt=fmt, fractions={"train": 0.75, "val": 0.25})
+    records = _records(out)
+    for rec in records:
+        human = rec["conversations"][0]["value"]
+        assert human.count("<video>") == len(rec["videos"]) == 1
+        assert human.count("<image>") == len(rec["images"]) == (1 if rec["rubric"] == "ia" else 0)
+        assert all((out / f).is_file() for f in rec["videos"][0])
+        assert rec["system"] == get_rubric(rec["rubric"]).render("x")[0]
+        assert parse_reply(rec["conversations"][1]["value"], get_rubric(rec["rubric"])).score == rec["score"]
+    info = out / "dataset_info.json"
+    assert info.exists() == (fmt == "llamafactory")
+    if fmt == "llamafactory":
+        described = json.loads(info.read_text())
+        assert {d["file_name"] for d in described.values()} == {"train.jsonl", "val.jsonl"}
+
+
+def test_bad_input_names_the_item_and_field(tmp_path: Path, labelled_suite: Path) -> None:
+    lines = labelled_suite.read_text().splitlines()
+    row = json.loads(lines[0])
+    row.pop("instruction")
+    labelled_suite.write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
+    with pytest.raises(ExportError, match=r"item 'c0-gen_a', field instruction"):
+        export_training_data(labelled_suite, ["ia"], tmp_path / "o")
+    export_training_data(labelled_suite, ["pa"], tmp_path / "o")  # PA needs no instruction
+    with pytest.raises(ExportError, match="only score rubrics"):
+        export_training_data(labelled_suite, ["caption"], tmp_path / "o")
+    with pytest.raises(ExportError, match="pa and ia only"):
+        export_training_data(labelled_suite, ["pla_physical_commonsense"], tmp_path / "o")
+    with pytest.raises(ExportError, match="unknown format"):
+        export_training_data(labelled_suite, ["pa"], tmp_path / "o", fmt="alpaca")
