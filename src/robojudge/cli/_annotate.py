@@ -2,6 +2,296 @@
 
 from __future__ import annotations
 
-import typer
+import json
+from dataclasses import asdict
+from pathlib import Path
 
-app = typer.Typer(help="Human annotation: projects, annotators, assignments, the web app, label export.", no_args_is_help=True)
+import typer
+from rich.table import Table
+
+from robojudge.cli._common import console, fail
+
+app = typer.Typer(
+    help="Human annotation: projects, annotators, assignments, the web app, label export.",
+    no_args_is_help=True,
+)
+round_app = typer.Typer(
+    help="Training rounds: practice sets, agreement, pass threshold.", no_args_is_help=True
+)
+app.add_typer(round_app, name="round")
+
+_DB = typer.Option(
+    ..., "--db", help="Database URL or SQLite path (the same database as the result store is fine)."
+)
+_PROJECT = typer.Option(..., "--project", "-p", help="Annotation project name.")
+
+
+def _guard() -> tuple[type[BaseException], ...]:
+    from robojudge.annotate import AnnotateError
+
+    return (AnnotateError, OSError, RuntimeError)
+
+
+@app.command("init")
+def init_cmd(
+    suite: Path = typer.Argument(..., help="Suite manifest whose items are to be labelled."),
+    db: str = _DB,
+    name: str = typer.Option(..., "--name", help="Project name (unique in the database)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the annotators' random task orders."),
+    segments: float | None = typer.Option(
+        None,
+        "--segments",
+        help="Split clips into segments of this many seconds for Bad/Medium/Good verdicts (RoboWorM uses 3).",
+    ),
+    pass_threshold: float = typer.Option(
+        0.8, "--pass-threshold", help="Within-one agreement a trainee needs to pass a training round."
+    ),
+) -> None:
+    """Create an annotation project from a suite (items get random opaque ids)."""
+    from robojudge.annotate import init_project
+
+    try:
+        info = init_project(suite, db, name, seed=seed, segment_s=segments, pass_threshold=pass_threshold)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(f"project {info.name}: {info.n_items} items", highlight=False)
+
+
+@app.command("add-annotator")
+def add_annotator_cmd(
+    username: str = typer.Argument(..., help="Login name."),
+    db: str = _DB,
+    role: str = typer.Option("annotator", "--role", help="annotator, reviewer, adjudicator or admin."),
+    password: bool = typer.Option(
+        False, "--password", help="Set a password now (prompted) instead of printing an invite link."
+    ),
+    base_url: str = typer.Option(
+        "http://127.0.0.1:8080", "--base-url", help="Where the app is served, for the invite link."
+    ),
+) -> None:
+    """Add an annotator: with a password typed now, or with a one-time invite link."""
+    from robojudge.annotate import add_annotator
+
+    secret = typer.prompt("password", hide_input=True, confirmation_prompt=True) if password else None
+    try:
+        invite = add_annotator(db, username, role, password=secret)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    if invite.token is None:
+        console.print(f"added {invite.username} ({invite.role})", highlight=False)
+    else:
+        console.print(f"added {invite.username} ({invite.role}); invite link (shown once):", highlight=False)
+        console.print(f"{base_url.rstrip('/')}/invite/{invite.token}", highlight=False, soft_wrap=True)
+
+
+@app.command("assign")
+def assign_cmd(
+    db: str = _DB,
+    project: str = _PROJECT,
+    to: list[str] = typer.Option(..., "--to", help="Annotator to receive tasks (repeat for several)."),
+    kind: str = typer.Option("label", "--kind", help="label (primary), review (cross-review) or adjudicate."),
+    items: list[str] | None = typer.Option(None, "--item", help="Only these manifest item ids (repeat)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the dealing [default: the project's]."),
+    skip_training: bool = typer.Option(
+        False,
+        "--skip-training",
+        help="Assign even to annotators who passed no training round of a project that has rounds.",
+    ),
+) -> None:
+    """Deal the project's items to annotators (each item one task of the kind; a seeded random order each)."""
+    from robojudge.annotate import assign
+
+    try:
+        n = assign(
+            db, project, to, kind=kind, items=items or None, seed=seed, require_training=not skip_training
+        )
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{n} {kind} tasks assigned", highlight=False)
+
+
+@app.command("import-drafts")
+def import_drafts_cmd(
+    drafts: Path = typer.Argument(..., help="JSON Lines written by `robojudge judge draft`."),
+    db: str = _DB,
+    project: str = _PROJECT,
+) -> None:
+    """Attach model drafts (RoboJudge App. A.2) to items; primary labellers then start from them."""
+    from robojudge.annotate import import_drafts
+
+    try:
+        n = import_drafts(db, project, drafts)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{n} items have a model draft", highlight=False)
+
+
+@app.command("export")
+def export_cmd(
+    db: str = _DB,
+    project: str = _PROJECT,
+    fmt: str = typer.Option("manifest", "--format", "-f", help="manifest, scores or labelstudio."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Output file (manifest, labelstudio) or folder (scores)."
+    ),
+    rater: str | None = typer.Option(
+        None, "--rater", help="manifest: this annotator's labels instead of the final ones."
+    ),
+) -> None:
+    """Export labels: a manifest with final labels, score CSVs for `meta agreement`, or Label Studio JSON."""
+    from robojudge.annotate import export_labelstudio, export_manifest, export_scores
+
+    try:
+        if fmt == "manifest":
+            n = export_manifest(db, project, out, rater=rater)
+            console.print(f"wrote {out}: {n} labelled items", highlight=False)
+        elif fmt == "scores":
+            files = export_scores(db, project, out)
+            console.print(
+                f"wrote {files.human} and {files.raters} ({files.n_items} items); compare with "
+                f"robojudge meta agreement --pred {files.raters} --human {files.human}",
+                highlight=False,
+            )
+        elif fmt == "labelstudio":
+            n = export_labelstudio(db, project, out)
+            console.print(f"wrote {out}: {n} annotations", highlight=False)
+        else:
+            raise fail(f"--format {fmt!r}: use manifest, scores or labelstudio")
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+
+
+@app.command("import-labelstudio")
+def import_labelstudio_cmd(
+    path: Path = typer.Argument(..., help="Label Studio JSON export."),
+    db: str = _DB,
+    project: str = _PROJECT,
+) -> None:
+    """Store the annotations of a Label Studio JSON export (identical ones already stored are skipped)."""
+    from robojudge.annotate import import_labelstudio
+
+    try:
+        n = import_labelstudio(db, project, path)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{n} labels imported", highlight=False)
+
+
+@app.command("labelstudio-config")
+def labelstudio_config_cmd() -> None:
+    """Print the Label Studio labelling config matching the exported results."""
+    from robojudge.annotate import labelstudio_config
+
+    typer.echo(labelstudio_config(), nl=False)
+
+
+@app.command("status")
+def status_cmd(
+    db: str = _DB,
+    project: str = _PROJECT,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Tasks per kind and per annotator (open, draft, submitted), training rounds, final labels."""
+    from robojudge.annotate import project_status
+
+    try:
+        st = project_status(db, project)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(asdict(st), indent=1))
+        return
+    table = Table(
+        "", "open", "draft", "submitted", title=f"{st.project}: {st.n_items} items, {st.n_final} final"
+    )
+    for label, rows in (("kind", st.by_kind), ("annotator", st.by_annotator)):
+        for key, c in rows.items():
+            table.add_row(f"{label} {key}", str(c["open"]), str(c["draft"]), str(c["submitted"]))
+    console.print(table)
+    for name, state in st.rounds.items():
+        console.print(f"round {name}: {state}", highlight=False)
+    if st.rounds:
+        console.print(f"qualified: {', '.join(st.qualified) or 'nobody yet'}", highlight=False)
+
+
+@round_app.command("create")
+def round_create_cmd(
+    name: str = typer.Argument(..., help="Round name."),
+    db: str = _DB,
+    project: str = _PROJECT,
+    to: list[str] = typer.Option(..., "--to", help="Trainee (repeat; at least two)."),
+    items: list[str] = typer.Option(..., "--item", help="Practice item id (repeat)."),
+    threshold: float | None = typer.Option(
+        None, "--threshold", help="Within-one agreement to pass [default: the project's]."
+    ),
+) -> None:
+    """Create a training round: every trainee labels every practice item."""
+    from robojudge.annotate import create_round
+
+    try:
+        n = create_round(db, project, name, to, items, threshold=threshold)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(f"round {name}: {n} practice tasks", highlight=False)
+
+
+def _print_round(result: object) -> None:
+    from robojudge.annotate import RoundAgreement
+
+    assert isinstance(result, RoundAgreement)
+    table = Table(
+        "pairs of",
+        "pairs",
+        "exact",
+        "within 1",
+        "mean abs diff",
+        "passed",
+        title=f"round {result.round} ({result.n_items} items, pass: within 1 >= {result.threshold:g})",
+    )
+    p = result.pooled
+    table.add_row(
+        "all (PA+IA)", str(p.n_pairs), f"{p.exact:.3f}", f"{p.within_one:.3f}", f"{p.mean_abs_diff:.3f}", ""
+    )
+    for name, r in result.per_annotator.items():
+        table.add_row(
+            name,
+            str(r.n_pairs),
+            f"{r.exact:.3f}",
+            f"{r.within_one:.3f}",
+            f"{r.mean_abs_diff:.3f}",
+            "yes" if result.passed[name] else "no",
+        )
+    console.print(table)
+    alpha = ", ".join(f"{k} {v:.3f}" for k, v in result.alpha.items())
+    console.print(f"Krippendorff's alpha (ordinal): {alpha}", highlight=False)
+
+
+@round_app.command("status")
+def round_status_cmd(
+    name: str = typer.Argument(..., help="Round name."), db: str = _DB, project: str = _PROJECT
+) -> None:
+    """Agreement of the round's submitted practice labels so far (Table 5 of RoboJudge, plus alpha)."""
+    from robojudge.annotate import round_agreement
+
+    try:
+        _print_round(round_agreement(db, project, name))
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+
+
+@round_app.command("close")
+def round_close_cmd(
+    name: str = typer.Argument(..., help="Round name."), db: str = _DB, project: str = _PROJECT
+) -> None:
+    """Close the round: trainees at or above the threshold qualify for production work."""
+    from robojudge.annotate import close_round
+
+    try:
+        _print_round(close_round(db, project, name))
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+
+
+# --- serve (A2) ------------------------------------------------------------------------------------
+# `robojudge annotate serve` (the web app) goes here; everything above is the annotation core's.
+# --- end serve (A2) --------------------------------------------------------------------------------
