@@ -1,6 +1,13 @@
 """Reports of stored results: summaries, leaderboards, the HTML report with plots, CSV, Markdown and LaTeX."""
 
 from robojudge.report._ablation import FpsAblation, fps_judge_name, tabulate_fps_ablation
+from robojudge.report._audit import (
+    audit_section,
+    frontier_table,
+    retention_table,
+    sample_size_section,
+    sample_size_table,
+)
 from robojudge.report._html import HtmlReport, render_page, resolve_source, write_html_report
 from robojudge.report._judges import (
     Coverage,
@@ -74,8 +81,10 @@ __all__ = [
     "StoredSeries",
     "Table",
     "UnknownScoreSource",
+    "audit_section",
     "calibrated_scores",
     "fps_judge_name",
+    "frontier_table",
     "generator_board",
     "group_by_field",
     "judge_coverage",
@@ -99,6 +108,9 @@ __all__ = [
     "render_page",
     "report_suite",
     "resolve_source",
+    "retention_table",
+    "sample_size_section",
+    "sample_size_table",
     "summarize",
     "summary_markdown",
     "tabulate_fps_ablation",

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from robojudge.metric_info import taxonomy_direction
+from robojudge.report._audit import acceleration_section
 from robojudge.report._kiva import kiva_section
 from robojudge.report._label_sections import generators_section, judges_section, metrics_section
 from robojudge.report._leaderboard import Direction
@@ -101,6 +102,7 @@ _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
     ("motion", "Consistency and motion", motion_section),
     ("kiva", "Kinematic stability (KIVA)", kiva_section),
     ("sizes", "Evaluation sizes", sizes_section),
+    ("acceleration", "Acceleration audit", acceleration_section),
 )
 
 

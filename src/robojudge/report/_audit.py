@@ -1,0 +1,183 @@
+"""The acceleration audit (RoboWorM Fig. 5, C2, C3) and FVD sample-size sensitivity (Fig. B3) as report parts.
+
+Tables and figures are built from the results of :mod:`robojudge.meta` (``acceleration_audit``,
+``sample_size_sensitivity``); computing them from a suite (scoring, stand-in generators, window
+features) is :mod:`robojudge.audit`. In ``robojudge report`` the acceleration section appears when
+the manifest declares accelerated generators (``meta.accelerates`` on their items, see
+docs/audit.md), with costs from the items' ``meta.generation_seconds`` / ``meta.denoising_steps``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from robojudge.meta import (
+    AccelerationAudit,
+    SampleSizeResult,
+    acceleration_audit,
+    audit_scores,
+    declared_accelerations,
+    directions,
+    manifest_costs,
+)
+from robojudge.report._plots import _err, _figure, _plain_text, _svg
+from robojudge.report._sections import ReportInput, Section, estimate_cell
+from robojudge.report._tables import Cell, Table, text
+
+#: The Q level the report's section asks of a method (the command takes ``--level``).
+DEFAULT_LEVEL = 0.95
+
+
+def _num(v: float, digits: int = 2) -> Cell:
+    return Cell(v, digits=digits)
+
+
+def frontier_table(audit: AccelerationAudit) -> Table:
+    """One row per method: speedup, Q with its interval, and its place on the frontier."""
+    table = Table(
+        f"acceleration_{audit.dense}", f"Speed and aggregate retention Q against dense {audit.dense}",
+        ["method", "speedup", "basis", "clips", "Q", "frontier", f"Q >= {audit.level:g}"],
+        note=("speedup: dense time over the method's time per rollout (basis: wall seconds, else denoising "
+              "steps); Q: mean over metrics of the oriented ratio of means on matched clips (1 = dense; "
+              "above 1 scores better than dense), with its paired clip-bootstrap interval. "
+              + (f"Largest speedup with Q >= {audit.level:g}: {audit.best}." if audit.best else
+                 f"No method reaches Q >= {audit.level:g}.")),
+    )
+    for m in audit.methods:
+        table.add([text(m.name), _num(m.speedup), text(m.basis), text(m.clips), estimate_cell(m.q, 3),
+                   text("yes" if m.name in audit.frontier else ""),
+                   text("best" if m.name == audit.best else ("yes" if m.q.value >= audit.level else ""))])
+    return table
+
+
+def retention_table(audit: AccelerationAudit) -> Table:
+    """One row per (method, metric): the dense and accelerated means and the retention."""
+    table = Table(
+        f"retention_{audit.dense}", f"Per-metric retention against dense {audit.dense}",
+        ["method", "metric", "better", "clips", "dense mean", "method mean", "retention", "note"],
+        note="retention: method mean over dense mean where higher is better, dense over method where lower "
+             "is better, on the clips both scored; above 1 = better than dense.",
+    )
+    for m in audit.methods[1:]:
+        for r in m.retentions:
+            table.add([text(m.name), text(r.metric), text("higher" if r.higher_is_better else "lower"),
+                       text(r.n), _num(r.dense_mean, 4), _num(r.accelerated_mean, 4),
+                       estimate_cell(r.retention, 3), text(r.reason or "")])
+    return table
+
+
+@_plain_text
+def frontier_plot(audit: AccelerationAudit) -> str:
+    """Speedup (x, log scale) against Q (y) per method, the Pareto frontier and the Q level."""
+    fig, ax = _figure(5.4, 3.8)
+    pts = [(m.name, m.speedup, m.q) for m in audit.methods
+           if not (math.isnan(m.speedup) or math.isnan(m.q.value))]
+    for k, (name, s, q) in enumerate(pts):
+        ax.errorbar([s], [q.value], yerr=_err(q.value, q.low, q.high), fmt="o", capsize=3, color=f"C{k % 10}")
+        ax.annotate(name, (s, q.value), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    front = [(s, q.value) for name, s, q in pts if name in audit.frontier]
+    if len(front) > 1:
+        front.sort()
+        ax.plot([f[0] for f in front], [f[1] for f in front], color="#888", lw=1, ls="--", label="frontier")
+    ax.axhline(audit.level, color="#c00", lw=0.8, ls=":", label=f"Q = {audit.level:g}")
+    ax.set_xscale("log")
+    ax.set(xlabel="speedup over dense (log scale)", ylabel="aggregate retention Q",
+           title=f"Speed-quality frontier: {audit.dense}")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(alpha=0.3)
+    return _svg(fig, f"frontier-{audit.dense}")
+
+
+def audit_section(audits: Sequence[AccelerationAudit], *, skipped: str | None = None) -> Section:
+    """The acceleration section from computed audits (one per world model)."""
+    sec = Section("acceleration", "Acceleration audit")
+    if not audits:
+        sec.skipped = skipped or "no acceleration audit was computed"
+        return sec
+    sec.intro = (
+        "Each accelerated generator against the dense rollouts of its world model, on clips both rendered "
+        "(RoboWorM, Fig. 5 and Figs. C2-C3): the speedup over dense, each metric's retention and their "
+        "mean, Q (Q = 1 for dense). The frontier holds the methods no other is both faster and better than; "
+        "see docs/audit.md for the definitions.")
+    for a in audits:
+        sec.tables += [frontier_table(a), retention_table(a)]
+        sec.plots.append(frontier_plot(a))
+    return sec
+
+
+def acceleration_section(inp: ReportInput) -> Section:
+    """The report's acceleration section, for the audits the manifest declares (``meta.accelerates``)."""
+    plans = declared_accelerations(inp.items) if inp.items else {}
+    if not plans:
+        return audit_section([], skipped=(
+            "no item declares an accelerated generator (meta.accelerates: the dense generator; "
+            "`robojudge audit standins` makes such items, docs/audit.md)"))
+    audits = []
+    for dense, methods in plans.items():
+        gens = [dense, *methods]
+        got = audit_scores(inp.item_rows, inp.items, gens)
+        known = {label: mid for label, mid in got.metric_ids.items() if _knows(inp, mid)}
+        if not known:
+            continue
+        audits.append(acceleration_audit(
+            dense, got.scores, directions(known, inp.higher_is_better), manifest_costs(inp.items, gens),
+            methods, level=DEFAULT_LEVEL, strata=got.strata, bootstrap=inp.bootstrap, seed=inp.seed))
+    return audit_section(audits, skipped="no metric with a known direction is stored for these generators")
+
+
+def _knows(inp: ReportInput, metric: str) -> bool:
+    try:
+        inp.higher_is_better(metric)
+    except KeyError:
+        return False
+    return True
+
+
+def sample_size_table(result: SampleSizeResult, statistic: str = "FVD") -> Table:
+    """Per generator and n: the mean statistic over draws with its spread; last rows the flip shares."""
+    table = Table(
+        "sample_size", f"{statistic} against the number of windows n",
+        ["generator", "windows", "all windows", *[f"n={n}" for n in result.ns]],
+        note=(f"mean over random subsets of n windows [percentile interval of the draws]; 'all windows' is "
+              f"{statistic} on every window of the generator. flip share: of generator pairs, those ordered "
+              "differently by the mean at n than by 'all windows'; per draw: the same with single subsets, "
+              "averaged. Empty: n exceeds the windows."),
+    )
+    for g, pts in result.curves.items():
+        cells = [Cell(p.mean, p.low, p.high, digits=3) if not math.isnan(p.mean) else text("") for p in pts]
+        table.add([text(g), text(result.windows[g]), _num(result.full[g], 3), *cells])
+    table.add([text("flip share"), text(""), text(""), *[_num(f, 2) for f in result.flips]])
+    table.add([text("flip share per draw"), text(""), text(""), *[_num(f, 2) for f in result.draw_flips]])
+    return table
+
+
+@_plain_text
+def sample_size_plot(result: SampleSizeResult, statistic: str = "FVD") -> str:
+    """The statistic against n per generator (mean and percentile band of the draws)."""
+    fig, ax = _figure(5.4, 3.8)
+    for k, (g, pts) in enumerate(result.curves.items()):
+        ok = [p for p in pts if not math.isnan(p.mean)]
+        if not ok:
+            continue
+        color = f"C{k % 10}"
+        ax.plot([p.n for p in ok], [p.mean for p in ok], marker="o", color=color, label=g)
+        ax.fill_between([p.n for p in ok], [p.low for p in ok], [p.high for p in ok], color=color, alpha=0.15)
+        ax.axhline(result.full[g], color=color, lw=0.7, ls=":")
+    ax.set_xscale("log")
+    ax.set(xlabel="windows n (log scale)", ylabel=statistic, title=f"{statistic} sensitivity to sample size")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return _svg(fig, "sample-size")
+
+
+def sample_size_section(result: SampleSizeResult, statistic: str = "FVD", features: str = "") -> Section:
+    """FVD sample-size sensitivity (RoboWorM Fig. B3) from a computed result."""
+    sec = Section("sample_size", f"{statistic} sample-size sensitivity")
+    sec.intro = (f"{statistic} of each generator re-scored against one fixed reference set while the number "
+                 "of windows n varies (RoboWorM, Fig. B3); dotted lines: the value on all of a generator's "
+                 "windows. A large flip share means rankings at unmatched sample sizes are not to be trusted."
+                 + (f" Features: {features}." if features else ""))
+    sec.tables.append(sample_size_table(result, statistic))
+    sec.plots.append(sample_size_plot(result, statistic))
+    return sec
