@@ -130,7 +130,13 @@ def make_demo_cmd(
     ),
     views: int = typer.Option(3, "--views", min=1, max=5, help="Cameras per rollout; cam0 is the main view."),
     size: int = typer.Option(256, "--size", min=32, help="Square image size in pixels."),
-    profiles: str | None = typer.Option(None, "--profiles", help="Comma-separated generator profiles [all]."),
+    profiles: str | None = typer.Option(
+        None,
+        "--profiles",
+        help="Comma-separated generator profiles [the default six]; opt-in: kin_mild, kin_severe "
+        "(kinematic failures), mv_mild, mv_severe (multi-view failures; need --views >= 2, and write "
+        "each rollout's calibration).",
+    ),
 ) -> None:
     """Render the simulator-grounded suite (MuJoCo episodes with planted failures and state files)."""
     from robojudge.demo import sim_available

@@ -11,19 +11,24 @@ See docs/sim_suite.md. Needs the ``sim`` extra; MuJoCo is imported only when a f
 from robojudge.suite.sim._build import make_sim_suite
 from robojudge.suite.sim._labels import (
     KINEMATIC_PROFILES,
+    MULTIVIEW_PROFILES,
     PROFILES,
     TRUE_RANKING,
     Profile,
     planted_labels,
 )
+from robojudge.suite.sim._multiview import MULTIVIEW_TYPES, multiview_labels
 from robojudge.suite.sim._segments import segment_verdicts
 
 __all__ = [
     "KINEMATIC_PROFILES",
+    "MULTIVIEW_PROFILES",
+    "MULTIVIEW_TYPES",
     "PROFILES",
     "TRUE_RANKING",
     "Profile",
     "make_sim_suite",
+    "multiview_labels",
     "planted_labels",
     "segment_verdicts",
 ]

@@ -114,12 +114,19 @@ def _robot_bodies(model: Any, info: Any) -> list[int]:
 
 
 def _build_episode(
-    args: tuple[str, int, int, str, int, int, tuple[str | Profile, ...]],
+    args: tuple[str, int, int, str, int, int, tuple[str | Profile, ...], bool],
 ) -> list[dict[str, Any]]:
     """Simulate one episode, render it for every profile, write files; return manifest rows."""
     os.environ[MUJOCO_GL_ENV] = settings.get().mujoco_gl  # MuJoCo reads it when it is imported
-    from robojudge.suite.sim._failures import Editor, applicable, ia_failure
-    from robojudge.suite.sim._labels import ALL_PROFILES, planted_labels
+    from robojudge.suite.sim._failures import Editor, applicable, failure_record, ia_failure
+    from robojudge.suite.sim._labels import ALL_PROFILES, draws_multiview, planted_labels
+    from robojudge.suite.sim._multiview import (
+        MULTIVIEW_TYPES,
+        calibration_json,
+        draw_view_failures,
+        multiview_labels,
+        plan_view_failure,
+    )
     from robojudge.suite.sim._policy import (
         FPS,
         faithful_episode,
@@ -132,7 +139,7 @@ def _build_episode(
     from robojudge.suite.sim._segments import segment_verdicts
     from robojudge.video import write_video
 
-    out_s, seed, e, embodiment, size, views, profiles = args  # ``embodiment``: the scene key
+    out_s, seed, e, embodiment, size, views, profiles, with_calibration = args  # ``embodiment``: scene key
     out = Path(out_s)
     info = SCENES[embodiment]
     env = _env(embodiment, size)
@@ -178,10 +185,20 @@ def _build_episode(
                 benign = editor.benign(prng)
             n = int(prng.integers(prof.pa_count[0], prof.pa_count[1] + 1)) if pa_types else 0
             kinds = list(prng.permutation(pa_types))[:n]
+            view_failures = []
             for kind in kinds:
                 if prng.random() < prof.pa_rate:
-                    failures.append(editor.apply(str(kind), float(prng.uniform(*prof.pa_severity)), prng))
+                    sev = float(prng.uniform(*prof.pa_severity))
+                    if kind in MULTIVIEW_TYPES:  # opt-in: drawn into one view after the clean render
+                        vf = plan_view_failure(str(kind), sev, prng, editor=editor, views=views,
+                                               view_names=renderer.cams)
+                        view_failures.append(vf)
+                        failures.append(failure_record(vf.kind, sev, vf.start, vf.stop, vf.detail))
+                    else:
+                        failures.append(editor.apply(str(kind), sev, prng))
             frames, st = renderer.render(editor.plan, layout.goal)
+            if view_failures:
+                draw_view_failures(renderer, editor.plan, frames, st, view_failures)
             item = f"{clip}-{p_name}"
             view_paths = {}
             for v, cam in enumerate(renderer.cams):
@@ -194,6 +211,15 @@ def _build_episode(
             arrays["failures_json"] = np.array(json.dumps(fdicts))
             arrays["instruction"] = np.array(INSTRUCTIONS[embodiment])
             np.savez_compressed(out / state_rel, **arrays)
+            extra: dict[str, Any] = {}
+            if with_calibration:
+                calib_rel = f"calibration/{item}.json"
+                calib = calibration_json(st["K"], st["R"], st["t"], renderer.cams, size)
+                (out / calib_rel).write_text(json.dumps(calib))
+                extra["calibration"] = calib_rel
+            meta_extra: dict[str, Any] = {}
+            if draws_multiview(prof):
+                meta_extra["multiview"] = multiview_labels(fdicts)
             rows.append(
                 {
                     "item_id": item,
@@ -210,6 +236,7 @@ def _build_episode(
                     "regime": "sim",
                     "split": "test",
                     "state": state_rel,
+                    **extra,
                     "labels": planted_labels(fdicts),
                     "meta": {
                         "label_provenance": "planted failures, derived by rule (not human ratings)",
@@ -219,6 +246,7 @@ def _build_episode(
                         "policy_variant": base.variant,
                         "seed": seed,
                         "episode": e,
+                        **meta_extra,
                     },
                 }
             )
@@ -248,6 +276,7 @@ def make_sim_suite(
     profiles: Sequence[str | Profile] | None = None,
     workers: int | None = None,
     scenes: Sequence[str] | None = None,
+    calibration: bool | None = None,
 ) -> Path:
     """Write the simulator-grounded suite to ``out_dir`` and return the manifest path (``suite.jsonl``).
 
@@ -259,7 +288,7 @@ def make_sim_suite(
         views: cameras per rollout (1-5); the first, ``cam0``, is the main view.
         size: square image size in pixels.
         profiles: generator profiles to render (default: all of ``PROFILES``): names of built-in
-            profiles (``PROFILES`` or the opt-in ``KINEMATIC_PROFILES``), or
+            profiles (``PROFILES`` or the opt-in ``KINEMATIC_PROFILES`` and ``MULTIVIEW_PROFILES``), or
             :class:`~robojudge.suite.sim.Profile` objects of your own (for example one
             failure type at a spread of severities, for a dose-response study); a custom profile's
             random draws are seeded by its name.
@@ -268,11 +297,14 @@ def make_sim_suite(
             ``scenes[e % len(scenes)]``): scene keys (``pick_and_place``, ``relocate``, ``push``,
             ``slide``, ``transfer_cube``) or embodiment aliases (``gripper``, ``dexterous_hand``,
             ``bimanual``). The ALOHA scene ``transfer_cube`` is built only when named here.
+        calibration: write each rollout's nominal rig to ``calibration/<item>.json`` and name it in
+            the manifest's ``calibration`` field (default: when a profile plants multi-view failures,
+            such as the opt-in ``MULTIVIEW_PROFILES``; those need ``views >= 2``).
 
     Returns:
         Path of ``suite.jsonl``; it holds ``episodes * len(profiles)`` rollouts.
     """
-    from robojudge.suite.sim._labels import ALL_PROFILES, PROFILES
+    from robojudge.suite.sim._labels import ALL_PROFILES, PROFILES, draws_multiview
 
     names = tuple(profiles) if profiles else tuple(PROFILES)
     unknown = [p for p in names if isinstance(p, str) and p not in ALL_PROFILES]
@@ -284,11 +316,19 @@ def make_sim_suite(
         raise ValueError(f"profile names must be unique, repeated: {clash}")
     if not 1 <= views <= 5:
         raise ValueError("views must be between 1 and 5")
+    multiview = [x for p, x in zip(names, labels, strict=True)
+                 if draws_multiview(ALL_PROFILES[p] if isinstance(p, str) else p)]
+    if multiview and views < 2:
+        raise ValueError(f"profiles {multiview} plant multi-view failures and need views >= 2, got {views}")
+    if calibration is None:
+        calibration = bool(multiview)
     cycle = _scene_cycle(scenes)
     out = Path(out_dir)
-    for sub in ("videos", "reference", "state"):
+    for sub in ("videos", "reference", "state") + (("calibration",) if calibration else ()):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    jobs = [(str(out), seed, e, cycle[e % len(cycle)], size, views, names) for e in range(episodes)]
+    jobs = [
+        (str(out), seed, e, cycle[e % len(cycle)], size, views, names, calibration) for e in range(episodes)
+    ]
     n = workers or max(1, min(2, os.cpu_count() or 1, episodes))
     if n == 1:
         results = [_build_episode(j) for j in jobs]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from robojudge.suite.sim._kinematic import KINEMATIC_TYPES, plant
+from robojudge.suite.sim._multiview import MULTIVIEW_TYPES
 from robojudge.suite.sim._policy import Episode
 from robojudge.suite.sim._render import Plan
 from robojudge.suite.sim._scenes import SCENES, scene_name
@@ -33,12 +34,16 @@ FAILURE_TYPES: dict[str, tuple[str, str]] = {
     "deformation": ("pa", "agent_consistency"),
     # Kinematic failures (see ``_kinematic``): drawn only by the kinematic profiles.
     **{k: ("pa", "agent_consistency") for k in KINEMATIC_TYPES},
+    # Multi-view failures (see ``_multiview``): one view contradicts the others; drawn only by the
+    # multi-view profiles, and drawn after rendering rather than by ``Editor.apply``.
+    **{k: ("pa", "scene_consistency") for k in MULTIVIEW_TYPES},
     "stop_short": ("ia", "goal_completion"),
     "wrong_target": ("ia", "goal_completion"),
     "wrong_object": ("ia", "object_correctness"),
     "unrelated": ("ia", "object_correctness"),
 }
-PA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "pa")
+# What ``Editor.apply`` plants (the multi-view types are drawn per view by ``_multiview``).
+PA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "pa" and k not in MULTIVIEW_TYPES)
 IA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "ia")
 
 # Failure types that make no sense in a scene (profiles never draw them there). Every type currently
@@ -88,7 +93,7 @@ class Failure:
         return out
 
 
-def _failure(
+def failure_record(
     kind: str, severity: float, start: int, stop: int, detail: dict[str, Any] | None = None
 ) -> Failure:
     axis, item = FAILURE_TYPES[kind]
@@ -151,7 +156,7 @@ class Editor:
         half = self.info.half_height
         if kind in KINEMATIC_TYPES:
             a, b, detail = plant(kind, self.model, self.info, self.plan, s, rng)
-            return _failure(kind, s, a, b, detail)
+            return failure_record(kind, s, a, b, detail)
         if kind == "teleport":
             a = int(rng.integers(1, max(2, self.grasp - 4)))
             b = min(T, a + int(3 + 4 * s))
@@ -223,7 +228,7 @@ class Editor:
                 ed[t]["robot_scale"] = float(1 + (0.5 + 1.5 * s) * k)
         else:
             raise ValueError(f"unknown physical failure {kind!r}")
-        return _failure(kind, s, a, b)
+        return failure_record(kind, s, a, b)
 
     def _obj_base(self) -> np.ndarray:
         """World offset between the object's joint coordinates and its position."""
@@ -247,4 +252,4 @@ class Editor:
 
 def ia_failure(kind: str, severity: float, episode_len: int) -> Failure:
     """Record of an instruction-alignment failure (the whole episode is the other policy variant)."""
-    return _failure(kind, severity, 0, episode_len)
+    return failure_record(kind, severity, 0, episode_len)

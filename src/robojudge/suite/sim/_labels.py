@@ -14,6 +14,7 @@ from typing import Any
 
 from robojudge.suite._schema import CHECKLIST_ITEMS
 from robojudge.suite.sim._kinematic import KINEMATIC_TYPES
+from robojudge.suite.sim._multiview import MULTIVIEW_TYPES
 
 PA_ITEMS = CHECKLIST_ITEMS[:3]
 IA_ITEMS = CHECKLIST_ITEMS[3:]
@@ -154,8 +155,43 @@ KINEMATIC_PROFILES: dict[str, Profile] = {
 }
 """Opt-in profiles that plant only kinematic failures; never part of the default suite."""
 
-ALL_PROFILES: dict[str, Profile] = {**PROFILES, **KINEMATIC_PROFILES}
+MULTIVIEW_PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "mv_mild",
+            1.0,
+            (1, 1),
+            (0.15, 0.45),
+            MULTIVIEW_TYPES,
+            0.0,
+            (0.1, 0.1),
+            (),
+            "one mild multi-view failure per video (one view disagrees with the others)",
+        ),
+        Profile(
+            "mv_severe",
+            1.0,
+            (1, 2),
+            (0.6, 1.0),
+            MULTIVIEW_TYPES,
+            0.0,
+            (0.1, 0.1),
+            (),
+            "one or two severe multi-view failures per video",
+        ),
+    )
+}
+"""Opt-in profiles that plant only multi-view failures (need ``views >= 2``); never in the default suite."""
+
+# Appended after the others: a built-in profile's random stream is seeded by its index here.
+ALL_PROFILES: dict[str, Profile] = {**PROFILES, **KINEMATIC_PROFILES, **MULTIVIEW_PROFILES}
 """Every built-in profile, by name (the default suite renders ``PROFILES`` only)."""
+
+
+def draws_multiview(profile: Profile) -> bool:
+    """Whether a profile can plant a multi-view failure."""
+    return any(t in MULTIVIEW_TYPES for t in profile.pa_types)
 
 TRUE_RANKING = {
     "pa": ("oracle", "sloppy", "steady", "drifty", "glitchy", "chaotic"),
