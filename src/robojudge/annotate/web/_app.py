@@ -1,0 +1,269 @@
+"""The FastAPI application: sessions, CSRF, errors, security headers and the media route.
+
+Pages live in :mod:`robojudge.annotate.web._pages`. Every route except the login and invite pages
+and the static files needs a valid session; the service (:class:`robojudge.annotate.AnnotationService`)
+decides what a logged-in annotator may see and change, and its refusals become 403/404/409/422 here.
+Handlers are plain functions: FastAPI runs them in its thread pool, where the blocking database calls
+belong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+
+from robojudge.annotate import AnnotateError, AnnotationService, Conflict, Forbidden, InvalidLabel, NotFound
+from robojudge.annotate.web._ranges import RangeNotSatisfiable, iter_file, parse_range
+from robojudge.annotate.web._render import render
+from robojudge.annotate.web._security import (
+    LoginRateLimiter,
+    Session,
+    SessionCodec,
+    security_headers,
+    tokens_match,
+)
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from robojudge.annotate import Annotator
+
+__all__ = ["COOKIE", "CSRF_HEADER", "WebContext", "build_app"]
+
+COOKIE = "rj_session"
+LOGIN_COOKIE = "rj_login"
+CSRF_HEADER = "X-CSRF-Token"
+STATIC = Path(__file__).parent / "static"
+_TYPES = {
+    ".mp4": "video/mp4", ".m4v": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime",
+    ".mkv": "video/x-matroska", ".ogv": "video/ogg", ".png": "image/png", ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg", ".webp": "image/webp", ".gif": "image/gif",
+}
+_STATUS = ((NotFound, 404), (Forbidden, 403), (Conflict, 409), (InvalidLabel, 422))
+_TITLES = {401: "Not logged in", 403: "Forbidden", 404: "Not found", 409: "Conflict", 422: "Invalid label",
+           429: "Too many attempts"}
+
+
+class NotLoggedIn(Exception):
+    """No valid session: pages redirect to the login page, API and media routes answer 401."""
+
+
+class CsrfRejected(Exception):
+    """A state-changing request without the session's CSRF token."""
+
+
+@dataclass
+class WebContext:
+    """What every route shares: the service, the project served, and the session machinery."""
+
+    service: AnnotationService
+    project: str
+    codec: SessionCodec
+    secret: str
+    limiter: LoginRateLimiter
+    https: bool | None  # None: decide per request from its scheme
+    revoked: set[str] = field(default_factory=set)  # logged-out session ids (this process)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def secure(self, request: Request) -> bool:
+        return self.https if self.https is not None else request.url.scheme == "https"
+
+    def session(self, request: Request) -> tuple[Annotator, Session]:
+        session = self.codec.loads(request.cookies.get(COOKIE))
+        if session is None or session.sid in self.revoked:
+            raise NotLoggedIn
+        try:
+            user = self.service.annotator(session.user_id)
+        except NotFound:  # deleted or deactivated since the cookie was issued
+            raise NotLoggedIn from None
+        return user, session
+
+    def check_csrf(self, request: Request, session: Session, form_token: str | None = None) -> None:
+        given = form_token if form_token is not None else request.headers.get(CSRF_HEADER)
+        if not tokens_match(session.csrf, given):
+            self.service.record_event(session.user_id, "csrf_rejected", {"path": request.url.path},
+                                      remote=client(request))
+            raise CsrfRejected
+
+    def set_session(self, response: Response, request: Request, session: Session) -> None:
+        response.set_cookie(COOKIE, self.codec.dumps(session), max_age=self.codec.max_age_s, httponly=True,
+                            samesite="lax", secure=self.secure(request), path="/")
+
+    def revoke(self, sid: str) -> None:
+        with self.lock:
+            self.revoked.add(sid)
+
+
+def client(request: Request) -> str | None:
+    return request.client.host if request.client else None
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith(("/api/", "/media/"))
+
+
+def error_response(request: Request, status: int, message: str, *, field_name: str | None = None,
+                   headers: dict[str, str] | None = None) -> Response:
+    if _wants_json(request):
+        body: dict[str, Any] = {"detail": message}
+        if field_name:
+            body["field"] = field_name
+        return JSONResponse(body, status_code=status, headers=headers)
+    html = render("error.html", status=status, title=_TITLES.get(status, "Error"), message=message, user=None,
+                  csrf=None)
+    return HTMLResponse(html, status_code=status, headers=headers)
+
+
+class SecurityHeaders:
+    """Adds the security headers to every response, errors and static files included (plain ASGI)."""
+
+    def __init__(self, app: ASGIApp, https: bool | None) -> None:
+        self.app = app
+        self.https = https
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        https = self.https if self.https is not None else scope.get("scheme") == "https"
+        extra = [(k.lower().encode(), v.encode()) for k, v in security_headers(https=https).items()]
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _etag(secret: str, media_id: str, stat: os.stat_result) -> str:
+    """A validator that changes with the file but says nothing about its name or place."""
+    key = f"{media_id}:{stat.st_size}:{stat.st_mtime_ns}".encode()
+    return '"' + hmac.new(secret.encode(), key, hashlib.sha256).hexdigest()[:32] + '"'
+
+
+def media_response(ctx: WebContext, request: Request, user: Annotator, media_id: str) -> Response:
+    """The file behind ``media_id``, whole or one byte range, with no header that names it."""
+    path = ctx.service.media_path(user, media_id)
+    if not path.is_file():  # a frame folder: no browser plays one
+        raise NotFound("this media is a folder of frames, which the web player cannot show")
+    stat = path.stat()
+    size = stat.st_size
+    etag = _etag(ctx.secret, media_id, stat)
+    headers = {
+        "Accept-Ranges": "bytes",
+        "ETag": etag,
+        "Cache-Control": "private, max-age=3600",
+        "Content-Type": _TYPES.get(path.suffix.lower(), "application/octet-stream"),
+    }
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    range_header = request.headers.get("range")
+    if_range = request.headers.get("if-range")
+    if if_range is not None and if_range != etag:  # the client's copy is outdated: send it all
+        range_header = None
+    try:
+        span = parse_range(range_header, size)
+    except RangeNotSatisfiable:
+        return Response(status_code=416, headers={**headers, "Content-Range": f"bytes */{size}"})
+    first, last = span if span is not None else (0, size - 1)
+    headers["Content-Length"] = str(last - first + 1)
+    status = 200
+    if span is not None:
+        status = 206
+        headers["Content-Range"] = f"bytes {first}-{last}/{size}"
+    media_type = headers.pop("Content-Type")
+    if request.method == "HEAD" or size == 0:
+        return Response(status_code=status, headers=headers, media_type=media_type)
+    return StreamingResponse(iter_file(path, first, last), status_code=status, headers=headers,
+                             media_type=media_type)
+
+
+def build_app(ctx: WebContext) -> FastAPI:
+    from robojudge.annotate.web._pages import add_pages
+
+    app = FastAPI(title="robojudge annotation", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.ctx = ctx
+
+    @app.exception_handler(NotLoggedIn)
+    def _not_logged_in(request: Request, exc: NotLoggedIn) -> Response:
+        if _wants_json(request):
+            return error_response(request, 401, "log in first")
+        return RedirectResponse("/login", status_code=303)
+
+    @app.exception_handler(CsrfRejected)
+    def _csrf(request: Request, exc: CsrfRejected) -> Response:
+        return error_response(request, 403, "the form's security token is missing or stale: reload the page")
+
+    @app.exception_handler(AnnotateError)
+    def _refused(request: Request, exc: AnnotateError) -> Response:
+        status = next((code for cls, code in _STATUS if isinstance(exc, cls)), 400)
+        return error_response(request, status, str(exc), field_name=getattr(exc, "field", None))
+
+    @app.api_route("/media/{media_id}", methods=["GET", "HEAD"])
+    def media(media_id: str, request: Request) -> Response:
+        user, _ = ctx.session(request)
+        return media_response(ctx, request, user, media_id)
+
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    add_pages(app, ctx)
+    app.add_middleware(SecurityHeaders, https=ctx.https)
+    return app
+
+
+def create_app(
+    db_url: str | os.PathLike[str],
+    suite_root: str | os.PathLike[str] | None,
+    secret: str,
+    *,
+    project: str | None = None,
+    https: bool | None = None,
+    limiter: LoginRateLimiter | None = None,
+    session_max_age_s: int = 12 * 3600,
+) -> FastAPI:
+    """The annotation web app for one project.
+
+    Args:
+        db_url: The database holding the annotation tables (SQLite path/URL or PostgreSQL URL).
+        suite_root: The suite manifest the project was created from; it picks the project when
+            ``project`` is not given.
+        secret: Signs the session cookies (at least 16 characters; keep it across restarts to keep
+            people logged in).
+        project: The project's name, when several come from the same suite.
+        https: Mark cookies Secure and send HSTS. ``None`` decides per request from its scheme.
+        limiter: The login rate limit (default: 5 failures per user name and address in 5 minutes).
+        session_max_age_s: How long a login lasts.
+
+    Returns:
+        The FastAPI application; ``app.state.ctx`` is its :class:`WebContext`, and
+        ``app.state.ctx.service.close()`` releases the database when the app is done.
+    """
+    service = AnnotationService(db_url)
+    try:
+        if project is not None:
+            info = service.project(project)
+        elif suite_root is not None:
+            info = service.project_for_suite(suite_root)
+        else:
+            raise ValueError("name the project or the suite it was created from")
+    except BaseException:
+        service.close()
+        raise
+    ctx = WebContext(
+        service=service,
+        project=info.name,
+        codec=SessionCodec(secret, max_age_s=session_max_age_s),
+        secret=secret,
+        limiter=limiter or LoginRateLimiter(),
+        https=https,
+    )
+    return build_app(ctx)

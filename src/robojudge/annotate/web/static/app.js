@@ -1,0 +1,209 @@
+// robojudge annotation pages: the synchronised frame-accurate player, keyboard shortcuts, draft
+// autosave and the pause-and-prompt segment checks. Loaded as a file (the CSP forbids inline script).
+"use strict";
+
+(function () {
+  const csrf = () => {
+    const m = document.querySelector('meta[name="csrf-token"]');
+    return m ? m.getAttribute("content") : "";
+  };
+
+  // ---- player: one set of controls drives every <video> of a .rj-player (multi-view in lockstep)
+  function setupPlayer(root) {
+    const videos = Array.from(root.querySelectorAll("video"));
+    if (videos.length === 0) return null;
+    const lead = videos[0];
+    const fps = parseFloat(root.dataset.fps || "0") || 25;
+    const segment = parseFloat(root.dataset.segment || "0");
+    const slider = root.querySelector(".rj-seek");
+    const frameLabel = root.querySelector(".rj-frame");
+    const playButton = root.querySelector(".rj-play");
+    let stopAt = null; // end of the current segment while pause-and-prompt is on
+
+    const frameOf = (t) => Math.floor(t * fps + 1e-6);
+    const frameCount = () => (isFinite(lead.duration) ? Math.max(1, Math.round(lead.duration * fps)) : 1);
+    // Seek to the middle of the frame: a time on a frame boundary may show either neighbour.
+    const seekFrame = (f) => {
+      const n = frameCount();
+      f = Math.max(0, Math.min(n - 1, f));
+      const t = (f + 0.5) / fps;
+      videos.forEach((v) => { v.currentTime = t; });
+      root.dataset.frame = String(f);
+      update();
+    };
+    const update = () => {
+      const f = frameOf(lead.currentTime);
+      if (frameLabel) frameLabel.textContent = "frame " + f + " / " + (frameCount() - 1);
+      if (slider) { slider.max = String(frameCount() - 1); slider.value = String(f); }
+      root.dataset.frame = String(f);
+      if (playButton) playButton.textContent = lead.paused ? "Play" : "Pause";
+      if (segment > 0) markSegment(Math.floor(lead.currentTime / segment));
+    };
+    const play = () => {
+      if (segment > 0) {
+        const s = Math.floor(lead.currentTime / segment + 1e-6);
+        stopAt = Math.min(lead.duration || Infinity, (s + 1) * segment);
+      }
+      videos.forEach((v) => { v.play().catch(() => {}); });
+    };
+    const pause = () => { videos.forEach((v) => v.pause()); };
+    const toggle = () => (lead.paused ? play() : pause());
+    // The followers chase the lead: a drift of more than half a frame is corrected.
+    lead.addEventListener("timeupdate", () => {
+      videos.slice(1).forEach((v) => {
+        if (Math.abs(v.currentTime - lead.currentTime) > 0.5 / fps) v.currentTime = lead.currentTime;
+      });
+      if (stopAt !== null && lead.currentTime >= stopAt - 0.5 / fps) {
+        pause();
+        stopAt = null;
+        promptSegment(Math.floor((lead.currentTime - 0.5 / fps) / segment));
+      }
+      update();
+    });
+    lead.addEventListener("pause", () => { videos.forEach((v) => v.pause()); update(); });
+    lead.addEventListener("loadedmetadata", update);
+    if (slider) slider.addEventListener("input", () => seekFrame(parseInt(slider.value, 10)));
+    if (playButton) playButton.addEventListener("click", toggle);
+    root.querySelectorAll(".rj-step").forEach((b) =>
+      b.addEventListener("click", () => { pause(); seekFrame(frameOf(lead.currentTime) + parseInt(b.dataset.step, 10)); }));
+    return { toggle, pause, step: (d) => { pause(); seekFrame(frameOf(lead.currentTime) + d); }, seekFrame, lead };
+  }
+
+  function markSegment(index) {
+    document.querySelectorAll(".rj-segment").forEach((el) => {
+      el.classList.toggle("rj-current", parseInt(el.dataset.index, 10) === index);
+    });
+  }
+  function promptSegment(index) {
+    const el = document.querySelector('.rj-segment[data-index="' + index + '"]');
+    if (!el) return;
+    markSegment(index);
+    el.classList.add("rj-prompt");
+    const first = el.querySelector("input");
+    if (first) first.focus();
+  }
+
+  // ---- draft autosave: on change (debounced), every few seconds while dirty, and when the tab hides
+  function formState(form) {
+    const out = {};
+    new FormData(form).forEach((value, key) => {
+      if (key !== "csrf_token" && key !== "base_version") out[key] = value;
+    });
+    return out;
+  }
+  function setupDraft(form) {
+    const url = form.dataset.draftUrl;
+    if (!url) return;
+    const status = document.querySelector(".rj-save-status");
+    const base = form.querySelector('input[name="base_version"]');
+    let dirty = false, timer = null, lastSent = JSON.stringify(formState(form)), inFlight = false;
+    let submitWhenSaved = null; // the button of a submit that waits for the save in flight
+    const show = (text) => { if (status) status.textContent = text; };
+    // One save at a time: each carries the version it builds on, and the reply's version is the
+    // base of the next, so a slow reply never makes the following save look stale.
+    const save = (keepalive) => {
+      const values = formState(form);
+      const body = JSON.stringify(values);
+      if (body === lastSent) { dirty = false; return; }
+      if (inFlight && !keepalive) { dirty = true; return; }
+      inFlight = true;
+      dirty = false;
+      fetch(url, {
+        method: "POST", credentials: "same-origin", keepalive: !!keepalive,
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
+        body: JSON.stringify({ base_version: parseInt(base.value, 10) || 0, values }),
+      }).then((r) => r.json().catch(() => ({})).then((data) => {
+        inFlight = false;
+        if (r.ok) {
+          lastSent = body;
+          base.value = String(data.version);
+          form.dataset.saved = "1";
+          show("draft saved " + new Date().toLocaleTimeString());
+        } else if (r.status === 409) {
+          form.dataset.saved = "0";
+          show("changed elsewhere: reload the page before going on");
+        } else {
+          dirty = true;
+          form.dataset.saved = "0";
+          show("draft not saved: " + (data.detail || r.status));
+        }
+        if (submitWhenSaved) { const b = submitWhenSaved; submitWhenSaved = null; lastSent = JSON.stringify(formState(form)); form.requestSubmit(b); }
+      })).catch(() => { inFlight = false; dirty = true; show("draft not saved (offline)"); });
+    };
+    const changed = () => {
+      dirty = true;
+      form.dataset.saved = "0";
+      clearTimeout(timer);
+      timer = setTimeout(() => save(false), 600);
+    };
+    form.addEventListener("input", changed);
+    form.addEventListener("change", changed);
+    setInterval(() => { if (dirty) save(false); }, 3000);
+    document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") save(true); });
+    window.addEventListener("pagehide", () => save(true));
+    form.addEventListener("submit", (ev) => {
+      clearTimeout(timer);
+      if (inFlight) { ev.preventDefault(); submitWhenSaved = ev.submitter || null; return; }
+      lastSent = JSON.stringify(formState(form));
+    });
+  }
+
+  // ---- keyboard: 1-5 score; q/w/e, a/s/d, z/x/c set checklist rows to 0/1/2; b/m/g segment verdict;
+  // space play/pause; arrows (or , .) step one frame; Ctrl+Enter submits.
+  const CHECK_KEYS = { q: [0, 0], w: [0, 1], e: [0, 2], a: [1, 0], s: [1, 1], d: [1, 2], z: [2, 0], x: [2, 1], c: [2, 2] };
+  const VERDICT_KEYS = { b: "bad", m: "medium", g: "good" };
+  function pick(input) {
+    if (!input) return;
+    input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+  function setupKeys(form, player) {
+    document.addEventListener("keydown", (ev) => {
+      const tag = (ev.target && ev.target.tagName) || "";
+      if (tag === "TEXTAREA" || (tag === "INPUT" && ev.target.type !== "radio" && ev.target.type !== "range") ||
+          ev.altKey || ev.metaKey) return;
+      if (ev.ctrlKey) {
+        if (ev.key === "Enter" && form) { ev.preventDefault(); form.requestSubmit(); }
+        return;
+      }
+      // ev.code, not ev.key: Shift+1 is "!" on one keyboard and "+" on another.
+      const code = ev.code || "";
+      const digit = /^(Digit|Numpad)([1-5])$/.exec(code);
+      const letter = /^Key([A-Z])$/.exec(code);
+      const k = letter ? letter[1].toLowerCase() : ev.key.toLowerCase();
+      const live = form && !form.querySelector("fieldset[disabled]");
+      if (live && digit) {
+        const axes = form.querySelectorAll("fieldset.rj-score");
+        const axis = axes[ev.shiftKey ? 1 : 0];
+        if (axis) pick(axis.querySelector('input[value="' + digit[2] + '"]'));
+      } else if (live && k in CHECK_KEYS) {
+        const [row, value] = CHECK_KEYS[k];
+        const rows = form.querySelectorAll(".rj-check");
+        const target = rows[row + (ev.shiftKey ? 3 : 0)];
+        if (target) pick(target.querySelector('input[value="' + value + '"]'));
+      } else if (live && k in VERDICT_KEYS) {
+        const cur = document.querySelector(".rj-segment.rj-prompt") || document.querySelector(".rj-segment.rj-current") ||
+          document.querySelector(".rj-segment");
+        if (cur) { pick(cur.querySelector('input[value="' + VERDICT_KEYS[k] + '"]')); cur.classList.remove("rj-prompt"); }
+      } else if (player && (code === "Space" || k === "k")) {
+        ev.preventDefault(); player.toggle();
+      } else if (player && (code === "ArrowRight" || code === "Period")) {
+        ev.preventDefault(); player.step(1);
+      } else if (player && (code === "ArrowLeft" || code === "Comma")) {
+        ev.preventDefault(); player.step(-1);
+      } else {
+        return;
+      }
+      if (digit || k in CHECK_KEYS || k in VERDICT_KEYS) ev.preventDefault();
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    let player = null;
+    document.querySelectorAll(".rj-player").forEach((root) => { const p = setupPlayer(root); if (!player) player = p; });
+    const form = document.querySelector("form.rj-label-form");
+    if (form) setupDraft(form);
+    setupKeys(form, player);
+    window.rjPlayer = player; // for the browser tests and the curious
+  });
+})();

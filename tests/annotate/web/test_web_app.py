@@ -1,0 +1,405 @@
+"""The annotation web app through HTTP (FastAPI's TestClient): login, sessions, CSRF, roles, media, blindness.
+
+Every response read here is also checked for the suite's secret names (generators, folders, file names,
+manifest item ids) in its body and headers.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from _web_data import INJECTED, PASSWORD, SECRET, cheap_passwords, copy_project, leaks, make_project
+
+from robojudge.annotate import AnnotationService, add_annotator
+from robojudge.annotate.web import create_app
+from robojudge.annotate.web._security import CSP, LoginRateLimiter
+
+fastapi_testclient = pytest.importorskip("fastapi.testclient")
+
+FULL = {"pa": "4", "ia": "3", "checklist.agent_consistency": "2", "checklist.scene_consistency": "1",
+        "checklist.interaction_realism": "2", "checklist.agent_match": "2",
+        "checklist.object_correctness": "1", "checklist.goal_completion": "0",
+        "evidence": "the cup slides at 2 s"}
+PA_PART = {k: FULL[k] for k in ("pa", "checklist.agent_consistency", "checklist.scene_consistency",
+                                "checklist.interaction_realism")}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cheap_passwords():
+    with cheap_passwords():
+        yield
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory, _cheap_passwords):
+    return make_project(tmp_path_factory.mktemp("web_template"))
+
+
+@pytest.fixture
+def project(template, tmp_path):
+    return copy_project(template, tmp_path / "db")
+
+
+@pytest.fixture
+def app(project):
+    app = create_app(project.db, project.suite, SECRET, limiter=LoginRateLimiter(max_failures=3, window_s=60))
+    yield app
+    app.state.ctx.service.close()
+
+
+def client(app, https=False):
+    base = "https://127.0.0.1" if https else "http://127.0.0.1"
+    return fastapi_testclient.TestClient(app, base_url=base, follow_redirects=False)
+
+
+def checked(response):
+    """The response, after checking that neither body nor headers name a generator, file or folder."""
+    found = leaks(response.text if "text" in response.headers.get("content-type", "") or
+                  "json" in response.headers.get("content-type", "") else "")
+    found += leaks(" ".join(f"{k}: {v}" for k, v in response.headers.items()))
+    assert not found, f"{response.request.url} leaks {found}"
+    return response
+
+
+def form_token(html):
+    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+
+
+def login(c, user, password=PASSWORD):
+    token = form_token(c.get("/login").text)
+    return c.post("/login", data={"username": user, "password": password, "csrf_token": token})
+
+
+def logged_in(app, user, **kw):
+    c = client(app, **kw)
+    assert login(c, user).status_code == 303
+    return c
+
+
+def tasks(c, kind=None):
+    html = checked(c.get("/")).text
+    if kind is not None:
+        if f'data-kind="{kind}"' not in html:
+            return []
+        html = html[html.index(f'data-kind="{kind}"'):]
+        html = html[: html.index("</table>")]
+    return re.findall(r'href="/task/([^"]+)"', html)
+
+
+def page_csrf(html):
+    return re.search(r'<meta name="csrf-token" content="([^"]+)">', html).group(1)
+
+
+def post_form(c, aid, action, values, base_version=None):
+    html = checked(c.get(f"/task/{aid}")).text
+    version = re.search(r'name="base_version" value="(\d+)"', html).group(1)
+    data = {**values, "csrf_token": page_csrf(html),
+            "base_version": str(base_version if base_version is not None else version)}
+    return c.post(f"/task/{aid}/{action}", data=data)
+
+
+def label_item(c, aid):
+    assert post_form(c, aid, "reveal", PA_PART).status_code == 303
+    r = post_form(c, aid, "submit", FULL)
+    assert r.status_code == 303, r.text
+
+
+# -- login, sessions ---------------------------------------------------------------------------------------
+
+
+def test_every_page_and_api_route_needs_login(app):
+    c = client(app)
+    for path in ("/", "/task/abc", "/rounds/r1"):
+        r = c.get(path)
+        assert r.status_code == 303 and r.headers["location"] == "/login", path
+    for method, path in (("get", "/media/abc"), ("post", "/api/task/abc/draft"), ("head", "/media/abc")):
+        assert getattr(c, method)(path).status_code == 401, path
+    for path in ("/task/abc/submit", "/task/abc/reveal", "/logout"):
+        assert c.post(path, data={"csrf_token": "x"}).status_code == 303, path
+    assert c.get("/login").status_code == 200 and c.get("/static/app.js").status_code == 200
+
+
+def test_login_sets_a_signed_httponly_samesite_cookie(app):
+    c = client(app)
+    r = login(c, "alice")
+    assert r.status_code == 303 and r.headers["location"] == "/"
+    cookie = next(v for k, v in r.headers.multi_items() if k == "set-cookie" and v.startswith("rj_session="))
+    flags = {f.strip().lower() for f in cookie.split(";")[1:]}
+    assert "httponly" in flags and "samesite=lax" in flags and "path=/" in flags
+    assert "secure" not in flags  # plain http: a Secure cookie would never come back
+    assert "alice" in checked(c.get("/")).text
+    # a forged cookie (the payload changed, the signature kept) is no session
+    value = c.cookies["rj_session"]
+    c.cookies.clear()
+    c.cookies.set("rj_session", "A" + value[1:])
+    assert c.get("/").status_code == 303
+
+
+def test_cookie_is_secure_over_https(app):
+    r = login(client(app, https=True), "alice")
+    cookie = next(v for k, v in r.headers.multi_items() if k == "set-cookie" and v.startswith("rj_session="))
+    assert "secure" in cookie.lower()
+    assert "max-age=31536000" in r.headers["strict-transport-security"]
+
+
+def test_wrong_password_and_rate_limit(app, project):
+    c = client(app)
+    assert login(c, "alice", "nope-nope").status_code == 401
+    assert login(c, "alice", "nope-nope").status_code == 401
+    assert login(c, "alice", "nope-nope").status_code == 401
+    r = login(c, "alice")  # the right password, but the limit (3 in this app) is reached
+    assert r.status_code == 429 and "Too many" in r.text
+    assert login(client(app), "bob").status_code == 303  # another user name is another key
+    with AnnotationService(project.db) as svc:
+        root = svc.annotator(next(a.id for a in [svc.authenticate("root", PASSWORD)] if a))
+        actions = [e.action for e in svc.audit_events(root)]
+    assert actions.count("login_failed") == 3 and "rate_limited" in actions and actions.count("login") >= 2
+
+
+def test_login_form_needs_its_csrf_token(app):
+    c = client(app)
+    c.get("/login")
+    r = c.post("/login", data={"username": "alice", "password": PASSWORD, "csrf_token": "forged"})
+    assert r.status_code == 403
+    r = client(app).post("/login", data={"username": "alice", "password": PASSWORD})
+    assert r.status_code == 403
+
+
+def test_logout_ends_the_session_even_for_a_copied_cookie(app):
+    c = logged_in(app, "alice")
+    stolen = c.cookies["rj_session"]
+    html = c.get("/").text
+    assert c.post("/logout", data={"csrf_token": "wrong"}).status_code == 403
+    assert c.post("/logout", data={"csrf_token": page_csrf(html)}).status_code == 303
+    other = client(app)
+    other.cookies.set("rj_session", stolen)
+    assert other.get("/").status_code == 303
+
+
+def test_invite_link_sets_the_password_once(app, project):
+    invite = add_annotator(project.db, "dave", "annotator")
+    c = client(app)
+    html = c.get(f"/invite/{invite.token}").text
+    r = c.post("/invite", data={"token": invite.token, "password": "short", "csrf_token": form_token(html)})
+    assert r.status_code == 422
+    html = c.get(f"/invite/{invite.token}").text
+    data = {"token": invite.token, "password": "a long password", "csrf_token": form_token(html)}
+    r = c.post("/invite", data=data)
+    assert r.status_code == 303 and "dave" in c.get("/").text
+    c2 = client(app)
+    html = c2.get(f"/invite/{invite.token}").text
+    r = c2.post("/invite", data={**data, "password": "another password", "csrf_token": form_token(html)})
+    assert r.status_code == 404
+    assert login(client(app), "dave", "a long password").status_code == 303
+
+
+# -- headers, blindness, escaping ------------------------------------------------------------------------
+
+
+def test_security_headers_everywhere(app):
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    media = re.search(r'src="/media/([^"]+)"', c.get(f"/task/{aid}").text).group(1)
+    for path in ("/login", "/", f"/task/{aid}", "/static/app.js", f"/media/{media}", "/nope", "/api/nope"):
+        r = checked(c.get(path))
+        assert r.headers["content-security-policy"] == CSP, path
+        assert r.headers["x-content-type-options"] == "nosniff"
+        assert r.headers["referrer-policy"] == "no-referrer"
+        assert r.headers["x-frame-options"] == "DENY"
+    assert "'unsafe-inline'" not in CSP and "script-src 'self'" in CSP
+
+
+def test_no_page_inline_script_or_style(app):
+    c = logged_in(app, "alice")
+    for path in ["/", *(f"/task/{a}" for a in tasks(c))]:
+        html = c.get(path).text
+        assert re.findall(r"<script(?![^>]*\bsrc=)", html) == [], path
+        assert " style=" not in html and "<style" not in html and "onclick" not in html
+
+
+def test_injected_script_in_the_instruction_is_text(app):
+    c = logged_in(app, "alice")
+    for aid in tasks(c):
+        assert post_form(c, aid, "reveal", PA_PART).status_code == 303
+    pages = [checked(c.get(f"/task/{aid}")).text for aid in tasks(c)]
+    shown = [p for p in pages if "window.__pwned" in p]
+    assert len(shown) == 1
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;&lt;img src=x onerror=" in shown[0]
+    assert INJECTED not in shown[0] and "<script>window" not in shown[0]
+
+
+def test_pa_stage_hides_the_instruction_and_initial_frame(app):
+    c = logged_in(app, "alice")
+    for aid in tasks(c):
+        html = checked(c.get(f"/task/{aid}")).text
+        assert 'id="instruction"' not in html and "in the bowl" not in html and "__pwned" not in html
+        assert 'name="ia"' not in html and 'id="pa-hint"' in html
+
+
+def test_media_is_opaque_and_ranged(app, project):
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    media_id = re.search(r'src="/media/([^"]+)"', c.get(f"/task/{aid}").text).group(1)
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        data = svc.media_path(alice, media_id).read_bytes()
+    size = len(data)
+    assert size > 1000
+    r = checked(c.get(f"/media/{media_id}"))
+    assert r.status_code == 200 and r.content == data
+    assert r.headers["accept-ranges"] == "bytes" and r.headers["content-length"] == str(size)
+    assert r.headers["content-type"] == "video/webm"
+    for banned in ("content-disposition", "last-modified", "server"):
+        assert banned not in r.headers
+    etag = r.headers["etag"]
+    assert re.fullmatch(r'"[0-9a-f]{32}"', etag)
+    r = checked(c.get(f"/media/{media_id}", headers={"Range": "bytes=100-299"}))
+    assert r.status_code == 206 and r.content == data[100:300]
+    assert r.headers["content-range"] == f"bytes 100-299/{size}" and r.headers["content-length"] == "200"
+    r = c.get(f"/media/{media_id}", headers={"Range": "bytes=-50"})
+    assert r.status_code == 206 and r.content == data[-50:]
+    r = c.get(f"/media/{media_id}", headers={"Range": f"bytes={size - 10}-"})
+    assert r.status_code == 206 and r.content == data[-10:]
+    r = c.get(f"/media/{media_id}", headers={"Range": f"bytes={size}-"})
+    assert r.status_code == 416 and r.headers["content-range"] == f"bytes */{size}"
+    r = c.get(f"/media/{media_id}", headers={"Range": "bytes=0-9", "If-Range": '"stale"'})
+    assert r.status_code == 200 and r.content == data
+    r = c.get(f"/media/{media_id}", headers={"Range": "bytes=0-9", "If-Range": etag})
+    assert r.status_code == 206 and r.content == data[:10]
+    assert c.get(f"/media/{media_id}", headers={"If-None-Match": etag}).status_code == 304
+    r = c.head(f"/media/{media_id}")
+    assert r.status_code == 200 and r.headers["content-length"] == str(size) and r.content == b""
+    assert c.get("/media/not-a-media-id").status_code == 404
+
+
+def test_annotators_see_only_their_own_work(app):
+    alice = logged_in(app, "alice")
+    eve = logged_in(app, "eve")
+    assert tasks(eve) == []
+    aid = tasks(alice)[0]
+    html = alice.get(f"/task/{aid}").text
+    media_id = re.search(r'src="/media/([^"]+)"', html).group(1)
+    assert checked(eve.get(f"/task/{aid}")).status_code == 403
+    assert eve.get(f"/media/{media_id}").status_code == 403
+    eve_csrf = page_csrf(eve.get("/").text)
+    r = eve.post(f"/api/task/{aid}/draft", json={"base_version": 0, "values": {"pa": 1}},
+                 headers={"X-CSRF-Token": eve_csrf})
+    assert r.status_code == 403
+    r = eve.post(f"/task/{aid}/submit", data={**FULL, "csrf_token": eve_csrf, "base_version": "0"})
+    assert r.status_code == 403
+    # bob's cross-review appears only once alice submitted; her task itself stays closed to him
+    bob = logged_in(app, "bob")
+    assert tasks(bob) == []
+    assert bob.get(f"/task/{aid}").status_code == 403
+    label_item(alice, aid)
+    assert len(tasks(bob, "review")) == 1
+    assert bob.get(f"/task/{aid}").status_code == 403
+
+
+# -- CSRF on writes, drafts, the protocol -----------------------------------------------------------------
+
+
+def test_writes_without_the_csrf_token_are_refused_and_store_nothing(app):
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    csrf = page_csrf(c.get(f"/task/{aid}").text)
+    assert c.post(f"/api/task/{aid}/draft", json={"base_version": 0, "values": {"pa": 2}}).status_code == 403
+    r = c.post(f"/api/task/{aid}/draft", json={"base_version": 0, "values": {"pa": 2}},
+               headers={"X-CSRF-Token": csrf[:-2] + "zz"})
+    assert r.status_code == 403
+    assert c.post(f"/task/{aid}/reveal", data={**PA_PART, "base_version": "0"}).status_code == 403
+    other = logged_in(app, "alice")  # the same user's other session has another token
+    r = c.post(f"/task/{aid}/reveal", data={**PA_PART, "base_version": "0",
+                                              "csrf_token": page_csrf(other.get("/").text)})
+    assert r.status_code == 403
+    html = c.get(f"/task/{aid}").text
+    assert 'name="base_version" value="0"' in html and "checked" not in html
+
+
+def test_draft_autosave_survives_a_closed_tab(app):
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    csrf = page_csrf(c.get(f"/task/{aid}").text)
+
+    def send(base, values):
+        body = {"base_version": base, "values": values}
+        return c.post(f"/api/task/{aid}/draft", json=body, headers={"X-CSRF-Token": csrf})
+
+    typed = {"checklist.agent_consistency": "1", "evidence": "arm <b>bends</b>"}
+    r = checked(send(0, {"pa": "2", **typed}))
+    assert r.status_code == 200 and r.json() == {"version": 1, "status": "draft"}
+    assert send(1, {"pa": "3", **typed}).json()["version"] == 2
+    r = send(1, {"pa": "5"})  # built on a version that is no longer the latest
+    assert r.status_code == 409
+    r = send(2, {"pa": "9"})
+    assert r.status_code == 422 and r.json()["field"] == "pa"
+    # a new browser session (the tab was closed) shows the saved draft
+    html = logged_in(app, "alice").get(f"/task/{aid}").text
+    assert re.search(r'name="pa" value="3"\s+checked', html)
+    assert re.search(r'name="checklist.agent_consistency" value="1"\s+checked', html)
+    assert "arm &lt;b&gt;bends&lt;/b&gt;" in html and 'name="base_version" value="2"' in html
+
+
+def test_reveal_needs_pa_then_locks_it(app):
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    r = post_form(c, aid, "reveal", {"pa": "4"})
+    assert r.status_code == 422 and 'id="form-error"' in r.text and 'id="instruction"' not in r.text
+    assert post_form(c, aid, "reveal", PA_PART).status_code == 303
+    html = checked(c.get(f"/task/{aid}")).text
+    assert 'id="instruction"' in html and 'name="ia"' in html
+    assert '<input type="hidden" name="pa" value="4">' in html and 'type="radio" name="pa"' not in html
+    r = post_form(c, aid, "submit", {**FULL, "pa": "1"})  # PA may not change once the instruction is seen
+    assert r.status_code == 422
+    r = post_form(c, aid, "submit", {k: v for k, v in FULL.items() if k != "checklist.goal_completion"})
+    assert r.status_code == 422 and "goal_completion" in r.text
+    assert post_form(c, aid, "submit", FULL).status_code == 303
+    html = c.get(f"/task/{aid}").text
+    assert 'id="submitted"' in html and "data-draft-url" not in html
+    assert post_form(c, aid, "submit", FULL).status_code == 409  # once only
+
+
+def test_label_review_adjudicate_flow(app, project):
+    alice, bob, carol = (logged_in(app, u) for u in ("alice", "bob", "carol"))
+    for aid in tasks(alice):
+        label_item(alice, aid)
+    reviews = tasks(bob, "review")
+    assert len(reviews) == 3
+    html = checked(bob.get(f"/task/{reviews[0]}")).text
+    assert "first annotation (by alice" in html and "the cup slides at 2 s" in html
+    assert 'type="radio" name="pa"' in html and 'type="radio" name="ia"' in html  # the reviewer rates both
+    for aid in reviews:
+        r = post_form(bob, aid, "submit", {**FULL, "pa": "5", "note": "PA is fine to me"})
+        assert r.status_code == 303, r.text
+    adjudications = tasks(carol, "adjudicate")
+    assert len(adjudications) == 3
+    html = checked(carol.get(f"/task/{adjudications[0]}")).text
+    assert "first annotation (by alice" in html and "cross-review (by bob" in html
+    assert "PA is fine to me" in html
+    for aid in adjudications:
+        assert post_form(carol, aid, "submit", {**FULL, "pa": "5", "note": "bob is right"}).status_code == 303
+    with AnnotationService(project.db) as svc:
+        root = svc.authenticate("root", PASSWORD)
+        actions = [e.action for e in svc.audit_events(root, limit=1000)]
+    assert actions.count("submitted") == 9
+
+
+def test_multiview_and_segments(tmp_path, _cheap_passwords):
+    project = make_project(tmp_path, multiview=True, segment_s=3, reviewers=False)
+    app = create_app(project.db, project.suite, SECRET)
+    try:
+        c = logged_in(app, "alice")
+        pages = [checked(c.get(f"/task/{a}")).text for a in tasks(c)]
+        mv = [p for p in pages if p.count("<video") == 2]
+        assert len(mv) == 1 and "front" in mv[0] and "wrist" in mv[0]
+        assert all('data-segment="3.0"' in p and 'name="segments.1"' in p for p in pages)
+        aid = tasks(c)[0]
+        r = post_form(c, aid, "reveal", PA_PART)
+        assert r.status_code == 303
+        r = post_form(c, aid, "submit", {**FULL, "segments.0": "good"})
+        assert r.status_code == 422 and "segments.1" in r.text
+        r = post_form(c, aid, "submit", {**FULL, "segments.0": "good", "segments.1": "bad"})
+        assert r.status_code == 303
+    finally:
+        app.state.ctx.service.close()
