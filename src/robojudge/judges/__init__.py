@@ -2,7 +2,8 @@
 
 * :class:`JudgeConfig` / :func:`load_judges_file` -- judges declared in TOML or inline.
 * :data:`BACKENDS` -- ``openai`` (any OpenAI-compatible endpoint), ``hf`` (local transformers
-  model), ``mock`` (scripted replies); :func:`make_backend` builds one.
+  model), ``mock`` (scripted replies); :func:`make_backend` builds one, a :class:`FleetBackend`
+  over several endpoints when the judge lists them.
 * :data:`RUBRICS` / :func:`get_rubric` / :func:`load_rubric_file` -- versioned prompt templates
   (built-in ``pa`` and ``ia`` after RoboJudge Sec. 3.2 and App. B.1; the RoboPhys-3D VLM-grounded
   metrics of App. B.2-B.4 under their taxonomy ids; ``caption`` and ``key_steps`` texts; RoboWorM's
@@ -24,7 +25,6 @@ from robojudge.judges._backend import (
     Completion,
     TokenLogprob,
     TransientError,
-    make_backend,
     parse_retry_after,
 )
 from robojudge.judges._cache import ResponseCache, default_cache_dir
@@ -38,6 +38,7 @@ from robojudge.judges._config import (
     short_hash,
 )
 from robojudge.judges._engine import JudgeEngine, JudgeStats, RubricResult
+from robojudge.judges._fleet import FleetBackend, make_backend
 from robojudge.judges._frames import FrameLoader, FrameSpec, decode_frames
 from robojudge.judges._ids import (
     judge_metric_id,
@@ -68,6 +69,7 @@ __all__ = [
     "BackendError",
     "ChatRequest",
     "Completion",
+    "FleetBackend",
     "FrameLoader",
     "FrameSpec",
     "JudgeConfig",

@@ -204,8 +204,3 @@ BackendFactory = Callable[[JudgeConfig], Backend]
 # The built-in backends register themselves from the modules robojudge.registry.BUILTIN_MODULES lists.
 BACKENDS: Registry[BackendFactory] = Registry("judge backend")
 """Backend factories by name: ``openai``, ``hf``, ``mock``; plugins call ``BACKENDS.add``."""
-
-
-def make_backend(config: JudgeConfig) -> Backend:
-    """Build the backend a judge config names."""
-    return BACKENDS.get(config.backend)(config)

@@ -11,10 +11,16 @@ status that says the key or the URL is wrong. A failure of one request -- a 400/
 context too long or filtered content, an oversized or malformed 200 reply -- neither counts nor
 resets the count: the next item may well succeed. Nor does a 429: the server is up and its
 ``Retry-After`` is honoured instead.
+
+A breaker given ``probe_after_s`` (one per endpoint of a judge fleet) does not stay open for the
+run: once that long has passed, :meth:`CircuitBreaker.probe_due` lets one request through. A reply
+closes it again; another failure of the endpoint opens it for twice as long (at most ten times
+``probe_after_s``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from robojudge.judges._backend import BackendError
@@ -43,27 +49,80 @@ class CircuitBreaker:
         target: The endpoint, as named in messages.
         mask: Applied to the whole message (the engine masks secrets there: the target is the
             configured URL, which may carry a password or a key parameter).
+        probe_after_s: Seconds after which an open breaker lets one probe through; ``None``: it
+            stays open for the run.
+        clock: Monotonic seconds (tests pass their own).
     """
 
-    def __init__(self, threshold: int, target: str, mask: Callable[[str], str] = str) -> None:
+    def __init__(
+        self,
+        threshold: int,
+        target: str,
+        mask: Callable[[str], str] = str,
+        *,
+        probe_after_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.threshold = threshold
         self.target = target
         self._mask = mask
+        self.probe_after_s = probe_after_s
+        self._clock = clock
         self.failures = 0
         self.message: str | None = None
         """Why it opened; ``None`` while closed."""
+        self.opened_at = 0.0
+        self.wait_s = probe_after_s or 0.0
+        """How long it stays open this time before a probe."""
+        self.probing = False
+        """A probe request is out."""
+        self.probes = 0
+        """Probes sent so far."""
 
     def check(self) -> None:
         """Raise :class:`CircuitOpenError` when open."""
         if self.message is not None:
             raise CircuitOpenError(self.message)
 
+    def probe_at(self) -> float | None:
+        """When the next probe may go (clock seconds), or ``None`` while closed or for good open."""
+        if self.message is None or self.probe_after_s is None:
+            return None
+        return self.opened_at + self.wait_s
+
+    def probe_due(self) -> bool:
+        """Whether the breaker is open, no probe is out and it is time for one."""
+        at = self.probe_at()
+        return at is not None and not self.probing and self._clock() >= at
+
+    def start_probe(self) -> None:
+        """Mark the request about to be sent as the probe."""
+        self.probing = True
+        self.probes += 1
+
     def success(self) -> None:
-        if self.message is None:
+        if self.probing:
+            self._close()
+        elif self.message is None:
             self.failures = 0
+
+    def _close(self) -> None:
+        self.probing = False
+        self.message = None
+        self.failures = 0
+        self.wait_s = self.probe_after_s or 0.0
 
     def failure(self, error: BaseException) -> bool:
         """Count a failed attempt; ``True`` when this one opened the breaker."""
+        if self.probing:
+            if not endpoint_failure(error):  # the endpoint answered: it is back
+                self._close()
+                return False
+            self.probing = False
+            assert self.probe_after_s is not None
+            self.wait_s = min(2 * self.wait_s, 10 * self.probe_after_s)
+            self.opened_at = self._clock()
+            return False
         if self.message is not None or self.threshold <= 0:
             return False
         if not endpoint_failure(error):
@@ -71,9 +130,13 @@ class CircuitBreaker:
         self.failures += 1
         if self.failures < self.threshold:
             return False
+        self.opened_at = self._clock()
+        if self.probe_after_s is None:
+            then = "nothing more is sent to it in this run, rerun with --retry-errors to ask again"
+        else:
+            then = f"taken out, probed again after {self.wait_s:g} s"
         self.message = self._mask(
             f"circuit breaker open: {self.target} failed {self.failures} attempts in a row "
-            f"(last: {error}); nothing more is sent to it in this run, "
-            "rerun with --retry-errors to ask again"
+            f"(last: {error}); {then}"
         )
         return True

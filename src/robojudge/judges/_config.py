@@ -21,6 +21,18 @@ Judges are declared in a TOML file (default ``robojudge.toml``)::
     [judges.qwen.prices]              # optional, USD per million tokens
     input_per_mtok = 0.2
     output_per_mtok = 0.8
+
+A judge served by several servers (a fleet) lists them instead of one ``base_url``; each has its
+own concurrency and an optional weight (see :mod:`robojudge.judges._fleet`)::
+
+    [[judges.qwen.endpoints]]
+    base_url = "http://10.0.0.1:8000/v1"
+    concurrency = 16
+
+    [[judges.qwen.endpoints]]
+    base_url = "http://10.0.0.2:8000/v1"
+    concurrency = 8
+    weight = 0.5
 """
 
 from __future__ import annotations
@@ -32,7 +44,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from robojudge import settings
 
@@ -71,6 +83,28 @@ class Prices(BaseModel):
         ) / 1e6
 
 
+class Endpoint(BaseModel):
+    """One server of a judge fleet.
+
+    Attributes:
+        base_url: Its OpenAI-compatible URL, e.g. ``http://10.0.0.1:8000/v1``.
+        concurrency: Requests in flight to it at once.
+        weight: Relative share of the load: the fleet sends the next request where
+            ``(outstanding + 1) / weight`` is smallest, so a server of weight 2 carries twice the
+            requests of one of weight 1 once both are busy.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(min_length=1)
+    concurrency: int = Field(default=4, ge=1, le=1024)
+    weight: float = Field(default=1.0, gt=0)
+
+
+_NO_FLEET = frozenset({"hf", "mock"})
+"""Backends that serve from this process and so take no endpoints."""
+
+
 class JudgeConfig(BaseModel):
     """One judge: a backend, a model and how to call it.
 
@@ -94,6 +128,11 @@ class JudgeConfig(BaseModel):
         max_backoff_s: Longest wait between retries (also caps Retry-After).
         top_logprobs: Alternatives per token requested for ``--scoring expected``.
         image_quality: JPEG quality of frames sent over HTTP.
+        endpoints: Several servers of the same model instead of one ``base_url`` (a fleet). The
+            judge's ``concurrency`` is then the sum of theirs; ``circuit_breaker`` counts per
+            endpoint, and one taken out is probed again after ``probe_after_s``.
+        probe_after_s: Seconds a fleet endpoint stays out before one request probes it again;
+            each failed probe doubles the wait (up to ten times this).
         device: ``hf`` only: ``auto`` (GPU when present), ``cpu`` or ``cuda``.
         dtype: ``hf`` only: ``auto``, ``float32``, ``bfloat16`` or ``float16``.
         revision: ``hf`` only: the model repository commit to load (pinned weights).
@@ -122,6 +161,8 @@ class JudgeConfig(BaseModel):
     max_backoff_s: float = Field(default=60.0, ge=0)
     top_logprobs: int = Field(default=10, ge=1, le=20)
     image_quality: int = Field(default=90, ge=10, le=100)
+    endpoints: tuple[Endpoint, ...] = ()
+    probe_after_s: float = Field(default=30.0, gt=0)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     revision: str | None = None
@@ -130,6 +171,34 @@ class JudgeConfig(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     extra_headers: dict[str, str] = Field(default_factory=dict)
     prices: Prices | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fleet_concurrency(cls, values: Any) -> Any:
+        """With endpoints, the judge's concurrency is the sum of theirs (the runner sizes its work
+        queue by it); one given as well must agree."""
+        if not isinstance(values, dict) or not values.get("endpoints"):
+            return values
+        eps = values["endpoints"]
+        if not isinstance(eps, (list, tuple)):
+            return values  # the field's own validation says what is wrong
+        if values.get("base_url"):
+            raise ValueError("give either base_url or endpoints, not both")
+        if values.get("backend", "openai") in _NO_FLEET:
+            raise ValueError(f"the {values['backend']} backend runs in this process and takes no endpoints")
+        total = 0
+        for ep in eps:
+            c = ep.get("concurrency", 4) if isinstance(ep, dict) else getattr(ep, "concurrency", 4)
+            if not isinstance(c, int):
+                return values  # reported by the endpoint's own validation
+            total += c
+        given = values.get("concurrency")
+        if given is not None and given != total:
+            raise ValueError(
+                f"concurrency {given} disagrees with the endpoints' total {total}: with endpoints, "
+                "set concurrency per endpoint"
+            )
+        return {**values, "concurrency": total}
 
     @field_validator("name")
     @classmethod
@@ -178,7 +247,8 @@ def make_judge(values: dict[str, Any]) -> JudgeConfig:
     except ValidationError as exc:
         name = values.get("name", "?")
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" if e["loc"] else e["msg"]
+            for e in exc.errors(include_url=False)
         )
         raise JudgeConfigError(f"judge {name!r}: {problems}") from None
 

@@ -113,7 +113,10 @@ class JudgeEngine:
         self._sampling_canon: dict[tuple[Any, ...], str] = {}
         self.redact = Redactor.for_judge(config)
         """Masks the judge's credentials in replies and messages before they are cached or stored."""
-        target = config.base_url or f"the {config.backend} backend of judge {config.name!r}"
+        if config.endpoints:  # each endpoint has its own breaker in the fleet; this one sees the whole
+            target = f"every endpoint of judge {config.name!r}"
+        else:
+            target = config.base_url or f"the {config.backend} backend of judge {config.name!r}"
         self.breaker = CircuitBreaker(config.circuit_breaker, target, self.redact.text)
 
     def start_backend(self) -> None:

@@ -9,10 +9,10 @@ the response cache and the console. :class:`Redactor` replaces, in any text:
   is five), and masking them would mangle replies, so they are left alone;
 * the values of extra headers whose names say they carry a credential (``*key*``, ``*token*``,
   ``*secret*``, ``*auth*``);
-* the credentials in the judge's own ``base_url``: its password (or its user name when that is
-  all it has: a token), the ``Basic`` header made of them, and the values of its key-like query
-  parameters -- these end up in connection errors, in a server's echo of the request path and in
-  the circuit breaker's message;
+* the credentials in the judge's own ``base_url`` (and its fleet ``endpoints``): its password (or
+  its user name when that is all it has: a token), the ``Basic`` header made of them, and the
+  values of its key-like query parameters -- these end up in connection errors, in a server's
+  echo of the request path and in the circuit breaker's message;
 * whatever follows ``Authorization:``, ``api-key:`` and the like (also as JSON or dict keys),
   bearer tokens, the password of a URL and key-like URL query parameters (``key=``, ``api_key=``,
   ``access_token=``, ``sig=``...), even when the key itself is not known.
@@ -91,6 +91,8 @@ class Redactor:
         values += [v for k, v in config.extra_headers.items() if _SECRET_HEADER.search(k)]
         if config.base_url:
             values += url_secrets(config.base_url)
+        for ep in config.endpoints:
+            values += url_secrets(ep.base_url)
         return cls(values)
 
     def text(self, text: str) -> str:
