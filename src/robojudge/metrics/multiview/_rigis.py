@@ -1,0 +1,400 @@
+"""RIGIS without network weights, for calibrated rigs: pure functions of synchronised frames and cameras.
+
+RoboWorM (paper 001, Fig. 3b) scores a multi-view rollout by two parts: geometric consistency across the
+views, ``S_geo``, and the stability of the rig's camera poses, ``S_pose``, joined into one score ``S``.
+The paper reconstructs each synchronised frame set with a feed-forward network; here the known
+calibration takes the network's place (docs/rigis.md):
+
+* ``S_geo``: SIFT matches between each pair of views at the same instant must satisfy the epipolar
+  constraint of the calibrated pair. Per pair, the share of its matches (pooled over the frames) whose
+  Sampson distance is within ``tau`` pixels; ``S_geo`` is the mean over the pairs.
+* ``S_pose``: per frame and pair, the relative pose estimated from the matches (essential matrix, then
+  the pose that puts the points in front of both cameras) is compared with the calibrated one
+  (accuracy), and the per-frame estimates of a pair with each other (stability: a fixed rig's relative
+  pose does not change). Each is an angle error in degrees mapped to 0-1 by ``exp(-max(0, e - e0) / s)``;
+  ``S_pose`` is the mean over the pairs of the mean of the two.
+* ``S = w S_geo + (1 - w) S_pose`` (the paper gives no formula; ``w = 0.5``).
+
+Each function returns ``(score, details)``; the score is NaN, with ``details["unscored_reason"]``, when
+the views give nothing to measure (fewer than two views, a blank view, a still rollout, too few
+matches).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import cv2
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.metrics.multiview._features import Features, detect, match, to_gray
+from robojudge.metrics.multiview._geometry import (
+    direction_angle_deg,
+    fundamental,
+    intrinsics_for,
+    relative_pose,
+    rotation_angle_deg,
+    sampson_distance,
+    skew,
+)
+from robojudge.robots import Camera
+
+BLANK_STD = 2.0
+"""A view whose every frame has a gray standard deviation at or below this (levels of 255) is blank."""
+
+STILL_LEVELS = 8.0
+"""As :data:`robojudge.metrics._content.STILL_LEVELS`: no 8x8 block mean of any view moves more than this."""
+
+
+class RigisParams(BaseModel):
+    """How the weights-free RIGIS measures (defaults documented in docs/rigis.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ratio: float = Field(default=0.7, gt=0, lt=1, description="Lowe's ratio test for putative matches")
+    contrast_threshold: float = Field(default=0.01, gt=0, description="SIFT contrast threshold")
+    min_matches: int = Field(default=12, ge=8, description="matches a view pair needs at one instant")
+    tau: float = Field(
+        default=0.01, gt=0, description="epipolar tolerance, share of the longer image side (at least 1 px)"
+    )
+    pose_free_deg: float = Field(default=5.0, ge=0, description="pose error (degrees) that costs nothing")
+    pose_scale_deg: float = Field(default=10.0, gt=0, description="pose error beyond the free one per 1/e")
+    support: float = Field(
+        default=0.9, gt=0, le=1, description="a pose hypothesis needs this share of the best one's inliers"
+    )
+    geo_weight: float = Field(default=0.5, ge=0, le=1, description="w in S = w S_geo + (1 - w) S_pose")
+
+
+def _as_frames(name: str, frames: Any) -> np.ndarray:
+    arr = np.asarray(frames)
+    if arr.dtype != np.uint8 or arr.ndim not in (3, 4) or (arr.ndim == 4 and arr.shape[-1] != 3):
+        raise ValueError(f"view {name!r}: frames must be uint8 (T, H, W) or (T, H, W, 3); got {arr.dtype} "
+                         f"{arr.shape}")
+    return arr
+
+
+def check_rig(frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera]) -> str | None:
+    """Why these views give RIGIS nothing to measure, or ``None`` when they can be measured.
+
+    Raises:
+        ValueError: frames of the wrong type or shape, views of different lengths, or a view without
+            a camera (these are errors of the input, not properties of the rollout).
+    """
+    names = list(frames_by_view)
+    if len(names) < 2:
+        return f"RIGIS needs at least two views; the item has {len(names)}"
+    missing = [n for n in names if n not in cameras]
+    if missing:
+        raise ValueError(f"no camera for view(s) {missing} in the calibration (it has {sorted(cameras)})")
+    arrays = {n: _as_frames(n, frames_by_view[n]) for n in names}
+    lengths = {n: len(a) for n, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"views are not synchronised: frame counts {lengths}")
+    if not min(lengths.values()):
+        return "the views hold no frames"
+    blank = [n for n, a in arrays.items() if max(float(to_gray(f).std()) for f in a) <= BLANK_STD]
+    if blank:
+        return (f"view(s) {blank} are blank (no frame has a gray standard deviation above {BLANK_STD:g} "
+                "levels): nothing to match")
+    if all(_still(a) for a in arrays.values()):
+        return (f"every view is still (no {8}x{8} block moves by more than {STILL_LEVELS:g} levels): "
+                "a frozen rollout is not scored")
+    return None
+
+
+def _still(frames: np.ndarray) -> bool:
+    if len(frames) < 2:
+        return True
+    g = np.stack([to_gray(f) for f in frames])
+    h, w = g.shape[1:]
+    blocks = np.stack([cv2.resize(f, (max(1, w // 8), max(1, h // 8)), interpolation=cv2.INTER_AREA)
+                       for f in g]).astype(np.float32)
+    return float(np.abs(blocks - blocks[0]).max()) <= STILL_LEVELS
+
+
+@dataclass
+class Instant:
+    """One view pair at one instant: its matches, and how well poses explain them."""
+
+    t: int
+    matches: int
+    calibrated: int  # matches within tau of the calibrated pair's epipolar geometry
+    best: int  # matches the best-supported pose explains (the calibrated one included)
+    median_px: float  # median Sampson distance of the matches under the calibrated F, pixels
+    pose: tuple[np.ndarray, np.ndarray] | None  # the well-supported estimate nearest the calibration
+    pose_error: float  # its error against the calibration, degrees (NaN without an estimate)
+
+
+@dataclass
+class PairResult:
+    """What one view pair gave: its measured instants, and how many instants it could not measure."""
+
+    a: str
+    b: str
+    instants: list[Instant] = field(default_factory=list)
+    skipped: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.a}-{self.b}"
+
+
+@dataclass
+class RigAnalysis:
+    """Every view pair of a rig, measured at every instant (:func:`analyse_rig`)."""
+
+    views: list[str]
+    pairs: list[PairResult]
+    n_frames: int
+
+
+def tolerance_px(size: tuple[int, int], p: RigisParams) -> float:
+    """The epipolar tolerance ``tau`` in pixels for a view of ``size`` (width, height)."""
+    return max(1.0, p.tau * max(size))
+
+
+def _support(r: np.ndarray, t: np.ndarray, na: np.ndarray, nb: np.ndarray, thr: float) -> int:
+    """How many matches (normalised coordinates) lie within ``thr`` of the epipolar geometry of ``(r, t)``."""
+    if float(np.linalg.norm(t)) < 1e-9:
+        return 0
+    return int(np.sum(sampson_distance(skew(np.asarray(t, dtype=np.float64).ravel()) @ r, na, nb) <= thr))
+
+
+def _pose_hypotheses(na: np.ndarray, nb: np.ndarray, thr: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Relative poses ``(R, t)`` estimated from the matches (normalised coordinates).
+
+    The essential matrix (RANSAC, then the pose that puts the points in front of both cameras) gives one;
+    when most matches lie on one plane (a table top) a second pose explains them as well, so the
+    physically valid decompositions of the plane's homography are candidates too.
+    """
+    eye = np.eye(3)
+    cands: list[tuple[np.ndarray, np.ndarray]] = []
+    cv2.setRNGSeed(0)
+    e, mask = cv2.findEssentialMat(na, nb, eye, method=cv2.RANSAC, prob=0.999, threshold=thr)
+    if e is not None and e.shape[0] >= 3:
+        for k in range(e.shape[0] // 3):  # a stack of candidates: take each
+            n, r, t, _ = cv2.recoverPose(e[3 * k:3 * k + 3], na, nb, eye, mask=mask.copy())
+            if n >= 5:
+                cands.append((r, t.ravel()))
+    h, hmask = cv2.findHomography(na, nb, cv2.RANSAC, thr)
+    if h is not None:
+        n_sol, rs, ts, normals = cv2.decomposeHomographyMat(h, eye)
+        keep = cv2.filterHomographyDecompByVisibleRefpoints(
+            rs, normals, na.reshape(-1, 1, 2).astype(np.float32), nb.reshape(-1, 1, 2).astype(np.float32),
+            pointsMask=hmask,
+        )
+        for i in (range(n_sol) if keep is None else [int(k) for k in np.asarray(keep).ravel()]):
+            cands.append((np.asarray(rs[i]), np.asarray(ts[i]).ravel()))
+    return cands
+
+
+def _pose_error(r: np.ndarray, t: np.ndarray, r_ref: np.ndarray, t_ref: np.ndarray) -> float:
+    return max(rotation_angle_deg(r @ r_ref.T), direction_angle_deg(t, t_ref))
+
+
+def _measure(
+    pa: np.ndarray, pb: np.ndarray, ka: np.ndarray, kb: np.ndarray, cal: tuple[np.ndarray, np.ndarray],
+    tau: float, t: int, p: RigisParams,
+) -> Instant | None:
+    r_cal, t_cal = cal
+    na = cv2.undistortPoints(pa.reshape(-1, 1, 2), ka, None).reshape(-1, 2)
+    nb = cv2.undistortPoints(pb.reshape(-1, 1, 2), kb, None).reshape(-1, 2)
+    thr = tau / float(np.sqrt(ka[0, 0] * kb[1, 1]))
+    calibrated = _support(r_cal, t_cal, na, nb, thr)
+    hyps = [(r, tt, _support(r, tt, na, nb, thr)) for r, tt in _pose_hypotheses(na, nb, thr)]
+    best = max([calibrated, *(h[2] for h in hyps)])
+    if best < p.min_matches:
+        return None  # no pose explains enough matches: mostly wrong matches, nothing to judge
+    fit = [h for h in hyps if h[2] >= p.support * best]
+    pose = min(fit, key=lambda h: _pose_error(h[0], h[1], r_cal, t_cal)) if fit else None
+    d = sampson_distance(fundamental(ka, kb, r_cal, t_cal), pa, pb)
+    return Instant(
+        t=t, matches=len(pa), calibrated=calibrated, best=best, median_px=float(np.median(d)),
+        pose=None if pose is None else (pose[0], pose[1]),
+        pose_error=math.nan if pose is None else _pose_error(pose[0], pose[1], r_cal, t_cal),
+    )
+
+
+def analyse_rig(
+    frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera], params: RigisParams | None = None
+) -> RigAnalysis:
+    """Match every view pair at every instant and measure it (call :func:`check_rig` first).
+
+    An instant of a pair is measured when it has ``min_matches`` putative matches and some pose (the
+    calibrated one, or one estimated from the matches) explains at least ``min_matches`` of them.
+    """
+    p = params or RigisParams()
+    names = list(frames_by_view)
+    arrays = {n: _as_frames(n, frames_by_view[n]) for n in names}
+    n_frames = len(arrays[names[0]])
+    sizes = {n: (int(a.shape[2]), int(a.shape[1])) for n, a in arrays.items()}
+    intr = {n: intrinsics_for(cameras[n], *sizes[n]) for n in names}
+    pairs = [PairResult(a, b) for a, b in combinations(names, 2)]
+    cal = {pr.key: relative_pose(cameras[pr.a], cameras[pr.b]) for pr in pairs}
+    for t in range(n_frames):
+        feats: dict[str, Features] = {n: detect(arrays[n][t], p.contrast_threshold) for n in names}
+        for pr in pairs:
+            pa, pb = match(feats[pr.a], feats[pr.b], p.ratio)
+            tau = max(tolerance_px(sizes[pr.a], p), tolerance_px(sizes[pr.b], p))
+            got = None
+            if len(pa) >= p.min_matches:
+                got = _measure(pa, pb, intr[pr.a], intr[pr.b], cal[pr.key], tau, t, p)
+            if got is None:
+                pr.skipped += 1
+            else:
+                pr.instants.append(got)
+    return RigAnalysis(names, pairs, n_frames)
+
+
+def _too_few(m: RigAnalysis, p: RigisParams) -> str | None:
+    if not any(pr.instants for pr in m.pairs):
+        return (f"too few matches: no view pair has {p.min_matches} matches that some pose explains at any "
+                f"of the {m.n_frames} instants (views too far apart, or too little texture)")
+    seen = {v for pr in m.pairs if pr.instants for v in (pr.a, pr.b)}
+    lost = [v for v in m.views if v not in seen]
+    if lost:
+        return (f"too few matches: view(s) {lost} have fewer than {p.min_matches} matches that some pose "
+                "explains with every other view at every instant")
+    return None
+
+
+def _prepare(
+    frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera], p: RigisParams,
+    analysis: RigAnalysis | None,
+) -> tuple[RigAnalysis | None, str | None]:
+    reason = check_rig(frames_by_view, cameras)
+    if reason is not None:
+        return None, reason
+    m = analysis or analyse_rig(frames_by_view, cameras, p)
+    return m, _too_few(m, p)
+
+
+def rigis_geo(
+    frames_by_view: Mapping[str, Any],
+    cameras: Mapping[str, Camera],
+    params: RigisParams | None = None,
+    *,
+    analysis: RigAnalysis | None = None,
+) -> tuple[float, dict[str, Any]]:
+    """``S_geo`` in 0-1 (1: the calibrated geometry explains the matches as well as any pose does).
+
+    Per pair, ``sum_t calibrated_t / sum_t best_t`` over its measured instants: the matches within
+    ``tau`` of the calibrated epipolar geometry, against the most that any relative pose estimated from
+    the same matches explains (wrong matches, which no pose explains, cancel out). ``S_geo`` is the
+    mean over the measured pairs.
+
+    Args:
+        frames_by_view: view name -> ``(T, H, W)`` or ``(T, H, W, 3)`` uint8 frames; the same ``T`` for
+            every view, frame ``t`` of every view taken at the same instant.
+        cameras: view name -> calibrated camera (``K`` for ``Camera.size``; frames of another size get
+            ``K`` scaled), world-to-camera ``R``, ``t``.
+        params: see :class:`RigisParams`.
+        analysis: the result of :func:`analyse_rig` on the same input, to share it with :func:`rigis_pose`.
+    """
+    p = params or RigisParams()
+    m, reason = _prepare(frames_by_view, cameras, p, analysis)
+    if m is None:
+        return math.nan, {"unscored_reason": reason}
+    per_pair: dict[str, Any] = {}
+    shares: list[float] = []
+    for pr in m.pairs:
+        if not pr.instants:
+            per_pair[pr.key] = {"instants": 0, "skipped": pr.skipped}
+            continue
+        share = sum(i.calibrated for i in pr.instants) / sum(i.best for i in pr.instants)
+        shares.append(share)
+        per_pair[pr.key] = {
+            "share": share, "matches": sum(i.matches for i in pr.instants),
+            "calibrated": sum(i.calibrated for i in pr.instants), "best": sum(i.best for i in pr.instants),
+            "median_px": float(np.median([i.median_px for i in pr.instants])),
+            "instants": len(pr.instants), "skipped": pr.skipped,
+        }
+    details: dict[str, Any] = {"pairs": per_pair, "instants": m.n_frames}
+    if reason is not None:
+        return math.nan, {"unscored_reason": reason, **details}
+    return float(np.mean(shares)), details
+
+
+def _score(err_deg: float, p: RigisParams) -> float:
+    return math.exp(-max(0.0, err_deg - p.pose_free_deg) / p.pose_scale_deg)
+
+
+def rigis_pose(
+    frames_by_view: Mapping[str, Any],
+    cameras: Mapping[str, Camera],
+    params: RigisParams | None = None,
+    *,
+    analysis: RigAnalysis | None = None,
+) -> tuple[float, dict[str, Any]]:
+    """``S_pose`` in 0-1 (1: estimated relative poses agree with the calibrated rig and stay fixed).
+
+    Per pair and instant, the relative poses estimated from the matches (:func:`_pose_hypotheses`) that
+    explain at least ``support`` of the best one's matches are equally good readings of the images (a
+    table top leaves a twofold ambiguity); the one nearest the calibration is taken. Its error is the
+    larger of the rotation angle error and the angle between the translation directions, in degrees.
+    Accuracy: the mean over instants of ``exp(-max(0, e - e0) / s)``; stability: the same mapping of
+    the median error of the instants' estimates against their medoid. Per pair, the mean of the two;
+    ``S_pose`` is the mean over the measured pairs. Arguments as :func:`rigis_geo`.
+    """
+    p = params or RigisParams()
+    m, reason = _prepare(frames_by_view, cameras, p, analysis)
+    if m is None:
+        return math.nan, {"unscored_reason": reason}
+    per_pair: dict[str, Any] = {}
+    scores: list[float] = []
+    for pr in m.pairs:
+        posed = [i for i in pr.instants if i.pose is not None]
+        if not posed:
+            per_pair[pr.key] = {"instants": 0, "skipped": pr.skipped}
+            continue
+        errors = [i.pose_error for i in posed]
+        accuracy = float(np.mean([_score(e, p) for e in errors]))
+        spread = _spread([i.pose for i in posed if i.pose is not None])
+        stability = _score(spread, p) if len(posed) > 1 else accuracy
+        score = 0.5 * (accuracy + stability)
+        scores.append(score)
+        per_pair[pr.key] = {"score": score, "accuracy": accuracy, "stability": stability,
+                            "median_error_deg": float(np.median(errors)), "spread_deg": spread,
+                            "instants": len(posed), "skipped": pr.skipped}
+    details: dict[str, Any] = {"pairs": per_pair, "instants": m.n_frames}
+    if reason is not None:
+        return math.nan, {"unscored_reason": reason, **details}
+    if not scores:
+        return math.nan, {"unscored_reason": "too few matches to estimate any relative pose", **details}
+    return float(np.mean(scores)), details
+
+
+def _spread(poses: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """Median pose error of each estimate against the medoid estimate (degrees); 0 for one estimate."""
+    n = len(poses)
+    if n < 2:
+        return 0.0
+    d = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            d[i, j] = d[j, i] = _pose_error(poses[i][0], poses[i][1], poses[j][0], poses[j][1])
+    medoid = int(np.argmin(d.sum(axis=1)))
+    return float(np.median(np.delete(d[medoid], medoid)))
+
+
+def rigis(
+    frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera], params: RigisParams | None = None
+) -> tuple[float, dict[str, Any]]:
+    """``S = w S_geo + (1 - w) S_pose`` and the details of both parts (``geo``, ``pose``)."""
+    p = params or RigisParams()
+    reason = check_rig(frames_by_view, cameras)
+    if reason is not None:
+        return math.nan, {"unscored_reason": reason}
+    m = analyse_rig(frames_by_view, cameras, p)
+    geo, geo_d = rigis_geo(frames_by_view, cameras, p, analysis=m)
+    pose, pose_d = rigis_pose(frames_by_view, cameras, p, analysis=m)
+    details: dict[str, Any] = {"geo": geo, "pose": pose, "geo_details": geo_d, "pose_details": pose_d}
+    for part, d in (("S_geo", geo_d), ("S_pose", pose_d)):
+        if "unscored_reason" in d:
+            return math.nan, {"unscored_reason": f"{part}: {d['unscored_reason']}", **details}
+    return p.geo_weight * geo + (1 - p.geo_weight) * pose, details
