@@ -64,3 +64,18 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'ann.sqlite'}"
     return str(request.getfixturevalue("postgres_db_url"))
+
+
+@pytest.fixture(autouse=True)
+def _fast_argon2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cheap argon2 parameters: the defaults cost about half a second per hash on a busy 2-core machine.
+
+    ``test_passwords.py`` checks the real defaults and that a login upgrades a cheap hash to them.
+    """
+    from argon2 import PasswordHasher
+
+    from robojudge.annotate import _passwords
+
+    cheap = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    monkeypatch.setattr(_passwords, "_hasher", lambda: cheap)
+    monkeypatch.setattr(_passwords, "dummy_hash", lambda: cheap.hash("not-a-real-password"))
