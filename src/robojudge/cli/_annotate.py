@@ -294,4 +294,35 @@ def round_close_cmd(
 
 # --- serve (A2) ------------------------------------------------------------------------------------
 # `robojudge annotate serve` (the web app) goes here; everything above is the annotation core's.
+
+
+@app.command("serve")
+def serve_cmd(
+    suite: Path = typer.Argument(..., help="Suite manifest the project was created from."),
+    db: str = _DB,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
+    port: int = typer.Option(8080, "--port", help="Port to listen on."),
+    project: str | None = typer.Option(
+        None, "--project", "-p", help="Project name, if the suite has several."
+    ),
+    secret_file: Path | None = typer.Option(
+        None, "--secret-file",
+        help="File holding the session-signing secret (created if missing). Without it a new secret is "
+        "drawn at each start and everyone logs in again.",
+    ),
+    https: bool = typer.Option(
+        False, "--https", help="Served to browsers over https (behind a proxy): Secure cookies and HSTS."
+    ),
+) -> None:
+    """Serve the annotation web app (needs the web extra)."""
+    from robojudge.annotate.web import is_loopback, load_secret, serve
+
+    try:
+        secret = load_secret(secret_file)
+        if not is_loopback(host):
+            console.print(f"[yellow]listening on {host}: serve it through an https proxy, with --https[/]")
+        serve(db, suite, secret, host=host, port=port, project=project, https=True if https else None)
+    except (*_guard(), ValueError) as exc:
+        raise fail(str(exc)) from None
+
 # --- end serve (A2) --------------------------------------------------------------------------------

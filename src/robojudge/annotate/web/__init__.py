@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["create_app", "serve"]
+__all__ = ["create_app", "is_loopback", "load_secret", "serve"]
 
 WEB_EXTRA_HINT = "the annotation web app needs the web extra: pip install 'robojudge[web]'"
 
@@ -26,6 +26,41 @@ def _require_web() -> None:
         import python_multipart  # noqa: F401  (form posts)
     except ImportError as exc:
         raise RuntimeError(f"{WEB_EXTRA_HINT} ({exc.name} is missing)") from exc
+
+
+def load_secret(path: str | os.PathLike[str] | None) -> str:
+    """The session-signing secret: read from ``path``, written there first if missing, random if no path.
+
+    Raises:
+        ValueError: The file holds fewer than 16 characters.
+    """
+    import secrets
+    from pathlib import Path
+
+    if path is None:
+        return secrets.token_urlsafe(32)
+    file = Path(path).expanduser()
+    if not file.exists():
+        file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never readable by others
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(32) + "\n")
+    secret = file.read_text(encoding="utf-8").strip()
+    if len(secret) < 16:
+        raise ValueError(f"{file}: the session secret must be at least 16 characters long")
+    return secret
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def create_app(db_url: str | os.PathLike[str], suite_root: str | os.PathLike[str] | None, secret: str,
