@@ -27,6 +27,7 @@ from robojudge.metrics import (
 )
 from robojudge.run import ProgressCallback, RunSummary, score_suite
 from robojudge.run._progress import EstimateOnce, ProgressLines
+from robojudge.run._ray import RayUnavailableError
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -42,7 +43,18 @@ def score(
     run_dir: Path | None = typer.Option(
         None, "--run-dir", help="Run folder for the default store [default: runs/<manifest name>]."
     ),
-    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
+    workers: int | None = typer.Option(
+        None, "--workers", "-w", min=1, help="Worker processes [default: 1]; with --executor ray, tasks "
+        "running at once [default: the cluster's CPUs]."
+    ),
+    executor: str = typer.Option(
+        "local", "--executor", help="Where tasks run: 'local' (this machine) or 'ray' (a Ray cluster; "
+        "needs pip install 'robojudge[ray]'). See docs/ray.md."
+    ),
+    address: str | None = typer.Option(
+        None, "--address", help="With --executor ray: 'auto' (the cluster this machine is in) [default], "
+        "'local' (a private Ray instance here), ray://HOST:PORT (Ray Client) or HOST:PORT."
+    ),
     settings: list[str] = typer.Option(
         [], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable); a new setting makes new rows."
     ),
@@ -89,13 +101,16 @@ def score(
                 run_dir=run_dir,
                 configs=parse_settings(settings),
                 workers=workers,
+                executor=executor,
+                address=address,
                 retry_errors=retry_errors,
                 progress=on_result,
                 confine=confine,
                 rescore_unknown=rescore_unknown,
                 frames=frames,
             )
-    except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
+    except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
+            RayUnavailableError) as exc:
         raise fail(str(exc)) from None
     print_manifest_problems(run.manifest_problems)
     print_frame_options(frames, run.frame_options_applied)

@@ -80,6 +80,18 @@ _ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 C = TypeVar("C", bound=BaseModel)
 
 
+class Resources(BaseModel):
+    """What one worker running a metric reserves on a cluster (``--executor ray``); the local
+    executors ignore it. A metric that declares none gets the Ray executor's defaults (one CPU;
+    a model metric also a GPU when the cluster has one)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cpus: float = Field(default=1.0, gt=0)
+    gpus: float = Field(default=0.0, ge=0)
+    memory_mb: int = Field(default=0, ge=0)
+
+
 class TaxonomyPlace(BaseModel):
     """Where a metric sits in the RoboPhys-3D taxonomy (copied from ``load_taxonomy()`` at registration)."""
 
@@ -112,6 +124,7 @@ class MetricSpec(BaseModel, Generic[C]):
     provider: Provider = Provider.computed
     taxonomy: TaxonomyPlace | None = None
     weights: tuple[str, ...] = ()
+    resources: Resources | None = None
 
     @field_validator("id")
     @classmethod
@@ -234,13 +247,15 @@ def metric(
     provider: Provider | str = Provider.computed,
     taxonomy: TaxonomyPlace | None = None,
     weights: tuple[str, ...] = (),
+    resources: Resources | None = None,
 ) -> Callable[[Callable[[Item, Any], Score]], Callable[[Item, Any], Score]]:
     """Register ``fn(item, config) -> Score`` as a metric. Metadata is validated here.
 
     ``provider`` says who produces the value (see :class:`Provider`); ``taxonomy`` places a
     RoboPhys-3D metric in its sub-dimension and level; ``weights`` names the networks (registered in
     :mod:`robojudge.models`) a ``model`` metric loads, so ``robojudge weights status`` and
-    ``--metrics all`` can tell whether it can run here.
+    ``--metrics all`` can tell whether it can run here; ``resources`` what a cluster worker
+    reserves for it (see :class:`Resources`).
     """
 
     def deco(fn: Callable[[Item, Any], Score]) -> Callable[[Item, Any], Score]:
@@ -262,6 +277,7 @@ def metric(
             provider=_enum_value(Provider, provider, id, "provider"),
             taxonomy=taxonomy,
             weights=tuple(weights),
+            resources=resources,
         )
         METRICS.add(id, spec)
         return fn

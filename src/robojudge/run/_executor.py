@@ -169,6 +169,26 @@ class LocalProcessExecutor:
             proc.join(timeout=5)
 
 
-def make_executor(workers: int) -> Executor:
-    """The local executor for ``workers`` (1 runs in this process)."""
+EXECUTORS = ("local", "ray")
+
+
+def make_executor(workers: int | None, kind: str = "local", address: str | None = None) -> Executor:
+    """An executor by kind: ``local`` for ``workers`` processes (1 or ``None`` runs in this
+    process), ``ray`` on the Ray cluster at ``address`` (see :class:`robojudge.run._ray.RayExecutor`;
+    ``workers`` then caps the tasks running at once, default the cluster's CPUs).
+
+    Raises:
+        ValueError: An unknown kind, or an address given for the local executor.
+        RayUnavailableError: ``ray`` without Ray installed (the message names the extra), or no
+            cluster at ``address``.
+    """
+    if kind == "ray":
+        from robojudge.run._ray import RayExecutor
+
+        return RayExecutor(address or "auto", workers=workers)
+    if kind != "local":
+        raise ValueError(f"unknown executor {kind!r}; expected one of {', '.join(EXECUTORS)}")
+    if address is not None:
+        raise ValueError("--address is for --executor ray; the local executor runs on this machine")
+    workers = workers or 1
     return SerialExecutor() if workers <= 1 else LocalProcessExecutor(workers)

@@ -1,0 +1,223 @@
+"""The Ray executor (``--executor ray``): the scoring loop's tasks on a Ray cluster.
+
+It implements the same :class:`~robojudge.run._executor.Executor` interface as the local
+executors, so planning (what is stored is skipped), scheduling, storing and progress stay in the
+driver, unchanged: workers only compute rows and send them back; the driver stores them with the
+store's idempotent insert on the result key. A task Ray runs twice (a retry after its worker died,
+a duplicate after a lost reply) therefore never adds a second row.
+
+CPU-only tasks are Ray tasks; a task with a model-backed metric goes to an actor that stays up
+between tasks, so its networks are loaded once per actor. Both reserve what the task's metrics
+declare (:mod:`robojudge.run._ray_place`). A worker that dies mid-task is replaced and its task
+retried (``max_retries``); a task that still cannot finish becomes error rows, never a crashed run.
+At most ``workers * prefetch`` tasks are in flight, so the driver's memory does not grow with the
+suite. Ray is imported here only when a run starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from robojudge.run._ray_place import Placement, check_fits, task_placement
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+RAY_MISSING = "--executor ray needs Ray, which is not installed: pip install 'robojudge[ray]'"
+LOCAL = "local"
+
+
+class RayUnavailableError(RuntimeError):
+    """Ray is not installed, or the cluster cannot be reached; the message says what to do."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`RayUnavailableError` naming the extra to install."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailableError(RAY_MISSING) from None
+    return ray
+
+
+def _call(fn: Callable[[Any], Any], task: Any) -> Any:
+    return fn(task)
+
+
+class _Scorer:
+    """A long-lived worker: networks a metric loads stay in its process between tasks."""
+
+    def run(self, fn: Callable[[Any], Any], task: Any) -> Any:
+        return fn(task)
+
+
+def _reason(exc: BaseException, retries: int) -> str:
+    ray = import_ray()
+    if isinstance(exc, ray.exceptions.WorkerCrashedError | ray.exceptions.ActorDiedError):
+        return f"the Ray worker died while scoring this item ({retries + 1} attempts)"
+    if isinstance(exc, ray.exceptions.OutOfMemoryError):
+        return "the Ray worker ran out of memory while scoring this item"
+    first = str(exc).strip().splitlines()
+    return f"Ray could not run this task: {type(exc).__name__}: {first[-1] if first else ''}".rstrip(": ")
+
+
+class RayExecutor:
+    """Runs tasks on a Ray cluster (see the module doc).
+
+    Args:
+        address: ``local`` starts a private Ray instance on this machine, bound to 127.0.0.1, with
+            ``workers`` CPUs (default: one per core); ``auto`` joins the cluster this machine belongs
+            to (``ray start`` or ``$RAY_ADDRESS``); ``ray://HOST:PORT`` connects through Ray Client;
+            ``HOST:PORT`` is a cluster's GCS address. When Ray is already initialised in this process,
+            that connection is used whatever the address.
+        workers: Tasks running at once; default: the cluster's CPUs.
+        max_retries: Times Ray runs a task again after its worker died (and restarts an actor).
+        prefetch: Tasks queued per running task, so no worker waits for the driver.
+        placement: A task's resources (default :func:`~robojudge.run._ray_place.task_placement`).
+    """
+
+    def __init__(
+        self,
+        address: str = "auto",
+        *,
+        workers: int | None = None,
+        max_retries: int = 3,
+        prefetch: int = 2,
+        placement: Callable[[Any, float], Placement] = task_placement,
+    ) -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be at least 0, got {max_retries}")
+        self._ray = import_ray()
+        self._address = address
+        self._asked = workers
+        self._retries = max_retries
+        self._prefetch = max(1, prefetch)
+        self._placement = placement
+        self._owns = False
+        self._cluster: dict[str, float] = {}
+        self._pools: dict[Placement, list[Any]] = {}
+        self._load: dict[int, int] = {}  # actor (by id of its handle) -> calls in flight
+        self.workers = workers or 1
+        self._connect()
+
+    def _connect(self) -> None:
+        ray = self._ray
+        if not ray.is_initialized():
+            if self._address == LOCAL:
+                # A private instance reachable from this machine only (never another interface).
+                ray.init(address="local", num_cpus=self._asked, include_dashboard=False,
+                         _node_ip_address="127.0.0.1", log_to_driver=False)
+            else:
+                try:
+                    ray.init(address=self._address, log_to_driver=False)
+                except ConnectionError as exc:
+                    raise RayUnavailableError(
+                        f"cannot reach a Ray cluster at {self._address!r} ({exc}); start a head with "
+                        "`ray start --head --node-ip-address 127.0.0.1`, or use --address local"
+                    ) from None
+            self._owns = True
+        # Made once: each new remote function or actor class is exported to the cluster again.
+        self._call = ray.remote(_call)
+        self._scorer = ray.remote(_Scorer)
+        self._cluster = {k: float(v) for k, v in ray.cluster_resources().items()}
+        cpus = max(1, int(self._cluster.get("CPU", 1)))
+        self.workers = min(self._asked, cpus) if self._asked else cpus
+
+    # -- submitting ----------------------------------------------------------------------------
+
+    def _actor(self, placement: Placement) -> Any:
+        """The least busy actor of ``placement``'s pool, a new one while the pool is below its size."""
+        pool = self._pools.setdefault(placement, [])
+        idle = [a for a in pool if self._load[id(a)] == 0]
+        if idle:
+            return idle[0]
+        room = self.workers
+        if placement.gpus:
+            room = min(room, int(self._cluster.get("GPU", 0.0) // placement.gpus))
+        if len(pool) < max(1, room):
+            cls = self._scorer.options(
+                **placement.options(), max_restarts=self._retries, max_task_retries=self._retries
+            )
+            actor = cls.remote()
+            pool.append(actor)
+            self._load[id(actor)] = 0
+            return actor
+        return min(pool, key=lambda a: self._load[id(a)])
+
+    def _submit(self, fn: Callable[[T], R], task: T) -> tuple[Any, Any]:
+        placement = self._placement(task, self._cluster.get("GPU", 0.0))
+        check_fits(placement, self._cluster, "this task")
+        if placement.actor:
+            actor = self._actor(placement)
+            self._load[id(actor)] += 1
+            return actor.run.remote(fn, task), actor
+        remote = self._call.options(
+            **placement.options(), max_retries=self._retries, retry_exceptions=False
+        )
+        return remote.remote(fn, task), None
+
+    def map_unordered(
+        self,
+        fn: Callable[[T], R],
+        tasks: Iterable[T],
+        on_crash: Callable[[T, str], R],
+    ) -> Iterator[tuple[T, R]]:
+        ray = self._ray
+        it = iter(tasks)
+        limit = self.workers * self._prefetch
+        in_flight: dict[Any, tuple[T, Any]] = {}
+        exhausted = finished = False
+        try:
+            while True:
+                while not exhausted and len(in_flight) < limit:
+                    try:
+                        task = next(it)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    ref, actor = self._submit(fn, task)
+                    in_flight[ref] = (task, actor)
+                if not in_flight:
+                    break
+                done, _ = ray.wait(list(in_flight), num_returns=1)
+                for ref in done:
+                    task, actor = in_flight.pop(ref)
+                    if actor is not None:
+                        self._load[id(actor)] -= 1
+                    try:
+                        result = ray.get(ref)
+                    except ray.exceptions.RayError as exc:
+                        if isinstance(exc, ray.exceptions.ActorDiedError) and actor is not None:
+                            self._drop(actor)
+                        result = on_crash(task, _reason(exc, self._retries))
+                    yield task, result
+            finished = True
+        finally:
+            if not finished:
+                # Stopped early (Ctrl-C, an exception): what is in flight is abandoned, to be
+                # computed again by the next run.
+                for ref, (_, actor) in in_flight.items():
+                    # Already finished or its worker gone: nothing to stop.
+                    with contextlib.suppress(Exception):
+                        ray.cancel(ref, force=actor is None)
+
+    def _drop(self, actor: Any) -> None:
+        for pool in self._pools.values():
+            if actor in pool:
+                pool.remove(actor)
+        self._load.pop(id(actor), None)
+
+    def shutdown(self) -> None:
+        for pool in self._pools.values():
+            for actor in pool:
+                with contextlib.suppress(Exception):  # dead already
+                    self._ray.kill(actor)
+        self._pools.clear()
+        self._load.clear()
+        if self._owns:
+            self._ray.shutdown()
+            self._owns = False
