@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from robojudge.metrics import ALL_METRICS, FrameOptions, expand_metric_ids, takes_frame_options
-from robojudge.run._executor import Executor
-from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_items
+from robojudge.run._executor import Executor, make_executor
+from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
-from robojudge.suite import Item, ManifestProblem, load_suite
+from robojudge.suite import Item, ManifestProblem, Suite, iter_suite, load_suite
+
+STREAM_BLOCK = 2_000
+"""Manifest records read, planned and scheduled at a time by :func:`score_suite`."""
 
 
 @dataclass
@@ -116,13 +120,15 @@ def score_suite(
     db: str | None = None,
     run_dir: str | Path | None = None,
     configs: Mapping[str, Mapping[str, Any]] | None = None,
-    workers: int = 1,
-    executor: Executor | None = None,
+    workers: int | None = 1,
+    executor: Executor | str | None = None,
+    address: str | None = None,
     retry_errors: bool = False,
     progress: ProgressCallback | None = None,
     confine: str | Path | None = None,
     rescore_unknown: bool = False,
     frames: FrameOptions | None = None,
+    block: int = STREAM_BLOCK,
 ) -> SuiteRun:
     """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
 
@@ -134,21 +140,42 @@ def score_suite(
     fingerprint (schema version 1) are kept unless ``rescore_unknown``. ``confine`` (default
     ``$ROBOJUDGE_CONFINE``) refuses items whose files resolve outside that folder, see
     :func:`robojudge.suite.load_suite`. ``frames``: see :func:`build_requests`.
+
+    ``executor``: an executor, or its kind (``local``, ``ray``) with ``address`` and ``workers``
+    (see :func:`robojudge.run.make_executor`); default the local one with ``workers`` processes.
+
+    The manifest is read and planned ``block`` records at a time while earlier blocks are scored
+    (:func:`robojudge.suite.iter_suite`, :func:`robojudge.run._score.score_blocks`), so memory
+    stays flat in the number of items.
     """
     requests = build_requests(metrics, configs, frames)
     applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
-    suite = load_suite(manifest, strict=False, confine=confine)
+    suites = iter_suite(manifest, block=block, confine=confine)
+    first = next(suites)  # a manifest that cannot be read fails here, before a store is made
+    problems: list[ManifestProblem] = []
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
+    ex: Executor | None
+    if isinstance(executor, str) or (executor is None and address is not None):
+        ex = make_executor(workers, executor or "local", address)
+    else:
+        ex = executor
     with ResultStore(url) as store:
-        summary = score_items(
-            suite.items,
+        summary = score_blocks(
+            _items(itertools.chain([first], suites), problems),
             requests,
             store,
-            workers=workers,
-            executor=executor,
+            workers=workers or 1,
+            executor=ex,
             retry_errors=retry_errors,
             rescore_unknown=rescore_unknown,
             progress=progress,
         )
-        return SuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems),
+        return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied)
+
+
+def _items(suites: Iterator[Suite], problems: list[ManifestProblem]) -> Iterator[list[Item]]:
+    """Each block's items, collecting its problems into ``problems`` as it is read."""
+    for suite in suites:
+        problems.extend(suite.problems)
+        yield suite.items

@@ -6,9 +6,10 @@ taken when the run is planned; a stored row whose inputs changed since is recomp
 
 from __future__ import annotations
 
+import itertools
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -319,19 +320,63 @@ def score_items(
         split_above: millions of frame-pixels from which an item's metrics are split across
             workers (see :func:`schedule`).
     """
+    return score_blocks([items], requests, store, workers=workers, executor=executor,
+                        retry_errors=retry_errors, rescore_unknown=rescore_unknown, progress=progress,
+                        split_above=split_above)
+
+
+def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRequest]) -> None:
+    summary.total += sum(len(t.requests) for t in tasks) + plan.skipped
+    summary.skipped += plan.skipped
+    summary.stale += plan.stale
+    summary.unknown += plan.unknown
+    summary.unavailable += plan.unavailable
+    for metric, n in plan.not_applicable.items():
+        summary.not_applicable[metric] = summary.not_applicable.get(metric, 0) + n
+
+
+def score_blocks(
+    blocks: Iterable[Sequence[Item]],
+    requests: Sequence[MetricRequest],
+    store: ResultStore,
+    *,
+    workers: int = 1,
+    executor: Executor | None = None,
+    retry_errors: bool = False,
+    rescore_unknown: bool = False,
+    progress: ProgressCallback | None = None,
+    split_above: float = SPLIT_ABOVE,
+) -> RunSummary:
+    """:func:`score_items` over items that come in blocks (a large manifest read as it is scored).
+
+    A block is planned and scheduled when the executor asks for more tasks than are planned, so
+    memory holds the tasks of about one block whatever the number of items. The summary's counts
+    (``total``, ``skipped`` ...) and the time estimate grow as blocks are planned; with one block
+    this is :func:`score_items` exactly.
+    """
     started = time.perf_counter()
-    tasks, plan = _plan(items, requests, store, retry_errors, rescore_unknown)
-    total = sum(len(t.requests) for t in tasks) + plan.skipped
-    summary = RunSummary(total=total, skipped=plan.skipped, stale=plan.stale, unknown=plan.unknown,
-                         unavailable=plan.unavailable, not_applicable=plan.not_applicable)
+    summary = RunSummary()
     ex = executor or make_executor(workers)
-    tasks = schedule(tasks, ex.workers, split_above)
     costs, left = CostModel(), Outstanding()
-    for t in tasks:
-        for r in t.requests:
-            left.add(r.id, t.size)
-    results: Iterator[tuple[Task, list[ResultRow]]] = ex.map_unordered(compute_task, tasks, _crash_rows)
+
+    def plan(block: Sequence[Item], first: bool) -> list[Task]:
+        # Failures are deleted once, before the first block: later they are this run's own rows.
+        tasks, pending = _plan(block, requests, store, retry_errors and first, rescore_unknown)
+        _add_plan(summary, tasks, pending)
+        scheduled = schedule(tasks, ex.workers, split_above)
+        for t in scheduled:
+            for r in t.requests:
+                left.add(r.id, t.size)
+        return scheduled
+
+    # The first block is planned before anything runs (as a one-block run always was); the others
+    # when the executor asks for their tasks.
+    it = iter(blocks)
+    results: Iterator[tuple[Task, list[ResultRow]]] | None = None
     try:
+        head = plan(next(it, []), True)
+        planned = itertools.chain(head, itertools.chain.from_iterable(plan(b, False) for b in it))
+        results = ex.map_unordered(compute_task, planned, _crash_rows)
         for task, computed in results:
             rows = _failed_on_unavailable(task, computed)
             store.add(rows)  # one transaction: a task's results land together or not at all

@@ -8,7 +8,7 @@ A manifest (JSONL, CSV, Parquet, or a JSON list) lists the rollouts to evaluate;
 """
 
 from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info
-from robojudge.suite._load import Suite, load_suite, main_view_name, validate_manifest
+from robojudge.suite._load import Suite, iter_suite, load_suite, main_view_name, validate_manifest
 from robojudge.suite._media import MEDIA_MODES
 from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
@@ -31,6 +31,7 @@ __all__ = [
     "ManifestProblem",
     "Suite",
     "SuiteInfo",
+    "iter_suite",
     "load_suite",
     "main_view_name",
     "run_manifest",

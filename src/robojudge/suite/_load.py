@@ -14,7 +14,7 @@ from robojudge.suite._check import check_paths, describe_error
 from robojudge.suite._media import MEDIA_MODES, check_media
 from robojudge.suite._paths import confine_folder, place_paths
 from robojudge.suite._problems import ManifestError, ManifestProblem
-from robojudge.suite._read import RawRecord, file_problem, read_records
+from robojudge.suite._read import RawRecord, file_problem, iter_records
 from robojudge.suite._schema import Item
 
 
@@ -128,19 +128,23 @@ class _Checked:
     problems: list[ManifestProblem]
 
 
-def _collect(path: Path, shown: str, root: Path, confine: Path | None) -> list[_Checked]:
-    """Read and check every record; raise :class:`ManifestError` only for file-level problems."""
-    records = read_records(path, shown)
-    out: list[_Checked] = []
+def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None) -> Iterator[_Checked]:
+    """Read and check the records one by one; raise :class:`ManifestError` only for file-level
+    problems. Only the ids seen so far are kept (to find duplicates), not the records."""
     first_seen: dict[str, str] = {}
-    for rec in records:
+    empty = True
+    for rec in iter_records(path, shown):
+        empty = False
         item, found = _check_record(rec, shown, root, first_seen, confine)
         usable = item is not None and not any(p.is_error for p in found)
         resolved = item.resolve(root) if usable and item is not None else None
-        out.append(_Checked(rec.line, rec.row, resolved, found))
-    if not records:
-        out.append(_Checked(None, None, None, [file_problem(shown, "manifest has no items")]))
-    return out
+        yield _Checked(rec.line, rec.row, resolved, found)
+    if empty:
+        yield _Checked(None, None, None, [file_problem(shown, "manifest has no items")])
+
+
+def _collect(path: Path, shown: str, root: Path, confine: Path | None) -> list[_Checked]:
+    return list(_iter_checked(path, shown, root, confine))
 
 
 def _locate(path: str | Path) -> tuple[Path, str, Path]:
@@ -177,6 +181,41 @@ def load_suite(path: str | Path, *, strict: bool = True, confine: str | Path | N
     items = [c.item for c in checked if c.item is not None]
     warnings = [p for c in checked for p in c.problems if not p.is_error]
     return Suite(path=full, root=root, items=items, problems=problems, warnings=warnings)
+
+
+def iter_suite(
+    path: str | Path, *, block: int = 10_000, confine: str | Path | None = None
+) -> Iterator[Suite]:
+    """:func:`load_suite` (not strict) in blocks of at most ``block`` records, read as consumed.
+
+    Each block is a :class:`Suite` of its records' valid items, errors and warnings, with the
+    same checks as a whole load (a duplicate id is found across blocks too), so memory holds one
+    block, not the manifest. A manifest with no records yields one block holding that problem.
+
+    Raises:
+        ManifestError: The file itself cannot be used (missing, unreadable, unknown format), when
+            the first block is read.
+        ValueError: ``block`` below 1, or the confine folder does not exist.
+    """
+    if block < 1:
+        raise ValueError(f"block must be at least 1, got {block}")
+    full, shown, root = _locate(path)
+    folder = confine_folder(confine)
+
+    def suite(checked: list[_Checked]) -> Suite:
+        problems = [p for c in checked for p in c.problems if p.is_error]
+        warnings = [p for c in checked for p in c.problems if not p.is_error]
+        items = [c.item for c in checked if c.item is not None]
+        return Suite(path=full, root=root, items=items, problems=problems, warnings=warnings)
+
+    chunk: list[_Checked] = []
+    for c in _iter_checked(full, shown, root, folder):
+        chunk.append(c)
+        if len(chunk) >= block:
+            yield suite(chunk)
+            chunk = []
+    if chunk:
+        yield suite(chunk)
 
 
 def validate_manifest(

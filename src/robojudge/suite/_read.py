@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,13 +55,21 @@ def file_problem(shown: str, message: str) -> ManifestProblem:
 
 
 def read_records(path: Path, shown: str) -> list[RawRecord]:
-    """Read every record of a manifest, choosing the reader by the file suffix.
+    """Every record of a manifest, in file order (see :func:`iter_records`)."""
+    return list(iter_records(path, shown))
+
+
+def iter_records(path: Path, shown: str) -> Iterator[RawRecord]:
+    """Read the records of a manifest one by one, choosing the reader by the file suffix.
+
+    JSONL, CSV and Parquet are read as they are consumed (Parquet in record batches), so memory
+    does not grow with the file; a JSON list is read whole.
 
     Args:
         path: The manifest file.
         shown: How to name the file in problems (usually the path as the user gave it).
 
-    Returns:
+    Yields:
         The records in file order.
 
     Raises:
@@ -69,7 +77,7 @@ def read_records(path: Path, shown: str) -> list[RawRecord]:
             (no CSV header, a Parquet file pyarrow cannot open, a .json file that is not valid JSON).
     """
     suffix = path.suffix.lower()
-    readers: dict[str, Callable[[Path, str], list[RawRecord]]] = {
+    readers: dict[str, Callable[[Path, str], Iterator[RawRecord]]] = {
         ".jsonl": _read_jsonl,
         ".ndjson": _read_jsonl,
         ".csv": _read_csv,
@@ -87,7 +95,7 @@ def read_records(path: Path, shown: str) -> list[RawRecord]:
     if not path.is_file():
         raise ManifestError([file_problem(shown, "manifest path is not a regular file")])
     try:
-        return reader(path, shown)
+        yield from reader(path, shown)
     except OSError as e:
         raise ManifestError([file_problem(shown, f"cannot read manifest: {e}")]) from e
 
@@ -130,40 +138,38 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _read_jsonl(path: Path, shown: str) -> list[RawRecord]:
-    raw = path.read_bytes()
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    out: list[RawRecord] = []
-    # Split on b"\n" only, so that line numbers match what an editor shows even when a JSON string
-    # holds characters that str.splitlines() would treat as line breaks.
-    for lineno, chunk in enumerate(raw.split(b"\n"), start=1):
-        chunk = chunk.rstrip(b"\r")
-        if not chunk.strip():
-            continue
-        try:
-            text = chunk.decode("utf-8")
-        except UnicodeDecodeError as e:
-            rec = RawRecord(line=lineno, row=None, data=None)
-            rec.problems.append(ManifestProblem(shown, lineno, None, None, None, f"not valid UTF-8: {e}"))
-            out.append(rec)
-            continue
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as e:
-            rec = RawRecord(line=lineno, row=None, data=None)
-            msg = f"invalid JSON: {e.msg} (column {e.colno})"
-            rec.problems.append(ManifestProblem(shown, lineno, None, None, None, msg))
-            out.append(rec)
-            continue
-        if not isinstance(value, dict):
-            out.append(_not_an_object(shown, lineno, None, value))
-            continue
-        out.append(RawRecord(line=lineno, row=None, data=_id_like_to_str(value)))
-    return out
+def _read_jsonl(path: Path, shown: str) -> Iterator[RawRecord]:
+    with path.open("rb") as fh:
+        # A binary file splits on b"\n" only, so that line numbers match what an editor shows even
+        # when a JSON string holds characters that str.splitlines() would treat as line breaks.
+        for lineno, line in enumerate(fh, start=1):
+            chunk = line.rstrip(b"\n").rstrip(b"\r")
+            if lineno == 1 and chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+            if not chunk.strip():
+                continue
+            try:
+                text = chunk.decode("utf-8")
+            except UnicodeDecodeError as e:
+                rec = RawRecord(line=lineno, row=None, data=None)
+                rec.problems.append(ManifestProblem(shown, lineno, None, None, None, f"not valid UTF-8: {e}"))
+                yield rec
+                continue
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as e:
+                rec = RawRecord(line=lineno, row=None, data=None)
+                msg = f"invalid JSON: {e.msg} (column {e.colno})"
+                rec.problems.append(ManifestProblem(shown, lineno, None, None, None, msg))
+                yield rec
+                continue
+            if not isinstance(value, dict):
+                yield _not_an_object(shown, lineno, None, value)
+                continue
+            yield RawRecord(line=lineno, row=None, data=_id_like_to_str(value))
 
 
-def _read_json(path: Path, shown: str) -> list[RawRecord]:
+def _read_json(path: Path, shown: str) -> Iterator[RawRecord]:
     try:
         value = json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as e:
@@ -177,13 +183,11 @@ def _read_json(path: Path, shown: str) -> list[RawRecord]:
         raise ManifestError(
             [file_problem(shown, 'a .json manifest must hold a list of objects (or {"items": [...]})')]
         )
-    out: list[RawRecord] = []
     for i, v in enumerate(value):
         if isinstance(v, dict):
-            out.append(RawRecord(line=None, row=i, data=_id_like_to_str(v)))
+            yield RawRecord(line=None, row=i, data=_id_like_to_str(v))
         else:
-            out.append(_not_an_object(shown, None, i, v))
-    return out
+            yield _not_an_object(shown, None, i, v)
 
 
 # ----------------------------------------------------------------------------------------- tabular
@@ -276,15 +280,14 @@ def _tabular_record(cells: Mapping[str, Any], shown: str, line: int | None, row:
     return rec
 
 
-def _read_csv(path: Path, shown: str) -> list[RawRecord]:
-    out: list[RawRecord] = []
+def _read_csv(path: Path, shown: str) -> Iterator[RawRecord]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:
             reader = csv.reader(f)
             try:
                 header = next(reader)
             except StopIteration:
-                return out  # an empty file: reported as "manifest has no items" by the caller
+                return  # an empty file: reported as "manifest has no items" by the caller
             header = [h.strip() for h in header]
             _check_header(header, shown)
             while True:
@@ -297,7 +300,7 @@ def _read_csv(path: Path, shown: str) -> list[RawRecord]:
                     msg = f"cannot parse CSV from this line on: {e}"
                     rec = RawRecord(line=first_line, row=None, data=None)
                     rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
-                    out.append(rec)
+                    yield rec
                     break
                 if not any(c.strip() for c in cells):
                     continue
@@ -305,12 +308,11 @@ def _read_csv(path: Path, shown: str) -> list[RawRecord]:
                     msg = f"record has {len(cells)} cells but the header has {len(header)} columns"
                     rec = RawRecord(line=first_line, row=None, data=None)
                     rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
-                    out.append(rec)
+                    yield rec
                     continue
-                out.append(_tabular_record(dict(zip(header, cells, strict=True)), shown, first_line, None))
+                yield _tabular_record(dict(zip(header, cells, strict=True)), shown, first_line, None)
     except UnicodeDecodeError as e:
         raise ManifestError([file_problem(shown, f"not valid UTF-8: {e}")]) from e
-    return out
 
 
 def _check_header(header: list[str], shown: str) -> None:
@@ -326,16 +328,34 @@ def _check_header(header: list[str], shown: str) -> None:
         raise ManifestError(problems)
 
 
-def _read_parquet(path: Path, shown: str) -> list[RawRecord]:
+PARQUET_BATCH = 4096
+"""Rows of a Parquet manifest decoded at a time."""
+
+
+def _read_parquet(path: Path, shown: str) -> Iterator[RawRecord]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    def broken(e: Exception) -> ManifestError:
+        return ManifestError([file_problem(shown, f"cannot read Parquet file: {e}")])
+
     try:
-        table = pq.read_table(path)
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
     except (pa.ArrowException, ValueError) as e:
-        raise ManifestError([file_problem(shown, f"cannot read Parquet file: {e}")]) from e
-    names = table.column_names
+        raise broken(e) from e
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})
         raise ManifestError([file_problem(shown, f"Parquet file repeats columns {dupes}")])
-    return [_tabular_record(r, shown, None, i) for i, r in enumerate(table.to_pylist())]
+    row = 0
+    batches = pf.iter_batches(batch_size=PARQUET_BATCH)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pa.ArrowException, ValueError) as e:
+            raise broken(e) from e
+        if batch is None:
+            return
+        for r in batch.to_pylist():
+            yield _tabular_record(r, shown, None, row)
+            row += 1
