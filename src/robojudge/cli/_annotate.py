@@ -322,7 +322,7 @@ def serve_cmd(
         if not is_loopback(host):
             console.print(f"[yellow]listening on {host}: serve it through an https proxy, with --https[/]")
         serve(db, suite, secret, host=host, port=port, project=project, https=True if https else None)
-    except (*_guard(), ValueError) as exc:
+    except (ValueError, OSError, RuntimeError) as exc:  # AnnotateError is a ValueError
         raise fail(str(exc)) from None
 
 # --- end serve (A2) --------------------------------------------------------------------------------
