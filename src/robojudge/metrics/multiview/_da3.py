@@ -1,0 +1,317 @@
+"""RIGIS with a feed-forward reconstruction network: Depth Anything 3 in the place of the paper's VGGT.
+
+RoboWorM (paper 001, Fig. 3b) reconstructs each synchronised frame set of a multi-view rollout with a
+feed-forward network (VGGT) and scores the reconstruction: ``S_geo``, how consistent the views' geometry
+is, and ``S_pose``, how stable the rig's estimated camera poses stay. VGGT has no installable package;
+Depth Anything 3 (:mod:`robojudge.models`) is the same kind of network (frames of several views in, depth,
+intrinsics and camera poses of every frame out, in one pass), so it stands in. Unverified on the real
+checkpoint: tested on a randomly initialised DA3-Small only (docs/rigis_validation.md).
+
+Per instant ``t`` (one frame of every view, sampled at ``fps``, at most ``max_instants``) the network gives
+each view ``v`` a depth map ``D_tv``, intrinsics ``K_tv`` and a camera-to-world pose ``P_tv`` (all in one
+arbitrary scale per instant). Then:
+
+* ``S_geo`` (cross-view consistency). For every ordered view pair ``(a, b)``, pixels of ``a`` on a grid
+  (every ``stride``-th) are lifted with ``D_ta`` and ``K_ta``, moved to ``b`` with ``P_tb^-1 P_ta`` and
+  projected with ``K_tb``. A point that lands inside ``b`` with depth ``z`` contradicts ``b`` when it lies
+  in the free space ``b`` sees through: ``z < (1 - depth_tol) D_tb`` at that pixel (a point behind ``b``'s
+  surface is only hidden there, which is no contradiction). ``S_geo`` = 1 - the share of contradicting
+  points, pooled over the pairs and instants.
+* ``S_pose`` (rig stability). For every view pair, the relative pose ``P_tb^-1 P_ta`` per instant is
+  compared with the other instants': the error of two poses is the larger of the rotation angle between
+  them and the angle between their translation directions (scale differs between instants), in degrees;
+  a pair's spread is the median error of its instants against their medoid. Its score is
+  ``exp(-max(0, spread - e0) / s)`` (``e0`` = 5, ``s`` = 10 degrees, the weights-free RIGIS's mapping).
+  With a calibration the pair's accuracy (the same mapping of the mean error against the calibrated
+  relative pose) is averaged in, as in the weights-free ``rigis_pose``. ``S_pose`` is the mean over pairs.
+* ``S = w S_geo + (1 - w) S_pose``, ``w = 0.5``.
+
+The estimator is any callable with :class:`~robojudge.metrics.robophys.rbg_reprojection.GeometryEstimator`'s
+signature (frames in; ``depth``, ``intrinsics``, ``cam2world`` out), so tests and other networks plug in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from itertools import combinations, permutations
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from robojudge.metrics.multiview._geometry import direction_angle_deg, relative_pose, rotation_angle_deg
+from robojudge.robots import Camera
+
+Estimator = Callable[..., Any]
+"""``estimator(frames (N, H, W, 3) uint8, *, process_res, metric) -> geometry`` with ``depth`` (N, h, w),
+``intrinsics`` (N, 3, 3) and ``cam2world`` (N, 4, 4)."""
+
+
+class Da3RigisConfig(BaseModel):
+    """Sampling, network resolution and the two parts' settings (defaults documented in the module doc)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fps: float | None = Field(default=4.0, gt=0, description="instants per second (null: every frame)")
+    max_instants: int = Field(default=16, ge=2, description="uniform cap on the instants reconstructed")
+    process_res: int = Field(default=504, ge=14, description="DA3 input: longer side in pixels")
+    stride: int = Field(default=4, ge=1, description="grid step, in network pixels, of the points moved")
+    depth_tol: float = Field(default=0.05, ge=0, lt=1, description="relative depth slack, free-space test")
+    pose_free_deg: float = Field(default=5.0, ge=0, description="pose spread (degrees) that costs nothing")
+    pose_scale_deg: float = Field(default=10.0, gt=0, description="pose spread beyond the free one per 1/e")
+    geo_weight: float = Field(default=0.5, ge=0, le=1, description="w in S = w S_geo + (1 - w) S_pose")
+
+
+@dataclass(frozen=True)
+class RigGeometry:
+    """The network's reconstruction of each instant: ``T`` instants of ``V`` views at ``h x w``."""
+
+    views: list[str]
+    depth: np.ndarray  # (T, V, h, w)
+    intrinsics: np.ndarray  # (T, V, 3, 3)
+    cam2world: np.ndarray  # (T, V, 4, 4)
+
+
+def reconstruct_rig(
+    frames_by_view: Mapping[str, np.ndarray], estimator: Estimator, *, process_res: int, metric: str
+) -> RigGeometry:
+    """Run ``estimator`` once per instant on that instant's frame of every view (one multi-view pass)."""
+    names = list(frames_by_view)
+    arrays = [np.asarray(frames_by_view[n]) for n in names]
+    n = {len(a) for a in arrays}
+    if len(n) != 1:
+        counts = dict(zip(names, map(len, arrays), strict=True))
+        raise ValueError(f"views are not synchronised: frame counts {counts}")
+    depth, intr, c2w = [], [], []
+    for t in range(n.pop()):
+        geo = estimator(np.stack([a[t] for a in arrays]), process_res=process_res, metric=metric)
+        k = np.asarray(geo.intrinsics, dtype=np.float64)
+        depth.append(np.asarray(geo.depth, dtype=np.float64))
+        intr.append(np.broadcast_to(k, (len(names), 3, 3)) if k.ndim == 2 else k)
+        c2w.append(np.asarray(geo.cam2world, dtype=np.float64))
+    return RigGeometry(names, np.stack(depth), np.stack(intr), np.stack(c2w))
+
+
+def _relative(c2w_a: np.ndarray, c2w_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, t)`` with ``x_b = R x_a + t`` from two camera-to-world poses."""
+    m = np.linalg.inv(c2w_b) @ c2w_a
+    return m[:3, :3], m[:3, 3]
+
+
+def pose_error_deg(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
+    """The larger of the rotation angle between two relative poses and the angle of their translations."""
+    rot = rotation_angle_deg(a[0] @ b[0].T)
+    d = direction_angle_deg(a[1], b[1])
+    return rot if math.isnan(d) else max(rot, d)
+
+
+def _spread(poses: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    n = len(poses)
+    if n < 2:
+        return 0.0
+    d = np.zeros((n, n))
+    for i, j in combinations(range(n), 2):
+        d[i, j] = d[j, i] = pose_error_deg(poses[i], poses[j])
+    medoid = int(np.argmin(d.sum(axis=1)))
+    return float(np.median(np.delete(d[medoid], medoid)))
+
+
+def _mapped(err: float, cfg: Da3RigisConfig) -> float:
+    return math.exp(-max(0.0, err - cfg.pose_free_deg) / cfg.pose_scale_deg)
+
+
+def pose_stability(
+    rig: RigGeometry, cfg: Da3RigisConfig, cameras: Mapping[str, Camera] | None = None
+) -> tuple[float, dict[str, Any]]:
+    """``S_pose`` in 0-1 and per-pair details (see the module doc)."""
+    scores, pairs = [], {}
+    for a, b in combinations(range(len(rig.views)), 2):
+        poses = [_relative(rig.cam2world[t, a], rig.cam2world[t, b]) for t in range(len(rig.cam2world))]
+        spread = _spread(poses)
+        stability = _mapped(spread, cfg)
+        info: dict[str, Any] = {"spread_deg": spread, "stability": stability}
+        score = stability
+        na, nb = rig.views[a], rig.views[b]
+        if cameras is not None and na in cameras and nb in cameras:
+            cal = relative_pose(cameras[na], cameras[nb])
+            err = float(np.mean([pose_error_deg(p, cal) for p in poses]))
+            accuracy = float(np.mean([_mapped(pose_error_deg(p, cal), cfg) for p in poses]))
+            info.update(mean_error_deg=err, accuracy=accuracy)
+            score = 0.5 * (stability + accuracy)
+        info["score"] = score
+        scores.append(score)
+        pairs[f"{na}-{nb}"] = info
+    return float(np.mean(scores)), {"pairs": pairs, "instants": len(rig.cam2world)}
+
+
+def _contradictions(depth_a: np.ndarray, depth_b: np.ndarray, k_a: np.ndarray, k_b: np.ndarray,
+                    a_to_b: np.ndarray, stride: int, tol: float) -> tuple[int, int]:
+    """(points of ``a`` that land inside ``b``, those in ``b``'s free space)."""
+    h, w = depth_a.shape
+    v, u = np.mgrid[stride // 2:h:stride, stride // 2:w:stride]
+    z = depth_a[v, u]
+    ok = np.isfinite(z) & (z > 0)
+    pix = np.stack([u[ok] + 0.5, v[ok] + 0.5, np.ones(int(ok.sum()))])
+    pts = (np.linalg.inv(k_a) @ pix) * z[ok]
+    pb = a_to_b[:3, :3] @ pts + a_to_b[:3, 3:4]
+    front = pb[2] > 1e-9
+    proj = k_b @ pb[:, front]
+    ub, vb = proj[0] / proj[2], proj[1] / proj[2]
+    hb, wb = depth_b.shape
+    inside = (ub >= 0) & (ub < wb) & (vb >= 0) & (vb < hb)
+    zb = pb[2, front][inside]
+    surf = depth_b[vb[inside].astype(int), ub[inside].astype(int)]
+    valid = np.isfinite(surf) & (surf > 0)
+    bad = int(np.sum(zb[valid] < (1.0 - tol) * surf[valid]))
+    return int(valid.sum()), bad
+
+
+def geo_consistency(rig: RigGeometry, cfg: Da3RigisConfig) -> tuple[float, dict[str, Any]]:
+    """``S_geo`` in 0-1 (1 when no view's points lie in another view's free space) and per-pair details."""
+    landed: dict[str, int] = {}
+    bad: dict[str, int] = {}
+    for t in range(len(rig.depth)):
+        for a, b in permutations(range(len(rig.views)), 2):
+            key = f"{rig.views[a]}->{rig.views[b]}"
+            a_to_b = np.linalg.inv(rig.cam2world[t, b]) @ rig.cam2world[t, a]
+            n, k = _contradictions(rig.depth[t, a], rig.depth[t, b], rig.intrinsics[t, a],
+                                   rig.intrinsics[t, b], a_to_b, cfg.stride, cfg.depth_tol)
+            landed[key] = landed.get(key, 0) + n
+            bad[key] = bad.get(key, 0) + k
+    total = sum(landed.values())
+    details: dict[str, Any] = {
+        "pairs": {k: {"points": landed[k], "contradicting": bad[k]} for k in landed},
+        "instants": len(rig.depth),
+    }
+    if total == 0:
+        return math.nan, {"unscored_reason": "no view's points land inside another view", **details}
+    return 1.0 - sum(bad.values()) / total, details
+
+
+def rigis_da3_parts(
+    rig: RigGeometry, cfg: Da3RigisConfig, cameras: Mapping[str, Camera] | None = None
+) -> dict[str, tuple[float, dict[str, Any]]]:
+    """``{"rigis_da3": S, "rigis_da3_geo": S_geo, "rigis_da3_pose": S_pose}``, each ``(value, details)``."""
+    if len(rig.views) < 2:
+        reason = {"unscored_reason": f"RIGIS needs at least two views; the item has {len(rig.views)}"}
+        return {k: (math.nan, reason) for k in ("rigis_da3", "rigis_da3_geo", "rigis_da3_pose")}
+    geo = geo_consistency(rig, cfg)
+    pose = pose_stability(rig, cfg, cameras)
+    s = cfg.geo_weight * geo[0] + (1 - cfg.geo_weight) * pose[0]
+    both = {"geo": geo[0], "pose": pose[0]}
+    if math.isnan(s):
+        both["unscored_reason"] = geo[1].get("unscored_reason", "no value")
+    return {"rigis_da3": (s, both), "rigis_da3_geo": geo, "rigis_da3_pose": pose}
+
+
+# ---------------------------------------------------------------------------------------------------
+# The metrics: an item's views and calibration in, one reconstruction shared by the three ids.
+
+
+def _default_estimator(frames: np.ndarray, *, process_res: int, metric: str) -> Any:
+    from robojudge.metrics.robophys.rbg_reprojection import da3_estimator
+
+    return da3_estimator(frames, process_res=process_res, metric=metric)
+
+
+#: The reconstruction network (DA3-BASE by default); replace it to plug in another one (tests do).
+ESTIMATOR: Estimator = _default_estimator
+_CACHE: dict[tuple[object, ...], RigGeometry] = {}
+
+
+def clear_rig_cache() -> None:
+    """Forget the shared reconstruction (tests, or after swapping :data:`ESTIMATOR`)."""
+    _CACHE.clear()
+
+
+def item_views(item: Any, cfg: Da3RigisConfig) -> dict[str, np.ndarray]:
+    """The item's views sampled alike (``fps``, ``max_instants``), main view first.
+
+    Raises:
+        MetricInputError: When the views' sampled frames do not come from the same source frames.
+    """
+    from robojudge.metrics._errors import MetricInputError
+    from robojudge.video import sample_frames
+
+    views = dict(item.views or {})
+    main = item.main_view if item.main_view in views else next(iter(views), None)
+    order = ([main] if main else []) + [v for v in views if v != main]
+    out: dict[str, np.ndarray] = {}
+    first = None
+    for name in order:
+        s = sample_frames(str(views[name]), fps=cfg.fps, max_frames=cfg.max_instants)
+        if first is None:
+            first = (name, s.indices)
+        elif not np.array_equal(s.indices, first[1]):
+            raise MetricInputError(
+                f"views {first[0]!r} and {name!r} are not sampled at the same frames (frame counts or rates "
+                "differ); run `robojudge suite validate` on the manifest"
+            )
+        out[name] = s.frames
+    return out
+
+
+def _rig(item: Any, cfg: Da3RigisConfig, metric: str) -> RigGeometry:
+    from robojudge.video import FileFingerprint
+
+    paths = sorted((item.views or {}).items())
+    key = (tuple((n, str(p), FileFingerprint.of(str(p))) for n, p in paths), cfg.fps, cfg.max_instants,
+           cfg.process_res, ESTIMATOR)
+    if key not in _CACHE:
+        _CACHE.clear()  # one item's reconstruction at a time: its three metrics run one after the other
+        _CACHE[key] = reconstruct_rig(item_views(item, cfg), ESTIMATOR, process_res=cfg.process_res,
+                                      metric=metric)
+    return _CACHE[key]
+
+
+def score_item(item: Any, cfg: Da3RigisConfig, metric: str) -> Any:
+    """The :class:`~robojudge.metrics._score.Score` of ``metric`` (one of the three ids) for ``item``."""
+    from robojudge.metrics._score import Score
+    from robojudge.robots import load_calibration
+
+    if len(item.views or {}) < 2:
+        return Score(value=math.nan, details={
+            "unscored_reason": f"RIGIS needs at least two views; the item has {len(item.views or {})}"})
+    cameras = load_calibration(item.calibration) if item.calibration else None
+    value, details = rigis_da3_parts(_rig(item, cfg, metric), cfg, cameras)[metric]
+    return Score(value=value, details=details)
+
+
+def _register() -> None:
+    from robojudge.metrics._registry import Family, Input, Provider, metric
+    from robojudge.models import DA3_BASE
+
+    common = ("Depth Anything 3 (Base) reconstructs each synchronised frame set (one frame per view, "
+              "4 fps, at most 16 instants, longer side 504) in place of RoboWorM's VGGT; unverified on "
+              "the real checkpoint. ")
+    texts = {
+        "rigis_da3_geo": "S_geo: 1 - share of a view's reconstructed points lying in another view's free "
+                         "space (5% depth slack), over view pairs and instants. 1 is consistent.",
+        "rigis_da3_pose": "S_pose: stability over time of the estimated relative pose of each view pair "
+                          "(median angle error against the medoid, exp(-max(0, e - 5) / 10)); with a "
+                          "calibration, averaged with the accuracy against it. 1 is a fixed rig.",
+        "rigis_da3": "S = 0.5 S_geo + 0.5 S_pose of the Depth Anything 3 reconstruction. 1 is consistent.",
+    }
+    for mid, text in texts.items():
+        def fn(item: Any, config: Da3RigisConfig, _mid: str = mid) -> Any:
+            return score_item(item, config, _mid)
+
+        fn.__name__ = mid
+        metric(
+            mid,
+            family=Family.multiview,
+            inputs={Input.views},
+            higher_is_better=True,
+            native_range=(0.0, 1.0),
+            version="1",
+            citation="RoboWorM (paper 001), Fig. 3b, App. D; Depth Anything 3 as the reconstruction network",
+            description=common + text,
+            config=Da3RigisConfig,
+            provider=Provider.model,
+            weights=(DA3_BASE.name,),
+        )(fn)
+
+
+_register()
