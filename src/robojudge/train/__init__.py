@@ -20,13 +20,30 @@ from robojudge.train._export import (
 from robojudge.train._request import ExportError, judge_request, label_score, target_reply
 from robojudge.train._reward import REWARDS, completion_text, exact_match_reward, format_reward
 from robojudge.train._splits import SPLITS, assign_splits, clip_key
+from robojudge.train._trl import (
+    STAGES,
+    GRPOSettings,
+    SFTSettings,
+    TrainingError,
+    TrainResult,
+    load_records,
+    reward_functions,
+    train_grpo,
+    train_sft,
+    trained_from,
+)
 
 __all__ = [
     "FORMATS",
     "REWARDS",
     "SPLITS",
+    "STAGES",
     "ExportError",
     "ExportSummary",
+    "GRPOSettings",
+    "SFTSettings",
+    "TrainResult",
+    "TrainingError",
     "assign_splits",
     "clip_key",
     "completion_text",
@@ -35,8 +52,13 @@ __all__ = [
     "format_reward",
     "judge_request",
     "label_score",
+    "load_records",
     "make_record",
     "read_frames",
+    "reward_functions",
     "target_reply",
+    "train_grpo",
+    "train_sft",
+    "trained_from",
     "write_frames",
 ]

@@ -13,7 +13,7 @@ reward is exactly what the judge would score.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -69,5 +69,5 @@ def format_reward(completions: Sequence[Any], rubric: Sequence[str] | str | None
             for c, r in zip(completions, rubrics, strict=True)]
 
 
-REWARDS = {"exact": exact_match_reward, "format": format_reward}
+REWARDS: dict[str, Callable[..., list[float]]] = {"exact": exact_match_reward, "format": format_reward}
 """The rewards ``robojudge train grpo --reward`` names."""

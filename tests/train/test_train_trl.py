@@ -1,0 +1,104 @@
+"""SFT then GRPO on TRL with a tiny random Qwen2-VL on CPU; the result loads as an ``hf`` judge.
+
+Two optimizer steps per stage: the point is the path (the judge's own inputs in, a finite loss,
+a checkpoint the judge backend reads), not learning. A random model writes noise, so its judgments
+are unscored rows with the reason, as any judge's unparsable reply would be.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torchvision", reason="the Qwen2-VL video processor needs torchvision")
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("trl")
+pytest.importorskip("datasets")
+
+from _tiny_vlm import build_tiny_qwen2vl  # noqa: E402
+from _train_suite import write_labelled_suite  # noqa: E402
+
+from robojudge.judges import FrameSpec, ResponseCache, get_rubric, make_judge  # noqa: E402
+from robojudge.run._judge import judge_items  # noqa: E402
+from robojudge.store import ResultStore  # noqa: E402
+from robojudge.suite import load_suite  # noqa: E402
+from robojudge.train import export_training_data  # noqa: E402
+from robojudge.train._collate import IGNORE, JudgeSFTCollator  # noqa: E402
+from robojudge.train._trl import (  # noqa: E402
+    GRPOSettings,
+    SFTSettings,
+    TrainingError,
+    load_records,
+    train_grpo,
+    train_sft,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("train")
+    manifest = write_labelled_suite(root / "suite")
+    # 4 frames: with the temporal patch of 2 and 28x28 frames, 2 video tokens per request
+    export_training_data(manifest, ["pa", "ia"], root / "data", frames=FrameSpec(max_frames=4))
+    return {"root": root, "manifest": manifest, "data": root / "data",
+            "model": build_tiny_qwen2vl(root / "tiny")}
+
+
+def test_collator_labels_the_reply_alone(workdir: dict[str, Path]) -> None:
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(workdir["model"])
+    records = load_records(workdir["data"])
+    pick = [next(r for r in records if r["rubric"] == "pa"), next(r for r in records if r["rubric"] == "ia")]
+    batch = JudgeSFTCollator(processor)(pick)
+    assert batch["input_ids"].shape[0] == 2 and "pixel_values_videos" in batch and "pixel_values" in batch
+    for row, rec in enumerate(pick):
+        kept = batch["input_ids"][row][batch["labels"][row] != IGNORE]
+        reply = rec["completion"][0]["content"][0]["text"]
+        # one token per character: the labelled tokens spell the reply and the end of the turn
+        assert "".join(processor.tokenizer.convert_ids_to_tokens(kept.tolist())) == reply + "<|im_end|>\n"
+
+
+def test_sft_then_grpo_then_judge(workdir: dict[str, Path], tmp_path: Path) -> None:
+    sft = train_sft(str(workdir["model"]), workdir["data"], tmp_path / "sft",
+                    SFTSettings(global_batch=4, per_device_batch=2, max_steps=2), device="cpu")
+    assert sft.steps == 2 and len(sft.losses) == 2 and all(math.isfinite(v) and v > 0 for v in sft.losses)
+    grpo = train_grpo(str(sft.out), workdir["data"], tmp_path / "grpo",
+                      GRPOSettings(prompts_per_device=1, grad_accumulation=1, num_generations=2,
+                                   max_completion_length=8, max_steps=2, rewards=("exact", "format")),
+                      device="cpu")
+    assert grpo.steps == 2 and grpo.losses and all(math.isfinite(v) for v in grpo.losses)
+    assert any("rewards/exact_match_reward/mean" in e for e in grpo.log)
+    info = json.loads((grpo.out / "robojudge-train.json").read_text())
+    assert info["stage"] == "sft+rl" and info["base_model"] == str(workdir["model"])
+    assert json.loads((sft.out / "robojudge-train.json").read_text())["stage"] == "sft"
+
+    judge = make_judge({"name": "tiny-rl", "backend": "hf", "model": str(grpo.out), "device": "cpu",
+                        "dtype": "float32", "sampling": {"max_tokens": 8}})
+    items = load_suite(workdir["manifest"]).items[:2]
+    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store, ResponseCache(tmp_path / "c") as cache:
+        summary = judge_items(items, judge, [get_rubric("pa")], store, cache=cache)
+        rows = store.rows()
+    assert summary.scored + summary.unscored == 2 and len(rows) == 2
+    for row in rows:  # a score, or an unparsable reply kept with its reason: never an error row
+        assert row.status == "ok" and row.value is not None
+        assert (math.isnan(row.value) and (row.error or "").startswith("unscored")) or 1 <= row.value <= 5
+
+
+def test_training_refuses_what_it_cannot_read(workdir: dict[str, Path], tmp_path: Path) -> None:
+    with pytest.raises(TrainingError, match="robojudge train export"):
+        load_records(tmp_path)
+    sharegpt = tmp_path / "sg"
+    export_training_data(workdir["manifest"], ["pa"], sharegpt, fmt="sharegpt")
+    with pytest.raises(TrainingError, match="--format trl"):
+        load_records(sharegpt)
+    with pytest.raises(TrainingError, match="unknown reward"):
+        train_grpo("x", workdir["data"], tmp_path / "o", GRPOSettings(rewards=("accuracy",)))
+    with pytest.raises(TrainingError, match="cannot load model"):
+        train_sft(str(tmp_path / "nothing"), workdir["data"], tmp_path / "o", device="cpu")
