@@ -1,7 +1,156 @@
-"""``robojudge audit``: Audits of world-model generators: the speed-quality frontier of acceleration methods."""
+"""``robojudge audit acceleration|standins|sample-size``: audits of world-model generators (docs/audit.md)."""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import typer
 
-app = typer.Typer(help="Audits of world-model generators: the speed-quality frontier of acceleration methods.", no_args_is_help=True)
+from robojudge.cli._common import console, fail, parse_settings, print_summary
+
+app = typer.Typer(help="Audits of world-model generators: the speed-quality frontier of acceleration "
+                  "methods, FVD sample-size sensitivity.", no_args_is_help=True)
+
+
+def _names(text: str, option: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise fail(f"{option} is empty")
+    return names
+
+
+def _f(v: float, digits: int = 3) -> str:
+    return "n/a" if math.isnan(v) else f"{v:.{digits}f}"
+
+
+@app.command("acceleration")
+def acceleration_cmd(
+    suite: Path = typer.Argument(..., help="Suite manifest holding the dense and the accelerated rollouts."),
+    dense: str = typer.Option(..., "--dense", help="The dense generator (speedup 1, Q 1)."),
+    accelerated: str = typer.Option(..., "--accelerated", help="Comma-separated accelerated generators."),
+    metrics: str | None = typer.Option(
+        None, "--metrics", "-m", help="Comma-separated metric ids to score first (stored results are reused) "
+        "and audit [default: every metric already stored for these generators]."),
+    settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable)."),
+    timing: Path | None = typer.Option(
+        None, "--timing", help="Timing file (CSV or JSON: generator, item, seconds, steps, rollouts; "
+        "docs/audit.md) [default: the items' meta.generation_seconds / meta.denoising_steps]."),
+    store: str | None = typer.Option(
+        None, "--store", "--db",
+        help="Result store URL or SQLite path [default: runs/<manifest name>/results.sqlite]."),
+    level: float = typer.Option(0.95, "--level",
+                                help="The aggregate retention Q a method must reach to count for the largest "
+                                "speedup."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0,
+                                  help="Paired clip-bootstrap replicates (0: none)."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Scoring worker processes."),
+    out: Path | None = typer.Option(
+        None, "--out",
+        help="Folder for acceleration.json, tables/*.csv|md|tex, frontier.svg and index.html."),
+) -> None:
+    """Speedup, per-metric retention and aggregate retention Q of accelerated generators against dense."""
+    from robojudge.audit import TimingError, audit_acceleration
+    from robojudge.metrics import UnknownMetricError
+    from robojudge.store import StoreError
+    from robojudge.suite import ManifestError
+
+    try:
+        run = audit_acceleration(
+            suite, dense, _names(accelerated, "--accelerated"),
+            metrics=_names(metrics, "--metrics") if metrics is not None else None,
+            configs=parse_settings(settings), timing=timing, db=store, level=level, bootstrap=bootstrap,
+            seed=seed, workers=workers, out_dir=out)
+    except (UnknownMetricError, ManifestError, StoreError, TimingError, ValueError,
+            FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    if run.scored is not None:
+        print_summary(run.scored)
+    a = run.audit
+    for m in a.methods:
+        mark = " (frontier)" if m.name in a.frontier else ""
+        console.print(f"{m.name}: speedup {_f(m.speedup, 2)} ({m.basis}), Q {_f(m.q.value)} "
+                      f"[{_f(m.q.low)}, {_f(m.q.high)}] over {m.clips} clips{mark}", highlight=False,
+                      markup=False)
+        for r in m.retentions if m.name != a.dense else ():
+            why = f" ({r.reason})" if r.reason else ""
+            console.print(f"  {r.metric}: retention {_f(r.retention.value)} [{_f(r.retention.low)}, "
+                          f"{_f(r.retention.high)}], n={r.n}{why}", highlight=False, markup=False)
+    console.print(f"largest speedup with Q >= {level:g}: {a.best or 'none'}", highlight=False, markup=False)
+    if run.scores.unmatched:
+        console.print(f"not matched (no clip_id or initial_frame): {', '.join(run.scores.unmatched)}",
+                      highlight=False, markup=False)
+    if run.skipped_metrics:
+        console.print(f"left out (direction unknown): {', '.join(run.skipped_metrics)}", highlight=False,
+                      markup=False)
+    if out is not None:
+        console.print(f"written: {out}/index.html, acceleration.json, tables/, frontier.svg", highlight=False)
+
+
+@app.command("standins")
+def standins_cmd(
+    suite: Path = typer.Argument(..., help="Suite manifest with the dense rollouts."),
+    dense: str = typer.Option(..., "--dense", help="The generator whose rollouts are post-processed."),
+    out: Path = typer.Option(..., "--out", help="Folder for the new suite.jsonl, videos and timing.csv."),
+    methods: str = typer.Option(",".join(("interp2", "interp4", "lowres2", "lowres4", "chunk8")), "--methods",
+                                help="Comma-separated stand-ins: interp<k>, lowres<f>, chunk<c>."),
+    drift: float = typer.Option(2.0, "--drift", help="Pixels a chunk<c> stand-in drifts per chunk."),
+) -> None:
+    """Write stand-in accelerated generators of a dense generator, with nominal costs (docs/audit.md)."""
+    from robojudge.audit import make_standins
+    from robojudge.suite import ManifestError
+    from robojudge.video import VideoError
+
+    try:
+        path = make_standins(suite, dense, out, _names(methods, "--methods"), drift=drift)
+    except (ManifestError, VideoError, ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    console.print(f"stand-in suite: {path} (timing: {path.parent / 'timing.csv'})", highlight=False)
+
+
+@app.command("sample-size")
+def sample_size_cmd(
+    suite: Path = typer.Argument(..., help="Suite manifest; items' reference videos are the reference set."),
+    generators: str | None = typer.Option(None, "--generators", help="Comma-separated generators "
+                                          "[default: all]."),
+    ns: str | None = typer.Option(None, "--n", help="Comma-separated window counts [default: 4, 8, 16, ... "
+                                  "up to the largest generator's windows]."),
+    window: int = typer.Option(16, "--window", min=2, help="Frames per window."),
+    stride: int | None = typer.Option(None, "--stride", min=1, help="Frames between window starts "
+                                      "[default: --window]."),
+    draws: int = typer.Option(100, "--draws", min=1, help="Random subsets per generator and n."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the subsets."),
+    replace: bool = typer.Option(False, "--replace", help="Draw with replacement (bootstrap) instead of "
+                                 "subsampling."),
+    out: Path | None = typer.Option(None, "--out", help="Folder for sample_size.json, tables/, "
+                                    "sample_size.svg and index.html."),
+) -> None:
+    """Frechet distance of each generator's windows to the reference windows against n; ranking flips."""
+    from robojudge.audit import audit_sample_size
+    from robojudge.suite import ManifestError
+
+    try:
+        grid = [int(n) for n in _names(ns, "--n")] if ns is not None else None
+    except ValueError:
+        raise fail(f"--n must be comma-separated whole numbers, got {ns!r}") from None
+    try:
+        names = _names(generators, "--generators") if generators else None
+        run = audit_sample_size(suite, generators=names, ns=grid, window=window, stride=stride, draws=draws,
+                                seed=seed, replace=replace, out_dir=out)
+    except (ManifestError, ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    r = run.result
+    console.print(f"reference: {run.reference_windows} windows; n = {', '.join(map(str, r.ns))}",
+                  highlight=False)
+    for g, pts in r.curves.items():
+        vals = ", ".join(_f(p.mean) for p in pts)
+        console.print(f"{g} ({r.windows[g]} windows, all: {_f(r.full[g])}): {vals}", highlight=False,
+                      markup=False)
+    console.print(f"flip share: {', '.join(_f(f, 2) for f in r.flips)}; per draw: "
+                  f"{', '.join(_f(f, 2) for f in r.draw_flips)}", highlight=False)
+    for what, why in run.skipped.items():
+        console.print(f"[yellow]left out[/] {what}: {why}", highlight=False)
+    if out is not None:
+        console.print(f"written: {out}/index.html, sample_size.json, tables/, sample_size.svg",
+                      highlight=False)

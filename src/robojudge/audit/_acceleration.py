@@ -1,0 +1,166 @@
+"""``robojudge audit acceleration``: score (or read) a suite's generators and audit the accelerated ones.
+
+The scores come from the result store (what ``robojudge score`` wrote); with ``metrics`` the
+audited generators' items are scored first through :func:`robojudge.run.score_items` (stored
+results are reused). The statistics are :func:`robojudge.meta.acceleration_audit`; the tables and
+the frontier plot are the report's (:func:`robojudge.report.audit_section`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robojudge.audit._json import json_ready
+from robojudge.audit._timing import read_timing, timing_costs
+from robojudge.meta import (
+    AccelerationAudit,
+    AuditScores,
+    GenerationCost,
+    acceleration_audit,
+    audit_scores,
+    manifest_costs,
+)
+from robojudge.metric_info import direction
+from robojudge.report import audit_section, frontier_table, render_page, retention_table
+from robojudge.run import RunSummary, build_requests, default_run_dir, score_items, suite_store_url
+from robojudge.store import ResultStore, default_db_url
+from robojudge.suite import load_suite
+
+
+@dataclass
+class AccelerationRun:
+    """What :func:`audit_acceleration` did.
+
+    Attributes:
+        audit: The audit (speedups, retentions, Q, frontier, the best method).
+        scores: The matched scores it rests on (with unmatched items and unscored counts).
+        db_url: The result store read.
+        skipped_metrics: Stored metrics left out because their direction is unknown.
+        scored: What scoring did, when metrics were given.
+        written: Files written (with ``out_dir``).
+    """
+
+    audit: AccelerationAudit
+    scores: AuditScores
+    db_url: str
+    skipped_metrics: list[str] = field(default_factory=list)
+    scored: RunSummary | None = None
+    written: list[Path] = field(default_factory=list)
+
+
+def _directions(metric_ids: Mapping[str, str], higher_is_better: Callable[[str], bool]
+                ) -> tuple[dict[str, bool], list[str]]:
+    known, skipped = {}, []
+    for label, mid in metric_ids.items():
+        try:
+            known[label] = bool(higher_is_better(mid))
+        except KeyError:
+            skipped.append(label)
+    return known, skipped
+
+
+def audit_acceleration(
+    manifest: str | Path,
+    dense: str,
+    accelerated: Sequence[str],
+    *,
+    metrics: Sequence[str] | None = None,
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+    timing: str | Path | None = None,
+    db: str | None = None,
+    level: float = 0.95,
+    bootstrap: int = 2000,
+    seed: int = 0,
+    ci: float = 0.95,
+    workers: int = 1,
+    out_dir: str | Path | None = None,
+    higher_is_better: Callable[[str], bool] = direction,
+) -> AccelerationRun:
+    """Audit ``accelerated`` generators of a suite against ``dense``.
+
+    Args:
+        manifest: The suite manifest.
+        dense: The dense generator.
+        accelerated: The accelerated generators.
+        metrics: Metric ids to score first and audit (None: audit every metric already stored for
+            these generators' items).
+        configs: Per-metric config values for scoring (as ``robojudge score --set``).
+        timing: A timing file (docs/audit.md); generators it does not cover take their costs from
+            the items' ``meta.generation_seconds`` / ``meta.denoising_steps``.
+        db: The result store (default: ``runs/<manifest name>/results.sqlite``).
+        level: The Q a method must reach for the "largest speedup" answer.
+        bootstrap, seed, ci: The paired clip bootstrap (replicates, seed, interval coverage).
+        workers: Scoring worker processes.
+        out_dir: Where to write ``acceleration.json``, the tables (CSV, Markdown, LaTeX), the
+            frontier plot ``frontier.svg`` and a one-section ``index.html`` (None: nothing written).
+        higher_is_better: Direction of a stored metric id (``KeyError``: unknown, left out).
+
+    Raises:
+        ValueError: Bad generators (none of their items in the suite, dense among the accelerated,
+            two rollouts of one generator for one clip) or nothing to audit.
+        robojudge.audit.TimingError: A bad timing file.
+        robojudge.store.StoreError: No store to read.
+    """
+    if not accelerated:
+        raise ValueError("name at least one accelerated generator")
+    gens = [dense, *accelerated]
+    if len(set(gens)) != len(gens):
+        raise ValueError(f"generators repeat: dense {dense!r}, accelerated {list(accelerated)}")
+    suite = load_suite(manifest, strict=False)
+    items = [it for it in suite.items if it.generator in gens]
+    scored = None
+    wanted: list[str] | None = None
+    if metrics:
+        requests = build_requests(list(metrics), configs)
+        wanted = [r.id for r in requests]
+        url = db or default_db_url(default_run_dir(manifest))
+        with ResultStore(url) as store:
+            scored = score_items(items, requests, store, workers=workers)
+    else:
+        url = suite_store_url(manifest, db)
+    with ResultStore(url, read_only=True) as store:
+        rows = store.rows()
+    got = audit_scores(rows, items, gens, wanted)
+    dirs, skipped = _directions(got.metric_ids, higher_is_better)
+    if not dirs:
+        raise ValueError(f"no stored metric with a known direction for generators {', '.join(gens)}; "
+                         "score some first (--metrics)")
+    costs: dict[str, GenerationCost] = manifest_costs(items, gens)
+    if timing is not None:
+        costs.update(timing_costs(read_timing(timing), items, gens, source=str(timing)))
+    audit = acceleration_audit(dense, got.scores, dirs, costs, list(accelerated), level=level,
+                               strata=got.strata, bootstrap=bootstrap, seed=seed, ci=ci)
+    run = AccelerationRun(audit, got, url, skipped, scored)
+    if out_dir is not None:
+        run.written = write_acceleration(run, out_dir, source=str(manifest))
+    return run
+
+
+def acceleration_json(run: AccelerationRun) -> dict[str, Any]:
+    """The audit as JSON-ready data (NaN written as null)."""
+    a = run.audit
+    data: dict[str, Any] = json_ready({
+        "dense": a.dense, "level": a.level, "best": a.best, "frontier": list(a.frontier),
+        "methods": [asdict(m) for m in a.methods], "unmatched_items": run.scores.unmatched,
+        "unscored": run.scores.unscored, "skipped_metrics": run.skipped_metrics, "store": run.db_url,
+    })
+    return data
+
+
+def write_acceleration(run: AccelerationRun, out_dir: str | Path, *, source: str = "") -> list[Path]:
+    """Write the JSON, the tables, the frontier plot and a one-section HTML page into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "acceleration.json"]
+    written[0].write_text(json.dumps(acceleration_json(run), indent=2) + "\n", encoding="utf-8")
+    for table in (frontier_table(run.audit), retention_table(run.audit)):
+        written += table.write(out / "tables")
+    sec = audit_section([run.audit])
+    (out / "frontier.svg").write_text(sec.plots[0], encoding="utf-8")
+    (out / "index.html").write_text(render_page([sec], title="Acceleration audit", source=source),
+                                    encoding="utf-8")
+    return [*written, out / "frontier.svg", out / "index.html"]

@@ -1,0 +1,139 @@
+"""Timing files: what each generator's rollouts cost, for the acceleration audit's speedup.
+
+A timing file is CSV (a header row) or JSON (a list of objects, or ``{"timings": [...]}``) with the
+fields ``generator`` (required), ``item`` (an item id; empty or ``*`` for a row covering the
+generator's whole run), ``seconds`` (wall-clock generation time), ``steps`` (denoising steps or
+network evaluations) and, on whole-run rows only, ``rollouts`` (how many rollouts the row covers;
+default: the generator's items in the suite). Per rollout, a generator costs the mean over its item
+rows when it has any, else its whole-run row divided by its rollouts.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from robojudge.meta import GenerationCost
+from robojudge.suite import Item
+
+FIELDS = ("generator", "item", "seconds", "steps", "rollouts")
+
+
+class TimingError(ValueError):
+    """A timing file that cannot be read; the message names the file, line and field."""
+
+
+@dataclass(frozen=True)
+class TimingRow:
+    """One row of a timing file (``line``: 1-based line of a CSV, index + 1 of a JSON entry)."""
+
+    generator: str
+    item: str | None
+    seconds: float | None
+    steps: float | None
+    rollouts: int | None
+    line: int
+
+
+def _number(raw: Any, where: str, name: str) -> float | None:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise TimingError(f"{where}: field {name!r} must be a number, got {raw!r}") from None
+    if isinstance(raw, bool) or not math.isfinite(value) or value < 0:
+        raise TimingError(f"{where}: field {name!r} must be a non-negative number, got {raw!r}")
+    return value
+
+
+def _row(rec: Mapping[str, Any], where: str, line: int) -> TimingRow:
+    unknown = sorted(set(rec) - set(FIELDS))
+    if unknown:
+        raise TimingError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(FIELDS)})")
+    gen = str(rec.get("generator") or "").strip()
+    if not gen:
+        raise TimingError(f"{where}: field 'generator' is missing or empty")
+    item = str(rec.get("item") or "").strip()
+    seconds, steps = _number(rec.get("seconds"), where, "seconds"), _number(rec.get("steps"), where, "steps")
+    if seconds is None and steps is None:
+        raise TimingError(f"{where}: give 'seconds' or 'steps'")
+    rollouts = _number(rec.get("rollouts"), where, "rollouts")
+    if rollouts is not None and (item not in ("", "*") or rollouts < 1 or rollouts != int(rollouts)):
+        raise TimingError(f"{where}: field 'rollouts' must be a whole number >= 1 on a whole-run row "
+                          "(item empty or '*')")
+    return TimingRow(gen, None if item in ("", "*") else item, seconds, steps,
+                     None if rollouts is None else int(rollouts), line)
+
+
+def read_timing(path: str | Path) -> list[TimingRow]:
+    """The rows of a CSV or JSON timing file.
+
+    Raises:
+        TimingError: Unreadable file, bad JSON, or a bad row (naming file, line and field).
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TimingError(f"{p}: cannot read the timing file ({exc.strerror or exc})") from exc
+    if p.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TimingError(f"{p}, line {exc.lineno}: not JSON ({exc.msg})") from exc
+        entries = data.get("timings") if isinstance(data, dict) else data
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise TimingError(f"{p}: expected a list of objects (or {{\"timings\": [...]}})")
+        return [_row(e, f"{p}, entry {i + 1}", i + 1) for i, e in enumerate(entries)]
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or "generator" not in reader.fieldnames:
+        raise TimingError(f"{p}, line 1: the header must name 'generator' and 'seconds' or 'steps'")
+    rows = []
+    for rec in reader:
+        line = reader.line_num
+        rows.append(_row({k: v for k, v in rec.items() if k is not None}, f"{p}, line {line}", line))
+    return rows
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def timing_costs(rows: Sequence[TimingRow], items: Sequence[Item], generators: Sequence[str],
+                 source: str = "timing file") -> dict[str, GenerationCost]:
+    """Per generator of ``generators`` with timing rows, its cost per rollout (``source``: the file, for
+    messages and the cost's provenance).
+
+    Raises:
+        TimingError: An item row naming an item that is not in the suite or belongs to another
+            generator, or two whole-run rows for one generator.
+    """
+    gen_of = {it.item_id: it.generator for it in items}
+    count = {g: sum(1 for it in items if it.generator == g) for g in generators}
+    out = {}
+    for g in generators:
+        mine = [r for r in rows if r.generator == g]
+        per_item = [r for r in mine if r.item is not None]
+        for r in per_item:
+            if gen_of.get(r.item or "") != g:
+                raise TimingError(f"{source}, line {r.line}: item {r.item!r} is not an item of generator "
+                                  f"{g!r} in the suite")
+        totals = [r for r in mine if r.item is None]
+        if len(totals) > 1:
+            raise TimingError(f"{source}, lines {totals[0].line} and {totals[1].line}: two whole-run rows "
+                              f"for {g!r}")
+        if per_item:
+            out[g] = GenerationCost(_mean([r.seconds for r in per_item if r.seconds is not None]),
+                                    _mean([r.steps for r in per_item if r.steps is not None]), source)
+        elif totals:
+            t = totals[0]
+            n = t.rollouts or count[g]
+            out[g] = GenerationCost(None if t.seconds is None else t.seconds / n,
+                                    None if t.steps is None else t.steps / n, source)
+    return out
