@@ -1,0 +1,218 @@
+"""Best-of-N over a suite: group its rollouts, pick one per group by a stored score, compare with labels."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robojudge.select._bon import STATISTICS, BestOfNSummary, GroupPick, pick_group, summarize
+from robojudge.select._sources import SelectionScores, label_values, selection_scores
+from robojudge.store import ResultRow, SafeCsvWriter
+from robojudge.suite import Item
+
+GROUP_FIELDS = ("clip_id", "prompt", "instruction", "prompt_variant", "source", "task", "embodiment",
+                "regime", "split", "generator", "main_view")
+"""Item fields a group key may use (and ``meta.KEY`` for a value of the item's ``meta``).
+
+``prompt`` is the prompt a rollout was generated from: its ``prompt_variant`` when set, else its
+``instruction``.
+"""
+
+UNSET = "(unset)"
+
+
+def parse_group(spec: str | Sequence[str]) -> tuple[str, ...]:
+    """The grouping fields of ``clip_id,prompt`` (or a list), checked.
+
+    Raises:
+        ValueError: No field, a repeated one, or one that is not in :data:`GROUP_FIELDS` or ``meta.KEY``.
+    """
+    fields = [f.strip() for f in spec.split(",")] if isinstance(spec, str) else [f.strip() for f in spec]
+    fields = [f for f in fields if f]
+    if not fields:
+        raise ValueError("--group needs at least one field, e.g. clip_id,prompt")
+    for f in fields:
+        if f not in GROUP_FIELDS and not (f.startswith("meta.") and len(f) > 5):
+            choices = ", ".join(GROUP_FIELDS)
+            raise ValueError(f"--group: cannot group by {f!r}; choose from {choices} or meta.KEY")
+    if len(set(fields)) != len(fields):
+        raise ValueError(f"--group: a field is repeated in {','.join(fields)}")
+    return tuple(fields)
+
+
+def _value(item: Item, name: str) -> str:
+    if name == "prompt":
+        value: Any = item.prompt_variant if item.prompt_variant is not None else item.instruction
+    elif name.startswith("meta."):
+        value = item.meta.get(name[5:])
+    else:
+        value = getattr(item, name)
+    if value is None:
+        return UNSET
+    value = getattr(value, "value", value)  # enums by their value
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def group_key(item: Item, fields: Sequence[str]) -> tuple[str, ...]:
+    """The values of ``fields`` on ``item`` (:data:`UNSET` where empty)."""
+    return tuple(_value(item, f) for f in fields)
+
+
+@dataclass(frozen=True)
+class BestOfN:
+    """A Best-of-N selection and, when the suite has labels, its comparison.
+
+    Attributes:
+        by: What the pick ranks by, as written.
+        described: What that is.
+        group_by: The grouping fields.
+        label: The label axis compared on (None when the suite has no such label).
+        picks: One per group, in the order the groups first appear in the suite.
+        summary: The comparison (None without labels).
+        sign: 1, or -1 when the stored metric is better lower (picks hold the stored value).
+    """
+
+    by: str
+    described: str
+    group_by: tuple[str, ...]
+    label: str | None
+    picks: list[GroupPick]
+    summary: BestOfNSummary | None
+    sign: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "by": self.by,
+            "described": self.described,
+            "group_by": list(self.group_by),
+            "label": self.label,
+            "summary": None if self.summary is None else self.summary.to_dict(),
+            "picks": [pick_record(self, p) for p in self.picks],
+        }
+
+
+def pick_record(result: BestOfN, p: GroupPick) -> dict[str, Any]:
+    """One pick as a flat record: group fields, then the pick (NaN as None, the score as stored)."""
+    rec = {k: v for k, v in asdict(p).items() if k != "group"}
+    rec["score"] = result.sign * p.score if not math.isnan(p.score) else None
+    out: dict[str, Any] = dict(zip(result.group_by, p.group, strict=True))
+    out.update({k: None if isinstance(v, float) and math.isnan(v) else v for k, v in rec.items()})
+    return out
+
+
+def best_of_n(
+    items: Sequence[Item],
+    rows: Sequence[ResultRow],
+    *,
+    by: str,
+    group: str | Sequence[str] = ("clip_id", "prompt"),
+    label: str | None = None,
+    bootstrap: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+    higher_is_better: Callable[[str], bool] | None = None,
+    orient: bool | None = None,
+    n_folds: int = 5,
+    alpha: float = 1.0,
+    prediction: str = "expected",
+) -> BestOfN:
+    """Pick the best rollout of each group of ``items`` by ``by``, and compare with the labels.
+
+    Args:
+        items: The suite's items.
+        rows: Its stored results.
+        by: What to rank by (see :mod:`robojudge.select._sources`).
+        group: Grouping fields (see :data:`GROUP_FIELDS`).
+        label: Label axis to compare on: ``pa``, ``ia`` or ``overall``; default the axis ``by`` scores,
+            else ``overall``.
+        bootstrap: Bootstrap replicates over groups (0: no intervals).
+        seed: Seed of the bootstrap and of the calibrated judge's folds.
+        level: Interval coverage.
+        higher_is_better: A metric's direction (default :func:`robojudge.metric_info.direction`).
+        orient: Overrides the direction of a stored metric.
+        n_folds: Folds of the calibrated judge.
+        alpha: Its L2 penalty.
+        prediction: Its score, ``expected`` or ``class``.
+
+    Raises:
+        ValueError: A bad group field, source or label axis, or nothing to read.
+    """
+    fields = parse_group(group)
+    source: SelectionScores = selection_scores(
+        by, rows, items, higher_is_better=higher_is_better, orient=orient, n_folds=n_folds, alpha=alpha,
+        seed=seed, prediction=prediction,
+    )
+    axis = label or source.axis or "overall"
+    y = label_values(items, axis)
+    has_labels = bool(np.isfinite(y).any())
+    members: dict[tuple[str, ...], list[int]] = {}
+    for i, it in enumerate(items):
+        members.setdefault(group_key(it, fields), []).append(i)
+    picks = []
+    for key, idx in members.items():
+        ids = [items[i].item_id for i in idx]
+        picks.append(pick_group(key, ids, source.scores[idx], y[idx] if has_labels else None))
+    summary = summarize(picks, bootstrap=bootstrap, seed=seed, level=level) if has_labels else None
+    return BestOfN(by, source.described, fields, axis if has_labels else None, picks, summary, source.sign)
+
+
+def best_of_n_suite(manifest: str | Path, *, db: str | None = None, **kwargs: Any) -> BestOfN:
+    """:func:`best_of_n` on a suite manifest and its store (``runs/<manifest>/results.sqlite`` by
+    default, read-only). Keyword arguments go to :func:`best_of_n`."""
+    from robojudge.run import load_suite_results
+
+    found = load_suite_results(manifest, db)
+    return best_of_n(found.items, found.rows, **kwargs)
+
+
+def write_picks(result: BestOfN, path: str | Path) -> Path:
+    """Write the picks: JSON (with the summary) for ``.json``, else CSV (one row per group)."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".json":
+        out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        return out
+    records = [pick_record(result, p) for p in result.picks]
+    columns = [*result.group_by, *(k for k in GroupPick.__dataclass_fields__ if k != "group")]
+    with out.open("w", newline="", encoding="utf-8") as f:
+        w = SafeCsvWriter(f)
+        w.writerow(columns)
+        for rec in records:
+            w.writerow(["" if rec.get(c) is None else rec[c] for c in columns])
+    return out
+
+
+def summary_rows(result: BestOfN) -> list[tuple[str, str, str]]:
+    """``(statistic, value with interval, meaning)`` rows of the summary (empty without labels)."""
+    s = result.summary
+    if s is None:
+        return []
+    out = []
+    for name, meaning in STATISTICS:
+        e = s.stats[name]
+        value = "-" if math.isnan(e.value) else f"{e.value:.3f}"
+        if not math.isnan(e.low):
+            value += f" [{e.low:.3f}, {e.high:.3f}]"
+        out.append((name, value, meaning))
+    return out
+
+
+def summary_text(result: BestOfN) -> str:
+    """One paragraph on what was picked and compared."""
+    n = len(result.picks)
+    head = f"Best-of-N by {result.described}, groups by {','.join(result.group_by)}: {n} groups"
+    s = result.summary
+    if s is None:
+        return head + "; the suite has no labels to compare the picks with."
+    skipped = ", ".join(f"{k} {v}" for k, v in s.skipped.items() if v)
+    ci = (f"{s.level:.0%} percentile intervals over {s.n_replicates} bootstrap replicates of groups"
+          if s.n_replicates else "no intervals")
+    mean_n = f" (mean N {s.mean_n:.2f}{f'; ties broken by item id in {s.ties}' if s.ties else ''})"
+    text = f"{head}, {s.evaluated} compared on {result.label} labels{mean_n if s.evaluated else ''}"
+    return text + (f"; left out: {skipped}" if skipped else "") + f"; {ci}."

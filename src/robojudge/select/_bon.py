@@ -1,0 +1,198 @@
+"""Best-of-N: pick one rollout per group by a score, and what that pick is worth against the labels.
+
+Pure functions over arrays; reading scores from a store is :mod:`robojudge.select._sources`.
+
+Rules (docs/selection.md says the same):
+
+* **Pick.** The candidate with the highest score; items without a score (NaN: unscored, failed,
+  never run) are never picked. Ties go to the smallest item id (string order), so a rerun picks
+  the same rollout.
+* **Evaluated groups.** A group enters the comparison when it has at least two candidates, a pick,
+  and a label on every candidate (the random pick and the oracle range over all of them, so an
+  unlabelled candidate would make both unknown). The others are counted, by reason.
+* **Random pick.** A uniform draw among the group's candidates, taken in expectation, exactly: its
+  label is the group's mean label and its top-1 rate the share of candidates at the best label.
+* **Oracle.** The best label in the group. **Regret** is oracle minus the pick's label (0 at best);
+  **top-1** is 1 when the pick's label equals the oracle's (any of several tied best counts).
+* **Intervals.** Percentile intervals of a bootstrap over evaluated groups (each group one cluster,
+  :class:`robojudge.meta.ClusterBootstrap`); differences (pick minus random) are paired.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from robojudge.meta import ClusterBootstrap, Estimate, summarize_replicates
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Reasons a group is left out of the comparison, in the order they are checked.
+SKIP_REASONS = ("one candidate", "no candidate scored", "unlabelled candidate")
+
+
+def pick_index(item_ids: Sequence[str], scores: npt.ArrayLike) -> int | None:
+    """The position of the best-scored candidate (ties: smallest item id), or None when none has a score."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.shape != (len(item_ids),):
+        raise ValueError(f"scores must have one entry per candidate ({len(item_ids)}), got shape {s.shape}")
+    ok = np.flatnonzero(np.isfinite(s))
+    if ok.size == 0:
+        return None
+    top = s[ok].max()
+    tied = [int(i) for i in ok if s[i] == top]
+    return min(tied, key=lambda i: item_ids[i])
+
+
+@dataclass(frozen=True)
+class GroupPick:
+    """The pick in one group and, when the group is evaluated, how it compares.
+
+    Attributes:
+        group: The group's key values, in the order of the grouping fields.
+        n: Candidates in the group.
+        n_scored: Candidates with a score.
+        item_id: The picked rollout (None when no candidate has a score).
+        score: Its score, oriented so that higher is better (see :attr:`BestOfN.sign`).
+        tied: Candidates sharing the top score (1: no tie).
+        label: The pick's label (NaN when unlabelled).
+        random_label: Expected label of a uniform random pick (NaN unless evaluated).
+        oracle_label: Best label of the group (NaN unless evaluated).
+        regret: ``oracle_label - label``.
+        top1: 1.0 when the pick is at the best label, else 0.0.
+        random_top1: Share of candidates at the best label (a random pick's top-1 rate).
+        skipped: Why the group is not evaluated ("" when it is).
+    """
+
+    group: tuple[str, ...]
+    n: int
+    n_scored: int
+    item_id: str | None
+    score: float
+    tied: int
+    label: float
+    random_label: float
+    oracle_label: float
+    regret: float
+    top1: float
+    random_top1: float
+    skipped: str = ""
+
+    @property
+    def evaluated(self) -> bool:
+        return not self.skipped
+
+
+def pick_group(group: tuple[str, ...], item_ids: Sequence[str], scores: npt.ArrayLike,
+               labels: npt.ArrayLike | None = None) -> GroupPick:
+    """Pick the best candidate of one group and compare it with a random pick and the oracle.
+
+    Args:
+        group: The group's key.
+        item_ids: Its candidates.
+        scores: Their scores, higher is better (NaN: no score).
+        labels: Their labels (NaN: unlabelled); None when there are none.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.full(len(item_ids), math.nan) if labels is None else np.asarray(labels, dtype=np.float64)
+    if y.shape != (len(item_ids),):
+        raise ValueError(f"labels must have one entry per candidate ({len(item_ids)}), got shape {y.shape}")
+    i = pick_index(item_ids, s)
+    n_scored = int(np.isfinite(s).sum())
+    nan = math.nan
+    if i is None:
+        return GroupPick(group, len(item_ids), 0, None, nan, 0, nan, nan, nan, nan, nan, nan,
+                         "one candidate" if len(item_ids) < 2 else "no candidate scored")
+    tied = int((s[np.isfinite(s)] == s[i]).sum())
+    label = float(y[i])
+    if len(item_ids) < 2:
+        skipped = "one candidate"
+    elif not np.isfinite(y).all():
+        skipped = "unlabelled candidate"
+    else:
+        best = float(y.max())
+        return GroupPick(group, len(item_ids), n_scored, item_ids[i], float(s[i]), tied, label,
+                         float(y.mean()), best, best - label, float(label == best),
+                         float((y == best).mean()))
+    return GroupPick(group, len(item_ids), n_scored, item_ids[i], float(s[i]), tied, label,
+                     nan, nan, nan, nan, nan, skipped)
+
+
+#: The summary's statistics: name, and how a group's value is read from its pick.
+STATISTICS: tuple[tuple[str, str], ...] = (
+    ("selected", "mean label of the picked rollouts"),
+    ("random", "mean label of a uniform random pick (expected value)"),
+    ("oracle", "mean of each group's best label"),
+    ("gain", "selected minus random"),
+    ("regret", "oracle minus selected"),
+    ("random_regret", "oracle minus random"),
+    ("top1", "share of groups where the pick is at the best label"),
+    ("random_top1", "the same for a random pick (expected value)"),
+)
+
+
+def _per_group(p: GroupPick) -> list[float]:
+    return [p.label, p.random_label, p.oracle_label, p.label - p.random_label, p.regret,
+            p.oracle_label - p.random_label, p.top1, p.random_top1]
+
+
+@dataclass(frozen=True)
+class BestOfNSummary:
+    """The comparison over evaluated groups.
+
+    Attributes:
+        groups: Groups in all.
+        evaluated: Groups compared.
+        skipped: Groups left out, by reason (:data:`SKIP_REASONS`).
+        mean_n: Mean candidates per evaluated group.
+        ties: Evaluated groups whose pick was decided by the tie rule.
+        stats: Each of :data:`STATISTICS` with its interval (NaN when nothing was evaluated).
+        level: Interval coverage.
+        n_replicates: Bootstrap replicates (0: no intervals).
+    """
+
+    groups: int
+    evaluated: int
+    skipped: dict[str, int]
+    mean_n: float
+    ties: int
+    stats: dict[str, Estimate]
+    level: float
+    n_replicates: int
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["stats"] = {k: _finite(asdict(v)) for k, v in self.stats.items()}
+        return _finite(out)
+
+
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
+    """NaN as None (JSON has no NaN)."""
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in d.items()}
+
+
+def summarize(picks: Sequence[GroupPick], *, bootstrap: int = 2000, seed: int = 0,
+              level: float = 0.95) -> BestOfNSummary:
+    """Means of :data:`STATISTICS` over the evaluated groups, with bootstrap percentile intervals."""
+    done = [p for p in picks if p.evaluated]
+    skipped = {r: sum(p.skipped == r for p in picks) for r in SKIP_REASONS}
+    if not done:
+        stats = {name: Estimate(math.nan) for name, _ in STATISTICS}
+        return BestOfNSummary(len(picks), 0, skipped, math.nan, 0, stats, level, 0)
+    values = np.array([_per_group(p) for p in done], dtype=np.float64)  # (groups, statistics)
+    means = values.mean(axis=0)
+    lows = highs = ses = np.full(len(STATISTICS), math.nan)
+    if bootstrap > 0:
+        boot = ClusterBootstrap(np.arange(len(done)), n_replicates=bootstrap, seed=seed)
+        counts = boot.counts.astype(np.float64)  # (B, groups): one cluster per group
+        reps = counts @ values / counts.sum(axis=1, keepdims=True)  # (B, statistics)
+        lows, highs, ses = summarize_replicates(reps.T, level)
+    stats = {name: Estimate(float(means[k]), float(lows[k]), float(highs[k]), float(ses[k]))
+             for k, (name, _) in enumerate(STATISTICS)}
+    return BestOfNSummary(len(picks), len(done), skipped, float(np.mean([p.n for p in done])),
+                          sum(p.tied > 1 for p in done), stats, level, bootstrap)

@@ -1,0 +1,147 @@
+"""What a Best-of-N selection ranks by (``--by``), read from the stored results, and the labels it is
+checked against.
+
+``--by`` is written as one of:
+
+* ``judge:NAME`` or ``judge:NAME:AXIS`` -- a stored VLM judge's PA, IA or Overall (``(PA + IA) / 2``,
+  the default); ``judge:NAME:RUBRIC`` for any other scored rubric, read as a stored metric;
+* ``calibrated`` or ``calibrated:AXIS`` -- the metric-calibrated judge (held-out predictions of an
+  ordinal model fit on the stored metrics, :func:`robojudge.report.calibrated_scores`; it needs labels);
+* ``labels`` or ``labels:AXIS`` -- the labels themselves (the oracle: a check of the arithmetic);
+* anything else -- a stored metric, by its id or its series label (``flow_smoothness``), oriented by
+  the metric's direction so that the pick is always the best-looking rollout.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robojudge.report import StoredSeries, calibrated_scores, judge_scores, label_scores
+from robojudge.select._bon import FloatArray
+from robojudge.store import ResultRow
+from robojudge.suite import Item
+
+AXES = ("pa", "ia", "overall")
+"""The label axes: PA, IA and their mean."""
+
+
+@dataclass(frozen=True)
+class SelectionScores:
+    """Per-item scores to pick by, aligned with the items, higher is better.
+
+    Attributes:
+        by: The source as written.
+        described: What the scores are, for the summary.
+        scores: One value per item (NaN where there is none).
+        axis: The label axis the source scores (None for a metric).
+        sign: -1 for a metric better lower (``scores`` are its values negated), else 1.
+    """
+
+    by: str
+    described: str
+    scores: FloatArray
+    axis: str | None
+    sign: float = 1.0
+
+
+def _on_axis(per_axis: dict[str, FloatArray], axis: str) -> FloatArray:
+    if axis == "overall":  # a rollout missing either axis has no Overall
+        out: FloatArray = (per_axis["pa"] + per_axis["ia"]) / 2.0
+        return out
+    return per_axis[axis]
+
+
+def _axis(spec: str, text: str) -> str:
+    if text not in AXES:
+        raise ValueError(f"--by {spec!r}: the axis must be one of {', '.join(AXES)}, got {text!r}")
+    return text
+
+
+def label_values(items: Sequence[Item], axis: str) -> FloatArray:
+    """The items' labels on ``axis`` (``pa``, ``ia`` or ``overall``: their mean); NaN where absent."""
+    return _on_axis(label_scores(items), _axis(axis, axis))
+
+
+def selection_scores(
+    by: str,
+    rows: Sequence[ResultRow],
+    items: Sequence[Item],
+    *,
+    higher_is_better: Callable[[str], bool] | None = None,
+    orient: bool | None = None,
+    n_folds: int = 5,
+    alpha: float = 1.0,
+    seed: int = 0,
+    prediction: str = "expected",
+) -> SelectionScores:
+    """The scores ``by`` names (see the module docstring), aligned with ``items``.
+
+    Args:
+        by: The source.
+        rows: Stored result rows.
+        items: The suite's items.
+        higher_is_better: A metric's direction (default :func:`robojudge.metric_info.direction`).
+        orient: Overrides the direction of a stored metric (True: higher is better).
+        n_folds: Folds of the calibrated judge's cross-validation (groups: clips).
+        alpha: Its L2 penalty.
+        seed: Its fold seed.
+        prediction: Its score, ``expected`` or ``class``.
+
+    Raises:
+        ValueError: An unknown source, judge or metric, a metric of unknown direction without
+            ``orient``, or a source with nothing to read.
+    """
+    if higher_is_better is None:
+        from robojudge.metric_info import direction
+
+        higher_is_better = direction
+    head, _, rest = by.partition(":")
+    if head in ("labels", "calibrated"):
+        axis = _axis(by, rest or "overall")
+        if head == "labels":
+            return SelectionScores(by, f"labels ({axis})", label_values(items, axis), axis)
+        cal = calibrated_scores(rows, items, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
+                                prediction=prediction)
+        described = f"metric-calibrated judge ({axis}; {len(cal.metrics)} metric features, {n_folds}-fold)"
+        return SelectionScores(by, described, _on_axis(cal.scores, axis), axis)
+    if head == "judge":
+        name, _, tail = rest.rpartition(":") if rest.count(":") else (rest, "", "")
+        if not name:
+            raise ValueError(f"--by {by!r}: write judge:NAME or judge:NAME:AXIS")
+        if not tail or tail in AXES:
+            axis = tail or "overall"
+            per_axis = judge_scores(rows, items, name)
+            return SelectionScores(by, f"judge {name} ({axis})", _on_axis(per_axis, axis), axis)
+    return _metric(by, rows, items, higher_is_better, orient)
+
+
+def _metric(by: str, rows: Sequence[ResultRow], items: Sequence[Item],
+            higher_is_better: Callable[[str], bool], orient: bool | None) -> SelectionScores:
+    every = StoredSeries.of(rows).series
+    found = [s for s in every if s.label == by] or [s for s in every if s.metric == by]
+    if not found:
+        known = sorted({s.metric for s in every})
+        raise ValueError(f"--by {by!r}: no stored results under that metric id or label; stored: "
+                         f"{', '.join(known) or 'none'} (or judge:NAME, calibrated, labels)")
+    if len(found) > 1:
+        labels = "; ".join(repr(s.label) for s in found)
+        raise ValueError(f"--by {by!r}: stored under {len(found)} configurations, which are never merged; "
+                         f"pick one of: {labels}")
+    series = found[0]
+    up = orient
+    if up is None:
+        try:
+            up = bool(higher_is_better(series.metric))
+        except KeyError:
+            raise ValueError(f"--by {by!r}: the direction of metric {series.metric!r} is unknown; say "
+                             "whether higher is better (--higher-is-better / --lower-is-better)") from None
+    values = np.array([series.values.get(it.item_id, math.nan) for it in items], dtype=np.float64)
+    if not np.isfinite(values).any():
+        raise ValueError(f"--by {by!r}: no scored value on this suite's items")
+    direction = "higher is better" if up else "lower is better"
+    return SelectionScores(by, f"{series.label} ({direction})", values if up else -values, None,
+                           1.0 if up else -1.0)
