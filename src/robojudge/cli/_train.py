@@ -2,6 +2,110 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+from rich.markup import escape
+
+from robojudge.cli._common import console, fail
+
+if TYPE_CHECKING:
+    from robojudge.train import TrainResult
 
 app = typer.Typer(help="Train judges: export labelled requests, SFT and GRPO on TRL.", no_args_is_help=True)
+
+
+@app.command("export")
+def export_cmd(
+    labels: Path = typer.Option(..., "--labels", help="Suite manifest whose items carry PA/IA labels."),
+    rubric: str = typer.Option("pa,ia", "--rubric", help="Rubrics to export, comma-separated."),
+    fmt: str = typer.Option("trl", "--format", help="trl, sharegpt or llamafactory."),
+    out: Path = typer.Option(..., "--out", help="Output folder (records, frames, README.md)."),
+    val: float = typer.Option(0.1, "--val", help="Share of clips in the validation split."),
+    test: float = typer.Option(0.0, "--test", help="Share of clips in the test split."),
+    seed: int = typer.Option(0, "--seed", help="Split seed."),
+    fps: float = typer.Option(4.0, "--fps", help="Judge frame rate (RoboJudge: 4)."),
+    max_frames: int = typer.Option(32, "--max-frames", help="Judge frame cap (RoboJudge: 32)."),
+    max_images: int = typer.Option(32, "--max-images", help="The judge's max_images."),
+) -> None:
+    """Write each labelled (item, rubric) as the judge's own request and the reply it should give."""
+    from robojudge.judges import FrameSpec, JudgeConfigError, make_judge
+    from robojudge.suite import ManifestError
+    from robojudge.train import ExportError, export_training_data
+
+    fractions = {"train": 1.0 - val - test, "val": val, "test": test}
+    try:
+        judge = make_judge({"name": "export", "backend": "hf", "max_images": max_images})
+        summary = export_training_data(labels, [r.strip() for r in rubric.split(",") if r.strip()], out,
+                                       fmt=fmt, judge=judge, frames=FrameSpec(fps=fps, max_frames=max_frames),
+                                       fractions=fractions, seed=seed)
+    except (ExportError, ManifestError, JudgeConfigError, ValueError) as exc:
+        raise fail(escape(str(exc))) from None
+    counts = ", ".join(f"{k} {v}" for k, v in summary.records.items() if v)
+    console.print(f"exported {counts} records to {summary.out} ({fmt}); card: {summary.out / 'README.md'}",
+                  highlight=False)
+
+
+def _run(stage: str, run: Callable[[], TrainResult]) -> None:
+    from robojudge.train import TrainingError
+
+    try:
+        result = run()
+    except (TrainingError, ValueError) as exc:
+        raise fail(escape(str(exc))) from None
+    last = f"{result.losses[-1]:.4g}" if result.losses else "none logged"
+    console.print(f"{stage}: {result.steps} steps, last loss {last}; checkpoint {result.out} (stage "
+                  f"{result.stage}); judge it with backend = \"hf\", model = \"{result.out}\"",
+                  highlight=False)
+
+
+@app.command("sft")
+def sft_cmd(
+    model: str = typer.Option(..., "--model", help="Base model: hub id or local folder."),
+    data: Path = typer.Option(..., "--data", help="Folder from `robojudge train export --format trl`."),
+    out: Path = typer.Option(..., "--out", help="Checkpoint folder."),
+    lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged before saving)."),
+    epochs: float = typer.Option(1.0, "--epochs"),
+    global_batch: int = typer.Option(64, "--global-batch"),
+    per_device_batch: int = typer.Option(1, "--per-device-batch"),
+    lr: float = typer.Option(1e-5, "--lr"),
+    max_steps: int = typer.Option(-1, "--max-steps", help="Stop after this many steps (-1: the epochs)."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Supervised fine-tuning (RoboJudge App. G: 1 epoch, global batch 64, lr 1e-5, all parameters)."""
+    from robojudge.train import SFTSettings, train_sft
+
+    settings = SFTSettings(epochs=epochs, global_batch=global_batch, per_device_batch=per_device_batch,
+                           learning_rate=lr, max_steps=max_steps, lora=lora, seed=seed)
+    _run("sft", lambda: train_sft(model, data, out, settings, device=device))
+
+
+@app.command("grpo")
+def grpo_cmd(
+    model: str = typer.Option(..., "--model", help="Model to start from (usually the SFT checkpoint)."),
+    data: Path = typer.Option(..., "--data", help="Folder from `robojudge train export --format trl`."),
+    out: Path = typer.Option(..., "--out", help="Checkpoint folder."),
+    lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged before saving)."),
+    prompts_per_device: int = typer.Option(2, "--prompts-per-device"),
+    grad_accumulation: int = typer.Option(8, "--grad-accumulation"),
+    generations: int = typer.Option(8, "--generations", help="Completions per prompt."),
+    lr: float = typer.Option(1e-6, "--lr"),
+    max_completion_length: int = typer.Option(512, "--max-completion-length"),
+    reward: str = typer.Option("exact", "--reward", help="exact, or exact,format."),
+    max_steps: int = typer.Option(-1, "--max-steps", help="Stop after this many steps (-1: one epoch)."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """GRPO with the exact-match reward (RoboJudge App. G: 2 prompts per device, 8 accumulation steps,
+    8 generations, lr 1e-6, completions up to 512 tokens)."""
+    from robojudge.train import GRPOSettings, train_grpo
+
+    settings = GRPOSettings(prompts_per_device=prompts_per_device, grad_accumulation=grad_accumulation,
+                            num_generations=generations, learning_rate=lr,
+                            max_completion_length=max_completion_length, max_steps=max_steps,
+                            rewards=tuple(r.strip() for r in reward.split(",") if r.strip()), lora=lora,
+                            seed=seed)
+    _run("grpo", lambda: train_grpo(model, data, out, settings, device=device))

@@ -84,11 +84,11 @@ class TrainResult:
 
 
 def _imports() -> tuple[Any, Any, Any, Any]:
-    try:
+    try:  # trl first: without it nothing else need load
+        import trl  # noqa: I001
         import datasets
         import torch
         import transformers
-        import trl
     except ImportError as exc:
         raise TrainingError(f"training needs torch, transformers, trl and datasets ({exc}); "
                             "pip install 'robojudge[torch,train]'") from None
@@ -203,8 +203,8 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
         overrides: Further ``trl.SFTConfig`` fields, applied last.
     """
     s = settings or SFTSettings()
+    records = load_records(data)  # before the heavy imports: a wrong folder is told at once
     torch, transformers, trl, datasets = _imports()
-    records = load_records(data)
     cpu, dtype = _device(torch, device)
     processor, net = _load(transformers, torch, model, cpu, dtype)
     if s.lora:
@@ -257,8 +257,8 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     """
     s = settings or GRPOSettings()
     rewards = reward_functions(s.rewards)
-    torch, transformers, trl, datasets = _imports()
     records = load_records(data)
+    torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
     processor, net = _load(transformers, torch, model, cpu, dtype)
     if s.lora:

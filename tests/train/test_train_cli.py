@@ -1,0 +1,51 @@
+"""``robojudge train export|sft|grpo`` on the command line: output, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import app
+
+
+def _invoke(*args: object) -> Any:
+    return CliRunner().invoke(app, ["train", *map(str, args)])
+
+
+def test_export_command_writes_records_and_card(labelled_suite: Path, tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    res = _invoke("export", "--labels", labelled_suite, "--rubric", "pa", "--format", "trl", "--out", out,
+                  "--val", "0.25", "--max-frames", "4")
+    assert res.exit_code == 0, res.output
+    assert "exported train 12, val 4 records" in res.output
+    meta = json.loads((out / "export.json").read_text())
+    assert meta["frames"]["max_frames"] == 4 and meta["rubrics"] == ["pa"]
+    assert (out / "README.md").is_file()
+
+
+def test_export_command_errors(labelled_suite: Path, tmp_path: Path) -> None:
+    res = _invoke("export", "--labels", labelled_suite, "--format", "csv", "--out", tmp_path)
+    assert res.exit_code == 2 and "unknown format 'csv'" in res.output
+    res = _invoke("export", "--labels", tmp_path / "none.jsonl", "--out", tmp_path / "o")
+    assert res.exit_code == 2 and "none.jsonl" in res.output
+
+
+def test_training_without_the_extra_names_it(
+    labelled_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    assert _invoke("export", "--labels", labelled_suite, "--rubric", "pa", "--out", data).exit_code == 0
+    monkeypatch.setitem(sys.modules, "trl", None)  # import trl now raises ImportError
+    res = _invoke("sft", "--model", "m", "--data", data, "--out", tmp_path / "o", "--device", "cpu")
+    assert res.exit_code == 2, res.output
+    assert "pip install 'robojudge[torch,train]'" in res.output
+
+
+def test_training_on_a_folder_that_is_no_export(tmp_path: Path) -> None:
+    res = _invoke("grpo", "--model", "m", "--data", tmp_path, "--out", tmp_path / "o", "--device", "cpu")
+    assert res.exit_code == 2 and "robojudge train export" in res.output
