@@ -103,6 +103,11 @@ EXEMPT: dict[str, str] = {
     "sa_bleu": "scores a caption (an input) against the instruction; reads no frames",
     "sa_clip": "scores key-step texts (inputs) against reference steps; reads no frames",
     "uniform_random": "a chance-level baseline that reads nothing",
+    # Multi-view metrics: the clips here have one view (unscored by definition); blank, still and
+    # one-frame views of a rig are tested in tests/metrics/multiview/test_rigis.py.
+    "rigis": "multi-view; degenerate views tested in tests/metrics/multiview/test_rigis.py",
+    "rigis_geo": "multi-view; degenerate views tested in tests/metrics/multiview/test_rigis.py",
+    "rigis_pose": "multi-view; degenerate views tested in tests/metrics/multiview/test_rigis.py",
 }
 
 

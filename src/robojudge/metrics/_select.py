@@ -41,7 +41,7 @@ _WHY: dict[Provider, str] = {
 _INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
     Input.video: lambda it: it.video,
     Input.reference: lambda it: it.reference_video,
-    Input.views: lambda it: it.views,
+    Input.views: lambda it: it.views or it.grid,
     Input.state: lambda it: it.state,
     Input.instruction: lambda it: it.instruction,
     Input.initial_frame: lambda it: it.video,  # the first frame stands in when none is given

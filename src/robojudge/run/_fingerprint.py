@@ -6,7 +6,8 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
 * ``video``: the content digest of the video file or frame folder (:func:`file_digest`);
 * ``reference``: the reference video's digest, and for metrics that also read ``state`` the
   reference's own state file (``<reference>.npz``) when it exists;
-* ``views``: every view's digest by name, and ``main_view``;
+* ``views``: every view's digest by name, and ``main_view``; a grid item's layout and video; the
+  rig's calibration file (or, without one, the state file whose cameras stand in for it);
 * ``state``: the state file's digest;
 * ``instruction``: the text;
 * ``initial_frame``: the initial frame's digest (the video's when the item has none);
@@ -88,7 +89,14 @@ class _Reader:
             return part
         if inp is Input.views:
             views = {name: self.digest(path) for name, path in sorted((item.views or {}).items())}
-            return {"views": views, "main": item.main_view}
+            part = {"views": views, "main": item.main_view}
+            if item.grid is not None:  # one stitched video: its layout names the views
+                part["grid"] = {"layout": item.grid.model_dump(), "video": self.digest(item.video)}
+            # The rig's calibration: its file, else the simulator state file that holds the cameras.
+            rig = item.calibration or item.state
+            if rig:
+                part["rig"] = self.digest(rig)
+            return part
         if inp is Input.state:
             return self.digest(item.state)
         if inp is Input.instruction:

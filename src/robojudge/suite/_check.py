@@ -11,7 +11,7 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from robojudge.suite._schema import CHECKLIST_ITEMS, ROBOT_FILE_KINDS, Checklist, Item, Labels
+from robojudge.suite._schema import CHECKLIST_ITEMS, ROBOT_FILE_KINDS, Checklist, Grid, Item, Labels
 
 # Path fields at the top level of an item; ``views`` values are checked as well.
 _PATH_FIELDS: tuple[str, ...] = ("video", "initial_frame", "reference_video", "state", *ROBOT_FILE_KINDS)
@@ -38,12 +38,14 @@ def _bounds(model: type[BaseModel], prefix: str) -> dict[str, tuple[Any, Any]]:
 RANGES: dict[str, tuple[Any, Any]] = {
     **_bounds(Labels, "labels."),
     **_bounds(Checklist, "labels.checklist."),
+    **_bounds(Grid, "grid."),
 }
 
 _KNOWN_KEYS: dict[tuple[str, ...], list[str]] = {
     (): list(Item.model_fields),
     ("labels",): list(Labels.model_fields),
     ("labels", "checklist"): list(CHECKLIST_ITEMS),
+    ("grid",): list(Grid.model_fields),
 }
 # Dotted column names a CSV or Parquet header may use, for did-you-mean on unknown columns.
 _DOTTED_KEYS: list[str] = [

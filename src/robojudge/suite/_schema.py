@@ -6,6 +6,7 @@ on 1-5, six diagnostic checklist items on 0-2, free-text evidence and an overall
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,49 @@ ROBOT_FILE_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
 """The file fields of real episodes read by forward kinematics (robojudge.robots): allowed suffixes, and
 what the field holds, for messages. docs/robots.md describes each file's content."""
 
+class Grid(BaseModel):
+    """How one stitched video holds several views: ``rows x cols`` equal cells, named row by row.
+
+    ``views`` names the cells in reading order (left to right, then top to bottom); ``null`` marks a
+    cell that holds no view (a padding tile), and trailing cells may be left out. The video's width
+    must divide by ``cols`` and its height by ``rows`` (checked when the video is read).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    rows: int = Field(ge=1, le=16)
+    cols: int = Field(ge=1, le=16)
+    views: list[str | None] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _names(self) -> Grid:
+        if len(self.views) > self.rows * self.cols:
+            raise ValueError(f"grid.views names {len(self.views)} cells but a {self.rows}x{self.cols} grid "
+                             f"has {self.rows * self.cols}")
+        named = [v for v in self.views if v is not None]
+        if not named:
+            raise ValueError("grid.views names no view (every cell is null)")
+        if any(not v.strip() for v in named):
+            raise ValueError("grid.views has an empty view name")
+        dupes = sorted({v for v in named if named.count(v) > 1})
+        if dupes:
+            raise ValueError(f"grid.views repeats view name(s) {dupes}")
+        return self
+
+    def cells(self) -> dict[str, tuple[int, int]]:
+        """View name -> ``(row, col)`` of its cell."""
+        return {v: divmod(i, self.cols) for i, v in enumerate(self.views) if v is not None}
+
+
 GROUP_PREFIX = "group:"
 """Reserved: the item ids of stored set-level results (one per group) start with it."""
 
 
 class Item(BaseModel):
     """One generated rollout and what is known about it.
+
+    Several views of one rollout come either as ``views`` (a video per view) or as ``grid`` (one
+    ``video`` stitching them in a declared layout; docs/manifest.md, "Grid videos").
 
     Paths (``video``, ``initial_frame``, ``reference_video``, ``views`` values, ``state``,
     ``joint_states``, ``robot``, ``calibration``) are stored
@@ -92,6 +130,7 @@ class Item(BaseModel):
     initial_frame: str | None = None
     reference_video: str | None = None
     views: dict[str, str] | None = None
+    grid: Grid | None = None
     main_view: str | None = None
     source: str | None = None
     clip_id: str | None = None
@@ -125,11 +164,33 @@ class Item(BaseModel):
             raise ValueError(f"{info.field_name} must be {kind}; got {v!r}")
         return v
 
+    @field_validator("grid", mode="before")
+    @classmethod
+    def _grid_from_text(cls, v: Any) -> Any:
+        # A CSV cell or Parquet string holds the layout as JSON text.
+        if isinstance(v, str):
+            try:
+                return json.loads(v)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"grid is not a JSON object ({e.msg})") from None
+        return v
+
     @model_validator(mode="after")
     def _main_view_is_a_view(self) -> Item:
-        if self.views is not None and self.main_view is not None and self.main_view not in self.views:
-            raise ValueError(f"main_view {self.main_view!r} is not one of the views {sorted(self.views)}")
+        if self.views is not None and self.grid is not None:
+            raise ValueError("grid and views are both given; a stitched video names its views in grid.views")
+        names = self.view_names()
+        if names and self.main_view is not None and self.main_view not in names:
+            raise ValueError(f"main_view {self.main_view!r} is not one of the views {sorted(names)}")
         return self
+
+    def view_names(self) -> list[str]:
+        """The names of the item's views (``views`` keys, or the grid's named cells); empty without views."""
+        if self.views is not None:
+            return list(self.views)
+        if self.grid is not None:
+            return list(self.grid.cells())
+        return []
 
     def resolve(self, root: Path) -> Item:
         """Return a copy whose file fields are absolute paths under ``root`` (the manifest's folder)."""

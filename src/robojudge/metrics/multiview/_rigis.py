@@ -5,14 +5,16 @@ views, ``S_geo``, and the stability of the rig's camera poses, ``S_pose``, joine
 The paper reconstructs each synchronised frame set with a feed-forward network; here the known
 calibration takes the network's place (docs/rigis.md):
 
-* ``S_geo``: SIFT matches between each pair of views at the same instant must satisfy the epipolar
-  constraint of the calibrated pair. Per pair, the share of its matches (pooled over the frames) whose
-  Sampson distance is within ``tau`` pixels; ``S_geo`` is the mean over the pairs.
-* ``S_pose``: per frame and pair, the relative pose estimated from the matches (essential matrix, then
-  the pose that puts the points in front of both cameras) is compared with the calibrated one
-  (accuracy), and the per-frame estimates of a pair with each other (stability: a fixed rig's relative
-  pose does not change). Each is an angle error in degrees mapped to 0-1 by ``exp(-max(0, e - e0) / s)``;
-  ``S_pose`` is the mean over the pairs of the mean of the two.
+* ``S_geo = S_epi * S_sync``. ``S_epi``: SIFT matches between each pair of views at the same instant
+  should satisfy the epipolar constraint of the calibrated pair; per pair, the matches within ``tau``
+  pixels (Sampson distance) of it, against the most that any relative pose estimated from the same
+  matches explains; the mean over the pairs. ``S_sync``: whether the views show the same instants
+  (their motion over time, :mod:`robojudge.metrics.multiview._sync`).
+* ``S_pose``: per frame and pair, the relative pose estimated from the matches (essential matrix and
+  plane homography) is compared with the calibrated one (accuracy), and the per-frame estimates of a
+  pair with each other (stability: a fixed rig's relative pose does not change). Each is an angle error
+  in degrees mapped to 0-1 by ``exp(-max(0, e - e0) / s)``; ``S_pose`` is the mean over the pairs of
+  the mean of the two.
 * ``S = w S_geo + (1 - w) S_pose`` (the paper gives no formula; ``w = 0.5``).
 
 Each function returns ``(score, details)``; the score is NaN, with ``details["unscored_reason"]``, when
@@ -42,6 +44,7 @@ from robojudge.metrics.multiview._geometry import (
     sampson_distance,
     skew,
 )
+from robojudge.metrics.multiview._sync import view_offsets
 from robojudge.robots import Camera
 
 BLANK_STD = 2.0
@@ -68,6 +71,12 @@ class RigisParams(BaseModel):
         default=0.9, gt=0, le=1, description="a pose hypothesis needs this share of the best one's inliers"
     )
     geo_weight: float = Field(default=0.5, ge=0, le=1, description="w in S = w S_geo + (1 - w) S_pose")
+    max_lag: int = Field(default=8, ge=1, description="largest lag between views looked for, frames")
+    lag_margin: float = Field(
+        default=0.05, ge=0, description="correlation a lag must gain over no lag to count"
+    )
+    lag_free: float = Field(default=1.0, ge=0, description="lag (frames) that costs nothing")
+    lag_scale: float = Field(default=3.0, gt=0, description="lag beyond the free one per 1/e")
 
 
 def _as_frames(name: str, frames: Any) -> np.ndarray:
@@ -274,19 +283,40 @@ def _prepare(
     return m, _too_few(m, p)
 
 
+def rig_sync(
+    timing_by_view: Mapping[str, Any], params: RigisParams | None = None
+) -> tuple[float, dict[str, Any]]:
+    """``S_sync`` in 0-1: whether every view shows the same instants (1: no view lags the others).
+
+    ``exp(-max(0, L - lag_free) / lag_scale)`` for the largest offset ``L`` (frames) of a view behind or
+    ahead of the rig's reference view (:func:`robojudge.metrics.multiview._sync.view_offsets`). 1 when no
+    view moves (nothing to time). ``timing_by_view``: every frame of each view (a coarser sampling only
+    sees lags of whole sampling steps).
+    """
+    p = params or RigisParams()
+    arrays = {n: _as_frames(n, f) for n, f in timing_by_view.items()}
+    offsets, details = view_offsets(arrays, max_lag=p.max_lag, margin=p.lag_margin)
+    worst = max((abs(o) for o in offsets.values()), default=0.0)
+    score = math.exp(-max(0.0, worst - p.lag_free) / p.lag_scale)
+    return score, {"offsets": offsets, "largest_lag": worst, **details}
+
+
 def rigis_geo(
     frames_by_view: Mapping[str, Any],
     cameras: Mapping[str, Camera],
     params: RigisParams | None = None,
     *,
     analysis: RigAnalysis | None = None,
+    timing: Mapping[str, Any] | None = None,
 ) -> tuple[float, dict[str, Any]]:
-    """``S_geo`` in 0-1 (1: the calibrated geometry explains the matches as well as any pose does).
+    """``S_geo = S_epi * S_sync`` in 0-1 (1: the views agree as one scene seen at one instant).
 
-    Per pair, ``sum_t calibrated_t / sum_t best_t`` over its measured instants: the matches within
-    ``tau`` of the calibrated epipolar geometry, against the most that any relative pose estimated from
-    the same matches explains (wrong matches, which no pose explains, cancel out). ``S_geo`` is the
-    mean over the measured pairs.
+    ``S_epi``: per pair, ``sum_t calibrated_t / sum_t best_t`` over its measured instants: the matches
+    within ``tau`` of the calibrated epipolar geometry, against the most that any relative pose
+    estimated from the same matches explains (wrong matches, which no pose explains, cancel out); the
+    mean over the measured pairs. ``S_sync`` (:func:`rig_sync`) stands in for what the matches cannot
+    reach: a view running late contradicts the others in every moving part (the arm, the objects),
+    which are rarely matched between cameras far apart, while the static scene it matches still agrees.
 
     Args:
         frames_by_view: view name -> ``(T, H, W)`` or ``(T, H, W, 3)`` uint8 frames; the same ``T`` for
@@ -295,6 +325,7 @@ def rigis_geo(
             ``K`` scaled), world-to-camera ``R``, ``t``.
         params: see :class:`RigisParams`.
         analysis: the result of :func:`analyse_rig` on the same input, to share it with :func:`rigis_pose`.
+        timing: every frame of each view, for :func:`rig_sync`; ``frames_by_view`` when not given.
     """
     p = params or RigisParams()
     m, reason = _prepare(frames_by_view, cameras, p, analysis)
@@ -314,10 +345,13 @@ def rigis_geo(
             "median_px": float(np.median([i.median_px for i in pr.instants])),
             "instants": len(pr.instants), "skipped": pr.skipped,
         }
-    details: dict[str, Any] = {"pairs": per_pair, "instants": m.n_frames}
+    sync, sync_d = rig_sync(timing if timing is not None else frames_by_view, p)
+    details: dict[str, Any] = {"pairs": per_pair, "instants": m.n_frames, "sync": sync,
+                               "sync_details": sync_d}
     if reason is not None:
         return math.nan, {"unscored_reason": reason, **details}
-    return float(np.mean(shares)), details
+    epi = float(np.mean(shares))
+    return epi * sync, {"epi": epi, **details}
 
 
 def _score(err_deg: float, p: RigisParams) -> float:
@@ -330,6 +364,7 @@ def rigis_pose(
     params: RigisParams | None = None,
     *,
     analysis: RigAnalysis | None = None,
+    timing: Mapping[str, Any] | None = None,
 ) -> tuple[float, dict[str, Any]]:
     """``S_pose`` in 0-1 (1: estimated relative poses agree with the calibrated rig and stay fixed).
 
@@ -339,7 +374,8 @@ def rigis_pose(
     larger of the rotation angle error and the angle between the translation directions, in degrees.
     Accuracy: the mean over instants of ``exp(-max(0, e - e0) / s)``; stability: the same mapping of
     the median error of the instants' estimates against their medoid. Per pair, the mean of the two;
-    ``S_pose`` is the mean over the measured pairs. Arguments as :func:`rigis_geo`.
+    ``S_pose`` is the mean over the measured pairs. Arguments as :func:`rigis_geo` (``timing`` is not
+    read: it is accepted so that the three functions take the same arguments).
     """
     p = params or RigisParams()
     m, reason = _prepare(frames_by_view, cameras, p, analysis)
@@ -383,15 +419,20 @@ def _spread(poses: list[tuple[np.ndarray, np.ndarray]]) -> float:
 
 
 def rigis(
-    frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera], params: RigisParams | None = None
+    frames_by_view: Mapping[str, Any],
+    cameras: Mapping[str, Camera],
+    params: RigisParams | None = None,
+    *,
+    analysis: RigAnalysis | None = None,
+    timing: Mapping[str, Any] | None = None,
 ) -> tuple[float, dict[str, Any]]:
     """``S = w S_geo + (1 - w) S_pose`` and the details of both parts (``geo``, ``pose``)."""
     p = params or RigisParams()
     reason = check_rig(frames_by_view, cameras)
     if reason is not None:
         return math.nan, {"unscored_reason": reason}
-    m = analyse_rig(frames_by_view, cameras, p)
-    geo, geo_d = rigis_geo(frames_by_view, cameras, p, analysis=m)
+    m = analysis or analyse_rig(frames_by_view, cameras, p)
+    geo, geo_d = rigis_geo(frames_by_view, cameras, p, analysis=m, timing=timing)
     pose, pose_d = rigis_pose(frames_by_view, cameras, p, analysis=m)
     details: dict[str, Any] = {"geo": geo, "pose": pose, "geo_details": geo_d, "pose_details": pose_d}
     for part, d in (("S_geo", geo_d), ("S_pose", pose_d)):

@@ -1,0 +1,120 @@
+"""An item's synchronised views and its rig calibration, as the multi-view metrics read them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from robojudge.metrics._errors import MetricInputError, Unmeasurable
+from robojudge.robots import Camera, load_calibration
+from robojudge.suite import Item
+from robojudge.suite._views import GridError, cell_size, split_grid, view_sources
+from robojudge.video import sample_frames
+
+
+def view_frames(item: Item, instants: int) -> dict[str, np.ndarray]:
+    """Each view's RGB frames at ``instants`` instants spread evenly over the rollout, by view name.
+
+    Views given as separate videos are sampled alike (every frame, then ``instants`` of them spread
+    evenly), so equal frame counts give the same instants. A grid video is sampled once and cut.
+
+    Raises:
+        Unmeasurable: the item has fewer than two views.
+        MetricInputError: the views differ in frame count, or a grid does not divide the video.
+    """
+    sources = view_sources(item)
+    if len(sources) < 2:
+        raise Unmeasurable(f"RIGIS needs at least two views; the item has {len(sources)} (no `views` or "
+                           "`grid` naming several)", views=len(sources))
+    if item.grid is not None:
+        sampled = sample_frames(item.video, fps=None, max_frames=instants)
+        try:
+            return split_grid(sampled.frames, item.grid)
+        except GridError as e:
+            raise MetricInputError(f"field grid: {e}") from None
+    out: dict[str, np.ndarray] = {}
+    counts: dict[str, int] = {}
+    for name, src in sources.items():
+        s = sample_frames(src.path, fps=None, max_frames=instants)
+        out[name] = s.frames
+        # An even spread keeps the last frame, so its index tells the view's length.
+        counts[name] = int(s.indices[-1]) + 1 if len(s.indices) else 0
+    if len(set(counts.values())) > 1:
+        raise MetricInputError(f"views are not synchronised: frame counts {counts} (robojudge suite validate "
+                               "--deep names the view that disagrees)")
+    return out
+
+
+TIMING_SIDE = 64
+"""Every frame of each view is read with its longer side at most this many pixels for the lag check."""
+
+
+def timing_frames(item: Item) -> dict[str, np.ndarray]:
+    """Every frame of each view, gray and small (longer side :data:`TIMING_SIDE`), for the lag check."""
+    from robojudge.video import probe_video
+
+    if item.grid is not None:
+        info = probe_video(item.video)
+        try:
+            cw, ch = cell_size(item.grid, info.width, info.height)
+        except GridError as e:
+            raise MetricInputError(f"field grid: {e}") from None
+        s = min(1.0, TIMING_SIDE / max(cw, ch))
+        cw, ch = max(1, round(cw * s)), max(1, round(ch * s))
+        frames = sample_frames(item.video, fps=None, max_frames=None, gray=True,
+                               size=(cw * item.grid.cols, ch * item.grid.rows)).frames
+        return split_grid(frames, item.grid)
+    return {n: sample_frames(src.path, fps=None, max_frames=None, gray=True, size=TIMING_SIDE).frames
+            for n, src in view_sources(item).items()}
+
+
+def item_cameras(item: Item, names: list[str]) -> dict[str, Camera]:
+    """The calibrated camera of each named view: the item's ``calibration`` file, else its state file.
+
+    A simulator state file (docs/sim_suite.md) holds ``K`` per view and ``R``, ``t`` per frame and view;
+    the rig is taken as calibrated at frame 0, and the image size as twice the principal point (the
+    simulator's cameras have it at the centre).
+
+    Raises:
+        Unmeasurable: the item has neither, or its state file holds no cameras.
+        MetricInputError: the calibration cannot be read, or lacks one of the views.
+    """
+    if item.calibration:
+        try:
+            cams = load_calibration(item.calibration)
+        except ValueError as e:
+            raise MetricInputError(f"field calibration: {e}") from None
+        source = item.calibration
+    elif item.state:
+        cams = _state_cameras(Path(item.state))
+        source = item.state
+    else:
+        raise Unmeasurable("no calibration: the item has neither a `calibration` file nor a simulator state "
+                           "file with cameras; the weights-free RIGIS needs the rig's K, R, t")
+    missing = [n for n in names if n not in cams]
+    if missing:
+        raise MetricInputError(f"{source}: no camera for view(s) {missing} (it has {sorted(cams)})")
+    return {n: cams[n] for n in names}
+
+
+def _state_cameras(path: Path) -> dict[str, Camera]:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            files = set(z.files)
+            arrays = {k: z[k] for k in ("K", "R", "t", "view_names") if k in files}
+    except (OSError, ValueError) as e:
+        raise MetricInputError(f"{path}: cannot read state file: {e}") from None
+    if len(arrays) < 4:
+        raise Unmeasurable(f"no calibration: state file {path} has no cameras (arrays K, R, t, view_names)")
+    k, r, t = arrays["K"], arrays["R"], arrays["t"]
+    out: dict[str, Camera] = {}
+    for i, name in enumerate(str(v) for v in arrays["view_names"]):
+        size = (round(2 * float(k[i][0, 2])), round(2 * float(k[i][1, 2])))
+        try:
+            out[name] = Camera.model_validate(
+                {"K": k[i].tolist(), "R": r[0, i].tolist(), "t": t[0, i].tolist(), "size": size}
+            )
+        except ValueError as e:
+            raise MetricInputError(f"{path}: view {name!r}: {e}") from None
+    return out

@@ -1,0 +1,129 @@
+"""Weights-free RIGIS metrics for calibrated multi-view rollouts: ``rigis``, ``rigis_geo``, ``rigis_pose``.
+
+RoboWorM (paper 001, Fig. 3b; Table D5 for its agreement with people) scores whether the views of one
+rollout agree as views of one scene from a fixed rig. This estimator uses the rig's calibration where the
+paper uses a reconstruction network; the formulas and their mappings to 0-1 are in
+:mod:`robojudge.metrics.multiview._rigis` and docs/rigis.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from robojudge.metrics._derived import derived
+from robojudge.metrics._registry import Family, Input, metric
+from robojudge.metrics._score import Score
+from robojudge.metrics.multiview._item import item_cameras, timing_frames, view_frames
+from robojudge.metrics.multiview._rigis import (
+    RigAnalysis,
+    RigisParams,
+    analyse_rig,
+    check_rig,
+    rigis,
+    rigis_geo,
+    rigis_pose,
+)
+from robojudge.robots import Camera
+from robojudge.suite import Item
+
+_CITATION = (
+    "RoboWorM: Evaluating Movement Realism, Consistency and Acceleration Affects in Embodied Video World "
+    "Models, Fig. 3b (RIGIS: S_geo, S_pose, S); weights-free estimator on the rig calibration (docs/rigis.md)"
+)
+
+
+class RigisConfig(RigisParams):
+    """How many instants are read, and how they are measured (:class:`RigisParams`)."""
+
+    instants: int = Field(default=8, ge=1, le=64, description="synchronised frame sets spread over the video")
+
+
+def _analysis(
+    frames: dict[str, np.ndarray], cameras: dict[str, Camera], params: RigisParams
+) -> RigAnalysis | None:
+    """The rig's matches and poses, computed once for the three metrics of an item inside the runner.
+
+    Remembered with the first view's frame array (it and the other views' arrays live and die together in
+    the frame cache); ``None`` when the views give nothing to measure.
+    """
+    if check_rig(frames, cameras) is not None:
+        return None
+    arrays = list(frames.values())
+    key = ("rigis_analysis", tuple(id(a) for a in arrays[1:]), params.model_dump_json(),
+           json.dumps({n: c.model_dump() for n, c in cameras.items()}, sort_keys=True))
+    return derived(arrays[0], key, lambda: analyse_rig(frames, cameras, params))
+
+
+def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[str, Any]]]) -> Score:
+    frames = view_frames(item, config.instants)
+    cameras = item_cameras(item, list(frames))
+    params = RigisParams.model_validate(config.model_dump(exclude={"instants"}))
+    timing = timing_frames(item)
+    value, details = fn(frames, cameras, params, analysis=_analysis(frames, cameras, params), timing=timing)
+    details = {"views": list(frames), **details}
+    if "unscored_reason" in details:
+        return Score.unscored(details.pop("unscored_reason"), **details)
+    return Score(value=value, details=details)
+
+
+@metric(
+    "rigis",
+    family=Family.multiview,
+    inputs={Input.views},
+    higher_is_better=True,
+    native_range=(0.0, 1.0),
+    version="1",
+    citation=_CITATION,
+    description=(
+        "Multi-view consistency of a calibrated rig, 0-1: the mean of rigis_geo (matches obey the "
+        "calibrated epipolar geometry) and rigis_pose (relative poses estimated from the views agree "
+        "with the calibrated rig and stay fixed)."
+    ),
+    config=RigisConfig,
+)
+def rigis_metric(item: Item, config: RigisConfig) -> Score:
+    """RIGIS ``S = w S_geo + (1 - w) S_pose`` of the item's views (:func:`~._rigis.rigis`)."""
+    return _run(item, config, rigis)
+
+
+@metric(
+    "rigis_geo",
+    family=Family.multiview,
+    inputs={Input.views},
+    higher_is_better=True,
+    native_range=(0.0, 1.0),
+    version="1",
+    citation=_CITATION,
+    description=(
+        "Share of cross-view SIFT matches within tau of the calibrated epipolar geometry (Sampson "
+        "distance), against the most any pose estimated from the same matches explains; mean over view pairs."
+    ),
+    config=RigisConfig,
+)
+def rigis_geo_metric(item: Item, config: RigisConfig) -> Score:
+    """RIGIS ``S_geo`` of the item's views (:func:`~._rigis.rigis_geo`)."""
+    return _run(item, config, rigis_geo)
+
+
+@metric(
+    "rigis_pose",
+    family=Family.multiview,
+    inputs={Input.views},
+    higher_is_better=True,
+    native_range=(0.0, 1.0),
+    version="1",
+    citation=_CITATION,
+    description=(
+        "Relative pose of each view pair estimated from its matches (essential matrix, plane homography) "
+        "against the calibrated rig (accuracy) and over time (stability), mapped to 0-1; mean over pairs."
+    ),
+    config=RigisConfig,
+)
+def rigis_pose_metric(item: Item, config: RigisConfig) -> Score:
+    """RIGIS ``S_pose`` of the item's views (:func:`~._rigis.rigis_pose`)."""
+    return _run(item, config, rigis_pose)
