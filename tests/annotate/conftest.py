@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -79,3 +80,23 @@ def _fast_argon2(monkeypatch: pytest.MonkeyPatch) -> None:
     cheap = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
     monkeypatch.setattr(_passwords, "_hasher", lambda: cheap)
     monkeypatch.setattr(_passwords, "dummy_hash", lambda: cheap.hash("not-a-real-password"))
+
+
+PA_FIELDS = (
+    "pa",
+    "checklist.agent_consistency",
+    "checklist.scene_consistency",
+    "checklist.interaction_realism",
+)
+
+
+def label_through(svc: Any, who: Any, aid: str, values: dict[str, Any]) -> None:
+    """Label one task as the app does: PA and its checklist first, then the instruction, then submit."""
+    from robojudge.annotate import LabelValues
+
+    page = svc.task(who, aid)
+    if page.stage == "pa":
+        pa = {k: v for k, v in values.items() if k in PA_FIELDS}
+        svc.save_draft(who, aid, LabelValues.from_form(pa), page.version)
+        page = svc.reveal_instruction(who, aid)
+    svc.submit(who, aid, LabelValues.from_form(values), page.version)

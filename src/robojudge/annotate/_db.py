@@ -78,7 +78,6 @@ class Database:
                     f"{self.url} holds annotation schema version {found}; this robojudge reads version "
                     f"{s.ANN_SCHEMA_VERSION}"
                 )
-            s.metadata.create_all(conn)
 
     @contextmanager
     def write(self) -> Iterator[Connection]:

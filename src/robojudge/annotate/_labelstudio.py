@@ -316,7 +316,7 @@ def _store(
     if row.status == "submitted":
         if before == values:
             return 0
-        raise AnnotateError(f"{where}: a different label of this {kind} is already submitted")
+        raise AnnotateError(f"{where}: this item's {kind} is already submitted with different values")
     stamp = now()
     version = row.version + 1
     conn.execute(

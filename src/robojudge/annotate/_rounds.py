@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import select
@@ -23,7 +23,9 @@ from robojudge.annotate._errors import AnnotateError, Forbidden, NotFound
 from robojudge.annotate._protocol import AXES
 from robojudge.annotate._service import PRIVILEGED, AnnotationService, project_row
 from robojudge.annotate._types import Annotator
-from robojudge.meta import RaterAgreement, krippendorff_alpha_ordinal, rater_agreement
+
+if TYPE_CHECKING:
+    from robojudge.meta import RaterAgreement
 
 DISAGREEMENT = 2
 """Score gap (points) from which a pair's scores are shown as a disagreement to discuss."""
@@ -134,6 +136,9 @@ def _practice(conn: Connection, round_id: int) -> _Practice:
 
 def agreement_of(practice: _Practice, round_name: str, threshold: float) -> RoundAgreement:
     """Table 5's numbers, alpha and pass/fail for a set of practice scores."""
+    # robojudge.meta brings scipy; the web app should not pay for it at start-up.
+    from robojudge.meta import RaterAgreement, krippendorff_alpha_ordinal, rater_agreement
+
     stacked = np.vstack([practice.scores[axis] for axis in AXES])
     per_annotator: dict[str, RaterAgreement] = {}
     for k, name in enumerate(practice.names):

@@ -1,0 +1,210 @@
+"""Export: a labelled manifest, score tables that ``meta agreement`` reads (checked against the database
+by hand), and Label Studio JSON out and back in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from conftest import SuiteFiles, label_through
+from robojudge.annotate import (
+    AnnotateError,
+    AnnotationService,
+    add_annotator,
+    assign,
+    export_labelstudio,
+    export_manifest,
+    export_scores,
+    final_labels,
+    import_labelstudio,
+    init_project,
+)
+from robojudge.annotate import _schema as s
+from robojudge.meta import agreement_from_csv
+from robojudge.suite import load_suite
+
+PW = "correct horse"
+CHECKS = (
+    "agent_consistency",
+    "scene_consistency",
+    "interaction_realism",
+    "agent_match",
+    "object_correctness",
+    "goal_completion",
+)
+
+
+def _values(seed: int, segments: int = 0) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {
+        "pa": int(rng.integers(1, 6)),
+        "ia": int(rng.integers(1, 6)),
+        "evidence": f'note {seed} with "quotes" and <tags>',
+    }
+    out.update({f"checklist.{c}": int(rng.integers(0, 3)) for c in CHECKS})
+    out.update({f"segments.{k}": ("bad", "medium", "good")[int(rng.integers(0, 3))] for k in range(segments)})
+    return out
+
+
+def _labelled(db: str, suite: SuiteFiles, *, segments: float | None = None) -> None:
+    """ann1/ann2 label all items, rev1 cross-reviews all, adj1 adjudicates half of them."""
+    init_project(suite.manifest, db, "p", seed=11, segment_s=segments)
+    for name, role in (
+        ("ann1", "annotator"),
+        ("ann2", "annotator"),
+        ("rev1", "reviewer"),
+        ("adj1", "adjudicator"),
+    ):
+        add_annotator(db, name, role, password=PW)
+    assign(db, "p", ["ann1", "ann2"])
+    assign(db, "p", ["rev1"], kind="review")
+    assign(db, "p", ["adj1"], kind="adjudicate", items=list(suite.item_ids[:3]))
+    n_seg = 3 if segments else 0
+    with AnnotationService(db) as svc:
+        for k, name in enumerate(("ann1", "ann2", "rev1", "adj1")):
+            who = svc.authenticate(name, PW)
+            for j, entry in enumerate(svc.queue(who)):
+                label_through(svc, who, entry.assignment_id, _values(100 * k + j, n_seg))
+
+
+def _by_hand(db: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, int]]]]:
+    """Final PA/IA per item and each rater's, read straight from the tables."""
+    a, i, an, lb = s.assignments, s.items, s.annotators, s.labels
+    with AnnotationService(db) as svc, svc.db.read() as conn:
+        rows = conn.execute(
+            select(i.c.item_id, an.c.username, a.c.kind, lb.c.label_values)
+            .join(a, a.c.id == lb.c.assignment_id)
+            .join(i, i.c.id == a.c.item_id)
+            .join(an, an.c.id == a.c.annotator_id)
+            .where(lb.c.status == "submitted")
+        ).all()
+    final: dict[str, dict[str, int]] = {}
+    raters: dict[str, dict[str, dict[str, int]]] = {}
+    for r in sorted(rows, key=lambda r: r.kind != "adjudicate"):  # adjudications first
+        if r.kind in ("adjudicate", "label") and r.item_id not in final:
+            final[r.item_id] = {"pa": r.label_values["pa"], "ia": r.label_values["ia"]}
+        if r.kind in ("label", "review"):
+            raters.setdefault(r.username, {})[r.item_id] = {
+                "pa": r.label_values["pa"],
+                "ia": r.label_values["ia"],
+            }
+    return final, raters
+
+
+def test_scores_export_gives_meta_agreement_the_database_numbers(
+    db_url: str, suite_files: SuiteFiles, tmp_path: Path
+) -> None:
+    _labelled(db_url, suite_files)
+    files = export_scores(db_url, "p", tmp_path / "scores")
+    report = agreement_from_csv(files.raters, files.human, bootstrap=20, seed=1)
+    final, raters = _by_hand(db_url)
+    assert files.n_items == len(final) == 6
+    assert set(report.judges) == {"ann1", "ann2", "rev1"}
+    for rater, labels in raters.items():
+        for axis in ("pa", "ia"):
+            pairs = [(labels[i][axis], final[i][axis]) for i in labels]
+            cell = report.cells[rater][axis]
+            assert cell.n == len(pairs)
+            assert cell.stats["exact"].value == pytest.approx(np.mean([p == h for p, h in pairs]))
+            assert cell.stats["mae"].value == pytest.approx(np.mean([abs(p - h) for p, h in pairs]))
+            assert cell.stats["bias"].value == pytest.approx(np.mean([p - h for p, h in pairs]))
+    # The clip and source columns come from the suite.
+    human = (tmp_path / "scores" / "human.csv").read_text().splitlines()
+    assert human[0] == "item_id,axis,score,clip_id,source" and ",clip0,droid" in human[1]
+
+
+def test_manifest_export_is_a_valid_manifest(db_url: str, suite_files: SuiteFiles, tmp_path: Path) -> None:
+    _labelled(db_url, suite_files, segments=3.0)
+    out = tmp_path / "labelled.jsonl"
+    assert export_manifest(db_url, "p", out) == 6
+    suite = load_suite(out)
+    final = final_labels(db_url, "p")
+    assert [it.item_id for it in suite.items] == list(suite_files.item_ids)
+    for it in suite.items:
+        lab = final[it.item_id]
+        assert it.labels is not None and it.labels.rater == lab.rater
+        assert (it.labels.pa, it.labels.ia, it.labels.evidence) == (
+            lab.values.pa,
+            lab.values.ia,
+            lab.values.evidence,
+        )
+        assert (
+            it.labels.checklist is not None
+            and it.labels.checklist.goal_completion == lab.values.checklist["goal_completion"]
+        )
+        assert it.meta["annotation"]["kind"] == lab.kind and len(it.meta["annotation"]["segments"]) == 3
+        assert it.generator is not None and Path(it.video).is_file()  # the suite's own fields kept
+    assert sum(it.labels.rater == "adj1" for it in suite.items if it.labels) == 3
+    # One rater's labels instead: rev1 reviewed every item.
+    assert export_manifest(db_url, "p", tmp_path / "rev1.jsonl", rater="rev1") == 6
+    assert {it.labels.rater for it in load_suite(tmp_path / "rev1.jsonl").items if it.labels} == {"rev1"}
+
+
+def _strip(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for t in tasks:
+        for a in t["annotations"]:
+            a.pop("created_at")
+    return tasks
+
+
+def test_labelstudio_round_trip(db_url: str, suite_files: SuiteFiles, tmp_path: Path) -> None:
+    _labelled(db_url, suite_files, segments=3.0)
+    first = tmp_path / "ls.json"
+    assert export_labelstudio(db_url, "p", first) == 6 + 6 + 3
+    init_project(suite_files.manifest, db_url, "q", segment_s=3.0)
+    assert import_labelstudio(db_url, "q", first) == 15
+    assert import_labelstudio(db_url, "q", first) == 0  # identical labels are skipped
+    second = tmp_path / "ls2.json"
+    export_labelstudio(db_url, "q", second)
+    assert _strip(json.loads(second.read_text())) == _strip(json.loads(first.read_text()))
+    p, q = final_labels(db_url, "p"), final_labels(db_url, "q")
+    assert {k: (v.rater, v.kind, v.values) for k, v in p.items()} == {
+        k: (v.rater, v.kind, v.values) for k, v in q.items()
+    }
+    # Imported labels are kept like the app's, with their source.
+    with AnnotationService(db_url) as svc, svc.db.read() as conn:
+        sources = {r.source for r in conn.execute(select(s.labels.c.source))}
+    assert sources == {"app", "labelstudio"}
+
+
+def test_labelstudio_import_errors_name_task_annotation_and_field(
+    db_url: str, suite_files: SuiteFiles, tmp_path: Path
+) -> None:
+    _labelled(db_url, suite_files)
+    good = tmp_path / "ls.json"
+    export_labelstudio(db_url, "p", good)
+    tasks = json.loads(good.read_text())
+
+    def attempt(mutate: Any, match: str) -> None:
+        data = json.loads(json.dumps(tasks))
+        mutate(data)
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(data))
+        with pytest.raises(AnnotateError, match=match):
+            import_labelstudio(db_url, "p", bad)
+
+    def score_7(d: Any) -> None:
+        d[1]["annotations"][0]["result"][0]["value"]["rating"] = 7
+
+    def unknown_item(d: Any) -> None:
+        d[2]["data"]["item_id"] = "nope"
+
+    def stranger(d: Any) -> None:
+        d[0]["annotations"][0]["meta"]["robojudge_rater"] = "mallory"
+
+    def changed(d: Any) -> None:
+        d[0]["annotations"][0]["result"][0]["value"]["rating"] = (
+            1 + d[0]["annotations"][0]["result"][0]["value"]["rating"] % 5
+        )
+
+    attempt(score_7, r"task 1 \(item .*\) annotation 0: field pa: 7 is outside 1-5")
+    attempt(unknown_item, r"task 2: field data.item_id: 'nope' is not an item")
+    attempt(stranger, r"task 0 .* annotation 0: annotator 'mallory' is not in the database")
+    attempt(changed, r"task 0 .* annotation 0: this item's \w+ is already submitted with different values")
+    # Nothing of a failed import is kept.
+    assert import_labelstudio(db_url, "p", good) == 0
