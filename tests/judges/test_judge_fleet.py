@@ -103,6 +103,22 @@ def test_an_endpoint_field_error_names_the_endpoint() -> None:
         make_judge({"name": "f", "model": "m", "endpoints": eps})
 
 
+def test_endpoints_are_read_from_a_judges_file(tmp_path: Path) -> None:
+    from robojudge.judges import load_judges_file
+
+    path = tmp_path / "robojudge.toml"
+    path.write_text(
+        '[judges.q]\nmodel = "m"\nprobe_after_s = 5\n'
+        '[[judges.q.endpoints]]\nbase_url = "http://a/v1"\nconcurrency = 16\n'
+        '[[judges.q.endpoints]]\nbase_url = "http://b/v1"\nconcurrency = 8\nweight = 0.5\n'
+    )
+    cfg = load_judges_file(path)["q"]
+    assert cfg.concurrency == 24 and cfg.probe_after_s == 5
+    assert [(e.base_url, e.concurrency, e.weight) for e in cfg.endpoints] == [
+        ("http://a/v1", 16, 1.0), ("http://b/v1", 8, 0.5)]
+    assert isinstance(make_backend(cfg), FleetBackend)
+
+
 def test_credentials_in_endpoint_urls_are_masked() -> None:
     cfg = fleet("http://127.0.0.1:1/v1", "http://user:hunter2secret@127.0.0.1:2/v1?api_key=k3y-value-123")
     red = Redactor.for_judge(cfg)
