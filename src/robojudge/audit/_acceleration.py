@@ -126,6 +126,10 @@ def audit_acceleration(
         rows = store.rows()
     got = audit_scores(rows, items, gens, wanted)
     dirs, skipped = _directions(got.metric_ids, higher_is_better)
+    if wanted:  # tables list the metrics in the order they were asked for
+        order = {mid: k for k, mid in enumerate(wanted)}
+        rank = {label: (order.get(mid, len(order)), label) for label, mid in got.metric_ids.items()}
+        dirs = {label: dirs[label] for label in sorted(dirs, key=rank.__getitem__)}
     if not dirs:
         raise ValueError(f"no stored metric with a known direction for generators {', '.join(gens)}; "
                          "score some first (--metrics)")
