@@ -154,3 +154,34 @@ def make_demo_cmd(
     except ValueError as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {manifest}", highlight=False)
+
+
+@app.command("prompts")
+def prompts_cmd(
+    file: Path = typer.Argument(..., help="Suite manifest (each clip's first item gives the instruction)."),
+    out: Path = typer.Option(..., "--out", help="JSONL manifest of generation prompts to write."),
+    judge_name: str = typer.Option(..., "--judge", help="The language model that rewrites (a judge)."),
+    judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
+    max_words: int = typer.Option(100, "--max-words", min=1, help="Longest valid rewrite, in words."),
+    retries: int = typer.Option(1, "--retries", min=0, help="Extra asks for a rewrite failing its checks."),
+    cache: Path | None = typer.Option(None, "--cache", help="Response cache folder [default: the judges']."),
+) -> None:
+    """Ten generation prompts per clip (RoboJudge App. D): five model rewrites and five fixed prefixes."""
+    from rich.markup import escape
+
+    from robojudge.cli._judge import resolve_judge
+    from robojudge.judges import JudgeConfigError, ResponseCache, UnknownNameError
+    from robojudge.train._prompts import prompt_variants
+
+    try:
+        config = resolve_judge(judge_name, judges_file, None, {})
+        items = load_suite(file).items
+        with ResponseCache(cache) as store:
+            summary = prompt_variants(items, config, out, cache=store, max_words=max_words, retries=retries)
+    except (ManifestError, JudgeConfigError, UnknownNameError, ValueError) as exc:
+        raise fail(escape(str(exc))) from None
+    for line in summary.skipped:
+        err_console.print(f"[yellow]skipped:[/] {escape(line)}", highlight=False)
+    clips = len({r.clip_id for r in summary.rows})
+    note = f"; {summary.invalid} rewrite(s) invalid (see valid/problem)" if summary.invalid else ""
+    console.print(f"wrote {len(summary.rows)} prompts for {clips} clip(s) to {out}{note}", highlight=False)
