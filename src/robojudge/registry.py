@@ -63,6 +63,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "robojudge.metrics.learned.kiva",
         "robojudge.metrics.robophys.rbg_reprojection",
         "robojudge.metrics.multiview.rigis",
+        "robojudge.metrics.multiview._da3",
         "robojudge.metrics.robophys.catalog",
     ),
     "weights": ("robojudge.models._specs",),

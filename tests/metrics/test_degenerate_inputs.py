@@ -108,6 +108,9 @@ EXEMPT: dict[str, str] = {
     "rigis": "multi-view; degenerate views tested in tests/metrics/multiview/test_rigis.py",
     "rigis_geo": "multi-view; degenerate views tested in tests/metrics/multiview/test_rigis.py",
     "rigis_pose": "multi-view; degenerate views tested in tests/metrics/multiview/test_rigis.py",
+    "rigis_da3": "multi-view; one view and no overlap tested in tests/metrics/multiview/test_rigis_da3.py",
+    "rigis_da3_geo": "multi-view; see tests/metrics/multiview/test_rigis_da3.py",
+    "rigis_da3_pose": "multi-view; see tests/metrics/multiview/test_rigis_da3.py",
 }
 
 

@@ -212,3 +212,24 @@ def test_metric_end_to_end_on_a_random_da3_small(tmp_path: Path, monkeypatch: py
     assert set(out["rigis_da3_pose"].details["pairs"]) == {"cam0-cam1", "cam0-cam2", "cam1-cam2"}
     json.dumps(out["rigis_da3_geo"].details)  # stored as JSON
     _da3.clear_rig_cache()
+
+
+def test_one_view_is_unscored_without_the_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a: Any, **k: Any) -> Any:
+        raise AssertionError("the network must not run for a single view")
+
+    monkeypatch.setattr(_da3, "ESTIMATOR", boom)
+    item = _write_item(tmp_path, views=1)
+    score = _da3.score_item(item, Da3RigisConfig(), "rigis_da3_pose")
+    assert math.isnan(score.value) and "at least two views" in score.details["unscored_reason"]
+
+
+def test_views_that_never_overlap_are_unscored() -> None:
+    # Cameras looking away from each other: no point of one lands in another.
+    rig = _rig()
+    rig.cam2world[:, 1, :3, :3] = rig.cam2world[:, 0, :3, :3] @ _rot("y", 180)
+    rig.cam2world[:, 1, :3, 3] = rig.cam2world[:, 0, :3, 3]
+    rig.depth[:, 1] = 1.0
+    rig2 = RigGeometry(["a", "b"], rig.depth[:, :2], rig.intrinsics[:, :2], rig.cam2world[:, :2])
+    value, details = geo_consistency(rig2, CFG)
+    assert math.isnan(value) and "land inside another view" in details["unscored_reason"]
