@@ -217,7 +217,6 @@ def test_the_fleet_routes_around_a_server_that_returns_500s(make_items: Any, tmp
     # the bad one got its two failures, the requests in flight when it was taken out, and probes
     assert bad.count == bad_r["sent"] <= 2 + 2 + bad_r["probes"]
     assert bad_r["probes"] >= 1  # the run lasts longer than probe_after_s: it was tried again
-    assert bad.count < 15
 
 
 def _ask(be: FleetBackend, n: int) -> list[Any]:

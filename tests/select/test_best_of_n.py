@@ -199,6 +199,12 @@ def test_bad_sources_say_what_is_wrong(by: str, message: str) -> None:
         selection_scores(by, rows, items, higher_is_better=unknown)
 
 
+def test_an_unknown_label_axis_is_refused() -> None:
+    items, rows = _suite()
+    with pytest.raises(ValueError, match="--label must be one of pa, ia, overall, got 'both'"):
+        best_of_n(items, rows, by="judge:qwen", label="both")
+
+
 def test_group_fields_are_checked() -> None:
     assert parse_group("clip_id, prompt") == ("clip_id", "prompt")
     assert parse_group(["meta.seed"]) == ("meta.seed",)

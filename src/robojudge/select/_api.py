@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from robojudge.select._bon import STATISTICS, BestOfNSummary, GroupPick, pick_group, summarize
-from robojudge.select._sources import SelectionScores, label_values, selection_scores
+from robojudge.select._sources import AXES, SelectionScores, label_values, selection_scores
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
@@ -144,6 +144,8 @@ def best_of_n(
         ValueError: A bad group field, source or label axis, or nothing to read.
     """
     fields = parse_group(group)
+    if label is not None and label not in AXES:
+        raise ValueError(f"--label must be one of {', '.join(AXES)}, got {label!r}")
     source: SelectionScores = selection_scores(
         by, rows, items, higher_is_better=higher_is_better, orient=orient, n_folds=n_folds, alpha=alpha,
         seed=seed, prediction=prediction,
