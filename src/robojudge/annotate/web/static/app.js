@@ -18,7 +18,8 @@
     const slider = root.querySelector(".rj-seek");
     const frameLabel = root.querySelector(".rj-frame");
     const playButton = root.querySelector(".rj-play");
-    let stopAt = null; // end of the current segment while pause-and-prompt is on
+    let stopAt = null; // end of the segment being played while pause-and-prompt is on
+    let stopSegment = null;
 
     const frameOf = (t) => Math.floor(t * fps + 1e-6);
     const frameCount = () => (isFinite(lead.duration) ? Math.max(1, Math.round(lead.duration * fps)) : 1);
@@ -39,12 +40,27 @@
       if (playButton) playButton.textContent = lead.paused ? "Play" : "Pause";
       if (segment > 0) markSegment(Math.floor(lead.currentTime / segment));
     };
+    // Pause-and-prompt: stop at the segment's last frame (checked every animation frame, since
+    // timeupdate comes only every quarter second), show that frame and ask for the verdict.
+    const checkStop = () => {
+      if (stopAt === null) return;
+      if (lead.currentTime >= stopAt - 0.5 / fps) {
+        const index = stopSegment;
+        stopAt = null;
+        pause();
+        seekFrame(Math.ceil(Math.min(lead.duration, (index + 1) * segment) * fps - 1e-6) - 1);
+        promptSegment(index);
+      } else if (!lead.paused) {
+        requestAnimationFrame(checkStop);
+      }
+    };
     const play = () => {
       if (segment > 0) {
-        const s = Math.floor(lead.currentTime / segment + 1e-6);
-        stopAt = Math.min(lead.duration || Infinity, (s + 1) * segment);
+        stopSegment = Math.floor(lead.currentTime / segment + 1e-6);
+        stopAt = Math.min(lead.duration || Infinity, (stopSegment + 1) * segment);
+        if (stopAt >= lead.duration) stopAt = null; // the last segment ends with the video
       }
-      videos.forEach((v) => { v.play().catch(() => {}); });
+      Promise.all(videos.map((v) => v.play().catch(() => {}))).then(() => requestAnimationFrame(checkStop));
     };
     const pause = () => { videos.forEach((v) => v.pause()); };
     const toggle = () => (lead.paused ? play() : pause());
@@ -53,12 +69,11 @@
       videos.slice(1).forEach((v) => {
         if (Math.abs(v.currentTime - lead.currentTime) > 0.5 / fps) v.currentTime = lead.currentTime;
       });
-      if (stopAt !== null && lead.currentTime >= stopAt - 0.5 / fps) {
-        pause();
-        stopAt = null;
-        promptSegment(Math.floor((lead.currentTime - 0.5 / fps) / segment));
-      }
+      checkStop();
       update();
+    });
+    lead.addEventListener("ended", () => {
+      if (segment > 0) promptSegment(Math.floor((lead.duration - 0.5 / fps) / segment));
     });
     lead.addEventListener("pause", () => { videos.forEach((v) => v.pause()); update(); });
     lead.addEventListener("loadedmetadata", update);
@@ -159,13 +174,18 @@
   }
   function setupKeys(form, player) {
     document.addEventListener("keydown", (ev) => {
-      const tag = (ev.target && ev.target.tagName) || "";
-      if (tag === "TEXTAREA" || (tag === "INPUT" && ev.target.type !== "radio" && ev.target.type !== "range") ||
-          ev.altKey || ev.metaKey) return;
-      if (ev.ctrlKey) {
-        if (ev.key === "Enter" && form) { ev.preventDefault(); form.requestSubmit(); }
+      // Ctrl+Enter submits from anywhere, the evidence box included; other keys type there as usual.
+      if (ev.ctrlKey || ev.metaKey) {
+        if (ev.key === "Enter" && form && !form.querySelector("fieldset[disabled]")) {
+          ev.preventDefault();
+          const button = form.querySelector('button[type="submit"]');
+          form.requestSubmit(button || undefined);
+        }
         return;
       }
+      const tag = (ev.target && ev.target.tagName) || "";
+      if (tag === "TEXTAREA" || (tag === "INPUT" && ev.target.type !== "radio" && ev.target.type !== "range") ||
+          ev.altKey) return;
       // ev.code, not ev.key: Shift+1 is "!" on one keyboard and "+" on another.
       const code = ev.code || "";
       const digit = /^(Digit|Numpad)([1-5])$/.exec(code);

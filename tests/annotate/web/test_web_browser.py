@@ -1,0 +1,272 @@
+"""The annotation app in a real browser: Debian's Chromium driven by Playwright, the app served by uvicorn.
+
+As in tests/report, Chromium is the Debian package (``bash scripts/system-deps.sh test``) and every
+request must go to the app on 127.0.0.1. A console error fails a test too: a script or style blocked
+by the Content-Security-Policy shows up there.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from _web_data import FPS, PASSWORD, SECRET, cheap_passwords, copy_project, leaks, make_project, running
+
+from robojudge.annotate import AnnotationService, LabelValues, final_labels, submitted_labels
+from robojudge.annotate.web import create_app
+from robojudge.suite._schema import CHECKLIST_ITEMS
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--autoplay-policy=no-user-gesture-required"]
+
+VIDEOS = "[...document.querySelectorAll('.rj-player video')]"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed (bash scripts/system-deps.sh test)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cheap():
+    with cheap_passwords():
+        yield
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory, _cheap):
+    root = tmp_path_factory.mktemp("browser_templates")
+    return {"plain": make_project(root / "plain"),
+            "mv": make_project(root / "mv", multiview=True, segment_s=3, reviewers=False)}
+
+
+@pytest.fixture
+def project(templates, tmp_path):
+    return copy_project(templates["plain"], tmp_path / "db")
+
+
+def _aborted_media(error: str) -> bool:
+    return error.startswith("failed:") and "/media/" in error and "ABORTED" in error
+
+
+class Watched:
+    """A page whose console errors, failed requests and off-site requests are collected."""
+
+    def __init__(self, context, base):
+        self.page = context.new_page()
+        self.errors: list[str] = []
+        self.offsite: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url} {r.failure}"))
+        self.page.on("request", lambda r: None if r.url.startswith(base) else self.offsite.append(r.url))
+        self.page.on("response", lambda r: r.status < 400 or self.errors.append(f"{r.status}: {r.url}"))
+
+    def clean(self):
+        # Media loads cut short by navigation are reported as failed requests; nothing else may fail.
+        errors = [e for e in self.errors if not _aborted_media(e)]
+        assert errors == [] and self.offsite == [], (errors, self.offsite)
+        assert leaks(self.page.content()) == []
+
+
+def log_in(w, base, user):
+    p = w.page
+    p.goto(f"{base}/login")
+    p.fill('input[name="username"]', user)
+    p.fill('input[name="password"]', PASSWORD)
+    p.click('button[type="submit"]')
+    p.wait_for_url(f"{base}/")
+
+
+def wait_video(p):
+    p.wait_for_function("() => { const v = document.querySelector('.rj-player video');"
+                        " return v && v.readyState >= 2 && isFinite(v.duration); }", timeout=15_000)
+
+
+def wait_saved(p):
+    p.wait_for_function("() => document.querySelector('form.rj-label-form').dataset.saved === '1'",
+                        timeout=15_000)
+
+
+def test_annotator_labels_with_keyboard_and_mouse(browser, project):
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        w = Watched(context, base)
+        p = w.page
+        log_in(w, base, "alice")
+        p.click("a.rj-open >> nth=0")
+        wait_video(p)
+        assert p.locator("#instruction").count() == 0  # PA: the instruction stays hidden
+        # frame-accurate seek: three steps right, one left = frame 2, shown at its middle
+        for key in ("ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"):
+            p.keyboard.press(key)
+        p.wait_for_function("() => !document.querySelector('.rj-player video').seeking")
+        assert p.locator(".rj-player").get_attribute("data-frame") == "2"
+        t = p.evaluate("document.querySelector('.rj-player video').currentTime")
+        assert abs(t - 2.5 / FPS) < 1e-3
+        # PA by keyboard (score 4; checklist rows 2 / 1 / 2) and the evidence by typing
+        for key in ("4", "e", "s", "c"):
+            p.keyboard.press(key)
+        p.fill('textarea[name="evidence"]', "the gripper bends at 1 s")
+        wait_saved(p)
+        aid = p.url.rsplit("/", 1)[1]
+        # the tab closes; the draft is there when it opens again
+        p.close()
+        w = Watched(context, base)
+        p = w.page
+        p.goto(f"{base}/task/{aid}")
+        assert p.is_checked('input[name="pa"][value="4"]')
+        assert p.is_checked('input[name="checklist.scene_consistency"][value="1"]')
+        assert p.input_value('textarea[name="evidence"]') == "the gripper bends at 1 s"
+        p.click("#reveal")
+        p.wait_for_selector("#instruction")
+        instruction = p.inner_text("#instruction")
+        # IA: mouse for the score, keyboard for the checklist, Ctrl+Enter to submit
+        p.click('input[name="ia"][value="2"]')
+        for key in ("q", "s", "c"):
+            p.keyboard.press(key)
+        p.keyboard.press("Control+Enter")
+        p.wait_for_url(f"{base}/")
+        w.clean()
+        context.close()
+    labels = submitted_labels(project.db, project.name)
+    assert len(labels) == 1 and labels[0].rater == "alice" and labels[0].kind == "label"
+    v = labels[0].values
+    assert (v.pa, v.ia, v.evidence) == (4, 2, "the gripper bends at 1 s")
+    assert dict(v.checklist) == {"agent_consistency": 2, "scene_consistency": 1, "interaction_realism": 2,
+                                 "agent_match": 0, "object_correctness": 1, "goal_completion": 2}
+    rows = [json.loads(line) for line in project.suite.read_text().splitlines()]
+    assert instruction in {r["instruction"] for r in rows}
+
+
+def test_injected_script_shows_as_text(browser, project):
+    app = create_app(project.db, project.suite, SECRET)
+    pa = LabelValues.from_form({"pa": 3, "checklist.agent_consistency": 1, "checklist.scene_consistency": 1,
+                                "checklist.interaction_realism": 1})
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        for entry in svc.queue(alice):
+            svc.save_draft(alice, entry.assignment_id, pa, 0)
+            svc.reveal_instruction(alice, entry.assignment_id)
+        ids = [e.assignment_id for e in svc.queue(alice)]
+    with running(app) as base:
+        context = browser.new_context()
+        w = Watched(context, base)
+        log_in(w, base, "alice")
+        texts = []
+        for aid in ids:
+            w.page.goto(f"{base}/task/{aid}")
+            texts.append(w.page.inner_text("#instruction"))
+            assert w.page.evaluate("window.__pwned === undefined")
+        assert "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned=2\">" in texts
+        w.clean()
+        context.close()
+
+
+PA_FIELDS = ("pa", *(f"checklist.{c}" for c in CHECKLIST_ITEMS[:3]))
+
+
+def _label(values, svc, user, aid):
+    svc.save_draft(user, aid, LabelValues.from_form({k: v for k, v in values.items() if k in PA_FIELDS}), 0)
+    svc.reveal_instruction(user, aid)
+    version = svc.task(user, aid).version
+    svc.submit(user, aid, LabelValues.from_form(values), version)
+
+
+def test_cross_review_and_adjudication_in_the_browser(browser, project):
+    first = {"pa": 2, "ia": 5, "evidence": "primary <b>note</b>",
+             **{f"checklist.{c}": 1 for c in CHECKLIST_ITEMS}}
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        _label(first, svc, alice, svc.queue(alice)[0].assignment_id)  # one item is enough
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        steps = (("bob", "review", ["3", "Shift+4", "q", "s", "c", "Shift+q", "Shift+s", "Shift+c"]),
+                 ("carol", "adjudicate", ["5", "Shift+5", "e", "d", "c", "Shift+e", "Shift+d"]))
+        for user, kind, keys in steps:
+            w = Watched(context, base)
+            p = w.page
+            log_in(w, base, user)
+            for _ in range(1):
+                p.click(f'table[data-kind="{kind}"] tr[data-status="open"] a.rj-open >> nth=0')
+                p.wait_for_selector(".rj-other")
+                others = p.inner_text("section")
+                assert "first annotation (by alice" in others and "primary <b>note</b>" in others
+                if kind == "adjudicate":
+                    assert "cross-review (by bob" in others and "bob's comment" in others
+                for key in keys:
+                    p.keyboard.press(key)
+                if kind == "adjudicate":
+                    # the mouse, for the last row
+                    p.click('input[name="checklist.goal_completion"][value="2"]')
+                p.fill('textarea[name="note"]', f"{user}'s comment")
+                p.keyboard.press("Control+Enter")
+                p.wait_for_url(f"{base}/")
+            assert p.locator('tr[data-status="open"]').count() == 0
+            w.clean()
+            w.page.close()
+        context.close()
+    finals = final_labels(project.db, project.name)
+    assert len(finals) == 1 and {f.kind for f in finals.values()} == {"adjudicate"}
+    for f in finals.values():
+        assert (f.rater, f.values.pa, f.values.ia, f.values.note) == ("carol", 5, 5, "carol's comment")
+        assert set(f.values.checklist.values()) == {2}
+    reviews = [x for x in submitted_labels(project.db, project.name) if x.kind == "review"]
+    assert len(reviews) == 1
+    for r in reviews:
+        assert (r.rater, r.values.pa, r.values.ia) == ("bob", 3, 4)
+        assert dict(r.values.checklist) == {"agent_consistency": 0, "scene_consistency": 1,
+                                            "interaction_realism": 2, "agent_match": 0,
+                                            "object_correctness": 1, "goal_completion": 2}
+
+
+def test_multiview_plays_in_sync_and_pauses_per_segment(browser, templates, tmp_path):
+    project = copy_project(templates["mv"], tmp_path / "db")
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        w = Watched(context, base)
+        p = w.page
+        log_in(w, base, "alice")
+        for i in range(p.locator("a.rj-open").count()):
+            p.goto(f"{base}/")
+            p.click(f"a.rj-open >> nth={i}")
+            if p.locator(".rj-player video").count() == 2:
+                break
+        p.wait_for_function("() => [...document.querySelectorAll('.rj-player video')]"
+                            ".every(v => v.readyState >= 2 && isFinite(v.duration))", timeout=15_000)
+        p.click(".rj-play")
+        # playback stops by itself at the end of the first 3-second segment and asks for its verdict
+        p.wait_for_selector('.rj-segment[data-index="0"].rj-prompt', timeout=15_000)
+        p.wait_for_function("() => [...document.querySelectorAll('.rj-player video')].every(v => !v.seeking)")
+        times = p.evaluate(f"{VIDEOS}.map(v => [v.currentTime, v.paused])")
+        assert all(paused for _, paused in times)
+        # both views rest on the segment's last frame (29 at 10 fps), shown at its middle
+        assert p.locator(".rj-player").get_attribute("data-frame") == str(3 * FPS - 1)
+        assert times[0][0] == times[1][0] == pytest.approx((3 * FPS - 0.5) / FPS, abs=1e-3), times
+        p.keyboard.press("g")
+        assert p.is_checked('input[name="segments.0"][value="good"]')
+        # a seek by frame moves both views
+        p.keyboard.press("ArrowRight")
+        p.wait_for_function("() => [...document.querySelectorAll('.rj-player video')].every(v => !v.seeking)")
+        times = p.evaluate("[...document.querySelectorAll('.rj-player video')].map(v => v.currentTime)")
+        assert times[0] == times[1]
+        wait_saved(p)
+        w.clean()
+        context.close()
