@@ -136,6 +136,9 @@ class JudgeConfig(BaseModel):
         device: ``hf`` only: ``auto`` (GPU when present), ``cpu`` or ``cuda``.
         dtype: ``hf`` only: ``auto``, ``float32``, ``bfloat16`` or ``float16``.
         revision: ``hf`` only: the model repository commit to load (pinned weights).
+        stage: Training stage of the model (``base``, ``sft``, ``rl``, ``sft+rl``; RoboJudge Table
+            3): the judges leaderboard lays judges of one ``base_model`` out by stage.
+        base_model: The model a trained judge started from (default: ``model``, for a ``base``).
         replies: ``mock`` only: scripted replies, used in turn.
         sampling: Decoding settings.
         extra_body: Extra JSON merged into each request body.
@@ -166,6 +169,8 @@ class JudgeConfig(BaseModel):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     revision: str | None = None
+    stage: Literal["base", "sft", "rl", "sft+rl"] | None = None
+    base_model: str | None = None
     replies: list[str] = Field(default_factory=list)
     sampling: Sampling = Field(default_factory=lambda: Sampling())
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -231,6 +236,8 @@ class JudgeConfig(BaseModel):
             "sampling": self.sampling.model_dump(mode="json"),
             "extra_body": self.extra_body,
             **({"revision": self.revision} if self.revision else {}),
+            # only when set, so judges declared without them keep their config hashes
+            **({"stage": self.stage, "base_model": self.base_model or self.model} if self.stage else {}),
         }
 
 

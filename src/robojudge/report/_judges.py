@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -81,6 +81,9 @@ class JudgeRow:
         compared: Targets on which this judge takes part in the "best" comparison (it was scored on
             the same items as the other judges compared there).
         small: Targets with few scored items or clips (see :func:`robojudge.report._tables.is_small`).
+        stage: The judge's training stage (``base``, ``sft``, ``rl``, ``sft+rl``) when its config
+            declares one (RoboJudge Table 3), else None.
+        base_model: The model a staged judge was trained from, else None.
     """
 
     judge: str
@@ -90,6 +93,22 @@ class JudgeRow:
     n_unscored: dict[str, int] = field(default_factory=dict)
     compared: frozenset[str] = frozenset()
     small: frozenset[str] = frozenset()
+    stage: str | None = None
+    base_model: str | None = None
+
+
+STAGE_ORDER = ("base", "sft", "rl", "sft+rl")
+STAGE_TITLES = {"base": "base", "sft": "+ SFT", "rl": "+ RL", "sft+rl": "+ SFT + RL"}
+
+
+def judge_stage(judge: JudgeSeries) -> tuple[str, str] | None:
+    """``(base model, stage)`` from a judge's stored config (``stage`` and ``base_model`` of its
+    :class:`~robojudge.judges.JudgeConfig`), or None when it declares no stage."""
+    for s in judge.axes.values():
+        cfg = s.config or {}
+        if cfg.get("stage"):
+            return str(cfg.get("base_model") or cfg.get("model") or judge.name), str(cfg["stage"])
+    return None
 
 
 def _compared_group(masks: Mapping[str, Mask]) -> list[str]:
@@ -251,7 +270,10 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     report = agreement_table(pred, human, clusters, strata_of(labelled), bootstrap=bootstrap,
                              seed=seed, level=level, pairs=[], rank_stats=False)
     scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in AXES} for j, p in pred.items()}
-    return JudgesResult(report, judge_table(report, scored, clusters), cal, pred)
+    stages = {j.label: st for j in chosen if (st := judge_stage(j)) is not None}
+    table = [replace(r, base_model=stages[r.judge][0], stage=stages[r.judge][1]) if r.judge in stages else r
+             for r in judge_table(report, scored, clusters)]
+    return JudgesResult(report, table, cal, pred)
 
 
 @dataclass(frozen=True)
@@ -310,7 +332,30 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
                 cells.append(f"**{text}**" if (t, col) in row.best else text)
         lines.append(f"| {md_escape(row.judge)} | {sum(row.n.values())} | {sum(row.n_unscored.values())} | "
                      + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + stages_lines(table, report)) + "\n"
+
+
+def stages_lines(table: Sequence[JudgeRow], report: AgreementReport) -> list[str]:
+    """The judges that declare a training stage, by base model then stage (RoboJudge Table 3's layout:
+    the base model, + SFT, + SFT + RL); no lines when none does."""
+    staged = sorted((r for r in table if r.stage is not None and r.base_model is not None),
+                    key=lambda r: (str(r.base_model), STAGE_ORDER.index(str(r.stage))
+                                   if r.stage in STAGE_ORDER else len(STAGE_ORDER), r.judge))
+    if not staged:
+        return []
+    targets = (*report.axes, OVERALL)
+    lines = ["", "## Training stages", "", "Judges whose config declares a training stage, grouped by the "
+             "model they were trained from (RoboJudge Table 3); the values are those of the table above.", "",
+             "| base model | stage | judge | " + " | ".join(f"{target_title(t)} {name}" for t in targets
+                                                  for name in ("r ↑", "Acc ↑", "MSE ↓")) + " |",
+             "| --- | --- | --- | " + " | ".join("---" for _ in range(3 * len(targets))) + " |"]
+    for row in staged:
+        cells = [format_estimate(row.cells[t, col]) + (" †" if t in row.small else "")
+                 for t in targets for col, _, _ in JUDGE_COLUMNS]
+        stage = STAGE_TITLES.get(str(row.stage), str(row.stage))
+        lines.append(f"| {md_escape(str(row.base_model))} | {stage} | {md_escape(row.judge)} | "
+                     + " | ".join(cells) + " |")
+    return lines
 
 
 def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: str | Path, *,
@@ -324,6 +369,7 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
         fields.append(f"{t}_small_n")
         for col, _, _ in JUDGE_COLUMNS:
             fields += [f"{t}_{col}", f"{t}_{col}_low", f"{t}_{col}_high", f"{t}_{col}_best"]
+    fields += ["stage", "base_model"]
     with (out / "judges.csv").open("w", newline="") as f:
         w = SafeCsvWriter(f)
         w.writerow(fields)
@@ -335,6 +381,7 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
                 for col, _, _ in JUDGE_COLUMNS:
                     e = row.cells[t, col]
                     vals += [e.value, e.low, e.high, (t, col) in row.best]
+            vals += [row.stage or "", row.base_model or ""]
             w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in vals])
     (out / "judges.md").write_text(judges_markdown(table, report, note=note))
     return [out / "judges.md", out / "judges.csv"]
