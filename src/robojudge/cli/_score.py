@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 import typer
+from rich.markup import escape
 
 from robojudge.cli._common import (
     console,
@@ -111,7 +112,7 @@ def score(
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
             RayUnavailableError) as exc:
-        raise fail(str(exc)) from None
+        raise fail(escape(str(exc))) from None  # literal text: "robojudge[ray]" is no markup tag
     print_manifest_problems(run.manifest_problems)
     print_frame_options(frames, run.frame_options_applied)
     print_summary(run.summary)

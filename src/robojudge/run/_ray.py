@@ -56,7 +56,8 @@ class _Scorer:
 def _reason(exc: BaseException, retries: int) -> str:
     ray = import_ray()
     if isinstance(exc, ray.exceptions.WorkerCrashedError | ray.exceptions.ActorDiedError):
-        return f"the Ray worker died while scoring this item ({retries + 1} attempts)"
+        n = retries + 1
+        return f"the Ray worker died while scoring this item ({n} attempt{'s' if n > 1 else ''})"
     if isinstance(exc, ray.exceptions.OutOfMemoryError):
         return "the Ray worker ran out of memory while scoring this item"
     first = str(exc).strip().splitlines()
@@ -102,6 +103,7 @@ class RayExecutor:
         self._pools: dict[Placement, list[Any]] = {}
         self._load: dict[int, int] = {}  # actor (by id of its handle) -> calls in flight
         self.workers = workers or 1
+        self.actors_started = 0  # actors this executor created (tests, diagnostics)
         self._connect()
 
     def _connect(self) -> None:
@@ -143,6 +145,7 @@ class RayExecutor:
                 **placement.options(), max_restarts=self._retries, max_task_retries=self._retries
             )
             actor = cls.remote()
+            self.actors_started += 1
             pool.append(actor)
             self._load[id(actor)] = 0
             return actor

@@ -1,0 +1,58 @@
+"""Metrics for the Ray tests; Ray workers import this module through ROBOJUDGE_PLUGINS.
+
+Each records, before it works, which process started on which item (a file ``ITEM.PID`` in its
+``marks`` folder), so a test can kill the worker of an item that is in flight and check afterwards
+that the item was tried again elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from robojudge.metrics import Score, metric
+from robojudge.metrics._registry import Resources
+
+COMMON = dict(
+    inputs={"instruction"},
+    higher_is_better=True,
+    native_range=(None, None),
+    version="1",
+    citation="robojudge test suite",
+    description="test-only metric",
+)
+
+
+class MarkConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    marks: str = ""
+    seconds: float = 0.0
+
+
+def _marked(item, config: MarkConfig) -> Score:
+    if config.marks:
+        Path(config.marks, f"{item.item_id}.{os.getpid()}").touch()
+    time.sleep(config.seconds)
+    # A value that depends on the item only, so a local run and a Ray run must agree.
+    return Score(value=float(sum(map(ord, item.item_id)) % 97), details={"pid": os.getpid()})
+
+
+@metric("test_ray_cpu", family="baseline", config=MarkConfig, **COMMON)
+def ray_cpu(item, config: MarkConfig) -> Score:
+    return _marked(item, config)
+
+
+@metric("test_ray_model", family="baseline", config=MarkConfig, provider="model",
+        resources=Resources(cpus=1, memory_mb=64), **COMMON)
+def ray_model(item, config: MarkConfig) -> Score:
+    return _marked(item, config)
+
+
+def raises_on_two(task: int) -> int:
+    """Executor test task: raises for 2 (an exception its own function does not catch)."""
+    if task == 2:
+        raise RuntimeError("not caught by its function")
+    return task * 10

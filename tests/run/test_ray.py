@@ -1,0 +1,148 @@
+"""``--executor ray`` on a local Ray head bound to 127.0.0.1 (one start for the whole module).
+
+Exactly once: a worker killed in the middle of its task is replaced and the task retried; every
+(item, metric) ends with one row holding the value a local run gives, and a second run adds none.
+A task that raises is an error row, and so is one whose worker dies on every attempt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import _ray_toy  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import _toy_metrics  # noqa: F401
+import pytest
+
+from robojudge.run import build_requests, score_items, score_suite
+from robojudge.run._ray import RayExecutor
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+
+ray = pytest.importorskip("ray")
+
+HERE = Path(__file__).parent
+PLUGINS = "_toy_metrics,_ray_toy"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A private Ray instance: 2 CPUs, no dashboard, 127.0.0.1 only; workers find the test metrics."""
+    cache = tmp_path_factory.mktemp("worker-cache")
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+        "ROBOJUDGE_PLUGINS": PLUGINS,
+        "ROBOJUDGE_CACHE_DIR": str(cache),
+    }
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             runtime_env={"env_vars": env}, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _items(n: int, tag: str = "") -> list[Item]:
+    return [Item(item_id=f"item{i:02d}{tag}", video="/nonexistent.mp4", instruction="x") for i in range(n)]
+
+
+def _values(store: ResultStore) -> dict[tuple[str, str], float | None]:
+    return {(r.item_id, r.metric): r.value for r in store.rows()}
+
+
+def _all_rows(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as con:
+        return con.execute("select item_id, metric from robojudge_results").fetchall()
+
+
+class _KillOnce:
+    """A progress callback that, after ``after`` rows, SIGKILLs the worker of an item in flight."""
+
+    def __init__(self, marks: Path, after: int) -> None:
+        self.marks, self.after = marks, after
+        self.stored: set[str] = set()
+        self.killed: tuple[str, int] | None = None
+
+    def __call__(self, row: ResultRow, summary: object) -> None:
+        self.stored.add(row.item_id)
+        if self.killed is not None or len(self.stored) < self.after:
+            return
+        for mark in sorted(self.marks.iterdir()):
+            item, pid = mark.name.rsplit(".", 1)
+            if item not in self.stored:
+                os.kill(int(pid), signal.SIGKILL)
+                self.killed = (item, int(pid))
+                return
+
+
+@pytest.mark.parametrize("metric", ["test_ray_cpu", "test_ray_model"], ids=["task", "actor"])
+def test_a_killed_worker_costs_nothing_and_nothing_twice(head: None, tmp_path: Path, metric: str) -> None:
+    items = _items(12)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (req,) = build_requests([metric], {metric: {"marks": str(marks), "seconds": 0.4}})
+    with ResultStore(tmp_path / "local.sqlite") as local:
+        score_items(items, build_requests([metric]), local)
+        expected = {item: v for (item, _), v in _values(local).items()}
+    killer = _KillOnce(marks, after=3)
+    db = tmp_path / "ray.sqlite"
+    ex = RayExecutor(max_retries=2)
+    with ResultStore(db) as store:
+        run = score_items(items, [req], store, executor=ex, progress=killer)
+        assert killer.killed is not None, "no item was in flight to kill"
+        item, pid = killer.killed
+        tried = {int(m.name.rsplit(".", 1)[1]) for m in marks.glob(f"{item}.*")}
+        assert pid in tried and len(tried) >= 2, "the killed item was not run again on another worker"
+        assert (run.ok, run.failed) == (12, 0)
+        assert {i: v for (i, _), v in _values(store).items()} == expected
+        pids = {(r.details or {}).get("pid") for r in store.rows()} - {None}
+        if metric == "test_ray_model":  # in actors, which stay up: one process each, and the restart
+            assert 1 <= ex.actors_started <= 2 and len(pids) <= ex.actors_started + 1
+        else:
+            assert ex.actors_started == 0
+        again = score_items(items, [req], store, executor=RayExecutor())
+        assert (again.ok, again.failed, again.skipped) == (0, 0, 12)
+    rows = _all_rows(db)
+    assert len(rows) == len(set(rows)) == 12  # one row per (item, metric), superseded ones included
+
+
+def test_failures_are_error_rows_not_a_crashed_run(head: None, tmp_path: Path) -> None:
+    items = _items(3) + _items(1, "boom") + _items(1, "crash")
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        run = score_items(items, build_requests(["test_boom", "test_crash"]), store,
+                          executor=RayExecutor(max_retries=0))
+        errors = {(r.item_id, r.metric): r.error for r in store.rows() if r.status == "error"}
+    assert run.failed == len(errors)
+    assert "ZeroDivisionError" in errors[("item00boom", "test_boom")]
+    # The crashing item takes its task's other rows with it: they ran in the same worker.
+    assert "the Ray worker died" in errors[("item00crash", "test_crash")]
+    assert "1 attempt)" in errors[("item00crash", "test_crash")]
+    assert {k for k in errors if k[0] != "item00crash"} == {("item00boom", "test_boom")}
+    assert run.ok + run.failed == 10
+
+
+def test_an_exception_escaping_the_task_function_is_reported_per_task(head: None) -> None:
+    ex = RayExecutor(max_retries=0)
+    out = dict(ex.map_unordered(_ray_toy.raises_on_two, range(4), lambda t, why: f"crashed: {why}"))
+    ex.shutdown()
+    assert out[0] == 0 and out[1] == 10 and out[3] == 30
+    assert str(out[2]).startswith("crashed: Ray could not run this task") and "not caught" in str(out[2])
+    assert ray.is_initialized()  # an executor that joined a running instance leaves it up
+
+
+def test_score_suite_streams_blocks_through_ray(head: None, tmp_path: Path) -> None:
+    manifest = tmp_path / "suite.jsonl"
+    rows = [{"item_id": f"i{i:03d}", "video": "v.mp4", "instruction": "x"} for i in range(23)]
+    lines = [json.dumps(r) for r in rows]
+    lines.insert(17, '{"item_id": "bad"')  # a broken record in the third block of 5
+    manifest.write_text("\n".join(lines) + "\n")
+    (tmp_path / "v.mp4").write_bytes(b"never opened")
+    run = score_suite(manifest, ["test_ray_cpu"], db=str(tmp_path / "r.sqlite"), executor="ray",
+                      address="auto", block=5)
+    assert (run.summary.total, run.summary.ok) == (23, 23)
+    assert [(p.line, "invalid JSON" in p.message) for p in run.manifest_problems] == [(18, True)]
