@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("meta", ("meta/",)),
     ("aggregate", ("aggregate/",)),
     ("report", ("report/",)),
-    ("apps", ("demo.py", "ablation.py", "train/", "audit/", "select/")),
+    ("apps", ("demo.py", "ablation.py", "train/", "audit/", "select/", "annotate/")),
     ("cli", ("cli/",)),
     ("entry point", ("__main__.py",)),
 )

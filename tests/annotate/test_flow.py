@@ -301,3 +301,31 @@ def test_model_draft_fields_recorded(project: str, suite_files: SuiteFiles, tmp_
         _label(svc, ann1, entry.assignment_id, FULL)  # pa 4 kept, ia 3 changed from the draft's 5
         last = svc.history(ann1, entry.assignment_id)[-1]
         assert last.from_draft == {"pa": True, "ia": False}
+
+
+def test_review_and_adjudication_closed_until_their_inputs_are_submitted(
+    project: str, suite_files: SuiteFiles
+) -> None:
+    item = suite_files.item_ids[3]
+    assign(project, "p", ["ann1"], items=[item])
+    assign(project, "p", ["rev1"], kind="review", items=[item])
+    assign(project, "p", ["adj1"], kind="adjudicate", items=[item])
+    a = s.assignments
+    with AnnotationService(project) as svc:
+        ann1, rev1, adj1 = _login(svc, "ann1"), _login(svc, "rev1"), _login(svc, "adj1")
+        with svc.db.read() as conn:
+            ids = dict(conn.execute(select(a.c.kind, a.c.public_id)).all())
+        # Knowing the task's id is not enough: no page, no write, nothing of the primary label.
+        svc.save_draft(ann1, ids["label"], LabelValues.from_form(PA_ONLY), 0)
+        for who, kind in ((rev1, "review"), (adj1, "adjudicate")):
+            with pytest.raises(Forbidden, match="opens once the label"):
+                svc.task(who, ids[kind])
+            with pytest.raises(Forbidden):
+                svc.save_draft(who, ids[kind], LabelValues(pa=1), 0)
+        _label(svc, ann1, ids["label"], FULL)
+        assert [o.author for o in svc.task(rev1, ids["review"]).others] == ["ann1"]
+        with pytest.raises(Forbidden, match="opens once the review"):
+            svc.task(adj1, ids["adjudicate"])
+        # The reviewer never sees the primary annotator's drafts, only the submitted label.
+        with pytest.raises(Forbidden):
+            svc.history(rev1, ids["label"])

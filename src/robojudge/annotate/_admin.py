@@ -21,11 +21,11 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._db import now
+from robojudge.annotate._db import now, project_row
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.annotate._passwords import hash_password
 from robojudge.annotate._protocol import LabelValues
-from robojudge.annotate._service import AnnotationService, _project_info, project_row, token_hash
+from robojudge.annotate._service import AnnotationService, _project_info, token_hash
 from robojudge.annotate._types import Invite, ProjectInfo
 
 DEFAULT_PASS_THRESHOLD = 0.8
@@ -102,8 +102,7 @@ def init_project(
         AnnotateError: The name is taken, the manifest has errors, or segments were asked for and a clip's
             length cannot be read.
     """
-    from robojudge.suite import ManifestError, load_suite
-    from robojudge.suite._load import main_view_name
+    from robojudge.suite import ManifestError, load_suite, main_view_name
 
     if segment_s is not None and not segment_s > 0:
         raise AnnotateError(f"segment length must be positive, got {segment_s}")

@@ -12,15 +12,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, event, inspect, select, text
+from sqlalchemy import Engine, Row, create_engine, event, inspect, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._errors import AnnotateError
-from robojudge.store import StoreError
-from robojudge.store._url import display_url, mask_text, parse_url
+from robojudge.annotate._errors import AnnotateError, NotFound
+from robojudge.store import StoreError, display_url, mask_text, parse_url
 
 BUSY_TIMEOUT_S = 60.0
 _WRITE = "robojudge_ann_write"
@@ -119,6 +118,22 @@ class Database:
 def _transient(exc: DBAPIError) -> bool:
     code = getattr(exc.orig, "sqlstate", None)
     return code in ("40001", "40P01") or "database is locked" in str(exc.orig)
+
+
+PRIVILEGED = ("admin",)
+"""Roles that may read any task, label and audit event."""
+
+
+def project_row(conn: Connection, name: str) -> Row[Any]:
+    """The project's row.
+
+    Raises:
+        NotFound: No project has this name.
+    """
+    row = conn.execute(select(s.projects).where(s.projects.c.name == name)).first()
+    if row is None:
+        raise NotFound(f"no annotation project named {name!r}")
+    return row
 
 
 def now() -> datetime:

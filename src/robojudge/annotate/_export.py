@@ -20,9 +20,10 @@ from typing import Any
 from sqlalchemy import select
 
 from robojudge.annotate import _schema as s
+from robojudge.annotate._db import project_row
 from robojudge.annotate._errors import AnnotateError
 from robojudge.annotate._protocol import AXES, LabelValues
-from robojudge.annotate._service import AnnotationService, project_row
+from robojudge.annotate._service import AnnotationService
 
 FINAL_PRIORITY = ("adjudicate", "label")
 

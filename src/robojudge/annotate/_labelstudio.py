@@ -21,11 +21,11 @@ from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
 from robojudge.annotate._admin import new_token
-from robojudge.annotate._db import now
+from robojudge.annotate._db import now, project_row
 from robojudge.annotate._errors import AnnotateError
 from robojudge.annotate._protocol import CHECKLIST_RANGE, LabelValues, changed_fields
-from robojudge.annotate._service import AnnotationService, project_row
-from robojudge.suite._schema import CHECKLIST_ITEMS
+from robojudge.annotate._service import AnnotationService
+from robojudge.suite import CHECKLIST_ITEMS
 
 _TO = "video"
 _KINDS = ("label", "review", "adjudicate", "practice")

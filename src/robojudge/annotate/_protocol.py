@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from robojudge.annotate._errors import InvalidLabel
-from robojudge.suite._schema import CHECKLIST_ITEMS
+from robojudge.suite import CHECKLIST_ITEMS
 
 AXES = ("pa", "ia")
 SCORE_RANGE = (1, 5)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +20,9 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._db import now
+from robojudge.annotate._db import PRIVILEGED, Database, now, project_row
 from robojudge.annotate._errors import AnnotateError, Forbidden, NotFound
 from robojudge.annotate._protocol import AXES
-from robojudge.annotate._service import PRIVILEGED, AnnotationService, project_row
 from robojudge.annotate._types import Annotator
 
 if TYPE_CHECKING:
@@ -189,9 +190,18 @@ def _disagreements(practice: _Practice) -> list[Disagreement]:
     return out
 
 
+@contextmanager
+def _open(db: str | os.PathLike[str]) -> Iterator[Database]:
+    base = Database(db)
+    try:
+        yield base
+    finally:
+        base.close()
+
+
 def round_agreement(db: str | os.PathLike[str], project: str, name: str) -> RoundAgreement:
     """Agreement of a round's submitted practice labels so far (nothing is written)."""
-    with AnnotationService(db) as svc, svc.db.read() as conn:
+    with _open(db) as base, base.read() as conn:
         row = _round_row(conn, project, name)
         return agreement_of(_practice(conn, row.id), name, row.threshold)
 
@@ -202,7 +212,7 @@ def close_round(db: str | os.PathLike[str], project: str, name: str) -> RoundAgr
     Raises:
         AnnotateError: The round is already closed, or no practice label was submitted.
     """
-    with AnnotationService(db) as svc, svc.db.write() as conn:
+    with _open(db) as base, base.write() as conn:
         row = _round_row(conn, project, name)
         if row.closed_at is not None:
             raise AnnotateError(f"round {name!r} of {project!r} is already closed")
@@ -237,13 +247,13 @@ def close_round(db: str | os.PathLike[str], project: str, name: str) -> RoundAgr
         return result
 
 
-def round_feedback(svc: AnnotationService, actor: Annotator, project: str, name: str) -> RoundFeedback:
+def round_feedback(base: Database, actor: Annotator, project: str, name: str) -> RoundFeedback:
     """Agreement and disagreements of a round, as the actor may see them.
 
     Reviewers, adjudicators and admins see everything at any time. A trainee sees the round once it is
     closed, and only the disagreements they are part of, with the other trainee's name withheld.
     """
-    with svc.db.read() as conn:
+    with base.read() as conn:
         row = _round_row(conn, project, name)
         practice = _practice(conn, row.id)
     result = agreement_of(practice, name, row.threshold)

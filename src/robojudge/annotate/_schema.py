@@ -26,7 +26,7 @@ from sqlalchemy import (
     text,
 )
 
-from robojudge.store._schema import UTCDateTime
+from robojudge.store import UTCDateTime
 
 ANN_SCHEMA_VERSION = 1
 

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._db import Database, now
+from robojudge.annotate._db import PRIVILEGED, Database, now, project_row
 from robojudge.annotate._errors import Conflict, Forbidden, InvalidLabel, NotFound
 from robojudge.annotate._passwords import dummy_hash, hash_password, needs_rehash, verify_password
 from robojudge.annotate._protocol import PA_FIELDS, LabelValues, changed_fields, draft_agreement
@@ -39,7 +39,6 @@ from robojudge.annotate._types import (
 if TYPE_CHECKING:
     from robojudge.annotate._rounds import RoundFeedback
 
-PRIVILEGED = ("admin",)
 _UPSTREAM = {"review": ("label",), "adjudicate": ("label", "review")}
 """Which submitted assignments of the same item a task needs before it opens, and then shows."""
 
@@ -261,7 +260,7 @@ class AnnotationService:
         """
         from robojudge.annotate._rounds import round_feedback
 
-        return round_feedback(self, actor, project, round_name)
+        return round_feedback(self.db, actor, project, round_name)
 
     # -- media -------------------------------------------------------------------------------------
 
@@ -423,13 +422,6 @@ class AnnotationService:
 
 
 # -- helpers shared with the admin functions -------------------------------------------------------
-
-
-def project_row(conn: Connection, name: str) -> Row[Any]:
-    row = conn.execute(select(s.projects).where(s.projects.c.name == name)).first()
-    if row is None:
-        raise NotFound(f"no annotation project named {name!r}")
-    return row
 
 
 def _project_info(conn: Connection, row: Row[Any]) -> ProjectInfo:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._service import AnnotationService, project_row
+from robojudge.annotate._db import project_row
+from robojudge.annotate._service import AnnotationService
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from robojudge.store._export import (
 )
 from robojudge.store._put import PutOutcome, RowConflictError, put_rows, same_value
 from robojudge.store._row import ResultRow
-from robojudge.store._schema import SCHEMA_VERSION
+from robojudge.store._schema import SCHEMA_VERSION, UTCDateTime
 from robojudge.store._store import ResultStore
-from robojudge.store._url import default_db_url
+from robojudge.store._url import default_db_url, display_url, mask_text, parse_url
 
 __all__ = [
     "EXPORT_COLUMNS",
@@ -31,9 +31,13 @@ __all__ = [
     "RowConflictError",
     "SafeCsvWriter",
     "StoreError",
+    "UTCDateTime",
     "default_db_url",
+    "display_url",
     "export_results",
     "item_columns",
+    "mask_text",
+    "parse_url",
     "put_rows",
     "same_value",
 ]
