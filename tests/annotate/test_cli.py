@@ -141,3 +141,32 @@ def test_errors_exit_2_with_a_message(suite_files: SuiteFiles, tmp_path: Path) -
         app, ["annotate", "export", "--db", db, "-p", "p", "-f", "xml", "--out", tmp_path / "x"]
     )
     assert res.exit_code == 2 and "--format 'xml'" in res.output
+
+
+def test_add_example(suite_files: SuiteFiles, tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path}/a.sqlite"
+    rj("init", suite_files.manifest, "--db", db, "--name", "p")
+    item = suite_files.item_ids[1]
+    out = rj(
+        "add-example", item, "--db", db, "-p", "p", "--axis", "ia", "--score", "4", "--text", "almost there"
+    )
+    assert f"{item} pinned as a IA 4 example" in out
+    res = runner.invoke(
+        app,
+        [
+            "annotate",
+            "add-example",
+            item,
+            "--db",
+            db,
+            "-p",
+            "p",
+            "--axis",
+            "xx",
+            "--score",
+            "4",
+            "--text",
+            "t",
+        ],
+    )
+    assert res.exit_code == 2 and "axis 'xx'" in res.output

@@ -329,3 +329,26 @@ def test_review_and_adjudication_closed_until_their_inputs_are_submitted(
         # The reviewer never sees the primary annotator's drafts, only the submitted label.
         with pytest.raises(Forbidden):
             svc.history(rev1, ids["label"])
+
+
+def test_reference_examples_are_pinned_and_never_dealt(project: str, suite_files: SuiteFiles) -> None:
+    from robojudge.annotate import AnnotateError, add_example, create_round
+
+    example = suite_files.item_ids[5]
+    add_example(project, "p", example, "pa", 2, "the gripper melts into the table at 2 s")
+    assert assign(project, "p", ["ann1"]) == 5  # the example is left out
+    with pytest.raises(AnnotateError, match="already has tasks"):
+        add_example(project, "p", suite_files.item_ids[0], "ia", 5, "done")
+    with pytest.raises(AnnotateError, match="reference examples"):
+        create_round(project, "p", "r1", ["ann1", "ann2"], [example])
+    with pytest.raises(AnnotateError, match="outside 1-5"):
+        add_example(project, "p", example, "pa", 0, "x")
+    with AnnotationService(project) as svc:
+        ann1, ann2 = _login(svc, "ann1"), _login(svc, "ann2")
+        page = svc.task(ann1, svc.queue(ann1)[0].assignment_id)
+        (ex,) = page.examples
+        assert (ex.axis, ex.score, ex.text) == ("pa", 2, "the gripper melts into the table at 2 s")
+        assert example not in repr(page.examples)
+        assert svc.media_path(ann1, ex.media[0].media_id).name == f"{example}.mp4"
+        with pytest.raises(Forbidden):  # ann2 works on nothing in this project
+            svc.media_path(ann2, ex.media[0].media_id)

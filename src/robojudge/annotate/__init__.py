@@ -10,6 +10,7 @@ are what the ``robojudge annotate`` commands call. See ``docs/annotation.md``.
 from robojudge.annotate._admin import (
     DEFAULT_PASS_THRESHOLD,
     add_annotator,
+    add_example,
     assign,
     create_round,
     import_drafts,
@@ -53,6 +54,7 @@ from robojudge.annotate._types import (
     MediaRef,
     ProjectInfo,
     QueueEntry,
+    ReferenceExample,
     SegmentSpan,
     TaskPage,
 )
@@ -81,6 +83,7 @@ __all__ = [
     "ProjectInfo",
     "ProjectStatus",
     "QueueEntry",
+    "ReferenceExample",
     "RoundAgreement",
     "RoundFeedback",
     "Rubric",
@@ -89,6 +92,7 @@ __all__ = [
     "SubmittedLabel",
     "TaskPage",
     "add_annotator",
+    "add_example",
     "assign",
     "close_round",
     "create_round",

@@ -339,7 +339,15 @@ def assign(
             )
         ):
             held.setdefault(r.item_id, {})[r.kind] = r.annotator_id
-        todo = [it for it in _item_rows(conn, prow.id, items) if kind not in held.get(it.id, {})]
+        pinned = {
+            r.item_id
+            for r in conn.execute(select(s.examples.c.item_id).where(s.examples.c.project_id == prow.id))
+        }
+        todo = [
+            it
+            for it in _item_rows(conn, prow.id, items)
+            if kind not in held.get(it.id, {}) and it.id not in pinned
+        ]
         random.Random(f"{seed}:{project}:deal:{kind}").shuffle(todo)
         per_user: dict[int, list[Any]] = {p.id: [] for p in people}
         for it in todo:
@@ -392,9 +400,52 @@ def create_round(
         ).inserted_primary_key[0]  # type: ignore[index]
         people = _annotator_rows(conn, list(dict.fromkeys(usernames)))
         its = _item_rows(conn, prow.id, list(dict.fromkeys(items)))
+        pinned = {
+            r.item_id
+            for r in conn.execute(select(s.examples.c.item_id).where(s.examples.c.project_id == prow.id))
+        }
+        shown = [it.item_id for it in its if it.id in pinned]
+        if shown:
+            raise AnnotateError(
+                f"{', '.join(map(repr, shown))} are reference examples: their scores are shown to all"
+            )
         per_user = {p.id: list(its) for p in people}
         return _insert_tasks(
             conn, prow, per_user, {p.id: p.username for p in people}, "practice", rid, prow.seed
+        )
+
+
+def add_example(
+    db: str | os.PathLike[str], project: str, item_id: str, axis: str, score: int, text: str
+) -> None:
+    """Pin an item beside every task of the project as a reference: the score it deserves on an axis, and why.
+
+    The item is then never dealt as a task (its answer is shown to everyone).
+
+    Raises:
+        AnnotateError: Unknown item, bad axis or score, empty text, or the item already has tasks.
+    """
+    from robojudge.annotate._protocol import AXES, SCORE_RANGE
+
+    if axis not in AXES:
+        raise AnnotateError(f"axis {axis!r} is not one of {', '.join(AXES)}")
+    if not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
+        raise AnnotateError(f"score {score} is outside {SCORE_RANGE[0]}-{SCORE_RANGE[1]}")
+    if not text.strip():
+        raise AnnotateError("say why the example deserves its score")
+    with _service(db) as svc, svc.db.write() as conn:
+        prow = project_row(conn, project)
+        (item,) = _item_rows(conn, prow.id, [item_id])
+        if conn.execute(select(s.assignments.c.id).where(s.assignments.c.item_id == item.id)).first():
+            raise AnnotateError(
+                f"item {item_id!r} already has tasks: a reference example would show their answer"
+            )
+        ex = s.examples
+        conn.execute(ex.delete().where(ex.c.item_id == item.id, ex.c.axis == axis))
+        conn.execute(
+            ex.insert().values(
+                project_id=prow.id, item_id=item.id, axis=axis, score=score, text=text, created_at=now()
+            )
         )
 
 

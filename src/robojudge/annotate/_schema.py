@@ -171,6 +171,22 @@ labels = Table(
     CheckConstraint("status IN ('draft', 'submitted')", name="ck_ann_labels_status"),
 )
 
+# Reference examples pinned beside every task of a project (RoboWorM Fig. D1, RoboJudge App. A.3): an item
+# with the score it deserves on one axis and why. Their media are readable by anyone working on the project.
+examples = Table(
+    "ann_examples",
+    metadata,
+    Column("id", _ID, primary_key=True, autoincrement=True),
+    Column("project_id", _ID, ForeignKey("ann_projects.id"), nullable=False),
+    Column("item_id", _ID, ForeignKey("ann_items.id"), nullable=False),
+    Column("axis", String(8), nullable=False),
+    Column("score", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    UniqueConstraint("item_id", "axis", name="uq_ann_examples_item_axis"),
+    CheckConstraint("axis IN ('pa', 'ia')", name="ck_ann_examples_axis"),
+)
+
 audit = Table(
     "ann_audit",
     metadata,

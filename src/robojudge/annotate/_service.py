@@ -32,6 +32,7 @@ from robojudge.annotate._types import (
     MediaRef,
     ProjectInfo,
     QueueEntry,
+    ReferenceExample,
     SegmentSpan,
     TaskPage,
 )
@@ -269,8 +270,8 @@ class AnnotationService:
 
         Raises:
             NotFound: No such media id.
-            Forbidden: The actor holds no assignment on the item, or asks for the initial frame before the
-                instruction was shown.
+            Forbidden: The actor holds no assignment on the item (nor any in the project of a reference
+                example's video), or asks for the initial frame before the instruction was shown.
         """
         with self.db.read() as conn:
             m = conn.execute(select(s.media).where(s.media.c.public_id == media_id)).first()
@@ -283,7 +284,15 @@ class AnnotationService:
                     s.assignments.c.item_id == m.item_id, s.assignments.c.annotator_id == actor.id
                 )
             ).all()
+            example = conn.execute(
+                select(s.examples.c.id)
+                .join(s.assignments, s.assignments.c.project_id == s.examples.c.project_id)
+                .where(s.examples.c.item_id == m.item_id, s.assignments.c.annotator_id == actor.id)
+                .limit(1)
+            ).first()
         allowed = bool(stages) and (m.role != "initial_frame" or any(st.stage == "ia" for st in stages))
+        # A reference example's videos are for everyone working on its project.
+        allowed = allowed or (example is not None and m.role == "video")
         if not allowed:
             self.record_event(actor.id, "media_denied", {"media": media_id})
             raise Forbidden("this media belongs to no task of yours at its current stage")
@@ -539,7 +548,26 @@ def _page(conn: Connection, row: Row[Any]) -> TaskPage:
         if item.model_draft and row.kind == "label"
         else None,
         others=others,
+        examples=_examples(conn, row.project_id),
     )
+
+
+def _examples(conn: Connection, project_id: int) -> list[ReferenceExample]:
+    ex, m = s.examples, s.media
+    rows = conn.execute(
+        select(ex).where(ex.c.project_id == project_id).order_by(ex.c.axis, ex.c.score, ex.c.id)
+    ).all()
+    out = []
+    for r in rows:
+        refs = conn.execute(
+            select(m.c.public_id, m.c.view, m.c.kind)
+            .where(m.c.item_id == r.item_id, m.c.role == "video")
+            .order_by(m.c.position)
+        ).all()
+        out.append(
+            ReferenceExample(r.axis, r.score, r.text, [MediaRef(x.public_id, x.view, x.kind) for x in refs])
+        )
+    return out
 
 
 def _audit(

@@ -63,6 +63,16 @@ class SegmentSpan:
 
 
 @dataclass(frozen=True)
+class ReferenceExample:
+    """A rated example shown beside every task: its videos, the axis, the score it deserves and why."""
+
+    axis: str
+    score: int
+    text: str
+    media: list[MediaRef]
+
+
+@dataclass(frozen=True)
 class LabelVersion:
     version: int
     status: str
@@ -93,6 +103,7 @@ class TaskPage:
     model_draft: LabelValues | None
     others: list[LabelVersion] = field(default_factory=list)
     rubric: Rubric = RUBRIC
+    examples: list[ReferenceExample] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

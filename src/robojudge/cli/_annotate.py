@@ -110,6 +110,25 @@ def assign_cmd(
     console.print(f"{n} {kind} tasks assigned", highlight=False)
 
 
+@app.command("add-example")
+def add_example_cmd(
+    item: str = typer.Argument(..., help="Manifest item id of the example."),
+    db: str = _DB,
+    project: str = _PROJECT,
+    axis: str = typer.Option(..., "--axis", help="pa or ia."),
+    score: int = typer.Option(..., "--score", help="The score the example deserves, 1-5."),
+    text: str = typer.Option(..., "--text", help="Why it deserves that score."),
+) -> None:
+    """Pin a reference example beside every task of the project (the item is then never dealt as a task)."""
+    from robojudge.annotate import add_example
+
+    try:
+        add_example(db, project, item, axis, score, text)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{item} pinned as a {axis.upper()} {score} example", highlight=False)
+
+
 @app.command("import-drafts")
 def import_drafts_cmd(
     drafts: Path = typer.Argument(..., help="JSON Lines written by `robojudge judge draft`."),
