@@ -22,7 +22,7 @@ pytest.importorskip("datasets")
 from _tiny_vlm import build_tiny_qwen2vl  # noqa: E402
 from _train_suite import write_labelled_suite  # noqa: E402
 
-from robojudge.judges import FrameSpec, ResponseCache, get_rubric, make_judge  # noqa: E402
+from robojudge.judges import FrameSpec, ResponseCache, get_rubric, load_judges_file  # noqa: E402
 from robojudge.run._judge import judge_items  # noqa: E402
 from robojudge.store import ResultStore  # noqa: E402
 from robojudge.suite import load_suite  # noqa: E402
@@ -79,8 +79,12 @@ def test_sft_then_grpo_then_judge(workdir: dict[str, Path], tmp_path: Path) -> N
     assert info["stage"] == "sft+rl" and info["base_model"] == str(workdir["model"])
     assert json.loads((sft.out / "robojudge-train.json").read_text())["stage"] == "sft"
 
-    judge = make_judge({"name": "tiny-rl", "backend": "hf", "model": str(grpo.out), "device": "cpu",
-                        "dtype": "float32", "sampling": {"max_tokens": 8}})
+    # the entry the training command prints, as a user would paste it into robojudge.toml
+    toml = tmp_path / "robojudge.toml"
+    toml.write_text(grpo.judge_toml("tiny-rl") + 'device = "cpu"\ndtype = "float32"\n'
+                    "[judges.tiny-rl.sampling]\nmax_tokens = 8\n")
+    judge = load_judges_file(toml)["tiny-rl"]
+    assert judge.stage == "sft+rl" and judge.base_model == str(workdir["model"])
     items = load_suite(workdir["manifest"]).items[:2]
     with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store, ResponseCache(tmp_path / "c") as cache:
         summary = judge_items(items, judge, [get_rubric("pa")], store, cache=cache)
@@ -102,3 +106,19 @@ def test_training_refuses_what_it_cannot_read(workdir: dict[str, Path], tmp_path
         train_grpo("x", workdir["data"], tmp_path / "o", GRPOSettings(rewards=("accuracy",)))
     with pytest.raises(TrainingError, match="cannot load model"):
         train_sft(str(tmp_path / "nothing"), workdir["data"], tmp_path / "o", device="cpu")
+
+
+def test_lora_is_merged_into_a_plain_checkpoint(workdir: dict[str, Path], tmp_path: Path) -> None:
+    from safetensors import safe_open
+    from transformers import AutoModelForImageTextToText
+
+    sft = train_sft(str(workdir["model"]), workdir["data"], tmp_path / "lora",
+                    SFTSettings(global_batch=2, per_device_batch=2, max_steps=1, lora=True, lora_rank=4,
+                                learning_rate=1e-2), device="cpu")
+    assert sft.steps == 1 and all(math.isfinite(v) for v in sft.losses)
+    with safe_open(str(sft.out / "model.safetensors"), "pt") as f:
+        keys = list(f.keys())
+    assert keys and not any("lora" in k for k in keys)  # merged: the hf backend needs no peft
+    with safe_open(str(workdir["model"] / "model.safetensors"), "pt") as f:
+        assert sorted(f.keys()) == sorted(keys)
+    assert AutoModelForImageTextToText.from_pretrained(sft.out).config.model_type == "qwen2_vl"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,8 +58,9 @@ def _run(stage: str, run: Callable[[], TrainResult]) -> None:
         raise fail(escape(str(exc))) from None
     last = f"{result.losses[-1]:.4g}" if result.losses else "none logged"
     console.print(f"{stage}: {result.steps} steps, last loss {last}; checkpoint {result.out} (stage "
-                  f"{result.stage}); judge it with backend = \"hf\", model = \"{result.out}\"",
-                  highlight=False)
+                  f"{result.stage}). To judge with it, add to robojudge.toml:", highlight=False)
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", result.out.name).strip("-.") or "trained"
+    console.print(result.judge_toml(name), highlight=False, markup=False)
 
 
 @app.command("sft")

@@ -74,13 +74,20 @@ class GRPOSettings:
 
 @dataclass(frozen=True)
 class TrainResult:
-    """A finished stage: the checkpoint folder, optimizer steps and the logged training losses."""
+    """A finished stage: the checkpoint folder, its stage and first model, optimizer steps and the
+    logged training losses."""
 
     out: Path
     stage: str
     steps: int
     losses: list[float]
     log: list[dict[str, Any]] = field(default_factory=list)
+    base_model: str = ""
+
+    def judge_toml(self, name: str) -> str:
+        """A judges-file entry that evaluates this checkpoint as an ``hf`` judge, with its stage."""
+        return (f'[judges.{name}]\nbackend = "hf"\nmodel = {json.dumps(str(self.out))}\n'
+                f'stage = "{self.stage}"\nbase_model = {json.dumps(self.base_model)}\n')
 
 
 def _imports() -> tuple[Any, Any, Any, Any]:
@@ -182,8 +189,9 @@ def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, dat
     _save(trainer, processor, out, lora)
     log = [dict(e) for e in trainer.state.log_history]
     losses = _losses(log)
-    result = TrainResult(out, stage, int(trainer.state.global_step), losses, log)
-    info = {"stage": stage, "base_model": before.get("base_model", model), "trained_from": model,
+    base = str(before.get("base_model", model))
+    result = TrainResult(out, stage, int(trainer.state.global_step), losses, log, base)
+    info = {"stage": stage, "base_model": base, "trained_from": model,
             "data": str(data), "settings": asdict(settings), "steps": result.steps, "losses": losses,
             "finite": all(math.isfinite(v) for v in losses)}
     (out / TRAIN_FILE).write_text(json.dumps(info, indent=2, default=str) + "\n")
