@@ -32,3 +32,39 @@ def test_login_upgrades_a_weak_hash(tmp_path: object, monkeypatch: pytest.Monkey
             stored = conn.execute(s.annotators.select()).one().password_hash
         assert "m=2048,t=2,p=1" in stored
         assert svc.authenticate("old", "old password") is not None
+
+
+def test_without_argon2_the_message_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    import sys
+
+    monkeypatch.undo()
+    _passwords._hasher.cache_clear()
+    monkeypatch.setitem(sys.modules, "argon2", None)  # as if argon2-cffi were not installed
+    try:
+        with pytest.raises(RuntimeError, match=r"pip install 'robojudge\[web\]'"):
+            add_annotator(f"sqlite:///{tmp_path}/a.sqlite", "x", password="long enough")
+        # Invites need no hashing: the core install can still set a project up.
+        assert add_annotator(f"sqlite:///{tmp_path}/a.sqlite", "y").token
+    finally:
+        _passwords._hasher.cache_clear()
+
+
+def test_deactivated_and_reinvited(tmp_path: object) -> None:
+    from robojudge.annotate import NotFound, update_annotator
+
+    db = f"sqlite:///{tmp_path}/a.sqlite"
+    add_annotator(db, "eve", password="old password")
+    with AnnotationService(db) as svc:
+        eve = svc.authenticate("eve", "old password")
+        assert eve is not None
+        update_annotator(db, "eve", active=False)
+        assert svc.authenticate("eve", "old password") is None
+        with pytest.raises(NotFound):
+            svc.annotator(eve.id)  # an open session stops working
+        invite = update_annotator(db, "eve", active=True, new_invite=True, role="reviewer")
+        assert invite.token and invite.role == "reviewer"
+        assert svc.authenticate("eve", "old password") is None  # the old password is gone
+        assert svc.accept_invite(invite.token, "new password").role == "reviewer"
+        assert svc.authenticate("eve", "new password") is not None

@@ -16,6 +16,7 @@ from robojudge.annotate._admin import (
     import_drafts,
     init_project,
     segment_count,
+    update_annotator,
 )
 from robojudge.annotate._errors import AnnotateError, Conflict, Forbidden, InvalidLabel, NotFound
 from robojudge.annotate._export import (
@@ -108,4 +109,5 @@ __all__ = [
     "round_agreement",
     "segment_count",
     "submitted_labels",
+    "update_annotator",
 ]

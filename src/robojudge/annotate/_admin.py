@@ -200,6 +200,39 @@ def add_annotator(
     return Invite(username, role, token)
 
 
+def update_annotator(
+    db: str | os.PathLike[str],
+    username: str,
+    *,
+    role: str | None = None,
+    active: bool | None = None,
+    new_invite: bool = False,
+) -> Invite:
+    """Change an annotator's role, switch them off or on, or issue a new invite (which clears the password).
+
+    An inactive annotator cannot log in and their sessions stop working (``AnnotationService.annotator``
+    refuses them); their labels stay.
+
+    Raises:
+        AnnotateError: Unknown annotator or role.
+    """
+    if role is not None and role not in s.ROLES:
+        raise AnnotateError(f"role {role!r} is not one of {', '.join(s.ROLES)}")
+    token = secrets.token_urlsafe(24) if new_invite else None
+    with _service(db) as svc, svc.db.write() as conn:
+        (row,) = _annotator_rows(conn, [username])
+        values: dict[str, Any] = {}
+        if role is not None:
+            values["role"] = role
+        if active is not None:
+            values["active"] = active
+        if token is not None:
+            values.update(password_hash=None, invite_hash=token_hash(token))
+        if values:
+            conn.execute(s.annotators.update().where(s.annotators.c.id == row.id).values(**values))
+        return Invite(username, role or row.role, token)
+
+
 def _annotator_rows(conn: Connection, usernames: Sequence[str]) -> list[Any]:
     rows = {
         r.username: r

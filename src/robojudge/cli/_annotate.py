@@ -84,6 +84,27 @@ def add_annotator_cmd(
         console.print(f"{base_url.rstrip('/')}/invite/{invite.token}", highlight=False, soft_wrap=True)
 
 
+@app.command("update-annotator")
+def update_annotator_cmd(
+    username: str = typer.Argument(..., help="Login name."),
+    db: str = _DB,
+    role: str | None = typer.Option(None, "--role", help="New role."),
+    active: bool | None = typer.Option(None, "--active/--inactive", help="Let them log in, or not."),
+    new_invite: bool = typer.Option(False, "--new-invite", help="Clear the password, print an invite."),
+    base_url: str = typer.Option("http://127.0.0.1:8080", "--base-url", help="Where the app is served."),
+) -> None:
+    """Change an annotator's role, switch them off or on, or send a new invite link (forgotten password)."""
+    from robojudge.annotate import update_annotator
+
+    try:
+        invite = update_annotator(db, username, role=role, active=active, new_invite=new_invite)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{invite.username}: role {invite.role}", highlight=False)
+    if invite.token:
+        console.print(f"{base_url.rstrip('/')}/invite/{invite.token}", highlight=False, soft_wrap=True)
+
+
 @app.command("assign")
 def assign_cmd(
     db: str = _DB,
