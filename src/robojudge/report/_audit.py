@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from robojudge.meta import (
     AccelerationAudit,
@@ -67,6 +68,16 @@ def retention_table(audit: AccelerationAudit) -> Table:
     return table
 
 
+def _log_x(ax: Any) -> None:
+    """A log x axis labelled with plain numbers (with mathtext off, matplotlib's 10^k labels would show
+    their TeX source)."""
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
+
+
 @_plain_text
 def frontier_plot(audit: AccelerationAudit) -> str:
     """Speedup (x, log scale) against Q (y) per method, the Pareto frontier and the Q level."""
@@ -81,10 +92,10 @@ def frontier_plot(audit: AccelerationAudit) -> str:
         front.sort()
         ax.plot([f[0] for f in front], [f[1] for f in front], color="#888", lw=1, ls="--", label="frontier")
     ax.axhline(audit.level, color="#c00", lw=0.8, ls=":", label=f"Q = {audit.level:g}")
-    ax.set_xscale("log")
+    _log_x(ax)
     ax.set(xlabel="speedup over dense (log scale)", ylabel="aggregate retention Q",
            title=f"Speed-quality frontier: {audit.dense}")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
     return _svg(fig, f"frontier-{audit.dense}")
 
@@ -164,7 +175,9 @@ def sample_size_plot(result: SampleSizeResult, statistic: str = "FVD") -> str:
         ax.plot([p.n for p in ok], [p.mean for p in ok], marker="o", color=color, label=g)
         ax.fill_between([p.n for p in ok], [p.low for p in ok], [p.high for p in ok], color=color, alpha=0.15)
         ax.axhline(result.full[g], color=color, lw=0.7, ls=":")
-    ax.set_xscale("log")
+    _log_x(ax)
+    ax.set_xticks(list(result.ns), [str(n) for n in result.ns])
+    ax.set_xticks([], minor=True)
     ax.set(xlabel="windows n (log scale)", ylabel=statistic, title=f"{statistic} sensitivity to sample size")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
