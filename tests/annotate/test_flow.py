@@ -317,13 +317,17 @@ def test_review_and_adjudication_closed_until_their_inputs_are_submitted(
             ids = dict(conn.execute(select(a.c.kind, a.c.public_id)).all())
         # Knowing the task's id is not enough: no page, no write, nothing of the primary label.
         svc.save_draft(ann1, ids["label"], LabelValues.from_form(PA_ONLY), 0)
+        video = svc.task(ann1, ids["label"]).media[0].media_id
         for who, kind in ((rev1, "review"), (adj1, "adjudicate")):
+            with pytest.raises(Forbidden):
+                svc.media_path(who, video)
             with pytest.raises(Forbidden, match="opens once the label"):
                 svc.task(who, ids[kind])
             with pytest.raises(Forbidden):
                 svc.save_draft(who, ids[kind], LabelValues(pa=1), 0)
         _label(svc, ann1, ids["label"], FULL)
         assert [o.author for o in svc.task(rev1, ids["review"]).others] == ["ann1"]
+        assert svc.media_path(rev1, video).is_file()
         with pytest.raises(Forbidden, match="opens once the review"):
             svc.task(adj1, ids["adjudicate"])
         # The reviewer never sees the primary annotator's drafts, only the submitted label.

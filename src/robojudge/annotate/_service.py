@@ -270,8 +270,8 @@ class AnnotationService:
 
         Raises:
             NotFound: No such media id.
-            Forbidden: The actor holds no assignment on the item (nor any in the project of a reference
-                example's video), or asks for the initial frame before the instruction was shown.
+            Forbidden: The actor holds no open assignment on the item (nor any in the project of a
+                reference example's video), or asks for the initial frame before the instruction was shown.
         """
         with self.db.read() as conn:
             m = conn.execute(select(s.media).where(s.media.c.public_id == media_id)).first()
@@ -284,6 +284,9 @@ class AnnotationService:
                     s.assignments.c.item_id == m.item_id, s.assignments.c.annotator_id == actor.id
                 )
             ).all()
+            # A review or adjudication that has not opened yet gives no access either.
+            done = _submitted_kinds(conn, {m.item_id}).get(m.item_id, set())
+            stages = [st for st in stages if all(k in done for k in _UPSTREAM.get(st.kind, ()))]
             example = conn.execute(
                 select(s.examples.c.id)
                 .join(s.assignments, s.assignments.c.project_id == s.examples.c.project_id)
