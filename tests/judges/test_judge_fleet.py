@@ -270,6 +270,20 @@ def test_when_every_endpoint_is_out_the_error_says_so_and_when_to_retry() -> Non
     assert a.count == b.count == 1
 
 
+def test_a_fleet_that_is_down_stops_the_run_as_one_server_would(make_items: Any, tmp_path: Path) -> None:
+    items = make_items([f"item{i}" for i in range(10)])
+    with FakeServer(Switch(True)) as a, FakeServer(Switch(True)) as b:
+        cfg = fleet(a.url, b.url, concurrency=2, circuit_breaker=3, probe_after_s=30.0, backoff_s=5.0)
+        with ResultStore(tmp_path / "s.sqlite") as store, ResponseCache(tmp_path / "c") as cache:
+            s = judge_items(items, cfg, [IA], store, cache=cache, decode_workers=0)
+            errors = [r.error or "" for r in store.rows()]
+    assert s.failed == 10 and len(errors) == 10
+    assert all("every endpoint of judge 'f' failed 3 attempts in a row" in e for e in errors)
+    # each server: its three failures in a row and what was in flight then; no waiting for probes
+    assert a.count <= 3 + 2 and b.count <= 3 + 2
+    assert s.seconds < 20
+
+
 def test_a_bad_request_is_not_sent_to_another_endpoint() -> None:
     with FakeServer(lambda b, n: Reply("too long", status=400)) as a, FakeServer(Switch(False)) as b:
         be = FleetBackend(fleet(a.url, b.url, concurrency=1))

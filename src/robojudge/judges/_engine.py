@@ -108,6 +108,7 @@ class JudgeEngine:
         self.stats = JudgeStats()
         self._sem = asyncio.Semaphore(config.concurrency)
         self._rng = random.Random()
+        self._opened: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
         self._started = False
         self._key_pieces: dict[tuple[str, ...], tuple[str, str, str, str]] = {}
         self._sampling_canon: dict[tuple[Any, ...], str] = {}
@@ -177,6 +178,22 @@ class JudgeEngine:
         if self.breaker.failure(error):
             self.stats.stopped = self.breaker.message
             _log.warning("judge %s: %s", self.config.name, self.breaker.message)
+            if self._opened is not None:
+                self._opened[1].set()
+
+    async def _wait_before_retry(self, delay: float) -> None:
+        """Sleep ``delay`` seconds, or less when the breaker opens meanwhile: the retry would not be
+        sent, and its item's error row need not wait (a fleet's wait for a probe may be minutes)."""
+        loop = asyncio.get_running_loop()
+        if self._opened is None or self._opened[0] is not loop:
+            self._opened = (loop, asyncio.Event())
+        if self.breaker.message is not None:
+            return
+        try:
+            async with asyncio.timeout(delay):
+                await self._opened[1].wait()
+        except TimeoutError:
+            pass
 
     async def _attempt(self, request: ChatRequest, budget: float) -> Completion:
         """One attempt, cut at ``budget`` seconds when that is shorter than the backend's own timeout
@@ -232,7 +249,7 @@ class JudgeEngine:
                 )
             attempt += 1
             self.stats.retries += 1
-            await asyncio.sleep(delay)
+            await self._wait_before_retry(delay)
             spent += delay
 
     async def send(
