@@ -199,6 +199,14 @@ def test_bad_sources_say_what_is_wrong(by: str, message: str) -> None:
         selection_scores(by, rows, items, higher_is_better=unknown)
 
 
+def test_a_judge_with_one_axis_has_no_overall_to_pick_by() -> None:
+    items, rows = _suite()
+    pa_only = [r for r in rows if r.metric != "judge:qwen:ia"]
+    with pytest.raises(ValueError, match="no IA score on this suite, so no Overall; pick by judge:qwen:pa"):
+        best_of_n(items, pa_only, by="judge:qwen")
+    assert best_of_n(items, pa_only, by="judge:qwen:pa").picks[0].item_id == "a"
+
+
 def test_an_unknown_label_axis_is_refused() -> None:
     items, rows = _suite()
     with pytest.raises(ValueError, match="--label must be one of pa, ia, overall, got 'both'"):

@@ -115,6 +115,11 @@ def selection_scores(
         if not tail or tail in AXES:
             axis = tail or "overall"
             per_axis = judge_scores(rows, items, name)
+            missing = [a for a in ("pa", "ia") if not np.isfinite(per_axis[a]).any()]
+            if axis == "overall" and missing:
+                have = "ia" if missing == ["pa"] else "pa"
+                raise ValueError(f"--by {by!r}: judge {name!r} has no {missing[0].upper()} score on this "
+                                 f"suite, so no Overall; pick by judge:{name}:{have}")
             return SelectionScores(by, f"judge {name} ({axis})", _on_axis(per_axis, axis), axis)
     return _metric(by, rows, items, higher_is_better, orient)
 
