@@ -91,10 +91,17 @@ PA_FIELDS = (
 
 
 def label_through(svc: Any, who: Any, aid: str, values: dict[str, Any]) -> None:
-    """Label one task as the app does: PA and its checklist first, then the instruction, then submit."""
+    """Label one task as the app does: PA and its checklist first, then the instruction, then submit.
+
+    Segment verdicts beyond the item's segments are dropped, so one dict fits every item.
+    """
     from robojudge.annotate import LabelValues
 
     page = svc.task(who, aid)
+    # Segment verdicts only for the segments this item has (multi-view items have none).
+    values = {
+        k: v for k, v in values.items() if not k.startswith("segments.") or int(k[9:]) < len(page.segments)
+    }
     if page.stage == "pa":
         pa = {k: v for k, v in values.items() if k in PA_FIELDS}
         svc.save_draft(who, aid, LabelValues.from_form(pa), page.version)

@@ -356,3 +356,30 @@ def test_reference_examples_are_pinned_and_never_dealt(project: str, suite_files
         assert svc.media_path(ann1, ex.media[0].media_id).name == f"{example}.mp4"
         with pytest.raises(Forbidden):  # ann2 works on nothing in this project
             svc.media_path(ann2, ex.media[0].media_id)
+
+
+def test_segments_for_single_view_clips_only(db_url: str, suite_files: SuiteFiles) -> None:
+    init_project(suite_files.manifest, db_url, "p", segment_s=3.0)
+    add_annotator(db_url, "ann1", password=PW)
+    assign(db_url, "p", ["ann1"], items=list(suite_files.item_ids[:2]))
+    with AnnotationService(db_url) as svc:
+        ann1 = _login(svc, "ann1")
+        pages = {len(p.media): p for p in (svc.task(ann1, e.assignment_id) for e in svc.queue(ann1))}
+        # Item 0 has two views: video-level scores only. Item 1 (7 s): 0-3, 3-6, 6-7.
+        assert pages[2].segments == []
+        assert [(g.start_s, g.end_s) for g in pages[1].segments] == [(0.0, 3.0), (3.0, 6.0), (6.0, 7.0)]
+        aid = pages[1].assignment_id
+        svc.save_draft(ann1, aid, LabelValues.from_form(PA_ONLY), 0)
+        page = svc.reveal_instruction(ann1, aid)
+        with pytest.raises(InvalidLabel) as err:
+            svc.submit(ann1, aid, LabelValues.from_form({**FULL, "segments.0": "bad"}), page.version)
+        assert err.value.field == "segments.1"
+        with pytest.raises(InvalidLabel) as err:
+            svc.save_draft(ann1, aid, LabelValues.from_form({**PA_ONLY, "segments.3": "bad"}), page.version)
+        assert err.value.field == "segments.3"
+        done = {**FULL, "segments.0": "bad", "segments.1": "medium", "segments.2": "good"}
+        assert svc.submit(ann1, aid, LabelValues.from_form(done), page.version).values.segments == (
+            "bad",
+            "medium",
+            "good",
+        )

@@ -94,8 +94,8 @@ def init_project(
         db: Database URL or SQLite path.
         name: Project name (unique in the database).
         seed: Seed of the per-annotator random orders of this project's assignments.
-        segment_s: Split every clip into segments of this many seconds for per-segment verdicts
-            (RoboWorM uses 3); ``None``: no segments.
+        segment_s: Split every single-view clip into segments of this many seconds for per-segment
+            verdicts (RoboWorM uses 3; its multi-view items get video-level scores only); ``None``: none.
         pass_threshold: Within-one agreement a trainee needs to pass a training round.
 
     Raises:
@@ -117,7 +117,8 @@ def init_project(
     for item in loaded.items:
         probed = _probe(item.video)
         n_segments = 0
-        if segment_s is not None:
+        # RoboWorM splits single-camera physics clips; multi-view items are scored as a whole (Fig. D1).
+        if segment_s is not None and len(item.views or {}) < 2:
             n_segments = segment_count(probed.duration_s, segment_s)
             if n_segments == 0:
                 raise AnnotateError(
