@@ -119,6 +119,15 @@ def test_endpoints_are_read_from_a_judges_file(tmp_path: Path) -> None:
     assert isinstance(make_backend(cfg), FleetBackend)
 
 
+def test_a_fleet_survives_the_command_line_overrides_round_trip() -> None:
+    """`robojudge judge --judge NAME --timeout 5` re-validates the file's judge from model_dump()."""
+    cfg = fleet("http://a/v1", "http://b/v1", concurrency=3)
+    again = make_judge({**cfg.model_dump(), "timeout_s": 5.0})
+    assert again.endpoints == cfg.endpoints and again.concurrency == 6 and again.timeout_s == 5.0
+    with pytest.raises(JudgeConfigError, match="set concurrency per endpoint"):
+        make_judge({**cfg.model_dump(), "concurrency": 10})
+
+
 def test_credentials_in_endpoint_urls_are_masked() -> None:
     cfg = fleet("http://127.0.0.1:1/v1", "http://user:hunter2secret@127.0.0.1:2/v1?api_key=k3y-value-123")
     red = Redactor.for_judge(cfg)
