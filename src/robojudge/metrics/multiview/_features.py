@@ -32,12 +32,15 @@ def to_gray(frame: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(np.ascontiguousarray(frame), cv2.COLOR_RGB2GRAY)
 
 
-def detect(frame: np.ndarray, contrast_threshold: float = 0.01) -> Features:
-    """SIFT keypoints and descriptors of one frame (gray ``(H, W)`` or RGB ``(H, W, 3)``, uint8)."""
+def detect(frame: np.ndarray, contrast_threshold: float = 0.01, max_features: int = 1000) -> Features:
+    """SIFT keypoints and descriptors of one frame (gray ``(H, W)`` or RGB ``(H, W, 3)``, uint8).
+
+    At most ``max_features`` keypoints, the strongest (matching cost grows with their square).
+    """
     gray = to_gray(frame)
     up = max(1, -(-MIN_DETECT_SIDE // max(1, min(gray.shape))))
     img = cv2.resize(gray, None, fx=up, fy=up, interpolation=cv2.INTER_CUBIC) if up > 1 else gray
-    sift = cv2.SIFT_create(contrastThreshold=contrast_threshold)  # type: ignore[attr-defined]
+    sift = cv2.SIFT_create(nfeatures=max_features, contrastThreshold=contrast_threshold)  # type: ignore[attr-defined]
     kps, desc = sift.detectAndCompute(img, None)
     if desc is None or not kps:
         return Features(np.zeros((0, 2)), np.zeros((0, 128), dtype=np.float32))

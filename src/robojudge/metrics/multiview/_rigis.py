@@ -10,11 +10,11 @@ calibration takes the network's place (docs/rigis.md):
   pixels (Sampson distance) of it, against the most that any relative pose estimated from the same
   matches explains; the mean over the pairs. ``S_sync``: whether the views show the same instants
   (their motion over time, :mod:`robojudge.metrics.multiview._sync`).
-* ``S_pose``: per frame and pair, the relative pose estimated from the matches (essential matrix and
-  plane homography) is compared with the calibrated one (accuracy), and the per-frame estimates of a
-  pair with each other (stability: a fixed rig's relative pose does not change). Each is an angle error
-  in degrees mapped to 0-1 by ``exp(-max(0, e - e0) / s)``; ``S_pose`` is the mean over the pairs of
-  the mean of the two.
+* ``S_pose``: per pair and instant (or group of instants, when matches are few), the relative pose
+  estimated from the matches (essential matrix and plane homography) is compared with the calibrated
+  one (accuracy), and the estimates of a pair over time with each other (stability: a fixed rig's
+  relative pose does not change). Each is an angle error in degrees mapped to 0-1 by
+  ``exp(-max(0, e - e0) / s)``; ``S_pose`` is the mean over the pairs of the mean of the two.
 * ``S = w S_geo + (1 - w) S_pose`` (the paper gives no formula; ``w = 0.5``).
 
 Each function returns ``(score, details)``; the score is NaN, with ``details["unscored_reason"]``, when
@@ -61,12 +61,16 @@ class RigisParams(BaseModel):
 
     ratio: float = Field(default=0.7, gt=0, lt=1, description="Lowe's ratio test for putative matches")
     contrast_threshold: float = Field(default=0.01, gt=0, description="SIFT contrast threshold")
+    max_features: int = Field(default=1000, ge=16, description="SIFT keypoints kept per frame, strongest")
     min_matches: int = Field(default=12, ge=8, description="matches a view pair needs at one instant")
     tau: float = Field(
         default=0.01, gt=0, description="epipolar tolerance, share of the longer image side (at least 1 px)"
     )
     pose_free_deg: float = Field(default=5.0, ge=0, description="pose error (degrees) that costs nothing")
     pose_scale_deg: float = Field(default=10.0, gt=0, description="pose error beyond the free one per 1/e")
+    pose_matches: int = Field(
+        default=40, ge=8, description="matches pooled (over consecutive instants) per pose estimate"
+    )
     support: float = Field(
         default=0.9, gt=0, le=1, description="a pose hypothesis needs this share of the best one's inliers"
     )
@@ -135,8 +139,9 @@ class Instant:
     calibrated: int  # matches within tau of the calibrated pair's epipolar geometry
     best: int  # matches the best-supported pose explains (the calibrated one included)
     median_px: float  # median Sampson distance of the matches under the calibrated F, pixels
-    pose: tuple[np.ndarray, np.ndarray] | None  # the well-supported estimate nearest the calibration
-    pose_error: float  # its error against the calibration, degrees (NaN without an estimate)
+    na: np.ndarray  # the matches in normalised camera coordinates, view a (N, 2)
+    nb: np.ndarray  # and view b
+    thr: float  # tau in normalised coordinates
 
 
 @dataclass
@@ -219,14 +224,40 @@ def _measure(
     best = max([calibrated, *(h[2] for h in hyps)])
     if best < p.min_matches:
         return None  # no pose explains enough matches: mostly wrong matches, nothing to judge
-    fit = [h for h in hyps if h[2] >= p.support * best]
-    pose = min(fit, key=lambda h: _pose_error(h[0], h[1], r_cal, t_cal)) if fit else None
     d = sampson_distance(fundamental(ka, kb, r_cal, t_cal), pa, pb)
-    return Instant(
-        t=t, matches=len(pa), calibrated=calibrated, best=best, median_px=float(np.median(d)),
-        pose=None if pose is None else (pose[0], pose[1]),
-        pose_error=math.nan if pose is None else _pose_error(pose[0], pose[1], r_cal, t_cal),
-    )
+    return Instant(t=t, matches=len(pa), calibrated=calibrated, best=best, median_px=float(np.median(d)),
+                   na=na, nb=nb, thr=thr)
+
+
+def _estimate(
+    na: np.ndarray, nb: np.ndarray, thr: float, cal: tuple[np.ndarray, np.ndarray], p: RigisParams
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The relative pose the matches support that lies nearest the calibration, or ``None``."""
+    hyps = [(r, tt, _support(r, tt, na, nb, thr)) for r, tt in _pose_hypotheses(na, nb, thr)]
+    if not hyps:
+        return None
+    best = max(h[2] for h in hyps)
+    fit = [h for h in hyps if h[2] >= p.support * best]
+    r, t, _ = min(fit, key=lambda h: _pose_error(h[0], h[1], *cal))
+    return r, t
+
+
+def _chunks(instants: list[Instant], least: int) -> list[list[Instant]]:
+    """Consecutive instants grouped so each group pools at least ``least`` matches (a short tail joins the
+    group before it): few matches give a poor pose, and a fixed rig's pose is the same at every instant."""
+    out: list[list[Instant]] = []
+    cur: list[Instant] = []
+    for i in instants:
+        cur.append(i)
+        if sum(x.matches for x in cur) >= least:
+            out.append(cur)
+            cur = []
+    if cur:
+        if out:
+            out[-1].extend(cur)
+        else:
+            out.append(cur)
+    return out
 
 
 def analyse_rig(
@@ -246,7 +277,8 @@ def analyse_rig(
     pairs = [PairResult(a, b) for a, b in combinations(names, 2)]
     cal = {pr.key: relative_pose(cameras[pr.a], cameras[pr.b]) for pr in pairs}
     for t in range(n_frames):
-        feats: dict[str, Features] = {n: detect(arrays[n][t], p.contrast_threshold) for n in names}
+        feats: dict[str, Features] = {n: detect(arrays[n][t], p.contrast_threshold, p.max_features)
+                                      for n in names}
         for pr in pairs:
             pa, pb = match(feats[pr.a], feats[pr.b], p.ratio)
             tau = max(tolerance_px(sizes[pr.a], p), tolerance_px(sizes[pr.b], p))
@@ -368,12 +400,14 @@ def rigis_pose(
 ) -> tuple[float, dict[str, Any]]:
     """``S_pose`` in 0-1 (1: estimated relative poses agree with the calibrated rig and stay fixed).
 
-    Per pair and instant, the relative poses estimated from the matches (:func:`_pose_hypotheses`) that
-    explain at least ``support`` of the best one's matches are equally good readings of the images (a
-    table top leaves a twofold ambiguity); the one nearest the calibration is taken. Its error is the
-    larger of the rotation angle error and the angle between the translation directions, in degrees.
-    Accuracy: the mean over instants of ``exp(-max(0, e - e0) / s)``; stability: the same mapping of
-    the median error of the instants' estimates against their medoid. Per pair, the mean of the two;
+    Per pair, the measured instants are grouped in time so that each group pools ``pose_matches``
+    matches (one instant each when matches are plenty), and one pose is estimated per group: of the
+    relative poses estimated from its matches (:func:`_pose_hypotheses`), those that explain at least
+    ``support`` of the best one's matches are equally good readings of the images (a table top leaves
+    a twofold ambiguity), and the one nearest the calibration is taken. Its error is the larger of the
+    rotation angle error and the angle between the translation directions, in degrees. Accuracy: the
+    mean over groups of ``exp(-max(0, e - e0) / s)``; stability: the same mapping of the median error
+    of the groups' estimates against their medoid. Per pair, the mean of the two;
     ``S_pose`` is the mean over the measured pairs. Arguments as :func:`rigis_geo` (``timing`` is not
     read: it is accepted so that the three functions take the same arguments).
     """
@@ -384,19 +418,25 @@ def rigis_pose(
     per_pair: dict[str, Any] = {}
     scores: list[float] = []
     for pr in m.pairs:
-        posed = [i for i in pr.instants if i.pose is not None]
-        if not posed:
-            per_pair[pr.key] = {"instants": 0, "skipped": pr.skipped}
+        cal = relative_pose(cameras[pr.a], cameras[pr.b])
+        poses: list[tuple[np.ndarray, np.ndarray]] = []
+        for group in _chunks(pr.instants, p.pose_matches):
+            found = _estimate(np.concatenate([i.na for i in group]), np.concatenate([i.nb for i in group]),
+                              group[0].thr, cal, p)
+            if found is not None:
+                poses.append(found)
+        if not poses:
+            per_pair[pr.key] = {"estimates": 0, "skipped": pr.skipped}
             continue
-        errors = [i.pose_error for i in posed]
+        errors = [_pose_error(r, t, *cal) for r, t in poses]
         accuracy = float(np.mean([_score(e, p) for e in errors]))
-        spread = _spread([i.pose for i in posed if i.pose is not None])
-        stability = _score(spread, p) if len(posed) > 1 else accuracy
+        spread = _spread(poses)
+        stability = _score(spread, p) if len(poses) > 1 else accuracy
         score = 0.5 * (accuracy + stability)
         scores.append(score)
         per_pair[pr.key] = {"score": score, "accuracy": accuracy, "stability": stability,
                             "median_error_deg": float(np.median(errors)), "spread_deg": spread,
-                            "instants": len(posed), "skipped": pr.skipped}
+                            "estimates": len(poses), "instants": len(pr.instants), "skipped": pr.skipped}
     details: dict[str, Any] = {"pairs": per_pair, "instants": m.n_frames}
     if reason is not None:
         return math.nan, {"unscored_reason": reason, **details}

@@ -12,7 +12,6 @@ behind the reference, so one late view does not shift the others. Pure numpy.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,25 +37,24 @@ def motion_energy(frames: np.ndarray) -> np.ndarray:
     return out
 
 
-def _corr(x: np.ndarray, y: np.ndarray) -> float:
-    if len(x) < 3 or x.std() < 1e-9 or y.std() < 1e-9:
-        return math.nan
-    return float(np.corrcoef(x, y)[0, 1])
-
-
 def pair_lag(ea: np.ndarray, eb: np.ndarray, max_lag: int, margin: float = 0.05) -> tuple[int, float] | None:
     """How many steps view b runs behind view a (negative: ahead), and the correlation there.
 
-    The shift in ``[-max_lag, max_lag]`` whose overlapping motion energies correlate best; it counts
-    only when it beats no shift by more than ``margin`` (else 0: a flat correlation curve is no
-    evidence of a lag). ``None`` when either view has no motion to compare.
+    The shift in ``[-max_lag, max_lag]`` with the largest cross-correlation of the two series, each
+    standardised over its whole length and the sum of products over the overlap divided by the full
+    length (the usual biased estimate: a shift that leaves little overlap cannot win on a few steps
+    that happen to agree). It counts only when it beats no shift by more than ``margin`` (else 0: a flat
+    curve is no evidence of a lag). ``None`` when either view has no motion to compare.
     """
+    n = min(len(ea), len(eb))
+    a, b = ea[:n], eb[:n]
+    if n < 3 or a.std() < 1e-9 or b.std() < 1e-9:
+        return None
+    za, zb = (a - a.mean()) / a.std(), (b - b.mean()) / b.std()
     curve: dict[int, float] = {}
-    for d in range(-max_lag, max_lag + 1):
-        x, y = (ea[: len(ea) - d], eb[d:]) if d >= 0 else (ea[-d:], eb[: len(eb) + d])
-        c = _corr(x, y)
-        if not math.isnan(c):
-            curve[d] = c
+    for d in range(-min(max_lag, n - 2), min(max_lag, n - 2) + 1):
+        x, y = (za[: n - d], zb[d:]) if d >= 0 else (za[-d:], zb[: n + d])
+        curve[d] = float(np.dot(x, y)) / n
     if not curve or 0 not in curve:
         return None
     best = max(curve, key=lambda d: (curve[d], -abs(d)))
