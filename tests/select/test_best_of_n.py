@@ -58,6 +58,7 @@ TABLE = {
     ("c4", "p1"): [("k", NAN, 2), ("l", NAN, 4)],
     ("c5", "p1"): [("m", 1, 2), ("n", 2, NAN)],
 }
+GENERATOR = {i: "wm-a" if i in "adfjkm" else "wm-b" for cands in TABLE.values() for i, _, _ in cands}
 EXPECTED = {
     "selected": 4.0,
     "random": 10.25 / 3,
@@ -137,7 +138,7 @@ def _suite() -> tuple[list[Item], list[ResultRow]]:
         for item_id, score, label in cands:
             labels = None if math.isnan(label) else {"pa": int(label), "ia": int(label)}
             items.append(Item(item_id=item_id, video=f"{item_id}.mp4", clip_id=clip, prompt_variant=prompt,
-                              instruction="stack the cups", labels=labels))
+                              instruction="stack the cups", labels=labels, generator=GENERATOR[item_id]))
             for axis in ("pa", "ia"):
                 if not math.isnan(score):
                     rows.append(ResultRow(item_id, f"judge:qwen:{axis}", "h", "1", "ok", float(score)))
@@ -155,6 +156,7 @@ def test_best_of_n_by_a_stored_judge_matches_the_hand_worked_table() -> None:
     assert res.summary is not None
     for name, value in EXPECTED.items():
         assert res.summary.stats[name].value == pytest.approx(value), name
+    assert res.pick_counts() == {"wm-a": 4, "wm-b": 1}  # a, d, f, j and n
 
 
 def test_a_lower_is_better_metric_picks_its_smallest_value() -> None:
@@ -238,6 +240,7 @@ def test_picks_are_written_as_csv_and_json(tmp_path: Path) -> None:
         table = list(csv.DictReader(f))
     assert [r["item_id"] for r in table] == ["a", "d", "f", "j", "", "n"]
     assert table[0]["clip_id"] == "c1" and table[0]["prompt"] == "p1" and table[0]["regret"] == "2.0"
+    assert [r["generator"] for r in table] == ["wm-a", "wm-a", "wm-a", "wm-a", "", "wm-b"]
     write_picks(res, tmp_path / "picks.json")
     data = json.loads((tmp_path / "picks.json").read_text())
     assert data["summary"]["stats"]["regret"]["value"] == pytest.approx(2 / 3)
@@ -280,8 +283,10 @@ def test_the_command_prints_the_summary_and_writes_the_picks(tmp_path: Path) -> 
     res = runner.invoke(app, [*cmd, "--by", "judge:qwen", "--group", "clip_id,prompt", "--bootstrap", "200",
                               "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "6 groups, 3 compared on overall labels" in res.output
-    assert "regret" in res.output and "0.667 [" in res.output
+    text = " ".join(res.output.split())  # as printed, whatever the width it was wrapped at
+    assert "6 groups, 3 compared on overall labels" in text
+    assert "regret" in text and "0.667 [" in text
+    assert "Picks per generator: wm-a 4, wm-b 1." in text
     assert out.exists() and len(out.read_text().splitlines()) == 1 + 6
     res = runner.invoke(app, [*cmd, "--by", "judge:nobody"])
     assert res.exit_code == 2 and "no scored rows of judge 'nobody'" in res.output

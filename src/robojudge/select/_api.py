@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,7 @@ class BestOfN:
         picks: One per group, in the order the groups first appear in the suite.
         summary: The comparison (None without labels).
         sign: 1, or -1 when the stored metric is better lower (picks hold the stored value).
+        generators: The ``generator`` of each item that has one (written beside each pick).
     """
 
     by: str
@@ -85,6 +86,16 @@ class BestOfN:
     picks: list[GroupPick]
     summary: BestOfNSummary | None
     sign: float = 1.0
+    generators: dict[str, str] = field(default_factory=dict)
+
+    def pick_counts(self) -> dict[str, int]:
+        """How many groups picked each generator (``(unset)`` for items without one), most first."""
+        counts: dict[str, int] = {}
+        for p in self.picks:
+            if p.item_id is not None:
+                g = self.generators.get(p.item_id, UNSET)
+                counts[g] = counts.get(g, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +104,7 @@ class BestOfN:
             "group_by": list(self.group_by),
             "label": self.label,
             "summary": None if self.summary is None else self.summary.to_dict(),
+            "picks_per_generator": self.pick_counts(),
             "picks": [pick_record(self, p) for p in self.picks],
         }
 
@@ -103,6 +115,7 @@ def pick_record(result: BestOfN, p: GroupPick) -> dict[str, Any]:
     rec["score"] = result.sign * p.score if not math.isnan(p.score) else None
     out: dict[str, Any] = dict(zip(result.group_by, p.group, strict=True))
     out.update({k: None if isinstance(v, float) and math.isnan(v) else v for k, v in rec.items()})
+    out["generator"] = None if p.item_id is None else result.generators.get(p.item_id)
     return out
 
 
@@ -161,7 +174,9 @@ def best_of_n(
         ids = [items[i].item_id for i in idx]
         picks.append(pick_group(key, ids, source.scores[idx], y[idx] if has_labels else None))
     summary = summarize(picks, bootstrap=bootstrap, seed=seed, level=level) if has_labels else None
-    return BestOfN(by, source.described, fields, axis if has_labels else None, picks, summary, source.sign)
+    generators = {it.item_id: it.generator for it in items if it.generator is not None}
+    return BestOfN(by, source.described, fields, axis if has_labels else None, picks, summary, source.sign,
+                   generators)
 
 
 def best_of_n_suite(manifest: str | Path, *, db: str | None = None, **kwargs: Any) -> BestOfN:
@@ -181,7 +196,7 @@ def write_picks(result: BestOfN, path: str | Path) -> Path:
         out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
         return out
     records = [pick_record(result, p) for p in result.picks]
-    columns = [*result.group_by, *(k for k in GroupPick.__dataclass_fields__ if k != "group")]
+    columns = [*result.group_by, *(k for k in GroupPick.__dataclass_fields__ if k != "group"), "generator"]
     with out.open("w", newline="", encoding="utf-8") as f:
         w = SafeCsvWriter(f)
         w.writerow(columns)
@@ -211,10 +226,18 @@ def summary_text(result: BestOfN) -> str:
     head = f"Best-of-N by {result.described}, groups by {','.join(result.group_by)}: {n} groups"
     s = result.summary
     if s is None:
-        return head + "; the suite has no labels to compare the picks with."
+        return head + "; the suite has no labels to compare the picks with." + _per_generator(result)
     skipped = ", ".join(f"{k} {v}" for k, v in s.skipped.items() if v)
     ci = (f"{s.level:.0%} percentile intervals over {s.n_replicates} bootstrap replicates of groups"
           if s.n_replicates else "no intervals")
     mean_n = f" (mean N {s.mean_n:.2f}{f'; ties broken by item id in {s.ties}' if s.ties else ''})"
     text = f"{head}, {s.evaluated} compared on {result.label} labels{mean_n if s.evaluated else ''}"
-    return text + (f"; left out: {skipped}" if skipped else "") + f"; {ci}."
+    text += (f"; left out: {skipped}" if skipped else "") + f"; {ci}."
+    return text + _per_generator(result)
+
+
+def _per_generator(result: BestOfN) -> str:
+    counts = result.pick_counts()
+    if not result.generators or not counts:
+        return ""
+    return " Picks per generator: " + ", ".join(f"{g} {n}" for g, n in counts.items()) + "."
