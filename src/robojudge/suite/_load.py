@@ -64,11 +64,13 @@ class Suite:
 
 
 def main_view_name(item: Item) -> str | None:
-    """Name of the item's main view, or ``None`` when it has no ``views``.
+    """Name of the item's main view, or ``None`` when it has no ``views`` (or ``grid``).
 
     The main view is ``item.main_view`` when set, else the view whose path equals ``item.video``,
-    else the first view listed.
+    else the first view listed (for a grid video, its first named cell).
     """
+    if item.grid is not None:
+        return item.main_view or item.view_names()[0]
     if not item.views:
         return None
     if item.main_view is not None:
@@ -242,7 +244,9 @@ def validate_manifest(
             scoring would, reporting what fails (undecodable, truncated) as an error. Both report
             what sampling would have to assume (a frame rate, unusable time stamps) as warnings.
             Both also read an item's ``robot``, ``joint_states`` and ``calibration`` files
-            (:func:`robojudge.robots.check_episode_files`); what fails there is an error.
+            (:func:`robojudge.robots.check_episode_files`); what fails there is an error. And both
+            check that an item's views agree in frame count and rate, and that a grid video cuts
+            evenly into its cells (:func:`robojudge.suite._views.check_views`; errors).
         progress: Called with ``(videos checked, videos to check)`` as media checks finish.
         workers: Threads checking media (default: up to 8, one per core).
 
@@ -269,6 +273,15 @@ def validate_manifest(
         for c in checked:
             it = c.item
             if it is not None and (it.robot or it.joint_states or it.calibration):
-                found_files = check_episode_files(it.robot, it.joint_states, it.calibration, it.views)
+                found_files = check_episode_files(it.robot, it.joint_states, it.calibration,
+                                                  it.view_names() or None)
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_files)
+        # Views of one rollout must be taken at the same instants; a grid must cut evenly.
+        from robojudge.suite._views import check_views
+
+        for c in checked:
+            it = c.item
+            if it is not None and (it.grid is not None or len(it.views or {}) > 1):
+                found_views = check_views(it, deep=media == "deep")
+                c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_views)
     return [p for c in checked for p in c.problems]
