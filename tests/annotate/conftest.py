@@ -60,9 +60,23 @@ def suite_files(tmp_path_factory: pytest.TempPathFactory) -> SuiteFiles:
     return make_suite(tmp_path_factory.mktemp("ann_suite"))
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
+SQLITE_ONLY = pytest.mark.parametrize("db_backend", ["sqlite"])
+"""For tests whose subject does not depend on the database (PostgreSQL adds time, not coverage)."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test using ``db_url`` runs on SQLite and PostgreSQL, unless marked :data:`SQLITE_ONLY`."""
+    if "db_backend" not in metafunc.fixturenames:
+        return
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        if mark.args and mark.args[0] == "db_backend":
+            return
+    metafunc.parametrize("db_backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+
+
+@pytest.fixture
+def db_url(db_backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if db_backend == "sqlite":
         return f"sqlite:///{tmp_path / 'ann.sqlite'}"
     return str(request.getfixturevalue("postgres_db_url"))
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from conftest import SuiteFiles, label_through
+from conftest import SQLITE_ONLY, SuiteFiles, label_through
 from robojudge.annotate import (
     AnnotateError,
     AnnotationService,
@@ -118,6 +118,7 @@ def test_scores_export_gives_meta_agreement_the_database_numbers(
     assert human[0] == "item_id,axis,score,clip_id,source" and ",clip0,droid" in human[1]
 
 
+@SQLITE_ONLY
 def test_manifest_export_is_a_valid_manifest(db_url: str, suite_files: SuiteFiles, tmp_path: Path) -> None:
     _labelled(db_url, suite_files, segments=3.0)
     out = tmp_path / "labelled.jsonl"
@@ -176,6 +177,7 @@ def test_labelstudio_round_trip(db_url: str, suite_files: SuiteFiles, tmp_path: 
     assert sources == {"app", "labelstudio"}
 
 
+@SQLITE_ONLY
 def test_labelstudio_import_errors_name_task_annotation_and_field(
     db_url: str, suite_files: SuiteFiles, tmp_path: Path
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from conftest import GENERATORS, SuiteFiles
+from conftest import GENERATORS, SQLITE_ONLY, SuiteFiles
 from robojudge.annotate import (
     AnnotationService,
     Annotator,
@@ -184,6 +184,7 @@ def test_full_protocol_flow(project: str, suite_files: SuiteFiles) -> None:
     assert sum(lab.kind == "label" for lab in final.values()) == 5
 
 
+@SQLITE_ONLY
 def test_positions_are_seeded_stored_and_differ_per_annotator(db_url: str, suite_files: SuiteFiles) -> None:
     init_project(suite_files.manifest, db_url, "p", seed=3)
     init_project(suite_files.manifest, db_url, "q", seed=3)
@@ -215,6 +216,7 @@ def test_positions_are_seeded_stored_and_differ_per_annotator(db_url: str, suite
     assert len(set(public)) == 12 and not set(public) & set(suite_files.item_ids)
 
 
+@SQLITE_ONLY
 def test_media_paths_only_for_own_items_and_stage(project: str, suite_files: SuiteFiles) -> None:
     assign(project, "p", ["ann1"], items=[suite_files.item_ids[0]])
     with AnnotationService(project) as svc:
@@ -236,6 +238,7 @@ def test_media_paths_only_for_own_items_and_stage(project: str, suite_files: Sui
         assert svc.media_path(boss, page.initial_frame.media_id).is_file()
 
 
+@SQLITE_ONLY
 def test_initial_frame_refused_before_the_instruction(project: str, suite_files: SuiteFiles) -> None:
     assign(project, "p", ["ann1"], items=[suite_files.item_ids[1]])
     with AnnotationService(project) as svc:
@@ -255,6 +258,7 @@ def test_initial_frame_refused_before_the_instruction(project: str, suite_files:
         assert svc.task(boss, entry.assignment_id).stage == "pa"
 
 
+@SQLITE_ONLY
 def test_review_never_to_primary_and_roles_checked(project: str) -> None:
     from robojudge.annotate import AnnotateError
 
@@ -268,6 +272,7 @@ def test_review_never_to_primary_and_roles_checked(project: str) -> None:
     assert assign(project, "p", ["rev1"]) == 0  # every item already has its primary label task
 
 
+@SQLITE_ONLY
 def test_invite_link_is_single_use(db_url: str) -> None:
     invite = add_annotator(db_url, "newbie")
     assert invite.token
@@ -280,6 +285,7 @@ def test_invite_link_is_single_use(db_url: str) -> None:
         assert svc.annotator(who.id) == who
 
 
+@SQLITE_ONLY
 def test_model_draft_fields_recorded(project: str, suite_files: SuiteFiles, tmp_path: object) -> None:
     import json
     from pathlib import Path
@@ -335,6 +341,7 @@ def test_review_and_adjudication_closed_until_their_inputs_are_submitted(
             svc.history(rev1, ids["label"])
 
 
+@SQLITE_ONLY
 def test_reference_examples_are_pinned_and_never_dealt(project: str, suite_files: SuiteFiles) -> None:
     from robojudge.annotate import AnnotateError, add_example, create_round
 
@@ -358,6 +365,7 @@ def test_reference_examples_are_pinned_and_never_dealt(project: str, suite_files
             svc.media_path(ann2, ex.media[0].media_id)
 
 
+@SQLITE_ONLY
 def test_segments_for_single_view_clips_only(db_url: str, suite_files: SuiteFiles) -> None:
     init_project(suite_files.manifest, db_url, "p", segment_s=3.0)
     add_annotator(db_url, "ann1", password=PW)

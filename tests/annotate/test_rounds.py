@@ -7,7 +7,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from conftest import SuiteFiles
+from conftest import SQLITE_ONLY, SuiteFiles
 from robojudge.annotate import (
     AnnotateError,
     AnnotationService,
@@ -87,6 +87,7 @@ def project(db_url: str, suite_files: SuiteFiles) -> str:
     return db_url
 
 
+@SQLITE_ONLY
 def test_two_trainees_by_hand(project: str, suite_files: SuiteFiles) -> None:
     items = list(suite_files.item_ids[:5])
     create_round(project, "p", "r1", ["a", "b"], items)
@@ -153,6 +154,7 @@ def test_three_trainees_match_the_package_and_gate_production(project: str, suit
         close_round(project, "p", "r1")
 
 
+@SQLITE_ONLY
 def test_feedback_visibility(project: str, suite_files: SuiteFiles) -> None:
     items = list(suite_files.item_ids[:4])
     create_round(project, "p", "r1", ["a", "b", "c"], items)
