@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from robojudge.metrics import Score, metric
 from robojudge.metrics._registry import Resources
+from robojudge.metrics._sets import SetScores, set_metric
 
 COMMON = dict(
     inputs={"instruction"},
@@ -56,3 +57,10 @@ def raises_on_two(task: int) -> int:
     if task == 2:
         raise RuntimeError("not caught by its function")
     return task * 10
+
+
+@set_metric("test_ray_set", output="group", family="baseline", inputs={"instruction"}, provider="computed",
+            higher_is_better=True, native_range=(0, None), citation="robojudge test suite",
+            description="test-only: the number of items in the group")
+def ray_set(group, config) -> SetScores:
+    return SetScores(group=Score(value=float(len(group.items)), details={"pid": os.getpid()}))

@@ -18,7 +18,7 @@ import _ray_toy  # noqa: F401  (registers the test metrics; tests/run is on sys.
 import _toy_metrics  # noqa: F401
 import pytest
 
-from robojudge.run import build_requests, score_items, score_suite
+from robojudge.run import build_requests, score_items, score_sets_into, score_suite
 from robojudge.run._ray import RayExecutor
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
@@ -146,3 +146,16 @@ def test_score_suite_streams_blocks_through_ray(head: None, tmp_path: Path) -> N
                       address="auto", block=5)
     assert (run.summary.total, run.summary.ok) == (23, 23)
     assert [(p.line, "invalid JSON" in p.message) for p in run.manifest_problems] == [(18, True)]
+
+
+def test_set_metric_groups_run_as_ray_tasks(head: None, tmp_path: Path) -> None:
+    items = [Item(item_id=f"i{i}", video="/nonexistent.mp4", instruction="x", generator=f"g{i % 3}")
+             for i in range(7)]
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        run = score_sets_into(store, items, ["test_ray_set"], by="generator", executor=RayExecutor())
+        assert run.computed == 3
+        assert [(r.group, r.value) for r in run.rows] == [("g0", 3), ("g1", 2), ("g2", 2)]
+        pids = {(r.details or {}).get("pid") for r in store.rows()}
+        assert os.getpid() not in pids
+        again = score_sets_into(store, items, ["test_ray_set"], by="generator", executor=RayExecutor())
+        assert (again.computed, again.skipped) == (0, 3) and store.count(include_superseded=True) == 3

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Column, Table
 
 from robojudge.cli._common import console, fail, parse_settings, print_manifest_problems
@@ -90,6 +91,10 @@ def sets_cmd(
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute stored failures."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write rows to FILE (.csv or JSONL)."),
     settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable)."),
+    executor: str = typer.Option("local", "--executor", help="'local' (groups one by one here) or 'ray' "
+                                 "(each group a task on a Ray cluster; see docs/ray.md)."),
+    address: str | None = typer.Option(None, "--address", help="With --executor ray: auto, local, "
+                                       "ray://HOST:PORT or HOST:PORT [default: auto]."),
 ) -> None:
     """Score set-level metrics (FVD, JEPA MMD, V-JEPA manifold distance, ...) per group of items.
 
@@ -98,6 +103,7 @@ def sets_cmd(
     """
     from robojudge.metrics._sets import score_sets, write_set_rows
     from robojudge.run import score_set_suite
+    from robojudge.run._ray import RayUnavailableError
     from robojudge.store import StoreError
     from robojudge.suite import ManifestError, load_suite
 
@@ -105,18 +111,22 @@ def sets_cmd(
     if not ids:
         raise fail("--metrics is empty")
     group_by = None if by == "none" else by
+    if not store and (executor != "local" or address is not None):
+        raise fail("--executor and --address run groups for the store; drop --no-store")
     where = None
     try:
         if store:
             run = score_set_suite(suite, ids, by=group_by, db=db, run_dir=run_dir,
-                                  configs=parse_settings(settings), retry_errors=retry_errors)
+                                  configs=parse_settings(settings), retry_errors=retry_errors,
+                                  executor=executor, address=address)
             problems, rows, where = run.manifest_problems, run.rows, run
         else:
             loaded = load_suite(suite, strict=False)
             problems = list(loaded.problems)
             rows = score_sets(loaded.items, ids, by=group_by, configs=parse_settings(settings))
-    except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
-        raise fail(str(exc)) from None
+    except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
+            RayUnavailableError) as exc:
+        raise fail(escape(str(exc))) from None
     print_manifest_problems(problems)
     table = Table(Column("metric", no_wrap=True), Column("group", no_wrap=True), Column("item", no_wrap=True),
                   Column("value", no_wrap=True), Column("n", no_wrap=True), Column("note"))

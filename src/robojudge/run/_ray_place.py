@@ -69,8 +69,11 @@ def combine(placements: Iterable[Placement]) -> Placement:
 
 
 def task_placement(task: object, cluster_gpus: float) -> Placement:
-    """A scoring task's placement (a :class:`~robojudge.run._score.Task`: its metrics' combined
-    resources); anything else one CPU."""
+    """A task's placement: a scoring :class:`~robojudge.run._score.Task`'s metrics' combined
+    resources, a set-metric task's metric's (it has a ``spec``); anything else one CPU."""
+    spec = getattr(task, "spec", None)
+    if isinstance(spec, MetricSpec):
+        return metric_placement(spec, cluster_gpus)
     requests = getattr(task, "requests", None)
     if not requests:
         return Placement()

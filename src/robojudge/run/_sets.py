@@ -22,11 +22,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from robojudge.metrics import MetricSpec
 from robojudge.metrics._sets import (
     ItemGroup,
     SetMetricSpec,
     SetOutput,
     SetRow,
+    _error_rows,
     choose_set_metrics,
     group_item_id,
     group_items,
@@ -35,6 +37,7 @@ from robojudge.metrics._sets import (
     set_config,
     set_config_hash,
 )
+from robojudge.run._executor import Executor, SerialExecutor, make_executor
 from robojudge.run._fingerprint import Fingerprint, set_inputs
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -117,6 +120,30 @@ def from_result_row(row: ResultRow, group_level: bool) -> SetRow:
     )
 
 
+@dataclass(frozen=True)
+class SetTask:
+    """One metric over one group, to compute; ``fingerprint`` is the group's when planned."""
+
+    sm: SetMetricSpec
+    group: ItemGroup
+    config: BaseModel
+    fingerprint: str
+
+    @property
+    def spec(self) -> MetricSpec[Any]:
+        """The metric's registry entry (what an executor reads its resources from)."""
+        return self.sm.spec
+
+
+def compute_set_task(task: SetTask) -> list[SetRow]:
+    """A group's rows (failures as error rows; see :func:`~robojudge.metrics._sets.score_group`)."""
+    return score_group(task.sm, task.group, task.config)
+
+
+def _set_crash_rows(task: SetTask, reason: str) -> list[SetRow]:
+    return _error_rows(task.sm, task.group, reason, set_config_hash(task.config, task.group.by))
+
+
 def score_sets_into(
     store: ResultStore,
     items: Sequence[Item],
@@ -126,6 +153,7 @@ def score_sets_into(
     configs: Mapping[str, Mapping[str, Any]] | None = None,
     retry_errors: bool = False,
     progress: SetProgress | None = None,
+    executor: Executor | None = None,
 ) -> SetRunSummary:
     """Score set-level metrics per group into ``store``, computing only missing or changed groups.
 
@@ -137,6 +165,9 @@ def score_sets_into(
         configs: ``{metric_id: {key: value}}``.
         retry_errors: Delete the stored failures of these metrics first, so they are computed again.
         progress: Called after each computed group.
+        executor: Where groups are computed (default: one after another in this process); with
+            Ray, each group is a task on a worker holding the metric's declared resources, and
+            its rows are stored here as they arrive.
 
     Raises:
         UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config.
@@ -144,6 +175,7 @@ def score_sets_into(
     chosen = choose_set_metrics(metric_ids, configs)
     groups = group_items(items, by)
     summary = SetRunSummary(db_url=store.url)
+    tasks: list[SetTask] = []
     for sm, cfg in chosen:
         key = (sm.id, set_config_hash(cfg, by), sm.spec.version)
         if retry_errors:
@@ -162,11 +194,22 @@ def score_sets_into(
                 summary.skipped += 1
                 continue
             summary.stale += int(have != {None})
-            rows = score_group(sm, group, cfg)
-            store.add(to_result_rows(rows, sm, by, cfg, fp.value))
+            tasks.append(SetTask(sm, group, cfg, fp.value))
+    ex = executor or SerialExecutor()
+    results = ex.map_unordered(compute_set_task, tasks, _set_crash_rows)
+    try:
+        for task, rows in results:
+            store.add(to_result_rows(rows, task.sm, by, task.config, task.fingerprint))
             summary.computed += 1
             if progress is not None:
-                progress(sm, group, rows)
+                progress(task.sm, task.group, rows)
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+        ex.shutdown()
+    for sm, cfg in chosen:
+        key = (sm.id, set_config_hash(cfg, by), sm.spec.version)
         mine = (r for r in store.iter_rows(metric=sm.id) if (r.config_hash, r.version) == key[1:])
         current = {r.item_id: r for r in mine}
         for group in groups:
@@ -187,21 +230,31 @@ def score_set_suite(
     configs: Mapping[str, Mapping[str, Any]] | None = None,
     retry_errors: bool = False,
     progress: SetProgress | None = None,
+    executor: Executor | str | None = None,
+    address: str | None = None,
+    workers: int | None = None,
 ) -> SetRunSummary:
     """Score set-level metrics over the groups of ``manifest`` into the store at ``db``.
 
     ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
     (the store ``robojudge score`` uses). Manifest rows that do not validate are left out and
     returned in ``manifest_problems``. Rerunning resumes (see :func:`score_sets_into`).
+    ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
+    :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
     from robojudge.run._api import default_run_dir
 
     choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
     suite = load_suite(manifest, strict=False)
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
+    ex: Executor | None
+    if isinstance(executor, str) or (executor is None and address is not None):
+        ex = make_executor(workers, executor or "local", address)
+    else:
+        ex = executor
     with ResultStore(url) as store:
         summary = score_sets_into(store, suite.items, metric_ids, by=by, configs=configs,
-                                  retry_errors=retry_errors, progress=progress)
+                                  retry_errors=retry_errors, progress=progress, executor=ex)
     summary.manifest_problems = list(suite.problems)
     return summary
 
