@@ -391,3 +391,11 @@ def test_segments_for_single_view_clips_only(db_url: str, suite_files: SuiteFile
             "medium",
             "good",
         )
+
+
+def test_upstream_lookup_takes_any_number_of_items(db_url: str) -> None:
+    from robojudge.annotate._service import _submitted_kinds
+
+    # More ids than one statement may carry on PostgreSQL (65,535 parameters; SQLite builds differ).
+    with AnnotationService(db_url) as svc, svc.db.read() as conn:
+        assert _submitted_kinds(conn, set(range(70_000))) == {}

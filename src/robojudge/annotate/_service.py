@@ -454,15 +454,24 @@ def _assignment(conn: Connection, assignment_id: str) -> Row[Any]:
     return row
 
 
+_IN_CHUNK = 500  # ids per IN list, well under SQLite's and PostgreSQL's parameter limits
+
+
 def _submitted_kinds(conn: Connection, item_ids: set[int]) -> dict[int, set[str]]:
-    if not item_ids:
-        return {}
+    """Which upstream tasks (primary label, cross-review) of these items are submitted."""
     a = s.assignments
-    rows = conn.execute(
-        select(a.c.item_id, a.c.kind).where(
-            a.c.item_id.in_(item_ids), a.c.status == "submitted", a.c.kind.in_(("label", "review"))
+    ids = sorted(item_ids)
+    rows = [
+        r
+        for k in range(0, len(ids), _IN_CHUNK)
+        for r in conn.execute(
+            select(a.c.item_id, a.c.kind).where(
+                a.c.item_id.in_(ids[k : k + _IN_CHUNK]),
+                a.c.status == "submitted",
+                a.c.kind.in_(("label", "review")),
+            )
         )
-    )
+    ]
     out: dict[int, set[str]] = {}
     for r in rows:
         out.setdefault(r.item_id, set()).add(r.kind)
