@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robojudge.annotate import add_annotator, assign, init_project
+from robojudge.annotate import add_annotator, add_example, assign, init_project
 from robojudge.video import write_video
 
 SECRET = "test-secret-" + "x" * 24
@@ -79,12 +79,20 @@ class Project:
     name: str
 
 
+EXAMPLE_TEXT = "the cup <b>melts</b> into the table at 1 s"
+
+
 def make_project(tmp: Path, db: str | None = None, *, multiview: bool = False, segment_s: float | None = None,
-                 reviewers: bool = True) -> Project:
-    """alice labels every item, bob cross-reviews, carol adjudicates; eve is an annotator with no work."""
+                 reviewers: bool = True, example: bool = False) -> Project:
+    """alice labels every item, bob cross-reviews, carol adjudicates; eve is an annotator with no work.
+
+    With ``example``, item-2 is pinned as a PA reference example (score 2) instead of being dealt.
+    """
     suite = make_suite(tmp / "suite", multiview=multiview)
     db = db or f"sqlite:///{tmp / 'ann.sqlite'}"
     init_project(suite, db, "p1", seed=3, segment_s=segment_s)
+    if example:
+        add_example(db, "p1", "item-2", "pa", 2, EXAMPLE_TEXT)
     people = (("alice", "annotator"), ("bob", "reviewer"), ("carol", "adjudicator"), ("eve", "annotator"),
               ("root", "admin"))
     for user, role in people:

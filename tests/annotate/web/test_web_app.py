@@ -9,11 +9,21 @@ from __future__ import annotations
 import re
 
 import pytest
-from _web_data import INJECTED, PASSWORD, SECRET, cheap_passwords, copy_project, leaks, make_project
+from _web_data import (
+    EXAMPLE_TEXT,
+    INJECTED,
+    PASSWORD,
+    SECRET,
+    cheap_passwords,
+    copy_project,
+    leaks,
+    make_project,
+)
 
-from robojudge.annotate import AnnotationService, add_annotator
+from robojudge.annotate import AnnotationService, LabelValues, add_annotator, close_round, create_round
 from robojudge.annotate.web import create_app
 from robojudge.annotate.web._security import CSP, LoginRateLimiter
+from robojudge.suite import CHECKLIST_ITEMS
 
 fastapi_testclient = pytest.importorskip("fastapi.testclient")
 
@@ -393,13 +403,74 @@ def test_multiview_and_segments(tmp_path, _cheap_passwords):
         pages = [checked(c.get(f"/task/{a}")).text for a in tasks(c)]
         mv = [p for p in pages if p.count("<video") == 2]
         assert len(mv) == 1 and "front" in mv[0] and "wrist" in mv[0]
-        assert all('data-segment="3.0"' in p and 'name="segments.1"' in p for p in pages)
-        aid = tasks(c)[0]
+        # RoboWorM: physics clips get 3-second segments, multi-view clips one verdict for the whole video
+        assert 'data-segment="0.0"' in mv[0] and "segments." not in mv[0]
+        single = [p for p in pages if p.count("<video") == 1]
+        assert len(single) == 3
+        assert all('data-segment="3.0"' in p and 'name="segments.1"' in p for p in single)
+        aid = next(a for a, p in zip(tasks(c), pages, strict=True) if p.count("<video") == 1)
         r = post_form(c, aid, "reveal", PA_PART)
         assert r.status_code == 303
         r = post_form(c, aid, "submit", {**FULL, "segments.0": "good"})
         assert r.status_code == 422 and "segments.1" in r.text
         r = post_form(c, aid, "submit", {**FULL, "segments.0": "good", "segments.1": "bad"})
         assert r.status_code == 303
+    finally:
+        app.state.ctx.service.close()
+
+
+def test_reference_examples_are_pinned_with_their_video(tmp_path, _cheap_passwords):
+    project = make_project(tmp_path, reviewers=False, example=True)
+    app = create_app(project.db, project.suite, SECRET)
+    try:
+        c = logged_in(app, "alice")
+        assert len(tasks(c)) == 2  # the pinned item is not dealt
+        html = checked(c.get(f"/task/{tasks(c)[0]}")).text
+        aside = html[html.index('<aside class="rj-pinned">'):]
+        assert "Reference examples" in aside and "PA 2" in aside
+        assert "the cup &lt;b&gt;melts&lt;/b&gt; into the table at 1 s" in aside and EXAMPLE_TEXT not in aside
+        media = re.findall(r'src="/media/([^"]+)"', aside)
+        assert len(media) == 1 and checked(c.get(f"/media/{media[0]}")).status_code == 200
+    finally:
+        app.state.ctx.service.close()
+
+
+def test_training_round_feedback_page(tmp_path, _cheap_passwords):
+    project = make_project(tmp_path, reviewers=False)
+    create_round(project.db, "p1", "r1", ["alice", "eve"], ["item-0", "item-1"])
+    scores = {"alice": [(5, 4), (2, 2)], "eve": [(1, 4), (2, 3)]}
+    with AnnotationService(project.db) as svc:
+        for who, pairs in scores.items():
+            actor = svc.authenticate(who, PASSWORD)
+            practice = [e for e in svc.queue(actor) if e.kind == "practice"]
+            assert len(practice) == 2
+            by_item = sorted(practice, key=lambda e: e.item_id)  # opaque, but the same for both trainees
+            for entry, (pa, ia) in zip(by_item, pairs, strict=True):
+                aid = entry.assignment_id
+                base = {"pa": pa, **{f"checklist.{c}": 1 for c in CHECKLIST_ITEMS[:3]}}
+                svc.save_draft(actor, aid, LabelValues.from_form(base), 0)
+                svc.reveal_instruction(actor, aid)
+                full = {**base, "ia": ia, "evidence": f"{who} <i>saw</i>",
+                        **{f"checklist.{c}": 1 for c in CHECKLIST_ITEMS[3:]}}
+                svc.submit(actor, aid, LabelValues.from_form(full), svc.task(actor, aid).version)
+    app = create_app(project.db, project.suite, SECRET)
+    try:
+        alice, bob = logged_in(app, "alice"), logged_in(app, "bob")
+        assert alice.get("/rounds/r1").status_code == 403  # trainees see it once the round is closed
+        html = checked(bob.get("/rounds/r1")).text
+        assert 'id="agreement"' in html
+        close_round(project.db, "p1", "r1")
+        html = checked(alice.get("/rounds/r1")).text
+        # items x axes: (5,1) (4,4) (2,2) (2,3): exact 2/4, within one 3/4, mean |diff| (4+0+0+1)/4
+        row = re.search(r"<tr><th>PA and IA</th>(.*?)</tr>", html, re.S).group(1)
+        assert re.findall(r"<td>([^<]*)</td>", row)[:4] == ["4", "50.0%", "75.0%", "1.25"]
+        assert 'id="disagreements"' in html and "&lt;i&gt;saw&lt;/i&gt;" in html
+        # 75% within one is below the 80% threshold; a trainee sees only their own line, and the other
+        # trainee's evidence without the name
+        assert html.count("not yet") == 1 and "<th>alice</th>" in html and "<th>eve</th>" not in html
+        assert "<td>another trainee</td>" in html and "<td>eve</td>" not in html
+        html = checked(bob.get("/rounds/r1")).text
+        assert html.count("not yet") == 2 and "<td>eve</td>" in html
+        assert alice.get("/rounds/nope").status_code == 404
     finally:
         app.state.ctx.service.close()

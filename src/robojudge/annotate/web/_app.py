@@ -1,10 +1,10 @@
-"""The FastAPI application: sessions, CSRF, errors, security headers and the media route.
+"""The FastAPI application: error mapping, security headers and the media route.
 
-Pages live in :mod:`robojudge.annotate.web._pages`. Every route except the login and invite pages
-and the static files needs a valid session; the service (:class:`robojudge.annotate.AnnotationService`)
-decides what a logged-in annotator may see and change, and its refusals become 403/404/409/422 here.
-Handlers are plain functions: FastAPI runs them in its thread pool, where the blocking database calls
-belong.
+Pages live in :mod:`robojudge.annotate.web._pages`, the shared session machinery in
+:mod:`robojudge.annotate.web._context`. Every route except the login and invite pages and the static
+files needs a valid session; the service (:class:`robojudge.annotate.AnnotationService`) decides what
+a logged-in annotator may see and change, and its refusals become 403/404/409/422 here. Handlers are
+plain functions: FastAPI runs them in its thread pool, where the blocking database calls belong.
 """
 
 from __future__ import annotations
@@ -12,36 +12,26 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import threading
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from robojudge.annotate import AnnotateError, AnnotationService, Conflict, Forbidden, InvalidLabel, NotFound
+from robojudge.annotate.web._context import CsrfRejected, NotLoggedIn, WebContext, error_response, wants_json
+from robojudge.annotate.web._pages import add_pages
 from robojudge.annotate.web._ranges import RangeNotSatisfiable, iter_file, parse_range
-from robojudge.annotate.web._render import render
-from robojudge.annotate.web._security import (
-    LoginRateLimiter,
-    Session,
-    SessionCodec,
-    security_headers,
-    tokens_match,
-)
+from robojudge.annotate.web._security import LoginRateLimiter, SessionCodec, security_headers
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from robojudge.annotate import Annotator
 
-__all__ = ["COOKIE", "CSRF_HEADER", "WebContext", "build_app"]
+__all__ = ["build_app", "create_app"]
 
-COOKIE = "rj_session"
-LOGIN_COOKIE = "rj_login"
-CSRF_HEADER = "X-CSRF-Token"
 STATIC = Path(__file__).parent / "static"
 _TYPES = {
     ".mp4": "video/mp4", ".m4v": "video/mp4", ".webm": "video/webm", ".mov": "video/quicktime",
@@ -49,78 +39,6 @@ _TYPES = {
     ".jpeg": "image/jpeg", ".webp": "image/webp", ".gif": "image/gif",
 }
 _STATUS = ((NotFound, 404), (Forbidden, 403), (Conflict, 409), (InvalidLabel, 422))
-_TITLES = {401: "Not logged in", 403: "Forbidden", 404: "Not found", 409: "Conflict", 422: "Invalid label",
-           429: "Too many attempts"}
-
-
-class NotLoggedIn(Exception):
-    """No valid session: pages redirect to the login page, API and media routes answer 401."""
-
-
-class CsrfRejected(Exception):
-    """A state-changing request without the session's CSRF token."""
-
-
-@dataclass
-class WebContext:
-    """What every route shares: the service, the project served, and the session machinery."""
-
-    service: AnnotationService
-    project: str
-    codec: SessionCodec
-    secret: str
-    limiter: LoginRateLimiter
-    https: bool | None  # None: decide per request from its scheme
-    revoked: set[str] = field(default_factory=set)  # logged-out session ids (this process)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def secure(self, request: Request) -> bool:
-        return self.https if self.https is not None else request.url.scheme == "https"
-
-    def session(self, request: Request) -> tuple[Annotator, Session]:
-        session = self.codec.loads(request.cookies.get(COOKIE))
-        if session is None or session.sid in self.revoked:
-            raise NotLoggedIn
-        try:
-            user = self.service.annotator(session.user_id)
-        except NotFound:  # deleted or deactivated since the cookie was issued
-            raise NotLoggedIn from None
-        return user, session
-
-    def check_csrf(self, request: Request, session: Session, form_token: str | None = None) -> None:
-        given = form_token if form_token is not None else request.headers.get(CSRF_HEADER)
-        if not tokens_match(session.csrf, given):
-            self.service.record_event(session.user_id, "csrf_rejected", {"path": request.url.path},
-                                      remote=client(request))
-            raise CsrfRejected
-
-    def set_session(self, response: Response, request: Request, session: Session) -> None:
-        response.set_cookie(COOKIE, self.codec.dumps(session), max_age=self.codec.max_age_s, httponly=True,
-                            samesite="lax", secure=self.secure(request), path="/")
-
-    def revoke(self, sid: str) -> None:
-        with self.lock:
-            self.revoked.add(sid)
-
-
-def client(request: Request) -> str | None:
-    return request.client.host if request.client else None
-
-
-def _wants_json(request: Request) -> bool:
-    return request.url.path.startswith(("/api/", "/media/"))
-
-
-def error_response(request: Request, status: int, message: str, *, field_name: str | None = None,
-                   headers: dict[str, str] | None = None) -> Response:
-    if _wants_json(request):
-        body: dict[str, Any] = {"detail": message}
-        if field_name:
-            body["field"] = field_name
-        return JSONResponse(body, status_code=status, headers=headers)
-    html = render("error.html", status=status, title=_TITLES.get(status, "Error"), message=message, user=None,
-                  csrf=None)
-    return HTMLResponse(html, status_code=status, headers=headers)
 
 
 class SecurityHeaders:
@@ -189,14 +107,12 @@ def media_response(ctx: WebContext, request: Request, user: Annotator, media_id:
 
 
 def build_app(ctx: WebContext) -> FastAPI:
-    from robojudge.annotate.web._pages import add_pages
-
     app = FastAPI(title="robojudge annotation", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.ctx = ctx
 
     @app.exception_handler(NotLoggedIn)
     def _not_logged_in(request: Request, exc: NotLoggedIn) -> Response:
-        if _wants_json(request):
+        if wants_json(request):
             return error_response(request, 401, "log in first")
         return RedirectResponse("/login", status_code=303)
 

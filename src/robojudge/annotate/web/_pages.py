@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from robojudge.annotate import Conflict, InvalidLabel, LabelValues
-from robojudge.annotate.web._app import (
+from robojudge.annotate.web._context import (
     COOKIE,
     LOGIN_COOKIE,
     CsrfRejected,
@@ -149,10 +149,10 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
         view = task_view(task, {c.name: c.text for c in rubric.checklist})
         shown = set(view.editable_axes) | set(view.locked_axes)
         axes = [(a.name, a.text) for key, a in rubric.axes.items() if key in shown]
-        examples = [(e.title, e.text) for e in getattr(rubric, "examples", ())]
+        shown_examples = [e for e in task.examples if e.axis in shown]
         titles = {k: a.name for k, a in rubric.axes.items()}
         return page("task.html", request, user, session, status, view=view, rubric_axes=axes,
-                    examples=examples, axis_titles=titles, verdicts=rubric.verdicts,
+                    examples=shown_examples, axis_titles=titles, verdicts=rubric.verdicts,
                     segment_s=_segment_length(task), error=error, error_field=error_field or "")
 
     @app.get("/task/{assignment_id}", response_class=HTMLResponse)
@@ -230,8 +230,11 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
     def round_feedback(round_name: str, request: Request) -> Response:
         user, session = ctx.session(request)
         feedback = svc.round_feedback(user, ctx.project, round_name)
+        ag = feedback.agreement
+        rows = [("PA and IA", ag.pooled), *((axis.upper(), a) for axis, a in ag.per_axis.items())]
+        alpha_keys = {"PA and IA": "pooled", **{axis.upper(): axis for axis in ag.per_axis}}
         return page("feedback.html", request, user, session, round_name=round_name, feedback=feedback,
-                    agreement=_agreement_rows(feedback.agreement))
+                    rows=rows, alpha_keys=alpha_keys, pct=_percent, num=_number)
 
     @app.exception_handler(404)
     def _missing(request: Request, exc: Exception) -> Response:
@@ -246,20 +249,9 @@ def _segment_length(task: TaskPage) -> float:
     return float(first.end_s - first.start_s)
 
 
-def _agreement_rows(agreement: Any) -> list[tuple[str, str]]:
-    """A round's agreement figures as (name, value) rows, whatever fields the record has."""
-    from dataclasses import fields, is_dataclass
+def _percent(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{100 * x:.1f}%"
 
-    if not is_dataclass(agreement):
-        return [("agreement", str(agreement))]
-    rows = []
-    for f in fields(agreement):
-        value = getattr(agreement, f.name)
-        if isinstance(value, float):
-            text = f"{value:.3f}"
-        elif isinstance(value, (list, tuple, dict)):
-            continue
-        else:
-            text = str(value)
-        rows.append((f.name.replace("_", " "), text))
-    return rows
+
+def _number(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{x:.2f}"

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from robojudge.suite._schema import CHECKLIST_ITEMS
+from robojudge.suite import CHECKLIST_ITEMS
 
 if TYPE_CHECKING:
     import jinja2
