@@ -172,6 +172,11 @@ def test_feedback_visibility(project: str, suite_files: SuiteFiles) -> None:
         assert a is not None and rev is not None
         with pytest.raises(Forbidden):
             svc.round_feedback(a, "p", "r1")  # open round: trainees see nothing yet
+        assert [(x.name, x.closed) for x in svc.rounds(a)] == [("r1", False)]
+        assert svc.rounds(rev, "p") == svc.rounds(a) and svc.rounds(rev, "other") == []
+        add_annotator(project, "d", password=PW)
+        outsider = svc.authenticate("d", PW)
+        assert outsider is not None and svc.rounds(outsider) == []  # trains in no round
         full = svc.round_feedback(rev, "p", "r1")
         # Gaps of 2 or more: PA a-c, PA b-c, IA a-c, IA b-c.
         assert sorted((d.axis, d.a, d.b) for d in full.disagreements) == [

@@ -56,6 +56,7 @@ from robojudge.annotate._types import (
     ProjectInfo,
     QueueEntry,
     ReferenceExample,
+    RoundInfo,
     SegmentSpan,
     TaskPage,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "ReferenceExample",
     "RoundAgreement",
     "RoundFeedback",
+    "RoundInfo",
     "Rubric",
     "ScoreFiles",
     "SegmentSpan",

@@ -33,6 +33,7 @@ from robojudge.annotate._types import (
     ProjectInfo,
     QueueEntry,
     ReferenceExample,
+    RoundInfo,
     SegmentSpan,
     TaskPage,
 )
@@ -248,6 +249,22 @@ class AnnotationService:
         with self._denials(actor, assignment_id), self.db.read() as conn:
             row = self._own(conn, actor, assignment_id, write=False)
             return _versions(conn, row.id, row.kind)
+
+    def rounds(self, actor: Annotator, project: str | None = None) -> list[RoundInfo]:
+        """The training rounds the actor may open: all of them for reviewers, adjudicators and admins;
+        those they train in for annotators. Oldest first."""
+        r, p, a = s.rounds, s.projects, s.assignments
+        query = select(p.c.name.label("project"), r.c.name, r.c.closed_at, r.c.threshold).join(
+            p, p.c.id == r.c.project_id
+        )
+        if project is not None:
+            query = query.where(p.c.name == project)
+        if actor.role not in (*PRIVILEGED, "reviewer", "adjudicator"):
+            mine = select(a.c.round_id).where(a.c.annotator_id == actor.id, a.c.round_id.is_not(None))
+            query = query.where(r.c.id.in_(mine))
+        with self.db.read() as conn:
+            rows = conn.execute(query.order_by(r.c.id)).all()
+        return [RoundInfo(x.project, x.name, x.closed_at is not None, x.threshold) for x in rows]
 
     def round_feedback(self, actor: Annotator, project: str, round_name: str) -> RoundFeedback:
         """A training round's agreement and its disagreements, as far as the actor may see them.

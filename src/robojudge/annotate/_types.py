@@ -107,6 +107,16 @@ class TaskPage:
 
 
 @dataclass(frozen=True)
+class RoundInfo:
+    """A training round as listed for navigation."""
+
+    project: str
+    name: str
+    closed: bool
+    threshold: float
+
+
+@dataclass(frozen=True)
 class AuditEvent:
     at: datetime
     actor: str | None
