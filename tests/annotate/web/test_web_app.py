@@ -20,7 +20,14 @@ from _web_data import (
     make_project,
 )
 
-from robojudge.annotate import AnnotationService, LabelValues, add_annotator, close_round, create_round
+from robojudge.annotate import (
+    AnnotationService,
+    LabelValues,
+    add_annotator,
+    close_round,
+    create_round,
+    import_drafts,
+)
 from robojudge.annotate.web import create_app
 from robojudge.annotate.web._security import CSP, LoginRateLimiter
 from robojudge.suite import CHECKLIST_ITEMS
@@ -474,3 +481,22 @@ def test_training_round_feedback_page(tmp_path, _cheap_passwords):
         assert alice.get("/rounds/nope").status_code == 404
     finally:
         app.state.ctx.service.close()
+
+
+def test_model_draft_prefills_and_changes_are_recorded(app, project, tmp_path):
+    drafts = tmp_path / "drafts.jsonl"
+    drafts.write_text("".join(f'{{"item_id": "item-{i}", "pa": {{"label": 2}}, "ia": {{"label": 4}}}}\n'
+                              for i in range(3)))
+    assert import_drafts(project.db, project.name, drafts) == 3
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    html = checked(c.get(f"/task/{aid}")).text
+    assert 'id="model-draft"' in html and re.search(r'name="pa" value="2"\s+checked', html)
+    assert post_form(c, aid, "reveal", {**PA_PART, "pa": "2"}).status_code == 303
+    html = c.get(f"/task/{aid}").text
+    assert re.search(r'name="ia" value="4"\s+checked', html)  # the model's IA survives the PA save
+    assert post_form(c, aid, "submit", {**FULL, "pa": "2", "ia": "5"}).status_code == 303
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        last = svc.history(alice, aid)[-1]
+    assert last.status == "submitted" and dict(last.from_draft) == {"pa": True, "ia": False}

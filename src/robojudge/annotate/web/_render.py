@@ -9,7 +9,7 @@ item id of the manifest, file name or path.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,7 +65,7 @@ class TaskView:
     evidence: str
     note: str
     segments: tuple[tuple[int, float, float, str | None], ...]
-    prefilled_from_model: bool
+    model_assisted: bool
     others: tuple[tuple[str, list[tuple[str, str]]], ...] = field(default=())
 
 
@@ -102,11 +102,25 @@ def _other_title(kind: str, index: int, version: LabelVersion) -> str:
     return f"{role} (by {version.author}, version {version.version})"
 
 
+def merged_with_draft(saved: LabelValues | None, draft: LabelValues | None) -> LabelValues | None:
+    """What the form shows: the annotator's saved values, and the model's proposal where they set none.
+
+    The PA stage's form has no IA fields, so a draft saved there holds no IA score; without the merge
+    the model's IA proposal would vanish once PA is saved. Text fields are the annotator's alone.
+    """
+    if saved is None or draft is None:
+        return saved if saved is not None else draft
+    checklist = {k: saved.checklist.get(k) if saved.checklist.get(k) is not None else draft.checklist.get(k)
+                 for k in CHECKLIST_ITEMS}
+    return replace(saved, pa=saved.pa if saved.pa is not None else draft.pa,
+                   ia=saved.ia if saved.ia is not None else draft.ia, checklist=checklist)
+
+
 def task_view(page: TaskPage, checklist_text: Mapping[str, str]) -> TaskView:
     """The page's fields, filled from the actor's latest version, else from a model draft."""
     editable, locked = _axes(page.kind, page.stage)
-    prefilled = page.current is None and page.model_draft is not None
-    values = page.current.values if page.current is not None else page.model_draft
+    prefilled = page.model_draft is not None and not page.submitted
+    values = merged_with_draft(page.current.values if page.current is not None else None, page.model_draft)
     shown_axes = set(editable) | set(locked)
     checks = tuple(
         CheckRow(name, checklist_text.get(name, name.replace("_", " ")),
@@ -130,6 +144,6 @@ def task_view(page: TaskPage, checklist_text: Mapping[str, str]) -> TaskView:
         evidence=(values.evidence or "") if values is not None else "",
         note=(values.note or "") if values is not None else "",
         segments=segments,
-        prefilled_from_model=prefilled,
+        model_assisted=prefilled,
         others=others,
     )
