@@ -175,11 +175,15 @@ def _fmt(x: float, digits: int = 2) -> str:
 
 def render(result: Mapping[str, Any], robots: Sequence[str], reasons: Mapping[str, str],
            kinds: Mapping[str, str]) -> str:
-    """The Markdown table: per robot rho / rank accuracy (n, unscored), then the means; best rho first."""
+    """The Markdown table: per robot rho / rank accuracy (n, unscored), then the means.
+
+    ``reasons``: why a metric has no value, by ``"metric@robot"`` (or by metric).
+    """
     head = ["metric", "kind", *[f"{r} rho / acc (n)" for r in robots], "mean rho", "mean acc"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-    order = sorted(result, key=lambda c: (math.isnan(result[c].rho), -result[c].rho if not math.isnan(
-        result[c].rho) else 0.0, c))
+    # Columns measured on more robots first, then by mean rho (a mean over fewer robots is not comparable).
+    order = sorted(result, key=lambda c: (-result[c].defined, math.isnan(result[c].rho),
+                                          0.0 if math.isnan(result[c].rho) else -result[c].rho, c))
     for name in order:
         a = result[name]
         cells = []
@@ -190,14 +194,19 @@ def render(result: Mapping[str, Any], robots: Sequence[str], reasons: Mapping[st
                 continue
             miss = f", {g.unscored} unscored" if g.unscored else ""
             cells.append(f"{_fmt(g.rho)} / {_fmt(g.rank_accuracy)} ({g.n}{miss})")
+        # A mean over fewer robots than the table's is not comparable with the others: say so.
+        part = f" ({a.defined} of {len(robots)})" if a.defined < len(robots) and a.defined else ""
         lines.append(f"| `{name}` | {kinds.get(name, '')} | " + " | ".join(cells)
-                     + f" | {_fmt(a.rho)} | {_fmt(a.rank_accuracy)} |")
+                     + f" | {_fmt(a.rho)}{part} | {_fmt(a.rank_accuracy)}{part} |")
     out = "\n".join(lines) + "\n"
-    silent = {m: why for m, why in reasons.items() if m in result and all(
-        g.n == 0 for g in result[m].groups.values())}
-    if silent:
-        out += "\nNo value on any rollout: " + "; ".join(f"`{m}` ({w})" for m, w in sorted(silent.items()))
-        out += "\n"
+    notes = []
+    for m in sorted(result):
+        empty = [r for r in robots if r in result[m].groups and result[m].groups[r].n == 0]
+        if empty:
+            why = reasons.get(f"{m}@{empty[0]}", reasons.get(m, "no value"))
+            notes.append(f"`{m}` on {', '.join(empty)}: {why}")
+    if notes:
+        out += "\nNo value on any rollout of a robot:\n\n" + "".join(f"* {n}\n" for n in notes)
     return out
 
 
@@ -241,7 +250,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         _log(f"{robot}: suite {manifest}", t0)
         values, why = metric_values(manifest, folder / "run", metrics, args.workers)
         for k, v in why.items():
-            reasons.setdefault(k, v)
+            reasons[f"{k}@{robot}"] = v
         _log(f"{robot}: scored {len(metrics)} metrics", t0)
         mine = label_rows(manifest, robot)
         for r in mine:
@@ -255,7 +264,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for r in mine:
                 r[name] = jv.get(r["item"], math.nan)
             if jwhy:
-                reasons.setdefault(name, jwhy)
+                reasons[f"{name}@{robot}"] = jwhy
             _log(f"{robot}: judged", t0)
         rows += mine
     result = evaluate(rows, columns)

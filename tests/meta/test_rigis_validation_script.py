@@ -51,13 +51,14 @@ def test_evaluate_matches_the_meta_function_and_renders() -> None:
     assert result["blur"].groups["fetch"].rho == pytest.approx(1.0)
     assert result["blur"].groups["adroit"].unscored == 4 and result["blur"].rho == pytest.approx(1.0)
     assert result["flat"].groups["fetch"].rank_accuracy == 0.0 and math.isnan(result["flat"].rho)
-    table = rv.render(result, ["fetch", "adroit"], {"blur": "no adroit"}, {"rigis": "multi-view"})
+    table = rv.render(result, ["fetch", "adroit"], {"blur@adroit": "no adroit"}, {"rigis": "multi-view"})
     lines = table.splitlines()
     assert lines[0].startswith("| metric | kind | fetch rho / acc (n) | adroit rho / acc (n)")
-    assert lines[2].startswith("| `blur` ")
-    assert lines[3].startswith("| `rigis` | multi-view | 1.00 / 1.00 (4)")
-    assert "0.0 / 0.00" not in table and "| - / 0.00 (4) |" in table  # constant scores: no rho, all errors
-    assert "(0, 4 unscored)" in table
+    # measured on both robots first; blur's perfect mean covers one robot only and says so
+    assert lines[2].startswith("| `rigis` | multi-view | 1.00 / 1.00 (4)")
+    assert lines[3].startswith("| `blur` ") and "| 1.00 (1 of 2) | 1.00 (1 of 2) |" in lines[3]
+    assert lines[4].startswith("| `flat` ") and "| - / 0.00 (4) |" in lines[4]  # constant: no rho, all errors
+    assert "(0, 4 unscored)" in table and "* `blur` on adroit: no adroit" in table
 
 
 def test_write_table_between_markers(tmp_path: Path) -> None:
