@@ -101,6 +101,10 @@ def test_full_protocol_flow(project: str, suite_files: SuiteFiles) -> None:
         with pytest.raises(InvalidLabel) as err:
             svc.reveal_instruction(ann1, aid)
         assert err.value.field == "pa"
+        # IA is judged with the instruction: not before it is shown.
+        with pytest.raises(InvalidLabel) as err:
+            svc.save_draft(ann1, aid, LabelValues.from_form({**PA_ONLY, "checklist.goal_completion": 2}), 0)
+        assert err.value.field == "checklist.goal_completion"
         v1 = svc.save_draft(ann1, aid, LabelValues.from_form(PA_ONLY), 0)
         assert v1.version == 1 and v1.status == "draft" and "pa" in v1.changed
         # Saving the same values again makes no new version.

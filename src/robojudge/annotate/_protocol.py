@@ -28,6 +28,8 @@ PA_CHECKLIST = CHECKLIST_ITEMS[:3]
 IA_CHECKLIST = CHECKLIST_ITEMS[3:]
 PA_FIELDS = ("pa", *(f"checklist.{c}" for c in PA_CHECKLIST))
 """The fields judged from the video alone; locked once the instruction has been shown."""
+IA_FIELDS = ("ia", *(f"checklist.{c}" for c in IA_CHECKLIST))
+"""The fields judged with the instruction and initial frame; refused before they are shown."""
 
 MAX_TEXT = 10_000
 

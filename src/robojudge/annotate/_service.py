@@ -24,7 +24,7 @@ from robojudge.annotate import _schema as s
 from robojudge.annotate._db import PRIVILEGED, Database, now, project_row
 from robojudge.annotate._errors import Conflict, Forbidden, InvalidLabel, NotFound
 from robojudge.annotate._passwords import dummy_hash, hash_password, needs_rehash, verify_password
-from robojudge.annotate._protocol import PA_FIELDS, LabelValues, changed_fields, draft_agreement
+from robojudge.annotate._protocol import IA_FIELDS, PA_FIELDS, LabelValues, changed_fields, draft_agreement
 from robojudge.annotate._types import (
     Annotator,
     AuditEvent,
@@ -382,6 +382,13 @@ class AnnotationService:
             if len(values.segments) > item.n_segments:
                 raise InvalidLabel(f"segments.{item.n_segments}", f"this item has {item.n_segments} segments")
             current = _latest(conn, row.id)
+            if row.stage == "pa":
+                flat = values.flat()
+                for name in IA_FIELDS:
+                    if flat.get(name) is not None:
+                        raise InvalidLabel(
+                            name, "Instruction Alignment is judged once the instruction is shown"
+                        )
             if row.stage == "ia" and row.kind in ("label", "practice"):
                 before = current.values.flat() if current else {}
                 after = values.flat()
