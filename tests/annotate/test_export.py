@@ -214,3 +214,51 @@ def test_labelstudio_import_errors_name_task_annotation_and_field(
     attempt(changed, r"task 0 .* annotation 0: this item's \w+ is already submitted with different values")
     # Nothing of a failed import is kept.
     assert import_labelstudio(db_url, "p", good) == 0
+
+
+@SQLITE_ONLY
+def test_labelstudio_native_annotations(db_url: str, suite_files: SuiteFiles, tmp_path: Path) -> None:
+    """Annotations made in Label Studio itself: no robojudge meta, the rater in completed_by.email."""
+    init_project(suite_files.manifest, db_url, "p")
+    add_annotator(db_url, "ann@lab.example", password=PW)
+    result = [
+        {"from_name": "pa", "to_name": "video", "type": "rating", "value": {"rating": 2}},
+        {
+            "from_name": "checklist_goal_completion",
+            "to_name": "video",
+            "type": "choices",
+            "value": {"choices": ["1"]},
+        },
+        {
+            "from_name": "evidence",
+            "to_name": "video",
+            "type": "textarea",
+            "value": {"text": ["line one", "line two"]},
+        },
+    ]
+    tasks = [
+        {
+            "id": 7,
+            "data": {"item_id": suite_files.item_ids[4]},
+            "annotations": [
+                {"id": 1, "completed_by": {"id": 3, "email": "ann@lab.example"}, "result": result},
+                {
+                    "id": 2,
+                    "completed_by": {"id": 3, "email": "ann@lab.example"},
+                    "was_cancelled": True,
+                    "result": [],
+                },
+            ],
+        },
+    ]
+    path = tmp_path / "native.json"
+    path.write_text(json.dumps(tasks))
+    assert import_labelstudio(db_url, "p", path) == 1
+    (lab,) = final_labels(db_url, "p").values()
+    assert (lab.item_id, lab.rater, lab.kind) == (suite_files.item_ids[4], "ann@lab.example", "label")
+    assert (lab.values.pa, lab.values.ia, lab.values.checklist["goal_completion"]) == (2, None, 1)
+    assert lab.values.evidence == "line one\nline two"
+    tasks[0]["annotations"][0]["completed_by"] = 3  # a bare user id says nothing we can map
+    path.write_text(json.dumps(tasks))
+    with pytest.raises(AnnotateError, match=r"task 0 .* annotation 0: cannot tell who annotated"):
+        import_labelstudio(db_url, "p", path)
