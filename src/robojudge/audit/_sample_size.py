@@ -13,6 +13,9 @@ Features (``features=``):
   [0, 1]), concatenated: ``2 grid^2`` numbers (32 for the default grid 4) describing appearance and
   motion. It is a stand-in for I3D: the same estimator with the same small-sample bias, on
   features anyone can compute; its values are not FVD values.
+* ``i3d``: the 400-d I3D features FVD uses (the TorchScript I3D of ``robojudge weights fetch
+  i3d_torchscript``, the network of ``iq1_fvd``), each window resized to 224 x 224 and fed whole; with
+  these, the statistic is FVD on windows. Needs the ``tv`` extra's torch and the weights file.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -32,7 +36,9 @@ from robojudge.report import render_page, sample_size_section, sample_size_table
 from robojudge.suite import load_suite
 from robojudge.video import VideoError, sample_frames
 
-FEATURES = ("thumb",)
+FEATURES = ("thumb", "i3d")
+#: Side of the square frames fed to I3D (FVD's convention).
+I3D_SIZE = 224
 
 
 def thumb_features(gray: np.ndarray, window: int, stride: int, grid: int = 4) -> np.ndarray:
@@ -62,6 +68,17 @@ def video_windows(path: str | Path, window: int = 16, stride: int | None = None,
     clip = sample_frames(path, fps=None, max_frames=None, size=size, gray=True)
     frames = clip.frames if clip.frames is not None else np.zeros((0, 1, 1), np.uint8)
     return thumb_features(frames, window, stride or window, grid)
+
+
+def i3d_windows(path: str | Path, window: int, stride: int | None, net: Any) -> np.ndarray:
+    """``(windows, d)`` I3D features of every window of one video (``net``: the I3D TorchScript contract,
+    ``robojudge.models.I3D_TORCHSCRIPT``)."""
+    from robojudge.metrics.learned.tv_sets import i3d_features
+
+    frames = sample_frames(path, fps=None, max_frames=None, size=(I3D_SIZE, I3D_SIZE)).frames
+    step = stride or window
+    clips = [] if frames is None else [frames[s:s + window] for s in range(0, len(frames) - window + 1, step)]
+    return i3d_features(clips, net) if clips else np.zeros((0, 1))
 
 
 @dataclass
@@ -105,6 +122,7 @@ def audit_sample_size(
     seed: int = 0,
     replace: bool = False,
     features: str = "thumb",
+    net: Any = None,
     out_dir: str | Path | None = None,
 ) -> SampleSizeRun:
     """Frechet distance of each generator's windows to the reference windows, against n.
@@ -115,15 +133,27 @@ def audit_sample_size(
         ns: Window counts (None: :func:`default_grid` up to the largest generator's windows).
         window, stride, grid: Window length and step in frames, feature grid (see the module).
         draws, seed, replace: Subsets per (generator, n), their seed, with or without replacement.
-        features: Feature kind (only ``thumb`` so far).
+        features: ``thumb`` (weights-free) or ``i3d`` (see the module docstring).
+        net: The I3D network for ``i3d`` (default: the local TorchScript weights, loaded once).
         out_dir: Where to write ``sample_size.json``, the table, ``sample_size.svg`` and ``index.html``.
 
     Raises:
         ValueError: Unknown features, fewer than two generators, no reference video, or a generator
             with fewer than two windows.
+        robojudge.models.MissingWeightsError: ``i3d`` without ``net`` and without the weights here.
     """
     if features not in FEATURES:
         raise ValueError(f"unknown features {features!r}; known: {', '.join(FEATURES)}")
+    if features == "i3d" and net is None:
+        from robojudge import models
+
+        net = models.load_i3d_torchscript(metric="iq1_fvd")
+
+    def windows_of(path: str) -> np.ndarray:
+        if features == "i3d":
+            return i3d_windows(path, window, stride, net)
+        return video_windows(path, window, stride, grid)
+
     suite = load_suite(manifest, strict=False)
     names = list(generators) if generators else sorted({it.generator for it in suite.items if it.generator})
     missing = [g for g in names if not any(it.generator == g for it in suite.items)]
@@ -133,7 +163,10 @@ def audit_sample_size(
     if not refs:
         raise ValueError(f"{manifest}: no item of these generators has a reference_video; the set distance "
                          "needs a reference set")
-    reference = np.concatenate([video_windows(r, window, stride, grid) for r in refs])
+    ref_parts = [w for w in (windows_of(r) for r in refs) if len(w)]
+    if not ref_parts:
+        raise ValueError(f"{manifest}: the reference videos are shorter than one window of {window} frames")
+    reference = np.concatenate(ref_parts)
     feats: dict[str, np.ndarray] = {}
     videos: dict[str, int] = {}
     skipped: dict[str, str] = {}
@@ -143,11 +176,13 @@ def audit_sample_size(
             if it.generator != g:
                 continue
             try:
-                parts.append(video_windows(it.video, window, stride, grid))
+                w = windows_of(it.video)
+                if len(w):  # a video shorter than a window adds none
+                    parts.append(w)
             except VideoError as exc:  # one unreadable rollout costs its windows, not the audit
                 skipped[it.item_id] = str(exc)
         videos[g] = len(parts)
-        x = np.concatenate(parts) if parts else np.zeros((0, 2 * grid * grid))
+        x = np.concatenate(parts) if parts else np.zeros((0, 1))
         if len(x) < 2:
             skipped[g] = f"generator {g!r}: {len(x)} window(s) of {window} frames; at least 2 needed"
             continue

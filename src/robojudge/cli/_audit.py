@@ -123,11 +123,14 @@ def sample_size_cmd(
     seed: int = typer.Option(0, "--seed", help="Seed of the subsets."),
     replace: bool = typer.Option(False, "--replace", help="Draw with replacement (bootstrap) instead of "
                                  "subsampling."),
+    features: str = typer.Option("thumb", "--features", help="Window features: thumb (weights-free) or i3d "
+                                 "(FVD's network; needs its weights)."),
     out: Path | None = typer.Option(None, "--out", help="Folder for sample_size.json, tables/, "
                                     "sample_size.svg and index.html."),
 ) -> None:
     """Frechet distance of each generator's windows to the reference windows against n; ranking flips."""
     from robojudge.audit import audit_sample_size
+    from robojudge.models import MissingWeightsError
     from robojudge.suite import ManifestError
 
     try:
@@ -137,8 +140,8 @@ def sample_size_cmd(
     try:
         names = _names(generators, "--generators") if generators else None
         run = audit_sample_size(suite, generators=names, ns=grid, window=window, stride=stride, draws=draws,
-                                seed=seed, replace=replace, out_dir=out)
-    except (ManifestError, ValueError, FileNotFoundError) as exc:
+                                seed=seed, replace=replace, features=features, out_dir=out)
+    except (ManifestError, MissingWeightsError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     r = run.result
     console.print(f"reference: {run.reference_windows} windows; n = {', '.join(map(str, r.ns))}",
