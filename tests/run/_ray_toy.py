@@ -64,3 +64,9 @@ def raises_on_two(task: int) -> int:
             description="test-only: the number of items in the group")
 def ray_set(group, config) -> SetScores:
     return SetScores(group=Score(value=float(len(group.items)), details={"pid": os.getpid()}))
+
+
+def pid_after(task: int) -> tuple[int, int]:
+    """Executor test task: the task and the process that ran it, after a short wait."""
+    time.sleep(0.2)
+    return task, os.getpid()

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,6 +134,26 @@ def test_an_exception_escaping_the_task_function_is_reported_per_task(head: None
     assert out[0] == 0 and out[1] == 10 and out[3] == 30
     assert str(out[2]).startswith("crashed: Ray could not run this task") and "not caught" in str(out[2])
     assert ray.is_initialized()  # an executor that joined a running instance leaves it up
+
+
+def test_actors_never_starve_plain_tasks(head: None) -> None:
+    """Actors keep their CPUs for the whole run: with as many actors as CPUs, a task without a
+    network would wait for ever. Even tasks here want an actor, odd ones a plain CPU task."""
+    from robojudge.run._ray_place import Placement
+
+    ex = RayExecutor(placement=lambda task, gpus: Placement(actor=task % 2 == 0))
+    out: dict[int, int] = {}
+
+    def run() -> None:
+        out.update(dict(ex.map_unordered(_ray_toy.pid_after, range(8), lambda t, why: (t, -1))))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=90)
+    assert not worker.is_alive(), "the run stalled: plain tasks were starved by actors"
+    ex.shutdown()
+    assert sorted(out) == list(range(8)) and -1 not in {pid for _, pid in out.values()}
+    assert ex.actors_started == 1  # one of the 2 CPUs is left to plain tasks
 
 
 def test_score_suite_streams_blocks_through_ray(head: None, tmp_path: Path) -> None:

@@ -7,8 +7,9 @@ store's idempotent insert on the result key. A task Ray runs twice (a retry afte
 a duplicate after a lost reply) therefore never adds a second row.
 
 CPU-only tasks are Ray tasks; a task with a model-backed metric goes to an actor that stays up
-between tasks, so its networks are loaded once per actor. Both reserve what the task's metrics
-declare (:mod:`robojudge.run._ray_place`). A worker that dies mid-task is replaced and its task
+between tasks, so its networks are loaded once per actor (as many actors as leave one task's CPU
+free, see :meth:`RayExecutor._room_for_actor`). Both reserve what the task's metrics declare
+(:mod:`robojudge.run._ray_place`). A worker that dies mid-task is replaced and its task
 retried (``max_retries``); a task that still cannot finish becomes error rows, never a crashed run.
 At most ``workers * prefetch`` tasks are in flight, so the driver's memory does not grow with the
 suite. Ray is imported here only when a run starts.
@@ -131,16 +132,28 @@ class RayExecutor:
 
     # -- submitting ----------------------------------------------------------------------------
 
-    def _actor(self, placement: Placement) -> Any:
-        """The least busy actor of ``placement``'s pool, a new one while the pool is below its size."""
+    def _room_for_actor(self, placement: Placement) -> bool:
+        """Whether one more actor of ``placement`` fits beside those running.
+
+        Actors hold what they reserve until the run ends. One task's CPU is always left to plain
+        tasks, or a metric without a network could wait for ever behind idle actors; GPUs are
+        counted the same way so that no plain GPU task waits for a GPU an actor holds.
+        """
+        held = [(p, len(pool)) for p, pool in self._pools.items()]
+        cpus = sum(p.cpus * n for p, n in held) + placement.cpus
+        gpus = sum(p.gpus * n for p, n in held) + placement.gpus
+        cpu_budget = min(float(self.workers), self._cluster.get("CPU", 1.0)) - 1.0
+        return cpus <= cpu_budget and gpus <= self._cluster.get("GPU", 0.0)
+
+    def _actor(self, placement: Placement) -> Any | None:
+        """An actor for a task of ``placement``: an idle one, else a new one while there is room,
+        else (a GPU placement) the least busy one; ``None``: run the task as a plain task, whose
+        worker process keeps the networks it loads too, for as long as Ray keeps it."""
         pool = self._pools.setdefault(placement, [])
         idle = [a for a in pool if self._load[id(a)] == 0]
         if idle:
             return idle[0]
-        room = self.workers
-        if placement.gpus:
-            room = min(room, int(self._cluster.get("GPU", 0.0) // placement.gpus))
-        if len(pool) < max(1, room):
+        if self._room_for_actor(placement):
             cls = self._scorer.options(
                 **placement.options(), max_restarts=self._retries, max_task_retries=self._retries
             )
@@ -149,13 +162,15 @@ class RayExecutor:
             pool.append(actor)
             self._load[id(actor)] = 0
             return actor
-        return min(pool, key=lambda a: self._load[id(a)])
+        if pool and placement.gpus:
+            return min(pool, key=lambda a: self._load[id(a)])
+        return None
 
     def _submit(self, fn: Callable[[T], R], task: T) -> tuple[Any, Any]:
         placement = self._placement(task, self._cluster.get("GPU", 0.0))
         check_fits(placement, self._cluster, "this task")
-        if placement.actor:
-            actor = self._actor(placement)
+        actor = self._actor(placement) if placement.actor else None
+        if actor is not None:
             self._load[id(actor)] += 1
             return actor.run.remote(fn, task), actor
         remote = self._call.options(
