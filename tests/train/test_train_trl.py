@@ -76,7 +76,7 @@ def test_sft_then_grpo_then_judge(workdir: dict[str, Path], tmp_path: Path) -> N
     assert grpo.steps == 2 and grpo.losses and all(math.isfinite(v) for v in grpo.losses)
     assert any("rewards/exact_match_reward/mean" in e for e in grpo.log)
     info = json.loads((grpo.out / "robojudge-train.json").read_text())
-    assert info["stage"] == "sft+rl" and info["base_model"] == str(workdir["model"])
+    assert info["stage"] == "sft+rl" and info["base_model"] == str(workdir["model"].resolve())
     assert json.loads((sft.out / "robojudge-train.json").read_text())["stage"] == "sft"
 
     # the entry the training command prints, as a user would paste it into robojudge.toml
@@ -84,7 +84,7 @@ def test_sft_then_grpo_then_judge(workdir: dict[str, Path], tmp_path: Path) -> N
     toml.write_text(grpo.judge_toml("tiny-rl") + 'device = "cpu"\ndtype = "float32"\n'
                     "[judges.tiny-rl.sampling]\nmax_tokens = 8\n")
     judge = load_judges_file(toml)["tiny-rl"]
-    assert judge.stage == "sft+rl" and judge.base_model == str(workdir["model"])
+    assert judge.stage == "sft+rl" and judge.base_model == str(workdir["model"].resolve())
     items = load_suite(workdir["manifest"]).items[:2]
     with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store, ResponseCache(tmp_path / "c") as cache:
         summary = judge_items(items, judge, [get_rubric("pa")], store, cache=cache)

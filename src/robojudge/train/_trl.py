@@ -86,7 +86,7 @@ class TrainResult:
 
     def judge_toml(self, name: str) -> str:
         """A judges-file entry that evaluates this checkpoint as an ``hf`` judge, with its stage."""
-        return (f'[judges.{name}]\nbackend = "hf"\nmodel = {json.dumps(str(self.out))}\n'
+        return (f'[judges.{name}]\nbackend = "hf"\nmodel = {json.dumps(str(self.out.resolve()))}\n'
                 f'stage = "{self.stage}"\nbase_model = {json.dumps(self.base_model)}\n')
 
 
@@ -189,7 +189,8 @@ def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, dat
     _save(trainer, processor, out, lora)
     log = [dict(e) for e in trainer.state.log_history]
     losses = _losses(log)
-    base = str(before.get("base_model", model))
+    local = Path(model)
+    base = str(before.get("base_model") or (local.resolve() if local.is_dir() else model))
     result = TrainResult(out, stage, int(trainer.state.global_step), losses, log, base)
     info = {"stage": stage, "base_model": base, "trained_from": model,
             "data": str(data), "settings": asdict(settings), "steps": result.steps, "losses": losses,
