@@ -163,3 +163,13 @@ def test_bad_input_names_the_item_and_field(tmp_path: Path, labelled_suite: Path
         export_training_data(labelled_suite, ["pla_physical_commonsense"], tmp_path / "o")
     with pytest.raises(ExportError, match="unknown format"):
         export_training_data(labelled_suite, ["pa"], tmp_path / "o", fmt="alpaca")
+
+
+def test_reexport_leaves_no_stale_frames(labelled_suite: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    export_training_data(labelled_suite, ["pa"], out, frames=FrameSpec(fps=8.0, max_frames=5))
+    export_training_data(labelled_suite, ["pa"], out, frames=FrameSpec(fps=8.0, max_frames=3))
+    rec = _records(out)[0]
+    folder = (out / rec["frames"][0]).parent
+    assert len(rec["frames"]) == 3
+    assert sorted(p.name for p in folder.iterdir()) == ["0000.png", "0001.png", "0002.png"]

@@ -79,10 +79,13 @@ def _safe_name(item_id: str) -> str:
 
 
 def write_frames(frames: npt.NDArray[np.uint8], folder: Path) -> list[Path]:
-    """Write RGB frames as ``0000.png, 0001.png, ...`` into ``folder``; returns the paths."""
+    """Write RGB frames as ``0000.png, 0001.png, ...`` into ``folder`` (replacing the PNGs a former
+    export left there); returns the paths."""
     import cv2
 
     folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.png"):
+        old.unlink()
     paths = []
     for i, frame in enumerate(frames):
         path = folder / f"{i:04d}.png"
