@@ -56,7 +56,8 @@
     };
     const play = () => {
       if (segment > 0) {
-        stopSegment = Math.floor(lead.currentTime / segment + 1e-6);
+        // Resting on a segment's last frame (after a prompt) counts as the next segment's start.
+        stopSegment = Math.floor((lead.currentTime + 0.5 / fps) / segment + 1e-6);
         stopAt = Math.min(lead.duration || Infinity, (stopSegment + 1) * segment);
         if (stopAt >= lead.duration) stopAt = null; // the last segment ends with the video
       }
