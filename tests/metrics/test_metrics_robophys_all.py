@@ -34,10 +34,12 @@ def suite(tmp_path):
 TRACKING = ("ta_hsd", "ta_ndtw", "ta_dyn", "ol_average_precision", "ol_average_recall")
 EXPECTED_FAILURES = {("full", m) for m in TRACKING}
 # `all` runs a metric only on items that have its declared inputs: neither item has an instruction
-# (BLEU compares a caption with it); "bare" has no reference or state either.
-NOT_APPLICABLE = {("full", "sa_bleu")} | {
+# (BLEU compares a caption with it) nor views (RIGIS); "bare" has no reference or state either.
+MULTIVIEW = ("rigis", "rigis_geo", "rigis_pose")
+NOT_APPLICABLE = {("full", "sa_bleu")} | {("full", m) for m in MULTIVIEW} | {
     ("bare", m)
-    for m in (*TRACKING, "sa_bleu", "iq1_psnr", "iq1_ssim", "cs_collision_count", "sim_task_success")
+    for m in (*TRACKING, *MULTIVIEW, "sa_bleu", "iq1_psnr", "iq1_ssim", "cs_collision_count",
+              "sim_task_success")
 }
 
 
