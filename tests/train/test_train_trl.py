@@ -22,7 +22,7 @@ pytest.importorskip("datasets")
 from _tiny_vlm import build_tiny_qwen2vl  # noqa: E402
 from _train_suite import write_labelled_suite  # noqa: E402
 
-from robojudge.judges import FrameSpec, ResponseCache, get_rubric, load_judges_file  # noqa: E402
+from robojudge.judges import FrameSpec, ResponseCache, get_rubric, load_judges_file, make_judge  # noqa: E402
 from robojudge.run._judge import judge_items  # noqa: E402
 from robojudge.store import ResultStore  # noqa: E402
 from robojudge.suite import load_suite  # noqa: E402
@@ -63,6 +63,37 @@ def test_collator_labels_the_reply_alone(workdir: dict[str, Path]) -> None:
         reply = rec["completion"][0]["content"][0]["text"]
         # one token per character: the labelled tokens spell the reply and the end of the turn
         assert "".join(processor.tokenizer.convert_ids_to_tokens(kept.tolist())) == reply + "<|im_end|>\n"
+
+
+def test_grpo_prompts_give_the_hf_judge_s_inputs(workdir: dict[str, Path]) -> None:
+    """TRL tokenizes a GRPO prompt with the processor, which loads the frames from the video block's
+    paths; that must give the tokens and pixels the hf judge builds from its decoded frames."""
+    import torch
+    from transformers import AutoProcessor
+
+    from robojudge.judges import chat_messages, decode_frames, padded_video, temporal_patch, thinned
+    from robojudge.train import judge_request
+
+    processor = AutoProcessor.from_pretrained(workdir["model"])
+    suite = load_suite(workdir["manifest"])
+    judge = make_judge({"name": "t", "backend": "hf", "model": "m"})
+    records = [r for r in load_records(workdir["data"]) if r["item_id"] == "c1-gen_a"]
+    assert sorted(r["rubric"] for r in records) == ["ia", "pa"]
+    for rec in records:
+        trl_side = processor.apply_chat_template([rec["prompt"]], add_generation_prompt=True, tokenize=True,
+                                                 return_dict=True, return_tensors="pt")
+        item = suite.by_id(rec["item_id"])
+        frames = decode_frames(item.video, FrameSpec(max_frames=4))
+        request = judge_request(judge, get_rubric(rec["rubric"]), item.instruction, frames)
+        video = padded_video(thinned(frames.frames, judge.max_images), temporal_patch(processor))
+        text = processor.apply_chat_template(chat_messages(request), tokenize=False,
+                                             add_generation_prompt=True)
+        extra = {"images": [video[0]]} if rec["rubric"] == "ia" else {}
+        judge_side = processor(text=[text], videos=[video], return_tensors="pt", **extra)
+        assert torch.equal(trl_side["input_ids"], judge_side["input_ids"])
+        assert torch.equal(trl_side["pixel_values_videos"], judge_side["pixel_values_videos"])
+        if rec["rubric"] == "ia":
+            assert torch.equal(trl_side["pixel_values"], judge_side["pixel_values"])
 
 
 def test_sft_then_grpo_then_judge(workdir: dict[str, Path], tmp_path: Path) -> None:
