@@ -398,8 +398,8 @@ def test_segments_for_single_view_clips_only(db_url: str, suite_files: SuiteFile
 
 
 def test_upstream_lookup_takes_any_number_of_items(db_url: str) -> None:
-    from robojudge.annotate._service import _submitted_kinds
+    from robojudge.annotate._reads import submitted_kinds
 
     # More ids than one statement may carry on PostgreSQL (65,535 parameters; SQLite builds differ).
     with AnnotationService(db_url) as svc, svc.db.read() as conn:
-        assert _submitted_kinds(conn, set(range(70_000))) == {}
+        assert submitted_kinds(conn, set(range(70_000))) == {}

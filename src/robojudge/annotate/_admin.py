@@ -25,7 +25,8 @@ from robojudge.annotate._db import now, project_row
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.annotate._passwords import hash_password
 from robojudge.annotate._protocol import LabelValues
-from robojudge.annotate._service import AnnotationService, _project_info, token_hash
+from robojudge.annotate._reads import project_info, token_hash
+from robojudge.annotate._service import AnnotationService
 from robojudge.annotate._types import Invite, ProjectInfo
 
 DEFAULT_PASS_THRESHOLD = 0.8
@@ -165,7 +166,7 @@ def init_project(
                     for k, m in enumerate(extra["media"])
                 ],
             )
-        return _project_info(conn, project_row(conn, name))
+        return project_info(conn, project_row(conn, name))
 
 
 def add_annotator(

@@ -8,7 +8,6 @@ can therefore not leak a label by forgetting a check.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -16,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from sqlalchemy import Row, func, select, update
+from sqlalchemy import Row, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -25,28 +24,30 @@ from robojudge.annotate._db import PRIVILEGED, Database, now, project_row
 from robojudge.annotate._errors import Conflict, Forbidden, InvalidLabel, NotFound
 from robojudge.annotate._passwords import dummy_hash, hash_password, needs_rehash, verify_password
 from robojudge.annotate._protocol import IA_FIELDS, PA_FIELDS, LabelValues, changed_fields, draft_agreement
+from robojudge.annotate._reads import (
+    UPSTREAM,
+    annotator_of,
+    assignment_row,
+    audit,
+    label_versions,
+    latest_version,
+    project_info,
+    submitted_kinds,
+    task_page,
+    token_hash,
+)
 from robojudge.annotate._types import (
     Annotator,
     AuditEvent,
     LabelVersion,
-    MediaRef,
     ProjectInfo,
     QueueEntry,
-    ReferenceExample,
     RoundInfo,
-    SegmentSpan,
     TaskPage,
 )
 
 if TYPE_CHECKING:
     from robojudge.annotate._rounds import RoundFeedback
-
-_UPSTREAM = {"review": ("label",), "adjudicate": ("label", "review")}
-"""Which submitted assignments of the same item a task needs before it opens, and then shows."""
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class AnnotationService:
@@ -75,13 +76,11 @@ class AnnotationService:
 
     def projects(self) -> list[ProjectInfo]:
         with self.db.read() as conn:
-            return [
-                _project_info(conn, r) for r in conn.execute(select(s.projects).order_by(s.projects.c.id))
-            ]
+            return [project_info(conn, r) for r in conn.execute(select(s.projects).order_by(s.projects.c.id))]
 
     def project(self, name: str) -> ProjectInfo:
         with self.db.read() as conn:
-            return _project_info(conn, project_row(conn, name))
+            return project_info(conn, project_row(conn, name))
 
     def project_for_suite(self, suite_path: str | os.PathLike[str]) -> ProjectInfo:
         """The one project created from this manifest.
@@ -120,7 +119,7 @@ class AnnotationService:
                     .values(password_hash=hash_password(password))
                 )
         self.record_event(row.id, "login", None, remote=remote)
-        return _annotator(row)
+        return annotator_of(row)
 
     def accept_invite(self, token: str, password: str, *, remote: str | None = None) -> Annotator:
         """Set the password of the annotator invited with ``token``; the token then stops working.
@@ -141,15 +140,15 @@ class AnnotationService:
                 .where(s.annotators.c.id == row.id)
                 .values(password_hash=hashed, invite_hash=None)
             )
-            _audit(conn, row.id, "invite_accepted", None, remote)
-        return _annotator(row)
+            audit(conn, row.id, "invite_accepted", None, remote)
+        return annotator_of(row)
 
     def annotator(self, annotator_id: int) -> Annotator:
         with self.db.read() as conn:
             row = conn.execute(select(s.annotators).where(s.annotators.c.id == annotator_id)).first()
         if row is None or not row.active:
             raise NotFound(f"no active annotator with id {annotator_id}")
-        return _annotator(row)
+        return annotator_of(row)
 
     # -- queue and tasks ---------------------------------------------------------------------------
 
@@ -177,13 +176,13 @@ class AnnotationService:
             query = query.where(p.c.name == project)
         with self.db.read() as conn:
             rows = conn.execute(query).all()
-            done = _submitted_kinds(conn, {row.item_id for row in rows if row.kind in _UPSTREAM})
+            done = submitted_kinds(conn, {row.item_id for row in rows if row.kind in UPSTREAM})
         return [
             QueueEntry(
                 row.public_id, row.kind, row.item_public, row.position, row.status, row.round, row.project
             )
             for row in rows
-            if all(k in done.get(row.item_id, set()) for k in _UPSTREAM.get(row.kind, ()))
+            if all(k in done.get(row.item_id, set()) for k in UPSTREAM.get(row.kind, ()))
         ]
 
     def task(self, actor: Annotator, assignment_id: str) -> TaskPage:
@@ -196,7 +195,7 @@ class AnnotationService:
         """
         with self._denials(actor, assignment_id), self.db.read() as conn:
             row = self._own(conn, actor, assignment_id, write=False)
-            return _page(conn, row)
+            return task_page(conn, row)
 
     def reveal_instruction(self, actor: Annotator, assignment_id: str) -> TaskPage:
         """Move a label from the PA stage (video only) to the IA stage (instruction and initial frame).
@@ -210,7 +209,7 @@ class AnnotationService:
         with self._denials(actor, assignment_id), self.db.write() as conn:
             row = self._own(conn, actor, assignment_id, write=True)
             if row.stage == "pa":
-                current = _latest(conn, row.id)
+                current = latest_version(conn, row.id)
                 flat = current.values.flat() if current else {}
                 for name in PA_FIELDS:
                     if flat.get(name) is None:
@@ -218,9 +217,9 @@ class AnnotationService:
                             name, "save Physical Adherence and its checklist before the instruction is shown"
                         )
                 conn.execute(update(s.assignments).where(s.assignments.c.id == row.id).values(stage="ia"))
-                _audit(conn, actor.id, "instruction_revealed", {"assignment": assignment_id}, None)
-            row = _assignment(conn, assignment_id)
-            return _page(conn, row)
+                audit(conn, actor.id, "instruction_revealed", {"assignment": assignment_id}, None)
+            row = assignment_row(conn, assignment_id)
+            return task_page(conn, row)
 
     def save_draft(
         self, actor: Annotator, assignment_id: str, values: LabelValues, base_version: int
@@ -248,7 +247,7 @@ class AnnotationService:
         """Every version of the actor's label on this assignment, oldest first."""
         with self._denials(actor, assignment_id), self.db.read() as conn:
             row = self._own(conn, actor, assignment_id, write=False)
-            return _versions(conn, row.id, row.kind)
+            return label_versions(conn, row.id, row.kind)
 
     def rounds(self, actor: Annotator, project: str | None = None) -> list[RoundInfo]:
         """The training rounds the actor may open: all of them for reviewers, adjudicators and admins;
@@ -302,8 +301,8 @@ class AnnotationService:
                 )
             ).all()
             # A review or adjudication that has not opened yet gives no access either.
-            done = _submitted_kinds(conn, {m.item_id}).get(m.item_id, set())
-            stages = [st for st in stages if all(k in done for k in _UPSTREAM.get(st.kind, ()))]
+            done = submitted_kinds(conn, {m.item_id}).get(m.item_id, set())
+            stages = [st for st in stages if all(k in done for k in UPSTREAM.get(st.kind, ()))]
             example = conn.execute(
                 select(s.examples.c.id)
                 .join(s.assignments, s.assignments.c.project_id == s.examples.c.project_id)
@@ -329,7 +328,7 @@ class AnnotationService:
         remote: str | None = None,
     ) -> None:
         with self.db.write() as conn:
-            _audit(conn, actor_id, action, detail, remote)
+            audit(conn, actor_id, action, detail, remote)
 
     def audit_events(self, actor: Annotator, limit: int = 200) -> list[AuditEvent]:
         """The newest audit events, newest first (admins only)."""
@@ -357,13 +356,13 @@ class AnnotationService:
             raise
 
     def _own(self, conn: Connection, actor: Annotator, assignment_id: str, *, write: bool) -> Row[Any]:
-        row = _assignment(conn, assignment_id)
+        row = assignment_row(conn, assignment_id)
         if row.annotator_id != actor.id and (write or actor.role not in PRIVILEGED):
             raise Forbidden("this assignment is not yours")
         missing = [
             k
-            for k in _UPSTREAM.get(row.kind, ())
-            if k not in _submitted_kinds(conn, {row.item_id}).get(row.item_id, set())
+            for k in UPSTREAM.get(row.kind, ())
+            if k not in submitted_kinds(conn, {row.item_id}).get(row.item_id, set())
         ]
         if missing:
             raise Forbidden(f"this {row.kind} opens once the {' and '.join(missing)} is submitted")
@@ -381,7 +380,7 @@ class AnnotationService:
             item = conn.execute(select(s.items).where(s.items.c.id == row.item_id)).one()
             if len(values.segments) > item.n_segments:
                 raise InvalidLabel(f"segments.{item.n_segments}", f"this item has {item.n_segments} segments")
-            current = _latest(conn, row.id)
+            current = latest_version(conn, row.id)
             if row.stage == "pa":
                 flat = values.flat()
                 for name in IA_FIELDS:
@@ -441,7 +440,7 @@ class AnnotationService:
             except IntegrityError:
                 raise Conflict("someone saved this task at the same moment: reload") from None
             if submit:
-                _audit(conn, actor.id, "submitted", {"assignment": assignment_id, "version": version}, None)
+                audit(conn, actor.id, "submitted", {"assignment": assignment_id, "version": version}, None)
             return LabelVersion(
                 version,
                 record["status"],
@@ -455,166 +454,3 @@ class AnnotationService:
 
         with self._denials(actor, assignment_id):
             return self.db.retry(work)
-
-
-# -- helpers shared with the admin functions -------------------------------------------------------
-
-
-def _project_info(conn: Connection, row: Row[Any]) -> ProjectInfo:
-    n = conn.execute(
-        select(func.count()).select_from(s.items).where(s.items.c.project_id == row.id)
-    ).scalar_one()
-    return ProjectInfo(row.id, row.name, row.suite_path, row.segment_s, row.pass_threshold, int(n))
-
-
-def _annotator(row: Row[Any]) -> Annotator:
-    return Annotator(int(row.id), row.username, row.role, bool(row.active))
-
-
-def _assignment(conn: Connection, assignment_id: str) -> Row[Any]:
-    row = conn.execute(select(s.assignments).where(s.assignments.c.public_id == assignment_id)).first()
-    if row is None:
-        raise NotFound("no such assignment")
-    return row
-
-
-_IN_CHUNK = 500  # ids per IN list, well under SQLite's and PostgreSQL's parameter limits
-
-
-def _submitted_kinds(conn: Connection, item_ids: set[int]) -> dict[int, set[str]]:
-    """Which upstream tasks (primary label, cross-review) of these items are submitted."""
-    a = s.assignments
-    ids = sorted(item_ids)
-    rows = [
-        r
-        for k in range(0, len(ids), _IN_CHUNK)
-        for r in conn.execute(
-            select(a.c.item_id, a.c.kind).where(
-                a.c.item_id.in_(ids[k : k + _IN_CHUNK]),
-                a.c.status == "submitted",
-                a.c.kind.in_(("label", "review")),
-            )
-        )
-    ]
-    out: dict[int, set[str]] = {}
-    for r in rows:
-        out.setdefault(r.item_id, set()).add(r.kind)
-    return out
-
-
-def _version(r: Row[Any], kind: str) -> LabelVersion:
-    return LabelVersion(
-        r.version,
-        r.status,
-        LabelValues.from_json(r.label_values),
-        r.username,
-        r.created_at,
-        tuple(r.changed),
-        r.from_draft,
-        kind,
-    )
-
-
-def _versions(
-    conn: Connection, assignment_row_id: int, kind: str, *, latest: bool = False
-) -> list[LabelVersion]:
-    lb, an = s.labels, s.annotators
-    query = (
-        select(lb, an.c.username)
-        .join(an, an.c.id == lb.c.author_id)
-        .where(lb.c.assignment_id == assignment_row_id)
-        .order_by(lb.c.version.desc() if latest else lb.c.version)
-    )
-    if latest:
-        query = query.limit(1)
-    return [_version(r, kind) for r in conn.execute(query)]
-
-
-def _latest(conn: Connection, assignment_row_id: int, kind: str = "label") -> LabelVersion | None:
-    found = _versions(conn, assignment_row_id, kind, latest=True)
-    return found[0] if found else None
-
-
-def _page(conn: Connection, row: Row[Any]) -> TaskPage:
-    item = conn.execute(select(s.items).where(s.items.c.id == row.item_id)).one()
-    project = conn.execute(
-        select(s.projects.c.name, s.projects.c.segment_s).where(s.projects.c.id == row.project_id)
-    ).one()
-    refs = conn.execute(
-        select(s.media).where(s.media.c.item_id == item.id).order_by(s.media.c.position)
-    ).all()
-    videos = [MediaRef(m.public_id, m.view, m.kind) for m in refs if m.role == "video"]
-    frames = [MediaRef(m.public_id, None, m.kind) for m in refs if m.role == "initial_frame"]
-    ia = row.stage == "ia"
-    seg = project.segment_s
-    spans = (
-        [
-            SegmentSpan(k, k * seg, min((k + 1) * seg, item.duration_s or (k + 1) * seg))
-            for k in range(item.n_segments)
-        ]
-        if seg
-        else []
-    )
-    others: list[LabelVersion] = []
-    a = s.assignments
-    for kind in _UPSTREAM.get(row.kind, ()):
-        up = conn.execute(
-            select(a.c.id).where(a.c.item_id == item.id, a.c.kind == kind, a.c.status == "submitted")
-        ).first()
-        if up is not None:
-            found = _latest(conn, up.id, kind)
-            if found is not None:
-                others.append(found)
-    return TaskPage(
-        assignment_id=row.public_id,
-        kind=row.kind,
-        project=project.name,
-        item_id=item.public_id,
-        stage=row.stage,
-        instruction=item.instruction if ia else None,
-        media=videos,
-        initial_frame=frames[0] if ia and frames else None,
-        fps=item.fps,
-        duration_s=item.duration_s,
-        segments=spans,
-        current=_latest(conn, row.id, row.kind),
-        version=row.version,
-        submitted=row.status == "submitted",
-        model_draft=LabelValues.from_json(item.model_draft)
-        if item.model_draft and row.kind == "label"
-        else None,
-        others=others,
-        examples=_examples(conn, row.project_id),
-    )
-
-
-def _examples(conn: Connection, project_id: int) -> list[ReferenceExample]:
-    ex, m = s.examples, s.media
-    rows = conn.execute(
-        select(ex).where(ex.c.project_id == project_id).order_by(ex.c.axis, ex.c.score, ex.c.id)
-    ).all()
-    out = []
-    for r in rows:
-        refs = conn.execute(
-            select(m.c.public_id, m.c.view, m.c.kind)
-            .where(m.c.item_id == r.item_id, m.c.role == "video")
-            .order_by(m.c.position)
-        ).all()
-        out.append(
-            ReferenceExample(r.axis, r.score, r.text, [MediaRef(x.public_id, x.view, x.kind) for x in refs])
-        )
-    return out
-
-
-def _audit(
-    conn: Connection, actor_id: int | None, action: str, detail: Mapping[str, Any] | None, remote: str | None
-) -> None:
-    conn.execute(
-        s.audit.insert().values(
-            at=now(),
-            actor_id=actor_id,
-            action=action[:64],
-            detail=dict(detail) if detail else None,
-            remote=remote[:200] if remote else None,
-        )
-    )
