@@ -75,3 +75,15 @@ def test_sample_size_section_renders() -> None:
     assert table.rows[1][5].text == ""  # b has 12 windows: no subset of 20 without replacement
     assert sec.plots[0].startswith("<svg")
     assert "sample-size" in render_page([sec], title="t", source="s")
+
+
+def test_generator_names_stay_out_of_file_paths(tmp_path) -> None:
+    from robojudge.meta import GenerationCost, acceleration_audit
+    from robojudge.report import frontier_table
+
+    scores = {g: {"sharp": {"c1": 1.0, "c2": 2.0}} for g in ("../../evil dense", "fast")}
+    audit = acceleration_audit("../../evil dense", scores, {"sharp": True},
+                               {"fast": GenerationCost(seconds=1.0)}, ["fast"], bootstrap=0)
+    written = frontier_table(audit).write(tmp_path / "tables")
+    assert all(p.parent == tmp_path / "tables" for p in written)
+    assert written[0].name == "acceleration_evil_dense.csv"

@@ -10,6 +10,7 @@ docs/audit.md), with costs from the items' ``meta.generation_seconds`` / ``meta.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,11 @@ from robojudge.report._tables import Cell, Table, text
 DEFAULT_LEVEL = 0.95
 
 
+def _stem(name: str) -> str:
+    """A generator name made safe for a file stem and an element id (names come from manifests)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "_"
+
+
 def _num(v: float, digits: int = 2) -> Cell:
     return Cell(v, digits=digits)
 
@@ -37,7 +43,7 @@ def _num(v: float, digits: int = 2) -> Cell:
 def frontier_table(audit: AccelerationAudit) -> Table:
     """One row per method: speedup, Q with its interval, and its place on the frontier."""
     table = Table(
-        f"acceleration_{audit.dense}", f"Speed and aggregate retention Q against dense {audit.dense}",
+        f"acceleration_{_stem(audit.dense)}", f"Speed and aggregate retention Q against dense {audit.dense}",
         ["method", "speedup", "basis", "clips", "Q", "frontier", f"Q >= {audit.level:g}"],
         note=("speedup: dense time over the method's time per rollout (basis: wall seconds, else denoising "
               "steps); Q: mean over metrics of the oriented ratio of means on matched clips (1 = dense; "
@@ -55,7 +61,7 @@ def frontier_table(audit: AccelerationAudit) -> Table:
 def retention_table(audit: AccelerationAudit) -> Table:
     """One row per (method, metric): the dense and accelerated means and the retention."""
     table = Table(
-        f"retention_{audit.dense}", f"Per-metric retention against dense {audit.dense}",
+        f"retention_{_stem(audit.dense)}", f"Per-metric retention against dense {audit.dense}",
         ["method", "metric", "better", "clips", "dense mean", "method mean", "retention", "note"],
         note="retention: method mean over dense mean where higher is better, dense over method where lower "
              "is better, on the clips both scored; above 1 = better than dense.",
@@ -97,7 +103,7 @@ def frontier_plot(audit: AccelerationAudit) -> str:
            title=f"Speed-quality frontier: {audit.dense}")
     ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
-    return _svg(fig, f"frontier-{audit.dense}")
+    return _svg(fig, f"frontier-{_stem(audit.dense)}")
 
 
 def audit_section(audits: Sequence[AccelerationAudit], *, skipped: str | None = None) -> Section:
