@@ -10,10 +10,8 @@ are what the ``robojudge annotate`` commands call. See ``docs/annotation.md``.
 from robojudge.annotate._admin import (
     DEFAULT_PASS_THRESHOLD,
     add_annotator,
-    add_example,
     assign,
     create_round,
-    import_drafts,
     init_project,
     segment_count,
     update_annotator,
@@ -27,6 +25,7 @@ from robojudge.annotate._export import (
     final_labels,
     submitted_labels,
 )
+from robojudge.annotate._items import add_example, import_drafts
 from robojudge.annotate._labelstudio import export_labelstudio, import_labelstudio, labelstudio_config
 from robojudge.annotate._protocol import (
     AXES,

@@ -6,7 +6,6 @@ transaction and closes it again.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -24,7 +23,6 @@ from robojudge.annotate import _schema as s
 from robojudge.annotate._db import now, project_row
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.annotate._passwords import hash_password
-from robojudge.annotate._protocol import LabelValues
 from robojudge.annotate._reads import project_info, token_hash
 from robojudge.annotate._service import AnnotationService
 from robojudge.annotate._types import Invite, ProjectInfo
@@ -41,7 +39,7 @@ _ADJUDICATE_ROLES = ("adjudicator", "admin")
 
 
 @contextmanager
-def _service(db: str | os.PathLike[str]) -> Iterator[AnnotationService]:
+def open_service(db: str | os.PathLike[str]) -> Iterator[AnnotationService]:
     svc = AnnotationService(db)
     try:
         yield svc
@@ -144,7 +142,7 @@ def init_project(
         if item.initial_frame:
             media.append({"role": "initial_frame", "kind": "image", "view": None, "path": item.initial_frame})
         media_rows.append({"media": media})
-    with _service(db) as svc, svc.db.write() as conn:
+    with open_service(db) as svc, svc.db.write() as conn:
         if conn.execute(select(s.projects.c.id).where(s.projects.c.name == name)).first() is not None:
             raise AnnotateError(f"an annotation project named {name!r} already exists in {svc.db.url}")
         pid = conn.execute(
@@ -186,7 +184,7 @@ def add_annotator(
         hashed = hash_password(password) if password is not None else None
     except ValueError as exc:
         raise AnnotateError(str(exc)) from None
-    with _service(db) as svc, svc.db.write() as conn:
+    with open_service(db) as svc, svc.db.write() as conn:
         if conn.execute(select(s.annotators.c.id).where(s.annotators.c.username == username)).first():
             raise AnnotateError(f"annotator {username!r} already exists")
         conn.execute(
@@ -221,7 +219,7 @@ def update_annotator(
     if role is not None and role not in s.ROLES:
         raise AnnotateError(f"role {role!r} is not one of {', '.join(s.ROLES)}")
     token = secrets.token_urlsafe(24) if new_invite else None
-    with _service(db) as svc, svc.db.write() as conn:
+    with open_service(db) as svc, svc.db.write() as conn:
         (row,) = _annotator_rows(conn, [username])
         values: dict[str, Any] = {}
         if role is not None:
@@ -248,7 +246,7 @@ def _annotator_rows(conn: Connection, usernames: Sequence[str]) -> list[Any]:
     return [rows[u] for u in usernames]
 
 
-def _item_rows(conn: Connection, project_id: int, item_ids: Sequence[str] | None) -> list[Any]:
+def item_rows(conn: Connection, project_id: int, item_ids: Sequence[str] | None) -> list[Any]:
     rows = conn.execute(
         select(s.items).where(s.items.c.project_id == project_id).order_by(s.items.c.id)
     ).all()
@@ -348,7 +346,7 @@ def assign(
         raise AnnotateError(f"kind {kind!r} is not one of label, review, adjudicate (practice: create_round)")
     if not usernames:
         raise AnnotateError("name at least one annotator")
-    with _service(db) as svc, svc.db.write() as conn:
+    with open_service(db) as svc, svc.db.write() as conn:
         prow = project_row(conn, project)
         seed = prow.seed if seed is None else seed
         people = _annotator_rows(conn, list(dict.fromkeys(usernames)))
@@ -380,7 +378,7 @@ def assign(
         }
         todo = [
             it
-            for it in _item_rows(conn, prow.id, items)
+            for it in item_rows(conn, prow.id, items)
             if kind not in held.get(it.id, {}) and it.id not in pinned
         ]
         random.Random(f"{seed}:{project}:deal:{kind}").shuffle(todo)
@@ -419,7 +417,7 @@ def create_round(
         raise AnnotateError("a training round needs at least two annotators to compare")
     if not items:
         raise AnnotateError("a training round needs practice items")
-    with _service(db) as svc, svc.db.write() as conn:
+    with open_service(db) as svc, svc.db.write() as conn:
         prow = project_row(conn, project)
         if conn.execute(
             select(s.rounds.c.id).where(s.rounds.c.project_id == prow.id, s.rounds.c.name == name)
@@ -434,7 +432,7 @@ def create_round(
             )
         ).inserted_primary_key[0]  # type: ignore[index]
         people = _annotator_rows(conn, list(dict.fromkeys(usernames)))
-        its = _item_rows(conn, prow.id, list(dict.fromkeys(items)))
+        its = item_rows(conn, prow.id, list(dict.fromkeys(items)))
         pinned = {
             r.item_id
             for r in conn.execute(select(s.examples.c.item_id).where(s.examples.c.project_id == prow.id))
@@ -448,92 +446,3 @@ def create_round(
         return _insert_tasks(
             conn, prow, per_user, {p.id: p.username for p in people}, "practice", rid, prow.seed
         )
-
-
-def add_example(
-    db: str | os.PathLike[str], project: str, item_id: str, axis: str, score: int, text: str
-) -> None:
-    """Pin an item beside every task of the project as a reference: the score it deserves on an axis, and why.
-
-    The item is then never dealt as a task (its answer is shown to everyone).
-
-    Raises:
-        AnnotateError: Unknown item, bad axis or score, empty text, or the item already has tasks.
-    """
-    from robojudge.annotate._protocol import AXES, SCORE_RANGE
-
-    if axis not in AXES:
-        raise AnnotateError(f"axis {axis!r} is not one of {', '.join(AXES)}")
-    if not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
-        raise AnnotateError(f"score {score} is outside {SCORE_RANGE[0]}-{SCORE_RANGE[1]}")
-    if not text.strip():
-        raise AnnotateError("say why the example deserves its score")
-    with _service(db) as svc, svc.db.write() as conn:
-        prow = project_row(conn, project)
-        (item,) = _item_rows(conn, prow.id, [item_id])
-        if conn.execute(select(s.assignments.c.id).where(s.assignments.c.item_id == item.id)).first():
-            raise AnnotateError(
-                f"item {item_id!r} already has tasks: a reference example would show their answer"
-            )
-        ex = s.examples
-        conn.execute(ex.delete().where(ex.c.item_id == item.id, ex.c.axis == axis))
-        conn.execute(
-            ex.insert().values(
-                project_id=prow.id, item_id=item.id, axis=axis, score=score, text=text, created_at=now()
-            )
-        )
-
-
-def import_drafts(db: str | os.PathLike[str], project: str, path: str | os.PathLike[str]) -> int:
-    """Attach ``robojudge judge draft`` proposals to the project's items (their PA and IA labels).
-
-    Returns:
-        How many items got a draft.
-
-    Raises:
-        AnnotateError: A line is not JSON, or names an item the project does not hold; the message gives
-            the file and line.
-    """
-    drafts: dict[str, dict[str, Any]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise AnnotateError(f"{where}: not JSON ({exc.msg})") from None
-            if not isinstance(rec, dict) or not isinstance(rec.get("item_id"), str):
-                raise AnnotateError(f"{where}: field item_id: missing")
-            values: dict[str, Any] = {}
-            for axis in ("pa", "ia"):
-                part = rec.get(axis)
-                if isinstance(part, dict) and part.get("label") is not None:
-                    values[axis] = part["label"]
-            try:
-                LabelValues.from_form(values)
-            except AnnotateError as exc:
-                raise AnnotateError(f"{where}: item {rec['item_id']!r}: {exc}") from None
-            drafts[rec["item_id"]] = values
-    with _service(db) as svc, svc.db.write() as conn:
-        prow = project_row(conn, project)
-        by_id = {
-            r.item_id: r.id
-            for r in conn.execute(
-                select(s.items.c.id, s.items.c.item_id).where(s.items.c.project_id == prow.id)
-            )
-        }
-        unknown = [i for i in drafts if i not in by_id]
-        if unknown:
-            raise AnnotateError(
-                f"{path}: items not in project {project!r}: {', '.join(map(repr, unknown[:5]))}"
-            )
-        n = 0
-        for item_id, values in drafts.items():
-            if values:
-                conn.execute(
-                    s.items.update().where(s.items.c.id == by_id[item_id]).values(model_draft=values)
-                )
-                n += 1
-        return n
