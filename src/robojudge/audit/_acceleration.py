@@ -26,7 +26,14 @@ from robojudge.meta import (
 )
 from robojudge.metric_info import direction
 from robojudge.report import audit_section, frontier_table, render_page, retention_table
-from robojudge.run import RunSummary, build_requests, default_run_dir, score_items, suite_store_url
+from robojudge.run import (
+    ProgressCallback,
+    RunSummary,
+    build_requests,
+    default_run_dir,
+    score_items,
+    suite_store_url,
+)
 from robojudge.store import ResultStore, default_db_url
 from robojudge.suite import load_suite
 
@@ -79,6 +86,7 @@ def audit_acceleration(
     workers: int = 1,
     out_dir: str | Path | None = None,
     higher_is_better: Callable[[str], bool] = direction,
+    progress: ProgressCallback | None = None,
 ) -> AccelerationRun:
     """Audit ``accelerated`` generators of a suite against ``dense``.
 
@@ -98,6 +106,7 @@ def audit_acceleration(
         out_dir: Where to write ``acceleration.json``, the tables (CSV, Markdown, LaTeX), the
             frontier plot ``frontier.svg`` and a one-section ``index.html`` (None: nothing written).
         higher_is_better: Direction of a stored metric id (``KeyError``: unknown, left out).
+        progress: Called after each stored result while scoring (as for :func:`robojudge.run.score_items`).
 
     Raises:
         ValueError: Bad generators (none of their items in the suite, dense among the accelerated,
@@ -119,7 +128,7 @@ def audit_acceleration(
         wanted = [r.id for r in requests]
         url = db or default_db_url(default_run_dir(manifest))
         with ResultStore(url) as store:
-            scored = score_items(items, requests, store, workers=workers)
+            scored = score_items(items, requests, store, workers=workers, progress=progress)
     else:
         url = suite_store_url(manifest, db)
     with ResultStore(url, read_only=True) as store:

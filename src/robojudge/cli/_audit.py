@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from robojudge.cli._common import console, fail, parse_settings, print_summary
+from robojudge.cli._common import console, fail, parse_settings, print_summary, scoring_progress
 
 app = typer.Typer(help="Audits of world-model generators: the speed-quality frontier of acceleration "
                   "methods, FVD sample-size sensitivity.", no_args_is_help=True)
@@ -49,6 +49,8 @@ def acceleration_cmd(
     out: Path | None = typer.Option(
         None, "--out",
         help="Folder for acceleration.json, tables/*.csv|md|tex, frontier.svg and index.html."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Show a progress bar while scoring."),
 ) -> None:
     """Speedup, per-metric retention and aggregate retention Q of accelerated generators against dense."""
     from robojudge.audit import TimingError, audit_acceleration
@@ -57,11 +59,12 @@ def acceleration_cmd(
     from robojudge.suite import ManifestError
 
     try:
-        run = audit_acceleration(
-            suite, dense, _names(accelerated, "--accelerated"),
-            metrics=_names(metrics, "--metrics") if metrics is not None else None,
-            configs=parse_settings(settings), timing=timing, db=store, level=level, bootstrap=bootstrap,
-            seed=seed, workers=workers, out_dir=out)
+        with scoring_progress(progress and metrics is not None) as on_result:
+            run = audit_acceleration(
+                suite, dense, _names(accelerated, "--accelerated"),
+                metrics=_names(metrics, "--metrics") if metrics is not None else None,
+                configs=parse_settings(settings), timing=timing, db=store, level=level, bootstrap=bootstrap,
+                seed=seed, workers=workers, out_dir=out, progress=on_result)
     except (UnknownMetricError, ManifestError, StoreError, TimingError, ValueError,
             FileNotFoundError) as exc:
         raise fail(str(exc)) from None
