@@ -175,6 +175,10 @@ def test_labelstudio_round_trip(db_url: str, suite_files: SuiteFiles, tmp_path: 
     with AnnotationService(db_url) as svc, svc.db.read() as conn:
         sources = {r.source for r in conn.execute(select(s.labels.c.source))}
     assert sources == {"app", "labelstudio"}
+    # Served from a web folder instead of local paths.
+    export_labelstudio(db_url, "q", second, media_url="https://data.example/suite/")
+    videos = [t["data"]["video"] for t in json.loads(second.read_text())]
+    assert videos == [f"https://data.example/suite/videos/{i}.mp4" for i in suite_files.item_ids]
 
 
 @SQLITE_ONLY

@@ -15,6 +15,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
@@ -92,8 +93,14 @@ def _results(values: LabelValues, fps: float | None, segment_s: float | None) ->
     return out
 
 
-def export_labelstudio(db: str | os.PathLike[str], project: str, out: str | os.PathLike[str]) -> int:
+def export_labelstudio(
+    db: str | os.PathLike[str], project: str, out: str | os.PathLike[str], *, media_url: str | None = None
+) -> int:
     """Write the project as Label Studio tasks (every item; submitted labels as annotations).
+
+    Args:
+        media_url: Where the suite's folder is served (``https://host/suite``): ``data.video`` becomes that
+            URL plus the video's path below the manifest's folder. Default: the video's absolute path.
 
     Returns:
         The number of annotations written.
@@ -120,7 +127,8 @@ def export_labelstudio(db: str | os.PathLike[str], project: str, out: str | os.P
             .order_by(a.c.item_id, a.c.kind, an.c.username)
         ).all()
     try:
-        videos = {it.item_id: it.video for it in load_suite(prow.suite_path).items}
+        suite = load_suite(prow.suite_path)
+        videos = {it.item_id: _video_ref(it.video, suite.root, media_url) for it in suite.items}
     except (OSError, ValueError, ManifestError) as exc:
         raise AnnotateError(f"cannot read the project's suite {prow.suite_path}: {exc}") from exc
     by_item: dict[int, list[Any]] = {}
@@ -152,6 +160,16 @@ def export_labelstudio(db: str | os.PathLike[str], project: str, out: str | os.P
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
     return n
+
+
+def _video_ref(video: str, root: Path, media_url: str | None) -> str:
+    if media_url is None:
+        return video
+    try:
+        below = Path(video).relative_to(root.resolve())
+    except ValueError:
+        raise AnnotateError(f"{video} is outside the suite's folder {root}: not under {media_url}") from None
+    return f"{media_url.rstrip('/')}/{quote(below.as_posix())}"
 
 
 def _values(result: Any, where: str) -> LabelValues:

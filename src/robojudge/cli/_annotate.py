@@ -174,6 +174,11 @@ def export_cmd(
     out: Path = typer.Option(
         ..., "--out", "-o", help="Output file (manifest, labelstudio) or folder (scores)."
     ),
+    media_url: str | None = typer.Option(
+        None,
+        "--media-url",
+        help="labelstudio: URL where the suite's folder is served; videos become URL/<path in the suite>.",
+    ),
     rater: str | None = typer.Option(
         None, "--rater", help="manifest: this annotator's labels instead of the final ones."
     ),
@@ -193,7 +198,7 @@ def export_cmd(
                 highlight=False,
             )
         elif fmt == "labelstudio":
-            n = export_labelstudio(db, project, out)
+            n = export_labelstudio(db, project, out, media_url=media_url)
             console.print(f"wrote {out}: {n} annotations", highlight=False)
         else:
             raise fail(f"--format {fmt!r}: use manifest, scores or labelstudio")
