@@ -44,12 +44,12 @@ def frontier_table(audit: AccelerationAudit) -> Table:
     """One row per method: speedup, Q with its interval, and its place on the frontier."""
     table = Table(
         f"acceleration_{_stem(audit.dense)}", f"Speed and aggregate retention Q against dense {audit.dense}",
-        ["method", "speedup", "basis", "clips", "Q", "frontier", f"Q >= {audit.level:g}"],
+        ["method", "speedup", "basis", "clips", "Q", "frontier", f"Q at least {audit.level:g}"],
         note=("speedup: dense time over the method's time per rollout (basis: wall seconds, else denoising "
               "steps); Q: mean over metrics of the oriented ratio of means on matched clips (1 = dense; "
               "above 1 scores better than dense), with its paired clip-bootstrap interval. "
-              + (f"Largest speedup with Q >= {audit.level:g}: {audit.best}." if audit.best else
-                 f"No method reaches Q >= {audit.level:g}.")),
+              + (f"Largest speedup with Q at least {audit.level:g}: {audit.best}." if audit.best else
+                 f"No method reaches Q {audit.level:g}.")),
     )
     for m in audit.methods:
         table.add([text(m.name), _num(m.speedup), text(m.basis), text(m.clips), estimate_cell(m.q, 3),
