@@ -62,23 +62,40 @@ def _all_rows(db: Path) -> list[tuple[str, str]]:
 
 
 class _KillOnce:
-    """A progress callback that, after ``after`` rows, SIGKILLs the worker of an item in flight."""
+    """Once ``after`` rows are stored, SIGKILLs the worker of an item that is in flight.
+
+    It watches from a thread of its own, so the kill lands while the driver waits for results,
+    not only between them (when an actor may be idle, waiting for its next task).
+    """
 
     def __init__(self, marks: Path, after: int) -> None:
         self.marks, self.after = marks, after
         self.stored: set[str] = set()
         self.killed: tuple[str, int] | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
 
     def __call__(self, row: ResultRow, summary: object) -> None:
         self.stored.add(row.item_id)
-        if self.killed is not None or len(self.stored) < self.after:
-            return
-        for mark in sorted(self.marks.iterdir()):
-            item, pid = mark.name.rsplit(".", 1)
-            if item not in self.stored:
-                os.kill(int(pid), signal.SIGKILL)
-                self.killed = (item, int(pid))
-                return
+
+    def __enter__(self) -> _KillOnce:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.02):
+            if len(self.stored) < self.after:
+                continue
+            for mark in sorted(self.marks.iterdir()):
+                item, pid = mark.name.rsplit(".", 1)
+                if item not in self.stored:
+                    os.kill(int(pid), signal.SIGKILL)
+                    self.killed = (item, int(pid))
+                    return
 
 
 @pytest.mark.parametrize("metric", ["test_ray_cpu", "test_ray_model"], ids=["task", "actor"])
@@ -94,18 +111,19 @@ def test_a_killed_worker_costs_nothing_and_nothing_twice(head: None, tmp_path: P
     db = tmp_path / "ray.sqlite"
     ex = RayExecutor(max_retries=2)
     with ResultStore(db) as store:
-        run = score_items(items, [req], store, executor=ex, progress=killer)
+        with killer:
+            run = score_items(items, [req], store, executor=ex, progress=killer)
         assert killer.killed is not None, "no item was in flight to kill"
         item, pid = killer.killed
         tried = {int(m.name.rsplit(".", 1)[1]) for m in marks.glob(f"{item}.*")}
         assert pid in tried and len(tried) >= 2, "the killed item was not run again on another worker"
         assert (run.ok, run.failed) == (12, 0)
         assert {i: v for (i, _), v in _values(store).items()} == expected
-        pids = {(r.details or {}).get("pid") for r in store.rows()} - {None}
-        if metric == "test_ray_model":  # in actors, which stay up: one process each, and the restart
-            assert 1 <= ex.actors_started <= 2 and len(pids) <= ex.actors_started + 1
-        else:
-            assert ex.actors_started == 0
+        pids = [(r.details or {}).get("pid") for r in store.rows()]
+        # Workers stay up between tasks (an actor for the model metric, while one CPU is left to
+        # plain tasks), so what a process loaded serves several items.
+        assert max(pids.count(p) for p in set(pids)) >= 3
+        assert ex.actors_started == (1 if metric == "test_ray_model" else 0)
         again = score_items(items, [req], store, executor=RayExecutor())
         assert (again.ok, again.failed, again.skipped) == (0, 0, 12)
     rows = _all_rows(db)
