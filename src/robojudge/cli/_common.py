@@ -85,7 +85,8 @@ def scoring_progress(enabled: bool = True) -> Iterator[ProgressCallback | None]:
         progress.advance(task)
         elapsed = progress.tasks[task].elapsed or 0.0
         rate = f"{summary.computed / elapsed:.1f}" if elapsed > 0 else "-"
-        progress.update(task, rate=rate, errors=summary.failed)
+        # A large manifest is planned in blocks while it is scored: the total grows as they come.
+        progress.update(task, total=summary.total - summary.skipped, rate=rate, errors=summary.failed)
 
     with progress:
         yield on_result
