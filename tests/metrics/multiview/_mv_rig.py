@@ -95,3 +95,19 @@ def instants(views: dict[str, np.ndarray], n: int = 8) -> dict[str, np.ndarray]:
     """``n`` instants spread evenly over the views (as the registered metric samples them)."""
     idx = np.linspace(0, T - 1, n).round().astype(int)
     return {k: v[idx] for k, v in views.items()}
+
+
+def flat_views() -> dict[str, np.ndarray]:
+    """The rig over a plain grey table with a red, a green and a blue square (the blue one moving): no
+    texture for keypoints, three colour regions to match."""
+    base = np.full((TEX, TEX, 3), 150, np.uint8)
+    xs = np.interp(np.arange(T), [0, 6, 16, T - 1], [100, 100, 300, 300]).round().astype(int)
+    tex = []
+    for x in xs:
+        f = base.copy()
+        f[80:140, 80:140] = (220, 30, 30)
+        f[330:390, 360:420] = (30, 200, 40)
+        f[250:310, x:x + 60] = (30, 40, 220)
+        tex.append(f)
+    stack = np.stack(tex)
+    return {n: render(c, stack) for n, c in CAMERAS.items()}

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from _mv_rig import CAMERAS, T, clean_views, instants, lagged, shifted
+from _mv_rig import CAMERAS, T, clean_views, flat_views, instants, lagged, shifted
 
 from robojudge.metrics.multiview import RigisParams, analyse_rig, check_rig, rigis, rigis_geo, rigis_pose
 from robojudge.metrics.multiview._rigis import rig_sync
@@ -116,3 +116,19 @@ def test_timing_frames_default_to_the_instants(views):
     frames = instants(views, N)
     _, details = rigis_geo(frames, CAMERAS, P)
     assert details["sync"] == 1.0 and len(views["a"]) == T
+
+
+def test_flat_coloured_rig_is_judged_by_its_colour_regions():
+    # No texture: no keypoint matches, so S_pose cannot be read (and S unscored), but each coloured
+    # square is one region per view, and their centroids obey the epipolar geometry.
+    views = flat_views()
+    frames = instants(views, N)
+    analysis = analyse_rig(frames, CAMERAS, P)
+    geo, details = rigis_geo(frames, CAMERAS, P, analysis=analysis, timing=views)
+    assert geo == 1.0
+    assert all(pair["regions"] == 3 * N and pair["instants"] == 0 for pair in details["pairs"].values())
+    assert "too few matches" in _nan_reason(rigis_pose(frames, CAMERAS, P, analysis=analysis))
+    both = rigis(frames, CAMERAS, P, analysis=analysis, timing=views)
+    assert "S_pose: too few matches" in _nan_reason(both)
+    moved = {**views, "b": shifted(views["b"], 16)}
+    assert rigis_geo(instants(moved, N), CAMERAS, P, timing=moved)[0] < 0.8

@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics.multiview._blobs import blob_matches, colour_blobs
 from robojudge.metrics.multiview._features import Features, detect, match, to_gray
 from robojudge.metrics.multiview._geometry import (
     direction_angle_deg,
@@ -63,6 +64,9 @@ class RigisParams(BaseModel):
     contrast_threshold: float = Field(default=0.01, gt=0, description="SIFT contrast threshold")
     max_features: int = Field(default=1000, ge=16, description="SIFT keypoints kept per frame, strongest")
     min_matches: int = Field(default=12, ge=8, description="matches a view pair needs at one instant")
+    min_share: float = Field(
+        default=0.6, ge=0, le=1, description="share of an instant's matches a pose must explain to measure it"
+    )
     tau: float = Field(
         default=0.01, gt=0, description="epipolar tolerance, share of the longer image side (at least 1 px)"
     )
@@ -75,6 +79,11 @@ class RigisParams(BaseModel):
         default=0.9, gt=0, le=1, description="a pose hypothesis needs this share of the best one's inliers"
     )
     geo_weight: float = Field(default=0.5, ge=0, le=1, description="w in S = w S_geo + (1 - w) S_pose")
+    blob_tau: float = Field(
+        default=0.03, gt=0, description="colour-region tolerance, share of the longer side (at least 2 px)"
+    )
+    blob_area: float = Field(default=0.0005, ge=0, description="smallest colour region, share of the image")
+    blob_min_matches: int = Field(default=1, ge=1, description="colour-region matches a pair needs")
     max_lag: int = Field(default=8, ge=1, description="largest lag between views looked for, frames")
     lag_margin: float = Field(
         default=0.05, ge=0, description="correlation a lag must gain over no lag to count"
@@ -152,10 +161,16 @@ class PairResult:
     b: str
     instants: list[Instant] = field(default_factory=list)
     skipped: int = 0
+    # Colour-region matches at the instants keypoints could not measure: (matches, consistent) each.
+    blobs: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.a}-{self.b}"
+
+    def blob_counts(self) -> tuple[int, int]:
+        """Colour-region matches over the instants, and how many of them are consistent."""
+        return sum(n for n, _ in self.blobs), sum(c for _, c in self.blobs)
 
 
 @dataclass
@@ -179,8 +194,11 @@ def _support(r: np.ndarray, t: np.ndarray, na: np.ndarray, nb: np.ndarray, thr: 
     return int(np.sum(sampson_distance(skew(np.asarray(t, dtype=np.float64).ravel()) @ r, na, nb) <= thr))
 
 
-def _pose_hypotheses(na: np.ndarray, nb: np.ndarray, thr: float) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Relative poses ``(R, t)`` estimated from the matches (normalised coordinates).
+def _pose_hypotheses(
+    na: np.ndarray, nb: np.ndarray, thr: float
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], int]:
+    """Relative poses ``(R, t)`` estimated from the matches (normalised coordinates), and the essential
+    matrix's RANSAC inlier count.
 
     The essential matrix (RANSAC, then the pose that puts the points in front of both cameras) gives one;
     when most matches lie on one plane (a table top) a second pose explains them as well, so the
@@ -190,6 +208,7 @@ def _pose_hypotheses(na: np.ndarray, nb: np.ndarray, thr: float) -> list[tuple[n
     cands: list[tuple[np.ndarray, np.ndarray]] = []
     cv2.setRNGSeed(0)
     e, mask = cv2.findEssentialMat(na, nb, eye, method=cv2.RANSAC, prob=0.999, threshold=thr)
+    inliers = 0 if mask is None else int(np.count_nonzero(mask))
     if e is not None and e.shape[0] >= 3:
         for k in range(e.shape[0] // 3):  # a stack of candidates: take each
             n, r, t, _ = cv2.recoverPose(e[3 * k:3 * k + 3], na, nb, eye, mask=mask.copy())
@@ -204,7 +223,7 @@ def _pose_hypotheses(na: np.ndarray, nb: np.ndarray, thr: float) -> list[tuple[n
         )
         for i in (range(n_sol) if keep is None else [int(k) for k in np.asarray(keep).ravel()]):
             cands.append((np.asarray(rs[i]), np.asarray(ts[i]).ravel()))
-    return cands
+    return cands, inliers
 
 
 def _pose_error(r: np.ndarray, t: np.ndarray, r_ref: np.ndarray, t_ref: np.ndarray) -> float:
@@ -220,10 +239,13 @@ def _measure(
     nb = cv2.undistortPoints(pb.reshape(-1, 1, 2), kb, None).reshape(-1, 2)
     thr = tau / float(np.sqrt(ka[0, 0] * kb[1, 1]))
     calibrated = _support(r_cal, t_cal, na, nb, thr)
-    hyps = [(r, tt, _support(r, tt, na, nb, thr)) for r, tt in _pose_hypotheses(na, nb, thr)]
-    best = max([calibrated, *(h[2] for h in hyps)])
-    if best < p.min_matches:
-        return None  # no pose explains enough matches: mostly wrong matches, nothing to judge
+    cands, e_inliers = _pose_hypotheses(na, nb, thr)
+    explained = max(calibrated, e_inliers)
+    if explained < p.min_matches or explained < p.min_share * len(pa):
+        # Neither the calibration nor an essential matrix explains enough of the matches: they are mostly
+        # wrong (a homography, with more freedom, gathers a dozen wrong ones easily; it does not decide).
+        return None
+    best = max([calibrated, *(_support(r, tt, na, nb, thr) for r, tt in cands)])
     d = sampson_distance(fundamental(ka, kb, r_cal, t_cal), pa, pb)
     return Instant(t=t, matches=len(pa), calibrated=calibrated, best=best, median_px=float(np.median(d)),
                    na=na, nb=nb, thr=thr)
@@ -233,7 +255,7 @@ def _estimate(
     na: np.ndarray, nb: np.ndarray, thr: float, cal: tuple[np.ndarray, np.ndarray], p: RigisParams
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The relative pose the matches support that lies nearest the calibration, or ``None``."""
-    hyps = [(r, tt, _support(r, tt, na, nb, thr)) for r, tt in _pose_hypotheses(na, nb, thr)]
+    hyps = [(r, tt, _support(r, tt, na, nb, thr)) for r, tt in _pose_hypotheses(na, nb, thr)[0]]
     if not hyps:
         return None
     best = max(h[2] for h in hyps)
@@ -279,40 +301,59 @@ def analyse_rig(
     for t in range(n_frames):
         feats: dict[str, Features] = {n: detect(arrays[n][t], p.contrast_threshold, p.max_features)
                                       for n in names}
+        blobs: dict[str, dict[int, list[np.ndarray]]] = {}
         for pr in pairs:
             pa, pb = match(feats[pr.a], feats[pr.b], p.ratio)
             tau = max(tolerance_px(sizes[pr.a], p), tolerance_px(sizes[pr.b], p))
             got = None
             if len(pa) >= p.min_matches:
                 got = _measure(pa, pb, intr[pr.a], intr[pr.b], cal[pr.key], tau, t, p)
-            if got is None:
-                pr.skipped += 1
-            else:
+            if got is not None:
                 pr.instants.append(got)
+                continue
+            pr.skipped += 1
+            for v in (pr.a, pr.b):
+                if v not in blobs:
+                    w, h = sizes[v]
+                    blobs[v] = colour_blobs(arrays[v][t], max(4, round(p.blob_area * w * h)))
+            ba, bb = blob_matches(blobs[pr.a], blobs[pr.b])
+            if len(ba):
+                f = fundamental(intr[pr.a], intr[pr.b], *cal[pr.key])
+                btau = max(_blob_tolerance(sizes[pr.a], p), _blob_tolerance(sizes[pr.b], p))
+                pr.blobs.append((len(ba), int(np.sum(sampson_distance(f, ba, bb) <= btau))))
     return RigAnalysis(names, pairs, n_frames)
 
 
-def _too_few(m: RigAnalysis, p: RigisParams) -> str | None:
-    if not any(pr.instants for pr in m.pairs):
-        return (f"too few matches: no view pair has {p.min_matches} matches that some pose explains at any "
-                f"of the {m.n_frames} instants (views too far apart, or too little texture)")
-    seen = {v for pr in m.pairs if pr.instants for v in (pr.a, pr.b)}
+def _blob_tolerance(size: tuple[int, int], p: RigisParams) -> float:
+    return max(2.0, p.blob_tau * max(size))
+
+
+def _measured(pr: PairResult, p: RigisParams, regions: bool) -> bool:
+    return bool(pr.instants) or (regions and pr.blob_counts()[0] >= p.blob_min_matches)
+
+
+def _too_few(m: RigAnalysis, p: RigisParams, regions: bool) -> str | None:
+    also = f", nor {p.blob_min_matches} colour-region matches," if regions else ""
+    if not any(_measured(pr, p, regions) for pr in m.pairs):
+        return (f"too few matches: no view pair has {p.min_matches} keypoint matches that some pose explains "
+                f"at any of the {m.n_frames} instants{also} (views too far apart, or too little texture)")
+    seen = {v for pr in m.pairs if _measured(pr, p, regions) for v in (pr.a, pr.b)}
     lost = [v for v in m.views if v not in seen]
     if lost:
-        return (f"too few matches: view(s) {lost} have fewer than {p.min_matches} matches that some pose "
-                "explains with every other view at every instant")
+        return (f"too few matches: view(s) {lost} have fewer than {p.min_matches} keypoint matches that some "
+                f"pose explains with every other view at every instant{also.rstrip(',')}")
     return None
 
 
 def _prepare(
     frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera], p: RigisParams,
-    analysis: RigAnalysis | None,
+    analysis: RigAnalysis | None, regions: bool,
 ) -> tuple[RigAnalysis | None, str | None]:
     reason = check_rig(frames_by_view, cameras)
     if reason is not None:
         return None, reason
     m = analysis or analyse_rig(frames_by_view, cameras, p)
-    return m, _too_few(m, p)
+    return m, _too_few(m, p, regions)
 
 
 def rig_sync(
@@ -360,14 +401,20 @@ def rigis_geo(
         timing: every frame of each view, for :func:`rig_sync`; ``frames_by_view`` when not given.
     """
     p = params or RigisParams()
-    m, reason = _prepare(frames_by_view, cameras, p, analysis)
+    m, reason = _prepare(frames_by_view, cameras, p, analysis, regions=True)
     if m is None:
         return math.nan, {"unscored_reason": reason}
     per_pair: dict[str, Any] = {}
     shares: list[float] = []
     for pr in m.pairs:
         if not pr.instants:
-            per_pair[pr.key] = {"instants": 0, "skipped": pr.skipped}
+            n, ok = pr.blob_counts()
+            if n >= p.blob_min_matches:  # no keypoints here: the colour regions stand in
+                shares.append(ok / n)
+                per_pair[pr.key] = {"share": ok / n, "regions": n, "regions_consistent": ok, "instants": 0,
+                                    "skipped": pr.skipped}
+            else:
+                per_pair[pr.key] = {"instants": 0, "skipped": pr.skipped, "regions": n}
             continue
         share = sum(i.calibrated for i in pr.instants) / sum(i.best for i in pr.instants)
         shares.append(share)
@@ -412,7 +459,7 @@ def rigis_pose(
     read: it is accepted so that the three functions take the same arguments).
     """
     p = params or RigisParams()
-    m, reason = _prepare(frames_by_view, cameras, p, analysis)
+    m, reason = _prepare(frames_by_view, cameras, p, analysis, regions=False)
     if m is None:
         return math.nan, {"unscored_reason": reason}
     per_pair: dict[str, Any] = {}
