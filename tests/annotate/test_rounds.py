@@ -135,6 +135,14 @@ def test_three_trainees_match_the_package_and_gate_production(project: str, suit
         {"a": 14 / 16, "b": 14 / 16, "c": 12 / 16}
     )
     assert res.passed == {"a": True, "b": True, "c": False}
+    # Each pair over its 8 differences: a-b 0,1,0,1 / 1,0,0,1; a-c 1,0,2,0 / 0,2,0,0; b-c 1,1,2,1 / 1,2,0,1.
+    got = {k: (r.n_pairs, r.exact, r.within_one, r.mean_abs_diff) for k, r in res.per_pair.items()}
+    want = {
+        "a & b": (8, 4 / 8, 1.0, 4 / 8),
+        "a & c": (8, 5 / 8, 6 / 8, 5 / 8),
+        "b & c": (8, 1 / 8, 6 / 8, 9 / 8),
+    }
+    assert got.keys() == want.keys() and all(got[k] == pytest.approx(want[k]) for k in want)
     for axis in ("pa", "ia"):
         m = np.array([scores[n][axis] for n in ("a", "b", "c")], dtype=float)  # raters x units
         assert res.alpha[axis] == pytest.approx(
@@ -192,6 +200,7 @@ def test_feedback_visibility(project: str, suite_files: SuiteFiles) -> None:
             ("pa", "a", "another trainee"),
         ]
         assert list(mine.agreement.per_annotator) == ["a"] and list(mine.agreement.passed) == ["a"]
+        assert mine.agreement.per_pair == {} and set(full.agreement.per_pair) == {"a & b", "a & c", "b & c"}
         # The trainee reads the other's reasoning, not who wrote it (the evidence text here names them only
         # because the test wrote it so).
         assert {(d.evidence_a or "")[:6] for d in mine.disagreements} == {"a says"}

@@ -12,7 +12,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,6 +54,8 @@ class RoundAgreement:
         alpha: Krippendorff's ordinal alpha per axis and ``"pooled"`` (units = item x axis).
         per_annotator: Each trainee's pairs with every other trainee, PA and IA pooled.
         passed: Whether each trainee's within-one agreement reaches ``threshold``.
+        per_pair: Each pair of trainees (key ``"a & b"``, names sorted), PA and IA pooled; left out of
+            the view a trainee gets.
     """
 
     round: str
@@ -65,6 +67,7 @@ class RoundAgreement:
     alpha: dict[str, float]
     per_annotator: dict[str, RaterAgreement]
     passed: dict[str, bool]
+    per_pair: dict[str, RaterAgreement] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         def clean(x: Any) -> Any:
@@ -147,6 +150,12 @@ def agreement_of(practice: _Practice, round_name: str, threshold: float) -> Roun
         per_annotator[name] = (
             rater_agreement(np.vstack(pairs)) if pairs else RaterAgreement(0, math.nan, math.nan, math.nan)
         )
+    names = practice.names
+    per_pair = {
+        f"{names[x]} & {names[y]}": rater_agreement(stacked[:, [x, y]])
+        for x in range(len(names))
+        for y in range(x + 1, len(names))
+    }
     return RoundAgreement(
         round=round_name,
         threshold=threshold,
@@ -163,6 +172,7 @@ def agreement_of(practice: _Practice, round_name: str, threshold: float) -> Roun
             n: bool(per_annotator[n].n_pairs > 0 and per_annotator[n].within_one >= threshold)
             for n in practice.names
         },
+        per_pair=per_pair,
     )
 
 

@@ -297,9 +297,13 @@ def _print_round(result: object) -> None:
     table.add_row(
         "all (PA+IA)", str(p.n_pairs), f"{p.exact:.3f}", f"{p.within_one:.3f}", f"{p.mean_abs_diff:.3f}", ""
     )
+    for pair, r in result.per_pair.items():
+        table.add_row(
+            pair, str(r.n_pairs), f"{r.exact:.3f}", f"{r.within_one:.3f}", f"{r.mean_abs_diff:.3f}", ""
+        )
     for name, r in result.per_annotator.items():
         table.add_row(
-            name,
+            f"{name} & the others",
             str(r.n_pairs),
             f"{r.exact:.3f}",
             f"{r.within_one:.3f}",
