@@ -58,7 +58,10 @@ async def _annotator(base: str, username: str, password: str, index: int, limit:
                      result: LoadResult, deadline: float) -> None:
     import httpx
 
-    async with httpx.AsyncClient(base_url=base, timeout=120, follow_redirects=False) as c:
+    # Idle connections are dropped after 2 s, before uvicorn's 5 s keep-alive ends: reusing one that the
+    # server is closing at that moment fails as "disconnected" although the server is fine.
+    limits = httpx.Limits(keepalive_expiry=2.0)
+    async with httpx.AsyncClient(base_url=base, timeout=120, follow_redirects=False, limits=limits) as c:
 
         async def timed(kind: str, method: str, url: str, **kw: object) -> httpx.Response:
             t0 = time.perf_counter()
@@ -127,10 +130,16 @@ async def run_load(base: str, usernames: list[str], password: str, *, per_annota
     result = LoadResult()
     deadline = time.monotonic() + deadline_s
     t0 = time.perf_counter()
-    await asyncio.gather(*(
-        _annotator(base, u, password, i, per_annotator, double_every, result, deadline)
-        for i, u in enumerate(usernames)
-    ))
+
+    async def guarded(i: int, username: str) -> None:
+        import httpx
+
+        try:
+            await _annotator(base, username, password, i, per_annotator, double_every, result, deadline)
+        except httpx.HTTPError as exc:  # one client's failure is a finding, not the end of the run
+            result.unexpected.append(f"{username} stopped: {type(exc).__name__}: {exc}")
+
+    await asyncio.gather(*(guarded(i, u) for i, u in enumerate(usernames)))
     result.wall_s = time.perf_counter() - t0
     return result
 

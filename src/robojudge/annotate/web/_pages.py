@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from robojudge.annotate import Conflict, InvalidLabel, LabelValues
 from robojudge.annotate.web._context import (
@@ -91,16 +92,15 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
     @app.post("/login")
     async def login(request: Request) -> Response:
         form = await _form(request)
-        check_login_csrf(request, form)
+        await run_in_threadpool(check_login_csrf, request, form)
         username = form.get("username", "").strip()[:200]
         password = form.get("password", "")
         address = client(request) or "?"
         wait = ctx.limiter.retry_after(username, address)
         if wait > 0:
-            svc.record_event(None, "rate_limited", {"username": username[:100]}, remote=address)
+            await run_in_threadpool(svc.record_event, None, "rate_limited", {"username": username[:100]},
+                                    remote=address)
             return login_page(request, f"Too many failed attempts: try again in {int(wait) + 1} s.", 429)
-        from starlette.concurrency import run_in_threadpool
-
         user = await run_in_threadpool(svc.authenticate, username, password, remote=address)
         if user is None:
             ctx.limiter.failed(username, address)
@@ -115,23 +115,21 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
     @app.post("/invite")
     async def invite(request: Request) -> Response:
         form = await _form(request)
-        check_login_csrf(request, form)
+        await run_in_threadpool(check_login_csrf, request, form)
         token, password = form.get("token", ""), form.get("password", "")
         if len(password) < MIN_PASSWORD:
             return login_page(request, f"The password needs at least {MIN_PASSWORD} characters.", 422,
                               template="invite.html", token=token, min_length=MIN_PASSWORD)
-        from starlette.concurrency import run_in_threadpool
-
         user = await run_in_threadpool(svc.accept_invite, token, password, remote=client(request))
         return logged_in(request, user)
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
-        user, session = ctx.session(request)
+        user, session = await run_in_threadpool(ctx.session, request)
         form = await _form(request)
-        ctx.check_csrf(request, session, form.get("csrf_token", ""))
+        await run_in_threadpool(ctx.check_csrf, request, session, form.get("csrf_token", ""))
         ctx.revoke(session.sid)
-        svc.record_event(user.id, "logout", None, remote=client(request))
+        await run_in_threadpool(svc.record_event, user.id, "logout", None, remote=client(request))
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -172,11 +170,9 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
 
     @app.post("/task/{assignment_id}/submit")
     async def submit(assignment_id: str, request: Request) -> Response:
-        from starlette.concurrency import run_in_threadpool
-
         user, session = await run_in_threadpool(ctx.session, request)
         form = await _form(request)
-        ctx.check_csrf(request, session, form.get("csrf_token", ""))
+        await run_in_threadpool(ctx.check_csrf, request, session, form.get("csrf_token", ""))
         try:
             base, values = _label_fields(form)
             await run_in_threadpool(svc.submit, user, assignment_id, values, base)
@@ -186,11 +182,9 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
 
     @app.post("/task/{assignment_id}/reveal")
     async def reveal(assignment_id: str, request: Request) -> Response:
-        from starlette.concurrency import run_in_threadpool
-
         user, session = await run_in_threadpool(ctx.session, request)
         form = await _form(request)
-        ctx.check_csrf(request, session, form.get("csrf_token", ""))
+        await run_in_threadpool(ctx.check_csrf, request, session, form.get("csrf_token", ""))
 
         def work() -> Response:
             try:
@@ -206,10 +200,8 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
 
     @app.post("/api/task/{assignment_id}/draft")
     async def save_draft(assignment_id: str, request: Request) -> Response:
-        from starlette.concurrency import run_in_threadpool
-
         user, session = await run_in_threadpool(ctx.session, request)
-        ctx.check_csrf(request, session)
+        await run_in_threadpool(ctx.check_csrf, request, session)
         body = await request.body()
         if len(body) > MAX_FORM_BYTES:
             raise InvalidLabel("body", "the draft is too large")
