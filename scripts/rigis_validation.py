@@ -51,14 +51,15 @@ def _log(msg: str, t0: float) -> None:
     print(f"[{time.time() - t0:7.0f} s] {msg}", flush=True)
 
 
-def prepare(robot: str, folder: Path, *, episodes: int, size: int, views: int, seed: int) -> Path:
+def prepare(robot: str, folder: Path, *, episodes: int, size: int, views: int, seed: int,
+            texture: bool = False) -> Path:
     """Build (or reuse) the robot's suite; return its manifest."""
     manifest = folder / "suite.jsonl"
     if not manifest.exists():
         from robojudge.suite.sim import make_sim_suite
 
         make_sim_suite(folder, seed=seed, episodes=episodes, views=views, size=size, profiles=PROFILES,
-                       scenes=SCENES[robot], workers=2)
+                       scenes=SCENES[robot], workers=2, texture=texture)
     return manifest
 
 
@@ -246,7 +247,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for robot in robots:
         folder = args.root / robot
         manifest = prepare(robot, folder, episodes=args.episodes, size=args.size, views=args.views,
-                           seed=args.seed)
+                           seed=args.seed, texture=args.texture)
         _log(f"{robot}: suite {manifest}", t0)
         values, why = metric_values(manifest, folder / "run", metrics, args.workers)
         for k, v in why.items():
@@ -281,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=128, help="image size of the suites")
     parser.add_argument("--views", type=int, default=3, help="calibrated views per rollout (2-5)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--texture", action="store_true",
+                        help="speckle the flat-coloured tables (Fetch, Panda): make_sim_suite(texture=True)")
     parser.add_argument("--workers", type=int, default=1, help="scoring workers")
     parser.add_argument("--da3", action="store_true", help="also the Depth Anything 3 RIGIS (needs da3_base)")
     parser.add_argument("--judge-backend", default=None, help="openai, hf or mock: adds a VLM column")

@@ -183,3 +183,22 @@ def test_cli_refuses_multiview_profiles_on_one_view(tmp_path: Path) -> None:
                        timeout=120, env=env)
     assert p.returncode == 2 and "need views >= 2" in p.stderr, p.stdout + p.stderr
     assert not (tmp_path / "x" / "suite.jsonl").exists()
+
+
+@needs_mujoco
+def test_texture_speckles_flat_tables_only() -> None:
+    import mujoco
+
+    from robojudge.suite.sim._scenes import build_spec, scene
+
+    def table_look(name: str, texture: bool) -> list[tuple[str, bool]]:
+        spec = build_spec(name, 32, texture)
+        rgb = int(mujoco.mjtTextureRole.mjTEXROLE_RGB)
+        return [(g.material, bool(g.material and spec.material(g.material).textures[rgb]))
+                for g in spec.body(scene(name).table_body).geoms]
+
+    # Fetch's table is one flat-coloured box: speckled on request, untouched by default.
+    assert table_look("pick_and_place", False) == [("table_mat", False)]
+    assert table_look("pick_and_place", True) == [("rj_speckle", True)]
+    # ADROIT's table already has its marble texture: left as it is.
+    assert table_look("relocate", True) == table_look("relocate", False)

@@ -137,6 +137,9 @@ def make_demo_cmd(
         "(kinematic failures), mv_mild, mv_severe (multi-view failures; need --views >= 2, and write "
         "each rollout's calibration).",
     ),
+    texture: bool = typer.Option(
+        False, "--texture", help="Speckle flat-coloured tables (Fetch, Panda): views can be feature-matched."
+    ),
 ) -> None:
     """Render the simulator-grounded suite (MuJoCo episodes with planted failures and state files)."""
     from robojudge.demo import sim_available
@@ -149,7 +152,8 @@ def make_demo_cmd(
     scene_list = [s.strip() for s in scenes.split(",") if s.strip()] if scenes is not None else None
     try:
         manifest = make_sim_suite(
-            out, seed=seed, episodes=episodes, views=views, size=size, profiles=names, scenes=scene_list
+            out, seed=seed, episodes=episodes, views=views, size=size, profiles=names, scenes=scene_list,
+            texture=texture,
         )
     except ValueError as exc:
         raise fail(str(exc)) from None

@@ -35,15 +35,15 @@ INSTRUCTIONS = {
     "with the left arm, place it on the green target",
     "panda_pick_and_place": "pick up the red cube and place it on the green target",
 }
-_ENVS: dict[tuple[str, int], Any] = {}
+_ENVS: dict[tuple[str, int, bool], Any] = {}
 
 
-def _env(embodiment: str, size: int) -> Any:
+def _env(embodiment: str, size: int, texture: bool = False) -> Any:
     from robojudge.suite.sim._scenes import make_env
 
-    key = (embodiment, size)
+    key = (embodiment, size, texture)
     if key not in _ENVS:
-        _ENVS[key] = make_env(embodiment, size)
+        _ENVS[key] = make_env(embodiment, size, texture)
     return _ENVS[key]
 
 
@@ -114,7 +114,7 @@ def _robot_bodies(model: Any, info: Any) -> list[int]:
 
 
 def _build_episode(
-    args: tuple[str, int, int, str, int, int, tuple[str | Profile, ...], bool],
+    args: tuple[str, int, int, str, int, int, tuple[str | Profile, ...], bool, bool],
 ) -> list[dict[str, Any]]:
     """Simulate one episode, render it for every profile, write files; return manifest rows."""
     os.environ[MUJOCO_GL_ENV] = settings.get().mujoco_gl  # MuJoCo reads it when it is imported
@@ -139,10 +139,11 @@ def _build_episode(
     from robojudge.suite.sim._segments import segment_verdicts
     from robojudge.video import write_video
 
-    out_s, seed, e, embodiment, size, views, profiles, with_calibration = args  # ``embodiment``: scene key
+    # ``embodiment``: the scene key
+    out_s, seed, e, embodiment, size, views, profiles, with_calibration, texture = args
     out = Path(out_s)
     info = SCENES[embodiment]
-    env = _env(embodiment, size)
+    env = _env(embodiment, size, texture)
     rng = np.random.default_rng([seed, e])
     run_seed = int(rng.integers(0, 2**31 - 1))
     faithful = faithful_episode(env, embodiment, rng, run_seed)
@@ -220,6 +221,8 @@ def _build_episode(
             meta_extra: dict[str, Any] = {}
             if draws_multiview(prof):
                 meta_extra["multiview"] = multiview_labels(fdicts)
+            if texture:
+                meta_extra["texture"] = "speckled table"
             rows.append(
                 {
                     "item_id": item,
@@ -277,6 +280,7 @@ def make_sim_suite(
     workers: int | None = None,
     scenes: Sequence[str] | None = None,
     calibration: bool | None = None,
+    texture: bool = False,
 ) -> Path:
     """Write the simulator-grounded suite to ``out_dir`` and return the manifest path (``suite.jsonl``).
 
@@ -300,6 +304,8 @@ def make_sim_suite(
         calibration: write each rollout's nominal rig to ``calibration/<item>.json`` and name it in
             the manifest's ``calibration`` field (default: when a profile plants multi-view failures,
             such as the opt-in ``MULTIVIEW_PROFILES``; those need ``views >= 2``).
+        texture: give a table drawn in one flat colour (Fetch's, the Panda's) a speckled texture, so
+            features can be matched between views; off by default (the default suite is unchanged).
 
     Returns:
         Path of ``suite.jsonl``; it holds ``episodes * len(profiles)`` rollouts.
@@ -327,7 +333,8 @@ def make_sim_suite(
     for sub in ("videos", "reference", "state") + (("calibration",) if calibration else ()):
         (out / sub).mkdir(parents=True, exist_ok=True)
     jobs = [
-        (str(out), seed, e, cycle[e % len(cycle)], size, views, names, calibration) for e in range(episodes)
+        (str(out), seed, e, cycle[e % len(cycle)], size, views, names, calibration, texture)
+        for e in range(episodes)
     ]
     n = workers or max(1, min(2, os.cpu_count() or 1, episodes))
     if n == 1:

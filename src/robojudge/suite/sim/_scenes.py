@@ -329,8 +329,34 @@ def _env_xml(name: str) -> Path:
     return Path(gymnasium_robotics.__file__).parent / "envs" / "assets" / info.xml
 
 
-def build_spec(name: str, size: int) -> Any:
-    """Return the extended :class:`mujoco.MjSpec` of a scene (not yet compiled)."""
+def _speckle_table(spec: Any, info: SceneInfo) -> None:
+    """Give the table's untextured box geoms a speckled texture (opt-in; see ``make_sim_suite(texture=)``).
+
+    Feature matching between views needs texture, and the stock tables of Fetch and the Panda are one
+    flat colour (real tables rarely are). A mesh table (ALOHA's) has no texture coordinates and stays
+    as it is, and so does a table that already has a texture (ADROIT's marble).
+    """
+    import mujoco
+
+    tex = spec.add_texture(name="rj_speckle", type=mujoco.mjtTexture.mjTEXTURE_2D,
+                           builtin=mujoco.mjtBuiltin.mjBUILTIN_FLAT, mark=mujoco.mjtMark.mjMARK_RANDOM,
+                           random=0.35, rgb1=[0.45, 0.42, 0.38], markrgb=[0.9, 0.88, 0.8],
+                           width=48, height=48)
+    mat = spec.add_material(name="rj_speckle", texrepeat=[3, 3], texuniform=True)
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
+    rgb = int(mujoco.mjtTextureRole.mjTEXROLE_RGB)
+    for g in spec.body(info.table_body).geoms:
+        plain = not g.material or not spec.material(g.material).textures[rgb]
+        if g.type == mujoco.mjtGeom.mjGEOM_BOX and plain:
+            g.material = mat.name
+            g.rgba = [1.0, 1.0, 1.0, 1.0]
+
+
+def build_spec(name: str, size: int, texture: bool = False) -> Any:
+    """Return the extended :class:`mujoco.MjSpec` of a scene (not yet compiled).
+
+    ``texture``: speckle a flat-coloured box table (:func:`_speckle_table`); off by default.
+    """
     import mujoco
 
     info = scene(name)
@@ -445,10 +471,12 @@ def build_spec(name: str, size: int) -> Any:
             objtype=mujoco.mjtObj.mjOBJ_BODY,
             active=False,
         )
+    if texture:
+        _speckle_table(spec, info)
     return spec
 
 
-def make_env(name: str, size: int) -> Any:
+def make_env(name: str, size: int, texture: bool = False) -> Any:
     """Create the gymnasium-robotics environment of a scene, running the extended model."""
     import mujoco
 
@@ -456,11 +484,11 @@ def make_env(name: str, size: int) -> Any:
     if scene(key).assets == "gym_aloha":
         from robojudge.suite.sim._aloha import AlohaEnv
 
-        return AlohaEnv(build_spec(key, size).compile())
+        return AlohaEnv(build_spec(key, size, texture).compile())
     if scene(key).assets == "franka_kitchen":
         from robojudge.suite.sim._franka import FrankaEnv
 
-        return FrankaEnv(build_spec(key, size).compile())
+        return FrankaEnv(build_spec(key, size, texture).compile())
     _import_robotics()
 
     if scene(key).is_fetch:
@@ -476,7 +504,7 @@ def make_env(name: str, size: int) -> Any:
 
         class _Fetch(base):  # type: ignore[misc,valid-type]
             def _initialize_simulation(self) -> None:
-                self.model = build_spec(key, size).compile()
+                self.model = build_spec(key, size, texture).compile()
                 self.data = mujoco.MjData(self.model)
                 self._model_names = self._utils.MujocoModelNames(self.model)
                 self._env_setup(initial_qpos=self.initial_qpos)  # type: ignore[has-type]
@@ -490,7 +518,7 @@ def make_env(name: str, size: int) -> Any:
 
     class _Adroit(AdroitHandRelocateEnv):  # type: ignore[misc]
         def _initialize_simulation(self) -> tuple[Any, Any]:
-            model = build_spec("dexterous_hand", size).compile()
+            model = build_spec("dexterous_hand", size, texture).compile()
             return model, mujoco.MjData(model)
 
     return _Adroit(reward_type="sparse")
