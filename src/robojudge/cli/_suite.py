@@ -175,7 +175,7 @@ def prompts_cmd(
 
     from robojudge.cli._judge import resolve_judge
     from robojudge.judges import JudgeConfigError, ResponseCache, UnknownNameError
-    from robojudge.train._prompts import prompt_variants
+    from robojudge.train import prompt_variants
 
     try:
         config = resolve_judge(judge_name, judges_file, None, {})

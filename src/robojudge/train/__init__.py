@@ -5,6 +5,7 @@
 * :func:`exact_match_reward`, :func:`format_reward` -- GRPO rewards in TRL's ``reward_funcs`` form.
 * :func:`train_sft`, :func:`train_grpo` -- the two training stages on TRL (``robojudge train
   sft|grpo``); torch, transformers, trl, peft and datasets are imported only there.
+* :func:`prompt_variants` -- ten generation prompts per clip (``robojudge suite prompts``, App. D).
 
 RoboJudge Sec. 4 and App. G describe the recipe; docs/training.md shows it end to end.
 """
@@ -16,6 +17,13 @@ from robojudge.train._export import (
     make_record,
     read_frames,
     write_frames,
+)
+from robojudge.train._prompts import (
+    PREFIXES,
+    REWRITE_INSTRUCTIONS,
+    PromptRow,
+    PromptsSummary,
+    prompt_variants,
 )
 from robojudge.train._request import ExportError, judge_request, label_score, target_reply
 from robojudge.train._reward import REWARDS, completion_text, exact_match_reward, format_reward
@@ -35,6 +43,10 @@ from robojudge.train._trl import (
 
 __all__ = [
     "FORMATS",
+    "PREFIXES",
+    "REWRITE_INSTRUCTIONS",
+    "PromptRow",
+    "PromptsSummary",
     "REWARDS",
     "SPLITS",
     "STAGES",
@@ -54,6 +66,7 @@ __all__ = [
     "label_score",
     "load_records",
     "make_record",
+    "prompt_variants",
     "read_frames",
     "reward_functions",
     "target_reply",
