@@ -48,8 +48,8 @@ def test_the_cli_fails_cleanly(no_ray: None, tmp_path: Path) -> None:
 def test_metrics_sets_fails_cleanly_too(no_ray: None, tmp_path: Path) -> None:
     from robojudge.cli import app
 
-    res = CliRunner().invoke(app, ["metrics", "sets", str(_manifest(tmp_path)), "-m", "iq1_fvd", "--by", "none",
-                                   "--db", str(tmp_path / "r.sqlite"), "--executor", "ray"])
+    res = CliRunner().invoke(app, ["metrics", "sets", str(_manifest(tmp_path)), "-m", "iq1_fvd",
+                                   "--by", "none", "--db", str(tmp_path / "r.sqlite"), "--executor", "ray"])
     assert res.exit_code == 2, res.output
     assert "robojudge[ray]" in res.output and "Traceback" not in res.output
 
