@@ -183,6 +183,15 @@ def test_login_form_needs_its_csrf_token(app):
     assert r.status_code == 403
 
 
+def test_two_login_tabs_both_work(app):
+    c = client(app)
+    first = form_token(c.get("/login").text)
+    second = form_token(c.get("/login").text)
+    assert first == second
+    r = c.post("/login", data={"username": "alice", "password": PASSWORD, "csrf_token": first})
+    assert r.status_code == 303
+
+
 def test_logout_ends_the_session_even_for_a_copied_cookie(app):
     c = logged_in(app, "alice")
     stolen = c.cookies["rj_session"]

@@ -66,7 +66,8 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
 
     def login_page(request: Request, error: str | None = None, status: int = 200,
                    template: str = "login.html", **extra: Any) -> HTMLResponse:
-        token = new_token()
+        # A second login tab keeps the first one's token, so either form still works.
+        token = ctx.codec.unsign_token(request.cookies.get(LOGIN_COOKIE)) or new_token()
         response = page(template, request, None, None, status, error=error, login_csrf=token, **extra)
         response.set_cookie(LOGIN_COOKIE, ctx.codec.sign_token(token), max_age=3600, httponly=True,
                             samesite="strict", secure=ctx.secure(request), path="/")
