@@ -114,3 +114,13 @@ def test_fingerprint_follows_the_calibration_and_the_grid(rig: Path, tmp_path: P
     g1 = _item(rig, video=str(rig / "grid"), views=None, grid=grid)
     g2 = _item(rig, video=str(rig / "grid"), views=None, grid={**grid, "views": ["b", "a", "c", None]})
     assert metric_fingerprint(g1, spec, config) != metric_fingerprint(g2, spec, config)
+
+
+def test_all_runs_rigis_on_grid_and_views_items_only(rig: Path) -> None:
+    from robojudge.metrics._select import missing_inputs
+
+    spec = get_metric("rigis")
+    grid = {"rows": 2, "cols": 2, "views": ["a", "b", "c", None]}
+    assert missing_inputs(spec, _item(rig)) == []
+    assert missing_inputs(spec, _item(rig, video=str(rig / "grid"), views=None, grid=grid)) == []
+    assert missing_inputs(spec, _item(rig, views=None)) == ["views"]
