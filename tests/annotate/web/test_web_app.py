@@ -509,3 +509,18 @@ def test_model_draft_prefills_and_changes_are_recorded(app, project, tmp_path):
         alice = svc.authenticate("alice", PASSWORD)
         last = svc.history(alice, aid)[-1]
     assert last.status == "submitted" and dict(last.from_draft) == {"pa": True, "ia": False}
+
+
+def test_audit_log_page_for_admins_only(app):
+    c = client(app)
+    assert login(c, "alice", "not her password").status_code == 401
+    alice = logged_in(app, "alice")
+    assert checked(alice.get("/audit")).status_code == 403
+    assert alice.post("/logout", data={"csrf_token": "forged"}).status_code == 403
+    assert 'href="/audit"' not in alice.get("/").text
+    root = logged_in(app, "root")
+    assert 'href="/audit"' in root.get("/").text
+    html = checked(root.get("/audit")).text
+    rows = re.findall(r"<tr><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td>", html)
+    expected = {("root", "login"), ("alice", "login"), ("alice", "login_failed"), ("alice", "csrf_rejected")}
+    assert expected <= set(rows)

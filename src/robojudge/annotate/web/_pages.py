@@ -229,6 +229,12 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
         return page("feedback.html", request, user, session, round_name=round_name, feedback=feedback,
                     rows=rows, alpha_keys=alpha_keys, pct=_percent, num=_number)
 
+    @app.get("/audit", response_class=HTMLResponse)
+    def audit(request: Request) -> Response:
+        user, session = ctx.session(request)
+        events = svc.audit_events(user, limit=500)  # Forbidden unless admin
+        return page("audit.html", request, user, session, events=events)
+
     @app.exception_handler(404)
     def _missing(request: Request, exc: Exception) -> Response:
         return error_response(request, 404, "no such page")
