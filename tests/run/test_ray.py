@@ -198,3 +198,38 @@ def test_set_metric_groups_run_as_ray_tasks(head: None, tmp_path: Path) -> None:
         assert os.getpid() not in pids
         again = score_sets_into(store, items, ["test_ray_set"], by="generator", executor=RayExecutor())
         assert (again.computed, again.skipped) == (0, 3) and store.count(include_superseded=True) == 3
+
+
+def test_two_drivers_doing_the_same_work_store_it_once(head: None, tmp_path: Path,
+                                                       postgres_db_url: str) -> None:
+    """The cluster setting: a PostgreSQL store, and the same pairs computed twice at once (two
+    drivers started on the same suite). Each planned every pair before the other stored any, so
+    every pair is computed twice; the store keeps one row per pair."""
+    items = _items(10)
+    (req,) = build_requests(["test_ray_cpu"], {"test_ray_cpu": {"seconds": 0.05}})
+    runs: list[object] = []
+    with ResultStore(postgres_db_url) as store:
+        store.count()  # the tables exist before the drivers race for them
+
+    both_planned = threading.Barrier(2)
+
+    class Together(RayExecutor):
+        """Sends nothing until both drivers have planned (so neither sees the other's rows)."""
+
+        def map_unordered(self, fn, tasks, on_crash):  # type: ignore[no-untyped-def]
+            both_planned.wait(timeout=60)
+            yield from super().map_unordered(fn, tasks, on_crash)
+
+    def drive() -> None:
+        with ResultStore(postgres_db_url) as own:
+            runs.append(score_items(items, [req], own, executor=Together()))
+
+    drivers = [threading.Thread(target=drive) for _ in range(2)]
+    for d in drivers:
+        d.start()
+    for d in drivers:
+        d.join(timeout=120)
+    assert len(runs) == 2 and all(r.ok == 10 for r in runs)  # type: ignore[attr-defined]
+    with ResultStore(postgres_db_url) as store:
+        assert store.count(include_superseded=True) == 10
+        assert {r.item_id for r in store.rows()} == {i.item_id for i in items}
