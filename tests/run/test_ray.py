@@ -233,3 +233,29 @@ def test_two_drivers_doing_the_same_work_store_it_once(head: None, tmp_path: Pat
     with ResultStore(postgres_db_url) as store:
         assert store.count(include_superseded=True) == 10
         assert {r.item_id for r in store.rows()} == {i.item_id for i in items}
+
+
+def test_judging_on_ray_stores_what_a_local_run_stores(head: None, tmp_path: Path) -> None:
+    import numpy as np
+
+    from robojudge.judges import ResponseCache, get_rubric, make_judge
+    from robojudge.run import judge_items
+    from robojudge.video import write_video
+
+    items = []
+    for i in range(5):
+        video = tmp_path / f"v{i}.mp4"
+        write_video(video, np.full((8, 32, 32, 3), 40 * i, np.uint8), fps=4)
+        items.append(Item(item_id=f"v{i}", video=str(video), instruction="pick it up"))
+    judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "concurrency": 2,
+                        "replies": ['{"reasoning": "fine", "instruction_alignment": 4}']})
+    rubric = [get_rubric("ia")]
+    with ResultStore(tmp_path / "local.sqlite") as local, ResponseCache(tmp_path / "cache") as cache:
+        judge_items(items, judge, rubric, local, cache=cache, decode_workers=0)
+        expected = {(r.item_id, r.metric, r.config_hash): r.value for r in local.rows()}
+    with ResultStore(tmp_path / "ray.sqlite") as store:
+        run = judge_items(items, judge, rubric, store, executor=RayExecutor())
+        assert (run.scored, run.failed) == (5, 0) and run.stats.sent == 5
+        assert {(r.item_id, r.metric, r.config_hash): r.value for r in store.rows()} == expected
+        again = judge_items(items, judge, rubric, store, executor=RayExecutor())
+        assert (again.skipped, again.computed) == (5, 0)

@@ -60,3 +60,13 @@ def test_bad_executor_options_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="--address is for --executor ray"):
         score_suite(_manifest(tmp_path), ["test_slow"], db=str(tmp_path / "r.sqlite"), address="auto")
     assert not (tmp_path / "r.sqlite").exists()  # refused before a store was made
+
+
+def test_judge_fails_cleanly_too(no_ray: None, tmp_path: Path) -> None:
+    from robojudge.cli import app
+
+    res = CliRunner().invoke(app, ["judge", str(_manifest(tmp_path)), "--backend", "mock", "--model", "m",
+                                   "--rubric", "ia", "--db", str(tmp_path / "r.sqlite"), "--no-progress",
+                                   "--executor", "ray"])
+    assert res.exit_code == 2, res.output
+    assert "robojudge[ray]" in res.output and "Traceback" not in res.output

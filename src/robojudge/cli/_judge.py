@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -35,6 +36,7 @@ from robojudge.judges import (
     make_judge,
 )
 from robojudge.run._judge import JudgeProgress, JudgeRunSummary, judge_suite
+from robojudge.run._ray import RayUnavailableError
 from robojudge.store import ResultRow, StoreError
 from robojudge.suite import ManifestError
 
@@ -246,6 +248,14 @@ def judge(
         help="Processes decoding videos (default: $ROBOJUDGE_DECODE_WORKERS, else cores - 1, at most 4); "
         "0 decodes in threads.",
     ),
+    executor: str = typer.Option(
+        "local", "--executor", help="'local' (this process) or 'ray': chunks of items judged on Ray "
+        "workers, each with --concurrency requests in flight and its own response cache (docs/ray.md)."
+    ),
+    address: str | None = typer.Option(
+        None, "--address",
+        help="With --executor ray: auto, local, ray://HOST:PORT or HOST:PORT [default: auto].",
+    ),
 ) -> None:
     """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC.
 
@@ -290,9 +300,11 @@ def judge(
                 progress=on_event,
                 decode_workers=decode_workers,
                 confine=confine,
+                executor=None if executor == "local" and address is None else executor,
+                address=address,
             )
-    except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
-        raise fail(str(exc)) from None
+    except (ManifestError, StoreError, ValueError, FileNotFoundError, RayUnavailableError) as exc:
+        raise fail(escape(str(exc))) from None
     print_manifest_problems(run.manifest_problems)
     if cfg.backend == "mock":
         console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]")

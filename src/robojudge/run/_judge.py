@@ -36,6 +36,7 @@ from robojudge.judges import (
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
 from robojudge.judges._scoring import EXPECTED_FALLBACK
+from robojudge.run._executor import Executor, make_executor
 from robojudge.run._fingerprint import Fingerprints, judge_inputs
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore, default_db_url
@@ -398,6 +399,9 @@ def judge_items(
     progress: JudgeProgress | None = None,
     items_in_flight: int | None = None,
     decode_workers: int | None = None,
+    executor: Executor | str | None = None,
+    address: str | None = None,
+    workers: int | None = None,
 ) -> JudgeRunSummary:
     """Judge every (item, rubric) pair the store does not hold yet.
 
@@ -420,12 +424,19 @@ def judge_items(
         decode_workers: Processes that decode videos (default ``$ROBOJUDGE_DECODE_WORKERS``, else
             one per core but one, at most 4); 0 decodes in threads of this process. They start
             only when a video has to be decoded, and are shared by later runs in this process.
+        executor: Where items are judged: default here (asyncio, ``items_in_flight``); an
+            executor, or ``ray`` with ``address`` and ``workers`` (see
+            :func:`robojudge.run.make_executor`), judges chunks of items on workers, each with the
+            judge's concurrency and its own response cache (:mod:`robojudge.run._ray_judge`).
 
     Returns:
         Counts, request statistics, parse-failure and agreement rates.
     """
     started = time.perf_counter()
     spec = frames or FrameSpec()
+    if executor is not None and backend is not None:
+        raise ValueError("a ready backend cannot travel to executor workers; pass the judge config only")
+    ex = make_executor(workers, executor, address) if isinstance(executor, str) else executor
     own_cache = cache is None
     cache = cache if cache is not None else ResponseCache()
     try:
@@ -449,12 +460,18 @@ def judge_items(
             unavailable=planned.unavailable,
             stats=engine.stats,
         )
-        workers = items_in_flight or max(2, 2 * judge.concurrency)
-        decoder = shared_decoder(decode_workers)
+        in_flight = items_in_flight or max(2, 2 * judge.concurrency)
         try:
-            asyncio.run(
-                _judge_async(planned.todo, engine, spec, cache, store, summary, progress, workers, decoder)
-            )
+            if ex is not None:
+                from robojudge.run._ray_judge import judge_distributed
+
+                asyncio.run(be.aclose())  # the driver's backend sends nothing: workers build their own
+                judge_distributed(ex, planned.todo, engine, spec, store, summary, progress,
+                                  samples=samples, reask_unparsable=retry_errors)
+            else:
+                decoder = shared_decoder(decode_workers)
+                asyncio.run(_judge_async(planned.todo, engine, spec, cache, store, summary, progress,
+                                         in_flight, decoder))
         except KeyboardInterrupt:
             summary.interrupted = True
     finally:

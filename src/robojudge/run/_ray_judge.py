@@ -1,0 +1,135 @@
+"""``robojudge judge --executor ray``: items judged on cluster workers, rows stored by the driver.
+
+The driver plans as for a local run (:func:`robojudge.run._judge.judge_items`) and sends the
+pending items in chunks; a worker builds the judge's backend and engine, decodes the chunk's videos
+and sends its requests with the judge's ``concurrency`` (so the server sees up to that many
+requests per worker), and returns the rows and its request counters. Rows are stored by the
+driver as chunks come back, with the store's insert that skips a stored key: a retried chunk adds
+nothing. Each worker keeps its own response cache (the default cache folder of its machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from robojudge.judges import (
+    FrameSpec,
+    JudgeConfig,
+    JudgeEngine,
+    JudgeStats,
+    ResponseCache,
+    Scoring,
+    make_backend,
+)
+from robojudge.run._executor import Executor
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+
+if TYPE_CHECKING:
+    from robojudge.run._judge import JudgeProgress, JudgeRunSummary
+
+Entry = tuple[Item, tuple[Any, ...], tuple[str, ...]]
+"""An item, its pending :class:`~robojudge.run._judge.JudgePlan` s and their fingerprints."""
+
+
+@dataclass(frozen=True)
+class JudgeChunk:
+    """Items a worker judges together, with what it needs to build the judge."""
+
+    judge: JudgeConfig
+    frames: FrameSpec
+    scoring: Scoring
+    samples: int
+    reask_unparsable: bool
+    entries: tuple[Entry, ...]
+
+
+def chunks(entries: Sequence[Entry], size: int, **common: Any) -> list[JudgeChunk]:
+    """``entries`` cut into chunks of at most ``size`` items."""
+    size = max(1, size)
+    return [JudgeChunk(entries=tuple(entries[i:i + size]), **common) for i in range(0, len(entries), size)]
+
+
+def _counters(stats: JudgeStats) -> dict[str, float]:
+    return {f.name: getattr(stats, f.name) for f in dataclasses.fields(stats)
+            if isinstance(getattr(stats, f.name), int | float) and f.name != "in_flight"}
+
+
+def add_counters(stats: JudgeStats, counters: dict[str, float]) -> None:
+    """Add a worker's request counters to the driver's."""
+    for name, value in counters.items():
+        setattr(stats, name, getattr(stats, name) + value)
+
+
+def judge_chunk(chunk: JudgeChunk) -> tuple[list[ResultRow], dict[str, float]]:
+    """Judge a chunk's items on this worker: its rows and request counters."""
+    from robojudge.run._judge import _failed_on_unavailable, _judge_one
+
+    cache = ResponseCache()
+    engine = JudgeEngine(chunk.judge, make_backend(chunk.judge), cache, scoring=chunk.scoring,
+                         samples=chunk.samples, reask_unparsable=chunk.reask_unparsable)
+    gate = asyncio.Semaphore(max(1, chunk.judge.concurrency))
+
+    async def one(entry: Entry) -> list[ResultRow]:
+        item, plans, prints = entry
+        async with gate:
+            rows = await _judge_one(item, plans, prints, engine, chunk.frames, cache, None)
+        return _failed_on_unavailable(item, rows)
+
+    async def run() -> list[list[ResultRow]]:
+        try:
+            return await asyncio.gather(*(one(e) for e in chunk.entries))
+        finally:
+            await engine.backend.aclose()
+
+    try:
+        found = asyncio.run(run())
+    finally:
+        cache.close()
+    return [row for rows in found for row in rows], _counters(engine.stats)
+
+
+def crash_rows(chunk: JudgeChunk, reason: str) -> tuple[list[ResultRow], dict[str, float]]:
+    """Error rows for every pair of a chunk whose worker could not finish it."""
+    from robojudge.run._judge import _error_row
+
+    rows = [_error_row(item, plan, reason, fp) for item, plans, prints in chunk.entries
+            for plan, fp in zip(plans, prints, strict=True)]
+    return rows, {}
+
+
+def judge_distributed(
+    executor: Executor,
+    todo: Sequence[Entry],
+    engine: JudgeEngine,
+    frames: FrameSpec,
+    store: ResultStore,
+    summary: JudgeRunSummary,
+    progress: JudgeProgress | None,
+    *,
+    samples: int,
+    reask_unparsable: bool,
+) -> None:
+    """Judge ``todo`` through ``executor`` (chunks of twice the judge's concurrency), storing each
+    chunk's rows as it comes back and adding its request counters to ``summary.stats``."""
+    from robojudge.run._judge import _Writer
+
+    writer = _Writer(store, summary, progress)
+    judge = engine.config
+    chunked = chunks(todo, 2 * judge.concurrency, judge=judge, frames=frames, scoring=engine.scoring,
+                     samples=samples, reask_unparsable=reask_unparsable)
+    results = executor.map_unordered(judge_chunk, chunked, crash_rows)
+    try:
+        for _, (rows, counters) in results:
+            add_counters(summary.stats, counters)
+            writer.put(rows)
+            writer.flush()
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+        executor.shutdown()
