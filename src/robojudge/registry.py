@@ -62,7 +62,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "robojudge.metrics.learned.tv_sets",
         "robojudge.metrics.learned.kiva",
         "robojudge.metrics.robophys.rbg_reprojection",
-        "robojudge.metrics.multiview.rigis",
+        "robojudge.metrics.multiview.rigis_metrics",
         "robojudge.metrics.multiview._da3",
         "robojudge.metrics.robophys.catalog",
     ),

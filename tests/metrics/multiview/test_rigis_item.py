@@ -124,3 +124,12 @@ def test_all_runs_rigis_on_grid_and_views_items_only(rig: Path) -> None:
     assert missing_inputs(spec, _item(rig)) == []
     assert missing_inputs(spec, _item(rig, video=str(rig / "grid"), views=None, grid=grid)) == []
     assert missing_inputs(spec, _item(rig, views=None)) == ["views"]
+
+
+def test_registering_the_metrics_keeps_the_package_functions() -> None:
+    # A registered module named `rigis` became the package's attribute `rigis` once the registry loaded
+    # it, hiding the function: test modules collected after that imported a module as `rigis`.
+    import robojudge.metrics.multiview as mv
+
+    get_metric("rigis")
+    assert mv.rigis.__module__ == "robojudge.metrics.multiview._rigis" and callable(mv.rigis)
