@@ -58,9 +58,9 @@ async def _annotator(base: str, username: str, password: str, index: int, limit:
                      result: LoadResult, deadline: float) -> None:
     import httpx
 
-    # Idle connections are dropped after 2 s, before uvicorn's 5 s keep-alive ends: reusing one that the
-    # server is closing at that moment fails as "disconnected" although the server is fine.
-    limits = httpx.Limits(keepalive_expiry=2.0)
+    # Idle connections are dropped after 10 s, well before the server's keep-alive (30 s with
+    # `annotate serve`) ends: reusing one the server is closing at that moment fails as "disconnected".
+    limits = httpx.Limits(keepalive_expiry=10.0)
     async with httpx.AsyncClient(base_url=base, timeout=120, follow_redirects=False, limits=limits) as c:
 
         async def timed(kind: str, method: str, url: str, **kw: object) -> httpx.Response:

@@ -148,7 +148,7 @@ def running(app: object) -> Iterator[str]:
 
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", server_header=False,
-                            lifespan="off")
+                            lifespan="off", timeout_keep_alive=30)  # as `annotate serve`
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -80,6 +80,10 @@ def serve(db_url: str | os.PathLike[str], suite_root: str | os.PathLike[str] | N
 
     app = create_app(db_url, suite_root, secret, **options)
     try:
-        uvicorn.run(app, host=host, port=port, server_header=False, log_level="info", proxy_headers=False)
+        # Idle connections live 30 s, not uvicorn's 5: a busy server (argon2 at a login rush) can take
+        # longer than 5 s to read a client's next request, and then closes a connection the client is
+        # already reusing.
+        uvicorn.run(app, host=host, port=port, server_header=False, log_level="info", proxy_headers=False,
+                    timeout_keep_alive=30)
     finally:
         app.state.ctx.service.close()
