@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ from robojudge.judges import FrameSpec, ResponseCache, get_rubric, load_judges_f
 from robojudge.run._judge import judge_items  # noqa: E402
 from robojudge.store import ResultStore  # noqa: E402
 from robojudge.suite import load_suite  # noqa: E402
-from robojudge.train import export_training_data  # noqa: E402
+from robojudge.train import completion_text, export_training_data  # noqa: E402
 from robojudge.train._collate import IGNORE, JudgeSFTCollator  # noqa: E402
 from robojudge.train._trl import (  # noqa: E402
     GRPOSettings,
@@ -100,12 +101,23 @@ def test_sft_then_grpo_then_judge(workdir: dict[str, Path], tmp_path: Path) -> N
     sft = train_sft(str(workdir["model"]), workdir["data"], tmp_path / "sft",
                     SFTSettings(global_batch=4, per_device_batch=2, max_steps=2), device="cpu")
     assert sft.steps == 2 and len(sft.losses) == 2 and all(math.isfinite(v) and v > 0 for v in sft.losses)
+    assert _weights(sft.out) != _weights(workdir["model"])  # SFT moved the weights
+
+    def parity(completions: list[Any], **kwargs: Any) -> list[float]:
+        # the random model's replies never parse, so exact match is 0 for all; this reward differs
+        # between (random) completions, so the advantage is not zero and GRPO has a gradient to follow
+        return [float(sum(map(ord, completion_text(c))) % 2) for c in completions]
+
     grpo = train_grpo(str(sft.out), workdir["data"], tmp_path / "grpo",
-                      GRPOSettings(prompts_per_device=1, grad_accumulation=1, num_generations=2,
-                                   max_completion_length=8, max_steps=2, rewards=("exact", "format")),
-                      device="cpu")
+                      GRPOSettings(prompts_per_device=2, grad_accumulation=1, num_generations=4,
+                                   max_completion_length=8, max_steps=2, rewards=("exact", "format"),
+                                   learning_rate=1e-3, temperature=2.0),
+                      device="cpu", extra_rewards=[parity])
     assert grpo.steps == 2 and grpo.losses and all(math.isfinite(v) for v in grpo.losses)
     assert any("rewards/exact_match_reward/mean" in e for e in grpo.log)
+    assert _weights(grpo.out) != _weights(sft.out)  # GRPO moved them too
+    # ... the vision tower's too: the loss saw the frames (TRL's own trainer feeds them to generation only)
+    assert _weights(grpo.out, "visual") != _weights(sft.out, "visual")
     info = json.loads((grpo.out / "robojudge-train.json").read_text())
     assert info["stage"] == "sft+rl" and info["base_model"] == str(workdir["model"].resolve())
     assert json.loads((sft.out / "robojudge-train.json").read_text())["stage"] == "sft"
@@ -124,6 +136,16 @@ def test_sft_then_grpo_then_judge(workdir: dict[str, Path], tmp_path: Path) -> N
     for row in rows:  # a score, or an unparsable reply kept with its reason: never an error row
         assert row.status == "ok" and row.value is not None
         assert (math.isnan(row.value) and (row.error or "").startswith("unscored")) or 1 <= row.value <= 5
+
+
+def _weights(folder: Path, part: str = "") -> float:
+    """A fingerprint of a checkpoint's weights whose names hold ``part`` (sum of absolute values)."""
+    from safetensors import safe_open
+
+    with safe_open(str(folder / "model.safetensors"), "pt") as f:
+        names = [k for k in f.keys() if part in k]  # noqa: SIM118 - a safetensors handle, not a dict
+        assert names, f"no weight named like {part!r}"
+        return float(sum(f.get_tensor(k).double().abs().sum() for k in names))
 
 
 def test_training_refuses_what_it_cannot_read(workdir: dict[str, Path], tmp_path: Path) -> None:

@@ -250,7 +250,8 @@ def reward_functions(names: Sequence[str]) -> list[Callable[..., list[float]]]:
 
 
 def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSettings | None = None, *,
-               device: str = "auto", overrides: Mapping[str, Any] | None = None) -> TrainResult:
+               device: str = "auto", overrides: Mapping[str, Any] | None = None,
+               extra_rewards: Sequence[Callable[..., list[float]]] = ()) -> TrainResult:
     """GRPO of a VLM judge (usually the SFT checkpoint) with the exact-match reward.
 
     The prompts are the exported judge requests with their frames as a video (frame paths the
@@ -263,9 +264,11 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
         settings: App. G's by default.
         device: ``auto``, ``cpu`` or ``cuda``.
         overrides: Further ``trl.GRPOConfig`` fields, applied last.
+        extra_rewards: Reward functions of your own (TRL's ``reward_funcs`` form), added to the named
+            ones.
     """
     s = settings or GRPOSettings()
-    rewards = reward_functions(s.rewards)
+    rewards = reward_functions(s.rewards) + list(extra_rewards)
     records = load_records(data)
     torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
@@ -283,7 +286,9 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     )
     dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "score": r["score"], "rubric": r["rubric"]}
                                           for r in records])
-    trainer = trl.GRPOTrainer(model=net, reward_funcs=rewards, args=args, train_dataset=dataset,
-                              processing_class=processor)
+    from robojudge.train._grpo_video import video_grpo_trainer
+
+    trainer = video_grpo_trainer()(model=net, reward_funcs=rewards, args=args, train_dataset=dataset,
+                                   processing_class=processor)
     trainer.train()
     return _finish(trainer, processor, out_dir, "rl", model, data, s, s.lora)
