@@ -72,6 +72,9 @@ class RigisParams(BaseModel):
     )
     pose_free_deg: float = Field(default=5.0, ge=0, description="pose error (degrees) that costs nothing")
     pose_scale_deg: float = Field(default=10.0, gt=0, description="pose error beyond the free one per 1/e")
+    pair_matches: int = Field(
+        default=24, ge=8, description="keypoint matches a pair must pool over its measured instants"
+    )
     pose_matches: int = Field(
         default=40, ge=8, description="matches pooled (over consecutive instants) per pose estimate"
     )
@@ -161,12 +164,17 @@ class PairResult:
     b: str
     instants: list[Instant] = field(default_factory=list)
     skipped: int = 0
-    # Colour-region matches at the instants keypoints could not measure: (matches, consistent) each.
+    # Colour-region matches at each instant: (matches, consistent); read when keypoints are too few.
     blobs: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.a}-{self.b}"
+
+    def keypoints_ok(self, p: RigisParams) -> bool:
+        """Whether the measured instants pool enough keypoint matches to judge the pair by them (one
+        instant of a dozen matches may be a coincidence of wrong ones)."""
+        return sum(i.matches for i in self.instants) >= p.pair_matches
 
     def blob_counts(self) -> tuple[int, int]:
         """Colour-region matches over the instants, and how many of them are consistent."""
@@ -254,11 +262,17 @@ def _measure(
 def _estimate(
     na: np.ndarray, nb: np.ndarray, thr: float, cal: tuple[np.ndarray, np.ndarray], p: RigisParams
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The relative pose the matches support that lies nearest the calibration, or ``None``."""
-    hyps = [(r, tt, _support(r, tt, na, nb, thr)) for r, tt in _pose_hypotheses(na, nb, thr)[0]]
-    if not hyps:
-        return None
+    """The relative pose the matches support that lies nearest the calibration, or ``None``.
+
+    The calibrated pose is one of the candidates: when it explains the matches as well as the estimates
+    do, the images give no reason to place the cameras anywhere else (an estimate from a near-planar
+    scene can sit degrees off while explaining the same matches).
+    """
+    cands = [*_pose_hypotheses(na, nb, thr)[0], cal]
+    hyps = [(r, tt, _support(r, tt, na, nb, thr)) for r, tt in cands]
     best = max(h[2] for h in hyps)
+    if best == 0:
+        return None
     fit = [h for h in hyps if h[2] >= p.support * best]
     r, t, _ = min(fit, key=lambda h: _pose_error(h[0], h[1], *cal))
     return r, t
@@ -310,8 +324,8 @@ def analyse_rig(
                 got = _measure(pa, pb, intr[pr.a], intr[pr.b], cal[pr.key], tau, t, p)
             if got is not None:
                 pr.instants.append(got)
-                continue
-            pr.skipped += 1
+            else:
+                pr.skipped += 1
             for v in (pr.a, pr.b):
                 if v not in blobs:
                     w, h = sizes[v]
@@ -329,7 +343,7 @@ def _blob_tolerance(size: tuple[int, int], p: RigisParams) -> float:
 
 
 def _measured(pr: PairResult, p: RigisParams, regions: bool) -> bool:
-    return bool(pr.instants) or (regions and pr.blob_counts()[0] >= p.blob_min_matches)
+    return pr.keypoints_ok(p) or (regions and pr.blob_counts()[0] >= p.blob_min_matches)
 
 
 def _too_few(m: RigAnalysis, p: RigisParams, regions: bool) -> str | None:
@@ -407,9 +421,9 @@ def rigis_geo(
     per_pair: dict[str, Any] = {}
     shares: list[float] = []
     for pr in m.pairs:
-        if not pr.instants:
+        if not pr.keypoints_ok(p):
             n, ok = pr.blob_counts()
-            if n >= p.blob_min_matches:  # no keypoints here: the colour regions stand in
+            if n >= p.blob_min_matches:  # too few keypoints here: the colour regions stand in
                 shares.append(ok / n)
                 per_pair[pr.key] = {"share": ok / n, "regions": n, "regions_consistent": ok, "instants": 0,
                                     "skipped": pr.skipped}
@@ -467,7 +481,7 @@ def rigis_pose(
     for pr in m.pairs:
         cal = relative_pose(cameras[pr.a], cameras[pr.b])
         poses: list[tuple[np.ndarray, np.ndarray]] = []
-        for group in _chunks(pr.instants, p.pose_matches):
+        for group in _chunks(pr.instants if pr.keypoints_ok(p) else [], p.pose_matches):
             found = _estimate(np.concatenate([i.na for i in group]), np.concatenate([i.nb for i in group]),
                               group[0].thr, cal, p)
             if found is not None:
