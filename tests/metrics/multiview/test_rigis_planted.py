@@ -16,7 +16,7 @@ pytestmark = [
 ]
 os.environ.setdefault("MUJOCO_GL", "egl")
 
-SIZE = 96
+SIZE = 128
 
 
 def test_rigis_drops_with_the_lag_of_one_view() -> None:
