@@ -35,7 +35,7 @@ from robojudge.judges import (
     load_rubric_file,
     make_judge,
 )
-from robojudge.run._judge import JudgeProgress, JudgeRunSummary, judge_suite
+from robojudge.run import JudgeProgress, JudgeRunSummary, judge_suite
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import ResultRow, StoreError
 from robojudge.suite import ManifestError

@@ -22,9 +22,6 @@ from robojudge.run._import import (
     import_results,
 )
 from robojudge.run._judge import (
-    JudgePlan,
-    JudgeProgress,
-    JudgeRunSummary,
     JudgeSuiteRun,
     draft_from_store,
     judge_items,
@@ -34,6 +31,7 @@ from robojudge.run._judge import (
     write_drafts,
     write_judge_texts,
 )
+from robojudge.run._judge_rows import JudgePlan, JudgeProgress, JudgeRunSummary
 from robojudge.run._score import (
     MetricRequest,
     ProgressCallback,

@@ -26,11 +26,12 @@ from robojudge.judges import (
     make_backend,
 )
 from robojudge.run._executor import Executor
+from robojudge.run._judge_rows import Writer, error_row, failed_on_unavailable, judge_one
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 
 if TYPE_CHECKING:
-    from robojudge.run._judge import JudgeProgress, JudgeRunSummary
+    from robojudge.run._judge_rows import JudgeProgress, JudgeRunSummary
 
 Entry = tuple[Item, tuple[Any, ...], tuple[str, ...]]
 """An item, its pending :class:`~robojudge.run._judge.JudgePlan` s and their fingerprints."""
@@ -67,7 +68,6 @@ def add_counters(stats: JudgeStats, counters: dict[str, float]) -> None:
 
 def judge_chunk(chunk: JudgeChunk) -> tuple[list[ResultRow], dict[str, float]]:
     """Judge a chunk's items on this worker: its rows and request counters."""
-    from robojudge.run._judge import _failed_on_unavailable, _judge_one
 
     cache = ResponseCache()
     engine = JudgeEngine(chunk.judge, make_backend(chunk.judge), cache, scoring=chunk.scoring,
@@ -77,8 +77,8 @@ def judge_chunk(chunk: JudgeChunk) -> tuple[list[ResultRow], dict[str, float]]:
     async def one(entry: Entry) -> list[ResultRow]:
         item, plans, prints = entry
         async with gate:
-            rows = await _judge_one(item, plans, prints, engine, chunk.frames, cache, None)
-        return _failed_on_unavailable(item, rows)
+            rows = await judge_one(item, plans, prints, engine, chunk.frames, cache, None)
+        return failed_on_unavailable(item, rows)
 
     async def run() -> list[list[ResultRow]]:
         try:
@@ -95,9 +95,8 @@ def judge_chunk(chunk: JudgeChunk) -> tuple[list[ResultRow], dict[str, float]]:
 
 def crash_rows(chunk: JudgeChunk, reason: str) -> tuple[list[ResultRow], dict[str, float]]:
     """Error rows for every pair of a chunk whose worker could not finish it."""
-    from robojudge.run._judge import _error_row
 
-    rows = [_error_row(item, plan, reason, fp) for item, plans, prints in chunk.entries
+    rows = [error_row(item, plan, reason, fp) for item, plans, prints in chunk.entries
             for plan, fp in zip(plans, prints, strict=True)]
     return rows, {}
 
@@ -116,9 +115,8 @@ def judge_distributed(
 ) -> None:
     """Judge ``todo`` through ``executor`` (chunks of twice the judge's concurrency), storing each
     chunk's rows as it comes back and adding its request counters to ``summary.stats``."""
-    from robojudge.run._judge import _Writer
 
-    writer = _Writer(store, summary, progress)
+    writer = Writer(store, summary, progress)
     judge = engine.config
     chunked = chunks(todo, 2 * judge.concurrency, judge=judge, frames=frames, scoring=engine.scoring,
                      samples=samples, reask_unparsable=reask_unparsable)

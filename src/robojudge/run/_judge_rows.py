@@ -1,0 +1,274 @@
+"""What one judged item becomes: its plans, rows, the run summary and the writer that stores rows as
+they come; shared by the local judge runner (:mod:`robojudge.run._judge`) and the Ray one
+(:mod:`robojudge.run._ray_judge`)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from robojudge.judges import (
+    FrameLoader,
+    FrameSpec,
+    JudgeConfig,
+    JudgeEngine,
+    JudgeStats,
+    ResponseCache,
+    Rubric,
+    RubricResult,
+    Scoring,
+    judge_metric_id,
+    short_hash,
+)
+from robojudge.judges._scoring import EXPECTED_FALLBACK
+from robojudge.run._fingerprint import judge_inputs
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+from robojudge.video import DecoderPool, VideoError
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """One rubric of one judge with every setting that decides its rows' identity."""
+
+    judge: JudgeConfig
+    rubric: Rubric
+    metric_id: str
+    config_hash: str
+    config: dict[str, Any]
+    fallback: JudgePlan | None = None
+    """With ``expected`` scoring: where judgments the backend gave no log-probabilities for go
+    (scored ``argmax``, under a config that says so, so they never mix with expected scores)."""
+
+    @classmethod
+    def build(
+        cls,
+        judge: JudgeConfig,
+        rubric: Rubric,
+        frames: FrameSpec,
+        scoring: Scoring,
+        samples: int,
+        temperature: float,
+    ) -> JudgePlan:
+        # Expected scoring needs one score token; checks, labels and texts are argmax whatever was asked.
+        mode = Scoring(scoring) if rubric.kind == "score" else Scoring.argmax
+        config = {
+            **judge.identity(),
+            "rubric": {"id": rubric.id, "version": rubric.version, "digest": rubric.digest},
+            "frames": frames.as_dict(),
+            "scoring": mode.value,
+            "samples": samples,
+            "effective_temperature": temperature,
+        }
+        metric = judge_metric_id(judge.name, rubric.id)
+        fallback = None
+        if mode is Scoring.expected:
+            fb = {**config, "scoring": Scoring.argmax.value, "scoring_note": EXPECTED_FALLBACK}
+            fallback = cls(judge, rubric, metric, short_hash(fb), fb)
+        return cls(judge, rubric, metric, short_hash(config), config, fallback)
+
+    def for_result(self, res: RubricResult) -> JudgePlan:
+        """The plan a result is stored under: the fallback's for an expected judgment scored argmax."""
+        if self.fallback is not None and (res.details or {}).get("scoring_mode") == Scoring.argmax.value:
+            return self.fallback
+        return self
+
+    @property
+    def version(self) -> str:
+        return self.rubric.version
+
+
+@dataclass
+class JudgeRunSummary:
+    """What a call to :func:`judge_items` did.
+
+    Attributes:
+        total: (item, rubric) pairs asked for.
+        skipped: Pairs already stored from the same inputs (and those kept with an unknown
+            fingerprint or an unavailable video).
+        stale: Stored pairs whose video or instruction changed since; judged again in this run.
+        unknown: Stored pairs without a fingerprint (stored before result schema 2); judged again
+            only with ``rescore_unknown``.
+        unavailable: Stored pairs kept because their video cannot be read now (missing or unreadable).
+        scored: Pairs judged with a score.
+        unscored: Pairs judged but unparsable (NaN with the reason and raw output).
+        failed: Pairs whose requests failed (error rows; ``--retry-errors`` tries them again).
+        seconds: Wall time.
+        interrupted: The run was stopped (Ctrl-C); what finished is stored.
+        errors: The error and unscored rows.
+        stats: Request counters: in flight, sent, cache hits, retries, tokens, cost.
+        agreement: Items whose turns all agreed (``samples > 1``), and items voted on.
+        score_std: Sum of per-item score standard deviations (``samples > 1``).
+    """
+
+    total: int = 0
+    skipped: int = 0
+    stale: int = 0
+    unknown: int = 0
+    unavailable: int = 0
+    scored: int = 0
+    unscored: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    errors: list[ResultRow] = field(default_factory=list)
+    stats: JudgeStats = field(default_factory=JudgeStats)
+    agreement: list[int] = field(default_factory=lambda: [0, 0])
+    score_std: float = 0.0
+
+    @property
+    def computed(self) -> int:
+        return self.scored + self.unscored + self.failed
+
+    @property
+    def parse_failure_rate(self) -> float:
+        """Unscored pairs over pairs that got a reply."""
+        judged = self.scored + self.unscored
+        return self.unscored / judged if judged else 0.0
+
+    @property
+    def agreement_rate(self) -> float | None:
+        """Share of voted items whose turns gave identical scores (RoboWorM Table D3), or ``None``."""
+        return self.agreement[0] / self.agreement[1] if self.agreement[1] else None
+
+    @property
+    def mean_score_std(self) -> float | None:
+        return self.score_std / self.agreement[1] if self.agreement[1] else None
+
+    @property
+    def latency_per_video_second(self) -> float | None:
+        """Request seconds per second of judged video (requests actually sent)."""
+        s = self.stats
+        return s.request_seconds / s.video_seconds if s.video_seconds > 0 and s.sent else None
+
+
+JudgeProgress = Callable[[ResultRow | None, JudgeRunSummary], None]
+"""Called with each stored row, and with ``None`` a few times a second while requests are in flight."""
+
+
+def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str) -> ResultRow:
+    return ResultRow(
+        item_id=item.item_id,
+        metric=plan.metric_id,
+        config_hash=plan.config_hash,
+        version=plan.version,
+        status=res.status,
+        value=res.value,
+        error=res.error,
+        duration_s=res.duration_s,
+        details=res.details or None,
+        config=plan.config,
+        fingerprint=fingerprint,  # taken when the run was planned: what the judge was asked about
+    )
+
+
+def error_row(item: Item, plan: JudgePlan, message: str, fingerprint: str) -> ResultRow:
+    return ResultRow(
+        item_id=item.item_id,
+        metric=plan.metric_id,
+        config_hash=plan.config_hash,
+        version=plan.version,
+        status="error",
+        value=None,
+        error=message,
+        config=plan.config,
+        fingerprint=fingerprint,
+    )
+
+
+class Writer:
+    """Collects finished rows and stores them in small batches from the event loop's thread."""
+
+    def __init__(self, store: ResultStore, summary: JudgeRunSummary, progress: JudgeProgress | None) -> None:
+        self.store = store
+        self.summary = summary
+        self.progress = progress
+        self.pending: list[ResultRow] = []
+        self.wake = asyncio.Event()
+
+    def put(self, rows: list[ResultRow]) -> None:
+        self.pending.extend(rows)
+        self.wake.set()
+
+    def flush(self) -> None:
+        rows, self.pending = self.pending, []
+        if not rows:
+            return
+        self.store.add(rows)
+        s = self.summary
+        for row in rows:
+            if row.status == "error":
+                s.failed += 1
+                s.errors.append(row)
+            elif row.value is not None and math.isnan(row.value):
+                s.unscored += 1
+                s.errors.append(row)
+            else:
+                s.scored += 1
+            details = row.details or {}
+            if "agreement" in details:
+                s.agreement[0] += int(bool(details["agreement"]))
+                s.agreement[1] += 1
+                s.score_std += float(details.get("std") or 0.0)
+            if self.progress is not None:
+                self.progress(row, s)
+
+    async def run(self, interval: float = 0.25) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            await asyncio.sleep(interval)  # let a burst of finished items share one transaction
+            self.flush()
+
+
+def failed_on_unavailable(item: Item, rows: list[ResultRow]) -> list[ResultRow]:
+    """``rows``, with error rows carrying the fingerprint of the inputs now when the video cannot be
+    read now: it went away after planning, and once back it must be judged again."""
+    if all(row.status != "error" for row in rows):
+        return rows
+    now = judge_inputs(item)
+    if not now.unavailable:
+        return rows
+    return [replace(row, fingerprint=now.value) if row.status == "error" else row for row in rows]
+
+
+async def judge_one(
+    item: Item,
+    plans: tuple[JudgePlan, ...],
+    prints: tuple[str, ...],
+    engine: JudgeEngine,
+    spec: FrameSpec,
+    cache: ResponseCache,
+    decoder: DecoderPool | None,
+) -> list[ResultRow]:
+    quality = getattr(engine.backend, "frame_jpeg_quality", None)
+    frames = FrameLoader(
+        item.video,
+        spec,
+        cache,
+        decoder=decoder,
+        jpeg_quality=quality if isinstance(quality, int) else None,
+        before_decode=engine.start_backend,
+    )
+    stopped = engine.not_sent_error()
+    if stopped is not None and not frames.known():  # the breaker is open: decoding would be wasted
+        return [error_row(item, p, stopped, fp) for p, fp in zip(plans, prints, strict=True)]
+    try:
+        await frames.prepare()
+        if frames.from_cache:  # replies most likely cached too: no tasks to schedule
+            results = [await engine.judge(p.rubric, item.instruction, frames) for p in plans]
+        else:  # the rubrics' requests go out together
+            results = await asyncio.gather(*(engine.judge(p.rubric, item.instruction, frames) for p in plans))
+    except asyncio.CancelledError:
+        raise
+    except VideoError as exc:
+        return [error_row(item, p, f"video error: {exc}", fp) for p, fp in zip(plans, prints, strict=True)]
+    except Exception as exc:  # a backend bug costs this item, not the run
+        reason = f"judge raised {type(exc).__name__}: {engine.redact.message(exc)}"
+        return [error_row(item, p, reason, fp) for p, fp in zip(plans, prints, strict=True)]
+    finally:
+        frames.release()
+    return [_row(item, p.for_result(r), r, fp) for p, r, fp in zip(plans, results, prints, strict=True)]
