@@ -158,7 +158,7 @@ def label_rows(manifest: Path, robot: str) -> list[dict[str, Any]]:
 
 def evaluate(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, bool]) -> dict[str, Any]:
     """Table D5's statistics per column (``{name: higher_is_better}``), from rows holding each column."""
-    from robojudge.meta._multiview import embodiment_table
+    from robojudge.meta import embodiment_table
 
     labels = [r["label"] for r in rows]
     groups = [r["robot"] for r in rows]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from robojudge.meta._multiview import embodiment_agreement, embodiment_table
+from robojudge.meta import embodiment_agreement, embodiment_table
 
 
 def test_hand_worked_table_counts_ties_as_errors() -> None:

@@ -12,7 +12,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from robojudge.meta._multiview import embodiment_agreement
+from robojudge.meta import embodiment_agreement
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "rigis_validation.py"
 

@@ -66,6 +66,12 @@ from robojudge.meta._leaderboard import (
     generator_leaderboard,
 )
 from robojudge.meta._means import GroupMean, group_means
+from robojudge.meta._multiview import (
+    EmbodimentAgreement,
+    GroupAgreement,
+    embodiment_agreement,
+    embodiment_table,
+)
 from robojudge.meta._ranking import (
     BandCalibration,
     apply_bands,
@@ -125,6 +131,10 @@ from robojudge.meta._tables import (
 from robojudge.meta._weighted import RankCorrelation, moment_columns, stats_from_sums
 
 __all__ = [
+    "EmbodimentAgreement",
+    "GroupAgreement",
+    "embodiment_agreement",
+    "embodiment_table",
     "DEFAULT_SCALE",
     "OVERALL",
     "STATISTICS",
