@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+
+from robojudge.metrics import METRICS, SET_METRICS
 
 
 @pytest.fixture(autouse=True)
@@ -13,3 +19,18 @@ def _cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     folder = tmp_path / "user-cache"
     monkeypatch.setenv("ROBOJUDGE_CACHE_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(scope="module")
+def ray_toy() -> Iterator[ModuleType]:
+    """tests/run/_ray_toy's metrics, registered for the using module only.
+
+    Imported at collection they stayed registered for the whole session, and the other tests saw
+    them: in ``--metrics all``, in ``metrics list``, beside the set metrics. Ray workers import the
+    module themselves (``ROBOJUDGE_PLUGINS``).
+    """
+    with METRICS.scratch(), SET_METRICS.scratch():
+        if "_ray_toy" in sys.modules:  # an earlier module's registrations were undone: run them again
+            yield importlib.reload(sys.modules["_ray_toy"])
+        else:
+            yield importlib.import_module("_ray_toy")

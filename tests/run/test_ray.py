@@ -14,8 +14,8 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
-import _ray_toy  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
 import _toy_metrics  # noqa: F401
 import pytest
 
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def head(tmp_path_factory: pytest.TempPathFactory, ray_toy: ModuleType) -> Iterator[None]:
     """A private Ray instance: 2 CPUs, no dashboard, 127.0.0.1 only; workers find the test metrics."""
     cache = tmp_path_factory.mktemp("worker-cache")
     env = {
@@ -145,16 +145,17 @@ def test_failures_are_error_rows_not_a_crashed_run(head: None, tmp_path: Path) -
     assert run.ok + run.failed == 10
 
 
-def test_an_exception_escaping_the_task_function_is_reported_per_task(head: None) -> None:
+def test_an_exception_escaping_the_task_function_is_reported_per_task(head: None,
+                                                                    ray_toy: ModuleType) -> None:
     ex = RayExecutor(max_retries=0)
-    out = dict(ex.map_unordered(_ray_toy.raises_on_two, range(4), lambda t, why: f"crashed: {why}"))
+    out = dict(ex.map_unordered(ray_toy.raises_on_two, range(4), lambda t, why: f"crashed: {why}"))
     ex.shutdown()
     assert out[0] == 0 and out[1] == 10 and out[3] == 30
     assert str(out[2]).startswith("crashed: Ray could not run this task") and "not caught" in str(out[2])
     assert ray.is_initialized()  # an executor that joined a running instance leaves it up
 
 
-def test_actors_never_starve_plain_tasks(head: None) -> None:
+def test_actors_never_starve_plain_tasks(head: None, ray_toy: ModuleType) -> None:
     """Actors keep their CPUs for the whole run: with as many actors as CPUs, a task without a
     network would wait for ever. Even tasks here want an actor, odd ones a plain CPU task."""
     from robojudge.run._ray_place import Placement
@@ -163,7 +164,7 @@ def test_actors_never_starve_plain_tasks(head: None) -> None:
     out: dict[int, int] = {}
 
     def run() -> None:
-        out.update(dict(ex.map_unordered(_ray_toy.pid_after, range(8), lambda t, why: (t, -1))))
+        out.update(dict(ex.map_unordered(ray_toy.pid_after, range(8), lambda t, why: (t, -1))))
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import _ray_toy  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
 import _toy_metrics  # noqa: F401
 import pytest
 
@@ -12,6 +11,8 @@ from robojudge.run import build_requests
 from robojudge.run._ray_place import Placement, check_fits, combine, metric_placement, task_placement
 from robojudge.run._score import Task
 from robojudge.suite import Item
+
+pytestmark = pytest.mark.usefixtures("ray_toy")  # its metrics, registered for this module only
 
 
 def test_a_declared_metric_gets_what_it_declares_and_runs_in_an_actor() -> None:
