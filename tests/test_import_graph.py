@@ -44,7 +44,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("meta", ("meta/",)),
     ("aggregate", ("aggregate/",)),
     ("report", ("report/",)),
-    ("apps", ("demo.py", "ablation.py", "train/", "audit/", "select/", "annotate/")),
+    ("annotation", ("annotate/",)),
+    ("apps", ("demo.py", "ablation.py", "train/", "audit/", "select/")),
     ("cli", ("cli/",)),
     ("entry point", ("__main__.py",)),
 )

@@ -173,3 +173,47 @@ def test_reexport_leaves_no_stale_frames(labelled_suite: Path, tmp_path: Path) -
     folder = (out / rec["frames"][0]).parent
     assert len(rec["frames"]) == 3
     assert sorted(p.name for p in folder.iterdir()) == ["0000.png", "0001.png", "0002.png"]
+
+
+_PA_CHECKS = ("agent_consistency", "scene_consistency", "interaction_realism")
+_IA_CHECKS = ("agent_match", "object_correctness", "goal_completion")
+
+
+def test_an_annotation_project_exports_its_final_labels(labelled_suite: Path, tmp_path: Path) -> None:
+    """``--labels DB --project P``: records carry the labels annotators submitted in the app's database."""
+    pytest.importorskip("argon2")
+    from robojudge.annotate import AnnotationService, LabelValues, add_annotator, assign, init_project
+
+    db = tmp_path / "ann.sqlite"
+    init_project(labelled_suite, db, "p", seed=3)
+    add_annotator(db, "ann", "annotator", password="correct horse")
+    assign(db, "p", ["ann"])
+    given = []
+    with AnnotationService(db) as svc:
+        who = svc.authenticate("ann", "correct horse")
+        for k, entry in enumerate(svc.queue(who)[:5]):  # five items labelled, the rest left alone
+            page = svc.task(who, entry.assignment_id)
+            pa, ia = 1 + k % 5, 5 - k % 3
+            first = {"pa": pa, **{f"checklist.{c}": 1 for c in _PA_CHECKS}}
+            svc.save_draft(who, entry.assignment_id, LabelValues.from_form(first), page.version)
+            page = svc.reveal_instruction(who, entry.assignment_id)
+            full = {**first, "ia": ia, **{f"checklist.{c}": 2 for c in _IA_CHECKS}}
+            svc.submit(who, entry.assignment_id, LabelValues.from_form(full), page.version)
+            given.append((pa, ia))
+    summary = export_training_data(db, ["pa", "ia"], tmp_path / "out", project="p")
+    records = _records(summary.out)
+    assert len(records) == 10  # five items, two rubrics each
+    scores: dict[str, dict[str, int]] = {}
+    for rec in records:
+        scores.setdefault(rec["item_id"], {})[rec["rubric"]] = rec["score"]
+    # The annotator saw opaque ids only: the labels are matched back to suite items through the export.
+    assert sorted((v["pa"], v["ia"]) for v in scores.values()) == sorted(given)
+    suite = load_suite(labelled_suite)
+    labelled_ids = set(scores)
+    assert labelled_ids <= {it.item_id for it in suite.items}
+    manifest = {it.item_id: it for it in load_suite(summary.out / "labels.jsonl").items}
+    for item_id, v in scores.items():
+        labels = manifest[item_id].labels
+        assert labels is not None and (labels.pa, labels.ia) == (v["pa"], v["ia"])
+    with pytest.raises(ExportError, match="project 'nope'"):
+        export_training_data(db, ["pa"], tmp_path / "out2", project="nope")

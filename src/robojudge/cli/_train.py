@@ -20,7 +20,10 @@ app = typer.Typer(help="Train judges: export labelled requests, SFT and GRPO on 
 
 @app.command("export")
 def export_cmd(
-    labels: Path = typer.Option(..., "--labels", help="Suite manifest whose items carry PA/IA labels."),
+    labels: str = typer.Option(..., "--labels", help="Suite manifest whose items carry PA/IA labels, or "
+                               "with --project the annotation database (SQLite file or URL)."),
+    project: str | None = typer.Option(None, "--project", "-p", help="Annotation project whose final "
+                                       "labels to export (robojudge annotate)."),
     rubric: str = typer.Option("pa,ia", "--rubric", help="Rubrics to export, comma-separated."),
     fmt: str = typer.Option("trl", "--format", help="trl, sharegpt or llamafactory."),
     out: Path = typer.Option(..., "--out", help="Output folder (records, frames, README.md)."),
@@ -41,7 +44,7 @@ def export_cmd(
         judge = make_judge({"name": "export", "backend": "hf", "max_images": max_images})
         summary = export_training_data(labels, [r.strip() for r in rubric.split(",") if r.strip()], out,
                                        fmt=fmt, judge=judge, frames=FrameSpec(fps=fps, max_frames=max_frames),
-                                       fractions=fractions, seed=seed)
+                                       fractions=fractions, seed=seed, project=project)
     except (ExportError, ManifestError, JudgeConfigError, ValueError) as exc:
         raise fail(escape(str(exc))) from None
     counts = ", ".join(f"{k} {v}" for k, v in summary.records.items() if v)

@@ -167,6 +167,21 @@ def _dataset_info(files: Sequence[Path]) -> dict[str, Any]:
             for f in files}
 
 
+def _annotation_labels(db: str | Path, project: str, out: Path) -> Path:
+    """The project's final labels as a manifest in ``out`` (what the records are then made from)."""
+    from robojudge.annotate import AnnotateError, export_manifest
+
+    path = out / "labels.jsonl"
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        n = export_manifest(db, project, path)
+    except AnnotateError as exc:
+        raise ExportError(f"{db}: project {project!r}: {exc}") from None
+    if n == 0:
+        raise ExportError(f"{db}: project {project!r} has no submitted label yet")
+    return path
+
+
 def export_training_data(
     labels: str | Path,
     rubrics: Sequence[str],
@@ -177,11 +192,13 @@ def export_training_data(
     frames: FrameSpec | None = None,
     fractions: Mapping[str, float] | None = None,
     seed: int = 0,
+    project: str | None = None,
 ) -> ExportSummary:
     """Write training records for every labelled item of a suite.
 
     Args:
-        labels: A suite manifest whose items carry labels.
+        labels: A suite manifest whose items carry labels; with ``project``, the annotation database
+            (a SQLite file or a database URL) whose project's final labels are exported.
         rubrics: Rubric ids (``pa``, ``ia``).
         out: Output folder (created; record files and frames in it are replaced).
         fmt: ``trl``, ``sharegpt`` or ``llamafactory``.
@@ -190,6 +207,9 @@ def export_training_data(
         frames: The judge's frame sampling (default: RoboJudge's 4 fps, at most 32 frames).
         fractions: Clip share per split (default 0.9 train, 0.1 val).
         seed: Split seed.
+        project: An annotation project (``robojudge annotate``): its final labels (the adjudication,
+            else the primary label) and evidence notes are written to ``out/labels.jsonl`` first, the
+            manifest the records are made from.
 
     Raises:
         ExportError: Unknown format, a rubric without labels, an unreadable video or an item the
@@ -197,6 +217,8 @@ def export_training_data(
     """
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if project is not None:
+        labels = _annotation_labels(labels, project, Path(out))
     suite = load_suite(labels)
     rubs = [get_rubric(r) for r in rubrics]
     if not rubs:
