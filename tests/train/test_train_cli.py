@@ -33,6 +33,12 @@ def test_export_command_errors(labelled_suite: Path, tmp_path: Path) -> None:
     assert res.exit_code == 2 and "unknown format 'csv'" in res.output
     res = _invoke("export", "--labels", tmp_path / "none.jsonl", "--out", tmp_path / "o")
     assert res.exit_code == 2 and "none.jsonl" in res.output
+    db = tmp_path / "ann.sqlite"
+    from robojudge.annotate import init_project
+
+    init_project(labelled_suite, db, "bench")
+    res = _invoke("export", "--labels", db, "--project", "bench", "--out", tmp_path / "o2")
+    assert res.exit_code == 2 and "project 'bench' has no submitted label yet" in res.output
 
 
 def test_training_without_the_extra_names_it(
