@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from _web_data import (
     EXAMPLE_TEXT,
@@ -524,3 +525,38 @@ def test_audit_log_page_for_admins_only(app):
     rows = re.findall(r"<tr><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td>", html)
     expected = {("root", "login"), ("alice", "login"), ("alice", "login_failed"), ("alice", "csrf_rejected")}
     assert expected <= set(rows)
+
+
+def test_a_frame_folder_plays_as_a_video_encoded_once(tmp_path, monkeypatch):
+    import json as _json
+
+    from robojudge.annotate import assign, init_project
+    from robojudge.video import sample_frames, write_video
+
+    monkeypatch.setenv("ROBOJUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    ramp = np.linspace(0, 60, 30)[None, :, None] + np.zeros((24, 30, 3))
+    frames = np.stack([ramp + 20 * i for i in range(9)]).astype(np.uint8)  # 30 x 24, brighter each frame
+    write_video(tmp_path / "suite" / "frames_ep", frames, fps=6)  # a folder of PNGs and fps.txt
+    manifest = tmp_path / "suite" / "suite.jsonl"
+    manifest.write_text(_json.dumps({"item_id": "ep", "video": "frames_ep", "instruction": "lift the cup",
+                                     "generator": "secret-gen"}) + "\n")
+    db = f"sqlite:///{tmp_path / 'ann.sqlite'}"
+    init_project(manifest, db, "p1", seed=1)
+    add_annotator(db, "alice", "annotator", password=PASSWORD)
+    assign(db, "p1", ["alice"])
+    app = create_app(db, manifest, SECRET)
+    try:
+        c = logged_in(app, "alice")
+        media_id = re.search(r'src="/media/([^"]+)"', c.get(f"/task/{tasks(c)[0]}").text).group(1)
+        r = checked(c.get(f"/media/{media_id}"))
+        assert r.status_code == 200 and r.headers["content-type"] == "video/webm"
+        encoded = list((tmp_path / "cache" / "annotate-media").glob("*.webm"))
+        assert len(encoded) == 1 and encoded[0].read_bytes() == r.content
+        back = sample_frames(encoded[0], fps=None, max_frames=None)
+        assert back.frames.shape == frames.shape and back.source_fps == pytest.approx(6)
+        assert np.abs(back.frames.astype(int) - frames).mean() < 6  # lossy, but the same frames in order
+        stamp = encoded[0].stat().st_mtime_ns
+        assert c.get(f"/media/{media_id}", headers={"Range": "bytes=0-9"}).status_code == 206
+        assert encoded[0].stat().st_mtime_ns == stamp  # served from the cache, not encoded again
+    finally:
+        app.state.ctx.service.close()

@@ -21,9 +21,11 @@ from fastapi.staticfiles import StaticFiles
 
 from robojudge.annotate import AnnotateError, AnnotationService, Conflict, Forbidden, InvalidLabel, NotFound
 from robojudge.annotate.web._context import CsrfRejected, NotLoggedIn, WebContext, error_response, wants_json
+from robojudge.annotate.web._folders import playable
 from robojudge.annotate.web._pages import add_pages
 from robojudge.annotate.web._ranges import RangeNotSatisfiable, iter_file, parse_range
 from robojudge.annotate.web._security import LoginRateLimiter, SessionCodec, security_headers
+from robojudge.video import VideoError
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -71,9 +73,10 @@ def _etag(secret: str, media_id: str, stat: os.stat_result) -> str:
 
 def media_response(ctx: WebContext, request: Request, user: Annotator, media_id: str) -> Response:
     """The file behind ``media_id``, whole or one byte range, with no header that names it."""
-    path = ctx.service.media_path(user, media_id)
-    if not path.is_file():  # a frame folder: no browser plays one
-        raise NotFound("this media is a folder of frames, which the web player cannot show")
+    try:  # a frame folder is served as its video, encoded on first use
+        path = playable(ctx.service.media_path(user, media_id))
+    except VideoError:
+        raise NotFound("this media's frames cannot be read") from None
     stat = path.stat()
     size = stat.st_size
     etag = _etag(ctx.secret, media_id, stat)

@@ -1,0 +1,46 @@
+"""Frame folders made playable: a browser plays video files, and a suite's video may be a folder of images.
+
+The folder is encoded once into a WebM (VP9, which browsers play at any frame size) in the cache
+folder (``$ROBOJUDGE_CACHE_DIR/annotate-media``), named by a hash of the folder's fingerprint (its
+path, inode, and every file's name, size and modification time), so a changed folder is encoded
+again and the file name says nothing about the item. Encoding happens on the first request for the
+folder; concurrent first requests each write a private temporary file and the last rename wins (the
+files are equal).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+
+from robojudge import settings
+from robojudge.video import FileFingerprint, sample_frames, write_video
+
+CACHE_SUBDIR = "annotate-media"
+
+
+def playable(path: Path, cache_dir: Path | None = None) -> Path:
+    """``path`` when it is a file, else the WebM encoding of its frame folder (made on first use).
+
+    Raises:
+        VideoError: The folder holds no readable frames.
+    """
+    if path.is_file():
+        return path
+    root = (cache_dir if cache_dir is not None else settings.get().cache_dir) / CACHE_SUBDIR
+    key = hashlib.sha256(json.dumps(FileFingerprint.of(path).parts()).encode()).hexdigest()[:32]
+    out = root / f"{key}.webm"
+    if out.is_file():
+        return out
+    sampled = sample_frames(path, fps=None, max_frames=None)  # every frame at the folder's own rate
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / f"{key}.{os.getpid()}.{threading.get_ident()}.part.webm"
+    try:
+        write_video(tmp, sampled.frames, fps=sampled.source_fps)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out
