@@ -117,6 +117,24 @@ def test_cli_inline_judge(tmp_path: Path, make_items: Any) -> None:
     assert {r.metric for r in rows} == {"judge:Fake-VL-2B:pa"} and {r.value for r in rows} == {4.0}
 
 
+def test_cli_several_base_urls_make_a_fleet(tmp_path: Path, make_items: Any) -> None:
+    """Repeated --base-url: one judge over both servers, --concurrency per server, the same result ids."""
+    manifest = _manifest(tmp_path, make_items)
+    with FakeServer(_reply) as a, FakeServer(_reply) as b:
+        res = CliRunner().invoke(app, [
+            "judge", str(manifest), "--backend", "openai", "--model", "org/Fake-VL-2B",
+            "--base-url", a.url, "--base-url", b.url, "--concurrency", "1", "--rubric", "pa,ia",
+            "--db", str(tmp_path / "r.sqlite"), "--cache-dir", str(tmp_path / "c"), "--max-frames", "4",
+            "--no-progress"])
+        assert res.exit_code == 0, res.output
+        assert a.count > 0 and b.count > 0 and a.max_in_flight <= 1 and b.max_in_flight <= 1
+    with ResultStore(tmp_path / "r.sqlite") as st:
+        assert {r.metric for r in st.rows()} == {"judge:Fake-VL-2B:pa", "judge:Fake-VL-2B:ia"}
+    res = CliRunner().invoke(app, ["judge", str(manifest), "--backend", "openai", "--model", "m",
+                                   "--base-url", "http://127.0.0.1:9/v1", "--base-url", "http://127.0.0.1:9/v1"])
+    assert res.exit_code == 2 and "named twice" in res.output
+
+
 def test_cli_errors_are_one_line(tmp_path: Path, make_items: Any) -> None:
     manifest = _manifest(tmp_path, make_items)
     runner = CliRunner()

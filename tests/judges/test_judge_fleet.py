@@ -119,6 +119,27 @@ def test_endpoints_are_read_from_a_judges_file(tmp_path: Path) -> None:
     assert isinstance(make_backend(cfg), FleetBackend)
 
 
+def test_command_line_servers_replace_the_declared_ones(tmp_path: Path) -> None:
+    """--base-url once replaces a declared fleet; several replace a declared server (or fleet)."""
+    from robojudge.cli._judge import fleet_endpoints, resolve_judge
+
+    path = tmp_path / "robojudge.toml"
+    path.write_text(
+        '[judges.q]\nmodel = "m"\n[[judges.q.endpoints]]\nbase_url = "http://a/v1"\nconcurrency = 16\n'
+        '[[judges.q.endpoints]]\nbase_url = "http://b/v1"\n'
+        '[judges.one]\nmodel = "m"\nbase_url = "http://c/v1"\nconcurrency = 2\n'
+    )
+    single = resolve_judge("q", path, None, {"base_url": "http://z/v1", "endpoints": None})
+    assert single.base_url == "http://z/v1" and single.endpoints == () and single.concurrency == 20
+    two = fleet_endpoints(["http://x/v1", "http://y/v1"], 5)
+    for name in ("q", "one"):
+        cfg = resolve_judge(name, path, None, {"base_url": None, "endpoints": two})
+        assert cfg.base_url is None and cfg.concurrency == 10
+        got = [(e.base_url, e.concurrency) for e in cfg.endpoints]
+        assert got == [("http://x/v1", 5), ("http://y/v1", 5)]
+    assert fleet_endpoints(["http://x/v1"], 5) is None  # one server is a plain base_url
+
+
 def test_a_fleet_survives_the_command_line_overrides_round_trip() -> None:
     """`robojudge judge --judge NAME --timeout 5` re-validates the file's judge from model_dump()."""
     cfg = fleet("http://a/v1", "http://b/v1", concurrency=3)

@@ -84,9 +84,24 @@ def resolve_judge(
     if not extra and not sampling:
         return base
     values = base.model_dump()
+    if "base_url" in extra:  # one server given on the command line replaces a declared fleet
+        values["endpoints"] = ()
+    if "endpoints" in extra:  # and several replace a declared server or fleet
+        values["base_url"] = None
+        values.pop("concurrency", None)  # the endpoints' total
     values.update(extra)
     values["sampling"] = {**values["sampling"], **sampling}
     return make_judge(values)
+
+
+def fleet_endpoints(urls: list[str], concurrency: int | None) -> list[dict[str, Any]] | None:
+    """Several ``--base-url`` as a fleet's endpoints (``--concurrency`` per server); ``None`` for 0 or 1."""
+    if len(urls) < 2:
+        return None
+    if len(set(urls)) < len(urls):
+        raise typer.BadParameter("a server is named twice", param_hint="--base-url")
+    per = {} if concurrency is None else {"concurrency": concurrency}
+    return [{"base_url": u, **per} for u in urls]
 
 
 def resolve_rubrics(names: str, files: list[Path]) -> list[Rubric]:
@@ -198,8 +213,10 @@ def judge(
     run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder for the default store."),
     backend: str | None = typer.Option(None, "--backend", help="Inline judge: openai, hf or mock."),
     model: str | None = typer.Option(None, "--model", help="Model name (inline or override)."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+    base_url: list[str] | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1. Repeat it for "
+        "a fleet of servers of one model (requests balanced, failing ones taken out; --concurrency is then "
+        "per server).",
     ),
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", help="NAME of the variable holding the API key."
@@ -263,11 +280,13 @@ def judge(
     `robojudge judge texts` (a caption rubric's texts as a JSONL file) and `robojudge judge rubrics`
     (the built-in rubrics); see their --help.
     """
+    fleet = fleet_endpoints(base_url or [], concurrency)
     overrides = {
         "model": model,
-        "base_url": base_url,
+        "base_url": base_url[0] if base_url and fleet is None else None,
+        "endpoints": fleet,
         "api_key_env": api_key_env,
-        "concurrency": concurrency,
+        "concurrency": concurrency if fleet is None else None,
         "max_images": max_images,
         "temperature": temperature,
         "seed": seed,
