@@ -128,6 +128,8 @@ def test_cli_several_base_urls_make_a_fleet(tmp_path: Path, make_items: Any) -> 
             "--no-progress"])
         assert res.exit_code == 0, res.output
         assert a.count > 0 and b.count > 0 and a.max_in_flight <= 1 and b.max_in_flight <= 1
+        for srv in (a, b):  # each server's share is reported at the end of the run
+            assert f"endpoint {srv.url}: {srv.count} sent, {srv.count} answered, 0 failed" in res.output
     with ResultStore(tmp_path / "r.sqlite") as st:
         assert {r.metric for r in st.rows()} == {"judge:Fake-VL-2B:pa", "judge:Fake-VL-2B:ia"}
     res = CliRunner().invoke(app, ["judge", str(manifest), "--backend", "openai", "--model", "m",

@@ -177,6 +177,10 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
             f"mean score std {s.mean_score_std:.3f}",
             highlight=False,
         )
+    for ep in s.endpoints:
+        state = "; taken out" if ep["out"] else ""
+        console.print(f"  endpoint {ep['endpoint']}: {ep['sent']} sent, {ep['ok']} answered, {ep['failed']} "
+                      f"failed, {ep['probes']} probes{state}", highlight=False, markup=False)
     if st.stopped:
         console.print(f"judge {name}: {st.stopped}", style="red", highlight=False, markup=False)
     # Rows the breaker stopped all carry its message, printed once just above.

@@ -232,6 +232,9 @@ def judge_items(
                                          in_flight, decoder))
         except KeyboardInterrupt:
             summary.interrupted = True
+        report = getattr(be, "report", None)  # a fleet says how each of its servers fared
+        if ex is None and callable(report):
+            summary.endpoints = report()
     finally:
         if own_cache:
             cache.close()

@@ -102,6 +102,8 @@ class JudgeRunSummary:
         stats: Request counters: in flight, sent, cache hits, retries, tokens, cost.
         agreement: Items whose turns all agreed (``samples > 1``), and items voted on.
         score_std: Sum of per-item score standard deviations (``samples > 1``).
+        endpoints: A fleet's servers as the run left them (judged in this process): masked URL,
+            requests sent, answered and failed, probes, and whether it is taken out.
     """
 
     total: int = 0
@@ -118,6 +120,7 @@ class JudgeRunSummary:
     stats: JudgeStats = field(default_factory=JudgeStats)
     agreement: list[int] = field(default_factory=lambda: [0, 0])
     score_std: float = 0.0
+    endpoints: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def computed(self) -> int:
