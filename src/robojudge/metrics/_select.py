@@ -52,12 +52,22 @@ _INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
 _ALWAYS = frozenset({Input.video, Input.initial_frame})
 
 
+#: What a grid item lacks for a metric that reads one video: its ``video`` stitches several views, and
+#: the metric would measure the stitched frame (seams, several cameras) as if it were one camera's.
+GRID_VIDEO = "single-view video (its video is a grid of views)"
+
+
 def missing_inputs(spec: MetricSpec[Any], item: Item) -> list[str]:
     """The inputs ``spec`` declares that ``item`` does not give (empty manifest field), sorted.
 
     Only whether the manifest names them: a named file that cannot be read is the metric's error.
+    An item whose video is a ``grid`` of views lacks a single-view video for the metrics that read
+    the video but not the views (:data:`GRID_VIDEO`).
     """
-    return sorted(i.value for i in spec.inputs if not _INPUT_FIELDS[i](item))
+    missing = [i.value for i in spec.inputs if not _INPUT_FIELDS[i](item)]
+    if item.grid is not None and Input.video in spec.inputs and Input.views not in spec.inputs:
+        missing.append(GRID_VIDEO)
+    return sorted(missing)
 
 
 def inapplicable_summary(left_out: Mapping[str, int]) -> list[str]:

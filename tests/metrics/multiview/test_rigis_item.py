@@ -126,6 +126,22 @@ def test_all_runs_rigis_on_grid_and_views_items_only(rig: Path) -> None:
     assert missing_inputs(spec, _item(rig, views=None)) == ["views"]
 
 
+def test_single_view_metrics_skip_a_grid_video_instead_of_measuring_the_stitched_frame(rig: Path) -> None:
+    from robojudge.metrics._select import GRID_VIDEO, missing_inputs
+    from robojudge.run import build_requests
+    from robojudge.run._score import compute_metric
+
+    grid_item = _item(rig, video=str(rig / "grid"), views=None, grid={"rows": 2, "cols": 2,
+                                                                      "views": ["a", "b", "c", None]})
+    flow = get_metric("flow_warp_error")
+    assert missing_inputs(flow, grid_item) == [GRID_VIDEO]
+    assert missing_inputs(flow, _item(rig)) == []  # an item with separate view videos keeps its main one
+    assert missing_inputs(get_metric("sim_task_success"), grid_item) == ["state"]  # reads no video
+    row = compute_metric(grid_item, build_requests(["flow_warp_error"])[0])
+    assert row.status == "error" and row.value is None
+    assert row.error == f"item has no {GRID_VIDEO}, which flow_warp_error needs"
+
+
 def test_registering_the_metrics_keeps_the_package_functions() -> None:
     # A registered module named `rigis` became the package's attribute `rigis` once the registry loaded
     # it, hiding the function: test modules collected after that imported a module as `rigis`.
