@@ -18,91 +18,11 @@ pytest.importorskip("torchvision", reason="the Qwen2-VL video processor needs to
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from _tiny_vlm import build_tiny_qwen2vl  # noqa: E402
 from robojudge.judges import get_rubric, make_judge  # noqa: E402
 from robojudge.run._judge import judge_items  # noqa: E402
 
 pytestmark = pytest.mark.slow
-
-SPECIALS = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|vision_start|>",
-    "<|vision_end|>",
-    "<|image_pad|>",
-    "<|video_pad|>",
-]
-TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
-    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
-    "{% if c['type'] == 'text' %}{{ c['text'] }}"
-    "{% elif c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
-    "{% elif c['type'] == 'video' %}<|vision_start|><|video_pad|><|vision_end|>{% endif %}"
-    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-
-
-def build_tiny_qwen2vl(folder: Path) -> None:
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import (
-        PreTrainedTokenizerFast,
-        Qwen2VLConfig,
-        Qwen2VLForConditionalGeneration,
-        Qwen2VLImageProcessor,
-        Qwen2VLProcessor,
-        Qwen2VLVideoProcessor,
-    )
-
-    chars = sorted(set(chr(i) for i in range(32, 127)) | {"\n"})
-    vocab = {tok: i for i, tok in enumerate(SPECIALS + chars)}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="?"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=SPECIALS[1:],
-    )
-    ids = {t: vocab[t] for t in SPECIALS}
-    size = {"shortest_edge": 28 * 28, "longest_edge": 56 * 56}
-    processor = Qwen2VLProcessor(
-        image_processor=Qwen2VLImageProcessor(size=size),
-        video_processor=Qwen2VLVideoProcessor(size=size),
-        tokenizer=fast,
-        chat_template=TEMPLATE,
-    )
-    config = Qwen2VLConfig(
-        text_config={
-            "vocab_size": len(vocab),
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "num_key_value_heads": 1,
-            "max_position_embeddings": 4096,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 2, 4]},
-            "eos_token_id": ids["<|im_end|>"],
-            "pad_token_id": ids["<|endoftext|>"],
-        },
-        vision_config={
-            "depth": 1,
-            "embed_dim": 32,
-            "hidden_size": 32,
-            "num_heads": 2,
-            "mlp_ratio": 2,
-            "patch_size": 14,
-            "spatial_merge_size": 2,
-            "temporal_patch_size": 2,
-        },
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-    )
-    torch.manual_seed(0)
-    Qwen2VLForConditionalGeneration(config).save_pretrained(folder)
-    processor.save_pretrained(folder)
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 """A tiny randomly initialised Qwen2-VL saved to a folder: no hub, no weights, a character tokenizer.
 
-The same construction as tests/judges/test_judge_hf.py uses for the ``hf`` backend; kept here so the
-training tests do not import another test module. Its replies are noise, which is what the tests need:
-they check the paths (data in, finite loss, a checkpoint the ``hf`` judge loads), not the quality.
+Shared by the ``hf`` backend's tests (tests/judges) and the training tests (tests/train). Its replies
+are noise, which is what the tests need: they check the paths (frames in, text out, finite loss, a
+checkpoint the ``hf`` judge loads), not the quality.
 """
 
 from __future__ import annotations
