@@ -41,7 +41,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from robojudge.metrics.multiview._geometry import direction_angle_deg, relative_pose, rotation_angle_deg
+from robojudge.metrics.multiview._geometry import (
+    direction_angle_deg,
+    relative_pose,
+    rotation_angle_deg,
+    tolerance_score,
+)
 from robojudge.robots import Camera
 
 Estimator = Callable[..., Any]
@@ -119,7 +124,7 @@ def _spread(poses: list[tuple[np.ndarray, np.ndarray]]) -> float:
 
 
 def _mapped(err: float, cfg: Da3RigisConfig) -> float:
-    return math.exp(-max(0.0, err - cfg.pose_free_deg) / cfg.pose_scale_deg)
+    return tolerance_score(err, cfg.pose_free_deg, cfg.pose_scale_deg)
 
 
 def pose_stability(

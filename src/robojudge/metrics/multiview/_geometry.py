@@ -5,6 +5,8 @@ Cameras follow :class:`robojudge.robots.Camera`: OpenCV axes, ``x_cam = R x_worl
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from robojudge.robots import Camera
@@ -76,3 +78,8 @@ def direction_angle_deg(u: np.ndarray, v: np.ndarray) -> float:
         return float("nan")
     c = float(np.dot(u, v)) / (nu * nv)
     return float(np.degrees(np.arccos(np.clip(c, -1.0, 1.0))))
+
+
+def tolerance_score(err: float, free: float, scale: float) -> float:
+    """An error mapped to 0-1: 1 up to ``free``, then ``exp(-(err - free) / scale)``."""
+    return math.exp(-max(0.0, err - free) / scale)

@@ -44,6 +44,7 @@ from robojudge.metrics.multiview._geometry import (
     rotation_angle_deg,
     sampson_distance,
     skew,
+    tolerance_score,
 )
 from robojudge.metrics.multiview._sync import view_offsets
 from robojudge.robots import Camera
@@ -384,7 +385,7 @@ def rig_sync(
     arrays = {n: _as_frames(n, f) for n, f in timing_by_view.items()}
     offsets, details = view_offsets(arrays, max_lag=p.max_lag, margin=p.lag_margin)
     worst = max((abs(o) for o in offsets.values()), default=0.0)
-    score = math.exp(-max(0.0, worst - p.lag_free) / p.lag_scale)
+    score = tolerance_score(worst, p.lag_free, p.lag_scale)
     return score, {"offsets": offsets, "largest_lag": worst, **details}
 
 
@@ -448,7 +449,7 @@ def rigis_geo(
 
 
 def _score(err_deg: float, p: RigisParams) -> float:
-    return math.exp(-max(0.0, err_deg - p.pose_free_deg) / p.pose_scale_deg)
+    return tolerance_score(err_deg, p.pose_free_deg, p.pose_scale_deg)
 
 
 def rigis_pose(
