@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from _ann_data import SuiteFiles, label_through
 from typer.testing import CliRunner
 
-from conftest import SuiteFiles, label_through
 from robojudge.annotate import AnnotationService
 from robojudge.cli import build_app
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from _ann_data import GENERATORS, SQLITE_ONLY, SuiteFiles
 from sqlalchemy import select
 
-from conftest import GENERATORS, SQLITE_ONLY, SuiteFiles
 from robojudge.annotate import (
     AnnotationService,
     Annotator,

@@ -6,9 +6,9 @@ import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+from _ann_data import SuiteFiles
 from sqlalchemy import func, select
 
-from conftest import SuiteFiles
 from robojudge.annotate import (
     AnnotationService,
     Conflict,

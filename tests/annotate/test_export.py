@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _ann_data import SQLITE_ONLY, SuiteFiles, label_through
 from sqlalchemy import select
 
-from conftest import SQLITE_ONLY, SuiteFiles, label_through
 from robojudge.annotate import (
     AnnotateError,
     AnnotationService,
@@ -26,17 +26,10 @@ from robojudge.annotate import (
 )
 from robojudge.annotate import _schema as s
 from robojudge.meta import agreement_from_csv
-from robojudge.suite import load_suite
+from robojudge.suite import CHECKLIST_ITEMS, load_suite
 
 PW = "correct horse"
-CHECKS = (
-    "agent_consistency",
-    "scene_consistency",
-    "interaction_realism",
-    "agent_match",
-    "object_correctness",
-    "goal_completion",
-)
+CHECKS = CHECKLIST_ITEMS
 
 
 def _values(seed: int, segments: int = 0) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import krippendorff
 import numpy as np
 import pytest
+from _ann_data import SQLITE_ONLY, SuiteFiles
 
-from conftest import SQLITE_ONLY, SuiteFiles
 from robojudge.annotate import (
     AnnotateError,
     AnnotationService,

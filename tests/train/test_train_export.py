@@ -24,7 +24,7 @@ from robojudge.judges import (
     thinned,
 )
 from robojudge.judges._mock import MockBackend
-from robojudge.suite import load_suite
+from robojudge.suite import CHECKLIST_ITEMS, load_suite
 from robojudge.train import ExportError, assign_splits, export_training_data, read_frames, target_reply
 
 
@@ -175,8 +175,7 @@ def test_reexport_leaves_no_stale_frames(labelled_suite: Path, tmp_path: Path) -
     assert sorted(p.name for p in folder.iterdir()) == ["0000.png", "0001.png", "0002.png"]
 
 
-_PA_CHECKS = ("agent_consistency", "scene_consistency", "interaction_realism")
-_IA_CHECKS = ("agent_match", "object_correctness", "goal_completion")
+_PA_CHECKS, _IA_CHECKS = CHECKLIST_ITEMS[:3], CHECKLIST_ITEMS[3:]  # App. A.1: the first three inform PA
 
 
 def test_an_annotation_project_exports_its_final_labels(labelled_suite: Path, tmp_path: Path) -> None:
