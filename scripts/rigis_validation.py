@@ -213,14 +213,9 @@ def render(result: Mapping[str, Any], robots: Sequence[str], reasons: Mapping[st
 
 def write_table(path: Path, table: str) -> None:
     """Write ``table`` between the markers of an existing file at ``path``, or as the whole file."""
-    if path.exists():
-        text = path.read_text(encoding="utf-8")
-        if BEGIN in text and END in text:
-            head, _, rest = text.partition(BEGIN)
-            _, _, tail = rest.partition(END)
-            path.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
-            return
-    path.write_text(table, encoding="utf-8")
+    from robojudge.report._tables import write_between_markers
+
+    write_between_markers(path, table, BEGIN, END)
 
 
 def _judge_config(args: argparse.Namespace) -> Any:

@@ -280,14 +280,9 @@ def render_markdown(matrix: Mapping[str, Mapping[str, Cell]], *, title: str, int
 
 def write_table(path: Path, table: str, begin: str = BEGIN, end: str = END) -> None:
     """Write ``table`` between the markers of an existing file at ``path``, or as the whole file."""
-    if path.exists():
-        text = path.read_text(encoding="utf-8")
-        if begin in text and end in text:
-            head, _, rest = text.partition(begin)
-            _, _, tail = rest.partition(end)
-            path.write_text(f"{head}{begin}\n{table}{end}{tail}", encoding="utf-8")
-            return
-    path.write_text(table, encoding="utf-8")
+    from robojudge.report._tables import write_between_markers
+
+    write_between_markers(path, table, begin, end)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -251,3 +251,18 @@ def md_escape(s: str) -> str:
 
 
 _md = md_escape
+
+
+def write_between_markers(path: Path, text: str, begin: str, end: str) -> None:
+    """Put ``text`` between the ``begin`` and ``end`` marker lines of the file at ``path``, keeping the rest
+    of it; write ``text`` as the whole file when the file or either marker is missing.
+
+    The validation scripts regenerate their measured tables inside hand-written docs this way."""
+    if path.exists():
+        current = path.read_text(encoding="utf-8")
+        if begin in current and end in current:
+            head, _, rest = current.partition(begin)
+            _, _, tail = rest.partition(end)
+            path.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
+            return
+    path.write_text(text, encoding="utf-8")
