@@ -178,11 +178,13 @@ def flow_magnitude(flow: np.ndarray) -> np.ndarray:
     >>> flow_magnitude(np.array([[[3.0, 4.0]]])).tolist()
     [[5.0]]
     """
-    f = flow.astype(np.float64)
-    u, v = f[..., 0], f[..., 1]
-    # The same additions as summing the squares over the last axis, three times faster at 720p.
-    magnitude: np.ndarray = np.sqrt(u * u + v * v)
-    return magnitude
+    u, v = flow[..., 0], flow[..., 1]
+    # Squares formed in float64 straight from the float32 channels (exact: a float32 squared fits a
+    # float64), summed and rooted in one buffer: the values of sqrt(u*u + v*v) on a float64 copy, bit
+    # for bit, without the copy and two temporaries (about half the time at 720p).
+    magnitude: np.ndarray = np.multiply(u, u, dtype=np.float64)
+    magnitude += np.multiply(v, v, dtype=np.float64)
+    return np.sqrt(magnitude, out=magnitude)
 
 
 def top_magnitude(flow: np.ndarray, fraction: float = 0.05) -> float:
@@ -199,10 +201,31 @@ def top_magnitude(flow: np.ndarray, fraction: float = 0.05) -> float:
     return _top_mean(flow_magnitude(flow), fraction)
 
 
+#: :func:`_top_mean` reads every this-many-th value to guess a floor under the top values.
+_TOP_SAMPLE_STEP = 16
+
+
 def _top_mean(magnitude: np.ndarray, fraction: float) -> float:
+    """Mean of the largest ``max(1, int(n * fraction))`` values.
+
+    A strided sample gives a floor below which (very likely) fewer than the top values lie; only the
+    values at or above it are partitioned (about a tenth of a 720p frame instead of all of it). When
+    at least k values reach the floor, the top k are among them, so the selected values are the same
+    multiset as a full partition's, and the mean differs from one only in the order of its additions
+    (a few 1e-16 relative). When fewer reach it, the full partition runs.
+    """
     mag = magnitude.ravel()
-    k = max(1, int(mag.size * fraction))
-    return float(np.partition(mag, mag.size - k)[mag.size - k:].mean())
+    n = mag.size
+    k = max(1, int(n * fraction))
+    if n >= 64 * _TOP_SAMPLE_STEP and k < n // 2:
+        sample = mag[::_TOP_SAMPLE_STEP]
+        m = sample.size
+        # one and a half times the share asked for: the sample's quantile errs low, not high
+        rank = m - min(m - 1, max(1, int(1.5 * m * fraction))) - 1
+        candidates = mag[mag >= np.partition(sample, rank)[rank]]
+        if candidates.size >= k:
+            mag, n = candidates, candidates.size
+    return float(np.partition(mag, n - k)[n - k:].mean())
 
 
 def warp_by_flow(frame: np.ndarray, flow: np.ndarray) -> np.ndarray:
@@ -322,14 +345,25 @@ def forward_backward_epe(forward: np.ndarray, backward: np.ndarray, crop: int = 
     dtype = np.result_type(forward, backward, np.float32)  # float32 flow (OpenCV's) stays float32
     fwd = forward[y0:y0 + ch, x0:x0 + cw].astype(dtype, copy=False)
     bwd = backward[y0:y0 + ch, x0:x0 + cw].astype(dtype, copy=False)
-    rx = np.clip(np.rint(np.arange(cw, dtype=np.float64) + fwd[..., 0]).astype(np.intp), 0, cw - 1)
-    ry = np.clip(np.rint(np.arange(ch, dtype=np.float64)[:, None] + fwd[..., 1]).astype(np.intp), 0, ch - 1)
+    fx, fy = fwd[..., 0], fwd[..., 1]
+    # Target pixels rounded and clipped in float64 buffers, in place (integers there are exact, and
+    # the flat index row * cw + column stays far below 2**53), cast to indices once.
+    rx = np.add(np.arange(cw, dtype=np.float64), fx, dtype=np.float64)
+    np.clip(np.rint(rx, out=rx), 0, cw - 1, out=rx)
+    ry = np.add(np.arange(ch, dtype=np.float64)[:, None], fy, dtype=np.float64)
+    np.clip(np.rint(ry, out=ry), 0, ch - 1, out=ry)
+    ry *= cw
+    ry += rx
     # bwd[ry, rx], read per channel through flat indices: the same values, three times faster at 720p.
-    flat = (ry * cw + rx).ravel()
-    bx = np.ascontiguousarray(bwd[..., 0]).ravel().take(flat).reshape(ch, cw)
-    by = np.ascontiguousarray(bwd[..., 1]).ravel().take(flat).reshape(ch, cw)
-    mx, my = fwd[..., 0] + bx, fwd[..., 1] + by
-    return float(np.sqrt(mx * mx + my * my).mean(dtype=np.float64))
+    flat = ry.astype(np.intp).ravel()
+    mx = np.ascontiguousarray(bwd[..., 0]).ravel().take(flat).reshape(ch, cw)
+    my = np.ascontiguousarray(bwd[..., 1]).ravel().take(flat).reshape(ch, cw)
+    mx += fx  # the gathered copies become the round-trip miss, then its squared length
+    my += fy
+    mx *= mx
+    my *= my
+    mx += my
+    return float(np.sqrt(mx, out=mx).mean(dtype=np.float64))
 
 
 class FlowSteps(NamedTuple):

@@ -1,0 +1,92 @@
+"""The faster paths of the weights-free metrics against straightforward versions of the same formulas.
+
+Each reference below is the plain form of what a function computes (the form it had before it was made
+faster); the fast path must give the same value bit for bit, or within the tolerance its docstring
+states.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from robojudge.metrics.functional import _flow as FL
+
+
+def _textured_clip(n: int = 6, h: int = 96, w: int = 128, seed: int = 0) -> np.ndarray:
+    """Gray frames of a blurred random texture with a block sliding over it (known, varied motion)."""
+    rng = np.random.default_rng(seed)
+    table = cv2.GaussianBlur(rng.uniform(0, 255, (h, w)).astype(np.float32), (0, 0), 1.5)
+    table = cv2.normalize(table, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
+    block = rng.integers(0, 256, (h // 3, w // 4), dtype=np.uint8)
+    frames = np.repeat(table[None], n, axis=0)
+    for t in range(n):
+        y, x = 10 + 2 * t, 5 + 3 * t
+        frames[t, y:y + block.shape[0], x:x + block.shape[1]] = block
+    return frames
+
+
+def _flows(frames: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    dis = cv2.DISOpticalFlow.create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM)
+    pairs = zip(frames[:-1], frames[1:], strict=True)
+    return [(dis.calc(a, b, None), dis.calc(b, a, None)) for a, b in pairs]
+
+
+def _magnitude_ref(flow: np.ndarray) -> np.ndarray:
+    f = flow.astype(np.float64)
+    return np.asarray(np.sqrt(f[..., 0] * f[..., 0] + f[..., 1] * f[..., 1]))
+
+
+def _top_mean_ref(values: np.ndarray, fraction: float) -> float:
+    flat = np.sort(values.ravel())
+    return float(flat[flat.size - max(1, int(flat.size * fraction)):].mean())
+
+
+def _epe_ref(forward: np.ndarray, backward: np.ndarray, crop: int) -> float:
+    h, w = forward.shape[:2]
+    ch, cw = h - crop, w - crop
+    y0, x0 = (h - ch) // 2, (w - cw) // 2
+    fwd, bwd = forward[y0:y0 + ch, x0:x0 + cw], backward[y0:y0 + ch, x0:x0 + cw]
+    rx = np.clip(np.rint(np.arange(cw, dtype=np.float64) + fwd[..., 0]).astype(np.intp), 0, cw - 1)
+    ry = np.clip(np.rint(np.arange(ch, dtype=np.float64)[:, None] + fwd[..., 1]).astype(np.intp), 0, ch - 1)
+    miss = fwd + bwd[ry, rx]
+    return float(np.sqrt(miss[..., 0] * miss[..., 0] + miss[..., 1] * miss[..., 1]).mean(dtype=np.float64))
+
+
+def test_flow_magnitude_is_bit_identical_to_the_float64_copy() -> None:
+    rng = np.random.default_rng(1)
+    fields = [f for pair in _flows(_textured_clip()) for f in pair]
+    fields.append(rng.normal(0, 7, (50, 70, 2)).astype(np.float32))
+    fields.append(rng.normal(0, 7, (9, 11, 2)))  # float64 input
+    for flow in fields:
+        assert np.array_equal(FL.flow_magnitude(flow), _magnitude_ref(flow))
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.01, 0.3, 1.0])
+def test_top_mean_selects_the_same_values_as_a_full_sort(fraction: float) -> None:
+    rng = np.random.default_rng(2)
+    cases = [
+        rng.exponential(2.0, (120, 160)),  # the fast path: a sample's floor, then a small partition
+        np.floor(rng.exponential(2.0, (120, 160))),  # many ties at the floor
+        np.zeros((64, 64)),  # all equal
+        np.where(np.arange(4096).reshape(64, 64) % 16 == 0, 5.0, 0.0),  # the sample sees only the peaks
+        rng.uniform(0, 1, (7, 9)),  # too small for the sample: full partition
+    ]
+    cases += [_magnitude_ref(f) for pair in _flows(_textured_clip()) for f in pair]
+    for values in cases:
+        got, want = FL._top_mean(values, fraction), _top_mean_ref(values, fraction)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-300)
+
+
+def test_forward_backward_epe_is_bit_identical_to_the_plain_gather() -> None:
+    rng = np.random.default_rng(3)
+    pairs = _flows(_textured_clip())
+    # large and fractional flows: targets beyond the window (clipped) and half-pixel ties (rint)
+    big = rng.normal(0, 40, (60, 80, 2)).astype(np.float32)
+    halves = (np.round(rng.normal(0, 3, (60, 80, 2)) * 2) / 2).astype(np.float32)
+    pairs += [(big, rng.normal(0, 40, (60, 80, 2)).astype(np.float32)), (halves, -halves + 0.25)]
+    pairs.append((rng.normal(0, 2, (40, 50, 2)), rng.normal(0, 2, (40, 50, 2))))  # float64 flows
+    for fwd, bwd in pairs:
+        for crop in (0, 10, 30):
+            assert FL.forward_backward_epe(fwd, bwd, crop) == _epe_ref(fwd, bwd, crop)
