@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from robojudge.metrics.functional import _flow as FL
+from robojudge.metrics.functional import _geometry as G
 
 
 def _textured_clip(n: int = 6, h: int = 96, w: int = 128, seed: int = 0) -> np.ndarray:
@@ -22,7 +23,7 @@ def _textured_clip(n: int = 6, h: int = 96, w: int = 128, seed: int = 0) -> np.n
     block = rng.integers(0, 256, (h // 3, w // 4), dtype=np.uint8)
     frames = np.repeat(table[None], n, axis=0)
     for t in range(n):
-        y, x = 10 + 2 * t, 5 + 3 * t
+        y, x = (10 + 2 * t) % (h - h // 3), (5 + 3 * t) % (w - w // 4)
         frames[t, y:y + block.shape[0], x:x + block.shape[1]] = block
     return frames
 
@@ -90,3 +91,50 @@ def test_forward_backward_epe_is_bit_identical_to_the_plain_gather() -> None:
     for fwd, bwd in pairs:
         for crop in (0, 10, 30):
             assert FL.forward_backward_epe(fwd, bwd, crop) == _epe_ref(fwd, bwd, crop)
+
+
+def _stability_ref(gray: np.ndarray, detector: str, intervals: tuple[int, ...], pairs: int
+                   ) -> dict[int, float]:
+    """Per-interval keep-ratios with every frame's features detected up front (the plain form)."""
+    det = cv2.ORB.create(1000) if detector == "orb" else cv2.SIFT.create(1000)
+    feats = [det.detectAndCompute(g, None) for g in gray]
+    norm = cv2.NORM_HAMMING if detector == "orb" else cv2.NORM_L2
+    out = {}
+    for k in intervals:
+        ratios = []
+        for t in G._starts(len(gray), k, pairs):
+            (k1, d1), (k2, d2) = feats[t], feats[t + k]
+            knn = cv2.BFMatcher(norm).knnMatch(d1, d2, k=2)
+            good = [m[0] for m in knn if len(m) == 2 and m[0].distance < 0.8 * m[1].distance]
+            if len(good) < 8:
+                ratios.append(0.0)
+                continue
+            p1 = np.array([k1[m.queryIdx].pt for m in good], np.float32)
+            p2 = np.array([k2[m.trainIdx].pt for m in good], np.float32)
+            ratios.append(G.verified_ratio(p1, p2, 2.0))
+        out[k] = float(np.mean(ratios))
+    return out
+
+
+@pytest.mark.parametrize(("detector", "n"), [("orb", 40), pytest.param("sift", 16, marks=pytest.mark.slow)])
+def test_sustained_stability_detects_only_matched_frames_with_the_same_values(
+    detector: str, n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gray = _textured_clip(n=n, h=120, w=160)
+    detected: list[int] = []
+    make = G._detector
+
+    class Counting:
+        def __init__(self, inner: cv2.Feature2D) -> None:
+            self.inner = inner
+
+        def detectAndCompute(self, img: np.ndarray, mask: None) -> tuple[object, object]:  # noqa: N802
+            detected.append(next(t for t in range(len(gray)) if np.shares_memory(img, gray[t])))
+            return self.inner.detectAndCompute(img, mask)
+
+    monkeypatch.setattr(G, "_detector", lambda d, n: Counting(make(d, n)))
+    res = G.sustained_stability(gray, detector=detector, pairs_per_interval=4)  # type: ignore[arg-type]
+    used = {u for k in G.default_intervals(n) for t in G._starts(n, k, 4) for u in (t, t + k)}
+    assert sorted(detected) == sorted(used) and len(used) < n  # each matched frame once, no other
+    assert res.per_interval == _stability_ref(gray, detector, G.default_intervals(n), 4)
+    assert res.value == float(np.mean(list(res.per_interval.values())))
