@@ -13,6 +13,7 @@ import pytest
 
 from robojudge.metrics.functional import _flow as FL
 from robojudge.metrics.functional import _geometry as G
+from robojudge.metrics.robophys.motion import luma, to_gray
 
 
 def _textured_clip(n: int = 6, h: int = 96, w: int = 128, seed: int = 0) -> np.ndarray:
@@ -138,3 +139,29 @@ def test_sustained_stability_detects_only_matched_frames_with_the_same_values(
     assert sorted(detected) == sorted(used) and len(used) < n  # each matched frame once, no other
     assert res.per_interval == _stability_ref(gray, detector, G.default_intervals(n), 4)
     assert res.value == float(np.mean(list(res.per_interval.values())))
+
+
+def test_contrast_normalized_in_place_is_bit_identical() -> None:
+    rng = np.random.default_rng(4)
+    noise = rng.integers(0, 256, (3, 33, 47), dtype=np.uint8)
+    clips = (_textured_clip(), noise, np.zeros((2, 8, 8), np.uint8))
+    for gray in clips:
+        want = np.empty(gray.shape, np.uint8)
+        for t in range(len(gray)):
+            f = gray[t].astype(np.float32)
+            scaled = 128.0 + 40.0 * (f - f.mean()) / max(f.std(), np.float32(1e-3))
+            want[t] = np.clip(scaled, 0, 255).astype(np.uint8)
+        assert np.array_equal(G.contrast_normalized(gray), want)
+
+
+def test_strided_gray_of_shared_frames_is_a_view_of_the_full_gray_clip() -> None:
+    rng = np.random.default_rng(5)
+    rgb = rng.integers(0, 256, (7, 24, 32, 3), dtype=np.uint8)
+    want = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in rgb])
+    assert np.array_equal(luma(rgb), want)
+    rgb.flags.writeable = False  # as the frame cache hands them out
+    strided = to_gray(rgb, 3)
+    assert np.array_equal(strided, want[::3]) and not strided.flags.writeable
+    assert np.shares_memory(strided, to_gray(rgb)) and to_gray(rgb, 3) is strided  # one array per item
+    fresh = to_gray(rgb.copy(), 3)  # frames that can change: their own writeable copy
+    assert np.array_equal(fresh, want[::3]) and fresh.flags.writeable

@@ -86,13 +86,21 @@ def contrast_normalized(gray: np.ndarray) -> np.ndarray:
     [[[88, 168], [88, 168]]]
     """
     # Frame by frame: the same float32 reductions as over axes (1, 2) of the whole clip (each frame's
-    # pixels are contiguous either way), without a float32 copy of the clip and its temporaries.
+    # pixels are contiguous either way), without a float32 copy of the clip. The steps of
+    # clip(128 + 40 (f - mean) / std, 0, 255) run in place in one frame buffer, in the same order and
+    # precision, so the result is the same bit for bit.
     out = np.empty(gray.shape, np.uint8)
+    f = np.empty(gray.shape[1:], np.float32)
     for t in range(len(gray)):
-        f = gray[t].astype(np.float32)
+        np.copyto(f, gray[t])
         mean = f.mean(keepdims=True)
-        std = f.std(keepdims=True)
-        out[t] = np.clip(128.0 + 40.0 * (f - mean) / np.maximum(std, 1e-3), 0, 255).astype(np.uint8)
+        std = np.maximum(f.std(keepdims=True), 1e-3)
+        f -= mean
+        np.multiply(40.0, f, out=f)
+        f /= std
+        np.add(128.0, f, out=f)
+        np.clip(f, 0, 255, out=f)
+        np.copyto(out[t], f, casting="unsafe")
     return out
 
 

@@ -28,7 +28,10 @@ VBENCH = "VBench (Huang et al., CVPR 2024)"
 
 def luma(frames: np.ndarray) -> np.ndarray:
     """BT.601 luma of RGB frames, ``(T, H, W)`` uint8 (same as ``sample_frames(..., gray=True)``)."""
-    return np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames])
+    out = np.empty(frames.shape[:3], np.uint8)
+    for t in range(len(frames)):
+        cv2.cvtColor(frames[t], cv2.COLOR_RGB2GRAY, dst=out[t])  # written in place: no list to stack
+    return out
 
 
 def to_gray(frames: np.ndarray, stride: int = 1) -> np.ndarray:
@@ -37,7 +40,12 @@ def to_gray(frames: np.ndarray, stride: int = 1) -> np.ndarray:
     The native-size metrics of an item all read the same cached RGB frames; the gray version is
     computed once for them (:func:`robojudge.metrics._derived.derived`) and then read-only, so the
     content checks on it are shared as well. Frames that can change give a fresh, writeable array.
+    Shared frames read with a stride get a view of the full gray clip (the other native metrics
+    convert every frame anyway), kept with it so every reader gets the same array.
     """
+    if stride > 1 and frozen(frames):
+        return derived(frames, ("gray", stride), lambda: to_gray(frames)[::stride])
+
     def compute() -> np.ndarray:
         out = luma(frames[::stride])
         out.flags.writeable = not frozen(frames)
