@@ -92,8 +92,10 @@ def test_a_jump_shows_as_jerk_in_the_segment_where_it_lands_even_at_its_first_fr
     jumped = pts.copy()
     jumped[16:, 2] += [8.0, 0.0]  # the tip jumps between frames 15 and 16 and stays there
     before, after = values(pts), values(jumped)
-    assert after[1].jerk > 10 * max(before[1].jerk, 1e-6)
-    assert after[0].jerk == pytest.approx(before[0].jerk) and after[2].jerk == pytest.approx(before[2].jerk)
+    # Windows are given to the segment holding their centre: the jump shows on both sides of the
+    # boundary (tests/kiva/test_kiva_segment_rules.py works the values out by hand).
+    assert after[1].jerk > 10 * max(before[1].jerk, 1e-6) and after[0].jerk > 10 * max(before[0].jerk, 1e-6)
+    assert after[2].jerk == pytest.approx(before[2].jerk)
 
 
 def test_judging_flags_only_the_stretched_segment_against_thresholds_calibrated_on_clean_arms():

@@ -14,14 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import Episode, KivaDataError, collect_episodes, episodes_from_manifest
-from robojudge.kiva._links import measured_links, resolve_robot
+from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._score import (
+    JERK_WINDOWS,
     SEGMENT,
     KivaResult,
     SegmentValues,
     SegmentVerdict,
     Thresholds,
     Tracks,
+    finger_crossing,
     invalid_percentage,
     judge_segments,
     judge_tracks,
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
     from robojudge.kiva._train import Progress
 
 __all__ = [
+    "FINGER_PAIRS",
+    "JERK_WINDOWS",
     "SEGMENT",
     "Episode",
     "KivaResult",
@@ -47,6 +51,8 @@ __all__ = [
     "calibrate_reader",
     "collect_episodes",
     "episodes_from_manifest",
+    "finger_crossing",
+    "finger_indices",
     "invalid_percentage",
     "judge_segments",
     "judge_tracks",

@@ -18,6 +18,17 @@ import numpy as np
 RIGID_TOL = 0.005
 MIN_LENGTH = 0.02
 
+#: Finger pairs of the built-in robots, by name: ``(finger a, finger b, hand)`` keypoints, where the hand's
+#: axis runs from the hand keypoint to the two fingers' midpoint (KIVA's finger check, robojudge's
+#: addition). Two fingers on opposite slides swap sides when one passes through the other. ADROIT has
+#: none: its planted finger failure curls fingers past their flexion limit, which no pair crossing shows.
+FINGER_PAIRS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "fetch": (("robot0:l_gripper_finger_link", "robot0:r_gripper_finger_link", "robot0:wrist_roll_link"),),
+    "aloha": tuple((f"{arm}/left_finger_link", f"{arm}/right_finger_link", f"{arm}/wrist_link")
+                   for arm in ("vx300s_left", "vx300s_right")),
+    "franka": (("panda0_leftfinger", "panda0_rightfinger", "panda0_link7"),),
+}
+
 
 @dataclass(frozen=True)
 class RobotKeypoints:
@@ -27,6 +38,7 @@ class RobotKeypoints:
     keypoints: tuple[str, ...]
     links: tuple[tuple[str, str], ...] | None
     source: str
+    fingers: tuple[tuple[str, str, str], ...] = ()
 
 
 def resolve_robot(robot: str) -> RobotKeypoints:
@@ -49,7 +61,15 @@ def resolve_robot(robot: str) -> RobotKeypoints:
         known = ", ".join(sorted(BUILTIN_ROBOTS))
         raise ValueError(f"robot {robot!r}: not a built-in robot ({known}) nor an existing robot spec file")
     links = tuple((a, b) for a, b in spec.links) or None
-    return RobotKeypoints(spec.name, tuple(spec.keypoints), links, source)
+    fingers = FINGER_PAIRS.get(robot, ()) if robot in BUILTIN_ROBOTS else ()
+    return RobotKeypoints(spec.name, tuple(spec.keypoints), links, source, fingers)
+
+
+def finger_indices(fingers: Sequence[Sequence[str]], keypoints: Sequence[str]) -> list[tuple[int, int, int]]:
+    """Finger pairs as keypoint indices ``(a, b, hand)``; a triple with a name not among ``keypoints``
+    (a reader trained on other keypoints) is left out."""
+    pos = {k: i for i, k in enumerate(keypoints)}
+    return [(pos[a], pos[b], pos[h]) for a, b, h in fingers if a in pos and b in pos and h in pos]
 
 
 def measured_links(

@@ -13,10 +13,15 @@ absorbs: a threshold is a high percentile of the values real (reference) motion 
 * **jerk** of a segment: the third finite difference of every keypoint's track over four consecutive
   frames where it is visible, times ``fps**3``, divided by the image diagonal (diagonals per second
   cubed); the value of a window is the mean over its keypoints, and the segment's value is the
-  largest over the windows that end in it (a window may start in the previous segment, so a jump
-  across a segment boundary is not lost).
+  largest over the windows whose centre lies in it (:func:`jerk_window_span`: at least 3 of the 4
+  frames). A jump between the last frame of one segment and the first of the next shows in both;
+  a failure that ends a frame or more before a boundary no longer flags the clean segment after it.
+* **finger crossing** of a segment (robojudge's addition; the paper's KIVA is rigidity and jerk; only
+  for robots with finger pairs): two fingers that close towards each other keep their sides of the
+  hand's axis; :func:`finger_crossing` is how far a pair is on the wrong side, as a share of the
+  diagonal, and the segment's value is the largest over its frames and pairs.
 
-A segment is invalid when either value is above its calibrated threshold; a video's KIVA is the
+A segment is invalid when any value is above its calibrated threshold; a video's KIVA is the
 percentage of its measured segments that are invalid.
 """
 
@@ -37,6 +42,13 @@ MIN_FRAMES = 4
 """Frames a link needs in a segment to have a rigidity value."""
 MIN_LINK = 0.03
 """Default shortest link measured, as a share of the image diagonal."""
+MIN_FINGER = 0.002
+"""Lowest finger threshold, as a share of the image diagonal: references whose fingers never cross give a
+percentile of exactly 0, and any sub-pixel wobble would then flag a segment."""
+
+FingerPair = tuple[int, int, int]
+"""Keypoint indices ``(finger a, finger b, hand)``: the hand's axis runs from the hand keypoint to the
+midpoint of the two fingers."""
 
 
 def segments(n_frames: int, length: int = SEGMENT, min_length: int = MIN_SEGMENT) -> list[tuple[int, int]]:
@@ -92,6 +104,63 @@ def window_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal: f
     return out
 
 
+JERK_WINDOWS = ("centre", "end")
+"""Rules that give each 4-frame jerk window to a segment (see :func:`jerk_window_span`)."""
+
+
+def jerk_window_span(start: int, stop: int, rule: str = "centre") -> tuple[int, int]:
+    """End frames ``[lo, hi)`` of the jerk windows that count for segment ``[start, stop)``.
+
+    A window is named by its last frame ``t`` and covers frames ``t-3 .. t``. ``centre`` (the default):
+    the window's centre ``t - 1.5`` lies in the segment, so at least 3 of its 4 frames do, and a window
+    split 2 and 2 goes to the earlier segment, which holds the first frame of the step at its middle.
+    ``end`` (the rule of the ``kiva`` metric up to version 2): the windows ending in the segment, up to 3
+    of whose frames lie in the previous one; a failure that ends just before a boundary then flags the clean
+    segment after it.
+    """
+    if rule == "centre":
+        return start + 2, stop + 2
+    if rule == "end":
+        return start, stop
+    raise ValueError(f"unknown jerk window rule {rule!r}; expected one of {', '.join(JERK_WINDOWS)}")
+
+
+def finger_sides(tracks: np.ndarray, visible: np.ndarray, fingers: Sequence[FingerPair]) -> np.ndarray:
+    """``(T, P)`` signed pixel offset of finger b from finger a across the hand's axis (2D cross product
+    with the axis' unit vector); NaN where one of the three keypoints is unseen or the axis has no length.
+    """
+    out = np.full((len(tracks), len(fingers)), np.nan)
+    for j, (a, b, h) in enumerate(fingers):
+        axis = (tracks[:, a] + tracks[:, b]) / 2 - tracks[:, h]
+        norm = np.linalg.norm(axis, axis=-1)
+        d = tracks[:, b] - tracks[:, a]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            side = (axis[:, 0] * d[:, 1] - axis[:, 1] * d[:, 0]) / norm
+        ok = visible[:, a] & visible[:, b] & visible[:, h] & (norm > 1e-9)
+        out[ok, j] = side[ok]
+    return out
+
+
+def finger_crossing(tracks: np.ndarray, visible: np.ndarray, fingers: Sequence[FingerPair],
+                    diagonal: float) -> np.ndarray:
+    """``(T, P)`` how far each finger pair is on the wrong side of each other, as a share of the diagonal.
+
+    A pair's usual side is the sign of the median of :func:`finger_sides` over the whole track (fingers
+    spend most of a video where they belong); a frame where the signed offset has the other sign is a
+    pass of one finger through the other, by that offset. 0 on the usual side, NaN where unseen.
+    """
+    sides = finger_sides(tracks, visible, fingers)
+    out = np.full(sides.shape, np.nan)
+    for j in range(sides.shape[1]):
+        col = sides[:, j]
+        ok = ~np.isnan(col)
+        if not ok.any():
+            continue
+        usual = 1.0 if float(np.median(col[ok])) >= 0 else -1.0
+        out[ok, j] = np.maximum(0.0, -usual * col[ok]) / diagonal
+    return out
+
+
 def _nanmax(values: np.ndarray) -> float:
     ok = values[~np.isnan(values)]
     return float(ok.max()) if len(ok) else math.nan
@@ -122,6 +191,7 @@ class SegmentValues:
     rigidity: float
     jerk: float
     visible: float  # share of (frame, keypoint) pairs the reader sees in the segment
+    finger: float = math.nan  # deepest finger crossing (share of the diagonal); NaN: no finger pair seen
 
 
 def segment_values(
@@ -134,14 +204,17 @@ def segment_values(
     length: int = SEGMENT,
     min_length: int = MIN_SEGMENT,
     min_link: float = MIN_LINK,
+    window: str = "centre",
+    fingers: Sequence[FingerPair] = (),
 ) -> list[SegmentValues]:
-    """Rigidity and jerk of every segment of a track (see the module doc)."""
+    """Rigidity, jerk and (with ``fingers``) finger crossing of every segment of a track (module doc)."""
     tracks = np.asarray(tracks, dtype=np.float64)
     visible = np.asarray(visible, dtype=bool)
     if tracks.ndim != 3 or tracks.shape[-1] != 2 or visible.shape != tracks.shape[:2]:
         raise ValueError(f"tracks must be (T, K, 2) with a (T, K) mask: {tracks.shape} and {visible.shape}")
     lengths = link_lengths(tracks, visible, links)
     jerk = window_jerk(tracks, visible, fps, diagonal)
+    crossing = finger_crossing(tracks, visible, fingers, diagonal)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
         out.append(
@@ -149,8 +222,9 @@ def segment_values(
                 start=start,
                 stop=stop,
                 rigidity=rigidity(lengths[start:stop], diagonal, min_link),
-                jerk=_nanmax(jerk[start:stop]),
+                jerk=_nanmax(jerk[slice(*jerk_window_span(start, stop, window))]),
                 visible=float(visible[start:stop].mean()) if visible.size else 0.0,
+                finger=_nanmax(crossing[start:stop].ravel()),
             )
         )
     return out
@@ -163,6 +237,7 @@ class Thresholds:
 
     rigidity: float
     jerk: float
+    finger: float = math.nan
 
 
 @dataclass
@@ -175,6 +250,8 @@ class SegmentVerdict:
     score: float
     rigid_judged: bool = True
     jerk_judged: bool = True
+    finger_bad: bool = False
+    finger_judged: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -183,7 +260,7 @@ class SegmentVerdict:
 
     @property
     def invalid(self) -> bool:
-        return self.rigid_bad or self.jerk_bad
+        return self.rigid_bad or self.jerk_bad or self.finger_bad
 
     def to_dict(self) -> dict[str, Any]:
         v = self.values
@@ -191,7 +268,7 @@ class SegmentVerdict:
         def num(x: float) -> float | None:
             return None if math.isnan(x) else round(x, 6)
 
-        return {
+        out: dict[str, Any] = {
             "start": v.start,
             "stop": v.stop,
             "rigidity": num(v.rigidity),
@@ -202,6 +279,17 @@ class SegmentVerdict:
             "jerk_invalid": self.jerk_bad if self.jerk_judged else None,
             "visible": round(v.visible, 4),
         }
+        if self.finger_judged or not math.isnan(v.finger):
+            out["finger"] = num(v.finger)
+            out["finger_invalid"] = self.finger_bad if self.finger_judged else None
+        return out
+
+
+def _ratio(value: float, cut: float) -> float:
+    # References that never move give a cut of 0: any value above it is infinitely far over.
+    if cut > 0:
+        return value / cut
+    return math.inf if value > cut else 0.0
 
 
 def judge_segments(values: Sequence[SegmentValues], thresholds: Thresholds) -> list[SegmentVerdict]:
@@ -211,8 +299,10 @@ def judge_segments(values: Sequence[SegmentValues], thresholds: Thresholds) -> l
     for v in values:
         rig_ok = not math.isnan(v.rigidity) and not math.isnan(thresholds.rigidity)
         jerk_ok = not math.isnan(v.jerk) and not math.isnan(thresholds.jerk)
-        ratios = [x / t for x, t, ok in ((v.rigidity, thresholds.rigidity, rig_ok),
-                                         (v.jerk, thresholds.jerk, jerk_ok)) if ok]
+        finger_ok = not math.isnan(v.finger) and not math.isnan(thresholds.finger)
+        ratios = [_ratio(x, t) for x, t, ok in ((v.rigidity, thresholds.rigidity, rig_ok),
+                                                (v.jerk, thresholds.jerk, jerk_ok),
+                                                (v.finger, thresholds.finger, finger_ok)) if ok]
         out.append(
             SegmentVerdict(
                 values=v,
@@ -221,6 +311,8 @@ def judge_segments(values: Sequence[SegmentValues], thresholds: Thresholds) -> l
                 score=max(ratios) if ratios else math.nan,
                 rigid_judged=rig_ok,
                 jerk_judged=jerk_ok,
+                finger_bad=bool(finger_ok and v.finger > thresholds.finger),
+                finger_judged=finger_ok,
             )
         )
     return out
@@ -238,16 +330,20 @@ def invalid_percentage(verdicts: Sequence[SegmentVerdict], part: str = "kiva") -
     elif part == "jerk":
         measured = [v for v in verdicts if v.jerk_judged]
         bad = sum(v.jerk_bad for v in measured)
+    elif part == "finger":
+        measured = [v for v in verdicts if v.finger_judged]
+        bad = sum(v.finger_bad for v in measured)
     else:
-        raise ValueError(f"unknown KIVA part {part!r}; expected kiva, rigidity or jerk")
+        raise ValueError(f"unknown KIVA part {part!r}; expected kiva, rigidity, jerk or finger")
     if not measured:
         return math.nan, 0
     return 100.0 * bad / len(measured), len(measured)
 
 
-def percentile_thresholds(values: Sequence[SegmentValues], percentile: float) -> Thresholds:
-    """Thresholds at ``percentile`` of the reference segments' rigidity and jerk (NaNs left out); NaN for
-    a part no reference segment measures.
+def percentile_thresholds(values: Sequence[SegmentValues], percentile: float,
+                          min_finger: float = MIN_FINGER) -> Thresholds:
+    """Thresholds at ``percentile`` of the reference segments' rigidity, jerk and finger crossing (NaNs
+    left out; the finger cut is at least ``min_finger``); NaN for a part no reference segment measures.
 
     Raises:
         ValueError: No reference segment measures either part.
@@ -267,7 +363,9 @@ def percentile_thresholds(values: Sequence[SegmentValues], percentile: float) ->
     def cut(x: np.ndarray) -> float:
         return float(np.percentile(x, percentile)) if len(x) else math.nan
 
-    return Thresholds(cut(rig), cut(jerk))
+    finger = np.array([v.finger for v in values], dtype=np.float64)
+    finger = finger[~np.isnan(finger)]
+    return Thresholds(cut(rig), cut(jerk), max(cut(finger), min_finger) if len(finger) else math.nan)
 
 
 def _or_none(x: float) -> float | None:
@@ -295,6 +393,7 @@ class KivaResult:
             "thresholds": {
                 "rigidity": _or_none(self.thresholds.rigidity),
                 "jerk": _or_none(self.thresholds.jerk),
+                **({} if math.isnan(self.thresholds.finger) else {"finger": self.thresholds.finger}),
             },
             "keypoints_visible": round(self.visible, 4),
         }
@@ -308,6 +407,8 @@ def judge_tracks(
     length: int = SEGMENT,
     min_length: int = MIN_SEGMENT,
     min_link: float = MIN_LINK,
+    window: str = "centre",
+    fingers: Sequence[FingerPair] = (),
 ) -> KivaResult:
     """Segments of a read video, measured and judged; a result with a ``reason`` when it has no
     full segment, the reader sees no keypoint, or no segment gives a rigidity or jerk value."""
@@ -321,7 +422,8 @@ def judge_tracks(
         reason = "the reader sees none of the robot's keypoints in any frame"
         return KivaResult([], thresholds, n, seen, reason)
     values = segment_values(tracks.positions, tracks.visible, links, tracks.fps, tracks.diagonal,
-                            length=length, min_length=min_length, min_link=min_link)
+                            length=length, min_length=min_length, min_link=min_link, window=window,
+                            fingers=fingers)
     verdicts = judge_segments(values, thresholds)
     if not any(v.measured for v in verdicts):
         reason = "no segment has a rigid link long enough to measure nor a keypoint seen on 4 frames in a row"

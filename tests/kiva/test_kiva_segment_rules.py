@@ -1,0 +1,158 @@
+"""KIVA's jerk-window attribution and finger check on hand-worked tracks (numpy only, no reader)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from robojudge.kiva import (
+    Thresholds,
+    Tracks,
+    judge_segments,
+    judge_tracks,
+    percentile_thresholds,
+    segment_values,
+)
+from robojudge.kiva._links import FINGER_PAIRS, finger_indices
+from robojudge.kiva._score import MIN_FINGER, finger_crossing, finger_sides, jerk_window_span
+
+FPS = 10.0
+DIAG = 100.0
+SCALE = FPS**3 / DIAG  # jerk of a 1-px third difference
+
+
+def still(n: int = 48) -> np.ndarray:
+    return np.full((n, 1, 2), 5.0)
+
+
+def jerks(pts: np.ndarray, **kw) -> list[float]:
+    seen = np.ones(pts.shape[:2], bool)
+    return [v.jerk for v in segment_values(pts, seen, [], FPS, DIAG, **kw)]
+
+
+def flags(pts: np.ndarray, cuts: Thresholds) -> list[bool]:
+    seen = np.ones(pts.shape[:2], bool)
+    return [v.invalid for v in judge_segments(segment_values(pts, seen, [], FPS, DIAG), cuts)]
+
+
+def test_a_failure_ending_before_a_boundary_does_not_flag_the_clean_segment_after_it():
+    # A keypoint at rest is displaced by 1 px on frames 8-14, the failure's span inside segment 0; it
+    # snaps back between frames 14 and 15. Windows containing that step end at 15, 16 and 17, with
+    # third differences -1, +2, -1 px (hand-worked). Their centres (13.5, 14.5, 15.5) lie in segment 0.
+    pts = still()
+    pts[8:15, 0, 0] += 1.0
+    assert jerks(pts) == pytest.approx([2 * SCALE, 0.0, 0.0])
+    # The first rule (windows ending in the segment) gave the +2 and -1 windows to segment 1.
+    assert jerks(pts, window="end") == pytest.approx([2 * SCALE, 2 * SCALE, 0.0])
+    assert flags(pts, Thresholds(math.nan, 0.5 * SCALE)) == [True, False, False]
+
+
+def test_a_jump_across_a_boundary_is_counted_in_both_segments():
+    # The keypoint jumps 1 px between frames 15 and 16 and stays: the +2 window (frames 14-17, centre
+    # 15.5) goes to segment 0, the window ending 18 (frames 15-18: 0, 1, 1, 1 -> +1) to segment 1.
+    pts = still()
+    pts[16:, 0, 0] += 1.0
+    assert jerks(pts) == pytest.approx([2 * SCALE, 1 * SCALE, 0.0])
+    assert flags(pts, Thresholds(math.nan, 0.5 * SCALE)) == [True, True, False]
+
+
+def test_window_spans_by_rule():
+    assert jerk_window_span(16, 32) == (18, 34)
+    assert jerk_window_span(16, 32, "end") == (16, 32)
+    with pytest.raises(ValueError, match="unknown jerk window rule 'mid'"):
+        jerk_window_span(0, 16, "mid")
+
+
+def hand(width: np.ndarray, noise: float = 0.0, seed: int = 0) -> np.ndarray:
+    """A gripper seen from the side: hand keypoint at (50, 20), two fingers at (50 -/+ width, 60)."""
+    n = len(width)
+    a = np.stack([50.0 - width, np.full(n, 60.0)], axis=-1)
+    b = np.stack([50.0 + width, np.full(n, 60.0)], axis=-1)
+    h = np.tile([50.0, 20.0], (n, 1))
+    pts = np.stack([h, a, b], axis=1)
+    return pts + np.random.default_rng(seed).normal(0, noise, pts.shape)
+
+
+FINGERS = [(1, 2, 0)]
+
+
+def finger_values(pts: np.ndarray, fingers=FINGERS):
+    return segment_values(pts, np.ones(pts.shape[:2], bool), [], FPS, DIAG, fingers=fingers)
+
+
+def test_finger_side_flips_when_one_finger_passes_through_the_other():
+    width = np.linspace(5.0, 2.0, 48)  # closing, never crossing
+    crossed = width.copy()
+    crossed[20:28] = -3.0  # fingers swapped: a at x=53, b at x=47
+    pts = hand(crossed)
+    # Axis (0, 40) from the hand to the fingers' midpoint; b - a = (2w, 0); cross = 0 * 0 - 1 * 2w = -2w.
+    assert finger_sides(pts, np.ones((48, 3), bool), FINGERS)[:, 0] == pytest.approx(-2 * crossed)
+    # The usual side is negative (median); frames 20-27 are 6 px on the wrong side: 0.06 of the diagonal.
+    depth = finger_crossing(pts, np.ones((48, 3), bool), FINGERS, DIAG)[:, 0]
+    assert depth[20:28] == pytest.approx(0.06) and not depth[:20].any() and not depth[28:].any()
+    assert [v.finger for v in finger_values(pts)] == pytest.approx([0.0, 0.06, 0.0])
+    assert [v.finger for v in finger_values(hand(width))] == pytest.approx([0.0, 0.0, 0.0])
+
+
+def test_finger_check_flags_a_crossing_segment_and_passes_a_clean_one_with_calibrated_threshold():
+    # References: nearly closed fingers (0.2 px each side of the axis) read with 0.3 px of noise, so some
+    # frames land on the wrong side by a little; the threshold is their 95th percentile.
+    refs = [v for seed in range(6) for v in finger_values(hand(np.full(48, 0.2 + 0.1 * seed), 0.3, seed))]
+    got = [v.finger for v in refs]
+    cuts = percentile_thresholds(refs, 95)
+    assert cuts.finger == pytest.approx(max(float(np.percentile(got, 95)), MIN_FINGER))
+    assert cuts.finger > MIN_FINGER  # the noise, not the floor, sets it here
+    assert percentile_thresholds(refs, 95) == cuts  # the same references give the same cut
+    width = np.linspace(5.0, 1.0, 48)
+    crossed = width.copy()
+    crossed[18:26] = -2.5
+    clean = judge_segments(finger_values(hand(width, 0.3, 9)), cuts)
+    bad = judge_segments(finger_values(hand(crossed, 0.3, 9)), cuts)
+    assert [v.invalid for v in clean] == [False, False, False]
+    assert all(v.finger_judged for v in clean)
+    assert [v.finger_bad for v in bad] == [False, True, False]
+    assert bad[1].score == pytest.approx(bad[1].values.finger / cuts.finger) and bad[1].score > 1
+    d = bad[1].to_dict()
+    assert d["finger_invalid"] is True and d["finger"] == pytest.approx(bad[1].values.finger, abs=1e-6)
+
+
+def test_references_that_never_cross_get_the_floor_and_no_pairs_means_no_finger_part():
+    refs = finger_values(hand(np.full(48, 4.0)))
+    assert percentile_thresholds(refs, 95).finger == MIN_FINGER
+    plain = segment_values(hand(np.full(48, 4.0)), np.ones((48, 3), bool), [], FPS, DIAG)
+    assert all(math.isnan(v.finger) for v in plain)
+    cuts = percentile_thresholds(plain, 95)
+    assert math.isnan(cuts.finger)
+    verdicts = judge_segments(plain, cuts)
+    assert not any(v.finger_judged for v in verdicts) and "finger" not in verdicts[0].to_dict()
+    # An unseen finger gives no value on the frames it is hidden.
+    seen = np.ones((48, 3), bool)
+    seen[:, 2] = False
+    assert all(math.isnan(v.finger) for v in segment_values(hand(np.full(48, 4.0)), seen, [], FPS, DIAG,
+                                                             fingers=FINGERS))
+
+
+def test_judge_tracks_passes_finger_pairs_and_reports_the_threshold():
+    crossed = np.linspace(5.0, 1.0, 48)
+    crossed[34:40] = -2.0
+    tracks = Tracks(hand(crossed), np.ones((48, 3), bool), np.ones((48, 3)), FPS, 60, 80)  # diagonal 100
+    result = judge_tracks(tracks, [], Thresholds(math.nan, 1e9, 0.01), fingers=FINGERS)
+    assert [v.invalid for v in result.verdicts] == [False, False, True]
+    assert result.details()["thresholds"]["finger"] == 0.01
+    assert result.value("finger") == pytest.approx((100 / 3, 3))
+
+
+def test_built_in_finger_pairs_name_keypoints_of_their_robots():
+    from robojudge.robots import SIM_KEYPOINTS
+
+    for robot, pairs in FINGER_PAIRS.items():
+        names = SIM_KEYPOINTS[robot]
+        assert len(finger_indices(pairs, names)) == len(pairs), robot
+    assert "adroit" not in FINGER_PAIRS
+    names = list(SIM_KEYPOINTS["fetch"])
+    got = finger_indices(FINGER_PAIRS["fetch"], names)
+    assert got == [(names.index("robot0:l_gripper_finger_link"), names.index("robot0:r_gripper_finger_link"),
+                    names.index("robot0:wrist_roll_link"))]
+    assert finger_indices(FINGER_PAIRS["fetch"], names[:7]) == []  # a reader without the fingers
