@@ -23,6 +23,8 @@ from robojudge.suite.sim._kinematic import (  # noqa: E402
     ARM_JOINTS,
     FINGER_CLOSE,
     KINEMATIC_TYPES,
+    MIN_VIEW_FRAC,
+    MainView,
     rigid_links,
 )
 from robojudge.suite.sim._scenes import SCENES as ALL_SCENES  # noqa: E402
@@ -63,11 +65,23 @@ class Scene:
     def info(self) -> Any:
         return self.renderer.info
 
+    def view(self) -> MainView:
+        st = self.state
+        return MainView(st["kp2"][:, 0], st["kp_vis"][:, 0], SIZE, st["K"][0], st["R"][:, 0], st["t"][:, 0])
+
     def plant(
-        self, kind: str, severity: float, seed: int, render: bool = True
+        self,
+        kind: str,
+        severity: float,
+        seed: int,
+        render: bool = True,
+        view: bool = False,
+        window: tuple[int, int] | None = None,
     ) -> tuple[Failure, Editor, np.ndarray, dict[str, np.ndarray]]:
         ed = self.editor()
-        f = ed.apply(kind, severity, np.random.default_rng(seed))
+        if view:
+            ed.view = self.view()
+        f = ed.apply(kind, severity, np.random.default_rng(seed), window)
         if not render:
             return f, ed, np.zeros(0), {}
         frames, st = self.renderer.render(ed.plan, self.episode.layout.goal)
@@ -111,6 +125,8 @@ def test_failure_changes_frames_only_in_its_span(sc: Scene, kind: str) -> None:
     assert np.array_equal(ed.plan.qpos[outside], sc.episode.qpos[outside])
     assert (ed.plan.src[f.start : f.stop] == -1).all()
     assert f.detail
+    # It names the keypoints that show it, all of them the robot's.
+    assert f.detail["keypoints"] and set(f.detail["keypoints"]) <= set(sc.info.keypoint_bodies)
 
 
 def _dist(kp3: np.ndarray, names: tuple[str, ...], a: str, b: str) -> np.ndarray:
@@ -258,3 +274,68 @@ def test_body_edits_turn_and_shift_the_body_and_are_undone(sc: Scene) -> None:
     r._apply({})
     mujoco.mj_kinematics(m, d)
     np.testing.assert_array_equal(d.xpos, pos0)
+
+
+def _shown_frames(sc: Scene, f: Failure, st: dict[str, np.ndarray]) -> np.ndarray:
+    """Per frame of the failure's window: at least two of its keypoints visible in the (edited) render."""
+    assert f.detail is not None
+    ix = [sc.info.keypoint_bodies.index(k) for k in f.detail["keypoints"]]
+    return np.asarray(st["kp_vis"][f.start : f.stop, 0][:, ix].sum(axis=1) >= min(2, len(ix)))
+
+
+@pytest.mark.parametrize("kind", ["link_stretch", "bend", "joint_limit"])
+def test_failures_go_where_the_main_view_shows_them(sc: Scene, kind: str) -> None:
+    names = sc.info.keypoint_bodies
+    view = sc.view()
+    diag = SIZE * 2**0.5
+    for seed in range(2):
+        f, _, _, st = sc.plant(kind, 0.6, seed, view=True)
+        assert f.detail is not None
+        keys = f.detail["keypoints"]
+        # Two of its keypoints, one the planted part swings or stretches, are apart and in view in the
+        # unedited render on every frame of the window.
+        pairs = [
+            (i, j)
+            for i in (names.index(k) for k in keys)
+            for j in (names.index(k) for k in keys)
+            if i < j and view.shown(f.start, f.stop, i, j) >= MIN_VIEW_FRAC
+        ]
+        assert pairs, (kind, seed, f)
+        if kind == "link_stretch":
+            i, j = (names.index(k) for k in f.detail["link"])
+            uv = sc.state["kp2"][f.start : f.stop, 0]
+            assert sc.state["kp_vis"][f.start : f.stop, 0][:, [i, j]].all()
+            assert (np.linalg.norm(uv[:, i] - uv[:, j], axis=-1) >= MIN_VIEW_FRAC * diag).all()
+        # And the edited render shows it on most of its frames.
+        assert _shown_frames(sc, f, st).mean() >= 0.5, (kind, seed, f)
+
+
+def test_joint_limit_drives_a_joint_past_its_range(sc: Scene) -> None:
+    m = sc.env.model
+    for severity in (0.2, 0.9):
+        f, ed, frames, st = sc.plant("joint_limit", severity, 3, view=True)
+        assert f.detail is not None
+        j = m.joint(f.detail["joint"])
+        lo, hi = m.jnt_range[j.id]
+        assert f.detail["range"] == pytest.approx([lo, hi], abs=1e-4) and m.jnt_limited[j.id]
+        past = 0.25 + 0.65 * severity
+        assert f.detail["past"] == pytest.approx(past, abs=1e-4)
+        q = ed.plan.qpos[:, int(j.qposadr[0])]
+        inner = q[f.start + 1 : f.stop - 1]
+        want = hi + past if f.detail["end"] == "upper" else lo - past
+        np.testing.assert_allclose(inner, want, atol=1e-9)
+        # The joint's range holds everywhere else (the faithful episode stays inside it).
+        outside = np.r_[0 : f.start, f.stop : len(q)]
+        assert ((q[outside] >= lo - 1e-6) & (q[outside] <= hi + 1e-6)).all()
+        # The state file records the joint past its limit (rendered from the edited state).
+        names = list(st["joint_names"]) if "joint_names" in st else None
+        assert names is None or f.detail["joint"] in names
+        mid = (f.start + f.stop) // 2
+        assert np.linalg.norm(st["kp3"][mid] - sc.state["kp3"][mid], axis=-1).max() > 0.01
+
+
+@pytest.mark.parametrize("kind", KINEMATIC_TYPES)
+def test_a_window_keeps_the_failure_inside_it(sc: Scene, kind: str) -> None:
+    for window in ((0, 12), (30, 40), (40, 48)):
+        f, *_ = sc.plant(kind, 1.0, 2, render=False, view=True, window=window)
+        assert max(1, window[0]) <= f.start < f.stop <= min(window[1], 47), (kind, window, f)

@@ -25,10 +25,19 @@ from robojudge.suite.sim._segments import segment_verdicts  # noqa: E402
 from robojudge.video import sample_frames  # noqa: E402
 
 
-def _build(out: Path) -> Path:
+def _build(out: Path, **kw: object) -> Path:
     return make_sim_suite(
-        out, seed=7, episodes=2, views=1, size=32, profiles=("kin_severe", "oracle"), workers=1
+        out, seed=7, episodes=2, views=1, size=32, profiles=("kin_severe", "oracle"), workers=1, **kw
     )
+
+
+def _verdicts_from_state(root: Path, row: dict[str, object]) -> list[dict[str, object]]:
+    meta = row["meta"]
+    assert isinstance(meta, dict)
+    with np.load(root / str(row["state"])) as z:
+        return segment_verdicts(meta["failures"], len(z["joint_pos"]),
+                                keypoints_visible=z["keypoints_visible"][:, 0],
+                                keypoint_names=[str(k) for k in z["keypoint_names"]])
 
 
 def _hashes(manifest: Path) -> dict[str, str]:
@@ -50,16 +59,17 @@ def test_kinematic_suite_is_deterministic_and_segment_labelled(tmp_path: Path) -
     verdicts = []
     for row in rows:
         meta = row["meta"]
-        with np.load(Path(a).parent / row["state"]) as z:
-            n = len(z["joint_pos"])
-        assert meta["segments"] == segment_verdicts(meta["failures"], n)
+        # The verdicts count what the main view of the rendered rollout shows (its state's visibility).
+        assert meta["segments"] == _verdicts_from_state(a.parent, row)
+        assert "rollout_depth" not in meta and "chunks" not in meta
         assert [(s["start"], s["stop"]) for s in meta["segments"]] == [(0, 16), (16, 32), (32, 48)]
         if row["generator"] == "oracle":
             assert meta["failures"] == [] and {s["verdict"] for s in meta["segments"]} == {"Good"}
             continue
         assert 1 <= len(meta["failures"]) <= 2
         assert {f["type"] for f in meta["failures"]} <= set(KINEMATIC_TYPES)
-        assert all(f["severity"] >= 0.6 and f["detail"] for f in meta["failures"])
+        assert all(f["severity"] >= 0.6 and f["detail"]["keypoints"] for f in meta["failures"])
+        assert all("visible" in x for s in meta["segments"] for x in s["failures"])
         assert row["labels"]["pa"] < 5 and row["labels"]["ia"] == 5
         verdicts += [s["verdict"] for s in meta["segments"]]
     assert "Bad" in verdicts
@@ -68,3 +78,30 @@ def test_kinematic_suite_is_deterministic_and_segment_labelled(tmp_path: Path) -
 def test_unknown_profile_names_the_kinematic_ones(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="kin_mild"):
         make_sim_suite(tmp_path, episodes=1, profiles=("kin_nope",))
+
+
+@pytest.mark.slow
+def test_rollout_depth_is_written_and_failures_stay_in_their_chunks(tmp_path: Path) -> None:
+    manifest = make_sim_suite(tmp_path, seed=7, episodes=2, views=1, size=32, scenes=["pick_and_place"],
+                              profiles=("kin_severe", "oracle"), workers=1, rollout_depth=[4, 1])
+    assert validate_manifest(manifest) == []
+    rows = [json.loads(x) for x in manifest.read_text().splitlines()]
+    for row in rows:
+        meta = row["meta"]
+        depth = 4 if meta["episode"] == 0 else 1
+        assert meta["rollout_depth"] == depth
+        chunks = meta["chunks"]
+        assert len(chunks) == depth and chunks[0][0] == 0 and chunks[-1][1] == 48
+        assert meta["segments"] == _verdicts_from_state(manifest.parent, row)
+        if row["generator"] == "oracle":
+            assert meta["failures"] == []
+            continue
+        for f in meta["failures"]:
+            lo, hi = chunks[f["detail"]["chunk"]]
+            assert lo <= f["start"] < f["stop"] <= hi, (f, chunks)
+            assert f["type"] in KINEMATIC_TYPES and f["severity"] >= 0.6
+        # One failure per chunk at most.
+        got = [f["detail"]["chunk"] for f in meta["failures"]]
+        assert len(got) == len(set(got))
+        if depth == 4:  # the last chunk always draws one (rate 1 from the fourth chunk on)
+            assert 3 in got

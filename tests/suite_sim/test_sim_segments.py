@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from robojudge.suite.sim._labels import ALL_PROFILES, KINEMATIC_PROFILES, PROFILES
@@ -65,18 +66,71 @@ def test_mild_failures_are_medium_and_other_types_do_not_count() -> None:
 
 def test_segment_lists_the_failures_touching_it() -> None:
     segs = segment_verdicts([_f("jitter", 0.3, 12, 20), _f("bend", 0.7, 18, 30)], 48)
-    assert segs[0]["failures"] == [{"type": "jitter", "severity": 0.3, "frames": 4}]
+    seen = {"visible": True}
+    assert segs[0]["failures"] == [
+        {"type": "jitter", "severity": 0.3, "frames": 4, "visible_frames": 4, **seen}
+    ]
     assert segs[1]["failures"] == [
-        {"type": "jitter", "severity": 0.3, "frames": 4},
-        {"type": "bend", "severity": 0.7, "frames": 12},
+        {"type": "jitter", "severity": 0.3, "frames": 4, "visible_frames": 4, **seen},
+        {"type": "bend", "severity": 0.7, "frames": 12, "visible_frames": 12, **seen},
     ]
     assert [s["verdict"] for s in segs] == ["Medium", "Bad", "Good"]
+
+
+NAMES = ("base", "upper", "fore", "hand")
+
+
+def _seen(kind: str, severity: float, start: int, stop: int, keys: list[str]) -> dict[str, Any]:
+    return {**_f(kind, severity, start, stop), "detail": {"keypoints": keys}}
+
+
+def test_failure_the_main_view_never_shows_does_not_lower_the_verdict() -> None:
+    vis = np.ones((48, 4), bool)
+    vis[:, [1, 2]] = False  # "upper" and "fore" are out of view all along
+    hidden = _seen("link_stretch", 0.9, 10, 26, ["upper", "fore"])
+    segs = segment_verdicts([hidden], 48, keypoints_visible=vis, keypoint_names=NAMES)
+    assert [s["verdict"] for s in segs] == ["Good", "Good", "Good"]
+    # Still listed, flagged as not visible.
+    assert segs[0]["failures"] == [
+        {"type": "link_stretch", "severity": 0.9, "frames": 6, "visible_frames": 0, "visible": False}
+    ]
+    # The same failure on links the view shows is Bad where it covers 4 frames, as without visibility.
+    shown = _seen("link_stretch", 0.9, 10, 26, ["fore", "hand"])
+    vis[:, 2] = True
+    assert [s["verdict"] for s in segment_verdicts([shown], 48, keypoints_visible=vis,
+                                                   keypoint_names=NAMES)] == ["Bad", "Bad", "Good"]
+    assert _verdicts([shown]) == ["Bad", "Bad", "Good"]
+
+
+def test_partly_visible_failure_counts_only_its_seen_frames() -> None:
+    vis = np.ones((48, 4), bool)
+    vis[:20, 3] = False  # the hand comes into view at frame 20
+    f = _seen("bend", 0.8, 12, 28, ["fore", "hand"])
+    segs = segment_verdicts([f], 48, keypoints_visible=vis, keypoint_names=NAMES)
+    # Segment 0 holds frames 12-15 of it, none seen: Good. Segment 1: frames 16-27, seen 20-27 (8): Bad.
+    assert [s["verdict"] for s in segs] == ["Good", "Bad", "Good"]
+    assert [x["visible_frames"] for x in segs[1]["failures"]] == [8]
+    vis[:25, 3] = False  # now seen on 25-27 only: 3 frames of a 16-frame failure, Medium
+    segs = segment_verdicts([f], 48, keypoints_visible=vis, keypoint_names=NAMES)
+    assert [s["verdict"] for s in segs] == ["Good", "Medium", "Good"]
+    # Three keypoints: any two in view show it (here "base" and "fore").
+    g = _seen("jitter", 0.8, 12, 28, ["base", "fore", "hand"])
+    assert [s["verdict"] for s in segment_verdicts([g], 48, keypoints_visible=vis,
+                                                   keypoint_names=NAMES)] == ["Bad", "Bad", "Good"]
+
+
+def test_visibility_errors_name_what_is_wrong() -> None:
+    f = _seen("bend", 0.8, 12, 28, ["elbow"])
+    with pytest.raises(ValueError, match="elbow"):
+        segment_verdicts([f], 48, keypoints_visible=np.ones((48, 4), bool), keypoint_names=NAMES)
+    with pytest.raises(ValueError, match="40 frames"):
+        segment_verdicts([f], 48, keypoints_visible=np.ones((40, 4), bool), keypoint_names=NAMES)
 
 
 def test_kinematic_profiles_are_opt_in() -> None:
     assert list(PROFILES) == ["oracle", "steady", "sloppy", "drifty", "glitchy", "chaotic"]
     assert list(ALL_PROFILES)[: len(PROFILES)] == list(PROFILES)  # default streams keep their index
-    kin = {"link_stretch", "bend", "jitter", "config_jump", "finger_pass"}
+    kin = {"link_stretch", "bend", "jitter", "config_jump", "finger_pass", "joint_limit"}
     for p in PROFILES.values():
         assert not kin & set(p.pa_types), p.name
     for p in KINEMATIC_PROFILES.values():

@@ -140,6 +140,12 @@ def make_demo_cmd(
     texture: bool = typer.Option(
         False, "--texture", help="Speckle flat-coloured tables (Fetch, Panda): views can be feature-matched."
     ),
+    rollout_depth: str | None = typer.Option(
+        None,
+        "--rollout-depth",
+        help="Chunks per rollout, comma-separated to cycle over episodes (e.g. 1,2,4): writes "
+        "meta.rollout_depth; kinematic failures are drawn per chunk, more often in later chunks.",
+    ),
 ) -> None:
     """Render the simulator-grounded suite (MuJoCo episodes with planted failures and state files)."""
     from robojudge.demo import sim_available
@@ -151,9 +157,13 @@ def make_demo_cmd(
     names = [p.strip() for p in profiles.split(",") if p.strip()] if profiles else None
     scene_list = [s.strip() for s in scenes.split(",") if s.strip()] if scenes is not None else None
     try:
+        depths = [int(d) for d in rollout_depth.split(",")] if rollout_depth is not None else None
+    except ValueError:
+        raise fail(f"--rollout-depth: expected whole numbers and commas, got {rollout_depth!r}") from None
+    try:
         manifest = make_sim_suite(
             out, seed=seed, episodes=episodes, views=views, size=size, profiles=names, scenes=scene_list,
-            texture=texture,
+            texture=texture, rollout_depth=depths,
         )
     except ValueError as exc:
         raise fail(str(exc)) from None

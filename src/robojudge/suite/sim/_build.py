@@ -114,11 +114,13 @@ def _robot_bodies(model: Any, info: Any) -> list[int]:
 
 
 def _build_episode(
-    args: tuple[str, int, int, str, int, int, tuple[str | Profile, ...], bool, bool],
+    args: tuple[str, int, int, str, int, int, tuple[str | Profile, ...], bool, bool, int | None],
 ) -> list[dict[str, Any]]:
     """Simulate one episode, render it for every profile, write files; return manifest rows."""
     os.environ[MUJOCO_GL_ENV] = settings.get().mujoco_gl  # MuJoCo reads it when it is imported
+    from robojudge.suite.sim._depth import chunk_bounds, draw_chunk_failures
     from robojudge.suite.sim._failures import Editor, applicable, failure_record, ia_failure
+    from robojudge.suite.sim._kinematic import KINEMATIC_TYPES, MainView
     from robojudge.suite.sim._labels import ALL_PROFILES, draws_multiview, planted_labels
     from robojudge.suite.sim._multiview import (
         MULTIVIEW_TYPES,
@@ -140,7 +142,7 @@ def _build_episode(
     from robojudge.video import write_video
 
     # ``embodiment``: the scene key
-    out_s, seed, e, embodiment, size, views, profiles, with_calibration, texture = args
+    out_s, seed, e, embodiment, size, views, profiles, with_calibration, texture, depth = args
     out = Path(out_s)
     info = SCENES[embodiment]
     env = _env(embodiment, size, texture)
@@ -163,6 +165,10 @@ def _build_episode(
         ref_arrays["failures_json"] = np.array("[]")
         ref_arrays["instruction"] = np.array(INSTRUCTIONS[embodiment])
         np.savez_compressed(out / f"reference/{clip}.npz", **ref_arrays)
+        # Where the main view shows the robot when nothing is edited: kinematic failures are planted there.
+        main_view = MainView(ref_st["kp2"][:, 0], ref_st["kp_vis"][:, 0], size,
+                             ref_st["K"][0], ref_st["R"][:, 0], ref_st["t"][:, 0])
+        chunks = chunk_bounds(len(faithful.qpos), depth) if depth else None
         for p in profiles:
             # K3: ALL_PROFILES = PROFILES then the opt-in kinematic ones, so default indices are unchanged.
             prof = ALL_PROFILES[p] if isinstance(p, str) else p
@@ -181,9 +187,19 @@ def _build_episode(
                 base = run_episode(env, embodiment, layout, run_seed, kind, sev)
                 failures.append(ia_failure(kind, sev, len(base.qpos)))
             editor = Editor(env.model, base, object_positions(env.model, base, info.object_body))
+            if base is faithful:  # another policy variant's rollout moves elsewhere: no view to consult
+                editor.view = main_view
             benign: dict[str, float] = {}
             if not pa_types:
                 benign = editor.benign(prng)
+            kin_types = tuple(k for k in pa_types if k in KINEMATIC_TYPES)
+            if chunks and kin_types:  # with a depth, kinematic failures are drawn per chunk (see _depth)
+                for kind, sev, c in draw_chunk_failures(kin_types, prof.pa_severity, prof.pa_rate, chunks,
+                                                         prng):
+                    f = editor.apply(kind, sev, prng, window=chunks[c])
+                    failures.append(failure_record(f.type, f.severity, f.start, f.stop,
+                                                   {**(f.detail or {}), "chunk": c}))
+                pa_types = tuple(k for k in pa_types if k not in KINEMATIC_TYPES)
             n = int(prng.integers(prof.pa_count[0], prof.pa_count[1] + 1)) if pa_types else 0
             kinds = list(prng.permutation(pa_types))[:n]
             view_failures = []
@@ -223,6 +239,9 @@ def _build_episode(
                 meta_extra["multiview"] = multiview_labels(fdicts)
             if texture:
                 meta_extra["texture"] = "speckled table"
+            if chunks:
+                meta_extra["rollout_depth"] = depth
+                meta_extra["chunks"] = [list(c) for c in chunks]
             rows.append(
                 {
                     "item_id": item,
@@ -244,7 +263,10 @@ def _build_episode(
                     "meta": {
                         "label_provenance": "planted failures, derived by rule (not human ratings)",
                         "failures": fdicts,
-                        "segments": segment_verdicts(fdicts, len(frames[0])),  # K3: planted, per 16 frames
+                        # Planted, per 16 frames; a failure counts where the main view shows it.
+                        "segments": segment_verdicts(fdicts, len(frames[0]),
+                                                     keypoints_visible=st["kp_vis"][:, 0],
+                                                     keypoint_names=info.keypoint_bodies),
                         "benign_variation": benign,
                         "policy_variant": base.variant,
                         "seed": seed,
@@ -281,6 +303,7 @@ def make_sim_suite(
     scenes: Sequence[str] | None = None,
     calibration: bool | None = None,
     texture: bool = False,
+    rollout_depth: int | Sequence[int] | None = None,
 ) -> Path:
     """Write the simulator-grounded suite to ``out_dir`` and return the manifest path (``suite.jsonl``).
 
@@ -306,10 +329,15 @@ def make_sim_suite(
             such as the opt-in ``MULTIVIEW_PROFILES``; those need ``views >= 2``).
         texture: give a table drawn in one flat colour (Fetch's, the Panda's) a speckled texture, so
             features can be matched between views; off by default (the default suite is unchanged).
+        rollout_depth: render each rollout as this many chunks (an int, or a list cycled over the
+            episodes: episode ``e`` gets ``rollout_depth[e % len]``) and write ``meta.rollout_depth`` and
+            ``meta.chunks``; a profile's kinematic failures are then drawn per chunk, more likely in
+            later chunks (``robojudge.suite.sim._depth``). Off by default (the suite is unchanged).
 
     Returns:
         Path of ``suite.jsonl``; it holds ``episodes * len(profiles)`` rollouts.
     """
+    from robojudge.suite.sim._depth import check_depths, depth_of
     from robojudge.suite.sim._labels import ALL_PROFILES, PROFILES, draws_multiview
 
     names = tuple(profiles) if profiles else tuple(PROFILES)
@@ -329,11 +357,13 @@ def make_sim_suite(
     if calibration is None:
         calibration = bool(multiview)
     cycle = _scene_cycle(scenes)
+    depths = check_depths(rollout_depth)
     out = Path(out_dir)
     for sub in ("videos", "reference", "state") + (("calibration",) if calibration else ()):
         (out / sub).mkdir(parents=True, exist_ok=True)
     jobs = [
-        (str(out), seed, e, cycle[e % len(cycle)], size, views, names, calibration, texture)
+        (str(out), seed, e, cycle[e % len(cycle)], size, views, names, calibration, texture,
+         depth_of(depths, e) if depths else None)
         for e in range(episodes)
     ]
     n = workers or max(1, min(2, os.cpu_count() or 1, episodes))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from robojudge.suite.sim._kinematic import KINEMATIC_TYPES, plant
+from robojudge.suite.sim._kinematic import KINEMATIC_TYPES, MainView, plant
 from robojudge.suite.sim._multiview import MULTIVIEW_TYPES
 from robojudge.suite.sim._policy import Episode
 from robojudge.suite.sim._render import Plan
@@ -145,17 +145,24 @@ class Editor:
             self.finger_open = 0.0
         d = int(model.joint("duplicate:joint").qposadr[0])
         self.dup_adr = np.arange(d, d + 3)
+        # The main view of the unedited rollout, when known: kinematic failures go where it shows them.
+        self.view: MainView | None = None
 
     def _novel(self, frames: range) -> None:
         self.plan.src[list(frames)] = -1
 
-    def apply(self, kind: str, severity: float, rng: np.random.Generator) -> Failure:
-        """Plant one failure of ``kind``; return its record."""
+    def apply(
+        self, kind: str, severity: float, rng: np.random.Generator, window: tuple[int, int] | None = None
+    ) -> Failure:
+        """Plant one failure of ``kind``; return its record. ``window`` (frames ``[lo, hi)``, kinematic
+        failures only) keeps the failure inside a chunk of a rollout rendered with a depth."""
         T, q, ed, s = self.T, self.plan.qpos, self.plan.edits, severity
         size = self.info.object_size
         half = self.info.half_height
         if kind in KINEMATIC_TYPES:
-            a, b, detail = plant(kind, self.model, self.info, self.plan, s, rng)
+            a, b, detail = plant(
+                kind, self.model, self.info, self.plan, s, rng, view=self.view, window=window
+            )
             return failure_record(kind, s, a, b, detail)
         if kind == "teleport":
             a = int(rng.integers(1, max(2, self.grasp - 4)))

@@ -4,13 +4,16 @@ RoboWorM (paper 001, App. D) rates embodied physics per short segment and valida
 16-frame segment against those ratings. Here the verdict is derived from the kinematic failures
 planted in each segment, so it judges the robot's own motion only: scene, interaction and
 instruction failures (and ``deformation``, which changes geom sizes, not the kinematics) never
-lower it.
+lower it. A failure counts only on the frames where the main view shows it (its keypoints visible
+there): a rater of the video cannot see the rest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
+
+import numpy as np
 
 from robojudge.suite.sim._kinematic import KINEMATIC_TYPES
 
@@ -26,33 +29,74 @@ def segment_bounds(n_frames: int, size: int = SEGMENT_FRAMES) -> list[tuple[int,
     return [(a, min(a + size, n_frames)) for a in range(0, n_frames, size)]
 
 
+def failure_seen(
+    failure: dict[str, Any], keypoints_visible: np.ndarray | None, keypoint_names: Sequence[str] | None
+) -> np.ndarray:
+    """Per frame of the rollout (``keypoints_visible``'s rows), whether the main view shows ``failure``.
+
+    A failure is seen on a frame where at least two of its keypoints (``detail.keypoints``, written by
+    the planting code; all of them when it names fewer than two) are visible in the main view. Without
+    visibility or without named keypoints every frame counts as seen (the rule before visibility).
+    """
+    keys = (failure.get("detail") or {}).get("keypoints")
+    if keypoints_visible is None or not keys:
+        n = int(failure["stop"]) if keypoints_visible is None else len(keypoints_visible)
+        return np.ones(n, bool)
+    if keypoint_names is None:
+        raise ValueError("keypoints_visible needs keypoint_names (its columns)")
+    names = list(keypoint_names)
+    missing = [k for k in keys if k not in names]
+    if missing:
+        raise ValueError(f"failure {failure['type']!r}: keypoints {missing} are not among {names}")
+    cols = np.asarray(keypoints_visible, bool)[:, [names.index(k) for k in keys]]
+    need = min(2, len(keys))
+    return np.asarray(cols.sum(axis=1) >= need)
+
+
 def segment_verdicts(
-    failures: Iterable[dict[str, Any]], n_frames: int, size: int = SEGMENT_FRAMES
+    failures: Iterable[dict[str, Any]],
+    n_frames: int,
+    size: int = SEGMENT_FRAMES,
+    *,
+    keypoints_visible: np.ndarray | None = None,
+    keypoint_names: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Planted verdict of every segment of a rollout of ``n_frames`` frames.
 
     Rule (documented in docs/sim_suite.md), over kinematic failures only (types in
-    ``KINEMATIC_TYPES``; each a dict with ``type``, ``severity``, ``start``, ``stop``, stop exclusive):
+    ``KINEMATIC_TYPES``; each a dict with ``type``, ``severity``, ``start``, ``stop``, stop exclusive),
+    counting only a failure's *seen* frames (:func:`failure_seen`: its keypoints visible in the main
+    view, given as ``keypoints_visible`` (T, K) with ``keypoint_names``; without them every frame is seen):
 
-    * **Bad** when a failure of severity >= 0.5 covers at least 4 frames of the segment, or all of
-      its own frames when it is shorter (a severe two-frame jump inside a segment is Bad);
-    * **Medium** when any kinematic failure covers at least one frame of it;
-    * **Good** otherwise.
+    * **Bad** when a failure of severity >= 0.5 is seen on at least 4 frames of the segment, or on all
+      of its own frames when it is shorter (a severe two-frame jump inside a segment is Bad);
+    * **Medium** when any kinematic failure is seen on at least one frame of it;
+    * **Good** otherwise (a failure the main view never shows there leaves it Good).
 
-    Each segment lists the kinematic failures that touch it, with the frames they cover there.
+    Each segment lists the kinematic failures that touch it, with the frames they cover there
+    (``frames``), the frames of those the main view shows (``visible_frames``) and ``visible``
+    (``visible_frames > 0``).
     """
+    if keypoints_visible is not None and len(keypoints_visible) != n_frames:
+        raise ValueError(f"keypoints_visible has {len(keypoints_visible)} frames, the rollout {n_frames}")
     kin = [f for f in failures if f["type"] in KINEMATIC_TYPES]
+    seen = [failure_seen(f, keypoints_visible, keypoint_names) for f in kin]
     out = []
     for a, b in segment_bounds(n_frames, size):
-        touching, bad = [], False
-        for f in kin:
+        touching, bad, medium = [], False, False
+        for f, on in zip(kin, seen, strict=True):
             lo, hi = max(a, int(f["start"])), min(b, int(f["stop"]))
             if hi <= lo:
                 continue
             sev = float(f["severity"])
-            touching.append({"type": f["type"], "severity": sev, "frames": hi - lo})
+            shown = int(on[lo:hi].sum())
+            touching.append(
+                {"type": f["type"], "severity": sev, "frames": hi - lo, "visible_frames": shown,
+                 "visible": shown > 0}
+            )
             own = int(f["stop"]) - int(f["start"])
-            bad |= sev >= BAD_SEVERITY and hi - lo >= min(BAD_FRAMES, own)
-        verdict = "Bad" if bad else "Medium" if touching else "Good"
+            bad |= sev >= BAD_SEVERITY and shown >= min(BAD_FRAMES, own)
+            medium |= shown > 0
+        verdict = "Bad" if bad else "Medium" if medium else "Good"
         out.append({"start": a, "stop": b, "verdict": verdict, "rater": "planted", "failures": touching})
     return out
