@@ -25,7 +25,9 @@ runs one item: one :func:`robojudge.run.compute_task`, one frame cache, in this 
 Baseline: ``ffmpeg -v error -i CLIP -f null -`` when an ``ffmpeg`` binary is on the PATH; otherwise
 PyAV decoding every frame with FFmpeg's frame threads (the same libraries, without a conversion to
 RGB), and the output says which. Median of ``--decode-repeats`` (default 3) and of ``--repeats``
-(default 1: the set takes minutes per clip at native size).
+(default 1: the set takes minutes per clip at native size). Both are timed in wall seconds and in
+CPU seconds (every thread of the process, and ffmpeg's as a child): on a machine shared with other
+work the wall ratio moves with the load average (printed with each clip), the CPU ratio much less.
 
 With ``--workers N`` the clip is also scored through :func:`robojudge.run.score_items` on N local
 workers, once with the item's metrics split by sampling (the default scheduling) and once as one
@@ -102,19 +104,28 @@ def video_only_ids() -> list[str]:
                   if s.provider is Provider.computed and set(s.inputs) == {Input.video})
 
 
-def decode_seconds(path: Path) -> tuple[float, str]:
-    """Seconds to decode every frame of ``path``, and what did it."""
+def decode_times(path: Path) -> tuple[float, float, str]:
+    """Wall and CPU seconds (all threads; for ffmpeg, the child's) to decode every frame of ``path``,
+    and what decoded it."""
     ffmpeg = shutil.which("ffmpeg")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu_seconds()
     if ffmpeg:
         subprocess.run([ffmpeg, "-v", "error", "-i", str(path), "-f", "null", "-"], check=True)
-        return time.perf_counter() - start, "ffmpeg -f null"
-    with av.open(str(path)) as container:
-        stream = container.streams.video[0]
-        stream.thread_type = "AUTO"
-        for _ in container.decode(stream):
-            pass
-    return time.perf_counter() - start, "PyAV decode (no ffmpeg binary)"
+        how = "ffmpeg -f null"
+    else:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            stream.thread_type = "AUTO"
+            for _ in container.decode(stream):
+                pass
+        how = "PyAV decode (no ffmpeg binary)"
+    return time.perf_counter() - start, _cpu_seconds() - cpu, how
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process's threads and its finished children: the work, whatever the load."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def score_wall(item: Item, reqs: list[MetricRequest], workers: int, split: bool) -> float:
@@ -174,30 +185,33 @@ def main() -> int:
     if frames:
         print(f"--max-side {args.max_side} on: {', '.join(r.id for r in reqs if takes_frame_options(r.id))}")
     print(f"metrics ({len(ids)}): {', '.join(ids)}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for name in args.clips.split(","):
         path = make_clip(name, args.max_frames)
         item = Item(item_id=name, video=str(path))
-        decodes, how = [], ""
-        sets: list[float] = []
+        decodes, decode_cpu, sets, set_cpu, how = [], [], [], [], ""
         per_metric: dict[str, list[float]] = {m: [] for m in ids}
         for _ in range(max(args.repeats, args.decode_repeats)):
             if len(decodes) < args.decode_repeats:
-                seconds, how = decode_seconds(path)
+                seconds, cpu, how = decode_times(path)
                 decodes.append(seconds)
+                decode_cpu.append(cpu)
             if len(sets) < args.repeats:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), _cpu_seconds()
                 rows = compute_task(Task(item, tuple(reqs)))
                 sets.append(time.perf_counter() - start)
+                set_cpu.append(_cpu_seconds() - cpu)
                 for r in rows:
                     per_metric[r.metric].append(r.duration_s)
                     if r.status != "ok":
                         print(f"  {name} {r.metric}: {r.error}")
-        dec = statistics.median(decodes)
-        print(f"{path.name}: decode {dec:.3f} s ({how})", end="")
+        dec, dec_cpu = statistics.median(decodes), statistics.median(decode_cpu)
+        print(f"{path.name}: decode {dec:.3f} s, CPU {dec_cpu:.3f} s ({how})", end="")
         if sets:  # --repeats 0: the worker legs only
-            full = statistics.median(sets)
-            print(f", weights-free set {full:.1f} s, ratio {full / dec:.0f}x", end="")
-        print()
+            full, full_cpu = statistics.median(sets), statistics.median(set_cpu)
+            print(f", weights-free set {full:.1f} s, CPU {full_cpu:.1f} s, ratio {full / dec:.0f}x "
+                  f"(CPU {full_cpu / max(dec_cpu, 1e-9):.0f}x)", end="")
+        print(f"  [load average {os.getloadavg()[0]:.1f}]")
         top = sorted(((statistics.median(v), m) for m, v in per_metric.items() if v), reverse=True)
         if top:
             print("  " + ", ".join(f"{m} {s:.1f} s" for s, m in top))
