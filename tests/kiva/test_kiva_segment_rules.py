@@ -16,7 +16,13 @@ from robojudge.kiva import (
     segment_values,
 )
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices
-from robojudge.kiva._score import MIN_FINGER, finger_crossing, finger_sides, jerk_window_span
+from robojudge.kiva._score import (
+    MIN_FINGER,
+    finger_crossing,
+    finger_sides,
+    held_frames,
+    jerk_window_span,
+)
 
 FPS = 10.0
 DIAG = 100.0
@@ -156,3 +162,35 @@ def test_built_in_finger_pairs_name_keypoints_of_their_robots():
     assert got == [(names.index("robot0:l_gripper_finger_link"), names.index("robot0:r_gripper_finger_link"),
                     names.index("robot0:wrist_roll_link"))]
     assert finger_indices(FINGER_PAIRS["fetch"], names[:7]) == []  # a reader without the fingers
+
+
+def test_a_held_frame_is_left_out_of_the_jerk():
+    # A keypoint moving 2 px a frame whose frame 20 repeats frame 19 (a slowed replay): positions
+    # ..., 36, 38, 38, 40, ... A stall of one frame is a step of -2 px: third differences +-2 and 4 px.
+    x = 2.0 * np.arange(48)
+    x[20:] -= 2.0
+    pts = np.stack([x, np.zeros(48)], axis=-1)[:, None]
+    assert jerks(pts)[1] == pytest.approx(4 * SCALE)
+    held = np.zeros(48, bool)
+    held[20] = True
+    seen = np.ones((48, 1), bool)
+    got = segment_values(pts, seen, [], FPS, DIAG, held=held)
+    assert [v.jerk for v in got] == pytest.approx([0.0, 0.0, 0.0])
+    tracks = Tracks(pts, seen, np.ones((48, 1)), FPS, 60, 80, held=held)
+    assert [v.values.jerk for v in judge_tracks(tracks, [], Thresholds(math.nan, 1.0)).verdicts] == \
+        pytest.approx([0.0, 0.0, 0.0])
+    # A real jump is still seen with held frames dropped around it.
+    jumped = pts.copy()
+    jumped[30:, 0, 1] += 3.0
+    assert segment_values(jumped, seen, [], FPS, DIAG, held=held)[1].jerk == pytest.approx(6 * SCALE)
+    with pytest.raises(ValueError, match=r"held must be \(48,\)"):
+        segment_values(pts, seen, [], FPS, DIAG, held=held[:10])
+
+
+def test_held_frames_are_frames_that_repeat_the_previous_one():
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 255, (6, 8, 8, 3)).astype(np.uint8)
+    frames[3] = frames[2]
+    frames[5] = np.clip(frames[4].astype(int) + (rng.random((8, 8, 3)) < 0.05), 0, 255)  # codec noise
+    assert held_frames(frames).tolist() == [False, False, False, True, False, True]
+    assert held_frames(frames, tol=0.0).tolist() == [False] * 6

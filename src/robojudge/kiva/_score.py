@@ -16,6 +16,9 @@ absorbs: a threshold is a high percentile of the values real (reference) motion 
   largest over the windows whose centre lies in it (:func:`jerk_window_span`: at least 3 of the 4
   frames). A jump between the last frame of one segment and the first of the next shows in both;
   a failure that ends a frame or more before a boundary no longer flags the clean segment after it.
+  Frames that repeat the previous one (:func:`held_frames`: a slowed replay, a frame-rate conversion)
+  are left out of the jerk: the robot did not move between them, and keeping them makes a jerk of
+  twice the robot's speed out of a benign hitch.
 * **finger crossing** of a segment (robojudge's addition; the paper's KIVA is rigidity and jerk; only
   for robots with finger pairs): two fingers that close towards each other keep their sides of the
   hand's axis; :func:`finger_crossing` is how far a pair is on the wrong side, as a share of the
@@ -125,6 +128,24 @@ def jerk_window_span(start: int, stop: int, rule: str = "centre") -> tuple[int, 
     raise ValueError(f"unknown jerk window rule {rule!r}; expected one of {', '.join(JERK_WINDOWS)}")
 
 
+HELD_TOL = 0.1
+"""Mean absolute difference (0-255 grey levels) below which a frame repeats the previous one."""
+
+
+def held_frames(frames: np.ndarray, tol: float = HELD_TOL) -> np.ndarray:
+    """``(T,)`` True where a frame repeats the previous one (mean absolute difference below ``tol``).
+
+    A held frame is a playback artefact (a frame-rate conversion, a slowed replay, a generator that
+    pauses a frame), not a motion of the robot: the jerk is measured as if it were not there.
+    """
+    frames = np.asarray(frames)
+    out = np.zeros(len(frames), bool)
+    for t in range(1, len(frames)):
+        diff = np.abs(frames[t].astype(np.float32) - frames[t - 1].astype(np.float32))
+        out[t] = float(diff.mean()) < tol
+    return out
+
+
 def finger_sides(tracks: np.ndarray, visible: np.ndarray, fingers: Sequence[FingerPair]) -> np.ndarray:
     """``(T, P)`` signed pixel offset of finger b from finger a across the hand's axis (2D cross product
     with the axis' unit vector); NaN where one of the three keypoints is unseen or the axis has no length.
@@ -176,6 +197,7 @@ class Tracks:
     fps: float
     width: int
     height: int
+    held: np.ndarray | None = None  # (T,) frames that repeat the previous one (held_frames); None: none
 
     @property
     def diagonal(self) -> float:
@@ -206,14 +228,25 @@ def segment_values(
     min_link: float = MIN_LINK,
     window: str = "centre",
     fingers: Sequence[FingerPair] = (),
+    held: np.ndarray | None = None,
 ) -> list[SegmentValues]:
-    """Rigidity, jerk and (with ``fingers``) finger crossing of every segment of a track (module doc)."""
+    """Rigidity, jerk and (with ``fingers``) finger crossing of every segment of a track (module doc).
+
+    ``held``: ``(T,)`` frames that repeat the previous one (:func:`held_frames`), left out of the jerk.
+    """
     tracks = np.asarray(tracks, dtype=np.float64)
     visible = np.asarray(visible, dtype=bool)
     if tracks.ndim != 3 or tracks.shape[-1] != 2 or visible.shape != tracks.shape[:2]:
         raise ValueError(f"tracks must be (T, K, 2) with a (T, K) mask: {tracks.shape} and {visible.shape}")
     lengths = link_lengths(tracks, visible, links)
-    jerk = window_jerk(tracks, visible, fps, diagonal)
+    keep = np.arange(len(tracks))
+    if held is not None:
+        if np.shape(held) != (len(tracks),):
+            raise ValueError(f"held must be ({len(tracks)},) like the tracks' frames, got {np.shape(held)}")
+        keep = np.flatnonzero(~np.asarray(held, dtype=bool))
+    # Held frames are dropped, not zeroed: the frames on either side are one step of the motion apart.
+    jerk = np.full(len(tracks), np.nan)
+    jerk[keep] = window_jerk(tracks[keep], visible[keep], fps, diagonal)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
@@ -423,7 +456,7 @@ def judge_tracks(
         return KivaResult([], thresholds, n, seen, reason)
     values = segment_values(tracks.positions, tracks.visible, links, tracks.fps, tracks.diagonal,
                             length=length, min_length=min_length, min_link=min_link, window=window,
-                            fingers=fingers)
+                            fingers=fingers, held=tracks.held)
     verdicts = judge_segments(values, thresholds)
     if not any(v.measured for v in verdicts):
         reason = "no segment has a rigid link long enough to measure nor a keypoint seen on 4 frames in a row"
