@@ -184,7 +184,8 @@ def flow_magnitude(flow: np.ndarray) -> np.ndarray:
     # for bit, without the copy and two temporaries (about half the time at 720p).
     magnitude: np.ndarray = np.multiply(u, u, dtype=np.float64)
     magnitude += np.multiply(v, v, dtype=np.float64)
-    return np.sqrt(magnitude, out=magnitude)
+    np.sqrt(magnitude, out=magnitude)
+    return magnitude
 
 
 def top_magnitude(flow: np.ndarray, fraction: float = 0.05) -> float:
