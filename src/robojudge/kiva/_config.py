@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -21,6 +23,11 @@ class TrainConfig(BaseModel):
     shift: int = Field(default=2, ge=0, le=8, description="largest training shift, pixels")
     holdout: float = Field(default=0.2, ge=0, lt=1, description="share of clips held out for the error")
     rollouts: bool = Field(default=True, description="train on faithful rollouts too, not just references")
+    views: Literal["main", "all"] = Field(
+        default="main",
+        description="main: each episode's main view only; all: every view of a faithful rollout or recording "
+        "that has a video and keypoints (state file or calibration), so the reader reads any view",
+    )
     seed: int = 0
     threads: int = Field(default=1, ge=1, description="torch CPU threads while training")
     device: str = Field(default="cpu", description="cpu, cuda, or auto (cuda when there is one)")

@@ -6,7 +6,8 @@ state files (docs/sim_suite.md). From a manifest, the episodes are the reference
 sits beside them (``reference/<clip>.npz``) and the rollouts with a state file and no planted failure
 (``meta.failures`` empty): a faithful rollout's keypoints are the true ones of what it shows. Both are
 read in the item's ``main_view`` (the first view when it names none): a reference video shows the main
-view, as the simulator suite writes it.
+view, as the simulator suite writes it. With ``all_views``, a faithful rollout's other views (``views``)
+are episodes too, each read in its own view of the state file, so a reader learns every camera.
 
 A recorded episode without such a state file (an item with ``robot``, ``joint_states`` and
 ``calibration``, no ``generator`` and no planted failure; docs/manifest.md) gets its keypoints from
@@ -60,6 +61,7 @@ class Episode:
         reference: Whether it is a reference (real) episode.
         embodiment: The manifest item's ``embodiment`` field, if it has one.
         recording: For a recording: spec, joint states and calibration.
+        view_name: The view's name, when the item or state file names its views.
     """
 
     name: str
@@ -70,6 +72,7 @@ class Episode:
     reference: bool
     embodiment: str | None = None
     recording: Recording | None = None
+    view_name: str | None = None
 
     @property
     def files(self) -> list[Path]:
@@ -114,7 +117,8 @@ def _view_index(views: list[str], name: str | None, path: Path) -> int:
 
 
 def collect_episodes(
-    items: Iterable[Item], keypoints: Sequence[str] | None = None, rollouts: bool = True
+    items: Iterable[Item], keypoints: Sequence[str] | None = None, rollouts: bool = True,
+    all_views: bool = False,
 ) -> tuple[list[Episode], list[str]]:
     """The episodes of ``items`` whose state files hold all of ``keypoints``, and those names.
 
@@ -123,6 +127,9 @@ def collect_episodes(
         keypoints: Keypoint names to read, in order; ``None`` takes the first episode's names.
         rollouts: Also take rollouts without planted failures (``meta.failures`` empty), not just
             the reference videos.
+        all_views: Take every view of a faithful rollout (``views`` named in its state file's
+            ``view_names``) and of a recording (``views`` its calibration names), one episode per view
+            named ``<item>@<view>``; a reference video is one view (the main one) either way.
 
     Returns:
         The episodes (references first, each once, in manifest order) and the keypoint names.
@@ -139,17 +146,25 @@ def collect_episodes(
                 wanted = names
             if set(wanted) <= set(names):
                 assert item.robot and item.joint_states and item.calibration  # _is_recording
-                rec = Recording(Path(item.robot), Path(item.joint_states), Path(item.calibration),
-                                item.main_view)
-                others.append(Episode(item.item_id, group, Path(item.video), None, 0, False, kind, rec))
-        candidates: list[tuple[str, Path, Path, bool]] = []
+                for rec_view, rec_video in _recording_views(item, all_views):
+                    rec = Recording(Path(item.robot), Path(item.joint_states), Path(item.calibration),
+                                    rec_view)
+                    rec_name = item.item_id if rec_video == item.video else f"{item.item_id}@{rec_view}"
+                    others.append(Episode(rec_name, group, Path(rec_video), None, 0, False, kind, rec,
+                                          rec_view))
+        # (name, video, state, reference, view name): the view name picks the state file's arrays.
+        candidates: list[tuple[str, Path, Path, bool, str | None]] = []
         if item.reference_video:
             ref = Path(item.reference_video)
             if ref.with_suffix(".npz").is_file() and str(ref) not in refs:
-                candidates.append((f"reference:{group}", ref, ref.with_suffix(".npz"), True))
+                candidates.append((f"reference:{group}", ref, ref.with_suffix(".npz"), True, item.main_view))
         if rollouts and item.state and not item.meta.get("failures"):
-            candidates.append((item.item_id, Path(item.video), Path(item.state), False))
-        for name, video, state, is_ref in candidates:
+            candidates.append((item.item_id, Path(item.video), Path(item.state), False, item.main_view))
+            if all_views and item.views:
+                main = item.main_view or next(iter(item.views))
+                candidates.extend((f"{item.item_id}@{v}", Path(p), Path(item.state), False, v)
+                                  for v, p in item.views.items() if v != main)
+        for name, video, state, is_ref, view_name in candidates:
             found = _state_names(state)
             if found is None:
                 continue
@@ -158,13 +173,32 @@ def collect_episodes(
                 wanted = names
             if not set(wanted) <= set(names):
                 continue
-            view = _view_index(views, item.main_view, state)
-            ep = Episode(name, group, video, state, view, is_ref, kind)
+            if view_name != item.main_view and view_name not in views:
+                continue  # a view the state file holds no keypoints for
+            view = _view_index(views, view_name, state)
+            ep = Episode(name, group, video, state, view, is_ref, kind, None,
+                         views[view] if views else view_name)
             if is_ref:
                 refs[str(video)] = ep
             else:
                 others.append(ep)
     return [*refs.values(), *others], list(wanted or [])
+
+
+def _recording_views(item: Item, all_views: bool) -> list[tuple[str | None, str]]:
+    """(view name, video) pairs of a recording read as episodes: its main view, or with ``all_views``
+    every view its calibration names."""
+    main = [(item.main_view, item.video)]
+    if not all_views or not item.views:
+        return main
+    from robojudge.robots import load_calibration
+
+    assert item.calibration
+    try:
+        cams = load_calibration(item.calibration)
+    except ValueError as exc:
+        raise KivaDataError(f"item {item.item_id!r} field calibration: {exc}") from None
+    return [(v, p) for v, p in item.views.items() if v in cams] or main
 
 
 def _is_recording(item: Item) -> bool:
@@ -226,14 +260,15 @@ def episode_keypoints_3d(ep: Episode, names: Sequence[str]) -> np.ndarray:
 
 
 def episodes_from_manifest(
-    manifest: str | Path, keypoints: Sequence[str] | None = None, rollouts: bool = True
+    manifest: str | Path, keypoints: Sequence[str] | None = None, rollouts: bool = True,
+    all_views: bool = False,
 ) -> tuple[list[Episode], list[str]]:
     """:func:`collect_episodes` over a manifest's items.
 
     Raises:
         KivaDataError: No item gives an episode with those keypoints.
     """
-    episodes, names = collect_episodes(load_suite(manifest).items, keypoints, rollouts)
+    episodes, names = collect_episodes(load_suite(manifest).items, keypoints, rollouts, all_views)
     if not episodes:
         want = f" with the keypoints {list(keypoints)}" if keypoints is not None else ""
         raise KivaDataError(

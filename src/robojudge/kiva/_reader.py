@@ -73,6 +73,13 @@ class Reader:
         # A part the references never measured is stored as null: not judged.
         return Thresholds(*(math.nan if cal[k] is None else float(cal[k]) for k in ("rigidity", "jerk")))
 
+    @property
+    def rigidity_3d(self) -> float:
+        """The 3D rigidity threshold (NaN when calibration saw no multi-view real video)."""
+        cal = self.meta.get("calibration") or {}
+        value = cal.get("rigidity_3d")
+        return math.nan if value is None else float(value)
+
 
 def _write(folder: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
@@ -129,7 +136,7 @@ def train(
     """
     cfg = config or TrainConfig()
     bot = resolve_robot(robot)
-    episodes, names = episodes_from_manifest(manifest, bot.keypoints, cfg.rollouts)
+    episodes, names = episodes_from_manifest(manifest, bot.keypoints, cfg.rollouts, cfg.views == "all")
     train_groups, held_groups = split_groups([e.group for e in episodes], cfg.holdout, cfg.seed)
     data = [load_episode(e, names, cfg.size) for e in episodes]
     train_data = [d for d in data if d.episode.group in train_groups]
@@ -164,6 +171,13 @@ def train(
         "held_out_error": keypoint_error(net, held_data, cfg),
         "calibration": None,
     }
+    if cfg.views == "all":
+        # A reader meant to read every camera is checked on each: one view's error can hide behind another's.
+        by_view: dict[str, list[Any]] = {}
+        for d in held_data:
+            by_view.setdefault(d.episode.view_name or str(d.episode.view), []).append(d)
+        meta["held_out_error_by_view"] = {v: keypoint_error(net, ds, cfg)
+                                          for v, ds in sorted(by_view.items())}
     _write(Path(out), net.state_dict(), meta)
     return meta
 
@@ -199,6 +213,7 @@ def calibrate(
     percentile: float = 95.0,
     seed: int = 0,
     videos: int | None = None,
+    multiview_rollouts: bool = False,
 ) -> dict[str, Any]:
     """Set a reader's thresholds from its robot's reference videos in ``manifest``; store and return them.
 
@@ -206,6 +221,12 @@ def calibrate(
     reference videos and recordings (see :mod:`robojudge.kiva._data`). With ``videos``, that many of
     them are drawn at random with ``seed`` (as the paper draws its calibration videos); without it, all
     are used. The same reader, references, percentile, seed and count give the same thresholds.
+
+    The 3D rigidity threshold (``rigidity_3d``) is the same percentile over the segments of every real
+    multi-view item of the robot: a recording with two or more calibrated views and, with
+    ``multiview_rollouts``, a faithful rollout (no planted failure, a state file with the robot's
+    keypoints) with calibrated views, the simulator's stand-in for a real multi-camera recording. ``None``
+    when there is none: the metrics then measure rigidity in 2D.
 
     Raises:
         ReaderError: The reader cannot be loaded.
@@ -238,6 +259,35 @@ def calibrate(
         "segments": len(values),
         "manifest": str(Path(manifest).resolve()),
     }
+    cal.update(_calibrate_3d(reader, manifest, percentile, multiview_rollouts))
     reader.meta["calibration"] = cal
     _write(reader.path, reader.net.state_dict(), reader.meta)
     return cal
+
+
+def _calibrate_3d(reader: Reader, manifest: str | Path, percentile: float, rollouts: bool) -> dict[str, Any]:
+    from robojudge.kiva._data import collect_episodes
+    from robojudge.kiva._score import segments
+    from robojudge.kiva.multiview import calibrated_views, read_views, segment_values_3d
+    from robojudge.suite import load_suite
+
+    values: list[float] = []
+    used: list[str] = []
+    for item in load_suite(manifest).items:
+        eps, _ = collect_episodes([item], reader.meta["keypoints"], rollouts=True)
+        mine = [e for e in eps if e.name == item.item_id]  # a recording or a faithful rollout of this robot
+        if not mine or (mine[0].recording is None and not rollouts):
+            continue
+        cams, _ = calibrated_views(item)
+        if not cams:
+            continue
+        readings = read_views(lambda f, fps: read_frames(reader, f, fps), item, cams)
+        spans = segments(len(readings.positions))
+        got = [v for v, _ in segment_values_3d(readings, reader.links, spans) if not math.isnan(v)]
+        values += got
+        used.append(item.item_id)
+    return {
+        "rigidity_3d": float(np.percentile(values, percentile)) if values else None,
+        "videos_3d": used,
+        "segments_3d": len(values),
+    }

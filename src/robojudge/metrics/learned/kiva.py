@@ -16,12 +16,13 @@ import math
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.kiva import (
     SEGMENT,
+    KivaResult,
     Thresholds,
     Tracks,
     judge_tracks,
@@ -29,6 +30,7 @@ from robojudge.kiva import (
     read_frames,
     reader_checkpoint,
 )
+from robojudge.kiva.multiview import MAX_ERROR, MIN_LINK_M
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
@@ -58,11 +60,24 @@ class KivaConfig(BaseModel):
     segment: int = Field(default=SEGMENT, ge=4, description="frames per segment")
     min_segment: int = Field(default=8, ge=4, description="a shorter trailing segment is not judged")
     min_link: float = Field(default=0.03, ge=0, lt=1, description="shortest link judged, of the diagonal")
+    measure: Literal["auto", "2d"] = Field(
+        default="auto",
+        description="auto: rigidity in 3D (links in metres, keypoints triangulated from every calibrated "
+        "view) where the item has two or more calibrated views and the reader a 3D threshold, else 2D; "
+        "2d: always the main view's 2D rigidity",
+    )
+    max_reprojection: float = Field(
+        default=MAX_ERROR, gt=0, lt=1,
+        description="3D: a triangulated keypoint whose reprojection error exceeds this share of the image "
+        "diagonal (after dropping the worst of three or more views) is not used",
+    )
+    min_link_3d: float = Field(default=MIN_LINK_M, ge=0, description="3D: shortest link judged, metres")
 
 
 _LOCK = threading.Lock()
 _READERS: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
 _TRACKS: OrderedDict[tuple[Any, ...], Tracks] = OrderedDict()
+_VALUES_3D: OrderedDict[tuple[Any, ...], list[tuple[float, int]]] = OrderedDict()
 _KEEP = 4  # the three parts of one video read it once; a few readers and videos are enough
 
 
@@ -128,29 +143,79 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             _remember(_TRACKS, tkey, tracks)
     result = judge_tracks(tracks, reader.links, cuts, length=config.segment, min_length=config.min_segment,
                           min_link=config.min_link)
+    measures: list[str] = ["2d"] * len(result.verdicts)
+    why_2d = "measure is set to 2d"
+    if config.measure == "auto" and result.verdicts:
+        measures, why_2d = _rigidity_3d(item, reader, rkey, tracks, result, config)
+        if "3d" in measures and any(v.measured for v in result.verdicts):
+            result.reason = None
     facts = {"frames": n, "keypoints_visible": round(result.visible, 4)}
     if result.reason is not None:
         raise Unmeasurable(result.reason, **facts)
     value, measured = result.value(part)
-    if part != "kiva" and math.isnan(getattr(cuts, part)):
+    if part == "rigidity" and "3d" in measures:
+        pass  # judged in 3D, whatever the 2D threshold
+    elif part != "kiva" and math.isnan(getattr(cuts, part)):
         # Calibration found no reference segment measuring this part (no rigid link long enough in view).
         why = f"the reader has no {part} threshold: none of its reference videos measured {part}"
         raise Unmeasurable(why, **facts)
     if math.isnan(value):
         raise Unmeasurable(f"no segment gives a {part} value", **result.details())
+    details = result.details()
+    for seg, how in zip(details["segments"], measures, strict=True):
+        seg["rigidity_measure"] = how if seg.get("rigidity") is not None else None
+    details["thresholds"]["rigidity_3d"] = None if math.isnan(reader.rigidity_3d) else reader.rigidity_3d
+    used = {seg["rigidity_measure"] for seg in details["segments"] if seg["rigidity_measure"] is not None}
     return Score(
         value=value,
         details={
-            **result.details(),
+            **details,
             "measured_segments": measured,
             "invalid_segments": round(value * measured / 100),
-            "measure": "2d",
+            "measure": "+".join(sorted(used, reverse=True)) or "2d",
+            **({"measure_2d_reason": why_2d} if "2d" in used or not used else {}),
             "candidates": 5,
             "reader": rkey[0],
             "reader_data_sha256": reader.meta["data"]["sha256"],
             "robot": reader.meta["robot"],
         },
     )
+
+
+def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int], tracks: Tracks, result: KivaResult,
+                 config: KivaConfig) -> tuple[list[str], str]:
+    """Replace each segment's 2D rigidity verdict by the 3D one where it can be measured (in place), and
+    say per segment which it is; the second value says why a segment, or the item, stays in 2D."""
+    from robojudge.kiva.multiview import (
+        apply_3d,
+        calibrated_views,
+        main_view_name,
+        read_views,
+        segment_values_3d,
+    )
+
+    plain = ["2d"] * len(result.verdicts)
+    if math.isnan(reader.rigidity_3d):
+        return plain, "the reader has no 3D rigidity threshold (calibrated on no multi-view real video)"
+    cams, why = calibrated_views(item)
+    if why is not None:
+        return plain, why
+    main = main_view_name(item)
+    files = tuple(FileFingerprint.of(p) for p in sorted({*(item.views or {}).values(), item.video}))
+    calib = FileFingerprint.of(str(item.calibration))
+    key = (files, calib, rkey, config.max_reprojection, config.min_link_3d)
+    with _LOCK:
+        values = _VALUES_3D.get(key)
+    if values is None:
+        readings = read_views(lambda f, fps: read_frames(reader, f, fps), item, cams,
+                              (main, tracks) if main else None)
+        spans = [(v.values.start, v.values.stop) for v in result.verdicts]
+        values = segment_values_3d(readings, reader.links, spans, max_error=config.max_reprojection,
+                                   min_link=config.min_link_3d)
+        with _LOCK:
+            _remember(_VALUES_3D, key, values)
+    result.verdicts, measures = apply_3d(result.verdicts, values, result.thresholds, reader.rigidity_3d)
+    return measures, "no rigid link triangulated on enough frames of a segment (seen by fewer than two views)"
 
 
 _COMMON: dict[str, Any] = {
@@ -161,7 +226,7 @@ _COMMON: dict[str, Any] = {
     "citation": CITATION,
     "config": KivaConfig,
     "provider": Provider.model,
-    "version": "1",
+    "version": "2",
 }
 
 

@@ -1,0 +1,141 @@
+"""KIVA on multi-view items: each calibrated view read by the reader, triangulated, rigidity in 3D.
+
+An item qualifies when it has two or more ``views`` and a ``calibration`` that names at least two of
+them (docs/manifest.md). Each such view is read by the reader (five candidates, as the main view), the
+readings are triangulated (:func:`triangulate`, a DLT with a reprojection-error check), and each
+segment's rigidity is the largest coefficient of variation of a rigid link's length in metres. Whatever
+stops that (one view, no calibration, a reader without a 3D threshold) is said in a reason, and the 2D
+measure of the main view stands. A grid video is not read here: KIVA, like every metric that reads one
+video, skips grid items.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from robojudge.kiva._score import SegmentVerdict, Thresholds, Tracks, judge_segments
+from robojudge.kiva._triangulate import (
+    MAX_ERROR,
+    MIN_LINK_M,
+    Triangulated,
+    cameras_for_views,
+    projection_matrix,
+    segment_rigidity_3d,
+    triangulate,
+)
+from robojudge.suite import Item
+
+__all__ = [
+    "MAX_ERROR",
+    "MIN_LINK_M",
+    "Triangulated",
+    "ViewReadings",
+    "apply_3d",
+    "calibrated_views",
+    "projection_matrix",
+    "read_views",
+    "segment_rigidity_3d",
+    "segment_values_3d",
+    "triangulate",
+]
+
+Read = Callable[[np.ndarray, float], Tracks]
+"""A reader run on ``(T, H, W, 3)`` frames at a frame rate (``robojudge.kiva.read_frames`` bound to one)."""
+
+
+@dataclass
+class ViewReadings:
+    """Every calibrated view of an item read by a reader, ready to triangulate."""
+
+    names: list[str]
+    positions: np.ndarray  # (T, V, K, 2) pixels of each view's own frames
+    visible: np.ndarray  # (T, V, K)
+    projections: np.ndarray  # (V, 3, 4) in those pixels
+    diagonal: float  # mean image diagonal of the views, pixels
+
+
+def calibrated_views(item: Item) -> tuple[dict[str, Any], str | None]:
+    """The item's views that its calibration describes (name -> Camera), or a reason there are not two."""
+    views = item.views or {}
+    if len(views) < 2:
+        return {}, "the item has one view: rigidity is measured in 2D"
+    if not item.calibration:
+        return {}, "the item's views have no calibration: rigidity is measured in 2D"
+    from robojudge.robots import load_calibration
+
+    try:
+        cams = load_calibration(item.calibration)
+    except ValueError as exc:
+        return {}, f"its calibration cannot be read ({exc}): rigidity is measured in 2D"
+    usable = {v: cams[v] for v in views if v in cams}
+    if len(usable) < 2:
+        return {}, f"the calibration describes {len(usable)} of the item's views: rigidity is measured in 2D"
+    return usable, None
+
+
+def main_view_name(item: Item) -> str | None:
+    """The name of the view that is the item's ``video`` (``main_view`` when none is)."""
+    return next((v for v, path in (item.views or {}).items() if path == item.video), item.main_view)
+
+
+def read_views(read: Read, item: Item, cameras: dict[str, Any],
+               main: tuple[str, Tracks] | None = None) -> ViewReadings:
+    """Read each calibrated view of ``item`` with ``read`` (``main``: a view already read, reused)."""
+    from robojudge.video import sample_frames
+
+    names = list(cameras)
+    tracks: dict[str, Tracks] = {}
+    for name in names:
+        if main is not None and name == main[0]:
+            tracks[name] = main[1]
+            continue
+        assert item.views is not None  # calibrated_views found two
+        clip = sample_frames(item.views[name], fps=None, max_frames=None)
+        tracks[name] = read(clip.frames, float(clip.source_fps))
+    n = min(len(t.positions) for t in tracks.values())  # views of one rollout share frames; guard a short one
+    pos = np.stack([tracks[v].positions[:n] for v in names], axis=1)
+    vis = np.stack([tracks[v].visible[:n] for v in names], axis=1)
+    sizes = {v: (tracks[v].width, tracks[v].height) for v in names}
+    diag = float(np.mean([tracks[v].diagonal for v in names]))
+    return ViewReadings(names, pos, vis, cameras_for_views(cameras, names, sizes), diag)
+
+
+def segment_values_3d(
+    readings: ViewReadings,
+    links: Sequence[tuple[int, int]],
+    spans: Sequence[tuple[int, int]],
+    *,
+    max_error: float = MAX_ERROR,
+    min_link: float = MIN_LINK_M,
+) -> list[tuple[float, int]]:
+    """3D rigidity ``(value, links measured)`` per span, the readings triangulated with a reprojection
+    error of at most ``max_error`` of the views' diagonal."""
+    tri = triangulate(readings.positions, readings.visible, readings.projections,
+                      max_error=max_error * readings.diagonal)
+    return segment_rigidity_3d(tri.points, tri.ok, links, spans, min_link)
+
+
+def apply_3d(
+    verdicts: Sequence[SegmentVerdict],
+    values_3d: Sequence[tuple[float, int]],
+    cuts: Thresholds,
+    cut_3d: float,
+) -> tuple[list[SegmentVerdict], list[str]]:
+    """Verdicts with the 3D rigidity (judged against ``cut_3d``) wherever a segment has one, and which
+    measure each segment's rigidity is (``3d`` or ``2d``)."""
+    cuts_3d = dataclasses.replace(cuts, rigidity=cut_3d)
+    out, measures = [], []
+    for v, (r3, _) in zip(verdicts, values_3d, strict=True):
+        if math.isnan(r3):
+            out.append(v)
+            measures.append("2d")
+            continue
+        out.append(judge_segments([dataclasses.replace(v.values, rigidity=r3)], cuts_3d)[0])
+        measures.append("3d")
+    return out, measures
