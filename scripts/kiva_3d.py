@@ -13,10 +13,11 @@ calibration=True, profiles=["oracle", "kin_mild", "kin_severe"])``) and each pla
 * ``reader_2d`` / ``reader_3d`` (with ``--reader``): the reader's readings of the main view, and of every
   calibrated view (the manifest's ``calibration``) triangulated.
 
-and Spearman's rho of minus each value against the planted level (Bad 1, Medium 2, Good 3;
-:func:`robojudge.meta.segment_spearman`, a segment without a value is unscored), on each measure's own
-segments and on the segments both of a pair measure. It also lists each measure's median value per
-planted failure type. No thresholds are involved: rho ranks the raw values.
+and Spearman's rho of each value (higher = less rigid = worse) against the planted level (Good 0,
+Medium 1, Bad 2; :func:`robojudge.meta.segment_spearman`, a segment without a value is unscored), on each
+measure's own segments, on the segments both of a pair measure, and on the segments that are clean or
+hold only a link stretch (the one failure that changes a link's length). It also lists each measure's
+median value per planted failure type. No thresholds are involved: rho ranks the raw values.
 
 Rerun (see docs/kiva.md, "3D rigidity")::
 
@@ -122,21 +123,23 @@ def summarise(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dict[st
     for c in columns:
         if np.isnan(vals[c]).all():
             continue
-        g = segment_spearman(-vals[c], levels, groups).groups["all"]
+        g = segment_spearman(vals[c], levels, groups).groups["all"]
         out["rho"][c] = {"rho": g.rho, "n": g.n, "unscored": g.unscored}
     for a, b in (("true_2d", "true_3d"), ("true_2d_inframe", "true_3d_inframe"), ("reader_2d", "reader_3d")):
+        if a not in vals or b not in vals:
+            continue
         both = ~np.isnan(vals[a]) & ~np.isnan(vals[b])
         if both.sum() < 3:
             continue
         out["rho_common"][f"{a} vs {b}"] = {
-            c: segment_spearman(-vals[c][both], levels[both], ["all"] * int(both.sum())).groups["all"].rho
+            c: segment_spearman(vals[c][both], levels[both], ["all"] * int(both.sum())).groups["all"].rho
             for c in (a, b)} | {"n": int(both.sum())}
     # Rigidity can only see a link change length: on segments that are clean or hold a stretch and
     # nothing else, rho says how well each measure tells the two apart.
     sub = np.array([set(r["failures"]) <= {"link_stretch"} for r in rows])
     if sub.sum() >= 3:
         out["rho_stretch_or_clean"] = {"n": int(sub.sum())} | {
-            c: segment_spearman(-vals[c][sub], levels[sub], ["all"] * int(sub.sum())).groups["all"].rho
+            c: segment_spearman(vals[c][sub], levels[sub], ["all"] * int(sub.sum())).groups["all"].rho
             for c in columns if not np.isnan(vals[c]).all()}
     kinds: dict[str, list[int]] = {}
     for i, r in enumerate(rows):

@@ -437,3 +437,44 @@ def test_a_single_view_item_or_one_without_calibration_is_measured_in_2d_and_say
     forced = spec.compute(item, spec.make_config({"reader": cfg.reader, "measure": "2d"}))
     assert forced.details["measure"] == "2d" and forced.details["measure_2d_reason"] == "measure is set to 2d"
     assert forced.details["segments"] == spec.compute(single, cfg).details["segments"]
+
+
+# ------------------------------------------------------------------ scripts/kiva_3d.py's statistics (fast)
+
+
+def test_the_measurement_script_ranks_a_less_rigid_segment_as_worse_as_scipy_does():
+    import importlib.util
+    import sys
+
+    from scipy import stats
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "kiva_3d.py"
+    spec = importlib.util.spec_from_file_location("kiva_3d_script", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["kiva_3d_script"] = mod
+    spec.loader.exec_module(mod)
+    verdicts = ["Good"] * 4 + ["Medium", "Bad", "Medium", "Good"]
+    fails = [[]] * 4 + [["link_stretch"], ["link_stretch"], ["bend"], []]
+    true_3d = [0.0, 0.001, 0.0, 0.002, 0.05, 0.09, 0.0, float("nan")]
+    rows = [{"verdict": v, "failures": f, "true_3d": x}
+            for v, f, x in zip(verdicts, fails, true_3d, strict=True)]
+    out = mod.summarise(rows, ["true_3d"])
+    levels = [{"Good": 0, "Medium": 1, "Bad": 2}[v] for v in verdicts[:7]]
+    want = stats.spearmanr(true_3d[:7], levels).statistic
+    assert out["rho"]["true_3d"] == {"rho": pytest.approx(want), "n": 7, "unscored": 1}
+    assert want > 0.5  # larger coefficients of variation on worse segments: a positive rho
+    sub = [0, 1, 2, 3, 4, 5]  # clean or stretch only (the bend and the unscored segment left out)
+    assert out["rho_stretch_or_clean"]["true_3d"] == pytest.approx(
+        stats.spearmanr([true_3d[i] for i in sub], [levels[i] for i in sub]).statistic)
+    assert out["by_failure"]["link_stretch"]["true_3d"] == {"median": pytest.approx(0.07), "measured": 2}
+
+
+def test_the_cli_takes_the_views_setting_and_names_a_wrong_one():
+    from typer.testing import CliRunner
+
+    from robojudge.cli import app
+
+    bad = CliRunner().invoke(app, ["kiva", "train", "--episodes", "x.jsonl", "--robot", "fetch", "--out", "o",
+                                   "--views", "some"])
+    assert bad.exit_code != 0 and "views" in bad.output and "'main' or 'all'" in bad.output

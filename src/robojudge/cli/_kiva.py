@@ -33,6 +33,8 @@ def train_cmd(
     seed: int = typer.Option(0, help="Seed of initialisation, shuffling, augmentation, held-out draw."),
     holdout: float = typer.Option(0.2, help="Share of clips held out to measure the keypoint error."),
     references_only: bool = typer.Option(False, "--references-only", help="Train on reference videos only."),
+    views: str = typer.Option("main", help="main: each episode's main view; all: every view of faithful "
+                              "rollouts and recordings too, so the reader reads any view (3D rigidity)."),
     threads: int = typer.Option(1, help="torch CPU threads."),
     device: str = typer.Option("cpu", help="cpu, cuda, or auto."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -41,8 +43,9 @@ def train_cmd(
     from robojudge.kiva import KivaDataError, TrainConfig, train_reader
 
     try:
-        cfg = TrainConfig(size=size, epochs=epochs, seed=seed, holdout=holdout, rollouts=not references_only,
-                          threads=threads, device=device)
+        cfg = TrainConfig.model_validate({"size": size, "epochs": epochs, "seed": seed, "holdout": holdout,
+                                          "rollouts": not references_only, "threads": threads,
+                                          "device": device, "views": views})
     except ValueError as exc:
         raise fail(str(exc)) from None
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),
