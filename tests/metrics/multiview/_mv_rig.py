@@ -97,9 +97,9 @@ def instants(views: dict[str, np.ndarray], n: int = 8) -> dict[str, np.ndarray]:
     return {k: v[idx] for k, v in views.items()}
 
 
-def flat_views() -> dict[str, np.ndarray]:
-    """The rig over a plain grey table with a red, a green and a blue square (the blue one moving): no
-    texture for keypoints, three colour regions to match."""
+def flat_textures() -> np.ndarray:
+    """``(T, TEX, TEX, 3)``: a plain grey table with a red, a green and a blue square (the blue one
+    moving)."""
     base = np.full((TEX, TEX, 3), 150, np.uint8)
     xs = np.interp(np.arange(T), [0, 6, 16, T - 1], [100, 100, 300, 300]).round().astype(int)
     tex = []
@@ -109,5 +109,29 @@ def flat_views() -> dict[str, np.ndarray]:
         f[330:390, 360:420] = (30, 200, 40)
         f[250:310, x:x + 60] = (30, 40, 220)
         tex.append(f)
-    stack = np.stack(tex)
+    return np.stack(tex)
+
+
+def flat_views() -> dict[str, np.ndarray]:
+    """The rig over the flat table of :func:`flat_textures`: no texture for keypoints, three colour
+    regions to match."""
+    stack = flat_textures()
     return {n: render(c, stack) for n, c in CAMERAS.items()}
+
+
+def turned(cam: Camera, rotvec: np.ndarray) -> Camera:
+    """``cam`` turned about its own centre by the rotation vector ``rotvec`` (camera axes, radians)."""
+    rd, _ = cv2.Rodrigues(np.asarray(rotvec, dtype=np.float64).reshape(3, 1))
+    r, t = rd @ np.asarray(cam.R), rd @ np.asarray(cam.t)
+    return Camera.model_validate({"K": cam.K, "R": r.tolist(), "t": t.tolist(), "size": cam.size})
+
+
+def shaken(cam: Camera, textures: np.ndarray, sd_deg: float, seed: int = 0) -> np.ndarray:
+    """The view of ``cam`` while it shakes: from frame 4 on, each frame turned by a random rotation of
+    ``sd_deg`` degrees (standard deviation per axis) about the camera's centre."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, f in enumerate(textures):
+        turn = np.zeros(3) if i < 4 else np.deg2rad(sd_deg) * rng.normal(size=3)
+        out.append(render(turned(cam, turn), f[None])[0])
+    return np.stack(out)

@@ -1,8 +1,8 @@
 """RIGIS on a rendered rig: one ADROIT relocate episode of the simulator suite, three views of 128 px.
 
 The ADROIT table is textured, so views about 90 degrees apart still share matches (the Fetch scenes are
-flat-coloured: unscored, see docs/rigis.md). The clean render agrees with its calibration; a view made
-late or moved by hand does not.
+flat-coloured: colour regions and each camera's stillness, see docs/rigis.md). The clean render agrees
+with its calibration; a view made late or moved by hand does not.
 """
 
 from __future__ import annotations
@@ -73,14 +73,16 @@ def test_late_or_moved_view_drops_s_geo(item: Item) -> None:
     assert not math.isnan(value) and value < clean - 0.2
 
 
-def test_fetch_scene_is_judged_by_colour_regions_only(tmp_path: Path) -> None:
-    # A flat-coloured scene: no keypoint matches between views ~90 degrees apart, so no pose (NaN, not a
-    # guess); its coloured objects still tie the views together for S_geo.
+def test_fetch_scene_is_judged_by_colour_regions_and_stillness(tmp_path: Path) -> None:
+    # A flat-coloured scene: no keypoint matches between views ~90 degrees apart, so no relative pose
+    # (not a guess); its coloured objects still tie the views together for S_geo, and each view against
+    # itself over time shows its camera in place for S_pose.
     manifest = make_sim_suite(tmp_path, seed=0, episodes=1, views=3, size=128, profiles=("oracle",),
                               scenes=("pick_and_place",), workers=1)
     item = load_suite(manifest).items[0]
     with frame_cache():
         pose = get_metric("rigis_pose").compute(item)
         geo = get_metric("rigis_geo").compute(item)
-    assert math.isnan(pose.value) and "too few matches" in pose.details["unscored_reason"]
+    assert pose.value >= 0.9 and "too few matches" in pose.details["relative_unscored"]
+    assert pose.value == pose.details["stillness"]
     assert geo.value >= 0.9 and any("regions" in p for p in geo.details["pairs"].values())

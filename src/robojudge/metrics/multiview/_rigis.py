@@ -46,6 +46,7 @@ from robojudge.metrics.multiview._geometry import (
     skew,
     tolerance_score,
 )
+from robojudge.metrics.multiview._still import view_stillness
 from robojudge.metrics.multiview._sync import view_offsets
 from robojudge.robots import Camera
 
@@ -94,6 +95,18 @@ class RigisParams(BaseModel):
     )
     lag_free: float = Field(default=1.0, ge=0, description="lag (frames) that costs nothing")
     lag_scale: float = Field(default=3.0, gt=0, description="lag beyond the free one per 1/e")
+    still: bool = Field(
+        default=True, description="read each camera's stillness from its own view (a rig fixed in the world)"
+    )
+    still_tau: float = Field(
+        default=0.005, gt=0, description="in-view match tolerance, share of the longer side (at least 1 px)"
+    )
+    still_matches: int = Field(default=8, ge=4, description="in-view matches that read an instant")
+    still_cover: float = Field(
+        default=0.1, ge=0, le=1, description="share of the image a moved scene's matches must span"
+    )
+    still_free_deg: float = Field(default=0.5, ge=0, description="camera turn (degrees) that costs nothing")
+    still_scale_deg: float = Field(default=2.0, gt=0, description="camera turn beyond the free one per 1/e")
 
 
 def _as_frames(name: str, frames: Any) -> np.ndarray:
@@ -189,6 +202,11 @@ class RigAnalysis:
     views: list[str]
     pairs: list[PairResult]
     n_frames: int
+    # Each view's keypoints per instant, frame size (width, height) and focal length (pixels): what
+    # the stillness of each camera is read from (:mod:`robojudge.metrics.multiview._still`).
+    features: dict[str, list[Features]] = field(default_factory=dict)
+    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    focal: dict[str, float] = field(default_factory=dict)
 
 
 def tolerance_px(size: tuple[int, int], p: RigisParams) -> float:
@@ -313,9 +331,12 @@ def analyse_rig(
     intr = {n: intrinsics_for(cameras[n], *sizes[n]) for n in names}
     pairs = [PairResult(a, b) for a, b in combinations(names, 2)]
     cal = {pr.key: relative_pose(cameras[pr.a], cameras[pr.b]) for pr in pairs}
+    per_view: dict[str, list[Features]] = {n: [] for n in names}
     for t in range(n_frames):
         feats: dict[str, Features] = {n: detect(arrays[n][t], p.contrast_threshold, p.max_features)
                                       for n in names}
+        for n in names:
+            per_view[n].append(feats[n])
         blobs: dict[str, dict[int, list[np.ndarray]]] = {}
         for pr in pairs:
             pa, pb = match(feats[pr.a], feats[pr.b], p.ratio)
@@ -336,7 +357,8 @@ def analyse_rig(
                 f = fundamental(intr[pr.a], intr[pr.b], *cal[pr.key])
                 btau = max(_blob_tolerance(sizes[pr.a], p), _blob_tolerance(sizes[pr.b], p))
                 pr.blobs.append((len(ba), int(np.sum(sampson_distance(f, ba, bb) <= btau))))
-    return RigAnalysis(names, pairs, n_frames)
+    focal = {n: float(np.sqrt(intr[n][0, 0] * intr[n][1, 1])) for n in names}
+    return RigAnalysis(names, pairs, n_frames, per_view, sizes, focal)
 
 
 def _blob_tolerance(size: tuple[int, int], p: RigisParams) -> float:
@@ -452,31 +474,44 @@ def _score(err_deg: float, p: RigisParams) -> float:
     return tolerance_score(err_deg, p.pose_free_deg, p.pose_scale_deg)
 
 
-def rigis_pose(
-    frames_by_view: Mapping[str, Any],
-    cameras: Mapping[str, Camera],
-    params: RigisParams | None = None,
-    *,
-    analysis: RigAnalysis | None = None,
-    timing: Mapping[str, Any] | None = None,
-) -> tuple[float, dict[str, Any]]:
-    """``S_pose`` in 0-1 (1: estimated relative poses agree with the calibrated rig and stay fixed).
+def rig_stillness(m: RigAnalysis, p: RigisParams) -> tuple[float, dict[str, Any]]:
+    """``S_still`` in 0-1: whether every camera stays where it is mounted, read from its own view.
 
-    Per pair, the measured instants are grouped in time so that each group pools ``pose_matches``
-    matches (one instant each when matches are plenty), and one pose is estimated per group: of the
-    relative poses estimated from its matches (:func:`_pose_hypotheses`), those that explain at least
-    ``support`` of the best one's matches are equally good readings of the images (a table top leaves
-    a twofold ambiguity), and the one nearest the calibration is taken. Its error is the larger of the
-    rotation angle error and the angle between the translation directions, in degrees. Accuracy: the
-    mean over groups of ``exp(-max(0, e - e0) / s)``; stability: the same mapping of the median error
-    of the groups' estimates against their medoid. Per pair, the mean of the two;
-    ``S_pose`` is the mean over the measured pairs. Arguments as :func:`rigis_geo` (``timing`` is not
-    read: it is accepted so that the three functions take the same arguments).
+    Per view, the camera's turn since the first instant at each later instant
+    (:func:`robojudge.metrics.multiview._still.view_stillness`), mapped by
+    ``exp(-max(0, turn - still_free_deg) / still_scale_deg)`` and averaged over the instants it could be
+    read at; ``S_still`` is the least of the views' scores (a rig is as steady as its least steady
+    camera). NaN with a reason when no view's static scene can be read at any instant.
     """
-    p = params or RigisParams()
-    m, reason = _prepare(frames_by_view, cameras, p, analysis, regions=False)
-    if m is None:
-        return math.nan, {"unscored_reason": reason}
+    per_view: dict[str, Any] = {}
+    scores: list[float] = []
+    for v in m.views:
+        feats = m.features.get(v, [])
+        if len(feats) < 2:
+            per_view[v] = {"instants_read": 0}
+            continue
+        got = view_stillness(feats, m.sizes[v], m.focal[v], ratio=p.ratio,
+                             thr_px=max(1.0, p.still_tau * max(m.sizes[v])), support=p.support,
+                             least=p.still_matches, cover=p.still_cover)
+        read = [x for x in got["turn_deg"] if x is not None]
+        if not read:
+            per_view[v] = {"instants_read": 0}
+            continue
+        score = float(np.mean([tolerance_score(x, p.still_free_deg, p.still_scale_deg) for x in read]))
+        scores.append(score)
+        per_view[v] = {"score": score, "largest_turn_deg": max(read), "instants_read": len(read),
+                       "turn_deg": got["turn_deg"]}
+    if not scores:
+        return math.nan, {"views": per_view, "unscored_reason": (
+            f"no view has {p.still_matches} matches with itself over time on a static scene at any instant")}
+    return min(scores), {"views": per_view}
+
+
+def _relative(
+    m: RigAnalysis, cameras: Mapping[str, Camera], p: RigisParams
+) -> tuple[float, dict[str, Any]]:
+    """``S_rel`` in 0-1: relative poses estimated across views against the calibration and over time."""
+    reason = _too_few(m, p, regions=False)
     per_pair: dict[str, Any] = {}
     scores: list[float] = []
     for pr in m.pairs:
@@ -499,12 +534,59 @@ def rigis_pose(
         per_pair[pr.key] = {"score": score, "accuracy": accuracy, "stability": stability,
                             "median_error_deg": float(np.median(errors)), "spread_deg": spread,
                             "estimates": len(poses), "instants": len(pr.instants), "skipped": pr.skipped}
-    details: dict[str, Any] = {"pairs": per_pair, "instants": m.n_frames}
+    if reason is None and not scores:
+        reason = "too few matches to estimate any relative pose"
     if reason is not None:
-        return math.nan, {"unscored_reason": reason, **details}
-    if not scores:
-        return math.nan, {"unscored_reason": "too few matches to estimate any relative pose", **details}
-    return float(np.mean(scores)), details
+        return math.nan, {"pairs": per_pair, "unscored_reason": reason}
+    return float(np.mean(scores)), {"pairs": per_pair}
+
+
+def rigis_pose(
+    frames_by_view: Mapping[str, Any],
+    cameras: Mapping[str, Camera],
+    params: RigisParams | None = None,
+    *,
+    analysis: RigAnalysis | None = None,
+    timing: Mapping[str, Any] | None = None,
+) -> tuple[float, dict[str, Any]]:
+    """``S_pose`` in 0-1 (1: the rig's cameras stay as calibrated), from two readings of the rig:
+
+    * ``S_rel`` (across views): per pair, the measured instants are grouped in time so that each group
+      pools ``pose_matches`` matches (one instant each when matches are plenty), and one pose is
+      estimated per group: of the relative poses estimated from its matches (:func:`_pose_hypotheses`),
+      those that explain at least ``support`` of the best one's matches are equally good readings of the
+      images (a table top leaves a twofold ambiguity), and the one nearest the calibration is taken. Its
+      error is the larger of the rotation angle error and the angle between the translation directions,
+      in degrees. Accuracy: the mean over groups of ``exp(-max(0, e - e0) / s)``; stability: the same
+      mapping of the median error of the groups' estimates against their medoid. Per pair, the mean of
+      the two; ``S_rel`` is the mean over the measured pairs.
+    * ``S_still`` (each view against itself over time, :func:`rig_stillness`): a calibration holds one
+      pose per camera, so each camera must stay put; it reads where views share too few keypoints for
+      ``S_rel`` (flat-coloured scenes seen from far apart).
+
+    ``S_pose = S_rel x S_still`` where both are measured, else the one that is; NaN with both reasons
+    when neither is. Arguments as :func:`rigis_geo` (``timing`` is not read: it is accepted so that the
+    three functions take the same arguments).
+    """
+    p = params or RigisParams()
+    reason = check_rig(frames_by_view, cameras)
+    if reason is not None:
+        return math.nan, {"unscored_reason": reason}
+    m = analysis or analyse_rig(frames_by_view, cameras, p)
+    rel, rel_d = _relative(m, cameras, p)
+    if p.still:
+        still, still_d = rig_stillness(m, p)
+    else:
+        still, still_d = math.nan, {"unscored_reason": "not read (config still = false)"}
+    details: dict[str, Any] = {"pairs": rel_d["pairs"], "instants": m.n_frames, "relative": rel,
+                               "stillness": still, "still_details": still_d}
+    if "unscored_reason" in rel_d:
+        details["relative_unscored"] = rel_d["unscored_reason"]
+    parts = [x for x in (rel, still) if not math.isnan(x)]
+    if not parts:
+        return math.nan, {"unscored_reason": (f"{rel_d['unscored_reason']}; and the cameras' stillness: "
+                                              f"{still_d['unscored_reason']}"), **details}
+    return float(np.prod(parts)), details
 
 
 def _spread(poses: list[tuple[np.ndarray, np.ndarray]]) -> float:

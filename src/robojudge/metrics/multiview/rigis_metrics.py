@@ -77,12 +77,13 @@ def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[st
     inputs={Input.views},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="1",
+    # 2: rigis_pose reads each camera's stillness in its own view too (docs/rigis.md).
+    version="2",
     citation=_CITATION,
     description=(
         "Multi-view consistency of a calibrated rig, 0-1: the mean of rigis_geo (matches obey the "
-        "calibrated epipolar geometry) and rigis_pose (relative poses estimated from the views agree "
-        "with the calibrated rig and stay fixed)."
+        "calibrated epipolar geometry) and rigis_pose (the cameras stay as calibrated: relative poses "
+        "estimated across views, and each view's static scene over time)."
     ),
     config=RigisConfig,
 )
@@ -116,11 +117,13 @@ def rigis_geo_metric(item: Item, config: RigisConfig) -> Score:
     inputs={Input.views},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="1",
+    # 2: times S_still, each camera's stillness read in its own view; scored on flat scenes too.
+    version="2",
     citation=_CITATION,
     description=(
-        "Relative pose of each view pair estimated from its matches (essential matrix, plane homography) "
-        "against the calibrated rig (accuracy) and over time (stability), mapped to 0-1; mean over pairs."
+        "Whether the rig's cameras stay as calibrated, 0-1: relative poses of view pairs estimated from "
+        "their matches against the calibration and over time (S_rel), times how far each camera turns "
+        "in its own view's static scene (S_still); either alone where the other cannot be read."
     ),
     config=RigisConfig,
 )
