@@ -44,6 +44,13 @@ SCENES: dict[str, tuple[str, ...]] = {
     "franka": ("panda_pick_and_place",),
 }
 PROFILES = ("oracle", "kin_mild", "kin_severe")
+#: Changes when KIVA's per-segment values would: cached segment rows of another measure are recomputed.
+MEASURE = "3: centre windows, finger check, held frames"
+
+
+#: KIVA's columns, in table order (all oriented higher-is-worse).
+KIVA_COLUMNS = ("kiva", "kiva_rigidity", "kiva_jerk", "kiva_finger", "kiva_no_finger", "kiva_v2",
+                "kiva_true_keypoints", "kiva_true_keypoints_v2")
 
 
 def _log(msg: str, t0: float) -> None:
@@ -106,20 +113,50 @@ def true_tracks(state: Path, keypoints: Sequence[str], main_view: str | None) ->
         return z["keypoints_2d"][:, view, idx].astype(np.float64), z["keypoints_visible"][:, view, idx]
 
 
-def true_keypoint_values(state: Path, reader: Any, main_view: str | None, fps: float, diagonal: float) -> Any:
+#: The measure of the ``kiva`` metric up to version 2 (a column for comparison): windows ending in the
+#: segment, no finger check, held frames kept.
+OLD_RULE: dict[str, Any] = {"window": "end"}
+
+
+def reader_fingers(reader: Any) -> list[tuple[int, int, int]]:
+    """The reader's finger pairs: those it stores, else the built-in robot's (readers trained before)."""
+    from robojudge.kiva import FINGER_PAIRS, finger_indices
+
+    stored = reader.meta.get("fingers")
+    if stored is not None:
+        return [(int(a), int(b), int(h)) for a, b, h in stored]
+    return finger_indices(FINGER_PAIRS.get(reader.meta["robot"], ()), reader.meta["keypoints"])
+
+
+def measure(new: bool, fingers: Sequence[tuple[int, int, int]], held: Any) -> dict[str, Any]:
+    """Keyword arguments of :func:`robojudge.kiva.segment_values` for the current measure or the old one."""
+    return {"fingers": fingers, "held": held} if new else dict(OLD_RULE)
+
+
+def true_keypoint_values(state: Path, reader: Any, main_view: str | None, fps: float, diagonal: float,
+                         **kw: Any) -> Any:
     from robojudge.kiva import segment_values
 
     pos, vis = true_tracks(state, reader.meta["keypoints"], main_view)
-    return segment_values(pos, vis, reader.links, fps, diagonal)
+    return segment_values(pos, vis, reader.links, fps, diagonal, **kw)
+
+
+def _failure_kind(f: dict[str, Any]) -> str:
+    # A failure the main view never shows (the simulator's `visible` flag) leaves its segment Good.
+    return f["type"] + (" (unseen)" if f.get("visible") is False else "")
 
 
 def segment_rows(facts: dict[str, Any], planted: Sequence[dict[str, Any]], result: Any,
-                 true: dict[tuple[int, int], Any]) -> list[dict[str, Any]]:
+                 true: dict[tuple[int, int], Any], old: Any = None,
+                 true_old: dict[tuple[int, int], Any] | None = None, plain: Any = None
+                 ) -> list[dict[str, Any]]:
     """A row per planted segment: ``facts``, the verdict, KIVA's values (NaN and a reason where it has none).
 
     ``result`` is the video's :class:`robojudge.kiva.KivaResult`; ``true`` maps ``(start, stop)`` to the
-    verdicts on the simulator's keypoints. A planted segment KIVA does not judge (too short, or a video
-    shorter than one segment) is kept with NaN values and the reason.
+    verdicts on the simulator's keypoints. ``old`` and ``true_old``: the same under the measure of metric
+    version 2 (:data:`OLD_RULE`), for comparison; ``plain``: the current measure without the finger check.
+    A planted segment KIVA does not judge (too short, or a video shorter than one segment) is kept with
+    NaN values and the reason.
     """
     from robojudge.kiva import SEGMENT
     from robojudge.kiva._score import MIN_SEGMENT
@@ -127,6 +164,8 @@ def segment_rows(facts: dict[str, Any], planted: Sequence[dict[str, Any]], resul
 
     kiva, _ = result.value("kiva")
     judged = {(v.values.start, v.values.stop): v for v in result.verdicts}
+    judged_old = {} if old is None else {(v.values.start, v.values.stop): v for v in old.verdicts}
+    judged_plain = {} if plain is None else {(v.values.start, v.values.stop): v for v in plain.verdicts}
     rows = []
     for p in planted:
         span = (p["start"], p["stop"])
@@ -139,37 +178,59 @@ def segment_rows(facts: dict[str, Any], planted: Sequence[dict[str, Any]], resul
             reason = "no rigid link long enough to measure and no keypoint seen on 4 frames in a row"
         rows.append({
             **facts, "start": p["start"], "stop": p["stop"], "verdict": p["verdict"],
-            "failures": [f["type"] for f in p.get("failures", [])],
+            "failures": [_failure_kind(f) for f in p.get("failures", [])],
             "kiva": math.nan if v is None else v.score,
             "kiva_rigidity": math.nan if v is None else v.values.rigidity,
             "kiva_jerk": math.nan if v is None else v.values.jerk,
+            "kiva_finger": math.nan if v is None else v.values.finger,
+            "kiva_v2": _nan(getattr(judged_old.get(span), "score", None)),
+            "kiva_no_finger": _nan(getattr(judged_plain.get(span), "score", None)),
             "kiva_video": kiva, "reason": reason,
             "kiva_true_keypoints": _nan(getattr(true.get(span), "score", None)),
+            "kiva_true_keypoints_v2": _nan(getattr((true_old or {}).get(span), "score", None)),
         })
     return rows
 
 
 def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str, Any]]:
-    """One row per planted segment of every rollout: its verdict and KIVA's values (NaN with a reason)."""
-    from robojudge.kiva import judge_tracks, load_reader, read_frames
+    """One row per planted segment of every rollout: its verdict and KIVA's values (NaN with a reason).
+
+    Thresholds are recalibrated here, at the 95th percentile of the references' segments as the reader
+    reads them (as ``calibrate_reader`` does), for the current measure and for the old one
+    (:data:`OLD_RULE`): the reader's stored calibration may predate either.
+    """
+    from robojudge.kiva import (
+        held_frames,
+        judge_segments,
+        judge_tracks,
+        load_reader,
+        percentile_thresholds,
+        read_frames,
+        segment_values,
+    )
     from robojudge.meta import verdict_levels
     from robojudge.video import sample_frames
 
     reader = load_reader(checkpoint)
-    if reader.thresholds is None:
-        raise SystemExit(f"{checkpoint}: reader not calibrated")
-    from robojudge.kiva import judge_segments, percentile_thresholds
-
+    fingers = reader_fingers(reader)
     items = robot_items(manifest, robot)
-    # KIVA on the simulator's true keypoints (a perfect reader), thresholds from the references' true
-    # keypoints: what the measure itself can do, apart from reading errors.
-    ref_values = []
+    # Every reference is read once; KIVA on the simulator's true keypoints (a perfect reader) is
+    # calibrated on the references' true keypoints: what the measure itself can do, apart from reading.
+    read_vals: dict[bool, list[Any]] = {True: [], False: []}
+    true_vals: dict[bool, list[Any]] = {True: [], False: []}
     for ref in sorted({it.reference_video for it in items if it.reference_video}):
         clip = sample_frames(manifest.parent / ref, fps=None, max_frames=None)
         h, w = clip.frames.shape[1:3]
-        ref_values += true_keypoint_values((manifest.parent / ref).with_suffix(".npz"), reader, None,
-                                           clip.source_fps, math.hypot(h, w))
-    true_cuts = percentile_thresholds(ref_values, 95.0)
+        held = held_frames(clip.frames)
+        tracks = read_frames(reader, clip.frames, clip.source_fps)
+        for new in (True, False):
+            kw = measure(new, fingers, held)
+            read_vals[new] += segment_values(tracks.positions, tracks.visible, reader.links, tracks.fps,
+                                             tracks.diagonal, **kw)
+            true_vals[new] += true_keypoint_values((manifest.parent / ref).with_suffix(".npz"), reader, None,
+                                                   clip.source_fps, math.hypot(h, w), **kw)
+    cuts = {new: percentile_thresholds(read_vals[new], 95.0) for new in (True, False)}
+    true_cuts = {new: percentile_thresholds(true_vals[new], 95.0) for new in (True, False)}
     rows = []
     for item in items:
         planted = item.meta.get("segments")
@@ -179,15 +240,22 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
         verdict_levels([p["verdict"] for p in planted],
                        [f"{manifest}: item {item.item_id} segment {i}" for i in range(len(planted))])
         clip = sample_frames(manifest.parent / item.video, fps=None, max_frames=None)
+        held = held_frames(clip.frames)
         tracks = read_frames(reader, clip.frames, clip.source_fps)
-        result = judge_tracks(tracks, reader.links, reader.thresholds)
+        tracks.held = None
+        old = judge_tracks(tracks, reader.links, cuts[False], **OLD_RULE)
+        tracks.held = held
+        result = judge_tracks(tracks, reader.links, cuts[True], fingers=fingers)
+        plain = judge_tracks(tracks, reader.links, cuts[True])
         h, w = clip.frames.shape[1:3]
-        true = {(v.values.start, v.values.stop): v for v in judge_segments(true_keypoint_values(
-            manifest.parent / str(item.state), reader, item.main_view, clip.source_fps, math.hypot(h, w)),
-            true_cuts)}
+        true: dict[bool, dict[tuple[int, int], Any]] = {}
+        for new in (True, False):
+            vals = true_keypoint_values(manifest.parent / str(item.state), reader, item.main_view,
+                                        clip.source_fps, math.hypot(h, w), **measure(new, fingers, held))
+            true[new] = {(v.values.start, v.values.stop): v for v in judge_segments(vals, true_cuts[new])}
         facts = {"item": item.item_id, "clip": item.clip_id, "generator": item.generator,
                  "regime": item.regime, "depth": item.meta.get("rollout_depth")}
-        rows += segment_rows(facts, planted, result, true)
+        rows += segment_rows(facts, planted, result, true[True], old, true[False], plain)
     return rows
 
 
@@ -344,7 +412,7 @@ def _f(x: Any, digits: int = 2) -> str:
 def render(result: dict[str, Any]) -> str:
     """The Markdown tables of a validation result."""
     stats, robots = result["stats"], result["robots"]
-    order = ["kiva", "kiva_rigidity", "kiva_jerk", "kiva_true_keypoints"]
+    order = list(KIVA_COLUMNS)
     order += sorted(k for k in stats if not k.startswith("kiva"))
     order = [k for k in order if k in stats]
     lines = ["Segments per robot: " + ", ".join(f"{r} {result['segments'][r]} ({result['verdicts'][r]})"
@@ -417,11 +485,12 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
     for robot, (manifest, checkpoint) in prepared.items():
         folder = manifest.parent
         cache = folder / "_validation_kiva.json"
-        if cache.exists() and json.loads(cache.read_text())["reader"] == str(checkpoint):
+        key = {"reader": str(checkpoint), "measure": MEASURE}
+        if cache.exists() and {k: json.loads(cache.read_text()).get(k) for k in key} == key:
             kiva_rows = json.loads(cache.read_text())["rows"]
         else:
             kiva_rows = kiva_segments(manifest, checkpoint, robot)
-            cache.write_text(json.dumps({"reader": str(checkpoint), "rows": kiva_rows}))
+            cache.write_text(json.dumps({**key, "rows": kiva_rows}))
         _log(f"{robot}: KIVA read {len(kiva_rows)} segments", t0)
         seg_manifest = segment_manifest(manifest, folder / "_segments", robot)
         values, errors = metric_segments(seg_manifest, folder / "_segments_run", metrics, args.workers)
@@ -435,7 +504,7 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
             if not values[m] and m in errors:
                 no_value[m] = errors[m]
     metrics = [m for m in metrics if m not in no_value and any(not math.isnan(_nan(r[m])) for r in rows)]
-    columns = {"kiva": False, "kiva_rigidity": False, "kiva_jerk": False, "kiva_true_keypoints": False}
+    columns = {k: False for k in KIVA_COLUMNS}
     columns.update({m: get_metric(m).higher_is_better for m in metrics})
     robots = list(prepared)
     result = {

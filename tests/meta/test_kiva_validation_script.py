@@ -116,3 +116,51 @@ def test_segments_kiva_cannot_judge_are_kept_with_a_reason() -> None:
     out = kv.evaluate(rows + [{**r, "verdict": "Bad", "kiva": 9.0} for r in rows[:2]], {"kiva": False},
                       draws=1, seed=0)
     assert out["kiva"]["rho"]["fetch"]["n"] == 4 and out["kiva"]["rho"]["fetch"]["unscored"] == 1
+
+
+def test_rows_carry_the_finger_value_the_old_measure_and_which_failures_the_main_view_never_shows() -> None:
+    from robojudge.kiva import Thresholds, Tracks, judge_tracks
+
+    facts = {"item": "a", "clip": "c", "generator": "kin_severe", "regime": "sim", "depth": None}
+    # Two fingers (keypoints 1, 2) either side of a hand axis from keypoint 0; they swap on frames 20-27.
+    n = 48
+    width = np.full(n, 4.0)
+    width[20:28] = -2.0
+    pos = np.stack([np.tile([32.0, 10.0], (n, 1)),
+                    np.stack([32.0 - width, np.full(n, 40.0)], axis=-1),
+                    np.stack([32.0 + width, np.full(n, 40.0)], axis=-1)], axis=1)
+    tracks = Tracks(pos, np.ones((n, 3), bool), np.ones((n, 3)), 10.0, 60, 80)
+    cuts = Thresholds(math.nan, 1e9, 0.01)
+    result = judge_tracks(tracks, [], cuts, fingers=[(1, 2, 0)])
+    plain = judge_tracks(tracks, [], cuts)
+    old = judge_tracks(tracks, [], Thresholds(math.nan, 1e9), **kv.OLD_RULE)
+    planted = [{"start": a, "stop": a + 16, "verdict": v, "failures": f} for a, v, f in (
+        (0, "Good", [{"type": "bend", "visible": False}]),
+        (16, "Bad", [{"type": "finger_pass", "visible": True}, {"type": "jitter"}]),
+        (32, "Good", []))]
+    rows = kv.segment_rows(facts, planted, result, {}, old, {}, plain)
+    assert [r["failures"] for r in rows] == [["bend (unseen)"], ["finger_pass", "jitter"], []]
+    # 4 px a side, swapped to 2 px the other way: 4 px on the wrong side of a 100 px diagonal.
+    assert [r["kiva_finger"] for r in rows] == pytest.approx([0.0, 0.04, 0.0])
+    assert rows[1]["kiva"] == pytest.approx(4.0) and rows[1]["kiva_no_finger"] < 1e-6
+    assert rows[1]["kiva_v2"] < 1e-6  # jerk only, far below its cut
+    assert math.isnan(rows[1]["kiva_true_keypoints"]) and math.isnan(rows[1]["kiva_true_keypoints_v2"])
+    flags = kv.flagged([{**r, "robot": "fetch"} for r in rows])
+    assert flags["bend (unseen)"] == {"fetch": [0, 0, 1]}
+    assert flags["finger_pass+jitter"] == {"fetch": [1, 0, 1]}
+
+
+def test_finger_pairs_of_a_reader_come_from_its_checkpoint_or_the_built_in_robot() -> None:
+    from types import SimpleNamespace
+
+    from robojudge.robots import SIM_KEYPOINTS
+
+    names = list(SIM_KEYPOINTS["franka"])
+    old = SimpleNamespace(meta={"robot": "franka", "keypoints": names})
+    assert kv.reader_fingers(old) == [(names.index("panda0_leftfinger"), names.index("panda0_rightfinger"),
+                                       names.index("panda0_link7"))]
+    assert kv.reader_fingers(SimpleNamespace(meta={"robot": "adroit", "keypoints": names})) == []
+    stored = SimpleNamespace(meta={"robot": "franka", "keypoints": names, "fingers": [[6, 7, 5]]})
+    assert kv.reader_fingers(stored) == [(6, 7, 5)]
+    assert kv.measure(False, [(6, 7, 5)], None) == {"window": "end"}
+    assert kv.measure(True, [(6, 7, 5)], None) == {"fingers": [(6, 7, 5)], "held": None}
