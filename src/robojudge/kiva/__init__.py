@@ -89,11 +89,12 @@ def calibrate_reader(
     percentile: float = 95.0,
     seed: int = 0,
     videos: int | None = None,
+    multiview_rollouts: bool = False,
 ) -> dict[str, Any]:
     """Set a reader's thresholds from reference videos (see :func:`robojudge.kiva._reader.calibrate`)."""
     from robojudge.kiva._reader import calibrate
 
-    return calibrate(reader, manifest, percentile, seed, videos)
+    return calibrate(reader, manifest, percentile, seed, videos, multiview_rollouts)
 
 
 def load_reader(path: str | Path) -> Reader:
