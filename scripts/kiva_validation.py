@@ -259,6 +259,97 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
     return rows
 
 
+#: The measure's changes one at a time, on true keypoints (``--true-keypoints-only``): name and keywords
+#: of :func:`robojudge.kiva.segment_values` (``fingers``/``held`` True: the robot's pairs / the video's
+#: held frames).
+ABLATION: dict[str, dict[str, Any]] = {
+    "version 2 (windows ending in the segment)": {"window": "end"},
+    "centre windows": {},
+    "centre windows + held frames": {"held": True},
+    "centre windows + finger check": {"fingers": True},
+    "version 3: centre windows + held frames + finger check": {"fingers": True, "held": True},
+    "windows ending in the segment + held frames + finger check": {"window": "end", "fingers": True,
+                                                                   "held": True},
+}
+
+
+def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, float]]:
+    """Spearman's rho per variant of :data:`ABLATION` on the simulator's keypoints (no reader needed), and
+    the segments flagged among the Good ones: ``{variant: {"rho": .., "n": .., "good_flagged": ..}}``.
+
+    Thresholds at the 95th percentile of the references' true keypoints, as in :func:`kiva_segments`.
+    """
+    import numpy as np
+
+    from robojudge.kiva import (
+        finger_indices,
+        held_frames,
+        judge_segments,
+        percentile_thresholds,
+        resolve_robot,
+        segment_values,
+    )
+    from robojudge.meta import segment_spearman, verdict_levels
+    from robojudge.video import sample_frames
+
+    bot = resolve_robot(robot)
+    names = list(bot.keypoints)
+    pos = {k: i for i, k in enumerate(names)}
+    links = [(pos[a], pos[b]) for a, b in bot.links or ()]
+    fingers = finger_indices(bot.fingers, names)
+    items = robot_items(manifest, robot)
+
+    def load(video: Path, state: Path, view: str | None) -> tuple[Any, Any, float, float, Any]:
+        clip = sample_frames(video, fps=None, max_frames=None)
+        h, w = clip.frames.shape[1:3]
+        p, v = true_tracks(state, names, view)
+        return p, v, float(clip.source_fps), math.hypot(h, w), held_frames(clip.frames)
+
+    refs = [load(manifest.parent / r, (manifest.parent / r).with_suffix(".npz"), None)
+            for r in sorted({it.reference_video for it in items if it.reference_video})]
+    rolls = [(it, load(manifest.parent / it.video, manifest.parent / str(it.state), it.main_view))
+             for it in items]
+    out = {}
+    for name, opts in ABLATION.items():
+        def kw(held: Any, opts: dict[str, Any] = opts) -> dict[str, Any]:
+            return {"window": opts.get("window", "centre"), "fingers": fingers if opts.get("fingers") else (),
+                    "held": held if opts.get("held") else None}
+
+        ref_vals = [v for p, vis, fps, diag, held in refs for v in segment_values(p, vis, links, fps, diag,
+                                                                                     **kw(held))]
+        cuts = percentile_thresholds(ref_vals, 95.0)
+        scores, verdicts = [], []
+        for it, (p, vis, fps, diag, held) in rolls:
+            judged = {(v.values.start, v.values.stop): v
+                      for v in judge_segments(segment_values(p, vis, links, fps, diag, **kw(held)), cuts)}
+            for seg in it.meta["segments"]:
+                v = judged.get((seg["start"], seg["stop"]))
+                scores.append(math.nan if v is None else v.score)
+                verdicts.append(seg["verdict"])
+        levels = verdict_levels(verdicts)
+        rho = segment_spearman(np.asarray(scores), levels, [robot] * len(levels)).groups[robot]
+        good = levels == 0
+        out[name] = {"rho": rho.rho, "n": rho.n, "good_flagged": int(np.sum(np.asarray(scores)[good] > 1)),
+                     "good": int(good.sum())}
+    return out
+
+
+def render_ablation(result: dict[str, dict[str, dict[str, float]]]) -> str:
+    """The ablation as a Markdown table: rho per robot and macro, Good segments flagged."""
+    robots = list(result)
+    variants = list(next(iter(result.values()))) if result else []
+    lines = ["| measure (true keypoints) | " + " | ".join(robots) + " | macro | Good flagged |",
+             "| --- | " + " | ".join("---:" for _ in robots) + " | ---: | ---: |"]
+    for name in variants:
+        rhos = [result[r][name]["rho"] for r in robots]
+        good = sum(int(result[r][name]["good_flagged"]) for r in robots)
+        total = sum(int(result[r][name]["good"]) for r in robots)
+        macro = sum(rhos) / len(rhos) if rhos else math.nan
+        cells = " | ".join(_f(x) for x in rhos)
+        lines.append(f"| {name} | {cells} | {_f(macro)} | {good} of {total} |")
+    return "\n".join(lines) + "\n"
+
+
 def segment_manifest(manifest: Path, out: Path, robot: str) -> Path:
     """Cut each rollout (and its reference) into its planted segments as PNG frame folders; their manifest.
 
@@ -553,6 +644,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--suite", action="append", default=[], help="ROBOT=DIR: reuse this suite folder")
     parser.add_argument("--reader", action="append", default=[], help="ROBOT=PATH: reuse this reader")
     parser.add_argument("--prepare-only", action="store_true")
+    parser.add_argument("--true-keypoints-only", action="store_true",
+                        help="build the suites, print the measure's ablation on true keypoints (no reader)")
     parser.add_argument("--draws", type=int, default=1000, help="calibration draws of the three-band overlap")
     parser.add_argument("--workers", type=int, default=1, help="scoring workers")
     parser.add_argument("--out", type=Path, default=None, help="Markdown file (table between its markers)")
@@ -563,6 +656,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"unknown robots {unknown}; known: {sorted(SCENES)}")
     suites, readers = _pairs(args.suite, "--suite"), _pairs(args.reader, "--reader")
+    if args.true_keypoints_only:
+        ablation = {}
+        for robot in robots:
+            folder = suites.get(robot, args.root / robot)
+            manifest = folder / "suite.jsonl"
+            if not manifest.exists():
+                from robojudge.suite.sim import make_sim_suite
+
+                make_sim_suite(folder, seed=args.seed, episodes=args.episodes, views=1, size=args.size,
+                               profiles=PROFILES, scenes=SCENES[robot], workers=2)
+            ablation[robot] = true_keypoint_ablation(manifest, robot)
+        print(render_ablation(ablation))
+        return 0
     prepared = {}
     for robot in robots:
         folder = suites.get(robot, args.root / robot)

@@ -164,3 +164,15 @@ def test_finger_pairs_of_a_reader_come_from_its_checkpoint_or_the_built_in_robot
     assert kv.reader_fingers(stored) == [(6, 7, 5)]
     assert kv.measure(False, [(6, 7, 5)], None) == {"window": "end"}
     assert kv.measure(True, [(6, 7, 5)], None) == {"fingers": [(6, 7, 5)], "held": None}
+
+
+def test_ablation_table_gives_rho_per_robot_macro_and_good_segments_flagged() -> None:
+    result = {"fetch": {"v2": {"rho": 0.5, "n": 54, "good_flagged": 3, "good": 32},
+                        "v3": {"rho": 0.7, "n": 54, "good_flagged": 1, "good": 32}},
+              "aloha": {"v2": {"rho": 0.3, "n": 54, "good_flagged": 4, "good": 31},
+                        "v3": {"rho": 0.4, "n": 54, "good_flagged": 2, "good": 31}}}
+    table = kv.render_ablation(result).splitlines()
+    assert table[0] == "| measure (true keypoints) | fetch | aloha | macro | Good flagged |"
+    assert table[2:] == ["| v2 | 0.50 | 0.30 | 0.40 | 7 of 63 |", "| v3 | 0.70 | 0.40 | 0.55 | 3 of 63 |"]
+    assert set(kv.ABLATION) >= {"version 2 (windows ending in the segment)",
+                                "version 3: centre windows + held frames + finger check"}
