@@ -235,8 +235,13 @@ def run_dose(
     return dose_response(values, load_suite(manifest).items, failure, hib), errors
 
 
-def render_dose_markdown(cells: Mapping[str, Mapping[str, DoseCell]], *, title: str, intro: str) -> str:
-    """Dose-response cells as a Markdown table (rows: metrics; columns: failure types)."""
+def render_dose_markdown(cells: Mapping[str, Mapping[str, DoseCell]], *, title: str, intro: str,
+                         versions: Mapping[str, str] | None = None) -> str:
+    """Dose-response cells as a Markdown table (rows: metrics; columns: failure types).
+
+    ``versions`` (metric id -> version) puts each metric's version in its row, so that a table left
+    behind by a version change shows it.
+    """
     failures = list(cells)
     metrics = sorted({m for row in cells.values() for m in row})
     head = "| metric | " + " | ".join(failures) + " |"
@@ -251,7 +256,8 @@ def render_dose_markdown(cells: Mapping[str, Mapping[str, DoseCell]], *, title: 
                 continue
             text = f"{c.rho:+.2f} ({100 * c.dropped:.0f}%)"
             parts.append(f"**{text}**" if c.rho <= -RESPONSE_RHO else text)
-        lines.append(f"| `{metric}` | " + " | ".join(parts) + " |")
+        name = f"`{metric}` v{versions[metric]}" if versions and metric in versions else f"`{metric}`"
+        lines.append(f"| {name} | " + " | ".join(parts) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -346,8 +352,11 @@ def _main_dose(args: argparse.Namespace) -> int:
              f"{', '.join(f'{x:g}' for x in severities)} with that failure alone. Cells: Spearman rho "
              f"between the paired change (metric oriented so that higher is better, minus the same "
              f"episode's control) and the severity, controls counted with change 0; in brackets, the share "
-             f"of planted rollouts that scored below their control. Bold: rho <= -{RESPONSE_RHO}.")
-    text = render_dose_markdown(cells, title="### Dose-response (one failure at a time, paired)", intro=intro)
+             f"of planted rollouts that scored below their control. Bold: rho <= -{RESPONSE_RHO}. "
+             f"Each row names the metric version it was measured with.")
+    versions = {m: get_metric(m).version for m in metric_ids}
+    text = render_dose_markdown(cells, title="### Dose-response (one failure at a time, paired)", intro=intro,
+                                versions=versions)
     if args.out:
         write_table(args.out, text, DOSE_BEGIN, DOSE_END)
         print(f"wrote {args.out}")

@@ -158,6 +158,9 @@ def test_dose_response_pairs_each_rollout_with_its_episode_control():
     assert unpaired > -0.5  # what the plain matrix would see
     table = sm.render_dose_markdown({"teleport": cells}, title="# D", intro="i")
     assert f"| `m` | **{cells['m'].rho:+.2f} (100%)** |" in table
+    versioned = sm.render_dose_markdown({"teleport": cells}, title="# D", intro="i", versions={"m": "3"})
+    assert f"| `m` v3 | **{cells['m'].rho:+.2f} (100%)** |" in versioned  # a stale row shows its version
+    assert "| `neg` | " in versioned  # no version known: the plain id
 
 
 def test_dose_profiles_plant_one_failure_or_none():
