@@ -16,8 +16,9 @@ calibration=True, profiles=["oracle", "kin_mild", "kin_severe"])``) and each pla
 and Spearman's rho of each value (higher = less rigid = worse) against the planted level (Good 0,
 Medium 1, Bad 2; :func:`robojudge.meta.segment_spearman`, a segment without a value is unscored), on each
 measure's own segments, on the segments both of a pair measure, and on the segments that are clean or
-hold only a link stretch (the one failure that changes a link's length). It also lists each measure's
-median value per planted failure type. No thresholds are involved: rho ranks the raw values.
+hold only a link stretch (the one failure that changes a link's length); for those, also the AUC of
+stretched against clean segments (the chance a stretched one ranks above a clean one). It also lists
+each measure's median value per planted failure type. No thresholds are involved: both rank raw values.
 
 Rerun (see docs/kiva.md, "3D rigidity")::
 
@@ -141,6 +142,18 @@ def summarise(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dict[st
         out["rho_stretch_or_clean"] = {"n": int(sub.sum())} | {
             c: segment_spearman(vals[c][sub], levels[sub], ["all"] * int(sub.sum())).groups["all"].rho
             for c in columns if not np.isnan(vals[c]).all()}
+    # The same question as a detector: the chance that a stretched segment's value is above a clean one's
+    # (ties count half; the Mann-Whitney U over the two groups' measured segments).
+    stretch = np.array([r["failures"] == ["link_stretch"] for r in rows])
+    clean = np.array([not r["failures"] for r in rows])
+    out["auc_stretch_vs_clean"] = {}
+    for c in columns:
+        a, b = vals[c][stretch], vals[c][clean]
+        a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+        if len(a) and len(b):
+            wins = (a[:, None] > b[None, :]).sum() + 0.5 * (a[:, None] == b[None, :]).sum()
+            out["auc_stretch_vs_clean"][c] = {"auc": float(wins / (len(a) * len(b))), "stretched": len(a),
+                                              "clean": len(b)}
     kinds: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         for k in r["failures"] or ["none"]:

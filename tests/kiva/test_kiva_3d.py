@@ -468,6 +468,11 @@ def test_the_measurement_script_ranks_a_less_rigid_segment_as_worse_as_scipy_doe
     assert out["rho_stretch_or_clean"]["true_3d"] == pytest.approx(
         stats.spearmanr([true_3d[i] for i in sub], [levels[i] for i in sub]).statistic)
     assert out["by_failure"]["link_stretch"]["true_3d"] == {"median": pytest.approx(0.07), "measured": 2}
+    # Both stretched segments above all four clean ones: AUC 1; one tie would count half.
+    assert out["auc_stretch_vs_clean"]["true_3d"] == {"auc": 1.0, "stretched": 2, "clean": 4}
+    rows[4]["true_3d"] = 0.001
+    auc = mod.summarise(rows, ["true_3d"])["auc_stretch_vs_clean"]["true_3d"]["auc"]
+    assert auc == pytest.approx((4 + 2 + 0.5) / 8)  # 0.09 beats all; 0.001 beats two zeros, ties one
 
 
 def test_the_cli_takes_the_views_setting_and_names_a_wrong_one():
@@ -478,3 +483,18 @@ def test_the_cli_takes_the_views_setting_and_names_a_wrong_one():
     bad = CliRunner().invoke(app, ["kiva", "train", "--episodes", "x.jsonl", "--robot", "fetch", "--out", "o",
                                    "--views", "some"])
     assert bad.exit_code != 0 and "views" in bad.output and "'main' or 'all'" in bad.output
+
+
+@pytest.mark.slow
+def test_the_finger_check_can_be_switched_off(mv_calibrated, mv_suite):
+    from robojudge.metrics import get_metric
+    from robojudge.suite import load_suite
+
+    item = load_suite(mv_suite).by_id("fetch00-oracle")
+    spec = get_metric("kiva")
+    reader = str(Path(mv_calibrated) / "reader.pt")
+    on = spec.compute(item, spec.make_config({"reader": reader}))
+    off = spec.compute(item, spec.make_config({"reader": reader, "finger_check": False}))
+    assert any("finger" in s for s in on.details["segments"])  # Fetch's two finger slides are a pair
+    assert not any("finger" in s for s in off.details["segments"])
+    assert [s["jerk"] for s in on.details["segments"]] == [s["jerk"] for s in off.details["segments"]]

@@ -28,12 +28,13 @@ from robojudge.kiva._data import (
     load_episode,
 )
 from robojudge.kiva._infer import predict
-from robojudge.kiva._links import measured_links, resolve_robot
+from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._net import KeypointReader
 from robojudge.kiva._score import (
     SegmentValues,
     Thresholds,
     Tracks,
+    held_frames,
     percentile_thresholds,
     segment_values,
 )
@@ -70,8 +71,19 @@ class Reader:
         cal = self.meta.get("calibration")
         if not cal:
             return None
-        # A part the references never measured is stored as null: not judged.
-        return Thresholds(*(math.nan if cal[k] is None else float(cal[k]) for k in ("rigidity", "jerk")))
+        # A part the references never measured is stored as null: not judged (a reader calibrated before
+        # the finger check has no finger key: not judged either).
+        return Thresholds(*(math.nan if cal.get(k) is None else float(cal[k])
+                            for k in ("rigidity", "jerk", "finger")))
+
+    @property
+    def fingers(self) -> list[tuple[int, int, int]]:
+        """Finger pairs ``(a, b, hand)`` as keypoint indices (the finger check); a reader trained before
+        they were stored gets its built-in robot's pairs."""
+        stored = self.meta.get("fingers")
+        if stored is not None:
+            return [(int(a), int(b), int(h)) for a, b, h in stored]
+        return finger_indices(FINGER_PAIRS.get(self.meta["robot"], ()), self.meta["keypoints"])
 
     @property
     def rigidity_3d(self) -> float:
@@ -159,6 +171,8 @@ def train(
         "keypoints": names,
         "links": [list(p) for p in links],
         "link_names": [[names[a], names[b]] for a, b in links],
+        "fingers": [list(f) for f in finger_indices(bot.fingers, names)],
+        "finger_names": [list(f) for f in bot.fingers if set(f) <= set(names)],
         "links_source": links_source,
         "image_size": cfg.size,
         "config": cfg.model_dump(),
@@ -193,7 +207,8 @@ def read_frames(reader: Reader, frames: np.ndarray, fps: float) -> Tracks:
     # has rendered through EGL, and CPU inference needs none. torch's thread count is left as it is.
     pos, prob = predict(reader.net, small, int(reader.meta["config"]["context"]))
     pos = pos * np.array([w / s, h / s])
-    return Tracks(pos, prob > 0.5, prob, fps, w, h)
+    # Repeated frames (a slowed replay, a frame-rate conversion) are found on the native frames.
+    return Tracks(pos, prob > 0.5, prob, fps, w, h, held=held_frames(frames))
 
 
 def read_video(reader: Reader, video: str | Path) -> Tracks:
@@ -203,7 +218,9 @@ def read_video(reader: Reader, video: str | Path) -> Tracks:
 
 
 def tracks_segments(reader: Reader, tracks: Tracks, **kw: Any) -> list[SegmentValues]:
-    """:func:`~robojudge.kiva._score.segment_values` of a read video, with the reader's links."""
+    """:func:`~robojudge.kiva._score.segment_values` of a read video, with the reader's links, its finger
+    pairs and the video's held frames."""
+    kw = {"fingers": reader.fingers, "held": tracks.held, **kw}
     return segment_values(tracks.positions, tracks.visible, reader.links, tracks.fps, tracks.diagonal, **kw)
 
 
@@ -250,6 +267,7 @@ def calibrate(
     cal = {
         "rigidity": None if math.isnan(cuts.rigidity) else cuts.rigidity,
         "jerk": None if math.isnan(cuts.jerk) else cuts.jerk,
+        "finger": None if math.isnan(cuts.finger) else cuts.finger,
         "percentile": percentile,
         "seed": seed,
         "videos": [str(e.video) for e in refs],

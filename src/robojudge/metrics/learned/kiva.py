@@ -72,6 +72,11 @@ class KivaConfig(BaseModel):
         "diagonal (after dropping the worst of three or more views) is not used",
     )
     min_link_3d: float = Field(default=MIN_LINK_M, ge=0, description="3D: shortest link judged, metres")
+    finger_check: bool = Field(
+        default=True,
+        description="judge finger pairs crossing each other too (robojudge's addition to the paper's "
+        "rigidity and jerk); has an effect only where the reader's robot declares finger pairs",
+    )
 
 
 _LOCK = threading.Lock()
@@ -142,7 +147,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
         with _LOCK:
             _remember(_TRACKS, tkey, tracks)
     result = judge_tracks(tracks, reader.links, cuts, length=config.segment, min_length=config.min_segment,
-                          min_link=config.min_link)
+                          min_link=config.min_link, fingers=reader.fingers if config.finger_check else ())
     measures: list[str] = ["2d"] * len(result.verdicts)
     why_2d = "measure is set to 2d"
     if config.measure == "auto" and result.verdicts:
@@ -226,7 +231,7 @@ _COMMON: dict[str, Any] = {
     "citation": CITATION,
     "config": KivaConfig,
     "provider": Provider.model,
-    "version": "2",
+    "version": "3",
 }
 
 

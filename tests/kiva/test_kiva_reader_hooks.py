@@ -1,0 +1,48 @@
+"""What a loaded reader passes to KIVA's measures: finger pairs, the finger threshold, held frames."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from robojudge.kiva import FINGER_PAIRS, finger_indices, resolve_robot  # noqa: E402
+from robojudge.kiva._net import KeypointReader  # noqa: E402
+from robojudge.kiva._reader import Reader, read_frames  # noqa: E402
+
+
+def _reader(meta_extra: dict) -> Reader:
+    names = list(resolve_robot("fetch").keypoints)
+    meta = {"robot": "fetch", "keypoints": names, "image_size": 16, "links": [[0, 1]],
+            "config": {"context": 3}, **meta_extra}
+    torch.manual_seed(0)
+    return Reader(KeypointReader(len(names), 3, 8).eval(), meta, Path("."))
+
+
+def test_a_reader_gives_its_stored_finger_pairs_or_its_built_in_robots():
+    names = list(resolve_robot("fetch").keypoints)
+    old = _reader({})  # trained before finger pairs were stored
+    assert FINGER_PAIRS["fetch"] and old.fingers == finger_indices(FINGER_PAIRS["fetch"], names)
+    assert _reader({"fingers": [[1, 2, 0]]}).fingers == [(1, 2, 0)]
+    assert _reader({"fingers": []}).fingers == []
+
+
+def test_the_finger_threshold_is_read_and_missing_or_null_means_not_judged():
+    cal = {"rigidity": 0.1, "jerk": 5.0}
+    before = _reader({"calibration": cal}).thresholds
+    assert before is not None and math.isnan(before.finger)
+    now = _reader({"calibration": {**cal, "finger": 0.004}}).thresholds
+    assert now is not None and (now.rigidity, now.jerk, now.finger) == (0.1, 5.0, 0.004)
+    null = _reader({"calibration": {**cal, "finger": None, "rigidity": None}}).thresholds
+    assert null is not None and math.isnan(null.finger) and math.isnan(null.rigidity)
+
+
+def test_reading_marks_the_frames_that_repeat_the_previous_one():
+    frames = np.random.default_rng(0).integers(0, 256, (6, 24, 32, 3), dtype=np.uint8)
+    frames[3] = frames[2]
+    tracks = read_frames(_reader({}), frames, 10.0)
+    assert tracks.held is not None and tracks.held.tolist() == [False, False, False, True, False, False]
