@@ -78,9 +78,13 @@ def test_a_calibrated_reader_scores_every_segment_of_a_rollout(tiny_reader, kiva
     assert score.scored and 0 <= score.value <= 100
     d = score.details
     assert [(s["start"], s["stop"]) for s in d["segments"]] == [(0, 16), (16, 32), (32, 48)]
-    assert d["thresholds"] == {"rigidity": reader.meta["calibration"]["rigidity"],
-                               "jerk": reader.meta["calibration"]["jerk"]}
+    cal = reader.meta["calibration"]
+    # One view and no 3D threshold: rigidity in 2D, and the details say why.
+    finger = {} if cal["finger"] is None else {"finger": cal["finger"]}
+    assert d["thresholds"] == {"rigidity": cal["rigidity"], "jerk": cal["jerk"], **finger,
+                               "rigidity_3d": None}
     assert d["measure"] == "2d" and d["candidates"] == 5 and d["robot"] == "fetch"
+    assert "no 3D rigidity threshold" in d["measure_2d_reason"]
     assert d["reader_data_sha256"] == reader.meta["data"]["sha256"]
     invalid = sum(bool(s["invalid"]) for s in d["segments"])
     assert score.value == pytest.approx(100 * invalid / d["measured_segments"])
