@@ -313,14 +313,20 @@ def test_a_reader_trained_on_every_view_reads_each_of_them(mv_reader: Path, mv_s
 
 @pytest.fixture(scope="module")
 def mv_calibrated(mv_reader: Path, mv_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The multi-view reader calibrated on the suite's references and, in 3D, its faithful rollouts."""
+    """The multi-view reader calibrated on the suite's references and, in 3D, its faithful rollouts (by
+    the command line)."""
     import shutil
 
-    from robojudge.kiva._reader import calibrate
+    from typer.testing import CliRunner
+
+    from robojudge.cli import app
 
     out = tmp_path_factory.mktemp("kiva_mv_calibrated") / "reader"
     shutil.copytree(mv_reader, out)
-    calibrate(out, mv_suite, multiview_rollouts=True)
+    done = CliRunner().invoke(app, ["kiva", "calibrate", "--reader", str(out), "--episodes", str(mv_suite),
+                                    "--multiview-rollouts"])
+    assert done.exit_code == 0, done.output
+    assert "3D rigidity" in done.output and "of 2 multi-view videos" in done.output
     return out
 
 
@@ -329,12 +335,11 @@ def test_calibration_sets_a_3d_threshold_only_from_multi_view_real_videos(mv_rea
                                                                           tmp_path):
     import shutil
 
-    from robojudge.kiva import load_reader
-    from robojudge.kiva._reader import calibrate
+    from robojudge.kiva import calibrate_reader, load_reader
 
     plain = tmp_path / "plain"
     shutil.copytree(mv_reader, plain)
-    cal = calibrate(plain, mv_suite)  # references are one view each; rollouts not asked for
+    cal = calibrate_reader(plain, mv_suite)  # references are one view each; rollouts not asked for
     assert cal["rigidity_3d"] is None and cal["videos_3d"] == [] and cal["segments_3d"] == 0
     assert math.isnan(load_reader(plain).rigidity_3d)
     cal = load_reader(mv_calibrated).meta["calibration"]

@@ -84,13 +84,15 @@ def calibrate_cmd(
     percentile: float = typer.Option(95.0, help="Thresholds at this percentile of the reference segments."),
     videos: int | None = typer.Option(None, help="Draw this many reference videos at random (default: all)."),
     seed: int = typer.Option(0, help="Seed of the draw of reference videos."),
+    multiview_rollouts: bool = typer.Option(False, "--multiview-rollouts", help="Also set the 3D rigidity "
+                                            "threshold from faithful rollouts with calibrated views."),
     as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
 ) -> None:
     """Set the reader's rigidity and jerk thresholds from reference videos (stored in the reader)."""
     from robojudge.kiva import KivaDataError, calibrate_reader
 
     try:
-        cal = calibrate_reader(reader, episodes, percentile, seed, videos)
+        cal = calibrate_reader(reader, episodes, percentile, seed, videos, multiview_rollouts)
     except (KivaDataError, ValueError) as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -100,6 +102,9 @@ def calibrate_cmd(
     jerk = "not measured (not judged)" if cal["jerk"] is None else f"{cal['jerk']:.2f}"
     console.print(f"thresholds at the {percentile:g}th percentile of {cal['segments']} segments from "
                   f"{len(cal['videos'])} reference videos: rigidity {rig}, jerk {jerk}", highlight=False)
+    if cal.get("rigidity_3d") is not None:
+        console.print(f"3D rigidity {cal['rigidity_3d']:.4f} from {cal['segments_3d']} segments of "
+                      f"{len(cal['videos_3d'])} multi-view videos", highlight=False)
     if cal["videos_seen_in_training"]:
         console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "
                       "thresholds from videos the reader has not seen are less strict", highlight=False)
