@@ -165,3 +165,58 @@ def test_strided_gray_of_shared_frames_is_a_view_of_the_full_gray_clip() -> None
     assert np.shares_memory(strided, to_gray(rgb)) and to_gray(rgb, 3) is strided  # one array per item
     fresh = to_gray(rgb.copy(), 3)  # frames that can change: their own writeable copy
     assert np.array_equal(fresh, want[::3]) and fresh.flags.writeable
+
+
+def _homographies_ref(gray: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """:func:`background_homographies` (defaults) on a normalized copy of the whole clip: the plain form."""
+    gray = G.contrast_normalized(gray)
+    p0 = cv2.goodFeaturesToTrack(gray[0], 500, 0.003, 5.0).astype(np.float32)
+    h_0t, out, lost = np.eye(3), [np.eye(3)], np.zeros(len(gray), bool)
+    for t in range(1, len(gray)):
+        kept = 0
+        guess = cv2.perspectiveTransform(p0.astype(np.float64), h_0t).astype(np.float32)
+        pt, ok = G._track(gray[0], gray[t], p0, guess)
+        back, ok_back = G._track(gray[t], gray[0], pt, p0)
+        ok &= ok_back & (np.linalg.norm(back - p0, axis=-1).ravel() < 1.0)
+        if ok.any():
+            ok[ok] = G.patch_correlations(gray[0], gray[t], p0[ok], pt[ok]) >= 0.5
+        if ok.sum() >= 8:
+            h, mask = cv2.findHomography(p0[ok], pt[ok], cv2.RANSAC, 1.0)
+            if h is not None and int(mask.sum()) >= 8:
+                h_0t, kept = h, int(mask.sum())
+        lost[t] = kept == 0
+        out.append(h_0t)
+    return out, lost, len(p0)
+
+
+def test_background_homographies_normalizing_frames_as_read_match_a_normalized_clip() -> None:
+    base = _textured_clip(n=1, h=140, w=200)[0]
+    # a pan with lighting flicker, then a cut to other content (lost frames keep the last homography)
+    frames = [np.clip(base[10:106, t:t + 128] * (1.0 + 0.1 * (t % 2)), 0, 255).astype(np.uint8)
+              for t in range(8)]
+    frames += [_textured_clip(n=1, h=96, w=128, seed=7)[0]] * 2
+    gray = np.stack(frames)
+    got = G.background_homographies(gray)
+    homs, lost, corners = _homographies_ref(gray)
+    assert got.corners == corners and np.array_equal(got.lost, lost)
+    assert lost[:8].sum() == 0 and lost[8:].all()  # both regimes exercised
+    assert all(np.array_equal(a, b) for a, b in zip(got.homographies, homs, strict=True))
+
+
+def test_background_homographies_memory_does_not_grow_with_the_clip() -> None:
+    import tracemalloc
+
+    base = _textured_clip(n=1, h=140, w=260)[0]
+
+    def peak(n: int) -> int:
+        gray = np.stack([base[10:130, t:t + 160] for t in range(n)])
+        tracemalloc.start()
+        try:
+            G.background_homographies(gray)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    # 50 more frames are 960 KB more clip; a normalized copy of the clip would add as much to the peak,
+    # frames normalized as they are read add nothing (the patches of 500 corners set a constant peak)
+    assert peak(60) - peak(10) < 0.25 * 50 * 120 * 160

@@ -86,21 +86,29 @@ def contrast_normalized(gray: np.ndarray) -> np.ndarray:
     [[[88, 168], [88, 168]]]
     """
     # Frame by frame: the same float32 reductions as over axes (1, 2) of the whole clip (each frame's
-    # pixels are contiguous either way), without a float32 copy of the clip. The steps of
-    # clip(128 + 40 (f - mean) / std, 0, 255) run in place in one frame buffer, in the same order and
-    # precision, so the result is the same bit for bit.
+    # pixels are contiguous either way), without a float32 copy of the clip.
     out = np.empty(gray.shape, np.uint8)
-    f = np.empty(gray.shape[1:], np.float32)
+    buffer = np.empty(gray.shape[1:], np.float32)
     for t in range(len(gray)):
-        np.copyto(f, gray[t])
-        mean = f.mean(keepdims=True)
-        std = np.maximum(f.std(keepdims=True), 1e-3)
-        f -= mean
-        np.multiply(40.0, f, out=f)
-        f /= std
-        np.add(128.0, f, out=f)
-        np.clip(f, 0, 255, out=f)
-        np.copyto(out[t], f, casting="unsafe")
+        _normalize_frame(gray[t], buffer, out[t])
+    return out
+
+
+def _normalize_frame(frame: np.ndarray, buffer: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """One frame of :func:`contrast_normalized`, written to ``out`` through the float32 ``buffer``.
+
+    The steps of ``clip(128 + 40 (f - mean) / std, 0, 255)`` run in place, in the order and precision
+    of that expression, so the result is the same bit for bit without its temporaries.
+    """
+    np.copyto(buffer, frame)
+    mean = buffer.mean(keepdims=True)
+    std = np.maximum(buffer.std(keepdims=True), 1e-3)
+    buffer -= mean
+    np.multiply(40.0, buffer, out=buffer)
+    buffer /= std
+    np.add(128.0, buffer, out=buffer)
+    np.clip(buffer, 0, 255, out=buffer)
+    np.copyto(out, buffer, casting="unsafe")
     return out
 
 
@@ -157,25 +165,31 @@ def background_homographies(
     >>> [round(float(h[0, 2])) for h in homs], lost.tolist()  # the content moves 1 px left per frame
     ([0, -1, -2], [False, False, False])
     """
-    gray = contrast_normalized(gray)
-    found = cv2.goodFeaturesToTrack(gray[0], max_corners, quality_level, min_distance)
+    # Frames are normalized as they are read (:func:`contrast_normalized` frame by frame): a normalized
+    # copy of the whole clip would be a third of its RGB bytes, and on a VM touching that much fresh
+    # memory costs about as much as the arithmetic.
+    buffer = np.empty(gray.shape[1:], np.float32)
+    first = _normalize_frame(gray[0], buffer, np.empty(gray.shape[1:], np.uint8))
+    frame = np.empty_like(first)
+    found = cv2.goodFeaturesToTrack(first, max_corners, quality_level, min_distance)
     p0 = np.zeros((0, 1, 2), np.float32) if found is None else found.astype(np.float32)
     if len(p0) < min_inliers:
         raise Unmeasurable(f"the first frame has {len(p0)} trackable corners, fewer than min_inliers "
                            f"({min_inliers}): no background to follow", frames=len(gray), corners=len(p0))
     # Frame 0's patches are the same for every frame t: extracted once (about half of the per-frame
     # patch work), then picked by each frame's surviving tracks.
-    patches0 = patches(gray[0], p0)
+    patches0 = patches(first, p0)
     h_0t, out, lost = np.eye(3), [np.eye(3)], np.zeros(len(gray), bool)
     for t in range(1, len(gray)):
         kept = 0
         if len(p0) >= min_inliers:
+            _normalize_frame(gray[t], buffer, frame)
             guess = cv2.perspectiveTransform(p0.astype(np.float64), h_0t).astype(np.float32)
-            pt, ok = _track(gray[0], gray[t], p0, guess)
-            back, ok_back = _track(gray[t], gray[0], pt, p0)
+            pt, ok = _track(first, frame, p0, guess)
+            back, ok_back = _track(frame, first, pt, p0)
             ok &= ok_back & (np.linalg.norm(back - p0, axis=-1).ravel() < fb_max_px)
             if ok.any():
-                corr = correlate_patches(patches0[ok], patches(gray[t], pt[ok]))
+                corr = correlate_patches(patches0[ok], patches(frame, pt[ok]))
                 ok[ok] = corr >= min_patch_correlation
             if ok.sum() >= min_inliers:
                 h, mask = cv2.findHomography(p0[ok], pt[ok], cv2.RANSAC, ransac_px)
