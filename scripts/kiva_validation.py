@@ -449,6 +449,10 @@ def evaluate(rows: Sequence[dict[str, Any]], columns: dict[str, bool], *, draws:
         g = np.asarray(robots, dtype=object)
         for robot in sorted(set(robots)):
             m = g == robot
+            if np.all(np.isnan(scores[m])):
+                # No segment of this robot has a value (a part it lacks, e.g. no finger pairs): not a 0%.
+                bands[robot] = "no segment has a value"
+                continue
             try:
                 mine = [v for v, k in zip(videos, m, strict=True) if k]
                 bands[robot] = three_band_agreement(scores[m], levels[m], mine,

@@ -176,3 +176,13 @@ def test_ablation_table_gives_rho_per_robot_macro_and_good_segments_flagged() ->
     assert table[2:] == ["| v2 | 0.50 | 0.30 | 0.40 | 7 of 63 |", "| v3 | 0.70 | 0.40 | 0.55 | 3 of 63 |"]
     assert set(kv.ABLATION) >= {"version 2 (windows ending in the segment)",
                                 "version 3: centre windows + held frames + finger check"}
+
+
+def test_a_robot_without_any_value_of_a_column_gets_no_overlap_rather_than_zero() -> None:
+    rows = _rows("fetch", 5, np.random.default_rng(3)) + _rows("adroit", 5, np.random.default_rng(4))
+    for r in rows:
+        r["kiva_finger"] = math.nan if r["robot"] == "adroit" else r["kiva"]
+    out = kv.evaluate(rows, {"kiva_finger": False}, draws=5, seed=0)
+    assert out["kiva_finger"]["overlap"]["adroit"] == "no segment has a value"
+    assert isinstance(out["kiva_finger"]["overlap"]["fetch"], dict)
+    assert out["kiva_finger"]["overlap_macro"] is None
