@@ -28,6 +28,7 @@ from robojudge.suite.sim._kinematic import (  # noqa: E402
     rigid_links,
 )
 from robojudge.suite.sim._scenes import SCENES as ALL_SCENES  # noqa: E402
+from robojudge.suite.sim._segments import keypoints_seen  # noqa: E402
 
 SIZE = 48
 # Fetch and ADROIT; ALOHA and Franka (their joints named in SceneInfo.extra) where present, as slow tests
@@ -67,7 +68,9 @@ class Scene:
 
     def view(self) -> MainView:
         st = self.state
-        return MainView(st["kp2"][:, 0], st["kp_vis"][:, 0], SIZE, st["K"][0], st["R"][:, 0], st["t"][:, 0])
+        seen = keypoints_seen(st["kp2"][:, 0], st["kp_vis"][:, 0], st["masks"][:, 0])
+        geoms = frozenset(int(g) for g in self.renderer.robot_geoms)
+        return MainView(st["kp2"][:, 0], seen, SIZE, st["K"][0], st["R"][:, 0], st["t"][:, 0], geoms)
 
     def plant(
         self,
@@ -277,10 +280,18 @@ def test_body_edits_turn_and_shift_the_body_and_are_undone(sc: Scene) -> None:
 
 
 def _shown_frames(sc: Scene, f: Failure, st: dict[str, np.ndarray]) -> np.ndarray:
-    """Per frame of the failure's window: at least two of its keypoints visible in the (edited) render."""
+    """Per frame of the failure's window: at least two of its keypoints seen in the (edited) render."""
     assert f.detail is not None
     ix = [sc.info.keypoint_bodies.index(k) for k in f.detail["keypoints"]]
-    return np.asarray(st["kp_vis"][f.start : f.stop, 0][:, ix].sum(axis=1) >= min(2, len(ix)))
+    seen = keypoints_seen(st["kp2"][:, 0], st["kp_vis"][:, 0], st["masks"][:, 0])
+    return np.asarray(seen[f.start : f.stop][:, ix].sum(axis=1) >= min(2, len(ix)))
+
+
+def _any_link_shown(sc: Scene, n: int) -> bool:
+    view, names = sc.view(), sc.info.keypoint_bodies
+    links = rigid_links(sc.env.model, names, sc.episode.qpos)
+    return any(view.shown(a, a + n, names.index(x.parent), names.index(x.child)) > 0
+               for a in range(1, len(sc.episode.qpos) - n) for x in links)
 
 
 @pytest.mark.parametrize("kind", ["link_stretch", "bend", "joint_limit"])
@@ -300,11 +311,15 @@ def test_failures_go_where_the_main_view_shows_them(sc: Scene, kind: str) -> Non
             for j in (names.index(k) for k in keys)
             if i < j and view.shown(f.start, f.stop, i, j) >= MIN_VIEW_FRAC
         ]
-        assert pairs, (kind, seed, f)
+        if not pairs:
+            # Only where no window shows any link does it fall back: the Panda's link origins lie deeper
+            # in their shells than the visibility margin (docs/sim_suite.md).
+            assert kind == "link_stretch" and not _any_link_shown(sc, f.stop - f.start), (kind, seed, f)
+            continue
         if kind == "link_stretch":
             i, j = (names.index(k) for k in f.detail["link"])
             uv = sc.state["kp2"][f.start : f.stop, 0]
-            assert sc.state["kp_vis"][f.start : f.stop, 0][:, [i, j]].all()
+            assert view.visible[f.start : f.stop][:, [i, j]].all()
             assert (np.linalg.norm(uv[:, i] - uv[:, j], axis=-1) >= MIN_VIEW_FRAC * diag).all()
         # And the edited render shows it on most of its frames.
         assert _shown_frames(sc, f, st).mean() >= 0.5, (kind, seed, f)
@@ -339,3 +354,21 @@ def test_a_window_keeps_the_failure_inside_it(sc: Scene, kind: str) -> None:
     for window in ((0, 12), (30, 40), (40, 48)):
         f, *_ = sc.plant(kind, 1.0, 2, render=False, view=True, window=window)
         assert max(1, window[0]) <= f.start < f.stop <= min(window[1], 47), (kind, window, f)
+
+
+def test_main_view_sees_what_the_renderer_shows(sc: Scene) -> None:
+    # MainView.sees (forward kinematics and rays) judges an edited pose before it is rendered; on the
+    # unedited poses it must agree with what the render shows (its depth test or a robot pixel) wherever
+    # a keypoint is well inside the picture.
+    view = sc.view()
+    names = list(sc.info.keypoint_bodies)
+    edge = 0.1 * SIZE
+    agree = total = 0
+    for t in range(0, len(sc.episode.qpos), 4):
+        seen = view.sees(sc.env.model, sc.episode.qpos[t], names, t)
+        uv = sc.state["kp2"][t, 0]
+        inner = np.all((uv >= edge) & (uv < SIZE - edge), axis=-1)
+        agree += int((seen[inner] == view.visible[t][inner]).sum())
+        total += int(inner.sum())
+        assert not seen[~inner].any()  # nothing near the border or outside counts as seen
+    assert total > 0 and agree / total >= 0.9, (agree, total)

@@ -21,7 +21,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 from robojudge.suite import load_suite, validate_manifest  # noqa: E402
 from robojudge.suite.sim import make_sim_suite  # noqa: E402
 from robojudge.suite.sim._kinematic import KINEMATIC_TYPES  # noqa: E402
-from robojudge.suite.sim._segments import segment_verdicts  # noqa: E402
+from robojudge.suite.sim._segments import keypoints_seen, segment_verdicts  # noqa: E402
 from robojudge.video import sample_frames  # noqa: E402
 
 
@@ -35,8 +35,8 @@ def _verdicts_from_state(root: Path, row: dict[str, object]) -> list[dict[str, o
     meta = row["meta"]
     assert isinstance(meta, dict)
     with np.load(root / str(row["state"])) as z:
-        return segment_verdicts(meta["failures"], len(z["joint_pos"]),
-                                keypoints_visible=z["keypoints_visible"][:, 0],
+        seen = keypoints_seen(z["keypoints_2d"][:, 0], z["keypoints_visible"][:, 0], z["masks"][:, 0])
+        return segment_verdicts(meta["failures"], len(z["joint_pos"]), keypoints_visible=seen,
                                 keypoint_names=[str(k) for k in z["keypoint_names"]])
 
 

@@ -119,6 +119,22 @@ def test_partly_visible_failure_counts_only_its_seen_frames() -> None:
                                                    keypoint_names=NAMES)] == ["Bad", "Bad", "Good"]
 
 
+def test_a_keypoint_on_a_robot_pixel_is_seen_though_its_origin_is_buried() -> None:
+    from robojudge.suite.sim._segments import keypoints_seen
+
+    masks = np.zeros((2, 8, 8), np.uint8)
+    masks[:, 2:5, 2:5] = 2  # the robot
+    masks[:, 6, 6] = 1  # the table
+    uv = np.array([[[3.5, 3.2], [6.1, 6.9], [9.0, 1.0], [3.0, 3.0]]] * 2)  # (col, row) pixels
+    visible = np.zeros((2, 4), bool)
+    visible[1, 1] = True  # the state's own depth test says visible: always seen
+    got = keypoints_seen(uv, visible, masks)
+    # On the robot: seen; on the table (something in front of it): not; outside the image: not.
+    assert got.tolist() == [[True, False, False, True], [True, True, False, True]]
+    uv[0, 0] = np.nan  # behind the camera, no projection
+    assert not keypoints_seen(uv, visible, masks)[0, 0]
+
+
 def test_visibility_errors_name_what_is_wrong() -> None:
     f = _seen("bend", 0.8, 12, 28, ["elbow"])
     with pytest.raises(ValueError, match="elbow"):

@@ -138,7 +138,7 @@ def _build_episode(
     )
     from robojudge.suite.sim._render import SceneRenderer
     from robojudge.suite.sim._scenes import SCENES
-    from robojudge.suite.sim._segments import segment_verdicts
+    from robojudge.suite.sim._segments import keypoints_seen, segment_verdicts
     from robojudge.video import write_video
 
     # ``embodiment``: the scene key
@@ -166,8 +166,9 @@ def _build_episode(
         ref_arrays["instruction"] = np.array(INSTRUCTIONS[embodiment])
         np.savez_compressed(out / f"reference/{clip}.npz", **ref_arrays)
         # Where the main view shows the robot when nothing is edited: kinematic failures are planted there.
-        main_view = MainView(ref_st["kp2"][:, 0], ref_st["kp_vis"][:, 0], size,
-                             ref_st["K"][0], ref_st["R"][:, 0], ref_st["t"][:, 0])
+        ref_seen = keypoints_seen(ref_st["kp2"][:, 0], ref_st["kp_vis"][:, 0], ref_st["masks"][:, 0])
+        main_view = MainView(ref_st["kp2"][:, 0], ref_seen, size, ref_st["K"][0], ref_st["R"][:, 0],
+                             ref_st["t"][:, 0], frozenset(int(g) for g in renderer.robot_geoms))
         chunks = chunk_bounds(len(faithful.qpos), depth) if depth else None
         for p in profiles:
             # K3: ALL_PROFILES = PROFILES then the opt-in kinematic ones, so default indices are unchanged.
@@ -264,9 +265,10 @@ def _build_episode(
                         "label_provenance": "planted failures, derived by rule (not human ratings)",
                         "failures": fdicts,
                         # Planted, per 16 frames; a failure counts where the main view shows it.
-                        "segments": segment_verdicts(fdicts, len(frames[0]),
-                                                     keypoints_visible=st["kp_vis"][:, 0],
-                                                     keypoint_names=info.keypoint_bodies),
+                        "segments": segment_verdicts(
+                            fdicts, len(frames[0]), keypoint_names=info.keypoint_bodies,
+                            keypoints_visible=keypoints_seen(st["kp2"][:, 0], st["kp_vis"][:, 0],
+                                                             st["masks"][:, 0])),
                         "benign_variation": benign,
                         "policy_variant": base.variant,
                         "seed": seed,

@@ -57,17 +57,17 @@ SLIDE_PER_RAD = 0.08  # m of a slide joint's noise or jump per rad of a hinge's 
 MIN_LINK = 0.02  # m: shorter rigid links (finger pads on their knuckles) are never stretched
 MIN_VIEW_FRAC = 0.03  # of the image diagonal: a shorter link in the main view is too small to read
 EDGE_FRAC = 0.1  # of the image side: an edited pose must keep its keypoints this far inside the border
-SPAN_TRIES = 8  # windows tried before a failure settles for the best-shown place it can find
 
 
 @dataclass(frozen=True)
 class MainView:
     """The unedited rollout as the main view sees it: where to plant a failure so the video shows it.
 
-    ``uv`` (T, K, 2) projected keypoints in pixels, ``visible`` (T, K) bool (the state file's
-    ``keypoints_2d[:, 0]`` and ``keypoints_visible[:, 0]``), ``size`` the image side in pixels; optional
-    ``K`` (3, 3), ``R`` (T, 3, 3), ``t`` (T, 3), the main camera (the state's ``K[0]``, ``R[:, 0]``,
-    ``t[:, 0]``), to check that an edited pose stays in the picture.
+    ``uv`` (T, K, 2) projected keypoints in pixels, ``visible`` (T, K) bool, which keypoints it shows
+    (the state's ``keypoints_2d[:, 0]`` and ``_segments.keypoints_seen`` of its main view), ``size`` the
+    image side in pixels; optional ``K`` (3, 3), ``R`` (T, 3, 3), ``t`` (T, 3), the main camera (the
+    state's ``K[0]``, ``R[:, 0]``, ``t[:, 0]``), and ``robot_geoms``, the robot's geom ids, to check
+    that an edited pose stays in view (:meth:`sees`).
     """
 
     uv: np.ndarray
@@ -76,6 +76,7 @@ class MainView:
     K: np.ndarray | None = None
     R: np.ndarray | None = None
     t: np.ndarray | None = None
+    robot_geoms: frozenset[int] = frozenset()
 
     def in_picture(self, frame: int, points: np.ndarray) -> np.ndarray:
         """Which world ``points`` (N, 3) project in front of the main camera and inside its image, at
@@ -92,8 +93,9 @@ class MainView:
 
     def sees(self, model: Any, qpos: np.ndarray, bodies: list[str], frame: int) -> np.ndarray:
         """Which ``bodies`` the main camera would see at ``frame`` with the robot in pose ``qpos``: in
-        the picture (:meth:`in_picture`) and not hidden behind a drawn geom (a ray from the camera meets
-        nothing more than ``KEYPOINT_MARGIN`` in front of the body's origin, the renderer's own test)."""
+        the picture (:meth:`in_picture`), and the ray from the camera meets nothing more than
+        ``KEYPOINT_MARGIN`` in front of the body's origin (the renderer's own test) or first meets the
+        robot (the pixel shows the robot, as ``keypoints_seen`` counts it)."""
         import mujoco
 
         data = mujoco.MjData(model)
@@ -110,7 +112,7 @@ class MainView:
             ray = pts[n] - eye
             dist = float(np.linalg.norm(ray))
             hit = mujoco.mj_ray(model, data, eye, ray / dist, drawn, 1, -1, hit_geom)
-            out[n] = hit < 0 or hit >= dist - KEYPOINT_MARGIN
+            out[n] = hit < 0 or hit >= dist - KEYPOINT_MARGIN or int(hit_geom[0]) in self.robot_geoms
         return out
 
     def shown(self, a: int, b: int, i: int, j: int) -> float:
@@ -151,12 +153,18 @@ def _span(
 ) -> tuple[int, int]:
     """A window of ``n`` frames with at least one untouched frame before and after it, inside
     ``window`` (``[lo, hi)``, a rollout chunk) when given; shortened to fit."""
+    first, stop, n = _starts(T, n, window)
+    a = int(rng.integers(first, stop))
+    return a, a + n
+
+
+def _starts(T: int, n: int, window: tuple[int, int] | None) -> tuple[int, int, int]:
+    """The first frame a window may start at, one past the last, and its length (see :func:`_span`)."""
     lo, hi = (1, T - 1) if window is None else (max(1, window[0]), min(T - 1, window[1]))
     if hi - lo < 1:
         raise ValueError(f"window {window} leaves no frame to plant in (a rollout of {T} frames)")
     n = max(1, min(n, T - 3, hi - lo))
-    a = int(rng.integers(lo, hi - n + 1))
-    return a, a + n
+    return lo, hi - n + 1, n
 
 
 def _ramp(n: int) -> np.ndarray:
@@ -246,22 +254,20 @@ def _placed(
     score: Any,
     count: int,
 ) -> tuple[int, int, int]:
-    """A window and a candidate (index < ``count``) that the main view shows, scored by ``score(a, b, i)``.
+    """A window of ``n`` frames and a candidate (index < ``count``) that the main view shows.
 
-    Up to ``SPAN_TRIES`` windows are drawn; in the first with shown candidates one of those is drawn.
-    When none shows any (or there is no view) the first window and a candidate drawn among all are used.
+    Every window :func:`_span` could draw is paired with every candidate, and one pair that the main
+    view shows (``score(a, b, i) > 0``) is drawn uniformly. When no pair is shown (or there is no
+    view), a window is drawn as :func:`_span` does and a candidate among all.
     """
-    first: tuple[int, int] | None = None
-    for _ in range(SPAN_TRIES if view is not None else 1):
-        a, b = _span(rng, T, n, window)
-        first = first or (a, b)
-        if view is None:
-            break
-        ok = [i for i in range(count) if score(a, b, i) > 0]
+    if view is not None:
+        first, stop, m = _starts(T, n, window)
+        ok = [(a, i) for a in range(first, stop) for i in range(count) if score(a, a + m, i) > 0]
         if ok:
-            return a, b, int(ok[int(rng.integers(len(ok)))])
-    assert first is not None
-    return first[0], first[1], int(rng.integers(count))
+            a, i = ok[int(rng.integers(len(ok)))]
+            return a, a + m, i
+    a, b = _span(rng, T, n, window)
+    return a, b, int(rng.integers(count))
 
 
 def plant(
