@@ -1,5 +1,6 @@
 """The weights-free RIGIS on the simulator's planted multi-view failures: a lagging view costs more the
-longer it lags (the same view, the same episode, only the severity changes)."""
+longer it lags, a shaking camera the harder it shakes (the same view, the same episode, only the severity
+changes)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,45 @@ def test_rigis_drops_with_the_lag_of_one_view() -> None:
         r.close()
     assert all(np.isfinite(values)), values
     assert values[0] > values[1] > values[2], values
+
+
+def test_rigis_pose_on_a_flat_scene_drops_with_the_shake_of_one_camera() -> None:
+    # The Panda's table and objects are flat-coloured: no relative pose can be read between its views, so
+    # rigis_pose is each camera's stillness in its own view (S_still) alone.
+    from robojudge.metrics.multiview import rigis_pose
+    from robojudge.robots import Camera
+    from robojudge.suite.sim._failures import Editor
+    from robojudge.suite.sim._multiview import calibration_json, draw_view_failures, plan_view_failure
+    from robojudge.suite.sim._policy import faithful_episode, object_positions
+    from robojudge.suite.sim._render import SceneRenderer
+    from robojudge.suite.sim._scenes import make_env
+
+    scene = "panda_pick_and_place"
+    env = make_env(scene, SIZE)
+    ep = faithful_episode(env, scene, np.random.default_rng(5), 5)
+    r = SceneRenderer(env.model, scene, SIZE, 3)
+    details = []
+    try:
+        ed = Editor(env.model, ep, object_positions(env.model, ep, "cube"))
+        clean, st = r.render(ed.plan, ep.layout.goal)
+        cams = {k: Camera(**v) for k, v in calibration_json(st["K"], st["R"], st["t"], r.cams, SIZE).items()}
+        idx = np.linspace(0, clean.shape[1] - 1, 8).round().astype(int)
+
+        def score(frames: np.ndarray) -> float:
+            value, d = rigis_pose({c: frames[v][idx] for v, c in enumerate(r.cams)}, cams)
+            details.append(d)
+            return value
+
+        values = [score(clean)]
+        for severity in (0.2, 1.0):
+            frames, masks = clean.copy(), {"masks": st["masks"].copy()}
+            # The same random stream each time: the same camera (cam1), window and directions, shaken
+            # harder (cam2 has too little static scene in this episode to be read at all).
+            f = plan_view_failure("view_shake", severity, np.random.default_rng(1), editor=ed, views=3,
+                                  view_names=r.cams)
+            draw_view_failures(r, ed.plan, frames, masks, [f])
+            values.append(score(frames))
+    finally:
+        r.close()
+    assert all("too few matches" in d.get("relative_unscored", "") for d in details), details
+    assert values[0] >= 0.95 and values[0] > values[1] > values[2], values

@@ -40,6 +40,7 @@ def test_clean_flat_rig_scores_near_perfect_without_cross_view_poses(flat):
     assert both >= 0.97 and both_d["pose"] == pose
 
 
+@pytest.mark.slow  # five shaken renders, each matched: about 13 s on a busy machine
 def test_pose_drops_monotonically_with_the_shake_of_one_camera(flat):
     tex = flat_textures()
     scores, turns = [], []
