@@ -58,7 +58,8 @@ def _log(msg: str, t0: float) -> None:
 
 
 def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: int, seed: int,
-            reader_size: int, epochs: int, threads: int, t0: float) -> tuple[Path, Path]:
+            reader_size: int, epochs: int, threads: int, t0: float,
+            rollout_depth: Sequence[int] | None = None) -> tuple[Path, Path]:
     """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``."""
     manifest = folder / "suite.jsonl"
     if not manifest.exists():
@@ -66,7 +67,7 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
 
         # Worker processes render, so this process never touches EGL before torch trains.
         make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=PROFILES,
-                       scenes=SCENES[robot], workers=2)
+                       scenes=SCENES[robot], workers=2, rollout_depth=rollout_depth)
         _log(f"{robot}: suite built in {folder}", t0)
     checkpoint = reader_dir / "reader.pt" if reader_dir.suffix != ".pt" else reader_dir
     if not checkpoint.exists():
@@ -647,6 +648,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--suite", action="append", default=[], help="ROBOT=DIR: reuse this suite folder")
     parser.add_argument("--reader", action="append", default=[], help="ROBOT=PATH: reuse this reader")
+    parser.add_argument("--rollout-depth", default=None,
+                        help="chunks per rollout, cycled over episodes (e.g. 1,2,4): the simulator's opt-in "
+                             "rollout depth, for Table C4's view; the suites are built with it")
     parser.add_argument("--prepare-only", action="store_true")
     parser.add_argument("--true-keypoints-only", action="store_true",
                         help="build the suites, print the measure's ablation on true keypoints (no reader)")
@@ -660,6 +664,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"unknown robots {unknown}; known: {sorted(SCENES)}")
     suites, readers = _pairs(args.suite, "--suite"), _pairs(args.reader, "--reader")
+    depth = [int(x) for x in args.rollout_depth.split(",") if x] if args.rollout_depth else None
     if args.true_keypoints_only:
         ablation = {}
         for robot in robots:
@@ -669,7 +674,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from robojudge.suite.sim import make_sim_suite
 
                 make_sim_suite(folder, seed=args.seed, episodes=args.episodes, views=1, size=args.size,
-                               profiles=PROFILES, scenes=SCENES[robot], workers=2)
+                               profiles=PROFILES, scenes=SCENES[robot], workers=2, rollout_depth=depth)
             ablation[robot] = true_keypoint_ablation(manifest, robot)
         print(render_ablation(ablation))
         return 0
@@ -679,7 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prepared[robot] = prepare(robot, folder, readers.get(robot, folder / "reader"),
                                   episodes=args.episodes, size=args.size, seed=args.seed,
                                   reader_size=args.reader_size, epochs=args.epochs, threads=args.threads,
-                                  t0=t0)
+                                  t0=t0, rollout_depth=depth)
     if args.prepare_only:
         return 0
     return validate(prepared, args, t0)
