@@ -91,14 +91,17 @@ class MainView:
         edge = EDGE_FRAC * self.size
         return np.asarray((z > 0) & np.all((uv >= edge) & (uv < self.size - edge), axis=-1))
 
-    def sees(self, model: Any, qpos: np.ndarray, bodies: list[str], frame: int) -> np.ndarray:
+    def sees(
+        self, model: Any, qpos: np.ndarray, bodies: list[str], frame: int, data: Any = None
+    ) -> np.ndarray:
         """Which ``bodies`` the main camera would see at ``frame`` with the robot in pose ``qpos``: in
         the picture (:meth:`in_picture`), and the ray from the camera meets nothing more than
         ``KEYPOINT_MARGIN`` in front of the body's origin (the renderer's own test) or first meets the
-        robot (the pixel shows the robot, as ``keypoints_seen`` counts it)."""
+        robot (the pixel shows the robot, as ``keypoints_seen`` counts it). ``data``: an ``MjData`` of
+        ``model`` to reuse (its state is overwritten)."""
         import mujoco
 
-        data = mujoco.MjData(model)
+        data = mujoco.MjData(model) if data is None else data
         data.qpos[:] = qpos
         mujoco.mj_kinematics(model, data)
         pts = data.xpos[[int(model.body(b).id) for b in bodies]]
@@ -123,6 +126,20 @@ class MainView:
             return 0.0
         d = float(np.linalg.norm(self.uv[a:b, i] - self.uv[a:b, j], axis=-1).min()) / (self.size * 2**0.5)
         return d if d >= MIN_VIEW_FRAC else 0.0
+
+    def best_pair(self, a: int, b: int, ix: list[int], to: list[int] | None = None) -> float:
+        """The best :meth:`shown` score of a pair of keypoints ``ix`` (or of one of ``ix`` with one of
+        ``to``) over frames ``[a, b)``; 0 when no pair is shown."""
+        to = ix if to is None else to
+        keep_i = [i for i in ix if self.visible[a:b, i].all()]
+        keep_j = [j for j in to if self.visible[a:b, j].all()]
+        if not keep_i or not keep_j:
+            return 0.0
+        uv = self.uv[a:b]
+        d = np.linalg.norm(uv[:, keep_i, None] - uv[:, None, keep_j], axis=-1).min(axis=0)
+        d[np.equal.outer(keep_i, keep_j)] = 0.0  # a keypoint with itself
+        best = float(d.max()) / (self.size * 2**0.5)
+        return best if best >= MIN_VIEW_FRAC else 0.0
 
 
 @dataclass(frozen=True)
@@ -326,7 +343,7 @@ def plant(
 
         def bend_shown(a: int, b: int, c: int) -> float:  # the pivot and a keypoint it swings
             _, _, i, below = cands[c]
-            return max(view.shown(a, b, i, j) for j in below) if view else 1.0
+            return view.best_pair(a, b, [i], below) if view else 1.0
 
         a, b, pick = _placed(rng, T, int(round(6 + 10 * s)), window, view, bend_shown, len(cands))
         body, axis = cands[pick][:2]
@@ -394,6 +411,9 @@ def _joint_limit(
         raise ValueError(f"no limited hinge among the arm joints {list(arm)}")
     moved = [_keypoints_moved_by(model, kps, [int(model.jnt_bodyid[j])]) for j in js]
     past = 0.25 + 0.65 * s
+    import mujoco
+
+    data = mujoco.MjData(model)  # one for every pose tried: allocating it is most of a check's cost
 
     def target(j: int, frame: int) -> tuple[float, bool]:  # past the end of the range nearer to it
         lo, hi = (float(x) for x in model.jnt_range[j])
@@ -406,12 +426,12 @@ def _joint_limit(
         if view is None:
             return 1.0
         ix = [kps.index(k) for k in moved[c]]
-        score = max((view.shown(a, b, i, j) for i in ix for j in ix if i < j), default=0.0)
+        score = view.best_pair(a, b, ix)
         if score > 0:
             mid = (a + b) // 2
             row = q[mid].copy()
             row[int(model.jnt_qposadr[js[c]])] = target(js[c], mid)[0]
-            seen = view.sees(model, row, [kps[i] for i in ix], mid)
+            seen = view.sees(model, row, [kps[i] for i in ix], mid, data)
             score *= float(seen.sum() >= min(2, len(ix)))
         return score
 
