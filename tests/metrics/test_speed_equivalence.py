@@ -94,6 +94,15 @@ def test_forward_backward_epe_is_bit_identical_to_the_plain_gather() -> None:
             assert FL.forward_backward_epe(fwd, bwd, crop) == _epe_ref(fwd, bwd, crop)
 
 
+def test_forward_backward_epe_of_a_nan_flow_is_nan_not_an_index_error() -> None:
+    fwd = np.zeros((20, 30, 2), np.float32)
+    fwd[5, 7] = (np.nan, np.nan)  # the old integer cast sent NaN somewhere inside the clip; so does fmin
+    fwd[6, 8] = (np.inf, -np.inf)  # infinite flow: clipped to the window's corner
+    assert np.isnan(FL.forward_backward_epe(fwd, np.zeros_like(fwd), crop=2))
+    fwd[5, 7] = 0.0
+    assert np.isinf(FL.forward_backward_epe(fwd, np.zeros_like(fwd), crop=2))
+
+
 def _stability_ref(gray: np.ndarray, detector: str, intervals: tuple[int, ...], pairs: int
                    ) -> dict[int, float]:
     """Per-interval keep-ratios with every frame's features detected up front (the plain form)."""

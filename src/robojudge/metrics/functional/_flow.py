@@ -348,11 +348,12 @@ def forward_backward_epe(forward: np.ndarray, backward: np.ndarray, crop: int = 
     bwd = backward[y0:y0 + ch, x0:x0 + cw].astype(dtype, copy=False)
     fx, fy = fwd[..., 0], fwd[..., 1]
     # Target pixels rounded and clipped in float64 buffers, in place (integers there are exact, and
-    # the flat index row * cw + column stays far below 2**53), cast to indices once.
+    # the flat index row * cw + column stays far below 2**53), cast to indices once. fmin/fmax clip
+    # as np.clip does and send a NaN flow to the border, so it reads a pixel (its EPE is NaN anyway).
     rx = np.add(np.arange(cw, dtype=np.float64), fx, dtype=np.float64)
-    np.clip(np.rint(rx, out=rx), 0, cw - 1, out=rx)
+    np.fmax(np.fmin(np.rint(rx, out=rx), cw - 1, out=rx), 0, out=rx)
     ry = np.add(np.arange(ch, dtype=np.float64)[:, None], fy, dtype=np.float64)
-    np.clip(np.rint(ry, out=ry), 0, ch - 1, out=ry)
+    np.fmax(np.fmin(np.rint(ry, out=ry), ch - 1, out=ry), 0, out=ry)
     ry *= cw
     ry += rx
     # bwd[ry, rx], read per channel through flat indices: the same values, three times faster at 720p.
