@@ -53,17 +53,19 @@ def _homography(cam: Camera) -> np.ndarray:
     return np.linalg.inv(shift) @ plane_to_img @ tex_to_plane @ shift
 
 
-def scene_textures() -> np.ndarray:
-    """``(T, TEX, TEX, 3)``: the table texture with the sliding square drawn at each instant."""
+def scene_textures(offset: tuple[int, int] = (0, 0)) -> np.ndarray:
+    """``(T, TEX, TEX, 3)``: the table texture with the sliding square drawn at each instant (moved by
+    ``offset``, texture pixels (right, down), for a view that shows it elsewhere)."""
     tex = _texture()
     patch = np.random.default_rng(1).integers(0, 256, (64, 64, 3)).astype(np.uint8)
     patch[..., 2] = 240
     out = []
     # Stop and go, as an arm reaches, waits and returns: the views' motion over time has a shape to align.
     xs = np.interp(np.arange(T), [0, 3, 9, 14, 20, T - 1], [120, 120, 380, 380, 200, 200]).round().astype(int)
+    dx, dy = offset
     for x in xs:
         f = tex.copy()
-        f[200:264, x:x + 64] = patch
+        f[200 + dy:264 + dy, x + dx:x + dx + 64] = patch
         out.append(f)
     return np.stack(out)
 

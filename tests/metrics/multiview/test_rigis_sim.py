@@ -50,6 +50,8 @@ def test_clean_rendered_rig_scores_near_perfect(item: Item) -> None:
     for metric, score in values.items():
         assert score.value >= 0.9, (metric, score.value, score.details.get("unscored_reason"))
     assert values["rigis_geo"].details["sync_details"]["largest_lag"] == 0
+    # What moves in each view (the hand, the object) moves along its rays in the others.
+    assert values["rigis_geo"].details["move"] >= 0.9, values["rigis_geo"].details["move_details"]
 
 
 def test_late_or_moved_view_drops_s_geo(item: Item) -> None:

@@ -49,9 +49,13 @@ def view_frames(item: Item, instants: int) -> dict[str, np.ndarray]:
 TIMING_SIDE = 64
 """Every frame of each view is read with its longer side at most this many pixels for the lag check."""
 
+MOTION_SIDE = 128
+"""... and at most this many for the moving-parts check (S_move): a moving arm must span a few pixels."""
 
-def timing_frames(item: Item) -> dict[str, np.ndarray]:
-    """Every frame of each view, gray and small (longer side :data:`TIMING_SIDE`), for the lag check."""
+
+def timing_frames(item: Item, side: int = TIMING_SIDE) -> dict[str, np.ndarray]:
+    """Every frame of each view, gray and small (longer side at most ``side``: :data:`TIMING_SIDE` for
+    the lag check, :data:`MOTION_SIDE` for the moving parts)."""
     from robojudge.video import probe_video
 
     if item.grid is not None:
@@ -60,12 +64,12 @@ def timing_frames(item: Item) -> dict[str, np.ndarray]:
             cw, ch = cell_size(item.grid, info.width, info.height)
         except GridError as e:
             raise MetricInputError(f"field grid: {e}") from None
-        s = min(1.0, TIMING_SIDE / max(cw, ch))
+        s = min(1.0, side / max(cw, ch))
         cw, ch = max(1, round(cw * s)), max(1, round(ch * s))
         frames = sample_frames(item.video, fps=None, max_frames=None, gray=True,
                                size=(cw * item.grid.cols, ch * item.grid.rows)).frames
         return split_grid(frames, item.grid)
-    return {n: sample_frames(src.path, fps=None, max_frames=None, gray=True, size=TIMING_SIDE).frames
+    return {n: sample_frames(src.path, fps=None, max_frames=None, gray=True, size=side).frames
             for n, src in view_sources(item).items()}
 
 

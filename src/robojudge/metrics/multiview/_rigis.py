@@ -5,11 +5,13 @@ views, ``S_geo``, and the stability of the rig's camera poses, ``S_pose``, joine
 The paper reconstructs each synchronised frame set with a feed-forward network; here the known
 calibration takes the network's place (docs/rigis.md):
 
-* ``S_geo = S_epi * S_sync``. ``S_epi``: SIFT matches between each pair of views at the same instant
-  should satisfy the epipolar constraint of the calibrated pair; per pair, the matches within ``tau``
-  pixels (Sampson distance) of it, against the most that any relative pose estimated from the same
-  matches explains; the mean over the pairs. ``S_sync``: whether the views show the same instants
-  (their motion over time, :mod:`robojudge.metrics.multiview._sync`).
+* ``S_geo = S_epi * S_sync * S_move``. ``S_epi``: SIFT matches between each pair of views at the same
+  instant should satisfy the epipolar constraint of the calibrated pair; per pair, the matches within
+  ``tau`` pixels (Sampson distance) of it, against the most that any relative pose estimated from the
+  same matches explains; the mean over the pairs. ``S_sync``: whether the views show the same instants
+  (their motion over time, :mod:`robojudge.metrics.multiview._sync`). ``S_move``: whether what moves in
+  each view moves where the other views' rays say it should
+  (:mod:`robojudge.metrics.multiview._moving`).
 * ``S_pose``: per pair and instant (or group of instants, when matches are few), the relative pose
   estimated from the matches (essential matrix and plane homography) is compared with the calibrated
   one (accuracy), and the estimates of a pair over time with each other (stability: a fixed rig's
@@ -46,6 +48,7 @@ from robojudge.metrics.multiview._geometry import (
     skew,
     tolerance_score,
 )
+from robojudge.metrics.multiview._moving import moving_agreement
 from robojudge.metrics.multiview._still import view_stillness
 from robojudge.metrics.multiview._sync import view_offsets
 from robojudge.robots import Camera
@@ -107,6 +110,16 @@ class RigisParams(BaseModel):
     )
     still_free_deg: float = Field(default=0.5, ge=0, description="camera turn (degrees) that costs nothing")
     still_scale_deg: float = Field(default=2.0, gt=0, description="camera turn beyond the free one per 1/e")
+    move: bool = Field(default=True, description="S_geo times S_move (moving parts agree across views)")
+    move_levels: float = Field(default=12.0, gt=0, description="gray change (levels) that makes a pixel move")
+    move_explain_levels: float = Field(
+        default=6.0, gt=0, description="gray change (levels) of another view's pixel that explains one"
+    )
+    move_dilate: float = Field(
+        default=0.025, ge=0, description="other views' moving masks grown by this share of the longer side"
+    )
+    move_near: float = Field(default=0.2, gt=0, description="nearest depth (metres) tried along a moving ray")
+    move_far: float = Field(default=5.0, gt=0, description="farthest depth (metres) tried along a moving ray")
 
 
 def _as_frames(name: str, frames: Any) -> np.ndarray:
@@ -411,6 +424,20 @@ def rig_sync(
     return score, {"offsets": offsets, "largest_lag": worst, **details}
 
 
+def rig_motion(
+    motion_by_view: Mapping[str, Any], cameras: Mapping[str, Camera], params: RigisParams | None = None
+) -> tuple[float, dict[str, Any]]:
+    """``S_move`` in 0-1 (:func:`robojudge.metrics.multiview._moving.moving_agreement` with the
+    ``move_*`` parameters): the least, over the views, of the share of a view's moving pixels that every
+    other view seeing them shows moving too. ``motion_by_view``: every frame of each view."""
+    p = params or RigisParams()
+    if p.move_far <= p.move_near:
+        raise ValueError(f"move_far ({p.move_far:g}) must lie beyond move_near ({p.move_near:g})")
+    return moving_agreement(motion_by_view, cameras, levels=p.move_levels,
+                            explain_levels=p.move_explain_levels, dilate=p.move_dilate, near=p.move_near,
+                            far=p.move_far)
+
+
 def rigis_geo(
     frames_by_view: Mapping[str, Any],
     cameras: Mapping[str, Camera],
@@ -418,8 +445,9 @@ def rigis_geo(
     *,
     analysis: RigAnalysis | None = None,
     timing: Mapping[str, Any] | None = None,
+    motion: Mapping[str, Any] | None = None,
 ) -> tuple[float, dict[str, Any]]:
-    """``S_geo = S_epi * S_sync`` in 0-1 (1: the views agree as one scene seen at one instant).
+    """``S_geo = S_epi * S_sync * S_move`` in 0-1 (1: the views agree as one scene seen at one instant).
 
     ``S_epi``: per pair, ``sum_t calibrated_t / sum_t best_t`` over its measured instants: the matches
     within ``tau`` of the calibrated epipolar geometry, against the most that any relative pose
@@ -427,6 +455,8 @@ def rigis_geo(
     mean over the measured pairs. ``S_sync`` (:func:`rig_sync`) stands in for what the matches cannot
     reach: a view running late contradicts the others in every moving part (the arm, the objects),
     which are rarely matched between cameras far apart, while the static scene it matches still agrees.
+    ``S_move`` (:func:`rig_motion`, with ``move``) reaches the moving parts directly: an arm or object
+    shown elsewhere in one view, a camera that shakes. It is 1 (and says why) when no view moves.
 
     Args:
         frames_by_view: view name -> ``(T, H, W)`` or ``(T, H, W, 3)`` uint8 frames; the same ``T`` for
@@ -436,6 +466,8 @@ def rigis_geo(
         params: see :class:`RigisParams`.
         analysis: the result of :func:`analyse_rig` on the same input, to share it with :func:`rigis_pose`.
         timing: every frame of each view, for :func:`rig_sync`; ``frames_by_view`` when not given.
+        motion: every frame of each view, for :func:`rig_motion`; ``timing`` (else ``frames_by_view``)
+            when not given.
     """
     p = params or RigisParams()
     m, reason = _prepare(frames_by_view, cameras, p, analysis, regions=True)
@@ -467,7 +499,15 @@ def rigis_geo(
     if reason is not None:
         return math.nan, {"unscored_reason": reason, **details}
     epi = float(np.mean(shares))
-    return epi * sync, {"epi": epi, **details}
+    move = 1.0
+    if p.move:
+        src = motion if motion is not None else timing if timing is not None else frames_by_view
+        got, move_d = rig_motion(src, cameras, p)
+        details["move_details"] = move_d
+        if not math.isnan(got):  # nothing moves: nothing to contradict
+            move = got
+        details["move"] = move
+    return epi * sync * move, {"epi": epi, **details}
 
 
 def _score(err_deg: float, p: RigisParams) -> float:
@@ -548,6 +588,7 @@ def rigis_pose(
     *,
     analysis: RigAnalysis | None = None,
     timing: Mapping[str, Any] | None = None,
+    motion: Mapping[str, Any] | None = None,
 ) -> tuple[float, dict[str, Any]]:
     """``S_pose`` in 0-1 (1: the rig's cameras stay as calibrated), from two readings of the rig:
 
@@ -565,8 +606,8 @@ def rigis_pose(
       ``S_rel`` (flat-coloured scenes seen from far apart).
 
     ``S_pose = S_rel x S_still`` where both are measured, else the one that is; NaN with both reasons
-    when neither is. Arguments as :func:`rigis_geo` (``timing`` is not read: it is accepted so that the
-    three functions take the same arguments).
+    when neither is. Arguments as :func:`rigis_geo` (``timing`` and ``motion`` are not read: they are
+    accepted so that the three functions take the same arguments).
     """
     p = params or RigisParams()
     reason = check_rig(frames_by_view, cameras)
@@ -609,6 +650,7 @@ def rigis(
     *,
     analysis: RigAnalysis | None = None,
     timing: Mapping[str, Any] | None = None,
+    motion: Mapping[str, Any] | None = None,
 ) -> tuple[float, dict[str, Any]]:
     """``S = w S_geo + (1 - w) S_pose`` and the details of both parts (``geo``, ``pose``)."""
     p = params or RigisParams()
@@ -616,7 +658,7 @@ def rigis(
     if reason is not None:
         return math.nan, {"unscored_reason": reason}
     m = analysis or analyse_rig(frames_by_view, cameras, p)
-    geo, geo_d = rigis_geo(frames_by_view, cameras, p, analysis=m, timing=timing)
+    geo, geo_d = rigis_geo(frames_by_view, cameras, p, analysis=m, timing=timing, motion=motion)
     pose, pose_d = rigis_pose(frames_by_view, cameras, p, analysis=m)
     details: dict[str, Any] = {"geo": geo, "pose": pose, "geo_details": geo_d, "pose_details": pose_d}
     for part, d in (("S_geo", geo_d), ("S_pose", pose_d)):

@@ -18,7 +18,7 @@ from pydantic import Field
 from robojudge.metrics._derived import derived
 from robojudge.metrics._registry import Family, Input, metric
 from robojudge.metrics._score import Score
-from robojudge.metrics.multiview._item import item_cameras, timing_frames, view_frames
+from robojudge.metrics.multiview._item import MOTION_SIDE, item_cameras, timing_frames, view_frames
 from robojudge.metrics.multiview._rigis import (
     RigAnalysis,
     RigisParams,
@@ -64,7 +64,10 @@ def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[st
     cameras = item_cameras(item, list(frames))
     params = RigisParams.model_validate(config.model_dump(exclude={"instants"}))
     timing = timing_frames(item)
-    value, details = fn(frames, cameras, params, analysis=_analysis(frames, cameras, params), timing=timing)
+    # Only S_geo reads the moving parts; rigis_pose skips the second decode.
+    motion = timing_frames(item, MOTION_SIDE) if fn is not rigis_pose and params.move else None
+    value, details = fn(frames, cameras, params, analysis=_analysis(frames, cameras, params), timing=timing,
+                        motion=motion)
     details = {"views": list(frames), **details}
     if "unscored_reason" in details:
         return Score.unscored(details.pop("unscored_reason"), **details)
@@ -78,12 +81,14 @@ def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[st
     higher_is_better=True,
     native_range=(0.0, 1.0),
     # 2: rigis_pose reads each camera's stillness in its own view too (docs/rigis.md).
-    version="2",
+    # 3: rigis_geo times S_move, the moving parts checked across views.
+    version="3",
     citation=_CITATION,
     description=(
         "Multi-view consistency of a calibrated rig, 0-1: the mean of rigis_geo (matches obey the "
-        "calibrated epipolar geometry) and rigis_pose (the cameras stay as calibrated: relative poses "
-        "estimated across views, and each view's static scene over time)."
+        "calibrated epipolar geometry, what moves in one view moves in the others) and rigis_pose (the "
+        "cameras stay as calibrated: relative poses estimated across views, and each view's static scene "
+        "over time)."
     ),
     config=RigisConfig,
 )
@@ -98,11 +103,13 @@ def rigis_metric(item: Item, config: RigisConfig) -> Score:
     inputs={Input.views},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="1",
+    # 2: times S_move (a view's moving pixels must move along their rays in the other views too).
+    version="2",
     citation=_CITATION,
     description=(
         "Share of cross-view SIFT matches within tau of the calibrated epipolar geometry (Sampson "
-        "distance), against the most any pose estimated from the same matches explains; mean over view pairs."
+        "distance), against the most any pose estimated from the same matches explains, mean over view "
+        "pairs; times the view lag factor and the share of moving pixels the other views show moving too."
     ),
     config=RigisConfig,
 )
