@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from robojudge._sqlite import enable_wal
 from robojudge.annotate import _schema as s
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.store import StoreError, display_url, mask_text, parse_url
@@ -147,7 +148,7 @@ def _configure_sqlite(engine: Engine) -> None:
         cur = dbapi_conn.cursor()
         try:
             cur.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            cur.execute("PRAGMA journal_mode = WAL")
+            enable_wal(cur, BUSY_TIMEOUT_S)
             cur.execute("PRAGMA synchronous = NORMAL")
             cur.execute("PRAGMA foreign_keys = ON")
         finally:

@@ -30,6 +30,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from robojudge import settings
+from robojudge._sqlite import enable_wal
 from robojudge.judges._backend import Completion
 
 CACHE_FILE = "judge-cache.sqlite"
@@ -74,7 +75,7 @@ class ResponseCache:
         root.mkdir(parents=True, exist_ok=True)
         self.path = root / CACHE_FILE
         db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode = WAL")
+        enable_wal(db, 60.0)
         # A cache: a crash may lose its last writes, which only costs re-sending those requests.
         db.execute("PRAGMA synchronous = OFF")
         db.execute(

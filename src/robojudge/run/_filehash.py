@@ -29,6 +29,8 @@ import threading
 import time
 from pathlib import Path
 
+from robojudge._sqlite import enable_wal
+
 CACHE_FILE = "file-hashes.sqlite"
 RACY_NS = 2_000_000_000
 """A digest counts as settled when taken this long (2 s) after the file's last change."""
@@ -80,7 +82,7 @@ class FileHasher:
             db = sqlite3.connect(
                 folder / CACHE_FILE, timeout=30.0, isolation_level=None, check_same_thread=False
             )
-            db.execute("PRAGMA journal_mode = WAL")
+            enable_wal(db, 30.0)
             db.execute("PRAGMA synchronous = NORMAL")  # a cache: a lost last write only costs a rehash
             db.execute(
                 "CREATE TABLE IF NOT EXISTS digests (path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, "

@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 from sqlalchemy.sql import Select
 
+from robojudge._sqlite import enable_wal
 from robojudge.store._errors import StoreError
 from robojudge.store._row import STATUSES, ResultRow
 from robojudge.store._schema import CURRENT, KEY_COLUMNS, check_schema, ensure_schema, results_table
@@ -461,7 +462,7 @@ def _configure_sqlite(engine: Engine, *, read_only: bool = False) -> None:
             cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
             if read_only:
                 return
-            cursor.execute("PRAGMA journal_mode = WAL")
+            enable_wal(cursor, SQLITE_BUSY_TIMEOUT_S)
             # With WAL, NORMAL survives a killed process; only an OS crash may lose the last commits.
             cursor.execute("PRAGMA synchronous = NORMAL")
         finally:
