@@ -12,6 +12,7 @@ import os
 import signal
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -68,8 +69,8 @@ class _KillOnce:
     not only between them (when an actor may be idle, waiting for its next task).
     """
 
-    def __init__(self, marks: Path, after: int) -> None:
-        self.marks, self.after = marks, after
+    def __init__(self, marks: Path, after: int, fresh: float) -> None:
+        self.marks, self.after, self.fresh = marks, after, fresh
         self.stored: set[str] = set()
         self.killed: tuple[str, int] | None = None
         self._stop = threading.Event()
@@ -92,7 +93,14 @@ class _KillOnce:
                 continue
             for mark in sorted(self.marks.iterdir()):
                 item, pid = mark.name.rsplit(".", 1)
-                if item not in self.stored:
+                # Only an item whose worker is surely still on it: its mark is younger than the metric's
+                # sleep. An older unstored mark may be an item finished and in transit to the driver;
+                # killing its worker then leaves nothing of that item to run again.
+                try:
+                    age = time.time() - mark.stat().st_mtime
+                except FileNotFoundError:
+                    continue
+                if item not in self.stored and age < self.fresh:
                     os.kill(int(pid), signal.SIGKILL)
                     self.killed = (item, int(pid))
                     return
@@ -107,7 +115,7 @@ def test_a_killed_worker_costs_nothing_and_nothing_twice(head: None, tmp_path: P
     with ResultStore(tmp_path / "local.sqlite") as local:
         score_items(items, build_requests([metric]), local)
         expected = {item: v for (item, _), v in _values(local).items()}
-    killer = _KillOnce(marks, after=3)
+    killer = _KillOnce(marks, after=3, fresh=0.25)  # the metric sleeps 0.4 s after marking
     db = tmp_path / "ray.sqlite"
     ex = RayExecutor(max_retries=2)
     with ResultStore(db) as store:
