@@ -86,6 +86,15 @@ def test_limits_and_joints_in_the_file_win(folder: Path) -> None:
     assert spec.limits == {"shoulder": (-0.5, 0.5), "elbow_joint": (-2.0, 2.0)}
 
 
+def test_finger_pairs_of_a_spec_file_reach_kiva(folder: Path) -> None:
+    from robojudge.kiva import resolve_robot
+
+    path = _spec(folder, GOOD + 'fingers = [["upper", "hand", "base"]]\n')
+    assert read_robot_spec(path).fingers == [("upper", "hand", "base")]
+    assert resolve_robot(str(path)).fingers == (("upper", "hand", "base"),)
+    assert resolve_robot(str(_spec(folder, GOOD))).fingers == ()  # none declared: no finger check
+
+
 @pytest.mark.parametrize(
     ("text", "field", "words"),
     [
@@ -112,6 +121,9 @@ def test_limits_and_joints_in_the_file_win(folder: Path) -> None:
         ),
         (GOOD.replace('["elbow", "hand"]', '["elbow"]'), "links[1]", "expected a pair of keypoint names"),
         (GOOD.replace("arm.xml", "arm.obj"), "model", "unknown model format '.obj'"),
+        (GOOD + 'fingers = [["upper", "hand", "palm"]]\n', "fingers[0]", "'palm' is not one of the"),
+        (GOOD + 'fingers = [["upper", "upper", "base"]]\n', "fingers[0]", "names a keypoint twice"),
+        (GOOD + 'fingers = [["upper", "hand"]]\n', "fingers[0]", "expected three keypoint names"),
     ],
 )
 def test_bad_fields_are_named(folder: Path, text: str, field: str, words: str) -> None:

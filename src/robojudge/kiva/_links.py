@@ -61,7 +61,9 @@ def resolve_robot(robot: str) -> RobotKeypoints:
         known = ", ".join(sorted(BUILTIN_ROBOTS))
         raise ValueError(f"robot {robot!r}: not a built-in robot ({known}) nor an existing robot spec file")
     links = tuple((a, b) for a, b in spec.links) or None
-    fingers = FINGER_PAIRS.get(robot, ()) if robot in BUILTIN_ROBOTS else ()
+    fingers = tuple((a, b, h) for a, b, h in spec.fingers)
+    if not fingers and robot in BUILTIN_ROBOTS:
+        fingers = FINGER_PAIRS.get(robot, ())
     return RobotKeypoints(spec.name, tuple(spec.keypoints), links, source, fingers)
 
 

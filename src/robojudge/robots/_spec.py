@@ -33,6 +33,8 @@ class RobotSpec(BaseModel):
         links: Keypoint pairs joined rigidly: their distance does not change with the joints.
         joints: The joints whose positions joint-state arrays hold, in column order (1-DoF joints).
         limits: Joint position limits ``(lo, hi)`` (radians or metres) by joint name.
+        fingers: Finger pairs for KIVA's finger check, each ``(finger, finger, hand)``: two finger
+            keypoints that must stay on their own sides of the axis from the hand keypoint.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -43,6 +45,7 @@ class RobotSpec(BaseModel):
     links: list[tuple[str, str]] = Field(default_factory=list)
     joints: list[str] = Field(default_factory=list)
     limits: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    fingers: list[tuple[str, str, str]] = Field(default_factory=list)
 
     @property
     def format(self) -> str:
@@ -82,6 +85,12 @@ class RobotSpec(BaseModel):
                     raise ValueError(f"links[{i}]: {end!r} is not one of the keypoints {self.keypoints}")
             if a == b:
                 raise ValueError(f"links[{i}]: joins {a!r} to itself")
+        for i, triple in enumerate(self.fingers):
+            for end in triple:
+                if end not in kp:
+                    raise ValueError(f"fingers[{i}]: {end!r} is not one of the keypoints {self.keypoints}")
+            if len(set(triple)) < 3:
+                raise ValueError(f"fingers[{i}]: names a keypoint twice ({list(triple)})")
         for name, (lo, hi) in self.limits.items():
             if not lo <= hi:
                 raise ValueError(f"limits.{name}: lower limit {lo} is above upper limit {hi}")
@@ -103,13 +112,14 @@ def _field_of(err: Any) -> str:
     return out or "(spec)"
 
 
-_PAIRS = {"limits": "two numbers [lo, hi]", "links": "a pair of keypoint names"}
+_PAIRS = {"limits": "two numbers [lo, hi]", "links": "a pair of keypoint names",
+          "fingers": "three keypoint names [finger, finger, hand]"}
 
 
 def _pair_of(loc: tuple[Any, ...]) -> str | None:
-    """``limits.<joint>`` or ``links[i]`` when ``loc`` points inside one of those pairs."""
+    """``limits.<joint>``, ``links[i]`` or ``fingers[i]`` when ``loc`` points inside one of those."""
     if len(loc) == 3 and loc[0] in _PAIRS:
-        return f"limits.{loc[1]}" if loc[0] == "limits" else f"links[{loc[1]}]"
+        return f"limits.{loc[1]}" if loc[0] == "limits" else f"{loc[0]}[{loc[1]}]"
     return None
 
 
