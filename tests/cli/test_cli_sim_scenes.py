@@ -1,4 +1,5 @@
-"""``robojudge suite make-demo --scenes``: the opt-in simulator scenes from the command line."""
+"""``robojudge suite make-demo --scenes`` and ``--rollout-depth``: the simulator's opt-in scenes and chunked
+rollouts from the command line."""
 
 import importlib.util
 import json
@@ -39,3 +40,23 @@ def test_bimanual_scene_from_the_cli(tmp_path):
     assert [(r["item_id"], r["embodiment"], r["task"]) for r in rows] == [
         ("aloha00-oracle", "bimanual", "transfer_cube")]
     assert "ok" in rj("suite", "validate", out / "suite.jsonl").stdout
+
+
+def test_bad_depth_is_refused(tmp_path):
+    if not os.environ.get("CI"):
+        pytest.importorskip("mujoco")
+    bad = rj("suite", "make-demo", "--out", tmp_path / "x", "--rollout-depth", "1,x", check=False)
+    assert bad.returncode == 2 and "whole numbers" in bad.stderr, bad.stderr
+    assert not (tmp_path / "x" / "suite.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_depth_from_the_cli(tmp_path):
+    if not os.environ.get("CI"):
+        pytest.importorskip("mujoco")
+    out = tmp_path / "sim"
+    rj("suite", "make-demo", "--out", out, "--episodes", "1", "--views", "1", "--size", "32",
+       "--profiles", "oracle", "--rollout-depth", "3")
+    rows = [json.loads(x) for x in (out / "suite.jsonl").read_text().splitlines()]
+    assert [r["meta"]["rollout_depth"] for r in rows] == [3]
+    assert rows[0]["meta"]["chunks"] == [[0, 16], [16, 32], [32, 48]]
