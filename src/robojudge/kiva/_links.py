@@ -15,19 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+# The built-in robots' finger pairs (their specs declare them), re-exported for KIVA's finger check.
+from robojudge.robots import FINGER_PAIRS as FINGER_PAIRS
+
 RIGID_TOL = 0.005
 MIN_LENGTH = 0.02
 
-#: Finger pairs of the built-in robots, by name: ``(finger a, finger b, hand)`` keypoints, where the hand's
-#: axis runs from the hand keypoint to the two fingers' midpoint (KIVA's finger check, robojudge's
-#: addition). Two fingers on opposite slides swap sides when one passes through the other. ADROIT has
-#: none: its planted finger failure curls fingers past their flexion limit, which no pair crossing shows.
-FINGER_PAIRS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "fetch": (("robot0:l_gripper_finger_link", "robot0:r_gripper_finger_link", "robot0:wrist_roll_link"),),
-    "aloha": tuple((f"{arm}/left_finger_link", f"{arm}/right_finger_link", f"{arm}/wrist_link")
-                   for arm in ("vx300s_left", "vx300s_right")),
-    "franka": (("panda0_leftfinger", "panda0_rightfinger", "panda0_link7"),),
-}
 
 
 @dataclass(frozen=True)
@@ -62,8 +55,6 @@ def resolve_robot(robot: str) -> RobotKeypoints:
         raise ValueError(f"robot {robot!r}: not a built-in robot ({known}) nor an existing robot spec file")
     links = tuple((a, b) for a, b in spec.links) or None
     fingers = tuple((a, b, h) for a, b, h in spec.fingers)
-    if not fingers and robot in BUILTIN_ROBOTS:
-        fingers = FINGER_PAIRS.get(robot, ())
     return RobotKeypoints(spec.name, tuple(spec.keypoints), links, source, fingers)
 
 

@@ -7,7 +7,7 @@ into ``(T, K, 3)`` world positions; :func:`project` turns those into pixels of a
 imported only when a model is loaded. See docs/robots.md.
 """
 
-from robojudge.robots._builtin import BUILTIN_ROBOTS, SIM_KEYPOINTS, builtin_robot
+from robojudge.robots._builtin import BUILTIN_ROBOTS, FINGER_PAIRS, SIM_KEYPOINTS, builtin_robot
 from robojudge.robots._camera import DEPTH_MARGIN, Camera, load_calibration, mujoco_camera, project
 from robojudge.robots._check import check_episode_files
 from robojudge.robots._episode import EpisodeKinematics, episode_kinematics
@@ -27,6 +27,7 @@ from robojudge.robots._summary import LinkInfo, RobotSummary, summarize_robot
 __all__ = [
     "SIM_KEYPOINTS",
     "BUILTIN_ROBOTS",
+    "FINGER_PAIRS",
     "DEPTH_MARGIN",
     "Camera",
     "EpisodeKinematics",

@@ -136,6 +136,18 @@ _PANDA_JOINTS = [
 _PANDA_LINKS = list(zip(_PANDA_KEYPOINTS[:5], _PANDA_KEYPOINTS[1:6], strict=True))
 
 
+#: Finger pairs of the built-in robots, by name: ``(finger a, finger b, hand)`` keypoints, where the hand's
+#: axis runs from the hand keypoint to the two fingers' midpoint (KIVA's finger check, robojudge's
+#: addition). Two fingers on opposite slides swap sides when one passes through the other. ADROIT has
+#: none: its planted finger failure curls fingers past their flexion limit, which no pair crossing shows.
+FINGER_PAIRS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "fetch": (("robot0:l_gripper_finger_link", "robot0:r_gripper_finger_link", "robot0:wrist_roll_link"),),
+    "aloha": tuple((f"{arm}/left_finger_link", f"{arm}/right_finger_link", f"{arm}/wrist_link")
+                   for arm in ("vx300s_left", "vx300s_right")),
+    "franka": (("panda0_leftfinger", "panda0_rightfinger", "panda0_link7"),),
+}
+
+
 def _package_folder(package: str, extra: str) -> Path:
     # find_spec locates a package without running it (gymnasium_robotics prints a notice on import and
     # pulls in gymnasium; gym_aloha's modules need dm_control).
@@ -155,6 +167,7 @@ def _fetch() -> RobotSpec:
         model=_robotics_assets() / "fetch" / "pick_and_place.xml",
         keypoints=_FETCH_KEYPOINTS,
         links=_FETCH_LINKS,
+        fingers=list(FINGER_PAIRS["fetch"]),
         joints=_FETCH_JOINTS,
     )
 
@@ -178,6 +191,7 @@ def _aloha() -> RobotSpec:
         model=assets / "bimanual_viperx_transfer_cube.xml",
         keypoints=_ALOHA_KEYPOINTS,
         links=_ALOHA_LINKS,
+        fingers=list(FINGER_PAIRS["aloha"]),
         joints=_ALOHA_JOINTS,
     )
 
@@ -216,6 +230,7 @@ def _franka() -> RobotSpec:
         model=_panda_model(),
         keypoints=_PANDA_KEYPOINTS,
         links=_PANDA_LINKS,
+        fingers=list(FINGER_PAIRS["franka"]),
         joints=_PANDA_JOINTS,
     )
 
