@@ -33,6 +33,8 @@ def train_cmd(
     seed: int = typer.Option(0, help="Seed of initialisation, shuffling, augmentation, held-out draw."),
     holdout: float = typer.Option(0.2, help="Share of clips held out to measure the keypoint error."),
     references_only: bool = typer.Option(False, "--references-only", help="Train on reference videos only."),
+    with_failures: bool = typer.Option(False, "--with-failures", help="Also train on rollouts with planted "
+                                       "kinematic failures whose state files hold the pose as rendered."),
     views: str = typer.Option("main", help="main: each episode's main view; all: every view of faithful "
                               "rollouts and recordings too, so the reader reads any view (3D rigidity)."),
     threads: int = typer.Option(1, help="torch CPU threads."),
@@ -45,7 +47,7 @@ def train_cmd(
     try:
         cfg = TrainConfig.model_validate({"size": size, "epochs": epochs, "seed": seed, "holdout": holdout,
                                           "rollouts": not references_only, "threads": threads,
-                                          "device": device, "views": views})
+                                          "device": device, "views": views, "failures": with_failures})
     except ValueError as exc:
         raise fail(str(exc)) from None
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from robojudge.kiva._config import TrainConfig
-from robojudge.kiva._data import Episode, KivaDataError, collect_episodes, episodes_from_manifest
+from robojudge.kiva._data import (
+    RENDERED_FAILURES,
+    Episode,
+    KivaDataError,
+    collect_episodes,
+    episodes_from_manifest,
+)
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._score import (
     JERK_WINDOWS,
@@ -40,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FINGER_PAIRS",
     "JERK_WINDOWS",
+    "RENDERED_FAILURES",
     "SEGMENT",
     "Episode",
     "KivaResult",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class TrainConfig(BaseModel):
@@ -28,9 +28,23 @@ class TrainConfig(BaseModel):
         description="main: each episode's main view only; all: every view of a faithful rollout or recording "
         "that has a video and keypoints (state file or calibration), so the reader reads any view",
     )
+    failures: bool = Field(
+        default=False,
+        description="also train on rollouts whose planted failures are all kinematic ones the simulator "
+        "renders with their keypoints (the broken pose as drawn), so the reader learns to read it",
+    )
     seed: int = 0
     threads: int = Field(default=1, ge=1, description="torch CPU threads while training")
     device: str = Field(default="cpu", description="cpu, cuda, or auto (cuda when there is one)")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Off, the option is left out of the dump: a reader's stored config, and the demo's cache key
+        # hashed from it, stay what they were before the option existed.
+        out: dict[str, Any] = handler(self)
+        if not self.failures:
+            out.pop("failures", None)
+        return out
 
     def resolved_device(self) -> str:
         if self.device != "auto":

@@ -23,6 +23,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -31,6 +32,9 @@ from robojudge.suite import Item, load_suite
 from robojudge.video import sample_frames
 
 STATE_KEYS = ("keypoint_names", "keypoints_2d", "keypoints_visible")
+#: Planted failure types whose state-file keypoints are the pose the video shows (the simulator's
+#: kinematic failures): rollouts with only these may train a reader (``failures``).
+RENDERED_FAILURES = frozenset({"link_stretch", "bend", "joint_limit", "jitter", "config_jump", "finger_pass"})
 
 
 class KivaDataError(ValueError):
@@ -118,7 +122,7 @@ def _view_index(views: list[str], name: str | None, path: Path) -> int:
 
 def collect_episodes(
     items: Iterable[Item], keypoints: Sequence[str] | None = None, rollouts: bool = True,
-    all_views: bool = False,
+    all_views: bool = False, failures: bool = False,
 ) -> tuple[list[Episode], list[str]]:
     """The episodes of ``items`` whose state files hold all of ``keypoints``, and those names.
 
@@ -130,6 +134,8 @@ def collect_episodes(
         all_views: Take every view of a faithful rollout (``views`` named in its state file's
             ``view_names``) and of a recording (``views`` its calibration names), one episode per view
             named ``<item>@<view>``; a reference video is one view (the main one) either way.
+        failures: With ``rollouts``, also take rollouts whose planted failures are all of
+            :data:`RENDERED_FAILURES` (their state files hold the pose as rendered).
 
     Returns:
         The episodes (references first, each once, in manifest order) and the keypoint names.
@@ -158,7 +164,7 @@ def collect_episodes(
             ref = Path(item.reference_video)
             if ref.with_suffix(".npz").is_file() and str(ref) not in refs:
                 candidates.append((f"reference:{group}", ref, ref.with_suffix(".npz"), True, item.main_view))
-        if rollouts and item.state and not item.meta.get("failures"):
+        if rollouts and item.state and _trainable(item.meta.get("failures"), failures):
             candidates.append((item.item_id, Path(item.video), Path(item.state), False, item.main_view))
             if all_views and item.views:
                 main = item.main_view or next(iter(item.views))
@@ -183,6 +189,16 @@ def collect_episodes(
             else:
                 others.append(ep)
     return [*refs.values(), *others], list(wanted or [])
+
+
+def _trainable(planted: Any, failures: bool) -> bool:
+    """Whether a rollout's keypoints are the pose it shows: no failure, or (with ``failures``) only
+    failures that move the robot as drawn."""
+    if not planted:
+        return True
+    if not failures or not isinstance(planted, list):
+        return False
+    return all(isinstance(f, dict) and f.get("type") in RENDERED_FAILURES for f in planted)
 
 
 def _recording_views(item: Item, all_views: bool) -> list[tuple[str | None, str]]:
@@ -261,14 +277,14 @@ def episode_keypoints_3d(ep: Episode, names: Sequence[str]) -> np.ndarray:
 
 def episodes_from_manifest(
     manifest: str | Path, keypoints: Sequence[str] | None = None, rollouts: bool = True,
-    all_views: bool = False,
+    all_views: bool = False, failures: bool = False,
 ) -> tuple[list[Episode], list[str]]:
     """:func:`collect_episodes` over a manifest's items.
 
     Raises:
         KivaDataError: No item gives an episode with those keypoints.
     """
-    episodes, names = collect_episodes(load_suite(manifest).items, keypoints, rollouts, all_views)
+    episodes, names = collect_episodes(load_suite(manifest).items, keypoints, rollouts, all_views, failures)
     if not episodes:
         want = f" with the keypoints {list(keypoints)}" if keypoints is not None else ""
         raise KivaDataError(

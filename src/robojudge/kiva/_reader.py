@@ -136,7 +136,8 @@ def train(
     config: TrainConfig | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Train a reader for ``robot`` on the manifest's reference and faithful episodes; save it in ``out``.
+    """Train a reader for ``robot`` on the manifest's reference and faithful episodes (and, with
+    ``config.failures``, its rollouts with planted kinematic failures); save it in ``out``.
 
     Returns:
         The stored facts (``reader.json``), with ``held_out_error`` in pixels of the reader's frames and as a
@@ -148,7 +149,8 @@ def train(
     """
     cfg = config or TrainConfig()
     bot = resolve_robot(robot)
-    episodes, names = episodes_from_manifest(manifest, bot.keypoints, cfg.rollouts, cfg.views == "all")
+    episodes, names = episodes_from_manifest(manifest, bot.keypoints, cfg.rollouts, cfg.views == "all",
+                                             cfg.failures)
     train_groups, held_groups = split_groups([e.group for e in episodes], cfg.holdout, cfg.seed)
     data = [load_episode(e, names, cfg.size) for e in episodes]
     train_data = [d for d in data if d.episode.group in train_groups]
