@@ -14,7 +14,11 @@ KIVA reader on its reference and faithful episodes and calibrates it on its refe
 Then it compares each with the planted verdicts (``meta.segments``) with :mod:`robojudge.meta`'s segment
 statistics: Spearman's rho per robot, macro and micro, the calibrated three-band overlap over 1,000
 calibration draws (RoboWorM Table D4), and KIVA per video by rollout depth and by regime (Table C4).
-No VLM judge column: this script configures none (a judge needs an API key); docs/kiva_validation.md says so.
+With ``--judge-backend`` (and ``--judge-model``, ``--judge-base-url``, ``--judge-api-key-env``), a VLM judges
+every segment clip too, with ``scripts/kiva_kinematic_rubric.toml`` (Bad, Medium, Good stored as 1, 2, 3) over
+``--judge-samples`` turns (default 3); the stored value is the majority verdict, a column ``vlm`` in both
+tables, and the share of segments whose verdict is the planted one is reported beside them (RoboWorM
+App. D, Tables D2 and D4).
 
 Rerun (MuJoCo needs ``MUJOCO_GL=egl``; everything is cached under ``--root``)::
 
@@ -48,6 +52,12 @@ PROFILES = ("oracle", "kin_mild", "kin_severe")
 MEASURE = "3: centre windows, finger check, held frames"
 
 
+#: The VLM column's rubric (Bad 1, Medium 2, Good 3) and how a segment clip is shown to the judge: all 16
+#: frames (the judges' default of 4 frames a second would show 6, too few to see a jitter or a jump).
+RUBRIC = Path(__file__).with_name("kiva_kinematic_rubric.toml")
+JUDGE_FRAMES: dict[str, Any] = {"fps": None, "max_frames": 16}
+VLM = "vlm"
+
 #: KIVA's columns, in table order (all oriented higher-is-worse).
 KIVA_COLUMNS = ("kiva", "kiva_rigidity", "kiva_jerk", "kiva_finger", "kiva_no_finger", "kiva_v2",
                 "kiva_true_keypoints", "kiva_true_keypoints_v2")
@@ -57,10 +67,9 @@ def _log(msg: str, t0: float) -> None:
     print(f"[{time.time() - t0:7.0f} s] {msg}", flush=True)
 
 
-def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: int, seed: int,
-            reader_size: int, epochs: int, threads: int, t0: float,
-            rollout_depth: Sequence[int] | None = None) -> tuple[Path, Path]:
-    """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``."""
+def build_suite(folder: Path, robot: str, *, episodes: int, size: int, seed: int,
+                rollout_depth: Sequence[int] | None = None) -> Path:
+    """Build (or reuse) ``robot``'s suite of :data:`PROFILES` in ``folder``; its manifest."""
     manifest = folder / "suite.jsonl"
     if not manifest.exists():
         from robojudge.suite.sim import make_sim_suite
@@ -68,13 +77,40 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
         # Worker processes render, so this process never touches EGL before torch trains.
         make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=PROFILES,
                        scenes=SCENES[robot], workers=2, rollout_depth=rollout_depth)
-        _log(f"{robot}: suite built in {folder}", t0)
+    return manifest
+
+
+def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, failures: bool) -> Path:
+    """Where a robot's reader goes unless ``--reader`` names one: beside the suite it trains on."""
+    name = "reader-failures" if failures else "reader"
+    return folder / name if train_seed is None else root / "train" / f"{robot}-seed{train_seed}" / name
+
+
+def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: int, seed: int,
+            reader_size: int, epochs: int, threads: int, t0: float,
+            rollout_depth: Sequence[int] | None = None, train_folder: Path | None = None,
+            train_seed: int | None = None, failures: bool = False) -> tuple[Path, Path]:
+    """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``.
+
+    With ``train_folder`` the reader trains on another suite of the robot, built there with ``train_seed``
+    (other episodes), and is calibrated on this suite's references. With ``failures`` it also trains on
+    the training suite's rollouts with planted kinematic failures (``TrainConfig.failures``).
+    """
+    manifest = build_suite(folder, robot, episodes=episodes, size=size, seed=seed,
+                           rollout_depth=rollout_depth)
+    _log(f"{robot}: suite {manifest}", t0)
+    train_manifest = manifest
+    if train_folder is not None:
+        train_manifest = build_suite(train_folder, robot, episodes=episodes, size=size,
+                                     seed=seed if train_seed is None else train_seed)
+        _log(f"{robot}: training suite {train_manifest}", t0)
     checkpoint = reader_dir / "reader.pt" if reader_dir.suffix != ".pt" else reader_dir
     if not checkpoint.exists():
         from robojudge.kiva import TrainConfig, train_reader
 
-        facts = train_reader(manifest, robot, checkpoint.parent,
-                             TrainConfig(size=reader_size, epochs=epochs, threads=threads, seed=seed))
+        facts = train_reader(train_manifest, robot, checkpoint.parent,
+                             TrainConfig(size=reader_size, epochs=epochs, threads=threads, seed=seed,
+                                         failures=failures))
         _log(f"{robot}: reader trained, held-out {facts['held_out_error']}, train {facts['train_error']}", t0)
     from robojudge.kiva import load_reader
 
@@ -84,7 +120,6 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
         cal = calibrate_reader(checkpoint, manifest, 95.0, seed)
         _log(f"{robot}: calibrated {cal}", t0)
     return manifest, checkpoint
-
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -421,6 +456,65 @@ def metric_segments(seg_manifest: Path, run_dir: Path, metrics: Sequence[str], w
     return values, errors
 
 
+def judge_config(args: argparse.Namespace) -> Any:
+    """The VLM judge the arguments configure, or ``None`` without ``--judge-backend``."""
+    if not args.judge_backend:
+        return None
+    from robojudge.judges import JudgeConfig
+
+    return JudgeConfig(name=args.judge_name, backend=args.judge_backend, model=args.judge_model,
+                       base_url=args.judge_base_url, api_key_env=args.judge_api_key_env)
+
+
+def vlm_segments(seg_manifest: Path, run_dir: Path, judge: Any, samples: int, **kwargs: Any
+                 ) -> tuple[dict[str, float], str | None]:
+    """The judge's majority verdict (1 Bad, 2 Medium, 3 Good) per segment clip, and why none was scored.
+
+    Every frame of a clip is sent (:data:`JUDGE_FRAMES`); ``kwargs`` go to :func:`robojudge.run.judge_suite`
+    (a response cache, a ready backend).
+    """
+    from robojudge.judges import FrameSpec, judge_metric_id, load_rubric_file
+    from robojudge.run import judge_suite
+    from robojudge.store import ResultStore
+
+    rubric = load_rubric_file(RUBRIC)
+    run = judge_suite(seg_manifest, judge, [rubric], run_dir=run_dir, samples=samples,
+                      frames=FrameSpec(**JUDGE_FRAMES), **kwargs)
+    mid = judge_metric_id(judge.name, rubric.id)
+    values: dict[str, float] = {}
+    why = None
+    with ResultStore(run.db_url) as store:
+        for row in store.rows():
+            if row.metric != mid:
+                continue
+            if row.status == "ok" and row.value is not None and not math.isnan(row.value):
+                values[row.item_id] = float(row.value)
+            elif why is None:
+                why = str((row.details or {}).get("unscored_reason") or row.error or row.status)[:160]
+    return values, (None if values else why or "the judge stored no verdict")
+
+
+def verdict_agreement(rows: Sequence[dict[str, Any]], column: str = VLM) -> dict[str, Any]:
+    """How often the VLM's majority verdict is the planted one (RoboWorM's overlap for a VLM, Table D4:
+    its verdict taken as it is, no calibrated cuts): ``{robot: [agreeing, judged]}``, macro and micro.
+
+    A verdict of 3 is Good, 2 Medium, 1 Bad; a segment without one is left out.
+    """
+    per: dict[str, list[int]] = {}
+    want = {"Good": 3.0, "Medium": 2.0, "Bad": 1.0}
+    for r in rows:
+        v = _nan(r.get(column))
+        cell = per.setdefault(r["robot"], [0, 0])
+        if math.isnan(v):
+            continue
+        cell[0] += int(v == want[r["verdict"]])
+        cell[1] += 1
+    shares = [a / n for a, n in per.values() if n]
+    agree, judged = sum(a for a, _ in per.values()), sum(n for _, n in per.values())
+    return {"robots": per, "macro": sum(shares) / len(shares) if shares else None,
+            "micro": agree / judged if judged else None}
+
+
 # ---------------------------------------------------------------------------------------------------
 # Statistics and tables
 
@@ -501,6 +595,10 @@ def flagged(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[int]]]:
     return dict(sorted(out.items(), key=lambda kv: (kv[0] != "none", kv[0])))
 
 
+def pct1(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
 def _f(x: Any, digits: int = 2) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
@@ -508,8 +606,8 @@ def _f(x: Any, digits: int = 2) -> str:
 def render(result: dict[str, Any]) -> str:
     """The Markdown tables of a validation result."""
     stats, robots = result["stats"], result["robots"]
-    order = list(KIVA_COLUMNS)
-    order += sorted(k for k in stats if not k.startswith("kiva"))
+    order = [*KIVA_COLUMNS, VLM]
+    order += sorted(k for k in stats if not k.startswith("kiva") and k != VLM)
     order = [k for k in order if k in stats]
     lines = ["Segments per robot: " + ", ".join(f"{r} {result['segments'][r]} ({result['verdicts'][r]})"
                                                  for r in robots) + ".", "",
@@ -540,6 +638,13 @@ def render(result: dict[str, Any]) -> str:
             cells.append(pct(None if o is None or isinstance(o, str) else (o["mean"], o["low"], o["high"])))
         lines.append(f"| `{k}` | " + " | ".join(cells)
                      + f" | {pct(s['overlap_macro'])} | {pct(s['overlap_micro'])} |")
+    agreement = result.get("vlm_verdicts")
+    if agreement:
+        cells = [f"{r} {100 * a / n:.0f}% of {n}" if n else f"{r} n/a"
+                 for r, (a, n) in ((r, agreement["robots"].get(r, [0, 0])) for r in robots)]
+        lines += ["", f"`{VLM}` ({result['vlm']}): its majority verdict taken as it is (no calibrated cuts) "
+                  "matches the planted one on " + ", ".join(cells) + f"; macro {pct1(agreement['macro'])}, "
+                  f"micro {pct1(agreement['micro'])}."]
     if result["no_value"]:
         lines += ["", "Weights-free metrics with no value on any segment: " + "; ".join(
             f"`{m}` ({why})" for m, why in sorted(result["no_value"].items())) + "."]
@@ -578,6 +683,7 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
     rows: list[dict[str, Any]] = []
     metrics = weights_free_metrics()
     no_value: dict[str, str] = {}
+    judge = judge_config(args)
     for robot, (manifest, checkpoint) in prepared.items():
         folder = manifest.parent
         cache = folder / "_validation_kiva.json"
@@ -591,17 +697,26 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
         seg_manifest = segment_manifest(manifest, folder / "_segments", robot)
         values, errors = metric_segments(seg_manifest, folder / "_segments_run", metrics, args.workers)
         _log(f"{robot}: weights-free metrics scored on the segments", t0)
+        if judge is not None:
+            values[VLM], why = vlm_segments(seg_manifest, folder / "_segments_judge", judge,
+                                            args.judge_samples)
+            if why is not None:
+                errors[VLM] = why
+            _log(f"{robot}: segments judged by {judge.name}", t0)
         for r in kiva_rows:
             r["robot"] = robot
-            for m in metrics:
+            for m in values:
                 r[m] = values[m].get(f"{r['item']}@{r['start']}", math.nan)
             rows.append(r)
-        for m in metrics:
+        for m in values:
             if not values[m] and m in errors:
                 no_value[m] = errors[m]
     metrics = [m for m in metrics if m not in no_value and any(not math.isnan(_nan(r[m])) for r in rows)]
     columns = {k: False for k in KIVA_COLUMNS}
     columns.update({m: get_metric(m).higher_is_better for m in metrics})
+    judged = judge is not None and VLM not in no_value
+    if judged:
+        columns[VLM] = True  # Good 3 is best
     robots = list(prepared)
     result = {
         "robots": robots, "draws": args.draws, "seed": args.seed,
@@ -611,7 +726,10 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
                      for r in robots},
         "stats": evaluate(rows, columns, draws=args.draws, seed=args.seed),
         "by": {k: by_group(rows, k, seed=args.seed) for k in ("generator", "regime", "depth")},
-        "no_value": no_value, "vlm": "no judge configured: no VLM column",
+        "no_value": no_value,
+        "vlm": (f"judge {judge.name}: {judge.backend} {judge.model}, rubric {RUBRIC.name}, majority of "
+                f"{args.judge_samples}") if judge is not None else "no judge configured: no VLM column",
+        "vlm_verdicts": verdict_agreement(rows) if judged else None,
         "flagged": flagged(rows),
     }
     _log("statistics done", t0)
@@ -651,11 +769,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rollout-depth", default=None,
                         help="chunks per rollout, cycled over episodes (e.g. 1,2,4): the simulator's opt-in "
                              "rollout depth, for Table C4's view; the suites are built with it")
+    parser.add_argument("--train-suite-seed", type=int, default=None,
+                        help="train each reader on a suite of its own built with this seed (other episodes "
+                             "than the judged suite's), under ROOT/train/ROBOT-seedN; calibrated on the "
+                             "judged suite's references")
+    parser.add_argument("--train-failures", action="store_true",
+                        help="also train the readers on rollouts with planted kinematic failures "
+                             "(robojudge kiva train --with-failures); reader folder reader-failures")
     parser.add_argument("--prepare-only", action="store_true")
     parser.add_argument("--true-keypoints-only", action="store_true",
                         help="build the suites, print the measure's ablation on true keypoints (no reader)")
     parser.add_argument("--draws", type=int, default=1000, help="calibration draws of the three-band overlap")
     parser.add_argument("--workers", type=int, default=1, help="scoring workers")
+    parser.add_argument("--judge-backend", default=None, help="openai, hf or mock: adds a VLM column")
+    parser.add_argument("--judge-model", default="")
+    parser.add_argument("--judge-name", default="vlm")
+    parser.add_argument("--judge-base-url", default=None)
+    parser.add_argument("--judge-api-key-env", default=None)
+    parser.add_argument("--judge-samples", type=int, default=3, help="turns per segment; majority verdict")
     parser.add_argument("--out", type=Path, default=None, help="Markdown file (table between its markers)")
     args = parser.parse_args(argv)
     t0 = time.time()
@@ -665,26 +796,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"unknown robots {unknown}; known: {sorted(SCENES)}")
     suites, readers = _pairs(args.suite, "--suite"), _pairs(args.reader, "--reader")
     depth = [int(x) for x in args.rollout_depth.split(",") if x] if args.rollout_depth else None
+    if args.train_failures and args.train_suite_seed is None and len(readers) < len(robots):
+        # The judged suite's failure rollouts would be in training: the reader would have seen the answers.
+        raise SystemExit("--train-failures trains on rollouts with planted failures; give --train-suite-seed "
+                         "so they come from other episodes than the suite being judged")
     if args.true_keypoints_only:
         ablation = {}
         for robot in robots:
-            folder = suites.get(robot, args.root / robot)
-            manifest = folder / "suite.jsonl"
-            if not manifest.exists():
-                from robojudge.suite.sim import make_sim_suite
-
-                make_sim_suite(folder, seed=args.seed, episodes=args.episodes, views=1, size=args.size,
-                               profiles=PROFILES, scenes=SCENES[robot], workers=2, rollout_depth=depth)
+            manifest = build_suite(suites.get(robot, args.root / robot), robot, episodes=args.episodes,
+                                   size=args.size, seed=args.seed, rollout_depth=depth)
             ablation[robot] = true_keypoint_ablation(manifest, robot)
         print(render_ablation(ablation))
         return 0
     prepared = {}
     for robot in robots:
         folder = suites.get(robot, args.root / robot)
-        prepared[robot] = prepare(robot, folder, readers.get(robot, folder / "reader"),
-                                  episodes=args.episodes, size=args.size, seed=args.seed,
-                                  reader_size=args.reader_size, epochs=args.epochs, threads=args.threads,
-                                  t0=t0, rollout_depth=depth)
+        reader = readers.get(robot, reader_folder(args.root, folder, robot, args.train_suite_seed,
+                                                  args.train_failures))
+        train_folder = (None if args.train_suite_seed is None
+                        else args.root / "train" / f"{robot}-seed{args.train_suite_seed}")
+        prepared[robot] = prepare(robot, folder, reader, episodes=args.episodes, size=args.size,
+                                  seed=args.seed, reader_size=args.reader_size, epochs=args.epochs,
+                                  threads=args.threads, t0=t0, rollout_depth=depth, train_folder=train_folder,
+                                  train_seed=args.train_suite_seed, failures=args.train_failures)
     if args.prepare_only:
         return 0
     return validate(prepared, args, t0)

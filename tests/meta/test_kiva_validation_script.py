@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -186,3 +187,95 @@ def test_a_robot_without_any_value_of_a_column_gets_no_overlap_rather_than_zero(
     assert out["kiva_finger"]["overlap"]["adroit"] == "no segment has a value"
     assert isinstance(out["kiva_finger"]["overlap"]["fetch"], dict)
     assert out["kiva_finger"]["overlap_macro"] is None
+
+
+def _segment_suite(root: Path) -> Path:
+    """Two 48-frame Fetch rollouts of one clip, with planted segment verdicts, and their reference."""
+    from robojudge.video import write_video
+
+    rng = np.random.default_rng(7)
+    (root / "videos").mkdir()
+    rows = []
+    write_video(root / "ref.mp4", rng.integers(0, 256, (48, 24, 24, 3), dtype=np.uint8), fps=10)
+    planted = (("r-oracle", ("Good", "Good", "Good")), ("r-kin_severe", ("Good", "Bad", "Medium")))
+    for name, verdicts in planted:
+        write_video(root / "videos" / f"{name}.mp4", rng.integers(0, 256, (48, 24, 24, 3), dtype=np.uint8),
+                    fps=10)
+        segs = [{"start": a, "stop": a + 16, "verdict": v, "rater": "planted", "failures": []}
+                for a, v in zip((0, 16, 32), verdicts, strict=True)]
+        rows.append({"item_id": name, "video": f"videos/{name}.mp4", "reference_video": "ref.mp4",
+                     "clip_id": "r", "generator": name.split("-")[1], "task": "pick_and_place",
+                     "regime": "sim", "meta": {"segments": segs}})
+    (root / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root / "suite.jsonl"
+
+
+def test_vlm_column_judges_every_frame_of_each_segment_clip_and_stores_the_majority(tmp_path: Path) -> None:
+    from robojudge.judges import JudgeConfig
+    from robojudge.judges._cache import ResponseCache
+    from robojudge.judges._mock import MockBackend
+
+    seg = kv.segment_manifest(_segment_suite(tmp_path), tmp_path / "_segments", "fetch")
+    # Per segment clip, three turns that disagree: the majority is the stored value.
+    turns = {"r-oracle@0": ["Good", "Medium", "Good"], "r-oracle@16": ["Good", "Good", "Good"],
+             "r-oracle@32": ["Bad", "Good", "Good"], "r-kin_severe@0": ["Medium", "Good", "Good"],
+             "r-kin_severe@16": ["Bad", "Medium", "Bad"], "r-kin_severe@32": ["Bad", "Bad", "Medium"]}
+    seen: dict[str, int] = {}
+    frames: list[int] = []
+
+    def script(request):
+        clip = Path(request.frames.path).name
+        frames.append(len(request.frames))
+        k = seen[clip] = seen.get(clip, -1) + 1
+        assert "every frame" in request.system and "fingers" in request.user
+        return json.dumps({"reasoning": "r", "verdict": turns[clip][k]})
+
+    judge = JudgeConfig(name="vlm", backend="mock", replies=["unused"])
+    with ResponseCache(tmp_path / "cache") as cache:
+        values, why = kv.vlm_segments(seg, tmp_path / "judge", judge, 3, cache=cache,
+                                      backend=MockBackend(judge, script))
+    assert why is None and frames == [16] * 18 and set(seen.values()) == {2}
+    assert values == {"r-oracle@0": 3.0, "r-oracle@16": 3.0, "r-oracle@32": 3.0, "r-kin_severe@0": 3.0,
+                      "r-kin_severe@16": 1.0, "r-kin_severe@32": 1.0}
+    # Joined to the planted verdicts, it is one more column of both tables, after KIVA's own.
+    planted = {f"{it['item_id']}@{s['start']}": s["verdict"]
+               for it in map(json.loads, (tmp_path / "suite.jsonl").read_text().splitlines())
+               for s in it["meta"]["segments"]}
+    rows = [{"robot": "fetch", "item": k.split("@")[0], "verdict": planted[k], "vlm": v,
+             "kiva": {"Good": 0.5, "Medium": 1.5, "Bad": 3.0}[planted[k]]} for k, v in values.items()]
+    agreement = kv.verdict_agreement(rows)
+    assert agreement["robots"] == {"fetch": [5, 6]}  # all but the Medium segment, judged Bad
+    assert agreement["micro"] == pytest.approx(5 / 6) == agreement["macro"]
+    stats_ = kv.evaluate(rows, {"kiva": False, "vlm": True}, draws=5, seed=0)
+    levels = [VERDICTS.index(r["verdict"]) for r in rows]
+    want = stats.spearmanr([-r["vlm"] for r in rows], levels).statistic
+    assert stats_["vlm"]["rho"]["fetch"]["rho"] == pytest.approx(want)
+    table = kv.render({"robots": ["fetch"], "draws": 5, "stats": stats_, "segments": {"fetch": 6},
+                       "verdicts": {"fetch": "x"}, "no_value": {}, "flagged": kv.flagged(
+                           [{**r, "failures": [], "kiva_true_keypoints": 0.0} for r in rows]),
+                       "by": {k: {} for k in ("generator", "regime", "depth")},
+                       "vlm": "judge vlm: mock", "vlm_verdicts": agreement}).splitlines()
+    names = [line.split("|")[1].strip() for line in table if line.startswith("| `")]
+    assert names == ["`kiva`", "`vlm`", "`kiva`", "`vlm`"]
+    assert any("matches the planted one on fetch 83% of 6; macro 83%, micro 83%" in line for line in table)
+
+
+def test_a_judge_that_answers_nothing_usable_gives_a_reason_not_a_column(tmp_path: Path) -> None:
+    from robojudge.judges import JudgeConfig
+    from robojudge.judges._cache import ResponseCache
+
+    seg = kv.segment_manifest(_segment_suite(tmp_path), tmp_path / "_segments", "fetch")
+    judge = JudgeConfig(name="vlm", backend="mock", replies=['{"reasoning": "r", "verdict": "Perfect"}'])
+    with ResponseCache(tmp_path / "cache") as cache:
+        values, why = kv.vlm_segments(seg, tmp_path / "judge", judge, 1, cache=cache)
+    assert values == {} and why
+
+
+def test_readers_train_on_failures_only_from_a_suite_of_other_episodes(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="give --train-suite-seed"):
+        kv.main(["--root", str(tmp_path), "--robots", "fetch", "--train-failures"])
+    root = Path("r")
+    own = root / "train" / "fetch-seed1"
+    assert kv.reader_folder(root, root / "fetch", "fetch", None, False) == root / "fetch" / "reader"
+    assert kv.reader_folder(root, root / "fetch", "fetch", 1, True) == own / "reader-failures"
+    assert kv.reader_folder(root, root / "fetch", "fetch", 1, False) == own / "reader"
