@@ -242,21 +242,31 @@ class _Plan:
         self, path: Path, stream: VideoStream, packets: Iterable[_Packet], post: PostProcess, skip: bool
     ) -> SampledFrames | None:
         """Decode ``packets``; returns None if frames and packet timestamps disagree."""
-        wanted = {self.pts[i] for i in self.chosen}
+        # Each converted frame goes straight to its place(s) in one array made for the whole selection:
+        # no list of frames kept alive to be stacked (at 720p that was a second copy of the clip, its
+        # memory touched fresh: about 7% of the weights-free set's CPU time on an 81-frame clip).
+        slots: dict[int, list[int]] = {}
+        for position, i in enumerate(self.chosen):
+            slots.setdefault(self.pts[i], []).append(position)
         known = set(self.pts)
-        got: dict[int, np.ndarray] = {}
+        done: set[int] = set()
+        out: np.ndarray | None = None
         ctx = stream.codec_context
-        for frame in self._decode(ctx, packets, wanted if skip else None):
+        for frame in self._decode(ctx, packets, set(slots) if skip else None):
             if frame.pts not in known:
                 return None
-            if frame.pts in wanted and frame.pts not in got:
-                got[frame.pts] = convert(frame, stream, post, path)
-                if len(got) == len(wanted):
+            if frame.pts in slots and frame.pts not in done:
+                image = convert(frame, stream, post, path)
+                if out is None:
+                    out = np.empty((len(self.chosen), *image.shape), image.dtype)
+                out[slots[frame.pts]] = image
+                done.add(frame.pts)
+                if len(done) == len(slots):
                     break  # the rest of the stream is not needed
-        if len(got) != len(wanted):
+        if len(done) != len(slots) or out is None:
             return None
         return SampledFrames(
-            frames=np.ascontiguousarray(np.stack([got[self.pts[i]] for i in self.chosen])),
+            frames=out,
             timestamps=np.asarray([self.times[i] for i in self.chosen], dtype=np.float64),
             indices=np.asarray(self.chosen, dtype=np.int64),
             source_fps=float(self.source_fps),
