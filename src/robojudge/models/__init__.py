@@ -6,7 +6,7 @@ The public API of the package; other packages import only from here. Inside it:
 * :mod:`~robojudge.models._specs`: every built-in spec (the catalogue of ``robojudge weights list``);
 * :mod:`~robojudge.models._load`: helpers every loader shares (device, local files, dtype, eval mode);
 * :mod:`~robojudge.models._cache`: the one cache of loaded networks, bounded by count and bytes;
-* the loaders (``_torch``, ``_hf``, ``_clipiqa``, ``_hpsv3``, ``_viclip``, ``_da3``) and
+* the loaders (``_torch``, ``_hf``, ``_clipiqa``, ``_hpsv3``, ``_viclip``, ``_da3``, ``_vggt``) and
   :mod:`~robojudge.models._status` (presence on this machine, the one download path).
 
 Nothing here imports torch or transformers at import time; loaders do, when called.
@@ -56,6 +56,7 @@ from robojudge.models._specs import (
     QWEN2_VL_7B_INSTRUCT,
     RAFT_THINGS,
     VGG16_IMAGENET,
+    VGGT_1B,
     VICLIP_L14_INTERNVID,
     VJEPA2_G,
 )
@@ -69,6 +70,7 @@ from robojudge.models._torch import (
     load_raft_things,
     load_vgg16_features,
 )
+from robojudge.models._vggt import VggtConfig, VggtGeometry, load_vggt, vggt_geometry
 from robojudge.models._viclip import (
     cosine,
     frame_indices,
@@ -111,6 +113,7 @@ __all__ = [
     "QWEN2_VL_7B_INSTRUCT",
     "RAFT_THINGS",
     "VGG16_IMAGENET",
+    "VGGT_1B",
     "VICLIP_L14_INTERNVID",
     "VJEPA2_G",
     "WEIGHTS",
@@ -121,6 +124,8 @@ __all__ = [
     "MissingWeightsError",
     "NetworkCache",
     "NetworkKey",
+    "VggtConfig",
+    "VggtGeometry",
     "ViCLIPConfig",
     "WeightSpec",
     "WeightsStatus",
@@ -149,6 +154,7 @@ __all__ = [
     "load_state_dict",
     "load_vgg16_features",
     "load_viclip",
+    "load_vggt",
     "load_vit",
     "load_vjepa2",
     "network_nbytes",
@@ -159,6 +165,7 @@ __all__ = [
     "torch_device",
     "viclip_text_embedding",
     "viclip_video_embedding",
+    "vggt_geometry",
     "vit_cls_features",
     "vjepa2_video_embedding",
     "weights_path",

@@ -180,6 +180,30 @@ DA3_BASE = register_weights(
 )
 
 
+#: VGGT-1B (Wang et al., CVPR 2025), RoboWorM's RIGIS reconstruction network, read into robojudge's port.
+#: The revision is the one two public projects pin for this file (with its size, 5,026,874,952 bytes);
+#: it was not checked against the hub from here (no network).
+VGGT_1B = register_weights(
+    WeightSpec(
+        name="vggt_1b",
+        unverified=True,
+        repo_id="facebook/VGGT-1B",
+        revision="860abec7937da0a4c03c41d3c269c366e82abdf9",
+        filename="model.pt",
+        description="VGGT-1B: feed-forward multi-view reconstruction (camera poses, depth, world points; "
+                    "checkpoint CC BY-NC 4.0, non-commercial)",
+        library="torch",
+        how=(
+            "RoboWorM (Fig. 3b, App. C2) names VGGT for RIGIS. robojudge builds the network itself (torch "
+            "only) and loads model.pt strictly, dropping only the tracking head's track_head.* keys; a "
+            "model.safetensors from the same repository in the folder works too. The checkpoint is licensed "
+            "for non-commercial use only (facebook/VGGT-1B-Commercial is a separate, gated file)."
+        ),
+        metrics=("rigis_vggt", "rigis_vggt_geo", "rigis_vggt_pose"),
+    )
+)
+
+
 # --- networks built by torchvision, pyiqa, lpips, TorchScript and robojudge's own ports -----------
 
 _TV = "https://download.pytorch.org/models/"
