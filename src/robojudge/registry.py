@@ -64,6 +64,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "robojudge.metrics.robophys.rbg_reprojection",
         "robojudge.metrics.multiview.rigis_metrics",
         "robojudge.metrics.multiview._da3",
+        "robojudge.metrics.multiview._vggt",
         "robojudge.metrics.robophys.catalog",
     ),
     "weights": ("robojudge.models._specs",),

@@ -111,6 +111,9 @@ EXEMPT: dict[str, str] = {
     "rigis_da3": "multi-view; one view and no overlap tested in tests/metrics/multiview/test_rigis_da3.py",
     "rigis_da3_geo": "multi-view; see tests/metrics/multiview/test_rigis_da3.py",
     "rigis_da3_pose": "multi-view; see tests/metrics/multiview/test_rigis_da3.py",
+    "rigis_vggt": "multi-view; one view tested in tests/metrics/multiview/test_rigis_vggt.py",
+    "rigis_vggt_geo": "multi-view; see tests/metrics/multiview/test_rigis_vggt.py",
+    "rigis_vggt_pose": "multi-view; see tests/metrics/multiview/test_rigis_vggt.py",
 }
 
 

@@ -16,16 +16,12 @@ frame); then ``depth`` rounds of a frame block (attention within each frame) fol
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 from torch import nn
 
+from robojudge.models._vggt_config import VggtConfig
 from robojudge.models._vggt_heads import CameraHead, DptHead
 from robojudge.models._vggt_layers import Block, DinoV2, PatchEmbed, Rope2D
-
-if TYPE_CHECKING:
-    from robojudge.models._vggt import VggtConfig
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)

@@ -195,20 +195,32 @@ def geo_consistency(rig: RigGeometry, cfg: Da3RigisConfig) -> tuple[float, dict[
     return 1.0 - sum(bad.values()) / total, details
 
 
-def rigis_da3_parts(
-    rig: RigGeometry, cfg: Da3RigisConfig, cameras: Mapping[str, Camera] | None = None
+DA3_IDS = ("rigis_da3", "rigis_da3_geo", "rigis_da3_pose")
+"""The metric ids of the DA3 variant: combined score, ``S_geo``, ``S_pose``."""
+
+
+def rig_parts(
+    rig: RigGeometry, cfg: Da3RigisConfig, cameras: Mapping[str, Camera] | None = None,
+    ids: tuple[str, str, str] = DA3_IDS,
 ) -> dict[str, tuple[float, dict[str, Any]]]:
-    """``{"rigis_da3": S, "rigis_da3_geo": S_geo, "rigis_da3_pose": S_pose}``, each ``(value, details)``."""
+    """``{ids[0]: S, ids[1]: S_geo, ids[2]: S_pose}``, each ``(value, details)``, of any network's rig."""
     if len(rig.views) < 2:
         reason = {"unscored_reason": f"RIGIS needs at least two views; the item has {len(rig.views)}"}
-        return {k: (math.nan, reason) for k in ("rigis_da3", "rigis_da3_geo", "rigis_da3_pose")}
+        return {k: (math.nan, reason) for k in ids}
     geo = geo_consistency(rig, cfg)
     pose = pose_stability(rig, cfg, cameras)
     s = cfg.geo_weight * geo[0] + (1 - cfg.geo_weight) * pose[0]
     both = {"geo": geo[0], "pose": pose[0]}
     if math.isnan(s):
         both["unscored_reason"] = geo[1].get("unscored_reason", "no value")
-    return {"rigis_da3": (s, both), "rigis_da3_geo": geo, "rigis_da3_pose": pose}
+    return {ids[0]: (s, both), ids[1]: geo, ids[2]: pose}
+
+
+def rigis_da3_parts(
+    rig: RigGeometry, cfg: Da3RigisConfig, cameras: Mapping[str, Camera] | None = None
+) -> dict[str, tuple[float, dict[str, Any]]]:
+    """``{"rigis_da3": S, "rigis_da3_geo": S_geo, "rigis_da3_pose": S_pose}``, each ``(value, details)``."""
+    return rig_parts(rig, cfg, cameras, DA3_IDS)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -222,6 +234,7 @@ def _default_estimator(frames: np.ndarray, *, process_res: int, metric: str) -> 
 
 
 #: The reconstruction network (DA3-BASE by default); replace it to plug in another one (tests do).
+#: :mod:`robojudge.metrics.multiview._vggt` scores the same way with VGGT through :func:`score_rig_item`.
 ESTIMATOR: Estimator = _default_estimator
 _CACHE: dict[tuple[object, ...], RigGeometry] = {}
 
@@ -258,21 +271,26 @@ def item_views(item: Any, cfg: Da3RigisConfig) -> dict[str, np.ndarray]:
     return out
 
 
-def _rig(item: Any, cfg: Da3RigisConfig, metric: str) -> RigGeometry:
+def _rig(item: Any, cfg: Da3RigisConfig, metric: str, estimator: Estimator) -> RigGeometry:
     from robojudge.video import FileFingerprint
 
     paths = sorted((item.views or {}).items())
     key = (tuple((n, str(p), FileFingerprint.of(str(p))) for n, p in paths), cfg.fps, cfg.max_instants,
-           cfg.process_res, ESTIMATOR)
+           cfg.process_res, estimator)
     if key not in _CACHE:
-        _CACHE.clear()  # one item's reconstruction at a time: its three metrics run one after the other
-        _CACHE[key] = reconstruct_rig(item_views(item, cfg), ESTIMATOR, process_res=cfg.process_res,
+        # One item's reconstruction per network at a time: an item's three ids of one network run one
+        # after the other, so a newer item (or setting) replaces that network's entry.
+        for old in [k for k in _CACHE if k[-1] is estimator]:
+            del _CACHE[old]
+        _CACHE[key] = reconstruct_rig(item_views(item, cfg), estimator, process_res=cfg.process_res,
                                       metric=metric)
     return _CACHE[key]
 
 
-def score_item(item: Any, cfg: Da3RigisConfig, metric: str) -> Any:
-    """The :class:`~robojudge.metrics._score.Score` of ``metric`` (one of the three ids) for ``item``."""
+def score_rig_item(item: Any, cfg: Da3RigisConfig, metric: str, *, estimator: Estimator,
+                   ids: tuple[str, str, str]) -> Any:
+    """The :class:`~robojudge.metrics._score.Score` of ``metric`` (one of ``ids``) for ``item``, with the rig
+    reconstructed by ``estimator`` (shared by the three ids, see :func:`clear_rig_cache`)."""
     from robojudge.metrics._score import Score
     from robojudge.robots import load_calibration
 
@@ -280,28 +298,32 @@ def score_item(item: Any, cfg: Da3RigisConfig, metric: str) -> Any:
         return Score(value=math.nan, details={
             "unscored_reason": f"RIGIS needs at least two views; the item has {len(item.views or {})}"})
     cameras = load_calibration(item.calibration) if item.calibration else None
-    value, details = rigis_da3_parts(_rig(item, cfg, metric), cfg, cameras)[metric]
+    value, details = rig_parts(_rig(item, cfg, metric, estimator), cfg, cameras, ids)[metric]
     return Score(value=value, details=details)
 
 
-def _register() -> None:
-    from robojudge.metrics._registry import Family, Input, Provider, metric
-    from robojudge.models import DA3_BASE
+def score_item(item: Any, cfg: Da3RigisConfig, metric: str) -> Any:
+    """The :class:`~robojudge.metrics._score.Score` of ``metric`` (one of the three DA3 ids) for ``item``."""
+    return score_rig_item(item, cfg, metric, estimator=ESTIMATOR, ids=DA3_IDS)
 
-    common = ("Depth Anything 3 (Base) reconstructs each synchronised frame set (one frame per view, "
-              "4 fps, at most 16 instants, longer side 504) in place of RoboWorM's VGGT; unverified on "
-              "the real checkpoint. ")
+
+def register_rig_metrics(ids: tuple[str, str, str], *, network: str, common: str, citation: str,
+                         config: type[Da3RigisConfig], weights: tuple[str, ...],
+                         score: Callable[[Any, Any, str], Any], version: str = "1") -> None:
+    """Register the three RIGIS ids of one reconstruction network (``network`` names it in the texts)."""
+    from robojudge.metrics._registry import Family, Input, Provider, metric
+
     texts = {
-        "rigis_da3_geo": "S_geo: 1 - share of a view's reconstructed points lying in another view's free "
-                         "space (5% depth slack), over view pairs and instants. 1 is consistent.",
-        "rigis_da3_pose": "S_pose: stability over time of the estimated relative pose of each view pair "
-                          "(median angle error against the medoid, exp(-max(0, e - 5) / 10)); with a "
-                          "calibration, averaged with the accuracy against it. 1 is a fixed rig.",
-        "rigis_da3": "S = 0.5 S_geo + 0.5 S_pose of the Depth Anything 3 reconstruction. 1 is consistent.",
+        ids[1]: "S_geo: 1 - share of a view's reconstructed points lying in another view's free "
+                "space (5% depth slack), over view pairs and instants. 1 is consistent.",
+        ids[2]: "S_pose: stability over time of the estimated relative pose of each view pair "
+                "(median angle error against the medoid, exp(-max(0, e - 5) / 10)); with a "
+                "calibration, averaged with the accuracy against it. 1 is a fixed rig.",
+        ids[0]: f"S = 0.5 S_geo + 0.5 S_pose of the {network} reconstruction. 1 is consistent.",
     }
-    for mid, text in texts.items():
-        def fn(item: Any, config: Da3RigisConfig, _mid: str = mid) -> Any:
-            return score_item(item, config, _mid)
+    for mid in (ids[1], ids[2], ids[0]):
+        def fn(item: Any, config: Any, _mid: str = mid) -> Any:
+            return score(item, config, _mid)
 
         fn.__name__ = mid
         metric(
@@ -310,13 +332,29 @@ def _register() -> None:
             inputs={Input.views},
             higher_is_better=True,
             native_range=(0.0, 1.0),
-            version="1",
-            citation="RoboWorM (paper 001), Fig. 3b, App. D; Depth Anything 3 as the reconstruction network",
-            description=common + text,
-            config=Da3RigisConfig,
+            version=version,
+            citation=citation,
+            description=common + texts[mid],
+            config=config,
             provider=Provider.model,
-            weights=(DA3_BASE.name,),
+            weights=weights,
         )(fn)
+
+
+def _register() -> None:
+    from robojudge.models import DA3_BASE
+
+    register_rig_metrics(
+        DA3_IDS,
+        network="Depth Anything 3",
+        common=("Depth Anything 3 (Base) reconstructs each synchronised frame set (one frame per view, "
+                "4 fps, at most 16 instants, longer side 504) in place of RoboWorM's VGGT; unverified on "
+                "the real checkpoint. "),
+        citation="RoboWorM (paper 001), Fig. 3b, App. D; Depth Anything 3 as the reconstruction network",
+        config=Da3RigisConfig,
+        weights=(DA3_BASE.name,),
+        score=score_item,
+    )
 
 
 _register()
