@@ -84,6 +84,11 @@ def score(
         None, "--max-frames", min=2, help="Read at most this many frames of each video, from the start, "
         "in the metrics that read every frame (a cap on the cost of long videos)."
     ),
+    fast: bool = typer.Option(
+        False, "--fast", help="Fast evaluation profile for the metrics that read frames at native size: "
+        "a 640 px longer side (unless --size/--max-side), DIS 'fast' flow, about 8 frame pairs per second. "
+        "Values differ from native ones and are stored apart (docs/metrics.md, 'The fast profile')."
+    ),
 ) -> None:
     """Score every item of SUITE with the given metrics; rerun to resume after a crash."""
     ids = [m.strip() for m in metrics.split(",") if m.strip()]
@@ -92,7 +97,8 @@ def score(
     if ALL_METRICS in ids:
         for line in not_run_summary():
             console.print(f"[yellow]all:[/] {line}", highlight=False)
-    frames = FrameOptions(size=size, max_side=max_side, max_frames=max_frames)
+    frames = FrameOptions(size=size, max_side=max_side, max_frames=max_frames,
+                          profile="fast" if fast else "native")
     try:
         with _progress(progress, progress_every) as on_result:
             run = score_suite(
@@ -127,10 +133,12 @@ def score(
 
 
 def print_frame_options(frames: FrameOptions, applied: list[str]) -> None:
-    """Which metrics ``--size``, ``--max-side`` and ``--max-frames`` applied to (none is worth a warning)."""
+    """Which metrics ``--size``, ``--max-side``, ``--max-frames`` and ``--fast`` applied to (none is worth a
+    warning)."""
     if not frames:
         return
-    given = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in frames.values().items())
+    given = ", ".join("--fast" if k == "profile" else f"--{k.replace('_', '-')} {v}"
+                      for k, v in frames.values().items())
     if not applied:
         console.print(f"[yellow]{given} applied to no requested metric[/] (they apply to the metrics that "
                       "read frames at native size; the others read frames at their own settings)",

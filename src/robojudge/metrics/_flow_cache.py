@@ -90,7 +90,8 @@ def _settings_key(s: F.FarnebackSettings, shape: tuple[int, ...]) -> tuple[objec
 
 
 def flow_steps(gray: np.ndarray, settings: F.FarnebackSettings = F.FARNEBACK, *, top_fraction: float = 0.05,
-               crop: int | None = None, share_backward: bool = False, warp: bool = False) -> F.FlowSteps:
+               crop: int | None = None, share_backward: bool = False, warp: bool = False,
+               pair_step: int = 1) -> F.FlowSteps:
     """:func:`robojudge.metrics.functional.flow_steps` of ``gray``, computed once per array and request.
 
     A cached entry serves a request with the same settings and ``top_fraction`` whose ``crop`` it has
@@ -98,14 +99,15 @@ def flow_steps(gray: np.ndarray, settings: F.FarnebackSettings = F.FARNEBACK, *,
     metrics both ask for them, so they share one entry; the native-size trio reads none).
     ``share_backward``: see the module docstring. Other settings or
     parameters compute their own flows; values never depend on what was cached, only time does.
+    ``pair_step`` (the fast profile's every other pair) is part of what identifies the flows.
     """
-    store = derived(gray, ("flow_steps", _settings_key(settings, gray.shape)), _Steps)
+    store = derived(gray, ("flow_steps", _settings_key(settings, gray.shape), pair_step), _Steps)
     hit = store.find(top_fraction, crop, warp)
     if hit is not None:
         return hit
     if (crop is None and share_backward and _BACKWARD_EXPECTED.get() and top_fraction == PHOTOMETRIC_TOP
             and frozen(gray) and min(gray.shape[1:3]) > SHARED_CROP):
         crop = SHARED_CROP
-    steps = F.flow_steps(gray, settings, top_fraction=top_fraction, crop=crop, warp=warp)
+    steps = F.flow_steps(gray, settings, top_fraction=top_fraction, crop=crop, warp=warp, pair_step=pair_step)
     store.add(steps)
     return steps

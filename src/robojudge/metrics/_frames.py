@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,6 +48,17 @@ def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
     return main_video_frames(item, fps=cfg.fps, size=(cfg.width, cfg.height), gray=True)
 
 
+#: The evaluation profiles: ``native`` (the metrics' definitions) and ``fast`` (``robojudge score --fast``).
+Profile = Literal["native", "fast"]
+#: The longer side, in px, that the ``fast`` profile scales every video to (unless a size is given).
+FAST_SIZE = 640
+#: Under the ``fast`` profile the metrics that read every consecutive pair or every frame at native
+#: rate (``cc_photometric``, ``mq_flow_score``, ``ctg_camera_control``) read about this many per
+#: second of video (every ``round(fps / 8)``-th: still consecutive frames, VBench's 8 fps for dynamic
+#: degree), and ``rbg_stability`` matches half its pairs per interval.
+FAST_PAIRS_PER_SECOND = 8.0
+
+
 class NativeFrames(BaseModel):
     """Which frames a metric defined "at native rate and size" reads; the defaults keep both.
 
@@ -57,6 +68,13 @@ class NativeFrames(BaseModel):
     keep their size (``--max-side``; faster on large videos, but values at different sizes stay
     different). ``max_frames`` keeps the first frames only (``--max-frames``; the rate stays native,
     so consecutive frames stay consecutive). ``size`` wins over ``max_side``.
+
+    ``profile="fast"`` (``robojudge score --fast``) trades fidelity to the definitions for speed:
+    frames at a longer side of :data:`FAST_SIZE` unless ``size`` or ``max_side`` says otherwise, DIS's
+    ``fast`` preset at every size where ``auto`` would pick by size, and about 8 consecutive pairs (or
+    frames) per second in the metrics that read all of them (:func:`profile_step`; docs/metrics.md,
+    "The fast profile"). Its values are not the native ones: the profile enters the
+    config (so its results are stored apart) and each value's details.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -70,6 +88,26 @@ class NativeFrames(BaseModel):
         default=None, ge=2, description="read at most this many frames, from the start",
         json_schema_extra=HASH_WHEN_SET,
     )
+    profile: Profile = Field(
+        default="native", description="native: the definitions; fast: a 640 px longer side and faster flow",
+        json_schema_extra=HASH_WHEN_SET,
+    )
+
+
+def profile_details(cfg: NativeFrames) -> dict[str, Any]:
+    """``{"profile": "fast"}`` for a value computed under the fast profile; nothing for native ones."""
+    return {} if cfg.profile == "native" else {"profile": cfg.profile}
+
+
+def profile_step(cfg: NativeFrames, fps: float) -> int:
+    """Every how many consecutive pairs (or frames) of a video at ``fps`` an every-pair metric reads:
+    1, or under the fast profile ``round(fps /`` :data:`FAST_PAIRS_PER_SECOND` ``)`` (at least 1).
+
+    >>> fast = NativeFrames(profile="fast")
+    >>> profile_step(NativeFrames(), 30.0), [profile_step(fast, fps) for fps in (30.0, 16.0, 5.0)]
+    (1, [4, 2, 1])
+    """
+    return max(1, round(fps / FAST_PAIRS_PER_SECOND)) if cfg.profile == "fast" else 1
 
 
 def evaluation_size(item: Item, cfg: NativeFrames) -> int | None:
@@ -82,7 +120,7 @@ def evaluation_size(item: Item, cfg: NativeFrames) -> int | None:
     if cfg.size is not None:
         return cfg.size
     if cfg.max_side is None:
-        return None
+        return FAST_SIZE if cfg.profile == "fast" else None
     info = probe_video(item.video)
     return cfg.max_side if max(info.width, info.height) > cfg.max_side else None
 
@@ -105,14 +143,24 @@ def native_rgb(item: Item, cfg: NativeFrames) -> tuple[np.ndarray, float]:
 @dataclass(frozen=True)
 class FrameOptions:
     """Run-wide settings for every metric that reads frames at native rate and size (``score --size``,
-    ``--max-side``, ``--max-frames``): see :class:`NativeFrames`. A metric's own setting
-    (``--set METRIC.size=N``) wins over the run-wide one."""
+    ``--max-side``, ``--max-frames``, ``--fast``): see :class:`NativeFrames`. A metric's own setting
+    (``--set METRIC.size=N``) wins over the run-wide one.
+
+    ``FrameOptions(profile="fast")`` is the fast profile (``score --fast``); without a ``size`` or
+    ``max_side`` it sets ``size`` to :data:`FAST_SIZE`, so the configs (and the cost estimate) name the
+    size the values are computed at.
+    """
 
     size: int | None = None
     max_side: int | None = None
     max_frames: int | None = None
+    profile: Profile = "native"
 
     def __post_init__(self) -> None:
+        if self.profile not in ("native", "fast"):
+            raise ValueError(f"profile must be 'native' or 'fast', got {self.profile!r}")
+        if self.profile == "fast" and self.size is None and self.max_side is None:
+            object.__setattr__(self, "size", FAST_SIZE)
         for name in ("size", "max_side"):
             v = getattr(self, name)
             if v is not None and v < 1:
@@ -122,8 +170,11 @@ class FrameOptions:
 
     def values(self) -> dict[str, Any]:
         """The options that are set, as config values."""
-        return {k: v for k, v in (("size", self.size), ("max_side", self.max_side),
-                                  ("max_frames", self.max_frames)) if v is not None}
+        out: dict[str, Any] = {k: v for k, v in (("size", self.size), ("max_side", self.max_side),
+                                             ("max_frames", self.max_frames)) if v is not None}
+        if self.profile != "native":
+            out["profile"] = self.profile
+        return out
 
     def __bool__(self) -> bool:
         return bool(self.values())

@@ -66,6 +66,9 @@ DIS_PRESETS: dict[str, int] = {
 #: bench_flow_truth.py, 256 px), while at 480 px and more the two are about as accurate and ``fast``
 #: takes a fifth of the time.
 DIS_MEDIUM_BELOW = 480
+#: The preset ``"auto"`` stands for under the fast evaluation profile (a settings object whose
+#: ``profile`` is ``"fast"``), at every frame size: docs/metrics.md, "The fast profile".
+FAST_DIS_PRESET = "fast"
 
 
 @dataclass(frozen=True)
@@ -84,11 +87,16 @@ NATIVE_FLOW = FlowSettings(estimator="dis")
 def estimator_of(settings: FarnebackSettings) -> tuple[str, str]:
     """``(estimator, dis preset)`` of a settings object; Farneback when it names none.
 
+    Under the fast profile (``settings.profile == "fast"``, a metric config of ``score --fast``),
+    ``"auto"`` is :data:`FAST_DIS_PRESET`; a preset named explicitly is kept.
+
     >>> estimator_of(FARNEBACK), estimator_of(NATIVE_FLOW)
     (('farneback', 'auto'), ('dis', 'auto'))
     """
     estimator = getattr(settings, "estimator", "farneback")
     preset = getattr(settings, "dis_preset", "auto")
+    if preset == "auto" and getattr(settings, "profile", "native") == "fast":
+        preset = FAST_DIS_PRESET
     if estimator not in ("farneback", "dis"):
         raise ValueError(f"unknown flow estimator {estimator!r}; expected 'farneback' or 'dis'")
     if preset != "auto" and preset not in DIS_PRESETS:
@@ -381,11 +389,16 @@ class FlowSteps(NamedTuple):
     fb_epe: np.ndarray | None  # forward-backward EPE at ``crop`` (:func:`forward_backward_epe`), if asked
     top_fraction: float
     crop: int | None
+    pair_step: int = 1  # the pairs read: (G_t, G_{t+1}) for t = 0, pair_step, 2 pair_step, ...
 
 
 def flow_steps(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK, *, top_fraction: float = 0.05,
-               crop: int | None = None, warp: bool = True) -> FlowSteps:
+               crop: int | None = None, warp: bool = True, pair_step: int = 1) -> FlowSteps:
     """Everything the flow metrics read from each pair's flow, from one flow per pair (and direction).
+
+    ``pair_step`` > 1 reads only every ``pair_step``-th consecutive pair (``t = 0, pair_step, ...``;
+    the fast profile's 2 halves the flows): still consecutive frames, so each step's quantities are
+    those of the full sequence at those ``t``, and their means estimate the full means.
 
     The forward flow ``F_t`` gives the mean and top-``top_fraction`` magnitudes and, with ``warp``, the
     warp residual (a remap of the frame: skipped where no metric reads it); with ``crop`` set, the
@@ -399,21 +412,24 @@ def flow_steps(frames: np.ndarray, settings: FarnebackSettings = FARNEBACK, *, t
     ([0.0, 0.0], [0.0, 0.0], [0.0, 0.0])
     """
     _gray_sequence(frames)
-    n = len(frames) - 1
+    if pair_step < 1:
+        raise ValueError(f"pair_step must be at least 1, got {pair_step}")
+    starts = range(0, len(frames) - 1, pair_step)
+    n = len(starts)
     mean, top = np.empty(n), np.empty(n)
     residual = np.empty(n) if warp else None
     epe = None if crop is None else np.empty(n)
     flow_of = flow_function(settings, frames.shape)
-    for t in range(n):
+    for i, t in enumerate(starts):
         flow = flow_of(frames[t], frames[t + 1])
         magnitude = flow_magnitude(flow)
-        mean[t] = magnitude.mean()
-        top[t] = _top_mean(magnitude, top_fraction)
+        mean[i] = magnitude.mean()
+        top[i] = _top_mean(magnitude, top_fraction)
         if residual is not None:
-            residual[t] = _warp_residual(frames[t], frames[t + 1], flow)
+            residual[i] = _warp_residual(frames[t], frames[t + 1], flow)
         if epe is not None and crop is not None:
-            epe[t] = forward_backward_epe(flow, flow_of(frames[t + 1], frames[t]), crop)
+            epe[i] = forward_backward_epe(flow, flow_of(frames[t + 1], frames[t]), crop)
     for a in (mean, top, residual, epe):
         if a is not None:
             a.flags.writeable = False
-    return FlowSteps(mean, top, residual, epe, top_fraction, crop)
+    return FlowSteps(mean, top, residual, epe, top_fraction, crop, pair_step)

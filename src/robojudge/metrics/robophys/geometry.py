@@ -24,7 +24,7 @@ from pydantic import Field
 
 from robojudge.metrics._content import require_correspondence, require_motion
 from robojudge.metrics._flow_cache import PHOTOMETRIC_TOP, SHARED_CROP, flow_steps
-from robojudge.metrics._frames import NativeFrames, native_rgb
+from robojudge.metrics._frames import NativeFrames, native_rgb, profile_details, profile_step
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams, FlowEstimator
@@ -82,12 +82,13 @@ def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     most consecutive frames show nothing of each other: flow between unrelated frames is small and
     agrees with itself, so noise scored better than a real rollout.
     """
-    frames, _ = native_rgb(item, config)
+    frames, fps = native_rgb(item, config)
     gray = to_gray(frames)
     require_motion(gray)
     lost = require_correspondence(gray)
     # = photometric_consistency(gray, ...), from the item's shared flows (robojudge.metrics._flow_cache)
-    steps = flow_steps(gray, config, top_fraction=PHOTOMETRIC_TOP, crop=config.crop)
+    steps = flow_steps(gray, config, top_fraction=PHOTOMETRIC_TOP, crop=config.crop,
+                       pair_step=profile_step(config, fps))
     res = photometric_from_steps(
         steps, min(gray.shape[1:3]), static_penalty=config.static_penalty,
         static_threshold=config.static_threshold, soft_alpha=config.soft_alpha, min_epe=config.min_epe,
@@ -95,7 +96,7 @@ def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     return Score(value=res.value, details={
         "frames": len(gray), "aepe": res.aepe, "max_step_epe": res.max_step_epe,
         "soft_motion": res.soft_motion, "static_penalty_applied": res.static_penalty_applied,
-        "steps_without_correspondence": lost,
+        "steps_without_correspondence": lost, **profile_details(config),
     })
 
 
@@ -151,11 +152,13 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     would freeze the drift (a pan far beyond the frame width stopped falling at about 0.44), and for a
     fixed camera losing the whole background is the failure this metric looks for.
     """
-    frames, _ = native_rgb(item, config)
+    frames, fps = native_rgb(item, config)
     gray = to_gray(frames)
     require_motion(gray)
+    # The fast profile tracks about 8 frames per second (each still directly from frame 0): the mean
+    # drift over those frames
     res = camera_control(
-        gray, max_corners=config.max_corners, quality_level=config.quality_level,
+        gray[::profile_step(config, fps)], max_corners=config.max_corners, quality_level=config.quality_level,
         min_distance=config.min_distance, fb_max_px=config.fb_max_px,
         min_patch_correlation=config.min_patch_correlation, ransac_px=config.ransac_px,
         min_inliers=config.min_inliers,
@@ -164,6 +167,7 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     return Score(value=res.value, details={
         "frames": len(gray), "mean_drift_px": float(drift.mean()), "final_drift_px": float(drift[-1]),
         "max_drift_px": float(drift.max()), "lost_frames": res.lost_frames, "corners": res.corners,
+        **profile_details(config),
     })
 
 
@@ -218,8 +222,10 @@ def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     res = sustained_stability(
         gray, detector=config.detector, n_features=config.n_features, ratio=config.ratio,
         ransac_px=config.ransac_px, min_matches=config.min_matches, intervals=config.intervals,
-        pairs_per_interval=config.pairs_per_interval,
+        # the fast profile matches half the pairs of each interval
+        pairs_per_interval=max(1, config.pairs_per_interval // 2) if config.profile == "fast"
+        else config.pairs_per_interval,
     )
     per_interval = {str(k): v for k, v in res.per_interval.items()}
     return Score(value=res.value, details={"frames": len(gray), "per_interval": per_interval,
-                                           "mean_features": res.mean_features})
+                                           "mean_features": res.mean_features, **profile_details(config)})

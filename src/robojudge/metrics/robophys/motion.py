@@ -16,7 +16,7 @@ from robojudge.metrics import functional as F
 from robojudge.metrics._content import require_correspondence, require_frames, require_motion
 from robojudge.metrics._derived import derived, frozen
 from robojudge.metrics._flow_cache import flow_steps
-from robojudge.metrics._frames import NativeFrames, native_rgb
+from robojudge.metrics._frames import NativeFrames, native_rgb, profile_details, profile_step
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams, FlowEstimator
@@ -79,7 +79,8 @@ def mq_temporal_flickering(item: Item, config: NativeFrames) -> Score:
     require_motion(frames)
     mae = F.frame_differences(frames)
     value = F.flicker_score(mae)  # = F.temporal_flickering(frames), with the steps kept for details
-    return Score(value=value, details={"frames": len(frames), "max_step_mae": float(mae.max())})
+    return Score(value=value, details={"frames": len(frames), "max_step_mae": float(mae.max()),
+                                       **profile_details(config)})
 
 
 class DynamicDegreeConfig(NativeFrames, FlowEstimator, FarnebackParams):
@@ -123,7 +124,9 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     lost = require_correspondence(gray)
     # F.dynamic_degree(gray, ...) in two steps, to keep the step scores for details. The scores are
     # F.dynamic_steps(gray, config.top_fraction, config); at stride 1 cc_photometric reads these frames too.
-    steps = flow_steps(gray, config, top_fraction=config.top_fraction, share_backward=stride == 1)
+    # (not under the fast profile: cc_photometric then reads every other pair, these read all)
+    steps = flow_steps(gray, config, top_fraction=config.top_fraction,
+                       share_backward=stride == 1 and profile_step(config, fps) == 1)
     scores = steps.top_magnitude
     short_side = min(gray.shape[1:3])
     threshold = F.dynamic_threshold(short_side, config.threshold_at_256)
@@ -133,7 +136,7 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
         value=1.0 if dynamic else 0.0,
         details={"frames": len(gray), "stride": stride, "threshold_px": threshold,
                  "moving_fraction": float((scores > threshold).mean()), "max_step": float(scores.max()),
-                 "steps_without_correspondence": lost},
+                 "steps_without_correspondence": lost, **profile_details(config)},
     )
 
 
@@ -161,10 +164,12 @@ def mq_flow_score(item: Item, config: FlowScoreConfig) -> Score:
     (0.0531-8.9414) that normalize it. As for ``flow_motion_magnitude_farneback``, a still video is
     measured (about 0, the worst value) and frames without correspondence leave the item unscored.
     """
-    frames, _ = native_rgb(item, config)
+    frames, fps = native_rgb(item, config)
     gray = to_gray(frames)
     lost = require_correspondence(gray)
     # F.motion_magnitudes(gray, config) (mean: F.motion_magnitude); cc_photometric reads these frames too
-    per_step = flow_steps(gray, config, share_backward=True).mean_magnitude
-    details = {"frames": len(frames), "max_step": float(per_step.max()), "steps_without_correspondence": lost}
+    step = profile_step(config, fps)
+    per_step = flow_steps(gray, config, share_backward=True, pair_step=step).mean_magnitude
+    details = {"frames": len(frames), "max_step": float(per_step.max()), "steps_without_correspondence": lost,
+               **profile_details(config)}
     return Score(value=float(per_step.mean()), details=details)

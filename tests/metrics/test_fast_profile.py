@@ -1,0 +1,113 @@
+"""The fast evaluation profile (``robojudge score --fast``, ``FrameOptions(profile="fast")``).
+
+It changes what the native-size metrics compute (a 640 px longer side, DIS ``fast`` at every size,
+about 8 consecutive pairs per second, half of ``rbg_stability``'s pairs), so its values must say so
+(details, config hash) and must be exactly the functional forms on those inputs; the native profile
+must stay what it was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _scene import H, W, clean_frames
+from typer.testing import CliRunner
+
+from robojudge.cli import app
+from robojudge.metrics import FrameOptions, get_metric
+from robojudge.metrics import functional as F
+from robojudge.metrics._frames import FAST_SIZE, NativeFrames, evaluation_size, profile_step
+from robojudge.metrics.robophys.motion import luma
+from robojudge.run import MetricRequest, Task, build_requests, compute_task
+from robojudge.suite import Item
+from robojudge.video import sample_frames, write_video
+
+NATIVE = ("cc_photometric", "ctg_camera_control", "mq_dynamic_degree", "mq_flow_score",
+          "mq_temporal_flickering", "rbg_stability")
+FPS = 24.0  # the fast profile then reads every 3rd pair
+
+
+@pytest.fixture(scope="module")
+def item(tmp_path_factory: pytest.TempPathFactory) -> Item:
+    path = tmp_path_factory.mktemp("fast") / "clip.mp4"
+    write_video(path, clean_frames(), fps=FPS)
+    return Item(item_id="clip", video=str(path))
+
+
+def test_fast_options_name_their_size_and_profile() -> None:
+    assert FrameOptions(profile="fast").values() == {"size": FAST_SIZE, "profile": "fast"}
+    assert FrameOptions(profile="fast", size=320).values() == {"size": 320, "profile": "fast"}
+    assert FrameOptions(profile="fast", max_side=320).values() == {"max_side": 320, "profile": "fast"}
+    assert FrameOptions(size=320).values() == {"size": 320}  # native: no profile in the config
+    with pytest.raises(ValueError, match="profile"):
+        FrameOptions(profile="quick")  # type: ignore[arg-type]
+
+
+def test_a_config_with_the_fast_profile_alone_reads_at_the_fast_size(item: Item) -> None:
+    assert evaluation_size(item, NativeFrames(profile="fast")) == FAST_SIZE
+    assert evaluation_size(item, NativeFrames(profile="fast", size=96)) == 96
+    assert evaluation_size(item, NativeFrames()) is None
+
+
+@pytest.mark.parametrize("metric", NATIVE)
+def test_the_profile_is_part_of_the_config_hash(metric: str) -> None:
+    spec = get_metric(metric)
+    native, fast = spec.make_config(), spec.make_config({"profile": "fast", "size": FAST_SIZE})
+    sized = spec.make_config({"size": FAST_SIZE})
+    assert len({spec.config_hash(native), spec.config_hash(fast), spec.config_hash(sized)}) == 3
+
+
+def test_fast_flow_is_dis_fast_at_every_size_unless_a_preset_is_named() -> None:
+    fast = get_metric("mq_flow_score").make_config({"profile": "fast"})
+    assert F.estimator_of(fast) == ("dis", "fast")
+    named = get_metric("mq_flow_score").make_config({"profile": "fast", "dis_preset": "medium"})
+    assert F.estimator_of(named) == ("dis", "medium")
+    assert F.estimator_of(get_metric("mq_flow_score").make_config()) == ("dis", "auto")
+
+
+def test_pair_step_reads_the_same_pairs_as_the_full_sequence() -> None:
+    frames = luma(clean_frames()[:7])
+    full = F.flow_steps(frames, F.NATIVE_FLOW, crop=30, warp=False)
+    every3 = F.flow_steps(frames, F.NATIVE_FLOW, crop=30, warp=False, pair_step=3)
+    assert every3.pair_step == 3 and len(every3.mean_magnitude) == 2  # pairs (0, 1) and (3, 4)
+    for name in ("mean_magnitude", "top_magnitude", "fb_epe"):
+        assert np.array_equal(getattr(every3, name), getattr(full, name)[::3]), name
+    with pytest.raises(ValueError, match="pair_step"):
+        F.flow_steps(frames, pair_step=0)
+
+
+def test_fast_values_are_the_functional_forms_on_the_fast_inputs(item: Item) -> None:
+    reqs = build_requests(list(NATIVE), frames=FrameOptions(profile="fast", size=96))
+    rows = {r.metric: r for r in compute_task(Task(item, tuple(reqs)))}
+    assert {m: (r.status, r.details.get("profile"), r.details["frame_size"]) for m, r in rows.items()} == {
+        m: ("ok", "fast", f"96x{96 * H // W}") for m in NATIVE}
+    assert all(r.config["profile"] == "fast" for r in rows.values())
+    gray = sample_frames(item.video, fps=None, max_frames=None, size=96, gray=True).frames
+    step = profile_step(NativeFrames(profile="fast"), FPS)
+    assert step == 3
+    dis_fast = F.FlowSettings(estimator="dis", dis_preset="fast")
+    steps = F.flow_steps(gray, dis_fast, crop=30, warp=False, pair_step=step)
+    assert rows["mq_flow_score"].value == pytest.approx(float(steps.mean_magnitude.mean()), rel=1e-12)
+    assert rows["cc_photometric"].details["aepe"] == pytest.approx(float(steps.fb_epe.mean()), rel=1e-12)
+    camera = F.camera_control(gray[::step])
+    assert rows["ctg_camera_control"].value == pytest.approx(camera.value, rel=1e-12)
+    stability = F.sustained_stability(gray, pairs_per_interval=4)
+    assert rows["rbg_stability"].value == pytest.approx(stability.value, rel=1e-12)
+
+
+def test_the_native_profile_keeps_its_values_and_details(item: Item) -> None:
+    plain = {m: get_metric(m).compute(item) for m in NATIVE}
+    rows = compute_task(Task(item, tuple(MetricRequest.build(m) for m in NATIVE)))
+    for r in rows:
+        assert "profile" not in r.details
+        assert r.details.pop("frame_size") == f"{W}x{H}"
+        assert (r.value, r.details) == (plain[r.metric].value, plain[r.metric].details), r.metric
+
+
+def test_cli_fast_says_where_it_applied(item: Item, tmp_path) -> None:
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(f'{{"item_id": "clip", "video": "{item.video}"}}\n')
+    out = CliRunner().invoke(app, ["score", str(manifest), "-m", "mq_flow_score,pixel_frame_consistency",
+                                   "--run-dir", str(tmp_path / "r"), "--fast", "--no-progress"])
+    assert out.exit_code == 0, out.output
+    assert f"--size {FAST_SIZE}, --fast applied to mq_flow_score" in out.output
