@@ -259,7 +259,8 @@ class _Plan:
                 image = convert(frame, stream, post, path)
                 if out is None:
                     out = np.empty((len(self.chosen), *image.shape), image.dtype)
-                out[slots[frame.pts]] = image
+                for position in slots[frame.pts]:
+                    out[position] = image
                 done.add(frame.pts)
                 if len(done) == len(slots):
                     break  # the rest of the stream is not needed
