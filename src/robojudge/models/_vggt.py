@@ -205,8 +205,9 @@ def pose_code_to_cameras(code: np.ndarray, h: int, w: int) -> tuple[np.ndarray, 
     code = np.asarray(code, dtype=np.float64)
     ext = np.concatenate([quaternion_matrix(code[..., 3:7]), code[..., :3, None]], axis=-1)
     k = np.zeros((*code.shape[:-1], 3, 3))
-    k[..., 0, 0] = (w / 2.0) / np.tan(code[..., 8] / 2.0)
-    k[..., 1, 1] = (h / 2.0) / np.tan(code[..., 7] / 2.0)
+    with np.errstate(divide="ignore"):  # a zero field of view (untrained networks) is an infinite focal
+        k[..., 0, 0] = (w / 2.0) / np.tan(code[..., 8] / 2.0)
+        k[..., 1, 1] = (h / 2.0) / np.tan(code[..., 7] / 2.0)
     k[..., 0, 2], k[..., 1, 2], k[..., 2, 2] = w / 2.0, h / 2.0, 1.0
     return ext, k
 
