@@ -8,6 +8,7 @@ failures"), three calibrated views per rollout, then scores every rollout with
 * every other weights-free metric (provider ``computed``, except the random baseline and KIVA's): the
   single-view metrics, which see the main view;
 * with ``--da3``, the Depth Anything 3 RIGIS (``rigis_da3``...; needs the ``da3_base`` weights);
+* with ``--vggt``, the VGGT RIGIS, the paper's network (``rigis_vggt``...; needs the ``vggt_1b`` weights);
 * with ``--judge-backend``, a VLM: the views stitched side by side into one video, judged with
   ``scripts/rigis_multiview_rubric.toml`` over ``--judge-samples`` turns (the stored value is the majority
   verdict, RoboWorM's protocol).
@@ -43,6 +44,7 @@ SCENES: dict[str, tuple[str, ...]] = {
 PROFILES = ("oracle", "mv_mild", "mv_severe")
 RIGIS = ("rigis", "rigis_geo", "rigis_pose")
 RIGIS_DA3 = ("rigis_da3", "rigis_da3_geo", "rigis_da3_pose")
+RIGIS_VGGT = ("rigis_vggt", "rigis_vggt_geo", "rigis_vggt_pose")
 RUBRIC = Path(__file__).with_name("rigis_multiview_rubric.toml")
 BEGIN, END = "<!-- rigis-validation:begin -->", "<!-- rigis-validation:end -->"
 
@@ -234,9 +236,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     unknown = [r for r in robots if r not in SCENES]
     if unknown:
         raise SystemExit(f"unknown robots {unknown}; known: {sorted(SCENES)}")
-    metrics = [*RIGIS, *single_view_metrics(), *(RIGIS_DA3 if args.da3 else ())]
+    metrics = [*RIGIS, *single_view_metrics(), *(RIGIS_DA3 if args.da3 else ()),
+               *(RIGIS_VGGT if args.vggt else ())]
     columns = {m: get_metric(m).higher_is_better for m in metrics}
-    kinds = {m: ("multi-view" if m in RIGIS or m in RIGIS_DA3 else "single-view") for m in metrics}
+    kinds = {m: ("multi-view" if m in (*RIGIS, *RIGIS_DA3, *RIGIS_VGGT) else "single-view") for m in metrics}
     rows: list[dict[str, Any]] = []
     reasons: dict[str, str] = {}
     for robot in robots:
@@ -281,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="speckle the flat-coloured tables (Fetch, Panda): make_sim_suite(texture=True)")
     parser.add_argument("--workers", type=int, default=1, help="scoring workers")
     parser.add_argument("--da3", action="store_true", help="also the Depth Anything 3 RIGIS (needs da3_base)")
+    parser.add_argument("--vggt", action="store_true", help="also the VGGT RIGIS (needs vggt_1b)")
     parser.add_argument("--judge-backend", default=None, help="openai, hf or mock: adds a VLM column")
     parser.add_argument("--judge-model", default="")
     parser.add_argument("--judge-name", default="vlm")
