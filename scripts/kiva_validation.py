@@ -179,7 +179,7 @@ def true_keypoint_values(state: Path, reader: Any, main_view: str | None, fps: f
 
 def _failure_kind(f: dict[str, Any]) -> str:
     # A failure the main view never shows (the simulator's `visible` flag) leaves its segment Good.
-    return f["type"] + (" (unseen)" if f.get("visible") is False else "")
+    return str(f["type"]) + (" (unseen)" if f.get("visible") is False else "")
 
 
 def segment_rows(facts: dict[str, Any], planted: Sequence[dict[str, Any]], result: Any,
@@ -675,6 +675,23 @@ def write_table(path: Path, table: str) -> None:
     write_between_markers(path, table, BEGIN, END)
 
 
+def cached_rows(cache: Path, key: dict[str, str], compute: Any) -> list[dict[str, Any]]:
+    """KIVA's segment rows for ``key`` (reader and measure) from ``cache``, else ``compute()`` and keep them.
+
+    The file keeps the rows of every reader judged on the suite (``entries``), so comparing readers on one
+    suite reads each once; a file of the older form (one reader's ``rows`` at the top) counts as one entry.
+    """
+    data = json.loads(cache.read_text()) if cache.exists() else {}
+    entries = data.get("entries", [data] if "rows" in data else [])
+    for e in entries:
+        if all(e.get(k) == v for k, v in key.items()):
+            return list(e["rows"])
+    rows: list[dict[str, Any]] = compute()
+    entries = [*entries, {**key, "rows": rows}]
+    cache.write_text(json.dumps({"entries": entries}))
+    return rows
+
+
 def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t0: float) -> int:
     from collections import Counter
 
@@ -686,13 +703,9 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
     judge = judge_config(args)
     for robot, (manifest, checkpoint) in prepared.items():
         folder = manifest.parent
-        cache = folder / "_validation_kiva.json"
         key = {"reader": str(checkpoint), "measure": MEASURE}
-        if cache.exists() and {k: json.loads(cache.read_text()).get(k) for k in key} == key:
-            kiva_rows = json.loads(cache.read_text())["rows"]
-        else:
-            kiva_rows = kiva_segments(manifest, checkpoint, robot)
-            cache.write_text(json.dumps({**key, "rows": kiva_rows}))
+        kiva_rows = cached_rows(folder / "_validation_kiva.json", key,
+                                lambda m=manifest, c=checkpoint, r=robot: kiva_segments(m, c, r))
         _log(f"{robot}: KIVA read {len(kiva_rows)} segments", t0)
         seg_manifest = segment_manifest(manifest, folder / "_segments", robot)
         values, errors = metric_segments(seg_manifest, folder / "_segments_run", metrics, args.workers)

@@ -279,3 +279,21 @@ def test_readers_train_on_failures_only_from_a_suite_of_other_episodes(tmp_path:
     assert kv.reader_folder(root, root / "fetch", "fetch", None, False) == root / "fetch" / "reader"
     assert kv.reader_folder(root, root / "fetch", "fetch", 1, True) == own / "reader-failures"
     assert kv.reader_folder(root, root / "fetch", "fetch", 1, False) == own / "reader"
+
+
+def test_segment_rows_of_several_readers_are_kept_side_by_side_in_one_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "_validation_kiva.json"
+    cache.write_text(json.dumps({"reader": "a.pt", "measure": "3", "rows": [{"kiva": 1.0}]}))  # older form
+    calls = []
+
+    def compute(value):
+        calls.append(value)
+        return [{"kiva": value}]
+
+    assert kv.cached_rows(cache, {"reader": "a.pt", "measure": "3"}, lambda: compute(9.0)) == [{"kiva": 1.0}]
+    assert kv.cached_rows(cache, {"reader": "b.pt", "measure": "3"}, lambda: compute(2.0)) == [{"kiva": 2.0}]
+    assert kv.cached_rows(cache, {"reader": "a.pt", "measure": "4"}, lambda: compute(3.0)) == [{"kiva": 3.0}]
+    # Every reader's rows are still there: nothing is computed again.
+    assert kv.cached_rows(cache, {"reader": "a.pt", "measure": "3"}, lambda: compute(9.0)) == [{"kiva": 1.0}]
+    assert kv.cached_rows(cache, {"reader": "b.pt", "measure": "3"}, lambda: compute(9.0)) == [{"kiva": 2.0}]
+    assert calls == [2.0, 3.0]
