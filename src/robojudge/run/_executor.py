@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing as mp
+import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -55,6 +56,30 @@ class SerialExecutor:
         pass
 
 
+def cv_threads_per_worker(workers: int, cpus: int | None = None) -> int:
+    """OpenCV threads for each of ``workers`` processes: the CPUs shared out among them, at least 1.
+
+    OpenCV starts a thread per CPU in every process by default; ``workers`` processes on as many
+    CPUs then run ``workers`` times as many threads as there are CPUs, and its parallel loops (DIS
+    flow, resizing, colour conversion) wait on each other (README, "The weights-free set on clips
+    shaped like today's generators").
+
+    >>> cv_threads_per_worker(2, 2), cv_threads_per_worker(2, 16), cv_threads_per_worker(8, 4)
+    (1, 8, 1)
+    """
+    return max(1, (cpus if cpus is not None else os.cpu_count() or 1) // max(1, workers))
+
+
+def init_worker(cv_threads: int) -> None:
+    """A worker process's start: end with the parent, and run OpenCV on ``cv_threads`` threads (0:
+    OpenCV's own default)."""
+    exit_with_parent()
+    if cv_threads > 0:
+        import cv2  # the core install's OpenCV; every video metric imports it in the worker anyway
+
+        cv2.setNumThreads(cv_threads)
+
+
 class LocalProcessExecutor:
     """A pool of worker processes on this machine.
 
@@ -64,12 +89,20 @@ class LocalProcessExecutor:
     (:func:`robojudge._lifeline.exit_with_parent`), and are terminated, not waited for, when the
     caller stops consuming results early (Ctrl-C, SIGTERM, an exception): their in-flight tasks
     are abandoned, to be computed again by the next run.
+
+    Each worker runs OpenCV on ``cv_threads`` threads: by default the machine's CPUs shared out among
+    the workers (:func:`cv_threads_per_worker`: 1 each for 2 workers on 2 CPUs), so the workers do
+    not oversubscribe the CPUs; 0 leaves OpenCV's default (a thread per CPU in every worker).
     """
 
-    def __init__(self, workers: int, *, prefetch: int = 2, start_method: str = "spawn") -> None:
+    def __init__(self, workers: int, *, prefetch: int = 2, start_method: str = "spawn",
+                 cv_threads: int | None = None) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
+        if cv_threads is not None and cv_threads < 0:
+            raise ValueError(f"cv_threads must be 0 (OpenCV's default) or more, got {cv_threads}")
         self.workers = workers
+        self.cv_threads = cv_threads_per_worker(workers) if cv_threads is None else cv_threads
         self._prefetch = max(1, prefetch)
         self._ctx = mp.get_context(start_method)
         self._pool: ProcessPoolExecutor | None = None
@@ -78,7 +111,7 @@ class LocalProcessExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=self._ctx, initializer=exit_with_parent
+            max_workers=workers, mp_context=self._ctx, initializer=init_worker, initargs=(self.cv_threads,)
         )
         return self._pool
 

@@ -43,7 +43,17 @@ def import_ray() -> Any:
     return ray
 
 
+def _share_cpus() -> None:
+    """Run OpenCV on the CPUs Ray gave this task, not on every CPU of the node (each worker process
+    would otherwise start a thread per CPU: :func:`robojudge.run._executor.cv_threads_per_worker`)."""
+    import cv2
+
+    cpus = import_ray().get_runtime_context().get_assigned_resources().get("CPU", 1.0)
+    cv2.setNumThreads(max(1, int(cpus)))
+
+
 def _call(fn: Callable[[Any], Any], task: Any) -> Any:
+    _share_cpus()
     return fn(task)
 
 
@@ -51,6 +61,7 @@ class _Scorer:
     """A long-lived worker: networks a metric loads stay in its process between tasks."""
 
     def run(self, fn: Callable[[Any], Any], task: Any) -> Any:
+        _share_cpus()
         return fn(task)
 
 

@@ -1,0 +1,10 @@
+"""A task function for the executor tests, importable by spawned workers."""
+
+from __future__ import annotations
+
+
+def opencv_threads(_: object) -> int:
+    """The OpenCV thread count of the process that runs the task."""
+    import cv2
+
+    return int(cv2.getNumThreads())
