@@ -25,6 +25,13 @@ move (true flow >= 0.5 px) and pixels that do not; the relative error of the mea
 scored pixels (what ``mq_flow_score`` reports); and the time per flow relative to robojudge's Farneback.
 Methods: those of ``bench_flow.py``. The numbers are in docs/metrics.md ("Flow: shared per item, and
 the choice of estimator").
+
+``--fast-size 640`` compares instead what the native-size flow metrics compute by default with what
+the fast profile (``robojudge score --fast``) computes: DIS with the preset ``auto`` picks at the
+rendered size, against DIS ``fast`` (and ``ultrafast``) on the frames scaled to a 640 px longer side
+(``INTER_AREA`` down, as the video reader does), the flow scaled back to the rendered size and
+expressed in its pixels, so the end-point errors compare directly. Times are relative to the native
+flow.
 """
 
 from __future__ import annotations
@@ -44,7 +51,40 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_flow import METHODS  # noqa: E402
 
+from robojudge.metrics.functional import DIS_PRESETS, dis_preset_for  # noqa: E402
+
 MOVING_PX = 0.5  # a pixel "moves" when its true flow is at least this long
+
+Flow = Any  # (gray_a, gray_b) -> (H, W, 2) float32
+
+
+def _dis(preset: str) -> Flow:
+    engine = cv2.DISOpticalFlow.create(DIS_PRESETS[preset])
+    return lambda a, b: engine.calc(a, b, None)
+
+
+def _at_size(flow: Flow, longer: int) -> Flow:
+    """``flow`` computed on the frames scaled to a ``longer`` px longer side, returned at the frames'
+    own size in their pixels (bilinear upsampling of the field, vectors divided by the scale)."""
+    def run(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        h, w = a.shape
+        scale = longer / max(h, w)
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+        interp = cv2.INTER_AREA if size[0] * size[1] < w * h else cv2.INTER_LINEAR
+        small = flow(cv2.resize(a, size, interpolation=interp), cv2.resize(b, size, interpolation=interp))
+        back = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+        back[..., 0] *= w / size[0]
+        back[..., 1] *= h / size[1]
+        return back
+    return run
+
+
+def profile_methods(size: int, fast_size: int) -> dict[str, Flow]:
+    """The native metrics' flow at ``size`` against the fast profile's at ``fast_size`` px."""
+    native = dis_preset_for(size, size)
+    return {f"native: DIS {native} at {size} px": _dis(native),
+            f"fast profile: DIS fast at {fast_size} px": _at_size(_dis("fast"), fast_size),
+            f"fast profile: DIS ultrafast at {fast_size} px": _at_size(_dis("ultrafast"), fast_size)}
 
 
 def _camera(model: Any, data: Any, cam: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -146,16 +186,19 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=480)
     ap.add_argument("--frames", type=int, default=6)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--fast-size", type=int, default=None,
+                    help="compare the native flow with the fast profile's at this longer side")
     args = ap.parse_args()
+    methods = METHODS if args.fast_size is None else profile_methods(args.size, args.fast_size)
     os.environ.setdefault("MUJOCO_GL", "egl")
     cv2.setNumThreads(1)
     scene = Scene(args.size)
     body_of_geom = scene.model.geom_bodyid.copy()
     results: dict[str, dict[str, dict[str, float]]] = {}
-    times: dict[str, list[float]] = {name: [] for name in METHODS}
+    times: dict[str, list[float]] = {name: [] for name in methods}
     for motion, states in sequences(scene, args.frames).items():
         snaps = [scene.snapshot(q, c) for q, c in states]
-        acc: dict[str, list[tuple[float, float, float, float, float]]] = {name: [] for name in METHODS}
+        acc: dict[str, list[tuple[float, float, float, float, float]]] = {name: [] for name in methods}
         check: list[tuple[float, float, float]] = []
         for a, b in zip(snaps, snaps[1:], strict=False):
             truth, ok = true_flow(a, b, body_of_geom)
@@ -169,7 +212,7 @@ def main() -> None:
             check.append((float(np.abs(back - ga)[ok].mean()), float(zero[ok].mean()), float(ok.mean())))
             moving = ok & (mag >= MOVING_PX)
             still = ok & (mag < MOVING_PX)
-            for name, flow in METHODS.items():
+            for name, flow in methods.items():
                 t0 = time.perf_counter()
                 est = flow(ga, gb)
                 times[name].append(time.perf_counter() - t0)
@@ -189,17 +232,19 @@ def main() -> None:
                 "true_magnitude": float(arr[:, 4].mean()),
             }
         c = np.asarray(check).mean(axis=0)
-        print(f"{motion}: true mean flow {results[motion]['DIS fast']['true_magnitude']:.2f} px/frame over "
+        true_mean = next(iter(results[motion].values()))["true_magnitude"]
+        print(f"{motion}: true mean flow {true_mean:.2f} px/frame over "
               f"the {100 * c[2]:.0f}% of pixels scored; |frame t - frame t+1 read along the true flow| "
               f"{c[0]:.2f} gray levels, against {c[1]:.2f} with zero flow", flush=True)
-    base = statistics.median(times["farneback (robojudge)"])
+    first = next(iter(methods))
+    base = statistics.median(times[first])
     print(f"\n{args.size}x{args.size}, {args.frames - 1} pairs per motion; EPE all / moving / still px, "
-          "magnitude error; time per flow relative to Farneback "
-          f"({1000 * base:.0f} ms)\n")
+          f"magnitude error; time per flow relative to {first} ({1000 * base:.0f} ms)\n")
     motions = list(results)
-    print("| method | time / Farneback | " + " | ".join(motions) + " |")
+    unit = "Farneback" if args.fast_size is None else "native"
+    print(f"| method | time / {unit} | " + " | ".join(motions) + " |")
     print("| --- | --- | " + " | ".join("---" for _ in motions) + " |")
-    for name in METHODS:
+    for name in methods:
         cells = []
         for motion in motions:
             r = results[motion][name]

@@ -16,7 +16,8 @@ every metric finds motion, corners and features.
 
 ``--max-frames`` shortens every clip (a quick run on a busy machine); the figures then say so.
 ``--max-side N`` scores as ``robojudge score --max-side N`` does (the metrics defined at native size
-read frames whose longer side is at most N px).
+read frames whose longer side is at most N px). ``--fast`` times the set under the fast profile
+(``robojudge score --fast``) as well, right after the native set on each clip, and prints both.
 
 Metric set: every registered metric with provider ``computed`` whose only input is the video (what
 ``robojudge score --metrics all`` runs on a video-only suite without weights), run as the runner
@@ -38,6 +39,10 @@ cut to 1/(1 + k mod 4) of its frames, all capped by ``--max-frames``) runs on N 
 task per item in manifest order (before the scheduler) and as :func:`robojudge.run._score.schedule`
 orders and splits it. Per leg: the wall time, the share of it with all N workers busy, and the
 tail: the share of the wall after the last moment all N were busy (the issue's target: under 5%).
+With ``--cv-threads-legs`` the suite runs instead as scheduled, twice per round for ``--rounds``
+rounds (alternating which goes first): workers with OpenCV's default thread count (a thread per CPU
+in each worker) and with the executor's default (the CPUs shared out: 1 each for 2 workers on 2
+CPUs), with the CPU seconds of the workers.
 
 Measured numbers are in README.md ("Performance", "The weights-free set on clips shaped like
 today's generators").
@@ -136,27 +141,28 @@ def score_wall(item: Item, reqs: list[MetricRequest], workers: int, split: bool)
         return time.perf_counter() - start
 
 
-def _timed(task: Task) -> tuple[int, float, float]:
-    start = time.time()  # wall clock: comparable across the worker processes
+def _timed(task: Task) -> tuple[int, float, float, float]:
+    start, cpu = time.time(), time.process_time()  # wall clock: comparable across the worker processes
     compute_task(task)
-    return os.getpid(), start, time.time()
+    return os.getpid(), start, time.time(), time.process_time() - cpu  # CPU: every thread of the worker
 
 
-def _crashed(task: Task, reason: str) -> tuple[int, float, float]:
+def _crashed(task: Task, reason: str) -> tuple[int, float, float, float]:
     raise RuntimeError(f"{task.item.item_id}: {reason}")
 
 
-def suite_leg(items: list[Item], reqs: list[MetricRequest], workers: int, scheduled: bool) -> str:
+def suite_leg(items: list[Item], reqs: list[MetricRequest], workers: int, scheduled: bool,
+              cv_threads: int | None = None) -> str:
     tasks = [Task(it, tuple(reqs)) for it in items]
     if scheduled:
         tasks = schedule(tasks, workers)
-    ex = LocalProcessExecutor(workers)
+    ex = LocalProcessExecutor(workers, cv_threads=cv_threads)
     began = time.time()
     spans = [span for _, span in ex.map_unordered(_timed, tasks, _crashed)]
     ex.shutdown()
-    ended = time.time()
+    ended, cpu = time.time(), sum(c for *_, c in spans)  # the tasks' CPU, start-up of the workers aside
     # Sweep the task start/end events: time with every worker busy, and the last moment they all were.
-    events = sorted([(s, 1) for _, s, _ in spans] + [(e, -1) for _, _, e in spans])
+    events = sorted([(s, 1) for _, s, _, _ in spans] + [(e, -1) for _, _, e, _ in spans])
     busy, full, last_full, prev = 0, 0.0, began, began
     for t, step in events:
         if busy >= workers:
@@ -164,8 +170,9 @@ def suite_leg(items: list[Item], reqs: list[MetricRequest], workers: int, schedu
             last_full = t
         busy, prev = busy + step, t
     wall = ended - began
-    return (f"{len(tasks)} tasks, wall {wall:.1f} s, all {workers} busy {100 * full / wall:.0f}% of it, "
-            f"tail {100 * (ended - last_full) / wall:.0f}%")
+    return (f"{len(tasks)} tasks, wall {wall:.1f} s, tasks' CPU {cpu:.1f} s, all {workers} busy "
+            f"{100 * full / wall:.0f}% of it, tail {100 * (ended - last_full) / wall:.0f}% "
+            f"[load average {os.getloadavg()[0]:.1f}]")
 
 
 def main() -> int:
@@ -178,43 +185,57 @@ def main() -> int:
     ap.add_argument("--suite", type=int, default=0)
     ap.add_argument("--max-side", type=int, default=None,
                     help="score with robojudge score --max-side N (the metrics read at native size)")
+    ap.add_argument("--fast", action="store_true", help="also time the set under the fast profile")
+    ap.add_argument("--cv-threads-legs", action="store_true",
+                    help="suite legs: OpenCV's default threads per worker against the executor's default")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of --cv-threads-legs")
     args = ap.parse_args()
     ids = video_only_ids()
     frames = FrameOptions(max_side=args.max_side)
     reqs = build_requests(ids, frames=frames)
+    fast_reqs = build_requests(ids, frames=FrameOptions(profile="fast")) if args.fast else []
     if frames:
         print(f"--max-side {args.max_side} on: {', '.join(r.id for r in reqs if takes_frame_options(r.id))}")
+    if args.fast:
+        print(f"--fast on: {', '.join(r.id for r in fast_reqs if takes_frame_options(r.id))}")
     print(f"metrics ({len(ids)}): {', '.join(ids)}")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for name in args.clips.split(","):
         path = make_clip(name, args.max_frames)
         item = Item(item_id=name, video=str(path))
-        decodes, decode_cpu, sets, set_cpu, how = [], [], [], [], ""
-        per_metric: dict[str, list[float]] = {m: [] for m in ids}
+        decodes, decode_cpu, how = [], [], ""
+        profiles = {"native": reqs, "fast": fast_reqs} if args.fast else {"native": reqs}
+        sets: dict[str, list[float]] = {p: [] for p in profiles}
+        set_cpu: dict[str, list[float]] = {p: [] for p in profiles}
+        per_metric: dict[str, dict[str, list[float]]] = {p: {m: [] for m in ids} for p in profiles}
         for _ in range(max(args.repeats, args.decode_repeats)):
             if len(decodes) < args.decode_repeats:
                 seconds, cpu, how = decode_times(path)
                 decodes.append(seconds)
                 decode_cpu.append(cpu)
-            if len(sets) < args.repeats:
+            for profile, profile_reqs in profiles.items():
+                if len(sets[profile]) >= args.repeats:
+                    continue
                 start, cpu = time.perf_counter(), _cpu_seconds()
-                rows = compute_task(Task(item, tuple(reqs)))
-                sets.append(time.perf_counter() - start)
-                set_cpu.append(_cpu_seconds() - cpu)
+                rows = compute_task(Task(item, tuple(profile_reqs)))
+                sets[profile].append(time.perf_counter() - start)
+                set_cpu[profile].append(_cpu_seconds() - cpu)
                 for r in rows:
-                    per_metric[r.metric].append(r.duration_s)
+                    per_metric[profile][r.metric].append(r.duration_s)
                     if r.status != "ok":
-                        print(f"  {name} {r.metric}: {r.error}")
+                        print(f"  {name} {profile} {r.metric}: {r.error}")
         dec, dec_cpu = statistics.median(decodes), statistics.median(decode_cpu)
-        print(f"{path.name}: decode {dec:.3f} s, CPU {dec_cpu:.3f} s ({how})", end="")
-        if sets:  # --repeats 0: the worker legs only
-            full, full_cpu = statistics.median(sets), statistics.median(set_cpu)
-            print(f", weights-free set {full:.1f} s, CPU {full_cpu:.1f} s, ratio {full / dec:.0f}x "
-                  f"(CPU {full_cpu / max(dec_cpu, 1e-9):.0f}x)", end="")
-        print(f"  [load average {os.getloadavg()[0]:.1f}]")
-        top = sorted(((statistics.median(v), m) for m, v in per_metric.items() if v), reverse=True)
-        if top:
-            print("  " + ", ".join(f"{m} {s:.1f} s" for s, m in top))
+        print(f"{path.name}: decode {dec:.3f} s, CPU {dec_cpu:.3f} s ({how})  "
+              f"[load average {os.getloadavg()[0]:.1f}]")
+        for profile in profiles:
+            if not sets[profile]:  # --repeats 0: the worker legs only
+                continue
+            full, full_cpu = statistics.median(sets[profile]), statistics.median(set_cpu[profile])
+            print(f"  {profile}: weights-free set {full:.1f} s, CPU {full_cpu:.1f} s, "
+                  f"ratio {full / dec:.0f}x (CPU {full_cpu / max(dec_cpu, 1e-9):.0f}x)")
+            times = per_metric[profile].items()
+            top = sorted(((statistics.median(v), m) for m, v in times if v), reverse=True)
+            print("    " + ", ".join(f"{m} {s:.1f} s" for s, m in top[:5]))
         if args.workers > 1:
             one = score_wall(item, reqs, args.workers, split=False)
             split = score_wall(item, reqs, args.workers, split=True)
@@ -224,8 +245,14 @@ def main() -> int:
         items = [Item(item_id=f"clip{k}", video=str(make_clip(names[k % 3], args.max_frames, 1 + k % 4)))
                  for k in range(args.suite)]
         print(f"suite of {args.suite} clips on {args.workers} workers:")
-        print(f"  one task per item, manifest order: {suite_leg(items, reqs, args.workers, False)}")
-        print(f"  scheduled (split, largest first):  {suite_leg(items, reqs, args.workers, True)}")
+        if args.cv_threads_legs:
+            legs = {"OpenCV's default threads per worker": 0, "executor default (CPUs shared out)": None}
+            for k in range(args.rounds):
+                for label, n in (list(legs.items()) if k % 2 == 0 else list(legs.items())[::-1]):
+                    print(f"  {label}: {suite_leg(items, reqs, args.workers, True, n)}", flush=True)
+        else:
+            print(f"  one task per item, manifest order: {suite_leg(items, reqs, args.workers, False)}")
+            print(f"  scheduled (split, largest first):  {suite_leg(items, reqs, args.workers, True)}")
     return 0
 
 
