@@ -141,13 +141,14 @@ def score_wall(item: Item, reqs: list[MetricRequest], workers: int, split: bool)
         return time.perf_counter() - start
 
 
-def _timed(task: Task) -> tuple[int, float, float, float]:
+def _timed(task: Task) -> tuple[int, float, float, float, int]:
     start, cpu = time.time(), time.process_time()  # wall clock: comparable across the worker processes
-    compute_task(task)
-    return os.getpid(), start, time.time(), time.process_time() - cpu  # CPU: every thread of the worker
+    rows = compute_task(task)
+    failed = sum(r.status != "ok" for r in rows)  # a leg of failed rows would look fast
+    return os.getpid(), start, time.time(), time.process_time() - cpu, failed  # CPU: every thread
 
 
-def _crashed(task: Task, reason: str) -> tuple[int, float, float, float]:
+def _crashed(task: Task, reason: str) -> tuple[int, float, float, float, int]:
     raise RuntimeError(f"{task.item.item_id}: {reason}")
 
 
@@ -160,9 +161,11 @@ def suite_leg(items: list[Item], reqs: list[MetricRequest], workers: int, schedu
     began = time.time()
     spans = [span for _, span in ex.map_unordered(_timed, tasks, _crashed)]
     ex.shutdown()
-    ended, cpu = time.time(), sum(c for *_, c in spans)  # the tasks' CPU, start-up of the workers aside
+    ended = time.time()
+    cpu = sum(span[3] for span in spans)  # the tasks' CPU, start-up of the workers aside
+    failed = sum(span[4] for span in spans)
     # Sweep the task start/end events: time with every worker busy, and the last moment they all were.
-    events = sorted([(s, 1) for _, s, _, _ in spans] + [(e, -1) for _, _, e, _ in spans])
+    events = sorted([(span[1], 1) for span in spans] + [(span[2], -1) for span in spans])
     busy, full, last_full, prev = 0, 0.0, began, began
     for t, step in events:
         if busy >= workers:
@@ -172,7 +175,7 @@ def suite_leg(items: list[Item], reqs: list[MetricRequest], workers: int, schedu
     wall = ended - began
     return (f"{len(tasks)} tasks, wall {wall:.1f} s, tasks' CPU {cpu:.1f} s, all {workers} busy "
             f"{100 * full / wall:.0f}% of it, tail {100 * (ended - last_full) / wall:.0f}% "
-            f"[load average {os.getloadavg()[0]:.1f}]")
+            f"[load average {os.getloadavg()[0]:.1f}]" + (f"; {failed} rows FAILED" if failed else ""))
 
 
 def main() -> int:
