@@ -80,21 +80,50 @@ def build_suite(folder: Path, robot: str, *, episodes: int, size: int, seed: int
     return manifest
 
 
-def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, failures: bool) -> Path:
+def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, failures: bool,
+                  mixed: bool = False) -> Path:
     """Where a robot's reader goes unless ``--reader`` names one: beside the suite it trains on."""
-    name = "reader-failures" if failures else "reader"
+    name = "reader-mixed" if mixed else "reader-failures" if failures else "reader"
     return folder / name if train_seed is None else root / "train" / f"{robot}-seed{train_seed}" / name
+
+
+def mixed_manifest(judged: Path, failures: Path, out: Path, prefix: str) -> Path:
+    """A training manifest: ``judged``'s faithful rollouts with their references (what the readers train on
+    by default) and ``failures``' rollouts with planted failures, without their references.
+
+    Paths become absolute; the second suite's item and clip ids get ``prefix`` (both suites name their
+    clips alike), so its clips stay groups of their own when clips are held out.
+    """
+    rows = []
+    for source, faithful in ((judged, True), (failures, False)):
+        for line in source.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            if bool(r.get("meta", {}).get("failures")) == faithful:
+                continue
+            if not faithful:
+                r.pop("reference_video", None)
+                r["item_id"], r["clip_id"] = prefix + r["item_id"], prefix + r["clip_id"]
+            for k in ("video", "reference_video", "state"):
+                if r.get(k):
+                    r[k] = str((source.parent / r[k]).resolve())
+            r["views"] = {v: str((source.parent / x).resolve()) for v, x in (r.get("views") or {}).items()}
+            rows.append(r)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return out
 
 
 def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: int, seed: int,
             reader_size: int, epochs: int, threads: int, t0: float,
             rollout_depth: Sequence[int] | None = None, train_folder: Path | None = None,
-            train_seed: int | None = None, failures: bool = False) -> tuple[Path, Path]:
+            train_seed: int | None = None, failures: bool = False, mixed: bool = False) -> tuple[Path, Path]:
     """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``.
 
     With ``train_folder`` the reader trains on another suite of the robot, built there with ``train_seed``
     (other episodes), and is calibrated on this suite's references. With ``failures`` it also trains on
-    the training suite's rollouts with planted kinematic failures (``TrainConfig.failures``).
+    the training suite's rollouts with planted kinematic failures (``TrainConfig.failures``); with ``mixed``
+    it trains on this suite's references and faithful rollouts and on only those failure rollouts of the
+    training suite (:func:`mixed_manifest`).
     """
     manifest = build_suite(folder, robot, episodes=episodes, size=size, seed=seed,
                            rollout_depth=rollout_depth)
@@ -104,6 +133,9 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
         train_manifest = build_suite(train_folder, robot, episodes=episodes, size=size,
                                      seed=seed if train_seed is None else train_seed)
         _log(f"{robot}: training suite {train_manifest}", t0)
+        if mixed:
+            train_manifest = mixed_manifest(manifest, train_manifest, train_folder / "mixed.jsonl",
+                                            f"s{train_seed}-")
     checkpoint = reader_dir / "reader.pt" if reader_dir.suffix != ".pt" else reader_dir
     if not checkpoint.exists():
         from robojudge.kiva import TrainConfig, train_reader
@@ -789,6 +821,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--train-failures", action="store_true",
                         help="also train the readers on rollouts with planted kinematic failures "
                              "(robojudge kiva train --with-failures); reader folder reader-failures")
+    parser.add_argument("--train-mixed", action="store_true",
+                        help="with --train-suite-seed and --train-failures: train on the judged suite's "
+                             "references and faithful rollouts plus only the failure rollouts of the other "
+                             "suite; reader folder reader-mixed")
     parser.add_argument("--prepare-only", action="store_true")
     parser.add_argument("--true-keypoints-only", action="store_true",
                         help="build the suites, print the measure's ablation on true keypoints (no reader)")
@@ -809,6 +845,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"unknown robots {unknown}; known: {sorted(SCENES)}")
     suites, readers = _pairs(args.suite, "--suite"), _pairs(args.reader, "--reader")
     depth = [int(x) for x in args.rollout_depth.split(",") if x] if args.rollout_depth else None
+    if args.train_mixed and not args.train_failures:
+        raise SystemExit("--train-mixed adds another suite's failure rollouts: give --train-failures too")
     if args.train_failures and args.train_suite_seed is None and len(readers) < len(robots):
         # The judged suite's failure rollouts would be in training: the reader would have seen the answers.
         raise SystemExit("--train-failures trains on rollouts with planted failures; give --train-suite-seed "
@@ -825,13 +863,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for robot in robots:
         folder = suites.get(robot, args.root / robot)
         reader = readers.get(robot, reader_folder(args.root, folder, robot, args.train_suite_seed,
-                                                  args.train_failures))
+                                                  args.train_failures, args.train_mixed))
         train_folder = (None if args.train_suite_seed is None
                         else args.root / "train" / f"{robot}-seed{args.train_suite_seed}")
         prepared[robot] = prepare(robot, folder, reader, episodes=args.episodes, size=args.size,
                                   seed=args.seed, reader_size=args.reader_size, epochs=args.epochs,
                                   threads=args.threads, t0=t0, rollout_depth=depth, train_folder=train_folder,
-                                  train_seed=args.train_suite_seed, failures=args.train_failures)
+                                  train_seed=args.train_suite_seed, failures=args.train_failures,
+                                  mixed=args.train_mixed)
     if args.prepare_only:
         return 0
     return validate(prepared, args, t0)

@@ -297,3 +297,29 @@ def test_segment_rows_of_several_readers_are_kept_side_by_side_in_one_cache(tmp_
     assert kv.cached_rows(cache, {"reader": "a.pt", "measure": "3"}, lambda: compute(9.0)) == [{"kiva": 1.0}]
     assert kv.cached_rows(cache, {"reader": "b.pt", "measure": "3"}, lambda: compute(9.0)) == [{"kiva": 2.0}]
     assert calls == [2.0, 3.0]
+
+
+def test_a_mixed_training_manifest_takes_faithful_clips_from_one_suite_and_only_failures_from_the_other(
+    tmp_path: Path,
+) -> None:
+    def suite(folder: Path) -> Path:
+        folder.mkdir()
+        rows = [{"item_id": f"c0-{g}", "video": f"videos/c0-{g}.mp4", "reference_video": "reference/c0.mp4",
+                 "views": {"cam0": f"videos/c0-{g}.mp4"}, "clip_id": "c0", "generator": g,
+                 "state": f"state/c0-{g}.npz", "meta": {"failures": planted}}
+                for g, planted in (("oracle", []), ("kin_mild", [{"type": "jitter"}]))]
+        (folder / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return folder / "suite.jsonl"
+
+    judged, other = suite(tmp_path / "judged"), suite(tmp_path / "other")
+    rows = [json.loads(x) for x in kv.mixed_manifest(judged, other, tmp_path / "m.jsonl", "s1-").read_text()
+            .splitlines()]
+    assert [(r["item_id"], r["clip_id"]) for r in rows] == [("c0-oracle", "c0"), ("s1-c0-kin_mild", "s1-c0")]
+    assert rows[0]["reference_video"] == str((tmp_path / "judged/reference/c0.mp4").resolve())
+    assert "reference_video" not in rows[1]  # the other suite's references stay out
+    assert rows[1]["state"] == str((tmp_path / "other/state/c0-kin_mild.npz").resolve())
+    assert rows[1]["views"] == {"cam0": str((tmp_path / "other/videos/c0-kin_mild.mp4").resolve())}
+    with pytest.raises(SystemExit, match="give --train-failures too"):
+        kv.main(["--root", str(tmp_path), "--robots", "fetch", "--train-suite-seed", "1", "--train-mixed"])
+    assert kv.reader_folder(Path("r"), Path("r/fetch"), "fetch", 1, True, True) == Path(
+        "r/train/fetch-seed1/reader-mixed")
