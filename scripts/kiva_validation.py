@@ -341,6 +341,50 @@ ABLATION: dict[str, dict[str, Any]] = {
 }
 
 
+def window_errors(err: Any, visible: Any, names: Sequence[str], failures: Sequence[dict[str, Any]]
+                  ) -> dict[str, list[float]]:
+    """Read errors ``err`` (``(T, K)`` pixels) split by what the frames show: ``{"faithful": [...]}`` for a
+    rollout without planted failures (every visible keypoint), else ``{type: [...]}`` over each failure's
+    frames and the keypoints that show it (``detail.keypoints``; all of them when it names none). A
+    failure the main view never shows is left out."""
+    import numpy as np
+
+    out: dict[str, list[float]] = {}
+    if not failures:
+        out["faithful"] = err[visible].tolist()
+    for f in failures:
+        if f.get("visible") is False:
+            continue
+        shown = [names.index(k) for k in f.get("detail", {}).get("keypoints", []) if k in names]
+        cols = shown or list(range(len(names)))
+        a, b = int(f["start"]), min(int(f["stop"]), len(err))
+        out.setdefault(f["type"], []).extend(np.asarray(err[a:b][:, cols])[visible[a:b][:, cols]].tolist())
+    return out
+
+
+def read_errors(manifest: Path, checkpoint: Path, robot: str) -> dict[str, list[float]]:
+    """Mean distance (video pixels) and count of a reader's reads from the simulator's keypoints, on
+    faithful rollouts and inside each planted failure (:func:`window_errors`), over the suite's rollouts:
+    ``{kind: [mean, n]}``. Does the reader follow a broken pose or read the nearest faithful one?"""
+    import numpy as np
+
+    from robojudge.kiva import load_reader, read_frames
+    from robojudge.video import sample_frames
+
+    reader = load_reader(checkpoint)
+    names = reader.meta["keypoints"]
+    pooled: dict[str, list[float]] = {}
+    for item in robot_items(manifest, robot):
+        clip = sample_frames(manifest.parent / item.video, fps=None, max_frames=None)
+        tracks = read_frames(reader, clip.frames, clip.source_fps)
+        pos, vis = true_tracks(manifest.parent / str(item.state), names, item.main_view)
+        n = min(len(pos), len(tracks.positions))
+        err = np.linalg.norm(tracks.positions[:n] - pos[:n], axis=-1)
+        for kind, e in window_errors(err, vis[:n], names, item.meta.get("failures") or []).items():
+            pooled.setdefault(kind, []).extend(e)
+    return {k: [round(float(np.mean(v)), 2), len(v)] for k, v in pooled.items() if v}
+
+
 def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, float]]:
     """Spearman's rho per variant of :data:`ABLATION` on the simulator's keypoints (no reader needed), and
     the segments flagged among the Good ones: ``{variant: {"rho": .., "n": .., "good_flagged": ..}}``.
@@ -826,6 +870,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "references and faithful rollouts plus only the failure rollouts of the other "
                              "suite; reader folder reader-mixed")
     parser.add_argument("--prepare-only", action="store_true")
+    parser.add_argument("--read-error", action="store_true",
+                        help="print how far each reader's reads are from the simulator's keypoints on "
+                             "faithful rollouts and inside each planted failure (ROOT/kiva_read_error.json), "
+                             "then stop")
     parser.add_argument("--true-keypoints-only", action="store_true",
                         help="build the suites, print the measure's ablation on true keypoints (no reader)")
     parser.add_argument("--draws", type=int, default=1000, help="calibration draws of the three-band overlap")
@@ -872,6 +920,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   train_seed=args.train_suite_seed, failures=args.train_failures,
                                   mixed=args.train_mixed)
     if args.prepare_only:
+        return 0
+    if args.read_error:
+        errors = {robot: read_errors(m, c, robot) for robot, (m, c) in prepared.items()}
+        (args.root / "kiva_read_error.json").write_text(json.dumps(errors, indent=1), encoding="utf-8")
+        print(json.dumps(errors, indent=1))
         return 0
     return validate(prepared, args, t0)
 

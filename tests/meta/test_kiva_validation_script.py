@@ -323,3 +323,15 @@ def test_a_mixed_training_manifest_takes_faithful_clips_from_one_suite_and_only_
         kv.main(["--root", str(tmp_path), "--robots", "fetch", "--train-suite-seed", "1", "--train-mixed"])
     assert kv.reader_folder(Path("r"), Path("r/fetch"), "fetch", 1, True, True) == Path(
         "r/train/fetch-seed1/reader-mixed")
+
+
+def test_read_errors_are_split_by_the_frames_and_keypoints_each_failure_shows() -> None:
+    err = np.arange(12.0).reshape(6, 2)  # frames x keypoints (a, b)
+    vis = np.ones((6, 2), bool)
+    vis[3, 1] = False
+    assert kv.window_errors(err, vis, ["a", "b"], []) == {"faithful": [float(x) for x in range(12) if x != 7]}
+    planted = [{"type": "bend", "start": 2, "stop": 5, "detail": {"keypoints": ["b"]}},
+               {"type": "jitter", "start": 4, "stop": 9},  # names no keypoints: all; past the end: cut
+               {"type": "link_stretch", "start": 0, "stop": 2, "visible": False}]
+    want = {"bend": [5.0, 9.0], "jitter": [8.0, 9.0, 10.0, 11.0]}
+    assert kv.window_errors(err, vis, ["a", "b"], planted) == want
