@@ -923,6 +923,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.read_error:
         errors = {robot: read_errors(m, c, robot) for robot, (m, c) in prepared.items()}
+        args.root.mkdir(parents=True, exist_ok=True)
         (args.root / "kiva_read_error.json").write_text(json.dumps(errors, indent=1), encoding="utf-8")
         print(json.dumps(errors, indent=1))
         return 0
