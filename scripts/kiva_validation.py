@@ -816,8 +816,9 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
         "stats": evaluate(rows, columns, draws=args.draws, seed=args.seed),
         "by": {k: by_group(rows, k, seed=args.seed) for k in ("generator", "regime", "depth")},
         "no_value": no_value,
-        "vlm": (f"judge {judge.name}: {judge.backend} {judge.model}, rubric {RUBRIC.name}, majority of "
-                f"{args.judge_samples}") if judge is not None else "no judge configured: no VLM column",
+        "vlm": (f"judge {judge.name}: {' '.join(x for x in (judge.backend, judge.model) if x)}, rubric "
+                f"{RUBRIC.name}, majority of {args.judge_samples}") if judge is not None
+        else "no judge configured: no VLM column",
         "vlm_verdicts": verdict_agreement(rows) if judged else None,
         "flagged": flagged(rows),
     }
