@@ -138,3 +138,39 @@ def test_real_flow_metrics_that_share_a_flow_stay_in_one_task():
     assert together("flow_warp_error", "flow_motion_magnitude_farneback")
     # the expensive flow group does not carry the metrics without flow
     assert not together("cc_photometric", "rbg_stability")
+
+
+def test_cost_model_fits_a_line_per_metric_so_capped_metrics_do_not_scale_with_length():
+    # A metric that reads a capped number of frames costs the same on short and long clips: the
+    # first, short items must not be scaled up to the long ones (the proportional estimate said
+    # 154 s for these two items, 40 times too much).
+    costs, left = CostModel(), Outstanding()
+    for size in (5.0, 10.0, 20.0):
+        costs.add("capped", size, 2.0)
+    left.add("capped", 300.0)
+    left.add("capped", 600.0)
+    assert costs.seconds("capped", 600.0) == pytest.approx(2.0)
+    assert costs.remaining(left, 1) == pytest.approx(4.0)
+
+    # fixed part plus a slope: the least-squares line (numpy's polyfit agrees)
+    sizes, secs = [10.0, 20.0, 30.0, 45.0], [3.1, 4.9, 7.0, 10.1]
+    for x, y in zip(sizes, secs, strict=True):
+        costs.add("affine", x, y)
+    slope, fixed = np.polyfit(sizes, secs, 1)
+    assert costs.seconds("affine", 100.0) == pytest.approx(fixed + slope * 100.0)
+
+    # a line through the data would have a negative fixed part: the cost is proportional instead,
+    # the least-squares line through the origin (sum xy / sum xx = 90 / 500)
+    costs.add("steep", 10.0, 1.0)
+    costs.add("steep", 20.0, 4.0)
+    assert costs.seconds("steep", 50.0) == pytest.approx(50.0 * 90.0 / 500.0)
+
+    # longer items that were cheaper: size does not matter here, the mean
+    costs.add("shrinking", 10.0, 3.0)
+    costs.add("shrinking", 20.0, 2.0)
+    assert costs.seconds("shrinking", 1000.0) == pytest.approx(2.5)
+
+    # an unmeasured metric costs the mean line of the measured ones
+    lines = [(2.0, 0.0), (fixed, slope), (0.0, 0.18), (2.5, 0.0)]
+    expect = np.mean([a for a, _ in lines]) + np.mean([b for _, b in lines]) * 40.0
+    assert costs.seconds("new", 40.0) == pytest.approx(expect)

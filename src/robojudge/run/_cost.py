@@ -2,8 +2,9 @@
 long the rest of a run will take, from what the finished results measured.
 
 An item's size is the frames x pixels of its main video, read from the container by
-:func:`robojudge.video.probe_video` (no decoding). Metric time grows roughly with it, so seconds
-per million frame-pixels measured on the first items give an estimate for the rest.
+:func:`robojudge.video.probe_video` (no decoding). Metric time grows with it, from a fixed part, up
+to what a metric reads (some read a capped number of frames), so a line per metric fitted on the
+first items' seconds gives an estimate for the rest (:class:`CostModel`).
 """
 
 from __future__ import annotations
@@ -68,17 +69,29 @@ def sampling_groups(configs: Sequence[BaseModel]) -> list[tuple[int, ...]]:
 @dataclass
 class _Rate:
     seconds: float = 0.0
-    size: float = 0.0  # millions of frame-pixels of the rows that had a size
-    sized_seconds: float = 0.0
     rows: int = 0
+    # sums over the rows whose item had a size x (millions of frame-pixels) and took y seconds
+    n: int = 0
+    x: float = 0.0
+    y: float = 0.0
+    xx: float = 0.0
+    xy: float = 0.0
 
 
 @dataclass
 class CostModel:
-    """Seconds per million frame-pixels per metric, measured on finished rows.
+    """Each metric's seconds per row as ``fixed + per_size x size`` (millions of frame-pixels),
+    fitted on finished rows.
 
-    A pair whose item has no size costs its metric's mean seconds per row; a metric not measured
-    yet costs the mean rate of the measured ones.
+    A metric's time does not always grow with the whole video: one that reads at most 16 frames, or
+    a few per second up to a cap, costs about the same on a 3-second and a 90-second clip, and every
+    metric has a fixed part (opening the file, a model's first call). Scaling the first, short
+    items' seconds per frame-pixel up to the long ones predicted hours for a half-hour run. So once
+    a metric has rows of at least two sizes, its cost is the least-squares line through them, kept
+    non-negative (a negative slope means size does not matter there: the mean; a negative fixed part
+    means the cost is proportional: the line through the origin). With one size seen, the cost is
+    taken as proportional to size. A pair whose item has no size costs its metric's mean seconds per
+    row; a metric not measured yet costs the mean line of the measured ones.
     """
 
     rates: dict[str, _Rate] = field(default_factory=dict)
@@ -88,15 +101,37 @@ class CostModel:
         rate.seconds += seconds
         rate.rows += 1
         if size:
-            rate.size += size
-            rate.sized_seconds += seconds
+            rate.n += 1
+            rate.x += size
+            rate.y += seconds
+            rate.xx += size * size
+            rate.xy += size * seconds
 
-    def _per_size(self, metric: str) -> float | None:
+    @staticmethod
+    def _line(rate: _Rate) -> tuple[float, float] | None:
+        """``(fixed seconds, seconds per million frame-pixels)`` of a metric's sized rows."""
+        if rate.n == 0 or rate.x <= 0:
+            return None
+        mx, my = rate.x / rate.n, rate.y / rate.n
+        var = rate.xx / rate.n - mx * mx
+        if rate.n < 2 or var <= 1e-9 * mx * mx:  # one size: proportional
+            return 0.0, rate.y / rate.x
+        slope = (rate.xy / rate.n - mx * my) / var
+        if slope <= 0:
+            return my, 0.0
+        fixed = my - slope * mx
+        if fixed < 0:
+            return 0.0, rate.xy / rate.xx
+        return fixed, slope
+
+    def _fit(self, metric: str) -> tuple[float, float] | None:
         rate = self.rates.get(metric)
         if rate is not None:
-            return rate.sized_seconds / rate.size if rate.size > 0 else None
-        sized = [r.sized_seconds / r.size for r in self.rates.values() if r.size > 0]
-        return sum(sized) / len(sized) if sized else None
+            return self._line(rate)
+        lines = [line for r in self.rates.values() if (line := self._line(r)) is not None]
+        if not lines:
+            return None
+        return sum(a for a, _ in lines) / len(lines), sum(b for _, b in lines) / len(lines)
 
     def _per_row(self, metric: str) -> float | None:
         rate = self.rates.get(metric)
@@ -107,9 +142,9 @@ class CostModel:
 
     def seconds(self, metric: str, size: float | None) -> float | None:
         """Expected worker seconds of ``metric`` on an item of ``size``; None before any measurement."""
-        per_size = self._per_size(metric) if size else None
-        if per_size is not None and size:
-            return per_size * size
+        fit = self._fit(metric) if size else None
+        if fit is not None and size:
+            return fit[0] + fit[1] * size
         return self._per_row(metric)
 
     def remaining(self, left: Outstanding, workers: int) -> float | None:
@@ -117,10 +152,10 @@ class CostModel:
         measured yet)."""
         total = 0.0
         for metric, (size, sized, unsized) in left.by_metric.items():
-            per_size, per_row = self._per_size(metric), self._per_row(metric)
+            fit, per_row = self._fit(metric), self._per_row(metric)
             if per_row is None:
                 return None
-            total += per_size * size if per_size is not None else per_row * sized
+            total += fit[0] * sized + fit[1] * size if fit is not None else per_row * sized
             total += per_row * unsized
         return total / max(1, workers)
 
