@@ -268,3 +268,15 @@ def test_judging_on_ray_stores_what_a_local_run_stores(head: None, tmp_path: Pat
         assert {(r.item_id, r.metric, r.config_hash): r.value for r in store.rows()} == expected
         again = judge_items(items, judge, rubric, store, executor=RayExecutor())
         assert (again.skipped, again.computed) == (5, 0)
+
+
+def test_a_ray_task_runs_opencv_on_its_cpu(head: None) -> None:
+    # Ray workers run OpenCV on the CPUs their task holds (1 for a plain task), not on every CPU.
+    from _cv_threads import opencv_threads
+
+    ex = RayExecutor("local", workers=2)
+    try:
+        got = {r for _, r in ex.map_unordered(opencv_threads, range(4), lambda t, why: -1)}
+    finally:
+        ex.shutdown()
+    assert got == {1}
