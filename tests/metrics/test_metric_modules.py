@@ -12,7 +12,7 @@ import robojudge
 from robojudge.registry import BUILTIN_MODULES
 
 SRC = Path(robojudge.__file__).parent
-REGISTERING = {"metric", "set_metric", "robophys_metric"}
+REGISTERING = {"metric", "set_metric", "robophys_metric", "register_rig_metrics"}
 
 
 def _module_name(path: Path) -> str:
@@ -21,9 +21,11 @@ def _module_name(path: Path) -> str:
 
 
 def _registers(tree: ast.Module) -> bool:
-    """Whether the module calls metric(), set_metric() or robophys_metric() (as a decorator or not).
+    """Whether the module calls metric(), set_metric(), robophys_metric() or register_rig_metrics() (as a
+    decorator or not).
 
-    A module that defines one of them (the registry itself, _sets, _spec) only passes calls along.
+    A module that defines one of them (the registry itself, _sets, _spec, _rig_metrics) only passes calls
+    along.
     """
     defines = any(isinstance(n, ast.FunctionDef) and n.name in REGISTERING for n in ast.walk(tree))
     if defines:

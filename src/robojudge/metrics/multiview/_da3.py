@@ -307,41 +307,8 @@ def score_item(item: Any, cfg: Da3RigisConfig, metric: str) -> Any:
     return score_rig_item(item, cfg, metric, estimator=ESTIMATOR, ids=DA3_IDS)
 
 
-def register_rig_metrics(ids: tuple[str, str, str], *, network: str, common: str, citation: str,
-                         config: type[Da3RigisConfig], weights: tuple[str, ...],
-                         score: Callable[[Any, Any, str], Any], version: str = "1") -> None:
-    """Register the three RIGIS ids of one reconstruction network (``network`` names it in the texts)."""
-    from robojudge.metrics._registry import Family, Input, Provider, metric
-
-    texts = {
-        ids[1]: "S_geo: 1 - share of a view's reconstructed points lying in another view's free "
-                "space (5% depth slack), over view pairs and instants. 1 is consistent.",
-        ids[2]: "S_pose: stability over time of the estimated relative pose of each view pair "
-                "(median angle error against the medoid, exp(-max(0, e - 5) / 10)); with a "
-                "calibration, averaged with the accuracy against it. 1 is a fixed rig.",
-        ids[0]: f"S = 0.5 S_geo + 0.5 S_pose of the {network} reconstruction. 1 is consistent.",
-    }
-    for mid in (ids[1], ids[2], ids[0]):
-        def fn(item: Any, config: Any, _mid: str = mid) -> Any:
-            return score(item, config, _mid)
-
-        fn.__name__ = mid
-        metric(
-            mid,
-            family=Family.multiview,
-            inputs={Input.views},
-            higher_is_better=True,
-            native_range=(0.0, 1.0),
-            version=version,
-            citation=citation,
-            description=common + texts[mid],
-            config=config,
-            provider=Provider.model,
-            weights=weights,
-        )(fn)
-
-
 def _register() -> None:
+    from robojudge.metrics.multiview._rig_metrics import register_rig_metrics
     from robojudge.models import DA3_BASE
 
     register_rig_metrics(

@@ -21,12 +21,8 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from robojudge.metrics.multiview._da3 import (
-    Da3RigisConfig,
-    Estimator,
-    register_rig_metrics,
-    score_rig_item,
-)
+from robojudge.metrics.multiview._da3 import Da3RigisConfig, Estimator, score_rig_item
+from robojudge.metrics.multiview._rig_metrics import register_rig_metrics
 
 VGGT_IDS = ("rigis_vggt", "rigis_vggt_geo", "rigis_vggt_pose")
 """The metric ids of the VGGT variant: combined score, ``S_geo``, ``S_pose``."""
