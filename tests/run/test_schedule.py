@@ -174,3 +174,12 @@ def test_cost_model_fits_a_line_per_metric_so_capped_metrics_do_not_scale_with_l
     lines = [(2.0, 0.0), (fixed, slope), (0.0, 0.18), (2.5, 0.0)]
     expect = np.mean([a for a, _ in lines]) + np.mean([b for _, b in lines]) * 40.0
     assert costs.seconds("new", 40.0) == pytest.approx(expect)
+
+
+def test_a_metric_set_to_the_fast_profile_alone_gets_its_own_task():
+    # --set METRIC.profile=fast changes what that metric decodes and how it computes flow: it must not
+    # share a task's frames and flow with the native-size metrics.
+    native = build_requests(["cc_photometric", "mq_flow_score"])
+    fast = build_requests(["cc_photometric", "mq_flow_score"], {"mq_flow_score": {"profile": "fast"}})
+    assert len(sampling_groups([r.config for r in native])) == 1
+    assert len(sampling_groups([r.config for r in fast])) == 2
