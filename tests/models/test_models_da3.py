@@ -61,6 +61,10 @@ def test_preset_name_reads_config(tmp_path: Path) -> None:
     assert preset_name(tmp_path, "da3-base") == "da3-base"
     (tmp_path / "config.json").write_text(json.dumps({"model_name": "da3-small"}))
     assert preset_name(tmp_path, "da3-base") == "da3-small"
+    # a config.json that is not an object is a broken download, not a missing preset: say so
+    (tmp_path / "config.json").write_text("[]")
+    with pytest.raises(ValueError, match=r"config\.json: expected a JSON object"):
+        preset_name(tmp_path, "da3-base")
 
 
 def test_missing_weights_name_the_metric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,7 +22,6 @@ inverted here), all as numpy.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from robojudge.models._cache import NETWORKS, NetworkKey
-from robojudge.models._load import local_weights, torch_device
+from robojudge.models._load import folder_config, local_weights, torch_device
 from robojudge.models._specs import DA3_BASE
 from robojudge.models._weights import WeightSpec
 
@@ -90,15 +89,13 @@ def build_da3(model_name: str) -> torch.nn.Module:
 
 
 def preset_name(folder: Path, default: str) -> str:
-    """The preset named by ``folder/config.json`` (``model_name``), or ``default`` without one."""
-    cfg = folder / CONFIG
-    if not cfg.is_file():
-        return default
-    try:
-        data = json.loads(cfg.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{cfg}: not valid JSON ({exc})") from exc
-    name = data.get("model_name", default) if isinstance(data, dict) else default
+    """The preset named by ``folder/config.json`` (``model_name``), or ``default`` without one.
+
+    Raises:
+        ValueError: When ``config.json`` is not valid JSON or not a JSON object (names the file).
+    """
+    data = folder_config(folder, CONFIG)
+    name = default if data is None else data.get("model_name", default)
     return str(name)
 
 

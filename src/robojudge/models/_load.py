@@ -6,6 +6,7 @@ import circle. torch is imported inside the functions only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -40,6 +41,24 @@ def local_weights(spec: WeightSpec | str, metric: str | None) -> Path:
         MissingWeightsError: When the weights are not on this machine (names ``metric``).
     """
     return resolve_weights(as_spec(spec), metric=metric)
+
+
+def folder_config(folder: Path, name: str = "config.json") -> dict[str, Any] | None:
+    """The JSON object in ``folder/name`` (a hub repository's ``config.json``), or None without that file.
+
+    Raises:
+        ValueError: When the file is not valid JSON or not a JSON object (names the file).
+    """
+    path = folder / name
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
 
 
 def torch_dtype(name: str) -> Any:

@@ -23,7 +23,6 @@ camera-to-world poses, depth and its confidence, world points and their confiden
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from robojudge.models._cache import NETWORKS, NetworkKey
-from robojudge.models._load import load_state_dict, local_weights, torch_device
+from robojudge.models._load import folder_config, load_state_dict, local_weights, torch_device
 from robojudge.models._specs import VGGT_1B
 from robojudge.models._vggt_config import VggtConfig
 from robojudge.models._weights import WeightSpec
@@ -52,15 +51,9 @@ def config_for_folder(folder: Path, base: VggtConfig | None = None) -> VggtConfi
         ValueError: When the file is not a JSON object.
     """
     cfg = base or VggtConfig()
-    path = folder / CONFIG
-    if not path.is_file():
+    data = folder_config(folder, CONFIG)
+    if data is None:
         return cfg
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
     names = {f.name for f in fields(VggtConfig)}
     change: dict[str, Any] = {k: data[k] for k in ("img_size", "patch_size", "embed_dim") if k in data}
     for flag, field in (("enable_camera", "camera_head"), ("enable_point", "point_head"),
