@@ -30,6 +30,11 @@ RGB), and the output says which. Median of ``--decode-repeats`` (default 3) and 
 CPU seconds (every thread of the process, and ffmpeg's as a child): on a machine shared with other
 work the wall ratio moves with the load average (printed with each clip), the CPU ratio much less.
 
+``--cv-threads N`` runs OpenCV on N threads in this process (default: OpenCV's own count, a thread per
+CPU, as ``robojudge score`` with one worker runs; ``--cv-threads 1`` is what each of 2 workers on 2
+CPUs gets, :func:`robojudge.run._executor.cv_threads_per_worker`). The CPU ratio is lower with one
+thread: OpenCV's parallel loops spend CPU waiting on each other.
+
 With ``--workers N`` the clip is also scored through :func:`robojudge.run.score_items` on N local
 workers, once with the item's metrics split by sampling (the default scheduling) and once as one
 task, wall time each.
@@ -192,7 +197,11 @@ def main() -> int:
     ap.add_argument("--cv-threads-legs", action="store_true",
                     help="suite legs: OpenCV's default threads per worker against the executor's default")
     ap.add_argument("--rounds", type=int, default=1, help="rounds of --cv-threads-legs")
+    ap.add_argument("--cv-threads", type=int, default=None,
+                    help="OpenCV threads in this process (default: OpenCV's, a thread per CPU)")
     args = ap.parse_args()
+    if args.cv_threads is not None:
+        cv2.setNumThreads(args.cv_threads)
     ids = video_only_ids()
     frames = FrameOptions(max_side=args.max_side)
     reqs = build_requests(ids, frames=frames)
@@ -202,7 +211,8 @@ def main() -> int:
     if args.fast:
         print(f"--fast on: {', '.join(r.id for r in fast_reqs if takes_frame_options(r.id))}")
     print(f"metrics ({len(ids)}): {', '.join(ids)}")
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; OpenCV threads "
+          f"{cv2.getNumThreads()}")
     for name in args.clips.split(","):
         path = make_clip(name, args.max_frames)
         item = Item(item_id=name, video=str(path))

@@ -35,12 +35,26 @@ def item(tmp_path_factory: pytest.TempPathFactory) -> Item:
 
 
 def test_fast_options_name_their_size_and_profile() -> None:
-    assert FrameOptions(profile="fast").values() == {"size": FAST_SIZE, "profile": "fast"}
-    assert FrameOptions(profile="fast", size=320).values() == {"size": 320, "profile": "fast"}
-    assert FrameOptions(profile="fast", max_side=320).values() == {"max_side": 320, "profile": "fast"}
+    fast = {"profile": "fast", "resample": "fast"}
+    assert FrameOptions(profile="fast").values() == {"size": FAST_SIZE, **fast}
+    assert FrameOptions(profile="fast", size=320).values() == {"size": 320, **fast}
+    assert FrameOptions(profile="fast", max_side=320).values() == {"max_side": 320, **fast}
+    assert FrameOptions(profile="fast", resample="area").values()["resample"] == "area"
     assert FrameOptions(size=320).values() == {"size": 320}  # native: no profile in the config
     with pytest.raises(ValueError, match="profile"):
         FrameOptions(profile="quick")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="resample"):
+        FrameOptions(resample="cubic")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("metric", NATIVE)
+def test_fast_resampling_is_part_of_the_config_hash_and_area_is_the_default(metric: str) -> None:
+    spec = get_metric(metric)
+    fast = {"profile": "fast", "size": FAST_SIZE}
+    assert spec.config_hash(spec.make_config({**fast, "resample": "fast"})) != spec.config_hash(
+        spec.make_config(fast))
+    # area is the default, so naming it leaves the hash of existing results alone
+    assert spec.config_hash(spec.make_config({"resample": "area"})) == spec.config_hash(spec.make_config())
 
 
 def test_a_config_with_the_fast_profile_alone_reads_at_the_fast_size(item: Item) -> None:
@@ -82,7 +96,9 @@ def test_fast_values_are_the_functional_forms_on_the_fast_inputs(item: Item) -> 
     assert {m: (r.status, r.details.get("profile"), r.details["frame_size"]) for m, r in rows.items()} == {
         m: ("ok", "fast", f"96x{96 * H // W}") for m in NATIVE}
     assert all(r.config["profile"] == "fast" for r in rows.values())
-    gray = sample_frames(item.video, fps=None, max_frames=None, size=96, gray=True).frames
+    # 96 px is within half of the clip's longer side, so the fast profile's frames are bilinear
+    assert W <= 2 * 96
+    gray = sample_frames(item.video, fps=None, max_frames=None, size=96, gray=True, resample="fast").frames
     step = profile_step(NativeFrames(profile="fast"), FPS)
     assert step == 3
     dis_fast = F.FlowSettings(estimator="dis", dis_preset="fast")

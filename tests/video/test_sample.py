@@ -88,6 +88,22 @@ def test_odd_size_and_resizing(tmp_path: Path) -> None:
     assert (info.width, info.height, info.frame_count) == (257, 143, 8)
 
 
+def test_fast_resampling_is_bilinear_down_to_half_a_side_and_area_beyond(tmp_path: Path) -> None:
+    path = write_video(tmp_path / "tex.mp4", textured_clip(4, 200, 120), fps=4)
+    native = sample_frames(path).frames
+    for size, interp in ((150, cv2.INTER_LINEAR), (100, cv2.INTER_LINEAR), (60, cv2.INTER_AREA)):
+        fast = sample_frames(path, size=size, resample="fast").frames
+        expected = np.stack([cv2.resize(f, fast.shape[2:0:-1], interpolation=interp) for f in native])
+        assert np.array_equal(fast, expected), size
+        area = np.stack([cv2.resize(f, fast.shape[2:0:-1], interpolation=cv2.INTER_AREA) for f in native])
+        assert np.array_equal(sample_frames(path, size=size).frames, area), size  # the default is area
+    # 150 px is not a whole fraction of 200: the two resamplings give other frames, cached apart
+    assert not np.array_equal(sample_frames(path, size=150, resample="fast").frames,
+                              sample_frames(path, size=150).frames)
+    with pytest.raises(ValueError, match="resample"):
+        sample_frames(path, size=150, resample="cubic")
+
+
 def test_gray_matches_cv2(tmp_path: Path) -> None:
     path = write_video(tmp_path / "tex.mp4", textured_clip(12), fps=12)
     rgb = sample_frames(path, size=80)

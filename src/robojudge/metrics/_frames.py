@@ -57,6 +57,9 @@ FAST_SIZE = 640
 #: second of video (every ``round(fps / 8)``-th: still consecutive frames, VBench's 8 fps for dynamic
 #: degree), and ``rbg_stability`` matches half its pairs per interval.
 FAST_PAIRS_PER_SECOND = 8.0
+#: How frames are shrunk to the evaluation size: ``area`` (``INTER_AREA``) or ``fast`` (bilinear down to
+#: half of each side, ``INTER_AREA`` beyond; what ``FrameOptions(profile="fast")`` sets).
+Resample = Literal["area", "fast"]
 
 
 class NativeFrames(BaseModel):
@@ -91,6 +94,10 @@ class NativeFrames(BaseModel):
     profile: Profile = Field(
         default="native", description="native: the definitions; fast: a 640 px longer side and faster flow",
         json_schema_extra=HASH_WHEN_SET,
+    )
+    resample: Resample = Field(
+        default="area", description="how frames shrink to size/max_side: area, or fast (bilinear down to "
+        "half a side)", json_schema_extra=HASH_WHEN_SET,
     )
 
 
@@ -134,7 +141,7 @@ def native_rgb(item: Item, cfg: NativeFrames) -> tuple[np.ndarray, float]:
     """
     sampled = sample_frames(
         item.video, fps=None, max_frames=cfg.max_frames, size=evaluation_size(item, cfg),
-        spread="head" if cfg.max_frames is not None else "uniform",
+        spread="head" if cfg.max_frames is not None else "uniform", resample=cfg.resample,
     )
     require_frames(sampled.frames, 2)
     return sampled.frames, sampled.source_fps
@@ -148,19 +155,24 @@ class FrameOptions:
 
     ``FrameOptions(profile="fast")`` is the fast profile (``score --fast``); without a ``size`` or
     ``max_side`` it sets ``size`` to :data:`FAST_SIZE`, so the configs (and the cost estimate) name the
-    size the values are computed at.
+    size the values are computed at, and without a ``resample`` it sets ``resample="fast"``.
     """
 
     size: int | None = None
     max_side: int | None = None
     max_frames: int | None = None
     profile: Profile = "native"
+    resample: Resample | None = None
 
     def __post_init__(self) -> None:
         if self.profile not in ("native", "fast"):
             raise ValueError(f"profile must be 'native' or 'fast', got {self.profile!r}")
         if self.profile == "fast" and self.size is None and self.max_side is None:
             object.__setattr__(self, "size", FAST_SIZE)
+        if self.profile == "fast" and self.resample is None:
+            object.__setattr__(self, "resample", "fast")
+        if self.resample not in (None, "area", "fast"):
+            raise ValueError(f"resample must be 'area' or 'fast', got {self.resample!r}")
         for name in ("size", "max_side"):
             v = getattr(self, name)
             if v is not None and v < 1:
@@ -174,6 +186,8 @@ class FrameOptions:
                                              ("max_frames", self.max_frames)) if v is not None}
         if self.profile != "native":
             out["profile"] = self.profile
+        if self.resample is not None:
+            out["resample"] = self.resample
         return out
 
     def __bool__(self) -> bool:

@@ -30,7 +30,7 @@ are split into one task per sampling, so that several workers share a long video
 # well under 1% of the set's time on the benchmark clips (0.1-0.3 s of decoding against 45-70 s
 # of metrics), and keeps the expensive flow group from carrying the cheap metrics with it.
 SAMPLING_FIELDS = ("fps", "max_frames", "size", "width", "height", "max_side", "spread", "gray", "stride",
-                   "profile")
+                   "profile", "resample")
 FLOW_FIELDS = ("estimator", "pyr_scale", "levels", "winsize", "iterations", "poly_n", "poly_sigma")
 
 

@@ -14,7 +14,7 @@ from robojudge.video._cache import cached, cached_probe, peek, report_warnings
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import sample_file
 from robojudge.video._folder import folder_rate, list_images, probe_folder, read_image
-from robojudge.video._post import PostProcess
+from robojudge.video._post import RESAMPLES, PostProcess
 from robojudge.video._select import SPREADS, pick_indices, thin_positions
 from robojudge.video._types import FileFingerprint, SampledFrames, VideoInfo
 
@@ -46,6 +46,7 @@ def sample_frames(
     size: int | tuple[int, int] | None = None,
     gray: bool = False,
     spread: str = "uniform",
+    resample: str = "area",
 ) -> SampledFrames:
     """Sample frames the way RoboJudge judges see a video (4 fps, at most 32 frames).
 
@@ -67,6 +68,10 @@ def sample_frames(
             start of the video at the picked rate, so consecutive frames stay consecutive). Only the
             kept frames are converted, so a long video costs the memory of ``max_frames`` frames
             either way; with ``"head"`` a file is decoded no further than its last kept frame.
+        resample: how a frame is shrunk to ``size``: ``"area"`` (``INTER_AREA``) or ``"fast"``
+            (bilinear when each side shrinks by at most half, ``INTER_AREA`` beyond; the fast
+            profile's choice, :class:`~robojudge.video._post.PostProcess`). Enlarging is bilinear
+            either way.
 
     Returns:
         C-contiguous uint8 frames with their presentation times (seconds from the first frame),
@@ -94,9 +99,11 @@ def sample_frames(
     _check_args(fps, max_frames, size)
     if spread not in SPREADS:
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
-    post = PostProcess(size, gray)
+    if resample not in RESAMPLES:
+        raise ValueError(f"resample must be one of {RESAMPLES}, got {resample!r}")
+    post = PostProcess(size, gray, resample)
     sampler = _sample_folder if path.is_dir() else sample_file
-    key = _sampling_key(fps, max_frames, size, gray, spread)
+    key = _sampling_key(fps, max_frames, size, gray, spread, resample)
     return cached(path, key, lambda: sampler(path, fps, max_frames, post, spread))
 
 
@@ -107,17 +114,24 @@ def cached_frames(
     size: int | tuple[int, int] | None = None,
     gray: bool = False,
     spread: str = "uniform",
+    resample: str = "area",
 ) -> SampledFrames | None:
     """What :func:`sample_frames` with these arguments would return from the open
     :func:`~robojudge.video.frame_cache` for the file ``fingerprint`` names, or ``None`` (no cache
     open, or nothing cached for it yet). Never decodes."""
-    return peek(fingerprint, _sampling_key(fps, max_frames, size, gray, spread))
+    return peek(fingerprint, _sampling_key(fps, max_frames, size, gray, spread, resample))
 
 
 def _sampling_key(
-    fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None, gray: bool, spread: str
+    fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None, gray: bool, spread: str,
+    resample: str = "area",
 ) -> tuple[object, ...]:
-    return (fps, max_frames, size, gray) if spread == "uniform" else (fps, max_frames, size, gray, spread)
+    key: tuple[object, ...] = (fps, max_frames, size, gray)
+    if spread != "uniform":
+        key += (spread,)
+    if resample != "area" and size is not None:  # without a size nothing is resized
+        key += ("resample", resample)
+    return key
 
 
 def _check_args(fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None) -> None:
