@@ -17,7 +17,9 @@ every metric finds motion, corners and features.
 ``--max-frames`` shortens every clip (a quick run on a busy machine); the figures then say so.
 ``--max-side N`` scores as ``robojudge score --max-side N`` does (the metrics defined at native size
 read frames whose longer side is at most N px). ``--fast`` times the set under the fast profile
-(``robojudge score --fast``) as well, right after the native set on each clip, and prints both.
+(``robojudge score --fast``) as well, right after the native set on each clip, and prints both;
+``--fast-area`` adds the fast profile with area resizing (``resample="area"``, as before bilinear
+resizing was part of it), run right after it.
 
 Metric set: every registered metric with provider ``computed`` whose only input is the video (what
 ``robojudge score --metrics all`` runs on a video-only suite without weights), run as the runner
@@ -194,6 +196,8 @@ def main() -> int:
     ap.add_argument("--max-side", type=int, default=None,
                     help="score with robojudge score --max-side N (the metrics read at native size)")
     ap.add_argument("--fast", action="store_true", help="also time the set under the fast profile")
+    ap.add_argument("--fast-area", action="store_true",
+                    help="with --fast, also time the fast profile with area resizing (resample='area')")
     ap.add_argument("--cv-threads-legs", action="store_true",
                     help="suite legs: OpenCV's default threads per worker against the executor's default")
     ap.add_argument("--rounds", type=int, default=1, help="rounds of --cv-threads-legs")
@@ -218,6 +222,9 @@ def main() -> int:
         item = Item(item_id=name, video=str(path))
         decodes, decode_cpu, how = [], [], ""
         profiles = {"native": reqs, "fast": fast_reqs} if args.fast else {"native": reqs}
+        if args.fast and args.fast_area:
+            profiles["fast, resample=area"] = build_requests(
+                ids, frames=FrameOptions(profile="fast", resample="area"))
         sets: dict[str, list[float]] = {p: [] for p in profiles}
         set_cpu: dict[str, list[float]] = {p: [] for p in profiles}
         per_metric: dict[str, dict[str, list[float]]] = {p: {m: [] for m in ids} for p in profiles}
