@@ -338,6 +338,7 @@ ABLATION: dict[str, dict[str, Any]] = {
     "version 3: centre windows + held frames + finger check": {"fingers": True, "held": True},
     "windows ending in the segment + held frames + finger check": {"window": "end", "fingers": True,
                                                                    "held": True},
+    "version 3 + jerk max over keypoints": {"fingers": True, "held": True, "jerk_reduce": "max"},
 }
 
 
@@ -425,7 +426,8 @@ def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, fl
     for name, opts in ABLATION.items():
         def kw(held: Any, opts: dict[str, Any] = opts) -> dict[str, Any]:
             return {"window": opts.get("window", "centre"), "fingers": fingers if opts.get("fingers") else (),
-                    "held": held if opts.get("held") else None}
+                    "held": held if opts.get("held") else None,
+                    "jerk_reduce": opts.get("jerk_reduce", "mean")}
 
         ref_vals = [v for p, vis, fps, diag, held in refs for v in segment_values(p, vis, links, fps, diag,
                                                                                      **kw(held))]

@@ -194,3 +194,22 @@ def test_held_frames_are_frames_that_repeat_the_previous_one():
     frames[5] = np.clip(frames[4].astype(int) + (rng.random((8, 8, 3)) < 0.05), 0, 255)  # codec noise
     assert held_frames(frames).tolist() == [False, False, False, True, False, True]
     assert held_frames(frames, tol=0.0).tolist() == [False] * 6
+
+
+def test_jerk_of_a_window_is_the_mean_over_keypoints_or_with_max_the_largest():
+    # Three keypoints; the first steps 3 px at frame 20, the others stay: its third differences are
+    # 3, -6 and 3 px in the windows ending at frames 20, 21 and 22, on one keypoint of three.
+    pts = np.concatenate([still(), still(), still()], axis=1)
+    pts[20:, 0, 0] += 3.0
+    mean = jerks(pts)
+    largest = jerks(pts, jerk_reduce="max")
+    assert mean[1] == pytest.approx(6.0 * SCALE / 3) and largest[1] == pytest.approx(6.0 * SCALE)
+    assert mean[0] == largest[0] == 0.0 and mean[2] == largest[2] == 0.0
+    # an unseen keypoint is left out either way; a window with none seen has no value
+    seen = np.ones(pts.shape[:2], bool)
+    seen[:, 0] = False
+    assert [v.jerk for v in segment_values(pts, seen, [], FPS, DIAG, jerk_reduce="max")] == [0.0, 0.0, 0.0]
+    seen[:] = False
+    assert all(math.isnan(v.jerk) for v in segment_values(pts, seen, [], FPS, DIAG, jerk_reduce="max"))
+    with pytest.raises(ValueError, match="jerk reduce"):
+        jerks(pts, jerk_reduce="median")

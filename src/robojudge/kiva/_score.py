@@ -90,9 +90,17 @@ def rigidity(lengths: np.ndarray, diagonal: float, min_link: float = MIN_LINK) -
     return worst
 
 
-def window_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal: float) -> np.ndarray:
+JERK_REDUCES = ("mean", "max")
+"""How a jerk window's keypoints make its value (see :func:`window_jerk`)."""
+
+
+def window_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal: float,
+                reduce: str = "mean") -> np.ndarray:
     """``(T,)`` jerk of the window ending at each frame (NaN for the first three and where no keypoint
-    is visible on all four frames): mean over keypoints of ``|third difference| * fps**3 / diagonal``."""
+    is visible on all four frames): mean (``reduce="max"``: largest) over keypoints of
+    ``|third difference| * fps**3 / diagonal``."""
+    if reduce not in JERK_REDUCES:
+        raise ValueError(f"unknown jerk reduce {reduce!r}; expected one of {', '.join(JERK_REDUCES)}")
     n = len(tracks)
     out = np.full(n, np.nan)
     if n < 4:
@@ -101,6 +109,9 @@ def window_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal: f
     ok = visible[3:] & visible[2:-1] & visible[1:-2] & visible[:-3]
     mag = np.linalg.norm(d3, axis=-1) * fps**3 / diagonal
     counts = ok.sum(axis=1)
+    if reduce == "max":
+        out[3:] = np.where(counts > 0, np.where(ok, mag, -np.inf).max(axis=1, initial=-np.inf), np.nan)
+        return out
     sums = np.where(ok, mag, 0.0).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         out[3:] = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
@@ -229,6 +240,7 @@ def segment_values(
     window: str = "centre",
     fingers: Sequence[FingerPair] = (),
     held: np.ndarray | None = None,
+    jerk_reduce: str = "mean",
 ) -> list[SegmentValues]:
     """Rigidity, jerk and (with ``fingers``) finger crossing of every segment of a track (module doc).
 
@@ -246,7 +258,7 @@ def segment_values(
         keep = np.flatnonzero(~np.asarray(held, dtype=bool))
     # Held frames are dropped, not zeroed: the frames on either side are one step of the motion apart.
     jerk = np.full(len(tracks), np.nan)
-    jerk[keep] = window_jerk(tracks[keep], visible[keep], fps, diagonal)
+    jerk[keep] = window_jerk(tracks[keep], visible[keep], fps, diagonal, jerk_reduce)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
