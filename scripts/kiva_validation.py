@@ -81,9 +81,13 @@ def build_suite(folder: Path, robot: str, *, episodes: int, size: int, seed: int
 
 
 def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, failures: bool,
-                  mixed: bool = False) -> Path:
-    """Where a robot's reader goes unless ``--reader`` names one: beside the suite it trains on."""
+                  mixed: bool = False, size: int = 64, epochs: int = 30) -> Path:
+    """Where a robot's reader goes unless ``--reader`` names one: beside the suite it trains on. A reader
+    of another ``--reader-size`` or ``--epochs`` than the defaults (64, 30) gets them in its folder's name
+    (``reader-s128-e10``), so readers of different settings never stand in for each other."""
     name = "reader-mixed" if mixed else "reader-failures" if failures else "reader"
+    if (size, epochs) != (64, 30):
+        name += f"-s{size}-e{epochs}"
     return folder / name if train_seed is None else root / "train" / f"{robot}-seed{train_seed}" / name
 
 
@@ -778,16 +782,19 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
     rows: list[dict[str, Any]] = []
     metrics = weights_free_metrics()
     no_value: dict[str, str] = {}
-    judge = judge_config(args)
+    judge = None if args.kiva_only else judge_config(args)
     for robot, (manifest, checkpoint) in prepared.items():
         folder = manifest.parent
         key = {"reader": str(checkpoint), "measure": MEASURE}
         kiva_rows = cached_rows(folder / "_validation_kiva.json", key,
                                 lambda m=manifest, c=checkpoint, r=robot: kiva_segments(m, c, r))
         _log(f"{robot}: KIVA read {len(kiva_rows)} segments", t0)
-        seg_manifest = segment_manifest(manifest, folder / "_segments", robot)
-        values, errors = metric_segments(seg_manifest, folder / "_segments_run", metrics, args.workers)
-        _log(f"{robot}: weights-free metrics scored on the segments", t0)
+        if args.kiva_only:
+            values, errors = {}, {}
+        else:
+            seg_manifest = segment_manifest(manifest, folder / "_segments", robot)
+            values, errors = metric_segments(seg_manifest, folder / "_segments_run", metrics, args.workers)
+            _log(f"{robot}: weights-free metrics scored on the segments", t0)
         if judge is not None:
             values[VLM], why = vlm_segments(seg_manifest, folder / "_segments_judge", judge,
                                             args.judge_samples)
@@ -802,7 +809,8 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
         for m in values:
             if not values[m] and m in errors:
                 no_value[m] = errors[m]
-    metrics = [m for m in metrics if m not in no_value and any(not math.isnan(_nan(r[m])) for r in rows)]
+    metrics = [m for m in metrics if m not in no_value and m in values
+               and any(not math.isnan(_nan(r[m])) for r in rows)]
     columns = {k: False for k in KIVA_COLUMNS}
     columns.update({m: get_metric(m).higher_is_better for m in metrics})
     judged = judge is not None and VLM not in no_value
@@ -877,6 +885,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="print how far each reader's reads are from the simulator's keypoints on "
                              "faithful rollouts and inside each planted failure (ROOT/kiva_read_error.json), "
                              "then stop")
+    parser.add_argument("--kiva-only", action="store_true",
+                        help="the KIVA columns only (reader and true keypoints): no weights-free metric is "
+                             "scored on the segments, so a run costs the readers' training and reading")
     parser.add_argument("--true-keypoints-only", action="store_true",
                         help="build the suites, print the measure's ablation on true keypoints (no reader)")
     parser.add_argument("--draws", type=int, default=1000, help="calibration draws of the three-band overlap")
@@ -914,7 +925,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for robot in robots:
         folder = suites.get(robot, args.root / robot)
         reader = readers.get(robot, reader_folder(args.root, folder, robot, args.train_suite_seed,
-                                                  args.train_failures, args.train_mixed))
+                                                  args.train_failures, args.train_mixed,
+                                                  args.reader_size, args.epochs))
         train_folder = (None if args.train_suite_seed is None
                         else args.root / "train" / f"{robot}-seed{args.train_suite_seed}")
         prepared[robot] = prepare(robot, folder, reader, episodes=args.episodes, size=args.size,

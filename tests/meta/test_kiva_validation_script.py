@@ -281,6 +281,16 @@ def test_readers_train_on_failures_only_from_a_suite_of_other_episodes(tmp_path:
     assert kv.reader_folder(root, root / "fetch", "fetch", 1, False) == own / "reader"
 
 
+def test_readers_of_other_sizes_or_epochs_get_folders_of_their_own() -> None:
+    root = Path("r")
+    assert kv.reader_folder(root, root / "fetch", "fetch", None, False, size=64, epochs=30) == Path(
+        "r/fetch/reader")
+    assert kv.reader_folder(root, root / "fetch", "fetch", None, False, size=128, epochs=10) == Path(
+        "r/fetch/reader-s128-e10")
+    assert kv.reader_folder(root, root / "fetch", "fetch", 1, True, size=64, epochs=10) == Path(
+        "r/train/fetch-seed1/reader-failures-s64-e10")
+
+
 def test_segment_rows_of_several_readers_are_kept_side_by_side_in_one_cache(tmp_path: Path) -> None:
     cache = tmp_path / "_validation_kiva.json"
     cache.write_text(json.dumps({"reader": "a.pt", "measure": "3", "rows": [{"kiva": 1.0}]}))  # older form
@@ -335,3 +345,34 @@ def test_read_errors_are_split_by_the_frames_and_keypoints_each_failure_shows() 
                {"type": "link_stretch", "start": 0, "stop": 2, "visible": False}]
     want = {"bend": [5.0, 9.0], "jitter": [8.0, 9.0, 10.0, 11.0]}
     assert kv.window_errors(err, vis, ["a", "b"], planted) == want
+
+
+def test_kiva_only_scores_no_weights_free_metric_and_tables_the_kiva_columns(tmp_path: Path, monkeypatch,
+                                                                             capsys) -> None:
+    rng = np.random.default_rng(3)
+    prepared = {}
+    for robot in ("fetch", "aloha"):
+        folder = tmp_path / robot
+        folder.mkdir()
+        rows = [{k: v for k, v in r.items() if k not in ("robot", "psnr")} for r in _rows(robot, 4, rng)]
+        for r in rows:
+            for k in kv.KIVA_COLUMNS:
+                r.setdefault(k, r["kiva"])
+            r["reason"] = None
+        (folder / "_validation_kiva.json").write_text(json.dumps(
+            {"entries": [{"reader": str(folder / "reader.pt"), "measure": kv.MEASURE, "rows": rows}]}))
+        prepared[robot] = (folder / "suite.jsonl", folder / "reader.pt")
+
+    def no_scoring(*a, **k):
+        raise AssertionError("--kiva-only scored a weights-free metric")
+
+    monkeypatch.setattr(kv, "metric_segments", no_scoring)
+    monkeypatch.setattr(kv, "segment_manifest", no_scoring)
+    args = kv.argparse.Namespace(kiva_only=True, draws=50, seed=0, root=tmp_path / "out", out=None,
+                                 judge_backend="mock", judge_samples=3, workers=1)
+    assert kv.validate(prepared, args, 0.0) == 0
+    table = capsys.readouterr().out
+    assert "| `kiva` |" in table and "| `kiva_true_keypoints` |" in table and "psnr" not in table
+    saved = json.loads((tmp_path / "out" / "kiva_validation.json").read_text())
+    assert saved["stats"]["kiva"]["rho"]["fetch"]["rho"] > 0.5  # the made-up rows grow with the level
+    assert "vlm" not in saved["stats"]  # a judge given with --kiva-only is not asked
