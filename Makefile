@@ -58,13 +58,18 @@ demo: $(CORE) $(KIVA_DEPS)
 system-deps:
 	@bash scripts/system-deps.sh test
 
+# Two pytest-xdist worker processes (CI has 2 cores); each test file runs whole on one worker (see
+# tests/conftest.py). PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile
+
 ## Run the whole test suite (slow tests included), starting what it needs.
 test: $(DEV) system-deps
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 ## The quick loop for development: skips tests marked slow.
 test-fast: $(DEV) system-deps
-	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 ## Benchmarks (not tests): frame sampling against ffmpeg and a naive decoder, the bootstrap.
 bench: $(DEV)

@@ -1,5 +1,6 @@
 """Shared pytest fixtures."""
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -8,6 +9,86 @@ import pytest
 
 from _postgres import postgres_db_url, postgres_url  # noqa: F401  (fixtures, used by name)
 from robojudge import settings
+
+# Folders whose test files share session-scoped fixtures (tests/kiva: a simulator suite and a reader
+# trained on it); under xdist all of such a folder's files go to one worker, so they are built once.
+_SHARED_SESSION_FOLDERS = ("tests/kiva/",)
+
+# Under xdist these files (or folders) start first, the longest first: a long file handed out last would
+# leave the other worker idle at the end. Seconds each took under `make test` in 2026-12 on 2 cores that
+# other jobs kept at a load of about 5. A stale list costs only balance, never a test.
+_LONG_FIRST = (
+    "tests/cli/test_core_install.py",  # 160-185 s: a fresh venv and a pip install of the checkout
+    "tests/suite_sim/test_sim_kinematic.py",  # 110-125 s
+    "tests/kiva/",  # 120-130 s
+    "tests/cli/test_cli.py",  # 110-135 s
+    "tests/run/test_ray.py",  # 70-80 s
+    "tests/test_demo_kiva.py",  # 45-65 s
+)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (``make test``): each file whole on one worker, each shared-fixture folder too.
+
+    A module- or session-scoped fixture is built once per worker that uses it: a file split across
+    workers would build its expensive module fixtures (simulator rollouts, tiny networks, a Ray head)
+    twice. pytest-xdist's ``loadgroup`` cannot group them: it renames node ids, which pytest 9 ignores.
+    Files are handed out in the workers' collection order (:data:`_LONG_FIRST` first, see
+    :func:`pytest_collection_modifyitems`), not xdist's default of most tests first.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class _FileOrFolderScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return next((folder for folder in _SHARED_SESSION_FOLDERS if path.startswith(folder)), path)
+
+    config.option.loadscopereorder = False
+    return _FileOrFolderScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist workers under ``--dist loadfile``: the files of :data:`_LONG_FIRST` first, in its order.
+
+    Every worker sorts alike, so their collections stay identical; the order within a file is kept.
+    """
+    if not getattr(config, "workerinput", {}).get("rj_long_first"):
+        return
+
+    def rank(item: pytest.Item) -> int:
+        return next(
+            (i for i, prefix in enumerate(_LONG_FIRST) if item.nodeid.startswith(prefix)), len(_LONG_FIRST)
+        )
+
+    items.sort(key=rank)  # stable
+
+
+# Terminal size variables. xdist's workers start with COLUMNS=80 in their environment; robojudge's
+# module-level rich consoles (robojudge.cli._common) fix their width from COLUMNS when created, so a
+# worker that imports them at collection prints 80-column tables even where a test sets COLUMNS.
+_TERMINAL_VARS = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """On the xdist controller: each worker gets the controller's terminal size variables and dist mode."""
+    node.workerinput["rj_terminal_env"] = {name: os.environ.get(name) for name in _TERMINAL_VARS}
+    node.workerinput["rj_long_first"] = node.config.getvalue("dist") == "loadfile"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On an xdist worker: the controller's terminal size variables, as a single-process run sees them."""
+    controller_env = getattr(config, "workerinput", {}).get("rj_terminal_env")
+    if controller_env is None:
+        return
+    for name, value in controller_env.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(autouse=True, scope="session")
