@@ -20,9 +20,9 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 pytest.importorskip("datasets")
 
-from _tiny_vlm import build_tiny_qwen2vl  # noqa: E402
 from _train_suite import write_labelled_suite  # noqa: E402
 
+from _tiny_vlm import build_tiny_qwen2vl  # noqa: E402
 from robojudge.judges import FrameSpec, ResponseCache, get_rubric, load_judges_file, make_judge  # noqa: E402
 from robojudge.run._judge import judge_items  # noqa: E402
 from robojudge.store import ResultStore  # noqa: E402
