@@ -44,7 +44,10 @@ def test_fast_options_name_their_size_and_profile() -> None:
     with pytest.raises(ValueError, match="profile"):
         FrameOptions(profile="quick")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="resample"):
-        FrameOptions(resample="cubic")  # type: ignore[arg-type]
+        FrameOptions(size=320, resample="cubic")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs a size"):
+        FrameOptions(resample="fast")  # native size: nothing to resample
+    assert FrameOptions(max_side=320, resample="fast").values() == {"max_side": 320, "resample": "fast"}
 
 
 @pytest.mark.parametrize("metric", NATIVE)

@@ -173,6 +173,9 @@ class FrameOptions:
             object.__setattr__(self, "resample", "fast")
         if self.resample not in (None, "area", "fast"):
             raise ValueError(f"resample must be 'area' or 'fast', got {self.resample!r}")
+        if self.resample is not None and self.size is None and self.max_side is None:
+            # Nothing would be resized: the values would be the native ones under another config hash.
+            raise ValueError(f"resample={self.resample!r} needs a size or a max_side (or the fast profile)")
         for name in ("size", "max_side"):
             v = getattr(self, name)
             if v is not None and v < 1:

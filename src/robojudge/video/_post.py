@@ -23,8 +23,9 @@ class PostProcess:
     ``INTER_AREA`` is used when the output has fewer pixels than the input, ``INTER_LINEAR``
     otherwise. With ``resample="fast"`` a frame shrunk by at most half on each side is resized
     bilinearly as well (``INTER_LINEAR``: a few times less time than ``INTER_AREA`` at a scale that is
-    not a whole fraction, e.g. 752x416 to 640x354, and no aliasing at such scales, since bilinear
-    weights still cover every source pixel); a larger shrink keeps ``INTER_AREA``. Every output gets
+    not a whole fraction, e.g. 752x416 to 640x354; at such scales output pixels are at most two source
+    pixels apart, so every source pixel still enters the result and aliasing stays small); a larger
+    shrink keeps ``INTER_AREA``. Every output gets
     the size of the first one, so a stream that changes resolution midway still stacks into one array.
     """
 
