@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from robojudge.metrics._content import require_frames
 from robojudge.metrics._registry import HASH_WHEN_SET, get_metric
 from robojudge.suite._schema import Item
-from robojudge.video import probe_video, sample_frames
+from robojudge.video import RESAMPLES, probe_video, sample_frames
 
 
 class GrayPreprocess(BaseModel):
@@ -171,8 +171,8 @@ class FrameOptions:
             object.__setattr__(self, "size", FAST_SIZE)
         if self.profile == "fast" and self.resample is None:
             object.__setattr__(self, "resample", "fast")
-        if self.resample not in (None, "area", "fast"):
-            raise ValueError(f"resample must be 'area' or 'fast', got {self.resample!r}")
+        if self.resample is not None and self.resample not in RESAMPLES:
+            raise ValueError(f"resample must be one of {RESAMPLES}, got {self.resample!r}")
         if self.resample is not None and self.size is None and self.max_side is None:
             # Nothing would be resized: the values would be the native ones under another config hash.
             raise ValueError(f"resample={self.resample!r} needs a size or a max_side (or the fast profile)")

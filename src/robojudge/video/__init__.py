@@ -14,11 +14,13 @@ Public API:
 * :class:`SampledFrames` -- the one type for a sampled video (frames, time stamps, source indices,
   the input's :class:`FileFingerprint`; content hashes and JPEGs on demand).
 * :class:`VideoError`, :class:`VideoInfo`, :func:`frame_digest`, :func:`encode_jpeg`.
+* :data:`RESAMPLES` -- how :func:`sample_frames` may shrink frames (``resample``).
 """
 
 from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, video_warnings
 from robojudge.video._encode import prepare_frames
 from robojudge.video._pool import DecoderPool, default_decode_workers, shared_decoder
+from robojudge.video._post import RESAMPLES
 from robojudge.video._sample import cached_frames, probe_video, sample_frames
 from robojudge.video._types import (
     FileFingerprint,
@@ -35,6 +37,7 @@ __all__ = [
     "DecoderPool",
     "FileFingerprint",
     "FrameCache",
+    "RESAMPLES",
     "SampledFrames",
     "VideoError",
     "VideoInfo",
