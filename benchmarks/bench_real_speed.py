@@ -210,6 +210,8 @@ def main() -> int:
     frames = FrameOptions(max_side=args.max_side)
     reqs = build_requests(ids, frames=frames)
     fast_reqs = build_requests(ids, frames=FrameOptions(profile="fast")) if args.fast else []
+    area_reqs = (build_requests(ids, frames=FrameOptions(profile="fast", resample="area"))
+                 if args.fast and args.fast_area else [])
     if frames:
         print(f"--max-side {args.max_side} on: {', '.join(r.id for r in reqs if takes_frame_options(r.id))}")
     if args.fast:
@@ -222,9 +224,8 @@ def main() -> int:
         item = Item(item_id=name, video=str(path))
         decodes, decode_cpu, how = [], [], ""
         profiles = {"native": reqs, "fast": fast_reqs} if args.fast else {"native": reqs}
-        if args.fast and args.fast_area:
-            profiles["fast, resample=area"] = build_requests(
-                ids, frames=FrameOptions(profile="fast", resample="area"))
+        if area_reqs:
+            profiles["fast, resample=area"] = area_reqs
         sets: dict[str, list[float]] = {p: [] for p in profiles}
         set_cpu: dict[str, list[float]] = {p: [] for p in profiles}
         per_metric: dict[str, dict[str, list[float]]] = {p: {m: [] for m in ids} for p in profiles}

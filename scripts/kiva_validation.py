@@ -80,13 +80,17 @@ def build_suite(folder: Path, robot: str, *, episodes: int, size: int, seed: int
     return manifest
 
 
+#: The readers' default size and epochs (``--reader-size``, ``--epochs``); other values name their folders.
+READER_SIZE, EPOCHS = 64, 30
+
+
 def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, failures: bool,
-                  mixed: bool = False, size: int = 64, epochs: int = 30) -> Path:
+                  mixed: bool = False, size: int = READER_SIZE, epochs: int = EPOCHS) -> Path:
     """Where a robot's reader goes unless ``--reader`` names one: beside the suite it trains on. A reader
     of another ``--reader-size`` or ``--epochs`` than the defaults (64, 30) gets them in its folder's name
     (``reader-s128-e10``), so readers of different settings never stand in for each other."""
     name = "reader-mixed" if mixed else "reader-failures" if failures else "reader"
-    if (size, epochs) != (64, 30):
+    if (size, epochs) != (READER_SIZE, EPOCHS):
         name += f"-s{size}-e{epochs}"
     return folder / name if train_seed is None else root / "train" / f"{robot}-seed{train_seed}" / name
 
@@ -780,7 +784,8 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
     from robojudge.metrics import get_metric
 
     rows: list[dict[str, Any]] = []
-    metrics = weights_free_metrics()
+    # --kiva-only: no weights-free metric is scored on the segments, and no judge is asked
+    metrics = [] if args.kiva_only else weights_free_metrics()
     no_value: dict[str, str] = {}
     judge = None if args.kiva_only else judge_config(args)
     for robot, (manifest, checkpoint) in prepared.items():
@@ -809,8 +814,7 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
         for m in values:
             if not values[m] and m in errors:
                 no_value[m] = errors[m]
-    metrics = [m for m in metrics if m not in no_value and m in values
-               and any(not math.isnan(_nan(r[m])) for r in rows)]
+    metrics = [m for m in metrics if m not in no_value and any(not math.isnan(_nan(r[m])) for r in rows)]
     columns = {k: False for k in KIVA_COLUMNS}
     columns.update({m: get_metric(m).higher_is_better for m in metrics})
     judged = judge is not None and VLM not in no_value
@@ -861,8 +865,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=6, help="episodes per robot's suite")
     parser.add_argument("--size", type=int, default=128, help="image size of the suites")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--reader-size", type=int, default=64)
-    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--reader-size", type=int, default=READER_SIZE)
+    parser.add_argument("--epochs", type=int, default=EPOCHS)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--suite", action="append", default=[], help="ROBOT=DIR: reuse this suite folder")
     parser.add_argument("--reader", action="append", default=[], help="ROBOT=PATH: reuse this reader")

@@ -137,11 +137,9 @@ def print_frame_options(frames: FrameOptions, applied: list[str]) -> None:
     warning)."""
     if not frames:
         return
-    values = frames.values()
-    if values.get("profile") == "fast" and values.get("resample") == "fast":
-        del values["resample"]  # part of --fast
-    given = ", ".join("--fast" if k == "profile" else f"resample {v}" if k == "resample"
-                      else f"--{k.replace('_', '-')} {v}" for k, v in values.items())
+    # resample has no flag of its own: from the command line it comes with --fast
+    given = ", ".join("--fast" if k == "profile" else f"--{k.replace('_', '-')} {v}"
+                      for k, v in frames.values().items() if k != "resample")
     if not applied:
         console.print(f"[yellow]{given} applied to no requested metric[/] (they apply to the metrics that "
                       "read frames at native size; the others read frames at their own settings)",

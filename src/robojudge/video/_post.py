@@ -53,9 +53,9 @@ class PostProcess:
         height, width = rgb.shape[:2]
         tw, th = self._target(width, height)
         if (tw, th) != (width, height):
-            interp = cv2.INTER_AREA if tw * th < width * height else cv2.INTER_LINEAR
-            if self.resample == "fast" and 2 * tw >= width and 2 * th >= height:
-                interp = cv2.INTER_LINEAR
+            area = tw * th < width * height and not (
+                self.resample == "fast" and 2 * tw >= width and 2 * th >= height)
+            interp = cv2.INTER_AREA if area else cv2.INTER_LINEAR
             rgb = cv2.resize(rgb, (tw, th), interpolation=interp)
         if self.gray:
             rgb = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
