@@ -85,13 +85,17 @@ READER_SIZE, EPOCHS = 64, 30
 
 
 def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, failures: bool,
-                  mixed: bool = False, size: int = READER_SIZE, epochs: int = EPOCHS) -> Path:
+                  mixed: bool = False, size: int = READER_SIZE, epochs: int = EPOCHS,
+                  stride: int = 4) -> Path:
     """Where a robot's reader goes unless ``--reader`` names one: beside the suite it trains on. A reader
     of another ``--reader-size`` or ``--epochs`` than the defaults (64, 30) gets them in its folder's name
-    (``reader-s128-e10``), so readers of different settings never stand in for each other."""
+    (``reader-s128-e10``), and a heatmap stride of 2 adds ``-h2``, so readers of different settings never
+    stand in for each other."""
     name = "reader-mixed" if mixed else "reader-failures" if failures else "reader"
     if (size, epochs) != (READER_SIZE, EPOCHS):
         name += f"-s{size}-e{epochs}"
+    if stride != 4:
+        name += f"-h{stride}"
     return folder / name if train_seed is None else root / "train" / f"{robot}-seed{train_seed}" / name
 
 
@@ -122,7 +126,7 @@ def mixed_manifest(judged: Path, failures: Path, out: Path, prefix: str) -> Path
 
 
 def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: int, seed: int,
-            reader_size: int, epochs: int, threads: int, t0: float,
+            reader_size: int, epochs: int, threads: int, t0: float, stride: int = 4,
             rollout_depth: Sequence[int] | None = None, train_folder: Path | None = None,
             train_seed: int | None = None, failures: bool = False, mixed: bool = False) -> tuple[Path, Path]:
     """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``.
@@ -150,7 +154,7 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
 
         facts = train_reader(train_manifest, robot, checkpoint.parent,
                              TrainConfig(size=reader_size, epochs=epochs, threads=threads, seed=seed,
-                                         failures=failures))
+                                         failures=failures, heatmap_stride=stride))
         _log(f"{robot}: reader trained, held-out {facts['held_out_error']}, train {facts['train_error']}", t0)
     from robojudge.kiva import load_reader
 
@@ -867,6 +871,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reader-size", type=int, default=READER_SIZE)
     parser.add_argument("--epochs", type=int, default=EPOCHS)
+    parser.add_argument("--heatmap-stride", type=int, choices=(2, 4), default=4,
+                        help="input pixels per heatmap cell of the readers trained "
+                        "(TrainConfig.heatmap_stride)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--suite", action="append", default=[], help="ROBOT=DIR: reuse this suite folder")
     parser.add_argument("--reader", action="append", default=[], help="ROBOT=PATH: reuse this reader")
@@ -930,12 +937,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = suites.get(robot, args.root / robot)
         reader = readers.get(robot, reader_folder(args.root, folder, robot, args.train_suite_seed,
                                                   args.train_failures, args.train_mixed,
-                                                  args.reader_size, args.epochs))
+                                                  args.reader_size, args.epochs, args.heatmap_stride))
         train_folder = (None if args.train_suite_seed is None
                         else args.root / "train" / f"{robot}-seed{args.train_suite_seed}")
         prepared[robot] = prepare(robot, folder, reader, episodes=args.episodes, size=args.size,
                                   seed=args.seed, reader_size=args.reader_size, epochs=args.epochs,
-                                  threads=args.threads, t0=t0, rollout_depth=depth, train_folder=train_folder,
+                                  threads=args.threads, t0=t0, stride=args.heatmap_stride,
+                                  rollout_depth=depth, train_folder=train_folder,
                                   train_seed=args.train_suite_seed, failures=args.train_failures,
                                   mixed=args.train_mixed)
     if args.prepare_only:

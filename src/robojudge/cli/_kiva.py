@@ -28,7 +28,7 @@ def train_cmd(
                                   "faithful rollouts and recordings (docs/kiva.md)."),
     robot: str = typer.Option(..., "--robot", help="Robot spec file, or a built-in robot (fetch, ...)."),
     out: Path = typer.Option(..., "--out", help="Folder to write reader.pt and reader.json to."),
-    size: int = typer.Option(64, help="Frames resized to SIZE x SIZE."),
+    size: int = typer.Option(128, help="Frames resized to SIZE x SIZE (docs/kiva.md, \"Reader size\")."),
     epochs: int = typer.Option(30, help="Passes over the training frames."),
     seed: int = typer.Option(0, help="Seed of initialisation, shuffling, augmentation, held-out draw."),
     holdout: float = typer.Option(0.2, help="Share of clips held out to measure the keypoint error."),
@@ -37,6 +37,8 @@ def train_cmd(
                                        "kinematic failures whose state files hold the pose as rendered."),
     views: str = typer.Option("main", help="main: each episode's main view; all: every view of faithful "
                               "rollouts and recordings too, so the reader reads any view (3D rigidity)."),
+    heatmap_stride: int = typer.Option(4, "--heatmap-stride", help="Input pixels per heatmap cell: 4, or 2 "
+                                       "for one more decoder step (about 1.4 times the training time)."),
     threads: int = typer.Option(1, help="torch CPU threads."),
     device: str = typer.Option("cpu", help="cpu, cuda, or auto."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -47,7 +49,8 @@ def train_cmd(
     try:
         cfg = TrainConfig.model_validate({"size": size, "epochs": epochs, "seed": seed, "holdout": holdout,
                                           "rollouts": not references_only, "threads": threads,
-                                          "device": device, "views": views, "failures": with_failures})
+                                          "device": device, "views": views, "failures": with_failures,
+                                          "heatmap_stride": heatmap_stride})
     except ValueError as exc:
         raise fail(str(exc)) from None
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),

@@ -2,9 +2,10 @@
 
 Input: ``context`` consecutive RGB frames stacked on the channel axis (the frame read and its
 neighbours), plus two coordinate channels, at ``size x size``. A small convolutional encoder goes down
-to 1/8 of the size, comes back up to 1/4 with a skip connection, and ends in one heatmap per keypoint;
-a spatial soft-argmax turns each heatmap into an image position (sub-pixel, differentiable). A second
-head reads, from the pooled coarse features, whether each keypoint is visible.
+to 1/8 of the size, comes back up to 1/4 with a skip connection (and, with ``stride=2``, on up to 1/2
+with a second one), and ends in one heatmap per keypoint; a spatial soft-argmax turns each heatmap into
+an image position (sub-pixel, differentiable). A second head reads, from the pooled coarse features,
+whether each keypoint is visible.
 """
 
 from __future__ import annotations
@@ -26,15 +27,21 @@ def _block(cin: int, cout: int, stride: int) -> nn.Sequential:
 class KeypointReader(nn.Module):
     """Frames ``(B, 3 * context, S, S)`` in [0, 1] -> pixel positions ``(B, K, 2)``, visibility logits."""
 
-    def __init__(self, keypoints: int, context: int = 3, width: int = 32) -> None:
+    def __init__(self, keypoints: int, context: int = 3, width: int = 32, stride: int = 4) -> None:
         super().__init__()
+        if stride not in (2, 4):
+            raise ValueError(f"heatmap stride must be 2 or 4, not {stride}")
         w = width
         self.keypoints = keypoints
+        self.stride = stride
         self.enc1 = nn.Sequential(_block(3 * context + 2, w, 2), _block(w, w, 1))  # 1/2
         self.enc2 = nn.Sequential(_block(w, 2 * w, 2), _block(2 * w, 2 * w, 1))  # 1/4
         self.enc3 = nn.Sequential(_block(2 * w, 4 * w, 2), _block(4 * w, 4 * w, 1))  # 1/8
         self.fuse = nn.Sequential(_block(6 * w, 2 * w, 1), _block(2 * w, 2 * w, 1))
-        self.heat = nn.Conv2d(2 * w, keypoints, 1)
+        # Stride 2: one more step up, to 1/2 of the size, with the first encoder stage as its skip, so a
+        # heatmap cell is 2 input pixels instead of 4 (fine parts such as fingers sit a few pixels apart).
+        self.fine = nn.Sequential(_block(3 * w, w, 1), _block(w, w, 1)) if stride == 2 else None
+        self.heat = nn.Conv2d(w if stride == 2 else 2 * w, keypoints, 1)
         self.vis = nn.Linear(4 * w, keypoints)
         self.log_beta = nn.Parameter(torch.zeros(()))  # heatmap sharpness, learnt
 
@@ -46,7 +53,11 @@ class KeypointReader(nn.Module):
         f2 = self.enc2(f1)
         f3 = self.enc3(f2)
         up = F.interpolate(f3, size=f2.shape[-2:], mode="nearest")
-        heat = self.heat(self.fuse(torch.cat([f2, up], dim=1)))  # (B, K, h/4, w/4)
+        feat = self.fuse(torch.cat([f2, up], dim=1))  # (B, 2w, h/4, w/4)
+        if self.fine is not None:
+            up2 = F.interpolate(feat, size=f1.shape[-2:], mode="nearest")
+            feat = self.fine(torch.cat([f1, up2], dim=1))  # (B, w, h/2, w/2)
+        heat = self.heat(feat)  # (B, K, h/stride, w/stride)
         hh, ww = heat.shape[-2:]
         prob = torch.softmax(heat.flatten(2) * self.log_beta.exp() * 10.0, dim=-1).view(b, -1, hh, ww)
         # A heatmap cell's centre, in input pixels (pixel centres at integer + 0.5).

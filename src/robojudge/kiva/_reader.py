@@ -120,7 +120,7 @@ def load_reader(path: str | Path) -> Reader:
         blob = torch.load(ckpt, map_location="cpu", weights_only=True)
         meta = json.loads(blob["meta_json"])
         cfg = TrainConfig.model_validate(meta["config"])
-        net = KeypointReader(len(meta["keypoints"]), cfg.context, cfg.width)
+        net = KeypointReader(len(meta["keypoints"]), cfg.context, cfg.width, cfg.heatmap_stride)
         net.load_state_dict(blob["state_dict"])
     except (KeyError, TypeError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
         raise ReaderError(f"{ckpt}: not a KIVA reader checkpoint ({exc})") from None

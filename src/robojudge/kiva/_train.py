@@ -102,7 +102,7 @@ def train_net(
     losses: list[float] = []
     with deterministic(cfg.threads):
         torch.manual_seed(cfg.seed)
-        net = KeypointReader(keypoints, cfg.context, cfg.width).to(device)
+        net = KeypointReader(keypoints, cfg.context, cfg.width, cfg.heatmap_stride).to(device)
         opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
         steps = cfg.epochs * math.ceil(len(index) / cfg.batch_size)
         sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=steps, pct_start=0.15)
