@@ -12,8 +12,8 @@ class TrainConfig(BaseModel):
 
     The defaults read 128 px frames: on 128 px videos a 128 px reader found far more planted kinematic
     failures than a 64 px one on every simulated robot (docs/kiva_validation.md, "Larger suites, and the
-    reader's size"), for about four times the training (tens of minutes on 2 CPU cores for 36 clips of 48
-    frames; minutes on a GPU). The demo trains 32 px readers (``robojudge.demo.DEMO_READER``).
+    reader's size"), for about four times the training of a 64 px one (docs/kiva.md, "Reader size", has the
+    times measured). The demo trains 32 px readers (``robojudge.demo.DEMO_READER``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -39,7 +39,7 @@ class KeypointReader(nn.Module):
         self.enc3 = nn.Sequential(_block(2 * w, 4 * w, 2), _block(4 * w, 4 * w, 1))  # 1/8
         self.fuse = nn.Sequential(_block(6 * w, 2 * w, 1), _block(2 * w, 2 * w, 1))
         # Stride 2: one more step up, to 1/2 of the size, with the first encoder stage as its skip, so a
-        # heatmap cell is 2 input pixels instead of 4 (fine parts such as fingers sit a few pixels apart).
+        # heatmap cell is 2 x 2 input pixels instead of 4 x 4 (fingers sit a few pixels apart).
         self.fine = nn.Sequential(_block(3 * w, w, 1), _block(w, w, 1)) if stride == 2 else None
         self.heat = nn.Conv2d(w if stride == 2 else 2 * w, keypoints, 1)
         self.vis = nn.Linear(4 * w, keypoints)
