@@ -289,6 +289,9 @@ def test_readers_of_other_sizes_or_epochs_get_folders_of_their_own() -> None:
         "r/fetch/reader-s128-e10")
     assert kv.reader_folder(root, root / "fetch", "fetch", 1, True, size=64, epochs=10) == Path(
         "r/train/fetch-seed1/reader-failures-s64-e10")
+    assert kv.reader_folder(root, root / "fetch", "fetch", None, False, size=128, epochs=10,
+                            stride=2) == Path("r/fetch/reader-s128-e10-h2")
+    assert kv.reader_folder(root, root / "fetch", "fetch", None, False, stride=2) == Path("r/fetch/reader-h2")
 
 
 def test_segment_rows_of_several_readers_are_kept_side_by_side_in_one_cache(tmp_path: Path) -> None:
