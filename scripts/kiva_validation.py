@@ -80,13 +80,14 @@ def build_suite(folder: Path, robot: str, *, episodes: int, size: int, seed: int
     return manifest
 
 
-#: The readers' default size and epochs (``--reader-size``, ``--epochs``); other values name their folders.
-READER_SIZE, EPOCHS = 64, 30
+#: The readers' default size, epochs and heatmap stride (``--reader-size``, ``--epochs``,
+#: ``--heatmap-stride``); other values name their folders.
+READER_SIZE, EPOCHS, STRIDE = 64, 30, 4
 
 
 def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, failures: bool,
                   mixed: bool = False, size: int = READER_SIZE, epochs: int = EPOCHS,
-                  stride: int = 4) -> Path:
+                  stride: int = STRIDE) -> Path:
     """Where a robot's reader goes unless ``--reader`` names one: beside the suite it trains on. A reader
     of another ``--reader-size`` or ``--epochs`` than the defaults (64, 30) gets them in its folder's name
     (``reader-s128-e10``), and a heatmap stride of 2 adds ``-h2``, so readers of different settings never
@@ -94,7 +95,7 @@ def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, 
     name = "reader-mixed" if mixed else "reader-failures" if failures else "reader"
     if (size, epochs) != (READER_SIZE, EPOCHS):
         name += f"-s{size}-e{epochs}"
-    if stride != 4:
+    if stride != STRIDE:
         name += f"-h{stride}"
     return folder / name if train_seed is None else root / "train" / f"{robot}-seed{train_seed}" / name
 
@@ -126,7 +127,7 @@ def mixed_manifest(judged: Path, failures: Path, out: Path, prefix: str) -> Path
 
 
 def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: int, seed: int,
-            reader_size: int, epochs: int, threads: int, t0: float, stride: int = 4,
+            reader_size: int, epochs: int, threads: int, t0: float, stride: int = STRIDE,
             rollout_depth: Sequence[int] | None = None, train_folder: Path | None = None,
             train_seed: int | None = None, failures: bool = False, mixed: bool = False) -> tuple[Path, Path]:
     """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``.
@@ -871,7 +872,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reader-size", type=int, default=READER_SIZE)
     parser.add_argument("--epochs", type=int, default=EPOCHS)
-    parser.add_argument("--heatmap-stride", type=int, choices=(2, 4), default=4,
+    parser.add_argument("--heatmap-stride", type=int, choices=(2, 4), default=STRIDE,
                         help="input pixels per heatmap cell of the readers trained "
                         "(TrainConfig.heatmap_stride)")
     parser.add_argument("--threads", type=int, default=2)

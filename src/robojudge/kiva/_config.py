@@ -6,6 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+#: Options added after readers were first stored: left out of a dump while at their default.
+_OMITTED_AT_DEFAULT = ("failures", "heatmap_stride")
+
 
 class TrainConfig(BaseModel):
     """How a keypoint reader is trained.
@@ -48,14 +51,13 @@ class TrainConfig(BaseModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # At their first values (failures off, heatmap stride 4) these options are left out of the dump: a
-        # reader's stored config, and the demo's cache key hashed from it, stay what they were before the
-        # options existed.
+        # At their defaults (failures off, heatmap stride 4: the network before the option) these options
+        # are left out of the dump, and a stored config without them reads back as the defaults: a reader's
+        # stored config, and the demo's cache key hashed from it, stay what they were before they existed.
         out: dict[str, Any] = handler(self)
-        if not self.failures:
-            out.pop("failures", None)
-        if self.heatmap_stride == 4:
-            out.pop("heatmap_stride", None)
+        for name in _OMITTED_AT_DEFAULT:
+            if getattr(self, name) == type(self).model_fields[name].default:
+                out.pop(name, None)
         return out
 
     def resolved_device(self) -> str:
