@@ -49,7 +49,7 @@ SCENES: dict[str, tuple[str, ...]] = {
 }
 PROFILES = ("oracle", "kin_mild", "kin_severe")
 #: Changes when KIVA's per-segment values would: cached segment rows of another measure are recomputed.
-MEASURE = "3: centre windows, finger check, held frames"
+MEASURE = "4: per-part scales, centre windows, finger check, held frames"
 
 
 #: The VLM column's rubric (Bad 1, Medium 2, Good 3) and how a segment clip is shown to the judge: all 16
@@ -59,8 +59,8 @@ JUDGE_FRAMES: dict[str, Any] = {"fps": None, "max_frames": 16}
 VLM = "vlm"
 
 #: KIVA's columns, in table order (all oriented higher-is-worse).
-KIVA_COLUMNS = ("kiva", "kiva_rigidity", "kiva_jerk", "kiva_finger", "kiva_no_finger", "kiva_v2",
-                "kiva_true_keypoints", "kiva_true_keypoints_v2")
+KIVA_COLUMNS = ("kiva", "kiva_rigidity", "kiva_jerk", "kiva_finger", "kiva_no_finger", "kiva_v3", "kiva_v2",
+                "kiva_true_keypoints", "kiva_true_keypoints_v3", "kiva_true_keypoints_v2")
 
 
 def _log(msg: str, t0: float) -> None:
@@ -229,13 +229,15 @@ def _failure_kind(f: dict[str, Any]) -> str:
 
 def segment_rows(facts: dict[str, Any], planted: Sequence[dict[str, Any]], result: Any,
                  true: dict[tuple[int, int], Any], old: Any = None,
-                 true_old: dict[tuple[int, int], Any] | None = None, plain: Any = None
+                 true_old: dict[tuple[int, int], Any] | None = None, plain: Any = None,
+                 v3: Any = None, true_v3: dict[tuple[int, int], Any] | None = None
                  ) -> list[dict[str, Any]]:
     """A row per planted segment: ``facts``, the verdict, KIVA's values (NaN and a reason where it has none).
 
     ``result`` is the video's :class:`robojudge.kiva.KivaResult`; ``true`` maps ``(start, stop)`` to the
     verdicts on the simulator's keypoints. ``old`` and ``true_old``: the same under the measure of metric
-    version 2 (:data:`OLD_RULE`), for comparison; ``plain``: the current measure without the finger check.
+    version 2 (:data:`OLD_RULE`), ``v3`` and ``true_v3`` under version 3 (no per-part scales), for
+    comparison; ``plain``: the current measure without the finger check.
     A planted segment KIVA does not judge (too short, or a video shorter than one segment) is kept with
     NaN values and the reason.
     """
@@ -247,6 +249,7 @@ def segment_rows(facts: dict[str, Any], planted: Sequence[dict[str, Any]], resul
     judged = {(v.values.start, v.values.stop): v for v in result.verdicts}
     judged_old = {} if old is None else {(v.values.start, v.values.stop): v for v in old.verdicts}
     judged_plain = {} if plain is None else {(v.values.start, v.values.stop): v for v in plain.verdicts}
+    judged_v3 = {} if v3 is None else {(v.values.start, v.values.stop): v for v in v3.verdicts}
     rows = []
     for p in planted:
         span = (p["start"], p["stop"])
@@ -264,10 +267,12 @@ def segment_rows(facts: dict[str, Any], planted: Sequence[dict[str, Any]], resul
             "kiva_rigidity": math.nan if v is None else v.values.rigidity,
             "kiva_jerk": math.nan if v is None else v.values.jerk,
             "kiva_finger": math.nan if v is None else v.values.finger,
+            "kiva_v3": _nan(getattr(judged_v3.get(span), "score", None)),
             "kiva_v2": _nan(getattr(judged_old.get(span), "score", None)),
             "kiva_no_finger": _nan(getattr(judged_plain.get(span), "score", None)),
             "kiva_video": kiva, "reason": reason,
             "kiva_true_keypoints": _nan(getattr(true.get(span), "score", None)),
+            "kiva_true_keypoints_v3": _nan(getattr((true_v3 or {}).get(span), "score", None)),
             "kiva_true_keypoints_v2": _nan(getattr((true_old or {}).get(span), "score", None)),
         })
     return rows
@@ -277,14 +282,17 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
     """One row per planted segment of every rollout: its verdict and KIVA's values (NaN with a reason).
 
     Thresholds are recalibrated here, at the 95th percentile of the references' segments as the reader
-    reads them (as ``calibrate_reader`` does), for the current measure and for the old one
-    (:data:`OLD_RULE`): the reader's stored calibration may predate either.
+    reads them (as ``calibrate_reader`` does: per-part scales first, then the thresholds), for the current
+    measure and for the old ones (version 3 without the scales, version 2 :data:`OLD_RULE`): the reader's
+    stored calibration may predate any of them.
     """
     from robojudge.kiva import (
+        apply_scales,
         held_frames,
         judge_segments,
         judge_tracks,
         load_reader,
+        part_scales,
         percentile_thresholds,
         read_frames,
         segment_values,
@@ -312,6 +320,9 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
                                                    clip.source_fps, math.hypot(h, w), **kw)
     cuts = {new: percentile_thresholds(read_vals[new], 95.0) for new in (True, False)}
     true_cuts = {new: percentile_thresholds(true_vals[new], 95.0) for new in (True, False)}
+    scales, true_scales = part_scales(read_vals[True], 95.0), part_scales(true_vals[True], 95.0)
+    cuts4 = percentile_thresholds(apply_scales(read_vals[True], scales), 95.0)
+    true_cuts4 = percentile_thresholds(apply_scales(true_vals[True], true_scales), 95.0)
     rows = []
     for item in items:
         planted = item.meta.get("segments")
@@ -326,17 +337,21 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
         tracks.held = None
         old = judge_tracks(tracks, reader.links, cuts[False], **OLD_RULE)
         tracks.held = held
-        result = judge_tracks(tracks, reader.links, cuts[True], fingers=fingers)
-        plain = judge_tracks(tracks, reader.links, cuts[True])
+        result = judge_tracks(tracks, reader.links, cuts4, fingers=fingers, scales=scales)
+        plain = judge_tracks(tracks, reader.links, cuts4, scales=scales)
+        v3 = judge_tracks(tracks, reader.links, cuts[True], fingers=fingers)
         h, w = clip.frames.shape[1:3]
         true: dict[bool, dict[tuple[int, int], Any]] = {}
         for new in (True, False):
             vals = true_keypoint_values(manifest.parent / str(item.state), reader, item.main_view,
                                         clip.source_fps, math.hypot(h, w), **measure(new, fingers, held))
             true[new] = {(v.values.start, v.values.stop): v for v in judge_segments(vals, true_cuts[new])}
+            if new:
+                true4 = {(v.values.start, v.values.stop): v
+                         for v in judge_segments(apply_scales(vals, true_scales), true_cuts4)}
         facts = {"item": item.item_id, "clip": item.clip_id, "generator": item.generator,
                  "regime": item.regime, "depth": item.meta.get("rollout_depth")}
-        rows += segment_rows(facts, planted, result, true[True], old, true[False], plain)
+        rows += segment_rows(facts, planted, result, true4, old, true[False], plain, v3, true[True])
     return rows
 
 
@@ -352,6 +367,7 @@ ABLATION: dict[str, dict[str, Any]] = {
     "windows ending in the segment + held frames + finger check": {"window": "end", "fingers": True,
                                                                    "held": True},
     "version 3 + jerk max over keypoints": {"fingers": True, "held": True, "jerk_reduce": "max"},
+    "version 4: version 3 + per-part scales": {"fingers": True, "held": True, "scales": True},
 }
 
 
@@ -408,9 +424,11 @@ def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, fl
     import numpy as np
 
     from robojudge.kiva import (
+        apply_scales,
         finger_indices,
         held_frames,
         judge_segments,
+        part_scales,
         percentile_thresholds,
         resolve_robot,
         segment_values,
@@ -444,11 +462,17 @@ def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, fl
 
         ref_vals = [v for p, vis, fps, diag, held in refs for v in segment_values(p, vis, links, fps, diag,
                                                                                      **kw(held))]
-        cuts = percentile_thresholds(ref_vals, 95.0)
+        scales = part_scales(ref_vals, 95.0) if opts.get("scales") else None
+
+        def scaled(values: list[Any], scales: Any = scales) -> list[Any]:
+            return values if scales is None else apply_scales(values, scales)
+
+        cuts = percentile_thresholds(scaled(ref_vals), 95.0)
         scores, verdicts = [], []
         for it, (p, vis, fps, diag, held) in rolls:
             judged = {(v.values.start, v.values.stop): v
-                      for v in judge_segments(segment_values(p, vis, links, fps, diag, **kw(held)), cuts)}
+                      for v in judge_segments(scaled(segment_values(p, vis, links, fps, diag, **kw(held))),
+                                              cuts)}
             for seg in it.meta["segments"]:
                 v = judged.get((seg["start"], seg["stop"]))
                 scores.append(math.nan if v is None else v.score)

@@ -152,3 +152,21 @@ def test_demo_prints_kiva_or_why_not(capsys: pytest.CaptureFixture[str]) -> None
     assert "0.80 px (1.8% of the diagonal); 0 results scored, 0 failed, 0 already stored" in out
     assert "KIVA not scored for bimanual (aloha): boom" in out
     assert "KIVA by generator" in out and "chaotic" in out and "52.4" in out and "52.4% of 21" in out
+
+
+def test_a_cached_reader_calibrated_before_per_part_scales_is_not_reused(tmp_path: Path) -> None:
+    import json
+
+    from robojudge.demo import _calibrated
+
+    folder = tmp_path / "reader"
+    folder.mkdir()
+    (folder / "reader.pt").write_bytes(b"weights")
+    cal: dict[str, Any] = {"rigidity": 0.1, "jerk": 40.0, "finger": None}  # as calibrated up to version 3
+    (folder / "reader.json").write_text(json.dumps({"calibration": cal}))
+    assert _calibrated(folder) is None  # the demo trains and calibrates it again
+    cal["scales"] = {"links": [0.05], "keypoints": [12.0, 9.0], "percentile": 95.0, "floor": 0.5}
+    (folder / "reader.json").write_text(json.dumps({"calibration": cal}))
+    assert _calibrated(folder) == {"calibration": cal}
+    (folder / "reader.pt").unlink()
+    assert _calibrated(folder) is None

@@ -150,7 +150,9 @@ def _calibrated(folder: Path) -> dict[str, Any] | None:
         meta: dict[str, Any] = json.loads((folder / "reader.json").read_text())
     except (OSError, ValueError):
         return None
-    return meta if meta.get("calibration") and (folder / "reader.pt").is_file() else None
+    cal = meta.get("calibration") or {}
+    # A reader calibrated before the per-part scales (measure version 4) is trained and calibrated again.
+    return meta if cal.get("scales") and (folder / "reader.pt").is_file() else None
 
 
 def ensure_reader(

@@ -86,6 +86,12 @@ def test_a_calibrated_reader_scores_every_segment_of_a_rollout(tiny_reader, kiva
     assert d["measure"] == "2d" and d["candidates"] == 5 and d["robot"] == "fetch"
     assert "no 3D rigidity threshold" in d["measure_2d_reason"]
     assert d["reader_data_sha256"] == reader.meta["data"]["sha256"]
+    # Version 4: every link and keypoint against its own reference spread, and the details name the worst.
+    assert d["part_scales"] is True and cal["scales"]["percentile"] == cal["percentile"]
+    names = reader.meta["keypoints"]
+    assert all(s["worst_keypoint"] in names for s in d["segments"] if s["jerk"] is not None)
+    links = {"-".join(names[i] for i in pair) for pair in reader.links}
+    assert all(s["worst_link"] in links for s in d["segments"] if s["rigidity"] is not None)
     invalid = sum(bool(s["invalid"]) for s in d["segments"])
     assert score.value == pytest.approx(100 * invalid / d["measured_segments"])
     # The parts count their own verdicts; kiva is invalid where either is.
@@ -115,6 +121,7 @@ def test_kiva_flags_a_segment_whose_link_stretches_and_passes_the_same_segment_c
     target = next(i for i, s in enumerate(segs) if s["invalid"] is False)  # a segment that passes clean
     start, stop = segs[target]["start"], segs[target]["stop"]
     real_read = kiva_module.read_frames
+    stretched: dict[str, str] = {}
 
     def stretched_read(rdr, frames, fps):
         # The seam: the reader's own tracks, with the longest link it sees growing by 80% across the
@@ -125,6 +132,7 @@ def test_kiva_flags_a_segment_whose_link_stretches_and_passes_the_same_segment_c
                                             axis=-1)) if (vis[:, a] & vis[:, b]).any() else 0.0
                    for a, b in reader.links]
         a, b = reader.links[int(np.argmax(lengths))]
+        stretched["link"] = "-".join(reader.meta["keypoints"][i] for i in (a, b))
         scale = np.ones(len(pos))
         scale[start:stop] = np.linspace(1.0, 1.8, stop - start)
         scale[stop:] = 1.8
@@ -137,6 +145,7 @@ def test_kiva_flags_a_segment_whose_link_stretches_and_passes_the_same_segment_c
     after = bad.details["segments"]
     assert after[target]["invalid"] and after[target]["rigidity_invalid"], after[target]
     assert after[target]["rigidity"] > 1.5 * segs[target]["rigidity"]
+    assert after[target]["worst_link"] == stretched["link"], (after[target], stretched)
     assert bad.value > clean.value
     rig_clean = get_metric("kiva_rigidity").compute(item, cfg)
     assert rig_clean.details["segments"][target]["rigidity_invalid"]  # the memo holds the stretched read
@@ -288,3 +297,35 @@ def test_a_reader_whose_references_never_measured_rigidity_judges_jerk_alone(tin
     jerk = get_metric("kiva_jerk").compute(item, get_metric("kiva_jerk").make_config(cfg))
     assert kiva.value == jerk.value and kiva.details["thresholds"]["rigidity"] is None
     assert all(s["rigidity_invalid"] is None for s in kiva.details["segments"])
+
+
+@pytest.mark.slow
+def test_a_reader_calibrated_before_part_scales_is_judged_on_unscaled_values(tiny_reader, kiva_suite,
+                                                                             tmp_path):
+    import torch
+
+    from robojudge.kiva import judge_tracks, load_reader, read_frames
+    from robojudge.video import sample_frames
+
+    reader = tmp_path / "reader"
+    shutil.copytree(tiny_reader, reader)
+    blob = torch.load(reader / "reader.pt", weights_only=True)
+    meta = json.loads(blob["meta_json"])
+    del meta["calibration"]["scales"]  # as calibrate stored it up to metric version 3
+    blob["meta_json"] = json.dumps(meta)
+    torch.save(blob, reader / "reader.pt")
+    old = load_reader(reader)
+    assert old.scales is None
+    item = _rollout(kiva_suite)
+    spec = get_metric("kiva")
+    score = spec.compute(item, spec.make_config({"reader": str(reader / "reader.pt")}))
+    d = score.details
+    assert d["part_scales"] is False and all("worst_link" not in s for s in d["segments"])
+    clip = sample_frames(item.video, fps=None, max_frames=None)
+    tracks = read_frames(old, clip.frames, float(clip.source_fps))
+    plain = judge_tracks(tracks, old.links, old.thresholds, fingers=old.fingers)
+    assert [s["jerk"] for s in d["segments"]] == [v.to_dict()["jerk"] for v in plain.verdicts]
+    # The same reader with its scales judges other (unitless) values.
+    new = get_metric("kiva").compute(item, get_metric("kiva").make_config({"reader": str(tiny_reader)}))
+    assert new.details["part_scales"] is True
+    assert [s["jerk"] for s in new.details["segments"]] != [s["jerk"] for s in d["segments"]]

@@ -151,3 +151,93 @@ def test_a_part_the_references_never_measure_has_no_threshold_and_is_not_judged(
     assert invalid_percentage(verdicts, "kiva")[1] == 3
     with pytest.raises(ValueError, match="0 segments with a rigidity value and 0 with a jerk value"):
         percentile_thresholds([v for v in refs if False], 95)
+
+
+# ------------------------------------------------------------------ per-part scales (measure version 4)
+
+
+def _seg(link_cv, keypoint_jerk, start=0):
+    from robojudge.kiva import SegmentValues
+
+    return SegmentValues(start, start + 16, max(link_cv), float(np.mean(keypoint_jerk)), 1.0,
+                         link_cv=tuple(link_cv), keypoint_jerk=tuple(keypoint_jerk))
+
+
+def test_part_scales_are_each_parts_percentile_floored_at_half_the_median_of_its_kind():
+    from robojudge.kiva import part_scales
+
+    # Three links and four keypoints over 11 reference segments; link 2 is never measured.
+    refs = [_seg([0.01 * i, 0.3 + 0.01 * i, math.nan], [i, 2.0 * i, 0.001 * i, 5.0]) for i in range(11)]
+    s = part_scales(refs, 90)
+    assert s.links[1] == pytest.approx(np.percentile([0.3 + 0.01 * i for i in range(11)], 90))  # 0.39
+    assert math.isnan(s.links[2])
+    # Keypoint scales before the floor: 9, 18, 0.009, 5 -> median 7 -> floor 3.5 lifts the third.
+    assert s.keypoints == pytest.approx((9.0, 18.0, 3.5, 5.0))
+    # Link 0's 90th percentile is 0.09; the floor, half the median of (0.09, 0.39), lifts it to 0.12.
+    assert s.links[0] == pytest.approx(0.12)
+    # Mixed part counts and segments measured without their parts are refused.
+    with pytest.raises(ValueError, match="parts"):
+        part_scales([*refs, _seg([0.1], [1.0, 1.0, 1.0, 1.0])])
+    with pytest.raises(ValueError, match="per-keypoint"):
+        part_scales([_plain()])
+
+
+def _plain():
+    from robojudge.kiva import SegmentValues
+
+    return SegmentValues(0, 16, 0.1, 1.0, 1.0)
+
+
+def test_scaled_values_are_each_segments_largest_ratio_to_its_parts_own_scale():
+    from robojudge.kiva import Scales, apply_scales
+    from robojudge.kiva._score import worst_part
+
+    scales = Scales((0.3, 0.01, math.nan), (10.0, 1.0))
+    (v,) = apply_scales([_seg([0.15, 0.04, 5.0], [20.0, 0.5])], scales)
+    assert v.rigidity == pytest.approx(4.0)  # 0.04 / 0.01; the unscaled link 2 is left out
+    assert v.jerk == pytest.approx(2.0)  # 20 / 10
+    assert worst_part(v.link_cv, scales.links) == 1 and worst_part(v.keypoint_jerk, scales.keypoints) == 0
+    (none,) = apply_scales([_seg([math.nan, math.nan, 1.0], [math.nan, math.nan])], scales)
+    assert math.isnan(none.rigidity) and math.isnan(none.jerk)
+    with pytest.raises(ValueError, match="another robot"):
+        apply_scales([_seg([0.1, 0.1], [1.0, 1.0])], scales)
+    # A part whose references never moved (scale 0): any movement is infinitely far over, none is 0.
+    (z,) = apply_scales([_seg([0.0, 0.0, 0.0], [0.0, 0.2])], Scales((0.0, 0.0, 0.0), (0.0, 0.0)))
+    assert z.rigidity == 0.0 and z.jerk == math.inf
+
+
+def test_a_stiff_link_that_stretches_is_flagged_though_a_foreshortening_link_varies_more():
+    """The case version 4 is for: one threshold over the largest link's variation lets a short link that
+    turns towards the camera in every reference set the cut, and a stretch of a long stiff link passes."""
+    from robojudge.kiva import apply_scales, part_scales
+
+    rng = np.random.default_rng(0)
+    # References: link 0 foreshortens (CV 0.05-0.25), links 1-3 stay within 0.5-1.5%.
+    refs = [_seg([rng.uniform(0.05, 0.25), *rng.uniform(0.005, 0.015, 3)], [1.0, 1.0]) for _ in range(40)]
+    stretch = _seg([0.06, 0.10, 0.01, 0.01], [1.0, 1.0])  # link 1 stretches by ~10%
+    plain = percentile_thresholds(refs, 95)
+    assert judge_segments([stretch], plain)[0].rigid_bad is False  # version 3 misses it
+    scales = part_scales(refs, 95)
+    cuts = percentile_thresholds(apply_scales(refs, scales), 95)
+    (v,) = judge_segments(apply_scales([stretch], scales), cuts)
+    assert v.rigid_bad and v.values.rigidity > 4 * cuts.rigidity
+    # ... and the references themselves are flagged at about the rate the percentile sets.
+    flagged = sum(x.rigid_bad for x in judge_segments(apply_scales(refs, scales), cuts))
+    assert flagged == 2  # 40 segments above their own 95th percentile
+
+
+def test_per_keypoint_jerk_is_what_the_mean_window_jerk_averages():
+    from robojudge.kiva._score import keypoint_window_jerk, window_jerk
+
+    pts = arm(noise=0.3, seed=2)
+    vis = np.ones(pts.shape[:2], bool)
+    vis[10:14, 1] = False
+    per = keypoint_window_jerk(pts, vis, FPS, DIAG)
+    assert per.shape == (48, 3) and np.isnan(per[:3]).all()
+    assert np.isnan(per[10:17, 1]).all() and not np.isnan(per[17:, 1]).any()  # windows touching 10-13
+    np.testing.assert_allclose(np.nanmean(per[3:], axis=1), window_jerk(pts, vis, FPS, DIAG)[3:])
+    np.testing.assert_allclose(np.nanmax(per[3:], axis=1), window_jerk(pts, vis, FPS, DIAG, "max")[3:])
+    segs = segment_values(pts, vis, LINKS, FPS, DIAG)
+    # A segment's per-keypoint jerk is that keypoint's largest window among the segment's windows.
+    assert segs[1].keypoint_jerk[0] == pytest.approx(np.nanmax(per[18:34, 0]))
+    assert segs[1].rigidity == pytest.approx(max(segs[1].link_cv))

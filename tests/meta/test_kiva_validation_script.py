@@ -139,8 +139,10 @@ def test_rows_carry_the_finger_value_the_old_measure_and_which_failures_the_main
         (0, "Good", [{"type": "bend", "visible": False}]),
         (16, "Bad", [{"type": "finger_pass", "visible": True}, {"type": "jitter"}]),
         (32, "Good", []))]
-    rows = kv.segment_rows(facts, planted, result, {}, old, {}, plain)
+    rows = kv.segment_rows(facts, planted, result, {}, old, {}, plain, v3=plain)
     assert [r["failures"] for r in rows] == [["bend (unseen)"], ["finger_pass", "jitter"], []]
+    assert [r["kiva_v3"] for r in rows] == [r["kiva_no_finger"] for r in rows]  # the column v3 names
+    assert math.isnan(rows[1]["kiva_true_keypoints_v3"])
     # 4 px a side, swapped to 2 px the other way: 4 px on the wrong side of a 100 px diagonal.
     assert [r["kiva_finger"] for r in rows] == pytest.approx([0.0, 0.04, 0.0])
     assert rows[1]["kiva"] == pytest.approx(4.0) and rows[1]["kiva_no_finger"] < 1e-6

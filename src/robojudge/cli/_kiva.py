@@ -103,10 +103,15 @@ def calibrate_cmd(
     if as_json:
         typer.echo(json.dumps(cal, indent=2))
         return
-    rig = "not measured (not judged)" if cal["rigidity"] is None else f"{cal['rigidity']:.4f}"
-    jerk = "not measured (not judged)" if cal["jerk"] is None else f"{cal['jerk']:.2f}"
+    rig = "not measured (not judged)" if cal["rigidity"] is None else f"{cal['rigidity']:.3f}"
+    jerk = "not measured (not judged)" if cal["jerk"] is None else f"{cal['jerk']:.3f}"
+    scales = cal["scales"]
+    links = sum(x is not None for x in scales["links"])
+    kps = sum(x is not None for x in scales["keypoints"])
     console.print(f"thresholds at the {percentile:g}th percentile of {cal['segments']} segments from "
-                  f"{len(cal['videos'])} reference videos: rigidity {rig}, jerk {jerk}", highlight=False)
+                  f"{len(cal['videos'])} reference videos: rigidity {rig}, jerk {jerk} (in units of each "
+                  f"part's own reference spread: {links} of {len(scales['links'])} links and {kps} of "
+                  f"{len(scales['keypoints'])} keypoints measured)", highlight=False)
     if cal.get("rigidity_3d") is not None:
         console.print(f"3D rigidity {cal['rigidity_3d']:.4f} from {cal['segments_3d']} segments of "
                       f"{len(cal['videos_3d'])} multi-view videos", highlight=False)

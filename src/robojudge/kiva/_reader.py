@@ -31,10 +31,13 @@ from robojudge.kiva._infer import predict
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._net import KeypointReader
 from robojudge.kiva._score import (
+    Scales,
     SegmentValues,
     Thresholds,
     Tracks,
+    apply_scales,
     held_frames,
+    part_scales,
     percentile_thresholds,
     segment_values,
 )
@@ -75,6 +78,14 @@ class Reader:
         # the finger check has no finger key: not judged either).
         return Thresholds(*(math.nan if cal.get(k) is None else float(cal[k])
                             for k in ("rigidity", "jerk", "finger")))
+
+    @property
+    def scales(self) -> Scales | None:
+        """Per-link and per-keypoint reference scales (measure version 4); None for a reader calibrated
+        before they were stored, whose thresholds are on the unscaled values (version 3)."""
+        cal = self.meta.get("calibration") or {}
+        stored = cal.get("scales")
+        return None if stored is None else Scales.from_dict(stored)
 
     @property
     def fingers(self) -> list[tuple[int, int, int]]:
@@ -236,7 +247,9 @@ def calibrate(
 ) -> dict[str, Any]:
     """Set a reader's thresholds from its robot's reference videos in ``manifest``; store and return them.
 
-    The thresholds are ``percentile`` of the per-segment rigidity and jerk the reader measures on the
+    Each rigid link and keypoint gets a scale, ``percentile`` of its own coefficient of variation or jerk
+    over the reference segments (:func:`~robojudge.kiva._score.part_scales`); the thresholds are then
+    ``percentile`` of the per-segment scaled rigidity and jerk the reader measures on the
     reference videos and recordings (see :mod:`robojudge.kiva._data`). With ``videos``, that many of
     them are drawn at random with ``seed`` (as the paper draws its calibration videos); without it, all
     are used. The same reader, references, percentile, seed and count give the same thresholds.
@@ -265,11 +278,15 @@ def calibrate(
     values: list[SegmentValues] = []
     for ep in refs:
         values.extend(tracks_segments(reader, read_video(reader, ep.video)))
-    cuts = percentile_thresholds(values, percentile)
+    # Version 4: each link and keypoint is first scaled by its own spread over these segments, then the
+    # thresholds are drawn from the scaled values (docs/kiva.md, "Per-part scales").
+    scales = part_scales(values, percentile)
+    cuts = percentile_thresholds(apply_scales(values, scales), percentile)
     cal = {
         "rigidity": None if math.isnan(cuts.rigidity) else cuts.rigidity,
         "jerk": None if math.isnan(cuts.jerk) else cuts.jerk,
         "finger": None if math.isnan(cuts.finger) else cuts.finger,
+        "scales": scales.to_dict(),
         "percentile": percentile,
         "seed": seed,
         "videos": [str(e.video) for e in refs],

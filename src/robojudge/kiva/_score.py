@@ -26,6 +26,11 @@ absorbs: a threshold is a high percentile of the values real (reference) motion 
 
 A segment is invalid when any value is above its calibrated threshold; a video's KIVA is the
 percentage of its measured segments that are invalid.
+
+Per-part scales (measure version 4, :func:`part_scales`, :func:`apply_scales`): each link's coefficient of
+variation and each keypoint's window jerk are first divided by that part's own spread over the reference
+segments, so a link that foreshortens in every reference or a keypoint the reader reads noisily no longer
+sets the cut for the stiff and quiet ones; the thresholds are then drawn from the scaled values.
 """
 
 from __future__ import annotations
@@ -75,19 +80,24 @@ def link_lengths(tracks: np.ndarray, visible: np.ndarray, links: Sequence[tuple[
     return lengths
 
 
-def rigidity(lengths: np.ndarray, diagonal: float, min_link: float = MIN_LINK) -> float:
-    """Largest coefficient of variation of a measurable link's length over a segment; NaN if none is."""
-    worst = math.nan
-    for col in lengths.T:
+def link_cvs(lengths: np.ndarray, diagonal: float, min_link: float = MIN_LINK) -> np.ndarray:
+    """``(L,)`` coefficient of variation of each link's length over a segment; NaN for a link seen on
+    fewer than :data:`MIN_FRAMES` frames or shorter than ``min_link`` of the diagonal."""
+    out = np.full(lengths.shape[1], np.nan)
+    for j, col in enumerate(lengths.T):
         ok = col[~np.isnan(col)]
         if len(ok) < MIN_FRAMES:
             continue
         med = float(np.median(ok))
         if med < min_link * diagonal:
             continue
-        cv = float(np.std(ok) / med)
-        worst = cv if math.isnan(worst) else max(worst, cv)
-    return worst
+        out[j] = float(np.std(ok) / med)
+    return out
+
+
+def rigidity(lengths: np.ndarray, diagonal: float, min_link: float = MIN_LINK) -> float:
+    """Largest coefficient of variation of a measurable link's length over a segment; NaN if none is."""
+    return _nanmax(link_cvs(lengths, diagonal, min_link))
 
 
 JERK_REDUCES = ("mean", "max")
@@ -101,20 +111,28 @@ def window_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal: f
     ``|third difference| * fps**3 / diagonal``."""
     if reduce not in JERK_REDUCES:
         raise ValueError(f"unknown jerk reduce {reduce!r}; expected one of {', '.join(JERK_REDUCES)}")
-    n = len(tracks)
-    out = np.full(n, np.nan)
+    per = keypoint_window_jerk(tracks, visible, fps, diagonal)
+    ok = ~np.isnan(per)
+    counts = ok.sum(axis=1)
+    if reduce == "max":
+        best = np.where(ok, per, -np.inf).max(axis=1, initial=-np.inf)
+        return np.where(counts > 0, best, np.nan)
+    sums = np.where(ok, per, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def keypoint_window_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal: float) -> np.ndarray:
+    """``(T, K)`` ``|third difference| * fps**3 / diagonal`` of each keypoint over the window ending at
+    each frame; NaN for the first three frames and where the keypoint is not visible on all four."""
+    n, k = tracks.shape[:2]
+    out = np.full((n, k), np.nan)
     if n < 4:
         return out
     d3 = tracks[3:] - 3 * tracks[2:-1] + 3 * tracks[1:-2] - tracks[:-3]
     ok = visible[3:] & visible[2:-1] & visible[1:-2] & visible[:-3]
     mag = np.linalg.norm(d3, axis=-1) * fps**3 / diagonal
-    counts = ok.sum(axis=1)
-    if reduce == "max":
-        out[3:] = np.where(counts > 0, np.where(ok, mag, -np.inf).max(axis=1, initial=-np.inf), np.nan)
-        return out
-    sums = np.where(ok, mag, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out[3:] = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    out[3:] = np.where(ok, mag, np.nan)
     return out
 
 
@@ -225,6 +243,10 @@ class SegmentValues:
     jerk: float
     visible: float  # share of (frame, keypoint) pairs the reader sees in the segment
     finger: float = math.nan  # deepest finger crossing (share of the diagonal); NaN: no finger pair seen
+    # Each link's coefficient of variation and each keypoint's largest window jerk in the segment (NaN where
+    # unmeasured): what per-part scales (:class:`Scales`) divide. Empty when not measured part by part.
+    link_cv: tuple[float, ...] = ()
+    keypoint_jerk: tuple[float, ...] = ()
 
 
 def segment_values(
@@ -259,20 +281,130 @@ def segment_values(
     # Held frames are dropped, not zeroed: the frames on either side are one step of the motion apart.
     jerk = np.full(len(tracks), np.nan)
     jerk[keep] = window_jerk(tracks[keep], visible[keep], fps, diagonal, jerk_reduce)
+    per_keypoint = np.full(tracks.shape[:2], np.nan)
+    per_keypoint[keep] = keypoint_window_jerk(tracks[keep], visible[keep], fps, diagonal)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
+        cvs = link_cvs(lengths[start:stop], diagonal, min_link)
+        windows = slice(*jerk_window_span(start, stop, window))
         out.append(
             SegmentValues(
                 start=start,
                 stop=stop,
-                rigidity=rigidity(lengths[start:stop], diagonal, min_link),
-                jerk=_nanmax(jerk[slice(*jerk_window_span(start, stop, window))]),
+                rigidity=_nanmax(cvs),
+                jerk=_nanmax(jerk[windows]),
                 visible=float(visible[start:stop].mean()) if visible.size else 0.0,
                 finger=_nanmax(crossing[start:stop].ravel()),
+                link_cv=tuple(float(x) for x in cvs),
+                keypoint_jerk=tuple(_nanmax(col) for col in per_keypoint[windows].T),
             )
         )
     return out
+
+
+SCALE_FLOOR = 0.5
+"""Smallest part scale, as a share of the median scale of its kind: a link or keypoint that barely moves in
+the references (a base, a wrist hidden most of the time) would otherwise turn a pixel of reader noise into
+a large ratio."""
+
+
+@dataclass(frozen=True)
+class Scales:
+    """Each rigid link's and each keypoint's own reference spread (KIVA's measure version 4).
+
+    ``links[j]``: a high percentile of link ``j``'s coefficient of variation over the reference segments;
+    ``keypoints[k]``: the same of keypoint ``k``'s largest window jerk. NaN where the references never
+    measured that link or keypoint: it is then not judged. Each is at least :data:`SCALE_FLOOR` times the
+    median of its kind.
+    """
+
+    links: tuple[float, ...]
+    keypoints: tuple[float, ...]
+    percentile: float = 95.0
+    floor: float = SCALE_FLOOR
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"links": [_or_none(x) for x in self.links],
+                "keypoints": [_or_none(x) for x in self.keypoints],
+                "percentile": self.percentile, "floor": self.floor}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Scales:
+        def num(xs: Sequence[Any]) -> tuple[float, ...]:
+            return tuple(math.nan if x is None else float(x) for x in xs)
+
+        return cls(num(d["links"]), num(d["keypoints"]), float(d.get("percentile", 95.0)),
+                   float(d.get("floor", SCALE_FLOOR)))
+
+
+def _column_scales(rows: list[tuple[float, ...]], width: int, percentile: float, floor: float
+                   ) -> tuple[float, ...]:
+    cols = np.full((len(rows), width), np.nan)
+    for i, r in enumerate(rows):
+        if len(r) != width:
+            raise ValueError(f"segment {i} has {len(r)} parts where the others have {width}")
+        cols[i] = r
+    out = np.full(width, np.nan)
+    for j in range(width):
+        ok = cols[:, j][~np.isnan(cols[:, j])]
+        if len(ok):
+            out[j] = float(np.percentile(ok, percentile))
+    measured = out[~np.isnan(out)]
+    if len(measured):
+        out = np.where(np.isnan(out), np.nan, np.maximum(out, floor * float(np.median(measured))))
+    return tuple(float(x) for x in out)
+
+
+def part_scales(values: Sequence[SegmentValues], percentile: float = 95.0, floor: float = SCALE_FLOOR
+                ) -> Scales:
+    """Per-link and per-keypoint scales (:class:`Scales`) from reference segments measured part by part.
+
+    Raises:
+        ValueError: A segment was measured without its parts, or with another number of them.
+    """
+    if not 0 < percentile <= 100:
+        raise ValueError(f"percentile must be in (0, 100], got {percentile}")
+    if not values:
+        raise ValueError("part scales need at least one reference segment")
+    links = [v.link_cv for v in values]
+    keypoints = [v.keypoint_jerk for v in values]
+    if not keypoints[0]:
+        raise ValueError("the reference segments carry no per-keypoint jerk (segment_values measures it)")
+    return Scales(_column_scales(links, len(links[0]), percentile, floor),
+                  _column_scales(keypoints, len(keypoints[0]), percentile, floor), percentile, floor)
+
+
+def _scaled_max(parts: tuple[float, ...], scales: tuple[float, ...], what: str) -> float:
+    if len(parts) != len(scales):
+        raise ValueError(f"the segment has {len(parts)} {what} where the scales have {len(scales)} (a reader "
+                         "calibrated for another robot?)")
+    worst = math.nan
+    for x, s in zip(parts, scales, strict=True):
+        if math.isnan(x) or math.isnan(s):
+            continue
+        r = _ratio(x, s)
+        worst = r if math.isnan(worst) else max(worst, r)
+    return worst
+
+
+def worst_part(parts: tuple[float, ...], scales: tuple[float, ...]) -> int | None:
+    """Index of the link or keypoint with the largest ratio to its scale (None when none is measured)."""
+    best, at = -math.inf, None
+    for j, (x, s) in enumerate(zip(parts, scales, strict=True)):
+        if not (math.isnan(x) or math.isnan(s)) and _ratio(x, s) > best:
+            best, at = _ratio(x, s), j
+    return at
+
+
+def apply_scales(values: Sequence[SegmentValues], scales: Scales) -> list[SegmentValues]:
+    """Segments whose rigidity is the largest ratio of a link's coefficient of variation to that link's
+    scale, and whose jerk the largest ratio of a keypoint's window jerk to that keypoint's scale (unitless;
+    the finger crossing stays as it is). A link or keypoint without a scale is left out."""
+    from dataclasses import replace
+
+    return [replace(v, rigidity=_scaled_max(v.link_cv, scales.links, "links"),
+                    jerk=_scaled_max(v.keypoint_jerk, scales.keypoints, "keypoints")) for v in values]
 
 
 @dataclass(frozen=True)
@@ -454,9 +586,13 @@ def judge_tracks(
     min_link: float = MIN_LINK,
     window: str = "centre",
     fingers: Sequence[FingerPair] = (),
+    scales: Scales | None = None,
 ) -> KivaResult:
     """Segments of a read video, measured and judged; a result with a ``reason`` when it has no
-    full segment, the reader sees no keypoint, or no segment gives a rigidity or jerk value."""
+    full segment, the reader sees no keypoint, or no segment gives a rigidity or jerk value.
+
+    ``scales``: measure version 4, each link and keypoint against its own reference spread
+    (:func:`apply_scales`; the thresholds must have been calibrated on scaled values); without, version 3."""
     n = len(tracks.positions)
     seen = float(tracks.visible.mean()) if tracks.visible.size else 0.0
     reason: str | None = None
@@ -469,6 +605,8 @@ def judge_tracks(
     values = segment_values(tracks.positions, tracks.visible, links, tracks.fps, tracks.diagonal,
                             length=length, min_length=min_length, min_link=min_link, window=window,
                             fingers=fingers, held=tracks.held)
+    if scales is not None:
+        values = apply_scales(values, scales)
     verdicts = judge_segments(values, thresholds)
     if not any(v.measured for v in verdicts):
         reason = "no segment has a rigid link long enough to measure nor a keypoint seen on 4 frames in a row"

@@ -30,6 +30,7 @@ from robojudge.kiva import (
     read_frames,
     reader_checkpoint,
 )
+from robojudge.kiva._score import worst_part
 from robojudge.kiva.multiview import MAX_ERROR, MIN_LINK_M
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input, Provider, metric
@@ -146,8 +147,10 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
         tracks = read_frames(reader, sampled.frames, float(sampled.source_fps))
         with _LOCK:
             _remember(_TRACKS, tkey, tracks)
+    scales = reader.scales
     result = judge_tracks(tracks, reader.links, cuts, length=config.segment, min_length=config.min_segment,
-                          min_link=config.min_link, fingers=reader.fingers if config.finger_check else ())
+                          min_link=config.min_link, fingers=reader.fingers if config.finger_check else (),
+                          scales=scales)
     measures: list[str] = ["2d"] * len(result.verdicts)
     why_2d = "measure is set to 2d"
     if config.measure == "auto" and result.verdicts:
@@ -167,8 +170,15 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     if math.isnan(value):
         raise Unmeasurable(f"no segment gives a {part} value", **result.details())
     details = result.details()
-    for seg, how in zip(details["segments"], measures, strict=True):
+    names = reader.meta["keypoints"]
+    for seg, how, verdict in zip(details["segments"], measures, result.verdicts, strict=True):
         seg["rigidity_measure"] = how if seg.get("rigidity") is not None else None
+        if scales is not None:
+            # Which link and which keypoint are furthest beyond their reference spread in this segment.
+            link = worst_part(verdict.values.link_cv, scales.links)
+            kp = worst_part(verdict.values.keypoint_jerk, scales.keypoints)
+            seg["worst_link"] = None if link is None else "-".join(names[i] for i in reader.links[link])
+            seg["worst_keypoint"] = None if kp is None else names[kp]
     details["thresholds"]["rigidity_3d"] = None if math.isnan(reader.rigidity_3d) else reader.rigidity_3d
     used = {seg["rigidity_measure"] for seg in details["segments"] if seg["rigidity_measure"] is not None}
     return Score(
@@ -178,6 +188,9 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             "measured_segments": measured,
             "invalid_segments": round(value * measured / 100),
             "measure": "+".join(sorted(used, reverse=True)) or "2d",
+            # Version 4 judges each link and keypoint against its own reference spread; a reader calibrated
+            # before the scales were stored is judged as in version 3 until it is calibrated again.
+            "part_scales": scales is not None,
             **({"measure_2d_reason": why_2d} if "2d" in used or not used else {}),
             "candidates": 5,
             "reader": rkey[0],
@@ -231,7 +244,7 @@ _COMMON: dict[str, Any] = {
     "citation": CITATION,
     "config": KivaConfig,
     "provider": Provider.model,
-    "version": "3",
+    "version": "4",
 }
 
 
