@@ -40,6 +40,7 @@ from robojudge.kiva._score import (
     percentile_thresholds,
     segment_values,
     segments,
+    worst_part,
 )
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ __all__ = [
     "segment_values",
     "segments",
     "train_reader",
+    "worst_part",
 ]
 
 

@@ -29,8 +29,8 @@ from robojudge.kiva import (
     load_reader,
     read_frames,
     reader_checkpoint,
+    worst_part,
 )
-from robojudge.kiva._score import worst_part
 from robojudge.kiva.multiview import MAX_ERROR, MIN_LINK_M
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input, Provider, metric
