@@ -274,20 +274,29 @@ def test_a_video_in_which_the_reader_sees_no_keypoint_is_unmeasurable(tiny_reade
         assert score.details["keypoints_visible"] == 0.0
 
 
-@pytest.mark.slow
-def test_a_reader_whose_references_never_measured_rigidity_judges_jerk_alone(tiny_reader, kiva_suite,
-                                                                             tmp_path):
+def _edited_calibration(tiny_reader: Path, tmp_path: Path, edit) -> Path:
+    """A copy of the tiny reader whose stored calibration ``edit`` has changed in place."""
     import torch
-
-    from robojudge.kiva import load_reader
 
     reader = tmp_path / "reader"
     shutil.copytree(tiny_reader, reader)
     blob = torch.load(reader / "reader.pt", weights_only=True)
     meta = json.loads(blob["meta_json"])
-    meta["calibration"]["rigidity"] = None  # as calibrate stores a part no reference segment measured
+    edit(meta["calibration"])
     blob["meta_json"] = json.dumps(meta)
     torch.save(blob, reader / "reader.pt")
+    return reader
+
+
+@pytest.mark.slow
+def test_a_reader_whose_references_never_measured_rigidity_judges_jerk_alone(tiny_reader, kiva_suite,
+                                                                             tmp_path):
+    from robojudge.kiva import load_reader
+
+    def no_rigidity(cal):
+        cal["rigidity"] = None  # as calibrate stores a part no reference segment measured
+
+    reader = _edited_calibration(tiny_reader, tmp_path, no_rigidity)
     assert math.isnan(load_reader(reader).thresholds.rigidity)
     cfg = {"reader": str(reader / "reader.pt")}
     item = _rollout(kiva_suite)
@@ -302,18 +311,13 @@ def test_a_reader_whose_references_never_measured_rigidity_judges_jerk_alone(tin
 @pytest.mark.slow
 def test_a_reader_calibrated_before_part_scales_is_judged_on_unscaled_values(tiny_reader, kiva_suite,
                                                                              tmp_path):
-    import torch
-
     from robojudge.kiva import judge_tracks, load_reader, read_frames
     from robojudge.video import sample_frames
 
-    reader = tmp_path / "reader"
-    shutil.copytree(tiny_reader, reader)
-    blob = torch.load(reader / "reader.pt", weights_only=True)
-    meta = json.loads(blob["meta_json"])
-    del meta["calibration"]["scales"]  # as calibrate stored it up to metric version 3
-    blob["meta_json"] = json.dumps(meta)
-    torch.save(blob, reader / "reader.pt")
+    def no_scales(cal):
+        del cal["scales"]  # as calibrate stored it up to metric version 3
+
+    reader = _edited_calibration(tiny_reader, tmp_path, no_scales)
     old = load_reader(reader)
     assert old.scales is None
     item = _rollout(kiva_suite)

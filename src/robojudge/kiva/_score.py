@@ -379,13 +379,8 @@ def _scaled_max(parts: tuple[float, ...], scales: tuple[float, ...], what: str) 
     if len(parts) != len(scales):
         raise ValueError(f"the segment has {len(parts)} {what} where the scales have {len(scales)} (a reader "
                          "calibrated for another robot?)")
-    worst = math.nan
-    for x, s in zip(parts, scales, strict=True):
-        if math.isnan(x) or math.isnan(s):
-            continue
-        r = _ratio(x, s)
-        worst = r if math.isnan(worst) else max(worst, r)
-    return worst
+    j = worst_part(parts, scales)
+    return math.nan if j is None else _ratio(parts[j], scales[j])
 
 
 def worst_part(parts: tuple[float, ...], scales: tuple[float, ...]) -> int | None:
