@@ -177,7 +177,9 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             # Which link and which keypoint are furthest beyond their reference spread in this segment.
             link = worst_part(verdict.values.link_cv, scales.links)
             kp = worst_part(verdict.values.keypoint_jerk, scales.keypoints)
-            seg["worst_link"] = None if link is None else "-".join(names[i] for i in reader.links[link])
+            # (a segment judged in 3D has no 2D link ratio behind its rigidity: no worst link is named)
+            seg["worst_link"] = (None if link is None or how == "3d"
+                                 else "-".join(names[i] for i in reader.links[link]))
             seg["worst_keypoint"] = None if kp is None else names[kp]
     details["thresholds"]["rigidity_3d"] = None if math.isnan(reader.rigidity_3d) else reader.rigidity_3d
     used = {seg["rigidity_measure"] for seg in details["segments"] if seg["rigidity_measure"] is not None}
