@@ -72,22 +72,14 @@ def read_suite(manifest: Path, robot: str, reader_path: Path) -> dict[str, Any]:
 
 def judged_rows(data: dict[str, Any], true: bool) -> list[tuple[str, float, float, str]]:
     """``(clip, v4 score, v3 score, planted verdict)`` per planted segment."""
-    from robojudge.kiva import (
-        Tracks,
-        apply_scales,
-        judge_tracks,
-        part_scales,
-        percentile_thresholds,
-        segment_values,
-    )
+    from robojudge.kiva import Tracks, judge_tracks, percentile_thresholds, reference_cuts, segment_values
 
     p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
     links, fingers = data["links"], data["fingers"]
     refs = [x for d in data["refs"].values()
             for x in segment_values(d[p], d[v], links, d["fps"], math.hypot(d["w"], d["h"]), fingers=fingers,
                                     held=d["held"])]
-    scales = part_scales(refs, 95.0)
-    cuts4 = percentile_thresholds(apply_scales(refs, scales), 95.0)
+    scales, cuts4 = reference_cuts(refs, 95.0)
     cuts3 = percentile_thresholds(refs, 95.0)
     rows = []
     for d in data["items"].values():

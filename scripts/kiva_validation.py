@@ -292,9 +292,9 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
         judge_segments,
         judge_tracks,
         load_reader,
-        part_scales,
         percentile_thresholds,
         read_frames,
+        reference_cuts,
         segment_values,
     )
     from robojudge.meta import verdict_levels
@@ -320,9 +320,8 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
                                                    clip.source_fps, math.hypot(h, w), **kw)
     cuts = {new: percentile_thresholds(read_vals[new], 95.0) for new in (True, False)}
     true_cuts = {new: percentile_thresholds(true_vals[new], 95.0) for new in (True, False)}
-    scales, true_scales = part_scales(read_vals[True], 95.0), part_scales(true_vals[True], 95.0)
-    cuts4 = percentile_thresholds(apply_scales(read_vals[True], scales), 95.0)
-    true_cuts4 = percentile_thresholds(apply_scales(true_vals[True], true_scales), 95.0)
+    scales, cuts4 = reference_cuts(read_vals[True])
+    true_scales, true_cuts4 = reference_cuts(true_vals[True])
     rows = []
     for item in items:
         planted = item.meta.get("segments")
@@ -428,8 +427,8 @@ def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, fl
         finger_indices,
         held_frames,
         judge_segments,
-        part_scales,
         percentile_thresholds,
+        reference_cuts,
         resolve_robot,
         segment_values,
     )
@@ -462,12 +461,12 @@ def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, fl
 
         ref_vals = [v for p, vis, fps, diag, held in refs for v in segment_values(p, vis, links, fps, diag,
                                                                                      **kw(held))]
-        scales = part_scales(ref_vals, 95.0) if opts.get("scales") else None
+        scales, cuts = (reference_cuts(ref_vals) if opts.get("scales")
+                        else (None, percentile_thresholds(ref_vals, 95.0)))
 
         def scaled(values: list[Any], scales: Any = scales) -> list[Any]:
             return values if scales is None else apply_scales(values, scales)
 
-        cuts = percentile_thresholds(scaled(ref_vals), 95.0)
         scores, verdicts = [], []
         for it, (p, vis, fps, diag, held) in rolls:
             judged = {(v.values.start, v.values.stop): v

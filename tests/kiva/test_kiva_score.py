@@ -209,7 +209,7 @@ def test_scaled_values_are_each_segments_largest_ratio_to_its_parts_own_scale():
 def test_a_stiff_link_that_stretches_is_flagged_though_a_foreshortening_link_varies_more():
     """The case version 4 is for: one threshold over the largest link's variation lets a short link that
     turns towards the camera in every reference set the cut, and a stretch of a long stiff link passes."""
-    from robojudge.kiva import apply_scales, part_scales
+    from robojudge.kiva import apply_scales, part_scales, reference_cuts
 
     rng = np.random.default_rng(0)
     # References: link 0 foreshortens (CV 0.05-0.25), links 1-3 stay within 0.5-1.5%.
@@ -219,6 +219,7 @@ def test_a_stiff_link_that_stretches_is_flagged_though_a_foreshortening_link_var
     assert judge_segments([stretch], plain)[0].rigid_bad is False  # version 3 misses it
     scales = part_scales(refs, 95)
     cuts = percentile_thresholds(apply_scales(refs, scales), 95)
+    assert reference_cuts(refs, 95) == (scales, cuts)  # the one call calibration makes
     (v,) = judge_segments(apply_scales([stretch], scales), cuts)
     assert v.rigid_bad and v.values.rigidity > 4 * cuts.rigidity
     # ... and the references themselves are flagged at about the rate the percentile sets.

@@ -35,10 +35,8 @@ from robojudge.kiva._score import (
     SegmentValues,
     Thresholds,
     Tracks,
-    apply_scales,
     held_frames,
-    part_scales,
-    percentile_thresholds,
+    reference_cuts,
     segment_values,
 )
 from robojudge.kiva._train import Progress, keypoint_error, split_groups, train_net
@@ -280,8 +278,7 @@ def calibrate(
         values.extend(tracks_segments(reader, read_video(reader, ep.video)))
     # Version 4: each link and keypoint is first scaled by its own spread over these segments, then the
     # thresholds are drawn from the scaled values (docs/kiva.md, "Per-part scales").
-    scales = part_scales(values, percentile)
-    cuts = percentile_thresholds(apply_scales(values, scales), percentile)
+    scales, cuts = reference_cuts(values, percentile)
     cal = {
         "rigidity": None if math.isnan(cuts.rigidity) else cuts.rigidity,
         "jerk": None if math.isnan(cuts.jerk) else cuts.jerk,

@@ -109,9 +109,13 @@ def window_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal: f
     """``(T,)`` jerk of the window ending at each frame (NaN for the first three and where no keypoint
     is visible on all four frames): mean (``reduce="max"``: largest) over keypoints of
     ``|third difference| * fps**3 / diagonal``."""
+    return _reduce_keypoints(keypoint_window_jerk(tracks, visible, fps, diagonal), reduce)
+
+
+def _reduce_keypoints(per: np.ndarray, reduce: str) -> np.ndarray:
+    """``(T,)`` mean (or largest) over the keypoints measured in each window of a ``(T, K)`` jerk."""
     if reduce not in JERK_REDUCES:
         raise ValueError(f"unknown jerk reduce {reduce!r}; expected one of {', '.join(JERK_REDUCES)}")
-    per = keypoint_window_jerk(tracks, visible, fps, diagonal)
     ok = ~np.isnan(per)
     counts = ok.sum(axis=1)
     if reduce == "max":
@@ -279,10 +283,9 @@ def segment_values(
             raise ValueError(f"held must be ({len(tracks)},) like the tracks' frames, got {np.shape(held)}")
         keep = np.flatnonzero(~np.asarray(held, dtype=bool))
     # Held frames are dropped, not zeroed: the frames on either side are one step of the motion apart.
-    jerk = np.full(len(tracks), np.nan)
-    jerk[keep] = window_jerk(tracks[keep], visible[keep], fps, diagonal, jerk_reduce)
     per_keypoint = np.full(tracks.shape[:2], np.nan)
     per_keypoint[keep] = keypoint_window_jerk(tracks[keep], visible[keep], fps, diagonal)
+    jerk = _reduce_keypoints(per_keypoint, jerk_reduce)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
@@ -373,6 +376,13 @@ def part_scales(values: Sequence[SegmentValues], percentile: float = 95.0, floor
         raise ValueError("the reference segments carry no per-keypoint jerk (segment_values measures it)")
     return Scales(_column_scales(links, len(links[0]), percentile, floor),
                   _column_scales(keypoints, len(keypoints[0]), percentile, floor), percentile, floor)
+
+
+def reference_cuts(values: Sequence[SegmentValues], percentile: float = 95.0) -> tuple[Scales, Thresholds]:
+    """Measure version 4's calibration from reference segments: the per-part scales, then the thresholds at
+    the same percentile of the scaled values (what :func:`judge_tracks` takes as ``scales`` and cuts)."""
+    scales = part_scales(values, percentile)
+    return scales, percentile_thresholds(apply_scales(values, scales), percentile)
 
 
 def _scaled_max(parts: tuple[float, ...], scales: tuple[float, ...], what: str) -> float:
