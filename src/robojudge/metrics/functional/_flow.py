@@ -174,7 +174,7 @@ def farneback_flow(prev: np.ndarray, nxt: np.ndarray, settings: FarnebackSetting
     (32, 32, 2)
     """
     s = settings
-    flow: np.ndarray = cv2.calcOpticalFlowFarneback(  # type: ignore[call-overload]
+    flow: np.ndarray = cv2.calcOpticalFlowFarneback(
         prev, nxt, None, s.pyr_scale, s.levels, s.winsize, s.iterations, s.poly_n, s.poly_sigma, 0,
     )
     return flow
