@@ -1,0 +1,380 @@
+"""Where KIVA with a reader loses against the simulator's true keypoints, and three levers tried on the reads.
+
+Works on the reads that ``scripts/kiva_scales_check.py`` caches (``ROOT/ROBOT/_tracks.pkl``: every reference
+and rollout of a suite read once, the true keypoints beside); run that first. Subcommands:
+
+``errors``
+    Per robot and suite: the reader's error on the references' visible keypoints (median and 90th
+    percentile, pixels of the video), the share of (frame, keypoint) pairs whose visibility it gets wrong,
+    the 95th percentile of its per-keypoint window jerk against that of the true keypoints (reader noise
+    raises the jerk cut by this factor), and, per planted failure type, how many segments showing it the
+    measure (version 4) flags with the reader and with true keypoints. Used to compare the suite a reader
+    was trained on with one it never saw.
+``tta``
+    Reads a suite once per test-time candidate of a larger pool (horizontal and vertical shifts of 1 and
+    2 px, the two brightness gains; ``POOL``), caches them in ``ROOT/ROBOT/_tta_pool.pkl``, and prints
+    Spearman's rho of ``kiva`` (version 4) with the positions folded over each subset of ``SUBSETS``, by
+    their mean and by their median. ``base5`` is the metric's own five candidates.
+``kth``
+    Rho when a jerk window's value is the k-th largest scaled keypoint jerk instead of the largest (k = 1,
+    2, 3): whether asking two or three keypoints to move at once keeps failures and drops isolated misreads.
+
+Used for docs/kiva_validation.md, "Levers on the reads". Rerun (``A=runs/kiva_val18``)::
+
+    .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
+    MUJOCO_GL=egl .venv/bin/python scripts/kiva_read_levers.py tta --root $A --episodes 18 --seed 1 \\
+        --reader adroit=$A/adroit/reader-s128-e10
+    .venv/bin/python scripts/kiva_read_levers.py kth --root $A --root runs/kiva_hold2
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pickle
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+ROBOTS = ("fetch", "adroit", "aloha", "franka")
+
+POOL: tuple[tuple[int, int, float], ...] = (
+    (0, 0, 1.0), (2, 0, 1.0), (-2, 0, 1.0), (0, 0, 1.1), (0, 0, 0.9),  # the metric's five
+    (0, 2, 1.0), (0, -2, 1.0), (2, 2, 1.0), (2, -2, 1.0), (-2, 2, 1.0), (-2, -2, 1.0),
+    (1, 0, 1.0), (-1, 0, 1.0), (0, 1, 1.0), (0, -1, 1.0),
+)
+"""(horizontal shift, vertical shift, brightness gain) of each candidate read by ``tta``."""
+
+SUBSETS: dict[str, list[int]] = {
+    "base5": [0, 1, 2, 3, 4],
+    "xy7": [0, 1, 2, 3, 4, 5, 6],
+    "grid9": [0, 1, 2, 5, 6, 7, 8, 9, 10],
+    "grid9+gain": [0, 1, 2, 5, 6, 7, 8, 9, 10, 3, 4],
+    "cross11": [0, 1, 2, 5, 6, 11, 12, 13, 14, 3, 4],
+    "all15": list(range(len(POOL))),
+}
+
+
+def _load(path: Path) -> dict[str, Any]:
+    with path.open("rb") as f:
+        data: dict[str, Any] = pickle.load(f)  # noqa: S301 - a file kiva_scales_check.py or this script wrote
+    return data
+
+
+def _diag(d: dict[str, Any]) -> float:
+    return math.hypot(d["w"], d["h"])
+
+
+def keypoint_jerk(d: dict[str, Any], pos: str, vis: str) -> np.ndarray:
+    """``(T, K)`` window jerk of a read, its held frames left out (as ``segment_values`` does)."""
+    from robojudge.kiva._score import keypoint_window_jerk
+
+    n = len(d[pos])
+    keep = np.flatnonzero(~np.asarray(d["held"], bool)) if d.get("held") is not None else np.arange(n)
+    out = np.full(d[pos].shape[:2], np.nan)
+    out[keep] = keypoint_window_jerk(d[pos][keep], d[vis][keep], d["fps"], _diag(d))
+    return out
+
+
+def read_errors(data: dict[str, Any]) -> dict[str, float]:
+    """The reader against the true keypoints on the references (module doc, ``errors``)."""
+    err, wrong, jr, jt = [], [], [], []
+    for d in data["refs"].values():
+        both = d["true_vis"] & d["vis"]
+        e = np.linalg.norm(d["pos"] - d["true_pos"], axis=-1)
+        err.append(e[both])
+        wrong.append(np.asarray(d["true_vis"] != d["vis"]).ravel())
+        jr.append(keypoint_jerk(d, "pos", "vis").ravel())
+        jt.append(keypoint_jerk(d, "true_pos", "true_vis").ravel())
+    e_all, j_read, j_true = np.concatenate(err), np.concatenate(jr), np.concatenate(jt)
+    return {"median_px": float(np.median(e_all)), "p90_px": float(np.percentile(e_all, 90)),
+            "visibility_wrong": float(np.mean(np.concatenate(wrong))),
+            "jerk_p95_ratio": float(np.nanpercentile(j_read, 95) / np.nanpercentile(j_true, 95))}
+
+
+def segment_rows(data: dict[str, Any], true: bool) -> list[dict[str, Any]]:
+    """Every planted segment judged with measure version 4: its score, parts (as ratios to their cuts),
+    verdict and planted failures."""
+    from robojudge.kiva import Tracks, judge_tracks, reference_cuts, segment_values
+
+    p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
+    links, fingers = data["links"], data["fingers"]
+    refs = [x for d in data["refs"].values()
+            for x in segment_values(d[p], d[v], links, d["fps"], _diag(d), fingers=fingers, held=d["held"])]
+    scales, cuts = reference_cuts(refs, 95.0)
+    rows = []
+    for item, d in data["items"].items():
+        tracks = Tracks(d[p], d[v], d[v].astype(float), d["fps"], d["w"], d["h"], held=d["held"])
+        judged = {(x.values.start, x.values.stop): x
+                  for x in judge_tracks(tracks, links, cuts, fingers=fingers, scales=scales).verdicts}
+        for seg in d["planted"]:
+            x = judged.get((seg["start"], seg["stop"]))
+            parts = {"score": math.nan, "rigidity": math.nan, "jerk": math.nan, "finger": math.nan}
+            if x is not None:
+                parts = {"score": x.score,
+                         "rigidity": _ratio(x.values.rigidity, cuts.rigidity),
+                         "jerk": _ratio(x.values.jerk, cuts.jerk),
+                         "finger": _ratio(x.values.finger, cuts.finger)}
+            rows.append({**parts, "item": item, "clip": d["clip"], "start": seg["start"],
+                         "stop": seg["stop"], "verdict": seg["verdict"], "failures": seg["failures"]})
+    return rows
+
+
+def _ratio(value: float, cut: float) -> float:
+    if math.isnan(value) or math.isnan(cut) or cut <= 0:
+        return math.nan
+    return value / cut
+
+
+def rho(rows: Sequence[dict[str, Any]], key: str = "score") -> float:
+    from scipy.stats import spearmanr
+
+    from robojudge.meta import verdict_levels
+
+    levels = verdict_levels([r["verdict"] for r in rows])
+    scores = np.asarray([r[key] for r in rows], float)
+    ok = ~np.isnan(scores)
+    if ok.sum() < 3 or len(np.unique(levels[ok])) < 2 or len(np.unique(scores[ok])) < 2:
+        return math.nan
+    return float(spearmanr(scores[ok], levels[ok])[0])
+
+
+def flagged_by_type(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Per planted failure type shown in the main view: (segments flagged, segments). ``none``: Good ones."""
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in rows:
+        shown = [f["type"] for f in r["failures"] if f.get("visible", True)]
+        for t in shown or (["none"] if not r["failures"] else []):
+            out[t][0] += int(r["score"] > 1)
+            out[t][1] += 1
+    return {t: (a, b) for t, (a, b) in sorted(out.items())}
+
+
+# --- test-time candidates ---------------------------------------------------------------------------------
+
+def shift_xy(x: Any, dx: int, dy: int) -> Any:
+    """Content moved ``dx`` px right and ``dy`` px down (edges repeated), as training augments."""
+    from torch.nn import functional as F
+
+    if dx == 0 and dy == 0:
+        return x
+    h, w = x.shape[-2:]
+    p = max(abs(dx), abs(dy))
+    padded = F.pad(x, (p, p, p, p), mode="replicate")
+    return padded[..., p - dy : p - dy + h, p - dx : p - dx + w]
+
+
+def predict_pool(net: Any, frames: np.ndarray, context: int, pool: Sequence[tuple[int, int, float]] = POOL,
+                 batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """``(C, T, K, 2)`` positions and ``(C, T, K)`` visibility probabilities, a row per candidate."""
+    import torch
+
+    from robojudge.kiva._infer import stack_context, to_tensor
+
+    net.eval()
+    pos = np.zeros((len(pool), len(frames), net.keypoints, 2))
+    vis = np.zeros((len(pool), len(frames), net.keypoints))
+    with torch.no_grad():
+        for lo in range(0, len(frames), batch_size):
+            idx = np.arange(lo, min(lo + batch_size, len(frames)))
+            x = to_tensor(stack_context(frames, idx, context))
+            for c, (dx, dy, gain) in enumerate(pool):
+                xi = shift_xy(x, dx, dy)
+                if gain != 1.0:
+                    xi = (xi * gain).clamp_(0.0, 1.0)
+                p, v = net(xi)
+                p = p.clone()
+                p[..., 0] -= dx
+                p[..., 1] -= dy
+                pos[c, idx] = p.numpy()
+                vis[c, idx] = torch.sigmoid(v).numpy()
+    return pos, vis
+
+
+def fold(data: dict[str, Any], pool: dict[str, Any], chosen: Sequence[int], reduce: str = "mean"
+         ) -> dict[str, Any]:
+    """``data`` with every read replaced by the ``chosen`` candidates of ``pool`` folded by their mean or
+    median (visibility: mean probability above 0.5, as the metric does)."""
+    out = {**data, "refs": {}, "items": {}}
+    for group in ("refs", "items"):
+        for key, d in data[group].items():
+            p = pool[group][key]["pos"][list(chosen)]
+            v = pool[group][key]["vis"][list(chosen)]
+            out[group][key] = {**d, "pos": np.median(p, 0) if reduce == "median" else p.mean(0),
+                               "vis": v.mean(0) > 0.5}
+    return out
+
+
+def read_pool(manifest: Path, robot: str, reader_path: Path) -> dict[str, Any]:
+    """Every reference and rollout of ``robot`` read once per candidate of ``POOL`` (cached)."""
+    import cv2
+    from kiva_validation import robot_items
+
+    from robojudge.kiva import load_reader
+    from robojudge.video import sample_frames
+
+    cache = manifest.parent / "_tta_pool.pkl"
+    if cache.exists():
+        data = _load(cache)
+        if data.get("reader") == str(reader_path.resolve()) and data.get("pool") == list(POOL):
+            return data
+    reader = load_reader(reader_path)
+    context, s = int(reader.meta["config"]["context"]), reader.size
+    items = robot_items(manifest, robot)
+
+    def read(video: str) -> dict[str, np.ndarray]:
+        clip = sample_frames(manifest.parent / video, fps=None, max_frames=None)
+        h, w = clip.frames.shape[1:3]
+        small = np.stack([cv2.resize(f, (s, s), interpolation=cv2.INTER_AREA) for f in clip.frames])
+        pos, vis = predict_pool(reader.net, small, context)
+        return {"pos": pos * np.array([w / s, h / s]), "vis": vis}
+
+    refs = sorted({it.reference_video for it in items if it.reference_video})
+    data = {"reader": str(reader_path.resolve()), "pool": list(POOL),
+            "refs": {ref: read(ref) for ref in refs}, "items": {it.item_id: read(it.video) for it in items}}
+    with cache.open("wb") as f:
+        pickle.dump(data, f)
+    return data
+
+
+# --- the jerk's k-th keypoint -----------------------------------------------------------------------------
+
+def kth_segment_jerk(d: dict[str, Any], pos: str, vis: str, scales: np.ndarray, k: int) -> list[float]:
+    """Per segment: the largest over its jerk windows of the window's k-th largest scaled keypoint jerk
+    (fewer than k keypoints measured: the smallest of those measured)."""
+    from robojudge.kiva import segments
+    from robojudge.kiva._score import jerk_window_span
+
+    per = keypoint_jerk(d, pos, vis) / scales
+    measured = ~np.isnan(per)
+    ordered = -np.sort(-np.where(measured, per, -np.inf), axis=1)
+    count = measured.sum(axis=1)
+    pick = np.minimum(k, np.maximum(count, 1)) - 1
+    window = ordered[np.arange(len(per)), pick]
+    window[count == 0] = np.nan
+    out = []
+    for start, stop in segments(len(per)):
+        lo, hi = jerk_window_span(start, stop)
+        vals = window[lo:hi][~np.isnan(window[lo:hi])]
+        out.append(float(vals.max()) if len(vals) else math.nan)
+    return out
+
+
+def kth_rows(data: dict[str, Any], true: bool, k: int) -> list[dict[str, Any]]:
+    """:func:`segment_rows` with the jerk part replaced by :func:`kth_segment_jerk` (its cut: the 95th
+    percentile of the references' values) and the score taken again as the largest part ratio."""
+    from robojudge.kiva import part_scales, segment_values, segments
+
+    p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
+    refs = [x for d in data["refs"].values()
+            for x in segment_values(d[p], d[v], data["links"], d["fps"], _diag(d), fingers=data["fingers"],
+                                    held=d["held"])]
+    scales = np.asarray(part_scales(refs, 95.0).keypoints)
+    cut = float(np.nanpercentile(np.concatenate(
+        [kth_segment_jerk(d, p, v, scales, k) for d in data["refs"].values()]), 95))
+    rows = segment_rows(data, true)
+    at = 0
+    for d in data["items"].values():
+        jerk = kth_segment_jerk(d, p, v, scales, k)
+        bounds = segments(len(d[p]))
+        for seg in d["planted"]:
+            row = rows[at]
+            at += 1
+            row["jerk"] = jerk[bounds.index((seg["start"], seg["stop"]))] / cut
+            parts = [row[x] for x in ("rigidity", "jerk", "finger") if not math.isnan(row[x])]
+            row["score"] = max(parts) if parts else math.nan
+    return rows
+
+
+# --- commands ---------------------------------------------------------------------------------------------
+
+def _caches(roots: Sequence[Path], robots: Sequence[str]) -> list[tuple[Path, str, Path]]:
+    found = [(root, robot, root / robot / "_tracks.pkl") for root in roots for robot in robots]
+    missing = [str(path) for *_, path in found if not path.exists()]
+    if missing:
+        raise SystemExit("no cached reads (run scripts/kiva_scales_check.py first): " + ", ".join(missing))
+    return found
+
+
+def cmd_errors(roots: Sequence[Path], robots: Sequence[str]) -> None:
+    for root, robot, path in _caches(roots, robots):
+        data = _load(path)
+        e = read_errors(data)
+        read, true = segment_rows(data, False), segment_rows(data, True)
+        print(f"{root} {robot}: reference read error median {e['median_px']:.2f} px, "
+              f"p90 {e['p90_px']:.2f} px; "
+              f"visibility wrong {100 * e['visibility_wrong']:.1f}%; jerk p95 reader/true "
+              f"{e['jerk_p95_ratio']:.2f}; rho reader {rho(read):.2f}, true {rho(true):.2f}")
+        fr, ft = flagged_by_type(read), flagged_by_type(true)
+        print("    flagged (reader / true of n): " + ", ".join(
+            f"{t} {fr[t][0]}/{ft[t][0]} of {fr[t][1]}" for t in fr))
+
+
+def cmd_tta(root: Path, readers: dict[str, Path], episodes: int, seed: int, size: int) -> None:
+    from kiva_validation import build_suite
+
+    t0 = time.time()
+    for robot, reader in readers.items():
+        manifest = build_suite(root / robot, robot, episodes=episodes, size=size, seed=seed)
+        cache = manifest.parent / "_tracks.pkl"
+        if not cache.exists():
+            raise SystemExit(f"no cached reads at {cache} (run scripts/kiva_scales_check.py first)")
+        data = _load(cache)
+        pool = read_pool(manifest, robot, reader)
+        print(f"[{time.time() - t0:6.0f} s] {robot}: {len(POOL)} candidates read", flush=True)
+        for name, chosen in SUBSETS.items():
+            for reduce in ("mean", "median"):
+                rows = segment_rows(fold(data, pool, chosen, reduce), False)
+                good = [r for r in rows if r["verdict"] == "Good"]
+                bad = [r for r in rows if r["verdict"] != "Good"]
+                print(f"  {name:10s} {reduce:6s} rho {rho(rows):.3f} (rigidity {rho(rows, 'rigidity'):.2f}, "
+                      f"jerk {rho(rows, 'jerk'):.2f}); flagged Good {sum(r['score'] > 1 for r in good)} of "
+                      f"{len(good)}, Medium/Bad {sum(r['score'] > 1 for r in bad)} of {len(bad)}")
+
+
+def cmd_kth(roots: Sequence[Path], robots: Sequence[str]) -> None:
+    for root, robot, path in _caches(roots, robots):
+        data = _load(path)
+        cells = [f"{'true' if true else 'reader'} k={k} {rho(kth_rows(data, true, k)):.2f}"
+                 for true in (False, True) for k in (1, 2, 3)]
+        print(f"{root} {robot}: " + ", ".join(cells), flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("errors", "kth"):
+        p = sub.add_parser(name)
+        p.add_argument("--root", type=Path, action="append", required=True)
+        p.add_argument("--robots", default=",".join(ROBOTS))
+    p = sub.add_parser("tta")
+    p.add_argument("--root", type=Path, required=True)
+    p.add_argument("--episodes", type=int, default=18)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--size", type=int, default=128)
+    p.add_argument("--reader", action="append", required=True, help="ROBOT=READER_DIR")
+    args = parser.parse_args(argv)
+    if args.command == "tta":
+        readers = {}
+        for spec in args.reader:
+            robot, sep, path = spec.partition("=")
+            if not sep:
+                raise SystemExit(f"--reader takes ROBOT=PATH, got {spec!r}")
+            readers[robot] = Path(path)
+        cmd_tta(args.root, readers, args.episodes, args.seed, args.size)
+        return 0
+    robots = [r for r in args.robots.split(",") if r]
+    (cmd_errors if args.command == "errors" else cmd_kth)(args.root, robots)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

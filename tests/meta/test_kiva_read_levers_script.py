@@ -1,0 +1,148 @@
+"""scripts/kiva_read_levers.py on made-up reads: read errors, candidate pool, k-th keypoint jerk."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+
+def _load_script() -> ModuleType:
+    sys.path.insert(0, str(SCRIPTS))  # it imports kiva_validation beside it
+    spec = importlib.util.spec_from_file_location("kiva_read_levers", SCRIPTS / "kiva_read_levers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+lv = _load_script()
+
+
+def _arm(n: int, seed: int, jump: int | None = None) -> np.ndarray:
+    """A 4-keypoint arm swinging smoothly; ``jump`` moves its last two keypoints 6 px at that frame."""
+    t = np.arange(n)
+    a = 0.4 * np.sin(0.2 * t + seed)
+    pts = np.zeros((n, 4, 2))
+    pts[:, 0] = [50.0, 50.0]
+    pts[:, 1] = pts[:, 0] + 25 * np.stack([np.cos(a / 2), np.sin(a / 2)], -1)
+    pts[:, 2] = pts[:, 1] + 30 * np.stack([np.cos(a), np.sin(a)], -1)
+    pts[:, 3] = pts[:, 2] + 30 * np.stack([np.cos(a + 0.5), np.sin(a + 0.5)], -1)
+    if jump is not None:
+        pts[jump:, 2:] += 6.0
+    return pts
+
+
+def _data(noise: float = 0.3) -> dict:
+    """Reads with noise around true keypoints; rollout ``c1`` jumps in its second segment."""
+    rng = np.random.default_rng(0)
+
+    def read(true: np.ndarray) -> dict:
+        vis = np.ones(true.shape[:2], bool)
+        return {"pos": true + rng.normal(0, noise, true.shape), "vis": vis.copy(),
+                "held": np.zeros(len(true), bool), "fps": 10.0, "w": 100, "h": 100,
+                "true_pos": true, "true_vis": vis}
+
+    refs = {f"r{i}": read(_arm(48, i)) for i in range(6)}
+    items = {}
+    for i in range(4):
+        bad = i == 1
+        planted = [{"start": s, "stop": s + 16, "verdict": "Bad" if bad and s == 16 else "Good",
+                    "failures": [{"type": "config_jump", "visible": True}] if bad and s == 16 else []}
+                   for s in (0, 16, 32)]
+        read_i = read(_arm(48, 10 + i, 24 if bad else None))
+        items[f"c{i}-x"] = {**read_i, "clip": f"c{i}", "planted": planted}
+    return {"links": [(0, 1), (1, 2), (2, 3)], "fingers": [], "refs": refs, "items": items}
+
+
+def test_read_errors_against_a_known_offset_and_visibility_misses():
+    data = _data()
+    for d in data["refs"].values():
+        d["pos"] = d["true_pos"] + np.array([3.0, 4.0])  # 5 px off everywhere, the same on every frame
+        d["vis"] = d["true_vis"].copy()
+    e = lv.read_errors(data)
+    assert e["median_px"] == pytest.approx(5.0) and e["p90_px"] == pytest.approx(5.0)
+    assert e["visibility_wrong"] == 0.0
+    # A constant offset adds nothing to a third difference: the jerk's cut is the true one's.
+    assert e["jerk_p95_ratio"] == pytest.approx(1.0)
+    for d in data["refs"].values():
+        d["vis"][:12, 0] = False  # 12 of 48 x 4 pairs wrong: 6.25%
+    assert lv.read_errors(data)["visibility_wrong"] == pytest.approx(12 / (48 * 4))
+
+
+def test_segment_rows_flag_the_jump_and_count_it_by_type():
+    rows = lv.segment_rows(_data(), true=False)
+    assert len(rows) == 12
+    bad = [r for r in rows if r["verdict"] == "Bad"]
+    assert len(bad) == 1 and bad[0]["score"] > 1 and bad[0]["jerk"] > 1
+    assert bad[0]["score"] == max(r["score"] for r in rows)
+    counts = lv.flagged_by_type(rows)
+    assert counts["config_jump"] == (1, 1)
+    assert counts["none"][1] == 11
+    assert lv.rho(rows) > 0.3
+
+
+def test_kth_keypoint_with_k_1_is_the_measure_itself():
+    data = _data()
+    plain = lv.segment_rows(data, true=False)
+    for true in (False, True):
+        base = lv.segment_rows(data, true)
+        first = lv.kth_rows(data, true, 1)
+        np.testing.assert_allclose([r["score"] for r in first], [r["score"] for r in base], rtol=1e-12)
+    # The jump moves two keypoints at once, so it is still flagged, and the worst, when two must move ...
+    second = lv.kth_rows(data, False, 2)
+    worst = max(range(len(second)), key=lambda i: second[i]["score"])
+    assert second[worst]["verdict"] == "Bad" and second[worst]["jerk"] > 2
+    # ... but not when three of the four must: the third is a still keypoint's read noise.
+    assert lv.kth_rows(data, False, 3)[worst]["jerk"] < 1 < plain[worst]["jerk"]
+
+
+def test_fold_mean_median_and_visibility():
+    data = _data()
+    pool = {"refs": {}, "items": {}}
+    for group in ("refs", "items"):
+        for key, d in data[group].items():
+            n, k = d["pos"].shape[:2]
+            offsets = np.array([0.0, 1.0, 5.0])[:, None, None, None]  # three candidates, 0, 1 and 5 px right
+            pos = np.repeat(d["true_pos"][None], 3, 0) + offsets * np.array([1.0, 0.0])
+            vis = np.stack([np.full((n, k), 0.9), np.full((n, k), 0.3), np.full((n, k), 0.2)])
+            pool[group][key] = {"pos": pos, "vis": vis}
+    key = "c0-x"
+    mean = lv.fold(data, pool, [0, 1, 2])["items"][key]
+    true = data["items"][key]["true_pos"]
+    np.testing.assert_allclose(mean["pos"] - true, np.broadcast_to([2.0, 0.0], true.shape), atol=1e-9)
+    assert not mean["vis"].any()  # (0.9 + 0.3 + 0.2) / 3 = 0.47, not above 0.5
+    median = lv.fold(data, pool, [0, 1, 2], "median")["items"][key]
+    np.testing.assert_allclose(median["pos"] - true, np.broadcast_to([1.0, 0.0], true.shape), atol=1e-9)
+    first_two = lv.fold(data, pool, [0, 1])["items"][key]
+    assert first_two["vis"].all()  # (0.9 + 0.3) / 2 = 0.6
+    assert data["items"][key]["clip"] == first_two["clip"]  # the rest of the read is kept
+
+
+def test_candidate_pool_matches_the_metrics_own_five():
+    torch = pytest.importorskip("torch")
+    from robojudge.kiva._infer import predict
+    from robojudge.kiva._net import KeypointReader
+
+    torch.manual_seed(0)
+    net = KeypointReader(3, 3, 8).eval()
+    rng = np.random.default_rng(1)
+    frames = rng.integers(0, 256, (5, 32, 32, 3), dtype=np.uint8)
+    pos, vis = lv.predict_pool(net, frames, 3)
+    assert pos.shape == (len(lv.POOL), 5, 3, 2) and vis.shape == (len(lv.POOL), 5, 3)
+    ref_pos, ref_vis = predict(net, frames, 3)
+    np.testing.assert_allclose(pos[lv.SUBSETS["base5"]].mean(0), ref_pos, atol=1e-5)
+    np.testing.assert_allclose(vis[lv.SUBSETS["base5"]].mean(0), ref_vis, atol=1e-6)
+    # A vertical shift moves the content down, edges repeated.
+    x = torch.zeros(1, 1, 6, 6)
+    x[0, 0, 2, 3] = 1.0
+    moved = lv.shift_xy(x, -1, 2)
+    assert moved[0, 0, 4, 2] == 1.0 and float(moved.sum()) == 1.0
+    assert math.isclose(float(lv.shift_xy(x, 0, 0).sum()), 1.0)
