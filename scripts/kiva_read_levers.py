@@ -19,7 +19,8 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     Rho when a jerk window's value is the k-th largest scaled keypoint jerk instead of the largest (k = 1,
     2, 3): whether asking two or three keypoints to move at once keeps failures and drops isolated misreads.
 
-Used for docs/kiva_validation.md, "Levers on the reads". Rerun (``A=runs/kiva_val18``)::
+Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads".
+Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
     MUJOCO_GL=egl .venv/bin/python scripts/kiva_read_levers.py tta --root $A --episodes 18 --seed 1 \\
