@@ -364,13 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--reader", action="append", required=True, help="ROBOT=READER_DIR")
     args = parser.parse_args(argv)
     if args.command == "tta":
-        readers = {}
-        for spec in args.reader:
-            robot, sep, path = spec.partition("=")
-            if not sep:
-                raise SystemExit(f"--reader takes ROBOT=PATH, got {spec!r}")
-            readers[robot] = Path(path)
-        cmd_tta(args.root, readers, args.episodes, args.seed, args.size)
+        from kiva_validation import robot_paths
+
+        cmd_tta(args.root, robot_paths(args.reader, "--reader"), args.episodes, args.seed, args.size)
         return 0
     robots = [r for r in args.robots.split(",") if r]
     (cmd_errors if args.command == "errors" else cmd_kth)(args.root, robots)

@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kiva_validation import build_suite, reader_fingers, robot_items, true_tracks  # noqa: E402
+from kiva_validation import build_suite, reader_fingers, robot_items, robot_paths, true_tracks  # noqa: E402
 
 
 def read_suite(manifest: Path, robot: str, reader_path: Path) -> dict[str, Any]:
@@ -148,12 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reader", action="append", required=True, help="ROBOT=READER_DIR, one per robot")
     parser.add_argument("--draws", type=int, default=1000)
     args = parser.parse_args(argv)
-    readers = {}
-    for spec in args.reader:
-        robot, sep, path = spec.partition("=")
-        if not sep:
-            raise SystemExit(f"--reader takes ROBOT=PATH, got {spec!r}")
-        readers[robot] = Path(path)
+    readers = robot_paths(args.reader, "--reader")
     t0 = time.time()
     rows: dict[bool, dict[str, list[tuple[str, float, float, str]]]] = {False: {}, True: {}}
     for robot, reader in readers.items():

@@ -875,7 +875,8 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
     return 0
 
 
-def _pairs(values: Sequence[str], what: str) -> dict[str, Path]:
+def robot_paths(values: Sequence[str], what: str) -> dict[str, Path]:
+    """``ROBOT=PATH`` options (``--suite``, ``--reader``) as a dict; a clear exit on any other form."""
     out = {}
     for v in values:
         key, sep, path = v.partition("=")
@@ -940,7 +941,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [r for r in robots if r not in SCENES]
     if unknown:
         raise SystemExit(f"unknown robots {unknown}; known: {sorted(SCENES)}")
-    suites, readers = _pairs(args.suite, "--suite"), _pairs(args.reader, "--reader")
+    suites, readers = robot_paths(args.suite, "--suite"), robot_paths(args.reader, "--reader")
     depth = [int(x) for x in args.rollout_depth.split(",") if x] if args.rollout_depth else None
     if args.train_mixed and not args.train_failures:
         raise SystemExit("--train-mixed adds another suite's failure rollouts: give --train-failures too")

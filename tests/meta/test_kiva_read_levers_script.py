@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+from _scripts import load_script
 
-
-def _load_script() -> ModuleType:
-    sys.path.insert(0, str(SCRIPTS))  # it imports kiva_validation beside it
-    spec = importlib.util.spec_from_file_location("kiva_read_levers", SCRIPTS / "kiva_read_levers.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-lv = _load_script()
+lv = load_script("kiva_read_levers")
 
 
 def _arm(n: int, seed: int, jump: int | None = None) -> np.ndarray:

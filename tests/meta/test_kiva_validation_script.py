@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 from scipy import stats
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "kiva_validation.py"
+from _scripts import load_script
 
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kiva_validation", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["kiva_validation"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-kv = _load_script()
+kv = load_script("kiva_validation")
 VERDICTS = ("Good", "Medium", "Bad")
 
 

@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
+from _scripts import load_script
 from robojudge.meta import embodiment_agreement
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "rigis_validation.py"
-
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("rigis_validation", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rigis_validation"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rv = _load_script()
+rv = load_script("rigis_validation")
 
 
 def _rows() -> list[dict]:

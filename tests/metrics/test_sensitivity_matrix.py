@@ -5,29 +5,15 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from _scripts import load_script
 from robojudge.suite import Item
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "sensitivity_matrix.py"
-
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sensitivity_matrix", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sensitivity_matrix"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sm = _load_script()
+sm = load_script("sensitivity_matrix")
 
 
 def _item(item_id, failures):
