@@ -75,13 +75,9 @@ def _diag(d: dict[str, Any]) -> float:
 
 def keypoint_jerk(d: dict[str, Any], pos: str, vis: str) -> np.ndarray:
     """``(T, K)`` window jerk of a read, its held frames left out (as ``segment_values`` does)."""
-    from robojudge.kiva._score import keypoint_window_jerk
+    from robojudge.kiva import keypoint_jerk as jerk
 
-    n = len(d[pos])
-    keep = np.flatnonzero(~np.asarray(d["held"], bool)) if d.get("held") is not None else np.arange(n)
-    out = np.full(d[pos].shape[:2], np.nan)
-    out[keep] = keypoint_window_jerk(d[pos][keep], d[vis][keep], d["fps"], _diag(d))
-    return out
+    return jerk(d[pos], d[vis], d["fps"], _diag(d), d.get("held"))
 
 
 def read_errors(data: dict[str, Any]) -> dict[str, float]:

@@ -140,6 +140,22 @@ def keypoint_window_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, di
     return out
 
 
+def keypoint_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal: float,
+                  held: np.ndarray | None = None) -> np.ndarray:
+    """:func:`keypoint_window_jerk` with the ``held`` frames (:func:`held_frames`) left out: ``(T, K)``, NaN
+    on held frames. Held frames are dropped, not zeroed: the frames on either side are one step of the
+    motion apart."""
+    tracks = np.asarray(tracks, dtype=np.float64)
+    keep = np.arange(len(tracks))
+    if held is not None:
+        if np.shape(held) != (len(tracks),):
+            raise ValueError(f"held must be ({len(tracks)},) like the tracks' frames, got {np.shape(held)}")
+        keep = np.flatnonzero(~np.asarray(held, dtype=bool))
+    out = np.full(tracks.shape[:2], np.nan)
+    out[keep] = keypoint_window_jerk(tracks[keep], np.asarray(visible, dtype=bool)[keep], fps, diagonal)
+    return out
+
+
 JERK_WINDOWS = ("centre", "end")
 """Rules that give each 4-frame jerk window to a segment (see :func:`jerk_window_span`)."""
 
@@ -277,14 +293,7 @@ def segment_values(
     if tracks.ndim != 3 or tracks.shape[-1] != 2 or visible.shape != tracks.shape[:2]:
         raise ValueError(f"tracks must be (T, K, 2) with a (T, K) mask: {tracks.shape} and {visible.shape}")
     lengths = link_lengths(tracks, visible, links)
-    keep = np.arange(len(tracks))
-    if held is not None:
-        if np.shape(held) != (len(tracks),):
-            raise ValueError(f"held must be ({len(tracks)},) like the tracks' frames, got {np.shape(held)}")
-        keep = np.flatnonzero(~np.asarray(held, dtype=bool))
-    # Held frames are dropped, not zeroed: the frames on either side are one step of the motion apart.
-    per_keypoint = np.full(tracks.shape[:2], np.nan)
-    per_keypoint[keep] = keypoint_window_jerk(tracks[keep], visible[keep], fps, diagonal)
+    per_keypoint = keypoint_jerk(tracks, visible, fps, diagonal, held)
     jerk = _reduce_keypoints(per_keypoint, jerk_reduce)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
     out = []
