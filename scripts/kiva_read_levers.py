@@ -15,6 +15,12 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     2 px, the two brightness gains; ``POOL``), caches them in ``ROOT/ROBOT/_tta_pool.pkl``, and prints
     Spearman's rho of ``kiva`` (version 4) with the positions folded over each subset of ``SUBSETS``, by
     their mean and by their median. ``base5`` is the metric's own five candidates.
+``ensemble``
+    Reads a suite with each of several readers of one robot (trained alike but for their seed), caching
+    each reader's reads in ``ROOT/ROBOT/_tracks_<reader folder name>.pkl``, and prints Spearman's rho of
+    ``kiva`` (version 4) for each reader alone and for their ensemble: positions averaged over the
+    readers, visibility probabilities averaged (visible above 0.5). Unlike the test-time candidates of one
+    reader, independently trained readers need not err together.
 ``kth``
     Rho when a jerk window's value is the k-th largest scaled keypoint jerk instead of the largest (k = 1,
     2, 3): whether asking two or three keypoints to move at once keeps failures and drops isolated misreads.
@@ -241,6 +247,33 @@ def read_pool(manifest: Path, robot: str, reader_path: Path) -> dict[str, Any]:
     return data
 
 
+# --- several readers ---------------------------------------------------------------------------------------
+
+def ensemble(reads: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The reads of several readers of the same suite folded into one: mean positions, mean visibility
+    probability above 0.5 (a read cached without probabilities counts its visibility as 0 or 1)."""
+    first = reads[0]
+    out = {**first, "reader": [r["reader"] for r in reads], "refs": {}, "items": {}}
+    for group in ("refs", "items"):
+        for key, d in first[group].items():
+            members = [r[group][key] for r in reads]
+            prob = np.mean([m.get("prob", m["vis"].astype(float)) for m in members], axis=0)
+            out[group][key] = {**d, "pos": np.mean([m["pos"] for m in members], axis=0), "vis": prob > 0.5,
+                               "prob": prob}
+    return out
+
+
+def ensemble_reads(root: Path, robot: str, readers: Sequence[Path], episodes: int, seed: int, size: int
+                   ) -> list[dict[str, Any]]:
+    """Every reader's reads of ``robot``'s suite under ``root`` (built or reused), each cached apart."""
+    from kiva_scales_check import read_suite
+    from kiva_validation import build_suite
+
+    manifest = build_suite(root / robot, robot, episodes=episodes, size=size, seed=seed)
+    return [read_suite(manifest, robot, r, cache=manifest.parent / f"_tracks_{r.resolve().name}.pkl")
+            for r in readers]
+
+
 # --- the jerk's k-th keypoint -----------------------------------------------------------------------------
 
 def kth_segment_jerk(d: dict[str, Any], pos: str, vis: str, scales: np.ndarray, k: int) -> list[float]:
@@ -344,6 +377,26 @@ def cmd_kth(roots: Sequence[Path], robots: Sequence[str]) -> None:
         print(f"{root} {robot}: " + ", ".join(cells), flush=True)
 
 
+def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int, seed: int, size: int
+                 ) -> None:
+    t0 = time.time()
+    reads = ensemble_reads(root, robot, readers, episodes, seed, size)
+    print(f"[{time.time() - t0:6.0f} s] {root} {robot}: {len(readers)} readers read", flush=True)
+    for reader, data in zip(readers, reads, strict=True):
+        print(f"  {reader.name:28s} rho {rho(segment_rows(data, False)):.3f}")
+    for n in range(2, len(reads) + 1):
+        rows = segment_rows(ensemble(reads[:n]), False)
+        good = [r for r in rows if r["verdict"] == "Good"]
+        bad = [r for r in rows if r["verdict"] != "Good"]
+        e = read_errors(ensemble(reads[:n]))
+        print(f"  ensemble of the first {n}       rho {rho(rows):.3f} (rigidity {rho(rows, 'rigidity'):.2f}, "
+              f"jerk {rho(rows, 'jerk'):.2f}); flagged Good {sum(r['score'] > 1 for r in good)} of "
+              f"{len(good)}, Medium/Bad {sum(r['score'] > 1 for r in bad)} of {len(bad)}; "
+              f"reference read error median {e['median_px']:.2f} px, "
+              f"jerk p95 read/true {e['jerk_p95_ratio']:.2f}")
+    print(f"  true keypoints               rho {rho(segment_rows(reads[0], True)):.3f}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
@@ -358,7 +411,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--size", type=int, default=128)
     p.add_argument("--reader", action="append", required=True, help="ROBOT=READER_DIR")
+    p = sub.add_parser("ensemble")
+    p.add_argument("--root", type=Path, required=True)
+    p.add_argument("--robot", required=True, choices=ROBOTS)
+    p.add_argument("--episodes", type=int, default=18)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--size", type=int, default=128)
+    p.add_argument("--reader", type=Path, action="append", required=True, help="READER_DIR, two or more")
     args = parser.parse_args(argv)
+    if args.command == "ensemble":
+        if len(args.reader) < 2:
+            parser.error("ensemble needs two or more --reader")
+        cmd_ensemble(args.root, args.robot, args.reader, args.episodes, args.seed, args.size)
+        return 0
     if args.command == "tta":
         from kiva_validation import robot_paths
 

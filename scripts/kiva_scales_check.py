@@ -35,12 +35,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kiva_validation import build_suite, reader_fingers, robot_items, robot_paths, true_tracks  # noqa: E402
 
 
-def read_suite(manifest: Path, robot: str, reader_path: Path) -> dict[str, Any]:
-    """Every reference and rollout of ``robot`` in ``manifest`` read once, with the true keypoints beside."""
+def read_suite(manifest: Path, robot: str, reader_path: Path, cache: Path | None = None) -> dict[str, Any]:
+    """Every reference and rollout of ``robot`` in ``manifest`` read once, with the true keypoints beside.
+
+    The reads are kept in ``cache`` (default ``_tracks.pkl`` beside the manifest), keyed by the reader: a
+    cache of another reader is read again and replaced."""
     from robojudge.kiva import held_frames, load_reader, read_frames
     from robojudge.video import sample_frames
 
-    cache = manifest.parent / "_tracks.pkl"
+    cache = cache or manifest.parent / "_tracks.pkl"
     if cache.exists():
         with cache.open("rb") as f:
             data: dict[str, Any] = pickle.load(f)  # noqa: S301 - a file this script wrote
@@ -55,7 +58,8 @@ def read_suite(manifest: Path, robot: str, reader_path: Path) -> dict[str, Any]:
         h, w = clip.frames.shape[1:3]
         tracks = read_frames(reader, clip.frames, clip.source_fps)
         true_pos, true_vis = true_tracks(state, names, view)
-        return {"pos": tracks.positions, "vis": tracks.visible, "held": held_frames(clip.frames),
+        return {"pos": tracks.positions, "vis": tracks.visible, "prob": tracks.probability,
+                "held": held_frames(clip.frames),
                 "fps": float(clip.source_fps), "w": w, "h": h, "true_pos": true_pos, "true_vis": true_vis}
 
     data = {"reader": str(reader_path.resolve()), "links": reader.links, "fingers": reader_fingers(reader),

@@ -39,6 +39,9 @@ def train_cmd(
                               "rollouts and recordings too, so the reader reads any view (3D rigidity)."),
     heatmap_stride: int = typer.Option(4, "--heatmap-stride", help="Input pixels per heatmap cell: 4, or 2 "
                                        "for one more decoder step (about 1.4 times the training time)."),
+    members: int = typer.Option(1, help="Train this many readers (seeds SEED, SEED+1, ...) and read with "
+                                "all of them, averaged (docs/kiva.md, \"Several readers\"); MEMBERS times "
+                                "the training and reading time."),
     threads: int = typer.Option(1, help="torch CPU threads."),
     device: str = typer.Option("cpu", help="cpu, cuda, or auto."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -50,13 +53,13 @@ def train_cmd(
         cfg = TrainConfig.model_validate({"size": size, "epochs": epochs, "seed": seed, "holdout": holdout,
                                           "rollouts": not references_only, "threads": threads,
                                           "device": device, "views": views, "failures": with_failures,
-                                          "heatmap_stride": heatmap_stride})
+                                          "heatmap_stride": heatmap_stride, "members": members})
     except ValueError as exc:
         raise fail(str(exc)) from None
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), console=console,
                    disable=quiet)
-    task = bar.add_task("train", total=cfg.epochs, loss="-")
+    task = bar.add_task("train", total=cfg.epochs * cfg.members, loss="-")
 
     started = False
 
@@ -77,6 +80,8 @@ def train_cmd(
     console.print(f"reader: {out / 'reader.pt'} ({meta['robot']}, {len(meta['keypoints'])} keypoints, "
                   f"{len(meta['links'])} links; {meta['links_source']})", highlight=False)
     console.print(_error_line("held-out error", meta["held_out_error"]), highlight=False)
+    for m in meta.get("members", []):
+        console.print(_error_line(f"  member with seed {m['seed']}", m["held_out_error"]), highlight=False)
     console.print(_error_line("training error", meta["train_error"]), highlight=False)
     console.print(f"next: robojudge kiva calibrate --reader {out} --episodes MANIFEST_OF_REFERENCES",
                   highlight=False)

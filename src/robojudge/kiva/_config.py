@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 #: Options added after readers were first stored: left out of a dump while at their default.
-_OMITTED_AT_DEFAULT = ("failures", "heatmap_stride")
+_OMITTED_AT_DEFAULT = ("failures", "heatmap_stride", "members")
 
 
 class TrainConfig(BaseModel):
@@ -46,6 +46,12 @@ class TrainConfig(BaseModel):
         "renders with their keypoints (the broken pose as drawn), so the reader learns to read it",
     )
     seed: int = 0
+    members: int = Field(
+        default=1, ge=1, le=16,
+        description="readers trained alike with the seeds seed, seed + 1, ... (same held-out clips); a video "
+        "is read by all of them, their positions and visibility probabilities averaged (docs/kiva.md, "
+        "\"Several readers\")",
+    )
     threads: int = Field(default=1, ge=1, description="torch CPU threads while training")
     device: str = Field(default="cpu", description="cpu, cuda, or auto (cuda when there is one)")
 

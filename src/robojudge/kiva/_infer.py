@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from robojudge.kiva._net import KeypointReader
+from robojudge.kiva._net import KeypointReader, ReaderEnsemble
 
 SHIFT = 2
 CANDIDATES: tuple[tuple[int, float], ...] = ((0, 1.0), (SHIFT, 1.0), (-SHIFT, 1.0), (0, 1.1), (0, 0.9))
@@ -56,7 +56,7 @@ def shift_x(x: torch.Tensor, dx: int) -> torch.Tensor:
 
 @torch.no_grad()
 def predict(
-    net: KeypointReader,
+    net: KeypointReader | ReaderEnsemble,
     frames: np.ndarray,
     context: int,
     batch_size: int = 32,

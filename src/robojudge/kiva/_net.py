@@ -10,6 +10,8 @@ whether each keypoint is visible.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -67,3 +69,30 @@ class KeypointReader(nn.Module):
         py = (prob.sum(dim=3) * cy).sum(dim=-1)
         vis = self.vis(f3.mean(dim=(2, 3)))
         return torch.stack([px, py], dim=-1), vis
+
+
+class ReaderEnsemble(nn.Module):
+    """Readers of the same keypoints (trained alike, other seeds) read as one: positions averaged over the
+    members, visibility probabilities averaged and returned as the logit of the mean, so code that reads a
+    :class:`KeypointReader` (sigmoid of the second output) reads an ensemble unchanged."""
+
+    def __init__(self, members: Sequence[KeypointReader]) -> None:
+        super().__init__()
+        if not members:
+            raise ValueError("an ensemble needs at least one reader")
+        self.members = nn.ModuleList(members)
+        self.keypoints = members[0].keypoints
+        self.stride = members[0].stride
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        reads = [m(x) for m in self.members]
+        pos = torch.stack([p for p, _ in reads]).mean(dim=0)
+        prob = torch.stack([torch.sigmoid(v) for _, v in reads]).mean(dim=0)
+        return pos, torch.logit(prob, eps=1e-7)
+
+
+def build_reader(keypoints: int, context: int, width: int, stride: int, members: int = 1) -> nn.Module:
+    """A :class:`KeypointReader`, or a :class:`ReaderEnsemble` of ``members`` of them."""
+    if members == 1:
+        return KeypointReader(keypoints, context, width, stride)
+    return ReaderEnsemble([KeypointReader(keypoints, context, width, stride) for _ in range(members)])

@@ -29,7 +29,7 @@ from robojudge.kiva._data import (
 )
 from robojudge.kiva._infer import predict
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
-from robojudge.kiva._net import KeypointReader
+from robojudge.kiva._net import KeypointReader, ReaderEnsemble, build_reader
 from robojudge.kiva._score import (
     Scales,
     SegmentValues,
@@ -55,7 +55,7 @@ class ReaderError(ValueError):
 class Reader:
     """A loaded reader: the network and its stored facts (``meta``, as in ``reader.json``)."""
 
-    net: KeypointReader
+    net: KeypointReader | ReaderEnsemble  # an ensemble when the reader was trained with several members
     meta: dict[str, Any]
     path: Path
 
@@ -129,7 +129,7 @@ def load_reader(path: str | Path) -> Reader:
         blob = torch.load(ckpt, map_location="cpu", weights_only=True)
         meta = json.loads(blob["meta_json"])
         cfg = TrainConfig.model_validate(meta["config"])
-        net = KeypointReader(len(meta["keypoints"]), cfg.context, cfg.width, cfg.heatmap_stride)
+        net = build_reader(len(meta["keypoints"]), cfg.context, cfg.width, cfg.heatmap_stride, cfg.members)
         net.load_state_dict(blob["state_dict"])
     except (KeyError, TypeError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
         raise ReaderError(f"{ckpt}: not a KIVA reader checkpoint ({exc})") from None
@@ -172,7 +172,15 @@ def train(
         links = measured_links([episode_keypoints_3d(e, names) for e in episodes if e.group in train_groups])
         links_source = ("measured on the training episodes' 3D keypoints (distance within "
                         "0.5% of its mean on every frame, at least 2 cm)")
-    net, losses = train_net(train_data, len(names), cfg, progress)
+    nets, member_losses = [], []
+    for k in range(cfg.members):
+        # Progress runs over every member's epochs; member k trains with seed + k on the same clips.
+        step = None if progress is None else _member_progress(progress, k, cfg.members)
+        member, losses = train_net(train_data, len(names), cfg, step, seed=cfg.seed + k)
+        nets.append(member)
+        member_losses.append(losses)
+    net: KeypointReader | ReaderEnsemble = nets[0] if cfg.members == 1 else ReaderEnsemble(nets).eval()
+    losses = [float(np.mean(epoch)) for epoch in zip(*member_losses, strict=True)]
     meta: dict[str, Any] = {
         "format": FORMAT,
         "robot": bot.name,
@@ -196,6 +204,10 @@ def train(
         "held_out_error": keypoint_error(net, held_data, cfg),
         "calibration": None,
     }
+    if cfg.members > 1:
+        # Each member alone on the same clips: what averaging them gained.
+        meta["members"] = [{"seed": cfg.seed + k, "losses": [round(x, 6) for x in member_losses[k]],
+                            "held_out_error": keypoint_error(m, held_data, cfg)} for k, m in enumerate(nets)]
     if cfg.views == "all":
         # A reader meant to read every camera is checked on each: one view's error can hide behind another's.
         by_view: dict[str, list[Any]] = {}
@@ -205,6 +217,13 @@ def train(
                                           for v, ds in sorted(by_view.items())}
     _write(Path(out), net.state_dict(), meta)
     return meta
+
+
+def _member_progress(progress: Progress, k: int, members: int) -> Progress:
+    def step(done: int, total: int, loss: float) -> None:
+        progress(k * total + done, members * total, loss)
+
+    return step
 
 
 def read_frames(reader: Reader, frames: np.ndarray, fps: float) -> Tracks:

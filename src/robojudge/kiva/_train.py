@@ -23,7 +23,7 @@ from torch.nn import functional as F
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import EpisodeData
 from robojudge.kiva._infer import predict, stack_context, to_tensor
-from robojudge.kiva._net import KeypointReader
+from robojudge.kiva._net import KeypointReader, ReaderEnsemble
 
 Progress = Callable[[int, int, float], None]
 """Called after each epoch with (epochs done, epochs in all, mean training loss)."""
@@ -92,21 +92,27 @@ def _loss(net: KeypointReader, x: torch.Tensor, kp: torch.Tensor, vis: torch.Ten
 
 
 def train_net(
-    data: Sequence[EpisodeData], keypoints: int, cfg: TrainConfig, progress: Progress | None = None
+    data: Sequence[EpisodeData], keypoints: int, cfg: TrainConfig, progress: Progress | None = None,
+    seed: int | None = None,
 ) -> tuple[KeypointReader, list[float]]:
-    """Train a reader on ``data``; returns it (on the CPU) and the mean loss of every epoch."""
+    """Train a reader on ``data``; returns it (on the CPU) and the mean loss of every epoch.
+
+    ``seed`` (default ``cfg.seed``) drives initialisation, shuffling and augmentation: the members of an
+    ensemble train with ``cfg.seed + k``.
+    """
+    seed = cfg.seed if seed is None else seed
     index = np.array([(e, t) for e, d in enumerate(data) for t in range(len(d.frames))], dtype=np.int64)
     if not len(index):
         raise ValueError("no frames to train on")
     device = torch.device(cfg.resolved_device())
     losses: list[float] = []
     with deterministic(cfg.threads):
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(seed)
         net = KeypointReader(keypoints, cfg.context, cfg.width, cfg.heatmap_stride).to(device)
         opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
         steps = cfg.epochs * math.ceil(len(index) / cfg.batch_size)
         sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=steps, pct_start=0.15)
-        rng = np.random.default_rng([cfg.seed, 2])
+        rng = np.random.default_rng([seed, 2])
         for epoch in range(cfg.epochs):
             net.train()
             order = rng.permutation(len(index))
@@ -139,7 +145,7 @@ def _batch(data: Sequence[EpisodeData], batch: np.ndarray, context: int
     return to_tensor(np.concatenate(xs)), torch.from_numpy(np.stack(kps)), torch.from_numpy(np.stack(viss))
 
 
-def keypoint_error(net: KeypointReader, data: Sequence[EpisodeData], cfg: TrainConfig) -> dict[str, Any]:
+def keypoint_error(net: KeypointReader | ReaderEnsemble, data: Sequence[EpisodeData], cfg: TrainConfig) -> dict[str, Any]:
     """Error of the test-time-averaged positions on the visible keypoints of ``data``.
 
     Pixels are those of the reader's ``size x size`` frames; ``fraction_of_diagonal`` divides by that
