@@ -385,10 +385,11 @@ def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int,
     for reader, data in zip(readers, reads, strict=True):
         print(f"  {reader.name:28s} rho {rho(segment_rows(data, False)):.3f}")
     for n in range(2, len(reads) + 1):
-        rows = segment_rows(ensemble(reads[:n]), False)
+        folded = ensemble(reads[:n])
+        rows = segment_rows(folded, False)
         good = [r for r in rows if r["verdict"] == "Good"]
         bad = [r for r in rows if r["verdict"] != "Good"]
-        e = read_errors(ensemble(reads[:n]))
+        e = read_errors(folded)
         print(f"  ensemble of the first {n}       rho {rho(rows):.3f} (rigidity {rho(rows, 'rigidity'):.2f}, "
               f"jerk {rho(rows, 'jerk'):.2f}); flagged Good {sum(r['score'] > 1 for r in good)} of "
               f"{len(good)}, Medium/Bad {sum(r['score'] > 1 for r in bad)} of {len(bad)}; "

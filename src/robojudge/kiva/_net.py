@@ -91,7 +91,8 @@ class ReaderEnsemble(nn.Module):
         return pos, torch.logit(prob, eps=1e-7)
 
 
-def build_reader(keypoints: int, context: int, width: int, stride: int, members: int = 1) -> nn.Module:
+def build_reader(keypoints: int, context: int, width: int, stride: int, members: int = 1
+                 ) -> KeypointReader | ReaderEnsemble:
     """A :class:`KeypointReader`, or a :class:`ReaderEnsemble` of ``members`` of them."""
     if members == 1:
         return KeypointReader(keypoints, context, width, stride)

@@ -145,7 +145,8 @@ def _batch(data: Sequence[EpisodeData], batch: np.ndarray, context: int
     return to_tensor(np.concatenate(xs)), torch.from_numpy(np.stack(kps)), torch.from_numpy(np.stack(viss))
 
 
-def keypoint_error(net: KeypointReader | ReaderEnsemble, data: Sequence[EpisodeData], cfg: TrainConfig) -> dict[str, Any]:
+def keypoint_error(net: KeypointReader | ReaderEnsemble, data: Sequence[EpisodeData], cfg: TrainConfig
+                   ) -> dict[str, Any]:
     """Error of the test-time-averaged positions on the visible keypoints of ``data``.
 
     Pixels are those of the reader's ``size x size`` frames; ``fraction_of_diagonal`` divides by that
