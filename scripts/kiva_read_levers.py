@@ -253,7 +253,7 @@ def ensemble(reads: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The reads of several readers of the same suite folded into one: mean positions, mean visibility
     probability above 0.5 (a read cached without probabilities counts its visibility as 0 or 1)."""
     first = reads[0]
-    out = {**first, "reader": [r["reader"] for r in reads], "refs": {}, "items": {}}
+    out = {**first, "reader": [r.get("reader") for r in reads], "refs": {}, "items": {}}
     for group in ("refs", "items"):
         for key, d in first[group].items():
             members = [r[group][key] for r in reads]

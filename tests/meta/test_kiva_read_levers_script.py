@@ -1,4 +1,4 @@
-"""scripts/kiva_read_levers.py on made-up reads: read errors, candidate pool, k-th keypoint jerk."""
+"""scripts/kiva_read_levers.py on made-up reads: errors, candidates, k-th keypoint jerk, readers averaged."""
 
 from __future__ import annotations
 
@@ -132,3 +132,22 @@ def test_candidate_pool_matches_the_metrics_own_five():
     moved = lv.shift_xy(x, -1, 2)
     assert moved[0, 0, 4, 2] == 1.0 and float(moved.sum()) == 1.0
     assert math.isclose(float(lv.shift_xy(x, 0, 0).sum()), 1.0)
+
+
+def test_ensemble_averages_the_readers_positions_and_visibility():
+    a, b = _data(noise=0.5), _data(noise=0.5)
+    for d in b["refs"].values():
+        d["pos"] = d["pos"] + np.array([2.0, -2.0])  # the second reader reads 2 px right and up
+    key = next(iter(a["refs"]))
+    a["refs"][key]["prob"] = np.full(a["refs"][key]["vis"].shape, 0.9)
+    b["refs"][key]["prob"] = np.full(b["refs"][key]["vis"].shape, 0.2)  # mean 0.55: visible
+    b["items"]["c0-x"]["vis"][:5] = False  # cached without probabilities: 0 or 1; mean 0.5 is not visible
+    both = lv.ensemble([a, b])
+    ref = both["refs"][key]
+    np.testing.assert_allclose(ref["pos"], (a["refs"][key]["pos"] + b["refs"][key]["pos"]) / 2)
+    np.testing.assert_allclose(ref["prob"], 0.55)
+    assert ref["vis"].all()
+    assert not both["items"]["c0-x"]["vis"][:5].any() and both["items"]["c0-x"]["vis"][5:].all()
+    # What the measure needs is carried over from the first read; both readers are named.
+    assert both["items"]["c1-x"]["planted"] == a["items"]["c1-x"]["planted"]
+    assert both["links"] == a["links"] and len(both["reader"]) == 2
