@@ -27,6 +27,11 @@ set takes minutes per run at this size, almost all of it Farneback flow at nativ
     read-only copies of the decoded frames, without the flow, tracking and matching around them. The
     full set's run-to-run noise (tens of seconds, on a shared machine) is far larger than this work.
 
+``--block-crop`` runs only a side-by-side timing of ``_content.block_means`` against the area resize of
+whole frames it replaced (block means of cells ``H / (H // 8)`` rows high, OpenCV's general path when
+that is not a whole number), on random frames of several sizes, one OpenCV thread, alternating, median
+of ``--repeats`` (at least 5).
+
 On code without :mod:`robojudge.metrics._derived` (the code before the memo; run it with
 ``PYTHONPATH=<old checkout>/src``) only (a) runs, which gives the "before" figures of the set.
 
@@ -203,13 +208,46 @@ def replay_leg(path: Path, repeats: int, switch: Callable[[bool], None]) -> None
     print(f"  before/now time ratio: {b / a:.2f} (saved {b - a:.2f} s per item)")
 
 
+def _whole_frame_block_means(frames: np.ndarray) -> np.ndarray:
+    """The block means before whole blocks were cut out: all rows and columns resized by area."""
+    h, w = frames.shape[1:3]
+    size = (max(1, w // 8), max(1, h // 8))
+    return np.stack([cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in frames]).astype(np.float32)
+
+
+def block_crop(repeats: int) -> None:
+    from robojudge.metrics._content import block_means
+
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(0)
+    print("block means of 145 frames, one OpenCV thread; median seconds, whole-frame resize / whole blocks")
+    for h, w in ((354, 640), (360, 640), (416, 752), (720, 1280), (180, 320), (270, 480)):
+        for channels in (3, 1):
+            shape = (145, h, w, channels) if channels == 3 else (145, h, w)
+            frames = rng.integers(0, 256, shape, dtype=np.uint8)
+            old: list[float] = []
+            new: list[float] = []
+            for _ in range(max(5, repeats)):
+                for fn, out in ((_whole_frame_block_means, old), (block_means, new)):
+                    start = time.perf_counter()
+                    fn(frames)
+                    out.append(time.perf_counter() - start)
+            a, b = statistics.median(old), statistics.median(new)
+            print(f"  {w}x{h} {'RGB' if channels == 3 else 'gray'}: {a:.4f} s / {b:.4f} s = {a / b:.2f}x")
+
+
 def main() -> int:
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--skip-full", action="store_true", help="skip the full set (legs a-b)")
+    parser.add_argument("--block-crop", action="store_true",
+                        help="only time block_means against the whole-frame resize it replaced")
     args = parser.parse_args()
+    if args.block_crop:
+        block_crop(args.repeats)
+        return 0
 
     path = clip(args.seconds)
     item = Item(item_id="bench", video=str(path))

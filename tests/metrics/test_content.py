@@ -35,6 +35,19 @@ def test_block_means_by_hand():
     assert block_means(np.full((2, 4, 4, 3), 7, np.uint8)).shape == (2, 1, 1, 3)
 
 
+def test_block_means_are_means_of_whole_blocks():
+    # 354 rows are 44 blocks and 2 rows left out (not 44 cells of 8.05 rows); values round to a level.
+    rng = np.random.default_rng(11)  # its own draws: RNG's sequence feeds the tests below
+    f = rng.integers(0, 256, (2, 354, 645, 3), dtype=np.uint8)
+    exact = f[:, :352, :640].reshape(2, 44, 8, 80, 8, 3).mean(axis=(2, 4))
+    blocks = block_means(f)
+    assert blocks.shape == (2, 44, 80, 3) and blocks.dtype == np.float32
+    assert np.abs(blocks - exact).max() <= 0.5
+    # A frame lower than a block is one block high, its blocks the means of all its rows.
+    g = rng.integers(0, 256, (1, 5, 20), dtype=np.uint8)
+    assert np.abs(block_means(g) - g[:, :, :16].reshape(1, 5, 2, 8).mean(axis=(1, 3))[:, None]).max() <= 0.5
+
+
 def test_largest_change_is_against_the_first_frame():
     frames = np.zeros((3, 8, 8), np.uint8)
     frames[1] = 5

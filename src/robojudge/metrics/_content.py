@@ -35,10 +35,20 @@ MIN_CORRELATION = 0.5
 
 
 def block_means(frames: np.ndarray) -> np.ndarray:
-    """``(T, H, W[, C])`` uint8 frames as float32 means of ``BLOCK x BLOCK`` blocks, ``(T, h, w[, C])``."""
+    """``(T, H, W[, C])`` uint8 frames as float32 means of ``BLOCK x BLOCK`` blocks, ``(T, h, w[, C])``.
+
+    The last ``H % BLOCK`` rows and ``W % BLOCK`` columns (a strip narrower than a block) are left out,
+    so every mean is of one whole block, rounded to a level as OpenCV's area resizing rounds it; a frame
+    smaller than a block in a direction is one block that way. Resizing by a whole factor takes
+    OpenCV's fast path: at 640x354 (the fast profile's size of a 752x416 clip) a resize to 80x44 blocks
+    costs about a third of one from all 354 rows, whose 8.05-row cells take the general path
+    (``benchmarks/bench_content_checks.py --block-crop``).
+    """
     h, w = frames.shape[1:3]
-    size = (max(1, w // BLOCK), max(1, h // BLOCK))
-    return np.stack([cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in frames]).astype(np.float32)
+    bh, bw = max(1, h // BLOCK), max(1, w // BLOCK)
+    rows, cols = (bh * BLOCK if h >= BLOCK else h), (bw * BLOCK if w >= BLOCK else w)
+    return np.stack([cv2.resize(f[:rows, :cols], (bw, bh), interpolation=cv2.INTER_AREA)
+                     for f in frames]).astype(np.float32)
 
 
 class ContentFacts(NamedTuple):
