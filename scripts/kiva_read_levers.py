@@ -21,17 +21,31 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     ``kiva`` (version 4) for each reader alone and for their ensemble: positions averaged over the
     readers, visibility probabilities averaged (visible above 0.5). Unlike the test-time candidates of one
     reader, independently trained readers need not err together.
+``disagree``
+    Where several reads of the same frames disagree: per frame and keypoint, the mean distance of each
+    read from their mean, for three readers of one robot (the ``ensemble`` caches) and, where ``tta`` has
+    cached a suite's candidates, for one reader's five test-time candidates. Each keypoint's spread is
+    divided by its own 95th percentile over the references' visible frames (at least half the median of
+    those, as the measure's per-part scales are), a segment's value is its largest over visible keypoints,
+    and its cut the 95th percentile of the references' segments. Printed: rho of the ensemble's ``kiva``,
+    of that disagreement alone, of the two combined (the larger of the two ratios to their cuts, and
+    their sum), and of ``kiva`` with every keypoint whose spread is above the references' 99th
+    percentile treated as not seen.
 ``kth``
     Rho when a jerk window's value is the k-th largest scaled keypoint jerk instead of the largest (k = 1,
     2, 3): whether asking two or three keypoints to move at once keeps failures and drops isolated misreads.
 
-Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads".
+Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads" and "Where reads
+disagree, and a reader trained on twice the episodes".
 Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
     MUJOCO_GL=egl .venv/bin/python scripts/kiva_read_levers.py tta --root $A --episodes 18 --seed 1 \\
         --reader adroit=$A/adroit/reader-s128-e10
     .venv/bin/python scripts/kiva_read_levers.py kth --root $A --root runs/kiva_hold2
+    .venv/bin/python scripts/kiva_read_levers.py disagree --root $A --root runs/kiva_hold2 \\
+        --robots aloha,adroit --reader reader-s128-e10 --reader reader-s128-e10-seed2 \\
+        --reader reader-s128-e10-seed3
 """
 
 from __future__ import annotations
@@ -215,19 +229,25 @@ def fold(data: dict[str, Any], pool: dict[str, Any], chosen: Sequence[int], redu
     return out
 
 
-def read_pool(manifest: Path, robot: str, reader_path: Path) -> dict[str, Any]:
-    """Every reference and rollout of ``robot`` read once per candidate of ``POOL`` (cached)."""
+def read_pool(manifest: Path, robot: str, reader_path: Path,
+              pool: Sequence[tuple[int, int, float]] = POOL) -> dict[str, Any]:
+    """Every reference and rollout of ``robot`` read once per candidate of ``pool`` (cached: the whole
+    ``POOL`` in ``_tta_pool.pkl``, the metric's five alone in ``_tta_base5.pkl``)."""
     import cv2
     from kiva_validation import robot_items
 
     from robojudge.kiva import load_reader
     from robojudge.video import sample_frames
 
-    cache = manifest.parent / "_tta_pool.pkl"
-    if cache.exists():
-        data = _load(cache)
-        if data.get("reader") == str(reader_path.resolve()) and data.get("pool") == list(POOL):
-            return data
+    pool = list(pool)
+    cache = manifest.parent / ("_tta_pool.pkl" if pool == list(POOL) else f"_tta_base{len(pool)}.pkl")
+    if pool != list(POOL) and pool != list(POOL[:len(pool)]):
+        raise ValueError("a pool is the whole POOL or its first candidates")
+    for path in (cache, manifest.parent / "_tta_pool.pkl"):
+        if path.exists():
+            data = _load(path)
+            if data.get("reader") == str(reader_path.resolve()) and data.get("pool", [])[:len(pool)] == pool:
+                return data
     reader = load_reader(reader_path)
     context, s = int(reader.meta["config"]["context"]), reader.size
     items = robot_items(manifest, robot)
@@ -236,11 +256,11 @@ def read_pool(manifest: Path, robot: str, reader_path: Path) -> dict[str, Any]:
         clip = sample_frames(manifest.parent / video, fps=None, max_frames=None)
         h, w = clip.frames.shape[1:3]
         small = np.stack([cv2.resize(f, (s, s), interpolation=cv2.INTER_AREA) for f in clip.frames])
-        pos, vis = predict_pool(reader.net, small, context)
+        pos, vis = predict_pool(reader.net, small, context, pool)
         return {"pos": pos * np.array([w / s, h / s]), "vis": vis}
 
     refs = sorted({it.reference_video for it in items if it.reference_video})
-    data = {"reader": str(reader_path.resolve()), "pool": list(POOL),
+    data = {"reader": str(reader_path.resolve()), "pool": pool,
             "refs": {ref: read(ref) for ref in refs}, "items": {it.item_id: read(it.video) for it in items}}
     with cache.open("wb") as f:
         pickle.dump(data, f)
@@ -272,6 +292,92 @@ def ensemble_reads(root: Path, robot: str, readers: Sequence[Path], episodes: in
     manifest = build_suite(root / robot, robot, episodes=episodes, size=size, seed=seed)
     return [read_suite(manifest, robot, r, cache=manifest.parent / f"_tracks_{r.resolve().name}.pkl")
             for r in readers]
+
+
+# --- where reads disagree -------------------------------------------------------------------------------
+
+def spread(positions: np.ndarray) -> np.ndarray:
+    """``(T, K)`` mean distance of each of ``(R, T, K, 2)`` reads from their mean position."""
+    return np.asarray(np.linalg.norm(positions - positions.mean(axis=0), axis=-1).mean(axis=0))
+
+
+def disagreement_rows(data: dict[str, Any], spreads: dict[str, dict[str, np.ndarray]]
+                      ) -> list[dict[str, Any]]:
+    """:func:`segment_rows` of ``data`` (the folded reads), each with ``disagree`` (its largest scaled spread
+    over visible keypoints, as a ratio to the references' 95th percentile of segments), ``max`` and
+    ``sum`` (that ratio and the score combined)."""
+    from robojudge.kiva import segments
+
+    refs = data["refs"]
+    ref_spread = np.concatenate([spreads["refs"][k] for k in refs])
+    ref_vis = np.concatenate([refs[k]["vis"] for k in refs])
+    scale = np.array([np.percentile(ref_spread[ref_vis[:, j], j], 95) if ref_vis[:, j].sum() >= 10 else np.nan
+                      for j in range(ref_spread.shape[1])])
+    scale = np.maximum(np.where(np.isnan(scale), np.nanmedian(scale), scale), 0.5 * np.nanmedian(scale))
+
+    def value(group: str, key: str, start: int, stop: int) -> float:
+        s = (spreads[group][key] / scale)[start:stop][data[group][key]["vis"][start:stop]]
+        return float(s.max()) if s.size else math.nan
+
+    cut = float(np.nanpercentile([value("refs", k, a, b) for k in refs
+                                  for a, b in segments(len(spreads["refs"][k]))], 95))
+    rows = []
+    for r in segment_rows(data, False):
+        d = value("items", r["item"], r["start"], r["stop"]) / cut
+        rows.append({**r, "disagree": d, "max": float(np.nanmax([r["score"], d])), "sum": r["score"] + d})
+    return rows
+
+
+def masked(data: dict[str, Any], spreads: dict[str, dict[str, np.ndarray]], percentile: float
+           ) -> dict[str, Any]:
+    """``data`` with every keypoint whose spread is above the references' ``percentile`` not seen."""
+    refs = data["refs"]
+    tau = np.percentile(np.concatenate([spreads["refs"][k][refs[k]["vis"]] for k in refs]), percentile)
+    out = {**data, "refs": {}, "items": {}}
+    for group in ("refs", "items"):
+        for key, d in data[group].items():
+            out[group][key] = {**d, "vis": d["vis"] & (spreads[group][key] <= tau)}
+    return out
+
+
+def _disagree_line(label: str, data: dict[str, Any], spreads: dict[str, dict[str, np.ndarray]]) -> str:
+    rows = disagreement_rows(data, spreads)
+    good = [r for r in rows if r["verdict"] == "Good"]
+    return (f"  {label:28s} rho kiva {rho(rows):.3f}, disagreement {rho(rows, 'disagree'):.3f}, "
+            f"larger ratio {rho(rows, 'max'):.3f}, sum {rho(rows, 'sum'):.3f}, kiva without spread "
+            f"keypoints {rho(segment_rows(masked(data, spreads, 99.0), False)):.3f}; Good flagged "
+            f"{sum(r['score'] > 1 for r in good)} -> {sum(r['max'] > 1 for r in good)} of {len(good)}")
+
+
+def cmd_disagree(roots: Sequence[Path], robots: Sequence[str], readers: Sequence[str]) -> None:
+    for root in roots:
+        for robot in robots:
+            folder = root / robot
+            caches = [folder / f"_tracks_{r}.pkl" for r in readers]
+            missing = [c for c in caches if not c.exists()]
+            if missing:
+                print(f"{folder}: no cached reads {', '.join(c.name for c in missing)} (run ensemble first)")
+                continue
+            reads = [_load(c) for c in caches]
+            print(f"{folder}:", flush=True)
+            if len(reads) > 1:
+                folded = ensemble(reads)
+                spreads = {g: {k: spread(np.stack([r[g][k]["pos"] for r in reads])) for k in folded[g]}
+                           for g in ("refs", "items")}
+                print(_disagree_line(f"{len(reads)} readers averaged", folded, spreads), flush=True)
+            for name in ("_tta_pool.pkl", "_tta_base5.pkl"):
+                path = folder / name
+                pool = _load(path) if path.exists() else None
+                if pool is not None and Path(pool["reader"]).name == readers[0]:
+                    break
+            else:
+                print(f"  (no candidates of {readers[0]} cached in {folder}: "
+                      "run tta, or read_pool with POOL[:5])")
+                continue
+            base = SUBSETS["base5"]
+            one = fold(reads[0], pool, base)
+            cand = {g: {k: spread(pool[g][k]["pos"][base]) for k in one[g]} for g in ("refs", "items")}
+            print(_disagree_line(f"{readers[0]}, its 5 candidates", one, cand), flush=True)
 
 
 # --- the jerk's k-th keypoint -----------------------------------------------------------------------------
@@ -406,6 +512,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("--root", type=Path, action="append", required=True)
         p.add_argument("--robots", default=",".join(ROBOTS))
+    p = sub.add_parser("disagree")
+    p.add_argument("--root", type=Path, action="append", required=True)
+    p.add_argument("--robots", default=",".join(ROBOTS))
+    p.add_argument("--reader", action="append", required=True,
+                   help="a reader's folder name whose reads `ensemble` cached (and the first's candidates)")
     p = sub.add_parser("tta")
     p.add_argument("--root", type=Path, required=True)
     p.add_argument("--episodes", type=int, default=18)
@@ -424,6 +535,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.reader) < 2:
             parser.error("ensemble needs two or more --reader")
         cmd_ensemble(args.root, args.robot, args.reader, args.episodes, args.seed, args.size)
+        return 0
+    if args.command == "disagree":
+        cmd_disagree(args.root, [r for r in args.robots.split(",") if r], args.reader)
         return 0
     if args.command == "tta":
         from kiva_validation import robot_paths

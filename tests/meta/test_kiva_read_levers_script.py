@@ -151,3 +151,25 @@ def test_ensemble_averages_the_readers_positions_and_visibility():
     # What the measure needs is carried over from the first read; both readers are named.
     assert both["items"]["c1-x"]["planted"] == a["items"]["c1-x"]["planted"]
     assert both["links"] == a["links"] and len(both["reader"]) == 2
+
+
+def test_spread_by_hand_and_disagreement_finds_where_reads_part():
+    # Three reads of one keypoint: 0, 3 and 6 px right of each other; their mean is the middle one.
+    reads = np.zeros((3, 1, 1, 2))
+    reads[:, 0, 0, 0] = [0.0, 3.0, 6.0]
+    assert lv.spread(reads)[0, 0] == pytest.approx(2.0)  # (3 + 0 + 3) / 3
+    data = _data()
+    spreads = {g: {k: np.full(d["vis"].shape, 0.2) for k, d in data[g].items()} for g in ("refs", "items")}
+    rng = np.random.default_rng(5)
+    for s in spreads["refs"].values():
+        s += rng.uniform(0, 0.1, s.shape)  # references: readers agree within 0.3 px
+    spreads["items"]["c2-x"][20:24, 3] = 3.0  # one rollout's tip is read 3 px apart in its second segment
+    rows = lv.disagreement_rows(data, spreads)
+    by = {(r["item"], r["start"]): r for r in rows}
+    assert by[("c2-x", 16)]["disagree"] > 5  # ten times the references' spread
+    assert all(r["disagree"] < 1.5 for key, r in by.items() if key != ("c2-x", 16))
+    # The larger ratio flags it; the jump of c1 stays flagged by its own score.
+    assert by[("c2-x", 16)]["max"] > 1 and by[("c1-x", 16)]["max"] >= by[("c1-x", 16)]["score"] > 1
+    # Keypoints read apart become unseen: only those four frames of that one keypoint.
+    hidden = lv.masked(data, spreads, 99.0)["items"]["c2-x"]["vis"]
+    assert not hidden[20:24, 3].any() and hidden.sum() == hidden.size - 4
