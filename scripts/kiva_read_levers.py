@@ -23,8 +23,9 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     reader, independently trained readers need not err together.
 ``disagree``
     Where several reads of the same frames disagree: per frame and keypoint, the mean distance of each
-    read from their mean, for three readers of one robot (the ``ensemble`` caches) and, where ``tta`` has
-    cached a suite's candidates, for one reader's five test-time candidates. Each keypoint's spread is
+    read from their mean, for several readers of one robot (the ``ensemble`` caches) and, where ``tta`` (or
+    ``read_pool`` with ``POOL[:5]``) has cached a suite's candidates, for the first reader's five
+    test-time candidates (with one ``--reader``, only those). Each keypoint's spread is
     divided by its own 95th percentile over the references' visible frames (at least half the median of
     those, as the measure's per-part scales are), a segment's value is its largest over visible keypoints,
     and its cut the 95th percentile of the references' segments. Printed: rho of the ensemble's ``kiva``,
