@@ -241,9 +241,9 @@ def read_pool(manifest: Path, robot: str, reader_path: Path,
     from robojudge.video import sample_frames
 
     pool = list(pool)
-    cache = manifest.parent / ("_tta_pool.pkl" if pool == list(POOL) else f"_tta_base{len(pool)}.pkl")
-    if pool != list(POOL) and pool != list(POOL[:len(pool)]):
+    if pool != list(POOL[:len(pool)]):
         raise ValueError("a pool is the whole POOL or its first candidates")
+    cache = manifest.parent / ("_tta_pool.pkl" if pool == list(POOL) else f"_tta_base{len(pool)}.pkl")
     for path in (cache, manifest.parent / "_tta_pool.pkl"):
         if path.exists():
             data = _load(path)

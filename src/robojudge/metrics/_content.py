@@ -46,7 +46,7 @@ def block_means(frames: np.ndarray) -> np.ndarray:
     """
     h, w = frames.shape[1:3]
     bh, bw = max(1, h // BLOCK), max(1, w // BLOCK)
-    rows, cols = (bh * BLOCK if h >= BLOCK else h), (bw * BLOCK if w >= BLOCK else w)
+    rows, cols = min(h, bh * BLOCK), min(w, bw * BLOCK)
     return np.stack([cv2.resize(f[:rows, :cols], (bw, bh), interpolation=cv2.INTER_AREA)
                      for f in frames]).astype(np.float32)
 
