@@ -36,6 +36,9 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     Rho when a jerk window's value is the k-th largest scaled keypoint jerk instead of the largest (k = 1,
     2, 3): whether asking two or three keypoints to move at once keeps failures and drops isolated misreads.
 
+``errors`` and ``kth`` take ``--reader NAME`` to work on the reads ``ensemble`` cached for the reader in
+the folder ``NAME`` instead of ``_tracks.pkl``.
+
 Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads" and "Where reads
 disagree, and a reader trained on twice the episodes".
 Rerun (``A=runs/kiva_val18``)::
@@ -432,16 +435,21 @@ def kth_rows(data: dict[str, Any], true: bool, k: int) -> list[dict[str, Any]]:
 
 # --- commands ---------------------------------------------------------------------------------------------
 
-def _caches(roots: Sequence[Path], robots: Sequence[str]) -> list[tuple[Path, str, Path]]:
-    found = [(root, robot, root / robot / "_tracks.pkl") for root in roots for robot in robots]
+def _caches(roots: Sequence[Path], robots: Sequence[str], reader: str | None = None
+            ) -> list[tuple[Path, str, Path]]:
+    """The cached reads of each root and robot: ``_tracks.pkl``, or with ``reader`` that reader's
+    ``ensemble`` cache ``_tracks_<reader>.pkl``."""
+    name = f"_tracks_{reader}.pkl" if reader else "_tracks.pkl"
+    found = [(root, robot, root / robot / name) for root in roots for robot in robots]
     missing = [str(path) for *_, path in found if not path.exists()]
     if missing:
-        raise SystemExit("no cached reads (run scripts/kiva_scales_check.py first): " + ", ".join(missing))
+        how = "`ensemble` with that reader" if reader else "scripts/kiva_scales_check.py"
+        raise SystemExit(f"no cached reads (run {how} first): " + ", ".join(missing))
     return found
 
 
-def cmd_errors(roots: Sequence[Path], robots: Sequence[str]) -> None:
-    for root, robot, path in _caches(roots, robots):
+def cmd_errors(roots: Sequence[Path], robots: Sequence[str], reader: str | None = None) -> None:
+    for root, robot, path in _caches(roots, robots, reader):
         data = _load(path)
         e = read_errors(data)
         read, true = segment_rows(data, False), segment_rows(data, True)
@@ -476,8 +484,8 @@ def cmd_tta(root: Path, readers: dict[str, Path], episodes: int, seed: int, size
                       f"{len(good)}, Medium/Bad {sum(r['score'] > 1 for r in bad)} of {len(bad)}")
 
 
-def cmd_kth(roots: Sequence[Path], robots: Sequence[str]) -> None:
-    for root, robot, path in _caches(roots, robots):
+def cmd_kth(roots: Sequence[Path], robots: Sequence[str], reader: str | None = None) -> None:
+    for root, robot, path in _caches(roots, robots, reader):
         data = _load(path)
         cells = [f"{'true' if true else 'reader'} k={k} {rho(kth_rows(data, true, k)):.2f}"
                  for true in (False, True) for k in (1, 2, 3)]
@@ -513,6 +521,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("--root", type=Path, action="append", required=True)
         p.add_argument("--robots", default=",".join(ROBOTS))
+        p.add_argument("--reader", default=None,
+                       help="a reader's folder name: its `ensemble` cache instead of _tracks.pkl")
     p = sub.add_parser("disagree")
     p.add_argument("--root", type=Path, action="append", required=True)
     p.add_argument("--robots", default=",".join(ROBOTS))
@@ -546,7 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cmd_tta(args.root, robot_paths(args.reader, "--reader"), args.episodes, args.seed, args.size)
         return 0
     robots = [r for r in args.robots.split(",") if r]
-    (cmd_errors if args.command == "errors" else cmd_kth)(args.root, robots)
+    (cmd_errors if args.command == "errors" else cmd_kth)(args.root, robots, args.reader)
     return 0
 
 

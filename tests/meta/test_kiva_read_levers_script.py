@@ -173,3 +173,13 @@ def test_spread_by_hand_and_disagreement_finds_where_reads_part():
     # Keypoints read apart become unseen: only those four frames of that one keypoint.
     hidden = lv.masked(data, spreads, 99.0)["items"]["c2-x"]["vis"]
     assert not hidden[20:24, 3].any() and hidden.sum() == hidden.size - 4
+
+
+def test_errors_and_kth_find_a_named_readers_cache(tmp_path):
+    (tmp_path / "fetch").mkdir()
+    (tmp_path / "fetch" / "_tracks.pkl").write_bytes(b"")
+    (tmp_path / "fetch" / "_tracks_reader-w02.pkl").write_bytes(b"")
+    assert lv._caches([tmp_path], ["fetch"])[0][2].name == "_tracks.pkl"
+    assert lv._caches([tmp_path], ["fetch"], "reader-w02")[0][2].name == "_tracks_reader-w02.pkl"
+    with pytest.raises(SystemExit, match="ensemble` with that reader.*_tracks_reader-x.pkl"):
+        lv._caches([tmp_path], ["fetch"], "reader-x")

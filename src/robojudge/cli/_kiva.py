@@ -42,6 +42,9 @@ def train_cmd(
     members: int = typer.Option(1, help="Train this many readers (seeds SEED, SEED+1, ...) and read with "
                                 "all of them, averaged (docs/kiva.md, \"Several readers\"); MEMBERS times "
                                 "the training and reading time."),
+    warp: float = typer.Option(0.0, help="Warp every training sample by a smooth random field of this "
+                               "standard deviation (fraction of the side; 0: none), keypoints moved with it "
+                               "(docs/kiva.md, \"Training augmentation\")."),
     threads: int = typer.Option(1, help="torch CPU threads."),
     device: str = typer.Option("cpu", help="cpu, cuda, or auto."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -53,7 +56,8 @@ def train_cmd(
         cfg = TrainConfig.model_validate({"size": size, "epochs": epochs, "seed": seed, "holdout": holdout,
                                           "rollouts": not references_only, "threads": threads,
                                           "device": device, "views": views, "failures": with_failures,
-                                          "heatmap_stride": heatmap_stride, "members": members})
+                                          "heatmap_stride": heatmap_stride, "members": members,
+                                          "warp": warp})
     except ValueError as exc:
         raise fail(str(exc)) from None
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 #: Options added after readers were first stored: left out of a dump while at their default.
-_OMITTED_AT_DEFAULT = ("failures", "heatmap_stride", "members")
+_OMITTED_AT_DEFAULT = ("failures", "heatmap_stride", "members", "warp")
 
 
 class TrainConfig(BaseModel):
@@ -33,6 +33,11 @@ class TrainConfig(BaseModel):
     huber_delta: float = Field(default=0.02, gt=0, description="Huber's delta, in units of the image side")
     visibility_weight: float = Field(default=0.1, ge=0)
     shift: int = Field(default=2, ge=0, le=8, description="largest training shift, pixels")
+    warp: float = Field(
+        default=0.0, ge=0, le=0.1,
+        description="standard deviation of a smooth random warp of each training sample, as a fraction of "
+        "the image side (0: none); keypoint targets move with it, so link lengths vary in training",
+    )
     holdout: float = Field(default=0.2, ge=0, lt=1, description="share of clips held out for the error")
     rollouts: bool = Field(default=True, description="train on faithful rollouts too, not just references")
     views: Literal["main", "all"] = Field(

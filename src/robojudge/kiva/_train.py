@@ -3,7 +3,8 @@
 Loss: Huber on the visible keypoints' positions (in units of the image side, so the same settings
 suit every size) plus a small binary cross-entropy on visibility. Augmentation: every sample is shifted
 by up to 2 px in x and y (edges repeated, targets moved with it) and its brightness scaled by up to
-+-10%, the range the test-time candidates stay in. Determinism: one seed drives torch's initialisation,
++-10%, the range the test-time candidates stay in; with ``warp``, every sample is also warped by a smooth
+random displacement field (keypoints moved with it). Determinism: one seed drives torch's initialisation,
 the shuffling and the augmentation; data is prepared in the main process; while training runs,
 ``torch.use_deterministic_algorithms(True)`` and a fixed thread count are set (and restored after), so
 the same data, settings and seed give the same weights bit for bit on the same machine.
@@ -80,6 +81,45 @@ def _augment(
     return out.clamp_(0.0, 1.0), kp, vis & inside
 
 
+#: Control points per side of the random warp's displacement field: a field smooth over about a quarter
+#: of the image, so neighbouring keypoints (the two ends of a link) move by different amounts.
+WARP_GRID = 5
+
+
+def _warp(
+    x: torch.Tensor, kp: torch.Tensor, vis: torch.Tensor, rng: np.random.Generator, sigma: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each sample warped by its own smooth random displacement field, keypoints moved with the content.
+
+    The field ``D`` (pixels) is drawn on a coarse grid with standard deviation ``sigma`` x the image side
+    and interpolated bicubically; the warped frame at ``p`` shows the input at ``p + D(p)`` (edges
+    repeated), the same warp for every context frame of a sample. A keypoint at ``q`` moves to the ``p``
+    with ``p + D(p) = q``, found by a few fixed-point steps (the field is smooth and small, so they
+    converge). Link lengths then vary in training, which is what a stretched link looks like.
+    """
+    n, _, size, _ = x.shape
+    coarse = rng.normal(0.0, sigma * size, size=(n, 2, WARP_GRID, WARP_GRID)).astype(np.float32)
+    field = F.interpolate(torch.from_numpy(coarse), size=(size, size), mode="bicubic", align_corners=True)
+    ys, xs = torch.meshgrid(torch.arange(size, dtype=torch.float32), torch.arange(size, dtype=torch.float32),
+                            indexing="ij")
+    src_x = xs + field[:, 0]
+    src_y = ys + field[:, 1]
+    grid = torch.stack([src_x, src_y], dim=-1) * (2.0 / (size - 1)) - 1.0
+    out = F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True)
+
+    def field_at(p: torch.Tensor) -> torch.Tensor:  # (n, k, 2) pixels -> the field there, (n, k, 2)
+        g = (p * (2.0 / (size - 1)) - 1.0).unsqueeze(1)  # (n, 1, k, 2)
+        at = F.grid_sample(field, g, mode="bilinear", padding_mode="border", align_corners=True)
+        return at[:, :, 0].transpose(1, 2)
+
+    q = kp.float()
+    p = q.clone()
+    for _ in range(8):
+        p = q - field_at(p)
+    inside = ((p >= 0) & (p < size)).all(dim=-1)
+    return out, p.to(kp.dtype), vis & inside
+
+
 def _loss(net: KeypointReader, x: torch.Tensor, kp: torch.Tensor, vis: torch.Tensor,
           cfg: TrainConfig, size: int) -> torch.Tensor:
     pos, logit = net(x)
@@ -121,6 +161,8 @@ def train_net(
                 batch = index[order[lo : lo + cfg.batch_size]]
                 x, kp, vis = _batch(data, batch, cfg.context)
                 x, kp, vis = _augment(x, kp, vis, rng, cfg.shift)
+                if cfg.warp > 0:  # drawn after the shift, so readers without it keep their draws
+                    x, kp, vis = _warp(x, kp, vis, rng, cfg.warp)
                 loss = _loss(net, x.to(device), kp.to(device), vis.to(device), cfg, cfg.size)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()  # type: ignore[no-untyped-call]
