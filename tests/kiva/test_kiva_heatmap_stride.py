@@ -68,5 +68,5 @@ def test_the_cli_trains_with_the_python_defaults():
     params = inspect.signature(train_cmd).parameters
     cfg = TrainConfig()
     assert cfg.size == 128
-    for name in ("size", "epochs", "heatmap_stride", "seed", "holdout", "threads"):
+    for name in ("size", "epochs", "heatmap_stride", "seed", "holdout", "threads", "warp"):
         assert params[name].default.default == getattr(cfg, name), name

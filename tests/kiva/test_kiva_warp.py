@@ -81,3 +81,21 @@ def test_training_with_a_warp_is_seeded_and_differs_from_training_without():
     for name, value in warped_a.state_dict().items():
         assert torch.equal(value, warped_b.state_dict()[name]), name
     assert loss_a != loss_p
+
+
+def test_the_cli_stores_the_warp_and_refuses_one_out_of_range(kiva_suite, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from robojudge.cli import build_app
+
+    app = build_app("kiva")
+    args = ["kiva", "train", "--episodes", str(kiva_suite), "--robot", "fetch", "--size", "32",
+            "--epochs", "1", "--holdout", "0.25", "--quiet"]
+    ok = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "w"), "--warp", "0.03"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads((tmp_path / "w" / "reader.json").read_text())["config"]["warp"] == 0.03
+    bad = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "x"), "--warp", "0.5"])
+    assert bad.exit_code == 2 and "warp" in bad.output
+    assert not (tmp_path / "x" / "reader.pt").exists()
