@@ -39,8 +39,8 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
 ``errors`` and ``kth`` take ``--reader NAME`` to work on the reads ``ensemble`` cached for the reader in
 the folder ``NAME`` instead of ``_tracks.pkl``.
 
-Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads" and "Where reads
-disagree, and a reader trained on twice the episodes".
+Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads", "Where reads
+disagree, and a reader trained on twice the episodes" and "A reader trained on warped frames".
 Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2

@@ -94,7 +94,7 @@ def _warp(
     The field ``D`` (pixels) is drawn on a coarse grid with standard deviation ``sigma`` x the image side
     and interpolated bicubically; the warped frame at ``p`` shows the input at ``p + D(p)`` (edges
     repeated), the same warp for every context frame of a sample. A keypoint at ``q`` moves to the ``p``
-    with ``p + D(p) = q``, found by a few fixed-point steps (the field is smooth and small, so they
+    with ``p + D(p) = q``, found by eight fixed-point steps (the field is smooth and small, so they
     converge). Link lengths then vary in training, which is what a stretched link looks like.
     """
     n, _, size, _ = x.shape
@@ -104,12 +104,16 @@ def _warp(
                             indexing="ij")
     src_x = xs + field[:, 0]
     src_y = ys + field[:, 1]
-    grid = torch.stack([src_x, src_y], dim=-1) * (2.0 / (size - 1)) - 1.0
-    out = F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True)
+
+    def unit(p: torch.Tensor) -> torch.Tensor:  # pixels -> grid_sample's -1..1 (align_corners)
+        return p * (2.0 / (size - 1)) - 1.0
+
+    out = F.grid_sample(x, unit(torch.stack([src_x, src_y], dim=-1)), mode="bilinear", padding_mode="border",
+                        align_corners=True)
 
     def field_at(p: torch.Tensor) -> torch.Tensor:  # (n, k, 2) pixels -> the field there, (n, k, 2)
-        g = (p * (2.0 / (size - 1)) - 1.0).unsqueeze(1)  # (n, 1, k, 2)
-        at = F.grid_sample(field, g, mode="bilinear", padding_mode="border", align_corners=True)
+        at = F.grid_sample(field, unit(p).unsqueeze(1), mode="bilinear", padding_mode="border",
+                           align_corners=True)
         return at[:, :, 0].transpose(1, 2)
 
     q = kp.float()
