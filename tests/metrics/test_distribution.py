@@ -83,6 +83,10 @@ def test_inception_score_by_hand():
     assert inception_score(np.eye(2), splits=1) == pytest.approx((2.0, 0.0))
     # The same prediction everywhere: KL = 0, IS = 1 (the lower bound).
     assert inception_score(np.tile([0.2, 0.8], (5, 1)), splits=1)[0] == pytest.approx(1.0)
+    # Identical rows whose mean rounds away from them: the KL is -1e-16 in floats, the score exactly 1.
+    rows = np.tile([0.23390704020164768, 0.17586159398824547, 0.3945408504257169, 0.09392401788814507,
+                    0.10176649749624495], (7, 1))
+    assert inception_score(rows, splits=1) == (1.0, 0.0)
     # Splits [e1, e2] and [e1, e1] score 2 and 1: mean 1.5, population std 0.5.
     p = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
     assert inception_score(p, splits=2) == pytest.approx((1.5, 0.5))

@@ -125,7 +125,9 @@ def inception_score(probs: np.ndarray, splits: int = 10) -> tuple[float, float]:
         marginal = part.mean(axis=0, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(part > 0, part * (np.log(part) - np.log(marginal)), 0.0)
-        scores.append(math.exp(float(terms.sum(axis=1).mean())))
+        # A KL divergence is never negative; rounding can make the mean of near-zero ones -1e-16, which
+        # would put the score below its bound of 1.
+        scores.append(math.exp(max(0.0, float(terms.sum(axis=1).mean()))))
     return float(np.mean(scores)), float(np.std(scores))
 
 
