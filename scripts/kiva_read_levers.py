@@ -287,6 +287,12 @@ def ensemble(reads: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def reads_cache(folder: Path, reader: str | None = None) -> Path:
+    """Where a suite folder's reads are cached: ``_tracks.pkl`` (scripts/kiva_scales_check.py), or for the
+    reader in the folder named ``reader`` ``_tracks_<reader>.pkl`` (``ensemble``)."""
+    return folder / (f"_tracks_{reader}.pkl" if reader else "_tracks.pkl")
+
+
 def ensemble_reads(root: Path, robot: str, readers: Sequence[Path], episodes: int, seed: int, size: int
                    ) -> list[dict[str, Any]]:
     """Every reader's reads of ``robot``'s suite under ``root`` (built or reused), each cached apart."""
@@ -294,7 +300,7 @@ def ensemble_reads(root: Path, robot: str, readers: Sequence[Path], episodes: in
     from kiva_validation import build_suite
 
     manifest = build_suite(root / robot, robot, episodes=episodes, size=size, seed=seed)
-    return [read_suite(manifest, robot, r, cache=manifest.parent / f"_tracks_{r.resolve().name}.pkl")
+    return [read_suite(manifest, robot, r, cache=reads_cache(manifest.parent, r.resolve().name))
             for r in readers]
 
 
@@ -357,7 +363,7 @@ def cmd_disagree(roots: Sequence[Path], robots: Sequence[str], readers: Sequence
     for root in roots:
         for robot in robots:
             folder = root / robot
-            caches = [folder / f"_tracks_{r}.pkl" for r in readers]
+            caches = [reads_cache(folder, r) for r in readers]
             missing = [c for c in caches if not c.exists()]
             if missing:
                 print(f"{folder}: no cached reads {', '.join(c.name for c in missing)} (run ensemble first)")
@@ -437,10 +443,8 @@ def kth_rows(data: dict[str, Any], true: bool, k: int) -> list[dict[str, Any]]:
 
 def _caches(roots: Sequence[Path], robots: Sequence[str], reader: str | None = None
             ) -> list[tuple[Path, str, Path]]:
-    """The cached reads of each root and robot: ``_tracks.pkl``, or with ``reader`` that reader's
-    ``ensemble`` cache ``_tracks_<reader>.pkl``."""
-    name = f"_tracks_{reader}.pkl" if reader else "_tracks.pkl"
-    found = [(root, robot, root / robot / name) for root in roots for robot in robots]
+    """The cached reads (:func:`reads_cache`) of each root and robot."""
+    found = [(root, robot, reads_cache(root / robot, reader)) for root in roots for robot in robots]
     missing = [str(path) for *_, path in found if not path.exists()]
     if missing:
         how = "`ensemble` with that reader" if reader else "scripts/kiva_scales_check.py"
