@@ -12,7 +12,8 @@ KIVA reader on its reference and faithful episodes and calibrates it on its refe
   :func:`robojudge.run.score_suite`.
 
 Then it compares each with the planted verdicts (``meta.segments``) with :mod:`robojudge.meta`'s segment
-statistics: Spearman's rho per robot, macro and micro, the calibrated three-band overlap over 1,000
+statistics: Spearman's rho per robot, macro and micro (with 95% intervals from a paired cluster bootstrap
+over clips, and each metric's rho minus KIVA's), the calibrated three-band overlap over 1,000
 calibration draws (RoboWorM Table D4), and KIVA per video by rollout depth and by regime (Table C4).
 With ``--judge-backend`` (and ``--judge-model``, ``--judge-base-url``, ``--judge-api-key-env``), a VLM judges
 every segment clip too, with ``scripts/kiva_kinematic_rubric.toml`` (Bad, Medium, Good stored as 1, 2, 3) over
@@ -683,6 +684,36 @@ def evaluate(rows: Sequence[dict[str, Any]], columns: dict[str, bool], *, draws:
     return out
 
 
+#: Columns whose rho gets an interval, besides the weights-free metrics and the VLM: the metric and the
+#: same measure on the simulator's keypoints.
+INTERVAL_COLUMNS = ("kiva", "kiva_true_keypoints")
+
+
+def rho_intervals(rows: Sequence[dict[str, Any]], columns: dict[str, bool], *, replicates: int, seed: int
+                  ) -> dict[str, Any]:
+    """Spearman's rho with 95% intervals, and every other column's rho minus ``kiva``'s, from one paired
+    cluster bootstrap: a robot's clips (with all their rollouts' segments) redrawn within the robot.
+
+    Returns ``{"metrics": {name: {robot | "macro" | "micro": [rho, low, high]}}, "minus_kiva": {...}}`` for
+    :data:`INTERVAL_COLUMNS` and every column not named ``kiva*``.
+    """
+    from robojudge.meta import orient, segment_spearman_bootstrap, verdict_levels
+
+    names = [k for k in columns if k in INTERVAL_COLUMNS or not k.startswith("kiva")]
+    scores = {k: orient([_nan(r.get(k)) for r in rows], columns[k]) for k in names}
+    out = segment_spearman_bootstrap(scores, verdict_levels([r["verdict"] for r in rows]),
+                                     [r["robot"] for r in rows], [str(r["clip"]) for r in rows],
+                                     reference="kiva", replicates=replicates, seed=seed)
+
+    def cells(x: Any) -> dict[str, list[float]]:
+        parts = {**x.groups, "macro": x.macro, "micro": x.micro}
+        return {k: [v.rho, v.low, v.high] for k, v in parts.items()}
+
+    return {"replicates": replicates, "clusters": out.clusters,
+            "metrics": {k: cells(v) for k, v in out.metrics.items()},
+            "minus_kiva": {k: cells(v) for k, v in out.differences.items()}}
+
+
 def by_group(rows: Sequence[dict[str, Any]], key: str, *, seed: int) -> dict[str, Any]:
     """Table C4's view: each video's KIVA (% invalid segments) by ``key``, mean and bootstrap interval."""
     from robojudge.meta import group_means
@@ -752,6 +783,27 @@ def render(result: dict[str, Any]) -> str:
             cells.append(pct(None if o is None or isinstance(o, str) else (o["mean"], o["low"], o["high"])))
         lines.append(f"| `{k}` | " + " | ".join(cells)
                      + f" | {pct(s['overlap_macro'])} | {pct(s['overlap_micro'])} |")
+    ci = result.get("rho_intervals")
+    if ci:
+
+        def span(c: Sequence[float]) -> str:
+            return f"{_f(c[0])} [{_f(c[1])}, {_f(c[2])}]"
+
+        clips = ", ".join(f"{r} {ci['clusters'][r]}" for r in robots if r in ci["clusters"])
+        head = ["| metric | " + " | ".join(robots) + " | macro | micro |",
+                "| --- | " + " | ".join("---:" for _ in robots) + " | ---: | ---: |"]
+        lines += ["", "Spearman's rho with 95% intervals: paired cluster bootstrap, "
+                  f"{ci['replicates']} replicates, each robot's clips redrawn within the robot ({clips}), "
+                  "every segment of a drawn clip kept:", "", *head]
+        for k in [k for k in order if k in ci["metrics"]]:
+            lines.append(f"| `{k}` | " + " | ".join(span(ci["metrics"][k][r]) for r in robots)
+                         + f" | {span(ci['metrics'][k]['macro'])} | {span(ci['metrics'][k]['micro'])} |")
+        lines += ["", "Each metric's rho minus `kiva`'s, on the same replicates (an interval below 0: `kiva` "
+                  "ranks the segments better):", "", *head]
+        for k in [k for k in order if k in ci["minus_kiva"]]:
+            d = ci["minus_kiva"][k]
+            lines.append(f"| `{k}` | " + " | ".join(span(d[r]) for r in robots)
+                         + f" | {span(d['macro'])} | {span(d['micro'])} |")
     agreement = result.get("vlm_verdicts")
     if agreement:
         cells = [f"{r} {100 * a / n:.0f}% of {n}" if n else f"{r} n/a"
@@ -856,6 +908,7 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
                                                                           if x["robot"] == r).items()))
                      for r in robots},
         "stats": evaluate(rows, columns, draws=args.draws, seed=args.seed),
+        "rho_intervals": rho_intervals(rows, columns, replicates=args.replicates, seed=args.seed),
         "by": {k: by_group(rows, k, seed=args.seed) for k in ("generator", "regime", "depth")},
         "no_value": no_value,
         "vlm": (f"judge {judge.name}: {' '.join(x for x in (judge.backend, judge.model) if x)}, rubric "
@@ -927,6 +980,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--true-keypoints-only", action="store_true",
                         help="build the suites, print the measure's ablation on true keypoints (no reader)")
     parser.add_argument("--draws", type=int, default=1000, help="calibration draws of the three-band overlap")
+    parser.add_argument("--replicates", type=int, default=2000,
+                        help="cluster-bootstrap replicates of the intervals of rho")
     parser.add_argument("--workers", type=int, default=1, help="scoring workers")
     parser.add_argument("--judge-backend", default=None, help="openai, hf or mock: adds a VLM column")
     parser.add_argument("--judge-model", default="")

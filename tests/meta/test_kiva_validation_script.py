@@ -63,6 +63,34 @@ def test_evaluate_per_robot_against_scipy_and_render() -> None:
     assert table.index("| none |") < table.index("| jitter |")
 
 
+def test_rho_intervals_pair_every_column_with_kiva_and_are_tabled() -> None:
+    rng = np.random.default_rng(5)
+    rows = _rows("fetch", 5, rng) + _rows("adroit", 5, rng)
+    columns = {"kiva": False, "kiva_rigidity": False, "kiva_true_keypoints": False, "psnr": True}
+    for r in rows:
+        r["kiva_rigidity"] = r["kiva"]
+    out = kv.evaluate(rows, columns, draws=20, seed=0)
+    ci = kv.rho_intervals(rows, columns, replicates=300, seed=0)
+    assert set(ci["metrics"]) == {"kiva", "kiva_true_keypoints", "psnr"}  # the parts of kiva get none
+    assert set(ci["minus_kiva"]) == {"kiva_true_keypoints", "psnr"}
+    assert ci["clusters"] == {"adroit": 5, "fetch": 5}  # clips c0..c4 of each robot
+    for robot in ("fetch", "adroit"):
+        rho, low, high = ci["metrics"]["kiva"][robot]
+        assert rho == pytest.approx(out["kiva"]["rho"][robot]["rho"]) and low < rho < high
+        d = ci["minus_kiva"]["psnr"][robot]
+        assert d[0] == pytest.approx(out["psnr"]["rho"][robot]["rho"] - out["kiva"]["rho"][robot]["rho"])
+    assert ci["metrics"]["kiva"]["macro"][0] == pytest.approx(out["kiva"]["rho_macro"])
+    table = kv.render({"robots": ["fetch", "adroit"], "draws": 20, "stats": out, "rho_intervals": ci,
+                       "segments": {"fetch": 45, "adroit": 45}, "verdicts": {"fetch": "x", "adroit": "y"},
+                       "no_value": {}, "flagged": kv.flagged(rows),
+                       "by": {k: kv.by_group(rows, k, seed=0) for k in ("generator", "regime", "depth")}})
+    assert "300 replicates, each robot's clips redrawn within the robot (fetch 5, adroit 5)" in table
+    part = table[table.index("minus `kiva`'s"):]
+    k = ci["minus_kiva"]["psnr"]["fetch"]
+    assert f"| `psnr` | {k[0]:.2f} [{k[1]:.2f}, {k[2]:.2f}] |" in part
+    assert "| `kiva` |" not in part.split("Segments KIVA flags")[0]
+
+
 def test_too_few_videos_of_a_level_is_reported_not_raised() -> None:
     rows = _rows("fetch", 5, np.random.default_rng(1)) + _rows("aloha", 3, np.random.default_rng(2))
     out = kv.evaluate(rows, {"kiva": False}, draws=20, seed=0)
@@ -361,10 +389,12 @@ def test_kiva_only_scores_no_weights_free_metric_and_tables_the_kiva_columns(tmp
     monkeypatch.setattr(kv, "metric_segments", no_scoring)
     monkeypatch.setattr(kv, "segment_manifest", no_scoring)
     args = kv.argparse.Namespace(kiva_only=True, draws=50, seed=0, root=tmp_path / "out", out=None,
-                                 judge_backend="mock", judge_samples=3, workers=1)
+                                 judge_backend="mock", judge_samples=3, workers=1, replicates=200)
     assert kv.validate(prepared, args, 0.0) == 0
     table = capsys.readouterr().out
     assert "| `kiva` |" in table and "| `kiva_true_keypoints` |" in table and "psnr" not in table
     saved = json.loads((tmp_path / "out" / "kiva_validation.json").read_text())
     assert saved["stats"]["kiva"]["rho"]["fetch"]["rho"] > 0.5  # the made-up rows grow with the level
     assert "vlm" not in saved["stats"]  # a judge given with --kiva-only is not asked
+    assert saved["rho_intervals"]["replicates"] == 200
+    assert "Spearman's rho with 95% intervals" in table

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -293,3 +293,165 @@ def pool_bands(groups: Mapping[str, BandAgreement], level: float = 0.95) -> Pool
 def group_seed(seed: int, name: str) -> list[int]:
     """A seed for one group's draws that depends on the group's name, not on which other groups there are."""
     return [seed, *name.encode("utf-8")]
+
+
+# -- intervals of rho: a paired, stratified cluster bootstrap ------------------------------------------
+
+
+@dataclass(frozen=True)
+class RhoInterval:
+    """Spearman's rho (or a difference of two) with its bootstrap percentile interval.
+
+    Attributes:
+        rho: The point value on the segments as they are (NaN where undefined).
+        low: Lower end of the percentile interval over the replicates where it is defined.
+        high: Upper end.
+        n: Segments scored (for a difference, those of the first metric).
+        replicates: Replicates in which the value is defined (a resample may leave one side constant).
+        draws: The value in every replicate, NaN where undefined.
+    """
+
+    rho: float
+    low: float
+    high: float
+    n: int
+    replicates: int
+    draws: FloatArray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class SegmentRhoIntervals:
+    """:class:`RhoInterval` per group, of the macro mean of the groups' rho, and of pooled (micro) rho."""
+
+    groups: dict[str, RhoInterval]
+    macro: RhoInterval
+    micro: RhoInterval
+
+
+@dataclass(frozen=True)
+class SegmentRhoBootstrap:
+    """Result of :func:`segment_spearman_bootstrap`.
+
+    Attributes:
+        metrics: Intervals of each metric's rho.
+        differences: With a ``reference``, each other metric's rho minus the reference's, replicate by
+            replicate (the same resample serves both, so the interval is of a paired difference).
+        reference: The metric the differences are taken against, or None.
+        replicates: Resamples drawn.
+        clusters: Clusters per group (what each replicate redraws within the group).
+    """
+
+    metrics: dict[str, SegmentRhoIntervals]
+    differences: dict[str, SegmentRhoIntervals]
+    reference: str | None
+    replicates: int
+    clusters: dict[str, int]
+
+
+def _rho_replicates(s: FloatArray, lv: FloatArray, where: npt.NDArray[np.bool_],
+                    weights: FloatArray) -> tuple[float, FloatArray, int]:
+    """Point rho, per-replicate rho and segments scored, over the segments ``where`` that have a score."""
+    from robojudge.meta._weighted import RankCorrelation
+
+    idx = np.flatnonzero(where & np.isfinite(s))
+    point = _rho(s[where], lv[where]).rho
+    if idx.size < 3:
+        return point, np.full(weights.shape[0], math.nan), int(idx.size)
+    rank = RankCorrelation([(np.arange(idx.size), s[idx], lv[idx])], int(idx.size))
+    reps = rank(weights[:, idx])
+    # A resample with fewer than 3 distinct segments has no rho, as the point estimate would not.
+    reps[(weights[:, idx] > 0).sum(axis=1) < 3] = math.nan
+    return point, reps, int(idx.size)
+
+
+def _summary(point: float, reps: FloatArray, n: int, level: float) -> RhoInterval:
+    from robojudge.meta._bootstrap import summarize_replicates
+
+    ok = np.isfinite(reps)
+    if math.isnan(point) or not ok.any():
+        return RhoInterval(point, math.nan, math.nan, n, int(ok.sum()), reps)
+    low, high, _ = summarize_replicates(reps[None, :], level)
+    return RhoInterval(point, float(low[0]), float(high[0]), n, int(ok.sum()), reps)
+
+
+def segment_spearman_bootstrap(scores: Mapping[str, npt.ArrayLike], levels: npt.ArrayLike,
+                               groups: Sequence[str], clusters: Sequence[str], *,
+                               reference: str | None = None, replicates: int = 2000, seed: int = 0,
+                               level: float = 0.95) -> SegmentRhoBootstrap:
+    """Intervals of several metrics' :func:`segment_spearman`, from one paired cluster bootstrap.
+
+    Segments of one clip are not independent (the same scene, robot motion and planted failure run
+    through its rollouts and their segments), so a replicate redraws whole ``clusters`` (clips, say),
+    with replacement, as many in each group (embodiment) as the group has, and keeps every segment of a
+    drawn cluster as often as it was drawn (:class:`robojudge.meta.ClusterBootstrap`, the design of
+    RoboJudge App. E.1's judge intervals). Rho of a replicate is computed exactly on the resample, ties
+    included (:class:`robojudge.meta.RankCorrelation`). Every metric sees the same replicates, so the
+    interval of a difference (``reference``) is paired. A metric's rho uses the segments it scored
+    (NaN left out, as in :func:`segment_spearman`); macro is the mean over the groups whose rho is
+    defined on the full data, undefined in a replicate where one of them is.
+
+    Args:
+        scores: Oriented scores per metric (higher = worse, :func:`orient`), one per segment.
+        levels: Verdict level per segment (0 Good, 1 Medium, 2 Bad).
+        groups: Group (embodiment) per segment; the strata of the bootstrap.
+        clusters: Cluster per segment, named within its group (the same name in two groups is two clusters).
+        reference: A key of ``scores``: also report every other metric's rho minus its rho.
+        replicates: Bootstrap replicates.
+        seed: Seed of the draw (``numpy.random.default_rng``).
+        level: Coverage of the percentile intervals.
+
+    Raises:
+        ValueError: Inputs differ in length, no metric is given, ``reference`` is not among them, or
+            ``replicates`` is below 1.
+    """
+    from robojudge.meta._bootstrap import ClusterBootstrap
+
+    lv = np.asarray(levels, dtype=np.float64)
+    n = lv.size
+    if lv.ndim != 1 or len(groups) != n or len(clusters) != n:
+        raise ValueError(f"levels, groups and clusters differ in length: {lv.shape}, {len(groups)}, "
+                         f"{len(clusters)}")
+    if not scores:
+        raise ValueError("segment_spearman_bootstrap needs at least one metric's scores")
+    if reference is not None and reference not in scores:
+        raise ValueError(f"reference {reference!r} is not one of the metrics: {sorted(scores)}")
+    arrays = {}
+    for name, values in scores.items():
+        s = np.asarray(values, dtype=np.float64)
+        if s.shape != (n,):
+            raise ValueError(f"scores of {name!r} have shape {s.shape}; expected one per segment ({n})")
+        arrays[name] = s
+    g = np.asarray(groups, dtype=object)
+    keys = [f"{grp}\x00{c}" for grp, c in zip(groups, clusters, strict=True)]
+    boot = ClusterBootstrap(keys, strata=list(groups), n_replicates=replicates, seed=seed)
+    weights = boot.item_weights(boot.counts)
+    names = sorted(set(groups))
+    everything = np.ones(n, dtype=bool)
+
+    raw: dict[str, dict[str, tuple[float, FloatArray, int]]] = {}
+    for metric, s in arrays.items():
+        per = {grp: _rho_replicates(s, lv, g == grp, weights) for grp in names}
+        defined = [grp for grp in names if not math.isnan(per[grp][0])]
+        if defined:
+            macro_point = float(np.mean([per[grp][0] for grp in defined]))
+            macro_reps = np.mean(np.stack([per[grp][1] for grp in defined]), axis=0)  # NaN if any is
+        else:
+            macro_point, macro_reps = math.nan, np.full(replicates, math.nan)
+        raw[metric] = {**per, "\x00macro": (macro_point, macro_reps, sum(per[grp][2] for grp in defined)),
+                       "\x00micro": _rho_replicates(s, lv, everything, weights)}
+
+    def intervals(cells: dict[str, tuple[float, FloatArray, int]]) -> SegmentRhoIntervals:
+        return SegmentRhoIntervals({grp: _summary(*cells[grp], level) for grp in names},
+                                   _summary(*cells["\x00macro"], level), _summary(*cells["\x00micro"], level))
+
+    metrics = {metric: intervals(cells) for metric, cells in raw.items()}
+    differences = {}
+    if reference is not None:
+        ref = raw[reference]
+        for metric, cells in raw.items():
+            if metric == reference:
+                continue
+            differences[metric] = intervals({k: (x[0] - ref[k][0], x[1] - ref[k][1], x[2])
+                                             for k, x in cells.items()})
+    per_group = {grp: len({k for k, x in zip(keys, groups, strict=True) if x == grp}) for grp in names}
+    return SegmentRhoBootstrap(metrics, differences, reference, replicates, per_group)
