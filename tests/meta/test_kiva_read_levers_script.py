@@ -183,3 +183,42 @@ def test_errors_and_kth_find_a_named_readers_cache(tmp_path):
     assert lv._caches([tmp_path], ["fetch"], "reader-w02")[0][2].name == "_tracks_reader-w02.pkl"
     with pytest.raises(SystemExit, match="ensemble` with that reader.*_tracks_reader-x.pkl"):
         lv._caches([tmp_path], ["fetch"], "reader-x")
+
+
+def test_smoothing_keeps_a_line_cuts_a_spike_and_leaves_unseen_windows_raw():
+    t = np.arange(12, dtype=float)
+    pos = np.stack([np.stack([2 * t, 5 - t], -1), np.stack([t, t], -1)], axis=1)  # (12, 2, 2): straight lines
+    vis = np.ones((12, 2), bool)
+    for mode in ("ma3", "med3", "sg5"):
+        assert np.allclose(lv.smooth_positions(pos, vis, mode), pos)  # a line is its own smooth
+    spike = pos.copy()
+    spike[6, 0, 0] += 9.0
+    assert lv.smooth_positions(spike, vis, "ma3")[6, 0, 0] == pytest.approx(pos[6, 0, 0] + 3.0)
+    assert lv.smooth_positions(spike, vis, "ma3")[5, 0, 0] == pytest.approx(pos[5, 0, 0] + 3.0)
+    # the median of 10, 21 (the spike) and 14: the spike is gone, the line's next value stands in
+    assert lv.smooth_positions(spike, vis, "med3")[6, 0, 0] == pytest.approx(pos[7, 0, 0])
+    hidden = vis.copy()
+    hidden[7, 0] = False  # keypoint 0 unseen at frame 7: frames 6-8 keep keypoint 0's raw reads
+    got = lv.smooth_positions(spike, hidden, "ma3")
+    assert got[6, 0, 0] == spike[6, 0, 0] and got[5, 0, 0] == pytest.approx(pos[5, 0, 0] + 3.0)
+    assert np.allclose(got[:, 1], pos[:, 1])
+    assert got[0, 0, 0] == spike[0, 0, 0]  # ends stay raw
+    with pytest.raises(ValueError, match="unknown smoothing 'ma4'"):
+        lv.smooth_positions(pos, vis, "ma4")
+
+
+def test_smoothing_the_reads_moves_the_cuts_with_them_and_rigidity_only_keeps_the_raw_jerk():
+    data = _data(noise=0.8)
+    raw = lv.segment_rows(data, False)
+    smooth = lv.segment_rows(lv.smoothed(data, "ma3"), False)
+    assert [r["item"] for r in smooth] == [r["item"] for r in raw]
+    assert any(a["jerk"] != b["jerk"] for a, b in zip(raw, smooth, strict=True))
+    before = data["refs"]["r0"]["pos"].copy()
+    lv.smoothed(data, "ma3")
+    assert np.array_equal(data["refs"]["r0"]["pos"], before)  # the reads are not changed in place
+    mixed = lv.rigidity_smoothed_rows(data, "ma3")
+    for m, r, s in zip(mixed, raw, smooth, strict=True):
+        assert m["jerk"] == r["jerk"] and m["rigidity"] == pytest.approx(s["rigidity"], nan_ok=True)
+        assert m["score"] == pytest.approx(max(x for x in (m["rigidity"], m["jerk"]) if not math.isnan(x)))
+    jump = next(m for m in mixed if m["verdict"] == "Bad")
+    assert jump["score"] > 1  # the planted jump is still flagged
