@@ -8,8 +8,9 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     percentile, pixels of the video), the share of (frame, keypoint) pairs whose visibility it gets wrong,
     the 95th percentile of its per-keypoint window jerk against that of the true keypoints (reader noise
     raises the jerk cut by this factor), and, per planted failure type, how many segments showing it the
-    measure (version 4) flags with the reader and with true keypoints. Used to compare the suite a reader
-    was trained on with one it never saw.
+    measure (version 4) flags with the reader and with true keypoints; for robots with fingers, how close
+    the first finger pair comes in the references and in the ``finger_pass`` segments, read and true
+    (:func:`finger_gaps`). Used to compare the suite a reader was trained on with one it never saw.
 ``tta``
     Reads a suite once per test-time candidate of a larger pool (horizontal and vertical shifts of 1 and
     2 px, the two brightness gains; ``POOL``), caches them in ``ROOT/ROBOT/_tta_pool.pkl``, and prints
@@ -48,7 +49,8 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
 the folder ``NAME`` instead of ``_tracks.pkl``.
 
 Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads", "Where reads
-disagree, and a reader trained on twice the episodes" and "A reader trained on warped frames".
+disagree, and a reader trained on twice the episodes", "A reader trained on warped frames" and "Smoothing
+the reads, and what the reader reads of the fingers".
 Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
@@ -126,6 +128,32 @@ def read_errors(data: dict[str, Any]) -> dict[str, float]:
     return {"median_px": float(np.median(e_all)), "p90_px": float(np.percentile(e_all, 90)),
             "visibility_wrong": float(np.mean(np.concatenate(wrong))),
             "jerk_p95_ratio": float(np.nanpercentile(j_read, 95) / np.nanpercentile(j_true, 95))}
+
+
+def finger_gaps(data: dict[str, Any], true: bool) -> dict[str, Any] | None:
+    """How close the first finger pair comes, in pixels: the 1st percentile of its gap over the references'
+    frames where both fingers are seen, and each ``finger_pass`` segment's smallest gap (the main view
+    showing it). None for a robot without finger pairs."""
+    if not data["fingers"]:
+        return None
+    a, b, _ = data["fingers"][0]
+    p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
+
+    def gaps(d: dict[str, Any]) -> np.ndarray:
+        g = np.linalg.norm(d[p][:, a] - d[p][:, b], axis=-1)
+        g[~(d[v][:, a] & d[v][:, b])] = np.nan
+        return g
+
+    refs = np.concatenate([gaps(d) for d in data["refs"].values()])
+    passes = []
+    for d in data["items"].values():
+        g = gaps(d)
+        for seg in d["planted"]:
+            if any(f["type"] == "finger_pass" and f.get("visible", True) for f in seg["failures"]):
+                s = g[seg["start"]:seg["stop"]]
+                passes.append(float(np.nanmin(s)) if np.isfinite(s).any() else math.nan)
+    floor = float(np.nanpercentile(refs, 1)) if np.isfinite(refs).any() else math.nan
+    return {"reference_p1": floor, "passes": passes}
 
 
 def segment_rows(data: dict[str, Any], true: bool) -> list[dict[str, Any]]:
@@ -522,6 +550,16 @@ def cmd_errors(roots: Sequence[Path], robots: Sequence[str], reader: str | None 
         fr, ft = flagged_by_type(read), flagged_by_type(true)
         print("    flagged (reader / true of n): " + ", ".join(
             f"{t} {fr[t][0]}/{ft[t][0]} of {fr[t][1]}" for t in fr))
+        gr, gt = finger_gaps(data, False), finger_gaps(data, True)
+        if gr is not None and gt is not None and gr["passes"]:
+            def below(g: dict[str, Any]) -> int:
+                return sum(x < g["reference_p1"] for x in g["passes"])
+
+            floor = f"{gr['reference_p1']:.2f} / {gt['reference_p1']:.2f}"
+            least = f"{np.nanmedian(gr['passes']):.2f} / {np.nanmedian(gt['passes']):.2f}"
+            print(f"    finger gap (px), reader / true: references' 1st percentile {floor}; smallest in the "
+                  f"{len(gr['passes'])} finger-pass segments, median {least}, below that percentile "
+                  f"{below(gr)} / {below(gt)}")
 
 
 def cmd_tta(root: Path, readers: dict[str, Path], episodes: int, seed: int, size: int) -> None:

@@ -222,3 +222,22 @@ def test_smoothing_the_reads_moves_the_cuts_with_them_and_rigidity_only_keeps_th
         assert m["score"] == pytest.approx(max(x for x in (m["rigidity"], m["jerk"]) if not math.isnan(x)))
     jump = next(m for m in mixed if m["verdict"] == "Bad")
     assert jump["score"] > 1  # the planted jump is still flagged
+
+
+def test_finger_gaps_of_references_and_finger_pass_segments():
+    data = _data()
+    assert lv.finger_gaps(data, False) is None  # no finger pair
+    data["fingers"] = [(2, 3, 1)]
+    # keypoints 2 and 3 are 30 px apart on every frame; in c2's middle segment they come to 1 px (reads) and
+    # 0 px (truth) on frame 20, and frame 21's fingers are unseen in the reads
+    item = data["items"]["c2-x"]
+    item["planted"][1]["failures"] = [{"type": "finger_pass", "visible": True}]
+    item["pos"][20, 3] = item["pos"][20, 2] + [1.0, 0.0]
+    item["true_pos"][20, 3] = item["true_pos"][20, 2]
+    item["vis"][21, 3] = False
+    read, true = lv.finger_gaps(data, False), lv.finger_gaps(data, True)
+    assert true["reference_p1"] == pytest.approx(30.0)
+    assert read["reference_p1"] == pytest.approx(30.0, abs=2.0)  # reads with noise
+    assert read["passes"] == [pytest.approx(1.0)] and true["passes"] == [pytest.approx(0.0)]
+    item["planted"][1]["failures"][0]["visible"] = False  # a pass the main view never shows is left out
+    assert lv.finger_gaps(data, True)["passes"] == []
