@@ -335,7 +335,8 @@ class SegmentRhoBootstrap:
     Attributes:
         metrics: Intervals of each metric's rho.
         differences: With a ``reference``, each other metric's rho minus the reference's, replicate by
-            replicate (the same resample serves both, so the interval is of a paired difference).
+            replicate (the same resample serves both, so the interval is of a paired difference); the
+            macro difference is of the two macros, each over the groups where that metric's rho is defined.
         reference: The metric the differences are taken against, or None.
         replicates: Resamples drawn.
         clusters: Clusters per group (what each replicate redraws within the group).
