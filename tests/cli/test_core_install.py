@@ -120,6 +120,14 @@ def test_main_commands_run_on_core_install(core_venv: Path, tmp_path: Path) -> N
     out = _run([rj, "meta", "agreement", "--pred", tmp_path / "pred.csv", "--human", tmp_path / "human.csv",
                 "--bootstrap", "50", "--json"], cwd=tmp_path)
     assert json.loads(out.stdout)["judges"] == ["j"]
+    # meta segments: scores against per-segment verdicts, clips resampled.
+    verdicts = ("Good", "Medium", "Bad")
+    rows = ["clip,video,verdict,kiva"]
+    rows += [f"c{i // 3},v{i},{verdicts[i % 3]},{i % 3 + 0.1 * i}" for i in range(18)]
+    (tmp_path / "segments.csv").write_text("\n".join(rows) + "\n")
+    out = _run([rj, "meta", "segments", "--in", tmp_path / "segments.csv", "--score", "kiva",
+                "--clip", "clip", "--replicates", "50", "--json"], cwd=tmp_path)
+    assert json.loads(out.stdout)["clusters"] == {"all": 6}
 
     # aggregate scores on a long table: 25 dB / 50 dB normalises to 0.5 (RoboPhys-3D Table 6 bound).
     (tmp_path / "long.csv").write_text("gen,metric,value\ng,iq1_psnr,25\n")

@@ -78,3 +78,80 @@ def test_compare_json(tmp_path):
     assert json.loads(r.output)["mae_rescaled"] == pytest.approx(0.25)
     r = run("compare", "--in", tmp_path / "s.csv", "--score", "nope", "--target", "t")
     assert r.exit_code == 2 and "nope" in r.output
+
+
+def _segment_csv(tmp_path, bad_line: str | None = None):
+    rng = np.random.default_rng(4)
+    lines = ["robot,clip,video,verdict,kiva,psnr"]
+    for robot in ("fetch", "aloha"):
+        for c in range(8):
+            for level, gen in enumerate(("oracle", "mild", "severe")):
+                for start in (0, 16, 32):
+                    lv = level if start == 16 else 0
+                    verdict = ("Good", "Medium", "Bad")[lv]
+                    blank = (robot, c, level, start) == ("fetch", 0, 0, 0)
+                    kiva = "" if blank else f"{lv + rng.uniform(0, 1.5):.4f}"
+                    psnr = f"{30 - lv + rng.normal(0, 2):.4f}"
+                    lines.append(f"{robot},c{c},{robot}{c}-{gen},{verdict},{kiva},{psnr}")
+    if bad_line:
+        lines.append(bad_line)
+    path = tmp_path / "segments.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_segments_json_matches_the_library_on_the_same_arrays(tmp_path):
+    import pandas as pd
+
+    from robojudge.meta import group_seed, segment_spearman_bootstrap, three_band_agreement, verdict_levels
+
+    path = _segment_csv(tmp_path)
+    r = run("segments", "--in", path, "--score", "kiva", "--score", "psnr:higher-better", "--group", "robot",
+            "--clip", "clip", "--video", "video", "--reference", "kiva", "--replicates", 300, "--draws", 50,
+            "--seed", 3, "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    df = pd.read_csv(path)
+    levels = verdict_levels(list(df["verdict"]))
+    want = segment_spearman_bootstrap({"kiva": df["kiva"].to_numpy(), "psnr": -df["psnr"].to_numpy()}, levels,
+                                      list(df["robot"]), list(df["clip"]), reference="kiva", replicates=300,
+                                      seed=3)
+    for robot in ("fetch", "aloha"):
+        got, exp = out["rho"]["kiva"][robot], want.metrics["kiva"].groups[robot]
+        assert (got["rho"], got["low"], got["high"]) == pytest.approx((exp.rho, exp.low, exp.high))
+        d = out["minus_reference"]["psnr"][robot]
+        assert d["rho"] == pytest.approx(want.differences["psnr"].groups[robot].rho)
+        m = (df["robot"] == robot).to_numpy()
+        videos = [f"{robot}\x00{v}" for v in df["video"][m]]
+        band = three_band_agreement(-df["psnr"].to_numpy()[m], levels[m], videos, draws=50,
+                                    seed=group_seed(3, robot))
+        assert out["overlap"]["psnr"][robot]["overlap"] == pytest.approx(band.overlap)
+    assert out["rho"]["kiva"]["fetch"]["n"] == 71  # one blank kiva left out of 72
+    assert out["rho"]["kiva"]["fetch"]["rho"] > 0.5 and out["rho"]["psnr"]["fetch"]["rho"] > 0  # psnr negated
+    assert out["segments"] == {"aloha": 72, "fetch": 72} and out["clusters"] == {"aloha": 8, "fetch": 8}
+    assert out["verdicts"]["fetch"] == {"Good": 56, "Medium": 8, "Bad": 8}
+    assert out["overlap_pooled"]["kiva"]["macro"][0] > 0
+
+
+def test_segments_tables_and_fallbacks(tmp_path):
+    path = _segment_csv(tmp_path)
+    r = run("segments", "--in", path, "--score", "kiva", "--score", "psnr:higher-better", "--group", "robot",
+            "--clip", "clip", "--reference", "kiva", "--replicates", 100)
+    assert r.exit_code == 0, r.output
+    assert "rho minus kiva's" in r.output and "fetch" in r.output and "three-band" not in r.output
+    r = run("segments", "--in", path, "--score", "kiva", "--replicates", 50, "--json")
+    out = json.loads(r.output)
+    assert out["clusters_from"] == "row" and out["clusters"] == {"all": 144} and out["overlap"] == {}
+
+
+def test_segments_errors_name_the_line_and_column(tmp_path):
+    path = _segment_csv(tmp_path, "fetch,c9,fetch9-x,Awful,1.0,20")
+    r = run("segments", "--in", path, "--score", "kiva")
+    assert r.exit_code == 2 and "line 146" in r.output and "'verdict'" in r.output and "Awful" in r.output
+    path = _segment_csv(tmp_path, "fetch,c9,fetch9-x,Good,abc,20")
+    r = run("segments", "--in", path, "--score", "kiva")
+    assert r.exit_code == 2 and "line 146" in r.output and "not a number" in r.output
+    r = run("segments", "--in", _segment_csv(tmp_path), "--score", "kiva", "--score", "nope")
+    assert r.exit_code == 2 and "missing column(s) nope" in r.output
+    r = run("segments", "--in", _segment_csv(tmp_path), "--score", "kiva", "--reference", "psnr")
+    assert r.exit_code == 2 and "reference 'psnr' is not one of the scores" in r.output

@@ -1,4 +1,5 @@
-"""``robojudge meta ...``: agreement of judges with human scores, and linear-fit comparison of scores."""
+"""``robojudge meta ...``: agreement of judges with human scores, linear-fit comparison of scores, and
+segment-level agreement of scores with Good/Medium/Bad verdicts."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from robojudge.meta import (
     ScoreTableError,
     agreement_from_csv,
     fit_from_csv,
+    segments_from_csv,
 )
 
 app = typer.Typer(help="Meta-evaluation: how well judges and scores agree with human ratings.",
@@ -148,3 +150,91 @@ def compare(
     for k, v in values.items():
         table.add_row(k, str(v) if isinstance(v, int) else ("-" if math.isnan(v) else f"{v:.4f}"))
     console.print(table)
+
+
+#: Suffix of a ``--score`` column whose higher values are better (it is negated before the statistics).
+HIGHER_BETTER = ":higher-better"
+
+
+def _span(rho: float, low: float, high: float) -> str:
+    if math.isnan(rho):
+        return "-"
+    return f"{rho:.3f}" + ("" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]")
+
+
+@app.command("segments")
+def segments(
+    path: Path = typer.Option(..., "--in", help="CSV with one row per segment."),
+    score: list[str] = typer.Option(..., "--score", help=(
+        f"Score column (repeatable); higher means worse, as KIVA's, unless it ends in {HIGHER_BETTER}.")),
+    verdict: str = typer.Option("verdict", "--verdict", help="Column of Good, Medium or Bad."),
+    group: str | None = typer.Option(None, "--group", help="Column of the group (embodiment)."),
+    clip: str | None = typer.Option(None, "--clip", help="Column of the bootstrap cluster (else --video)."),
+    video: str | None = typer.Option(None, "--video", help="Column of the video: adds the band overlap."),
+    reference: str | None = typer.Option(None, "--reference", help="Score to take differences against."),
+    replicates: int = typer.Option(2000, "--replicates", min=1, help="Cluster-bootstrap replicates of rho."),
+    draws: int = typer.Option(1000, "--draws", min=1, help="Calibration draws of the three-band overlap."),
+    seed: int = typer.Option(0, "--seed"),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Spearman's rho of scores against per-segment verdicts, with cluster-bootstrap intervals (RoboWorM
+    Table D4, docs/meta.md).
+
+    Per group, macro (mean of the groups) and micro (pooled). Segments are resampled by clip (or video),
+    so one clip's segments move together. With --reference, each other score's rho minus the
+    reference's on the same replicates. With --video, the calibrated three-band overlap too (3 videos
+    per level drawn for calibration, the rest banded). A blank score is a segment it did not measure.
+    """
+    scores = {s.removesuffix(HIGHER_BETTER): s.endswith(HIGHER_BETTER) for s in score}
+    try:
+        table = segments_from_csv(path, scores, verdict=verdict, group=group, clip=clip, video=video,
+                                  reference=reference, replicates=replicates, draws=draws, seed=seed,
+                                  level=level)
+    except ScoreTableError as exc:
+        raise fail(str(exc)) from None
+    rho = table.rho
+    groups = list(table.segments)
+
+    def cells(x: Any) -> dict[str, Any]:
+        parts = {**x.groups, "macro": x.macro, "micro": x.micro}
+        return {k: {"rho": _num(v.rho), "low": _num(v.low), "high": _num(v.high), "n": v.n}
+                for k, v in parts.items()}
+
+    def band(b: Any) -> Any:
+        if isinstance(b, str):
+            return b
+        return {"overlap": b.overlap, "low": b.low, "high": b.high}
+
+    if as_json:
+        out = {"file": str(path), "segments": table.segments, "verdicts": table.verdicts,
+               "clusters_from": table.clusters_from, "clusters": rho.clusters, "replicates": rho.replicates,
+               "higher_better": scores, "rho": {k: cells(v) for k, v in rho.metrics.items()},
+               "minus_reference": {k: cells(v) for k, v in rho.differences.items()}, "reference": reference,
+               "overlap": {k: {g: band(b) for g, b in per.items()} for k, per in table.bands.items()},
+               "overlap_pooled": {k: None if p is None else {"macro": list(p.macro), "micro": list(p.micro)}
+                                  for k, p in table.pooled.items()}}
+        typer.echo(json.dumps(out, indent=2))
+        return
+    ci = f"{level:.0%} intervals, {rho.replicates} replicates over {table.clusters_from} clusters"
+    for title, data in ((f"Spearman's rho ({ci})", rho.metrics),
+                        (f"rho minus {reference}'s ({ci})", rho.differences)):
+        if not data:
+            continue
+        t = Table(title=title, title_justify="left")
+        for col in ("score", *groups, "macro", "micro"):
+            t.add_column(col)
+        for name, x in data.items():
+            parts = [x.groups[g] for g in groups] + [x.macro, x.micro]
+            t.add_row(name, *(_span(p.rho, p.low, p.high) for p in parts))
+        console.print(t)
+    if table.bands:
+        t = Table(title=f"calibrated three-band overlap ({draws} draws)", title_justify="left")
+        for col in ("score", *groups, "macro", "micro"):
+            t.add_column(col)
+        for name, per in table.bands.items():
+            row = [(b if isinstance(b, str) else _span(b.overlap, b.low, b.high)) for b in per.values()]
+            p = table.pooled[name]
+            row += ["-", "-"] if p is None else [_span(*p.macro), _span(*p.micro)]
+            t.add_row(name, *row)
+        console.print(t)

@@ -126,11 +126,13 @@ from robojudge.meta._segments import (
 )
 from robojudge.meta._tables import (
     ScoreTableError,
+    SegmentTable,
     TableFit,
     agreement_from_csv,
     column_numbers,
     fit_from_csv,
     read_score_csv,
+    segments_from_csv,
 )
 from robojudge.meta._weighted import RankCorrelation, moment_columns, stats_from_sums
 
@@ -173,6 +175,7 @@ __all__ = [
     "SegmentRho",
     "SegmentRhoBootstrap",
     "SegmentRhoIntervals",
+    "SegmentTable",
     "SizePoint",
     "Standing",
     "TableFit",
@@ -232,6 +235,7 @@ __all__ = [
     "segment_spans",
     "segment_spearman",
     "segment_spearman_bootstrap",
+    "segments_from_csv",
     "spearman",
     "speedup",
     "stats_from_sums",

@@ -18,11 +18,24 @@ import numpy.typing as npt
 
 from robojudge.meta._fit import FitAgreement, fit_agreement
 from robojudge.meta._report import AgreementReport, agreement_table
+from robojudge.meta._segments import (
+    VERDICT_LEVELS,
+    BandAgreement,
+    PooledBands,
+    SegmentRhoBootstrap,
+    group_seed,
+    orient,
+    pool_bands,
+    segment_spearman_bootstrap,
+    three_band_agreement,
+    verdict_levels,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ScoreTableError", "TableFit", "agreement_from_csv", "fit_from_csv", "read_score_csv"]
+__all__ = ["ScoreTableError", "SegmentTable", "TableFit", "agreement_from_csv", "fit_from_csv",
+           "read_score_csv", "segments_from_csv"]
 
 _SHOWN_IDS = 5
 
@@ -165,3 +178,100 @@ def fit_from_csv(
     y = column_numbers(df, target, path)
     dropped = int(np.sum(~(np.isfinite(x) & np.isfinite(y))))
     return TableFit(fit_agreement(x, y, score_range, target_range), dropped)
+
+
+@dataclass(frozen=True)
+class SegmentTable:
+    """:func:`segments_from_csv`'s answer.
+
+    Attributes:
+        rho: Spearman's rho of every score per group, macro and micro, with intervals and (with a
+            reference) the paired differences (:func:`robojudge.meta.segment_spearman_bootstrap`).
+        bands: Per score and group, the calibrated three-band overlap, or why it could not be computed
+            (too few videos of a level); empty without a video column.
+        pooled: Per score, macro and micro overlap over the groups (None when a group has none).
+        segments: Segments per group.
+        verdicts: Per group, segments per verdict.
+        clusters_from: The column the bootstrap clusters come from (``"row"``: each segment its own).
+    """
+
+    rho: SegmentRhoBootstrap
+    bands: dict[str, dict[str, BandAgreement | str]]
+    pooled: dict[str, PooledBands | None]
+    segments: dict[str, int]
+    verdicts: dict[str, dict[str, int]]
+    clusters_from: str
+
+
+def segments_from_csv(
+    path: str | Path,
+    scores: dict[str, bool],
+    *,
+    verdict: str = "verdict",
+    group: str | None = None,
+    clip: str | None = None,
+    video: str | None = None,
+    reference: str | None = None,
+    replicates: int = 2000,
+    draws: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> SegmentTable:
+    """Segment-level agreement of score columns with Good/Medium/Bad verdicts (``meta segments``).
+
+    One row per segment. ``scores`` maps each score column to whether its higher values are better
+    (then it is negated: the statistics take scores oriented so that higher is worse). Rho per group
+    (``group`` column, else one group ``all``) with intervals from a cluster bootstrap over ``clip``
+    (else ``video``, else each row on its own), and, with a ``video`` column, RoboWorM's calibrated
+    three-band overlap (Table D4). A blank score is a segment that score did not measure.
+
+    Raises:
+        ScoreTableError: The file cannot be read, lacks a column, has a score that is not a number or a
+            verdict other than Good, Medium or Bad (naming the line), or ``reference`` is not a score.
+    """
+    if not scores:
+        raise ScoreTableError(f"{path}: name at least one score column")
+    if reference is not None and reference not in scores:
+        raise ScoreTableError(f"{path}: reference {reference!r} is not one of the scores: "
+                              f"{', '.join(scores)}")
+    needed = (verdict, *scores, *(c for c in (group, clip, video) if c))
+    df = read_score_csv(path, tuple(dict.fromkeys(needed)))
+    where = [f"{path} line {i + 2}, column {verdict!r}" for i in range(len(df))]
+    try:
+        levels = verdict_levels([v.strip() for v in df[verdict]], where)
+    except ValueError as exc:
+        raise ScoreTableError(str(exc)) from None
+    oriented = {name: orient(column_numbers(df, name, path), hib) for name, hib in scores.items()}
+    groups = [str(x) for x in df[group]] if group else ["all"] * len(df)
+    cluster_col = clip or video
+    clusters = [str(x) for x in df[cluster_col]] if cluster_col else [str(i) for i in range(len(df))]
+    try:
+        rho = segment_spearman_bootstrap(oriented, levels, groups, clusters, reference=reference,
+                                         replicates=replicates, seed=seed, level=level)
+    except ValueError as exc:
+        raise ScoreTableError(f"{path}: {exc}") from None
+    names = sorted(set(groups))
+    g = np.asarray(groups, dtype=object)
+    bands: dict[str, dict[str, BandAgreement | str]] = {}
+    pooled: dict[str, PooledBands | None] = {}
+    if video:
+        videos = np.asarray([f"{a}\x00{v}" for a, v in zip(groups, df[video], strict=True)], dtype=object)
+        for name, s in oriented.items():
+            per: dict[str, BandAgreement | str] = {}
+            for grp in names:
+                m = g == grp
+                if np.all(np.isnan(s[m])):
+                    per[grp] = "no segment has a value"
+                    continue
+                try:
+                    per[grp] = three_band_agreement(s[m], levels[m], list(videos[m]), draws=draws,
+                                                    seed=group_seed(seed, grp), level=level)
+                except ValueError as exc:
+                    per[grp] = str(exc)
+            bands[name] = per
+            done = {k: b for k, b in per.items() if isinstance(b, BandAgreement)}
+            pooled[name] = pool_bands(done, level) if done and len(done) == len(per) else None
+    counts = {grp: int(np.sum(g == grp)) for grp in names}
+    verdicts = {grp: {name: int(np.sum((g == grp) & (levels == k))) for name, k in VERDICT_LEVELS.items()}
+                for grp in names}
+    return SegmentTable(rho, bands, pooled, counts, verdicts, cluster_col or "row")
