@@ -190,6 +190,12 @@ def _ratio(value: float, cut: float) -> float:
     return value / cut
 
 
+def rescore(row: dict[str, Any]) -> None:
+    """Take a row's score again as its largest part ratio, after a part was replaced (the measure's rule)."""
+    parts = [row[x] for x in ("rigidity", "jerk", "finger") if not math.isnan(row[x])]
+    row["score"] = max(parts) if parts else math.nan
+
+
 def rho(rows: Sequence[dict[str, Any]], key: str = "score") -> float:
     from scipy.stats import spearmanr
 
@@ -470,8 +476,7 @@ def kth_rows(data: dict[str, Any], true: bool, k: int) -> list[dict[str, Any]]:
             row = rows[at]
             at += 1
             row["jerk"] = jerk[bounds.index((seg["start"], seg["stop"]))] / cut
-            parts = [row[x] for x in ("rigidity", "jerk", "finger") if not math.isnan(row[x])]
-            row["score"] = max(parts) if parts else math.nan
+            rescore(row)
     return rows
 
 
@@ -520,8 +525,7 @@ def rigidity_smoothed_rows(data: dict[str, Any], mode: str) -> list[dict[str, An
     rows = segment_rows(data, False)
     for row, smooth in zip(rows, segment_rows(smoothed(data, mode), False), strict=True):
         row["rigidity"] = smooth["rigidity"]
-        parts = [row[x] for x in ("rigidity", "jerk", "finger") if not math.isnan(row[x])]
-        row["score"] = max(parts) if parts else math.nan
+        rescore(row)
     return rows
 
 

@@ -637,16 +637,7 @@ def verdict_agreement(rows: Sequence[dict[str, Any]], column: str = VLM) -> dict
 def evaluate(rows: Sequence[dict[str, Any]], columns: dict[str, bool], *, draws: int, seed: int
              ) -> dict[str, Any]:
     """Spearman and three-band overlap per column (``{name: higher_is_better}``): per robot, macro, micro."""
-    import numpy as np
-
-    from robojudge.meta import (
-        group_seed,
-        orient,
-        pool_bands,
-        segment_spearman,
-        three_band_agreement,
-        verdict_levels,
-    )
+    from robojudge.meta import group_bands, orient, segment_spearman, verdict_levels
 
     robots = [r["robot"] for r in rows]
     levels = verdict_levels([r["verdict"] for r in rows])
@@ -655,22 +646,8 @@ def evaluate(rows: Sequence[dict[str, Any]], columns: dict[str, bool], *, draws:
     for name, hib in columns.items():
         scores = orient([_nan(r.get(name)) for r in rows], hib)
         rho = segment_spearman(scores, levels, robots)
-        bands: dict[str, Any] = {}
-        g = np.asarray(robots, dtype=object)
-        for robot in sorted(set(robots)):
-            m = g == robot
-            if np.all(np.isnan(scores[m])):
-                # No segment of this robot has a value (a part it lacks, e.g. no finger pairs): not a 0%.
-                bands[robot] = "no segment has a value"
-                continue
-            try:
-                mine = [v for v, k in zip(videos, m, strict=True) if k]
-                bands[robot] = three_band_agreement(scores[m], levels[m], mine,
-                                                    draws=draws, seed=group_seed(seed, robot))
-            except ValueError as exc:
-                bands[robot] = str(exc)
-        complete = {k: b for k, b in bands.items() if not isinstance(b, str)}
-        pooled = pool_bands(complete) if complete and len(complete) == len(bands) else None
+        # A robot with no value of the column (a part it lacks: no finger pairs) gets a reason, not 0%.
+        bands, pooled = group_bands(scores, levels, robots, videos, draws=draws, seed=seed)
         out[name] = {
             "rho": {k: {"rho": v.rho, "n": v.n, "unscored": v.unscored} for k, v in rho.groups.items()},
             "rho_macro": rho.macro,

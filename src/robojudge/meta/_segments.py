@@ -290,6 +290,34 @@ def pool_bands(groups: Mapping[str, BandAgreement], level: float = 0.95) -> Pool
                        (float(micro.mean()), *_interval(micro, level)))
 
 
+def group_bands(scores: npt.ArrayLike, levels: npt.ArrayLike, groups: Sequence[str], videos: Sequence[str], *,
+                draws: int = 1000, seed: int = 0, level: float = 0.95
+                ) -> tuple[dict[str, BandAgreement | str], PooledBands | None]:
+    """:func:`three_band_agreement` per group (seeded by :func:`group_seed`), pooled by :func:`pool_bands`.
+
+    A group where no segment has a score, or with too few videos of a level, gets the reason instead of a
+    result (a metric that measured nothing is not a 0% overlap); pooling needs every group's result, else
+    it is None.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    lv = np.asarray(levels, dtype=np.int64)
+    g = np.asarray(groups, dtype=object)
+    v = np.asarray(videos, dtype=object)
+    per: dict[str, BandAgreement | str] = {}
+    for name in sorted(set(groups)):
+        m = g == name
+        if np.all(np.isnan(s[m])):
+            per[name] = "no segment has a value"
+            continue
+        try:
+            per[name] = three_band_agreement(s[m], lv[m], list(v[m]), draws=draws,
+                                             seed=group_seed(seed, name), level=level)
+        except ValueError as exc:
+            per[name] = str(exc)
+    done = {k: b for k, b in per.items() if isinstance(b, BandAgreement)}
+    return per, (pool_bands(done, level) if done and len(done) == len(per) else None)
+
+
 def group_seed(seed: int, name: str) -> list[int]:
     """A seed for one group's draws that depends on the group's name, not on which other groups there are."""
     return [seed, *name.encode("utf-8")]

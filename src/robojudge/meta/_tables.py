@@ -23,11 +23,9 @@ from robojudge.meta._segments import (
     BandAgreement,
     PooledBands,
     SegmentRhoBootstrap,
-    group_seed,
+    group_bands,
     orient,
-    pool_bands,
     segment_spearman_bootstrap,
-    three_band_agreement,
     verdict_levels,
 )
 
@@ -250,27 +248,15 @@ def segments_from_csv(
                                          replicates=replicates, seed=seed, level=level)
     except ValueError as exc:
         raise ScoreTableError(f"{path}: {exc}") from None
-    names = sorted(set(groups))
-    g = np.asarray(groups, dtype=object)
     bands: dict[str, dict[str, BandAgreement | str]] = {}
     pooled: dict[str, PooledBands | None] = {}
     if video:
-        videos = np.asarray([f"{a}\x00{v}" for a, v in zip(groups, df[video], strict=True)], dtype=object)
+        videos = [f"{a}\x00{v}" for a, v in zip(groups, df[video], strict=True)]
         for name, s in oriented.items():
-            per: dict[str, BandAgreement | str] = {}
-            for grp in names:
-                m = g == grp
-                if np.all(np.isnan(s[m])):
-                    per[grp] = "no segment has a value"
-                    continue
-                try:
-                    per[grp] = three_band_agreement(s[m], levels[m], list(videos[m]), draws=draws,
-                                                    seed=group_seed(seed, grp), level=level)
-                except ValueError as exc:
-                    per[grp] = str(exc)
-            bands[name] = per
-            done = {k: b for k, b in per.items() if isinstance(b, BandAgreement)}
-            pooled[name] = pool_bands(done, level) if done and len(done) == len(per) else None
+            bands[name], pooled[name] = group_bands(s, levels, groups, videos, draws=draws, seed=seed,
+                                                    level=level)
+    names = sorted(set(groups))
+    g = np.asarray(groups, dtype=object)
     counts = {grp: int(np.sum(g == grp)) for grp in names}
     verdicts = {grp: {name: int(np.sum((g == grp) & (levels == k))) for name, k in VERDICT_LEVELS.items()}
                 for grp in names}
