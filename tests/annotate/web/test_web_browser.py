@@ -242,6 +242,9 @@ def _open(p, base, n_videos):
     for i in range(p.locator("a.rj-open").count()):
         p.goto(f"{base}/")
         p.click(f"a.rj-open >> nth={i}")
+        # count() does not wait: let the click's navigation land first, or it counts the queue page's 0
+        p.wait_for_url(f"{base}/task/*")
+        p.wait_for_selector(".rj-player video", state="attached")
         if p.locator(".rj-player video").count() == n_videos:
             break
     else:
