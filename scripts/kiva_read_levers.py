@@ -612,6 +612,45 @@ def cmd_smooth(roots: Sequence[Path], robots: Sequence[str], readers: Sequence[s
         f"{m} {np.mean(d):+.3f} ({sum(x < 0 for x in d)} lower)" for m, d in change.items()))
 
 
+def cmd_local(roots: Sequence[Path], robots: Sequence[str], reader: str, radii: Sequence[int]) -> None:
+    """Each suite read again with ``reader``'s heatmaps read within each radius of their peak, against its
+    whole-map reads (the ``ensemble`` cache)."""
+    from kiva_scales_check import read_suite
+    from kiva_validation import robot_items
+
+    t0 = time.time()
+    change: dict[int, list[float]] = defaultdict(list)
+    for root, robot, path in _caches(roots, robots, reader):
+        whole = _load(path)
+        manifest = path.parent / "suite.jsonl"
+        robot_items(manifest, robot)  # the suite is there and holds this robot
+        variants: list[tuple[str, dict[str, Any]]] = [("whole map", whole)]
+        for r in radii:
+            cache = path.parent / f"_tracks_{reader}-local{r}.pkl"
+            # the reader those reads came from (a suite it was not trained on keeps no reader beside it)
+            variants.append((f"radius {r}", read_suite(manifest, robot, Path(whole["reader"]), cache=cache,
+                                                        local_radius=r)))
+        print(f"[{time.time() - t0:6.0f} s] {root} {robot} {reader}:", flush=True)
+        base = rho(segment_rows(whole, False))
+        for label, data in variants:
+            rows = segment_rows(data, False)
+            e = read_errors(data)
+            good = [x for x in rows if x["verdict"] == "Good"]
+            bad = [x for x in rows if x["verdict"] != "Good"]
+            fr = flagged_by_type(rows)
+            if label != "whole map":
+                change[int(label.split()[1])].append(rho(rows) - base)
+            print(f"  {label:9s} rho {rho(rows):.3f} (rigidity {rho(rows, 'rigidity'):.2f}, jerk "
+                  f"{rho(rows, 'jerk'):.2f}); flagged Good {sum(x['score'] > 1 for x in good)} of "
+                  f"{len(good)}, "
+                  f"Medium/Bad {sum(x['score'] > 1 for x in bad)} of {len(bad)}; reference read error median "
+                  f"{e['median_px']:.2f} px, p90 {e['p90_px']:.2f} px; jerk p95 read/true "
+                  f"{e['jerk_p95_ratio']:.2f}; " + ", ".join(f"{t} {n}/{m}" for t, (n, m) in fr.items()))
+    for r, d in change.items():
+        lower = sum(x < 0 for x in d)
+        print(f"radius {r}: mean change of rho {np.mean(d):+.3f} over {len(d)} suites ({lower} lower)")
+
+
 def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int, seed: int, size: int
                  ) -> None:
     t0 = time.time()
@@ -648,6 +687,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--robots", default=",".join(ROBOTS))
     p.add_argument("--reader", action="append", default=None,
                    help="a reader's folder name (repeatable): its `ensemble` cache instead of _tracks.pkl")
+    p = sub.add_parser("local")
+    p.add_argument("--root", type=Path, action="append", required=True)
+    p.add_argument("--robots", default=",".join(ROBOTS))
+    p.add_argument("--reader", required=True, help="a reader's folder name, whose `ensemble` cache is there")
+    p.add_argument("--radius", type=int, action="append", required=True,
+                   help="heatmap cells either side of the peak (repeatable)")
     p = sub.add_parser("disagree")
     p.add_argument("--root", type=Path, action="append", required=True)
     p.add_argument("--robots", default=",".join(ROBOTS))
@@ -671,6 +716,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.reader) < 2:
             parser.error("ensemble needs two or more --reader")
         cmd_ensemble(args.root, args.robot, args.reader, args.episodes, args.seed, args.size)
+        return 0
+    if args.command == "local":
+        cmd_local(args.root, [r for r in args.robots.split(",") if r], args.reader, args.radius)
         return 0
     if args.command == "disagree":
         cmd_disagree(args.root, [r for r in args.robots.split(",") if r], args.reader)

@@ -35,11 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kiva_validation import build_suite, reader_fingers, robot_items, robot_paths, true_tracks  # noqa: E402
 
 
-def read_suite(manifest: Path, robot: str, reader_path: Path, cache: Path | None = None) -> dict[str, Any]:
+def read_suite(manifest: Path, robot: str, reader_path: Path, cache: Path | None = None,
+               local_radius: int | None = None) -> dict[str, Any]:
     """Every reference and rollout of ``robot`` in ``manifest`` read once, with the true keypoints beside.
 
-    The reads are kept in ``cache`` (default ``_tracks.pkl`` beside the manifest), keyed by the reader: a
-    cache of another reader is read again and replaced."""
+    The reads are kept in ``cache`` (default ``_tracks.pkl`` beside the manifest), keyed by the reader and
+    ``local_radius`` (heatmaps read near their peak: ``robojudge.kiva._net.local_window``): a cache of
+    another reader or radius is read again and replaced."""
     from robojudge.kiva import held_frames, load_reader, read_frames
     from robojudge.video import sample_frames
 
@@ -47,9 +49,13 @@ def read_suite(manifest: Path, robot: str, reader_path: Path, cache: Path | None
     if cache.exists():
         with cache.open("rb") as f:
             data: dict[str, Any] = pickle.load(f)  # noqa: S301 - a file this script wrote
-        if data.get("reader") == str(reader_path.resolve()):
+        if data.get("reader") == str(reader_path.resolve()) and data.get("local_radius") == local_radius:
             return data
     reader = load_reader(reader_path)
+    if local_radius is not None:
+        from robojudge.kiva._net import set_local_radius
+
+        set_local_radius(reader.net, local_radius)
     items = robot_items(manifest, robot)
     names = reader.meta["keypoints"]
 
@@ -63,7 +69,7 @@ def read_suite(manifest: Path, robot: str, reader_path: Path, cache: Path | None
                 "fps": float(clip.source_fps), "w": w, "h": h, "true_pos": true_pos, "true_vis": true_vis}
 
     data = {"reader": str(reader_path.resolve()), "links": reader.links, "fingers": reader_fingers(reader),
-            "refs": {}, "items": {}}
+            "refs": {}, "items": {}, "local_radius": local_radius}
     for ref in sorted({it.reference_video for it in items if it.reference_video}):
         data["refs"][ref] = read(ref, (manifest.parent / ref).with_suffix(".npz"), None)
     for it in items:

@@ -26,8 +26,35 @@ def _block(cin: int, cout: int, stride: int) -> nn.Sequential:
     )
 
 
+def local_window(prob: torch.Tensor, radius: int) -> torch.Tensor:
+    """Heatmap probabilities ``(B, K, H, W)`` kept only within ``radius`` cells of each map's peak (a
+    ``(2 * radius + 1)``-cell square, cut at the edges) and renormalised to sum to 1.
+
+    A soft-argmax over the whole map averages in every far-off bump of probability, so a second,
+    weaker response elsewhere in the frame pulls the read towards it; read within a window round the
+    peak, the position is the peak's own sub-cell estimate. Not differentiable through the peak's
+    choice: for reading, not for training.
+    """
+    if radius < 0:
+        raise ValueError(f"radius must be >= 0, got {radius}")
+    _, _, hh, ww = prob.shape
+    peak = prob.flatten(2).argmax(dim=-1)
+    py, px = peak // ww, peak % ww
+    ys = torch.arange(hh, device=prob.device).view(1, 1, hh, 1)
+    xs = torch.arange(ww, device=prob.device).view(1, 1, 1, ww)
+    near = ((ys - py[..., None, None]).abs() <= radius) & ((xs - px[..., None, None]).abs() <= radius)
+    kept = prob * near
+    return kept / kept.sum(dim=(2, 3), keepdim=True)
+
+
 class KeypointReader(nn.Module):
-    """Frames ``(B, 3 * context, S, S)`` in [0, 1] -> pixel positions ``(B, K, 2)``, visibility logits."""
+    """Frames ``(B, 3 * context, S, S)`` in [0, 1] -> pixel positions ``(B, K, 2)``, visibility logits.
+
+    ``local_radius`` (an attribute, ``None`` unless set after loading): read each heatmap only within
+    that many cells of its peak (:func:`local_window`) instead of over the whole map.
+    """
+
+    local_radius: int | None = None
 
     def __init__(self, keypoints: int, context: int = 3, width: int = 32, stride: int = 4) -> None:
         super().__init__()
@@ -62,6 +89,8 @@ class KeypointReader(nn.Module):
         heat = self.heat(feat)  # (B, K, h/stride, w/stride)
         hh, ww = heat.shape[-2:]
         prob = torch.softmax(heat.flatten(2) * self.log_beta.exp() * 10.0, dim=-1).view(b, -1, hh, ww)
+        if self.local_radius is not None:
+            prob = local_window(prob, self.local_radius)
         # A heatmap cell's centre, in input pixels (pixel centres at integer + 0.5).
         cy = (torch.arange(hh, dtype=x.dtype, device=x.device) + 0.5) * (h / hh)
         cx = (torch.arange(ww, dtype=x.dtype, device=x.device) + 0.5) * (w / ww)
@@ -89,6 +118,16 @@ class ReaderEnsemble(nn.Module):
         pos = torch.stack([p for p, _ in reads]).mean(dim=0)
         prob = torch.stack([torch.sigmoid(v) for _, v in reads]).mean(dim=0)
         return pos, torch.logit(prob, eps=1e-7)
+
+
+def set_local_radius(net: KeypointReader | ReaderEnsemble, radius: int | None) -> None:
+    """Read every heatmap of ``net`` (each member of an ensemble) within ``radius`` cells of its peak, or
+    over the whole map with ``None`` (:class:`KeypointReader`)."""
+    if radius is not None and radius < 0:
+        raise ValueError(f"radius must be >= 0, got {radius}")
+    for m in net.modules():
+        if isinstance(m, KeypointReader):
+            m.local_radius = radius
 
 
 def build_reader(keypoints: int, context: int, width: int, stride: int, members: int = 1

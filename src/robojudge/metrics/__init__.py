@@ -6,7 +6,7 @@
 
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._flow_cache import flow_readers
-from robojudge.metrics._frames import FrameOptions, NativeFrames, takes_frame_options
+from robojudge.metrics._frames import FrameOptions, NativeFrames, prefetch_main_video, takes_frame_options
 from robojudge.metrics._registry import (
     METRICS,
     Family,
@@ -73,6 +73,7 @@ __all__ = [
     "metric",
     "metrics_by_weights",
     "missing_inputs",
+    "prefetch_main_video",
     "not_run_by_all",
     "not_run_summary",
     "score_sets",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -11,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from robojudge.metrics._content import require_frames
 from robojudge.metrics._registry import HASH_WHEN_SET, get_metric
 from robojudge.suite._schema import Item
-from robojudge.video import RESAMPLES, probe_video, sample_frames
+from robojudge.video import RESAMPLES, prefetch_frames, probe_video, sample_frames
 
 
 class GrayPreprocess(BaseModel):
@@ -43,9 +44,16 @@ def main_video_frames(
     return frames
 
 
+def gray_sampling(cfg: GrayPreprocess) -> dict[str, Any]:
+    """The :func:`sample_frames` arguments :func:`gray_sequence` reads the main video with."""
+    return {"fps": cfg.fps, "max_frames": None, "size": (cfg.width, cfg.height), "gray": True}
+
+
 def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
     """The item's main video as ``(T, H, W)`` uint8 grayscale frames, at least two of them."""
-    return main_video_frames(item, fps=cfg.fps, size=(cfg.width, cfg.height), gray=True)
+    frames = sample_frames(item.video, **gray_sampling(cfg)).frames
+    require_frames(frames, 2)
+    return frames
 
 
 #: The evaluation profiles: ``native`` (the metrics' definitions) and ``fast`` (``robojudge score --fast``).
@@ -132,6 +140,12 @@ def evaluation_size(item: Item, cfg: NativeFrames) -> int | None:
     return cfg.max_side if max(info.width, info.height) > cfg.max_side else None
 
 
+def native_sampling(item: Item, cfg: NativeFrames) -> dict[str, Any]:
+    """The :func:`sample_frames` arguments :func:`native_rgb` reads ``item``'s main video with."""
+    return {"fps": None, "max_frames": cfg.max_frames, "size": evaluation_size(item, cfg),
+            "spread": "head" if cfg.max_frames is not None else "uniform", "resample": cfg.resample}
+
+
 def native_rgb(item: Item, cfg: NativeFrames) -> tuple[np.ndarray, float]:
     """The main video's frames as ``cfg`` asks (every frame at native size by default), ``(T, H, W, 3)``
     uint8 RGB, and the source frame rate.
@@ -139,12 +153,31 @@ def native_rgb(item: Item, cfg: NativeFrames) -> tuple[np.ndarray, float]:
     Raises:
         Unmeasurable: When the video has fewer than two frames (the item is left unscored).
     """
-    sampled = sample_frames(
-        item.video, fps=None, max_frames=cfg.max_frames, size=evaluation_size(item, cfg),
-        spread="head" if cfg.max_frames is not None else "uniform", resample=cfg.resample,
-    )
+    sampled = sample_frames(item.video, **native_sampling(item, cfg))
     require_frames(sampled.frames, 2)
     return sampled.frames, sampled.source_fps
+
+
+def prefetch_main_video(item: Item, configs: Iterable[BaseModel]) -> int:
+    """Decode in one pass the samplings of ``item``'s main video that metrics with these ``configs``
+    read (:class:`NativeFrames` and :class:`GrayPreprocess` configs; the others choose their frames
+    themselves), into the open frame cache (:func:`robojudge.video.prefetch_frames`). Returns how many
+    were decoded.
+
+    The weights-free set reads two: the native frames and RoboJudge App. B.3's 8 fps 256x256 gray
+    sequence; each used to decode the whole file. The values are the same either way. Never raises: a
+    video that cannot be read is left to each metric, whose row reports it.
+    """
+    samplings: list[dict[str, Any]] = []
+    try:
+        for cfg in configs:
+            if isinstance(cfg, NativeFrames):
+                samplings.append(native_sampling(item, cfg))
+            elif isinstance(cfg, GrayPreprocess):
+                samplings.append(gray_sampling(cfg))
+        return prefetch_frames(item.video, samplings) if len(samplings) > 1 else 0
+    except Exception:  # noqa: BLE001 - a speed-up only: each metric meets (and reports) the error itself
+        return 0
 
 
 @dataclass(frozen=True)

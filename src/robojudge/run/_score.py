@@ -16,7 +16,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from robojudge.metrics import Input, MetricInputError, MetricSpec, flow_readers, get_metric, missing_inputs
+from robojudge.metrics import (
+    Input,
+    MetricInputError,
+    MetricSpec,
+    flow_readers,
+    get_metric,
+    missing_inputs,
+    prefetch_main_video,
+)
 from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
 from robojudge.run._executor import Executor, make_executor
@@ -224,6 +232,9 @@ def _note_warnings(summary: RunSummary, row: ResultRow) -> None:
 def compute_task(task: Task) -> list[ResultRow]:
     """All of an item's pending metrics, decoding each distinct sampling of its videos once."""
     with frame_cache(), flow_readers(req.spec.id for req in task.requests):
+        # the samplings of the main video that several metrics read, decoded in one pass
+        readers = [req.config for req in task.requests if not missing_inputs(req.spec, task.item)]
+        prefetch_main_video(task.item, readers)
         return [compute_metric(task.item, req, task.fingerprint(i)) for i, req in enumerate(task.requests)]
 
 

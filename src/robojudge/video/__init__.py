@@ -6,6 +6,7 @@ Public API:
 * :func:`probe_video` -- size, rate, length, rotation and codec of a video or frame folder.
 * :func:`frame_cache` -- share decoded frames between the metrics and judges reading the same video.
 * :func:`cached_frames` -- what the open frame cache holds for a file and sampling (never decodes).
+* :func:`prefetch_frames` -- several samplings of one file decoded in one pass into the open cache.
 * :func:`video_warnings` -- collect what had to be assumed about the videos read inside a block.
 * :func:`frame_sizes` -- collect the size of the frames sampled inside a block, per video.
 * :func:`write_video` -- write RGB frames to mp4/webm/avi/mkv/gif or a PNG frame folder.
@@ -21,7 +22,7 @@ from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, video_w
 from robojudge.video._encode import prepare_frames
 from robojudge.video._pool import DecoderPool, default_decode_workers, shared_decoder
 from robojudge.video._post import RESAMPLES
-from robojudge.video._sample import cached_frames, probe_video, sample_frames
+from robojudge.video._sample import cached_frames, prefetch_frames, probe_video, sample_frames
 from robojudge.video._types import (
     FileFingerprint,
     SampledFrames,
@@ -48,6 +49,7 @@ __all__ = [
     "frame_digest",
     "frame_sizes",
     "jpeg_data_url",
+    "prefetch_frames",
     "prepare_frames",
     "probe_video",
     "sample_frames",

@@ -96,6 +96,11 @@ class FrameCache:
         return found
 
 
+    def holds(self, key: Hashable) -> bool:
+        """Whether ``key`` is cached (not counted as a lookup)."""
+        with self._lock:
+            return key in self._entries
+
     def probe(self, fingerprint: FileFingerprint, compute: Callable[[], VideoInfo]) -> VideoInfo:
         """``compute()`` once per fingerprint (a changed file has a new fingerprint)."""
         with self._lock:
@@ -125,6 +130,11 @@ def frame_cache(max_bytes: int = DEFAULT_CACHE_BYTES) -> Iterator[FrameCache]:
         yield cache
     finally:
         _ACTIVE.reset(token)
+
+
+def active_cache() -> FrameCache | None:
+    """The frame cache open in this context, if any."""
+    return _ACTIVE.get()
 
 
 def cached(path: Path, args: tuple[object, ...], compute: Callable[[], SampledFrames]) -> SampledFrames:

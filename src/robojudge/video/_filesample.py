@@ -24,7 +24,7 @@ cannot be trusted), and a file holding far fewer frames than it declares is an e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -48,7 +48,7 @@ from robojudge.video._select import pick_indices, thin_positions
 from robojudge.video._timing import FrameTimes, check_complete, frame_times, implausible_stamps
 from robojudge.video._types import SampledFrames, VideoError
 
-__all__ = ["PACKET_BUFFER_BYTES", "sample_file"]
+__all__ = ["PACKET_BUFFER_BYTES", "Sampling", "sample_file", "sample_file_many"]
 
 if TYPE_CHECKING:
     _Packet = av.Packet[VideoStream]
@@ -86,6 +86,29 @@ def sample_file(
     path: Path, fps: float | None, max_frames: int | None, post: PostProcess, spread: str = "uniform"
 ) -> SampledFrames:
     """Sample a video file; see :func:`robojudge.video.sample_frames` for the arguments."""
+    return sample_file_many(path, [Sampling(fps, max_frames, post, spread)])[0]
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """One sampling of a file: the arguments of :func:`sample_file`."""
+
+    fps: float | None
+    max_frames: int | None
+    post: PostProcess
+    spread: str = "uniform"
+
+
+def sample_file_many(path: Path, samplings: Sequence[Sampling]) -> list[SampledFrames]:
+    """Several samplings of one video file from one demux and one decode, in the order given.
+
+    Every frame that any sampling picks is decoded and converted to RGB once and handed to each
+    sampling that picked it; each result is what :func:`sample_file` returns for that sampling alone
+    (the same frames, bit for bit). When packet time stamps cannot identify the frames, each sampling
+    takes the two-pass fallback on its own.
+    """
+    if not samplings:
+        return []
     options: dict[str, str] | None = None
     for attempt in (None, _NO_EDITS):
         options = attempt
@@ -97,18 +120,23 @@ def sample_file(
                 continue  # read again with the edit list ignored
             edited = options is None and _edits_hide(path, demuxed, meta)
             skip = meta.codec in _SKIP_CODECS and any(f in container.format.name for f in _SKIP_FORMATS)
-            plan = _Plan.make(path, demuxed.pts, demuxed.shown, meta, fps, max_frames, spread, edited)
-            result = None
-            if plan is not None and demuxed.packets is not None:
-                result = plan.run(path, stream, demuxed.packets, post, skip)
+            # Either every plan is made or none is: a plan needs only the packets' time stamps.
+            plans = [_Plan.make(path, demuxed.pts, demuxed.shown, meta, s.fps, s.max_frames, s.spread, edited)
+                     for s in samplings]
+            planned = [p for p in plans if p is not None]
+            jobs = list(zip(planned, (s.post for s in samplings), strict=False))
+            results = None
+            if len(planned) == len(plans) and demuxed.packets is not None:
+                results = _run_plans(jobs, path, stream, demuxed.packets, skip)
         break
-    if result is None and plan is not None and demuxed.packets is None:
+    if results is None and len(planned) == len(plans) and demuxed.packets is None:
         with open_video(path, options) as (container, stream):  # packets did not fit in memory: read again
             _set_threads(stream)
-            result = plan.run(path, stream, intact_packets(container, stream), post, skip)
-    if result is None:
-        result = _two_pass(path, meta, fps, max_frames, post, spread, options, edited)
-    return result
+            results = _run_plans(jobs, path, stream, intact_packets(container, stream), skip)
+    if results is None:
+        results = [_two_pass(path, meta, s.fps, s.max_frames, s.post, s.spread, options, edited)
+                   for s in samplings]
+    return results
 
 
 def _effective(fps: float | None, timing: FrameTimes) -> float | None:
@@ -242,32 +270,13 @@ class _Plan:
         self, path: Path, stream: VideoStream, packets: Iterable[_Packet], post: PostProcess, skip: bool
     ) -> SampledFrames | None:
         """Decode ``packets``; returns None if frames and packet timestamps disagree."""
-        # Each converted frame goes straight to its place(s) in one array made for the whole selection:
-        # no list of frames kept alive to be stacked (at 720p that was a second copy of the clip, its
-        # memory touched fresh: about 7% of the weights-free set's CPU time on an 81-frame clip).
-        slots: dict[int, list[int]] = {}
-        for position, i in enumerate(self.chosen):
-            slots.setdefault(self.pts[i], []).append(position)
-        known = set(self.pts)
-        done: set[int] = set()
-        out: np.ndarray | None = None
-        ctx = stream.codec_context
-        for frame in self._decode(ctx, packets, set(slots) if skip else None):
-            if frame.pts not in known:
-                return None
-            if frame.pts in slots and frame.pts not in done:
-                image = convert(frame, stream, post, path)
-                if out is None:
-                    out = np.empty((len(self.chosen), *image.shape), image.dtype)
-                for position in slots[frame.pts]:
-                    out[position] = image
-                done.add(frame.pts)
-                if len(done) == len(slots):
-                    break  # the rest of the stream is not needed
-        if len(done) != len(slots) or out is None:
-            return None
+        results = _run_plans([(self, post)], path, stream, packets, skip)
+        return None if results is None else results[0]
+
+    def result(self, path: Path, frames: np.ndarray) -> SampledFrames:
+        """The selection filled in with ``frames``."""
         return SampledFrames(
-            frames=out,
+            frames=frames,
             timestamps=np.asarray([self.times[i] for i in self.chosen], dtype=np.float64),
             indices=np.asarray(self.chosen, dtype=np.int64),
             source_fps=float(self.source_fps),
@@ -294,6 +303,49 @@ class _Plan:
         except _AV_ERRORS:
             rest = []
         yield from rest
+
+
+def _run_plans(
+    jobs: Sequence[tuple[_Plan, PostProcess]],
+    path: Path,
+    stream: VideoStream,
+    packets: Iterable[_Packet],
+    skip: bool,
+) -> list[SampledFrames] | None:
+    """Decode ``packets`` once for every plan of ``jobs`` (made from the same packets, so the same time
+    stamps) and fill each plan's selection through its post-processing; None if frames and packet
+    time stamps disagree."""
+    # Each converted frame goes straight to its place(s) in one array made for the whole selection:
+    # no list of frames kept alive to be stacked (at 720p that was a second copy of the clip, its
+    # memory touched fresh: about 7% of the weights-free set's CPU time on an 81-frame clip).
+    slots: dict[int, list[tuple[int, int]]] = {}  # time stamp -> (job, position in its selection)
+    for j, (plan, _) in enumerate(jobs):
+        for position, i in enumerate(plan.chosen):
+            slots.setdefault(plan.pts[i], []).append((j, position))
+    known = set(jobs[0][0].pts)
+    done: set[int] = set()
+    outs: list[np.ndarray | None] = [None] * len(jobs)
+    ctx = stream.codec_context
+    for frame in _Plan._decode(ctx, packets, set(slots) if skip else None):
+        if frame.pts not in known:
+            return None
+        if frame.pts in slots and frame.pts not in done:
+            rgb, rotation = to_rgb(frame, path), frame_rotation(frame, stream)
+            images: dict[int, np.ndarray] = {}
+            for j, position in slots[frame.pts]:
+                image = images.get(j)
+                if image is None:
+                    image = images[j] = jobs[j][1](rgb, rotation)
+                out = outs[j]
+                if out is None:
+                    out = outs[j] = np.empty((len(jobs[j][0].chosen), *image.shape), image.dtype)
+                out[position] = image
+            done.add(frame.pts)
+            if len(done) == len(slots):
+                break  # the rest of the stream is not needed
+    if len(done) != len(slots) or any(out is None for out in outs):
+        return None
+    return [plan.result(path, out) for (plan, _), out in zip(jobs, outs, strict=True) if out is not None]
 
 
 def _two_pass(
@@ -346,13 +398,17 @@ def _frame_pts(frame: av.VideoFrame, meta: StreamMeta) -> int | None:
     return round(Fraction(frame.pts) * Fraction(frame.time_base) / meta.time_base)
 
 
-def convert(frame: av.VideoFrame, stream: VideoStream, post: PostProcess, path: Path) -> np.ndarray:
-    """Convert one decoded frame to the requested RGB/gray output."""
+def to_rgb(frame: av.VideoFrame, path: Path) -> np.ndarray:
+    """One decoded frame as ``(H, W, 3)`` uint8 RGB, before rotation."""
     try:
         try:
-            rgb = frame.to_ndarray(format="rgb24", threads=_SWS_THREADS)
+            return frame.to_ndarray(format="rgb24", threads=_SWS_THREADS)
         except TypeError:  # PyAV without the ``threads`` option
-            rgb = frame.to_ndarray(format="rgb24")
+            return frame.to_ndarray(format="rgb24")
     except _AV_ERRORS as exc:
         raise VideoError(path, f"cannot convert frame: {exc}") from exc
-    return post(rgb, frame_rotation(frame, stream))
+
+
+def convert(frame: av.VideoFrame, stream: VideoStream, post: PostProcess, path: Path) -> np.ndarray:
+    """Convert one decoded frame to the requested RGB/gray output."""
+    return post(to_rgb(frame, path), frame_rotation(frame, stream))

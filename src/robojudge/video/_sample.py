@@ -6,19 +6,22 @@ Video files are handled by :mod:`robojudge.video._filesample`, frame folders by
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from robojudge.video._cache import cached, cached_probe, peek, report_warnings
+from robojudge.video._cache import active_cache, cached, cached_probe, peek, report_warnings
 from robojudge.video._decode import probe_file
-from robojudge.video._filesample import sample_file
+from robojudge.video._filesample import Sampling, sample_file, sample_file_many
 from robojudge.video._folder import folder_rate, list_images, probe_folder, read_image
 from robojudge.video._post import RESAMPLES, PostProcess
 from robojudge.video._select import SPREADS, pick_indices, thin_positions
-from robojudge.video._types import FileFingerprint, SampledFrames, VideoInfo
+from robojudge.video._types import FileFingerprint, SampledFrames, VideoError, VideoInfo
 
-__all__ = ["cached_frames", "probe_video", "sample_frames"]
+__all__ = ["cached_frames", "prefetch_frames", "probe_video", "sample_frames"]
 
 
 def probe_video(path: str | Path) -> VideoInfo:
@@ -120,6 +123,81 @@ def cached_frames(
     :func:`~robojudge.video.frame_cache` for the file ``fingerprint`` names, or ``None`` (no cache
     open, or nothing cached for it yet). Never decodes."""
     return peek(fingerprint, _sampling_key(fps, max_frames, size, gray, spread, resample))
+
+
+def prefetch_frames(path: str | Path, samplings: Sequence[Mapping[str, Any]]) -> int:
+    """Decode several samplings of one video file in one pass into the open frame cache.
+
+    ``samplings`` are keyword arguments of :func:`sample_frames` (defaults as there). Those the open
+    :func:`~robojudge.video.frame_cache` does not hold yet are decoded together (one demux, one decode,
+    each picked frame converted to RGB once) and cached, so the later :func:`sample_frames` calls with
+    the same arguments are hits and return exactly what they would have decoded alone. Returns how many
+    samplings were decoded.
+
+    Nothing is decoded (0) without an open cache, for a frame folder, when fewer than two samplings
+    are missing (a single one costs the same decoded later), when their frames would not fit in the
+    cache together (estimated from the probe; they would be decoded again on eviction), or when the
+    file cannot be read: errors are never raised here, each :func:`sample_frames` call meets them.
+
+    Raises:
+        ValueError: a sampling with invalid arguments (as :func:`sample_frames` would raise).
+    """
+    path = Path(path)
+    todo: dict[tuple[object, ...], Sampling] = {}
+    for given in samplings:
+        kw = {"fps": 4.0, "max_frames": 32, "size": None, "gray": False, "spread": "uniform",
+              "resample": "area", **given}
+        unknown = set(kw) - {"fps", "max_frames", "size", "gray", "spread", "resample"}
+        if unknown:
+            raise ValueError(f"not arguments of sample_frames: {', '.join(sorted(unknown))}")
+        _check_args(kw["fps"], kw["max_frames"], kw["size"])
+        if kw["spread"] not in SPREADS:
+            raise ValueError(f"spread must be one of {SPREADS}, got {kw['spread']!r}")
+        if kw["resample"] not in RESAMPLES:
+            raise ValueError(f"resample must be one of {RESAMPLES}, got {kw['resample']!r}")
+        key = _sampling_key(kw["fps"], kw["max_frames"], kw["size"], kw["gray"], kw["spread"], kw["resample"])
+        todo.setdefault(key, Sampling(kw["fps"], kw["max_frames"], PostProcess(kw["size"], kw["gray"],
+                                                                              kw["resample"]), kw["spread"]))
+    cache = active_cache()
+    if cache is None or path.is_dir():
+        return 0
+    try:
+        fingerprint = FileFingerprint.of(path)
+        info = probe_video(path)
+    except (OSError, VideoError):
+        return 0
+    todo = {k: s for k, s in todo.items() if not cache.holds((fingerprint, k))}
+    if len(todo) < 2 or _estimated_bytes(info, todo.values()) > cache.max_bytes:
+        return 0
+    try:
+        results = sample_file_many(path, list(todo.values()))
+    except VideoError:
+        return 0
+    for key, value in zip(todo, results, strict=True):
+        value.fingerprint = fingerprint
+        cache.get_or_compute((fingerprint, key), _returning(value))
+    return len(todo)
+
+
+def _returning(value: SampledFrames) -> Callable[[], SampledFrames]:
+    return lambda: value
+
+
+def _estimated_bytes(info: VideoInfo, samplings: Iterable[Sampling]) -> float:
+    """Pixels the samplings would hold, from the probe (infinite when it gives no length)."""
+    total = info.frame_count or (info.duration * info.fps if info.duration and info.fps else None)
+    if not total:
+        return math.inf
+    out = 0.0
+    for s in samplings:
+        n = float(total)
+        if s.fps is not None and info.fps and s.fps < info.fps:
+            n = math.ceil(n * s.fps / info.fps) + 1
+        if s.max_frames is not None:
+            n = min(n, s.max_frames)
+        w, h = PostProcess(s.post.size, s.post.gray, s.post.resample)._target(info.width, info.height)
+        out += n * w * h * (1 if s.post.gray else 3)
+    return out
 
 
 def _sampling_key(

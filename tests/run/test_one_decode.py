@@ -1,0 +1,85 @@
+"""A task decodes its item's main video once for every metric that reads it at native size or at
+RoboJudge App. B.3's 8 fps 256x256 gray (``prefetch_main_video``), with the values of separate decodes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robojudge.metrics import FrameOptions, Input, Provider, list_metrics
+from robojudge.run import Task, build_requests, compute_task
+from robojudge.run import _score as run_score
+from robojudge.suite import Item
+from robojudge.video import _filesample as FS
+from robojudge.video import write_video
+
+
+#: The weights-free metrics that read only the video (benchmarks/bench_real_speed.py's set), named here:
+#: other test modules register toy metrics of their own in the same process.
+WEIGHTS_FREE = ("cc_photometric", "ctg_camera_control", "flow_motion_magnitude_farneback", "flow_warp_error",
+                "mq_dynamic_degree", "mq_flow_score", "mq_temporal_flickering", "pixel_frame_consistency",
+                "rbg_stability")
+
+
+def _video_only() -> list[str]:
+    return list(WEIGHTS_FREE)
+
+
+def test_the_named_set_is_registered_and_reads_only_the_video():
+    specs = [s for s in list_metrics() if s.provider is Provider.computed and set(s.inputs) == {Input.video}]
+    assert set(WEIGHTS_FREE) <= {s.id for s in specs}
+
+
+@pytest.fixture(scope="module")
+def item(tmp_path_factory) -> Item:
+    rng = np.random.default_rng(3)
+    canvas = rng.integers(0, 256, (120, 260, 3), dtype=np.uint8)
+    canvas = np.repeat(np.repeat(canvas[::4, ::4], 4, 0), 4, 1)  # blobs large enough to track
+    frames = np.stack([canvas[i : i + 96, 2 * i : 2 * i + 160] for i in range(24)])
+    path = write_video(tmp_path_factory.mktemp("one_decode") / "clip.mp4", frames, fps=16)
+    return Item(item_id="clip", video=str(path))
+
+
+@pytest.fixture
+def passes(monkeypatch) -> list[str]:
+    """One entry per pass over a file's packets."""
+    seen: list[str] = []
+    real = FS._Plan._decode
+
+    def counting(ctx, packets, wanted):
+        seen.append("pass")
+        yield from real(ctx, packets, wanted)
+
+    monkeypatch.setattr(FS._Plan, "_decode", staticmethod(counting))
+    return seen
+
+
+def _rows(task: Task) -> dict[str, tuple]:
+    return {r.metric: (r.status, r.value, r.error, r.details) for r in compute_task(task)}
+
+
+@pytest.mark.parametrize("profile", ["native", "fast"])
+def test_the_weights_free_set_decodes_the_video_once(item, passes, monkeypatch, profile):
+    reqs = tuple(build_requests(_video_only(), frames=FrameOptions(profile=profile)))
+    joint = _rows(Task(item, reqs))
+    assert passes == ["pass"]  # native frames and the 8 fps gray sequence, from one decode
+    assert all(status == "ok" for status, *_ in joint.values()), joint
+    passes.clear()
+    monkeypatch.setattr(run_score, "prefetch_main_video", lambda *_: 0)
+    apart = _rows(Task(item, reqs))
+    assert len(passes) == 2
+    assert joint == apart  # bit for bit, details (frame sizes, warnings) included
+
+
+def test_a_lone_reader_and_a_broken_video_cost_what_they_did(item, passes, tmp_path, monkeypatch):
+    one = tuple(build_requests(["cc_photometric"]))
+    _rows(Task(item, one))
+    assert passes == ["pass"]
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"\x00" * 64)
+    bad = Item(item_id="bad", video=str(broken))
+    reqs = tuple(build_requests(_video_only()))
+    joint = _rows(Task(bad, reqs))
+    monkeypatch.setattr(run_score, "prefetch_main_video", lambda *_: 0)
+    assert joint == _rows(Task(bad, reqs))  # each metric's row says what is wrong, as before
+    assert all(status == "error" and "video error" in error for status, _, error, _ in joint.values())
