@@ -45,12 +45,19 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     cuts, keeps the failures. With ``--reader NAME`` (repeatable) it works on those readers' ``ensemble``
     caches, and ends with each variant's mean change of rho over every reader and suite.
 
+``local``
+    Reads each suite again with a reader's heatmaps read within ``--radius`` cells of their peak
+    (``robojudge.kiva._net.local_window``) instead of over the whole map, caching the reads in
+    ``ROOT/ROBOT/_tracks_<reader>-local<r>.pkl``, and prints rho of ``kiva`` (version 4), the failures
+    found by type and the references' read error for the whole-map reads (the ``ensemble`` cache) and each
+    radius, then each radius's mean change of rho.
+
 ``errors`` and ``kth`` take ``--reader NAME`` to work on the reads ``ensemble`` cached for the reader in
 the folder ``NAME`` instead of ``_tracks.pkl``.
 
 Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads", "Where reads
-disagree, and a reader trained on twice the episodes", "A reader trained on warped frames" and "Smoothing
-the reads, and what the reader reads of the fingers".
+disagree, and a reader trained on twice the episodes", "A reader trained on warped frames", "Smoothing
+the reads, and what the reader reads of the fingers" and "Reading heatmaps near their peak".
 Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
@@ -60,6 +67,8 @@ Rerun (``A=runs/kiva_val18``)::
     .venv/bin/python scripts/kiva_read_levers.py disagree --root $A --root runs/kiva_hold2 \\
         --robots aloha,adroit --reader reader-s128-e10 --reader reader-s128-e10-seed2 \\
         --reader reader-s128-e10-seed3
+    .venv/bin/python scripts/kiva_read_levers.py local --root $A --root runs/kiva_hold2 \\
+        --reader reader-base-s1 --radius 2 --radius 4
 """
 
 from __future__ import annotations
