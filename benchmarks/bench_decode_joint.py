@@ -11,6 +11,11 @@ B.3's 8 fps 256x256 gray sequence. The clips are bench_real_speed.py's (written 
 Each repeat runs both legs, alternating which goes first; medians of CPU seconds (every thread of the
 process), OpenCV on one thread. The outputs of the two legs are compared array by array.
 
+With ``--with-set N`` the whole weights-free set then runs as one runner task
+(:func:`robojudge.run.compute_task`, the fast profile) N times per leg, alternating: as it runs now
+(one decode) and with ``prefetch_main_video`` replaced by a no-op (each sampling decoded by its first
+reader, as before); medians of CPU seconds.
+
 Measured numbers are in README.md ("The weights-free set on clips shaped like today's generators").
 """
 
@@ -50,6 +55,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--clips", default="small,wan,cosmos")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--with-set", type=int, default=0, metavar="N",
+                    help="also time the fast-profile set with and without the one-pass decode, N times each")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -74,7 +81,37 @@ def main() -> int:
             apart, together = statistics.median(times["apart"]), statistics.median(times["together"])
             print(f"{path.name} {profile}: apart {apart:.3f} s CPU, together {together:.3f} s "
                   f"({together / apart:.2f}x; {apart - together:.3f} s saved)", flush=True)
+        if args.with_set:
+            one, two = set_legs(path, args.with_set)
+            print(f"{path.name} fast set: one decode {one:.2f} s CPU, two decodes {two:.2f} s "
+                  f"({one / two:.3f}x)", flush=True)
     return 0
+
+
+def set_legs(path: Path, repeats: int) -> tuple[float, float]:
+    """Median CPU seconds of the fast-profile set as one task, with the one-pass decode and without."""
+    from bench_real_speed import video_only_ids
+
+    import robojudge.run._score as run_score
+    from robojudge.metrics import FrameOptions
+    from robojudge.run import Task, build_requests, compute_task
+    from robojudge.suite import Item
+
+    item = Item(item_id=path.stem, video=str(path))
+    task = Task(item, tuple(build_requests(video_only_ids(), frames=FrameOptions(profile="fast"))))
+    real = run_score.prefetch_main_video
+    compute_task(task)  # warm: imports, OpenCV's first calls
+    times: dict[str, list[float]] = {"one": [], "two": []}
+    try:
+        for k in range(repeats):
+            for leg in (("one", "two") if k % 2 == 0 else ("two", "one")):
+                run_score.prefetch_main_video = real if leg == "one" else (lambda *_: 0)  # type: ignore[assignment]
+                start = _cpu()
+                compute_task(task)
+                times[leg].append(_cpu() - start)
+    finally:
+        run_score.prefetch_main_video = real
+    return statistics.median(times["one"]), statistics.median(times["two"])
 
 
 if __name__ == "__main__":
