@@ -1,5 +1,4 @@
 import math
-import time
 
 import numpy as np
 import pytest
@@ -150,7 +149,6 @@ def test_bootstrap_coverage_bivariate_normal():
     rng = np.random.default_rng(2026)
     cov = [[1.0, 0.5], [0.5, 1.0]]
     hits = 0
-    t0 = time.perf_counter()
     for _ in range(200):
         xy = rng.multivariate_normal([0, 0], cov, size=100)
         rep = agreement_table({"j": {"a": xy[:, 0]}}, {"a": xy[:, 1]}, bootstrap=1000,
@@ -158,4 +156,3 @@ def test_bootstrap_coverage_bivariate_normal():
         e = rep.cells["j"]["a"].stats["pearson"]
         hits += e.low <= 0.5 <= e.high
     assert 0.88 <= hits / 200 <= 0.99
-    assert time.perf_counter() - t0 < 60

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -105,14 +104,14 @@ def test_builtin_links_follow_the_rule_and_are_rigid(robot: str) -> None:
     assert not set(left_out) & set(rigid_pairs(spec))
 
 
-def test_fk_of_thousands_of_frames_is_fast() -> None:
+def test_fk_of_thousands_of_frames_in_one_call_equals_frame_by_frame() -> None:
+    # Its speed is a benchmark's business (no timed tests); here the batch must equal single frames.
     spec = builtin_robot("adroit")
     q = sample_configurations(spec, 5000, seed=0)
-    forward_kinematics(spec, q[:2])  # load the model once
-    start = time.perf_counter()
     out = forward_kinematics(spec, q)
     assert out.shape == (5000, len(spec.keypoints), 3)
-    assert time.perf_counter() - start < 2.0
+    for i in (0, 1, 2499, 4999):
+        np.testing.assert_array_equal(out[i], forward_kinematics(spec, q[i : i + 1])[0])
 
 
 def test_fk_rejects_wrong_shapes_and_nan() -> None:

@@ -13,7 +13,6 @@ from robojudge.suite import Item
 from robojudge.video import _filesample as FS
 from robojudge.video import write_video
 
-
 #: The weights-free metrics that read only the video (benchmarks/bench_real_speed.py's set), named here:
 #: other test modules register toy metrics of their own in the same process.
 WEIGHTS_FREE = ("cc_photometric", "ctg_camera_control", "flow_motion_magnitude_farneback", "flow_warp_error",
