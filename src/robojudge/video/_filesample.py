@@ -266,13 +266,6 @@ class _Plan:
         warnings = timing.warnings + check_complete(path, intact, timing, meta, edited)
         return cls(ordered, timing, warnings, fps, max_frames, spread)
 
-    def run(
-        self, path: Path, stream: VideoStream, packets: Iterable[_Packet], post: PostProcess, skip: bool
-    ) -> SampledFrames | None:
-        """Decode ``packets``; returns None if frames and packet timestamps disagree."""
-        results = _run_plans([(self, post)], path, stream, packets, skip)
-        return None if results is None else results[0]
-
     def result(self, path: Path, frames: np.ndarray) -> SampledFrames:
         """The selection filled in with ``frames``."""
         return SampledFrames(
