@@ -57,9 +57,13 @@ def _rows(task: Task) -> dict[str, tuple]:
     return {r.metric: (r.status, r.value, r.error, r.details) for r in compute_task(task)}
 
 
-@pytest.mark.parametrize("profile", ["native", "fast"])
-def test_the_weights_free_set_decodes_the_video_once(item, passes, monkeypatch, profile):
-    reqs = tuple(build_requests(_video_only(), frames=FrameOptions(profile=profile)))
+@pytest.mark.parametrize(
+    "options",
+    [FrameOptions(), FrameOptions(profile="fast"), FrameOptions(max_side=100), FrameOptions(max_frames=10)],
+    ids=["native", "fast", "max-side", "max-frames"],
+)
+def test_the_weights_free_set_decodes_the_video_once(item, passes, monkeypatch, options):
+    reqs = tuple(build_requests(_video_only(), frames=options))
     joint = _rows(Task(item, reqs))
     assert passes == ["pass"]  # native frames and the 8 fps gray sequence, from one decode
     assert all(status == "ok" for status, *_ in joint.values()), joint
