@@ -685,28 +685,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("errors", "kth"):
+    def cached_suites(name: str) -> argparse.ArgumentParser:
+        """A subcommand that works on cached reads: ``--root`` (repeatable) and ``--robots``."""
         p = sub.add_parser(name)
         p.add_argument("--root", type=Path, action="append", required=True)
         p.add_argument("--robots", default=",".join(ROBOTS))
-        p.add_argument("--reader", default=None,
-                       help="a reader's folder name: its `ensemble` cache instead of _tracks.pkl")
-    p = sub.add_parser("smooth")
-    p.add_argument("--root", type=Path, action="append", required=True)
-    p.add_argument("--robots", default=",".join(ROBOTS))
-    p.add_argument("--reader", action="append", default=None,
-                   help="a reader's folder name (repeatable): its `ensemble` cache instead of _tracks.pkl")
-    p = sub.add_parser("local")
-    p.add_argument("--root", type=Path, action="append", required=True)
-    p.add_argument("--robots", default=",".join(ROBOTS))
+        return p
+
+    for name in ("errors", "kth"):
+        cached_suites(name).add_argument(
+            "--reader", default=None,
+            help="a reader's folder name: its `ensemble` cache instead of _tracks.pkl")
+    cached_suites("smooth").add_argument(
+        "--reader", action="append", default=None,
+        help="a reader's folder name (repeatable): its `ensemble` cache instead of _tracks.pkl")
+    p = cached_suites("local")
     p.add_argument("--reader", required=True, help="a reader's folder name, whose `ensemble` cache is there")
     p.add_argument("--radius", type=int, action="append", required=True,
                    help="heatmap cells either side of the peak (repeatable)")
-    p = sub.add_parser("disagree")
-    p.add_argument("--root", type=Path, action="append", required=True)
-    p.add_argument("--robots", default=",".join(ROBOTS))
-    p.add_argument("--reader", action="append", required=True,
-                   help="a reader's folder name whose reads `ensemble` cached (and the first's candidates)")
+    cached_suites("disagree").add_argument(
+        "--reader", action="append", required=True,
+        help="a reader's folder name whose reads `ensemble` cached (and the first's candidates)")
     p = sub.add_parser("tta")
     p.add_argument("--root", type=Path, required=True)
     p.add_argument("--episodes", type=int, default=18)
