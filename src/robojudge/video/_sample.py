@@ -6,6 +6,7 @@ Video files are handled by :mod:`robojudge.video._filesample`, frame folders by
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -99,15 +100,27 @@ def sample_frames(
         ValueError: invalid ``fps``, ``max_frames`` or ``size``.
     """
     path = Path(path)
+    key, s = _checked(fps, max_frames, size, gray, spread, resample)
+    sampler = _sample_folder if path.is_dir() else sample_file
+    return cached(path, key, lambda: sampler(path, s.fps, s.max_frames, s.post, s.spread))
+
+
+def _checked(
+    fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None, gray: bool, spread: str,
+    resample: str,
+) -> tuple[tuple[object, ...], Sampling]:
+    """The cache key and the sampling that :func:`sample_frames` arguments ask for, checked.
+
+    Raises:
+        ValueError: an argument :func:`sample_frames` does not accept.
+    """
     _check_args(fps, max_frames, size)
     if spread not in SPREADS:
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
     if resample not in RESAMPLES:
         raise ValueError(f"resample must be one of {RESAMPLES}, got {resample!r}")
-    post = PostProcess(size, gray, resample)
-    sampler = _sample_folder if path.is_dir() else sample_file
     key = _sampling_key(fps, max_frames, size, gray, spread, resample)
-    return cached(path, key, lambda: sampler(path, fps, max_frames, post, spread))
+    return key, Sampling(fps, max_frames, PostProcess(size, gray, resample), spread)
 
 
 def cached_frames(
@@ -145,19 +158,12 @@ def prefetch_frames(path: str | Path, samplings: Sequence[Mapping[str, Any]]) ->
     path = Path(path)
     todo: dict[tuple[object, ...], Sampling] = {}
     for given in samplings:
-        kw = {"fps": 4.0, "max_frames": 32, "size": None, "gray": False, "spread": "uniform",
-              "resample": "area", **given}
-        unknown = set(kw) - {"fps", "max_frames", "size", "gray", "spread", "resample"}
+        kw = {**_DEFAULTS, **given}
+        unknown = set(kw) - set(_DEFAULTS)
         if unknown:
             raise ValueError(f"not arguments of sample_frames: {', '.join(sorted(unknown))}")
-        _check_args(kw["fps"], kw["max_frames"], kw["size"])
-        if kw["spread"] not in SPREADS:
-            raise ValueError(f"spread must be one of {SPREADS}, got {kw['spread']!r}")
-        if kw["resample"] not in RESAMPLES:
-            raise ValueError(f"resample must be one of {RESAMPLES}, got {kw['resample']!r}")
-        key = _sampling_key(kw["fps"], kw["max_frames"], kw["size"], kw["gray"], kw["spread"], kw["resample"])
-        todo.setdefault(key, Sampling(kw["fps"], kw["max_frames"], PostProcess(kw["size"], kw["gray"],
-                                                                              kw["resample"]), kw["spread"]))
+        key, sampling = _checked(**kw)
+        todo.setdefault(key, sampling)
     cache = active_cache()
     if cache is None or path.is_dir():
         return 0
@@ -177,6 +183,11 @@ def prefetch_frames(path: str | Path, samplings: Sequence[Mapping[str, Any]]) ->
         value.fingerprint = fingerprint
         cache.get_or_compute((fingerprint, key), _returning(value))
     return len(todo)
+
+
+#: :func:`sample_frames`' sampling arguments and their defaults, read from its signature.
+_DEFAULTS: dict[str, Any] = {
+    name: p.default for name, p in inspect.signature(sample_frames).parameters.items() if name != "path"}
 
 
 def _returning(value: SampledFrames) -> Callable[[], SampledFrames]:
