@@ -3,15 +3,18 @@ RoboJudge App. B.3's 8 fps 256x256 gray (``prefetch_main_video``), with the valu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from robojudge.metrics import FrameOptions, Input, Provider, list_metrics
+from robojudge.metrics import FrameOptions, Input, Provider, get_metric, list_metrics
 from robojudge.run import Task, build_requests, compute_task
 from robojudge.run import _score as run_score
 from robojudge.suite import Item
+from robojudge.video import FileFingerprint, _sample, frame_cache, write_video
 from robojudge.video import _filesample as FS
-from robojudge.video import write_video
+from robojudge.video._sample import _DEFAULTS, _sampling_key
 
 #: The weights-free metrics that read only the video (benchmarks/bench_real_speed.py's set), named here:
 #: other test modules register toy metrics of their own in the same process.
@@ -86,3 +89,44 @@ def test_a_lone_reader_and_a_broken_video_cost_what_they_did(item, passes, tmp_p
     monkeypatch.setattr(run_score, "prefetch_main_video", lambda *_: 0)
     assert joint == _rows(Task(bad, reqs))  # each metric's row says what is wrong, as before
     assert all(status == "error" and "video error" in error for status, _, error, _ in joint.values())
+
+
+@pytest.fixture(scope="module")
+def referenced(item, tmp_path_factory) -> Item:
+    """``item`` with a reference of another size and a lower rate (the pairing resamples the video)."""
+    rng = np.random.default_rng(4)
+    frames = rng.integers(0, 256, (12, 48, 80, 3), dtype=np.uint8)
+    ref = write_video(tmp_path_factory.mktemp("one_decode_ref") / "ref.mp4", frames, fps=8)
+    return item.model_copy(update={"reference_video": str(ref)})
+
+
+@pytest.mark.parametrize("metric", ["iq1_psnr", "iq1_ssim", *WEIGHTS_FREE])
+def test_each_config_declares_what_its_metric_reads_of_the_main_video(referenced, metric):
+    spec = get_metric(metric)
+    cfg = spec.make_config()
+    with frame_cache() as cache:
+        spec.compute(referenced, cfg)
+        main = FileFingerprint.of(Path(referenced.video))
+        read = {key for fp, key in cache._entries if fp == main}
+    declared = {_sampling_key(**{**_DEFAULTS, **kw}) for kw in cfg.main_video_samplings(referenced)}
+    assert read == declared and len(declared) == 1
+
+
+def test_with_a_reference_the_main_video_is_still_decoded_once(referenced, monkeypatch):
+    decodes: list[str] = []
+    real = FS.sample_file_many
+
+    def counted(path, samplings):
+        decodes.append(Path(path).name)
+        return real(path, samplings)
+
+    monkeypatch.setattr(FS, "sample_file_many", counted)  # sample_file's way in
+    monkeypatch.setattr(_sample, "sample_file_many", counted)  # prefetch_frames'
+    reqs = tuple(build_requests([*WEIGHTS_FREE, "iq1_psnr", "iq1_ssim"]))
+    joint = _rows(Task(referenced, reqs))
+    # the main video once for its three samplings (native, 8 fps gray, the reference's rate and size);
+    # the reference on its own, once for both paired metrics
+    assert sorted(decodes) == ["clip.mp4", "ref.mp4"]
+    monkeypatch.setattr(run_score, "prefetch_main_video", lambda *_: 0)
+    assert joint == _rows(Task(referenced, reqs))
+    assert all(status == "ok" for status, *_ in joint.values()), joint

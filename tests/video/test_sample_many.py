@@ -151,3 +151,17 @@ def test_prefetch_leaves_what_would_not_fit_and_what_cannot_be_read(clip, tmp_pa
         prefetch_frames(clip, [{"colour": True}])
     with pytest.raises(ValueError, match="spread"):
         prefetch_frames(clip, [{"spread": "sideways"}])
+
+
+def test_samplings_that_pick_the_same_frames_share_one_array(clip, monkeypatch):
+    # 24 fps asked of a 24 fps clip (and 100 fps) picks every frame, as no rate does: made once
+    made: list[int] = []
+    real = FS._run_plans
+    monkeypatch.setattr(FS, "_run_plans", lambda jobs, *a: (made.append(len(jobs)), real(jobs, *a))[1])
+    same = [Sampling(None, None, PostProcess(None, False)), Sampling(24.0, None, PostProcess(None, False)),
+            Sampling(100.0, None, PostProcess(None, False)), Sampling(24.0, None, PostProcess(48, False))]
+    got = sample_file_many(clip, same)
+    assert made == [2]  # native (three of them) and the 48 px one
+    assert got[0] is got[1] is got[2] and got[3] is not got[0]
+    for s, g in zip(same, got, strict=True):
+        _same(sample_file(clip, s.fps, s.max_frames, PostProcess(s.post.size, False), s.spread), g)

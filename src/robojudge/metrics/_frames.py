@@ -24,6 +24,10 @@ class GrayPreprocess(BaseModel):
     width: int = Field(default=256, gt=0, description="frames are resized to width x height")
     height: int = Field(default=256, gt=0)
 
+    def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
+        """What a metric with this config reads of ``item``'s main video (:func:`prefetch_main_video`)."""
+        return [gray_sampling(self)]
+
 
 def main_video_frames(
     item: Item,
@@ -108,6 +112,10 @@ class NativeFrames(BaseModel):
         "half a side)", json_schema_extra=HASH_WHEN_SET,
     )
 
+    def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
+        """What a metric with this config reads of ``item``'s main video (:func:`prefetch_main_video`)."""
+        return [native_sampling(item, self)]
+
 
 def profile_details(cfg: NativeFrames) -> dict[str, Any]:
     """``{"profile": "fast"}`` for a value computed under the fast profile; nothing for native ones."""
@@ -160,21 +168,22 @@ def native_rgb(item: Item, cfg: NativeFrames) -> tuple[np.ndarray, float]:
 
 def prefetch_main_video(item: Item, configs: Iterable[BaseModel]) -> int:
     """Decode in one pass the samplings of ``item``'s main video that metrics with these ``configs``
-    read (:class:`NativeFrames` and :class:`GrayPreprocess` configs; the others choose their frames
-    themselves), into the open frame cache (:func:`robojudge.video.prefetch_frames`). Returns how many
-    were decoded.
+    read, into the open frame cache (:func:`robojudge.video.prefetch_frames`). Returns how many were
+    decoded.
 
-    The weights-free set reads two: the native frames and RoboJudge App. B.3's 8 fps 256x256 gray
-    sequence; each used to decode the whole file. The values are the same either way. Never raises: a
-    video that cannot be read is left to each metric, whose row reports it.
+    A config says what its metric reads with a method ``main_video_samplings(item)`` (keyword arguments
+    of :func:`sample_frames`): :class:`NativeFrames` (the native frames), :class:`GrayPreprocess`
+    (RoboJudge App. B.3's 8 fps 256x256 gray sequence), the reference metrics' pairing and the
+    trackers' configs (the main video at the common rate). Configs without it choose their frames
+    themselves. Each sampling used to decode the whole file; the values are the same either way. Never
+    raises: a video that cannot be read is left to each metric, whose row reports it.
     """
     samplings: list[dict[str, Any]] = []
     try:
         for cfg in configs:
-            if isinstance(cfg, NativeFrames):
-                samplings.append(native_sampling(item, cfg))
-            elif isinstance(cfg, GrayPreprocess):
-                samplings.append(gray_sampling(cfg))
+            declared = getattr(cfg, "main_video_samplings", None)
+            if declared is not None:
+                samplings.extend(declared(item))
         return prefetch_frames(item.video, samplings) if len(samplings) > 1 else 0
     except Exception:  # noqa: BLE001 - a speed-up only: each metric meets (and reports) the error itself
         return 0

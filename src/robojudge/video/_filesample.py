@@ -124,7 +124,7 @@ def sample_file_many(path: Path, samplings: Sequence[Sampling]) -> list[SampledF
             plans = [_Plan.make(path, demuxed.pts, demuxed.shown, meta, s.fps, s.max_frames, s.spread, edited)
                      for s in samplings]
             planned = [p for p in plans if p is not None]
-            jobs = list(zip(planned, (s.post for s in samplings), strict=False))
+            jobs, which = _distinct(list(zip(planned, (s.post for s in samplings), strict=False)))
             results = None
             if len(planned) == len(plans) and demuxed.packets is not None:
                 results = _run_plans(jobs, path, stream, demuxed.packets, skip)
@@ -133,10 +133,9 @@ def sample_file_many(path: Path, samplings: Sequence[Sampling]) -> list[SampledF
         with open_video(path, options) as (container, stream):  # packets did not fit in memory: read again
             _set_threads(stream)
             results = _run_plans(jobs, path, stream, intact_packets(container, stream), skip)
-    if results is None:
-        results = [_two_pass(path, meta, s.fps, s.max_frames, s.post, s.spread, options, edited)
-                   for s in samplings]
-    return results
+    if results is not None:
+        return [results[j] for j in which]
+    return [_two_pass(path, meta, s.fps, s.max_frames, s.post, s.spread, options, edited) for s in samplings]
 
 
 def _effective(fps: float | None, timing: FrameTimes) -> float | None:
@@ -296,6 +295,24 @@ class _Plan:
         except _AV_ERRORS:
             rest = []
         yield from rest
+
+
+def _distinct(jobs: list[tuple[_Plan, PostProcess]]) -> tuple[list[tuple[_Plan, PostProcess]], list[int]]:
+    """The jobs that give different frames, and for each job given, which of them gives its frames.
+
+    Two samplings that pick the same frames and process them alike (a rate at or above the source's
+    picks every frame, as no rate does) fill the same array: it is made once and both get it.
+    """
+    distinct: list[tuple[_Plan, PostProcess]] = []
+    seen: dict[tuple[object, ...], int] = {}
+    which: list[int] = []
+    for plan, post in jobs:
+        key = (tuple(plan.chosen), post.size, post.gray, post.resample)
+        if key not in seen:
+            seen[key] = len(distinct)
+            distinct.append((plan, post))
+        which.append(seen[key])
+    return distinct, which
 
 
 def _run_plans(

@@ -275,10 +275,12 @@ def verified_ratio(p1: np.ndarray, p2: np.ndarray, ransac_px: float) -> float:
     >>> verified_ratio(p1, p2, 2.0)
     0.8
     """
-    _, mask_f = cv2.findFundamentalMat(p1, p2, cv2.FM_RANSAC, ransac_px, 0.999)
-    _, mask_h = cv2.findHomography(p1, p2, cv2.RANSAC, ransac_px)
-    n_f = 0 if mask_f is None else int(mask_f.sum())
-    n_h = 0 if mask_h is None else int(mask_h.sum())
+    f, mask_f = cv2.findFundamentalMat(p1, p2, cv2.FM_RANSAC, ransac_px, 0.999)
+    h, mask_h = cv2.findHomography(p1, p2, cv2.RANSAC, ransac_px)
+    # Where RANSAC finds no model OpenCV returns the mask unwritten, holding whatever that memory held
+    # before (values up to 255, other each time): no model, no inliers.
+    n_f = 0 if f is None or mask_f is None else int(np.count_nonzero(mask_f))
+    n_h = 0 if h is None or mask_h is None else int(np.count_nonzero(mask_h))
     kept = n_h if n_h >= H_F_RATIO * n_f else n_f
     return kept / len(p1)
 

@@ -248,7 +248,8 @@ def _pose_hypotheses(
     cands: list[tuple[np.ndarray, np.ndarray]] = []
     cv2.setRNGSeed(0)
     e, mask = cv2.findEssentialMat(na, nb, eye, method=cv2.RANSAC, prob=0.999, threshold=thr)
-    inliers = 0 if mask is None else int(np.count_nonzero(mask))
+    # no model: no inliers (OpenCV may leave the mask unwritten then)
+    inliers = 0 if e is None or mask is None else int(np.count_nonzero(mask))
     if e is not None and e.shape[0] >= 3:
         for k in range(e.shape[0] // 3):  # a stack of candidates: take each
             n, r, t, _ = cv2.recoverPose(e[3 * k:3 * k + 3], na, nb, eye, mask=mask.copy())

@@ -6,7 +6,7 @@ Both metrics read the generated video and ``Item.reference_video`` the same way 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,6 +39,15 @@ class PairedConfig(BaseModel):
         "shorter one leaves the item unscored",
     )
 
+    def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
+        """What :func:`paired_frames` reads of ``item``'s main video: every frame at the common rate, at
+        the reference's size (``robojudge.metrics.prefetch_main_video``)."""
+        if not item.reference_video:
+            return []
+        ref = probe_video(item.reference_video)
+        rate = pairing_rate(item.video, item.reference_video, self.fps)
+        return [{"fps": rate, "max_frames": None, "size": (ref.width, ref.height)}]
+
 
 class PairedFrames(NamedTuple):
     """Generated and reference frames paired in time, and what could not be paired.
@@ -59,6 +68,13 @@ class PairedFrames(NamedTuple):
                 "frames_unmatched": self.unmatched}
 
 
+def pairing_rate(video: str, reference_video: str, fps: float | None) -> float:
+    """The rate a video and its reference are both sampled at: ``fps``, or the lower of their own rates."""
+    if fps is not None:
+        return fps
+    return min(probe_video(video).fps, probe_video(reference_video).fps)
+
+
 def paired_frames(item: Item, fps: float | None, min_reference_coverage: float = 0.9) -> PairedFrames:
     """Generated and reference RGB frames paired in time, ``(N, H, W, 3)`` uint8 each.
 
@@ -76,7 +92,7 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     """
     if not item.reference_video:
         raise MetricInputError("item has no reference_video to compare against")
-    rate = fps if fps is not None else min(probe_video(item.video).fps, probe_video(item.reference_video).fps)
+    rate = pairing_rate(item.video, item.reference_video, fps)
     ref = sample_frames(item.reference_video, fps=rate, max_frames=None).frames
     h, w = ref.shape[1:3]
     gen = sample_frames(item.video, fps=rate, max_frames=None, size=(w, h)).frames

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -39,6 +39,7 @@ from robojudge.metrics.functional import (
     track_localization,
 )
 from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.metrics.robophys.reference import pairing_rate
 from robojudge.metrics.tracking import (
     SimState,
     Tracks,
@@ -49,7 +50,7 @@ from robojudge.metrics.tracking import (
 )
 from robojudge.metrics.tracking._sim import StateFileError
 from robojudge.suite._schema import Item
-from robojudge.video import FileFingerprint, probe_video, sample_frames
+from robojudge.video import FileFingerprint, sample_frames
 
 _OBJECTS = ("object", "distractor")
 _NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
@@ -84,6 +85,13 @@ class TrackingConfig(BaseModel):
         if name not in list_trackers():
             raise ValueError(f"unknown tracker {name!r}; known: {', '.join(list_trackers())}")
         return name
+
+    def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
+        """What the trackers read of ``item``'s main video: every frame at the common rate
+        (``robojudge.metrics.prefetch_main_video``); nothing without the state and reference they need."""
+        if not item.reference_video or not item.state:
+            return []
+        return [{"fps": pairing_rate(item.video, item.reference_video, self.fps), "max_frames": None}]
 
 
 def reference_state_path(item: Item) -> Path | None:
@@ -168,7 +176,7 @@ class _Key(NamedTuple):
 def _cached_tracks(key: _Key) -> tuple[Tracks, Tracks, str]:
     cfg = key.config
     state = SimState.load(key.state, cfg.view)
-    rate = cfg.fps or min(probe_video(key.video).fps, probe_video(key.reference_video).fps)
+    rate = pairing_rate(key.video, key.reference_video, cfg.fps)
     tracker = get_tracker(cfg.tracker)
     gen = sample_frames(key.video, fps=rate, max_frames=None)
     seed = seed_from_state(state, (gen.frames.shape[2], gen.frames.shape[1]), objects=_OBJECTS)
