@@ -130,3 +130,14 @@ def test_with_a_reference_the_main_video_is_still_decoded_once(referenced, monke
     monkeypatch.setattr(run_score, "prefetch_main_video", lambda *_: 0)
     assert joint == _rows(Task(referenced, reqs))
     assert all(status == "ok" for status, *_ in joint.values()), joint
+
+
+def test_a_reference_that_cannot_be_read_costs_only_its_own_rows(referenced, passes, tmp_path, monkeypatch):
+    gone = referenced.model_copy(update={"reference_video": str(tmp_path / "gone.mp4")})
+    reqs = tuple(build_requests([*WEIGHTS_FREE, "iq1_psnr"]))
+    joint = _rows(Task(gone, reqs))
+    assert passes == ["pass"]  # the other samplings still come from one pass
+    assert joint["iq1_psnr"][0] == "error" and "gone.mp4" in joint["iq1_psnr"][2]
+    assert all(joint[m][0] == "ok" for m in WEIGHTS_FREE)
+    monkeypatch.setattr(run_score, "prefetch_main_video", lambda *_: 0)
+    assert joint == _rows(Task(gone, reqs))

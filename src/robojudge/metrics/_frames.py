@@ -179,11 +179,13 @@ def prefetch_main_video(item: Item, configs: Iterable[BaseModel]) -> int:
     raises: a video that cannot be read is left to each metric, whose row reports it.
     """
     samplings: list[dict[str, Any]] = []
+    for cfg in configs:
+        declared = getattr(cfg, "main_video_samplings", None)
+        try:
+            samplings.extend(declared(item) if declared is not None else [])
+        except Exception:  # noqa: BLE001, S112 - a reference that cannot be probed: its metric reports it
+            continue
     try:
-        for cfg in configs:
-            declared = getattr(cfg, "main_video_samplings", None)
-            if declared is not None:
-                samplings.extend(declared(item))
         return prefetch_frames(item.video, samplings) if len(samplings) > 1 else 0
     except Exception:  # noqa: BLE001 - a speed-up only: each metric meets (and reports) the error itself
         return 0
