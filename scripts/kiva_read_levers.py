@@ -52,12 +52,19 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     found by type and the references' read error for the whole-map reads (the ``ensemble`` cache) and each
     radius, then each radius's mean change of rho.
 
+``compare``
+    Rho of ``kiva`` (version 4) per robot and macro for several readers' cached reads of one root's suites
+    (the ``ensemble`` caches) and for the true keypoints, with 95% intervals from one paired cluster
+    bootstrap (clips redrawn within each robot; ``robojudge.meta.segment_spearman_bootstrap``), and each
+    reader's difference from the first.
+
 ``errors`` and ``kth`` take ``--reader NAME`` to work on the reads ``ensemble`` cached for the reader in
 the folder ``NAME`` instead of ``_tracks.pkl``.
 
 Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads", "Where reads
 disagree, and a reader trained on twice the episodes", "A reader trained on warped frames", "Smoothing
-the reads, and what the reader reads of the fingers" and "Reading heatmaps near their peak".
+the reads, and what the reader reads of the fingers", "Reading heatmaps near their peak" and "Again at 128 px,
+judged on clips it never saw".
 Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
@@ -660,6 +667,50 @@ def cmd_local(roots: Sequence[Path], robots: Sequence[str], reader: str, radii: 
         print(f"radius {r}: mean change of rho {np.mean(d):+.3f} over {len(d)} suites ({lower} lower)")
 
 
+LEVELS = {"Good": 0, "Medium": 1, "Bad": 2}
+
+
+def compare_readers(root: Path, robots: Sequence[str], readers: Sequence[str], replicates: int = 2000,
+                    seed: int = 0) -> Any:
+    """Rho of ``kiva`` (version 4) per robot and macro for each reader's cached reads of ``root``'s suites
+    (the ``ensemble`` caches) and for the true keypoints, with paired cluster-bootstrap intervals
+    (clips redrawn within each robot) and each reader's difference from the first."""
+    from robojudge.meta import segment_spearman_bootstrap
+
+    scores: dict[str, list[float]] = {r: [] for r in (*readers, "true keypoints")}
+    levels: list[int] = []
+    groups: list[str] = []
+    clusters: list[str] = []
+    caches = {r: _caches([root], robots, r) for r in readers}  # all there, or an error naming what is not
+    for k_robot, robot in enumerate(robots):
+        reads = [segment_rows(_load(caches[r][k_robot][2]), False) for r in readers]
+        true = segment_rows(_load(caches[readers[0]][k_robot][2]), True)
+        for k, row in enumerate(true):
+            if any((x[k]["item"], x[k]["start"]) != (row["item"], row["start"]) for x in reads):
+                raise SystemExit(f"{root / robot}: the readers' cached reads do not hold the same segments")
+            for r, x in zip(readers, reads, strict=True):
+                scores[r].append(x[k]["score"])
+            scores["true keypoints"].append(row["score"])
+            levels.append(LEVELS[row["verdict"]])
+            groups.append(robot)
+            clusters.append(row["clip"])
+    return segment_spearman_bootstrap(scores, levels, groups, clusters, reference=readers[0],
+                                      replicates=replicates, seed=seed)
+
+
+def cmd_compare(root: Path, robots: Sequence[str], readers: Sequence[str], replicates: int) -> None:
+    res = compare_readers(root, robots, readers, replicates)
+
+    def cells(m: Any) -> str:
+        parts = [f"{g} {v.rho:+.2f} [{v.low:+.2f}, {v.high:+.2f}]" for g, v in m.groups.items()]
+        return ", ".join(parts) + f"; macro {m.macro.rho:+.3f} [{m.macro.low:+.2f}, {m.macro.high:+.2f}]"
+
+    for name, m in res.metrics.items():
+        print(f"{name}: {cells(m)}")
+    for name, m in res.differences.items():
+        print(f"{name} minus {readers[0]}: {cells(m)}")
+
+
 def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int, seed: int, size: int
                  ) -> None:
     t0 = time.time()
@@ -706,6 +757,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     cached_suites("disagree").add_argument(
         "--reader", action="append", required=True,
         help="a reader's folder name whose reads `ensemble` cached (and the first's candidates)")
+    p = cached_suites("compare")
+    p.add_argument("--reader", action="append", required=True,
+                   help="a reader's folder name whose reads `ensemble` cached (repeatable; the first is the "
+                   "base)")
+    p.add_argument("--replicates", type=int, default=2000)
     p = sub.add_parser("tta")
     p.add_argument("--root", type=Path, required=True)
     p.add_argument("--episodes", type=int, default=18)
@@ -724,6 +780,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.reader) < 2:
             parser.error("ensemble needs two or more --reader")
         cmd_ensemble(args.root, args.robot, args.reader, args.episodes, args.seed, args.size)
+        return 0
+    if args.command == "compare":
+        if len(args.root) != 1:
+            parser.error("compare takes one --root")
+        cmd_compare(args.root[0], [r for r in args.robots.split(",") if r], args.reader, args.replicates)
         return 0
     if args.command == "local":
         cmd_local(args.root, [r for r in args.robots.split(",") if r], args.reader, args.radius)

@@ -241,3 +241,29 @@ def test_finger_gaps_of_references_and_finger_pass_segments():
     assert read["passes"] == [pytest.approx(1.0)] and true["passes"] == [pytest.approx(0.0)]
     item["planted"][1]["failures"][0]["visible"] = False  # a pass the main view never shows is left out
     assert lv.finger_gaps(data, True)["passes"] == []
+
+
+def test_compare_readers_pairs_the_replicates_and_matches_the_plain_rho(tmp_path):
+    import pickle
+
+    from scipy.stats import spearmanr
+
+    for robot, noise in (("fetch", 0.3), ("aloha", 0.6)):
+        (tmp_path / robot).mkdir()
+        data = _data(noise)
+        for reader in ("reader-a", "reader-b"):
+            with (tmp_path / robot / f"_tracks_{reader}.pkl").open("wb") as f:
+                pickle.dump(data, f)  # the same reads: every replicate's difference is 0
+    res = lv.compare_readers(tmp_path, ["fetch", "aloha"], ["reader-a", "reader-b"], replicates=200)
+    diff = res.differences["reader-b"]
+    assert all(v.rho == 0 and v.low == 0 and v.high == 0 for v in (*diff.groups.values(), diff.macro))
+    for robot, noise in (("fetch", 0.3), ("aloha", 0.6)):
+        rows = lv.segment_rows(_data(noise), False)
+        plain = spearmanr([r["score"] for r in rows], [lv.LEVELS[r["verdict"]] for r in rows]).statistic
+        assert res.metrics["reader-a"].groups[robot].rho == pytest.approx(plain)
+        true = lv.segment_rows(_data(noise), True)
+        plain_true = spearmanr([r["score"] for r in true], [lv.LEVELS[r["verdict"]] for r in true]).statistic
+        assert res.metrics["true keypoints"].groups[robot].rho == pytest.approx(plain_true)
+    (tmp_path / "aloha" / "_tracks_reader-b.pkl").unlink()
+    with pytest.raises(SystemExit, match="_tracks_reader-b.pkl"):
+        lv.compare_readers(tmp_path, ["fetch", "aloha"], ["reader-a", "reader-b"], replicates=10)
