@@ -134,20 +134,12 @@ def test_missing_inputs_are_named(tmp_path: Path) -> None:
 def test_the_trackers_declare_the_main_video_sampling_they_read(rollouts: dict[str, Item]) -> None:
     # What TrackingConfig.main_video_samplings declares (the runner decodes it with the item's other
     # samplings) is exactly what the trackers read of the main video.
-    from pathlib import Path
-
+    from _samplings import read_and_declared
     from robojudge.metrics.robophys.tracking import _cached_tracks
-    from robojudge.video import FileFingerprint, frame_cache
-    from robojudge.video._sample import _DEFAULTS, _sampling_key
 
     item = rollouts["wrong"]
-    spec = get_metric("ta_hsd")
-    cfg = spec.make_config()
-    _cached_tracks.cache_clear()
-    with frame_cache() as cache:
-        spec.compute(item, cfg)
-        main = FileFingerprint.of(Path(item.video))
-        read = {key for fp, key in cache._entries if fp == main}
-    declared = {_sampling_key(**{**_DEFAULTS, **kw}) for kw in cfg.main_video_samplings(item)}
+    _cached_tracks.cache_clear()  # tracks cached by the other tests would be served without reading
+    read, declared = read_and_declared(item, "ta_hsd")
     assert read == declared and len(declared) == 1
+    cfg = get_metric("ta_hsd").make_config()
     assert cfg.main_video_samplings(item.model_copy(update={"state": None})) == []

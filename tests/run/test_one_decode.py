@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robojudge.metrics import FrameOptions, Input, Provider, get_metric, list_metrics
+from _samplings import read_and_declared
+from robojudge.metrics import FrameOptions, Input, Provider, list_metrics
 from robojudge.run import Task, build_requests, compute_task
 from robojudge.run import _score as run_score
 from robojudge.suite import Item
-from robojudge.video import FileFingerprint, _sample, frame_cache, write_video
 from robojudge.video import _filesample as FS
-from robojudge.video._sample import _DEFAULTS, _sampling_key
+from robojudge.video import _sample, write_video
 
 #: The weights-free metrics that read only the video (benchmarks/bench_real_speed.py's set), named here:
 #: other test modules register toy metrics of their own in the same process.
@@ -102,13 +102,7 @@ def referenced(item, tmp_path_factory) -> Item:
 
 @pytest.mark.parametrize("metric", ["iq1_psnr", "iq1_ssim", *WEIGHTS_FREE])
 def test_each_config_declares_what_its_metric_reads_of_the_main_video(referenced, metric):
-    spec = get_metric(metric)
-    cfg = spec.make_config()
-    with frame_cache() as cache:
-        spec.compute(referenced, cfg)
-        main = FileFingerprint.of(Path(referenced.video))
-        read = {key for fp, key in cache._entries if fp == main}
-    declared = {_sampling_key(**{**_DEFAULTS, **kw}) for kw in cfg.main_video_samplings(referenced)}
+    read, declared = read_and_declared(referenced, metric)
     assert read == declared and len(declared) == 1
 
 

@@ -230,10 +230,9 @@ def _note_warnings(summary: RunSummary, row: ResultRow) -> None:
 
 
 def compute_task(task: Task) -> list[ResultRow]:
-    """All of an item's pending metrics, decoding each distinct sampling of its videos once (the
-    main video's native-size and 8 fps gray samplings together, in one pass: ``prefetch_main_video``)."""
+    """All of an item's pending metrics, decoding each distinct sampling of its videos once, and the
+    samplings of the main video that the metrics' configs declare in one pass (``prefetch_main_video``)."""
     with frame_cache(), flow_readers(req.spec.id for req in task.requests):
-        # the samplings of the main video that several metrics read, decoded in one pass
         readers = [req.config for req in task.requests if not missing_inputs(req.spec, task.item)]
         prefetch_main_video(task.item, readers)
         return [compute_metric(task.item, req, task.fingerprint(i)) for i, req in enumerate(task.requests)]

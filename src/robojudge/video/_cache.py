@@ -95,7 +95,6 @@ class FrameCache:
                 self._entries.move_to_end(key)
         return found
 
-
     def holds(self, key: Hashable) -> bool:
         """Whether ``key`` is cached (not counted as a lookup)."""
         with self._lock:

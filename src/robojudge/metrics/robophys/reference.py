@@ -42,11 +42,7 @@ class PairedConfig(BaseModel):
     def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
         """What :func:`paired_frames` reads of ``item``'s main video: every frame at the common rate, at
         the reference's size (``robojudge.metrics.prefetch_main_video``)."""
-        if not item.reference_video:
-            return []
-        ref = probe_video(item.reference_video)
-        rate = pairing_rate(item.video, item.reference_video, self.fps)
-        return [{"fps": rate, "max_frames": None, "size": (ref.width, ref.height)}]
+        return [paired_sampling(item, self.fps)] if item.reference_video else []
 
 
 class PairedFrames(NamedTuple):
@@ -75,6 +71,16 @@ def pairing_rate(video: str, reference_video: str, fps: float | None) -> float:
     return min(probe_video(video).fps, probe_video(reference_video).fps)
 
 
+def paired_sampling(item: Item, fps: float | None) -> dict[str, Any]:
+    """The :func:`sample_frames` arguments :func:`paired_frames` reads ``item``'s main video with: every
+    frame at the common rate (:func:`pairing_rate`), at the reference's size (its first frame's, upright:
+    what :func:`sample_frames` gives of it), from the probes alone."""
+    reference = str(item.reference_video)
+    ref = probe_video(reference)
+    rate = pairing_rate(item.video, reference, fps)
+    return {"fps": rate, "max_frames": None, "size": (ref.width, ref.height)}
+
+
 def paired_frames(item: Item, fps: float | None, min_reference_coverage: float = 0.9) -> PairedFrames:
     """Generated and reference RGB frames paired in time, ``(N, H, W, 3)`` uint8 each.
 
@@ -92,10 +98,10 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     """
     if not item.reference_video:
         raise MetricInputError("item has no reference_video to compare against")
-    rate = pairing_rate(item.video, item.reference_video, fps)
+    sampling = paired_sampling(item, fps)
+    rate = sampling["fps"]
     ref = sample_frames(item.reference_video, fps=rate, max_frames=None).frames
-    h, w = ref.shape[1:3]
-    gen = sample_frames(item.video, fps=rate, max_frames=None, size=(w, h)).frames
+    gen = sample_frames(item.video, **sampling).frames
     require_frames(gen, 2)
     require_frames(ref, 2, "the reference video")
     if len(ref) < min_reference_coverage * len(gen):
