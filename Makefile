@@ -22,8 +22,12 @@ $(PY):
 # dm-control, which the scene files do not need, so it goes in with --no-deps.
 ALOHA_PIN := gym-aloha==0.1.5
 
-$(CORE): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[sim]"
+# constraints.txt pins the libraries metric values are computed through (OpenCV, PyAV/FFmpeg, NumPy,
+# SciPy, scikit-image) to the versions tested here.
+CONSTRAINTS := -c constraints.txt
+
+$(CORE): pyproject.toml constraints.txt | $(PY)
+	$(PY) -m pip install --quiet $(CONSTRAINTS) -e ".[sim]"
 	$(PY) -m pip install --quiet --no-deps $(ALOHA_PIN)
 	@touch $@
 
@@ -35,9 +39,9 @@ TORCH_PINS := torch==2.14.1 torchvision==0.29.1
 # its network's own imports come from the `da3` extra, and the wheel goes in with --no-deps.
 DA3_PIN := depth-anything-3==0.1.1
 
-$(DEV): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet $(TORCH_PINS)
-	$(PY) -m pip install --quiet -e ".[dev,sim,torch,iqa,da3,ray,web,train]"
+$(DEV): pyproject.toml constraints.txt | $(PY)
+	$(PY) -m pip install --quiet $(CONSTRAINTS) $(TORCH_PINS)
+	$(PY) -m pip install --quiet $(CONSTRAINTS) -e ".[dev,sim,torch,iqa,da3,ray,web,train]"
 	$(PY) -m pip install --quiet --no-deps $(DA3_PIN) $(ALOHA_PIN)
 	@touch $@ $(CORE)
 
@@ -46,7 +50,7 @@ $(DEV): pyproject.toml | $(PY)
 KIVA_DEPS := $(VENV)/.installed-kiva
 
 $(KIVA_DEPS): $(CORE)
-	$(PY) -m pip install --quiet $(filter torch==%,$(TORCH_PINS))
+	$(PY) -m pip install --quiet $(CONSTRAINTS) $(filter torch==%,$(TORCH_PINS))
 	@touch $@
 
 ## Score the embedded demo suite (KIVA included); the report lands in runs/demo/report/.

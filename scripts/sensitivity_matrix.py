@@ -122,7 +122,8 @@ def sensitivity_matrix(
 def stored_results(
     db_url: str, metric_ids: Sequence[str]
 ) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
-    """``{metric: {item id: value}}`` of the ok rows, and error counts, at each metric's current version."""
+    """``{metric: {item id: value}}`` of the ok rows with a value (an unscored row, NaN, is none), and
+    error counts, at each metric's current version."""
     values: dict[str, dict[str, float]] = {m: {} for m in metric_ids}
     errors: dict[str, int] = {}
     versions = {m: get_metric(m).version for m in metric_ids}
@@ -130,7 +131,7 @@ def stored_results(
         for row in store.rows():
             if row.metric not in values or row.version != versions[row.metric]:
                 continue
-            if row.status == "ok" and row.value is not None:
+            if row.status == "ok" and row.value is not None and math.isfinite(row.value):
                 values[row.metric][row.item_id] = row.value
             elif row.status == "error":
                 errors[row.metric] = errors.get(row.metric, 0) + 1
@@ -354,6 +355,9 @@ def _main_dose(args: argparse.Namespace) -> int:
              f"episode's control) and the severity, controls counted with change 0; in brackets, the share "
              f"of planted rollouts that scored below their control. Bold: rho <= -{RESPONSE_RHO}. "
              f"Each row names the metric version it was measured with.")
+    shown = {m for per_failure in cells.values() for m in per_failure}
+    if skipped := sorted(set(metric_ids) - shown):
+        intro += " Not in the table (no value on any rollout): " + ", ".join(f"`{m}`" for m in skipped) + "."
     versions = {m: get_metric(m).version for m in metric_ids}
     text = render_dose_markdown(cells, title="### Dose-response (one failure at a time, paired)", intro=intro,
                                 versions=versions)

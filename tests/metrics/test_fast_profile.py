@@ -18,7 +18,7 @@ from robojudge.metrics import FrameOptions, get_metric
 from robojudge.metrics import functional as F
 from robojudge.metrics._frames import FAST_SIZE, NativeFrames, evaluation_size, profile_step
 from robojudge.metrics.robophys.motion import luma
-from robojudge.run import MetricRequest, Task, build_requests, compute_task
+from robojudge.run import MetricRequest, Task, build_requests, compute_task, library_versions
 from robojudge.suite import Item
 from robojudge.video import sample_frames, write_video
 
@@ -120,6 +120,7 @@ def test_the_native_profile_keeps_its_values_and_details(item: Item) -> None:
     for r in rows:
         assert "profile" not in r.details
         assert r.details.pop("frame_size") == f"{W}x{H}"
+        assert r.details.pop("libraries") == library_versions()  # the runner's record, not the metric's
         assert (r.value, r.details) == (plain[r.metric].value, plain[r.metric].details), r.metric
 
 

@@ -16,7 +16,7 @@ from _scene import FPS, H, W, clean_frames
 from robojudge.metrics import _derived, _flow_cache, get_metric
 from robojudge.metrics import functional as F
 from robojudge.metrics.functional import _flow
-from robojudge.run import MetricRequest, Task, compute_task
+from robojudge.run import MetricRequest, Task, compute_task, library_versions
 from robojudge.suite import Item
 from robojudge.video import frame_cache, sample_frames, write_video
 
@@ -61,6 +61,7 @@ def test_each_flow_of_an_item_is_computed_once(tmp_path, monkeypatch, fps):
     rows = compute_task(Task(item, tuple(MetricRequest.build(m) for m in FLOW_METRICS)))
     # The runner adds the size each metric read the video at; the rest is the metric's own.
     sizes = {r.metric: r.details.pop("frame_size") for r in rows}
+    assert {r.details.pop("libraries") for r in rows} == {library_versions()}  # the runner's record
     assert {r.metric: (r.value, r.details) for r in rows} == {
         m: (s.value, s.details) for m, s in separate.items()}
     assert sizes == {m: "256x256" if m.startswith("flow_") else f"{W}x{H}" for m in FLOW_METRICS}

@@ -26,8 +26,9 @@ def test_build_sections_splits_the_rows_once(monkeypatch):
     items = build_items()
     sections = build_sections(ReportInput(build_rows(items), items, higher_is_better, bootstrap=20))
     # The data stores no stillness-rewarding metric, so the motion section is empty (and says why);
-    # its rows record no frame size, so the sizes section is empty too; no KIVA value, no KIVA section.
-    empty = ("motion", "kiva", "sizes", "acceleration")  # no item declares an accelerated generator
+    # its rows record no frame size and no library versions, so the sizes and library sections are empty
+    # too; no KIVA value, no KIVA section.
+    empty = ("motion", "kiva", "sizes", "libraries", "acceleration")  # no accelerated generator either
     assert all(s.skipped is None for s in sections if s.key not in empty), {
         s.key: s.skipped for s in sections}
     assert len(calls) == 1

@@ -23,6 +23,8 @@ from robojudge.report import (
     generator_board,
     judges_report,
     leaderboard_scores,
+    mixed_libraries,
+    mixed_library_note,
     mixed_size_note,
     mixed_sizes,
     write_judges,
@@ -116,9 +118,13 @@ def generators(
         raise fail(f"--scores must be {exc.choices}, got {scores!r}") from None
     except ValueError as exc:
         raise fail(str(exc)) from None
-    # The calibrated judge scores items from stored metrics: say when those were read at several sizes.
-    size_note = (mixed_size_note(mixed_sizes(rows, {it.item_id: it.generator or "(unset)" for it in items}))
-                 if scores == CALIBRATED else "")
+    # The calibrated judge scores items from stored metrics: say when those were read at several sizes
+    # or computed with different library versions.
+    group_of = {it.item_id: it.generator or "(unset)" for it in items}
+    size_note = ""
+    if scores == CALIBRATED:
+        size_note = (mixed_size_note(mixed_sizes(rows, group_of))
+                     + mixed_library_note(mixed_libraries(rows, group_of)))
     if as_json:
         typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict(),
                                **({"warning": size_note.strip()} if size_note else {})}, indent=2))

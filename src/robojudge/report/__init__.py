@@ -34,6 +34,7 @@ from robojudge.report._leaderboard import (
     metric_columns,
     write_leaderboard,
 )
+from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note, parse_libraries
 from robojudge.report._score_sources import (
     SCORE_SOURCES,
     ScoreRequest,
@@ -68,6 +69,7 @@ __all__ = [
     "HtmlReport",
     "JudgeRow",
     "KivaGroup",
+    "MixedLibraries",
     "MixedSizes",
     "JudgeSeries",
     "JudgesResult",
@@ -100,8 +102,11 @@ __all__ = [
     "label_scores",
     "latex_escape",
     "leaderboard_markdown",
+    "mixed_libraries",
+    "mixed_library_note",
     "mixed_size_note",
     "mixed_sizes",
+    "parse_libraries",
     "leaderboard_scores",
     "metric_columns",
     "metric_series",

@@ -20,6 +20,7 @@ from robojudge.report._audit import acceleration_section
 from robojudge.report._kiva import kiva_section
 from robojudge.report._label_sections import generators_section, judges_section, metrics_section
 from robojudge.report._leaderboard import Direction
+from robojudge.report._library_section import libraries_section
 from robojudge.report._motion import motion_section
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
 from robojudge.report._sections import ReportInput, Section, overview_section
@@ -102,6 +103,7 @@ _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
     ("motion", "Consistency and motion", motion_section),
     ("kiva", "Kinematic stability (KIVA)", kiva_section),
     ("sizes", "Evaluation sizes", sizes_section),
+    ("libraries", "Library versions", libraries_section),
     ("acceleration", "Acceleration audit", acceleration_section),
 )
 

@@ -25,6 +25,7 @@ from robojudge.aggregate import (
 from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
 from robojudge.report._leaderboard import label_scores
+from robojudge.report._libraries import mixed_library_note
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._sizes import mixed_size_note
 from robojudge.report._tables import Cell, Table, text
@@ -176,7 +177,7 @@ def robophys_section(inp: ReportInput) -> Section:
                     f" Eq. 3 selects nothing here "
                     f"({sel if isinstance(sel, str) else 'no metric passes 0.7'}).")
                  + _left_out(inp)
-                 + mixed_size_note(inp.mixed_sizes, norm))
+                 + mixed_size_note(inp.mixed_sizes, norm) + mixed_library_note(inp.mixed_libraries, norm))
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
     table = Table("robophys", "RoboPhys-3D scores per generator", cols)

@@ -22,6 +22,7 @@ import numpy as np
 from robojudge.meta import Estimate, group_means
 from robojudge.report._judges import judge_coverage
 from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
+from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
 from robojudge.report._series import (
     FailedSeries,
     SeriesKey,
@@ -140,6 +141,14 @@ class ReportInput:
         return mixed_sizes(self.item_rows, group_of, labels)
 
     @cached_property
+    def mixed_libraries(self) -> list[MixedLibraries]:
+        """Metric configurations whose per-item rows were computed with different library versions, by
+        generator (``all`` without a manifest): see :mod:`robojudge.report._libraries`."""
+        group_of = {it.item_id: (it.generator or "(unset)") if self.items else "all" for it in self.scope}
+        labels = {s.key: s.label for s in self.stored.series}
+        return mixed_libraries(self.item_rows, group_of, labels)
+
+    @cached_property
     def columns(self) -> list[Feature]:
         """Every stored metric configuration as a column over :attr:`scope`."""
         return metric_columns(self.item_rows, self.scope, self.higher_is_better, stored=self.stored)
@@ -185,7 +194,7 @@ def overview_section(inp: ReportInput) -> Section:
                  "labelled with what differs; 'failed' counts error rows and 'unscored' ok rows without a "
                  "value. 'range' is the metric's native range where the metric registry knows it.")
     if inp.items:
-        sec.intro += mixed_size_note(inp.mixed_sizes)
+        sec.intro += mixed_size_note(inp.mixed_sizes) + mixed_library_note(inp.mixed_libraries)
     groups_of = [it.generator or "(unset)" for it in items] if inp.items else ["all"] * len(items)
     groups = sorted(set(groups_of))
     table = Table("summary", f"Mean of every stored configuration per {label}",

@@ -29,6 +29,7 @@ from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._fingerprint import Fingerprints, metric_inputs
+from robojudge.run._libraries import library_versions
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
@@ -200,7 +201,8 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "") -> Res
         status="ok",
         value=score.value,
         duration_s=time.perf_counter() - start,
-        details=with_frame_size(with_video_warnings(score.details, warned), sizes.get(str(Path(item.video)))),
+        details=with_libraries(with_frame_size(with_video_warnings(score.details, warned),
+                                               sizes.get(str(Path(item.video)))), spec),
         config=req.config.model_dump(mode="json"),
         fingerprint=fingerprint,
     )
@@ -219,6 +221,12 @@ def with_frame_size(details: dict[str, Any] | None, sizes: list[str] | None) -> 
     if not sizes:
         return details
     return {**(details or {}), "frame_size": ", ".join(sizes)}
+
+
+def with_libraries(details: dict[str, Any] | None, spec: MetricSpec[Any]) -> dict[str, Any]:
+    """A row's details with ``libraries``: the versions of the libraries its value was computed with
+    (:func:`robojudge.run._libraries.library_versions`)."""
+    return {**(details or {}), "libraries": library_versions(spec)}
 
 
 def _note_warnings(summary: RunSummary, row: ResultRow) -> None:

@@ -1,0 +1,126 @@
+"""Library versions: which compared values were computed with different versions of the libraries.
+
+The runner records in every scored row the versions of the libraries its value came from
+(``details["libraries"]``: NumPy, SciPy, scikit-image, OpenCV, PyAV and FFmpeg's decoder and scaler;
+the network libraries for a model metric). A release of one of them can move values in their last
+digits, enough to reorder values that lie close together (docs/sensitivity.md, "Library versions").
+The versions are not part of a row's key, so a store that an upgrade interrupted holds both; when the
+values of one metric configuration compared in a report come from different versions, the report
+lists them (only the libraries that differ) and the sections that rank generators by metrics say so.
+
+This module holds the pure functions; the report section is :mod:`robojudge.report._library_section`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from robojudge.report._series import SeriesKey
+from robojudge.store import ResultRow
+
+#: What a row without recorded versions is listed as (stored before robojudge recorded them).
+UNKNOWN = "not recorded"
+
+
+def parse_libraries(text: str) -> dict[str, str]:
+    """``{"numpy": "2.3.4", ...}`` from a row's ``details["libraries"]`` (``"name version"`` pairs joined
+    by ``", "``); parts it cannot read are skipped.
+
+    >>> parse_libraries("numpy 2.3.4, opencv 5.1.0")
+    {'numpy': '2.3.4', 'opencv': '5.1.0'}
+    """
+    out = {}
+    for part in text.split(","):
+        name, _, version = part.strip().partition(" ")
+        if name and version.strip():
+            out[name] = version.strip()
+    return out
+
+
+def row_libraries(row: ResultRow) -> str | None:
+    """The library versions a row was computed with, or None when they were not recorded."""
+    found = (row.details or {}).get("libraries")
+    return found if isinstance(found, str) and found else None
+
+
+@dataclass(frozen=True)
+class MixedLibraries:
+    """One metric configuration whose compared values were computed with different library versions.
+
+    Attributes:
+        key: The series (metric, config hash, version).
+        label: Its display label in the report.
+        libraries: The libraries whose versions differ between its rows.
+        by_group: Per generator (or ``all``), the number of items per set of versions of those libraries
+            (``"opencv 5.0.0"``; :data:`UNKNOWN` for rows without a record).
+    """
+
+    key: SeriesKey
+    label: str
+    libraries: tuple[str, ...]
+    by_group: dict[str, dict[str, int]]
+
+    @property
+    def versions(self) -> list[str]:
+        """Every set of versions met, in order of first appearance."""
+        out: list[str] = []
+        for counts in self.by_group.values():
+            out.extend(v for v in counts if v not in out)
+        return out
+
+    def describe(self) -> str:
+        """``gen_a: opencv 5.0.0 (20); gen_b: opencv 5.0.0 (12), opencv 5.1.0 (8)``."""
+        parts = (", ".join(f"{v} ({n})" for v, n in counts.items()) for counts in self.by_group.values())
+        return "; ".join(f"{g}: {p}" for g, p in zip(self.by_group, parts, strict=True))
+
+
+def mixed_libraries(
+    rows: Iterable[ResultRow], group_of: Mapping[str, str], labels: Mapping[SeriesKey, str] | None = None
+) -> list[MixedLibraries]:
+    """The metric configurations whose scored rows on the items of ``group_of`` (item id -> generator)
+    were computed with at least two different recorded sets of library versions; rows of other items
+    and failed rows do not count.
+
+    Rows without a record do not make a configuration mixed on their own (nothing is known about
+    them); when it is mixed they are listed as :data:`UNKNOWN`.
+    """
+    found: dict[SeriesKey, list[tuple[str, str | None]]] = defaultdict(list)
+    for r in rows:
+        if r.status == "ok" and r.item_id in group_of:
+            key = SeriesKey(r.metric, r.config_hash, r.version)
+            found[key].append((group_of[r.item_id], row_libraries(r)))
+    out = []
+    for key in sorted(found):
+        recorded = {text: parse_libraries(text) for _, text in found[key] if text is not None}
+        if len(recorded) < 2:
+            continue
+        names = {n for versions in recorded.values() for n in versions}
+        differ = tuple(sorted(n for n in names if len({v.get(n) for v in recorded.values()}) > 1))
+        if not differ:  # the same versions written differently
+            continue
+        counts: dict[str, dict[str, int]] = defaultdict(dict)
+        for group, text in found[key]:
+            if text is None:
+                label = UNKNOWN
+            else:
+                versions = recorded[text]
+                label = ", ".join(f"{n} {versions.get(n, 'absent')}" for n in differ)
+            counts[group][label] = counts[group].get(label, 0) + 1
+        out.append(MixedLibraries(key, (labels or {}).get(key, key.metric), differ,
+                                  {g: dict(c) for g, c in sorted(counts.items())}))
+    return out
+
+
+def mixed_library_note(mixed: Sequence[MixedLibraries], metrics: Iterable[str] | None = None) -> str:
+    """A sentence warning that ``metrics`` (default: all of ``mixed``) were computed with different
+    library versions; empty when none was."""
+    wanted = None if metrics is None else set(metrics)
+    hit = [m.label for m in mixed if wanted is None or m.key.metric in wanted]
+    if not hit:
+        return ""
+    return (f" Warning: {', '.join(hit)} {'was' if len(hit) == 1 else 'were'} computed with different "
+            "library versions on the items compared here (see Library versions), which can move values "
+            "in their last digits and reorder close ones; scoring the suite into a new store "
+            "(`robojudge score --run-dir NEW`) computes every value with the installed versions.")

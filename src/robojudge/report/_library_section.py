@@ -1,0 +1,33 @@
+"""The report's "Library versions" section (the functions behind it: :mod:`robojudge.report._libraries`)."""
+
+from __future__ import annotations
+
+from robojudge.report._libraries import row_libraries
+from robojudge.report._sections import ReportInput, Section
+from robojudge.report._tables import Table, text
+
+
+def libraries_section(inp: ReportInput) -> Section:
+    """The metric configurations whose compared values were computed with different library versions."""
+    sec = Section("libraries", "Library versions")
+    mixed = inp.mixed_libraries
+    if not mixed:
+        recorded = {v for r in inp.item_rows if (v := row_libraries(r))}
+        sec.skipped = ("every compared value of each metric was computed with the same library versions"
+                       if recorded else "no stored row records the library versions it was computed with "
+                       "(rows stored before robojudge recorded them, or imported values)")
+        return sec
+    plural = "s" if len(mixed) != 1 else ""
+    sec.intro = (f"{len(mixed)} metric configuration{plural} hold values computed with different"
+                 " versions of the libraries they are computed through (stored with each row as "
+                 "details.libraries: NumPy, SciPy, scikit-image, OpenCV, PyAV and FFmpeg, and the network "
+                 "libraries of model metrics). A new release can move values in their last digits, enough "
+                 "to reorder values that lie close together. The table names only the libraries that "
+                 "differ. Scoring the suite into a new store (`robojudge score SUITE -m METRICS --run-dir "
+                 "NEW`) computes every value with the installed versions.")
+    table = Table("libraries", "Metrics computed with different library versions",
+                  ["metric", "libraries that differ", "by generator"])
+    for m in mixed:
+        table.add([text(m.label), text(", ".join(m.libraries)), text(m.describe())])
+    sec.tables.append(table)
+    return sec

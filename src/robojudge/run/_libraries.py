@@ -1,0 +1,70 @@
+"""The versions of the libraries a computed value comes from, recorded with every scored row.
+
+A metric's value depends on more than its code and config: OpenCV's optical flow, tracking and
+RANSAC, FFmpeg's decoder and scaler, NumPy's and SciPy's arithmetic. A new release of one of them can
+move values in their last digits, and a metric whose values lie close together (camera control's
+0.997-0.999 on the simulator's rollouts) can then change order: on the dose-response suites of
+docs/sensitivity.md, OpenCV 5.0.0 and 5.1.0 give every `ctg_camera_control` value different last
+digits, and one of 24 floating-object rollouts moves from below its control to above it.
+
+The runner therefore stores, in each scored row's details, the versions it was computed with
+(``details["libraries"]``, :func:`library_versions`). They are not part of the row's key: an upgrade
+does not discard stored results. The report instead warns when values it compares were computed with
+different versions (section "Library versions", :mod:`robojudge.report`).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import metadata
+from typing import Any
+
+from robojudge.metrics import MetricSpec, Provider
+
+#: Distributions every computed metric may read through (the core install), by the name shown.
+CORE = {"numpy": "numpy", "scipy": "scipy", "scikit-image": "scikit-image"}
+#: What the network-backed metrics read through as well (those installed).
+MODEL = {"torch": "torch", "torchvision": "torchvision", "transformers": "transformers", "pyiqa": "pyiqa"}
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@functools.cache
+def _core() -> tuple[tuple[str, str], ...]:
+    """``(name, version)`` of the core libraries in this process: NumPy, SciPy, OpenCV (the module that
+    imports as ``cv2``, whichever of its wheels provides it), PyAV and the FFmpeg decoder and scaler
+    under it, scikit-image."""
+    import av
+    import cv2
+
+    found = [(name, _version(dist)) for name, dist in CORE.items()]
+    found.append(("opencv", cv2.__version__))
+    found.append(("av", av.__version__))
+    libs = getattr(av, "library_versions", {}) or {}
+    for lib in ("libavcodec", "libswscale"):
+        if lib in libs:
+            found.append((lib, ".".join(str(p) for p in libs[lib])))
+    return tuple((n, v) for n, v in found if v)
+
+
+@functools.cache
+def _model() -> tuple[tuple[str, str], ...]:
+    return tuple((name, v) for name, dist in MODEL.items() if (v := _version(dist)))
+
+
+def library_versions(spec: MetricSpec[Any] | None = None) -> str:
+    """The libraries a value of ``spec`` is computed with in this process, ``"name version"`` pairs
+    joined by ``", "`` (the network libraries too for a ``model`` metric): what the runner stores as
+    ``details["libraries"]``.
+
+    >>> "opencv " in library_versions()
+    True
+    """
+    pairs = _core() + (_model() if spec is not None and spec.provider is Provider.model else ())
+    return ", ".join(f"{name} {version}" for name, version in pairs)
+

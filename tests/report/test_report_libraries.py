@@ -1,0 +1,143 @@
+"""Library versions: every scored row records them, and the report warns when compared values were
+computed with different versions (a new OpenCV moved camera-control values; docs/sensitivity.md)."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import av
+import cv2
+import numpy as np
+
+from robojudge.metrics import get_metric
+from robojudge.report import mixed_libraries, mixed_library_note, parse_libraries, write_html_report
+from robojudge.report._libraries import UNKNOWN
+from robojudge.report._library_section import libraries_section
+from robojudge.report._sections import ReportInput, overview_section
+from robojudge.run import _score as score_module
+from robojudge.run import build_requests, compute_metric, library_versions, score_items
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+OLD = "numpy 2.3.4, scipy 1.16.2, opencv 5.0.0, av 18.1.0"
+NEW = "numpy 2.3.4, scipy 1.16.2, opencv 5.1.0, av 18.1.0"
+
+
+def _row(item: str, metric: str, libraries: str | None, status: str = "ok", chash: str = "h") -> ResultRow:
+    details = {"libraries": libraries} if libraries else None
+    return ResultRow(item, metric, chash, "1", status, 1.0 if status == "ok" else None, details=details)
+
+
+ITEMS = [Item(item_id=i, video="v.mp4", generator=g) for i, g in
+         (("a1", "wm_a"), ("a2", "wm_a"), ("b1", "wm_b"), ("b2", "wm_b"))]
+GROUP = {it.item_id: it.generator or "" for it in ITEMS}
+
+
+def test_versions_are_those_of_the_loaded_libraries():
+    found = parse_libraries(library_versions())
+    assert found["opencv"] == cv2.__version__
+    assert found["av"] == av.__version__
+    assert found["numpy"] == np.__version__
+    assert found["scipy"] == metadata.version("scipy")
+    assert found["libavcodec"] == ".".join(map(str, av.library_versions["libavcodec"]))
+    assert "torch" not in found  # a computed metric reads no network library
+    model = parse_libraries(library_versions(get_metric("iq1_lpips")))
+    try:
+        assert model["torch"] == metadata.version("torch")  # read without importing torch
+    except metadata.PackageNotFoundError:  # a core install: no network library to name
+        assert "torch" not in model
+    assert {k: v for k, v in model.items() if k in found} == found
+
+
+def test_a_scored_row_records_them_and_a_failed_one_does_not(tmp_path):
+    rng = np.random.default_rng(0)
+    video = write_video(tmp_path / "v.mp4", rng.integers(0, 256, (6, 32, 48, 3), dtype=np.uint8), fps=8)
+    (req,) = build_requests(["pixel_frame_consistency"])
+    row = compute_metric(Item(item_id="v", video=str(video)), req)
+    assert row.status == "ok" and row.details is not None
+    assert row.details["libraries"] == library_versions(req.spec)
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"not a video")
+    failed = compute_metric(Item(item_id="b", video=str(broken)), req)
+    assert failed.status == "error" and "libraries" not in (failed.details or {})
+
+
+def test_only_the_libraries_that_differ_are_listed_per_generator():
+    rows = [_row("a1", "m", OLD), _row("a2", "m", OLD), _row("b1", "m", OLD), _row("b2", "m", NEW),
+            _row("a1", "same", NEW), _row("b1", "same", NEW)]
+    (mix,) = mixed_libraries(rows, GROUP)
+    assert mix.key.metric == "m" and mix.libraries == ("opencv",)
+    assert mix.by_group == {"wm_a": {"opencv 5.0.0": 2}, "wm_b": {"opencv 5.0.0": 1, "opencv 5.1.0": 1}}
+    assert mix.versions == ["opencv 5.0.0", "opencv 5.1.0"]
+    assert mix.describe() == "wm_a: opencv 5.0.0 (2); wm_b: opencv 5.0.0 (1), opencv 5.1.0 (1)"
+
+
+def test_what_does_not_make_a_configuration_mixed():
+    # failed rows, items outside the comparison, rows without a record beside one recorded set, and
+    # the same versions written in another order
+    reordered = "opencv 5.0.0, av 18.1.0, numpy 2.3.4, scipy 1.16.2"
+    rows = [_row("a1", "m", OLD), _row("b1", "m", NEW, status="error"), _row("zz", "m", NEW),
+            _row("a2", "m", None), _row("b2", "m", reordered)]
+    assert mixed_libraries(rows, GROUP) == []
+    # two configurations of one metric are two series, each with one set of versions
+    rows = [_row("a1", "m", OLD, chash="x"), _row("b1", "m", OLD, chash="x"),
+            _row("a1", "m", OLD, chash="y"), _row("b1", "m", NEW, chash="y")]
+    assert [m.key.config_hash for m in mixed_libraries(rows, GROUP)] == ["y"]
+
+
+def test_a_library_present_in_one_set_only_differs_and_unrecorded_rows_are_listed():
+    rows = [_row("a1", "m", OLD), _row("a2", "m", None), _row("b1", "m", OLD + ", torch 2.14.1")]
+    (mix,) = mixed_libraries(rows, GROUP)
+    assert mix.libraries == ("torch",)
+    assert mix.by_group == {"wm_a": {"torch absent": 1, UNKNOWN: 1}, "wm_b": {"torch 2.14.1": 1}}
+
+
+def test_note_section_and_overview():
+    rows = [_row("a1", "m", OLD), _row("a2", "m", OLD), _row("b1", "m", NEW), _row("b2", "m", NEW)]
+    mixed = mixed_libraries(rows, GROUP)
+    assert "m was computed with different library versions" in mixed_library_note(mixed)
+    assert mixed_library_note(mixed, ["other"]) == "" and mixed_library_note([], None) == ""
+    inp = ReportInput(rows, ITEMS, lambda m: True, bootstrap=0)
+    sec = libraries_section(inp)
+    assert sec.skipped is None
+    assert [c.text for c in sec.tables[0].rows[0]] == [
+        "m", "opencv", "wm_a: opencv 5.0.0 (2); wm_b: opencv 5.1.0 (2)"]
+    assert "Warning: m was computed with different library versions" in overview_section(inp).intro
+    same = ReportInput([_row(i, "m", NEW) for i in GROUP], ITEMS, lambda m: True, bootstrap=0)
+    assert "same library versions" in (libraries_section(same).skipped or "")
+    assert "Warning" not in overview_section(same).intro
+
+
+def test_an_upgrade_between_two_runs_keeps_the_stored_rows_and_the_report_says_so(tmp_path, monkeypatch):
+    """Scoring resumes after an upgrade without recomputing what is stored; the report then names the
+    metric whose compared values come from two installations."""
+    rng = np.random.default_rng(1)
+    items = []
+    for k, gen in enumerate(("wm_a", "wm_a", "wm_b", "wm_b")):
+        frames = rng.integers(0, 256, (6, 32, 48, 3), dtype=np.uint8)
+        path = write_video(tmp_path / f"v{k}.mp4", frames, fps=8)
+        items.append(Item(item_id=f"v{k}", video=str(path), generator=gen))
+    reqs = build_requests(["pixel_frame_consistency"])
+    url = f"sqlite:///{tmp_path}/r.sqlite"
+    real = score_module.library_versions
+    monkeypatch.setattr(score_module, "library_versions", lambda spec: real(spec).replace(
+        f"opencv {cv2.__version__}", "opencv 0.0.1"))
+    with ResultStore(url) as store:
+        score_items(items[:3], reqs, store)
+    monkeypatch.setattr(score_module, "library_versions", real)
+    with ResultStore(url) as store:
+        summary = score_items(items, reqs, store)
+        assert summary.computed == 1 and summary.skipped == 3  # the stored rows are kept
+        stored = {r.item_id: parse_libraries(r.details["libraries"])["opencv"] for r in store.rows()}
+    assert stored == {"v0": "0.0.1", "v1": "0.0.1", "v2": "0.0.1", "v3": cv2.__version__}
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
+    report = write_html_report(url, tmp_path / "out", manifest=manifest, higher_is_better=lambda m: False,
+                               bootstrap=0)
+    sec = {s.key: s for s in report.sections}["libraries"]
+    assert sec.skipped is None
+    assert [c.text for c in sec.tables[0].rows[0]][1:] == [
+        "opencv", f"wm_a: opencv 0.0.1 (2); wm_b: opencv 0.0.1 (1), opencv {cv2.__version__} (1)"]
+    assert "opencv 0.0.1" in (tmp_path / "out" / "tables" / "libraries.csv").read_text()
+    assert "computed with different library versions" in report.index.read_text()
