@@ -17,6 +17,8 @@ fast profile into ``OUT/<failure>``, and prints rho native / fast per metric and
 
     MUJOCO_GL=egl .venv/bin/python scripts/fast_profile_agreement.py dose runs/sim_dose \\
         --failures teleport,flicker,camera_drift --out runs/fast_dose
+
+``--metrics`` scores a subset of the six (for instance the one whose version changed).
 """
 
 from __future__ import annotations
@@ -68,20 +70,20 @@ def rank(manifest: Path, native: Path, fast: Path, groups: list[str]) -> None:
         print(f"| `{metric}` | " + " | ".join(cells) + " |")
 
 
-def dose(suites: Path, failures: list[str], out: Path) -> None:
-    hib = {m: get_metric(m).higher_is_better for m in METRICS}
+def dose(suites: Path, failures: list[str], out: Path, metrics: tuple[str, ...] = METRICS) -> None:
+    hib = {m: get_metric(m).higher_is_better for m in metrics}
     cells = {}
     for failure in failures:
         manifest = suites / failure / "suite.jsonl"
         items = load_suite(manifest).items
-        native, _ = S.stored_results(f"sqlite:///{suites / failure / '_run' / 'results.sqlite'}", METRICS)
-        run = score_suite(manifest, list(METRICS), run_dir=out / failure, frames=FrameOptions(profile="fast"))
-        fast, _ = S.stored_results(run.db_url, METRICS)
+        native, _ = S.stored_results(f"sqlite:///{suites / failure / '_run' / 'results.sqlite'}", metrics)
+        run = score_suite(manifest, list(metrics), run_dir=out / failure, frames=FrameOptions(profile="fast"))
+        fast, _ = S.stored_results(run.db_url, metrics)
         cells[failure] = (S.dose_response({m: v for m, v in native.items() if v}, items, failure, hib),
                           S.dose_response({m: v for m, v in fast.items() if v}, items, failure, hib))
     print("| metric | " + " | ".join(failures) + " |")
     print("| --- | " + " | ".join("---" for _ in failures) + " |")
-    for m in METRICS:
+    for m in metrics:
         row = [f"{cells[f][0][m].rho:+.2f} / {cells[f][1][m].rho:+.2f}"
                if m in cells[f][0] and m in cells[f][1] else "-" for f in failures]
         print(f"| `{m}` | " + " | ".join(row) + " |")
@@ -99,11 +101,15 @@ def main() -> None:
     d.add_argument("suites", type=Path)
     d.add_argument("--failures", default="teleport,flicker,camera_drift")
     d.add_argument("--out", type=Path, default=Path("runs/fast_dose"))
+    d.add_argument("--metrics", default=",".join(METRICS), help="a subset of the six (default: all)")
     args = ap.parse_args()
     if args.cmd == "rank":
         rank(args.manifest, args.native, args.fast, [g for g in args.groups.split(",") if g])
     else:
-        dose(args.suites, args.failures.split(","), args.out)
+        unknown = set(args.metrics.split(",")) - set(METRICS)
+        if unknown:
+            ap.error(f"--metrics: not among the profile's six: {', '.join(sorted(unknown))}")
+        dose(args.suites, args.failures.split(","), args.out, tuple(args.metrics.split(",")))
 
 
 if __name__ == "__main__":
