@@ -8,14 +8,16 @@ from importlib import metadata
 import av
 import cv2
 import numpy as np
+from typer.testing import CliRunner
 
+from robojudge.cli import build_app
 from robojudge.metrics import get_metric
 from robojudge.report import mixed_libraries, mixed_library_note, parse_libraries, write_html_report
 from robojudge.report._libraries import UNKNOWN
 from robojudge.report._library_section import libraries_section
 from robojudge.report._sections import ReportInput, overview_section
 from robojudge.run import _score as score_module
-from robojudge.run import build_requests, compute_metric, library_versions, score_items
+from robojudge.run import build_requests, compute_metric, library_versions, results_status, score_items
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.video import write_video
@@ -131,8 +133,16 @@ def test_an_upgrade_between_two_runs_keeps_the_stored_rows_and_the_report_says_s
         assert summary.computed == 1 and summary.skipped == 3  # the stored rows are kept
         stored = {r.item_id: parse_libraries(r.details["libraries"])["opencv"] for r in store.rows()}
     assert stored == {"v0": "0.0.1", "v1": "0.0.1", "v2": "0.0.1", "v3": cv2.__version__}
+    with ResultStore(url, read_only=True) as store:  # status counts the rows of the other installation
+        (counts,) = results_status(store, items).metrics
+    assert (counts.current, counts.up_to_date, counts.other_libraries) == (4, 4, 3)
     manifest = tmp_path / "suite.jsonl"
     manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
+    monkeypatch.setenv("COLUMNS", "250")
+    res = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db", url])
+    assert res.exit_code == 0, res.output
+    assert "other libraries" in res.output
+    assert "3 scored rows were computed with other library versions than installed here" in res.output
     report = write_html_report(url, tmp_path / "out", manifest=manifest, higher_is_better=lambda m: False,
                                bootstrap=0)
     sec = {s.key: s for s in report.sections}["libraries"]

@@ -56,8 +56,9 @@ def status_cmd(
 
     A stale row's inputs (video, reference, instruction, ...) changed since it was computed: the next
     `robojudge score` (or judge, or metrics sets) recomputes it and keeps the old row as superseded.
-    The last two columns are the time the current rows took to compute (total and median per row),
-    so the metrics that dominate a run's time stand out. Reads the store without writing to it.
+    'other libraries' counts scored rows computed with other versions of OpenCV, FFmpeg, NumPy... than
+    installed here (kept by reruns). The last two columns are the time the current rows took to compute
+    (total and median per row), so the metrics that dominate a run's time stand out. Reads the store without writing to it.
     """
     from robojudge.run import status_suite
     from robojudge.suite import ManifestError
@@ -67,19 +68,24 @@ def status_cmd(
     except (StoreError, ManifestError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     table = Table("metric", "config", "version", "current", "up to date", "stale", "inputs unavailable",
-                  "no fingerprint", "imported", "not checked", "errors", "superseded", "total s",
-                  "median s", title=status.db_url)
+                  "no fingerprint", "imported", "not checked", "errors", "superseded", "other libraries",
+                  "total s", "median s", title=status.db_url)
     for m in status.metrics:
         median = "-" if m.median_s is None else f"{m.median_s:.2f}"
         table.add_row(m.metric, m.config_hash, m.version, *(str(v) for v in (
             m.current, m.up_to_date, m.stale, m.unavailable, m.unknown, m.imported, m.not_checked, m.errors,
-            m.superseded)), f"{m.seconds:.1f}", median)
+            m.superseded, m.other_libraries)), f"{m.seconds:.1f}", median)
     console.print(table)
     n_stale, n_unknown, n_gone = len(status.stale), len(status.unknown), len(status.unavailable)
     console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_gone} with inputs "
                   "unavailable (files missing or unreadable now; kept until they are back), "
                   f"{n_unknown} without an inputs fingerprint (kept; `robojudge score --rescore-unknown` "
                   "recomputes them)", highlight=False)
+    other = sum(m.other_libraries for m in status.metrics)
+    if other:
+        console.print(f"{other} scored rows were computed with other library versions than installed here "
+                      "(details.libraries; kept by reruns; the report's 'Library versions' section lists "
+                      "the metrics whose compared values mix versions)", highlight=False)
     if status.manifest_problems:
         console.print(f"{len(status.manifest_problems)} manifest rows did not validate and were not checked "
                       "(`robojudge suite validate`)", highlight=False)

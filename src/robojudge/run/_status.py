@@ -11,6 +11,10 @@ now (the same recipe the runners use: :mod:`robojudge.run._fingerprint`). A row 
 * *imported*: a value brought in by ``results import``, which records no fingerprint;
 * *not checked*: its item is not in the manifest, or its metric is unknown to this robojudge.
 
+Apart from those categories, *other libraries* counts the current scored rows computed with other
+versions of the libraries under the metric than this installation has (``details.libraries``,
+:func:`robojudge.run.library_versions`); reruns keep them, and the report warns where it compares them.
+
 Superseded rows (old results of changed inputs, kept) are counted too, and the time the current
 rows took to compute (total and median of their ``duration_s``; imported rows took none here).
 """
@@ -27,6 +31,7 @@ from robojudge.judges import split_judge_metric_id
 from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
 from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, list_set_metrics
 from robojudge.run._fingerprint import Fingerprint, Fingerprints
+from robojudge.run._libraries import library_versions
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 
@@ -49,6 +54,7 @@ class MetricStatus:
     not_checked: int = 0
     errors: int = 0
     superseded: int = 0
+    other_libraries: int = 0
     # Seconds the current computed rows took (their duration_s): the sum and the median per row.
     seconds: float = 0.0
     median_s: float | None = None
@@ -154,6 +160,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     out = StoreStatus(db_url=store.url)
     by_key: dict[StatusKey, MetricStatus] = {}
     durations: dict[StatusKey, list[float]] = {}
+    installed: dict[str, str | None] = {}  # per metric: the versions a row computed now would record
     for row in store.iter_rows(include_superseded=True):
         key = (row.metric, row.config_hash, row.version)
         counts = by_key.get(key)
@@ -164,6 +171,15 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
             continue
         counts.current += 1
         counts.errors += row.status == "error"
+        recorded = (row.details or {}).get("libraries")
+        if row.status == "ok" and isinstance(recorded, str):
+            if row.metric not in installed:
+                try:
+                    installed[row.metric] = library_versions(get_metric(row.metric))
+                except UnknownMetricError:
+                    installed[row.metric] = None
+            now = installed[row.metric]
+            counts.other_libraries += now is not None and recorded != now
         imported = not row.fingerprint and (row.config or {}).get("provider") == "external"
         if not imported:
             durations.setdefault(key, []).append(row.duration_s)
