@@ -33,13 +33,13 @@ def test_full_report_sections_tables_and_numbers(full_report):
     sections = {s.key: s for s in full_report.sections}
     assert [s.key for s in full_report.sections] == [
         "overview", "judges", "metrics", "generators", "robophys", "sensitivity", "correlations", "motion",
-        "kiva", "sizes", "acceleration"]
+        "kiva", "sizes", "libraries", "acceleration"]
     # The data stores no stillness-rewarding metric, so the motion section says why it is empty
-    # (tests/report/test_report_motion.py covers it); no KIVA value and no frame size either.
+    # (tests/report/test_report_motion.py covers it); no KIVA value, frame size or library versions either.
     assert "rewards stillness" in (sections["motion"].skipped or "")
     assert "no kiva value" in (sections["kiva"].skipped or "")
     assert all(s.skipped is None for k, s in sections.items()
-               if k not in ("motion", "kiva", "sizes", "acceleration")), {
+               if k not in ("motion", "kiva", "sizes", "libraries", "acceleration")), {
         k: s.skipped for k, s in sections.items()}
     page = full_report.index.read_text()
     assert not _REMOTE.search(page)  # self-contained: nothing to fetch
