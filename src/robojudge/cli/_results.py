@@ -58,7 +58,8 @@ def status_cmd(
     `robojudge score` (or judge, or metrics sets) recomputes it and keeps the old row as superseded.
     'other libraries' counts scored rows computed with other versions of OpenCV, FFmpeg, NumPy... than
     installed here (kept by reruns). The last two columns are the time the current rows took to compute
-    (total and median per row), so the metrics that dominate a run's time stand out. Reads the store without writing to it.
+    (total and median per row), so the metrics that dominate a run's time stand out. Reads the store
+    without writing to it.
     """
     from robojudge.run import status_suite
     from robojudge.suite import ManifestError

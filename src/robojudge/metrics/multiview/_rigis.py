@@ -247,10 +247,16 @@ def _pose_hypotheses(
     eye = np.eye(3)
     cands: list[tuple[np.ndarray, np.ndarray]] = []
     cv2.setRNGSeed(0)
-    e, mask = cv2.findEssentialMat(na, nb, eye, method=cv2.RANSAC, prob=0.999, threshold=thr)
+    try:
+        e, mask = cv2.findEssentialMat(na, nb, eye, method=cv2.RANSAC, prob=0.999, threshold=thr)
+    except cv2.error:
+        # OpenCV 5.1's five-point solver asserts on some near-degenerate samples (its polynomial's
+        # leading coefficient near 0) where 5.0 returns a model or none: treat it as none found
+        # (docs/rigis_validation.md, "OpenCV 5.1").
+        e, mask = None, None
     # no model: no inliers (OpenCV may leave the mask unwritten then)
     inliers = 0 if e is None or mask is None else int(np.count_nonzero(mask))
-    if e is not None and e.shape[0] >= 3:
+    if e is not None and mask is not None and e.shape[0] >= 3:
         for k in range(e.shape[0] // 3):  # a stack of candidates: take each
             n, r, t, _ = cv2.recoverPose(e[3 * k:3 * k + 3], na, nb, eye, mask=mask.copy())
             if n >= 5:

@@ -82,7 +82,8 @@ def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[st
     native_range=(0.0, 1.0),
     # 2: rigis_pose reads each camera's stillness in its own view too (docs/rigis.md).
     # 3: rigis_geo times S_move, the moving parts checked across views.
-    version="3",
+    # 4: an essential-matrix fit that finds no model or raises (OpenCV 5.1) counts no inliers.
+    version="4",
     citation=_CITATION,
     description=(
         "Multi-view consistency of a calibrated rig, 0-1: the mean of rigis_geo (matches obey the "
@@ -104,7 +105,8 @@ def rigis_metric(item: Item, config: RigisConfig) -> Score:
     higher_is_better=True,
     native_range=(0.0, 1.0),
     # 2: times S_move (a view's moving pixels must move along their rays in the other views too).
-    version="2",
+    # 3: an essential-matrix fit that finds no model or raises (OpenCV 5.1) counts no inliers.
+    version="3",
     citation=_CITATION,
     description=(
         "Share of cross-view SIFT matches within tau of the calibrated epipolar geometry (Sampson "
@@ -125,7 +127,8 @@ def rigis_geo_metric(item: Item, config: RigisConfig) -> Score:
     higher_is_better=True,
     native_range=(0.0, 1.0),
     # 2: times S_still, each camera's stillness read in its own view; scored on flat scenes too.
-    version="2",
+    # 3: an essential-matrix fit that finds no model or raises (OpenCV 5.1) gives no candidate pose.
+    version="3",
     citation=_CITATION,
     description=(
         "Whether the rig's cameras stay as calibrated, 0-1: relative poses of view pairs estimated from "
