@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from robojudge.report._series import SeriesKey
+from robojudge.report._sizes import describe_counts, first_seen
 from robojudge.store import ResultRow
 
 #: What a row without recorded versions is listed as (stored before robojudge recorded them).
@@ -65,15 +66,11 @@ class MixedLibraries:
     @property
     def versions(self) -> list[str]:
         """Every set of versions met, in order of first appearance."""
-        out: list[str] = []
-        for counts in self.by_group.values():
-            out.extend(v for v in counts if v not in out)
-        return out
+        return first_seen(self.by_group)
 
     def describe(self) -> str:
         """``gen_a: opencv 5.0.0 (20); gen_b: opencv 5.0.0 (12), opencv 5.1.0 (8)``."""
-        parts = (", ".join(f"{v} ({n})" for v, n in counts.items()) for counts in self.by_group.values())
-        return "; ".join(f"{g}: {p}" for g, p in zip(self.by_group, parts, strict=True))
+        return describe_counts(self.by_group)
 
 
 def mixed_libraries(

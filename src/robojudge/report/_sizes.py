@@ -25,6 +25,20 @@ from robojudge.store import ResultRow
 UNKNOWN = "not recorded"
 
 
+def first_seen(by_group: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """Every key of the per-group counts, in order of first appearance."""
+    out: list[str] = []
+    for counts in by_group.values():
+        out.extend(k for k in counts if k not in out)
+    return out
+
+
+def describe_counts(by_group: Mapping[str, Mapping[str, int]]) -> str:
+    """``gen_a: 1280x720 (20); gen_b: 320x256 (12), 640x360 (8)``."""
+    parts = (", ".join(f"{k} ({n})" for k, n in counts.items()) for counts in by_group.values())
+    return "; ".join(f"{g}: {p}" for g, p in zip(by_group, parts, strict=True))
+
+
 @dataclass(frozen=True)
 class MixedSizes:
     """One metric configuration whose values were computed at more than one frame size.
@@ -42,15 +56,11 @@ class MixedSizes:
     @property
     def sizes(self) -> list[str]:
         """Every size met, in order of first appearance."""
-        out: list[str] = []
-        for counts in self.by_group.values():
-            out.extend(s for s in counts if s not in out)
-        return out
+        return first_seen(self.by_group)
 
     def describe(self) -> str:
         """``gen_a: 1280x720 (20); gen_b: 320x256 (12), 640x360 (8)``."""
-        parts = (", ".join(f"{s} ({n})" for s, n in counts.items()) for counts in self.by_group.values())
-        return "; ".join(f"{g}: {p}" for g, p in zip(self.by_group, parts, strict=True))
+        return describe_counts(self.by_group)
 
 
 def row_size(row: ResultRow) -> str | None:
