@@ -151,3 +151,40 @@ def test_an_upgrade_between_two_runs_keeps_the_stored_rows_and_the_report_says_s
         "opencv", f"wm_a: opencv 0.0.1 (2); wm_b: opencv 0.0.1 (1), opencv {cv2.__version__} (1)"]
     assert "opencv 0.0.1" in (tmp_path / "out" / "tables" / "libraries.csv").read_text()
     assert "computed with different library versions" in report.index.read_text()
+
+    # --rescore-libraries recomputes the three, only for the items scored, keeping the old rows
+    with ResultStore(url) as store:
+        one = score_items(items[:1], reqs, store, rescore_libraries=True)
+        assert (one.rescored_libraries, one.computed, one.skipped) == (1, 1, 0)
+        rest = score_items(items, reqs, store, rescore_libraries=True)
+        assert (rest.rescored_libraries, rest.computed, rest.skipped) == (2, 2, 2)
+        again = score_items(items, reqs, store, rescore_libraries=True)
+        assert (again.rescored_libraries, again.computed, again.skipped) == (0, 0, 4)
+        current = {r.item_id: parse_libraries(r.details["libraries"])["opencv"] for r in store.rows()}
+        old = [r for r in store.rows(include_superseded=True) if not r.current]
+    assert current == {f"v{k}": cv2.__version__ for k in range(4)}
+    assert sorted(r.item_id for r in old) == ["v0", "v1", "v2"]
+    assert all(parse_libraries(r.details["libraries"])["opencv"] == "0.0.1" for r in old)
+    after = write_html_report(url, tmp_path / "out2", manifest=manifest, higher_is_better=lambda m: False,
+                              bootstrap=0)
+    assert "same library versions" in ({s.key: s for s in after.sections}["libraries"].skipped or "")
+
+
+def test_cli_rescore_libraries(tmp_path, monkeypatch):
+    frames = np.random.default_rng(2).integers(0, 256, (6, 32, 48, 3), dtype=np.uint8)
+    item = Item(item_id="v", video=str(write_video(tmp_path / "v.mp4", frames, fps=8)))
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(item.model_dump_json(exclude_none=True) + "\n")
+    url = f"sqlite:///{tmp_path}/r.sqlite"
+    real = score_module.library_versions
+    monkeypatch.setattr(score_module, "library_versions", lambda spec: real(spec) + ", somelib 0.1")
+    with ResultStore(url) as store:
+        score_items([item], build_requests(["pixel_frame_consistency"]), store)
+    monkeypatch.setattr(score_module, "library_versions", real)
+    args = ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", url, "--no-progress"]
+    kept = CliRunner().invoke(build_app("score"), args)
+    assert kept.exit_code == 0, kept.output
+    assert "recomputed" not in kept.output  # by default the stored row is kept
+    redone = CliRunner().invoke(build_app("score"), [*args, "--rescore-libraries"])
+    assert redone.exit_code == 0, redone.output
+    assert "1 stored results computed with other library versions were recomputed" in redone.output

@@ -64,6 +64,11 @@ def score(
         False, "--rescore-unknown", help="Recompute stored results that have no inputs fingerprint (stored "
         "by robojudge before result schema 2); by default they are kept."
     ),
+    rescore_libraries: bool = typer.Option(
+        False, "--rescore-libraries", help="Recompute stored results computed with other versions of the "
+        "libraries under them (OpenCV, FFmpeg, NumPy...; details.libraries) than installed; the old rows "
+        "are kept, superseded. By default they are kept as they are."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (plain "
                                   "lines every --progress-every seconds when stderr is not a terminal)."),
     progress_every: float = typer.Option(
@@ -115,6 +120,7 @@ def score(
                 confine=confine,
                 rescore_unknown=rescore_unknown,
                 frames=frames,
+                rescore_libraries=rescore_libraries,
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
             RayUnavailableError) as exc:
@@ -126,6 +132,9 @@ def score(
     for line in inapplicable_summary(run.summary.not_applicable):
         console.print(f"[yellow]all:[/] {line}", highlight=False)
     print_input_changes(run.summary, rescore_unknown)
+    if run.summary.rescored_libraries:
+        console.print(f"{run.summary.rescored_libraries} stored results computed with other library versions "
+                      "were recomputed (the old rows are kept, superseded)", highlight=False)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)
     if run.summary.interrupted:

@@ -119,5 +119,5 @@ def mixed_library_note(mixed: Sequence[MixedLibraries], metrics: Iterable[str] |
         return ""
     return (f" Warning: {', '.join(hit)} {'was' if len(hit) == 1 else 'were'} computed with different "
             "library versions on the items compared here (see Library versions), which can move values "
-            "in their last digits and reorder close ones; scoring the suite into a new store "
-            "(`robojudge score --run-dir NEW`) computes every value with the installed versions.")
+            "in their last digits and reorder close ones; `robojudge score --rescore-libraries` recomputes "
+            "them with the installed versions.")

@@ -23,8 +23,8 @@ def libraries_section(inp: ReportInput) -> Section:
                  "details.libraries: NumPy, SciPy, scikit-image, OpenCV, PyAV and FFmpeg, and the network "
                  "libraries of model metrics). A new release can move values in their last digits, enough "
                  "to reorder values that lie close together. The table names only the libraries that "
-                 "differ. Scoring the suite into a new store (`robojudge score SUITE -m METRICS --run-dir "
-                 "NEW`) computes every value with the installed versions.")
+                 "differ. `robojudge score SUITE -m METRICS --rescore-libraries` recomputes the values "
+                 "computed with other versions than installed (the old rows are kept, superseded).")
     table = Table("libraries", "Metrics computed with different library versions",
                   ["metric", "libraries that differ", "by generator"])
     for m in mixed:

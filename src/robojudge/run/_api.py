@@ -129,6 +129,7 @@ def score_suite(
     rescore_unknown: bool = False,
     frames: FrameOptions | None = None,
     block: int = STREAM_BLOCK,
+    rescore_libraries: bool = False,
 ) -> SuiteRun:
     """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
 
@@ -137,7 +138,8 @@ def score_suite(
     validate are skipped and returned in ``manifest_problems``; the rest are scored. Rerunning with
     the same arguments resumes: stored results are skipped, unless their inputs changed since (they
     are recomputed and the stored rows kept as superseded); stored results without an inputs
-    fingerprint (schema version 1) are kept unless ``rescore_unknown``. ``confine`` (default
+    fingerprint (schema version 1) are kept unless ``rescore_unknown``, and those computed with other
+    library versions than installed unless ``rescore_libraries`` (:func:`score_items`). ``confine`` (default
     ``$ROBOJUDGE_CONFINE``) refuses items whose files resolve outside that folder, see
     :func:`robojudge.suite.load_suite`. ``frames``: see :func:`build_requests`.
 
@@ -168,6 +170,7 @@ def score_suite(
             executor=ex,
             retry_errors=retry_errors,
             rescore_unknown=rescore_unknown,
+            rescore_libraries=rescore_libraries,
             progress=progress,
         )
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,

@@ -10,7 +10,8 @@ digits, and one of 24 floating-object rollouts moves from below its control to a
 The runner therefore stores, in each scored row's details, the versions it was computed with
 (``details["libraries"]``, :func:`library_versions`). They are not part of the row's key: an upgrade
 does not discard stored results. The report instead warns when values it compares were computed with
-different versions (section "Library versions", :mod:`robojudge.report`).
+different versions (section "Library versions", :mod:`robojudge.report`), and ``score_items(...,
+rescore_libraries=True)`` (``robojudge score --rescore-libraries``) recomputes them.
 """
 
 from __future__ import annotations

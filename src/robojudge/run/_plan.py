@@ -52,6 +52,8 @@ class Pending(Generic[W]):
         unavailable: Stored pairs whose inputs cannot be read now; kept (counted in ``skipped``).
         not_applicable: Per unit id (the first part of its store key), the items it does not apply
             to; those pairs are in no other count.
+        rescored_libraries: Stored rows computed with other library versions, superseded before
+            planning so that they are computed again (the scorer's ``rescore_libraries``).
     """
 
     todo: list[tuple[Item, tuple[W, ...], tuple[str, ...]]] = field(default_factory=list)
@@ -60,6 +62,7 @@ class Pending(Generic[W]):
     unknown: int = 0
     unavailable: int = 0
     not_applicable: dict[str, int] = field(default_factory=dict)
+    rescored_libraries: int = 0
 
 
 def plan_pending(

@@ -143,6 +143,9 @@ class RunSummary:
     # rest of the run needs (None until a result has been measured; 0 when nothing is left).
     metric_seconds: dict[str, float] = field(default_factory=dict)
     estimate_s: float | None = None
+    # Stored results computed with other library versions, superseded to be computed again
+    # (``rescore_libraries``).
+    rescored_libraries: int = 0
 
     @property
     def computed(self) -> int:
@@ -274,8 +277,15 @@ def _plan(
     store: ResultStore,
     retry_errors: bool,
     rescore_unknown: bool,
+    rescore_libraries: bool = False,
 ) -> tuple[list[Task], Pending[MetricRequest]]:
     prints = Fingerprints()  # requests reading the same inputs with the same config share one
+    rescored = 0
+    if rescore_libraries:  # those rows then count as missing; they stay in the store, superseded
+        ids = [it.item_id for it in items]
+        for r in requests:
+            rescored += store.supersede_other_libraries(r.id, r.config_hash, r.spec.version,
+                                                        library_versions(r.spec), ids)
     plan = plan_pending(
         items,
         requests,
@@ -286,6 +296,7 @@ def _plan(
         rescore_unknown=rescore_unknown,
         applies=lambda item, r: not r.applicable_only or not missing_inputs(r.spec, item),
     )
+    plan.rescored_libraries = rescored
     return [Task(item, pending, fps) for item, pending, fps in plan.todo], plan
 
 
@@ -315,6 +326,7 @@ def score_items(
     executor: Executor | None = None,
     retry_errors: bool = False,
     rescore_unknown: bool = False,
+    rescore_libraries: bool = False,
     progress: ProgressCallback | None = None,
     split_above: float = SPLIT_ABOVE,
 ) -> RunSummary:
@@ -335,13 +347,17 @@ def score_items(
         retry_errors: delete stored failures of these metrics first, so they are tried again.
         rescore_unknown: also recompute stored results that have no inputs fingerprint (stored
             before schema version 2); by default they are kept.
+        rescore_libraries: also recompute stored results computed with other library versions than
+            this process has (``details["libraries"]``, :func:`library_versions`); the stored rows are
+            marked superseded first, so a run killed before recomputing them leaves those pairs
+            missing (a rerun computes them), never two current rows. By default they are kept.
         progress: called after each stored result with the row and the running summary.
         split_above: millions of frame-pixels from which an item's metrics are split across
             workers (see :func:`schedule`).
     """
     return score_blocks([items], requests, store, workers=workers, executor=executor,
-                        retry_errors=retry_errors, rescore_unknown=rescore_unknown, progress=progress,
-                        split_above=split_above)
+                        retry_errors=retry_errors, rescore_unknown=rescore_unknown,
+                        rescore_libraries=rescore_libraries, progress=progress, split_above=split_above)
 
 
 def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRequest]) -> None:
@@ -350,6 +366,7 @@ def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRe
     summary.stale += plan.stale
     summary.unknown += plan.unknown
     summary.unavailable += plan.unavailable
+    summary.rescored_libraries += plan.rescored_libraries
     for metric, n in plan.not_applicable.items():
         summary.not_applicable[metric] = summary.not_applicable.get(metric, 0) + n
 
@@ -363,6 +380,7 @@ def score_blocks(
     executor: Executor | None = None,
     retry_errors: bool = False,
     rescore_unknown: bool = False,
+    rescore_libraries: bool = False,
     progress: ProgressCallback | None = None,
     split_above: float = SPLIT_ABOVE,
 ) -> RunSummary:
@@ -380,7 +398,8 @@ def score_blocks(
 
     def plan(block: Sequence[Item], first: bool) -> list[Task]:
         # Failures are deleted once, before the first block: later they are this run's own rows.
-        tasks, pending = _plan(block, requests, store, retry_errors and first, rescore_unknown)
+        tasks, pending = _plan(block, requests, store, retry_errors and first, rescore_unknown,
+                               rescore_libraries)
         _add_plan(summary, tasks, pending)
         scheduled = schedule(tasks, ex.workers, split_above)
         for t in scheduled:

@@ -284,6 +284,33 @@ class ResultStore:
         with self._guard("read"), self._read() as conn:
             return {item_id: fp for item_id, fp in conn.execute(stmt)}
 
+    def supersede_other_libraries(
+        self, metric: str, config_hash: str, version: str, libraries: str, item_ids: Iterable[str]
+    ) -> int:
+        """Mark superseded the current scored rows of ``item_ids`` (this metric, config and version) that
+        were computed with other library versions than ``libraries`` (their ``details["libraries"]``),
+        so that the next planning finds them missing and computes them again. Rows without a record
+        are left as they are. The rows are kept, as superseded rows are; returns how many.
+        """
+        ids = sorted(set(item_ids))
+        if not ids:
+            return 0
+        c = results_table.c
+        with self._guard("mark superseded in"), self._write() as conn:
+            now = datetime.now(UTC)
+            old: list[int] = []
+            for i in range(0, len(ids), _IN_CHUNK):
+                stmt = select(c.id, c.details).where(
+                    c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
+                    c.status == "ok", c.item_id.in_(ids[i : i + _IN_CHUNK]),
+                )
+                for row_id, details in conn.execute(stmt):
+                    recorded = (details or {}).get("libraries")
+                    if isinstance(recorded, str) and recorded != libraries:
+                        old.append(int(row_id))
+            supersede_ids(conn, old, now)
+            return len(old)
+
     def clear_errors(
         self,
         metric: str,
