@@ -3,6 +3,7 @@ computed with different versions (a new OpenCV moved camera-control values; docs
 
 from __future__ import annotations
 
+import dataclasses
 from importlib import metadata
 
 import av
@@ -168,6 +169,28 @@ def test_an_upgrade_between_two_runs_keeps_the_stored_rows_and_the_report_says_s
     after = write_html_report(url, tmp_path / "out2", manifest=manifest, higher_is_better=lambda m: False,
                               bootstrap=0)
     assert "same library versions" in ({s.key: s for s in after.sections}["libraries"].skipped or "")
+
+
+def test_rescore_leaves_a_row_whose_metric_no_longer_applies(tmp_path, monkeypatch):
+    """`all` skips a metric on an item lacking its input; its stored row must not be superseded then,
+    or nothing would compute it again."""
+    rng = np.random.default_rng(3)
+    video = write_video(tmp_path / "v.mp4", rng.integers(0, 256, (6, 32, 48, 3), dtype=np.uint8), fps=8)
+    ref = write_video(tmp_path / "r.mp4", rng.integers(0, 256, (6, 32, 48, 3), dtype=np.uint8), fps=8)
+    (req,) = build_requests(["iq1_psnr"])
+    req = dataclasses.replace(req, applicable_only=True)  # as `--metrics all` builds it
+    real = score_module.library_versions
+    monkeypatch.setattr(score_module, "library_versions", lambda spec: real(spec) + ", somelib 0.1")
+    with ResultStore(f"sqlite:///{tmp_path}/r.sqlite") as store:
+        score_items([Item(item_id="v", video=str(video), reference_video=str(ref))], [req], store)
+        monkeypatch.setattr(score_module, "library_versions", real)
+        gone = score_items([Item(item_id="v", video=str(video))], [req], store, rescore_libraries=True)
+        assert (gone.rescored_libraries, gone.computed) == (0, 0)
+        (row,) = store.rows()
+        back = score_items([Item(item_id="v", video=str(video), reference_video=str(ref))], [req], store,
+                           rescore_libraries=True)
+        assert (back.rescored_libraries, back.computed) == (1, 1)
+    assert row.status == "ok" and "somelib 0.1" in row.details["libraries"]
 
 
 def test_cli_rescore_libraries(tmp_path, monkeypatch):

@@ -280,10 +280,13 @@ def _plan(
     rescore_libraries: bool = False,
 ) -> tuple[list[Task], Pending[MetricRequest]]:
     prints = Fingerprints()  # requests reading the same inputs with the same config share one
+    def applies(item: Item, r: MetricRequest) -> bool:
+        return not r.applicable_only or not missing_inputs(r.spec, item)
+
     rescored = 0
     if rescore_libraries:  # those rows then count as missing; they stay in the store, superseded
-        ids = [it.item_id for it in items]
-        for r in requests:
+        for r in requests:  # only where the metric runs now, so that each is computed again
+            ids = [it.item_id for it in items if applies(it, r)]
             rescored += store.supersede_other_libraries(r.id, r.config_hash, r.spec.version,
                                                         library_versions(r.spec), ids)
     plan = plan_pending(
@@ -294,7 +297,7 @@ def _plan(
         lambda item, r: prints.metric(item, r.spec, r.config),
         retry_errors=retry_errors,
         rescore_unknown=rescore_unknown,
-        applies=lambda item, r: not r.applicable_only or not missing_inputs(r.spec, item),
+        applies=applies,
     )
     plan.rescored_libraries = rescored
     return [Task(item, pending, fps) for item, pending, fps in plan.todo], plan
