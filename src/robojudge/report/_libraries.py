@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from robojudge.report._series import SeriesKey
-from robojudge.report._sizes import describe_counts, first_seen
+from robojudge.report._sizes import MixedCounts, mixed_warning
 from robojudge.store import ResultRow
 
 #: What a row without recorded versions is listed as (stored before robojudge recorded them).
@@ -47,30 +47,21 @@ def row_libraries(row: ResultRow) -> str | None:
 
 
 @dataclass(frozen=True)
-class MixedLibraries:
+class MixedLibraries(MixedCounts):
     """One metric configuration whose compared values were computed with different library versions.
+    The settings of ``by_group`` are the versions of the libraries that differ (``"opencv 5.0.0"``;
+    :data:`UNKNOWN` for rows without a record).
 
     Attributes:
-        key: The series (metric, config hash, version).
-        label: Its display label in the report.
         libraries: The libraries whose versions differ between its rows.
-        by_group: Per generator (or ``all``), the number of items per set of versions of those libraries
-            (``"opencv 5.0.0"``; :data:`UNKNOWN` for rows without a record).
     """
 
-    key: SeriesKey
-    label: str
-    libraries: tuple[str, ...]
-    by_group: dict[str, dict[str, int]]
+    libraries: tuple[str, ...] = ()
 
     @property
     def versions(self) -> list[str]:
         """Every set of versions met, in order of first appearance."""
-        return first_seen(self.by_group)
-
-    def describe(self) -> str:
-        """``gen_a: opencv 5.0.0 (20); gen_b: opencv 5.0.0 (12), opencv 5.1.0 (8)``."""
-        return describe_counts(self.by_group)
+        return self.settings
 
 
 def mixed_libraries(
@@ -105,19 +96,15 @@ def mixed_libraries(
                 versions = recorded[text]
                 label = ", ".join(f"{n} {versions.get(n, 'absent')}" for n in differ)
             counts[group][label] = counts[group].get(label, 0) + 1
-        out.append(MixedLibraries(key, (labels or {}).get(key, key.metric), differ,
-                                  {g: dict(c) for g, c in sorted(counts.items())}))
+        out.append(MixedLibraries(key, (labels or {}).get(key, key.metric),
+                                  {g: dict(c) for g, c in sorted(counts.items())}, differ))
     return out
 
 
 def mixed_library_note(mixed: Sequence[MixedLibraries], metrics: Iterable[str] | None = None) -> str:
     """A sentence warning that ``metrics`` (default: all of ``mixed``) were computed with different
     library versions; empty when none was."""
-    wanted = None if metrics is None else set(metrics)
-    hit = [m.label for m in mixed if wanted is None or m.key.metric in wanted]
-    if not hit:
-        return ""
-    return (f" Warning: {', '.join(hit)} {'was' if len(hit) == 1 else 'were'} computed with different "
-            "library versions on the items compared here (see Library versions), which can move values "
-            "in their last digits and reorder close ones; `robojudge score --rescore-libraries` recomputes "
-            "them with the installed versions.")
+    return mixed_warning(mixed, metrics, "computed with different library versions on the items compared "
+                         "here (see Library versions), which can move values in their last digits and "
+                         "reorder close ones; `robojudge score --rescore-libraries` recomputes them with "
+                         "the installed versions.")

@@ -25,28 +25,15 @@ from robojudge.store import ResultRow
 UNKNOWN = "not recorded"
 
 
-def first_seen(by_group: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """Every key of the per-group counts, in order of first appearance."""
-    out: list[str] = []
-    for counts in by_group.values():
-        out.extend(k for k in counts if k not in out)
-    return out
-
-
-def describe_counts(by_group: Mapping[str, Mapping[str, int]]) -> str:
-    """``gen_a: 1280x720 (20); gen_b: 320x256 (12), 640x360 (8)``."""
-    parts = (", ".join(f"{k} ({n})" for k, n in counts.items()) for counts in by_group.values())
-    return "; ".join(f"{g}: {p}" for g, p in zip(by_group, parts, strict=True))
-
-
 @dataclass(frozen=True)
-class MixedSizes:
-    """One metric configuration whose values were computed at more than one frame size.
+class MixedCounts:
+    """One metric configuration whose compared values were computed under more than one setting (a
+    frame size, a set of library versions).
 
     Attributes:
         key: The series (metric, config hash, version).
         label: Its display label in the report.
-        by_group: Per generator (or ``all``), the number of items per size.
+        by_group: Per generator (or ``all``), the number of items per setting.
     """
 
     key: SeriesKey
@@ -54,13 +41,38 @@ class MixedSizes:
     by_group: dict[str, dict[str, int]]
 
     @property
-    def sizes(self) -> list[str]:
-        """Every size met, in order of first appearance."""
-        return first_seen(self.by_group)
+    def settings(self) -> list[str]:
+        """Every setting met, in order of first appearance."""
+        out: list[str] = []
+        for counts in self.by_group.values():
+            out.extend(k for k in counts if k not in out)
+        return out
 
     def describe(self) -> str:
         """``gen_a: 1280x720 (20); gen_b: 320x256 (12), 640x360 (8)``."""
-        return describe_counts(self.by_group)
+        parts = (", ".join(f"{k} ({n})" for k, n in counts.items()) for counts in self.by_group.values())
+        return "; ".join(f"{g}: {p}" for g, p in zip(self.by_group, parts, strict=True))
+
+
+def mixed_warning(mixed: Sequence[MixedCounts], metrics: Iterable[str] | None, what: str) -> str:
+    """`` Warning: m1, m2 were {what}`` for the configurations of ``mixed`` whose metric is in ``metrics``
+    (default: all); empty when there is none."""
+    wanted = None if metrics is None else set(metrics)
+    hit = [m.label for m in mixed if wanted is None or m.key.metric in wanted]
+    if not hit:
+        return ""
+    return f" Warning: {', '.join(hit)} {'was' if len(hit) == 1 else 'were'} {what}"
+
+
+@dataclass(frozen=True)
+class MixedSizes(MixedCounts):
+    """One metric configuration whose values were computed at more than one frame size (the settings of
+    ``by_group`` are sizes, ``"WxH"``)."""
+
+    @property
+    def sizes(self) -> list[str]:
+        """Every size met, in order of first appearance."""
+        return self.settings
 
 
 def row_size(row: ResultRow) -> str | None:
@@ -102,10 +114,6 @@ def mixed_sizes(
 def mixed_size_note(mixed: Sequence[MixedSizes], metrics: Iterable[str] | None = None) -> str:
     """A sentence warning that ``metrics`` (default: all of ``mixed``) were computed at several sizes;
     empty when none was."""
-    wanted = None if metrics is None else set(metrics)
-    hit = [m.label for m in mixed if wanted is None or m.key.metric in wanted]
-    if not hit:
-        return ""
-    return (f" Warning: {', '.join(hit)} {'was' if len(hit) == 1 else 'were'} computed at different frame "
-            "sizes on the items compared here (see Evaluation sizes), so differences between generators "
-            "mix resolution with quality; `robojudge score --size N` recomputes at one size.")
+    return mixed_warning(mixed, metrics, "computed at different frame sizes on the items compared here "
+                         "(see Evaluation sizes), so differences between generators mix resolution with "
+                         "quality; `robojudge score --size N` recomputes at one size.")
