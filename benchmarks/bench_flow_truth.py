@@ -26,6 +26,10 @@ scored pixels (what ``mq_flow_score`` reports); and the time per flow relative t
 Methods: those of ``bench_flow.py``. The numbers are in docs/metrics.md ("Flow: shared per item, and
 the choice of estimator").
 
+``--farneback-iterations 3,2,1`` compares robojudge's Farneback settings with 3, 2 and 1 iterations per
+pyramid level (the fast profile runs the RoboJudge App. B.3 pair, 256x256, with 1): run it with
+``--size 256``.
+
 ``--fast-size 640`` compares instead what the native-size flow metrics compute by default with what
 the fast profile (``robojudge score --fast``) computes: DIS with the preset ``auto`` picks at the
 rendered size, against DIS ``fast`` (and ``ultrafast``) on the frames scaled to a 640 px longer side
@@ -49,9 +53,9 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_flow import METHODS  # noqa: E402
+from bench_flow import METHODS, dis, farneback  # noqa: E402
 
-from robojudge.metrics.functional import DIS_PRESETS, dis_preset_for  # noqa: E402
+from robojudge.metrics.functional import DIS_PRESETS, FARNEBACK, dis_preset_for  # noqa: E402
 
 MOVING_PX = 0.5  # a pixel "moves" when its true flow is at least this long
 
@@ -188,8 +192,15 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--fast-size", type=int, default=None,
                     help="compare the native flow with the fast profile's at this longer side")
+    ap.add_argument("--farneback-iterations", default=None,
+                    help="compare robojudge's Farneback with these iterations per level (e.g. 3,2,1: the "
+                         "fast profile runs the RoboJudge B.3 pair with 1)")
     args = ap.parse_args()
     methods = METHODS if args.fast_size is None else profile_methods(args.size, args.fast_size)
+    if args.farneback_iterations:
+        methods = {f"farneback iterations={n}": farneback(iterations=int(n), poly_sigma=FARNEBACK.poly_sigma)
+                   for n in args.farneback_iterations.split(",")}
+        methods["DIS fast"] = dis(cv2.DISOPTICAL_FLOW_PRESET_FAST)
     os.environ.setdefault("MUJOCO_GL", "egl")
     cv2.setNumThreads(1)
     scene = Scene(args.size)

@@ -1,9 +1,10 @@
 """The fast evaluation profile (``robojudge score --fast``, ``FrameOptions(profile="fast")``).
 
 It changes what the native-size metrics compute (a 640 px longer side, DIS ``fast`` at every size,
-about 8 consecutive pairs per second, half of ``rbg_stability``'s pairs), so its values must say so
-(details, config hash) and must be exactly the functional forms on those inputs; the native profile
-must stay what it was.
+about 8 consecutive pairs per second, half of ``rbg_stability``'s pairs, float32 flow lengths, about 4
+tracked frames per second in camera control, one Farneback iteration in the RoboJudge App. B.3 pair), so
+its values must say so (details, config hash) and must be exactly the functional forms on those inputs;
+the native profile must stay what it was.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from _scene import H, W, clean_frames
 from typer.testing import CliRunner
 
 from robojudge.cli import app
-from robojudge.metrics import FrameOptions, get_metric
+from robojudge.metrics import FrameOptions, frame_option_values, get_metric
 from robojudge.metrics import functional as F
 from robojudge.metrics._frames import FAST_SIZE, NativeFrames, evaluation_size, profile_step
 from robojudge.metrics.robophys.motion import luma
@@ -104,12 +105,20 @@ def test_fast_values_are_the_functional_forms_on_the_fast_inputs(item: Item) -> 
     gray = sample_frames(item.video, fps=None, max_frames=None, size=96, gray=True, resample="fast").frames
     step = profile_step(NativeFrames(profile="fast"), FPS)
     assert step == 3
-    dis_fast = F.FlowSettings(estimator="dis", dis_preset="fast")
+    dis_fast = F.FlowSettings(estimator="dis", dis_preset="fast", magnitude_dtype="float32")
     steps = F.flow_steps(gray, dis_fast, crop=30, warp=False, pair_step=step)
     assert rows["mq_flow_score"].value == pytest.approx(float(steps.mean_magnitude.mean()), rel=1e-12)
     assert rows["cc_photometric"].details["aepe"] == pytest.approx(float(steps.fb_epe.mean()), rel=1e-12)
-    camera = F.camera_control(gray[::step])
+    # float32 lengths: the same pairs' means as in float64, to far below any difference that matters
+    wide = F.flow_steps(gray, F.FlowSettings(estimator="dis", dis_preset="fast"), crop=30, warp=False,
+                        pair_step=step)
+    assert rows["mq_flow_score"].value != float(wide.mean_magnitude.mean())
+    assert rows["mq_flow_score"].value == pytest.approx(float(wide.mean_magnitude.mean()), rel=1e-8)
+    # camera control tracks about 4 frames per second: every 6th at 24 fps
+    assert rows["ctg_camera_control"].details["frame_step"] == 6
+    camera = F.camera_control(gray[::6])
     assert rows["ctg_camera_control"].value == pytest.approx(camera.value, rel=1e-12)
+    assert rows["ctg_camera_control"].value != pytest.approx(F.camera_control(gray[::3]).value, rel=1e-9)
     stability = F.sustained_stability(gray, pairs_per_interval=4)
     assert rows["rbg_stability"].value == pytest.approx(stability.value, rel=1e-12)
 
@@ -131,3 +140,56 @@ def test_cli_fast_says_where_it_applied(item: Item, tmp_path) -> None:
                                    "--run-dir", str(tmp_path / "r"), "--fast", "--no-progress"])
     assert out.exit_code == 0, out.output
     assert f"--size {FAST_SIZE}, --fast applied to mq_flow_score" in out.output
+
+
+#: The fast profile's settings of its own, per metric (``FAST_SETTINGS``); the others take none.
+OWN = {
+    "ctg_camera_control": {"frames_per_second": 4.0},
+    "flow_warp_error": {"iterations": 1},
+    "flow_motion_magnitude_farneback": {"iterations": 1},
+    "cc_photometric": {"magnitude_dtype": "float32"},
+    "mq_flow_score": {"magnitude_dtype": "float32"},
+    "mq_dynamic_degree": {"magnitude_dtype": "float32"},
+}
+
+
+def test_the_fast_profile_gives_some_metrics_settings_of_their_own() -> None:
+    fast = FrameOptions(profile="fast")
+    for metric in (*NATIVE, "flow_warp_error", "flow_motion_magnitude_farneback", "pixel_frame_consistency"):
+        framed = fast.values() if metric in NATIVE else {}
+        assert frame_option_values(metric, fast) == {**framed, **OWN.get(metric, {})}, metric
+        # other frame options give none of them
+        assert not set(OWN.get(metric, {})) & set(frame_option_values(metric, FrameOptions(size=320)))
+    reqs = {r.id: r.config for r in build_requests(
+        ["flow_warp_error", "ctg_camera_control", "pixel_frame_consistency"],
+        {"flow_warp_error": {"iterations": 2}}, frames=fast)}
+    assert reqs["flow_warp_error"].iterations == 2  # the user's own value wins
+    assert reqs["ctg_camera_control"].frames_per_second == 4.0
+    assert reqs["pixel_frame_consistency"] == get_metric("pixel_frame_consistency").make_config()
+
+
+# The fast profile's keys before it had settings of its own (native ones: tests/run/test_eval_size.py):
+# rows stored under them were computed otherwise and must not be served again.
+OLD_FAST_HASHES = {"ctg_camera_control": "78a60cc3b2484c2f", "cc_photometric": "6144c62a8ecbd0e6",
+                   "mq_flow_score": "f0d79e1bd6beedc5", "mq_dynamic_degree": "4bc46cfd80558776"}
+
+
+@pytest.mark.parametrize("metric", sorted(OLD_FAST_HASHES))
+def test_own_settings_change_the_fast_keys(metric: str) -> None:
+    spec = get_metric(metric)
+    old = {"profile": "fast", "size": FAST_SIZE, "resample": "fast"}
+    assert spec.config_hash(spec.make_config(old)) == OLD_FAST_HASHES[metric]
+    new = spec.make_config(frame_option_values(metric, FrameOptions(profile="fast")))
+    assert spec.config_hash(new) != OLD_FAST_HASHES[metric]
+
+
+def test_fast_farneback_pair_is_the_pair_with_one_iteration(item: Item) -> None:
+    pair = ["flow_warp_error", "flow_motion_magnitude_farneback"]
+    reqs = build_requests(pair, frames=FrameOptions(profile="fast"))
+    rows = {r.metric: r for r in compute_task(Task(item, tuple(reqs)))}
+    for metric in pair:
+        spec = get_metric(metric)
+        one = spec.compute(item, spec.make_config({"iterations": 1}))
+        three = spec.compute(item, spec.make_config())
+        assert rows[metric].status == "ok" and rows[metric].config["iterations"] == 1
+        assert rows[metric].value == one.value != three.value

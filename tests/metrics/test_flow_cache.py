@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from _scene import FPS, H, W, clean_frames
 
-from robojudge.metrics import _derived, _flow_cache, get_metric
+from robojudge.metrics import FrameOptions, _derived, _flow_cache, get_metric
 from robojudge.metrics import functional as F
 from robojudge.metrics.functional import _flow
-from robojudge.run import MetricRequest, Task, compute_task, library_versions
+from robojudge.run import MetricRequest, Task, build_requests, compute_task, library_versions
 from robojudge.suite import Item
 from robojudge.video import frame_cache, sample_frames, write_video
 
@@ -150,3 +150,21 @@ def test_a_task_without_photometric_computes_no_backward_flow(tmp_path, monkeypa
     (row,) = compute_task(Task(item, (MetricRequest.build("mq_flow_score"),)))
     assert row.value == alone.value
     assert len(shapes) == len(clean_frames()) - 1
+
+
+def test_under_the_fast_profile_each_flow_is_computed_once_too(tmp_path, monkeypatch):
+    """The profile's own settings (float32 lengths for the DIS trio, one Farneback iteration for the
+    RoboJudge pair) are the same within each group, so the groups still share their flows."""
+    item = _clip(tmp_path, 3 * FPS)  # every 3rd pair under the profile
+    reqs = build_requests(list(FLOW_METRICS), frames=FrameOptions(profile="fast", size=W))
+    separate = {r.id: get_metric(r.id).compute(item, r.config) for r in reqs}
+    shapes = _count_flows(monkeypatch)
+    rows = {r.metric: r for r in compute_task(Task(item, tuple(reqs)))}
+    assert {m: r.value for m, r in rows.items()} == {m: s.value for m, s in separate.items()}
+    native = len(sample_frames(item.video, fps=None, max_frames=None).frames)
+    small = len(sample_frames(item.video, fps=8.0, size=(256, 256), gray=True).frames)
+    pairs = len(range(0, native - 1, 3))
+    # forward and backward of every 3rd pair (mq_flow_score, cc_photometric), dynamic degree's strided
+    # frames; the 8 fps 256x256 forward flow once for both RoboJudge metrics
+    assert shapes.count((H, W)) == 2 * pairs + len(range(0, native, 3)) - 1
+    assert shapes.count((256, 256)) == small - 1

@@ -6,7 +6,13 @@
 
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._flow_cache import flow_readers
-from robojudge.metrics._frames import FrameOptions, NativeFrames, prefetch_main_video, takes_frame_options
+from robojudge.metrics._frames import (
+    FrameOptions,
+    NativeFrames,
+    frame_option_values,
+    prefetch_main_video,
+    takes_frame_options,
+)
 from robojudge.metrics._registry import (
     METRICS,
     Family,
@@ -65,6 +71,7 @@ __all__ = [
     "Unmeasurable",
     "expand_metric_ids",
     "flow_readers",
+    "frame_option_values",
     "get_metric",
     "inapplicable_summary",
     "is_set_metric",

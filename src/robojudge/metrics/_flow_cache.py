@@ -81,12 +81,14 @@ class _Steps:
 
 
 def _settings_key(s: F.FarnebackSettings, shape: tuple[int, ...]) -> tuple[object, ...]:
-    """What identifies a flow: DIS and its preset for these frames, or Farneback and its six settings."""
+    """What identifies a flow: DIS and its preset for these frames, or Farneback and its six settings (and
+    the precision of the magnitudes the cached steps hold)."""
     estimator, preset = F.estimator_of(s)
+    magnitude = getattr(s, "magnitude_dtype", "float64")  # the steps hold magnitudes of that precision
     if estimator == "dis":
-        return ("dis", F.dis_preset_for(shape[-2], shape[-1], preset))
+        return ("dis", F.dis_preset_for(shape[-2], shape[-1], preset), magnitude)
     return ("farneback", float(s.pyr_scale), int(s.levels), int(s.winsize), int(s.iterations), int(s.poly_n),
-            float(s.poly_sigma))
+            float(s.poly_sigma), magnitude)
 
 
 def flow_steps(gray: np.ndarray, settings: F.FarnebackSettings = F.FARNEBACK, *, top_fraction: float = 0.05,

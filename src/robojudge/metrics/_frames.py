@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,6 +19,10 @@ class GrayPreprocess(BaseModel):
     """Decode rate and size of a grayscale frame sequence; defaults are RoboJudge App. B.3's."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Config values the fast profile (``FrameOptions(profile="fast")``) gives a metric with this config
+    #: (under the values the run sets for it itself): see :func:`frame_option_values`.
+    FAST_SETTINGS: ClassVar[dict[str, Any]] = {}
 
     fps: float = Field(default=8.0, gt=0, description="decode rate in frames per second")
     width: int = Field(default=256, gt=0, description="frames are resized to width x height")
@@ -64,10 +68,11 @@ def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
 Profile = Literal["native", "fast"]
 #: The longer side, in px, that the ``fast`` profile scales every video to (unless a size is given).
 FAST_SIZE = 640
-#: Under the ``fast`` profile the metrics that read every consecutive pair or every frame at native
-#: rate (``cc_photometric``, ``mq_flow_score``, ``ctg_camera_control``) read about this many per
-#: second of video (every ``round(fps / 8)``-th: still consecutive frames, VBench's 8 fps for dynamic
-#: degree), and ``rbg_stability`` matches half its pairs per interval.
+#: Under the ``fast`` profile the metrics that read every consecutive pair at native rate
+#: (``cc_photometric``, ``mq_flow_score``) read about this many per second of video (every
+#: ``round(fps / 8)``-th: still consecutive frames, VBench's 8 fps for dynamic degree),
+#: ``ctg_camera_control`` tracks half as many frames (its ``FAST_SETTINGS``), and ``rbg_stability``
+#: matches half its pairs per interval.
 FAST_PAIRS_PER_SECOND = 8.0
 #: How frames are shrunk to the evaluation size: ``area`` (``INTER_AREA``) or ``fast`` (bilinear down to
 #: half of each side, ``INTER_AREA`` beyond; what ``FrameOptions(profile="fast")`` sets).
@@ -87,12 +92,16 @@ class NativeFrames(BaseModel):
     ``profile="fast"`` (``robojudge score --fast``) trades fidelity to the definitions for speed:
     frames at a longer side of :data:`FAST_SIZE` unless ``size`` or ``max_side`` says otherwise, DIS's
     ``fast`` preset at every size where ``auto`` would pick by size, and about 8 consecutive pairs (or
-    frames) per second in the metrics that read all of them (:func:`profile_step`; docs/metrics.md,
+    frames) per second in the metrics that read all of them (:func:`profile_step`), plus the settings a
+    metric's config class lists in ``FAST_SETTINGS`` (:func:`frame_option_values`; docs/metrics.md,
     "The fast profile"). Its values are not the native ones: the profile enters the
     config (so its results are stored apart) and each value's details.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Further config values of the fast profile for this metric (see :func:`frame_option_values`).
+    FAST_SETTINGS: ClassVar[dict[str, Any]] = {}
 
     size: int | None = Field(default=None, gt=0, description="resize so the longer side has this many px")
     max_side: int | None = Field(
@@ -244,3 +253,28 @@ class FrameOptions:
 def takes_frame_options(metric_id: str) -> bool:
     """Whether a metric reads frames at native rate and size, so :class:`FrameOptions` apply to it."""
     return issubclass(get_metric(metric_id).config_type, NativeFrames)
+
+
+def frame_option_values(metric_id: str, frames: FrameOptions | None) -> dict[str, Any]:
+    """The config values ``frames`` gives the metric ``metric_id`` (a metric's own values go over them).
+
+    A metric that reads frames at native rate and size (:func:`takes_frame_options`) takes the options
+    themselves; under the fast profile a metric's config class may add settings of its own
+    (``FAST_SETTINGS`` of the config class and its bases: the RoboJudge App. B.3 Farneback pair one
+    Farneback iteration instead of three, camera control about 4 tracked frames per second, the DIS flow
+    metrics float32 flow lengths; docs/metrics.md, "The fast profile"). They are plain config values, so
+    a row's config says what it was computed with.
+
+    >>> frame_option_values("flow_warp_error", FrameOptions(profile="fast"))
+    {'iterations': 1}
+    >>> frame_option_values("flow_warp_error", FrameOptions(size=480))
+    {}
+    """
+    if not frames:
+        return {}
+    config_type = get_metric(metric_id).config_type
+    out: dict[str, Any] = frames.values() if issubclass(config_type, NativeFrames) else {}
+    if frames.profile == "fast":
+        for base in reversed(config_type.__mro__):  # a mixin's settings, then a subclass's over them
+            out.update(vars(base).get("FAST_SETTINGS", {}))
+    return out

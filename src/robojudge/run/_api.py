@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robojudge.metrics import ALL_METRICS, FrameOptions, expand_metric_ids, takes_frame_options
+from robojudge.metrics import ALL_METRICS, FrameOptions, expand_metric_ids, frame_option_values
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
@@ -88,9 +88,11 @@ def build_requests(
     items that have their inputs (``MetricRequest.applicable_only``), while an id named as well keeps
     its error rows on items that lack one, so whoever asked for it learns why it failed.
 
-    ``frames`` (``--size``, ``--max-side``, ``--max-frames``) go into the config of every metric that
-    reads frames at native rate and size (:func:`robojudge.metrics.takes_frame_options`), under the
-    metric's own values from ``configs``; the other metrics read frames at their own fixed settings.
+    ``frames`` (``--size``, ``--max-side``, ``--max-frames``, ``--fast``) go into the config of every
+    metric that reads frames at native rate and size (:func:`robojudge.metrics.takes_frame_options`),
+    under the metric's own values from ``configs``; the other metrics read frames at their own fixed
+    settings. The fast profile also gives some metrics settings of their own
+    (:func:`robojudge.metrics.frame_option_values`).
     """
     named = {m for m in metric_ids if m != ALL_METRICS}
     selects = ALL_METRICS in metric_ids
@@ -106,8 +108,7 @@ def build_requests(
             continue
         seen.add(mid)
         values = dict(configs.get(mid, {}))
-        if frames and takes_frame_options(mid):
-            values = {**frames.values(), **values}
+        values = {**frame_option_values(mid, frames), **values}
         out.append(MetricRequest.build(mid, values,
                                        applicable_only=selects and mid not in named))
     return out
@@ -151,7 +152,7 @@ def score_suite(
     stays flat in the number of items.
     """
     requests = build_requests(metrics, configs, frames)
-    applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
+    applied = [r.id for r in requests if frame_option_values(r.id, frames)]
     suites = iter_suite(manifest, block=block, confine=confine)
     first = next(suites)  # a manifest that cannot be read fails here, before a store is made
     problems: list[ManifestProblem] = []
