@@ -6,6 +6,7 @@ Spearman's rho between each clip's two values per metric, over all clips and per
 manifest (``mq_dynamic_degree``: its continuous ``details.moving_fraction``)::
 
     M=cc_photometric,ctg_camera_control,mq_dynamic_degree,mq_flow_score,mq_temporal_flickering,rbg_stability
+    M=$M,flow_warp_error,flow_motion_magnitude_farneback  # the RoboJudge App. B.3 pair
     robojudge score SUITE.jsonl -m $M --run-dir runs/native
     robojudge score SUITE.jsonl -m $M --fast --run-dir runs/fast
     .venv/bin/python scripts/fast_profile_agreement.py rank SUITE.jsonl runs/native/results.sqlite \\

@@ -120,7 +120,8 @@ class CameraControlConfig(NativeFrames):
     min_inliers: int = Field(default=8, ge=4, description="fewer RANSAC inliers: the frame is lost")
     frames_per_second: float | None = Field(
         default=None, gt=0, description="track about this many frames per second of video (every "
-        "round(fps / N)-th, each from frame 0); None: every frame, or ~8 per second under the fast profile",
+        "round(fps / N)-th, each from frame 0); None: every frame (~8 per second with profile=fast alone; "
+        "--fast sets 4)",
         json_schema_extra=HASH_WHEN_SET,
     )
 
