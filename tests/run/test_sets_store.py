@@ -15,7 +15,7 @@ from robojudge.cli import build_app
 from robojudge.metrics import METRICS, SET_METRICS
 from robojudge.metrics import _sets as sets
 from robojudge.metrics._score import Score
-from robojudge.run import score_sets_into
+from robojudge.run import library_versions, score_sets_into
 from robojudge.store import ResultStore, export_results
 from robojudge.suite import Item
 from robojudge.video import sample_frames, write_video
@@ -88,7 +88,8 @@ def test_group_rows_are_stored_and_a_rerun_computes_nothing(toy, items, store) -
     g1 = rows["group:generator=g1"]
     assert g1.value == pytest.approx(20, abs=2)  # mean of 40 and 60 against 30
     assert g1.config == {"group_by": "generator"} and len(g1.fingerprint) == 32
-    assert g1.details == {"group_by": "generator", "group": "g1", "n_items": 2, "n_references": 1}
+    assert g1.details == {"group_by": "generator", "group": "g1", "n_items": 2, "n_references": 1,
+                          "libraries": library_versions()}  # computed metric: the core libraries
     assert [(r.group, r.item_id) for r in run.rows] == [("g1", None), ("g2", None)]
     assert run.rows[0].value == g1.value
 
@@ -242,3 +243,34 @@ def test_one_config_hash_for_stored_rows_and_the_out_file(toy, items, store, tmp
     out = sets.write_set_rows(loose, tmp_path / "sets.jsonl")
     written = {json.loads(line)["config_hash"] for line in out.read_text().splitlines()}
     assert written == {r.config_hash for r in store.rows()}
+
+
+def test_group_rows_record_library_versions_and_rescore_them(toy, items, store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Set-level rows record the versions they were computed with, as per-item rows do; a report flags a
+    metric whose group rows differ, and --rescore-libraries computes those groups again."""
+    from robojudge.report._sections import ReportInput
+    from robojudge.run import _sets as run_sets
+
+    real = run_sets.library_versions
+    calls = iter(range(100))
+    # the first group computed (g1 of toy_set_gap) gets an older OpenCV, the others the installed one
+    monkeypatch.setattr(run_sets, "library_versions", lambda spec: real(spec).replace(
+        "opencv ", "opencv 0.0.0-" if next(calls) == 0 else "opencv "))
+    score_sets_into(store, items, ["toy_set_gap"])
+    monkeypatch.setattr(run_sets, "library_versions", real)
+    rows = {r.item_id: r for r in store.rows() if r.metric == "toy_set_gap"}
+    assert rows["group:generator=g2"].details["libraries"] == library_versions()
+    assert "opencv 0.0.0-" in rows["group:generator=g1"].details["libraries"]
+    mixed = ReportInput(store.rows(), items, lambda m: False, bootstrap=0).mixed_libraries
+    assert [(m.key.metric, m.libraries, sorted(m.by_group)) for m in mixed] == [
+        ("toy_set_gap", ("opencv",), ["g1", "g2"])]
+
+    assert score_sets_into(store, items, ["toy_set_gap"]).computed == 0  # an upgrade keeps what is stored
+    assert toy["toy_set_gap"] == 2
+    again = score_sets_into(store, items, ["toy_set_gap"], rescore_libraries=True)
+    assert (again.rescored_libraries, again.computed, toy["toy_set_gap"]) == (1, 1, 3)  # g1 only
+    assert not ReportInput(store.rows(), items, lambda m: False, bootstrap=0).mixed_libraries
+    old = [r for r in store.rows(include_superseded=True) if r.item_id == "group:generator=g1"]
+    assert len(old) == 2  # the old row is kept, superseded
+    done = score_sets_into(store, items, ["toy_set_gap"], rescore_libraries=True)
+    assert (done.rescored_libraries, done.computed) == (0, 0)

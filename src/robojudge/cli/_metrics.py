@@ -89,6 +89,10 @@ def sets_cmd(
     store: bool = typer.Option(True, "--store/--no-store", help="Store the rows and resume (default), or "
                                "only compute and print them."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute stored failures."),
+    rescore_libraries: bool = typer.Option(
+        False, "--rescore-libraries", help="Recompute the groups stored with other versions of the libraries "
+        "values are computed through than installed (the old rows are kept, superseded)."
+    ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write rows to FILE (.csv or JSONL)."),
     settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable)."),
     executor: str = typer.Option("local", "--executor", help="'local' (groups one by one here) or 'ray' "
@@ -111,14 +115,14 @@ def sets_cmd(
     if not ids:
         raise fail("--metrics is empty")
     group_by = None if by == "none" else by
-    if not store and (executor != "local" or address is not None):
-        raise fail("--executor and --address run groups for the store; drop --no-store")
+    if not store and (executor != "local" or address is not None or rescore_libraries):
+        raise fail("--executor, --address and --rescore-libraries work on the store; drop --no-store")
     where = None
     try:
         if store:
             run = score_set_suite(suite, ids, by=group_by, db=db, run_dir=run_dir,
                                   configs=parse_settings(settings), retry_errors=retry_errors,
-                                  executor=executor, address=address)
+                                  executor=executor, address=address, rescore_libraries=rescore_libraries)
             problems, rows, where = run.manifest_problems, run.rows, run
         else:
             loaded = load_suite(suite, strict=False)
@@ -139,5 +143,8 @@ def sets_cmd(
         console.print(f"{where.groups} groups: {where.computed} computed ({where.stale} because their items "
                       f"changed), {where.skipped} already stored ({where.unavailable} kept because a file "
                       f"cannot be read now); results: {where.db_url}", highlight=False)
+        if where.rescored_libraries:
+            console.print(f"{where.rescored_libraries} stored rows computed with other library versions were "
+                          "recomputed (the old rows are kept, superseded)", highlight=False)
     if out is not None:
         console.print(f"rows: {write_set_rows(rows, out)}", highlight=False)

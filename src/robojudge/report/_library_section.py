@@ -12,7 +12,7 @@ def libraries_section(inp: ReportInput) -> Section:
     sec = Section("libraries", "Library versions")
     mixed = inp.mixed_libraries
     if not mixed:
-        recorded = {v for r in inp.item_rows if (v := row_libraries(r))}
+        recorded = {v for r in [*inp.item_rows, *inp.group_rows] if (v := row_libraries(r))}
         sec.skipped = ("every compared value of each metric was computed with the same library versions"
                        if recorded else "no stored row records the library versions it was computed with "
                        "(rows stored before robojudge recorded them, or imported values)")
@@ -24,7 +24,8 @@ def libraries_section(inp: ReportInput) -> Section:
                  "libraries of model metrics). A new release can move values in their last digits, enough "
                  "to reorder values that lie close together. The table names only the libraries that "
                  "differ. `robojudge score SUITE -m METRICS --rescore-libraries` recomputes the values "
-                 "computed with other versions than installed (the old rows are kept, superseded).")
+                 "computed with other versions than installed (the old rows are kept, superseded); "
+                 "`robojudge metrics sets SUITE -m METRICS --rescore-libraries` the set-level ones.")
     table = Table("libraries", "Metrics computed with different library versions",
                   ["metric", "libraries that differ", "by generator"])
     for m in mixed:

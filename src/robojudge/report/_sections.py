@@ -141,12 +141,20 @@ class ReportInput:
         return mixed_sizes(self.item_rows, group_of, labels)
 
     @cached_property
+    def group_rows(self) -> list[ResultRow]:
+        """The set-level rows of whole groups (ids starting with ``group:``; FVD and the like), which
+        are compared across generators as the per-item means are."""
+        return [r for r in self.outside_rows if r.item_id.startswith(GROUP_PREFIX)]
+
+    @cached_property
     def mixed_libraries(self) -> list[MixedLibraries]:
-        """Metric configurations whose per-item rows were computed with different library versions, by
-        generator (``all`` without a manifest): see :mod:`robojudge.report._libraries`."""
+        """Metric configurations whose per-item rows, or set-level group rows, were computed with
+        different library versions, by generator (``all`` without a manifest; a group row counts under
+        its group): see :mod:`robojudge.report._libraries`."""
         group_of = {it.item_id: (it.generator or "(unset)") if self.items else "all" for it in self.scope}
+        group_of |= {r.item_id: str((r.details or {}).get("group", r.item_id)) for r in self.group_rows}
         labels = {s.key: s.label for s in self.stored.series}
-        return mixed_libraries(self.item_rows, group_of, labels)
+        return mixed_libraries([*self.item_rows, *self.group_rows], group_of, labels)
 
     @cached_property
     def columns(self) -> list[Feature]:

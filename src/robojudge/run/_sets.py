@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from robojudge.metrics._sets import (
 )
 from robojudge.run._executor import Executor, SerialExecutor, make_executor
 from robojudge.run._fingerprint import Fingerprint, set_inputs
+from robojudge.run._libraries import library_versions
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 
@@ -59,6 +60,8 @@ class SetRunSummary:
         stale: Pairs stored from other members or inputs; recomputed.
         unavailable: Stored pairs kept because a file they read cannot be read now (in ``skipped``).
         computed: Pairs computed in this run (including ``stale``).
+        rescored_libraries: Stored rows computed with other library versions than installed, marked
+            superseded so that their groups were computed again (``rescore_libraries``).
         db_url: The store.
         manifest_problems: Manifest rows that did not validate (with :func:`score_set_suite`).
     """
@@ -69,6 +72,7 @@ class SetRunSummary:
     stale: int = 0
     unavailable: int = 0
     computed: int = 0
+    rescored_libraries: int = 0
     db_url: str = ""
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
 
@@ -136,8 +140,12 @@ class SetTask:
 
 
 def compute_set_task(task: SetTask) -> list[SetRow]:
-    """A group's rows (failures as error rows; see :func:`~robojudge.metrics._sets.score_group`)."""
-    return score_group(task.sm, task.group, task.config)
+    """A group's rows (failures as error rows; see :func:`~robojudge.metrics._sets.score_group`); each
+    scored row records the library versions it was computed with (``details["libraries"]``, where it is
+    computed: on a Ray worker, that worker's), as per-item rows do."""
+    libraries = library_versions(task.spec)
+    return [replace(r, details={**r.details, "libraries": libraries}) if r.status == "ok" else r
+            for r in score_group(task.sm, task.group, task.config)]
 
 
 def _set_crash_rows(task: SetTask, reason: str) -> list[SetRow]:
@@ -154,6 +162,7 @@ def score_sets_into(
     retry_errors: bool = False,
     progress: SetProgress | None = None,
     executor: Executor | None = None,
+    rescore_libraries: bool = False,
 ) -> SetRunSummary:
     """Score set-level metrics per group into ``store``, computing only missing or changed groups.
 
@@ -168,6 +177,9 @@ def score_sets_into(
         executor: Where groups are computed (default: one after another in this process); with
             Ray, each group is a task on a worker holding the metric's declared resources, and
             its rows are stored here as they arrive.
+        rescore_libraries: Compute again the groups with a stored row computed with other library
+            versions than this process has (the old rows are kept, superseded); rows without a record
+            are kept.
 
     Raises:
         UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config.
@@ -180,6 +192,9 @@ def score_sets_into(
         key = (sm.id, set_config_hash(cfg, by), sm.spec.version)
         if retry_errors:
             store.clear_errors(*key)
+        if rescore_libraries:
+            summary.rescored_libraries += store.supersede_other_libraries(
+                *key, library_versions(sm.spec), (i for group in groups for i in row_ids(sm, by, group)))
         stored = store.current_fingerprints(*key)
         for group in groups:
             summary.groups += 1
@@ -233,12 +248,14 @@ def score_set_suite(
     executor: Executor | str | None = None,
     address: str | None = None,
     workers: int | None = None,
+    rescore_libraries: bool = False,
 ) -> SetRunSummary:
     """Score set-level metrics over the groups of ``manifest`` into the store at ``db``.
 
     ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
     (the store ``robojudge score`` uses). Manifest rows that do not validate are left out and
-    returned in ``manifest_problems``. Rerunning resumes (see :func:`score_sets_into`).
+    returned in ``manifest_problems``. Rerunning resumes (see :func:`score_sets_into`, also for
+    ``rescore_libraries``).
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
@@ -254,7 +271,8 @@ def score_set_suite(
         ex = executor
     with ResultStore(url) as store:
         summary = score_sets_into(store, suite.items, metric_ids, by=by, configs=configs,
-                                  retry_errors=retry_errors, progress=progress, executor=ex)
+                                  retry_errors=retry_errors, progress=progress, executor=ex,
+                                  rescore_libraries=rescore_libraries)
     summary.manifest_problems = list(suite.problems)
     return summary
 
