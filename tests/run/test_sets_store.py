@@ -265,6 +265,8 @@ def test_group_rows_record_library_versions_and_rescore_them(toy, items, store, 
     assert [(m.key.metric, m.libraries, sorted(m.by_group)) for m in mixed] == [
         ("toy_set_gap", ("opencv",), ["g1", "g2"])]
 
+    from robojudge.run._status import results_status
+    assert [m.other_libraries for m in results_status(store, items).metrics] == [1]
     assert score_sets_into(store, items, ["toy_set_gap"]).computed == 0  # an upgrade keeps what is stored
     assert toy["toy_set_gap"] == 2
     again = score_sets_into(store, items, ["toy_set_gap"], rescore_libraries=True)
