@@ -139,7 +139,8 @@ def test_cli_fast_says_where_it_applied(item: Item, tmp_path) -> None:
     out = CliRunner().invoke(app, ["score", str(manifest), "-m", "mq_flow_score,pixel_frame_consistency",
                                    "--run-dir", str(tmp_path / "r"), "--fast", "--no-progress"])
     assert out.exit_code == 0, out.output
-    assert f"--size {FAST_SIZE}, --fast applied to mq_flow_score" in out.output
+    assert f"--size {FAST_SIZE}, --fast applied to mq_flow_score;" in out.output
+    assert "--fast also set: mq_flow_score magnitude_dtype=float32" in out.output
 
 
 #: The fast profile's settings of its own, per metric (``FAST_SETTINGS``); the others take none.
@@ -166,6 +167,19 @@ def test_the_fast_profile_gives_some_metrics_settings_of_their_own() -> None:
     assert reqs["flow_warp_error"].iterations == 2  # the user's own value wins
     assert reqs["ctg_camera_control"].frames_per_second == 4.0
     assert reqs["pixel_frame_consistency"] == get_metric("pixel_frame_consistency").make_config()
+
+
+def test_the_run_names_the_settings_the_profile_gave(item: Item, tmp_path) -> None:
+    from robojudge.run import score_suite
+
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(f'{{"item_id": "clip", "video": "{item.video}"}}\n')
+    run = score_suite(manifest, ["flow_warp_error", "rbg_stability", "ctg_camera_control"],
+                      configs={"ctg_camera_control": {"frames_per_second": 2.0}},
+                      run_dir=tmp_path / "r", frames=FrameOptions(profile="fast"))
+    assert run.frame_options_applied == ["rbg_stability", "ctg_camera_control"]  # the frame options
+    assert run.profile_settings == {"flow_warp_error": {"iterations": 1},
+                                    "ctg_camera_control": {"frames_per_second": 2.0}}  # the user's wins
 
 
 # The fast profile's keys before it had settings of its own (native ones: tests/run/test_eval_size.py):

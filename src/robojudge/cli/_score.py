@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import typer
 from rich.markup import escape
@@ -127,7 +127,7 @@ def score(
             RayUnavailableError) as exc:
         raise fail(escape(str(exc))) from None  # literal text: "robojudge[ray]" is no markup tag
     print_manifest_problems(run.manifest_problems)
-    print_frame_options(frames, run.frame_options_applied)
+    print_frame_options(frames, run.frame_options_applied, run.profile_settings)
     print_summary(run.summary)
     print_metric_time(run.summary)
     for line in inapplicable_summary(run.summary.not_applicable):
@@ -142,11 +142,18 @@ def score(
         raise typer.Exit(130)
 
 
-def print_frame_options(frames: FrameOptions, applied: list[str]) -> None:
+def print_frame_options(frames: FrameOptions, applied: list[str],
+                        own: dict[str, dict[str, Any]] | None = None) -> None:
     """Which metrics ``--size``, ``--max-side``, ``--max-frames`` and ``--fast`` applied to (none is worth a
-    warning)."""
+    warning), and the settings of its own ``--fast`` gave (``own``, :attr:`SuiteRun.profile_settings`)."""
     if not frames:
         return
+    if own:
+        console.print("--fast also set: " + "; ".join(
+            f"{m} " + ", ".join(f"{k}={v}" for k, v in values.items()) for m, values in own.items()),
+            highlight=False, markup=False)
+        if not applied:
+            return
     # resample has no flag of its own: from the command line it comes with --fast
     given = ", ".join("--fast" if k == "profile" else f"--{k.replace('_', '-')} {v}"
                       for k, v in frames.values().items() if k != "resample")

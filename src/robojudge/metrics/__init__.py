@@ -9,6 +9,7 @@ from robojudge.metrics._flow_cache import flow_readers
 from robojudge.metrics._frames import (
     FrameOptions,
     NativeFrames,
+    fast_settings,
     frame_option_values,
     prefetch_main_video,
     takes_frame_options,
@@ -70,6 +71,7 @@ __all__ = [
     "UnknownMetricError",
     "Unmeasurable",
     "expand_metric_ids",
+    "fast_settings",
     "flow_readers",
     "frame_option_values",
     "get_metric",

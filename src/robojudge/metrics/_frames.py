@@ -275,6 +275,19 @@ def frame_option_values(metric_id: str, frames: FrameOptions | None) -> dict[str
     config_type = get_metric(metric_id).config_type
     out: dict[str, Any] = frames.values() if issubclass(config_type, NativeFrames) else {}
     if frames.profile == "fast":
-        for base in reversed(config_type.__mro__):  # a mixin's settings, then a subclass's over them
-            out.update(vars(base).get("FAST_SETTINGS", {}))
+        out.update(fast_settings(config_type))
+    return out
+
+
+def fast_settings(config_type: type) -> dict[str, Any]:
+    """The fast profile's own settings for a config class: the ``FAST_SETTINGS`` of the class and its
+    bases (a mixin's first, a subclass's over them).
+
+    >>> from robojudge.metrics import get_metric
+    >>> fast_settings(get_metric("ctg_camera_control").config_type)
+    {'frames_per_second': 4.0}
+    """
+    out: dict[str, Any] = {}
+    for base in reversed(config_type.__mro__):
+        out.update(vars(base).get("FAST_SETTINGS", {}))
     return out

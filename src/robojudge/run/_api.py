@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robojudge.metrics import ALL_METRICS, FrameOptions, expand_metric_ids, frame_option_values
+from robojudge.metrics import (
+    ALL_METRICS,
+    FrameOptions,
+    expand_metric_ids,
+    fast_settings,
+    frame_option_values,
+    takes_frame_options,
+)
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
@@ -27,6 +34,9 @@ class SuiteRun:
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
     #: The requested metrics that the run's :class:`FrameOptions` (``--size`` ...) applied to.
     frame_options_applied: list[str] = field(default_factory=list)
+    #: Under the fast profile, the settings of its own it gave each metric, as the metric's config has
+    #: them (a value of the run's ``configs`` wins): ``{"flow_warp_error": {"iterations": 1}, ...}``.
+    profile_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def default_run_dir(manifest: str | Path) -> Path:
@@ -152,7 +162,9 @@ def score_suite(
     stays flat in the number of items.
     """
     requests = build_requests(metrics, configs, frames)
-    applied = [r.id for r in requests if frame_option_values(r.id, frames)]
+    applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
+    own = {r.id: {k: getattr(r.config, k) for k in fast_settings(type(r.config))} for r in requests
+           if frames is not None and frames.profile == "fast"}
     suites = iter_suite(manifest, block=block, confine=confine)
     first = next(suites)  # a manifest that cannot be read fails here, before a store is made
     problems: list[ManifestProblem] = []
@@ -175,7 +187,7 @@ def score_suite(
             progress=progress,
         )
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
-                        frame_options_applied=applied)
+                        frame_options_applied=applied, profile_settings={m: v for m, v in own.items() if v})
 
 
 def _items(suites: Iterator[Suite], problems: list[ManifestProblem]) -> Iterator[list[Item]]:
