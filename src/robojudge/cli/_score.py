@@ -91,9 +91,9 @@ def score(
     ),
     fast: bool = typer.Option(
         False, "--fast", help="Fast evaluation profile for the metrics that read frames at native size: "
-        "a 640 px longer side (unless --size/--max-side), DIS 'fast' flow, about 8 frame pairs per second "
-        "(camera control: 4 frames), one Farneback iteration in the 8 fps 256x256 flow pair. Values differ "
-        "from native ones and are stored apart (docs/metrics.md, 'The fast profile')."
+        "a 640 px longer side (unless --size/--max-side), DIS 'fast' flow, about 8 frame pairs per second, "
+        "one Farneback iteration in the 8 fps 256x256 flow pair. Values differ from native ones and are "
+        "stored apart (docs/metrics.md, 'The fast profile')."
     ),
 ) -> None:
     """Score every item of SUITE with the given metrics; rerun to resume after a crash."""

@@ -68,11 +68,10 @@ def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
 Profile = Literal["native", "fast"]
 #: The longer side, in px, that the ``fast`` profile scales every video to (unless a size is given).
 FAST_SIZE = 640
-#: Under the ``fast`` profile the metrics that read every consecutive pair at native rate
-#: (``cc_photometric``, ``mq_flow_score``) read about this many per second of video (every
-#: ``round(fps / 8)``-th: still consecutive frames, VBench's 8 fps for dynamic degree),
-#: ``ctg_camera_control`` tracks half as many frames (its ``FAST_SETTINGS``), and ``rbg_stability``
-#: matches half its pairs per interval.
+#: Under the ``fast`` profile the metrics that read every consecutive pair or every frame at native
+#: rate (``cc_photometric``, ``mq_flow_score``, ``ctg_camera_control``) read about this many per
+#: second of video (every ``round(fps / 8)``-th: still consecutive frames, VBench's 8 fps for dynamic
+#: degree), and ``rbg_stability`` matches half its pairs per interval.
 FAST_PAIRS_PER_SECOND = 8.0
 #: How frames are shrunk to the evaluation size: ``area`` (``INTER_AREA``) or ``fast`` (bilinear down to
 #: half of each side, ``INTER_AREA`` beyond; what ``FrameOptions(profile="fast")`` sets).
@@ -261,8 +260,8 @@ def frame_option_values(metric_id: str, frames: FrameOptions | None) -> dict[str
     A metric that reads frames at native rate and size (:func:`takes_frame_options`) takes the options
     themselves; under the fast profile a metric's config class may add settings of its own
     (``FAST_SETTINGS`` of the config class and its bases: the RoboJudge App. B.3 Farneback pair one
-    Farneback iteration instead of three, camera control about 4 tracked frames per second, the DIS flow
-    metrics float32 flow lengths; docs/metrics.md, "The fast profile"). They are plain config values, so
+    Farneback iteration instead of three, the DIS flow metrics float32 flow lengths; docs/metrics.md,
+    "The fast profile"). They are plain config values, so
     a row's config says what it was computed with.
 
     >>> frame_option_values("flow_warp_error", FrameOptions(profile="fast"))
@@ -284,8 +283,8 @@ def fast_settings(config_type: type) -> dict[str, Any]:
     bases (a mixin's first, a subclass's over them).
 
     >>> from robojudge.metrics import get_metric
-    >>> fast_settings(get_metric("ctg_camera_control").config_type)
-    {'frames_per_second': 4.0}
+    >>> fast_settings(get_metric("mq_flow_score").config_type)
+    {'magnitude_dtype': 'float32'}
     """
     out: dict[str, Any] = {}
     for base in reversed(config_type.__mro__):

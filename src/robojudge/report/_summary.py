@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from robojudge.meta import mean_confidence_interval
-from robojudge.report._series import SeriesKey, failed_everywhere
+from robojudge.report._series import SeriesKey, failed_everywhere, label_series, split_series
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.store import ResultRow, ResultStore, SafeCsvWriter, export_results
 
@@ -110,8 +110,11 @@ def _fmt(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.3f}"
 
 
-def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "group") -> str:
-    """A Markdown table of summaries, one row per (metric, group)."""
+def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "group",
+                     labels: Mapping[SeriesKey, str] | None = None) -> str:
+    """A Markdown table of summaries, one row per (metric, group). ``labels`` names each configuration
+    (:func:`robojudge.report._series.label_series`: the settings that tell a metric's configurations
+    apart); without one a metric with several is named by its config hash and version."""
     several = _several(summaries)
     lines = [
         f"| metric | {group_label} | n | failed | mean | std | 95% CI |",
@@ -121,8 +124,9 @@ def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "g
         ci = "n/a" if math.isnan(s.ci_low) else f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]"
         ci += " (cut at the range)" if s.ci_clipped else ""
         ci += f" {SMALL_MARK}" if s.small_n else ""
-        name = s.metric if s.metric not in several else (
-            f"{s.metric} [config {s.config_hash[:8]}, v{s.version}]")
+        key = SeriesKey(s.metric, s.config_hash, s.version)
+        name = s.metric if s.metric not in several else (labels or {}).get(
+            key, f"{s.metric} [config {s.config_hash[:8]}, v{s.version}]")
         lines.append(
             f"| {md_escape(name)} | {md_escape(s.group)} | {s.n_ok} | {s.n_failed} | {_fmt(s.mean)} | "
             f"{_fmt(s.std)} | {ci} |"
@@ -193,7 +197,8 @@ def write_report(
         md += (f"{len(rows) - len(per_item)} results belong to ids that are not items of the suite "
                "(set-level results such as FVD, or another suite's items); they are in results.csv, not "
                "in this summary.\n\n")
-    md += summary_markdown(summaries, group_label=group_label)
+    labels = {x.key: x.label for x in label_series(split_series(shown))}
+    md += summary_markdown(summaries, group_label=group_label, labels=labels)
     if hidden:
         md += (f"\n{len(hidden)} metric configurations failed on every item and are not in the table "
                "(their errors are in errors.csv):\n\n")

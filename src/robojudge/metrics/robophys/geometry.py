@@ -18,7 +18,7 @@ All three read every frame of the main video at native size (the same decode as 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -120,13 +120,10 @@ class CameraControlConfig(NativeFrames):
     min_inliers: int = Field(default=8, ge=4, description="fewer RANSAC inliers: the frame is lost")
     frames_per_second: float | None = Field(
         default=None, gt=0, description="track about this many frames per second of video (every "
-        "round(fps / N)-th, each from frame 0); None: every frame (~8 per second with profile=fast alone; "
-        "--fast sets 4)",
+        "round(fps / N)-th, each from frame 0, starting where the previous tracked frame's points were: "
+        "fewer frames follow slower pans only); None: every frame (~8 per second under the fast profile)",
         json_schema_extra=HASH_WHEN_SET,
     )
-
-    #: The fast profile tracks about 4 frames per second (docs/metrics.md, "The fast profile").
-    FAST_SETTINGS: ClassVar[dict[str, Any]] = {"frames_per_second": 4.0}
 
 
 @robophys_metric(
