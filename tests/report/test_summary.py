@@ -32,3 +32,18 @@ def test_write_report_files(tmp_path):
     assert {p.name for p in rep.iterdir()} == {"results.csv", "summary.csv", "summary.md", "errors.csv"}
     assert "y,m,h,boom" in (rep / "errors.csv").read_text()
     assert "2 results, 1 failed" in (rep / "summary.md").read_text()
+
+
+def test_summary_md_names_a_metrics_configurations_by_what_differs(tmp_path):
+    def row(item, value, chash, iterations):
+        return ResultRow(item_id=item, metric="flow_warp_error", config_hash=chash, version="1", status="ok",
+                         value=value, config={"iterations": iterations, "levels": 3})
+
+    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+        store.add([row("x", 1.0, "h3", 3), row("x", 1.1, "h1", 1)])
+        write_report(store, tmp_path / "rep", {"x": "g"})
+    md = (tmp_path / "rep" / "summary.md").read_text()
+    assert "| flow_warp_error [iterations=1] | g |" in md and "| flow_warp_error [iterations=3] | g |" in md
+    # without labels (the function alone) the config hash tells them apart, as before
+    plain = summary_markdown(summarize([row("x", 1.0, "h3", 3), row("x", 1.1, "h1", 1)], {"x": "g"}))
+    assert "flow_warp_error [config h1, v1]" in plain
