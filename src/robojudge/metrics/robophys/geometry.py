@@ -25,7 +25,7 @@ from pydantic import Field
 from robojudge.metrics._content import require_correspondence, require_motion
 from robojudge.metrics._flow_cache import PHOTOMETRIC_TOP, SHARED_CROP, flow_steps
 from robojudge.metrics._frames import NativeFrames, native_rgb, profile_details, profile_step
-from robojudge.metrics._registry import HASH_WHEN_SET, Family, Input
+from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.flow import FarnebackParams, FlowEstimator
 from robojudge.metrics.functional import camera_control, photometric_from_steps, sustained_stability
@@ -118,12 +118,6 @@ class CameraControlConfig(NativeFrames):
     )
     ransac_px: float = Field(default=1.0, gt=0, description="RANSAC reprojection threshold, px")
     min_inliers: int = Field(default=8, ge=4, description="fewer RANSAC inliers: the frame is lost")
-    frames_per_second: float | None = Field(
-        default=None, gt=0, description="track about this many frames per second of video (every "
-        "round(fps / N)-th, each from frame 0, starting where the previous tracked frame's points were: "
-        "fewer frames follow slower pans only); None: every frame (~8 per second under the fast profile)",
-        json_schema_extra=HASH_WHEN_SET,
-    )
 
 
 @robophys_metric(
@@ -161,11 +155,10 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     frames, fps = native_rgb(item, config)
     gray = to_gray(frames)
     require_motion(gray)
-    # Every step-th frame is tracked (each still directly from frame 0): the mean drift over those frames
-    step = (max(1, round(fps / config.frames_per_second)) if config.frames_per_second
-            else profile_step(config, fps))
+    # The fast profile tracks about 8 frames per second (each still directly from frame 0): the mean
+    # drift over those frames
     res = camera_control(
-        gray[::step], max_corners=config.max_corners, quality_level=config.quality_level,
+        gray[::profile_step(config, fps)], max_corners=config.max_corners, quality_level=config.quality_level,
         min_distance=config.min_distance, fb_max_px=config.fb_max_px,
         min_patch_correlation=config.min_patch_correlation, ransac_px=config.ransac_px,
         min_inliers=config.min_inliers,
@@ -174,7 +167,7 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     return Score(value=res.value, details={
         "frames": len(gray), "mean_drift_px": float(drift.mean()), "final_drift_px": float(drift[-1]),
         "max_drift_px": float(drift.max()), "lost_frames": res.lost_frames, "corners": res.corners,
-        **({"frame_step": step} if step > 1 else {}), **profile_details(config),
+        **profile_details(config),
     })
 
 
