@@ -261,8 +261,7 @@ def frame_option_values(metric_id: str, frames: FrameOptions | None) -> dict[str
     themselves; under the fast profile a metric's config class may add settings of its own
     (``FAST_SETTINGS`` of the config class and its bases: the RoboJudge App. B.3 Farneback pair one
     Farneback iteration instead of three, the DIS flow metrics float32 flow lengths; docs/metrics.md,
-    "The fast profile"). They are plain config values, so
-    a row's config says what it was computed with.
+    "The fast profile"). They are plain config values, so a row's config says what it was computed with.
 
     >>> frame_option_values("flow_warp_error", FrameOptions(profile="fast"))
     {'iterations': 1}

@@ -163,8 +163,9 @@ def score_suite(
     """
     requests = build_requests(metrics, configs, frames)
     applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
-    own = {r.id: {k: getattr(r.config, k) for k in fast_settings(type(r.config))} for r in requests
-           if frames is not None and frames.profile == "fast"}
+    fast = frames is not None and frames.profile == "fast"
+    own = {r.id: {k: getattr(r.config, k) for k in keys} for r in requests
+           if fast and (keys := fast_settings(type(r.config)))}
     suites = iter_suite(manifest, block=block, confine=confine)
     first = next(suites)  # a manifest that cannot be read fails here, before a store is made
     problems: list[ManifestProblem] = []
@@ -187,7 +188,7 @@ def score_suite(
             progress=progress,
         )
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
-                        frame_options_applied=applied, profile_settings={m: v for m, v in own.items() if v})
+                        frame_options_applied=applied, profile_settings=own)
 
 
 def _items(suites: Iterator[Suite], problems: list[ManifestProblem]) -> Iterator[list[Item]]:

@@ -176,7 +176,8 @@ def farneback_flow(prev: np.ndarray, nxt: np.ndarray, settings: FarnebackSetting
     (32, 32, 2)
     """
     s = settings
-    flow: np.ndarray = cv2.calcOpticalFlowFarneback(
+    # OpenCV 5.0's stubs want an output array where None is allowed at run time; others accept None
+    flow: np.ndarray = cv2.calcOpticalFlowFarneback(  # type: ignore[call-overload, unused-ignore]
         prev, nxt, None, s.pyr_scale, s.levels, s.winsize, s.iterations, s.poly_n, s.poly_sigma, 0,
     )
     return flow
