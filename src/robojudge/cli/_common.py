@@ -34,6 +34,14 @@ def print_manifest_problems(problems: Iterable[object]) -> None:
         console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", highlight=False)
 
 
+def print_rescored_libraries(n: int, what: str = "results") -> None:
+    """The line of ``--rescore-libraries`` (``score``, ``metrics sets``): how many stored ``what`` computed
+    with other library versions were recomputed; nothing when none was."""
+    if n:
+        console.print(f"{n} stored {what} computed with other library versions were recomputed (the old "
+                      "rows are kept, superseded)", highlight=False)
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     err_console.print(f"[bold red]error:[/] {message}", highlight=False)
     return typer.Exit(code)

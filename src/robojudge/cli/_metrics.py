@@ -10,7 +10,13 @@ import typer
 from rich.markup import escape
 from rich.table import Column, Table
 
-from robojudge.cli._common import console, fail, parse_settings, print_manifest_problems
+from robojudge.cli._common import (
+    console,
+    fail,
+    parse_settings,
+    print_manifest_problems,
+    print_rescored_libraries,
+)
 from robojudge.metrics import MetricSpec, UnknownMetricError, list_metrics
 
 app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
@@ -143,8 +149,6 @@ def sets_cmd(
         console.print(f"{where.groups} groups: {where.computed} computed ({where.stale} because their items "
                       f"changed), {where.skipped} already stored ({where.unavailable} kept because a file "
                       f"cannot be read now); results: {where.db_url}", highlight=False)
-        if where.rescored_libraries:
-            console.print(f"{where.rescored_libraries} stored rows computed with other library versions were "
-                          "recomputed (the old rows are kept, superseded)", highlight=False)
+        print_rescored_libraries(where.rescored_libraries, "rows")
     if out is not None:
         console.print(f"rows: {write_set_rows(rows, out)}", highlight=False)

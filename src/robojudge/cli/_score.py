@@ -16,6 +16,7 @@ from robojudge.cli._common import (
     fail,
     parse_settings,
     print_manifest_problems,
+    print_rescored_libraries,
     print_summary,
     scoring_progress,
 )
@@ -133,9 +134,7 @@ def score(
     for line in inapplicable_summary(run.summary.not_applicable):
         console.print(f"[yellow]all:[/] {line}", highlight=False)
     print_input_changes(run.summary, rescore_unknown)
-    if run.summary.rescored_libraries:
-        console.print(f"{run.summary.rescored_libraries} stored results computed with other library versions "
-                      "were recomputed (the old rows are kept, superseded)", highlight=False)
+    print_rescored_libraries(run.summary.rescored_libraries)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)
     if run.summary.interrupted:
