@@ -711,6 +711,86 @@ def cmd_compare(root: Path, robots: Sequence[str], readers: Sequence[str], repli
         print(f"{name} minus {readers[0]}: {cells(m)}")
 
 
+def _weighted_rho(scores: np.ndarray, levels: np.ndarray, weights: np.ndarray) -> float:
+    """Spearman's rho of the segments repeated ``weights`` times (a bootstrap resample); NaNs left out."""
+    from scipy.stats import spearmanr
+
+    ok = ~np.isnan(scores) & (weights > 0)
+    rep = np.rint(weights[ok]).astype(np.int64)
+    s, lv = np.repeat(scores[ok], rep), np.repeat(levels[ok], rep)
+    if len(s) < 3 or len(np.unique(s)) < 2 or len(np.unique(lv)) < 2:
+        return math.nan
+    return float(spearmanr(s, lv)[0])
+
+
+def compare_settings(roots: Sequence[Path], robots: Sequence[str], settings: dict[str, Sequence[str]],
+                     replicates: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Two training settings, each a list of readers (seeds) whose reads ``ensemble`` cached: per root and
+    robot, every reader's rho of ``kiva`` (version 4), each setting's mean over its readers, and the second
+    setting's mean minus the first's with a 95% interval from a paired cluster bootstrap (clips redrawn
+    within each robot, every reader on the same draws; macro: the mean over the robots, per draw).
+
+    A reader's seed moves rho by about 0.1 on these suites (docs/kiva_validation.md, "Readers differ"), so
+    a setting is judged by the mean of several readers, not by one."""
+    from robojudge.meta import ClusterBootstrap, verdict_levels
+
+    (name_a, readers_a), (name_b, readers_b) = settings.items()
+    out: dict[str, Any] = {}
+    for root in roots:
+        per_robot: dict[str, Any] = {}
+        reps_diff = []
+        for robot in robots:
+            rows = {r: segment_rows(_load(reads_cache(root / robot, r)), False)
+                    for r in (*readers_a, *readers_b)}
+            first = next(iter(rows.values()))
+            for r, x in rows.items():
+                if [(y["item"], y["start"]) for y in x] != [(y["item"], y["start"]) for y in first]:
+                    raise SystemExit(f"{root / robot}: {r}'s cached reads do not hold the same segments")
+            levels = verdict_levels([y["verdict"] for y in first]).astype(float)
+            clips = [y["clip"] for y in first]
+            scores = {r: np.asarray([y["score"] for y in x], float) for r, x in rows.items()}
+            boot = ClusterBootstrap(clips, n_replicates=replicates, seed=seed)
+            weights = boot.item_weights(boot.counts)
+            ones = np.ones(len(levels), dtype=np.int64)
+
+            def mean_rho(readers: Sequence[str], w: np.ndarray, scores: dict[str, np.ndarray] = scores,
+                         levels: np.ndarray = levels) -> float:
+                return float(np.mean([_weighted_rho(scores[r], levels, w) for r in readers]))
+
+            point = {r: _weighted_rho(scores[r], levels, ones) for r in scores}
+            diff = np.array([mean_rho(readers_b, w) - mean_rho(readers_a, w) for w in weights])
+            reps_diff.append(diff)
+            per_robot[robot] = {
+                "rho": point, name_a: mean_rho(readers_a, ones), name_b: mean_rho(readers_b, ones),
+                "difference": mean_rho(readers_b, ones) - mean_rho(readers_a, ones),
+                "interval": tuple(np.nanpercentile(diff, [2.5, 97.5])),
+            }
+        macro = np.mean(np.stack(reps_diff), axis=0)
+        out[str(root)] = {"robots": per_robot, "macro": {
+            name_a: float(np.mean([v[name_a] for v in per_robot.values()])),
+            name_b: float(np.mean([v[name_b] for v in per_robot.values()])),
+            "difference": float(np.mean([v["difference"] for v in per_robot.values()])),
+            "interval": tuple(np.nanpercentile(macro, [2.5, 97.5]))}}
+    return out
+
+
+def cmd_settings(roots: Sequence[Path], robots: Sequence[str], settings: dict[str, Sequence[str]],
+                 replicates: int) -> None:
+    res = compare_settings(roots, robots, settings, replicates)
+    name_a, name_b = settings
+    for root, r in res.items():
+        print(f"{root}:")
+        for robot, v in r["robots"].items():
+            each = ", ".join(f"{k} {x:.2f}" for k, x in v["rho"].items())
+            lo, hi = v["interval"]
+            print(f"  {robot}: {each}; {name_a} {v[name_a]:.3f}, {name_b} {v[name_b]:.3f}, difference "
+                  f"{v['difference']:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+        m = r["macro"]
+        lo, hi = m["interval"]
+        print(f"  macro: {name_a} {m[name_a]:.3f}, {name_b} {m[name_b]:.3f}, difference "
+              f"{m['difference']:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+
+
 def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int, seed: int, size: int
                  ) -> None:
     t0 = time.time()
@@ -762,6 +842,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="a reader's folder name whose reads `ensemble` cached (repeatable; the first is the "
                    "base)")
     p.add_argument("--replicates", type=int, default=2000)
+    p = cached_suites("settings")
+    p.add_argument("--setting", action="append", required=True,
+                   help="NAME=READER,READER,... (folder names of readers whose reads `ensemble` cached); "
+                   "exactly two")
+    p.add_argument("--replicates", type=int, default=1000)
     p = sub.add_parser("tta")
     p.add_argument("--root", type=Path, required=True)
     p.add_argument("--episodes", type=int, default=18)
@@ -785,6 +870,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.root) != 1:
             parser.error("compare takes one --root")
         cmd_compare(args.root[0], [r for r in args.robots.split(",") if r], args.reader, args.replicates)
+        return 0
+    if args.command == "settings":
+        settings = dict(x.split("=", 1) for x in args.setting)
+        if len(settings) != 2 or any("=" not in x for x in args.setting):
+            parser.error("settings takes exactly two --setting NAME=READER,READER,...")
+        cmd_settings(args.root, [r for r in args.robots.split(",") if r],
+                     {k: [r for r in v.split(",") if r] for k, v in settings.items()}, args.replicates)
         return 0
     if args.command == "local":
         cmd_local(args.root, [r for r in args.robots.split(",") if r], args.reader, args.radius)

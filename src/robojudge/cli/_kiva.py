@@ -37,8 +37,13 @@ def train_cmd(
                                        "kinematic failures whose state files hold the pose as rendered."),
     views: str = typer.Option("main", help="main: each episode's main view; all: every view of faithful "
                               "rollouts and recordings too, so the reader reads any view (3D rigidity)."),
+    context: int = typer.Option(3, help="Consecutive frames stacked per input: the frame read and its "
+                                "neighbours (1: the frame alone; docs/kiva.md, \"The reader\")."),
     heatmap_stride: int = typer.Option(4, "--heatmap-stride", help="Input pixels per heatmap cell: 4, or 2 "
                                        "for one more decoder step (about 1.4 times the training time)."),
+    heatmap_loss: float = typer.Option(0.0, "--heatmap-loss", help="Weight of a cross-entropy teaching each "
+                                       "heatmap a peak at its keypoint, beside the loss on positions (0: "
+                                       "none; docs/kiva.md, \"Heatmap loss\")."),
     members: int = typer.Option(1, help="Train this many readers (seeds SEED, SEED+1, ...) and read with "
                                 "all of them, averaged (docs/kiva.md, \"Several readers\"); MEMBERS times "
                                 "the training and reading time."),
@@ -57,7 +62,8 @@ def train_cmd(
                                           "rollouts": not references_only, "threads": threads,
                                           "device": device, "views": views, "failures": with_failures,
                                           "heatmap_stride": heatmap_stride, "members": members,
-                                          "warp": warp})
+                                          "warp": warp, "context": context,
+                                          "heatmap_loss": heatmap_loss})
     except ValueError as exc:
         raise fail(str(exc)) from None
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 #: Options added after readers were first stored: left out of a dump while at their default.
-_OMITTED_AT_DEFAULT = ("failures", "heatmap_stride", "members", "warp")
+_OMITTED_AT_DEFAULT = ("failures", "heatmap_loss", "heatmap_stride", "members", "warp")
 
 
 class TrainConfig(BaseModel):
@@ -26,6 +26,11 @@ class TrainConfig(BaseModel):
     width: int = Field(default=32, ge=8, le=256, description="channels of the first layer (multiple of 8)")
     heatmap_stride: Literal[2, 4] = Field(
         default=4, description="input pixels per heatmap cell: 4, or 2 for one more decoder step"
+    )
+    heatmap_loss: float = Field(
+        default=0.0, ge=0,
+        description="weight of a cross-entropy between each visible keypoint's heatmap and a Gaussian of one "
+        "heatmap cell round its target, added to the Huber loss on positions (0: positions only)",
     )
     epochs: int = Field(default=30, ge=1)
     batch_size: int = Field(default=16, ge=1)

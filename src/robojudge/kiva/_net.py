@@ -75,6 +75,13 @@ class KeypointReader(nn.Module):
         self.log_beta = nn.Parameter(torch.zeros(()))  # heatmap sharpness, learnt
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        pos, vis, _ = self.read(x)
+        return pos, vis
+
+    def read(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Positions ``(B, K, 2)``, visibility logits ``(B, K)`` and the heatmaps' log-probabilities
+        ``(B, K, h / stride, w / stride)`` (before any ``local_radius``): what :meth:`forward` returns,
+        plus the maps a heatmap loss trains (``TrainConfig.heatmap_loss``)."""
         b, _, h, w = x.shape
         ys = torch.linspace(-1, 1, h, dtype=x.dtype, device=x.device).view(1, 1, h, 1).expand(b, 1, h, w)
         xs = torch.linspace(-1, 1, w, dtype=x.dtype, device=x.device).view(1, 1, 1, w).expand(b, 1, h, w)
@@ -88,7 +95,9 @@ class KeypointReader(nn.Module):
             feat = self.fine(torch.cat([f1, up2], dim=1))  # (B, w, h/2, w/2)
         heat = self.heat(feat)  # (B, K, h/stride, w/stride)
         hh, ww = heat.shape[-2:]
-        prob = torch.softmax(heat.flatten(2) * self.log_beta.exp() * 10.0, dim=-1).view(b, -1, hh, ww)
+        logits = heat.flatten(2) * self.log_beta.exp() * 10.0
+        prob = torch.softmax(logits, dim=-1).view(b, -1, hh, ww)
+        logp = torch.log_softmax(logits, dim=-1).view(b, -1, hh, ww)
         if self.local_radius is not None:
             prob = local_window(prob, self.local_radius)
         # A heatmap cell's centre, in input pixels (pixel centres at integer + 0.5).
@@ -97,7 +106,7 @@ class KeypointReader(nn.Module):
         px = (prob.sum(dim=2) * cx).sum(dim=-1)
         py = (prob.sum(dim=3) * cy).sum(dim=-1)
         vis = self.vis(f3.mean(dim=(2, 3)))
-        return torch.stack([px, py], dim=-1), vis
+        return torch.stack([px, py], dim=-1), vis, logp
 
 
 class ReaderEnsemble(nn.Module):

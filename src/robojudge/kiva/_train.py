@@ -126,13 +126,41 @@ def _warp(
 
 def _loss(net: KeypointReader, x: torch.Tensor, kp: torch.Tensor, vis: torch.Tensor,
           cfg: TrainConfig, size: int) -> torch.Tensor:
-    pos, logit = net(x)
+    if cfg.heatmap_loss > 0:
+        pos, logit, logp = net.read(x)
+    else:  # the loss of readers trained before the option, computed as it was
+        pos, logit = net(x)
     bce = F.binary_cross_entropy_with_logits(logit, vis.float())
     if vis.any():
         huber = F.huber_loss(pos[vis] / size, kp[vis] / size, delta=cfg.huber_delta)
     else:
         huber = pos.sum() * 0.0
-    return huber + cfg.visibility_weight * bce
+    loss = huber + cfg.visibility_weight * bce
+    if cfg.heatmap_loss > 0 and vis.any():
+        loss = loss + cfg.heatmap_loss * heatmap_cross_entropy(logp, kp, vis, size)
+    return loss
+
+
+def heatmap_target(kp: torch.Tensor, shape: tuple[int, int], size: int) -> torch.Tensor:
+    """``(N, hh, ww)`` probabilities: for each position ``kp`` ``(N, 2)`` (input pixels of a ``size x size``
+    frame), a Gaussian over the heatmap's cell centres with a standard deviation of one cell, summing to 1.
+    """
+    hh, ww = shape
+    cell_y, cell_x = size / hh, size / ww
+    cy = (torch.arange(hh, dtype=kp.dtype, device=kp.device) + 0.5) * cell_y
+    cx = (torch.arange(ww, dtype=kp.dtype, device=kp.device) + 0.5) * cell_x
+    dy = (cy[None, :] - kp[:, 1:2]) / cell_y  # (N, hh), in cells
+    dx = (cx[None, :] - kp[:, 0:1]) / cell_x  # (N, ww)
+    logit = -0.5 * (dy[:, :, None] ** 2 + dx[:, None, :] ** 2)
+    return torch.softmax(logit.flatten(1), dim=-1).view(-1, hh, ww)
+
+
+def heatmap_cross_entropy(logp: torch.Tensor, kp: torch.Tensor, vis: torch.Tensor, size: int) -> torch.Tensor:
+    """Mean over the visible keypoints of the cross-entropy between the heatmap (log-probabilities ``(B, K,
+    hh, ww)``) and :func:`heatmap_target` at the keypoint's position: it teaches each map a peak where its
+    keypoint is seen, where the Huber loss on the soft-argmax alone accepts any map whose mean is right."""
+    target = heatmap_target(kp[vis], (logp.shape[-2], logp.shape[-1]), size)
+    return -(target * logp[vis]).sum(dim=(-2, -1)).mean()
 
 
 def train_net(
