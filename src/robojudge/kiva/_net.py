@@ -75,13 +75,19 @@ class KeypointReader(nn.Module):
         self.log_beta = nn.Parameter(torch.zeros(()))  # heatmap sharpness, learnt
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        pos, vis, _ = self.read(x)
+        pos, vis, _ = self._read(x, False)
         return pos, vis
 
     def read(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Positions ``(B, K, 2)``, visibility logits ``(B, K)`` and the heatmaps' log-probabilities
         ``(B, K, h / stride, w / stride)`` (before any ``local_radius``): what :meth:`forward` returns,
         plus the maps a heatmap loss trains (``TrainConfig.heatmap_loss``)."""
+        pos, vis, logp = self._read(x, True)
+        assert logp is not None
+        return pos, vis, logp
+
+    def _read(self, x: torch.Tensor, log_maps: bool
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         b, _, h, w = x.shape
         ys = torch.linspace(-1, 1, h, dtype=x.dtype, device=x.device).view(1, 1, h, 1).expand(b, 1, h, w)
         xs = torch.linspace(-1, 1, w, dtype=x.dtype, device=x.device).view(1, 1, 1, w).expand(b, 1, h, w)
@@ -97,7 +103,7 @@ class KeypointReader(nn.Module):
         hh, ww = heat.shape[-2:]
         logits = heat.flatten(2) * self.log_beta.exp() * 10.0
         prob = torch.softmax(logits, dim=-1).view(b, -1, hh, ww)
-        logp = torch.log_softmax(logits, dim=-1).view(b, -1, hh, ww)
+        logp = torch.log_softmax(logits, dim=-1).view(b, -1, hh, ww) if log_maps else None  # not when reading
         if self.local_radius is not None:
             prob = local_window(prob, self.local_radius)
         # A heatmap cell's centre, in input pixels (pixel centres at integer + 0.5).
