@@ -58,13 +58,19 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     bootstrap (clips redrawn within each robot; ``robojudge.meta.segment_spearman_bootstrap``), and each
     reader's difference from the first.
 
+``settings``
+    Two training settings, each several readers (``--setting NAME=READER,READER``, seeds of one setting):
+    every reader's rho, each setting's mean, and the second's mean minus the first's with the interval
+    of ``compare``'s bootstrap, per robot and macro. A reader's seed moves rho by about 0.1, so a
+    setting is judged by several readers.
+
 ``errors`` and ``kth`` take ``--reader NAME`` to work on the reads ``ensemble`` cached for the reader in
 the folder ``NAME`` instead of ``_tracks.pkl``.
 
 Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads", "Where reads
 disagree, and a reader trained on twice the episodes", "A reader trained on warped frames", "Smoothing
 the reads, and what the reader reads of the fingers", "Reading heatmaps near their peak" and "Again at 128 px,
-judged on clips it never saw".
+judged on clips it never saw" and "A heatmap loss, and one frame of input".
 Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
@@ -711,66 +717,33 @@ def cmd_compare(root: Path, robots: Sequence[str], readers: Sequence[str], repli
         print(f"{name} minus {readers[0]}: {cells(m)}")
 
 
-def _weighted_rho(scores: np.ndarray, levels: np.ndarray, weights: np.ndarray) -> float:
-    """Spearman's rho of the segments repeated ``weights`` times (a bootstrap resample); NaNs left out."""
-    from scipy.stats import spearmanr
-
-    ok = ~np.isnan(scores) & (weights > 0)
-    rep = np.rint(weights[ok]).astype(np.int64)
-    s, lv = np.repeat(scores[ok], rep), np.repeat(levels[ok], rep)
-    if len(s) < 3 or len(np.unique(s)) < 2 or len(np.unique(lv)) < 2:
-        return math.nan
-    return float(spearmanr(s, lv)[0])
-
-
 def compare_settings(roots: Sequence[Path], robots: Sequence[str], settings: dict[str, Sequence[str]],
                      replicates: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Two training settings, each a list of readers (seeds) whose reads ``ensemble`` cached: per root and
     robot, every reader's rho of ``kiva`` (version 4), each setting's mean over its readers, and the second
-    setting's mean minus the first's with a 95% interval from a paired cluster bootstrap (clips redrawn
-    within each robot, every reader on the same draws; macro: the mean over the robots, per draw).
+    setting's mean minus the first's with a 95% interval from one paired cluster bootstrap
+    (:func:`compare_readers`: clips redrawn within each robot, every reader on the same draws; macro: the
+    mean over the robots).
 
     A reader's seed moves rho by about 0.1 on these suites (docs/kiva_validation.md, "Readers differ"), so
     a setting is judged by the mean of several readers, not by one."""
-    from robojudge.meta import ClusterBootstrap, verdict_levels
-
     (name_a, readers_a), (name_b, readers_b) = settings.items()
     out: dict[str, Any] = {}
     for root in roots:
-        per_robot: dict[str, Any] = {}
-        reps_diff = []
-        for robot in robots:
-            rows = {r: segment_rows(_load(reads_cache(root / robot, r)), False)
-                    for r in (*readers_a, *readers_b)}
-            first = next(iter(rows.values()))
-            for r, x in rows.items():
-                if [(y["item"], y["start"]) for y in x] != [(y["item"], y["start"]) for y in first]:
-                    raise SystemExit(f"{root / robot}: {r}'s cached reads do not hold the same segments")
-            levels = verdict_levels([y["verdict"] for y in first]).astype(float)
-            clips = [y["clip"] for y in first]
-            scores = {r: np.asarray([y["score"] for y in x], float) for r, x in rows.items()}
-            boot = ClusterBootstrap(clips, n_replicates=replicates, seed=seed)
-            weights = boot.item_weights(boot.counts)
-            ones = np.ones(len(levels), dtype=np.int64)
+        res = compare_readers(root, robots, [*readers_a, *readers_b], replicates, seed)
 
-            def mean_rho(readers: Sequence[str], w: np.ndarray, scores: dict[str, np.ndarray] = scores,
-                         levels: np.ndarray = levels) -> float:
-                return float(np.mean([_weighted_rho(scores[r], levels, w) for r in readers]))
+        def cell(pick: Any, res: Any = res) -> dict[str, Any]:
+            def mean(readers: Sequence[str]) -> tuple[float, np.ndarray]:
+                picked = [pick(res.metrics[r]) for r in readers]
+                return float(np.mean([x.rho for x in picked])), np.mean([x.draws for x in picked], axis=0)
 
-            point = {r: _weighted_rho(scores[r], levels, ones) for r in scores}
-            diff = np.array([mean_rho(readers_b, w) - mean_rho(readers_a, w) for w in weights])
-            reps_diff.append(diff)
-            per_robot[robot] = {
-                "rho": point, name_a: mean_rho(readers_a, ones), name_b: mean_rho(readers_b, ones),
-                "difference": mean_rho(readers_b, ones) - mean_rho(readers_a, ones),
-                "interval": tuple(np.nanpercentile(diff, [2.5, 97.5])),
-            }
-        macro = np.mean(np.stack(reps_diff), axis=0)
-        out[str(root)] = {"robots": per_robot, "macro": {
-            name_a: float(np.mean([v[name_a] for v in per_robot.values()])),
-            name_b: float(np.mean([v[name_b] for v in per_robot.values()])),
-            "difference": float(np.mean([v["difference"] for v in per_robot.values()])),
-            "interval": tuple(np.nanpercentile(macro, [2.5, 97.5]))}}
+            (a, draws_a), (b, draws_b) = mean(readers_a), mean(readers_b)
+            return {"rho": {r: pick(res.metrics[r]).rho for r in (*readers_a, *readers_b)}, name_a: a,
+                    name_b: b, "difference": b - a,
+                    "interval": tuple(np.nanpercentile(draws_b - draws_a, [2.5, 97.5]))}
+
+        out[str(root)] = {"robots": {robot: cell(lambda m, g=robot: m.groups[g]) for robot in robots},
+                          "macro": cell(lambda m: m.macro)}
     return out
 
 

@@ -47,6 +47,12 @@ def local_window(prob: torch.Tensor, radius: int) -> torch.Tensor:
     return kept / kept.sum(dim=(2, 3), keepdim=True)
 
 
+def cell_centres(cells: int, extent: int, like: torch.Tensor) -> torch.Tensor:
+    """Centres of ``cells`` heatmap cells spanning ``extent`` input pixels, in input pixels (pixel centres at
+    integer + 0.5), with ``like``'s dtype and device."""
+    return (torch.arange(cells, dtype=like.dtype, device=like.device) + 0.5) * (extent / cells)
+
+
 class KeypointReader(nn.Module):
     """Frames ``(B, 3 * context, S, S)`` in [0, 1] -> pixel positions ``(B, K, 2)``, visibility logits.
 
@@ -106,9 +112,7 @@ class KeypointReader(nn.Module):
         logp = torch.log_softmax(logits, dim=-1).view(b, -1, hh, ww) if log_maps else None  # not when reading
         if self.local_radius is not None:
             prob = local_window(prob, self.local_radius)
-        # A heatmap cell's centre, in input pixels (pixel centres at integer + 0.5).
-        cy = (torch.arange(hh, dtype=x.dtype, device=x.device) + 0.5) * (h / hh)
-        cx = (torch.arange(ww, dtype=x.dtype, device=x.device) + 0.5) * (w / ww)
+        cy, cx = cell_centres(hh, h, x), cell_centres(ww, w, x)
         px = (prob.sum(dim=2) * cx).sum(dim=-1)
         py = (prob.sum(dim=3) * cy).sum(dim=-1)
         vis = self.vis(f3.mean(dim=(2, 3)))

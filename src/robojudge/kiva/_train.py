@@ -24,7 +24,7 @@ from torch.nn import functional as F
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import EpisodeData
 from robojudge.kiva._infer import predict, stack_context, to_tensor
-from robojudge.kiva._net import KeypointReader, ReaderEnsemble
+from robojudge.kiva._net import KeypointReader, ReaderEnsemble, cell_centres
 
 Progress = Callable[[int, int, float], None]
 """Called after each epoch with (epochs done, epochs in all, mean training loss)."""
@@ -147,8 +147,7 @@ def heatmap_target(kp: torch.Tensor, shape: tuple[int, int], size: int) -> torch
     """
     hh, ww = shape
     cell_y, cell_x = size / hh, size / ww
-    cy = (torch.arange(hh, dtype=kp.dtype, device=kp.device) + 0.5) * cell_y
-    cx = (torch.arange(ww, dtype=kp.dtype, device=kp.device) + 0.5) * cell_x
+    cy, cx = cell_centres(hh, size, kp), cell_centres(ww, size, kp)
     dy = (cy[None, :] - kp[:, 1:2]) / cell_y  # (N, hh), in cells
     dx = (cx[None, :] - kp[:, 0:1]) / cell_x  # (N, ww)
     logit = -0.5 * (dy[:, :, None] ** 2 + dx[:, None, :] ** 2)
