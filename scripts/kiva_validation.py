@@ -81,23 +81,27 @@ def build_suite(folder: Path, robot: str, *, episodes: int, size: int, seed: int
     return manifest
 
 
-#: The readers' default size, epochs and heatmap stride (``--reader-size``, ``--epochs``,
-#: ``--heatmap-stride``); other values name their folders.
-READER_SIZE, EPOCHS, STRIDE = 64, 30, 4
+#: The readers' default size, epochs, heatmap stride and heatmap loss (``--reader-size``, ``--epochs``,
+#: ``--heatmap-stride``, ``--heatmap-loss``): the settings the page's first readers were trained with, kept
+#: so that the folders of those readers keep their names. ``robojudge kiva train`` defaults differ (128 px,
+#: stride 2, loss 0.01); other values name their folders.
+READER_SIZE, EPOCHS, STRIDE, HEATMAP_LOSS = 64, 30, 4, 0.0
 
 
 def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, failures: bool,
                   mixed: bool = False, size: int = READER_SIZE, epochs: int = EPOCHS,
-                  stride: int = STRIDE) -> Path:
+                  stride: int = STRIDE, heatmap_loss: float = HEATMAP_LOSS) -> Path:
     """Where a robot's reader goes unless ``--reader`` names one: beside the suite it trains on. A reader
     of another ``--reader-size`` or ``--epochs`` than the defaults (64, 30) gets them in its folder's name
-    (``reader-s128-e10``), and a heatmap stride of 2 adds ``-h2``, so readers of different settings never
-    stand in for each other."""
+    (``reader-s128-e10``), a heatmap stride of 2 adds ``-h2`` and a heatmap loss W ``-lW``, so readers of
+    different settings never stand in for each other."""
     name = "reader-mixed" if mixed else "reader-failures" if failures else "reader"
     if (size, epochs) != (READER_SIZE, EPOCHS):
         name += f"-s{size}-e{epochs}"
     if stride != STRIDE:
         name += f"-h{stride}"
+    if heatmap_loss != HEATMAP_LOSS:
+        name += f"-l{heatmap_loss:g}"
     return folder / name if train_seed is None else root / "train" / f"{robot}-seed{train_seed}" / name
 
 
@@ -129,6 +133,7 @@ def mixed_manifest(judged: Path, failures: Path, out: Path, prefix: str) -> Path
 
 def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: int, seed: int,
             reader_size: int, epochs: int, threads: int, t0: float, stride: int = STRIDE,
+            heatmap_loss: float = HEATMAP_LOSS,
             rollout_depth: Sequence[int] | None = None, train_folder: Path | None = None,
             train_seed: int | None = None, failures: bool = False, mixed: bool = False) -> tuple[Path, Path]:
     """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``.
@@ -156,7 +161,8 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
 
         facts = train_reader(train_manifest, robot, checkpoint.parent,
                              TrainConfig(size=reader_size, epochs=epochs, threads=threads, seed=seed,
-                                         failures=failures, heatmap_stride=stride))
+                                         failures=failures, heatmap_stride=stride,
+                                         heatmap_loss=heatmap_loss))
         _log(f"{robot}: reader trained, held-out {facts['held_out_error']}, train {facts['train_error']}", t0)
     from robojudge.kiva import load_reader
 
@@ -929,6 +935,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--heatmap-stride", type=int, choices=(2, 4), default=STRIDE,
                         help="input pixels per heatmap cell of the readers trained "
                         "(TrainConfig.heatmap_stride)")
+    parser.add_argument("--heatmap-loss", type=float, default=HEATMAP_LOSS,
+                        help="weight of the heatmap loss of the readers trained (TrainConfig.heatmap_loss)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--suite", action="append", default=[], help="ROBOT=DIR: reuse this suite folder")
     parser.add_argument("--reader", action="append", default=[], help="ROBOT=PATH: reuse this reader")
@@ -994,12 +1002,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = suites.get(robot, args.root / robot)
         reader = readers.get(robot, reader_folder(args.root, folder, robot, args.train_suite_seed,
                                                   args.train_failures, args.train_mixed,
-                                                  args.reader_size, args.epochs, args.heatmap_stride))
+                                                  args.reader_size, args.epochs, args.heatmap_stride,
+                                                  args.heatmap_loss))
         train_folder = (None if args.train_suite_seed is None
                         else args.root / "train" / f"{robot}-seed{args.train_suite_seed}")
         prepared[robot] = prepare(robot, folder, reader, episodes=args.episodes, size=args.size,
                                   seed=args.seed, reader_size=args.reader_size, epochs=args.epochs,
                                   threads=args.threads, t0=t0, stride=args.heatmap_stride,
+                                  heatmap_loss=args.heatmap_loss,
                                   rollout_depth=depth, train_folder=train_folder,
                                   train_seed=args.train_suite_seed, failures=args.train_failures,
                                   mixed=args.train_mixed)

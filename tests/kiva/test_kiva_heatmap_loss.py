@@ -90,15 +90,16 @@ def _held_out(net: KeypointReader, data: EpisodeData, cfg: TrainConfig) -> tuple
     return float(heatmap_cross_entropy(logp, kp, vis, cfg.size)), float((pos - kp).norm(dim=-1).mean())
 
 
-def test_the_heatmap_loss_trains_the_maps_towards_the_target_and_is_off_by_default():
-    assert TrainConfig().heatmap_loss == 0.0
-    assert "heatmap_loss" not in TrainConfig().model_dump()  # readers trained before it keep their config
-    assert TrainConfig(heatmap_loss=0.01).model_dump()["heatmap_loss"] == 0.01
+def test_the_heatmap_loss_is_on_by_default_off_in_configs_stored_before_it_and_trains_the_maps():
+    assert TrainConfig().heatmap_loss == 0.01
+    assert TrainConfig(heatmap_loss=0.0).model_dump()["heatmap_loss"] == 0.0
+    stored = {k: v for k, v in TrainConfig().model_dump().items() if k != "heatmap_loss"}
+    assert TrainConfig.from_stored(stored).heatmap_loss == 0.0  # a reader trained before the option
     with pytest.raises(ValueError):
         TrainConfig(heatmap_loss=-1.0)
     train, held = [_blobs(48, 32, 1)], _blobs(24, 32, 2)
-    base = dict(size=32, width=8, epochs=6, batch_size=8, holdout=0.0, context=1, shift=0)
-    plain_cfg, hm_cfg = TrainConfig(**base), TrainConfig(**base, heatmap_loss=0.05)
+    base = dict(size=32, width=8, epochs=6, batch_size=8, holdout=0.0, context=1, shift=0, heatmap_stride=4)
+    plain_cfg, hm_cfg = TrainConfig(**base, heatmap_loss=0.0), TrainConfig(**base, heatmap_loss=0.05)
     plain, _ = train_net(train, 1, plain_cfg)
     hm, loss_a = train_net(train, 1, hm_cfg)
     again, loss_b = train_net(train, 1, hm_cfg)

@@ -34,10 +34,10 @@ def test_stride_sets_the_heatmap_cell_and_positions_stay_in_input_pixels():
         KeypointReader(5, 3, 8, stride=3)
 
 
-def test_a_stride_2_checkpoint_reloads_as_stride_2_and_stride_4_configs_keep_their_old_dump(tmp_path: Path):
-    # The default (4) is left out of a config's dump, so the stored config, and cache keys hashed from it,
-    # of every reader trained before the option existed are unchanged.
-    assert "heatmap_stride" not in TrainConfig().model_dump()
+def test_a_stride_2_checkpoint_reloads_as_stride_2_and_a_config_without_a_stride_as_4(tmp_path: Path):
+    # Stride 2 is the default now; a config stored before the option existed has no stride and was
+    # trained at 4, so it must read back as 4.
+    assert TrainConfig().heatmap_stride == 2
     cfg = TrainConfig(size=32, width=8, heatmap_stride=2)
     assert cfg.model_dump()["heatmap_stride"] == 2
     with pytest.raises(ValueError):
@@ -68,5 +68,6 @@ def test_the_cli_trains_with_the_python_defaults():
     params = inspect.signature(train_cmd).parameters
     cfg = TrainConfig()
     assert cfg.size == 128
-    for name in ("size", "epochs", "heatmap_stride", "seed", "holdout", "threads", "warp"):
+    for name in ("size", "epochs", "heatmap_stride", "heatmap_loss", "members", "context", "seed", "holdout",
+                 "threads", "warp"):
         assert params[name].default.default == getattr(cfg, name), name

@@ -47,9 +47,9 @@ def test_an_ensemble_averages_positions_and_visibility_probabilities():
         ReaderEnsemble([])
 
 
-def test_members_is_left_out_of_the_dump_at_1_and_builds_the_network_it_names():
-    # Readers stored before the option keep their config and the demo's cache key.
-    assert "members" not in TrainConfig().model_dump()
+def test_members_defaults_to_1_in_configs_stored_before_it_and_builds_the_network_it_names():
+    stored = {k: v for k, v in TrainConfig(members=3).model_dump().items() if k != "members"}
+    assert TrainConfig().members == 1 and TrainConfig.from_stored(stored).members == 1
     cfg = TrainConfig(members=3)
     assert cfg.model_dump()["members"] == 3 and TrainConfig.model_validate(cfg.model_dump()) == cfg
     for bad in (0, 17):

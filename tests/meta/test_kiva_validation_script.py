@@ -309,6 +309,28 @@ def test_readers_of_other_sizes_or_epochs_get_folders_of_their_own() -> None:
     assert kv.reader_folder(root, root / "fetch", "fetch", None, False, size=128, epochs=10,
                             stride=2) == Path("r/fetch/reader-s128-e10-h2")
     assert kv.reader_folder(root, root / "fetch", "fetch", None, False, stride=2) == Path("r/fetch/reader-h2")
+    assert kv.reader_folder(root, root / "fetch", "fetch", None, False, size=128, epochs=10, stride=2,
+                            heatmap_loss=0.01) == Path("r/fetch/reader-s128-e10-h2-l0.01")
+
+
+def test_the_scripts_readers_keep_their_settings_whatever_the_defaults(tmp_path: Path, monkeypatch) -> None:
+    # The folder `reader` means a plain stride-4 reader on this page, whatever TrainConfig's defaults are.
+    import robojudge.kiva as kiva
+
+    seen = []
+
+    def fake_train(manifest, robot, folder, config):
+        seen.append(config)
+        raise RuntimeError("stop after the config")
+
+    monkeypatch.setattr(kiva, "train_reader", fake_train)
+    monkeypatch.setattr(kv, "build_suite", lambda *a, **k: tmp_path / "m.jsonl")
+    for kw in ({}, {"stride": 2, "heatmap_loss": 0.01}):
+        with pytest.raises(RuntimeError, match="stop after"):
+            kv.prepare("fetch", tmp_path, tmp_path / "reader", episodes=2, size=64, seed=1, reader_size=32,
+                       epochs=1, threads=1, t0=0.0, **kw)
+    assert (seen[0].heatmap_stride, seen[0].heatmap_loss) == (4, 0.0)
+    assert (seen[1].heatmap_stride, seen[1].heatmap_loss) == (2, 0.01)
 
 
 def test_segment_rows_of_several_readers_are_kept_side_by_side_in_one_cache(tmp_path: Path) -> None:

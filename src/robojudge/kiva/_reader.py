@@ -128,7 +128,7 @@ def load_reader(path: str | Path) -> Reader:
     try:
         blob = torch.load(ckpt, map_location="cpu", weights_only=True)
         meta = json.loads(blob["meta_json"])
-        cfg = TrainConfig.model_validate(meta["config"])
+        cfg = TrainConfig.from_stored(meta["config"])
         net = build_reader(len(meta["keypoints"]), cfg.context, cfg.width, cfg.heatmap_stride, cfg.members)
         net.load_state_dict(blob["state_dict"])
     except (KeyError, TypeError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
