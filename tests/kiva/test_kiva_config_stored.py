@@ -4,9 +4,6 @@ read back as the reader they trained, even where today's default differs."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-import pytest
 
 from robojudge.kiva import TrainConfig
 from robojudge.kiva._config import BEFORE_OPTION
@@ -42,20 +39,3 @@ def test_a_config_stored_before_the_options_reads_back_with_their_old_values_not
     assert set(BEFORE_OPTION) <= set(TrainConfig.model_fields)
     assert TrainConfig(**BEFORE_OPTION).model_dump(include=set(BEFORE_OPTION)) == BEFORE_OPTION
 
-
-def test_a_checkpoint_stored_with_an_old_config_loads_as_the_stride_4_reader_it_is(tmp_path: Path):
-    torch = pytest.importorskip("torch")
-    from robojudge.kiva import load_reader
-    from robojudge.kiva._net import KeypointReader
-    from robojudge.kiva._reader import FORMAT, _write
-
-    torch.manual_seed(2)
-    net = KeypointReader(3, 3, 16, stride=4).eval()
-    meta = {"format": FORMAT, "keypoints": ["a", "b", "c"], "config": dict(OLD_STORED), "robot": "fetch",
-            "image_size": 64, "links": []}
-    _write(tmp_path, net.state_dict(), meta)
-    loaded = load_reader(tmp_path)
-    assert loaded.net.stride == 4
-    x = torch.rand(1, 9, 64, 64)
-    with torch.no_grad():
-        assert torch.equal(loaded.net(x)[0], net(x)[0])

@@ -52,11 +52,18 @@ def test_a_stride_2_checkpoint_reloads_as_stride_2_and_a_config_without_a_stride
     x = torch.rand(1, 9, 32, 32)
     with torch.no_grad():
         assert torch.equal(loaded.net(x)[0], net(x)[0])
-    # The same weights under a stride-4 config do not load: the checkpoint says which network it is.
+    # Without a stride the config is one stored before the option (stride 4): the same weights do not load,
+    # the checkpoint says which network it is, and a stride-4 network's do, reading as it did.
     meta["config"].pop("heatmap_stride")
     _write(tmp_path, net.state_dict(), meta)
     with pytest.raises(Exception, match="not a KIVA reader checkpoint"):
         load_reader(tmp_path)
+    old = KeypointReader(4, cfg.context, cfg.width, 4).eval()
+    _write(tmp_path, old.state_dict(), meta)
+    loaded = load_reader(tmp_path)
+    assert loaded.net.stride == 4
+    with torch.no_grad():
+        assert torch.equal(loaded.net(x)[0], old(x)[0])
 
 
 def test_the_cli_trains_with_the_python_defaults():
