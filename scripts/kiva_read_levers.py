@@ -64,6 +64,15 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     of ``compare``'s bootstrap, per robot and macro. A reader's seed moves rho by about 0.1, so a
     setting is judged by several readers.
 
+``gap``
+    Measure version 5 (the finger part also judges the fingers' gap, docs/kiva.md) against version 4 on
+    the same cached reads (the ``ensemble`` caches of ``--reader``, repeatable) and on the true keypoints:
+    rho of each per robot and macro, version 5 minus version 4 with a 95% interval from a paired cluster
+    bootstrap, and the Good and Medium/Bad segments each flags.
+
+Since measure version 5 every subcommand judges with it (where it says version 4 above, it judged with
+version 4 when it was written; ``gap`` gives both on the same reads).
+
 ``errors`` and ``kth`` take ``--reader NAME`` to work on the reads ``ensemble`` cached for the reader in
 the folder ``NAME`` instead of ``_tracks.pkl``.
 
@@ -178,16 +187,22 @@ def finger_gaps(data: dict[str, Any], true: bool) -> dict[str, Any] | None:
     return {"reference_p1": floor, "passes": passes}
 
 
-def segment_rows(data: dict[str, Any], true: bool) -> list[dict[str, Any]]:
-    """Every planted segment judged with measure version 4: its score, parts (as ratios to their cuts),
-    verdict and planted failures."""
+def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True) -> list[dict[str, Any]]:
+    """Every planted segment judged with measure version 5 (``finger_gap=False``: version 4, no gap cut):
+    its score, parts (as ratios to their cuts; ``finger`` the crossing's, ``gap`` the gap's), verdict and
+    planted failures."""
+    from dataclasses import replace
+
     from robojudge.kiva import Tracks, judge_tracks, reference_cuts, segment_values
+    from robojudge.kiva._score import gap_ratio
 
     p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
     links, fingers = data["links"], data["fingers"]
     refs = [x for d in data["refs"].values()
             for x in segment_values(d[p], d[v], links, d["fps"], _diag(d), fingers=fingers, held=d["held"])]
     scales, cuts = reference_cuts(refs, 95.0)
+    if not finger_gap:
+        cuts = replace(cuts, finger_gap=math.nan)
     rows = []
     for item, d in data["items"].items():
         tracks = Tracks(d[p], d[v], d[v].astype(float), d["fps"], d["w"], d["h"], held=d["held"])
@@ -195,12 +210,15 @@ def segment_rows(data: dict[str, Any], true: bool) -> list[dict[str, Any]]:
                   for x in judge_tracks(tracks, links, cuts, fingers=fingers, scales=scales).verdicts}
         for seg in d["planted"]:
             x = judged.get((seg["start"], seg["stop"]))
-            parts = {"score": math.nan, "rigidity": math.nan, "jerk": math.nan, "finger": math.nan}
+            parts = {"score": math.nan, "rigidity": math.nan, "jerk": math.nan, "finger": math.nan,
+                     "gap": math.nan}
             if x is not None:
+                gap_ok = not (math.isnan(x.values.finger_gap) or math.isnan(cuts.finger_gap))
                 parts = {"score": x.score,
                          "rigidity": _ratio(x.values.rigidity, cuts.rigidity),
                          "jerk": _ratio(x.values.jerk, cuts.jerk),
-                         "finger": _ratio(x.values.finger, cuts.finger)}
+                         "finger": _ratio(x.values.finger, cuts.finger),
+                         "gap": gap_ratio(x.values.finger_gap, cuts.finger_gap) if gap_ok else math.nan}
             rows.append({**parts, "item": item, "clip": d["clip"], "start": seg["start"],
                          "stop": seg["stop"], "verdict": seg["verdict"], "failures": seg["failures"]})
     return rows
@@ -747,6 +765,53 @@ def compare_settings(roots: Sequence[Path], robots: Sequence[str], settings: dic
     return out
 
 
+def compare_gap(root: Path, robots: Sequence[str], reader: str, replicates: int = 2000, seed: int = 0
+                ) -> tuple[Any, dict[str, dict[str, tuple[int, int, int, int]]]]:
+    """Measure version 5 against version 4 on ``reader``'s cached reads of ``root``'s suites and on the true
+    keypoints: one paired cluster bootstrap (``robojudge.meta.segment_spearman_bootstrap``, clips redrawn
+    within each robot) of the four, differences against version 4 read; and per robot and measure the
+    Good segments flagged, Good segments, Medium/Bad flagged and Medium/Bad segments."""
+    from robojudge.meta import segment_spearman_bootstrap
+
+    keys = ("read v4", "read v5", "true v4", "true v5")
+    scores: dict[str, list[float]] = {k: [] for k in keys}
+    levels: list[int] = []
+    groups: list[str] = []
+    clusters: list[str] = []
+    flags: dict[str, dict[str, tuple[int, int, int, int]]] = {}
+    for _, robot, path in _caches([root], robots, reader):
+        data = _load(path)
+        rows = {k: segment_rows(data, k.startswith("true"), finger_gap=k.endswith("v5")) for k in keys}
+        flags[robot] = {}
+        for k, rs in rows.items():
+            scores[k] += [r["score"] for r in rs]
+            good = [r["score"] > 1 for r in rs if r["verdict"] == "Good"]
+            bad = [r["score"] > 1 for r in rs if r["verdict"] != "Good"]
+            flags[robot][k] = (sum(good), len(good), sum(bad), len(bad))
+        first = rows["read v4"]
+        levels += [LEVELS[r["verdict"]] for r in first]
+        groups += [robot] * len(first)
+        clusters += [r["clip"] for r in first]
+    res = segment_spearman_bootstrap(scores, levels, groups, clusters, reference="read v4",
+                                     replicates=replicates, seed=seed)
+    return res, flags
+
+
+def cmd_gap(root: Path, robots: Sequence[str], readers: Sequence[str], replicates: int) -> None:
+    for reader in readers:
+        res, flags = compare_gap(root, robots, reader, replicates)
+        print(f"{root} {reader}:")
+        for robot in robots:
+            cells = ", ".join(f"{k} {res.metrics[k].groups[robot].rho:.3f}" for k in res.metrics)
+            d = res.differences["read v5"].groups[robot]
+            f4, f5 = flags[robot]["read v4"], flags[robot]["read v5"]
+            print(f"  {robot}: {cells}; read v5 - v4 {d.rho:+.3f} [{d.low:+.3f}, {d.high:+.3f}]; flagged "
+                  f"Good {f4[0]}->{f5[0]} of {f4[1]}, Medium/Bad {f4[2]}->{f5[2]} of {f4[3]}")
+        cells = ", ".join(f"{k} {m.macro.rho:.3f}" for k, m in res.metrics.items())
+        d = res.differences["read v5"].macro
+        print(f"  macro: {cells}; read v5 - v4 {d.rho:+.3f} [{d.low:+.3f}, {d.high:+.3f}]")
+
+
 def cmd_settings(roots: Sequence[Path], robots: Sequence[str], settings: dict[str, Sequence[str]],
                  replicates: int) -> None:
     res = compare_settings(roots, robots, settings, replicates)
@@ -815,6 +880,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="a reader's folder name whose reads `ensemble` cached (repeatable; the first is the "
                    "base)")
     p.add_argument("--replicates", type=int, default=2000)
+    p = cached_suites("gap")
+    p.add_argument("--reader", action="append", required=True,
+                   help="a reader's folder name whose reads `ensemble` cached (repeatable)")
+    p.add_argument("--replicates", type=int, default=2000)
     p = cached_suites("settings")
     p.add_argument("--setting", action="append", required=True,
                    help="NAME=READER,READER,... (folder names of readers whose reads `ensemble` cached); "
@@ -843,6 +912,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.root) != 1:
             parser.error("compare takes one --root")
         cmd_compare(args.root[0], [r for r in args.robots.split(",") if r], args.reader, args.replicates)
+        return 0
+    if args.command == "gap":
+        if len(args.root) != 1:
+            parser.error("gap takes one --root")
+        cmd_gap(args.root[0], [r for r in args.robots.split(",") if r], args.reader, args.replicates)
         return 0
     if args.command == "settings":
         settings = dict(x.split("=", 1) for x in args.setting)

@@ -32,7 +32,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kiva_validation import build_suite, reader_fingers, robot_items, robot_paths, true_tracks  # noqa: E402
+from kiva_validation import (  # noqa: E402
+    build_suite,
+    no_gap,
+    reader_fingers,
+    robot_items,
+    robot_paths,
+    true_tracks,
+)
 
 
 def read_suite(manifest: Path, robot: str, reader_path: Path, cache: Path | None = None,
@@ -89,8 +96,9 @@ def judged_rows(data: dict[str, Any], true: bool) -> list[tuple[str, float, floa
     refs = [x for d in data["refs"].values()
             for x in segment_values(d[p], d[v], links, d["fps"], math.hypot(d["w"], d["h"]), fingers=fingers,
                                     held=d["held"])]
+    # Versions 3 and 4 as they were: without the finger gap of version 5.
     scales, cuts4 = reference_cuts(refs, 95.0)
-    cuts3 = percentile_thresholds(refs, 95.0)
+    cuts4, cuts3 = no_gap(cuts4), no_gap(percentile_thresholds(refs, 95.0))
     rows = []
     for d in data["items"].values():
         tracks = Tracks(d[p], d[v], d[v].astype(float), d["fps"], d["w"], d["h"], held=d["held"])

@@ -50,7 +50,7 @@ SCENES: dict[str, tuple[str, ...]] = {
 }
 PROFILES = ("oracle", "kin_mild", "kin_severe")
 #: Changes when KIVA's per-segment values would: cached segment rows of another measure are recomputed.
-MEASURE = "4: per-part scales, centre windows, finger check, held frames"
+MEASURE = "5: per-part scales, centre windows, finger check with the fingers' gap, held frames"
 
 
 #: The VLM column's rubric (Bad 1, Medium 2, Good 3) and how a segment clip is shown to the judge: all 16
@@ -325,8 +325,9 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
                                              tracks.diagonal, **kw)
             true_vals[new] += true_keypoint_values((manifest.parent / ref).with_suffix(".npz"), reader, None,
                                                    clip.source_fps, math.hypot(h, w), **kw)
-    cuts = {new: percentile_thresholds(read_vals[new], 95.0) for new in (True, False)}
-    true_cuts = {new: percentile_thresholds(true_vals[new], 95.0) for new in (True, False)}
+    # Versions 2 and 3 had no finger gap: their columns are judged without its cut.
+    cuts = {new: no_gap(percentile_thresholds(read_vals[new], 95.0)) for new in (True, False)}
+    true_cuts = {new: no_gap(percentile_thresholds(true_vals[new], 95.0)) for new in (True, False)}
     scales, cuts4 = reference_cuts(read_vals[True])
     true_scales, true_cuts4 = reference_cuts(true_vals[True])
     rows = []
@@ -374,7 +375,15 @@ ABLATION: dict[str, dict[str, Any]] = {
                                                                    "held": True},
     "version 3 + jerk max over keypoints": {"fingers": True, "held": True, "jerk_reduce": "max"},
     "version 4: version 3 + per-part scales": {"fingers": True, "held": True, "scales": True},
+    "version 5: version 4 + finger gap": {"fingers": True, "held": True, "scales": True, "gap": True},
 }
+
+
+def no_gap(cuts: Any) -> Any:
+    """``cuts`` without the finger gap's (the measure before version 5)."""
+    from dataclasses import replace
+
+    return replace(cuts, finger_gap=math.nan)
 
 
 def window_errors(err: Any, visible: Any, names: Sequence[str], failures: Sequence[dict[str, Any]]
@@ -470,6 +479,8 @@ def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, fl
                                                                                      **kw(held))]
         scales, cuts = (reference_cuts(ref_vals) if opts.get("scales")
                         else (None, percentile_thresholds(ref_vals, 95.0)))
+        if not opts.get("gap"):
+            cuts = no_gap(cuts)
 
         def scaled(values: list[Any], scales: Any = scales) -> list[Any]:
             return values if scales is None else apply_scales(values, scales)

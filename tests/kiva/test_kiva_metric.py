@@ -80,7 +80,9 @@ def test_a_calibrated_reader_scores_every_segment_of_a_rollout(tiny_reader, kiva
     assert [(s["start"], s["stop"]) for s in d["segments"]] == [(0, 16), (16, 32), (32, 48)]
     cal = reader.meta["calibration"]
     # One view and no 3D threshold: rigidity in 2D, and the details say why.
-    finger = {} if cal["finger"] is None else {"finger": cal["finger"]}
+    finger = {k: cal[k] for k in ("finger", "finger_gap") if cal[k] is not None}
+    # Fetch has a finger pair: a calibration since measure version 5 holds its gap's cut.
+    assert cal["finger_gap"] is not None and cal["finger_gap"] > 0
     assert d["thresholds"] == {"rigidity": cal["rigidity"], "jerk": cal["jerk"], **finger,
                                "rigidity_3d": None}
     assert d["measure"] == "2d" and d["candidates"] == 5 and d["robot"] == "fetch"

@@ -41,6 +41,16 @@ def test_the_finger_threshold_is_read_and_missing_or_null_means_not_judged():
     assert null is not None and math.isnan(null.finger) and math.isnan(null.rigidity)
 
 
+def test_the_finger_gap_cut_is_read_and_a_reader_calibrated_before_it_has_none():
+    cal = {"rigidity": 0.1, "jerk": 5.0, "finger": 0.004}
+    before = _reader({"calibration": cal}).thresholds  # calibrated before measure version 5
+    assert before is not None and math.isnan(before.finger_gap) and before.finger == 0.004
+    now = _reader({"calibration": {**cal, "finger_gap": 0.03}}).thresholds
+    assert now is not None and now.finger_gap == 0.03
+    null = _reader({"calibration": {**cal, "finger_gap": None}}).thresholds
+    assert null is not None and math.isnan(null.finger_gap)
+
+
 def test_reading_marks_the_frames_that_repeat_the_previous_one():
     frames = np.random.default_rng(0).integers(0, 256, (6, 24, 32, 3), dtype=np.uint8)
     frames[3] = frames[2]

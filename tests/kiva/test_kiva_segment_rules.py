@@ -1,4 +1,5 @@
-"""KIVA's jerk-window attribution and finger check on hand-worked tracks (numpy only, no reader)."""
+"""KIVA's jerk-window attribution and finger check (crossing and gap) on hand-worked tracks (numpy only,
+no reader)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ from robojudge.kiva import (
 )
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices
 from robojudge.kiva._score import (
+    GAP_FLOOR,
     MIN_FINGER,
     finger_crossing,
+    finger_gaps,
     finger_sides,
+    gap_ratio,
     held_frames,
     jerk_window_span,
 )
@@ -213,3 +217,60 @@ def test_jerk_of_a_window_is_the_mean_over_keypoints_or_with_max_the_largest():
     assert all(math.isnan(v.jerk) for v in segment_values(pts, seen, [], FPS, DIAG, jerk_reduce="max"))
     with pytest.raises(ValueError, match="jerk reduce"):
         jerks(pts, jerk_reduce="median")
+
+
+def test_finger_gap_is_the_distance_between_paired_fingers_and_its_segment_minimum():
+    width = np.linspace(5.0, 1.0, 48)  # each finger `width` px from the axis: the gap is 2 * width
+    pts = hand(width)
+    gaps = finger_gaps(pts, np.ones((48, 3), bool), FINGERS, DIAG)[:, 0]
+    assert gaps == pytest.approx(2 * width / DIAG)
+    assert [v.finger_gap for v in finger_values(pts)] == pytest.approx([2 * width[s - 1] / DIAG
+                                                                         for s in (16, 32, 48)])
+    hidden = np.ones((48, 3), bool)
+    hidden[10:20, 1] = False
+    assert np.isnan(finger_gaps(pts, hidden, FINGERS, DIAG)[10:20, 0]).all()
+
+
+def gap_refs() -> list:
+    # References: fingers 3-4.5 px each side of the axis (gap 6-9 px), read with 0.3 px of noise.
+    return [v for seed in range(6) for v in finger_values(hand(np.full(48, 3.0 + 0.3 * seed), 0.3, seed))]
+
+
+def test_fingers_read_together_but_not_crossed_fail_the_finger_gap():
+    refs = gap_refs()
+    cuts = percentile_thresholds(refs, 95)
+    # The gap's cut is the complement percentile: fingers closer than 95% of reference segments' closest.
+    assert cuts.finger_gap == pytest.approx(float(np.percentile([v.finger_gap for v in refs], 5)))
+    assert 0.05 < cuts.finger_gap < 0.07
+    width = np.full(48, 3.5)
+    closed = width.copy()
+    closed[20:26] = 0.2  # a pass read as the fingers meeting: 0.4 px apart, on their usual sides
+    bad = judge_segments(finger_values(hand(closed)), cuts)
+    assert [v.values.finger for v in bad] == pytest.approx([0.0, 0.0, 0.0])  # no crossing to see
+    assert [v.finger_bad for v in bad] == [False, True, False]
+    assert [v.invalid for v in judge_segments(finger_values(hand(width)), cuts)] == [False, False, False]
+    assert bad[1].score == pytest.approx(cuts.finger_gap / 0.004) and bad[1].score > 10
+    d = bad[1].to_dict()
+    assert d["finger_invalid"] is True and d["finger_gap"] == pytest.approx(0.004)
+    # Fingers read at the very same point: the ratio is taken against the floor, not zero.
+    closed[20:26] = 0.0
+    touching = judge_segments(finger_values(hand(closed)), cuts)
+    assert touching[1].score == pytest.approx(gap_ratio(0.0, cuts.finger_gap)) == cuts.finger_gap / GAP_FLOOR
+
+
+def test_a_calibration_without_a_gap_cut_judges_as_before_and_touching_references_mute_the_gap():
+    cuts = percentile_thresholds(gap_refs(), 95)
+    closed = np.full(48, 3.5)
+    closed[20:26] = 0.2
+    values = finger_values(hand(closed))
+    # A reader calibrated before measure version 5 stored no gap cut: the crossing alone is judged.
+    before = judge_segments(values, Thresholds(cuts.rigidity, cuts.jerk, cuts.finger))
+    assert all(v.finger_judged for v in before) and not any(v.finger_bad for v in before)
+    # (no links here, no crossing: the score is the jerk's ratio, which the fingers' closing raises)
+    assert before[1].score == pytest.approx(values[1].jerk / cuts.jerk)
+    assert judge_segments(values, cuts)[1].score > 5 * before[1].score
+    # References whose fingers close completely give a cut of 0: no gap is below it.
+    touching = percentile_thresholds(finger_values(hand(np.r_[np.full(24, 3.0), np.zeros(24)])), 95)
+    assert touching.finger_gap == 0.0
+    assert not any(v.finger_bad for v in judge_segments(values, touching))
+    assert gap_ratio(0.0, 0.0) == 0.0

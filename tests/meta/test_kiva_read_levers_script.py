@@ -267,3 +267,55 @@ def test_compare_readers_pairs_the_replicates_and_matches_the_plain_rho(tmp_path
     (tmp_path / "aloha" / "_tracks_reader-b.pkl").unlink()
     with pytest.raises(SystemExit, match="_tracks_reader-b.pkl"):
         lv.compare_readers(tmp_path, ["fetch", "aloha"], ["reader-a", "reader-b"], replicates=10)
+
+
+def _fingers_meet(data: dict) -> dict:
+    """``data`` with keypoints 2 and 3 as a finger pair (hand 1), 30 px apart, read 1 px apart on frames
+    20-23 of c2's middle segment (a finger pass read as the fingers meeting, not crossing)."""
+    data["fingers"] = [(2, 3, 1)]
+    item = data["items"]["c2-x"]
+    item["planted"][1].update(verdict="Bad", failures=[{"type": "finger_pass", "visible": True}])
+    item["pos"][20:24, 3] = item["pos"][20:24, 2] + [1.0, 0.0]
+    return data
+
+
+def test_segment_rows_judge_the_finger_gap_in_version_5_only():
+    data = _fingers_meet(_data())
+    v5 = {(r["item"], r["start"]): r for r in lv.segment_rows(data, False)}
+    v4 = {(r["item"], r["start"]): r for r in lv.segment_rows(data, False, finger_gap=False)}
+    met = v5[("c2-x", 16)]
+    # References keep the pair 30 px apart (+- read noise): 1 px is about 30 times below their cut.
+    assert met["gap"] > 20 and met["score"] == pytest.approx(max(met["gap"], met["rigidity"], met["jerk"],
+                                                                 met["finger"]))
+    assert math.isnan(v4[("c2-x", 16)]["gap"])
+    assert all(math.isnan(r["gap"]) for r in v4.values())
+    # Elsewhere the pair stays as far apart as in the references: about at its cut (the ratio can still be a
+    # quiet segment's largest part), and no other segment's verdict changes.
+    assert all(r["gap"] < 1.1 for k, r in v5.items() if k != ("c2-x", 16))
+    assert all((v5[k]["score"] > 1) == (v4[k]["score"] > 1) for k in v5 if k != ("c2-x", 16))
+    # (moving the finger also stretches link 2-3 and jerks: version 4 flags this segment by those parts)
+    assert v5[("c2-x", 16)]["score"] >= v4[("c2-x", 16)]["score"] > 1
+
+
+def test_compare_gap_bootstraps_both_versions_on_the_same_reads(tmp_path, capsys):
+    import pickle
+
+    from scipy.stats import spearmanr
+
+    (tmp_path / "aloha").mkdir()
+    data = _fingers_meet(_data())
+    with (tmp_path / "aloha" / "_tracks_reader-a.pkl").open("wb") as f:
+        pickle.dump(data, f)
+    res, flags = lv.compare_gap(tmp_path, ["aloha"], "reader-a", replicates=200)
+    for key, true, gap in (("read v4", False, False), ("read v5", False, True), ("true v5", True, True)):
+        rows = lv.segment_rows(data, true, finger_gap=gap)
+        plain = spearmanr([r["score"] for r in rows], [lv.LEVELS[r["verdict"]] for r in rows]).statistic
+        assert res.metrics[key].groups["aloha"].rho == pytest.approx(plain)
+    d = res.differences["read v5"].groups["aloha"]
+    assert d.rho == pytest.approx(res.metrics["read v5"].groups["aloha"].rho
+                                  - res.metrics["read v4"].groups["aloha"].rho)
+    assert d.low <= d.rho <= d.high
+    good_flagged, good, bad_flagged, bad = flags["aloha"]["read v5"]
+    assert (good, bad) == (10, 2) and bad_flagged == 2  # the jump and the fingers meeting
+    lv.cmd_gap(tmp_path, ["aloha"], ["reader-a"], 50)
+    assert "read v5 - v4" in capsys.readouterr().out

@@ -73,9 +73,10 @@ class Reader:
         if not cal:
             return None
         # A part the references never measured is stored as null: not judged (a reader calibrated before
-        # the finger check has no finger key: not judged either).
+        # the finger check has no finger key, one calibrated before measure version 5 no finger_gap key:
+        # not judged either).
         return Thresholds(*(math.nan if cal.get(k) is None else float(cal[k])
-                            for k in ("rigidity", "jerk", "finger")))
+                            for k in ("rigidity", "jerk", "finger", "finger_gap")))
 
     @property
     def scales(self) -> Scales | None:
@@ -302,6 +303,7 @@ def calibrate(
         "rigidity": None if math.isnan(cuts.rigidity) else cuts.rigidity,
         "jerk": None if math.isnan(cuts.jerk) else cuts.jerk,
         "finger": None if math.isnan(cuts.finger) else cuts.finger,
+        "finger_gap": None if math.isnan(cuts.finger_gap) else cuts.finger_gap,
         "scales": scales.to_dict(),
         "percentile": percentile,
         "seed": seed,

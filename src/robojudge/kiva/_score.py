@@ -23,6 +23,11 @@ absorbs: a threshold is a high percentile of the values real (reference) motion 
   for robots with finger pairs): two fingers that close towards each other keep their sides of the
   hand's axis; :func:`finger_crossing` is how far a pair is on the wrong side, as a share of the
   diagonal, and the segment's value is the largest over its frames and pairs.
+* **finger gap** of a segment (measure version 5, robojudge's addition with the crossing): the smallest
+  2D distance between the two fingers of a pair over its frames and pairs, as a share of the diagonal
+  (:func:`finger_gaps`). A pass of one finger through the other goes through a gap of nothing, and a
+  reader that reads the fingers coming together often does not read them crossed; the segment is invalid
+  when the gap is below the references' low percentile (the complement of the other parts' percentile).
 
 A segment is invalid when any value is above its calibrated threshold; a video's KIVA is the
 percentage of its measured segments that are invalid.
@@ -57,6 +62,9 @@ percentile of exactly 0, and any sub-pixel wobble would then flag a segment."""
 FingerPair = tuple[int, int, int]
 """Keypoint indices ``(finger a, finger b, hand)``: the hand's axis runs from the hand keypoint to the
 midpoint of the two fingers."""
+GAP_FLOOR = 1e-3
+"""Smallest finger gap a ratio is taken against, as a share of the diagonal (a fifth of a pixel at
+128 x 128): fingers read at the very same point give a large ratio, not an infinite one."""
 
 
 def segments(n_frames: int, length: int = SEGMENT, min_length: int = MIN_SEGMENT) -> list[tuple[int, int]]:
@@ -231,6 +239,23 @@ def finger_crossing(tracks: np.ndarray, visible: np.ndarray, fingers: Sequence[F
     return out
 
 
+def finger_gaps(tracks: np.ndarray, visible: np.ndarray, fingers: Sequence[FingerPair],
+                diagonal: float) -> np.ndarray:
+    """``(T, P)`` distance between the two fingers of each pair, as a share of the diagonal; NaN where
+    either finger is unseen."""
+    tracks = np.asarray(tracks, dtype=np.float64)
+    out = np.full((len(tracks), len(fingers)), np.nan)
+    for j, (a, b, _hand) in enumerate(fingers):
+        ok = visible[:, a] & visible[:, b]
+        out[ok, j] = np.linalg.norm(tracks[ok, a] - tracks[ok, b], axis=-1) / diagonal
+    return out
+
+
+def _nanmin(values: np.ndarray) -> float:
+    ok = values[~np.isnan(values)]
+    return float(ok.min()) if ok.size else math.nan
+
+
 def _nanmax(values: np.ndarray) -> float:
     ok = values[~np.isnan(values)]
     return float(ok.max()) if len(ok) else math.nan
@@ -263,6 +288,7 @@ class SegmentValues:
     jerk: float
     visible: float  # share of (frame, keypoint) pairs the reader sees in the segment
     finger: float = math.nan  # deepest finger crossing (share of the diagonal); NaN: no finger pair seen
+    finger_gap: float = math.nan  # smallest gap between paired fingers (share of the diagonal); NaN: unseen
     # Each link's coefficient of variation and each keypoint's largest window jerk in the segment (NaN where
     # unmeasured): what per-part scales (:class:`Scales`) divide. Empty when not measured part by part.
     link_cv: tuple[float, ...] = ()
@@ -284,7 +310,7 @@ def segment_values(
     held: np.ndarray | None = None,
     jerk_reduce: str = "mean",
 ) -> list[SegmentValues]:
-    """Rigidity, jerk and (with ``fingers``) finger crossing of every segment of a track (module doc).
+    """Rigidity, jerk and (with ``fingers``) finger crossing and gap of every segment of a track (module doc).
 
     ``held``: ``(T,)`` frames that repeat the previous one (:func:`held_frames`), left out of the jerk.
     """
@@ -296,6 +322,7 @@ def segment_values(
     per_keypoint = keypoint_jerk(tracks, visible, fps, diagonal, held)
     jerk = _reduce_keypoints(per_keypoint, jerk_reduce)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
+    gaps = finger_gaps(tracks, visible, fingers, diagonal)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
         cvs = link_cvs(lengths[start:stop], diagonal, min_link)
@@ -308,6 +335,7 @@ def segment_values(
                 jerk=_nanmax(jerk[windows]),
                 visible=float(visible[start:stop].mean()) if visible.size else 0.0,
                 finger=_nanmax(crossing[start:stop].ravel()),
+                finger_gap=_nanmin(gaps[start:stop].ravel()),
                 link_cv=tuple(float(x) for x in cvs),
                 keypoint_jerk=tuple(_nanmax(col) for col in per_keypoint[windows].T),
             )
@@ -423,12 +451,14 @@ def apply_scales(values: Sequence[SegmentValues], scales: Scales) -> list[Segmen
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Calibrated cuts: a segment is invalid above either. NaN: the reference videos never measured that
-    part (no rigid link long enough in view, say), so it is not judged."""
+    """Calibrated cuts: a segment is invalid above any (below, for the finger gap). NaN: the reference
+    videos never measured that part (no rigid link long enough in view, say), or the reader was calibrated
+    before it existed (the finger gap before measure version 5), so it is not judged."""
 
     rigidity: float
     jerk: float
     finger: float = math.nan
+    finger_gap: float = math.nan
 
 
 @dataclass
@@ -470,8 +500,9 @@ class SegmentVerdict:
             "jerk_invalid": self.jerk_bad if self.jerk_judged else None,
             "visible": round(v.visible, 4),
         }
-        if self.finger_judged or not math.isnan(v.finger):
+        if self.finger_judged or not math.isnan(v.finger) or not math.isnan(v.finger_gap):
             out["finger"] = num(v.finger)
+            out["finger_gap"] = num(v.finger_gap)
             out["finger_invalid"] = self.finger_bad if self.finger_judged else None
         return out
 
@@ -483,17 +514,29 @@ def _ratio(value: float, cut: float) -> float:
     return math.inf if value > cut else 0.0
 
 
+def gap_ratio(gap: float, cut: float, floor: float = GAP_FLOOR) -> float:
+    """How far a finger gap is below its cut, as a ratio above 1 when it is (``cut / gap``, the gap taken
+    at least ``floor``); 0 for a cut of 0 (references whose fingers touch: nothing is closer)."""
+    if cut <= 0:
+        return 0.0
+    return cut / max(gap, floor)
+
+
 def judge_segments(values: Sequence[SegmentValues], thresholds: Thresholds) -> list[SegmentVerdict]:
     """Each segment against the thresholds; a NaN measure, or a part without a threshold, neither passes
-    nor fails that part."""
+    nor fails that part. The finger part is judged when its crossing or its gap is: it fails when the
+    crossing is above its cut or the gap below its own."""
     out = []
     for v in values:
         rig_ok = not math.isnan(v.rigidity) and not math.isnan(thresholds.rigidity)
         jerk_ok = not math.isnan(v.jerk) and not math.isnan(thresholds.jerk)
-        finger_ok = not math.isnan(v.finger) and not math.isnan(thresholds.finger)
+        cross_ok = not math.isnan(v.finger) and not math.isnan(thresholds.finger)
+        gap_ok = not math.isnan(v.finger_gap) and not math.isnan(thresholds.finger_gap)
         ratios = [_ratio(x, t) for x, t, ok in ((v.rigidity, thresholds.rigidity, rig_ok),
                                                 (v.jerk, thresholds.jerk, jerk_ok),
-                                                (v.finger, thresholds.finger, finger_ok)) if ok]
+                                                (v.finger, thresholds.finger, cross_ok)) if ok]
+        if gap_ok:
+            ratios.append(gap_ratio(v.finger_gap, thresholds.finger_gap))
         out.append(
             SegmentVerdict(
                 values=v,
@@ -502,8 +545,9 @@ def judge_segments(values: Sequence[SegmentValues], thresholds: Thresholds) -> l
                 score=max(ratios) if ratios else math.nan,
                 rigid_judged=rig_ok,
                 jerk_judged=jerk_ok,
-                finger_bad=bool(finger_ok and v.finger > thresholds.finger),
-                finger_judged=finger_ok,
+                finger_bad=bool((cross_ok and v.finger > thresholds.finger)
+                                or (gap_ok and v.finger_gap < thresholds.finger_gap)),
+                finger_judged=cross_ok or gap_ok,
             )
         )
     return out
@@ -534,7 +578,8 @@ def invalid_percentage(verdicts: Sequence[SegmentVerdict], part: str = "kiva") -
 def percentile_thresholds(values: Sequence[SegmentValues], percentile: float,
                           min_finger: float = MIN_FINGER) -> Thresholds:
     """Thresholds at ``percentile`` of the reference segments' rigidity, jerk and finger crossing (NaNs
-    left out; the finger cut is at least ``min_finger``); NaN for a part no reference segment measures.
+    left out; the finger cut is at least ``min_finger``), and at ``100 - percentile`` of their finger gap
+    (lower is worse there); NaN for a part no reference segment measures.
 
     Raises:
         ValueError: No reference segment measures either part.
@@ -556,7 +601,10 @@ def percentile_thresholds(values: Sequence[SegmentValues], percentile: float,
 
     finger = np.array([v.finger for v in values], dtype=np.float64)
     finger = finger[~np.isnan(finger)]
-    return Thresholds(cut(rig), cut(jerk), max(cut(finger), min_finger) if len(finger) else math.nan)
+    gap = np.array([v.finger_gap for v in values], dtype=np.float64)
+    gap = gap[~np.isnan(gap)]
+    return Thresholds(cut(rig), cut(jerk), max(cut(finger), min_finger) if len(finger) else math.nan,
+                      float(np.percentile(gap, 100.0 - percentile)) if len(gap) else math.nan)
 
 
 def _or_none(x: float) -> float | None:
@@ -585,6 +633,8 @@ class KivaResult:
                 "rigidity": _or_none(self.thresholds.rigidity),
                 "jerk": _or_none(self.thresholds.jerk),
                 **({} if math.isnan(self.thresholds.finger) else {"finger": self.thresholds.finger}),
+                **({} if math.isnan(self.thresholds.finger_gap)
+                   else {"finger_gap": self.thresholds.finger_gap}),
             },
             "keypoints_visible": round(self.visible, 4),
         }

@@ -75,8 +75,9 @@ class KivaConfig(BaseModel):
     min_link_3d: float = Field(default=MIN_LINK_M, ge=0, description="3D: shortest link judged, metres")
     finger_check: bool = Field(
         default=True,
-        description="judge finger pairs crossing each other too (robojudge's addition to the paper's "
-        "rigidity and jerk); has an effect only where the reader's robot declares finger pairs",
+        description="judge finger pairs crossing each other, or coming closer together than the references' "
+        "low percentile, too (robojudge's addition to the paper's rigidity and jerk); has an effect only "
+        "where the reader's robot declares finger pairs",
     )
 
 
@@ -246,7 +247,8 @@ _COMMON: dict[str, Any] = {
     "citation": CITATION,
     "config": KivaConfig,
     "provider": Provider.model,
-    "version": "4",
+    # 5: the finger part also judges the fingers' gap (readers calibrated since; docs/kiva.md).
+    "version": "5",
 }
 
 
