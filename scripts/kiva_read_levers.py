@@ -167,13 +167,13 @@ def finger_gaps(data: dict[str, Any], true: bool) -> dict[str, Any] | None:
     showing it). None for a robot without finger pairs."""
     if not data["fingers"]:
         return None
-    a, b, _ = data["fingers"][0]
+    from robojudge.kiva import finger_gaps as pair_gaps
+
     p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
 
     def gaps(d: dict[str, Any]) -> np.ndarray:
-        g = np.linalg.norm(d[p][:, a] - d[p][:, b], axis=-1)
-        g[~(d[v][:, a] & d[v][:, b])] = np.nan
-        return g
+        # The measure's own gaps (a share of the diagonal; NaN where a finger is unseen), in pixels.
+        return np.asarray(pair_gaps(d[p], d[v], data["fingers"][:1], 1.0)[:, 0])
 
     refs = np.concatenate([gaps(d) for d in data["refs"].values()])
     passes = []

@@ -29,8 +29,8 @@ absorbs: a threshold is a high percentile of the values real (reference) motion 
   reader that reads the fingers coming together often does not read them crossed; the segment is invalid
   when the gap is below the references' low percentile (the complement of the other parts' percentile).
 
-A segment is invalid when any value is above its calibrated threshold; a video's KIVA is the
-percentage of its measured segments that are invalid.
+A segment is invalid when any value is above its calibrated threshold (the finger gap: below); a video's
+KIVA is the percentage of its measured segments that are invalid.
 
 Per-part scales (measure version 4, :func:`part_scales`, :func:`apply_scales`): each link's coefficient of
 variation and each keypoint's window jerk are first divided by that part's own spread over the reference
