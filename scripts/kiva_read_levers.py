@@ -69,9 +69,12 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     the same cached reads (the ``ensemble`` caches of ``--reader``, repeatable) and on the true keypoints:
     rho of each per robot and macro, version 5 minus version 4 with a 95% interval from a paired cluster
     bootstrap, and the Good and Medium/Bad segments each flags.
+``versions``
+    The same for any two measure versions, ``--old`` and ``--new`` (default 5 and 6: version 6 measures
+    rigidity on relative link lengths; :data:`MEASURES`).
 
-Since measure version 5 every subcommand judges with it (where it says version 4 above, it judged with
-version 4 when it was written; ``gap`` gives both on the same reads).
+Every subcommand judges with the current measure, version 6 (where it says version 4 above, it judged
+with the version of its day; ``gap`` and ``versions`` give two on the same reads).
 
 ``errors`` and ``kth`` take ``--reader NAME`` to work on the reads ``ensemble`` cached for the reader in
 the folder ``NAME`` instead of ``_tracks.pkl``.
@@ -187,10 +190,20 @@ def finger_gaps(data: dict[str, Any], true: bool) -> dict[str, Any] | None:
     return {"reference_p1": floor, "passes": passes}
 
 
-def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True) -> list[dict[str, Any]]:
-    """Every planted segment judged with measure version 5 (``finger_gap=False``: version 4, no gap cut):
-    its score, parts (as ratios to their cuts; ``finger`` the crossing's, ``gap`` the gap's), verdict and
-    planted failures."""
+MEASURES: dict[int, dict[str, bool]] = {
+    4: {"finger_gap": False, "relative": False},
+    5: {"finger_gap": True, "relative": False},
+    6: {"finger_gap": True, "relative": True},
+}
+"""What each measure version judges, as :func:`segment_rows`' keywords: version 5 adds the finger gap,
+version 6 relative link lengths (docs/kiva.md)."""
+
+
+def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True, relative: bool = True
+                 ) -> list[dict[str, Any]]:
+    """Every planted segment judged with measure version 6 (``relative=False``: version 5, pixel link
+    lengths; and ``finger_gap=False``: version 4, no gap cut; :data:`MEASURES`): its score, parts (as
+    ratios to their cuts; ``finger`` the crossing's, ``gap`` the gap's), verdict and planted failures."""
     from dataclasses import replace
 
     from robojudge.kiva import Tracks, judge_tracks, reference_cuts, segment_values
@@ -199,7 +212,8 @@ def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True) -> l
     p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
     links, fingers = data["links"], data["fingers"]
     refs = [x for d in data["refs"].values()
-            for x in segment_values(d[p], d[v], links, d["fps"], _diag(d), fingers=fingers, held=d["held"])]
+            for x in segment_values(d[p], d[v], links, d["fps"], _diag(d), fingers=fingers, held=d["held"],
+                                    relative=relative)]
     scales, cuts = reference_cuts(refs, 95.0)
     if not finger_gap:
         cuts = replace(cuts, finger_gap=math.nan)
@@ -207,7 +221,8 @@ def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True) -> l
     for item, d in data["items"].items():
         tracks = Tracks(d[p], d[v], d[v].astype(float), d["fps"], d["w"], d["h"], held=d["held"])
         judged = {(x.values.start, x.values.stop): x
-                  for x in judge_tracks(tracks, links, cuts, fingers=fingers, scales=scales).verdicts}
+                  for x in judge_tracks(tracks, links, cuts, fingers=fingers, scales=scales,
+                                        relative=relative).verdicts}
         for seg in d["planted"]:
             x = judged.get((seg["start"], seg["stop"]))
             parts = {"score": math.nan, "rigidity": math.nan, "jerk": math.nan, "finger": math.nan,
@@ -765,15 +780,18 @@ def compare_settings(roots: Sequence[Path], robots: Sequence[str], settings: dic
     return out
 
 
-def compare_gap(root: Path, robots: Sequence[str], reader: str, replicates: int = 2000, seed: int = 0
-                ) -> tuple[Any, dict[str, dict[str, tuple[int, int, int, int]]]]:
-    """Measure version 5 against version 4 on ``reader``'s cached reads of ``root``'s suites and on the true
-    keypoints: one paired cluster bootstrap (``robojudge.meta.segment_spearman_bootstrap``, clips redrawn
-    within each robot) of the four, differences against version 4 read; and per robot and measure the
-    Good segments flagged, Good segments, Medium/Bad flagged and Medium/Bad segments."""
+def compare_versions(root: Path, robots: Sequence[str], reader: str, replicates: int = 2000, seed: int = 0,
+                     versions: tuple[int, int] = (4, 5)
+                     ) -> tuple[Any, dict[str, dict[str, tuple[int, int, int, int]]]]:
+    """Measure version ``versions[1]`` against ``versions[0]`` (:data:`MEASURES`) on ``reader``'s cached
+    reads of ``root``'s suites and on the true keypoints: one paired cluster bootstrap
+    (``robojudge.meta.segment_spearman_bootstrap``, clips redrawn within each robot) of the four,
+    differences against the older version read; and per robot and measure the Good segments flagged,
+    Good segments, Medium/Bad flagged and Medium/Bad segments."""
     from robojudge.meta import segment_spearman_bootstrap
 
-    keys = ("read v4", "read v5", "true v4", "true v5")
+    old, new = versions
+    keys = (f"read v{old}", f"read v{new}", f"true v{old}", f"true v{new}")
     scores: dict[str, list[float]] = {k: [] for k in keys}
     levels: list[int] = []
     groups: list[str] = []
@@ -781,35 +799,45 @@ def compare_gap(root: Path, robots: Sequence[str], reader: str, replicates: int 
     flags: dict[str, dict[str, tuple[int, int, int, int]]] = {}
     for _, robot, path in _caches([root], robots, reader):
         data = _load(path)
-        rows = {k: segment_rows(data, k.startswith("true"), finger_gap=k.endswith("v5")) for k in keys}
+        rows = {k: segment_rows(data, k.startswith("true"), **MEASURES[int(k.rsplit("v", 1)[1])])
+                for k in keys}
         flags[robot] = {}
         for k, rs in rows.items():
             scores[k] += [r["score"] for r in rs]
             good = [r["score"] > 1 for r in rs if r["verdict"] == "Good"]
             bad = [r["score"] > 1 for r in rs if r["verdict"] != "Good"]
             flags[robot][k] = (sum(good), len(good), sum(bad), len(bad))
-        first = rows["read v4"]
+        first = rows[keys[0]]
         levels += [LEVELS[r["verdict"]] for r in first]
         groups += [robot] * len(first)
         clusters += [r["clip"] for r in first]
-    res = segment_spearman_bootstrap(scores, levels, groups, clusters, reference="read v4",
+    res = segment_spearman_bootstrap(scores, levels, groups, clusters, reference=keys[0],
                                      replicates=replicates, seed=seed)
     return res, flags
 
 
-def cmd_gap(root: Path, robots: Sequence[str], readers: Sequence[str], replicates: int) -> None:
+def compare_gap(root: Path, robots: Sequence[str], reader: str, replicates: int = 2000, seed: int = 0
+                ) -> tuple[Any, dict[str, dict[str, tuple[int, int, int, int]]]]:
+    """:func:`compare_versions` of measure version 5 (the finger gap) against version 4."""
+    return compare_versions(root, robots, reader, replicates, seed, (4, 5))
+
+
+def cmd_versions(root: Path, robots: Sequence[str], readers: Sequence[str], replicates: int,
+                 versions: tuple[int, int] = (4, 5)) -> None:
+    old, new = versions
+    a, b = f"read v{old}", f"read v{new}"
     for reader in readers:
-        res, flags = compare_gap(root, robots, reader, replicates)
+        res, flags = compare_versions(root, robots, reader, replicates, versions=versions)
         print(f"{root} {reader}:")
         for robot in robots:
             cells = ", ".join(f"{k} {res.metrics[k].groups[robot].rho:.3f}" for k in res.metrics)
-            d = res.differences["read v5"].groups[robot]
-            f4, f5 = flags[robot]["read v4"], flags[robot]["read v5"]
-            print(f"  {robot}: {cells}; read v5 - v4 {d.rho:+.3f} [{d.low:+.3f}, {d.high:+.3f}]; flagged "
+            d = res.differences[b].groups[robot]
+            f4, f5 = flags[robot][a], flags[robot][b]
+            print(f"  {robot}: {cells}; {b} - v{old} {d.rho:+.3f} [{d.low:+.3f}, {d.high:+.3f}]; flagged "
                   f"Good {f4[0]}->{f5[0]} of {f4[1]}, Medium/Bad {f4[2]}->{f5[2]} of {f4[3]}")
         cells = ", ".join(f"{k} {m.macro.rho:.3f}" for k, m in res.metrics.items())
-        d = res.differences["read v5"].macro
-        print(f"  macro: {cells}; read v5 - v4 {d.rho:+.3f} [{d.low:+.3f}, {d.high:+.3f}]")
+        d = res.differences[b].macro
+        print(f"  macro: {cells}; {b} - v{old} {d.rho:+.3f} [{d.low:+.3f}, {d.high:+.3f}]")
 
 
 def cmd_settings(roots: Sequence[Path], robots: Sequence[str], settings: dict[str, Sequence[str]],
@@ -880,10 +908,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="a reader's folder name whose reads `ensemble` cached (repeatable; the first is the "
                    "base)")
     p.add_argument("--replicates", type=int, default=2000)
-    p = cached_suites("gap")
-    p.add_argument("--reader", action="append", required=True,
-                   help="a reader's folder name whose reads `ensemble` cached (repeatable)")
-    p.add_argument("--replicates", type=int, default=2000)
+    for name in ("gap", "versions"):
+        p = cached_suites(name)
+        p.add_argument("--reader", action="append", required=True,
+                       help="a reader's folder name whose reads `ensemble` cached (repeatable)")
+        p.add_argument("--replicates", type=int, default=2000)
+        if name == "versions":
+            p.add_argument("--old", type=int, choices=sorted(MEASURES), default=5)
+            p.add_argument("--new", type=int, choices=sorted(MEASURES), default=6)
     p = cached_suites("settings")
     p.add_argument("--setting", action="append", required=True,
                    help="NAME=READER,READER,... (folder names of readers whose reads `ensemble` cached); "
@@ -901,11 +933,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=18)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--size", type=int, default=128)
-    p.add_argument("--reader", type=Path, action="append", required=True, help="READER_DIR, two or more")
+    p.add_argument("--reader", type=Path, action="append", required=True,
+                   help="READER_DIR, one or more (one: its reads cached and judged alone)")
     args = parser.parse_args(argv)
     if args.command == "ensemble":
-        if len(args.reader) < 2:
-            parser.error("ensemble needs two or more --reader")
         cmd_ensemble(args.root, args.robot, args.reader, args.episodes, args.seed, args.size)
         return 0
     if args.command == "compare":
@@ -913,10 +944,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("compare takes one --root")
         cmd_compare(args.root[0], [r for r in args.robots.split(",") if r], args.reader, args.replicates)
         return 0
-    if args.command == "gap":
+    if args.command in ("gap", "versions"):
         if len(args.root) != 1:
-            parser.error("gap takes one --root")
-        cmd_gap(args.root[0], [r for r in args.robots.split(",") if r], args.reader, args.replicates)
+            parser.error(f"{args.command} takes one --root")
+        versions = (4, 5) if args.command == "gap" else (args.old, args.new)
+        if versions[0] == versions[1]:
+            parser.error("versions needs two different versions (--old, --new)")
+        cmd_versions(args.root[0], [r for r in args.robots.split(",") if r], args.reader, args.replicates,
+                     versions)
         return 0
     if args.command == "settings":
         settings = dict(x.split("=", 1) for x in args.setting)

@@ -50,7 +50,8 @@ SCENES: dict[str, tuple[str, ...]] = {
 }
 PROFILES = ("oracle", "kin_mild", "kin_severe")
 #: Changes when KIVA's per-segment values would: cached segment rows of another measure are recomputed.
-MEASURE = "5: per-part scales, centre windows, finger check with the fingers' gap, held frames"
+MEASURE = ("6: relative link lengths, per-part scales, centre windows, finger check with the fingers' gap, "
+           "held frames")
 
 
 #: The VLM column's rubric (Bad 1, Medium 2, Good 3) and how a segment clip is shown to the judge: all 16
@@ -216,9 +217,13 @@ def reader_fingers(reader: Any) -> list[tuple[int, int, int]]:
     return finger_indices(FINGER_PAIRS.get(reader.meta["robot"], ()), reader.meta["keypoints"])
 
 
-def measure(new: bool, fingers: Sequence[tuple[int, int, int]], held: Any) -> dict[str, Any]:
-    """Keyword arguments of :func:`robojudge.kiva.segment_values` for the current measure or the old one."""
-    return {"fingers": fingers, "held": held} if new else dict(OLD_RULE)
+def measure(new: bool, fingers: Sequence[tuple[int, int, int]], held: Any, relative: bool = False
+            ) -> dict[str, Any]:
+    """Keyword arguments of :func:`robojudge.kiva.segment_values` for version 3's measure (``new``; with
+    ``relative``, version 6's relative link lengths) or the old one (:data:`OLD_RULE`)."""
+    if not new:
+        return {**OLD_RULE, "relative": False}
+    return {"fingers": fingers, "held": held, "relative": relative}
 
 
 def true_keypoint_values(state: Path, reader: Any, main_view: str | None, fps: float, diagonal: float,
@@ -312,24 +317,27 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
     items = robot_items(manifest, robot)
     # Every reference is read once; KIVA on the simulator's true keypoints (a perfect reader) is
     # calibrated on the references' true keypoints: what the measure itself can do, apart from reading.
-    read_vals: dict[bool, list[Any]] = {True: [], False: []}
-    true_vals: dict[bool, list[Any]] = {True: [], False: []}
+    # Keys: "now" the current measure (version 6, relative link lengths), True version 3's (pixel lengths),
+    # False version 2's (OLD_RULE).
+    kinds: dict[Any, tuple[bool, bool]] = {"now": (True, True), True: (True, False), False: (False, False)}
+    read_vals: dict[Any, list[Any]] = {k: [] for k in kinds}
+    true_vals: dict[Any, list[Any]] = {k: [] for k in kinds}
     for ref in sorted({it.reference_video for it in items if it.reference_video}):
         clip = sample_frames(manifest.parent / ref, fps=None, max_frames=None)
         h, w = clip.frames.shape[1:3]
         held = held_frames(clip.frames)
         tracks = read_frames(reader, clip.frames, clip.source_fps)
-        for new in (True, False):
-            kw = measure(new, fingers, held)
-            read_vals[new] += segment_values(tracks.positions, tracks.visible, reader.links, tracks.fps,
+        for key, (new, relative) in kinds.items():
+            kw = measure(new, fingers, held, relative)
+            read_vals[key] += segment_values(tracks.positions, tracks.visible, reader.links, tracks.fps,
                                              tracks.diagonal, **kw)
-            true_vals[new] += true_keypoint_values((manifest.parent / ref).with_suffix(".npz"), reader, None,
+            true_vals[key] += true_keypoint_values((manifest.parent / ref).with_suffix(".npz"), reader, None,
                                                    clip.source_fps, math.hypot(h, w), **kw)
     # Versions 2 and 3 had no finger gap: their columns are judged without its cut.
     cuts = {new: no_gap(percentile_thresholds(read_vals[new], 95.0)) for new in (True, False)}
     true_cuts = {new: no_gap(percentile_thresholds(true_vals[new], 95.0)) for new in (True, False)}
-    scales, cuts4 = reference_cuts(read_vals[True])
-    true_scales, true_cuts4 = reference_cuts(true_vals[True])
+    scales, cuts4 = reference_cuts(read_vals["now"])
+    true_scales, true_cuts4 = reference_cuts(true_vals["now"])
     rows = []
     for item in items:
         planted = item.meta.get("segments")
@@ -342,20 +350,22 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
         held = held_frames(clip.frames)
         tracks = read_frames(reader, clip.frames, clip.source_fps)
         tracks.held = None
-        old = judge_tracks(tracks, reader.links, cuts[False], **OLD_RULE)
+        old = judge_tracks(tracks, reader.links, cuts[False], relative=False, **OLD_RULE)
         tracks.held = held
         result = judge_tracks(tracks, reader.links, cuts4, fingers=fingers, scales=scales)
         plain = judge_tracks(tracks, reader.links, cuts4, scales=scales)
-        v3 = judge_tracks(tracks, reader.links, cuts[True], fingers=fingers)
+        v3 = judge_tracks(tracks, reader.links, cuts[True], fingers=fingers, relative=False)
         h, w = clip.frames.shape[1:3]
-        true: dict[bool, dict[tuple[int, int], Any]] = {}
-        for new in (True, False):
+        true: dict[Any, dict[tuple[int, int], Any]] = {}
+        for key, (new, relative) in kinds.items():
             vals = true_keypoint_values(manifest.parent / str(item.state), reader, item.main_view,
-                                        clip.source_fps, math.hypot(h, w), **measure(new, fingers, held))
-            true[new] = {(v.values.start, v.values.stop): v for v in judge_segments(vals, true_cuts[new])}
-            if new:
+                                        clip.source_fps, math.hypot(h, w),
+                                        **measure(new, fingers, held, relative))
+            if key == "now":
                 true4 = {(v.values.start, v.values.stop): v
                          for v in judge_segments(apply_scales(vals, true_scales), true_cuts4)}
+            else:
+                true[key] = {(v.values.start, v.values.stop): v for v in judge_segments(vals, true_cuts[key])}
         facts = {"item": item.item_id, "clip": item.clip_id, "generator": item.generator,
                  "regime": item.regime, "depth": item.meta.get("rollout_depth")}
         rows += segment_rows(facts, planted, result, true4, old, true[False], plain, v3, true[True])
@@ -376,6 +386,8 @@ ABLATION: dict[str, dict[str, Any]] = {
     "version 3 + jerk max over keypoints": {"fingers": True, "held": True, "jerk_reduce": "max"},
     "version 4: version 3 + per-part scales": {"fingers": True, "held": True, "scales": True},
     "version 5: version 4 + finger gap": {"fingers": True, "held": True, "scales": True, "gap": True},
+    "version 6: version 5 + relative link lengths": {"fingers": True, "held": True, "scales": True,
+                                                     "gap": True, "relative": True},
 }
 
 
@@ -473,7 +485,7 @@ def true_keypoint_ablation(manifest: Path, robot: str) -> dict[str, dict[str, fl
         def kw(held: Any, opts: dict[str, Any] = opts) -> dict[str, Any]:
             return {"window": opts.get("window", "centre"), "fingers": fingers if opts.get("fingers") else (),
                     "held": held if opts.get("held") else None,
-                    "jerk_reduce": opts.get("jerk_reduce", "mean")}
+                    "jerk_reduce": opts.get("jerk_reduce", "mean"), "relative": bool(opts.get("relative"))}
 
         ref_vals = [v for p, vis, fps, diag, held in refs for v in segment_values(p, vis, links, fps, diag,
                                                                                      **kw(held))]

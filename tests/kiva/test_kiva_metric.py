@@ -90,6 +90,8 @@ def test_a_calibrated_reader_scores_every_segment_of_a_rollout(tiny_reader, kiva
     assert d["reader_data_sha256"] == reader.meta["data"]["sha256"]
     # Version 4: every link and keypoint against its own reference spread, and the details name the worst.
     assert d["part_scales"] is True and cal["scales"]["percentile"] == cal["percentile"]
+    # Version 6: the thresholds were drawn on relative link lengths, and the rollout is judged on them.
+    assert cal["lengths"] == "relative" and d["link_lengths"] == "relative"
     names = reader.meta["keypoints"]
     assert all(s["worst_keypoint"] in names for s in d["segments"] if s["jerk"] is not None)
     links = {"-".join(names[i] for i in pair) for pair in reader.links}
@@ -335,3 +337,29 @@ def test_a_reader_calibrated_before_part_scales_is_judged_on_unscaled_values(tin
     new = get_metric("kiva").compute(item, get_metric("kiva").make_config({"reader": str(tiny_reader)}))
     assert new.details["part_scales"] is True
     assert [s["jerk"] for s in new.details["segments"]] != [s["jerk"] for s in d["segments"]]
+
+
+@pytest.mark.slow
+def test_a_reader_calibrated_before_relative_lengths_is_judged_on_pixel_lengths(tiny_reader, kiva_suite,
+                                                                                tmp_path):
+    from robojudge.kiva import judge_tracks, load_reader, read_frames
+    from robojudge.video import sample_frames
+
+    def pixel(cal):
+        del cal["lengths"]  # as calibrate stored it up to metric version 5
+
+    reader = _edited_calibration(tiny_reader, tmp_path, pixel)
+    old = load_reader(reader)
+    assert old.relative_lengths is False
+    item = _rollout(kiva_suite)
+    spec = get_metric("kiva")
+    d = spec.compute(item, spec.make_config({"reader": str(reader / "reader.pt")})).details
+    assert d["link_lengths"] == "pixel"
+    clip = sample_frames(item.video, fps=None, max_frames=None)
+    tracks = read_frames(old, clip.frames, float(clip.source_fps))
+    kw = {"fingers": old.fingers, "scales": old.scales}
+    pixels = judge_tracks(tracks, old.links, old.thresholds, relative=False, **kw)
+    relative = judge_tracks(tracks, old.links, old.thresholds, **kw)
+    assert [s["rigidity"] for s in d["segments"]] == [v.to_dict()["rigidity"] for v in pixels.verdicts]
+    # (Fetch's rollout has at least one frame with three links seen: the two measures differ somewhere)
+    assert [v.values.link_cv for v in pixels.verdicts] != [v.values.link_cv for v in relative.verdicts]

@@ -51,6 +51,27 @@ def test_the_finger_gap_cut_is_read_and_a_reader_calibrated_before_it_has_none()
     assert null is not None and math.isnan(null.finger_gap)
 
 
+def test_a_reader_calibrated_before_measure_version_6_is_judged_on_pixel_lengths():
+    from robojudge.kiva._reader import tracks_segments
+    from robojudge.kiva._score import Tracks
+
+    cal = {"rigidity": 0.1, "jerk": 5.0}
+    old, new = _reader({"calibration": cal}), _reader({"calibration": {**cal, "lengths": "relative"}})
+    assert (old.relative_lengths, new.relative_lengths) == (False, True)
+    assert _reader({}).relative_lengths is False  # not calibrated at all
+    # Four keypoints in a row, links 0-1, 1-2, 2-3, all growing by half over 32 frames (a zoom).
+    pts = np.zeros((32, len(old.meta["keypoints"]), 2))
+    pts[:, :4, 0] = np.array([10.0, 40.0, 70.0, 100.0]) * np.linspace(1.0, 1.5, 32)[:, None]
+    vis = np.zeros(pts.shape[:2], bool)
+    vis[:, :4] = True
+    tracks = Tracks(pts, vis, vis.astype(float), 10.0, 200, 150)
+    for reader in (old, new):
+        reader.meta["links"] = [[0, 1], [1, 2], [2, 3]]
+    assert all(v.rigidity > 0.05 for v in tracks_segments(old, tracks))
+    assert all(v.rigidity < 1e-9 for v in tracks_segments(new, tracks))
+    assert all(v.rigidity > 0.05 for v in tracks_segments(new, tracks, relative=False))
+
+
 def test_reading_marks_the_frames_that_repeat_the_previous_one():
     frames = np.random.default_rng(0).integers(0, 256, (6, 24, 32, 3), dtype=np.uint8)
     frames[3] = frames[2]

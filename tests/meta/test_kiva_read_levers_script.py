@@ -308,7 +308,7 @@ def test_compare_gap_bootstraps_both_versions_on_the_same_reads(tmp_path, capsys
         pickle.dump(data, f)
     res, flags = lv.compare_gap(tmp_path, ["aloha"], "reader-a", replicates=200)
     for key, true, gap in (("read v4", False, False), ("read v5", False, True), ("true v5", True, True)):
-        rows = lv.segment_rows(data, true, finger_gap=gap)
+        rows = lv.segment_rows(data, true, finger_gap=gap, relative=False)
         plain = spearmanr([r["score"] for r in rows], [lv.LEVELS[r["verdict"]] for r in rows]).statistic
         assert res.metrics[key].groups["aloha"].rho == pytest.approx(plain)
     d = res.differences["read v5"].groups["aloha"]
@@ -317,5 +317,37 @@ def test_compare_gap_bootstraps_both_versions_on_the_same_reads(tmp_path, capsys
     assert d.low <= d.rho <= d.high
     good_flagged, good, bad_flagged, bad = flags["aloha"]["read v5"]
     assert (good, bad) == (10, 2) and bad_flagged == 2  # the jump and the fingers meeting
-    lv.cmd_gap(tmp_path, ["aloha"], ["reader-a"], 50)
+    lv.cmd_versions(tmp_path, ["aloha"], ["reader-a"], 50)
     assert "read v5 - v4" in capsys.readouterr().out
+
+
+def test_version_6_judges_relative_link_lengths_and_versions_compares_it_with_version_5(tmp_path, capsys):
+    import pickle
+
+    data = _data()
+    # Rollout c2 comes smoothly towards the camera: every keypoint 40% further from (50, 50) by its last
+    # frame. Nothing breaks; the pixel lengths grow alike.
+    item = data["items"]["c2-x"]
+    grow = 1 + 0.2 * (1 - np.cos(np.pi * np.arange(48) / 47))
+    noise = item["pos"] - item["true_pos"]  # (the reads' noise stays as it was)
+    item["true_pos"] = 50.0 + (item["true_pos"] - 50.0) * grow[:, None, None]
+    item["pos"] = item["true_pos"] + noise
+    v6 = {(r["item"], r["start"]): r for r in lv.segment_rows(data, False)}
+    v5 = {(r["item"], r["start"]): r for r in lv.segment_rows(data, False, relative=False)}
+    assert v5[("c2-x", 16)]["rigidity"] > 3  # read as every link stretching, beyond the cut 3 times over
+    assert all(v6[("c2-x", s)]["rigidity"] < 1 for s in (0, 16, 32))
+    assert v6[("c1-x", 16)]["score"] > 1  # the jump is still found
+    (tmp_path / "adroit").mkdir()
+    with (tmp_path / "adroit" / "_tracks_reader-a.pkl").open("wb") as f:
+        pickle.dump(data, f)
+    res, flags = lv.compare_versions(tmp_path, ["adroit"], "reader-a", replicates=100, versions=(5, 6))
+    assert set(res.metrics) == {"read v5", "read v6", "true v5", "true v6"}
+    zoom_flags = sum(v5[("c2-x", s)]["score"] > 1 for s in (0, 16, 32))
+    assert zoom_flags >= 1 and all(v6[("c2-x", s)]["score"] <= 1 for s in (0, 16, 32))
+    assert flags["adroit"]["read v5"][0] - zoom_flags == flags["adroit"]["read v6"][0]  # the rest alike
+    lv.main(["versions", "--root", str(tmp_path), "--robots", "adroit", "--reader", "reader-a",
+             "--replicates", "50"])
+    out = capsys.readouterr().out
+    assert "read v6 - v5" in out and "true v6" in out
+    with pytest.raises(SystemExit):
+        lv.main(["versions", "--root", str(tmp_path), "--reader", "reader-a", "--old", "6", "--new", "6"])

@@ -87,6 +87,14 @@ class Reader:
         return None if stored is None else Scales.from_dict(stored)
 
     @property
+    def relative_lengths(self) -> bool:
+        """Whether the thresholds were drawn on relative link lengths (measure version 6,
+        :func:`~robojudge.kiva._score.relative_lengths`); a reader calibrated before is judged on pixel
+        lengths, as its rigidity threshold was drawn, until it is calibrated again."""
+        cal = self.meta.get("calibration") or {}
+        return cal.get("lengths") == "relative"
+
+    @property
     def fingers(self) -> list[tuple[int, int, int]]:
         """Finger pairs ``(a, b, hand)`` as keypoint indices (the finger check); a reader trained before
         they were stored gets its built-in robot's pairs."""
@@ -250,8 +258,9 @@ def read_video(reader: Reader, video: str | Path) -> Tracks:
 
 def tracks_segments(reader: Reader, tracks: Tracks, **kw: Any) -> list[SegmentValues]:
     """:func:`~robojudge.kiva._score.segment_values` of a read video, with the reader's links, its finger
-    pairs and the video's held frames."""
-    kw = {"fingers": reader.fingers, "held": tracks.held, **kw}
+    pairs, the video's held frames and the reader's kind of link length (:attr:`Reader.relative_lengths`;
+    ``relative=`` overrides it)."""
+    kw = {"fingers": reader.fingers, "held": tracks.held, "relative": reader.relative_lengths, **kw}
     return segment_values(tracks.positions, tracks.visible, reader.links, tracks.fps, tracks.diagonal, **kw)
 
 
@@ -295,7 +304,7 @@ def calibrate(
         refs = [refs[i] for i in sorted(pick)]
     values: list[SegmentValues] = []
     for ep in refs:
-        values.extend(tracks_segments(reader, read_video(reader, ep.video)))
+        values.extend(tracks_segments(reader, read_video(reader, ep.video), relative=True))
     # Version 4: each link and keypoint is first scaled by its own spread over these segments, then the
     # thresholds are drawn from the scaled values (docs/kiva.md, "Per-part scales").
     scales, cuts = reference_cuts(values, percentile)
@@ -305,6 +314,8 @@ def calibrate(
         "finger": None if math.isnan(cuts.finger) else cuts.finger,
         "finger_gap": None if math.isnan(cuts.finger_gap) else cuts.finger_gap,
         "scales": scales.to_dict(),
+        # Measure version 6: the rigidity threshold is on relative link lengths (docs/kiva.md).
+        "lengths": "relative",
         "percentile": percentile,
         "seed": seed,
         "videos": [str(e.video) for e in refs],

@@ -9,7 +9,10 @@ absorbs: a threshold is a high percentile of the values real (reference) motion 
   :data:`MIN_FRAMES` of its frames and whose median length is at least ``min_link`` of the image
   diagonal, the coefficient of variation of its length (standard deviation over median); the
   segment's value is the largest over its links. Short links are left out because a pixel of reader
-  noise is a large share of their length.
+  noise is a large share of their length. Since measure version 6 the lengths are relative
+  (:func:`relative_lengths`: each link over the frame's scale, read from the robot's other links), so a
+  robot that comes towards the camera, or a zoom, no longer looks like every link stretching; and a link
+  is judged short by its median over the whole video, so one that shrinks in a segment stays measured.
 * **jerk** of a segment: the third finite difference of every keypoint's track over four consecutive
   frames where it is visible, times ``fps**3``, divided by the image diagonal (diagonals per second
   cubed); the value of a window is the mean over its keypoints, and the segment's value is the
@@ -88,18 +91,67 @@ def link_lengths(tracks: np.ndarray, visible: np.ndarray, links: Sequence[tuple[
     return lengths
 
 
-def link_cvs(lengths: np.ndarray, diagonal: float, min_link: float = MIN_LINK) -> np.ndarray:
+MIN_SCALE_LINKS = 2
+"""Other links a frame needs seen to give a link's relative length (:func:`relative_lengths`)."""
+
+
+def typical_lengths(lengths: np.ndarray) -> np.ndarray:
+    """``(L,)`` each link's median pixel length over the frames it is seen in; NaN for one never seen."""
+    out = np.full(lengths.shape[1], np.nan)
+    for j, col in enumerate(lengths.T):
+        ok = col[~np.isnan(col)]
+        if len(ok):
+            out[j] = float(np.median(ok))
+    return out
+
+
+def relative_lengths(lengths: np.ndarray, min_links: int = MIN_SCALE_LINKS) -> np.ndarray:
+    """``(T, L)`` each link's length divided by the frame's scale (measure version 6).
+
+    A link's scale in a frame is the median, over the *other* links seen in that frame, of their length
+    divided by their own typical length (:func:`typical_lengths`). A robot that moves towards or away from
+    the camera, or a camera that zooms, scales every link alike: the ratio of a link to that scale stays
+    put, while a link that stretches or shrinks on its own still changes it. Leaving the link itself out
+    keeps a stretch from hiding in its own scale, and the median keeps one other broken link from setting
+    it. Where fewer than ``min_links`` other links are seen the pixel length is kept (a robot with one or
+    two links in view is measured as before); NaN stays NaN. The values stay in pixels of the typical
+    scale, so :func:`link_cvs` treats them as lengths.
+    """
+    lengths = np.asarray(lengths, dtype=np.float64)
+    n_links = lengths.shape[1]
+    if n_links < min_links + 1:
+        return lengths.copy()
+    typical = typical_lengths(lengths)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = lengths / np.where(typical > 0, typical, np.nan)
+    out = lengths.copy()
+    for j in range(n_links):
+        others = np.delete(ratio, j, axis=1)
+        enough = np.sum(~np.isnan(others), axis=1) >= min_links
+        if not enough.any():
+            continue
+        scale = np.nanmedian(others[enough], axis=1)
+        out[enough, j] = lengths[enough, j] / scale
+    return out
+
+
+def link_cvs(lengths: np.ndarray, diagonal: float, min_link: float = MIN_LINK,
+             typical: np.ndarray | None = None) -> np.ndarray:
     """``(L,)`` coefficient of variation of each link's length over a segment; NaN for a link seen on
-    fewer than :data:`MIN_FRAMES` frames or shorter than ``min_link`` of the diagonal."""
+    fewer than :data:`MIN_FRAMES` frames or shorter than ``min_link`` of the diagonal: its median in the
+    segment, or with ``typical`` (``(L,)``, :func:`typical_lengths` of the whole video; version 6) its
+    typical length, so a link that shrinks within the segment is still measured."""
     out = np.full(lengths.shape[1], np.nan)
     for j, col in enumerate(lengths.T):
         ok = col[~np.isnan(col)]
         if len(ok) < MIN_FRAMES:
             continue
         med = float(np.median(ok))
-        if med < min_link * diagonal:
+        gate = med if typical is None or np.isnan(typical[j]) else float(typical[j])
+        if gate < min_link * diagonal:
             continue
-        out[j] = float(np.std(ok) / med)
+        # (a link read at no length on most of the segment's frames is measured against its typical one)
+        out[j] = float(np.std(ok) / (med if med > 0 else gate))
     return out
 
 
@@ -309,23 +361,30 @@ def segment_values(
     fingers: Sequence[FingerPair] = (),
     held: np.ndarray | None = None,
     jerk_reduce: str = "mean",
+    relative: bool = True,
 ) -> list[SegmentValues]:
     """Rigidity, jerk and (with ``fingers``) finger crossing and gap of every segment of a track (module doc).
 
     ``held``: ``(T,)`` frames that repeat the previous one (:func:`held_frames`), left out of the jerk.
+    ``relative``: rigidity on relative link lengths, links gated by their typical length (measure
+    version 6, :func:`relative_lengths`); ``False`` measures pixel lengths as versions 1-5 did.
     """
     tracks = np.asarray(tracks, dtype=np.float64)
     visible = np.asarray(visible, dtype=bool)
     if tracks.ndim != 3 or tracks.shape[-1] != 2 or visible.shape != tracks.shape[:2]:
         raise ValueError(f"tracks must be (T, K, 2) with a (T, K) mask: {tracks.shape} and {visible.shape}")
     lengths = link_lengths(tracks, visible, links)
+    typical = None
+    if relative:
+        typical = typical_lengths(lengths)
+        lengths = relative_lengths(lengths)
     per_keypoint = keypoint_jerk(tracks, visible, fps, diagonal, held)
     jerk = _reduce_keypoints(per_keypoint, jerk_reduce)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
     gaps = finger_gaps(tracks, visible, fingers, diagonal)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
-        cvs = link_cvs(lengths[start:stop], diagonal, min_link)
+        cvs = link_cvs(lengths[start:stop], diagonal, min_link, typical)
         windows = slice(*jerk_window_span(start, stop, window))
         out.append(
             SegmentValues(
@@ -651,12 +710,14 @@ def judge_tracks(
     window: str = "centre",
     fingers: Sequence[FingerPair] = (),
     scales: Scales | None = None,
+    relative: bool = True,
 ) -> KivaResult:
     """Segments of a read video, measured and judged; a result with a ``reason`` when it has no
     full segment, the reader sees no keypoint, or no segment gives a rigidity or jerk value.
 
     ``scales``: measure version 4, each link and keypoint against its own reference spread
-    (:func:`apply_scales`; the thresholds must have been calibrated on scaled values); without, version 3."""
+    (:func:`apply_scales`; the thresholds must have been calibrated on scaled values); without, version 3.
+    ``relative``: relative link lengths (version 6; ``False`` for thresholds calibrated on pixel lengths)."""
     n = len(tracks.positions)
     seen = float(tracks.visible.mean()) if tracks.visible.size else 0.0
     reason: str | None = None
@@ -668,7 +729,7 @@ def judge_tracks(
         return KivaResult([], thresholds, n, seen, reason)
     values = segment_values(tracks.positions, tracks.visible, links, tracks.fps, tracks.diagonal,
                             length=length, min_length=min_length, min_link=min_link, window=window,
-                            fingers=fingers, held=tracks.held)
+                            fingers=fingers, held=tracks.held, relative=relative)
     if scales is not None:
         values = apply_scales(values, scales)
     verdicts = judge_segments(values, thresholds)

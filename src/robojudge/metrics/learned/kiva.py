@@ -151,7 +151,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     scales = reader.scales
     result = judge_tracks(tracks, reader.links, cuts, length=config.segment, min_length=config.min_segment,
                           min_link=config.min_link, fingers=reader.fingers if config.finger_check else (),
-                          scales=scales)
+                          scales=scales, relative=reader.relative_lengths)
     measures: list[str] = ["2d"] * len(result.verdicts)
     why_2d = "measure is set to 2d"
     if config.measure == "auto" and result.verdicts:
@@ -194,6 +194,8 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             # Version 4 judges each link and keypoint against its own reference spread; a reader calibrated
             # before the scales were stored is judged as in version 3 until it is calibrated again.
             "part_scales": scales is not None,
+            # Version 6 measures rigidity on relative link lengths; a reader calibrated before, on pixels.
+            "link_lengths": "relative" if reader.relative_lengths else "pixel",
             **({"measure_2d_reason": why_2d} if "2d" in used or not used else {}),
             "candidates": 5,
             "reader": rkey[0],
@@ -248,7 +250,8 @@ _COMMON: dict[str, Any] = {
     "config": KivaConfig,
     "provider": Provider.model,
     # 5: the finger part also judges the fingers' gap (readers calibrated since; docs/kiva.md).
-    "version": "5",
+    # 6: rigidity on relative link lengths, links gated by their typical length (readers calibrated since).
+    "version": "6",
 }
 
 
