@@ -37,7 +37,7 @@ def test_a_zoom_scales_every_link_alike_and_leaves_relative_lengths_unchanged():
     pixel = link_lengths(pts, seen(pts), LINKS)
     assert pixel[-1] == pytest.approx(1.6 * pixel[0])  # 60% longer in pixels, every link
     rel = relative_lengths(pixel)
-    # Each link over the frame's scale (the median of the other links' length over their typical one):
+    # Each link over the frame's scale (the other links' summed length over their summed typical one):
     # the typical length is the median over the 48 frames, so every row is a constant multiple of it.
     np.testing.assert_allclose(rel, np.tile(rel[0], (48, 1)), rtol=1e-12)
     np.testing.assert_allclose(rel[0] / rel[0, 0], [1.0, 40 / 30, 50 / 30], rtol=1e-12)
@@ -53,12 +53,13 @@ def test_a_link_that_stretches_alone_keeps_its_stretch_in_its_relative_length():
     pts[20:28, 3, 0] += np.array([5, 10, 15, 20, 20, 15, 10, 5])  # the 50-px link stretched up to 40%
     pixel = link_lengths(pts, seen(pts), LINKS)
     rel = relative_lengths(pixel)
-    # The stretched link's scale is the median of the two others (unchanged): its relative length is its
-    # pixel length.
+    # The stretched link's scale comes from the two others (unchanged): its relative length is its pixel
+    # length.
     np.testing.assert_allclose(rel[:, 2], pixel[:, 2])
-    # Each other link's scale is the median of one unchanged link and the stretched one: half the stretch
-    # (here the mean of two ratios, 1 and 70/50 at the peak) shrinks it by that much, and no more.
-    assert rel[23, 0] == pytest.approx(30 / ((1 + 70 / 50) / 2))
+    # Each other link's scale includes the stretched one, by its share of the others' length: at the peak
+    # link 0-1's others are 40 + 70 px against 40 + 50 usually.
+    assert rel[23, 0] == pytest.approx(30 / ((40 + 70) / (40 + 50)))
+    assert rel[23, 1] == pytest.approx(40 / ((30 + 70) / (30 + 50)))
     v6 = segment_values(pts, seen(pts), LINKS, FPS, DIAG)
     assert np.nanargmax(v6[1].link_cv) == 2  # the stretched link is the segment's least rigid
     assert v6[1].rigidity == pytest.approx(link_cvs(pixel[16:32], DIAG)[2])

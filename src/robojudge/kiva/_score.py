@@ -108,29 +108,31 @@ def typical_lengths(lengths: np.ndarray) -> np.ndarray:
 def relative_lengths(lengths: np.ndarray, min_links: int = MIN_SCALE_LINKS) -> np.ndarray:
     """``(T, L)`` each link's length divided by the frame's scale (measure version 6).
 
-    A link's scale in a frame is the median, over the *other* links seen in that frame, of their length
-    divided by their own typical length (:func:`typical_lengths`). A robot that moves towards or away from
-    the camera, or a camera that zooms, scales every link alike: the ratio of a link to that scale stays
-    put, while a link that stretches or shrinks on its own still changes it. Leaving the link itself out
-    keeps a stretch from hiding in its own scale, and the median keeps one other broken link from setting
-    it. Where fewer than ``min_links`` other links are seen the pixel length is kept (a robot with one or
-    two links in view is measured as before); NaN stays NaN. The values stay in pixels of the typical
-    scale, so :func:`link_cvs` treats them as lengths.
+    A link's scale in a frame is read from the *other* links seen in that frame: the sum of their lengths
+    over the sum of their typical lengths (:func:`typical_lengths`), i.e. how much longer than usual they
+    are together, each weighted by its length (a long link is read to a smaller share of its length than
+    a short one). A robot that moves towards or away from the camera, or a camera that zooms, scales every
+    link alike: a link's ratio to that scale stays put, while a link that stretches or shrinks on its own
+    still changes it. Leaving the link itself out keeps a stretch from hiding in its own scale. Where fewer
+    than ``min_links`` other links are seen the pixel length is kept (a robot with one or two links in
+    view is measured as before); NaN stays NaN. The values stay in pixels of the typical scale, so
+    :func:`link_cvs` treats them as lengths.
     """
     lengths = np.asarray(lengths, dtype=np.float64)
     n_links = lengths.shape[1]
     if n_links < min_links + 1:
         return lengths.copy()
     typical = typical_lengths(lengths)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = lengths / np.where(typical > 0, typical, np.nan)
+    seen = ~np.isnan(lengths) & (typical > 0)[None, :]
+    now = np.where(seen, lengths, 0.0)
+    usual = np.where(seen, typical[None, :], 0.0)
+    count, now_sum, usual_sum = seen.sum(axis=1), now.sum(axis=1), usual.sum(axis=1)
     out = lengths.copy()
     for j in range(n_links):
-        others = np.delete(ratio, j, axis=1)
-        enough = np.sum(~np.isnan(others), axis=1) >= min_links
-        if not enough.any():
-            continue
-        scale = np.nanmedian(others[enough], axis=1)
+        # The other links' sums: this link's own share taken out where it is seen.
+        others = count - seen[:, j]
+        enough = others >= min_links
+        scale = (now_sum - now[:, j])[enough] / (usual_sum - usual[:, j])[enough]
         out[enough, j] = lengths[enough, j] / scale
     return out
 
