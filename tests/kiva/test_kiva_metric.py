@@ -312,28 +312,36 @@ def test_a_reader_whose_references_never_measured_rigidity_judges_jerk_alone(tin
     assert all(s["rigidity_invalid"] is None for s in kiva.details["segments"])
 
 
+def _scored_without(tiny_reader: Path, kiva_suite, tmp_path: Path, key: str):
+    """The tiny reader with ``key`` taken out of its calibration (as an older calibrate stored it): the
+    reader, the rollout's ``kiva`` details with it, and the rollout's reads."""
+    from robojudge.kiva import load_reader, read_frames
+    from robojudge.video import sample_frames
+
+    def drop(cal):
+        del cal[key]
+
+    reader = _edited_calibration(tiny_reader, tmp_path, drop)
+    old = load_reader(reader)
+    item = _rollout(kiva_suite)
+    spec = get_metric("kiva")
+    details = spec.compute(item, spec.make_config({"reader": str(reader / "reader.pt")})).details
+    clip = sample_frames(item.video, fps=None, max_frames=None)
+    return old, details, read_frames(old, clip.frames, float(clip.source_fps))
+
+
 @pytest.mark.slow
 def test_a_reader_calibrated_before_part_scales_is_judged_on_unscaled_values(tiny_reader, kiva_suite,
                                                                              tmp_path):
-    from robojudge.kiva import judge_tracks, load_reader, read_frames
-    from robojudge.video import sample_frames
+    from robojudge.kiva import judge_tracks
 
-    def no_scales(cal):
-        del cal["scales"]  # as calibrate stored it up to metric version 3
-
-    reader = _edited_calibration(tiny_reader, tmp_path, no_scales)
-    old = load_reader(reader)
+    old, d, tracks = _scored_without(tiny_reader, kiva_suite, tmp_path, "scales")  # as up to version 3
     assert old.scales is None
-    item = _rollout(kiva_suite)
-    spec = get_metric("kiva")
-    score = spec.compute(item, spec.make_config({"reader": str(reader / "reader.pt")}))
-    d = score.details
     assert d["part_scales"] is False and all("worst_link" not in s for s in d["segments"])
-    clip = sample_frames(item.video, fps=None, max_frames=None)
-    tracks = read_frames(old, clip.frames, float(clip.source_fps))
     plain = judge_tracks(tracks, old.links, old.thresholds, fingers=old.fingers)
     assert [s["jerk"] for s in d["segments"]] == [v.to_dict()["jerk"] for v in plain.verdicts]
     # The same reader with its scales judges other (unitless) values.
+    item = _rollout(kiva_suite)
     new = get_metric("kiva").compute(item, get_metric("kiva").make_config({"reader": str(tiny_reader)}))
     assert new.details["part_scales"] is True
     assert [s["jerk"] for s in new.details["segments"]] != [s["jerk"] for s in d["segments"]]
@@ -342,21 +350,11 @@ def test_a_reader_calibrated_before_part_scales_is_judged_on_unscaled_values(tin
 @pytest.mark.slow
 def test_a_reader_calibrated_before_relative_lengths_is_judged_on_pixel_lengths(tiny_reader, kiva_suite,
                                                                                 tmp_path):
-    from robojudge.kiva import judge_tracks, load_reader, read_frames
-    from robojudge.video import sample_frames
+    from robojudge.kiva import judge_tracks
 
-    def pixel(cal):
-        del cal["lengths"]  # as calibrate stored it up to metric version 5
-
-    reader = _edited_calibration(tiny_reader, tmp_path, pixel)
-    old = load_reader(reader)
+    old, d, tracks = _scored_without(tiny_reader, kiva_suite, tmp_path, "lengths")  # as up to version 5
     assert old.relative_lengths is False
-    item = _rollout(kiva_suite)
-    spec = get_metric("kiva")
-    d = spec.compute(item, spec.make_config({"reader": str(reader / "reader.pt")})).details
     assert d["link_lengths"] == "pixel"
-    clip = sample_frames(item.video, fps=None, max_frames=None)
-    tracks = read_frames(old, clip.frames, float(clip.source_fps))
     kw = {"fingers": old.fingers, "scales": old.scales}
     pixels = judge_tracks(tracks, old.links, old.thresholds, relative=False, **kw)
     relative = judge_tracks(tracks, old.links, old.thresholds, **kw)
