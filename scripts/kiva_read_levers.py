@@ -246,8 +246,9 @@ def _ratio(value: float, cut: float) -> float:
 
 
 def rescore(row: dict[str, Any]) -> None:
-    """Take a row's score again as its largest part ratio, after a part was replaced (the measure's rule)."""
-    parts = [row[x] for x in ("rigidity", "jerk", "finger") if not math.isnan(row[x])]
+    """Take a row's score again as its largest part ratio, after a part was replaced (the measure's rule;
+    the finger gap's ratio counts since version 5)."""
+    parts = [row[x] for x in ("rigidity", "jerk", "finger", "gap") if not math.isnan(row.get(x, math.nan))]
     row["score"] = max(parts) if parts else math.nan
 
 

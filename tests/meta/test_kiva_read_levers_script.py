@@ -297,6 +297,16 @@ def test_segment_rows_judge_the_finger_gap_in_version_5_only():
     assert v5[("c2-x", 16)]["score"] >= v4[("c2-x", 16)]["score"] > 1
 
 
+def test_rescore_keeps_the_finger_gap_among_the_parts():
+    rows = {(r["item"], r["start"]): r for r in lv.segment_rows(_fingers_meet(_data()), False)}
+    met = rows[("c2-x", 16)]
+    assert met["gap"] > max(met["rigidity"], met["jerk"], met["finger"])  # the gap is its worst part
+    score = met["score"]
+    met["score"] = math.nan
+    lv.rescore(met)
+    assert met["score"] == pytest.approx(score) == pytest.approx(met["gap"])
+
+
 def test_compare_gap_bootstraps_both_versions_on_the_same_reads(tmp_path, capsys):
     import pickle
 

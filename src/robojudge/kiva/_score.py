@@ -105,7 +105,8 @@ def typical_lengths(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def relative_lengths(lengths: np.ndarray, min_links: int = MIN_SCALE_LINKS) -> np.ndarray:
+def relative_lengths(lengths: np.ndarray, min_links: int = MIN_SCALE_LINKS,
+                     typical: np.ndarray | None = None) -> np.ndarray:
     """``(T, L)`` each link's length divided by the frame's scale (measure version 6).
 
     A link's scale in a frame is read from the *other* links seen in that frame: the sum of their lengths
@@ -116,13 +117,15 @@ def relative_lengths(lengths: np.ndarray, min_links: int = MIN_SCALE_LINKS) -> n
     still changes it. Leaving the link itself out keeps a stretch from hiding in its own scale. Where fewer
     than ``min_links`` other links are seen the pixel length is kept (a robot with one or two links in
     view is measured as before); NaN stays NaN. The values stay in pixels of the typical scale, so
-    :func:`link_cvs` treats them as lengths.
+    :func:`link_cvs` treats them as lengths. ``typical``: the links' typical lengths when already at hand
+    (else taken from ``lengths``).
     """
     lengths = np.asarray(lengths, dtype=np.float64)
     n_links = lengths.shape[1]
     if n_links < min_links + 1:
         return lengths.copy()
-    typical = typical_lengths(lengths)
+    if typical is None:
+        typical = typical_lengths(lengths)
     seen = ~np.isnan(lengths) & (typical > 0)[None, :]
     now = np.where(seen, lengths, 0.0)
     usual = np.where(seen, typical[None, :], 0.0)
@@ -379,7 +382,7 @@ def segment_values(
     typical = None
     if relative:
         typical = typical_lengths(lengths)
-        lengths = relative_lengths(lengths)
+        lengths = relative_lengths(lengths, typical=typical)
     per_keypoint = keypoint_jerk(tracks, visible, fps, diagonal, held)
     jerk = _reduce_keypoints(per_keypoint, jerk_reduce)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
