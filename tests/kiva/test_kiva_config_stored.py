@@ -18,7 +18,8 @@ OLD_STORED = {
 
 
 def test_a_dump_holds_every_field_and_reads_back_as_the_same_config():
-    every = TrainConfig(size=48, heatmap_stride=4, heatmap_loss=0.0, members=2, warp=0.01, failures=True)
+    every = TrainConfig(size=48, heatmap_stride=4, heatmap_loss=0.0, members=2, warp=0.01, failures=True,
+                        failure_repeat=2)
     for cfg in (TrainConfig(), every):
         dumped = cfg.model_dump()
         assert set(dumped) == set(TrainConfig.model_fields)
@@ -30,7 +31,7 @@ def test_a_dump_holds_every_field_and_reads_back_as_the_same_config():
 def test_a_config_stored_before_the_options_reads_back_with_their_old_values_not_todays_defaults():
     old = TrainConfig.from_stored(OLD_STORED)
     assert (old.heatmap_stride, old.heatmap_loss, old.members) == (4, 0.0, 1)
-    assert (old.failures, old.warp) == (False, 0.0)
+    assert (old.failures, old.warp, old.failure_repeat) == (False, 0.0, 1)
     assert old.size == 64 and old.seed == 3
     # Today's defaults differ for two of them: reading the old config as a new one would change the network.
     new = TrainConfig.model_validate(OLD_STORED)

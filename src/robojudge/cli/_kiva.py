@@ -35,6 +35,9 @@ def train_cmd(
     references_only: bool = typer.Option(False, "--references-only", help="Train on reference videos only."),
     with_failures: bool = typer.Option(False, "--with-failures", help="Also train on rollouts with planted "
                                        "kinematic failures whose state files hold the pose as rendered."),
+    failure_repeat: int = typer.Option(1, "--failure-repeat", help="With --with-failures, draw each frame "
+                                       "inside a planted failure's span this many times an epoch (1: once; "
+                                       "docs/kiva.md, \"Oversampling the failures\")."),
     views: str = typer.Option("main", help="main: each episode's main view; all: every view of faithful "
                               "rollouts and recordings too, so the reader reads any view (3D rigidity)."),
     context: int = typer.Option(3, help="Consecutive frames stacked per input: the frame read and its "
@@ -61,6 +64,7 @@ def train_cmd(
         cfg = TrainConfig.model_validate({"size": size, "epochs": epochs, "seed": seed, "holdout": holdout,
                                           "rollouts": not references_only, "threads": threads,
                                           "device": device, "views": views, "failures": with_failures,
+                                          "failure_repeat": failure_repeat,
                                           "heatmap_stride": heatmap_stride, "members": members,
                                           "warp": warp, "context": context,
                                           "heatmap_loss": heatmap_loss})

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Options added after readers were first stored, each with the value that trains the reader as it was
 #: trained before the option existed. Configs stored until December 2026 left these options out at those
 #: values; ``TrainConfig.from_stored`` reads a missing one back as this value, not as today's default
 #: (the heatmap stride and loss defaults have changed since). An option added later belongs here too.
 BEFORE_OPTION: dict[str, Any] = {
-    "failures": False, "heatmap_loss": 0.0, "heatmap_stride": 4, "members": 1, "warp": 0.0,
+    "failure_repeat": 1, "failures": False, "heatmap_loss": 0.0, "heatmap_stride": 4, "members": 1,
+    "warp": 0.0,
 }
 
 
@@ -66,6 +67,11 @@ class TrainConfig(BaseModel):
         description="also train on rollouts whose planted failures are all kinematic ones the simulator "
         "renders with their keypoints (the broken pose as drawn), so the reader learns to read it",
     )
+    failure_repeat: int = Field(
+        default=1, ge=1, le=16,
+        description="with failures, each frame inside a planted failure's span is drawn this many times an "
+        "epoch instead of once (1: no oversampling), so the rare broken poses weigh more in training",
+    )
     seed: int = 0
     members: int = Field(
         default=1, ge=1, le=16,
@@ -75,6 +81,13 @@ class TrainConfig(BaseModel):
     )
     threads: int = Field(default=1, ge=1, description="torch CPU threads while training")
     device: str = Field(default="cpu", description="cpu, cuda, or auto (cuda when there is one)")
+
+    @model_validator(mode="after")
+    def _repeat_needs_failures(self) -> TrainConfig:
+        if self.failure_repeat > 1 and not self.failures:
+            raise ValueError("failure_repeat above 1 needs failures (training on rollouts with planted "
+                             "failures)")
+        return self
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> TrainConfig:

@@ -66,6 +66,8 @@ class Episode:
         embodiment: The manifest item's ``embodiment`` field, if it has one.
         recording: For a recording: spec, joint states and calibration.
         view_name: The view's name, when the item or state file names its views.
+        failure_spans: A rollout's planted failures as ``[start, stop)`` frame spans (``meta.failures``);
+            empty for references, faithful rollouts and recordings.
     """
 
     name: str
@@ -77,6 +79,7 @@ class Episode:
     embodiment: str | None = None
     recording: Recording | None = None
     view_name: str | None = None
+    failure_spans: tuple[tuple[int, int], ...] = ()
 
     @property
     def files(self) -> list[Path]:
@@ -170,6 +173,7 @@ def collect_episodes(
                 main = item.main_view or next(iter(item.views))
                 candidates.extend((f"{item.item_id}@{v}", Path(p), Path(item.state), False, v)
                                   for v, p in item.views.items() if v != main)
+        spans = _failure_spans(item.meta.get("failures"))
         for name, video, state, is_ref, view_name in candidates:
             found = _state_names(state)
             if found is None:
@@ -183,7 +187,7 @@ def collect_episodes(
                 continue  # a view the state file holds no keypoints for
             view = _view_index(views, view_name, state)
             ep = Episode(name, group, video, state, view, is_ref, kind, None,
-                         views[view] if views else view_name)
+                         views[view] if views else view_name, () if is_ref else spans)
             if is_ref:
                 refs[str(video)] = ep
             else:
@@ -199,6 +203,17 @@ def _trainable(planted: Any, failures: bool) -> bool:
     if not failures or not isinstance(planted, list):
         return False
     return all(isinstance(f, dict) and f.get("type") in RENDERED_FAILURES for f in planted)
+
+
+def _failure_spans(planted: Any) -> tuple[tuple[int, int], ...]:
+    """``[start, stop)`` frame spans of the planted failures that give both (others are left out)."""
+    if not isinstance(planted, list):
+        return ()
+    spans = []
+    for f in planted:
+        if isinstance(f, dict) and isinstance(f.get("start"), int) and isinstance(f.get("stop"), int):
+            spans.append((int(f["start"]), int(f["stop"])))
+    return tuple(spans)
 
 
 def _recording_views(item: Item, all_views: bool) -> list[tuple[str | None, str]]:

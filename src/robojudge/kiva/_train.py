@@ -162,6 +162,23 @@ def heatmap_cross_entropy(logp: torch.Tensor, kp: torch.Tensor, vis: torch.Tenso
     return -(target * logp[vis]).sum(dim=(-2, -1)).mean()
 
 
+def training_index(data: Sequence[EpisodeData], failure_repeat: int = 1) -> np.ndarray:
+    """``(n, 2)`` rows of (episode, frame) drawn once an epoch each: every frame once, then, with
+    ``failure_repeat`` above 1, each frame inside a planted failure's span ``failure_repeat - 1`` times
+    more (a frame inside two spans counts once). With 1 the index is every frame in order, as before the
+    option existed."""
+    rows = [(e, t) for e, d in enumerate(data) for t in range(len(d.frames))]
+    if failure_repeat > 1:
+        extra: list[tuple[int, int]] = []
+        for e, d in enumerate(data):
+            inside = np.zeros(len(d.frames), dtype=bool)
+            for start, stop in d.episode.failure_spans:
+                inside[max(start, 0) : max(stop, 0)] = True
+            extra.extend((e, int(t)) for t in np.flatnonzero(inside))
+        rows.extend(extra * (failure_repeat - 1))
+    return np.array(rows, dtype=np.int64).reshape(-1, 2)
+
+
 def train_net(
     data: Sequence[EpisodeData], keypoints: int, cfg: TrainConfig, progress: Progress | None = None,
     seed: int | None = None,
@@ -172,7 +189,7 @@ def train_net(
     ensemble train with ``cfg.seed + k``.
     """
     seed = cfg.seed if seed is None else seed
-    index = np.array([(e, t) for e, d in enumerate(data) for t in range(len(d.frames))], dtype=np.int64)
+    index = training_index(data, cfg.failure_repeat)
     if not len(index):
         raise ValueError("no frames to train on")
     device = torch.device(cfg.resolved_device())
