@@ -70,10 +70,10 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     rho of each per robot and macro, version 5 minus version 4 with a 95% interval from a paired cluster
     bootstrap, and the Good and Medium/Bad segments each flags.
 ``versions``
-    The same for any two measure versions, ``--old`` and ``--new`` (default 5 and 6: version 6 measures
-    rigidity on relative link lengths; :data:`MEASURES`).
+    The same for any two measure versions, ``--old`` and ``--new`` (default 6 and 7: version 7 gives a
+    segment its own jerk windows and the one reaching back a frame; :data:`MEASURES`).
 
-Every subcommand judges with the current measure, version 6 (where it says version 4 above, it judged
+Every subcommand judges with the current measure, version 7 (where it says version 4 above, it judged
 with the version of its day; ``gap`` and ``versions`` give two on the same reads).
 
 ``errors`` and ``kth`` take ``--reader NAME`` to work on the reads ``ensemble`` cached for the reader in
@@ -190,20 +190,22 @@ def finger_gaps(data: dict[str, Any], true: bool) -> dict[str, Any] | None:
     return {"reference_p1": floor, "passes": passes}
 
 
-MEASURES: dict[int, dict[str, bool]] = {
-    4: {"finger_gap": False, "relative": False},
-    5: {"finger_gap": True, "relative": False},
-    6: {"finger_gap": True, "relative": True},
+MEASURES: dict[int, dict[str, Any]] = {
+    4: {"finger_gap": False, "relative": False, "window": "centre"},
+    5: {"finger_gap": True, "relative": False, "window": "centre"},
+    6: {"finger_gap": True, "relative": True, "window": "centre"},
+    7: {"finger_gap": True, "relative": True, "window": "lead"},
 }
 """What each measure version judges, as :func:`segment_rows`' keywords: version 5 adds the finger gap,
-version 6 relative link lengths (docs/kiva.md)."""
+version 6 relative link lengths, version 7 the ``lead`` jerk windows (docs/kiva.md)."""
 
 
-def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True, relative: bool = True
-                 ) -> list[dict[str, Any]]:
-    """Every planted segment judged with measure version 6 (``relative=False``: version 5, pixel link
-    lengths; and ``finger_gap=False``: version 4, no gap cut; :data:`MEASURES`): its score, parts (as
-    ratios to their cuts; ``finger`` the crossing's, ``gap`` the gap's), verdict and planted failures."""
+def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True, relative: bool = True,
+                 window: str = "lead") -> list[dict[str, Any]]:
+    """Every planted segment judged with measure version 7 (``window="centre"``: version 6; and
+    ``relative=False``: version 5, pixel link lengths; and ``finger_gap=False``: version 4, no gap cut;
+    :data:`MEASURES`): its score, parts (as ratios to their cuts; ``finger`` the crossing's, ``gap`` the
+    gap's), verdict and planted failures."""
     from dataclasses import replace
 
     from robojudge.kiva import Tracks, judge_tracks, reference_cuts, segment_values
@@ -213,7 +215,7 @@ def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True, rela
     links, fingers = data["links"], data["fingers"]
     refs = [x for d in data["refs"].values()
             for x in segment_values(d[p], d[v], links, d["fps"], _diag(d), fingers=fingers, held=d["held"],
-                                    relative=relative)]
+                                    relative=relative, window=window)]
     scales, cuts = reference_cuts(refs, 95.0)
     if not finger_gap:
         cuts = replace(cuts, finger_gap=math.nan)
@@ -222,7 +224,7 @@ def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True, rela
         tracks = Tracks(d[p], d[v], d[v].astype(float), d["fps"], d["w"], d["h"], held=d["held"])
         judged = {(x.values.start, x.values.stop): x
                   for x in judge_tracks(tracks, links, cuts, fingers=fingers, scales=scales,
-                                        relative=relative).verdicts}
+                                        relative=relative, window=window).verdicts}
         for seg in d["planted"]:
             x = judged.get((seg["start"], seg["stop"]))
             parts = {"score": math.nan, "rigidity": math.nan, "jerk": math.nan, "finger": math.nan,
@@ -915,8 +917,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="a reader's folder name whose reads `ensemble` cached (repeatable)")
         p.add_argument("--replicates", type=int, default=2000)
         if name == "versions":
-            p.add_argument("--old", type=int, choices=sorted(MEASURES), default=5)
-            p.add_argument("--new", type=int, choices=sorted(MEASURES), default=6)
+            p.add_argument("--old", type=int, choices=sorted(MEASURES), default=6)
+            p.add_argument("--new", type=int, choices=sorted(MEASURES), default=7)
     p = cached_suites("settings")
     p.add_argument("--setting", action="append", required=True,
                    help="NAME=READER,READER,... (folder names of readers whose reads `ensemble` cached); "

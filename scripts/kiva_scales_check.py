@@ -95,9 +95,9 @@ def judged_rows(data: dict[str, Any], true: bool) -> list[tuple[str, float, floa
     links, fingers = data["links"], data["fingers"]
     refs = [x for d in data["refs"].values()
             for x in segment_values(d[p], d[v], links, d["fps"], math.hypot(d["w"], d["h"]), fingers=fingers,
-                                    held=d["held"], relative=False)]
+                                    held=d["held"], relative=False, window="centre")]
     # Versions 3 and 4 as they were: without the finger gap of version 5, on pixel link lengths (version 6
-    # measures relative ones).
+    # measures relative ones), with the centre jerk windows (version 7 has its own).
     scales, cuts4 = reference_cuts(refs, 95.0)
     cuts4, cuts3 = no_gap(cuts4), no_gap(percentile_thresholds(refs, 95.0))
     rows = []
@@ -105,9 +105,10 @@ def judged_rows(data: dict[str, Any], true: bool) -> list[tuple[str, float, floa
         tracks = Tracks(d[p], d[v], d[v].astype(float), d["fps"], d["w"], d["h"], held=d["held"])
         v4 = {(x.values.start, x.values.stop): x.score
               for x in judge_tracks(tracks, links, cuts4, fingers=fingers, scales=scales,
-                                    relative=False).verdicts}
+                                    relative=False, window="centre").verdicts}
         v3 = {(x.values.start, x.values.stop): x.score
-              for x in judge_tracks(tracks, links, cuts3, fingers=fingers, relative=False).verdicts}
+              for x in judge_tracks(tracks, links, cuts3, fingers=fingers, relative=False,
+                                    window="centre").verdicts}
         for seg in d["planted"]:
             k = (seg["start"], seg["stop"])
             rows.append((d["clip"], v4.get(k, math.nan), v3.get(k, math.nan), seg["verdict"]))

@@ -50,8 +50,8 @@ SCENES: dict[str, tuple[str, ...]] = {
 }
 PROFILES = ("oracle", "kin_mild", "kin_severe")
 #: Changes when KIVA's per-segment values would: cached segment rows of another measure are recomputed.
-MEASURE = ("6: relative link lengths, per-part scales, centre windows, finger check with the fingers' gap, "
-           "held frames")
+MEASURE = ("7: lead jerk windows, relative link lengths, per-part scales, finger check with the fingers' "
+           "gap, held frames")
 
 
 #: The VLM column's rubric (Bad 1, Medium 2, Good 3) and how a segment clip is shown to the judge: all 16
@@ -220,10 +220,12 @@ def reader_fingers(reader: Any) -> list[tuple[int, int, int]]:
 def measure(new: bool, fingers: Sequence[tuple[int, int, int]], held: Any, relative: bool = False
             ) -> dict[str, Any]:
     """Keyword arguments of :func:`robojudge.kiva.segment_values` for version 3's measure (``new``; with
-    ``relative``, version 6's relative link lengths) or the old one (:data:`OLD_RULE`)."""
+    ``relative``, the current one: version 6's relative link lengths and version 7's ``lead`` jerk
+    windows) or the old one (:data:`OLD_RULE`)."""
     if not new:
         return {**OLD_RULE, "relative": False}
-    return {"fingers": fingers, "held": held, "relative": relative}
+    return {"fingers": fingers, "held": held, "relative": relative,
+            "window": "lead" if relative else "centre"}
 
 
 def true_keypoint_values(state: Path, reader: Any, main_view: str | None, fps: float, diagonal: float,
@@ -317,8 +319,8 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
     items = robot_items(manifest, robot)
     # Every reference is read once; KIVA on the simulator's true keypoints (a perfect reader) is
     # calibrated on the references' true keypoints: what the measure itself can do, apart from reading.
-    # Keys: "now" the current measure (version 6, relative link lengths), True version 3's (pixel lengths),
-    # False version 2's (OLD_RULE).
+    # Keys: "now" the current measure (version 7: relative link lengths, lead windows), True version 3's
+    # (pixel lengths, centre windows), False version 2's (OLD_RULE).
     kinds: dict[Any, tuple[bool, bool]] = {"now": (True, True), True: (True, False), False: (False, False)}
     read_vals: dict[Any, list[Any]] = {k: [] for k in kinds}
     true_vals: dict[Any, list[Any]] = {k: [] for k in kinds}
@@ -354,7 +356,7 @@ def kiva_segments(manifest: Path, checkpoint: Path, robot: str) -> list[dict[str
         tracks.held = held
         result = judge_tracks(tracks, reader.links, cuts4, fingers=fingers, scales=scales)
         plain = judge_tracks(tracks, reader.links, cuts4, scales=scales)
-        v3 = judge_tracks(tracks, reader.links, cuts[True], fingers=fingers, relative=False)
+        v3 = judge_tracks(tracks, reader.links, cuts[True], fingers=fingers, relative=False, window="centre")
         h, w = clip.frames.shape[1:3]
         true: dict[Any, dict[tuple[int, int], Any]] = {}
         for key, (new, relative) in kinds.items():
@@ -388,6 +390,8 @@ ABLATION: dict[str, dict[str, Any]] = {
     "version 5: version 4 + finger gap": {"fingers": True, "held": True, "scales": True, "gap": True},
     "version 6: version 5 + relative link lengths": {"fingers": True, "held": True, "scales": True,
                                                      "gap": True, "relative": True},
+    "version 7: version 6 + lead jerk windows": {"fingers": True, "held": True, "scales": True, "gap": True,
+                                                 "relative": True, "window": "lead"},
 }
 
 

@@ -92,6 +92,8 @@ def test_a_calibrated_reader_scores_every_segment_of_a_rollout(tiny_reader, kiva
     assert d["part_scales"] is True and cal["scales"]["percentile"] == cal["percentile"]
     # Version 6: the thresholds were drawn on relative link lengths, and the rollout is judged on them.
     assert cal["lengths"] == "relative" and d["link_lengths"] == "relative"
+    # Version 7: a segment's own jerk windows and the one reaching back a frame, as calibrated.
+    assert cal["jerk_windows"] == "lead" and d["jerk_windows"] == "lead"
     names = reader.meta["keypoints"]
     assert all(s["worst_keypoint"] in names for s in d["segments"] if s["jerk"] is not None)
     links = {"-".join(names[i] for i in pair) for pair in reader.links}
@@ -361,3 +363,27 @@ def test_a_reader_calibrated_before_relative_lengths_is_judged_on_pixel_lengths(
     assert [s["rigidity"] for s in d["segments"]] == [v.to_dict()["rigidity"] for v in pixels.verdicts]
     # (Fetch's rollout has at least one frame with three links seen: the two measures differ somewhere)
     assert [v.values.link_cv for v in pixels.verdicts] != [v.values.link_cv for v in relative.verdicts]
+
+
+@pytest.mark.slow
+def test_a_reader_calibrated_before_lead_windows_is_judged_with_the_centre_windows(tiny_reader, kiva_suite,
+                                                                                   tmp_path, monkeypatch):
+    import robojudge.metrics.learned.kiva as kiva_metric
+    from robojudge.kiva import judge_tracks
+
+    windows: list[str] = []
+
+    def spy(*args, **kw):
+        windows.append(kw["window"])
+        return judge_tracks(*args, **kw)
+
+    monkeypatch.setattr(kiva_metric, "judge_tracks", spy)
+    old, d, tracks = _scored_without(tiny_reader, kiva_suite, tmp_path, "jerk_windows")  # as up to version 6
+    assert old.jerk_windows == "centre" and d["jerk_windows"] == "centre"
+    assert windows == ["centre"]  # the metric judged with the windows its thresholds were drawn with
+    kw = {"fingers": old.fingers, "scales": old.scales}
+    centre = judge_tracks(tracks, old.links, old.thresholds, window="centre", **kw)
+    assert [s["jerk"] for s in d["segments"]] == [v.to_dict()["jerk"] for v in centre.verdicts]
+    item = _rollout(kiva_suite)
+    new = get_metric("kiva").compute(item, get_metric("kiva").make_config({"reader": str(tiny_reader)}))
+    assert new.details["jerk_windows"] == "lead" and windows == ["centre", "lead"]

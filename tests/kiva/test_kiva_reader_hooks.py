@@ -72,6 +72,26 @@ def test_a_reader_calibrated_before_measure_version_6_is_judged_on_pixel_lengths
     assert all(v.rigidity > 0.05 for v in tracks_segments(new, tracks, relative=False))
 
 
+def test_a_reader_calibrated_before_measure_version_7_is_judged_with_the_centre_windows():
+    from robojudge.kiva._reader import tracks_segments
+    from robojudge.kiva._score import Tracks
+
+    cal = {"rigidity": 0.1, "jerk": 5.0, "lengths": "relative"}
+    old, new = _reader({"calibration": cal}), _reader({"calibration": {**cal, "jerk_windows": "lead"}})
+    assert (old.jerk_windows, new.jerk_windows) == ("centre", "lead")
+    assert _reader({}).jerk_windows == "centre"  # not calibrated at all
+    assert _reader({"calibration": {**cal, "jerk_windows": "sideways"}}).jerk_windows == "centre"
+    # One keypoint jumps 3 px between frames 15 and 16: the centre windows show it in segment 0 too.
+    pts = np.full((32, len(old.meta["keypoints"]), 2), 20.0)
+    pts[16:, 0, 0] += 3.0
+    vis = np.ones(pts.shape[:2], bool)
+    tracks = Tracks(pts, vis, vis.astype(float), 10.0, 200, 150)
+    jerk_old = [v.jerk for v in tracks_segments(old, tracks)]
+    jerk_new = [v.jerk for v in tracks_segments(new, tracks)]
+    assert jerk_old[0] > 0 and jerk_new[0] == 0 and jerk_new[1] > 0
+    assert [v.jerk for v in tracks_segments(new, tracks, window="centre")] == jerk_old
+
+
 def test_reading_marks_the_frames_that_repeat_the_previous_one():
     frames = np.random.default_rng(0).integers(0, 256, (6, 24, 32, 3), dtype=np.uint8)
     frames[3] = frames[2]

@@ -38,9 +38,9 @@ def arm(n: int = 48, lengths: tuple[float, float] = (30.0, 20.0), noise: float =
 LINKS = [(0, 1), (1, 2)]
 
 
-def values(pts: np.ndarray, vis: np.ndarray | None = None):
+def values(pts: np.ndarray, vis: np.ndarray | None = None, **kw):
     vis = np.ones(pts.shape[:2], bool) if vis is None else vis
-    return segment_values(pts, vis, LINKS, FPS, DIAG)
+    return segment_values(pts, vis, LINKS, FPS, DIAG, **kw)
 
 
 def test_segments_are_consecutive_sixteen_frame_spans_and_drop_a_short_tail():
@@ -92,10 +92,14 @@ def test_a_jump_shows_as_jerk_in_the_segment_where_it_lands_even_at_its_first_fr
     jumped = pts.copy()
     jumped[16:, 2] += [8.0, 0.0]  # the tip jumps between frames 15 and 16 and stays there
     before, after = values(pts), values(jumped)
-    # Windows are given to the segment holding their centre: the jump shows on both sides of the
-    # boundary (tests/kiva/test_kiva_segment_rules.py works the values out by hand).
-    assert after[1].jerk > 10 * max(before[1].jerk, 1e-6) and after[0].jerk > 10 * max(before[0].jerk, 1e-6)
-    assert after[2].jerk == pytest.approx(before[2].jerk)
+    # A segment's windows are its own and the one reaching back a frame (measure version 7): the jump
+    # shows in the segment where the tip lands, not in the one before (tests/kiva/test_kiva_segment_rules.py
+    # works the values out by hand).
+    assert after[1].jerk > 10 * max(before[1].jerk, 1e-6)
+    assert after[0].jerk == pytest.approx(before[0].jerk) and after[2].jerk == pytest.approx(before[2].jerk)
+    # With the windows of versions 3-6 (by their centre) it showed on both sides.
+    centre = values(jumped, window="centre")
+    assert centre[0].jerk > 10 * max(before[0].jerk, 1e-6) and centre[1].jerk == pytest.approx(after[1].jerk)
 
 
 def test_judging_flags_only_the_stretched_segment_against_thresholds_calibrated_on_clean_arms():

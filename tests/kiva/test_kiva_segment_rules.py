@@ -19,6 +19,8 @@ from robojudge.kiva import (
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices
 from robojudge.kiva._score import (
     GAP_FLOOR,
+    JERK_WINDOW,
+    JERK_WINDOWS,
     MIN_FINGER,
     finger_crossing,
     finger_gaps,
@@ -59,20 +61,43 @@ def test_a_failure_ending_before_a_boundary_does_not_flag_the_clean_segment_afte
     assert flags(pts, Thresholds(math.nan, 0.5 * SCALE)) == [True, False, False]
 
 
-def test_a_jump_across_a_boundary_is_counted_in_both_segments():
-    # The keypoint jumps 1 px between frames 15 and 16 and stays: the +2 window (frames 14-17, centre
-    # 15.5) goes to segment 0, the window ending 18 (frames 15-18: 0, 1, 1, 1 -> +1) to segment 1.
+def test_a_jump_across_a_boundary_counts_in_the_segment_where_it_lands():
+    # The keypoint jumps 1 px between frames 15 and 16 and stays. Windows holding the step end at 16, 17
+    # and 18, with third differences +1, -2, +1 px (frames 13-16: 0, 0, 0, 1; 14-17: 0, 0, 1, 1; 15-18:
+    # 0, 1, 1, 1). Segment 1 counts the window ending 18 (one frame back, three of its own); segment 0
+    # counts windows ending up to 15, none of which holds the step; the two between count for neither.
     pts = still()
     pts[16:, 0, 0] += 1.0
+    assert jerks(pts) == pytest.approx([0.0, 1 * SCALE, 0.0])
+    assert flags(pts, Thresholds(math.nan, 0.5 * SCALE)) == [False, True, False]
+    # With the windows of versions 3-6 (by their centre) the +2 window (centre 15.5) went to segment 0,
+    # the window ending 18 to segment 1: a failure starting at a boundary flagged the clean segment before.
+    assert jerks(pts, window="centre") == pytest.approx([2 * SCALE, 1 * SCALE, 0.0])
+
+
+def test_a_failure_ending_exactly_at_a_boundary_shows_in_the_next_segment_by_its_step_back():
+    # Displaced on frames 10-15, back on frame 16: the step in (9 -> 10) is segment 0's (+2 at most, as
+    # hand-worked above); the step back (15 -> 16) shows only in the window ending 18 (frames 15-18: 1, 0,
+    # 0, 0 -> -1), which is segment 1's. The cost of the rule: nothing tells a step back from a step in.
+    pts = still()
+    pts[10:16, 0, 0] += 1.0
     assert jerks(pts) == pytest.approx([2 * SCALE, 1 * SCALE, 0.0])
-    assert flags(pts, Thresholds(math.nan, 0.5 * SCALE)) == [True, True, False]
 
 
 def test_window_spans_by_rule():
-    assert jerk_window_span(16, 32) == (18, 34)
+    assert jerk_window_span(16, 32) == (18, 32)
+    assert jerk_window_span(16, 32, "lead") == (18, 32)
+    assert jerk_window_span(16, 32, "centre") == (18, 34)
     assert jerk_window_span(16, 32, "end") == (16, 32)
+    assert JERK_WINDOW == "lead" and set(JERK_WINDOWS) == {"lead", "centre", "end"}
     with pytest.raises(ValueError, match="unknown jerk window rule 'mid'"):
         jerk_window_span(0, 16, "mid")
+    # Every window ending inside a run of segments counts for exactly one of them, but the two that
+    # straddle each boundary by two or three frames.
+    spans = [range(*jerk_window_span(a, a + 16)) for a in (0, 16, 32)]
+    counted = sorted(t for r in spans for t in r)
+    assert len(counted) == len(set(counted))
+    assert set(range(2, 48)) - set(counted) == {16, 17, 32, 33}
 
 
 def hand(width: np.ndarray, noise: float = 0.0, seed: int = 0) -> np.ndarray:

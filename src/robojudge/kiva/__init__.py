@@ -22,6 +22,7 @@ from robojudge.kiva._data import (
 )
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._score import (
+    JERK_WINDOW,
     JERK_WINDOWS,
     SEGMENT,
     KivaResult,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FINGER_PAIRS",
+    "JERK_WINDOW",
     "JERK_WINDOWS",
     "RENDERED_FAILURES",
     "SEGMENT",

@@ -31,6 +31,8 @@ from robojudge.kiva._infer import predict
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._net import KeypointReader, ReaderEnsemble, build_reader
 from robojudge.kiva._score import (
+    JERK_WINDOW,
+    JERK_WINDOWS,
     Scales,
     SegmentValues,
     Thresholds,
@@ -93,6 +95,15 @@ class Reader:
         lengths, as its rigidity threshold was drawn, until it is calibrated again."""
         cal = self.meta.get("calibration") or {}
         return cal.get("lengths") == "relative"
+
+    @property
+    def jerk_windows(self) -> str:
+        """Which jerk windows count for a segment (:func:`~robojudge.kiva._score.jerk_window_span`), as its
+        jerk threshold was drawn: ``lead`` since measure version 7, ``centre`` for a reader calibrated
+        before, until it is calibrated again."""
+        cal = self.meta.get("calibration") or {}
+        rule = cal.get("jerk_windows", "centre")
+        return rule if rule in JERK_WINDOWS else "centre"
 
     @property
     def fingers(self) -> list[tuple[int, int, int]]:
@@ -258,9 +269,10 @@ def read_video(reader: Reader, video: str | Path) -> Tracks:
 
 def tracks_segments(reader: Reader, tracks: Tracks, **kw: Any) -> list[SegmentValues]:
     """:func:`~robojudge.kiva._score.segment_values` of a read video, with the reader's links, its finger
-    pairs, the video's held frames and the reader's kind of link length (:attr:`Reader.relative_lengths`;
-    ``relative=`` overrides it)."""
-    kw = {"fingers": reader.fingers, "held": tracks.held, "relative": reader.relative_lengths, **kw}
+    pairs, the video's held frames, the reader's kind of link length (:attr:`Reader.relative_lengths`;
+    ``relative=`` overrides it) and its jerk windows (:attr:`Reader.jerk_windows`; ``window=``)."""
+    kw = {"fingers": reader.fingers, "held": tracks.held, "relative": reader.relative_lengths,
+          "window": reader.jerk_windows, **kw}
     return segment_values(tracks.positions, tracks.visible, reader.links, tracks.fps, tracks.diagonal, **kw)
 
 
@@ -304,7 +316,8 @@ def calibrate(
         refs = [refs[i] for i in sorted(pick)]
     values: list[SegmentValues] = []
     for ep in refs:
-        values.extend(tracks_segments(reader, read_video(reader, ep.video), relative=True))
+        values.extend(tracks_segments(reader, read_video(reader, ep.video), relative=True,
+                                      window=JERK_WINDOW))
     # Version 4: each link and keypoint is first scaled by its own spread over these segments, then the
     # thresholds are drawn from the scaled values (docs/kiva.md, "Per-part scales").
     scales, cuts = reference_cuts(values, percentile)
@@ -316,6 +329,8 @@ def calibrate(
         "scales": scales.to_dict(),
         # Measure version 6: the rigidity threshold is on relative link lengths (docs/kiva.md).
         "lengths": "relative",
+        # Measure version 7: a segment's jerk windows are its own and the one reaching back a frame.
+        "jerk_windows": JERK_WINDOW,
         "percentile": percentile,
         "seed": seed,
         "videos": [str(e.video) for e in refs],

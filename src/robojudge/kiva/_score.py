@@ -16,9 +16,11 @@ absorbs: a threshold is a high percentile of the values real (reference) motion 
 * **jerk** of a segment: the third finite difference of every keypoint's track over four consecutive
   frames where it is visible, times ``fps**3``, divided by the image diagonal (diagonals per second
   cubed); the value of a window is the mean over its keypoints, and the segment's value is the
-  largest over the windows whose centre lies in it (:func:`jerk_window_span`: at least 3 of the 4
-  frames). A jump between the last frame of one segment and the first of the next shows in both;
-  a failure that ends a frame or more before a boundary no longer flags the clean segment after it.
+  largest over its windows (:func:`jerk_window_span`; since measure version 7, ``lead``: the windows
+  whose frames lie in the segment, and the one that reaches back a single frame into the segment before,
+  never forward into the next). A jump between the last frame of one segment and the first of the next
+  counts in the next one, where the robot lands; a failure that ends before a boundary does not flag the
+  segment after it unless it ends exactly there.
   Frames that repeat the previous one (:func:`held_frames`: a slowed replay, a frame-rate conversion)
   are left out of the jerk: the robot did not move between them, and keeping them makes a jerk of
   twice the robot's speed out of a benign hitch.
@@ -221,20 +223,33 @@ def keypoint_jerk(tracks: np.ndarray, visible: np.ndarray, fps: float, diagonal:
     return out
 
 
-JERK_WINDOWS = ("centre", "end")
+JERK_WINDOWS = ("lead", "centre", "end")
 """Rules that give each 4-frame jerk window to a segment (see :func:`jerk_window_span`)."""
 
+JERK_WINDOW = "lead"
+"""The rule of the current measure (version 7); readers calibrated before it are judged with ``centre``."""
 
-def jerk_window_span(start: int, stop: int, rule: str = "centre") -> tuple[int, int]:
+
+def jerk_window_span(start: int, stop: int, rule: str = JERK_WINDOW) -> tuple[int, int]:
     """End frames ``[lo, hi)`` of the jerk windows that count for segment ``[start, stop)``.
 
-    A window is named by its last frame ``t`` and covers frames ``t-3 .. t``. ``centre`` (the default):
-    the window's centre ``t - 1.5`` lies in the segment, so at least 3 of its 4 frames do, and a window
-    split 2 and 2 goes to the earlier segment, which holds the first frame of the step at its middle.
-    ``end`` (the rule of the ``kiva`` metric up to version 2): the windows ending in the segment, up to 3
-    of whose frames lie in the previous one; a failure that ends just before a boundary then flags the clean
-    segment after it.
+    A window is named by its last frame ``t`` and covers frames ``t-3 .. t``.
+
+    * ``lead`` (the default, measure version 7): the windows that end in the segment with at most their
+      first frame before it, ``t`` in ``start+2 .. stop-1``. A segment is judged on its own frames and the
+      step into its first frame: a jump from the previous segment's last frame into this one's first
+      counts here (the one window that holds it with three frames here), and nothing of the next segment
+      counts. The two windows that straddle a boundary further (ending at ``stop`` and ``stop+1``) count
+      for neither side. A failure that ends exactly at a boundary still shows in the next segment, by
+      its step back.
+    * ``centre`` (versions 3-6): the window's centre ``t - 1.5`` lies in the segment, so at least 3 of its
+      4 frames do, and a window split 2 and 2 goes to the earlier segment; a jump at a boundary shows on
+      both sides, so a failure that starts at a boundary also flags the clean segment before it.
+    * ``end`` (up to version 2): the windows ending in the segment, up to 3 of whose frames lie in the
+      previous one; a failure that ends just before a boundary then flags the clean segment after it.
     """
+    if rule == "lead":
+        return start + 2, stop
     if rule == "centre":
         return start + 2, stop + 2
     if rule == "end":
@@ -362,7 +377,7 @@ def segment_values(
     length: int = SEGMENT,
     min_length: int = MIN_SEGMENT,
     min_link: float = MIN_LINK,
-    window: str = "centre",
+    window: str = JERK_WINDOW,
     fingers: Sequence[FingerPair] = (),
     held: np.ndarray | None = None,
     jerk_reduce: str = "mean",
@@ -373,6 +388,8 @@ def segment_values(
     ``held``: ``(T,)`` frames that repeat the previous one (:func:`held_frames`), left out of the jerk.
     ``relative``: rigidity on relative link lengths, links gated by their typical length (measure
     version 6, :func:`relative_lengths`); ``False`` measures pixel lengths as versions 1-5 did.
+    ``window``: which jerk windows count for a segment (:func:`jerk_window_span`; ``centre`` for versions
+    3-6).
     """
     tracks = np.asarray(tracks, dtype=np.float64)
     visible = np.asarray(visible, dtype=bool)
@@ -712,7 +729,7 @@ def judge_tracks(
     length: int = SEGMENT,
     min_length: int = MIN_SEGMENT,
     min_link: float = MIN_LINK,
-    window: str = "centre",
+    window: str = JERK_WINDOW,
     fingers: Sequence[FingerPair] = (),
     scales: Scales | None = None,
     relative: bool = True,
@@ -722,7 +739,9 @@ def judge_tracks(
 
     ``scales``: measure version 4, each link and keypoint against its own reference spread
     (:func:`apply_scales`; the thresholds must have been calibrated on scaled values); without, version 3.
-    ``relative``: relative link lengths (version 6; ``False`` for thresholds calibrated on pixel lengths)."""
+    ``relative``: relative link lengths (version 6; ``False`` for thresholds calibrated on pixel lengths).
+    ``window``: the jerk windows of a segment (:func:`jerk_window_span`; ``centre`` for thresholds drawn
+    before version 7)."""
     n = len(tracks.positions)
     seen = float(tracks.visible.mean()) if tracks.visible.size else 0.0
     reason: str | None = None

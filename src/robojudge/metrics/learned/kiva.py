@@ -151,7 +151,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     scales = reader.scales
     result = judge_tracks(tracks, reader.links, cuts, length=config.segment, min_length=config.min_segment,
                           min_link=config.min_link, fingers=reader.fingers if config.finger_check else (),
-                          scales=scales, relative=reader.relative_lengths)
+                          scales=scales, relative=reader.relative_lengths, window=reader.jerk_windows)
     measures: list[str] = ["2d"] * len(result.verdicts)
     why_2d = "measure is set to 2d"
     if config.measure == "auto" and result.verdicts:
@@ -196,6 +196,9 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             "part_scales": scales is not None,
             # Version 6 measures rigidity on relative link lengths; a reader calibrated before, on pixels.
             "link_lengths": "relative" if reader.relative_lengths else "pixel",
+            # Version 7 gives a segment its own jerk windows and the one reaching back a frame ("lead");
+            # a reader calibrated before is judged with the windows of its thresholds ("centre").
+            "jerk_windows": reader.jerk_windows,
             **({"measure_2d_reason": why_2d} if "2d" in used or not used else {}),
             "candidates": 5,
             "reader": rkey[0],
@@ -251,7 +254,8 @@ _COMMON: dict[str, Any] = {
     "provider": Provider.model,
     # 5: the finger part also judges the fingers' gap (readers calibrated since; docs/kiva.md).
     # 6: rigidity on relative link lengths, links gated by their typical length (readers calibrated since).
-    "version": "6",
+    # 7: a segment's jerk windows are its own and the one reaching back a frame (readers calibrated since).
+    "version": "7",
 }
 
 
