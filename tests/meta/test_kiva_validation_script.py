@@ -181,8 +181,10 @@ def test_finger_pairs_of_a_reader_come_from_its_checkpoint_or_the_built_in_robot
     stored = SimpleNamespace(meta={"robot": "franka", "keypoints": names, "fingers": [[6, 7, 5]]})
     assert kv.reader_fingers(stored) == [(6, 7, 5)]
     assert kv.measure(False, [(6, 7, 5)], None) == {"window": "end", "relative": False}
-    assert kv.measure(True, [(6, 7, 5)], None) == {"fingers": [(6, 7, 5)], "held": None, "relative": False}
-    assert kv.measure(True, [(6, 7, 5)], None, True)["relative"] is True  # version 6
+    assert kv.measure(True, [(6, 7, 5)], None) == {"fingers": [(6, 7, 5)], "held": None, "relative": False,
+                                                   "window": "centre"}  # version 3
+    now = kv.measure(True, [(6, 7, 5)], None, True)  # the current measure: versions 6 and 7
+    assert now["relative"] is True and now["window"] == "lead"
     assert kv.measure(False, [(6, 7, 5)], None, True)["relative"] is False  # version 2 stays as it was
 
 
