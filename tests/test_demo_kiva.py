@@ -154,7 +154,7 @@ def test_demo_prints_kiva_or_why_not(capsys: pytest.CaptureFixture[str]) -> None
     assert "KIVA by generator" in out and "chaotic" in out and "52.4" in out and "52.4% of 21" in out
 
 
-def test_a_cached_reader_calibrated_before_per_part_scales_is_not_reused(tmp_path: Path) -> None:
+def test_a_cached_reader_calibrated_for_an_older_measure_is_not_reused(tmp_path: Path) -> None:
     import json
 
     from robojudge.demo import _calibrated
@@ -166,6 +166,11 @@ def test_a_cached_reader_calibrated_before_per_part_scales_is_not_reused(tmp_pat
     (folder / "reader.json").write_text(json.dumps({"calibration": cal}))
     assert _calibrated(folder) is None  # the demo trains and calibrates it again
     cal["scales"] = {"links": [0.05], "keypoints": [12.0, 9.0], "percentile": 95.0, "floor": 0.5}
+    # Each later measure's key added in turn: until the last, the cached reader is still an old one.
+    for key, value in (("finger_gap", 0.02), ("lengths", "relative"), ("jerk_windows", "lead")):
+        (folder / "reader.json").write_text(json.dumps({"calibration": cal}))
+        assert _calibrated(folder) is None, key  # calibrated before version 5, 6 or 7
+        cal[key] = value
     (folder / "reader.json").write_text(json.dumps({"calibration": cal}))
     assert _calibrated(folder) == {"calibration": cal}
     (folder / "reader.pt").unlink()

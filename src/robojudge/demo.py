@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from robojudge.kiva import TrainConfig, episodes_from_manifest, resolve_robot
+from robojudge.kiva import JERK_WINDOW, TrainConfig, episodes_from_manifest, resolve_robot
 from robojudge.meta import Leaderboard
 from robojudge.metric_info import direction, registry_range
 from robojudge.metrics import expand_metric_ids
@@ -155,8 +155,11 @@ def _calibrated(folder: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     cal = meta.get("calibration") or {}
-    # A reader calibrated before the per-part scales (measure version 4) is trained and calibrated again.
-    return meta if cal.get("scales") and (folder / "reader.pt").is_file() else None
+    # A reader calibrated for an older measure is trained and calibrated again: before the per-part scales
+    # (version 4), the finger gap (5), relative link lengths (6) or the lead jerk windows (7).
+    current = (bool(cal.get("scales")) and "finger_gap" in cal and cal.get("lengths") == "relative"
+               and cal.get("jerk_windows") == JERK_WINDOW)
+    return meta if current and (folder / "reader.pt").is_file() else None
 
 
 def ensure_reader(
