@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from robojudge.kiva import JERK_WINDOW, TrainConfig, episodes_from_manifest, resolve_robot
+from robojudge.kiva import (
+    MEASURE_VERSION,
+    TrainConfig,
+    calibration_version,
+    episodes_from_manifest,
+    resolve_robot,
+)
 from robojudge.meta import Leaderboard
 from robojudge.metric_info import direction, registry_range
 from robojudge.metrics import expand_metric_ids
@@ -154,11 +160,8 @@ def _calibrated(folder: Path) -> dict[str, Any] | None:
         meta: dict[str, Any] = json.loads((folder / "reader.json").read_text())
     except (OSError, ValueError):
         return None
-    cal = meta.get("calibration") or {}
-    # A reader calibrated for an older measure is trained and calibrated again: before the per-part scales
-    # (version 4), the finger gap (5), relative link lengths (6) or the lead jerk windows (7).
-    current = (bool(cal.get("scales")) and "finger_gap" in cal and cal.get("lengths") == "relative"
-               and cal.get("jerk_windows") == JERK_WINDOW)
+    # A reader calibrated for an older measure (or not at all) is trained and calibrated again.
+    current = calibration_version(meta.get("calibration")) == MEASURE_VERSION
     return meta if current and (folder / "reader.pt").is_file() else None
 
 

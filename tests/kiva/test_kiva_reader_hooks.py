@@ -92,6 +92,22 @@ def test_a_reader_calibrated_before_measure_version_7_is_judged_with_the_centre_
     assert [v.jerk for v in tracks_segments(new, tracks, window="centre")] == jerk_old
 
 
+def test_a_stored_calibration_tells_the_measure_version_it_was_drawn_for():
+    from robojudge.kiva import MEASURE_VERSION, calibration_version
+
+    cal: dict = {"rigidity": 0.1, "jerk": 5.0, "finger": None}
+    assert calibration_version(None) == 0 and calibration_version({}) == 0
+    assert calibration_version(cal) == 3
+    for key, value, version in (("scales", {"links": [0.1], "keypoints": [2.0]}, 4), ("finger_gap", None, 5),
+                                ("lengths", "relative", 6), ("jerk_windows", "lead", 7)):
+        cal[key] = value
+        assert calibration_version(cal) == version, key
+    assert MEASURE_VERSION == 7
+    # What a reader judges with follows the same keys.
+    reader = _reader({"calibration": cal})
+    assert reader.relative_lengths and reader.jerk_windows == "lead" and reader.scales is not None
+
+
 def test_reading_marks_the_frames_that_repeat_the_previous_one():
     frames = np.random.default_rng(0).integers(0, 256, (6, 24, 32, 3), dtype=np.uint8)
     frames[3] = frames[2]

@@ -46,7 +46,7 @@ sets the cut for the stiff and quiet ones; the thresholds are then drawn from th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,6 +228,27 @@ JERK_WINDOWS = ("lead", "centre", "end")
 
 JERK_WINDOW = "lead"
 """The rule of the current measure (version 7); readers calibrated before it are judged with ``centre``."""
+
+MEASURE_VERSION = 7
+"""The measure's version: what a reader's calibration must have been drawn for to be judged as today."""
+
+
+def calibration_version(cal: Mapping[str, Any] | None) -> int:
+    """The measure version a reader's stored calibration (``reader.json``'s ``calibration``) was drawn
+    for, told by the keys each version added: 0 for none; 3 (or earlier) without per-part ``scales``; 4
+    without the ``finger_gap`` cut; 5 on pixel link lengths (no ``lengths: "relative"``); 6 with the
+    centre jerk windows (no ``jerk_windows: "lead"``); else :data:`MEASURE_VERSION`."""
+    if not cal:
+        return 0
+    if not cal.get("scales"):
+        return 3
+    if "finger_gap" not in cal:
+        return 4
+    if cal.get("lengths") != "relative":
+        return 5
+    if cal.get("jerk_windows") != JERK_WINDOW:
+        return 6
+    return MEASURE_VERSION
 
 
 def jerk_window_span(start: int, stop: int, rule: str = JERK_WINDOW) -> tuple[int, int]:
