@@ -280,6 +280,45 @@ def test_a_video_in_which_the_reader_sees_no_keypoint_is_unmeasurable(tiny_reade
         assert score.details["keypoints_visible"] == 0.0
 
 
+@pytest.mark.slow
+def test_a_frozen_video_or_a_still_robot_is_unscored_and_a_frozen_stretch_is_left_out(tiny_reader, kiva_suite,
+                                                                                      tmp_path):
+    from robojudge.video import sample_frames
+
+    moving = _rollout(kiva_suite)
+    frames = sample_frames(moving.video, fps=None, max_frames=None).frames
+    assert len(frames) == 48
+    spec = get_metric("kiva")
+    cfg = spec.make_config({"reader": str(tiny_reader)})
+    real = spec.compute(moving, cfg)
+    assert real.scored and real.details["robot_motion"] >= 0.01 and real.details["frozen_segments"] == 0
+
+    def clip(name: str, pictures: np.ndarray) -> Item:
+        write_video(tmp_path / name, pictures, fps=10)  # a folder of PNGs: lossless, held frames stay held
+        return Item(item_id=name, video=str(tmp_path / name))
+
+    frozen = clip("frozen", np.repeat(frames[20:21], 48, axis=0))
+    noise = np.random.default_rng(0).normal(0, 3, frames.shape)
+    still = clip("still", np.clip(np.repeat(frames[20:21], 48, axis=0) + noise, 0, 255).astype(np.uint8))
+    for metric in PARTS:
+        spec_m = get_metric(metric)
+        cfg_m = spec_m.make_config({"reader": str(tiny_reader)})
+        # Before metric version 8 both were three valid segments: a perfect 0%.
+        out = spec_m.compute(frozen, cfg_m)
+        assert math.isnan(out.value) and "frozen" in out.details["unscored_reason"]
+        out = spec_m.compute(still, cfg_m)
+        assert math.isnan(out.value) and "does not move" in out.details["unscored_reason"]
+        assert out.details["robot_motion"] < 0.01
+    # The robot stops, picture and all, for the middle segment: that segment is not measured.
+    paused = frames.copy()
+    paused[16:32] = frames[16]
+    score = spec.compute(clip("paused", paused), cfg)
+    d = score.details
+    assert score.scored and d["frozen_segments"] == 1 and d["measured_segments"] == 2
+    assert [s.get("frozen", False) for s in d["segments"]] == [False, True, False]
+    assert d["segments"][1]["invalid"] is None and d["segments"][1]["score"] is None
+
+
 def _edited_calibration(tiny_reader: Path, tmp_path: Path, edit) -> Path:
     """A copy of the tiny reader whose stored calibration ``edit`` has changed in place."""
     import torch

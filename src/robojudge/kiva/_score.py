@@ -23,7 +23,9 @@ absorbs: a threshold is a high percentile of the values real (reference) motion 
   segment after it unless it ends exactly there.
   Frames that repeat the previous one (:func:`held_frames`: a slowed replay, a frame-rate conversion)
   are left out of the jerk: the robot did not move between them, and keeping them makes a jerk of
-  twice the robot's speed out of a benign hitch.
+  twice the robot's speed out of a benign hitch. A segment whose every frame repeats the one before
+  (a frozen picture) gives no value at all (:attr:`SegmentValues.frozen`): links that hold their
+  lengths in a still picture say nothing about the robot's kinematics.
 * **finger crossing** of a segment (robojudge's addition; the paper's KIVA is rigidity and jerk; only
   for robots with finger pairs): two fingers that close towards each other keep their sides of the
   hand's axis; :func:`finger_crossing` is how far a pair is on the wrong side, as a share of the
@@ -58,6 +60,11 @@ MIN_SEGMENT = 8
 """A trailing segment shorter than this is not measured."""
 MIN_FRAMES = 4
 """Frames a link needs in a segment to have a rigidity value."""
+STILL_MOTION = 0.01
+"""A video whose robot moves less than this share of the image diagonal (:func:`robot_motion`) is not
+judged: a robot that stands still has no kinematics to get wrong. Measured (docs/kiva.md, "Frozen and still
+videos"): readers read a still picture with noise added to within 0.1% of the diagonal; the robots of
+the simulator suites move at least 7.5% of it in every reference and rollout."""
 MIN_LINK = 0.03
 """Default shortest link measured, as a share of the image diagonal."""
 MIN_FINGER = 0.002
@@ -386,6 +393,26 @@ class SegmentValues:
     # unmeasured): what per-part scales (:class:`Scales`) divide. Empty when not measured part by part.
     link_cv: tuple[float, ...] = ()
     keypoint_jerk: tuple[float, ...] = ()
+    # Every frame after the segment's first repeats the one before (held_frames): nothing is measured.
+    frozen: bool = False
+
+
+def robot_motion(tracks: np.ndarray, visible: np.ndarray, diagonal: float, min_frames: int = 2 * MIN_FRAMES
+                 ) -> float:
+    """How far the robot moves in a track, as a share of the image ``diagonal``: for each keypoint seen on
+    at least ``min_frames`` frames, the 95th percentile of its distance from its median position; the
+    largest over the keypoints. NaN when no keypoint is seen that often."""
+    tracks = np.asarray(tracks, dtype=np.float64)
+    visible = np.asarray(visible, dtype=bool)
+    best = math.nan
+    for k in range(tracks.shape[1]):
+        seen = tracks[visible[:, k], k]
+        if len(seen) < min_frames:
+            continue
+        away = np.linalg.norm(seen - np.median(seen, axis=0), axis=-1)
+        moved = float(np.percentile(away, 95)) / diagonal
+        best = moved if math.isnan(best) else max(best, moved)
+    return best
 
 
 def segment_values(
@@ -410,7 +437,7 @@ def segment_values(
     ``relative``: rigidity on relative link lengths, links gated by their typical length (measure
     version 6, :func:`relative_lengths`); ``False`` measures pixel lengths as versions 1-5 did.
     ``window``: which jerk windows count for a segment (:func:`jerk_window_span`; ``centre`` for versions
-    3-6).
+    3-6). A segment whose frames after its first are all ``held`` is ``frozen`` and gives no value.
     """
     tracks = np.asarray(tracks, dtype=np.float64)
     visible = np.asarray(visible, dtype=bool)
@@ -425,8 +452,15 @@ def segment_values(
     jerk = _reduce_keypoints(per_keypoint, jerk_reduce)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
     gaps = finger_gaps(tracks, visible, fingers, diagonal)
+    held_mask = None if held is None else np.asarray(held, dtype=bool)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
+        if held_mask is not None and stop - start > 1 and bool(held_mask[start + 1 : stop].all()):
+            out.append(SegmentValues(start=start, stop=stop, rigidity=math.nan, jerk=math.nan,
+                                     visible=float(visible[start:stop].mean()) if visible.size else 0.0,
+                                     link_cv=(math.nan,) * len(links),
+                                     keypoint_jerk=(math.nan,) * tracks.shape[1], frozen=True))
+            continue
         cvs = link_cvs(lengths[start:stop], diagonal, min_link, typical)
         windows = slice(*jerk_window_span(start, stop, window))
         out.append(
@@ -602,6 +636,8 @@ class SegmentVerdict:
             "jerk_invalid": self.jerk_bad if self.jerk_judged else None,
             "visible": round(v.visible, 4),
         }
+        if v.frozen:
+            out["frozen"] = True
         if self.finger_judged or not math.isnan(v.finger) or not math.isnan(v.finger_gap):
             out["finger"] = num(v.finger)
             out["finger_gap"] = num(v.finger_gap)
@@ -722,6 +758,7 @@ class KivaResult:
     frames: int
     visible: float
     reason: str | None = None
+    motion: float = math.nan  # robot_motion of the tracks (share of the diagonal); NaN: not measured
 
     def value(self, part: str = "kiva") -> tuple[float, int]:
         """:func:`invalid_percentage` of ``part`` and its measured segment count."""
@@ -739,6 +776,8 @@ class KivaResult:
                    else {"finger_gap": self.thresholds.finger_gap}),
             },
             "keypoints_visible": round(self.visible, 4),
+            "robot_motion": None if math.isnan(self.motion) else round(self.motion, 6),
+            "frozen_segments": sum(v.values.frozen for v in self.verdicts),
         }
 
 
@@ -756,7 +795,9 @@ def judge_tracks(
     relative: bool = True,
 ) -> KivaResult:
     """Segments of a read video, measured and judged; a result with a ``reason`` when it has no
-    full segment, the reader sees no keypoint, or no segment gives a rigidity or jerk value.
+    full segment, the reader sees no keypoint, the picture never changes (every frame ``held``), the
+    robot does not move (:func:`robot_motion` below :data:`STILL_MOTION`), or no segment gives a rigidity
+    or jerk value.
 
     ``scales``: measure version 4, each link and keypoint against its own reference spread
     (:func:`apply_scales`; the thresholds must have been calibrated on scaled values); without, version 3.
@@ -772,6 +813,14 @@ def judge_tracks(
     if not tracks.visible.any():
         reason = "the reader sees none of the robot's keypoints in any frame"
         return KivaResult([], thresholds, n, seen, reason)
+    if tracks.held is not None and bool(np.asarray(tracks.held, dtype=bool)[1:].all()):
+        reason = "the picture never changes: every frame repeats the first (a frozen video)"
+        return KivaResult([], thresholds, n, seen, reason, motion=0.0)
+    motion = robot_motion(tracks.positions, tracks.visible, tracks.diagonal)
+    if motion < STILL_MOTION:  # (NaN, no keypoint seen on enough frames to tell: left to the segments)
+        reason = (f"the robot does not move: no keypoint strays more than {STILL_MOTION:.0%} of the image "
+                  "diagonal from where it stands, and a still robot has no kinematics to judge")
+        return KivaResult([], thresholds, n, seen, reason, motion=motion)
     values = segment_values(tracks.positions, tracks.visible, links, tracks.fps, tracks.diagonal,
                             length=length, min_length=min_length, min_link=min_link, window=window,
                             fingers=fingers, held=tracks.held, relative=relative)
@@ -780,4 +829,4 @@ def judge_tracks(
     verdicts = judge_segments(values, thresholds)
     if not any(v.measured for v in verdicts):
         reason = "no segment has a rigid link long enough to measure nor a keypoint seen on 4 frames in a row"
-    return KivaResult(verdicts, thresholds, n, seen, reason)
+    return KivaResult(verdicts, thresholds, n, seen, reason, motion=motion)

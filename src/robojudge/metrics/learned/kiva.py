@@ -158,7 +158,9 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
         measures, why_2d = _rigidity_3d(item, reader, rkey, tracks, result, config)
         if "3d" in measures and any(v.measured for v in result.verdicts):
             result.reason = None
-    facts = {"frames": n, "keypoints_visible": round(result.visible, 4)}
+    facts: dict[str, Any] = {"frames": n, "keypoints_visible": round(result.visible, 4)}
+    if not math.isnan(result.motion):
+        facts["robot_motion"] = round(result.motion, 6)
     if result.reason is not None:
         raise Unmeasurable(result.reason, **facts)
     value, measured = result.value(part)
@@ -255,7 +257,9 @@ _COMMON: dict[str, Any] = {
     # 5: the finger part also judges the fingers' gap (readers calibrated since; docs/kiva.md).
     # 6: rigidity on relative link lengths, links gated by their typical length (readers calibrated since).
     # 7: a segment's jerk windows are its own and the one reaching back a frame (readers calibrated since).
-    "version": "7",
+    # 8: a frozen segment gives no value, and a frozen video or a robot that does not move is unscored
+    # (before: valid segments, a perfect 0). Calibration unchanged (kiva.MEASURE_VERSION stays 7).
+    "version": "8",
 }
 
 
