@@ -309,6 +309,10 @@ def test_a_frozen_video_or_a_still_robot_is_unscored_and_a_frozen_stretch_is_lef
         out = spec_m.compute(still, cfg_m)
         assert math.isnan(out.value) and "does not move" in out.details["unscored_reason"]
         assert out.details["robot_motion"] < 0.01
+    # Noise the reader cannot follow: never a good score (it reads keypoints that leap about).
+    untrackable = spec.compute(clip("noise", np.random.default_rng(1).integers(0, 256, frames.shape,
+                                                                           dtype=np.uint8)), cfg)
+    assert untrackable.value == 100.0, untrackable.details
     # The robot stops, picture and all, for the middle segment: that segment is not measured.
     paused = frames.copy()
     paused[16:32] = frames[16]
