@@ -140,6 +140,10 @@ def test_segments_with_a_3d_value_are_judged_against_the_3d_threshold_the_rest_s
     assert [v.values.rigidity for v in out] == [0.03, 0.001, 0.2]
     assert [v.invalid for v in out] == [True, False, True]  # 0.03 > 0.02 in 3D; 0.001 passes
     assert out[0].score == pytest.approx(0.03 / 0.02)
+    # A frozen segment (its picture does not change) stays unmeasured, whatever the other views give.
+    still = SegmentValues(48, 64, math.nan, math.nan, 1.0, frozen=True)
+    out, how = apply_3d(judge_segments([still], cuts), [(0.001, 2)], cuts, 0.02)
+    assert how == ["2d"] and not out[0].measured
 
 
 # ------------------------------------------------------------------ items, views, calibration (fast)

@@ -128,11 +128,12 @@ def apply_3d(
     cut_3d: float,
 ) -> tuple[list[SegmentVerdict], list[str]]:
     """Verdicts with the 3D rigidity (judged against ``cut_3d``) wherever a segment has one, and which
-    measure each segment's rigidity is (``3d`` or ``2d``)."""
+    measure each segment's rigidity is (``3d`` or ``2d``). A frozen segment (:attr:`SegmentValues.frozen`)
+    stays unmeasured whatever the other views give."""
     cuts_3d = dataclasses.replace(cuts, rigidity=cut_3d)
     out, measures = [], []
     for v, (r3, _) in zip(verdicts, values_3d, strict=True):
-        if math.isnan(r3):
+        if math.isnan(r3) or v.values.frozen:
             out.append(v)
             measures.append("2d")
             continue
