@@ -238,17 +238,20 @@ def test_kiva_flags_the_segments_where_the_simulator_planted_severe_jitter(tiny_
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("named", ["file", "folder"])
 def test_a_run_rescores_stored_kiva_results_when_the_named_reader_is_recalibrated(tiny_reader, kiva_suite,
-                                                                                   tmp_path):
+                                                                                   tmp_path, named):
     from robojudge.kiva import calibrate_reader
     from robojudge.run import score_suite
 
     reader = tmp_path / "reader"
     shutil.copytree(tiny_reader, reader)
     rows = [json.loads(x) for x in kiva_suite.read_text().splitlines()]
-    manifest = kiva_suite.parent / "fetch00_only.jsonl"
+    manifest = kiva_suite.parent / f"fetch00_only_{named}.jsonl"
     manifest.write_text("".join(json.dumps(r) + "\n" for r in rows if r["item_id"] == "fetch00-oracle"))
-    configs = {"kiva": {"reader": str(reader / "reader.pt")}}
+    # The folder `kiva train` wrote is taken as its reader.pt: a folder's own digest does not see the weights.
+    configs = {"kiva": {"reader": str(reader / "reader.pt" if named == "file" else reader)}}
+    assert get_metric("kiva").make_config(configs["kiva"]).reader == reader / "reader.pt"
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     first = score_suite(manifest, ["kiva"], db=db, configs=configs).summary
     assert (first.ok, first.failed) == (1, 0), first.errors

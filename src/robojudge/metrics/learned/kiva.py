@@ -18,7 +18,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from robojudge.kiva import (
     SEGMENT,
@@ -55,8 +55,9 @@ class KivaConfig(BaseModel):
 
     reader: Path | None = Field(
         default=None,
-        description="trained reader: the folder `robojudge kiva train` wrote, or its reader.pt (naming the "
-        "file makes a retrained or recalibrated reader rescore stored results)",
+        description="trained reader: the folder `robojudge kiva train` wrote, or its reader.pt (a folder "
+        "holding reader.pt is taken as that file, so a retrained or recalibrated reader rescores stored "
+        "results either way)",
     )
     segment: int = Field(default=SEGMENT, ge=4, description="frames per segment")
     min_segment: int = Field(default=8, ge=4, description="a shorter trailing segment is not judged")
@@ -79,6 +80,14 @@ class KivaConfig(BaseModel):
         "low percentile, too (robojudge's addition to the paper's rigidity and jerk); has an effect only "
         "where the reader's robot declares finger pairs",
     )
+
+    @field_validator("reader")
+    @classmethod
+    def _checkpoint_file(cls, value: Path | None) -> Path | None:
+        # The run fingerprints a file a config names, not a folder of weights: name the checkpoint itself.
+        if value is not None and (value / "reader.pt").is_file():
+            return value / "reader.pt"
+        return value
 
 
 _LOCK = threading.Lock()
