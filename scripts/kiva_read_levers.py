@@ -72,6 +72,13 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
 ``versions``
     The same for any two measure versions, ``--old`` and ``--new`` (default 6 and 7: version 7 gives a
     segment its own jerk windows and the one reaching back a frame; :data:`MEASURES`).
+``rigidity``
+    Rho of ``kiva`` (version 7) with a link's rigidity in a segment taken another way
+    (:data:`RIGIDITY_VARIANTS`: the coefficient of variation inside the segment, as the measure does, or
+    the link's length against its typical length over the whole video) and over the segment widened by
+    ``--extend`` frames each side; on the true keypoints, or with ``--reader NAME`` that reader's cache.
+    Whether a link held bent or stretched for a whole segment, which varies little inside it, is better
+    found so.
 
 Every subcommand judges with the current measure, version 7 (where it says version 4 above, it judged
 with the version of its day; ``gap`` and ``versions`` give two on the same reads).
@@ -82,7 +89,8 @@ the folder ``NAME`` instead of ``_tracks.pkl``.
 Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads", "Where reads
 disagree, and a reader trained on twice the episodes", "A reader trained on warped frames", "Smoothing
 the reads, and what the reader reads of the fingers", "Reading heatmaps near their peak" and "Again at 128 px,
-judged on clips it never saw" and "A heatmap loss, and one frame of input".
+judged on clips it never saw", "A heatmap loss, and one frame of input" and "More oversampling
+(`--failure-repeat 8`), and two rigidity variants".
 Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
@@ -860,6 +868,105 @@ def cmd_settings(roots: Sequence[Path], robots: Sequence[str], settings: dict[st
               f"{m['difference']:+.3f} [{lo:+.3f}, {hi:+.3f}]")
 
 
+# --- rigidity taken other ways ------------------------------------------------------------------------------
+
+RIGIDITY_VARIANTS = ("cv", "rms", "median", "cv+median", "max")
+"""A link's rigidity value in a segment: ``cv``, its coefficient of variation there (the measure's
+:func:`robojudge.kiva._score.link_cvs`); of ``r = length / typical length - 1`` (the typical length over the
+whole video), ``rms`` the root mean square, ``median`` the absolute median and ``max`` the largest absolute
+value over the segment's frames; ``cv+median`` the first plus the absolute median."""
+
+
+def link_values(lengths: np.ndarray, diagonal: float, min_link: float, typical: np.ndarray, variant: str
+                ) -> np.ndarray:
+    """``(L,)`` each link's value over ``lengths`` (``(T, L)``, a segment's frames) by ``variant``; links
+    gated as :func:`robojudge.kiva._score.link_cvs` gates them."""
+    from robojudge.kiva._score import MIN_FRAMES, link_cvs
+
+    if variant not in RIGIDITY_VARIANTS:
+        raise ValueError(f"unknown rigidity variant {variant!r}; expected one of {RIGIDITY_VARIANTS}")
+    cvs = link_cvs(lengths, diagonal, min_link, typical)
+    if variant == "cv":
+        return cvs
+    out = np.full(lengths.shape[1], np.nan)
+    for j, col in enumerate(lengths.T):
+        ok = col[~np.isnan(col)]
+        if math.isnan(cvs[j]) or len(ok) < MIN_FRAMES:
+            continue  # (not measured by the measure either)
+        r = ok / typical[j] - 1.0
+        if variant == "rms":
+            out[j] = float(np.sqrt(np.mean(r**2)))
+        elif variant == "median":
+            out[j] = abs(float(np.median(r)))
+        elif variant == "cv+median":
+            out[j] = float(cvs[j]) + abs(float(np.median(r)))
+        else:
+            out[j] = float(np.max(np.abs(r)))
+    return out
+
+
+def variant_segment_values(variant: str, extend: int) -> Any:
+    """A stand-in for :func:`robojudge.kiva.segment_values` (relative lengths, as version 7) whose links
+    are valued by ``variant`` over each segment widened by ``extend`` frames each side; the rest as the
+    measure."""
+    from robojudge.kiva import _score as sc
+
+    def values(tracks: Any, visible: Any, links: Any, fps: float, diagonal: float, *,
+               length: int = sc.SEGMENT, min_length: int = sc.MIN_SEGMENT, min_link: float = sc.MIN_LINK,
+               window: str = sc.JERK_WINDOW, fingers: Any = (), held: Any = None, jerk_reduce: str = "mean",
+               relative: bool = True) -> list[Any]:
+        if not relative:
+            raise ValueError("rigidity variants are measured on relative link lengths (version 6 on)")
+        tracks = np.asarray(tracks, dtype=np.float64)
+        visible = np.asarray(visible, dtype=bool)
+        lengths = sc.link_lengths(tracks, visible, links)
+        typical = sc.typical_lengths(lengths)
+        lengths = sc.relative_lengths(lengths, typical=typical)
+        per_keypoint = sc.keypoint_jerk(tracks, visible, fps, diagonal, held)
+        jerk = sc._reduce_keypoints(per_keypoint, jerk_reduce)
+        crossing = sc.finger_crossing(tracks, visible, fingers, diagonal)
+        gaps = sc.finger_gaps(tracks, visible, fingers, diagonal)
+        out = []
+        for start, stop in sc.segments(len(tracks), length, min_length):
+            vals = link_values(lengths[max(0, start - extend) : stop + extend], diagonal, min_link, typical,
+                               variant)
+            windows = slice(*sc.jerk_window_span(start, stop, window))
+            out.append(sc.SegmentValues(
+                start=start, stop=stop, rigidity=sc._nanmax(vals), jerk=sc._nanmax(jerk[windows]),
+                visible=float(visible[start:stop].mean()), finger=sc._nanmax(crossing[start:stop].ravel()),
+                finger_gap=sc._nanmin(gaps[start:stop].ravel()), link_cv=tuple(float(x) for x in vals),
+                keypoint_jerk=tuple(sc._nanmax(col) for col in per_keypoint[windows].T)))
+        return out
+
+    return values
+
+
+def rigidity_rows(data: dict[str, Any], true: bool, variant: str, extend: int) -> list[dict[str, Any]]:
+    """:func:`segment_rows` (version 7) with the links valued by ``variant`` over segments widened by
+    ``extend`` frames: the measure's own segment values are swapped for the stand-in while it runs."""
+    import robojudge.kiva as kiva
+    from robojudge.kiva import _score as sc
+
+    saved = kiva.segment_values, sc.segment_values
+    kiva.segment_values = sc.segment_values = variant_segment_values(variant, extend)
+    try:
+        return segment_rows(data, true)
+    finally:
+        kiva.segment_values, sc.segment_values = saved
+
+
+def cmd_rigidity(roots: Sequence[Path], robots: Sequence[str], reader: str | None, variants: Sequence[str],
+                 extends: Sequence[int]) -> None:
+    for root in roots:
+        datas = {r: _load(root / r / (f"_tracks_{reader}.pkl" if reader else "_true.pkl")) for r in robots}
+        for variant in variants:
+            for extend in extends:
+                rhos = [rho(rigidity_rows(d, reader is None, variant, extend)) for d in datas.values()]
+                cells = " ".join(f"{r} {x:.3f}" for r, x in zip(robots, rhos, strict=True))
+                print(f"{root} {reader or 'true keypoints'} {variant:9s} +{extend} frames: {cells}; "
+                      f"macro {np.nanmean(rhos):.3f}", flush=True)
+
+
 def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int, seed: int, size: int
                  ) -> None:
     t0 = time.time()
@@ -924,6 +1031,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="NAME=READER,READER,... (folder names of readers whose reads `ensemble` cached); "
                    "exactly two")
     p.add_argument("--replicates", type=int, default=1000)
+    p = cached_suites("rigidity")
+    p.add_argument("--reader", default=None, help="a reader's folder name (its `ensemble` cache); "
+                   "default: the true keypoints (`_true.pkl`)")
+    p.add_argument("--variant", action="append", choices=RIGIDITY_VARIANTS, default=None)
+    p.add_argument("--extend", type=int, action="append", default=None,
+                   help="frames each side a segment's links are measured over beyond it (repeatable)")
     p = sub.add_parser("tta")
     p.add_argument("--root", type=Path, required=True)
     p.add_argument("--episodes", type=int, default=18)
@@ -962,6 +1075,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("settings takes exactly two --setting NAME=READER,READER,...")
         cmd_settings(args.root, [r for r in args.robots.split(",") if r],
                      {k: [r for r in v.split(",") if r] for k, v in settings.items()}, args.replicates)
+        return 0
+    if args.command == "rigidity":
+        cmd_rigidity(args.root, [r for r in args.robots.split(",") if r], args.reader,
+                     args.variant or list(RIGIDITY_VARIANTS), args.extend or [0])
         return 0
     if args.command == "local":
         cmd_local(args.root, [r for r in args.robots.split(",") if r], args.reader, args.radius)

@@ -400,3 +400,37 @@ def test_version_7_keeps_a_jump_at_a_boundary_out_of_the_clean_segment_before_it
     lv.main(["versions", "--root", str(tmp_path), "--robots", "fetch", "--reader", "reader-a",
              "--replicates", "50"])
     assert "read v7 - v6" in capsys.readouterr().out  # versions compares 6 and 7 unless told
+
+
+def test_rigidity_variants_start_from_the_measure_and_find_a_link_held_stretched_for_a_segment(tmp_path,
+                                                                                             capsys):
+    import pickle
+
+    import robojudge.kiva as kiva
+
+    data = _data()
+    # Rollout c3's last link is 15% longer on exactly frames 16-31, then back: constant inside segment 1.
+    item = data["items"]["c3-x"]
+    noise = item["pos"] - item["true_pos"]
+    true = _arm(48, 13)
+    true[16:32, 3] = true[16:32, 2] + 1.15 * (true[16:32, 3] - true[16:32, 2])
+    item["true_pos"], item["pos"] = true, true + noise
+    plain = lv.segment_rows(data, False)
+    assert lv.rigidity_rows(data, False, "cv", 0) == plain  # the stand-in is the measure itself
+    assert kiva.segment_values is not lv.variant_segment_values  # and the measure's own is put back
+    cv = {(r["item"], r["start"]): r for r in plain}
+    median = {(r["item"], r["start"]): r for r in lv.rigidity_rows(data, False, "median", 0)}
+    # Inside the segment the stretched link barely varies; against its typical length it is 15% off.
+    assert median[("c3-x", 16)]["rigidity"] > 3 * cv[("c3-x", 16)]["rigidity"]
+    assert median[("c3-x", 16)]["rigidity"] > 1
+    assert median[("c3-x", 0)]["rigidity"] < 1 and median[("c3-x", 32)]["rigidity"] < 1
+    with pytest.raises(ValueError, match="unknown rigidity variant"):
+        lv.link_values(np.ones((5, 1)), 100.0, 0.0, np.ones(1), "mean")
+    (tmp_path / "adroit").mkdir()
+    with (tmp_path / "adroit" / "_tracks_reader-a.pkl").open("wb") as f:
+        pickle.dump(data, f)
+    lv.main(["rigidity", "--root", str(tmp_path), "--robots", "adroit", "--reader", "reader-a",
+             "--variant", "cv", "--variant", "max", "--extend", "0", "--extend", "4"])
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4 and all("reader-a" in x and "macro" in x for x in out)
+    assert f"macro {lv.rho(plain):.3f}" in out[0] and "+4 frames" in out[1]
