@@ -63,7 +63,7 @@ MIN_FRAMES = 4
 STILL_MOTION = 0.01
 """A video whose robot moves less than this share of the image diagonal (:func:`robot_motion`) is not
 judged: a robot that stands still has no kinematics to get wrong. Measured (docs/kiva.md, "Frozen and still
-videos"): readers read a still picture with noise added to within 0.1% of the diagonal; the robots of
+videos"): readers read a still picture with noise added to within 0.14% of the diagonal; the robots of
 the simulator suites move at least 7.5% of it in every reference and rollout."""
 MIN_LINK = 0.03
 """Default shortest link measured, as a share of the image diagonal."""
