@@ -8,10 +8,14 @@ Two sides of the bound, in shares of the image diagonal (``robojudge.kiva.robot_
 * moving: every reference and rollout of the suites under ``--root``, from the reads cached by
   ``scripts/kiva_read_levers.py ensemble`` (``_tracks_<reader>.pkl``), read and on true keypoints.
 
+With ``--untrackable ROBOT``, also what ``kiva`` gives pictures that robot's reader cannot follow (uniform
+noise, a near-black picture with noise, a reference with its frames shuffled) and the same reference in
+order, with a copy of the reader calibrated on the suite's references.
+
 Used for docs/kiva.md, "Frozen and still videos". Rerun::
 
     .venv/bin/python scripts/kiva_still_check.py --root runs/kiva_hold2 \\
-        --reader-name reader-hm01h2fail-r4-s2 --readers runs/kiva_val18
+        --reader-name reader-hm01h2fail-r4-s2 --readers runs/kiva_val18 --untrackable adroit
 """
 
 from __future__ import annotations
@@ -68,6 +72,39 @@ def still_motion(reader_dir: Path, videos: Sequence[Path], noises: Sequence[floa
     return out
 
 
+def untrackable(reader_dir: Path, manifest: Path, reference: Path) -> dict[str, tuple[float, str | None]]:
+    """``kiva`` (value, unscored reason) of clips a reader cannot follow and of ``reference`` itself, scored
+    with a copy of the reader calibrated on ``manifest``'s references (the reader itself is not touched)."""
+    import shutil
+    import tempfile
+
+    from robojudge.kiva import calibrate_reader
+    from robojudge.metrics import get_metric
+    from robojudge.suite import Item
+    from robojudge.video import sample_frames, write_video
+
+    sampled = sample_frames(reference, fps=None, max_frames=None)
+    ref, fps = sampled.frames, float(sampled.source_fps)
+    rng = np.random.default_rng(0)
+    clips = {"uniform noise": rng.integers(0, 256, ref.shape, dtype=np.uint8),
+             "near-black with noise": np.clip(rng.normal(10, 3, ref.shape), 0, 255).astype(np.uint8),
+             "black": np.zeros_like(ref),
+             "reference, frames shuffled": ref[rng.permutation(len(ref))],
+             "reference": ref}
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "reader"
+        shutil.copytree(reader_dir, copy)
+        calibrate_reader(copy, manifest)
+        spec = get_metric("kiva")
+        cfg = spec.make_config({"reader": str(copy)})
+        for k, (name, frames) in enumerate(clips.items()):
+            write_video(Path(tmp) / f"clip{k}", frames, fps=fps)  # PNG frames: lossless
+            score = spec.compute(Item(item_id=f"clip{k}", video=str(Path(tmp) / f"clip{k}")), cfg)
+            out[name] = (score.value, score.details.get("unscored_reason"))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, required=True, help="suites folder, one sub-folder per robot")
@@ -75,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--readers", type=Path, required=True, help="folder holding ROBOT/READER_NAME")
     ap.add_argument("--robots", default=",".join(ROBOTS))
     ap.add_argument("--noise", type=float, action="append", default=None)
+    ap.add_argument("--untrackable", choices=ROBOTS, default=None,
+                    help="also score clips this robot's reader cannot follow")
     args = ap.parse_args(argv)
     noises = args.noise or [2.0, 5.0]
     for robot in args.robots.split(","):
@@ -87,6 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         motions = still_motion(args.readers / robot / args.reader_name, refs, noises)
         print(f"  still pictures: motion {min(m for _, m in motions):.4f}-{max(m for _, m in motions):.4f} "
               f"over {len(motions)} reads", flush=True)
+    if args.untrackable:
+        folder = args.root / args.untrackable
+        reference = sorted((folder / "reference").glob("*.mp4"))[0]
+        for name, (value, why) in untrackable(args.readers / args.untrackable / args.reader_name,
+                                              folder / "suite.jsonl", reference).items():
+            print(f"{args.untrackable} {name}: kiva {value:.1f}" + (f" ({why})" if why else ""), flush=True)
     return 0
 
 
