@@ -906,36 +906,29 @@ def link_values(lengths: np.ndarray, diagonal: float, min_link: float, typical: 
 
 
 def variant_segment_values(variant: str, extend: int) -> Any:
-    """A stand-in for :func:`robojudge.kiva.segment_values` (relative lengths, as version 7) whose links
-    are valued by ``variant`` over each segment widened by ``extend`` frames each side; the rest as the
-    measure."""
+    """A stand-in for :func:`robojudge.kiva.segment_values` (relative lengths, as version 7): the measure's
+    own values, with each segment's links valued by ``variant`` over the segment widened by ``extend``
+    frames each side (a frozen segment keeps no value)."""
+    from dataclasses import replace
+
     from robojudge.kiva import _score as sc
 
-    def values(tracks: Any, visible: Any, links: Any, fps: float, diagonal: float, *,
-               length: int = sc.SEGMENT, min_length: int = sc.MIN_SEGMENT, min_link: float = sc.MIN_LINK,
-               window: str = sc.JERK_WINDOW, fingers: Any = (), held: Any = None, jerk_reduce: str = "mean",
-               relative: bool = True) -> list[Any]:
-        if not relative:
+    measure = sc.segment_values
+
+    def values(tracks: Any, visible: Any, links: Any, fps: float, diagonal: float, **kw: Any) -> list[Any]:
+        if not kw.get("relative", True):
             raise ValueError("rigidity variants are measured on relative link lengths (version 6 on)")
-        tracks = np.asarray(tracks, dtype=np.float64)
-        visible = np.asarray(visible, dtype=bool)
-        lengths = sc.link_lengths(tracks, visible, links)
+        lengths = sc.link_lengths(np.asarray(tracks, dtype=np.float64), np.asarray(visible, dtype=bool),
+                                  links)
         typical = sc.typical_lengths(lengths)
         lengths = sc.relative_lengths(lengths, typical=typical)
-        per_keypoint = sc.keypoint_jerk(tracks, visible, fps, diagonal, held)
-        jerk = sc._reduce_keypoints(per_keypoint, jerk_reduce)
-        crossing = sc.finger_crossing(tracks, visible, fingers, diagonal)
-        gaps = sc.finger_gaps(tracks, visible, fingers, diagonal)
         out = []
-        for start, stop in sc.segments(len(tracks), length, min_length):
-            vals = link_values(lengths[max(0, start - extend) : stop + extend], diagonal, min_link, typical,
-                               variant)
-            windows = slice(*sc.jerk_window_span(start, stop, window))
-            out.append(sc.SegmentValues(
-                start=start, stop=stop, rigidity=sc._nanmax(vals), jerk=sc._nanmax(jerk[windows]),
-                visible=float(visible[start:stop].mean()), finger=sc._nanmax(crossing[start:stop].ravel()),
-                finger_gap=sc._nanmin(gaps[start:stop].ravel()), link_cv=tuple(float(x) for x in vals),
-                keypoint_jerk=tuple(sc._nanmax(col) for col in per_keypoint[windows].T)))
+        for v in measure(tracks, visible, links, fps, diagonal, **kw):
+            if not v.frozen:
+                vals = link_values(lengths[max(0, v.start - extend) : v.stop + extend], diagonal,
+                                   kw.get("min_link", sc.MIN_LINK), typical, variant)
+                v = replace(v, rigidity=sc._nanmax(vals), link_cv=tuple(float(x) for x in vals))
+            out.append(v)
         return out
 
     return values

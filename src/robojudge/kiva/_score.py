@@ -455,9 +455,9 @@ def segment_values(
     held_mask = None if held is None else np.asarray(held, dtype=bool)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
+        seen = float(visible[start:stop].mean()) if visible.size else 0.0
         if held_mask is not None and stop - start > 1 and bool(held_mask[start + 1 : stop].all()):
-            out.append(SegmentValues(start=start, stop=stop, rigidity=math.nan, jerk=math.nan,
-                                     visible=float(visible[start:stop].mean()) if visible.size else 0.0,
+            out.append(SegmentValues(start=start, stop=stop, rigidity=math.nan, jerk=math.nan, visible=seen,
                                      link_cv=(math.nan,) * len(links),
                                      keypoint_jerk=(math.nan,) * tracks.shape[1], frozen=True))
             continue
@@ -469,7 +469,7 @@ def segment_values(
                 stop=stop,
                 rigidity=_nanmax(cvs),
                 jerk=_nanmax(jerk[windows]),
-                visible=float(visible[start:stop].mean()) if visible.size else 0.0,
+                visible=seen,
                 finger=_nanmax(crossing[start:stop].ravel()),
                 finger_gap=_nanmin(gaps[start:stop].ravel()),
                 link_cv=tuple(float(x) for x in cvs),
