@@ -21,12 +21,16 @@ Used for docs/kiva.md, "Frozen and still videos". Rerun::
 from __future__ import annotations
 
 import argparse
-import pickle
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kiva_read_levers import _load, reads_cache  # noqa: E402  (the cache `ensemble` wrote, read as it reads it)
 
 ROBOTS = ("fetch", "adroit", "aloha", "franka")
 
@@ -117,8 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     noises = args.noise or [2.0, 5.0]
     for robot in args.robots.split(","):
-        with open(args.root / robot / f"_tracks_{args.reader_name}.pkl", "rb") as f:
-            rows = suite_motion(pickle.load(f))
+        rows = suite_motion(_load(reads_cache(args.root / robot, args.reader_name)))
         read, true, name = rows[0]
         print(f"{robot}: {len(rows)} clips; least motion read {read:.4f} ({name}), "
               f"true {min(r[1] for r in rows):.4f}", flush=True)

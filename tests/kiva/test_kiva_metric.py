@@ -306,15 +306,23 @@ def test_a_frozen_video_or_a_still_robot_is_unscored_and_a_frozen_stretch_is_lef
 
     frozen = clip("frozen", np.repeat(frames[20:21], 48, axis=0))
     noise = np.random.default_rng(0).normal(0, 3, frames.shape)
-    still = clip("still", np.clip(np.repeat(frames[20:21], 48, axis=0) + noise, 0, 255).astype(np.uint8))
+    pictures = np.clip(np.repeat(frames[20:21], 48, axis=0) + noise, 0, 255).astype(np.uint8)
+    # The robot stands still while something else moves: a small square slides along the bottom edge, away
+    # from the arm, so the clip is not still as a picture (the project's still-clip rule passes it) and only
+    # the robot's own motion tells.
+    for t in range(48):
+        x = t * (pictures.shape[2] - 4) // 47
+        pictures[t, -4:, x : x + 4] = 255
+    still = clip("still", pictures)
     for metric in PARTS:
         spec_m = get_metric(metric)
         cfg_m = spec_m.make_config({"reader": str(tiny_reader)})
         # Before metric version 8 both were three valid segments: a perfect 0%.
         out = spec_m.compute(frozen, cfg_m)
         assert math.isnan(out.value) and "frozen" in out.details["unscored_reason"]
+        assert "is still" in out.details["unscored_reason"]  # the project's still-clip rule, before reading
         out = spec_m.compute(still, cfg_m)
-        assert math.isnan(out.value) and "does not move" in out.details["unscored_reason"]
+        assert math.isnan(out.value) and "does not move" in out.details["unscored_reason"], out.details
         assert out.details["robot_motion"] < 0.01
     # Noise the reader cannot follow: never a good score (it reads keypoints that leap about).
     untrackable = spec.compute(clip("noise", np.random.default_rng(1).integers(0, 256, frames.shape,

@@ -32,6 +32,7 @@ from robojudge.kiva import (
     worst_part,
 )
 from robojudge.kiva.multiview import MAX_ERROR, MIN_LINK_M
+from robojudge.metrics._content import require_motion
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
@@ -85,9 +86,7 @@ class KivaConfig(BaseModel):
     @classmethod
     def _checkpoint_file(cls, value: Path | None) -> Path | None:
         # The run fingerprints a file a config names, not a folder of weights: name the checkpoint itself.
-        if value is not None and (value / "reader.pt").is_file():
-            return value / "reader.pt"
-        return value
+        return None if value is None else reader_checkpoint(value)
 
 
 _LOCK = threading.Lock()
@@ -150,6 +149,9 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             f"{', '.join(trained_on)} episodes; item {item.item_id!r} is {item.embodiment.value} (score each "
             "robot's items with its own reader)"
         )
+    # A clip in which nothing moves (the project's still-clip rule, as every motion metric has it) is
+    # unscored before the reader reads it: frozen links and keypoints would be a perfect 0%.
+    require_motion(sampled.frames, what="the video (a frozen picture)")
     tkey = (FileFingerprint.of(item.video), rkey)
     with _LOCK:
         tracks = _TRACKS.get(tkey)
