@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -144,6 +145,53 @@ def test_segments_with_a_3d_value_are_judged_against_the_3d_threshold_the_rest_s
     still = SegmentValues(48, 64, math.nan, math.nan, 1.0, frozen=True)
     out, how = apply_3d(judge_segments([still], cuts), [(0.001, 2)], cuts, 0.02)
     assert how == ["2d"] and not out[0].measured
+
+
+def test_a_span_frozen_in_any_view_gives_no_3d_value_and_one_held_frame_does_not_stop_it():
+    from robojudge.kiva.multiview import ViewReadings, segment_values_3d
+
+    t = 48
+    pts = np.stack([np.zeros((t, 3)), np.broadcast_to([0.05, 0.25, 0.1], (t, 3)).copy()], axis=1)
+    pts[16:32, 1, 2] += np.linspace(0.0, 0.2, 16)  # the link stretches in the second segment
+    uv, vis, proj = _views(pts)
+    spans = [(0, 16), (16, 32), (32, 48)]
+    readings = ViewReadings(["a", "b", "c"], uv, vis, proj, math.hypot(SIZE, SIZE))
+    free = segment_values_3d(readings, [(0, 1)], spans)
+    assert free[1][0] > 0.05 and free[0][0] < 1e-9 and free[2][0] < 1e-9
+    held = np.zeros((t, 3), bool)
+    held[17:32, 2] = True  # view c shows one picture through the second segment
+    held[40, 0] = True  # one repeated frame in view a: the third segment is still measured
+    got = segment_values_3d(dataclasses.replace(readings, held=held), [(0, 1)], spans)
+    assert math.isnan(got[1][0]) and got[1][1] == 0
+    assert got[0] == free[0] and got[2] == free[2]
+
+
+def test_read_views_carries_each_views_held_frames(tmp_path: Path):
+    from robojudge.kiva._score import Tracks
+    from robojudge.kiva.multiview import read_views
+    from robojudge.suite import Item
+    from robojudge.video import write_video
+
+    frames = np.random.default_rng(0).integers(0, 255, (6, 16, 16, 3), dtype=np.uint8)
+    views = {}
+    for name in ("a", "b"):
+        write_video(tmp_path / name, frames)  # a frame folder: no codec between the test and the reader
+        views[name] = str(tmp_path / name)
+    item = Item(item_id="x", video=views["a"], instruction="i", views=views)
+    held = {"a": np.r_[False, True, True, False, False, False],
+            "b": np.r_[False, False, True, True, True, True]}
+
+    def tracks(n: int, fps: float, view: str) -> Tracks:
+        return Tracks(np.zeros((n, 1, 2)), np.ones((n, 1), bool), np.ones((n, 1)), fps, 16, 16,
+                      held=held[view])
+
+    main = ("a", tracks(6, 10.0, "a"))  # the main view, already read; only view b is read here
+    eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    cams = {v: Camera(K=((F, 0.0, 8.0), (0.0, F, 8.0), (0.0, 0.0, 1.0)), R=eye, t=(0.0, 0.0, 2.0 + i),
+                      size=(16, 16)) for i, v in enumerate(views)}
+    got = read_views(lambda f, fps: tracks(len(f), fps, "b"), item, cams, main=main)
+    assert got.held is not None and got.held.shape == (6, 2)
+    assert (got.held[:, 0] == held["a"]).all() and (got.held[:, 1] == held["b"]).all()
 
 
 # ------------------------------------------------------------------ items, views, calibration (fast)

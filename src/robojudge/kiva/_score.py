@@ -289,6 +289,15 @@ HELD_TOL = 0.1
 """Mean absolute difference (0-255 grey levels) below which a frame repeats the previous one."""
 
 
+def frozen_span(held: np.ndarray | None, start: int, stop: int) -> bool:
+    """Whether every frame of ``[start, stop)`` after its first repeats the one before (``held``, from
+    :func:`held_frames`): a frozen stretch of picture, where nothing can be measured. ``False`` without
+    ``held`` and for a span of one frame."""
+    if held is None or stop - start <= 1:
+        return False
+    return bool(np.asarray(held, dtype=bool)[start + 1 : stop].all())
+
+
 def held_frames(frames: np.ndarray, tol: float = HELD_TOL) -> np.ndarray:
     """``(T,)`` True where a frame repeats the previous one (mean absolute difference below ``tol``).
 
@@ -452,11 +461,10 @@ def segment_values(
     jerk = _reduce_keypoints(per_keypoint, jerk_reduce)
     crossing = finger_crossing(tracks, visible, fingers, diagonal)
     gaps = finger_gaps(tracks, visible, fingers, diagonal)
-    held_mask = None if held is None else np.asarray(held, dtype=bool)
     out = []
     for start, stop in segments(len(tracks), length, min_length):
         seen = float(visible[start:stop].mean()) if visible.size else 0.0
-        if held_mask is not None and stop - start > 1 and bool(held_mask[start + 1 : stop].all()):
+        if frozen_span(held, start, stop):
             out.append(SegmentValues(start=start, stop=stop, rigidity=math.nan, jerk=math.nan, visible=seen,
                                      link_cv=(math.nan,) * len(links),
                                      keypoint_jerk=(math.nan,) * tracks.shape[1], frozen=True))

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from robojudge.kiva._score import SegmentVerdict, Thresholds, Tracks, judge_segments
+from robojudge.kiva._score import SegmentVerdict, Thresholds, Tracks, frozen_span, judge_segments
 from robojudge.kiva._triangulate import (
     MAX_ERROR,
     MIN_LINK_M,
@@ -58,6 +58,9 @@ class ViewReadings:
     visible: np.ndarray  # (T, V, K)
     projections: np.ndarray  # (V, 3, 4) in those pixels
     diagonal: float  # mean image diagonal of the views, pixels
+    # (T, V) frames that repeat the view's previous frame (held_frames); None: not known. A span frozen in
+    # any view (frozen_span) gives no 3D value: that view's reading there is one stale picture.
+    held: np.ndarray | None = None
 
 
 def calibrated_views(item: Item) -> tuple[dict[str, Any], str | None]:
@@ -103,7 +106,10 @@ def read_views(read: Read, item: Item, cameras: dict[str, Any],
     vis = np.stack([tracks[v].visible[:n] for v in names], axis=1)
     sizes = {v: (tracks[v].width, tracks[v].height) for v in names}
     diag = float(np.mean([tracks[v].diagonal for v in names]))
-    return ViewReadings(names, pos, vis, cameras_for_views(cameras, names, sizes), diag)
+    held = None
+    if all(tracks[v].held is not None for v in names):
+        held = np.stack([np.asarray(tracks[v].held, dtype=bool)[:n] for v in names], axis=1)
+    return ViewReadings(names, pos, vis, cameras_for_views(cameras, names, sizes), diag, held)
 
 
 def segment_values_3d(
@@ -115,10 +121,16 @@ def segment_values_3d(
     min_link: float = MIN_LINK_M,
 ) -> list[tuple[float, int]]:
     """3D rigidity ``(value, links measured)`` per span, the readings triangulated with a reprojection
-    error of at most ``max_error`` of the views' diagonal."""
+    error of at most ``max_error`` of the views' diagonal. A span frozen in any view (``readings.held``)
+    is ``(nan, 0)``: unmeasured, as a frozen segment is in 2D, and never a reference for the 3D threshold."""
     tri = triangulate(readings.positions, readings.visible, readings.projections,
                       max_error=max_error * readings.diagonal)
-    return segment_rigidity_3d(tri.points, tri.ok, links, spans, min_link)
+    out = segment_rigidity_3d(tri.points, tri.ok, links, spans, min_link)
+    if readings.held is None:
+        return out
+    views = range(readings.held.shape[1])
+    return [(math.nan, 0) if any(frozen_span(readings.held[:, v], a, b) for v in views) else value
+            for value, (a, b) in zip(out, spans, strict=True)]
 
 
 def apply_3d(
