@@ -101,6 +101,7 @@ def test_the_cli_trains_members_and_prints_each(kiva_suite: Path, tmp_path: Path
         "--size", "32", "--epochs", "1", "--holdout", "0.25", "--members", "2", "--quiet"])
     assert result.exit_code == 0, result.output
     assert "member with seed 0" in result.output and "member with seed 1" in result.output
+    assert "training: epoch" not in result.output  # --quiet: neither a bar nor lines
     meta = json.loads((tmp_path / "r" / "reader.json").read_text())
     assert meta["config"]["members"] == 2 and len(meta["members"]) == 2
     bad = CliRunner().invoke(build_app("kiva"), [

@@ -89,10 +89,14 @@ def test_training_twice_with_one_seed_gives_identical_weights_and_the_cli_trains
     # The CLI in a process of its own, as a user runs it: the same seed gives the same bytes there too.
     result = subprocess.run([
         sys.executable, "-m", "robojudge", "kiva", "train", "--episodes", str(kiva_suite), "--robot", "fetch",
-        "--out", str(tmp_path / "b"), "--size", "32", "--epochs", "2", "--holdout", "0.25", "--quiet"],
+        "--out", str(tmp_path / "b"), "--size", "32", "--epochs", "2", "--holdout", "0.25"],
         capture_output=True, text=True, timeout=600, env={**os.environ, "MUJOCO_GL": "egl"})
     assert result.returncode == 0, result.stderr[-3000:]
     assert "held-out error:" in result.stdout and "% of the diagonal" in result.stdout
+    # Its output is a pipe, not a terminal: a line per epoch (as in a log file), no bar.
+    epochs = [line for line in result.stdout.splitlines() if line.startswith("training: epoch")]
+    assert [line.split(",")[0] for line in epochs] == ["training: epoch 1/2", "training: epoch 2/2"]
+    assert all(" elapsed" in line and "loss 0." in line for line in epochs)
     wa = torch.load(tmp_path / "a" / "reader.pt", weights_only=True)["state_dict"]
     wb = torch.load(tmp_path / "b" / "reader.pt", weights_only=True)["state_dict"]
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
@@ -125,6 +129,32 @@ def test_calibration_is_reproducible_from_its_seed(tiny_reader: Path, kiva_suite
     # divided by itself: the thresholds are exactly 1.
     assert everything["rigidity"] == 1.0 and everything["jerk"] == 1.0
     assert first["jerk"] != 1.0
+
+
+def test_references_count_as_training_videos_by_content_not_by_name(tiny_reader: Path, kiva_suite: Path,
+                                                                     tmp_path: Path):
+    from robojudge.kiva import calibrate_reader, load_reader
+    from robojudge.kiva._data import episodes_from_manifest
+    from robojudge.suite import load_suite
+    from robojudge.video import sample_frames, write_video
+
+    reader = tmp_path / "reader"
+    shutil.copytree(tiny_reader, reader)
+    meta = load_reader(reader).meta
+    episodes, _ = episodes_from_manifest(kiva_suite, meta["keypoints"])
+    trained_on = sum(e.reference and e.name in set(meta["episodes"]["train"]) for e in episodes)
+    assert trained_on > 0
+    # Paths inside the suite's folder (the loaded manifest's paths are absolute).
+    refs = {Path(it.reference_video).relative_to(kiva_suite.parent) for it in load_suite(kiva_suite).items
+            if it.reference_video}
+    assert calibrate_reader(reader, kiva_suite)["videos_seen_in_training"] == trained_on
+    # Another suite's references carry the same names (fetch00, fetch01, ...) and other pictures: unseen.
+    other = tmp_path / "other"
+    shutil.copytree(kiva_suite.parent, other)
+    for r in refs:
+        clip = sample_frames(other / r, fps=None, max_frames=None)
+        write_video(other / r, clip.frames[:, :, ::-1], fps=clip.source_fps)  # mirrored
+    assert calibrate_reader(reader, other / kiva_suite.name)["videos_seen_in_training"] == 0
 
 
 def test_the_cli_calibrates_and_refuses_a_manifest_without_the_robot(tiny_reader: Path, kiva_suite: Path,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ def train_cmd(
 ) -> None:
     """Train a keypoint reader on forward-kinematics keypoints; print its held-out error."""
     from robojudge.kiva import KivaDataError, TrainConfig, train_reader
+    from robojudge.run._cost import describe
 
     try:
         cfg = TrainConfig.model_validate({"size": size, "epochs": epochs, "seed": seed, "holdout": holdout,
@@ -70,15 +72,23 @@ def train_cmd(
                                           "heatmap_loss": heatmap_loss})
     except ValueError as exc:
         raise fail(str(exc)) from None
+    # A bar redraws in place, which a log file (nohup, a cluster job) keeps as nothing until the end:
+    # there each epoch, minutes apart on a CPU, gets a line of its own instead.
+    lines = not quiet and not console.is_terminal
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), console=console,
-                   disable=quiet)
+                   disable=quiet or lines)
     task = bar.add_task("train", total=cfg.epochs * cfg.members, loss="-")
 
     started = False
+    t0 = time.monotonic()
 
     def on_epoch(done: int, total: int, loss: float) -> None:
         nonlocal started
+        if lines:
+            console.print(f"training: epoch {done}/{total}, loss {loss:.5f}, "
+                          f"{describe(time.monotonic() - t0)} elapsed", highlight=False)
+            return
         if not started:  # shown once training runs: data and robot problems are reported without a bar
             bar.start()
             started = True

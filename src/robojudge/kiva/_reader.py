@@ -12,6 +12,7 @@ import json
 import math
 import os
 import pickle
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,12 @@ import torch
 
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import (
+    Episode,
     KivaDataError,
     data_fingerprint,
     episode_keypoints_3d,
     episodes_from_manifest,
+    file_sha256,
     load_episode,
 )
 from robojudge.kiva._infer import predict
@@ -336,7 +339,7 @@ def calibrate(
         "videos": [str(e.video) for e in refs],
         # References the reader was trained on fit it better than new videos: thresholds drawn from
         # them run tight. Said here so a report can tell.
-        "videos_seen_in_training": sum(e.name in set(reader.meta["episodes"]["train"]) for e in refs),
+        "videos_seen_in_training": _seen_in_training(reader, refs),
         "segments": len(values),
         "manifest": str(Path(manifest).resolve()),
     }
@@ -344,6 +347,21 @@ def calibrate(
     reader.meta["calibration"] = cal
     _write(reader.path, reader.net.state_dict(), reader.meta)
     return cal
+
+
+def _seen_in_training(reader: Reader, refs: Sequence[Episode]) -> int:
+    """How many of ``refs`` the reader trained on: an episode of a training name whose video has the
+    content of a file the reader's data fingerprint holds. Names alone collide: every suite the simulator
+    builds names its references ``fetch00``, ``fetch01``, ... whatever its seed."""
+    train = set(reader.meta["episodes"]["train"])
+    hashes = set((reader.meta.get("data") or {}).get("files", {}).values())
+    seen = 0
+    for e in refs:
+        if e.name not in train:
+            continue
+        video = Path(e.video)
+        seen += not hashes or not video.is_file() or file_sha256(video) in hashes
+    return seen
 
 
 def _calibrate_3d(reader: Reader, manifest: str | Path, percentile: float, rollouts: bool) -> dict[str, Any]:
