@@ -79,6 +79,14 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     ``--extend`` frames each side; on the true keypoints, or with ``--reader NAME`` that reader's cache.
     Whether a link held bent or stretched for a whole segment, which varies little inside it, is better
     found so.
+``order``
+    How KIVA orders Bad above Medium segments, on the true keypoints and, with ``--reader NAME``, that
+    reader's cache: the share of (Bad, Medium) pairs whose Bad segment scores higher (ties half), over all
+    pairs, pairs of one failure type (a segment's type: its most severe failure's), pairs of one family
+    (``jerk``: jitter and configuration jumps; ``shape``: the rest), and a shape Bad against a jerk Medium.
+    Then rho with each part's ratio above its cut compressed by the tail of that part on the references
+    (``1 + ln(ratio) / ln(t)``, ``t`` the references' largest ratio of the part; :func:`tail_rows`), a
+    lever that would put the parts' overshoots on one footing.
 
 Every subcommand judges with the current measure, version 7 (where it says version 4 above, it judged
 with the version of its day; ``gap`` and ``versions`` give two on the same reads).
@@ -960,6 +968,94 @@ def cmd_rigidity(roots: Sequence[Path], robots: Sequence[str], reader: str | Non
                       f"macro {np.nanmean(rhos):.3f}", flush=True)
 
 
+JERK_FAMILY = frozenset({"jitter", "config_jump"})
+"""Failure types that the jerk finds (the ``jerk`` family of ``order``); the rest are the ``shape`` family."""
+PARTS = ("rigidity", "jerk", "finger", "gap")
+
+
+def segment_type(row: dict[str, Any]) -> str | None:
+    """A planted segment's failure type: its most severe failure's (``None`` for a Good one)."""
+    return max(row["failures"], key=lambda f: f["severity"])["type"] if row["failures"] else None
+
+
+def family(kind: str | None) -> str | None:
+    return None if kind is None else "jerk" if kind in JERK_FAMILY else "shape"
+
+
+def bad_over_medium(rows: Sequence[dict[str, Any]], same: Any = None, key: str = "score"
+                    ) -> tuple[float, int]:
+    """The share of (Bad, Medium) pairs, among those ``same(bad, medium)`` keeps, whose Bad segment has the
+    higher ``key`` (ties count half; unscored segments left out), and how many pairs there were."""
+    scored = [r for r in rows if not math.isnan(r[key])]
+    bad = [r for r in scored if r["verdict"] == "Bad"]
+    medium = [r for r in scored if r["verdict"] == "Medium"]
+    wins, n = 0.0, 0
+    for b in bad:
+        for m in medium:
+            if same is None or same(b, m):
+                n += 1
+                wins += 1.0 if b[key] > m[key] else 0.5 if b[key] == m[key] else 0.0
+    return (wins / n if n else math.nan), n
+
+
+def part_tails(data: dict[str, Any], true: bool) -> dict[str, float]:
+    """Each part's largest ratio to its cut over the reference segments (NaN when at most 1: no tail)."""
+    from robojudge.kiva import apply_scales, reference_cuts, segment_values
+    from robojudge.kiva._score import gap_ratio
+
+    p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
+    refs = [x for d in data["refs"].values()
+            for x in segment_values(d[p], d[v], data["links"], d["fps"], _diag(d), fingers=data["fingers"],
+                                    held=d["held"])]
+    scales, cuts = reference_cuts(refs, 95.0)
+    ratios: dict[str, list[float]] = {k: [] for k in PARTS}
+    for x in apply_scales(refs, scales):
+        ratios["rigidity"].append(_ratio(x.rigidity, cuts.rigidity))
+        ratios["jerk"].append(_ratio(x.jerk, cuts.jerk))
+        ratios["finger"].append(_ratio(x.finger, cuts.finger))
+        gap_ok = not (math.isnan(x.finger_gap) or math.isnan(cuts.finger_gap))
+        ratios["gap"].append(gap_ratio(x.finger_gap, cuts.finger_gap) if gap_ok else math.nan)
+    out = {}
+    for k, values in ratios.items():
+        seen = [r for r in values if not math.isnan(r)]
+        top = max(seen) if seen else math.nan
+        out[k] = top if top > 1.0 else math.nan
+    return out
+
+
+def tail_rows(rows: Sequence[dict[str, Any]], tails: dict[str, float]) -> list[dict[str, Any]]:
+    """Rows whose ``score`` is the largest part ratio with each ratio above 1 compressed by its part's tail,
+    ``1 + ln(ratio) / ln(tail)`` (a part without a tail keeps its ratio)."""
+    def squeeze(r: float, t: float) -> float:
+        return r if r <= 1.0 or math.isnan(t) else 1.0 + math.log(r) / math.log(t)
+
+    out = []
+    for row in rows:
+        parts = [squeeze(row[k], tails[k]) for k in PARTS if not math.isnan(row.get(k, math.nan))]
+        out.append({**row, "score": max(parts) if parts else math.nan})
+    return out
+
+
+def cmd_order(roots: Sequence[Path], robots: Sequence[str], reader: str | None) -> None:
+    pairs: dict[str, Any] = {
+        "all": None,
+        "same type": lambda b, m: segment_type(b) == segment_type(m),
+        "same family": lambda b, m: family(segment_type(b)) == family(segment_type(m)),
+        "shape Bad, jerk Medium": lambda b, m: family(segment_type(b)) == "shape"
+        and family(segment_type(m)) == "jerk",
+    }
+    for root, robot, path in _caches(roots, robots, reader):
+        data = _load(path)
+        for true in (True, False) if reader else (True,):
+            rows = segment_rows(data, true)
+            shares = ", ".join(f"{name} {share:.2f} ({n})" for name, (share, n) in
+                               ((name, bad_over_medium(rows, same)) for name, same in pairs.items()))
+            squeezed = tail_rows(rows, part_tails(data, true))
+            who = "true keypoints" if true else reader
+            print(f"{root} {robot}, {who}: Bad over Medium (pairs): {shares}; rho {rho(rows):.3f}, "
+                  f"parts squeezed by their reference tails {rho(squeezed):.3f}")
+
+
 def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int, seed: int, size: int
                  ) -> None:
     t0 = time.time()
@@ -1030,6 +1126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--variant", action="append", choices=RIGIDITY_VARIANTS, default=None)
     p.add_argument("--extend", type=int, action="append", default=None,
                    help="frames each side a segment's links are measured over beyond it (repeatable)")
+    cached_suites("order").add_argument(
+        "--reader", default=None,
+        help="a reader's folder name (its `ensemble` cache) besides the true keypoints")
     p = sub.add_parser("tta")
     p.add_argument("--root", type=Path, required=True)
     p.add_argument("--episodes", type=int, default=18)
@@ -1072,6 +1171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "rigidity":
         cmd_rigidity(args.root, [r for r in args.robots.split(",") if r], args.reader,
                      args.variant or list(RIGIDITY_VARIANTS), args.extend or [0])
+        return 0
+    if args.command == "order":
+        cmd_order(args.root, [r for r in args.robots.split(",") if r], args.reader)
         return 0
     if args.command == "local":
         cmd_local(args.root, [r for r in args.robots.split(",") if r], args.reader, args.radius)

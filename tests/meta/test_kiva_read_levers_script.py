@@ -434,3 +434,48 @@ def test_rigidity_variants_start_from_the_measure_and_find_a_link_held_stretched
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 4 and all("reader-a" in x and "macro" in x for x in out)
     assert f"macro {lv.rho(plain):.3f}" in out[0] and "+4 frames" in out[1]
+
+
+def test_bad_over_medium_by_hand_by_type_and_family():
+    def row(verdict: str, score: float, *failures: tuple[str, float]) -> dict:
+        return {"verdict": verdict, "score": score,
+                "failures": [{"type": t, "severity": s} for t, s in failures]}
+
+    rows = [row("Bad", 2.0, ("bend", 0.9)), row("Bad", 30.0, ("jitter", 0.8), ("bend", 0.6)),
+            row("Medium", 1.5, ("bend", 0.3)), row("Medium", 20.0, ("config_jump", 0.4)),
+            row("Medium", 2.0, ("link_stretch", 0.2)), row("Good", 0.1),
+            row("Medium", math.nan, ("bend", 0.2))]
+    assert lv.segment_type(rows[1]) == "jitter" and lv.segment_type(rows[5]) is None  # the most severe
+    assert lv.family("config_jump") == "jerk" and lv.family("finger_pass") == "shape"
+    # Pairs (Bad, Medium) among the scored: 2 x 3. Bad 2.0 beats 1.5, ties 2.0, loses to 20; Bad 30 beats all.
+    assert lv.bad_over_medium(rows) == (pytest.approx((1 + 0.5 + 0 + 3) / 6), 6)
+    same_type = lv.bad_over_medium(rows, lambda b, m: lv.segment_type(b) == lv.segment_type(m))
+    assert same_type == (1.0, 1)  # bend 2.0 over bend 1.5
+    def shape_over_jerk(b: dict, m: dict) -> bool:
+        return lv.family(lv.segment_type(b)) == "shape" and lv.family(lv.segment_type(m)) == "jerk"
+
+    shape_jerk = lv.bad_over_medium(rows, shape_over_jerk)
+    assert shape_jerk == (0.0, 1)  # the severe bend under the mild jump
+    assert math.isnan(lv.bad_over_medium(rows[:2])[0])
+
+
+def test_tail_rows_squeeze_each_part_by_its_tail(tmp_path, capsys):
+    import pickle
+
+    rows = [{"rigidity": 4.0, "jerk": 9.0, "finger": math.nan, "gap": 0.5, "score": 9.0},
+            {"rigidity": 0.5, "jerk": 0.8, "finger": math.nan, "gap": math.nan, "score": 0.8}]
+    tails = {"rigidity": 2.0, "jerk": 3.0, "finger": math.nan, "gap": math.nan}
+    out = lv.tail_rows(rows, tails)
+    # rigidity 1 + ln 4 / ln 2 = 3, jerk 1 + ln 9 / ln 3 = 3, gap 0.5 as it is; below 1 nothing changes.
+    assert out[0]["score"] == pytest.approx(3.0) and out[1]["score"] == 0.8
+    data = _data()
+    tails = lv.part_tails(data, True)
+    assert tails["rigidity"] > 1 and tails["jerk"] > 1 and math.isnan(tails["finger"])  # no finger pairs
+    (tmp_path / "fetch").mkdir()
+    with (tmp_path / "fetch" / "_tracks_reader-a.pkl").open("wb") as f:
+        pickle.dump(data, f)
+    lv.main(["order", "--root", str(tmp_path), "--robots", "fetch", "--reader", "reader-a"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and "true keypoints" in lines[0] and "reader-a" in lines[1]
+    assert f"rho {lv.rho(lv.segment_rows(data, False)):.3f}" in lines[1]
+    assert "all nan (0)" in lines[0]  # the toy suite has a Bad segment and no Medium one
