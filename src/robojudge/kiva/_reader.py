@@ -352,7 +352,8 @@ def calibrate(
 def _seen_in_training(reader: Reader, refs: Sequence[Episode]) -> int:
     """How many of ``refs`` the reader trained on: an episode of a training name whose video has the
     content of a file the reader's data fingerprint holds. Names alone collide: every suite the simulator
-    builds names its references ``fetch00``, ``fetch01``, ... whatever its seed."""
+    builds names its references ``fetch00``, ``fetch01``, ... whatever its seed. The name alone decides
+    for a reader stored without file hashes and for a video that is a folder of frames."""
     train = set(reader.meta["episodes"]["train"])
     hashes = set((reader.meta.get("data") or {}).get("files", {}).values())
     seen = 0

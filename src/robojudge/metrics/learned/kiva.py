@@ -270,6 +270,7 @@ _COMMON: dict[str, Any] = {
     # 7: a segment's jerk windows are its own and the one reaching back a frame (readers calibrated since).
     # 8: a frozen segment gives no value, and a frozen video or a robot that does not move is unscored
     # (before: valid segments, a perfect 0). Calibration unchanged (kiva.MEASURE_VERSION stays 7).
+    # 9: a segment frozen in any calibrated view of a multi-view item is measured in 2D, not triangulated.
     "version": "9",
 }
 
