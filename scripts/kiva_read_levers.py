@@ -216,6 +216,20 @@ MEASURES: dict[int, dict[str, Any]] = {
 version 6 relative link lengths, version 7 the ``lead`` jerk windows (docs/kiva.md)."""
 
 
+def reference_parts(data: dict[str, Any], true: bool, relative: bool = True, window: str = "lead"
+                    ) -> tuple[list[Any], Any, Any]:
+    """The references' segment values (read, or ``true`` keypoints) and the per-part scales and cuts drawn
+    from them at the 95th percentile, as ``robojudge kiva calibrate`` draws them."""
+    from robojudge.kiva import reference_cuts, segment_values
+
+    p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
+    refs = [x for d in data["refs"].values()
+            for x in segment_values(d[p], d[v], data["links"], d["fps"], _diag(d), fingers=data["fingers"],
+                                    held=d["held"], relative=relative, window=window)]
+    scales, cuts = reference_cuts(refs, 95.0)
+    return refs, scales, cuts
+
+
 def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True, relative: bool = True,
                  window: str = "lead") -> list[dict[str, Any]]:
     """Every planted segment judged with measure version 7 (``window="centre"``: version 6; and
@@ -224,15 +238,12 @@ def segment_rows(data: dict[str, Any], true: bool, finger_gap: bool = True, rela
     gap's), verdict and planted failures."""
     from dataclasses import replace
 
-    from robojudge.kiva import Tracks, judge_tracks, reference_cuts, segment_values
+    from robojudge.kiva import Tracks, judge_tracks
     from robojudge.kiva._score import gap_ratio
 
     p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
     links, fingers = data["links"], data["fingers"]
-    refs = [x for d in data["refs"].values()
-            for x in segment_values(d[p], d[v], links, d["fps"], _diag(d), fingers=fingers, held=d["held"],
-                                    relative=relative, window=window)]
-    scales, cuts = reference_cuts(refs, 95.0)
+    _, scales, cuts = reference_parts(data, true, relative=relative, window=window)
     if not finger_gap:
         cuts = replace(cuts, finger_gap=math.nan)
     rows = []
@@ -1000,14 +1011,10 @@ def bad_over_medium(rows: Sequence[dict[str, Any]], same: Any = None, key: str =
 
 def part_tails(data: dict[str, Any], true: bool) -> dict[str, float]:
     """Each part's largest ratio to its cut over the reference segments (NaN when at most 1: no tail)."""
-    from robojudge.kiva import apply_scales, reference_cuts, segment_values
+    from robojudge.kiva import apply_scales
     from robojudge.kiva._score import gap_ratio
 
-    p, v = ("true_pos", "true_vis") if true else ("pos", "vis")
-    refs = [x for d in data["refs"].values()
-            for x in segment_values(d[p], d[v], data["links"], d["fps"], _diag(d), fingers=data["fingers"],
-                                    held=d["held"])]
-    scales, cuts = reference_cuts(refs, 95.0)
+    refs, scales, cuts = reference_parts(data, true)
     ratios: dict[str, list[float]] = {k: [] for k in PARTS}
     for x in apply_scales(refs, scales):
         ratios["rigidity"].append(_ratio(x.rigidity, cuts.rigidity))
@@ -1031,8 +1038,9 @@ def tail_rows(rows: Sequence[dict[str, Any]], tails: dict[str, float]) -> list[d
 
     out = []
     for row in rows:
-        parts = [squeeze(row[k], tails[k]) for k in PARTS if not math.isnan(row.get(k, math.nan))]
-        out.append({**row, "score": max(parts) if parts else math.nan})
+        squeezed = {**row, **{k: squeeze(row[k], tails[k]) for k in PARTS if k in row}}
+        rescore(squeezed)
+        out.append(squeezed)
     return out
 
 
