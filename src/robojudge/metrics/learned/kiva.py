@@ -149,13 +149,15 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             f"{', '.join(trained_on)} episodes; item {item.item_id!r} is {item.embodiment.value} (score each "
             "robot's items with its own reader)"
         )
-    # A clip in which nothing moves (the project's still-clip rule, as every motion metric has it) is
-    # unscored before the reader reads it: frozen links and keypoints would be a perfect 0%.
-    require_motion(sampled.frames, what="the video (a frozen picture)")
     tkey = (FileFingerprint.of(item.video), rkey)
     with _LOCK:
         tracks = _TRACKS.get(tkey)
     if tracks is None:
+        # A clip in which nothing moves (the project's still-clip rule, as every motion metric has it) is
+        # unscored before the reader reads it: frozen links and keypoints would be a perfect 0%. Checked
+        # once per read: a still clip raises here and is never cached, so the metrics that reuse its reads
+        # (kiva, kiva_rigidity, kiva_jerk) do not check the frames again.
+        require_motion(sampled.frames, what="the video (a frozen picture)")
         tracks = read_frames(reader, sampled.frames, float(sampled.source_fps))
         with _LOCK:
             _remember(_TRACKS, tkey, tracks)
