@@ -136,8 +136,14 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
             reader_size: int, epochs: int, threads: int, t0: float, stride: int = STRIDE,
             heatmap_loss: float = HEATMAP_LOSS,
             rollout_depth: Sequence[int] | None = None, train_folder: Path | None = None,
-            train_seed: int | None = None, failures: bool = False, mixed: bool = False) -> tuple[Path, Path]:
+            train_seed: int | None = None, failures: bool = False, mixed: bool = False,
+            given: bool = False) -> tuple[Path, Path]:
     """Build (or reuse) the suite and train and calibrate (or reuse) its reader; ``(manifest, reader.pt)``.
+
+    The reader is calibrated on this suite's references unless its stored calibration already comes from
+    this suite's manifest (a reader calibrated on another suite is calibrated again, never judged with the
+    other suite's thresholds). A ``given`` reader (``--reader``) is not written to: a copy of it in the
+    suite's ``calibrated/`` folder is calibrated and used (:func:`calibrated_copy`).
 
     With ``train_folder`` the reader trains on another suite of the robot, built there with ``train_seed``
     (other episodes), and is calibrated on this suite's references. With ``failures`` it also trains on
@@ -157,6 +163,8 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
             train_manifest = mixed_manifest(manifest, train_manifest, train_folder / "mixed.jsonl",
                                             f"s{train_seed}-")
     checkpoint = reader_dir / "reader.pt" if reader_dir.suffix != ".pt" else reader_dir
+    if given:
+        checkpoint = calibrated_copy(checkpoint, folder)
     if not checkpoint.exists():
         from robojudge.kiva import TrainConfig, train_reader
 
@@ -165,14 +173,55 @@ def prepare(robot: str, folder: Path, reader_dir: Path, *, episodes: int, size: 
                                          failures=failures, heatmap_stride=stride,
                                          heatmap_loss=heatmap_loss))
         _log(f"{robot}: reader trained, held-out {facts['held_out_error']}, train {facts['train_error']}", t0)
-    from robojudge.kiva import load_reader
-
-    if load_reader(checkpoint).thresholds is None:
+    if not calibrated_on(checkpoint, manifest):
         from robojudge.kiva import calibrate_reader
 
         cal = calibrate_reader(checkpoint, manifest, 95.0, seed)
         _log(f"{robot}: calibrated {cal}", t0)
     return manifest, checkpoint
+
+
+def calibrated_on(checkpoint: Path, manifest: Path) -> bool:
+    """Whether the reader at ``checkpoint`` holds thresholds calibrated on ``manifest``'s references."""
+    from robojudge.kiva import load_reader
+
+    reader = load_reader(checkpoint)
+    stored = (reader.meta.get("calibration") or {}).get("manifest")
+    return reader.thresholds is not None and stored == str(manifest.resolve())
+
+
+def file_digest(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def calibrated_copy(checkpoint: Path, folder: Path) -> Path:
+    """A copy of the reader at ``checkpoint`` (``--reader``) in ``folder/calibrated/<its folder's name>``,
+    made again whenever the reader's file has changed since (``source.json`` holds its path and SHA-256);
+    the copy's ``reader.pt``. Calibrating a reader writes its thresholds into its checkpoint, so the
+    script calibrates this copy and leaves the reader it was given as it was."""
+    import shutil
+
+    if not checkpoint.is_file():
+        raise SystemExit(f"--reader {checkpoint.parent}: no reader.pt there; train one with "
+                         "`robojudge kiva train`")
+    source = {"reader": str(checkpoint.resolve()), "sha256": file_digest(checkpoint)}
+    copy = folder / "calibrated" / checkpoint.resolve().parent.name
+    stamp = copy / "source.json"
+    if not (stamp.exists() and json.loads(stamp.read_text(encoding="utf-8")) == source):
+        if copy.exists():
+            shutil.rmtree(copy)
+        copy.mkdir(parents=True)
+        for f in checkpoint.parent.iterdir():
+            if f.is_file():
+                shutil.copy2(f, copy / f.name)
+        stamp.write_text(json.dumps(source) + "\n", encoding="utf-8")
+    return copy / checkpoint.name
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -880,7 +929,8 @@ def validate(prepared: dict[str, tuple[Path, Path]], args: argparse.Namespace, t
     judge = None if args.kiva_only else judge_config(args)
     for robot, (manifest, checkpoint) in prepared.items():
         folder = manifest.parent
-        key = {"reader": str(checkpoint), "measure": MEASURE}
+        # The reader's file, not only its path: a reader calibrated again judges anew.
+        key = {"reader": str(checkpoint), "sha256": file_digest(checkpoint), "measure": MEASURE}
         kiva_rows = cached_rows(folder / "_validation_kiva.json", key,
                                 lambda m=manifest, c=checkpoint, r=robot: kiva_segments(m, c, r))
         _log(f"{robot}: KIVA read {len(kiva_rows)} segments", t0)
@@ -1039,7 +1089,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   heatmap_loss=args.heatmap_loss,
                                   rollout_depth=depth, train_folder=train_folder,
                                   train_seed=args.train_suite_seed, failures=args.train_failures,
-                                  mixed=args.train_mixed)
+                                  mixed=args.train_mixed, given=robot in readers)
     if args.prepare_only:
         return 0
     if args.read_error:

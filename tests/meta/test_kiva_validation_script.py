@@ -405,8 +405,10 @@ def test_kiva_only_scores_no_weights_free_metric_and_tables_the_kiva_columns(tmp
             for k in kv.KIVA_COLUMNS:
                 r.setdefault(k, r["kiva"])
             r["reason"] = None
+        (folder / "reader.pt").write_bytes(b"weights and thresholds")
         (folder / "_validation_kiva.json").write_text(json.dumps(
-            {"entries": [{"reader": str(folder / "reader.pt"), "measure": kv.MEASURE, "rows": rows}]}))
+            {"entries": [{"reader": str(folder / "reader.pt"), "sha256": kv.file_digest(folder / "reader.pt"),
+                          "measure": kv.MEASURE, "rows": rows}]}))
         prepared[robot] = (folder / "suite.jsonl", folder / "reader.pt")
 
     def no_scoring(*a, **k):
@@ -424,3 +426,91 @@ def test_kiva_only_scores_no_weights_free_metric_and_tables_the_kiva_columns(tmp
     assert "vlm" not in saved["stats"]  # a judge given with --kiva-only is not asked
     assert saved["rho_intervals"]["replicates"] == 200
     assert "Spearman's rho with 95% intervals" in table
+
+    # A reader calibrated again (its file changed) is judged again, not served the rows cached for it.
+    judged = []
+    monkeypatch.setattr(kv, "kiva_segments", lambda m, c, r: judged.append(r) or
+                        json.loads((m.parent / "_validation_kiva.json").read_text())["entries"][0]["rows"])
+    (tmp_path / "fetch" / "reader.pt").write_bytes(b"weights and other thresholds")
+    assert kv.validate(prepared, args, 0.0) == 0
+    assert judged == ["fetch"]
+
+
+def _fake_calibration(monkeypatch) -> list[tuple[str, str]]:
+    """Readers as files whose calibration is kept here, by content: ``calibrate_reader`` appends to the file
+    (as writing thresholds into a checkpoint changes it) and ``load_reader`` reports thresholds and their
+    manifest for a file as that call left it. Returns the calls, (checkpoint, manifest)."""
+    from types import SimpleNamespace
+
+    import robojudge.kiva as kiva
+
+    calls: list[tuple[str, str]] = []
+    calibrated: dict[tuple[str, bytes], str] = {}
+
+    def load(path):
+        on = calibrated.get((str(Path(path).resolve()), Path(path).read_bytes()))
+        return SimpleNamespace(thresholds=None if on is None else object(),
+                               meta={"calibration": {"manifest": on}} if on else {})
+
+    def calibrate(checkpoint, manifest, percentile, seed):
+        calls.append((str(checkpoint), str(manifest)))
+        Path(checkpoint).write_bytes(Path(checkpoint).read_bytes() + b"+thresholds")
+        as_left = (str(Path(checkpoint).resolve()), Path(checkpoint).read_bytes())
+        calibrated[as_left] = str(Path(manifest).resolve())
+        return {}
+
+    monkeypatch.setattr(kiva, "load_reader", load)
+    monkeypatch.setattr(kiva, "calibrate_reader", calibrate)
+    return calls
+
+
+def _prepare(folder: Path, reader: Path, given: bool) -> tuple[Path, Path]:
+    return kv.prepare("fetch", folder, reader, episodes=2, size=64, seed=1, reader_size=32, epochs=1,
+                      threads=1, t0=0.0, given=given)
+
+
+def test_a_reader_given_is_calibrated_as_a_copy_and_left_as_it_was(tmp_path: Path, monkeypatch) -> None:
+    calls = _fake_calibration(monkeypatch)
+    given = tmp_path / "elsewhere" / "reader-x"
+    given.mkdir(parents=True)
+    (given / "reader.pt").write_bytes(b"weights 1")
+    (given / "reader.json").write_text("{}", encoding="utf-8")
+    suite = tmp_path / "suite"
+    monkeypatch.setattr(kv, "build_suite", lambda folder, *a, **k: folder / "suite.jsonl")
+
+    manifest, ckpt = _prepare(suite, given, True)
+    assert ckpt == suite / "calibrated" / "reader-x" / "reader.pt"
+    assert (given / "reader.pt").read_bytes() == b"weights 1"  # the reader given, untouched
+    assert ckpt.read_bytes() == b"weights 1+thresholds"
+    assert (ckpt.parent / "reader.json").exists()
+    assert calls == [(str(ckpt), str(manifest))]
+
+    # Run again: the calibrated copy serves; nothing copied or calibrated again.
+    assert _prepare(suite, given, True)[1] == ckpt
+    assert len(calls) == 1 and ckpt.read_bytes() == b"weights 1+thresholds"
+
+    # The reader given is trained again: a new copy, calibrated again.
+    (given / "reader.pt").write_bytes(b"weights 2")
+    assert _prepare(suite, given, True)[1] == ckpt
+    assert ckpt.read_bytes() == b"weights 2+thresholds" and len(calls) == 2
+
+
+def test_a_reader_calibrated_on_another_suite_is_calibrated_on_this_one(tmp_path: Path, monkeypatch) -> None:
+    calls = _fake_calibration(monkeypatch)
+    monkeypatch.setattr(kv, "build_suite", lambda folder, *a, **k: folder / "suite.jsonl")
+    own = tmp_path / "a" / "reader"
+    own.mkdir(parents=True)
+    (own / "reader.pt").write_bytes(b"w")
+    _prepare(tmp_path / "a", own, False)  # the script's own reader: calibrated where it is
+    _prepare(tmp_path / "a", own, False)  # already on this suite: left alone
+    _prepare(tmp_path / "b", own, False)  # another suite: its references set the thresholds
+    assert calls == [(str(own / "reader.pt"), str(tmp_path / "a" / "suite.jsonl")),
+                     (str(own / "reader.pt"), str(tmp_path / "b" / "suite.jsonl"))]
+    assert kv.calibrated_on(own / "reader.pt", tmp_path / "b" / "suite.jsonl")
+    assert not kv.calibrated_on(own / "reader.pt", tmp_path / "a" / "suite.jsonl")
+
+
+def test_a_reader_given_that_is_not_there_is_named(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(kv, "build_suite", lambda folder, *a, **k: folder / "suite.jsonl")
+    with pytest.raises(SystemExit, match="reader-missing: no reader.pt there"):
+        _prepare(tmp_path / "suite", tmp_path / "reader-missing", True)
