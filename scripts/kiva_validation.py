@@ -191,13 +191,11 @@ def calibrated_on(checkpoint: Path, manifest: Path) -> bool:
 
 
 def file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes (hex)."""
     import hashlib
 
-    h = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def calibrated_copy(checkpoint: Path, folder: Path) -> Path:
