@@ -87,6 +87,11 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     Then rho with each part's ratio above its cut compressed by the tail of that part on the references
     (``1 + ln(ratio) / ln(t)``, ``t`` the references' largest ratio of the part; :func:`tail_rows`), a
     lever that would put the parts' overshoots on one footing.
+``links``
+    Training data, not reads: builds (or reuses) ``ROOT/ROBOT``, a suite of the simulator's ``kin_links``
+    profile (one link stretch or shrink per rollout; ``--episodes``, ``--seed``, ``--size``), and writes
+    ``ROOT/ROBOT/train.jsonl``, every row of the ``--train`` manifest with those rollouts added (without
+    their references, ids prefixed ``links-``), for ``robojudge kiva train --episodes``.
 
 Every subcommand judges with the current measure, version 7 (where it says version 4 above, it judged
 with the version of its day; ``gap`` and ``versions`` give two on the same reads).
@@ -115,6 +120,7 @@ Rerun (``A=runs/kiva_val18``)::
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import pickle
 import sys
@@ -1085,6 +1091,22 @@ def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int,
     print(f"  true keypoints               rho {rho(segment_rows(reads[0], True)):.3f}")
 
 
+def links_suite(root: Path, robot: str, train: Path, episodes: int, seed: int, size: int) -> Path:
+    """Build (or reuse) ``ROOT/ROBOT``, a suite of the ``kin_links`` profile (one link stretch or shrink per
+    rollout), and write ``ROOT/ROBOT/train.jsonl``: every row of the ``train`` manifest and the link-stretch
+    rollouts without their references (ids prefixed ``links-``). Returns that training manifest."""
+    from kiva_validation import SCENES, mixed_manifest
+
+    folder = root / robot
+    manifest = folder / "suite.jsonl"
+    if not manifest.exists():
+        from robojudge.suite.sim import make_sim_suite
+
+        make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=["kin_links"],
+                       scenes=SCENES[robot], workers=2)
+    return mixed_manifest(train, manifest, folder / "train.jsonl", "links-", keep_first=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=fmt)
@@ -1151,7 +1173,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=128)
     p.add_argument("--reader", type=Path, action="append", required=True,
                    help="READER_DIR, one or more (one: its reads cached and judged alone)")
+    p = sub.add_parser("links")
+    p.add_argument("--root", type=Path, required=True)
+    p.add_argument("--robot", required=True, choices=ROBOTS)
+    p.add_argument("--train", type=Path, required=True,
+                   help="the training suite's manifest; all its rows go into ROOT/ROBOT/train.jsonl")
+    p.add_argument("--episodes", type=int, default=24)
+    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--size", type=int, default=128)
     args = parser.parse_args(argv)
+    if args.command == "links":
+        out = links_suite(args.root, args.robot, args.train, args.episodes, args.seed, args.size)
+        rows = out.read_text(encoding="utf-8").splitlines()
+        print(f"{out}: {len(rows)} rows ({sum(json.loads(r)['item_id'].startswith('links-') for r in rows)} "
+              "link-stretch rollouts)")
+        return 0
     if args.command == "ensemble":
         cmd_ensemble(args.root, args.robot, args.reader, args.episodes, args.seed, args.size)
         return 0

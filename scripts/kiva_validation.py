@@ -106,18 +106,20 @@ def reader_folder(root: Path, folder: Path, robot: str, train_seed: int | None, 
     return folder / name if train_seed is None else root / "train" / f"{robot}-seed{train_seed}" / name
 
 
-def mixed_manifest(judged: Path, failures: Path, out: Path, prefix: str) -> Path:
+def mixed_manifest(judged: Path, failures: Path, out: Path, prefix: str, keep_first: bool = False) -> Path:
     """A training manifest: ``judged``'s faithful rollouts with their references (what the readers train on
     by default) and ``failures``' rollouts with planted failures, without their references.
 
     Paths become absolute; the second suite's item and clip ids get ``prefix`` (both suites name their
-    clips alike), so its clips stay groups of their own when clips are held out.
+    clips alike), so its clips stay groups of their own when clips are held out. ``keep_first``: every row
+    of ``judged``, its rollouts with planted failures too (a training suite joined with extra failure
+    rollouts, as ``kiva_read_levers.py links`` does).
     """
     rows = []
     for source, faithful in ((judged, True), (failures, False)):
         for line in source.read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
-            if bool(r.get("meta", {}).get("failures")) == faithful:
+            if bool(r.get("meta", {}).get("failures")) == faithful and not (faithful and keep_first):
                 continue
             if not faithful:
                 r.pop("reference_video", None)

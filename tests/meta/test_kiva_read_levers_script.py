@@ -479,3 +479,31 @@ def test_tail_rows_squeeze_each_part_by_its_tail(tmp_path, capsys):
     assert len(lines) == 2 and "true keypoints" in lines[0] and "reader-a" in lines[1]
     assert f"rho {lv.rho(lv.segment_rows(data, False)):.3f}" in lines[1]
     assert "all nan (0)" in lines[0]  # the toy suite has a Bad segment and no Medium one
+
+
+def test_links_joins_every_row_of_the_training_suite_with_the_link_stretch_rollouts(tmp_path, capsys) -> None:
+    import json
+
+    def suite(folder, generators):
+        folder.mkdir(parents=True)
+        rows = [{"item_id": f"c0-{g}", "video": f"videos/c0-{g}.mp4", "reference_video": "reference/c0.mp4",
+                 "views": {"cam0": f"videos/c0-{g}.mp4"}, "clip_id": "c0", "generator": g,
+                 "state": f"state/c0-{g}.npz", "meta": {"failures": planted}}
+                for g, planted in generators]
+        (folder / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return folder / "suite.jsonl"
+
+    train = suite(tmp_path / "train", [("oracle", []), ("kin_mild", [{"type": "jitter"}])])
+    # The link-stretch suite is there already, so nothing is rendered.
+    suite(tmp_path / "links" / "adroit", [("kin_links", [{"type": "link_stretch"}])])
+    root = tmp_path / "links"
+    assert lv.main(["links", "--root", str(root), "--robot", "adroit", "--train", str(train)]) == 0
+    out = tmp_path / "links" / "adroit" / "train.jsonl"
+    assert f"{out}: 3 rows (1 link-stretch rollouts)" in capsys.readouterr().out
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    # The training suite's rollout with a planted failure stays (a mixed manifest would leave it out).
+    assert [(r["item_id"], r["clip_id"]) for r in rows] == [
+        ("c0-oracle", "c0"), ("c0-kin_mild", "c0"), ("links-c0-kin_links", "links-c0")]
+    assert rows[1]["reference_video"] == str((tmp_path / "train/reference/c0.mp4").resolve())
+    assert "reference_video" not in rows[2]  # the link suite's references stay out, as in a mixed manifest
+    assert rows[2]["state"] == str((tmp_path / "links/adroit/state/c0-kin_links.npz").resolve())
