@@ -88,8 +88,8 @@ and rollout of a suite read once, the true keypoints beside); run that first. Su
     (``1 + ln(ratio) / ln(t)``, ``t`` the references' largest ratio of the part; :func:`tail_rows`), a
     lever that would put the parts' overshoots on one footing.
 ``links``
-    Training data, not reads: builds (or reuses) ``ROOT/ROBOT``, a suite of the simulator's ``kin_links``
-    profile (one link stretch or shrink per rollout; ``--episodes``, ``--seed``, ``--size``), and writes
+    Training data, not reads: builds (or reuses) ``ROOT/ROBOT``, a simulator suite of one custom profile,
+    ``kin_links`` (one link stretch or shrink per rollout; ``--episodes``, ``--seed``, ``--size``), and writes
     ``ROOT/ROBOT/train.jsonl``, every row of the ``--train`` manifest with those rollouts added (without
     their references, ids prefixed ``links-``), for ``robojudge kiva train --episodes``.
 
@@ -1091,8 +1091,17 @@ def cmd_ensemble(root: Path, robot: str, readers: Sequence[Path], episodes: int,
     print(f"  true keypoints               rho {rho(segment_rows(reads[0], True)):.3f}")
 
 
+def links_profile() -> Any:
+    """``kin_links``: one link stretch or shrink per rollout, severity 0.15-1.0 (a link scaled by 0.50-0.84
+    or 1.16-1.50), nothing else. A custom profile, so its draws are seeded by its name."""
+    from robojudge.suite.sim import Profile
+
+    return Profile("kin_links", 1.0, (1, 1), (0.15, 1.0), ("link_stretch",), 0.0, (0.1, 0.1), (),
+                   "one link stretch or shrink per rollout (reader training data)")
+
+
 def links_suite(root: Path, robot: str, train: Path, episodes: int, seed: int, size: int) -> Path:
-    """Build (or reuse) ``ROOT/ROBOT``, a suite of the ``kin_links`` profile (one link stretch or shrink per
+    """Build (or reuse) ``ROOT/ROBOT``, a suite of :func:`links_profile` (one link stretch or shrink per
     rollout), and write ``ROOT/ROBOT/train.jsonl``: every row of the ``train`` manifest and the link-stretch
     rollouts without their references (ids prefixed ``links-``). Returns that training manifest."""
     from kiva_validation import SCENES, mixed_manifest
@@ -1102,7 +1111,7 @@ def links_suite(root: Path, robot: str, train: Path, episodes: int, seed: int, s
     if not manifest.exists():
         from robojudge.suite.sim import make_sim_suite
 
-        make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=["kin_links"],
+        make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=[links_profile()],
                        scenes=SCENES[robot], workers=2)
     return mixed_manifest(train, manifest, folder / "train.jsonl", "links-", keep_first=True)
 

@@ -105,28 +105,3 @@ def test_rollout_depth_is_written_and_failures_stay_in_their_chunks(tmp_path: Pa
         assert len(got) == len(set(got))
         if depth == 4:  # the last chunk always draws one (rate 1 from the fourth chunk on)
             assert 3 in got
-
-
-@pytest.mark.slow
-def test_link_training_profile_plants_one_stretch_and_moves_no_other_rollout(tmp_path: Path) -> None:
-    from robojudge.suite.sim import TRAINING_PROFILES, Profile
-
-    kw: dict[str, object] = {"seed": 7, "episodes": 2, "views": 1, "size": 32, "workers": 1,
-                             "scenes": ["relocate"]}
-    both = make_sim_suite(tmp_path / "both", profiles=("kin_severe", "kin_links"), **kw)
-    alone = make_sim_suite(tmp_path / "alone", profiles=("kin_severe",), **kw)
-    twin = Profile(**{**TRAINING_PROFILES["kin_links"].__dict__, "description": "a custom copy"})
-    custom = make_sim_suite(tmp_path / "custom", profiles=(twin,), **kw)
-    rows = {r["item_id"]: r for r in map(json.loads, both.read_text().splitlines())}
-    hashes = _hashes(both)
-    # Rendering kin_links beside kin_severe leaves kin_severe's rollouts as they are alone.
-    assert {k: v for k, v in hashes.items() if k.endswith("kin_severe")} == _hashes(alone)
-    # The built-in profile draws exactly what a custom profile of its name and settings draws.
-    assert {k: v for k, v in hashes.items() if k.endswith("kin_links")} == _hashes(custom)
-    links = [r for k, r in rows.items() if k.endswith("kin_links")]
-    assert len(links) == 2
-    for row in links:
-        (f,) = row["meta"]["failures"]
-        assert f["type"] == "link_stretch" and 0.15 <= f["severity"] <= 1.0
-        assert f["detail"]["scale"] != 1.0 and len(f["detail"]["link"]) == 2
-        assert row["meta"]["segments"] == _verdicts_from_state(both.parent, row)

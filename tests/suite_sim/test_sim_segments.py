@@ -7,16 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from robojudge.suite.sim._build import profile_rng
-from robojudge.suite.sim._labels import (
-    ALL_PROFILES,
-    INDEX_SEEDED,
-    KINEMATIC_PROFILES,
-    MULTIVIEW_PROFILES,
-    PROFILES,
-    TRAINING_PROFILES,
-    Profile,
-)
+from robojudge.suite.sim._labels import ALL_PROFILES, KINEMATIC_PROFILES, PROFILES
 from robojudge.suite.sim._segments import segment_bounds, segment_verdicts
 
 
@@ -163,27 +154,3 @@ def test_kinematic_profiles_are_opt_in() -> None:
     assert (
         KINEMATIC_PROFILES["kin_mild"].pa_severity[1] < 0.5 <= KINEMATIC_PROFILES["kin_severe"].pa_severity[0]
     )
-
-
-def test_profiles_added_later_move_no_other_profiles_draws() -> None:
-    # The first profiles keep the index they were seeded by when they were the only ones.
-    assert list(ALL_PROFILES)[: len(INDEX_SEEDED)] == list(INDEX_SEEDED)
-    assert list(INDEX_SEEDED) == [*PROFILES, *KINEMATIC_PROFILES, *MULTIVIEW_PROFILES]
-    assert list(INDEX_SEEDED)[-2:] == ["mv_mild", "mv_severe"]
-    draw = profile_rng(7, 3, ALL_PROFILES["kin_severe"]).random(4)
-    assert np.array_equal(draw, np.random.default_rng([7, 3, 7]).random(4))  # kin_severe is the 8th
-    # kin_links, added after them, draws as a custom profile of the same name would.
-    links = TRAINING_PROFILES["kin_links"]
-    twin = Profile(**{**links.__dict__, "description": "a copy"})
-    assert np.array_equal(profile_rng(7, 3, links).random(4), profile_rng(7, 3, twin).random(4))
-    assert not np.array_equal(profile_rng(7, 3, links).random(4), profile_rng(7, 4, links).random(4))
-    # A custom profile that takes a built-in name but changes it is seeded by name, not by the index.
-    edited = Profile(**{**ALL_PROFILES["kin_mild"].__dict__, "pa_count": (2, 2)})
-    assert not np.array_equal(profile_rng(7, 3, edited).random(4), np.random.default_rng([7, 3, 6]).random(4))
-
-
-def test_the_link_stretch_training_profile_plants_one_stretch_at_any_severity() -> None:
-    links = TRAINING_PROFILES["kin_links"]
-    assert links.pa_types == ("link_stretch",) and links.pa_count == (1, 1) and links.pa_rate == 1.0
-    assert links.ia_rate == 0.0 and links.pa_severity == (0.15, 1.0)
-    assert "kin_links" in ALL_PROFILES and "kin_links" not in PROFILES

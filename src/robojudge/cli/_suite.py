@@ -135,7 +135,7 @@ def make_demo_cmd(
         "--profiles",
         help="Comma-separated generator profiles [the default six]; opt-in: kin_mild, kin_severe "
         "(kinematic failures), mv_mild, mv_severe (multi-view failures; need --views >= 2, and write "
-        "each rollout's calibration), kin_links (one link stretch per rollout: reader training data).",
+        "each rollout's calibration).",
     ),
     texture: bool = typer.Option(
         False, "--texture", help="Speckle flat-coloured tables (Fetch, Panda): views can be feature-matched."

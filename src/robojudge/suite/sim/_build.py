@@ -107,21 +107,6 @@ def _state_arrays(
     }
 
 
-def profile_rng(seed: int, episode: int, profile: Profile) -> np.random.Generator:
-    """The random stream of one profile's rollout of one episode.
-
-    The first built-in profiles (``INDEX_SEEDED``: the default ones, then the opt-in kinematic and
-    multi-view ones) are seeded by their position in ``ALL_PROFILES``, as they always were, so their suites
-    never change. Any other profile, built-in (added later, such as ``kin_links``) or custom, is seeded by
-    its name: adding a profile moves no other profile's draws.
-    """
-    from robojudge.suite.sim._labels import ALL_PROFILES, INDEX_SEEDED
-
-    if profile.name in INDEX_SEEDED and profile == ALL_PROFILES[profile.name]:
-        return np.random.default_rng([seed, episode, list(ALL_PROFILES).index(profile.name)])
-    return np.random.default_rng([seed, episode, zlib.crc32(profile.name.encode())])
-
-
 def _robot_bodies(model: Any, info: Any) -> list[int]:
     from robojudge.suite.sim._scenes import subtree_bodies
 
@@ -186,9 +171,13 @@ def _build_episode(
                              ref_st["t"][:, 0], frozenset(int(g) for g in renderer.robot_geoms))
         chunks = chunk_bounds(len(faithful.qpos), depth) if depth else None
         for p in profiles:
+            # K3: ALL_PROFILES = PROFILES then the opt-in kinematic ones, so default indices are unchanged.
             prof = ALL_PROFILES[p] if isinstance(p, str) else p
             p_name = prof.name
-            prng = profile_rng(seed, e, prof)
+            if p_name in ALL_PROFILES and prof == ALL_PROFILES[p_name]:
+                prng = np.random.default_rng([seed, e, list(ALL_PROFILES).index(p_name)])
+            else:  # a custom profile: its own stream, seeded by its name
+                prng = np.random.default_rng([seed, e, zlib.crc32(p_name.encode())])
             failures = []
             base = faithful
             ia_types = applicable(embodiment, prof.ia_types)
@@ -328,8 +317,7 @@ def make_sim_suite(
         views: cameras per rollout (1-5); the first, ``cam0``, is the main view.
         size: square image size in pixels.
         profiles: generator profiles to render (default: all of ``PROFILES``): names of built-in
-            profiles (``PROFILES`` or the opt-in ``KINEMATIC_PROFILES``, ``MULTIVIEW_PROFILES`` and
-            ``TRAINING_PROFILES``), or
+            profiles (``PROFILES`` or the opt-in ``KINEMATIC_PROFILES`` and ``MULTIVIEW_PROFILES``), or
             :class:`~robojudge.suite.sim.Profile` objects of your own (for example one
             failure type at a spread of severities, for a dose-response study); a custom profile's
             random draws are seeded by its name.

@@ -184,33 +184,8 @@ MULTIVIEW_PROFILES: dict[str, Profile] = {
 }
 """Opt-in profiles that plant only multi-view failures (need ``views >= 2``); never in the default suite."""
 
-TRAINING_PROFILES: dict[str, Profile] = {
-    p.name: p
-    for p in (
-        Profile(
-            "kin_links",
-            1.0,
-            (1, 1),
-            (0.15, 1.0),
-            ("link_stretch",),
-            0.0,
-            (0.1, 0.1),
-            (),
-            "one link stretch or shrink per video, mild to severe (rollouts to train a KIVA reader on)",
-        ),
-    )
-}
-"""Opt-in profiles meant as training data for a keypoint reader (docs/kiva.md, "Link-stretch rollouts"):
-a failure type the judged profiles plant too rarely for a reader to learn, planted in every rollout."""
-
-# The profiles whose random stream is seeded by their index in ALL_PROFILES (the rule of the first
-# profiles, kept so their suites never change). Profiles added after them are seeded by their name, as a
-# custom profile is, so that adding one moves no other profile's draws.
-INDEX_SEEDED: tuple[str, ...] = (*PROFILES, *KINEMATIC_PROFILES, *MULTIVIEW_PROFILES)
-
-ALL_PROFILES: dict[str, Profile] = {
-    **PROFILES, **KINEMATIC_PROFILES, **MULTIVIEW_PROFILES, **TRAINING_PROFILES
-}
+# Appended after the others: a built-in profile's random stream is seeded by its index here.
+ALL_PROFILES: dict[str, Profile] = {**PROFILES, **KINEMATIC_PROFILES, **MULTIVIEW_PROFILES}
 """Every built-in profile, by name (the default suite renders ``PROFILES`` only)."""
 
 
