@@ -101,9 +101,9 @@ the folder ``NAME`` instead of ``_tracks.pkl``.
 
 Used for docs/kiva_validation.md, "Where the reader loses, and levers on the reads", "Where reads
 disagree, and a reader trained on twice the episodes", "A reader trained on warped frames", "Smoothing
-the reads, and what the reader reads of the fingers", "Reading heatmaps near their peak" and "Again at 128 px,
-judged on clips it never saw", "A heatmap loss, and one frame of input" and "More oversampling
-(`--failure-repeat 8`), and two rigidity variants".
+the reads, and what the reader reads of the fingers", "Reading heatmaps near their peak", "Again at 128 px,
+judged on clips it never saw", "A heatmap loss, and one frame of input", "More oversampling
+(`--failure-repeat 8`), and two rigidity variants" and "Link-stretch rollouts in training (ADROIT)".
 Rerun (``A=runs/kiva_val18``)::
 
     .venv/bin/python scripts/kiva_read_levers.py errors --root $A --root runs/kiva_hold2
