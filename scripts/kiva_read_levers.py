@@ -1113,6 +1113,12 @@ def links_suite(root: Path, robot: str, train: Path, episodes: int, seed: int, s
 
         make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=[links_profile()],
                        scenes=SCENES[robot], workers=2)
+    metas = [json.loads(x).get("meta", {}) for x in manifest.read_text(encoding="utf-8").splitlines()]
+    found = ({m.get("seed") for m in metas}, len({m.get("episode") for m in metas}))
+    if found != ({seed}, episodes):
+        seeds = ", ".join(sorted(map(str, found[0])))
+        raise SystemExit(f"{manifest}: built with seed {seeds} and {found[1]} episodes, not seed {seed} and "
+                         f"{episodes}; remove {folder} or give another --root")
     return mixed_manifest(train, manifest, folder / "train.jsonl", "links-", keep_first=True)
 
 

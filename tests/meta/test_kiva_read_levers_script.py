@@ -488,16 +488,21 @@ def test_links_joins_every_row_of_the_training_suite_with_the_link_stretch_rollo
         folder.mkdir(parents=True)
         rows = [{"item_id": f"c0-{g}", "video": f"videos/c0-{g}.mp4", "reference_video": "reference/c0.mp4",
                  "views": {"cam0": f"videos/c0-{g}.mp4"}, "clip_id": "c0", "generator": g,
-                 "state": f"state/c0-{g}.npz", "meta": {"failures": planted}}
+                 "state": f"state/c0-{g}.npz", "meta": {"failures": planted, "seed": 3, "episode": 0}}
                 for g, planted in generators]
         (folder / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         return folder / "suite.jsonl"
 
+    profile = lv.links_profile()  # a custom profile (seeded by its name): one stretch per rollout
+    assert (profile.name, profile.pa_types, profile.pa_count, profile.pa_rate) == (
+        "kin_links", ("link_stretch",), (1, 1), 1.0)
+    assert profile.pa_severity == (0.15, 1.0) and profile.ia_rate == 0.0
     train = suite(tmp_path / "train", [("oracle", []), ("kin_mild", [{"type": "jitter"}])])
     # The link-stretch suite is there already, so nothing is rendered.
     suite(tmp_path / "links" / "adroit", [("kin_links", [{"type": "link_stretch"}])])
     root = tmp_path / "links"
-    assert lv.main(["links", "--root", str(root), "--robot", "adroit", "--train", str(train)]) == 0
+    args = ["links", "--root", str(root), "--robot", "adroit", "--train", str(train), "--episodes", "1"]
+    assert lv.main(args) == 0
     out = tmp_path / "links" / "adroit" / "train.jsonl"
     assert f"{out}: 3 rows (1 link-stretch rollouts)" in capsys.readouterr().out
     rows = [json.loads(x) for x in out.read_text().splitlines()]
@@ -507,3 +512,8 @@ def test_links_joins_every_row_of_the_training_suite_with_the_link_stretch_rollo
     assert rows[1]["reference_video"] == str((tmp_path / "train/reference/c0.mp4").resolve())
     assert "reference_video" not in rows[2]  # the link suite's references stay out, as in a mixed manifest
     assert rows[2]["state"] == str((tmp_path / "links/adroit/state/c0-kin_links.npz").resolve())
+    # A suite built with other settings is never taken for the one asked for.
+    with pytest.raises(SystemExit, match="seed 4 and 1; remove"):
+        lv.main([*args, "--seed", "4"])
+    with pytest.raises(SystemExit, match="1 episodes, not seed 3 and 2"):
+        lv.main([*args[:-1], "2"])
