@@ -1104,15 +1104,10 @@ def links_suite(root: Path, robot: str, train: Path, episodes: int, seed: int, s
     """Build (or reuse) ``ROOT/ROBOT``, a suite of :func:`links_profile` (one link stretch or shrink per
     rollout), and write ``ROOT/ROBOT/train.jsonl``: every row of the ``train`` manifest and the link-stretch
     rollouts without their references (ids prefixed ``links-``). Returns that training manifest."""
-    from kiva_validation import SCENES, mixed_manifest
+    from kiva_validation import build_suite, mixed_manifest
 
     folder = root / robot
-    manifest = folder / "suite.jsonl"
-    if not manifest.exists():
-        from robojudge.suite.sim import make_sim_suite
-
-        make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=[links_profile()],
-                       scenes=SCENES[robot], workers=2)
+    manifest = build_suite(folder, robot, episodes=episodes, size=size, seed=seed, profiles=[links_profile()])
     metas = [json.loads(x).get("meta", {}) for x in manifest.read_text(encoding="utf-8").splitlines()]
     found = ({m.get("seed") for m in metas}, len({m.get("episode") for m in metas}))
     if found != ({seed}, episodes):

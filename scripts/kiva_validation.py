@@ -70,14 +70,15 @@ def _log(msg: str, t0: float) -> None:
 
 
 def build_suite(folder: Path, robot: str, *, episodes: int, size: int, seed: int,
-                rollout_depth: Sequence[int] | None = None) -> Path:
-    """Build (or reuse) ``robot``'s suite of :data:`PROFILES` in ``folder``; its manifest."""
+                rollout_depth: Sequence[int] | None = None, profiles: Sequence[Any] = PROFILES) -> Path:
+    """Build (or reuse) ``robot``'s suite of :data:`PROFILES` (or of ``profiles``: names or
+    ``Profile`` objects) in ``folder``; its manifest."""
     manifest = folder / "suite.jsonl"
     if not manifest.exists():
         from robojudge.suite.sim import make_sim_suite
 
         # Worker processes render, so this process never touches EGL before torch trains.
-        make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=PROFILES,
+        make_sim_suite(folder, seed=seed, episodes=episodes, views=1, size=size, profiles=profiles,
                        scenes=SCENES[robot], workers=2, rollout_depth=rollout_depth)
     return manifest
 
@@ -116,12 +117,13 @@ def mixed_manifest(judged: Path, failures: Path, out: Path, prefix: str, keep_fi
     rollouts, as ``kiva_read_levers.py links`` does).
     """
     rows = []
-    for source, faithful in ((judged, True), (failures, False)):
+    for source, first in ((judged, True), (failures, False)):
         for line in source.read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
-            if bool(r.get("meta", {}).get("failures")) == faithful and not (faithful and keep_first):
+            planted = bool(r.get("meta", {}).get("failures"))
+            if not ((keep_first or not planted) if first else planted):
                 continue
-            if not faithful:
+            if not first:
                 r.pop("reference_video", None)
                 r["item_id"], r["clip_id"] = prefix + r["item_id"], prefix + r["clip_id"]
             for k in ("video", "reference_video", "state"):
