@@ -167,9 +167,10 @@ def test_a_cached_reader_calibrated_for_an_older_measure_is_not_reused(tmp_path:
     assert _calibrated(folder) is None  # the demo trains and calibrates it again
     cal["scales"] = {"links": [0.05], "keypoints": [12.0, 9.0], "percentile": 95.0, "floor": 0.5}
     # Each later measure's key added in turn: until the last, the cached reader is still an old one.
-    for key, value in (("finger_gap", 0.02), ("lengths", "relative"), ("jerk_windows", "lead")):
+    for key, value in (("finger_gap", 0.02), ("lengths", "relative"), ("jerk_windows", "lead"),
+                       ("confidence", 0.7)):
         (folder / "reader.json").write_text(json.dumps({"calibration": cal}))
-        assert _calibrated(folder) is None, key  # calibrated before version 5, 6 or 7
+        assert _calibrated(folder) is None, key  # calibrated before version 5, 6, 7 or 8
         cal[key] = value
     (folder / "reader.json").write_text(json.dumps({"calibration": cal}))
     assert _calibrated(folder) == {"calibration": cal}

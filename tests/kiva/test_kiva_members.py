@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from _kiva_consts import TINY  # noqa: E402
 
 from robojudge.kiva import TrainConfig, load_reader, read_frames, train_reader  # noqa: E402
-from robojudge.kiva._infer import predict  # noqa: E402
+from robojudge.kiva._infer import predict, predict_confident  # noqa: E402
 from robojudge.kiva._net import KeypointReader, ReaderEnsemble, build_reader  # noqa: E402
 
 
@@ -43,6 +43,13 @@ def test_an_ensemble_averages_positions_and_visibility_probabilities():
     each = [predict(m, frames, 3) for m in members]
     np.testing.assert_allclose(p_ens, np.mean([p for p, _ in each], axis=0), atol=1e-4)
     np.testing.assert_allclose(v_ens, np.mean([v for _, v in each], axis=0), atol=1e-5)
+    # Its confidence is the members' mean too, with the same positions and visibility as predict().
+    p_c, v_c, c_ens = predict_confident(ens, frames, 3)
+    np.testing.assert_allclose(p_c, p_ens, atol=1e-6)
+    np.testing.assert_allclose(v_c, v_ens, atol=1e-6)
+    c_each = [predict_confident(m, frames, 3)[2] for m in members]
+    np.testing.assert_allclose(c_ens, np.mean(c_each, axis=0), atol=1e-5)
+    assert not np.allclose(c_each[0], c_each[1], atol=1e-3)
     with pytest.raises(ValueError, match="at least one"):
         ReaderEnsemble([])
 

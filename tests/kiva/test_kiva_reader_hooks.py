@@ -99,13 +99,17 @@ def test_a_stored_calibration_tells_the_measure_version_it_was_drawn_for():
     assert calibration_version(None) == 0 and calibration_version({}) == 0
     assert calibration_version(cal) == 3
     for key, value, version in (("scales", {"links": [0.1], "keypoints": [2.0]}, 4), ("finger_gap", None, 5),
-                                ("lengths", "relative", 6), ("jerk_windows", "lead", 7)):
+                                ("lengths", "relative", 6), ("jerk_windows", "lead", 7),
+                                ("confidence", 0.7, 8)):
+        if key == "confidence":  # the last key before it: no confidence yet, so no floor
+            assert math.isnan(_reader({"calibration": cal}).min_confidence)
         cal[key] = value
         assert calibration_version(cal) == version, key
-    assert MEASURE_VERSION == 7
+    assert MEASURE_VERSION == 8
     # What a reader judges with follows the same keys.
     reader = _reader({"calibration": cal})
     assert reader.relative_lengths and reader.jerk_windows == "lead" and reader.scales is not None
+    assert reader.min_confidence == pytest.approx(0.35)  # half the references' confidence
 
 
 def test_reading_marks_the_frames_that_repeat_the_previous_one():

@@ -22,6 +22,7 @@ from robojudge.kiva._data import (
 )
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._score import (
+    CONFIDENCE_RATIO,
     JERK_WINDOW,
     JERK_WINDOWS,
     MEASURE_VERSION,
@@ -45,6 +46,7 @@ from robojudge.kiva._score import (
     keypoint_jerk,
     part_scales,
     percentile_thresholds,
+    reader_confidence,
     reference_cuts,
     relative_lengths,
     robot_motion,
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from robojudge.kiva._train import Progress
 
 __all__ = [
+    "CONFIDENCE_RATIO",
     "FINGER_PAIRS",
     "JERK_WINDOW",
     "JERK_WINDOWS",
@@ -92,6 +95,7 @@ __all__ = [
     "measured_links",
     "part_scales",
     "percentile_thresholds",
+    "reader_confidence",
     "read_frames",
     "reader_checkpoint",
     "reference_cuts",

@@ -7,7 +7,8 @@ The candidates, all on the ``size x size`` frames the reader was trained on:
    predicted x afterwards;
 4. and 5. brightness times 1.1 and times 0.9 (clipped to [0, 1]).
 
-Positions are the mean of the five; visibility is the mean of the five probabilities, above 0.5.
+Positions are the mean of the five; visibility is the mean of the five probabilities, above 0.5; a
+keypoint's confidence (:func:`predict_confident`) is the mean of the five heatmaps' mass near their peak.
 Training draws shifts of up to 2 px and brightness of +-10% (see :mod:`robojudge.kiva._train`), so each
 candidate is an input of the kind the reader has seen, and their disagreement is reader noise that the
 average removes before jerk (a third difference, which amplifies noise) is measured.
@@ -54,7 +55,6 @@ def shift_x(x: torch.Tensor, dx: int) -> torch.Tensor:
     return padded[..., start : start + w]
 
 
-@torch.no_grad()
 def predict(
     net: KeypointReader | ReaderEnsemble,
     frames: np.ndarray,
@@ -63,23 +63,41 @@ def predict(
     candidates: Sequence[tuple[int, float]] = CANDIDATES,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positions ``(T, K, 2)`` (pixels of the ``S x S`` frames) and visibility probabilities ``(T, K)``."""
+    pos, vis, _ = predict_confident(net, frames, context, batch_size, candidates)
+    return pos, vis
+
+
+@torch.no_grad()
+def predict_confident(
+    net: KeypointReader | ReaderEnsemble,
+    frames: np.ndarray,
+    context: int,
+    batch_size: int = 32,
+    candidates: Sequence[tuple[int, float]] = CANDIDATES,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`predict`, plus each keypoint's confidence ``(T, K)``: the candidates' mean heatmap mass within
+    one cell of the peak (:func:`~robojudge.kiva._net.peak_mass`)."""
     net.eval()
     device = next(net.parameters()).device
-    pos_out, vis_out = [], []
+    pos_out, vis_out, conf_out = [], [], []
     for lo in range(0, len(frames), batch_size):
         idx = np.arange(lo, min(lo + batch_size, len(frames)))
         x = to_tensor(stack_context(frames, idx, context)).to(device)
         pos = torch.zeros(len(idx), net.keypoints, 2, device=device)
         vis = torch.zeros(len(idx), net.keypoints, device=device)
+        conf = torch.zeros(len(idx), net.keypoints, device=device)
         for dx, gain in candidates:
             xi = shift_x(x, dx)
             if gain != 1.0:
                 xi = (xi * gain).clamp_(0.0, 1.0)
-            p, v = net(xi)
+            p, v, c = net.read_confident(xi)
             p = p.clone()
             p[..., 0] -= dx
             pos += p
             vis += torch.sigmoid(v)
+            conf += c
         pos_out.append((pos / len(candidates)).cpu().numpy())
         vis_out.append((vis / len(candidates)).cpu().numpy())
-    return np.concatenate(pos_out).astype(np.float64), np.concatenate(vis_out).astype(np.float64)
+        conf_out.append((conf / len(candidates)).cpu().numpy())
+    return (np.concatenate(pos_out).astype(np.float64), np.concatenate(vis_out).astype(np.float64),
+            np.concatenate(conf_out).astype(np.float64))

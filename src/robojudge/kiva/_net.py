@@ -11,6 +11,7 @@ whether each keypoint is visible.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import torch
 from torch import nn
@@ -37,14 +38,26 @@ def local_window(prob: torch.Tensor, radius: int) -> torch.Tensor:
     """
     if radius < 0:
         raise ValueError(f"radius must be >= 0, got {radius}")
+    kept = prob * near_peak(prob, radius)
+    return kept / kept.sum(dim=(2, 3), keepdim=True)
+
+
+def near_peak(prob: torch.Tensor, radius: int) -> torch.Tensor:
+    """``(B, K, H, W)`` bool: the cells within ``radius`` cells of each heatmap's peak."""
     _, _, hh, ww = prob.shape
     peak = prob.flatten(2).argmax(dim=-1)
     py, px = peak // ww, peak % ww
     ys = torch.arange(hh, device=prob.device).view(1, 1, hh, 1)
     xs = torch.arange(ww, device=prob.device).view(1, 1, 1, ww)
-    near = ((ys - py[..., None, None]).abs() <= radius) & ((xs - px[..., None, None]).abs() <= radius)
-    kept = prob * near
-    return kept / kept.sum(dim=(2, 3), keepdim=True)
+    return ((ys - py[..., None, None]).abs() <= radius) & ((xs - px[..., None, None]).abs() <= radius)
+
+
+def peak_mass(prob: torch.Tensor, radius: int = 1) -> torch.Tensor:
+    """``(B, K)``: each heatmap's probability mass within ``radius`` cells of its peak (a 3 x 3 block of
+    cells at the default). A reader sure of where a keypoint is puts most of its heatmap there; on a picture
+    that does not show its robot, the mass spreads (docs/kiva.md, "A robot the reader does not
+    recognise")."""
+    return (prob * near_peak(prob, radius)).sum(dim=(2, 3))
 
 
 def cell_centres(cells: int, extent: int, like: torch.Tensor) -> torch.Tensor:
@@ -81,19 +94,25 @@ class KeypointReader(nn.Module):
         self.log_beta = nn.Parameter(torch.zeros(()))  # heatmap sharpness, learnt
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        pos, vis, _ = self._read(x, False)
+        pos, vis, _, _ = self._read(x, False)
         return pos, vis
+
+    def read_confident(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """What :meth:`forward` returns, plus each heatmap's confidence ``(B, K)``: its probability mass
+        within one cell of its peak (:func:`peak_mass`, on the whole map whatever ``local_radius``)."""
+        pos, vis, _, peak = self._read(x, False)
+        return pos, vis, peak
 
     def read(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Positions ``(B, K, 2)``, visibility logits ``(B, K)`` and the heatmaps' log-probabilities
         ``(B, K, h / stride, w / stride)`` (before any ``local_radius``): what :meth:`forward` returns,
         plus the maps a heatmap loss trains (``TrainConfig.heatmap_loss``)."""
-        pos, vis, logp = self._read(x, True)
+        pos, vis, logp, _ = self._read(x, True)
         assert logp is not None
         return pos, vis, logp
 
     def _read(self, x: torch.Tensor, log_maps: bool
-              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor]:
         b, _, h, w = x.shape
         ys = torch.linspace(-1, 1, h, dtype=x.dtype, device=x.device).view(1, 1, h, 1).expand(b, 1, h, w)
         xs = torch.linspace(-1, 1, w, dtype=x.dtype, device=x.device).view(1, 1, 1, w).expand(b, 1, h, w)
@@ -110,13 +129,14 @@ class KeypointReader(nn.Module):
         logits = heat.flatten(2) * self.log_beta.exp() * 10.0
         prob = torch.softmax(logits, dim=-1).view(b, -1, hh, ww)
         logp = torch.log_softmax(logits, dim=-1).view(b, -1, hh, ww) if log_maps else None  # not when reading
+        peak = peak_mass(prob)
         if self.local_radius is not None:
             prob = local_window(prob, self.local_radius)
         cy, cx = cell_centres(hh, h, x), cell_centres(ww, w, x)
         px = (prob.sum(dim=2) * cx).sum(dim=-1)
         py = (prob.sum(dim=3) * cy).sum(dim=-1)
         vis = self.vis(f3.mean(dim=(2, 3)))
-        return torch.stack([px, py], dim=-1), vis, logp
+        return torch.stack([px, py], dim=-1), vis, logp, peak
 
 
 class ReaderEnsemble(nn.Module):
@@ -137,6 +157,15 @@ class ReaderEnsemble(nn.Module):
         pos = torch.stack([p for p, _ in reads]).mean(dim=0)
         prob = torch.stack([torch.sigmoid(v) for _, v in reads]).mean(dim=0)
         return pos, torch.logit(prob, eps=1e-7)
+
+    def read_confident(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`forward` plus the members' mean heatmap confidence
+        (:meth:`KeypointReader.read_confident`)."""
+        reads = [cast(KeypointReader, m).read_confident(x) for m in self.members]
+        pos = torch.stack([p for p, _, _ in reads]).mean(dim=0)
+        prob = torch.stack([torch.sigmoid(v) for _, v, _ in reads]).mean(dim=0)
+        peak = torch.stack([c for _, _, c in reads]).mean(dim=0)
+        return pos, torch.logit(prob, eps=1e-7), peak
 
 
 def set_local_radius(net: KeypointReader | ReaderEnsemble, radius: int | None) -> None:

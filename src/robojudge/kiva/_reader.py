@@ -30,10 +30,11 @@ from robojudge.kiva._data import (
     file_sha256,
     load_episode,
 )
-from robojudge.kiva._infer import predict
+from robojudge.kiva._infer import predict_confident
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._net import KeypointReader, ReaderEnsemble, build_reader
 from robojudge.kiva._score import (
+    CONFIDENCE_RATIO,
     JERK_WINDOW,
     JERK_WINDOWS,
     Scales,
@@ -41,6 +42,7 @@ from robojudge.kiva._score import (
     Thresholds,
     Tracks,
     held_frames,
+    reader_confidence,
     reference_cuts,
     segment_values,
 )
@@ -116,6 +118,15 @@ class Reader:
         if stored is not None:
             return [(int(a), int(b), int(h)) for a, b, h in stored]
         return finger_indices(FINGER_PAIRS.get(self.meta["robot"], ()), self.meta["keypoints"])
+
+    @property
+    def min_confidence(self) -> float:
+        """The confidence below which a video is not judged: :data:`~robojudge.kiva._score.CONFIDENCE_RATIO`
+        of the references' (measure version 8); NaN for a reader calibrated before, which judges every
+        video until it is calibrated again."""
+        cal = self.meta.get("calibration") or {}
+        value = cal.get("confidence")
+        return math.nan if value is None else CONFIDENCE_RATIO * float(value)
 
     @property
     def rigidity_3d(self) -> float:
@@ -258,10 +269,10 @@ def read_frames(reader: Reader, frames: np.ndarray, fps: float) -> Tracks:
     small = np.stack([cv2.resize(f, (s, s), interpolation=cv2.INTER_AREA) for f in frames])
     # No deterministic-kernel switch here: its import of torch's compiler crashes a process where MuJoCo
     # has rendered through EGL, and CPU inference needs none. torch's thread count is left as it is.
-    pos, prob = predict(reader.net, small, int(reader.meta["config"]["context"]))
+    pos, prob, conf = predict_confident(reader.net, small, int(reader.meta["config"]["context"]))
     pos = pos * np.array([w / s, h / s])
     # Repeated frames (a slowed replay, a frame-rate conversion) are found on the native frames.
-    return Tracks(pos, prob > 0.5, prob, fps, w, h, held=held_frames(frames))
+    return Tracks(pos, prob > 0.5, prob, fps, w, h, held=held_frames(frames), confidence=conf)
 
 
 def read_video(reader: Reader, video: str | Path) -> Tracks:
@@ -318,9 +329,11 @@ def calibrate(
         pick = np.random.default_rng(seed).choice(len(refs), size=videos, replace=False)
         refs = [refs[i] for i in sorted(pick)]
     values: list[SegmentValues] = []
+    sure: list[float] = []
     for ep in refs:
-        values.extend(tracks_segments(reader, read_video(reader, ep.video), relative=True,
-                                      window=JERK_WINDOW))
+        tracks = read_video(reader, ep.video)
+        values.extend(tracks_segments(reader, tracks, relative=True, window=JERK_WINDOW))
+        sure.append(reader_confidence(tracks))
     # Version 4: each link and keypoint is first scaled by its own spread over these segments, then the
     # thresholds are drawn from the scaled values (docs/kiva.md, "Per-part scales").
     scales, cuts = reference_cuts(values, percentile)
@@ -334,6 +347,9 @@ def calibrate(
         "lengths": "relative",
         # Measure version 7: a segment's jerk windows are its own and the one reaching back a frame.
         "jerk_windows": JERK_WINDOW,
+        # Measure version 8: the median over the references of the reader's confidence in each; a video
+        # read with less than CONFIDENCE_RATIO of it is not judged (docs/kiva.md).
+        "confidence": float(np.median(sure)),
         "percentile": percentile,
         "seed": seed,
         "videos": [str(e.video) for e in refs],

@@ -65,6 +65,14 @@ STILL_MOTION = 0.01
 judged: a robot that stands still has no kinematics to get wrong. Measured (docs/kiva.md, "Frozen and still
 videos"): readers read a still picture with noise added to within 0.14% of the diagonal; the robots of
 the simulator suites move at least 7.5% of it in every reference and rollout."""
+CONFIDENCE_RATIO = 0.5
+"""A video is not judged when the reader's confidence in it (:func:`reader_confidence`) is below this share
+of its confidence on the references it was calibrated on: the reader does not recognise its robot there (a
+video of another robot, of no robot, or one it cannot follow), and its reads would be guesses. Measured
+(docs/kiva.md, "A robot the reader does not recognise"): each simulated robot's 128 px reader keeps at
+least 0.79 of its references' confidence on every rollout (planted failures included, softened too), and
+falls to 0.06-0.44 of it on the other robots (but one pair: ALOHA's reader on the Panda, 0.56-0.69),
+uniform noise and a textured pan."""
 MIN_LINK = 0.03
 """Default shortest link measured, as a share of the image diagonal."""
 MIN_FINGER = 0.002
@@ -236,7 +244,7 @@ JERK_WINDOWS = ("lead", "centre", "end")
 JERK_WINDOW = "lead"
 """The rule of the current measure (version 7); readers calibrated before it are judged with ``centre``."""
 
-MEASURE_VERSION = 7
+MEASURE_VERSION = 8
 """The measure's version: what a reader's calibration must have been drawn for to be judged as today."""
 
 
@@ -244,7 +252,8 @@ def calibration_version(cal: Mapping[str, Any] | None) -> int:
     """The measure version a reader's stored calibration (``reader.json``'s ``calibration``) was drawn
     for, told by the keys each version added: 0 for none; 3 (or earlier) without per-part ``scales``; 4
     without the ``finger_gap`` cut; 5 on pixel link lengths (no ``lengths: "relative"``); 6 with the
-    centre jerk windows (no ``jerk_windows: "lead"``); else :data:`MEASURE_VERSION`."""
+    centre jerk windows (no ``jerk_windows: "lead"``); 7 without the references' ``confidence``; else
+    :data:`MEASURE_VERSION`."""
     if not cal:
         return 0
     if not cal.get("scales"):
@@ -255,6 +264,8 @@ def calibration_version(cal: Mapping[str, Any] | None) -> int:
         return 5
     if cal.get("jerk_windows") != JERK_WINDOW:
         return 6
+    if cal.get("confidence") is None:
+        return 7
     return MEASURE_VERSION
 
 
@@ -381,10 +392,22 @@ class Tracks:
     width: int
     height: int
     held: np.ndarray | None = None  # (T,) frames that repeat the previous one (held_frames); None: none
+    # (T, K) each keypoint's heatmap mass near its peak (robojudge.kiva._net.peak_mass); None: not read
+    confidence: np.ndarray | None = None
 
     @property
     def diagonal(self) -> float:
         return math.hypot(self.width, self.height)
+
+
+def reader_confidence(tracks: Tracks) -> float:
+    """How sure the reader is of where the robot's keypoints are in a read video: the median over every
+    frame and keypoint of :attr:`Tracks.confidence` (NaN when the reads carry none). A reader that
+    recognises its robot concentrates each heatmap round one point; on a picture without its robot the
+    heatmaps spread out (see :data:`CONFIDENCE_RATIO`)."""
+    if tracks.confidence is None or not np.size(tracks.confidence):
+        return math.nan
+    return float(np.median(tracks.confidence))
 
 
 @dataclass(frozen=True)
@@ -767,6 +790,8 @@ class KivaResult:
     visible: float
     reason: str | None = None
     motion: float = math.nan  # robot_motion of the tracks (share of the diagonal); NaN: not measured
+    confidence: float = math.nan  # reader_confidence of the tracks; NaN: the reads carry none
+    min_confidence: float = math.nan  # below it the video is not judged; NaN: not checked
 
     def value(self, part: str = "kiva") -> tuple[float, int]:
         """:func:`invalid_percentage` of ``part`` and its measured segment count."""
@@ -786,6 +811,14 @@ class KivaResult:
             "keypoints_visible": round(self.visible, 4),
             "robot_motion": None if math.isnan(self.motion) else round(self.motion, 6),
             "frozen_segments": sum(v.values.frozen for v in self.verdicts),
+            **self.confidence_facts(),
+        }
+
+    def confidence_facts(self) -> dict[str, Any]:
+        """``reader_confidence`` and ``min_confidence`` (each left out when NaN)."""
+        return {
+            **({} if math.isnan(self.confidence) else {"reader_confidence": round(self.confidence, 4)}),
+            **({} if math.isnan(self.min_confidence) else {"min_confidence": round(self.min_confidence, 4)}),
         }
 
 
@@ -801,11 +834,12 @@ def judge_tracks(
     fingers: Sequence[FingerPair] = (),
     scales: Scales | None = None,
     relative: bool = True,
+    min_confidence: float = math.nan,
 ) -> KivaResult:
     """Segments of a read video, measured and judged; a result with a ``reason`` when it has no
-    full segment, the reader sees no keypoint, the picture never changes (every frame ``held``), the
-    robot does not move (:func:`robot_motion` below :data:`STILL_MOTION`), or no segment gives a rigidity
-    or jerk value.
+    full segment, the reader sees no keypoint, its confidence (:func:`reader_confidence`) is below
+    ``min_confidence`` (NaN: not checked), the picture never changes (every frame ``held``), the robot does
+    not move (:func:`robot_motion` below :data:`STILL_MOTION`), or no segment gives a rigidity or jerk value.
 
     ``scales``: measure version 4, each link and keypoint against its own reference spread
     (:func:`apply_scales`; the thresholds must have been calibrated on scaled values); without, version 3.
@@ -814,21 +848,28 @@ def judge_tracks(
     before version 7)."""
     n = len(tracks.positions)
     seen = float(tracks.visible.mean()) if tracks.visible.size else 0.0
+    sure = {"confidence": reader_confidence(tracks), "min_confidence": min_confidence}
     reason: str | None = None
     if n < length:
         reason = f"the video has {n} frames; KIVA judges segments of {length} frames"
-        return KivaResult([], thresholds, n, seen, reason)
+        return KivaResult([], thresholds, n, seen, reason, **sure)
     if not tracks.visible.any():
         reason = "the reader sees none of the robot's keypoints in any frame"
-        return KivaResult([], thresholds, n, seen, reason)
+        return KivaResult([], thresholds, n, seen, reason, **sure)
+    if sure["confidence"] < min_confidence:  # (False when either is NaN)
+        reason = (f"the reader does not recognise its robot: its confidence here is "
+                  f"{sure['confidence']:.3f}, below {min_confidence:.3f} ({CONFIDENCE_RATIO:g} of its "
+                  "confidence on its reference videos); another robot, no robot, or a picture it cannot "
+                  "follow")
+        return KivaResult([], thresholds, n, seen, reason, **sure)
     if tracks.held is not None and bool(np.asarray(tracks.held, dtype=bool)[1:].all()):
         reason = "the picture never changes: every frame repeats the first (a frozen video)"
-        return KivaResult([], thresholds, n, seen, reason, motion=0.0)
+        return KivaResult([], thresholds, n, seen, reason, motion=0.0, **sure)
     motion = robot_motion(tracks.positions, tracks.visible, tracks.diagonal)
     if motion < STILL_MOTION:  # (NaN, no keypoint seen on enough frames to tell: left to the segments)
         reason = (f"the robot does not move: no keypoint strays more than {STILL_MOTION:.0%} of the image "
                   "diagonal from where it stands, and a still robot has no kinematics to judge")
-        return KivaResult([], thresholds, n, seen, reason, motion=motion)
+        return KivaResult([], thresholds, n, seen, reason, motion=motion, **sure)
     values = segment_values(tracks.positions, tracks.visible, links, tracks.fps, tracks.diagonal,
                             length=length, min_length=min_length, min_link=min_link, window=window,
                             fingers=fingers, held=tracks.held, relative=relative)
@@ -837,4 +878,4 @@ def judge_tracks(
     verdicts = judge_segments(values, thresholds)
     if not any(v.measured for v in verdicts):
         reason = "no segment has a rigid link long enough to measure nor a keypoint seen on 4 frames in a row"
-    return KivaResult(verdicts, thresholds, n, seen, reason, motion=motion)
+    return KivaResult(verdicts, thresholds, n, seen, reason, motion=motion, **sure)

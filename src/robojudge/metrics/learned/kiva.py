@@ -164,7 +164,8 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     scales = reader.scales
     result = judge_tracks(tracks, reader.links, cuts, length=config.segment, min_length=config.min_segment,
                           min_link=config.min_link, fingers=reader.fingers if config.finger_check else (),
-                          scales=scales, relative=reader.relative_lengths, window=reader.jerk_windows)
+                          scales=scales, relative=reader.relative_lengths, window=reader.jerk_windows,
+                          min_confidence=reader.min_confidence)
     measures: list[str] = ["2d"] * len(result.verdicts)
     why_2d = "measure is set to 2d"
     if config.measure == "auto" and result.verdicts:
@@ -174,6 +175,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     facts: dict[str, Any] = {"frames": n, "keypoints_visible": round(result.visible, 4)}
     if not math.isnan(result.motion):
         facts["robot_motion"] = round(result.motion, 6)
+    facts.update(result.confidence_facts())
     if result.reason is not None:
         raise Unmeasurable(result.reason, **facts)
     value, measured = result.value(part)
@@ -273,7 +275,9 @@ _COMMON: dict[str, Any] = {
     # 8: a frozen segment gives no value, and a frozen video or a robot that does not move is unscored
     # (before: valid segments, a perfect 0). Calibration unchanged (kiva.MEASURE_VERSION stays 7).
     # 9: a segment frozen in any calibrated view of a multi-view item is measured in 2D, not triangulated.
-    "version": "9",
+    # 10: a video in which the reader does not recognise its robot (confidence below half its references')
+    # is unscored (before: judged, nearly always 100%); readers calibrated since (kiva.MEASURE_VERSION 8).
+    "version": "10",
 }
 
 
