@@ -10,8 +10,9 @@ robot, with ``reference/`` and ``videos/``), every video is read and its confide
 * ``blurred`` and ``half-size``: the same rollouts with a Gaussian blur of 1 px, and shrunk to half their
   size and back (stand-ins for a generator that draws softer pictures than the simulator);
 * each other robot: its first ``--per-robot`` references;
-* ``noise``, ``pan`` (a smooth random texture sliding 2 px a frame) and ``shuffled`` (the robot's first
-  reference, frames in random order), made from the first reference's shape.
+* ``textured pan`` and ``uniform noise``, the robot-free clips ``robojudge kiva calibrate`` reads
+  (``robojudge.kiva._reader.robot_free_clips``), and ``shuffled`` (the robot's first reference, frames in
+  random order), all in the first reference's shape.
 
 A video is unscored when its share is below ``CONFIDENCE_RATIO``; the last column counts those. Used for
 docs/kiva.md, "A robot the reader does not recognise". Rerun (about 15 minutes on 2 cores)::
@@ -48,18 +49,12 @@ def half_size(frames: np.ndarray) -> np.ndarray:
 
 
 def robot_free(like: np.ndarray, seed: int = 0) -> dict[str, np.ndarray]:
-    """Clips of ``like``'s shape without a robot (``noise``, ``pan``) and ``like`` shuffled in time."""
-    import cv2
+    """The clips without a robot that calibration reads (``robojudge.kiva._reader.robot_free_clips``:
+    ``textured pan``, ``uniform noise``) in ``like``'s shape, and ``like`` itself with its frames shuffled."""
+    from robojudge.kiva._reader import robot_free_clips
 
-    rng = np.random.default_rng(seed)
-    n, h, w = like.shape[:3]
-    texture = cv2.resize(rng.integers(0, 256, (max(h // 8, 2), max(w // 4, 2), 3), dtype=np.uint8),
-                         (w + 2 * n, h), interpolation=cv2.INTER_LINEAR)
-    return {
-        "noise": rng.integers(0, 256, like.shape, dtype=np.uint8),
-        "pan": np.stack([texture[:, 2 * t : 2 * t + w] for t in range(n)]),
-        "shuffled": like[rng.permutation(n)],
-    }
+    shuffled = like[np.random.default_rng(seed).permutation(len(like))]
+    return {**robot_free_clips(like.shape, seed), "shuffled": shuffled}
 
 
 def shares(confidences: Sequence[float], reference: float) -> tuple[float, float]:

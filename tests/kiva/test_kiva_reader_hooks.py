@@ -110,6 +110,15 @@ def test_a_stored_calibration_tells_the_measure_version_it_was_drawn_for():
     reader = _reader({"calibration": cal})
     assert reader.relative_lengths and reader.jerk_windows == "lead" and reader.scales is not None
     assert reader.min_confidence == pytest.approx(0.35)  # half the references' confidence
+    assert reader.recognition[1] == "checked"
+    # A reader as sure of a robot-free clip as the floor does not tell its robot from none: no check.
+    cal["confidence_negatives"] = {"textured pan": 0.2, "uniform noise": 0.34}
+    assert _reader({"calibration": cal}).min_confidence == pytest.approx(0.35)
+    cal["confidence_negatives"]["uniform noise"] = 0.35
+    floor, note = _reader({"calibration": cal}).recognition
+    assert math.isnan(floor) and "uniform noise (0.350) is not below 0.5 of its references' (0.350)" in note
+    del cal["confidence"]
+    assert "before measure version 8" in _reader({"calibration": cal}).recognition[1]
 
 
 def test_reading_marks_the_frames_that_repeat_the_previous_one():

@@ -1,5 +1,6 @@
 """A video in which the reader does not recognise its robot is unscored (measure version 8): the reader's
-confidence (its heatmaps' mass near their peaks) against half of what it has on its reference videos."""
+confidence (its heatmaps' mass near their peaks) against half of what it has on its reference videos,
+checked only for a reader less sure of robot-free clips than that."""
 
 from __future__ import annotations
 
@@ -68,6 +69,18 @@ def test_a_video_read_below_the_confidence_floor_is_unscored_and_says_why():
 SHARP = {"size": 64}
 
 
+def test_robot_free_clips_are_seeded_and_shaped_as_asked():
+    from robojudge.kiva._reader import robot_free_clips
+
+    clips = robot_free_clips((5, 24, 40, 3), seed=3)
+    assert list(clips) == ["textured pan", "uniform noise"]
+    assert all(c.shape == (5, 24, 40, 3) and c.dtype == np.uint8 for c in clips.values())
+    again = robot_free_clips((5, 24, 40, 3), seed=3)
+    assert all(np.array_equal(clips[k], again[k]) for k in clips)
+    other = robot_free_clips((5, 24, 40, 3), seed=4)
+    assert not np.array_equal(other["uniform noise"], clips["uniform noise"])
+
+
 @pytest.fixture(scope="module")
 def sharp_reader(kiva_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("torch")
@@ -83,15 +96,47 @@ def sharp_reader(kiva_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.mark.slow
 def test_calibration_stores_the_references_median_confidence(sharp_reader, kiva_suite):
-    from robojudge.kiva import load_reader
-    from robojudge.kiva._reader import read_video
+    from robojudge.kiva import load_reader, read_frames
+    from robojudge.kiva._reader import read_video, robot_free_clips
+    from robojudge.video import sample_frames
 
     reader = load_reader(sharp_reader)
     cal = reader.meta["calibration"]
     each = [reader_confidence(read_video(reader, v)) for v in cal["videos"]]
     assert len(each) == 4 and not any("adroit" in v for v in cal["videos"])  # the Fetch references
     assert cal["confidence"] == pytest.approx(float(np.median(each)))
+    # The robot-free clips, shaped like the first reference, read below the floor: the check is on.
+    first = sample_frames(cal["videos"][0], fps=None, max_frames=None)
+    clips = robot_free_clips(first.frames.shape)
+    assert cal["confidence_negatives"] == {
+        k: pytest.approx(reader_confidence(read_frames(reader, c, float(first.source_fps))))
+        for k, c in clips.items()}
     assert reader.min_confidence == pytest.approx(CONFIDENCE_RATIO * cal["confidence"])
+    assert max(cal["confidence_negatives"].values()) < reader.min_confidence
+    assert reader.recognition[1] == "checked"
+
+
+@pytest.mark.slow
+def test_a_reader_as_sure_of_a_robot_free_clip_makes_no_check_and_judges_noise(tiny_reader, kiva_suite,
+                                                                              tmp_path):
+    from robojudge.kiva import load_reader
+    from robojudge.metrics import get_metric
+    from robojudge.suite import Item, load_suite
+    from robojudge.video import sample_frames, write_video
+
+    reader = load_reader(tiny_reader)
+    cal = reader.meta["calibration"]
+    assert max(cal["confidence_negatives"].values()) >= CONFIDENCE_RATIO * cal["confidence"]
+    assert math.isnan(reader.min_confidence) and "does not tell its robot" in reader.recognition[1]
+    frames = sample_frames(load_suite(kiva_suite).by_id("fetch00-oracle").video, fps=None,
+                           max_frames=None).frames
+    write_video(tmp_path / "noise", np.random.default_rng(1).integers(0, 256, frames.shape, dtype=np.uint8),
+                fps=10)
+    spec = get_metric("kiva")
+    out = spec.compute(Item(item_id="noise", video=str(tmp_path / "noise")),
+                       spec.make_config({"reader": str(tiny_reader)}))
+    assert out.value == 100.0 and out.details["recognition"].startswith("not checked")
+    assert "min_confidence" not in out.details and out.details["reader_confidence"] > 0
 
 
 @pytest.mark.slow
@@ -106,6 +151,7 @@ def test_the_metric_judges_its_robot_and_leaves_another_robot_and_noise_unscored
     cfg = spec.make_config({"reader": str(sharp_reader)})
     fetch = spec.compute(suite.by_id("fetch00-oracle"), cfg)
     assert fetch.scored and fetch.details["reader_confidence"] >= fetch.details["min_confidence"]
+    assert fetch.details["recognition"] == "checked"
 
     # The ADROIT hand, read by a reader of Fetch (its embodiment left out, so the metric does not refuse it
     # first), and uniform noise: the reader's heatmaps spread out.

@@ -26,9 +26,9 @@ def test_softened_clips_keep_their_shape_and_lose_detail():
 def test_robot_free_clips_have_the_shape_asked_and_the_pan_slides_two_pixels_a_frame():
     like = np.random.default_rng(1).integers(0, 256, (6, 20, 30, 3), dtype=np.uint8)
     clips = krc.robot_free(like)
-    assert set(clips) == {"noise", "pan", "shuffled"}
+    assert list(clips) == ["textured pan", "uniform noise", "shuffled"]
     assert all(c.shape == like.shape and c.dtype == np.uint8 for c in clips.values())
-    pan = clips["pan"]
+    pan = clips["textured pan"]
     np.testing.assert_array_equal(pan[1][:, :-2], pan[0][:, 2:])
     assert not np.array_equal(pan[1], pan[0])
     shuffled = clips["shuffled"]
@@ -38,11 +38,11 @@ def test_robot_free_clips_have_the_shape_asked_and_the_pan_slides_two_pixels_a_f
 
 def test_table_gives_each_rows_span_and_counts_shares_below_the_ratio():
     rows = [("fetch", "rollouts", [0.9, 1.05, 0.95]), ("fetch", "adroit", [0.2, 0.6]),
-            ("fetch", "noise", [0.1])]
+            ("fetch", "uniform noise", [0.1])]
     lines = krc.table(rows, 0.5)
     assert lines[2] == "| fetch | rollouts | 3 | 0.90-1.05 | 0 |"
     assert lines[3] == "| fetch | adroit | 2 | 0.20-0.60 | 1 |"
-    assert lines[4] == "| fetch | noise | 1 | 0.10 | 1 |"
+    assert lines[4] == "| fetch | uniform noise | 1 | 0.10 | 1 |"
 
 
 @pytest.mark.slow
@@ -60,7 +60,8 @@ def test_check_reads_a_robots_rollouts_near_its_references_and_another_robot_bel
         (readers / robot / "r").symlink_to(tiny_reader)
     rows = krc.check(readers, "r", root, ["fetch", "adroit"], per_robot=1, log=lambda _: None)
     fetch = {what: values for robot, what, values in rows if robot == "fetch"}
-    assert list(fetch) == ["rollouts", "blurred", "half-size", "adroit", "noise", "pan", "shuffled"]
+    assert list(fetch) == ["rollouts", "blurred", "half-size", "adroit", "textured pan", "uniform noise",
+                           "shuffled"]
     assert len(fetch["rollouts"]) == 8 and len(fetch["adroit"]) == 1
     # The reader's own robot sits near its references; the ADROIT hand well below the lowest of them.
     assert min(fetch["rollouts"]) > 0.8 and max(fetch["rollouts"]) < 1.2

@@ -37,6 +37,7 @@ from robojudge.kiva._score import (
     CONFIDENCE_RATIO,
     JERK_WINDOW,
     JERK_WINDOWS,
+    SEGMENT,
     Scales,
     SegmentValues,
     Thresholds,
@@ -121,12 +122,28 @@ class Reader:
 
     @property
     def min_confidence(self) -> float:
-        """The confidence below which a video is not judged: :data:`~robojudge.kiva._score.CONFIDENCE_RATIO`
-        of the references' (measure version 8); NaN for a reader calibrated before, which judges every
-        video until it is calibrated again."""
+        """The confidence below which a video is not judged (:attr:`recognition` says why when NaN)."""
+        return self.recognition[0]
+
+    @property
+    def recognition(self) -> tuple[float, str]:
+        """``(floor, note)``: the floor is :data:`~robojudge.kiva._score.CONFIDENCE_RATIO` of the references'
+        confidence (measure version 8), NaN when the reader cannot be trusted to tell its robot from a
+        picture without it (its confidence on a robot-free clip of calibration, :func:`robot_free_clips`,
+        is not below the floor) or was calibrated before version 8; either way every video is judged, and
+        the note says which."""
         cal = self.meta.get("calibration") or {}
         value = cal.get("confidence")
-        return math.nan if value is None else CONFIDENCE_RATIO * float(value)
+        if value is None:
+            return math.nan, "not checked: the reader was calibrated before measure version 8"
+        floor = CONFIDENCE_RATIO * float(value)
+        negatives = cal.get("confidence_negatives") or {}
+        worst = max(negatives.items(), key=lambda kv: kv[1], default=None)
+        if worst is not None and worst[1] >= floor:
+            return math.nan, (f"not checked: the reader's confidence on a {worst[0]} ({worst[1]:.3f}) is "
+                              f"not below {CONFIDENCE_RATIO:g} of its references' ({floor:.3f}), so it does "
+                              "not tell its robot from no robot")
+        return floor, "checked"
 
     @property
     def rigidity_3d(self) -> float:
@@ -334,6 +351,11 @@ def calibrate(
         tracks = read_video(reader, ep.video)
         values.extend(tracks_segments(reader, tracks, relative=True, window=JERK_WINDOW))
         sure.append(reader_confidence(tracks))
+    # Clips with no robot, of the first reference's frame size and rate and at most 3 segments long (a
+    # median needs no more, and a long 720p clip of noise would cost gigabytes).
+    first = sample_frames(refs[0].video, fps=None, max_frames=3 * SEGMENT, spread="head")
+    negatives = {name: reader_confidence(read_frames(reader, clip, float(first.source_fps)))
+                 for name, clip in robot_free_clips(first.frames.shape, seed).items()}
     # Version 4: each link and keypoint is first scaled by its own spread over these segments, then the
     # thresholds are drawn from the scaled values (docs/kiva.md, "Per-part scales").
     scales, cuts = reference_cuts(values, percentile)
@@ -350,6 +372,9 @@ def calibrate(
         # Measure version 8: the median over the references of the reader's confidence in each; a video
         # read with less than CONFIDENCE_RATIO of it is not judged (docs/kiva.md).
         "confidence": float(np.median(sure)),
+        # ... and on clips with no robot shaped like the first reference: a reader as sure of those is not
+        # trusted to tell (Reader.recognition).
+        "confidence_negatives": negatives,
         "percentile": percentile,
         "seed": seed,
         "videos": [str(e.video) for e in refs],
@@ -363,6 +388,22 @@ def calibrate(
     reader.meta["calibration"] = cal
     _write(reader.path, reader.net.state_dict(), reader.meta)
     return cal
+
+
+def robot_free_clips(shape: tuple[int, ...], seed: int = 0) -> dict[str, np.ndarray]:
+    """Two uint8 clips of ``shape`` ``(T, H, W, 3)`` with no robot in them: ``textured pan``, a smooth
+    random texture (random colours on a grid of an eighth of the height, blended) sliding 2 px a frame,
+    and ``uniform noise``. Seeded: the same shape and seed give the same clips."""
+    import cv2
+
+    n, h, w = shape[:3]
+    rng = np.random.default_rng(seed)
+    texture = cv2.resize(rng.integers(0, 256, (max(h // 8, 2), max(w // 4, 2), 3), dtype=np.uint8),
+                         (w + 2 * n, h), interpolation=cv2.INTER_LINEAR)
+    return {
+        "textured pan": np.stack([texture[:, 2 * t : 2 * t + w] for t in range(n)]),
+        "uniform noise": rng.integers(0, 256, tuple(shape), dtype=np.uint8),
+    }
 
 
 def _seen_in_training(reader: Reader, refs: Sequence[Episode]) -> int:

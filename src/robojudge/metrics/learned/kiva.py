@@ -162,10 +162,11 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
         with _LOCK:
             _remember(_TRACKS, tkey, tracks)
     scales = reader.scales
+    floor, recognition = reader.recognition
     result = judge_tracks(tracks, reader.links, cuts, length=config.segment, min_length=config.min_segment,
                           min_link=config.min_link, fingers=reader.fingers if config.finger_check else (),
                           scales=scales, relative=reader.relative_lengths, window=reader.jerk_windows,
-                          min_confidence=reader.min_confidence)
+                          min_confidence=floor)
     measures: list[str] = ["2d"] * len(result.verdicts)
     why_2d = "measure is set to 2d"
     if config.measure == "auto" and result.verdicts:
@@ -175,7 +176,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     facts: dict[str, Any] = {"frames": n, "keypoints_visible": round(result.visible, 4)}
     if not math.isnan(result.motion):
         facts["robot_motion"] = round(result.motion, 6)
-    facts.update(result.confidence_facts())
+    facts.update(result.confidence_facts(), recognition=recognition)
     if result.reason is not None:
         raise Unmeasurable(result.reason, **facts)
     value, measured = result.value(part)
@@ -218,6 +219,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             "jerk_windows": reader.jerk_windows,
             **({"measure_2d_reason": why_2d} if "2d" in used or not used else {}),
             "candidates": 5,
+            "recognition": recognition,
             "reader": rkey[0],
             "reader_data_sha256": reader.meta["data"]["sha256"],
             "robot": reader.meta["robot"],
