@@ -168,6 +168,11 @@ def test_the_cli_calibrates_and_refuses_a_manifest_without_the_robot(tiny_reader
                                   "--json"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.output)["segments"] == 12
+    # Without --json it says whether the reader checks that a video shows its robot: this 32 px one cannot.
+    said = CliRunner().invoke(app, ["kiva", "calibrate", "--reader", str(reader), "--episodes",
+                                    str(kiva_suite)])
+    assert said.exit_code == 0, said.output
+    assert "recognition not checked" in said.output and "every video is judged" in said.output
     bad = CliRunner().invoke(app, ["kiva", "train", "--episodes", str(kiva_suite), "--robot", "no_such_robot",
                                    "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "no_such_robot" in bad.output
