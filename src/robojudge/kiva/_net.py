@@ -100,7 +100,8 @@ class KeypointReader(nn.Module):
     def read_confident(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """What :meth:`forward` returns, plus each heatmap's confidence ``(B, K)``: its probability mass
         within one cell of its peak (:func:`peak_mass`, on the whole map whatever ``local_radius``)."""
-        pos, vis, _, peak = self._read(x, False)
+        pos, vis, _, peak = self._read(x, False, confidence=True)
+        assert peak is not None
         return pos, vis, peak
 
     def read(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -111,8 +112,8 @@ class KeypointReader(nn.Module):
         assert logp is not None
         return pos, vis, logp
 
-    def _read(self, x: torch.Tensor, log_maps: bool
-              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    def _read(self, x: torch.Tensor, log_maps: bool, confidence: bool = False
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         b, _, h, w = x.shape
         ys = torch.linspace(-1, 1, h, dtype=x.dtype, device=x.device).view(1, 1, h, 1).expand(b, 1, h, w)
         xs = torch.linspace(-1, 1, w, dtype=x.dtype, device=x.device).view(1, 1, 1, w).expand(b, 1, h, w)
@@ -129,7 +130,7 @@ class KeypointReader(nn.Module):
         logits = heat.flatten(2) * self.log_beta.exp() * 10.0
         prob = torch.softmax(logits, dim=-1).view(b, -1, hh, ww)
         logp = torch.log_softmax(logits, dim=-1).view(b, -1, hh, ww) if log_maps else None  # not when reading
-        peak = peak_mass(prob)
+        peak = peak_mass(prob) if confidence else None  # (before any local window)
         if self.local_radius is not None:
             prob = local_window(prob, self.local_radius)
         cy, cx = cell_centres(hh, h, x), cell_centres(ww, w, x)
@@ -153,19 +154,22 @@ class ReaderEnsemble(nn.Module):
         self.stride = members[0].stride
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        reads = [m(x) for m in self.members]
-        pos = torch.stack([p for p, _ in reads]).mean(dim=0)
-        prob = torch.stack([torch.sigmoid(v) for _, v in reads]).mean(dim=0)
-        return pos, torch.logit(prob, eps=1e-7)
+        return _mean_reads([m(x) for m in self.members])
 
     def read_confident(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """:meth:`forward` plus the members' mean heatmap confidence
         (:meth:`KeypointReader.read_confident`)."""
         reads = [cast(KeypointReader, m).read_confident(x) for m in self.members]
-        pos = torch.stack([p for p, _, _ in reads]).mean(dim=0)
-        prob = torch.stack([torch.sigmoid(v) for _, v, _ in reads]).mean(dim=0)
-        peak = torch.stack([c for _, _, c in reads]).mean(dim=0)
-        return pos, torch.logit(prob, eps=1e-7), peak
+        pos, vis = _mean_reads([(p, v) for p, v, _ in reads])
+        return pos, vis, torch.stack([c for _, _, c in reads]).mean(dim=0)
+
+
+def _mean_reads(reads: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Members' ``(positions, visibility logits)`` as one read: positions averaged, and the logit of the
+    mean visibility probability."""
+    pos = torch.stack([p for p, _ in reads]).mean(dim=0)
+    prob = torch.stack([torch.sigmoid(v) for _, v in reads]).mean(dim=0)
+    return pos, torch.logit(prob, eps=1e-7)
 
 
 def set_local_radius(net: KeypointReader | ReaderEnsemble, radius: int | None) -> None:
