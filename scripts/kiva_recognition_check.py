@@ -14,17 +14,22 @@ robot, with ``reference/`` and ``videos/``), every video is read and its confide
   (``robojudge.kiva._reader.robot_free_clips``), and ``shuffled`` (the robot's first reference, frames in
   random order), all in the first reference's shape.
 
+With ``--real MANIFEST``, also the first ``--per-generator`` videos of each generator of a manifest of
+real robot videos (``scripts/real_videos_motion.py build``), a row per generator.
+
 A video is unscored when its share is below ``CONFIDENCE_RATIO``; the last column counts those. Used for
-docs/kiva.md, "A robot the reader does not recognise". Rerun (about 15 minutes on 2 cores)::
+docs/kiva.md, "A robot the reader does not recognise". Rerun (about 15 minutes on 2 cores; 30 with
+``--real``)::
 
     .venv/bin/python scripts/kiva_recognition_check.py --root runs/kiva_hold2 \\
-        --readers runs/kiva_val18 --reader-name reader-hm01h2fail-r4-s2
+        --readers runs/kiva_val18 --reader-name reader-hm01h2fail-r4-s2 \\
+        --real runs/real_videos/suite.jsonl --per-generator 8
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +62,22 @@ def robot_free(like: np.ndarray, seed: int = 0) -> dict[str, np.ndarray]:
     return {**robot_free_clips(like.shape, seed), "shuffled": shuffled}
 
 
+def by_generator(manifest: Path, per_generator: int) -> dict[str, list[Path]]:
+    """The first ``per_generator`` videos of each generator of a manifest (``generator`` field), with
+    paths made absolute against the manifest's folder."""
+    import json
+
+    out: dict[str, list[Path]] = {}
+    for line in manifest.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        videos = out.setdefault(f"real: {row.get('generator', '?')}", [])
+        if len(videos) < per_generator:
+            videos.append((manifest.parent / row["video"]).resolve())
+    return out
+
+
 def shares(confidences: Sequence[float], reference: float) -> tuple[float, float]:
     """Lowest and highest of ``confidences`` as shares of ``reference``."""
     values = np.asarray(confidences, dtype=np.float64) / reference
@@ -75,8 +96,10 @@ def table(rows: Sequence[tuple[str, str, list[float]]], ratio: float) -> list[st
 
 
 def check(readers: Path, reader_name: str, root: Path, robots: Sequence[str], per_robot: int,
-          log: Callable[[str], None] = print) -> list[tuple[str, str, list[float]]]:
-    """``(reader robot, videos, shares)`` rows as described in the module docstring."""
+          log: Callable[[str], None] = print, extra: Mapping[str, Sequence[Path]] | None = None,
+          ) -> list[tuple[str, str, list[float]]]:
+    """``(reader robot, videos, shares)`` rows as described in the module docstring; ``extra``: more
+    videos by label (``--real``), a row each per reader."""
     from robojudge.kiva import read_frames, reader_confidence
     from robojudge.kiva._reader import load_reader
     from robojudge.video import sample_frames
@@ -109,7 +132,9 @@ def check(readers: Path, reader_name: str, root: Path, robots: Sequence[str], pe
         first, fps = frames_of(refs[0])
         for what, frames in robot_free(first).items():
             rows.append((robot, what, [confidence(frames, fps) / base]))
-        for row in rows[-(len(robots) + 5):]:
+        for label, videos in (extra or {}).items():
+            rows.append((robot, label, [confidence(*frames_of(v)) / base for v in videos]))
+        for row in rows[-(len(robots) + 5 + len(extra or {})):]:
             log(f"  {row[1]}: {min(row[2]):.2f}-{max(row[2]):.2f}")
     return rows
 
@@ -123,8 +148,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--reader-name", required=True)
     ap.add_argument("--robots", default=",".join(ROBOTS))
     ap.add_argument("--per-robot", type=int, default=4, help="references read of each other robot")
+    ap.add_argument("--real", type=Path, default=None,
+                    help="a manifest of real robot videos (scripts/real_videos_motion.py build): the first "
+                    "--per-generator videos of each generator are read by every reader too")
+    ap.add_argument("--per-generator", type=int, default=8)
     args = ap.parse_args(argv)
-    rows = check(args.readers, args.reader_name, args.root, args.robots.split(","), args.per_robot)
+    extra = None if args.real is None else by_generator(args.real, args.per_generator)
+    rows = check(args.readers, args.reader_name, args.root, args.robots.split(","), args.per_robot,
+                 extra=extra)
     print("\n".join(table(rows, CONFIDENCE_RATIO)))
     return 0
 

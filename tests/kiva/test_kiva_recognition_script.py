@@ -45,6 +45,18 @@ def test_table_gives_each_rows_span_and_counts_shares_below_the_ratio():
     assert lines[4] == "| fetch | uniform noise | 1 | 0.10 | 1 |"
 
 
+def test_by_generator_keeps_the_first_videos_of_each_generator_with_absolute_paths(tmp_path):
+    import json
+
+    rows = [{"item_id": f"i{k}", "video": f"clips/c{k}.mp4", "generator": g}
+            for k, g in enumerate(["real", "wm", "real", "real", "wm"])]
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
+    got = krc.by_generator(manifest, 2)
+    assert got == {"real: real": [tmp_path / "clips/c0.mp4", tmp_path / "clips/c2.mp4"],
+                   "real: wm": [tmp_path / "clips/c1.mp4", tmp_path / "clips/c4.mp4"]}
+
+
 @pytest.mark.slow
 def test_check_reads_a_robots_rollouts_near_its_references_and_another_robot_below_them(kiva_suite,
                                                                                       tiny_reader, tmp_path):
@@ -58,10 +70,12 @@ def test_check_reads_a_robots_rollouts_near_its_references_and_another_robot_bel
         (readers / robot).mkdir(parents=True)
         # (the tiny Fetch reader stands in for the ADROIT one too: only the Fetch rows are checked)
         (readers / robot / "r").symlink_to(tiny_reader)
-    rows = krc.check(readers, "r", root, ["fetch", "adroit"], per_robot=1, log=lambda _: None)
+    extra = {"a reference again": [folder / "reference" / "fetch00.mp4"]}
+    rows = krc.check(readers, "r", root, ["fetch", "adroit"], per_robot=1, log=lambda _: None, extra=extra)
     fetch = {what: values for robot, what, values in rows if robot == "fetch"}
     assert list(fetch) == ["rollouts", "blurred", "half-size", "adroit", "textured pan", "uniform noise",
-                           "shuffled"]
+                           "shuffled", "a reference again"]
+    assert 0.9 < fetch["a reference again"][0] < 1.1  # one of the references whose median is the base
     assert len(fetch["rollouts"]) == 8 and len(fetch["adroit"]) == 1
     # The reader's own robot sits near its references; the ADROIT hand well below the lowest of them.
     assert min(fetch["rollouts"]) > 0.8 and max(fetch["rollouts"]) < 1.2
