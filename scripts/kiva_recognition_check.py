@@ -78,12 +78,6 @@ def by_generator(manifest: Path, per_generator: int) -> dict[str, list[Path]]:
     return out
 
 
-def shares(confidences: Sequence[float], reference: float) -> tuple[float, float]:
-    """Lowest and highest of ``confidences`` as shares of ``reference``."""
-    values = np.asarray(confidences, dtype=np.float64) / reference
-    return float(values.min()), float(values.max())
-
-
 def table(rows: Sequence[tuple[str, str, list[float]]], ratio: float) -> list[str]:
     """Markdown rows ``| reader | videos | n | lowest-highest share | unscored |``."""
     out = ["| reader | videos | n | share of the references' confidence | unscored |",

@@ -102,18 +102,18 @@ def test_a_stored_calibration_tells_the_measure_version_it_was_drawn_for():
                                 ("lengths", "relative", 6), ("jerk_windows", "lead", 7),
                                 ("confidence", 0.7, 8)):
         if key == "confidence":  # the last key before it: no confidence yet, so no floor
-            assert math.isnan(_reader({"calibration": cal}).min_confidence)
+            assert math.isnan(_reader({"calibration": cal}).recognition[0])
         cal[key] = value
         assert calibration_version(cal) == version, key
     assert MEASURE_VERSION == 8
     # What a reader judges with follows the same keys.
     reader = _reader({"calibration": cal})
     assert reader.relative_lengths and reader.jerk_windows == "lead" and reader.scales is not None
-    assert reader.min_confidence == pytest.approx(0.35)  # half the references' confidence
+    assert reader.recognition[0] == pytest.approx(0.35)  # half the references' confidence
     assert reader.recognition[1] == "checked"
     # A reader as sure of a robot-free clip as the floor does not tell its robot from none: no check.
     cal["confidence_negatives"] = {"textured pan": 0.2, "uniform noise": 0.34}
-    assert _reader({"calibration": cal}).min_confidence == pytest.approx(0.35)
+    assert _reader({"calibration": cal}).recognition[0] == pytest.approx(0.35)
     cal["confidence_negatives"]["uniform noise"] = 0.35
     floor, note = _reader({"calibration": cal}).recognition
     assert math.isnan(floor) and "uniform noise (0.350) is not below 0.5 of its references' (0.350)" in note

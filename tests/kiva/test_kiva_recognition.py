@@ -111,8 +111,8 @@ def test_calibration_stores_the_references_median_confidence(sharp_reader, kiva_
     assert cal["confidence_negatives"] == {
         k: pytest.approx(reader_confidence(read_frames(reader, c, float(first.source_fps))))
         for k, c in clips.items()}
-    assert reader.min_confidence == pytest.approx(CONFIDENCE_RATIO * cal["confidence"])
-    assert max(cal["confidence_negatives"].values()) < reader.min_confidence
+    assert reader.recognition[0] == pytest.approx(CONFIDENCE_RATIO * cal["confidence"])
+    assert max(cal["confidence_negatives"].values()) < reader.recognition[0]
     assert reader.recognition[1] == "checked"
 
 
@@ -127,7 +127,7 @@ def test_a_reader_as_sure_of_a_robot_free_clip_makes_no_check_and_judges_noise(t
     reader = load_reader(tiny_reader)
     cal = reader.meta["calibration"]
     assert max(cal["confidence_negatives"].values()) >= CONFIDENCE_RATIO * cal["confidence"]
-    assert math.isnan(reader.min_confidence) and "does not tell its robot" in reader.recognition[1]
+    assert math.isnan(reader.recognition[0]) and "does not tell its robot" in reader.recognition[1]
     frames = sample_frames(load_suite(kiva_suite).by_id("fetch00-oracle").video, fps=None,
                            max_frames=None).frames
     write_video(tmp_path / "noise", np.random.default_rng(1).integers(0, 256, frames.shape, dtype=np.uint8),

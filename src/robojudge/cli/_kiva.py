@@ -124,7 +124,7 @@ def calibrate_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
 ) -> None:
     """Set the reader's rigidity and jerk thresholds from reference videos (stored in the reader)."""
-    from robojudge.kiva import KivaDataError, calibrate_reader
+    from robojudge.kiva import CONFIDENCE_RATIO, KivaDataError, calibrate_reader, recognition
 
     try:
         cal = calibrate_reader(reader, episodes, percentile, seed, videos, multiview_rollouts)
@@ -145,16 +145,15 @@ def calibrate_cmd(
     if cal.get("rigidity_3d") is not None:
         console.print(f"3D rigidity {cal['rigidity_3d']:.4f} from {cal['segments_3d']} segments of "
                       f"{len(cal['videos_3d'])} multi-view videos", highlight=False)
-    from robojudge.kiva import load_reader
-
-    floor, recognition = load_reader(reader).recognition
+    floor, note = recognition(cal)
     if math.isnan(floor):
-        console.print(f"[yellow]note:[/] recognition {recognition}: every video is judged, whether or not it "
+        console.print(f"[yellow]note:[/] recognition {note}: every video is judged, whether or not it "
                       "shows the robot (docs/kiva.md, \"A robot the reader does not recognise\")",
                       highlight=False)
     else:
-        console.print(f"recognition checked: a video read with confidence below {floor:.3f} (half the "
-                      f"references' {cal['confidence']:.3f}) is unscored", highlight=False)
+        console.print(f"recognition checked: a video read with confidence below {floor:.3f} "
+                      f"({CONFIDENCE_RATIO:g} of the references' {cal['confidence']:.3f}) is unscored",
+                      highlight=False)
     if cal["videos_seen_in_training"]:
         console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "
                       "thresholds from videos the reader has not seen are less strict", highlight=False)

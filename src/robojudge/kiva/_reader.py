@@ -34,7 +34,6 @@ from robojudge.kiva._infer import predict_confident
 from robojudge.kiva._links import FINGER_PAIRS, finger_indices, measured_links, resolve_robot
 from robojudge.kiva._net import KeypointReader, ReaderEnsemble, build_reader
 from robojudge.kiva._score import (
-    CONFIDENCE_RATIO,
     JERK_WINDOW,
     JERK_WINDOWS,
     SEGMENT,
@@ -44,6 +43,7 @@ from robojudge.kiva._score import (
     Tracks,
     held_frames,
     reader_confidence,
+    recognition,
     reference_cuts,
     segment_values,
 )
@@ -121,29 +121,10 @@ class Reader:
         return finger_indices(FINGER_PAIRS.get(self.meta["robot"], ()), self.meta["keypoints"])
 
     @property
-    def min_confidence(self) -> float:
-        """The confidence below which a video is not judged (:attr:`recognition` says why when NaN)."""
-        return self.recognition[0]
-
-    @property
     def recognition(self) -> tuple[float, str]:
-        """``(floor, note)``: the floor is :data:`~robojudge.kiva._score.CONFIDENCE_RATIO` of the references'
-        confidence (measure version 8), NaN when the reader cannot be trusted to tell its robot from a
-        picture without it (its confidence on a robot-free clip of calibration, :func:`robot_free_clips`,
-        is not below the floor) or was calibrated before version 8; either way every video is judged, and
-        the note says which."""
-        cal = self.meta.get("calibration") or {}
-        value = cal.get("confidence")
-        if value is None:
-            return math.nan, "not checked: the reader was calibrated before measure version 8"
-        floor = CONFIDENCE_RATIO * float(value)
-        negatives = cal.get("confidence_negatives") or {}
-        worst = max(negatives.items(), key=lambda kv: kv[1], default=None)
-        if worst is not None and worst[1] >= floor:
-            return math.nan, (f"not checked: the reader's confidence on a {worst[0]} ({worst[1]:.3f}) is "
-                              f"not below {CONFIDENCE_RATIO:g} of its references' ({floor:.3f}), so it does "
-                              "not tell its robot from no robot")
-        return floor, "checked"
+        """``(floor, note)``: the confidence below which a video is not judged (NaN: every video is) and why
+        (:func:`~robojudge.kiva._score.recognition` of the stored calibration)."""
+        return recognition(self.meta.get("calibration"))
 
     @property
     def rigidity_3d(self) -> float:
@@ -347,15 +328,20 @@ def calibrate(
         refs = [refs[i] for i in sorted(pick)]
     values: list[SegmentValues] = []
     sure: list[float] = []
+    like: tuple[tuple[int, ...], float] | None = None  # the first reference's clip shape and frame rate
     for ep in refs:
-        tracks = read_video(reader, ep.video)
+        sampled = sample_frames(ep.video, fps=None, max_frames=None)
+        tracks = read_frames(reader, sampled.frames, float(sampled.source_fps))
         values.extend(tracks_segments(reader, tracks, relative=True, window=JERK_WINDOW))
         sure.append(reader_confidence(tracks))
-    # Clips with no robot, of the first reference's frame size and rate and at most 3 segments long (a
-    # median needs no more, and a long 720p clip of noise would cost gigabytes).
-    first = sample_frames(refs[0].video, fps=None, max_frames=3 * SEGMENT, spread="head")
-    negatives = {name: reader_confidence(read_frames(reader, clip, float(first.source_fps)))
-                 for name, clip in robot_free_clips(first.frames.shape, seed).items()}
+        if like is None:
+            # Clips with no robot of its frame size and rate, at most 3 segments long (a median needs no
+            # more, and a long 720p clip of noise would cost gigabytes).
+            shape = (min(len(sampled.frames), 3 * SEGMENT), *sampled.frames.shape[1:])
+            like = (shape, float(sampled.source_fps))
+    assert like is not None
+    negatives = {name: reader_confidence(read_frames(reader, clip, like[1]))
+                 for name, clip in robot_free_clips(like[0], seed).items()}
     # Version 4: each link and keypoint is first scaled by its own spread over these segments, then the
     # thresholds are drawn from the scaled values (docs/kiva.md, "Per-part scales").
     scales, cuts = reference_cuts(values, percentile)

@@ -269,6 +269,26 @@ def calibration_version(cal: Mapping[str, Any] | None) -> int:
     return MEASURE_VERSION
 
 
+def recognition(cal: Mapping[str, Any] | None) -> tuple[float, str]:
+    """``(floor, note)`` of a reader's stored calibration: below the floor, :data:`CONFIDENCE_RATIO` of the
+    references' ``confidence`` (measure version 8), a video is not judged. The floor is NaN, and every video
+    judged, when the calibration predates version 8 or when the reader's confidence on a robot-free clip
+    read at calibration (``confidence_negatives``) is not below it: such a reader does not tell its robot
+    from no robot. The note says ``checked`` or why not."""
+    cal = cal or {}
+    value = cal.get("confidence")
+    if value is None:
+        return math.nan, "not checked: the reader was calibrated before measure version 8"
+    floor = CONFIDENCE_RATIO * float(value)
+    negatives = cal.get("confidence_negatives") or {}
+    worst = max(negatives.items(), key=lambda kv: kv[1], default=None)
+    if worst is not None and worst[1] >= floor:
+        return math.nan, (f"not checked: the reader's confidence on a {worst[0]} ({worst[1]:.3f}) is not "
+                          f"below {CONFIDENCE_RATIO:g} of its references' ({floor:.3f}), so it does not "
+                          "tell its robot from no robot")
+    return floor, "checked"
+
+
 def jerk_window_span(start: int, stop: int, rule: str = JERK_WINDOW) -> tuple[int, int]:
     """End frames ``[lo, hi)`` of the jerk windows that count for segment ``[start, stop)``.
 
