@@ -108,6 +108,15 @@ def test_main_commands_run_on_core_install(core_venv: Path, tmp_path: Path) -> N
           "--out", tmp_path / "results.csv"], cwd=tmp_path)
     assert (tmp_path / "results.csv").read_text().count("\n") > 10
 
+    # A manifest for a folder of videos, their names kept, then opened by validate.
+    video = next((tmp_path / "run").rglob("*.mp4"))
+    for gen in ("model a", "model b"):
+        (tmp_path / "mine" / gen).mkdir(parents=True)
+        (tmp_path / "mine" / gen / "ep 7.mp4").write_bytes(video.read_bytes())
+    out = _run([rj, "suite", "scan", tmp_path / "mine", "--embodiment", "gripper"], cwd=tmp_path)
+    assert "wrote mine.jsonl: 2 item(s), 1 clip(s)" in out.stdout
+    _run([rj, "suite", "validate", "mine.jsonl", "--no-progress"], cwd=tmp_path)
+
     # meta agreement on a small table of judge and human scores (pandas reads these).
     human, pred = ["item_id,axis,score,clip_id"], ["judge,item_id,axis,score"]
     for i in range(12):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -113,6 +114,97 @@ def info_cmd(
             f"[yellow]{len(suite.problems)} row(s) left out; run `robojudge suite validate {file}`[/]",
             highlight=False,
         )
+
+
+@app.command("scan")
+def scan_cmd(
+    folder: Path = typer.Argument(..., help="Folder of generated videos: FOLDER/<generator>/<clip>.mp4."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Manifest to write (.jsonl) [default: <folder name>.jsonl here]."
+    ),
+    pattern: str | None = typer.Option(
+        None,
+        "--pattern",
+        help="Regular expression for each video's path under FOLDER without its suffix; named groups "
+        "generator, clip_id, task, regime, source, split, prompt_variant set those fields "
+        "[default: first folder = generator, the rest = clip_id].",
+    ),
+    instructions: Path | None = typer.Option(
+        None,
+        "--instructions",
+        help="Table (.csv/.jsonl/.json/.parquet) of 'instruction' by item_id, clip_id or video path, or "
+        "a .json object of key -> instruction [default: a .txt beside each video].",
+    ),
+    references: Path | None = typer.Option(
+        None, "--references", help="Folder of reference episodes, matched to items by clip_id."
+    ),
+    frames: bool = typer.Option(False, "--frames", help="Read a folder of images as one video."),
+    generator: str | None = typer.Option(None, "--generator", help="Generator of videos directly in FOLDER."),
+    embodiment: str | None = typer.Option(None, "--embodiment", help="Embodiment of every item."),
+    source: str | None = typer.Option(None, "--source", help="Source corpus of every item."),
+    regime: str | None = typer.Option(None, "--regime", help="Regime of every item."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing manifest."),
+) -> None:
+    """Write a manifest for a folder of videos, without renaming any of them.
+
+    Example: `robojudge suite scan videos --references videos/real --embodiment gripper` writes
+    videos.jsonl (generator from the first folder, clip from the rest of the path, instructions
+    from .txt files beside the videos); then `robojudge score videos.jsonl -m all`.
+    """
+    from rich.markup import escape
+
+    from robojudge.suite import scan_folder, write_manifest
+
+    target = out if out is not None else Path(f"{folder.resolve().name}.jsonl")
+    given = {"generator": generator, "embodiment": embodiment, "source": source, "regime": regime}
+    try:
+        result = scan_folder(
+            folder, pattern=pattern, instructions=instructions, references=references,
+            frame_folders=frames, fields={k: v for k, v in given.items() if v is not None},
+        )  # fmt: skip
+        warnings = write_manifest(result, target, force=force)
+    except ManifestError as exc:
+        raise fail(escape(f"the scanned records do not validate:\n{exc}")) from None
+    except FileExistsError:
+        raise fail(escape(f"{target} exists; pass --force to replace it")) from None
+    except ValueError as exc:
+        raise fail(escape(str(exc))) from None
+    counts = result.counts()
+    gens = ", ".join(f"{g} {n}" for g, n in sorted(counts["generators"].items()))
+    console.print(
+        f"wrote {escape(str(target))}: {counts['items']} item(s), {counts['clips']} clip(s); "
+        f"generators: {escape(gens)}",
+        highlight=False,
+    )
+    line = f"instructions: {counts['with_instruction']} of {counts['items']}"
+    if references is not None:
+        line += f"; references: {counts['with_reference']} item(s) ({counts['references']} reference videos)"
+    console.print(line, highlight=False)
+    if result.skipped:
+        err_console.print(
+            f"[yellow]{len(result.skipped)} video(s) not matched by --pattern[/] "
+            f"(first: {escape(result.skipped[0])})",
+            highlight=False,
+        )
+    for note in result.notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    outside = [w for w in warnings if "outside the manifest's folder" in w.message]
+    if outside:
+        err_console.print(
+            f"[yellow]note:[/] {len(outside)} path(s) are outside the manifest's folder and written "
+            "absolute (fine, unless --confine is used; an --out above the videos keeps them relative)",
+            highlight=False,
+        )
+    others = [w for w in warnings if w not in outside]
+    if others:
+        err_console.print(
+            f"[yellow]{len(others)} warning(s)[/], first: {escape(str(others[0]))}", highlight=False
+        )
+    shown = escape(shlex.quote(str(target)))
+    console.print(
+        f"next: robojudge suite validate {shown}  (opens every video), then robojudge score {shown} -m all",
+        highlight=False,
+    )
 
 
 @app.command("make-demo")

@@ -2,9 +2,9 @@
 
 A manifest (JSONL, CSV, Parquet, or a JSON list) lists the rollouts to evaluate; see
 ``docs/manifest.md`` for the format. :func:`load_suite` reads and checks one,
-:func:`validate_manifest` lists everything wrong with it (optionally decoding its videos), and
-:func:`suite_info` counts what it holds. Paths may be confined to a folder (``confine=`` or
-``$ROBOJUDGE_CONFINE``).
+:func:`validate_manifest` lists everything wrong with it (optionally decoding its videos),
+:func:`suite_info` counts what it holds, and :func:`scan_folder` with :func:`write_manifest` writes
+one for a folder of videos. Paths may be confined to a folder (``confine=`` or ``$ROBOJUDGE_CONFINE``).
 """
 
 from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info
@@ -13,14 +13,18 @@ from robojudge.suite._media import MEDIA_MODES
 from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import SUFFIXES
+from robojudge.suite._scan import PATTERN_FIELDS, SCAN_SUFFIXES, ScanResult, scan_folder, write_manifest
 from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Embodiment, Item, Labels
 
 __all__ = [
     "CHECKLIST_ITEMS",
     "CONFINE_ENV",
     "MEDIA_MODES",
+    "PATTERN_FIELDS",
     "RUN_MANIFESTS",
+    "SCAN_SUFFIXES",
     "SUFFIXES",
+    "ScanResult",
     "UNSET",
     "Checklist",
     "Embodiment",
@@ -35,6 +39,8 @@ __all__ = [
     "load_suite",
     "main_view_name",
     "run_manifest",
+    "scan_folder",
     "suite_info",
     "validate_manifest",
+    "write_manifest",
 ]

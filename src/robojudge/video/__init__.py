@@ -16,10 +16,12 @@ Public API:
   the input's :class:`FileFingerprint`; content hashes and JPEGs on demand).
 * :class:`VideoError`, :class:`VideoInfo`, :func:`frame_digest`, :func:`encode_jpeg`.
 * :data:`RESAMPLES` -- how :func:`sample_frames` may shrink frames (``resample``).
+* :data:`IMAGE_SUFFIXES` -- the image files a frame folder is read from.
 """
 
 from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, video_warnings
 from robojudge.video._encode import prepare_frames
+from robojudge.video._folder import IMAGE_SUFFIXES
 from robojudge.video._pool import DecoderPool, default_decode_workers, shared_decoder
 from robojudge.video._post import RESAMPLES
 from robojudge.video._sample import cached_frames, prefetch_frames, probe_video, sample_frames
@@ -38,6 +40,7 @@ __all__ = [
     "DecoderPool",
     "FileFingerprint",
     "FrameCache",
+    "IMAGE_SUFFIXES",
     "RESAMPLES",
     "SampledFrames",
     "VideoError",

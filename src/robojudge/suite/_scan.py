@@ -1,0 +1,418 @@
+"""A manifest from a folder of videos, without renaming anything: ``robojudge suite scan``.
+
+The folder is read as ``ROOT/<generator>/<clip>.<suffix>``: the first folder under ``ROOT`` names the
+generator, the rest of the path (without its suffix) names the clip, so the same clip made by two
+generators is one cluster of the paired bootstrap. ``pattern`` replaces that rule with a regular
+expression whose named groups give the fields. Instructions come from a ``.txt`` file beside each
+video or from a table keyed by item, clip or video path; reference episodes from a second folder,
+matched by clip. See docs/manifest.md, "A manifest from a folder".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robojudge.suite._load import validate_manifest
+from robojudge.suite._problems import ManifestError, ManifestProblem
+from robojudge.suite._read import iter_records
+from robojudge.suite._schema import Embodiment
+
+__all__ = ["PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "scan_folder", "write_manifest"]
+
+SCAN_SUFFIXES = frozenset(
+    {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".gif", ".mpg", ".mpeg", ".ts", ".flv", ".wmv", ".ogv"}
+)
+"""File suffixes read as videos (case-insensitive); everything FFmpeg/PyAV commonly decodes."""
+
+PATTERN_FIELDS = ("generator", "clip_id", "task", "regime", "source", "split", "prompt_variant")
+"""The named groups a ``pattern`` may set."""
+
+_DEFAULT_PATTERN = re.compile(r"(?:(?P<generator>[^/]+)/)?(?P<clip_id>.+)")
+_KEY_COLUMNS = ("item_id", "clip_id", "video")
+
+
+@dataclass
+class ScanResult:
+    """What :func:`scan_folder` found.
+
+    Attributes:
+        root: The scanned folder (absolute).
+        items: Manifest records in path order; their paths are absolute (:func:`write_manifest` makes
+            them relative to the manifest).
+        skipped: Paths under ``root`` (POSIX, with suffix) of videos the pattern did not match.
+        notes: What deserves a look, one line each: instructions or references that matched nothing,
+            items without an instruction, folders of images left out.
+        instruction_sources: ``item_id`` -> where its instruction came from (a ``.txt`` path, or
+            ``"FILE:line N"``).
+        reference_count: Reference videos found.
+    """
+
+    root: Path
+    items: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    instruction_sources: dict[str, str] = field(default_factory=dict)
+    reference_count: int = 0
+
+    def counts(self) -> dict[str, Any]:
+        """Items, generators (with their item counts), clips, instructions and references found."""
+        return {
+            "items": len(self.items),
+            "generators": dict(Counter(str(it.get("generator", "(none)")) for it in self.items)),
+            "clips": len({it["clip_id"] for it in self.items if "clip_id" in it}),
+            "with_instruction": sum("instruction" in it for it in self.items),
+            "with_reference": sum("reference_video" in it for it in self.items),
+            "references": self.reference_count,
+            "skipped": len(self.skipped),
+        }
+
+
+def scan_folder(
+    root: str | Path,
+    *,
+    pattern: str | None = None,
+    instructions: str | Path | None = None,
+    references: str | Path | None = None,
+    frame_folders: bool = False,
+    fields: Mapping[str, str] | None = None,
+) -> ScanResult:
+    """Manifest records for every video under ``root``.
+
+    Args:
+        root: The folder to scan (recursively; hidden files and folders are skipped).
+        pattern: A regular expression matched against each video's path under ``root``, POSIX, without
+            its suffix (``modelA/task1/ep07``); its named groups (:data:`PATTERN_FIELDS`) set those
+            fields. Default: the first folder is the ``generator`` (none for a video directly in
+            ``root``), the rest the ``clip_id``. A video it does not match is skipped and listed.
+        instructions: A table (.csv, .jsonl, .json, .parquet) of rows with ``instruction`` and one
+            key: ``item_id``, ``clip_id`` (every generator's video of that clip) or ``video`` (the path
+            under ``root``, with or without suffix); or a .json object mapping such keys to
+            instructions. A row for the item wins over a row for its clip, and a table over a
+            ``.txt`` file beside the video (same name, ``.txt`` suffix), which is read otherwise.
+        references: A folder of reference (real) episodes: the one whose path under it without suffix
+            is an item's ``clip_id`` becomes the item's ``reference_video`` (else the only one with
+            the clip's last name, ``ep07``). Videos of a reference folder inside ``root`` are not
+            items.
+        frame_folders: Read a folder holding images and no video as one video (a frame folder).
+        fields: Values for every item (``embodiment``, ``source``, ``regime``, ``task``,
+            ``split``), and ``generator`` for videos the layout gives none.
+
+    Raises:
+        ValueError: ``root`` or ``references`` is not a folder, the pattern does not compile or names
+            another group, a field is unknown or its value invalid, or an instructions file is broken
+            (file and line named).
+    """
+    base = _folder(root, "folder to scan")
+    refs_dir = _folder(references, "references folder") if references is not None else None
+    regex = _compile(pattern)
+    given = _check_fields(fields or {})
+    result = ScanResult(root=base)
+
+    excluded = [refs_dir] if refs_dir is not None and refs_dir.is_relative_to(base) else []
+    videos, image_dirs = _walk(base, frame_folders, excluded)
+    if image_dirs and not frame_folders:
+        result.notes.append(
+            f"{len(image_dirs)} folder(s) of images left out (first: {image_dirs[0]}); "
+            "--frames reads each as one video"
+        )
+    rows = _rows(base, videos, regex, given, result)
+    result.items = rows
+    if refs_dir is not None:
+        _attach_references(rows, refs_dir, frame_folders, result)
+    _attach_instructions(rows, base, instructions, result)
+    missing = [r["item_id"] for r in rows if "instruction" not in r]
+    if missing and rows:
+        result.notes.append(
+            f"{len(missing)} of {len(rows)} item(s) have no instruction (first: {missing[0]}); "
+            "the IA judge and instruction metrics need one"
+        )
+    return result
+
+
+def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) -> list[ManifestProblem]:
+    """Write ``result.items`` as a JSONL manifest and validate it.
+
+    Paths inside the manifest's folder are written relative to it (the pair can move together),
+    others absolute.
+
+    The file is written next to ``out`` and renamed over it only when it validates without errors.
+
+    Returns:
+        The validation's warnings (no media is opened; ``robojudge suite validate`` does that).
+
+    Raises:
+        FileExistsError: ``out`` exists and ``force`` is false.
+        ValueError: There is nothing to write.
+        ManifestError: The written records do not validate (nothing is left at ``out``).
+    """
+    target = Path(out)
+    if target.suffix.lower() not in (".jsonl", ".ndjson"):
+        raise ValueError(f"{target}: the manifest is written as JSONL; name it .jsonl")
+    if target.exists() and not force:
+        raise FileExistsError(f"{target} exists; pass force=True (--force) to replace it")
+    if not result.items:
+        raise ValueError(f"no videos found under {result.root}; nothing to write")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    here = target.parent.resolve()
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.part.jsonl")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in result.items:
+            fh.write(json.dumps(_relative(row, here), ensure_ascii=False) + "\n")
+    try:
+        problems = validate_manifest(tmp, media="none")
+        errors = [p for p in problems if p.is_error]
+        if errors:
+            raise ManifestError(errors)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return [_shown(p, str(target)) for p in problems]
+
+
+def _folder(path: str | Path, what: str) -> Path:
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"{what} {folder} does not exist (or is not a folder)")
+    return folder.resolve()
+
+
+def _compile(pattern: str | None) -> re.Pattern[str]:
+    if pattern is None:
+        return _DEFAULT_PATTERN
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
+    unknown = sorted(set(regex.groupindex) - set(PATTERN_FIELDS))
+    if unknown:
+        raise ValueError(
+            f"pattern group(s) {', '.join(unknown)} name no field; use {', '.join(PATTERN_FIELDS)}"
+        )
+    return regex
+
+
+def _check_fields(fields: Mapping[str, str]) -> dict[str, str]:
+    allowed = ("generator", "embodiment", "source", "regime", "task", "split")
+    out: dict[str, str] = {}
+    for name, value in fields.items():
+        if value is None:
+            continue
+        if name not in allowed:
+            raise ValueError(f"field {name!r} cannot be set for every item; use {', '.join(allowed)}")
+        if not str(value).strip():
+            raise ValueError(f"field {name} is empty")
+        if name == "embodiment" and value not in {e.value for e in Embodiment}:
+            choices = ", ".join(e.value for e in Embodiment)
+            raise ValueError(f"unknown embodiment {value!r}; expected one of {choices}")
+        out[name] = str(value)
+    return out
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def _walk(base: Path, frame_folders: bool, excluded: list[Path]) -> tuple[list[Path], list[str]]:
+    """Videos under ``base`` (files, and frame folders when asked) in path order; image folders seen."""
+    from robojudge.video import IMAGE_SUFFIXES  # loads PyAV: not when the suite package is imported
+
+    videos: list[Path] = []
+    image_dirs: list[str] = []
+    for folder, dirs, files in os.walk(base):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not _hidden(d) and here / d not in excluded)
+        visible = [f for f in files if not _hidden(f)]
+        found = [here / f for f in visible if Path(f).suffix.lower() in SCAN_SUFFIXES]
+        has_images = any(Path(f).suffix.lower() in IMAGE_SUFFIXES for f in visible)
+        if has_images and not found and here != base:
+            if frame_folders:
+                videos.append(here)
+                dirs[:] = []  # a frame folder's own subfolders are not videos of the suite
+                continue
+            image_dirs.append(here.relative_to(base).as_posix())
+        videos.extend(found)
+    videos.sort(key=lambda p: p.relative_to(base).as_posix())
+    return videos, image_dirs
+
+
+def _stem_path(path: Path, base: Path) -> str:
+    """The path under ``base``, POSIX, without the suffix of a file."""
+    rel = path.relative_to(base)
+    return (rel.with_suffix("") if path.is_file() else rel).as_posix()
+
+
+def _rows(
+    base: Path, videos: list[Path], regex: re.Pattern[str], given: dict[str, str], result: ScanResult
+) -> list[dict[str, Any]]:
+    stems = Counter(_stem_path(v, base) for v in videos)
+    rows: list[dict[str, Any]] = []
+    for video in videos:
+        stem = _stem_path(video, base)
+        match = regex.fullmatch(stem)
+        if match is None:
+            result.skipped.append(video.relative_to(base).as_posix())
+            continue
+        # Two files that differ only in their suffix keep it in their ids.
+        item_id = stem if stems[stem] == 1 else video.relative_to(base).as_posix()
+        row: dict[str, Any] = {"item_id": item_id, "video": str(video)}
+        row.update({k: v for k, v in given.items() if k != "generator"})
+        for name, value in match.groupdict().items():
+            if value:
+                row[name] = value
+        if "generator" not in row and "generator" in given:
+            row["generator"] = given["generator"]
+        rows.append(row)
+    return rows
+
+
+def _attach_references(
+    rows: list[dict[str, Any]], refs_dir: Path, frame_folders: bool, result: ScanResult
+) -> None:
+    refs, _ = _walk(refs_dir, frame_folders, [])
+    result.reference_count = len(refs)
+    by_path = {_stem_path(r, refs_dir): r for r in refs}
+    by_name: dict[str, list[Path]] = {}
+    for ref in refs:
+        by_name.setdefault(Path(_stem_path(ref, refs_dir)).name, []).append(ref)
+    used: set[Path] = set()
+    unmatched: list[str] = []
+    for row in rows:
+        clip = row.get("clip_id")
+        if clip is None:
+            continue
+        named = by_name.get(Path(clip).name, [])
+        found = by_path.get(clip) or (named[0] if len(named) == 1 else None)
+        if found is None:
+            unmatched.append(clip)
+            continue
+        row["reference_video"] = str(found)
+        used.add(found)
+    if unmatched:
+        clips = sorted(set(unmatched))
+        result.notes.append(f"{len(clips)} clip(s) have no reference video in {refs_dir} (first: {clips[0]})")
+    unused = [r.relative_to(refs_dir).as_posix() for r in refs if r not in used]
+    if unused:
+        result.notes.append(f"{len(unused)} reference video(s) match no clip (first: {unused[0]})")
+
+
+@dataclass
+class _Entry:
+    key: str
+    column: str
+    text: str
+    where: str
+
+
+def _read_instructions(path: Path) -> list[_Entry]:
+    shown = str(path)
+    if not path.is_file():
+        raise ValueError(f"instructions file {path} does not exist")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{shown}: not valid JSON ({exc})") from None
+        if isinstance(data, dict) and "items" not in data:
+            bad = [k for k, v in data.items() if not isinstance(v, str)]
+            if bad:
+                raise ValueError(f"{shown}: key {bad[0]!r}: the instruction is not a string")
+            return [_Entry(str(k), "", v, f"{shown}: key {k!r}") for k, v in data.items()]
+    entries: list[_Entry] = []
+    try:
+        records: Iterable[Any] = list(iter_records(path, shown))
+    except ManifestError as exc:
+        raise ValueError(str(exc)) from None
+    for rec in records:
+        where = f"{shown}:{rec.line}" if rec.line is not None else f"{shown}:row {rec.row}"
+        if rec.problems or rec.data is None:
+            raise ValueError(f"{where}: {rec.problems[0].message if rec.problems else 'unreadable'}")
+        keys = [c for c in _KEY_COLUMNS if rec.data.get(c) not in (None, "")]
+        text = rec.data.get("instruction")
+        if len(keys) != 1:
+            raise ValueError(
+                f"{where}: a row needs exactly one of {', '.join(_KEY_COLUMNS)}; got {keys or 'none'}"
+            )
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{where}: field instruction: missing or empty")
+        entries.append(_Entry(str(rec.data[keys[0]]), keys[0], text.strip(), where))
+    return entries
+
+
+def _attach_instructions(
+    rows: list[dict[str, Any]], base: Path, instructions: str | Path | None, result: ScanResult
+) -> None:
+    for row in rows:  # a .txt beside the video (a frame folder's: beside the folder)
+        sidecar = Path(row["video"]).with_suffix(".txt")
+        if Path(row["video"]).is_dir():
+            sidecar = Path(row["video"] + ".txt")
+        if sidecar.is_file():
+            text = sidecar.read_text(encoding="utf-8", errors="replace").strip()
+            if text:
+                row["instruction"] = text
+                result.instruction_sources[row["item_id"]] = str(sidecar)
+    if instructions is None:
+        return
+    by_item = {r["item_id"]: r for r in rows}
+    by_video: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        rel = Path(r["video"]).relative_to(base)
+        by_video[rel.as_posix()] = r
+        by_video.setdefault(_stem_path(Path(r["video"]), base), r)
+    by_clip: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if "clip_id" in r:
+            by_clip.setdefault(r["clip_id"], []).append(r)
+    # Clip rows first, so a row for the item itself (written after) wins.
+    entries = sorted(_read_instructions(Path(instructions)), key=lambda e: e.column != "clip_id")
+    unmatched: list[str] = []
+    for entry in entries:
+        if entry.column == "item_id":
+            targets = [by_item[entry.key]] if entry.key in by_item else []
+        elif entry.column == "clip_id":
+            targets = by_clip.get(entry.key, [])
+        elif entry.column == "video":
+            hit = by_video.get(entry.key.strip("/"))
+            targets = [hit] if hit is not None else []
+        else:  # a JSON mapping: the item, else the clip, else the video path
+            one = by_item.get(entry.key) or by_video.get(entry.key)
+            targets = [one] if one is not None else by_clip.get(entry.key, [])
+        if not targets:
+            unmatched.append(entry.where)
+        for row in targets:
+            row["instruction"] = entry.text
+            result.instruction_sources[row["item_id"]] = entry.where
+    if unmatched:
+        result.notes.append(f"{len(unmatched)} instruction(s) match no video (first: {unmatched[0]})")
+
+
+_ORDER = ("item_id", "video", "instruction", "reference_video", "generator", "clip_id")
+
+
+def _relative(row: dict[str, Any], here: Path) -> dict[str, Any]:
+    """The row in a readable field order, paths under the manifest's folder ``here`` relative to it."""
+    out = {k: row[k] for k in _ORDER if k in row} | {k: v for k, v in row.items() if k not in _ORDER}
+    for key in ("video", "reference_video"):
+        if key in out:
+            path = Path(out[key])
+            if path.is_relative_to(here):  # else absolute: '../../../data/x.mp4' helps nobody
+                out[key] = path.relative_to(here).as_posix()
+    return out
+
+
+def _shown(problem: ManifestProblem, name: str) -> ManifestProblem:
+    return ManifestProblem(
+        file=name,
+        line=problem.line,
+        row=problem.row,
+        item_id=problem.item_id,
+        field=problem.field,
+        message=problem.message,
+        severity=problem.severity,
+    )

@@ -1,0 +1,273 @@
+"""``robojudge suite scan``: a manifest for a folder of videos, none of them renamed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import main
+from robojudge.cli._suite import app
+from robojudge.store import ResultStore
+from robojudge.suite import ManifestError, load_suite, scan_folder, write_manifest
+from robojudge.video import write_video
+
+runner = CliRunner()
+
+
+def _touch(root: Path, *rels: str) -> None:
+    for rel in rels:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+
+
+def _by_id(items: list[dict]) -> dict[str, dict]:
+    return {it["item_id"]: it for it in items}
+
+
+def test_layout_gives_generator_clip_and_ids(tmp_path: Path) -> None:
+    root = tmp_path / "videos"
+    _touch(
+        root, "modelB/ep01.mp4", "modelA/ep02.MP4", "modelA/ep01.mp4", "modelA/task1/ep07.webm",
+        "alone.mov", "modelA/.hidden.mp4", ".cache/x.mp4", "modelA/notes.md", "modelA/ep01.txt",
+    )  # fmt: skip
+    result = scan_folder(root, fields={"generator": "misc", "embodiment": "gripper"})
+    ids = [it["item_id"] for it in result.items]
+    assert ids == ["alone", "modelA/ep01", "modelA/ep02", "modelA/task1/ep07", "modelB/ep01"]
+    items = _by_id(result.items)
+    # The first folder is the generator; the rest of the path (the task's folder too) the clip.
+    assert items["modelA/task1/ep07"]["generator"] == "modelA"
+    assert items["modelA/task1/ep07"]["clip_id"] == "task1/ep07"
+    assert items["modelB/ep01"]["clip_id"] == items["modelA/ep01"]["clip_id"] == "ep01"
+    # A video directly in the folder takes --generator; nobody's generator is overwritten by it.
+    assert items["alone"]["generator"] == "misc" and items["alone"]["clip_id"] == "alone"
+    assert {it["embodiment"] for it in result.items} == {"gripper"}
+    assert items["modelA/ep02"]["video"] == str(root / "modelA/ep02.MP4")
+    assert result.counts()["generators"] == {"misc": 1, "modelA": 3, "modelB": 1}
+    assert result.counts()["clips"] == 4
+
+
+def test_files_differing_only_in_suffix_keep_it_in_their_ids(tmp_path: Path) -> None:
+    _touch(tmp_path, "m/ep01.mp4", "m/ep01.webm", "m/ep02.mp4")
+    ids = [it["item_id"] for it in scan_folder(tmp_path).items]
+    assert ids == ["m/ep01.mp4", "m/ep01.webm", "m/ep02"]
+
+
+def test_pattern_groups_set_fields_and_misses_are_listed(tmp_path: Path) -> None:
+    _touch(tmp_path, "runs/ep07_seed3_cosmos.mp4", "runs/ep08_seed1_wan.mp4", "runs/readme_clip.mp4")
+    result = scan_folder(
+        tmp_path, pattern=r"runs/(?P<clip_id>ep\d+)_seed(?P<prompt_variant>\d)_(?P<generator>\w+)"
+    )
+    items = _by_id(result.items)
+    assert set(items) == {"runs/ep07_seed3_cosmos", "runs/ep08_seed1_wan"}
+    assert items["runs/ep07_seed3_cosmos"] | {} == {
+        "item_id": "runs/ep07_seed3_cosmos", "video": str(tmp_path / "runs/ep07_seed3_cosmos.mp4"),
+        "clip_id": "ep07", "prompt_variant": "3", "generator": "cosmos",
+    }  # fmt: skip
+    assert result.skipped == ["runs/readme_clip.mp4"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [("(?P<model>.+)", "pattern group(s) model name no field"), ("(unclosed", "does not compile")],
+)
+def test_bad_patterns_are_refused(tmp_path: Path, pattern: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        scan_folder(tmp_path, pattern=pattern)
+
+
+def test_bad_fields_and_folders_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown embodiment 'robot'"):
+        scan_folder(tmp_path, fields={"embodiment": "robot"})
+    with pytest.raises(ValueError, match="field 'item_id' cannot be set"):
+        scan_folder(tmp_path, fields={"item_id": "x"})
+    with pytest.raises(ValueError, match="folder to scan .*nope does not exist"):
+        scan_folder(tmp_path / "nope")
+    with pytest.raises(ValueError, match="references folder .*gone does not exist"):
+        scan_folder(tmp_path, references=tmp_path / "gone")
+
+
+def test_references_match_by_clip_path_then_by_a_unique_name(tmp_path: Path) -> None:
+    root = tmp_path / "videos"
+    _touch(
+        root, "a/ep01.mp4", "a/task1/ep02.mp4", "a/ep03.mp4", "a/ep04.mp4", "b/ep01.mp4",
+        "real/ep01.mp4", "real/other/ep02.mp4", "real/x/ep03.mp4", "real/y/ep03.mp4", "real/ep99.mp4",
+    )  # fmt: skip
+    result = scan_folder(root, references=root / "real")
+    items = _by_id(result.items)
+    # The reference folder inside the scanned one is not a generator.
+    assert {it["generator"] for it in result.items} == {"a", "b"}
+    assert (
+        items["a/ep01"]["reference_video"]
+        == items["b/ep01"]["reference_video"]
+        == str(root / "real/ep01.mp4")
+    )
+    assert items["a/task1/ep02"]["reference_video"] == str(root / "real/other/ep02.mp4")  # by its name
+    assert "reference_video" not in items["a/ep03"]  # two candidates named ep03: none is guessed
+    assert "reference_video" not in items["a/ep04"]
+    assert result.reference_count == 5
+    assert any(n.startswith("2 clip(s) have no reference video") and "ep03" in n for n in result.notes)
+    assert any(n.startswith("3 reference video(s) match no clip") for n in result.notes)
+
+
+def test_instructions_from_text_files_and_a_table(tmp_path: Path) -> None:
+    root = tmp_path / "videos"
+    _touch(root, "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4", "b/ep02.mp4", "a/ep03.mp4")
+    (root / "a/ep03.txt").write_text("  stack the cups \n")
+    assert _by_id(scan_folder(root).items)["a/ep03"]["instruction"] == "stack the cups"
+    table = tmp_path / "prompts.csv"
+    table.write_text(
+        "clip_id,item_id,video,instruction\n"
+        "ep01,,,pick up the red block\n"
+        ",b/ep01,,pick up the BLUE block\n"  # the item's own row wins over its clip's
+        ",,a/ep02.mp4,open the drawer\n"
+        "ep42,,,nothing has this clip\n"
+    )
+    result = scan_folder(root, instructions=table)
+    items = _by_id(result.items)
+    assert items["a/ep01"]["instruction"] == "pick up the red block"
+    assert items["b/ep01"]["instruction"] == "pick up the BLUE block"
+    assert items["a/ep02"]["instruction"] == "open the drawer"
+    assert "instruction" not in items["b/ep02"]
+    assert items["a/ep03"]["instruction"] == "stack the cups"
+    assert result.instruction_sources["b/ep01"] == f"{table}:3"
+    assert result.instruction_sources["a/ep03"] == str(root / "a/ep03.txt")
+    assert f"1 instruction(s) match no video (first: {table}:5)" in result.notes
+    assert any(n.startswith("1 of 5 item(s) have no instruction (first: b/ep02)") for n in result.notes)
+
+
+def test_instructions_as_a_json_object(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4")
+    mapping = tmp_path / "prompts.json"
+    mapping.write_text(json.dumps({"ep01": "wipe the table", "a/ep02": "fold the towel"}))
+    items = _by_id(scan_folder(tmp_path / "v", instructions=mapping).items)
+    assert [items[i].get("instruction") for i in ("a/ep01", "b/ep01", "a/ep02")] == [
+        "wipe the table", "wipe the table", "fold the towel",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("clip_id,instruction\nep01,\n", r"prompts.csv:2: field instruction: missing or empty"),
+        ("clip_id,item_id,instruction\nep01,a/ep01,x\n", r"prompts.csv:2: a row needs exactly one of"),
+        ("name,instruction\nep01,x\n", r"prompts.csv:2: a row needs exactly one of .*got none"),
+    ],
+)
+def test_broken_instruction_tables_name_file_and_line(tmp_path: Path, text: str, message: str) -> None:
+    _touch(tmp_path / "v", "a/ep01.mp4")
+    (tmp_path / "prompts.csv").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        scan_folder(tmp_path / "v", instructions=tmp_path / "prompts.csv")
+
+
+def test_frame_folders_only_when_asked(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    _touch(root, "m/ep01/0001.png", "m/ep01/0002.png", "m/ep02.mp4", "m/ep01/nested/0001.png")
+    (root / "m/ep01.txt").write_text("push the box")
+    plain = scan_folder(root)
+    assert [it["item_id"] for it in plain.items] == ["m/ep02"]
+    assert any("2 folder(s) of images left out (first: m/ep01)" in n for n in plain.notes)
+    items = _by_id(scan_folder(root, frame_folders=True).items)
+    assert set(items) == {"m/ep01", "m/ep02"}  # the folder is one video; what it holds is not scanned
+    assert items["m/ep01"]["video"] == str(root / "m/ep01")
+    assert items["m/ep01"]["instruction"] == "push the box"
+
+
+def test_written_manifest_loads_with_the_same_files(tmp_path: Path) -> None:
+    root = tmp_path / "data" / "videos"
+    _touch(root, "a/ep01.mp4", "b/ep01.mp4", "real/ep01.mp4")
+    result = scan_folder(root, references=root / "real", fields={"regime": "i2v"})
+    # Beside the videos: paths relative to the manifest, so the folder can move as a whole.
+    inside = tmp_path / "data" / "videos.jsonl"
+    assert write_manifest(result, inside) == []
+    rows = [json.loads(line) for line in inside.read_text().splitlines()]
+    assert rows[0] == {
+        "item_id": "a/ep01", "video": "videos/a/ep01.mp4", "reference_video": "videos/real/ep01.mp4",
+        "generator": "a", "clip_id": "ep01", "regime": "i2v",
+    }  # fmt: skip
+    # Elsewhere: absolute paths, which validation notes as leading out of the manifest's folder.
+    out = tmp_path / "runs" / "videos.jsonl"
+    warnings = write_manifest(result, out)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows[1]["video"] == str(root / "b/ep01.mp4")
+    assert len(warnings) == 4 and all("outside the manifest's folder" in w.message for w in warnings)
+    assert all(str(w).startswith(f"{out}:") for w in warnings)
+    for manifest in (inside, out):
+        suite = load_suite(manifest)
+        assert [Path(it.resolve(manifest.parent).video) for it in suite.items] == [
+            root / "a/ep01.mp4", root / "b/ep01.mp4",
+        ]  # fmt: skip
+    with pytest.raises(FileExistsError, match="videos.jsonl exists"):
+        write_manifest(result, out)
+    result.items.pop()
+    write_manifest(result, out, force=True)
+    assert len(out.read_text().splitlines()) == 1
+    assert [p.name for p in out.parent.iterdir()] == ["videos.jsonl"]
+
+
+def test_nothing_invalid_or_empty_is_written(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "group:x.mp4")
+    result = scan_folder(tmp_path / "v")
+    out = tmp_path / "out" / "s.jsonl"
+    with pytest.raises(ManifestError, match="item_id may not start with 'group:'"):
+        write_manifest(result, out)
+    assert not out.exists() and list(out.parent.iterdir()) == []
+    with pytest.raises(ValueError, match="no videos found under"):
+        write_manifest(scan_folder(tmp_path / "out"), out)
+    with pytest.raises(ValueError, match="name it .jsonl"):
+        write_manifest(result, tmp_path / "s.csv")
+
+
+def test_cli_scan_then_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The written manifest scores as it is: the videos keep their names and folders."""
+    rng = np.random.default_rng(3)
+    canvas = rng.integers(0, 256, (40, 56, 3), dtype=np.uint8)
+    frames = np.stack([np.roll(canvas, i, axis=1)[:32, :48] for i in range(12)])
+    root = tmp_path / "my videos"
+    for rel in ("model A/ep 1.mp4", "model B/ep 1.mp4", "real/ep 1.mp4"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        write_video(root / rel, frames, fps=8)
+    (root / "model A/ep 1.txt").write_text("slide the block left")
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(
+        app, ["scan", str(root), "--references", str(root / "real"), "--embodiment", "gripper"]
+    )
+    assert done.exit_code == 0, done.output
+    assert "wrote my videos.jsonl: 2 item(s), 1 clip(s); generators: model A 1, model B 1" in done.stdout
+    assert "instructions: 1 of 2; references: 2 item(s) (1 reference videos)" in done.stdout
+    assert "1 of 2 item(s) have no instruction (first: model B/ep 1)" in done.stderr
+    assert "outside the manifest's folder" not in done.stderr
+    assert "then robojudge score 'my videos.jsonl' -m all" in done.stdout
+    again = runner.invoke(app, ["scan", str(root)])
+    assert again.exit_code == 2 and "my videos.jsonl exists; pass --force to replace it" in again.stderr
+    elsewhere = runner.invoke(app, ["scan", str(root), "-o", "lists/mine.jsonl"])
+    assert elsewhere.exit_code == 0, elsewhere.output
+    assert "3 path(s) are outside the manifest's folder and written absolute" in elsewhere.stderr
+    # Without --references, real/ is one more generator.
+    assert ": 3 item(s), 1 clip(s); generators: model A 1, model B 1, real 1" in elsewhere.stdout
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["score", "my videos.jsonl", "-m", "iq1_psnr,mq_dynamic_degree", "--workers", "1"])
+    assert exit_info.value.code in (0, None)
+    with ResultStore(tmp_path / "runs" / "my videos" / "results.sqlite") as store:
+        rows = {(r.item_id, r.metric): r for r in store.rows()}
+    assert set(rows) == {
+        (i, m) for i in ("model A/ep 1", "model B/ep 1") for m in ("iq1_psnr", "mq_dynamic_degree")
+    }
+    assert all(r.status == "ok" for r in rows.values())
+    assert rows[("model A/ep 1", "iq1_psnr")].value == pytest.approx(100.0)  # the reference is the same clip
+
+
+def test_cli_scan_reports_bad_input_without_writing(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "a/ep01.mp4")
+    out = tmp_path / "s.jsonl"
+    bad = runner.invoke(app, ["scan", str(tmp_path / "v"), "-o", str(out), "--embodiment", "robot"])
+    assert bad.exit_code == 2 and "unknown embodiment 'robot'" in bad.stderr
+    bad = runner.invoke(app, ["scan", str(tmp_path / "v"), "-o", str(out), "--pattern", "(?P<gen>.*)"])
+    assert bad.exit_code == 2 and "pattern group(s) gen name no field" in bad.stderr
+    assert not out.exists()
