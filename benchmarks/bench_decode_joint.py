@@ -16,7 +16,8 @@ With ``--with-set N`` the whole weights-free set then runs as one runner task
 (one decode) and with ``prefetch_main_video`` replaced by a no-op (each sampling decoded by its first
 reader, as before); medians of CPU seconds.
 
-Measured numbers are in README.md ("The weights-free set on clips shaped like today's generators").
+Measured numbers are in docs/performance.md ("The weights-free set on clips shaped like today's
+generators").
 """
 
 from __future__ import annotations

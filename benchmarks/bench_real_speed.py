@@ -53,8 +53,8 @@ rounds (alternating which goes first): workers with OpenCV's default thread coun
 in each worker) and with the executor's default (the CPUs shared out: 1 each for 2 workers on 2
 CPUs), with the CPU seconds of the workers.
 
-Measured numbers are in README.md ("Performance", "The weights-free set on clips shaped like
-today's generators").
+Measured numbers are in docs/performance.md ("The weights-free set on clips shaped like today's
+generators"); README.md, "Performance", sums them up.
 """
 
 from __future__ import annotations

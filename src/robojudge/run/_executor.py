@@ -61,8 +61,8 @@ def cv_threads_per_worker(workers: int, cpus: int | None = None) -> int:
 
     OpenCV starts a thread per CPU in every process by default; ``workers`` processes on as many
     CPUs then run ``workers`` times as many threads as there are CPUs, and its parallel loops (DIS
-    flow, resizing, colour conversion) wait on each other (README, "The weights-free set on clips
-    shaped like today's generators").
+    flow, resizing, colour conversion) wait on each other (docs/performance.md, "The weights-free set on
+    clips shaped like today's generators").
 
     >>> cv_threads_per_worker(2, 2), cv_threads_per_worker(2, 16), cv_threads_per_worker(8, 4)
     (1, 8, 1)
