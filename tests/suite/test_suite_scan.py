@@ -110,8 +110,34 @@ def test_references_match_by_clip_path_then_by_a_unique_name(tmp_path: Path) -> 
     assert "reference_video" not in items["a/ep03"]  # two candidates named ep03: none is guessed
     assert "reference_video" not in items["a/ep04"]
     assert result.reference_count == 5
-    assert any(n.startswith("2 clip(s) have no reference video") and "ep03" in n for n in result.notes)
-    assert any(n.startswith("3 reference video(s) match no clip") for n in result.notes)
+    assert "1 clip(s) have no reference video, none is taken (first: ep04)" in result.notes
+    assert "1 clip(s) have several reference videos, none is taken (first: ep03)" in result.notes
+    assert f"3 reference video(s) match no clip (first: {root / 'real/ep99.mp4'})" in result.notes
+
+
+def test_a_reference_pattern_tells_references_apart_in_one_folder(tmp_path: Path) -> None:
+    _touch(
+        tmp_path, "ctrlworld_pickplace_03.mp4", "ctrlworld_stack_01.mp4", "droid_real_pickplace_03.mp4",
+        "droid_real_towel_01.mp4", "frozen_droid_real_pickplace_03.mp4",
+    )  # fmt: skip
+    result = scan_folder(
+        tmp_path,
+        pattern=r"(?P<generator>ctrlworld|frozen)_(?P<clip_id>.+)",
+        references=tmp_path,
+        reference_pattern=r"droid_real_(?P<clip_id>.+)",
+    )
+    items = _by_id(result.items)
+    # The recordings are references, not items; the frozen copy is an item of its own generator.
+    assert set(items) == {"ctrlworld_pickplace_03", "ctrlworld_stack_01", "frozen_droid_real_pickplace_03"}
+    assert items["ctrlworld_pickplace_03"]["reference_video"] == str(tmp_path / "droid_real_pickplace_03.mp4")
+    assert "reference_video" not in items["ctrlworld_stack_01"]
+    assert result.reference_count == 2 and result.skipped == []
+    with pytest.raises(ValueError, match="the references folder is the scanned folder"):
+        scan_folder(tmp_path, references=tmp_path)
+    with pytest.raises(ValueError, match="needs a group named clip_id"):
+        scan_folder(tmp_path, references=tmp_path, reference_pattern="droid_real_.+")
+    with pytest.raises(ValueError, match="reference pattern group.s. generator name no field; use clip_id"):
+        scan_folder(tmp_path, references=tmp_path, reference_pattern="(?P<generator>x)(?P<clip_id>.+)")
 
 
 def test_instructions_from_text_files_and_a_table(tmp_path: Path) -> None:

@@ -138,6 +138,12 @@ def scan_cmd(
     references: Path | None = typer.Option(
         None, "--references", help="Folder of reference episodes, matched to items by clip_id."
     ),
+    reference_pattern: str | None = typer.Option(
+        None,
+        "--reference-pattern",
+        help="Regular expression for the references' paths whose clip_id group names their clip "
+        "[default: the path without suffix]; what it matches is not an item.",
+    ),
     frames: bool = typer.Option(False, "--frames", help="Read a folder of images as one video."),
     generator: str | None = typer.Option(None, "--generator", help="Generator of videos directly in FOLDER."),
     embodiment: str | None = typer.Option(None, "--embodiment", help="Embodiment of every item."),
@@ -160,7 +166,8 @@ def scan_cmd(
     try:
         result = scan_folder(
             folder, pattern=pattern, instructions=instructions, references=references,
-            frame_folders=frames, fields={k: v for k, v in given.items() if v is not None},
+            reference_pattern=reference_pattern, frame_folders=frames,
+            fields={k: v for k, v in given.items() if v is not None},
         )  # fmt: skip
         warnings = write_manifest(result, target, force=force)
     except ManifestError as exc:

@@ -80,6 +80,7 @@ def scan_folder(
     pattern: str | None = None,
     instructions: str | Path | None = None,
     references: str | Path | None = None,
+    reference_pattern: str | None = None,
     frame_folders: bool = False,
     fields: Mapping[str, str] | None = None,
 ) -> ScanResult:
@@ -96,27 +97,48 @@ def scan_folder(
             under ``root``, with or without suffix); or a .json object mapping such keys to
             instructions. A row for the item wins over a row for its clip, and a table over a
             ``.txt`` file beside the video (same name, ``.txt`` suffix), which is read otherwise.
-        references: A folder of reference (real) episodes: the one whose path under it without suffix
-            is an item's ``clip_id`` becomes the item's ``reference_video`` (else the only one with
-            the clip's last name, ``ep07``). Videos of a reference folder inside ``root`` are not
-            items.
+        references: A folder of reference (real) episodes, each keyed by its path under the folder
+            without suffix: the one keyed by an item's ``clip_id`` becomes the item's
+            ``reference_video``, else the only one keyed by the clip's last name (``ep07``). Videos of
+            a reference folder inside ``root`` are not items.
+        reference_pattern: A regular expression for the references' paths (as ``pattern``) whose
+            ``clip_id`` group is the key instead; a video it does not match is not a reference.
+            Needed when the references folder is ``root`` itself (``droid_real_(?P<clip_id>.+)``);
+            videos taken as references are not items.
         frame_folders: Read a folder holding images and no video as one video (a frame folder).
         fields: Values for every item (``embodiment``, ``source``, ``regime``, ``task``,
             ``split``), and ``generator`` for videos the layout gives none.
 
     Raises:
-        ValueError: ``root`` or ``references`` is not a folder, the pattern does not compile or names
-            another group, a field is unknown or its value invalid, or an instructions file is broken
-            (file and line named).
+        ValueError: ``root`` or ``references`` is not a folder (or is ``root`` without a
+            ``reference_pattern``), a pattern does not compile or names another group, a field is
+            unknown or its value invalid, or an instructions file is broken (file and line named).
     """
     base = _folder(root, "folder to scan")
     refs_dir = _folder(references, "references folder") if references is not None else None
     regex = _compile(pattern)
+    ref_regex = None
+    if reference_pattern is not None:
+        ref_regex = _compile(reference_pattern, ("clip_id",), "reference pattern")
+    if ref_regex is not None and "clip_id" not in ref_regex.groupindex:
+        raise ValueError(f"reference pattern {reference_pattern!r} needs a group named clip_id")
+    if refs_dir == base and reference_pattern is None:
+        raise ValueError(
+            f"the references folder is the scanned folder {base}; a reference pattern "
+            "(--reference-pattern) tells the references from the generated videos"
+        )
     given = _check_fields(fields or {})
     result = ScanResult(root=base)
 
-    excluded = [refs_dir] if refs_dir is not None and refs_dir.is_relative_to(base) else []
+    refs: dict[Path, str] = {}
+    if refs_dir is not None:
+        refs = _find_references(refs_dir, frame_folders, ref_regex)
+    # A reference folder inside the scanned one holds no items, nor does a video taken as a reference.
+    excluded = (
+        [refs_dir] if refs_dir is not None and refs_dir != base and refs_dir.is_relative_to(base) else []
+    )
     videos, image_dirs = _walk(base, frame_folders, excluded)
+    videos = [v for v in videos if v not in refs]
     if image_dirs and not frame_folders:
         result.notes.append(
             f"{len(image_dirs)} folder(s) of images left out (first: {image_dirs[0]}); "
@@ -125,7 +147,7 @@ def scan_folder(
     rows = _rows(base, videos, regex, given, result)
     result.items = rows
     if refs_dir is not None:
-        _attach_references(rows, refs_dir, frame_folders, result)
+        _attach_references(rows, refs, result)
     _attach_instructions(rows, base, instructions, result)
     missing = [r["item_id"] for r in rows if "instruction" not in r]
     if missing and rows:
@@ -183,18 +205,18 @@ def _folder(path: str | Path, what: str) -> Path:
     return folder.resolve()
 
 
-def _compile(pattern: str | None) -> re.Pattern[str]:
+def _compile(
+    pattern: str | None, groups: tuple[str, ...] = PATTERN_FIELDS, what: str = "pattern"
+) -> re.Pattern[str]:
     if pattern is None:
         return _DEFAULT_PATTERN
     try:
         regex = re.compile(pattern)
     except re.error as exc:
-        raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
-    unknown = sorted(set(regex.groupindex) - set(PATTERN_FIELDS))
+        raise ValueError(f"{what} {pattern!r} does not compile: {exc}") from None
+    unknown = sorted(set(regex.groupindex) - set(groups))
     if unknown:
-        raise ValueError(
-            f"pattern group(s) {', '.join(unknown)} name no field; use {', '.join(PATTERN_FIELDS)}"
-        )
+        raise ValueError(f"{what} group(s) {', '.join(unknown)} name no field; use {', '.join(groups)}")
     return regex
 
 
@@ -272,32 +294,45 @@ def _rows(
     return rows
 
 
-def _attach_references(
-    rows: list[dict[str, Any]], refs_dir: Path, frame_folders: bool, result: ScanResult
-) -> None:
+def _find_references(refs_dir: Path, frame_folders: bool, regex: re.Pattern[str] | None) -> dict[Path, str]:
+    """Reference video -> its clip key: its path under ``refs_dir`` without suffix, or the pattern's."""
     refs, _ = _walk(refs_dir, frame_folders, [])
-    result.reference_count = len(refs)
-    by_path = {_stem_path(r, refs_dir): r for r in refs}
-    by_name: dict[str, list[Path]] = {}
+    found: dict[Path, str] = {}
     for ref in refs:
-        by_name.setdefault(Path(_stem_path(ref, refs_dir)).name, []).append(ref)
+        stem = _stem_path(ref, refs_dir)
+        if regex is None:
+            found[ref] = stem
+        elif (match := regex.fullmatch(stem)) is not None:
+            found[ref] = match.group("clip_id")
+    return found
+
+
+def _attach_references(rows: list[dict[str, Any]], refs: dict[Path, str], result: ScanResult) -> None:
+    result.reference_count = len(refs)
+    by_key: dict[str, list[Path]] = {}
+    by_name: dict[str, list[Path]] = {}
+    for ref, key in refs.items():
+        by_key.setdefault(key, []).append(ref)
+        by_name.setdefault(Path(key).name, []).append(ref)
     used: set[Path] = set()
     unmatched: list[str] = []
+    ambiguous: list[str] = []
     for row in rows:
         clip = row.get("clip_id")
         if clip is None:
             continue
-        named = by_name.get(Path(clip).name, [])
-        found = by_path.get(clip) or (named[0] if len(named) == 1 else None)
-        if found is None:
-            unmatched.append(clip)
+        # The reference keyed by the clip itself, else the only one keyed by the clip's last name.
+        candidates = by_key.get(clip) or by_name.get(Path(clip).name, [])
+        if len(candidates) != 1:
+            (ambiguous if candidates else unmatched).append(clip)
             continue
-        row["reference_video"] = str(found)
-        used.add(found)
-    if unmatched:
-        clips = sorted(set(unmatched))
-        result.notes.append(f"{len(clips)} clip(s) have no reference video in {refs_dir} (first: {clips[0]})")
-    unused = [r.relative_to(refs_dir).as_posix() for r in refs if r not in used]
+        row["reference_video"] = str(candidates[0])
+        used.add(candidates[0])
+    for clips, what in ((unmatched, "have no reference video"), (ambiguous, "have several reference videos")):
+        if clips:
+            first = sorted(set(clips))
+            result.notes.append(f"{len(first)} clip(s) {what}, none is taken (first: {first[0]})")
+    unused = sorted(str(r) for r in refs if r not in used)
     if unused:
         result.notes.append(f"{len(unused)} reference video(s) match no clip (first: {unused[0]})")
 
