@@ -24,6 +24,9 @@ ROW = ResultRow("i", "m", "h", "1", "ok", 1.0)
 def test_progress_line_counts_what_is_left_to_compute() -> None:
     assert progress_line(None, 5) == "scoring: no result yet, 5 s elapsed"
     s = RunSummary(total=10, skipped=2, ok=3, failed=1, estimate_s=400.0)
+    # An estimate from too few results per metric is not shown.
+    assert progress_line(s, 125) == "scoring: 4/8 results (50%), 1 failed, 2.1 min elapsed"
+    s.estimate_settled = True
     assert progress_line(s, 125) == ("scoring: 4/8 results (50%), 1 failed, 2.1 min elapsed, "
                                      "about 6.7 min left")
     assert progress_line(s, 125, since_estimate=100).endswith("about 5.0 min left")
@@ -42,19 +45,22 @@ def test_estimate_is_announced_once_and_only_when_long() -> None:
     cb(ROW, s)  # too short to announce
     assert lines == [] and estimate_line(s) is None
     s.ok, s.estimate_s = 2, 3000.0
+    cb(ROW, s)  # long, but not settled: some metric was measured on too few results
+    assert lines == []
+    s.estimate_settled = True
     cb(ROW, s)
     s.ok, s.estimate_s = 3, 2000.0
     cb(ROW, s)
     assert lines == ["estimated time for the remaining 98 results: about 50.0 min (from the 2 measured "
                      "so far, per metric and frame-pixel)"]
-    assert len(inner) == 4  # the wrapped callback saw every row
+    assert len(inner) == 5  # the wrapped callback saw every row
 
 
 def test_lines_come_every_interval_even_without_results() -> None:
     lines: list[str] = []
     with ProgressLines(lines.append, every=0.05) as cb:
         time.sleep(0.2)
-        cb(ROW, RunSummary(total=4, ok=1, estimate_s=10.0))
+        cb(ROW, RunSummary(total=4, ok=1, estimate_s=10.0, estimate_settled=True))
         time.sleep(2.0)
     assert lines, "no line was written"
     assert lines[0].startswith("scoring: no result yet")

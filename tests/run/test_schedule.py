@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robojudge.run import LocalProcessExecutor, SerialExecutor, Task, build_requests, score_items
-from robojudge.run._cost import CostModel, Outstanding, item_size, sampling_groups
+from robojudge.run._cost import SETTLED_ROWS, CostModel, Outstanding, item_size, sampling_groups
 from robojudge.run._score import schedule, split_task
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -88,10 +88,14 @@ def test_long_item_spreads_over_workers_and_rows_equal_a_serial_run(suite, tmp_p
 def test_summary_times_metrics_and_estimates_the_rest(tmp_path):
     items = [Item(item_id=f"it{k}", video="/nonexistent.mp4", instruction="x") for k in range(6)]
     reqs = build_requests(["test_slow", "test_boom"], {"test_slow": {"seconds": 0.05}})
-    seen = []
+    seen, settled = [], []
+
+    def progress(row, summary):
+        seen.append(summary.estimate_s)
+        settled.append(summary.estimate_settled)
+
     with _store(tmp_path, "r.sqlite") as store:
-        s = score_items(items, reqs, store, executor=SerialExecutor(),
-                        progress=lambda row, summary: seen.append(summary.estimate_s))
+        s = score_items(items, reqs, store, executor=SerialExecutor(), progress=progress)
         rows = store.rows()
     total = {m: sum(r.duration_s for r in rows if r.metric == m) for m in ("test_slow", "test_boom")}
     assert s.metric_seconds == pytest.approx(total)
@@ -101,6 +105,34 @@ def test_summary_times_metrics_and_estimates_the_rest(tmp_path):
     first = sum(r.duration_s for r in rows if r.item_id == "it0")
     assert seen[0] == pytest.approx(5 * first)
     assert seen[-1] == 0.0
+    # shown only once both metrics were measured on SETTLED_ROWS items (two rows an item)
+    assert settled == [False] * 2 * (SETTLED_ROWS - 1) + [True] * 2 * (6 - SETTLED_ROWS + 1)
+
+
+def test_estimate_settles_when_each_metric_left_was_measured_on_a_few_items():
+    costs, left = CostModel(), Outstanding()
+    for size in (0.5, 0.6, 0.7, 1.0, 2.0):
+        left.add("flow", size)
+    for size in (0.5, 3.0):
+        left.add("rare", size)
+
+    def measure(metric, size):  # as the run does: measured, and no longer outstanding
+        costs.add(metric, size, 0.1)
+        left.remove(metric, size)
+
+    assert not costs.settled(left)
+    measure("flow", 0.5)  # a small, quick item first: one row says little
+    measure("rare", 0.5)
+    assert not costs.settled(left)
+    measure("flow", 0.6)
+    measure("flow", 0.7)
+    assert not costs.settled(left)  # "rare" has two results in all: both are needed
+    measure("rare", 3.0)
+    assert costs.settled(left)
+    left.add("late", 1.0)  # a metric nothing measured yet
+    assert not costs.settled(left)
+    assert costs.settled(left, rows=0)
+    assert costs.settled(Outstanding())  # nothing left
 
 
 def test_cost_model_by_size_and_per_row():

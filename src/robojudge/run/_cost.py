@@ -23,6 +23,11 @@ SPLIT_ABOVE = 20.0
 """Millions of frame-pixels (a 4-second 720p clip at 16 fps is 59) above which an item's metrics
 are split into one task per sampling, so that several workers share a long video."""
 
+SETTLED_ROWS = 3
+"""Items each outstanding metric is measured on before a run's estimate is shown. One item can
+mislead: on 67 real clips the first was a frozen copy, whose flow metrics took a fifth of a moving
+clip's time, and the estimate made from it alone was half the run's time."""
+
 # Config fields that decide which frames a metric decodes, and which optical flow it computes on
 # them. Metrics that agree on all of these stay in one task, where they share one decode and one
 # flow through the frame cache (and the flow memo that lives with it). A flow metric and a metric
@@ -147,6 +152,16 @@ class CostModel:
         if fit is not None and size:
             return fit[0] + fit[1] * size
         return self._per_row(metric)
+
+    def settled(self, left: Outstanding, rows: int = SETTLED_ROWS) -> bool:
+        """Whether every metric with outstanding pairs was measured on ``rows`` results (or on all of
+        its results but those outstanding, when it has fewer in the run)."""
+        for metric, (_, sized, unsized) in left.by_metric.items():
+            rate = self.rates.get(metric)
+            done = rate.rows if rate is not None else 0
+            if done < min(rows, done + sized + unsized):
+                return False
+        return True
 
     def remaining(self, left: Outstanding, workers: int) -> float | None:
         """Wall seconds the outstanding pairs still need on ``workers`` busy workers (None: nothing

@@ -22,22 +22,24 @@ MIN_ESTIMATE_S = 60.0
 
 def progress_line(summary: RunSummary | None, elapsed: float, since_estimate: float = 0.0) -> str:
     """One line: results done of those to compute, failures, time so far, estimated time left
-    (the run's estimate less the ``since_estimate`` seconds that passed since it was made)."""
+    (the run's estimate less the ``since_estimate`` seconds that passed since it was made; shown
+    once it is settled)."""
     if summary is None:
         return f"scoring: no result yet, {describe(elapsed)} elapsed"
     todo = summary.total - summary.skipped
     pct = 100.0 * summary.computed / todo if todo else 100.0
     line = (f"scoring: {summary.computed}/{todo} results ({pct:.0f}%), {summary.failed} failed, "
             f"{describe(elapsed)} elapsed")
-    if summary.estimate_s is not None and summary.computed < todo:
+    if summary.estimate_s is not None and summary.estimate_settled and summary.computed < todo:
         line += f", about {describe(max(0.0, summary.estimate_s - since_estimate))} left"
     return line
 
 
 def estimate_line(summary: RunSummary) -> str | None:
-    """The one-time announcement of how long the rest of a run will take, once results have been
-    measured; None while there is no estimate or it is short."""
-    if summary.estimate_s is None or summary.estimate_s < MIN_ESTIMATE_S:
+    """The one-time announcement of how long the rest of a run will take, once each metric left has
+    been measured on a few results (``RunSummary.estimate_settled``); None before that, or when the
+    rest is short."""
+    if summary.estimate_s is None or not summary.estimate_settled or summary.estimate_s < MIN_ESTIMATE_S:
         return None
     left = summary.total - summary.skipped - summary.computed
     return (f"estimated time for the remaining {left} results: about {describe(summary.estimate_s)} "

@@ -143,6 +143,9 @@ class RunSummary:
     # rest of the run needs (None until a result has been measured; 0 when nothing is left).
     metric_seconds: dict[str, float] = field(default_factory=dict)
     estimate_s: float | None = None
+    # Whether each metric still to compute has been measured on enough results for the estimate to
+    # be shown (CostModel.settled); the estimate is kept either way.
+    estimate_settled: bool = False
     # Stored results computed with other library versions, superseded to be computed again
     # (``rescore_libraries``).
     rescored_libraries: int = 0
@@ -427,6 +430,7 @@ def score_blocks(
                 summary.metric_seconds[row.metric] = (
                     summary.metric_seconds.get(row.metric, 0.0) + (row.duration_s or 0.0))
             summary.estimate_s = costs.remaining(left, ex.workers)
+            summary.estimate_settled = costs.settled(left)
             for row in rows:
                 if row.status == "ok":
                     summary.ok += 1
