@@ -54,6 +54,10 @@ def test_estimate_is_announced_once_and_only_when_long() -> None:
     assert lines == ["estimated time for the remaining 98 results: about 50.0 min (from the 2 measured "
                      "so far, per metric and frame-pixel)"]
     assert len(inner) == 5  # the wrapped callback saw every row
+    s.estimate_unmeasured = ["iq1_psnr", "iq1_ssim"]
+    assert estimate_line(s) == (
+        "estimated time for the remaining 97 results: about 33.3 min (from the 3 measured so far, per "
+        "metric and frame-pixel; not measured yet, counted at the others' mean: iq1_psnr, iq1_ssim)")
 
 
 def test_lines_come_every_interval_even_without_results() -> None:

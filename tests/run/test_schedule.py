@@ -129,9 +129,14 @@ def test_estimate_settles_when_each_metric_left_was_measured_on_a_few_items():
     assert not costs.settled(left)  # "rare" has two results in all: both are needed
     measure("rare", 3.0)
     assert costs.settled(left)
-    left.add("late", 1.0)  # a metric nothing measured yet
+    assert costs.unmeasured(left) == []
+    left.add("late", 1.0)  # a metric nothing measured yet does not hold the estimate back: it is named
+    assert costs.settled(left) and costs.unmeasured(left) == ["late"]
+    left.add("flow", 4.0)
+    costs.add("other", 1.0, 0.1)
+    left.add("other", 2.0)  # measured once, one more to come: 2 of its 2 rows are needed
     assert not costs.settled(left)
-    assert costs.settled(left, rows=0)
+    assert costs.settled(left, rows=1)
     assert costs.settled(Outstanding())  # nothing left
 
 
@@ -206,6 +211,25 @@ def test_cost_model_fits_a_line_per_metric_so_capped_metrics_do_not_scale_with_l
     lines = [(2.0, 0.0), (fixed, slope), (0.0, 0.18), (2.5, 0.0)]
     expect = np.mean([a for a, _ in lines]) + np.mean([b for _, b in lines]) * 40.0
     assert costs.seconds("new", 40.0) == pytest.approx(expect)
+
+
+def test_cost_model_takes_proportion_when_frozen_clips_bend_the_line():
+    # cc_photometric on real clips (seconds against millions of frame-pixels): proportional, but
+    # the frozen copies are large and nearly free. The least-squares line through these has a
+    # negative slope (the mean, 1.98 s a row, whatever the size); the median rate fits the rest.
+    sizes = [23.04, 15.97, 14.75, 14.75, 12.29, 11.37, 10.08, 9.03]
+    secs = [0.73, 3.14, 2.90, 2.96, 2.39, 0.01, 1.95, 1.79]
+    costs = CostModel()
+    for x, y in zip(sizes, secs, strict=True):
+        costs.add("cc_photometric", x, y)
+    rate = float(np.median(np.array(secs) / np.array(sizes)))
+    assert costs.seconds("cc_photometric", 2.0) == pytest.approx(2.0 * rate)
+    assert costs.seconds("cc_photometric", 2.0) < 0.5  # the mean would say 1.98 s
+    # two sizes only: the line rule alone decides (here: the mean, as the slope is negative)
+    two = CostModel()
+    two.add("m", 23.04, 0.73)
+    two.add("m", 15.97, 3.14)
+    assert two.seconds("m", 2.0) == pytest.approx((0.73 + 3.14) / 2)
 
 
 def test_a_metric_set_to_the_fast_profile_alone_gets_its_own_task():

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel
 
 from robojudge.suite import Item
@@ -24,7 +25,8 @@ SPLIT_ABOVE = 20.0
 are split into one task per sampling, so that several workers share a long video."""
 
 SETTLED_ROWS = 3
-"""Items each outstanding metric is measured on before a run's estimate is shown. One item can
+"""Items each outstanding metric is measured on (once it is measured at all) before a run's estimate
+is shown. One item can
 mislead: on 67 real clips the first was a frozen copy, whose flow metrics took a fifth of a moving
 clip's time, and the estimate made from it alone was half the run's time."""
 
@@ -82,6 +84,12 @@ class _Rate:
     y: float = 0.0
     xx: float = 0.0
     xy: float = 0.0
+    # the first MAX_POINTS sized rows, (size, seconds), to choose between the line and proportion
+    points: list[tuple[float, float]] = field(default_factory=list)
+
+
+MAX_POINTS = 1000
+"""Sized rows a metric keeps to choose its cost's shape (the sums behind the line keep them all)."""
 
 
 @dataclass
@@ -98,6 +106,13 @@ class CostModel:
     means the cost is proportional: the line through the origin). With one size seen, the cost is
     taken as proportional to size. A pair whose item has no size costs its metric's mean seconds per
     row; a metric not measured yet costs the mean line of the measured ones.
+
+    A few cheap outliers bend that line: a frozen clip is large, and its flow metrics cost almost
+    nothing (optical flow between equal frames), so on real clips whose cost was proportional to
+    size, two frozen copies among the first items tipped the slope negative and the estimate was
+    twice the time left. So from three sizes on, the line competes with proportion at the median of
+    the rows' seconds per million frame-pixels, and the one whose median relative error on the
+    measured rows is smaller is used.
     """
 
     rates: dict[str, _Rate] = field(default_factory=dict)
@@ -112,6 +127,8 @@ class CostModel:
             rate.y += seconds
             rate.xx += size * size
             rate.xy += size * seconds
+            if len(rate.points) < MAX_POINTS:
+                rate.points.append((size, seconds))
 
     @staticmethod
     def _line(rate: _Rate) -> tuple[float, float] | None:
@@ -124,11 +141,20 @@ class CostModel:
             return 0.0, rate.y / rate.x
         slope = (rate.xy / rate.n - mx * my) / var
         if slope <= 0:
-            return my, 0.0
-        fixed = my - slope * mx
-        if fixed < 0:
-            return 0.0, rate.xy / rate.xx
-        return fixed, slope
+            line = my, 0.0
+        else:
+            fixed = my - slope * mx
+            line = (0.0, rate.xy / rate.xx) if fixed < 0 else (fixed, slope)
+        if rate.n < 3:
+            return line
+        size = np.array([p[0] for p in rate.points])
+        secs = np.array([p[1] for p in rate.points])
+        ratio = (0.0, float(np.median(secs / size)))
+
+        def error(fit: tuple[float, float]) -> float:
+            return float(np.median(np.abs(fit[0] + fit[1] * size - secs) / np.maximum(secs, 1e-3)))
+
+        return ratio if error(ratio) < error(line) else line
 
     def _fit(self, metric: str) -> tuple[float, float] | None:
         rate = self.rates.get(metric)
@@ -154,14 +180,21 @@ class CostModel:
         return self._per_row(metric)
 
     def settled(self, left: Outstanding, rows: int = SETTLED_ROWS) -> bool:
-        """Whether every metric with outstanding pairs was measured on ``rows`` results (or on all of
-        its results but those outstanding, when it has fewer in the run)."""
+        """Whether every measured metric with outstanding pairs was measured on ``rows`` results (or
+        on all of its results but those outstanding, when it has fewer in the run). A metric not
+        measured at all does not hold the estimate back: it is counted at the others' mean line and
+        named (:meth:`unmeasured`), as the rows that would measure it may come last."""
+        if left.by_metric and not self.rates:
+            return False
         for metric, (_, sized, unsized) in left.by_metric.items():
             rate = self.rates.get(metric)
-            done = rate.rows if rate is not None else 0
-            if done < min(rows, done + sized + unsized):
+            if rate is not None and rate.rows < min(rows, rate.rows + sized + unsized):
                 return False
         return True
+
+    def unmeasured(self, left: Outstanding) -> list[str]:
+        """The metrics with outstanding pairs and no measured row, sorted."""
+        return sorted(m for m in left.by_metric if m not in self.rates)
 
     def remaining(self, left: Outstanding, workers: int) -> float | None:
         """Wall seconds the outstanding pairs still need on ``workers`` busy workers (None: nothing

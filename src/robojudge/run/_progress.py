@@ -42,8 +42,11 @@ def estimate_line(summary: RunSummary) -> str | None:
     if summary.estimate_s is None or not summary.estimate_settled or summary.estimate_s < MIN_ESTIMATE_S:
         return None
     left = summary.total - summary.skipped - summary.computed
-    return (f"estimated time for the remaining {left} results: about {describe(summary.estimate_s)} "
-            f"(from the {summary.computed} measured so far, per metric and frame-pixel)")
+    line = (f"estimated time for the remaining {left} results: about {describe(summary.estimate_s)} "
+            f"(from the {summary.computed} measured so far, per metric and frame-pixel")
+    if summary.estimate_unmeasured:
+        line += f"; not measured yet, counted at the others' mean: {', '.join(summary.estimate_unmeasured)}"
+    return line + ")"
 
 
 class EstimateOnce:

@@ -144,8 +144,10 @@ class RunSummary:
     metric_seconds: dict[str, float] = field(default_factory=dict)
     estimate_s: float | None = None
     # Whether each metric still to compute has been measured on enough results for the estimate to
-    # be shown (CostModel.settled); the estimate is kept either way.
+    # be shown (CostModel.settled; the estimate is kept either way), and those not measured at all,
+    # which the estimate counts at the measured ones' mean.
     estimate_settled: bool = False
+    estimate_unmeasured: list[str] = field(default_factory=list)
     # Stored results computed with other library versions, superseded to be computed again
     # (``rescore_libraries``).
     rescored_libraries: int = 0
@@ -431,6 +433,7 @@ def score_blocks(
                     summary.metric_seconds.get(row.metric, 0.0) + (row.duration_s or 0.0))
             summary.estimate_s = costs.remaining(left, ex.workers)
             summary.estimate_settled = costs.settled(left)
+            summary.estimate_unmeasured = costs.unmeasured(left)
             for row in rows:
                 if row.status == "ok":
                     summary.ok += 1
