@@ -27,9 +27,10 @@ from robojudge.suite._schema import Embodiment
 __all__ = ["PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "scan_folder", "write_manifest"]
 
 SCAN_SUFFIXES = frozenset(
-    {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".gif", ".mpg", ".mpeg", ".ts", ".flv", ".wmv", ".ogv"}
+    {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".gif", ".mpg", ".mpeg", ".flv", ".wmv", ".ogv"}
 )
-"""File suffixes read as videos (case-insensitive); everything FFmpeg/PyAV commonly decodes."""
+"""File suffixes read as videos (case-insensitive). MPEG-TS (``.ts``) is left out: in a folder of
+outputs it is more often TypeScript than video; name such files in a manifest by hand."""
 
 PATTERN_FIELDS = ("generator", "clip_id", "task", "regime", "source", "split", "prompt_variant")
 """The named groups a ``pattern`` may set."""
@@ -45,12 +46,12 @@ class ScanResult:
     Attributes:
         root: The scanned folder (absolute).
         items: Manifest records in path order; their paths are absolute (:func:`write_manifest` makes
-            them relative to the manifest).
+            those inside the manifest's folder relative to it).
         skipped: Paths under ``root`` (POSIX, with suffix) of videos the pattern did not match.
         notes: What deserves a look, one line each: instructions or references that matched nothing,
             items without an instruction, folders of images left out.
-        instruction_sources: ``item_id`` -> where its instruction came from (a ``.txt`` path, or
-            ``"FILE:line N"``).
+        instruction_sources: ``item_id`` -> where its instruction came from: a ``.txt`` path, or the
+            table's row (``prompts.csv:3``, ``prompts.parquet:row 2``, ``prompts.json: key 'ep07'``).
         reference_count: Reference videos found.
     """
 
