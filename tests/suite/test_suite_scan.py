@@ -191,6 +191,55 @@ def test_broken_instruction_tables_name_file_and_line(tmp_path: Path, text: str,
         scan_folder(tmp_path / "v", instructions=tmp_path / "prompts.csv")
 
 
+def test_labels_from_a_table_checked_as_a_manifest_s(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    _touch(root, "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4")
+    table = tmp_path / "ratings.csv"
+    table.write_text(
+        "video,item_id,pa,ia,rater,goal_completion,labels.overall\n"
+        "a/ep01.mp4,,4,3,ann2,1,7\n"
+        ",b/ep01,2,5,ann1,,\n"
+        "c/ep09,,1,1,ann1,,\n"
+    )
+    result = scan_folder(root, labels=table)
+    items = _by_id(result.items)
+    assert items["a/ep01"]["labels"] == {
+        "pa": 4, "ia": 3, "rater": "ann2", "checklist": {"goal_completion": 1}, "overall": 7,
+    }  # fmt: skip
+    assert items["b/ep01"]["labels"] == {"pa": 2, "ia": 5, "rater": "ann1"}
+    assert "labels" not in items["a/ep02"]
+    assert f"1 label row(s) match no video (first: {table}:4)" in result.notes
+    out = tmp_path / "v.jsonl"
+    write_manifest(result, out)
+    suite = load_suite(out)
+    loaded = {it.item_id: it.labels for it in suite.items}
+    assert loaded["a/ep01"] is not None and loaded["a/ep01"].pa == 4
+    assert loaded["a/ep01"].checklist is not None and loaded["a/ep01"].checklist.goal_completion == 1
+    assert json.loads(out.read_text().splitlines()[0]).popitem()[0] == "labels"  # written last
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("video,pa\na/ep01.mp4,6\n", r"ratings.csv:2: field labels.pa: value 6 is out of range 1-5"),
+        ("video,pa\na/ep01.mp4,3.5\n", r"ratings.csv:2: field labels.pa: expected a whole number"),
+        ("video,score\na/ep01.mp4,3\n", r"ratings.csv:2: unknown column 'score'"),
+        ("video,pa,labels.pa\na/ep01.mp4,3,4\n", r"ratings.csv:2: pa is given twice"),
+        ("video,rater\na/ep01.mp4,\n", r"ratings.csv:2: the row holds no label"),
+        ("clip_id,pa\nep01,3\n", r"ratings.csv:2: a row needs exactly one of item_id, video"),
+        (
+            "video,pa,rater\na/ep01.mp4,3,ann1\na/ep01,4,ann2\n",
+            r"ratings.csv:3: item 'a/ep01' already has labels from .*ratings.csv:2; a manifest holds one",
+        ),
+    ],
+)
+def test_bad_label_tables_name_file_line_and_field(tmp_path: Path, text: str, message: str) -> None:
+    _touch(tmp_path / "v", "a/ep01.mp4")
+    (tmp_path / "ratings.csv").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        scan_folder(tmp_path / "v", labels=tmp_path / "ratings.csv")
+
+
 def test_frame_folders_only_when_asked(tmp_path: Path) -> None:
     root = tmp_path / "v"
     _touch(root, "m/ep01/0001.png", "m/ep01/0002.png", "m/ep02.mp4", "m/ep01/nested/0001.png")
@@ -259,13 +308,17 @@ def test_cli_scan_then_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         write_video(root / rel, frames, fps=8)
     (root / "model A/ep 1.txt").write_text("slide the block left")
+    (tmp_path / "ratings.csv").write_text("video,pa,ia\nmodel B/ep 1.mp4,2,4\n")
     monkeypatch.chdir(tmp_path)
     done = runner.invoke(
-        app, ["scan", str(root), "--references", str(root / "real"), "--embodiment", "gripper"]
-    )
+        app,
+        ["scan", str(root), "--references", str(root / "real"), "--embodiment", "gripper",
+         "--labels", "ratings.csv"],
+    )  # fmt: skip
     assert done.exit_code == 0, done.output
     assert "wrote my videos.jsonl: 2 item(s), 1 clip(s); generators: model A 1, model B 1" in done.stdout
-    assert "instructions: 1 of 2; references: 2 item(s) (1 reference videos)" in done.stdout
+    expect = "instructions: 1 of 2; references: 2 item(s) (1 reference videos); labels: 1 item(s)"
+    assert expect in done.stdout
     assert "1 of 2 item(s) have no instruction (first: model B/ep 1)" in done.stderr
     assert "outside the manifest's folder" not in done.stderr
     assert "then robojudge score 'my videos.jsonl' -m all" in done.stdout

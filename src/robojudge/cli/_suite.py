@@ -144,6 +144,12 @@ def scan_cmd(
         help="Regular expression for the references' paths whose clip_id group names their clip "
         "[default: the path without suffix]; what it matches is not an item.",
     ),
+    labels: Path | None = typer.Option(
+        None,
+        "--labels",
+        help="Table of ratings, a row per video by item_id or video path: pa, ia, overall, evidence, "
+        "rater, checklist items (or labels.* columns).",
+    ),
     frames: bool = typer.Option(False, "--frames", help="Read a folder of images as one video."),
     generator: str | None = typer.Option(None, "--generator", help="Generator of videos directly in FOLDER."),
     embodiment: str | None = typer.Option(None, "--embodiment", help="Embodiment of every item."),
@@ -166,7 +172,7 @@ def scan_cmd(
     try:
         result = scan_folder(
             folder, pattern=pattern, instructions=instructions, references=references,
-            reference_pattern=reference_pattern, frame_folders=frames,
+            reference_pattern=reference_pattern, labels=labels, frame_folders=frames,
             fields={k: v for k, v in given.items() if v is not None},
         )  # fmt: skip
         warnings = write_manifest(result, target, force=force)
@@ -186,6 +192,8 @@ def scan_cmd(
     line = f"instructions: {counts['with_instruction']} of {counts['items']}"
     if references is not None:
         line += f"; references: {counts['with_reference']} item(s) ({counts['references']} reference videos)"
+    if labels is not None:
+        line += f"; labels: {sum('labels' in it for it in result.items)} item(s)"
     console.print(line, highlight=False)
     if result.skipped:
         err_console.print(

@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from robojudge.suite._check import describe_error
 from robojudge.suite._load import validate_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import iter_records
-from robojudge.suite._schema import Embodiment
+from robojudge.suite._schema import CHECKLIST_ITEMS, Embodiment, Labels
 
 __all__ = ["PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "scan_folder", "write_manifest"]
 
@@ -82,6 +85,7 @@ def scan_folder(
     instructions: str | Path | None = None,
     references: str | Path | None = None,
     reference_pattern: str | None = None,
+    labels: str | Path | None = None,
     frame_folders: bool = False,
     fields: Mapping[str, str] | None = None,
 ) -> ScanResult:
@@ -106,6 +110,11 @@ def scan_folder(
             ``clip_id`` group is the key instead; a video it does not match is not a reference.
             Needed when the references folder is ``root`` itself (``droid_real_(?P<clip_id>.+)``);
             videos taken as references are not items.
+        labels: A table of ratings, one row per video keyed by ``item_id`` or ``video``, its columns
+            the label fields bare (``pa``, ``ia``, ``overall``, ``evidence``, ``rater``, the
+            checklist items) or as a manifest writes them (``labels.pa``,
+            ``labels.checklist.goal_completion``); checked as a manifest's labels are. A manifest
+            holds one set of labels per item, so a second row for an item is an error.
         frame_folders: Read a folder holding images and no video as one video (a frame folder).
         fields: Values for every item (``embodiment``, ``source``, ``regime``, ``task``,
             ``split``), and ``generator`` for videos the layout gives none.
@@ -113,7 +122,8 @@ def scan_folder(
     Raises:
         ValueError: ``root`` or ``references`` is not a folder (or is ``root`` without a
             ``reference_pattern``), a pattern does not compile or names another group, a field is
-            unknown or its value invalid, or an instructions file is broken (file and line named).
+            unknown or its value invalid, or an instructions or labels table is broken (file and
+            line named).
     """
     base = _folder(root, "folder to scan")
     refs_dir = _folder(references, "references folder") if references is not None else None
@@ -150,6 +160,8 @@ def scan_folder(
     if refs_dir is not None:
         _attach_references(rows, refs, result)
     _attach_instructions(rows, base, instructions, result)
+    if labels is not None:
+        _attach_labels(rows, base, Path(labels), result)
     missing = [r["item_id"] for r in rows if "instruction" not in r]
     if missing and rows:
         result.notes.append(
@@ -340,45 +352,88 @@ def _attach_references(rows: list[dict[str, Any]], refs: dict[Path, str], result
 
 @dataclass
 class _Entry:
+    """One row of a side table: its key (and the column it came from), its other fields, where it is."""
+
     key: str
     column: str
-    text: str
+    data: dict[str, Any]
     where: str
 
 
-def _read_instructions(path: Path) -> list[_Entry]:
+def _read_table(path: Path, what: str, key_columns: tuple[str, ...]) -> list[_Entry]:
+    """The rows of a side table (.csv, .jsonl, .json list, .parquet), each with exactly one key.
+
+    Raises:
+        ValueError: The file is missing or unreadable, or a row is broken or has no single key
+            (file and line named).
+    """
     shown = str(path)
     if not path.is_file():
-        raise ValueError(f"instructions file {path} does not exist")
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{shown}: not valid JSON ({exc})") from None
-        if isinstance(data, dict) and "items" not in data:
-            bad = [k for k, v in data.items() if not isinstance(v, str)]
-            if bad:
-                raise ValueError(f"{shown}: key {bad[0]!r}: the instruction is not a string")
-            return [_Entry(str(k), "", v, f"{shown}: key {k!r}") for k, v in data.items()]
-    entries: list[_Entry] = []
+        raise ValueError(f"{what} file {path} does not exist")
     try:
         records: Iterable[Any] = list(iter_records(path, shown))
     except ManifestError as exc:
         raise ValueError(str(exc)) from None
+    entries: list[_Entry] = []
     for rec in records:
         where = f"{shown}:{rec.line}" if rec.line is not None else f"{shown}:row {rec.row}"
         if rec.problems or rec.data is None:
             raise ValueError(f"{where}: {rec.problems[0].message if rec.problems else 'unreadable'}")
-        keys = [c for c in _KEY_COLUMNS if rec.data.get(c) not in (None, "")]
-        text = rec.data.get("instruction")
+        keys = [c for c in key_columns if rec.data.get(c) not in (None, "")]
         if len(keys) != 1:
             raise ValueError(
-                f"{where}: a row needs exactly one of {', '.join(_KEY_COLUMNS)}; got {keys or 'none'}"
+                f"{where}: a row needs exactly one of {', '.join(key_columns)}; got {keys or 'none'}"
             )
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{where}: field instruction: missing or empty")
-        entries.append(_Entry(str(rec.data[keys[0]]), keys[0], text.strip(), where))
+        data = {k: v for k, v in rec.data.items() if k not in key_columns}
+        entries.append(_Entry(str(rec.data[keys[0]]), keys[0], data, where))
     return entries
+
+
+def _read_instructions(path: Path) -> list[_Entry]:
+    if path.suffix.lower() == ".json" and path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        if isinstance(data, dict) and "items" not in data:
+            bad = [k for k, v in data.items() if not isinstance(v, str)]
+            if bad:
+                raise ValueError(f"{path}: key {bad[0]!r}: the instruction is not a string")
+            return [_Entry(str(k), "", {"instruction": v}, f"{path}: key {k!r}") for k, v in data.items()]
+    entries = _read_table(path, "instructions", _KEY_COLUMNS)
+    for entry in entries:
+        text = entry.data.get("instruction")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{entry.where}: field instruction: missing or empty")
+        entry.data["instruction"] = text.strip()
+    return entries
+
+
+class _Index:
+    """The scanned rows by item id, by video path under the root (with and without suffix), by clip."""
+
+    def __init__(self, rows: list[dict[str, Any]], base: Path) -> None:
+        self.by_item = {r["item_id"]: r for r in rows}
+        self.by_video: dict[str, dict[str, Any]] = {}
+        self.by_clip: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            self.by_video[Path(r["video"]).relative_to(base).as_posix()] = r
+            self.by_video.setdefault(_stem_path(Path(r["video"]), base), r)
+            if "clip_id" in r:
+                self.by_clip.setdefault(r["clip_id"], []).append(r)
+
+    def find(self, entry: _Entry) -> list[dict[str, Any]]:
+        """The rows an entry's key names; a key without a column (a JSON object's) is read as an item
+        id, then a video path, then a clip id."""
+        if entry.column == "item_id":
+            return [self.by_item[entry.key]] if entry.key in self.by_item else []
+        if entry.column == "clip_id":
+            return self.by_clip.get(entry.key, [])
+        if entry.column == "video":
+            hit = self.by_video.get(entry.key.strip("/"))
+            return [hit] if hit is not None else []
+        one = self.by_item.get(entry.key) or self.by_video.get(entry.key)
+        return [one] if one is not None else self.by_clip.get(entry.key, [])
 
 
 def _attach_instructions(
@@ -395,37 +450,79 @@ def _attach_instructions(
                 result.instruction_sources[row["item_id"]] = str(sidecar)
     if instructions is None:
         return
-    by_item = {r["item_id"]: r for r in rows}
-    by_video: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        rel = Path(r["video"]).relative_to(base)
-        by_video[rel.as_posix()] = r
-        by_video.setdefault(_stem_path(Path(r["video"]), base), r)
-    by_clip: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        if "clip_id" in r:
-            by_clip.setdefault(r["clip_id"], []).append(r)
+    index = _Index(rows, base)
     # Clip rows first, so a row for the item itself (written after) wins.
     entries = sorted(_read_instructions(Path(instructions)), key=lambda e: e.column != "clip_id")
     unmatched: list[str] = []
     for entry in entries:
-        if entry.column == "item_id":
-            targets = [by_item[entry.key]] if entry.key in by_item else []
-        elif entry.column == "clip_id":
-            targets = by_clip.get(entry.key, [])
-        elif entry.column == "video":
-            hit = by_video.get(entry.key.strip("/"))
-            targets = [hit] if hit is not None else []
-        else:  # a JSON mapping: the item, else the clip, else the video path
-            one = by_item.get(entry.key) or by_video.get(entry.key)
-            targets = [one] if one is not None else by_clip.get(entry.key, [])
+        targets = index.find(entry)
         if not targets:
             unmatched.append(entry.where)
         for row in targets:
-            row["instruction"] = entry.text
+            row["instruction"] = entry.data["instruction"]
             result.instruction_sources[row["item_id"]] = entry.where
     if unmatched:
         result.notes.append(f"{len(unmatched)} instruction(s) match no video (first: {unmatched[0]})")
+
+
+_LABEL_COLUMNS = ("pa", "ia", "overall", "evidence", "rater")
+
+
+def _label_fields(entry: _Entry) -> dict[str, Any]:
+    """An entry's label fields, as bare columns (``pa``, ``goal_completion``) or as the manifest
+    writes them (``labels.pa``, ``labels.checklist.goal_completion``), validated."""
+    raw = entry.data
+    fields: dict[str, Any] = dict(raw.pop("labels", None) or {})
+    checklist: dict[str, Any] = dict(fields.pop("checklist", None) or {})
+    for name, value in raw.items():
+        if value in (None, ""):
+            continue
+        if name in _LABEL_COLUMNS:
+            target = fields
+        elif name in CHECKLIST_ITEMS:
+            target = checklist
+        else:
+            raise ValueError(
+                f"{entry.where}: unknown column {name!r}; expected {', '.join(_LABEL_COLUMNS)}, the "
+                "checklist items, or labels.* columns as in a manifest"
+            )
+        if name in target:
+            raise ValueError(f"{entry.where}: {name} is given twice")
+        target[name] = value
+    if checklist:
+        fields["checklist"] = checklist
+    if not fields:
+        raise ValueError(f"{entry.where}: the row holds no label")
+    try:
+        labels = Labels.model_validate(fields)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        error["loc"] = ("labels", *error["loc"])  # as in a manifest, whose messages know its ranges
+        field_name, message = describe_error(error)
+        raise ValueError(f"{entry.where}: field {field_name}: {message}") from None
+    return labels.model_dump(mode="json", exclude_none=True)
+
+
+def _attach_labels(rows: list[dict[str, Any]], base: Path, path: Path, result: ScanResult) -> None:
+    index = _Index(rows, base)
+    given: dict[str, str] = {}
+    unmatched: list[str] = []
+    for entry in _read_table(path, "labels", ("item_id", "video")):
+        labels = _label_fields(entry)
+        targets = index.find(entry)
+        if not targets:
+            unmatched.append(entry.where)
+            continue
+        row = targets[0]
+        if row["item_id"] in given:
+            raise ValueError(
+                f"{entry.where}: item {row['item_id']!r} already has labels from {given[row['item_id']]}; "
+                "a manifest holds one set of labels per item (adjudicate or average the raters first)"
+            )
+        given[row["item_id"]] = entry.where
+        row["labels"] = labels
+    if unmatched:
+        result.notes.append(f"{len(unmatched)} label row(s) match no video (first: {unmatched[0]})")
 
 
 _ORDER = ("item_id", "video", "instruction", "reference_video", "generator", "clip_id")
@@ -433,7 +530,10 @@ _ORDER = ("item_id", "video", "instruction", "reference_video", "generator", "cl
 
 def _relative(row: dict[str, Any], here: Path) -> dict[str, Any]:
     """The row in a readable field order, paths under the manifest's folder ``here`` relative to it."""
-    out = {k: row[k] for k in _ORDER if k in row} | {k: v for k, v in row.items() if k not in _ORDER}
+    out = {k: row[k] for k in _ORDER if k in row}
+    out |= {k: v for k, v in row.items() if k not in _ORDER and k != "labels"}
+    if "labels" in row:
+        out["labels"] = row["labels"]
     for key in ("video", "reference_video"):
         if key in out:
             path = Path(out[key])
