@@ -10,6 +10,7 @@ matched by clip. See docs/manifest.md, "A manifest from a folder".
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -208,7 +209,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    return [_shown(p, str(target)) for p in problems]
+    return [dataclasses.replace(p, file=str(target)) for p in problems]
 
 
 def _folder(path: str | Path, what: str) -> Path:
@@ -540,15 +541,3 @@ def _relative(row: dict[str, Any], here: Path) -> dict[str, Any]:
             if path.is_relative_to(here):  # else absolute: '../../../data/x.mp4' helps nobody
                 out[key] = path.relative_to(here).as_posix()
     return out
-
-
-def _shown(problem: ManifestProblem, name: str) -> ManifestProblem:
-    return ManifestProblem(
-        file=name,
-        line=problem.line,
-        row=problem.row,
-        item_id=problem.item_id,
-        field=problem.field,
-        message=problem.message,
-        severity=problem.severity,
-    )
