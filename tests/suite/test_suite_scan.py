@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from robojudge.cli import main
 from robojudge.cli._suite import app
 from robojudge.store import ResultStore
-from robojudge.suite import ManifestError, load_suite, scan_folder, write_manifest
+from robojudge.suite import ManifestError, load_suite, scan_folder, validate_manifest, write_manifest
 from robojudge.video import write_video
 
 runner = CliRunner()
@@ -238,6 +238,74 @@ def test_bad_label_tables_name_file_line_and_field(tmp_path: Path, text: str, me
     (tmp_path / "ratings.csv").write_text(text)
     with pytest.raises(ValueError, match=message):
         scan_folder(tmp_path / "v", labels=tmp_path / "ratings.csv")
+
+
+@pytest.mark.parametrize(
+    ("stem", "pattern", "item"),
+    [
+        ("wan/ep07_cam0", r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)_(?P<view>cam\d)", "wan/ep07"),
+        ("wan/cam0/ep07", r"(?P<generator>[^/]+)/(?P<view>cam\d)/(?P<clip_id>.+)", "wan/ep07"),
+        ("ep07_cam0_wan", r"(?P<clip_id>ep\d+)_(?P<view>cam\d)_(?P<generator>.+)", "ep07_wan"),
+        ("cam0/wan/ep07", r"(?P<view>cam\d)/(?P<generator>[^/]+)/(?P<clip_id>.+)", "wan/ep07"),
+    ],
+)
+def test_a_view_group_is_cut_out_of_the_item_id(tmp_path: Path, stem: str, pattern: str, item: str) -> None:
+    _touch(tmp_path, f"{stem}.mp4", f"{stem.replace('cam0', 'cam1')}.mp4")
+    result = scan_folder(tmp_path, pattern=pattern)
+    assert [it["item_id"] for it in result.items] == [item]
+    row = result.items[0]
+    assert row["views"] == {
+        "cam0": str(tmp_path / f"{stem}.mp4"), "cam1": str(tmp_path / f"{stem.replace('cam0', 'cam1')}.mp4"),
+    }  # fmt: skip
+    assert row["main_view"] == "cam0" and row["video"] == row["views"]["cam0"]
+    assert (row["generator"], row["clip_id"]) == ("wan", "ep07")
+
+
+def test_views_of_one_rollout_become_one_item(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    _touch(
+        root, "wan/ep07_front.mp4", "wan/ep07_wrist.mp4", "wan/ep07_top.mp4", "wan/ep08_front.mp4",
+        "wan/ep09_wrist.mp4", "wan/ep09_top.mp4", "wan/ep10_front.mp4", "wan/ep10_front.webm",
+        "wan/ep10_top.mp4",
+    )  # fmt: skip
+    (root / "wan/ep07.txt").write_text("open the drawer")
+    (root / "wan/ep09_top.txt").write_text("close the drawer")
+    pattern = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)_(?P<view>[a-z]+)"
+    result = scan_folder(root, pattern=pattern, main_view="front")
+    items = _by_id(result.items)
+    assert set(items) == {"wan/ep07", "wan/ep08"}
+    assert items["wan/ep07"]["views"].keys() == {"front", "top", "wrist"}
+    assert items["wan/ep07"]["video"] == str(root / "wan/ep07_front.mp4")
+    assert items["wan/ep07"]["instruction"] == "open the drawer"  # the item's own .txt
+    assert "views" not in items["wan/ep08"] and "main_view" not in items["wan/ep08"]
+    assert "1 item(s) have one view only, written as single-view items (first: wan/ep08)" in result.notes
+    assert "1 item(s) have no view 'front', left out (first: wan/ep09)" in result.notes
+    assert "1 item(s) have two files for one view, left out (first: wan/ep10)" in result.notes
+    # Without --main-view the first name in order is the main one, and the main view's .txt is read.
+    items = _by_id(scan_folder(root, pattern=pattern).items)
+    assert items["wan/ep09"]["main_view"] == "top"
+    assert items["wan/ep09"]["instruction"] == "close the drawer"
+    assert result.counts()["with_views"] == 1
+
+
+def test_views_written_and_checked_as_synchronised(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    frames = rng.integers(0, 256, (10, 32, 48, 3), dtype=np.uint8)
+    root = tmp_path / "v"
+    for view in ("left", "right"):
+        (root / "wan").mkdir(parents=True, exist_ok=True)
+        write_video(root / f"wan/ep1_{view}.mp4", frames, fps=8)
+    write_video(root / "wan/ep2_left.mp4", frames, fps=8)
+    write_video(root / "wan/ep2_right.mp4", frames[:7], fps=8)
+    result = scan_folder(root, pattern=r"(?P<generator>wan)/(?P<clip_id>ep\d)_(?P<view>\w+)")
+    out = tmp_path / "s.jsonl"
+    write_manifest(result, out)
+    suite = load_suite(out)
+    first = suite.by_id("wan/ep1").resolve(out.parent)
+    assert first.main_view == "left" and first.views is not None
+    assert Path(first.views["right"]) == root / "wan/ep1_right.mp4"
+    problems = validate_manifest(out, media="open")
+    assert [(p.item_id, p.field) for p in problems if p.is_error] == [("wan/ep2", "views.right")]
 
 
 def test_frame_folders_only_when_asked(tmp_path: Path) -> None:

@@ -126,8 +126,12 @@ def scan_cmd(
         None,
         "--pattern",
         help="Regular expression for each video's path under FOLDER without its suffix; named groups "
-        "generator, clip_id, task, regime, source, split, prompt_variant set those fields "
+        "generator, clip_id, task, regime, source, split, prompt_variant set those fields, and files "
+        "differing only in a 'view' group are the views of one item "
         "[default: first folder = generator, the rest = clip_id].",
+    ),
+    main_view: str | None = typer.Option(
+        None, "--main-view", help="With a view group: the main view [default: the first name in order]."
     ),
     instructions: Path | None = typer.Option(
         None,
@@ -172,7 +176,7 @@ def scan_cmd(
     try:
         result = scan_folder(
             folder, pattern=pattern, instructions=instructions, references=references,
-            reference_pattern=reference_pattern, labels=labels, frame_folders=frames,
+            reference_pattern=reference_pattern, labels=labels, main_view=main_view, frame_folders=frames,
             fields={k: v for k, v in given.items() if v is not None},
         )  # fmt: skip
         warnings = write_manifest(result, target, force=force)
@@ -184,8 +188,9 @@ def scan_cmd(
         raise fail(escape(str(exc))) from None
     counts = result.counts()
     gens = ", ".join(f"{g} {n}" for g, n in sorted(counts["generators"].items()))
+    views = f" ({counts['with_views']} with several views)" if counts["with_views"] else ""
     console.print(
-        f"wrote {escape(str(target))}: {counts['items']} item(s), {counts['clips']} clip(s); "
+        f"wrote {escape(str(target))}: {counts['items']} item(s){views}, {counts['clips']} clip(s); "
         f"generators: {escape(gens)}",
         highlight=False,
     )

@@ -36,8 +36,9 @@ SCAN_SUFFIXES = frozenset(
 """File suffixes read as videos (case-insensitive). MPEG-TS (``.ts``) is left out: in a folder of
 outputs it is more often TypeScript than video; name such files in a manifest by hand."""
 
-PATTERN_FIELDS = ("generator", "clip_id", "task", "regime", "source", "split", "prompt_variant")
-"""The named groups a ``pattern`` may set."""
+PATTERN_FIELDS = ("generator", "clip_id", "task", "regime", "source", "split", "prompt_variant", "view")
+"""The named groups a ``pattern`` may set (``view``: the camera; files that differ only there are the
+views of one item)."""
 
 _DEFAULT_PATTERN = re.compile(r"(?:(?P<generator>[^/]+)/)?(?P<clip_id>.+)")
 _KEY_COLUMNS = ("item_id", "clip_id", "video")
@@ -74,6 +75,7 @@ class ScanResult:
             "clips": len({it["clip_id"] for it in self.items if "clip_id" in it}),
             "with_instruction": sum("instruction" in it for it in self.items),
             "with_reference": sum("reference_video" in it for it in self.items),
+            "with_views": sum("views" in it for it in self.items),
             "references": self.reference_count,
             "skipped": len(self.skipped),
         }
@@ -87,6 +89,7 @@ def scan_folder(
     references: str | Path | None = None,
     reference_pattern: str | None = None,
     labels: str | Path | None = None,
+    main_view: str | None = None,
     frame_folders: bool = False,
     fields: Mapping[str, str] | None = None,
 ) -> ScanResult:
@@ -98,6 +101,8 @@ def scan_folder(
             its suffix (``modelA/task1/ep07``); its named groups (:data:`PATTERN_FIELDS`) set those
             fields. Default: the first folder is the ``generator`` (none for a video directly in
             ``root``), the rest the ``clip_id``. A video it does not match is skipped and listed.
+            Videos whose paths differ only in the ``view`` group are one item with ``views``; its id
+            is the path without the view (``wan/ep07_cam0`` -> ``wan/ep07``).
         instructions: A table (.csv, .jsonl, .json, .parquet) of rows with ``instruction`` and one
             key: ``item_id``, ``clip_id`` (every generator's video of that clip) or ``video`` (the path
             under ``root``, with or without suffix); or a .json object mapping such keys to
@@ -116,6 +121,8 @@ def scan_folder(
             checklist items) or as a manifest writes them (``labels.pa``,
             ``labels.checklist.goal_completion``); checked as a manifest's labels are. A manifest
             holds one set of labels per item, so a second row for an item is an error.
+        main_view: With a ``view`` group: the view that is the item's ``video`` (default: the first
+            name in sorted order); an item without it is left out and noted.
         frame_folders: Read a folder holding images and no video as one video (a frame folder).
         fields: Values for every item (``embodiment``, ``source``, ``regime``, ``task``,
             ``split``), and ``generator`` for videos the layout gives none.
@@ -156,11 +163,11 @@ def scan_folder(
             f"{len(image_dirs)} folder(s) of images left out (first: {image_dirs[0]}); "
             "--frames reads each as one video"
         )
-    rows = _rows(base, videos, regex, given, result)
+    rows, sidecars = _rows(base, videos, regex, given, main_view, result)
     result.items = rows
     if refs_dir is not None:
         _attach_references(rows, refs, result)
-    _attach_instructions(rows, base, instructions, result)
+    _attach_instructions(rows, base, instructions, sidecars, result)
     if labels is not None:
         _attach_labels(rows, base, Path(labels), result)
     missing = [r["item_id"] for r in rows if "instruction" not in r]
@@ -284,28 +291,89 @@ def _stem_path(path: Path, base: Path) -> str:
     return (rel.with_suffix("") if path.is_file() else rel).as_posix()
 
 
+def _without(stem: str, match: re.Match[str], group: str) -> str:
+    """``stem`` with a group's text cut out and the separators around the cut merged: ``wan/ep07_cam0``
+    -> ``wan/ep07``, ``wan/cam0/ep07`` -> ``wan/ep07``, ``ep07_cam0_wan`` -> ``ep07_wan``."""
+    start, end = match.span(group)
+    left, right = stem[:start], stem[end:]
+    left_t, right_t = left.rstrip(_SEPARATORS), right.lstrip(_SEPARATORS)
+    seps = left[len(left_t) :] + right[: len(right) - len(right_t)]
+    sep = ("/" if "/" in seps else seps[:1]) if left_t and right_t else ""
+    return left_t + sep + right_t
+
+
+_SEPARATORS = "_-. /"
+
+
 def _rows(
-    base: Path, videos: list[Path], regex: re.Pattern[str], given: dict[str, str], result: ScanResult
-) -> list[dict[str, Any]]:
-    stems = Counter(_stem_path(v, base) for v in videos)
-    rows: list[dict[str, Any]] = []
+    base: Path,
+    videos: list[Path],
+    regex: re.Pattern[str],
+    given: dict[str, str],
+    main_view: str | None,
+    result: ScanResult,
+) -> tuple[list[dict[str, Any]], dict[str, list[Path]]]:
+    """The items, and for each the ``.txt`` files that may hold its instruction, in order."""
+    groups: dict[str, list[tuple[Path, str | None, re.Match[str]]]] = {}
     for video in videos:
         stem = _stem_path(video, base)
         match = regex.fullmatch(stem)
         if match is None:
             result.skipped.append(video.relative_to(base).as_posix())
             continue
-        # Two files that differ only in their suffix keep it in their ids.
-        item_id = stem if stems[stem] == 1 else video.relative_to(base).as_posix()
-        row: dict[str, Any] = {"item_id": item_id, "video": str(video)}
-        row.update({k: v for k, v in given.items() if k != "generator"})
-        for name, value in match.groupdict().items():
-            if value:
-                row[name] = value
-        if "generator" not in row and "generator" in given:
-            row["generator"] = given["generator"]
-        rows.append(row)
-    return rows
+        view = match.group("view") if "view" in regex.groupindex else None
+        groups.setdefault(_without(stem, match, "view") if view else stem, []).append((video, view, match))
+    rows: list[dict[str, Any]] = []
+    sidecars: dict[str, list[Path]] = {}
+    problems: dict[str, list[str]] = {}
+    for key, members in groups.items():
+        viewed = [m for m in members if m[1] is not None]
+        if not viewed:  # single-view files; two that differ only in their suffix keep it in their ids
+            for video, _, match in members:
+                item_id = key if len(members) == 1 else video.relative_to(base).as_posix()
+                rows.append(_row(item_id, video, match, given))
+                sidecars[item_id] = [_sidecar(video)]
+            continue
+        views: dict[str, Path] = {}
+        for video, view, _ in viewed:
+            if view in views:
+                problems.setdefault("have two files for one view, left out", []).append(key)
+                break
+            views[str(view)] = video
+        else:
+            main = main_view if main_view is not None else sorted(views)[0]
+            if main not in views:
+                problems.setdefault(f"have no view {main!r}, left out", []).append(key)
+                continue
+            match = next(m for v, _, m in viewed if v == views[main])
+            row = _row(key, views[main], match, given)
+            if len(views) > 1:
+                row["views"] = {name: str(views[name]) for name in sorted(views)}
+                row["main_view"] = main
+            else:
+                problems.setdefault("have one view only, written as single-view items", []).append(key)
+            rows.append(row)
+            sidecars[key] = [base / f"{key}.txt", _sidecar(views[main])]
+    for what, keys in problems.items():
+        result.notes.append(f"{len(keys)} item(s) {what} (first: {keys[0]})")
+    rows.sort(key=lambda r: r["item_id"])
+    return rows, sidecars
+
+
+def _row(item_id: str, video: Path, match: re.Match[str], given: dict[str, str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"item_id": item_id, "video": str(video)}
+    row.update({k: v for k, v in given.items() if k != "generator"})
+    for name, value in match.groupdict().items():
+        if value and name != "view":
+            row[name] = value
+    if "generator" not in row and "generator" in given:
+        row["generator"] = given["generator"]
+    return row
+
+
+def _sidecar(video: Path) -> Path:
+    """The ``.txt`` beside a video file (beside a frame folder: the folder's name plus ``.txt``)."""
+    return Path(f"{video}.txt") if video.is_dir() else video.with_suffix(".txt")
 
 
 def _find_references(refs_dir: Path, frame_folders: bool, regex: re.Pattern[str] | None) -> dict[Path, str]:
@@ -438,17 +506,19 @@ class _Index:
 
 
 def _attach_instructions(
-    rows: list[dict[str, Any]], base: Path, instructions: str | Path | None, result: ScanResult
+    rows: list[dict[str, Any]],
+    base: Path,
+    instructions: str | Path | None,
+    sidecars: dict[str, list[Path]],
+    result: ScanResult,
 ) -> None:
-    for row in rows:  # a .txt beside the video (a frame folder's: beside the folder)
-        sidecar = Path(row["video"]).with_suffix(".txt")
-        if Path(row["video"]).is_dir():
-            sidecar = Path(row["video"] + ".txt")
-        if sidecar.is_file():
-            text = sidecar.read_text(encoding="utf-8", errors="replace").strip()
+    for row in rows:  # a .txt beside the video: the first that holds text
+        for sidecar in sidecars.get(row["item_id"], []):
+            text = sidecar.read_text(encoding="utf-8", errors="replace").strip() if sidecar.is_file() else ""
             if text:
                 row["instruction"] = text
                 result.instruction_sources[row["item_id"]] = str(sidecar)
+                break
     if instructions is None:
         return
     index = _Index(rows, base)
