@@ -235,3 +235,30 @@ def test_push_and_slide_failures_are_rendered(task: str) -> None:
             _check_failure(st, ia_failure(kind, 0.85, len(var.qpos)).to_dict(), frames, task)
     finally:
         r.close()
+
+
+def test_scanning_the_rendered_videos_gives_back_the_suite_s_items(small_suite: Path, tmp_path: Path) -> None:
+    """``robojudge suite scan`` on the suite's own folders, renamed nothing: the same items, views,
+    main views, references, generators and clips as the manifest the simulator wrote."""
+    from robojudge.suite import scan_folder
+
+    folder = small_suite.parent
+    found = scan_folder(
+        folder / "videos",
+        pattern=r"(?P<clip_id>[a-z]+\d+)-(?P<generator>[a-z_]+)_(?P<view>cam\d)",
+        references=folder / "reference",
+    )
+    assert found.skipped == [] and found.notes == [
+        f"{len(found.items)} of {len(found.items)} item(s) have no instruction "
+        f"(first: {found.items[0]['item_id']}); the IA judge and instruction metrics need one"
+    ]
+    scanned = {row["item_id"]: row for row in found.items}
+    written = {item.item_id: item.resolve(folder) for item in load_suite(small_suite)}
+    assert scanned.keys() == written.keys()
+    for item_id, item in written.items():
+        row = scanned[item_id]
+        assert (row["generator"], row["clip_id"], row["main_view"]) == (
+            item.generator, item.clip_id, item.main_view,
+        )  # fmt: skip
+        assert row["video"] == item.video and row["reference_video"] == item.reference_video
+        assert row["views"] == item.views
