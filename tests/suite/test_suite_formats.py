@@ -179,6 +179,13 @@ def test_unknown_suffix_is_an_error(tmp_path: Path) -> None:
         load_suite(path, strict=False)
 
 
+def test_a_folder_given_as_the_manifest_points_to_suite_scan(tmp_path: Path) -> None:
+    (tmp_path / "videos").mkdir()
+    expect = r"videos: is a folder, not a manifest; `robojudge suite scan .*videos` writes one"
+    with pytest.raises(ManifestError, match=expect):
+        load_suite(tmp_path / "videos")
+
+
 def test_main_view_name() -> None:
     base = {"item_id": "a", "video": "f.mp4"}
     assert main_view_name(Item.model_validate(base)) is None

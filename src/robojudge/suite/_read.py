@@ -76,6 +76,9 @@ def iter_records(path: Path, shown: str) -> Iterator[RawRecord]:
         ManifestError: The file is missing, unreadable, of an unknown format, or structurally broken
             (no CSV header, a Parquet file pyarrow cannot open, a .json file that is not valid JSON).
     """
+    if path.is_dir():
+        scan = f"`robojudge suite scan {shown}` writes one for the videos in it"
+        raise ManifestError([file_problem(shown, f"is a folder, not a manifest; {scan}")])
     suffix = path.suffix.lower()
     readers: dict[str, Callable[[Path, str], Iterator[RawRecord]]] = {
         ".jsonl": _read_jsonl,
