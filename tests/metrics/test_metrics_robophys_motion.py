@@ -105,6 +105,25 @@ def test_dynamic_degree_static_and_moving(tmp_path):
     assert m.value == 1.0 and m.details["threshold_px"] == 1.5 and m.details["stride"] == 1
 
 
+def test_dynamic_degree_is_unscored_below_three_frames(tmp_path):
+    # VBench's rule needs round(4 * 2 / 16) = 0 moving steps of a two-frame clip (test above), so a frozen
+    # one would be dynamic: the metric leaves such a clip unscored, and measures three frames.
+    metric = get_metric("mq_dynamic_degree")
+    for n in (2, 3):
+        (tmp_path / str(n)).mkdir()
+        still = np.repeat(_moving_video(0)[:1], n, axis=0)
+        score = metric.compute(_item(tmp_path / str(n), still))
+        if n == 2:
+            assert np.isnan(score.value)
+            assert "the video after the 1-frame stride gave 2 frames" in score.details["unscored_reason"]
+        else:
+            assert score.value == 0.0
+    # 16 frames at 60 fps: every 8th is kept, two frames
+    (tmp_path / "fast").mkdir()
+    fast = metric.compute(_item(tmp_path / "fast", np.repeat(_moving_video(0)[:1], 16, axis=0), fps=60))
+    assert np.isnan(fast.value) and "8-frame stride gave 2 frames" in fast.details["unscored_reason"]
+
+
 def _opencv_flow(estimator: str):
     """The estimator called directly: Farneback with OpenCV's customary settings, or DIS at the preset
     robojudge picks for these 64 px frames (medium: short side below 480 px)."""

@@ -103,7 +103,7 @@ class DynamicDegreeConfig(NativeFrames, FlowEstimator, FarnebackParams):
     ),
     config=DynamicDegreeConfig,
     note=f"decision rule of {VBENCH}, with DIS flow instead of RAFT",
-    version="3",
+    version="4",
 )
 def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     """VBench's Dynamic Degree per video, 0 or 1 (RoboPhys-3D App. B.1.4).
@@ -115,12 +115,14 @@ def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
 
     A still video is measured (0, not dynamic). Frames that show nothing of each other give large
     flow that is not motion: with more than half of the steps lacking correspondence
-    (:func:`~robojudge.metrics._content.require_correspondence`) the item is unscored.
+    (:func:`~robojudge.metrics._content.require_correspondence`) the item is unscored. So is a clip of
+    fewer than 3 frames after the stride (version 4): there VBench's rule needs ``round(4 * 2 / 16) =
+    0`` moving steps, and a frozen two-frame clip came out dynamic.
     """
     frames, fps = native_rgb(item, config)
     stride = max(1, round(fps / config.target_fps))
     gray = to_gray(frames, stride)
-    require_frames(gray, 2, f"the video after the {stride}-frame stride")
+    require_frames(gray, 3, f"the video after the {stride}-frame stride")
     lost = require_correspondence(gray)
     # F.dynamic_degree(gray, ...) in two steps, to keep the step scores for details. The scores are
     # F.dynamic_steps(gray, config.top_fraction, config); at stride 1 cc_photometric reads these frames too.
