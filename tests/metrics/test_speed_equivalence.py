@@ -65,6 +65,23 @@ def test_flow_magnitude_is_bit_identical_to_the_float64_copy() -> None:
         assert np.array_equal(FL.flow_magnitude(flow), _magnitude_ref(flow))
 
 
+def test_float32_flow_lengths_do_not_depend_on_where_the_flow_lies_in_memory() -> None:
+    # cv2.magnitude gave other float32 lengths for channels at some offsets from a 64-byte boundary
+    # (1 and 6 floats here), so a clip's value under --fast changed from process to process.
+    rng = np.random.default_rng(0)
+    flow = (rng.standard_normal((180, 320, 2)) * 3).astype(np.float32)
+    expect = np.sqrt(flow[..., 0] * flow[..., 0] + flow[..., 1] * flow[..., 1])  # IEEE float32 steps
+    for offset in range(16):
+        buffer = np.empty(flow.size + 16, np.float32)
+        moved = buffer[offset : offset + flow.size].reshape(flow.shape)
+        moved[...] = flow
+        lengths = FL.flow_magnitude(moved, "float32")
+        assert lengths.dtype == np.float32
+        assert np.array_equal(lengths, expect), offset
+    # within about 1e-7 of the float64 lengths, as the profile's docs say
+    np.testing.assert_allclose(expect, FL.flow_magnitude(flow), rtol=2e-7, atol=1e-30)
+
+
 @pytest.mark.parametrize("fraction", [0.05, 0.01, 0.3, 1.0])
 def test_top_mean_selects_the_same_values_as_a_full_sort(fraction: float) -> None:
     rng = np.random.default_rng(2)
