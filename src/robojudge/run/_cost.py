@@ -26,9 +26,8 @@ are split into one task per sampling, so that several workers share a long video
 
 SETTLED_ROWS = 3
 """Items each outstanding metric is measured on (once it is measured at all) before a run's estimate
-is shown. One item can
-mislead: on 67 real clips the first was a frozen copy, whose flow metrics took a fifth of a moving
-clip's time, and the estimate made from it alone was half the run's time."""
+is shown. One item can mislead: on 67 real clips the first was a frozen copy, whose flow metrics took
+a fraction of a moving clip's time, and the estimate made from it alone was half the run's time."""
 
 # Config fields that decide which frames a metric decodes, and which optical flow it computes on
 # them. Metrics that agree on all of these stay in one task, where they share one decode and one
@@ -180,10 +179,10 @@ class CostModel:
         return self._per_row(metric)
 
     def settled(self, left: Outstanding, rows: int = SETTLED_ROWS) -> bool:
-        """Whether every measured metric with outstanding pairs was measured on ``rows`` results (or
-        on all of its results but those outstanding, when it has fewer in the run). A metric not
-        measured at all does not hold the estimate back: it is counted at the others' mean line and
-        named (:meth:`unmeasured`), as the rows that would measure it may come last."""
+        """Whether every measured metric with outstanding pairs was measured on ``rows`` results (on
+        all of its results, when the run has fewer). A metric not measured at all does not hold the
+        estimate back: it is counted at the others' mean line and named (:meth:`unmeasured`), as the
+        rows that would measure it may come last. False while nothing is measured."""
         if left.by_metric and not self.rates:
             return False
         for metric, (_, sized, unsized) in left.by_metric.items():
