@@ -300,6 +300,9 @@ def test_views_written_and_checked_as_synchronised(tmp_path: Path) -> None:
     result = scan_folder(root, pattern=r"(?P<generator>wan)/(?P<clip_id>ep\d)_(?P<view>\w+)")
     out = tmp_path / "s.jsonl"
     write_manifest(result, out)
+    assert json.loads(out.read_text().splitlines()[0])["views"] == {  # inside the manifest's folder
+        "left": "v/wan/ep1_left.mp4", "right": "v/wan/ep1_right.mp4",
+    }  # fmt: skip
     suite = load_suite(out)
     first = suite.by_id("wan/ep1").resolve(out.parent)
     assert first.main_view == "left" and first.views is not None
@@ -333,13 +336,17 @@ def test_written_manifest_loads_with_the_same_files(tmp_path: Path) -> None:
         "item_id": "a/ep01", "video": "videos/a/ep01.mp4", "reference_video": "videos/real/ep01.mp4",
         "generator": "a", "clip_id": "ep01", "regime": "i2v",
     }  # fmt: skip
-    # Elsewhere: absolute paths, which validation notes as leading out of the manifest's folder.
+    assert result.absolute_paths == 0
+    # Elsewhere: absolute paths, counted (validation would warn of each as leading out of the folder).
     out = tmp_path / "runs" / "videos.jsonl"
-    warnings = write_manifest(result, out)
+    assert write_manifest(result, out) == []
+    assert result.absolute_paths == 4
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows[1]["video"] == str(root / "b/ep01.mp4")
-    assert len(warnings) == 4 and all("outside the manifest's folder" in w.message for w in warnings)
-    assert all(str(w).startswith(f"{out}:") for w in warnings)
+    outside = [p for p in validate_manifest(out) if "outside the manifest's folder" in p.message]
+    assert {(p.item_id, p.field) for p in outside} == {
+        (i, f) for i in ("a/ep01", "b/ep01") for f in ("video", "reference_video")
+    }  # fmt: skip
     for manifest in (inside, out):
         suite = load_suite(manifest)
         assert [Path(it.resolve(manifest.parent).video) for it in suite.items] == [

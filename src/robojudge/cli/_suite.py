@@ -208,17 +208,15 @@ def scan_cmd(
         )
     for note in result.notes:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
-    outside = [w for w in warnings if "outside the manifest's folder" in w.message]
-    if outside:
+    if result.absolute_paths:
         err_console.print(
-            f"[yellow]note:[/] {len(outside)} path(s) are outside the manifest's folder and written "
+            f"[yellow]note:[/] {result.absolute_paths} path(s) are outside the manifest's folder and written "
             "absolute (fine, unless --confine is used; an --out above the videos keeps them relative)",
             highlight=False,
         )
-    others = [w for w in warnings if w not in outside]
-    if others:
+    if warnings:
         err_console.print(
-            f"[yellow]{len(others)} warning(s)[/], first: {escape(str(others[0]))}", highlight=False
+            f"[yellow]{len(warnings)} warning(s)[/], first: {escape(str(warnings[0]))}", highlight=False
         )
     shown = escape(shlex.quote(str(target)))
     console.print(

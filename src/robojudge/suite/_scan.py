@@ -58,6 +58,7 @@ class ScanResult:
         instruction_sources: ``item_id`` -> where its instruction came from: a ``.txt`` path, or the
             table's row (``prompts.csv:3``, ``prompts.parquet:row 2``, ``prompts.json: key 'ep07'``).
         reference_count: Reference videos found.
+        absolute_paths: Paths :func:`write_manifest` wrote absolute (outside the manifest's folder).
     """
 
     root: Path
@@ -66,6 +67,7 @@ class ScanResult:
     notes: list[str] = field(default_factory=list)
     instruction_sources: dict[str, str] = field(default_factory=dict)
     reference_count: int = 0
+    absolute_paths: int = 0
 
     def counts(self) -> dict[str, Any]:
         """Items, generators (with their item counts), clips, instructions and references found."""
@@ -182,13 +184,15 @@ def scan_folder(
 def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) -> list[ManifestProblem]:
     """Write ``result.items`` as a JSONL manifest and validate it.
 
-    Paths inside the manifest's folder are written relative to it (the pair can move together),
-    others absolute.
+    Paths inside the manifest's folder (``video``, ``reference_video``, ``views``) are written relative
+    to it, so the two can move together; others are written absolute, and counted in
+    ``result.absolute_paths`` (validation would warn that each leads outside the manifest's folder:
+    those warnings are not returned, as the count says it).
 
     The file is written next to ``out`` and renamed over it only when it validates without errors.
 
     Returns:
-        The validation's warnings (no media is opened; ``robojudge suite validate`` does that).
+        The validation's other warnings (no media is opened; ``robojudge suite validate`` does that).
 
     Raises:
         FileExistsError: ``out`` exists and ``force`` is false.
@@ -205,9 +209,12 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     target.parent.mkdir(parents=True, exist_ok=True)
     here = target.parent.resolve()
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part.jsonl")
+    absolute: set[tuple[str, str]] = set()  # (item_id, field) of the paths written absolute
     with tmp.open("w", encoding="utf-8") as fh:
         for row in result.items:
-            fh.write(json.dumps(_relative(row, here), ensure_ascii=False) + "\n")
+            written, fields = _relative(row, here)
+            absolute.update((row["item_id"], f) for f in fields)
+            fh.write(json.dumps(written, ensure_ascii=False) + "\n")
     try:
         problems = validate_manifest(tmp, media="none")
         errors = [p for p in problems if p.is_error]
@@ -216,7 +223,9 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    return [dataclasses.replace(p, file=str(target)) for p in problems]
+    result.absolute_paths = len(absolute)
+    kept = [p for p in problems if (p.item_id, p.field) not in absolute]
+    return [dataclasses.replace(p, file=str(target)) for p in kept]
 
 
 def _folder(path: str | Path, what: str) -> Path:
@@ -599,15 +608,25 @@ def _attach_labels(rows: list[dict[str, Any]], base: Path, path: Path, result: S
 _ORDER = ("item_id", "video", "instruction", "reference_video", "generator", "clip_id")
 
 
-def _relative(row: dict[str, Any], here: Path) -> dict[str, Any]:
-    """The row in a readable field order, paths under the manifest's folder ``here`` relative to it."""
+def _relative(row: dict[str, Any], here: Path) -> tuple[dict[str, Any], list[str]]:
+    """The row in a readable field order with its paths under the manifest's folder ``here`` made
+    relative to it, and the (dotted) fields whose paths stay absolute."""
     out = {k: row[k] for k in _ORDER if k in row}
     out |= {k: v for k, v in row.items() if k not in _ORDER and k != "labels"}
     if "labels" in row:
         out["labels"] = row["labels"]
+    absolute: list[str] = []
+
+    def place(value: str, field: str) -> str:
+        path = Path(value)
+        if path.is_relative_to(here):
+            return path.relative_to(here).as_posix()
+        absolute.append(field)  # '../../../data/x.mp4' would help nobody
+        return value
+
     for key in ("video", "reference_video"):
         if key in out:
-            path = Path(out[key])
-            if path.is_relative_to(here):  # else absolute: '../../../data/x.mp4' helps nobody
-                out[key] = path.relative_to(here).as_posix()
-    return out
+            out[key] = place(out[key], key)
+    if "views" in out:
+        out["views"] = {name: place(path, f"views.{name}") for name, path in out["views"].items()}
+    return out, absolute
