@@ -360,6 +360,18 @@ def test_written_manifest_loads_with_the_same_files(tmp_path: Path) -> None:
     assert [p.name for p in out.parent.iterdir()] == ["videos.jsonl"]
 
 
+def test_an_item_that_does_not_validate_costs_only_itself(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "group:x.mp4", "m/ep01.mp4", " padded.mp4")
+    result = scan_folder(tmp_path / "v")
+    out = tmp_path / "s.jsonl"
+    assert write_manifest(result, out) == []
+    assert [json.loads(line)["item_id"] for line in out.read_text().splitlines()] == ["m/ep01"]
+    assert [it["item_id"] for it in result.items] == ["m/ep01"]
+    assert any(n.startswith("2 item(s) left out, their records do not validate (first: item ' padded'")
+               for n in result.notes), result.notes
+    assert [it.item_id for it in load_suite(out)] == ["m/ep01"]
+
+
 def test_nothing_invalid_or_empty_is_written(tmp_path: Path) -> None:
     _touch(tmp_path / "v", "group:x.mp4")
     result = scan_folder(tmp_path / "v")

@@ -189,7 +189,9 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     ``result.absolute_paths`` (validation would warn that each leads outside the manifest's folder:
     those warnings are not returned, as the count says it).
 
-    The file is written next to ``out`` and renamed over it only when it validates without errors.
+    The file is written next to ``out`` and renamed over it only when it validates without errors. An
+    item whose record does not validate (a file name no item id may have) is left out and noted in
+    ``result.notes``; the others are written.
 
     Returns:
         The validation's other warnings (no media is opened; ``robojudge suite validate`` does that).
@@ -197,7 +199,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     Raises:
         FileExistsError: ``out`` exists and ``force`` is false.
         ValueError: There is nothing to write.
-        ManifestError: The written records do not validate (nothing is left at ``out``).
+        ManifestError: No record validates (nothing is left at ``out``).
     """
     target = Path(out)
     if target.suffix.lower() not in (".jsonl", ".ndjson"):
@@ -210,16 +212,29 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     here = target.parent.resolve()
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part.jsonl")
     absolute: set[tuple[str, str]] = set()  # (item_id, field) of the paths written absolute
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in result.items:
-            written, fields = _relative(row, here)
-            absolute.update((row["item_id"], f) for f in fields)
-            fh.write(json.dumps(written, ensure_ascii=False) + "\n")
+    lines: list[str] = []
+    for row in result.items:
+        written, fields = _relative(row, here)
+        absolute.update((row["item_id"], f) for f in fields)
+        lines.append(json.dumps(written, ensure_ascii=False) + "\n")
     try:
+        tmp.write_text("".join(lines), encoding="utf-8")
         problems = validate_manifest(tmp, media="none")
         errors = [p for p in problems if p.is_error]
-        if errors:
-            raise ManifestError(errors)
+        bad = {p.line for p in errors if p.line is not None}
+        if errors and (len(bad) < len(errors) or len(bad) == len(lines)):
+            raise ManifestError(errors)  # a file-wide problem, or no record is valid: nothing to write
+        if bad:  # one odd file name costs its own item only
+            first = errors[0]
+            result.notes.append(
+                f"{len(bad)} item(s) left out, their records do not validate (first: item "
+                f"{first.item_id!r} field {first.field}: {first.message})"
+            )
+            dropped = {result.items[n - 1]["item_id"] for n in bad}
+            result.items = [row for i, row in enumerate(result.items, 1) if i not in bad]
+            absolute = {a for a in absolute if a[0] not in dropped}
+            tmp.write_text("".join(x for i, x in enumerate(lines, 1) if i not in bad), encoding="utf-8")
+            problems = validate_manifest(tmp, media="none")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
