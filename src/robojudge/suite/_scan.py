@@ -169,9 +169,10 @@ def scan_folder(
     result.items = rows
     if refs_dir is not None:
         _attach_references(rows, refs, result)
-    _attach_instructions(rows, base, instructions, sidecars, result)
+    index = _Index(rows, base)
+    _attach_instructions(rows, index, instructions, sidecars, result)
     if labels is not None:
-        _attach_labels(rows, base, Path(labels), result)
+        _attach_labels(index, Path(labels), result)
     missing = [r["item_id"] for r in rows if "instruction" not in r]
     if missing and rows:
         result.notes.append(
@@ -531,7 +532,7 @@ class _Index:
 
 def _attach_instructions(
     rows: list[dict[str, Any]],
-    base: Path,
+    index: _Index,
     instructions: str | Path | None,
     sidecars: dict[str, list[Path]],
     result: ScanResult,
@@ -545,7 +546,6 @@ def _attach_instructions(
                 break
     if instructions is None:
         return
-    index = _Index(rows, base)
     # Clip rows first, so a row for the item itself (written after) wins.
     entries = sorted(_read_instructions(Path(instructions)), key=lambda e: e.column != "clip_id")
     unmatched: list[str] = []
@@ -598,8 +598,7 @@ def _label_fields(entry: _Entry) -> dict[str, Any]:
     return labels.model_dump(mode="json", exclude_none=True)
 
 
-def _attach_labels(rows: list[dict[str, Any]], base: Path, path: Path, result: ScanResult) -> None:
-    index = _Index(rows, base)
+def _attach_labels(index: _Index, path: Path, result: ScanResult) -> None:
     given: dict[str, str] = {}
     unmatched: list[str] = []
     for entry in _read_table(path, "labels", ("item_id", "video")):
@@ -612,7 +611,7 @@ def _attach_labels(rows: list[dict[str, Any]], base: Path, path: Path, result: S
         if row["item_id"] in given:
             raise ValueError(
                 f"{entry.where}: item {row['item_id']!r} already has labels from {given[row['item_id']]}; "
-                "a manifest holds one set of labels per item (adjudicate or average the raters first)"
+                "a manifest holds one set of labels per item (adjudicate the raters first)"
             )
         given[row["item_id"]] = entry.where
         row["labels"] = labels
