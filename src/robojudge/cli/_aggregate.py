@@ -50,8 +50,9 @@ def scores_cmd(
     missing: str = typer.Option("nan", "--missing", help="'nan' (a missing metric makes its sub-dimension, "
                                 "level and AFS NaN) or 'drop' (it leaves the mean)."),
     metrics: str | None = typer.Option(None, "--robophyscore-metrics",
-                                       help="Comma-separated RoboPhyscore set [default: the paper's eight]."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Output CSV [default: print a table]."),
+                                       help="Comma-separated RoboPhyscore set "
+                                       "\\[default: the paper's eight]."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output CSV \\[default: print a table]."),
 ) -> None:
     """AFS, RoboPhyscore, level and sub-dimension scores per group, in the paper's table conventions.
 
@@ -95,7 +96,7 @@ def select_cmd(
                                           "the sensitivity table (Table 16) instead."),
     by: str = typer.Option("", "--by", help="Configuration columns; rows are averaged per configuration."),
     references: str | None = typer.Option(None, "--references", help="Comma-separated columns (e.g. human "
-                                          "scores) to report agreement against [default: the targets]."),
+                                          "scores) to report agreement against \\[default: the targets]."),
     normalized: bool = typer.Option(False, "--normalized", help="Values are already normalized to [0, 1]."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

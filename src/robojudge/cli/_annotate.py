@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, fail
@@ -112,7 +113,7 @@ def assign_cmd(
     to: list[str] = typer.Option(..., "--to", help="Annotator to receive tasks (repeat for several)."),
     kind: str = typer.Option("label", "--kind", help="label (primary), review (cross-review) or adjudicate."),
     items: list[str] | None = typer.Option(None, "--item", help="Only these manifest item ids (repeat)."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the dealing [default: the project's]."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the dealing \\[default: the project's]."),
     skip_training: bool = typer.Option(
         False,
         "--skip-training",
@@ -267,7 +268,7 @@ def round_create_cmd(
     to: list[str] = typer.Option(..., "--to", help="Trainee (repeat; at least two)."),
     items: list[str] = typer.Option(..., "--item", help="Practice item id (repeat)."),
     threshold: float | None = typer.Option(
-        None, "--threshold", help="Within-one agreement to pass [default: the project's]."
+        None, "--threshold", help="Within-one agreement to pass \\[default: the project's]."
     ),
 ) -> None:
     """Create a training round: every trainee labels every practice item."""
@@ -369,7 +370,8 @@ def serve_cmd(
     try:
         secret = load_secret(secret_file)
         if not is_loopback(host):
-            console.print(f"[yellow]listening on {host}: serve it through an https proxy, with --https[/]")
+            console.print(f"[yellow]listening on {escape(host)}: serve it through an https proxy, with "
+                          "--https[/]", markup=True)
         serve(db, suite, secret, host=host, port=port, project=project, https=True if https else None)
     except (ValueError, OSError, RuntimeError) as exc:  # AnnotateError is a ValueError
         raise fail(str(exc)) from None

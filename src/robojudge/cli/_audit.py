@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from robojudge.cli._common import console, fail, parse_settings, print_summary, scoring_progress
 
@@ -31,14 +32,14 @@ def acceleration_cmd(
     accelerated: str = typer.Option(..., "--accelerated", help="Comma-separated accelerated generators."),
     metrics: str | None = typer.Option(
         None, "--metrics", "-m", help="Comma-separated metric ids to score first (stored results are reused) "
-        "and audit [default: every metric already stored for these generators]."),
+        "and audit \\[default: every metric already stored for these generators]."),
     settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable)."),
     timing: Path | None = typer.Option(
         None, "--timing", help="Timing file (CSV or JSON: generator, item, seconds, steps, rollouts; "
-        "docs/audit.md) [default: the items' meta.generation_seconds / meta.denoising_steps]."),
+        "docs/audit.md) \\[default: the items' meta.generation_seconds / meta.denoising_steps]."),
     store: str | None = typer.Option(
         None, "--store", "--db",
-        help="Result store URL or SQLite path [default: runs/<manifest name>/results.sqlite]."),
+        help="Result store URL or SQLite path \\[default: runs/<manifest name>/results.sqlite]."),
     level: float = typer.Option(0.95, "--level",
                                 help="The aggregate retention Q a method must reach to count for the largest "
                                 "speedup."),
@@ -116,12 +117,12 @@ def standins_cmd(
 def sample_size_cmd(
     suite: Path = typer.Argument(..., help="Suite manifest; items' reference videos are the reference set."),
     generators: str | None = typer.Option(None, "--generators", help="Comma-separated generators "
-                                          "[default: all]."),
-    ns: str | None = typer.Option(None, "--n", help="Comma-separated window counts [default: 4, 8, 16, ... "
+                                          "\\[default: all]."),
+    ns: str | None = typer.Option(None, "--n", help="Comma-separated window counts \\[default: 4, 8, 16, ... "
                                   "up to the largest generator's windows]."),
     window: int = typer.Option(16, "--window", min=2, help="Frames per window."),
     stride: int | None = typer.Option(None, "--stride", min=1, help="Frames between window starts "
-                                      "[default: --window]."),
+                                      "\\[default: --window]."),
     draws: int = typer.Option(100, "--draws", min=1, help="Random subsets per generator and n."),
     seed: int = typer.Option(0, "--seed", help="Seed of the subsets."),
     replace: bool = typer.Option(False, "--replace", help="Draw with replacement (bootstrap) instead of "
@@ -156,7 +157,7 @@ def sample_size_cmd(
     console.print(f"flip share: {', '.join(_f(f, 2) for f in r.flips)}; per draw: "
                   f"{', '.join(_f(f, 2) for f in r.draw_flips)}", highlight=False)
     for what, why in run.skipped.items():
-        console.print(f"[yellow]left out[/] {what}: {why}", highlight=False)
+        console.print(f"[yellow]left out[/] {escape(what)}: {escape(why)}", markup=True, highlight=False)
     if out is not None:
         console.print(f"written: {out}/index.html, sample_size.json, tables/, sample_size.svg",
                       highlight=False)

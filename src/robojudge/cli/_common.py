@@ -23,15 +23,19 @@ from rich.progress import (
 from robojudge.run import ProgressCallback, RunSummary
 from robojudge.store import ResultRow
 
-console = Console(soft_wrap=True)
+# Markup is off: what is printed is mostly paths, item ids and messages, in which Rich would read
+# "[a]" or "robojudge[ray]" as tags (dropping them) and fail on "[/x]". A line that is styled on purpose
+# passes markup=True and escapes what it interpolates.
+console = Console(soft_wrap=True, markup=False)
 # Error lines are never wrapped: users grep them and tests match them.
-err_console = Console(stderr=True, soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True, markup=False)
 
 
 def print_manifest_problems(problems: Iterable[object]) -> None:
     """One yellow line per manifest row left out; the row's own text is escaped, never read as markup."""
     for problem in problems:
-        console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", highlight=False)
+        console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", markup=True,
+                      highlight=False)
 
 
 def print_rescored_libraries(n: int, what: str = "results") -> None:
@@ -43,7 +47,8 @@ def print_rescored_libraries(n: int, what: str = "results") -> None:
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print ``error: message`` (plain text: nothing in it is read as markup) and the exit to raise."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
     return typer.Exit(code)
 
 
@@ -105,14 +110,16 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
     console.print(
         f"{summary.total} tasks: [green]{summary.ok} scored[/], [red]{summary.failed} failed[/], "
         f"{summary.skipped} already stored ({summary.seconds:.1f} s)",
+        markup=True,
         highlight=False,
     )
     if summary.errors:
-        console.print("[bold red]failures:[/]")
+        console.print("[bold red]failures:[/]", markup=True)
         for row in summary.errors[:max_errors]:
-            console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False, markup=False)
+            console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False)
         if len(summary.errors) > max_errors:
             more = len(summary.errors) - max_errors
             console.print(f"  ... and {more} more (see `robojudge results export`)")
     if summary.interrupted:
-        console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]")
+        console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]",
+                      markup=True)

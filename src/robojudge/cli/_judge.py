@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -158,6 +157,7 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
     console.print(
         f"{s.total} judgments: [green]{s.scored} scored[/], [yellow]{s.unscored} unparsable[/], "
         f"[red]{s.failed} failed[/], {s.skipped} already stored ({s.seconds:.1f} s)",
+        markup=True,
         highlight=False,
     )
     line = (
@@ -189,13 +189,14 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
         stopped = len(s.errors) - len(errors)
         console.print(f"{stopped} judgments stopped by the circuit breaker", highlight=False)
     if errors:
-        console.print("[bold red]unscored or failed:[/]")
+        console.print("[bold red]unscored or failed:[/]", markup=True)
         for row in errors[:max_errors]:
-            console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False, markup=False)
+            console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False)
         if len(errors) > max_errors:
             console.print(f"  ... and {len(errors) - max_errors} more (see `robojudge results export`)")
     if s.interrupted:
-        console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]")
+        console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]",
+                      markup=True)
 
 
 def judge(
@@ -212,7 +213,7 @@ def judge(
     max_frames: int = typer.Option(32, "--max-frames", min=1, help="Most frames per video."),
     size: int | None = typer.Option(None, "--size", min=16, help="Resize frames: longer side in pixels."),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
+        None, "--db", help="Result store URL or SQLite path \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder for the default store."),
     backend: str | None = typer.Option(None, "--backend", help="Inline judge: openai, hf or mock."),
@@ -231,22 +232,22 @@ def judge(
     seed: int | None = typer.Option(None, "--seed", help="Sampling seed."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per reply."),
     timeout: float | None = typer.Option(
-        None, "--timeout", min=0.001, help="Seconds one attempt may take (connect to reply) [default: 120]."
+        None, "--timeout", min=0.001, help="Seconds one attempt may take (connect to reply) \\[default: 120]."
     ),
     deadline: float | None = typer.Option(
-        None, "--deadline", min=0.001, help="Seconds one request may take, retries included [default: 300]."
+        None, "--deadline", min=0.001, help="Seconds one request may take, retries included \\[default: 300]."
     ),
     max_reply_bytes: int | None = typer.Option(
-        None, "--max-reply-bytes", min=1024, help="Largest reply read; bigger ones fail [default: 1 MiB]."
+        None, "--max-reply-bytes", min=1024, help="Largest reply read; bigger ones fail \\[default: 1 MiB]."
     ),
     circuit_breaker: int | None = typer.Option(
         None,
         "--circuit-breaker",
         min=0,
-        help="Failed attempts in a row after which nothing more is sent (0: never) [default: 5].",
+        help="Failed attempts in a row after which nothing more is sent (0: never) \\[default: 5].",
     ),
     cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", help="Response cache folder [default: ~/.cache/robojudge]."
+        None, "--cache-dir", help="Response cache folder \\[default: ~/.cache/robojudge]."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
     retry_errors: bool = typer.Option(
@@ -260,7 +261,7 @@ def judge(
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     confine: Path | None = typer.Option(
-        None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
+        None, "--confine", help="Refuse items with files outside this folder \\[default: $ROBOJUDGE_CONFINE]."
     ),
     decode_workers: int | None = typer.Option(
         None,
@@ -275,7 +276,7 @@ def judge(
     ),
     address: str | None = typer.Option(
         None, "--address",
-        help="With --executor ray: auto, local, ray://HOST:PORT or HOST:PORT [default: auto].",
+        help="With --executor ray: auto, local, ray://HOST:PORT or HOST:PORT \\[default: auto].",
     ),
 ) -> None:
     """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC.
@@ -327,10 +328,11 @@ def judge(
                 address=address,
             )
     except (ManifestError, StoreError, ValueError, FileNotFoundError, RayUnavailableError) as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     print_manifest_problems(run.manifest_problems)
     if cfg.backend == "mock":
-        console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]")
+        console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]",
+                      markup=True)
     print_judge_summary(cfg.name, run.summary)
     print_input_changes(run.summary, rescore_unknown)
     console.print(f"results: {run.db_url}", highlight=False)

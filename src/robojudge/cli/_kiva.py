@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from robojudge.cli._common import console, fail
@@ -147,13 +148,14 @@ def calibrate_cmd(
                       f"{len(cal['videos_3d'])} multi-view videos", highlight=False)
     floor, note = recognition(cal)
     if math.isnan(floor):
-        console.print(f"[yellow]note:[/] recognition {note}: every video is judged, whether or not it "
-                      "shows the robot (docs/kiva.md, \"A robot the reader does not recognise\")",
-                      highlight=False)
+        console.print(f"[yellow]note:[/] recognition {escape(note)}: every video is judged, whether or "
+                      "not it shows the robot (docs/kiva.md, \"A robot the reader does not recognise\")",
+                      markup=True, highlight=False)
     else:
         console.print(f"recognition checked: a video read with confidence below {floor:.3f} "
                       f"({CONFIDENCE_RATIO:g} of the references' {cal['confidence']:.3f}) is unscored",
                       highlight=False)
     if cal["videos_seen_in_training"]:
         console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "
-                      "thresholds from videos the reader has not seen are less strict", highlight=False)
+                      "thresholds from videos the reader has not seen are less strict", markup=True,
+                      highlight=False)

@@ -11,6 +11,7 @@ from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from robojudge.cli._common import console, err_console, fail
 from robojudge.meta import OVERALL, Estimate, Leaderboard
@@ -39,12 +40,12 @@ app = typer.Typer(help="Leaderboards of generators (Table 8) and of judges (Tabl
 
 _SEED = 20260926
 _WIDE = 240  # tables are printed at least this wide rather than cut (they are mostly piped to files)
-_DB_HELP = "Result store [default: runs/<manifest name>/results.sqlite]."
+_DB_HELP = "Result store \\[default: runs/<manifest name>/results.sqlite]."
 
 
 def _wide() -> Console:
     """The shared console on a terminal; a wide one when piped, so that tables are not cut."""
-    return console if console.is_terminal else Console(soft_wrap=True, width=_WIDE)
+    return console if console.is_terminal else Console(soft_wrap=True, width=_WIDE, markup=False)
 
 
 def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
@@ -75,7 +76,7 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         prob = "-" if math.isnan(s.rank_prob) else f"{s.rank_prob:.2f}"
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "-"
         scores = [_est(e.standings[t].score) for t in board.targets]
-        table.add_row("-" if s.rank is None else str(s.rank), escape(e.generator), *scores, prob, span)
+        table.add_row("-" if s.rank is None else str(s.rank), e.generator, *scores, prob, span)
     _wide().print(table)
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
                   box=box.SIMPLE_HEAD)
@@ -83,7 +84,7 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         pairs.add_column(col, no_wrap=True)
     for p in board.adjacent:
         prob = "-" if math.isnan(p.prob) else f"{p.prob:.2f}"
-        pairs.add_row(_title(p.target), escape(p.upper), escape(p.lower), prob)
+        pairs.add_row(_title(p.target), p.upper, p.lower, prob)
     console.print(pairs)
 
 
@@ -132,7 +133,7 @@ def generators(
         _print_board(board, f"generators by {_title(sort_by)} (scores: {scores}, {level:.0%} CI, "
                             f"{bootstrap} replicates)")
         if size_note:
-            console.print(f"[yellow]{escape(size_note.strip())}[/]", highlight=False)
+            console.print(f"[yellow]{escape(size_note.strip())}[/]", markup=True, highlight=False)
     if out is not None:
         paths = write_leaderboard(board, out, title=f"Generator leaderboard ({scores})")
         (err_console if as_json else console).print(f"wrote {', '.join(str(p) for p in paths)}",
@@ -161,8 +162,8 @@ def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading:
         for t in targets:
             for col in ("r", "acc", "mse"):
                 text = _est(row.cells[t, col]) + (" \u2020" if t in row.small else "")
-                cells.append(f"[bold green]{text}[/]" if (t, col) in row.best else text)
-        table.add_row(escape(row.judge), str(sum(row.n.values())), str(sum(row.n_unscored.values())), *cells)
+                cells.append(Text(text, style="bold green") if (t, col) in row.best else text)
+        table.add_row(row.judge, str(sum(row.n.values())), str(sum(row.n_unscored.values())), *cells)
     _wide().print(table)
     if any(row.small for row in table_rows):
         console.print("\u2020 small n: fewer than 10 items or 5 clips.", highlight=False)
@@ -281,7 +282,8 @@ def fps_ablation(
         console.print(f"{name}: {s.scored} scored, {s.unscored} unparsable, {s.failed} failed, "
                       f"{s.skipped} already stored", highlight=False)
     if cfg.backend == "mock":
-        console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]")
+        console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]",
+                      markup=True)
     _print_judges(list(result.rows), (*result.report.axes, OVERALL),
                   f"judge {cfg.name} by frame rate vs labels ({bootstrap} replicates; best in green)",
                   comparison_note(list(result.rows), result.report))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
@@ -135,7 +136,8 @@ def compare(
         raise fail(str(exc)) from None
     res, dropped = table_fit.fit, table_fit.dropped
     if res.n < 3:
-        err_console.print(f"[yellow]warning:[/] only {res.n} complete rows in {path}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] only {res.n} complete rows in {escape(str(path))}",
+                          markup=True, highlight=False)
     values = {"n": res.n, "dropped": dropped, "pearson": res.pearson, "spearman": res.spearman, "r2": res.r2,
               "slope": res.slope, "intercept": res.intercept, "mae_fit": res.mae_fit,
               "mae_rescaled": res.mae_rescaled}

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.table import Column, Table
+from rich.text import Text
 
 from robojudge.cli._common import (
     console,
@@ -87,10 +87,10 @@ def sets_cmd(
     ),
     by: str = typer.Option("generator", "--by", help="Item field to group by; 'none' for one group."),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
+        None, "--db", help="Result store URL or SQLite path \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
-        None, "--run-dir", help="Run folder for the default store [default: runs/<manifest name>]."
+        None, "--run-dir", help="Run folder for the default store \\[default: runs/<manifest name>]."
     ),
     store: bool = typer.Option(True, "--store/--no-store", help="Store the rows and resume (default), or "
                                "only compute and print them."),
@@ -104,7 +104,7 @@ def sets_cmd(
     executor: str = typer.Option("local", "--executor", help="'local' (groups one by one here) or 'ray' "
                                  "(each group a task on a Ray cluster; see docs/ray.md)."),
     address: str | None = typer.Option(None, "--address", help="With --executor ray: auto, local, "
-                                       "ray://HOST:PORT or HOST:PORT [default: auto]."),
+                                       "ray://HOST:PORT or HOST:PORT \\[default: auto]."),
 ) -> None:
     """Score set-level metrics (FVD, JEPA MMD, V-JEPA manifold distance, ...) per group of items.
 
@@ -136,12 +136,12 @@ def sets_cmd(
             rows = score_sets(loaded.items, ids, by=group_by, configs=parse_settings(settings))
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
             RayUnavailableError) as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     print_manifest_problems(problems)
     table = Table(Column("metric", no_wrap=True), Column("group", no_wrap=True), Column("item", no_wrap=True),
                   Column("value", no_wrap=True), Column("n", no_wrap=True), Column("note"))
     for r in rows:
-        value = f"{r.value:.6g}" if r.status == "ok" else "[red]error[/]"
+        value = f"{r.value:.6g}" if r.status == "ok" else Text("error", style="red")
         note = r.error if r.status != "ok" else (r.warning or "")
         table.add_row(r.metric, r.group, r.item_id or "-", value, str(r.n_items), note)
     console.print(table)

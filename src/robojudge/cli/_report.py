@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, fail
@@ -33,7 +32,7 @@ def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -
         ci += "*" if s.ci_clipped else ""
         ci += " \u2020" if s.small_n else ""
         mean = "n/a" if s.n_ok == 0 else f"{s.mean:.2f}"
-        table.add_row(escape(s.metric), f"{s.config_hash[:8]} v{s.version}", escape(s.group), str(s.n_ok),
+        table.add_row(s.metric, f"{s.config_hash[:8]} v{s.version}", s.group, str(s.n_ok),
                       str(s.n_failed), mean, ci)
     if any(s.small_n for s in summaries) or any(s.ci_clipped for s in summaries):
         table.caption = ("* t-interval cut at the metric's native range; \u2020 fewer than 10 values or 5 "
@@ -52,7 +51,7 @@ def print_html_report(result: HtmlReport) -> None:
         if s.skipped is None:
             console.print(f"  {s.title}: {len(s.plots)} plots, {len(s.tables)} tables", highlight=False)
         else:
-            console.print(f"  {s.title}: not shown ({escape(s.skipped)})", highlight=False)
+            console.print(f"  {s.title}: not shown ({s.skipped})", highlight=False)
     console.print(f"HTML report: {result.index}  (tables: {result.index.parent / 'tables'})", highlight=False)
 
 
@@ -62,12 +61,13 @@ def report(
         help="A run folder (holding results.sqlite), a result store (file or database URL), or a suite "
         "manifest (then the store is runs/<manifest name>/results.sqlite or --db)."),
     db: str | None = typer.Option(
-        None, "--db", help="Store when RUN_OR_DB is a manifest [default: runs/<manifest>/results.sqlite]."
+        None, "--db", help="Store when RUN_OR_DB is a manifest \\[default: runs/<manifest>/results.sqlite]."
     ),
     suite: Path | None = typer.Option(
         None, "--suite", help="Suite manifest of the results, for labels and generators "
-        "[default: suite/suite.jsonl or suite.jsonl in the run folder]."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Report folder [default: next to the store]."),
+        "\\[default: suite/suite.jsonl or suite.jsonl in the run folder]."),
+    out: Path | None = typer.Option(None, "--out", "-o",
+                                    help="Report folder \\[default: next to the store]."),
     by: str = typer.Option("generator", "--by", help=f"Summary groups: {', '.join(GROUP_FIELDS)}."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write index.html and the tables too."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),

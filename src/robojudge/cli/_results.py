@@ -19,7 +19,7 @@ def export_cmd(
     db: str = typer.Option(..., "--db", help="Result store URL or SQLite path."),
     out: Path = typer.Option(..., "--out", "-o", help="Output file."),
     fmt: str | None = typer.Option(
-        None, "--format", "-f", help="csv or parquet [default: from the --out suffix]."
+        None, "--format", "-f", help="csv or parquet \\[default: from the --out suffix]."
     ),
     metric: str | None = typer.Option(None, "--metric", help="Only this metric."),
     raw: bool = typer.Option(False, "--raw", help="CSV: keep text cells starting with = + - @ as stored "
@@ -44,10 +44,10 @@ def export_cmd(
 def status_cmd(
     suite: Path = typer.Argument(..., help="Suite manifest whose items' inputs the rows are checked with."),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
+        None, "--db", help="Result store URL or SQLite path \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
-        None, "--run-dir", help="Run folder of the default store [default: runs/<manifest name>]."
+        None, "--run-dir", help="Run folder of the default store \\[default: runs/<manifest name>]."
     ),
     stale: bool = typer.Option(False, "--stale", help="List the stale rows, those whose inputs cannot be "
                                "read now and those without a fingerprint."),

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from robojudge.cli._common import console, fail
 from robojudge.robots import BUILTIN_ROBOTS, RobotSpecError, builtin_robot, load_robot_spec, summarize_robot
@@ -33,19 +34,21 @@ def check_cmd(
         )
         summary = summarize_robot(loaded)
     except (RobotSpecError, ValueError, RuntimeError) as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     s = summary.spec
-    console.print(f"[bold]{escape(s.name)}[/]: {s.format.upper()} {escape(str(s.model))}", highlight=False)
+    console.print(f"[bold]{escape(s.name)}[/]: {s.format.upper()} {escape(str(s.model))}", markup=True,
+                  highlight=False)
     console.print(f"keypoints ({len(s.keypoints)}): {', '.join(s.keypoints)}", highlight=False, markup=False)
     links = Table("link", "length at rest (m)", "rigid", title=f"links ({len(summary.links)})")
     for li in summary.links:
-        links.add_row(escape(f"{li.a} - {li.b}"), f"{li.length:.4f}", "yes" if li.rigid else "[red]no[/]")
+        links.add_row(f"{li.a} - {li.b}", f"{li.length:.4f}", "yes" if li.rigid else Text("no", style="red"))
     console.print(links)
     joints = Table("joint", "lower", "upper", title=f"joints ({len(summary.joints)})")
     for name, lim in summary.joints:
-        joints.add_row(escape(name), *((f"{lim[0]:.4g}", f"{lim[1]:.4g}") if lim else ("-", "-")))
+        joints.add_row(name, *((f"{lim[0]:.4g}", f"{lim[1]:.4g}") if lim else ("-", "-")))
     console.print(joints)
     bad = [li for li in summary.links if not li.rigid]
     if bad:
         names = escape(", ".join(f"{li.a} - {li.b}" for li in bad))
-        console.print(f"[yellow]warning[/]: not rigid (a joint changes its length): {names}", highlight=False)
+        console.print(f"[yellow]warning[/]: not rigid (a joint changes its length): {names}", markup=True,
+                      highlight=False)

@@ -40,21 +40,21 @@ def score(
         ..., "--metrics", "-m", help="Comma-separated metric ids; 'all' = every metric robojudge computes."
     ),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path [default: RUN_DIR/results.sqlite]."
+        None, "--db", help="Result store URL or SQLite path \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
-        None, "--run-dir", help="Run folder for the default store [default: runs/<manifest name>]."
+        None, "--run-dir", help="Run folder for the default store \\[default: runs/<manifest name>]."
     ),
     workers: int | None = typer.Option(
-        None, "--workers", "-w", min=1, help="Worker processes [default: 1]; with --executor ray, tasks "
-        "running at once [default: the cluster's CPUs]."
+        None, "--workers", "-w", min=1, help="Worker processes \\[default: 1]; with --executor ray, tasks "
+        "running at once \\[default: the cluster's CPUs]."
     ),
     executor: str = typer.Option(
         "local", "--executor", help="Where tasks run: 'local' (this machine) or 'ray' (a Ray cluster; "
-        "needs pip install 'robojudge[ray]'). See docs/ray.md."
+        "needs pip install 'robojudge\\[ray]'). See docs/ray.md."
     ),
     address: str | None = typer.Option(
-        None, "--address", help="With --executor ray: 'auto' (the cluster this machine is in) [default], "
+        None, "--address", help="With --executor ray: 'auto' (the cluster this machine is in) \\[default], "
         "'local' (a private Ray instance here), ray://HOST:PORT (Ray Client) or HOST:PORT."
     ),
     settings: list[str] = typer.Option(
@@ -76,7 +76,7 @@ def score(
         30.0, "--progress-every", min=0.1, help="Seconds between plain progress lines (logs, CI, nohup)."
     ),
     confine: Path | None = typer.Option(
-        None, "--confine", help="Refuse items with files outside this folder [default: $ROBOJUDGE_CONFINE]."
+        None, "--confine", help="Refuse items with files outside this folder \\[default: $ROBOJUDGE_CONFINE]."
     ),
     size: int | None = typer.Option(
         None, "--size", min=1, help="Evaluation size: metrics that read frames at native size read every "
@@ -103,7 +103,7 @@ def score(
         raise fail("--metrics is empty")
     if ALL_METRICS in ids:
         for line in not_run_summary():
-            console.print(f"[yellow]all:[/] {line}", highlight=False)
+            console.print(f"[yellow]all:[/] {escape(line)}", markup=True, highlight=False)
     frames = FrameOptions(size=size, max_side=max_side, max_frames=max_frames,
                           profile="fast" if fast else "native")
     try:
@@ -126,13 +126,13 @@ def score(
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
             RayUnavailableError) as exc:
-        raise fail(escape(str(exc))) from None  # literal text: "robojudge[ray]" is no markup tag
+        raise fail(str(exc)) from None
     print_manifest_problems(run.manifest_problems)
     print_frame_options(frames, run.frame_options_applied, run.profile_settings)
     print_summary(run.summary)
     print_metric_time(run.summary)
     for line in inapplicable_summary(run.summary.not_applicable):
-        console.print(f"[yellow]all:[/] {line}", highlight=False)
+        console.print(f"[yellow]all:[/] {escape(line)}", markup=True, highlight=False)
     print_input_changes(run.summary, rescore_unknown)
     print_rescored_libraries(run.summary.rescored_libraries)
     print_video_warnings(run.summary)
@@ -159,7 +159,7 @@ def print_frame_options(frames: FrameOptions, applied: list[str],
     if not applied:
         console.print(f"[yellow]{given} applied to no requested metric[/] (they apply to the metrics that "
                       "read frames at native size; the others read frames at their own settings)",
-                      highlight=False)
+                      markup=True, highlight=False)
         return
     console.print(f"{given} applied to {', '.join(applied)}; the other metrics read frames at their own "
                   "settings", highlight=False, markup=False)
@@ -206,7 +206,7 @@ def print_input_changes(summary: InputChanges, rescore_unknown: bool) -> None:
     if summary.unavailable:
         console.print(f"[yellow]{summary.unavailable} stored results were kept because their inputs cannot "
                       "be read now[/] (missing or unreadable files: a drive or share not mounted?); the "
-                      "next run checks them again", highlight=False)
+                      "next run checks them again", markup=True, highlight=False)
     if summary.stale:
         console.print(f"{summary.stale} stored results were recomputed because their inputs changed "
                       "(the old rows are kept, superseded)", highlight=False)
@@ -216,7 +216,7 @@ def print_input_changes(summary: InputChanges, rescore_unknown: bool) -> None:
     elif summary.unknown:
         console.print(f"[yellow]{summary.unknown} stored results have no inputs fingerprint[/] (stored "
                       "before result schema 2) and were kept: `robojudge results status` lists them, "
-                      "--rescore-unknown recomputes them", highlight=False)
+                      "--rescore-unknown recomputes them", markup=True, highlight=False)
 
 
 def print_video_warnings(summary: RunSummary, *, limit: int = 20) -> None:
@@ -225,7 +225,8 @@ def print_video_warnings(summary: RunSummary, *, limit: int = 20) -> None:
         return
     n, items = summary.warned, len(summary.video_warnings)
     rows, where = f"result{'s' if n != 1 else ''}", f"item{'s' if items != 1 else ''}"
-    console.print(f"[yellow]{n} {rows} with video warnings ({items} {where}):[/]", highlight=False)
+    console.print(f"[yellow]{n} {rows} with video warnings ({items} {where}):[/]", markup=True,
+                  highlight=False)
     lines = [f"  {item}: {w}" for item, found in summary.video_warnings.items() for w in found]
     for line in lines[:limit]:
         console.print(line, highlight=False, markup=False)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail
@@ -20,9 +19,9 @@ _SEED = 20260926
 _BY = ("What to pick by: judge:NAME[:pa|ia|overall], calibrated[:AXIS], a stored metric id or series "
        "label, or labels[:AXIS] (the oracle).")
 _GROUP = "Item fields that make a group (prompt: prompt_variant, else instruction; meta.KEY: a meta value)."
-_LABEL = "Label axis to compare on: pa, ia or overall [default: the axis --by scores, else overall]."
+_LABEL = "Label axis to compare on: pa, ia or overall \\[default: the axis --by scores, else overall]."
 _OUT = "Write the picks: .json (with the summary) or CSV."
-_DB = "Result store [default: runs/<manifest name>/results.sqlite]."
+_DB = "Result store \\[default: runs/<manifest name>/results.sqlite]."
 
 
 @app.command("best-of-n")
@@ -52,11 +51,11 @@ def best_of_n(
                                  seed=seed, level=level, orient=orient, n_folds=folds, alpha=alpha,
                                  prediction=predict)
     except (ManifestError, StoreError, ValueError) as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
-        console.print(escape(summary_text(result)), highlight=False)
+        console.print(summary_text(result), highlight=False)
         rows = summary_rows(result)
         if rows:
             table = Table(box=box.SIMPLE_HEAD)
@@ -67,4 +66,4 @@ def best_of_n(
             console.print(table)
     if out is not None:
         path = write_picks(result, out)
-        (err_console if as_json else console).print(f"wrote {escape(str(path))}", highlight=False)
+        (err_console if as_json else console).print(f"wrote {path}", highlight=False)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -29,7 +30,7 @@ def validate_cmd(
     confine: Path | None = typer.Option(
         None,
         "--confine",
-        help="Refuse items whose paths resolve outside this folder [default: $ROBOJUDGE_CONFINE].",
+        help="Refuse items whose paths resolve outside this folder \\[default: $ROBOJUDGE_CONFINE].",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress of media checks."),
 ) -> None:
@@ -53,10 +54,11 @@ def validate_cmd(
     warnings = len(problems) - errors
     if errors:
         also = f" and {warnings} warning(s)" if warnings else ""
-        err_console.print(f"[bold red]{errors} problem(s)[/]{also} in {file}", highlight=False)
+        err_console.print(f"[bold red]{errors} problem(s)[/]{also} in {escape(str(file))}", markup=True,
+                          highlight=False)
         raise typer.Exit(1)
     note = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
-    console.print(f"[green]ok[/]: {file}{note}", highlight=False)
+    console.print(f"[green]ok[/]: {escape(str(file))}{note}", markup=True, highlight=False)
 
 
 @contextmanager
@@ -111,7 +113,9 @@ def info_cmd(
         _render(key, value)
     if suite.problems:
         err_console.print(
-            f"[yellow]{len(suite.problems)} row(s) left out; run `robojudge suite validate {file}`[/]",
+            f"[yellow]{len(suite.problems)} row(s) left out; run `robojudge suite validate "
+            f"{escape(str(file))}`[/]",
+            markup=True,
             highlight=False,
         )
 
@@ -120,7 +124,7 @@ def info_cmd(
 def scan_cmd(
     folder: Path = typer.Argument(..., help="Folder of generated videos: FOLDER/<generator>/<clip>.mp4."),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Manifest to write (.jsonl) [default: <folder name>.jsonl here]."
+        None, "--out", "-o", help="Manifest to write (.jsonl) \\[default: <folder name>.jsonl here]."
     ),
     pattern: str | None = typer.Option(
         None,
@@ -128,16 +132,16 @@ def scan_cmd(
         help="Regular expression for each video's path under FOLDER without its suffix; named groups "
         "generator, clip_id, task, regime, source, split, prompt_variant set those fields, and files "
         "differing only in a 'view' group are the views of one item "
-        "[default: first folder = generator, the rest = clip_id].",
+        "\\[default: first folder = generator, the rest = clip_id].",
     ),
     main_view: str | None = typer.Option(
-        None, "--main-view", help="With a view group: the main view [default: the first name in order]."
+        None, "--main-view", help="With a view group: the main view \\[default: the first name in order]."
     ),
     instructions: Path | None = typer.Option(
         None,
         "--instructions",
         help="Table (.csv/.jsonl/.json/.parquet) of 'instruction' by item_id, clip_id or video path, or "
-        "a .json object of key -> instruction [default: a .txt beside each video].",
+        "a .json object of key -> instruction \\[default: a .txt beside each video].",
     ),
     references: Path | None = typer.Option(
         None, "--references", help="Folder of reference episodes, matched to items by clip_id."
@@ -146,7 +150,7 @@ def scan_cmd(
         None,
         "--reference-pattern",
         help="Regular expression for the references' paths whose clip_id group names their clip "
-        "[default: the path without suffix]; what it matches is not an item.",
+        "\\[default: the path without suffix]; what it matches is not an item.",
     ),
     labels: Path | None = typer.Option(
         None,
@@ -167,7 +171,6 @@ def scan_cmd(
     videos.jsonl (generator from the first folder, clip from the rest of the path, instructions
     from .txt files beside the videos); then `robojudge score videos.jsonl -m all`.
     """
-    from rich.markup import escape
 
     from robojudge.suite import scan_folder, write_manifest
 
@@ -181,17 +184,16 @@ def scan_cmd(
         )  # fmt: skip
         warnings = write_manifest(result, target, force=force)
     except ManifestError as exc:
-        raise fail(escape(f"the scanned records do not validate:\n{exc}")) from None
+        raise fail(f"the scanned records do not validate:\n{exc}") from None
     except FileExistsError:
-        raise fail(escape(f"{target} exists; pass --force to replace it")) from None
+        raise fail(f"{target} exists; pass --force to replace it") from None
     except ValueError as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     counts = result.counts()
     gens = ", ".join(f"{g} {n}" for g, n in sorted(counts["generators"].items()))
     views = f" ({counts['with_views']} with several views)" if counts["with_views"] else ""
     console.print(
-        f"wrote {escape(str(target))}: {counts['items']} item(s){views}, {counts['clips']} clip(s); "
-        f"generators: {escape(gens)}",
+        f"wrote {target}: {counts['items']} item(s){views}, {counts['clips']} clip(s); generators: {gens}",
         highlight=False,
     )
     line = f"instructions: {counts['with_instruction']} of {counts['items']}"
@@ -204,21 +206,24 @@ def scan_cmd(
         err_console.print(
             f"[yellow]{len(result.skipped)} video(s) not matched by --pattern[/] "
             f"(first: {escape(result.skipped[0])})",
+            markup=True,
             highlight=False,
         )
     for note in result.notes:
-        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+        err_console.print(f"[yellow]note:[/] {escape(note)}", markup=True, highlight=False)
     if result.absolute_paths:
         err_console.print(
             f"[yellow]note:[/] {result.absolute_paths} path(s) are outside the manifest's folder and written "
             "absolute (fine, unless --confine is used; an --out above the videos keeps them relative)",
+            markup=True,
             highlight=False,
         )
     if warnings:
         err_console.print(
-            f"[yellow]{len(warnings)} warning(s)[/], first: {escape(str(warnings[0]))}", highlight=False
+            f"[yellow]{len(warnings)} warning(s)[/], first: {escape(str(warnings[0]))}", markup=True,
+            highlight=False,
         )
-    shown = escape(shlex.quote(str(target)))
+    shown = shlex.quote(str(target))
     console.print(
         f"next: robojudge suite validate {shown}  (opens every video), then robojudge score {shown} -m all",
         highlight=False,
@@ -243,7 +248,7 @@ def make_demo_cmd(
     profiles: str | None = typer.Option(
         None,
         "--profiles",
-        help="Comma-separated generator profiles [the default six]; opt-in: kin_mild, kin_severe "
+        help="Comma-separated generator profiles \\[the default six]; opt-in: kin_mild, kin_severe "
         "(kinematic failures), mv_mild, mv_severe (multi-view failures; need --views >= 2, and write "
         "each rollout's calibration).",
     ),
@@ -288,10 +293,10 @@ def prompts_cmd(
     judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
     max_words: int = typer.Option(100, "--max-words", min=1, help="Longest valid rewrite, in words."),
     retries: int = typer.Option(1, "--retries", min=0, help="Extra asks for a rewrite failing its checks."),
-    cache: Path | None = typer.Option(None, "--cache", help="Response cache folder [default: the judges']."),
+    cache: Path | None = typer.Option(None, "--cache",
+                                      help="Response cache folder \\[default: the judges']."),
 ) -> None:
     """Ten generation prompts per clip (RoboJudge App. D): five model rewrites and five fixed prefixes."""
-    from rich.markup import escape
 
     from robojudge.cli._judge import resolve_judge
     from robojudge.judges import JudgeConfigError, ResponseCache, UnknownNameError
@@ -303,9 +308,9 @@ def prompts_cmd(
         with ResponseCache(cache) as store:
             summary = prompt_variants(items, config, out, cache=store, max_words=max_words, retries=retries)
     except (ManifestError, JudgeConfigError, UnknownNameError, ValueError) as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     for line in summary.skipped:
-        err_console.print(f"[yellow]skipped:[/] {escape(line)}", highlight=False)
+        err_console.print(f"[yellow]skipped:[/] {escape(line)}", markup=True, highlight=False)
     clips = len({r.clip_id for r in summary.rows})
     note = f"; {summary.invalid} rewrite(s) invalid (see valid/problem)" if summary.invalid else ""
     console.print(f"wrote {len(summary.rows)} prompts for {clips} clip(s) to {out}{note}", highlight=False)

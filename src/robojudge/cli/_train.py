@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 
 from robojudge.cli._common import console, fail
 
@@ -46,7 +45,7 @@ def export_cmd(
                                        fmt=fmt, judge=judge, frames=FrameSpec(fps=fps, max_frames=max_frames),
                                        fractions=fractions, seed=seed, project=project)
     except (ExportError, ManifestError, JudgeConfigError, ValueError) as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     counts = ", ".join(f"{k} {v}" for k, v in summary.records.items() if v)
     console.print(f"exported {counts} records to {summary.out} ({fmt}); card: {summary.out / 'README.md'}",
                   highlight=False)
@@ -58,7 +57,7 @@ def _run(stage: str, run: Callable[[], TrainResult]) -> None:
     try:
         result = run()
     except (TrainingError, ValueError) as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     last = f"{result.losses[-1]:.4g}" if result.losses else "none logged"
     console.print(f"{stage}: {result.steps} steps, last loss {last}; checkpoint {result.out} (stage "
                   f"{result.stage}). To judge with it, add to robojudge.toml:", highlight=False)

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 from rich.table import Column, Table
+from rich.text import Text
 
 from robojudge.cli._common import console, fail
 from robojudge.metrics._select import metrics_by_weights
@@ -61,7 +62,7 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON in
     table = Table(Column("name", no_wrap=True), Column("status", no_wrap=True), Column("where"),
                   Column("metrics"))
     for r in rows:
-        status = "[green]present[/]" if r["present"] else "[red]missing[/]"
+        status = Text("present", style="green") if r["present"] else Text("missing", style="red")
         where = r["path"] or f"robojudge weights fetch {r['name']}"
         table.add_row(r["name"], status, where, ", ".join(r["metrics"]) or "-")
     console.print(table)
