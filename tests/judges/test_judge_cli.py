@@ -77,6 +77,7 @@ def test_cli_judges_file_resume_and_export(tmp_path: Path, make_items: Any) -> N
         assert res.exit_code == 0 and "6 already stored" in res.output and srv.count == sent
     with ResultStore(db) as st:
         n = export_results(st, tmp_path / "out.csv")
+        assert [p for p, _ in st.manifests()] == [manifest.resolve()]  # `robojudge report` reads it
     rows = list(csv.DictReader((tmp_path / "out.csv").open()))
     assert n == 6 and {r["metric"] for r in rows} == {"judge:fake:pa", "judge:fake:ia"}
     bad = next(r for r in rows if r["item_id"] == "garbage" and r["metric"] == "judge:fake:ia")

@@ -52,6 +52,7 @@ def test_export_by_generator_feeds_aggregate(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     invoke("metrics", "sets", manifest, "--metrics", "iq1_fvd", "--run-dir", run_dir)
     with ResultStore(run_dir / "results.sqlite") as store:  # a per-item taxonomy metric beside it
+        assert [p for p, _ in store.manifests()] == [manifest.resolve()]
         store.add([ResultRow(i, "iq1_ssim", "h", "1", "ok", v, fingerprint="f") for i, v in SSIM.items()])
 
     out = tmp_path / "long.csv"

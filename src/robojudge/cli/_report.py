@@ -64,8 +64,8 @@ def report(
         None, "--db", help="Store when RUN_OR_DB is a manifest \\[default: runs/<manifest>/results.sqlite]."
     ),
     suite: Path | None = typer.Option(
-        None, "--suite", help="Suite manifest of the results, for labels and generators "
-        "\\[default: suite/suite.jsonl or suite.jsonl in the run folder]."),
+        None, "--suite", help="Suite manifest of the results, for labels and generators \\[default: "
+        "suite/suite.jsonl or suite.jsonl in the run folder, else the last manifest scored into the store]."),
     out: Path | None = typer.Option(None, "--out", "-o",
                                     help="Report folder \\[default: next to the store]."),
     by: str = typer.Option("generator", "--by", help=f"Summary groups: {', '.join(GROUP_FIELDS)}."),
@@ -105,6 +105,8 @@ def report(
         if manifest is None:
             console.print("no suite manifest found (pass --suite): the report has no labels or generators",
                           highlight=False)
+        elif suite is None:
+            console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
     if not html:
         return
     name = Path(manifest).name if manifest is not None else target

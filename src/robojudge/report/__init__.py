@@ -8,7 +8,7 @@ from robojudge.report._audit import (
     sample_size_section,
     sample_size_table,
 )
-from robojudge.report._html import HtmlReport, render_page, resolve_source, write_html_report
+from robojudge.report._html import HtmlReport, noted_manifest, render_page, resolve_source, write_html_report
 from robojudge.report._judges import (
     Coverage,
     JudgeRow,
@@ -112,6 +112,7 @@ __all__ = [
     "metric_series",
     "render_page",
     "report_suite",
+    "noted_manifest",
     "resolve_source",
     "retention_table",
     "sample_size_section",

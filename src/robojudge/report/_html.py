@@ -26,7 +26,7 @@ from robojudge.report._robophys import heatmap_section, robophys_section, sensit
 from robojudge.report._sections import ReportInput, Section, overview_section
 from robojudge.report._size_section import sizes_section
 from robojudge.report._summary import RangeOf, unknown_range
-from robojudge.store import ResultStore, default_db_url
+from robojudge.store import ResultStore, StoreError, default_db_url
 from robojudge.suite import load_suite, run_manifest
 
 log = logging.getLogger(__name__)
@@ -69,9 +69,10 @@ class HtmlReport:
 def resolve_source(target: str | Path, *, manifest: str | Path | None = None) -> tuple[str, Path | None]:
     """The store URL and the suite manifest (if any) for a run folder, a store file or a database URL.
 
-    A run folder (``runs/<name>/``) holds ``results.sqlite``; its manifest is ``manifest`` when given,
-    else the one :func:`robojudge.suite.run_manifest` finds inside it, else None (the report then has
-    no labels).
+    A run folder (``runs/<name>/``) holds ``results.sqlite``. The manifest is ``manifest`` when given,
+    else the one :func:`robojudge.suite.run_manifest` finds inside a run folder, else the latest one
+    scored or judged into the store that still exists (:func:`noted_manifest`), else None (the report
+    then has no labels).
 
     Raises:
         FileNotFoundError: A folder without ``results.sqlite`` or a path that does not exist.
@@ -79,17 +80,32 @@ def resolve_source(target: str | Path, *, manifest: str | Path | None = None) ->
     given = Path(manifest) if manifest is not None else None
     text = str(target)
     if "://" in text:
-        return text, given
+        return text, given or noted_manifest(text)
     path = Path(target)
     if path.is_dir():
         if not (path / "results.sqlite").exists():
             raise FileNotFoundError(f"{path}: no results.sqlite in this run folder; score a suite into it "
                                     "first")
-        found = given or run_manifest(path)
-        return default_db_url(path), found
+        url = default_db_url(path)
+        return url, given or run_manifest(path) or noted_manifest(url)
     if path.is_file():
-        return f"sqlite:///{path.resolve()}", given
+        url = f"sqlite:///{path.resolve()}"
+        return url, given or noted_manifest(url)
     raise FileNotFoundError(f"{path}: no such run folder or result store")
+
+
+def noted_manifest(url: str) -> Path | None:
+    """The latest manifest scored or judged into the store at ``url`` that still exists, else None.
+
+    See :meth:`robojudge.store.ResultStore.note_manifest`. A store that cannot be opened gives None: the
+    report opens it next and says why.
+    """
+    try:
+        with ResultStore(url, read_only=True) as store:
+            noted = store.manifests()
+    except StoreError:
+        return None
+    return next((path for path, _ in noted if path.is_file()), None)
 
 
 _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (

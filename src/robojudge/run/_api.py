@@ -176,6 +176,7 @@ def score_suite(
     else:
         ex = executor
     with ResultStore(url) as store:
+        store.note_manifest(manifest)  # `robojudge report RUN` finds it there
         summary = score_blocks(
             _items(itertools.chain([first], suites), problems),
             requests,

@@ -273,6 +273,7 @@ def judge_suite(
     suite = load_suite(manifest, strict=False, confine=confine)
     url = db or default_db_url(Path(run_dir) if run_dir else Path("runs") / Path(manifest).stem)
     with ResultStore(url) as store:
+        store.note_manifest(manifest)
         summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
         return JudgeSuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))
 

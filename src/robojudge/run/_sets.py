@@ -270,6 +270,7 @@ def score_set_suite(
     else:
         ex = executor
     with ResultStore(url) as store:
+        store.note_manifest(manifest)
         summary = score_sets_into(store, suite.items, metric_ids, by=by, configs=configs,
                                   retry_errors=retry_errors, progress=progress, executor=ex,
                                   rescore_libraries=rescore_libraries)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -25,7 +26,14 @@ from sqlalchemy.sql import Select
 from robojudge._sqlite import enable_wal
 from robojudge.store._errors import StoreError
 from robojudge.store._row import STATUSES, ResultRow
-from robojudge.store._schema import CURRENT, KEY_COLUMNS, check_schema, ensure_schema, results_table
+from robojudge.store._schema import (
+    CURRENT,
+    KEY_COLUMNS,
+    check_schema,
+    ensure_schema,
+    meta_table,
+    results_table,
+)
 from robojudge.store._url import display_url, mask_text, parse_url
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
@@ -35,6 +43,10 @@ _WRITE_OPTION = "robojudge_write"
 _IN_CHUNK = 500  # ids per "IN (...)" list, well under every backend's parameter limit
 
 RowKey = tuple[str, str, str, str]
+
+# Keys of the manifests noted in ``robojudge_meta``: this prefix and a hash of the manifest's path (the
+# key column holds 64 characters; paths are longer).
+MANIFEST_KEY = "manifest:"
 
 
 def _json_key(key: Any) -> str:
@@ -388,6 +400,43 @@ class ResultStore:
         stmt = self._filtered(base, metric, status, include_superseded)
         with self._guard("read"), self._read() as conn:
             return int(conn.execute(stmt).scalar_one())
+
+    def note_manifest(self, manifest: str | os.PathLike[str]) -> Path:
+        """Remember that the suite manifest ``manifest`` was scored or judged into this store.
+
+        Commands given only a run folder or a store (``robojudge report RUN``) find the manifest through
+        :meth:`manifests`, for its labels and generators, when it is not in the run folder. Noting the
+        same file again updates its time; nothing else of the store changes.
+
+        Returns:
+            The manifest's absolute path, as noted.
+        """
+        path = Path(manifest).expanduser().resolve()
+        key = MANIFEST_KEY + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+        value = json.dumps({"path": str(path), "at": datetime.now(UTC).isoformat()})
+        insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
+        stmt = insert(meta_table).values(key=key, value=value)
+        stmt = stmt.on_conflict_do_update(index_elements=[meta_table.c.key], set_={"value": value})
+        with self._guard("note the manifest in"), self._write() as conn:
+            conn.execute(stmt)
+        return path
+
+    def manifests(self) -> list[tuple[Path, datetime]]:
+        """The manifests noted by :meth:`note_manifest`, with the time each was last noted, latest first.
+
+        The files may have moved or gone since; callers check.
+        """
+        stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(MANIFEST_KEY))
+        with self._guard("read"), self._read() as conn:
+            raw = conn.execute(stmt).scalars().all()
+        out: list[tuple[Path, datetime]] = []
+        for text in raw:
+            try:
+                data = json.loads(text)
+                out.append((Path(data["path"]), datetime.fromisoformat(data["at"])))
+            except (ValueError, KeyError, TypeError):
+                continue  # a value this robojudge did not write: not a manifest it can use
+        return sorted(out, key=lambda pair: pair[1], reverse=True)
 
     def close(self) -> None:
         """Release all database connections. The store cannot be used afterwards."""

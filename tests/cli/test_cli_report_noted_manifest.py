@@ -1,0 +1,89 @@
+"""``robojudge report RUN`` finds the manifest that was scored into the run's store.
+
+Scored with ``--run-dir`` (or with the default run folder, from a manifest kept elsewhere), the run
+folder holds no manifest, and the report used to come without labels or generators unless ``--suite``
+was passed. The store now notes each manifest scored or judged into it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.report import noted_manifest
+from robojudge.store import default_db_url
+from robojudge.video import write_video
+
+runner = CliRunner()
+
+
+def _manifest(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(5)
+    canvas = rng.integers(0, 256, (40, 64, 3), dtype=np.uint8)
+    lines = []
+    for g, gen in enumerate(("alpha", "beta")):
+        for c in range(3):
+            frames = np.stack([np.roll(canvas, (c + 1) * (g + 1) * i, axis=1)[:32, :48] for i in range(10)])
+            video = tmp_path / "videos" / gen / f"ep{c}.mp4"
+            video.parent.mkdir(parents=True, exist_ok=True)
+            write_video(video, frames, fps=8)
+            lines.append(json.dumps({"item_id": f"{gen}/ep{c}", "video": f"videos/{gen}/ep{c}.mp4",
+                                     "generator": gen, "clip_id": f"ep{c}", "instruction": "push",
+                                     "labels": {"pa": 1 + c + g, "ia": 3}}))
+    manifest = tmp_path / "lists" / "suite.jsonl"
+    manifest.parent.mkdir()
+    manifest.write_text("\n".join(lines) + "\n")
+    shutil.move(tmp_path / "videos", manifest.parent / "videos")
+    return manifest
+
+
+def test_report_of_a_run_folder_reads_the_manifest_scored_into_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    manifest = _manifest(tmp_path)
+    run = tmp_path / "elsewhere" / "run 1"
+    scored = runner.invoke(build_app("score"), ["score", str(manifest), "-m", "mq_dynamic_degree",
+                                                "--run-dir", str(run), "--no-progress"])
+    assert scored.exit_code == 0, scored.output
+    assert "6 tasks: 6 scored" in scored.stdout
+    assert f"report: robojudge report '{run}'" in scored.stdout  # quoted: the folder has a space
+    assert noted_manifest(default_db_url(run)) == manifest.resolve()
+
+    done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
+    assert done.exit_code == 0, done.output
+    assert f"suite manifest: {manifest.resolve()}" in done.stdout
+    assert "Metrics against the labels: not shown" not in done.stdout
+    assert "Generator leaderboard: 1 plots" in done.stdout
+    html = (run / "report" / "index.html").read_text()
+    assert "alpha" in html and "beta" in html
+
+    # --suite still wins; a manifest that has gone is not used.
+    other = tmp_path / "other.jsonl"
+    other.write_text(manifest.read_text().replace("videos/", "lists/videos/"))
+    done = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(other), "--no-html"])
+    assert done.exit_code == 0 and "suite manifest:" not in done.stdout
+    manifest.unlink()
+    gone = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
+    assert gone.exit_code == 0, gone.output
+    assert "no suite manifest found (pass --suite)" in gone.stdout
+
+
+def test_a_store_file_and_the_default_run_folder_find_it_too(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    manifest = _manifest(tmp_path)
+    scored = runner.invoke(build_app("score"), ["score", str(manifest), "-m", "mq_dynamic_degree",
+                                                "--no-progress"])
+    assert scored.exit_code == 0, scored.output
+    assert "report: robojudge report runs/suite" in scored.stdout
+    store = tmp_path / "runs" / "suite" / "results.sqlite"
+    done = runner.invoke(build_app("report"), ["report", str(store), "--out", "r", "--bootstrap", "0"])
+    assert done.exit_code == 0, done.output
+    assert f"suite manifest: {manifest.resolve()}" in done.stdout
+    assert "Generator leaderboard: 1 plots" in done.stdout
