@@ -136,7 +136,8 @@ def not_run_by_all() -> list[MetricSpec[Any]]:
 def not_run_summary() -> list[str]:
     """Lines saying which metrics ``all`` skips here, and why.
 
-    Model metrics are listed first: those needing missing weights (named, with where to look),
+    Model metrics are listed first: those needing missing weights (the metrics on one line, the
+    missing networks on the next),
     those that declare no weights (plugins), then set-level metrics, judge and external ones.
     """
     skipped = not_run_by_all()
@@ -151,9 +152,11 @@ def not_run_summary() -> list[str]:
         lines.append(f"{len(model)} model metrics not run: {len(wired)} need weights missing here"
                      + (f", {len(trained)} need a model you train" if trained else "")
                      + (f", {len(undeclared)} declare no weights" if undeclared else ""))
-    for s in wired:
-        names = ", ".join(missing_weights(s, present))
-        lines.append(f"  {s.id}: needs weights {names} (robojudge weights status)")
+    if wired:  # two lines, however many: `robojudge weights list` says which metric loads which network
+        needed = sorted({name for s in wired for name in missing_weights(s, present)})
+        lines.append("  need weights: " + ", ".join(s.id for s in wired))
+        lines.append(f"  missing weights ({len(needed)}; `robojudge weights status` says where each goes, "
+                     "`robojudge weights list` which metrics load it): " + ", ".join(needed))
     if trained:
         lines.append(f"  need a model you train (--set METRIC.{TRAINED_MODEL_FIELD}=PATH; `robojudge metrics "
                      f"info METRIC` says how): {', '.join(s.id for s in trained)}")
