@@ -55,6 +55,8 @@ def test_errors_name_file_line_and_column(tmp_path: Path) -> None:
         fit_from_csv(pred, "nope", "score")
     with pytest.raises(ScoreTableError, match="no such file"):
         agreement_from_csv(tmp_path / "absent.csv", human)
+    with pytest.raises(ScoreTableError, match="is a folder, not a CSV file"):  # was an IsADirectoryError
+        agreement_from_csv(tmp_path, human)
 
 
 def test_fit_from_csv_counts_dropped_rows(tmp_path: Path) -> None:

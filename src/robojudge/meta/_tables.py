@@ -46,7 +46,8 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
     """Every column as text, blanks kept as ``''``, header names stripped.
 
     Raises:
-        ScoreTableError: The file is missing, is not CSV, or lacks a ``required`` column.
+        ScoreTableError: The file is missing, a folder, unreadable, not CSV, or lacks a ``required``
+            column.
     """
     import pandas as pd
 
@@ -54,6 +55,10 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
         df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except FileNotFoundError:
         raise ScoreTableError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ScoreTableError(f"{path}: is a folder, not a CSV file") from None
+    except PermissionError as exc:
+        raise ScoreTableError(f"{path}: cannot read: {exc.strerror}") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ScoreTableError(f"{path}: cannot read as CSV: {exc}") from None
     df.columns = [str(c).strip() for c in df.columns]
