@@ -12,6 +12,7 @@ import json
 import math
 import os
 import pickle
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +149,21 @@ def checkpoint_path(path: str | Path) -> Path:
     return p / CHECKPOINT if p.is_dir() else p
 
 
+def _load_reason(exc: BaseException) -> str:
+    """The gist of why ``torch.load`` failed.
+
+    Refusing a file's pickled objects, torch adds paragraphs of advice, among them to load the file again
+    with ``weights_only=False``: unsafe for a file of unknown origin and wrong for a file that is not a
+    checkpoint at all. The last line holds the reason.
+    """
+    text = str(exc)
+    if not (isinstance(exc, pickle.UnpicklingError) and "weights_only" in text):
+        return text
+    found = re.search(r"WeightsUnpickler error:\s*(.+?)(?:\n\s*\n|$)", text, flags=re.DOTALL)
+    reason = found.group(1).split(". ")[0].strip().rstrip(".") if found else ""
+    return "torch refuses its contents as weights" + (f": {reason}" if reason else "")
+
+
 def load_reader(path: str | Path) -> Reader:
     """Load a reader from its folder (or its ``reader.pt``) onto the CPU.
 
@@ -164,7 +180,7 @@ def load_reader(path: str | Path) -> Reader:
         net = build_reader(len(meta["keypoints"]), cfg.context, cfg.width, cfg.heatmap_stride, cfg.members)
         net.load_state_dict(blob["state_dict"])
     except (KeyError, TypeError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
-        raise ReaderError(f"{ckpt}: not a KIVA reader checkpoint ({exc})") from None
+        raise ReaderError(f"{ckpt}: not a KIVA reader checkpoint ({_load_reason(exc)})") from None
     if meta.get("format") != FORMAT:
         raise ReaderError(f"{ckpt}: field format is {meta.get('format')!r}, this robojudge reads {FORMAT}")
     return Reader(net.eval(), meta, ckpt.parent)
