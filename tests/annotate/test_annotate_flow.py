@@ -294,13 +294,15 @@ def test_model_draft_fields_recorded(project: str, suite_files: SuiteFiles, tmp_
     import json
     from pathlib import Path
 
-    from robojudge.annotate import import_drafts
+    from robojudge.annotate import AnnotateError, import_drafts
 
     item = suite_files.item_ids[2]
     drafts = Path(str(tmp_path)) / "drafts.jsonl"
-    drafts.write_text(
-        json.dumps({"item_id": item, "pa": {"label": 4, "mean": 4.3}, "ia": {"label": 5}}) + "\n"
-    )
+    line = json.dumps({"item_id": item, "pa": {"label": 4, "mean": 4.3}, "ia": {"label": 5}})
+    drafts.write_bytes(b"\n" + line.encode() + b"\n\xa2\xfb\n")
+    with pytest.raises(AnnotateError, match=r"drafts\.jsonl:3: not UTF-8 text"):  # was a traceback
+        import_drafts(project, "p", drafts)
+    drafts.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\r\n")  # a byte-order mark, Windows line ends
     assert import_drafts(project, "p", drafts) == 1
     assign(project, "p", ["ann1"], items=[item])
     with AnnotationService(project) as svc:

@@ -209,6 +209,10 @@ def test_labelstudio_import_errors_name_task_annotation_and_field(
     attempt(unknown_item, r"task 2: field data.item_id: 'nope' is not an item")
     attempt(stranger, r"task 0 .* annotation 0: annotator 'mallory' is not in the database")
     attempt(changed, r"task 0 .* annotation 0: this item's \w+ is already submitted with different values")
+    binary = tmp_path / "export.bin"
+    binary.write_bytes(b"[\xa2\xfb" + bytes(range(256)))  # was a UnicodeDecodeError traceback
+    with pytest.raises(AnnotateError, match=r"export\.bin: cannot read Label Studio JSON: 'utf-8' codec"):
+        import_labelstudio(db_url, "p", binary)
     # Nothing of a failed import is kept.
     assert import_labelstudio(db_url, "p", good) == 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -58,27 +59,34 @@ def import_drafts(db: str | os.PathLike[str], project: str, path: str | os.PathL
             the file and line.
     """
     drafts: dict[str, dict[str, Any]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise AnnotateError(f"{where}: not JSON ({exc.msg})") from None
-            if not isinstance(rec, dict) or not isinstance(rec.get("item_id"), str):
-                raise AnnotateError(f"{where}: field item_id: missing")
-            values: dict[str, Any] = {}
-            for axis in ("pa", "ia"):
-                part = rec.get(axis)
-                if isinstance(part, dict) and part.get("label") is not None:
-                    values[axis] = part["label"]
-            try:
-                LabelValues.from_form(values)
-            except AnnotateError as exc:
-                raise AnnotateError(f"{where}: item {rec['item_id']!r}: {exc}") from None
-            drafts[rec["item_id"]] = values
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise AnnotateError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    for lineno, data in enumerate(raw.splitlines(), 1):
+        where = f"{path}:{lineno}"
+        try:
+            line = data.decode("utf-8-sig" if lineno == 1 else "utf-8")  # a byte-order mark is no error
+        except UnicodeDecodeError:
+            raise AnnotateError(f"{where}: not UTF-8 text (the drafts are JSON Lines)") from None
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise AnnotateError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(rec, dict) or not isinstance(rec.get("item_id"), str):
+            raise AnnotateError(f"{where}: field item_id: missing")
+        values: dict[str, Any] = {}
+        for axis in ("pa", "ia"):
+            part = rec.get(axis)
+            if isinstance(part, dict) and part.get("label") is not None:
+                values[axis] = part["label"]
+        try:
+            LabelValues.from_form(values)
+        except AnnotateError as exc:
+            raise AnnotateError(f"{where}: item {rec['item_id']!r}: {exc}") from None
+        drafts[rec["item_id"]] = values
     with open_service(db) as svc, svc.db.write() as conn:
         prow = project_row(conn, project)
         by_id = {

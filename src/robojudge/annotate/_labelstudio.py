@@ -239,7 +239,7 @@ def import_labelstudio(db: str | os.PathLike[str], project: str, path: str | os.
     """
     try:
         tasks = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise AnnotateError(f"{path}: cannot read Label Studio JSON: {exc}") from None
     if not isinstance(tasks, list):
         raise AnnotateError(f"{path}: a Label Studio export is a list of tasks")
