@@ -171,6 +171,30 @@ def test_csv_short_record_and_bad_json_cell(media_root: Path) -> None:
     assert "2 cells" in problems[0].message and "not valid JSON" in problems[1].message
 
 
+def test_csv_saved_with_semicolons_says_so_once(media_root: Path) -> None:
+    path = media_root / "suite.csv"
+    path.write_text("\ufeffitem_id;video;labels.pa\na;videos/ep3.mp4;3\nb;videos/ep3.mp4;4\n")
+    p = _one(validate_manifest(path))  # before: three problems, repeated on every row
+    assert p.line == 1 and "looks separated by ';'" in p.message and "'item_id;video;labels.pa'" in p.message
+    path.write_text("item_id\tvideo\na\tvideos/ep3.mp4\n")
+    assert "looks separated by '\\t'" in _one(validate_manifest(path)).message
+    path.write_text("item_id\na\n")  # one column and no other separator: the missing video is the problem
+    assert _one(validate_manifest(path)).field == "video"
+
+
+def test_item_ids_with_control_characters_are_refused(media_root: Path) -> None:
+    good = json.dumps({"item_id": "a", "video": "videos/ep3.mp4"})
+    nul = json.dumps({"item_id": "b\u0000c", "video": "videos/ep3.mp4"})
+    tab = json.dumps({"item_id": "d\te", "video": "videos/ep3.mp4"})
+    path = media_root / "suite.jsonl"
+    path.write_text("\n".join([good, nul, tab]) + "\n")
+    problems = validate_manifest(path)
+    assert [(p.line, p.field) for p in problems] == [(2, "item_id"), (3, "item_id")]
+    assert "control character ('\\x00' at position 1)" in problems[0].message  # PostgreSQL refuses NUL
+    assert "control character ('\\t' at position 1)" in problems[1].message
+    assert [it.item_id for it in load_suite(path, strict=False)] == ["a"]
+
+
 def test_empty_manifest(tmp_path: Path) -> None:
     for name, text in [("e.jsonl", ""), ("e.csv", ""), ("h.csv", "item_id,video\n"), ("e.json", "[]")]:
         path = tmp_path / name

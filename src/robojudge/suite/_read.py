@@ -319,6 +319,12 @@ def _read_csv(path: Path, shown: str) -> Iterator[RawRecord]:
 
 
 def _check_header(header: list[str], shown: str) -> None:
+    if len(header) == 1 and (sep := next((c for c in ";\t|" if c in header[0]), None)):
+        # A spreadsheet set to another locale saves "CSV" with semicolons: say so once, not per row.
+        raise ManifestError([ManifestProblem(
+            shown, 1, None, None, None,
+            f"the header is one column, {header[0]!r}: manifest CSV files are separated by commas, and "
+            f"this one looks separated by {sep!r} (save it with commas, or as .jsonl)")])
     problems: list[ManifestProblem] = []
     seen: set[str] = set()
     for i, name in enumerate(header, start=1):

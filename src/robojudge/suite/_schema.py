@@ -7,6 +7,7 @@ on 1-5, six diagnostic checklist items on 0-2, free-text evidence and an overall
 from __future__ import annotations
 
 import json
+import unicodedata
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,10 @@ class Item(BaseModel):
             raise ValueError("item_id has leading or trailing whitespace")
         if v.startswith(GROUP_PREFIX):
             raise ValueError(f"item_id may not start with {GROUP_PREFIX!r}: stored set-level results use it")
+        # PostgreSQL text cannot hold NUL, and a line break or tab splits the id in every printed line.
+        bad = next((i for i, ch in enumerate(v) if unicodedata.category(ch) == "Cc"), None)
+        if bad is not None:
+            raise ValueError(f"item_id holds a control character ({v[bad]!r} at position {bad})")
         return v
 
     @field_validator("joint_states", "robot", "calibration")
