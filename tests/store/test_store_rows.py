@@ -90,6 +90,17 @@ def test_error_rows_round_trip(store: ResultStore) -> None:
     assert store.count(status="error") == 1 and store.count(status="ok") == 0
 
 
+def test_an_error_quoting_a_nul_character_is_stored_with_it_written_out(store: ResultStore) -> None:
+    # A judge's reply can hold NUL; PostgreSQL refused the whole batch over it (DataError).
+    quoted = ResultRow("a", "judge:j:pa", "c1", "1", "error", None, error="JSON has no 'score' (keys: s\x00)",
+                       details={"raw": "r\x00"})
+    assert store.add([quoted, ok("b", 1.0, metric="judge:j:pa")]) == 2
+    rows = {r.item_id: r for r in store.rows()}
+    assert rows["a"].error == "JSON has no 'score' (keys: s\\x00)"  # the same on SQLite
+    assert rows["a"].details == {"raw": "r\x00"}  # JSON holds it escaped: kept as it was
+    assert rows["b"].value == 1.0
+
+
 def test_unscored_ok_rows_read_back_as_nan(store: ResultStore) -> None:
     store.add([ok("nan", math.nan), ok("none", None), ok("inf", math.inf), ok("zero", 0.0)])
     rows = {r.item_id: r for r in store.rows()}

@@ -561,7 +561,9 @@ def _row_params(row: ResultRow, now: datetime) -> dict[str, Any]:
         "version": row.version,
         "status": row.status,
         "value": value,
-        "error": row.error,
+        # An error may quote what a judge or a file said; PostgreSQL text cannot hold NUL, and one such
+        # character would refuse the whole batch of rows. It is stored written out, on every backend.
+        "error": row.error.replace("\x00", "\\x00") if row.error else row.error,
         "duration_s": row.duration_s,
         "details": row.details,
         "config": row.config,
