@@ -82,3 +82,26 @@ def test_bracketed_generator_names_are_printed_whole(tmp_path: Path) -> None:
     info = runner.invoke(suite_app, ["info", str(out)], env={"COLUMNS": "200"})
     assert info.exit_code == 0, info.output
     assert "model[a]" in info.output  # a table cell
+
+
+def test_every_styled_line_asks_for_markup() -> None:
+    """With markup off by default, a line written with tags must say markup=True, or it prints them."""
+    import ast
+
+    cli = Path(__file__).resolve().parents[2] / "src" / "robojudge" / "cli"
+    styled, missing = 0, []
+    for path in sorted(cli.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "print" and node.args):
+                continue
+            literal = " ".join(c.value for c in ast.walk(node.args[0])
+                               if isinstance(c, ast.Constant) and isinstance(c.value, str))
+            if not RE_TAGS.search(literal.replace("\\[", "")) or "[/" not in literal:
+                continue
+            styled += 1
+            markup = next((k.value for k in node.keywords if k.arg == "markup"), None)
+            if not (isinstance(markup, ast.Constant) and markup.value is True):
+                missing.append(f"{path.name}:{node.lineno}")
+    assert styled > 25  # the walk found the styled lines
+    assert not missing, missing
