@@ -113,3 +113,15 @@ def test_a_version_1_store_opened_read_only_says_how_to_upgrade(tmp_path) -> Non
     assert "schema version 2" in res.output
     with ResultStore(path, read_only=True) as store:
         assert store.count() == 3
+
+
+def test_upgrade_makes_no_store_of_a_missing_or_empty_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    app = build_app("results")
+    res = CliRunner().invoke(app, ["results", "upgrade", "--db", str(tmp_path / "typo.sqlite")])
+    assert res.exit_code == 2 and "no result store at" in res.output
+    assert not (tmp_path / "typo.sqlite").exists()
+    empty = tmp_path / "results.csv"
+    empty.write_bytes(b"")
+    res = CliRunner().invoke(app, ["results", "upgrade", "--db", str(empty)])
+    assert res.exit_code == 2 and "is an empty file, not a result store" in res.output
+    assert empty.read_bytes() == b""  # before, it was made an SQLite store

@@ -101,8 +101,10 @@ def upgrade_cmd(db: str = typer.Option(..., "--db", help="Result store URL or SQ
 
     Any command that writes does this too; reading commands open stores read-only and cannot.
     """
-    if not Path(db).exists() and "://" not in db:
+    if "://" not in db and not Path(db).is_file():
         raise fail(f"no result store at {db}")
+    if "://" not in db and Path(db).stat().st_size == 0:  # SQLite would make a new store of it
+        raise fail(f"{db} is an empty file, not a result store")
     try:
         with ResultStore(db) as store:
             where = store.url
