@@ -47,7 +47,8 @@ def test_a_meta_value_robojudge_did_not_write_is_passed_over(tmp_path: Path) -> 
     engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO robojudge_meta (key, value) VALUES ('manifest:broken', 'not json'), "
-                          "('manifest:partial', '{\"path\": \"x.jsonl\"}')"))
+                          "('manifest:partial', '{\"path\": \"x.jsonl\"}'), "
+                          "('manifest:naive', '{\"path\": \"y.jsonl\", \"at\": \"2026-01-01T00:00:00\"}')"))
     engine.dispose()
     with ResultStore(url) as store:
         assert [p for p, _ in store.manifests()] == [tmp_path / "good.jsonl"]

@@ -433,9 +433,11 @@ class ResultStore:
         for text in raw:
             try:
                 data = json.loads(text)
-                out.append((Path(data["path"]), datetime.fromisoformat(data["at"])))
+                path, at = Path(data["path"]), datetime.fromisoformat(data["at"])
             except (ValueError, KeyError, TypeError):
                 continue  # a value this robojudge did not write: not a manifest it can use
+            if at.tzinfo is not None:  # note_manifest writes UTC; a time without a zone cannot be ordered
+                out.append((path, at))
         return sorted(out, key=lambda pair: pair[1], reverse=True)
 
     def close(self) -> None:
