@@ -105,3 +105,22 @@ def test_every_styled_line_asks_for_markup() -> None:
                 missing.append(f"{path.name}:{node.lineno}")
     assert styled > 25  # the walk found the styled lines
     assert not missing, missing
+
+
+def test_a_table_sent_to_a_file_keeps_whole_ids(tmp_path: Path) -> None:
+    """Piped to a log, Rich drew tables 80 columns wide and cut ids ("rbg_reprojection_p…")."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    with open(tmp_path / "out.txt", "w") as out:
+        subprocess.run([sys.executable, "-m", "robojudge", "metrics", "list"], stdout=out, env=env,
+                       check=True, timeout=120)
+    text = (tmp_path / "out.txt").read_text()
+    assert "\u2026" not in text  # no cell is cut
+    assert "rbg_reprojection_photometric" in text
+    env["COLUMNS"] = "100"  # a width asked for is kept
+    narrow = subprocess.run([sys.executable, "-m", "robojudge", "metrics", "list"], capture_output=True,
+                            text=True, env=env, check=True, timeout=120).stdout
+    assert max(map(len, narrow.splitlines())) <= 100

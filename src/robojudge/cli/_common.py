@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,12 +25,26 @@ from rich.progress import (
 from robojudge.run import ProgressCallback, RunSummary
 from robojudge.store import ResultRow
 
+PIPED_WIDTH = 240
+"""Columns of a table printed to a file or a pipe (a log, ``| tee``): Rich's 80 cut metric ids short."""
+
+
+def piped_width(stream: Any) -> int | None:
+    """:data:`PIPED_WIDTH` for a stream that is not a terminal, unless ``COLUMNS`` says otherwise; else
+    None (the terminal's own width)."""
+    try:
+        terminal = bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        terminal = False
+    return None if terminal or os.environ.get("COLUMNS") else PIPED_WIDTH
+
+
 # Markup is off: what is printed is mostly paths, item ids and messages, in which Rich would read
 # "[a]" or "robojudge[ray]" as tags (dropping them) and fail on "[/x]". A line that is styled on purpose
 # passes markup=True and escapes what it interpolates.
-console = Console(soft_wrap=True, markup=False)
+console = Console(soft_wrap=True, markup=False, width=piped_width(sys.stdout))
 # Error lines are never wrapped: users grep them and tests match them.
-err_console = Console(stderr=True, soft_wrap=True, markup=False)
+err_console = Console(stderr=True, soft_wrap=True, markup=False, width=piped_width(sys.stderr))
 
 
 def print_manifest_problems(problems: Iterable[object]) -> None:

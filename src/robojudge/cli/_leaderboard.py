@@ -44,8 +44,11 @@ _DB_HELP = "Result store \\[default: runs/<manifest name>/results.sqlite]."
 
 
 def _wide() -> Console:
-    """The shared console on a terminal; a wide one when piped, so that tables are not cut."""
-    return console if console.is_terminal else Console(soft_wrap=True, width=_WIDE, markup=False)
+    """The shared console on a terminal or when already wide; a wide one when piped, so that tables are
+    not cut (``COLUMNS`` set narrower, as tests do, still gives at least :data:`_WIDE`)."""
+    if console.is_terminal or console.width >= _WIDE:
+        return console
+    return Console(soft_wrap=True, width=_WIDE, markup=False)
 
 
 def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
