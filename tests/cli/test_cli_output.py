@@ -1,4 +1,5 @@
-"""What the CLI prints is what it means: help texts and user text are never read as Rich markup.
+"""What the CLI prints is what it means: help texts and user text are never read as Rich markup, and
+tables sent to a file are not cut.
 
 Rich reads ``[word...]`` as a style tag: it dropped ``[default: ...]`` from 47 help texts and
 ``robojudge[ray]`` from an install hint, and a path such as ``take[/1]`` in an error message made the
