@@ -12,16 +12,19 @@ def _row(item, value, status="ok", metric="m"):
                      value=value, error=None if status == "ok" else "boom")
 
 
-def test_summarize_groups_and_counts_failures():
-    rows = [_row("a1", 1.0), _row("a2", 3.0), _row("a3", None, "error"), _row("b1", 10.0)]
-    groups = {"a1": "A", "a2": "A", "a3": "A", "b1": "B"}
+def test_summarize_groups_and_counts_failures_and_unscored_apart():
+    rows = [_row("a1", 1.0), _row("a2", 3.0), _row("a3", None, "error"), _row("a4", math.nan),
+            _row("a5", None), _row("b1", 10.0)]
+    groups = {"a1": "A", "a2": "A", "a3": "A", "a4": "A", "a5": "A", "b1": "B"}
     a, b = summarize(rows, groups)
-    assert (a.group, a.n_ok, a.n_failed, a.mean) == ("A", 2, 1, 2.0)
+    # An error row failed; an ok row without a value ran and found nothing to measure (NaN with a reason).
+    assert (a.group, a.n_ok, a.n_failed, a.n_unscored, a.mean) == ("A", 2, 1, 2, 2.0)
     lo, hi = stats.t.interval(0.95, 1, loc=2.0, scale=stats.sem([1.0, 3.0]))
     assert (a.ci_low, a.ci_high) == (pytest.approx(lo), pytest.approx(hi))
-    assert (b.n_ok, b.mean) == (1, 10.0) and math.isnan(b.ci_low)
+    assert (b.n_ok, b.n_failed, b.n_unscored, b.mean) == (1, 0, 0, 10.0) and math.isnan(b.ci_low)
     md = summary_markdown([a, b])
-    assert "| m | A | 2 | 1 | 2.000 |" in md and "n/a" in md
+    assert "| metric | group | n | failed | unscored | mean |" in md
+    assert "| m | A | 2 | 1 | 2 | 2.000 |" in md and "n/a" in md
 
 
 def test_write_report_files(tmp_path):

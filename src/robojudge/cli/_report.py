@@ -26,14 +26,14 @@ _SEED = 20260926
 
 def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -> Table:
     """Summaries as a rich table: one row per (metric configuration, group)."""
-    table = Table("metric", "config", group_label, "n", "failed", "mean", "95% CI", title=title)
+    table = Table("metric", "config", group_label, "n", "failed", "unscored", "mean", "95% CI", title=title)
     for s in summaries:
         ci = "n/a" if s.n_ok < 2 else f"[{s.ci_low:.2f}, {s.ci_high:.2f}]"
         ci += "*" if s.ci_clipped else ""
         ci += " \u2020" if s.small_n else ""
         mean = "n/a" if s.n_ok == 0 else f"{s.mean:.2f}"
         table.add_row(s.metric, f"{s.config_hash[:8]} v{s.version}", s.group, str(s.n_ok),
-                      str(s.n_failed), mean, ci)
+                      str(s.n_failed), str(s.n_unscored), mean, ci)
     if any(s.small_n for s in summaries) or any(s.ci_clipped for s in summaries):
         table.caption = ("* t-interval cut at the metric's native range; \u2020 fewer than 10 values or 5 "
                          "clips")

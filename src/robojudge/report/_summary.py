@@ -35,7 +35,9 @@ class GroupSummary:
     """One configuration of a metric over one group of items (for example one generator).
 
     Attributes:
-        n_failed: Error rows and ok rows without a value.
+        n_failed: Error rows (the metric failed on the item).
+        n_unscored: Ok rows without a value (the metric ran and found nothing to measure:
+            ``details.unscored_reason`` says why).
         ci_low: Lower end of the t-interval, cut at the native range's lower end unless a value lies
             below it.
         ci_high: Upper end, cut likewise.
@@ -56,6 +58,7 @@ class GroupSummary:
     version: str = ""
     ci_clipped: bool = False
     small_n: bool = False
+    n_unscored: int = 0
 
 
 def cut_to_range(lo: float, hi: float, values: Sequence[float],
@@ -87,13 +90,14 @@ def summarize(
     values: dict[Key, list[float]] = defaultdict(list)
     clips: dict[Key, set[str]] = defaultdict(set)
     failed: dict[Key, int] = defaultdict(int)
+    unscored: dict[Key, int] = defaultdict(int)
     for r in rows:
         key = (r.metric, r.config_hash, r.version, group_of.get(r.item_id, "(other)"))
         if r.status == "ok" and r.value is not None and not math.isnan(r.value):
             values[key].append(r.value)
             clips[key].add(cluster_of.get(r.item_id, r.item_id) if cluster_of is not None else r.item_id)
         else:
-            failed[key] += 1
+            (failed if r.status != "ok" else unscored)[key] += 1
             values.setdefault(key, [])
     out = []
     for (metric, chash, version, group), vals in sorted(values.items()):
@@ -102,7 +106,7 @@ def summarize(
         lo, hi, cut = cut_to_range(ci.low, ci.high, vals, native_range(metric) if native_range else None)
         small = is_small(ci.n, len(clips[key]) if cluster_of is not None else None)
         out.append(GroupSummary(metric, chash, group, ci.n, failed[key], ci.mean, ci.std, lo, hi, version,
-                                cut, small))
+                                cut, small, unscored[key]))
     return out
 
 
@@ -117,8 +121,8 @@ def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "g
     apart); without one a metric with several is named by its config hash and version."""
     several = _several(summaries)
     lines = [
-        f"| metric | {group_label} | n | failed | mean | std | 95% CI |",
-        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+        f"| metric | {group_label} | n | failed | unscored | mean | std | 95% CI |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for s in summaries:
         ci = "n/a" if math.isnan(s.ci_low) else f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]"
@@ -128,7 +132,8 @@ def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "g
         name = s.metric if s.metric not in several else (labels or {}).get(
             key, f"{s.metric} [config {s.config_hash[:8]}, v{s.version}]")
         lines.append(
-            f"| {md_escape(name)} | {md_escape(s.group)} | {s.n_ok} | {s.n_failed} | {_fmt(s.mean)} | "
+            f"| {md_escape(name)} | {md_escape(s.group)} | {s.n_ok} | {s.n_failed} | {s.n_unscored} | "
+            f"{_fmt(s.mean)} | "
             f"{_fmt(s.std)} | {ci} |"
         )
     if any(s.small_n for s in summaries):

@@ -54,6 +54,14 @@ from robojudge.video import FileFingerprint, sample_frames
 
 _OBJECTS = ("object", "distractor")
 _NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
+
+
+def _reasons(per: dict[str, object]) -> str:
+    """``name: why`` for each track or object left out, as one line."""
+    def why(v: object) -> str:
+        return str(v.get("status", v)) if isinstance(v, dict) else str(v)
+
+    return "; ".join(f"{name}: {why(v)}" for name, v in per.items())
 _INPUTS = {Input.video, Input.reference, Input.state}
 _EWM = "trajectory scores as in EWMBench (Yue et al. 2025), which the paper cites for DYN"
 
@@ -255,8 +263,9 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
         else:
             score, parts = dyn_score(g, r)
             per[name] = {"score": score, **parts}
-    if not extent:
-        raise MetricInputError(f"no usable reference track among {list(cfg.targets)} ({per})")
+    if not extent:  # readable inputs that show nothing to compare: unscored, not failed
+        raise Unmeasurable(f"no usable reference track among {list(cfg.targets)} ({_reasons(per)})",
+                           tracks=per)
     if cfg.select == "farthest":
         chosen = max(extent, key=lambda n: extent[n])
         value = float(per[chosen].get("score", 0.0))
@@ -286,7 +295,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="2",
+    version="3",
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
@@ -303,7 +312,7 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="2",
+    version="3",
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
@@ -321,7 +330,7 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="2",
+    version="3",
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -370,8 +379,9 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
             "frames_with_truth": loc.frames_with_truth,
             "frames_detected": loc.frames_detected,
         }
-    if not aps:
-        raise MetricInputError(f"no reference object to localize among {list(cfg.objects)} ({per})")
+    if not aps:  # readable inputs that show nothing to localize: unscored, not failed
+        raise Unmeasurable(f"no reference object to localize among {list(cfg.objects)} ({_reasons(per)})",
+                           objects=per)
     details = {"truth": truth, "objects": per, "frames": found_in, "frames_expected": n,
                "frames_missing": n - found_in, "frames_unmatched": len(gen.points) - found_in,
                "tracker": cfg.tracker, **gen.info}
@@ -388,7 +398,7 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="2",
+    version="3",
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
@@ -406,7 +416,7 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="2",
+    version="3",
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
