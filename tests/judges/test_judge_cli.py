@@ -118,6 +118,19 @@ def test_cli_inline_judge(tmp_path: Path, make_items: Any) -> None:
     assert {r.metric for r in rows} == {"judge:Fake-VL-2B:pa"} and {r.value for r in rows} == {4.0}
 
 
+def test_cli_judge_into_a_run_folder_says_how_to_report_it(tmp_path: Path, make_items: Any) -> None:
+    manifest = _manifest(tmp_path, make_items)
+    run = tmp_path / "my run"
+    with FakeServer(_reply) as srv:
+        res = CliRunner().invoke(app, ["judge", str(manifest), "--backend", "openai", "--model", "m",
+                                       "--base-url", srv.url, "--rubric", "pa", "--run-dir", str(run),
+                                       "--no-cache", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert f"report: robojudge report '{run}'" in res.output
+    with ResultStore(run / "results.sqlite", read_only=True) as st:
+        assert [p for p, _ in st.manifests()] == [manifest.resolve()]
+
+
 def test_cli_several_base_urls_make_a_fleet(tmp_path: Path, make_items: Any) -> None:
     """Repeated --base-url: one judge over both servers, --concurrency per server, the same result ids."""
     manifest = _manifest(tmp_path, make_items)

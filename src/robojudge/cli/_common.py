@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -22,7 +24,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from robojudge.run import ProgressCallback, RunSummary
+from robojudge.run import ProgressCallback, RunSummary, default_run_dir
 from robojudge.store import ResultRow
 
 PIPED_WIDTH = 240
@@ -60,6 +62,13 @@ def print_rescored_libraries(n: int, what: str = "results") -> None:
     if n:
         console.print(f"{n} stored {what} computed with other library versions were recomputed (the old "
                       "rows are kept, superseded)", highlight=False)
+
+
+def print_report_hint(manifest: Path, run_dir: Path | None, db: str | None) -> None:
+    """The command that reports a run scored into its run folder (the store there notes the manifest)."""
+    if db is None:
+        console.print(f"report: robojudge report {shlex.quote(str(run_dir or default_run_dir(manifest)))}",
+                      highlight=False)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

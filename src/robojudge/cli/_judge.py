@@ -18,7 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from robojudge.cli._common import console, err_console, fail, print_manifest_problems
+from robojudge.cli._common import console, err_console, fail, print_manifest_problems, print_report_hint
 from robojudge.cli._score import print_input_changes
 from robojudge.judges import (
     FrameSpec,
@@ -336,5 +336,6 @@ def judge(
     print_judge_summary(cfg.name, run.summary)
     print_input_changes(run.summary, rescore_unknown)
     console.print(f"results: {run.db_url}", highlight=False)
+    print_report_hint(suite, run_dir, db)
     if run.summary.interrupted:
         raise typer.Exit(130)

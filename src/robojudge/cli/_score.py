@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from robojudge.cli._common import (
     fail,
     parse_settings,
     print_manifest_problems,
+    print_report_hint,
     print_rescored_libraries,
     print_summary,
     scoring_progress,
@@ -28,7 +28,7 @@ from robojudge.metrics import (
     inapplicable_summary,
     not_run_summary,
 )
-from robojudge.run import ProgressCallback, RunSummary, default_run_dir, score_suite
+from robojudge.run import ProgressCallback, RunSummary, score_suite
 from robojudge.run._progress import EstimateOnce, ProgressLines
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import StoreError
@@ -138,9 +138,7 @@ def score(
     print_rescored_libraries(run.summary.rescored_libraries)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)
-    if db is None:  # the store's folder knows its manifest (noted in the store)
-        folder = shlex.quote(str(run_dir or default_run_dir(suite)))
-        console.print(f"report: robojudge report {folder}", highlight=False)
+    print_report_hint(suite, run_dir, db)
     if run.summary.interrupted:
         raise typer.Exit(130)
 

@@ -19,6 +19,7 @@ and shared (an in-process cache keyed by files, their modification times and the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -56,7 +57,7 @@ _OBJECTS = ("object", "distractor")
 _NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
 
 
-def _reasons(per: dict[str, object]) -> str:
+def _reasons(per: Mapping[str, object]) -> str:
     """``name: why`` for each track or object left out, as one line."""
     def why(v: object) -> str:
         return str(v.get("status", v)) if isinstance(v, dict) else str(v)
