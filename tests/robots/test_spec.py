@@ -175,6 +175,10 @@ def test_broken_model_and_file_errors(folder: Path) -> None:
     bad = _spec(folder, 'name = "arm"\nkeypoints = [\n')
     with pytest.raises(RobotSpecError, match=rf"^{bad}: not a valid TOML file"):
         read_robot_spec(bad)
+    binary = folder / "arm.urdf.gz"
+    binary.write_bytes(b"\x1f\x8b\x08\x00\xa2")  # was a bare UnicodeDecodeError naming no file
+    with pytest.raises(RobotSpecError, match=rf"^{binary}: not a robot spec \(TOML text\): byte 1 is not"):
+        read_robot_spec(binary)
 
 
 def test_spec_is_a_plain_model(tmp_path: Path) -> None:

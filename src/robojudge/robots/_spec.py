@@ -174,6 +174,8 @@ def read_robot_spec(path: str | Path) -> RobotSpec:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise RobotSpecError(f"{p}: cannot read robot spec: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise RobotSpecError(f"{p}: not a robot spec (TOML text): byte {e.start} is not UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
