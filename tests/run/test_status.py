@@ -78,6 +78,8 @@ def test_unknown_imported_and_unchecked_rows(items: list[Item], tmp_path: Path) 
             ResultRow("zz", *key, "ok", 1.0, fingerprint="f"),  # an item the manifest no longer has
             ResultRow("a", "ts_action_planner", import_config_hash(), "1", "ok", 0.5, config=import_config()),
             ResultRow("a", "not_a_metric_here", "h", "1", "error", None, error="x", fingerprint="f"),
+            ResultRow("b", "not_a_metric_here", "h", "1", "ok", float("nan"), fingerprint="f",
+                      details={"unscored_reason": "nothing moves"}),
         ])
         status = results_status(store, items)
         unchecked = results_status(store, None)  # no manifest: counted, nothing compared
@@ -87,7 +89,7 @@ def test_unknown_imported_and_unchecked_rows(items: list[Item], tmp_path: Path) 
         ("c", "no inputs fingerprint (stored before schema 2)")]
     assert _counts(status, "ts_action_planner").imported == 1
     other = _counts(status, "not_a_metric_here")
-    assert (other.not_checked, other.errors) == (1, 1)
+    assert (other.not_checked, other.errors, other.unscored) == (2, 1, 1)  # unscored: ran, NaN
     assert _counts(unchecked, "test_frames_a").not_checked == 3
 
 

@@ -69,13 +69,13 @@ def status_cmd(
     except (StoreError, ManifestError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     table = Table("metric", "config", "version", "current", "up to date", "stale", "inputs unavailable",
-                  "no fingerprint", "imported", "not checked", "errors", "superseded", "other libraries",
-                  "total s", "median s", title=status.db_url)
+                  "no fingerprint", "imported", "not checked", "errors", "unscored", "superseded",
+                  "other libraries", "total s", "median s", title=status.db_url)
     for m in status.metrics:
         median = "-" if m.median_s is None else f"{m.median_s:.2f}"
         table.add_row(m.metric, m.config_hash, m.version, *(str(v) for v in (
             m.current, m.up_to_date, m.stale, m.unavailable, m.unknown, m.imported, m.not_checked, m.errors,
-            m.superseded, m.other_libraries)), f"{m.seconds:.1f}", median)
+            m.unscored, m.superseded, m.other_libraries)), f"{m.seconds:.1f}", median)
     console.print(table)
     n_stale, n_unknown, n_gone = len(status.stale), len(status.unknown), len(status.unavailable)
     console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_gone} with inputs "

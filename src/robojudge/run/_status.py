@@ -11,9 +11,11 @@ now (the same recipe the runners use: :mod:`robojudge.run._fingerprint`). A row 
 * *imported*: a value brought in by ``results import``, which records no fingerprint;
 * *not checked*: its item is not in the manifest, or its metric is unknown to this robojudge.
 
-Apart from those categories, *other libraries* counts the current scored rows computed with other
-versions of the libraries under the metric than this installation has (``details.libraries``,
-:func:`robojudge.run.library_versions`); reruns keep them, and the report warns where it compares them.
+Apart from those categories, *errors* counts the current failed rows, *unscored* the current rows that
+ran and found nothing to measure (NaN, with ``details.unscored_reason``), and *other libraries* the
+current scored rows computed with other versions of the libraries under the metric than this installation
+has (``details.libraries``, :func:`robojudge.run.library_versions`); reruns keep them, and the report
+warns where it compares them.
 
 Superseded rows (old results of changed inputs, kept) are counted too, and the time the current
 rows took to compute (total and median of their ``duration_s``; imported rows took none here).
@@ -21,6 +23,7 @@ rows took to compute (total and median of their ``duration_s``; imported rows to
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -53,6 +56,7 @@ class MetricStatus:
     imported: int = 0
     not_checked: int = 0
     errors: int = 0
+    unscored: int = 0
     superseded: int = 0
     other_libraries: int = 0
     # Seconds the current computed rows took (their duration_s): the sum and the median per row.
@@ -171,6 +175,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
             continue
         counts.current += 1
         counts.errors += row.status == "error"
+        counts.unscored += row.status == "ok" and (row.value is None or math.isnan(row.value))
         recorded = (row.details or {}).get("libraries")
         if row.status == "ok" and isinstance(recorded, str):
             if row.metric not in installed:
