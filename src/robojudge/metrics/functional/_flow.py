@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol
 import cv2
 import numpy as np
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._errors import Unmeasurable
 
 
 class FarnebackSettings(Protocol):
@@ -66,6 +66,12 @@ DIS_PRESETS: dict[str, int] = {
 #: bench_flow_truth.py, 256 px), while at 480 px and more the two are about as accurate and ``fast``
 #: takes a fifth of the time.
 DIS_MEDIUM_BELOW = 480
+#: The shortest frame side each DIS preset is run on. Below it OpenCV's DIS (5.0) picks its pyramid from
+#: the width alone: on frames short for their width it returns NaN flow, raises, or crashes the process
+#: (``fast`` on 200x16, ``medium`` on 40x12; every size from 8 to 128 px high and 8 to 4096 px wide was
+#: tried, each in its own process). Square or tall small frames are safe; these bounds refuse every
+#: failing size and keep every size the presets are used on in practice.
+DIS_MIN_SIDE = {"ultrafast": 32, "fast": 32, "medium": 16}
 #: The preset ``"auto"`` stands for under the fast evaluation profile (a settings object whose
 #: ``profile`` is ``"fast"``), at every frame size: docs/metrics.md, "The fast profile".
 FAST_DIS_PRESET = "fast"
@@ -139,7 +145,13 @@ def flow_function(settings: FarnebackSettings, shape: tuple[int, ...]) -> FlowFn
     estimator, preset = estimator_of(settings)
     if estimator == "farneback":
         return lambda a, b: farneback_flow(a, b, settings)
-    engine = _dis_engine(DIS_PRESETS[dis_preset_for(shape[-2], shape[-1], preset)])
+    height, width = shape[-2], shape[-1]
+    chosen = dis_preset_for(height, width, preset)
+    if min(height, width) < DIS_MIN_SIDE[chosen]:
+        raise Unmeasurable(f"frames of {width}x{height} are too small for DIS optical flow (preset "
+                           f"{chosen} needs at least {DIS_MIN_SIDE[chosen]} px a side)",
+                           frame_size=f"{width}x{height}")
+    engine = _dis_engine(DIS_PRESETS[chosen])
 
     def dis(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         out: np.ndarray = engine.calc(a, b, None)
@@ -356,7 +368,7 @@ def forward_backward_epe(forward: np.ndarray, backward: np.ndarray, crop: int = 
         crop: total pixels removed from each dimension before scoring.
 
     Raises:
-        MetricInputError: (a ``ValueError``) when the crop leaves no pixel.
+        Unmeasurable: (a ``MetricInputError``, a ``ValueError``) when the crop leaves no pixel.
 
     >>> fwd = np.zeros((6, 8, 2), np.float32)
     >>> fwd[...] = (2.0, 1.0)
@@ -367,7 +379,7 @@ def forward_backward_epe(forward: np.ndarray, backward: np.ndarray, crop: int = 
     h, w = forward.shape[:2]
     ch, cw = h - crop, w - crop
     if ch < 1 or cw < 1:
-        raise MetricInputError(f"frames of {w}x{h} are too small for a {crop}px crop")
+        raise Unmeasurable(f"frames of {w}x{h} are too small for a {crop}px crop", frame_size=f"{w}x{h}")
     y0, x0 = (h - ch) // 2, (w - cw) // 2
     dtype = np.result_type(forward, backward, np.float32)  # float32 flow (OpenCV's) stays float32
     fwd = forward[y0:y0 + ch, x0:x0 + cw].astype(dtype, copy=False)
