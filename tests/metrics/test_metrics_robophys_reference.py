@@ -190,7 +190,10 @@ def test_missing_reference_is_an_error_row(tmp_path):
     assert row.status == "error" and "reference" in (row.error or "")
 
 
-def test_ssim_refuses_frames_smaller_than_its_window(tmp_path):
+def test_ssim_leaves_frames_smaller_than_its_window_unscored(tmp_path):
     tiny = np.zeros((2, 8, 8, 3), np.uint8)
     row = compute_metric(_item(tmp_path, tiny, tiny), MetricRequest.build("iq1_ssim"))
-    assert row.status == "error" and "SSIM window" in (row.error or "")
+    # Readable frames SSIM cannot measure: NaN with the reason (was an error row), as for other metrics.
+    assert row.status == "ok" and row.value is not None and math.isnan(row.value)
+    assert "smaller than the 11px SSIM window" in (row.details or {})["unscored_reason"]
+    assert (row.details or {})["frame_size"] == "8x8"

@@ -201,8 +201,8 @@ def iq1_ssim(item: Item, config: SsimConfig) -> Score:
         compared = np.array(
             [F.ssim(g, r, gaussian_weights=config.gaussian_weights) for g, r in zip(gen, ref, strict=True)]
         )
-    except ValueError as exc:  # frames smaller than the SSIM window: an input this metric cannot use
-        raise MetricInputError(str(exc)) from None
+    except ValueError as exc:  # frames smaller than the SSIM window: readable, nothing SSIM can measure
+        raise Unmeasurable(str(exc), frame_size=f"{gen.shape[2]}x{gen.shape[1]}") from None
     per_frame = with_missing(np.maximum(compared, 0.0), pair.missing, 0.0)
     details = {**pair.coverage(), "min_frame": float(compared.min()),
                "negative_frames": int((compared < 0).sum())}
