@@ -130,3 +130,37 @@ def test_runner_records_the_error_per_item():
     assert row.status == "error" and "instruction" in (row.error or "")
     ok = compute_metric(_item("the cat sat on the mat"), req)
     assert ok.status == "ok" and ok.value == pytest.approx(1.0)
+
+
+def test_all_runs_sa_bleu_only_on_items_with_a_caption(tmp_path):
+    """``--metrics all`` on videos with instructions but no captions stored an error row per item for
+    sa_bleu; a caption is an input like the instruction, from meta.caption or the captions file."""
+    import dataclasses
+
+    from robojudge.metrics import missing_texts
+    from robojudge.metrics._select import inapplicable_summary
+    from robojudge.run import build_requests, score_items
+    from robojudge.store import ResultStore
+
+    (req,) = [r for r in build_requests(["all"]) if r.id == "sa_bleu"]
+    assert req.applicable_only
+    bare, captioned = _item(item_id="bare"), _item(INSTRUCTION, item_id="captioned")
+    listed = _item(item_id="listed")
+    assert missing_texts(req.config, bare) == ["meta.caption"] and missing_texts(req.config, captioned) == []
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        summary = score_items([bare, captioned], [req], store)
+        assert {r.item_id: r.value for r in store.rows()} == {"captioned": pytest.approx(1.0)}
+    assert summary.not_applicable == {"sa_bleu": 1} and summary.failed == 0
+    (line,) = inapplicable_summary(summary.not_applicable)
+    assert "sa_bleu (1 item; needs instruction, meta.caption)" in line
+    # A captions file that names the item gives its caption; one that does not leaves it out.
+    (tmp_path / "caps.json").write_text(json.dumps({"listed": "the cat sat"}))
+    with_file = dataclasses.replace(req, config=BleuConfig(captions=str(tmp_path / "caps.json")))
+    assert missing_texts(with_file.config, listed) == []
+    assert missing_texts(with_file.config, bare) == ["meta.caption"]
+    # Named explicitly, the metric still runs on every item and says how to give a caption.
+    named = dataclasses.replace(req, applicable_only=False)
+    with ResultStore(tmp_path / "n.sqlite") as store:
+        score_items([bare], [named], store)
+        (row,) = store.rows()
+    assert row.status == "error" and "meta.caption" in (row.error or "")

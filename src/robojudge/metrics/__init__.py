@@ -49,6 +49,7 @@ from robojudge.metrics._sets import (
     set_metric,
     write_set_rows,
 )
+from robojudge.metrics._texts import missing_texts
 
 __all__ = [
     "ALL_METRICS",
@@ -82,6 +83,7 @@ __all__ = [
     "metric",
     "metrics_by_weights",
     "missing_inputs",
+    "missing_texts",
     "prefetch_main_video",
     "not_run_by_all",
     "not_run_summary",

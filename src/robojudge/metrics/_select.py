@@ -26,6 +26,7 @@ from robojudge.metrics._registry import (
     list_metrics,
 )
 from robojudge.metrics._sets import is_set_metric
+from robojudge.metrics._texts import item_text_fields
 from robojudge.suite._schema import Item
 
 #: The id that stands for every metric robojudge can compute here.
@@ -83,7 +84,9 @@ def inapplicable_summary(left_out: Mapping[str, int]) -> list[str]:
     for mid, n in counts.items():
         try:
             # Every item has a video (the manifest requires one), so name only what else it needs.
-            needs = ", ".join(sorted(i.value for i in get_metric(mid).inputs if i not in _ALWAYS)) or "?"
+            spec = get_metric(mid)
+            texts = [f"meta.{key}" for _, key in item_text_fields(spec.config_type)]
+            needs = ", ".join([*sorted(i.value for i in spec.inputs if i not in _ALWAYS), *texts]) or "?"
         except UnknownMetricError:  # a plugin gone since the run: the count still stands
             needs = "inputs not known here"
         parts.append(f"{mid} ({n} item{'s' if n != 1 else ''}; needs {needs})")

@@ -83,3 +83,41 @@ def load_item_texts(path: str | Path, field: str, *, allow_lists: bool = False) 
     if not p.is_file():
         raise MetricInputError(f"{field} file {path} does not exist")
     return _load(str(p.resolve()), p.stat().st_mtime_ns, field, allow_lists)
+
+
+ITEM_TEXT = "item_text"
+"""The ``json_schema_extra`` key of a config field that names a per-item texts file; its value is the
+``meta`` key the item's own text is read from first (``caption`` for ``sa_bleu``)."""
+
+
+def item_text_fields(config_type: type[Any]) -> list[tuple[str, str]]:
+    """``(config field, meta key)`` of each per-item text a metric's config declares (:data:`ITEM_TEXT`)."""
+    fields = getattr(config_type, "model_fields", {})
+    out = []
+    for name, info in fields.items():
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and isinstance(extra.get(ITEM_TEXT), str):
+            out.append((name, str(extra[ITEM_TEXT])))
+    return out
+
+
+def missing_texts(config: Any, item: Any) -> list[str]:
+    """The per-item texts a metric's ``config`` reads that ``item`` has neither in ``meta`` nor in the
+    config's file: ``meta.KEY`` for each (what ``--metrics all`` takes for a missing input).
+
+    A file that cannot be read counts as giving the text: the metric then fails with the reason.
+    """
+    missing = []
+    for name, key in item_text_fields(type(config)):
+        if meta_gives_text(item.meta.get(key)):
+            continue
+        path = getattr(config, name, None)
+        if isinstance(path, str) and path:
+            try:
+                text = load_item_texts(path, key, allow_lists=True).get(item.item_id)
+            except (MetricInputError, OSError, ValueError):
+                continue
+            if text is not None and text.strip():
+                continue
+        missing.append(f"meta.{key}")
+    return missing

@@ -38,7 +38,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from robojudge.metrics import Input, MetricInputError, MetricSpec
-from robojudge.metrics._texts import load_item_texts, meta_gives_text
+from robojudge.metrics._texts import ITEM_TEXT, load_item_texts, meta_gives_text
 from robojudge.run._filehash import UNAVAILABLE, file_digest
 from robojudge.suite import Item
 
@@ -48,8 +48,6 @@ FINGERPRINT_VERSION = "1"
 JUDGE_INPUTS: frozenset[Input] = frozenset({Input.video, Input.instruction})
 """What a VLM judge reads of an item: the sampled frames of the video, and the instruction."""
 
-ITEM_TEXT = "item_text"
-"""The ``json_schema_extra`` key of a config field that names a per-item texts file."""
 INPUT_FILE = "input_file"
 """The ``json_schema_extra`` key (true) of a ``str`` config field that names a file the metric reads."""
 

@@ -23,6 +23,7 @@ from robojudge.metrics import (
     flow_readers,
     get_metric,
     missing_inputs,
+    missing_texts,
     prefetch_main_video,
 )
 from robojudge.models import MissingWeightsError
@@ -286,7 +287,8 @@ def _plan(
 ) -> tuple[list[Task], Pending[MetricRequest]]:
     prints = Fingerprints()  # requests reading the same inputs with the same config share one
     def applies(item: Item, r: MetricRequest) -> bool:
-        return not r.applicable_only or not missing_inputs(r.spec, item)
+        # Under `all`: the declared inputs, and the per-item texts the config reads (sa_bleu's caption)
+        return not r.applicable_only or not (missing_inputs(r.spec, item) or missing_texts(r.config, item))
 
     rescored = 0
     if rescore_libraries:  # those rows then count as missing; they stay in the store, superseded
