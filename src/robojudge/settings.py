@@ -52,6 +52,7 @@ DECODE_WORKERS_ENV = "ROBOJUDGE_DECODE_WORKERS"
 MUJOCO_GL_ENV = "MUJOCO_GL"
 MAX_NETWORKS_ENV = "ROBOJUDGE_MAX_NETWORKS"
 NETWORK_CACHE_GIB_ENV = "ROBOJUDGE_NETWORK_CACHE_GIB"
+COLUMNS_ENV = "COLUMNS"
 
 MUJOCO_GL_DEFAULT = "egl"
 """The offscreen OpenGL backend the simulated suite renders with when ``MUJOCO_GL`` is unset."""
@@ -104,6 +105,12 @@ VARIABLES: tuple[Variable, ...] = (
         MUJOCO_GL_ENV,
         "OpenGL backend of the simulated suite (`egl`, `osmesa`); set for MuJoCo when unset.",
         f"`{MUJOCO_GL_DEFAULT}`",
+    ),
+    Variable(
+        COLUMNS_ENV,
+        "Width of the command line's printed tables.",
+        "the terminal's width; 240 when output goes to a file or a pipe",
+        read_by="robojudge, rich",
     ),
     Variable(
         "HF_HUB_CACHE / HF_HOME",
@@ -162,6 +169,8 @@ class Settings:
     """``$ROBOJUDGE_MAX_NETWORKS`` as written; :attr:`max_networks` checks it."""
     network_cache_gib_text: str | None = None
     """``$ROBOJUDGE_NETWORK_CACHE_GIB`` as written; :attr:`network_cache_bytes` checks it."""
+    columns_text: str | None = None
+    """``$COLUMNS`` as written (Rich reads it too): set, the CLI leaves table widths to it."""
 
     @property
     def max_networks(self) -> int | None:
@@ -219,6 +228,7 @@ class Settings:
             mujoco_gl=_text(MUJOCO_GL_ENV) or MUJOCO_GL_DEFAULT,
             max_networks_text=_text(MAX_NETWORKS_ENV),
             network_cache_gib_text=_text(NETWORK_CACHE_GIB_ENV),
+            columns_text=_text(COLUMNS_ENV),
         )
 
 

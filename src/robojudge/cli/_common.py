@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from collections.abc import Iterable, Iterator
@@ -24,6 +23,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from robojudge import settings
 from robojudge.run import ProgressCallback, RunSummary, default_run_dir
 from robojudge.store import ResultRow
 
@@ -38,7 +38,7 @@ def piped_width(stream: Any) -> int | None:
         terminal = bool(stream.isatty())
     except (AttributeError, ValueError):  # a closed or unusual stream
         terminal = False
-    return None if terminal or os.environ.get("COLUMNS") else PIPED_WIDTH
+    return None if terminal or settings.get().columns_text else PIPED_WIDTH
 
 
 # Markup is off: what is printed is mostly paths, item ids and messages, in which Rich would read
