@@ -90,15 +90,17 @@ ITEM_TEXT = "item_text"
 ``meta`` key the item's own text is read from first (``caption`` for ``sa_bleu``)."""
 
 
+def text_key(field: Any) -> str | None:
+    """The ``meta`` key of a config field (a pydantic ``FieldInfo``) naming a per-item texts file, or None."""
+    extra = getattr(field, "json_schema_extra", None)
+    key = extra.get(ITEM_TEXT) if isinstance(extra, dict) else None
+    return key if isinstance(key, str) else None
+
+
 def item_text_fields(config_type: type[Any]) -> list[tuple[str, str]]:
     """``(config field, meta key)`` of each per-item text a metric's config declares (:data:`ITEM_TEXT`)."""
     fields = getattr(config_type, "model_fields", {})
-    out = []
-    for name, info in fields.items():
-        extra = info.json_schema_extra
-        if isinstance(extra, dict) and isinstance(extra.get(ITEM_TEXT), str):
-            out.append((name, str(extra[ITEM_TEXT])))
-    return out
+    return [(name, key) for name, info in fields.items() if (key := text_key(info)) is not None]
 
 
 def missing_texts(config: Any, item: Any) -> list[str]:

@@ -38,7 +38,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from robojudge.metrics import Input, MetricInputError, MetricSpec
-from robojudge.metrics._texts import ITEM_TEXT, load_item_texts, meta_gives_text
+from robojudge.metrics._texts import load_item_texts, meta_gives_text, text_key
 from robojudge.run._filehash import UNAVAILABLE, file_digest
 from robojudge.suite import Item
 
@@ -126,7 +126,7 @@ class _Reader:
         out: dict[str, Any] = {}
         for name in sorted(fields):
             value = config.get(name)
-            key = _text_key(fields[name])
+            key = text_key(fields[name])
             if key is not None:
                 out[name] = self.item_text(item, key, value)
             elif _is_file_field(fields[name]) and isinstance(value, str) and value:
@@ -139,14 +139,6 @@ def _is_file(path: str) -> bool:
         return Path(path).is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         return False
-
-
-def _text_key(field: FieldInfo) -> str | None:
-    extra = field.json_schema_extra
-    if isinstance(extra, Mapping):
-        key = extra.get(ITEM_TEXT)
-        return key if isinstance(key, str) else None
-    return None
 
 
 def _is_file_field(field: FieldInfo) -> bool:
