@@ -114,7 +114,7 @@ def test_summary_line_names_each_metric_with_its_item_count() -> None:
     assert len(lines) == 1
     assert "2 metrics" in lines[0]
     assert "ta_ndtw (40 items; needs reference, state)" in lines[0]
-    assert "sa_bleu (1 item; needs instruction)" in lines[0]
+    assert "sa_bleu (1 item; needs instruction, meta.caption)" in lines[0]
     assert "pixel_frame_consistency" not in lines[0]
     assert inapplicable_summary({}) == []
 
