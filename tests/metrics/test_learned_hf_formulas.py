@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.spatial import distance
 
-from robojudge.metrics import MetricInputError
+from robojudge.metrics import MetricInputError, Unmeasurable
 from robojudge.metrics.learned.hf_consistency import (
     anchored_consistency,
     consecutive_consistency,
@@ -110,5 +110,9 @@ def test_median_scaled_abs_rel_by_hand():
     value, per = depth_accuracy(np.stack([pred, 2 * ref]), np.stack([ref, ref, ref]))
     np.testing.assert_allclose(per, [0.28125, 0.0])
     assert value == pytest.approx(0.140625)
-    with pytest.raises(MetricInputError, match="no positive"):
+    with pytest.raises(Unmeasurable, match="no positive"):  # NaN with the reason, not an error row
         median_scaled_abs_rel(pred, np.zeros((2, 2)))
+    with pytest.raises(Unmeasurable, match="depth median is not positive"):
+        median_scaled_abs_rel(-ref, ref)
+    with pytest.raises(Unmeasurable, match="no frames to compare"):
+        depth_accuracy(np.zeros((0, 2, 2)), np.stack([ref]))

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics.functional._reprojection import (
     lift,
     masked_psnr,
@@ -124,10 +124,11 @@ def test_sequence_with_one_bad_depth_map() -> None:
 
 
 def test_input_errors_name_the_problem() -> None:
-    with pytest.raises(MetricInputError, match="more than 1 frames"):
+    # Too few frames and no overlap are readable inputs with nothing to measure: NaN with the reason.
+    with pytest.raises(Unmeasurable, match="more than 1 frames"):
         reprojection_consistency(texture()[None], plane(2.0)[None], K, EYE[None])
     with pytest.raises(MetricInputError, match="differ in shape"):
         reprojection_consistency(np.stack([texture()] * 2), np.ones((2, 10, 10)), K, np.stack([EYE] * 2))
-    with pytest.raises(MetricInputError, match="overlaps"):
+    with pytest.raises(Unmeasurable, match="overlaps"):
         far = np.stack([moved(0.0), moved(100.0)])
         reprojection_consistency(np.stack([texture()] * 2), np.stack([plane(2.0)] * 2), K, far)

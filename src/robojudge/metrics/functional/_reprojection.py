@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._errors import MetricInputError, Unmeasurable
 
 _EPS_Z = 1e-6
 _EPS_PX = 1e-6  # pixels: round-off at the border does not drop a pixel
@@ -252,8 +252,9 @@ def reprojection_consistency(
         occlusion_tol: Relative depth tolerance of the photometric z-buffer test.
 
     Raises:
-        MetricInputError: Mismatched shapes, fewer than ``stride + 1`` frames, or no pair with a
-            single valid pixel.
+        MetricInputError: Mismatched shapes.
+        Unmeasurable: (a ``MetricInputError``) fewer than ``stride + 1`` frames, or no pair with a
+            single valid pixel: the runner stores NaN with the reason.
 
     A plane 2 m away filmed by a camera moving 0.1 m right per frame, with its true depth and poses:
 
@@ -270,7 +271,7 @@ def reprojection_consistency(
     if frames.shape[:3] != depth.shape:
         raise MetricInputError(f"frames {frames.shape[:3]} and depth maps {depth.shape} differ in shape")
     if n <= stride:
-        raise MetricInputError(f"needs more than {stride} frames for pairs at stride {stride}, got {n}")
+        raise Unmeasurable(f"needs more than {stride} frames for pairs at stride {stride}, got {n}", frames=n)
     Ks, poses = _per_frame(K, n, "intrinsics"), as_pose4(_per_frame(c2w, n, "poses"))
     diag = math.hypot(*depth.shape[1:])
     pairs = frame_pairs(n, stride)
@@ -284,7 +285,8 @@ def reprojection_consistency(
         psnrs.append(masked_psnr(warped, frames[j], ok, max_db))
     d, p = np.asarray(disp), np.asarray(psnrs)
     if np.isnan(d).all() or np.isnan(p).all():
-        raise MetricInputError(f"no frame pair (of {len(pairs)}) overlaps after reprojection")
+        # frames that show nothing of each other: readable inputs with nothing to measure
+        raise Unmeasurable(f"no frame pair (of {len(pairs)}) overlaps after reprojection", pairs=len(pairs))
     e = float(np.nanmean(d))
     return ReprojectionResult(
         pairs=pairs, displacement=d, valid_fraction=np.asarray(frac), psnr=p,

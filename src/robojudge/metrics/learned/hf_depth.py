@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._content import require_same_span
-from robojudge.metrics._errors import MetricInputError
+from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
@@ -44,7 +44,8 @@ def median_scaled_abs_rel(pred: np.ndarray, ref: np.ndarray, eps: float = 1e-6) 
     monocular-depth evaluation since Eigen et al.); the result is the absolute relative error.
 
     Raises:
-        MetricInputError: No valid pixel, or a non-positive prediction median.
+        Unmeasurable: (a ``MetricInputError``) no valid pixel, or a non-positive prediction median:
+            the runner stores NaN with the reason.
     """
     pred = np.asarray(pred, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
@@ -52,10 +53,10 @@ def median_scaled_abs_rel(pred: np.ndarray, ref: np.ndarray, eps: float = 1e-6) 
         raise ValueError(f"depth maps differ in shape: {pred.shape} vs {ref.shape}")
     valid = ref > eps
     if not valid.any():
-        raise MetricInputError("the reference depth has no positive value")
+        raise Unmeasurable("the reference depth has no positive value")
     mp = float(np.median(pred[valid]))
     if mp <= 0:
-        raise MetricInputError("the generated frame's depth median is not positive; cannot scale it")
+        raise Unmeasurable("the generated frame's depth median is not positive; cannot scale it")
     s = float(np.median(ref[valid])) / mp
     return float(np.mean(np.abs(s * pred[valid] - ref[valid]) / ref[valid]))
 
@@ -66,7 +67,7 @@ def depth_accuracy(
     """Per-frame :func:`median_scaled_abs_rel` over ``(N, H, W)`` pairs, and their mean."""
     n = min(len(pred_maps), len(ref_maps))
     if n == 0:
-        raise MetricInputError("no frames to compare")
+        raise Unmeasurable("no frames to compare")
     per = np.array([median_scaled_abs_rel(pred_maps[i], ref_maps[i], eps) for i in range(n)])
     return float(per.mean()), per
 
