@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._common import PIPED_WIDTH, console, err_console, fail
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction
 from robojudge.report import (
@@ -39,7 +39,7 @@ from robojudge.suite import Item, ManifestError
 app = typer.Typer(help="Leaderboards of generators (Table 8) and of judges (Table 2).", no_args_is_help=True)
 
 _SEED = 20260926
-_WIDE = 240  # tables are printed at least this wide rather than cut (they are mostly piped to files)
+_WIDE = PIPED_WIDTH  # tables are printed at least this wide rather than cut (they are mostly piped to files)
 _DB_HELP = "Result store \\[default: runs/<manifest name>/results.sqlite]."
 
 

@@ -97,10 +97,18 @@ def text_key(field: Any) -> str | None:
     return key if isinstance(key, str) else None
 
 
-def item_text_fields(config_type: type[Any]) -> list[tuple[str, str]]:
-    """``(config field, meta key)`` of each per-item text a metric's config declares (:data:`ITEM_TEXT`)."""
-    fields = getattr(config_type, "model_fields", {})
-    return [(name, key) for name, info in fields.items() if (key := text_key(info)) is not None]
+_TEXT_FIELDS: dict[type[Any], tuple[tuple[str, str], ...]] = {}
+
+
+def item_text_fields(config_type: type[Any]) -> tuple[tuple[str, str], ...]:
+    """``(config field, meta key)`` of each per-item text a metric's config declares (:data:`ITEM_TEXT`);
+    found once per config type (the planner asks for every item and metric)."""
+    found = _TEXT_FIELDS.get(config_type)
+    if found is None:
+        fields = getattr(config_type, "model_fields", {})
+        found = tuple((name, key) for name, info in fields.items() if (key := text_key(info)) is not None)
+        _TEXT_FIELDS[config_type] = found
+    return found
 
 
 def missing_texts(config: Any, item: Any) -> list[str]:

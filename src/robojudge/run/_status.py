@@ -23,7 +23,6 @@ rows took to compute (total and median of their ``duration_s``; imported rows to
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -175,7 +174,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
             continue
         counts.current += 1
         counts.errors += row.status == "error"
-        counts.unscored += row.status == "ok" and (row.value is None or math.isnan(row.value))
+        counts.unscored += row.status == "ok" and not row.scored
         recorded = (row.details or {}).get("libraries")
         if row.status == "ok" and isinstance(recorded, str):
             if row.metric not in installed:
