@@ -42,7 +42,14 @@ def boom(item, config) -> Score:
 def crash(item, config) -> Score:
     if "crash" in item.item_id:
         os._exit(3)  # a worker dying hard, as in a decoder segfault
-    return Score(value=2.0)
+    return Score(value=2.0, details={"pid": os.getpid()})
+
+
+@metric("test_interrupt", inputs={"instruction"}, **COMMON)
+def interrupt(item, config) -> Score:
+    if "stop" in item.item_id:
+        raise KeyboardInterrupt  # Ctrl-C while this item is computed
+    return Score(value=4.0)
 
 
 @metric("test_needs_reference", inputs={"video", "reference"}, **COMMON)

@@ -145,6 +145,15 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
         if len(summary.errors) > max_errors:
             more = len(summary.errors) - max_errors
             console.print(f"  ... and {more} more (see `robojudge results export`)")
+    if summary.isolated:
+        n, again = len(summary.isolated), len(summary.crashed_again)
+        names = ", ".join(summary.isolated[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        console.print(
+            f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was computing when it ended (a crash or "
+            f"a kill) ran alone in a child process:[/] {escape(names)}; "
+            + (f"{again} crashed it again and got error rows" if again else "none crashed it"),
+            markup=True, highlight=False,
+        )
     if summary.interrupted:
         console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]",
                       markup=True)

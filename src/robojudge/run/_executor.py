@@ -23,10 +23,12 @@ class Executor(Protocol):
     Implementations keep a bounded number of tasks in flight, so memory does not grow with the
     suite, and must never raise for an exception inside ``fn``: ``fn`` is expected to catch its own
     errors and return them as results. ``on_crash(task, reason)`` builds the result for a task whose
-    worker died (a segfault in a decoder, an out-of-memory kill).
+    worker died (a segfault in a decoder, an out-of-memory kill). ``in_process``: the tasks run in the
+    caller's own process, so a crash in one ends the caller (:class:`SerialExecutor`).
     """
 
     workers: int
+    in_process: bool
 
     def map_unordered(
         self,
@@ -39,9 +41,12 @@ class Executor(Protocol):
 
 
 class SerialExecutor:
-    """Runs tasks one by one in this process: simplest to debug, no start-up cost."""
+    """Runs tasks one by one in this process: simplest to debug, no start-up cost. A task that
+    crashes the process (a segfault in a native library) ends the caller with it; the scoring loop
+    guards against that happening twice (:func:`robojudge.run.score_items`)."""
 
     workers = 1
+    in_process = True
 
     def map_unordered(
         self,
@@ -94,6 +99,8 @@ class LocalProcessExecutor:
     the workers (:func:`cv_threads_per_worker`: 1 each for 2 workers on 2 CPUs), so the workers do
     not oversubscribe the CPUs; 0 leaves OpenCV's default (a thread per CPU in every worker).
     """
+
+    in_process = False
 
     def __init__(self, workers: int, *, prefetch: int = 2, start_method: str = "spawn",
                  cv_threads: int | None = None) -> None:
@@ -200,6 +207,29 @@ class LocalProcessExecutor:
         pool.shutdown(wait=False, cancel_futures=True)
         for proc in procs:
             proc.join(timeout=5)
+
+
+def run_in_child(fn: Callable[[T], R], task: T, on_crash: Callable[[T, str], R], reason: str) -> R:
+    """``fn(task)`` in a fresh child process, or ``on_crash(task, reason)`` if the child dies.
+
+    For a task suspected of crashing the process that runs it. The child runs OpenCV on every CPU,
+    as this process would. Ctrl-C (or any exception here) stops the child at once.
+    """
+    ex = LocalProcessExecutor(1)
+    pool = ex._new_pool(1)
+    finished = False
+    try:
+        try:
+            result = pool.submit(fn, task).result()
+        except BrokenProcessPool:
+            result = on_crash(task, reason)
+        finished = True
+        return result
+    finally:
+        if finished:
+            ex.shutdown()
+        else:
+            ex._terminate()
 
 
 EXECUTORS = ("local", "ray")

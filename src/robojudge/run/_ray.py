@@ -91,6 +91,8 @@ class RayExecutor:
         placement: A task's resources (default :func:`~robojudge.run._ray_place.task_placement`).
     """
 
+    in_process = False
+
     def __init__(
         self,
         address: str = "auto",

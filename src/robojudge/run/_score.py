@@ -28,7 +28,7 @@ from robojudge.metrics import (
 )
 from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
-from robojudge.run._executor import Executor, make_executor
+from robojudge.run._executor import Executor, make_executor, run_in_child
 from robojudge.run._fingerprint import Fingerprints, metric_inputs
 from robojudge.run._libraries import library_versions
 from robojudge.run._plan import Pending, plan_pending
@@ -152,6 +152,10 @@ class RunSummary:
     # Stored results computed with other library versions, superseded to be computed again
     # (``rescore_libraries``).
     rescored_libraries: int = 0
+    # Items an earlier run was computing in its own process when it ended (a crash or a kill), each
+    # computed alone in a child process by this run, and those whose child died too.
+    isolated: list[str] = field(default_factory=list)
+    crashed_again: list[str] = field(default_factory=list)
 
     @property
     def computed(self) -> int:
@@ -269,6 +273,12 @@ def _failed_on_unavailable(task: Task, rows: list[ResultRow]) -> list[ResultRow]
                 row = replace(row, fingerprint=now.value)
         out.append(row)
     return out
+
+
+CRASHED_AGAIN = (
+    "the process died while computing this item, in an earlier run and again in a child process that "
+    "computed it alone (a crash in a native library, or out of memory); --retry-errors tries it again"
+)
 
 
 def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
@@ -400,16 +410,27 @@ def score_blocks(
     memory holds the tasks of about one block whatever the number of items. The summary's counts
     (``total``, ``skipped`` ...) and the time estimate grow as blocks are planned; with one block
     this is :func:`score_items` exactly.
+
+    With an executor that runs tasks in this process (:class:`SerialExecutor`, the default for one
+    worker), a crash in a native library would end the run on the same item at every rerun. So each
+    item is noted in the store while it is computed (:meth:`ResultStore.note_in_flight`), and an item
+    a run was computing when it ended is computed by the next run alone in a child process: if that
+    dies too, the item's metrics get error rows (``CRASHED_AGAIN``) and the run goes on. The summary
+    lists those items (``isolated``, ``crashed_again``).
     """
     started = time.perf_counter()
     summary = RunSummary()
     ex = executor or make_executor(workers)
     costs, left = CostModel(), Outstanding()
+    in_process = bool(getattr(ex, "in_process", False))
+    earlier = set(store.in_flight())  # items a run was computing in its own process when it ended
+    met: set[str] = set()  # those of them this run plans
 
     def plan(block: Sequence[Item], first: bool) -> list[Task]:
         # Failures are deleted once, before the first block: later they are this run's own rows.
         tasks, pending = _plan(block, requests, store, retry_errors and first, rescore_unknown,
                                rescore_libraries)
+        met.update(it.item_id for it in block if it.item_id in earlier)
         _add_plan(summary, tasks, pending)
         scheduled = schedule(tasks, ex.workers, split_above)
         for t in scheduled:
@@ -424,10 +445,28 @@ def score_blocks(
     try:
         head = plan(next(it, []), True)
         planned = itertools.chain(head, itertools.chain.from_iterable(plan(b, False) for b in it))
-        results = ex.map_unordered(compute_task, planned, _crash_rows)
+        def guarded(task: Task) -> list[ResultRow]:
+            item_id = task.item.item_id
+            if item_id in earlier:
+                if item_id not in summary.isolated:
+                    summary.isolated.append(item_id)
+                rows = run_in_child(compute_task, task, _crash_rows, CRASHED_AGAIN)
+                if any(r.error == CRASHED_AGAIN for r in rows) and item_id not in summary.crashed_again:
+                    summary.crashed_again.append(item_id)
+                return rows
+            store.note_in_flight(item_id, [r.id for r in task.requests])
+            try:
+                return compute_task(task)
+            except BaseException:  # Ctrl-C while computing: a stop, not a crash
+                store.clear_in_flight([item_id])
+                raise
+
+        results = ex.map_unordered(guarded if in_process else compute_task, planned, _crash_rows)
         for task, computed in results:
             rows = _failed_on_unavailable(task, computed)
             store.add(rows)  # one transaction: a task's results land together or not at all
+            if in_process or task.item.item_id in earlier:
+                store.clear_in_flight([task.item.item_id])
             for row in rows:
                 costs.add(row.metric, task.size, row.duration_s or 0.0)
                 left.remove(row.metric, task.size)
@@ -445,6 +484,8 @@ def score_blocks(
                 _note_warnings(summary, row)
                 if progress is not None:
                     progress(row, summary)
+        # Every planned task is stored: an earlier run's note on an item of this run is out of date.
+        store.clear_in_flight(met)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:

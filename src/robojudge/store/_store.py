@@ -47,6 +47,9 @@ RowKey = tuple[str, str, str, str]
 # Keys of the manifests noted in ``robojudge_meta``: this prefix and a hash of the manifest's path (the
 # key column holds 64 characters; paths are longer).
 MANIFEST_KEY = "manifest:"
+# Keys of the items a run scoring in its own process has started and not finished: this prefix and a
+# hash of the item id (see ``ResultStore.note_in_flight``).
+IN_FLIGHT_KEY = "inflight:"
 
 
 def _json_key(key: Any) -> str:
@@ -440,6 +443,47 @@ class ResultStore:
                 out.append((path, at))
         return sorted(out, key=lambda pair: pair[1], reverse=True)
 
+    def note_in_flight(self, item_id: str, metrics: Iterable[str]) -> None:
+        """Note that this process is about to compute ``metrics`` of ``item_id``.
+
+        A run that computes in its own process notes each item before computing it and clears the
+        note (:meth:`clear_in_flight`) once its results are stored. A note still there when a later run
+        starts means the process ended while computing that item: a crash in a native library, an
+        out-of-memory kill, or a kill; the later run computes that item in a child process, so that a
+        second crash costs that item only (:func:`robojudge.run.score_items`).
+        """
+        value = json.dumps({"item_id": item_id, "metrics": list(metrics), "pid": os.getpid(),
+                            "at": datetime.now(UTC).isoformat()})
+        insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
+        stmt = insert(meta_table).values(key=_in_flight_key(item_id), value=value)
+        stmt = stmt.on_conflict_do_update(index_elements=[meta_table.c.key], set_={"value": value})
+        with self._guard("note the item in flight in"), self._write() as conn:
+            conn.execute(stmt)
+
+    def clear_in_flight(self, item_ids: Iterable[str]) -> None:
+        """Remove the notes of :meth:`note_in_flight` for ``item_ids`` (those without one are ignored)."""
+        keys = sorted({_in_flight_key(i) for i in item_ids})
+        if not keys:
+            return
+        with self._guard("clear the items in flight in"), self._write() as conn:
+            for start in range(0, len(keys), _IN_CHUNK):
+                conn.execute(delete(meta_table).where(meta_table.c.key.in_(keys[start:start + _IN_CHUNK])))
+
+    def in_flight(self) -> dict[str, list[str]]:
+        """The items noted by :meth:`note_in_flight` and not cleared since, each with the metrics
+        that were to be computed."""
+        stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
+        with self._guard("read"), self._read() as conn:
+            raw = conn.execute(stmt).scalars().all()
+        out: dict[str, list[str]] = {}
+        for text in raw:
+            try:
+                data = json.loads(text)
+                out[str(data["item_id"])] = [str(m) for m in data["metrics"]]
+            except (ValueError, KeyError, TypeError):
+                continue  # a value this robojudge did not write
+        return out
+
     def close(self) -> None:
         """Release all database connections. The store cannot be used afterwards."""
         self._engine.dispose()
@@ -503,6 +547,10 @@ class ResultStore:
         if password:
             reason = reason.replace(str(password), "***")
         return mask_text(reason)
+
+
+def _in_flight_key(item_id: str) -> str:
+    return IN_FLIGHT_KEY + hashlib.sha256(item_id.encode()).hexdigest()[:24]
 
 
 def _read_only_uri(path: Path) -> str:

@@ -1,0 +1,134 @@
+"""A crash in the scoring process itself (one worker runs tasks in-process) costs one item, not the run.
+
+The run notes each item in the store while it computes it; the next run computes an item whose note
+was left (the process died) alone in a child process, and stores error rows if that dies too.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import pytest
+
+from robojudge.run import LocalProcessExecutor, SerialExecutor, build_requests, score_items
+from robojudge.run._score import CRASHED_AGAIN
+from robojudge.store import ResultStore
+from robojudge.suite import Item
+
+HERE = Path(__file__).parent
+
+# Scores items n0, n1, crash, m0 with test_crash in this process; prints the summary as JSON.
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, {here!r})
+    import _toy_metrics
+    from robojudge.run import SerialExecutor, build_requests, score_items
+    from robojudge.store import ResultStore
+    from robojudge.suite import Item
+
+    names = ("n0", "n1", "crash", "m0")
+    items = [Item(item_id=n, video="/nonexistent.mp4", instruction="do it") for n in names]
+    with ResultStore({db!r}) as store:
+        s = score_items(items, build_requests(["test_crash"]), store, executor=SerialExecutor())
+    print(json.dumps({{"ok": s.ok, "failed": s.failed, "skipped": s.skipped, "isolated": s.isolated,
+                      "crashed_again": s.crashed_again}}))
+""")
+
+
+def _items(names: list[str]) -> list[Item]:
+    return [Item(item_id=n, video="/nonexistent.mp4", instruction="do it") for n in names]
+
+
+def _run(script: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+
+
+def test_an_item_that_crashes_the_process_is_isolated_on_the_next_run(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    script = tmp_path / "score.py"
+    script.write_text(SCRIPT.format(here=str(HERE), db=str(db)))
+
+    first = _run(script)
+    assert first.returncode == 3, first.stderr  # the crash ends the process, as a segfault would
+    with ResultStore(db) as store:
+        assert {r.item_id for r in store.rows()} == {"n0", "n1"}  # what finished before it is kept
+        assert store.in_flight() == {"crash": ["test_crash"]}
+
+    second = _run(script)
+    assert second.returncode == 0, second.stderr
+    got = json.loads(second.stdout.strip().splitlines()[-1])
+    assert got == {"ok": 1, "failed": 1, "skipped": 2, "isolated": ["crash"], "crashed_again": ["crash"]}
+    with ResultStore(db) as store:
+        rows = {r.item_id: r for r in store.rows()}
+        assert set(rows) == {"n0", "n1", "crash", "m0"}
+        assert rows["crash"].status == "error" and rows["crash"].error == CRASHED_AGAIN
+        assert store.in_flight() == {}
+
+    third = _run(script)  # nothing left: the error row is kept, nothing runs in a child
+    assert third.returncode == 0, third.stderr
+    got = json.loads(third.stdout.strip().splitlines()[-1])
+    assert got == {"ok": 0, "failed": 0, "skipped": 4, "isolated": [], "crashed_again": []}
+
+
+def test_an_item_left_by_a_kill_is_computed_in_a_child_and_stored(tmp_path: Path) -> None:
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.note_in_flight("b", ["test_crash"])  # a run killed (not crashed) while computing b
+        s = score_items(_items(["a", "b", "c"]), build_requests(["test_crash"]), store,
+                        executor=SerialExecutor())
+        assert (s.ok, s.failed, s.isolated, s.crashed_again) == (3, 0, ["b"], [])
+        pids = {r.item_id: r.details["pid"] for r in store.rows()}
+        assert pids["a"] == pids["c"] == os.getpid() and pids["b"] != os.getpid()
+        assert store.in_flight() == {}
+
+
+def test_ctrl_c_while_computing_leaves_no_note(tmp_path: Path) -> None:
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        s = score_items(_items(["a", "stop", "c"]), build_requests(["test_interrupt"]), store)
+        assert s.interrupted and s.ok == 1
+        assert store.in_flight() == {}  # a stop is not a crash: the next run computes it here
+        again = score_items(_items(["a", "c"]), build_requests(["test_interrupt"]), store)
+        assert (again.ok, again.isolated) == (1, [])
+
+
+def test_notes_are_kept_for_other_items_and_cleared_for_stored_ones(tmp_path: Path) -> None:
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        reqs = build_requests(["test_crash"])
+        score_items(_items(["a", "b"]), reqs, store)
+        store.note_in_flight("a", ["test_crash"])  # out of date: a's result is stored
+        store.note_in_flight("elsewhere", ["test_crash"])  # an item of another manifest
+        s = score_items(_items(["a", "b"]), reqs, store)
+        assert (s.skipped, s.isolated) == (2, [])
+        assert store.in_flight() == {"elsewhere": ["test_crash"]}
+
+
+@pytest.mark.parametrize("executor", [lambda: LocalProcessExecutor(2)], ids=["pool"])
+def test_a_pool_clears_the_note_of_an_item_it_computes(tmp_path: Path, executor) -> None:
+    # Worker processes isolate a crash themselves: nothing runs in an extra child, the note goes.
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.note_in_flight("b", ["test_crash"])
+        s = score_items(_items(["a", "b"]), build_requests(["test_crash"]), store, executor=executor())
+        assert (s.ok, s.isolated) == (2, [])
+        assert store.in_flight() == {}
+
+
+def test_the_cli_says_which_items_ran_alone(tmp_path: Path) -> None:
+    manifest, db = tmp_path / "suite.jsonl", tmp_path / "r.sqlite"
+    manifest.write_text("".join(json.dumps({"item_id": n, "video": "v.mp4", "instruction": "x"}) + "\n"
+                                for n in ("a", "crash[1]", "b")))
+    (tmp_path / "v.mp4").write_bytes(b"placeholder; test_crash never opens it")
+    env = {**os.environ, "ROBOJUDGE_PLUGINS": "_toy_metrics", "COLUMNS": "200",
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "robojudge", "score", str(manifest), "-m", "test_crash", "--db", str(db),
+           "--no-progress"]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 3, first.stderr
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    out = " ".join(second.stdout.split())
+    assert "1 item an earlier run was computing when it ended (a crash or a kill) ran alone in a child " \
+           "process: crash[1]; 1 crashed it again and got error rows" in out
+    assert "crash[1] / test_crash: the process died while computing this item" in out
