@@ -138,6 +138,9 @@ def compare(
     if res.n < 3:
         err_console.print(f"[yellow]warning:[/] only {res.n} complete rows in {escape(str(path))}",
                           markup=True, highlight=False)
+    elif math.isnan(res.pearson):
+        err_console.print(f"[yellow]warning:[/] {escape(score)} or {escape(target)} takes one value in every "
+                          "complete row: the correlations and the fit are undefined", markup=True, highlight=False)
     values = {"n": res.n, "dropped": dropped, "pearson": res.pearson, "spearman": res.spearman, "r2": res.r2,
               "slope": res.slope, "intercept": res.intercept, "mae_fit": res.mae_fit,
               "mae_rescaled": res.mae_rescaled}
