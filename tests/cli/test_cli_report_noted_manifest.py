@@ -87,3 +87,37 @@ def test_a_store_file_and_the_default_run_folder_find_it_too(tmp_path: Path,
     assert done.exit_code == 0, done.output
     assert f"suite manifest: {manifest.resolve()}" in done.stdout
     assert "Generator leaderboard: 1 plots" in done.stdout
+
+
+def test_a_store_scored_from_one_manifest_per_generator_reports_them_all(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    whole = _manifest(tmp_path)
+    lines = whole.read_text().splitlines()
+    per_generator = {}
+    for gen in ("alpha", "beta"):
+        per_generator[gen] = whole.with_name(f"{gen}.jsonl")
+        per_generator[gen].write_text("\n".join(ln for ln in lines if f'"generator": "{gen}"' in ln) + "\n")
+    run = tmp_path / "run"
+    for gen in ("alpha", "beta"):
+        scored = runner.invoke(build_app("score"), ["score", str(per_generator[gen]), "-m", "mq_dynamic_degree",
+                                                    "--run-dir", str(run), "--no-progress"])
+        assert scored.exit_code == 0, scored.output
+
+    done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
+    assert done.exit_code == 0, done.output
+    out = " ".join(done.stdout.split())
+    assert f"suite manifest: {per_generator['beta'].resolve()}" in out
+    assert f"and the items it lacks from 1 more manifest scored into this store: " \
+           f"{per_generator['alpha'].resolve()}" in out
+    board = (run / "report" / "tables" / "leaderboard.csv").read_text().splitlines()
+    assert [ln.split(",")[1] for ln in board[1:]] == ["beta", "alpha"]  # by their labels' means, 3 and 2
+    html = (run / "report" / "index.html").read_text()
+    assert f"suites {per_generator['beta'].resolve()}, {per_generator['alpha'].resolve()}" in html
+
+    # --suite names the one manifest to use: no others are added
+    only = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(per_generator["alpha"]),
+                                               "--bootstrap", "0"])
+    assert only.exit_code == 0 and "more manifest" not in only.stdout
+    html = (run / "report" / "index.html").read_text()
+    assert f"suite {per_generator['alpha'].resolve()}" in html and "beta.jsonl" not in html

@@ -140,7 +140,8 @@ def compare(
                           markup=True, highlight=False)
     elif math.isnan(res.pearson):
         err_console.print(f"[yellow]warning:[/] {escape(score)} or {escape(target)} takes one value in every "
-                          "complete row: the correlations and the fit are undefined", markup=True, highlight=False)
+                          "complete row: the correlations and the fit are undefined",
+                          markup=True, highlight=False)
     values = {"n": res.n, "dropped": dropped, "pearson": res.pearson, "spearman": res.spearman, "r2": res.r2,
               "slope": res.slope, "intercept": res.intercept, "mae_fit": res.mae_fit,
               "mae_rescaled": res.mae_rescaled}

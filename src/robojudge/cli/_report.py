@@ -13,6 +13,7 @@ from robojudge.report import (
     GROUP_FIELDS,
     GroupSummary,
     HtmlReport,
+    noted_manifests,
     report_suite,
     resolve_source,
     write_html_report,
@@ -80,6 +81,7 @@ def report(
     before: summary.md, summary.csv, results.csv and errors.csv.
     """
     manifest: Path | None
+    others: list[Path] = []  # more manifests scored into the store, whose items the report adds
     if _is_manifest(target):
         manifest = Path(target)
         try:
@@ -107,11 +109,17 @@ def report(
                           highlight=False)
         elif suite is None:
             console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
+            others = [m for m in noted_manifests(url) if m.resolve() != Path(manifest).resolve()]
+            if others:
+                console.print(f"and the items it lacks from {len(others)} more manifest"
+                              f"{'s' if len(others) > 1 else ''} scored into this store: "
+                              + ", ".join(str(m) for m in others), highlight=False)
     if not html:
         return
     name = Path(manifest).name if manifest is not None else target
     try:
-        result = write_html_report(url, folder, manifest=manifest, higher_is_better=direction,
+        result = write_html_report(url, folder, manifest=manifest, more_manifests=others,
+                                   higher_is_better=direction,
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
                                    bootstrap=bootstrap, seed=seed)
     except (ManifestError, StoreError, ValueError) as exc:

@@ -8,7 +8,15 @@ from robojudge.report._audit import (
     sample_size_section,
     sample_size_table,
 )
-from robojudge.report._html import HtmlReport, noted_manifest, render_page, resolve_source, write_html_report
+from robojudge.report._html import (
+    HtmlReport,
+    noted_manifest,
+    noted_manifests,
+    render_page,
+    report_items,
+    resolve_source,
+    write_html_report,
+)
 from robojudge.report._judges import (
     Coverage,
     JudgeRow,
@@ -111,7 +119,9 @@ __all__ = [
     "metric_columns",
     "metric_series",
     "noted_manifest",
+    "noted_manifests",
     "render_page",
+    "report_items",
     "report_suite",
     "resolve_source",
     "retention_table",

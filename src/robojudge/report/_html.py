@@ -26,8 +26,8 @@ from robojudge.report._robophys import heatmap_section, robophys_section, sensit
 from robojudge.report._sections import ReportInput, Section, overview_section
 from robojudge.report._size_section import sizes_section
 from robojudge.report._summary import RangeOf, unknown_range
-from robojudge.store import ResultStore, StoreError, default_db_url
-from robojudge.suite import load_suite, run_manifest
+from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
+from robojudge.suite import Item, load_suite, run_manifest
 
 log = logging.getLogger(__name__)
 
@@ -100,12 +100,37 @@ def noted_manifest(url: str) -> Path | None:
     See :meth:`robojudge.store.ResultStore.note_manifest`. A store that cannot be opened gives None: the
     report opens it next and says why.
     """
+    found = noted_manifests(url)
+    return found[0] if found else None
+
+
+def noted_manifests(url: str) -> list[Path]:
+    """Every manifest scored or judged into the store at ``url`` that still exists, latest first (a
+    store scored from one manifest per generator has several). A store that cannot be opened: none."""
     try:
         with ResultStore(url, read_only=True) as store:
             noted = store.manifests()
     except StoreError:
-        return None
-    return next((path for path, _ in noted if path.is_file()), None)
+        return []
+    return [path for path, _ in noted if path.is_file()]
+
+
+def report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
+                 more_manifests: Sequence[str | Path] = ()) -> list[Item]:
+    """The items a report of ``rows`` describes: ``manifest``'s, then, from each of ``more_manifests``
+    in turn, those of its items that an earlier manifest lacks and ``rows`` hold results of.
+
+    Bad records are left out (``strict=False``), as the report of one manifest always did.
+    """
+    items = list(load_suite(manifest, strict=False).items) if manifest is not None else []
+    seen = {it.item_id for it in items}
+    stored = {r.item_id for r in rows}
+    for extra in more_manifests:
+        for it in load_suite(extra, strict=False).items:
+            if it.item_id in stored and it.item_id not in seen:
+                items.append(it)
+                seen.add(it.item_id)
+    return items
 
 
 _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
@@ -146,6 +171,7 @@ def write_html_report(
     out_dir: str | Path,
     *,
     manifest: str | Path | None = None,
+    more_manifests: Sequence[str | Path] = (),
     higher_is_better: Direction | None = None,
     native_range: RangeOf | None = None,
     title: str = "robojudge report",
@@ -159,6 +185,9 @@ def write_html_report(
         out_dir: Report folder (created).
         manifest: The suite the results belong to; without it there are no labels or generators and
             the sections that need them say so.
+        more_manifests: Other manifests scored into the same store (one per generator, say): their
+            items that ``manifest`` lacks and the store holds results of are added
+            (:func:`report_items`).
         higher_is_better: Direction of each stored metric (``KeyError`` for an id it does not know);
             defaults to the taxonomy's (RoboPhys-3D ids only). ``robojudge.metric_info.direction``
             adds the metric registry's and the rubrics' (the CLI passes it). A metric of unknown
@@ -175,7 +204,7 @@ def write_html_report(
     with ResultStore(db, read_only=True) as store:
         rows = store.rows()
         where = store.url
-    items = list(load_suite(manifest, strict=False).items) if manifest is not None else []
+    items = report_items(rows, manifest, more_manifests)
     inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
                       native_range or unknown_range)
     sections = build_sections(inp)
@@ -184,7 +213,9 @@ def write_html_report(
     for sec in sections:
         for t in sec.tables:
             written += t.write(out / "tables")
-    source = f"store {where}" + (f", suite {manifest}" if manifest is not None else "")
+    suites = ([str(manifest)] if manifest is not None else []) + [str(m) for m in more_manifests]
+    plural = "s" if len(suites) > 1 else ""
+    source = f"store {where}" + (f", suite{plural} {', '.join(suites)}" if suites else "")
     index = out / "index.html"
     index.write_text(render_page(sections, title=title, source=source))
     return HtmlReport(index, tuple(sections), tuple(written))
