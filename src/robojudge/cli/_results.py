@@ -87,6 +87,12 @@ def status_cmd(
         console.print(f"{other} scored rows were computed with other library versions than installed here "
                       "(details.libraries; kept by reruns; the report's 'Library versions' section lists "
                       "the metrics whose compared values mix versions)", highlight=False)
+    if status.in_flight:
+        noted = list(status.in_flight.items())
+        shown = "; ".join(f"{item} ({', '.join(metrics)})" for item, metrics in noted[:5])
+        more = f" and {len(noted) - 5} more" if len(noted) > 5 else ""
+        console.print("in flight (being computed now, or when a run ended in a crash or a kill): "
+                      f"{shown}{more}; the next run computes each alone in a child process", highlight=False)
     if status.manifest_problems:
         console.print(f"{len(status.manifest_problems)} manifest rows did not validate and were not checked "
                       "(`robojudge suite validate`)", highlight=False)

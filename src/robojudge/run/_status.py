@@ -85,6 +85,10 @@ class StoreStatus:
     unavailable: list[StaleResult] = field(default_factory=list)
     db_url: str = ""
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
+    # Items a run computing in its own process had started and not finished when it ended (a crash or
+    # a kill), with the metrics it was computing: the next run computes each alone in a child process
+    # (ResultStore.note_in_flight). A run going on now shows its current item here too.
+    in_flight: dict[str, list[str]] = field(default_factory=dict)
 
 
 class _Expected:
@@ -209,6 +213,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         by_key[k].seconds = sum(seconds)
         by_key[k].median_s = statistics.median(seconds)
     out.metrics = [by_key[k] for k in sorted(by_key)]
+    out.in_flight = dict(sorted(store.in_flight().items()))
     return out
 
 
