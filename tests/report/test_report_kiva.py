@@ -74,3 +74,10 @@ def test_section_shows_the_table_or_says_why_not() -> None:
     assert by_gen["bad"][5].value == 100.0 and by_gen["good"][5].value == 0.0
     empty = kiva_section(ReportInput([], items, lambda m: False))
     assert empty.skipped is not None and "no kiva value" in empty.skipped
+    # Stored, and unscored on every video (a reader that does not recognise the robot): said so, with why.
+    odd = "the reader does not recognise the robot in this video"
+    lost = [ResultRow(i, "kiva", "h", "1", "ok", math.nan, details={"unscored_reason": odd})
+            for i in ("a1", "b1")]
+    lost.append(ResultRow("a1", "kiva", "h2", "1", "ok", math.nan, details={"unscored_reason": "frozen"}))
+    sec = kiva_section(ReportInput(lost, items, lambda m: False))
+    assert sec.skipped == f"kiva left every video unscored; the most common reason: {odd} (2 of 3 rows)"

@@ -63,7 +63,15 @@ def test_section_says_what_it_needs() -> None:
     no_consistency = ReportInput([_row("a", "mq_dynamic_degree", 0.0)], items, lambda m: True, bootstrap=0)
     assert "rewards stillness" in (motion_section(no_consistency).skipped or "")
     no_motion = ReportInput([_row("a", "pixel_frame_consistency", 1.0)], items, lambda m: True, bootstrap=0)
-    assert "mq_dynamic_degree" in (motion_section(no_motion).skipped or "")
+    assert "no motion measure is stored" in (motion_section(no_motion).skipped or "")
+    # Stored but unscored on every clip (noise: nothing the flow can follow): not "no measure stored".
+    why = {"unscored_reason": "tracking lost: 11 of 11 consecutive frame pairs show nothing of each other"}
+    lost = [_row("a", "pixel_frame_consistency", 1.0),
+            ResultRow("a", "mq_dynamic_degree", "h", "1", "ok", None, details=why),
+            ResultRow("a", "mq_flow_score", "h", "1", "ok", float("nan"), details=why)]
+    skipped = motion_section(ReportInput(lost, items, lambda m: True, bootstrap=0)).skipped
+    assert skipped == ("mq_dynamic_degree and mq_flow_score left every clip unscored, so no clip's motion is "
+                       f"known; the most common reason: {why['unscored_reason']}")
 
 
 def test_the_numbers_of_the_consistency_table() -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from robojudge.report._sections import ReportInput, Section
+from robojudge.report._series import unscored_reason
 from robojudge.report._tables import Cell, Table, text
 from robojudge.store import ResultRow
 from robojudge.suite import Item
@@ -121,8 +122,14 @@ def kiva_section(inp: ReportInput) -> Section:
     sec = Section("kiva", "Kinematic stability (KIVA)")
     groups = kiva_groups(inp.item_rows, inp.items) if inp.items else []
     if not groups:
-        sec.skipped = ("no kiva value stored for a suite item with a generator (KIVA needs a trained reader: "
-                       "docs/kiva.md; `robojudge demo` trains one per robot of the simulator suite)")
+        why = unscored_reason(inp.all_item_rows, [KIVA])
+        if why is not None and not any(r.metric == KIVA and r.status == "ok" and r.value is not None
+                                       and math.isfinite(r.value) for r in inp.all_item_rows):
+            sec.skipped = f"kiva left every video unscored; the most common reason: {why}"
+        else:
+            sec.skipped = ("no kiva value stored for a suite item with a generator (KIVA needs a trained "
+                           "reader: docs/kiva.md; `robojudge demo` trains one per robot of the simulator "
+                           "suite)")
         return sec
     sec.intro = ("KIVA (RoboWorM, Fig. 3a): a keypoint reader trained on the robot's forward kinematics "
                  "reads each video; a 16-frame segment is invalid when a rigid link's 2D length varies, or "

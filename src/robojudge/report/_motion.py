@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from robojudge.report._sections import ReportInput, Section
-from robojudge.report._series import Series
+from robojudge.report._series import Series, unscored_reason
 from robojudge.report._tables import Cell, Table, text
 from robojudge.store import ResultRow
 
@@ -179,8 +179,14 @@ def motion_section(inp: ReportInput) -> Section:
         return sec
     motion = clip_motion(series, inp.all_item_rows)
     if not motion:
-        sec.skipped = (f"no motion measure is stored to read the consistency metrics against: score "
-                       f"{DYNAMIC} or {FLOW} too (`robojudge score SUITE -m {DYNAMIC},{FLOW}`)")
+        stored = [m for m in (DYNAMIC, FLOW) if _pick(series, m) is not None]
+        if stored:  # stored, and unscored on every clip (nothing the flow could follow)
+            why = unscored_reason(inp.all_item_rows, stored)
+            sec.skipped = (f"{' and '.join(stored)} left every clip unscored, so no clip's motion is known"
+                           + (f"; the most common reason: {why}" if why else ""))
+        else:
+            sec.skipped = (f"no motion measure is stored to read the consistency metrics against: score "
+                           f"{DYNAMIC} or {FLOW} too (`robojudge score SUITE -m {DYNAMIC},{FLOW}`)")
         return sec
     group_of = ({it.item_id: it.generator or "(unset)" for it in inp.scope} if inp.items
                 else {it.item_id: "all" for it in inp.scope})

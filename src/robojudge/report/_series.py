@@ -19,7 +19,7 @@ import hashlib
 import json
 import math
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +94,23 @@ def split_series(rows: Iterable[Any], keep: Callable[[str], bool] = lambda m: Tr
         else:
             s.values[r.item_id] = float(r.value)
     return [out[k] for k in sorted(out)]
+
+
+def unscored_reason(rows: Iterable[Any], metrics: Iterable[str]) -> str | None:
+    """The most common ``details.unscored_reason`` among the current unscored rows of ``metrics``
+    (with how many rows gave it, when not all), for a section that has nothing scored to show."""
+    wanted = set(metrics)
+    reasons: Counter[str] = Counter()
+    for r in rows:
+        if (r.metric in wanted and r.status == "ok" and r.superseded_at is None
+                and (r.value is None or math.isnan(r.value))):
+            reason = (r.details or {}).get("unscored_reason")
+            reasons[str(reason) if reason else "no reason recorded"] += 1
+    if not reasons:
+        return None
+    reason, n = reasons.most_common(1)[0]
+    total = sum(reasons.values())
+    return reason if n == total else f"{reason} ({n} of {total} rows)"
 
 
 def _flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
