@@ -100,8 +100,9 @@ def test_a_store_scored_from_one_manifest_per_generator_reports_them_all(
         per_generator[gen].write_text("\n".join(ln for ln in lines if f'"generator": "{gen}"' in ln) + "\n")
     run = tmp_path / "run"
     for gen in ("alpha", "beta"):
-        scored = runner.invoke(build_app("score"), ["score", str(per_generator[gen]), "-m", "mq_dynamic_degree",
-                                                    "--run-dir", str(run), "--no-progress"])
+        args = ["score", str(per_generator[gen]), "-m", "mq_dynamic_degree", "--run-dir", str(run),
+                "--no-progress"]
+        scored = runner.invoke(build_app("score"), args)
         assert scored.exit_code == 0, scored.output
 
     done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])

@@ -18,7 +18,7 @@ def test_text_cells_starting_like_a_formula_get_a_quote(cell):
 
 
 @pytest.mark.parametrize("cell", ["-0.5", "+3", "-1e-05", "1.5E+10", ".5", "-.5", "0", "-inf", "nan",
-                                  "plain", "", "a=b", "'=already"])
+                                  "plain", "", "a=b", "'=already", "-"])
 def test_numbers_and_harmless_text_stay(cell):
     assert csv_safe(cell) == cell
 

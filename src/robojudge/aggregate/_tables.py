@@ -11,6 +11,7 @@ scores per group; :func:`selection_from_table` gives the per-configuration colum
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,10 +84,19 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
         raise AggregateInputError(f"{source}: no column(s) {', '.join(missing)}; columns are {have}")
     if is_long(df):
         long = df[[*keys, *_LONG]].copy()
-        unknown = sorted({str(m) for m in long["metric"].unique()} - set(tax.ids) - set(extra))
-        if unknown:
+        long["metric"] = long["metric"].astype(str)
+        unknown = sorted(set(long["metric"].unique()) - set(tax.ids) - set(extra))
+        if unknown and len(unknown) == long["metric"].nunique():
             more = f" (and {len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""
-            raise AggregateInputError(f"{source}: {unknown_metric_message(unknown[0], tax.ids)}{more}")
+            raise AggregateInputError(f"{source}: {unknown_metric_message(unknown[0], tax.ids)}{more}; "
+                                      "no row names a RoboPhys-3D metric")
+        if unknown:
+            # An export of a run holds the other metrics scored with them (robojudge's own, judges', KIVA):
+            # left out, as a wide table's other columns are. A near miss of an id is named as one.
+            if note is not None:
+                note(f"ignoring the rows of {len(unknown)} metric(s) that are not RoboPhys-3D ids: "
+                     + ", ".join(_with_hint(m, tax.ids) for m in unknown))
+            long = long[~long["metric"].isin(unknown)]
     else:
         cols = [c for c in df.columns if c in tax or c in extra]
         if not cols:
@@ -99,6 +109,11 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
         long = df.melt(id_vars=list(keys), value_vars=cols, var_name="metric", value_name="value")
     long["value"] = pd.to_numeric(long["value"], errors="coerce").astype(float)
     return long
+
+
+def _with_hint(metric: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(metric, known, n=1, cutoff=0.8)
+    return f"{metric} (did you mean {close[0]}?)" if close else metric
 
 
 def normalize_long(long: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:

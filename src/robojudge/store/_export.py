@@ -77,10 +77,12 @@ def csv_safe(value: Any) -> Any:
     """``value`` with a leading ``'`` when it is text that a spreadsheet would run as a formula.
 
     Text starting with ``= + - @``, a tab or a carriage return gets the quote; a plain number written
-    as text (``-0.5``, ``+3``, ``1e-05``) and every non-text value are returned unchanged, so numeric
-    columns still read back as numbers.
+    as text (``-0.5``, ``+3``, ``1e-05``), a lone ``-`` (what ``--by`` writes for an item without the
+    field) and every non-text value are returned unchanged, so numeric columns still read back as
+    numbers and groups keep their names.
     """
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+    if (isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value)
+            and value != "-"):  # a lone dash (the group of items without the field) is no formula
         return "'" + value
     return value
 

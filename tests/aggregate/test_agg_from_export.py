@@ -1,0 +1,70 @@
+"""`robojudge results export --by FIELD --suite SUITE` feeds `robojudge aggregate scores --by FIELD`.
+
+An export holds every metric of the run: RoboPhys-3D ids beside robojudge's own metrics and judges'
+rows. The aggregation leaves the others out with a note (as a wide table's other columns), and the
+group of items without the field keeps its name ``-``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.store import ResultRow, ResultStore
+
+runner = CliRunner()
+
+
+def _row(item: str, metric: str, value: float | None, status: str = "ok") -> ResultRow:
+    return ResultRow(item, metric, "h", "1", status, value, error=None if status == "ok" else "boom")
+
+
+def test_an_export_of_a_run_aggregates_by_generator(tmp_path: Path) -> None:
+    suite = tmp_path / "suite.jsonl"
+    gens = {"a1": "alpha", "a2": "alpha", "b1": None}
+    suite.write_text("".join(json.dumps({"item_id": i, "video": "v.mp4", **({"generator": g} if g else {})})
+                             + "\n" for i, g in gens.items()))
+    (tmp_path / "v.mp4").write_bytes(b"not opened")
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add([
+            _row("a1", "ol_average_recall", 0.2), _row("a2", "ol_average_recall", 0.6),
+            _row("b1", "ol_average_recall", 0.9),
+            _row("a1", "pixel_frame_consistency", 0.99), _row("b1", "judge:qwen:pa", 4.0),
+            _row("a2", "ol_avrage_recall", 0.5),  # a near miss of an id: named as one in the note
+            _row("b1", "ol_average_precision", None, status="error"),
+        ])
+    export = tmp_path / "long.csv"
+    done = runner.invoke(build_app("results"), ["results", "export", "--db", str(db), "-o", str(export),
+                                                 "--by", "generator", "--suite", str(suite)])
+    assert done.exit_code == 0, done.output
+    assert {r["generator"] for r in csv.DictReader(export.open())} == {"alpha", "-"}
+
+    out = tmp_path / "scores.csv"
+    done = runner.invoke(build_app("aggregate"), ["aggregate", "scores", "--in", str(export), "--by",
+                                                  "generator", "--normalized", "--missing", "drop", "--out",
+                                                  str(out)])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert ("ignoring the rows of 3 metric(s) that are not RoboPhys-3D ids: judge:qwen:pa, ol_avrage_recall "
+            "(did you mean ol_average_recall?), pixel_frame_consistency") in said
+    rows = {r["generator"]: r for r in csv.DictReader(out.open())}
+    assert set(rows) == {"alpha", "-"}
+    # OL holds ol_average_precision and ol_average_recall (out of 2); with --missing drop the one stored
+    # is the mean: alpha (0.2 + 0.6) / 2 = 0.4 -> 2 * 0.4; the error row of '-' is no value.
+    assert float(rows["alpha"]["subdim_OL"]) == pytest.approx(0.8)
+    assert float(rows["-"]["subdim_OL"]) == pytest.approx(1.8)
+
+
+def test_a_table_naming_no_robophys_metric_is_still_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    path.write_text("metric,value\nflow_warp_error,3\npixel_frame_consistency,1\n")
+    done = runner.invoke(build_app("aggregate"), ["aggregate", "scores", "--in", str(path)])
+    assert done.exit_code == 2
+    assert "unknown RoboPhys-3D metric 'flow_warp_error' (and 1 more unknown); no row names a RoboPhys-3D " \
+           "metric" in " ".join(done.output.split())
