@@ -39,7 +39,7 @@ def acceleration_cmd(
         "docs/audit.md) \\[default: the items' meta.generation_seconds / meta.denoising_steps]."),
     store: str | None = typer.Option(
         None, "--store", "--db",
-        help="Result store URL or SQLite path \\[default: runs/<manifest name>/results.sqlite]."),
+        help="Result store URL, SQLite path or run folder \\[default: runs/<manifest name>/results.sqlite]."),
     level: float = typer.Option(0.95, "--level",
                                 help="The aggregate retention Q a method must reach to count for the largest "
                                 "speedup."),

@@ -213,7 +213,7 @@ def judge(
     max_frames: int = typer.Option(32, "--max-frames", min=1, help="Most frames per video."),
     size: int | None = typer.Option(None, "--size", min=16, help="Resize frames: longer side in pixels."),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path \\[default: RUN_DIR/results.sqlite]."
+        None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder for the default store."),
     backend: str | None = typer.Option(None, "--backend", help="Inline judge: openai, hf or mock."),

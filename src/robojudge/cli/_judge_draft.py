@@ -24,7 +24,8 @@ def _names(value: str) -> list[str]:
 
 def draft(
     judges: str = typer.Option(..., "--judges", "-j", help="Comma-separated judge names to average."),
-    db: str = typer.Option(..., "--db", help="Result store URL or SQLite path the judges wrote to."),
+    db: str = typer.Option(..., "--db",
+                           help="Result store URL, SQLite path or run folder the judges wrote to."),
     out: Path = typer.Option(Path("drafts.jsonl"), "--out", "-o", help="Where to write the drafts (JSONL)."),
     rubric: str = typer.Option("pa,ia", "--rubric", "-r", help="Comma-separated rubrics to draft."),
     min_judges: int = typer.Option(1, "--min-judges", min=1, help="Fewest judge scores for a label."),
@@ -47,7 +48,7 @@ def draft(
 
 def texts(
     judge: str = typer.Option(..., "--judge", "-j", help="The judge that ran the text rubric."),
-    db: str = typer.Option(..., "--db", help="Result store URL or SQLite path."),
+    db: str = typer.Option(..., "--db", help="Result store URL, SQLite path or run folder."),
     rubric: str = typer.Option("caption", "--rubric", "-r", help="The text rubric (caption, key_steps)."),
     out: Path = typer.Option(Path("captions.jsonl"), "--out", "-o", help="Where to write (JSONL)."),
     field: str = typer.Option("caption", "--field", help="JSON key of the text in each line."),

@@ -87,7 +87,7 @@ def sets_cmd(
     ),
     by: str = typer.Option("generator", "--by", help="Item field to group by; 'none' for one group."),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path \\[default: RUN_DIR/results.sqlite]."
+        None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
         None, "--run-dir", help="Run folder for the default store \\[default: runs/<manifest name>]."

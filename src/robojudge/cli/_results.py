@@ -16,7 +16,7 @@ app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
 @app.command("export")
 def export_cmd(
-    db: str = typer.Option(..., "--db", help="Result store URL or SQLite path."),
+    db: str = typer.Option(..., "--db", help="Result store URL, SQLite path or run folder."),
     out: Path = typer.Option(..., "--out", "-o", help="Output file."),
     fmt: str | None = typer.Option(
         None, "--format", "-f", help="csv or parquet \\[default: from the --out suffix]."
@@ -44,7 +44,7 @@ def export_cmd(
 def status_cmd(
     suite: Path = typer.Argument(..., help="Suite manifest whose items' inputs the rows are checked with."),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path \\[default: RUN_DIR/results.sqlite]."
+        None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
         None, "--run-dir", help="Run folder of the default store \\[default: runs/<manifest name>]."
@@ -102,15 +102,19 @@ def status_cmd(
 
 
 @app.command("upgrade")
-def upgrade_cmd(db: str = typer.Option(..., "--db", help="Result store URL or SQLite path.")) -> None:
+def upgrade_cmd(
+    db: str = typer.Option(..., "--db", help="Result store URL, SQLite path or run folder."),
+) -> None:
     """Upgrade a store written by an older robojudge to the current schema (its rows are kept).
 
     Any command that writes does this too; reading commands open stores read-only and cannot.
     """
-    if "://" not in db and not Path(db).is_file():
-        raise fail(f"no result store at {db}")
-    if "://" not in db and Path(db).stat().st_size == 0:  # SQLite would make a new store of it
-        raise fail(f"{db} is an empty file, not a result store")
+    if "://" not in db:
+        path = Path(db) / "results.sqlite" if Path(db).is_dir() else Path(db)  # a run folder: its store
+        if not path.is_file():
+            raise fail(f"no result store at {path}")
+        if path.stat().st_size == 0:  # SQLite would make a new store of it
+            raise fail(f"{path} is an empty file, not a result store")
     try:
         with ResultStore(db) as store:
             where = store.url
@@ -127,7 +131,7 @@ def import_cmd(
     file: Path = typer.Argument(
         ..., metavar="FILE", help="Results file: .csv, .jsonl/.ndjson or .parquet, with columns item_id, "
         "metric, value (metric may come from --metric); other columns are kept as details."),
-    db: str | None = typer.Option(None, "--db", help="Result store URL or SQLite path."),
+    db: str | None = typer.Option(None, "--db", help="Result store URL, SQLite path or run folder."),
     run: Path | None = typer.Option(None, "--run", help="Run folder: its results.sqlite, and its suite "
                                     "manifest for checking item ids unless --suite is given."),
     suite: Path | None = typer.Option(None, "--suite", help="Suite manifest the item ids must belong to."),

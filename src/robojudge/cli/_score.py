@@ -41,7 +41,7 @@ def score(
         ..., "--metrics", "-m", help="Comma-separated metric ids; 'all' = every metric robojudge computes."
     ),
     db: str | None = typer.Option(
-        None, "--db", help="Result store URL or SQLite path \\[default: RUN_DIR/results.sqlite]."
+        None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
         None, "--run-dir", help="Run folder for the default store \\[default: runs/<manifest name>]."

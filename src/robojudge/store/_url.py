@@ -46,7 +46,8 @@ def display_url(url: URL) -> str:
 def parse_url(url: str | os.PathLike[str]) -> URL:
     """Parse a database URL or a plain file path.
 
-    A value without ``://`` is a filesystem path and means SQLite at that path. A bare
+    A value without ``://`` is a filesystem path and means SQLite at that path; an existing folder is
+    a run folder and means its ``results.sqlite`` (as :func:`default_db_url`). A bare
     ``postgresql://`` (or ``postgres://``) URL gets the psycopg 3 driver, the one robojudge ships.
 
     Args:
@@ -62,7 +63,10 @@ def parse_url(url: str | os.PathLike[str]) -> URL:
         raw = os.fspath(url)
         if not str(raw).strip():
             raise StoreError("no database given: pass a SQLAlchemy URL or a file path")
-        return URL.create("sqlite", database=str(Path(raw).expanduser().absolute()))
+        path = Path(raw).expanduser().absolute()
+        if path.is_dir():  # a run folder: no SQLite file can be a folder
+            path = path / "results.sqlite"
+        return URL.create("sqlite", database=str(path))
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as exc:
