@@ -49,3 +49,13 @@ def test_a_known_source_that_cannot_score_is_a_plain_value_error() -> None:
     with pytest.raises(ValueError, match="nobody") as info:
         leaderboard_scores("judge:nobody", build_rows(items), items, higher_is_better)
     assert not isinstance(info.value, UnknownScoreSource)
+
+
+def test_labels_on_a_suite_without_labels_is_an_error_not_a_board_of_dashes() -> None:
+    labelled = build_items()
+    items = [it.model_copy(update={"labels": None}) for it in labelled]
+    with pytest.raises(ValueError, match="no item of the suite carries a PA or IA label") as info:
+        leaderboard_scores("labels", build_rows(labelled), items, higher_is_better)
+    assert "--scores judge:NAME" in str(info.value)
+    one = [items[0].model_copy(update={"labels": build_items()[0].labels}), *items[1:]]
+    assert np.isfinite(leaderboard_scores("labels", [], one, higher_is_better)["pa"]).sum() == 1

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import numpy as np
+
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._judges import judge_scores
 from robojudge.report._leaderboard import Direction, calibrated_scores, label_scores
@@ -54,8 +56,17 @@ def _calibrated(req: ScoreRequest) -> dict[str, FloatArray]:
                              seed=req.seed, prediction=req.prediction).scores
 
 
+def _labels(req: ScoreRequest) -> dict[str, FloatArray]:
+    scores = label_scores(req.items)
+    if not any(np.isfinite(v).any() for v in scores.values()):
+        raise ValueError("no item of the suite carries a PA or IA label (labels.pa, labels.ia in the "
+                         "manifest), so there is nothing to rank by: give labels, or rank by a stored judge "
+                         "(--scores judge:NAME)")
+    return scores
+
+
 SCORE_SOURCES: Mapping[str, ScoreSource] = MappingProxyType({
-    "labels": ScoreSource("labels", False, lambda req: label_scores(req.items)),
+    "labels": ScoreSource("labels", False, _labels),
     "calibrated": ScoreSource("calibrated", False, _calibrated),
     "judge": ScoreSource("judge:NAME", True, lambda req: judge_scores(req.rows, req.items, req.argument)),
 })
