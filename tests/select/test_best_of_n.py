@@ -43,6 +43,7 @@ from robojudge.select import (
     pick_index,
     selection_scores,
     summarize,
+    summary_text,
     write_picks,
 )
 from robojudge.store import ResultRow
@@ -180,6 +181,8 @@ def test_without_labels_there_are_picks_and_no_summary() -> None:
     res = best_of_n(bare, rows, by="judge:qwen:pa", bootstrap=0)
     assert res.summary is None and res.label is None
     assert [p.item_id for p in res.picks] == ["a", "d", "f", "j", None, "n"]
+    # G4 has one candidate: picked, but nothing was chosen there, and the summary says so.
+    assert "1 of the groups have one rollout, so nothing is chosen in them" in summary_text(res)
 
 
 @pytest.mark.parametrize(
