@@ -182,7 +182,7 @@ def test_without_labels_there_are_picks_and_no_summary() -> None:
     assert res.summary is None and res.label is None
     assert [p.item_id for p in res.picks] == ["a", "d", "f", "j", None, "n"]
     # G4 has one candidate: picked, but nothing was chosen there, and the summary says so.
-    assert "1 of the groups have one rollout, so nothing is chosen in them" in summary_text(res)
+    assert "1 of the groups has one rollout, so nothing is chosen there" in summary_text(res)
 
 
 @pytest.mark.parametrize(

@@ -227,8 +227,8 @@ def summary_text(result: BestOfN) -> str:
     s = result.summary
     if s is None:
         alone = sum(p.n < 2 for p in result.picks)
-        lone = (f" {alone} of the groups have one rollout, so nothing is chosen in them (--group sets what "
-                "makes a group)." if alone else "")
+        lone = (f" {alone} of the groups {'has' if alone == 1 else 'have'} one rollout, so nothing is chosen "
+                "there (--group sets what makes a group)." if alone else "")
         return head + "; the suite has no labels to compare the picks with." + lone + _per_generator(result)
     skipped = ", ".join(f"{k} {v}" for k, v in s.skipped.items() if v)
     ci = (f"{s.level:.0%} percentile intervals over {s.n_replicates} bootstrap replicates of groups"
