@@ -286,13 +286,15 @@ def build_demo_suite(folder: Path, kind: SuiteKind = "auto", *, seed: int = 0) -
         kind = "sim" if sim_available() else "synthetic"
         if kind == "synthetic":
             log.warning("simulator extra not installed (pip install 'robojudge[sim]'): using the 2D suite")
+    # The kind first: the manifest is written last (whole), so a manifest never lacks its kind.
+    folder.mkdir(parents=True, exist_ok=True)
+    marker.write_text(kind + "\n")
     if kind == "sim":
         from robojudge.suite.sim import make_sim_suite
 
         make_sim_suite(folder, seed=seed)
     else:
         make_synthetic_suite(folder, seed=seed)
-    marker.write_text(kind + "\n")
     return kind, manifest
 
 

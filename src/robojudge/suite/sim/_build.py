@@ -382,5 +382,9 @@ def make_sim_suite(
             results = list(pool.map(_build_episode, jobs))
     rows = [r for rs in results for r in rs]
     manifest = out / "suite.jsonl"
-    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # Written last and whole (a temporary file renamed over it): a build killed before the end leaves
+    # no manifest, so the next build starts again instead of reusing half a suite.
+    partial = manifest.with_name(manifest.name + ".partial")
+    partial.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    partial.replace(manifest)
     return manifest
