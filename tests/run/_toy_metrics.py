@@ -45,6 +45,15 @@ def crash(item, config) -> Score:
     return Score(value=2.0, details={"pid": os.getpid()})
 
 
+@metric("test_segfault", inputs={"instruction"}, **COMMON)
+def segfault(item, config) -> Score:
+    if "crash" in item.item_id:
+        import ctypes
+
+        ctypes.string_at(0)  # a real segmentation fault, as in a native library
+    return Score(value=2.0)
+
+
 @metric("test_interrupt", inputs={"instruction"}, **COMMON)
 def interrupt(item, config) -> Score:
     if "stop" in item.item_id:

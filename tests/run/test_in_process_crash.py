@@ -138,3 +138,23 @@ def test_the_cli_says_which_items_ran_alone(tmp_path: Path) -> None:
     assert "1 item an earlier run was computing when it ended (a crash or a kill) ran alone in a child " \
            "process: crash[1]; 1 crashed it again and got error rows" in out
     assert "crash[1] / test_crash: the process died while computing this item" in out
+
+
+def test_a_segfault_prints_the_python_stack_and_the_rerun_isolates_it(tmp_path: Path) -> None:
+    manifest, db = tmp_path / "suite.jsonl", tmp_path / "r.sqlite"
+    manifest.write_text("".join(json.dumps({"item_id": n, "video": "v.mp4", "instruction": "x"}) + "\n"
+                                for n in ("a", "crash", "b")))
+    (tmp_path / "v.mp4").write_bytes(b"placeholder; test_segfault never opens it")
+    env = {**os.environ, "ROBOJUDGE_PLUGINS": "_toy_metrics",
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "robojudge", "score", str(manifest), "-m", "test_segfault", "--db", str(db),
+           "--no-progress"]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == -11, first.stderr  # SIGSEGV
+    # faulthandler: the stack names the metric's function, for a bug report
+    assert "Fatal Python error: Segmentation fault" in first.stderr and "in segfault" in first.stderr
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert "in segfault" in second.stderr  # the child's stack, as it dies again
+    with ResultStore(db) as store:
+        assert {r.item_id: r.status for r in store.rows()} == {"a": "ok", "crash": "error", "b": "ok"}

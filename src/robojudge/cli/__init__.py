@@ -6,6 +6,7 @@ loads pandas or the judge backends), which keeps start-up fast. ``robojudge --he
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import logging
 import sys
@@ -86,6 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     # `kill PID` (SIGTERM) stops a run as Ctrl-C does: committed results stay, workers are stopped.
     terminate_as_interrupt()
+    # A crash in a native library (a segfault in a decoder) prints the Python stack it happened under,
+    # naming the metric, instead of a bare "Segmentation fault".
+    faulthandler.enable()
     command = next((a for a in args if not a.startswith("-")), None)
     if command in COMMANDS:
         only: str | None = command

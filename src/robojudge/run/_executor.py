@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import itertools
 import multiprocessing as mp
 import os
@@ -76,9 +77,11 @@ def cv_threads_per_worker(workers: int, cpus: int | None = None) -> int:
 
 
 def init_worker(cv_threads: int) -> None:
-    """A worker process's start: end with the parent, and run OpenCV on ``cv_threads`` threads (0:
-    OpenCV's own default)."""
+    """A worker process's start: end with the parent, print the Python stack of a native crash (a
+    segfault names the metric it happened in), and run OpenCV on ``cv_threads`` threads (0: OpenCV's
+    own default)."""
     exit_with_parent()
+    faulthandler.enable()
     if cv_threads > 0:
         import cv2  # the core install's OpenCV; every video metric imports it in the worker anyway
 
