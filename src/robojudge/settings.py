@@ -29,6 +29,7 @@ __all__ = [
     "CACHE_DIR_ENV",
     "CONFINE_ENV",
     "DECODE_WORKERS_ENV",
+    "FRAME_MEMORY_GIB_ENV",
     "MAX_NETWORKS_ENV",
     "MUJOCO_GL_ENV",
     "NETWORK_CACHE_GIB_ENV",
@@ -52,6 +53,7 @@ DECODE_WORKERS_ENV = "ROBOJUDGE_DECODE_WORKERS"
 MUJOCO_GL_ENV = "MUJOCO_GL"
 MAX_NETWORKS_ENV = "ROBOJUDGE_MAX_NETWORKS"
 NETWORK_CACHE_GIB_ENV = "ROBOJUDGE_NETWORK_CACHE_GIB"
+FRAME_MEMORY_GIB_ENV = "ROBOJUDGE_FRAME_MEMORY_GIB"
 COLUMNS_ENV = "COLUMNS"
 
 MUJOCO_GL_DEFAULT = "egl"
@@ -102,6 +104,12 @@ VARIABLES: tuple[Variable, ...] = (
         "8",
     ),
     Variable(
+        FRAME_MEMORY_GIB_ENV,
+        "Most GiB of decoded frames a video read at once may hold (`0`: no limit); a larger one is an error "
+        "row saying how to shrink it (`--max-side`, `--max-frames`).",
+        "60% of the memory available when the video is read (shared among `--workers` processes)",
+    ),
+    Variable(
         MUJOCO_GL_ENV,
         "OpenGL backend of the simulated suite (`egl`, `osmesa`); set for MuJoCo when unset.",
         f"`{MUJOCO_GL_DEFAULT}`",
@@ -149,6 +157,19 @@ def _whole_number(name: str, raw: str | None, minimum: int) -> int | None:
     return n
 
 
+def _gib(name: str, raw: str | None) -> int | None:
+    """``raw`` (the value of variable ``name``), a number of GiB >= 0, in bytes; None when unset."""
+    if raw is None:
+        return None
+    try:
+        gib = float(raw)
+    except ValueError:
+        gib = -1.0
+    if not gib >= 0 or gib == float("inf"):
+        raise ValueError(f"{name}={raw!r}: expected a number of GiB >= 0")
+    return int(gib * 1024**3)
+
+
 @dataclass(frozen=True)
 class Settings:
     """The environment as robojudge reads it (see :data:`VARIABLES`)."""
@@ -171,6 +192,17 @@ class Settings:
     """``$ROBOJUDGE_NETWORK_CACHE_GIB`` as written; :attr:`network_cache_bytes` checks it."""
     columns_text: str | None = None
     """``$COLUMNS`` as written (Rich reads it too): set, the CLI leaves table widths to it."""
+    frame_memory_gib_text: str | None = None
+    """``$ROBOJUDGE_FRAME_MEMORY_GIB`` as written; :attr:`frame_memory_bytes` checks it."""
+
+    @property
+    def frame_memory_bytes(self) -> int | None:
+        """``$ROBOJUDGE_FRAME_MEMORY_GIB`` in bytes (0: no limit), or None when unset.
+
+        Raises:
+            ValueError: The variable is set but is not a number >= 0 (the message names it).
+        """
+        return _gib(FRAME_MEMORY_GIB_ENV, self.frame_memory_gib_text)
 
     @property
     def max_networks(self) -> int | None:
@@ -188,16 +220,7 @@ class Settings:
         Raises:
             ValueError: The variable is set but is not a number >= 0 (the message names it).
         """
-        raw = self.network_cache_gib_text
-        if raw is None:
-            return None
-        try:
-            gib = float(raw)
-        except ValueError:
-            gib = -1.0
-        if not gib >= 0 or gib == float("inf"):
-            raise ValueError(f"{NETWORK_CACHE_GIB_ENV}={raw!r}: expected a number of GiB >= 0")
-        return int(gib * 1024**3)
+        return _gib(NETWORK_CACHE_GIB_ENV, self.network_cache_gib_text)
 
     @property
     def decode_workers(self) -> int | None:
@@ -229,6 +252,7 @@ class Settings:
             max_networks_text=_text(MAX_NETWORKS_ENV),
             network_cache_gib_text=_text(NETWORK_CACHE_GIB_ENV),
             columns_text=_text(COLUMNS_ENV),
+            frame_memory_gib_text=_text(FRAME_MEMORY_GIB_ENV),
         )
 
 

@@ -8,3 +8,10 @@ def opencv_threads(_: object) -> int:
     import cv2
 
     return int(cv2.getNumThreads())
+
+
+def frame_memory_share(_: object) -> float:
+    """The share of the decoded-frame budget the process that runs the task was given."""
+    import robojudge.video._memory as memory
+
+    return memory._share

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from _cv_threads import opencv_threads
+from _cv_threads import frame_memory_share, opencv_threads
 
 from robojudge.run._executor import LocalProcessExecutor, cv_threads_per_worker
 
@@ -23,6 +23,14 @@ def test_workers_share_the_cpus_out() -> None:
     want = cv_threads_per_worker(2)
     assert want == max(1, (os.cpu_count() or 1) // 2)
     assert _reported(LocalProcessExecutor(2)) == {want}
+
+
+def test_workers_share_the_decoded_frame_budget() -> None:
+    ex = LocalProcessExecutor(2)
+    try:
+        assert {r for _, r in ex.map_unordered(frame_memory_share, range(4), lambda t, why: -1.0)} == {0.5}
+    finally:
+        ex.shutdown()
 
 
 @pytest.mark.slow

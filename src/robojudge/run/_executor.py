@@ -76,12 +76,16 @@ def cv_threads_per_worker(workers: int, cpus: int | None = None) -> int:
     return max(1, (cpus if cpus is not None else os.cpu_count() or 1) // max(1, workers))
 
 
-def init_worker(cv_threads: int) -> None:
+def init_worker(cv_threads: int, memory_share: float = 1.0) -> None:
     """A worker process's start: end with the parent, print the Python stack of a native crash (a
-    segfault names the metric it happened in), and run OpenCV on ``cv_threads`` threads (0: OpenCV's
-    own default)."""
+    segfault names the metric it happened in), run OpenCV on ``cv_threads`` threads (0: OpenCV's own
+    default), and hold decoded frames to ``memory_share`` of the budget (one of several workers on
+    the machine: :func:`robojudge.video.set_frame_memory_share`)."""
     exit_with_parent()
     faulthandler.enable()
+    from robojudge.video import set_frame_memory_share
+
+    set_frame_memory_share(memory_share)
     if cv_threads > 0:
         import cv2  # the core install's OpenCV; every video metric imports it in the worker anyway
 
@@ -121,7 +125,8 @@ class LocalProcessExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=self._ctx, initializer=init_worker, initargs=(self.cv_threads,)
+            max_workers=workers, mp_context=self._ctx, initializer=init_worker,
+            initargs=(self.cv_threads, 1.0 / workers),
         )
         return self._pool
 

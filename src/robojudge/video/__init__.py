@@ -17,11 +17,14 @@ Public API:
 * :class:`VideoError`, :class:`VideoInfo`, :func:`frame_digest`, :func:`encode_jpeg`.
 * :data:`RESAMPLES` -- how :func:`sample_frames` may shrink frames (``resample``).
 * :data:`IMAGE_SUFFIXES` -- the image files a frame folder is read from.
+* :func:`frame_budget`, :func:`set_frame_memory_share` -- how many bytes of decoded frames one read of
+  a video may hold; a read that would hold more is refused before decoding (``video/_memory.py``).
 """
 
 from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, video_warnings
 from robojudge.video._encode import prepare_frames
 from robojudge.video._folder import IMAGE_SUFFIXES
+from robojudge.video._memory import frame_budget, set_frame_memory_share
 from robojudge.video._pool import DecoderPool, default_decode_workers, shared_decoder
 from robojudge.video._post import RESAMPLES
 from robojudge.video._sample import cached_frames, prefetch_frames, probe_video, sample_frames
@@ -49,6 +52,7 @@ __all__ = [
     "default_decode_workers",
     "encode_jpeg",
     "frame_cache",
+    "frame_budget",
     "frame_digest",
     "frame_sizes",
     "jpeg_data_url",
@@ -56,6 +60,7 @@ __all__ = [
     "prepare_frames",
     "probe_video",
     "sample_frames",
+    "set_frame_memory_share",
     "shared_decoder",
     "video_warnings",
     "write_video",

@@ -43,6 +43,7 @@ from robojudge.video._decode import (
     open_video,
     stream_meta,
 )
+from robojudge.video._memory import check_frame_memory
 from robojudge.video._post import PostProcess
 from robojudge.video._select import pick_indices, thin_positions
 from robojudge.video._timing import FrameTimes, check_complete, frame_times, implausible_stamps
@@ -125,6 +126,9 @@ def sample_file_many(path: Path, samplings: Sequence[Sampling]) -> list[SampledF
                      for s in samplings]
             planned = [p for p in plans if p is not None]
             jobs, which = _distinct(list(zip(planned, (s.post for s in samplings), strict=False)))
+            if len(planned) == len(plans):  # refused before decoding when the frames would not fit
+                picked = [(len(p.chosen), post) for p, post in jobs]
+                check_frame_memory(path, picked, stream.width, stream.height)
             results = None
             if len(planned) == len(plans) and demuxed.packets is not None:
                 results = _run_plans(jobs, path, stream, demuxed.packets, skip)
@@ -381,6 +385,7 @@ def _two_pass(
     wanted = set(chosen)
     got: dict[int, np.ndarray] = {}
     with open_video(path, options) as (container, stream):
+        check_frame_memory(path, [(len(chosen), post)], stream.width, stream.height)
         _set_threads(stream)
         for index, frame in enumerate(decoded_frames(container, stream)):
             if index in wanted:

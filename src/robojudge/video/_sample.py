@@ -18,6 +18,7 @@ from robojudge.video._cache import active_cache, cached, cached_probe, peek, rep
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import Sampling, sample_file, sample_file_many
 from robojudge.video._folder import folder_rate, list_images, probe_folder, read_image
+from robojudge.video._memory import check_frame_memory
 from robojudge.video._post import RESAMPLES, PostProcess
 from robojudge.video._select import SPREADS, pick_indices, thin_positions
 from robojudge.video._types import FileFingerprint, SampledFrames, VideoError, VideoInfo
@@ -262,5 +263,10 @@ def _sample_folder(
     effective = None if fps is None or fps >= rate else fps
     picks = pick_indices(times, effective)
     chosen = [picks[p] for p in thin_positions(len(picks), max_frames, spread)]
-    arrays = [post(read_image(path, images[i])) for i in chosen]
+    arrays: list[np.ndarray] = []
+    for i in chosen:
+        image = read_image(path, images[i])
+        if not arrays:  # the folder's frames share the first one's size: refused before reading more
+            check_frame_memory(path, [(len(chosen), post)], image.shape[1], image.shape[0])
+        arrays.append(post(image))
     return _result(path, arrays, [times[i] for i in chosen], chosen, rate, warnings)

@@ -1,0 +1,175 @@
+"""How many bytes of decoded frames one sampling of a video may hold.
+
+Metrics defined at native rate and size read every frame of a video into memory. A long real episode
+at 720p or 1080p then needs tens of GiB (900 frames of 1280x720 RGB are 2.5 GiB, and the flow metrics
+peak at about 1.5 times their frames), and the kernel kills the process that asks for more than the
+machine has: the run ends, or with several workers the item is tried twice more before it fails. So a
+sampling whose frames would not fit is refused before anything is decoded, with a :class:`VideoError`
+that says how large it is and how to make it smaller (``--max-side``, ``--max-frames``); the metric's
+row is an error saying so, and the run goes on.
+
+The budget is ``ROBOJUDGE_FRAME_MEMORY_GIB`` when set (``0``: no limit), else :data:`FRACTION` of the
+memory available when the video is read: Linux's ``MemAvailable``, or less when the process's control
+group (a container, a SLURM job) has a lower limit. Where neither can be read, nothing is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from robojudge import settings
+from robojudge.video._post import PostProcess
+from robojudge.video._types import VideoError
+
+__all__ = [
+    "FRACTION",
+    "available_memory",
+    "check_frame_memory",
+    "frame_budget",
+    "frame_bytes",
+    "set_frame_memory_share",
+]
+
+FRACTION = 0.6
+"""Share of the available memory one sampling's frames may take: the rest is for what the metric computes
+from them (the flow metrics peaked at 1.5 times their frames on a 900-frame 720p clip) and for other work."""
+
+_GIB = 1024**3
+_share = 1.0  # of the available memory's FRACTION, for this process (one of several workers)
+
+
+def set_frame_memory_share(share: float) -> None:
+    """Give this process ``share`` of the budget taken from the available memory: a pool of ``n``
+    worker processes on one machine reads ``n`` videos at once, so each worker gets ``1 / n``
+    (``LocalProcessExecutor`` sets it). ``ROBOJUDGE_FRAME_MEMORY_GIB`` is per process and not shared."""
+    global _share
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got {share}")
+    _share = share
+_UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
+
+
+def _meminfo_available(meminfo: Path) -> int | None:
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if text == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return None if value >= _UNLIMITED else value
+
+
+def _cgroup_room(proc_cgroup: Path, root: Path) -> int | None:
+    """Bytes left under this process's memory control group limit (v2 or v1), None without a limit."""
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        return None
+    rooms = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, where = parts
+        relative = where.lstrip("/")
+        if controllers == "":  # v2: one unified hierarchy
+            files = ("memory.max", "memory.current")
+            folders = [root / relative, root]
+        elif "memory" in controllers.split(","):
+            files = ("memory.limit_in_bytes", "memory.usage_in_bytes")
+            folders = [root / "memory" / relative, root / "memory"]
+        else:
+            continue
+        for folder in folders:  # in a container the mount's root is often the process's own group
+            limit, used = _read_int(folder / files[0]), _read_int(folder / files[1])
+            if limit is not None:
+                rooms.append(max(0, limit - (used or 0)))
+                break
+    return min(rooms) if rooms else None
+
+
+def available_memory(meminfo: Path = Path("/proc/meminfo"), proc_cgroup: Path = Path("/proc/self/cgroup"),
+                     cgroup_root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """Bytes this process can still take: ``MemAvailable``, capped by its control group's room; None
+    when neither can be read (not Linux)."""
+    found = [v for v in (_meminfo_available(meminfo), _cgroup_room(proc_cgroup, cgroup_root))
+             if v is not None]
+    return min(found) if found else None
+
+
+def frame_budget() -> tuple[int, str] | None:
+    """The bytes one sampling's frames may hold and where that figure comes from; None: no limit."""
+    given = settings.get().frame_memory_bytes
+    if given is not None:
+        return (given, f"{settings.FRAME_MEMORY_GIB_ENV}={given / _GIB:g}") if given else None
+    room = available_memory()
+    if room is None:
+        return None
+    workers = "" if _share == 1.0 else f", shared by {round(1 / _share)} worker processes"
+    return (int(FRACTION * _share * room),
+            f"{FRACTION:.0%} of the {_size(room)} of memory available now{workers}")
+
+
+def _output_size(width: int, height: int, post: PostProcess) -> tuple[int, int]:
+    """The size ``post`` makes of a ``width`` x ``height`` frame (before rotation, which keeps the area)."""
+    if isinstance(post.size, tuple):
+        return int(post.size[0]), int(post.size[1])
+    if post.size is None:
+        return width, height
+    scale = post.size / max(width, height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def frame_bytes(width: int, height: int, post: PostProcess) -> int:
+    """Bytes of one source frame of ``width`` x ``height`` once ``post`` has resized it (and made it
+    gray); rotation does not change them."""
+    w, h = _output_size(width, height, post)
+    return w * h * (1 if post.gray else 3)
+
+
+def _size(n: float) -> str:
+    """``n`` bytes for a reader: 360 KiB, 1.4 MiB, 2.5 GiB."""
+    for unit, scale in (("GiB", _GIB), ("MiB", 1024**2)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n / 1024:.0f} KiB"
+
+
+def check_frame_memory(path: Path, samplings: list[tuple[int, PostProcess]], width: int, height: int) -> None:
+    """Refuse, before decoding, samplings of a ``width`` x ``height`` video (each: how many frames it
+    picks, and how they are resized) whose frames together would not fit in :func:`frame_budget`.
+
+    Raises:
+        VideoError: Naming the frames, their size in memory, the budget, and how to shrink them.
+    """
+    if width <= 0 or height <= 0:
+        return
+    need = sum(n * frame_bytes(width, height, post) for n, post in samplings)
+    if need == 0:
+        return
+    budget = frame_budget()
+    if budget is None or need <= budget[0]:
+        return
+    n, post = max(samplings, key=lambda s: s[0] * frame_bytes(width, height, s[1]))
+    w, h = _output_size(width, height, post)
+    read_at = f" read at {w}x{h}" if (w, h) != (width, height) else ""
+    raise VideoError(
+        path,
+        f"{n} frames of {width}x{height}{read_at} would hold {_size(need)} once decoded, more than the "
+        f"{_size(budget[0])} allowed ({budget[1]}); score it at a smaller size (--max-side 640) or on "
+        f"fewer frames (--max-frames), or set {settings.FRAME_MEMORY_GIB_ENV} (0: no limit)",
+    )

@@ -1,0 +1,131 @@
+"""A video whose decoded frames would not fit in memory is refused before decoding, with what to do.
+
+Without the check a long real episode read at native size (every frame, as the flow metrics do) asks
+the kernel for tens of GiB and is killed, and the run with it. The budget comes from
+``ROBOJUDGE_FRAME_MEMORY_GIB`` or from the memory available (see ``robojudge.video._memory``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robojudge.run import build_requests, score_items
+from robojudge.store import ResultStore
+from robojudge.suite import Item
+from robojudge.video import VideoError, sample_frames, write_video
+from robojudge.video._memory import available_memory, frame_budget
+
+GIB = 1024**3
+W, H, N = 64, 48, 40  # every frame: 64 * 48 * 3 = 9,216 bytes; all of them 368,640
+
+
+@pytest.fixture
+def clip(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    canvas = rng.integers(0, 256, (H + 40, W + 80, 3), dtype=np.uint8)
+    frames = np.stack([canvas[i % 40:i % 40 + H, 2 * i:2 * i + W] for i in range(N)])
+    return write_video(tmp_path / "clip.mp4", frames, fps=10)
+
+
+def test_a_sampling_over_the_budget_is_refused_before_decoding(clip: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", str(300_000 / GIB))  # between 30 and 40 frames
+    with pytest.raises(VideoError) as info:
+        sample_frames(clip, fps=None, max_frames=None)
+    message = str(info.value)
+    assert str(clip) in message and f"{N} frames of {W}x{H} would hold 360 KiB" in message
+    assert "more than the 293 KiB allowed (ROBOJUDGE_FRAME_MEMORY_GIB=" in message
+    with pytest.raises(VideoError, match=f"{N} frames of {W}x{H} read at 128x96 would hold 1.4 MiB"):
+        sample_frames(clip, fps=None, max_frames=None, size=128)
+    assert "--max-side 640" in message and "--max-frames" in message
+    assert "ROBOJUDGE_FRAME_MEMORY_GIB=" in message
+    # What fits is read as before: fewer frames, gray (a third of the bytes), or a smaller size.
+    assert len(sample_frames(clip, fps=None, max_frames=30)) == 30
+    assert sample_frames(clip, fps=None, max_frames=None, gray=True).frames.shape == (N, H, W)
+    assert sample_frames(clip, fps=None, max_frames=None, size=32).frames.shape == (N, 24, 32, 3)
+    monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", "0")  # no limit
+    assert len(sample_frames(clip, fps=None, max_frames=None)) == N
+
+
+def test_a_frame_folder_is_held_to_the_same_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cv2
+
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(N):
+        cv2.imwrite(str(folder / f"{i:04d}.png"), np.full((H, W, 3), 5 * i, np.uint8))
+    monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", str(300_000 / GIB))
+    with pytest.raises(VideoError, match=f"{N} frames of {W}x{H} would hold"):
+        sample_frames(folder, fps=None, max_frames=None)
+    assert len(sample_frames(folder, fps=None, max_frames=20)) == 20
+
+
+def test_the_metric_gets_an_error_row_and_the_run_goes_on(clip: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", str(300_000 / GIB))
+    items = [Item(item_id="long", video=str(clip), instruction="push")]
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        s = score_items(items, build_requests(["cc_photometric", "uniform_random"]), store)
+        rows = {r.metric: r for r in store.rows()}
+    # cc_photometric reads every frame at native size: refused; the item's other metric is scored.
+    assert rows["cc_photometric"].status == "error" and (s.ok, s.failed) == (1, 1)
+    error = rows["cc_photometric"].error or ""
+    assert error.startswith(f"video error: {clip}: {N} frames of {W}x{H} would hold 360 KiB"), error
+    assert rows["uniform_random"].status == "ok"
+
+
+def test_a_bad_value_names_the_variable(clip: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", "lots")
+    with pytest.raises(ValueError, match="ROBOJUDGE_FRAME_MEMORY_GIB='lots': expected a number of GiB >= 0"):
+        sample_frames(clip, fps=None, max_frames=None)
+
+
+def test_available_memory_is_meminfo_capped_by_the_control_group(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       16000000 kB\nMemAvailable:    4194304 kB\n")  # 4 GiB
+    proc = tmp_path / "cgroup"
+    root = tmp_path / "sys"
+    # cgroup v2, a job limited to 1 GiB of which 256 MiB is used: 768 MiB left
+    proc.write_text("0::/slurm/job7\n")
+    (root / "slurm" / "job7").mkdir(parents=True)
+    (root / "slurm" / "job7" / "memory.max").write_text(str(GIB))
+    (root / "slurm" / "job7" / "memory.current").write_text(str(256 * 1024**2))
+    assert available_memory(meminfo, proc, root) == 768 * 1024**2
+    (root / "slurm" / "job7" / "memory.max").write_text("max\n")  # no limit: MemAvailable
+    assert available_memory(meminfo, proc, root) == 4 * GIB
+    # cgroup v1, the memory controller's limit at the mount's root (inside a container)
+    proc.write_text("4:memory:/docker/abc\n3:cpu:/\n")
+    (root / "memory").mkdir()
+    (root / "memory" / "memory.limit_in_bytes").write_text(str(2 * GIB))
+    (root / "memory" / "memory.usage_in_bytes").write_text(str(GIB // 2))
+    assert available_memory(meminfo, proc, root) == GIB + GIB // 2
+    (root / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712")  # v1's "no limit"
+    assert available_memory(meminfo, proc, root) == 4 * GIB
+    assert available_memory(tmp_path / "none", tmp_path / "none", root) is None  # not Linux: no limit
+    monkeypatch.delenv("ROBOJUDGE_FRAME_MEMORY_GIB", raising=False)
+    budget = frame_budget()
+    assert budget is None or budget[1].startswith("60% of the ")
+
+
+def test_worker_processes_share_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from robojudge.video import set_frame_memory_share
+
+    monkeypatch.delenv("ROBOJUDGE_FRAME_MEMORY_GIB", raising=False)
+    import robojudge.video._memory as memory
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 10 * GIB)
+    assert frame_budget() == (6 * GIB, "60% of the 10.0 GiB of memory available now")
+    try:
+        set_frame_memory_share(0.5)  # what each of 2 workers of a LocalProcessExecutor gets
+        assert frame_budget() == (3 * GIB, "60% of the 10.0 GiB of memory available now, shared by 2 worker "
+                                           "processes")
+        monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", "4")  # given: per process, not shared
+        assert frame_budget() == (4 * GIB, "ROBOJUDGE_FRAME_MEMORY_GIB=4")
+    finally:
+        set_frame_memory_share(1.0)
+    with pytest.raises(ValueError):
+        set_frame_memory_share(0)
