@@ -107,7 +107,7 @@ VARIABLES: tuple[Variable, ...] = (
         FRAME_MEMORY_GIB_ENV,
         "Most GiB of decoded frames a video read at once may hold (`0`: no limit); a larger one is an error "
         "row saying how to shrink it (`--max-side`, `--max-frames`).",
-        "60% of the memory available when the video is read (shared among `--workers` processes)",
+        "50% of the memory available when the video is read (shared among `--workers` processes)",
     ),
     Variable(
         MUJOCO_GL_ENV,

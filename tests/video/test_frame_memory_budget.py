@@ -108,7 +108,7 @@ def test_available_memory_is_meminfo_capped_by_the_control_group(tmp_path: Path,
     assert available_memory(tmp_path / "none", tmp_path / "none", root) is None  # not Linux: no limit
     monkeypatch.delenv("ROBOJUDGE_FRAME_MEMORY_GIB", raising=False)
     budget = frame_budget()
-    assert budget is None or budget[1].startswith("60% of the ")
+    assert budget is None or budget[1].startswith("50% of the ")
 
 
 def test_worker_processes_share_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -118,11 +118,11 @@ def test_worker_processes_share_the_budget(monkeypatch: pytest.MonkeyPatch) -> N
     import robojudge.video._memory as memory
 
     monkeypatch.setattr(memory, "available_memory", lambda: 10 * GIB)
-    assert frame_budget() == (6 * GIB, "60% of the 10.0 GiB of memory available now")
+    assert frame_budget() == (5 * GIB, "50% of the 10.0 GiB of memory available now")
     try:
         set_frame_memory_share(0.5)  # what each of 2 workers of a LocalProcessExecutor gets
-        assert frame_budget() == (3 * GIB, "60% of the 10.0 GiB of memory available now, shared by 2 worker "
-                                           "processes")
+        assert frame_budget() == (5 * GIB // 2, "50% of the 10.0 GiB of memory available now, shared by 2 "
+                                                "worker processes")
         monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", "4")  # given: per process, not shared
         assert frame_budget() == (4 * GIB, "ROBOJUDGE_FRAME_MEMORY_GIB=4")
     finally:

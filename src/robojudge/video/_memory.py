@@ -30,9 +30,10 @@ __all__ = [
     "set_frame_memory_share",
 ]
 
-FRACTION = 0.6
-"""Share of the available memory one sampling's frames may take: the rest is for what the metric computes
-from them (the flow metrics peaked at 1.5 times their frames on a 900-frame 720p clip) and for other work."""
+FRACTION = 0.5
+"""Share of the available memory one sampling's frames may take: the rest is for what the metrics compute
+from them (the weights-free set peaked at 1.5 times its frames on a 900-frame 720p clip: 3.7 GiB for
+2.5 GiB of frames) and for other work."""
 
 _GIB = 1024**3
 _share = 1.0  # of the available memory's FRACTION, for this process (one of several workers)
