@@ -1,8 +1,8 @@
 """How many bytes of decoded frames one sampling of a video may hold.
 
 Metrics defined at native rate and size read every frame of a video into memory. A long real episode
-at 720p or 1080p then needs tens of GiB (900 frames of 1280x720 RGB are 2.5 GiB, and the flow metrics
-peak at about 1.5 times their frames), and the kernel kills the process that asks for more than the
+at 720p or 1080p then needs tens of GiB (900 frames of 1280x720 RGB are 2.3 GiB, and the flow metrics
+peak at about 1.6 times their frames), and the kernel kills the process that asks for more than the
 machine has: the run ends, or with several workers the item is tried twice more before it fails. So a
 sampling whose frames would not fit is refused before anything is decoded, with a :class:`VideoError`
 that says how large it is and how to make it smaller (``--max-side``, ``--max-frames``); the metric's
@@ -32,8 +32,8 @@ __all__ = [
 
 FRACTION = 0.5
 """Share of the available memory one sampling's frames may take: the rest is for what the metrics compute
-from them (the weights-free set peaked at 1.5 times its frames on a 900-frame 720p clip: 3.7 GiB for
-2.5 GiB of frames) and for other work."""
+from them (the weights-free set peaked at 1.6 times its frames on a 900-frame 720p clip: 3.7 GiB for
+2.3 GiB of frames) and for other work."""
 
 _GIB = 1024**3
 _share = 1.0  # of the available memory's FRACTION, for this process (one of several workers)
