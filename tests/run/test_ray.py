@@ -272,11 +272,14 @@ def test_judging_on_ray_stores_what_a_local_run_stores(head: None, tmp_path: Pat
 
 def test_a_ray_task_runs_opencv_on_its_cpu(head: None) -> None:
     # Ray workers run OpenCV on the CPUs their task holds (1 for a plain task), not on every CPU.
-    from _cv_threads import opencv_threads
+    from _cv_threads import frame_memory_share, opencv_threads
 
     ex = RayExecutor("local", workers=2)
     try:
         got = {r for _, r in ex.map_unordered(opencv_threads, range(4), lambda t, why: -1)}
+        # ... and hold decoded frames to their CPU's share of the node's budget
+        shares = {r for _, r in ex.map_unordered(frame_memory_share, range(4), lambda t, why: -1.0)}
     finally:
         ex.shutdown()
     assert got == {1}
+    assert shares == {1 / (os.cpu_count() or 1)}

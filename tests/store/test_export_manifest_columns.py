@@ -84,7 +84,7 @@ def test_by_keeps_its_place_and_the_manifest_columns_follow(tmp_path: Path) -> N
     export_run(url, out, by="generator", suite=manifest)  # --by generator: one generator column, by's
     table = _read(out)
     assert tuple(table.columns) == (*EXPORT_COLUMNS, "generator", "source", "clip_id")
-    assert dict(zip(table.item_id, table.generator, strict=True))["c"] == "'-"  # by's name for unset
+    assert dict(zip(table.item_id, table.generator, strict=True))["c"] == "-"  # by's name for unset
 
 
 def test_without_a_suite_the_columns_are_as_before(tmp_path: Path) -> None:

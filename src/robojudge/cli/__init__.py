@@ -6,6 +6,7 @@ loads pandas or the judge backends), which keeps start-up fast. ``robojudge --he
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import importlib
 import logging
@@ -89,7 +90,8 @@ def main(argv: list[str] | None = None) -> None:
     terminate_as_interrupt()
     # A crash in a native library (a segfault in a decoder) prints the Python stack it happened under,
     # naming the metric, instead of a bare "Segmentation fault".
-    faulthandler.enable()
+    with contextlib.suppress(ValueError, OSError):  # an stderr with no file behind it (a test runner's)
+        faulthandler.enable()
     command = next((a for a in args if not a.startswith("-")), None)
     if command in COMMANDS:
         only: str | None = command

@@ -18,6 +18,7 @@ suite. Ray is imported here only when a run starts.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -45,11 +46,17 @@ def import_ray() -> Any:
 
 def _share_cpus() -> None:
     """Run OpenCV on the CPUs Ray gave this task, not on every CPU of the node (each worker process
-    would otherwise start a thread per CPU: :func:`robojudge.run._executor.cv_threads_per_worker`)."""
+    would otherwise start a thread per CPU: :func:`robojudge.run._executor.cv_threads_per_worker`), and
+    hold decoded frames to the same share of the node's memory budget (as many tasks as the node has
+    CPUs may read videos at once: :func:`robojudge.video.set_frame_memory_share`)."""
     import cv2
+
+    from robojudge.video import set_frame_memory_share
 
     cpus = import_ray().get_runtime_context().get_assigned_resources().get("CPU", 1.0)
     cv2.setNumThreads(max(1, int(cpus)))
+    node = os.cpu_count() or 1
+    set_frame_memory_share(min(1.0, max(cpus, 1.0 / node) / node))
 
 
 def _call(fn: Callable[[Any], Any], task: Any) -> Any:
