@@ -53,10 +53,25 @@ def _resolve(root: Any, tokens: list[str]) -> tuple[Any, list[str], list[str]]:
     return cmd, path, rest
 
 
+def _source_text(path: Path) -> str:
+    """The string literals of a Python file, one per line, each whole (implicitly joined parts joined;
+    an f-string's replacement fields become ``X``), for :func:`_commands` to search."""
+    texts = []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parts = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            texts.append("".join(str(v.value) if isinstance(v, ast.Constant) else "X" for v in node.values))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts:
+            texts.append(node.value)
+    return "\n".join(t.replace("\n", " ") for t in texts)
+
+
 def _command_problems(path: Path, root: Any, checked: list[str] | None = None) -> list[str]:
     """What is wrong with the commands of ``path``; each command checked is appended to ``checked``."""
     problems = []
-    for line in _commands(path.read_text()):
+    text = _source_text(path) if path.suffix == ".py" else path.read_text()
+    for line in _commands(text):
         line = re.sub(r"\[[^\]]*\]", "", line.split(" #")[0]).strip()  # [optional parts], comments
         try:
             tokens = shlex.split(line)[1:]
@@ -93,6 +108,16 @@ def test_every_documented_command_and_option_exists() -> None:
     problems = [p for doc in DOCS for p in _command_problems(doc, root, checked)]
     assert not problems, "\n".join(problems)
     assert len(checked) > 200  # the docs hold about 240: the search for them still finds them
+
+
+def test_every_command_the_code_tells_users_to_run_exists() -> None:
+    # Error messages and hints name commands too ("`robojudge weights fetch NAME`"): they must exist.
+    root = get_command(build_app())
+    checked: list[str] = []
+    problems = [p for path in sorted((ROOT / "src" / "robojudge").rglob("*.py"))
+                for p in _command_problems(path, root, checked)]
+    assert not problems, "\n".join(problems)
+    assert len(checked) > 150  # about 190 in the sources
 
 
 def _python_blocks(path: Path) -> list[tuple[int, str]]:
@@ -177,3 +202,11 @@ def test_the_python_check_can_fail(tmp_path: Path) -> None:
                    "write_html_report('db', 'out', manifest=None, bogus=1)\n```\n")
     got = _python_problems(doc)
     assert any("has no no_such_thing" in g for g in got) and any("no keyword 'bogus'" in g for g in got)
+
+
+def test_the_check_reads_commands_split_over_source_lines(tmp_path: Path) -> None:
+    source = tmp_path / "hint.py"
+    source.write_text('def hint(m):\n    return (f"run `robojudge metrics "\n'
+                      '            f"infoo {m}` to see how")\n')
+    got = _command_problems(source, get_command(build_app()))
+    assert len(got) == 1 and "robojudge metrics has no sub-command 'infoo'" in got[0], got

@@ -29,6 +29,60 @@ def _unverified(spec: MetricSpec[Any]) -> list[str]:
     return [w for w in spec.weights if get_weights(w).unverified]
 
 
+def _field_type(prop: dict[str, Any]) -> str:
+    """A config field's type from its JSON schema, short: ``int``, ``path | null``, ``auto | 2d``."""
+    if "enum" in prop:
+        return " | ".join(str(v) for v in prop["enum"])
+    if "anyOf" in prop:
+        return " | ".join(_field_type(p) for p in prop["anyOf"])
+    kind = prop.get("format") or prop.get("type") or "any"
+    if kind == "array" and isinstance(prop.get("items"), dict):
+        return f"list of {_field_type(prop['items'])}"
+    return {"integer": "int", "number": "float", "string": "str", "boolean": "bool"}.get(kind, kind)
+
+
+@app.command("info")
+def info_cmd(
+    metric: str = typer.Argument(..., help="Metric id (`robojudge metrics list` lists them)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (as one entry of `metrics list --json`)."),
+) -> None:
+    """One metric: what it measures, its source, direction and range, the inputs and settings it reads,
+    and how to score it here (the command, and the weights or trained model it needs)."""
+    from robojudge.metrics import get_metric, how_to_score
+
+    try:
+        spec = get_metric(metric)
+    except UnknownMetricError as exc:
+        raise fail(str(exc)) from None
+    described = {**spec.describe(), "weights_unverified": _unverified(spec), "how": how_to_score(spec)}
+    if as_json:
+        typer.echo(json.dumps(described, indent=2))
+        return
+    lo, hi = spec.native_range
+    place = (f"level {spec.taxonomy.level}, {spec.taxonomy.subdim} ({spec.taxonomy.subdim_name})"
+             if spec.taxonomy else "not a RoboPhys-3D taxonomy metric")
+    lines = [
+        f"{spec.id} (version {spec.version}; {spec.family.value}, {spec.provider.value})",
+        spec.description,
+        f"better: {'higher' if spec.higher_is_better else 'lower'}; range "
+        f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]",
+        f"reads: {', '.join(sorted(i.value for i in spec.inputs)) or 'nothing of the item'}",
+        f"RoboPhys-3D place: {place}",
+        f"source: {spec.citation}",
+        *(f"how: {line}" for line in described["how"]),
+    ]
+    for line in lines:
+        console.print(line, highlight=False)
+    props: dict[str, dict[str, Any]] = described["config"]
+    if props:
+        table = Table(Column("setting", no_wrap=True), Column("type"), Column("default"), Column("meaning"),
+                      title=f"settings (--set {spec.id}.SETTING=VALUE)", title_justify="left")
+        for name, prop in props.items():
+            default = json.dumps(prop["default"]) if "default" in prop else "(required)"
+            table.add_row(name, _field_type(prop), default, prop.get("description", ""))
+        console.print(table)
+
+
 @app.command("list")
 def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),

@@ -31,6 +31,7 @@ from robojudge.metrics._score import Score
 from robojudge.metrics._select import (
     ALL_METRICS,
     expand_metric_ids,
+    how_to_score,
     inapplicable_summary,
     metrics_by_weights,
     missing_inputs,
@@ -72,6 +73,7 @@ __all__ = [
     "UnknownMetricError",
     "Unmeasurable",
     "expand_metric_ids",
+    "how_to_score",
     "fast_settings",
     "flow_readers",
     "frame_option_values",

@@ -129,6 +129,33 @@ def expand_metric_ids(metric_ids: Sequence[str]) -> list[str]:
 TRAINED_MODEL_FIELD = "reader"
 
 
+def how_to_score(spec: MetricSpec[Any]) -> list[str]:
+    """How a user gets ``spec``'s values on this machine, one line each (``robojudge metrics info``):
+    the command that computes it, and what it needs first (weights missing here, a model to train)."""
+    mid = spec.id
+    if is_set_metric(mid):
+        lines = [f"set-level, one value per group of items: `robojudge metrics sets SUITE -m {mid} --by "
+                 "generator`"]
+    elif spec.provider is Provider.judge:
+        return ["comes from a VLM judge's rubric: run it with `robojudge judge SUITE` (docs/judges.md)"]
+    elif spec.provider is Provider.external:
+        return ["comes from an external pipeline (policy replay or training in a simulator, or a per-video "
+                "3D reconstruction): bring its values in with `robojudge results import FILE` "
+                "(docs/external.md)"]
+    else:
+        lines = [f"`robojudge score SUITE -m {mid}` (settings: `--set {mid}.FIELD=VALUE`)"]
+    if TRAINED_MODEL_FIELD in spec.config_type.model_fields and not spec.weights:
+        lines.append(f"needs a model you train: `--set {mid}.{TRAINED_MODEL_FIELD}=PATH` (for KIVA, "
+                     "`robojudge kiva train` makes one: docs/kiva.md)")
+    missing = missing_weights(spec, present_names([spec]))
+    if missing:
+        lines.append(f"needs network weights missing here: {', '.join(missing)} (`robojudge weights fetch "
+                     "NAME`, or put them in $ROBOJUDGE_WEIGHTS/NAME: docs/weights.md)")
+    elif spec.weights:
+        lines.append(f"network weights present here: {', '.join(spec.weights)}")
+    return lines
+
+
 def not_run_by_all() -> list[MetricSpec[Any]]:
     """Registered metrics that ``all`` leaves out on this machine."""
     specs = list_metrics()
