@@ -125,3 +125,26 @@ def test_run_manifest_is_the_reports(tmp_path: Path) -> None:
     assert run_manifest(run) == run / "suite.csv" == resolve_source(run)[1]
     (run / "suite" / "suite.jsonl").write_text("")
     assert run_manifest(run) == run / RUN_MANIFESTS[0] == resolve_source(run)[1]
+
+
+def test_a_run_without_a_manifest_checks_ids_against_the_manifests_scored_into_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    lists, run = tmp_path / "lists", tmp_path / "run"
+    lists.mkdir()
+    (lists / "v.mp4").write_bytes(b"")
+    for gen, ids in (("alpha", ("a1", "a2")), ("beta", ("b1",))):
+        (lists / f"{gen}.jsonl").write_text("".join(json.dumps({"item_id": i, "video": "v.mp4"}) + "\n"
+                                                    for i in ids))
+    with ResultStore(run / "results.sqlite") as store:  # scored from one manifest per generator
+        store.note_manifest(lists / "alpha.jsonl")
+        store.note_manifest(lists / "beta.jsonl")
+    values = tmp_path / "values.csv"
+    values.write_text("item_id,metric,value\na1,ts_action_planner,0.5\nb1,ts_action_planner,0.7\n"
+                      "zz,ts_action_planner,0.1\n")
+    done = invoke("results", "import", values, "--run", run, "--dry-run")
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "checking item ids against" in said and "beta.jsonl" in said
+    assert "item 'zz' is not in the suites" in said and "1 problem(s)" in said  # a1 and b1 are both known
+    values.write_text("item_id,metric,value\na1,ts_action_planner,0.5\nb1,ts_action_planner,0.7\n")
+    assert invoke("results", "import", values, "--run", run).exit_code == 0

@@ -133,7 +133,8 @@ def import_cmd(
         "metric, value (metric may come from --metric); other columns are kept as details."),
     db: str | None = typer.Option(None, "--db", help="Result store URL, SQLite path or run folder."),
     run: Path | None = typer.Option(None, "--run", help="Run folder: its results.sqlite, and its suite "
-                                    "manifest for checking item ids unless --suite is given."),
+                                    "manifest (in it, else those scored into it) for checking item ids "
+                                    "unless --suite is given."),
     suite: Path | None = typer.Option(None, "--suite", help="Suite manifest the item ids must belong to."),
     metric: str | None = typer.Option(None, "--metric", help="Metric of every line (a file without a "
                                       "metric column), or the only metric to take from a long file."),
@@ -162,10 +163,19 @@ def import_cmd(
         db = default_db_url(run)
         if suite is None and (suite := run_manifest(run)) is not None:
             console.print(f"checking item ids against {suite}", highlight=False)
+    suites: Path | list[Path] | None = suite
+    if run is not None and suite is None:  # the manifests scored into the run's store, as `report` reads them
+        from robojudge.report import noted_manifests
+
+        noted = noted_manifests(default_db_url(run))
+        if noted:
+            suites = noted
+            console.print(f"checking item ids against {', '.join(str(m) for m in noted)} (scored into this "
+                          "store; --suite for another)", highlight=False)
     assert db is not None
     try:
         with ResultStore(db) as store:
-            report = import_results(store, file, metric=metric, suite=suite, replace=replace, source=source,
+            report = import_results(store, file, metric=metric, suite=suites, replace=replace, source=source,
                                     allow_computed=allow_computed, skip_invalid=skip_invalid, dry_run=dry_run)
             where = store.url
     except ResultImportError as exc:

@@ -119,7 +119,7 @@ def import_results(
     path: str | os.PathLike[str],
     *,
     metric: str | None = None,
-    suite: str | os.PathLike[str] | Suite | None = None,
+    suite: str | os.PathLike[str] | Suite | Sequence[str | os.PathLike[str] | Suite] | None = None,
     replace: bool = False,
     source: str | None = None,
     allow_computed: bool = False,
@@ -147,7 +147,8 @@ def import_results(
         path: The results file.
         metric: The metric of a file without a ``metric`` column; with one, only that metric's
             records are imported (the rest are counted in ``ImportReport.left_out``).
-        suite: A suite (or its manifest path) the item ids must belong to.
+        suite: A suite (or its manifest path) the item ids must belong to, or several (a store scored
+            from one manifest per generator): an item id of any of them is accepted.
         replace: Replace stored imported values that differ; without it they refuse the import.
         source: Names the external pipeline; part of the rows' identity (see :func:`import_config`),
             so two pipelines' values of one metric can be stored side by side.
@@ -238,13 +239,20 @@ def _conflict_problem(file: str, rec: Record, new: ResultRow, old: ResultRow) ->
                          f"{new.value!r}; pass --replace (replace=True) to overwrite")
 
 
-def _suite_ids(suite: str | os.PathLike[str] | Suite | None) -> tuple[str, set[str]] | None:
-    """The suite's name and every item id its manifest lists (also of records that failed checks)."""
+def _suite_ids(
+    suite: str | os.PathLike[str] | Suite | Sequence[str | os.PathLike[str] | Suite] | None,
+) -> tuple[str, set[str]] | None:
+    """``the suite NAME`` (or ``the suites A, B``) and every item id their manifests list (also of records
+    that failed checks)."""
     if suite is None:
         return None
-    loaded = suite if isinstance(suite, Suite) else load_suite(Path(suite), strict=False)
-    ids = {it.item_id for it in loaded.items} | {p.item_id for p in loaded.problems if p.item_id}
-    return str(loaded.path), ids
+    suites = [suite] if isinstance(suite, str | os.PathLike | Suite) else list(suite)
+    names, ids = [], set()
+    for one in suites:
+        loaded = one if isinstance(one, Suite) else load_suite(Path(one), strict=False)
+        ids |= {it.item_id for it in loaded.items} | {p.item_id for p in loaded.problems if p.item_id}
+        names.append(str(loaded.path))
+    return (f"the suite {names[0]}" if len(names) == 1 else f"the suites {', '.join(names)}"), ids
 
 
 class _Checker:
@@ -339,7 +347,7 @@ class _Checker:
             self._add(rec, raw, "item_id", "item id has leading or trailing whitespace")
             return None
         if self.suite is not None and raw not in self.suite[1]:
-            self._add(rec, raw, "item_id", f"item {raw!r} is not in the suite {self.suite[0]}")
+            self._add(rec, raw, "item_id", f"item {raw!r} is not in {self.suite[0]}")
             return None
         return raw
 
