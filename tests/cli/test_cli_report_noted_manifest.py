@@ -116,6 +116,22 @@ def test_a_store_scored_from_one_manifest_per_generator_reports_them_all(
     html = (run / "report" / "index.html").read_text()
     assert f"suites {per_generator['beta'].resolve()}, {per_generator['alpha'].resolve()}" in html
 
+    # The leaderboard and Best-of-N take the run folder too, and see both generators.
+    board = runner.invoke(build_app("leaderboard"), ["leaderboard", "generators", str(run), "--bootstrap",
+                                                     "0", "--json"])
+    assert board.exit_code == 0, board.output
+    ranked = json.loads(board.stdout)
+    assert [e["generator"] for e in ranked["entries"]] == ["beta", "alpha"], ranked
+    assert "suite manifests: " in board.stderr and "alpha.jsonl" in board.stderr
+    picks = runner.invoke(build_app("select"), ["select", "best-of-n", str(run), "--by", "mq_dynamic_degree",
+                                                "--group", "clip_id", "--bootstrap", "0", "--json"])
+    assert picks.exit_code == 0, picks.output
+    assert len(json.loads(picks.stdout)["picks"]) == 3  # ep0-ep2, each with an alpha and a beta rollout
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    gone = runner.invoke(build_app("leaderboard"), ["leaderboard", "generators", str(empty)])
+    assert gone.exit_code == 2 and "no results.sqlite in this run folder" in gone.output
+
     # --suite names the one manifest to use: no others are added
     only = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(per_generator["alpha"]),
                                                "--bootstrap", "0"])

@@ -24,6 +24,7 @@ from robojudge.report import (
     generator_board,
     judges_report,
     leaderboard_scores,
+    load_run_results,
     mixed_libraries,
     mixed_library_note,
     mixed_size_note,
@@ -52,6 +53,15 @@ def _wide() -> Console:
 
 
 def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
+    """A manifest's items and rows, or a run folder's (its store, and every manifest behind it)."""
+    if suite.is_dir():
+        try:
+            run = load_run_results(suite, db)
+        except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
+            raise fail(str(exc)) from None
+        err_console.print(f"suite manifest{'s' if len(run.manifests) > 1 else ''}: "
+                          + ", ".join(str(m) for m in run.manifests), highlight=False)
+        return run.rows, run.items
     try:
         found = load_suite_results(suite, db)
     except (ManifestError, StoreError, ValueError) as exc:
@@ -93,7 +103,8 @@ def _print_board(board: Leaderboard, heading: str) -> None:
 
 @app.command("generators")
 def generators(
-    suite: Path = typer.Argument(..., help="Suite manifest the results belong to."),
+    suite: Path = typer.Argument(..., help="Suite manifest the results belong to, or a run folder (its "
+                                 "store, and the manifests in it or scored into it)."),
     db: str | None = typer.Option(None, "--db", help=_DB_HELP),
     scores: str = typer.Option("labels", "--scores",
                                help="labels, judge:NAME (a stored VLM judge) or calibrated"
@@ -176,7 +187,8 @@ def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading:
 
 @app.command("judges")
 def judges(
-    suite: Path = typer.Argument(..., help="Suite manifest (with PA/IA labels) the results belong to."),
+    suite: Path = typer.Argument(..., help="Suite manifest (with PA/IA labels) the results belong to, or a "
+                                 "run folder (its store, and the manifests in it or scored into it)."),
     db: str | None = typer.Option(None, "--db", help=_DB_HELP),
     judge: list[str] = typer.Option([], "--judge", help="Judge to include (repeatable; default: all)."),
     calibrated: bool = typer.Option(True, "--calibrated/--no-calibrated",

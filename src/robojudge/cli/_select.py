@@ -26,7 +26,8 @@ _DB = "Result store \\[default: runs/<manifest name>/results.sqlite]."
 
 @app.command("best-of-n")
 def best_of_n(
-    suite: Path = typer.Argument(..., help="Suite manifest the results belong to."),
+    suite: Path = typer.Argument(..., help="Suite manifest the results belong to, or a run folder (its "
+                                 "store, and the manifests in it or scored into it)."),
     by: str = typer.Option(..., "--by", help=_BY),
     group: str = typer.Option("clip_id,prompt", "--group", help=_GROUP),
     out: Path | None = typer.Option(None, "--out", "-o", help=_OUT),
@@ -50,7 +51,7 @@ def best_of_n(
         result = best_of_n_suite(suite, db=db, by=by, group=group, label=label, bootstrap=bootstrap,
                                  seed=seed, level=level, orient=orient, n_folds=folds, alpha=alpha,
                                  prediction=predict)
-    except (ManifestError, StoreError, ValueError) as exc:
+    except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))

@@ -10,6 +10,8 @@ from robojudge.report._audit import (
 )
 from robojudge.report._html import (
     HtmlReport,
+    RunResults,
+    load_run_results,
     noted_manifest,
     noted_manifests,
     render_page,
@@ -83,6 +85,7 @@ __all__ = [
     "JudgesResult",
     "LabelAgreement",
     "ReportInput",
+    "RunResults",
     "ScoreRequest",
     "ScoreSource",
     "Section",
@@ -110,6 +113,7 @@ __all__ = [
     "label_scores",
     "latex_escape",
     "leaderboard_markdown",
+    "load_run_results",
     "mixed_libraries",
     "mixed_library_note",
     "mixed_size_note",

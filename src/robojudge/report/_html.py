@@ -133,6 +133,49 @@ def report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
     return items
 
 
+@dataclass(frozen=True)
+class RunResults:
+    """What :func:`load_run_results` read: the store, its current rows, and the items of the
+    manifests behind them (with those manifests, the first one primary)."""
+
+    db_url: str
+    rows: list[ResultRow]
+    items: list[Item]
+    manifests: list[Path]
+
+
+def load_run_results(run: str | Path, db: str | None = None) -> RunResults:
+    """A run folder's results and items, read-only: its store (``results.sqlite``, or ``db``), and the
+    items of the manifest in the folder (:func:`robojudge.suite.run_manifest`) and of every manifest
+    scored or judged into the store (:func:`noted_manifests`), merged by :func:`report_items` (the
+    later ones add the item ids the store holds rows of). A run scored from one manifest per generator
+    is then ranked whole.
+
+    Raises:
+        FileNotFoundError: No store in the folder (and no ``db``).
+        ValueError: No manifest in the folder or noted in the store, or none with a usable item.
+        StoreError: The store cannot be read.
+    """
+    folder = Path(run)
+    if db is None and not (folder / "results.sqlite").is_file():
+        raise FileNotFoundError(f"{folder}: no results.sqlite in this run folder; score a suite into it "
+                                "first")
+    url = db or default_db_url(folder)
+    own = run_manifest(folder)
+    manifests = [own] if own is not None else []
+    manifests += [m for m in noted_manifests(url) if own is None or m.resolve() != own.resolve()]
+    if not manifests:
+        raise ValueError(f"{folder}: no suite manifest in this run folder or scored into its store; pass the "
+                         "manifest instead")
+    with ResultStore(url, read_only=True) as store:
+        rows = store.rows()
+    items = report_items(rows, manifests[0], manifests[1:])
+    if not items:
+        raise ValueError(f"{', '.join(map(str, manifests))}: no usable items (see `robojudge suite "
+                         "validate`)")
+    return RunResults(url, rows, items, manifests)
+
+
 _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
     ("overview", "Overview", overview_section),
     ("judges", "Judges against the labels", lambda inp: judges_section(inp)[0]),

@@ -181,7 +181,13 @@ def best_of_n(
 
 def best_of_n_suite(manifest: str | Path, *, db: str | None = None, **kwargs: Any) -> BestOfN:
     """:func:`best_of_n` on a suite manifest and its store (``runs/<manifest>/results.sqlite`` by
-    default, read-only). Keyword arguments go to :func:`best_of_n`."""
+    default, read-only), or on a run folder (its store, and every manifest behind it:
+    :func:`robojudge.report.load_run_results`). Keyword arguments go to :func:`best_of_n`."""
+    if Path(manifest).is_dir():
+        from robojudge.report import load_run_results
+
+        run = load_run_results(manifest, db)
+        return best_of_n(run.items, run.rows, **kwargs)
     from robojudge.run import load_suite_results
 
     found = load_suite_results(manifest, db)
