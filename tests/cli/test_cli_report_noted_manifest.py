@@ -127,6 +127,12 @@ def test_a_store_scored_from_one_manifest_per_generator_reports_them_all(
                                                 "--group", "clip_id", "--bootstrap", "0", "--json"])
     assert picks.exit_code == 0, picks.output
     assert len(json.loads(picks.stdout)["picks"]) == 3  # ep0-ep2, each with an alpha and a beta rollout
+    status = runner.invoke(build_app("results"), ["results", "status", str(run)], env={"COLUMNS": "250"})
+    assert status.exit_code == 0, status.output
+    # every row checked against its item's inputs, whichever manifest the item came from
+    row = next(ln for ln in status.stdout.splitlines() if "mq_dynamic_degree" in ln)
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    assert cells[3:5] == ["6", "6"] and cells[9] == "0", cells  # current, up to date; not checked
     empty = tmp_path / "empty"
     empty.mkdir()
     gone = runner.invoke(build_app("leaderboard"), ["leaderboard", "generators", str(empty)])

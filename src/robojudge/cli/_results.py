@@ -42,7 +42,8 @@ def export_cmd(
 
 @app.command("status")
 def status_cmd(
-    suite: Path = typer.Argument(..., help="Suite manifest whose items' inputs the rows are checked with."),
+    suite: Path = typer.Argument(..., help="Suite manifest whose items' inputs the rows are checked with, or "
+                                 "a run folder (its store, and the manifests in it or scored into it)."),
     db: str | None = typer.Option(
         None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
@@ -61,12 +62,22 @@ def status_cmd(
     (total and median per row), so the metrics that dominate a run's time stand out. Reads the store
     without writing to it.
     """
-    from robojudge.run import status_suite
+    from robojudge.run import StoreStatus, results_status, status_suite
     from robojudge.suite import ManifestError
 
+    status: StoreStatus
     try:
-        status = status_suite(suite, db=db, run_dir=run_dir)
-    except (StoreError, ManifestError, FileNotFoundError) as exc:
+        if suite.is_dir():  # a run folder: its store, checked with the items of every manifest behind it
+            from robojudge.report import load_run_results
+
+            run = load_run_results(suite, db)
+            console.print("suite manifest" + ("s" if len(run.manifests) > 1 else "") + ": "
+                          + ", ".join(str(m) for m in run.manifests), highlight=False)
+            with ResultStore(run.db_url, read_only=True) as store:
+                status = results_status(store, run.items)
+        else:
+            status = status_suite(suite, db=db, run_dir=run_dir)
+    except (StoreError, ManifestError, FileNotFoundError, ValueError) as exc:
         raise fail(str(exc)) from None
     table = Table("metric", "config", "version", "current", "up to date", "stale", "inputs unavailable",
                   "no fingerprint", "imported", "not checked", "errors", "unscored", "superseded",
