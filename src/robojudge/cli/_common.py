@@ -130,6 +130,12 @@ def scoring_progress(enabled: bool = True) -> Iterator[ProgressCallback | None]:
         yield on_result
 
 
+def manifests_line(manifests: Iterable[Path]) -> str:
+    """``suite manifests: A, B``: what a command given a run folder read its items from."""
+    names = [str(m) for m in manifests]
+    return f"suite manifest{'s' if len(names) > 1 else ''}: {', '.join(names)}"
+
+
 def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
     """The end-of-run report: counts, then the failures grouped by item."""
     console.print(

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from robojudge.cli._common import PIPED_WIDTH, console, err_console, fail
+from robojudge.cli._common import PIPED_WIDTH, console, err_console, fail, manifests_line
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction
 from robojudge.report import (
@@ -59,8 +59,7 @@ def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
             run = load_run_results(suite, db)
         except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
             raise fail(str(exc)) from None
-        err_console.print(f"suite manifest{'s' if len(run.manifests) > 1 else ''}: "
-                          + ", ".join(str(m) for m in run.manifests), highlight=False)
+        err_console.print(manifests_line(run.manifests), highlight=False)
         return run.rows, run.items
     try:
         found = load_suite_results(suite, db)

@@ -109,7 +109,7 @@ def report(
                           highlight=False)
         elif suite is None:
             console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
-            others = [m for m in noted_manifests(url) if m.resolve() != Path(manifest).resolve()]
+            others = noted_manifests(url, besides=manifest)
             if others:
                 console.print(f"and the items it lacks from {len(others)} more manifest"
                               f"{'s' if len(others) > 1 else ''} scored into this store: "

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._common import console, err_console, fail, manifests_line
 from robojudge.store import SCHEMA_VERSION, ResultStore, StoreError, default_db_url
 
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
@@ -71,8 +71,7 @@ def status_cmd(
             from robojudge.report import load_run_results
 
             run = load_run_results(suite, db)
-            console.print("suite manifest" + ("s" if len(run.manifests) > 1 else "") + ": "
-                          + ", ".join(str(m) for m in run.manifests), highlight=False)
+            console.print(manifests_line(run.manifests), highlight=False)
             with ResultStore(run.db_url, read_only=True) as store:
                 status = results_status(store, run.items)
         else:

@@ -104,15 +104,17 @@ def noted_manifest(url: str) -> Path | None:
     return found[0] if found else None
 
 
-def noted_manifests(url: str) -> list[Path]:
+def noted_manifests(url: str, besides: str | Path | None = None) -> list[Path]:
     """Every manifest scored or judged into the store at ``url`` that still exists, latest first (a
-    store scored from one manifest per generator has several). A store that cannot be opened: none."""
+    store scored from one manifest per generator has several), less ``besides`` (the one a caller
+    already has). A store that cannot be opened: none."""
     try:
         with ResultStore(url, read_only=True) as store:
             noted = store.manifests()
     except StoreError:
         return []
-    return [path for path, _ in noted if path.is_file()]
+    skip = Path(besides).resolve() if besides is not None else None
+    return [path for path, _ in noted if path.is_file() and path.resolve() != skip]
 
 
 def report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
@@ -162,8 +164,7 @@ def load_run_results(run: str | Path, db: str | None = None) -> RunResults:
                                 "first")
     url = db or default_db_url(folder)
     own = run_manifest(folder)
-    manifests = [own] if own is not None else []
-    manifests += [m for m in noted_manifests(url) if own is None or m.resolve() != own.resolve()]
+    manifests = ([own] if own is not None else []) + noted_manifests(url, besides=own)
     if not manifests:
         raise ValueError(f"{folder}: no suite manifest in this run folder or scored into its store; pass the "
                          "manifest instead")

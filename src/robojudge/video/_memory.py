@@ -125,20 +125,10 @@ def frame_budget() -> tuple[int, str] | None:
             f"{FRACTION:.0%} of the {_size(room)} of memory available now{workers}")
 
 
-def _output_size(width: int, height: int, post: PostProcess) -> tuple[int, int]:
-    """The size ``post`` makes of a ``width`` x ``height`` frame (before rotation, which keeps the area)."""
-    if isinstance(post.size, tuple):
-        return int(post.size[0]), int(post.size[1])
-    if post.size is None:
-        return width, height
-    scale = post.size / max(width, height)
-    return max(1, round(width * scale)), max(1, round(height * scale))
-
-
 def frame_bytes(width: int, height: int, post: PostProcess) -> int:
     """Bytes of one source frame of ``width`` x ``height`` once ``post`` has resized it (and made it
-    gray); rotation does not change them."""
-    w, h = _output_size(width, height, post)
+    gray); rotation does not change them (a longer side scaled to a size keeps the area either way)."""
+    w, h = post.output_size(width, height)
     return w * h * (1 if post.gray else 3)
 
 
@@ -166,7 +156,7 @@ def check_frame_memory(path: Path, samplings: list[tuple[int, PostProcess]], wid
     if budget is None or need <= budget[0]:
         return
     n, post = max(samplings, key=lambda s: s[0] * frame_bytes(width, height, s[1]))
-    w, h = _output_size(width, height, post)
+    w, h = post.output_size(width, height)
     read_at = f" read at {w}x{h}" if (w, h) != (width, height) else ""
     raise VideoError(
         path,

@@ -34,18 +34,19 @@ class PostProcess:
     resample: str = "area"
     _shape: tuple[int, int] | None = field(default=None, init=False)  # (w, h) of the first output
 
-    def _target(self, width: int, height: int) -> tuple[int, int]:
-        if self._shape is not None:  # keep every output the size of the first one
-            return self._shape
+    def output_size(self, width: int, height: int) -> tuple[int, int]:
+        """``(w, h)`` of the output for an upright ``width`` x ``height`` frame (nothing remembered)."""
         if isinstance(self.size, tuple):
-            shape = (int(self.size[0]), int(self.size[1]))
-        elif self.size is None:
-            shape = (width, height)
-        else:
-            scale = self.size / max(width, height)
-            shape = (max(1, round(width * scale)), max(1, round(height * scale)))
-        self._shape = shape
-        return shape
+            return int(self.size[0]), int(self.size[1])
+        if self.size is None:
+            return width, height
+        scale = self.size / max(width, height)
+        return max(1, round(width * scale)), max(1, round(height * scale))
+
+    def _target(self, width: int, height: int) -> tuple[int, int]:
+        if self._shape is None:  # keep every output the size of the first one
+            self._shape = self.output_size(width, height)
+        return self._shape
 
     def __call__(self, rgb: np.ndarray, rotation: int = 0) -> np.ndarray:
         if rotation:

@@ -207,7 +207,7 @@ def _estimated_bytes(info: VideoInfo, samplings: Iterable[Sampling]) -> float:
             n = math.ceil(n * s.fps / info.fps) + 1
         if s.max_frames is not None:
             n = min(n, s.max_frames)
-        w, h = PostProcess(s.post.size, s.post.gray, s.post.resample)._target(info.width, info.height)
+        w, h = s.post.output_size(info.width, info.height)
         out += n * w * h * (1 if s.post.gray else 3)
     return out
 
