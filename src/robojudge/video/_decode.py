@@ -78,6 +78,7 @@ class StreamMeta:
     format: str = ""
     raw: bool = False
     only_stream: bool = True
+    sample_aspect: Fraction | None = None  # pixel width / height when not 1 (anamorphic video)
 
 
 def _check_file(path: Path) -> None:
@@ -142,7 +143,30 @@ def stream_meta(container: av.container.InputContainer, stream: av.video.stream.
         format=fmt,
         raw=fmt in _RAW_FORMATS or fmt.endswith("_pipe"),
         only_stream=len(container.streams) == 1,
+        sample_aspect=_sample_aspect(stream),
     )
+
+
+def _sample_aspect(stream: av.video.stream.VideoStream) -> Fraction | None:
+    """The stream's pixel aspect (sample aspect ratio) when its pixels are not square, else None."""
+    for source in (stream, stream.codec_context):
+        sar = getattr(source, "sample_aspect_ratio", None)
+        if sar:  # None, or 0 (unknown), means square
+            value = Fraction(sar)
+            return value if value > 0 and value != 1 else None
+    return None
+
+
+def aspect_warnings(meta: StreamMeta, width: int, height: int) -> tuple[str, ...]:
+    """A warning when the video's pixels are not square: robojudge reads frames as stored, so sizes,
+    flow and geometry are in stored pixels, not in the displayed picture's."""
+    sar = meta.sample_aspect
+    if sar is None or width <= 0 or height <= 0:
+        return ()
+    shown = round(width * sar)
+    return (f"non-square pixels (sample aspect ratio {sar.numerator}:{sar.denominator}): frames are read as "
+            f"stored, {width}x{height}, not as displayed, {shown}x{height}; sizes, flow and geometry are in "
+            "stored pixels",)
 
 
 def frame_rotation(frame: av.VideoFrame, stream: av.video.stream.VideoStream) -> int:
@@ -227,6 +251,7 @@ def probe_file(path: Path) -> VideoInfo:
     if rotation in (90, 270):
         width, height = height, width
     fps, warnings = nominal_rate(meta)
+    warnings = tuple(warnings) + aspect_warnings(meta, first.width, first.height)
     return VideoInfo(
         path=path,
         width=width,

@@ -37,6 +37,7 @@ from av.video.stream import VideoStream
 
 from robojudge.video._decode import (
     StreamMeta,
+    aspect_warnings,
     decoded_frames,
     frame_rotation,
     intact_packets,
@@ -124,6 +125,10 @@ def sample_file_many(path: Path, samplings: Sequence[Sampling]) -> list[SampledF
             # Either every plan is made or none is: a plan needs only the packets' time stamps.
             plans = [_Plan.make(path, demuxed.pts, demuxed.shown, meta, s.fps, s.max_frames, s.spread, edited)
                      for s in samplings]
+            aspect = aspect_warnings(meta, stream.width, stream.height)
+            for plan in plans:
+                if plan is not None:
+                    plan.warnings += aspect
             planned = [p for p in plans if p is not None]
             jobs, which = _distinct(list(zip(planned, (s.post for s in samplings), strict=False)))
             if len(planned) == len(plans):  # refused before decoding when the frames would not fit
@@ -386,6 +391,7 @@ def _two_pass(
     got: dict[int, np.ndarray] = {}
     with open_video(path, options) as (container, stream):
         check_frame_memory(path, [(len(chosen), post)], stream.width, stream.height)
+        warnings += aspect_warnings(meta, stream.width, stream.height)
         _set_threads(stream)
         for index, frame in enumerate(decoded_frames(container, stream)):
             if index in wanted:
