@@ -179,6 +179,19 @@ def test_unknown_suffix_is_an_error(tmp_path: Path) -> None:
         load_suite(path, strict=False)
 
 
+def test_a_video_given_as_the_manifest_points_to_suite_scan(tmp_path: Path) -> None:
+    (tmp_path / "clips").mkdir()
+    video = tmp_path / "clips" / "ep1.MP4"
+    video.write_bytes(b"not read")
+    expect = (r"unknown manifest format \(suffix '.mp4'\).*a video is not a manifest: "
+              r"`robojudge suite scan .*clips`")
+    with pytest.raises(ManifestError, match=expect):
+        load_suite(video, strict=False)
+    with pytest.raises(ManifestError) as info:  # any other suffix gets no such hint
+        load_suite(tmp_path / "suite.yaml", strict=False)
+    assert "suite scan" not in str(info.value)
+
+
 def test_a_folder_given_as_the_manifest_points_to_suite_scan(tmp_path: Path) -> None:
     (tmp_path / "videos").mkdir()
     expect = r"videos: is a folder, not a manifest; `robojudge suite scan .*videos` writes one"

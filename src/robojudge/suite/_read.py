@@ -17,6 +17,13 @@ from typing import Any
 
 from robojudge.suite._problems import ManifestError, ManifestProblem
 
+SCAN_SUFFIXES = frozenset(
+    {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".gif", ".mpg", ".mpeg", ".flv", ".wmv", ".ogv"}
+)
+"""File suffixes read as videos (case-insensitive; ``robojudge suite scan`` picks them up). MPEG-TS
+(``.ts``) is left out: in a folder of outputs it is more often TypeScript than video; name such files
+in a manifest by hand."""
+
 SUFFIXES: tuple[str, ...] = (".jsonl", ".ndjson", ".csv", ".parquet", ".json")
 """Manifest file suffixes understood by :func:`read_records` (matched case-insensitively)."""
 
@@ -90,9 +97,11 @@ def iter_records(path: Path, shown: str) -> Iterator[RawRecord]:
     reader = readers.get(suffix)
     if reader is None:
         got = f"suffix {suffix!r}" if suffix else "no suffix"
-        raise ManifestError(
-            [file_problem(shown, f"unknown manifest format ({got}); expected one of {', '.join(SUFFIXES)}")]
-        )
+        hint = (f"; a video is not a manifest: `robojudge suite scan {Path(shown).parent}` writes one for "
+                "the videos of its folder" if suffix in SCAN_SUFFIXES else "")
+        known = ", ".join(SUFFIXES)
+        message = f"unknown manifest format ({got}); expected one of {known}{hint}"
+        raise ManifestError([file_problem(shown, message)])
     if not path.exists():
         raise ManifestError([file_problem(shown, "manifest file not found")])
     if not path.is_file():

@@ -25,16 +25,11 @@ from pydantic import ValidationError
 from robojudge.suite._check import describe_error
 from robojudge.suite._load import validate_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
-from robojudge.suite._read import iter_records
+from robojudge.suite._read import SCAN_SUFFIXES, iter_records
 from robojudge.suite._schema import CHECKLIST_ITEMS, Embodiment, Labels
 
 __all__ = ["PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "scan_folder", "write_manifest"]
 
-SCAN_SUFFIXES = frozenset(
-    {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".gif", ".mpg", ".mpeg", ".flv", ".wmv", ".ogv"}
-)
-"""File suffixes read as videos (case-insensitive). MPEG-TS (``.ts``) is left out: in a folder of
-outputs it is more often TypeScript than video; name such files in a manifest by hand."""
 
 PATTERN_FIELDS = ("generator", "clip_id", "task", "regime", "source", "split", "prompt_variant", "view")
 """The named groups a ``pattern`` may set (``view``: the camera; files that differ only there are the
