@@ -408,3 +408,7 @@ def test_stability_pan_vs_unrelated_frames_and_what_it_cannot_measure(tmp_path):
                          spec.make_config({"intervals": [8]}))
     assert not short.scored and short.details == {
         "unscored_reason": "no frame interval in (8,) fits a clip of 4 frames", "frames": 4}
+    # Frames of one pixel have no features (OpenCV's pyramid raised on them): the worst value, as 2x2 gets.
+    noise = rng.integers(0, 256, (9, 1, 1), dtype=np.uint8)
+    assert F.sustained_stability(noise).value == 0.0
+    assert F.sustained_stability(rng.integers(0, 256, (9, 2, 2), dtype=np.uint8)).value == 0.0

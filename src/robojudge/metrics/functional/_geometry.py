@@ -324,9 +324,12 @@ class _Features:
 
     def __getitem__(self, t: int) -> tuple[np.ndarray, np.ndarray | None]:
         if t not in self.points:
-            kps, d = self.det.detectAndCompute(self.gray[t], None)
-            self.points[t] = np.array([k.pt for k in kps], np.float32).reshape(-1, 2)
-            self.descriptors[t] = d
+            if min(self.gray[t].shape[:2]) < 2:  # OpenCV's detector pyramids fail on one pixel: no features
+                self.points[t], self.descriptors[t] = np.zeros((0, 2), np.float32), None
+            else:
+                kps, d = self.det.detectAndCompute(self.gray[t], None)
+                self.points[t] = np.array([k.pt for k in kps], np.float32).reshape(-1, 2)
+                self.descriptors[t] = d
         return self.points[t], self.descriptors[t]
 
 
