@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
-from robojudge.store import ResultRow, ResultStore, default_db_url, parse_url
+from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url, parse_url
 
 runner = CliRunner()
 
@@ -39,3 +40,20 @@ def test_read_commands_take_a_run_folder(tmp_path: Path) -> None:
     done = runner.invoke(build_app("results"), ["results", "upgrade", "--db", str(empty)])
     said = " ".join(done.output.split())
     assert done.exit_code == 2 and f"no result store at {empty / 'results.sqlite'}" in said
+
+
+def test_a_new_store_named_like_an_export_is_refused(tmp_path: Path) -> None:
+    for name in ("results.csv", "out.JSONL", "scores.parquet"):
+        with pytest.raises(StoreError, match=r"name for a new result store; --db names the store") as info:
+            ResultStore(tmp_path / name)
+        assert "robojudge results export --db STORE -o" in str(info.value)
+        assert not (tmp_path / name).exists()  # nothing was written under the export's name
+    (tmp_path / "empty.csv").write_bytes(b"")
+    with pytest.raises(StoreError):
+        ResultStore(tmp_path / "empty.csv")
+    with ResultStore(tmp_path / "results.db") as store:  # any other name is a store as before
+        store.add([ResultRow("a", "m", "h", "1", "ok", 1.0)])
+    legacy = tmp_path / "old.csv"  # a store already made under such a name keeps working
+    (tmp_path / "results.db").rename(legacy)
+    with ResultStore(legacy) as store:
+        assert store.count() == 1

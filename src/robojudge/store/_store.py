@@ -166,6 +166,7 @@ class ResultStore:
         if self._dialect == "sqlite":
             database = url.database or ""
             if database and database != ":memory:" and not database.startswith("file:"):
+                _refuse_export_name(Path(database).expanduser(), self.url)
                 try:
                     Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
@@ -547,6 +548,28 @@ class ResultStore:
         if password:
             reason = reason.replace(str(password), "***")
         return mask_text(reason)
+
+
+#: Suffixes of files a store is exported to or read from, never an SQLite store's own name.
+_NOT_STORE_SUFFIXES = frozenset({".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet", ".txt", ".md",
+                                 ".html", ".xlsx"})
+
+
+def _refuse_export_name(path: Path, shown: str) -> None:
+    """Refuse to make a new store at a path named like an export (``--db results.csv``): SQLite would
+    write a database under that name, which a spreadsheet then cannot read. An existing store keeps
+    working whatever its name."""
+    if path.suffix.lower() not in _NOT_STORE_SUFFIXES:
+        return
+    try:
+        new = not path.exists() or path.stat().st_size == 0
+    except OSError:
+        return
+    if new:
+        raise StoreError(f"{shown}: a {path.suffix} name for a new result store; --db names the store (an "
+                         f"SQLite file such as results.sqlite, or a database URL): to write results as "
+                         f"{path.suffix}, score into a store and run `robojudge results export --db STORE -o "
+                         f"{path.name}`")
 
 
 def _in_flight_key(item_id: str) -> str:
