@@ -129,3 +129,20 @@ def test_worker_processes_share_the_budget(monkeypatch: pytest.MonkeyPatch) -> N
         set_frame_memory_share(1.0)
     with pytest.raises(ValueError):
         set_frame_memory_share(0)
+
+
+@pytest.mark.parametrize("media", ["open", "deep"])
+def test_suite_validate_warns_of_a_video_too_large_to_read_whole(clip: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                media: str) -> None:
+    from robojudge.suite import validate_manifest
+
+    manifest = clip.with_name("suite.jsonl")
+    manifest.write_text('{"item_id": "long", "video": "clip.mp4"}\n')
+    monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", str(300_000 / GIB))
+    (problem,) = validate_manifest(manifest, media=media)
+    assert not problem.is_error and problem.field == "video"
+    said = str(problem)
+    assert f"its {N} frames of {W}x{H} would hold 360 KiB decoded, more than the 293 KiB allowed" in said
+    assert "--max-side 640" in said
+    monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", "0")
+    assert validate_manifest(manifest, media=media) == []

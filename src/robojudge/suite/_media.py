@@ -46,16 +46,20 @@ def inspect_video(path: str, *, deep: bool) -> list[tuple[str, str]]:
     """``(message, severity)`` for what is wrong with one video (file or frame folder), if anything."""
     # Imported here: the video stack (PyAV, OpenCV) more than triples the import time of the suite
     # package, and loading a manifest without looking at its media needs none of it.
-    from robojudge.video import VideoError, probe_video, sample_frames
+    from robojudge.video import VideoError, native_read_warning, probe_video, sample_frames
 
     try:
         if deep:
             warnings = sample_frames(path, fps=None, max_frames=None, size=_THUMB).warnings
+            info = probe_video(path)
         else:
-            warnings = probe_video(path).warnings
+            info = probe_video(path)
+            warnings = info.warnings
     except VideoError as exc:
         return [(f"cannot be decoded: {exc.reason}", "error" if deep else "warning")]
-    return [(w, "warning") for w in warnings]
+    frames = info.frame_count or (round(info.duration * info.fps) if info.duration and info.fps else None)
+    too_large = native_read_warning(frames, info.width, info.height)
+    return [(w, "warning") for w in (*warnings, *([too_large] if too_large else []))]
 
 
 def check_media(

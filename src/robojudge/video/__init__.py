@@ -24,7 +24,7 @@ Public API:
 from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, video_warnings
 from robojudge.video._encode import prepare_frames
 from robojudge.video._folder import IMAGE_SUFFIXES
-from robojudge.video._memory import frame_budget, set_frame_memory_share
+from robojudge.video._memory import frame_budget, native_read_warning, set_frame_memory_share
 from robojudge.video._pool import DecoderPool, default_decode_workers, shared_decoder
 from robojudge.video._post import RESAMPLES
 from robojudge.video._sample import cached_frames, prefetch_frames, probe_video, sample_frames
@@ -56,6 +56,7 @@ __all__ = [
     "frame_digest",
     "frame_sizes",
     "jpeg_data_url",
+    "native_read_warning",
     "prefetch_frames",
     "prepare_frames",
     "probe_video",

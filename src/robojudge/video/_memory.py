@@ -27,6 +27,7 @@ __all__ = [
     "check_frame_memory",
     "frame_budget",
     "frame_bytes",
+    "native_read_warning",
     "set_frame_memory_share",
 ]
 
@@ -164,3 +165,18 @@ def check_frame_memory(path: Path, samplings: list[tuple[int, PostProcess]], wid
         f"{_size(budget[0])} allowed ({budget[1]}); score it at a smaller size (--max-side 640) or on "
         f"fewer frames (--max-frames), or set {settings.FRAME_MEMORY_GIB_ENV} (0: no limit)",
     )
+
+
+def native_read_warning(frames: int | None, width: int, height: int) -> str | None:
+    """What ``robojudge suite validate`` says of a video whose every frame at native size would not fit
+    in :func:`frame_budget` (the metrics defined at native rate and size would be refused on it), else
+    None. ``frames``: how many the video holds (None: not known, nothing said)."""
+    if not frames or width <= 0 or height <= 0:
+        return None
+    budget = frame_budget()
+    need = frames * width * height * 3
+    if budget is None or need <= budget[0]:
+        return None
+    return (f"its {frames} frames of {width}x{height} would hold {_size(need)} decoded, more than the "
+            f"{_size(budget[0])} allowed ({budget[1]}): metrics that read every frame at native size will "
+            "refuse it; score it with --max-side 640 or --max-frames")
