@@ -49,9 +49,7 @@ def item_size(item: Item) -> float | None:
         info = probe_video(item.video)
     except (VideoError, OSError):
         return None
-    frames = info.frame_count
-    if not frames and info.duration and info.fps:
-        frames = round(info.duration * info.fps)
+    frames = info.frames
     if not frames:
         return None
     return frames * info.width * info.height / 1e6

@@ -57,8 +57,7 @@ def inspect_video(path: str, *, deep: bool) -> list[tuple[str, str]]:
             warnings = info.warnings
     except VideoError as exc:
         return [(f"cannot be decoded: {exc.reason}", "error" if deep else "warning")]
-    frames = info.frame_count or (round(info.duration * info.fps) if info.duration and info.fps else None)
-    too_large = native_read_warning(frames, info.width, info.height)
+    too_large = native_read_warning(info.frames, info.width, info.height)
     return [(w, "warning") for w in (*warnings, *([too_large] if too_large else []))]
 
 

@@ -141,6 +141,12 @@ def _size(n: float) -> str:
     return f"{n / 1024:.0f} KiB"
 
 
+def _exceeded(need: int) -> tuple[int, str] | None:
+    """:func:`frame_budget` when ``need`` bytes are more than it allows, else None."""
+    budget = frame_budget() if need > 0 else None
+    return budget if budget is not None and need > budget[0] else None
+
+
 def check_frame_memory(path: Path, samplings: list[tuple[int, PostProcess]], width: int, height: int) -> None:
     """Refuse, before decoding, samplings of a ``width`` x ``height`` video (each: how many frames it
     picks, and how they are resized) whose frames together would not fit in :func:`frame_budget`.
@@ -151,10 +157,8 @@ def check_frame_memory(path: Path, samplings: list[tuple[int, PostProcess]], wid
     if width <= 0 or height <= 0:
         return
     need = sum(n * frame_bytes(width, height, post) for n, post in samplings)
-    if need == 0:
-        return
-    budget = frame_budget()
-    if budget is None or need <= budget[0]:
+    budget = _exceeded(need)
+    if budget is None:
         return
     n, post = max(samplings, key=lambda s: s[0] * frame_bytes(width, height, s[1]))
     w, h = post.output_size(width, height)
@@ -173,9 +177,9 @@ def native_read_warning(frames: int | None, width: int, height: int) -> str | No
     None. ``frames``: how many the video holds (None: not known, nothing said)."""
     if not frames or width <= 0 or height <= 0:
         return None
-    budget = frame_budget()
     need = frames * width * height * 3
-    if budget is None or need <= budget[0]:
+    budget = _exceeded(need)
+    if budget is None:
         return None
     return (f"its {frames} frames of {width}x{height} would hold {_size(need)} decoded, more than the "
             f"{_size(budget[0])} allowed ({budget[1]}): metrics that read every frame at native size will "

@@ -197,7 +197,7 @@ def _returning(value: SampledFrames) -> Callable[[], SampledFrames]:
 
 def _estimated_bytes(info: VideoInfo, samplings: Iterable[Sampling]) -> float:
     """Pixels the samplings would hold, from the probe (infinite when it gives no length)."""
-    total = info.frame_count or (info.duration * info.fps if info.duration and info.fps else None)
+    total = info.frames
     if not total:
         return math.inf
     out = 0.0

@@ -46,6 +46,14 @@ class VideoInfo:
     codec: str
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
+    @property
+    def frames(self) -> int | None:
+        """Frames the video holds: the count its container declares, else its duration times its rate
+        (rounded); None when neither is known."""
+        if self.frame_count:
+            return self.frame_count
+        return round(self.duration * self.fps) if self.duration and self.fps else None
+
 
 @dataclass(frozen=True)
 class FileFingerprint:
