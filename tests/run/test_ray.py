@@ -282,4 +282,4 @@ def test_a_ray_task_runs_opencv_on_its_cpu(head: None) -> None:
     finally:
         ex.shutdown()
     assert got == {1}
-    assert shares == {1 / (os.cpu_count() or 1)}
+    assert shares == {1 / 2}  # one CPU of the node's 2 (ray.init(num_cpus=2))

@@ -6,13 +6,13 @@ from __future__ import annotations
 import faulthandler
 import itertools
 import multiprocessing as mp
-import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
 from robojudge._lifeline import exit_with_parent
+from robojudge._machine import usable_cpus
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -73,7 +73,7 @@ def cv_threads_per_worker(workers: int, cpus: int | None = None) -> int:
     >>> cv_threads_per_worker(2, 2), cv_threads_per_worker(2, 16), cv_threads_per_worker(8, 4)
     (1, 8, 1)
     """
-    return max(1, (cpus if cpus is not None else os.cpu_count() or 1) // max(1, workers))
+    return max(1, (cpus if cpus is not None else usable_cpus()) // max(1, workers))
 
 
 def init_worker(cv_threads: int, memory_share: float = 1.0) -> None:

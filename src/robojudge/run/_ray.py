@@ -18,10 +18,10 @@ suite. Ray is imported here only when a run starts.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from robojudge._machine import usable_cpus
 from robojudge.run._ray_place import Placement, check_fits, task_placement
 
 T = TypeVar("T")
@@ -53,10 +53,25 @@ def _share_cpus() -> None:
 
     from robojudge.video import set_frame_memory_share
 
-    cpus = import_ray().get_runtime_context().get_assigned_resources().get("CPU", 1.0)
+    context = import_ray().get_runtime_context()
+    cpus = context.get_assigned_resources().get("CPU", 1.0)
     cv2.setNumThreads(max(1, int(cpus)))
-    node = os.cpu_count() or 1
+    node = _node_cpus(context.get_node_id())
     set_frame_memory_share(min(1.0, max(cpus, 1.0 / node) / node))
+
+
+_node_cpu_count: dict[str, float] = {}
+
+
+def _node_cpus(node_id: str) -> float:
+    """The CPUs Ray schedules on this worker's node (``ray start --num-cpus``), which is how many
+    one-CPU tasks may read videos there at once; the CPUs this process may use where Ray does not
+    say. Asked once per worker process (a worker stays on its node)."""
+    if node_id not in _node_cpu_count:
+        declared = next((node.get("Resources", {}).get("CPU") for node in import_ray().nodes()
+                         if node.get("NodeID") == node_id), None)
+        _node_cpu_count[node_id] = float(declared) if declared else float(usable_cpus())
+    return _node_cpu_count[node_id]
 
 
 def _call(fn: Callable[[Any], Any], task: Any) -> Any:

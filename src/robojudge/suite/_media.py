@@ -9,10 +9,10 @@ time stamps) as warnings. Each distinct file is looked at once, however many ite
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+from robojudge._machine import usable_cpus
 from robojudge.suite._schema import Item
 
 __all__ = ["MEDIA_MODES", "check_media", "inspect_video", "video_fields"]
@@ -73,7 +73,7 @@ def check_media(
     paths = list(dict.fromkeys(p for pairs in fields for _, p in pairs))
     verdicts: dict[str, list[tuple[str, str]]] = {}
     if paths:
-        n = workers or min(8, os.cpu_count() or 1)
+        n = workers or min(8, usable_cpus())
         with ThreadPoolExecutor(max_workers=max(1, n)) as pool:
             futures = {pool.submit(inspect_video, p, deep=deep): p for p in paths}
             for done, future in enumerate(as_completed(futures), start=1):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from robojudge import settings
+from robojudge._machine import CGROUP_ROOT, PROC_CGROUP, cgroup_files
 from robojudge.video._post import PostProcess
 from robojudge.video._types import VideoError
 
@@ -77,26 +78,11 @@ def _read_int(path: Path) -> int | None:
 
 def _cgroup_room(proc_cgroup: Path, root: Path) -> int | None:
     """Bytes left under this process's memory control group limit (v2 or v1), None without a limit."""
-    try:
-        lines = proc_cgroup.read_text().splitlines()
-    except OSError:
-        return None
     rooms = []
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, where = parts
-        relative = where.lstrip("/")
-        if controllers == "":  # v2: one unified hierarchy
-            files = ("memory.max", "memory.current")
-            folders = [root / relative, root]
-        elif "memory" in controllers.split(","):
-            files = ("memory.limit_in_bytes", "memory.usage_in_bytes")
-            folders = [root / "memory" / relative, root / "memory"]
-        else:
-            continue
-        for folder in folders:  # in a container the mount's root is often the process's own group
+    for version, folders in cgroup_files("memory", proc_cgroup, root):
+        files = ("memory.max", "memory.current") if version == "v2" else (
+            "memory.limit_in_bytes", "memory.usage_in_bytes")
+        for folder in folders:
             limit, used = _read_int(folder / files[0]), _read_int(folder / files[1])
             if limit is not None:
                 rooms.append(max(0, limit - (used or 0)))
@@ -104,8 +90,8 @@ def _cgroup_room(proc_cgroup: Path, root: Path) -> int | None:
     return min(rooms) if rooms else None
 
 
-def available_memory(meminfo: Path = Path("/proc/meminfo"), proc_cgroup: Path = Path("/proc/self/cgroup"),
-                     cgroup_root: Path = Path("/sys/fs/cgroup")) -> int | None:
+def available_memory(meminfo: Path = Path("/proc/meminfo"), proc_cgroup: Path = PROC_CGROUP,
+                     cgroup_root: Path = CGROUP_ROOT) -> int | None:
     """Bytes this process can still take: ``MemAvailable``, capped by its control group's room; None
     when neither can be read (not Linux)."""
     found = [v for v in (_meminfo_available(meminfo), _cgroup_room(proc_cgroup, cgroup_root))

@@ -18,7 +18,6 @@ import asyncio
 import atexit
 import logging
 import multiprocessing as mp
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -28,6 +27,7 @@ from typing import Any, TypeVar
 
 from robojudge import settings
 from robojudge._lifeline import exit_with_parent
+from robojudge._machine import usable_cpus
 from robojudge.settings import DECODE_WORKERS_ENV
 from robojudge.video._cache import report_size, report_warnings
 from robojudge.video._encode import prepare_frames
@@ -49,7 +49,7 @@ def default_decode_workers() -> int:
     n = settings.get().decode_workers
     if n is not None:
         return n
-    return max(1, min(4, (os.cpu_count() or 2) - 1))
+    return max(1, min(4, usable_cpus() - 1))
 
 
 def _warm_up() -> None:

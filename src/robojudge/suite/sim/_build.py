@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from robojudge import settings
+from robojudge._machine import usable_cpus
 from robojudge.settings import MUJOCO_GL_ENV
 from robojudge.suite.sim._labels import Profile
 
@@ -368,7 +369,7 @@ def make_sim_suite(
          depth_of(depths, e) if depths else None)
         for e in range(episodes)
     ]
-    n = workers or max(1, min(2, os.cpu_count() or 1, episodes))
+    n = workers or max(1, min(2, usable_cpus(), episodes))
     if n == 1:
         results = [_build_episode(j) for j in jobs]
     else:
