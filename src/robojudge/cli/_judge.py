@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -194,6 +195,15 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
             console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False)
         if len(errors) > max_errors:
             console.print(f"  ... and {len(errors) - max_errors} more (see `robojudge results export`)")
+    if s.isolated:
+        n = len(s.isolated)
+        names = ", ".join(s.isolated[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        console.print(
+            f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was working on when it ended (a crash "
+            f"or a kill) had {'their videos' if n != 1 else 'its video'} decoded in a decoder process:[/] "
+            f"{escape(names)}; a crash there costs that item only (a video error row)",
+            markup=True, highlight=False,
+        )
     if s.interrupted:
         console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]",
                       markup=True)

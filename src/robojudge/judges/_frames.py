@@ -10,11 +10,13 @@ hashes under the same identity the frame cache uses (the file's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +109,11 @@ class FrameLoader:
         before_decode: Called (on the event loop) before this item's video is decoded; the runner
             uses it to start the backend on the first cache miss, before decoding threads compete
             with its imports for the GIL.
+        in_process: Entered around a decode in a thread of this process (where a crash in the
+            decoder would end the process); the runner notes the item in its store there.
+        apart: Decode in this pool's process only, never here: an earlier run ended while decoding
+            this video in its own process. A crash then costs this item only (a video error). Where
+            processes cannot start at all, the video is decoded here after all.
     """
 
     def __init__(
@@ -118,6 +125,8 @@ class FrameLoader:
         decoder: DecoderPool | None = None,
         jpeg_quality: int | None = None,
         before_decode: Callable[[], None] | None = None,
+        in_process: Callable[[], AbstractContextManager[object]] | None = None,
+        apart: DecoderPool | None = None,
     ) -> None:
         self.path = Path(path)
         self.spec = spec
@@ -125,6 +134,8 @@ class FrameLoader:
         self._decoder = decoder
         self._jpeg_quality = jpeg_quality
         self._before_decode = before_decode
+        self._in_process = in_process or contextlib.nullcontext
+        self._apart = apart
         self._frames: SampledFrames | None = None
         self._remembered: tuple[list[str], float] | None = None
         self._lock = asyncio.Lock()
@@ -193,8 +204,15 @@ class FrameLoader:
             shared = cached_frames(self._fingerprint, spec.fps, spec.max_frames, spec.size)
             if shared is not None:  # a metric (or another judge) of this process sampled it already
                 return await asyncio.to_thread(_finish, shared, q)
+        if self._apart is not None:
+            self._apart.start()
+            if self._apart.unavailable is None:
+                return await self._apart.prepare(
+                    self.path, spec.fps, spec.max_frames, spec.size, q, keep_pixels=q is None
+                )
         if self._decoder is None:
-            return await asyncio.to_thread(decode_frames, self.path, spec, q)
+            with self._in_process():
+                return await asyncio.to_thread(decode_frames, self.path, spec, q)
         self._decoder.start()  # no-op once started
         if not self._decoder.ready:
             # Its first process takes about a second to start: decode here meanwhile, one video at
@@ -203,7 +221,8 @@ class FrameLoader:
             loop = asyncio.get_running_loop()
             run = contextvars.copy_context().run
             args = (self._decoder, self.path, spec, q)
-            frames = await loop.run_in_executor(_fallback_thread(), run, _decode_unless_ready, *args)
+            with self._in_process():
+                frames = await loop.run_in_executor(_fallback_thread(), run, _decode_unless_ready, *args)
             if frames is not None:
                 return frames
         return await self._decoder.prepare(

@@ -11,8 +11,10 @@ items that were in flight are not paid for twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +97,46 @@ def _plan_judges(
     )
 
 
+class _DecodeNotes:
+    """The crash guard of videos decoded in this process (see :func:`judge_items`).
+
+    A video decoded in a thread here (``--decode-workers 0``, or while the decoder processes start)
+    is noted in the store for the time of its decode (:meth:`ResultStore.note_in_flight`, under the
+    run's metric ids). An item noted when the run starts was being decoded, or computed by
+    ``robojudge score``, when an earlier process ended: it is decoded in a decoder process, where a
+    crash costs that item only (a video error row), and this run's notes on it are cleared.
+    """
+
+    def __init__(self, store: ResultStore, metrics: Sequence[str], decoder: DecoderPool | None) -> None:
+        self.store = store
+        self.metrics = list(metrics)
+        notes = store.in_flight()
+        self.earlier = set(notes)
+        self.ours = {item for item, noted in notes.items() if set(noted) & set(self.metrics)}
+        self._decoder = decoder
+        self._apart: DecoderPool | None = None
+
+    @contextlib.contextmanager
+    def noted(self, item_id: str) -> Iterator[None]:
+        self.store.note_in_flight(item_id, self.metrics)
+        try:
+            yield
+        finally:  # a decode that ends in any way but a crash (Ctrl-C included) leaves no note
+            self.store.clear_in_flight([item_id])
+
+    def apart(self, item_id: str) -> DecoderPool | None:
+        """The pool to decode ``item_id`` in if an earlier run ended on it, else None."""
+        if item_id not in self.earlier:
+            return None
+        if self._apart is None:
+            self._apart = self._decoder if self._decoder is not None else shared_decoder(1)
+        return self._apart
+
+    def done(self, item_ids: Sequence[str]) -> None:
+        """``item_ids`` are judged: an earlier run's note of this run's metrics on them is out of date."""
+        self.store.clear_in_flight([i for i in item_ids if i in self.ours])
+
+
 async def _judge_async(
     todo: list[tuple[Item, tuple[JudgePlan, ...], tuple[str, ...]]],
     engine: JudgeEngine,
@@ -105,6 +147,7 @@ async def _judge_async(
     progress: JudgeProgress | None,
     workers: int,
     decoder: DecoderPool | None,
+    notes: _DecodeNotes,
 ) -> None:
     writer = Writer(store, summary, progress)
     queue: asyncio.Queue[tuple[Item, tuple[JudgePlan, ...], tuple[str, ...]]] = asyncio.Queue()
@@ -117,7 +160,11 @@ async def _judge_async(
         nonlocal done
         while not queue.empty():
             item, plans, prints = queue.get_nowait()
-            rows = await judge_one(item, plans, prints, engine, spec, cache, decoder)
+            apart = notes.apart(item.item_id)
+            if apart is not None:
+                summary.isolated.append(item.item_id)
+            rows = await judge_one(item, plans, prints, engine, spec, cache, decoder,
+                                   in_process=functools.partial(notes.noted, item.item_id), apart=apart)
             writer.put(failed_on_unavailable(item, rows))
             done += 1
             if done % 64 == 0:
@@ -229,8 +276,10 @@ def judge_items(
                                   samples=samples, reask_unparsable=retry_errors)
             else:
                 decoder = shared_decoder(decode_workers)
+                notes = _DecodeNotes(store, [p.metric_id for p in plans], decoder)
                 asyncio.run(_judge_async(planned.todo, engine, spec, cache, store, summary, progress,
-                                         in_flight, decoder))
+                                         in_flight, decoder, notes))
+                notes.done([it.item_id for it in items])  # every item is judged or was stored already
         except KeyboardInterrupt:
             summary.interrupted = True
         report = getattr(be, "report", None)  # a fleet says how each of its servers fared

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -104,6 +105,8 @@ class JudgeRunSummary:
         score_std: Sum of per-item score standard deviations (``samples > 1``).
         endpoints: A fleet's servers as the run left them (judged in this process): masked URL,
             requests sent, answered and failed, probes, and whether it is taken out.
+        isolated: Items whose video an earlier run was decoding in its own process when it ended
+            (a crash in the decoder, a kill): decoded in a decoder process this time.
     """
 
     total: int = 0
@@ -121,6 +124,7 @@ class JudgeRunSummary:
     agreement: list[int] = field(default_factory=lambda: [0, 0])
     score_std: float = 0.0
     endpoints: list[dict[str, Any]] = field(default_factory=list)
+    isolated: list[str] = field(default_factory=list)
 
     @property
     def computed(self) -> int:
@@ -246,7 +250,12 @@ async def judge_one(
     spec: FrameSpec,
     cache: ResponseCache,
     decoder: DecoderPool | None,
+    *,
+    in_process: Callable[[], AbstractContextManager[object]] | None = None,
+    apart: DecoderPool | None = None,
 ) -> list[ResultRow]:
+    """Judge one item with every plan; ``in_process`` and ``apart`` go to its
+    :class:`~robojudge.judges.FrameLoader` (the crash guard of :func:`robojudge.run.judge_items`)."""
     quality = getattr(engine.backend, "frame_jpeg_quality", None)
     frames = FrameLoader(
         item.video,
@@ -255,6 +264,8 @@ async def judge_one(
         decoder=decoder,
         jpeg_quality=quality if isinstance(quality, int) else None,
         before_decode=engine.start_backend,
+        in_process=in_process,
+        apart=apart,
     )
     stopped = engine.not_sent_error()
     if stopped is not None and not frames.known():  # the breaker is open: decoding would be wasted
