@@ -158,3 +158,54 @@ def test_a_segfault_prints_the_python_stack_and_the_rerun_isolates_it(tmp_path: 
     assert "in segfault" in second.stderr  # the child's stack, as it dies again
     with ResultStore(db) as store:
         assert {r.item_id: r.status for r in store.rows()} == {"a": "ok", "crash": "error", "b": "ok"}
+
+
+def test_a_set_metric_that_crashes_the_process_costs_its_group(tmp_path: Path) -> None:
+    # `metrics sets` computes groups in its own process: the same guard, per (metric, group)
+    manifest, db = tmp_path / "suite.jsonl", tmp_path / "r.sqlite"
+    lines = [{"item_id": n, "video": "v.mp4", "instruction": "x", "generator": g}
+             for n, g in (("a1", "a"), ("a2", "a"), ("c1", "crash"), ("b1", "b"))]
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "v.mp4").write_bytes(b"placeholder; test_set_segfault never opens it")
+    env = {**os.environ, "ROBOJUDGE_PLUGINS": "_toy_set_metrics", "COLUMNS": "200",
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "robojudge", "metrics", "sets", str(manifest), "-m", "test_set_segfault",
+           "--db", str(db)]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == -11, first.stdout + first.stderr
+    with ResultStore(db) as store:
+        assert {r.item_id for r in store.rows()} == {"group:generator=a"}  # groups run in manifest order
+        assert store.in_flight() == {"group:generator=crash": ["test_set_segfault"]}
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stdout + second.stderr
+    out = " ".join(second.stdout.split())
+    assert ("1 group an earlier run was computing when it ended (a crash or a kill) ran alone in a child "
+            "process: test_set_segfault on crash; 1 crashed it again and got error rows") in out
+    with ResultStore(db) as store:
+        rows = {r.item_id: r for r in store.rows()}
+        assert {i: (r.status, r.value) for i, r in rows.items()} == {
+            "group:generator=a": ("ok", 2.0), "group:generator=b": ("ok", 1.0),
+            "group:generator=crash": ("error", None)}
+        assert "in an earlier run and again in a child process" in (rows["group:generator=crash"].error or "")
+        assert rows["group:generator=b"].details["pid"] != rows["group:generator=a"].details["pid"]
+        assert store.in_flight() == {}
+    third = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert third.returncode == 0 and "ran alone in a child process" not in third.stdout
+    assert "0 computed" in third.stdout
+
+
+def test_a_set_group_left_by_a_kill_is_computed_in_a_child(tmp_path: Path) -> None:
+    import _toy_set_metrics  # noqa: F401  (registers test_set_segfault in this process)
+
+    from robojudge.run import score_sets_into
+
+    items = [Item(item_id=n, video="/nonexistent.mp4", instruction="x", generator=g)
+             for n, g in (("a1", "a"), ("b1", "b"))]
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.note_in_flight("group:generator=b", ["test_set_segfault"])  # killed while computing b
+        store.note_in_flight("group:generator=a", ["another_set_metric"])  # not this metric's note
+        s = score_sets_into(store, items, ["test_set_segfault"])
+        assert (s.computed, s.isolated, s.crashed_again) == (2, [("test_set_segfault", "b")], [])
+        pids = {r.item_id: r.details["pid"] for r in store.rows()}
+        assert pids["group:generator=a"] == os.getpid() != pids["group:generator=b"]
+        assert store.in_flight() == {}

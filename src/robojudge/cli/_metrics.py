@@ -204,5 +204,13 @@ def sets_cmd(
                       f"changed), {where.skipped} already stored ({where.unavailable} kept because a file "
                       f"cannot be read now); results: {where.db_url}", highlight=False)
         print_rescored_libraries(where.rescored_libraries, "rows")
+        if where.isolated:
+            n, again = len(where.isolated), len(where.crashed_again)
+            names = ", ".join(f"{m} on {g}" for m, g in where.isolated[:5])
+            names += f" and {n - 5} more" if n > 5 else ""
+            console.print(f"{n} group{'s' if n != 1 else ''} an earlier run was computing when it ended (a "
+                          f"crash or a kill) ran alone in a child process: {names}; "
+                          + (f"{again} crashed it again and got error rows" if again else "none crashed it"),
+                          highlight=False, markup=False)
     if out is not None:
         console.print(f"rows: {write_set_rows(rows, out)}", highlight=False)

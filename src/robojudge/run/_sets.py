@@ -64,6 +64,9 @@ class SetRunSummary:
             superseded so that their groups were computed again (``rescore_libraries``).
         db_url: The store.
         manifest_problems: Manifest rows that did not validate (with :func:`score_set_suite`).
+        isolated: ``(metric, group)`` pairs an earlier run was computing in its own process when it
+            ended (a crash, a kill): computed alone in a child process this time.
+        crashed_again: Those of them whose child died too (their rows are errors: ``CRASHED_AGAIN``).
     """
 
     rows: list[SetRow] = field(default_factory=list)
@@ -75,6 +78,14 @@ class SetRunSummary:
     rescored_libraries: int = 0
     db_url: str = ""
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
+    isolated: list[tuple[str, str]] = field(default_factory=list)
+    crashed_again: list[tuple[str, str]] = field(default_factory=list)
+
+
+CRASHED_AGAIN = (
+    "the process died while computing this group, in an earlier run and again in a child process that "
+    "computed it alone (a crash in a native library, or out of memory); --retry-errors tries it again"
+)
 
 
 def row_ids(sm: SetMetricSpec, by: str | None, group: ItemGroup) -> list[str]:
@@ -152,6 +163,37 @@ def _set_crash_rows(task: SetTask, reason: str) -> list[SetRow]:
     return _error_rows(task.sm, task.group, reason, set_config_hash(task.config, task.group.by))
 
 
+def _note_id(task: SetTask) -> str:
+    """The id a group's in-flight note is kept under (its group row's id, for either output)."""
+    return group_item_id(task.group.by, task.group.key)
+
+
+def _guarded(store: ResultStore, summary: SetRunSummary) -> Callable[[SetTask], list[SetRow]]:
+    """:func:`compute_set_task` for an executor that runs it in this process, with the crash guard of
+    :func:`score_items`: the (group, metric) is noted in the store while it is computed, and one an
+    earlier run was computing when its process ended is computed alone in a child process."""
+    from robojudge.run._executor import run_in_child
+
+    earlier = store.in_flight()
+
+    def compute(task: SetTask) -> list[SetRow]:
+        note = _note_id(task)
+        if task.sm.id in earlier.get(note, ()):
+            summary.isolated.append((task.sm.id, task.group.key))
+            rows = run_in_child(compute_set_task, task, _set_crash_rows, CRASHED_AGAIN)
+            if any(r.error == CRASHED_AGAIN for r in rows):
+                summary.crashed_again.append((task.sm.id, task.group.key))
+            return rows
+        store.note_in_flight(note, [task.sm.id])
+        try:
+            return compute_set_task(task)
+        except BaseException:  # Ctrl-C while computing: a stop, not a crash
+            store.clear_in_flight([note])
+            raise
+
+    return compute
+
+
 def score_sets_into(
     store: ResultStore,
     items: Sequence[Item],
@@ -211,10 +253,13 @@ def score_sets_into(
             summary.stale += int(have != {None})
             tasks.append(SetTask(sm, group, cfg, fp.value))
     ex = executor or SerialExecutor()
-    results = ex.map_unordered(compute_set_task, tasks, _set_crash_rows)
+    in_process = bool(getattr(ex, "in_process", False))
+    results = ex.map_unordered(_guarded(store, summary) if in_process else compute_set_task, tasks,
+                               _set_crash_rows)
     try:
         for task, rows in results:
             store.add(to_result_rows(rows, task.sm, by, task.config, task.fingerprint))
+            store.clear_in_flight([_note_id(task)])
             summary.computed += 1
             if progress is not None:
                 progress(task.sm, task.group, rows)
