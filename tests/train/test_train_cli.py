@@ -33,6 +33,11 @@ def test_export_command_errors(labelled_suite: Path, tmp_path: Path) -> None:
     assert res.exit_code == 2 and "unknown format 'csv'" in res.output
     res = _invoke("export", "--labels", tmp_path / "none.jsonl", "--out", tmp_path / "o")
     assert res.exit_code == 2 and "none.jsonl" in res.output
+    res = _invoke("export", "--labels", labelled_suite, "--rubric", "pa,vqa", "--out", tmp_path / "o")
+    assert res.exit_code == 2 and "unknown rubric 'vqa'" in res.output and "Traceback" not in res.output
+    res = _invoke("export", "--labels", labelled_suite, "--rubric", "pa", "--val", 1, "--out", tmp_path / "v")
+    assert res.exit_code == 0 and "exported val 16 records" in res.output
+    assert "no train split: --val 1 and --test 0 took every clip" in " ".join(res.output.split())
     db = tmp_path / "ann.sqlite"
     from robojudge.annotate import init_project
 

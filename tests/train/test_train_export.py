@@ -175,6 +175,34 @@ def test_reexport_leaves_no_stale_frames(labelled_suite: Path, tmp_path: Path) -
     assert sorted(p.name for p in folder.iterdir()) == ["0000.png", "0001.png", "0002.png"]
 
 
+def test_a_failed_reexport_leaves_the_earlier_export_whole(labelled_suite: Path, tmp_path: Path) -> None:
+    # The export is written aside and moved in at the end: records never point at frames a failed
+    # rerun deleted or overwrote, and export.json keeps describing the records.
+    out = tmp_path / "export"
+    export_training_data(labelled_suite, ["pa"], out, frames=FrameSpec(fps=8.0, max_frames=4))
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    rows = [json.loads(line) for line in labelled_suite.read_text().splitlines()]
+    broken = labelled_suite.parent / rows[-1]["video"]
+    broken.write_bytes(b"not a video")  # the last item fails, after the others are written
+    with pytest.raises(ExportError, match=rf"item {rows[-1]['item_id']!r}, field video"):
+        export_training_data(labelled_suite, ["pa"], out, frames=FrameSpec(fps=8.0, max_frames=2))
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before  # nothing of the failed run, nothing of the earlier one lost
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+    for rec in _records(out):
+        assert all((out / f).is_file() for f in rec["frames"])
+    fresh = tmp_path / "fresh"
+    with pytest.raises(ExportError):
+        export_training_data(labelled_suite, ["pa"], fresh)
+    assert not fresh.exists()  # a folder the failed export created is removed again
+
+
+def test_an_unknown_rubric_is_an_export_error(labelled_suite: Path, tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match="unknown rubric 'vqa'"):
+        export_training_data(labelled_suite, ["pa", "vqa"], tmp_path / "o")
+    assert not (tmp_path / "o").exists()
+
+
 _PA_CHECKS, _IA_CHECKS = CHECKLIST_ITEMS[:3], CHECKLIST_ITEMS[3:]  # App. A.1: the first three inform PA
 
 

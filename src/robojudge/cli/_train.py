@@ -49,6 +49,9 @@ def export_cmd(
     counts = ", ".join(f"{k} {v}" for k, v in summary.records.items() if v)
     console.print(f"exported {counts} records to {summary.out} ({fmt}); card: {summary.out / 'README.md'}",
                   highlight=False)
+    if not summary.records.get("train"):
+        console.print(f"[yellow]no train split:[/] --val {val:g} and --test {test:g} took every clip; "
+                      "`robojudge train sft|grpo` need train.jsonl", markup=True, highlight=False)
 
 
 def _run(stage: str, run: Callable[[], TrainResult]) -> None:

@@ -21,9 +21,13 @@ and ``split``; the output folder gets a dataset card (``README.md``) and ``expor
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
+import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +47,7 @@ from robojudge.judges import (
     make_judge,
     thinned,
 )
+from robojudge.registry import UnknownNameError
 from robojudge.suite import Item, load_suite
 from robojudge.train._request import ExportError, judge_request, label_score, target_reply
 from robojudge.train._splits import SPLITS, assign_splits, clip_key, source_key
@@ -167,12 +172,15 @@ def _dataset_info(files: Sequence[Path]) -> dict[str, Any]:
             for f in files}
 
 
+LABELS_FILE = "labels.jsonl"
+"""The manifest of an annotation project's final labels, written with the records (``project=``)."""
+
+
 def _annotation_labels(db: str | Path, project: str, out: Path) -> Path:
     """The project's final labels as a manifest in ``out`` (what the records are then made from)."""
     from robojudge.annotate import AnnotateError, export_manifest
 
-    path = out / "labels.jsonl"
-    out.mkdir(parents=True, exist_ok=True)
+    path = out / LABELS_FILE
     try:
         n = export_manifest(db, project, path)
     except AnnotateError as exc:
@@ -200,7 +208,10 @@ def export_training_data(
         labels: A suite manifest whose items carry labels; with ``project``, the annotation database
             (a SQLite file or a database URL) whose project's final labels are exported.
         rubrics: Rubric ids (``pa``, ``ia``).
-        out: Output folder (created; record files and frames in it are replaced).
+        out: Output folder (created). The export is written into a folder inside it first and moved
+            into place only once every item is written, replacing the record files, frames, card
+            and ``export.json`` of an earlier export; a failed export leaves the earlier one as it
+            was.
         fmt: ``trl``, ``sharegpt`` or ``llamafactory``.
         judge: The judge whose requests are reproduced (its ``max_images`` and sampling); the
             default is a plain judge (32 images, greedy).
@@ -217,29 +228,86 @@ def export_training_data(
     """
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    if project is not None:
-        labels = _annotation_labels(labels, project, Path(out))
-    suite = load_suite(labels)
-    rubs = [get_rubric(r) for r in rubrics]
+    try:
+        rubs = [get_rubric(r) for r in rubrics]
+    except UnknownNameError as exc:
+        raise ExportError(str(exc.args[0]) if exc.args else str(exc)) from None
     if not rubs:
         raise ExportError("no rubric given; use --rubric pa,ia")
+    root = Path(out)
+    created = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    for left in [*root.glob(".export-*"), *root.glob(".replaced-*")]:  # of an export killed half-way
+        shutil.rmtree(left, ignore_errors=True)
+    stage = Path(tempfile.mkdtemp(prefix=".export-", dir=root))
+    try:
+        summary = _write_export(labels, rubs, root, stage, fmt=fmt, judge=judge, frames=frames,
+                                fractions=fractions, seed=seed, project=project)
+        _move_into_place(stage, root, replace_labels=project is not None)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        if created:
+            with contextlib.suppress(OSError):
+                root.rmdir()  # only if the failed export left it empty
+        raise
+    shutil.rmtree(stage, ignore_errors=True)
+    return summary
+
+
+_MANAGED = (*(f"{s}.jsonl" for s in SPLITS), "frames", EXPORT_FILE, "README.md", "dataset_info.json")
+"""The files and folders of an export; an earlier export's are replaced by (or removed for) a new one."""
+
+
+def _move_into_place(stage: Path, root: Path, *, replace_labels: bool) -> None:
+    """Move the finished export in ``stage`` into ``root``: each managed name an earlier export left is
+    moved aside first and deleted last, so no moment has new records with old frames."""
+    names = [*_MANAGED, LABELS_FILE] if replace_labels else list(_MANAGED)
+    aside = Path(tempfile.mkdtemp(prefix=".replaced-", dir=root))
+    try:
+        for name in names:
+            if (root / name).exists():
+                os.replace(root / name, aside / name)
+        for name in names:
+            if (stage / name).exists():
+                os.replace(stage / name, root / name)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def _write_export(
+    labels: str | Path,
+    rubs: Sequence[Rubric],
+    root: Path,
+    stage: Path,
+    *,
+    fmt: str,
+    judge: JudgeConfig | None,
+    frames: FrameSpec | None,
+    fractions: Mapping[str, float] | None,
+    seed: int,
+    project: str | None,
+) -> ExportSummary:
+    """The export of :func:`export_training_data`, written into ``stage`` (paths in it relative to
+    ``stage``, as they will be to ``root``); its summary names ``root``."""
+    if project is not None:
+        labels = _annotation_labels(labels, project, stage)
+    suite = load_suite(labels)
+    named = root / LABELS_FILE if project is not None else suite.path  # where the manifest will be
     config = judge or make_judge({"name": "export", "backend": "hf"})
     spec = frames or FrameSpec()
     fracs = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
     scored = {r.id: [it for it in suite.items if label_score(it, r) is not None] for r in rubs}
     labelled = [it for it in suite.items if any(it in scored[r.id] for r in rubs)]
     if not labelled:
-        raise ExportError(f"{suite.path}: no item has a {' or '.join(r.id for r in rubs)} label")
+        raise ExportError(f"{named}: no item has a {' or '.join(r.id for r in rubs)} label")
     split_of = assign_splits(labelled, fracs, seed)
-    root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
     records: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
     counts: dict[str, Counter[tuple[str, str]]] = {s: Counter() for s in SPLITS}
     for it in labelled:
-        sampled = _sample(suite.path, it, spec)
-        folder = root / "frames" / _safe_name(it.item_id)
+        sampled = _sample(named, it, spec)
+        folder = stage / "frames" / _safe_name(it.item_id)
         shown = thinned(sampled.frames, config.max_images)
-        frame_paths = [p.relative_to(root).as_posix() for p in write_frames(shown, folder)]
+        frame_paths = [p.relative_to(stage).as_posix() for p in write_frames(shown, folder)]
         for r in rubs:
             score = label_score(it, r)
             if score is None:
@@ -247,7 +315,7 @@ def export_training_data(
             try:
                 request = judge_request(config, r, it.instruction, sampled)
             except ValueError as exc:
-                raise ExportError(f"{suite.path}: item {it.item_id!r}, field instruction: {exc}") from None
+                raise ExportError(f"{named}: item {it.item_id!r}, field instruction: {exc}") from None
             image = frame_paths[0] if request.first_frame_label else None
             prompt = chat_messages(request, video=frame_paths, image=image)
             evidence = it.labels.evidence if it.labels is not None else None
@@ -261,24 +329,21 @@ def export_training_data(
                                   ("score", f"{r.id}={score}")])
     files = []
     for s in SPLITS:
-        path = root / f"{s}.jsonl"
         if records[s]:
-            with path.open("w", encoding="utf-8") as f:
+            with (stage / f"{s}.jsonl").open("w", encoding="utf-8") as f:
                 for rec in records[s]:
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            files.append(path)
-        elif path.exists():
-            path.unlink()
+            files.append(root / f"{s}.jsonl")
     skipped = {r.id: sum(1 for it in labelled if label_score(it, r) is None) for r in rubs}
     summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts)
     if fmt == "llamafactory":
-        (root / "dataset_info.json").write_text(json.dumps(_dataset_info(files), indent=2) + "\n")
+        (stage / "dataset_info.json").write_text(json.dumps(_dataset_info(files), indent=2) + "\n")
     meta_out = {"format": fmt, "rubrics": [r.id for r in rubs], "frames": spec.as_dict(),
                 "max_images": config.max_images, "seed": seed, "fractions": fracs,
-                "records": summary.records, "source": str(suite.path)}
-    (root / EXPORT_FILE).write_text(json.dumps(meta_out, indent=2) + "\n")
-    card = _card(summary, rubs, fmt, spec, config.max_images, suite.path, seed, fracs)
-    (root / "README.md").write_text(card)
+                "records": summary.records, "source": str(named)}
+    (stage / EXPORT_FILE).write_text(json.dumps(meta_out, indent=2) + "\n")
+    card = _card(summary, rubs, fmt, spec, config.max_images, named, seed, fracs)
+    (stage / "README.md").write_text(card)
     return summary
 
 
