@@ -138,12 +138,19 @@ def manifests_line(manifests: Iterable[Path]) -> str:
 
 def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
     """The end-of-run report: counts, then the failures grouped by item."""
+    unscored = f"[yellow]{summary.unscored} unscored[/] (nothing to measure), " if summary.unscored else ""
     console.print(
-        f"{summary.total} tasks: [green]{summary.ok} scored[/], [red]{summary.failed} failed[/], "
-        f"{summary.skipped} already stored ({summary.seconds:.1f} s)",
+        f"{summary.total} tasks: [green]{summary.ok - summary.unscored} scored[/], {unscored}"
+        f"[red]{summary.failed} failed[/], {summary.skipped} already stored ({summary.seconds:.1f} s)",
         markup=True,
         highlight=False,
     )
+    if summary.unscored_reasons:
+        reasons = sorted(summary.unscored_reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = "; ".join(f"{n} x {reason}" for reason, n in reasons[:3])
+        more = len(reasons) - 3
+        console.print("unscored: " + shown + (f"; {more} other reasons" if more > 0 else ""),
+                      highlight=False, markup=False)
     if summary.errors:
         console.print("[bold red]failures:[/]", markup=True)
         for row in summary.errors[:max_errors]:

@@ -19,7 +19,7 @@ from robojudge.metrics import (
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
-from robojudge.suite import Item, ManifestProblem, Suite, iter_suite, load_suite
+from robojudge.suite import Item, ManifestError, ManifestProblem, Suite, iter_suite, load_suite
 
 STREAM_BLOCK = 2_000
 """Manifest records read, planned and scheduled at a time by :func:`score_suite`."""
@@ -167,7 +167,13 @@ def score_suite(
     own = {r.id: {k: getattr(r.config, k) for k in keys} for r in requests
            if fast and (keys := fast_settings(type(r.config)))}
     suites = iter_suite(manifest, block=block, confine=confine)
-    first = next(suites)  # a manifest that cannot be read fails here, before a store is made
+    head = [next(suites)]  # a manifest that cannot be read fails here, before a store is made
+    while not head[-1].items:  # ... and one of which no row validates, once that is known
+        more = next(suites, None)
+        if more is None:
+            raise_if_no_items(head)
+            break
+        head.append(more)
     problems: list[ManifestProblem] = []
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     ex: Executor | None
@@ -178,7 +184,7 @@ def score_suite(
     with ResultStore(url) as store:
         store.note_manifest(manifest)  # `robojudge report RUN` finds it there
         summary = score_blocks(
-            _items(itertools.chain([first], suites), problems),
+            _items(itertools.chain(head, suites), problems),
             requests,
             store,
             workers=workers or 1,
@@ -190,6 +196,19 @@ def score_suite(
         )
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied, profile_settings=own)
+
+
+def raise_if_no_items(suites: Sequence[Suite]) -> None:
+    """Refuse a manifest of which no row validates (every block of it is in ``suites``), before a store is
+    made: scoring it would do nothing, and a script would read the run as a success.
+
+    Raises:
+        ManifestError: With the rows' problems (or "manifest has no items" for an empty one).
+    """
+    if any(s.items for s in suites):
+        return
+    errors = [p for s in suites for p in s.problems if p.severity == "error"]
+    raise ManifestError(errors or [p for s in suites for p in s.problems])
 
 
 def _items(suites: Iterator[Suite], problems: list[ManifestProblem]) -> Iterator[list[Item]]:

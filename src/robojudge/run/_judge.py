@@ -32,7 +32,7 @@ from robojudge.judges import (
     make_backend,
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
-from robojudge.run._api import default_run_dir
+from robojudge.run._api import default_run_dir, raise_if_no_items
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._fingerprint import Fingerprints
 from robojudge.run._judge_rows import (
@@ -321,6 +321,7 @@ def judge_suite(
     # Confinement (default $ROBOJUDGE_CONFINE) leaves out items whose files lie outside the folder,
     # so no frame of them is ever sent to the judge.
     suite = load_suite(manifest, strict=False, confine=confine)
+    raise_if_no_items([suite])
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
         store.note_manifest(manifest)

@@ -123,6 +123,8 @@ class RunSummary:
     fingerprint or unavailable inputs); ``stale`` the stored pairs whose inputs changed, recomputed
     in this run; ``unknown`` the stored pairs without a fingerprint (stored before schema version
     2); ``unavailable`` the stored pairs kept because a file they read cannot be read now.
+    ``ok`` counts the rows computed without an error, ``unscored`` those of them that found nothing to
+    measure (NaN, with ``details["unscored_reason"]``), and ``unscored_reasons`` how often each reason came.
     """
 
     total: int = 0
@@ -132,6 +134,8 @@ class RunSummary:
     unavailable: int = 0
     ok: int = 0
     failed: int = 0
+    unscored: int = 0
+    unscored_reasons: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False
     errors: list[ResultRow] = field(default_factory=list)
@@ -478,6 +482,10 @@ def score_blocks(
             for row in rows:
                 if row.status == "ok":
                     summary.ok += 1
+                    if not row.scored:
+                        summary.unscored += 1
+                        reason = str((row.details or {}).get("unscored_reason") or "no reason given")
+                        summary.unscored_reasons[reason] = summary.unscored_reasons.get(reason, 0) + 1
                 else:
                     summary.failed += 1
                     summary.errors.append(row)

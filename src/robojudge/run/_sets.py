@@ -304,10 +304,11 @@ def score_set_suite(
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
-    from robojudge.run._api import default_run_dir
+    from robojudge.run._api import default_run_dir, raise_if_no_items
 
     choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
     suite = load_suite(manifest, strict=False)
+    raise_if_no_items([suite])
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     ex: Executor | None
     if isinstance(executor, str) or (executor is None and address is not None):
