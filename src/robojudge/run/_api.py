@@ -17,6 +17,7 @@ from robojudge.metrics import (
     takes_frame_options,
 )
 from robojudge.run._executor import Executor, make_executor
+from robojudge.run._filehash import UNAVAILABLE, file_digest
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, ManifestError, ManifestProblem, Suite, iter_suite, load_suite
@@ -182,6 +183,7 @@ def score_suite(
     else:
         ex = executor
     with ResultStore(url) as store:
+        refuse_shared_ids(store, manifest, [it for suite in head for it in suite.items])
         store.note_manifest(manifest)  # `robojudge report RUN` finds it there
         summary = score_blocks(
             _items(itertools.chain(head, suites), problems),
@@ -196,6 +198,43 @@ def score_suite(
         )
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied, profile_settings=own)
+
+
+def refuse_shared_ids(store: ResultStore, manifest: str | Path, items: Sequence[Item]) -> None:
+    """Refuse to write results of ``manifest`` into a store that holds those of another manifest which
+    still exists and gives one of the same item ids another video (other content).
+
+    The default store is named after the manifest (``runs/<name>``), so two experiments whose manifests
+    share a name (``exp1/videos.jsonl``, ``exp2/videos.jsonl``) meet in one store. Results are keyed by
+    item id, so each run would take the other's results for stale and replace them, and a report of
+    either would show whichever ran last. Several manifests of different items (one per generator)
+    share a store as before, and so does a suite that was moved or copied (same content).
+
+    Raises:
+        ValueError: Naming both manifests, the item, its two videos and how to give this one a store.
+    """
+    me = Path(manifest).expanduser().resolve()
+    mine = {it.item_id: it for it in items}
+    for path, _ in store.manifests():
+        if path == me or not path.is_file():
+            continue
+        try:
+            theirs = load_suite(path, strict=False).items
+        except (ManifestError, OSError, ValueError):
+            continue  # a manifest that cannot be read now claims nothing
+        for other in theirs:
+            it = mine.get(other.item_id)
+            if it is None or it.video == other.video:
+                continue
+            digests = file_digest(it.video), file_digest(other.video)
+            if digests[0] == digests[1] or any(d in UNAVAILABLE for d in digests):
+                continue
+            own = f"runs/{me.parent.name}-{me.stem}" if me.parent.name else f"runs/{me.stem}-2"
+            raise ValueError(
+                f"{store.url} holds results of another manifest, {path}, whose item {it.item_id!r} is "
+                f"another video ({other.video}) than in {manifest} ({it.video}): results are kept by item "
+                f"id, so the two would replace each other's. Give this manifest a store of its own: "
+                f"--run-dir {own} (or --db)")
 
 
 def raise_if_no_items(suites: Sequence[Suite]) -> None:

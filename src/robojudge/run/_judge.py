@@ -32,7 +32,7 @@ from robojudge.judges import (
     make_backend,
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
-from robojudge.run._api import default_run_dir, raise_if_no_items
+from robojudge.run._api import default_run_dir, raise_if_no_items, refuse_shared_ids
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._fingerprint import Fingerprints
 from robojudge.run._judge_rows import (
@@ -324,6 +324,7 @@ def judge_suite(
     raise_if_no_items([suite])
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
+        refuse_shared_ids(store, manifest, suite.items)
         store.note_manifest(manifest)
         summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
         return JudgeSuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))
