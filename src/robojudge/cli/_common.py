@@ -26,6 +26,7 @@ from rich.progress import (
 from robojudge import settings
 from robojudge.run import ProgressCallback, RunSummary, default_run_dir
 from robojudge.store import ResultRow
+from robojudge.suite import Item
 
 PIPED_WIDTH = 240
 """Columns of a table printed to a file or a pipe (a log, ``| tee``): Rich's 80 cut metric ids short."""
@@ -134,6 +135,39 @@ def manifests_line(manifests: Iterable[Path]) -> str:
     """``suite manifests: A, B``: what a command given a run folder read its items from."""
     names = [str(m) for m in manifests]
     return f"suite manifest{'s' if len(names) > 1 else ''}: {', '.join(names)}"
+
+
+def load_results(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
+    """A manifest's items and the current rows of its store, or a run folder's (its store, and every
+    manifest behind it), for the commands that rank or pick from them (``leaderboard``, ``select``).
+    What is left out is said on stderr: manifest rows that do not validate, and stored results whose
+    inputs changed since they were computed (their values describe other files).
+
+    Raises:
+        typer.Exit: (2) with the reason, when nothing can be read.
+    """
+    from robojudge.report import load_run_results, stale_note
+    from robojudge.run import load_suite_results, stale_rows
+    from robojudge.store import StoreError
+    from robojudge.suite import ManifestError
+
+    try:
+        if suite.is_dir():
+            run = load_run_results(suite, db, stale=stale_rows)
+            err_console.print(manifests_line(run.manifests), highlight=False)
+            rows, items, stale, problems = run.rows, run.items, run.stale, []
+        else:
+            found = load_suite_results(suite, db)
+            rows, items, stale, problems = found.rows, found.items, found.stale, found.problems
+    except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    for problem in problems:
+        err_console.print(f"[yellow]left out manifest row:[/] {escape(str(problem))}", markup=True,
+                          highlight=False)
+    note = stale_note(stale)
+    if note:
+        err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+    return rows, items
 
 
 def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from robojudge.cli._common import PIPED_WIDTH, console, err_console, fail, manifests_line
+from robojudge.cli._common import PIPED_WIDTH, console, err_console, fail, load_results
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction
 from robojudge.report import (
@@ -24,7 +24,6 @@ from robojudge.report import (
     generator_board,
     judges_report,
     leaderboard_scores,
-    load_run_results,
     mixed_libraries,
     mixed_library_note,
     mixed_size_note,
@@ -33,7 +32,6 @@ from robojudge.report import (
     write_leaderboard,
 )
 from robojudge.report._judges import comparison_note
-from robojudge.run import load_suite_results
 from robojudge.store import ResultRow, StoreError
 from robojudge.suite import Item, ManifestError
 
@@ -53,19 +51,7 @@ def _wide() -> Console:
 
 
 def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
-    """A manifest's items and rows, or a run folder's (its store, and every manifest behind it)."""
-    if suite.is_dir():
-        try:
-            run = load_run_results(suite, db)
-        except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
-            raise fail(str(exc)) from None
-        err_console.print(manifests_line(run.manifests), highlight=False)
-        return run.rows, run.items
-    try:
-        found = load_suite_results(suite, db)
-    except (ManifestError, StoreError, ValueError) as exc:
-        raise fail(str(exc)) from None
-    return found.rows, found.items
+    return load_results(suite, db)
 
 
 def _est(e: Estimate, digits: int = 2) -> str:

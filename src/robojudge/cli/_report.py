@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, fail
@@ -16,9 +17,10 @@ from robojudge.report import (
     noted_manifests,
     report_suite,
     resolve_source,
+    stale_note,
     write_html_report,
 )
-from robojudge.run import default_run_dir, suite_store_url
+from robojudge.run import default_run_dir, stale_rows, suite_store_url
 from robojudge.store import StoreError
 from robojudge.suite import SUFFIXES, ManifestError
 
@@ -90,7 +92,8 @@ def report(
             raise fail(str(exc)) from None
         folder = out or default_run_dir(manifest) / "report"
         try:
-            summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range)
+            summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range,
+                                     stale=stale_rows)
         except (ManifestError, StoreError, ValueError) as exc:
             raise fail(str(exc)) from None
         console.print(summary_table(summaries, by, f"results by {by}"))
@@ -115,13 +118,29 @@ def report(
                               f"{'s' if len(others) > 1 else ''} scored into this store: "
                               + ", ".join(str(m) for m in others), highlight=False)
     if not html:
+        if _is_manifest(target):  # the HTML report says it below; the summary alone says it here
+            _print_stale(url, Path(target))
         return
     name = Path(manifest).name if manifest is not None else target
     try:
         result = write_html_report(url, folder, manifest=manifest, more_manifests=others,
                                    higher_is_better=direction,
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
-                                   bootstrap=bootstrap, seed=seed)
+                                   bootstrap=bootstrap, seed=seed, stale=stale_rows)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     print_html_report(result)
+    note = stale_note(result.stale)
+    if note:
+        console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+
+
+def _print_stale(url: str, manifest: Path) -> None:
+    from robojudge.run import load_suite_results
+
+    try:
+        note = stale_note(load_suite_results(manifest, url).stale)
+    except (ManifestError, StoreError, ValueError):
+        return
+    if note:
+        console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)

@@ -9,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._common import console, err_console, fail, load_results
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -45,12 +45,13 @@ def best_of_n(
 ) -> None:
     """Pick the best rollout of each group by a judge or a metric; with labels, compare the picks with a
     random pick and the oracle (regret, top-1 accuracy, bootstrap intervals over groups)."""
-    from robojudge.select import best_of_n_suite, summary_rows, summary_text, write_picks
+    from robojudge.select import best_of_n, summary_rows, summary_text, write_picks
 
+    stored, items = load_results(suite, db)
     try:
-        result = best_of_n_suite(suite, db=db, by=by, group=group, label=label, bootstrap=bootstrap,
-                                 seed=seed, level=level, orient=orient, n_folds=folds, alpha=alpha,
-                                 prediction=predict)
+        result = best_of_n(items, stored, by=by, group=group, label=label, bootstrap=bootstrap,
+                           seed=seed, level=level, orient=orient, n_folds=folds, alpha=alpha,
+                           prediction=predict)
     except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -63,7 +63,7 @@ from robojudge.report._series import (
 )
 from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._suite import GROUP_FIELDS, group_by_field, report_suite
-from robojudge.report._summary import GroupSummary, summarize, summary_markdown, write_report
+from robojudge.report._summary import GroupSummary, stale_note, summarize, summary_markdown, write_report
 from robojudge.report._tables import Cell, Table, latex_escape
 
 __all__ = [
@@ -139,4 +139,5 @@ __all__ = [
     "write_html_report",
     "write_leaderboard",
     "write_report",
+    "stale_note",
 ]

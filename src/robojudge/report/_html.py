@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from robojudge.report._motion import motion_section
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
 from robojudge.report._sections import ReportInput, Section, overview_section
 from robojudge.report._size_section import sizes_section
-from robojudge.report._summary import RangeOf, unknown_range
+from robojudge.report._summary import RangeOf, stale_note, unknown_range
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, load_suite, run_manifest
 
@@ -36,6 +36,7 @@ _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
 header{background:#20344f;color:#fff;padding:1.2rem 2rem}header h1{margin:0;font-size:1.5rem}
 header p{margin:.3rem 0 0;opacity:.85;font-size:.9rem}
+header p.warning{opacity:1;font-weight:600;color:#fcd34d}
 nav{padding:.6rem 2rem;background:#e8edf3;font-size:.9rem}nav a{margin-right:1rem;color:#20344f}
 main{padding:1rem 2rem;max-width:1200px}
 section{background:#fff;border:1px solid #dde3ea;border-radius:6px;margin:1rem 0;padding:1rem 1.4rem}
@@ -59,11 +60,13 @@ class HtmlReport:
         index: Path of ``index.html``.
         sections: Every section, shown or skipped (with its reason).
         tables: The CSV, Markdown and LaTeX files.
+        stale: The stored rows left out because their inputs changed since (with ``stale=``).
     """
 
     index: Path
     sections: tuple[Section, ...]
     tables: tuple[Path, ...]
+    stale: tuple[ResultRow, ...] = ()
 
 
 def resolve_source(target: str | Path, *, manifest: str | Path | None = None) -> tuple[str, Path | None]:
@@ -144,14 +147,22 @@ class RunResults:
     rows: list[ResultRow]
     items: list[Item]
     manifests: list[Path]
+    #: Rows left out of ``rows`` because their inputs changed since (:func:`robojudge.run.stale_rows`).
+    stale: list[ResultRow] = field(default_factory=list)
 
 
-def load_run_results(run: str | Path, db: str | None = None) -> RunResults:
+StaleFinder = Callable[[Sequence[ResultRow], Sequence[Item]], list[ResultRow]]
+"""The rows whose inputs changed since they were computed (:func:`robojudge.run.stale_rows`): the report
+reads no metric registry itself, so callers that may (the CLI) pass it in."""
+
+
+def load_run_results(run: str | Path, db: str | None = None, stale: StaleFinder | None = None) -> RunResults:
     """A run folder's results and items, read-only: its store (``results.sqlite``, or ``db``), and the
     items of the manifest in the folder (:func:`robojudge.suite.run_manifest`) and of every manifest
     scored or judged into the store (:func:`noted_manifests`), merged by :func:`report_items` (the
     later ones add the item ids the store holds rows of). A run scored from one manifest per generator
-    is then ranked whole.
+    is then ranked whole. Rows ``stale`` finds (:func:`robojudge.run.stale_rows`) are left out, into
+    ``RunResults.stale``.
 
     Raises:
         FileNotFoundError: No store in the folder (and no ``db``).
@@ -174,7 +185,19 @@ def load_run_results(run: str | Path, db: str | None = None) -> RunResults:
     if not items:
         raise ValueError(f"{', '.join(map(str, manifests))}: no usable items (see `robojudge suite "
                          "validate`)")
-    return RunResults(url, rows, items, manifests)
+    rows, left_out = without_stale(rows, items, stale)
+    return RunResults(url, rows, items, manifests, left_out)
+
+
+def without_stale(rows: list[ResultRow], items: Sequence[Item],
+                  stale: StaleFinder | None) -> tuple[list[ResultRow], list[ResultRow]]:
+    """``rows`` less those ``stale`` finds (their inputs changed since they were computed: a video
+    replaced after scoring no longer has the old score), and those; ``rows`` whole without ``stale``."""
+    found = stale(rows, items) if stale is not None else []
+    if not found:
+        return rows, []
+    gone = {id(r) for r in found}
+    return [r for r in rows if id(r) not in gone], found
 
 
 _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
@@ -221,6 +244,7 @@ def write_html_report(
     title: str = "robojudge report",
     bootstrap: int = 2000,
     seed: int = 0,
+    stale: StaleFinder | None = None,
 ) -> HtmlReport:
     """Write ``index.html`` and ``tables/*.{csv,md,tex}`` for the results stored at ``db``.
 
@@ -241,6 +265,9 @@ def write_html_report(
         title: Page title.
         bootstrap: Cluster-bootstrap replicates for every interval.
         seed: Seed of the bootstrap and of the calibrated judge's folds.
+        stale: Finds the rows whose inputs changed since they were computed
+            (:func:`robojudge.run.stale_rows`, which the CLI passes): they are left out, and the page
+            says how many. Without it every current row is reported.
 
     Returns:
         An :class:`HtmlReport`.
@@ -249,6 +276,7 @@ def write_html_report(
         rows = store.rows()
         where = store.url
     items = report_items(rows, manifest, more_manifests)
+    rows, left_out = without_stale(rows, items, stale)
     inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
                       native_range or unknown_range)
     sections = build_sections(inp)
@@ -261,11 +289,12 @@ def write_html_report(
     plural = "s" if len(suites) > 1 else ""
     source = f"store {where}" + (f", suite{plural} {', '.join(suites)}" if suites else "")
     index = out / "index.html"
-    index.write_text(render_page(sections, title=title, source=source))
-    return HtmlReport(index, tuple(sections), tuple(written))
+    note = stale_note(left_out)
+    index.write_text(render_page(sections, title=title, source=source, notes=[note] if note else []))
+    return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out))
 
 
-def render_page(sections: Sequence[Section], *, title: str, source: str) -> str:
+def render_page(sections: Sequence[Section], *, title: str, source: str, notes: Sequence[str] = ()) -> str:
     """The HTML document of the report."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     nav = "".join(f'<a href="#{s.key}">{html.escape(s.title)}</a>' for s in sections)
@@ -294,6 +323,7 @@ def render_page(sections: Sequence[Section], *, title: str, source: str) -> str:
         # An empty data: icon, so that browsers do not ask the server for /favicon.ico.
         '<link rel="icon" href="data:,">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(source)} &middot; written {stamp}</p></header>"
+        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(source)} &middot; written {stamp}</p>"
+        + "".join(f'<p class="warning">{html.escape(n)}</p>' for n in notes) + "</header>"
         f"<nav>{nav}</nav><main>{''.join(body)}</main></body></html>\n"
     )

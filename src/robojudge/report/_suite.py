@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from robojudge.report._summary import GroupSummary, RangeOf, write_report
-from robojudge.store import ResultStore, item_columns
+from robojudge.store import ResultRow, ResultStore, item_columns
 from robojudge.suite import Item, load_suite
 
 GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", "prompt_variant")
@@ -26,15 +26,19 @@ def group_by_field(items: Iterable[Item], field: str) -> dict[str, str]:
 def report_suite(
     manifest: str | Path, db: str, out_dir: str | Path, *, by: str = "generator", title: str | None = None,
     native_range: RangeOf | None = None,
+    stale: Callable[[Sequence[ResultRow], Sequence[Item]], list[ResultRow]] | None = None,
 ) -> list[GroupSummary]:
     """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field.
 
-    ``native_range``: see :func:`write_report` (the CLI passes the metric registry's).
+    ``native_range``: see :func:`write_report` (the CLI passes the metric registry's). ``stale`` finds
+    the rows whose inputs changed since they were computed (:func:`robojudge.run.stale_rows`, which
+    the CLI passes); they are left out of the summary, which says so.
     """
     suite = load_suite(manifest, strict=False)
     group_of = group_by_field(suite.items, by)
     with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"
         clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
+        left_out = stale(store.rows(), suite.items) if stale is not None else []
         return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips,
-                            native_range=native_range, columns=item_columns(suite.items))
+                            native_range=native_range, columns=item_columns(suite.items), stale=left_out)

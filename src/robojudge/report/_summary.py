@@ -149,6 +149,16 @@ def _several(summaries: Sequence[GroupSummary]) -> set[str]:
     return {m for m, k in keys.items() if len(k) > 1}
 
 
+def stale_note(stale: Sequence[ResultRow]) -> str | None:
+    """The line that says how many results a report or a leaderboard left out as stale, or None."""
+    if not stale:
+        return None
+    n, items = len(stale), len({r.item_id for r in stale})
+    return (f"{n} stored result{'s' if n != 1 else ''} of {items} item{'s' if items != 1 else ''} left "
+            "out: their inputs (video, reference, instruction...) changed since they were computed; run "
+            "the same `robojudge score` (or `judge`) again to compute them anew")
+
+
 def write_report(
     store: ResultStore,
     out_dir: str | Path,
@@ -159,6 +169,7 @@ def write_report(
     native_range: RangeOf | None = None,
     cluster_of: Mapping[str, str] | None = None,
     columns: Mapping[str, Callable[[ResultRow], str | None]] | None = None,
+    stale: Sequence[ResultRow] = (),
 ) -> list[GroupSummary]:
     """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``.
 
@@ -173,15 +184,20 @@ def write_report(
     are in ``results.csv`` and ``errors.csv`` but not in the summary, which is per item. A metric
     configuration that failed on every item (no ok row) is left out of the summary too, and
     ``summary.md`` names it with its first error; its rows stay in ``errors.csv``.
+
+    ``stale`` rows (their inputs changed since they were computed: :func:`robojudge.run.stale_rows`)
+    are left out of the summary, which says how many; ``results.csv`` keeps them.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = store.rows()
     export_results(store, out / "results.csv", "csv", columns=columns)
-    per_item = [r for r in rows if r.item_id in group_of] if group_of else rows
+    gone = {r.key for r in stale}
+    outside = [r for r in rows if group_of and r.item_id not in group_of]
+    per_item = [r for r in rows if (r.item_id in group_of if group_of else True) and r.key not in gone]
     hidden = failed_everywhere(per_item)
-    gone = {h.key for h in hidden}
-    shown = [r for r in per_item if SeriesKey(r.metric, r.config_hash, r.version) not in gone]
+    failed = {h.key for h in hidden}
+    shown = [r for r in per_item if SeriesKey(r.metric, r.config_hash, r.version) not in failed]
     summaries = summarize(shown, group_of, native_range=native_range, cluster_of=cluster_of)
     fields = list(GroupSummary.__dataclass_fields__)
     with (out / "summary.csv").open("w", newline="") as f:
@@ -198,8 +214,10 @@ def write_report(
                 w2.writerow([r.item_id, r.metric, r.config_hash, r.error])
     n_err = sum(r.status != "ok" for r in rows)
     md = f"# {md_escape(title)}\n\n{len(rows)} results, {n_err} failed.\n\n"
-    if len(per_item) < len(rows):
-        md += (f"{len(rows) - len(per_item)} results belong to ids that are not items of the suite "
+    if stale:
+        md += f"{stale_note(stale)}.\n\n"
+    if outside:
+        md += (f"{len(outside)} results belong to ids that are not items of the suite "
                "(set-level results such as FVD, or another suite's items); they are in results.csv, not "
                "in this summary.\n\n")
     labels = {x.key: x.label for x in label_series(split_series(shown))}

@@ -5,10 +5,8 @@ from robojudge.run._api import (
     SuiteResults,
     SuiteRun,
     build_requests,
-    default_run_dir,
     load_suite_results,
     score_suite,
-    suite_store_url,
 )
 from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
 from robojudge.run._export import export_run
@@ -44,7 +42,15 @@ from robojudge.run._score import (
     score_items,
 )
 from robojudge.run._sets import SetRunSummary, score_set_suite, score_sets_into
-from robojudge.run._status import MetricStatus, StaleResult, StoreStatus, results_status, status_suite
+from robojudge.run._status import (
+    MetricStatus,
+    StaleResult,
+    StoreStatus,
+    results_status,
+    stale_rows,
+    status_suite,
+)
+from robojudge.run._where import default_run_dir, suite_store_url
 
 __all__ = [
     "ImportProblem",
@@ -89,6 +95,7 @@ __all__ = [
     "make_executor",
     "plan_tasks",
     "results_status",
+    "stale_rows",
     "score_items",
     "score_set_suite",
     "score_sets_into",

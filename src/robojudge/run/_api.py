@@ -17,10 +17,11 @@ from robojudge.metrics import (
     takes_frame_options,
 )
 from robojudge.run._executor import Executor, make_executor
-from robojudge.run._filehash import UNAVAILABLE, file_digest
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
-from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
-from robojudge.suite import Item, ManifestError, ManifestProblem, Suite, iter_suite, load_suite
+from robojudge.run._status import stale_rows
+from robojudge.run._where import default_run_dir, raise_if_no_items, refuse_shared_ids, suite_store_url
+from robojudge.store import ResultRow, ResultStore, default_db_url
+from robojudge.suite import Item, ManifestProblem, Suite, iter_suite, load_suite
 
 STREAM_BLOCK = 2_000
 """Manifest records read, planned and scheduled at a time by :func:`score_suite`."""
@@ -40,27 +41,6 @@ class SuiteRun:
     profile_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def default_run_dir(manifest: str | Path) -> Path:
-    """``runs/<manifest file name without suffix>`` under the current folder."""
-    return Path("runs") / Path(manifest).stem
-
-
-def suite_store_url(manifest: str | Path, db: str | None = None) -> str:
-    """The result store of a manifest's run: ``db``, else ``runs/<manifest name>/results.sqlite``.
-
-    Raises:
-        StoreError: No ``db`` was given and the default store does not exist; the message says how to
-            make one.
-    """
-    if db is not None:
-        return db
-    run_dir = default_run_dir(manifest)
-    where = run_dir / "results.sqlite"
-    if not where.exists():
-        raise StoreError(f"no result store at {where}; pass --db or run `robojudge score` first")
-    return default_db_url(run_dir)
-
-
 @dataclass(frozen=True)
 class SuiteResults:
     """A manifest's usable items and the current rows of its store (:func:`load_suite_results`)."""
@@ -68,10 +48,16 @@ class SuiteResults:
     db_url: str
     items: list[Item]
     rows: list[ResultRow]
+    #: Rows left out of ``rows`` because their inputs changed since (:func:`robojudge.run.stale_rows`).
+    stale: list[ResultRow] = field(default_factory=list)
+    #: Manifest rows left out because they do not validate.
+    problems: list[ManifestProblem] = field(default_factory=list)
 
 
 def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResults:
-    """Read a manifest and the current rows of its store (:func:`suite_store_url`), read-only.
+    """Read a manifest and the current rows of its store (:func:`suite_store_url`), read-only. Rows
+    whose inputs changed since they were computed are left out (``stale``; the next ``robojudge score``
+    recomputes them), and so are the manifest rows that do not validate (``problems``).
 
     Raises:
         StoreError: No store (see :func:`suite_store_url`), or it cannot be read.
@@ -79,12 +65,17 @@ def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResu
         ValueError: The manifest has no usable item.
     """
     url = suite_store_url(manifest, db)
-    items = list(load_suite(manifest, strict=False).items)
+    suite = load_suite(manifest, strict=False)
+    items = list(suite.items)
     with ResultStore(url, read_only=True) as store:
         rows = store.rows()
     if not items:
         raise ValueError(f"{manifest}: no usable items (see `robojudge suite validate`)")
-    return SuiteResults(url, items, rows)
+    stale = stale_rows(rows, items)
+    if stale:
+        gone = {id(r) for r in stale}
+        rows = [r for r in rows if id(r) not in gone]
+    return SuiteResults(url, items, rows, stale, [p for p in suite.problems if p.severity == "error"])
 
 
 def build_requests(
@@ -198,56 +189,6 @@ def score_suite(
         )
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied, profile_settings=own)
-
-
-def refuse_shared_ids(store: ResultStore, manifest: str | Path, items: Sequence[Item]) -> None:
-    """Refuse to write results of ``manifest`` into a store that holds those of another manifest which
-    still exists and gives one of the same item ids another video (other content).
-
-    The default store is named after the manifest (``runs/<name>``), so two experiments whose manifests
-    share a name (``exp1/videos.jsonl``, ``exp2/videos.jsonl``) meet in one store. Results are keyed by
-    item id, so each run would take the other's results for stale and replace them, and a report of
-    either would show whichever ran last. Several manifests of different items (one per generator)
-    share a store as before, and so does a suite that was moved or copied (same content).
-
-    Raises:
-        ValueError: Naming both manifests, the item, its two videos and how to give this one a store.
-    """
-    me = Path(manifest).expanduser().resolve()
-    mine = {it.item_id: it for it in items}
-    for path, _ in store.manifests():
-        if path == me or not path.is_file():
-            continue
-        try:
-            theirs = load_suite(path, strict=False).items
-        except (ManifestError, OSError, ValueError):
-            continue  # a manifest that cannot be read now claims nothing
-        for other in theirs:
-            it = mine.get(other.item_id)
-            if it is None or it.video == other.video:
-                continue
-            digests = file_digest(it.video), file_digest(other.video)
-            if digests[0] == digests[1] or any(d in UNAVAILABLE for d in digests):
-                continue
-            own = f"runs/{me.parent.name}-{me.stem}" if me.parent.name else f"runs/{me.stem}-2"
-            raise ValueError(
-                f"{store.url} holds results of another manifest, {path}, whose item {it.item_id!r} is "
-                f"another video ({other.video}) than in {manifest} ({it.video}): results are kept by item "
-                f"id, so the two would replace each other's. Give this manifest a store of its own: "
-                f"--run-dir {own} (or --db)")
-
-
-def raise_if_no_items(suites: Sequence[Suite]) -> None:
-    """Refuse a manifest of which no row validates (every block of it is in ``suites``), before a store is
-    made: scoring it would do nothing, and a script would read the run as a success.
-
-    Raises:
-        ManifestError: With the rows' problems (or "manifest has no items" for an empty one).
-    """
-    if any(s.items for s in suites):
-        return
-    errors = [p for s in suites for p in s.problems if p.severity == "error"]
-    raise ManifestError(errors or [p for s in suites for p in s.problems])
 
 
 def _items(suites: Iterator[Suite], problems: list[ManifestProblem]) -> Iterator[list[Item]]:

@@ -32,7 +32,6 @@ from robojudge.judges import (
     make_backend,
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
-from robojudge.run._api import default_run_dir, raise_if_no_items, refuse_shared_ids
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._fingerprint import Fingerprints
 from robojudge.run._judge_rows import (
@@ -44,6 +43,7 @@ from robojudge.run._judge_rows import (
     judge_one,
 )
 from robojudge.run._plan import Pending, plan_pending
+from robojudge.run._where import default_run_dir, raise_if_no_items, refuse_shared_ids
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import DecoderPool, shared_decoder

@@ -304,7 +304,7 @@ def score_set_suite(
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
-    from robojudge.run._api import default_run_dir, raise_if_no_items, refuse_shared_ids
+    from robojudge.run._where import default_run_dir, raise_if_no_items, refuse_shared_ids
 
     choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
     suite = load_suite(manifest, strict=False)

@@ -24,7 +24,7 @@ rows took to compute (total and median of their ``duration_s``; imported rows to
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,6 +153,22 @@ class _Expected:
         return self._sets[cache_key]
 
 
+def stale_rows(rows: Iterable[ResultRow], items: Sequence[Item]) -> list[ResultRow]:
+    """The current rows among ``rows`` whose inputs changed since they were computed: the *stale* rows
+    of :func:`results_status`, which the next run recomputes. Their values describe files that are no
+    longer there, so a report or a leaderboard leaves them out. Rows without a fingerprint, of ids
+    ``items`` does not hold, or whose inputs cannot be read now are not stale."""
+    expected = _Expected(items)
+    out = []
+    for row in rows:
+        if not row.current or not row.fingerprint:
+            continue
+        want = expected(row)
+        if want is not None and want.value != row.fingerprint and not want.unavailable:
+            out.append(row)
+    return out
+
+
 def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreStatus:
     """Compare every current row of ``store`` with the inputs of ``items`` as they are now.
 
@@ -224,7 +240,7 @@ def status_suite(
 
     The store is opened read-only; it must exist.
     """
-    from robojudge.run._api import default_run_dir
+    from robojudge.run._where import default_run_dir
 
     suite = load_suite(manifest, strict=False)
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))

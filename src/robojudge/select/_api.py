@@ -182,11 +182,13 @@ def best_of_n(
 def best_of_n_suite(manifest: str | Path, *, db: str | None = None, **kwargs: Any) -> BestOfN:
     """:func:`best_of_n` on a suite manifest and its store (``runs/<manifest>/results.sqlite`` by
     default, read-only), or on a run folder (its store, and every manifest behind it:
-    :func:`robojudge.report.load_run_results`). Keyword arguments go to :func:`best_of_n`."""
+    :func:`robojudge.report.load_run_results`). Results whose inputs changed since they were computed
+    are left out (:func:`robojudge.run.stale_rows`). Keyword arguments go to :func:`best_of_n`."""
     if Path(manifest).is_dir():
         from robojudge.report import load_run_results
+        from robojudge.run import stale_rows
 
-        run = load_run_results(manifest, db)
+        run = load_run_results(manifest, db, stale=stale_rows)
         return best_of_n(run.items, run.rows, **kwargs)
     from robojudge.run import load_suite_results
 

@@ -1,0 +1,81 @@
+"""Where a manifest's results go, and what a manifest must be for a run to write there."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from robojudge.run._filehash import UNAVAILABLE, file_digest
+from robojudge.store import ResultStore, StoreError, default_db_url
+from robojudge.suite import Item, ManifestError, Suite, load_suite
+
+
+def default_run_dir(manifest: str | Path) -> Path:
+    """``runs/<manifest file name without suffix>`` under the current folder."""
+    return Path("runs") / Path(manifest).stem
+
+
+def suite_store_url(manifest: str | Path, db: str | None = None) -> str:
+    """The result store of a manifest's run: ``db``, else ``runs/<manifest name>/results.sqlite``.
+
+    Raises:
+        StoreError: No ``db`` was given and the default store does not exist; the message says how to
+            make one.
+    """
+    if db is not None:
+        return db
+    run_dir = default_run_dir(manifest)
+    where = run_dir / "results.sqlite"
+    if not where.exists():
+        raise StoreError(f"no result store at {where}; pass --db or run `robojudge score` first")
+    return default_db_url(run_dir)
+
+
+def refuse_shared_ids(store: ResultStore, manifest: str | Path, items: Sequence[Item]) -> None:
+    """Refuse to write results of ``manifest`` into a store that holds those of another manifest which
+    still exists and gives one of the same item ids another video (other content).
+
+    The default store is named after the manifest (``runs/<name>``), so two experiments whose manifests
+    share a name (``exp1/videos.jsonl``, ``exp2/videos.jsonl``) meet in one store. Results are keyed by
+    item id, so each run would take the other's results for stale and replace them, and a report of
+    either would show whichever ran last. Several manifests of different items (one per generator)
+    share a store as before, and so does a suite that was moved or copied (same content).
+
+    Raises:
+        ValueError: Naming both manifests, the item, its two videos and how to give this one a store.
+    """
+    me = Path(manifest).expanduser().resolve()
+    mine = {it.item_id: it for it in items}
+    for path, _ in store.manifests():
+        if path == me or not path.is_file():
+            continue
+        try:
+            theirs = load_suite(path, strict=False).items
+        except (ManifestError, OSError, ValueError):
+            continue  # a manifest that cannot be read now claims nothing
+        for other in theirs:
+            it = mine.get(other.item_id)
+            if it is None or it.video == other.video:
+                continue
+            digests = file_digest(it.video), file_digest(other.video)
+            if digests[0] == digests[1] or any(d in UNAVAILABLE for d in digests):
+                continue
+            own = f"runs/{me.parent.name}-{me.stem}" if me.parent.name else f"runs/{me.stem}-2"
+            raise ValueError(
+                f"{store.url} holds results of another manifest, {path}, whose item {it.item_id!r} is "
+                f"another video ({other.video}) than in {manifest} ({it.video}): results are kept by item "
+                f"id, so the two would replace each other's. Give this manifest a store of its own: "
+                f"--run-dir {own} (or --db)")
+
+
+def raise_if_no_items(suites: Sequence[Suite]) -> None:
+    """Refuse a manifest of which no row validates (every block of it is in ``suites``), before a store is
+    made: scoring it would do nothing, and a script would read the run as a success.
+
+    Raises:
+        ManifestError: With the rows' problems (or "manifest has no items" for an empty one).
+    """
+    if any(s.items for s in suites):
+        return
+    errors = [p for s in suites for p in s.problems if p.severity == "error"]
+    raise ManifestError(errors or [p for s in suites for p in s.problems])
