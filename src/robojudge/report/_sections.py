@@ -192,7 +192,8 @@ def overview_section(inp: ReportInput) -> Section:
     n_err = sum(r.status != "ok" for r in rows)
     label = "generator" if inp.items else "group"
     ci = (f"{0.95:.0%} cluster-bootstrap percentile intervals ({inp.bootstrap} replicates, clips resampled "
-          "within sources), which stay inside the values' range" if inp.bootstrap else "no intervals")
+          "within sources), which stay inside the values' range; a group of one clip has none"
+          if inp.bootstrap else "no intervals")
     sec.intro = (f"{len(rows)} stored results ({n_err} failed) over {len({r.item_id for r in rows})} items "
                  f"and {len(series)} metric or judge-rubric configurations; {len(inp.labelled)} items carry "
                  "PA/IA labels. "
@@ -217,7 +218,9 @@ def overview_section(inp: ReportInput) -> Section:
             for g in groups:
                 m = means[g][k]
                 # A percentile interval of bootstrap means lies within the observed values: no cut needed.
-                cells.append(Cell(m.mean, m.low, m.high, digits=2,
+                # One clip has nothing to resample: its interval would be the mean itself, so none is shown.
+                low, high = (m.low, m.high) if m.n_clusters > 1 else (math.nan, math.nan)
+                cells.append(Cell(m.mean, low, high, digits=2,
                                   small=m.n > 0 and is_small(m.n, m.n_clusters)) if m.n else text(""))
             table.add([text(s.label), text(_range_text(rng)), text(len(s.values)), text(len(s.failed)),
                        text(len(s.unscored)), *cells])
