@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _ann_data import SuiteFiles, label_through
+from _ann_data import SuiteFiles, label_through, make_suite
 from typer.testing import CliRunner
 
 from robojudge.annotate import AnnotationService
@@ -133,6 +133,7 @@ def test_commands_end_to_end(suite_files: SuiteFiles, tmp_path: Path) -> None:
 
 def test_errors_exit_2_with_a_message(suite_files: SuiteFiles, tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/a.sqlite"
+    rj("init", suite_files.manifest, "--db", db, "--name", "p")
     res = runner.invoke(app, ["annotate", "assign", "--db", db, "-p", "nope", "--to", "x"])
     assert res.exit_code == 2 and "no annotation project named 'nope'" in res.output
     res = runner.invoke(app, ["annotate", "add-annotator", "bad name", "--db", db])
@@ -170,3 +171,127 @@ def test_add_example(suite_files: SuiteFiles, tmp_path: Path) -> None:
         ],
     )
     assert res.exit_code == 2 and "axis 'xx'" in res.output
+
+
+def _project(suite_files: SuiteFiles, tmp_path: Path) -> str:
+    db = f"sqlite:///{tmp_path}/a.sqlite"
+    rj("init", suite_files.manifest, "--db", db, "--name", "p")
+    for name, role in (("alice", "annotator"), ("bob", "annotator"), ("carol", "reviewer")):
+        rj("add-annotator", name, "--db", db, "--role", role, "--password", input=f"{PW}\n{PW}\n")
+    return db
+
+
+def test_commands_on_a_missing_database_create_nothing(suite_files: SuiteFiles, tmp_path: Path) -> None:
+    """A mistyped --db used to leave a new, empty 128 KB database behind."""
+    db = tmp_path / "typo.sqlite"
+    (tmp_path / "d.jsonl").write_text('{"item_id": "x", "pa": {"label": 3}}\n')
+    for args in (
+        ["status"],
+        ["export", "--out", tmp_path / "o.jsonl"],
+        ["export", "-f", "scores", "--out", tmp_path / "sc"],
+        ["assign", "--to", "alice"],
+        ["import-drafts", tmp_path / "d.jsonl"],
+        ["round", "status", "r1"],
+    ):
+        res = runner.invoke(app, ["annotate", *map(str, args), "--db", str(db), "-p", "p"])
+        assert res.exit_code == 2, (args, res.output)
+        assert (
+            res.output == f"error: database file {db} does not exist (robojudge annotate init creates one)\n"
+        )
+        assert not db.exists() and not (tmp_path / "o.jsonl").exists()
+    assert "6 items" in rj("init", suite_files.manifest, "--db", db, "--name", "p")
+    assert db.is_file()
+
+
+def test_export_errors_print_one_line(suite_files: SuiteFiles, tmp_path: Path) -> None:
+    db = _project(suite_files, tmp_path)
+
+    def error(*args: object) -> str:
+        res = runner.invoke(app, ["annotate", "export", "--db", db, "-p", "p", *map(str, args)])
+        assert res.exit_code == 2
+        assert res.output.count("error:") == 1, res.output  # was a second line: "error: 2"
+        return res.output
+
+    assert error("-f", "csv", "--out", tmp_path / "x") == (
+        "error: --format 'csv': use manifest, scores or labelstudio\n"
+    )
+    assert "rater 'nobody': no annotator of that name" in error("--rater", "nobody", "--out", tmp_path / "x")
+    assert "--rater is for --format manifest" in error(
+        "-f", "scores", "--rater", "alice", "--out", tmp_path / "x"
+    )
+    assert "--media-url is for --format labelstudio" in error(
+        "--media-url", "https://x", "--out", tmp_path / "x"
+    )
+    # A suite of its own: a regression here would empty the file.
+    own = make_suite(tmp_path / "own", n=1)
+    rj("init", own.manifest, "--db", db, "--name", "own")
+    suite = own.manifest.read_bytes()
+    res = runner.invoke(app, ["annotate", "export", "--db", db, "-p", "own", "--out", str(own.manifest)])
+    assert res.exit_code == 2 and res.output.count("error:") == 1
+    assert "is the project's suite manifest: writing the export there would replace it" in res.output
+    assert own.manifest.read_bytes() == suite
+
+
+def test_scores_export_says_which_rows_it_left_out(suite_files: SuiteFiles, tmp_path: Path) -> None:
+    """The audit's case: without adjudication alice's primary label is the final one; comparing her
+    with it gave her a perfect agreement."""
+    db = _project(suite_files, tmp_path)
+
+    def ann(rater: str, kind: str, pa: int, ia: int) -> dict[str, object]:
+        result = [{"from_name": axis, "value": {"rating": v}} for axis, v in (("pa", pa), ("ia", ia))]
+        return {"meta": {"robojudge_rater": rater, "robojudge_kind": kind}, "result": result}
+
+    tasks = [
+        {
+            "data": {"item_id": suite_files.item_ids[1]},
+            "annotations": [ann("alice", "label", 5, 5), ann("carol", "review", 1, 1)],
+        },
+        {
+            "data": {"item_id": suite_files.item_ids[2]},
+            "annotations": [ann("alice", "label", 2, 3), ann("carol", "review", 5, 5)],
+        },
+    ]
+    (tmp_path / "ls.json").write_text(json.dumps(tasks))
+    assert "4 labels imported" in rj("import-labelstudio", tmp_path / "ls.json", "--db", db, "-p", "p")
+    out = rj("export", "--db", db, "-p", "p", "-f", "scores", "--out", tmp_path / "sc")
+    assert "4 rows left out of raters.csv: their item's final label is that rater's own primary label" in out
+    raters = (tmp_path / "sc" / "raters.csv").read_text().splitlines()
+    assert raters[0] == "judge,item_id,axis,score" and {r.split(",")[0] for r in raters[1:]} == {"carol"}
+    assert len(raters) == 1 + 4
+
+
+def test_admin_commands_check_their_input(suite_files: SuiteFiles, tmp_path: Path) -> None:
+    db = _project(suite_files, tmp_path)
+
+    def error(*args: object) -> str:
+        res = runner.invoke(app, ["annotate", *map(str, args)])
+        assert res.exit_code == 2 and res.output.count("error:") == 1, res.output
+        return res.output
+
+    for bad in ("80", "-1", "nan"):
+        out = error(
+            "round",
+            "create",
+            "r1",
+            "--db",
+            db,
+            "-p",
+            "p",
+            "--to",
+            "alice",
+            "--to",
+            "bob",
+            "--item",
+            suite_files.item_ids[1],
+            "--threshold",
+            bad,
+        )
+        assert "pass threshold must be within 0-1" in out
+    rj("update-annotator", "bob", "--db", db, "--inactive")
+    assert "'bob': inactive" in error("assign", "--db", db, "-p", "p", "--to", "alice", "--to", "bob")
+    example = suite_files.item_ids[5]
+    rj("add-example", example, "--db", db, "-p", "p", "--axis", "pa", "--score", "2", "--text", "melts")
+    out = error("assign", "--db", db, "-p", "p", "--to", "alice", "--item", example)
+    assert f"{example!r}: reference example(s) of 'p', never dealt as tasks" in out
+    # Without --item the example is left out as before.
+    assert "5 label tasks assigned" in rj("assign", "--db", db, "-p", "p", "--to", "alice")

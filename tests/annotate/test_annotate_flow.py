@@ -315,6 +315,51 @@ def test_model_draft_fields_recorded(project: str, suite_files: SuiteFiles, tmp_
         assert last.from_draft == {"pa": True, "ia": False}
 
 
+@SQLITE_ONLY
+def test_model_drafts_are_checked_line_by_line(
+    project: str, suite_files: SuiteFiles, tmp_path: object
+) -> None:
+    """A repeated item overwrote the earlier line, a flat ``"pa": 4`` was dropped, ``"label": "4"`` was
+    stored as text, and an unknown item's error gave no line."""
+    import json
+    from pathlib import Path
+
+    from robojudge.annotate import AnnotateError, import_drafts
+
+    one, two = suite_files.item_ids[1], suite_files.item_ids[2]
+    drafts = Path(str(tmp_path)) / "drafts.jsonl"
+
+    def refused(records: list[object], match: str) -> None:
+        drafts.write_text("".join(json.dumps(r) + "\n" for r in records))
+        with pytest.raises(AnnotateError, match=match):
+            import_drafts(project, "p", drafts)
+
+    good = {"item_id": one, "pa": {"label": 4}}
+    refused(
+        [good, {"item_id": two, "ia": {"label": 2}}, {"item_id": one, "pa": {"label": 2}}],
+        rf"drafts\.jsonl:3: item '{one}': a second draft for it \(the first is on line 1\)",
+    )
+    refused(
+        [{"item_id": one, "pa": 4}],
+        rf"drafts\.jsonl:1: item '{one}' field pa: expected an object holding the proposal in \"label\"",
+    )
+    for label in ("4", 4.0, True, 0, 6):
+        refused(
+            [good, {"item_id": two, "ia": {"label": label}}],
+            rf"drafts\.jsonl:2: item '{two}' field ia\.label: must be a whole number 1-5, got {label!r}",
+        )
+    refused(
+        [good, good | {"item_id": "nope"}],
+        r"drafts\.jsonl:2: field item_id: 'nope' is not an item of project 'p'",
+    )
+    with AnnotationService(project) as svc, svc.db.read() as conn:
+        stored = [r.model_draft for r in conn.execute(select(s.items.c.model_draft))]
+    assert stored == [None] * len(stored)  # nothing of a refused file is kept
+    # A judge that gave no score drafts nothing for that axis.
+    drafts.write_text(json.dumps({"item_id": one, "pa": {"label": None, "note": "no judge gave a score"}}))
+    assert import_drafts(project, "p", drafts) == 0
+
+
 def test_review_and_adjudication_closed_until_their_inputs_are_submitted(
     project: str, suite_files: SuiteFiles
 ) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _ann_data import SQLITE_ONLY, SuiteFiles, label_through
+from _ann_data import SQLITE_ONLY, SuiteFiles, label_through, make_suite
 from sqlalchemy import select
 
 from robojudge.annotate import (
@@ -77,11 +77,15 @@ def _by_hand(db: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, di
             .where(lb.c.status == "submitted")
         ).all()
     final: dict[str, dict[str, int]] = {}
+    final_by: dict[str, str] = {}
     raters: dict[str, dict[str, dict[str, int]]] = {}
     for r in sorted(rows, key=lambda r: r.kind != "adjudicate"):  # adjudications first
         if r.kind in ("adjudicate", "label") and r.item_id not in final:
             final[r.item_id] = {"pa": r.label_values["pa"], "ia": r.label_values["ia"]}
-        if r.kind in ("label", "review"):
+            final_by[r.item_id] = r.username
+    for r in rows:
+        # A primary label that is its item's final label is not compared with itself.
+        if r.kind in ("label", "review") and final_by[r.item_id] != r.username:
             raters.setdefault(r.username, {})[r.item_id] = {
                 "pa": r.label_values["pa"],
                 "ia": r.label_values["ia"],
@@ -97,6 +101,8 @@ def test_scores_export_gives_meta_agreement_the_database_numbers(
     report = agreement_from_csv(files.raters, files.human, bootstrap=20, seed=1)
     final, raters = _by_hand(db_url)
     assert files.n_items == len(final) == 6
+    # Three items are not adjudicated: their primary label is the final one, left out of raters.csv.
+    assert files.n_self == 3 * 2
     assert set(report.judges) == {"ann1", "ann2", "rev1"}
     for rater, labels in raters.items():
         for axis in ("pa", "ia"):
@@ -141,6 +147,42 @@ def test_manifest_export_is_a_valid_manifest(db_url: str, suite_files: SuiteFile
     # One rater's labels instead: rev1 reviewed every item.
     assert export_manifest(db_url, "p", tmp_path / "rev1.jsonl", rater="rev1") == 6
     assert {it.labels.rater for it in load_suite(tmp_path / "rev1.jsonl").items if it.labels} == {"rev1"}
+    # Primary labels and cross-reviews only, as documented: an adjudicator has none (adj1 adjudicated 3).
+    assert export_manifest(db_url, "p", tmp_path / "adj1.jsonl", rater="adj1") == 0
+    with pytest.raises(AnnotateError, match=r"rater 'nobody': no annotator of that name"):
+        export_manifest(db_url, "p", tmp_path / "nobody.jsonl", rater="nobody")
+    assert not (tmp_path / "nobody.jsonl").exists()
+
+
+@SQLITE_ONLY
+def test_a_failed_export_leaves_its_output_and_the_suite_alone(db_url: str, tmp_path: Path) -> None:
+    """The manifest export truncated its output before reading the suite: ``--out`` naming the suite
+    emptied it. Now everything is read first and the file replaced in one step."""
+    suite = make_suite(tmp_path / "suite", n=2)  # a copy of its own: this test aims at the suite file
+    init_project(suite.manifest, db_url, "p")
+    before = suite.manifest.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(suite.manifest)
+    for out in (suite.manifest, link, tmp_path / "suite" / ".." / "suite" / "suite.jsonl"):
+        with pytest.raises(AnnotateError, match=r"is the project's suite manifest: writing the export there"):
+            export_manifest(db_url, "p", out)
+        with pytest.raises(AnnotateError, match=r"is the project's suite manifest"):
+            export_labelstudio(db_url, "p", out)
+    assert suite.manifest.read_bytes() == before
+    # A suite that cannot be read: the earlier exports stay as they were.
+    manifest, ls, scores = tmp_path / "out.jsonl", tmp_path / "ls.json", tmp_path / "scores"
+    assert export_manifest(db_url, "p", manifest) == 0
+    export_labelstudio(db_url, "p", ls)
+    export_scores(db_url, "p", scores)
+    kept = {p: p.read_bytes() for p in (manifest, ls, scores / "human.csv", scores / "raters.csv")}
+    suite.manifest.rename(tmp_path / "moved.jsonl")
+    for export, out in ((export_manifest, manifest), (export_labelstudio, ls), (export_scores, scores)):
+        with pytest.raises(AnnotateError, match=r"cannot read the project's suite"):
+            export(db_url, "p", out)
+    assert {p: p.read_bytes() for p in kept} == kept
+    assert sorted(x.name for x in tmp_path.iterdir() if x.name.endswith(".tmp")) == []
+    with pytest.raises(AnnotateError, match=r"scores is a folder: give a file name"):
+        export_manifest(db_url, "p", scores)
 
 
 def _strip(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -205,10 +247,15 @@ def test_labelstudio_import_errors_name_task_annotation_and_field(
             1 + d[0]["annotations"][0]["result"][0]["value"]["rating"] % 5
         )
 
-    attempt(score_7, r"task 1 \(item .*\) annotation 0: field pa: 7 is outside 1-5")
-    attempt(unknown_item, r"task 2: field data.item_id: 'nope' is not an item")
-    attempt(stranger, r"task 0 .* annotation 0: annotator 'mallory' is not in the database")
-    attempt(changed, r"task 0 .* annotation 0: this item's \w+ is already submitted with different values")
+    # Tasks go by their "id" (the export numbers them from 1), annotations without one by list place.
+    attempt(score_7, r"task 2 \(item .*\) annotation \[0\]: field pa: 7 is outside 1-5")
+    attempt(unknown_item, r"task 3: field data.item_id: 'nope' is not an item")
+    attempt(stranger, r"task 1 .* annotation \[0\]: annotator 'mallory' is not in the database")
+    attempt(
+        changed,
+        r"task 1 .* annotation \[0\]: this item's \w+ is already submitted with different "
+        r"values: field pa: \d stored, \d here$",
+    )
     binary = tmp_path / "export.bin"
     binary.write_bytes(b"[\xa2\xfb" + bytes(range(256)))  # was a UnicodeDecodeError traceback
     with pytest.raises(AnnotateError, match=r"export\.bin: cannot read Label Studio JSON: 'utf-8' codec"):
@@ -259,7 +306,14 @@ def test_labelstudio_native_annotations(db_url: str, suite_files: SuiteFiles, tm
     assert (lab.item_id, lab.rater, lab.kind) == (suite_files.item_ids[4], "ann@lab.example", "label")
     assert (lab.values.pa, lab.values.ia, lab.values.checklist["goal_completion"]) == (2, None, 1)
     assert lab.values.evidence == "line one\nline two"
-    tasks[0]["annotations"][0]["completed_by"] = 3  # a bare user id says nothing we can map
+    tasks[0]["annotations"][0]["completed_by"] = 3  # Label Studio's user id: nothing robojudge can map
     path.write_text(json.dumps(tasks))
-    with pytest.raises(AnnotateError, match=r"task 0 .* annotation 0: cannot tell who annotated"):
+    with pytest.raises(
+        AnnotateError,
+        match=r"task 7 .* annotation 1: field completed_by: 3 is a Label Studio user id, which robojudge "
+        r"cannot map .* meta\.robojudge_rater",
+    ):
         import_labelstudio(db_url, "p", path)
+    tasks[0]["annotations"][0]["meta"] = {"robojudge_rater": "ann@lab.example"}
+    path.write_text(json.dumps(tasks))
+    assert import_labelstudio(db_url, "p", path) == 0  # the same label, named through meta

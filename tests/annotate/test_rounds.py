@@ -204,3 +204,20 @@ def test_feedback_visibility(project: str, suite_files: SuiteFiles) -> None:
         # The trainee reads the other's reasoning, not who wrote it (the evidence text here names them only
         # because the test wrote it so).
         assert {(d.evidence_a or "")[:6] for d in mine.disagreements} == {"a says"}
+
+
+@SQLITE_ONLY
+def test_round_threshold_and_trainees_are_checked(project: str, suite_files: SuiteFiles) -> None:
+    """``init --pass-threshold`` was range-checked, a round's own threshold was not (80 was taken)."""
+    from robojudge.annotate import update_annotator
+
+    items = list(suite_files.item_ids[:2])
+    for bad in (80.0, -1.0, 1.01, float("nan")):
+        with pytest.raises(AnnotateError, match=r"pass threshold must be within 0-1, got"):
+            create_round(project, "p", "r1", ["a", "b"], items, threshold=bad)
+    update_annotator(project, "c", active=False)
+    with pytest.raises(AnnotateError, match=r"'c': inactive"):
+        create_round(project, "p", "r1", ["a", "c"], items)
+    with pytest.raises(AnnotateError, match=r"'c': inactive"):
+        assign(project, "p", ["a", "c"])
+    assert create_round(project, "p", "r1", ["a", "b"], items, threshold=1.0) == 4

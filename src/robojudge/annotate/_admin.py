@@ -34,13 +34,14 @@ RoboJudge's annotators reached 92.1% within one in their fourth round (App. A.1,
 between their first (76.2%) and last round."""
 
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
-_REVIEW_ROLES = ("reviewer", "adjudicator", "admin")
-_ADJUDICATE_ROLES = ("adjudicator", "admin")
+REVIEW_ROLES = ("reviewer", "adjudicator", "admin")
+ADJUDICATE_ROLES = ("adjudicator", "admin")
 
 
 @contextmanager
-def open_service(db: str | os.PathLike[str]) -> Iterator[AnnotationService]:
-    svc = AnnotationService(db)
+def open_service(db: str | os.PathLike[str], *, create: bool = False) -> Iterator[AnnotationService]:
+    """The service on ``db``; a missing SQLite file is created only with ``create``."""
+    svc = AnnotationService(db, create=create)
     try:
         yield svc
     finally:
@@ -142,7 +143,7 @@ def init_project(
         if item.initial_frame:
             media.append({"role": "initial_frame", "kind": "image", "view": None, "path": item.initial_frame})
         media_rows.append({"media": media})
-    with open_service(db) as svc, svc.db.write() as conn:
+    with open_service(db, create=True) as svc, svc.db.write() as conn:
         if conn.execute(select(s.projects.c.id).where(s.projects.c.name == name)).first() is not None:
             raise AnnotateError(f"an annotation project named {name!r} already exists in {svc.db.url}")
         pid = conn.execute(
@@ -184,7 +185,7 @@ def add_annotator(
         hashed = hash_password(password) if password is not None else None
     except ValueError as exc:
         raise AnnotateError(str(exc)) from None
-    with open_service(db) as svc, svc.db.write() as conn:
+    with open_service(db, create=True) as svc, svc.db.write() as conn:
         if conn.execute(select(s.annotators.c.id).where(s.annotators.c.username == username)).first():
             raise AnnotateError(f"annotator {username!r} already exists")
         conn.execute(
@@ -244,6 +245,14 @@ def _annotator_rows(conn: Connection, usernames: Sequence[str]) -> list[Any]:
             f"no annotator named {', '.join(map(repr, missing))} (robojudge annotate add-annotator)"
         )
     return [rows[u] for u in usernames]
+
+
+def _refuse_inactive(people: Sequence[Any]) -> None:
+    off = [p.username for p in people if not p.active]
+    if off:
+        raise AnnotateError(
+            f"{', '.join(map(repr, off))}: inactive (robojudge annotate update-annotator --active first)"
+        )
 
 
 def item_rows(conn: Connection, project_id: int, item_ids: Sequence[str] | None) -> list[Any]:
@@ -339,8 +348,9 @@ def assign(
         The number of tasks created.
 
     Raises:
-        AnnotateError: Unknown kind, user or item; a role that may not do ``kind``; untrained annotators;
-            or no eligible annotator for some item.
+        AnnotateError: Unknown kind, user or item; an inactive annotator; a role that may not do ``kind``;
+            untrained annotators; a named item that is a reference example; or no eligible annotator for
+            some item.
     """
     if kind not in ("label", "review", "adjudicate"):
         raise AnnotateError(f"kind {kind!r} is not one of label, review, adjudicate (practice: create_round)")
@@ -350,7 +360,8 @@ def assign(
         prow = project_row(conn, project)
         seed = prow.seed if seed is None else seed
         people = _annotator_rows(conn, list(dict.fromkeys(usernames)))
-        allowed = {"review": _REVIEW_ROLES, "adjudicate": _ADJUDICATE_ROLES}.get(kind)
+        _refuse_inactive(people)
+        allowed = {"review": REVIEW_ROLES, "adjudicate": ADJUDICATE_ROLES}.get(kind)
         wrong = [p.username for p in people if allowed and p.role not in allowed]
         if wrong:
             raise AnnotateError(
@@ -376,11 +387,14 @@ def assign(
             r.item_id
             for r in conn.execute(select(s.examples.c.item_id).where(s.examples.c.project_id == prow.id))
         }
-        todo = [
-            it
-            for it in item_rows(conn, prow.id, items)
-            if kind not in held.get(it.id, {}) and it.id not in pinned
-        ]
+        wanted = item_rows(conn, prow.id, items)
+        shown = [it.item_id for it in wanted if it.id in pinned]
+        if items is not None and shown:
+            raise AnnotateError(
+                f"{', '.join(map(repr, shown))}: reference example(s) of {project!r}, never dealt as tasks "
+                "(their scores are shown beside every task)"
+            )
+        todo = [it for it in wanted if kind not in held.get(it.id, {}) and it.id not in pinned]
         random.Random(f"{seed}:{project}:deal:{kind}").shuffle(todo)
         per_user: dict[int, list[Any]] = {p.id: [] for p in people}
         for it in todo:
@@ -410,9 +424,18 @@ def create_round(
 ) -> int:
     """A training round: every named annotator labels every practice item (RoboJudge App. A.1).
 
+    Args:
+        threshold: Within-one agreement needed to pass, 0-1 (default: the project's).
+
     Returns:
         The number of practice tasks created.
+
+    Raises:
+        AnnotateError: A threshold outside 0-1, fewer than two annotators, no items, a taken round name,
+            an unknown or inactive annotator, an unknown item, or a reference example among the items.
     """
+    if threshold is not None and not 0 <= threshold <= 1:
+        raise AnnotateError(f"pass threshold must be within 0-1, got {threshold}")
     if len(set(usernames)) < 2:
         raise AnnotateError("a training round needs at least two annotators to compare")
     if not items:
@@ -432,6 +455,7 @@ def create_round(
             )
         ).inserted_primary_key[0]  # type: ignore[index]
         people = _annotator_rows(conn, list(dict.fromkeys(usernames)))
+        _refuse_inactive(people)
         its = item_rows(conn, prow.id, list(dict.fromkeys(items)))
         pinned = {
             r.item_id

@@ -30,9 +30,16 @@ T = TypeVar("T")
 
 
 class Database:
-    """An engine plus transaction helpers; thread-safe (one connection per transaction)."""
+    """An engine plus transaction helpers; thread-safe (one connection per transaction).
 
-    def __init__(self, url: str | os.PathLike[str]) -> None:
+    Args:
+        url: A SQLAlchemy URL (SQLite or PostgreSQL) or a file path (SQLite).
+        create: Create a SQLite file (and its folder) that does not exist yet. Without it a missing file
+            is an error, so a mistyped ``--db`` of a command that only reads or changes a project does
+            not leave a new, empty database behind.
+    """
+
+    def __init__(self, url: str | os.PathLike[str], *, create: bool = True) -> None:
         try:
             parsed = parse_url(url)
         except StoreError as exc:
@@ -43,6 +50,10 @@ class Database:
         if self.dialect == "sqlite":
             database = parsed.database or ""
             if database and database != ":memory:" and not database.startswith("file:"):
+                if not create and not Path(database).is_file():
+                    raise NotFound(
+                        f"database file {database} does not exist (robojudge annotate init creates one)"
+                    )
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
         else:

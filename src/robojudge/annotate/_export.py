@@ -9,10 +9,13 @@ layout ``meta agreement`` reads, with each annotator as a "judge" of the final l
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import os
-from collections.abc import Iterator
+import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +44,7 @@ class SubmittedLabel:
 
 def submitted_labels(db: str | os.PathLike[str], project: str) -> list[SubmittedLabel]:
     """Every submitted label of the project (primary, cross-review, adjudication, practice), by item."""
-    with AnnotationService(db) as svc, svc.db.read() as conn:
+    with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
         prow = project_row(conn, project)
         a, i, an, lb, r = s.assignments, s.items, s.annotators, s.labels, s.rounds
         rows = conn.execute(
@@ -61,8 +64,12 @@ def submitted_labels(db: str | os.PathLike[str], project: str) -> list[Submitted
 
 def final_labels(db: str | os.PathLike[str], project: str) -> dict[str, SubmittedLabel]:
     """Each labelled item's final label: the adjudication, else the primary label."""
+    return _finals(submitted_labels(db, project))
+
+
+def _finals(labels: list[SubmittedLabel]) -> dict[str, SubmittedLabel]:
     best: dict[str, SubmittedLabel] = {}
-    for lab in submitted_labels(db, project):
+    for lab in labels:
         if lab.kind not in FINAL_PRIORITY:
             continue
         held = best.get(lab.item_id)
@@ -71,15 +78,71 @@ def final_labels(db: str | os.PathLike[str], project: str) -> dict[str, Submitte
     return best
 
 
-def _suite_items(db: str | os.PathLike[str], project: str) -> Iterator[Any]:
+def _suite_items(suite_path: str) -> list[Any]:
     from robojudge.suite import ManifestError, load_suite
 
-    with AnnotationService(db) as svc:
-        suite_path = svc.project(project).suite_path
     try:
-        yield from load_suite(suite_path).items
+        return list(load_suite(suite_path).items)
     except (OSError, ValueError, ManifestError) as exc:
         raise AnnotateError(f"cannot read the project's suite {suite_path}: {exc}") from exc
+
+
+def _suite_path(db: str | os.PathLike[str], project: str) -> str:
+    with AnnotationService(db, create=False) as svc:
+        return svc.project(project).suite_path
+
+
+def check_out(out: Path, suite_path: str) -> None:
+    """Refuse an export file that is a folder, or the project's own suite manifest.
+
+    Raises:
+        AnnotateError: ``out`` is a folder, or the suite file (by path, through a link, or a hard link).
+    """
+    if out.is_dir():
+        raise AnnotateError(f"{out} is a folder: give a file name")
+    suite = Path(suite_path)
+    same = out.resolve() == suite.resolve()
+    with contextlib.suppress(OSError):
+        same = same or (out.exists() and suite.exists() and os.path.samefile(out, suite))
+    if same:
+        raise AnnotateError(
+            f"{out} is the project's suite manifest: writing the export there would replace it; "
+            "choose another file"
+        )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` beside ``path``, then rename it over ``path``: see :func:`write_files`."""
+    write_files({path: text})
+
+
+def write_files(files: Mapping[Path, str]) -> None:
+    """Write each text to a new file beside its path, and once all are written rename them into place.
+
+    Readers see an old file or a whole new one, and a failure leaves every path as it was (short of a
+    rename itself failing).
+
+    Raises:
+        AnnotateError: A path is a folder, or a file cannot be written.
+    """
+    for path in files:
+        if path.is_dir():
+            raise AnnotateError(f"{path} is a folder: give a file name")
+    tmps = {path: path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp") for path in files}
+    path = next(iter(files), Path())
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmps[path], "x", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        for path, tmp in tmps.items():
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise AnnotateError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        for tmp in tmps.values():
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
 
 def manifest_labels(lab: SubmittedLabel) -> dict[str, Any]:
@@ -101,6 +164,9 @@ def export_manifest(
 ) -> int:
     """Write the project's suite as a JSON Lines manifest carrying labels.
 
+    Everything is read before anything is written, and the file is replaced in one step, so a failed
+    export leaves ``out`` as it was.
+
     Args:
         rater: ``None`` for the final labels; a username for that annotator's submitted primary labels
             and cross-reviews.
@@ -108,70 +174,104 @@ def export_manifest(
     Returns:
         How many items carry a label. Paths are written absolute (the manifest may live anywhere).
         Segment verdicts, the label's task kind and any note go under ``meta.annotation``.
+
+    Raises:
+        AnnotateError: ``out`` is the project's suite, ``rater`` is no annotator, the suite cannot be
+            read, or the file cannot be written.
     """
+    path = Path(out)
+    suite_path = _suite_path(db, project)
+    check_out(path, suite_path)
+    labels = submitted_labels(db, project)
     if rater is None:
-        chosen = final_labels(db, project)
+        chosen = _finals(labels)
     else:
+        with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
+            known = conn.execute(select(s.annotators.c.id).where(s.annotators.c.username == rater)).first()
+        if known is None:
+            raise AnnotateError(
+                f"rater {rater!r}: no annotator of that name (robojudge annotate add-annotator)"
+            )
         chosen = {
-            lab.item_id: lab
-            for lab in submitted_labels(db, project)
-            if lab.rater == rater and lab.kind in ("label", "review", "adjudicate")
+            lab.item_id: lab for lab in labels if lab.rater == rater and lab.kind in ("label", "review")
         }
     n = 0
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        for item in _suite_items(db, project):
-            record = item.model_dump(mode="json", exclude_none=True, exclude={"labels"})
-            lab = chosen.get(item.item_id)
-            if lab is not None:
-                n += 1
-                record["labels"] = manifest_labels(lab)
-                note = {"kind": lab.kind, "segments": list(lab.values.segments), "note": lab.values.note}
-                record.setdefault("meta", {})["annotation"] = {
-                    k: x for k, x in note.items() if x not in (None, [])
-                }
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    lines = []
+    for item in _suite_items(suite_path):
+        record = item.model_dump(mode="json", exclude_none=True, exclude={"labels"})
+        lab = chosen.get(item.item_id)
+        if lab is not None:
+            n += 1
+            record["labels"] = manifest_labels(lab)
+            note = {"kind": lab.kind, "segments": list(lab.values.segments), "note": lab.values.note}
+            record.setdefault("meta", {})["annotation"] = {
+                k: x for k, x in note.items() if x not in (None, [])
+            }
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    write_atomic(path, "".join(lines))
     return n
 
 
 @dataclass(frozen=True)
 class ScoreFiles:
+    """What :func:`export_scores` wrote.
+
+    Attributes:
+        n_self: Rows left out of ``raters.csv`` because the item's final label is that rater's own (a
+            primary label with no adjudication): the rater would be compared with themselves.
+    """
+
     human: Path
     raters: Path
     n_items: int
+    n_self: int = 0
 
 
 def export_scores(db: str | os.PathLike[str], project: str, out_dir: str | os.PathLike[str]) -> ScoreFiles:
     """Write ``human.csv`` (final labels, with clip and source) and ``raters.csv`` (every annotator's
     primary labels and cross-reviews, ``judge`` = username) for ``robojudge meta agreement``.
 
-    Only items with a final label appear, so every rater row has its human score.
+    Only items with a final label appear, so every rater row has its human score. A rater's row on an
+    item whose final label is their own (a primary label that was not adjudicated) is left out: it
+    would compare them with themselves (``ScoreFiles.n_self`` counts those rows). Each file is replaced
+    in one step once everything is read.
     """
-    final = final_labels(db, project)
-    meta = {it.item_id: it for it in _suite_items(db, project) if it.item_id in final}
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    suite_path = _suite_path(db, project)
+    if folder.exists() and not folder.is_dir():
+        raise AnnotateError(f"{folder} is a file: the score tables go in a folder")
     human, raters = folder / "human.csv", folder / "raters.csv"
-    with open(human, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["item_id", "axis", "score", "clip_id", "source"])
-        for item_id, lab in final.items():
-            it = meta.get(item_id)
-            clip = (it.clip_id if it is not None else None) or item_id
-            source = (it.source if it is not None else None) or "all"
-            for axis in AXES:
-                score = getattr(lab.values, axis)
-                if score is not None:
-                    w.writerow([item_id, axis, score, clip, source])
-    with open(raters, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["judge", "item_id", "axis", "score"])
-        for lab in submitted_labels(db, project):
-            if lab.kind not in ("label", "review") or lab.item_id not in final:
-                continue
-            for axis in AXES:
-                score = getattr(lab.values, axis)
-                if score is not None and getattr(final[lab.item_id].values, axis) is not None:
+    for path in (human, raters):
+        check_out(path, suite_path)
+    labels = submitted_labels(db, project)
+    final = _finals(labels)
+    meta = {it.item_id: it for it in _suite_items(suite_path) if it.item_id in final}
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["item_id", "axis", "score", "clip_id", "source"])
+    for item_id, lab in final.items():
+        it = meta.get(item_id)
+        clip = (it.clip_id if it is not None else None) or item_id
+        source = (it.source if it is not None else None) or "all"
+        for axis in AXES:
+            score = getattr(lab.values, axis)
+            if score is not None:
+                w.writerow([item_id, axis, score, clip, source])
+    human_text = buf.getvalue()
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["judge", "item_id", "axis", "score"])
+    n_self = 0
+    for lab in labels:
+        if lab.kind not in ("label", "review") or lab.item_id not in final:
+            continue
+        own = final[lab.item_id].rater == lab.rater
+        for axis in AXES:
+            score = getattr(lab.values, axis)
+            if score is not None and getattr(final[lab.item_id].values, axis) is not None:
+                if own:
+                    n_self += 1
+                else:
                     w.writerow([lab.rater, lab.item_id, axis, score])
-    return ScoreFiles(human, raters, len(final))
+    write_files({human: human_text, raters: buf.getvalue()})
+    return ScoreFiles(human, raters, len(final), n_self)

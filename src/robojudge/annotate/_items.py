@@ -13,7 +13,7 @@ from robojudge.annotate import _schema as s
 from robojudge.annotate._admin import item_rows, open_service
 from robojudge.annotate._db import now, project_row
 from robojudge.annotate._errors import AnnotateError
-from robojudge.annotate._protocol import AXES, SCORE_RANGE, LabelValues
+from robojudge.annotate._protocol import AXES, SCORE_RANGE
 
 
 def add_example(
@@ -51,14 +51,19 @@ def add_example(
 def import_drafts(db: str | os.PathLike[str], project: str, path: str | os.PathLike[str]) -> int:
     """Attach ``robojudge judge draft`` proposals to the project's items (their PA and IA labels).
 
+    Each line is ``{"item_id": ..., "pa": {"label": 4, ...}, "ia": {"label": 3, ...}}``, as ``judge draft``
+    writes it; a ``label`` is a whole number 1-5 or ``null`` (no proposal). Other keys are left alone.
+
     Returns:
         How many items got a draft.
 
     Raises:
-        AnnotateError: A line is not JSON, or names an item the project does not hold; the message gives
-            the file and line.
+        AnnotateError: A line is not JSON, lacks the shape above, holds a label that is not a whole
+            number 1-5, repeats an earlier line's item, or names an item the project does not hold; the
+            message gives the file and line.
     """
     drafts: dict[str, dict[str, Any]] = {}
+    lines: dict[str, int] = {}
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -77,16 +82,34 @@ def import_drafts(db: str | os.PathLike[str], project: str, path: str | os.PathL
             raise AnnotateError(f"{where}: not JSON ({exc.msg})") from None
         if not isinstance(rec, dict) or not isinstance(rec.get("item_id"), str):
             raise AnnotateError(f"{where}: field item_id: missing")
+        item_id = rec["item_id"]
+        if item_id in lines:
+            raise AnnotateError(
+                f"{where}: item {item_id!r}: a second draft for it (the first is on line {lines[item_id]})"
+            )
         values: dict[str, Any] = {}
-        for axis in ("pa", "ia"):
-            part = rec.get(axis)
-            if isinstance(part, dict) and part.get("label") is not None:
-                values[axis] = part["label"]
-        try:
-            LabelValues.from_form(values)
-        except AnnotateError as exc:
-            raise AnnotateError(f"{where}: item {rec['item_id']!r}: {exc}") from None
-        drafts[rec["item_id"]] = values
+        for axis in AXES:
+            if axis not in rec:
+                continue
+            part = rec[axis]
+            if not isinstance(part, dict):
+                raise AnnotateError(
+                    f"{where}: item {item_id!r} field {axis}: expected an object holding the proposal "
+                    f'in "label", as robojudge judge draft writes ({{"{axis}": {{"label": 4, ...}}}}), '
+                    f"got {part!r}"
+                )
+            label = part.get("label")
+            if label is None:
+                continue
+            lo, hi = SCORE_RANGE
+            if isinstance(label, bool) or not isinstance(label, int) or not lo <= label <= hi:
+                raise AnnotateError(
+                    f"{where}: item {item_id!r} field {axis}.label: must be a whole number {lo}-{hi}, "
+                    f"got {label!r}"
+                )
+            values[axis] = label
+        drafts[item_id] = values
+        lines[item_id] = lineno
     with open_service(db) as svc, svc.db.write() as conn:
         prow = project_row(conn, project)
         by_id = {
@@ -97,8 +120,10 @@ def import_drafts(db: str | os.PathLike[str], project: str, path: str | os.PathL
         }
         unknown = [i for i in drafts if i not in by_id]
         if unknown:
+            first = unknown[0]
+            more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
             raise AnnotateError(
-                f"{path}: items not in project {project!r}: {', '.join(map(repr, unknown[:5]))}"
+                f"{path}:{lines[first]}: field item_id: {first!r} is not an item of project {project!r}{more}"
             )
         n = 0
         for item_id, values in drafts.items():

@@ -202,7 +202,7 @@ def _disagreements(practice: _Practice) -> list[Disagreement]:
 
 @contextmanager
 def _open(db: str | os.PathLike[str]) -> Iterator[Database]:
-    base = Database(db)
+    base = Database(db, create=False)
     try:
         yield base
     finally:

@@ -56,10 +56,11 @@ class AnnotationService:
     Args:
         url: A SQLAlchemy URL (SQLite or PostgreSQL) or a file path (SQLite). The ``ann_*`` tables are
             created when missing.
+        create: Create a missing SQLite file; without it a missing file is :class:`NotFound`.
     """
 
-    def __init__(self, url: str | os.PathLike[str]) -> None:
-        self.db = Database(url)
+    def __init__(self, url: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.db = Database(url, create=create)
 
     def close(self) -> None:
         self.db.close()

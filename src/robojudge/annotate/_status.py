@@ -34,7 +34,7 @@ class ProjectStatus:
 def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
     """Where a project stands (read only)."""
     a, an = s.assignments, s.annotators
-    with AnnotationService(db) as svc, svc.db.read() as conn:
+    with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
         prow = project_row(conn, project)
         n_items = conn.execute(
             select(func.count()).select_from(s.items).where(s.items.c.project_id == prow.id)

@@ -181,12 +181,21 @@ def export_cmd(
         help="labelstudio: URL where the suite's folder is served; videos become URL/<path in the suite>.",
     ),
     rater: str | None = typer.Option(
-        None, "--rater", help="manifest: this annotator's labels instead of the final ones."
+        None,
+        "--rater",
+        help="manifest: this annotator's primary labels and cross-reviews instead of the final labels.",
     ),
 ) -> None:
     """Export labels: a manifest with final labels, score CSVs for `meta agreement`, or Label Studio JSON."""
     from robojudge.annotate import export_labelstudio, export_manifest, export_scores
 
+    # Checked before the try below: the typer.Exit that fail() gives is a RuntimeError it would catch.
+    if fmt not in ("manifest", "scores", "labelstudio"):
+        raise fail(f"--format {fmt!r}: use manifest, scores or labelstudio")
+    if rater is not None and fmt != "manifest":
+        raise fail(f"--rater is for --format manifest (score tables hold every rater), not {fmt!r}")
+    if media_url is not None and fmt != "labelstudio":
+        raise fail(f"--media-url is for --format labelstudio, not {fmt!r}")
     try:
         if fmt == "manifest":
             n = export_manifest(db, project, out, rater=rater)
@@ -198,11 +207,16 @@ def export_cmd(
                 f"robojudge meta agreement --pred {files.raters} --human {files.human}",
                 highlight=False,
             )
-        elif fmt == "labelstudio":
+            if files.n_self:
+                console.print(
+                    f"{files.n_self} rows left out of {files.raters.name}: their item's final label is "
+                    "that rater's own primary label (not adjudicated), which would compare them with "
+                    "themselves",
+                    highlight=False,
+                )
+        else:
             n = export_labelstudio(db, project, out, media_url=media_url)
             console.print(f"wrote {out}: {n} annotations", highlight=False)
-        else:
-            raise fail(f"--format {fmt!r}: use manifest, scores or labelstudio")
     except _guard() as exc:
         raise fail(str(exc)) from None
 
