@@ -180,7 +180,7 @@ def scan_cmd(
         result = scan_folder(
             folder, pattern=pattern, instructions=instructions, references=references,
             reference_pattern=reference_pattern, labels=labels, main_view=main_view, frame_folders=frames,
-            fields={k: v for k, v in given.items() if v is not None},
+            fields={k: v for k, v in given.items() if v is not None}, previous=target if force else None,
         )  # fmt: skip
         warnings = write_manifest(result, target, force=force)
     except ManifestError as exc:
@@ -205,7 +205,7 @@ def scan_cmd(
     if result.skipped:
         err_console.print(
             f"[yellow]{len(result.skipped)} video(s) not matched by --pattern[/] "
-            f"(first: {escape(result.skipped[0])})",
+            f"(first: {escape(repr(result.skipped[0]))})",
             markup=True,
             highlight=False,
         )

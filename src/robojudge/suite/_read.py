@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from robojudge.suite._problems import ManifestError, ManifestProblem
 
@@ -185,7 +185,7 @@ def _read_json(path: Path, shown: str) -> Iterator[RawRecord]:
     try:
         value = json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as e:
-        raise ManifestError([file_problem(shown, f"not valid UTF-8: {e}")]) from e
+        raise ManifestError([_not_utf8(path, shown, e)]) from e
     except json.JSONDecodeError as e:
         msg = f"invalid JSON: {e.msg} (column {e.colno})"
         raise ManifestError([ManifestProblem(shown, e.lineno, None, None, None, msg)]) from e
@@ -295,7 +295,8 @@ def _tabular_record(cells: Mapping[str, Any], shown: str, line: int | None, row:
 def _read_csv(path: Path, shown: str) -> Iterator[RawRecord]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f)
+            lines = _Lines(f)
+            reader = csv.reader(lines)
             try:
                 header = next(reader)
             except StopIteration:
@@ -304,12 +305,20 @@ def _read_csv(path: Path, shown: str) -> Iterator[RawRecord]:
             _check_header(header, shown)
             while True:
                 first_line = reader.line_num + 1
+                lines.taken.clear()
                 try:
                     cells = next(reader)
                 except StopIteration:
                     break
                 except csv.Error as e:
                     msg = f"cannot parse CSV from this line on: {e}"
+                    rec = RawRecord(line=first_line, row=None, data=None)
+                    rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
+                    yield rec
+                    break
+                if lines.done and _unterminated(lines.taken):
+                    # The reader takes a quote never closed to run to the end of the file.
+                    msg = "a quoted cell is never closed (unterminated quote): it runs to the end of the file"
                     rec = RawRecord(line=first_line, row=None, data=None)
                     rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
                     yield rec
@@ -324,7 +333,53 @@ def _read_csv(path: Path, shown: str) -> Iterator[RawRecord]:
                     continue
                 yield _tabular_record(dict(zip(header, cells, strict=True)), shown, first_line, None)
     except UnicodeDecodeError as e:
-        raise ManifestError([file_problem(shown, f"not valid UTF-8: {e}")]) from e
+        raise ManifestError([_not_utf8(path, shown, e)]) from e
+
+
+class _Lines:
+    """The lines of a text file as the CSV reader takes them, remembering those of the current record
+    and whether the file is done."""
+
+    def __init__(self, lines: Iterator[str] | TextIO) -> None:
+        self._lines = iter(lines)
+        self.taken: list[str] = []
+        self.done = False
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            line = next(self._lines)
+        except StopIteration:
+            self.done = True
+            raise
+        self.taken.append(line)
+        return line
+
+
+def _unterminated(record: list[str]) -> bool:
+    """Whether the text of a CSV record ends inside a quoted cell (read strictly, it cannot end)."""
+    try:
+        for _ in csv.reader(record, strict=True):
+            pass
+    except csv.Error as e:
+        return "unexpected end of data" in str(e)
+    return False
+
+
+def _not_utf8(path: Path, shown: str, error: UnicodeDecodeError) -> ManifestProblem:
+    """The problem of a file that is not UTF-8, at the line of its first bad byte."""
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                msg = f"not valid UTF-8: byte 0x{raw[e.start]:02x} at column {e.start + 1} ({e.reason})"
+                return ManifestProblem(shown, lineno, None, None, None, msg)
+    return file_problem(shown, f"not valid UTF-8: {error}")
 
 
 def _check_header(header: list[str], shown: str) -> None:

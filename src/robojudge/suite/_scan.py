@@ -10,10 +10,12 @@ matched by clip. See docs/manifest.md, "A manifest from a folder".
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -54,6 +56,9 @@ class ScanResult:
             table's row (``prompts.csv:3``, ``prompts.parquet:row 2``, ``prompts.json: key 'ep07'``).
         reference_count: Reference videos found.
         absolute_paths: Paths :func:`write_manifest` wrote absolute (outside the manifest's folder).
+        id_choices: ``video`` -> the item ids the item may take: its path without and with suffix
+            (see :func:`_unique_ids`); :func:`write_manifest` gives them out again when it replaces a
+            manifest, keeping the ids the old one gave.
     """
 
     root: Path
@@ -63,6 +68,7 @@ class ScanResult:
     instruction_sources: dict[str, str] = field(default_factory=dict)
     reference_count: int = 0
     absolute_paths: int = 0
+    id_choices: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
 
     def counts(self) -> dict[str, Any]:
         """Items, generators (with their item counts), clips, instructions and references found."""
@@ -89,22 +95,27 @@ def scan_folder(
     main_view: str | None = None,
     frame_folders: bool = False,
     fields: Mapping[str, str] | None = None,
+    previous: str | Path | None = None,
 ) -> ScanResult:
     """Manifest records for every video under ``root``.
 
     Args:
-        root: The folder to scan (recursively; hidden files and folders are skipped).
+        root: The folder to scan (recursively, following links to folders; hidden files and folders
+            are skipped; a folder reached twice is scanned once).
         pattern: A regular expression matched against each video's path under ``root``, POSIX, without
             its suffix (``modelA/task1/ep07``); its named groups (:data:`PATTERN_FIELDS`) set those
             fields. Default: the first folder is the ``generator`` (none for a video directly in
             ``root``), the rest the ``clip_id``. A video it does not match is skipped and listed.
+            The item id is that path, with the suffix where two videos would share it (``ep01.mp4``,
+            ``ep01.webm``); a video whose path holds a control character is left out and noted.
             Videos whose paths differ only in the ``view`` group are one item with ``views``; its id
             is the path without the view (``wan/ep07_cam0`` -> ``wan/ep07``).
         instructions: A table (.csv, .jsonl, .json, .parquet) of rows with ``instruction`` and one
             key: ``item_id``, ``clip_id`` (every generator's video of that clip) or ``video`` (the path
             under ``root``, with or without suffix); or a .json object mapping such keys to
             instructions. A row for the item wins over a row for its clip, and a table over a
-            ``.txt`` file beside the video (same name, ``.txt`` suffix), which is read otherwise.
+            ``.txt`` file beside the video (same name, ``.txt`` suffix in any case, UTF-8), which is
+            read otherwise. Two rows for one item (or one clip) that disagree are an error.
         references: A folder of reference (real) episodes, each keyed by its path under the folder
             without suffix: the one keyed by an item's ``clip_id`` becomes the item's
             ``reference_video``, else the only one keyed by the clip's last name (``ep07``). Videos of
@@ -119,16 +130,20 @@ def scan_folder(
             ``labels.checklist.goal_completion``); checked as a manifest's labels are. A manifest
             holds one set of labels per item, so a second row for an item is an error.
         main_view: With a ``view`` group: the view that is the item's ``video`` (default: the first
-            name in sorted order); an item without it is left out and noted.
+            name in sorted order); an item without it is left out and noted, a name no item has is
+            an error.
         frame_folders: Read a folder holding images and no video as one video (a frame folder).
         fields: Values for every item (``embodiment``, ``source``, ``regime``, ``task``,
             ``split``), and ``generator`` for videos the layout gives none.
+        previous: A manifest this scan will replace (ignored if there is none): a video it lists keeps
+            its item id there, so results stored under that id stay the video's; new videos get ids
+            unique against those. :func:`write_manifest` does the same when it replaces a manifest.
 
     Raises:
         ValueError: ``root`` or ``references`` is not a folder (or is ``root`` without a
-            ``reference_pattern``), a pattern does not compile or names another group, a field is
-            unknown or its value invalid, or an instructions or labels table is broken (file and
-            line named).
+            ``reference_pattern``), a pattern does not compile or names another group, ``main_view``
+            is no view found, a field is unknown or its value invalid, or an instructions or labels
+            table (or a ``.txt`` file) is broken or disagrees with itself (file and line named).
     """
     base = _folder(root, "folder to scan")
     refs_dir = _folder(references, "references folder") if references is not None else None
@@ -148,33 +163,50 @@ def scan_folder(
 
     refs: dict[Path, str] = {}
     if refs_dir is not None:
-        refs = _find_references(refs_dir, frame_folders, ref_regex)
+        refs = _find_references(refs_dir, frame_folders, ref_regex, result)
     # A reference folder inside the scanned one holds no items, nor does a video taken as a reference.
     excluded = (
         [refs_dir] if refs_dir is not None and refs_dir != base and refs_dir.is_relative_to(base) else []
     )
-    videos, image_dirs = _walk(base, frame_folders, excluded)
-    videos = [v for v in videos if v not in refs]
+    walked = _walk(base, frame_folders, excluded)
+    result.notes.extend(walked.notes("scanned"))
+    videos = [v for v in walked.videos if v not in refs]
+    image_dirs = walked.image_dirs
     if image_dirs and not frame_folders:
         result.notes.append(
             f"{len(image_dirs)} folder(s) of images left out (first: {image_dirs[0]}); "
             "--frames reads each as one video"
         )
-    rows, sidecars = _rows(base, videos, regex, given, main_view, result)
-    result.items = rows
+    sidecars = _rows(base, videos, regex, given, main_view, result)
+    kept: dict[str, str] = {}
+    if previous is not None and Path(previous).is_file():
+        kept, unread = _previous_ids(Path(previous))
+        if unread is not None:
+            result.notes.append(f"item ids not kept from {previous}, it cannot be read: {unread}")
+    _assign_ids(result, kept)
+    rows = result.items
     if refs_dir is not None:
         _attach_references(rows, refs, result)
     index = _Index(rows, base)
     _attach_instructions(rows, index, instructions, sidecars, result)
     if labels is not None:
         _attach_labels(index, Path(labels), result)
-    missing = [r["item_id"] for r in rows if "instruction" not in r]
-    if missing and rows:
+    _note_missing_instructions(result)
+    return result
+
+
+_NO_INSTRUCTION = " item(s) have no instruction (first: "
+
+
+def _note_missing_instructions(result: ScanResult) -> None:
+    """Note (again, replacing an older count) the items without an instruction."""
+    result.notes = [n for n in result.notes if _NO_INSTRUCTION not in n]
+    missing = [r["item_id"] for r in result.items if "instruction" not in r]
+    if missing:
         result.notes.append(
-            f"{len(missing)} of {len(rows)} item(s) have no instruction (first: {missing[0]}); "
+            f"{len(missing)} of {len(result.items)}{_NO_INSTRUCTION}{missing[0]}); "
             "the IA judge and instruction metrics need one"
         )
-    return result
 
 
 def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) -> list[ManifestProblem]:
@@ -187,7 +219,8 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
 
     The file is written next to ``out`` and renamed over it only when it validates without errors. An
     item whose record does not validate (a file name no item id may have) is left out and noted in
-    ``result.notes``; the others are written.
+    ``result.notes``; the others are written. When ``out`` is replaced, a video it lists keeps its item
+    id there (as ``scan_folder(previous=out)`` does), so results stored under that id stay the video's.
 
     Returns:
         The validation's other warnings (no media is opened; ``robojudge suite validate`` does that).
@@ -204,6 +237,14 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
         raise FileExistsError(f"{target} exists; pass force=True (--force) to replace it")
     if not result.items:
         raise ValueError(f"no videos found under {result.root}; nothing to write")
+    if target.exists():
+        old_ids, unread = _previous_ids(target)
+        if unread is not None:
+            result.notes.append(f"item ids not kept from {target}, it cannot be read: {unread}")
+        before = [row["item_id"] for row in result.items]
+        _assign_ids(result, old_ids)
+        if [row["item_id"] for row in result.items] != before:
+            _note_missing_instructions(result)
     target.parent.mkdir(parents=True, exist_ok=True)
     here = target.parent.resolve()
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part.jsonl")
@@ -222,12 +263,14 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
             raise ManifestError(errors)  # a file-wide problem, or no record is valid: nothing to write
         if bad:  # one odd file name costs its own item only
             first = errors[0]
+            video = result.items[first.line - 1]["video"] if first.line is not None else "?"
             result.notes.append(
                 f"{len(bad)} item(s) left out, their records do not validate (first: item "
-                f"{first.item_id!r} field {first.field}: {first.message})"
+                f"{first.item_id!r}, video {video}, field {first.field}: {first.message})"
             )
             dropped = {result.items[n - 1]["item_id"] for n in bad}
             result.items = [row for i, row in enumerate(result.items, 1) if i not in bad]
+            _note_missing_instructions(result)
             absolute = {a for a in absolute if a[0] not in dropped}
             tmp.write_text("".join(x for i, x in enumerate(lines, 1) if i not in bad), encoding="utf-8")
             problems = validate_manifest(tmp, media="none")
@@ -282,33 +325,100 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def _walk(base: Path, frame_folders: bool, excluded: list[Path]) -> tuple[list[Path], list[str]]:
-    """Videos under ``base`` (files, and frame folders when asked) in path order; image folders seen."""
+def _walk(base: Path, frame_folders: bool, excluded: list[Path]) -> _Walked:
+    """Videos under ``base`` (files, and frame folders when asked) in path order, and what to note.
+
+    Folders behind symbolic links are followed, but only after every real folder: a folder reached both
+    ways is scanned once, under its real path, and one reached again (``loop -> ..``, two links to one
+    folder) is not scanned again.
+    """
     from robojudge.video import IMAGE_SUFFIXES  # loads PyAV: not when the suite package is imported
 
-    videos: list[Path] = []
-    image_dirs: list[str] = []
-    for folder, dirs, files in os.walk(base):
-        here = Path(folder)
-        dirs[:] = sorted(d for d in dirs if not _hidden(d) and here / d not in excluded)
-        visible = [f for f in files if not _hidden(f)]
-        found = [here / f for f in visible if Path(f).suffix.lower() in SCAN_SUFFIXES]
-        has_images = any(Path(f).suffix.lower() in IMAGE_SUFFIXES for f in visible)
-        if has_images and not found and here != base:
-            if frame_folders:
-                videos.append(here)
-                dirs[:] = []  # a frame folder's own subfolders are not videos of the suite
-                continue
-            image_dirs.append(here.relative_to(base).as_posix())
-        videos.extend(found)
-    videos.sort(key=lambda p: p.relative_to(base).as_posix())
-    return videos, image_dirs
+    walked = _Walked()
+    skip = {_identity(p) for p in excluded}
+    seen = {_identity(base)}
+    pending = [base]
+
+    def unreadable(exc: OSError) -> None:
+        walked.unreadable.append(f"{exc.filename}: {exc.strerror}")
+
+    while pending:
+        links: list[Path] = []
+        for folder, dirs, files in os.walk(pending.pop(0), onerror=unreadable):  # links: see below
+            here = Path(folder)
+            kept: list[str] = []
+            for name in sorted(dirs):
+                path = here / name
+                ident = _identity(path)
+                if _hidden(name) or ident in skip:
+                    continue
+                if path.is_symlink():
+                    links.append(path)
+                elif ident in seen:
+                    walked.twice.append(path.relative_to(base).as_posix())
+                else:
+                    seen.add(ident)
+                    kept.append(name)
+            dirs[:] = kept
+            visible = [f for f in files if not _hidden(f)]
+            found = [here / f for f in visible if Path(f).suffix.lower() in SCAN_SUFFIXES]
+            has_images = any(Path(f).suffix.lower() in IMAGE_SUFFIXES for f in visible)
+            if has_images and not found and here != base:
+                if frame_folders:
+                    walked.videos.append(here)
+                    dirs[:] = []  # a frame folder's own subfolders are not videos of the suite
+                    continue
+                walked.image_dirs.append(here.relative_to(base).as_posix())
+            walked.videos.extend(found)
+        for link in sorted(links):
+            ident = _identity(link)
+            if ident in seen:
+                walked.twice.append(f"{link.relative_to(base).as_posix()} -> {os.readlink(link)}")
+            else:
+                seen.add(ident)
+                pending.append(link)
+    walked.videos.sort(key=lambda p: p.relative_to(base).as_posix())
+    walked.image_dirs.sort()
+    walked.twice.sort()
+    return walked
+
+
+@dataclass
+class _Walked:
+    """What :func:`_walk` found: videos, folders of images, folders reached a second time (not scanned
+    again), folders it could not read."""
+
+    videos: list[Path] = field(default_factory=list)
+    image_dirs: list[str] = field(default_factory=list)
+    twice: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+    def notes(self, what: str) -> list[str]:
+        out = []
+        if self.twice:
+            out.append(
+                f"{len(self.twice)} {what} folder(s) reached a second time through a symbolic link, "
+                f"not scanned again (first: {self.twice[0]})"
+            )
+        if self.unreadable:
+            first = self.unreadable[0]
+            out.append(f"{len(self.unreadable)} {what} folder(s) cannot be read (first: {first})")
+        return out
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The folder a path leads to (device and inode, links followed); ``None`` if it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _stem_path(path: Path, base: Path) -> str:
-    """The path under ``base``, POSIX, without the suffix of a file."""
+    """The path under ``base``, POSIX, without the suffix of a file (a frame folder keeps its name)."""
     rel = path.relative_to(base)
-    return (rel.with_suffix("") if path.is_file() else rel).as_posix()
+    return (rel if path.is_dir() else rel.with_suffix("")).as_posix()
 
 
 def _without(stem: str, match: re.Match[str], group: str) -> str:
@@ -332,27 +442,42 @@ def _rows(
     given: dict[str, str],
     main_view: str | None,
     result: ScanResult,
-) -> tuple[list[dict[str, Any]], dict[str, list[Path]]]:
-    """The items, and for each the ``.txt`` files that may hold its instruction, in order."""
+) -> dict[str, list[Path]]:
+    """Fill ``result.items`` (without ids, see :func:`_assign_ids`); return for each item (by its
+    ``video``) the ``.txt`` files that may hold its instruction, in order."""
     groups: dict[str, list[tuple[Path, str | None, re.Match[str]]]] = {}
+    odd_names: list[str] = []
     for video in videos:
+        rel = video.relative_to(base).as_posix()
+        if any(unicodedata.category(ch) == "Cc" for ch in rel):
+            odd_names.append(rel)  # no item id may hold one, and printed they break lines
+            continue
         stem = _stem_path(video, base)
         match = regex.fullmatch(stem)
         if match is None:
-            result.skipped.append(video.relative_to(base).as_posix())
+            result.skipped.append(rel)
             continue
         view = match.group("view") if "view" in regex.groupindex else None
         groups.setdefault(_without(stem, match, "view") if view else stem, []).append((video, view, match))
+    if odd_names:
+        result.notes.append(
+            f"{len(odd_names)} video(s) left out, their names hold control characters "
+            f"(first: {odd_names[0]!r}); rename them"
+        )
+    _check_main_view(main_view, regex, groups)
     rows: list[dict[str, Any]] = []
     sidecars: dict[str, list[Path]] = {}
     problems: dict[str, list[str]] = {}
     for key, members in groups.items():
+        # A file without a view is an item of its own, even beside the views of another.
+        for video, view, match in members:
+            if view is None:
+                row = _row(key, video, match, given)
+                rows.append(row)
+                result.id_choices[row["video"]] = (key, video.relative_to(base).as_posix())
+                sidecars[row["video"]] = [_sidecar_base(video)]
         viewed = [m for m in members if m[1] is not None]
-        if not viewed:  # single-view files; two that differ only in their suffix keep it in their ids
-            for video, _, match in members:
-                item_id = key if len(members) == 1 else video.relative_to(base).as_posix()
-                rows.append(_row(item_id, video, match, given))
-                sidecars[item_id] = [_sidecar(video)]
+        if not viewed:
             continue
         views: dict[str, Path] = {}
         for video, view, _ in viewed:
@@ -373,11 +498,123 @@ def _rows(
             else:
                 problems.setdefault("have one view only, written as single-view items", []).append(key)
             rows.append(row)
-            sidecars[key] = [base / f"{key}.txt", _sidecar(views[main])]
+            result.id_choices[row["video"]] = (key, key)
+            sidecars[row["video"]] = [base / key, _sidecar_base(views[main])]
     for what, keys in problems.items():
         result.notes.append(f"{len(keys)} item(s) {what} (first: {keys[0]})")
-    rows.sort(key=lambda r: r["item_id"])
-    return rows, sidecars
+    result.items = rows
+    return sidecars
+
+
+def _check_main_view(
+    main_view: str | None, regex: re.Pattern[str], groups: dict[str, list[tuple[Path, str | None, Any]]]
+) -> None:
+    if main_view is None:
+        return
+    if "view" not in regex.groupindex:
+        raise ValueError(f"--main-view {main_view!r} needs a --pattern with a group named view")
+    found = sorted({view for members in groups.values() for _, view, _ in members if view is not None})
+    if groups and main_view not in found:
+        raise ValueError(
+            f"--main-view {main_view!r} is not a view of any item (views found: {', '.join(found) or 'none'})"
+        )
+
+
+def _unique_ids(choices: list[tuple[str, str]], taken: set[str]) -> list[str]:
+    """An id for each item, all distinct and none in ``taken``.
+
+    Each item offers two: the short one (its path without suffix) and the full one (with it). An item
+    takes the short one unless another item's id or a taken id is the same; then the full one. An id
+    still shared after that (a views item's, which has no suffix) is kept by the first item in path
+    order and given to the others with ``~2``, ``~3``...
+    """
+    full = [False] * len(choices)
+    while True:  # each round moves items to their full ids only, so it ends
+        ids = [c[1] if f else c[0] for c, f in zip(choices, full, strict=True)]
+        counts = Counter(ids)
+        moved = [
+            i for i, (short, long) in enumerate(choices)
+            if not full[i] and short != long and (counts[short] > 1 or short in taken)
+        ]  # fmt: skip
+        if not moved:
+            break
+        for i in moved:
+            full[i] = True
+    used = set(taken) | {name for name, n in counts.items() if n == 1}
+    out: list[str] = []
+    for name in ids:
+        if counts[name] == 1 and name not in taken:
+            out.append(name)
+            continue
+        if name in used:
+            n = 2
+            while f"{name}~{n}" in used:
+                n += 1
+            name = f"{name}~{n}"
+        used.add(name)
+        out.append(name)
+    return out
+
+
+def _assign_ids(result: ScanResult, kept: Mapping[str, str]) -> None:
+    """Give every item its id: the one ``kept`` (a video path -> item id, from the manifest being
+    replaced) gives its video, else a fresh one from :func:`_unique_ids`, unique against those kept.
+    Items are sorted by id; ``instruction_sources`` follows; what differs from a fresh scan is noted."""
+    items = result.items
+    before: list[str] = [str(row.get("item_id")) for row in items]
+    choices = [result.id_choices.get(row["video"]) or (row["item_id"], row["item_id"]) for row in items]
+    old = [kept.get(os.path.normpath(row["video"])) for row in items]
+    claimed: dict[str, int] = {}
+    for i, name in enumerate(old):
+        if name is not None:
+            claimed.setdefault(name, i)
+    keep = set(claimed.values())
+    rest = [i for i in range(len(items)) if i not in keep]
+    ids = dict(zip(rest, _unique_ids([choices[i] for i in rest], set(claimed)), strict=True))
+    ids |= {i: name for name, i in claimed.items()}
+    changed = [(str(old[i]), ids[i]) for i in rest if old[i] is not None]
+    fresh = _unique_ids(choices, set())
+    differ = [(ids[i], fresh[i]) for i in keep if ids[i] != fresh[i]]
+    sources = dict(result.instruction_sources)
+    result.instruction_sources = {}
+    for i, row in enumerate(items):
+        row["item_id"] = ids[i]
+        source = sources.get(before[i])
+        if source is not None:
+            result.instruction_sources[ids[i]] = source
+    items.sort(key=lambda r: r["item_id"])
+    result.notes = [n for n in result.notes if not n.endswith(_ID_NOTES)]  # a second pass says it again
+    if differ:
+        result.notes.append(
+            f"{len(differ)} item id(s) kept from the manifest being replaced, where a fresh scan names "
+            f"them otherwise (first: {differ[0][0]!r}, fresh {differ[0][1]!r}){_ID_NOTES[0]}"
+        )
+    if changed:
+        result.notes.append(
+            f"{len(changed)} item id(s) of the manifest being replaced change, another video keeps them "
+            f"(first: {changed[0][0]!r} is now {changed[0][1]!r}){_ID_NOTES[1]}"
+        )
+
+
+_ID_NOTES = (
+    "; results stored under them stay the videos'",
+    "; results stored under the old id are not this video's",
+)
+
+
+def _previous_ids(manifest: Path) -> tuple[dict[str, str], str | None]:
+    """Video path (absolute, normalised) -> item id in an existing manifest; or why it cannot be read."""
+    here = manifest.parent.resolve()
+    found: dict[str, str] = {}
+    try:
+        for rec in iter_records(manifest, str(manifest)):
+            data = rec.data or {}
+            item_id, video = data.get("item_id"), data.get("video")
+            if isinstance(item_id, str) and item_id and isinstance(video, str) and video:
+                found.setdefault(os.path.normpath(here / video), item_id)
+    except ManifestError as exc:
+        return {}, str(exc)
+    return found, None
 
 
 def _row(item_id: str, video: Path, match: re.Match[str], given: dict[str, str]) -> dict[str, Any]:
@@ -391,16 +628,63 @@ def _row(item_id: str, video: Path, match: re.Match[str], given: dict[str, str])
     return row
 
 
-def _sidecar(video: Path) -> Path:
-    """The ``.txt`` beside a video file (beside a frame folder: the folder's name plus ``.txt``)."""
-    return Path(f"{video}.txt") if video.is_dir() else video.with_suffix(".txt")
+def _sidecar_base(video: Path) -> Path:
+    """Where the ``.txt`` beside a video is, less the ``.txt``: the file without its suffix (a frame
+    folder: the folder itself)."""
+    return video if video.is_dir() else video.with_suffix("")
 
 
-def _find_references(refs_dir: Path, frame_folders: bool, regex: re.Pattern[str] | None) -> dict[Path, str]:
+class _TextFiles:
+    """The ``.txt`` files of each folder by name without the suffix (in any case), each folder listed
+    once."""
+
+    def __init__(self) -> None:
+        self._folders: dict[Path, dict[str, list[Path]]] = {}
+
+    def at(self, stem: Path) -> list[Path]:
+        folder = self._folders.get(stem.parent)
+        if folder is None:
+            folder = self._folders[stem.parent] = {}
+            try:
+                names = sorted(os.listdir(stem.parent))
+            except OSError:
+                names = []
+            for name in names:
+                if name[-4:].lower() == ".txt" and (stem.parent / name).is_file():
+                    folder.setdefault(name[:-4], []).append(stem.parent / name)
+        return folder.get(stem.name, [])
+
+
+def _read_sidecar(stem: Path, video: str, texts: _TextFiles) -> tuple[Path, str] | None:
+    """The ``.txt`` file at ``stem`` (its suffix in any case) and its text, stripped; ``None`` if there
+    is none.
+
+    Raises:
+        ValueError: Two such files (``ep.txt`` and ``ep.TXT``), or one that is not UTF-8.
+    """
+    found = texts.at(stem)
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ValueError(f"{found[0]} and {found[1].name} are both instruction files of {video}; keep one")
+    raw = found[0].read_bytes()
+    raw = raw.removeprefix(codecs.BOM_UTF8)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ValueError(f"{found[0]}:{line}: not valid UTF-8 ({exc.reason}); save it as UTF-8") from None
+    return found[0], text.strip()
+
+
+def _find_references(
+    refs_dir: Path, frame_folders: bool, regex: re.Pattern[str] | None, result: ScanResult
+) -> dict[Path, str]:
     """Reference video -> its clip key: its path under ``refs_dir`` without suffix, or the pattern's."""
-    refs, _ = _walk(refs_dir, frame_folders, [])
+    walked = _walk(refs_dir, frame_folders, [])
+    result.notes.extend(walked.notes("reference"))
     found: dict[Path, str] = {}
-    for ref in refs:
+    for ref in walked.videos:
         stem = _stem_path(ref, refs_dir)
         if regex is None:
             found[ref] = stem
@@ -478,17 +762,34 @@ def _read_table(path: Path, what: str, key_columns: tuple[str, ...]) -> list[_En
     return entries
 
 
+class _Pairs(dict[str, Any]):
+    """A JSON object that remembers its pairs, a repeated key's too."""
+
+    pairs: list[tuple[str, Any]]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+    out = _Pairs(pairs)
+    out.pairs = pairs
+    return out
+
+
 def _read_instructions(path: Path) -> list[_Entry]:
     if path.suffix.lower() == ".json" and path.is_file():
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=_pairs)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path}: not valid JSON ({exc})") from None
-        if isinstance(data, dict) and "items" not in data:
+        if isinstance(data, _Pairs) and "items" not in data:
+            repeated = [k for k, v in data.pairs if data[k] != v]
+            if repeated:
+                raise ValueError(f"{path}: key {repeated[0]!r} is given twice, with different instructions")
             bad = [k for k, v in data.items() if not isinstance(v, str)]
             if bad:
                 raise ValueError(f"{path}: key {bad[0]!r}: the instruction is not a string")
-            return [_Entry(str(k), "", {"instruction": v}, f"{path}: key {k!r}") for k, v in data.items()]
+            return [
+                _Entry(str(k), "", {"instruction": v.strip()}, f"{path}: key {k!r}") for k, v in data.items()
+            ]
     entries = _read_table(path, "instructions", _KEY_COLUMNS)
     for entry in entries:
         text = entry.data.get("instruction")
@@ -505,24 +806,38 @@ class _Index:
         self.by_item = {r["item_id"]: r for r in rows}
         self.by_video: dict[str, dict[str, Any]] = {}
         self.by_clip: dict[str, list[dict[str, Any]]] = {}
+        stems: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             self.by_video[Path(r["video"]).relative_to(base).as_posix()] = r
-            self.by_video.setdefault(_stem_path(Path(r["video"]), base), r)
+            stems.setdefault(_stem_path(Path(r["video"]), base), []).append(r)
             if "clip_id" in r:
                 self.by_clip.setdefault(r["clip_id"], []).append(r)
+        # A path without suffix that two videos share (ep01.mp4, ep01.webm) names neither.
+        self.shared = {stem: found for stem, found in stems.items() if len(found) > 1}
+        for stem, found in stems.items():
+            if len(found) == 1:
+                self.by_video.setdefault(stem, found[0])
 
-    def find(self, entry: _Entry) -> list[dict[str, Any]]:
-        """The rows an entry's key names; a key without a column (a JSON object's) is read as an item
-        id, then a video path, then a clip id."""
+    def find(self, entry: _Entry) -> tuple[list[dict[str, Any]], bool]:
+        """The rows an entry's key names, and whether it names them as a clip (else as items); a key
+        without a column (a JSON object's) is read as an item id, then a video path, then a clip id.
+
+        Raises:
+            ValueError: The key is a video path without suffix that names several videos.
+        """
         if entry.column == "item_id":
-            return [self.by_item[entry.key]] if entry.key in self.by_item else []
+            return ([self.by_item[entry.key]] if entry.key in self.by_item else []), False
         if entry.column == "clip_id":
-            return self.by_clip.get(entry.key, [])
-        if entry.column == "video":
-            hit = self.by_video.get(entry.key.strip("/"))
-            return [hit] if hit is not None else []
-        one = self.by_item.get(entry.key) or self.by_video.get(entry.key)
-        return [one] if one is not None else self.by_clip.get(entry.key, [])
+            return self.by_clip.get(entry.key, []), True
+        key = entry.key.strip("/") if entry.column == "video" else entry.key
+        one = self.by_item.get(key) if entry.column == "" else None
+        one = one or self.by_video.get(key)
+        if one is None and key in self.shared:
+            names = ", ".join(Path(r["video"]).name for r in self.shared[key])
+            raise ValueError(f"{entry.where}: video {key!r} names several videos ({names}); give the suffix")
+        if one is not None or entry.column == "video":
+            return ([one] if one is not None else []), False
+        return self.by_clip.get(key, []), True
 
 
 def _attach_instructions(
@@ -532,25 +847,38 @@ def _attach_instructions(
     sidecars: dict[str, list[Path]],
     result: ScanResult,
 ) -> None:
+    texts = _TextFiles()
     for row in rows:  # a .txt beside the video: the first that holds text
-        for sidecar in sidecars.get(row["item_id"], []):
-            text = sidecar.read_text(encoding="utf-8", errors="replace").strip() if sidecar.is_file() else ""
-            if text:
-                row["instruction"] = text
-                result.instruction_sources[row["item_id"]] = str(sidecar)
+        for stem in sidecars.get(row["video"], []):
+            found = _read_sidecar(stem, row["video"], texts)
+            if found is not None and found[1]:
+                row["instruction"] = found[1]
+                result.instruction_sources[row["item_id"]] = str(found[0])
                 break
     if instructions is None:
         return
-    # Clip rows first, so a row for the item itself (written after) wins.
-    entries = sorted(_read_instructions(Path(instructions)), key=lambda e: e.column != "clip_id")
+    # A row for the item itself wins over a row for its clip; two rows of one kind must agree.
+    chosen: dict[tuple[str, bool], _Entry] = {}  # (item_id, by clip) -> the row
     unmatched: list[str] = []
-    for entry in entries:
-        targets = index.find(entry)
+    for entry in _read_instructions(Path(instructions)):
+        targets, by_clip = index.find(entry)
         if not targets:
             unmatched.append(entry.where)
+        text = entry.data["instruction"]
         for row in targets:
-            row["instruction"] = entry.data["instruction"]
-            result.instruction_sources[row["item_id"]] = entry.where
+            before = chosen.setdefault((row["item_id"], by_clip), entry)
+            if before.data["instruction"] != text:
+                who = f"clip {row['clip_id']!r}" if by_clip else f"item {row['item_id']!r}"
+                raise ValueError(
+                    f"{entry.where}: {who} already has an instruction from {before.where} "
+                    f"({before.data['instruction']!r}, here {text!r}); rows for one item or one clip "
+                    "must agree"
+                )
+    for row in rows:
+        won = chosen.get((row["item_id"], False)) or chosen.get((row["item_id"], True))
+        if won is not None:
+            row["instruction"] = won.data["instruction"]
+            result.instruction_sources[row["item_id"]] = won.where
     if unmatched:
         result.notes.append(f"{len(unmatched)} instruction(s) match no video (first: {unmatched[0]})")
 
@@ -598,7 +926,7 @@ def _attach_labels(index: _Index, path: Path, result: ScanResult) -> None:
     unmatched: list[str] = []
     for entry in _read_table(path, "labels", ("item_id", "video")):
         labels = _label_fields(entry)
-        targets = index.find(entry)
+        targets, _ = index.find(entry)
         if not targets:
             unmatched.append(entry.where)
             continue

@@ -5,7 +5,10 @@ are ordered by natural sort of their names, so ``frame_2.png`` comes before ``fr
 Frame ``i`` is shown at ``i / fps`` seconds. The rate is read from a file named ``fps.txt`` (or
 ``fps``; ``fps.txt`` wins if both exist) holding a positive number. Without one the rate is assumed
 to be 30 fps, and the sampled frames carry a warning saying so: the rate decides which frames a
-4 fps sampling picks, so a guess changes scores. Only the images that are actually sampled are read.
+4 fps sampling picks, so a guess changes scores. Only the images that are actually sampled are
+decoded, but every image's header is read when the folder is listed: the frames of a video share one
+size, so a folder whose images differ in size is refused (naming the first odd image) rather than
+scored with some frames rescaled.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from PIL import Image, UnidentifiedImageError
 
 from robojudge.video._types import VideoError, VideoInfo
 
@@ -40,7 +44,11 @@ def _natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
 
 
 def list_images(folder: Path) -> list[Path]:
-    """Image files in ``folder`` in natural order; raises VideoError if there are none."""
+    """Image files in ``folder`` in natural order.
+
+    Raises:
+        VideoError: There are none, an image's header cannot be read, or the images differ in size.
+    """
     try:
         entries = [p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES]
     except OSError as exc:
@@ -48,7 +56,33 @@ def list_images(folder: Path) -> list[Path]:
     images = [p for p in entries if not p.name.startswith(".") and p.is_file()]
     if not images:
         raise VideoError(folder, "empty frame folder (no .png/.jpg/.jpeg/.bmp/.webp images)")
-    return sorted(images, key=lambda p: _natural_key(p.name))
+    ordered = sorted(images, key=lambda p: _natural_key(p.name))
+    first = _image_size(folder, ordered[0])
+    for image in ordered[1:]:
+        size = _image_size(folder, image)
+        if size != first:
+            raise VideoError(
+                folder,
+                f"images differ in size: {image.name} is {size[0]}x{size[1]}, {ordered[0].name} (the first) "
+                f"is {first[0]}x{first[1]}; the frames of a video share one size",
+            )
+    return ordered
+
+
+# EXIF orientations that turn the picture a quarter (OpenCV applies them when it reads an image).
+_TRANSPOSED = frozenset({5, 6, 7, 8})
+_ORIENTATION = 0x0112
+
+
+def _image_size(folder: Path, image: Path) -> tuple[int, int]:
+    """``(width, height)`` of an image as it will be decoded, from its header alone."""
+    try:
+        with Image.open(image) as img:
+            width, height = img.size
+            turned = img.getexif().get(_ORIENTATION) in _TRANSPOSED
+    except (OSError, UnidentifiedImageError, ValueError) as exc:
+        raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
+    return (height, width) if turned else (width, height)
 
 
 def folder_rate(folder: Path) -> tuple[float, tuple[str, ...]]:

@@ -1,0 +1,217 @@
+"""``robojudge suite scan``: linked folders, item ids that stay unique and stable, instruction sources
+that must agree, and names the scanner cannot use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli._suite import app
+from robojudge.suite import scan_folder, write_manifest
+
+runner = CliRunner()
+
+
+def _touch(root: Path, *rels: str) -> None:
+    for rel in rels:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+
+
+def _ids(result_or_path: object) -> list[str]:
+    if isinstance(result_or_path, Path):
+        return [json.loads(line)["item_id"] for line in result_or_path.read_text().splitlines()]
+    return [it["item_id"] for it in result_or_path.items]  # type: ignore[attr-defined]
+
+
+def test_linked_folders_are_scanned_once_and_loops_not_followed(tmp_path: Path) -> None:
+    store, root = tmp_path / "store", tmp_path / "videos"
+    _touch(store, "wan_out/ep1.mp4", "wan_out/sub/ep2.mp4", "frames_out/0001.png", "frames_out/0002.png")
+    _touch(root, "cosmos/ep1.mp4")
+    (root / "wan").symlink_to(store / "wan_out")
+    (root / "wan_again").symlink_to(store / "wan_out")  # the same folder by a second link
+    (root / "cosmos" / "loop").symlink_to("..")  # back up the tree
+    (root / "cosmos" / "self").symlink_to(root / "cosmos")
+    (root / "cosmos" / "ep3").symlink_to(store / "frames_out")  # a linked frame folder
+    (root / "gone.mp4").symlink_to(tmp_path / "nowhere.mp4")  # dangling: listed, validation reports it
+    result = scan_folder(root, frame_folders=True)
+    assert _ids(result) == ["cosmos/ep1", "cosmos/ep3", "gone", "wan/ep1", "wan/sub/ep2"]
+    items = {it["item_id"]: it for it in result.items}
+    assert items["wan/ep1"]["video"] == str(root / "wan/ep1.mp4")  # the path through the link
+    assert items["wan/ep1"]["generator"] == "wan"
+    assert items["cosmos/ep3"]["video"] == str(root / "cosmos/ep3")
+    twice = [n for n in result.notes if "reached a second time" in n]
+    assert twice == [
+        "3 scanned folder(s) reached a second time through a symbolic link, not scanned again "
+        "(first: cosmos/loop -> ..)"
+    ]
+
+
+def test_a_folder_inside_the_root_is_scanned_under_its_real_path(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "b/ep1.mp4")
+    (tmp_path / "v" / "a").symlink_to(tmp_path / "v" / "b")  # sorts first, but is the link
+    result = scan_folder(tmp_path / "v")
+    assert _ids(result) == ["b/ep1"]
+    assert any("(first: a -> " in n for n in result.notes), result.notes
+
+
+def test_cli_scan_follows_a_linked_generator_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _touch(tmp_path, "store/wan_out/ep1.mp4", "videos/cosmos/ep1.mp4")
+    (tmp_path / "videos" / "wan").symlink_to(tmp_path / "store" / "wan_out")
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["scan", "videos"])
+    assert done.exit_code == 0, done.output
+    assert "2 item(s), 1 clip(s); generators: cosmos 1, wan 1" in done.stdout
+
+
+def test_ids_never_collide_and_no_video_is_dropped(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    _touch(root, "g/ep01.mp4", "g/ep01.mkv", "g/ep01.mp4.mp4", "g/ep02.mp4")
+    (root / "g/ep01.mp4.txt").write_text("open the drawer")
+    result = scan_folder(root)
+    assert _ids(result) == ["g/ep01.mkv", "g/ep01.mp4", "g/ep01.mp4.mp4", "g/ep02"]
+    out = tmp_path / "v.jsonl"
+    write_manifest(result, out)
+    assert _ids(out) == _ids(result)
+    assert not any("left out" in n for n in result.notes), result.notes
+    assert any(n.startswith("3 of 4 item(s) have no instruction") for n in result.notes), result.notes
+
+
+def test_a_file_without_a_view_beside_views_is_an_item_of_its_own(tmp_path: Path) -> None:
+    _touch(tmp_path, "wan/ep07_front.mp4", "wan/ep07_wrist.mp4", "wan/ep07.mp4")
+    pattern = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)(?:_(?P<view>front|wrist))?"
+    result = scan_folder(tmp_path, pattern=pattern)
+    items = {it["item_id"]: it for it in result.items}
+    assert set(items) == {"wan/ep07", "wan/ep07.mp4"}
+    assert "views" in items["wan/ep07"] and items["wan/ep07.mp4"]["video"] == str(tmp_path / "wan/ep07.mp4")
+
+
+def test_a_note_names_the_video_an_invalid_record_costs(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "group:x.mp4", "m/ep01.mp4")
+    result = scan_folder(tmp_path / "v")
+    write_manifest(result, tmp_path / "s.jsonl")
+    note = next(n for n in result.notes if "left out" in n)
+    assert f"item 'group:x', video {tmp_path / 'v' / 'group:x.mp4'}, field item_id" in note
+    # The count of items without an instruction is of the items written.
+    assert any(n.startswith("1 of 1 item(s) have no instruction") for n in result.notes), result.notes
+
+
+def test_rescan_keeps_the_ids_the_replaced_manifest_gave(tmp_path: Path) -> None:
+    root, out = tmp_path / "v", tmp_path / "v.jsonl"
+    _touch(root, "g/b.mp4", "g/c.mp4")
+    write_manifest(scan_folder(root), out)
+    assert _ids(out) == ["g/b", "g/c"]
+    _touch(root, "g/b.webm")
+    # Fresh, the two b's keep their suffixes; replacing the manifest, the old video keeps its id.
+    assert _ids(scan_folder(root)) == ["g/b.mp4", "g/b.webm", "g/c"]
+    result = scan_folder(root)
+    write_manifest(result, out, force=True)
+    assert _ids(out) == ["g/b", "g/b.webm", "g/c"]
+    assert json.loads(out.read_text().splitlines()[0])["video"] == "v/g/b.mp4"
+    assert any("kept from the manifest being replaced" in n and "'g/b', fresh 'g/b.mp4'" in n
+               for n in result.notes), result.notes
+    # Given the manifest to replace, the scan itself uses those ids (tables keyed by item id match).
+    table = tmp_path / "prompts.csv"
+    table.write_text("item_id,instruction\ng/b,push the box\n")
+    result = scan_folder(root, previous=out, instructions=table)
+    assert {it["item_id"]: it.get("instruction") for it in result.items}["g/b"] == "push the box"
+    assert result.instruction_sources["g/b"] == f"{table}:2"
+
+
+def test_rescan_keeps_ids_through_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _touch(tmp_path, "v/g/b.mp4")
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["scan", "v"]).exit_code == 0
+    _touch(tmp_path, "v/g/b.webm")
+    done = runner.invoke(app, ["scan", "v", "--force"])
+    assert done.exit_code == 0, done.output
+    assert _ids(tmp_path / "v.jsonl") == ["g/b", "g/b.webm"]
+
+
+def test_an_id_that_must_change_is_noted(tmp_path: Path) -> None:
+    root, out = tmp_path / "v", tmp_path / "v.jsonl"
+    _touch(root, "g/a.mp4", "g/b.mp4")
+    # A hand-made manifest gave both videos one id: one of them keeps it, the other's change is said.
+    out.write_text(
+        '{"item_id": "x", "video": "v/g/a.mp4"}\n{"item_id": "x", "video": "v/g/b.mp4"}\n'
+    )
+    result = scan_folder(root)
+    write_manifest(result, out, force=True)
+    assert _ids(out) == ["g/b", "x"]
+    assert any("1 item id(s) of the manifest being replaced change" in n and "'x' is now 'g/b'" in n
+               for n in result.notes), result.notes
+
+
+def test_conflicting_instruction_rows_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    _touch(root, "a/ep01.mp4", "b/ep01.mp4")
+    table = tmp_path / "prompts.csv"
+    table.write_text("video,instruction\na/ep01.mp4,open the drawer\na/ep01,close the drawer\n")
+    with pytest.raises(ValueError, match=r"prompts.csv:3: item 'a/ep01' already has an instruction from "
+                       r".*prompts.csv:2 \('open the drawer', here 'close the drawer'\)"):
+        scan_folder(root, instructions=table)
+    table.write_text("clip_id,instruction\nep01,wipe\nep01,wipe it\n")
+    with pytest.raises(ValueError, match=r"prompts.csv:3: clip 'ep01' already has an instruction from"):
+        scan_folder(root, instructions=table)
+    # Identical rows pass, and a row for the item still wins over its clip's.
+    table.write_text("clip_id,item_id,instruction\nep01,,wipe\nep01,,wipe\n,a/ep01,dry\n,a/ep01,dry\n")
+    items = {it["item_id"]: it["instruction"] for it in scan_folder(root, instructions=table).items}
+    assert items == {"a/ep01": "dry", "b/ep01": "wipe"}
+    mapping = tmp_path / "prompts.json"
+    mapping.write_text('{"a/ep01": "dry", "a/ep01": "wet"}')
+    with pytest.raises(ValueError, match="key 'a/ep01' is given twice, with different instructions"):
+        scan_folder(root, instructions=mapping)
+
+
+def test_a_video_path_without_suffix_that_names_two_videos_is_refused(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "a/ep01.mp4", "a/ep01.webm")
+    table = tmp_path / "prompts.csv"
+    table.write_text("video,instruction\na/ep01,wipe\n")
+    with pytest.raises(ValueError, match=r"prompts.csv:2: video 'a/ep01' names several videos \(ep01.mp4, "):
+        scan_folder(tmp_path / "v", instructions=table)
+
+
+def test_a_main_view_no_item_has_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _touch(tmp_path, "pv/wan/ep1_front.mp4", "pv/wan/ep1_wrist.mp4")
+    monkeypatch.chdir(tmp_path)
+    pattern = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)_(?P<view>front|wrist)"
+    done = runner.invoke(app, ["scan", "pv", "--pattern", pattern, "--main-view", "top"])
+    assert done.exit_code == 2
+    assert "error: --main-view 'top' is not a view of any item (views found: front, wrist)" in done.stderr
+    with pytest.raises(ValueError, match="--main-view 'front' needs a --pattern with a group named view"):
+        scan_folder(tmp_path / "pv", main_view="front")
+
+
+def test_sidecar_text_files_bom_and_suffix_case(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    _touch(root, "g/ep1.mp4", "g/ep2.mp4", "g/ep3.mp4", "g/ep4/0001.png")
+    (root / "g/ep1.txt").write_bytes(b"\xef\xbb\xbfopen drawer\n")
+    (root / "g/ep2.TXT").write_text("close drawer")
+    (root / "g/ep4.Txt").write_text("push")
+    items = {it["item_id"]: it.get("instruction") for it in scan_folder(root, frame_folders=True).items}
+    assert items == {"g/ep1": "open drawer", "g/ep2": "close drawer", "g/ep3": None, "g/ep4": "push"}
+    (root / "g/ep3.txt").write_bytes(b"caf\xe9\n")
+    with pytest.raises(ValueError, match=r"ep3.txt:1: not valid UTF-8"):
+        scan_folder(root)
+    (root / "g/ep3.txt").unlink()
+    (root / "g/ep2.txt").write_text("close the drawer")
+    with pytest.raises(ValueError, match=r"are both instruction files of .*ep2.mp4; keep one"):
+        scan_folder(root)
+
+
+def test_a_name_with_a_control_character_is_noted_not_blamed_on_the_pattern(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _touch(tmp_path, "v/g/ok.mp4", "v/g/new\nline.mp4", "v/g/tab\there.mp4")
+    result = scan_folder(tmp_path / "v")
+    assert _ids(result) == ["g/ok"] and result.skipped == []
+    assert "2 video(s) left out, their names hold control characters (first: 'g/new\\nline.mp4'); " \
+        "rename them" in result.notes
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["scan", "v"])
+    assert done.exit_code == 0, done.output
+    assert "--pattern" not in done.stderr and "'g/new\\nline.mp4'" in done.stderr
