@@ -141,3 +141,33 @@ def test_judges_table_flags_a_small_overall_like_the_leaderboard():
     _, (vlm,), _, _ = judges_report(rows, items, lambda m: m != "jitter", calibrated=False, bootstrap=0)
     assert vlm.n == {"pa": 15, "ia": 9}
     assert vlm.small == {"ia", "overall"}
+
+
+def test_cli_marks_small_cells_and_says_why_the_calibrated_judge_is_missing(tmp_path):
+    items, rows = _data(n_clips=1)  # one clip: every cell small, nothing to cross-validate on
+    manifest = tmp_path / "suite.jsonl"
+    (tmp_path / "v.mp4").write_bytes(b"")
+    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with ResultStore(db) as store:
+        store.add(rows)
+    runner = CliRunner()
+    res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "50"])
+    assert res.exit_code == 0, res.output
+    good = next(line for line in res.output.splitlines() if " good " in line)
+    assert good.count("\u2020") == 3  # PA, IA and Overall of 1 item each, as the --out table marks them
+    assert "small n: fewer than 10 items or 5 clips" in res.output
+    res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--scores", "calibrated"])
+    assert res.exit_code == 2
+    said = " ".join(res.output.split())
+    assert "needs labelled items of at least 2 clips; the PA labels here come from 1" in said
+    res = runner.invoke(app, ["judges", str(manifest), "--db", db, "--bootstrap", "0"])
+    assert res.exit_code == 0, res.output  # the VLM judge is still compared
+    said = " ".join(res.output.split())
+    assert f"{CALIBRATED} left out: the calibrated judge scores each clip" in said
+    no_judge = [r for r in rows if not r.metric.startswith("judge:")]
+    with ResultStore(f"sqlite:///{tmp_path / 'm.sqlite'}") as store:
+        store.add(no_judge)
+    res = runner.invoke(app, ["judges", str(manifest), "--db", f"sqlite:///{tmp_path / 'm.sqlite'}"])
+    assert res.exit_code == 2
+    assert "no judge results to compare, and the calibrated judge" in " ".join(res.output.split())

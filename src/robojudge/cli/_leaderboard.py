@@ -32,6 +32,8 @@ from robojudge.report import (
     write_leaderboard,
 )
 from robojudge.report._judges import comparison_note
+from robojudge.report._leaderboard import calibration_problem, small_standing
+from robojudge.report._tables import SMALL_MARK, SMALL_NOTE
 from robojudge.store import ResultRow, StoreError
 from robojudge.suite import Item, ManifestError
 
@@ -73,9 +75,12 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         s = e.standings[board.sort_by]
         prob = "-" if math.isnan(s.rank_prob) else f"{s.rank_prob:.2f}"
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "-"
-        scores = [_est(e.standings[t].score) for t in board.targets]
+        scores = [_est(e.standings[t].score) + (f" {SMALL_MARK}" if small_standing(e, t) else "")
+                  for t in board.targets]
         table.add_row("-" if s.rank is None else str(s.rank), e.generator, *scores, prob, span)
     _wide().print(table)
+    if any(small_standing(e, t) for e in board.entries for t in board.targets):
+        console.print(SMALL_NOTE, highlight=False, markup=False)
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
                   box=box.SIMPLE_HEAD)
     for col in ("target", "upper", "lower", "P"):
@@ -201,6 +206,9 @@ def judges(
     except ValueError as exc:
         raise fail(str(exc)) from None
     note = _calibration_note(cal)
+    if calibrated and cal is None:
+        why = calibration_problem([it for it in items if it.labels is not None])
+        note = f"{CALIBRATED} left out: {why or 'no stored metric values to calibrate on'}"
     if as_json:
         data = report.to_dict()
         data["best"] = {r.judge: sorted(f"{t}.{c}" for t, c in r.best) for r in table_rows}

@@ -28,6 +28,7 @@ from robojudge.report._leaderboard import (
     Direction,
     calibrated_scores,
     calibration_features,
+    calibration_problem,
     clusters_of,
     column,
     format_estimate,
@@ -257,15 +258,18 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     pred: dict[str, dict[str, FloatArray]] = {j.label: {a: column(j.values(a), labelled) for a in AXES}
                                               for j in chosen}
     cal: CalibratedJudge | None = None
+    problem = None
     if calibrated:
         # Built once: both the check that there is something to learn from and the fit read them.
         feats = calibration_features(rows, labelled, higher_is_better, NOT_FEATURES, stored=stored)
-        if feats:
+        problem = calibration_problem(labelled) if feats else None
+        if feats and problem is None:  # else it is left out (the CLI says why)
             cal = calibrated_scores(rows, labelled, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
                                     prediction=prediction, features=feats)
             pred[CALIBRATED] = cal.scores
     if not pred:
-        raise ValueError("no judge results and no metric values in the store")
+        raise ValueError(f"no judge results to compare, and {problem}" if problem
+                         else "no judge results and no metric values in the store")
     clusters = clusters_of(labelled)
     report = agreement_table(pred, human, clusters, strata_of(labelled), bootstrap=bootstrap,
                              seed=seed, level=level, pairs=[], rank_stats=False)

@@ -153,6 +153,22 @@ def calibration_features(rows: Sequence[ResultRow], items: Sequence[Item], highe
     return [f for f in feats if f.metric not in exclude]
 
 
+def calibration_problem(items: Sequence[Item]) -> str | None:
+    """Why the calibrated judge cannot score ``items``, or None: it scores each clip with a model fitted
+    on the other clips' labels (grouped cross-validation), so every axis needs labels on 2 clips."""
+    labels = label_scores(items)
+    groups = clusters_of(items)
+    for a in AXES:
+        if not np.isfinite(labels[a]).any():
+            return f"no {a.upper()} labels in the suite to calibrate on"
+        clips = {g for g, y in zip(groups, labels[a], strict=True) if np.isfinite(y)}
+        if len(clips) < 2:
+            return (f"the calibrated judge scores each clip with a model fitted on the other clips' labels "
+                    f"(grouped cross-validation), so it needs labelled items of at least 2 clips; the "
+                    f"{a.upper()} labels here come from {len(clips)}")
+    return None
+
+
 def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
                       higher_is_better: Direction, *, n_folds: int = 5, alpha: float = 1.0,
                       seed: int = 0, prediction: str = "expected",
@@ -182,6 +198,9 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
             raise ValueError(f"features must be columns over the {len(items)} items given")
     if not feats:
         raise ValueError("no stored metric values to calibrate on; run `robojudge score` first")
+    problem = calibration_problem(items)
+    if problem is not None:
+        raise ValueError(problem)
     x = np.stack([f.oriented for f in feats], axis=1)
     labels = label_scores(items)
     groups = clusters_of(items)
