@@ -102,3 +102,14 @@ def test_deep_decodes_everything_and_makes_failures_errors(manifest: Path) -> No
 def test_unknown_media_mode(manifest: Path) -> None:
     with pytest.raises(ValueError, match="media must be one of none, open, deep"):
         validate_manifest(manifest, media="full")
+
+
+def test_deep_warns_of_a_video_of_one_frame(tmp_path: Path) -> None:
+    write_video(tmp_path / "one.mp4", _clip(1), fps=8)
+    write_video(tmp_path / "two.mp4", _clip(2), fps=8)
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"item_id": n, "video": f"{n}.mp4"}) + "\n" for n in ("one", "two")))
+    found = _by_item(validate_manifest(path, media="deep"))
+    assert found == {"one": [("video", "warning", "decodes to 1 frame; the metrics that compare frames "
+                                                  "(motion, consistency, flicker) leave it unscored")]}
+    assert validate_manifest(path, media="open") == []  # only a full decode counts the frames

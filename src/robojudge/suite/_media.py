@@ -48,15 +48,21 @@ def inspect_video(path: str, *, deep: bool) -> list[tuple[str, str]]:
     # package, and loading a manifest without looking at its media needs none of it.
     from robojudge.video import VideoError, native_read_warning, probe_video, sample_frames
 
+    decoded: int | None = None
     try:
         if deep:
-            warnings = sample_frames(path, fps=None, max_frames=None, size=_THUMB).warnings
+            sampled = sample_frames(path, fps=None, max_frames=None, size=_THUMB)
+            warnings, decoded = list(sampled.warnings), len(sampled)
             info = probe_video(path)
         else:
             info = probe_video(path)
-            warnings = info.warnings
+            warnings = list(info.warnings)
     except VideoError as exc:
         return [(f"cannot be decoded: {exc.reason}", "error" if deep else "warning")]
+    if decoded is not None and decoded < 2:
+        # Every metric of motion or consistency compares frames: they leave such a clip unscored.
+        warnings.append(f"decodes to {decoded} frame{'s' if decoded != 1 else ''}; the metrics that compare "
+                        "frames (motion, consistency, flicker) leave it unscored")
     too_large = native_read_warning(info.frames, info.width, info.height)
     return [(w, "warning") for w in (*warnings, *([too_large] if too_large else []))]
 
