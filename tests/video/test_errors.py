@@ -154,3 +154,29 @@ def test_video_error_pickles() -> None:
     back = pickle.loads(pickle.dumps(err))
     assert isinstance(back, VideoError)
     assert (back.path, back.reason, str(back)) == (err.path, err.reason, str(err))
+
+
+def _gif(path: Path, n: int) -> Path:
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("gif", rate=10)
+        stream.width = stream.height = 32
+        stream.pix_fmt = "rgb8"
+        for t in range(n):
+            frame = np.zeros((32, 32, 3), np.uint8)
+            frame[4:10, t % 26:t % 26 + 5] = 255
+            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path
+
+
+def test_a_gif_cut_short_says_so(tmp_path: Path) -> None:
+    # A GIF declares no length: cut at 30% it decoded as a short clip with no sign of the cut.
+    full = _gif(tmp_path / "full.gif", 60)
+    cut = _cut(full, tmp_path / "cut.gif", 0.3)
+    assert sample_frames(full, fps=None, max_frames=None).warnings == ()
+    got = sample_frames(cut, fps=None, max_frames=None)
+    assert 0 < len(got) < 60
+    assert any("GIF ends without its trailer" in w for w in got.warnings)
+    assert any("GIF ends without its trailer" in w for w in probe_video(cut).warnings)

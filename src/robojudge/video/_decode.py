@@ -21,7 +21,7 @@ import av
 import av.container
 import av.video.stream
 
-from robojudge.video._timing import nominal_rate
+from robojudge.video._timing import gif_cut_short, nominal_rate
 from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
@@ -252,6 +252,9 @@ def probe_file(path: Path) -> VideoInfo:
         width, height = height, width
     fps, warnings = nominal_rate(meta)
     warnings = tuple(warnings) + aspect_warnings(meta, first.width, first.height)
+    cut = gif_cut_short(path)
+    if cut:
+        warnings += (cut,)
     return VideoInfo(
         path=path,
         width=width,

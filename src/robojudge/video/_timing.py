@@ -204,6 +204,26 @@ def _seconds(x: float) -> str:
     return f"{x:.1f} s"
 
 
+GIF_TRAILER = b";"
+"""The byte that ends every complete GIF file (the GIF89a trailer, 0x3B)."""
+
+
+def gif_cut_short(path: Path) -> str | None:
+    """A warning when ``path`` is a GIF without its trailer: a GIF declares neither frame count nor
+    duration, so a file cut short decodes as a shorter clip with no other sign."""
+    if Path(path).suffix.lower() != ".gif" or not Path(path).is_file():
+        return None
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, 2)
+            last = f.read(1)
+    except OSError:
+        return None
+    if last == GIF_TRAILER:
+        return None
+    return "truncated: the GIF ends without its trailer byte, so frames after the cut are missing"
+
+
 def check_complete(
     path: Path, frames: int, timing: FrameTimes, meta: StreamMeta, edited: bool = False
 ) -> tuple[str, ...]:
@@ -226,6 +246,9 @@ def check_complete(
     """
     if frames == 0:
         return ()  # nothing to sample: the caller reports "zero frames decoded"
+    cut = gif_cut_short(path)
+    if cut:
+        return (cut,)  # a GIF declares no length: its missing trailer is all that tells
     fps = timing.fps
     declared = None if edited else meta.frame_count
     if declared:
