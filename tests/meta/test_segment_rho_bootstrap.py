@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from robojudge.meta import ClusterBootstrap, segment_spearman, segment_spearman_bootstrap
+from robojudge.meta import (
+    ClusterBootstrap,
+    segment_spearman,
+    segment_spearman_bootstrap,
+    summarize_replicates,
+)
 
 
 def _design(seed: int = 0) -> tuple[dict[str, np.ndarray], np.ndarray, list[str], list[str]]:
@@ -77,7 +82,11 @@ def test_hand_worked_two_clips() -> None:
     values, counts = np.unique(np.round(r.draws, 12), return_counts=True)
     assert values.tolist() == [0.5, 0.75, 1.0]
     assert counts / 4000 == pytest.approx([0.25, 0.5, 0.25], abs=0.04)
-    assert (r.low, r.high) == pytest.approx((0.5, 1.0), abs=1e-12)
+    # The percentile interval of these draws is [0.5, 1.0], but two clips are too few to show one.
+    low, high, _ = summarize_replicates(r.draws[None, :], 0.95)
+    assert (low[0], high[0]) == pytest.approx((0.5, 1.0), abs=1e-12)
+    assert math.isnan(r.low) and math.isnan(r.high)
+    assert r.why == "scored items in 2 cluster(s); an interval needs at least 3"
     assert r.replicates == 4000
 
 

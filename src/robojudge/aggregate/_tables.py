@@ -37,6 +37,13 @@ __all__ = [
 ]
 
 _LONG = ("metric", "value")
+#: Column naming the item of a row (an export's); with it, each (item, metric) must appear once.
+ITEM = "item_id"
+#: Item ids of set-level rows (one value per group, e.g. FVD per generator) start with this.
+SET_PREFIX = "group:"
+# attrs key of a frame read from CSV: its row i is line i + 2 of the file.
+_LINES = "robojudge_csv_lines"
+_SHOWN = 5
 Note = Callable[[str], None]
 """Receives a remark about the input that is not an error (columns left out)."""
 
@@ -48,18 +55,34 @@ class AggregateInputError(ValueError):
 def read_metric_table(path: str | Path) -> pd.DataFrame:
     """A ``.parquet`` file, else CSV.
 
+    A CSV is read as text, cell for cell: ids and groups keep their spelling (``01``, ``1`` and ``1.0``
+    are three groups; ``NA``, ``None`` and ``null`` are names, not missing values), and the metric
+    values are parsed later by :func:`to_long`, which names the line of a cell that is not a number. A
+    cell that ``results export`` escaped for spreadsheets (``'=x``, ``'-base``: a leading ``'`` before
+    ``= + - @``, a tab or a carriage return) is read back as it was stored.
+
     Raises:
         AggregateInputError: The file is missing or cannot be read.
     """
     import pandas as pd
 
+    from robojudge.store import SafeCsvWriter
+
     path = Path(path)
     if not path.exists():
         raise AggregateInputError(f"no such file: {path}")
     try:
-        return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise AggregateInputError(f"{path}: cannot read: {exc}") from None
+        raise AggregateInputError(f"{path}: cannot read: {str(exc).strip()}") from None
+    for col in df.columns:
+        escaped = df[col].str.match(r"'[=+\-@\t\r]")
+        if escaped.any():
+            df.loc[escaped, col] = df.loc[escaped, col].map(SafeCsvWriter.unescape)
+    df.attrs[_LINES] = True
+    return df
 
 
 def is_long(df: pd.DataFrame) -> bool:
@@ -71,19 +94,40 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
             note: Note | None = None) -> pd.DataFrame:
     """Rows ``keys..., metric, value`` (values as floats); metrics are taxonomy ids or names in ``extra``.
 
-    Raises:
-        AggregateInputError: A key column is missing, a long table names an unknown metric, or a wide
-            table has no metric column.
-    """
-    import pandas as pd
+    Two more columns say where each row came from: ``_row`` (its position in ``df``) and, when ``df``
+    has an ``item_id`` column, ``_item``.
 
+    Raises:
+        AggregateInputError: A key column is missing or has an empty cell, a long table names an
+            unknown metric, a wide table has no metric column, a value is not a number, or an item has
+            two rows of one metric (two configurations of it, in an export).
+    """
     tax = load_taxonomy()
     missing = [k for k in keys if k not in df.columns]
     if missing:
         have = ", ".join(map(str, df.columns))
         raise AggregateInputError(f"{source}: no column(s) {', '.join(missing)}; columns are {have}")
+    df = df.reset_index(drop=True).assign(_row=range(len(df)))
+    has_item = ITEM in df.columns
+    if has_item:
+        df["_item"] = df[ITEM]
+    ids = [*keys, "_row", *(["_item"] if has_item else [])]
+    if has_item and keys:
+        # A set-level row of another grouping (FVD per task in an export by generator) has no value
+        # for these keys: `results export --by` leaves its cell empty. It is left out, with a note.
+        empty = np.zeros(len(df), dtype=bool)
+        for k in keys:
+            empty |= (df[k].isna() | df[k].astype(str).str.strip().eq("")).to_numpy()
+        other = empty & df["_item"].astype(str).str.startswith(SET_PREFIX).to_numpy()
+        if other.any():
+            if note is not None:
+                note(f"leaving out {int(other.sum())} set-level row(s) with an empty {'/'.join(keys)} cell "
+                     f"(grouped by another field), e.g. {df.loc[other, '_item'].iloc[0]}")
+            df = df[~other]
+    for k in dict.fromkeys(keys):
+        _check_groups(df, k, source)
     if is_long(df):
-        long = df[[*keys, *_LONG]].copy()
+        long = df[[*ids, *_LONG]].copy()
         long["metric"] = long["metric"].astype(str)
         unknown = sorted(set(long["metric"].unique()) - set(tax.ids) - set(extra))
         if unknown and len(unknown) == long["metric"].nunique():
@@ -97,18 +141,93 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
                 note(f"ignoring the rows of {len(unknown)} metric(s) that are not RoboPhys-3D ids: "
                      + ", ".join(_with_hint(m, tax.ids) for m in unknown))
             long = long[~long["metric"].isin(unknown)]
+        long["value"] = _numbers(df, long, "value", source)
     else:
         cols = [c for c in df.columns if c in tax or c in extra]
         if not cols:
             raise AggregateInputError(
                 f"{source}: no metric columns; expected RoboPhys-3D metric ids (e.g. iq1_fvd) as "
                 "columns, or a long table with 'metric' and 'value' columns")
-        ignored = [str(c) for c in df.columns if c not in cols and c not in keys]
+        ignored = [str(c) for c in df.columns
+                   if c not in cols and c not in keys and c not in ("_row", "_item")]
         if ignored and note is not None:
             note(f"ignoring non-metric column(s): {', '.join(ignored)}")
-        long = df.melt(id_vars=list(keys), value_vars=cols, var_name="metric", value_name="value")
-    long["value"] = pd.to_numeric(long["value"], errors="coerce").astype(float)
+        wide = df[list(dict.fromkeys([*ids, *cols]))].copy()
+        for c in cols:
+            wide[c] = _numbers(df, wide, c, source)
+        long = wide.melt(id_vars=ids, value_vars=cols, var_name="metric", value_name="value")
+    long["value"] = long["value"].astype(float)
+    if has_item:
+        _check_duplicates(df, long, [*keys, "_item", "metric"], source)
     return long
+
+
+def _where(df: pd.DataFrame, row: int) -> str:
+    """``line N`` of a table read from CSV (the header is line 1), else ``row N`` (0-based)."""
+    return f"line {row + 2}" if df.attrs.get(_LINES) else f"row {row}"
+
+
+def _item_of(df: pd.DataFrame, row: int) -> str:
+    """The item of row ``row`` (its ``_row`` number, which is also its index label in :func:`to_long`)."""
+    return f", item {df[ITEM].loc[row]!r}" if ITEM in df.columns else ""
+
+
+def _check_groups(df: pd.DataFrame, key: str, source: str | Path) -> None:
+    col = df[key]
+    empty = col.isna() | col.astype(str).str.strip().eq("")
+    if empty.any():
+        rows = df.index[empty.to_numpy()]
+        more = f" (and {rows.size - 1} more rows)" if rows.size > 1 else ""
+        raise AggregateInputError(
+            f"{source} {_where(df, int(rows[0]))}{_item_of(df, int(rows[0]))}, column {key!r}: empty group "
+            f"cell{more}; give every row a group (`results export --by {key}` writes '-' for an item "
+            "without the field)")
+
+
+def _numbers(df: pd.DataFrame, part: pd.DataFrame, column: str, source: str | Path) -> pd.Series:
+    """``part[column]`` as floats; blank and ``nan`` are missing, any other text that is no number an
+    error naming the file, line, item and column."""
+    import pandas as pd
+
+    col = part[column]
+    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+        return col.astype(float)
+    text = col.astype(object).where(col.notna(), "").astype(str).str.strip()
+    blank = text.eq("") | text.str.lower().eq("nan")
+    values = pd.to_numeric(text.where(~blank, "nan"), errors="coerce").astype(float)
+    bad = values.isna() & ~blank
+    if bad.any():
+        rows = part.loc[bad, "_row"].to_numpy()
+        first = int(rows[0])
+        metric = f", metric {part.loc[bad, 'metric'].iloc[0]!r}" if "metric" in part.columns else ""
+        more = f" ({rows.size} such cells)" if rows.size > 1 else ""
+        raise AggregateInputError(f"{source} {_where(df, first)}{_item_of(df, first)}{metric}, column "
+                                  f"{column!r}: not a number: {text[bad].iloc[0]!r}{more}")
+    return values
+
+
+def _check_duplicates(df: pd.DataFrame, long: pd.DataFrame, by: list[str], source: str | Path) -> None:
+    """Each (groups, item, metric) once: two rows of one are never averaged into one value."""
+    dup = long[long.duplicated(by, keep=False)]
+    if dup.empty:
+        return
+    first = dup.groupby(by, sort=False)
+    n_pairs = first.ngroups
+    key, rows = next(iter(first))
+    row_ids = sorted(int(r) for r in rows["_row"])
+    lines = ", ".join(_where(df, r) for r in row_ids[:_SHOWN])
+    item, metric = key[-2], key[-1]
+    more = f"; {n_pairs - 1} more (item, metric) pairs have several rows" if n_pairs > 1 else ""
+    if "config_hash" in df.columns:
+        configs = sorted({str(df["config_hash"].loc[r]) for r in row_ids})
+        if len(configs) > 1:
+            raise AggregateInputError(
+                f"{source}: item {item!r}, metric {metric!r}: stored under {len(configs)} configurations "
+                f"(config_hash {', '.join(configs)}; {lines}), which are never averaged{more}; keep the rows "
+                "of one configuration (filter the export on its config_hash column, or export a store "
+                "scored with one configuration of the metric)")
+    raise AggregateInputError(f"{source}: item {item!r}, metric {metric!r}: {len(row_ids)} rows ({lines}), "
+                              f"which are never averaged{more}; keep one row per item and metric")
 
 
 def _with_hint(metric: str, known: Sequence[str]) -> str:
@@ -141,6 +260,52 @@ def config_table(long: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return long.groupby("metric")["value"].mean().to_frame().T
 
 
+def coverage(long: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Per group of ``keys`` and metric: ``have`` (values present) and ``expected`` (values it should have).
+
+    With an ``_item`` column (a table with ``item_id``), a per-item metric should have a value for
+    every item of its group (the items with a row of any metric there), and a set-level metric (rows of
+    ``group:...`` ids) for each of its rows. Without it, every row of the metric should have a value.
+    """
+    import pandas as pd
+
+    by = [*keys, "metric"]
+    present = long["value"].notna()
+    if "_item" not in long.columns:
+        grouped = long.assign(_have=present).groupby(by, sort=True)
+        return pd.DataFrame({"have": grouped["_have"].sum(), "expected": grouped.size()})
+    is_set = long["_item"].astype(str).str.startswith(SET_PREFIX)
+    items = long[~is_set]
+    have_items = items[present[~is_set]].groupby(by, sort=True)["_item"].nunique()
+    per_item = items.groupby(by, sort=True)["_item"].nunique()  # metrics with item rows
+    if keys:
+        n_items = items.groupby(list(keys), sort=True)["_item"].nunique()
+        expected_items = pd.Series(
+            [int(n_items.get(k[0] if len(keys) == 1 else k[:-1], 0)) for k in per_item.index],
+            index=per_item.index, dtype=int)
+    else:
+        expected_items = pd.Series(int(items["_item"].nunique()), index=per_item.index, dtype=int)
+    sets = long[is_set].assign(_have=present[is_set]).groupby(by, sort=True)
+    out = pd.concat([
+        pd.DataFrame({"have": have_items.reindex(per_item.index, fill_value=0), "expected": expected_items}),
+        pd.DataFrame({"have": sets["_have"].sum(), "expected": sets.size()}),
+    ])
+    return out[~out.index.duplicated(keep="first")].astype(int)
+
+
+def _partial_note(partial: pd.DataFrame, missing: Missing) -> str:
+    shown = []
+    for idx, r in partial.head(_SHOWN).iterrows():
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        group = "/".join(map(str, parts[:-1])) or "all rows"
+        shown.append(f"{group}: {parts[-1]} {int(r['have'])} of {int(r['expected'])}")
+    more = f" and {len(partial) - _SHOWN} more" if len(partial) > _SHOWN else ""
+    what = ("so each is NaN under --missing nan (--missing drop averages the values there are)"
+            if missing == "nan" else "each averaged over the values there are (--missing drop)")
+    return (f"{len(partial)} (group, metric) pair(s) lack values for some rows or items, {what}: "
+            f"{'; '.join(shown)}{more}")
+
+
 def table_columns(frame: pd.DataFrame) -> dict[str, npt.NDArray[np.float64]]:
     """Each column of ``frame`` as a float array, by name."""
     return {str(c): frame[c].to_numpy(dtype=float) for c in frame.columns}
@@ -166,7 +331,9 @@ def scores_from_table(
         normalized: The values are already in [0, 1]; else they are normalized by ``strategy``.
         strategy: ``"table"`` (Table 13 bounds) or ``"percentile"`` (pool percentiles of this table).
         macro: A task-regime column: score each regime, then average the regimes with equal weight.
-        missing: ``"nan"`` (a missing metric makes its sub-dimension, level and AFS NaN) or ``"drop"``.
+        missing: ``"nan"`` (a missing metric makes its sub-dimension, level and AFS NaN; a metric that
+            lacks a value for some rows or items of a group is missing for that group) or ``"drop"``
+            (the group's mean of the values there are). ``note`` hears of every partial group.
         metrics: The RoboPhyscore set (default: the paper's eight).
         source: Names the table in error messages (its file).
         note: Receives remarks that are not errors (ignored columns).
@@ -182,6 +349,16 @@ def scores_from_table(
     if not normalized:
         long = normalize_long(long, strategy)
     table = config_table(long, group_keys)
+    cover = coverage(long, group_keys)
+    partial = cover[cover["have"] < cover["expected"]]
+    if not partial.empty:
+        if missing == "nan":
+            for idx in partial.index:
+                parts = idx if isinstance(idx, tuple) else (idx,)
+                row = parts[:-1] if len(parts) > 2 else parts[0] if len(parts) == 2 else table.index[0]
+                table.loc[row, parts[-1]] = np.nan
+        if note is not None:
+            note(_partial_note(partial, missing))
     tax = load_taxonomy()
     selected = list(metrics) if metrics else None
     if selected:

@@ -49,7 +49,13 @@ def _fmt(e: Estimate, digits: int = 3) -> str:
     out = f"{e.value:.{digits}f}"
     if not math.isnan(e.low):
         out += f" [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+    elif e.why is not None:
+        out += " [n/a]"  # the notes under the tables say why
     return out
+
+
+def _warn(message: str) -> None:
+    err_console.print(f"warning: {message}", highlight=False, markup=False)
 
 
 @app.command("agreement")
@@ -76,7 +82,7 @@ def agreement(
     scale_int = (int(sc[0]), int(sc[1]))
     try:
         report = agreement_from_csv(pred, human, bootstrap=bootstrap, seed=seed, level=level, scale=scale_int,
-                                    rank_stats=spearman)
+                                    rank_stats=spearman, warn=_warn)
     except ScoreTableError as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -85,6 +91,29 @@ def agreement(
         typer.echo(json.dumps(out, indent=2))
         return
     _print_report(report)
+
+
+def _interval_notes(report: AgreementReport) -> list[str]:
+    """Why a cell shows no interval, and the cells whose interval rests on fewer replicates than drawn."""
+    notes: dict[str, dict[str, list[str]]] = {}
+    cells = [(f"{j} {t}", c.stats) for j, per in report.cells.items() for t, c in per.items()]
+    cells += [(f"{a} - {b} {t}", st) for (a, b), per in report.differences.items() for t, st in per.items()]
+    for where, stats in cells:
+        for name, e in stats.items():
+            if e.why is not None:
+                text = f"no interval ({e.why})"
+            elif e.replicates is not None:
+                text = (f"interval from {e.replicates} of {report.n_replicates} replicates (the others leave "
+                        "it undefined)")
+            else:
+                continue
+            notes.setdefault(text, {}).setdefault(where, []).append(name)
+    out = []
+    for text, places in notes.items():
+        shown = [f"{w} ({', '.join(names)})" for w, names in list(places.items())[:6]]
+        more = f" and {len(places) - 6} more" if len(places) > 6 else ""
+        out.append(f"{text}: {'; '.join(shown)}{more}")
+    return out
 
 
 def _print_report(report: AgreementReport) -> None:
@@ -109,6 +138,8 @@ def _print_report(report: AgreementReport) -> None:
             for target, st in per.items():
                 table.add_row(a, b, target, _fmt(st["pearson"]), _fmt(st["exact"]), _fmt(st["mse"]))
         console.print(table)
+    for note in _interval_notes(report):
+        console.print(f"note: {note}", highlight=False, markup=False)
 
 
 @app.command("compare")
@@ -162,10 +193,23 @@ def compare(
 HIGHER_BETTER = ":higher-better"
 
 
-def _span(rho: float, low: float, high: float) -> str:
+def _span(rho: float, low: float, high: float, why: str | None = None) -> str:
     if math.isnan(rho):
         return "-"
-    return f"{rho:.3f}" + ("" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]")
+    return f"{rho:.3f}" + (f" [{low:.3f}, {high:.3f}]" if not math.isnan(low) else " [n/a]" if why else "")
+
+
+def _rho_notes(title: str, data: dict[str, Any], groups: list[str], replicates: int) -> list[str]:
+    """Why a rho has no interval, and the intervals that rest on fewer replicates than drawn."""
+    notes: dict[str, list[str]] = {}
+    for name, x in data.items():
+        for part, p in (*((g, x.groups[g]) for g in groups), ("macro", x.macro), ("micro", x.micro)):
+            if p.why is not None:
+                notes.setdefault(f"no interval ({p.why})", []).append(f"{name} {part}")
+            elif not math.isnan(p.low) and p.replicates < replicates:
+                notes.setdefault("interval from fewer replicates than drawn (the others leave rho undefined)",
+                                 []).append(f"{name} {part} {p.replicates} of {replicates}")
+    return [f"{title}: {text}: {', '.join(where)}" for text, where in notes.items()]
 
 
 @app.command("segments")
@@ -192,7 +236,14 @@ def segments(
     reference's on the same replicates. With --video, the calibrated three-band overlap too (3 videos
     per level drawn for calibration, the rest banded). A blank score is a segment it did not measure.
     """
-    scores = {s.removesuffix(HIGHER_BETTER): s.endswith(HIGHER_BETTER) for s in score}
+    scores: dict[str, bool] = {}
+    for s in score:
+        name = s.removesuffix(HIGHER_BETTER)
+        if name in scores:
+            given = ", ".join(x for x in score if x.removesuffix(HIGHER_BETTER) == name)
+            raise fail(f"--score {name!r} is given more than once ({given}); give each score column once, "
+                       f"with {HIGHER_BETTER} when its higher values are better")
+        scores[name] = s.endswith(HIGHER_BETTER)
     try:
         table = segments_from_csv(path, scores, verdict=verdict, group=group, clip=clip, video=video,
                                   reference=reference, replicates=replicates, draws=draws, seed=seed,
@@ -204,7 +255,8 @@ def segments(
 
     def cells(x: Any) -> dict[str, Any]:
         parts = {**x.groups, "macro": x.macro, "micro": x.micro}
-        return {k: {"rho": _num(v.rho), "low": _num(v.low), "high": _num(v.high), "n": v.n}
+        return {k: {"rho": _num(v.rho), "low": _num(v.low), "high": _num(v.high), "n": v.n,
+                    "replicates": v.replicates, **({"why": v.why} if v.why else {})}
                 for k, v in parts.items()}
 
     def band(b: Any) -> Any:
@@ -232,8 +284,10 @@ def segments(
             t.add_column(col)
         for name, x in data.items():
             parts = [x.groups[g] for g in groups] + [x.macro, x.micro]
-            t.add_row(name, *(_span(p.rho, p.low, p.high) for p in parts))
+            t.add_row(name, *(_span(p.rho, p.low, p.high, p.why) for p in parts))
         console.print(t)
+        for note in _rho_notes(title.split(" (")[0], data, groups, rho.replicates):
+            console.print(f"note: {note}", highlight=False, markup=False)
     if table.bands:
         t = Table(title=f"calibrated three-band overlap ({draws} draws)", title_justify="left")
         for col in ("score", *groups, "macro", "micro"):

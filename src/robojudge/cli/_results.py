@@ -34,7 +34,8 @@ def export_cmd(
     from robojudge.suite import ManifestError
 
     try:
-        n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite)
+        n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite,
+                       note=lambda m: err_console.print(f"note: {m}", highlight=False, markup=False))
     except (StoreError, ManifestError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {n} rows to {out}", highlight=False)
@@ -193,6 +194,10 @@ def import_cmd(
         raise fail(f"{file}: {len(exc.problems)} problem(s), nothing was imported") from None
     except (StoreError, ManifestError) as exc:
         raise fail(str(exc)) from None
+    if report.ignored_columns:
+        err_console.print(f"note: {file} is a `results export`: the extra fields of each row come from its "
+                          f"details column; {', '.join(report.ignored_columns)} describe the stored row and "
+                          "are not kept", highlight=False, markup=False)
     if report.skipped:
         _print_problems(report.skipped, f"{len(report.skipped)} bad line(s) left out (--skip-invalid):")
     table = Table("metric", "imported", "unchanged", "replaced",

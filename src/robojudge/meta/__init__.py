@@ -45,7 +45,13 @@ from robojudge.meta._audit_input import (
     manifest_costs,
     match_key,
 )
-from robojudge.meta._bootstrap import ClusterBootstrap, percentile_interval, summarize_replicates
+from robojudge.meta._bootstrap import (
+    MIN_CLUSTERS,
+    ClusterBootstrap,
+    interval_gate,
+    percentile_interval,
+    summarize_replicates,
+)
 from robojudge.meta._calibrated import (
     CrossValidated,
     OrdinalLogit,
@@ -143,6 +149,7 @@ __all__ = [
     "embodiment_agreement",
     "embodiment_table",
     "DEFAULT_SCALE",
+    "MIN_CLUSTERS",
     "OVERALL",
     "STATISTICS",
     "VERDICT_LEVELS",
@@ -241,6 +248,7 @@ __all__ = [
     "spearman",
     "speedup",
     "stats_from_sums",
+    "interval_gate",
     "summarize_replicates",
     "three_band_agreement",
     "too_short_reason",

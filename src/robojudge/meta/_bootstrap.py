@@ -22,6 +22,10 @@ from robojudge.meta._agreement import FloatArray
 
 IntMatrix = npt.NDArray[np.int32]
 
+#: An interval needs scored items in at least this many clusters: with one or two, the replicates
+#: can only recombine those few clusters and the percentile interval is (nearly) a point.
+MIN_CLUSTERS = 3
+
 
 def _codes(labels: npt.ArrayLike, n: int, name: str) -> npt.NDArray[np.intp]:
     arr = np.asarray(labels)
@@ -56,8 +60,16 @@ class ClusterBootstrap:
         stratum_of_item = np.zeros(n, dtype=np.intp) if strata is None else _codes(strata, n, "strata")
         stratum_of_cluster = np.full(n_clusters, -1, dtype=np.intp)
         stratum_of_cluster[self.item_cluster] = stratum_of_item
-        if np.any(stratum_of_cluster[self.item_cluster] != stratum_of_item):
-            raise ValueError("a cluster spans more than one stratum")
+        split = np.flatnonzero(stratum_of_cluster[self.item_cluster] != stratum_of_item)
+        if split.size:
+            i = int(split[0])
+            c = self.item_cluster[i]
+            other = np.flatnonzero((self.item_cluster == c) & (stratum_of_item == stratum_of_cluster[c]))
+            a, b = sorted((i, int(other[0])))
+            labels = np.asarray(clusters).tolist()
+            layers = [0] * n if strata is None else np.asarray(strata).tolist()
+            raise ValueError(f"cluster {labels[i]!r} spans more than one stratum: item {a} is in stratum "
+                             f"{layers[a]!r}, item {b} in {layers[b]!r}")
         rng = np.random.default_rng(seed)
         self.counts: IntMatrix = np.zeros((n_replicates, n_clusters), dtype=np.int32)
         for s in np.unique(stratum_of_cluster):
@@ -131,3 +143,32 @@ def percentile_interval(replicates: FloatArray, level: float = 0.95) -> tuple[Fl
     """Percentile interval along the last axis, ignoring NaN; see :func:`summarize_replicates`."""
     low, high, _ = summarize_replicates(replicates, level)
     return low, high
+
+
+def interval_gate(valid: npt.NDArray[np.int64], clusters: npt.NDArray[np.int64], n_replicates: int
+                  ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.object_], npt.NDArray[np.object_]]:
+    """Which bootstrapped cells may show an interval, why the others may not, and partial replicate counts.
+
+    A cell needs scored items in at least :data:`MIN_CLUSTERS` clusters and a defined statistic in at
+    least half of the replicates. ``valid`` (replicates where the statistic is defined) and
+    ``clusters`` (clusters holding the cell's scored items) broadcast against each other.
+
+    Returns:
+        ``(keep, why, used)``: a boolean mask, the reason per cell (None where kept) and the replicates
+        used per cell (None where all were, or where no interval is shown).
+    """
+    valid, clusters = np.broadcast_arrays(np.asarray(valid), np.asarray(clusters))
+    few_clusters = clusters < MIN_CLUSTERS
+    few_reps = valid * 2 < n_replicates
+    keep = ~few_clusters & ~few_reps
+    why = np.full(valid.shape, None, dtype=object)
+    used = np.full(valid.shape, None, dtype=object)
+    for idx in np.ndindex(valid.shape):
+        if few_clusters[idx]:
+            why[idx] = (f"scored items in {int(clusters[idx])} cluster(s); an interval needs at least "
+                        f"{MIN_CLUSTERS}")
+        elif few_reps[idx]:
+            why[idx] = f"defined in {int(valid[idx])} of {n_replicates} replicates; an interval needs half"
+        elif valid[idx] < n_replicates:
+            used[idx] = int(valid[idx])
+    return keep, why, used

@@ -20,7 +20,7 @@ from robojudge.meta._agreement import (
     confusion_matrix,
     overall,
 )
-from robojudge.meta._bootstrap import ClusterBootstrap, summarize_replicates
+from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
 from robojudge.meta._weighted import N_MOMENTS, RankCorrelation, moment_columns, stats_from_sums
 
 #: Key of the pooled Overall next to the axis names.
@@ -33,12 +33,19 @@ _BOOT_COLS = [STATISTICS.index(k) for k in _BOOT]
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with its bootstrap percentile interval and standard error (NaN if none)."""
+    """A point estimate with its bootstrap percentile interval and standard error (NaN if none).
+
+    ``why`` says why a bootstrapped statistic has no interval (too few clusters, too few replicates
+    where it is defined); ``replicates`` is the number of replicates its interval rests on when that
+    is fewer than were drawn (None: all of them, or no bootstrap).
+    """
 
     value: float
     low: float = math.nan
     high: float = math.nan
     se: float = math.nan
+    why: str | None = None
+    replicates: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,14 @@ class AgreementReport:
         def num(v: float) -> float | None:
             return None if math.isnan(v) else v
 
-        def est(e: Estimate) -> dict[str, float | None]:
-            return {"value": num(e.value), "low": num(e.low), "high": num(e.high), "se": num(e.se)}
+        def est(e: Estimate) -> dict[str, Any]:
+            out: dict[str, Any] = {"value": num(e.value), "low": num(e.low), "high": num(e.high),
+                                   "se": num(e.se)}
+            if e.why is not None:
+                out["why"] = e.why
+            if e.replicates is not None:
+                out["replicates"] = e.replicates
+            return out
 
         return {
             "judges": list(self.judges), "axes": list(self.axes), "n_items": self.n_items,
@@ -132,6 +145,8 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
     judges = tuple(pred)
     if not axes or not judges:
         raise ValueError("need at least one axis and one judge")
+    if clash := [a for a in axes if str(a).strip().lower() == OVERALL]:
+        raise ValueError(f"axis {clash[0]!r} has the name of the pooled Overall; rename the axis")
     h = {a: as_float_vector(human[a], f"human[{a}]") for a in axes}
     n = h[axes[0]].size
     if any(v.size != n for v in h.values()):
@@ -168,23 +183,35 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
     se = np.full_like(point, np.nan)
     reps: FloatArray | None = None
     boot: ClusterBootstrap | None = None
+    why = np.full(point.shape, None, dtype=object)
+    used = np.full(point.shape, None, dtype=object)
+    cell_clusters = np.zeros(point.shape[:2], dtype=np.int64)
     if bootstrap > 0:
         boot = ClusterBootstrap(np.arange(n) if clusters is None else clusters, strata, bootstrap, seed)
         reps = _replicates(boot, judges, axes, x, h, scale, rank_stats, chunk)
         low[..., _BOOT_COLS], high[..., _BOOT_COLS], se[..., _BOOT_COLS] = summarize_replicates(reps, level)
+        for ji, j in enumerate(judges):
+            scored = [np.isfinite(x[j][a]) & np.isfinite(h[a]) for a in axes]
+            for ai, m in enumerate(scored):
+                cell_clusters[ji, ai] = np.unique(boot.item_cluster[m]).size
+            cell_clusters[ji, len(axes)] = np.unique(boot.item_cluster[np.any(scored, axis=0)]).size
+        _gate(point, low, high, se, why, used, reps, cell_clusters, bootstrap, rank_stats)
 
     cells: dict[str, dict[str, CellReport]] = {}
     for ji, j in enumerate(judges):
         cells[j] = {}
         for ti, t in enumerate(targets):
             st = {k: Estimate(float(point[ji, ti, si]), float(low[ji, ti, si]), float(high[ji, ti, si]),
-                              float(se[ji, ti, si])) for si, k in enumerate(STATISTICS)}
+                              float(se[ji, ti, si]), why[ji, ti, si], used[ji, ti, si])
+                  for si, k in enumerate(STATISTICS)}
             cells[j][t] = CellReport(*counts[ji, ti], st, confusions.get((ji, ti)))
 
     differences: dict[tuple[str, str], dict[str, dict[str, Estimate]]] = {}
     idx = [(judges.index(a), judges.index(b)) for a, b in pair_list]
     d_point = np.array([point[ia] - point[ib] for ia, ib in idx]).reshape(len(idx), *point.shape[1:])
     d_lo, d_hi, d_se = (np.full_like(d_point, np.nan) for _ in range(3))
+    d_why = np.full(d_point.shape, None, dtype=object)
+    d_used = np.full(d_point.shape, None, dtype=object)
     if reps is not None:
         # Blocks of pairs bound the memory of the replicate differences.
         for start in range(0, len(idx), 32):
@@ -193,14 +220,46 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
             sl = slice(start, start + len(block))
             d_lo[sl, ..., _BOOT_COLS], d_hi[sl, ..., _BOOT_COLS], d_se[sl, ..., _BOOT_COLS] = (
                 summarize_replicates(d, level))
+            pair_clusters = np.minimum(cell_clusters[[i for i, _ in block]],
+                                       cell_clusters[[k for _, k in block]])
+            _gate(d_point[sl], d_lo[sl], d_hi[sl], d_se[sl], d_why[sl], d_used[sl], d, pair_clusters,
+                  bootstrap, rank_stats)
     for pi, pair in enumerate(pair_list):
         differences[pair[0], pair[1]] = {
             t: {k: Estimate(float(d_point[pi, ti, si]), float(d_lo[pi, ti, si]), float(d_hi[pi, ti, si]),
-                            float(d_se[pi, ti, si])) for si, k in enumerate(STATISTICS)}
+                            float(d_se[pi, ti, si]), d_why[pi, ti, si], d_used[pi, ti, si])
+                for si, k in enumerate(STATISTICS)}
             for ti, t in enumerate(targets)}
 
     return AgreementReport(judges, axes, n, bootstrap, seed, level,
                            boot.n_clusters if boot else 0, boot.n_strata if boot else 0, cells, differences)
+
+
+def _gate(point: FloatArray, low: FloatArray, high: FloatArray, se: FloatArray, why: npt.NDArray[np.object_],
+          used: npt.NDArray[np.object_], reps: FloatArray, clusters: npt.NDArray[np.int64], n_replicates: int,
+          rank_stats: bool) -> None:
+    """Blank the intervals :func:`interval_gate` refuses (in place), recording why and partial counts.
+
+    ``reps`` is ``(..., targets, len(_BOOT), B)``; the other arrays are ``(..., targets, STATISTICS)``
+    and ``clusters`` is ``(..., targets)``. A point estimate that is NaN has no interval to explain, and
+    Spearman without ``rank_stats`` was not bootstrapped.
+    """
+    valid = np.isfinite(reps).sum(axis=-1)
+    keep, reason, count = interval_gate(valid, clusters[..., None], n_replicates)
+    for bi, si in enumerate(_BOOT_COLS):
+        if STATISTICS[si] == "spearman" and not rank_stats:
+            continue
+        sel = (..., si)
+        k = keep[..., bi]
+        low[sel] = np.where(k, low[sel], np.nan)
+        high[sel] = np.where(k, high[sel], np.nan)
+        se[sel] = np.where(k, se[sel], np.nan)
+        undefined = ~np.isfinite(point[sel])
+        r, c = reason[..., bi].copy(), count[..., bi].copy()
+        r[undefined] = None
+        c[undefined] = None
+        why[sel] = r
+        used[sel] = c
 
 
 def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str, ...],

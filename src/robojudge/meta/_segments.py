@@ -337,6 +337,9 @@ class RhoInterval:
         n: Segments scored (for a difference, those of the first metric).
         replicates: Replicates in which the value is defined (a resample may leave one side constant).
         draws: The value in every replicate, NaN where undefined.
+        why: Why there is no interval although ``rho`` is defined: its segments lie in fewer than
+            :data:`robojudge.meta.MIN_CLUSTERS` clusters, or it is defined in fewer than half of the
+            replicates (None otherwise).
     """
 
     rho: float
@@ -345,6 +348,7 @@ class RhoInterval:
     n: int
     replicates: int
     draws: FloatArray = field(repr=False)
+    why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -393,12 +397,15 @@ def _rho_replicates(s: FloatArray, lv: FloatArray, where: npt.NDArray[np.bool_],
     return point, reps, int(idx.size)
 
 
-def _summary(point: float, reps: FloatArray, n: int, level: float) -> RhoInterval:
-    from robojudge.meta._bootstrap import summarize_replicates
+def _summary(point: float, reps: FloatArray, n: int, clusters: int, level: float) -> RhoInterval:
+    from robojudge.meta._bootstrap import interval_gate, summarize_replicates
 
     ok = np.isfinite(reps)
-    if math.isnan(point) or not ok.any():
+    if math.isnan(point):
         return RhoInterval(point, math.nan, math.nan, n, int(ok.sum()), reps)
+    keep, why, _ = interval_gate(np.array(int(ok.sum())), np.array(clusters), reps.size)
+    if not keep:
+        return RhoInterval(point, math.nan, math.nan, n, int(ok.sum()), reps, str(why[()]))
     low, high, _ = summarize_replicates(reps[None, :], level)
     return RhoInterval(point, float(low[0]), float(high[0]), n, int(ok.sum()), reps)
 
@@ -457,19 +464,27 @@ def segment_spearman_bootstrap(scores: Mapping[str, npt.ArrayLike], levels: npt.
     names = sorted(set(groups))
     everything = np.ones(n, dtype=bool)
 
-    raw: dict[str, dict[str, tuple[float, FloatArray, int]]] = {}
+    def n_clusters(where: npt.NDArray[np.bool_]) -> int:
+        return int(np.unique(boot.item_cluster[where]).size)
+
+    raw: dict[str, dict[str, tuple[float, FloatArray, int, int]]] = {}
     for metric, s in arrays.items():
-        per = {grp: _rho_replicates(s, lv, g == grp, weights) for grp in names}
+        scored = np.isfinite(s)
+        per = {grp: (*_rho_replicates(s, lv, g == grp, weights), n_clusters((g == grp) & scored))
+               for grp in names}
         defined = [grp for grp in names if not math.isnan(per[grp][0])]
         if defined:
             macro_point = float(np.mean([per[grp][0] for grp in defined]))
             macro_reps = np.mean(np.stack([per[grp][1] for grp in defined]), axis=0)  # NaN if any is
         else:
             macro_point, macro_reps = math.nan, np.full(replicates, math.nan)
-        raw[metric] = {**per, "\x00macro": (macro_point, macro_reps, sum(per[grp][2] for grp in defined)),
-                       "\x00micro": _rho_replicates(s, lv, everything, weights)}
+        # The macro mean is only as well resampled as its thinnest group.
+        macro_clusters = min((per[grp][3] for grp in defined), default=0)
+        raw[metric] = {**per, "\x00macro": (macro_point, macro_reps, sum(per[grp][2] for grp in defined),
+                                            macro_clusters),
+                       "\x00micro": (*_rho_replicates(s, lv, everything, weights), n_clusters(scored))}
 
-    def intervals(cells: dict[str, tuple[float, FloatArray, int]]) -> SegmentRhoIntervals:
+    def intervals(cells: dict[str, tuple[float, FloatArray, int, int]]) -> SegmentRhoIntervals:
         return SegmentRhoIntervals({grp: _summary(*cells[grp], level) for grp in names},
                                    _summary(*cells["\x00macro"], level), _summary(*cells["\x00micro"], level))
 
@@ -480,7 +495,7 @@ def segment_spearman_bootstrap(scores: Mapping[str, npt.ArrayLike], levels: npt.
         for metric, cells in raw.items():
             if metric == reference:
                 continue
-            differences[metric] = intervals({k: (x[0] - ref[k][0], x[1] - ref[k][1], x[2])
-                                             for k, x in cells.items()})
+            differences[metric] = intervals({k: (x[0] - ref[k][0], x[1] - ref[k][1], x[2],
+                                                 min(x[3], ref[k][3])) for k, x in cells.items()})
     per_group = {grp: len({k for k, x in zip(keys, groups, strict=True) if x == grp}) for grp in names}
     return SegmentRhoBootstrap(metrics, differences, reference, replicates, per_group)

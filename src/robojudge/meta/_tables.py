@@ -9,6 +9,7 @@ file, and where it can the line and the column. pandas is imported when a file i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robojudge.meta._fit import FitAgreement, fit_agreement
-from robojudge.meta._report import AgreementReport, agreement_table
+from robojudge.meta._report import OVERALL, AgreementReport, agreement_table
 from robojudge.meta._segments import (
     VERDICT_LEVELS,
     BandAgreement,
@@ -62,6 +63,12 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ScoreTableError(f"{path}: cannot read as CSV: {exc}") from None
     df.columns = [str(c).strip() for c in df.columns]
+    from robojudge.store import SafeCsvWriter
+
+    for col in df.columns:  # a cell that a robojudge CSV escaped for spreadsheets reads back as stored
+        escaped = df[col].str.match(r"'[=+\-@\t\r]")
+        if escaped.any():
+            df.loc[escaped, col] = df.loc[escaped, col].map(SafeCsvWriter.unescape)
     missing = [c for c in required if c not in df.columns]
     if missing:
         found = ", ".join(df.columns) or "none"
@@ -70,19 +77,22 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
 
 
 def column_numbers(df: pd.DataFrame, column: str, path: str | Path) -> npt.NDArray[np.float64]:
-    """A text column as floats; a blank is NaN, anything else unparsable is an error naming its line."""
+    """A text column as floats; a blank is NaN, anything else that is not a finite number (``abc``,
+    ``nan``, ``inf``) is an error naming its line."""
     import pandas as pd
 
     raw = df[column].str.strip()
     values: npt.NDArray[np.float64] = pd.to_numeric(
         raw.where(raw != "", None), errors="coerce").to_numpy(dtype=np.float64)
-    bad = np.flatnonzero(np.isnan(values) & (raw != "").to_numpy())
+    bad = np.flatnonzero(~np.isfinite(values) & (raw != "").to_numpy())
     if bad.size:
         i = int(bad[0])
         more = f" ({bad.size} such rows)" if bad.size > 1 else ""
+        unparsed = np.isnan(values[i]) and raw.iloc[i].lower() != "nan"
+        what = "not a number" if unparsed else "not a finite number"
         # +2: one for the header line, one for 1-based numbering.
         raise ScoreTableError(
-            f"{path} line {i + 2}, column {column!r}: not a number: {df[column].iloc[i]!r}{more}")
+            f"{path} line {i + 2}, column {column!r}: {what}: {df[column].iloc[i]!r}{more}")
     return values
 
 
@@ -102,6 +112,7 @@ def agreement_from_csv(
     level: float = 0.95,
     scale: tuple[int, int] = (1, 5),
     rank_stats: bool = True,
+    warn: Callable[[str], None] | None = None,
 ) -> AgreementReport:
     """Agreement of judge scores with human scores read from two CSV files (``meta agreement``).
 
@@ -111,20 +122,32 @@ def agreement_from_csv(
         human: Human scores: ``item_id, axis, score`` and optionally ``clip_id`` (the bootstrap
             cluster, else the item) and ``source`` (the stratum).
         bootstrap, seed, level, scale, rank_stats: As :func:`agreement_table`.
+        warn: Receives remarks that are not errors (item ids that differ only by case).
 
     Raises:
-        ScoreTableError: A file cannot be read, has a bad or duplicate row, or ``pred`` scores an
-            item/axis that has no human score.
+        ScoreTableError: A file cannot be read, has a bad or duplicate row, a score that is not a
+            finite number, a human score outside ``scale``, an axis named ``overall`` or two axes that
+            differ only by case, an item whose rows give different ``clip_id`` or ``source`` values, a
+            clip in two sources, or ``pred`` scores an item/axis that has no human score.
     """
     pred, human = Path(pred), Path(human)
     hdf = read_score_csv(human, ("item_id", "axis", "score"))
     pdf = read_score_csv(pred, ("item_id", "axis", "score"))
     hdf["_score"] = column_numbers(hdf, "score", human)
     pdf["_score"] = column_numbers(pdf, "score", pred)
+    _check_scale(hdf, scale, human)
     if "judge" not in pdf.columns:
         pdf["judge"] = pred.stem
+    for df, path in ((hdf, human), (pdf, pred)):
+        _check_axes(df, path)
     _check_unique(hdf, ["item_id", "axis"], human)
     _check_unique(pdf, ["judge", "item_id", "axis"], pred)
+    _check_case(hdf, pdf, human, pred, warn)
+    for col in ("clip_id", "source"):
+        if col in hdf.columns:
+            _check_per_item(hdf, col, human)
+    if "clip_id" in hdf.columns and "source" in hdf.columns:
+        _check_clip_sources(hdf, human)
 
     items = list(dict.fromkeys(hdf["item_id"]))
     axes = list(dict.fromkeys(hdf["axis"]))
@@ -152,6 +175,84 @@ def agreement_from_csv(
                                level=level, scale=scale, rank_stats=rank_stats)
     except ValueError as exc:
         raise ScoreTableError(f"{human}: {exc}") from None
+
+
+def _line(i: int) -> str:
+    return f"line {i + 2}"  # one for the header line, one for 1-based numbering
+
+
+def _check_scale(df: pd.DataFrame, scale: tuple[int, int], path: Path) -> None:
+    """Human scores lie on the scale: one outside it would be clipped and count as a match."""
+    values = df["_score"].to_numpy(dtype=np.float64)
+    bad = np.flatnonzero((values < scale[0]) | (values > scale[1]))
+    if bad.size:
+        i = int(bad[0])
+        more = f" ({bad.size} such rows)" if bad.size > 1 else ""
+        raise ScoreTableError(
+            f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'score': human score "
+            f"{df['score'].iloc[i].strip()} is outside the scale {scale[0]}..{scale[1]}{more}; fix the "
+            "label or give the scale with --scale LOW,HIGH")
+
+
+def _check_axes(df: pd.DataFrame, path: Path) -> None:
+    for i, axis in enumerate(df["axis"]):
+        if axis.strip().lower() == OVERALL:
+            raise ScoreTableError(f"{path} {_line(i)}, column 'axis': {axis!r} is the name of the pooled "
+                                  "Overall, not an axis; rename the axis")
+    by_fold: dict[str, dict[str, int]] = {}
+    for i, axis in enumerate(df["axis"]):
+        by_fold.setdefault(axis.lower(), {}).setdefault(axis, i)
+    for spellings in by_fold.values():
+        if len(spellings) > 1:
+            shown = ", ".join(f"{a!r} ({_line(i)})" for a, i in spellings.items())
+            raise ScoreTableError(f"{path}, column 'axis': axes {shown} differ only by case; axis names are "
+                                  "compared exactly, so spell each axis one way")
+
+
+def _check_case(hdf: pd.DataFrame, pdf: pd.DataFrame, human: Path, pred: Path,
+                warn: Callable[[str], None] | None) -> None:
+    """Axes of the two files must match exactly; item ids that differ only by case get a warning."""
+    h_axes = set(hdf["axis"])
+    for i, axis in enumerate(pdf["axis"]):
+        twin = [a for a in h_axes if a != axis and a.lower() == axis.lower()]
+        if axis not in h_axes and twin:
+            raise ScoreTableError(f"{pred} {_line(i)}, column 'axis': axis {axis!r} differs only by case "
+                                  f"from {twin[0]!r} in {human}; spell each axis one way")
+    if warn is None:
+        return
+    for df, path in ((hdf, human), (pdf, pred)):
+        seen: dict[str, str] = {}
+        pairs: dict[tuple[str, str], None] = {}
+        for item in dict.fromkeys(df["item_id"]):
+            first = seen.setdefault(item.lower(), item)
+            if first != item:
+                pairs[first, item] = None
+        if pairs:
+            shown = ", ".join(f"{a!r}/{b!r}" for a, b in list(pairs)[:_SHOWN_IDS])
+            warn(f"{path}: {len(pairs)} item id(s) differ from another only by case ({shown}); they are "
+                 "compared exactly, as different items")
+
+
+def _check_per_item(df: pd.DataFrame, column: str, path: Path) -> None:
+    """Every row of an item names the same ``column`` value (its clip, its source)."""
+    first: dict[str, tuple[str, int]] = {}
+    for i, (item, value) in enumerate(zip(df["item_id"], df[column], strict=True)):
+        seen = first.setdefault(item, (value, i))
+        if seen[0] != value:
+            raise ScoreTableError(
+                f"{path}, item {item!r}, column {column!r}: {_line(seen[1])} gives {seen[0]!r} and "
+                f"{_line(i)} gives {value!r}; every row of an item must name the same {column}")
+
+
+def _check_clip_sources(df: pd.DataFrame, path: Path) -> None:
+    """A clip (bootstrap cluster) lies in one source (stratum)."""
+    first: dict[str, tuple[str, int]] = {}
+    for i, (clip, source) in enumerate(zip(df["clip_id"], df["source"], strict=True)):
+        seen = first.setdefault(clip, (source, i))
+        if seen[0] != source:
+            raise ScoreTableError(
+                f"{path}, clip_id {clip!r}: {_line(seen[1])} puts it in source {seen[0]!r} and {_line(i)} in "
+                f"{source!r}; a clip (bootstrap cluster) must lie in one source (stratum)")
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,17 @@ With the manifest, every export also carries its ``generator``, ``source`` and `
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
+from robojudge.metrics._sets import GROUP_PREFIX
 from robojudge.run._sets import group_column
-from robojudge.store import MANIFEST_COLUMNS, ResultStore, export_results, item_columns
+from robojudge.store import MANIFEST_COLUMNS, ResultRow, ResultStore, export_results, item_columns
 from robojudge.store._export import ExportFormat
-from robojudge.suite import load_suite
+from robojudge.suite import Item, load_suite
 
 
 def export_run(
@@ -28,6 +31,7 @@ def export_run(
     raw: bool = False,
     by: str | None = None,
     suite: str | os.PathLike[str] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> int:
     """Write the current rows of the store at ``db`` to ``out`` (CSV or Parquet), read-only.
 
@@ -38,18 +42,22 @@ def export_run(
         metric: Only this metric.
         raw: CSV text cells exactly as stored (see :func:`robojudge.store.export_results`).
         by: An item field (``generator``, ``task``...) to add as a column, read from ``suite``:
-            an item's row gets its item's value (``-`` when unset), a set-level row grouped by
-            ``by`` its group. It comes first after the standard columns.
+            an item's row gets its item's value (``-`` when unset), a row of an item the suite
+            does not hold ``-`` too (counted in a ``note``), a set-level row grouped by ``by`` its
+            group, one grouped by another field an empty cell. It comes first after the standard
+            columns.
         suite: The manifest the items' fields are read from; with it the export ends with the
             columns :data:`robojudge.store.MANIFEST_COLUMNS` (``generator``, ``source``,
             ``clip_id``: empty when unset), except one that ``by`` already gives.
+        note: Receives remarks that are not errors (rows of items outside ``suite``).
 
     Returns:
         The number of rows written.
 
     Raises:
         ValueError: ``by`` without ``suite``, ``by`` not an item field or the name of an export
-            column (``item_id``...).
+            column (``item_id``...), or ``metric`` has no row in the store (the message lists the
+            store's metrics).
         StoreError: No store at ``db``, an unknown format, or ``out`` cannot be written.
         ManifestError: The manifest cannot be read.
     """
@@ -57,10 +65,45 @@ def export_run(
         raise ValueError("--by and --suite go together: the column is read from the suite (--suite alone "
                          "adds its generator, source and clip_id)")
     with ResultStore(db, read_only=True) as store:
+        if metric is not None and store.count(metric=metric) == 0:
+            raise ValueError(_unknown_metric(metric, sorted({r.metric for r in store.iter_rows()})))
         columns = None
+        outside: list[str] = []
         if suite is not None:
             items = load_suite(Path(suite), strict=False).items
-            columns = {} if by is None else {by: group_column(items, by)}
+            columns = {} if by is None else {by: _unset_dash(group_column(items, by), items, outside)}
             columns |= {k: v for k, v in item_columns(items, MANIFEST_COLUMNS).items() if k != by}
-        return export_results(store, Path(out), cast(ExportFormat | None, fmt), metric=metric, raw=raw,
-                              columns=columns)
+        n = export_results(store, Path(out), cast(ExportFormat | None, fmt), metric=metric, raw=raw,
+                           columns=columns)
+    if outside and note is not None:
+        shown = ", ".join(list(dict.fromkeys(outside))[:5])
+        note(f"{len(outside)} of {n} rows are of items that are not in {suite} ({shown}...): their {by} "
+             "cell is '-', as for an item without the field")
+    return n
+
+
+def _unknown_metric(metric: str, stored: list[str]) -> str:
+    if not stored:
+        return f"--metric {metric!r}: the store holds no rows"
+    close = difflib.get_close_matches(metric, stored, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"--metric {metric!r}: no rows of that metric in the store{hint}; its metrics: {', '.join(stored)}"
+
+
+def _unset_dash(cell: Callable[[ResultRow], str | None], items: Sequence[Item],
+                outside: list[str]) -> Callable[[ResultRow], str | None]:
+    """``cell``, with ``-`` (counted in ``outside``) for a row of an item the suite does not hold.
+
+    A set-level row (an id starting ``group:``) keeps what ``cell`` gives: its group, or an empty cell
+    when it is grouped by another field (it has no value for this one).
+    """
+    known = {it.item_id for it in items}
+
+    def wrapped(row: ResultRow) -> str | None:
+        value = cell(row)
+        if value is None and row.item_id not in known and not row.item_id.startswith(GROUP_PREFIX):
+            outside.append(row.item_id)
+            return "-"
+        return value
+
+    return wrapped

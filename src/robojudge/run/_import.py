@@ -27,7 +27,15 @@ from typing import Any
 
 from robojudge.metrics import MetricSpec, Provider, UnknownMetricError, get_metric
 from robojudge.run._import_read import Record, UnreadableFileError, cell_value, read_records
-from robojudge.store import PutOutcome, ResultRow, ResultStore, RowConflictError, put_rows, same_value
+from robojudge.store import (
+    EXPORT_COLUMNS,
+    PutOutcome,
+    ResultRow,
+    ResultStore,
+    RowConflictError,
+    put_rows,
+    same_value,
+)
 from robojudge.store._store import dumps_json
 from robojudge.suite import ManifestProblem, Suite, load_suite
 
@@ -38,6 +46,9 @@ PROVENANCE_KEY = "import"
 """The key of ``ResultRow.details`` that holds where an imported value came from."""
 
 _COLUMNS = ("item_id", "metric", "value")
+#: Columns of a ``results export`` that describe the stored row rather than the value: a file with all
+#: of them is read as an export (its extra fields come from its ``details`` column).
+_EXPORT_BOOKKEEPING = tuple(c for c in EXPORT_COLUMNS if c not in _COLUMNS)
 _MAX_LINES_SHOWN = 5
 
 
@@ -79,6 +90,8 @@ class ImportReport:
         metrics: Counts per metric id.
         left_out: Records of other metrics left out because ``metric`` was given.
         skipped: Bad records left out with ``skip_invalid`` (empty otherwise).
+        ignored_columns: Columns not kept because the file is a ``results export`` (its bookkeeping
+            and item columns; the extra fields come from its ``details``), else empty.
     """
 
     file: Path
@@ -89,6 +102,7 @@ class ImportReport:
     metrics: dict[str, MetricCounts] = field(default_factory=dict)
     left_out: int = 0
     skipped: list[ImportProblem] = field(default_factory=list)
+    ignored_columns: list[str] = field(default_factory=list)
 
     @property
     def imported(self) -> int:
@@ -176,11 +190,14 @@ def import_results(
     check = _Checker(shown, allow_computed, _suite_ids(suite))
     if columns:  # none when no JSON line parsed: the per-line errors say why
         check.columns(columns, metric)
+        check.export = all(c in columns for c in _EXPORT_BOOKKEEPING)
     if check.problems:  # file-level: nothing else can be judged
         raise ResultImportError(check.problems)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     source = source or DEFAULT_SOURCE
     report = ImportReport(file, digest, source, import_config_hash(source), dry_run=dry_run)
+    if check.export:
+        report.ignored_columns = [c for c in columns if c not in _COLUMNS and c != "details"]
     provenance = {"provider": Provider.external.value, "source": source, "file": str(file.resolve()),
                   "sha256": digest, "imported_at": datetime.now(UTC).isoformat()}
     rows: list[ResultRow] = []
@@ -215,12 +232,16 @@ def import_results(
     return report
 
 
+def _extras(row: ResultRow) -> dict[str, Any]:
+    """The extra fields of a row as stored (JSON round trip), without where it was imported from."""
+    kept = {k: v for k, v in (row.details or {}).items() if k != PROVENANCE_KEY}
+    loaded: dict[str, Any] = json.loads(dumps_json(kept))
+    return loaded
+
+
 def _same_import(new: ResultRow, old: ResultRow) -> bool:
     """Same value and same extra columns; where and when it was imported does not matter."""
-    def extras(row: ResultRow) -> dict[str, Any]:
-        return {k: v for k, v in (row.details or {}).items() if k != PROVENANCE_KEY}
-
-    return same_value(new, old) and json.loads(dumps_json(extras(new))) == extras(old)
+    return same_value(new, old) and _extras(new) == _extras(old)
 
 
 def _count(report: ImportReport, outcome: PutOutcome) -> None:
@@ -234,9 +255,26 @@ def _count(report: ImportReport, outcome: PutOutcome) -> None:
 def _conflict_problem(file: str, rec: Record, new: ResultRow, old: ResultRow) -> ImportProblem:
     came = (old.details or {}).get(PROVENANCE_KEY, {})
     origin = f" (imported from {came['file']} at {came['imported_at']})" if "file" in came else ""
-    return ImportProblem(file, rec.line, rec.row, new.item_id, "value",
-                         f"metric {new.metric!r}: the store holds {old.value!r}{origin}, the file has "
-                         f"{new.value!r}; pass --replace (replace=True) to overwrite")
+    if not same_value(new, old):
+        return ImportProblem(file, rec.line, rec.row, new.item_id, "value",
+                             f"metric {new.metric!r}: the store holds {old.value!r}{origin}, the file has "
+                             f"{new.value!r}; pass --replace (replace=True) to overwrite")
+    was, now = _extras(old), _extras(new)
+    differ = sorted(k for k in {*was, *now} if was.get(k, _ABSENT) != now.get(k, _ABSENT))
+    shown = "; ".join(f"{k}: stored {_shown(was, k)}, file {_shown(now, k)}"
+                      for k in differ[:_MAX_LINES_SHOWN])
+    more = f"; and {len(differ) - _MAX_LINES_SHOWN} more" if len(differ) > _MAX_LINES_SHOWN else ""
+    return ImportProblem(file, rec.line, rec.row, new.item_id, differ[0] if len(differ) == 1 else None,
+                         f"metric {new.metric!r}: the value {new.value!r} is the one stored{origin}, but its "
+                         f"extra fields differ ({shown}{more}); pass --replace (replace=True) to store the "
+                         "file's fields")
+
+
+_ABSENT = object()
+
+
+def _shown(fields: dict[str, Any], key: str) -> str:
+    return "(none)" if key not in fields else repr(fields[key])
 
 
 def _suite_ids(
@@ -268,6 +306,7 @@ class _Checker:
         self._specs: dict[str, MetricSpec[Any] | str] = {}  # metric id -> spec, or why it is refused
         self._metric_lines: dict[str, list[Record]] = defaultdict(list)
         self._seen: dict[tuple[str, str], Record] = {}
+        self.export = False  # the file is a `results export`: extra fields come from its details
 
     def _add(self, rec: Record | None, item: str | None, fld: str | None, msg: str) -> None:
         line, row = (rec.line, rec.row) if rec is not None else (None, None)
@@ -334,8 +373,27 @@ class _Checker:
             self._add(rec, item_id, None, f"duplicate: a second value for metric {mid!r} (the first is at "
                       f"{first.location}); neither is imported")
             return None
-        extras = {k: cell_value(v) for k, v in cells.items() if k not in _COLUMNS and v is not None}
+        if self.export:
+            extras = self._export_extras(rec, item_id, cells.get("details"))
+            if extras is None:
+                return None
+        else:
+            extras = {k: cell_value(v) for k, v in cells.items() if k not in _COLUMNS and v is not None}
         return spec, item_id, value, extras
+
+    def _export_extras(self, rec: Record, item_id: str, raw: Any) -> dict[str, Any] | None:
+        """An export row's extra fields: its ``details`` as stored, without the old provenance."""
+        if raw is None or raw == "":
+            return {}
+        try:
+            details = json.loads(raw) if isinstance(raw, str) else raw
+        except json.JSONDecodeError as exc:
+            self._add(rec, item_id, "details", f"not valid JSON ({exc.msg} at column {exc.colno})")
+            return None
+        if not isinstance(details, dict):
+            self._add(rec, item_id, "details", f"expected a JSON object, got {type(details).__name__}")
+            return None
+        return {k: v for k, v in details.items() if k != PROVENANCE_KEY}
 
     def _item_id(self, rec: Record, raw: Any) -> str | None:
         if isinstance(raw, int) and not isinstance(raw, bool):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from robojudge.store import SafeCsvWriter
+
 ImportFormat = Literal["csv", "jsonl", "parquet"]
 
 SUFFIXES: dict[str, ImportFormat] = {
@@ -37,7 +39,8 @@ class Record:
     Attributes:
         line: 1-based physical line (CSV: the header is line 1; JSON Lines), else ``None``.
         row: 0-based record index in a Parquet file, else ``None``.
-        cells: Column name -> value. CSV cells are text, with empty cells left out; JSON Lines and
+        cells: Column name -> value. CSV cells are text, with empty cells left out and the
+            spreadsheet escape of ``results export`` undone (``'=x`` reads as ``=x``); JSON Lines and
             Parquet keep their types (``None`` where a cell is null).
         error: Why the record could not be read (bad JSON, more cells than columns); ``cells`` is
             then empty.
@@ -111,7 +114,8 @@ def _read_csv(path: Path) -> tuple[list[str], list[Record]]:
                 why = f"{len(cells)} cells but the header has {len(columns)}"
                 records.append(Record(start, None, {}, why))
                 continue
-            filled = {k: v for k, v in zip(columns, cells, strict=False) if v != ""}
+            # A cell that robojudge's CSV writers escaped for spreadsheets ('=x) reads back as stored.
+            filled = {k: SafeCsvWriter.unescape(v) for k, v in zip(columns, cells, strict=False) if v != ""}
             records.append(Record(start, None, filled))
     return columns, records
 

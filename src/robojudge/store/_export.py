@@ -101,6 +101,18 @@ class SafeCsvWriter:
         for row in rows:
             self.writerow(row)
 
+    @staticmethod
+    def unescape(value: Any) -> Any:
+        """``value`` as it was before :func:`csv_safe`: robojudge's readers call this on CSV text cells.
+
+        Exactly that escape is undone: a leading ``'`` followed by ``= + - @``, a tab or a carriage
+        return is removed. Other text (a lone ``'``, ``'abc``) and non-text values are returned as
+        they are.
+        """
+        if isinstance(value, str) and len(value) > 1 and value[0] == "'" and value[1] in FORMULA_STARTS:
+            return value[1:]
+        return value
+
 
 _SUFFIXES: dict[str, ExportFormat] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 _BATCH = 10_000

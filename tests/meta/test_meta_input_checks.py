@@ -1,0 +1,173 @@
+"""Input checks of ``meta agreement`` and ``meta segments``, and intervals withheld on tiny samples.
+
+Each test failed before: an axis named ``overall`` collided with the pooled Overall, out-of-scale human
+labels were clipped into matches, ``inf`` passed as unscored, an item's PA and IA rows could name two
+clips, the stratum error named no cluster, a repeated ``--score`` kept the last, and two items or two
+clips gave zero-width intervals.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli._meta import app
+from robojudge.meta import ClusterBootstrap, ScoreTableError, agreement_from_csv, agreement_table
+
+runner = CliRunner()
+
+
+def run(*args: object):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def _files(tmp_path: Path, human: str, pred: str) -> tuple[Path, Path]:
+    h, p = tmp_path / "human.csv", tmp_path / "pred.csv"
+    h.write_text(human)
+    p.write_text(pred)
+    return h, p
+
+
+@pytest.mark.parametrize("axis", ["overall", "Overall", " OVERALL"])
+def test_an_axis_named_overall_is_refused(tmp_path: Path, axis: str) -> None:
+    h, p = _files(tmp_path, f"item_id,axis,score\ni1,pa,5\ni1,{axis},4\n", "item_id,axis,score\ni1,pa,5\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
+    assert r.exit_code == 2
+    assert f"{h} line 3, column 'axis'" in " ".join(r.output.split())
+    assert "name of the pooled Overall" in " ".join(r.output.split())
+    with pytest.raises(ValueError, match="name of the pooled Overall"):
+        agreement_table({"j": {"overall": [1.0]}}, {"overall": [1.0]}, bootstrap=0)
+
+
+@pytest.mark.parametrize("label", ["7", "0", "-2"])
+def test_a_human_label_outside_the_scale_is_an_error(tmp_path: Path, label: str) -> None:
+    h, p = _files(tmp_path, f"item_id,axis,score\ni1,pa,5\ni2,pa,{label}\n",
+                  "item_id,axis,score\ni1,pa,5\ni2,pa,5\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
+    assert r.exit_code == 2
+    said = " ".join(r.output.split())
+    assert f"{h} line 3, item 'i2', column 'score': human score {label} is outside the scale 1..5" in said
+    # On a scale that holds it, the same label is fine.
+    assert run("agreement", "--pred", p, "--human", h, "--bootstrap", 0, "--scale", "-2,7").exit_code == 0
+
+
+def test_axes_that_differ_only_by_case_are_an_error(tmp_path: Path) -> None:
+    h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\ni2,PA,1\n", "item_id,axis,score\ni1,pa,5\n")
+    with pytest.raises(ScoreTableError, match=r"axes 'pa' \(line 2\), 'PA' \(line 3\) differ only by case"):
+        agreement_from_csv(p, h, bootstrap=0)
+    h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\n", "item_id,axis,score\ni1,PA,5\n")
+    with pytest.raises(ScoreTableError,
+                       match=r"pred.csv line 2, column 'axis': axis 'PA' differs only by case"):
+        agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_item_ids_that_differ_only_by_case_get_a_warning(tmp_path: Path) -> None:
+    h, p = _files(tmp_path, "item_id,axis,score\nv1,pa,5\nV1,pa,1\nv2,pa,3\n",
+                  "item_id,axis,score\nv1,pa,5\nV1,pa,1\nv2,pa,3\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
+    assert r.exit_code == 0, r.output
+    assert "warning:" in r.output and "'v1'/'V1'" in r.output
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "nan"])
+def test_a_prediction_that_is_not_finite_is_an_error(tmp_path: Path, cell: str) -> None:
+    h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\ni2,pa,4\n", f"item_id,axis,score\ni1,pa,{cell}\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
+    assert r.exit_code == 2
+    assert f"{p} line 2, column 'score': not a finite number: '{cell}'" in " ".join(r.output.split())
+
+
+def test_an_item_whose_rows_name_two_clips_is_an_error(tmp_path: Path) -> None:
+    h, p = _files(tmp_path, "item_id,axis,score,clip_id\ni1,pa,5,c1\ni1,ia,5,c2\ni2,pa,3,c3\n",
+                  "item_id,axis,score\ni1,pa,5\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
+    assert r.exit_code == 2
+    said = " ".join(r.output.split())
+    assert f"{h}, item 'i1', column 'clip_id': line 2 gives 'c1' and line 3 gives 'c2'" in said
+
+
+def test_a_clip_in_two_sources_names_the_clip_and_lines(tmp_path: Path) -> None:
+    h, p = _files(tmp_path,
+                  "item_id,axis,score,clip_id,source\ni1,pa,5,c1,s1\ni2,pa,3,c1,s2\ni3,pa,1,c2,s1\n",
+                  "item_id,axis,score\ni1,pa,5\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 10)
+    assert r.exit_code == 2
+    said = " ".join(r.output.split())
+    assert f"{h}, clip_id 'c1': line 2 puts it in source 's1' and line 3 in 's2'" in said
+    with pytest.raises(ValueError, match=r"cluster 'c1' spans more than one stratum: item 0 is in stratum "
+                       r"'s1', item 1 in 's2'"):
+        ClusterBootstrap(["c1", "c1", "c2"], ["s1", "s2", "s1"], 10, 0)
+
+
+def test_a_score_given_twice_to_segments_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "seg.csv"
+    path.write_text("verdict,kiva\nGood,1\nBad,3\nMedium,2\n")
+    r = run("segments", "--in", path, "--score", "kiva", "--score", "kiva:higher-better")
+    assert r.exit_code == 2
+    assert "--score 'kiva' is given more than once (kiva, kiva:higher-better)" in " ".join(r.output.split())
+
+
+def test_two_items_give_no_interval_and_say_why(tmp_path: Path) -> None:
+    h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\ni2,pa,3\n",
+                  "item_id,axis,score\ni1,pa,4\ni2,pa,2\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 200, "--json")
+    assert r.exit_code == 0, r.output
+    pearson = json.loads(r.output)["cells"]["pred"]["pa"]["stats"]["pearson"]
+    assert pearson["value"] == 1.0 and pearson["low"] is None and pearson["se"] is None
+    assert pearson["why"] == "scored items in 2 cluster(s); an interval needs at least 3"
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 200)
+    said = " ".join(r.output.split())
+    assert "1.000 [n/a]" in said and "no interval (scored items in 2 cluster(s)" in said
+
+
+def test_one_item_gives_no_standard_error(tmp_path: Path) -> None:
+    h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\n", "item_id,axis,score\ni1,pa,4\n")
+    report = agreement_from_csv(p, h, bootstrap=100, seed=1)
+    mse = report.cells["pred"]["pa"].stats["mse"]
+    assert mse.value == 1.0 and math.isnan(mse.se) and math.isnan(mse.low)
+    assert mse.why is not None and "1 cluster(s)" in mse.why
+
+
+def test_an_adequate_sample_keeps_its_intervals_unchanged() -> None:
+    rng = np.random.default_rng(3)
+    human = rng.integers(1, 6, 60).astype(float)
+    pred = np.clip(human + rng.integers(-1, 2, 60), 1, 5)
+    clusters = np.repeat(np.arange(20), 3)
+    report = agreement_table({"j": {"pa": pred}}, {"pa": human}, clusters, bootstrap=300, seed=7)
+    from robojudge.meta import summarize_replicates
+    from robojudge.meta._weighted import moment_columns, stats_from_sums
+
+    boot = ClusterBootstrap(clusters, None, 300, 7)
+    v = moment_columns(pred, human, float(pred.mean()), float(human.mean()), (1, 5))
+    sums = boot.item_weights(boot.counts) @ v
+    want = summarize_replicates(stats_from_sums(sums)["mse"][None, :], 0.95)
+    got = report.cells["j"]["pa"].stats["mse"]
+    assert (got.low, got.high, got.se) == pytest.approx((want[0][0], want[1][0], want[2][0]))
+    assert got.why is None and got.replicates is None
+
+
+def test_segments_with_two_clips_in_a_group_show_no_interval(tmp_path: Path) -> None:
+    lines = ["robot,clip,verdict,kiva"]
+    verdicts = ["Good", "Medium", "Bad"]
+    for clip in ("a1", "a2"):
+        lines += [f"adroit,{clip},{v},{k + (0.1 if clip == 'a2' else 0)}" for k, v in enumerate(verdicts)]
+    for c in range(6):
+        lines += [f"fetch,f{c},{v},{k + 0.05 * c}" for k, v in enumerate(verdicts)]
+    path = tmp_path / "seg.csv"
+    path.write_text("\n".join(lines) + "\n")
+    r = run("segments", "--in", path, "--score", "kiva", "--group", "robot", "--clip", "clip",
+            "--replicates", 200, "--json")
+    assert r.exit_code == 0, r.output
+    rho = json.loads(r.output)["rho"]["kiva"]
+    assert rho["adroit"]["low"] is None and "2 cluster(s)" in rho["adroit"]["why"]
+    assert rho["macro"]["low"] is None  # as thin as its thinnest group
+    assert rho["fetch"]["low"] is not None and "why" not in rho["fetch"]
+    r = run("segments", "--in", path, "--score", "kiva", "--group", "robot", "--clip", "clip",
+            "--replicates", 200)
+    said = " ".join(r.output.split())
+    assert "[n/a]" in said and "no interval (scored items in 2 cluster(s)" in said
