@@ -67,5 +67,13 @@ def test_a_replaced_video_leaves_its_old_result_out(tmp_path: Path, monkeypatch)
     assert res.exit_code == 0, res.output
     assert note in " ".join(res.output.split())
 
+    res = CliRunner().invoke(build_app("results"), ["results", "export", "--db", "runs/s", "--out", "x.csv",
+                                                    "--suite", str(manifest)])
+    assert res.exit_code == 0, res.output
+    assert "1 of 2 rows are stale: their inputs" in " ".join(res.output.split())  # exported, and said
+
     score_suite(manifest, ["pixel_frame_consistency"])  # scored again: nothing left out
     assert load_suite_results(manifest).stale == []
+    res = CliRunner().invoke(build_app("results"), ["results", "export", "--db", "runs/s", "--out", "y.csv",
+                                                    "--suite", str(manifest)])
+    assert res.exit_code == 0 and "stale" not in res.output

@@ -17,6 +17,7 @@ from typing import cast
 
 from robojudge.metrics._sets import GROUP_PREFIX
 from robojudge.run._sets import group_column
+from robojudge.run._status import stale_rows
 from robojudge.store import MANIFEST_COLUMNS, ResultRow, ResultStore, export_results, item_columns
 from robojudge.store._export import ExportFormat
 from robojudge.suite import Item, load_suite
@@ -49,7 +50,8 @@ def export_run(
         suite: The manifest the items' fields are read from; with it the export ends with the
             columns :data:`robojudge.store.MANIFEST_COLUMNS` (``generator``, ``source``,
             ``clip_id``: empty when unset), except one that ``by`` already gives.
-        note: Receives remarks that are not errors (rows of items outside ``suite``).
+        note: Receives remarks that are not errors: rows of items outside ``suite``, and (with
+            ``suite``) how many rows are stale (:func:`robojudge.run.stale_rows`; they are exported).
 
     Returns:
         The number of rows written.
@@ -75,6 +77,11 @@ def export_run(
             columns |= {k: v for k, v in item_columns(items, MANIFEST_COLUMNS).items() if k != by}
         n = export_results(store, Path(out), cast(ExportFormat | None, fmt), metric=metric, raw=raw,
                            columns=columns)
+        stale = stale_rows(store.rows(metric=metric), items) if suite is not None and note is not None else []
+    if stale and note is not None:
+        note(f"{len(stale)} of {n} rows are stale: their inputs (video, reference, instruction...) changed "
+             "since they were computed, so their values describe other files (`robojudge results status` "
+             "lists them; the next `robojudge score` or `judge` computes them anew)")
     if outside and note is not None:
         shown = ", ".join(list(dict.fromkeys(outside))[:5])
         note(f"{len(outside)} of {n} rows are of items that are not in {suite} ({shown}...): their {by} "
