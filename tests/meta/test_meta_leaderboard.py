@@ -168,4 +168,22 @@ def test_a_replicate_without_one_ranked_generator_ranks_nobody():
     # a's clip is missed in about (5/6)^6 = 33% of the replicates; b would rank first in those.
     assert by["b"].rank_prob == pytest.approx(1.0) and (by["b"].rank_low, by["b"].rank_high) == (2, 2)
     assert by["c"].rank_prob == pytest.approx(1.0) and (by["c"].rank_low, by["c"].rank_high) == (3, 3)
-    assert by["a"].rank_prob == pytest.approx(1.0)
+    # a's mean rests on one clip: no interval and no rank spread of its own, with the reason
+    assert np.isnan(by["a"].rank_prob) and (by["a"].rank_low, by["a"].rank_high) == (0, 0)
+    assert np.isnan(by["a"].score.low) and by["a"].score.why is not None
+    assert by["a"].score.why.startswith("scored items in 1 cluster(s)")
+
+
+def test_one_or_two_clips_give_no_interval_and_no_pair_probability():
+    # Resampling one clip gives its mean back every time: [m, m] and P(rank) 1.00 read as certainty.
+    gens = ["a", "b"] * 2
+    clips = ["c0", "c0", "c1", "c1"]
+    board = generator_leaderboard({"pa": np.array([5.0, 4.0, 4.0, 3.0])}, gens, clips, bootstrap=200, seed=1)
+    for e in board.entries:
+        s = e.standings["pa"]
+        assert np.isnan(s.score.low) and np.isnan(s.rank_prob) and "2 cluster(s)" in (s.score.why or "")
+    assert all(np.isnan(p.prob) for p in board.adjacent)
+    many = generator_leaderboard({"pa": np.array([5.0, 4.0, 4.0, 3.0, 4.5, 3.5])}, gens + ["a", "b"],
+                                 clips + ["c2", "c2"], bootstrap=200, seed=1)
+    assert all(not np.isnan(e.standings["pa"].score.low) for e in many.entries)  # 3 clips: intervals
+    assert all(e.standings["pa"].score.why is None for e in many.entries)

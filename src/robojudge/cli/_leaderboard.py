@@ -81,6 +81,9 @@ def _print_board(board: Leaderboard, heading: str) -> None:
     _wide().print(table)
     if any(small_standing(e, t) for e in board.entries for t in board.targets):
         console.print(SMALL_NOTE, highlight=False, markup=False)
+    whys = dict.fromkeys(w for e in board.entries for t in board.targets if (w := e.standings[t].score.why))
+    for why in whys:
+        console.print(f"no interval or rank spread where {why}", highlight=False, markup=False)
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
                   box=box.SIMPLE_HEAD)
     for col in ("target", "upper", "lower", "P"):

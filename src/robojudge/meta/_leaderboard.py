@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robojudge.meta._agreement import FloatArray, as_float_vector
-from robojudge.meta._bootstrap import ClusterBootstrap, summarize_replicates
+from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
 from robojudge.meta._means import group_codes, group_sums, ratio
 from robojudge.meta._report import OVERALL, Estimate
 
@@ -201,22 +201,39 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     ranked = np.isfinite(point)  # (G, T): only a generator with a mean takes part in a ranking
     # NaN ranks below every number, so the ranks among the ranked generators do not depend on the rest.
     point_rank = np.where(ranked, competition_ranks(point.T).T, 0)  # (G, T), 0 = not ranked
+    # Clusters behind each mean: an axis's scored items, and for the Overall the thinnest axis.
+    n_clusters = np.zeros((g_count, t_count), dtype=np.int64)
+    for g in range(g_count):
+        for ai in range(a_count):
+            n_clusters[g, ai] = len(set(cl[(code == g) & ok[:, ai]].tolist()))
+        n_clusters[g, a_count] = n_clusters[g, :a_count].min()
+    why = np.full((g_count, t_count), None, dtype=object)
+    used = why.copy()
     if rep_sums is not None:
         reps = _means(rep_sums)  # (B, G, T); NaN where none of the items was drawn
         low, high, se = summarize_replicates(np.moveaxis(reps, 0, -1), level)
         prob, rank_low, rank_high = _rank_spread(reps, point_rank, ranked, level)
         outrank = _outrank(reps, ranked)
+        # Too few clusters (or replicates) to resample: no interval and no rank spread, with the reason.
+        keep, why, used = interval_gate(np.isfinite(reps).sum(axis=0), n_clusters, bootstrap)
+        keep &= np.isfinite(point)
+        why[~np.isfinite(point)] = None  # no mean: nothing to say about its interval
+        low, high, se = (np.where(keep, x, np.nan) for x in (low, high, se))
+        prob = np.where(keep, prob, np.nan)
+        rank_low, rank_high = (np.where(keep, r, 0) for r in (rank_low, rank_high))
+        pair_kept = keep.T[:, :, None] & keep.T[:, None, :]  # (T, G, G): both sides resample
+        outrank = np.where(pair_kept, outrank, np.nan)
 
     targets = (*axes, OVERALL)
     order = _order(point_rank[:, targets.index(sort_by)], names)
     entries = []
     for g in order:
         standings = {t: Standing(Estimate(float(point[g, ti]), float(low[g, ti]), float(high[g, ti]),
-                                          float(se[g, ti])),
+                                          float(se[g, ti]), why[g, ti], used[g, ti]),
                                  int(point_rank[g, ti]) if ranked[g, ti] else None, float(prob[g, ti]),
                                  int(rank_low[g, ti]), int(rank_high[g, ti]))
                      for ti, t in enumerate(targets)}
-        clusters_of = {a: len(set(cl[(code == g) & ok[:, ai]].tolist())) for ai, a in enumerate(axes)}
+        clusters_of = {a: int(n_clusters[g, ai]) for ai, a in enumerate(axes)}
         entries.append(LeaderboardEntry(names[g], {a: int(n_items[g, ai]) for ai, a in enumerate(axes)},
                                         standings, clusters_of))
     adjacent = []
