@@ -144,3 +144,29 @@ def test_probe_once_per_unchanged_file_inside_a_cache(clip, probe_calls):
 def test_missing_file_is_still_reported_inside_a_cache(tmp_path):
     with frame_cache(), pytest.raises(VideoError, match="missing.mp4"):
         probe_video(tmp_path / "missing.mp4")
+
+
+def test_a_file_rewritten_in_place_with_its_times_put_back_is_decoded_again(tmp_path):
+    """Same path, inode, size and modification time (rsync --inplace -t, touch -d): only the change
+    time, which no program can set, tells the new pixels from the old."""
+    import os
+    import time
+
+    dark, light = tmp_path / "dark.mp4", tmp_path / "light.mp4"
+    write_video(dark, np.zeros((4, 16, 16, 3), np.uint8), fps=4)
+    write_video(light, np.full((4, 16, 16, 3), 200, np.uint8), fps=4)
+    size = max(dark.stat().st_size, light.stat().st_size)
+    for f in (dark, light):  # padded to one size: the container ignores bytes after its end
+        f.write_bytes(f.read_bytes().ljust(size, b"\0"))
+    clip = tmp_path / "x.mp4"
+    clip.write_bytes(dark.read_bytes())
+    stamp = clip.stat().st_mtime_ns
+    with frame_cache() as cache:
+        before = sample_frames(clip, fps=None)
+        time.sleep(0.01)
+        with open(clip, "r+b") as f:  # in place: the inode stays
+            f.write(light.read_bytes())
+        os.utime(clip, ns=(stamp, stamp))
+        after = sample_frames(clip, fps=None)
+    assert cache.misses == 2
+    assert before.frames.max() == 0 and after.frames.min() > 150

@@ -40,7 +40,7 @@ def meta_gives_text(value: Any, allow_lists: bool = True) -> bool:
 
 
 @functools.lru_cache(maxsize=16)
-def _load(path: str, mtime_ns: int, field: str, allow_lists: bool) -> dict[str, str]:
+def _load(path: str, stamp: tuple[int, int, int], field: str, allow_lists: bool) -> dict[str, str]:
     raw = Path(path).read_text(encoding="utf-8")
     try:
         data = json.loads(raw)
@@ -82,7 +82,8 @@ def load_item_texts(path: str | Path, field: str, *, allow_lists: bool = False) 
     p = Path(path)
     if not p.is_file():
         raise MetricInputError(f"{field} file {path} does not exist")
-    return _load(str(p.resolve()), p.stat().st_mtime_ns, field, allow_lists)
+    st = p.stat()  # the change time too: a file rewritten with its modification time put back
+    return _load(str(p.resolve()), (st.st_mtime_ns, st.st_ctime_ns, st.st_size), field, allow_lists)
 
 
 ITEM_TEXT = "item_text"

@@ -60,10 +60,12 @@ class FileFingerprint:
     """A video file or frame folder as it is now, from ``stat`` calls only (no content hash).
 
     The absolute path (as given, links not followed) with the device and inode numbers name the
-    file; size and modification time say whether it changed. A frame folder also lists its files
-    (name, size, modification time), since rewriting a frame in place leaves the folder's own
-    modification time alone. Equal fingerprints mean the same frames, so the frame cache is keyed
-    by them, and the judges' remembered frame hashes by :meth:`parts`.
+    file; size, modification time and change time say whether it changed. The change time (``ctime``)
+    is what catches a file rewritten in place at the same size with its modification time put back
+    (``rsync --inplace -t``, ``touch -d``, an archive re-extracted): no program can set it. A frame
+    folder also lists its files (name, size, modification and change time), since rewriting a frame
+    in place leaves the folder's own times alone. Equal fingerprints mean the same frames, so the
+    frame cache is keyed by them, and the judges' remembered frame hashes by :meth:`parts`.
     """
 
     path: str
@@ -71,7 +73,8 @@ class FileFingerprint:
     inode: int
     size: int
     mtime_ns: int
-    entries: tuple[tuple[str, int, int], ...] = ()
+    entries: tuple[tuple[str, int, int, int], ...] = ()
+    ctime_ns: int = 0
 
     @classmethod
     def of(cls, path: str | Path) -> FileFingerprint:
@@ -81,17 +84,22 @@ class FileFingerprint:
             OSError: ``path`` cannot be stat'ed (missing, no permission).
         """
         st = os.stat(path)
-        entries: tuple[tuple[str, int, int], ...] = ()
+        entries: tuple[tuple[str, int, int, int], ...] = ()
         if stat.S_ISDIR(st.st_mode):
             with os.scandir(path) as it:
-                files = ((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in it if e.is_file())
+                files = []
+                for e in it:
+                    if e.is_file():
+                        est = e.stat()
+                        files.append((e.name, est.st_size, est.st_mtime_ns, est.st_ctime_ns))
                 entries = tuple(sorted(files))
-        return cls(os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, entries)
+        return cls(os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, entries,
+                   st.st_ctime_ns)
 
     def parts(self) -> list[Any]:
-        """The fingerprint as a flat JSON-able list; stored judge caches are keyed by its hash, so
-        its form must not change."""
-        return [self.path, self.device, self.inode, self.size, self.mtime_ns, *self.entries]
+        """The fingerprint as a flat JSON-able list; stored judge caches remember frame hashes under
+        its hash (a change of its form costs one more decode of each video, nothing else)."""
+        return [self.path, self.device, self.inode, self.size, self.mtime_ns, self.ctime_ns, *self.entries]
 
 
 def frame_digest(frame: np.ndarray) -> str:

@@ -90,7 +90,7 @@ class KivaConfig(BaseModel):
 
 
 _LOCK = threading.Lock()
-_READERS: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
+_READERS: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
 _TRACKS: OrderedDict[tuple[Any, ...], Tracks] = OrderedDict()
 _VALUES_3D: OrderedDict[tuple[Any, ...], list[tuple[float, int]]] = OrderedDict()
 _KEEP = 4  # the three parts of one video read it once; a few readers and videos are enough
@@ -103,7 +103,7 @@ def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
         cache.popitem(last=False)
 
 
-def _reader(path: Path, metric_id: str) -> tuple[Any, tuple[str, int, int]]:
+def _reader(path: Path, metric_id: str) -> tuple[Any, tuple[str, int, int, int]]:
     ckpt = reader_checkpoint(path)
     try:
         st = ckpt.stat()
@@ -112,7 +112,7 @@ def _reader(path: Path, metric_id: str) -> tuple[Any, tuple[str, int, int]]:
             f"metric {metric_id!r}: no KIVA reader at {ckpt}; train one with `robojudge kiva train` and set "
             "the metric's `reader` to its folder"
         ) from None
-    key = (str(ckpt.resolve()), st.st_mtime_ns, st.st_size)
+    key = (str(ckpt.resolve()), st.st_mtime_ns, st.st_ctime_ns, st.st_size)
     with _LOCK:
         if key in _READERS:
             return _READERS[key], key
@@ -227,7 +227,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     )
 
 
-def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int], tracks: Tracks, result: KivaResult,
+def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], tracks: Tracks, result: KivaResult,
                  config: KivaConfig) -> tuple[list[str], str]:
     """Replace each segment's 2D rigidity verdict by the 3D one where it can be measured (in place), and
     say per segment which it is; the second value says why a segment, or the item, stays in 2D."""
