@@ -198,3 +198,18 @@ def test_default_run_folder_and_report(suite, tmp_path):
     assert bad.returncode == 2 and "cannot group by 'colour'" in bad.stderr
     none = rj("report", suite, cwd=tmp_path, check=False)
     assert none.returncode == 2 and "no result store" in none.stderr
+
+
+def test_ctrl_c_while_the_command_loads_exits_130_without_a_traceback(monkeypatch, capsys):
+    import importlib
+
+    import robojudge.cli as cli
+
+    def interrupted(name, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["score", "x.jsonl"])
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == "interrupted before the command started\n"

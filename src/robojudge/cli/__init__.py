@@ -99,4 +99,9 @@ def main(argv: list[str] | None = None) -> None:
         only = ""  # root options only (--version): no command module needs loading
     else:
         only = None  # help, or an unknown command: the full app lists what exists
-    build_app(only)(args)
+    try:
+        app = build_app(only)
+    except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing has started yet
+        sys.stderr.write("interrupted before the command started\n")
+        raise SystemExit(130) from None
+    app(args)
