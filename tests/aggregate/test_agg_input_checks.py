@@ -177,3 +177,17 @@ def test_set_level_rows_of_another_grouping_are_left_out_with_a_note(tmp_path: P
     assert float(_rows(res.stdout)["g"]["robophyscore"]) == pytest.approx(0.5)
     said = " ".join(res.stderr.split())
     assert "leaving out 1 set-level row(s) with an empty generator cell" in said and "group:task=t1" in said
+
+
+def test_normalized_values_outside_the_unit_range_are_named(tmp_path: Path) -> None:
+    # Identity and one-minus rules keep a raw SSIM of 1.7 as 1.7 (visible, not clipped): say so.
+    path = tmp_path / "wide.csv"
+    path.write_text("generator,iq1_ssim,iq1_psnr\nA,1.7,25\nA,0.5,30\nB,0.6,28\n")
+    res = _invoke("scores", "--in", path, "--by", "generator", "--missing", "drop")
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stderr.split())
+    assert "normalized values outside [0, 1]: iq1_ssim (1, e.g. raw 1.7)" in said
+    assert "iq1_psnr" not in said.split("outside [0, 1]:")[1].split(";")[0]
+    fine = tmp_path / "fine.csv"
+    fine.write_text("generator,iq1_ssim\nA,0.7\nB,0.6\n")
+    assert "outside [0, 1]" not in _invoke("scores", "--in", fine, "--by", "generator").stderr

@@ -293,6 +293,24 @@ def coverage(long: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return out[~out.index.duplicated(keep="first")].astype(int)
 
 
+def _outside_unit(normalized: pd.DataFrame, raw: np.ndarray, tol: float = 1e-9) -> str | None:
+    """A note naming the metrics with normalized values outside [0, 1], or None. The affine rules
+    (identity, one minus, the Likert map) keep such values as they are, so that a raw value outside
+    the metric's range (an SSIM of 1.7, a 0 on a 1-5 scale: other units, or another metric's column)
+    stays visible; it also moves sub-dimensions and levels outside their own ranges."""
+    values = normalized["value"].to_numpy(dtype=float)
+    bad = np.isfinite(values) & ((values < -tol) | (values > 1 + tol))
+    if not bad.any():
+        return None
+    parts = []
+    for metric in sorted(set(normalized.loc[bad, "metric"])):
+        mine = bad & (normalized["metric"] == metric).to_numpy()
+        first = raw[mine][0]
+        parts.append(f"{metric} ({int(mine.sum())}, e.g. raw {first:g})")
+    return (f"normalized values outside [0, 1]: {', '.join(parts)}; kept as they are, so sub-dimensions and "
+            "levels can leave their ranges: check the raw values' units")
+
+
 def _partial_note(partial: pd.DataFrame, missing: Missing) -> str:
     shown = []
     for idx, r in partial.head(_SHOWN).iterrows():
@@ -347,7 +365,12 @@ def scores_from_table(
     group_keys = keys + ([macro] if macro else [])
     long = to_long(df, group_keys, [], source, note)
     if not normalized:
+        raw_values = long["value"].to_numpy(dtype=float)
         long = normalize_long(long, strategy)
+        if note is not None:
+            outside = _outside_unit(long, raw_values)
+            if outside:
+                note(outside)
     table = config_table(long, group_keys)
     cover = coverage(long, group_keys)
     partial = cover[cover["have"] < cover["expected"]]
