@@ -73,9 +73,11 @@ def _keys(folder: Path, table: str) -> set[str]:
 
 def _file_key_by_definition(path: Path, spec: FrameSpec) -> str:
     st = os.stat(path)
-    parts: list[Any] = [os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    parts: list[Any] = [os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                        st.st_ctime_ns]
     with os.scandir(path) as it:
-        parts += sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in it if e.is_file())
+        parts += sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns, e.stat().st_ctime_ns)
+                        for e in it if e.is_file())
     return short_hash([parts, spec.as_dict()])
 
 

@@ -22,6 +22,7 @@ from rich.progress import (
 from robojudge.cli._common import console, err_console, fail, print_manifest_problems, print_report_hint
 from robojudge.cli._score import print_input_changes
 from robojudge.judges import (
+    RUBRICS,
     FrameSpec,
     JudgeConfig,
     JudgeConfigError,
@@ -66,7 +67,11 @@ def _inline_name(model: str) -> str:
 def resolve_judge(
     name: str | None, judges_file: Path, backend: str | None, overrides: dict[str, Any]
 ) -> JudgeConfig:
-    """The judge a command line asks for: inline (``--backend``) or by name from the judges file."""
+    """The judge a command line asks for: inline (``--backend``) or by name from the judges file.
+
+    Errors name where the judge comes from (the file, or the command line), the judge and the field.
+    An ``api_key_env`` naming a variable that is not set is an error here, not 401s later.
+    """
     extra = {k: v for k, v in overrides.items() if v is not None}
     sampling = {k: extra.pop(k) for k in ("temperature", "seed", "max_tokens") if k in extra}
     if backend is not None:
@@ -74,7 +79,7 @@ def resolve_judge(
         values: dict[str, Any] = {"name": name or _inline_name(model), "backend": backend, **extra}
         if sampling:
             values["sampling"] = sampling
-        return make_judge(values)
+        return _checked(values, "command line")
     if name is None:
         raise JudgeConfigError("give --judge NAME (from the judges file) or an inline --backend and --model")
     judges = load_judges_file(judges_file)
@@ -82,7 +87,7 @@ def resolve_judge(
         raise UnknownNameError("judge", name, sorted(judges), f" (declared in {judges_file})")
     base = judges[name]
     if not extra and not sampling:
-        return base
+        return _checked(base, str(judges_file))
     values = base.model_dump()
     if "base_url" in extra:  # one server given on the command line replaces a declared fleet
         values["endpoints"] = ()
@@ -91,7 +96,19 @@ def resolve_judge(
         values.pop("concurrency", None)  # the endpoints' total
     values.update(extra)
     values["sampling"] = {**values["sampling"], **sampling}
-    return make_judge(values)
+    return _checked(values, f"{judges_file} with the command-line options")
+
+
+def _checked(values: dict[str, Any] | JudgeConfig, where: str) -> JudgeConfig:
+    """``values`` as a judge whose API key variable is set; errors start with ``where``."""
+    try:
+        cfg = values if isinstance(values, JudgeConfig) else make_judge(values)
+    except JudgeConfigError as exc:
+        raise JudgeConfigError(f"{where}: {exc}") from None
+    problem = cfg.api_key_problem()
+    if problem is not None:
+        raise JudgeConfigError(f"{where}: judge {cfg.name!r}: {problem}")
+    return cfg
 
 
 def fleet_endpoints(urls: list[str], concurrency: int | None) -> list[dict[str, Any]] | None:
@@ -104,9 +121,36 @@ def fleet_endpoints(urls: list[str], concurrency: int | None) -> list[dict[str, 
     return [{"base_url": u, **per} for u in urls]
 
 
-def resolve_rubrics(names: str, files: list[Path]) -> list[Rubric]:
-    rubrics = [get_rubric(n.strip()) for n in names.split(",") if n.strip()]
-    rubrics += [load_rubric_file(f) for f in files]
+def resolve_rubrics(names: str | None, files: list[Path]) -> list[Rubric]:
+    """The rubrics a command line asks for.
+
+    The rubrics of ``--rubric-file`` files are always judged. ``--rubric`` names more: built-in ids,
+    or ids of those files' rubrics (named there, a file's rubric is still judged once). Without
+    ``--rubric``: only the files' rubrics, or ``pa,ia`` when no file is given either.
+    """
+    from_files: dict[str, tuple[Rubric, Path]] = {}
+    for path in files:
+        rub = load_rubric_file(path)
+        if rub.id in from_files:
+            first = from_files[rub.id][1]
+            raise RubricError(f"rubric id {rub.id!r} is declared twice: in {first} and in {path}")
+        from_files[rub.id] = (rub, path)
+    given = names if names is not None else ("" if files else "pa,ia")
+    wanted = [n.strip() for n in given.split(",") if n.strip()]
+    if len(set(wanted)) < len(wanted):
+        twice = next(n for n in wanted if wanted.count(n) > 1)
+        raise RubricError(f"--rubric names {twice!r} twice")
+    rubrics: list[Rubric] = []
+    for name in wanted:
+        if name not in from_files:
+            rubrics.append(get_rubric(name))
+        elif name in RUBRICS:
+            raise RubricError(
+                f"--rubric {name}: {name!r} is both the built-in rubric and the rubric in "
+                f"{from_files[name][1]}; leave {name} out of --rubric to judge with the file's rubric "
+                "only, or give that one another id"
+            )
+    rubrics += [rub for rub, _ in from_files.values()]
     if not rubrics:
         raise RubricError("no rubric given (--rubric pa,ia or --rubric-file FILE)")
     return rubrics
@@ -161,9 +205,11 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
         markup=True,
         highlight=False,
     )
+    shared = f" ({st.shared} shared with an identical request in flight)" if st.shared else ""
     line = (
-        f"judge {name}: {st.sent} requests sent, {st.cache_hits} from cache, {st.retries} retries, "
-        f"{st.repairs} repair prompts; parse-failure rate {100 * s.parse_failure_rate:.1f}%"
+        f"judge {name}: {st.sent} requests sent ({st.retries} retries, {st.failed_attempts} failed), "
+        f"{st.cache_hits} from cache{shared}, {st.repairs} repair prompts; "
+        f"parse-failure rate {100 * s.parse_failure_rate:.1f}%"
     )
     if st.prompt_tokens or st.completion_tokens:
         line += f"; tokens {st.prompt_tokens} in / {st.completion_tokens} out"
@@ -213,8 +259,13 @@ def judge(
     suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
     judge_name: str | None = typer.Option(None, "--judge", "-j", help="Judge name from the judges file."),
     judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
-    rubric: str = typer.Option("pa,ia", "--rubric", "-r", help="Comma-separated built-in rubrics."),
-    rubric_files: list[Path] = typer.Option([], "--rubric-file", help="A rubric template file (repeatable)."),
+    rubric: str | None = typer.Option(
+        None, "--rubric", "-r", help="Comma-separated rubric ids: built-in ones, or those of --rubric-file "
+        "files \\[default: pa,ia; with --rubric-file, only the files' rubrics].",
+    ),
+    rubric_files: list[Path] = typer.Option(
+        [], "--rubric-file", help="A rubric template file (repeatable); its rubric is judged."
+    ),
     samples: int = typer.Option(
         1, "--samples", min=1, help="Turns per judgment; >1 votes (self-consistency)."
     ),
@@ -337,7 +388,9 @@ def judge(
                 executor=None if executor == "local" and address is None else executor,
                 address=address,
             )
-    except (ManifestError, StoreError, ValueError, FileNotFoundError, RayUnavailableError) as exc:
+    except (
+        ManifestError, StoreError, ValueError, FileNotFoundError, RayUnavailableError, UnknownNameError
+    ) as exc:
         raise fail(str(exc)) from None
     print_manifest_problems(run.manifest_problems)
     if cfg.backend == "mock":

@@ -166,6 +166,19 @@ class ResponseCache:
     def put_reply(self, key: str, completion: Completion) -> None:
         self._put("replies", key, completion.to_json())
 
+    def forget_reply(self, key: str) -> None:
+        """Drop the stored reply for a request key (one that led to an error), so it is asked again."""
+        if self._db is None:
+            return
+        self._pending.pop(("replies", key), None)
+        known = self._keys["replies"]
+        if known is not None:
+            known.discard(key)
+        preloaded = self._values["replies"]
+        if preloaded is not None:
+            preloaded.pop(key, None)
+        self._db.execute("DELETE FROM replies WHERE key = ?", (key,))
+
     def get_frames(self, key: str) -> dict[str, Any] | None:
         """Remembered frame hashes, timestamps and video length for a file-and-settings key."""
         data = self._get("frames", key)

@@ -43,12 +43,25 @@ import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from robojudge import settings
+from robojudge.registry import UnknownNameError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def _http_url(url: str | None) -> str | None:
+    """``url`` if it is an http(s) URL with a host (``None`` and "" mean none); else ``ValueError``."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        shown = re.sub(r"[^/@]*@", "***@", url.split("?", 1)[0].split("#", 1)[0])  # no credentials
+        raise ValueError(f"{shown!r} is not an http:// or https:// URL (for example http://127.0.0.1:8000/v1)")
+    return url
 
 
 class JudgeConfigError(ValueError):
@@ -100,6 +113,11 @@ class Endpoint(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=1024)
     weight: float = Field(default=1.0, gt=0)
 
+    @field_validator("base_url")
+    @classmethod
+    def _valid_url(cls, v: str) -> str:
+        return _http_url(v) or v
+
 
 _NO_FLEET = frozenset({"hf", "mock"})
 """Backends that serve from this process and so take no endpoints."""
@@ -125,7 +143,10 @@ class JudgeConfig(BaseModel):
             0 never stops.
         max_retries: Retries of 429/5xx/timeouts/connection errors before the item fails.
         backoff_s: First retry delay; doubles each retry, with jitter, capped at ``max_backoff_s``.
-        max_backoff_s: Longest wait between retries (also caps Retry-After).
+        max_backoff_s: Longest wait between retries of our own choosing (a ``Retry-After`` is
+            waited for in full, up to ``max_retry_after_s``).
+        max_retry_after_s: Longest ``Retry-After`` honoured; a server asking for a longer wait
+            fails the request at once (no retry sooner than it asked). The deadline still applies.
         top_logprobs: Alternatives per token requested for ``--scoring expected``.
         image_quality: JPEG quality of frames sent over HTTP.
         endpoints: Several servers of the same model instead of one ``base_url`` (a fleet). The
@@ -162,6 +183,7 @@ class JudgeConfig(BaseModel):
     max_retries: int = Field(default=6, ge=0)
     backoff_s: float = Field(default=1.0, ge=0)
     max_backoff_s: float = Field(default=60.0, ge=0)
+    max_retry_after_s: float = Field(default=300.0, ge=0)
     top_logprobs: int = Field(default=10, ge=1, le=20)
     image_quality: int = Field(default=90, ge=10, le=100)
     endpoints: tuple[Endpoint, ...] = ()
@@ -212,6 +234,11 @@ class JudgeConfig(BaseModel):
             raise ValueError(f"judge name {v!r} may hold letters, digits, '_', '.', '-' only")
         return v
 
+    @field_validator("base_url")
+    @classmethod
+    def _valid_url(cls, v: str | None) -> str | None:
+        return _http_url(v)
+
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, v: str | None) -> str | None:
@@ -225,6 +252,20 @@ class JudgeConfig(BaseModel):
     def api_key(self) -> str | None:
         """The API key from the environment, or ``None`` (read at call time, never stored)."""
         return settings.secret(self.api_key_env) if self.api_key_env else None
+
+    def api_key_problem(self) -> str | None:
+        """Why the variable ``api_key_env`` names gives no key now (unset or empty), else ``None``.
+
+        The command line refuses to start then: without a key no ``Authorization`` header goes out,
+        and a typo in the name would only show up as failed requests (401s) later.
+        """
+        if not self.api_key_env:
+            return None
+        key = settings.secret(self.api_key_env)
+        what = "not set" if key is None else "empty" if not key.strip() else None
+        if what is None:
+            return None
+        return f"api_key_env: {self.api_key_env} is {what} (set it to the API key, or remove api_key_env)"
 
     def identity(self) -> dict[str, Any]:
         """What decides a judge's answers (for config hashes and caches): no URL, key or speed knobs."""
@@ -248,16 +289,31 @@ def short_hash(value: Any) -> str:
 
 
 def make_judge(values: dict[str, Any]) -> JudgeConfig:
-    """Validate plain values into a :class:`JudgeConfig`; errors name the judge and the field."""
+    """Validate plain values into a :class:`JudgeConfig`; errors name the judge and the field.
+
+    The backend must be registered (:data:`robojudge.judges.BACKENDS`): a misspelt one is an error
+    here, with the names it may have meant, rather than when the run starts.
+    """
+    name = values.get("name", "?")
     try:
-        return JudgeConfig.model_validate(values)
+        config = JudgeConfig.model_validate(values)
     except ValidationError as exc:
-        name = values.get("name", "?")
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" if e["loc"] else e["msg"]
+            f"{'.'.join(str(p) for p in e['loc'])}: {_message(e['msg'])}" if e["loc"] else _message(e["msg"])
             for e in exc.errors(include_url=False)
         )
         raise JudgeConfigError(f"judge {name!r}: {problems}") from None
+    from robojudge.judges._backend import BACKENDS  # here: the backends import this module
+
+    if config.backend not in BACKENDS:
+        unknown = UnknownNameError(BACKENDS.kind, config.backend, BACKENDS.names())
+        raise JudgeConfigError(f"judge {name!r}: backend: {unknown}")
+    return config
+
+
+def _message(msg: str) -> str:
+    """A pydantic message without the "Value error, " it puts before a validator's own words."""
+    return msg.removeprefix("Value error, ")
 
 
 def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
@@ -284,5 +340,8 @@ def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
     for name, values in table.items():
         if not isinstance(values, dict):
             raise JudgeConfigError(f"{p}: judges.{name} must be a table")
-        out[name] = make_judge({**values, "name": name})
+        try:
+            out[name] = make_judge({**values, "name": name})
+        except JudgeConfigError as exc:
+            raise JudgeConfigError(f"{p}: {exc}") from None
     return out

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 import logging
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,12 +23,15 @@ from robojudge.judges._parse import ParseResult, parse_reply
 from robojudge.judges._rubric import Rubric
 from robojudge.judges._scoring import EXPECTED_FALLBACK, Scoring, expected_score, majority_vote
 from robojudge.judges._secrets import Redactor
-from robojudge.video import SampledFrames
+from robojudge.video import SampledFrames, VideoError
 
 RAW_LIMIT = 20_000
 """Longest raw reply (and reasoning, and text answer) kept in a result row, in characters."""
 
 _log = logging.getLogger("robojudge.judges")
+
+_USED_KEYS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("_USED_KEYS", default=None)
+"""The cache keys of the replies the judgment being made has used (see :meth:`JudgeEngine.judge`)."""
 
 
 @dataclass
@@ -35,8 +40,17 @@ class JudgeStats:
 
     in_flight: int = 0
     sent: int = 0
+    """Attempts sent to the backend, retries included (one that failed to connect too)."""
+    answered: int = 0
+    """Requests that got a reply (cached afterwards)."""
+    failed_attempts: int = 0
+    """Attempts that got no usable reply (an error status, a timeout, a dropped connection...)."""
     cache_hits: int = 0
+    """Replies read from the cache, or shared with an identical request in flight."""
+    shared: int = 0
+    """Of ``cache_hits``: replies of an identical request that was in flight, waited for."""
     retries: int = 0
+    """Of ``sent``: attempts after the first of a request."""
     repairs: int = 0
     parse_failures: int = 0
     judged: int = 0
@@ -112,6 +126,7 @@ class JudgeEngine:
         self._started = False
         self._key_pieces: dict[tuple[str, ...], tuple[str, str, str, str]] = {}
         self._sampling_canon: dict[tuple[Any, ...], str] = {}
+        self._in_flight: dict[str, asyncio.Future[Completion]] = {}
         self.redact = Redactor.for_judge(config)
         """Masks the judge's credentials in replies and messages before they are cached or stored."""
         if config.endpoints:  # each endpoint has its own breaker in the fleet; this one sees the whole
@@ -210,7 +225,8 @@ class JudgeEngine:
         """Send with retries until a reply, a permanent error, ``max_retries`` or ``deadline_s``.
 
         The deadline counts time spent in attempts and in the waits between them, not time queued
-        for a free connection behind other requests.
+        for a free connection behind other requests. A ``Retry-After`` is waited for in full, up to
+        ``max_retry_after_s``; a server asking for longer fails the request at once.
         """
         cfg = self.config
         deadline = cfg.deadline_s
@@ -220,12 +236,16 @@ class JudgeEngine:
             async with self._sem:
                 self.breaker.check()
                 self.stats.in_flight += 1
+                self.stats.sent += 1  # counted when made: a retry the breaker stops is not sent
+                if attempt:
+                    self.stats.retries += 1
                 started = time.perf_counter()
                 try:
                     completion = await self._attempt(request, deadline - spent)
                 except TransientError as exc:
                     error = exc
                 except BackendError as exc:
+                    self.stats.failed_attempts += 1
                     self._failed(exc)
                     raise
                 else:
@@ -234,41 +254,89 @@ class JudgeEngine:
                 finally:
                     self.stats.in_flight -= 1
                     spent += time.perf_counter() - started
+            self.stats.failed_attempts += 1
             self._failed(error)
             if attempt >= cfg.max_retries:
                 raise BackendError(f"gave up after {attempt + 1} attempts: {error}")
-            if error.retry_after is not None:
-                delay = error.retry_after * self._rng.uniform(1.0, 1.1)
+            asked = error.retry_after
+            if asked is not None and asked > cfg.max_retry_after_s:
+                raise BackendError(
+                    f"gave up after {attempt + 1} attempts: the server asked to wait {asked:g} s "
+                    f"(Retry-After), more than max_retry_after_s = {cfg.max_retry_after_s:g} s: {error}"
+                )
+            if asked is not None:  # at least as long as asked, whatever max_backoff_s says
+                delay = asked * self._rng.uniform(1.0, 1.1)
             else:
-                delay = cfg.backoff_s * (2**attempt) * self._rng.uniform(0.5, 1.0)
-            delay = min(delay, cfg.max_backoff_s)
+                delay = min(cfg.backoff_s * (2**attempt) * self._rng.uniform(0.5, 1.0), cfg.max_backoff_s)
             if spent + delay >= deadline:
+                wait = "" if asked is None else f", and the {asked:g} s Retry-After asks for would pass it"
                 raise BackendError(
                     f"gave up after {attempt + 1} attempts, {spent:.1f} s of the {deadline:g} s "
-                    f"deadline spent: {error}"
+                    f"deadline spent{wait}: {error}"
                 )
             attempt += 1
-            self.stats.retries += 1
             await self._wait_before_retry(delay)
             spent += delay
 
     async def send(
-        self, request: ChatRequest, frames: FrameLoader | None, rubric: Rubric, *, refresh: bool = False
+        self,
+        request: ChatRequest,
+        frames: FrameLoader | None,
+        rubric: Rubric,
+        *,
+        refresh: bool = False,
+        usable: Callable[[Completion], bool] | None = None,
     ) -> tuple[Completion, dict[str, Any]]:
-        """One request through the cache (past it with ``refresh``, whose reply then replaces the
-        cached one); returns the completion and facts for the row."""
+        """One request through the cache; returns the completion and facts for the row.
+
+        With ``refresh`` the cache is not read, and the reply replaces the cached one; with
+        ``usable``, a cached reply it rejects is asked for again the same way (and is not counted
+        as a cache hit). An identical request already in flight (another item with the same video
+        and prompt) is not sent twice: this one waits for its reply, which counts as a cache hit.
+        """
         key = self._cache_key(request, frames, rubric)
-        cached = None if refresh else self.cache.get_reply(key)
-        if cached is not None:
+        used = _USED_KEYS.get()
+        if used is not None:
+            used.append(key)
+        if not refresh:
+            cached = self.cache.get_reply(key)
+            if cached is not None:
+                # masked again: a cache written before masking existed may hold a quoted key
+                cached = self.redact.completion(cached)
+                if usable is None or usable(cached):
+                    self.stats.cache_hits += 1
+                    return cached, {"cached": True, "attempts": 0}
+        while (pending := self._in_flight.get(key)) is not None:
+            try:
+                shared = await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                if pending.cancelled():  # its sender was stopped, not this one: send it here
+                    continue
+                raise
             self.stats.cache_hits += 1
-            # masked again: a cache written before masking existed may hold a quoted key
-            return self.redact.completion(cached), {"cached": True, "attempts": 0}
-        self.breaker.check()  # before decoding frames that would never be sent
-        if frames is not None and request.frames is None:
-            request = _with_frames(request, await frames.load())
-        completion, attempts = await self._send_once_with_retries(request)
-        completion = self.redact.completion(completion)
-        self.stats.sent += 1
+            self.stats.shared += 1
+            return shared, {"cached": True, "attempts": 0, "shared": True}
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            self.breaker.check()  # before decoding frames that would never be sent
+            if frames is not None and request.frames is None:
+                request = _with_frames(request, await frames.load())
+            completion, attempts = await self._send_once_with_retries(request)
+            completion = self.redact.completion(completion)
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: nobody may be waiting, and that is no reason to log it
+            raise
+        except BaseException:
+            future.cancel()
+            raise
+        else:
+            future.set_result(completion)
+        finally:
+            if self._in_flight.get(key) is future:
+                del self._in_flight[key]
+        self.stats.answered += 1
         self.stats.request_seconds += completion.latency_s
         self.stats.prompt_tokens += completion.prompt_tokens or 0
         self.stats.completion_tokens += completion.completion_tokens or 0
@@ -288,12 +356,19 @@ class JudgeEngine:
     async def _ask(
         self, request: ChatRequest, frames: FrameLoader | None, rubric: Rubric
     ) -> tuple[Completion, dict[str, Any], ParseResult]:
-        completion, facts = await self.send(request, frames, rubric)
-        parsed = parse_reply(completion.text, rubric)
-        if not parsed.ok and facts["cached"] and self.reask_unparsable:
-            completion, facts = await self.send(request, frames, rubric, refresh=True)
-            parsed = parse_reply(completion.text, rubric)
-        return completion, facts, parsed
+        if not self.reask_unparsable:
+            completion, facts = await self.send(request, frames, rubric)
+            return completion, facts, parse_reply(completion.text, rubric)
+        seen: list[tuple[Completion, ParseResult]] = []
+
+        def parses(cached: Completion) -> bool:  # a cached reply that does not parse is asked again
+            seen.append((cached, parse_reply(cached.text, rubric)))
+            return seen[-1][1].ok
+
+        completion, facts = await self.send(request, frames, rubric, usable=parses)
+        if seen and seen[-1][0] is completion:  # the cached reply, read already
+            return completion, facts, seen[-1][1]
+        return completion, facts, parse_reply(completion.text, rubric)
 
     async def _turn(
         self, rubric: Rubric, system: str, user: str, frames: FrameLoader | None, turn: int
@@ -344,7 +419,9 @@ class JudgeEngine:
         }
         if self.uses_expected(rubric) and parsed.ok:
             exp = (
-                expected_score(completion.text, completion.logprobs, rubric) if completion.logprobs else None
+                expected_score(completion.text, completion.logprobs, rubric, parsed.score)
+                if completion.logprobs
+                else None
             )
             out["expected"] = None if exp is None else exp[0]
             out["probs"] = None if exp is None else exp[1]
@@ -361,6 +438,8 @@ class JudgeEngine:
             system, user = rubric.render(instruction)
         except ValueError as exc:
             return RubricResult(rubric, "error", None, str(exc), 0.0)
+        used: list[str] = []
+        token = _USED_KEYS.set(used)
         try:
             if self.samples == 1:  # no task to schedule for the common case
                 turns = [await self._turn(rubric, system, user, frames, 0)]
@@ -368,10 +447,22 @@ class JudgeEngine:
                 turns = await asyncio.gather(
                     *(self._turn(rubric, system, user, frames, t) for t in range(self.samples))
                 )
+            return self._combine(rubric, list(turns), frames, time.perf_counter() - start)
         except BackendError as exc:
             message = f"request failed: {self.redact.message(exc)}"
             return RubricResult(rubric, "error", None, message, time.perf_counter() - start)
-        return self._combine(rubric, list(turns), frames, time.perf_counter() - start)
+        except (VideoError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a reply that trips a bug: this judgment fails, not the item's others
+            # The replies that led here are dropped from the cache, so that --retry-errors asks
+            # again instead of replaying them into the same error.
+            for key in used:
+                self.cache.forget_reply(key)
+            message = f"judge raised {type(exc).__name__}: {self.redact.message(exc)}"
+            _log.warning("judge %s: rubric %s: %s", self.config.name, rubric.id, message)
+            return RubricResult(rubric, "error", None, _clip(message), time.perf_counter() - start)
+        finally:
+            _USED_KEYS.reset(token)
 
     def _combine(
         self, rubric: Rubric, turns: list[dict[str, Any]], frames: FrameLoader | None, seconds: float

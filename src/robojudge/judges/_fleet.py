@@ -168,7 +168,9 @@ class FleetBackend:
         """The error when every endpoint is out: retry once the first is due for its probe."""
         now = self._clock()
         due = [at for m in self.members if (at := m.breaker.probe_at()) is not None]
-        wait = max(0.0, min(due) - now) if due else None
+        # at most max_backoff_s: the engine honours a wait given here in full, as a server's Retry-After
+        cfg = self.config
+        wait = min(max(0.0, min(due) - now), cfg.max_backoff_s, cfg.max_retry_after_s) if due else None
         last = "; ".join(f"{m.breaker.target}: {m.errors[-1]}" for m in self.members if m.errors)
         return TransientError(
             f"all {len(self.members)} endpoints of judge {self.config.name!r} are out (last errors: {last})",

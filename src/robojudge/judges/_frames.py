@@ -47,7 +47,8 @@ class FrameSpec:
 def remembered_key(fingerprint: FileFingerprint, spec: FrameSpec) -> str:
     """The response cache's key for a video's frame hashes: the frame cache's key, hashed.
 
-    Stored caches hold these keys, so the form must not change.
+    Stored caches hold these keys; a change of its form (the change time joined the fingerprint on
+    2026-12-05) only means each video is decoded once more, its replies are still found by frame hash.
     """
     return short_hash([fingerprint.parts(), spec.as_dict()])
 

@@ -14,6 +14,19 @@ from robojudge.judges._rubric import Rubric
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_INT_DIGITS = 4000
+"""Longest integer read as such (Python refuses to convert beyond 4300 digits); longer ones read as
+plus or minus infinity, which is out of any rubric's range."""
+
+
+def _bounded_int(text: str) -> int | float:
+    if len(text) <= _INT_DIGITS:
+        return int(text)
+    return -math.inf if text.startswith("-") else math.inf
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_int=_bounded_int)
 
 
 @dataclass(frozen=True)
@@ -81,8 +94,8 @@ def _load_object(candidate: str) -> dict[str, Any] | None:
     attempts = (candidate, _TRAILING_COMMA.sub(r"\1", candidate))
     for text in attempts:
         try:
-            val = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
+            val = _loads(text)
+        except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
             continue
         if isinstance(val, dict):
             return val
@@ -109,8 +122,8 @@ def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None
         # The common case, a reply that is exactly one JSON object: what the search below would
         # find first anyway (the last balanced span), without walking the text character by character.
         try:
-            obj = json.loads(whole)
-        except (json.JSONDecodeError, RecursionError):
+            obj = _loads(whole)
+        except (ValueError, RecursionError):
             obj = None
         if isinstance(obj, dict) and (key is None or key in obj):
             return obj
@@ -132,24 +145,34 @@ def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None
     return fallback
 
 
+def _shown(value: Any) -> str:
+    """``repr(value)``, shortened for a number with hundreds of digits or a long text."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"{str(value)[:12]}... ({len(str(abs(value)))} digits)"
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+
+
 def check_score(value: Any, rubric: Rubric) -> tuple[float | None, str | None]:
     """Check a raw score against the rubric's type and range: ``(score, None)`` or ``(None, why)``."""
     if isinstance(value, str):
         stripped = value.strip()
         try:
             value = int(stripped) if re.fullmatch(r"[+-]?\d+", stripped) else float(stripped)
-        except ValueError:
-            return None, f"{rubric.score_key} is the text {value!r}, not a number"
+        except ValueError:  # also an integer text of more than 4300 digits
+            return None, f"{rubric.score_key} is the text {_shown(value)}, not a number"
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return None, f"{rubric.score_key} is {type(value).__name__} {value!r}, not a number"
+        return None, f"{rubric.score_key} is {type(value).__name__} {_shown(value)}, not a number"
+    lo, hi = rubric.score_min, rubric.score_max
+    if isinstance(value, int) and not lo <= value <= hi:  # before float(): a huge int overflows it
+        return None, f"{rubric.score_key} = {_shown(value)} is outside {lo:g}-{hi:g}"
     score = float(value)
-    if not math.isfinite(score):
+    if math.isnan(score):
         return None, f"{rubric.score_key} is {value!r}"
+    if not lo <= score <= hi:
+        return None, f"{rubric.score_key} = {_shown(value)} is outside {lo:g}-{hi:g}"
     if rubric.score_type == "integer" and not score.is_integer():
-        return None, f"{rubric.score_key} is {value!r}, not an integer"
-    if not rubric.score_min <= score <= rubric.score_max:
-        lo, hi = rubric.score_min, rubric.score_max
-        return None, f"{rubric.score_key} = {value!r} is outside {lo:g}-{hi:g}"
+        return None, f"{rubric.score_key} is {_shown(value)}, not an integer"
     return score, None
 
 
@@ -197,7 +220,14 @@ def _parse_label(value: Any, rubric: Rubric, reasoning: str | None, obj: dict[st
 
 
 def parse_reply(text: str, rubric: Rubric) -> ParseResult:
-    """Read a judge's reply under ``rubric``; never raises."""
+    """Read a judge's reply under ``rubric``; never raises: a reply it cannot read is unusable."""
+    try:
+        return _parse_reply(text, rubric)
+    except Exception as exc:  # a reply that trips a case not foreseen is unscored, not a failed item
+        return ParseResult(None, error=f"the reply could not be read ({type(exc).__name__}: {exc})"[:500])
+
+
+def _parse_reply(text: str, rubric: Rubric) -> ParseResult:
     if not text or not text.strip():
         return ParseResult(None, error="empty reply")
     key = rubric.checks[0] if rubric.kind == "checks" else rubric.score_key
@@ -223,8 +253,62 @@ def parse_reply(text: str, rubric: Rubric) -> ParseResult:
     return ParseResult(score, reasoning_text, why, obj)
 
 
-def score_char_offset(text: str, rubric: Rubric) -> int | None:
-    """Character offset in ``text`` of the first digit of the last written score value, if found."""
-    pattern = re.compile(r"[\"']?" + re.escape(rubric.score_key) + r"[\"']?\s*:\s*[\"']?\s*(-?\d)")
-    matches = list(pattern.finditer(text))
-    return matches[-1].start(1) if matches else None
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_KEY_VALUE = re.compile(r"\s*:\s*[\"']?\s*(?=-?\d)")
+"""What follows a score key up to its value's first character (a digit or its minus sign)."""
+
+
+def _blank_thinking(text: str) -> str:
+    """``text`` with what :func:`strip_thinking` drops turned into spaces, so offsets stay valid."""
+    text = _THINK.sub(lambda m: " " * len(m.group()), text)
+    end = text.lower().rfind("</think>")
+    if end >= 0:
+        text = " " * (end + len("</think>")) + text[end + len("</think>") :]
+    return text
+
+
+def score_char_offset(text: str, rubric: Rubric, score: float | None = None) -> int | None:
+    """Character offset in ``text`` of the first digit of the score value the parser reads, if found.
+
+    Only the score key written as a JSON key counts: quoted, inside an object and outside every
+    string, so a reply that mentions ``physical_adherence: 5`` in its reasoning is not read there.
+    The last such value wins (the parser reads the last object first); with ``score``, the last one
+    whose number equals it, and ``None`` when no written value does.
+    """
+    body = _blank_thinking(text)
+    key = rubric.score_key
+    found: list[int] = []
+    depth, quote, escaped = 0, "", False
+    for i, ch in enumerate(body):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'" and depth > 0:
+            quote = ch
+            close = i + 1 + len(key)
+            if body.startswith(key, i + 1) and body[close : close + 1] == ch:
+                m = _KEY_VALUE.match(body, close + 1)
+                if m is not None:
+                    found.append(m.end())
+        elif ch == "{":
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+    if score is not None:
+        found = [at for at in found if _written_number(body, at) == score]
+    return found[-1] if found else None
+
+
+def _written_number(text: str, at: int) -> float | None:
+    m = _NUMBER.match(text, at)
+    if m is None:
+        return None
+    try:
+        return float(m.group())
+    except (ValueError, OverflowError):
+        return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -32,31 +33,37 @@ class Scoring(StrEnum):
 
 
 def expected_score(
-    text: str, logprobs: tuple[TokenLogprob, ...], rubric: Rubric
+    text: str, logprobs: tuple[TokenLogprob, ...], rubric: Rubric, score: float | None = None
 ) -> tuple[float, dict[str, float]] | None:
     """Probability-weighted score from the alternatives at the score token, or ``None`` if not found.
+
+    The score token is the one holding the value the parser read: the score key's value in the
+    JSON, not a mention of the key in the reasoning. With ``score`` (the parsed score), a token
+    that does not spell exactly that number gives ``None`` (the judgment is then scored argmax,
+    marked as a fallback): the alternatives of some other token would weigh the wrong position.
 
     Returns:
         ``(expected score, {score: probability})`` with probabilities renormalised over the valid scores.
     """
     joined = "".join(t.token for t in logprobs)
     # The token text may differ from the reply text (some servers strip); search in the joined tokens.
-    offset = score_char_offset(joined, rubric)
+    offset = score_char_offset(joined, rubric, score)
     if offset is None:
         return None
     pos = 0
     for tok in logprobs:
         end = pos + len(tok.token)
         if pos <= offset < end:
+            if score is not None and _token_number(tok.token) != score:
+                return None  # the score is spread over tokens, or the token holds more than it
             alternatives = list(tok.top) or [(tok.token, tok.logprob)]
             probs: dict[str, float] = {}
             for alt, lp in alternatives:
-                s = alt.strip().strip("\"'")
-                if not s.lstrip("-").isdigit():
+                v = _token_number(alt)
+                if v is None or not v.is_integer():
                     continue
-                v = int(s)
                 if rubric.score_min <= v <= rubric.score_max and math.isfinite(lp):
-                    probs[str(v)] = probs.get(str(v), 0.0) + math.exp(lp)
+                    probs[str(int(v))] = probs.get(str(int(v)), 0.0) + math.exp(lp)
             total = sum(probs.values())
             if total <= 0:
                 return None
@@ -64,6 +71,12 @@ def expected_score(
             return sum(int(k) * p for k, p in dist.items()), dist
         pos = end
     return None
+
+
+def _token_number(token: str) -> float | None:
+    """The integer a token spells (spaces and quotes around it allowed), else ``None``."""
+    s = token.strip().strip("\"'")
+    return float(int(s)) if re.fullmatch(r"-?[0-9]{1,12}", s) else None
 
 
 @dataclass(frozen=True)

@@ -253,8 +253,13 @@ def judge_items(
         plans = [
             JudgePlan.build(judge, r, spec, engine.scoring, samples, engine.temperature()) for r in rubrics
         ]
-        if len({p.metric_id for p in plans}) != len(plans):
-            raise ValueError("two rubrics with the same id were requested")
+        by_id: dict[str, Rubric] = {}
+        for r in rubrics:
+            if r.id in by_id:
+                raise ValueError(
+                    f"two rubrics with the id {r.id!r} were requested: {by_id[r.id].source} and {r.source}"
+                )
+            by_id[r.id] = r
         planned = _plan_judges(
             items, plans, store, retry_errors=retry_errors, rescore_unknown=rescore_unknown
         )

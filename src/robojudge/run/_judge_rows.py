@@ -147,9 +147,9 @@ class JudgeRunSummary:
 
     @property
     def latency_per_video_second(self) -> float | None:
-        """Request seconds per second of judged video (requests actually sent)."""
+        """Request seconds per second of judged video (requests actually answered)."""
         s = self.stats
-        return s.request_seconds / s.video_seconds if s.video_seconds > 0 and s.sent else None
+        return s.request_seconds / s.video_seconds if s.video_seconds > 0 and s.answered else None
 
 
 JudgeProgress = Callable[[ResultRow | None, JudgeRunSummary], None]
@@ -272,17 +272,44 @@ async def judge_one(
         return [error_row(item, p, stopped, fp) for p, fp in zip(plans, prints, strict=True)]
     try:
         await frames.prepare()
-        if frames.from_cache:  # replies most likely cached too: no tasks to schedule
-            results = [await engine.judge(p.rubric, item.instruction, frames) for p in plans]
-        else:  # the rubrics' requests go out together
-            results = await asyncio.gather(*(engine.judge(p.rubric, item.instruction, frames) for p in plans))
     except asyncio.CancelledError:
+        frames.release()
         raise
     except VideoError as exc:
+        frames.release()
         return [error_row(item, p, f"video error: {exc}", fp) for p, fp in zip(plans, prints, strict=True)]
-    except Exception as exc:  # a backend bug costs this item, not the run
+    except Exception as exc:  # a decoder bug costs this item, not the run
+        frames.release()
         reason = f"judge raised {type(exc).__name__}: {engine.redact.message(exc)}"
         return [error_row(item, p, reason, fp) for p, fp in zip(plans, prints, strict=True)]
+    try:
+        outcomes: list[RubricResult | BaseException]
+        if frames.from_cache:  # replies most likely cached too: no tasks to schedule
+            outcomes = [await _judged(engine, p.rubric, item.instruction, frames) for p in plans]
+        else:  # the rubrics' requests go out together
+            outcomes = list(await asyncio.gather(
+                *(_judged(engine, p.rubric, item.instruction, frames) for p in plans)
+            ))
     finally:
         frames.release()
-    return [_row(item, p.for_result(r), r, fp) for p, r, fp in zip(plans, results, prints, strict=True)]
+    rows = []
+    for p, out, fp in zip(plans, outcomes, prints, strict=True):
+        if isinstance(out, RubricResult):  # one rubric's failure leaves the item's others be
+            rows.append(_row(item, p.for_result(out), out, fp))
+        elif isinstance(out, VideoError):
+            rows.append(error_row(item, p, f"video error: {out}", fp))
+        else:
+            reason = f"judge raised {type(out).__name__}: {engine.redact.message(out)}"
+            rows.append(error_row(item, p, reason, fp))
+    return rows
+
+
+async def _judged(
+    engine: JudgeEngine, rubric: Rubric, instruction: str | None, frames: FrameLoader
+) -> RubricResult | Exception:
+    """:meth:`JudgeEngine.judge`, with what it raises returned (a backend bug, a video that fails to
+    load): it costs that rubric's row only."""
+    try:
+        return await engine.judge(rubric, instruction, frames)
+    except Exception as exc:
+        return exc

@@ -1,0 +1,63 @@
+"""Identical requests in flight at once are sent once: the others wait for its reply."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from _judge_server import FakeServer, Reply
+
+from robojudge.judges import ResponseCache, get_rubric, make_judge
+from robojudge.run._judge import judge_items
+from robojudge.store import ResultStore
+from robojudge.suite import Item
+
+PA = get_rubric("pa")
+
+
+def _items(make_items: Any, n: int) -> list[Item]:
+    video = make_items(["A"])[0].video
+    # PA does not show the judge the instruction: every item asks the same question
+    return [Item(item_id=f"p{i}", video=str(video), instruction=f"variant {i}") for i in range(n)]
+
+
+def judge(url: str, **kw: Any) -> Any:
+    values = {"name": "t", "backend": "openai", "model": "m", "base_url": url, "concurrency": 8,
+              "max_retries": 0, **kw}
+    return make_judge(values)
+
+
+def test_identical_requests_are_sent_once(tmp_path: Path, make_items: Any, cache: ResponseCache) -> None:
+    reply = '{"reasoning": "r", "physical_adherence": 4}'
+    with FakeServer(lambda body, n: Reply(reply, delay=0.3)) as srv, ResultStore(tmp_path / "r.sqlite") as st:
+        s = judge_items(_items(make_items, 10), judge(srv.url), [PA], st, cache=cache)
+        assert srv.count == 1
+    assert s.scored == 10 and [r.value for r in st.rows()] == [4] * 10
+    assert (s.stats.sent, s.stats.answered, s.stats.cache_hits, s.stats.shared) == (1, 1, 9, 9)
+    details = [r.details or {} for r in st.rows()]
+    assert sum(1 for d in details if d["cached"]) == 9
+
+
+def test_waiters_share_the_failure_of_the_request_they_waited_for(
+    tmp_path: Path, make_items: Any, cache: ResponseCache
+) -> None:
+    with FakeServer(lambda body, n: Reply("bad request", status=400, delay=0.3)) as srv, \
+            ResultStore(tmp_path / "r.sqlite") as st:
+        s = judge_items(_items(make_items, 5), judge(srv.url), [PA], st, cache=cache)
+        assert srv.count == 1
+    assert s.failed == 5 and all("HTTP 400" in (r.error or "") for r in st.rows())
+
+
+def test_without_a_cache_identical_requests_are_still_sent_once(tmp_path: Path, make_items: Any) -> None:
+    lock = threading.Lock()
+    seen: list[int] = []
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        with lock:
+            seen.append(n)
+        return Reply('{"reasoning": "r", "physical_adherence": 2}', delay=0.3)
+
+    with FakeServer(script) as srv, ResultStore(tmp_path / "r.sqlite") as st:
+        s = judge_items(_items(make_items, 6), judge(srv.url), [PA], st, cache=ResponseCache(enabled=False))
+        assert srv.count == 1 and s.scored == 6
