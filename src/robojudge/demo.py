@@ -273,15 +273,44 @@ def sim_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("mujoco", "gymnasium_robotics"))
 
 
+def existing_suite_kind(folder: Path) -> str | None:
+    """The kind of demo suite ``folder`` already holds (``sim`` or ``synthetic``), or None when it holds
+    none."""
+    manifest, marker = folder / "suite.jsonl", folder / "SUITE_KIND"
+    if not manifest.exists():
+        return None
+    return (marker.read_text().strip() if marker.exists() else "") or "synthetic"
+
+
+def check_suite_kind(folder: Path, kind: SuiteKind) -> None:
+    """Refuse to reuse a demo suite of another kind than the one asked for (``auto`` takes any).
+
+    Raises:
+        ValueError: ``folder`` holds a suite of the other kind; the message says how to proceed.
+    """
+    have = existing_suite_kind(folder)
+    if have is not None and kind != "auto" and have != kind:
+        out = folder.parent
+        raise ValueError(f"{out} already holds the {have} demo suite ({folder / 'suite.jsonl'}), not the "
+                         f"{kind} one asked for: give another --out for the {kind} suite, remove {out} to "
+                         f"rebuild it there, or pass --suite {have} (or auto) to reuse it")
+
+
 def build_demo_suite(folder: Path, kind: SuiteKind = "auto", *, seed: int = 0) -> tuple[str, Path]:
     """Build (once) the demo suite in ``folder``; ``auto`` means the simulator suite when installed.
 
-    Returns the kind actually built and the manifest path. An existing manifest is reused as is.
+    Returns the kind actually built and the manifest path. An existing manifest is reused as is when it
+    is of the kind asked for (``auto``: any kind).
+
+    Raises:
+        ValueError: ``folder`` holds a suite of the other kind (see :func:`check_suite_kind`).
     """
     manifest = folder / "suite.jsonl"
     marker = folder / "SUITE_KIND"
-    if manifest.exists():
-        return (marker.read_text().strip() if marker.exists() else "synthetic"), manifest
+    check_suite_kind(folder, kind)
+    have = existing_suite_kind(folder)
+    if have is not None:
+        return have, manifest
     if kind == "auto":
         kind = "sim" if sim_available() else "synthetic"
         if kind == "synthetic":

@@ -1,6 +1,7 @@
 """``robojudge weights list|status|fetch`` and ``robojudge metrics sets`` (in-process)."""
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -42,6 +43,7 @@ def test_weights_list_json_names_metrics(offline):
 def test_weights_status_json_and_table(offline):
     (offline / "dino_vit_b16").mkdir()
     (offline / "dino_vit_b16" / "config.json").write_text("{}")
+    (offline / "dino_vit_b16" / "model.safetensors").write_bytes(b"x")
     res = invoke("weights", "status", "--json")
     assert res.exit_code == 0, res.output
     rows = {r["name"]: r for r in json.loads(res.output)}
@@ -60,8 +62,8 @@ def test_weights_fetch_calls_the_hub_client(offline, monkeypatch):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake)
     res = invoke("weights", "fetch", "dino_vit_b16")
     assert res.exit_code == 0, res.output
-    assert calls == [{"repo_id": "facebook/dino-vitb16", "revision": None,
-                      "local_dir": str(offline / "dino_vit_b16")}]
+    assert [(c["repo_id"], c["revision"]) for c in calls] == [("facebook/dino-vitb16", None)]
+    assert (offline / "dino_vit_b16").is_dir()  # filled from a temporary folder beside it
     bad = invoke("weights", "fetch", "dino")
     assert bad.exit_code == 2 and "unknown weights 'dino'" in bad.output
 
@@ -108,3 +110,54 @@ def test_weights_and_metrics_lists_say_what_is_pinned_and_unverified(offline):
     line = next(x for x in listing.splitlines() if "aq_hpsv3" in x)
     assert "unverified" in line
     assert "unverified" not in next(x for x in listing.splitlines() if "clip_frame_consistency" in x)
+
+
+def test_weights_fetch_offline_is_one_error_line_and_leaves_nothing(offline, monkeypatch):
+    import urllib.error
+    import urllib.request
+
+    def down(url, timeout):
+        raise urllib.error.URLError(OSError(-2, "Name or service not known"))
+
+    monkeypatch.setattr(urllib.request, "urlopen", down)
+    res = invoke("weights", "fetch", "raft_things")
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    (line,) = [x for x in res.output.splitlines() if x.strip()]
+    assert line.startswith("error: cannot reach download.pytorch.org")
+    assert "copy the folder it fills, $ROBOJUDGE_WEIGHTS/raft_things" in line
+    assert list(offline.iterdir()) == []
+    refused = invoke("weights", "fetch", "frame_interpolation")
+    assert refused.exit_code == 2 and "export a TorchScript file to $ROBOJUDGE_WEIGHTS/frame_interpolation/" \
+        "frame_interpolation.pt" in refused.output
+
+
+def test_weights_fetch_dest_and_the_unset_message(offline, monkeypatch, tmp_path):
+    import huggingface_hub
+
+    def fake(**kw):
+        (Path(kw["local_dir"]) / "config.json").write_text("{}")
+        return kw["local_dir"]
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake)
+    res = invoke("weights", "fetch", "dino_vit_b16", "--dest", str(tmp_path / "carry" / "dino"))
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "carry" / "dino" / "config.json").is_file()
+    monkeypatch.delenv("ROBOJUDGE_WEIGHTS")
+    unset = invoke("weights", "fetch", "dino_vit_b16")
+    assert unset.exit_code == 2 and "--dest FOLDER" in unset.output
+    assert "pass a destination" not in unset.output
+
+
+def test_weights_status_table_names_incomplete_and_corrupt_files(offline):
+    (offline / "clip_vit_b32").mkdir()
+    (offline / "clip_vit_b32" / "config.json").write_text("{}")
+    (offline / "raft_things").mkdir()
+    (offline / "raft_things" / "raft_large_C_T_V1-22a6c225.pth").write_bytes(b"junk")
+    rows = {r["name"]: r for r in json.loads(invoke("weights", "status", "--json").output)}
+    assert rows["clip_vit_b32"]["state"] == "incomplete" and rows["clip_vit_b32"]["present"] is False
+    assert "no model.safetensors" in rows["clip_vit_b32"]["problem"]
+    assert rows["raft_things"]["state"] == "corrupt" and "22a6c225" in rows["raft_things"]["problem"]
+    table = invoke("weights", "status").output
+    clip = next(x for x in table.splitlines() if x.startswith("│ clip_vit_b32"))
+    assert "incomplete" in clip and "present" not in clip
+    assert "corrupt" in next(x for x in table.splitlines() if x.startswith("│ raft_things"))

@@ -273,7 +273,9 @@ def test_missing_weights_give_an_error_row_naming_metric_and_remedy(
     row = compute_metric(item, MetricRequest.build(metric_id))
     assert row.status == "error"
     assert f"metric {metric_id!r} needs" in row.error
-    assert f"robojudge weights fetch {weights_name}" in row.error and str(weights / weights_name) in row.error
+    from robojudge.models import get_weights, how_to_provide
+
+    assert how_to_provide(get_weights(weights_name)) in row.error and str(weights / weights_name) in row.error
     assert get_metric(metric_id).weights == (weights_name,)
 
 

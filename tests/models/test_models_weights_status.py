@@ -69,6 +69,8 @@ def test_status_reports_missing_then_present(offline):
     (offline / "clip_vit_b32").mkdir()
     assert not weights_status(["clip_vit_b32"])[0].present  # an empty folder is not weights
     (offline / "clip_vit_b32" / "config.json").write_text("{}")
+    assert weights_status(["clip_vit_b32"])[0].state == "incomplete"  # a config without its weights
+    (offline / "clip_vit_b32" / "model.safetensors").write_bytes(b"x")
     (s,) = weights_status(["clip_vit_b32"])
     assert s.present and s.describe()["path"] == str(offline / "clip_vit_b32")
     assert json.loads(json.dumps(s.describe()))["pinned"] is False
@@ -87,11 +89,16 @@ def test_fetch_uses_the_hub_client_with_the_spec(offline):
 
     def fake_download(**kw):
         calls.append(kw)
+        (Path(kw["local_dir"]) / "config.json").write_text("{}")
         return kw["local_dir"]
 
     path = fetch_weights("clip_vit_b32", download=fake_download)
-    assert path == offline / "clip_vit_b32" and path.is_dir()
-    assert calls == [{"repo_id": "openai/clip-vit-base-patch32", "revision": None, "local_dir": str(path)}]
+    assert path == offline / "clip_vit_b32" and (path / "config.json").is_file()
+    (call,) = calls
+    assert call["repo_id"] == "openai/clip-vit-base-patch32" and call["revision"] is None
+    # downloaded beside the destination, then moved into it; the temporary folder is gone
+    assert Path(call["local_dir"]).parent == offline and not Path(call["local_dir"]).exists()
+    assert sorted(p.name for p in offline.iterdir()) == ["clip_vit_b32"]
 
 
 def test_fetch_single_file_and_errors(offline, monkeypatch, tmp_path, toy_weights):

@@ -9,6 +9,7 @@ the frontier plot are the report's (:func:`robojudge.report.audit_section`).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -110,12 +111,15 @@ def audit_acceleration(
 
     Raises:
         ValueError: Bad generators (none of their items in the suite, dense among the accelerated,
-            two rollouts of one generator for one clip) or nothing to audit.
+            two rollouts of one generator for one clip), a ``level`` that is not finite, or nothing to
+            audit.
         robojudge.audit.TimingError: A bad timing file.
         robojudge.store.StoreError: No store to read.
     """
     if not accelerated:
         raise ValueError("name at least one accelerated generator")
+    if not math.isfinite(level):
+        raise ValueError(f"level (the Q a method must reach) must be a finite number, got {level}")
     gens = [dense, *accelerated]
     if len(set(gens)) != len(gens):
         raise ValueError(f"generators repeat: dense {dense!r}, accelerated {list(accelerated)}")
@@ -144,7 +148,8 @@ def audit_acceleration(
                          "score some first (--metrics)")
     costs: dict[str, GenerationCost] = manifest_costs(items, gens)
     if timing is not None:
-        costs.update(timing_costs(read_timing(timing), items, gens, source=str(timing)))
+        known = sorted({it.generator for it in suite.items if it.generator})
+        costs.update(timing_costs(read_timing(timing), items, gens, source=str(timing), known=known))
     audit = acceleration_audit(dense, got.scores, dirs, costs, list(accelerated), level=level,
                                strata=got.strata, bootstrap=bootstrap, seed=seed, ci=ci)
     run = AccelerationRun(audit, got, url, skipped, scored)

@@ -23,6 +23,7 @@ post-processed one).
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 from collections.abc import Sequence
@@ -160,8 +161,10 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
     costs also written into each item's ``meta``). Other generators of the manifest are left out.
 
     Raises:
-        ValueError: No item of ``dense``, or an unknown method.
+        ValueError: No item of ``dense``, an unknown method, or a ``drift`` that is not a finite number.
     """
+    if not math.isfinite(drift):
+        raise ValueError(f"drift must be a finite number of pixels per chunk, got {drift}")
     specs = [StandIn.parse(m) for m in methods]
     if len({s.name for s in specs}) != len(specs):
         raise ValueError(f"methods repeat: {list(methods)}")

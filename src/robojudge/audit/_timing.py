@@ -11,6 +11,7 @@ rows when it has any, else its whole-run row divided by its rollouts.
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -105,15 +106,47 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def check_rows(rows: Sequence[TimingRow], known: Sequence[str], source: str = "timing file") -> None:
+    """Every row names a generator of the suite (``known``), and no (generator, item) pair repeats.
+
+    Raises:
+        TimingError: A generator that is not in ``known`` (naming the line and the known generators), or
+            two rows for one item of a generator (naming both lines).
+    """
+    names = sorted(set(known))
+    for r in rows:
+        if r.generator not in names:
+            close = difflib.get_close_matches(r.generator, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TimingError(f"{source}, line {r.line}: generator {r.generator!r} is not in the suite "
+                              f"(known: {', '.join(names) or 'none'}){hint}")
+    seen: dict[tuple[str, str], int] = {}
+    for r in rows:
+        if r.item is None:
+            continue
+        first = seen.setdefault((r.generator, r.item), r.line)
+        if first != r.line:
+            raise TimingError(f"{source}, lines {first} and {r.line}: two rows for item {r.item!r} of "
+                              f"generator {r.generator!r}; keep one")
+
+
 def timing_costs(rows: Sequence[TimingRow], items: Sequence[Item], generators: Sequence[str],
-                 source: str = "timing file") -> dict[str, GenerationCost]:
+                 source: str = "timing file", *, known: Sequence[str] | None = None
+                 ) -> dict[str, GenerationCost]:
     """Per generator of ``generators`` with timing rows, its cost per rollout (``source``: the file, for
     messages and the cost's provenance).
 
+    ``known`` is every generator of the suite (default: ``generators`` and those of ``items``); a row
+    may cover one the audit leaves out, but not one the suite does not have.
+
     Raises:
-        TimingError: An item row naming an item that is not in the suite or belongs to another
-            generator, or two whole-run rows for one generator.
+        TimingError: A row naming a generator that is not in the suite, two rows for one item, an item
+            row naming an item that is not in the suite or belongs to another generator, or two
+            whole-run rows for one generator.
     """
+    if known is None:
+        known = [*generators, *(it.generator for it in items if it.generator)]
+    check_rows(rows, [*known, *generators], source)
     gen_of = {it.item_id: it.generator for it in items}
     count = {g: sum(1 for it in items if it.generator == g) for g in generators}
     out = {}

@@ -59,6 +59,8 @@ def acceleration_cmd(
     from robojudge.store import StoreError
     from robojudge.suite import ManifestError
 
+    if not math.isfinite(level):
+        raise fail(f"--level must be a finite number, got {level}")
     try:
         with scoring_progress(progress and metrics is not None) as on_result:
             run = audit_acceleration(
@@ -106,6 +108,8 @@ def standins_cmd(
     from robojudge.suite import ManifestError
     from robojudge.video import VideoError
 
+    if not math.isfinite(drift):
+        raise fail(f"--drift must be a finite number of pixels, got {drift}")
     try:
         path = make_standins(suite, dense, out, _names(methods, "--methods"), drift=drift)
     except (ManifestError, VideoError, ValueError, FileNotFoundError) as exc:

@@ -26,10 +26,14 @@ def demo(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Build the embedded demo suite, score it (KIVA too, with torch) and write a report under OUT/report."""
-    from robojudge.demo import run_demo
+    from robojudge.demo import check_suite_kind, run_demo
 
     if suite not in ("auto", "sim", "synthetic"):
         raise fail(f"--suite must be auto, sim or synthetic, got {suite!r}")
+    try:
+        check_suite_kind(out / "suite", suite)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     if not (out / "suite" / "suite.jsonl").exists():
         where = out / "suite"
         console.print(f"building the demo suite in {where} (once; a few minutes for the simulator suite)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -52,7 +53,9 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
 
 @app.command("status")
 def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
-    """Whether each network is present (in $ROBOJUDGE_WEIGHTS or the hub cache) and where."""
+    """Whether each network is here (in $ROBOJUDGE_WEIGHTS or the hub cache), where, and whether its files
+    are complete: present, missing, incomplete (a file it needs is missing or empty) or corrupt (a pinned
+    SHA-256 does not match)."""
     rows = _rows(with_status=True)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
@@ -62,18 +65,35 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON in
     table = Table(Column("name", no_wrap=True), Column("status", no_wrap=True), Column("where"),
                   Column("metrics"))
     for r in rows:
-        status = Text("present", style="green") if r["present"] else Text("missing", style="red")
-        where = r["path"] or f"robojudge weights fetch {r['name']}"
+        status = Text(r["state"], style=_STYLES.get(r["state"], "red"))
+        fix = r["manual"] or f"robojudge weights fetch {r['name']}"
+        if r["present"]:
+            where = r["path"]
+        elif r["path"]:
+            where = f"{r['path']}: {r['problem']}; replace: {fix}"
+        else:
+            where = fix
         table.add_row(r["name"], status, where, ", ".join(r["metrics"]) or "-")
     console.print(table)
 
 
+_STYLES = {"present": "green", "missing": "red", "incomplete": "yellow", "corrupt": "red"}
+
+
 @app.command("fetch")
-def fetch_cmd(name: str = typer.Argument(..., help="Network name (see `robojudge weights list`).")) -> None:
-    """Download one network into $ROBOJUDGE_WEIGHTS/NAME (needs network access; the only download path)."""
+def fetch_cmd(
+    name: str = typer.Argument(..., help="Network name (see `robojudge weights list`)."),
+    dest: Path | None = typer.Option(
+        None, "--dest", help="Folder to download NAME's files into \\[default: $ROBOJUDGE_WEIGHTS/NAME]; "
+        "copy it to $ROBOJUDGE_WEIGHTS/NAME on the machine that scores."),
+) -> None:
+    """Download one network into $ROBOJUDGE_WEIGHTS/NAME (needs network access; the only download path).
+
+    A failed download leaves nothing behind.
+    """
     metrics_by_weights()
     try:
-        path = fetch_weights(name)
-    except (KeyError, ValueError) as exc:
+        path = fetch_weights(name, dest=dest)
+    except (KeyError, ValueError, OSError) as exc:
         raise fail(str(exc).strip("'\"")) from None
     console.print(f"{name}: {path}", highlight=False)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
-from robojudge.judges._config import JudgeConfig
+from robojudge.judges._config import BACKEND_REGISTRY, JudgeConfig
 from robojudge.registry import Registry
 from robojudge.video import SampledFrames
 
@@ -202,5 +202,6 @@ BackendFactory = Callable[[JudgeConfig], Backend]
 
 
 # The built-in backends register themselves from the modules robojudge.registry.BUILTIN_MODULES lists.
-BACKENDS: Registry[BackendFactory] = Registry("judge backend")
+# The registry itself lives with the configs, which check a backend's name when they are read.
+BACKENDS: Registry[BackendFactory] = BACKEND_REGISTRY
 """Backend factories by name: ``openai``, ``hf``, ``mock``; plugins call ``BACKENDS.add``."""

@@ -48,9 +48,13 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from robojudge import settings
-from robojudge.registry import UnknownNameError
+from robojudge.registry import Registry, UnknownNameError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+BACKEND_REGISTRY: Registry[Any] = Registry("judge backend")
+"""The judge backends by name (typed and documented as ``robojudge.judges._backend.BACKENDS``); kept
+here so that a config can check its backend's name when it is read."""
 
 
 def _http_url(url: str | None) -> str | None:
@@ -303,10 +307,8 @@ def make_judge(values: dict[str, Any]) -> JudgeConfig:
             for e in exc.errors(include_url=False)
         )
         raise JudgeConfigError(f"judge {name!r}: {problems}") from None
-    from robojudge.judges._backend import BACKENDS  # here: the backends import this module
-
-    if config.backend not in BACKENDS:
-        unknown = UnknownNameError(BACKENDS.kind, config.backend, BACKENDS.names())
+    if config.backend not in BACKEND_REGISTRY:
+        unknown = UnknownNameError(BACKEND_REGISTRY.kind, config.backend, BACKEND_REGISTRY.names())
         raise JudgeConfigError(f"judge {name!r}: backend: {unknown}")
     return config
 

@@ -149,8 +149,10 @@ def how_to_score(spec: MetricSpec[Any]) -> list[str]:
                      "`robojudge kiva train` makes one: docs/kiva.md)")
     missing = missing_weights(spec, present_names([spec]))
     if missing:
-        lines.append(f"needs network weights missing here: {', '.join(missing)} (`robojudge weights fetch "
-                     "NAME`, or put them in $ROBOJUDGE_WEIGHTS/NAME: docs/weights.md)")
+        from robojudge.models import get_weights, how_to_provide
+
+        ways = "; ".join(how_to_provide(get_weights(n)) for n in missing)
+        lines.append(f"needs network weights missing here: {', '.join(missing)} ({ways}; docs/weights.md)")
     elif spec.weights:
         lines.append(f"network weights present here: {', '.join(spec.weights)}")
     return lines

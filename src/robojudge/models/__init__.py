@@ -60,7 +60,7 @@ from robojudge.models._specs import (
     VICLIP_L14_INTERNVID,
     VJEPA2_G,
 )
-from robojudge.models._status import WeightsStatus, fetch_weights, weights_status
+from robojudge.models._status import WeightsFetchError, WeightsStatus, fetch_weights, weights_status
 from robojudge.models._torch import (
     load_frame_interpolation,
     load_i3d_torchscript,
@@ -82,8 +82,10 @@ from robojudge.models._viclip_config import ViCLIPConfig
 from robojudge.models._weights import (
     WEIGHTS,
     MissingWeightsError,
+    UnusableWeightsError,
     WeightSpec,
     get_weights,
+    how_to_provide,
     list_weights,
     register_weights,
     resolve_weights,
@@ -124,10 +126,12 @@ __all__ = [
     "MissingWeightsError",
     "NetworkCache",
     "NetworkKey",
+    "UnusableWeightsError",
     "VggtConfig",
     "VggtGeometry",
     "ViCLIPConfig",
     "WeightSpec",
+    "WeightsFetchError",
     "WeightsStatus",
     "clear",
     "clip_image_features",
@@ -138,6 +142,7 @@ __all__ = [
     "fetch_weights",
     "frame_indices",
     "get_weights",
+    "how_to_provide",
     "hpsv3_rewards",
     "list_weights",
     "load_clip",

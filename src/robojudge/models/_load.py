@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from robojudge.models._cache import NETWORKS, NetworkKey
-from robojudge.models._weights import WeightSpec, get_weights, resolve_weights
+from robojudge.models._weights import (
+    MissingWeightsError,
+    UnusableWeightsError,
+    WeightSpec,
+    get_weights,
+    hash_problem,
+    resolve_weights,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -112,8 +119,34 @@ def load_cached(spec: WeightSpec | str, variant: str, build: Callable[[Path, str
 
     Raises:
         MissingWeightsError: When the weights are not on this machine (names ``metric``).
+        UnusableWeightsError: When they are incomplete, or ``build`` fails on them (names the weights,
+            the file, the loader's error and how to replace them).
     """
     spec = as_spec(spec)
     path = local_weights(spec, metric)
     dev = torch_device(device)
-    return NETWORKS.get(NetworkKey(spec.name, str(path), dev, variant), lambda: build(path, dev))
+    return NETWORKS.get(NetworkKey(spec.name, str(path), dev, variant),
+                        lambda: checked_load(spec, path, metric, lambda: build(path, dev)))
+
+
+def checked_load(spec: WeightSpec, path: Path, metric: str | None, build: Callable[[], T]) -> T:
+    """``build()``, with a failure to read the weights at ``path`` turned into an
+    :class:`UnusableWeightsError` naming the weights, the file and how to replace them.
+
+    A missing library (``ImportError``), running out of memory and the weights errors themselves pass
+    through unchanged.
+    """
+    try:
+        return build()
+    except (MissingWeightsError, ImportError, MemoryError):
+        raise
+    except Exception as exc:
+        if "OutOfMemory" in type(exc).__name__:
+            raise
+        detail = (str(exc).strip().splitlines() or [""])[0]
+        problem = f"loading failed ({type(exc).__name__}: {detail})".replace(": )", ")")
+        bad_hash = hash_problem(spec, path)
+        state = "corrupt" if bad_hash else "unreadable"
+        if bad_hash:
+            problem += f"; {bad_hash}"
+        raise UnusableWeightsError(spec, metric, path, state, problem) from exc

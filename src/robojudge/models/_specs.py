@@ -133,6 +133,7 @@ QWEN2_VL_7B_INSTRUCT = register_weights(
             "its weight shards are not read)"
         ),
         library="transformers",
+        requires=("config.json",),
         how=(
             "HPSv3 reads only config.json, the tokenizer files, the chat template and "
             "preprocessor_config.json from this repository: copying those (without the *.safetensors "
@@ -170,6 +171,7 @@ DA3_BASE = register_weights(
         revision=None,
         description="Depth Anything 3 Base: joint multi-view depth, camera poses and intrinsics (Apache-2.0)",
         library="depth_anything_3",
+        requires=("model.safetensors",),
         how=(
             "RoboPhys-3D App. B.2.1 names DA3 without a size; DA3-BASE is robojudge's choice. The folder "
             "holds config.json (model_name) and model.safetensors. The network code comes from "
@@ -320,15 +322,19 @@ FRAME_INTERPOLATION = register_weights(
     WeightSpec(
         name="frame_interpolation",
         unverified=True,
-        repo_id="lalala125/AMT",
+        repo_id=None,
         revision=None,
         filename="frame_interpolation.pt",
         description="video frame-interpolation network, TorchScript (AMT-S in VBench)",
         library="torchscript",
+        manual=(
+            "export a TorchScript file to $ROBOJUDGE_WEIGHTS/frame_interpolation/frame_interpolation.pt "
+            "(contract and how: docs/metrics.md, mq_motion_smoothness)"
+        ),
         how=(
-            "`robojudge weights fetch` cannot get this one: the hub holds AMT-S only as a plain checkpoint "
-            "(amt-s.pth). Export it, or any interpolation network, to TorchScript with forward(frame0, "
-            "frame1) -> middle frame, all (N, 3, H, W) in [0, 1], H and W multiples of 16"
+            "VBench uses AMT-S, published only as a plain checkpoint (amt-s.pth in hf://lalala125/AMT); "
+            "export it, or any interpolation network, with forward(frame0, frame1) -> middle frame, all "
+            "(N, 3, H, W) in [0, 1], H and W multiples of 16"
         ),
         metrics=("mq_motion_smoothness",),
     )

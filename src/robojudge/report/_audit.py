@@ -27,6 +27,9 @@ from robojudge.report._plots import _err, _figure, _plain_text, _svg
 from robojudge.report._sections import ReportInput, Section, estimate_cell
 from robojudge.report._tables import Cell, Table, text
 
+#: The item meta key that names the dense generator an item's generator accelerates (robojudge.meta reads it).
+ACCELERATES_KEY = "accelerates"
+
 #: The Q level the report's section asks of a method (the command takes ``--level``).
 DEFAULT_LEVEL = 0.95
 
@@ -124,23 +127,51 @@ def audit_section(audits: Sequence[AccelerationAudit], *, skipped: str | None = 
 
 
 def acceleration_section(inp: ReportInput) -> Section:
-    """The report's acceleration section, for the audits the manifest declares (``meta.accelerates``)."""
+    """The report's acceleration section, for the audits the manifest declares (``meta.accelerates``).
+
+    A declaration that cannot be audited (a dense generator no item has, two rollouts of a generator for
+    one clip) costs only its own audit: the others are built, and the section's text names the items
+    and the value they declare.
+    """
     plans = declared_accelerations(inp.items) if inp.items else {}
     if not plans:
         return audit_section([], skipped=(
             "no item declares an accelerated generator (meta.accelerates: the dense generator; "
             "`robojudge audit standins` makes such items, docs/audit.md)"))
-    audits = []
+    generators = {it.generator for it in inp.items if it.generator}
+    audits, problems = [], []
     for dense, methods in plans.items():
+        if dense not in generators:
+            problems.append(_unknown_dense(inp, dense, sorted(generators)))
+            continue
         gens = [dense, *methods]
-        got = audit_scores(inp.item_rows, inp.items, gens)
+        try:
+            got = audit_scores(inp.item_rows, inp.items, gens)
+        except ValueError as exc:
+            problems.append(f"the audit against dense {dense!r} ({', '.join(methods)}): {exc}")
+            continue
         known = {label: mid for label, mid in got.metric_ids.items() if _knows(inp, mid)}
         if not known:
             continue
         audits.append(acceleration_audit(
             dense, got.scores, directions(known, inp.higher_is_better), manifest_costs(inp.items, gens),
             methods, level=DEFAULT_LEVEL, strata=got.strata, bootstrap=inp.bootstrap, seed=inp.seed))
-    return audit_section(audits, skipped="no metric with a known direction is stored for these generators")
+    note = ("Not audited: " + "; ".join(problems) + ".") if problems else ""
+    if not audits:
+        return audit_section([], skipped=note or "no metric with a known direction is stored for these "
+                             "generators")
+    sec = audit_section(audits)
+    if note:
+        sec.intro = f"{sec.intro} {note}"
+    return sec
+
+
+def _unknown_dense(inp: ReportInput, dense: str, generators: list[str]) -> str:
+    """Which items declare ``dense`` in meta.accelerates although no item has that generator."""
+    ids = [it.item_id for it in inp.items if it.meta.get(ACCELERATES_KEY) == dense]
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    return (f"item(s) {shown} declare meta.accelerates {dense!r}, which no item's generator is "
+            f"(generators: {', '.join(generators)})")
 
 
 def _knows(inp: ReportInput, metric: str) -> bool:
