@@ -47,7 +47,7 @@ def test_segments_are_consecutive_sixteen_frame_spans_and_drop_a_short_tail():
     assert segments(48) == [(0, 16), (16, 32), (32, 48)]
     assert segments(40) == [(0, 16), (16, 32), (32, 40)]  # a tail of 8 is judged
     assert segments(39) == [(0, 16), (16, 32)]  # a tail of 7 is not
-    assert segments(10) == [(0, 10)] and segments(7) == []  # (judge_tracks refuses videos under 16)
+    assert segments(10) == [] and segments(7) == []  # no whole segment: judge_tracks refuses it too
 
 
 def test_rigid_links_have_zero_rigidity_and_a_stretch_is_its_coefficient_of_variation():

@@ -9,12 +9,60 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from robojudge.cli._common import console, fail
 
 app = typer.Typer(help="KIVA's keypoint reader: train it, calibrate its thresholds.", no_args_is_help=True)
+
+
+def _manifest_error(exc: Exception, manifest: Path) -> typer.Exit:
+    """One line for a manifest that cannot be loaded: its first problem, and how many more there are."""
+    problems = list(getattr(exc, "problems", []))
+    if not problems:
+        return fail(f"{manifest}: {exc}")
+    more = (f" (and {len(problems) - 1} more; `robojudge suite validate {manifest}` lists them)"
+            if len(problems) > 1 else "")
+    return fail(f"{problems[0]}{more}")
+
+
+def _config_error(exc: ValidationError) -> typer.Exit:
+    """One line for a training option pydantic refused: the option as typed on the command line."""
+    err = exc.errors()[0]
+    name = str(err["loc"][0]) if err["loc"] else ""
+    flag = _FLAGS.get(name, f"--{name.replace('_', '-')}") if name else "the options"
+    ctx = err.get("ctx") or {}
+    kind = err["type"]
+    if kind == "greater_than_equal":
+        return fail(f"{flag} must be at least {ctx['ge']}; got {err['input']}")
+    if kind == "less_than_equal":
+        return fail(f"{flag} must be at most {ctx['le']}; got {err['input']}")
+    if kind == "greater_than":
+        return fail(f"{flag} must be above {ctx['gt']}; got {err['input']}")
+    if kind == "less_than":
+        return fail(f"{flag} must be below {ctx['lt']}; got {err['input']}")
+    if kind == "literal_error":
+        return fail(f"{flag} must be {ctx['expected']}; got {err['input']!r}")
+    msg = str(ctx.get("error", err["msg"]))
+    return fail(msg if not name else f"{flag}: {msg}")
+
+
+# TrainConfig fields whose command-line option is not --<field with dashes>.
+_FLAGS = {"rollouts": "--references-only", "failures": "--with-failures"}
+DEVICES = ("cpu", "cuda", "auto")
+
+
+def _check_device(device: str) -> None:
+    """Refuse a device torch would fail on, before any data is read."""
+    if device not in DEVICES:
+        raise fail(f"--device must be cpu, cuda or auto; got {device!r}")
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise fail("--device cuda: no CUDA device visible (use cpu or auto)")
 
 
 def _error_line(name: str, err: dict[str, Any]) -> str:
@@ -63,7 +111,11 @@ def train_cmd(
     """Train a keypoint reader on forward-kinematics keypoints; print its held-out error."""
     from robojudge.kiva import KivaDataError, TrainConfig, train_reader
     from robojudge.run._cost import describe
+    from robojudge.suite import ManifestError
 
+    if failure_repeat > 1 and not with_failures:
+        raise fail(f"--failure-repeat {failure_repeat} needs failures: add --with-failures (it oversamples "
+                   "the frames of planted failures)")
     try:
         cfg = TrainConfig.model_validate({"size": size, "epochs": epochs, "seed": seed, "holdout": holdout,
                                           "rollouts": not references_only, "threads": threads,
@@ -72,8 +124,9 @@ def train_cmd(
                                           "heatmap_stride": heatmap_stride, "members": members,
                                           "warp": warp, "context": context,
                                           "heatmap_loss": heatmap_loss})
-    except ValueError as exc:
-        raise fail(str(exc)) from None
+    except ValidationError as exc:
+        raise _config_error(exc) from None
+    _check_device(device)
     # A bar redraws in place, which a log file (nohup, a cluster job) keeps as nothing until the end:
     # there each epoch, minutes apart on a CPU, gets a line of its own instead.
     lines = not quiet and not console.is_terminal
@@ -98,6 +151,8 @@ def train_cmd(
 
     try:
         meta = train_reader(episodes, robot, out, cfg, on_epoch)
+    except ManifestError as exc:
+        raise _manifest_error(exc, episodes) from None
     except (KivaDataError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     finally:
@@ -105,6 +160,10 @@ def train_cmd(
             bar.stop()
     console.print(f"reader: {out / 'reader.pt'} ({meta['robot']}, {len(meta['keypoints'])} keypoints, "
                   f"{len(meta['links'])} links; {meta['links_source']})", highlight=False)
+    if meta.get("links_not_rigid"):
+        names = ", ".join(f"{a} - {b}" for a, b in meta["links_not_rigid"])
+        console.print(f"[yellow]warning:[/] not rigid (a joint changes its length), left out of the rigidity "
+                      f"measure: {escape(names)}", markup=True, highlight=False)
     console.print(_error_line("held-out error", meta["held_out_error"]), highlight=False)
     for m in meta.get("members", []):
         console.print(_error_line(f"  member with seed {m['seed']}", m["held_out_error"]), highlight=False)
@@ -126,9 +185,16 @@ def calibrate_cmd(
 ) -> None:
     """Set the reader's rigidity and jerk thresholds from reference videos (stored in the reader)."""
     from robojudge.kiva import CONFIDENCE_RATIO, KivaDataError, calibrate_reader, recognition
+    from robojudge.suite import ManifestError
 
+    if videos is not None and videos < 1:
+        raise fail(f"--videos must be at least 1; got {videos}")
+    if not 0 < percentile <= 100:
+        raise fail(f"--percentile must be above 0 and at most 100; got {percentile:g}")
     try:
         cal = calibrate_reader(reader, episodes, percentile, seed, videos, multiview_rollouts)
+    except ManifestError as exc:
+        raise _manifest_error(exc, episodes) from None
     except (KivaDataError, ValueError) as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import typer
@@ -15,6 +16,15 @@ from robojudge.robots import BUILTIN_ROBOTS, RobotSpecError, builtin_robot, load
 app = typer.Typer(help="Robot specs for forward kinematics (docs/robots.md).", no_args_is_help=True)
 
 
+def _not_found(spec: str) -> str:
+    """Why ``spec`` names nothing: no such file, nor a built-in robot (the closest one suggested)."""
+    names = list(BUILTIN_ROBOTS)
+    guess = difflib.get_close_matches(spec, names, n=1, cutoff=0.6)
+    hint = f"; did you mean {guess[0]!r}?" if guess else ""
+    return (f"{spec}: no robot spec file of that name, nor a built-in robot (built-in: {', '.join(names)})"
+            f"{hint}")
+
+
 @app.command("check")
 def check_cmd(
     spec: str = typer.Argument(
@@ -26,6 +36,8 @@ def check_cmd(
     A link whose length changes with the joints is flagged: KIVA's rigidity measure would count its
     natural motion as a failure.
     """
+    if spec not in BUILTIN_ROBOTS and not Path(spec).exists():
+        raise fail(_not_found(spec))
     try:
         loaded = (
             builtin_robot(spec)

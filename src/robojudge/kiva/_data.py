@@ -257,12 +257,15 @@ def recording_keypoints(rec: Recording, name: str) -> tuple[list[str], np.ndarra
     """
     from robojudge.robots import forward_kinematics, load_calibration, load_joint_states, load_robot_spec
 
+    field = "robot"
     try:
         spec = load_robot_spec(rec.robot)
+        field = "joint_states"
         kp3 = forward_kinematics(spec, load_joint_states(rec.joint_states, spec.joints))
+        field = "calibration"
         cams = load_calibration(rec.calibration)
     except ValueError as exc:
-        raise KivaDataError(f"episode {name!r}: {exc}") from None
+        raise KivaDataError(f"episode {name!r} field {field}: {exc}") from None
     if rec.view in cams:
         cam = cams[rec.view]
     elif len(cams) == 1:
@@ -322,6 +325,15 @@ def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeDat
     frames = sampled.frames
     h, w = frames.shape[1:3]
     names, kp2, vis = _targets(ep)
+    if ep.recording is not None:
+        from robojudge.robots import frame_mismatch
+
+        # A recording's joint states are one row per frame of its video (docs/manifest.md): another count
+        # is a file of another episode, or one cut short, and its keypoints would be put on wrong frames.
+        wrong = frame_mismatch(len(kp2), len(frames))
+        if wrong is not None:
+            where = f"episode {ep.name!r} field joint_states: {ep.recording.joint_states}"
+            raise KivaDataError(f"{where}: {wrong}")
     idx = [names.index(k) for k in keypoints]
     n = min(len(frames), len(kp2))
     kp = kp2[:n][:, idx] * np.array([size / w, size / h], np.float32)

@@ -9,6 +9,7 @@ frame, and is at least :data:`MIN_LENGTH` metres long (coincident origins say no
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,30 +33,57 @@ class RobotKeypoints:
     links: tuple[tuple[str, str], ...] | None
     source: str
     fingers: tuple[tuple[str, str, str], ...] = ()
+    # Links the spec lists that a joint lengthens (robojudge.robots.rigid_pairs): left out of ``links``.
+    not_rigid: tuple[tuple[str, str], ...] = ()
 
 
 def resolve_robot(robot: str) -> RobotKeypoints:
     """The keypoints and links of a built-in robot (``robojudge.robots.BUILTIN_ROBOTS``) or a spec file.
 
-    A spec file is read without loading its model: training needs only the names.
+    A spec file's links are checked against its model when it loads (``robojudge.robots.rigid_pairs``, as
+    ``robojudge robots check`` does): a link a joint lengthens (one across a prismatic joint, say) is not
+    rigid, and measuring its rigidity would count the robot's own motion as a failure, so it is left out
+    (``not_rigid``). When every listed link is left out, the links are measured on the training data.
+    A spec whose model does not load is used as written: training needs only the names.
 
     Raises:
         ValueError: Neither a built-in name nor an existing spec file (``RobotSpecError`` for a bad spec).
     """
     from robojudge.robots import BUILTIN_ROBOTS, builtin_robot, read_robot_spec
 
+    not_rigid: tuple[tuple[str, str], ...] = ()
     if robot in BUILTIN_ROBOTS:
         spec = builtin_robot(robot)
         source = f"built-in robot {robot!r}"
     elif Path(robot).is_file():
         spec = read_robot_spec(robot)
         source = f"robot spec {robot}"
+        not_rigid = _not_rigid(robot, spec.links)
     else:
         known = ", ".join(sorted(BUILTIN_ROBOTS))
-        raise ValueError(f"robot {robot!r}: not a built-in robot ({known}) nor an existing robot spec file")
-    links = tuple((a, b) for a, b in spec.links) or None
+        guess = difflib.get_close_matches(robot, list(BUILTIN_ROBOTS), n=1, cutoff=0.6)
+        hint = f"; did you mean {guess[0]!r}?" if guess else ""
+        raise ValueError(f"robot {robot!r}: not a built-in robot ({known}) nor an existing robot spec "
+                         f"file{hint}")
+    links = tuple((a, b) for a, b in spec.links if (a, b) not in not_rigid) or None
+    if not_rigid:
+        source += f" (left out, not rigid: {', '.join(f'{a} - {b}' for a, b in not_rigid)})"
     fingers = tuple((a, b, h) for a, b, h in spec.fingers)
-    return RobotKeypoints(spec.name, tuple(spec.keypoints), links, source, fingers)
+    return RobotKeypoints(spec.name, tuple(spec.keypoints), links, source, fingers, not_rigid)
+
+
+def _not_rigid(path: str, links: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The ``links`` of the spec at ``path`` whose length a joint changes; none when its model does not load
+    (the robot is then used as its spec says)."""
+    if not links:
+        return ()
+    from robojudge.robots import RobotSpecError, load_robot_spec, rigid_pairs
+
+    try:
+        rigid = set(rigid_pairs(load_robot_spec(path)))
+    except (RobotSpecError, ImportError, RuntimeError):
+        return ()
+    return tuple((a, b) for a, b in links if (a, b) not in rigid and (b, a) not in rigid)
 
 
 def finger_indices(fingers: Sequence[Sequence[str]], keypoints: Sequence[str]) -> list[tuple[int, int, int]]:

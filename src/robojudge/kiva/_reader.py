@@ -220,6 +220,8 @@ def train(
         links = measured_links([episode_keypoints_3d(e, names) for e in episodes if e.group in train_groups])
         links_source = ("measured on the training episodes' 3D keypoints (distance within "
                         "0.5% of its mean on every frame, at least 2 cm)")
+        if bot.not_rigid:
+            links_source += f"; every link of the {bot.source} is a joint's, not rigid"
     nets, member_losses = [], []
     for k in range(cfg.members):
         # Progress runs over every member's epochs; member k trains with seed + k on the same clips.
@@ -241,6 +243,8 @@ def train(
         "fingers": [list(f) for f in finger_indices(bot.fingers, names)],
         "finger_names": [list(f) for f in bot.fingers if set(f) <= set(names)],
         "links_source": links_source,
+        # Links the robot spec lists that a joint lengthens: left out of the rigidity measure.
+        "links_not_rigid": [list(p) for p in bot.not_rigid],
         "image_size": cfg.size,
         "config": cfg.model_dump(),
         "manifest": str(Path(manifest).resolve()),
@@ -330,9 +334,15 @@ def calibrate(
     Raises:
         ReaderError: The reader cannot be loaded.
         KivaDataError: The manifest has no reference video of the reader's robot.
+        ValueError: ``videos`` below 1.
     """
+    if videos is not None and videos < 1:
+        raise ValueError(f"videos must be at least 1 (or None: every reference); got {videos}")
     reader = load_reader(path)
-    episodes, _ = episodes_from_manifest(manifest, reader.meta["keypoints"])
+    try:
+        episodes, _ = episodes_from_manifest(manifest, reader.meta["keypoints"])
+    except KivaDataError:
+        episodes = []  # said below, naming only what calibration reads (never rollouts)
     # Real videos only: references, and recordings (real by definition); never rollouts.
     refs = sorted((e for e in episodes if e.reference or e.recording is not None), key=lambda e: str(e.video))
     if not refs:

@@ -88,7 +88,17 @@ GAP_FLOOR = 1e-3
 
 
 def segments(n_frames: int, length: int = SEGMENT, min_length: int = MIN_SEGMENT) -> list[tuple[int, int]]:
-    """``[start, stop)`` frame spans of consecutive segments; a short tail below ``min_length`` is dropped."""
+    """``[start, stop)`` frame spans of consecutive segments of ``length`` frames; after them a shorter tail
+    is kept when it has at least ``min_length`` frames. A clip shorter than ``length`` has no segment (KIVA
+    judges a video only from its first whole segment on, :func:`judge_tracks`).
+
+    Raises:
+        ValueError: ``min_length`` above ``length`` (no tail could be kept) or below 1.
+    """
+    if not 1 <= min_length <= length:
+        raise ValueError(f"min_segment ({min_length}) must be at least 1 and at most segment ({length})")
+    if n_frames < length:
+        return []
     out = []
     for start in range(0, n_frames, length):
         stop = min(start + length, n_frames)
@@ -317,7 +327,18 @@ def jerk_window_span(start: int, stop: int, rule: str = JERK_WINDOW) -> tuple[in
 
 
 HELD_TOL = 0.1
-"""Mean absolute difference (0-255 grey levels) below which a frame repeats the previous one."""
+"""Mean absolute difference (0-255 grey levels) from the previous frame below which a frame repeats it."""
+HELD_BLOCK = 8
+"""Side of the pixel blocks whose means :func:`held_frames` compares for codec noise."""
+HELD_LEVELS = 4.0
+"""A frame that differs from the last new frame by codec noise only is held: no ``HELD_BLOCK`` block mean
+has moved by more than this (levels of 255). libx264 and libvpx move block means of a re-encoded unchanged
+frame by up to 3.2 levels on the clips measured (64-256 px), while a robot that moves changes some block by
+tens of levels within a frame or two."""
+HELD_NOISE = 1.0
+"""...and the frame's mean absolute difference from the previous one is below this (levels of 255): codec
+noise moves a pixel by 0.02-0.5 levels on average between frames (libx264, 64-256 px clips of rendered
+scenes), independent noise of 2 levels on every pixel (a camera's own, on a still picture) by over 2."""
 
 
 def frozen_span(held: np.ndarray | None, start: int, stop: int) -> bool:
@@ -329,18 +350,55 @@ def frozen_span(held: np.ndarray | None, start: int, stop: int) -> bool:
     return bool(np.asarray(held, dtype=bool)[start + 1 : stop].all())
 
 
-def held_frames(frames: np.ndarray, tol: float = HELD_TOL) -> np.ndarray:
-    """``(T,)`` True where a frame repeats the previous one (mean absolute difference below ``tol``).
+def _block_means(frame: np.ndarray) -> np.ndarray:
+    """``(H, W[, C])`` frame as float32 means of ``HELD_BLOCK x HELD_BLOCK`` blocks (the last partial row
+    and column of blocks left out; a frame smaller than a block is one block that way)."""
+    h, w = frame.shape[:2]
+    bh, bw = max(1, h // HELD_BLOCK), max(1, w // HELD_BLOCK)
+    sh, sw = h // bh, w // bw
+    cut = frame[: bh * sh, : bw * sw].astype(np.float32)
+    means: np.ndarray = cut.reshape(bh, sh, bw, sw, *frame.shape[2:]).mean(axis=(1, 3))
+    return means
+
+
+def held_frames(frames: np.ndarray, tol: float = HELD_TOL, levels: float | None = HELD_LEVELS,
+                noise: float = HELD_NOISE) -> np.ndarray:
+    """``(T,)`` True where a frame repeats the previous one.
+
+    A frame is held when its mean absolute difference from the previous frame is below ``tol``, or when it
+    differs from it by codec noise only: that difference below ``noise``, and no block mean
+    (:data:`HELD_BLOCK`) more than ``levels`` away from the last frame that was not held (the last new
+    picture; ``levels=None`` turns this second test off), in a run of two or more such frames. Comparing
+    with the last new picture, not the previous frame, keeps slow motion from hiding as a run of small
+    steps: it adds up, and a frame that has moved beyond the noise is new; a single quiet frame between two
+    that move is a robot slowing down. A lossy codec re-draws an unchanged picture with noise (libx264
+    moves a 64 px clip's pixels by 0.2-0.5 levels on average), which the mean test alone took for motion,
+    so a frozen stretch of an mp4 was judged where the same frames as PNG were not.
 
     A held frame is a playback artefact (a frame-rate conversion, a slowed replay, a generator that
     pauses a frame), not a motion of the robot: the jerk is measured as if it were not there.
     """
     frames = np.asarray(frames)
     out = np.zeros(len(frames), bool)
+    if not len(frames):
+        return out
+    quiet = np.zeros(len(frames), bool)  # within codec noise of the last new picture
+    anchor = _block_means(frames[0]) if levels is not None else None
     for t in range(1, len(frames)):
-        diff = np.abs(frames[t].astype(np.float32) - frames[t - 1].astype(np.float32))
-        out[t] = float(diff.mean()) < tol
-    return out
+        step = float(np.abs(frames[t].astype(np.float32) - frames[t - 1].astype(np.float32)).mean())
+        if step < tol:
+            out[t] = True
+        elif anchor is not None and levels is not None:
+            blocks = _block_means(frames[t])
+            quiet[t] = step < noise and float(np.abs(blocks - anchor).max()) <= levels
+            if not quiet[t]:
+                anchor = blocks
+    # A quiet frame between two new ones is a slow step of the robot, not a repeat: only a run of two or
+    # more counts (with the new picture before it, three frames that show the same thing).
+    run = quiet | out
+    lone = quiet & ~np.r_[False, run[:-1]] & ~np.r_[run[1:], False]
+    held: np.ndarray = out | (quiet & ~lone)
+    return held
 
 
 def finger_sides(tracks: np.ndarray, visible: np.ndarray, fingers: Sequence[FingerPair]) -> np.ndarray:

@@ -41,14 +41,26 @@ def deterministic(threads: int, kernels: bool = True) -> Iterator[None]:
     was_det = torch.are_deterministic_algorithms_enabled()
     was_threads = torch.get_num_threads()
     if kernels:
-        torch.use_deterministic_algorithms(True)
+        _deterministic_kernels(True)
     torch.set_num_threads(threads)
     try:
         yield
     finally:
         if kernels:
-            torch.use_deterministic_algorithms(was_det)
+            _deterministic_kernels(was_det)
         torch.set_num_threads(was_threads)
+
+
+def _deterministic_kernels(mode: bool) -> None:
+    """Switch torch's deterministic kernels. ``torch.use_deterministic_algorithms`` also imports its
+    compiler package to set the compiler's own flag, and that import (triton's LLVM) crashes a process
+    where MuJoCo has rendered through EGL (Mesa's LLVM): training after rendering in one process
+    segfaulted. Nothing here is compiled, so only the kernel switch itself is made."""
+    switch = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if switch is None:  # a torch without the switch: the public call
+        torch.use_deterministic_algorithms(mode)
+    else:
+        switch(mode, warn_only=False)
 
 
 def split_groups(groups: Sequence[str], holdout: float, seed: int) -> tuple[set[str], set[str]]:

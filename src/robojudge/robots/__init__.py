@@ -21,7 +21,7 @@ from robojudge.robots._fk import (
 )
 from robojudge.robots._model import load_robot_spec
 from robojudge.robots._spec import RobotSpec, RobotSpecError, read_robot_spec
-from robojudge.robots._states import load_joint_states
+from robojudge.robots._states import frame_mismatch, load_joint_states
 from robojudge.robots._summary import LinkInfo, RobotSummary, summarize_robot
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "link_lengths",
     "load_calibration",
     "load_joint_states",
+    "frame_mismatch",
     "load_robot_spec",
     "mujoco_camera",
     "project",

@@ -39,6 +39,24 @@ class Camera(BaseModel):
             raise ValueError(f"image size {list(v)} must be positive (width, height)")
         return v
 
+    @field_validator("K")
+    @classmethod
+    def _intrinsics(cls, v: Any) -> Any:
+        k = np.asarray(v, dtype=np.float64)
+        if not np.all(np.isfinite(k)):
+            raise ValueError(f"K holds a value that is not a finite number: {k.tolist()}")
+        if k[0, 0] <= 0 or k[1, 1] <= 0:
+            raise ValueError(f"K's focal lengths fx = K[0][0] and fy = K[1][1] must be positive; got "
+                             f"{k[0, 0]:g} and {k[1, 1]:g}")
+        return v
+
+    @field_validator("t")
+    @classmethod
+    def _finite_t(cls, v: Any) -> Any:
+        if not np.all(np.isfinite(np.asarray(v, dtype=np.float64))):
+            raise ValueError(f"t holds a value that is not a finite number: {list(v)}")
+        return v
+
     @field_validator("R")
     @classmethod
     def _rotation(cls, v: Any) -> Any:

@@ -9,6 +9,7 @@ bodies and joints must exist there). Every error names the spec file and the fie
 from __future__ import annotations
 
 import difflib
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 MODEL_SUFFIXES = {".xml": "mjcf", ".mjcf": "mjcf", ".urdf": "urdf"}
 """Model file suffix -> format."""
+
+
+def _hint(name: str, known: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the known name closest to a misspelt one, else nothing."""
+    guess = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" (did you mean {guess[0]!r}?)" if guess else ""
 
 
 class RobotSpecError(ValueError):
@@ -79,12 +86,19 @@ class RobotSpec(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> RobotSpec:
         kp = set(self.keypoints)
+        joined: dict[frozenset[str], int] = {}
         for i, (a, b) in enumerate(self.links):
             for end in (a, b):
                 if end not in kp:
-                    raise ValueError(f"links[{i}]: {end!r} is not one of the keypoints {self.keypoints}")
+                    raise ValueError(f"links[{i}]: {end!r} is not one of the keypoints {self.keypoints}"
+                                     f"{_hint(end, self.keypoints)}")
             if a == b:
                 raise ValueError(f"links[{i}]: joins {a!r} to itself")
+            pair = frozenset((a, b))
+            if pair in joined:
+                raise ValueError(f"links[{i}]: joins {a!r} and {b!r}, as links[{joined[pair]}] does (a link "
+                                 "is listed once, in either order)")
+            joined[pair] = i
         for i, triple in enumerate(self.fingers):
             for end in triple:
                 if end not in kp:
@@ -92,10 +106,14 @@ class RobotSpec(BaseModel):
             if len(set(triple)) < 3:
                 raise ValueError(f"fingers[{i}]: names a keypoint twice ({list(triple)})")
         for name, (lo, hi) in self.limits.items():
+            for which, value in (("lower", lo), ("upper", hi)):
+                if not math.isfinite(value):
+                    raise ValueError(f"limits.{name}: {which} limit {value} is not a finite number")
             if not lo <= hi:
                 raise ValueError(f"limits.{name}: lower limit {lo} is above upper limit {hi}")
             if self.joints and name not in self.joints:
-                raise ValueError(f"limits.{name}: {name!r} is not one of the joints {self.joints}")
+                raise ValueError(f"limits.{name}: {name!r} is not one of the joints {self.joints}"
+                                 f"{_hint(name, self.joints)}")
         return self
 
 

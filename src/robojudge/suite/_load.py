@@ -274,7 +274,7 @@ def validate_manifest(
             it = c.item
             if it is not None and (it.robot or it.joint_states or it.calibration):
                 found_files = check_episode_files(it.robot, it.joint_states, it.calibration,
-                                                  it.view_names() or None)
+                                                  it.view_names() or None, _declared_frames(it.video))
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_files)
         # Views of one rollout must be taken at the same instants; a grid must cut evenly.
         from robojudge.suite._views import check_views
@@ -285,3 +285,16 @@ def validate_manifest(
                 found_views = check_views(it, deep=media == "deep")
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_views)
     return [p for c in checked for p in c.problems]
+
+
+def _declared_frames(video: str | None) -> int | None:
+    """The frame count ``video``'s container declares (None: no video, unreadable, or not told; a count
+    estimated from the duration is not trusted to the frame): what a joint-state file is checked with."""
+    if not video:
+        return None
+    from robojudge.video import VideoError, probe_video
+
+    try:
+        return probe_video(video).frame_count or None
+    except (VideoError, OSError, ValueError):
+        return None  # the media check reports a video that cannot be read

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from robojudge.kiva import (
     SEGMENT,
@@ -81,6 +81,13 @@ class KivaConfig(BaseModel):
         "low percentile, too (robojudge's addition to the paper's rigidity and jerk); has an effect only "
         "where the reader's robot declares finger pairs",
     )
+
+    @model_validator(mode="after")
+    def _tail_within_segment(self) -> KivaConfig:
+        if self.min_segment > self.segment:
+            raise ValueError(f"min_segment ({self.min_segment}) must be at most segment ({self.segment}): it "
+                             "is the shortest trailing segment judged")
+        return self
 
     @field_validator("reader")
     @classmethod
@@ -279,7 +286,9 @@ _COMMON: dict[str, Any] = {
     # 9: a segment frozen in any calibrated view of a multi-view item is measured in 2D, not triangulated.
     # 10: a video in which the reader does not recognise its robot (confidence below half its references')
     # is unscored (before: judged, nearly always 100%); readers calibrated since (kiva.MEASURE_VERSION 8).
-    "version": "10",
+    # 11: a frame that a lossy codec re-draws with noise is held (kiva.held_frames), so a frozen stretch of an
+    # mp4 is frozen as the same frames in PNG are (docs/kiva.md, "Frozen and still videos").
+    "version": "11",
 }
 
 
