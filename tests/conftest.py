@@ -80,7 +80,15 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """On an xdist worker: the controller's terminal size variables, as a single-process run sees them."""
+    """On an xdist worker: the controller's terminal size variables, as a single-process run sees them.
+
+    Every test process loads torch's compiler (triton) before any test makes a GL context: loaded after
+    one, it crashes the process (robojudge.suite.sim._render.load_compiler_before_gl), and a worker may
+    render a MuJoCo scene in one test file and train a KIVA reader in the next.
+    """
+    from robojudge.suite.sim._render import load_compiler_before_gl
+
+    load_compiler_before_gl()
     controller_env = getattr(config, "workerinput", {}).get("rj_terminal_env")
     if controller_env is None:
         return

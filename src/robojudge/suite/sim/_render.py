@@ -10,6 +10,9 @@ Camera convention (OpenCV): camera x right, y down, z forward; ``x_cam = R @ x_w
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,12 +58,27 @@ def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.asarray(np.r_[w1 * w2 - v1 @ v2, w1 * v2 + w2 * v1 + np.cross(v1, v2)], dtype=float)
 
 
+def load_compiler_before_gl() -> None:
+    """Load triton (torch's kernel compiler, which ships its own LLVM) now, if it is installed, before
+    this process makes an OpenGL context: MuJoCo's EGL and OSMesa contexts load Mesa, whose llvmpipe
+    brings another LLVM, and triton loaded after it crashes the process (a segfault on
+    ``import triton``, which torch's optimizers do on their first use). Loaded first, both work: a
+    process may render a scene and then train a KIVA reader. Costs about 0.1 s, once; nothing when
+    triton is not installed or already loaded.
+    """
+    if "triton" in sys.modules or importlib.util.find_spec("triton") is None:
+        return
+    with contextlib.suppress(Exception):  # a broken triton is torch's business, not the renderer's
+        import triton  # noqa: F401
+
+
 class SceneRenderer:
     """Renders plans of one scene; holds one offscreen context and a faithful-frame cache."""
 
     def __init__(self, model: Any, embodiment: str, size: int, views: int) -> None:
         import mujoco
 
+        load_compiler_before_gl()  # before the GL context below (see there)
         self.mj = mujoco
         self.model = model
         self.info = scene(embodiment)
