@@ -137,3 +137,19 @@ def test_a_lazy_entry_must_be_a_spec_under_its_own_id(tmp_path, monkeypatch):
             get_metric("rj_lazy_bad")
     assert "rj_lazy_ok" not in METRICS
     monkeypatch.delitem(sys.modules, "rj_lazy_metric")
+
+
+def test_a_bad_setting_is_one_line_with_the_field_and_a_suggestion() -> None:
+    from robojudge.metrics import get_metric
+
+    spec = get_metric("pixel_frame_consistency")
+    field = next(iter(spec.config_type.model_fields))
+    with pytest.raises(ValueError) as got:
+        spec.make_config({field + "x": 1})
+    said = str(got.value)
+    assert said == (f"invalid config for metric 'pixel_frame_consistency': {field}x: unknown setting "
+                    f"(did you mean {field!r}?)")
+    assert "\n" not in said and "pydantic" not in said
+    with pytest.raises(ValueError, match=r"^invalid config for metric 'pixel_frame_consistency': zzz: "
+                                         r"unknown setting \(its settings: "):
+        spec.make_config({"zzz": 1})

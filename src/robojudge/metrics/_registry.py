@@ -146,7 +146,25 @@ class MetricSpec(BaseModel, Generic[C]):
         try:
             return self.config_type.model_validate(values or {})
         except ValidationError as exc:
-            raise ValueError(f"invalid config for metric {self.id!r}: {exc}") from exc
+            raise ValueError(f"invalid config for metric {self.id!r}: {self._problems(exc)}") from exc
+
+    def _problems(self, exc: ValidationError) -> str:
+        """A validation error as one line a user can act on: each field, what is wrong with it, and
+        for an unknown setting the closest known one (no pydantic error codes or links)."""
+        import difflib
+
+        known = list(self.config_type.model_fields)
+        parts = []
+        for e in exc.errors(include_url=False):
+            where = ".".join(str(p) for p in e["loc"])
+            if e["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(where, known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (its settings: {', '.join(known)})"
+                parts.append(f"{where}: unknown setting{hint}")
+            else:
+                msg = str(e["msg"]).removeprefix("Value error, ")
+                parts.append(f"{where}: {msg}" if where else msg)
+        return "; ".join(parts)
 
     def config_hash(self, config: BaseModel) -> str:
         """A short stable hash of a config: same settings, same hash, whatever the key order.
