@@ -62,4 +62,5 @@ def test_bad_spec_exits_2_with_the_field(tmp_path: Path) -> None:
     assert code == 2
     assert "field limits.shoulder: expected two numbers [lo, hi]" in out  # brackets survive rich markup
     code, out = _run("check", "robby")
-    assert code == 2 and "cannot read robot spec" in out
+    assert code == 2
+    assert "robby: no robot spec file of that name, nor a built-in robot (built-in: fetch" in out
