@@ -6,6 +6,7 @@ import ast
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,10 +64,11 @@ def strip_thinking(text: str) -> str:
     return text
 
 
-def _balanced_objects(text: str) -> list[str]:
-    """Every top-level ``{...}`` span, braces inside quoted strings ignored."""
-    out: list[str] = []
-    depth, start, quote, escaped = 0, -1, "", False
+def _outside_strings(text: str) -> Iterator[tuple[int, str, int]]:
+    """``(index, char, depth)`` of every character that is not inside a quoted string within braces:
+    ``depth`` counts the ``{`` open before it. A quote that opens a string is yielded too (the
+    string's own characters are not); braces and quotes outside every object count as text."""
+    depth, quote, escaped = 0, "", False
     for i, ch in enumerate(text):
         if quote:
             if escaped:
@@ -76,16 +78,24 @@ def _balanced_objects(text: str) -> list[str]:
             elif ch == quote:
                 quote = ""
             continue
+        yield i, ch, depth
         if ch in "\"'" and depth > 0:
             quote = ch
         elif ch == "{":
-            if depth == 0:
-                start = i
             depth += 1
         elif ch == "}" and depth > 0:
             depth -= 1
-            if depth == 0:
-                out.append(text[start : i + 1])
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Every top-level ``{...}`` span, braces inside quoted strings ignored."""
+    out: list[str] = []
+    start = -1
+    for i, ch, depth in _outside_strings(text):
+        if ch == "{" and depth == 0:
+            start = i
+        elif ch == "}" and depth == 1:
+            out.append(text[start : i + 1])
     return out
 
 
@@ -278,27 +288,13 @@ def score_char_offset(text: str, rubric: Rubric, score: float | None = None) -> 
     body = _blank_thinking(text)
     key = rubric.score_key
     found: list[int] = []
-    depth, quote, escaped = 0, "", False
-    for i, ch in enumerate(body):
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-            continue
+    for i, ch, depth in _outside_strings(body):
         if ch in "\"'" and depth > 0:
-            quote = ch
             close = i + 1 + len(key)
             if body.startswith(key, i + 1) and body[close : close + 1] == ch:
                 m = _KEY_VALUE.match(body, close + 1)
                 if m is not None:
                     found.append(m.end())
-        elif ch == "{":
-            depth += 1
-        elif ch == "}" and depth > 0:
-            depth -= 1
     if score is not None:
         found = [at for at in found if _written_number(body, at) == score]
     return found[-1] if found else None
