@@ -61,3 +61,27 @@ def test_without_a_cache_identical_requests_are_still_sent_once(tmp_path: Path, 
     with FakeServer(script) as srv, ResultStore(tmp_path / "r.sqlite") as st:
         s = judge_items(_items(make_items, 6), judge(srv.url), [PA], st, cache=ResponseCache(enabled=False))
         assert srv.count == 1 and s.scored == 6
+
+
+def test_sampled_turns_without_a_seed_are_each_asked(tmp_path: Path, make_items: Any,
+                                                     cache: ResponseCache) -> None:
+    # samples=3 at a temperature, seed unset: three turns at the same settings. Without something to
+    # tell them apart they had one cache key, so every turn got the first turn's reply (no vote).
+    replies = iter([f'{{"reasoning": "r", "physical_adherence": {s}}}' for s in (2, 4, 4)])
+    lock = threading.Lock()
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        with lock:
+            return Reply(next(replies), delay=0.1)
+
+    with FakeServer(script) as srv, ResultStore(tmp_path / "r.sqlite") as st:
+        cfg = judge(srv.url, sampling={"temperature": 0.7, "seed": None})
+        s = judge_items(_items(make_items, 1), cfg, [PA], st, cache=cache, samples=3)
+        assert srv.count == 3
+        (row,) = st.rows()
+    assert s.stats.sent == 3 and s.stats.cache_hits == 0
+    assert row.value == 4 and sorted(row.details["votes"]) == [2, 4, 4]
+    with ResultStore(tmp_path / "again.sqlite") as st:  # a rerun reads each turn's own reply back
+        again = judge_items(_items(make_items, 1), cfg, [PA], st, cache=cache, samples=3)
+        (row,) = st.rows()
+    assert again.stats.cache_hits == 3 and sorted(row.details["votes"]) == [2, 4, 4]

@@ -78,6 +78,9 @@ class ChatRequest:
         max_tokens: Most tokens to generate.
         logprobs: Ask for token log-probabilities.
         top_logprobs: Alternatives per token when ``logprobs``.
+        draw: Which of several sampled turns this is, when no ``seed`` tells them apart (``None``
+            otherwise): two turns at the same settings would have one cache key, so the cache (and
+            an identical request in flight) would hand every turn the first turn's reply.
     """
 
     system: str
@@ -91,10 +94,12 @@ class ChatRequest:
     max_tokens: int = 1024
     logprobs: bool = False
     top_logprobs: int = 0
+    draw: int | None = None
 
     def sampling_key(self) -> dict[str, Any]:
-        """The decoding settings, for cache keys."""
-        return {
+        """The decoding settings, for cache keys (``draw`` only where set: the keys of every other
+        request are what they always were)."""
+        key: dict[str, Any] = {
             "temperature": self.temperature,
             "top_p": self.top_p,
             "seed": self.seed,
@@ -102,6 +107,9 @@ class ChatRequest:
             "logprobs": self.logprobs,
             "top_logprobs": self.top_logprobs if self.logprobs else 0,
         }
+        if self.draw is not None:
+            key["draw"] = self.draw
+        return key
 
     def sampling_key_tuple(self) -> tuple[Any, ...]:
         """:meth:`sampling_key`'s values, in its order (a hashable stand-in for it)."""
@@ -112,6 +120,7 @@ class ChatRequest:
             self.max_tokens,
             self.logprobs,
             self.top_logprobs if self.logprobs else 0,
+            self.draw,
         )
 
 

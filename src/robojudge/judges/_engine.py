@@ -382,6 +382,7 @@ class JudgeEngine:
             temperature=self.temperature(),
             top_p=s.top_p,
             seed=None if s.seed is None else s.seed + turn,
+            draw=turn if s.seed is None and self.samples > 1 else None,
             max_tokens=s.max_tokens,
             logprobs=self.uses_expected(rubric) and self.backend.supports_logprobs,
             top_logprobs=self.config.top_logprobs,
