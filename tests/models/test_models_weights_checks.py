@@ -195,3 +195,16 @@ def test_a_checkpoint_the_loader_cannot_read_names_weights_file_and_remedy(weigh
     assert "'raft_things'" in msg and str(path) in msg and "loading failed (" in msg
     assert "not 22a6c225 as its name pins" in msg and "robojudge weights fetch raft_things" in msg
     assert isinstance(err.value, ValueError)  # what callers caught for a bad checkpoint before
+
+
+def test_a_checkpoint_under_its_other_name_counts_as_present(weights):
+    # VGGT's loader reads model.safetensors as well as model.pt: a folder holding only the former
+    # was reported missing, and `-m all` left the RIGIS metrics out.
+    folder = weights / "vggt_1b"
+    folder.mkdir()
+    assert weights_path(WEIGHTS.get("vggt_1b")) is None
+    (folder / "model.safetensors").write_bytes(b"\0" * 16)
+    assert weights_path(WEIGHTS.get("vggt_1b")) == folder / "model.safetensors"
+    assert resolve_weights("vggt_1b") == folder / "model.safetensors"
+    (folder / "model.pt").write_bytes(b"\0" * 16)
+    assert weights_path(WEIGHTS.get("vggt_1b")) == folder / "model.pt"  # the spec's own name first

@@ -192,6 +192,7 @@ VGGT_1B = register_weights(
         repo_id="facebook/VGGT-1B",
         revision="860abec7937da0a4c03c41d3c269c366e82abdf9",
         filename="model.pt",
+        also=("model.safetensors",),
         description="VGGT-1B: feed-forward multi-view reconstruction (camera poses, depth, world points; "
                     "checkpoint CC BY-NC 4.0, non-commercial)",
         library="torch",

@@ -105,6 +105,9 @@ class WeightSpec:
             them, in words. ``robojudge weights fetch`` then refuses and says this instead.
         requires: For a folder spec, the files it must hold, each ``"a|b"`` for alternatives (default for
             transformers: ``config.json`` and a weights file). A folder that lacks one is incomplete.
+        also: For a single-file spec, other names the same checkpoint may have in
+            ``$ROBOJUDGE_WEIGHTS/<name>/`` (a ``model.safetensors`` beside ``model.pt``): the loader reads
+            either, so either counts as present.
     """
 
     name: str
@@ -120,6 +123,7 @@ class WeightSpec:
     unverified: bool = False
     manual: str = ""
     requires: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.repo_id is None and not ((self.url or self.manual) and self.filename):
@@ -366,6 +370,7 @@ def find_weights(spec: WeightSpec, *, hashes: bool = False) -> FoundWeights:
     else:
         looked.append(str(local))
         candidates.append(local)
+        candidates += [local.parent / name for name in spec.also]
     hub, where = _hub_cache(spec)
     candidates += hub
     if not hub:
