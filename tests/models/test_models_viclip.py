@@ -159,7 +159,10 @@ def test_wrong_key_and_missing_file_errors(weights):
         load_viclip(device="cpu")
     save_tiny(weights, rename=("vision_encoder.proj", "vision_encoder.projection"))
     clear()
-    lacks = rf"{FILE} is not a ViCLIP checkpoint: it lacks vision_encoder\.proj$"
+    # the loader's reason, inside the message that names the weights and how to replace them
+    lacks = (rf"weights 'viclip_l14_internvid', but .*{FILE} is unreadable: .*{FILE} is not a ViCLIP "
+             rf"checkpoint: it lacks vision_encoder\.proj\)\. Replace them with `robojudge weights fetch "
+             r"viclip_l14_internvid`")
     with pytest.raises(ValueError, match=lacks):
         load_viclip(device="cpu")
     (weights / VICLIP_L14_INTERNVID.name / FILE).unlink()
