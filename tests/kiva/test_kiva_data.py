@@ -88,6 +88,22 @@ def test_a_state_file_with_misshapen_keypoints_is_named_with_its_field(tmp_path)
         load_episode(Episode("x", "x", tmp_path / "v.mp4", tmp_path / "s.npz", 0, True), NAMES, 16)
 
 
+def test_a_visible_keypoint_without_a_position_is_named_not_dropped(tmp_path):
+    # NaN coordinates on a keypoint marked visible were left out of training without a word.
+    kp2 = np.random.default_rng(0).uniform(0, [W, H], (T, 2, len(NAMES), 2)).astype(np.float32)
+    kp2[3, 0, 1] = np.nan
+    _state(tmp_path / "s.npz", kp2=kp2)
+    write_video(tmp_path / "v.mp4", np.zeros((T, H, W, 3), np.uint8), fps=10)
+    from robojudge.kiva import Episode
+
+    with pytest.raises(KivaDataError, match=r"s\.npz: field keypoints_2d: 1 keypoint\(s\) marked visible in "
+                                            r"keypoints_visible have no finite position in view 0 \(first: "
+                                            r"frame 3, keypoint 'b'\)"):
+        load_episode(Episode("x", "x", tmp_path / "v.mp4", tmp_path / "s.npz", 0, True), NAMES, 16)
+    # the other view has every position: it loads
+    load_episode(Episode("x", "x", tmp_path / "v.mp4", tmp_path / "s.npz", 1, True), NAMES, 16)
+
+
 def test_links_come_from_the_spec_or_are_measured_as_pairs_of_constant_distance(tmp_path):
     fetch = resolve_robot("fetch")
     assert fetch.links is not None

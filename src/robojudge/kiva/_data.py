@@ -357,7 +357,16 @@ def _targets(ep: Episode) -> tuple[list[str], np.ndarray, np.ndarray]:
             f"{ep.state}: field keypoints_2d must be (T, views, {len(names)}, 2) and keypoints_visible "
             f"(T, views, {len(names)}); got {kp2.shape} and {vis.shape}"
         )
-    return names, kp2[:, ep.view], vis[:, ep.view]
+    uv, seen = kp2[:, ep.view], vis[:, ep.view]
+    broken = seen & ~np.isfinite(uv).all(axis=-1)
+    if broken.any():  # a keypoint marked visible needs a place: NaN here is a broken file, not an occlusion
+        t, k = (int(i[0]) for i in np.nonzero(broken))
+        raise KivaDataError(
+            f"{ep.state}: field keypoints_2d: {int(broken.sum())} keypoint(s) marked visible in "
+            f"keypoints_visible have no finite position in view {ep.view} (first: frame {t}, keypoint "
+            f"{names[k]!r}); mark them not visible or fix their coordinates"
+        )
+    return names, uv, seen
 
 
 def file_sha256(path: Path) -> str:
