@@ -21,25 +21,10 @@ from robojudge.models import (
     WeightSpec,
     fetch_weights,
     load_raft_things,
-    register_weights,
     resolve_weights,
     weights_path,
     weights_status,
 )
-
-
-@pytest.fixture
-def toy_weights():
-    added: list[str] = []
-
-    def add(spec: WeightSpec) -> None:
-        WEIGHTS.remove(spec.name)
-        register_weights(spec)
-        added.append(spec.name)
-
-    yield add
-    for name in added:
-        WEIGHTS.remove(name)
 
 
 def _offline_urlopen(url, timeout):

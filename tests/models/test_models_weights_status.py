@@ -13,7 +13,6 @@ from robojudge.models import (
     fetch_weights,
     get_weights,
     list_weights,
-    register_weights,
     resolve_weights,
     weights_status,
 )
@@ -38,21 +37,6 @@ def offline(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     return root
-
-
-@pytest.fixture
-def toy_weights():
-    """Registers specs for one test (replacing an earlier one of the same name) and removes them after."""
-    added: list[str] = []
-
-    def add(spec: WeightSpec) -> None:
-        WEIGHTS.remove(spec.name)
-        register_weights(spec)
-        added.append(spec.name)
-
-    yield add
-    for name in added:
-        WEIGHTS.remove(name)
 
 
 def test_catalogue_has_the_pinned_repositories():

@@ -34,8 +34,8 @@ from robojudge.report import (
 from robojudge.report._judges import comparison_note
 from robojudge.report._leaderboard import calibration_problem, small_standing
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE
-from robojudge.store import ResultRow, StoreError
-from robojudge.suite import Item, ManifestError
+from robojudge.store import StoreError
+from robojudge.suite import ManifestError
 
 app = typer.Typer(help="Leaderboards of generators (Table 8) and of judges (Table 2).", no_args_is_help=True)
 
@@ -50,10 +50,6 @@ def _wide() -> Console:
     if console.is_terminal or console.width >= _WIDE:
         return console
     return Console(soft_wrap=True, width=_WIDE, markup=False)
-
-
-def _load(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
-    return load_results(suite, db)
 
 
 def _est(e: Estimate, digits: int = 2) -> str:
@@ -117,7 +113,7 @@ def generators(
     Clips are the bootstrap clusters (all generators' items of a drawn clip come along) and sources
     the strata.
     """
-    rows, items = _load(suite, db)
+    rows, items = load_results(suite, db)
     try:
         per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
                                       prediction=predict)
@@ -201,7 +197,7 @@ def judges(
     Without any stored VLM judge the table still holds the metric-calibrated judge, whose scores are
     all held out (cross-validation grouped by clip).
     """
-    rows, items = _load(suite, db)
+    rows, items = load_results(suite, db)
     try:
         report, table_rows, cal, _ = judges_report(
             rows, items, direction, judges=judge or None, calibrated=calibrated, n_folds=folds,

@@ -25,7 +25,7 @@ from robojudge.report._motion import motion_section
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
 from robojudge.report._sections import ReportInput, Section, overview_section
 from robojudge.report._size_section import sizes_section
-from robojudge.report._summary import RangeOf, stale_note, unknown_range
+from robojudge.report._summary import RangeOf, StaleFinder, stale_note, unknown_range
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, load_suite, run_manifest
 
@@ -149,11 +149,6 @@ class RunResults:
     manifests: list[Path]
     #: Rows left out of ``rows`` because their inputs changed since (:func:`robojudge.run.stale_rows`).
     stale: list[ResultRow] = field(default_factory=list)
-
-
-StaleFinder = Callable[[Sequence[ResultRow], Sequence[Item]], list[ResultRow]]
-"""The rows whose inputs changed since they were computed (:func:`robojudge.run.stale_rows`): the report
-reads no metric registry itself, so callers that may (the CLI) pass it in."""
 
 
 def load_run_results(run: str | Path, db: str | None = None, stale: StaleFinder | None = None) -> RunResults:

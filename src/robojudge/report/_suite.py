@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
-from robojudge.report._summary import GroupSummary, RangeOf, write_report
-from robojudge.store import ResultRow, ResultStore, item_columns
+from robojudge.report._summary import GroupSummary, RangeOf, StaleFinder, write_report
+from robojudge.store import ResultStore, item_columns
 from robojudge.suite import Item, load_suite
 
 GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", "prompt_variant")
@@ -26,7 +26,7 @@ def group_by_field(items: Iterable[Item], field: str) -> dict[str, str]:
 def report_suite(
     manifest: str | Path, db: str, out_dir: str | Path, *, by: str = "generator", title: str | None = None,
     native_range: RangeOf | None = None,
-    stale: Callable[[Sequence[ResultRow], Sequence[Item]], list[ResultRow]] | None = None,
+    stale: StaleFinder | None = None,
 ) -> list[GroupSummary]:
     """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field.
 

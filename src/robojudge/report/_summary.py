@@ -20,6 +20,7 @@ from robojudge.meta import mean_confidence_interval
 from robojudge.report._series import SeriesKey, failed_everywhere, label_series, split_series
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.store import ResultRow, ResultStore, SafeCsvWriter, export_results
+from robojudge.suite import Item
 
 #: A metric's native ``(low, high)`` range (either end None: unbounded), or None when unknown.
 RangeOf = Callable[[str], tuple[float | None, float | None] | None]
@@ -147,6 +148,11 @@ def _several(summaries: Sequence[GroupSummary]) -> set[str]:
     for s in summaries:
         keys[s.metric].add((s.config_hash, s.version))
     return {m for m, k in keys.items() if len(k) > 1}
+
+
+StaleFinder = Callable[[Sequence[ResultRow], Sequence[Item]], list[ResultRow]]
+"""The rows whose inputs changed since they were computed (:func:`robojudge.run.stale_rows`): the report
+reads no metric registry itself, so callers that may (the CLI) pass it in."""
 
 
 def stale_note(stale: Sequence[ResultRow]) -> str | None:

@@ -240,6 +240,26 @@ def run_in_child(fn: Callable[[T], R], task: T, on_crash: Callable[[T, str], R],
             ex._terminate()
 
 
+def guarded_call(fn: Callable[[T], R], task: T, *, ran_before: bool, note: Callable[[], None],
+                 clear: Callable[[], None], on_crash: Callable[[T, str], R], reason: str) -> R:
+    """``fn(task)`` under the crash guard of a run that computes in its own process.
+
+    A task an earlier run was computing when its process ended (``ran_before``: its note was left)
+    runs alone in a child process (:func:`run_in_child`, ``on_crash(task, reason)`` if that dies too).
+    Any other runs here, noted (``note``) while it runs; the note is cleared (``clear``) if ``fn``
+    raises, Ctrl-C included (a stop, not a crash), and left by a crash for the next run to find. The
+    caller clears it once the result is stored.
+    """
+    if ran_before:
+        return run_in_child(fn, task, on_crash, reason)
+    note()
+    try:
+        return fn(task)
+    except BaseException:
+        clear()
+        raise
+
+
 EXECUTORS = ("local", "ray")
 
 

@@ -28,7 +28,7 @@ from robojudge.metrics import (
 )
 from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
-from robojudge.run._executor import Executor, make_executor, run_in_child
+from robojudge.run._executor import Executor, guarded_call, make_executor
 from robojudge.run._fingerprint import Fingerprints, metric_inputs
 from robojudge.run._libraries import library_versions
 from robojudge.run._plan import Pending, plan_pending
@@ -451,19 +451,16 @@ def score_blocks(
         planned = itertools.chain(head, itertools.chain.from_iterable(plan(b, False) for b in it))
         def guarded(task: Task) -> list[ResultRow]:
             item_id = task.item.item_id
-            if item_id in earlier:
-                if item_id not in summary.isolated:
-                    summary.isolated.append(item_id)
-                rows = run_in_child(compute_task, task, _crash_rows, CRASHED_AGAIN)
-                if any(r.error == CRASHED_AGAIN for r in rows) and item_id not in summary.crashed_again:
-                    summary.crashed_again.append(item_id)
-                return rows
-            store.note_in_flight(item_id, [r.id for r in task.requests])
-            try:
-                return compute_task(task)
-            except BaseException:  # Ctrl-C while computing: a stop, not a crash
-                store.clear_in_flight([item_id])
-                raise
+            apart = item_id in earlier
+            if apart and item_id not in summary.isolated:
+                summary.isolated.append(item_id)
+            rows = guarded_call(
+                compute_task, task, ran_before=apart, on_crash=_crash_rows, reason=CRASHED_AGAIN,
+                note=lambda: store.note_in_flight(item_id, [r.id for r in task.requests]),
+                clear=lambda: store.clear_in_flight([item_id]))
+            if apart and any(r.error == CRASHED_AGAIN for r in rows) and item_id not in summary.crashed_again:
+                summary.crashed_again.append(item_id)
+            return rows
 
         results = ex.map_unordered(guarded if in_process else compute_task, planned, _crash_rows)
         for task, computed in results:

@@ -37,7 +37,7 @@ from robojudge.metrics._sets import (
     set_config,
     set_config_hash,
 )
-from robojudge.run._executor import Executor, SerialExecutor, make_executor
+from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make_executor
 from robojudge.run._fingerprint import Fingerprint, set_inputs
 from robojudge.run._libraries import library_versions
 from robojudge.store import ResultRow, ResultStore, default_db_url
@@ -172,24 +172,20 @@ def _guarded(store: ResultStore, summary: SetRunSummary) -> Callable[[SetTask], 
     """:func:`compute_set_task` for an executor that runs it in this process, with the crash guard of
     :func:`score_items`: the (group, metric) is noted in the store while it is computed, and one an
     earlier run was computing when its process ended is computed alone in a child process."""
-    from robojudge.run._executor import run_in_child
-
     earlier = store.in_flight()
 
     def compute(task: SetTask) -> list[SetRow]:
-        note = _note_id(task)
-        if task.sm.id in earlier.get(note, ()):
-            summary.isolated.append((task.sm.id, task.group.key))
-            rows = run_in_child(compute_set_task, task, _set_crash_rows, CRASHED_AGAIN)
-            if any(r.error == CRASHED_AGAIN for r in rows):
-                summary.crashed_again.append((task.sm.id, task.group.key))
-            return rows
-        store.note_in_flight(note, [task.sm.id])
-        try:
-            return compute_set_task(task)
-        except BaseException:  # Ctrl-C while computing: a stop, not a crash
-            store.clear_in_flight([note])
-            raise
+        note, pair = _note_id(task), (task.sm.id, task.group.key)
+        apart = task.sm.id in earlier.get(note, ())
+        if apart:
+            summary.isolated.append(pair)
+        rows = guarded_call(
+            compute_set_task, task, ran_before=apart, on_crash=_set_crash_rows, reason=CRASHED_AGAIN,
+            note=lambda: store.note_in_flight(note, [task.sm.id]),
+            clear=lambda: store.clear_in_flight([note]))
+        if apart and any(r.error == CRASHED_AGAIN for r in rows):
+            summary.crashed_again.append(pair)
+        return rows
 
     return compute
 
