@@ -264,3 +264,25 @@ def test_missing_weights_name_the_metric(weights):
     (weights / "qwen2_vl_7b_instruct" / "config.json").write_text("{}")
     with pytest.raises(MissingWeightsError, match=r"'hpsv3' \(hf://MizzenAI/HPSv3 .*HPSv3\.safetensors"):
         load_hpsv3(metric="aq_hpsv3", device="cpu")
+
+
+def test_unreadable_folders_are_named_apart(tmp_path, monkeypatch):
+    """A broken checkpoint is HPSv3's weights' fault, a broken base folder the base's: each comes out as
+    an UnusableWeightsError naming its own weights and file (the runner records it per item), not as
+    the loader's raw error."""
+    from robojudge.models import UnusableWeightsError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    save_tiny_hpsv3(tmp_path / "a")
+    (tmp_path / "a" / "hpsv3" / "HPSv3.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(UnusableWeightsError) as err:
+        _load_from(tmp_path / "a", monkeypatch)
+    assert err.value.spec.name == "hpsv3" and err.value.path.name == "HPSv3.safetensors"
+    assert "loading failed" in str(err.value)
+
+    save_tiny_hpsv3(tmp_path / "b")
+    (tmp_path / "b" / "qwen2_vl_7b_instruct" / "config.json").write_text("{ not json")
+    with pytest.raises(UnusableWeightsError) as err:
+        _load_from(tmp_path / "b", monkeypatch)
+    assert err.value.spec.name == "qwen2_vl_7b_instruct"
+    assert err.value.path == tmp_path / "b" / "qwen2_vl_7b_instruct"

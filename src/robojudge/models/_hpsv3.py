@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from robojudge.models._cache import NETWORKS, NetworkKey
-from robojudge.models._load import load_state_dict, local_weights, torch_device, torch_dtype
+from robojudge.models._load import checked_load, load_state_dict, local_weights, torch_device, torch_dtype
 from robojudge.models._specs import HPSV3, QWEN2_VL_7B_INSTRUCT
 from robojudge.models._weights import WeightSpec
 
@@ -266,21 +266,41 @@ def _skip_random_init() -> Iterator[None]:
         yield
 
 
-def build_hpsv3(base: Path, checkpoint: Path, device: str, dtype: str = "bfloat16") -> HPSv3Network:
-    """HPSv3 from a base folder (config, tokenizer, chat template, image processor) and its checkpoint.
-
-    Raises:
-        ValueError: The checkpoint's keys or shapes do not match (names the file and the first missing
-            and unexpected keys), or the tokenizer gives ``<|Reward|>`` an id other than the last
-            embedding row (the base folder is not HPSv3's base).
-    """
-    import torch
-    from transformers import AutoConfig, AutoProcessor, Qwen2VLModel
+def _read_base(base: Path) -> tuple[Any, Any, int]:
+    """The base folder's processor (right padding, ``<|Reward|>`` added), its config and the token's id."""
+    from transformers import AutoConfig, AutoProcessor
 
     processor = AutoProcessor.from_pretrained(base, local_files_only=True)  # type: ignore[no-untyped-call]
     processor.tokenizer.padding_side = "right"  # HPSv3 pads on the right
     processor.tokenizer.add_special_tokens({"additional_special_tokens": [REWARD_TOKEN]})
     reward_id = int(processor.tokenizer.convert_tokens_to_ids(REWARD_TOKEN))
+    return processor, AutoConfig.from_pretrained(base, local_files_only=True), reward_id
+
+
+def build_hpsv3(base: Path, checkpoint: Path, device: str, dtype: str = "bfloat16", *,
+                base_spec: WeightSpec = QWEN2_VL_7B_INSTRUCT, weights_spec: WeightSpec = HPSV3,
+                metric: str | None = None) -> HPSv3Network:
+    """HPSv3 from a base folder (config, tokenizer, chat template, image processor) and its checkpoint.
+
+    A failure to read either is laid at its own folder's door: the base folder's as ``base_spec``'s
+    weights, the checkpoint's (or its not matching the network) as ``weights_spec``'s.
+
+    Raises:
+        UnusableWeightsError: The base folder cannot be read (names ``base_spec``); the checkpoint
+            cannot be read, its keys or shapes do not match (names the file and the first missing and
+            unexpected keys), or the tokenizer gives ``<|Reward|>`` an id other than the last embedding
+            row (the base folder is not HPSv3's base; names ``weights_spec``). It is a ``ValueError``.
+    """
+    processor, config, reward_id = checked_load(base_spec, base, metric, lambda: _read_base(base))
+    return checked_load(weights_spec, checkpoint, metric,
+                        lambda: _assemble(base, checkpoint, device, dtype, processor, config, reward_id))
+
+
+def _assemble(base: Path, checkpoint: Path, device: str, dtype: str, processor: Any, config: Any,
+              reward_id: int) -> HPSv3Network:
+    """The network from the base folder's ``processor`` and ``config`` and the weights in ``checkpoint``."""
+    import torch
+    from transformers import Qwen2VLModel
 
     backbone_state, head_state, _ = split_hpsv3_state(read_checkpoint(checkpoint))
     embed = backbone_state.get(_TEXT + "embed_tokens.weight")
@@ -292,7 +312,6 @@ def build_hpsv3(base: Path, checkpoint: Path, device: str, dtype: str = "bfloat1
         raise ValueError(f"{checkpoint}: its embedding has {rows} rows, so HPSv3's {REWARD_TOKEN} is token "
                          f"{rows - 1}, but the tokenizer in {base} gives it id {reward_id}; use HPSv3's base "
                          f"tokenizer ({QWEN2_VL_7B_INSTRUCT.repo_id})")
-    config = AutoConfig.from_pretrained(base, local_files_only=True)
     config.text_config.vocab_size = rows
     with _skip_random_init(), torch.device(device):
         backbone = Qwen2VLModel._from_config(  # type: ignore[no-untyped-call]
@@ -304,8 +323,9 @@ def build_hpsv3(base: Path, checkpoint: Path, device: str, dtype: str = "bfloat1
     try:
         backbone.load_state_dict(backbone_state, strict=True)
         head.load_state_dict(head_state, strict=True)
-    except RuntimeError as exc:  # a tensor of the wrong shape
-        raise ValueError(f"{checkpoint} does not match HPSv3 built from {base}: {exc}") from exc
+    except RuntimeError as exc:  # a tensor of the wrong shape: torch's message spans lines, keep it on one
+        lines = [line.strip() for line in str(exc).splitlines() if "size mismatch" in line] or [str(exc)]
+        raise ValueError(f"{checkpoint} does not match HPSv3 built from {base}: {'; '.join(lines)}") from exc
     for net in (backbone, head):
         net.eval()
         net.requires_grad_(False)
@@ -323,13 +343,14 @@ def load_hpsv3(metric: str | None = None, device: str | None = None, dtype: str 
     Raises:
         MissingWeightsError: The base folder or ``HPSv3.safetensors`` is not on this machine (names
             ``metric``).
-        ValueError: See :func:`build_hpsv3`.
+        UnusableWeightsError: See :func:`build_hpsv3`.
     """
     base_path = local_weights(base, metric)
     ckpt_path = local_weights(weights, metric)
     dev = torch_device(device)
     key = NetworkKey(weights.name, f"{base_path}|{ckpt_path}", dev, f"hpsv3:{dtype}")
-    return NETWORKS.get(key, lambda: build_hpsv3(base_path, ckpt_path, dev, dtype))
+    return NETWORKS.get(key, lambda: build_hpsv3(base_path, ckpt_path, dev, dtype, base_spec=base,
+                                                 weights_spec=weights, metric=metric))
 
 
 def hpsv3_batch(net: HPSv3Network, frames: Sequence[np.ndarray], prompts: Sequence[str]) -> Any:
