@@ -276,3 +276,39 @@ def test_group_rows_record_library_versions_and_rescore_them(toy, items, store, 
     assert len(old) == 2  # the old row is kept, superseded
     done = score_sets_into(store, items, ["toy_set_gap"], rescore_libraries=True)
     assert (done.rescored_libraries, done.computed) == (0, 0)
+
+
+def _manifest(path: Path, items: list[Item]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    return path
+
+
+def test_two_manifests_with_one_generator_do_not_replace_its_row(toy, items, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Two manifests holding other videos of generator g1 meet in one store: the second would replace
+    the row of ``group:generator=g1`` computed over the first's videos with one over its own. It is
+    refused, naming the group; a later manifest with every member of the first is scored."""
+    run_dir = tmp_path / "run"
+    first = _manifest(tmp_path / "a" / "suite.jsonl", items[:1] + items[2:])  # g1: i0; g2: i2, i3
+    other = _manifest(tmp_path / "b" / "suite.jsonl", items[1:2])  # g1: i1 only
+    args = ["metrics", "sets", "--metrics", "toy_set_gap", "--run-dir", str(run_dir)]
+    res = CliRunner().invoke(build_app("metrics"), [*args[:2], str(first), *args[2:]])
+    assert res.exit_code == 0, res.output
+    with ResultStore(run_dir / "results.sqlite", read_only=True) as store:
+        before = {r.item_id: r.value for r in store.rows()}
+    res = CliRunner().invoke(build_app("metrics"), [*args[:2], str(other), *args[2:]])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert "'group:generator=g1' has 1 member(s)" in text and "(e.g. 'i0')" in text
+    with ResultStore(run_dir / "results.sqlite", read_only=True) as store:
+        assert {r.item_id: r.value for r in store.rows()} == before  # nothing replaced
+        assert len(store.manifests()) == 1  # and the refused manifest was not noted
+    # a manifest holding the first one's g1 video and a new one: the group grew, and is recomputed
+    grown = _manifest(tmp_path / "c" / "suite.jsonl", items[:2])
+    res = CliRunner().invoke(build_app("metrics"), [*args[:2], str(grown), *args[2:]])
+    assert res.exit_code == 0, res.output
+    assert "1 computed (1 because their items changed)" in " ".join(res.output.split())
+    # per-item set metrics are kept by item id, so they never collide and are not refused
+    res = CliRunner().invoke(build_app("metrics"), ["metrics", "sets", str(other), "--metrics",
+                                                    "toy_set_rank", "--run-dir", str(run_dir)])
+    assert res.exit_code == 0, res.output

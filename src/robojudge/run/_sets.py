@@ -41,7 +41,7 @@ from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make
 from robojudge.run._fingerprint import Fingerprint, set_inputs
 from robojudge.run._libraries import library_versions
 from robojudge.store import ResultRow, ResultStore, default_db_url
-from robojudge.suite import Item, ManifestProblem, load_suite
+from robojudge.suite import Item, ManifestError, ManifestProblem, load_suite
 
 SetProgress = Callable[[SetMetricSpec, ItemGroup, list[SetRow]], None]
 """Called after each group is scored (not for groups already stored)."""
@@ -313,12 +313,51 @@ def score_set_suite(
         ex = executor
     with ResultStore(url) as store:
         refuse_shared_ids(store, manifest, suite.items)
+        if any(sm.output is SetOutput.group for sm, _ in choose_set_metrics(metric_ids, configs)):
+            refuse_partial_groups(store, manifest, suite.items, by)
         store.note_manifest(manifest)
         summary = score_sets_into(store, suite.items, metric_ids, by=by, configs=configs,
                                   retry_errors=retry_errors, progress=progress, executor=ex,
                                   rescore_libraries=rescore_libraries)
     summary.manifest_problems = list(suite.problems)
     return summary
+
+
+def refuse_partial_groups(store: ResultStore, manifest: str | Path, items: Sequence[Item],
+                          by: str | None) -> None:
+    """Refuse to score groups of ``manifest`` that another manifest noted in ``store`` (one that still
+    exists) gives members this one lacks.
+
+    A group's row is stored under ``group:<by>=<value>`` whatever manifest it came from, so two
+    manifests with a generator of the same name in one store would replace each other's row of that
+    generator, each computed over its own part of the videos, and the report would show whichever ran
+    last. A manifest whose groups hold every member the other has (a later, larger manifest of the same
+    generator) is scored as before.
+
+    Raises:
+        ValueError: Naming the group, the other manifest, how many of its members this one lacks (with
+            one of them) and how to go on.
+    """
+    me = Path(manifest).expanduser().resolve()
+    mine = {g.key: {it.item_id for it in g.items} for g in group_items(items, by)}
+    for path, _ in store.manifests():
+        if path == me or not path.is_file():
+            continue
+        try:
+            theirs = load_suite(path, strict=False).items
+        except (ManifestError, OSError, ValueError):
+            continue  # a manifest that cannot be read now claims nothing
+        for group in group_items(theirs, by):
+            members = mine.get(group.key)
+            lacking = sorted({it.item_id for it in group.items} - members) if members is not None else []
+            if lacking:
+                raise ValueError(
+                    f"{store.url} holds results of another manifest, {path}, whose group "
+                    f"{group_item_id(by, group.key)!r} has {len(lacking)} member(s) {manifest} lacks "
+                    f"(e.g. {lacking[0]!r}): a group's row is kept under its name, so scoring this "
+                    "manifest would replace the row computed over those members. Score one manifest "
+                    "listing all of the group's videos, or give this one a store of its own (--run-dir "
+                    "or --db)")
 
 
 def group_column(items: Sequence[Item], by: str) -> Callable[[ResultRow], str | None]:
