@@ -176,7 +176,7 @@ def test_cli_limits_flags_and_breaker_said_once(tmp_path: Path, make_items: Any)
              "--timeout", "2", "--deadline", "5"],
         )
         sent = srv.count
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # nothing was judged
     assert sent <= 3 + 2 and "12 failed" in res.output
     assert res.output.count("circuit breaker open") == 1  # one line, not one per item
     assert "judgments stopped by the circuit breaker" in res.output
@@ -184,7 +184,7 @@ def test_cli_limits_flags_and_breaker_said_once(tmp_path: Path, make_items: Any)
     with FakeServer(lambda body, n: Reply(raw=big)) as srv:
         args = [*base, "--base-url", srv.url, "--db", str(tmp_path / "b.sqlite"), "--max-reply-bytes", "4096"]
         res = CliRunner().invoke(app, args)
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # every reply refused: nothing was judged
     assert "reply larger than 4 KiB" in res.output and "12 failed" in res.output
 
 

@@ -131,3 +131,17 @@ def test_the_run_report_counts_attempts_sent(tmp_path: Path, make_items: Any) ->
         res = CliRunner().invoke(app, [*args, "--rubric", "pa"])
         assert res.exit_code == 0, res.output
     assert "judge fk: 2 requests sent (1 retries, 1 failed), 0 from cache" in res.output
+
+
+def test_a_run_in_which_nothing_was_judged_exits_1(tmp_path: Path, make_items: Any) -> None:
+    """Every request refused (a wrong key: 401) is a run that judged nothing: exit status 1, so a script
+    notices; one reply is enough for 0 (the failures are listed and stored either way)."""
+    with FakeServer(lambda body, n: Reply(status=401, raw={"error": {"message": "bad key"}})) as srv:
+        _, args = _setup(tmp_path, make_items, srv.url)
+        res = CliRunner().invoke(app, [*args, "--rubric", "pa"])
+    assert res.exit_code == 1, res.output
+    assert "nothing was judged" in res.output
+    with FakeServer(_reply) as srv:
+        _, args = _setup(tmp_path, make_items, srv.url)
+        res = CliRunner().invoke(app, [*args, "--rubric", "pa,ia", "--retry-errors"])
+    assert res.exit_code == 0, res.output

@@ -402,3 +402,7 @@ def judge(
     print_report_hint(suite, run_dir, db)
     if run.summary.interrupted:
         raise typer.Exit(130)
+    if run.summary.judged_nothing:
+        console.print("[bold red]nothing was judged:[/] every request of this run failed (exit status 1)",
+                      markup=True, highlight=False)
+        raise typer.Exit(1)

@@ -141,6 +141,10 @@ def score(
     print_report_hint(suite, run_dir, db)
     if run.summary.interrupted:
         raise typer.Exit(130)
+    if run.summary.measured_nothing:
+        console.print("[bold red]nothing was measured:[/] every task of this run that reads an input "
+                      "failed (exit status 1)", markup=True, highlight=False)
+        raise typer.Exit(1)
 
 
 def print_frame_options(frames: FrameOptions, applied: list[str],

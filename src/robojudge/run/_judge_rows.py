@@ -131,6 +131,12 @@ class JudgeRunSummary:
         return self.scored + self.unscored + self.failed
 
     @property
+    def judged_nothing(self) -> bool:
+        """Pairs failed in this run and not one got a reply (every request or video failed: a server
+        down, a wrong key, every video unreadable); ``robojudge judge`` then exits 1."""
+        return self.failed > 0 and self.scored + self.unscored == 0
+
+    @property
     def parse_failure_rate(self) -> float:
         """Unscored pairs over pairs that got a reply."""
         judged = self.scored + self.unscored

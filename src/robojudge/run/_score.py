@@ -125,6 +125,9 @@ class RunSummary:
     2); ``unavailable`` the stored pairs kept because a file they read cannot be read now.
     ``ok`` counts the rows computed without an error, ``unscored`` those of them that found nothing to
     measure (NaN, with ``details["unscored_reason"]``), and ``unscored_reasons`` how often each reason came.
+    ``measured`` counts the ``ok`` rows of metrics that read an input (every metric but the input-free
+    baselines such as ``uniform_random``): with failures and none of these, the run measured nothing
+    (:attr:`measured_nothing`).
     """
 
     total: int = 0
@@ -133,6 +136,7 @@ class RunSummary:
     unknown: int = 0
     unavailable: int = 0
     ok: int = 0
+    measured: int = 0
     failed: int = 0
     unscored: int = 0
     unscored_reasons: dict[str, int] = field(default_factory=dict)
@@ -164,6 +168,12 @@ class RunSummary:
     @property
     def computed(self) -> int:
         return self.ok + self.failed
+
+    @property
+    def measured_nothing(self) -> bool:
+        """Tasks failed in this run and not one result of a metric that reads an input came out: every
+        video broken, unreadable or missing (``robojudge score`` then exits 1)."""
+        return self.failed > 0 and self.measured == 0
 
     def top_metrics(self, n: int = 5) -> list[tuple[str, float]]:
         """The ``n`` metrics that took the most worker seconds in this run, with those seconds."""
@@ -476,9 +486,11 @@ def score_blocks(
             summary.estimate_s = costs.remaining(left, ex.workers)
             summary.estimate_settled = costs.settled(left)
             summary.estimate_unmeasured = costs.unmeasured(left)
+            reads = {r.id for r in task.requests if r.spec.inputs}
             for row in rows:
                 if row.status == "ok":
                     summary.ok += 1
+                    summary.measured += row.metric in reads
                     if not row.scored:
                         summary.unscored += 1
                         reason = str((row.details or {}).get("unscored_reason") or "no reason given")
