@@ -179,6 +179,12 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
         markup=True,
         highlight=False,
     )
+    if summary.changed_inputs:
+        n = len(summary.changed_items)
+        names = ", ".join(summary.changed_items[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        console.print(f"[yellow]{summary.changed_inputs} results not stored: their inputs changed while "
+                      f"they were computed[/] ({escape(names)}); rerun to score them", markup=True,
+                      highlight=False)
     if summary.unscored_reasons:
         reasons = sorted(summary.unscored_reasons.items(), key=lambda kv: (-kv[1], kv[0]))
         shown = "; ".join(f"{n} x {reason}" for reason, n in reasons[:3])

@@ -138,6 +138,10 @@ class RunSummary:
     ok: int = 0
     measured: int = 0
     failed: int = 0
+    # Results computed and not stored because their inputs changed while they were computed (the
+    # pairs stay to do), and the items they belong to.
+    changed_inputs: int = 0
+    changed_items: list[str] = field(default_factory=list)
     unscored: int = 0
     unscored_reasons: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
@@ -167,7 +171,7 @@ class RunSummary:
 
     @property
     def computed(self) -> int:
-        return self.ok + self.failed
+        return self.ok + self.failed + self.changed_inputs
 
     @property
     def measured_nothing(self) -> bool:
@@ -273,20 +277,28 @@ def compute_task(task: Task) -> list[ResultRow]:
         return [compute_metric(task.item, req, task.fingerprint(i)) for i, req in enumerate(task.requests)]
 
 
-def _failed_on_unavailable(task: Task, rows: list[ResultRow]) -> list[ResultRow]:
-    """``rows``, with each error row whose inputs cannot be read now carrying their fingerprint now.
+def _inputs_now(task: Task, rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
+    """``(to store, changed)``: ``rows`` checked against their inputs as they are now, after computing.
 
-    A file that went away after planning (a drive unmounted mid-run) fails the row; under the
-    planned fingerprint it would count as up to date once the file is back, and stay an error.
+    A row carries the fingerprint its inputs had when the run was planned. An input rewritten since
+    (a video replaced while the run went on) makes the row's value one of the new file, or of neither,
+    under the old file's fingerprint: put back, the old file would find that value up to date. Such a
+    row is not stored (``changed``), so the pair stays to do and the next run computes it from what is
+    there then. An error row whose inputs cannot be read now (a drive unmounted mid-run) is stored
+    with their fingerprint now: under the planned one it would count as up to date once the file is
+    back, and stay an error. Checking costs a ``stat`` per file (digests are memoised by it).
     """
-    out = []
+    keep, changed = [], []
     for req, row in zip(task.requests, rows, strict=True):
-        if row.status == "error" and row.fingerprint:
+        if row.fingerprint:
             now = metric_inputs(task.item, req.spec, req.config)
-            if now.unavailable:
+            if row.status == "error" and now.unavailable:
                 row = replace(row, fingerprint=now.value)
-        out.append(row)
-    return out
+            elif now.value != row.fingerprint:
+                changed.append(row)
+                continue
+        keep.append(row)
+    return keep, changed
 
 
 CRASHED_AGAIN = (
@@ -474,8 +486,11 @@ def score_blocks(
 
         results = ex.map_unordered(guarded if in_process else compute_task, planned, _crash_rows)
         for task, computed in results:
-            rows = _failed_on_unavailable(task, computed)
+            rows, changed = _inputs_now(task, computed)
             store.add(rows)  # one transaction: a task's results land together or not at all
+            summary.changed_inputs += len(changed)
+            if changed and task.item.item_id not in summary.changed_items:
+                summary.changed_items.append(task.item.item_id)
             if in_process or task.item.item_id in earlier:
                 store.clear_in_flight([task.item.item_id])
             for row in rows:
