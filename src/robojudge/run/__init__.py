@@ -8,7 +8,13 @@ from robojudge.run._api import (
     load_suite_results,
     score_suite,
 )
-from robojudge.run._executor import Executor, LocalProcessExecutor, SerialExecutor, make_executor
+from robojudge.run._executor import (
+    Executor,
+    LocalProcessExecutor,
+    SerialExecutor,
+    WorkerStartError,
+    make_executor,
+)
 from robojudge.run._export import export_run
 from robojudge.run._import import (
     ImportProblem,
@@ -74,6 +80,7 @@ __all__ = [
     "write_judge_texts",
     "Executor",
     "LocalProcessExecutor",
+    "WorkerStartError",
     "MetricStatus",
     "MetricRequest",
     "ProgressCallback",

@@ -18,6 +18,27 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+class WorkerStartError(RuntimeError):
+    """Worker processes die before they can run anything (a process that cannot even start one).
+
+    The usual cause: a script that calls robojudge with several workers at its top level. Workers
+    are started with ``spawn``, which imports the script again in each of them, so each one runs the
+    script's own calls and dies; every task would be recorded as crashed.
+    """
+
+
+WORKER_START_HINT = (
+    "worker processes die as they start, before running anything. Worker processes import the main "
+    "script again (the 'spawn' start method): a script that calls robojudge at its top level must do "
+    "so under `if __name__ == \"__main__\":`. Nothing was recorded for the tasks of this run"
+)
+
+
+def _alive() -> bool:
+    """What a worker runs to show that it can start at all."""
+    return True
+
+
 class Executor(Protocol):
     """Runs ``fn`` over tasks and yields ``(task, result)`` pairs as they finish, in any order.
 
@@ -187,6 +208,11 @@ class LocalProcessExecutor:
     def _isolate(
         self, fn: Callable[[T], R], tasks: list[T], on_crash: Callable[[T, str], R]
     ) -> Iterator[tuple[T, R]]:
+        # A worker that cannot start blames no task: it would fail each of them alike.
+        try:
+            self._new_pool(1).submit(_alive).result()
+        except BrokenProcessPool:
+            raise WorkerStartError(WORKER_START_HINT) from None
         # One task per fresh single-worker pool: the task that crashes it is the culprit.
         for task in tasks:
             pool = self._new_pool(1)

@@ -1,0 +1,53 @@
+"""A script that calls ``score_suite`` with several workers at its top level, without a
+``__main__`` guard: spawned workers import the script again and die as they start. The run stops
+with :class:`WorkerStartError` saying what to do, instead of storing every item as crashed (rows that
+then stayed failed after the script was fixed); with the guard the same script scores every item."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robojudge.store import ResultStore
+from robojudge.video import write_video
+
+UNGUARDED = """
+from robojudge.run import score_suite
+run = score_suite("suite.jsonl", ["pixel_frame_consistency"], workers=2, run_dir="run")
+print("ok", run.summary.ok, "failed", run.summary.failed)
+"""
+GUARDED = """
+from robojudge.run import score_suite
+if __name__ == "__main__":
+    run = score_suite("suite.jsonl", ["pixel_frame_consistency"], workers=2, run_dir="run")
+    print("ok", run.summary.ok, "failed", run.summary.failed)
+"""
+
+
+@pytest.mark.slow
+def test_an_unguarded_script_is_told_and_records_nothing(tmp_path: Path) -> None:
+    rows = []
+    for n in range(3):
+        frames = np.zeros((6, 24, 24, 3), np.uint8)
+        frames[:, 4:9, 2 * n:2 * n + 6] = 200
+        write_video(tmp_path / f"v{n}.mp4", frames, fps=4)
+        rows.append({"item_id": f"i{n}", "video": f"v{n}.mp4", "instruction": "x"})
+    (tmp_path / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    script = tmp_path / "score_it.py"
+    script.write_text(UNGUARDED)
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode != 0
+    assert "WorkerStartError" in res.stderr and 'if __name__ == "__main__":' in res.stderr
+    with ResultStore(tmp_path / "run" / "results.sqlite", read_only=True) as store:
+        assert store.count() == 0  # no item recorded as crashed
+    script.write_text(GUARDED)
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "ok 3 failed 0" in res.stdout
