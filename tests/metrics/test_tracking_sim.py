@@ -171,4 +171,11 @@ def test_an_object_the_state_file_never_shows_early_is_unscored_with_the_reason(
     only_object = spec.compute(item, spec.make_config({"targets": ["object"]}))
     assert math.isnan(only_object.value)
     assert "no usable reference track among ['object']" in only_object.details["unscored_reason"]
-    assert not math.isnan(spec.compute(item).value)  # the end effector is still there to compare
+    # The end effector is still there to compare, but the tracked reference (seeded the same way) has no
+    # object track either, so which of the two moves farthest cannot be told: the end effector does not
+    # stand in for it (version 4; version 3 scored it).
+    both = spec.compute(item)
+    assert math.isnan(both.value)
+    assert both.details["unscored_reason"].startswith("cannot tell which reference track moves farthest: obj")
+    only_ee = spec.compute(item, spec.make_config({"targets": ["ee"]}))
+    assert not math.isnan(only_ee.value)

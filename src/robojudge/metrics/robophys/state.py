@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zipfile
 from typing import Literal
 
 import numpy as np
@@ -13,34 +12,40 @@ from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input, NoConfig, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.metrics.tracking._sim import StateFileError, read_state, state_flags
 from robojudge.suite._schema import Item
 
 
 def read_flags(item: Item, key: str) -> np.ndarray:
     """The per-frame boolean array ``key`` of the item's state npz, shape ``(T,)``, T >= 2.
 
+    The array must be bool; integers that are all 0 or 1 are read as bool too. Anything else (floats,
+    where NaN, "unknown", or a probability would read as true; strings) is refused, not cast.
+
     Raises:
         MetricInputError: When the item has no state file, it cannot be read, or the array is
-            missing, empty or not one value per frame.
+            missing, empty, not one value per frame, or not bool (or 0/1 integers).
         Unmeasurable: When the array holds a single frame.
     """
     if not item.state:
         raise MetricInputError("item has no state file")
     try:
-        with np.load(item.state, allow_pickle=False) as npz:
-            arr = np.asarray(npz[key]) if key in npz.files else None
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise MetricInputError(f"cannot read state file {item.state}: {exc}") from None
-    if arr is None:
-        raise MetricInputError(f"state file {item.state} has no {key!r} array (see docs/sim_suite.md)")
-    if arr.ndim != 1 or arr.size == 0:
-        raise MetricInputError(f"state array {key!r} must be one value per frame, got shape {arr.shape}")
-    if arr.size < 2:
+        arr = read_state(item.state, (key,)).get(key)
+        if arr is None:
+            raise MetricInputError(f"state file {item.state} has no {key!r} array (see docs/sim_suite.md)")
+        if arr.ndim != 1 or arr.size == 0:
+            raise MetricInputError(
+                f"state array {key!r} of {item.state} must be one value per frame, got shape {arr.shape}"
+            )
+        flags = state_flags(arr, item.state, key)
+    except StateFileError as exc:
+        raise MetricInputError(str(exc)) from None
+    if flags.size < 2:
         # One frame records no rollout: no collision could happen (the best count) and "success" would
         # describe the starting scene.
         raise Unmeasurable(f"state array {key!r} of {item.state} records 1 frame: no rollout to score",
                            frames=1)
-    return arr.astype(bool)
+    return flags
 
 
 class CollisionCountConfig(BaseModel):
@@ -61,7 +66,7 @@ class CollisionCountConfig(BaseModel):
     ),
     config=CollisionCountConfig,
     note="read from the simulator state file's per-frame unintended_collision flags",
-    version="2",
+    version="3",
 )
 def cs_collision_count(item: Item, config: CollisionCountConfig) -> Score:
     """Collision Count (RoboPhys-3D App. B.4.2) from ``unintended_collision`` (T,) bool.
@@ -83,7 +88,7 @@ def cs_collision_count(item: Item, config: CollisionCountConfig) -> Score:
     inputs={Input.state},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="2",
+    version="3",
     citation="robojudge simulator suite (docs/sim_suite.md, state array 'success')",
     description="1 if the simulator state says the task is solved at the last frame, else 0.",
     config=NoConfig,

@@ -49,7 +49,7 @@ from robojudge.metrics.tracking import (
     seed_from_state,
     true_tracks,
 )
-from robojudge.metrics.tracking._sim import StateFileError
+from robojudge.metrics.tracking._sim import EE, StateFileError
 from robojudge.suite._schema import Item
 from robojudge.video import FileFingerprint, sample_frames
 
@@ -63,6 +63,13 @@ def _reasons(per: Mapping[str, object]) -> str:
         return str(v.get("status", v)) if isinstance(v, dict) else str(v)
 
     return "; ".join(f"{name}: {why(v)}" for name, v in per.items())
+
+
+def _why(status: str, untracked: str | None) -> str:
+    """``status``, with the tracker's reason when it did not follow the target at all."""
+    return f"{status} ({untracked})" if untracked else status
+
+
 _INPUTS = {Input.video, Input.reference, Input.state}
 _EWM = "trajectory scores as in EWMBench (Yue et al. 2025), which the paper cites for DYN"
 
@@ -193,7 +200,10 @@ def _cached_tracks(key: _Key) -> tuple[Tracks, Tracks, str]:
     ref = sample_frames(key.reference_video, fps=rate, max_frames=None)
     size = (ref.frames.shape[2], ref.frames.shape[1])
     if key.reference_state is not None:
-        truth = true_tracks(SimState.load(key.reference_state, cfg.view), seed.names(), size)
+        # Every target the metrics may ask for, seeded or not: the reference's truth says how far one
+        # that the item's state could not seed moves, so that another track does not stand in for it.
+        names = seed.names() + tuple(n for n in (*_OBJECTS, EE) if n not in seed.names())
+        truth = true_tracks(SimState.load(key.reference_state, cfg.view), names, size)
         idx = np.minimum(np.asarray(ref.indices), len(truth.points) - 1)  # the sampled frames
         ref_tracks = Tracks(truth.names, truth.points[idx], truth.boxes[idx], truth.confidence[idx], size)
         return gen_tracks, ref_tracks, "reference_state"
@@ -242,18 +252,24 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
                            reference_frames=nr)
     per: dict[str, dict[str, float | str]] = {}
     extent: dict[str, float] = {}
+    unseeded: list[str] = []  # no generated track: the item's state did not show them to seed
     for name in cfg.targets:
-        if name not in ref.names:
+        if name not in gen.names:
+            unseeded.append(name)
             per[name] = {"status": _NOT_SEEDED}
+            if name in ref.names:  # the reference state file's truth still says how far it moves
+                r, r_ok = fill_gaps(ref.normalized(name), cfg.max_missing)
+                if r_ok:
+                    extent[name] = diameter(r)
             continue
         r, r_ok = fill_gaps(ref.normalized(name), cfg.max_missing)
         if not r_ok:
-            per[name] = {"status": "reference track mostly missing"}
+            per[name] = {"status": _why("reference track mostly missing", ref.untracked.get(name))}
             continue
         extent[name] = diameter(r)
-        g, g_ok = fill_gaps(gen.normalized(name), cfg.max_missing) if name in gen.names else (r, False)
+        g, g_ok = fill_gaps(gen.normalized(name), cfg.max_missing)
         if not g_ok:
-            per[name] = {"status": "lost in the generated video", "score": 0.0}
+            per[name] = {"status": _why("lost in the generated video", gen.untracked.get(name)), "score": 0.0}
             continue
         if which == "hsd":
             score, dist = hsd_score(g, r)
@@ -267,10 +283,33 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     if not extent:  # readable inputs that show nothing to compare: unscored, not failed
         raise Unmeasurable(f"no usable reference track among {list(cfg.targets)} ({_reasons(per)})",
                            tracks=per)
+    # A target that could not be seeded has no score, and the tracked reference (seeded the same way) no
+    # track either; scoring the others instead gave a file with NaN in ee_pos the object's score (1.0).
+    unknown = [n for n in unseeded if n not in ref.names]  # how far it moves is not known
+    # Likewise a target the tracker could not start on the reference video (its seed frame does not show
+    # it): no reference track, though the generated video may have one.
+    unfollowed = [n for n in cfg.targets if n in ref.untracked and n not in unseeded]
     if cfg.select == "farthest":
         chosen = max(extent, key=lambda n: extent[n])
+        if chosen in unseeded:
+            raise Unmeasurable(
+                f"the reference's farthest-moving track, {chosen}, has no generated track ({chosen}: "
+                f"{_NOT_SEEDED}); another track does not stand in for it", tracks=per)
+        if unknown:
+            raise Unmeasurable(
+                f"cannot tell which reference track moves farthest: {', '.join(unknown)}: {_NOT_SEEDED}, "
+                "and the tracked reference, seeded the same way, has no track of it either", tracks=per)
+        if unfollowed:
+            said = _reasons({n: per[n] for n in unfollowed})
+            raise Unmeasurable(f"cannot tell which reference track moves farthest: {said}", tracks=per)
         value = float(per[chosen].get("score", 0.0))
     else:
+        missing = [n for n in unseeded if n in extent or n in unknown]
+        if missing:
+            raise Unmeasurable(f"the mean needs every track; {', '.join(missing)}: {_NOT_SEEDED}", tracks=per)
+        if unfollowed:
+            said = _reasons({n: per[n] for n in unfollowed})
+            raise Unmeasurable(f"the mean needs every track; {said}", tracks=per)
         chosen = "mean"
         value = float(np.mean([float(per[n].get("score", 0.0)) for n in extent]))
     details = {
@@ -296,7 +335,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="3",
+    version="4",
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
@@ -313,7 +352,7 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="3",
+    version="4",
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
@@ -331,7 +370,7 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="3",
+    version="4",
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -360,26 +399,26 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
     ars: list[float] = []
     per: dict[str, object] = {}
     for name in cfg.objects:
-        if name not in ref.names:
+        if name not in gen.names:  # the reference state file's truth has it, the tracker had no seed
             per[name] = _NOT_SEEDED
             continue
-        if name in gen.names:  # the tracked boxes, in the reference's pixels
-            boxes = gen.boxes[:found_in, gen.index(name)] * scale
-            confidence = gen.confidence[:found_in, gen.index(name)]
-        else:
-            boxes, confidence = np.zeros((0, 4)), np.zeros(0)
+        boxes = gen.boxes[:found_in, gen.index(name)] * scale  # the tracked boxes, in the reference's pixels
+        confidence = gen.confidence[:found_in, gen.index(name)]
         loc = track_localization(ref.boxes[:n, ref.index(name)], boxes, confidence)
         if np.isnan(loc.ap):
-            per[name] = "never visible in the reference"
+            per[name] = _why("never visible in the reference", ref.untracked.get(name))
             continue
         aps.append(loc.ap)
         ars.append(loc.ar)
-        per[name] = {
+        found: dict[str, object] = {
             "ap": loc.ap,
             "ar": loc.ar,
             "frames_with_truth": loc.frames_with_truth,
             "frames_detected": loc.frames_detected,
         }
+        if name in gen.untracked:
+            found["status"] = _why("lost in the generated video", gen.untracked[name])
+        per[name] = found
     if not aps:  # readable inputs that show nothing to localize: unscored, not failed
         raise Unmeasurable(f"no reference object to localize among {list(cfg.objects)} ({_reasons(per)})",
                            objects=per)
@@ -399,7 +438,7 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="3",
+    version="4",
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
@@ -417,7 +456,7 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="3",
+    version="4",
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""

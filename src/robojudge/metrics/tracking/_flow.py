@@ -35,6 +35,10 @@ class FlowTrackerConfig(BaseModel):
     hue_bins: int = Field(default=30, ge=4)
     sat_bins: int = Field(default=32, ge=4)
     min_mass: float = Field(default=0.3, gt=0, lt=1, description="colour mass (vs first frame) to be found")
+    max_background: float = Field(
+        default=0.5, gt=0, le=1,
+        description="mean colour mass off the seed mask (vs in its box) from which a region is not tracked",
+    )
     search: float = Field(default=0.15, gt=0, description="template search radius for a lost point")
     min_ncc: float = Field(default=0.6, gt=-1, lt=1, description="template correlation to re-detect a point")
 
@@ -51,6 +55,7 @@ class _State:
     seed_mass: float = 1.0
     patch: np.ndarray | None = None  # point: first-frame gray patch
     n_feats0: int = 1
+    untracked: str | None = None  # why the target is not followed at all
 
 
 class FlowTracker:
@@ -102,7 +107,21 @@ class FlowTracker:
             st.hist = self._hist(hsv, mask)
             st.point = np.array([xs.mean() + 0.5, ys.mean() + 0.5])
             window = _window(st.point, st.box_wh, (w, h))
-            st.seed_mass = max(1e-6, _blob(self._backproject(hsv, st.hist), window, st.box_wh)[1])
+            bp = self._backproject(hsv, st.hist)
+            st.seed_mass = max(1e-6, _blob(bp, window, st.box_wh)[1])
+            rest = float(bp[~mask].mean()) if not mask.all() else 0.0
+            if rest >= self.config.max_background * st.seed_mass:
+                # The colour model cannot tell the target from the rest of the frame: the ratio histogram
+                # is flat when mask and background show the same colours (a black frame: 0.5 everywhere),
+                # so any window would pass as found at full confidence. Nothing to follow: lost. (A seed
+                # mask on the object's pixels is well below: at most 0.03 on the demo suite's clips.)
+                st.found, st.hist, st.feats = False, None, st.feats[:0]
+                st.untracked = (
+                    f"not tracked: on frame {target.start} the colours under its seed mask do not stand out "
+                    f"from the rest of the frame (colour-model mass {rest:.2f} elsewhere, {st.seed_mass:.2f} "
+                    "in the seed box)"
+                )
+                return st
         else:
             r = self._radius((w, h))
             disk = np.zeros((h, w), np.uint8)
@@ -133,6 +152,7 @@ class FlowTracker:
         boxes = np.full((length, n, 4), np.nan)
         conf = np.zeros((length, n))
         info = {"redetections": 0, "lost_frames": 0}
+        untracked: dict[str, str] = {}
         states: list[_State | None] = [None] * n
         gray = cv2.cvtColor(frames[0], cv2.COLOR_RGB2GRAY)
         for t in range(length):
@@ -155,9 +175,11 @@ class FlowTracker:
                 if target.start == t:
                     started = self._start(target, nxt, hsv)
                     states[i] = started
+                    if started.untracked:
+                        untracked[target.name] = started.untracked
                     self._emit(started, t, i, points, boxes, conf, 1.0)
             gray = nxt
-        return Tracks(seed.names(), points, boxes, conf, (w, h), info)
+        return Tracks(seed.names(), points, boxes, conf, (w, h), info, untracked)
 
     def _flow(
         self, prev: np.ndarray, nxt: np.ndarray, states: list[_State]

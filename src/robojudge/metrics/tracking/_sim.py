@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,82 @@ KP_PREFIX = "kp:"
 
 class StateFileError(ValueError):
     """A state file is missing, unreadable or lacks an array; the message names file and array."""
+
+
+def read_state(path: str | Path, keys: Iterable[str]) -> dict[str, np.ndarray]:
+    """The arrays ``keys`` of the state npz at ``path`` that it holds (a key it lacks is left out).
+
+    Raises:
+        StateFileError: ``cannot read state file <path>: <why>`` when the file is missing, empty,
+            not an npz archive (a text file, a single ``.npy`` array), damaged, or holds one of
+            ``keys`` as pickled Python objects (never loaded).
+    """
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(6)
+    except OSError as exc:
+        raise StateFileError(f"cannot read state file {path}: {exc}") from None
+    # np.load itself reads a file of another kind as a pickle and says so ("allow_pickle"), or runs out
+    # of bytes (EOFError): neither names what is wrong with a state file.
+    why = (
+        "the file is empty (0 bytes)" if not magic
+        else "it is a single .npy array, not an npz archive of named arrays" if magic == b"\x93NUMPY"
+        else None if magic.startswith((b"PK\x03\x04", b"PK\x05\x06"))
+        else "not an npz archive (a zip of .npy arrays, see docs/sim_suite.md)"
+    )
+    if why:
+        raise StateFileError(f"cannot read state file {path}: {why}")
+    out: dict[str, np.ndarray] = {}
+    key = ""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            for key in keys:
+                if key in z.files:
+                    out[key] = np.asarray(z[key])
+    except ValueError as exc:
+        where = f"array {key!r}: " if key else ""
+        why = ("stored as pickled Python objects, which are not loaded" if "allow_pickle" in str(exc)
+               else str(exc))
+        raise StateFileError(f"cannot read state file {path}: {where}{why}") from None
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        where = f"array {key!r}: " if key else ""
+        raise StateFileError(
+            f"cannot read state file {path}: {where}damaged or truncated npz archive ({exc})"
+        ) from None
+    return out
+
+
+def state_flags(arr: np.ndarray, path: str | Path, key: str) -> np.ndarray:
+    """``arr``, the state file's array ``key``, as bool: a bool array, or integers that are all 0 or 1.
+
+    Raises:
+        StateFileError: For any other dtype (floats, where NaN or 0.3 would read as true; strings,
+            where 'no' would) or integers other than 0 and 1, naming the file, the array and where.
+    """
+    if arr.dtype == np.bool_:
+        return arr
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise StateFileError(
+            f"state file {path}: array {key!r} must be bool (or integers 0 and 1), got dtype {arr.dtype} "
+            "(see docs/sim_suite.md)"
+        )
+    bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        first = tuple(int(i[0]) for i in np.nonzero(bad))
+        raise StateFileError(
+            f"state file {path}: array {key!r} holds integers other than 0 and 1 ({int(bad.sum())} values, "
+            f"first {arr[first].item()} at frame {first[0]})"
+        )
+    return arr.astype(bool)
+
+
+def _frames(bad: np.ndarray) -> str:
+    """``frame 3`` or ``5 frames (first 0, 1, 2, ...)``: the frames (first axis) flagged in ``bad``."""
+    rows = np.flatnonzero(bad.reshape(len(bad), -1).any(axis=1))
+    if len(rows) == 1:
+        return f"frame {rows[0]}"
+    more = ", ..." if len(rows) > 3 else ""
+    return f"{len(rows)} frames (first {', '.join(str(r) for r in rows[:3])}{more})"
 
 
 @dataclass(frozen=True)
@@ -48,32 +126,49 @@ class SimState:
         """Read view ``view`` of a state npz.
 
         Raises:
-            StateFileError: When the file cannot be read or lacks an array or the view.
+            StateFileError: When the file cannot be read or lacks an array or the view; when
+                ``ee_pos`` or the view's camera (``K``, ``R``, ``t``) is not finite, or a keypoint
+                marked visible has no finite ``keypoints_2d``; when ``keypoints_visible`` is not bool.
         """
         need = ("masks", "ee_pos", "K", "R", "t", "keypoint_names", "keypoints_2d", "keypoints_visible")
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                missing = [k for k in need if k not in z.files]
-                if missing:
-                    raise StateFileError(
-                        f"state file {path} has no {missing} array(s) (see docs/sim_suite.md)"
-                    )
-                arr = {k: np.asarray(z[k]) for k in need}
-        except (OSError, zipfile.BadZipFile) as exc:
-            raise StateFileError(f"cannot read state file {path}: {exc}") from None
+        arr = read_state(path, need)
+        missing = [k for k in need if k not in arr]
+        if missing:
+            raise StateFileError(f"state file {path} has no {missing} array(s) (see docs/sim_suite.md)")
         if not 0 <= view < arr["masks"].shape[1]:
             raise StateFileError(
                 f"state file {path} has {arr['masks'].shape[1]} views, asked for view {view}"
             )
-        ee_uv = project(
-            arr["ee_pos"].astype(np.float64), arr["K"][view], arr["R"][:, view], arr["t"][:, view]
-        )
+        camera = {"K": arr["K"][view], "R": arr["R"][:, view], "t": arr["t"][:, view]}
+        # A position the simulator did not record is a broken file, not a hidden target: NaN in ee_pos
+        # left the end effector unseeded and out of the reference too, and another track was scored.
+        for key, values in {"ee_pos": arr["ee_pos"], "R": camera["R"], "t": camera["t"]}.items():
+            bad = ~np.isfinite(values.astype(np.float64))
+            if bad.any():
+                raise StateFileError(
+                    f"state file {path}: array {key!r} is not finite (NaN or inf) at {_frames(bad)}"
+                )
+        if not np.isfinite(camera["K"].astype(np.float64)).all():
+            raise StateFileError(f"state file {path}: array 'K' is not finite (NaN or inf) for view {view}")
+        names = tuple(str(n) for n in arr["keypoint_names"])
+        kp_uv = arr["keypoints_2d"][:, view].astype(np.float64)
+        kp_seen = state_flags(arr["keypoints_visible"], path, "keypoints_visible")[:, view]
+        # A keypoint off the image may have no position (NaN); one marked visible needs a place.
+        broken = kp_seen & ~np.isfinite(kp_uv).all(axis=-1)
+        if broken.any():
+            k = int(np.nonzero(broken)[1][0])
+            raise StateFileError(
+                f"state file {path}: array 'keypoints_2d' has no finite position in view {view} for "
+                f"keypoints marked visible at {_frames(broken)} (first keypoint {names[k]!r})"
+            )
+        # Behind the camera (z <= 0) the end effector projects to NaN: not visible in this view.
+        ee_uv = project(arr["ee_pos"].astype(np.float64), camera["K"], camera["R"], camera["t"])
         return cls(
             masks=arr["masks"][:, view],
             ee_uv=ee_uv,
-            keypoint_names=tuple(str(n) for n in arr["keypoint_names"]),
-            keypoints_uv=arr["keypoints_2d"][:, view].astype(np.float64),
-            keypoints_visible=arr["keypoints_visible"][:, view].astype(bool),
+            keypoint_names=names,
+            keypoints_uv=kp_uv,
+            keypoints_visible=kp_seen,
         )
 
 

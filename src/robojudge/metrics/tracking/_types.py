@@ -68,6 +68,9 @@ class Tracks:
         confidence: ``(T, N)`` float64 in [0, 1]; 0 where lost. Detection scores for AP.
         size: ``(width, height)`` of the frames the pixels refer to.
         info: small facts about the run (re-detections, frames lost), stored with scores.
+        untracked: why the tracker did not follow a target at all (by name; for example, a seed
+            frame on which the target cannot be told from the rest of the image); such a target is
+            lost (NaN, confidence 0) on every frame.
     """
 
     names: tuple[str, ...]
@@ -76,6 +79,7 @@ class Tracks:
     confidence: np.ndarray
     size: tuple[int, int]
     info: dict[str, int] = field(default_factory=dict)
+    untracked: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         t, n = self.points.shape[:2]
@@ -86,6 +90,9 @@ class Tracks:
             )
         if n != len(self.names):
             raise ValueError(f"{n} tracks but {len(self.names)} names")
+        unknown = set(self.untracked) - set(self.names)
+        if unknown:
+            raise ValueError(f"untracked targets {sorted(unknown)} are not among tracks {list(self.names)}")
 
     def index(self, name: str) -> int:
         """Column of target ``name``; raises KeyError naming the known targets."""
