@@ -143,3 +143,45 @@ def test_main_commands_run_on_core_install(core_venv: Path, tmp_path: Path) -> N
     out = _run([rj, "aggregate", "scores", "--in", tmp_path / "long.csv", "--by", "gen", "--missing", "drop",
                 "--robophyscore-metrics", "iq1_psnr"], cwd=tmp_path)
     assert "0.5" in out.stdout
+
+
+def _refused(args: list[str | Path], cwd: Path) -> str:
+    """The one ``error:`` line of a command that must stop at once (exit status 2), without a traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    proc = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+    lines = [x for x in (proc.stdout + proc.stderr).splitlines() if x.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), (
+        f"{args} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_what_needs_an_extra_names_it_on_core_install(core_venv: Path, tmp_path: Path) -> None:
+    rj = core_venv / "bin" / "robojudge"
+    _run([rj, "demo", "--suite", "synthetic", "--out", tmp_path / "run", "--no-progress"], cwd=tmp_path)
+    manifest = next((tmp_path / "run").rglob("*.jsonl"))
+    torch = "pip install 'robojudge[torch]'"
+    line = _refused([rj, "kiva", "train", "--episodes", manifest, "--robot", "fetch",
+                     "--out", tmp_path / "k"], cwd=tmp_path)
+    assert line.endswith(f"needs torch, which is not installed: {torch}")
+    line = _refused([rj, "kiva", "calibrate", "--reader", tmp_path / "k", "--episodes", manifest],
+                    cwd=tmp_path)
+    assert line.endswith(torch)
+    line = _refused([rj, "score", manifest, "-m", "iq1_lpips", "--run-dir", tmp_path / "x"], cwd=tmp_path)
+    assert line.endswith(f"which are not installed here: {torch}") and not (tmp_path / "x").exists()
+    line = _refused([rj, "weights", "fetch", "clip_vit_b32", "--dest", tmp_path / "w"], cwd=tmp_path)
+    assert line.endswith(f"needs huggingface_hub, which is not installed: {torch}") and "refused" not in line
+    # `all` leaves the model metrics out, even one whose weights are here, and says what to install.
+    (tmp_path / "w" / "musiq_spaq").mkdir(parents=True)
+    (tmp_path / "w" / "musiq_spaq" / "musiq_spaq_ckpt-358bb6af.pth").write_bytes(b"never read")
+    probe = ("import json; from robojudge.metrics import expand_metric_ids, not_run_summary; "
+             "print(json.dumps([expand_metric_ids(['all']), not_run_summary()]))")
+    env_run = subprocess.run([core_venv / "bin" / "python", "-c", probe], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=600, check=True,
+                             env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+                                  "ROBOJUDGE_WEIGHTS": str(tmp_path / "w")})
+    ids, lines = json.loads(env_run.stdout)
+    assert "iq1_musiq" not in ids and "pixel_frame_consistency" in ids
+    assert any(x.startswith("  need torch") and f"({torch})" in x and "iq1_lpips" in x for x in lines), lines
+    assert any("pip install 'robojudge[torch,iqa]'" in x and "iq1_musiq" in x for x in lines), lines

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import time
@@ -52,6 +53,16 @@ def _config_error(exc: ValidationError) -> typer.Exit:
 # TrainConfig fields whose command-line option is not --<field with dashes>.
 _FLAGS = {"rollouts": "--references-only", "failures": "--with-failures"}
 DEVICES = ("cpu", "cuda", "auto")
+
+
+#: The one line a machine without torch gets from ``kiva train`` and ``kiva calibrate``.
+NO_TORCH = "KIVA's keypoint reader needs torch, which is not installed: pip install 'robojudge[torch]'"
+
+
+def _check_torch() -> None:
+    """Refuse at once where torch is not installed (the reader is a torch network), naming the extra."""
+    if importlib.util.find_spec("torch") is None:
+        raise fail(NO_TORCH)
 
 
 def _check_device(device: str) -> None:
@@ -126,6 +137,7 @@ def train_cmd(
                                           "heatmap_loss": heatmap_loss})
     except ValidationError as exc:
         raise _config_error(exc) from None
+    _check_torch()
     _check_device(device)
     # A bar redraws in place, which a log file (nohup, a cluster job) keeps as nothing until the end:
     # there each epoch, minutes apart on a CPU, gets a line of its own instead.
@@ -191,6 +203,7 @@ def calibrate_cmd(
         raise fail(f"--videos must be at least 1; got {videos}")
     if not 0 < percentile <= 100:
         raise fail(f"--percentile must be above 0 and at most 100; got {percentile:g}")
+    _check_torch()
     try:
         cal = calibrate_reader(reader, episodes, percentile, seed, videos, multiview_rollouts)
     except ManifestError as exc:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.cells import cell_len
 from rich.markup import escape
 from rich.table import Table
 
@@ -116,28 +117,68 @@ def _interval_notes(report: AgreementReport) -> list[str]:
     return out
 
 
+#: The statistics of an agreement table: column header and key in the report's stats.
+_STATS = (("pearson", "pearson"), ("spearman", "spearman"), ("kendall", "kendall"), ("acc", "exact"),
+          ("within 1", "within_one"), ("mse", "mse"), ("mae", "mae"), ("bias", "bias"))
+#: The statistics of the table of paired differences between judges.
+_DIFFERENCES = (("pearson", "pearson"), ("acc", "exact"), ("mse", "mse"))
+
+
+def _table_width(columns: list[list[str]]) -> int:
+    """Columns a table of these columns (header first, then cells) takes at its natural width: each
+    column its widest cell, two spaces of padding and a border, and the border that closes the row."""
+    return sum(max(map(cell_len, col)) + 3 for col in columns) + 1
+
+
+def _table(title: str, keys: list[list[str]], stats: list[list[str]]) -> Table:
+    """A table of ``keys`` columns that tell its rows apart (never wrapped or shrunk) and ``stats`` columns,
+    whose cells break at the space before the interval on a console too narrow for them."""
+    table = Table(title=title, title_justify="left")
+    for col in keys:
+        table.add_column(col[0], no_wrap=True, min_width=max(map(cell_len, col)))
+    for col in stats:
+        table.add_column(col[0], min_width=len(col[0]))
+    for row in zip(*(col[1:] for col in (*keys, *stats)), strict=True):
+        table.add_row(*row)
+    return table
+
+
+def _fitted(title: str, keys: list[list[str]], stats: list[list[str]], width: int,
+            repeat: int | None = None) -> list[Table]:
+    """One table, or on a console narrower than it (``width`` columns) several, each with the first
+    ``repeat`` key columns (default all) and as many statistics as fit beside them; the first table has
+    every key column."""
+    if _table_width([*keys, *stats]) <= width or not stats:
+        return [_table(title, keys, stats)]
+    tables: list[Table] = []
+    left = list(stats)
+    while left:
+        head = keys if not tables else keys[:repeat]
+        take = 1
+        while take < len(left) and _table_width([*head, *left[:take + 1]]) <= width:
+            take += 1
+        tables.append(_table(title if not tables else f"{title} (continued)", head, left[:take]))
+        left = left[take:]
+    return tables
+
+
 def _print_report(report: AgreementReport) -> None:
     ci = f", {report.level:.0%} CI over {report.n_replicates} replicates" if report.n_replicates else ""
+    width = console.width
     for target in (*report.axes, OVERALL):
-        table = Table(title=f"{target}{ci}", title_justify="left")
-        for col in ("judge", "n", "unscored", "pearson", "spearman", "kendall", "acc", "within 1", "mse",
-                    "mae", "bias"):
-            table.add_column(col, no_wrap=True)
-        for j in report.judges:
-            c = report.cells[j][target]
-            s = c.stats
-            table.add_row(j, str(c.n), str(c.n_unscored), _fmt(s["pearson"]), _fmt(s["spearman"]),
-                          _fmt(s["kendall"]), _fmt(s["exact"]), _fmt(s["within_one"]), _fmt(s["mse"]),
-                          _fmt(s["mae"]), _fmt(s["bias"]))
-        console.print(table)
+        cells = [report.cells[j][target] for j in report.judges]
+        keys = [["judge", *report.judges], ["n", *(str(c.n) for c in cells)],
+                ["unscored", *(str(c.n_unscored) for c in cells)]]
+        stats = [[col, *(_fmt(c.stats[key]) for c in cells)] for col, key in _STATS]
+        for table in _fitted(f"{target}{ci}", keys, stats, width, repeat=1):
+            console.print(table)
     if report.differences and report.n_replicates:
-        table = Table(title=f"paired differences (a - b){ci}", title_justify="left")
-        for col in ("a", "b", "target", "pearson", "acc", "mse"):
-            table.add_column(col, no_wrap=True)
-        for (a, b), per in report.differences.items():
-            for target, st in per.items():
-                table.add_row(a, b, target, _fmt(st["pearson"]), _fmt(st["exact"]), _fmt(st["mse"]))
-        console.print(table)
+        pairs = [(a, b, t, st) for (a, b), per in report.differences.items() for t, st in per.items()]
+        keys = [["a", *(a for a, _, _, _ in pairs)], ["b", *(b for _, b, _, _ in pairs)],
+                ["target", *(t for _, _, t, _ in pairs)]]
+        stats = [[col, *(_fmt(st[key]) for _, _, _, st in pairs)] for col, key in _DIFFERENCES]
+        for table in _fitted(f"paired differences (a - b){ci}", keys, stats, width):
+            console.print(table)
     for note in _interval_notes(report):
         console.print(f"note: {note}", highlight=False, markup=False)
 

@@ -94,6 +94,8 @@ def fetch_cmd(
     metrics_by_weights()
     try:
         path = fetch_weights(name, dest=dest)
-    except (KeyError, ValueError, OSError) as exc:
+    except KeyError as exc:  # a bare KeyError's str() is its message in quotes
         raise fail(str(exc).strip("'\"")) from None
+    except (ValueError, OSError) as exc:  # may end in a quote: "pip install 'robojudge[torch]'"
+        raise fail(str(exc)) from None
     console.print(f"{name}: {path}", highlight=False)

@@ -1,8 +1,11 @@
 """Expanding the word ``all`` in a list of metric ids (``robojudge score --metrics all``).
 
 ``all`` means every metric robojudge can compute here: the ``computed`` metrics, plus the ``model``
-metrics whose network weights are all present on this machine (see ``robojudge weights status``).
-Set-level metrics (:mod:`robojudge.metrics._sets`) are never part of a per-item ``all``.
+metrics whose network weights are all present on this machine (see ``robojudge weights status``) and
+whose libraries are installed (the ``torch`` extra, ``iqa`` for pyiqa's networks: :func:`missing_libraries`).
+Set-level metrics (:mod:`robojudge.metrics._sets`) are never part of a per-item ``all``. A model metric
+named explicitly whose libraries are not installed is refused before anything is read
+(:class:`MissingLibrariesError`), rather than failing on every item.
 
 ``all`` also selects per item: a metric it brings in runs only on the items that have every input
 it declares (:func:`missing_inputs`), so a suite of bare videos gets no error row per item for the
@@ -13,7 +16,9 @@ says what the item lacks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import importlib.util
+import sys
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from robojudge.metrics._presence import missing_weights, present_names, weights_present
@@ -94,13 +99,116 @@ def inapplicable_summary(left_out: Mapping[str, int]) -> list[str]:
             f"anyway and store why it fails): " + ", ".join(parts)]
 
 
-def runs_with_all(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None) -> bool:
-    """Whether ``all`` includes ``spec`` on this machine."""
+#: The modules each loader library of a network (``WeightSpec.library``) imports. Depth Anything 3's own
+#: package is left out: no extra installs it, and its metrics say how to install it when it is missing.
+_LIBRARY_MODULES: dict[str, tuple[str, ...]] = {
+    "torch": ("torch",),
+    "torchscript": ("torch",),
+    "torchvision": ("torch", "torchvision"),
+    "transformers": ("torch", "transformers"),
+    "pyiqa": ("torch", "torchvision", "pyiqa"),
+    "depth_anything_3": ("torch",),
+}
+#: The extra of pyproject.toml that installs each of those modules, in the order extras are named.
+_MODULE_EXTRAS: dict[str, str] = {"torch": "torch", "torchvision": "torch", "transformers": "torch",
+                                  "pyiqa": "iqa"}
+_EXTRAS_ORDER = ("torch", "iqa")
+
+
+def _installed(module: str, known: MutableMapping[str, bool] | None = None) -> bool:
+    """Whether ``module`` can be imported here, asked without importing it (memoised in ``known``)."""
+    if known is not None and module in known:
+        return known[module]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module in sys.modules without a spec: it is imported
+        found = module in sys.modules
+    if known is not None:
+        known[module] = found
+    return found
+
+
+def _required_modules(spec: MetricSpec[Any]) -> list[str]:
+    """The modules ``spec`` imports to load its networks, as far as robojudge knows them: those of the
+    library of each network it declares and, for a built-in metric that reads a model the user trains
+    (KIVA's keypoint reader, a torch network), torch."""
+    from robojudge.models import get_weights
+
+    out: list[str] = []
+    for name in spec.weights:
+        try:
+            library = get_weights(name).library
+        except KeyError:  # a network nobody registered: weights_present already leaves it out
+            continue
+        out += [m for m in _LIBRARY_MODULES.get(library, ()) if m not in out]
+    trained = not spec.weights and TRAINED_MODEL_FIELD in spec.config_type.model_fields
+    if trained and spec.provider is Provider.model and spec.fn.__module__.startswith("robojudge."):
+        out.append("torch")  # declares no weights, so nothing above named it
+    return out
+
+
+def missing_libraries(spec: MetricSpec[Any], known: MutableMapping[str, bool] | None = None) -> list[str]:
+    """The modules ``spec`` needs to load its networks that are not installed here (empty: none known
+    missing). ``known`` memoises which modules are installed across calls."""
+    if spec.provider is not Provider.model:
+        return []
+    return [m for m in _required_modules(spec) if not _installed(m, known)]
+
+
+def install_hint(modules: Iterable[str]) -> str:
+    """``pip install 'robojudge[...]'`` naming the extras that install ``modules`` (torch, pyiqa, ...)."""
+    extras = {_MODULE_EXTRAS.get(m, "torch") for m in modules}
+    ordered = [e for e in _EXTRAS_ORDER if e in extras] + sorted(extras - set(_EXTRAS_ORDER))
+    return f"pip install 'robojudge[{','.join(ordered)}]'"
+
+
+def _and(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+class MissingLibrariesError(ValueError):
+    """Metrics named explicitly whose networks need libraries that are not installed here; the message is
+    one line naming the metrics, the missing modules and the extra that installs them."""
+
+    def __init__(self, metrics: Mapping[str, Sequence[str]]) -> None:
+        self.metrics = {m: list(mods) for m, mods in metrics.items()}
+        modules: list[str] = []
+        for mods in self.metrics.values():
+            modules += [m for m in mods if m not in modules]
+        ids = ", ".join(repr(m) for m in self.metrics)
+        who = f"metric {ids} needs" if len(self.metrics) == 1 else f"metrics {ids} need"
+        verb = "is" if len(modules) == 1 else "are"
+        super().__init__(f"{who} {_and(modules)}, which {verb} not installed here: {install_hint(modules)}")
+
+
+def runs_with_all(spec: MetricSpec[Any], present: Mapping[str, bool] | None = None,
+                  known: MutableMapping[str, bool] | None = None) -> bool:
+    """Whether ``all`` includes ``spec`` on this machine (``known``: see :func:`missing_libraries`)."""
     if is_set_metric(spec.id):
         return False
     if spec.provider is Provider.computed:
         return True
-    return spec.provider is Provider.model and weights_present(spec, present)
+    return (spec.provider is Provider.model and weights_present(spec, present)
+            and not missing_libraries(spec, known))
+
+
+def _refuse_missing_libraries(metric_ids: Iterable[str]) -> None:
+    """Raise :class:`MissingLibrariesError` for the named model metrics whose libraries are not installed.
+
+    Unknown ids are left to the caller's lookup (its error suggests close names), and set-level metrics
+    to the per-item runner, which says they are scored by ``robojudge metrics sets``.
+    """
+    known: dict[str, bool] = {}
+    missing: dict[str, list[str]] = {}
+    for mid in metric_ids:
+        try:
+            spec = get_metric(mid)
+        except UnknownMetricError:
+            continue
+        if not is_set_metric(mid) and (mods := missing_libraries(spec, known)):
+            missing[mid] = mods
+    if missing:
+        raise MissingLibrariesError(missing)
 
 
 def expand_metric_ids(metric_ids: Sequence[str]) -> list[str]:
@@ -111,14 +219,21 @@ def expand_metric_ids(metric_ids: Sequence[str]) -> list[str]:
 
     Returns:
         The ids to run; ``all`` expands, at its position and in id order, to the ``computed``
-        metrics and the ``model`` metrics whose weights are all present (set-level metrics excluded).
+        metrics and the ``model`` metrics whose weights are all present and whose libraries are
+        installed (set-level metrics excluded).
+
+    Raises:
+        MissingLibrariesError: (a ``ValueError``) A ``model`` metric named explicitly needs a library
+            that is not installed (torch without the ``torch`` extra, pyiqa without ``iqa``).
     """
+    _refuse_missing_libraries(m for m in metric_ids if m != ALL_METRICS)
     out: list[str] = []
     for mid in metric_ids:
         if mid == ALL_METRICS:
             specs = list_metrics()
             present = present_names(specs)
-            names = [s.id for s in specs if runs_with_all(s, present)]
+            known: dict[str, bool] = {}
+            names = [s.id for s in specs if runs_with_all(s, present, known)]
         else:
             names = [mid]
         out.extend(n for n in names if n not in out)
@@ -144,6 +259,9 @@ def how_to_score(spec: MetricSpec[Any]) -> list[str]:
                 "(docs/external.md)"]
     else:
         lines = [f"`robojudge score SUITE -m {mid}` (settings: `--set {mid}.FIELD=VALUE`)"]
+    modules = missing_libraries(spec)
+    if modules:
+        lines.append(f"needs {_and(modules)}, not installed here: {install_hint(modules)}")
     if TRAINED_MODEL_FIELD in spec.config_type.model_fields and not spec.weights:
         lines.append(f"needs a model you train: `--set {mid}.{TRAINED_MODEL_FIELD}=PATH` (for KIVA, "
                      "`robojudge kiva train` makes one: docs/kiva.md)")
@@ -168,22 +286,36 @@ def not_run_by_all() -> list[MetricSpec[Any]]:
 def not_run_summary() -> list[str]:
     """Lines saying which metrics ``all`` skips here, and why.
 
-    Model metrics are listed first: those needing missing weights (the metrics on one line, the
-    missing networks on the next),
-    those that declare no weights (plugins), then set-level metrics, judge and external ones.
+    Model metrics are listed first: those needing libraries not installed here (a line per extra that
+    installs them), those needing missing weights (the metrics on one line, the missing networks on the
+    next), those that read a model you train, those that declare no weights (plugins), then set-level
+    metrics, judge and external ones.
     """
     skipped = not_run_by_all()
     present = present_names(skipped)
     lines: list[str] = []
     model = [s for s in skipped if s.provider is Provider.model and not is_set_metric(s.id)]
-    wired = [s for s in model if s.weights]
+    # Libraries first: without them neither weights nor a trained model would help.
+    known: dict[str, bool] = {}
+    unlibbed = {s.id: mods for s in model if (mods := missing_libraries(s, known))}
+    model_here = [s for s in model if s.id not in unlibbed]
+    wired = [s for s in model_here if s.weights]
     # A metric that reads a model the user trains (KIVA's keypoint reader) has no weights to download.
-    trained = [s for s in model if not s.weights and TRAINED_MODEL_FIELD in s.config_type.model_fields]
-    undeclared = [s for s in model if not s.weights and s not in trained]
+    trained = [s for s in model_here if not s.weights and TRAINED_MODEL_FIELD in s.config_type.model_fields]
+    undeclared = [s for s in model_here if not s.weights and s not in trained]
     if model:
-        lines.append(f"{len(model)} model metrics not run: {len(wired)} need weights missing here"
+        counts = ([f"{len(unlibbed)} need libraries not installed here"] if unlibbed else []) + (
+            [f"{len(wired)} need weights missing here"] if wired or not unlibbed else [])
+        lines.append(f"{len(model)} model metrics not run: {', '.join(counts)}"
                      + (f", {len(trained)} need a model you train" if trained else "")
                      + (f", {len(undeclared)} declare no weights" if undeclared else ""))
+    by_hint: dict[str, tuple[list[str], list[str]]] = {}
+    for mid, mods in unlibbed.items():
+        ids, modules = by_hint.setdefault(install_hint(mods), ([], []))
+        ids.append(mid)
+        modules += [m for m in mods if m not in modules]
+    for hint, (ids, modules) in by_hint.items():
+        lines.append(f"  need {_and(modules)}, not installed here ({hint}): {', '.join(ids)}")
     if wired:  # two lines, however many: `robojudge weights list` says which metric loads which network
         needed = sorted({name for s in wired for name in missing_weights(s, present)})
         lines.append("  need weights: " + ", ".join(s.id for s in wired))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import shutil
@@ -29,6 +30,10 @@ from robojudge.settings import WEIGHTS_ENV
 
 class WeightsFetchError(ValueError):
     """``robojudge weights fetch`` could not download a network; nothing it started is left behind."""
+
+
+#: Why a hub download cannot start on an install without the torch extra (which brings huggingface_hub).
+NO_HUB = "needs huggingface_hub, which is not installed: pip install 'robojudge[torch]'"
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,8 @@ def fetch_weights(
     spec = get_weights(name)
     if spec.manual:
         raise WeightsFetchError(how_to_provide(spec))
+    if spec.repo_id is not None and download is None and importlib.util.find_spec("huggingface_hub") is None:
+        raise WeightsFetchError(f"fetching {spec.name} from the Hugging Face hub {NO_HUB}")
     if dest is None:
         root = weights_root()
         if root is None:
@@ -197,6 +204,11 @@ def _fetch_error(spec: WeightSpec, exc: Exception, target: Path) -> WeightsFetch
     if isinstance(exc, urllib.error.HTTPError):
         return WeightsFetchError(f"{spec.url}: the server answered HTTP {exc.code} {exc.reason}; nothing was "
                                  "kept")
+    if isinstance(exc, ImportError):  # a library missing here, not the server's answer
+        if (exc.name or "").partition(".")[0] == "huggingface_hub":
+            return WeightsFetchError(f"fetching {spec.name} from the Hugging Face hub {NO_HUB}")
+        return WeightsFetchError(f"fetching {spec.name} needs a library that cannot be imported here "
+                                 f"({kind}: {first}); nothing was kept")
     if kind.endswith(("NotFoundError", "GatedRepoError", "HfHubHTTPError", "DisabledRepoError")):
         return WeightsFetchError(f"{host} refused {spec.source()} ({kind}: {first}); nothing was kept")
     if isinstance(exc, urllib.error.URLError):
