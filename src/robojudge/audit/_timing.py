@@ -5,7 +5,9 @@ fields ``generator`` (required), ``item`` (an item id; empty or ``*`` for a row 
 generator's whole run), ``seconds`` (wall-clock generation time), ``steps`` (denoising steps or
 network evaluations) and, on whole-run rows only, ``rollouts`` (how many rollouts the row covers;
 default: the generator's items in the suite). Per rollout, a generator costs the mean over its item
-rows when it has any, else its whole-run row divided by its rollouts.
+rows when it has any, else its whole-run row divided by its rollouts. ``seconds`` and ``steps`` are
+above 0 where given (a rollout costs something); a CSV row has no more cells than its header, which
+may follow a UTF-8 byte order mark.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ def _number(raw: Any, where: str, name: str) -> float | None:
         raise TimingError(f"{where}: field {name!r} must be a number, got {raw!r}") from None
     if isinstance(raw, bool) or not math.isfinite(value) or value < 0:
         raise TimingError(f"{where}: field {name!r} must be a non-negative number, got {raw!r}")
+    if value == 0 and name in ("seconds", "steps"):
+        # A rollout costs something: 0 leaves the speedup undefined (a division by zero) without a word.
+        raise TimingError(f"{where}: field {name!r} must be above 0 (a rollout's cost), got {raw!r}; leave "
+                          "it empty when it is not known")
     return value
 
 
@@ -80,7 +86,7 @@ def read_timing(path: str | Path) -> list[TimingRow]:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte order mark (Excel's "CSV UTF-8") is not data
     except OSError as exc:
         raise TimingError(f"{p}: cannot read the timing file ({exc.strerror or exc})") from exc
     if p.suffix.lower() == ".json":
@@ -95,10 +101,16 @@ def read_timing(path: str | Path) -> list[TimingRow]:
     reader = csv.DictReader(text.splitlines())
     if not reader.fieldnames or "generator" not in reader.fieldnames:
         raise TimingError(f"{p}, line 1: the header must name 'generator' and 'seconds' or 'steps'")
+    header = list(reader.fieldnames)
     rows = []
     for rec in reader:
         line = reader.line_num
-        rows.append(_row({k: v for k, v in rec.items() if k is not None}, f"{p}, line {line}", line))
+        extra = rec.pop(None, None)  # csv puts the cells beyond the header's under None
+        if extra:
+            raise TimingError(f"{p}, line {line}: {len(header) + len(extra)} cells, the header names "
+                              f"{len(header)} ({', '.join(header)}); extra: {', '.join(map(repr, extra))} "
+                              "(quote a value that holds a comma)")
+        rows.append(_row(rec, f"{p}, line {line}", line))
     return rows
 
 

@@ -33,7 +33,9 @@ def acceleration_cmd(
     metrics: str | None = typer.Option(
         None, "--metrics", "-m", help="Comma-separated metric ids to score first (stored results are reused) "
         "and audit \\[default: every metric already stored for these generators]."),
-    settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable)."),
+    settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable): the "
+                                       "configuration scored and audited (without --metrics: the stored one "
+                                       "audited) \\[default: the metric's default configuration]."),
     timing: Path | None = typer.Option(
         None, "--timing", help="Timing file (CSV or JSON: generator, item, seconds, steps, rollouts; "
         "docs/audit.md) \\[default: the items' meta.generation_seconds / meta.denoising_steps]."),
@@ -90,6 +92,8 @@ def acceleration_cmd(
     if run.skipped_metrics:
         console.print(f"left out (direction unknown): {', '.join(run.skipped_metrics)}", highlight=False,
                       markup=False)
+    for note in run.config_notes:  # one configuration per metric: what was read, what was left out
+        console.print(note, highlight=False, markup=False)
     if out is not None:
         console.print(f"written: {out}/index.html, acceleration.json, tables/, frontier.svg", highlight=False)
 

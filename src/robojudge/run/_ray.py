@@ -18,6 +18,8 @@ suite. Ray is imported here only when a run starts.
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -29,10 +31,64 @@ R = TypeVar("R")
 
 RAY_MISSING = "--executor ray needs Ray, which is not installed: pip install 'robojudge[ray]'"
 LOCAL = "local"
+AUTO = "auto"
+CLIENT = "ray://"
+ADDRESS_FORMS = "local, auto, ray://HOST:PORT (Ray Client) or HOST:PORT (a cluster's GCS address)"
+
+CONNECT_TIMEOUT_S = 10.0
+"""Seconds a cluster's address (``HOST:PORT``, ``ray://HOST:PORT``) has to accept a TCP connection before
+the run stops with :class:`RayUnavailableError`: given an address where nothing answers, Ray's own
+connection loop retries for many minutes without raising."""
 
 
 class RayUnavailableError(RuntimeError):
     """Ray is not installed, or the cluster cannot be reached; the message says what to do."""
+
+
+def split_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``HOST:PORT`` or ``ray://HOST:PORT`` address (an IPv6 host in brackets);
+    ``None`` for ``local`` and ``auto``.
+
+    Raises:
+        ValueError: Any other text, naming ``--address`` and the forms it takes.
+    """
+    if address in (LOCAL, AUTO):
+        return None
+    rest = address[len(CLIENT):] if address.startswith(CLIENT) else address
+    if rest.startswith("["):  # [IPv6]:PORT
+        host, sep, port = rest[1:].partition("]:")
+    else:
+        host, sep, port = rest.rpartition(":")
+        if ":" in host:  # a bare IPv6 address: which colon starts the port is a guess
+            sep = ""
+    if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+        raise ValueError(f"--address {address!r} is not a Ray address; give {ADDRESS_FORMS}")
+    return host, int(port)
+
+
+def check_reachable(address: str, shown: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Stop unless something at ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``; other forms pass)
+    accepts a TCP connection within ``timeout`` seconds. ``shown``: how the message names the address.
+
+    Raises:
+        ValueError: ``address`` is not a Ray address (:func:`split_address`).
+        RayUnavailableError: Nothing answers there (refused, unreachable, unknown host, or no answer in time).
+    """
+    where = split_address(address)
+    if where is None:
+        return
+    try:
+        with socket.create_connection(where, timeout=timeout):
+            pass
+    except TimeoutError:
+        raise RayUnavailableError(_unreachable(shown, f"no answer within {timeout:g} s")) from None
+    except OSError as exc:
+        raise RayUnavailableError(_unreachable(shown, exc.strerror or str(exc))) from None
+
+
+def _unreachable(shown: str, why: str) -> str:
+    return (f"cannot reach a Ray cluster at {shown} ({why}); start a head with "
+            "`ray start --head --node-ip-address 127.0.0.1`, or use --address local")
 
 
 def import_ray() -> Any:
@@ -106,7 +162,9 @@ class RayExecutor:
             ``workers`` CPUs (default: one per core); ``auto`` joins the cluster this machine belongs
             to (``ray start`` or ``$RAY_ADDRESS``); ``ray://HOST:PORT`` connects through Ray Client;
             ``HOST:PORT`` is a cluster's GCS address. When Ray is already initialised in this process,
-            that connection is used whatever the address.
+            that connection is used whatever the address. An address (``HOST:PORT``, ``ray://``, or
+            ``$RAY_ADDRESS`` for ``auto``) where nothing accepts a connection within
+            :data:`CONNECT_TIMEOUT_S` is a :class:`RayUnavailableError`; any other text a ``ValueError``.
         workers: Tasks running at once; default: the cluster's CPUs.
         max_retries: Times Ray runs a task again after its worker died (and restarts an actor).
         prefetch: Tasks queued per running task, so no worker waits for the driver.
@@ -129,6 +187,7 @@ class RayExecutor:
         if max_retries < 0:
             raise ValueError(f"max_retries must be at least 0, got {max_retries}")
         self._ray = import_ray()
+        split_address(address)  # a malformed address fails here, naming the forms, not in Ray
         self._address = address
         self._asked = workers
         self._retries = max_retries
@@ -150,13 +209,17 @@ class RayExecutor:
                 ray.init(address="local", num_cpus=self._asked, include_dashboard=False,
                          _node_ip_address="127.0.0.1", log_to_driver=False)
             else:
+                # Ray would retry an address where nothing answers for many minutes: look first.
+                env = os.environ.get("RAY_ADDRESS", "")
+                if self._address == AUTO and env not in ("", AUTO):  # where `auto` goes
+                    with contextlib.suppress(ValueError):  # not an address: Ray's own message says so
+                        check_reachable(env, f"$RAY_ADDRESS {env!r} (--address auto)")
+                else:
+                    check_reachable(self._address, repr(self._address))
                 try:
                     ray.init(address=self._address, log_to_driver=False)
                 except ConnectionError as exc:
-                    raise RayUnavailableError(
-                        f"cannot reach a Ray cluster at {self._address!r} ({exc}); start a head with "
-                        "`ray start --head --node-ip-address 127.0.0.1`, or use --address local"
-                    ) from None
+                    raise RayUnavailableError(_unreachable(repr(self._address), str(exc))) from None
             self._owns = True
         # Made once: each new remote function or actor class is exported to the cluster again.
         self._call = ray.remote(_call)

@@ -244,7 +244,8 @@ def validate_manifest(
             scoring would, reporting what fails (undecodable, truncated) as an error. Both report
             what sampling would have to assume (a frame rate, unusable time stamps) as warnings.
             Both also read an item's ``robot``, ``joint_states`` and ``calibration`` files
-            (:func:`robojudge.robots.check_episode_files`); what fails there is an error. And both
+            (:func:`robojudge.robots.check_episode_files`; a calibration must also have a camera for
+            every view of the item, :func:`_uncalibrated_views`); what fails there is an error. And both
             check that an item's views agree in frame count and rate, and that a grid video cuts
             evenly into its cells (:func:`robojudge.suite._views.check_views`; errors).
         progress: Called with ``(videos checked, videos to check)`` as media checks finish.
@@ -275,6 +276,7 @@ def validate_manifest(
             if it is not None and (it.robot or it.joint_states or it.calibration):
                 found_files = check_episode_files(it.robot, it.joint_states, it.calibration,
                                                   it.view_names() or None, _declared_frames(it.video))
+                found_files += _uncalibrated_views(it, found_files)
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_files)
         # Views of one rollout must be taken at the same instants; a grid must cut evenly.
         from robojudge.suite._views import check_views
@@ -285,6 +287,26 @@ def validate_manifest(
                 found_views = check_views(it, deep=media == "deep")
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_views)
     return [p for c in checked for p in c.problems]
+
+
+def _uncalibrated_views(item: Item, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The problem of a calibration that loads but has no camera for one of the item's views (the
+    multi-view metrics refuse such an item with an error row); nothing when ``found`` already reports
+    the calibration, or the item has no views."""
+    views = item.view_names()
+    if not item.calibration or not views or any(f == "calibration" for f, _ in found):
+        return []
+    from robojudge.robots import load_calibration
+
+    try:
+        cams = load_calibration(item.calibration)
+    except ValueError:  # reported with the other files' problems
+        return []
+    missing = [v for v in views if v not in cams]
+    if not missing:
+        return []
+    return [("calibration", f"{item.calibration}: no camera for view(s) {missing} (it has {sorted(cams)}); "
+                            "the calibration needs one camera per view")]
 
 
 def _declared_frames(video: str | None) -> int | None:

@@ -9,7 +9,7 @@ import numpy as np
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.robots import Camera, load_calibration
 from robojudge.suite import Item
-from robojudge.suite._views import GridError, cell_size, split_grid, view_sources
+from robojudge.suite._views import FPS_TOLERANCE, GridError, cell_size, split_grid, view_sources
 from robojudge.video import sample_frames
 
 
@@ -17,11 +17,14 @@ def view_frames(item: Item, instants: int) -> dict[str, np.ndarray]:
     """Each view's RGB frames at ``instants`` instants spread evenly over the rollout, by view name.
 
     Views given as separate videos are sampled alike (every frame, then ``instants`` of them spread
-    evenly), so equal frame counts give the same instants. A grid video is sampled once and cut.
+    evenly), so equal frame counts at one frame rate give the same instants. A grid video is sampled
+    once and cut.
 
     Raises:
         Unmeasurable: the item has fewer than two views.
-        MetricInputError: the views differ in frame count, or a grid does not divide the video.
+        MetricInputError: the views differ in frame count or frame rate (by more than
+            :data:`robojudge.suite._views.FPS_TOLERANCE`, as ``suite validate`` checks), or a grid does
+            not divide the video.
     """
     sources = view_sources(item)
     if len(sources) < 2:
@@ -35,14 +38,24 @@ def view_frames(item: Item, instants: int) -> dict[str, np.ndarray]:
             raise MetricInputError(f"field grid: {e}") from None
     out: dict[str, np.ndarray] = {}
     counts: dict[str, int] = {}
+    rates: dict[str, float] = {}
     for name, src in sources.items():
         s = sample_frames(src.path, fps=None, max_frames=instants)
         out[name] = s.frames
         # An even spread keeps the last frame, so its index tells the view's length.
         counts[name] = int(s.indices[-1]) + 1 if len(s.indices) else 0
+        rates[name] = s.source_fps
     if len(set(counts.values())) > 1:
         raise MetricInputError(f"views are not synchronised: frame counts {counts} (robojudge suite validate "
                                "--deep names the view that disagrees)")
+    # Equal counts at different rates are different instants (a view re-encoded at twice the rate).
+    ref, r = next(iter(rates.items()))
+    for name, v in rates.items():
+        if abs(v - r) > FPS_TOLERANCE * r:
+            raise MetricInputError(
+                f"views are not synchronised: view {name!r} runs at {v:g} fps, view {ref!r} at {r:g} fps "
+                f"({100 * (v / r - 1):+.1f}%); frame t of each is not the same instant (robojudge suite "
+                "validate names every view that disagrees)")
     return out
 
 
@@ -98,7 +111,9 @@ def item_cameras(item: Item, names: list[str]) -> dict[str, Camera]:
                            "file with cameras; the weights-free RIGIS needs the rig's K, R, t")
     missing = [n for n in names if n not in cams]
     if missing:
-        raise MetricInputError(f"{source}: no camera for view(s) {missing} (it has {sorted(cams)})")
+        field = "calibration" if item.calibration else "state"
+        raise MetricInputError(f"field {field}: {source}: no camera for view(s) {missing} "
+                               f"(it has {sorted(cams)})")
     return {n: cams[n] for n in names}
 
 

@@ -659,7 +659,11 @@ def rigis(
     timing: Mapping[str, Any] | None = None,
     motion: Mapping[str, Any] | None = None,
 ) -> tuple[float, dict[str, Any]]:
-    """``S = w S_geo + (1 - w) S_pose`` and the details of both parts (``geo``, ``pose``)."""
+    """``S = w S_geo + (1 - w) S_pose`` and the details of both parts (``geo``, ``pose``).
+
+    NaN with the part's reason when a part that weighs in cannot be measured; a part of weight 0
+    (``geo_weight`` 0 or 1) does not count, so ``S`` is then the other part alone.
+    """
     p = params or RigisParams()
     reason = check_rig(frames_by_view, cameras)
     if reason is not None:
@@ -668,7 +672,8 @@ def rigis(
     geo, geo_d = rigis_geo(frames_by_view, cameras, p, analysis=m, timing=timing, motion=motion)
     pose, pose_d = rigis_pose(frames_by_view, cameras, p, analysis=m)
     details: dict[str, Any] = {"geo": geo, "pose": pose, "geo_details": geo_d, "pose_details": pose_d}
-    for part, d in (("S_geo", geo_d), ("S_pose", pose_d)):
-        if "unscored_reason" in d:
+    parts = (("S_geo", p.geo_weight, geo, geo_d), ("S_pose", 1 - p.geo_weight, pose, pose_d))
+    for part, weight, _, d in parts:
+        if weight > 0 and "unscored_reason" in d:
             return math.nan, {"unscored_reason": f"{part}: {d['unscored_reason']}", **details}
-    return p.geo_weight * geo + (1 - p.geo_weight) * pose, details
+    return float(sum(weight * value for _, weight, value, _ in parts if weight > 0)), details

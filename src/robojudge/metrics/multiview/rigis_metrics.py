@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from robojudge.metrics._derived import derived
 from robojudge.metrics._registry import Family, Input, metric
@@ -40,7 +40,18 @@ _CITATION = (
 class RigisConfig(RigisParams):
     """How many instants are read, and how they are measured (:class:`RigisParams`)."""
 
-    instants: int = Field(default=8, ge=1, le=64, description="synchronised frame sets spread over the video")
+    instants: int = Field(default=8, le=64, json_schema_extra={"minimum": 2},
+                          description="synchronised frame sets spread over the video (at least 2)")
+
+    @field_validator("instants")
+    @classmethod
+    def _two_or_more(cls, v: int) -> int:
+        # One frame per view shows no motion, and a rollout without motion is not scored: with 1, no item
+        # could ever be, and each would blame its video.
+        if v < 2:
+            raise ValueError(f"must be at least 2 (got {v}): RIGIS reads the rollout's motion between "
+                             "instants, and one instant shows none, so no item could be scored")
+        return v
 
 
 def _analysis(
@@ -83,7 +94,9 @@ def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[st
     # 2: rigis_pose reads each camera's stillness in its own view too (docs/rigis.md).
     # 3: rigis_geo times S_move, the moving parts checked across views.
     # 4: an essential-matrix fit that finds no model or raises (OpenCV 5.1) counts no inliers.
-    version="4",
+    # 5: views at different frame rates are an error row; a part of weight 0 (geo_weight 0 or 1) that
+    # cannot be measured no longer leaves S unscored.
+    version="5",
     citation=_CITATION,
     description=(
         "Multi-view consistency of a calibrated rig, 0-1: the mean of rigis_geo (matches obey the "
@@ -106,7 +119,8 @@ def rigis_metric(item: Item, config: RigisConfig) -> Score:
     native_range=(0.0, 1.0),
     # 2: times S_move (a view's moving pixels must move along their rays in the other views too).
     # 3: an essential-matrix fit that finds no model or raises (OpenCV 5.1) counts no inliers.
-    version="3",
+    # 4: views at different frame rates are an error row.
+    version="4",
     citation=_CITATION,
     description=(
         "Share of cross-view SIFT matches within tau of the calibrated epipolar geometry (Sampson "
@@ -128,7 +142,8 @@ def rigis_geo_metric(item: Item, config: RigisConfig) -> Score:
     native_range=(0.0, 1.0),
     # 2: times S_still, each camera's stillness read in its own view; scored on flat scenes too.
     # 3: an essential-matrix fit that finds no model or raises (OpenCV 5.1) gives no candidate pose.
-    version="3",
+    # 4: views at different frame rates are an error row.
+    version="4",
     citation=_CITATION,
     description=(
         "Whether the rig's cameras stay as calibrated, 0-1: relative poses of view pairs estimated from "

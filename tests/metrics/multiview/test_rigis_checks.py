@@ -1,0 +1,95 @@
+"""What RIGIS refuses or leaves out: views at different frame rates (an error row, as for different
+lengths), ``instants`` below 2 (refused with the config), a part of weight 0 that cannot be measured
+(does not make S unscored), a calibration without one of the views (an error naming the field)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _mv_rig import CAMERAS, clean_views, flat_views, instants
+
+from robojudge.metrics import MetricInputError, get_metric
+from robojudge.metrics.multiview import RigisParams, rigis
+from robojudge.metrics.multiview._item import view_frames
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+IDS = ("rigis", "rigis_geo", "rigis_pose")
+N = 4
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic rig as PNG frame folders at 10 fps, view b also at 20 and at 10.05 fps."""
+    root = tmp_path_factory.mktemp("rig")
+    views = clean_views()
+    for name, frames in views.items():
+        write_video(root / name, frames, fps=10)
+    write_video(root / "b20", views["b"], fps=20)
+    write_video(root / "b1005", views["b"], fps=10.05)
+    cal = {n: c.model_dump() for n, c in CAMERAS.items()}
+    (root / "calib.json").write_text(json.dumps(cal))
+    (root / "calib_ab.json").write_text(json.dumps({k: cal[k] for k in ("a", "b")}))
+    return root
+
+
+def _item(root: Path, b: str = "b", calibration: str = "calib.json") -> Item:
+    return Item(item_id="r", video=str(root / "a"), calibration=str(root / calibration),
+                views={"a": str(root / "a"), "b": str(root / b), "c": str(root / "c")})
+
+
+@pytest.mark.parametrize("metric", IDS)
+def test_views_at_different_frame_rates_are_an_error_naming_the_view(rig: Path, metric: str) -> None:
+    spec = get_metric(metric)
+    with pytest.raises(MetricInputError, match=(
+            r"^views are not synchronised: view 'b' runs at 20 fps, view 'a' at 10 fps \(\+100\.0%\); "
+            "frame t of each is not the same instant")):
+        spec.compute(_item(rig, "b20"), spec.make_config({"instants": N, "max_features": 300}))
+
+
+def test_a_rate_within_the_validators_tolerance_is_the_same_rate(rig: Path) -> None:
+    frames = view_frames(_item(rig, "b1005"), N)  # 0.5% apart: suite validate accepts it too
+    assert list(frames) == ["a", "b", "c"] and all(len(f) == N for f in frames.values())
+
+
+def test_a_calibration_without_a_view_is_an_error_on_the_field(rig: Path) -> None:
+    spec = get_metric("rigis_pose")
+    with pytest.raises(MetricInputError, match=(
+            rf"^field calibration: {rig / 'calib_ab.json'}: no camera for view\(s\) \['c'\] "
+            r"\(it has \['a', 'b'\]\)")):
+        spec.compute(_item(rig, calibration="calib_ab.json"), spec.make_config({"instants": N}))
+
+
+@pytest.mark.parametrize("metric", IDS)
+def test_one_instant_is_refused_with_the_config(metric: str) -> None:
+    spec = get_metric(metric)
+    with pytest.raises(ValueError, match=(
+            rf"invalid config for metric '{metric}': instants: must be at least 2 \(got 1\): RIGIS reads the "
+            "rollout's motion between instants, and one instant shows none")):
+        spec.make_config({"instants": 1})
+    assert spec.make_config({"instants": 2}).instants == 2  # type: ignore[attr-defined]
+    assert spec.describe()["config"]["instants"]["minimum"] == 2
+
+
+def test_a_part_of_weight_zero_does_not_leave_s_unscored() -> None:
+    # View c is noise: no view matches it, so S_geo cannot be measured; S_pose reads the other pairs.
+    views = clean_views()
+    views["c"] = np.random.default_rng(0).integers(0, 256, views["c"].shape, dtype=np.uint8)
+    frames = instants(views, N)
+    pose_only, d = rigis(frames, CAMERAS, RigisParams(max_features=300, geo_weight=0.0), timing=views)
+    assert math.isnan(d["geo"]) and "unscored_reason" in d["geo_details"]
+    assert pose_only == d["pose"] == pytest.approx(1.0)
+    both, d = rigis(frames, CAMERAS, RigisParams(max_features=300), timing=views)
+    assert math.isnan(both) and d["unscored_reason"].startswith("S_geo: too few matches")
+    # Flat-coloured views without the stillness reading: S_pose cannot be measured, S_geo can.
+    views = flat_views()
+    frames = instants(views, N)
+    geo_only, d = rigis(frames, CAMERAS, RigisParams(max_features=300, geo_weight=1.0, still=False),
+                        timing=views)
+    assert math.isnan(d["pose"]) and geo_only == d["geo"] == 1.0
+    half, d = rigis(frames, CAMERAS, RigisParams(max_features=300, still=False), timing=views)
+    assert math.isnan(half) and d["unscored_reason"].startswith("S_pose: too few matches")
