@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -93,3 +94,19 @@ def test_a_part_of_weight_zero_does_not_leave_s_unscored() -> None:
     assert math.isnan(d["pose"]) and geo_only == d["geo"] == 1.0
     half, d = rigis(frames, CAMERAS, RigisParams(max_features=300, still=False), timing=views)
     assert math.isnan(half) and d["unscored_reason"].startswith("S_pose: too few matches")
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (b"", "the file is empty (0 bytes)"),
+    (b"K,R,t\n1,2,3\n", "not an npz archive"),
+])
+def test_an_unreadable_state_file_says_why(tmp_path: Path, content: bytes, why: str) -> None:
+    """Cameras read from a state file go through the state reader of the tracking metrics: a 0-byte file
+    gave a bare EOFError, a text file numpy's advice to load pickles."""
+    from robojudge.metrics.multiview._item import item_cameras
+
+    state = tmp_path / "state.npz"
+    state.write_bytes(content)
+    item = Item(item_id="i", video=str(tmp_path / "v.mp4"), state=str(state))
+    with pytest.raises(MetricInputError, match=rf"cannot read state file .*state\.npz: {re.escape(why)}"):
+        item_cameras(item, ["cam0"])

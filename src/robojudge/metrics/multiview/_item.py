@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
+from robojudge.metrics.tracking._sim import StateFileError, read_state
 from robojudge.robots import Camera, load_calibration
 from robojudge.suite import Item
 from robojudge.suite._views import FPS_TOLERANCE, GridError, cell_size, split_grid, view_sources
@@ -119,11 +120,9 @@ def item_cameras(item: Item, names: list[str]) -> dict[str, Camera]:
 
 def _state_cameras(path: Path) -> dict[str, Camera]:
     try:
-        with np.load(path, allow_pickle=False) as z:
-            files = set(z.files)
-            arrays = {k: z[k] for k in ("K", "R", "t", "view_names") if k in files}
-    except (OSError, ValueError) as e:
-        raise MetricInputError(f"{path}: cannot read state file: {e}") from None
+        arrays = read_state(path, ("K", "R", "t", "view_names"))
+    except StateFileError as e:  # names the file and why it cannot be read (empty, not an npz ...)
+        raise MetricInputError(str(e)) from None
     if len(arrays) < 4:
         raise Unmeasurable(f"no calibration: state file {path} has no cameras (arrays K, R, t, view_names)")
     k, r, t = arrays["K"], arrays["R"], arrays["t"]
