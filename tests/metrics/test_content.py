@@ -9,7 +9,9 @@ from scipy import stats
 from robojudge.metrics import MetricInputError, Score, Unmeasurable, get_metric, metric
 from robojudge.metrics._content import (
     MIN_CORRELATION,
+    MIN_TEXTURED,
     STILL_LEVELS,
+    TEXTURE_LEVELS,
     Span,
     block_means,
     largest_change,
@@ -17,8 +19,11 @@ from robojudge.metrics._content import (
     require_frames,
     require_motion,
     require_same_span,
+    require_texture,
     span_seconds,
     step_correlations,
+    texture_share,
+    texture_shares,
 )
 from robojudge.suite import Item
 from robojudge.video import sample_frames, write_video
@@ -101,6 +106,103 @@ def test_require_correspondence_counts_lost_steps_and_refuses_a_majority():
         require_correspondence(noise)
     assert exc.value.details == {"frames": 6, "steps_without_correspondence": 5}
     assert np.all(step_correlations(noise) < MIN_CORRELATION)
+
+
+def test_require_motion_names_the_size_of_frames_under_two_blocks():
+    # A 2x2 square crossing an 8x8 frame: one block, whose mean never changes, so the clip looks still
+    # to block means; it is not, and the reason says the frames are too small to tell.
+    tiny = np.zeros((6, 8, 8), np.uint8)
+    for t in range(6):
+        tiny[t, 3:5, t:t + 2] = 255
+    with pytest.raises(Unmeasurable, match="frames of 8x8 are too small to tell whether the video") as exc:
+        require_motion(tiny)
+    assert exc.value.details == {"frames": 6, "frame_size": "8x8", "largest_change": 0.0}
+    # A thin strip (200x8): too small along its height; a still 16x16 clip is still, as before.
+    with pytest.raises(Unmeasurable, match="frames of 200x8 are too small"):
+        require_motion(np.zeros((3, 8, 200), np.uint8))
+    with pytest.raises(Unmeasurable, match="is still"):
+        require_motion(np.zeros((3, 16, 16), np.uint8))
+    # Motion that does change a block of a tiny frame is motion.
+    tiny[3:] = 200
+    assert require_motion(tiny) > STILL_LEVELS
+
+
+def test_texture_share_by_hand():
+    flat = np.full((32, 32), 90, np.uint8)
+    assert texture_share(flat) == 0.0
+    # A 2x2 speck: 1 of the 16 blocks, 1 of the 9 blocks of the grid shifted by half a block: the larger.
+    speck = flat.copy()
+    speck[5:7, 5:7] = 255
+    assert texture_share(speck) == pytest.approx(1 / 9)
+    # Tiles of 8 px on the block grid: no block holds an edge, every block of the shifted grid does.
+    tiles = np.kron(np.indices((4, 4)).sum(axis=0) % 2 * 200, np.ones((8, 8))).astype(np.uint8)
+    assert texture_share(tiles) == 1.0
+    # A standard deviation at the threshold is not texture, just above it is (exact: half the block at
+    # +-s around the mean has standard deviation s).
+    for s, expected in ((TEXTURE_LEVELS, 0.0), (TEXTURE_LEVELS + 1, 1.0)):
+        block = np.full((8, 8), 100, np.uint8)
+        block[:, ::2] = 100 + s
+        block[:, 1::2] = 100 - s
+        assert texture_share(block) == expected
+    # Colour counts: texture in one channel of RGB.
+    rgb = np.zeros((16, 16, 3), np.uint8)
+    rgb[2:6, 2:6, 2] = 255
+    assert texture_share(rgb) > 0
+    # A frame smaller than a block is one block.
+    assert texture_share(speck[:7, :7]) == 1.0 and texture_share(flat[:7, :7]) == 0.0
+
+
+def test_texture_shares_of_encoded_flat_and_textured_clips(tmp_path):
+    # libx264 leaves flat frames flat to this measure (a fade), and texture textured.
+    fade = np.stack([np.full((96, 128, 3), round(255 * t / 11), np.uint8) for t in range(12)])
+    texture = np.random.default_rng(12).integers(0, 256, (96, 128, 3), dtype=np.uint8)
+    scene = np.stack([np.roll(texture, t, axis=1) for t in range(12)])
+    for name, frames, low, high in (("fade", fade, 0.0, 0.0), ("scene", scene, 0.95, 1.0)):
+        write_video(tmp_path / f"{name}.mp4", frames, fps=8)
+        gray = sample_frames(tmp_path / f"{name}.mp4", fps=None, max_frames=None, gray=True).frames
+        shares = texture_shares(gray)
+        assert shares.shape == (12,) and not shares.flags.writeable
+        assert low <= shares.min() and shares.max() <= high
+
+
+def _flat_clips() -> dict[str, np.ndarray]:
+    """Clips with no texture (or a speck of it) that change: a fade, a flash, a strobe, a speck on black."""
+    h, w, n = 96, 128, 12
+    speck = np.zeros((n, h, w), np.uint8)
+    for t in range(n):
+        speck[t, 40:42, 2 + 3 * t:4 + 3 * t] = 255
+    flash = np.zeros((n, h, w), np.uint8)
+    flash[n // 2] = 255
+    return {
+        "fade": np.stack([np.full((h, w), round(255 * t / (n - 1)), np.uint8) for t in range(n)]),
+        "flash": flash,
+        "strobe": np.stack([np.full((h, w), 255 * (t % 2), np.uint8) for t in range(n)]),
+        "speck": speck,
+    }
+
+
+@pytest.mark.parametrize("name", ["fade", "flash", "strobe", "speck"])
+def test_flow_checks_refuse_clips_without_texture(name):
+    frames = _flat_clips()[name]
+    assert require_motion(frames) > STILL_LEVELS  # they change: not still
+    # Before, the correspondence check passed them (a flat frame's correlation is NaN, not counted).
+    with pytest.raises(Unmeasurable, match="too little texture for optical flow: in 11 of the 11") as exc:
+        require_correspondence(frames)
+    details = exc.value.details
+    assert details["frames"] == 12 and details["steps_without_texture"] == 11
+    assert details["least_textured_share"] < MIN_TEXTURED
+
+
+def test_require_texture_counts_steps_and_refuses_a_majority():
+    scene = np.random.default_rng(13).integers(0, 256, (64, 96), dtype=np.uint8)
+    frames = np.stack([np.roll(scene, 2 * t, axis=1) for t in range(9)])
+    assert require_texture(frames) == 0
+    frames[:2] = 0  # a clip that opens on two black frames: 2 of its 8 steps touch one
+    assert require_texture(frames) == 2
+    assert require_correspondence(frames) == 0  # measured; those steps are not counted as lost either
+    frames[:5] = 0  # 5 of 8: refused
+    with pytest.raises(Unmeasurable, match="in 5 of the 8 consecutive frame pairs of the video"):
+        require_texture(frames)
 
 
 def test_span_seconds_and_require_same_span(tmp_path):

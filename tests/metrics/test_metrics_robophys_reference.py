@@ -197,3 +197,21 @@ def test_ssim_leaves_frames_smaller_than_its_window_unscored(tmp_path):
     assert row.status == "ok" and row.value is not None and math.isnan(row.value)
     assert "smaller than the 11px SSIM window" in (row.details or {})["unscored_reason"]
     assert (row.details or {})["frame_size"] == "8x8"
+
+
+def test_a_landscape_video_against_a_portrait_reference_is_a_warning(tmp_path):
+    # A re-encode that lost its rotation flag: the video lies on its side next to its upright reference.
+    # It is still stretched to the reference's size and compared; the row says why it scores so low.
+    upright = np.random.default_rng(5).integers(0, 256, (4, 40, 24, 3), dtype=np.uint8)
+    item = _item(tmp_path / "turned", np.rot90(upright, axes=(1, 2)).copy(), upright)
+    warning = (f"{item.video}: the video is landscape (40x24), its reference portrait (24x40): its frames "
+               "are stretched to the reference's size for the comparison; a lost rotation flag (a re-encode "
+               "that dropped the display matrix) gives such a pair")
+    for metric in ("iq1_psnr", "iq1_ssim"):
+        row = compute_metric(item, MetricRequest.build(metric))
+        assert row.status == "ok" and warning in (row.details or {})["video_warnings"]
+    # The same orientation at another size (resized, not turned) and a square video say nothing.
+    larger = np.repeat(np.repeat(upright, 2, axis=1), 2, axis=2)
+    for name, gen in (("larger", larger), ("square", upright[:, :24])):
+        row = compute_metric(_item(tmp_path / name, gen, upright), MetricRequest.build("iq1_psnr"))
+        assert "video_warnings" not in (row.details or {})

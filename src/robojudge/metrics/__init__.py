@@ -30,11 +30,13 @@ from robojudge.metrics._registry import (
 from robojudge.metrics._score import Score
 from robojudge.metrics._select import (
     ALL_METRICS,
+    MissingLibrariesError,
     expand_metric_ids,
     how_to_score,
     inapplicable_summary,
     metrics_by_weights,
     missing_inputs,
+    missing_libraries,
     not_run_by_all,
     not_run_summary,
 )
@@ -73,6 +75,8 @@ __all__ = [
     "UnknownMetricError",
     "Unmeasurable",
     "expand_metric_ids",
+    "MissingLibrariesError",
+    "missing_libraries",
     "how_to_score",
     "fast_settings",
     "flow_readers",

@@ -9,8 +9,10 @@ All checks look at frames averaged over 8 x 8 pixel blocks. Lossy codecs move si
 unchanged frame by up to ~16 levels (libx264 between an I and a P frame), but block means by at most
 ~3, while anything visible that moves (a 6 px object) changes a block by tens of levels.
 
-Both checks read the same block means (:func:`content_facts`), computed once per frame array for
-every check and metric that asks (:mod:`robojudge.metrics._derived`).
+The motion and correspondence checks read the same block means (:func:`content_facts`), computed once
+per frame array for every check and metric that asks (:mod:`robojudge.metrics._derived`). The optical-flow
+metrics also ask whether the frames have texture enough for flow to be read at all
+(:func:`texture_shares`, from the spread of the pixels inside each block).
 """
 
 from __future__ import annotations
@@ -32,6 +34,16 @@ STILL_LEVELS = 8.0
 #: Consecutive frames correspond when their block means correlate at least this much (Pearson);
 #: independent frames give about 0, the same scene a few pixels later well above 0.9.
 MIN_CORRELATION = 0.5
+#: A block shows texture when the standard deviation of its pixels exceeds this (levels of 255): twice
+#: the spread libx264 leaves inside the blocks of a flat frame (at most 2.1 on a grey clip), far below
+#: that of a block holding an edge or a pattern (tens of levels).
+TEXTURE_LEVELS = 4.0
+#: Optical flow can be read on a frame when at least this share of its blocks show texture. Flow is
+#: measured only where there is texture; everywhere else the estimator fills it in from the nearest
+#: measured motion (DIS spread a 2x2 speck's motion over 11% of a black frame). The demo suite's
+#: frames all have 9.2% or more (4.2% upscaled to 1080 px), a 2x2 speck on black at 128x96 0.5-1%
+#: (docs/metrics.md, "Too little texture for optical flow").
+MIN_TEXTURED = 0.02
 
 
 def block_means(frames: np.ndarray) -> np.ndarray:
@@ -81,13 +93,73 @@ def _facts(blocks: np.ndarray) -> ContentFacts:
     return ContentFacts(change, corr)
 
 
+def _block_edges(n: int, offset: int = 0) -> np.ndarray:
+    """Edges of the whole blocks along a side of ``n`` pixels, starting at ``offset``; a side too short
+    for one block from there is one block of the whole side."""
+    if n - offset < BLOCK:
+        return np.array([0, n])
+    return np.arange(offset, n - (n - offset) % BLOCK + 1, BLOCK)
+
+
+def _textured(sums: np.ndarray, squares: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """Which blocks between the edges ``ys`` and ``xs`` show texture, from integral images of a frame.
+
+    ``n * sum(x^2) - sum(x)^2 = n^2 var`` per block and channel, exact in float64 (integers below 2^53);
+    a block shows texture when any channel's standard deviation exceeds :data:`TEXTURE_LEVELS`.
+    """
+    def block_sums(integral: np.ndarray) -> np.ndarray:
+        corners = integral[np.ix_(ys, xs)]
+        out: np.ndarray = corners[1:, 1:] - corners[:-1, 1:] - corners[1:, :-1] + corners[:-1, :-1]
+        return out
+
+    s, q = block_sums(sums), block_sums(squares)
+    n = np.outer(np.diff(ys), np.diff(xs)).astype(np.float64)
+    if s.ndim == 3:
+        n = n[..., None]
+    spread: np.ndarray = n * q - s * s > (TEXTURE_LEVELS * n) ** 2
+    return spread if spread.ndim == 2 else np.any(spread, axis=2)
+
+
+def texture_share(frame: np.ndarray) -> float:
+    """Share of the ``BLOCK x BLOCK`` blocks of one ``(H, W[, C])`` uint8 frame that show texture.
+
+    A block shows texture when the standard deviation of its pixels (of any channel) exceeds
+    :data:`TEXTURE_LEVELS`. Blocks are taken on the grid of :func:`block_means` and on the grid shifted by
+    half a block each way, and the larger share counts, so an edge that runs along a block border (tiles
+    of 8 px, aligned) is inside the blocks of the other grid. Flat frames give 0.
+
+    >>> flat = np.full((32, 32), 90, np.uint8)
+    >>> speck = flat.copy()
+    >>> speck[5:7, 5:7] = 255  # in 1 of the 16 blocks, and of the 9 of the shifted grid
+    >>> texture_share(flat), round(texture_share(speck), 3)
+    (0.0, 0.111)
+    """
+    sums, squares = cv2.integral2(frame, sdepth=cv2.CV_64F, sqdepth=cv2.CV_64F)
+    h, w = frame.shape[:2]
+    shares = [float(_textured(sums, squares, _block_edges(h, o), _block_edges(w, o)).mean())
+              for o in (0, BLOCK // 2)]
+    return max(shares)
+
+
+def texture_shares(frames: np.ndarray) -> np.ndarray:
+    """:func:`texture_share` of every frame, ``(T,)`` read-only; remembered while a read-only ``frames``
+    array lives, as :func:`content_facts` is."""
+    def compute() -> np.ndarray:
+        out = np.array([texture_share(f) for f in frames], dtype=np.float64)
+        out.flags.writeable = False
+        return out
+
+    return derived(frames, "texture_shares", compute)
+
+
 def largest_change(frames: np.ndarray) -> float:
     """The largest difference of a block mean from the first frame's, in levels of 255."""
     return content_facts(frames).largest_change
 
 
 def step_correlations(frames: np.ndarray) -> np.ndarray:
-    """Pearson correlation of the block means of frames t and t + 1, ``(T - 1,)``; NaN at a flat frame.
+    """Pearson correlation of the block means of frames t and t + 1, ``(T - 1,)``; NaN at a flat frame
+    (no correlation is defined; :func:`require_texture` refuses such frames).
 
     The array is read-only (it may be shared with other callers); copy it to change it.
     """
@@ -111,9 +183,19 @@ def require_motion(frames: np.ndarray, what: str = "the video") -> float:
 
     A still clip (every frame the first one, up to codec noise) has no motion whose consistency,
     smoothness or quality could be measured, and would otherwise get the metric's best value.
+
+    Frames under two blocks on a side (an 8x8 clip) cannot be called still: motion that stays inside a
+    block leaves its mean unchanged. Where their block means do not change, the reason names the size.
     """
     require_frames(frames, 2, what)
     change = largest_change(frames)
+    if change <= STILL_LEVELS and min(frames.shape[1:3]) < 2 * BLOCK:
+        h, w = frames.shape[1:3]
+        raise Unmeasurable(
+            f"frames of {w}x{h} are too small to tell whether {what} moves: under {2 * BLOCK} px on a side, "
+            f"motion along it stays inside one {BLOCK}x{BLOCK} block and leaves the block means unchanged "
+            f"(largest change {change:.1f} levels)", frames=len(frames), frame_size=f"{w}x{h}",
+            largest_change=change)
     if change <= STILL_LEVELS:
         raise Unmeasurable(
             f"{what} is still: no {BLOCK}x{BLOCK} block of any of its {len(frames)} frames differs from the "
@@ -164,16 +246,49 @@ def require_same_span(
     return facts
 
 
+def require_texture(frames: np.ndarray, what: str = "the video") -> int:
+    """How many consecutive frame pairs have a frame with too little texture for optical flow; raise
+    :class:`Unmeasurable` for more than half.
+
+    A frame has texture enough when at least :data:`MIN_TEXTURED` of its blocks show texture
+    (:func:`texture_share`). Flow is measured only where the frames have texture and filled in
+    elsewhere, so on a flat frame (a fade, a flash) or one that is flat but for a speck, its magnitude
+    and forward-backward agreement say what the estimator filled in, not how anything moved. A still
+    clip passes whatever its texture (a frozen blank clip): nothing in it changes, so there is no motion
+    for the estimator to fill in, and the motion metrics' 0 is what it shows (the consistency metrics
+    refuse still clips with :func:`require_motion`).
+    """
+    require_frames(frames, 2, what)
+    if largest_change(frames) <= STILL_LEVELS:
+        return 0
+    shares = texture_shares(frames)
+    bare = shares < MIN_TEXTURED
+    steps = len(frames) - 1
+    without = int((bare[:-1] | bare[1:]).sum())
+    if 2 * without > steps:
+        least = float(shares.min())
+        raise Unmeasurable(
+            f"too little texture for optical flow: in {without} of the {steps} consecutive frame pairs of "
+            f"{what} a frame has texture in fewer than {MIN_TEXTURED:.0%} of its {BLOCK}x{BLOCK} blocks "
+            f"(pixel standard deviation above {TEXTURE_LEVELS:g} levels; least {least:.1%}), so the flow "
+            "there is the estimator's fill-in, not measured motion",
+            frames=len(frames), steps_without_texture=without, least_textured_share=round(least, 4))
+    return without
+
+
 def require_correspondence(frames: np.ndarray, what: str = "the video") -> int:
-    """How many consecutive frame pairs do not correspond; raise :class:`Unmeasurable` for more than half.
+    """How many consecutive frame pairs do not correspond; raise :class:`Unmeasurable` for more than half
+    of them, or when more than half lack texture (:func:`require_texture`, checked first).
 
     A pair corresponds when its block means correlate at least :data:`MIN_CORRELATION`. Optical flow
     between frames that show nothing of each other (a scene replaced by noise, a cut) is not motion,
-    and its magnitude or forward-backward agreement means nothing.
+    and its magnitude or forward-backward agreement means nothing. Every metric that reads optical flow
+    as motion or as its consistency calls this check, so flow on frames without texture is refused with
+    it.
     """
-    require_frames(frames, 2, what)
+    require_texture(frames, what)
     corr = step_correlations(frames)
-    lost = int((corr < MIN_CORRELATION).sum())  # NaN (a flat frame) compares False: not counted
+    lost = int((corr < MIN_CORRELATION).sum())  # NaN (a flat frame) compares False: the texture check's
     if 2 * lost > len(corr):
         raise Unmeasurable(
             f"tracking lost: {lost} of the {len(corr)} consecutive frame pairs of {what} show nothing of "

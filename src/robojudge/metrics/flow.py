@@ -103,7 +103,7 @@ def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, None),
-    version="2",
+    version="3",
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Motion Magnitude), with Farneback flow instead of RAFT",
     description=(
         "Mean optical-flow magnitude per pixel between consecutive frames (Farneback, 8 fps, 256x256 "
@@ -121,6 +121,9 @@ def flow_motion_magnitude_farneback(item: Item, config: FarnebackConfig) -> Scor
     A still video is measured (its value, about 0, is the metric's worst). Frames that show nothing of
     each other give large flow that is not motion: when more than half of the steps lack
     correspondence (:func:`~robojudge.metrics._content.require_correspondence`) the item is unscored.
+    So is a clip most of whose steps have a frame with too little texture for flow (a flat or blank
+    clip, a fade, a speck on black: :func:`~robojudge.metrics._content.require_texture`; version 3,
+    version 2 measured them, a blank clip as 0).
     """
     frames = gray_sequence(item, config)
     lost = require_correspondence(frames)

@@ -8,6 +8,7 @@ Public API:
 * :func:`cached_frames` -- what the open frame cache holds for a file and sampling (never decodes).
 * :func:`prefetch_frames` -- several samplings of one file decoded in one pass into the open cache.
 * :func:`video_warnings` -- collect what had to be assumed about the videos read inside a block.
+* :func:`report_warnings` -- add warnings about a video to the open :func:`video_warnings` blocks.
 * :func:`frame_sizes` -- collect the size of the frames sampled inside a block, per video.
 * :func:`write_video` -- write RGB frames to mp4/webm/avi/mkv/gif or a PNG frame folder.
 * :func:`prepare_frames` -- sampled frames with content hashes and JPEGs computed (what a judge sends).
@@ -21,7 +22,7 @@ Public API:
   a video may hold; a read that would hold more is refused before decoding (``video/_memory.py``).
 """
 
-from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, video_warnings
+from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, report_warnings, video_warnings
 from robojudge.video._encode import prepare_frames
 from robojudge.video._folder import IMAGE_SUFFIXES
 from robojudge.video._memory import frame_budget, native_read_warning, set_frame_memory_share
@@ -60,6 +61,7 @@ __all__ = [
     "prefetch_frames",
     "prepare_frames",
     "probe_video",
+    "report_warnings",
     "sample_frames",
     "set_frame_memory_share",
     "shared_decoder",

@@ -274,15 +274,15 @@ class _Plan:
         warnings = timing.warnings + check_complete(path, intact, timing, meta, edited)
         return cls(ordered, timing, warnings, fps, max_frames, spread)
 
-    def result(self, path: Path, frames: np.ndarray) -> SampledFrames:
-        """The selection filled in with ``frames``."""
+    def result(self, path: Path, frames: np.ndarray, warnings: tuple[str, ...] = ()) -> SampledFrames:
+        """The selection filled in with ``frames``; ``warnings`` about them follow the plan's own."""
         return SampledFrames(
             frames=frames,
             timestamps=np.asarray([self.times[i] for i in self.chosen], dtype=np.float64),
             indices=np.asarray(self.chosen, dtype=np.int64),
             source_fps=float(self.source_fps),
             path=path,
-            warnings=self.warnings,
+            warnings=self.warnings + warnings,
         )
 
     @staticmethod
@@ -344,17 +344,19 @@ def _run_plans(
     known = set(jobs[0][0].pts)
     done: set[int] = set()
     outs: list[np.ndarray | None] = [None] * len(jobs)
+    alpha = AlphaCheck(stream)
     ctx = stream.codec_context
     for frame in _Plan._decode(ctx, packets, set(slots) if skip else None):
         if frame.pts not in known:
             return None
         if frame.pts in slots and frame.pts not in done:
             rgb, rotation = to_rgb(frame, path), frame_rotation(frame, stream)
+            alpha.see(frame)
             images: dict[int, np.ndarray] = {}
             for j, position in slots[frame.pts]:
                 image = images.get(j)
                 if image is None:
-                    image = images[j] = jobs[j][1](rgb, rotation)
+                    image = images[j] = jobs[j][1](rgb, rotation, jobs[j][0].chosen[position])
                 out = outs[j]
                 if out is None:
                     out = outs[j] = np.empty((len(jobs[j][0].chosen), *image.shape), image.dtype)
@@ -364,7 +366,8 @@ def _run_plans(
                 break  # the rest of the stream is not needed
     if len(done) != len(slots) or any(out is None for out in outs):
         return None
-    return [plan.result(path, out) for (plan, _), out in zip(jobs, outs, strict=True) if out is not None]
+    return [plan.result(path, out, post.size_warnings() + alpha.warnings())
+            for (plan, post), out in zip(jobs, outs, strict=True) if out is not None]
 
 
 def _two_pass(
@@ -393,13 +396,16 @@ def _two_pass(
         check_frame_memory(path, [(len(chosen), post)], stream.width, stream.height)
         warnings += aspect_warnings(meta, stream.width, stream.height)
         _set_threads(stream)
+        alpha = AlphaCheck(stream)
         for index, frame in enumerate(decoded_frames(container, stream)):
             if index in wanted:
-                got[index] = convert(frame, stream, post, path)
+                got[index] = convert(frame, stream, post, path, index)
+                alpha.see(frame)
                 if len(got) == len(wanted):
                     break
     if len(got) != len(wanted):
         raise VideoError(path, "decoding is not repeatable (frame count changed between passes)")
+    warnings += post.size_warnings() + alpha.warnings()
     return SampledFrames(
         frames=np.ascontiguousarray(np.stack([got[i] for i in chosen])),
         timestamps=np.asarray([timing.times[i] for i in chosen], dtype=np.float64),
@@ -430,6 +436,49 @@ def to_rgb(frame: av.VideoFrame, path: Path) -> np.ndarray:
         raise VideoError(path, f"cannot convert frame: {exc}") from exc
 
 
-def convert(frame: av.VideoFrame, stream: VideoStream, post: PostProcess, path: Path) -> np.ndarray:
-    """Convert one decoded frame to the requested RGB/gray output."""
-    return post(to_rgb(frame, path), frame_rotation(frame, stream))
+def convert(
+    frame: av.VideoFrame, stream: VideoStream, post: PostProcess, path: Path, index: int | None = None
+) -> np.ndarray:
+    """Convert one decoded frame (the ``index``-th of the video, if given) to the RGB/gray output asked."""
+    return post(to_rgb(frame, path), frame_rotation(frame, stream), index)
+
+
+class AlphaCheck:
+    """Whether the frames read carry transparency, which reading them as RGB (:func:`to_rgb`) drops.
+
+    Each frame read in a pixel format with an alpha channel (PNG or QuickTime RGBA, ProRes 4444, GIF's
+    BGRA) is converted once more to read its alpha; a frame with any alpha below 255 is transparent.
+    A WebM stream whose alpha sits beside the colour (``alpha_mode`` 1) decodes without it in FFmpeg's
+    own VP8/VP9 decoders, so only the tag can say it is there.
+    """
+
+    def __init__(self, stream: VideoStream) -> None:
+        self.declared = str(stream.metadata.get("alpha_mode", "")) == "1"
+        self.read = 0  # frames read with an alpha channel
+        self.transparent = 0  # of them, frames with alpha below 255 somewhere
+        self.lowest = 255
+
+    def see(self, frame: av.VideoFrame) -> None:
+        """Look at the alpha of one frame that was read."""
+        if not any(getattr(c, "is_alpha", False) for c in frame.format.components):
+            return
+        try:
+            lowest = int(frame.to_ndarray(format="rgba")[..., 3].min())
+        except _AV_ERRORS:
+            return
+        self.read += 1
+        if lowest < 255:
+            self.transparent += 1
+            self.lowest = min(self.lowest, lowest)
+
+    def warnings(self) -> tuple[str, ...]:
+        """A warning when a frame read was transparent somewhere, or the stream declares an alpha channel
+        that was not decoded; nothing for fully opaque frames."""
+        if self.transparent:
+            return (f"alpha channel ignored: {self.transparent} of the {self.read} frames read have "
+                    f"transparent pixels (lowest alpha {self.lowest} of 255); frames are read as their "
+                    "stored colours, as if opaque, not composited onto a background",)
+        if self.declared and not self.read:
+            return ("alpha channel ignored: the stream declares one (WebM alpha_mode 1) that FFmpeg's "
+                    "decoder does not read; frames are read as their stored colours, as if opaque",)
+        return ()

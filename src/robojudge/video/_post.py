@@ -26,13 +26,17 @@ class PostProcess:
     not a whole fraction, e.g. 752x416 to 640x354; at such scales output pixels are at most two source
     pixels apart, so every source pixel still enters the result and aliasing stays small); a larger
     shrink keeps ``INTER_AREA``. Every output gets
-    the size of the first one, so a stream that changes resolution midway still stacks into one array.
+    the size of the first one, so a stream that changes resolution midway still stacks into one array;
+    :meth:`size_warnings` then says so, naming the sizes and the first frame read at another size.
     """
 
     size: int | tuple[int, int] | None
     gray: bool
     resample: str = "area"
     _shape: tuple[int, int] | None = field(default=None, init=False)  # (w, h) of the first output
+    _source: tuple[int, int] | None = field(default=None, init=False)  # (w, h) of the first input, upright
+    # the first input of another size: (its frame index, or None when not given; its (w, h))
+    _changed: tuple[int | None, tuple[int, int]] | None = field(default=None, init=False)
 
     def output_size(self, width: int, height: int) -> tuple[int, int]:
         """``(w, h)`` of the output for an upright ``width`` x ``height`` frame (nothing remembered)."""
@@ -48,10 +52,35 @@ class PostProcess:
             self._shape = self.output_size(width, height)
         return self._shape
 
-    def __call__(self, rgb: np.ndarray, rotation: int = 0) -> np.ndarray:
+    def _note_size(self, width: int, height: int, index: int | None) -> None:
+        if self._source is None:
+            self._source = (width, height)
+        elif (width, height) != self._source:
+            first = self._changed
+            if first is None or (index is not None and first[0] is not None and index < first[0]):
+                self._changed = (index, (width, height))
+
+    def size_warnings(self) -> tuple[str, ...]:
+        """A warning when the frames given had different sizes, so the later ones were resized to the
+        first one's output size (and stretched, if their aspect ratio differs); else nothing."""
+        if self._changed is None or self._source is None or self._shape is None:
+            return ()
+        index, (width, height) = self._changed
+        (w0, h0), (tw, th) = self._source, self._shape
+        frame = f"frame {index}" if index is not None else "a later frame"
+        stretched = abs(width * h0 - w0 * height) > 0.01 * w0 * height
+        return (f"the frame size changes mid-stream: the first frame read is {w0}x{h0}, {frame} "
+                f"{width}x{height} (the first read at another size, counting every frame from 0); all are "
+                f"resized to {tw}x{th}, the first frame's output size"
+                + (", which stretches the later ones (another aspect ratio)" if stretched else ""),)
+
+    def __call__(self, rgb: np.ndarray, rotation: int = 0, index: int | None = None) -> np.ndarray:
+        """The frame rotated, resized and converted; ``index`` (its place among the video's frames) only
+        names it in :meth:`size_warnings`."""
         if rotation:
             rgb = cv2.rotate(rgb, _ROTATE_CODES[rotation])
         height, width = rgb.shape[:2]
+        self._note_size(width, height, index)
         tw, th = self._target(width, height)
         if (tw, th) != (width, height):
             area = tw * th < width * height and not (

@@ -6,6 +6,7 @@ Both metrics read the generated video and ``Item.reference_video`` the same way 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -18,7 +19,7 @@ from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
-from robojudge.video import probe_video, sample_frames
+from robojudge.video import probe_video, report_warnings, sample_frames
 
 
 class PairedConfig(BaseModel):
@@ -81,6 +82,26 @@ def paired_sampling(item: Item, fps: float | None) -> dict[str, Any]:
     return {"fps": rate, "max_frames": None, "size": (ref.width, ref.height)}
 
 
+def orientation_warning(video: tuple[int, int], reference: tuple[int, int]) -> str | None:
+    """A warning when one of two ``(width, height)`` sizes is landscape and the other portrait.
+
+    Pairing stretches the video to the reference's size, which for such a pair turns the picture on its
+    side; it almost always means a lost rotation (a re-encode that dropped the display matrix).
+
+    >>> orientation_warning((160, 96), (96, 160))[:46]
+    'the video is landscape (160x96), its reference'
+    >>> orientation_warning((160, 96), (320, 192)) is None, orientation_warning((96, 96), (96, 160)) is None
+    (True, True)
+    """
+    (w, h), (rw, rh) = video, reference
+    if (w - h) * (rw - rh) >= 0:  # the same way round, or one of them square
+        return None
+    shape, ref_shape = ("landscape", "portrait") if w > h else ("portrait", "landscape")
+    return (f"the video is {shape} ({w}x{h}), its reference {ref_shape} ({rw}x{rh}): its frames are "
+            "stretched to the reference's size for the comparison; a lost rotation flag (a re-encode that "
+            "dropped the display matrix) gives such a pair")
+
+
 def paired_frames(item: Item, fps: float | None, min_reference_coverage: float = 0.9) -> PairedFrames:
     """Generated and reference RGB frames paired in time, ``(N, H, W, 3)`` uint8 each.
 
@@ -90,6 +111,10 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     leaves reference frames ``missing``, which the metrics count as the worst value rather than
     comparing only the common start (a one-frame video holding the conditioning frame scored a perfect
     100 dB that way).
+
+    A video and reference of opposite orientations (landscape and portrait, :func:`orientation_warning`)
+    are paired all the same, with a warning about the video in the open
+    :func:`~robojudge.video.video_warnings` blocks (a result row's ``details.video_warnings``).
 
     Raises:
         MetricInputError: When the item has no reference video.
@@ -102,6 +127,10 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     rate = sampling["fps"]
     ref = sample_frames(item.reference_video, fps=rate, max_frames=None).frames
     gen = sample_frames(item.video, **sampling).frames
+    own = probe_video(item.video)
+    turned = orientation_warning((own.width, own.height), sampling["size"])
+    if turned is not None:
+        report_warnings(Path(item.video), [turned])
     require_frames(gen, 2)
     require_frames(ref, 2, "the reference video")
     if len(ref) < min_reference_coverage * len(gen):
