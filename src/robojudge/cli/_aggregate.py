@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -23,6 +24,10 @@ from robojudge.aggregate import (
     threshold_sensitivity,
 )
 from robojudge.cli._common import console, err_console, fail
+from robojudge.store import SafeCsvWriter
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 app = typer.Typer(help="RoboPhys-3D aggregation: AFS, RoboPhyscore and its metric selection.",
                   no_args_is_help=True)
@@ -59,6 +64,9 @@ def scores_cmd(
     subdim_<CODE> is the sum of the sub-dimension's normalized metrics (IQ-1 out of 6), level_<k> the sum
     of its sub-dimension means (level 1 out of 5) and afs the sum of the four level means (out of 4).
     """
+    from robojudge.cli._report import replace_unencodable
+
+    replace_unencodable()
     if strategy not in ("table", "percentile"):
         raise fail(f"--strategy must be table or percentile, got {strategy!r}")
     if missing not in ("nan", "drop"):
@@ -71,11 +79,28 @@ def scores_cmd(
                                    metrics=_split(metrics) or None, source=inp, note=_note)
     except AggregateInputError as exc:
         raise fail(str(exc)) from None
+    text = _safe_csv(result)
     if out is not None:
-        result.to_csv(out, index=False)
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"cannot write {out}: {exc}") from None
         console.print(f"wrote {len(result)} rows to {out}", highlight=False)
     else:
-        typer.echo(result.to_csv(index=False), nl=False)
+        typer.echo(text, nl=False)
+
+
+def _safe_csv(frame: pd.DataFrame) -> str:
+    """``frame`` as CSV text (NaN as an empty cell), written like every CSV robojudge writes: a text cell
+    a spreadsheet would run as a formula gets a leading ``'`` (:class:`robojudge.store.SafeCsvWriter`).
+    A group named ``=HYPERLINK(...)`` comes out of ``results export`` escaped, is read back unescaped,
+    and must not leave here as a live formula."""
+    buf = io.StringIO()
+    w = SafeCsvWriter(buf, lineterminator="\n")
+    w.writerow(frame.columns)
+    for row in frame.itertuples(index=False, name=None):
+        w.writerow("" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row)
+    return buf.getvalue()
 
 
 def _fmt(v: Any) -> str:
@@ -101,6 +126,9 @@ def select_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Select RoboPhyscore metrics by their minimum Pearson r with the task-success targets (eq. 3)."""
+    from robojudge.cli._report import replace_unencodable
+
+    replace_unencodable()
     tgt = _split(targets)
     try:
         found = selection_from_table(read_metric_table(inp), tgt, by=_split(by),

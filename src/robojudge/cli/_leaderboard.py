@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from robojudge.cli._common import PIPED_WIDTH, console, err_console, fail, load_results
+from robojudge.cli._report import replace_unencodable
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction
 from robojudge.report import (
@@ -34,6 +35,7 @@ from robojudge.report import (
 from robojudge.report._judges import comparison_note
 from robojudge.report._leaderboard import calibration_problem, small_standing
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE
+from robojudge.report._unset import generator_groups, generator_of, unset_note
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -63,10 +65,19 @@ def _title(target: str) -> str:
     return "Overall" if target == OVERALL else target.upper()
 
 
+def _column(table: Table, header: str, *, fold: bool = False) -> None:
+    """Numbers are never wrapped; a name column (generator, judge) is, so that a long name folds onto
+    more lines where the table is too wide, instead of the numbers being cut to ``5.00…``."""
+    if fold:
+        table.add_column(header, overflow="fold")
+    else:
+        table.add_column(header, no_wrap=True)
+
+
 def _print_board(board: Leaderboard, heading: str) -> None:
     table = Table(title=heading, title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("rank", "generator", *(_title(t) for t in board.targets), "P(rank)", "rank range"):
-        table.add_column(col, no_wrap=True)
+        _column(table, col, fold=col == "generator")
     for e in board.entries:
         s = e.standings[board.sort_by]
         prob = "-" if math.isnan(s.rank_prob) else f"{s.rank_prob:.2f}"
@@ -83,7 +94,7 @@ def _print_board(board: Leaderboard, heading: str) -> None:
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
                   box=box.SIMPLE_HEAD)
     for col in ("target", "upper", "lower", "P"):
-        pairs.add_column(col, no_wrap=True)
+        _column(pairs, col, fold=col in ("upper", "lower"))
     for p in board.adjacent:
         prob = "-" if math.isnan(p.prob) else f"{p.prob:.2f}"
         pairs.add_row(_title(p.target), p.upper, p.lower, prob)
@@ -113,6 +124,7 @@ def generators(
     Clips are the bootstrap clusters (all generators' items of a drawn clip come along) and sources
     the strata.
     """
+    replace_unencodable()
     rows, items = load_results(suite, db)
     try:
         per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
@@ -124,7 +136,7 @@ def generators(
         raise fail(str(exc)) from None
     # The calibrated judge scores items from stored metrics: say when those were read at several sizes
     # or computed with different library versions.
-    group_of = {it.item_id: it.generator or "(unset)" for it in items}
+    group_of = dict(zip((it.item_id for it in items), generator_groups(items), strict=True))
     size_note = ""
     if scores == CALIBRATED:
         size_note = (mixed_size_note(mixed_sizes(rows, group_of))
@@ -137,6 +149,8 @@ def generators(
                             f"{bootstrap} replicates)")
         if size_note:
             console.print(f"[yellow]{escape(size_note.strip())}[/]", markup=True, highlight=False)
+        if renamed := unset_note(map(generator_of, items)).strip():
+            console.print(renamed, highlight=False, markup=False)
     if out is not None:
         paths = write_leaderboard(board, out, title=f"Generator leaderboard ({scores})")
         (err_console if as_json else console).print(f"wrote {', '.join(str(p) for p in paths)}",
@@ -156,10 +170,10 @@ def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading:
                   note: str = "") -> None:
     table = Table(title=heading, title_justify="left", box=box.SIMPLE_HEAD)
     for name in ("judge", "scored", "unscored"):
-        table.add_column(name, no_wrap=True)
+        _column(table, name, fold=name == "judge")
     for t in targets:
         for name in ("r", "Acc", "MSE"):
-            table.add_column(f"{_title(t)} {name}", no_wrap=True)
+            _column(table, f"{_title(t)} {name}")
     for row in table_rows:
         cells = []
         for t in targets:
@@ -197,6 +211,7 @@ def judges(
     Without any stored VLM judge the table still holds the metric-calibrated judge, whose scores are
     all held out (cross-validation grouped by clip).
     """
+    replace_unencodable()
     rows, items = load_results(suite, db)
     try:
         report, table_rows, cal, _ = judges_report(

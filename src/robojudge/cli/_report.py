@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -25,6 +26,22 @@ from robojudge.store import StoreError
 from robojudge.suite import SUFFIXES, ManifestError
 
 _SEED = 20260926
+
+
+def replace_unencodable() -> None:
+    """Let standard output and error print a character their encoding lacks as ``?`` instead of failing.
+
+    Under a locale that is not UTF-8 (``LC_ALL=C`` with ``PYTHONUTF8=0``, a Latin-1 terminal) a
+    generator's name or the small-n dagger would otherwise end the command with a UnicodeEncodeError
+    after part of its output. Files are always written as UTF-8; this is about the terminal only.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="replace")
+            except (ValueError, OSError):  # a stream that cannot change now: leave it as it is
+                continue
 
 
 def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -> Table:
@@ -82,6 +99,7 @@ def report(
     With a suite manifest it also summarizes the results per group (mean, std, 95% t-interval) as
     before: summary.md, summary.csv, results.csv and errors.csv.
     """
+    replace_unencodable()
     manifest: Path | None
     others: list[Path] = []  # more manifests scored into the store, whose items the report adds
     if _is_manifest(target):
@@ -113,10 +131,6 @@ def report(
         elif suite is None:
             console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
             others = noted_manifests(url, besides=manifest)
-            if others:
-                console.print(f"and the items it lacks from {len(others)} more manifest"
-                              f"{'s' if len(others) > 1 else ''} scored into this store: "
-                              + ", ".join(str(m) for m in others), highlight=False)
     if not html:
         if _is_manifest(target):  # the HTML report says it below; the summary alone says it here
             _print_stale(url, Path(target))
@@ -129,6 +143,11 @@ def report(
                                    bootstrap=bootstrap, seed=seed, stale=stale_rows)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
+    if result.added_from:  # only the noted manifests that gave items (a copied run's own copy has them all)
+        added = result.added_from
+        plural = "s" if len(added) > 1 else ""
+        console.print(f"and the items it lacks from {len(added)} more manifest{plural} scored into this "
+                      "store: " + ", ".join(str(m) for m in added), highlight=False)
     print_html_report(result)
     note = stale_note(result.stale)
     if note:

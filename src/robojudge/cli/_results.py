@@ -30,15 +30,35 @@ def export_cmd(
                                       "clip_id columns at the end (and --by's column)."),
 ) -> None:
     """Write stored results as long rows (one per item, metric and config; current rows only)."""
+    from robojudge.cli._report import replace_unencodable
     from robojudge.run import export_run
     from robojudge.suite import ManifestError
 
+    replace_unencodable()
     try:
+        if by is not None and suite is not None and (clash := _dash_clash(suite, by)):
+            raise fail(clash)
         n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite,
                        note=lambda m: err_console.print(f"note: {m}", highlight=False, markup=False))
     except (StoreError, ManifestError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     console.print(f"wrote {n} rows to {out}", highlight=False)
+
+
+def _dash_clash(suite: Path, by: str) -> str | None:
+    """Why ``--by`` cannot be written for ``suite``: an item whose field ``by`` is literally ``-``, the
+    cell an item without the field gets, so that ``aggregate scores --by`` would average the two as one
+    group; None when no item has it."""
+    from robojudge.suite import load_suite
+
+    dashed = [it.item_id for it in load_suite(suite, strict=False).items
+              if (v := getattr(it, by, None)) is not None and str(getattr(v, "value", v)) == "-"]
+    if not dashed:
+        return None
+    shown = ", ".join(dashed[:5]) + (f" and {len(dashed) - 5} more" if len(dashed) > 5 else "")
+    return (f"--by {by}: {len(dashed)} item(s) of {suite} have the {by} '-' ({shown}), which is what --by "
+            f"writes for an item without a {by}; `aggregate scores` would take both for one group. Give "
+            f"those items another {by} in the manifest")
 
 
 @app.command("status")

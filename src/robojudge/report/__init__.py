@@ -65,11 +65,13 @@ from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._suite import GROUP_FIELDS, group_by_field, report_suite
 from robojudge.report._summary import GroupSummary, stale_note, summarize, summary_markdown, write_report
 from robojudge.report._tables import Cell, Table, latex_escape
+from robojudge.report._unset import UNSET, generator_groups, unset_name, unset_note
 
 __all__ = [
     "CALIBRATED",
     "GROUP_FIELDS",
     "SCORE_SOURCES",
+    "UNSET",
     "CalibratedJudge",
     "Cell",
     "Coverage",
@@ -99,6 +101,7 @@ __all__ = [
     "fps_judge_name",
     "frontier_table",
     "generator_board",
+    "generator_groups",
     "group_by_field",
     "judge_coverage",
     "judge_names",
@@ -134,6 +137,8 @@ __all__ = [
     "summarize",
     "summary_markdown",
     "tabulate_fps_ablation",
+    "unset_name",
+    "unset_note",
     "write_judges",
     "write_label_agreement",
     "write_html_report",

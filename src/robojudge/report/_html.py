@@ -1,7 +1,10 @@
 """The self-contained HTML report: ``index.html`` (inline CSS and SVG, no script, no network) plus tables.
 
 ``write_html_report`` reads a result store (and, when known, the suite manifest the results belong
-to), builds every section it can, and writes ``index.html`` and ``tables/<name>.{csv,md,tex}``.
+to), builds every section it can, and writes ``index.html`` and ``tables/<name>.{csv,md,tex}``. The
+report owns the table files it writes: ``tables/written_by_robojudge.txt`` lists them, and the next
+report into the same folder removes those it does not write again, so no table of an earlier report
+is left beside the new ones (other files in ``tables/`` are never touched).
 ``resolve_source`` turns what a user typed (a run folder, a database URL or a store file) into a
 store URL and the manifest, if one can be found.
 """
@@ -26,6 +29,7 @@ from robojudge.report._robophys import heatmap_section, robophys_section, sensit
 from robojudge.report._sections import ReportInput, Section, overview_section
 from robojudge.report._size_section import sizes_section
 from robojudge.report._summary import RangeOf, StaleFinder, stale_note, unknown_range
+from robojudge.report._tables import Table
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, load_suite, run_manifest
 
@@ -61,12 +65,15 @@ class HtmlReport:
         sections: Every section, shown or skipped (with its reason).
         tables: The CSV, Markdown and LaTeX files.
         stale: The stored rows left out because their inputs changed since (with ``stale=``).
+        added_from: The manifests of ``more_manifests`` that gave items (:func:`report_items`); one that
+            adds none is not read into the report and not named on the page.
     """
 
     index: Path
     sections: tuple[Section, ...]
     tables: tuple[Path, ...]
     stale: tuple[ResultRow, ...] = ()
+    added_from: tuple[Path, ...] = ()
 
 
 def resolve_source(target: str | Path, *, manifest: str | Path | None = None) -> tuple[str, Path | None]:
@@ -127,15 +134,25 @@ def report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
 
     Bad records are left out (``strict=False``), as the report of one manifest always did.
     """
+    return _report_items(rows, manifest, more_manifests)[0]
+
+
+def _report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
+                  more_manifests: Sequence[str | Path]) -> tuple[list[Item], list[Path]]:
+    """:func:`report_items`, and those of ``more_manifests`` that gave some of them."""
     items = list(load_suite(manifest, strict=False).items) if manifest is not None else []
     seen = {it.item_id for it in items}
     stored = {r.item_id for r in rows}
+    added: list[Path] = []
     for extra in more_manifests:
+        before = len(items)
         for it in load_suite(extra, strict=False).items:
             if it.item_id in stored and it.item_id not in seen:
                 items.append(it)
                 seen.add(it.item_id)
-    return items
+        if len(items) > before:
+            added.append(Path(extra))
+    return items, added
 
 
 @dataclass(frozen=True)
@@ -270,23 +287,59 @@ def write_html_report(
     with ResultStore(db, read_only=True) as store:
         rows = store.rows()
         where = store.url
-    items = report_items(rows, manifest, more_manifests)
+    items, added = _report_items(rows, manifest, more_manifests)
     rows, left_out = without_stale(rows, items, stale)
     inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
                       native_range or unknown_range)
     sections = build_sections(inp)
     out = Path(out_dir)
-    written: list[Path] = []
-    for sec in sections:
-        for t in sec.tables:
-            written += t.write(out / "tables")
-    suites = ([str(manifest)] if manifest is not None else []) + [str(m) for m in more_manifests]
+    written = write_tables([t for sec in sections for t in sec.tables], out / "tables")
+    suites = ([str(manifest)] if manifest is not None else []) + [str(m) for m in added]
     plural = "s" if len(suites) > 1 else ""
     source = f"store {where}" + (f", suite{plural} {', '.join(suites)}" if suites else "")
     index = out / "index.html"
     note = stale_note(left_out)
-    index.write_text(render_page(sections, title=title, source=source, notes=[note] if note else []))
-    return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out))
+    index.write_text(render_page(sections, title=title, source=source, notes=[note] if note else []),
+                     encoding="utf-8")
+    return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out), tuple(added))
+
+
+#: The list of the table files a report wrote, in its ``tables/`` folder.
+WRITTEN = "written_by_robojudge.txt"
+_WRITTEN_HEAD = ("# The table files `robojudge report` wrote here; the next report into this folder removes "
+                 "them.\n")
+_TABLE_SUFFIXES = (".csv", ".md", ".tex")
+
+
+def write_tables(tables: Sequence[Table], folder: Path) -> list[Path]:
+    """Write ``tables`` into ``folder``, remove the table files the previous report listed in
+    :data:`WRITTEN` that are not written again, and list the new ones there.
+
+    Only what that list names is removed, and only plain ``.csv``, ``.md`` or ``.tex`` names in
+    ``folder`` itself: a file of the user's in ``tables/`` is never touched.
+    """
+    listed = folder / WRITTEN
+    before = _listed(listed)
+    written: list[Path] = []
+    for t in tables:
+        written += t.write(folder)
+    names = {p.name for p in written}
+    for name in sorted(before - names):
+        gone = folder / name
+        if gone.is_file() or gone.is_symlink():
+            gone.unlink(missing_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    listed.write_text(_WRITTEN_HEAD + "".join(f"{p.name}\n" for p in written), encoding="utf-8")
+    return written
+
+
+def _listed(path: Path) -> set[str]:
+    """The table file names :func:`write_tables` listed in ``path`` (none when it is missing)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {n for n in lines if not n.startswith("#") and n == Path(n).name and n.endswith(_TABLE_SUFFIXES)}
 
 
 def render_page(sections: Sequence[Section], *, title: str, source: str, notes: Sequence[str] = ()) -> str:

@@ -374,7 +374,7 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
         for col, _, _ in JUDGE_COLUMNS:
             fields += [f"{t}_{col}", f"{t}_{col}_low", f"{t}_{col}_high", f"{t}_{col}_best"]
     fields += ["stage", "base_model"]
-    with (out / "judges.csv").open("w", newline="") as f:
+    with (out / "judges.csv").open("w", newline="", encoding="utf-8") as f:
         w = SafeCsvWriter(f)
         w.writerow(fields)
         for row in table:
@@ -387,5 +387,5 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
                     vals += [e.value, e.low, e.high, (t, col) in row.best]
             vals += [row.stage or "", row.base_model or ""]
             w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in vals])
-    (out / "judges.md").write_text(judges_markdown(table, report, note=note))
+    (out / "judges.md").write_text(judges_markdown(table, report, note=note), encoding="utf-8")
     return [out / "judges.md", out / "judges.csv"]

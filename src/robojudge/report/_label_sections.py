@@ -23,6 +23,7 @@ from robojudge.report._leaderboard import (
 from robojudge.report._sections import ReportInput, Section, estimate_cell
 from robojudge.report._series import JudgeSeries
 from robojudge.report._tables import SMALL_MARK, Cell, Table, is_small, text
+from robojudge.report._unset import generator_of, unset_note
 from robojudge.suite import Item
 
 _TITLES = {"pa": "PA", "ia": "IA", OVERALL: "Overall"}
@@ -188,7 +189,7 @@ def generators_section(inp: ReportInput) -> Section:
     if not inp.items:
         sec.skipped = "no suite manifest was given, so items have no generator"
         return sec
-    if len({it.generator for it in inp.items}) < 2:
+    if len(set(inp.groups)) < 2:
         sec.skipped = "the suite has fewer than two generators"
         return sec
     items = list(inp.items)
@@ -215,7 +216,8 @@ def generators_section(inp: ReportInput) -> Section:
     sec.intro = (f"Scores from {source}. Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); "
                  f"{board.level:.0%} cluster-bootstrap intervals over {board.n_replicates} replicates; "
                  "P(rank) is the share of replicates in which the generator holds exactly its rank, among "
-                 "the replicates that draw every ranked generator." + extra)
+                 "the replicates that draw every ranked generator." + extra
+                 + unset_note(map(generator_of, items)))
     unranked = [e.generator for e in board.entries if e.standings[board.sort_by].rank is None]
     if unranked:
         sec.intro += (f" {', '.join(unranked)}: not ranked, for lack of scores from {source} on "

@@ -23,6 +23,10 @@ from robojudge.report._tables import md_escape
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
+#: A correlation over fewer items than this is not given: through two points every line fits, so a
+#: Pearson or Spearman of two items is +-1 whatever the metric is worth.
+MIN_CORRELATION_ITEMS = 3
+
 
 @dataclass(frozen=True)
 class LabelAgreement:
@@ -65,7 +69,8 @@ def label_agreement(
     correlated as stored and marked. Each configuration of a metric is its own row. Intervals come
     from the paired cluster bootstrap over ``clip_id`` within ``source`` (RoboJudge App. E.1); items
     without a clip id are their own cluster. ``stored``: the rows already split
-    (``StoredSeries.of(rows)``), read instead of ``rows``.
+    (``StoredSeries.of(rows)``), read instead of ``rows``. Over fewer than
+    :data:`MIN_CORRELATION_ITEMS` items both correlations are NaN (two points give +-1 by construction).
     """
     labelled = [it for it in items if it.labels is not None]
     if not labelled:
@@ -86,8 +91,10 @@ def label_agreement(
             p, s = cell.stats["pearson"], cell.stats["spearman"]
             both = np.isfinite(f.values) & np.isfinite(human[axis])
             n_clusters = len({clusters[i] for i in np.flatnonzero(both)})
-            out.append(LabelAgreement(f.label, axis, cell.n, p.value, p.low, p.high, s.value, s.low, s.high,
-                                      f.direction is not None, n_clusters))
+            r, rho = (p.value, p.low, p.high), (s.value, s.low, s.high)
+            if cell.n < MIN_CORRELATION_ITEMS:
+                r = rho = (math.nan, math.nan, math.nan)
+            out.append(LabelAgreement(f.label, axis, cell.n, *r, *rho, f.direction is not None, n_clusters))
     return out
 
 
@@ -96,7 +103,7 @@ def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields = list(LabelAgreement.__dataclass_fields__)
-    with (out / "label_agreement.csv").open("w", newline="") as f:
+    with (out / "label_agreement.csv").open("w", newline="", encoding="utf-8") as f:
         w = SafeCsvWriter(f)
         w.writerow(fields)
         for r in rows:
@@ -117,7 +124,8 @@ def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -
         "metric ranks rollouts like the labels (a metric of unknown direction is marked 'as stored' and "
         "correlated as it is); intervals are paired cluster-bootstrap percentiles.\n\n"
         + "\n".join(lines)
-        + "\n"
+        + "\n",
+        encoding="utf-8",
     )
 
 

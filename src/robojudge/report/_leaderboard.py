@@ -29,6 +29,7 @@ from robojudge.meta import (
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._series import Series, StoredSeries, metric_series
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
+from robojudge.report._unset import generator_groups
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
@@ -226,9 +227,10 @@ def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, boo
                     seed: int | None = 0, level: float = 0.95, sort_by: str = OVERALL) -> Leaderboard:
     """The generator leaderboard of ``scores`` (per axis, aligned with ``items``).
 
-    Clusters are clip ids and strata are sources; items without a generator count as ``"(unset)"``.
+    Clusters are clip ids and strata are sources; items without a generator are one more group,
+    ``"(unset)"`` (kept apart from a generator of that name: :func:`robojudge.report._unset.unset_name`).
     """
-    generators = [it.generator or "(unset)" for it in items]
+    generators = generator_groups(items)
     return generator_leaderboard(scores, generators, clusters_of(items), strata_of(items),
                                  bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by)
 
@@ -302,7 +304,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
     for t in board.targets:
         fields += [t, f"{t}_low", f"{t}_high", *(f"{t}_{k}" for k in ("rank", "rank_prob", "rank_low",
                                                                         "rank_high", "small_n"))]
-    with (out / "leaderboard.csv").open("w", newline="") as f:
+    with (out / "leaderboard.csv").open("w", newline="", encoding="utf-8") as f:
         w = SafeCsvWriter(f)
         w.writerow(fields)
         for e in board.entries:
@@ -312,7 +314,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
                 row += [s.score.value, s.score.low, s.score.high, s.rank, s.rank_prob, s.rank_low or None,
                         s.rank_high or None, small_standing(e, t)]
             w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row])
-    (out / "leaderboard.md").write_text(leaderboard_markdown(board, title=title))
+    (out / "leaderboard.md").write_text(leaderboard_markdown(board, title=title), encoding="utf-8")
     return [out / "leaderboard.md", out / "leaderboard.csv"]
 
 

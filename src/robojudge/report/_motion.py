@@ -188,8 +188,7 @@ def motion_section(inp: ReportInput) -> Section:
             sec.skipped = (f"no motion measure is stored to read the consistency metrics against: score "
                            f"{DYNAMIC} or {FLOW} too (`robojudge score SUITE -m {DYNAMIC},{FLOW}`)")
         return sec
-    group_of = ({it.item_id: it.generator or "(unset)" for it in inp.scope} if inp.items
-                else {it.item_id: "all" for it in inp.scope})
+    group_of = inp.group_of
     n_low = sum(m.low for m in motion.values())
     names = ", ".join(s.label for s in stillness)
     sec.intro = (f"These metrics ({names}) give their best values to clips in which little changes, so "

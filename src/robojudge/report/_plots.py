@@ -7,7 +7,11 @@ name, so two figures inlined in one page never share an id.
 
 Every label is drawn as plain text: names come from users' manifests and stores, and matplotlib
 would otherwise read ``$...$`` in a generator or judge name as mathtext (and fail on a bad one).
-The SVG writer escapes ``<`` and ``&``, so a name like ``<script>`` stays text in the page.
+The SVG writer escapes ``<`` and ``&``, so a name like ``<script>`` stays text in the page. A name
+longer than :data:`MAX_LABEL` characters loses its middle to an ellipsis (the tables keep it whole;
+its start and its end, where configuration labels differ, stay), and
+matplotlib's warnings about glyphs its font lacks are not printed: the SVG keeps text as text, drawn
+by the browser in a font that has them.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import functools
 import io
 import math
 import re
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec
 
@@ -28,18 +33,32 @@ if TYPE_CHECKING:
 
 _P = ParamSpec("_P")
 _SCALE = (1, 5)
+#: Names longer than this are cut in the figures (a 255-character generator name ran off the figure
+#: and collapsed its axes).
+MAX_LABEL = 60
 
 
 def _plain_text(draw: Callable[_P, str]) -> Callable[_P, str]:
-    """Build and save the figure with mathtext off, so every string is drawn as it is."""
+    """Build and save the figure with mathtext off, so every string is drawn as it is, and without
+    matplotlib's warning about glyphs its own font lacks (the SVG keeps the text; the browser draws it)."""
     @functools.wraps(draw)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
         import matplotlib
 
-        with matplotlib.rc_context({"text.parse_math": False}):
+        with matplotlib.rc_context({"text.parse_math": False}), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
             return draw(*args, **kwargs)
 
     return wrapper
+
+
+def _short(name: str) -> str:
+    """``name``, or when longer than :data:`MAX_LABEL` characters its start and end around an ellipsis,
+    :data:`MAX_LABEL` characters in all (``flow [fps=2]`` and ``flow [fps=4]`` stay apart)."""
+    if len(name) <= MAX_LABEL:
+        return name
+    head = MAX_LABEL // 2
+    return name[:head] + "\u2026" + name[len(name) - (MAX_LABEL - head - 1):]
 _TARGET_TITLE = {"pa": "PA", "ia": "IA", "overall": "Overall"}
 
 
@@ -103,8 +122,8 @@ def judge_scatter(scores: Mapping[str, Mapping[str, FloatArray]], human: Mapping
             ok = np.isfinite(x) & np.isfinite(y)
             ax.scatter(x[ok] + rng.uniform(-0.15, 0.15, ok.sum()), y[ok], s=12, alpha=0.6, color="#3465a4")
             ax.plot(_SCALE, _SCALE, color="#888", lw=0.8, ls="--")
-            ax.set(xlim=(0.5, 5.5), ylim=(0.5, 5.5), xlabel=f"human {_title(a)}", ylabel=f"{j}",
-                   title=f"{j}: {_title(a)} (n={int(ok.sum())})")
+            ax.set(xlim=(0.5, 5.5), ylim=(0.5, 5.5), xlabel=f"human {_title(a)}", ylabel=_short(j),
+                   title=f"{_short(j)}: {_title(a)} (n={int(ok.sum())})")
             ax.title.set_fontsize(9)
     return _svg(fig, "judge-scatter")
 
@@ -129,7 +148,7 @@ def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]
                 if v:
                     ax.text(c, r, str(int(v)), ha="center", va="center", fontsize=7,
                             color="white" if v > top / 2 else "black")
-            ax.set(xlabel=f"{j} (rounded)", ylabel="human", title=f"{j}: {_title(a)}")
+            ax.set(xlabel=f"{_short(j)} (rounded)", ylabel="human", title=f"{_short(j)}: {_title(a)}")
             ax.title.set_fontsize(9)
     return _svg(fig, "confusion")
 
@@ -147,8 +166,8 @@ def landscape(points: Mapping[str, tuple[float, float, float, float, float, floa
         if math.isnan(m) or math.isnan(r):
             continue
         ax.errorbar([m], [r], xerr=_err(m, mlo, mhi), yerr=_err(r, rlo, rhi), fmt="o", capsize=3,
-                    color=f"C{k % 10}", label=j)
-        ax.annotate(j, (m, r), textcoords="offset points", xytext=(5, 5), fontsize=8)
+                    color=f"C{k % 10}", label=_short(j))
+        ax.annotate(_short(j), (m, r), textcoords="offset points", xytext=(5, 5), fontsize=8)
     ax.set(xlabel=f"{_title(target)} MSE (lower is better)",
            ylabel=f"{_title(target)} Pearson r (higher is better)",
            title=f"Correlation vs. MSE ({_title(target)})")
@@ -171,7 +190,7 @@ def bias_bars(bias: Mapping[str, Mapping[str, tuple[float, float, float]]]) -> s
         err = np.where(np.isnan(lo), 0.0, np.clip(np.vstack([vals - lo, hi - vals]), 0.0, None))
         ax.bar(xs, vals, width, yerr=err, capsize=3, label=_title(a), color=f"C{k}")
     ax.axhline(0, color="black", lw=0.8)
-    ax.set_xticks(range(len(judges)), judges, rotation=15, ha="right")
+    ax.set_xticks(range(len(judges)), [_short(j) for j in judges], rotation=15, ha="right")
     ax.set(ylabel="mean signed error (judge - human)", title="Bias: over-scoring > 0 > under-scoring")
     ax.legend(fontsize=8)
     return _svg(fig, "bias")
@@ -187,7 +206,7 @@ def forest(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str, name
             continue
         ax.errorbar([v], [y], xerr=_err(v, lo, hi), fmt="o", capsize=3, color="C0" if v >= 0 else "C3", ms=4)
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(ys, [r[0] for r in rows], fontsize=8)
+    ax.set_yticks(ys, [_short(r[0]) for r in rows], fontsize=8)
     ax.set(xlim=(-1.05, 1.05), xlabel=xlabel, title=title)
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig, name)
@@ -201,12 +220,15 @@ def generator_plane(points: Mapping[str, tuple[float, float, float, float, float
         points: generator -> ``(pa, pa_low, pa_high, ia, ia_low, ia_high)``.
     """
     fig, ax = _figure(5.2, 4.4)
+    at: dict[tuple[float, float], list[str]] = {}  # generators at one point share one label
     for k, (g, (x, xlo, xhi, y, ylo, yhi)) in enumerate(points.items()):
         if math.isnan(x) or math.isnan(y):
             continue
         ax.errorbar([x], [y], xerr=_err(x, xlo, xhi), yerr=_err(y, ylo, yhi), fmt="o", capsize=3,
                     color=f"C{k % 10}")
-        ax.annotate(g, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        at.setdefault((x, y), []).append(_short(g))
+    for (x, y), names in at.items():
+        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
     ax.plot(_SCALE, _SCALE, color="#888", lw=0.8, ls="--")
     ax.set(xlim=(0.8, 5.2), ylim=(0.8, 5.2), xlabel="mean PA", ylabel="mean IA",
            title="Generators: physical adherence vs. instruction alignment")
@@ -225,7 +247,7 @@ def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
     for k, g in enumerate(groups):
         vals = np.array([scores[g][d] for d in dims], dtype=float)
         vals = np.append(vals, vals[0])
-        ax.plot(closed, vals, color=f"C{k % 10}", lw=1.4, label=g)
+        ax.plot(closed, vals, color=f"C{k % 10}", lw=1.4, label=_short(g))
         ax.fill(closed, np.nan_to_num(vals), color=f"C{k % 10}", alpha=0.08)
     ax.set_xticks(angles, dims, fontsize=8)
     ax.set_ylim(0, 1)
@@ -241,8 +263,8 @@ def correlation_heatmap(names: Sequence[str], corr: FloatArray, *, title: str) -
     size = max(4.0, 0.55 * n + 2.0)
     fig, ax = _figure(size + 1.0, size)
     im = ax.imshow(corr, cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_xticks(range(n), names, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(n), names, fontsize=7)
+    ax.set_xticks(range(n), [_short(m) for m in names], rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(n), [_short(m) for m in names], fontsize=7)
     for (r, c), v in np.ndenumerate(corr):
         if not math.isnan(v):
             ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=6,

@@ -24,11 +24,12 @@ from robojudge.aggregate import (
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
-from robojudge.report._leaderboard import label_scores
+from robojudge.report._leaderboard import clusters_of, label_scores
 from robojudge.report._libraries import mixed_library_note
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._sizes import mixed_size_note
-from robojudge.report._tables import Cell, Table, text
+from robojudge.report._tables import Cell, Table, is_small, text
+from robojudge.report._unset import generator_groups
 
 #: Stored metrics that measure task success in a simulator but are not taxonomy ids.
 EXTRA_TASK_SUCCESS = ("sim_task_success",)
@@ -66,10 +67,11 @@ def _left_out(inp: ReportInput) -> str:
 
 def _by_generator(inp: ReportInput, values: dict[str, FloatArray]) -> tuple[list[str], dict[str, FloatArray]]:
     """Per-generator means (NaN-skipping) of per-item value columns aligned with ``inp.items``."""
-    gens = sorted({it.generator or "(unset)" for it in inp.items})
+    groups = generator_groups(inp.items)
+    gens = sorted(set(groups))
     idx: dict[str, list[int]] = defaultdict(list)
-    for i, it in enumerate(inp.items):
-        idx[it.generator or "(unset)"].append(i)
+    for i, g in enumerate(groups):
+        idx[g].append(i)
     out = {}
     for m, col in values.items():
         means = []
@@ -214,12 +216,15 @@ def heatmap_section(inp: ReportInput) -> Section:
         return sec
     n = len(keys)
     corr = np.full((n, n), np.nan)
+    small = np.zeros((n, n), dtype=bool)
+    clips = np.array(clusters_of(items), dtype=object)
     for i in range(n):
         for j in range(i, n):
             x, y = cols[keys[i]], cols[keys[j]]
             ok = np.isfinite(x) & np.isfinite(y)
             if ok.sum() >= _MIN_CONFIGS and np.ptp(x[ok]) > 0 and np.ptp(y[ok]) > 0:
                 corr[i, j] = corr[j, i] = float(stats.spearmanr(x[ok], y[ok]).statistic)
+                small[i, j] = small[j, i] = is_small(int(ok.sum()), len(set(clips[ok])))
     sec.intro = ("Spearman rho over items between oriented metrics (lower-is-better metrics negated, so "
                  "positive means they agree on which rollout is better), pairwise complete items. Each "
                  "configuration of a metric is its own row.")
@@ -229,7 +234,8 @@ def heatmap_section(inp: ReportInput) -> Section:
                       f"{', '.join(unknown)}.")
     table = Table("metric_correlations", "Spearman correlation between metrics", ["metric", *keys])
     for i, k in enumerate(keys):
-        table.add([text(k), *(Cell(float(v), digits=2) for v in corr[i])])
+        table.add([text(k), *(Cell(float(v), digits=2, small=bool(s)) for v, s in zip(corr[i], small[i],
+                                                                                     strict=True))])
     sec.tables.append(table)
     sec.plots.append(_plots.correlation_heatmap(keys, corr, title="Spearman rho between oriented metrics"))
     return sec

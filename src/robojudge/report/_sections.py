@@ -19,7 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
-from robojudge.meta import Estimate, group_means
+from robojudge.meta import MIN_CLUSTERS, Estimate, group_means
 from robojudge.report._judges import judge_coverage
 from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
 from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
@@ -34,6 +34,7 @@ from robojudge.report._series import (
 from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._summary import RangeOf, unknown_range
 from robojudge.report._tables import Cell, Table, is_small, text
+from robojudge.report._unset import generator_groups, generator_of, unset_note
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 from robojudge.suite._schema import GROUP_PREFIX
@@ -136,9 +137,19 @@ class ReportInput:
     def mixed_sizes(self) -> list[MixedSizes]:
         """Metric configurations whose per-item rows were computed at several frame sizes, by generator
         (``all`` without a manifest): see :mod:`robojudge.report._sizes`."""
-        group_of = {it.item_id: (it.generator or "(unset)") if self.items else "all" for it in self.scope}
         labels = {s.key: s.label for s in self.stored.series}
-        return mixed_sizes(self.item_rows, group_of, labels)
+        return mixed_sizes(self.item_rows, self.group_of, labels)
+
+    @cached_property
+    def groups(self) -> list[str]:
+        """The group of each item of :attr:`scope`: its generator (items without one apart, under
+        :func:`robojudge.report._unset.unset_name`), or ``all`` without a manifest."""
+        return generator_groups(self.scope) if self.items else ["all"] * len(self.scope)
+
+    @cached_property
+    def group_of(self) -> dict[str, str]:
+        """:attr:`groups` by item id."""
+        return {it.item_id: g for it, g in zip(self.scope, self.groups, strict=True)}
 
     @cached_property
     def group_rows(self) -> list[ResultRow]:
@@ -151,7 +162,7 @@ class ReportInput:
         """Metric configurations whose per-item rows, or set-level group rows, were computed with
         different library versions, by generator (``all`` without a manifest; a group row counts under
         its group): see :mod:`robojudge.report._libraries`."""
-        group_of = {it.item_id: (it.generator or "(unset)") if self.items else "all" for it in self.scope}
+        group_of = dict(self.group_of)
         group_of |= {r.item_id: str((r.details or {}).get("group", r.item_id)) for r in self.group_rows}
         labels = {s.key: s.label for s in self.stored.series}
         return mixed_libraries([*self.item_rows, *self.group_rows], group_of, labels)
@@ -192,7 +203,8 @@ def overview_section(inp: ReportInput) -> Section:
     n_err = sum(r.status != "ok" for r in rows)
     label = "generator" if inp.items else "group"
     ci = (f"{0.95:.0%} cluster-bootstrap percentile intervals ({inp.bootstrap} replicates, clips resampled "
-          "within sources), which stay inside the values' range; a group of one clip has none"
+          f"within sources), which stay inside the values' range; a group whose values lie in fewer than "
+          f"{MIN_CLUSTERS} clips has none"
           if inp.bootstrap else "no intervals")
     sec.intro = (f"{len(rows)} stored results ({n_err} failed) over {len({r.item_id for r in rows})} items "
                  f"and {len(series)} metric or judge-rubric configurations; {len(inp.labelled)} items carry "
@@ -203,8 +215,9 @@ def overview_section(inp: ReportInput) -> Section:
                  "labelled with what differs; 'failed' counts error rows and 'unscored' ok rows without a "
                  "value. 'range' is the metric's native range where the metric registry knows it.")
     if inp.items:
-        sec.intro += mixed_size_note(inp.mixed_sizes) + mixed_library_note(inp.mixed_libraries)
-    groups_of = [it.generator or "(unset)" for it in items] if inp.items else ["all"] * len(items)
+        sec.intro += (unset_note(map(generator_of, items)) + mixed_size_note(inp.mixed_sizes)
+                      + mixed_library_note(inp.mixed_libraries))
+    groups_of = inp.groups
     groups = sorted(set(groups_of))
     table = Table("summary", f"Mean of every stored configuration per {label}",
                   ["metric", "range", "n", "failed", "unscored", *groups])
@@ -218,8 +231,10 @@ def overview_section(inp: ReportInput) -> Section:
             for g in groups:
                 m = means[g][k]
                 # A percentile interval of bootstrap means lies within the observed values: no cut needed.
-                # One clip has nothing to resample: its interval would be the mean itself, so none is shown.
-                low, high = (m.low, m.high) if m.n_clusters > 1 else (math.nan, math.nan)
+                # One or two clips can only be recombined: their interval would be (nearly) a point, so
+                # none is shown (MIN_CLUSTERS, the rule of every other interval in the report; with three
+                # clips or more a replicate misses all of them rarely, so the replicate rule holds too).
+                low, high = (m.low, m.high) if m.n_clusters >= MIN_CLUSTERS else (math.nan, math.nan)
                 cells.append(Cell(m.mean, low, high, digits=2,
                                   small=m.n > 0 and is_small(m.n, m.n_clusters)) if m.n else text(""))
             table.add([text(s.label), text(_range_text(rng)), text(len(s.values)), text(len(s.failed)),

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from robojudge.report._summary import GroupSummary, RangeOf, StaleFinder, write_report
+from robojudge.report._unset import unset_name, unset_note
 from robojudge.store import ResultStore, item_columns
 from robojudge.suite import Item, load_suite
 
@@ -13,14 +14,17 @@ GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", 
 
 
 def group_by_field(items: Iterable[Item], field: str) -> dict[str, str]:
-    """Map item ids to the value of a manifest field (``"(unset)"`` where it is empty)."""
+    """Map item ids to the value of a manifest field (``"(unset)"`` where it is empty, or another name
+    when a real value is spelt so: :func:`robojudge.report._unset.unset_name`)."""
     if field not in GROUP_FIELDS:
         raise ValueError(f"cannot group by {field!r}; choose one of {', '.join(GROUP_FIELDS)}")
-    out = {}
-    for it in items:
-        value = getattr(it, field)
-        out[it.item_id] = "(unset)" if value is None else str(getattr(value, "value", value))
-    return out
+    values = {it.item_id: _text(getattr(it, field)) for it in items}
+    missing = unset_name(values.values())
+    return {item_id: missing if v is None else v for item_id, v in values.items()}
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(getattr(value, "value", value))
 
 
 def report_suite(
@@ -36,9 +40,11 @@ def report_suite(
     """
     suite = load_suite(manifest, strict=False)
     group_of = group_by_field(suite.items, by)
+    note = unset_note((_text(getattr(it, by)) for it in suite.items), by).strip()
     with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"
         clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
         left_out = stale(store.rows(), suite.items) if stale is not None else []
         return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips,
-                            native_range=native_range, columns=item_columns(suite.items), stale=left_out)
+                            native_range=native_range, columns=item_columns(suite.items), stale=left_out,
+                            note=note)

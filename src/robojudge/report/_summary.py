@@ -176,6 +176,7 @@ def write_report(
     cluster_of: Mapping[str, str] | None = None,
     columns: Mapping[str, Callable[[ResultRow], str | None]] | None = None,
     stale: Sequence[ResultRow] = (),
+    note: str = "",
 ) -> list[GroupSummary]:
     """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``.
 
@@ -192,7 +193,8 @@ def write_report(
     ``summary.md`` names it with its first error; its rows stay in ``errors.csv``.
 
     ``stale`` rows (their inputs changed since they were computed: :func:`robojudge.run.stale_rows`)
-    are left out of the summary, which says how many; ``results.csv`` keeps them.
+    are left out of the summary, which says how many; ``results.csv`` keeps them. ``note``: a sentence
+    ``summary.md`` prints above its table (how the items without the field are named, say).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -206,13 +208,13 @@ def write_report(
     shown = [r for r in per_item if SeriesKey(r.metric, r.config_hash, r.version) not in failed]
     summaries = summarize(shown, group_of, native_range=native_range, cluster_of=cluster_of)
     fields = list(GroupSummary.__dataclass_fields__)
-    with (out / "summary.csv").open("w", newline="") as f:
+    with (out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
         w = SafeCsvWriter(f)
         w.writerow(fields)
         for s in summaries:
             d = asdict(s)
             w.writerow([d[k] for k in fields])
-    with (out / "errors.csv").open("w", newline="") as f:
+    with (out / "errors.csv").open("w", newline="", encoding="utf-8") as f:
         w2 = SafeCsvWriter(f)
         w2.writerow(["item_id", "metric", "config_hash", "error"])
         for r in rows:
@@ -222,6 +224,8 @@ def write_report(
     md = f"# {md_escape(title)}\n\n{len(rows)} results, {n_err} failed.\n\n"
     if stale:
         md += f"{stale_note(stale)}.\n\n"
+    if note:
+        md += f"{md_escape(note)}\n\n"
     if outside:
         md += (f"{len(outside)} results belong to ids that are not items of the suite "
                "(set-level results such as FVD, or another suite's items); they are in results.csv, not "
@@ -233,5 +237,5 @@ def write_report(
                "(their errors are in errors.csv):\n\n")
         md += "".join(f"- {md_escape(h.label)} ({h.items} items): {md_escape(h.first_error)}\n"
                       for h in hidden)
-    (out / "summary.md").write_text(md)
+    (out / "summary.md").write_text(md, encoding="utf-8")
     return summaries

@@ -234,7 +234,7 @@ class Table:
         paths = []
         for ext, body in (("csv", self.to_csv()), ("md", self.to_markdown()), ("tex", self.to_latex())):
             p = out / f"{self.name}.{ext}"
-            p.write_text(body)
+            p.write_text(body, encoding="utf-8")
             paths.append(p)
         return paths
 

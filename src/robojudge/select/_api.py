@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from robojudge.meta import MIN_CLUSTERS
+from robojudge.report import unset_name
 from robojudge.select._bon import STATISTICS, BestOfNSummary, GroupPick, pick_group, summarize
 from robojudge.select._sources import AXES, SelectionScores, label_values, selection_scores
 from robojudge.store import ResultRow, SafeCsvWriter
@@ -23,8 +25,6 @@ GROUP_FIELDS = ("clip_id", "prompt", "instruction", "prompt_variant", "source", 
 ``prompt`` is the prompt a rollout was generated from: its ``prompt_variant`` when set, else its
 ``instruction``.
 """
-
-UNSET = "(unset)"
 
 
 def parse_group(spec: str | Sequence[str]) -> tuple[str, ...]:
@@ -46,7 +46,7 @@ def parse_group(spec: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(fields)
 
 
-def _value(item: Item, name: str) -> str:
+def _value(item: Item, name: str) -> str | None:
     if name == "prompt":
         value: Any = item.prompt_variant if item.prompt_variant is not None else item.instruction
     elif name.startswith("meta."):
@@ -54,14 +54,22 @@ def _value(item: Item, name: str) -> str:
     else:
         value = getattr(item, name)
     if value is None:
-        return UNSET
+        return None
     value = getattr(value, "value", value)  # enums by their value
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def group_key(item: Item, fields: Sequence[str]) -> tuple[str, ...]:
-    """The values of ``fields`` on ``item`` (:data:`UNSET` where empty)."""
+def group_key(item: Item, fields: Sequence[str]) -> tuple[str | None, ...]:
+    """The values of ``fields`` on ``item`` (None where empty: such items group apart from every value,
+    even one spelt ``(unset)``; :func:`shown_keys` names them)."""
     return tuple(_value(item, f) for f in fields)
+
+
+def shown_keys(keys: Sequence[tuple[str | None, ...]]) -> list[tuple[str, ...]]:
+    """``keys`` as printed: an empty field is ``(unset)``, or, where some group's real value of that
+    field is spelt so, the name :func:`robojudge.report.unset_name` gives instead."""
+    missing = [unset_name(k[f] for k in keys) for f in range(len(keys[0]))] if keys else []
+    return [tuple(missing[f] if v is None else v for f, v in enumerate(k)) for k in keys]
 
 
 @dataclass(frozen=True)
@@ -89,11 +97,13 @@ class BestOfN:
     generators: dict[str, str] = field(default_factory=dict)
 
     def pick_counts(self) -> dict[str, int]:
-        """How many groups picked each generator (``(unset)`` for items without one), most first."""
+        """How many groups picked each generator (``(unset)`` for items without one, or another name when a
+        generator is named so: :func:`robojudge.report.unset_name`), most first."""
         counts: dict[str, int] = {}
+        missing = unset_name(self.generators.values())
         for p in self.picks:
             if p.item_id is not None:
-                g = self.generators.get(p.item_id, UNSET)
+                g = self.generators.get(p.item_id, missing)
                 counts[g] = counts.get(g, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
@@ -110,12 +120,14 @@ class BestOfN:
 
 
 def pick_record(result: BestOfN, p: GroupPick) -> dict[str, Any]:
-    """One pick as a flat record: group fields, then the pick (NaN as None, the score as stored)."""
+    """One pick as a flat record: group fields, then the pick (NaN as None, the score as stored), then the
+    pick's ``generator`` unless the group has that field already (it is then the group's)."""
     rec = {k: v for k, v in asdict(p).items() if k != "group"}
     rec["score"] = result.sign * p.score if not math.isnan(p.score) else None
     out: dict[str, Any] = dict(zip(result.group_by, p.group, strict=True))
     out.update({k: None if isinstance(v, float) and math.isnan(v) else v for k, v in rec.items()})
-    out["generator"] = None if p.item_id is None else result.generators.get(p.item_id)
+    if "generator" not in result.group_by:
+        out["generator"] = None if p.item_id is None else result.generators.get(p.item_id)
     return out
 
 
@@ -166,15 +178,15 @@ def best_of_n(
     axis = label or source.axis or "overall"
     y = label_values(items, axis)
     has_labels = bool(np.isfinite(y).any())
-    members: dict[tuple[str, ...], list[int]] = {}
+    members: dict[tuple[str | None, ...], list[int]] = {}
     for i, it in enumerate(items):
         members.setdefault(group_key(it, fields), []).append(i)
     picks = []
-    for key, idx in members.items():
+    for key, idx in zip(shown_keys(list(members)), members.values(), strict=True):
         ids = [items[i].item_id for i in idx]
         picks.append(pick_group(key, ids, source.scores[idx], y[idx] if has_labels else None))
     summary = summarize(picks, bootstrap=bootstrap, seed=seed, level=level) if has_labels else None
-    generators = {it.item_id: it.generator for it in items if it.generator is not None}
+    generators = {it.item_id: it.generator for it in items if it.generator}
     return BestOfN(by, source.described, fields, axis if has_labels else None, picks, summary, source.sign,
                    generators)
 
@@ -204,7 +216,9 @@ def write_picks(result: BestOfN, path: str | Path) -> Path:
         out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
         return out
     records = [pick_record(result, p) for p in result.picks]
-    columns = [*result.group_by, *(k for k in GroupPick.__dataclass_fields__ if k != "group"), "generator"]
+    columns = [*result.group_by, *(k for k in GroupPick.__dataclass_fields__ if k != "group")]
+    if "generator" not in result.group_by:  # else the group's column is the pick's generator already
+        columns.append("generator")
     with out.open("w", newline="", encoding="utf-8") as f:
         w = SafeCsvWriter(f)
         w.writerow(columns)
@@ -239,8 +253,11 @@ def summary_text(result: BestOfN) -> str:
                 "there (--group sets what makes a group)." if alone else "")
         return head + "; the suite has no labels to compare the picks with." + lone + _per_generator(result)
     skipped = ", ".join(f"{k} {v}" for k, v in s.skipped.items() if v)
-    ci = (f"{s.level:.0%} percentile intervals over {s.n_replicates} bootstrap replicates of groups"
-          if s.n_replicates else "no intervals")
+    if any(e.why for e in s.stats.values()):  # too few groups to resample (robojudge.meta.interval_gate)
+        ci = f"no intervals: a bootstrap over groups needs at least {MIN_CLUSTERS} compared groups"
+    else:
+        ci = (f"{s.level:.0%} percentile intervals over {s.n_replicates} bootstrap replicates of groups"
+              if s.n_replicates else "no intervals")
     mean_n = f" (mean N {s.mean_n:.2f}{f'; ties broken by item id in {s.ties}' if s.ties else ''})"
     text = f"{head}, {s.evaluated} compared on {result.label} labels{mean_n if s.evaluated else ''}"
     text += (f"; left out: {skipped}" if skipped else "") + f"; {ci}."

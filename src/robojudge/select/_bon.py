@@ -15,7 +15,9 @@ Rules (docs/selection.md says the same):
 * **Oracle.** The best label in the group. **Regret** is oracle minus the pick's label (0 at best);
   **top-1** is 1 when the pick's label equals the oracle's (any of several tied best counts).
 * **Intervals.** Percentile intervals of a bootstrap over evaluated groups (each group one cluster,
-  :class:`robojudge.meta.ClusterBootstrap`); differences (pick minus random) are paired.
+  :class:`robojudge.meta.ClusterBootstrap`); differences (pick minus random) are paired. Fewer than
+  :data:`robojudge.meta.MIN_CLUSTERS` evaluated groups get no interval (:func:`robojudge.meta.interval_gate`):
+  a resample of one or two groups can only recombine them, and its interval is (nearly) a point.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from robojudge.meta import ClusterBootstrap, Estimate, summarize_replicates
+from robojudge.meta import ClusterBootstrap, Estimate, interval_gate, summarize_replicates
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -178,7 +180,8 @@ def _finite(d: dict[str, Any]) -> dict[str, Any]:
 
 def summarize(picks: Sequence[GroupPick], *, bootstrap: int = 2000, seed: int = 0,
               level: float = 0.95) -> BestOfNSummary:
-    """Means of :data:`STATISTICS` over the evaluated groups, with bootstrap percentile intervals."""
+    """Means of :data:`STATISTICS` over the evaluated groups, with bootstrap percentile intervals where
+    :func:`robojudge.meta.interval_gate` allows them (``Estimate.why`` says why not)."""
     done = [p for p in picks if p.evaluated]
     skipped = {r: sum(p.skipped == r for p in picks) for r in SKIP_REASONS}
     if not done:
@@ -187,12 +190,17 @@ def summarize(picks: Sequence[GroupPick], *, bootstrap: int = 2000, seed: int = 
     values = np.array([_per_group(p) for p in done], dtype=np.float64)  # (groups, statistics)
     means = values.mean(axis=0)
     lows = highs = ses = np.full(len(STATISTICS), math.nan)
+    why: list[str | None] = [None] * len(STATISTICS)
     if bootstrap > 0:
         boot = ClusterBootstrap(np.arange(len(done)), n_replicates=bootstrap, seed=seed)
         counts = boot.counts.astype(np.float64)  # (B, groups): one cluster per group
         reps = counts @ values / counts.sum(axis=1, keepdims=True)  # (B, statistics)
         lows, highs, ses = summarize_replicates(reps.T, level)
-    stats = {name: Estimate(float(means[k]), float(lows[k]), float(highs[k]), float(ses[k]))
+        # One or two groups: the replicates only recombine them, so no interval (the rule of robojudge.meta).
+        keep, reasons, _ = interval_gate(np.isfinite(reps).sum(axis=0), np.array(len(done)), bootstrap)
+        lows, highs, ses = (np.where(keep, x, math.nan) for x in (lows, highs, ses))
+        why = list(reasons)
+    stats = {name: Estimate(float(means[k]), float(lows[k]), float(highs[k]), float(ses[k]), why[k])
              for k, (name, _) in enumerate(STATISTICS)}
     return BestOfNSummary(len(picks), len(done), skipped, float(np.mean([p.n for p in done])),
                           sum(p.tied > 1 for p in done), stats, level, bootstrap)
