@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from _in_flight import note_from_ended_process
 from robojudge.store import ResultStore
 
 SITECUSTOMIZE = textwrap.dedent("""
@@ -108,10 +109,12 @@ def test_a_note_left_by_a_kill_is_decoded_apart_and_judged(tmp_path: Path, make_
 
     items = make_items(["a", "b"])
     cfg = make_judge({"name": "m", "backend": "mock", "model": "m", "replies": [REPLY]})
+    note_from_ended_process(tmp_path / "r.sqlite", {
+        "b": ["judge:m:pa"],  # a run killed (not crashed) while decoding b
+        "elsewhere": ["judge:m:pa"],  # an item of another manifest
+        "a": ["pixel_frame_consistency"],  # left by `robojudge score`
+    })
     with ResultStore(tmp_path / "r.sqlite") as store, ResponseCache(tmp_path / "c") as cache:
-        store.note_in_flight("b", ["judge:m:pa"])  # a run killed (not crashed) while decoding b
-        store.note_in_flight("elsewhere", ["judge:m:pa"])  # an item of another manifest
-        store.note_in_flight("a", ["pixel_frame_consistency"])  # left by `robojudge score`
         s = judge_items(items, cfg, [pa], store, cache=cache, decode_workers=0, items_in_flight=1)
         assert (s.scored, s.failed) == (2, 0)
         assert sorted(s.isolated) == ["a", "b"]  # any note: decoding apart costs little

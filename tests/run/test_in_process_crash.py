@@ -14,6 +14,7 @@ from pathlib import Path
 import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
 import pytest
 
+from _in_flight import note_from_ended_process
 from robojudge.run import LocalProcessExecutor, SerialExecutor, build_requests, score_items
 from robojudge.run._score import CRASHED_AGAIN
 from robojudge.store import ResultStore
@@ -75,8 +76,8 @@ def test_an_item_that_crashes_the_process_is_isolated_on_the_next_run(tmp_path: 
 
 
 def test_an_item_left_by_a_kill_is_computed_in_a_child_and_stored(tmp_path: Path) -> None:
+    note_from_ended_process(tmp_path / "r.sqlite", {"b": ["test_crash"]})  # killed while computing b
     with ResultStore(tmp_path / "r.sqlite") as store:
-        store.note_in_flight("b", ["test_crash"])  # a run killed (not crashed) while computing b
         s = score_items(_items(["a", "b", "c"]), build_requests(["test_crash"]), store,
                         executor=SerialExecutor())
         assert (s.ok, s.failed, s.isolated, s.crashed_again) == (3, 0, ["b"], [])
@@ -98,8 +99,8 @@ def test_notes_are_kept_for_other_items_and_cleared_for_stored_ones(tmp_path: Pa
     with ResultStore(tmp_path / "r.sqlite") as store:
         reqs = build_requests(["test_crash"])
         score_items(_items(["a", "b"]), reqs, store)
-        store.note_in_flight("a", ["test_crash"])  # out of date: a's result is stored
-        store.note_in_flight("elsewhere", ["test_crash"])  # an item of another manifest
+        # "a" out of date (its result is stored), "elsewhere" an item of another manifest
+        note_from_ended_process(tmp_path / "r.sqlite", {"a": ["test_crash"], "elsewhere": ["test_crash"]})
         s = score_items(_items(["a", "b"]), reqs, store)
         assert (s.skipped, s.isolated) == (2, [])
         assert store.in_flight() == {"elsewhere": ["test_crash"]}
@@ -108,8 +109,8 @@ def test_notes_are_kept_for_other_items_and_cleared_for_stored_ones(tmp_path: Pa
 @pytest.mark.parametrize("executor", [lambda: LocalProcessExecutor(2)], ids=["pool"])
 def test_a_pool_clears_the_note_of_an_item_it_computes(tmp_path: Path, executor) -> None:
     # Worker processes isolate a crash themselves: nothing runs in an extra child, the note goes.
+    note_from_ended_process(tmp_path / "r.sqlite", {"b": ["test_crash"]})
     with ResultStore(tmp_path / "r.sqlite") as store:
-        store.note_in_flight("b", ["test_crash"])
         s = score_items(_items(["a", "b"]), build_requests(["test_crash"]), store, executor=executor())
         assert (s.ok, s.isolated) == (2, [])
         assert store.in_flight() == {}
@@ -201,9 +202,11 @@ def test_a_set_group_left_by_a_kill_is_computed_in_a_child(tmp_path: Path) -> No
 
     items = [Item(item_id=n, video="/nonexistent.mp4", instruction="x", generator=g)
              for n, g in (("a1", "a"), ("b1", "b"))]
+    note_from_ended_process(tmp_path / "r.sqlite", {
+        "group:generator=b": ["test_set_segfault"],  # killed while computing b
+        "group:generator=a": ["another_set_metric"],  # not this metric's note
+    })
     with ResultStore(tmp_path / "r.sqlite") as store:
-        store.note_in_flight("group:generator=b", ["test_set_segfault"])  # killed while computing b
-        store.note_in_flight("group:generator=a", ["another_set_metric"])  # not this metric's note
         s = score_sets_into(store, items, ["test_set_segfault"])
         assert (s.computed, s.isolated, s.crashed_again) == (2, [("test_set_segfault", "b")], [])
         pids = {r.item_id: r.details["pid"] for r in store.rows()}

@@ -179,6 +179,10 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
         markup=True,
         highlight=False,
     )
+    if summary.duplicates:
+        console.print(f"[yellow]{summary.duplicates} computed by another run meanwhile, not stored[/] (runs "
+                      "of the same items overlapped; the store keeps the result stored first)", markup=True,
+                      highlight=False)
     if summary.changed_inputs:
         n = len(summary.changed_items)
         names = ", ".join(summary.changed_items[:5]) + (f" and {n - 5} more" if n > 5 else "")

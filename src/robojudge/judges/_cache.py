@@ -14,13 +14,18 @@ opened (up to :data:`KEY_INDEX_LIMIT` per table), so a miss -- every request of 
 set lookup, not a query. At a table's first hit its stored values are read in one query (when they
 total at most :data:`VALUE_PRELOAD_BYTES` in at most :data:`VALUE_PRELOAD_ROWS` rows), so the hits
 of a warm rerun need no query either. Writes are buffered and written in batches of
-:data:`WRITE_BATCH` in one transaction (and on :meth:`ResponseCache.flush` / close). Another
-process writing the same file meanwhile is seen on the next open; until then its new entries count
-as misses, which only costs re-sending those requests.
+:data:`WRITE_BATCH` in one transaction, and at most :data:`FLUSH_AFTER_S` after the first of them
+came (and on :meth:`ResponseCache.flush` / close): on the runner's event loop a timer writes them then
+even when no other reply comes, so a run killed outright (``kill -9``, out of memory) loses at most the
+replies of that last second, not those of its unfinished items, and its rerun does not pay for them
+again. Another process writing the same file meanwhile is seen on the next open; until then its new
+entries count as misses, which only costs re-sending those requests.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -36,6 +41,9 @@ from robojudge.judges._backend import Completion
 CACHE_FILE = "judge-cache.sqlite"
 WRITE_BATCH = 128
 """Buffered writes that trigger one batched transaction."""
+FLUSH_AFTER_S = 1.0
+"""Most seconds a buffered write waits for its transaction: a received reply is in the file this soon
+(``benchmarks/bench_cache_flush.py``: the timer's transactions cost little next to the replies')."""
 KEY_INDEX_LIMIT = 2_000_000
 """Most keys per table read into memory at open; a bigger table is looked up by query."""
 VALUE_PRELOAD_BYTES = 64 * 2**20
@@ -65,6 +73,11 @@ class ResponseCache:
         self.hits = 0
         self.misses = 0
         self._pending: dict[tuple[str, str], tuple[str, float]] = {}
+        self._first_pending = 0.0  # time.monotonic() when the oldest buffered write came
+        self._timer: asyncio.TimerHandle | None = None  # set on an event loop by _flush_later
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
+        self.flushes = 0
+        """Transactions that wrote buffered entries (for tests and benchmarks)."""
         self._keys: dict[str, set[str] | None] = {t: None for t in _TABLES}
         self._values: dict[str, dict[str, str] | None] = {t: None for t in _TABLES}
         self._preload_tried: set[str] = set()
@@ -124,15 +137,41 @@ class ResponseCache:
     def _put(self, table: str, key: str, value: Any) -> None:
         if self._db is None:
             return
+        now = time.monotonic()
+        if not self._pending:
+            self._first_pending = now
+            self._flush_later()
         self._pending[(table, key)] = (json.dumps(value, separators=(",", ":")), time.time())
-        if len(self._pending) >= WRITE_BATCH:
+        # past the time with no timer to write it: set outside a loop, or on one that is gone since
+        timed = self._timer is not None and self._timer_loop is not None and not self._timer_loop.is_closed()
+        if len(self._pending) >= WRITE_BATCH or (not timed and now - self._first_pending >= FLUSH_AFTER_S):
+            self.flush()
+
+    def _flush_later(self) -> None:
+        """On an event loop (the judge runner's), write the buffer :data:`FLUSH_AFTER_S` from now, even if
+        no other entry comes by then. Outside one, the next entry past that time writes it."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._timer, self._timer_loop = loop.call_later(FLUSH_AFTER_S, self._flush_due), loop
+
+    def _flush_due(self) -> None:
+        self._timer = None
+        # A cache that cannot be written costs re-sending those requests, never the run; a flush on the
+        # way out (a full batch, close) still raises.
+        with contextlib.suppress(sqlite3.Error):
             self.flush()
 
     def flush(self) -> None:
         """Write the buffered entries in one transaction."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._db is None or not self._pending:
             return
         pending, self._pending = self._pending, {}
+        self.flushes += 1
         db = self._db
         db.execute("BEGIN")
         try:

@@ -19,7 +19,7 @@ from robojudge.metrics import (
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
 from robojudge.run._status import stale_rows
-from robojudge.run._where import default_run_dir, raise_if_no_items, refuse_shared_ids, suite_store_url
+from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items, suite_store_url
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, Suite, iter_suite, load_suite
 
@@ -174,8 +174,7 @@ def score_suite(
     else:
         ex = executor
     with ResultStore(url) as store:
-        refuse_shared_ids(store, manifest, [it for suite in head for it in suite.items])
-        store.note_manifest(manifest)  # `robojudge report RUN` finds it there
+        claim_store(store, manifest, [it for suite in head for it in suite.items])
         summary = score_blocks(
             _items(itertools.chain(head, suites), problems),
             requests,

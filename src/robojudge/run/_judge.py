@@ -43,7 +43,7 @@ from robojudge.run._judge_rows import (
     judge_one,
 )
 from robojudge.run._plan import Pending, plan_pending
-from robojudge.run._where import default_run_dir, raise_if_no_items, refuse_shared_ids
+from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import DecoderPool, shared_decoder
@@ -62,7 +62,7 @@ def plan_judgments(
     A stored judgment whose video or instruction changed since (another fingerprint) is judged
     again; one without a fingerprint only with ``rescore_unknown``; one whose video cannot be read
     now is kept (see :mod:`robojudge.run._plan`). With ``retry_errors`` the stored error and
-    unscored rows of ``plans`` are deleted first.
+    unscored rows of ``plans`` on ``items`` are deleted first.
     """
     plan = _plan_judges(items, plans, store, retry_errors=retry_errors, rescore_unknown=rescore_unknown)
     return [(item, ps) for item, ps, _ in plan.todo], plan.skipped
@@ -102,15 +102,17 @@ class _DecodeNotes:
 
     A video decoded in a thread here (``--decode-workers 0``, or while the decoder processes start)
     is noted in the store for the time of its decode (:meth:`ResultStore.note_in_flight`, under the
-    run's metric ids). An item noted when the run starts was being decoded, or computed by
-    ``robojudge score``, when an earlier process ended: it is decoded in a decoder process, where a
-    crash costs that item only (a video error row), and this run's notes on it are cleared.
+    run's metric ids). An item noted when the run starts, by a process that has ended, was being
+    decoded, or computed by ``robojudge score``, when that process ended: it is decoded in a decoder
+    process, where a crash costs that item only (a video error row), and this run's notes on it are
+    cleared. The note of a run still going on on this host is neither (a note of another host is taken
+    for a crash: see :meth:`ResultStore.in_flight`).
     """
 
     def __init__(self, store: ResultStore, metrics: Sequence[str], decoder: DecoderPool | None) -> None:
         self.store = store
         self.metrics = list(metrics)
-        notes = store.in_flight()
+        notes = store.in_flight(ended=True)
         self.earlier = set(notes)
         self.ours = {item for item, noted in notes.items() if set(noted) & set(self.metrics)}
         self._decoder = decoder
@@ -221,8 +223,8 @@ def judge_items(
         samples: Turns per pair; above 1, the stored value is the majority vote.
         cache: The response cache; the default opens the user cache folder.
         backend: A ready backend (tests, plugins); built from ``judge`` when ``None``.
-        retry_errors: Delete this judge's stored error and unscored rows first, so they are tried
-            again; unscored ones are asked again past their cached (unparsable) replies.
+        retry_errors: Delete this judge's stored error and unscored rows of ``items`` first, so they are
+            tried again; unscored ones are asked again past their cached (unparsable) replies.
         rescore_unknown: Judge again the pairs whose stored row has no inputs fingerprint (rows
             written before result schema 2); by default they are kept (see :mod:`robojudge.run._plan`).
         progress: Called with each stored row and, while requests are in flight, with ``None``.
@@ -329,8 +331,7 @@ def judge_suite(
     raise_if_no_items([suite])
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
-        refuse_shared_ids(store, manifest, suite.items)
-        store.note_manifest(manifest)
+        claim_store(store, manifest, suite.items)
         summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
         return JudgeSuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))
 

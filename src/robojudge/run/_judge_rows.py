@@ -94,9 +94,11 @@ class JudgeRunSummary:
         unknown: Stored pairs without a fingerprint (stored before result schema 2); judged again
             only with ``rescore_unknown``.
         unavailable: Stored pairs kept because their video cannot be read now (missing or unreadable).
-        scored: Pairs judged with a score.
+        scored: Pairs judged with a score (and stored).
         unscored: Pairs judged but unparsable (NaN with the reason and raw output).
         failed: Pairs whose requests failed (error rows; ``--retry-errors`` tries them again).
+        duplicates: Pairs judged here that another run stored first (two runs of the same items
+            overlapping): the store kept that run's row; in none of the three counts above.
         seconds: Wall time.
         interrupted: The run was stopped (Ctrl-C); what finished is stored.
         errors: The error and unscored rows.
@@ -117,6 +119,7 @@ class JudgeRunSummary:
     scored: int = 0
     unscored: int = 0
     failed: int = 0
+    duplicates: int = 0
     seconds: float = 0.0
     interrupted: bool = False
     errors: list[ResultRow] = field(default_factory=list)
@@ -128,7 +131,7 @@ class JudgeRunSummary:
 
     @property
     def computed(self) -> int:
-        return self.scored + self.unscored + self.failed
+        return self.scored + self.unscored + self.failed + self.duplicates
 
     @property
     def judged_nothing(self) -> bool:
@@ -210,10 +213,12 @@ class Writer:
         rows, self.pending = self.pending, []
         if not rows:
             return
-        self.store.add(rows)
+        stored = {row.key for row in self.store.add_new(rows)}
         s = self.summary
         for row in rows:
-            if row.status == "error":
+            if row.key not in stored:  # another run judged it meanwhile, and its row is kept
+                s.duplicates += 1
+            elif row.status == "error":
                 s.failed += 1
                 s.errors.append(row)
             elif row.value is not None and math.isnan(row.value):

@@ -87,7 +87,8 @@ def plan_pending(
         store: The result store.
         fingerprint: The fingerprint of what a unit reads of an item now (and whether a file of it
             cannot be read); ``None`` = do not compare inputs, any stored row counts as done.
-        retry_errors: Delete the stored failures of ``work`` first, so they count as missing.
+        retry_errors: Delete the stored failures of ``work`` on ``items`` first, so they count as missing
+            (those of other items, another manifest's in a shared store, are left as they are).
         rescore_unknown: Redo pairs whose stored row has no fingerprint.
         unscored: With ``retry_errors``, also delete ok rows without a value (unparsable judgments).
         also: Another key a unit's result may be stored under (a judge's argmax fallback of an
@@ -96,10 +97,11 @@ def plan_pending(
             pairs it refuses are only counted (``Pending.not_applicable``), never fingerprinted.
     """
     stored: dict[StoreKey, dict[str, str]] = {}
+    ids = [item.item_id for item in items] if retry_errors else []
     for w in work:
         k = key(w)
         if retry_errors:
-            store.clear_errors(*k, unscored=unscored)
+            store.clear_errors(*k, item_ids=ids, unscored=unscored)
         stored[k] = store.current_fingerprints(*k)
         other = also(w) if also is not None else None
         if other is not None and other not in stored:

@@ -123,11 +123,13 @@ class RunSummary:
     fingerprint or unavailable inputs); ``stale`` the stored pairs whose inputs changed, recomputed
     in this run; ``unknown`` the stored pairs without a fingerprint (stored before schema version
     2); ``unavailable`` the stored pairs kept because a file they read cannot be read now.
-    ``ok`` counts the rows computed without an error, ``unscored`` those of them that found nothing to
-    measure (NaN, with ``details["unscored_reason"]``), and ``unscored_reasons`` how often each reason came.
-    ``measured`` counts the ``ok`` rows of metrics that read an input (every metric but the input-free
-    baselines such as ``uniform_random``): with failures and none of these, the run measured nothing
-    (:attr:`measured_nothing`).
+    ``ok`` counts the rows computed without an error and stored, ``unscored`` those of them that found
+    nothing to measure (NaN, with ``details["unscored_reason"]``), and ``unscored_reasons`` how often each
+    reason came; ``failed`` the error rows stored. ``duplicates`` counts the rows computed here that another
+    run stored first (two runs of the same items overlapping): the store kept that run's row, and they
+    are in no other count. ``measured`` counts the ``ok`` rows of metrics that read an input (every metric
+    but the input-free baselines such as ``uniform_random``), duplicates too: with failures and none of
+    these, the run measured nothing (:attr:`measured_nothing`).
     """
 
     total: int = 0
@@ -138,6 +140,7 @@ class RunSummary:
     ok: int = 0
     measured: int = 0
     failed: int = 0
+    duplicates: int = 0
     # Results computed and not stored because their inputs changed while they were computed (the
     # pairs stay to do), and the items they belong to.
     changed_inputs: int = 0
@@ -171,7 +174,7 @@ class RunSummary:
 
     @property
     def computed(self) -> int:
-        return self.ok + self.failed + self.changed_inputs
+        return self.ok + self.failed + self.changed_inputs + self.duplicates
 
     @property
     def measured_nothing(self) -> bool:
@@ -390,14 +393,16 @@ def score_items(
         store: where results go.
         workers: local worker processes when no ``executor`` is given (1 = in this process).
         executor: a custom executor (for example a cluster backend).
-        retry_errors: delete stored failures of these metrics first, so they are tried again.
+        retry_errors: delete the stored failures of these metrics on these items first, so they are tried
+            again.
         rescore_unknown: also recompute stored results that have no inputs fingerprint (stored
             before schema version 2); by default they are kept.
         rescore_libraries: also recompute stored results computed with other library versions than
             this process has (``details["libraries"]``, :func:`library_versions`); the stored rows are
             marked superseded first, so a run killed before recomputing them leaves those pairs
             missing (a rerun computes them), never two current rows. By default they are kept.
-        progress: called after each stored result with the row and the running summary.
+        progress: called after each result is stored (or found stored by another run meanwhile) with the
+            row and the running summary.
         split_above: millions of frame-pixels from which an item's metrics are split across
             workers (see :func:`schedule`).
     """
@@ -442,20 +447,22 @@ def score_blocks(
     item is noted in the store while it is computed (:meth:`ResultStore.note_in_flight`), and an item
     a run was computing when it ended is computed by the next run alone in a child process: if that
     dies too, the item's metrics get error rows (``CRASHED_AGAIN``) and the run goes on. The summary
-    lists those items (``isolated``, ``crashed_again``).
+    lists those items (``isolated``, ``crashed_again``). A note of a run still going on on this host (an
+    overlapping run of the same items) is not a crash: it is neither isolated nor cleared; one written
+    on another host cannot be checked and is taken for a crash (:meth:`ResultStore.in_flight`).
     """
     started = time.perf_counter()
     summary = RunSummary()
     ex = executor or make_executor(workers)
     costs, left = CostModel(), Outstanding()
     in_process = bool(getattr(ex, "in_process", False))
-    earlier = set(store.in_flight())  # items a run was computing in its own process when it ended
+    earlier = set(store.in_flight(ended=True))  # items a run was computing in its own process when it ended
     met: set[str] = set()  # those of them this run plans
 
-    def plan(block: Sequence[Item], first: bool) -> list[Task]:
-        # Failures are deleted once, before the first block: later they are this run's own rows.
-        tasks, pending = _plan(block, requests, store, retry_errors and first, rescore_unknown,
-                               rescore_libraries)
+    def plan(block: Sequence[Item]) -> list[Task]:
+        # Failures are deleted per block, of its items only: those of the blocks before are this run's own
+        # rows by then (an item id is in one block only), and other manifests' items are not this run's.
+        tasks, pending = _plan(block, requests, store, retry_errors, rescore_unknown, rescore_libraries)
         met.update(it.item_id for it in block if it.item_id in earlier)
         _add_plan(summary, tasks, pending)
         scheduled = schedule(tasks, ex.workers, split_above)
@@ -469,8 +476,8 @@ def score_blocks(
     it = iter(blocks)
     results: Iterator[tuple[Task, list[ResultRow]]] | None = None
     try:
-        head = plan(next(it, []), True)
-        planned = itertools.chain(head, itertools.chain.from_iterable(plan(b, False) for b in it))
+        head = plan(next(it, []))
+        planned = itertools.chain(head, itertools.chain.from_iterable(plan(b) for b in it))
         def guarded(task: Task) -> list[ResultRow]:
             item_id = task.item.item_id
             apart = item_id in earlier
@@ -487,7 +494,9 @@ def score_blocks(
         results = ex.map_unordered(guarded if in_process else compute_task, planned, _crash_rows)
         for task, computed in results:
             rows, changed = _inputs_now(task, computed)
-            store.add(rows)  # one transaction: a task's results land together or not at all
+            # One transaction: a task's results land together or not at all; a row another run stored
+            # meanwhile is not stored again (counted apart).
+            stored = {row.key for row in store.add_new(rows)}
             summary.changed_inputs += len(changed)
             if changed and task.item.item_id not in summary.changed_items:
                 summary.changed_items.append(task.item.item_id)
@@ -504,8 +513,11 @@ def score_blocks(
             reads = {r.id for r in task.requests if r.spec.inputs}
             for row in rows:
                 if row.status == "ok":
-                    summary.ok += 1
                     summary.measured += row.metric in reads
+                if row.key not in stored:
+                    summary.duplicates += 1
+                elif row.status == "ok":
+                    summary.ok += 1
                     if not row.scored:
                         summary.unscored += 1
                         reason = str((row.details or {}).get("unscored_reason") or "no reason given")
@@ -513,7 +525,8 @@ def score_blocks(
                 else:
                     summary.failed += 1
                     summary.errors.append(row)
-                _note_warnings(summary, row)
+                if row.key in stored:
+                    _note_warnings(summary, row)
                 if progress is not None:
                     progress(row, summary)
         # Every planned task is stored: an earlier run's note on an item of this run is out of date.

@@ -14,8 +14,9 @@ good values (see :mod:`robojudge.run._plan`); a group with no stored row is comp
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -171,8 +172,9 @@ def _note_id(task: SetTask) -> str:
 def _guarded(store: ResultStore, summary: SetRunSummary) -> Callable[[SetTask], list[SetRow]]:
     """:func:`compute_set_task` for an executor that runs it in this process, with the crash guard of
     :func:`score_items`: the (group, metric) is noted in the store while it is computed, and one an
-    earlier run was computing when its process ended is computed alone in a child process."""
-    earlier = store.in_flight()
+    earlier run was computing when its process ended is computed alone in a child process (not one a
+    run still going on on this host is computing: see :meth:`ResultStore.in_flight`)."""
+    earlier = store.in_flight(ended=True)
 
     def compute(task: SetTask) -> list[SetRow]:
         note, pair = _note_id(task), (task.sm.id, task.group.key)
@@ -210,7 +212,8 @@ def score_sets_into(
         metric_ids: Set-level metric ids; ``all`` = those whose weights are present.
         by: Item field to group by; ``None`` = one group of every item.
         configs: ``{metric_id: {key: value}}``.
-        retry_errors: Delete the stored failures of these metrics first, so they are computed again.
+        retry_errors: Delete the stored failures of these metrics on these groups first, so they are
+            computed again (other groups' are left as they are).
         progress: Called after each computed group.
         executor: Where groups are computed (default: one after another in this process); with
             Ray, each group is a task on a worker holding the metric's declared resources, and
@@ -228,11 +231,12 @@ def score_sets_into(
     tasks: list[SetTask] = []
     for sm, cfg in chosen:
         key = (sm.id, set_config_hash(cfg, by), sm.spec.version)
+        ids = [i for group in groups for i in row_ids(sm, by, group)]
         if retry_errors:
-            store.clear_errors(*key)
+            store.clear_errors(*key, item_ids=ids)
         if rescore_libraries:
-            summary.rescored_libraries += store.supersede_other_libraries(
-                *key, library_versions(sm.spec), (i for group in groups for i in row_ids(sm, by, group)))
+            summary.rescored_libraries += store.supersede_other_libraries(*key, library_versions(sm.spec),
+                                                                          ids)
         stored = store.current_fingerprints(*key)
         for group in groups:
             summary.groups += 1
@@ -300,7 +304,7 @@ def score_set_suite(
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
-    from robojudge.run._where import default_run_dir, raise_if_no_items, refuse_shared_ids
+    from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 
     choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
     suite = load_suite(manifest, strict=False)
@@ -311,11 +315,11 @@ def score_set_suite(
         ex = make_executor(workers, executor or "local", address)
     else:
         ex = executor
+    grouped = any(sm.output is SetOutput.group for sm, _ in choose_set_metrics(metric_ids, configs))
     with ResultStore(url) as store:
-        refuse_shared_ids(store, manifest, suite.items)
-        if any(sm.output is SetOutput.group for sm, _ in choose_set_metrics(metric_ids, configs)):
-            refuse_partial_groups(store, manifest, suite.items, by)
-        store.note_manifest(manifest)
+        # both checked against the manifests noted before this one, once it is noted (see claim_store)
+        groups = functools.partial(refuse_partial_groups, store, manifest, suite.items, by)
+        claim_store(store, manifest, suite.items, groups if grouped else None)
         summary = score_sets_into(store, suite.items, metric_ids, by=by, configs=configs,
                                   retry_errors=retry_errors, progress=progress, executor=ex,
                                   rescore_libraries=rescore_libraries)
@@ -324,9 +328,10 @@ def score_set_suite(
 
 
 def refuse_partial_groups(store: ResultStore, manifest: str | Path, items: Sequence[Item],
-                          by: str | None) -> None:
+                          by: str | None, others: Iterable[Path] | None = None) -> None:
     """Refuse to score groups of ``manifest`` that another manifest noted in ``store`` (one that still
-    exists) gives members this one lacks.
+    exists) gives members this one lacks; ``others``: the manifests to check, by default every one noted
+    (see :func:`robojudge.run._where.refuse_shared_ids`).
 
     A group's row is stored under ``group:<by>=<value>`` whatever manifest it came from, so two
     manifests with a generator of the same name in one store would replace each other's row of that
@@ -340,7 +345,7 @@ def refuse_partial_groups(store: ResultStore, manifest: str | Path, items: Seque
     """
     me = Path(manifest).expanduser().resolve()
     mine = {g.key: {it.item_id for it in g.items} for g in group_items(items, by)}
-    for path, _ in store.manifests():
+    for path in others if others is not None else [p for p, _ in store.manifests()]:
         if path == me or not path.is_file():
             continue
         try:

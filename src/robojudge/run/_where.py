@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from robojudge.run._filehash import UNAVAILABLE, file_digest
@@ -31,7 +31,33 @@ def suite_store_url(manifest: str | Path, db: str | None = None) -> str:
     return default_db_url(run_dir)
 
 
-def refuse_shared_ids(store: ResultStore, manifest: str | Path, items: Sequence[Item]) -> None:
+def claim_store(
+    store: ResultStore,
+    manifest: str | Path,
+    items: Sequence[Item],
+    also: Callable[[list[Path]], None] | None = None,
+) -> None:
+    """Note ``manifest`` in ``store`` (``robojudge report RUN`` finds it there) for a run about to write
+    its results, unless :func:`refuse_shared_ids` -- or ``also``, given the same manifests -- refuses it
+    against the manifests noted before it.
+
+    The note comes first and the check against the manifests noted before it second
+    (:meth:`ResultStore.claim_manifest`): of two clashing manifests whose runs start at once, the one
+    noted later is refused, whichever run checks first (a check before the note let both pass). A
+    refused manifest's note is taken back.
+
+    Raises:
+        ValueError: What the checks raise.
+    """
+    with store.claim_manifest(manifest) as before:
+        refuse_shared_ids(store, manifest, items, before)
+        if also is not None:
+            also(before)
+
+
+def refuse_shared_ids(
+    store: ResultStore, manifest: str | Path, items: Sequence[Item], others: Iterable[Path] | None = None
+) -> None:
     """Refuse to write results of ``manifest`` into a store that holds those of another manifest which
     still exists and gives one of the same item ids another video (other content).
 
@@ -41,12 +67,15 @@ def refuse_shared_ids(store: ResultStore, manifest: str | Path, items: Sequence[
     either would show whichever ran last. Several manifests of different items (one per generator)
     share a store as before, and so does a suite that was moved or copied (same content).
 
+    ``others``: the manifests to check against (:func:`claim_store` gives those noted before this one);
+    by default every manifest noted in ``store``.
+
     Raises:
         ValueError: Naming both manifests, the item, its two videos and how to give this one a store.
     """
     me = Path(manifest).expanduser().resolve()
     mine = {it.item_id: it for it in items}
-    for path, _ in store.manifests():
+    for path in others if others is not None else [p for p, _ in store.manifests()]:
         if path == me or not path.is_file():
             continue
         try:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+import socket
 import sqlite3
 import urllib.parse
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -21,7 +24,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
-from sqlalchemy.sql import Select
+from sqlalchemy.sql import Select, text
 
 from robojudge._sqlite import enable_wal
 from robojudge.store._errors import StoreError
@@ -47,8 +50,8 @@ RowKey = tuple[str, str, str, str]
 # Keys of the manifests noted in ``robojudge_meta``: this prefix and a hash of the manifest's path (the
 # key column holds 64 characters; paths are longer).
 MANIFEST_KEY = "manifest:"
-# Keys of the items a run scoring in its own process has started and not finished: this prefix and a
-# hash of the item id (see ``ResultStore.note_in_flight``).
+# Keys of the items a run scoring in its own process has started and not finished: this prefix, a hash
+# of the item id and one of the process that noted it (see ``ResultStore.note_in_flight``).
 IN_FLIGHT_KEY = "inflight:"
 
 
@@ -186,7 +189,13 @@ class ResultStore:
             kwargs["pool_pre_ping"] = True
         try:
             engine = create_engine(url, **kwargs)
-        except (SQLAlchemyError, ImportError) as exc:
+        except ImportError as exc:
+            if self._dialect == "postgresql":  # the driver is an extra: say which, not "No module named ..."
+                raise StoreError(f"cannot use database {self.url}: PostgreSQL needs the psycopg driver, "
+                                 f"which cannot be imported ({self._reason(exc)}); install it with: pip "
+                                 "install 'robojudge[postgres]'") from None
+            raise StoreError(f"cannot use database {self.url}: {self._reason(exc)}") from None
+        except SQLAlchemyError as exc:
             raise StoreError(f"cannot use database {self.url}: {self._reason(exc)}") from None
         if self._dialect == "sqlite":
             _configure_sqlite(engine)
@@ -232,6 +241,12 @@ class ResultStore:
         Raises:
             ValueError: A row has ``superseded_at`` set (only the store supersedes rows).
         """
+        return len(self.add_new(rows))
+
+    def add_new(self, rows: Iterable[ResultRow]) -> list[ResultRow]:
+        """:meth:`add`, returning the rows that were inserted, in the order given: not those whose key and
+        inputs were stored already (by another run that computed them meanwhile, say), nor a second row
+        for one key."""
         kept: list[ResultRow] = []
         seen: set[RowKey] = set()
         for row in rows:
@@ -244,13 +259,14 @@ class ResultStore:
             seen.add(row.key)
             kept.append(row)
         if not kept:
-            return 0
+            return []
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         stmt = (
             insert(results_table)
             .on_conflict_do_nothing(index_elements=list(KEY_COLUMNS), index_where=CURRENT)
-            .returning(results_table.c.id)
+            .returning(*(results_table.c[k] for k in KEY_COLUMNS))
         )
+        given = list(kept)
         # Concurrent PostgreSQL writers lock stored rows and insert new ones in one global order
         # (metric, config, version, item), so that they wait for each other instead of deadlocking.
         kept.sort(key=_lock_order)
@@ -264,7 +280,8 @@ class ResultStore:
                 stored = current_records(conn, fingerprinted, (c.id, c.fingerprint), lock=lock)
                 changed = [k for k, rec in stored.items() if rec["fingerprint"] != fingerprinted[k]]
                 supersede_ids(conn, [int(stored[k]["id"]) for k in changed], now)
-            return len(conn.execute(stmt, [_row_params(row, now) for row in kept]).all())
+            inserted = {tuple(key) for key in conn.execute(stmt, [_row_params(row, now) for row in kept])}
+        return [row for row in given if row.key in inserted]
 
     def done_item_ids(
         self, metric: str, config_hash: str, version: str, *, include_errors: bool = True
@@ -410,20 +427,70 @@ class ResultStore:
 
         Commands given only a run folder or a store (``robojudge report RUN``) find the manifest through
         :meth:`manifests`, for its labels and generators, when it is not in the run folder. Noting the
-        same file again updates its time; nothing else of the store changes.
+        same file again updates its time; nothing else of the store changes. A run that checks the manifest
+        against the others first notes it with :meth:`claim_manifest`.
 
         Returns:
             The manifest's absolute path, as noted.
         """
+        path, _, _, _ = self._note_manifest(manifest)
+        return path
+
+    @contextmanager
+    def claim_manifest(self, manifest: str | os.PathLike[str]) -> Iterator[list[Path]]:
+        """Note ``manifest`` as :meth:`note_manifest` does, for a run that checks it against the manifests
+        already in the store before it writes results of it (``robojudge.run`` refuses one that gives an
+        item id of another manifest another video).
+
+        Yields the other manifests noted *before* this one, latest first: those read in the transaction
+        that notes it, under the store's write lock (PostgreSQL: a lock on the notes' table), so of two
+        runs started at once the one noted later sees the other, whichever of them checks first
+        (checking, then noting, as two steps let both pass the check and both write). A manifest noted
+        by another run that is still checking it counts as noted: a clash with it is refused too (rerun
+        once that run is done). If the body raises (the check refuses the manifest, Ctrl-C), the note is
+        taken back: the manifest's earlier note, if it had one, is put back, else it is removed.
+        """
+        _, key, value, before = self._note_manifest(manifest)
+        try:
+            yield [path for path, _ in before.others]
+        except BaseException:
+            with contextlib.suppress(StoreError):  # the refusal matters more than a note left behind
+                self._take_back_manifest(key, value, before.previous)
+            raise
+
+    def _note_manifest(self, manifest: str | os.PathLike[str]) -> tuple[Path, str, str, _Noted]:
         path = Path(manifest).expanduser().resolve()
         key = MANIFEST_KEY + hashlib.sha256(str(path).encode()).hexdigest()[:16]
-        value = json.dumps({"path": str(path), "at": datetime.now(UTC).isoformat()})
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
-        stmt = insert(meta_table).values(key=key, value=value)
-        stmt = stmt.on_conflict_do_update(index_elements=[meta_table.c.key], set_={"value": value})
         with self._guard("note the manifest in"), self._write() as conn:
-            conn.execute(stmt)
-        return path
+            self._lock_meta(conn)
+            c = meta_table.c
+            stmt = select(c.key, c.value).where(c.key.startswith(MANIFEST_KEY))
+            raw = dict(conn.execute(stmt).all())
+            previous = raw.pop(key, None)
+            others = [noted for value in raw.values() if (noted := _manifest_note(value)) is not None]
+            value = json.dumps({"path": str(path), "at": datetime.now(UTC).isoformat()})
+            upsert = insert(meta_table).values(key=key, value=value)
+            conn.execute(upsert.on_conflict_do_update(index_elements=[c.key], set_={"value": value}))
+        others.sort(key=lambda n: n[1], reverse=True)
+        return path, key, value, _Noted(previous, others)
+
+    def _take_back_manifest(self, key: str, value: str, previous: str | None) -> None:
+        """Undo :meth:`_note_manifest`: put ``previous`` back (or remove the note), unless another run
+        noted the manifest again since (its note is not ``value`` any more)."""
+        c = meta_table.c
+        with self._guard("take back the manifest's note in"), self._write() as conn:
+            mine = (c.key == key) & (c.value == value)
+            if previous is None:
+                conn.execute(delete(meta_table).where(mine))
+            else:
+                conn.execute(update(meta_table).where(mine).values(value=previous))
+
+    def _lock_meta(self, conn: Connection) -> None:
+        """Keep other writers of ``robojudge_meta`` out until this transaction ends. SQLite's write
+        transaction holds the database's write lock already; PostgreSQL locks the table (readers go on)."""
+        if self._dialect == "postgresql":
+            conn.execute(text(f"LOCK TABLE {meta_table.name} IN SHARE ROW EXCLUSIVE MODE"))
 
     def manifests(self) -> list[tuple[Path, datetime]]:
         """The manifests noted by :meth:`note_manifest`, with the time each was last noted, latest first.
@@ -433,56 +500,73 @@ class ResultStore:
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(MANIFEST_KEY))
         with self._guard("read"), self._read() as conn:
             raw = conn.execute(stmt).scalars().all()
-        out: list[tuple[Path, datetime]] = []
-        for text in raw:
-            try:
-                data = json.loads(text)
-                path, at = Path(data["path"]), datetime.fromisoformat(data["at"])
-            except (ValueError, KeyError, TypeError):
-                continue  # a value this robojudge did not write: not a manifest it can use
-            if at.tzinfo is not None:  # note_manifest writes UTC; a time without a zone cannot be ordered
-                out.append((path, at))
-        return sorted(out, key=lambda pair: pair[1], reverse=True)
+        noted = [note for value in raw if (note := _manifest_note(value)) is not None]
+        return sorted(noted, key=lambda pair: pair[1], reverse=True)
 
     def note_in_flight(self, item_id: str, metrics: Iterable[str]) -> None:
         """Note that this process is about to compute ``metrics`` of ``item_id``.
 
         A run that computes in its own process notes each item before computing it and clears the
         note (:meth:`clear_in_flight`) once its results are stored. A note still there when a later run
-        starts means the process ended while computing that item: a crash in a native library, an
-        out-of-memory kill, or a kill; the later run computes that item in a child process, so that a
-        second crash costs that item only (:func:`robojudge.run.score_items`).
+        starts, of a process that has ended, means the process ended while computing that item: a crash
+        in a native library, an out-of-memory kill, or a kill; the later run computes that item in a
+        child process, so that a second crash costs that item only (:func:`robojudge.run.score_items`).
+
+        The note records the process: its host, pid and (on Linux) boot and start time, so that a run
+        can tell the note of another run still going on from one left by a crash
+        (:meth:`in_flight` with ``ended``). Each process keeps its own note of an item: two runs
+        computing one item at once do not replace each other's.
         """
-        value = json.dumps({"item_id": item_id, "metrics": list(metrics), "pid": os.getpid(),
+        me = _this_process()
+        value = json.dumps({"item_id": item_id, "metrics": list(metrics), **me,
                             "at": datetime.now(UTC).isoformat()})
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
-        stmt = insert(meta_table).values(key=_in_flight_key(item_id), value=value)
+        stmt = insert(meta_table).values(key=_in_flight_key(item_id, me), value=value)
         stmt = stmt.on_conflict_do_update(index_elements=[meta_table.c.key], set_={"value": value})
         with self._guard("note the item in flight in"), self._write() as conn:
             conn.execute(stmt)
 
     def clear_in_flight(self, item_ids: Iterable[str]) -> None:
-        """Remove the notes of :meth:`note_in_flight` for ``item_ids`` (those without one are ignored)."""
-        keys = sorted({_in_flight_key(i) for i in item_ids})
-        if not keys:
+        """Remove the notes of :meth:`note_in_flight` for ``item_ids`` (those without one are ignored):
+        this process's own, and those of processes that have ended (see :meth:`in_flight`). The note of
+        another process still running is kept: that run clears it itself, and if it crashes the next
+        run finds it."""
+        ids = set(item_ids)
+        if not ids:
             return
+        stmt = select(meta_table.c.key, meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
         with self._guard("clear the items in flight in"), self._write() as conn:
+            notes = conn.execute(stmt).all()
+            me = _this_process()
+            keys = sorted(key for key, value in notes if (note := _in_flight_note(value)) is not None
+                          and note["item_id"] in ids and (_same_process(note, me) or _ended(note, me)))
             for start in range(0, len(keys), _IN_CHUNK):
                 conn.execute(delete(meta_table).where(meta_table.c.key.in_(keys[start:start + _IN_CHUNK])))
 
-    def in_flight(self) -> dict[str, list[str]]:
+    def in_flight(self, *, ended: bool = False) -> dict[str, list[str]]:
         """The items noted by :meth:`note_in_flight` and not cleared since, each with the metrics
-        that were to be computed."""
+        that were to be computed (those of every note of the item, when several processes noted it).
+
+        Args:
+            ended: Only the notes of processes that have ended -- what a run takes for a crash or a
+                kill on that item. A note of a process still running on this host (the same pid, and on
+                Linux the same boot and start time, so a reused pid is not taken for it) is left out.
+                A note written on another host cannot be checked from here: it counts as ended, as every
+                note did before notes named their process (and so does such an older note). Two runs
+                on two hosts sharing a store may so take each other's items in flight for crashed
+                ones: each is then computed once more, alone in a child process.
+        """
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
         with self._guard("read"), self._read() as conn:
             raw = conn.execute(stmt).scalars().all()
+        me = _this_process()
         out: dict[str, list[str]] = {}
-        for text in raw:
-            try:
-                data = json.loads(text)
-                out[str(data["item_id"])] = [str(m) for m in data["metrics"]]
-            except (ValueError, KeyError, TypeError):
-                continue  # a value this robojudge did not write
+        for value in sorted(raw):
+            note = _in_flight_note(value)
+            if note is None or (ended and not _ended(note, me)):
+                continue
+            metrics = out.setdefault(note["item_id"], [])
+            metrics.extend(m for m in note["metrics"] if m not in metrics)
         return out
 
     def close(self) -> None:
@@ -572,8 +656,105 @@ def _refuse_export_name(path: Path, shown: str) -> None:
                          f"{path.name}`")
 
 
-def _in_flight_key(item_id: str) -> str:
-    return IN_FLIGHT_KEY + hashlib.sha256(item_id.encode()).hexdigest()[:24]
+def _in_flight_key(item_id: str, process: Mapping[str, Any]) -> str:
+    """``inflight:<item hash>:<process hash>``: one note per item and process (50 characters)."""
+    who = json.dumps(process, sort_keys=True)
+    return (f"{IN_FLIGHT_KEY}{hashlib.sha256(item_id.encode()).hexdigest()[:24]}:"
+            f"{hashlib.sha256(who.encode()).hexdigest()[:16]}")
+
+
+def _in_flight_note(text: str) -> dict[str, Any] | None:
+    """A note of :meth:`ResultStore.note_in_flight` read back, or None for a value robojudge did not write."""
+    try:
+        data = json.loads(text)
+        data["item_id"] = str(data["item_id"])
+        data["metrics"] = [str(m) for m in data["metrics"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _manifest_note(text: str) -> tuple[Path, datetime] | None:
+    """A note of :meth:`ResultStore.note_manifest`: the path and when it was noted; None for a value this
+    robojudge did not write, or a time without a zone (note_manifest writes UTC: it could not be ordered)."""
+    try:
+        data = json.loads(text)
+        path, at = Path(data["path"]), datetime.fromisoformat(data["at"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return (path, at) if at.tzinfo is not None else None
+
+
+@dataclass(frozen=True)
+class _Noted:
+    """What noting a manifest found: its note before (None: not noted), and the other manifests' notes."""
+
+    previous: str | None
+    others: list[tuple[Path, datetime]]
+
+
+_PROC_STAT = "/proc/{}/stat"
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+_THIS: dict[int, dict[str, Any]] = {}
+
+
+def _process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (field 22 of ``/proc/<pid>/stat``); None
+    where that cannot be read (no such process, no ``/proc``) and for a zombie (ended, not reaped)."""
+    try:
+        with open(_PROC_STAT.format(pid), "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()  # the command name before may hold spaces and ')'
+    if len(fields) < 20 or fields[0] in (b"Z", b"X") or not fields[19].isdigit():
+        return None
+    return int(fields[19])
+
+
+def _this_process() -> dict[str, Any]:
+    """What a note of :meth:`ResultStore.note_in_flight` records of the process that writes it: host,
+    pid, and on Linux the boot (``/proc/sys/kernel/random/boot_id``) and the start time. Read once per
+    process (a forked child reads its own)."""
+    pid = os.getpid()
+    me = _THIS.get(pid)
+    if me is None:
+        me = {"host": socket.gethostname(), "pid": pid}
+        started = _process_start(pid)
+        if started is not None:
+            with contextlib.suppress(OSError):
+                me["boot"] = _BOOT_ID.read_text().strip()
+            me["started"] = started
+        _THIS[pid] = me
+    return me
+
+
+def _same_process(note: Mapping[str, Any], me: Mapping[str, Any]) -> bool:
+    return all(note.get(k) == v for k, v in me.items())
+
+
+def _ended(note: Mapping[str, Any], me: Mapping[str, Any]) -> bool:
+    """Whether the process that wrote an in-flight note has ended (see :meth:`ResultStore.in_flight`).
+
+    A note of another host, or one that names no host (an older robojudge), counts as ended: its
+    process cannot be asked from here.
+    """
+    if note.get("host") != me["host"] or note.get("boot") != me.get("boot"):
+        return True
+    pid = note.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return True
+    if "started" in me:  # Linux: the start time tells a reused pid from the process that noted
+        return _process_start(pid) != note.get("started")
+    if os.name != "posix":
+        return True  # no cheap way to ask: taken for ended, as every note was before notes named a host
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return False  # another user's process
+    except OSError:
+        return True
+    return False
 
 
 def _read_only_uri(path: Path) -> str:

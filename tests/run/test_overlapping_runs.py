@@ -1,0 +1,234 @@
+"""Runs that share a store at the same time, or one after another: two clashing manifests started at once,
+``--retry-errors`` beside another manifest's failures, another run's items in flight, and results another
+run stored first."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import numpy as np
+import pytest
+
+from _in_flight import noting_process
+from robojudge.cli._common import print_summary
+from robojudge.metrics import METRICS, SET_METRICS
+from robojudge.metrics import _sets as sets
+from robojudge.metrics._score import Score
+from robojudge.run import SerialExecutor, _score, build_requests, score_items, score_sets_into, score_suite
+from robojudge.run import _api as api
+from robojudge.run import _where as where
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
+from robojudge.video import write_video
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty result store: a new SQLite file, or a new PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'results.sqlite'}"
+    return str(request.getfixturevalue("postgres_db_url"))
+
+
+def _experiment(folder: Path, level: int, ids: tuple[str, ...]) -> Path:
+    """``folder/videos.jsonl`` with one video per id, all of brightness ``level``."""
+    rows = []
+    for n, item_id in enumerate(ids):
+        video = folder / "videos" / f"{n}.mp4"
+        video.parent.mkdir(parents=True, exist_ok=True)
+        frames = np.full((6, 24, 24, 3), level, np.uint8)
+        frames[:, :, n % 24] = 255 - level
+        write_video(video, frames, fps=4)
+        rows.append({"item_id": item_id, "video": f"videos/{n}.mp4", "instruction": "x"})
+    manifest = folder / "videos.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return manifest
+
+
+def _items(names: list[str], **fields: Any) -> list[Item]:
+    return [Item(item_id=n, video="/nonexistent.mp4", instruction="do it", **fields) for n in names]
+
+
+# -- 1. two clashing manifests started at once ---------------------------------------------------------
+
+
+def test_two_clashing_manifests_started_at_once_are_not_both_accepted(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both runs are held until both have checked their manifest (a barrier after the check): had the
+    check come before the note, neither would see the other, both would be accepted and their results
+    replace each other's. The manifest noted first wins; the other is refused, and not noted."""
+    ids = ("g/ep0", "g/ep1")
+    exp1, exp2 = _experiment(tmp_path / "exp1", 40, ids), _experiment(tmp_path / "exp2", 200, ids)
+    checked = threading.Barrier(2, timeout=60)
+    check = where.refuse_shared_ids
+
+    def check_then_wait(*args: Any, **kwargs: Any) -> None:
+        try:
+            check(*args, **kwargs)
+        finally:  # refused or not: the other run goes on
+            with contextlib.suppress(threading.BrokenBarrierError):
+                checked.wait()
+
+    monkeypatch.setattr(where, "refuse_shared_ids", check_then_wait)
+    monkeypatch.setattr(api, "refuse_shared_ids", check_then_wait, raising=False)  # where score_suite had it
+    outcome: dict[Path, Any] = {}
+
+    def run(manifest: Path) -> None:
+        try:
+            outcome[manifest] = score_suite(manifest, ["uniform_random"], db=db_url).summary.ok
+        except ValueError as exc:
+            outcome[manifest] = exc
+
+    threads = [threading.Thread(target=run, args=(m,)) for m in (exp1, exp2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    refused = [m for m, got in outcome.items() if isinstance(got, ValueError)]
+    assert len(outcome) == 2 and len(refused) == 1, outcome
+    assert "holds results of another manifest" in str(outcome[refused[0]])
+    (accepted,) = {exp1, exp2} - set(refused)
+    assert outcome[accepted] == 2
+    with ResultStore(db_url) as store:
+        assert [p for p, _ in store.manifests()] == [accepted.resolve()]
+        assert store.count(include_superseded=True) == 2
+
+
+def test_score_judge_and_sets_check_a_manifest_once_it_is_noted(
+    boom_set: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command that writes a manifest's results checks it against the others only once its own note
+    is in the store (the note, then the check): a run started meanwhile then sees it."""
+    from robojudge.judges import ResponseCache, get_rubric, make_judge
+    from robojudge.run import _judge, _sets, judge_suite, score_set_suite
+
+    manifest = _experiment(tmp_path / "exp", 40, ("g/ep0",))
+    noted_at_check: list[tuple[str, bool]] = []
+
+    def spy(name: str, check: Any) -> Any:
+        def checked(store: ResultStore, manifest: Path, *args: Any, **kwargs: Any) -> None:
+            noted_at_check.append((name, manifest.resolve() in [p for p, _ in store.manifests()]))
+            check(store, manifest, *args, **kwargs)
+        return checked
+
+    ids = spy("ids", where.refuse_shared_ids)
+    for module in (where, api, _judge):  # the runners imported it by name before claim_store
+        monkeypatch.setattr(module, "refuse_shared_ids", ids, raising=False)
+    monkeypatch.setattr(_sets, "refuse_partial_groups", spy("groups", _sets.refuse_partial_groups))
+    # a store each, so that the manifest is new to every one
+    score_suite(manifest, ["uniform_random"], db=str(tmp_path / "score.sqlite"))
+    judge = make_judge({"name": "m", "backend": "mock", "model": "m",
+                        "replies": [json.dumps({"reasoning": "r", "physical_adherence": 3})]})
+    with ResponseCache(tmp_path / "cache") as cache:
+        judge_suite(manifest, judge, [get_rubric("pa")], db=str(tmp_path / "judge.sqlite"), cache=cache,
+                    decode_workers=0)
+    score_set_suite(manifest, ["test_boom_set"], db=str(tmp_path / "sets.sqlite"))
+    assert noted_at_check == [("ids", True)] * 3 + [("groups", True)]
+
+
+# -- 2. --retry-errors clears the failures of the run's own items only ---------------------------------
+
+
+def test_retry_errors_leaves_another_manifests_failures(db_url: str) -> None:
+    reqs = build_requests(["test_boom"])
+    with ResultStore(db_url) as store:
+        score_items(_items(["a/boom", "a/ok"]), reqs, store)  # manifest A
+        score_items(_items(["b/boom"]), reqs, store)  # manifest B, same store
+        again = score_items(_items(["a/boom", "a/ok"]), reqs, store, retry_errors=True)
+        assert (again.failed, again.skipped) == (1, 1)
+        errors = {r.item_id: r.error for r in store.rows(status="error")}
+        assert set(errors) == {"a/boom", "b/boom"} and "ZeroDivisionError" in (errors["b/boom"] or "")
+        assert store.count(include_superseded=True) == 3
+
+
+def test_retry_errors_retries_the_failures_of_every_block(tmp_path: Path) -> None:
+    reqs = build_requests(["test_boom"])
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        blocks = [_items(["a/boom", "a/ok"]), _items(["c/boom"])]
+        _score.score_blocks(blocks, reqs, store)
+        again = _score.score_blocks(blocks, reqs, store, retry_errors=True)
+        assert (again.failed, again.skipped) == (2, 1)  # the second block's failure is tried again too
+
+
+@pytest.fixture
+def boom_set() -> Iterator[None]:
+    """``test_boom_set``: a group metric that fails on a group named ``boom...``."""
+    with METRICS.scratch(), SET_METRICS.scratch():
+
+        @sets.set_metric("test_boom_set", output="group", family="features", inputs={"instruction"},
+                         higher_is_better=True, native_range=(0.0, None), citation="robojudge test suite",
+                         provider="computed", description="test-only: fails on a group named boom")
+        def boom(group: sets.ItemGroup, config: object) -> sets.SetScores:
+            if group.key.startswith("boom"):
+                raise RuntimeError("boom")
+            return sets.SetScores(group=Score(value=float(len(group.items))))
+
+        yield
+
+
+def test_sets_retry_errors_leaves_other_groups_failures(boom_set: None, db_url: str) -> None:
+    with ResultStore(db_url) as store:
+        score_sets_into(store, _items(["a1"], generator="boom1"), ["test_boom_set"])  # manifest A
+        score_sets_into(store, _items(["b1"], generator="boom2"), ["test_boom_set"])  # manifest B
+        again = score_sets_into(store, _items(["a1"], generator="boom1"), ["test_boom_set"],
+                                retry_errors=True)
+        assert again.computed == 1
+        assert {r.item_id for r in store.rows(status="error")} == {"group:generator=boom1",
+                                                                    "group:generator=boom2"}
+
+
+# -- 3. another run's item in flight is not a crash -----------------------------------------------------
+
+
+def test_an_item_another_running_run_is_computing_is_neither_isolated_nor_cleared(db_url: str) -> None:
+    with noting_process(db_url, {"b": ["test_crash"]}), ResultStore(db_url) as store:
+        s = score_items(_items(["a", "b", "c"]), build_requests(["test_crash"]), store,
+                        executor=SerialExecutor())
+        assert (s.ok, s.isolated) == (3, [])
+        assert {r.item_id: r.details["pid"] for r in store.rows()} == dict.fromkeys("abc", os.getpid())
+        assert store.in_flight() == {"b": ["test_crash"]}  # that run's note: it clears it itself
+
+
+def test_a_group_another_running_run_is_computing_is_not_isolated(boom_set: None, tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    items = _items(["a1", "b1"], generator="b")
+    with noting_process(db, {"group:generator=b": ["test_boom_set"]}), ResultStore(db) as store:
+        s = score_sets_into(store, items, ["test_boom_set"])
+        assert (s.computed, s.isolated) == (1, [])  # computed here, not in a child process
+        assert [(r.item_id, r.value) for r in store.rows()] == [("group:generator=b", 2.0)]
+        assert store.in_flight() == {"group:generator=b": ["test_boom_set"]}
+
+
+# -- 4. results another run stored first ---------------------------------------------------------------
+
+
+def test_results_another_run_stored_meanwhile_are_counted_apart(
+    db_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another run (a second store in this process) stores b's result while this run computes b: this
+    run's row is not stored, and the summary says so instead of counting it scored."""
+    compute = _score.compute_task
+    with ResultStore(db_url) as store, ResultStore(db_url) as other:
+
+        def other_run_first(task: _score.Task) -> list[ResultRow]:
+            rows = compute(task)
+            if task.item.item_id == "b":
+                other.add(rows)
+            return rows
+
+        monkeypatch.setattr(_score, "compute_task", other_run_first)
+        s = score_items(_items(["a", "b"]), build_requests(["test_slow"]), store)
+        assert (s.ok, s.failed, s.duplicates, s.computed, s.total) == (1, 0, 1, 2, 2)
+        assert store.count(include_superseded=True) == 2
+    print_summary(s)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 tasks: 1 scored, 0 failed, 0 already stored" in out
+    assert "1 computed by another run meanwhile, not stored" in out
