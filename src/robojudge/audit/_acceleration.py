@@ -3,16 +3,17 @@
 The scores come from the result store (what ``robojudge score`` wrote); with ``metrics`` the
 audited generators' items are scored first through :func:`robojudge.run.score_items` (stored
 results are reused). Each metric is audited under one configuration, its current one
-(:func:`current_configs`): a metric stored under several configurations or versions is one metric
-of Q, not one per configuration. The statistics are :func:`robojudge.meta.acceleration_audit`; the
-tables and the frontier plot are the report's (:func:`robojudge.report.audit_section`).
+(:func:`robojudge.meta.current_configs`, which knows defaults through :func:`config_key`): a metric
+stored under several configurations or versions is one metric of Q, not one per configuration. The
+statistics are :func:`robojudge.meta.acceleration_audit`; the tables and the frontier plot are the
+report's (:func:`robojudge.report.audit_section`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,10 @@ from robojudge.meta import (
     GenerationCost,
     acceleration_audit,
     audit_scores,
+    current_configs,
     manifest_costs,
 )
 from robojudge.metric_info import direction
-from robojudge.metrics import UnknownMetricError
 from robojudge.report import audit_section, frontier_table, render_page, retention_table
 from robojudge.run import (
     MetricRequest,
@@ -39,7 +40,7 @@ from robojudge.run import (
     score_items,
     suite_store_url,
 )
-from robojudge.store import ResultRow, ResultStore, default_db_url
+from robojudge.store import ResultStore, default_db_url
 from robojudge.suite import load_suite
 
 
@@ -55,7 +56,7 @@ class AccelerationRun:
         scored: What scoring did, when metrics were given.
         written: Files written (with ``out_dir``).
         config_notes: Per metric stored under more than one configuration or version, which one was
-            audited and what was left out (:func:`current_configs`).
+            audited and what was left out (:func:`robojudge.meta.current_configs`).
     """
 
     audit: AccelerationAudit
@@ -67,90 +68,16 @@ class AccelerationRun:
     config_notes: list[str] = field(default_factory=list)
 
 
-StoreKey = tuple[str, str, str]
-"""(metric id, config hash, version): one configuration of a metric in the store."""
-
-
-def _key_text(config_hash: str, version: str) -> str:
-    return f"config {config_hash[:8]}, version {version}"
-
-
-def current_configs(
-    rows: Sequence[ResultRow],
-    item_ids: Collection[str],
-    requests: Sequence[MetricRequest] | None = None,
-    configs: Mapping[str, Mapping[str, Any]] | None = None,
-) -> tuple[set[StoreKey], list[str]]:
-    """The one configuration of each metric the audit reads, and notes on what it left out.
-
-    Q averages one retention per metric, so a metric enters once: its rows under another config hash
-    or version (another key of the store) are never mixed in. With ``requests`` (the metrics asked
-    for, as scored), exactly their configurations. Without, each metric stored for ``item_ids``: the
-    configuration ``configs`` gives it (``--set``); else the only one stored; else, stored under
-    several, its default configuration at its current version, as ``robojudge score`` without
-    ``--set`` computes it. A metric whose chosen configuration is not stored is left out.
-
-    Returns:
-        The ``(metric, config hash, version)`` keys to read, and one note per metric that has rows
-        left out (or is left out), saying which configuration was read.
+def config_key(metric_id: str, values: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The ``(config hash, version)`` a registered metric with ``values`` (None: its defaults) is stored
+    under now (:data:`robojudge.meta.ConfigKey`, what :func:`robojudge.meta.current_configs` chooses by).
 
     Raises:
-        robojudge.metrics.UnknownMetricError: ``configs`` names a metric that is not registered.
-        ValueError: A config value the metric does not accept.
+        robojudge.metrics.UnknownMetricError: Not a registered metric (a ``KeyError``).
+        ValueError: A value the metric does not accept.
     """
-    configs = configs or {}
-    stored: dict[str, set[tuple[str, str]]] = {}
-    for r in rows:
-        if r.item_id in item_ids and r.superseded_at is None:
-            stored.setdefault(r.metric, set()).add((r.config_hash, r.version))
-    chosen: dict[str, tuple[tuple[str, str], str]] = {}  # metric -> (key, which configuration it is)
-    notes: list[str] = []
-    if requests is not None:
-        for req in requests:
-            chosen[req.id] = ((req.config_hash, req.spec.version),
-                              "the --set configuration" if req.id in configs else "the default configuration")
-    else:
-        for mid in configs:
-            if mid not in stored:
-                MetricRequest.build(mid, dict(configs[mid]))  # an unknown id or a bad value is an error
-                notes.append(f"{mid}: --set given, but no result of it is stored for these generators' "
-                             f"items; score it with --metrics {mid}")
-        for mid, keys in sorted(stored.items()):
-            if mid in configs:
-                asked = MetricRequest.build(mid, dict(configs[mid]))
-                chosen[mid] = ((asked.config_hash, asked.spec.version), "the --set configuration")
-                continue
-            try:
-                req = MetricRequest.build(mid)
-            except UnknownMetricError:  # a judge's or an unregistered id: no default to pick by
-                req = None
-            default = None if req is None else (req.config_hash, req.spec.version)
-            if len(keys) == 1:
-                only = next(iter(keys))
-                chosen[mid] = (only, "its only stored configuration")
-                if default is not None and only != default:
-                    notes.append(f"{mid}: audited its only stored configuration ({_key_text(*only)}), which "
-                                 f"is not its default one ({_key_text(*default)})")
-            elif default is None:
-                notes.append(f"{mid}: left out: stored under {len(keys)} configurations or versions "
-                             f"({'; '.join(_key_text(*k) for k in sorted(keys))}) and it has no registered "
-                             "default to choose by")
-            else:
-                chosen[mid] = (default, "the default configuration")
-    keep: set[StoreKey] = set()
-    for mid, (key, which) in chosen.items():
-        others = sorted(stored.get(mid, set()) - {key})
-        if key not in stored.get(mid, set()) and requests is None:
-            fix = (f"score it with --metrics {mid}" if mid in configs else f"name the stored one with --set "
-                   f"{mid}.KEY=VALUE, or score the default with --metrics {mid}")
-            notes.append(f"{mid}: left out: stored under {'; '.join(_key_text(*k) for k in others)}, not "
-                         f"{which} ({_key_text(*key)}); {fix}")
-            continue
-        keep.add((mid, *key))
-        if others:
-            notes.append(f"{mid}: audited {which} ({_key_text(*key)}); left out its rows under "
-                         f"{'; '.join(_key_text(*k) for k in others)}")
-    return keep, notes
+    req = MetricRequest.build(metric_id, None if values is None else dict(values))
+    return req.config_hash, req.spec.version
 
 
 def _directions(metric_ids: Mapping[str, str], higher_is_better: Callable[[str], bool]
@@ -192,8 +119,8 @@ def audit_acceleration(
             these generators' items).
         configs: Per-metric config values (as ``robojudge score --set``): what ``metrics`` are
             scored and audited with; without ``metrics``, which stored configuration of a metric is
-            audited. Each metric is audited under one configuration (:func:`current_configs`; the
-            run's ``config_notes`` say what was left out).
+            audited. Each metric is audited under one configuration
+            (:func:`robojudge.meta.current_configs`; the run's ``config_notes`` say what was left out).
         timing: A timing file (docs/audit.md); generators it does not cover take their costs from
             the items' ``meta.generation_seconds`` / ``meta.denoising_steps``.
         db: The result store (default: ``runs/<manifest name>/results.sqlite``).
@@ -234,7 +161,9 @@ def audit_acceleration(
         url = suite_store_url(manifest, db)
     with ResultStore(url, read_only=True) as store:
         rows = store.rows()
-    keep, notes = current_configs(rows, {it.item_id for it in items}, requests, configs)
+    asked = None if requests is None else [(r.id, r.config_hash, r.spec.version) for r in requests]
+    keep, notes = current_configs(rows, {it.item_id for it in items}, requested=asked, configs=configs,
+                                  config_key=config_key)
     rows = [r for r in rows if (r.metric, r.config_hash, r.version) in keep]
     got = audit_scores(rows, items, gens, wanted)
     dirs, skipped = _directions(got.metric_ids, higher_is_better)

@@ -84,8 +84,27 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+def replace_unencodable() -> None:
+    """Let standard output and error print a character their encoding lacks as ``?`` instead of failing.
+
+    Under a locale that is not UTF-8 (``LC_ALL=C`` with ``PYTHONUTF8=0``, a Latin-1 terminal) a
+    generator's name, a metric's description or the small-n dagger would otherwise end the command with
+    a UnicodeEncodeError after part of its output. :func:`main` calls it once for every command. Files
+    are always written as UTF-8; this is about the terminal only.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="replace")
+            except (ValueError, OSError):  # a stream that cannot change now: leave it as it is
+                continue
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    # A character the terminal's encoding lacks prints as '?' in every command, not a traceback.
+    replace_unencodable()
     # `kill PID` (SIGTERM) stops a run as Ctrl-C does: committed results stay, workers are stopped.
     terminate_as_interrupt()
     # A crash in a native library (a segfault in a decoder) prints the Python stack it happened under,

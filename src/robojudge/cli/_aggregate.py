@@ -64,9 +64,6 @@ def scores_cmd(
     subdim_<CODE> is the sum of the sub-dimension's normalized metrics (IQ-1 out of 6), level_<k> the sum
     of its sub-dimension means (level 1 out of 5) and afs the sum of the four level means (out of 4).
     """
-    from robojudge.cli._report import replace_unencodable
-
-    replace_unencodable()
     if strategy not in ("table", "percentile"):
         raise fail(f"--strategy must be table or percentile, got {strategy!r}")
     if missing not in ("nan", "drop"):
@@ -126,9 +123,6 @@ def select_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Select RoboPhyscore metrics by their minimum Pearson r with the task-success targets (eq. 3)."""
-    from robojudge.cli._report import replace_unencodable
-
-    replace_unencodable()
     tgt = _split(targets)
     try:
         found = selection_from_table(read_metric_table(inp), tgt, by=_split(by),

@@ -14,7 +14,6 @@ from rich.table import Table
 from rich.text import Text
 
 from robojudge.cli._common import PIPED_WIDTH, console, err_console, fail, load_results
-from robojudge.cli._report import replace_unencodable
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction
 from robojudge.report import (
@@ -124,7 +123,6 @@ def generators(
     Clips are the bootstrap clusters (all generators' items of a drawn clip come along) and sources
     the strata.
     """
-    replace_unencodable()
     rows, items = load_results(suite, db)
     try:
         per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
@@ -211,7 +209,6 @@ def judges(
     Without any stored VLM judge the table still holds the metric-calibrated judge, whose scores are
     all held out (cross-validation grouped by clip).
     """
-    replace_unencodable()
     rows, items = load_results(suite, db)
     try:
         report, table_rows, cal, _ = judges_report(

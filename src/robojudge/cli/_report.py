@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
@@ -26,22 +25,6 @@ from robojudge.store import StoreError
 from robojudge.suite import SUFFIXES, ManifestError
 
 _SEED = 20260926
-
-
-def replace_unencodable() -> None:
-    """Let standard output and error print a character their encoding lacks as ``?`` instead of failing.
-
-    Under a locale that is not UTF-8 (``LC_ALL=C`` with ``PYTHONUTF8=0``, a Latin-1 terminal) a
-    generator's name or the small-n dagger would otherwise end the command with a UnicodeEncodeError
-    after part of its output. Files are always written as UTF-8; this is about the terminal only.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
-            try:
-                stream.reconfigure(errors="replace")
-            except (ValueError, OSError):  # a stream that cannot change now: leave it as it is
-                continue
 
 
 def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -> Table:
@@ -99,7 +82,6 @@ def report(
     With a suite manifest it also summarizes the results per group (mean, std, 95% t-interval) as
     before: summary.md, summary.csv, results.csv and errors.csv.
     """
-    replace_unencodable()
     manifest: Path | None
     others: list[Path] = []  # more manifests scored into the store, whose items the report adds
     if _is_manifest(target):

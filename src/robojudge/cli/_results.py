@@ -30,11 +30,9 @@ def export_cmd(
                                       "clip_id columns at the end (and --by's column)."),
 ) -> None:
     """Write stored results as long rows (one per item, metric and config; current rows only)."""
-    from robojudge.cli._report import replace_unencodable
     from robojudge.run import export_run
     from robojudge.suite import ManifestError
 
-    replace_unencodable()
     try:
         if by is not None and suite is not None and (clash := _dash_clash(suite, by)):
             raise fail(clash)

@@ -45,10 +45,8 @@ def best_of_n(
 ) -> None:
     """Pick the best rollout of each group by a judge or a metric; with labels, compare the picks with a
     random pick and the oracle (regret, top-1 accuracy, bootstrap intervals over groups)."""
-    from robojudge.cli._report import replace_unencodable
     from robojudge.select import best_of_n, summary_rows, summary_text, write_picks
 
-    replace_unencodable()
     stored, items = load_results(suite, db)
     try:
         result = best_of_n(items, stored, by=by, group=group, label=label, bootstrap=bootstrap,

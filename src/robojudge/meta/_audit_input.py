@@ -9,14 +9,19 @@ Manifest fields (an item's ``meta``, all optional): ``generation_seconds`` (wall
 rollout), ``denoising_steps`` (network evaluations), and on accelerated items ``accelerates`` (the
 dense generator they speed up) and ``acceleration`` (the method's name). ``robojudge report`` finds
 the audits to draw from ``accelerates``.
+
+One configuration per metric: Q averages one retention per metric, so :func:`current_configs` picks
+the one configuration of each stored metric that the audit reads (``robojudge audit acceleration``
+and the report's acceleration section both call it); rows of the metric under another config hash or
+version are left out, and a note says so.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from robojudge.meta._acceleration import GenerationCost
 
@@ -29,6 +34,15 @@ SECONDS_KEY = "generation_seconds"
 STEPS_KEY = "denoising_steps"
 ACCELERATES_KEY = "accelerates"
 METHOD_KEY = "acceleration"
+
+StoreKey = tuple[str, str, str]
+"""(metric id, config hash, version): one configuration of a metric in the store."""
+
+ConfigKey = Callable[[str, Mapping[str, Any] | None], tuple[str, str]]
+"""A metric id and config values (None: its default configuration) -> the ``(config hash, version)``
+it is stored under now; ``KeyError`` for an id it does not know, ``ValueError`` for a value the metric
+does not accept. meta does not load the metric registry: the caller passes this (``robojudge.audit``
+builds it from :class:`robojudge.run.MetricRequest`)."""
 
 
 def match_key(item: Item) -> str | None:
@@ -54,6 +68,108 @@ class AuditScores:
     strata: dict[str, str]
     unmatched: list[str] = field(default_factory=list)
     unscored: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def _key_text(config_hash: str, version: str) -> str:
+    return f"config {config_hash[:8]}, version {version}"
+
+
+def current_configs(
+    rows: Sequence[ResultRow],
+    item_ids: Collection[str],
+    *,
+    requested: Sequence[StoreKey] | None = None,
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+    config_key: ConfigKey | None = None,
+) -> tuple[set[StoreKey], list[str]]:
+    """The one configuration of each metric the audit reads, and notes on what it left out.
+
+    Q averages one retention per metric, so a metric enters once: its rows under another config hash
+    or version (another key of the store) are never mixed in. With ``requested`` (the metrics asked
+    for, as scored), exactly their configurations. Without, each metric stored for ``item_ids``: the
+    configuration ``configs`` gives it (``--set``); else the only one stored; else, stored under
+    several, its default configuration at its current version (``config_key(metric, None)``), as
+    ``robojudge score`` without ``--set`` computes it. A metric whose chosen configuration is not
+    stored is left out, and so is one stored under several when its default is not known (an id
+    ``config_key`` does not know, or no ``config_key``).
+
+    Args:
+        rows: Stored rows (superseded ones are ignored).
+        item_ids: The audited generators' items.
+        requested: The ``(metric, config hash, version)`` of the metrics asked for (None: none asked).
+        configs: Per-metric config values (``--set``), named in the notes; they need ``config_key``.
+        config_key: What configuration values are stored under (None: no default is known).
+
+    Returns:
+        The ``(metric, config hash, version)`` keys to read, and one note per metric that has rows
+        left out (or is left out), saying which configuration was read.
+
+    Raises:
+        KeyError: ``configs`` names a metric ``config_key`` does not know (its error).
+        ValueError: A config value the metric does not accept, or (without ``requested``) ``configs``
+            without ``config_key``.
+    """
+    configs = configs or {}
+
+    def asked(mid: str) -> tuple[str, str]:
+        if config_key is None:
+            raise ValueError(f"--set {mid}: which configuration the values are stored under is not known "
+                             "here (no config_key)")
+        return config_key(mid, configs[mid])  # an unknown id or a bad value is an error
+
+    stored: dict[str, set[tuple[str, str]]] = {}
+    for r in rows:
+        if r.item_id in item_ids and r.superseded_at is None:
+            stored.setdefault(r.metric, set()).add((r.config_hash, r.version))
+    chosen: dict[str, tuple[tuple[str, str], str]] = {}  # metric -> (key, which configuration it is)
+    notes: list[str] = []
+    if requested is not None:
+        for mid, config_hash, version in requested:
+            chosen[mid] = ((config_hash, version),
+                           "the --set configuration" if mid in configs else "the default configuration")
+    else:
+        for mid in configs:
+            if mid not in stored:
+                asked(mid)
+                notes.append(f"{mid}: --set given, but no result of it is stored for these generators' "
+                             f"items; score it with --metrics {mid}")
+        for mid, keys in sorted(stored.items()):
+            if mid in configs:
+                chosen[mid] = (asked(mid), "the --set configuration")
+                continue
+            default: tuple[str, str] | None = None
+            if config_key is not None:
+                try:
+                    default = config_key(mid, None)
+                except KeyError:  # a judge's or an unregistered id: no default to pick by
+                    default = None
+            if len(keys) == 1:
+                only = next(iter(keys))
+                chosen[mid] = (only, "its only stored configuration")
+                if default is not None and only != default:
+                    notes.append(f"{mid}: audited its only stored configuration ({_key_text(*only)}), which "
+                                 f"is not its default one ({_key_text(*default)})")
+            elif default is None:
+                why = ("it has no registered default to choose by" if config_key is not None else
+                       "which of them is its default is not known here")
+                notes.append(f"{mid}: left out: stored under {len(keys)} configurations or versions "
+                             f"({'; '.join(_key_text(*k) for k in sorted(keys))}) and {why}")
+            else:
+                chosen[mid] = (default, "the default configuration")
+    keep: set[StoreKey] = set()
+    for mid, (key, which) in chosen.items():
+        others = sorted(stored.get(mid, set()) - {key})
+        if key not in stored.get(mid, set()) and requested is None:
+            fix = (f"score it with --metrics {mid}" if mid in configs else f"name the stored one with --set "
+                   f"{mid}.KEY=VALUE, or score the default with --metrics {mid}")
+            notes.append(f"{mid}: left out: stored under {'; '.join(_key_text(*k) for k in others)}, not "
+                         f"{which} ({_key_text(*key)}); {fix}")
+            continue
+        keep.add((mid, *key))
+        if others:
+            notes.append(f"{mid}: audited {which} ({_key_text(*key)}); left out its rows under "
+                         f"{'; '.join(_key_text(*k) for k in others)}")
+    return keep, notes
 
 
 def _labels(rows: Sequence[ResultRow]) -> dict[tuple[str, str, str], str]:

@@ -112,7 +112,8 @@ class ItemGroup:
     """The items a set-level metric sees at once.
 
     Attributes:
-        key: The value of the grouping field (``"all"`` when not grouped, ``"-"`` when unset).
+        key: The value of the grouping field (``"all"`` when not grouped, ``"-"`` when unset: no
+            item's value is ``"-"``, see :func:`group_items`).
         by: The grouping field (``None`` when not grouped).
         items: The group's items, manifest order.
         all_items: Every item being scored (all groups), for metrics whose reference pool is the
@@ -336,11 +337,18 @@ def set_config_hash(config: BaseModel, by: str | None) -> str:
     return hash_config_values(set_config(config, by))
 
 
+#: The group key of the items without a value of the grouping field (stored as ``group:<field>=-``).
+UNSET_KEY = "-"
+
+
 def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
     """Split ``items`` into groups by the Item field ``by`` (one group ``all`` when ``by`` is None).
 
+    Items without a value form the group :data:`UNSET_KEY`; an item whose value is spelt so is refused,
+    since both would be one group, stored under one id (``group:generator=-``).
+
     Raises:
-        ValueError: ``by`` is not an Item field.
+        ValueError: ``by`` is not an Item field, or an item's value of it is :data:`UNSET_KEY`.
     """
     every = tuple(items)
     if by is None:
@@ -349,10 +357,20 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
         fields = ", ".join(sorted(Item.model_fields))
         raise ValueError(f"--by {by!r} is not an item field; use one of {fields}")
     groups: dict[str, list[Item]] = {}
+    clash: list[str] = []
     for it in every:
         raw = getattr(it, by)
-        key = "-" if raw is None else str(getattr(raw, "value", raw))
+        key = UNSET_KEY if raw is None else str(getattr(raw, "value", raw))
+        if raw is not None and key == UNSET_KEY:
+            clash.append(it.item_id)
         groups.setdefault(key, []).append(it)
+    if clash:
+        one = len(clash) == 1
+        shown = ", ".join(map(repr, clash[:5])) + (f" and {len(clash) - 5} more" if len(clash) > 5 else "")
+        raise ValueError(f"--by {by}: {'item' if one else f'{len(clash)} items'} {shown} "
+                         f"{'has' if one else 'have'} the {by} {UNSET_KEY!r}, the name of the group of the "
+                         f"items without a {by} (stored as {group_item_id(by, UNSET_KEY)!r}), so both would "
+                         f"be one group; give {'it' if one else 'them'} another {by} in the manifest")
     return [ItemGroup(key=k, by=by, items=tuple(v), all_items=every) for k, v in groups.items()]
 
 

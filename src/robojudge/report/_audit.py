@@ -16,9 +16,11 @@ from typing import Any
 
 from robojudge.meta import (
     AccelerationAudit,
+    ConfigKey,
     SampleSizeResult,
     acceleration_audit,
     audit_scores,
+    current_configs,
     declared_accelerations,
     directions,
     manifest_costs,
@@ -126,12 +128,17 @@ def audit_section(audits: Sequence[AccelerationAudit], *, skipped: str | None = 
     return sec
 
 
-def acceleration_section(inp: ReportInput) -> Section:
+def acceleration_section(inp: ReportInput, *, config_key: ConfigKey | None = None) -> Section:
     """The report's acceleration section, for the audits the manifest declares (``meta.accelerates``).
 
     A declaration that cannot be audited (a dense generator no item has, two rollouts of a generator for
     one clip) costs only its own audit: the others are built, and the section's text names the items
     and the value they declare.
+
+    Each metric enters Q under one configuration, chosen as ``robojudge audit acceleration`` chooses it
+    (:func:`robojudge.meta.current_configs`): its only stored one, else its default one, which
+    ``config_key`` tells (the report does not load the metric registry: without ``config_key`` a
+    metric stored under several configurations is left out). The section's text says what was left out.
     """
     plans = declared_accelerations(inp.items) if inp.items else {}
     if not plans:
@@ -139,14 +146,18 @@ def acceleration_section(inp: ReportInput) -> Section:
             "no item declares an accelerated generator (meta.accelerates: the dense generator; "
             "`robojudge audit standins` makes such items, docs/audit.md)"))
     generators = {it.generator for it in inp.items if it.generator}
-    audits, problems = [], []
+    audits, problems, left = [], [], []
     for dense, methods in plans.items():
         if dense not in generators:
             problems.append(_unknown_dense(inp, dense, sorted(generators)))
             continue
         gens = [dense, *methods]
+        ids = {it.item_id for it in inp.items if it.generator in gens}
+        keep, notes = current_configs(inp.item_rows, ids, config_key=config_key)
+        left += [f"{n} (against {dense})" if len(plans) > 1 else n for n in notes]
+        rows = [r for r in inp.item_rows if (r.metric, r.config_hash, r.version) in keep]
         try:
-            got = audit_scores(inp.item_rows, inp.items, gens)
+            got = audit_scores(rows, inp.items, gens)
         except ValueError as exc:
             problems.append(f"the audit against dense {dense!r} ({', '.join(methods)}): {exc}")
             continue
@@ -157,9 +168,13 @@ def acceleration_section(inp: ReportInput) -> Section:
             dense, got.scores, directions(known, inp.higher_is_better), manifest_costs(inp.items, gens),
             methods, level=DEFAULT_LEVEL, strata=got.strata, bootstrap=inp.bootstrap, seed=inp.seed))
     note = ("Not audited: " + "; ".join(problems) + ".") if problems else ""
+    if left:
+        note = (f"{note} Each metric enters Q under one configuration (`robojudge audit acceleration --set` "
+                f"audits another): {'; '.join(left)}.").strip()
     if not audits:
-        return audit_section([], skipped=note or "no metric with a known direction is stored for these "
-                             "generators")
+        none = (f"no metric with a known direction is {'left to audit' if left else 'stored'} for these "
+                "generators")
+        return audit_section([], skipped=note if problems else (f"{none}. {note}" if note else none))
     sec = audit_section(audits)
     if note:
         sec.intro = f"{sec.intro} {note}"

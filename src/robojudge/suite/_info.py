@@ -11,12 +11,27 @@ from robojudge.suite._load import Suite
 from robojudge.suite._schema import CHECKLIST_ITEMS, Item
 
 UNSET = "(unset)"
-"""Key used in the counts for items that leave the field empty."""
+"""Key used in the counts for items that leave the field empty (unless a real value is spelt so:
+see :func:`_unset_key`)."""
+
+
+def _unset_key(values: Iterable[str | None]) -> str:
+    """The key for the items without a value among ``values`` (None: no value): :data:`UNSET`, or the
+    first of ``(unset 2)``, ``(unset 3)``... that none of the real values is, so that a value spelt
+    ``(unset)`` is never counted with the items that have none (the report names them so too)."""
+    taken = {v for v in values if v is not None}
+    key, k = UNSET, 1
+    while key in taken:
+        k += 1
+        key = f"(unset {k})"
+    return key
 
 
 def _counts(values: Iterable[str | None]) -> dict[str, int]:
-    """Counts, largest first, ties by name; ``None`` counted under :data:`UNSET`."""
-    c = Counter(UNSET if v is None else v for v in values)
+    """Counts, largest first, ties by name; ``None`` counted under :func:`_unset_key`."""
+    values = list(values)
+    missing = _unset_key(values)
+    c = Counter(missing if v is None else v for v in values)
     return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
@@ -32,7 +47,8 @@ class LabelCoverage:
         checklist_any: Items with at least one checklist item filled.
         overall: Items with an overall score.
         evidence: Items with non-empty evidence text.
-        by_rater: Labelled items per rater (:data:`UNSET` for labels without a rater).
+        by_rater: Labelled items per rater (:data:`UNSET` for labels without a rater, or ``(unset 2)``
+            when a rater is named ``(unset)``).
     """
 
     labelled: int = 0
@@ -53,7 +69,8 @@ class SuiteInfo:
         path: The manifest file.
         items: Number of valid items.
         problems: Number of problems found while loading (non-zero only for non-strict loads).
-        by_source, by_generator, by_embodiment, by_split: Item counts per value, largest first.
+        by_source, by_generator, by_embodiment, by_split: Item counts per value, largest first; items
+            without a value under :data:`UNSET`, or under ``(unset 2)`` when a value is spelt ``(unset)``.
         labels: Label coverage.
     """
 

@@ -1,0 +1,76 @@
+"""Set-level grouping keeps the items without a value apart from a value spelt like their group.
+
+Items without a generator form the group ``-`` (stored under ``group:generator=-``). A generator
+literally named ``-`` used to land in the same group: its 2 items and the 1 item without a generator
+were one group of 3, and FVD per generator mixed two populations under one row. Such a value is now
+refused, naming the item and the field; the ordinary case keeps its groups and its stored ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.metrics import METRICS, SET_METRICS, Score
+from robojudge.metrics import _sets as sets
+from robojudge.run import score_sets_into
+from robojudge.store import ResultStore
+from robojudge.suite import Item
+
+
+@pytest.fixture
+def count() -> Iterator[None]:
+    """A set metric whose value is its group's number of items."""
+    with METRICS.scratch(), SET_METRICS.scratch():
+        @sets.set_metric("toy_set_count", output="group", family="features", inputs={"video"},
+                         higher_is_better=True, native_range=(0.0, None), citation="toy", provider="computed",
+                         description="the number of items in the group")
+        def n_items(group: sets.ItemGroup, config: object) -> sets.SetScores:
+            return sets.SetScores(group=Score(value=float(len(group.items))))
+
+        yield
+
+
+def _items(dashed: int) -> list[Item]:
+    """``dashed`` items of generator '-', 1 item without a generator, 2 of generator 'a'."""
+    gens = ["-"] * dashed + [None, "a", "a"]
+    return [Item(item_id=f"i{k}", video=f"v{k}.mp4", generator=g) for k, g in enumerate(gens)]
+
+
+def test_a_value_spelt_like_the_unset_group_is_refused_naming_item_and_field(count: None) -> None:
+    with pytest.raises(ValueError) as err:
+        sets.score_sets(_items(2), ["toy_set_count"], by="generator")
+    assert str(err.value) == (
+        "--by generator: 2 items 'i0', 'i1' have the generator '-', the name of the group of the items "
+        "without a generator (stored as 'group:generator=-'), so both would be one group; give them another "
+        "generator in the manifest")
+    with pytest.raises(ValueError, match="item 'i0' has the generator '-'.* give it another generator"):
+        sets.group_items(_items(1), "generator")
+    # the same items grouped by another field are fine, and ungrouped too
+    assert [(g.key, len(g.items)) for g in sets.group_items(_items(2), "task")] == [("-", 5)]
+    assert [(g.key, len(g.items)) for g in sets.group_items(_items(2), None)] == [("all", 5)]
+
+
+def test_the_ordinary_case_keeps_its_groups_and_stored_ids(count: None, tmp_path: Path) -> None:
+    items = _items(0)  # i0 without a generator, i1 and i2 of 'a'
+    groups = sets.group_items(items, "generator")
+    assert [(g.key, [it.item_id for it in g.items]) for g in groups] == [("-", ["i0"]), ("a", ["i1", "i2"])]
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        score_sets_into(store, items, ["toy_set_count"], by="generator")
+        stored = {r.item_id: r.value for r in store.rows()}
+    assert stored == {"group:generator=-": 1.0, "group:generator=a": 2.0}
+
+
+def test_cli_refuses_the_suite_with_exit_code_2(count: None, tmp_path: Path) -> None:
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in _items(1)))
+    for k in range(4):
+        (tmp_path / f"v{k}.mp4").write_bytes(b"")
+    res = CliRunner().invoke(build_app(), ["metrics", "sets", str(manifest), "-m", "toy_set_count",
+                                           "--no-store"])
+    assert res.exit_code == 2, res.output
+    assert "item 'i0' has the generator '-'" in " ".join(res.output.split())
