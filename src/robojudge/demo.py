@@ -33,7 +33,7 @@ from robojudge.kiva import (
     resolve_robot,
 )
 from robojudge.meta import Leaderboard
-from robojudge.metric_info import direction, registry_range
+from robojudge.metric_info import direction, registry_config_key, registry_range
 from robojudge.metrics import expand_metric_ids
 from robojudge.report import (
     GroupSummary,
@@ -381,7 +381,7 @@ def run_demo(
                      "scored out of fold (grouped by clip); no VLM involved")
     # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
-                             native_range=registry_range,
+                             native_range=registry_range, config_key=registry_config_key,
                              title=f"robojudge demo ({kind} suite)", seed=seed)
     return DemoResult(
         suite_kind=kind,

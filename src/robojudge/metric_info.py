@@ -8,19 +8,21 @@ longer installed, a user rubric file, an imported column) is an error naming the
 the report catches it and marks that column's direction unknown.
 
 The report (``robojudge.report``) does not load the metric registry or the judges; the callers that
-may (the CLI, the demo, user scripts) pass :func:`direction` and :func:`registry_range` in, as
-``higher_is_better`` and ``native_range``; the report's own default is :func:`taxonomy_direction`.
+may (the CLI, the demo, user scripts) pass :func:`direction`, :func:`registry_range` and
+:func:`registry_config_key` in, as ``higher_is_better``, ``native_range`` and ``config_key``; the
+report's own default is :func:`taxonomy_direction`.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from robojudge.registry import UnknownNameError
 from robojudge.taxonomy import load_taxonomy
 
-__all__ = ["direction", "registry_range", "taxonomy_direction"]
+__all__ = ["direction", "registry_config_key", "registry_range", "taxonomy_direction"]
 
 _UNKNOWN_HINT = (
     " Its direction is unknown: it is not a registered metric (`robojudge metrics list`), a judge score"
@@ -89,6 +91,21 @@ def taxonomy_direction(metric: str) -> bool:
     if metric not in tax:
         raise UnknownNameError("RoboPhys-3D metric", metric, list(tax.ids), _UNKNOWN_HINT)
     return tax[metric].higher_is_better
+
+
+def registry_config_key(metric: str, values: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The ``(config hash, version)`` a registered metric with config ``values`` (None: its defaults) is
+    stored under now (:data:`robojudge.meta.ConfigKey`, what :func:`robojudge.meta.current_configs`
+    chooses a metric's configuration by).
+
+    Raises:
+        robojudge.metrics.UnknownMetricError: Not a registered metric (a ``KeyError``).
+        ValueError: A value the metric does not accept.
+    """
+    from robojudge.metrics import get_metric
+
+    spec = get_metric(metric)
+    return spec.config_hash(spec.make_config(None if values is None else dict(values))), spec.version
 
 
 @functools.lru_cache(maxsize=4096)

@@ -85,3 +85,15 @@ def test_a_section_left_with_no_metric_says_which_configurations_it_left_out() -
     assert sec.skipped.startswith("no metric with a known direction is left to audit for these generators. "
                                   "Each metric enters Q under one configuration")
     assert f"{PFC}: left out: stored under 2 configurations" in sec.skipped
+
+
+def test_the_report_input_carries_the_registrys_choice() -> None:
+    # what `robojudge report` and the demo pass (write_html_report(..., config_key=registry_config_key))
+    from robojudge.metric_info import registry_config_key
+
+    assert registry_config_key(PFC, None) == (DEFAULT.config_hash, DEFAULT.spec.version)
+    assert registry_config_key(PFC, {"fps": 2.0}) == (OTHER.config_hash, OTHER.spec.version)
+    items, rows = _data()
+    inp = ReportInput(rows, items, DIRECTION.__getitem__, bootstrap=0, config_key=registry_config_key)
+    q, _ = _fast(acceleration_section(inp))
+    assert q == pytest.approx(0.625)

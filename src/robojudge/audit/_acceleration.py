@@ -29,7 +29,7 @@ from robojudge.meta import (
     current_configs,
     manifest_costs,
 )
-from robojudge.metric_info import direction
+from robojudge.metric_info import direction, registry_config_key
 from robojudge.report import audit_section, frontier_table, render_page, retention_table
 from robojudge.run import (
     MetricRequest,
@@ -70,14 +70,8 @@ class AccelerationRun:
 
 def config_key(metric_id: str, values: Mapping[str, Any] | None) -> tuple[str, str]:
     """The ``(config hash, version)`` a registered metric with ``values`` (None: its defaults) is stored
-    under now (:data:`robojudge.meta.ConfigKey`, what :func:`robojudge.meta.current_configs` chooses by).
-
-    Raises:
-        robojudge.metrics.UnknownMetricError: Not a registered metric (a ``KeyError``).
-        ValueError: A value the metric does not accept.
-    """
-    req = MetricRequest.build(metric_id, None if values is None else dict(values))
-    return req.config_hash, req.spec.version
+    under now: :func:`robojudge.metric_info.registry_config_key`, which the report is given too."""
+    return registry_config_key(metric_id, values)
 
 
 def _directions(metric_ids: Mapping[str, str], higher_is_better: Callable[[str], bool]

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, fail
-from robojudge.metric_info import direction, registry_range
+from robojudge.metric_info import direction, registry_config_key, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
     GroupSummary,
@@ -122,7 +122,8 @@ def report(
         result = write_html_report(url, folder, manifest=manifest, more_manifests=others,
                                    higher_is_better=direction,
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
-                                   bootstrap=bootstrap, seed=seed, stale=stale_rows)
+                                   bootstrap=bootstrap, seed=seed, stale=stale_rows,
+                                   config_key=registry_config_key)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     if result.added_from:  # only the noted manifests that gave items (a copied run's own copy has them all)

@@ -137,9 +137,11 @@ def acceleration_section(inp: ReportInput, *, config_key: ConfigKey | None = Non
 
     Each metric enters Q under one configuration, chosen as ``robojudge audit acceleration`` chooses it
     (:func:`robojudge.meta.current_configs`): its only stored one, else its default one, which
-    ``config_key`` tells (the report does not load the metric registry: without ``config_key`` a
-    metric stored under several configurations is left out). The section's text says what was left out.
+    ``config_key`` tells, else the report input's (the report does not load the metric registry: without
+    either, a metric stored under several configurations is left out). The section's text says what was
+    left out.
     """
+    config_key = config_key if config_key is not None else inp.config_key
     plans = declared_accelerations(inp.items) if inp.items else {}
     if not plans:
         return audit_section([], skipped=(

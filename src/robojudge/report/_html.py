@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from robojudge.meta import ConfigKey
 from robojudge.metric_info import taxonomy_direction
 from robojudge.report._audit import acceleration_section
 from robojudge.report._kiva import kiva_section
@@ -257,6 +258,7 @@ def write_html_report(
     bootstrap: int = 2000,
     seed: int = 0,
     stale: StaleFinder | None = None,
+    config_key: ConfigKey | None = None,
 ) -> HtmlReport:
     """Write ``index.html`` and ``tables/*.{csv,md,tex}`` for the results stored at ``db``.
 
@@ -280,6 +282,10 @@ def write_html_report(
         stale: Finds the rows whose inputs changed since they were computed
             (:func:`robojudge.run.stale_rows`, which the CLI passes): they are left out, and the page
             says how many. Without it every current row is reported.
+        config_key: What configuration a metric's values are stored under
+            (:func:`robojudge.metric_info.registry_config_key`, which the CLI passes): the acceleration
+            audit reads a metric stored under several configurations under its default one. Without
+            it, such a metric is left out of the audit (the section says so).
 
     Returns:
         An :class:`HtmlReport`.
@@ -290,7 +296,7 @@ def write_html_report(
     items, added = _report_items(rows, manifest, more_manifests)
     rows, left_out = without_stale(rows, items, stale)
     inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
-                      native_range or unknown_range)
+                      native_range or unknown_range, config_key)
     sections = build_sections(inp)
     out = Path(out_dir)
     written = write_tables([t for sec in sections for t in sec.tables], out / "tables")

@@ -19,7 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
-from robojudge.meta import MIN_CLUSTERS, Estimate, group_means
+from robojudge.meta import MIN_CLUSTERS, ConfigKey, Estimate, group_means
 from robojudge.report._judges import judge_coverage
 from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
 from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
@@ -75,6 +75,8 @@ class ReportInput:
         bootstrap: Cluster-bootstrap replicates for intervals.
         seed: Seed of the bootstrap and of the calibrated judge's folds.
         native_range: Native range of each stored metric (None: unknown).
+        config_key: What configuration a metric's values are stored under (None: the report cannot tell
+            a metric's default configuration; :func:`robojudge.metric_info.registry_config_key`).
     """
 
     rows: Sequence[ResultRow]
@@ -83,6 +85,7 @@ class ReportInput:
     bootstrap: int = 2000
     seed: int = 0
     native_range: RangeOf = unknown_range
+    config_key: ConfigKey | None = None
 
     @property
     def labelled(self) -> list[Item]:
