@@ -198,3 +198,22 @@ def test_a_missing_module_met_while_fetching_is_not_a_refusal(tmp_path: Path) ->
     msg = str(err.value)
     assert "refused" not in msg and "cannot be imported" in msg and "hf_xet" in msg
     assert not (tmp_path / "clip").exists()
+
+
+def test_a_set_metric_without_its_library_is_refused_before_anything_is_read(
+        suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # metrics sets went on to store an error row per group naming ModuleNotFoundError
+    _hide(monkeypatch, "torch", "torchvision")
+    line = _one_error_line(*_invoke("metrics", "sets", suite, "--metrics", "iq1_fvd", "--run-dir",
+                                    tmp_path / "run"))
+    assert line.startswith("error: metric 'iq1_fvd' needs torch") and line.endswith(TORCH)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_judge_summary_counts_what_another_run_stored_first(capsys: pytest.CaptureFixture[str]) -> None:
+    from robojudge.cli._judge import print_judge_summary
+    from robojudge.run import JudgeRunSummary
+
+    print_judge_summary("m", JudgeRunSummary(total=3, scored=1, duplicates=2))
+    assert "2 judged by another run meanwhile, not stored" in capsys.readouterr().out
+    assert not JudgeRunSummary(total=2, failed=1, duplicates=1).judged_nothing

@@ -137,7 +137,7 @@ class JudgeRunSummary:
     def judged_nothing(self) -> bool:
         """Pairs failed in this run and not one got a reply (every request or video failed: a server
         down, a wrong key, every video unreadable); ``robojudge judge`` then exits 1."""
-        return self.failed > 0 and self.scored + self.unscored == 0
+        return self.failed > 0 and self.scored + self.unscored + self.duplicates == 0
 
     @property
     def parse_failure_rate(self) -> float:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from robojudge.metrics import MetricSpec
+from robojudge.metrics import MetricSpec, MissingLibrariesError, missing_libraries
 from robojudge.metrics._sets import (
     ItemGroup,
     SetMetricSpec,
@@ -306,7 +306,10 @@ def score_set_suite(
     """
     from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 
-    choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
+    chosen = choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
+    missing = {sm.id: mods for sm, _ in chosen if (mods := missing_libraries(sm.spec))}
+    if missing:  # one line naming the extra, before any video is read (not an error row per group)
+        raise MissingLibrariesError(missing)
     suite = load_suite(manifest, strict=False)
     raise_if_no_items([suite])
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
@@ -315,7 +318,7 @@ def score_set_suite(
         ex = make_executor(workers, executor or "local", address)
     else:
         ex = executor
-    grouped = any(sm.output is SetOutput.group for sm, _ in choose_set_metrics(metric_ids, configs))
+    grouped = any(sm.output is SetOutput.group for sm, _ in chosen)
     with ResultStore(url) as store:
         # both checked against the manifests noted before this one, once it is noted (see claim_store)
         groups = functools.partial(refuse_partial_groups, store, manifest, suite.items, by)
@@ -352,7 +355,11 @@ def refuse_partial_groups(store: ResultStore, manifest: str | Path, items: Seque
             theirs = load_suite(path, strict=False).items
         except (ManifestError, OSError, ValueError):
             continue  # a manifest that cannot be read now claims nothing
-        for group in group_items(theirs, by):
+        try:
+            their_groups = group_items(theirs, by)
+        except ValueError:  # its groups cannot be formed (a value spelt as the unset group): it claims none
+            continue
+        for group in their_groups:
             members = mine.get(group.key)
             lacking = sorted({it.item_id for it in group.items} - members) if members is not None else []
             if lacking:
