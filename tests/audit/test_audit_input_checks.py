@@ -119,3 +119,14 @@ def test_report_keeps_the_valid_audits_and_names_a_misspelt_accelerates() -> Non
     # with only the bad declaration, the section says why it is empty
     alone = acceleration_section(ReportInput(_rows(other), other, _higher, bootstrap=0))
     assert alone.skipped is not None and "meta.accelerates 'dnse'" in alone.skipped
+
+
+def test_a_generator_no_item_has_is_refused_before_anything_is_scored(suite, tmp_path) -> None:
+    # the dense generator's items were scored (and stored) first, then the audit refused the name
+    manifest, _ = suite
+    db = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
+    with pytest.raises(ValueError, match=r"no suite item has generator 'dense-interp3'"):
+        audit_acceleration(manifest, "dense", ["dense-interp3"], metrics=["pixel_frame_consistency"], db=db)
+    if (tmp_path / "fresh.sqlite").exists():
+        with ResultStore(db, read_only=True) as store:
+            assert store.count() == 0

@@ -142,6 +142,7 @@ def audit_acceleration(
         raise ValueError(f"generators repeat: dense {dense!r}, accelerated {list(accelerated)}")
     suite = load_suite(manifest, strict=False)
     items = [it for it in suite.items if it.generator in gens]
+    audit_scores([], items, gens)  # a generator no item has, two rollouts of one clip: refused before scoring
     scored = None
     wanted: list[str] | None = None
     requests: list[MetricRequest] | None = None
