@@ -450,3 +450,29 @@ def test_upstream_lookup_takes_any_number_of_items(db_url: str) -> None:
     # More ids than one statement may carry on PostgreSQL (65,535 parameters; SQLite builds differ).
     with AnnotationService(db_url) as svc, svc.db.read() as conn:
         assert submitted_kinds(conn, set(range(70_000))) == {}
+
+
+@SQLITE_ONLY
+def test_the_deal_does_not_depend_on_the_order_people_and_items_are_named(
+        db_url: str, suite_files: SuiteFiles, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Naming the same annotators or items in another order gave another deal (all tasks moved)."""
+    import sqlalchemy
+
+    def deal(people: list[str], items: list[str]) -> set[tuple[str, int]]:
+        url = f"sqlite:///{tmp_path_factory.mktemp('deal') / 'a.sqlite'}"
+        init_project(suite_files.manifest, url, "p", seed=7)
+        _people(url)
+        assign(url, "p", people, items=items)
+        engine = sqlalchemy.create_engine(url)
+        with engine.connect() as conn:
+            got = {(r.item_id, r.annotator_id) for r in conn.execute(
+                select(s.items.c.item_id, s.assignments.c.annotator_id).join(
+                    s.assignments, s.assignments.c.item_id == s.items.c.id))}
+        engine.dispose()
+        return got
+
+    ids = list(suite_files.item_ids)
+    first = deal(["ann1", "ann2"], ids)
+    assert len(first) == len(ids) and len({who for _, who in first}) == 2
+    assert deal(["ann2", "ann1"], ids) == first
+    assert deal(["ann1", "ann2"], ids[::-1]) == first

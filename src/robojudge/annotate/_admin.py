@@ -394,7 +394,11 @@ def assign(
                 f"{', '.join(map(repr, shown))}: reference example(s) of {project!r}, never dealt as tasks "
                 "(their scores are shown beside every task)"
             )
-        todo = [it for it in wanted if kind not in held.get(it.id, {}) and it.id not in pinned]
+        # In the project's order (items) and by name (people), whatever order they were named in: the
+        # deal depends on the seed, the people and the items, not on how the command line listed them.
+        people = sorted(people, key=lambda p: p.username)
+        todo = sorted((it for it in wanted if kind not in held.get(it.id, {}) and it.id not in pinned),
+                      key=lambda it: it.id)
         random.Random(f"{seed}:{project}:deal:{kind}").shuffle(todo)
         per_user: dict[int, list[Any]] = {p.id: [] for p in people}
         for it in todo:
