@@ -245,3 +245,28 @@ def test_untracked_names_must_be_tracks():
     with pytest.raises(ValueError, match=r"untracked targets \['b'\] are not among tracks \['a'\]"):
         Tracks(("a",), *arrays, (4, 4), untracked={"b": "why"})
     assert Tracks(("a",), *arrays, (4, 4)).untracked == {}
+
+
+def test_a_target_the_smaller_tracked_reference_cannot_seed_is_named_not_a_key_error(tmp_path) -> None:
+    """A 2x2 object mask seeds the generated video and vanishes scaled to a reference of half the size: the
+    metrics raised KeyError ('no track named object') once the seeding checks compared generated names."""
+    import cv2
+
+    clean = clean_frames()
+    write_video(tmp_path / "gen.mp4", clean, fps=FPS)
+    (tmp_path / "ref").mkdir()
+    small = np.stack([cv2.resize(f, (W // 2, H // 2), interpolation=cv2.INTER_AREA) for f in clean])
+    write_video(tmp_path / "ref" / "clip.mp4", small, fps=FPS)  # no clip.npz: the reference is tracked
+    arrays = state_arrays()
+    masks = arrays["masks"]
+    masks[masks == 3] = 0
+    for t, (x, y) in enumerate(_boxes()):
+        cx, cy = x + OBJ // 2, y + OBJ // 2
+        masks[t, 0, cy:cy + 2, cx + 1:cx + 3] = 3  # the object: 2x2, at an odd column
+    np.savez(tmp_path / "state.npz", **arrays)
+    item = Item(item_id="i", video=str(tmp_path / "gen.mp4"),
+                reference_video=str(tmp_path / "ref" / "clip.mp4"), state=str(tmp_path / "state.npz"))
+    for metric in (*TA, *OL):
+        score = get_metric(metric).compute(item)
+        assert np.isnan(score.value), metric
+        assert "object: not tracked in the reference" in score.details["unscored_reason"], metric

@@ -55,6 +55,8 @@ from robojudge.video import FileFingerprint, sample_frames
 
 _OBJECTS = ("object", "distractor")
 _NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
+_NO_REFERENCE_TRACK = ("not tracked in the reference: its mask in the state file, scaled to the reference "
+                       "video's size, is too small to seed")
 
 
 def _reasons(per: Mapping[str, object]) -> str:
@@ -253,6 +255,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     per: dict[str, dict[str, float | str]] = {}
     extent: dict[str, float] = {}
     unseeded: list[str] = []  # no generated track: the item's state did not show them to seed
+    unreferenced: list[str] = []  # a generated track and none in the (tracked) reference
     for name in cfg.targets:
         if name not in gen.names:
             unseeded.append(name)
@@ -261,6 +264,10 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
                 r, r_ok = fill_gaps(ref.normalized(name), cfg.max_missing)
                 if r_ok:
                     extent[name] = diameter(r)
+            continue
+        if name not in ref.names:  # the tracked reference, seeded at its own size, has no such target
+            unreferenced.append(name)
+            per[name] = {"status": _NO_REFERENCE_TRACK}
             continue
         r, r_ok = fill_gaps(ref.normalized(name), cfg.max_missing)
         if not r_ok:
@@ -285,7 +292,8 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
                            tracks=per)
     # A target that could not be seeded has no score, and the tracked reference (seeded the same way) no
     # track either; scoring the others instead gave a file with NaN in ee_pos the object's score (1.0).
-    unknown = [n for n in unseeded if n not in ref.names]  # how far it moves is not known
+    # how far it moves is not known
+    unknown = [n for n in unseeded if n not in ref.names]
     # Likewise a target the tracker could not start on the reference video (its seed frame does not show
     # it): no reference track, though the generated video may have one.
     unfollowed = [n for n in cfg.targets if n in ref.untracked and n not in unseeded]
@@ -299,16 +307,16 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
             raise Unmeasurable(
                 f"cannot tell which reference track moves farthest: {', '.join(unknown)}: {_NOT_SEEDED}, "
                 "and the tracked reference, seeded the same way, has no track of it either", tracks=per)
-        if unfollowed:
-            said = _reasons({n: per[n] for n in unfollowed})
+        if unfollowed or unreferenced:
+            said = _reasons({n: per[n] for n in unfollowed + unreferenced})
             raise Unmeasurable(f"cannot tell which reference track moves farthest: {said}", tracks=per)
         value = float(per[chosen].get("score", 0.0))
     else:
         missing = [n for n in unseeded if n in extent or n in unknown]
         if missing:
             raise Unmeasurable(f"the mean needs every track; {', '.join(missing)}: {_NOT_SEEDED}", tracks=per)
-        if unfollowed:
-            said = _reasons({n: per[n] for n in unfollowed})
+        if unfollowed or unreferenced:
+            said = _reasons({n: per[n] for n in unfollowed + unreferenced})
             raise Unmeasurable(f"the mean needs every track; {said}", tracks=per)
         chosen = "mean"
         value = float(np.mean([float(per[n].get("score", 0.0)) for n in extent]))
@@ -401,6 +409,9 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
     for name in cfg.objects:
         if name not in gen.names:  # the reference state file's truth has it, the tracker had no seed
             per[name] = _NOT_SEEDED
+            continue
+        if name not in ref.names:  # the tracked reference, seeded at its own size, has no such target
+            per[name] = _NO_REFERENCE_TRACK
             continue
         boxes = gen.boxes[:found_in, gen.index(name)] * scale  # the tracked boxes, in the reference's pixels
         confidence = gen.confidence[:found_in, gen.index(name)]
