@@ -50,3 +50,14 @@ def test_one_measured_video_exits_0(tmp_path: Path) -> None:
     assert "2 failed" in " ".join(res.output.split())
     rerun = _score(tmp_path / "suite.jsonl", tmp_path / "run")  # nothing computed: nothing failed now
     assert rerun.exit_code == 0, rerun.output
+
+
+def test_a_rerun_left_with_only_the_broken_videos_exits_0(tmp_path: Path) -> None:
+    # --retry-errors recomputes only the failures: this run measures nothing, the suite was measured
+    manifest = _suite(tmp_path, good=True)
+    assert _score(manifest, tmp_path / "run").exit_code == 0
+    args = ["score", str(manifest), "-m", "pixel_frame_consistency,uniform_random", "--run-dir",
+            str(tmp_path / "run"), "--no-progress", "--retry-errors"]
+    res = CliRunner().invoke(build_app("score"), args)
+    assert res.exit_code == 0, res.output
+    assert "2 failed" in " ".join(res.output.split())

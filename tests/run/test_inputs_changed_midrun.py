@@ -34,13 +34,16 @@ def test_a_video_replaced_mid_run_is_not_stored_under_its_old_fingerprint(tmp_pa
                                 + "\n" for n in range(3)))
     swapped = []
 
+    seen = []
+
     def swap(row, summary) -> None:  # type: ignore[no-untyped-def]
+        seen.append(row.item_id)  # every computed result advances the progress, stored or not
         if not swapped:  # after the first result, before i2 is computed: i2's video becomes i0's
             shutil.copy(tmp_path / "v0.mp4", tmp_path / "v2.mp4")
             swapped.append(row.item_id)
 
     run = score_suite(manifest, [METRIC], run_dir=tmp_path / "run", workers=1, progress=swap)
-    assert swapped == ["i0"]
+    assert swapped == ["i0"] and seen == ["i0", "i1", "i2"]
     assert (run.summary.ok, run.summary.changed_inputs, run.summary.changed_items) == (2, 1, ["i2"])
     assert run.summary.computed == run.summary.total == 3
     print_summary(run.summary)
@@ -59,3 +62,24 @@ def test_a_video_replaced_mid_run_is_not_stored_under_its_old_fingerprint(tmp_pa
         assert mine == {r.item_id: r.value for r in ref.rows()}
         assert mine["i2"] != mine["i0"]
     assert fresh.summary.ok == 3
+
+
+def test_one_look_takes_each_digest_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The check after computing fingerprints each of a task's metrics: within one_look a path is looked
+    at once (a frame folder is a stat per image), outside it every time."""
+    from robojudge.run import _filehash
+
+    calls = []
+    real = _filehash.FileHasher.digest
+
+    def counted(self, path):  # type: ignore[no-untyped-def]
+        calls.append(str(path))
+        return real(self, path)
+
+    monkeypatch.setattr(_filehash.FileHasher, "digest", counted)
+    _video(tmp_path / "v.mp4", 0)
+    with _filehash.one_look():
+        first = _filehash.file_digest(tmp_path / "v.mp4")
+        assert _filehash.file_digest(str(tmp_path / "v.mp4")) == first
+    assert len(calls) == 1
+    assert _filehash.file_digest(tmp_path / "v.mp4") == first and len(calls) == 2

@@ -51,3 +51,19 @@ def test_an_unguarded_script_is_told_and_records_nothing(tmp_path: Path) -> None
                          timeout=300)
     assert res.returncode == 0, res.stderr
     assert "ok 3 failed 0" in res.stdout
+
+
+def test_the_hint_names_the_guard_only_for_a_users_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from robojudge.run._executor import worker_start_hint
+
+    script = types.ModuleType("__main__")
+    script.__file__ = "/home/me/score_it.py"
+    monkeypatch.setitem(sys.modules, "__main__", script)
+    assert 'score_it.py) must do so under `if __name__ == "__main__":`' in worker_start_hint()
+    cli = types.ModuleType("__main__")
+    cli.__file__ = "/venv/bin/robojudge"  # the console script: its own guard is there
+    monkeypatch.setitem(sys.modules, "__main__", cli)
+    hint = worker_start_hint()
+    assert "__main__" not in hint and "their error is printed above" in hint

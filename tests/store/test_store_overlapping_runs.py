@@ -198,3 +198,12 @@ def test_a_postgresql_url_without_psycopg_names_the_extra(monkeypatch: pytest.Mo
     assert "PostgreSQL needs the psycopg driver" in message and "pip install 'robojudge[postgres]'" in message
     assert message.startswith("cannot use database postgresql+psycopg://robojudge:***@db.example/results")
     assert "secret" not in message
+
+
+def test_another_postgresql_driver_is_named_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the postgres extra installs psycopg (3), not psycopg2: the message must not promise it does
+    monkeypatch.setitem(sys.modules, "psycopg2", None)
+    with pytest.raises(StoreError) as info:
+        ResultStore("postgresql+psycopg2://u@db.example/results")
+    message = str(info.value)
+    assert "PostgreSQL needs the psycopg2 driver" in message and "postgresql+psycopg://" in message

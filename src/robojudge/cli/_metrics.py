@@ -166,7 +166,7 @@ def sets_cmd(
     group:<field>=<value>); a rerun computes only groups that are new or whose items changed.
     """
     from robojudge.metrics._sets import score_sets, write_set_rows
-    from robojudge.run import score_set_suite
+    from robojudge.run import WorkerStartError, score_set_suite
     from robojudge.run._ray import RayUnavailableError
     from robojudge.store import StoreError
     from robojudge.suite import ManifestError, load_suite
@@ -189,7 +189,7 @@ def sets_cmd(
             problems = list(loaded.problems)
             rows = score_sets(loaded.items, ids, by=group_by, configs=parse_settings(settings))
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
-            RayUnavailableError) as exc:
+            RayUnavailableError, WorkerStartError) as exc:
         raise fail(str(exc)) from None
     print_manifest_problems(problems)
     table = Table(Column("metric", no_wrap=True), Column("group", no_wrap=True), Column("item", no_wrap=True),

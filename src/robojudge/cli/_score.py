@@ -28,7 +28,7 @@ from robojudge.metrics import (
     inapplicable_summary,
     not_run_summary,
 )
-from robojudge.run import ProgressCallback, RunSummary, score_suite
+from robojudge.run import ProgressCallback, RunSummary, WorkerStartError, score_suite
 from robojudge.run._progress import EstimateOnce, ProgressLines
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import StoreError
@@ -126,7 +126,7 @@ def score(
                 rescore_libraries=rescore_libraries,
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
-            RayUnavailableError) as exc:
+            RayUnavailableError, WorkerStartError) as exc:
         raise fail(str(exc)) from None
     print_manifest_problems(run.manifest_problems)
     print_frame_options(frames, run.frame_options_applied, run.profile_settings)

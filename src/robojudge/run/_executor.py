@@ -6,9 +6,11 @@ from __future__ import annotations
 import faulthandler
 import itertools
 import multiprocessing as mp
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 from robojudge._lifeline import exit_with_parent
@@ -27,11 +29,20 @@ class WorkerStartError(RuntimeError):
     """
 
 
-WORKER_START_HINT = (
-    "worker processes die as they start, before running anything. Worker processes import the main "
-    "script again (the 'spawn' start method): a script that calls robojudge at its top level must do "
-    "so under `if __name__ == \"__main__\":`. Nothing was recorded for the tasks of this run"
-)
+def worker_start_hint() -> str:
+    """What :class:`WorkerStartError` says: the ``__main__`` guard when the main module is a user's
+    script (spawned workers import it again), the workers' own error output otherwise (the CLI)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    script = getattr(main, "__file__", None)
+    cli = (spec is not None and spec.name.startswith("robojudge")) or (
+        script is not None and Path(script).name == "robojudge")
+    why = ("their error is printed above (a library that fails to import, memory, a limit on processes)"
+           if cli or script is None else
+           "worker processes import the main script again (the 'spawn' start method): a script that "
+           f"calls robojudge at its top level ({script}) must do so under `if __name__ == \"__main__\":`")
+    return (f"worker processes die as they start, before running anything: {why}. The tasks in flight "
+            "were not recorded as crashed")
 
 
 def _alive() -> bool:
@@ -212,7 +223,7 @@ class LocalProcessExecutor:
         try:
             self._new_pool(1).submit(_alive).result()
         except BrokenProcessPool:
-            raise WorkerStartError(WORKER_START_HINT) from None
+            raise WorkerStartError(worker_start_hint()) from None
         # One task per fresh single-worker pool: the task that crashes it is the culprit.
         for task in tasks:
             pool = self._new_pool(1)

@@ -21,12 +21,14 @@ written (read-only home), hashing goes on without it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import os
 import sqlite3
 import stat
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from robojudge._sqlite import enable_wal
@@ -203,6 +205,28 @@ def default_hasher() -> FileHasher:
         return _default
 
 
+_SCOPE: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("digest_scope", default=None)
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within this block each path is looked at once: a second :func:`file_digest` of it returns the
+    first's digest without a ``stat`` (a frame folder of 500 images is 500 of them). For checks of
+    several fingerprints over the same files taken at one moment."""
+    token = _SCOPE.set({})
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
 def file_digest(path: str | os.PathLike[str]) -> str:
-    """:meth:`FileHasher.digest` with the process's default hasher."""
-    return default_hasher().digest(path)
+    """:meth:`FileHasher.digest` with the process's default hasher (once per path inside :func:`one_look`)."""
+    seen = _SCOPE.get()
+    if seen is None:
+        return default_hasher().digest(path)
+    key = os.fspath(path)
+    found = seen.get(key)
+    if found is None:
+        found = seen[key] = default_hasher().digest(path)
+    return found

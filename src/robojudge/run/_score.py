@@ -29,6 +29,7 @@ from robojudge.metrics import (
 from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
 from robojudge.run._executor import Executor, guarded_call, make_executor
+from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprints, metric_inputs
 from robojudge.run._libraries import library_versions
 from robojudge.run._plan import Pending, plan_pending
@@ -141,6 +142,9 @@ class RunSummary:
     measured: int = 0
     failed: int = 0
     duplicates: int = 0
+    # Set when this run measured nothing: whether the store holds a measured (ok) result of these items
+    # from an earlier run.
+    measured_before: bool = False
     # Results computed and not stored because their inputs changed while they were computed (the
     # pairs stay to do), and the items they belong to.
     changed_inputs: int = 0
@@ -178,9 +182,11 @@ class RunSummary:
 
     @property
     def measured_nothing(self) -> bool:
-        """Tasks failed in this run and not one result of a metric that reads an input came out: every
-        video broken, unreadable or missing (``robojudge score`` then exits 1)."""
-        return self.failed > 0 and self.measured == 0
+        """Tasks failed in this run and no result of a metric that reads an input came out, in this run
+        or stored by an earlier one for these items: every video broken, unreadable or missing
+        (``robojudge score`` then exits 1). A resume or ``--retry-errors`` run left with only the broken
+        items of a suite that was measured is not this."""
+        return self.failed > 0 and self.measured == 0 and not self.measured_before
 
     def top_metrics(self, n: int = 5) -> list[tuple[str, float]]:
         """The ``n`` metrics that took the most worker seconds in this run, with those seconds."""
@@ -280,6 +286,15 @@ def compute_task(task: Task) -> list[ResultRow]:
         return [compute_metric(task.item, req, task.fingerprint(i)) for i, req in enumerate(task.requests)]
 
 
+def _measured_before(store: ResultStore, items: set[str], requests: Sequence[MetricRequest]) -> bool:
+    """Whether ``store`` holds a current ok result of one of ``items`` from a requested metric that reads
+    an input."""
+    for req in requests:
+        if req.spec.inputs and any(r.item_id in items for r in store.iter_rows(metric=req.id, status="ok")):
+            return True
+    return False
+
+
 def _inputs_now(task: Task, rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
     """``(to store, changed)``: ``rows`` checked against their inputs as they are now, after computing.
 
@@ -292,15 +307,16 @@ def _inputs_now(task: Task, rows: list[ResultRow]) -> tuple[list[ResultRow], lis
     back, and stay an error. Checking costs a ``stat`` per file (digests are memoised by it).
     """
     keep, changed = [], []
-    for req, row in zip(task.requests, rows, strict=True):
-        if row.fingerprint:
-            now = metric_inputs(task.item, req.spec, req.config)
-            if row.status == "error" and now.unavailable:
-                row = replace(row, fingerprint=now.value)
-            elif now.value != row.fingerprint:
-                changed.append(row)
-                continue
-        keep.append(row)
+    with one_look():  # the task's metrics read the same files: each looked at once
+        for req, row in zip(task.requests, rows, strict=True):
+            if row.fingerprint:
+                now = metric_inputs(task.item, req.spec, req.config)
+                if row.status == "error" and now.unavailable:
+                    row = replace(row, fingerprint=now.value)
+                elif now.value != row.fingerprint:
+                    changed.append(row)
+                    continue
+            keep.append(row)
     return keep, changed
 
 
@@ -458,12 +474,14 @@ def score_blocks(
     in_process = bool(getattr(ex, "in_process", False))
     earlier = set(store.in_flight(ended=True))  # items a run was computing in its own process when it ended
     met: set[str] = set()  # those of them this run plans
+    planned_ids: set[str] = set()  # every item of the run, to tell "nothing measured" (see below)
 
     def plan(block: Sequence[Item]) -> list[Task]:
         # Failures are deleted per block, of its items only: those of the blocks before are this run's own
         # rows by then (an item id is in one block only), and other manifests' items are not this run's.
         tasks, pending = _plan(block, requests, store, retry_errors, rescore_unknown, rescore_libraries)
         met.update(it.item_id for it in block if it.item_id in earlier)
+        planned_ids.update(it.item_id for it in block)
         _add_plan(summary, tasks, pending)
         scheduled = schedule(tasks, ex.workers, split_above)
         for t in scheduled:
@@ -500,6 +518,9 @@ def score_blocks(
             summary.changed_inputs += len(changed)
             if changed and task.item.item_id not in summary.changed_items:
                 summary.changed_items.append(task.item.item_id)
+            for row in changed:  # computed, not stored: the progress still counts them
+                if progress is not None:
+                    progress(row, summary)
             if in_process or task.item.item_id in earlier:
                 store.clear_in_flight([task.item.item_id])
             for row in rows:
@@ -531,6 +552,8 @@ def score_blocks(
                     progress(row, summary)
         # Every planned task is stored: an earlier run's note on an item of this run is out of date.
         store.clear_in_flight(met)
+        if summary.failed and not summary.measured:  # rare: look whether an earlier run measured any
+            summary.measured_before = _measured_before(store, planned_ids, requests)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:

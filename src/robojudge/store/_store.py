@@ -191,9 +191,12 @@ class ResultStore:
             engine = create_engine(url, **kwargs)
         except ImportError as exc:
             if self._dialect == "postgresql":  # the driver is an extra: say which, not "No module named ..."
-                raise StoreError(f"cannot use database {self.url}: PostgreSQL needs the psycopg driver, "
-                                 f"which cannot be imported ({self._reason(exc)}); install it with: pip "
-                                 "install 'robojudge[postgres]'") from None
+                driver = url.get_driver_name()
+                how = ("install it with: pip install 'robojudge[postgres]'" if driver == "psycopg" else
+                       "install that driver, or use the one robojudge installs: postgresql+psycopg://... "
+                       "(pip install 'robojudge[postgres]')")
+                raise StoreError(f"cannot use database {self.url}: PostgreSQL needs the {driver} driver, "
+                                 f"which cannot be imported ({self._reason(exc)}); {how}") from None
             raise StoreError(f"cannot use database {self.url}: {self._reason(exc)}") from None
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot use database {self.url}: {self._reason(exc)}") from None
