@@ -3,6 +3,7 @@
 Run with::
 
     .venv/bin/python benchmarks/bench_content_checks.py [--seconds 10] [--repeats 3] [--skip-full]
+    .venv/bin/python benchmarks/bench_content_checks.py --block-crop | --shift-search [--repeats 7]
 
 Clip: 1280x720, ``--seconds`` long at 30 fps (default 10 s, 300 frames), written once with
 ``robojudge.video.write_video`` to ``benchmarks/_data/content_checks/`` (git-ignored): a fixed camera
@@ -32,6 +33,14 @@ whole frames it replaced (block means of cells ``H / (H // 8)`` rows high, OpenC
 that is not a whole number), on random frames of several sizes, one OpenCV thread, alternating, median
 of ``--repeats`` (at least 5).
 
+``--shift-search`` runs only a side-by-side timing of the correspondence check with and without its search
+for the translation between consecutive frames (``_content._aligned_correlations``, replaced for the
+"without" leg by a stub that aligns none: the check as it was before the search), alternating, median of
+``--repeats`` (at least 5): the content facts of each frame array the nine metrics read from the
+benchmark clip (their block means given), the whole replay of leg (c) with the memo on, and, as the
+worst case, the search run on every pair of each array (a clip none of whose frames correspond as they
+are, as in a fast pan: the fixed camera of the benchmark clip needs it on none).
+
 On code without :mod:`robojudge.metrics._derived` (the code before the memo; run it with
 ``PYTHONPATH=<old checkout>/src``) only (a) runs, which gives the "before" figures of the set.
 
@@ -56,7 +65,7 @@ from robojudge.metrics import Input, Provider, list_metrics
 from robojudge.run import MetricRequest, Task, compute_task
 from robojudge.store import ResultRow
 from robojudge.suite import Item
-from robojudge.video import write_video
+from robojudge.video import SampledFrames, write_video
 
 DATA = Path(__file__).resolve().parent / "_data" / "content_checks"
 W, H, FPS = 1280, 720, 30
@@ -161,9 +170,9 @@ def run_set(item: Item, reqs: tuple[MetricRequest, ...]) -> list[ResultRow]:
     return rows
 
 
-def replay_leg(path: Path, repeats: int, switch: Callable[[bool], None]) -> None:
-    """The gray conversions and content checks the nine metrics make on one item's shared frames, in
-    the runner's order, without the flow, tracking and matching around them; memo on versus off."""
+def _replay(path: Path) -> tuple[SampledFrames, np.ndarray, Callable[[np.ndarray, np.ndarray], None]]:
+    """The clip's native frames, its 8 fps 256x256 gray sampling, and the replay of the gray conversions
+    and content checks the nine metrics make on them, in the runner's order."""
     from robojudge.metrics._content import require_correspondence, require_motion
     from robojudge.metrics.robophys.motion import to_gray
     from robojudge.video import sample_frames
@@ -184,16 +193,24 @@ def replay_leg(path: Path, repeats: int, switch: Callable[[bool], None]) -> None
         require_motion(g8)  # pixel_frame_consistency
         require_motion(to_gray(rgb))  # rbg_stability
 
-    def frozen_copy(a: np.ndarray) -> np.ndarray:
-        out = a.copy()  # a fresh array per run: the memo of the last run dies with its arrays
-        out.flags.writeable = False
-        return out
+    return native, small, replay
 
+
+def _frozen_copy(a: np.ndarray) -> np.ndarray:
+    out = a.copy()  # a fresh array per run: the memo of the last run dies with its arrays
+    out.flags.writeable = False
+    return out
+
+
+def replay_leg(path: Path, repeats: int, switch: Callable[[bool], None]) -> None:
+    """The gray conversions and content checks the nine metrics make on one item's shared frames, in
+    the runner's order, without the flow, tracking and matching around them; memo on versus off."""
+    native, small, replay = _replay(path)
     legs = {"memo on": True, "memo off (before)": False}
     times: dict[str, list[float]] = {name: [] for name in legs}
     for _ in range(repeats):
         for name, on in legs.items():
-            rgb, g8 = frozen_copy(native.frames), frozen_copy(small)
+            rgb, g8 = _frozen_copy(native.frames), _frozen_copy(small)
             switch(on)
             start = time.perf_counter()
             replay(rgb, g8)
@@ -206,6 +223,55 @@ def replay_leg(path: Path, repeats: int, switch: Callable[[bool], None]) -> None
         print(f"  {name:18s} {statistics.median(ts):6.2f} s")
     a, b = (statistics.median(ts) for ts in times.values())
     print(f"  before/now time ratio: {b / a:.2f} (saved {b - a:.2f} s per item)")
+
+
+def shift_search(path: Path, repeats: int) -> None:
+    """The correspondence check with its search for the translation between frames against without it."""
+    content = importlib.import_module("robojudge.metrics._content")
+    from robojudge.metrics.robophys.motion import to_gray
+
+    search = content._aligned_correlations
+
+    def no_search(blocks: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        return np.full(len(steps), np.nan)  # fmax with NaN keeps the unshifted correlation
+
+    legs = {"without search (before)": no_search, "with search": search}
+    native, small, replay = _replay(path)
+    stride = max(1, round(native.source_fps / 8.0))
+    arrays = {f"native gray {W}x{H}": to_gray(native.frames), f"native RGB {W}x{H}": native.frames,
+              f"gray {W}x{H} every {stride}th": to_gray(native.frames, stride), "8 fps gray 256x256": small}
+    print(f"content facts of {len(native)} frames (block means given), then the replay of leg (c); "
+          f"median of {max(5, repeats)} alternating runs")
+    try:
+        for name, frames in arrays.items():
+            blocks = content.block_means(frames)
+            every = np.arange(len(blocks) - 1)
+            times: dict[str, list[float]] = {leg: [] for leg in [*legs, "every pair"]}
+            for _ in range(max(5, repeats)):
+                for leg, fn in legs.items():
+                    content._aligned_correlations = fn
+                    start = time.perf_counter()
+                    content._facts(blocks)
+                    times[leg].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                search(blocks, every)
+                times["every pair"].append(time.perf_counter() - start)
+            a, b, c = (statistics.median(ts) * 1e3 for ts in times.values())
+            print(f"  {name:28s} ({len(frames):3d} frames): {a:7.1f} ms without, {b:7.1f} ms with; "
+                  f"every pair aligned {c:7.1f} ms ({c / len(every):.2f} ms a pair)")
+        times = {leg: [] for leg in legs}
+        for _ in range(max(5, repeats)):
+            for leg, fn in legs.items():
+                content._aligned_correlations = fn
+                rgb, g8 = _frozen_copy(native.frames), _frozen_copy(small)
+                start = time.perf_counter()
+                replay(rgb, g8)
+                times[leg].append(time.perf_counter() - start)
+                del rgb, g8
+        a, b = (statistics.median(ts) for ts in times.values())
+        print(f"  whole replay, memo on: {a:.2f} s without, {b:.2f} s with (+{b - a:.2f} s per item)")
+    finally:
+        content._aligned_correlations = search
 
 
 def _whole_frame_block_means(frames: np.ndarray) -> np.ndarray:
@@ -244,12 +310,17 @@ def main() -> int:
     parser.add_argument("--skip-full", action="store_true", help="skip the full set (legs a-b)")
     parser.add_argument("--block-crop", action="store_true",
                         help="only time block_means against the whole-frame resize it replaced")
+    parser.add_argument("--shift-search", action="store_true",
+                        help="only time the correspondence check with and without its translation search")
     args = parser.parse_args()
     if args.block_crop:
         block_crop(args.repeats)
         return 0
 
     path = clip(args.seconds)
+    if args.shift_search:
+        shift_search(path, args.repeats)
+        return 0
     item = Item(item_id="bench", video=str(path))
     if not args.skip_full:
         ids = video_only_ids()

@@ -2,6 +2,7 @@
 
 import math
 
+import cv2
 import numpy as np
 import pytest
 from scipy import stats
@@ -106,6 +107,93 @@ def test_require_correspondence_counts_lost_steps_and_refuses_a_majority():
         require_correspondence(noise)
     assert exc.value.details == {"frames": 6, "steps_without_correspondence": 5}
     assert np.all(step_correlations(noise) < MIN_CORRELATION)
+
+
+def _grain(h, w, sigma, seed):
+    """A texture of Gaussian-blurred noise whose grain is about ``sigma`` px, ``(h, w)`` uint8."""
+    noise = np.random.default_rng(seed).normal(0, 1, (h, w)).astype(np.float32)
+    smooth = cv2.GaussianBlur(noise, (0, 0), sigma)
+    return np.clip(128 + 40 * smooth / smooth.std(), 0, 255).astype(np.uint8)
+
+
+def _pan(texture, n, dy, dx, h=120, w=160):
+    """``n`` frames of ``h x w`` cut from ``texture`` by a window moving ``(dy, dx)`` px a frame."""
+    y0, x0 = max(0, -dy) * (n - 1), max(0, -dx) * (n - 1)
+    return np.stack([texture[y0 + dy * t:y0 + dy * t + h, x0 + dx * t:x0 + dx * t + w] for t in range(n)])
+
+
+def _unshifted(frames):
+    """Pearson correlation of consecutive frames' block means as they are (the check before pans)."""
+    b = block_means(frames).reshape(len(frames), -1)
+    return np.array([np.corrcoef(b[t], b[t + 1])[0, 1] for t in range(len(frames) - 1)])
+
+
+@pytest.mark.parametrize("step", [(0, 12), (10, 0), (6, 9), (-5, -14), (20, 36)])
+def test_a_camera_pan_corresponds(step):
+    # The texture's grain (3 px) is finer than the step, so the block means of consecutive frames at the
+    # same place do not correlate (the check called such pans "frames that show nothing of each other");
+    # aligned by the pan they do. (20, 36) px is just within a quarter of each side of 120x160.
+    frames = _pan(_grain(400, 600, 3, seed=21), 8, *step)
+    assert np.all(_unshifted(frames) < MIN_CORRELATION)
+    assert require_correspondence(frames) == 0
+    assert step_correlations(frames).min() > 0.7
+    rgb = np.repeat(frames[..., None], 3, axis=3)  # RGB frames align on their mean and correlate as well
+    assert step_correlations(rgb).min() > 0.7
+    assert np.array_equal(step_correlations(frames.copy()), step_correlations(frames))  # deterministic
+
+
+def test_frames_that_correspond_as_they_are_keep_their_correlation():
+    # A slow pan (2 px a frame) corresponds without the search; the check reports the same values as before.
+    frames = _pan(_grain(400, 600, 3, seed=27), 8, 1, 2)
+    assert np.all(_unshifted(frames) >= MIN_CORRELATION)
+    np.testing.assert_allclose(step_correlations(frames), _unshifted(frames), rtol=1e-9)
+
+
+def test_correspondence_does_not_depend_on_the_evaluation_size(tmp_path):
+    # The audit's clip: pixel noise rolled 2 px a frame at 160x120 (libx264 smooths it). With the blocks
+    # fixed at 8 px, scaling it up (`--size 512`) scaled the step past the texture's grain, and every
+    # step was lost; aligned, the clip corresponds at every size.
+    base = np.random.default_rng(22).integers(0, 256, (120, 160, 3), dtype=np.uint8)
+    write_video(tmp_path / "roll.mp4", np.stack([np.roll(base, 2 * t, axis=1) for t in range(12)]), fps=8)
+    for size in (None, (256, 256), (512, 384), (1024, 768)):
+        frames = sample_frames(tmp_path / "roll.mp4", fps=None, max_frames=None, gray=True, size=size).frames
+        assert require_correspondence(frames) == 0, size
+    assert np.all(_unshifted(frames) < MIN_CORRELATION)  # 1024x768: lost before
+
+
+@pytest.mark.parametrize("shape", [(96, 128), (256, 256), (360, 640)])
+def test_frames_of_noise_stay_without_correspondence_where_a_shift_is_looked_for(shape):
+    rng = np.random.default_rng(23)
+    noise = rng.integers(0, 256, (8, *shape), dtype=np.uint8)
+    smooth = np.stack([_grain(*shape, 6, seed=s) for s in range(8)])  # independent, but with a coarse grain
+    for frames in (noise, smooth):
+        with pytest.raises(Unmeasurable, match="tracking lost: 7 of the 7 .* after the translation"):
+            require_correspondence(frames)
+        assert np.nanmax(step_correlations(frames)) < 0.45
+
+
+def test_a_cut_in_a_pan_and_a_pan_past_a_quarter_of_the_frame_are_lost():
+    frames = _pan(_grain(400, 600, 3, seed=24), 9, 0, 12)
+    frames[4] = _grain(120, 160, 3, seed=25)  # a cut to another scene for one frame: steps 3-4 and 4-5
+    assert require_correspondence(frames) == 2
+    # 60 px a frame on 160 px: the frames share 62% of their width, no translation of that size is
+    # looked for (a quarter of the side at most), and the pan is as lost as before.
+    with pytest.raises(Unmeasurable, match="tracking lost: 7 of the 7"):
+        require_correspondence(_pan(_grain(400, 600, 3, seed=24), 8, 0, 60))
+
+
+def test_a_pan_is_scored_by_the_flow_metrics(tmp_path):
+    # An encoded 160x120 pan, 10 px a frame at 8 fps: the four weights-free metrics that read flow as
+    # motion or consistency left it unscored ("tracking lost"); flow_warp_error measured it all along.
+    frames = _pan(_grain(400, 600, 3, seed=26), 16, 0, 10)
+    write_video(tmp_path / "pan.mp4", np.repeat(frames[..., None], 3, axis=3), fps=8)
+    item = Item(item_id="pan", video=str(tmp_path / "pan.mp4"))
+    for name in ("cc_photometric", "mq_flow_score", "mq_dynamic_degree", "flow_motion_magnitude_farneback"):
+        score = get_metric(name).compute(item)
+        assert score.scored and math.isfinite(score.value), (name, score.details)
+        assert score.details["steps_without_correspondence"] == 0, name
+    farneback = get_metric("flow_motion_magnitude_farneback").compute(item)
+    assert farneback.value > 5  # 10 px a frame at 160 px is 16 px at its 256 px width: motion, measured
 
 
 def test_require_motion_names_the_size_of_frames_under_two_blocks():

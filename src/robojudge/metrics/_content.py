@@ -13,10 +13,14 @@ The motion and correspondence checks read the same block means (:func:`content_f
 per frame array for every check and metric that asks (:mod:`robojudge.metrics._derived`). The optical-flow
 metrics also ask whether the frames have texture enough for flow to be read at all
 (:func:`texture_shares`, from the spread of the pixels inside each block).
+
+Consecutive frames are compared where they show the same place: as they are, and after the translation
+that best aligns their block means (:func:`step_correlations`), so a camera pan is not taken for a cut.
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import cv2
@@ -31,9 +35,18 @@ BLOCK = 8
 #: A clip is still when no block mean of any frame differs from the first frame's by more than this
 #: (levels of 255): three times the codec noise measured on libx264 clips of unchanged frames.
 STILL_LEVELS = 8.0
-#: Consecutive frames correspond when their block means correlate at least this much (Pearson);
-#: independent frames give about 0, the same scene a few pixels later well above 0.9.
+#: Consecutive frames correspond when their block means correlate at least this much (Pearson), as they
+#: are or after the translation that aligns them best (:func:`step_correlations`); independent frames give
+#: about 0 (99th percentile of pairs of noise frames at 128x96: 0.16-0.31 as they are, 0.28-0.53 aligned,
+#: the more the coarser their grain), the same scene a few pixels later well above 0.9.
 MIN_CORRELATION = 0.5
+#: The translation between consecutive frames is looked for up to this share of each side, so the frames
+#: it aligns still share at least 56% of their area (0.75 x 0.75).
+MAX_SHIFT = 0.25
+#: ... and only where the frames then still share at least this many blocks (an 80x80 frame, 10 x 10
+#: blocks, just does; 96x72, 12 x 9, does not): over fewer, the best of the translations tried
+#: correlates highly by chance.
+MIN_SHIFT_OVERLAP = 64
 #: A block shows texture when the standard deviation of its pixels exceeds this (levels of 255): twice
 #: the spread libx264 leaves inside the blocks of a flat frame (at most 2.1 on a grey clip), far below
 #: that of a block holding an edge or a pattern (tens of levels).
@@ -89,8 +102,91 @@ def _facts(blocks: np.ndarray) -> ContentFacts:
     with np.errstate(invalid="ignore", divide="ignore"):
         corr: np.ndarray = np.where((norms[:-1] > 1e-6) & (norms[1:] > 1e-6), dots / (norms[:-1] * norms[1:]),
                                     np.nan)
+    apart = np.flatnonzero(corr < MIN_CORRELATION)  # NaN (a flat frame) compares False
+    if len(apart):
+        corr[apart] = np.fmax(corr[apart], _aligned_correlations(blocks, apart))
     corr.flags.writeable = False  # shared by every caller
     return ContentFacts(change, corr)
+
+
+def _aligned_correlations(blocks: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """Pearson correlation of the block means of frames t and t + 1, for each t of ``steps``, after the
+    translation that aligns them best; NaN where none is looked for (:data:`MIN_SHIFT_OVERLAP`).
+
+    The translation is the peak of the phase correlation of the two block-mean images (mean removed,
+    Hann window along each side searched, cross-power spectrum normalised to unit magnitude) within
+    :data:`MAX_SHIFT` of each side, refined to a fraction of a block (within that reach) by the centroid
+    of the peak and its two neighbours along each axis (negative values count 0). Frame t's block means
+    are then moved by it (bilinear interpolation) and correlated with frame t + 1's where both exist.
+    Deterministic: fixed operations, the first of equal peaks.
+    """
+    h, w = blocks.shape[1:3]
+    reach_y, reach_x = int(MAX_SHIFT * h), int(MAX_SHIFT * w)
+    out = np.full(len(steps), np.nan)
+    if (h - reach_y) * (w - reach_x) < MIN_SHIFT_OVERLAP:
+        return out
+    window = np.outer(np.hanning(h) if reach_y else np.ones(h),
+                      np.hanning(w) if reach_x else np.ones(w)).astype(np.float32)
+
+    def spectrum(t: int) -> np.ndarray:
+        gray = blocks[t].mean(axis=2) if blocks.ndim == 4 else blocks[t]
+        return np.fft.rfft2((gray - gray.mean()) * window)
+
+    after, last = None, -1  # the spectrum of the last step's second frame, which the next step may start on
+    for i, t in enumerate(int(t) for t in steps):
+        before = after if after is not None and last == t else spectrum(t)
+        after, last = spectrum(t + 1), t + 1
+        cross = after * np.conj(before)
+        magnitude = np.abs(cross)
+        if not magnitude.any():
+            continue  # nothing left to align after the window
+        # Frequencies a millionth as strong as the strongest are rounding noise: their phase says nothing.
+        strong = magnitude > 1e-6 * magnitude.max()
+        cross = np.divide(cross, magnitude, out=np.zeros_like(cross), where=strong)
+        surface = np.fft.fftshift(np.fft.irfft2(cross, s=(h, w)))  # the zero shift at (h // 2, w // 2)
+        near = surface[h // 2 - reach_y:h // 2 + reach_y + 1, w // 2 - reach_x:w // 2 + reach_x + 1]
+        iy, ix = np.unravel_index(int(np.argmax(near)), near.shape)
+        py, px = h // 2 - reach_y + int(iy), w // 2 - reach_x + int(ix)
+        dy = py - h // 2 + _centroid(surface[[(py - 1) % h, py, (py + 1) % h], px])
+        dx = px - w // 2 + _centroid(surface[py, [(px - 1) % w, px, (px + 1) % w]])
+        dy, dx = min(max(dy, -reach_y), reach_y), min(max(dx, -reach_x), reach_x)  # no farther than searched
+        out[i] = _pearson(*_aligned(blocks[t], blocks[t + 1], dy, dx))
+    return out
+
+
+def _centroid(three: np.ndarray) -> float:
+    """Where the centroid of three neighbouring correlation values (their positive parts) lies, as an
+    offset from the middle one."""
+    weights = np.maximum(three.astype(np.float64), 0.0)
+    total = float(weights.sum())
+    return float(weights[2] - weights[0]) / total if total > 0 else 0.0
+
+
+def _aligned(before: np.ndarray, after: np.ndarray, dy: float, dx: float) -> tuple[np.ndarray, np.ndarray]:
+    """``before`` moved by ``(dy, dx)`` blocks (bilinear) and ``after``, where both exist."""
+    def span(n: int, d: float) -> tuple[slice, slice, slice, float]:
+        # after[y] is compared with before at y - d = (y - k) - f: rows y - k (weight 1 - f) and y - k - 1
+        # (weight f), for the rows y where both exist.
+        k = math.floor(d)
+        f = d - k
+        lo, hi = max(0, k + (f > 0)), min(n, n + k)
+        return slice(lo, hi), slice(lo - k, hi - k), slice(lo - k - 1, hi - k - 1), f
+
+    ys, y0, y1, fy = span(before.shape[0], dy)
+    xs, x0, x1, fx = span(before.shape[1], dx)
+    moved = (1 - fy) * (1 - fx) * before[y0, x0].astype(np.float64)
+    for rows, cols, weight in ((y0, x1, (1 - fy) * fx), (y1, x0, fy * (1 - fx)), (y1, x1, fy * fx)):
+        if weight > 0:
+            moved += weight * before[rows, cols]
+    return moved, after[ys, xs]
+
+
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson correlation of two equal-shaped arrays; NaN when either is flat."""
+    x = a - a.mean()
+    y = b.astype(np.float64) - b.mean()
+    xx, yy, xy = float((x * x).sum()), float((y * y).sum()), float((x * y).sum())
+    return xy / math.sqrt(xx * yy) if xx > 1e-12 and yy > 1e-12 else math.nan
 
 
 def _block_edges(n: int, offset: int = 0) -> np.ndarray:
@@ -160,6 +256,13 @@ def largest_change(frames: np.ndarray) -> float:
 def step_correlations(frames: np.ndarray) -> np.ndarray:
     """Pearson correlation of the block means of frames t and t + 1, ``(T - 1,)``; NaN at a flat frame
     (no correlation is defined; :func:`require_texture` refuses such frames).
+
+    Where the frames as they are correlate below :data:`MIN_CORRELATION`, the value is the higher of that
+    and their correlation after the translation that aligns them best (up to :data:`MAX_SHIFT` of each
+    side, to a fraction of a block), so a camera pan that moves the scene by more than its texture's
+    grain still corresponds, while frames that show nothing of each other (a cut, a scene replaced by
+    noise) do not. Frames that correspond as they are keep their unshifted correlation: it answers
+    the check, and aligning every pair of every clip would cost more than the check itself.
 
     The array is read-only (it may be shared with other callers); copy it to change it.
     """
@@ -280,11 +383,12 @@ def require_correspondence(frames: np.ndarray, what: str = "the video") -> int:
     """How many consecutive frame pairs do not correspond; raise :class:`Unmeasurable` for more than half
     of them, or when more than half lack texture (:func:`require_texture`, checked first).
 
-    A pair corresponds when its block means correlate at least :data:`MIN_CORRELATION`. Optical flow
-    between frames that show nothing of each other (a scene replaced by noise, a cut) is not motion,
-    and its magnitude or forward-backward agreement means nothing. Every metric that reads optical flow
-    as motion or as its consistency calls this check, so flow on frames without texture is refused with
-    it.
+    A pair corresponds when its block means correlate at least :data:`MIN_CORRELATION`, as they are or
+    after the translation that aligns them best (:func:`step_correlations`: a camera pan corresponds, at
+    whatever evaluation size). Optical flow between frames that show nothing of each other (a scene
+    replaced by noise, a cut) is not motion, and its magnitude or forward-backward agreement means
+    nothing. Every metric that reads optical flow as motion or as its consistency calls this check, so
+    flow on frames without texture is refused with it.
     """
     require_texture(frames, what)
     corr = step_correlations(frames)
@@ -292,6 +396,7 @@ def require_correspondence(frames: np.ndarray, what: str = "the video") -> int:
     if 2 * lost > len(corr):
         raise Unmeasurable(
             f"tracking lost: {lost} of the {len(corr)} consecutive frame pairs of {what} show nothing of "
-            f"each other (block correlation below {MIN_CORRELATION:g}), so optical flow between them "
+            f"each other (block correlation below {MIN_CORRELATION:g}, as they are and after the translation "
+            "that aligns them best), so optical flow between them "
             "measures no motion", frames=len(frames), steps_without_correspondence=lost)
     return lost

@@ -103,7 +103,7 @@ def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, None),
-    version="3",
+    version="4",  # a camera pan is not "tracking lost" (v3: unscored when it moved past the texture's grain)
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Motion Magnitude), with Farneback flow instead of RAFT",
     description=(
         "Mean optical-flow magnitude per pixel between consecutive frames (Farneback, 8 fps, 256x256 "

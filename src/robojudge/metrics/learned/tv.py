@@ -123,7 +123,7 @@ class RaftConfig(BaseModel):
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, None),
-    version="3",  # too little texture for optical flow is unscored
+    version="4",  # a camera pan is not "tracking lost" (v3: unscored when it moved past the texture's grain)
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Motion Magnitude); Teed and Deng, ECCV 2020",
     description=(
         "Mean RAFT-Things optical-flow magnitude per pixel between consecutive frames (8 fps, 256x256 "

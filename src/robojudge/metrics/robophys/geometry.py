@@ -63,7 +63,7 @@ class PhotometricConfig(NativeFrames, FlowEstimator, FarnebackParams):
     ),
     config=PhotometricConfig,
     note=f"AEPE of {WORLDSCORE}, reciprocal score of {WORLDARENA}; DIS flow instead of RAFT",
-    version="4",  # too little texture for optical flow is unscored (a fade or flash gave 0.669)
+    version="5",  # a camera pan is not "tracking lost" (v4: unscored when it moved past the texture's grain)
 )
 def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     """Photometric Consistency (RoboPhys-3D App. B.1.5): higher means more self-consistent flow.

@@ -103,7 +103,7 @@ class DynamicDegreeConfig(NativeFrames, FlowEstimator, FarnebackParams):
     ),
     config=DynamicDegreeConfig,
     note=f"decision rule of {VBENCH}, with DIS flow instead of RAFT",
-    version="5",  # too little texture for optical flow is unscored
+    version="6",  # a camera pan is not "tracking lost" (v5: unscored when it moved past the texture's grain)
 )
 def mq_dynamic_degree(item: Item, config: DynamicDegreeConfig) -> Score:
     """VBench's Dynamic Degree per video, 0 or 1 (RoboPhys-3D App. B.1.4).
@@ -156,7 +156,7 @@ class FlowScoreConfig(NativeFrames, FlowEstimator, FarnebackParams):
     ),
     config=FlowScoreConfig,
     note="EvalCrafter-style flow score, with DIS flow instead of RAFT",
-    version="4",  # too little texture for optical flow is unscored (a speck on black gave 6x a real clip's)
+    version="5",  # a camera pan is not "tracking lost" (v4: unscored when it moved past the texture's grain)
 )
 def mq_flow_score(item: Item, config: FlowScoreConfig) -> Score:
     """Flow Score (RoboPhys-3D App. B.1.4): ``mean_t 1/(HW) sum_p |F_t(p)|`` over consecutive frames.
