@@ -55,6 +55,7 @@ MAX_NETWORKS_ENV = "ROBOJUDGE_MAX_NETWORKS"
 NETWORK_CACHE_GIB_ENV = "ROBOJUDGE_NETWORK_CACHE_GIB"
 FRAME_MEMORY_GIB_ENV = "ROBOJUDGE_FRAME_MEMORY_GIB"
 COLUMNS_ENV = "COLUMNS"
+RAY_ADDRESS_ENV = "RAY_ADDRESS"
 
 MUJOCO_GL_DEFAULT = "egl"
 """The offscreen OpenGL backend the simulated suite renders with when ``MUJOCO_GL`` is unset."""
@@ -119,6 +120,12 @@ VARIABLES: tuple[Variable, ...] = (
         "Width of the command line's printed tables.",
         "the terminal's width; 240 when output goes to a file or a pipe",
         read_by="robojudge, rich",
+    ),
+    Variable(
+        RAY_ADDRESS_ENV,
+        "The Ray cluster `--executor ray --address auto` joins; robojudge checks that it answers first.",
+        "unset: `auto` finds a head started on this machine",
+        read_by="robojudge, ray",
     ),
     Variable(
         "HF_HUB_CACHE / HF_HOME",
@@ -194,6 +201,8 @@ class Settings:
     """``$COLUMNS`` as written (Rich reads it too): set, the CLI leaves table widths to it."""
     frame_memory_gib_text: str | None = None
     """``$ROBOJUDGE_FRAME_MEMORY_GIB`` as written; :attr:`frame_memory_bytes` checks it."""
+    ray_address: str | None = None
+    """``$RAY_ADDRESS`` as written (Ray reads it too): where ``--address auto`` goes."""
 
     @property
     def frame_memory_bytes(self) -> int | None:
@@ -253,6 +262,7 @@ class Settings:
             network_cache_gib_text=_text(NETWORK_CACHE_GIB_ENV),
             columns_text=_text(COLUMNS_ENV),
             frame_memory_gib_text=_text(FRAME_MEMORY_GIB_ENV),
+            ray_address=_text(RAY_ADDRESS_ENV),
         )
 
 

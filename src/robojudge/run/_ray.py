@@ -18,11 +18,11 @@ suite. Ray is imported here only when a run starts.
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from robojudge import settings
 from robojudge._machine import usable_cpus
 from robojudge.run._ray_place import Placement, check_fits, task_placement
 
@@ -210,7 +210,7 @@ class RayExecutor:
                          _node_ip_address="127.0.0.1", log_to_driver=False)
             else:
                 # Ray would retry an address where nothing answers for many minutes: look first.
-                env = os.environ.get("RAY_ADDRESS", "")
+                env = settings.get().ray_address or ""
                 if self._address == AUTO and env not in ("", AUTO):  # where `auto` goes
                     with contextlib.suppress(ValueError):  # not an address: Ray's own message says so
                         check_reachable(env, f"$RAY_ADDRESS {env!r} (--address auto)")
