@@ -41,8 +41,9 @@ from robojudge.metrics._sets import (
 from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make_executor
 from robojudge.run._fingerprint import Fingerprint, set_inputs
 from robojudge.run._libraries import library_versions
+from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
-from robojudge.suite import Item, ManifestError, ManifestProblem, load_suite
+from robojudge.suite import Item, ManifestProblem, load_suite
 
 SetProgress = Callable[[SetMetricSpec, ItemGroup, list[SetRow]], None]
 """Called after each group is scored (not for groups already stored)."""
@@ -304,8 +305,6 @@ def score_set_suite(
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
-    from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
-
     chosen = choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
     missing = {sm.id: mods for sm, _ in chosen if (mods := missing_libraries(sm.spec))}
     if missing:  # one line naming the extra, before any video is read (not an error row per group)
@@ -346,15 +345,8 @@ def refuse_partial_groups(store: ResultStore, manifest: str | Path, items: Seque
         ValueError: Naming the group, the other manifest, how many of its members this one lacks (with
             one of them) and how to go on.
     """
-    me = Path(manifest).expanduser().resolve()
     mine = {g.key: {it.item_id for it in g.items} for g in group_items(items, by)}
-    for path in others if others is not None else [p for p, _ in store.manifests()]:
-        if path == me or not path.is_file():
-            continue
-        try:
-            theirs = load_suite(path, strict=False).items
-        except (ManifestError, OSError, ValueError):
-            continue  # a manifest that cannot be read now claims nothing
+    for path, theirs in other_manifests(store, manifest, others):
         try:
             their_groups = group_items(theirs, by)
         except ValueError:  # its groups cannot be formed (a value spelt as the unset group): it claims none

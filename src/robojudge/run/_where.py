@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from robojudge.run._filehash import UNAVAILABLE, file_digest
@@ -75,13 +75,7 @@ def refuse_shared_ids(
     """
     me = Path(manifest).expanduser().resolve()
     mine = {it.item_id: it for it in items}
-    for path in others if others is not None else [p for p, _ in store.manifests()]:
-        if path == me or not path.is_file():
-            continue
-        try:
-            theirs = load_suite(path, strict=False).items
-        except (ManifestError, OSError, ValueError):
-            continue  # a manifest that cannot be read now claims nothing
+    for path, theirs in other_manifests(store, manifest, others):
         for other in theirs:
             it = mine.get(other.item_id)
             if it is None or it.video == other.video:
@@ -95,6 +89,20 @@ def refuse_shared_ids(
                 f"another video ({other.video}) than in {manifest} ({it.video}): results are kept by item "
                 f"id, so the two would replace each other's. Give this manifest a store of its own: "
                 f"--run-dir {own} (or --db)")
+
+
+def other_manifests(store: ResultStore, manifest: str | Path, others: Iterable[Path] | None = None
+                    ) -> Iterator[tuple[Path, list[Item]]]:
+    """``(path, items)`` of each manifest in ``others`` (default: every one noted in ``store``) but
+    ``manifest`` itself that exists and can be read now: one that cannot claims nothing."""
+    me = Path(manifest).expanduser().resolve()
+    for path in others if others is not None else [p for p, _ in store.manifests()]:
+        if path == me or not path.is_file():
+            continue
+        try:
+            yield path, load_suite(path, strict=False).items
+        except (ManifestError, OSError, ValueError):
+            continue
 
 
 def raise_if_no_items(suites: Sequence[Suite]) -> None:
