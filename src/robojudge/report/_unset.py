@@ -9,21 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from robojudge.suite import Item
+from robojudge.suite import UNSET, Item, unset_name
 
-#: The name of the group of items without the field, unless a real value is spelt so.
-UNSET = "(unset)"
-
-
-def unset_name(values: Iterable[str | None]) -> str:
-    """The name for the items without the field among ``values`` (None: no value): :data:`UNSET`, or
-    the first of ``(unset 2)``, ``(unset 3)``... that none of the real values is."""
-    taken = {v for v in values if v is not None}
-    name, k = UNSET, 1
-    while name in taken:
-        k += 1
-        name = f"(unset {k})"
-    return name
+__all__ = ["UNSET", "generator_groups", "generator_of", "unset_name", "unset_note"]
 
 
 def generator_of(item: Item) -> str | None:

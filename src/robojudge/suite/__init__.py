@@ -7,7 +7,7 @@ A manifest (JSONL, CSV, Parquet, or a JSON list) lists the rollouts to evaluate;
 one for a folder of videos. Paths may be confined to a folder (``confine=`` or ``$ROBOJUDGE_CONFINE``).
 """
 
-from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info
+from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info, unset_name
 from robojudge.suite._load import Suite, iter_suite, load_suite, main_view_name, validate_manifest
 from robojudge.suite._media import MEDIA_MODES
 from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
@@ -26,6 +26,7 @@ __all__ = [
     "SUFFIXES",
     "ScanResult",
     "UNSET",
+    "unset_name",
     "Checklist",
     "Embodiment",
     "Item",

@@ -11,26 +11,26 @@ from robojudge.suite._load import Suite
 from robojudge.suite._schema import CHECKLIST_ITEMS, Item
 
 UNSET = "(unset)"
-"""Key used in the counts for items that leave the field empty (unless a real value is spelt so:
-see :func:`_unset_key`)."""
+"""The name of the group of items without a field (no generator, no task...), unless a real value is
+spelt so: see :func:`unset_name`."""
 
 
-def _unset_key(values: Iterable[str | None]) -> str:
-    """The key for the items without a value among ``values`` (None: no value): :data:`UNSET`, or the
+def unset_name(values: Iterable[str | None]) -> str:
+    """The name for the items without the field among ``values`` (None: no value): :data:`UNSET`, or the
     first of ``(unset 2)``, ``(unset 3)``... that none of the real values is, so that a value spelt
-    ``(unset)`` is never counted with the items that have none (the report names them so too)."""
+    ``(unset)`` is never one group with the items that have none (counts here, the report's groups)."""
     taken = {v for v in values if v is not None}
-    key, k = UNSET, 1
-    while key in taken:
+    name, k = UNSET, 1
+    while name in taken:
         k += 1
-        key = f"(unset {k})"
-    return key
+        name = f"(unset {k})"
+    return name
 
 
 def _counts(values: Iterable[str | None]) -> dict[str, int]:
-    """Counts, largest first, ties by name; ``None`` counted under :func:`_unset_key`."""
+    """Counts, largest first, ties by name; ``None`` counted under :func:`unset_name`."""
     values = list(values)
-    missing = _unset_key(values)
+    missing = unset_name(values)
     c = Counter(missing if v is None else v for v in values)
     return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
