@@ -35,8 +35,8 @@ def _rows(items: list[Item], keys: list[tuple[str, str]]) -> list[ResultRow]:
             for it in items for h, v in keys]
 
 
-@pytest.fixture
-def suite(tmp_path):
+def _stored(tmp_path, keys: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
+    """The suite's manifest (empty videos beside it) and a store with its rows under ``keys``."""
     items = _items()
     manifest = tmp_path / "suite.jsonl"
     manifest.write_text("".join(json.dumps(it.model_dump(mode="json", exclude_none=True)) + "\n"
@@ -45,8 +45,13 @@ def suite(tmp_path):
         (tmp_path / it.video).write_bytes(b"")
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     with ResultStore(db) as store:
-        store.add(_rows(items, list(VALUES)))
+        store.add(_rows(items, keys))
     return manifest, db
+
+
+@pytest.fixture
+def suite(tmp_path):
+    return _stored(tmp_path, list(VALUES))
 
 
 def _q(run) -> float:
@@ -83,15 +88,8 @@ def test_metrics_asked_for_are_audited_under_the_configuration_scored(suite) -> 
 
 
 def test_a_metric_without_its_chosen_configuration_is_left_out_and_said_so(tmp_path) -> None:
-    items = _items()
-    manifest = tmp_path / "suite.jsonl"
-    manifest.write_text("".join(json.dumps(it.model_dump(mode="json", exclude_none=True)) + "\n"
-                                for it in items))
-    for it in items:
-        (tmp_path / it.video).write_bytes(b"")
-    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    with ResultStore(db) as store:  # two configurations, neither the default one
-        store.add(_rows(items, [(OTHER.config_hash, OTHER.spec.version), (DEFAULT.config_hash, "0")]))
+    # two configurations, neither the default one
+    manifest, db = _stored(tmp_path, [(OTHER.config_hash, OTHER.spec.version), (DEFAULT.config_hash, "0")])
     with pytest.raises(ValueError, match="no stored metric with a known direction") as err:
         audit_acceleration(manifest, "dense", ["fast"], db=db, bootstrap=0)
     msg = str(err.value)
@@ -103,7 +101,7 @@ def test_a_metric_without_its_chosen_configuration_is_left_out_and_said_so(tmp_p
     assert _q(run) == pytest.approx(0.25)
     # the only configuration stored is audited, and the note says it is not the default one
     with ResultStore(f"sqlite:///{tmp_path / 'one.sqlite'}") as store:
-        store.add(_rows(items, [(OTHER.config_hash, OTHER.spec.version)]))
+        store.add(_rows(_items(), [(OTHER.config_hash, OTHER.spec.version)]))
     one = audit_acceleration(manifest, "dense", ["fast"], db=f"sqlite:///{tmp_path / 'one.sqlite'}",
                              bootstrap=0)
     assert _q(one) == pytest.approx(0.25)

@@ -68,10 +68,9 @@ class AccelerationRun:
     config_notes: list[str] = field(default_factory=list)
 
 
-def config_key(metric_id: str, values: Mapping[str, Any] | None) -> tuple[str, str]:
-    """The ``(config hash, version)`` a registered metric with ``values`` (None: its defaults) is stored
-    under now: :func:`robojudge.metric_info.registry_config_key`, which the report is given too."""
-    return registry_config_key(metric_id, values)
+config_key = registry_config_key
+"""The ``(config hash, version)`` a registered metric's config values are stored under now
+(:func:`robojudge.metric_info.registry_config_key`; the report is given the same)."""
 
 
 def _directions(metric_ids: Mapping[str, str], higher_is_better: Callable[[str], bool]
