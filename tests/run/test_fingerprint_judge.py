@@ -83,8 +83,9 @@ def test_judgments_without_fingerprint_are_kept_unless_asked(tmp_path: Path) -> 
 
 
 def test_a_video_changed_while_it_is_judged_is_judged_again(tmp_path: Path) -> None:
-    """The row carries the fingerprint of the video as planned (the frames the judge saw), not of the
-    file as it is after the reply; otherwise the new video would count as judged forever."""
+    """What the judge said is not stored under the fingerprint the run planned with (the old file's),
+    nor under the new file's (the judge saw the old frames): the item stays to judge, and the next
+    run judges the video that is there then."""
     from robojudge.judges._mock import MockBackend
 
     judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [REPLY]})
@@ -100,11 +101,10 @@ def test_a_video_changed_while_it_is_judged_is_judged_again(tmp_path: Path) -> N
     with ResultStore(tmp_path / "results.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
         first = judge_items([item], judge, [ia], store, cache=cache, decode_workers=0,
                             backend=MockBackend(judge, rewrite_then_reply))
-        assert first.scored == 1
-        (row,) = store.rows()
-        assert row.fingerprint == planned != judge_fingerprint(item)
+        assert (first.scored, first.changed_inputs, first.changed_items) == (0, 1, ["a"])
+        assert store.rows() == [] and judge_fingerprint(item) != planned
         again = judge_items([item], judge, [ia], store, cache=cache, decode_workers=0)
-        assert (again.stale, again.scored, again.skipped) == (1, 1, 0)
+        assert (again.stale, again.scored, again.skipped, again.changed_inputs) == (0, 1, 0, 0)
         assert store.rows()[0].fingerprint == judge_fingerprint(item)
 
 
@@ -112,7 +112,8 @@ def test_a_video_changed_while_it_is_judged_is_judged_again(tmp_path: Path) -> N
 def test_the_judge_fingerprint_is_taken_once_per_item(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scoring: str
 ) -> None:
-    """It does not depend on the rubric: one per item for planning, rows and fallback lookups."""
+    """It does not depend on the rubric: one per item for planning, rows and fallback lookups, and one
+    more per judged item to check that its video did not change while it was judged."""
     from robojudge.run import _fingerprint
 
     judge = make_judge({"name": "mk", "backend": "mock", "model": "m", "replies": [REPLY]})
@@ -129,7 +130,7 @@ def test_the_judge_fingerprint_is_taken_once_per_item(
     monkeypatch.setattr(_fingerprint, "file_digest", counted)
     with ResultStore(tmp_path / "results.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
         judge_items(items, judge, rubrics, store, cache=cache, decode_workers=0, scoring=scoring)
-        assert sorted(taken) == ["a.mp4", "b.mp4"]
+        assert sorted(taken) == ["a.mp4", "a.mp4", "b.mp4", "b.mp4"]
         taken.clear()
         again = judge_items(items, judge, rubrics, store, cache=cache, decode_workers=0, scoring=scoring)
         assert again.skipped == 6 and sorted(taken) == ["a.mp4", "b.mp4"]

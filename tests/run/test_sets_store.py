@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -312,3 +313,36 @@ def test_two_manifests_with_one_generator_do_not_replace_its_row(toy, items, tmp
     res = CliRunner().invoke(build_app("metrics"), ["metrics", "sets", str(other), "--metrics",
                                                     "toy_set_rank", "--run-dir", str(run_dir)])
     assert res.exit_code == 0, res.output
+
+
+def test_a_group_whose_video_changed_while_computed_is_not_stored(
+    tmp_path: Path, items: list[Item], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its value, of the new file or of a mix, is not stored under the old files' fingerprint (which
+    the old file, put back, would find up to date): the group stays to compute, the other is stored,
+    and the CLI says which."""
+    monkeypatch.setenv("COLUMNS", "200")
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    args = ["metrics", "sets", str(manifest), "--metrics", "toy_set_gap", "--run-dir", str(tmp_path / "run")]
+    rewrites = {"g1": 1}
+    with METRICS.scratch(), SET_METRICS.scratch():
+        _register_toys()
+        spec = SET_METRICS.get("toy_set_gap")
+
+        def rewrite_then_compute(group: sets.ItemGroup, config: object) -> sets.SetScores:
+            if rewrites.get(group.key):
+                rewrites[group.key] -= 1
+                _video(Path(group.items[0].video), 250)  # a new render lands while the group is computed
+            return spec.fn(group, config)
+
+        SET_METRICS.add("toy_set_gap", dataclasses.replace(spec, fn=rewrite_then_compute), replace=True)
+        res = CliRunner().invoke(build_app("metrics"), args)
+        assert res.exit_code == 0, res.output
+        said = "1 not stored: a file they read changed while they were computed (toy_set_gap on g1)"
+        assert said in res.output
+        with ResultStore(tmp_path / "run" / "results.sqlite") as store:
+            assert [r.item_id for r in store.rows()] == ["group:generator=g2"]
+            again = score_sets_into(store, items, ["toy_set_gap"], by="generator")
+        assert (again.changed, again.computed, again.skipped) == ([], 1, 1)
+        assert sorted(r.group for r in again.rows) == ["g1", "g2"]

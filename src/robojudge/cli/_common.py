@@ -50,6 +50,12 @@ console = Console(soft_wrap=True, markup=False, width=piped_width(sys.stdout))
 err_console = Console(stderr=True, soft_wrap=True, markup=False, width=piped_width(sys.stderr))
 
 
+def first_names(names: list[str], shown: int = 5) -> str:
+    """``names`` joined, the first ``shown`` of them, and how many more there are."""
+    n = len(names)
+    return ", ".join(names[:shown]) + (f" and {n - shown} more" if n > shown else "")
+
+
 def print_manifest_problems(problems: Iterable[object]) -> None:
     """One yellow line per manifest row left out; the row's own text is escaped, never read as markup."""
     for problem in problems:
@@ -184,8 +190,7 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
                       "of the same items overlapped; the store keeps the result stored first)", markup=True,
                       highlight=False)
     if summary.changed_inputs:
-        n = len(summary.changed_items)
-        names = ", ".join(summary.changed_items[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        names = first_names(summary.changed_items)
         console.print(f"[yellow]{summary.changed_inputs} results not stored: their inputs changed while "
                       f"they were computed[/] ({escape(names)}); rerun to score them", markup=True,
                       highlight=False)
@@ -204,7 +209,7 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
             console.print(f"  ... and {more} more (see `robojudge results export`)")
     if summary.isolated:
         n, again = len(summary.isolated), len(summary.crashed_again)
-        names = ", ".join(summary.isolated[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        names = first_names(summary.isolated)
         console.print(
             f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was computing when it ended (a crash or "
             f"a kill) ran alone in a child process:[/] {escape(names)}; "

@@ -19,7 +19,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from robojudge.cli._common import console, err_console, fail, print_manifest_problems, print_report_hint
+from robojudge.cli._common import (
+    console,
+    err_console,
+    fail,
+    first_names,
+    print_manifest_problems,
+    print_report_hint,
+)
 from robojudge.cli._score import print_input_changes
 from robojudge.judges import (
     RUBRICS,
@@ -205,6 +212,10 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
         markup=True,
         highlight=False,
     )
+    if s.changed_inputs:
+        names = first_names(s.changed_items)
+        console.print(f"{s.changed_inputs} judgments not stored: the video changed while it was judged "
+                      f"({names}); rerun to judge them", highlight=False, markup=False)
     if s.duplicates:
         console.print(f"{s.duplicates} judged by another run meanwhile, not stored", highlight=False,
                       markup=False)
@@ -246,7 +257,7 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
             console.print(f"  ... and {len(errors) - max_errors} more (see `robojudge results export`)")
     if s.isolated:
         n = len(s.isolated)
-        names = ", ".join(s.isolated[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        names = first_names(s.isolated)
         console.print(
             f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was working on when it ended (a crash "
             f"or a kill) had {'their videos' if n != 1 else 'its video'} decoded in a decoder process:[/] "

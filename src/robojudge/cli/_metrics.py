@@ -13,6 +13,7 @@ from rich.text import Text
 from robojudge.cli._common import (
     console,
     fail,
+    first_names,
     parse_settings,
     print_manifest_problems,
     print_rescored_libraries,
@@ -204,10 +205,14 @@ def sets_cmd(
                       f"changed), {where.skipped} already stored ({where.unavailable} kept because a file "
                       f"cannot be read now); results: {where.db_url}", highlight=False)
         print_rescored_libraries(where.rescored_libraries, "rows")
+        if where.changed:
+            names = first_names([f"{m} on {g}" for m, g in where.changed])
+            console.print(f"{len(where.changed)} not stored: a file they read changed while they were "
+                          f"computed ({names}); rerun to compute them from what is there now",
+                          highlight=False, markup=False)
         if where.isolated:
             n, again = len(where.isolated), len(where.crashed_again)
-            names = ", ".join(f"{m} on {g}" for m, g in where.isolated[:5])
-            names += f" and {n - 5} more" if n > 5 else ""
+            names = first_names([f"{m} on {g}" for m, g in where.isolated])
             console.print(f"{n} group{'s' if n != 1 else ''} an earlier run was computing when it ended (a "
                           f"crash or a kill) ran alone in a child process: {names}; "
                           + (f"{again} crashed it again and got error rows" if again else "none crashed it"),

@@ -39,7 +39,7 @@ from robojudge.run._judge_rows import (
     JudgeProgress,
     JudgeRunSummary,
     Writer,
-    failed_on_unavailable,
+    inputs_now,
     judge_one,
 )
 from robojudge.run._plan import Pending, plan_pending
@@ -167,7 +167,11 @@ async def _judge_async(
                 summary.isolated.append(item.item_id)
             rows = await judge_one(item, plans, prints, engine, spec, cache, decoder,
                                    in_process=functools.partial(notes.noted, item.item_id), apart=apart)
-            writer.put(failed_on_unavailable(item, rows))
+            rows, changed = inputs_now(item, rows)
+            if changed:  # the video was rewritten while it was judged: not stored, judged by the next run
+                summary.changed_inputs += len(changed)
+                summary.changed_items.append(item.item_id)
+            writer.put(rows)
             done += 1
             if done % 64 == 0:
                 # A cached item never waits on anything, so a warm rerun would otherwise run start

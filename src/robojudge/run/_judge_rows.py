@@ -109,6 +109,8 @@ class JudgeRunSummary:
             requests sent, answered and failed, probes, and whether it is taken out.
         isolated: Items whose video an earlier run was decoding in its own process when it ended
             (a crash in the decoder, a kill): decoded in a decoder process this time.
+        changed_inputs: Pairs judged and not stored because the video changed while it was judged
+            (:func:`inputs_now`; judged again by the next run), and ``changed_items`` their items.
     """
 
     total: int = 0
@@ -128,10 +130,12 @@ class JudgeRunSummary:
     score_std: float = 0.0
     endpoints: list[dict[str, Any]] = field(default_factory=list)
     isolated: list[str] = field(default_factory=list)
+    changed_inputs: int = 0
+    changed_items: list[str] = field(default_factory=list)
 
     @property
     def computed(self) -> int:
-        return self.scored + self.unscored + self.failed + self.duplicates
+        return self.scored + self.unscored + self.failed + self.duplicates + self.changed_inputs
 
     @property
     def judged_nothing(self) -> bool:
@@ -242,15 +246,24 @@ class Writer:
             self.flush()
 
 
-def failed_on_unavailable(item: Item, rows: list[ResultRow]) -> list[ResultRow]:
-    """``rows``, with error rows carrying the fingerprint of the inputs now when the video cannot be
-    read now: it went away after planning, and once back it must be judged again."""
-    if all(row.status != "error" for row in rows):
-        return rows
+def inputs_now(item: Item, rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
+    """``(to store, changed)``: an item's judged rows checked against its inputs as they are now.
+
+    The rows carry the fingerprint the run planned with. A video rewritten while it was judged makes
+    them the new video's judgments (or a mix) under the old file's fingerprint, which the old file,
+    put back, would find up to date: they are not stored (``changed``), so the item stays to judge.
+    When the video cannot be read now (it went away after planning), error rows carry the fingerprint
+    of that, so that once it is back it is judged again, and judgments are kept.
+    """
+    planned = {row.fingerprint for row in rows if row.fingerprint}
+    if not planned:
+        return rows, []
     now = judge_inputs(item)
-    if not now.unavailable:
-        return rows
-    return [replace(row, fingerprint=now.value) if row.status == "error" else row for row in rows]
+    if now.unavailable:
+        return [replace(row, fingerprint=now.value) if row.status == "error" else row for row in rows], []
+    if planned != {now.value}:
+        return [], rows
+    return rows, []
 
 
 async def judge_one(

@@ -26,7 +26,7 @@ from robojudge.judges import (
     make_backend,
 )
 from robojudge.run._executor import Executor
-from robojudge.run._judge_rows import Writer, error_row, failed_on_unavailable, judge_one
+from robojudge.run._judge_rows import Writer, error_row, inputs_now, judge_one
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 
@@ -66,19 +66,30 @@ def add_counters(stats: JudgeStats, counters: dict[str, float]) -> None:
         setattr(stats, name, getattr(stats, name) + value)
 
 
-def judge_chunk(chunk: JudgeChunk) -> tuple[list[ResultRow], dict[str, float]]:
-    """Judge a chunk's items on this worker: its rows and request counters."""
+ChunkResult = tuple[list[ResultRow], dict[str, float], list[tuple[str, int]]]
+"""A chunk's rows to store, its request counters, and its items whose video changed while they were
+judged, each with its pairs not stored (:func:`~robojudge.run._judge_rows.inputs_now`)."""
+
+
+def judge_chunk(chunk: JudgeChunk) -> ChunkResult:
+    """Judge a chunk's items on this worker: its rows, request counters and items changed meanwhile."""
 
     cache = ResponseCache()
     engine = JudgeEngine(chunk.judge, make_backend(chunk.judge), cache, scoring=chunk.scoring,
                          samples=chunk.samples, reask_unparsable=chunk.reask_unparsable)
     gate = asyncio.Semaphore(max(1, chunk.judge.concurrency))
 
+    changed: list[tuple[str, int]] = []
+
     async def one(entry: Entry) -> list[ResultRow]:
         item, plans, prints = entry
         async with gate:
             rows = await judge_one(item, plans, prints, engine, chunk.frames, cache, None)
-        return failed_on_unavailable(item, rows)
+        # Checked here, where the video was read: the driver may not see the worker's files.
+        rows, dropped = inputs_now(item, rows)
+        if dropped:
+            changed.append((item.item_id, len(dropped)))
+        return rows
 
     async def run() -> list[list[ResultRow]]:
         try:
@@ -90,15 +101,15 @@ def judge_chunk(chunk: JudgeChunk) -> tuple[list[ResultRow], dict[str, float]]:
         found = asyncio.run(run())
     finally:
         cache.close()
-    return [row for rows in found for row in rows], _counters(engine.stats)
+    return [row for rows in found for row in rows], _counters(engine.stats), changed
 
 
-def crash_rows(chunk: JudgeChunk, reason: str) -> tuple[list[ResultRow], dict[str, float]]:
+def crash_rows(chunk: JudgeChunk, reason: str) -> ChunkResult:
     """Error rows for every pair of a chunk whose worker could not finish it."""
 
     rows = [error_row(item, plan, reason, fp) for item, plans, prints in chunk.entries
             for plan, fp in zip(plans, prints, strict=True)]
-    return rows, {}
+    return rows, {}, []
 
 
 def judge_distributed(
@@ -122,8 +133,11 @@ def judge_distributed(
                      samples=samples, reask_unparsable=reask_unparsable)
     results = executor.map_unordered(judge_chunk, chunked, crash_rows)
     try:
-        for _, (rows, counters) in results:
+        for _, (rows, counters, changed) in results:
             add_counters(summary.stats, counters)
+            for item_id, n in changed:
+                summary.changed_inputs += n
+                summary.changed_items.append(item_id)
             writer.put(rows)
             writer.flush()
     finally:

@@ -39,6 +39,7 @@ from robojudge.metrics._sets import (
     set_config_hash,
 )
 from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make_executor
+from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprint, set_inputs
 from robojudge.run._libraries import library_versions
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
@@ -69,6 +70,8 @@ class SetRunSummary:
         isolated: ``(metric, group)`` pairs an earlier run was computing in its own process when it
             ended (a crash, a kill): computed alone in a child process this time.
         crashed_again: Those of them whose child died too (their rows are errors: ``CRASHED_AGAIN``).
+        changed: ``(metric, group)`` pairs computed and not stored because a file they read changed
+            while they were computed (:func:`inputs_now`); the next run computes them again.
     """
 
     rows: list[SetRow] = field(default_factory=list)
@@ -82,6 +85,7 @@ class SetRunSummary:
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
     isolated: list[tuple[str, str]] = field(default_factory=list)
     crashed_again: list[tuple[str, str]] = field(default_factory=list)
+    changed: list[tuple[str, str]] = field(default_factory=list)
 
 
 CRASHED_AGAIN = (
@@ -101,6 +105,24 @@ def group_inputs(sm: SetMetricSpec, group: ItemGroup, config: BaseModel) -> Fing
     """The fingerprint stored with a group's rows (see the module doc), and whether a file is unavailable."""
     pool = group.references(scope="all") if sm.references == "all" else None
     return set_inputs(sm.spec, group.items, config.model_dump(mode="json"), pool)
+
+
+def inputs_now(task: SetTask, rows: list[ResultRow]) -> list[ResultRow] | None:
+    """A computed group's rows checked against its inputs as they are now; ``None``: not to store.
+
+    The rows carry the fingerprint the run planned with. A member's video (or a reference of the pool)
+    rewritten while the group was computed makes their value one of the new files, or of a mix, under
+    the old files' fingerprint, which the old files, put back, would find up to date: they are not
+    stored, and the group stays to compute. Error rows whose inputs cannot be read now carry the
+    fingerprint of that, as :func:`robojudge.run._score` does for per-item rows.
+    """
+    with one_look():  # a member's video and reference may be read by several members' fingerprints
+        now = group_inputs(task.sm, task.group, task.config)
+    if now.value == task.fingerprint:
+        return rows
+    if now.unavailable and all(r.status == "error" for r in rows):
+        return [replace(r, fingerprint=now.value) for r in rows]
+    return None
 
 
 
@@ -259,7 +281,11 @@ def score_sets_into(
                                _set_crash_rows)
     try:
         for task, rows in results:
-            store.add(to_result_rows(rows, task.sm, by, task.config, task.fingerprint))
+            keep = inputs_now(task, to_result_rows(rows, task.sm, by, task.config, task.fingerprint))
+            if keep is None:
+                summary.changed.append((task.sm.id, task.group.key))
+            else:
+                store.add(keep)
             store.clear_in_flight([_note_id(task)])
             summary.computed += 1
             if progress is not None:
