@@ -44,3 +44,28 @@ def test_no_labels_means_nothing_to_report(tmp_path):
     assert label_agreement([_row("a", "m", 1.0)], items, lambda m: True) == []
     write_label_agreement([], tmp_path)
     assert (tmp_path / "label_agreement.csv").read_text().startswith("metric,axis,n,")
+
+
+def test_best_is_compared_only_on_the_same_items(tmp_path):
+    """A metric scored on 4 of 12 labelled items, all agreeing, is not the best against metrics
+    scored on all 12: its r rests on other rollouts. The table's bold marks only the shared group."""
+    from robojudge.report._label_sections import metrics_section
+    from robojudge.report._sections import ReportInput
+
+    rng = np.random.default_rng(3)
+    pa = rng.integers(1, 6, 12)
+    items = [Item(item_id=f"i{k}", video="v", clip_id=f"c{k}", labels={"pa": int(pa[k]), "ia": int(pa[k])})
+             for k in range(12)]
+    rows = [_row(f"i{k}", "wide_a", float(pa[k] + rng.normal(0, 1))) for k in range(12)]
+    rows += [_row(f"i{k}", "wide_b", float(pa[k] + rng.normal(0, 2))) for k in range(12)]
+    few = np.argsort(pa)[[0, 4, 8, 11]]
+    rows += [_row(f"i{k}", "few", float(pa[k])) for k in few]  # r = 1 on its four items
+    out = label_agreement(rows, items, lambda m: True, bootstrap=100, seed=1)
+    by = {(a.metric, a.axis): a for a in out}
+    assert by[("few", "pa")].pearson > by[("wide_a", "pa")].pearson
+    assert [by[(m, "pa")].compared for m in ("wide_a", "wide_b", "few")] == [True, True, False]
+    sec = metrics_section(ReportInput(rows, items, lambda m: True, bootstrap=100, seed=1))
+    (table,) = sec.tables
+    bold = {row[0].text for row in table.rows if row[2].text == "PA" and row[4].best}
+    assert bold == {"wide_a" if by[("wide_a", "pa")].pearson > by[("wide_b", "pa")].pearson else "wide_b"}
+    assert "Not compared: few." in table.note

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from robojudge.meta import OVERALL, AgreementReport, Estimate, agreement_table
 from robojudge.meta._agreement import FloatArray
-from robojudge.report._labels import MIN_CORRELATION_ITEMS
+from robojudge.report._labels import MIN_CORRELATION_ITEMS, compared_group
 from robojudge.report._leaderboard import (
     AXES,
     CALIBRATED,
@@ -113,18 +113,6 @@ def judge_stage(judge: JudgeSeries) -> tuple[str, str] | None:
     return None
 
 
-def _compared_group(masks: Mapping[str, Mask]) -> list[str]:
-    """The judges compared on one target: the largest set of judges scored on exactly the same items
-    (ties: more items, then the first); judges with nothing scored are never compared."""
-    groups: dict[bytes, list[str]] = {}
-    for j, m in masks.items():
-        if m.any():
-            groups.setdefault(np.packbits(m).tobytes() + bytes([m.size % 8]), []).append(j)
-    if not groups:
-        return []
-    return max(groups.values(), key=lambda js: (len(js), int(masks[js[0]].sum())))
-
-
 #: The correlations of an agreement report that :func:`without_tiny_correlations` withholds.
 CORRELATIONS = ("pearson", "spearman", "kendall")
 
@@ -171,7 +159,7 @@ def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]
                      for j in report.judges}
         else:
             masks = {j: np.arange(report.cells[j][t].n + 1) > 0 for j in report.judges}
-        group = _compared_group(masks)
+        group = compared_group(masks)
         for j in group:
             compared[j].add(t)
         for col, _, higher in JUDGE_COLUMNS:

@@ -162,8 +162,9 @@ def metrics_section(inp: ReportInput) -> Section:
                    Cell(r.spearman, r.spearman_low, r.spearman_high, digits=2, small=small)])
     for col in (4, 5):
         for axis in AXES:
-            # Best per axis, among the oriented rows only: a raw correlation's sign means nothing here.
-            block = [i for i, r in enumerate(rows) if r.axis == axis and r.oriented]
+            # Best per axis among the rows compared: oriented (a raw correlation's sign means nothing
+            # here) and scored on the same items (r over other rollouts is another quantity).
+            block = [i for i, r in enumerate(rows) if r.axis == axis and r.compared]
             vals = [table.rows[i][col].value for i in block if not math.isnan(table.rows[i][col].value)]
             if vals:
                 top = max(vals)
@@ -171,7 +172,11 @@ def metrics_section(inp: ReportInput) -> Section:
                     c = table.rows[i][col]
                     if not math.isnan(c.value) and math.isclose(c.value, top):
                         table.rows[i][col] = Cell(c.value, c.low, c.high, True, None, c.digits, c.small)
-    table.note = "Best per axis in bold."
+    table.note = ("Best per axis in bold, among the oriented metrics scored on the same labelled items "
+                  "(the largest such group); a metric scored on other items is not compared.")
+    left = sorted({r.metric for r in rows if r.oriented and not r.compared and not math.isnan(r.pearson)})
+    if left:
+        table.note += f" Not compared: {', '.join(left)}."
     sec.tables.append(table)
     for axis in AXES:
         pts = [(r.metric + ("" if r.oriented else " (as stored)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,6 +28,19 @@ from robojudge.suite import Item
 MIN_CORRELATION_ITEMS = 3
 
 
+def compared_group(masks: Mapping[str, np.ndarray]) -> list[str]:
+    """Of series scored on the items ``masks`` mark, those compared for a best value: the largest set
+    scored on exactly the same items (ties: more items, then the first). A series scored on other
+    items is not compared: its r rests on other rollouts. Series with nothing scored never are."""
+    groups: dict[bytes, list[str]] = {}
+    for name, m in masks.items():
+        if m.any():
+            groups.setdefault(np.packbits(m).tobytes() + bytes([m.size % 8]), []).append(name)
+    if not groups:
+        return []
+    return max(groups.values(), key=lambda names: (len(names), int(masks[names[0]].sum())))
+
+
 @dataclass(frozen=True)
 class LabelAgreement:
     """One metric configuration against one label axis.
@@ -38,6 +51,9 @@ class LabelAgreement:
     Attributes:
         metric: The configuration's label (the metric id when it has one configuration).
         n_clusters: Clips among the ``n`` items.
+        compared: Whether the row takes part in the best-value comparison of its axis: oriented, with
+            correlations, and scored on the same items as the largest such group of rows
+            (:func:`compared_group`); r over other items is not comparable.
     """
 
     metric: str
@@ -51,6 +67,7 @@ class LabelAgreement:
     spearman_high: float
     oriented: bool = True
     n_clusters: int = 0
+    compared: bool = False
 
 
 def label_agreement(
@@ -85,17 +102,21 @@ def label_agreement(
     report = agreement_table(pred, human, clusters=clusters, strata=strata_of(labelled),
                              bootstrap=bootstrap, seed=seed, pairs=[])
     out = []
-    for f in feats:
-        for axis in AXES:
+    for axis in AXES:
+        masks = {f.label: np.isfinite(f.values) & np.isfinite(human[axis]) for f in feats}
+        group = set(compared_group({f.label: masks[f.label] for f in feats if f.direction is not None
+                                    and report.cells[f.label][axis].n >= MIN_CORRELATION_ITEMS}))
+        for f in feats:
             cell = report.cells[f.label][axis]
             p, s = cell.stats["pearson"], cell.stats["spearman"]
-            both = np.isfinite(f.values) & np.isfinite(human[axis])
-            n_clusters = len({clusters[i] for i in np.flatnonzero(both)})
+            n_clusters = len({clusters[i] for i in np.flatnonzero(masks[f.label])})
             r, rho = (p.value, p.low, p.high), (s.value, s.low, s.high)
             if cell.n < MIN_CORRELATION_ITEMS:
                 r = rho = (math.nan, math.nan, math.nan)
-            out.append(LabelAgreement(f.label, axis, cell.n, *r, *rho, f.direction is not None, n_clusters))
-    return out
+            out.append(LabelAgreement(f.label, axis, cell.n, *r, *rho, f.direction is not None, n_clusters,
+                                      f.label in group))
+    order = {f.label: k for k, f in enumerate(feats)}
+    return sorted(out, key=lambda r: (order[r.metric], AXES.index(r.axis)))
 
 
 def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -> None:
