@@ -60,3 +60,24 @@ def test_metric_correlations_carry_the_small_n_flag() -> None:
     assert "small_n" in small.to_csv().splitlines()[0]
     assert small.to_csv().splitlines()[1].endswith("True")
     assert "\u2020" in small.to_markdown() and "\u2020" not in big.to_markdown()
+
+
+def test_the_judge_detail_table_gives_no_kendall_over_two_items() -> None:
+    """As r and rho: Kendall's tau of two items is +-1 whatever the judge is worth; over three it is
+    given (x = 1, 2, 3 against labels 1, 2, 4: every pair concordant, tau = 1). The Overall pools the
+    two axes, so it rests on 4 (item, axis) pairs and is given, as its r is (tau-b with the ties from
+    pooling: 1 too, as scipy gives)."""
+    from robojudge.report._label_sections import judges_section
+
+    def detail(n: int) -> dict[str, float]:
+        items, _ = _labelled([0.0] * n, [1, 2, 4][:n])
+        rows = [ResultRow(f"i{k}", f"judge:m:{a}", "h", "1", "ok", float(k + 1)) for k in range(n)
+                for a in ("pa", "ia")]
+        section, _ = judges_section(ReportInput(rows, items, higher_is_better, bootstrap=0))
+        table = next(t for t in section.tables if t.name == "judge_statistics")
+        col = table.columns.index("kendall")
+        return {r[1].text: r[col].value for r in table.rows}
+
+    two = detail(2)
+    assert math.isnan(two["PA"]) and math.isnan(two["IA"]) and two["Overall"] == pytest.approx(1.0)
+    assert detail(3) == pytest.approx({"PA": 1.0, "IA": 1.0, "Overall": 1.0})

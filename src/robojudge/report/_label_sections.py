@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from robojudge.meta import OVERALL, STATISTICS, AgreementReport, kendall_interval
+from robojudge.meta import OVERALL, STATISTICS, AgreementReport, Estimate, kendall_interval
 from robojudge.report import _plots
 from robojudge.report._judges import JUDGE_COLUMNS, comparison_note, judges_report
-from robojudge.report._labels import label_agreement
+from robojudge.report._labels import MIN_CORRELATION_ITEMS, label_agreement
 from robojudge.report._leaderboard import (
     AXES,
     CALIBRATED,
@@ -104,10 +104,11 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
         for t in targets:
             c = report.cells[j][t]
             axes = report.axes if t == OVERALL else (t,)
-            tau = kendall_interval(np.concatenate([scores[j][a] for a in axes]),
-                                   np.concatenate([human[a] for a in axes]), clusters * len(axes),
-                                   strata * len(axes), bootstrap=inp.bootstrap, seed=inp.seed,
-                                   level=report.level)
+            # Withheld where r is (fewer than MIN_CORRELATION_ITEMS pairs): two points rank +-1 too.
+            tau = Estimate(math.nan) if c.n < MIN_CORRELATION_ITEMS else kendall_interval(
+                np.concatenate([scores[j][a] for a in axes]), np.concatenate([human[a] for a in axes]),
+                clusters * len(axes), strata * len(axes), bootstrap=inp.bootstrap, seed=inp.seed,
+                level=report.level)
             stats = {**c.stats, "kendall": tau}
             detail.add([text(j), text(_TITLES[t]), text(c.n), text(c.n_unscored),
                          *(estimate_cell(stats[k], small=t in small_of[j]) for k in STATISTICS)])
