@@ -217,3 +217,17 @@ def test_a_judge_summary_counts_what_another_run_stored_first(capsys: pytest.Cap
     print_judge_summary("m", JudgeRunSummary(total=3, scored=1, duplicates=2))
     assert "2 judged by another run meanwhile, not stored" in capsys.readouterr().out
     assert not JudgeRunSummary(total=2, failed=1, duplicates=1).judged_nothing
+
+
+def test_viclip_needs_openai_clip_which_comes_with_iqa(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ViCLIP's text side is openai-clip's tokenizer: without it cc_semantics would fail on every item
+    after the run began; it is refused up front, naming the extra that installs it."""
+    from robojudge.metrics import get_metric, missing_libraries
+    from robojudge.metrics._select import MissingLibrariesError, expand_metric_ids
+
+    assert missing_libraries(get_metric("cc_semantics")) == []
+    _hide(monkeypatch, "clip")
+    assert missing_libraries(get_metric("cc_semantics")) == ["clip"]
+    with pytest.raises(MissingLibrariesError, match=r"needs clip, which is not installed here: "
+                       r"pip install 'robojudge\[iqa\]'$"):
+        expand_metric_ids(["cc_semantics"])

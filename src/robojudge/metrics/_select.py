@@ -108,10 +108,13 @@ _LIBRARY_MODULES: dict[str, tuple[str, ...]] = {
     "transformers": ("torch", "transformers"),
     "pyiqa": ("torch", "torchvision", "pyiqa"),
     "depth_anything_3": ("torch",),
+    # robojudge's own ViCLIP network (models._viclip_net): torch and torchvision, and openai-clip's
+    # byte-pair tokenizer, which comes with pyiqa.
+    "viclip": ("torch", "torchvision", "clip"),
 }
 #: The extra of pyproject.toml that installs each of those modules, in the order extras are named.
 _MODULE_EXTRAS: dict[str, str] = {"torch": "torch", "torchvision": "torch", "transformers": "torch",
-                                  "pyiqa": "iqa"}
+                                  "pyiqa": "iqa", "clip": "iqa"}
 _EXTRAS_ORDER = ("torch", "iqa")
 
 

@@ -352,7 +352,7 @@ VICLIP_L14_INTERNVID = register_weights(
         revision=None,
         filename="ViClip-InternVid-10M-FLT.pth",
         description="ViCLIP ViT-L/14 video and text encoders (InternVid-10M-FLT)",
-        library="torch",
+        library="viclip",
         how=(
             "VBench loads the same file as third_party/ViCLIP/ViClip-InternVid-10M-FLT.pth; its 'model' "
             "entry is the state dict"

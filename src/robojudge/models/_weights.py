@@ -85,7 +85,8 @@ class WeightSpec:
         filename: For single-file checkpoints, the file inside the repository; ``None`` means the whole
             repository is loaded with ``from_pretrained``.
         description: What the network is, in words ("CLIP ViT-B/32 image encoder").
-        library: What loads it (``transformers``, ``torchvision``, ``pyiqa``, ``torchscript``).
+        library: What loads it (``transformers``, ``torchvision``, ``pyiqa``, ``torchscript``, or
+            robojudge's own network on torch: ``torch``, ``viclip``).
         how: Extra advice shown when the weights are missing.
         metrics: The metric ids that use this network (filled by :func:`register_weights` callers).
         url: A direct download address of the single file, for checkpoints published outside the hub
