@@ -113,3 +113,24 @@ def test_deep_warns_of_a_video_of_one_frame(tmp_path: Path) -> None:
     assert found == {"one": [("video", "warning", "decodes to 1 frame; the metrics that compare frames "
                                                   "(motion, consistency, flicker) leave it unscored")]}
     assert validate_manifest(path, media="open") == []  # only a full decode counts the frames
+
+
+def test_a_state_file_that_is_no_npz_archive_is_named_before_a_run(tmp_path: Path) -> None:
+    """Every metric reading it would fail on it; validate says so once, with line, item and field. A
+    real npz passes, a state folder is not opened, and --no-media opens nothing."""
+    write_video(tmp_path / "v.mp4", _clip(4), fps=8)
+    np.savez(tmp_path / "good.npz", ee_pos=np.zeros((4, 3)))
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    (tmp_path / "empty.npz").write_bytes(b"")
+    (tmp_path / "text.npz").write_text("ee_pos: 1 2 3\n")
+    (tmp_path / "folder").mkdir()
+    states = ["good.npz", "one.npy", "empty.npz", "text.npz", "folder"]
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps({"item_id": f"s{k}", "video": "v.mp4", "state": s}) + "\n"
+                                for k, s in enumerate(states)))
+    found = [p for p in validate_manifest(manifest, media="open") if p.field == "state"]
+    assert [(p.line, p.item_id, p.is_error) for p in found] == [(2, "s1", True), (3, "s2", True),
+                                                                (4, "s3", True)]
+    assert "single .npy array" in found[0].message and "empty (0 bytes)" in found[1].message
+    assert "not an npz archive" in found[2].message and str(tmp_path / "text.npz") in found[2].message
+    assert not [p for p in validate_manifest(manifest, media="none") if p.field == "state"]

@@ -9,7 +9,7 @@ one for a folder of videos. Paths may be confined to a folder (``confine=`` or `
 
 from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info, unset_name
 from robojudge.suite._load import Suite, iter_suite, load_suite, main_view_name, validate_manifest
-from robojudge.suite._media import MEDIA_MODES
+from robojudge.suite._media import MEDIA_MODES, npz_problem
 from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import SUFFIXES
@@ -39,6 +39,7 @@ __all__ = [
     "iter_suite",
     "load_suite",
     "main_view_name",
+    "npz_problem",
     "run_manifest",
     "scan_folder",
     "suite_info",

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from robojudge.suite._check import check_paths, describe_error
-from robojudge.suite._media import MEDIA_MODES, check_media
+from robojudge.suite._media import MEDIA_MODES, check_media, state_problems
 from robojudge.suite._paths import confine_folder, place_paths
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import RawRecord, file_problem, iter_records
@@ -268,6 +268,11 @@ def validate_manifest(
             if c.item is not None:
                 item_id = c.item.item_id
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, item_id, *f) for f in extra)
+        # A state file that is no npz archive fails every metric that reads it: said here, up front.
+        for c in checked:
+            if c.item is not None:
+                c.problems.extend(ManifestProblem(shown, c.line, c.row, c.item.item_id, *f)
+                                  for f in state_problems(c.item))
         # The files forward kinematics reads are opened with the media: a robot spec loads its model.
         from robojudge.robots import check_episode_files
 

@@ -9,13 +9,14 @@ time stamps) as warnings. Each distinct file is looked at once, however many ite
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from robojudge._machine import usable_cpus
 from robojudge.suite._schema import Item
 
-__all__ = ["MEDIA_MODES", "check_media", "inspect_video", "video_fields"]
+__all__ = ["MEDIA_MODES", "check_media", "inspect_video", "npz_problem", "video_fields"]
 
 MEDIA_MODES = ("none", "open", "deep")
 """How hard :func:`robojudge.suite.validate_manifest` looks at videos (see :mod:`robojudge.suite._media`)."""
@@ -25,6 +26,34 @@ MEDIA_MODES = ("none", "open", "deep")
 _THUMB = (16, 16)
 
 Finding = tuple[str, str, str]  # (dotted field, message, severity)
+
+
+def npz_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the file at ``path`` is not an npz archive of named arrays (a state file's format, see
+    docs/sim_suite.md), from its first bytes; ``None`` when it starts like one. ``np.load`` itself
+    reads a file of another kind as a pickle and says so ("allow_pickle"), or runs out of bytes:
+    neither names what is wrong."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(6)
+    except OSError as exc:
+        return str(exc)
+    if not magic:
+        return "the file is empty (0 bytes)"
+    if magic == b"\x93NUMPY":
+        return "it is a single .npy array, not an npz archive of named arrays"
+    if magic.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return None
+    return "not an npz archive (a zip of .npy arrays, see docs/sim_suite.md)"
+
+
+def state_problems(item: Item) -> list[tuple[str, str]]:
+    """The problem of an item's state file that is not an npz archive, as ``(field, message)``; a
+    state folder is not opened."""
+    if not item.state or os.path.isdir(item.state):
+        return []
+    why = npz_problem(item.state)
+    return [] if why is None else [("state", f"cannot read state file {item.state}: {why}")]
 
 
 def video_fields(item: Item) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 
 from robojudge.metrics.tracking._types import Target, Tracks, TrackSeed
+from robojudge.suite import npz_problem
 
 #: Mask class ids of the sim suite (docs/sim_suite.md, ``masks``) for the tracked region targets.
 REGION_CLASSES: dict[str, int] = {"object": 3, "distractor": 4, "duplicate": 5}
@@ -32,19 +33,7 @@ def read_state(path: str | Path, keys: Iterable[str]) -> dict[str, np.ndarray]:
             not an npz archive (a text file, a single ``.npy`` array), damaged, or holds one of
             ``keys`` as pickled Python objects (never loaded).
     """
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(6)
-    except OSError as exc:
-        raise StateFileError(f"cannot read state file {path}: {exc}") from None
-    # np.load itself reads a file of another kind as a pickle and says so ("allow_pickle"), or runs out
-    # of bytes (EOFError): neither names what is wrong with a state file.
-    why = (
-        "the file is empty (0 bytes)" if not magic
-        else "it is a single .npy array, not an npz archive of named arrays" if magic == b"\x93NUMPY"
-        else None if magic.startswith((b"PK\x03\x04", b"PK\x05\x06"))
-        else "not an npz archive (a zip of .npy arrays, see docs/sim_suite.md)"
-    )
+    why = npz_problem(path)
     if why:
         raise StateFileError(f"cannot read state file {path}: {why}")
     out: dict[str, np.ndarray] = {}
