@@ -408,7 +408,13 @@ def test_stability_pan_vs_unrelated_frames_and_what_it_cannot_measure(tmp_path):
                          spec.make_config({"intervals": [8]}))
     assert not short.scored and short.details == {
         "unscored_reason": "no frame interval in (8,) fits a clip of 4 frames", "frames": 4}
-    # Frames of one pixel have no features (OpenCV's pyramid raised on them): the worst value, as 2x2 gets.
+    # The same pan at 48 px a side: ORB keeps 31 px from every border, so it finds nothing. That is the
+    # frame size, not lost geometry: unscored, where it scored 0 (the worst value) as stored.
+    tiny = spec.compute(_item(tmp_path, _rgb(_panning(n=9, size=48, dx=2)), "tiny"))
+    assert not tiny.scored and tiny.details["mean_features"] == 0.0
+    assert "48x48 frames, fewer than min_matches (8)" in tiny.details["unscored_reason"]
+    # Frames of one pixel have no features (OpenCV's pyramid raised on them): the functional form gives
+    # the worst value, as 2x2 gets; the metric leaves such clips unscored (above).
     noise = rng.integers(0, 256, (9, 1, 1), dtype=np.uint8)
     assert F.sustained_stability(noise).value == 0.0
     assert F.sustained_stability(rng.integers(0, 256, (9, 2, 2), dtype=np.uint8)).value == 0.0

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import Field
 
 from robojudge.metrics._content import require_correspondence, require_motion
+from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._flow_cache import PHOTOMETRIC_TOP, SHARED_CROP, flow_steps
 from robojudge.metrics._frames import NativeFrames, native_rgb, profile_details, profile_step
 from robojudge.metrics._registry import Family, Input
@@ -202,7 +203,7 @@ class StabilityConfig(NativeFrames):
     ),
     config=StabilityConfig,
     note="OpenCV ORB/SIFT matching and RANSAC verification instead of COLMAP SfM",
-    version="3",
+    version="4",
 )
 def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     """Sustained Stability (RoboPhys-3D App. B.2.1): geometric drift as lost correct matches.
@@ -213,8 +214,10 @@ def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     (:func:`robojudge.metrics.functional.sustained_stability`). The score is the mean over intervals of
     the per-interval mean, in [0, 1]; per-interval means are in ``details["per_interval"]``.
 
-    A still video (every pair trivially verified, the best value 1) and a clip shorter than every
-    configured interval are left unscored; frames with no features or no verified matches score 0.
+    A still video (every pair trivially verified, the best value 1), a clip shorter than every
+    configured interval, and a clip whose frames average fewer than ``min_matches`` features (frames
+    too small for the detector, blank or textureless: nothing to match) are left unscored; a frame
+    pair with too few features or no verified matches within a clip that has them scores 0.
     """
     frames, _ = native_rgb(item, config)
     gray = to_gray(frames)
@@ -226,6 +229,17 @@ def rbg_stability(item: Item, config: StabilityConfig) -> Score:
         pairs_per_interval=max(1, config.pairs_per_interval // 2) if config.profile == "fast"
         else config.pairs_per_interval,
     )
+    if res.mean_features < config.min_matches:
+        # Nothing to match on the clip as a whole: frames too small for the detector (ORB keeps 31 px
+        # from every border, so under about 64 px a side it finds nothing), blank or textureless. A 0
+        # here would be the size of the frames, not lost geometry.
+        h, w = gray.shape[1:3]
+        raise Unmeasurable(
+            f"{config.detector.upper()} finds {res.mean_features:.1f} features per frame on average in "
+            f"these {w}x{h} frames, fewer than min_matches ({config.min_matches}): nothing to match"
+            + (" (ORB keeps 31 px from every border; frames under about 64 px a side have none)"
+               if config.detector == "orb" and min(h, w) < 96 else ""),
+            mean_features=res.mean_features)
     per_interval = {str(k): v for k, v in res.per_interval.items()}
     return Score(value=res.value, details={"frames": len(gray), "per_interval": per_interval,
                                            "mean_features": res.mean_features, **profile_details(config)})
