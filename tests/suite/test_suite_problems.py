@@ -114,6 +114,22 @@ def test_labels_out_of_range(media_root: Path) -> None:
     )
 
 
+def test_boolean_ratings_are_refused_as_in_csv(media_root: Path) -> None:
+    """JSON's true read as 1 (partial, on a checklist item) and false as 0, and validated; a CSV cell
+    true was refused. Both are refused now, naming the field."""
+    rs = rows()
+    rs[0]["labels"]["pa"] = True
+    rs[0]["labels"]["checklist"]["goal_completion"] = True
+    rs[0]["labels"]["checklist"]["agent_match"] = False
+    problems = validate_manifest(write_jsonl(media_root / "suite.jsonl", rs))
+    assert {p.field: p.message for p in problems} == {
+        "labels.pa": "expected a whole number, got boolean True",
+        "labels.checklist.goal_completion": "expected a whole number, got boolean True",
+        "labels.checklist.agent_match": "expected a whole number, got boolean False",
+    }
+    assert {(p.line, p.item_id) for p in problems} == {(1, "ep1")}
+
+
 def test_unknown_embodiment_lists_allowed_values(media_root: Path) -> None:
     rs = rows()
     rs[2]["embodiment"] = "robot"

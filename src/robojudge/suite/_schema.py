@@ -10,9 +10,18 @@ import json
 import unicodedata
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 
 class Embodiment(StrEnum):
@@ -37,17 +46,29 @@ CHECKLIST_ITEMS: tuple[str, ...] = (
 """The six checklist items of RoboJudge App. A.1; the first three inform PA, the last three IA."""
 
 
+def _not_bool(value: Any) -> Any:
+    """A rating is a number: JSON's ``true`` would otherwise read as 1 (``partial`` on a checklist item)
+    and ``false`` as 0, where a CSV cell ``true`` is refused."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+Rating = Annotated[int, BeforeValidator(_not_bool)]
+"""A whole-number rating; booleans are refused (see :func:`_not_bool`)."""
+
+
 class Checklist(BaseModel):
     """Six diagnostic items, each 0 (clear failure), 1 (partial) or 2 (fine). RoboJudge App. A.1."""
 
     model_config = ConfigDict(extra="forbid")
 
-    agent_consistency: int | None = Field(default=None, ge=0, le=2)
-    scene_consistency: int | None = Field(default=None, ge=0, le=2)
-    interaction_realism: int | None = Field(default=None, ge=0, le=2)
-    agent_match: int | None = Field(default=None, ge=0, le=2)
-    object_correctness: int | None = Field(default=None, ge=0, le=2)
-    goal_completion: int | None = Field(default=None, ge=0, le=2)
+    agent_consistency: Rating | None = Field(default=None, ge=0, le=2)
+    scene_consistency: Rating | None = Field(default=None, ge=0, le=2)
+    interaction_realism: Rating | None = Field(default=None, ge=0, le=2)
+    agent_match: Rating | None = Field(default=None, ge=0, le=2)
+    object_correctness: Rating | None = Field(default=None, ge=0, le=2)
+    goal_completion: Rating | None = Field(default=None, ge=0, le=2)
 
 
 class Labels(BaseModel):
@@ -55,11 +76,11 @@ class Labels(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    pa: int | None = Field(default=None, ge=1, le=5, description="Physical Adherence, 1-5")
-    ia: int | None = Field(default=None, ge=1, le=5, description="Instruction Alignment, 1-5")
+    pa: Rating | None = Field(default=None, ge=1, le=5, description="Physical Adherence, 1-5")
+    ia: Rating | None = Field(default=None, ge=1, le=5, description="Instruction Alignment, 1-5")
     checklist: Checklist | None = None
     evidence: str | None = None
-    overall: int | None = Field(default=None, ge=1, le=10, description="overall quality, 1-10")
+    overall: Rating | None = Field(default=None, ge=1, le=10, description="overall quality, 1-10")
     rater: str | None = None
 
 
