@@ -171,3 +171,76 @@ def test_segments_with_two_clips_in_a_group_show_no_interval(tmp_path: Path) -> 
             "--replicates", 200)
     said = " ".join(r.output.split())
     assert "[n/a]" in said and "no interval (scored items in 2 cluster(s)" in said
+
+
+# --- second audit: half points, blank clips and sources, ragged rows, raters, blanks -------------------
+
+
+def test_a_half_point_human_score_is_refused(tmp_path: Path) -> None:
+    """A human 3.5 was rounded up like a prediction: predictions all 0.5 off counted as exact (Acc 1.0
+    beside MSE 0.25)."""
+    h, p = _files(tmp_path, "item_id,axis,score\na,pa,3.5\nb,pa,2.5\nc,pa,2\n",
+                  "item_id,axis,score\na,pa,4\nb,pa,3\nc,pa,2\n")
+    with pytest.raises(ScoreTableError, match=r"line 2, item 'a', column 'score': human score 3.5 is not a "
+                                              r"whole number \(2 such rows\); .*median, or a rounded mean"):
+        agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_a_blank_clip_is_the_items_own_cluster(tmp_path: Path) -> None:
+    """As without the column (docs/meta.md): blanks were one cluster named ''. The same data with each
+    blank cell naming a cluster of its own gives the same intervals: 15 own clusters and 10 clips."""
+    rng = np.random.default_rng(1)
+    human = [int(v) for v in rng.integers(1, 6, 30)]
+    pred = "item_id,axis,score\n" + "".join(f"i{k},pa,{h + rng.normal(0, .8):.2f}\n"
+                                            for k, h in enumerate(human))
+    clip = [f"c{k // 3}" if k % 2 else "" for k in range(30)]
+    rows = list(enumerate(zip(human, clip, strict=True)))
+    blank = "item_id,axis,score,clip_id\n" + "".join(f"i{k},pa,{h},{c}\n" for k, (h, c) in rows)
+    own = "item_id,axis,score,clip_id\n" + "".join(f"i{k},pa,{h},{c or f'item i{k}'}\n" for k, (h, c) in rows)
+    (tmp_path / "p.csv").write_text(pred)
+    (tmp_path / "blank.csv").write_text(blank)
+    (tmp_path / "own.csv").write_text(own)
+    a = agreement_from_csv(tmp_path / "p.csv", tmp_path / "blank.csv", bootstrap=300, seed=3)
+    b = agreement_from_csv(tmp_path / "p.csv", tmp_path / "own.csv", bootstrap=300, seed=3)
+    assert a.n_clusters == b.n_clusters == 15 + 10
+    ea, eb = a.cells["p"]["pa"].stats["mse"], b.cells["p"]["pa"].stats["mse"]
+    assert (ea.value, ea.low, ea.high) == (eb.value, eb.low, eb.high)
+
+
+def test_a_blank_source_among_named_ones_is_refused(tmp_path: Path) -> None:
+    h, p = _files(tmp_path, "item_id,axis,score,source\na,pa,3,s0\nb,pa,2,\nc,pa,2,s1\n",
+                  "item_id,axis,score\na,pa,4\nb,pa,3\nc,pa,2\n")
+    with pytest.raises(ScoreTableError, match=r"line 3, item 'b', column 'source': blank while other rows"):
+        agreement_from_csv(p, h, bootstrap=0)
+    h.write_text("item_id,axis,score,source\na,pa,3,\nb,pa,2,\nc,pa,2,\n")  # none named: no strata
+    assert agreement_from_csv(p, h, bootstrap=0).cells["pred"]["pa"].n == 3
+
+
+@pytest.mark.parametrize("human", ["item_id,axis,score\nv1,pa,3,\nv2,pa,2,\nv3,pa,5,\n",
+                                   "item_id,axis,score,clip_id\nv1,pa,3,c1\nv2,pa,2,c2,x\nv3,pa,5,c3\n"])
+def test_a_row_with_a_field_too_many_is_named(tmp_path: Path, human: str) -> None:
+    """pandas took the first column as the index and shifted the others: the errors named the other
+    file or the wrong column, or a table came out with axes named after scores."""
+    h, p = _files(tmp_path, human, "item_id,axis,score\nv1,pa,3\nv2,pa,2\nv3,pa,5\n")
+    fields = len(human.splitlines()[0].split(","))
+    line = 2 if human.count(",x") == 0 else 3
+    with pytest.raises(ScoreTableError, match=rf"{h.name} line {line}: {fields + 1} fields where the header "
+                                              rf"has {fields} \(item_id, axis, score"):
+        agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_several_raters_are_told_to_combine_and_blanks_are_said(tmp_path: Path) -> None:
+    h, p = _files(tmp_path, "item_id,axis,score,rater\nv1,pa,3,r1\nv1,pa,4,r2\nv2,pa,2,r1\n",
+                  "item_id,axis,score\nv1,pa,3\nv2,pa,2\n")
+    with pytest.raises(ScoreTableError, match=r"lines 2, 3; the file has a 'rater' column, which is not "
+                                              r"read: give one human score per \(item, axis\)"):
+        agreement_from_csv(p, h, bootstrap=0)
+    h.write_text("item_id,axis,score\nv1,pa,3\nv2,pa,2\nv3,pa,\nv4,pa,4\n")
+    p.write_text("item_id,axis,score\nv1,pa,3\nv2,pa,2\nv3,pa,4\nv4,pa,4\n")
+    said: list[str] = []
+    report = agreement_from_csv(p, h, bootstrap=0, warn=said.append)
+    assert report.cells["pred"]["pa"].n == 3
+    assert said == [f"{h}: 1 row(s) without a human score, left out of every statistic: line 4 (item 'v3')"]
+    h.write_text("item_id,axis,score\nv1,pa,3\n,pa,2\n")
+    with pytest.raises(ScoreTableError, match=r"human.csv line 3, column 'item_id': blank item id"):
+        agreement_from_csv(p, h, bootstrap=0)

@@ -52,8 +52,9 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
     """
     import pandas as pd
 
+    _check_field_counts(path)
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, index_col=False)
     except FileNotFoundError:
         raise ScoreTableError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -74,6 +75,29 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
         found = ", ".join(df.columns) or "none"
         raise ScoreTableError(f"{path}: missing column(s) {', '.join(missing)}; found {found}")
     return df
+
+
+def _check_field_counts(path: str | Path) -> None:
+    """Every record has as many fields as the header. With one more, pandas takes the first column
+    as the index and shifts every other column left (the item id then holds the axis), so a trailing
+    comma reads as wrong data or as an error about another column. Unreadable files are left to
+    pandas, which says why."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f, skipinitialspace=True)
+            header = next(reader, None)
+            if header is None:
+                return
+            for record in reader:
+                if record and len(record) != len(header):
+                    raise ScoreTableError(
+                        f"{path} line {reader.line_num}: {len(record)} fields where the header has "
+                        f"{len(header)} ({', '.join(h.strip() for h in header)}); a trailing comma or "
+                        "an extra cell? Every row needs one value per column")
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return
 
 
 def column_numbers(df: pd.DataFrame, column: str, path: str | Path) -> npt.NDArray[np.float64]:
@@ -100,7 +124,10 @@ def _check_unique(df: pd.DataFrame, keys: list[str], path: str | Path) -> None:
     dup = df.duplicated(keys, keep=False)
     if dup.any():
         lines = [str(i + 2) for i in np.flatnonzero(dup.to_numpy())[:_SHOWN_IDS]]
-        raise ScoreTableError(f"{path}: duplicate ({', '.join(keys)}) rows on lines {', '.join(lines)}")
+        hint = ("; the file has a 'rater' column, which is not read: give one human score per "
+                "(item, axis), the raters' scores combined first (their median, or a rounded mean)"
+                if "rater" in df.columns else "")
+        raise ScoreTableError(f"{path}: duplicate ({', '.join(keys)}) rows on lines {', '.join(lines)}{hint}")
 
 
 def agreement_from_csv(
@@ -136,6 +163,14 @@ def agreement_from_csv(
     hdf["_score"] = column_numbers(hdf, "score", human)
     pdf["_score"] = column_numbers(pdf, "score", pred)
     _check_scale(hdf, scale, human)
+    _check_whole(hdf, human)
+    for df, path in ((hdf, human), (pdf, pred)):
+        _check_ids(df, path)
+    blank = np.flatnonzero(np.isnan(hdf["_score"].to_numpy(dtype=np.float64)))
+    if blank.size and warn is not None:
+        shown = ", ".join(f"{_line(int(i))} (item {hdf['item_id'].iloc[int(i)]!r})"
+                          for i in blank[:_SHOWN_IDS])
+        warn(f"{human}: {blank.size} row(s) without a human score, left out of every statistic: {shown}")
     if "judge" not in pdf.columns:
         pdf["judge"] = pred.stem
     for df, path in ((hdf, human), (pdf, pred)):
@@ -143,6 +178,11 @@ def agreement_from_csv(
     _check_unique(hdf, ["item_id", "axis"], human)
     _check_unique(pdf, ["judge", "item_id", "axis"], pred)
     _check_case(hdf, pdf, human, pred, warn)
+    if "clip_id" in hdf.columns:  # a blank clip is the item's own cluster, as without the column
+        own = hdf["clip_id"].str.strip() == ""
+        hdf.loc[own, "clip_id"] = "item " + hdf.loc[own, "item_id"]
+    if "source" in hdf.columns:
+        _check_sources(hdf, human)
     for col in ("clip_id", "source"):
         if col in hdf.columns:
             _check_per_item(hdf, col, human)
@@ -169,7 +209,8 @@ def agreement_from_csv(
 
     first = hdf.drop_duplicates("item_id").set_index("item_id").loc[items]
     clusters = first["clip_id"].to_numpy() if "clip_id" in hdf.columns else np.array(items)
-    strata = first["source"].to_numpy() if "source" in hdf.columns else None
+    named = "source" in hdf.columns and bool(hdf["source"].str.strip().any())
+    strata = first["source"].to_numpy() if named else None
     try:
         return agreement_table(p_arrays, h_arrays, clusters, strata, bootstrap=bootstrap, seed=seed,
                                level=level, scale=scale, rank_stats=rank_stats)
@@ -192,6 +233,40 @@ def _check_scale(df: pd.DataFrame, scale: tuple[int, int], path: Path) -> None:
             f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'score': human score "
             f"{df['score'].iloc[i].strip()} is outside the scale {scale[0]}..{scale[1]}{more}; fix the "
             "label or give the scale with --scale LOW,HIGH")
+
+
+def _check_whole(df: pd.DataFrame, path: Path) -> None:
+    """Human scores are whole points of the scale: exact-match accuracy and the confusion matrix round
+    only the predictions, so a human 3.5 would be rounded too (up, to 4) and a prediction 0.5 away
+    would count as exact."""
+    values = df["_score"].to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(np.isfinite(values) & (values != np.round(values)))
+    if bad.size:
+        i = int(bad[0])
+        more = f" ({bad.size} such rows)" if bad.size > 1 else ""
+        raise ScoreTableError(
+            f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'score': human score "
+            f"{df['score'].iloc[i].strip()} is not a whole number{more}; the statistics compare whole "
+            "points of the scale: combine several raters' scores into one whole score first (their "
+            "median, or a rounded mean)")
+
+
+def _check_ids(df: pd.DataFrame, path: Path) -> None:
+    blank = np.flatnonzero((df["item_id"].str.strip() == "").to_numpy())
+    if blank.size:
+        more = f" ({blank.size} such rows)" if blank.size > 1 else ""
+        raise ScoreTableError(f"{path} {_line(int(blank[0]))}, column 'item_id': blank item id{more}")
+
+
+def _check_sources(df: pd.DataFrame, path: Path) -> None:
+    """Either every row names its source (stratum) or none does: a blank among named sources would be
+    a stratum of its own, named ''."""
+    blank = (df["source"].str.strip() == "").to_numpy()
+    if blank.any() and not blank.all():
+        i = int(np.flatnonzero(blank)[0])
+        raise ScoreTableError(f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'source': blank "
+                              f"while other rows name a source ({int(blank.sum())} such rows); give every "
+                              "row its source, or drop the column")
 
 
 def _check_axes(df: pd.DataFrame, path: Path) -> None:
