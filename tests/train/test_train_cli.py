@@ -60,3 +60,21 @@ def test_training_without_the_extra_names_it(
 def test_training_on_a_folder_that_is_no_export(tmp_path: Path) -> None:
     res = _invoke("grpo", "--model", "m", "--data", tmp_path, "--out", tmp_path / "o", "--device", "cpu")
     assert res.exit_code == 2 and "robojudge train export" in res.output
+
+
+def test_export_refuses_a_rubric_given_twice_and_says_what_it_left_out(labelled_suite: Path,
+                                                                       tmp_path: Path) -> None:
+    """`--rubric pa,pa` wrote every record twice; items with no label at all went uncounted, and the
+    terminal said nothing of what was left out."""
+    res = _invoke("export", "--labels", labelled_suite, "--rubric", "pa,pa", "--out", tmp_path / "twice")
+    assert res.exit_code == 2 and "rubric 'pa' is given twice" in res.output
+    assert not (tmp_path / "twice" / "train.jsonl").exists()
+    rows = [json.loads(line) for line in labelled_suite.read_text().splitlines()]
+    rows[0].pop("labels")  # an item with no label at all
+    labelled_suite.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = _invoke("export", "--labels", labelled_suite, "--out", tmp_path / "o")
+    assert res.exit_code == 0, res.output
+    last = rows[-1]["item_id"]
+    assert f"left out (no score for that rubric): pa 1 (c0-gen_a); ia 2 (c0-gen_a, {last})" in res.output
+    card = (tmp_path / "o" / "README.md").read_text()
+    assert "Left out (item without that rubric's score): pa 1, ia 2." in card

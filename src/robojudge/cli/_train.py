@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from robojudge.cli._common import console, fail
+from robojudge.cli._common import console, fail, first_names
 
 if TYPE_CHECKING:
     from robojudge.train import TrainResult
@@ -49,6 +49,11 @@ def export_cmd(
     counts = ", ".join(f"{k} {v}" for k, v in summary.records.items() if v)
     console.print(f"exported {counts} records to {summary.out} ({fmt}); card: {summary.out / 'README.md'}",
                   highlight=False)
+    if any(summary.skipped.values()):
+        shown = [f"{r} {n} ({first_names(summary.left_out.get(r, []), 3)})"
+                 for r, n in summary.skipped.items() if n]
+        console.print("left out (no score for that rubric): " + "; ".join(shown), highlight=False,
+                      markup=False)
     if not summary.records.get("train"):
         console.print(f"[yellow]no train split:[/] --val {val:g} and --test {test:g} took every clip; "
                       "`robojudge train sft|grpo` need train.jsonl", markup=True, highlight=False)

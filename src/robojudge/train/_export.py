@@ -66,7 +66,9 @@ class ExportSummary:
     Attributes:
         out: The output folder.
         records: Records per split.
-        skipped: Labelled items per rubric left out because they lack that rubric's score.
+        skipped: Items of the manifest per rubric left out because they lack that rubric's score
+            (items with no label at all included).
+        left_out: Their ids, per rubric.
         files: The record files (one JSONL per non-empty split).
         counts: ``counts[split][(kind, value)]``: records per source, generator and score.
     """
@@ -76,6 +78,7 @@ class ExportSummary:
     skipped: dict[str, int]
     files: list[Path]
     counts: dict[str, Counter[tuple[str, str]]] = field(default_factory=dict)
+    left_out: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _safe_name(item_id: str) -> str:
@@ -234,6 +237,9 @@ def export_training_data(
         raise ExportError(str(exc.args[0]) if exc.args else str(exc)) from None
     if not rubs:
         raise ExportError("no rubric given; use --rubric pa,ia")
+    twice = [r.id for k, r in enumerate(rubs) if r.id in {q.id for q in rubs[:k]}]
+    if twice:  # each record would be written twice, and a model trained on it would see it twice
+        raise ExportError(f"rubric {twice[0]!r} is given twice; name each rubric once")
     root = Path(out)
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
@@ -334,8 +340,9 @@ def _write_export(
                 for rec in records[s]:
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
             files.append(root / f"{s}.jsonl")
-    skipped = {r.id: sum(1 for it in labelled if label_score(it, r) is None) for r in rubs}
-    summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts)
+    left_out = {r.id: [it.item_id for it in suite.items if label_score(it, r) is None] for r in rubs}
+    skipped = {r: len(ids) for r, ids in left_out.items()}
+    summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts, left_out)
     if fmt == "llamafactory":
         (stage / "dataset_info.json").write_text(json.dumps(_dataset_info(files), indent=2) + "\n")
     meta_out = {"format": fmt, "rubrics": [r.id for r in rubs], "frames": spec.as_dict(),
