@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import numpy as np
@@ -83,3 +84,22 @@ def test_gradient_and_absent_classes():
     assert exp[0] == pytest.approx(exp[1]) and 2 <= exp[0] <= 3
     with pytest.raises(ValueError):
         fit_ordinal_logit([[0.0], [1.0]], [0, 7])
+
+
+def test_held_out_values_beyond_the_training_range_are_not_extrapolated():
+    """A feature that barely varied in training (spread 0.01) put held-out values hundreds of standard
+    deviations out: every such item got exactly the top score, and Best-of-N picks were ties. They are
+    held at the edge of the training range now; values inside it are predicted as before."""
+    rng = np.random.default_rng(0)
+    x = 0.5 + rng.normal(0, 0.01, 40)
+    y = np.clip(np.round(3 + (x - 0.5) * 200), 1, 5)
+    model = fit_ordinal_logit(x, y, alpha=0.1)
+    far = model.predict_expected([[0.5 + 6.0], [0.5 - 6.0], [np.nan]])
+    edge = model.predict_expected([[x.max()], [x.min()]])
+    np.testing.assert_allclose(far[:2], edge)
+    assert 1.0 < far[1] < far[0] < 5.0  # not saturated at exactly 1 and 5
+    assert far[2] == pytest.approx(model.predict_expected([[x.mean()]])[0])  # missing: the mean
+    inside = np.linspace(x.min(), x.max(), 7)[:, None]
+    raw = dataclasses.replace(model, low=None, high=None)
+    np.testing.assert_allclose(model.predict_expected(inside), raw.predict_expected(inside))
+    assert raw.predict_expected([[6.5]])[0] == pytest.approx(5.0)  # what extrapolating gave

@@ -119,6 +119,10 @@ class OrdinalLogit:
         scale: Training standard deviation of each feature (1 where it is 0 or undefined).
         alpha: The L2 penalty the model was fitted with.
         converged: Whether the optimizer reported success.
+        low, high: The smallest and largest training value of each feature (NaN: none seen). A value
+            beyond them is held at the edge before it is standardized: the model is not extrapolated.
+            A feature that barely varied in training (a spread of 0.01) otherwise put a held-out value
+            hundreds of standard deviations out, and every such item at exactly the top or bottom score.
     """
 
     coef: FloatArray
@@ -128,10 +132,17 @@ class OrdinalLogit:
     scale: FloatArray
     alpha: float
     converged: bool
+    low: FloatArray | None = None
+    high: FloatArray | None = None
 
     def standardize(self, x: npt.ArrayLike) -> FloatArray:
-        """Standardized features, with missing values at 0 (the training mean)."""
+        """Standardized features, with missing values at 0 (the training mean) and values beyond the
+        training range held at its edge."""
         arr = _as_matrix(x, self.center.size)
+        if self.low is not None and self.high is not None:
+            lo = np.where(np.isfinite(self.low), self.low, -np.inf)
+            hi = np.where(np.isfinite(self.high), self.high, np.inf)
+            arr = np.where(np.isfinite(arr), np.clip(arr, lo, hi), arr)
         z = (arr - self.center) / self.scale
         return np.where(np.isfinite(z), z, 0.0)
 
@@ -195,6 +206,7 @@ def fit_ordinal_logit(x: npt.ArrayLike, y: npt.ArrayLike, *, alpha: float = 1.0,
         warnings.simplefilter("ignore", RuntimeWarning)  # all-missing columns
         center = np.nanmean(arr, axis=0)
         spread = np.nanstd(arr, axis=0)
+        low, high = np.nanmin(arr, axis=0), np.nanmax(arr, axis=0)
     center = np.where(np.isfinite(center), center, 0.0)
     spread = np.where(np.isfinite(spread) & (spread > 0), spread, 1.0)
     z = np.where(np.isfinite(arr), (arr - center) / spread, 0.0)
@@ -210,7 +222,8 @@ def fit_ordinal_logit(x: npt.ArrayLike, y: npt.ArrayLike, *, alpha: float = 1.0,
                    options={"maxiter": 1000, "gtol": 1e-7})
     p = z.shape[1]
     theta = thresholds_from_params(float(res.x[p]), res.x[p + 1:])
-    return OrdinalLogit(res.x[:p].copy(), theta, classes, center, spread, float(alpha), bool(res.success))
+    return OrdinalLogit(res.x[:p].copy(), theta, classes, center, spread, float(alpha), bool(res.success),
+                        low, high)
 
 
 def grouped_folds(groups: Sequence[object] | npt.ArrayLike, n_folds: int = 5,
