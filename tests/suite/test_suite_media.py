@@ -73,9 +73,12 @@ def test_open_finds_undecodable_videos_as_warnings(manifest: Path) -> None:
     found = _by_item(validate_manifest(manifest, media="open", progress=lambda d, t: calls.append((d, t))))
     assert set(found) == {"webp", "text", "folder", "bad_row"}  # the cut file's first frame decodes
     assert found["webp"] == [("video", "warning", "cannot be decoded: zero frames decoded")]
-    ((field, severity, message),) = found["text"]
+    (field, severity, message), same = found["text"]
     assert (field, severity) == ("views.side", "warning")
     assert message.startswith("cannot be decoded: not a video")
+    # Its video is good's file: scored twice, counted twice (views share files freely).
+    assert same == ("video", "warning", "the same file as the video of item 'good' (line 1): it is scored "
+                                        "twice and counted twice in its groups' means")
     assumed = "no fps.txt in the frame folder; rate assumed to be 30 fps"
     assert found["folder"] == [("video", "warning", assumed)]
     assert found["bad_row"][0][:2] == ("labels.pa", "error")  # invalid rows are not opened
@@ -134,3 +137,21 @@ def test_a_state_file_that_is_no_npz_archive_is_named_before_a_run(tmp_path: Pat
     assert "single .npy array" in found[0].message and "empty (0 bytes)" in found[1].message
     assert "not an npz archive" in found[2].message and str(tmp_path / "text.npz") in found[2].message
     assert not [p for p in validate_manifest(manifest, media="none") if p.field == "state"]
+
+
+def test_one_file_as_the_video_of_two_items_is_a_warning(tmp_path: Path) -> None:
+    """A link, or two spellings of one path, passed validate: the same clip was scored twice and
+    counted twice in its generator's mean, or stood for two generators. A copy is another file; a
+    shared reference is fine."""
+    (tmp_path / "a").mkdir()
+    write_video(tmp_path / "a" / "ep.mp4", _clip(4), fps=8)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "ep.mp4").symlink_to(tmp_path / "a" / "ep.mp4")
+    (tmp_path / "c.mp4").write_bytes((tmp_path / "a" / "ep.mp4").read_bytes())
+    rows = [("a1", "a/ep.mp4"), ("b1", "b/ep.mp4"), ("a2", "./a/../a/ep.mp4"), ("c1", "c.mp4")]
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps({"item_id": i, "video": v, "reference_video": "c.mp4"}) + "\n"
+                                for i, v in rows))
+    found = [(p.line, p.item_id, p.field, p.severity) for p in validate_manifest(manifest, media="open")]
+    assert found == [(2, "b1", "video", "warning"), (3, "a2", "video", "warning")]
+    assert all("item 'a1' (line 1)" in p.message for p in validate_manifest(manifest, media="open"))

@@ -59,6 +59,20 @@ def test_a_folder_inside_the_root_is_scanned_under_its_real_path(tmp_path: Path)
     assert any("(first: a -> " in n for n in result.notes), result.notes
 
 
+def test_a_file_linked_into_another_generator_gets_a_note(tmp_path: Path) -> None:
+    """Two items, one clip: it would be scored twice and stand for two generators; scan keeps both (a
+    link may be meant) and says so, and `suite validate` warns of it."""
+    _touch(tmp_path / "v", "modelA/ep01.mp4", "modelA/ep02.mp4")
+    (tmp_path / "v" / "modelB").mkdir()
+    (tmp_path / "v" / "modelB" / "ep01.mp4").symlink_to("../modelA/ep01.mp4")
+    result = scan_folder(tmp_path / "v")
+    assert _ids(result) == ["modelA/ep01", "modelA/ep02", "modelB/ep01"]
+    same = [n for n in result.notes if "same file" in n]
+    assert same == ["1 video(s) are the same file as another, through a link (first: modelB/ep01.mp4 = "
+                    "modelA/ep01.mp4): each is an item, so the clip is scored and counted twice; remove "
+                    "the link if it is not meant"]
+
+
 def test_cli_scan_follows_a_linked_generator_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _touch(tmp_path, "store/wan_out/ep1.mp4", "videos/cosmos/ep1.mp4")
     (tmp_path / "videos" / "wan").symlink_to(tmp_path / "store" / "wan_out")

@@ -268,6 +268,7 @@ def validate_manifest(
             if c.item is not None:
                 item_id = c.item.item_id
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, item_id, *f) for f in extra)
+        _same_videos(checked, shown)
         # A state file that is no npz archive fails every metric that reads it: said here, up front.
         for c in checked:
             if c.item is not None:
@@ -292,6 +293,29 @@ def validate_manifest(
                 found_views = check_views(it, deep=media == "deep")
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_views)
     return [p for c in checked for p in c.problems]
+
+
+def _same_videos(checked: list[_Checked], shown: str) -> None:
+    """A warning on each item whose video is the very file of an earlier item's (a link, a hard link,
+    two spellings of one path): it would be scored twice and counted twice in its groups' means, or
+    stand for two generators at once. Several items may share a reference; only ``video`` is checked."""
+    first: dict[tuple[int, int], tuple[_Checked, str]] = {}
+    for c in checked:
+        it = c.item
+        if it is None or not it.video:
+            continue
+        try:
+            st = os.stat(it.video)
+        except (OSError, ValueError):
+            continue  # reported with the media
+        seen = first.setdefault((st.st_dev, st.st_ino), (c, it.item_id))
+        if seen[0] is c:
+            continue
+        where = f"line {seen[0].line}" if seen[0].line is not None else f"row {seen[0].row}"
+        c.problems.append(ManifestProblem(
+            shown, c.line, c.row, it.item_id, "video",
+            f"the same file as the video of item {seen[1]!r} ({where}): it is scored twice and counted "
+            "twice in its groups' means", "warning"))
 
 
 def _uncalibrated_views(item: Item, found: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -464,6 +464,11 @@ def _rows(
             f"{len(odd_names)} video(s) left out, their names hold control characters "
             f"(first: {odd_names[0]!r}); rename them"
         )
+    same = _same_files(videos, base)
+    if same:
+        result.notes.append(
+            f"{len(same)} video(s) are the same file as another, through a link (first: {same[0]}): each "
+            "is an item, so the clip is scored and counted twice; remove the link if it is not meant")
     _check_main_view(main_view, regex, groups)
     rows: list[dict[str, Any]] = []
     sidecars: dict[str, list[Path]] = {}
@@ -504,6 +509,22 @@ def _rows(
         result.notes.append(f"{len(keys)} item(s) {what} (first: {keys[0]})")
     result.items = rows
     return sidecars
+
+
+def _same_files(videos: list[Path], base: Path) -> list[str]:
+    """``"b/ep.mp4 = a/ep.mp4"`` for each video that is the file of an earlier one (a file link or a
+    hard link; folders behind links are scanned once already)."""
+    first: dict[tuple[int, int], Path] = {}
+    out = []
+    for video in videos:
+        try:
+            st = video.stat()
+        except OSError:
+            continue
+        seen = first.setdefault((st.st_dev, st.st_ino), video)
+        if seen != video:
+            out.append(f"{video.relative_to(base).as_posix()} = {seen.relative_to(base).as_posix()}")
+    return out
 
 
 def _check_main_view(
