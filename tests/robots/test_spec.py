@@ -113,6 +113,11 @@ def test_finger_pairs_of_a_spec_file_reach_kiva(folder: Path) -> None:
             "limits.shoulder",
             "lower limit 1.0 is above upper limit -1.0",
         ),
+        (  # a joint name with a colon, as all of Fetch's: the field was cut at it
+            GOOD + '[limits]\n"robot0:shoulder" = [1.0, -1.0]\n',
+            "limits.robot0:shoulder",
+            "lower limit 1.0 is above upper limit -1.0",
+        ),
         (GOOD + "[limits]\nshoulder = [1.0]\n", "limits.shoulder", "expected two numbers [lo, hi]"),
         (
             GOOD + '[limits]\nshoulder = [1.0, "x"]\n',

@@ -120,8 +120,9 @@ class RobotSpec(BaseModel):
 def _field_of(err: Any) -> str:
     loc = [str(p) for p in err["loc"]]
     msg = str(err.get("ctx", {}).get("error", err["msg"]))
-    # Model-level checks put the field first in their message ("links[2]: ...").
-    head = msg.split(":", 1)[0]
+    # Model-level checks put the field first in their message ("links[2]: ..."), ended by ": " (a joint
+    # name may hold a colon: limits.robot0:elbow_flex_joint).
+    head = msg.split(": ", 1)[0]
     if not loc and (head.split("[", 1)[0].split(".", 1)[0] in RobotSpec.model_fields):
         return head
     out = ""
