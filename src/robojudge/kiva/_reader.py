@@ -156,9 +156,18 @@ def _load_reason(exc: BaseException) -> str:
     with ``weights_only=False``: unsafe for a file of unknown origin and wrong for a file that is not a
     checkpoint at all. The last line holds the reason.
     """
+    if isinstance(exc, KeyError):
+        # A string key is an entry the checkpoint lacks; another (101, from pickle) means the bytes are
+        # not a torch file at all.
+        if exc.args and isinstance(exc.args[0], str):
+            return f"it has no {exc.args[0]!r} entry"
+        return "not a torch checkpoint file"
+    if isinstance(exc, OSError | EOFError) or (isinstance(exc, RuntimeError) and "zip archive" in str(exc)):
+        first = str(exc).split(". ")[0].strip().rstrip(".")
+        return "truncated or damaged file" + (f": {first}" if first else "")
     text = str(exc)
     if not (isinstance(exc, pickle.UnpicklingError) and "weights_only" in text):
-        return text
+        return text or type(exc).__name__
     found = re.search(r"WeightsUnpickler error:\s*(.+?)(?:\n\s*\n|$)", text, flags=re.DOTALL)
     reason = found.group(1).split(". ")[0].strip().rstrip(".") if found else ""
     return "torch refuses its contents as weights" + (f": {reason}" if reason else "")
@@ -179,7 +188,8 @@ def load_reader(path: str | Path) -> Reader:
         cfg = TrainConfig.from_stored(meta["config"])
         net = build_reader(len(meta["keypoints"]), cfg.context, cfg.width, cfg.heatmap_stride, cfg.members)
         net.load_state_dict(blob["state_dict"])
-    except (KeyError, TypeError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
+    except (KeyError, TypeError, ValueError, RuntimeError, EOFError, OSError, pickle.UnpicklingError) as exc:
+        # OSError: torch's zip reader on a file cut short (a copy or download stopped half-way).
         raise ReaderError(f"{ckpt}: not a KIVA reader checkpoint ({_load_reason(exc)})") from None
     if meta.get("format") != FORMAT:
         raise ReaderError(f"{ckpt}: field format is {meta.get('format')!r}, this robojudge reads {FORMAT}")
