@@ -83,6 +83,23 @@ def _by_generator(inp: ReportInput, values: dict[str, FloatArray]) -> tuple[list
     return gens, out
 
 
+def _partly_measured(inp: ReportInput, norm: dict[str, FloatArray], gens: list[str]
+                     ) -> dict[str, dict[str, tuple[int, int]]]:
+    """``{generator: {metric: (measured, items)}}`` where a metric that has values has them on some of a
+    generator's items only, or none (unscored: a blank, still or one-frame clip; failed). Its mean rests
+    on the clips that could be measured, which may be its best ones: a generator whose other clips are
+    blank would look best on what it shows; and a level it has no value on adds 0 to its AFS."""
+    groups = generator_groups(inp.items)
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for m, col in norm.items():
+        for g in gens:
+            v = col[[i for i, x in enumerate(groups) if x == g]]
+            n = int(np.isfinite(v).sum())
+            if n < v.size and np.isfinite(col).any():  # (a metric measured nowhere is left out anyway)
+                out.setdefault(g, {})[m] = (n, int(v.size))
+    return out
+
+
 def _normalized(inp: ReportInput) -> tuple[dict[str, FloatArray], list[str]]:
     """Per-item normalized taxonomy metrics (pool-percentile bounds taken over this run's items).
 
@@ -162,7 +179,7 @@ def robophys_section(inp: ReportInput) -> Section:
     if not isinstance(sel, str):
         chosen = select_metrics(sel.means, sel.targets, 0.7, candidates=sel.candidates).selected
     rps_sel = (robophyscore(means, chosen) if chosen else np.full(len(gens), math.nan))
-    partial = np.nansum(np.stack([full.levels[lv] for lv in levels]), axis=0)
+    afs = np.nansum(np.stack([full.levels[lv] for lv in levels]), axis=0)
     sec.intro = (f"{len(norm)} of {len(tax.ids)} taxonomy metrics are stored ({', '.join(sorted(norm))}), "
                  f"covering {len(dims)} of {len(tax.subdims)} sub-dimensions and levels "
                  f"{', '.join(map(str, levels))} of 4. Values are normalized to [0, 1] "
@@ -184,11 +201,25 @@ def robophys_section(inp: ReportInput) -> Section:
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
     table = Table("robophys", "RoboPhys-3D scores per generator", cols)
     for g_i, g in enumerate(gens):
-        table.add([text(g), Cell(float(partial[g_i])), *(Cell(float(full.levels[lv][g_i])) for lv in levels),
+        table.add([text(g), Cell(float(afs[g_i])), *(Cell(float(full.levels[lv][g_i])) for lv in levels),
                    *(Cell(float(full.subdims[d][g_i])) for d in dims), Cell(float(rps[g_i])),
                    Cell(float(rps_sel[g_i]))])
-    for k in range(1, len(cols)):
-        table.mark_best(k, higher=True)
+    # A column's best is marked only among the generators whose metrics under it were measured on all
+    # their items (every metric it averages, for the AFS and the levels).
+    partial = _partly_measured(inp, norm, gens)
+    under: list[set[str]] = [set(norm)]  # AFS
+    under += [{m for d in tax.subdims_of(lv) for m in tax.metrics_of(d) if m in norm} for lv in levels]
+    under += [{m for m in tax.metrics_of(d) if m in norm} for d in dims]
+    under += [set(have), set(chosen or ())]
+    for k, metrics in enumerate(under, start=1):
+        whole = {i for i, g in enumerate(gens) if not metrics & set(partial.get(g, {}))}
+        table.mark_best(k, higher=True, among=whole)
+    if partial:
+        shown = "; ".join(f"{g}: " + ", ".join(f"{m} {n} of {total}" for m, (n, total) in sorted(ms.items()))
+                          for g, ms in sorted(partial.items()))
+        table.note = ("Best per column in bold, among the generators measured on all their items by the "
+                      "metrics under it. Measured on some items only (the others unscored or failed), so "
+                      f"averaged over those and not compared: {shown}.")
     sec.tables.append(table)
     if len(dims) >= 3:
         radar = {g: {d: float(full.subdims[d][i]) for d in dims} for i, g in enumerate(gens)}

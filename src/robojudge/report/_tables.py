@@ -12,7 +12,7 @@ import dataclasses
 import html
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,13 +133,15 @@ class Table:
                              f"{len(self.columns)} columns")
         self.rows.append(list(cells))
 
-    def mark_best(self, column: int, *, higher: bool) -> None:
-        """Mark the best finite number of ``column`` (largest if ``higher``, else smallest; ties all)."""
-        vals = [r[column].value for r in self.rows if r[column].is_number and not math.isnan(r[column].value)]
+    def mark_best(self, column: int, *, higher: bool, among: Collection[int] | None = None) -> None:
+        """Mark the best finite number of ``column`` (largest if ``higher``, else smallest; ties all),
+        among the rows of index ``among`` only when given."""
+        rows = [r for i, r in enumerate(self.rows) if among is None or i in among]
+        vals = [r[column].value for r in rows if r[column].is_number and not math.isnan(r[column].value)]
         if not vals:
             return
         top = max(vals) if higher else min(vals)
-        for r in self.rows:
+        for r in rows:
             c = r[column]
             if c.is_number and not math.isnan(c.value) and math.isclose(c.value, top, abs_tol=1e-12):
                 r[column] = dataclasses.replace(c, best=True)
