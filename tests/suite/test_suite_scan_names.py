@@ -146,6 +146,33 @@ def test_rescan_keeps_ids_through_the_cli(tmp_path: Path, monkeypatch: pytest.Mo
     assert _ids(tmp_path / "v.jsonl") == ["g/b", "g/b.webm"]
 
 
+def test_rescan_keeps_the_fields_added_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`scan --force` kept a renamed id but dropped the instruction, embodiment and labels a user had
+    added to the manifest, without a note. They are kept on the items of the same video now; what the
+    scan finds (its fields, a sidecar instruction) wins, and a new video gets only what the scan finds."""
+    root, out = tmp_path / "v", tmp_path / "v.jsonl"
+    _touch(root, "g/a.mp4", "g/b.mp4")
+    (root / "g" / "a.txt").write_text("pick up the cup\n")
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["scan", "v"]).exit_code == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    rows[0].update(item_id="g/a-custom", instruction="edited by hand", labels={"pa": 4})
+    rows[1].update(instruction="open the drawer", embodiment="gripper", labels={"pa": 4})
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _touch(root, "g/c.mp4")
+    done = runner.invoke(app, ["scan", "v", "--force"])
+    assert done.exit_code == 0, done.output
+    got = {r["item_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert set(got) == {"g/a-custom", "g/b", "g/c"}
+    assert got["g/a-custom"]["instruction"] == "pick up the cup"  # the sidecar, as the scan reads it now
+    assert got["g/a-custom"]["labels"] == {"pa": 4}
+    assert {k: got["g/b"][k] for k in ("instruction", "embodiment", "labels")} == {
+        "instruction": "open the drawer", "embodiment": "gripper", "labels": {"pa": 4}}
+    assert set(got["g/c"]) == {"item_id", "video", "generator", "clip_id"}
+    said = " ".join(done.output.split())
+    assert "fields of 2 item(s) that were added to it (embodiment (1), instruction (1), labels (2))" in said
+
+
 def test_an_id_that_must_change_is_noted(tmp_path: Path) -> None:
     root, out = tmp_path / "v", tmp_path / "v.jsonl"
     _touch(root, "g/a.mp4", "g/b.mp4")

@@ -180,7 +180,7 @@ def scan_folder(
     sidecars = _rows(base, videos, regex, given, main_view, result)
     kept: dict[str, str] = {}
     if previous is not None and Path(previous).is_file():
-        kept, unread = _previous_ids(Path(previous))
+        kept, _, unread = _previous(Path(previous))
         if unread is not None:
             result.notes.append(f"item ids not kept from {previous}, it cannot be read: {unread}")
     _assign_ids(result, kept)
@@ -238,12 +238,13 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     if not result.items:
         raise ValueError(f"no videos found under {result.root}; nothing to write")
     if target.exists():
-        old_ids, unread = _previous_ids(target)
+        old_ids, old_rows, unread = _previous(target)
         if unread is not None:
             result.notes.append(f"item ids not kept from {target}, it cannot be read: {unread}")
         before = [row["item_id"] for row in result.items]
         _assign_ids(result, old_ids)
-        if [row["item_id"] for row in result.items] != before:
+        carried = _carry_over(result, old_rows, target)
+        if carried or [row["item_id"] for row in result.items] != before:
             _note_missing_instructions(result)
     target.parent.mkdir(parents=True, exist_ok=True)
     here = target.parent.resolve()
@@ -623,19 +624,47 @@ _ID_NOTES = (
 )
 
 
-def _previous_ids(manifest: Path) -> tuple[dict[str, str], str | None]:
-    """Video path (absolute, normalised) -> item id in an existing manifest; or why it cannot be read."""
+def _previous(manifest: Path) -> tuple[dict[str, str], dict[str, dict[str, Any]], str | None]:
+    """Video path (absolute, normalised) -> item id, and -> the whole record, in an existing manifest;
+    or why it cannot be read."""
     here = manifest.parent.resolve()
     found: dict[str, str] = {}
+    rows: dict[str, dict[str, Any]] = {}
     try:
         for rec in iter_records(manifest, str(manifest)):
             data = rec.data or {}
             item_id, video = data.get("item_id"), data.get("video")
             if isinstance(item_id, str) and item_id and isinstance(video, str) and video:
-                found.setdefault(os.path.normpath(here / video), item_id)
+                key = os.path.normpath(here / video)
+                found.setdefault(key, item_id)
+                rows.setdefault(key, data)
     except ManifestError as exc:
-        return {}, str(exc)
-    return found, None
+        return {}, {}, str(exc)
+    return found, rows, None
+
+
+def _carry_over(result: ScanResult, previous: dict[str, dict[str, Any]], target: Path) -> int:
+    """Fields a user added to the manifest a rescan replaces (an instruction, labels, an embodiment, a
+    state file...) are kept on the items of the same video: the scan cannot find them, and the rewrite
+    lost them without a word. What the scan finds now (its regex's fields, sidecar instructions, a
+    labels file) wins over the old record; the old record's relative paths are relative to the same
+    folder, so they are written as they were. Returns the number of items that kept a field."""
+    carried: dict[str, int] = {}
+    items = 0
+    for row in result.items:
+        old = previous.get(os.path.normpath(row["video"]))
+        if not old:
+            continue
+        added = [k for k in old if k not in row]
+        for k in added:
+            row[k] = old[k]
+            carried[k] = carried.get(k, 0) + 1
+        items += bool(added)
+    if carried:
+        fields = ", ".join(f"{k} ({n})" for k, n in sorted(carried.items()))
+        result.notes.append(f"kept from {target}, where the scan finds no value: fields of {items} item(s) "
+                            f"that were added to it ({fields})")
+    return items
 
 
 def _row(item_id: str, video: Path, match: re.Match[str], given: dict[str, str]) -> dict[str, Any]:
