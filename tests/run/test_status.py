@@ -165,3 +165,28 @@ def test_status_totals_and_medians_the_seconds_of_current_rows(tmp_path: Path) -
     assert m.median_s == pytest.approx((4.0 + 10.0) / 2)
     imported = _counts(status, "ts_action_planner")
     assert (imported.seconds, imported.median_s) == (0.0, None)  # computed elsewhere: no time here
+
+
+def test_a_renamed_item_is_a_row_of_another_id_and_an_item_without_a_row(items: list[Item],
+                                                                        tmp_path: Path) -> None:
+    """After renaming 'a' in the manifest, 'current' still said 3 for 3 items: the run looked complete,
+    while one row belonged to an id no longer in the manifest and the renamed item had none."""
+    reqs = build_requests(["test_frames_a"], {})
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        score_items(items, reqs, store)
+        assert _counts(results_status(store, items), "test_frames_a").no_row == 0
+        renamed = [items[0].model_copy(update={"item_id": "a-renamed"}), *items[1:], Item(
+            item_id="new", video=items[1].video)]
+        status = results_status(store, renamed)
+    counts = _counts(status, "test_frames_a")
+    assert (counts.current, counts.not_checked, counts.other_ids, counts.no_row) == (3, 1, 1, 2)
+    key = (counts.metric, counts.config_hash, counts.version)
+    assert status.other_ids[key] == ["a"] and status.no_row[key] == ["a-renamed", "new"]
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in renamed))
+    res = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db",
+                                                    str(tmp_path / "results.sqlite")])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert ("test_frames_a [" in said and "1 row(s) of ids not in the manifest (a); 2 manifest item(s) "
+            "without a row (a-renamed, new)" in said)

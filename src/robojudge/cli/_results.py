@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from robojudge.cli._common import console, err_console, fail, manifests_line
+from robojudge.cli._common import console, err_console, fail, first_names, manifests_line
 from robojudge.store import SCHEMA_VERSION, ResultStore, StoreError, default_db_url
 
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
@@ -98,14 +98,30 @@ def status_cmd(
     except (StoreError, ManifestError, FileNotFoundError, ValueError) as exc:
         raise fail(str(exc)) from None
     table = Table("metric", "config", "version", "current", "up to date", "stale", "inputs unavailable",
-                  "no fingerprint", "imported", "not checked", "errors", "unscored", "superseded",
+                  "no fingerprint", "imported", "not checked", "no row", "errors", "unscored", "superseded",
                   "other libraries", "total s", "median s", title=status.db_url)
     for m in status.metrics:
         median = "-" if m.median_s is None else f"{m.median_s:.2f}"
         table.add_row(m.metric, m.config_hash, m.version, *(str(v) for v in (
-            m.current, m.up_to_date, m.stale, m.unavailable, m.unknown, m.imported, m.not_checked, m.errors,
+            m.current, m.up_to_date, m.stale, m.unavailable, m.unknown, m.imported, m.not_checked, m.no_row,
+            m.errors,
             m.unscored, m.superseded, m.other_libraries)), f"{m.seconds:.1f}", median)
     console.print(table)
+    console.print("not checked: rows of ids not in this manifest, or of metrics this robojudge does not "
+                  "know; no row: manifest items without a row of that metric configuration", highlight=False)
+    for m in status.metrics:
+        key = (m.metric, m.config_hash, m.version)
+        if m.other_ids or m.no_row:
+            parts = []
+            if m.other_ids:
+                parts.append(f"{m.other_ids} row(s) of ids not in the manifest "
+                             f"({first_names(status.other_ids.get(key, []), 3)})")
+            if m.no_row:
+                parts.append(f"{m.no_row} manifest item(s) without a row "
+                             f"({first_names(status.no_row.get(key, []), 3)})")
+            console.print(f"{m.metric} [{m.config_hash}]: " + "; ".join(parts) + " (new or renamed items: "
+                          "`robojudge score` computes them; or items it does not apply to)", highlight=False,
+                          markup=False)
     n_stale, n_unknown, n_gone = len(status.stale), len(status.unknown), len(status.unavailable)
     console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_gone} with inputs "
                   "unavailable (files missing or unreadable now; kept until they are back), "

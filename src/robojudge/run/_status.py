@@ -9,7 +9,12 @@ now (the same recipe the runners use: :mod:`robojudge.run._fingerprint`). A row 
   until the file is back, then check it again;
 * *no fingerprint*: stored before result schema 2; kept by reruns unless ``--rescore-unknown``;
 * *imported*: a value brought in by ``results import``, which records no fingerprint;
-* *not checked*: its item is not in the manifest, or its metric is unknown to this robojudge.
+* *not checked*: its item is not in the manifest (``other_ids`` of them: a renamed or removed item),
+  or its metric is unknown to this robojudge.
+
+*No row* counts the other way: the manifest's items without a current row of the metric's
+configuration (new or renamed items, or items the metric does not apply to); per-item metrics and
+judges only, not set-level ones, whose rows are a group's.
 
 Apart from those categories, *errors* counts the current failed rows, *unscored* the current rows that
 ran and found nothing to measure (NaN, with ``details.unscored_reason``), and *other libraries* the
@@ -54,6 +59,8 @@ class MetricStatus:
     unknown: int = 0
     imported: int = 0
     not_checked: int = 0
+    other_ids: int = 0
+    no_row: int = 0
     errors: int = 0
     unscored: int = 0
     superseded: int = 0
@@ -89,6 +96,10 @@ class StoreStatus:
     # a kill), with the metrics it was computing: the next run computes each alone in a child process
     # (ResultStore.note_in_flight). A run going on now shows its current item here too.
     in_flight: dict[str, list[str]] = field(default_factory=dict)
+    # Per (metric, config hash, version): a few ids of rows whose item is not in the manifest, and of
+    # manifest items without a row (MetricStatus.other_ids and no_row count them all).
+    other_ids: dict[StatusKey, list[str]] = field(default_factory=dict)
+    no_row: dict[StatusKey, list[str]] = field(default_factory=dict)
 
 
 class _Expected:
@@ -182,6 +193,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     expected = _Expected(items) if items is not None else None
     out = StoreStatus(db_url=store.url)
     by_key: dict[StatusKey, MetricStatus] = {}
+    seen: dict[StatusKey, set[str]] = {}  # item ids with a current row
     durations: dict[StatusKey, list[float]] = {}
     installed: dict[str, str | None] = {}  # per metric: the versions a row computed now would record
     for row in store.iter_rows(include_superseded=True):
@@ -193,6 +205,11 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
             counts.superseded += 1
             continue
         counts.current += 1
+        seen.setdefault(key, set()).add(row.item_id)
+        group_row = row.item_id.startswith("group:")
+        if expected is not None and row.item_id not in expected.items and not group_row:
+            counts.other_ids += 1
+            _few(out.other_ids, key, row.item_id)
         counts.errors += row.status == "error"
         counts.unscored += row.status == "ok" and not row.scored
         recorded = (row.details or {}).get("libraries")
@@ -228,9 +245,23 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     for k, seconds in durations.items():
         by_key[k].seconds = sum(seconds)
         by_key[k].median_s = statistics.median(seconds)
+    if expected is not None:
+        for k, counts in by_key.items():
+            if k[0] in expected._set_ids or not counts.current:
+                continue  # a set metric's rows are its groups'
+            lacking = [i for i in expected.items if i not in seen.get(k, set())]
+            counts.no_row = len(lacking)
+            for item_id in lacking:
+                _few(out.no_row, k, item_id)
     out.metrics = [by_key[k] for k in sorted(by_key)]
     out.in_flight = dict(sorted(store.in_flight().items()))
     return out
+
+
+def _few(where: dict[StatusKey, list[str]], key: StatusKey, item_id: str, n: int = 3) -> None:
+    ids = where.setdefault(key, [])
+    if len(ids) < n:
+        ids.append(item_id)
 
 
 def status_suite(
