@@ -112,6 +112,7 @@ def test_links_come_from_the_spec_or_are_measured_as_pairs_of_constant_distance(
     spec.write_text('name = "arm"\nmodel = "arm.xml"\nkeypoints = ["base", "elbow", "tip"]\n')
     arm = resolve_robot(str(spec))
     assert arm.name == "arm" and arm.keypoints == ("base", "elbow", "tip") and arm.links is None
+    assert "links not checked against the model: file not found" in arm.source  # said, not silent
     with pytest.raises(ValueError, match="not a built-in robot"):
         resolve_robot(str(tmp_path / "missing.toml"))
     # base-elbow rigid (0.3 m), elbow-tip rigid (0.2 m), base-tip not (the elbow bends).

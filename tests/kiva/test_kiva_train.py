@@ -155,6 +155,14 @@ def test_references_count_as_training_videos_by_content_not_by_name(tiny_reader:
         clip = sample_frames(other / r, fps=None, max_frames=None)
         write_video(other / r, clip.frames[:, :, ::-1], fps=clip.source_fps)  # mirrored
     assert calibrate_reader(reader, other / kiva_suite.name)["videos_seen_in_training"] == 0
+    # The same files under other item and clip ids (a calibration manifest of the user's own): seen.
+    same = tmp_path / "same"
+    shutil.copytree(kiva_suite.parent, same)
+    rows = [json.loads(line) for line in kiva_suite.read_text().splitlines()]
+    renamed = same / "renamed.jsonl"
+    lab = [r | {"item_id": f"lab-{r['item_id']}", "clip_id": f"lab-{r['clip_id']}"} for r in rows]
+    renamed.write_text("".join(json.dumps(r) + "\n" for r in lab))
+    assert calibrate_reader(reader, renamed)["videos_seen_in_training"] == trained_on
 
 
 def test_the_cli_calibrates_and_refuses_a_manifest_without_the_robot(tiny_reader: Path, kiva_suite: Path,

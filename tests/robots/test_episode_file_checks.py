@@ -195,3 +195,18 @@ def test_kiva_leaves_out_the_links_a_joint_lengthens(arm: Path) -> None:
     assert bot.links == (("upper", "elbow"),)
     assert bot.not_rigid == (("elbow", "hand"),)
     assert "left out, not rigid: elbow - hand" in bot.source
+
+
+@needs_mujoco
+def test_kiva_names_a_keypoint_that_is_no_body_of_the_model(arm: Path) -> None:
+    """`kiva train --robot SPEC` blamed the manifest ("no reference ... holds the keypoints [...]"): the
+    spec's own error, with its suggestion, was swallowed with the model check."""
+    from robojudge.kiva import resolve_robot
+    from robojudge.robots import RobotSpecError
+
+    arm.write_text(arm.read_text().replace('"elbow"', '"elbw"'))  # in keypoints and links alike
+    with pytest.raises(RobotSpecError, match=r"'elbw' is not a body of the model \(did you mean 'elbow'\?\)"):
+        resolve_robot(str(arm))
+    (arm.parent / "arm.xml").unlink()  # a model that is not there: used as written, and said
+    bot = resolve_robot(str(arm))
+    assert "links not checked against the model: file not found" in bot.source

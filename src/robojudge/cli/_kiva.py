@@ -77,6 +77,9 @@ def _check_device(device: str) -> None:
 
 
 def _error_line(name: str, err: dict[str, Any]) -> str:
+    if not err.get("episodes"):
+        why = " (--holdout 0 holds none out)" if "held" in name else ""
+        return f"{name}: no clip to measure it on{why}"
     if not err.get("keypoints"):
         return f"{name}: no visible keypoint to measure"
     return (f"{name}: {err['mean_px']:.2f} px mean, {err['median_px']:.2f} px median, {err['p90_px']:.2f} px "
@@ -193,6 +196,8 @@ def calibrate_cmd(
     seed: int = typer.Option(0, help="Seed of the draw of reference videos."),
     multiview_rollouts: bool = typer.Option(False, "--multiview-rollouts", help="Also set the 3D rigidity "
                                             "threshold from faithful rollouts with calibrated views."),
+    segment: int = typer.Option(16, "--segment", min=4, help="Frames per segment: the thresholds hold for "
+                                "this length only, and the metrics' `segment` must match it."),
     as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
 ) -> None:
     """Set the reader's rigidity and jerk thresholds from reference videos (stored in the reader)."""
@@ -205,7 +210,7 @@ def calibrate_cmd(
         raise fail(f"--percentile must be above 0 and at most 100; got {percentile:g}")
     _check_torch()
     try:
-        cal = calibrate_reader(reader, episodes, percentile, seed, videos, multiview_rollouts)
+        cal = calibrate_reader(reader, episodes, percentile, seed, videos, multiview_rollouts, segment)
     except ManifestError as exc:
         raise _manifest_error(exc, episodes) from None
     except (KivaDataError, ValueError) as exc:
@@ -218,7 +223,8 @@ def calibrate_cmd(
     scales = cal["scales"]
     links = sum(x is not None for x in scales["links"])
     kps = sum(x is not None for x in scales["keypoints"])
-    console.print(f"thresholds at the {percentile:g}th percentile of {cal['segments']} segments from "
+    console.print(f"thresholds at the {percentile:g}th percentile of {cal['segments']} {segment}-frame "
+                  f"segments from "
                   f"{len(cal['videos'])} reference videos: rigidity {rig}, jerk {jerk} (in units of each "
                   f"part's own reference spread: {links} of {len(scales['links'])} links and {kps} of "
                   f"{len(scales['keypoints'])} keypoints measured)", highlight=False)
@@ -232,7 +238,8 @@ def calibrate_cmd(
                       markup=True, highlight=False)
     else:
         console.print(f"recognition checked: a video read with confidence below {floor:.3f} "
-                      f"({CONFIDENCE_RATIO:g} of the references' {cal['confidence']:.3f}) is unscored",
+                      f"({CONFIDENCE_RATIO:g} of the references' median, {cal['confidence']:.3f}) is "
+                      "unscored",
                       highlight=False)
     if cal["videos_seen_in_training"]:
         console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "

@@ -131,11 +131,12 @@ def calibrate_reader(
     seed: int = 0,
     videos: int | None = None,
     multiview_rollouts: bool = False,
+    segment: int = SEGMENT,
 ) -> dict[str, Any]:
     """Set a reader's thresholds from reference videos (see :func:`robojudge.kiva._reader.calibrate`)."""
     from robojudge.kiva._reader import calibrate
 
-    return calibrate(reader, manifest, percentile, seed, videos, multiview_rollouts)
+    return calibrate(reader, manifest, percentile, seed, videos, multiview_rollouts, segment)
 
 
 def load_reader(path: str | Path) -> Reader:

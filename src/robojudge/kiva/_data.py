@@ -316,10 +316,12 @@ def episodes_from_manifest(
 def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeData:
     """Decode every frame of ``ep.video``, resize to ``size``, and scale the keypoints to match.
 
-    Frames beyond the state file's length, or state rows beyond the video's, are left out.
+    The keypoints are one row per frame of the video, as a recording's joint states are: another count
+    is the file of another episode, or one cut short, whose keypoints would be put on the wrong frames.
 
     Raises:
-        KivaDataError: The state file's arrays do not have the documented shapes.
+        KivaDataError: The state file's arrays do not have the documented shapes, or another number of
+            rows than the video has frames.
     """
     sampled = sample_frames(ep.video, fps=None, max_frames=None)
     frames = sampled.frames
@@ -334,6 +336,9 @@ def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeDat
         if wrong is not None:
             where = f"episode {ep.name!r} field joint_states: {ep.recording.joint_states}"
             raise KivaDataError(f"{where}: {wrong}")
+    elif len(kp2) != len(frames):
+        raise KivaDataError(f"episode {ep.name!r}: state file {ep.state} has {len(kp2)} rows of keypoints "
+                            f"and its video {ep.video} {len(frames)} frames (one row per frame of video)")
     idx = [names.index(k) for k in keypoints]
     n = min(len(frames), len(kp2))
     kp = kp2[:n][:, idx] * np.array([size / w, size / h], np.float32)

@@ -18,6 +18,7 @@ import numpy as np
 
 # The built-in robots' finger pairs (their specs declare them), re-exported for KIVA's finger check.
 from robojudge.robots import FINGER_PAIRS as FINGER_PAIRS
+from robojudge.robots import RobotSpec
 
 RIGID_TOL = 0.005
 MIN_LENGTH = 0.02
@@ -40,11 +41,13 @@ class RobotKeypoints:
 def resolve_robot(robot: str) -> RobotKeypoints:
     """The keypoints and links of a built-in robot (``robojudge.robots.BUILTIN_ROBOTS``) or a spec file.
 
-    A spec file's links are checked against its model when it loads (``robojudge.robots.rigid_pairs``, as
-    ``robojudge robots check`` does): a link a joint lengthens (one across a prismatic joint, say) is not
-    rigid, and measuring its rigidity would count the robot's own motion as a failure, so it is left out
+    A spec file is checked against its model when the model loads, as ``robojudge robots check`` does: a
+    keypoint that is no body of the model is an error (with its "did you mean"), and a link a joint
+    lengthens (one across a prismatic joint, say) is not rigid (``robojudge.robots.rigid_pairs``):
+    measuring its rigidity would count the robot's own motion as a failure, so it is left out
     (``not_rigid``). When every listed link is left out, the links are measured on the training data.
-    A spec whose model does not load is used as written: training needs only the names.
+    A spec whose model does not load (no such file, mujoco not installed) is used as written, since
+    training needs only the names, and ``source`` says that its links were not checked.
 
     Raises:
         ValueError: Neither a built-in name nor an existing spec file (``RobotSpecError`` for a bad spec).
@@ -58,7 +61,10 @@ def resolve_robot(robot: str) -> RobotKeypoints:
     elif Path(robot).is_file():
         spec = read_robot_spec(robot)
         source = f"robot spec {robot}"
-        not_rigid = _not_rigid(robot, spec.links)
+        not_rigid, unchecked = _not_rigid(robot, spec)
+        if unchecked is not None:
+            source += (f" (links not checked against the model: {unchecked}; `robojudge robots check "
+                       f"{robot}` says more)")
     else:
         known = ", ".join(sorted(BUILTIN_ROBOTS))
         guess = difflib.get_close_matches(robot, list(BUILTIN_ROBOTS), n=1, cutoff=0.6)
@@ -72,18 +78,27 @@ def resolve_robot(robot: str) -> RobotKeypoints:
     return RobotKeypoints(spec.name, tuple(spec.keypoints), links, source, fingers, not_rigid)
 
 
-def _not_rigid(path: str, links: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """The ``links`` of the spec at ``path`` whose length a joint changes; none when its model does not load
-    (the robot is then used as its spec says)."""
-    if not links:
-        return ()
-    from robojudge.robots import RobotSpecError, load_robot_spec, rigid_pairs
+def _not_rigid(path: str, spec: RobotSpec) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """The links of the spec at ``path`` whose length a joint changes, and why they could not be checked
+    (``None``: checked). A model that does not load leaves the robot as its spec says.
+
+    Raises:
+        RobotSpecError: The model loads and the spec does not fit it (a keypoint that is no body).
+    """
+    from robojudge.robots import RobotSpecError, check_against_model, load_model, rigid_pairs
 
     try:
-        rigid = set(rigid_pairs(load_robot_spec(path)))
-    except (RobotSpecError, ImportError, RuntimeError):
-        return ()
-    return tuple((a, b) for a, b in links if (a, b) not in rigid and (b, a) not in rigid)
+        model = load_model(spec, path)
+    except RobotSpecError as exc:  # names the file and why: missing, unloadable, its library not installed
+        return (), str(exc).split(": field model: ", 1)[-1]
+    checked = check_against_model(spec, model, path)
+    if not spec.links:
+        return (), None
+    try:
+        rigid = set(rigid_pairs(checked))
+    except (ImportError, RuntimeError) as exc:
+        return (), str(exc) or type(exc).__name__
+    return tuple((a, b) for a, b in spec.links if (a, b) not in rigid and (b, a) not in rigid), None
 
 
 def finger_indices(fingers: Sequence[Sequence[str]], keypoints: Sequence[str]) -> list[tuple[int, int, int]]:

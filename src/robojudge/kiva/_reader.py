@@ -37,6 +37,7 @@ from robojudge.kiva._net import KeypointReader, ReaderEnsemble, build_reader
 from robojudge.kiva._score import (
     JERK_WINDOW,
     JERK_WINDOWS,
+    MIN_SEGMENT,
     SEGMENT,
     Scales,
     SegmentValues,
@@ -86,6 +87,18 @@ class Reader:
         # not judged either).
         return Thresholds(*(math.nan if cal.get(k) is None else float(cal[k])
                             for k in ("rigidity", "jerk", "finger", "finger_gap")))
+
+    @property
+    def aspects(self) -> list[float]:
+        """Width over height of the training videos (empty for a reader trained before they were stored)."""
+        return [float(a) for a in self.meta.get("frame_aspects") or []]
+
+    @property
+    def segment(self) -> int:
+        """The segment length the thresholds were calibrated on (readers calibrated before it was
+        stored used the default, :data:`~robojudge.kiva._score.SEGMENT`)."""
+        cal = self.meta.get("calibration") or {}
+        return int(cal.get("segment") or SEGMENT)
 
     @property
     def scales(self) -> Scales | None:
@@ -241,6 +254,7 @@ def train(
         member_losses.append(losses)
     net: KeypointReader | ReaderEnsemble = nets[0] if cfg.members == 1 else ReaderEnsemble(nets).eval()
     losses = [float(np.mean(epoch)) for epoch in zip(*member_losses, strict=True)]
+    fingerprint: dict[str, Any] = data_fingerprint(episodes)
     meta: dict[str, Any] = {
         "format": FORMAT,
         "robot": bot.name,
@@ -256,11 +270,17 @@ def train(
         # Links the robot spec lists that a joint lengthens: left out of the rigidity measure.
         "links_not_rigid": [list(p) for p in bot.not_rigid],
         "image_size": cfg.size,
+        # Every frame is squashed to image_size x image_size: a video of another shape shows the robot
+        # squashed in another way than the reader learned, and the metric refuses it.
+        "frame_aspects": sorted({round(d.native[0] / d.native[1], 3) for d in data}),
         "config": cfg.model_dump(),
         "manifest": str(Path(manifest).resolve()),
         "episodes": {"train": [e.name for e in episodes if e.group in train_groups],
                      "held_out": [e.name for e in episodes if e.group in held_groups]},
-        "data": data_fingerprint(episodes),
+        "data": fingerprint,
+        # The training videos by content, whatever a later manifest calls them (calibration's note).
+        "train_videos_sha256": sorted({fingerprint["files"][str(e.video)] for e in episodes
+                                       if e.group in train_groups and str(e.video) in fingerprint["files"]}),
         "losses": [round(x, 6) for x in losses],
         "train_error": keypoint_error(net, train_data, cfg),
         "held_out_error": keypoint_error(net, held_data, cfg),
@@ -325,6 +345,7 @@ def calibrate(
     seed: int = 0,
     videos: int | None = None,
     multiview_rollouts: bool = False,
+    segment: int = SEGMENT,
 ) -> dict[str, Any]:
     """Set a reader's thresholds from its robot's reference videos in ``manifest``; store and return them.
 
@@ -341,13 +362,21 @@ def calibrate(
     keypoints) with calibrated views, the simulator's stand-in for a real multi-camera recording. ``None``
     when there is none: the metrics then measure rigidity in 2D.
 
+    ``segment``: frames per segment. The thresholds are percentiles of per-segment maxima, which grow with
+    the segment's length, so they hold for that length only: it is stored (``calibration.segment``) and
+    the metrics refuse a config with another.
+
     Raises:
         ReaderError: The reader cannot be loaded.
-        KivaDataError: The manifest has no reference video of the reader's robot.
-        ValueError: ``videos`` below 1.
+        KivaDataError: The manifest has no reference video of the reader's robot, or none of them is a
+            segment long.
+        ValueError: ``videos`` below 1, ``segment`` below 4.
     """
     if videos is not None and videos < 1:
         raise ValueError(f"videos must be at least 1 (or None: every reference); got {videos}")
+    if segment < 4:
+        raise ValueError(f"segment must be at least 4 frames; got {segment}")
+    cut = {"length": segment, "min_length": min(MIN_SEGMENT, segment)}
     reader = load_reader(path)
     try:
         episodes, _ = episodes_from_manifest(manifest, reader.meta["keypoints"])
@@ -365,17 +394,24 @@ def calibrate(
     values: list[SegmentValues] = []
     sure: list[float] = []
     like: tuple[tuple[int, ...], float] | None = None  # the first reference's clip shape and frame rate
+    lengths: dict[str, int] = {}
     for ep in refs:
         sampled = sample_frames(ep.video, fps=None, max_frames=None)
+        lengths[ep.name] = len(sampled.frames)
         tracks = read_frames(reader, sampled.frames, float(sampled.source_fps))
-        values.extend(tracks_segments(reader, tracks, relative=True, window=JERK_WINDOW))
+        values.extend(tracks_segments(reader, tracks, relative=True, window=JERK_WINDOW, **cut))
         sure.append(reader_confidence(tracks))
         if like is None:
             # Clips with no robot of its frame size and rate, at most 3 segments long (a median needs no
             # more, and a long 720p clip of noise would cost gigabytes).
-            shape = (min(len(sampled.frames), 3 * SEGMENT), *sampled.frames.shape[1:])
+            shape = (min(len(sampled.frames), 3 * segment), *sampled.frames.shape[1:])
             like = (shape, float(sampled.source_fps))
     assert like is not None
+    if not values:
+        shown = ", ".join(f"{name}: {n} frames" for name, n in list(lengths.items())[:5])
+        raise KivaDataError(f"{manifest}: none of the {len(refs)} reference video(s) of robot "
+                            f"{reader.meta['robot']!r} gives a {segment}-frame segment ({shown}); "
+                            "calibration needs references at least a segment long in which the robot moves")
     negatives = {name: reader_confidence(read_frames(reader, clip, like[1]))
                  for name, clip in robot_free_clips(like[0], seed).items()}
     # Version 4: each link and keypoint is first scaled by its own spread over these segments, then the
@@ -398,6 +434,8 @@ def calibrate(
         # trusted to tell (Reader.recognition).
         "confidence_negatives": negatives,
         "percentile": percentile,
+        # The thresholds hold for segments of this length only (a longer one holds larger maxima).
+        "segment": segment,
         "seed": seed,
         "videos": [str(e.video) for e in refs],
         # References the reader was trained on fit it better than new videos: thresholds drawn from
@@ -406,7 +444,7 @@ def calibrate(
         "segments": len(values),
         "manifest": str(Path(manifest).resolve()),
     }
-    cal.update(_calibrate_3d(reader, manifest, percentile, multiview_rollouts))
+    cal.update(_calibrate_3d(reader, manifest, percentile, multiview_rollouts, segment))
     reader.meta["calibration"] = cal
     _write(reader.path, reader.net.state_dict(), reader.meta)
     return cal
@@ -429,22 +467,26 @@ def robot_free_clips(shape: tuple[int, ...], seed: int = 0) -> dict[str, np.ndar
 
 
 def _seen_in_training(reader: Reader, refs: Sequence[Episode]) -> int:
-    """How many of ``refs`` the reader trained on: an episode of a training name whose video has the
-    content of a file the reader's data fingerprint holds. Names alone collide: every suite the simulator
-    builds names its references ``fetch00``, ``fetch01``, ... whatever its seed. The name alone decides
-    for a reader stored without file hashes and for a video that is a folder of frames."""
+    """How many of ``refs`` the reader trained on: a video with the content of a file the reader's data
+    fingerprint holds, whatever its item is called (a calibration manifest of the user's own, with other
+    ids, lists the same files). Names alone collide: every suite the simulator builds names its references
+    ``fetch00``, ``fetch01``, ... whatever its seed. A training name decides for a reader stored without
+    file hashes and for a video that is a folder of frames."""
     train = set(reader.meta["episodes"]["train"])
+    videos = set(reader.meta.get("train_videos_sha256") or [])
     hashes = set((reader.meta.get("data") or {}).get("files", {}).values())
     seen = 0
     for e in refs:
-        if e.name not in train:
-            continue
         video = Path(e.video)
-        seen += not hashes or not video.is_file() or file_sha256(video) in hashes
+        if videos and video.is_file():
+            seen += file_sha256(video) in videos
+        elif e.name in train:  # a reader stored before its training videos' hashes: name and content
+            seen += not hashes or not video.is_file() or file_sha256(video) in hashes
     return seen
 
 
-def _calibrate_3d(reader: Reader, manifest: str | Path, percentile: float, rollouts: bool) -> dict[str, Any]:
+def _calibrate_3d(reader: Reader, manifest: str | Path, percentile: float, rollouts: bool,
+                  segment: int = SEGMENT) -> dict[str, Any]:
     from robojudge.kiva._data import collect_episodes
     from robojudge.kiva._score import segments
     from robojudge.kiva.multiview import calibrated_views, read_views, segment_values_3d
@@ -461,7 +503,7 @@ def _calibrate_3d(reader: Reader, manifest: str | Path, percentile: float, rollo
         if not cams:
             continue
         readings = read_views(lambda f, fps: read_frames(reader, f, fps), item, cams)
-        spans = segments(len(readings.positions))
+        spans = segments(len(readings.positions), segment, min(MIN_SEGMENT, segment))
         got = [v for v, _ in segment_values_3d(readings, reader.links, spans) if not math.isnan(v)]
         values += got
         used.append(item.item_id)

@@ -294,8 +294,8 @@ def recognition(cal: Mapping[str, Any] | None) -> tuple[float, str]:
     worst = max(negatives.items(), key=lambda kv: kv[1], default=None)
     if worst is not None and worst[1] >= floor:
         return math.nan, (f"not checked: the reader's confidence on a {worst[0]} ({worst[1]:.3f}) is not "
-                          f"below {CONFIDENCE_RATIO:g} of its references' ({floor:.3f}), so it does not "
-                          "tell its robot from no robot")
+                          f"below the floor {floor:.3f} ({CONFIDENCE_RATIO:g} of its references' median, "
+                          f"{float(value):.3f}), so it does not tell its robot from no robot")
     return floor, "checked"
 
 

@@ -19,7 +19,7 @@ from robojudge.robots._fk import (
     sample_configurations,
     suggest_links,
 )
-from robojudge.robots._model import load_robot_spec
+from robojudge.robots._model import check_against_model, load_model, load_robot_spec
 from robojudge.robots._spec import RobotSpec, RobotSpecError, read_robot_spec
 from robojudge.robots._states import frame_mismatch, load_joint_states
 from robojudge.robots._summary import LinkInfo, RobotSummary, summarize_robot
@@ -37,12 +37,14 @@ __all__ = [
     "RobotSummary",
     "builtin_robot",
     "chain_pairs",
+    "check_against_model",
     "check_episode_files",
     "episode_kinematics",
     "forward_kinematics",
     "link_lengths",
     "load_calibration",
     "load_joint_states",
+    "load_model",
     "frame_mismatch",
     "load_robot_spec",
     "mujoco_camera",

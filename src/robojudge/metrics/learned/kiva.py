@@ -132,13 +132,62 @@ def _reader(path: Path, metric_id: str) -> tuple[Any, tuple[str, int, int, int]]
     return reader, key
 
 
-def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
+#: How far a video's width over height may be from the nearest of the reader's training videos' (10%).
+ASPECT_TOLERANCE = 0.10
+
+
+def _check_aspect(item: Item, hw: tuple[int, ...], reader: Any, where: str, metric_id: str) -> None:
+    """The reader squashes every frame to a square, as it did in training: a video of another shape
+    (16:9 against square training clips, letterbox bars) shows it a robot squashed another way (black
+    bars above and below took a faithful clip from 0% to 100%)."""
+    aspects = reader.aspects
+    if not aspects:
+        return  # a reader trained before its videos' shapes were stored
+    h, w = int(hw[0]), int(hw[1])
+    near = min(aspects, key=lambda a: abs(math.log(w / h / a)))
+    if abs(math.log(w / h / near)) > math.log1p(ASPECT_TOLERANCE):
+        shown = ", ".join(f"{a:.3f}" for a in aspects)
+        raise MetricInputError(
+            f"metric {metric_id!r}: item {item.item_id!r}'s video is {w}x{h} (width/height {w / h:.3f}) and "
+            f"reader {where} was trained on videos of width/height {shown}: it squashes every frame to a "
+            "square, so it would read a robot squashed another way. Crop or pad the video to the training "
+            "shape, or train a reader on videos of this shape")
+
+
+def _check_robot(item: Item, reader: Any, where: str, metric_id: str) -> None:
+    """An item that names its robot spec must name the reader's robot: the same keypoints of a model
+    of the same name. Another robot's video read as this one's is not a measurement (a Fetch reader
+    gave an ADROIT clip 0%, the best value). An item without a spec is judged (by embodiment only)."""
+    if not item.robot:
+        return
+    from robojudge.robots import RobotSpecError, read_robot_spec
+
+    try:
+        spec = read_robot_spec(item.robot)
+    except RobotSpecError as exc:
+        raise MetricInputError(str(exc)) from None
+    mine, theirs = list(spec.keypoints), list(reader.meta["keypoints"])
+    if spec.name != reader.meta["robot"] or mine != theirs:
+        raise MetricInputError(
+            f"metric {metric_id!r}: item {item.item_id!r} is robot {spec.name!r} ({item.robot}; keypoints "
+            f"{mine}) and reader {where} reads robot {reader.meta['robot']!r} (keypoints {theirs}); score "
+            "each robot's items with its own reader")
+
+
+def _frames(item: Item, config: KivaConfig) -> Any:
+    """The video's frames; a video shorter than a segment is unscored, with the reason."""
     sampled = sample_frames(item.video, fps=None, max_frames=None)
     n = len(sampled)
     if n < config.segment:
-        why = f"the video has {n} frames; KIVA judges segments of {config.segment} frames"
+        why = (f"the video has {n} frame{'s' if n != 1 else ''}; KIVA judges segments of {config.segment} "
+               "frames")
         raise Unmeasurable(why, frames=n)
+    return sampled
+
+
+def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     if config.reader is None:
+        _frames(item, config)  # too short is unscored, reader or not
         raise MissingReaderError(
             f"metric {metric_id!r} needs a trained keypoint reader: set its config `reader` to the folder "
             "written by `robojudge kiva train` (and calibrated by `robojudge kiva calibrate`)"
@@ -149,6 +198,16 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
         raise MetricInputError(
             f"metric {metric_id!r}: reader {rkey[0]} has no thresholds yet; run `robojudge kiva calibrate`"
         )
+    if config.segment != reader.segment:
+        raise MetricInputError(
+            f"metric {metric_id!r}: reader {rkey[0]}'s thresholds were calibrated on {reader.segment}-frame "
+            f"segments, and segment is {config.segment}: a segment's maxima grow with its length, so they "
+            f"would judge it by another rule. Set segment to {reader.segment}, or calibrate the reader for "
+            f"it (`robojudge kiva calibrate --segment {config.segment}`)")
+    _check_robot(item, reader, rkey[0], metric_id)
+    sampled = _frames(item, config)  # decoded once the reader is known to judge it
+    n = len(sampled)
+    _check_aspect(item, sampled.frames.shape[1:3], reader, rkey[0], metric_id)
     trained_on = reader.meta.get("embodiments") or []
     if item.embodiment is not None and trained_on and item.embodiment.value not in trained_on:
         raise MetricInputError(
