@@ -171,6 +171,24 @@ def test_rescan_keeps_the_fields_added_by_hand(tmp_path: Path, monkeypatch: pyte
     assert set(got["g/c"]) == {"item_id", "video", "generator", "clip_id"}
     said = " ".join(done.output.split())
     assert "fields of 2 item(s) that were added to it (embodiment (1), instruction (1), labels (2))" in said
+    # Paths added by hand stay relative to the folder, and are not taken for paths outside it; one that
+    # no longer validates (its file moved away) costs itself, not the item and its other fields.
+    _touch(tmp_path, "refs/b.mp4", "refs/c.mp4")
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    for r in rows:
+        if r["item_id"] in ("g/b", "g/c"):
+            r["reference_video"] = f"refs/{r['item_id'][-1]}.mp4"
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "refs" / "c.mp4").unlink()
+    done = runner.invoke(app, ["scan", "v", "--force"])
+    assert done.exit_code == 0, done.output
+    got = {r["item_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert set(got) == {"g/a-custom", "g/b", "g/c"}
+    assert got["g/b"]["reference_video"] == "refs/b.mp4" and "reference_video" not in got["g/c"]
+    said = " ".join(done.output.split())
+    assert "written absolute" not in said
+    assert "1 field(s) of 1 item(s) kept from" in said and "left out, they no longer validate (first: item " \
+        "'g/c' field reference_video: file not found" in said
 
 
 def test_an_id_that_must_change_is_noted(tmp_path: Path) -> None:

@@ -59,6 +59,8 @@ class ScanResult:
         id_choices: ``video`` -> the item ids the item may take: its path without and with suffix
             (see :func:`_unique_ids`); :func:`write_manifest` gives them out again when it replaces a
             manifest, keeping the ids the old one gave.
+        carried: ``item_id`` -> the fields :func:`write_manifest` kept from the manifest it replaces
+            (fields added there by hand); one that no longer validates is dropped, not the item.
     """
 
     root: Path
@@ -69,6 +71,7 @@ class ScanResult:
     reference_count: int = 0
     absolute_paths: int = 0
     id_choices: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
+    carried: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def counts(self) -> dict[str, Any]:
         """Items, generators (with their item counts), clips, instructions and references found."""
@@ -249,15 +252,24 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     target.parent.mkdir(parents=True, exist_ok=True)
     here = target.parent.resolve()
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part.jsonl")
-    absolute: set[tuple[str, str]] = set()  # (item_id, field) of the paths written absolute
-    lines: list[str] = []
-    for row in result.items:
-        written, fields = _relative(row, here)
-        absolute.update((row["item_id"], f) for f in fields)
-        lines.append(json.dumps(written, ensure_ascii=False) + "\n")
+
+    def render() -> tuple[list[str], set[tuple[str, str]]]:
+        absolute: set[tuple[str, str]] = set()  # (item_id, field) of the paths written absolute
+        lines: list[str] = []
+        for row in result.items:
+            written, fields = _relative(row, here)
+            absolute.update((row["item_id"], f) for f in fields)
+            lines.append(json.dumps(written, ensure_ascii=False) + "\n")
+        return lines, absolute
+
+    lines, absolute = render()
     try:
         tmp.write_text("".join(lines), encoding="utf-8")
         problems = validate_manifest(tmp, media="none")
+        if _drop_failing_carried(result, problems, target):  # a kept field costs itself, not its item
+            lines, absolute = render()
+            tmp.write_text("".join(lines), encoding="utf-8")
+            problems = validate_manifest(tmp, media="none")
         errors = [p for p in problems if p.is_error]
         bad = {p.line for p in errors if p.line is not None}
         if errors and (len(bad) < len(errors) or len(bad) == len(lines)):
@@ -643,6 +655,28 @@ def _previous(manifest: Path) -> tuple[dict[str, str], dict[str, dict[str, Any]]
     return found, rows, None
 
 
+def _drop_failing_carried(result: ScanResult, problems: list[ManifestProblem], target: Path) -> bool:
+    """Take out of their items the fields kept from the replaced manifest that do not validate now (a
+    reference moved away, an old grid beside newly scanned views), with a note; whether any was."""
+    bad: dict[str, set[str]] = {}
+    for p in problems:
+        kept = result.carried.get(p.item_id or "", [])
+        root = (p.field or "").split(".", 1)[0].split("[", 1)[0]
+        if p.is_error and root in kept:
+            bad.setdefault(str(p.item_id), set()).add(root)
+    if not bad:
+        return False
+    for row in result.items:
+        for key in bad.get(row["item_id"], ()):
+            row.pop(key, None)
+    first = next(iter(bad))
+    why = next(p for p in problems if p.item_id == first and p.is_error)
+    n = sum(map(len, bad.values()))
+    result.notes.append(f"{n} field(s) of {len(bad)} item(s) kept from {target} left out, they no longer "
+                        f"validate (first: item {first!r} field {why.field}: {why.message})")
+    return True
+
+
 def _carry_over(result: ScanResult, previous: dict[str, dict[str, Any]], target: Path) -> int:
     """Fields a user added to the manifest a rescan replaces (an instruction, labels, an embodiment, a
     state file...) are kept on the items of the same video: the scan cannot find them, and the rewrite
@@ -651,14 +685,29 @@ def _carry_over(result: ScanResult, previous: dict[str, dict[str, Any]], target:
     folder, so they are written as they were. Returns the number of items that kept a field."""
     carried: dict[str, int] = {}
     items = 0
+    here = target.parent.resolve()
+
+    def placed(value: Any) -> Any:
+        # The paths the writer makes relative itself are given to it absolute, as the scan's own are.
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            return os.path.normpath(here / value)
+        return value
+
     for row in result.items:
         old = previous.get(os.path.normpath(row["video"]))
         if not old:
             continue
         added = [k for k in old if k not in row]
         for k in added:
-            row[k] = old[k]
+            value = old[k]
+            if k == "reference_video":
+                value = placed(value)
+            elif k == "views" and isinstance(value, dict):
+                value = {name: placed(v) for name, v in value.items()}
+            row[k] = value
             carried[k] = carried.get(k, 0) + 1
+        if added:
+            result.carried[row["item_id"]] = added
         items += bool(added)
     if carried:
         fields = ", ".join(f"{k} ({n})" for k, n in sorted(carried.items()))
