@@ -187,24 +187,30 @@ def test_a_half_point_human_score_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_blank_clip_is_the_items_own_cluster(tmp_path: Path) -> None:
-    """As without the column (docs/meta.md): blanks were one cluster named ''. The same data with each
-    blank cell naming a cluster of its own gives the same intervals: 15 own clusters and 10 clips."""
+    """As without the column (docs/meta.md): blanks were one cluster named ''. A column of blanks gives
+    what no column gives, and half blank, each blank item is a cluster of its own beside the clips
+    (15 of them and 10 clips); a clip named like the fallback does not merge with it."""
     rng = np.random.default_rng(1)
     human = [int(v) for v in rng.integers(1, 6, 30)]
     pred = "item_id,axis,score\n" + "".join(f"i{k},pa,{h + rng.normal(0, .8):.2f}\n"
                                             for k, h in enumerate(human))
-    clip = [f"c{k // 3}" if k % 2 else "" for k in range(30)]
-    rows = list(enumerate(zip(human, clip, strict=True)))
-    blank = "item_id,axis,score,clip_id\n" + "".join(f"i{k},pa,{h},{c}\n" for k, (h, c) in rows)
-    own = "item_id,axis,score,clip_id\n" + "".join(f"i{k},pa,{h},{c or f'item i{k}'}\n" for k, (h, c) in rows)
     (tmp_path / "p.csv").write_text(pred)
-    (tmp_path / "blank.csv").write_text(blank)
-    (tmp_path / "own.csv").write_text(own)
-    a = agreement_from_csv(tmp_path / "p.csv", tmp_path / "blank.csv", bootstrap=300, seed=3)
-    b = agreement_from_csv(tmp_path / "p.csv", tmp_path / "own.csv", bootstrap=300, seed=3)
-    assert a.n_clusters == b.n_clusters == 15 + 10
-    ea, eb = a.cells["p"]["pa"].stats["mse"], b.cells["p"]["pa"].stats["mse"]
+
+    def run(clips: list[str] | None) -> object:
+        head = "item_id,axis,score" + (",clip_id" if clips is not None else "") + "\n"
+        body = "".join(f"i{k},pa,{h}" + (f",{clips[k]}" if clips is not None else "") + "\n"
+                       for k, h in enumerate(human))
+        (tmp_path / "h.csv").write_text(head + body)
+        return agreement_from_csv(tmp_path / "p.csv", tmp_path / "h.csv", bootstrap=300, seed=3)
+
+    none, blanks = run(None), run([""] * 30)
+    assert none.n_clusters == blanks.n_clusters == 30  # type: ignore[attr-defined]
+    ea, eb = (r.cells["p"]["pa"].stats["mse"] for r in (none, blanks))  # type: ignore[attr-defined]
     assert (ea.value, ea.low, ea.high) == (eb.value, eb.low, eb.high)
+    half = run([f"c{k // 3}" if k % 2 else "" for k in range(30)])
+    assert half.n_clusters == 15 + 10  # type: ignore[attr-defined]
+    named = run(["item i1" if k == 0 else (f"c{k // 3}" if k % 2 else "") for k in range(30)])
+    assert named.n_clusters == 15 + 10  # type: ignore[attr-defined]  # 'item i1' is a clip of its own
 
 
 def test_a_blank_source_among_named_ones_is_refused(tmp_path: Path) -> None:
@@ -243,4 +249,16 @@ def test_several_raters_are_told_to_combine_and_blanks_are_said(tmp_path: Path) 
     assert said == [f"{h}: 1 row(s) without a human score, left out of every statistic: line 4 (item 'v3')"]
     h.write_text("item_id,axis,score\nv1,pa,3\n,pa,2\n")
     with pytest.raises(ScoreTableError, match=r"human.csv line 3, column 'item_id': blank item id"):
+        agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_blank_lines_are_skipped_and_a_short_row_is_named_for_what_it_lacks(tmp_path: Path) -> None:
+    """A line of spaces, which pandas skips, was refused by the field count; a short row got the hint
+    of a long one."""
+    h, p = _files(tmp_path, "item_id,axis,score\nv1,pa,3\nv2,pa,2\nv3,pa,4\n",
+                  "item_id,axis,score\nv1,pa,3\n   \nv2,pa,2\n\nv3,pa,5\n")
+    assert agreement_from_csv(p, h, bootstrap=0).cells["pred"]["pa"].n == 3
+    p.write_text("item_id,axis,score\nv1,pa,3\nv2,pa\n")
+    with pytest.raises(ScoreTableError, match=r"pred.csv line 3: 2 fields where the header has 3 "
+                                              r"\(item_id, axis, score\); a missing cell\? Leave a blank"):
         agreement_from_csv(p, h, bootstrap=0)

@@ -91,11 +91,13 @@ def _check_field_counts(path: str | Path) -> None:
             if header is None:
                 return
             for record in reader:
-                if record and len(record) != len(header):
-                    raise ScoreTableError(
-                        f"{path} line {reader.line_num}: {len(record)} fields where the header has "
-                        f"{len(header)} ({', '.join(h.strip() for h in header)}); a trailing comma or "
-                        "an extra cell? Every row needs one value per column")
+                if not any(cell.strip() for cell in record) or len(record) == len(header):
+                    continue  # a blank line (spaces only too) is skipped, as pandas skips it
+                hint = ("a trailing comma or an extra cell?" if len(record) > len(header) else
+                        "a missing cell? Leave a blank value as an empty cell between commas")
+                raise ScoreTableError(
+                    f"{path} line {reader.line_num}: {len(record)} fields where the header has "
+                    f"{len(header)} ({', '.join(h.strip() for h in header)}); {hint}")
     except (OSError, UnicodeDecodeError, csv.Error):
         return
 
@@ -180,7 +182,7 @@ def agreement_from_csv(
     _check_case(hdf, pdf, human, pred, warn)
     if "clip_id" in hdf.columns:  # a blank clip is the item's own cluster, as without the column
         own = hdf["clip_id"].str.strip() == ""
-        hdf.loc[own, "clip_id"] = "item " + hdf.loc[own, "item_id"]
+        hdf.loc[own, "clip_id"] = "\0item " + hdf.loc[own, "item_id"]  # no clip a user names
     if "source" in hdf.columns:
         _check_sources(hdf, human)
     for col in ("clip_id", "source"):
