@@ -190,3 +190,26 @@ def test_a_renamed_item_is_a_row_of_another_id_and_an_item_without_a_row(items: 
     said = " ".join(res.output.split())
     assert ("test_frames_a [" in said and "1 row(s) of ids not in the manifest (a); 2 manifest item(s) "
             "without a row (a-renamed, new)" in said)
+
+
+def test_no_row_is_not_counted_for_group_rows_nor_unknown_metrics_and_judges_point_to_judge(
+        items: list[Item], tmp_path: Path) -> None:
+    """A set metric this process does not know (a plugin not loaded) had every manifest item counted
+    as without a row, with a hint to `score`; a judge's missing items are `judge`'s to compute."""
+    rows = [ResultRow("group:generator=g", "plugin_set", "h", "1", "ok", 1.0,
+                      config={"group_by": "generator"}, fingerprint="x"),
+            ResultRow("a", "plugin_item", "h", "1", "ok", 1.0, fingerprint="x"),
+            ResultRow("a", "judge:mk:ia", "h", "1", "ok", 3.0, fingerprint="x")]
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        store.add(rows)
+        status = results_status(store, items)
+    no_row = {m.metric: m.no_row for m in status.metrics}
+    assert no_row == {"plugin_set": 0, "plugin_item": 0, "judge:mk:ia": 2}
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    res = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db",
+                                                    str(tmp_path / "results.sqlite")])
+    said = " ".join(res.output.split())
+    assert ("judge:mk:ia [h]: 2 manifest item(s) without a row (b, c) (new or renamed items: "
+            "`robojudge judge`") in said
+    assert "plugin_set [" not in said and "plugin_item [" not in said

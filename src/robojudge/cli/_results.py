@@ -119,8 +119,9 @@ def status_cmd(
             if m.no_row:
                 parts.append(f"{m.no_row} manifest item(s) without a row "
                              f"({first_names(status.no_row.get(key, []), 3)})")
+            command = "robojudge judge" if m.metric.startswith("judge:") else "robojudge score"
             console.print(f"{m.metric} [{m.config_hash}]: " + "; ".join(parts) + " (new or renamed items: "
-                          "`robojudge score` computes them; or items it does not apply to)", highlight=False,
+                          f"`{command}` computes them; or items it does not apply to)", highlight=False,
                           markup=False)
     n_stale, n_unknown, n_gone = len(status.stale), len(status.unknown), len(status.unavailable)
     console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_gone} with inputs "

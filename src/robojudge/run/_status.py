@@ -194,6 +194,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     out = StoreStatus(db_url=store.url)
     by_key: dict[StatusKey, MetricStatus] = {}
     seen: dict[StatusKey, set[str]] = {}  # item ids with a current row
+    grouped: set[StatusKey] = set()  # keys with set-level rows (a group's, whatever the registry knows)
     durations: dict[StatusKey, list[float]] = {}
     installed: dict[str, str | None] = {}  # per metric: the versions a row computed now would record
     for row in store.iter_rows(include_superseded=True):
@@ -207,6 +208,8 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         counts.current += 1
         seen.setdefault(key, set()).add(row.item_id)
         group_row = row.item_id.startswith("group:")
+        if group_row or "group_by" in (row.config or {}):
+            grouped.add(key)
         if expected is not None and row.item_id not in expected.items and not group_row:
             counts.other_ids += 1
             _few(out.other_ids, key, row.item_id)
@@ -247,8 +250,11 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         by_key[k].median_s = statistics.median(seconds)
     if expected is not None:
         for k, counts in by_key.items():
-            if k[0] in expected._set_ids or not counts.current:
+            judged = split_judge_metric_id(k[0]) is not None
+            if k[0] in expected._set_ids or k in grouped or not counts.current:
                 continue  # a set metric's rows are its groups'
+            if not judged and expected._spec(k[0]) is None:
+                continue  # a metric this robojudge does not know: which items it applies to is unknown
             lacking = [i for i in expected.items if i not in seen.get(k, set())]
             counts.no_row = len(lacking)
             for item_id in lacking:
