@@ -155,3 +155,7 @@ def test_one_file_as_the_video_of_two_items_is_a_warning(tmp_path: Path) -> None
     found = [(p.line, p.item_id, p.field, p.severity) for p in validate_manifest(manifest, media="open")]
     assert found == [(2, "b1", "video", "warning"), (3, "a2", "video", "warning")]
     assert all("item 'a1' (line 1)" in p.message for p in validate_manifest(manifest, media="open"))
+    # One clip under two instructions (an instruction-alignment study) is a design: no warning.
+    manifest.write_text("".join(json.dumps({"item_id": i, "video": "a/ep.mp4", "instruction": t}) + "\n"
+                                for i, t in (("push", "push the cup"), ("lift", "lift the cup"))))
+    assert validate_manifest(manifest, media="open") == []

@@ -297,9 +297,11 @@ def validate_manifest(
 
 def _same_videos(checked: list[_Checked], shown: str) -> None:
     """A warning on each item whose video is the very file of an earlier item's (a link, a hard link,
-    two spellings of one path): it would be scored twice and counted twice in its groups' means, or
-    stand for two generators at once. Several items may share a reference; only ``video`` is checked."""
-    first: dict[tuple[int, int], tuple[_Checked, str]] = {}
+    two spellings of one path) under the same instruction and prompt variant: it would be scored twice
+    and counted twice in its groups' means, or stand for two generators at once. One clip under several
+    instructions (an instruction-alignment study) is a design, not a slip; several items may share a
+    reference; only ``video`` is checked."""
+    first: dict[tuple[int, int, str | None, str | None], tuple[_Checked, str]] = {}
     for c in checked:
         it = c.item
         if it is None or not it.video:
@@ -308,7 +310,7 @@ def _same_videos(checked: list[_Checked], shown: str) -> None:
             st = os.stat(it.video)
         except (OSError, ValueError):
             continue  # reported with the media
-        seen = first.setdefault((st.st_dev, st.st_ino), (c, it.item_id))
+        seen = first.setdefault((st.st_dev, st.st_ino, it.instruction, it.prompt_variant), (c, it.item_id))
         if seen[0] is c:
             continue
         where = f"line {seen[0].line}" if seen[0].line is not None else f"row {seen[0].row}"
