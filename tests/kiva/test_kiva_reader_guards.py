@@ -93,7 +93,7 @@ def test_a_state_file_with_fewer_rows_than_its_video_is_refused(kiva_suite: Path
 def test_a_video_of_another_shape_than_the_training_videos_is_refused(
         tiny_reader: Path, kiva_suite: Path, tmp_path: Path) -> None:
     """Frames are squashed to a square as in training: black bars above and below showed the reader a
-    robot squashed another way, and took a faithful clip from 0% to 100%. Within 10% is judged."""
+    robot squashed another way, and took a faithful clip from 0% to 100%. Within 3% is judged."""
     import numpy as np
 
     from robojudge.kiva import load_reader
@@ -110,7 +110,9 @@ def test_a_video_of_another_shape_than_the_training_videos_is_refused(
     with pytest.raises(MetricInputError, match=rf"video is {w}x{bars.shape[1]} \(width/height 0\.667\) and "
                                                r"reader .* was trained on videos of width/height 1\.000"):
         spec.compute(item.model_copy(update={"video": str(tmp_path / "bars.mp4")}), cfg)
-    near = np.pad(frames, ((0, 0), (2, 2), (0, 0), (0, 0)))  # 64x68: 6% off, judged
+    import cv2
+
+    near = np.stack([cv2.resize(f, (w + 1, h)) for f in frames])  # 65x64: 1.6% off, judged
     write_video(tmp_path / "near.mp4", np.ascontiguousarray(near), fps=10)
     assert spec.compute(item.model_copy(update={"video": str(tmp_path / "near.mp4")}), cfg).scored
 

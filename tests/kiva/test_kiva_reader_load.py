@@ -50,3 +50,11 @@ def test_a_cut_short_or_foreign_file_is_named_with_a_reason_that_says_something(
         path.write_bytes(content)
     with pytest.raises(ReaderError, match=rf"^{path}: not a KIVA reader checkpoint {reason}"):
         load_reader(tmp_path)
+
+
+def test_an_unreadable_reader_says_so_not_damaged(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from robojudge.kiva._reader import _load_reason
+
+    assert _load_reason(PermissionError(13, "Permission denied")) == "cannot read it: Permission denied"
+    assert _load_reason(OSError(22, "Invalid argument")).startswith("truncated or damaged file")

@@ -91,7 +91,13 @@ def _not_rigid(path: str, spec: RobotSpec) -> tuple[tuple[tuple[str, str], ...],
         model = load_model(spec, path)
     except RobotSpecError as exc:  # names the file and why: missing, unloadable, its library not installed
         return (), str(exc).split(": field model: ", 1)[-1]
-    checked = check_against_model(spec, model, path)
+    try:
+        checked = check_against_model(spec, model, path)
+    except RobotSpecError as exc:
+        if ": field keypoints[" in str(exc):
+            raise  # KIVA reads these: a keypoint that is no body is the spec's error, with its suggestion
+        # A stale joint entry: KIVA reads no joints, so the robot is used with its keypoints as written.
+        return (), str(exc).split(": field ", 1)[-1]
     if not spec.links:
         return (), None
     try:

@@ -175,6 +175,8 @@ def _load_reason(exc: BaseException) -> str:
         if exc.args and isinstance(exc.args[0], str):
             return f"it has no {exc.args[0]!r} entry"
         return "not a torch checkpoint file"
+    if isinstance(exc, PermissionError):
+        return f"cannot read it: {exc.strerror or exc}"
     if isinstance(exc, OSError | EOFError) or (isinstance(exc, RuntimeError) and "zip archive" in str(exc)):
         first = str(exc).split(". ")[0].strip().rstrip(".")
         return "truncated or damaged file" + (f": {first}" if first else "")
