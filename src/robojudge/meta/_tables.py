@@ -165,7 +165,6 @@ def agreement_from_csv(
     hdf["_score"] = column_numbers(hdf, "score", human)
     pdf["_score"] = column_numbers(pdf, "score", pred)
     _check_scale(hdf, scale, human)
-    _check_whole(hdf, human)
     for df, path in ((hdf, human), (pdf, pred)):
         _check_ids(df, path)
     blank = np.flatnonzero(np.isnan(hdf["_score"].to_numpy(dtype=np.float64)))
@@ -225,32 +224,26 @@ def _line(i: int) -> str:
 
 
 def _check_scale(df: pd.DataFrame, scale: tuple[int, int], path: Path) -> None:
-    """Human scores lie on the scale: one outside it would be clipped and count as a match."""
+    """Human scores are whole points of the scale. One outside it would be clipped and count as a
+    match; exact-match accuracy and the confusion matrix round only the predictions, so a human 3.5
+    would be rounded too (up, to 4) and a prediction 0.5 away would count as exact."""
     values = df["_score"].to_numpy(dtype=np.float64)
-    bad = np.flatnonzero((values < scale[0]) | (values > scale[1]))
-    if bad.size:
-        i = int(bad[0])
-        more = f" ({bad.size} such rows)" if bad.size > 1 else ""
-        raise ScoreTableError(
-            f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'score': human score "
-            f"{df['score'].iloc[i].strip()} is outside the scale {scale[0]}..{scale[1]}{more}; fix the "
-            "label or give the scale with --scale LOW,HIGH")
-
-
-def _check_whole(df: pd.DataFrame, path: Path) -> None:
-    """Human scores are whole points of the scale: exact-match accuracy and the confusion matrix round
-    only the predictions, so a human 3.5 would be rounded too (up, to 4) and a prediction 0.5 away
-    would count as exact."""
-    values = df["_score"].to_numpy(dtype=np.float64)
-    bad = np.flatnonzero(np.isfinite(values) & (values != np.round(values)))
-    if bad.size:
-        i = int(bad[0])
-        more = f" ({bad.size} such rows)" if bad.size > 1 else ""
-        raise ScoreTableError(
-            f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'score': human score "
-            f"{df['score'].iloc[i].strip()} is not a whole number{more}; the statistics compare whole "
-            "points of the scale: combine several raters' scores into one whole score first (their "
-            "median, or a rounded mean)")
+    checks = [
+        ((values < scale[0]) | (values > scale[1]),
+         f"is outside the scale {scale[0]}..{scale[1]}{{more}}; fix the label or give the scale with "
+         "--scale LOW,HIGH"),
+        (np.isfinite(values) & (values != np.round(values)),
+         "is not a whole number{more}; the statistics compare whole points of the scale: combine several "
+         "raters' scores into one whole score first (their median, or a rounded mean)"),
+    ]
+    for wrong, why in checks:
+        bad = np.flatnonzero(wrong)
+        if bad.size:
+            i = int(bad[0])
+            more = f" ({bad.size} such rows)" if bad.size > 1 else ""
+            raise ScoreTableError(
+                f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'score': human score "
+                f"{df['score'].iloc[i].strip()} " + why.format(more=more))
 
 
 def _check_ids(df: pd.DataFrame, path: Path) -> None:
