@@ -3,7 +3,7 @@
 Usage::
 
     MUJOCO_GL=egl .venv/bin/python scripts/track_accuracy.py [SUITE_DIR] [--tracker lk_flow] \
-        [--episodes 8] [--size 128] [--seed 0]
+        [--episodes 8] [--size 128] [--seed 0] [--metrics [--truth auto|tracked_reference]]
 
 Builds the sim suite into SUITE_DIR first when it has no suite.jsonl (default /tmp/h3_suite). For
 every rollout it seeds the tracker with frame 0 of the main view (object masks, end effector,
@@ -46,6 +46,8 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=128)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--metrics", action="store_true", help="also score ta_* and ol_* per failure type")
+    ap.add_argument("--truth", default="auto", choices=("auto", "reference_state", "tracked_reference"),
+                    help="the metrics' ground truth (auto: the reference's state file; the suite writes one)")
     args = ap.parse_args()
     manifest = Path(args.suite) / "suite.jsonl"
     if not manifest.exists():
@@ -53,6 +55,12 @@ def main() -> None:
         from robojudge.suite.sim import make_sim_suite
 
         make_sim_suite(args.suite, seed=args.seed, episodes=args.episodes, views=1, size=args.size)
+    else:
+        # A suite built by an older robojudge may differ (reference state files, video encoding): the
+        # documented tables once matched such a folder and no fresh build.
+        built = time.strftime("%Y-%m-%d %H:%M", time.localtime(manifest.stat().st_mtime))
+        print(f"reusing the suite in {args.suite} (written {built}); delete the folder to build one with "
+              "this robojudge")
     tracker = get_tracker(args.tracker)
     errors: dict[tuple[str, str], list[float]] = defaultdict(list)
     missed: dict[tuple[str, str], list[bool]] = defaultdict(list)
@@ -99,32 +107,40 @@ def main() -> None:
         if len(fe):
             print(f"| {fkey} | {len(fe)} | {np.median(fe):.2f} | {np.mean(fe <= 5):.3f} |")
     if args.metrics:
-        metric_table(items)
+        metric_table(items, args.truth)
 
 
 METRICS = ("ta_hsd", "ta_ndtw", "ta_dyn", "ol_average_precision", "ol_average_recall")
 
 
-def metric_table(items: list[Item]) -> None:
-    """Mean of each metric over the rollouts with each planted failure type (errors counted apart)."""
+def metric_table(items: list[Item], truth: str = "auto") -> None:
+    """Mean of each metric over the scored rollouts with each planted failure type; a cell where some
+    were unscored says how many were scored ("0.412 (3/5)"), "-" where none was (errors left out)."""
     from robojudge.metrics import MetricInputError, get_metric
 
     rows: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    counts: dict[str, int] = defaultdict(int)
     for item in items:
         types = [str(f["type"]) for f in item.meta.get("failures", [])] or ["(none: faithful)"]
+        for kind in types:
+            counts[kind] += 1
         for mid in METRICS:
+            spec = get_metric(mid)
             try:
-                value = get_metric(mid).compute(item).value
+                value = spec.compute(item, spec.make_config({"truth": truth})).value
             except MetricInputError:
                 continue
             for kind in types:
                 rows[kind][mid].append(value)
-    print("\n| planted failure | rollouts | " + " | ".join(METRICS) + " |")
+    print(f"\ntruth={truth}\n\n| planted failure | rollouts | " + " | ".join(METRICS) + " |")
     print("| --- | --- |" + " --- |" * len(METRICS))
-    for kind in sorted(rows):
-        n = max(len(v) for v in rows[kind].values())
-        cells = [f"{np.mean(rows[kind][m]):.3f}" if rows[kind][m] else "-" for m in METRICS]
-        print(f"| {kind} | {n} | " + " | ".join(cells) + " |")
+    for kind in sorted(counts):
+        cells = []
+        for m in METRICS:
+            scored = [v for v in rows[kind][m] if np.isfinite(v)]
+            part = "" if len(scored) == counts[kind] else f" ({len(scored)}/{counts[kind]})"
+            cells.append(f"{np.mean(scored):.3f}{part}" if scored else "-")
+        print(f"| {kind} | {counts[kind]} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
