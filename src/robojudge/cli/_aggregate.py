@@ -57,7 +57,9 @@ def scores_cmd(
     metrics: str | None = typer.Option(None, "--robophyscore-metrics",
                                        help="Comma-separated RoboPhyscore set "
                                        "\\[default: the paper's eight]."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Output CSV \\[default: print a table]."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output CSV \\[default: print the CSV; as in "
+                                    "every CSV robojudge writes, a cell a spreadsheet would run as a "
+                                    "formula, such as +modelB, gets a leading ']."),
 ) -> None:
     """AFS, RoboPhyscore, level and sub-dimension scores per group, in the paper's table conventions.
 
