@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import io
 
-import numpy as np
 import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
+from _meta_csvs import write_agreement_csvs
 from robojudge.cli import _meta
 from robojudge.meta import OVERALL, agreement_from_csv
 
@@ -23,18 +23,8 @@ JUDGES = ("gpt-4o-mini", "qwen2-vl-7b-sft")
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    folder = tmp_path_factory.mktemp("meta")
-    rng = np.random.default_rng(0)
-    human, pred = ["item_id,axis,score,clip_id,source"], ["judge,item_id,axis,score"]
-    for i in range(40):
-        for axis in ("pa", "ia"):
-            h = int(rng.integers(1, 6))
-            human.append(f"v{i},{axis},{h},clip{i // 2},src{(i // 2) % 3}")
-            pred.append(f"{JUDGES[0]},v{i},{axis},{min(5, max(1, h + int(rng.integers(-1, 2))))}")
-            pred.append(f"{JUDGES[1]},v{i},{axis},{'' if i == 0 else int(rng.integers(1, 6))}")
-    (folder / "human.csv").write_text("\n".join(human) + "\n")
-    (folder / "pred.csv").write_text("\n".join(pred) + "\n")
-    return agreement_from_csv(folder / "pred.csv", folder / "human.csv", bootstrap=200, seed=1)
+    pred, human = write_agreement_csvs(tmp_path_factory.mktemp("meta"), JUDGES)
+    return agreement_from_csv(pred, human, bootstrap=200, seed=1)
 
 
 def _printed(report, width: int, monkeypatch: pytest.MonkeyPatch) -> str:  # type: ignore[no-untyped-def]

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from _meta_csvs import write_agreement_csvs
 from robojudge.cli._meta import app
 
 runner = CliRunner()
@@ -11,16 +12,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def csvs(tmp_path):
-    rng = np.random.default_rng(0)
-    human, pred = ["item_id,axis,score,clip_id,source"], ["judge,item_id,axis,score"]
-    for i in range(40):
-        for axis in ("pa", "ia"):
-            h = int(rng.integers(1, 6))
-            human.append(f"v{i},{axis},{h},clip{i // 2},src{(i // 2) % 3}")
-            pred.append(f"good,v{i},{axis},{min(5, max(1, h + int(rng.integers(-1, 2))))}")
-            pred.append(f"bad,v{i},{axis},{'' if i == 0 else int(rng.integers(1, 6))}")
-    (tmp_path / "human.csv").write_text("\n".join(human) + "\n")
-    (tmp_path / "pred.csv").write_text("\n".join(pred) + "\n")
+    write_agreement_csvs(tmp_path)
     return tmp_path
 
 

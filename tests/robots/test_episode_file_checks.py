@@ -211,7 +211,8 @@ def test_kiva_names_a_keypoint_that_is_no_body_of_the_model(arm: Path) -> None:
     arm.write_text(arm.read_text().replace('"elbw"', '"elbow"') + 'joints = ["shoulder", "wrist"]\n')
     bot = resolve_robot(str(arm))
     assert bot.keypoints == ("base", "upper", "elbow", "hand")
-    assert "links not checked against the model: joints[1]: 'wrist' is not a movable 1-DoF joint" in bot.source
+    said = "links not checked against the model: joints[1]: 'wrist' is not a movable 1-DoF joint"
+    assert said in bot.source
     (arm.parent / "arm.xml").unlink()  # a model that is not there: used as written, and said
     bot = resolve_robot(str(arm))
     assert "links not checked against the model: file not found" in bot.source
