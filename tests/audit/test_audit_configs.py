@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from _audit_store import stored_suite
 from typer.testing import CliRunner
 
 from robojudge.audit import audit_acceleration
@@ -38,15 +39,7 @@ def _rows(items: list[Item], keys: list[tuple[str, str]]) -> list[ResultRow]:
 def _stored(tmp_path, keys: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
     """The suite's manifest (empty videos beside it) and a store with its rows under ``keys``."""
     items = _items()
-    manifest = tmp_path / "suite.jsonl"
-    manifest.write_text("".join(json.dumps(it.model_dump(mode="json", exclude_none=True)) + "\n"
-                                for it in items))
-    for it in items:
-        (tmp_path / it.video).write_bytes(b"")
-    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    with ResultStore(db) as store:
-        store.add(_rows(items, keys))
-    return manifest, db
+    return stored_suite(tmp_path, items, _rows(items, keys))
 
 
 @pytest.fixture

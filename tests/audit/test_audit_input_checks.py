@@ -3,10 +3,10 @@ a non-finite --level or --drift, a misspelt meta.accelerates in the report."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
+from _audit_store import stored_suite
 from typer.testing import CliRunner
 
 from robojudge.audit import TimingError, audit_acceleration, make_standins, read_timing, timing_costs
@@ -33,15 +33,7 @@ def _rows(items: list[Item]) -> list[ResultRow]:
 @pytest.fixture
 def suite(tmp_path):
     items = _items()
-    manifest = tmp_path / "suite.jsonl"
-    manifest.write_text("".join(json.dumps(it.model_dump(mode="json", exclude_none=True)) + "\n"
-                                for it in items))
-    for it in items:
-        (tmp_path / it.video).write_bytes(b"")
-    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    with ResultStore(db) as store:
-        store.add(_rows(items))
-    return manifest, db
+    return stored_suite(tmp_path, items, _rows(items))
 
 
 def test_unknown_generator_in_a_timing_file_names_file_line_and_the_known_ones(tmp_path) -> None:

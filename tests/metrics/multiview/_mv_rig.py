@@ -8,6 +8,8 @@ with the calibration to the pixel. 128x96 px, 24 frames.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 
@@ -80,6 +82,22 @@ def clean_views() -> dict[str, np.ndarray]:
     """``view -> (T, H, W, 3)`` uint8 frames of the rig, every view in step with the others."""
     tex = scene_textures()
     return {n: render(c, tex) for n, c in CAMERAS.items()}
+
+
+def write_rig(root: Path) -> dict[str, np.ndarray]:
+    """The clean views as lossless PNG frame folders at 10 fps under ``root``, with ``calib.json`` (every
+    camera) and ``calib_ab.json`` (without c); returns the views' frames."""
+    import json
+
+    from robojudge.video import write_video
+
+    views = clean_views()
+    for name, frames in views.items():
+        write_video(root / name, frames, fps=10)
+    cal = {n: c.model_dump() for n, c in CAMERAS.items()}
+    (root / "calib.json").write_text(json.dumps(cal))
+    (root / "calib_ab.json").write_text(json.dumps({k: cal[k] for k in ("a", "b")}))
+    return views
 
 
 def lagged(frames: np.ndarray, k: int) -> np.ndarray:

@@ -4,14 +4,13 @@ lengths), ``instants`` below 2 (refused with the config), a part of weight 0 tha
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from _mv_rig import CAMERAS, clean_views, flat_views, instants
+from _mv_rig import CAMERAS, clean_views, flat_views, instants, write_rig
 
 from robojudge.metrics import MetricInputError, get_metric
 from robojudge.metrics.multiview import RigisParams, rigis
@@ -27,14 +26,9 @@ N = 4
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The synthetic rig as PNG frame folders at 10 fps, view b also at 20 and at 10.05 fps."""
     root = tmp_path_factory.mktemp("rig")
-    views = clean_views()
-    for name, frames in views.items():
-        write_video(root / name, frames, fps=10)
+    views = write_rig(root)
     write_video(root / "b20", views["b"], fps=20)
     write_video(root / "b1005", views["b"], fps=10.05)
-    cal = {n: c.model_dump() for n, c in CAMERAS.items()}
-    (root / "calib.json").write_text(json.dumps(cal))
-    (root / "calib_ab.json").write_text(json.dumps({k: cal[k] for k in ("a", "b")}))
     return root
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _mv_rig import CAMERAS, clean_views, lagged
+from _mv_rig import CAMERAS, lagged, write_rig
 
 from robojudge.metrics import MetricInputError, get_metric
 from robojudge.run._fingerprint import metric_fingerprint
@@ -22,16 +22,11 @@ CONFIG = {"instants": 4, "max_features": 300}
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The synthetic rig as PNG frame folders (lossless), a 2x2 grid of it, calibration and state files."""
     root = tmp_path_factory.mktemp("rig")
-    views = clean_views()
-    for name, frames in views.items():
-        write_video(root / name, frames, fps=10)
+    views = write_rig(root)
     write_video(root / "late_b", lagged(views["b"], 4), fps=10)
     top = np.concatenate([views["a"], views["b"]], axis=2)
     bottom = np.concatenate([views["c"], np.zeros_like(views["c"])], axis=2)
     write_video(root / "grid", np.concatenate([top, bottom], axis=1), fps=10)
-    cal = {n: c.model_dump() for n, c in CAMERAS.items()}
-    (root / "calib.json").write_text(json.dumps(cal))
-    (root / "calib_ab.json").write_text(json.dumps({k: cal[k] for k in ("a", "b")}))
     names = list(CAMERAS)
     np.savez(root / "state.npz", view_names=np.array(names),
              K=np.stack([np.asarray(CAMERAS[n].K) for n in names]),
