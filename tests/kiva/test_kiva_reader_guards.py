@@ -124,3 +124,28 @@ def test_the_error_lines_say_why_there_is_no_error() -> None:
         "held-out error: no clip to measure it on (--holdout 0 holds none out)")
     assert _error_line("held-out error", {"episodes": 2, "keypoints": 0}) == (
         "held-out error: no visible keypoint to measure")
+
+
+def test_a_video_judged_below_the_floor_a_checked_reader_would_apply_is_marked(
+        tiny_reader: Path, kiva_suite: Path) -> None:
+    """A reader that does not tell its robot from none judges every video; a value read with less
+    confidence than the floor a checked reader would apply is marked, so such values can be found (an
+    audit's ADROIT clip, read by a small Fetch reader at 0.277 against a floor of 0.292, got 0%, the best
+    value, and looked like any other)."""
+    import math
+    from types import SimpleNamespace
+
+    from robojudge.kiva import CONFIDENCE_RATIO
+    from robojudge.metrics.learned.kiva import _unchecked_floor
+
+    reader = SimpleNamespace(meta={"calibration": {"confidence": 0.7}})
+    floor = CONFIDENCE_RATIO * 0.7
+    assert _unchecked_floor(reader, SimpleNamespace(confidence=0.3), math.nan) == {
+        "below_unchecked_floor": pytest.approx(floor)}
+    assert _unchecked_floor(reader, SimpleNamespace(confidence=0.5), math.nan) == {}  # above it
+    assert _unchecked_floor(reader, SimpleNamespace(confidence=0.3), floor) == {}  # checked: unscored
+    assert _unchecked_floor(reader, SimpleNamespace(confidence=math.nan), math.nan) == {}
+    # On the tests' reader (not checked) a faithful rollout, read with full confidence, is not marked.
+    spec = get_metric("kiva")
+    faithful = spec.compute(_item(kiva_suite), spec.make_config({"reader": str(tiny_reader)}))
+    assert "below_unchecked_floor" not in faithful.details and "reader_confidence" in faithful.details

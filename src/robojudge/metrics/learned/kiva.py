@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from robojudge.kiva import (
+    CONFIDENCE_RATIO,
     SEGMENT,
     KivaResult,
     Thresholds,
@@ -290,11 +291,24 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             **({"measure_2d_reason": why_2d} if "2d" in used or not used else {}),
             "candidates": 5,
             "recognition": recognition,
+            **_unchecked_floor(reader, result, floor),
             "reader": rkey[0],
             "reader_data_sha256": reader.meta["data"]["sha256"],
             "robot": reader.meta["robot"],
         },
     )
+
+
+def _unchecked_floor(reader: Any, result: KivaResult, floor: float) -> dict[str, float]:
+    """``{"below_unchecked_floor": floor}`` when the reader's recognition is not checked (a small reader
+    as sure of robot-free clips as of its robot: every video is judged) and this video was read with less
+    confidence than the floor a checked reader would apply: such a value may be of a video without the
+    robot, and a filter on this key finds them."""
+    value = (reader.meta.get("calibration") or {}).get("confidence")
+    if not math.isnan(floor) or value is None or math.isnan(result.confidence):
+        return {}
+    would = CONFIDENCE_RATIO * float(value)
+    return {"below_unchecked_floor": round(would, 4)} if result.confidence < would else {}
 
 
 def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], tracks: Tracks, result: KivaResult,
