@@ -555,3 +555,28 @@ def test_the_finger_check_can_be_switched_off(mv_calibrated, mv_suite):
     assert any("finger" in s for s in on.details["segments"])  # Fetch's two finger slides are a pair
     assert not any("finger" in s for s in off.details["segments"])
     assert [s["jerk"] for s in on.details["segments"]] == [s["jerk"] for s in off.details["segments"]]
+
+
+@pytest.mark.slow
+def test_a_view_of_another_shape_is_refused_in_3d_too(mv_calibrated, mv_suite, tmp_path):
+    """Every view read in 3D is squashed to the reader's square as the main video is: a view of another
+    shape than the training videos is refused as the main video would be (it was read squashed, and in
+    3D it decides the rigidity whatever the 2D threshold)."""
+    import cv2
+
+    from robojudge.metrics import MetricInputError, get_metric
+    from robojudge.suite import load_suite
+    from robojudge.video import sample_frames, write_video
+
+    item = load_suite(mv_suite).by_id("fetch00-oracle")
+    other = next(n for n in item.views if item.views[n] != item.video)
+    frames = sample_frames(item.views[other], fps=None, max_frames=None)
+    h, w = frames.frames.shape[1:3]
+    wide = np.stack([cv2.resize(f, (w * 3 // 2, h)) for f in frames.frames])
+    write_video(tmp_path / "wide.mp4", wide, fps=frames.source_fps)
+    views = {**item.views, other: str(tmp_path / "wide.mp4")}
+    spec = get_metric("kiva")
+    cfg = spec.make_config({"reader": str(mv_calibrated)})
+    said = rf"view read in 3D is {w * 3 // 2}x{h} \(width/height 1\.500\)"
+    with pytest.raises(MetricInputError, match=said):
+        spec.compute(item.model_copy(update={"views": views}), cfg)

@@ -141,7 +141,8 @@ def _reader(path: Path, metric_id: str) -> tuple[Any, tuple[str, int, int, int]]
 ASPECT_TOLERANCE = 0.03
 
 
-def _check_aspect(item: Item, hw: tuple[int, ...], reader: Any, where: str, metric_id: str) -> None:
+def _check_aspect(item: Item, hw: tuple[int, ...], reader: Any, where: str, metric_id: str,
+                  what: str = "video") -> None:
     """The reader squashes every frame to a square, as it did in training: a video of another shape
     (16:9 against square training clips, letterbox bars) shows it a robot squashed another way (black
     bars above and below took a faithful clip from 0% to 100%)."""
@@ -153,7 +154,7 @@ def _check_aspect(item: Item, hw: tuple[int, ...], reader: Any, where: str, metr
     if abs(math.log(w / h / near)) > math.log1p(ASPECT_TOLERANCE):
         shown = ", ".join(f"{a:.3f}" for a in aspects)
         raise MetricInputError(
-            f"metric {metric_id!r}: item {item.item_id!r}'s video is {w}x{h} (width/height {w / h:.3f}) and "
+            f"metric {metric_id!r}: item {item.item_id!r}'s {what} is {w}x{h} (width/height {w / h:.3f}) and "
             f"reader {where} was trained on videos of width/height {shown}: it squashes every frame to a "
             "square, so it would read a robot squashed another way. Crop or pad the video to the training "
             "shape, or train a reader on videos of this shape")
@@ -338,7 +339,7 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
     if values is None:
         def read(frames: Any, fps: float) -> Tracks:
             # Every view is squashed to a square as the main view is: each is held to the training shape.
-            _check_aspect(item, frames.shape[1:3], reader, rkey[0], metric_id)
+            _check_aspect(item, frames.shape[1:3], reader, rkey[0], metric_id, "view read in 3D")
             return read_frames(reader, frames, fps)
 
         readings = read_views(read, item, cams, (main, tracks) if main else None)
