@@ -83,3 +83,22 @@ def test_one_look_takes_each_digest_once(tmp_path: Path, monkeypatch) -> None:  
         assert _filehash.file_digest(str(tmp_path / "v.mp4")) == first
     assert len(calls) == 1
     assert _filehash.file_digest(tmp_path / "v.mp4") == first and len(calls) == 2
+
+
+def test_score_judge_and_sets_share_one_rule_for_inputs_changed_meanwhile() -> None:
+    """`settle`: same inputs, kept; rewritten, not stored; unreadable now, a value is kept under the
+    planned fingerprint (score dropped it as changed, judge kept it) and an error takes the fingerprint
+    of now; a row without a fingerprint is kept as it is."""
+    from robojudge.run._fingerprint import Fingerprint, settle
+    from robojudge.store import ResultRow
+
+    ok = ResultRow("i", "m", "h", "1", "ok", 1.0, fingerprint="planned")
+    err = ResultRow("i", "m", "h", "1", "error", None, error="x", fingerprint="planned")
+    assert settle(ok, Fingerprint("planned")) is ok
+    assert settle(ok, Fingerprint("rewritten")) is None and settle(err, Fingerprint("rewritten")) is None
+    gone = Fingerprint("gone", unavailable=True)
+    assert settle(ok, gone) is ok
+    settled = settle(err, gone)
+    assert settled is not None and settled.fingerprint == "gone"
+    bare = ResultRow("i", "m", "h", "1", "ok", 1.0)
+    assert settle(bare, Fingerprint("rewritten")) is bare

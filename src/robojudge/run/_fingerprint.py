@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, get_args
 
@@ -40,6 +41,7 @@ from pydantic.fields import FieldInfo
 from robojudge.metrics import Input, MetricInputError, MetricSpec
 from robojudge.metrics._texts import load_item_texts, meta_gives_text, text_key
 from robojudge.run._filehash import UNAVAILABLE, file_digest
+from robojudge.store import ResultRow
 from robojudge.suite import Item
 
 FINGERPRINT_VERSION = "1"
@@ -61,6 +63,25 @@ class Fingerprint(NamedTuple):
 
     value: str
     unavailable: bool = False
+
+
+def settle(row: ResultRow, now: Fingerprint) -> ResultRow | None:
+    """A computed ``row`` checked against its inputs as they are ``now``; ``None``: not to store.
+
+    The row carries the fingerprint its inputs had when the run was planned. An input rewritten since
+    (a video replaced while the run went on) makes its value one of the new file, or of neither, under
+    the old file's fingerprint, which the old file, put back, would find up to date: it is not stored,
+    and the next run computes it from what is there then. When an input cannot be read now (a drive
+    unmounted mid-run), a value is kept under the planned fingerprint (it was computed from the file as
+    planned, and the planners keep such rows until the file is back), and an error row takes the
+    fingerprint of now: under the planned one it would count as up to date once the file is back, and
+    stay an error. Used by ``score``, ``judge`` and ``metrics sets`` alike.
+    """
+    if not row.fingerprint:
+        return row
+    if now.unavailable:
+        return replace(row, fingerprint=now.value) if row.status == "error" else row
+    return row if now.value == row.fingerprint else None
 
 
 class _Reader:

@@ -8,7 +8,7 @@ import asyncio
 import math
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from robojudge.judges import (
@@ -25,7 +25,7 @@ from robojudge.judges import (
     short_hash,
 )
 from robojudge.judges._scoring import EXPECTED_FALLBACK
-from robojudge.run._fingerprint import judge_inputs
+from robojudge.run._fingerprint import judge_inputs, settle
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.video import DecoderPool, VideoError
@@ -247,23 +247,14 @@ class Writer:
 
 
 def inputs_now(item: Item, rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
-    """``(to store, changed)``: an item's judged rows checked against its inputs as they are now.
-
-    The rows carry the fingerprint the run planned with. A video rewritten while it was judged makes
-    them the new video's judgments (or a mix) under the old file's fingerprint, which the old file,
-    put back, would find up to date: they are not stored (``changed``), so the item stays to judge.
-    When the video cannot be read now (it went away after planning), error rows carry the fingerprint
-    of that, so that once it is back it is judged again, and judgments are kept.
-    """
-    planned = {row.fingerprint for row in rows if row.fingerprint}
-    if not planned:
+    """``(to store, changed)``: an item's judged rows checked against its inputs as they are now
+    (:func:`~robojudge.run._fingerprint.settle`): judgments of a video rewritten while it was judged are
+    not stored, so the item stays to judge."""
+    if not any(row.fingerprint for row in rows):
         return rows, []
     now = judge_inputs(item)
-    if now.unavailable:
-        return [replace(row, fingerprint=now.value) if row.status == "error" else row for row in rows], []
-    if planned != {now.value}:
-        return [], rows
-    return rows, []
+    settled = [(row, settle(row, now)) for row in rows]
+    return [s for _, s in settled if s is not None], [row for row, s in settled if s is None]
 
 
 async def judge_one(

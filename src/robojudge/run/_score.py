@@ -30,7 +30,7 @@ from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
 from robojudge.run._executor import Executor, guarded_call, make_executor
 from robojudge.run._filehash import one_look
-from robojudge.run._fingerprint import Fingerprints, metric_inputs
+from robojudge.run._fingerprint import Fingerprints, metric_inputs, settle
 from robojudge.run._libraries import library_versions
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.store import ResultRow, ResultStore
@@ -296,27 +296,17 @@ def _measured_before(store: ResultStore, items: set[str], requests: Sequence[Met
 
 
 def _inputs_now(task: Task, rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
-    """``(to store, changed)``: ``rows`` checked against their inputs as they are now, after computing.
-
-    A row carries the fingerprint its inputs had when the run was planned. An input rewritten since
-    (a video replaced while the run went on) makes the row's value one of the new file, or of neither,
-    under the old file's fingerprint: put back, the old file would find that value up to date. Such a
-    row is not stored (``changed``), so the pair stays to do and the next run computes it from what is
-    there then. An error row whose inputs cannot be read now (a drive unmounted mid-run) is stored
-    with their fingerprint now: under the planned one it would count as up to date once the file is
-    back, and stay an error. Checking costs a ``stat`` per file (digests are memoised by it).
-    """
+    """``(to store, changed)``: ``rows`` checked against their inputs as they are now, after computing
+    (:func:`~robojudge.run._fingerprint.settle`). Checking costs a ``stat`` per file (digests are
+    memoised by it)."""
     keep, changed = [], []
     with one_look():  # the task's metrics read the same files: each looked at once
         for req, row in zip(task.requests, rows, strict=True):
-            if row.fingerprint:
-                now = metric_inputs(task.item, req.spec, req.config)
-                if row.status == "error" and now.unavailable:
-                    row = replace(row, fingerprint=now.value)
-                elif now.value != row.fingerprint:
-                    changed.append(row)
-                    continue
-            keep.append(row)
+            settled = settle(row, metric_inputs(task.item, req.spec, req.config)) if row.fingerprint else row
+            if settled is None:
+                changed.append(row)
+            else:
+                keep.append(settled)
     return keep, changed
 
 

@@ -40,7 +40,7 @@ from robojudge.metrics._sets import (
 )
 from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make_executor
 from robojudge.run._filehash import one_look
-from robojudge.run._fingerprint import Fingerprint, set_inputs
+from robojudge.run._fingerprint import Fingerprint, set_inputs, settle
 from robojudge.run._libraries import library_versions
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
@@ -107,23 +107,14 @@ def group_inputs(sm: SetMetricSpec, group: ItemGroup, config: BaseModel) -> Fing
     return set_inputs(sm.spec, group.items, config.model_dump(mode="json"), pool)
 
 
-def inputs_now(task: SetTask, rows: list[ResultRow]) -> list[ResultRow] | None:
-    """A computed group's rows checked against its inputs as they are now; ``None``: not to store.
-
-    The rows carry the fingerprint the run planned with. A member's video (or a reference of the pool)
-    rewritten while the group was computed makes their value one of the new files, or of a mix, under
-    the old files' fingerprint, which the old files, put back, would find up to date: they are not
-    stored, and the group stays to compute. Error rows whose inputs cannot be read now carry the
-    fingerprint of that, as :func:`robojudge.run._score` does for per-item rows.
-    """
+def inputs_now(task: SetTask, rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
+    """``(to store, changed)``: a computed group's rows checked against its inputs as they are now
+    (:func:`~robojudge.run._fingerprint.settle`): a member's video (or a reference of the pool)
+    rewritten while the group was computed leaves its rows unstored, and the group stays to compute."""
     with one_look():  # a member's video and reference may be read by several members' fingerprints
         now = group_inputs(task.sm, task.group, task.config)
-    if now.value == task.fingerprint:
-        return rows
-    if now.unavailable and all(r.status == "error" for r in rows):
-        return [replace(r, fingerprint=now.value) for r in rows]
-    return None
-
+    settled = [(row, settle(row, now)) for row in rows]
+    return [s for _, s in settled if s is not None], [row for row, s in settled if s is None]
 
 
 def to_result_rows(
@@ -281,10 +272,10 @@ def score_sets_into(
                                _set_crash_rows)
     try:
         for task, rows in results:
-            keep = inputs_now(task, to_result_rows(rows, task.sm, by, task.config, task.fingerprint))
-            if keep is None:
+            keep, changed = inputs_now(task, to_result_rows(rows, task.sm, by, task.config, task.fingerprint))
+            if changed:
                 summary.changed.append((task.sm.id, task.group.key))
-            else:
+            if keep:
                 store.add(keep)
             store.clear_in_flight([_note_id(task)])
             summary.computed += 1
