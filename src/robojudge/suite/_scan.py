@@ -420,7 +420,8 @@ class _Walked:
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
-    """The folder a path leads to (device and inode, links followed); ``None`` if it cannot be read."""
+    """The folder or file a path leads to (device and inode, links followed); ``None`` if it cannot be
+    read."""
     try:
         st = path.stat()
     except OSError:
@@ -530,11 +531,10 @@ def _same_files(videos: list[Path], base: Path) -> list[str]:
     first: dict[tuple[int, int], Path] = {}
     out = []
     for video in videos:
-        try:
-            st = video.stat()
-        except OSError:
+        ident = _identity(video)
+        if ident is None:
             continue
-        seen = first.setdefault((st.st_dev, st.st_ino), video)
+        seen = first.setdefault(ident, video)
         if seen != video:
             out.append(f"{video.relative_to(base).as_posix()} = {seen.relative_to(base).as_posix()}")
     return out
