@@ -370,7 +370,10 @@ _COMMON: dict[str, Any] = {
     # is unscored (before: judged, nearly always 100%); readers calibrated since (kiva.MEASURE_VERSION 8).
     # 11: a frame that a lossy codec re-draws with noise is held (kiva.held_frames), so a frozen stretch of an
     # mp4 is frozen as the same frames in PNG are (docs/kiva.md, "Frozen and still videos").
-    "version": "11",
+    # 12: refused (before: judged) a segment length other than the reader's calibration, an item naming
+    # another robot's spec, and a video or view more than 3% off the training videos' shape; values stored
+    # before may rest on one of those, so they are computed again. Verdicts of accepted videos unchanged.
+    "version": "12",
 }
 
 
