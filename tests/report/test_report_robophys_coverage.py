@@ -7,9 +7,12 @@ under the table, and the generator is not compared for the best of the columns t
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from _report_data import higher_is_better
 
-from robojudge.report._robophys import robophys_section
+from robojudge.report._robophys import robophys_section, sensitivity_section
 from robojudge.report._sections import ReportInput
 from robojudge.store import ResultRow
 from robojudge.suite import Item
@@ -42,3 +45,52 @@ def test_a_generator_measured_on_some_clips_is_named_and_not_marked_best() -> No
     assert "broken: cc_photometric 1 of 3" in table.note and "good:" not in table.note
     iq = table.columns.index("IQ-1")
     assert by["good"][iq].best  # a column broken is fully measured on is compared as before
+
+
+def test_a_generator_without_any_value_on_a_covered_level_has_no_afs() -> None:
+    # ol_average_precision (level 3) measures good but none of broken's clips: broken's level 3 is n/a,
+    # and its AFS, which counted that level as 0, is n/a too.
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in ("good", "broken") for k in range(3)]
+    rows = []
+    for k in range(3):
+        rows += [_row(f"good{k}", "iq1_psnr", 30.0 + k), _row(f"good{k}", "ol_average_precision", 0.5)]
+        rows += [_row(f"broken{k}", "iq1_psnr", 40.0 + k), _row(f"broken{k}", "ol_average_precision", None)]
+    (table,) = robophys_section(ReportInput(rows, items, higher_is_better)).tables
+    by = {r[0].text: r for r in table.rows}
+    level1, level3 = table.columns.index("level 1"), table.columns.index("level 3")
+    assert by["good"][1].value == pytest.approx(by["good"][level1].value + by["good"][level3].value)
+    assert math.isnan(by["broken"][level3].value) and math.isnan(by["broken"][1].value)
+    assert by["good"][1].best
+
+
+def test_raw_hpsv3_that_cannot_be_normalized_is_left_out_and_named() -> None:
+    # One stored HPSv3 reward: its pool is degenerate, and raw rewards have no Table 13 bounds either.
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in ("a", "b") for k in range(2)]
+    rows = [_row(it.item_id, "iq1_psnr", 30.0 + i) for i, it in enumerate(items)]
+    rows.append(_row("a0", "aq_hpsv3", 6.3))
+    sec = robophys_section(ReportInput(rows, items, higher_is_better))
+    assert sec.skipped is None and len(sec.tables) == 1
+    assert "Left out, because their values cannot be normalized here: aq_hpsv3" in sec.intro
+    assert "aq_hpsv3" not in sec.tables[0].columns and "AQ" not in sec.tables[0].columns
+    only = robophys_section(ReportInput([_row("a0", "aq_hpsv3", 6.3)], items, higher_is_better))
+    assert only.skipped is not None and "cannot be normalized here: aq_hpsv3" in only.skipped
+
+
+def test_eq3_in_the_report_leaves_out_a_generator_measured_on_some_items_only() -> None:
+    # Five generators on a line of task success; e's ssim is measured on 1 of 3 clips, its best: with
+    # that clip standing for e, ssim falls off the line and out of the selected set.
+    succ = {"a": 0.1, "b": 0.3, "c": 0.5, "d": 0.7, "e": 0.2}
+    ssim = {"a": 0.2, "b": 0.4, "c": 0.6, "d": 0.8, "e": 0.95}
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in succ for k in range(3)]
+    rows = []
+    for g in succ:
+        for k in range(3):
+            rows.append(_row(f"{g}{k}", "iq1_ssim", None if g == "e" and k > 0 else ssim[g]))
+            rows.append(_row(f"{g}{k}", "sim_task_success", succ[g]))
+    sec = sensitivity_section(ReportInput(rows, items, higher_is_better), thresholds=(0.7,))
+    (table,) = sec.tables
+    assert table.rows[0][2].text == "iq1_ssim"
+    assert "left out of that metric's correlations" in sec.intro

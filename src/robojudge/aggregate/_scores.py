@@ -117,10 +117,21 @@ def robophyscore(
         The score with the broadcast shape of the inputs.
 
     Raises:
-        ValueError: ``selected`` is empty (the paper calls the score undefined then).
+        ValueError: ``selected`` is empty (the paper calls the score undefined then) or names a metric
+            twice (eq. 4 averages a set: a repeated id would weigh double).
+        KeyError: A key of ``normalized`` or an id of ``selected`` is not a taxonomy metric id.
     """
-    ids = tuple(selected) if selected is not None else (taxonomy or load_taxonomy()).robophyscore_default
+    tax = taxonomy or load_taxonomy()
+    _check_ids(normalized, tax)
+    ids = tuple(selected) if selected is not None else tax.robophyscore_default
     if not ids:
         raise ValueError("RoboPhyscore is undefined for an empty metric set")
+    for m in ids:
+        if m not in tax:
+            raise KeyError(unknown_metric_message(m, tax.ids))
+    repeated = sorted({m for m in ids if ids.count(m) > 1})
+    if repeated:
+        raise ValueError(f"the RoboPhyscore set names {', '.join(repeated)} more than once; eq. 4 averages a "
+                         "set of metrics, each once")
     stack, _ = _stack(normalized, ids)
     return _mean(stack, missing)

@@ -37,12 +37,29 @@ class Selection:
         min_r: Candidate -> its minimum Pearson r over the targets (NaN when undefined, e.g. a constant
             column or fewer than three complete pairs; such a metric is never kept).
         r: Candidate -> target -> Pearson r.
+        reason: When nothing is kept and that is not the data's verdict but a correlation that cannot
+            be computed (fewer than three configurations, a constant target), what it is; else None.
     """
 
     threshold: float
     selected: tuple[str, ...] | None
     min_r: dict[str, float]
     r: dict[str, dict[str, float]]
+    reason: str | None = None
+
+
+def undefined_targets(targets: Mapping[str, FloatArray]) -> str | None:
+    """Why no Pearson r with the targets can be computed, or None: fewer than three configurations with
+    a value, or a target that does not vary (every configuration the same task success)."""
+    parts = []
+    for t, y in targets.items():
+        finite = y[np.isfinite(y)]
+        if finite.size < _MIN_PAIRS:
+            parts.append(f"{t} has {finite.size} configuration(s) with a value (Pearson r needs "
+                         f"{_MIN_PAIRS})")
+        elif np.ptp(finite) == 0:
+            parts.append(f"{t} is {finite[0]:g} for every configuration, so no r with it is defined")
+    return "; ".join(parts) or None
 
 
 def _resolve_targets(
@@ -97,7 +114,8 @@ def select_metrics(
     min_r = {m: min(rs.values()) if not any(math.isnan(v) for v in rs.values()) else math.nan
              for m, rs in r.items()}
     kept = sorted((m for m, v in min_r.items() if v > threshold), key=lambda m: -min_r[m])
-    return Selection(threshold=threshold, selected=tuple(kept) or None, min_r=min_r, r=r)
+    reason = None if kept else undefined_targets(tgt)
+    return Selection(threshold=threshold, selected=tuple(kept) or None, min_r=min_r, r=r, reason=reason)
 
 
 @dataclass(frozen=True)

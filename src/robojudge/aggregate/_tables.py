@@ -12,6 +12,7 @@ scores per group; :func:`selection_from_table` gives the per-configuration colum
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +104,16 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
             two rows of one metric (two configurations of it, in an export).
     """
     tax = load_taxonomy()
+    twice = sorted({k for k in keys if list(keys).count(k) > 1})
+    if twice:
+        raise AggregateInputError(f"{source}: column(s) {', '.join(map(repr, twice))} named more than once "
+                                  "among the grouping columns (--by and --macro); name each once")
+    own = ("_row", "_item", *(_LONG if is_long(df) else ()))
+    reserved = [k for k in keys if k in own]
+    if reserved:
+        what = "a column of every long table" if reserved[0] in _LONG else "a name robojudge uses itself"
+        raise AggregateInputError(f"{source}: {reserved[0]!r} cannot group rows ({what}); group by the "
+                                  "configuration columns (e.g. generator, regime)")
     missing = [k for k in keys if k not in df.columns]
     if missing:
         have = ", ".join(map(str, df.columns))
@@ -235,11 +246,11 @@ def _with_hint(metric: str, known: Sequence[str]) -> str:
     return f"{metric} (did you mean {close[0]}?)" if close else metric
 
 
-def normalize_long(long: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
+def normalize_long(long: pd.DataFrame, strategy: Strategy, source: str | Path = "table") -> pd.DataFrame:
     """Taxonomy metrics' values normalized to [0, 1] (other rows as they are).
 
     Raises:
-        AggregateInputError: A metric's values cannot be normalized.
+        AggregateInputError: A metric's values cannot be normalized (the message names ``source``).
     """
     tax = load_taxonomy()
     out = long.copy()
@@ -249,7 +260,7 @@ def normalize_long(long: pd.DataFrame, strategy: Strategy) -> pd.DataFrame:
             try:
                 out.loc[idx, "value"] = normalize(str(metric), raw, strategy=strategy, pool=raw)
             except ValueError as exc:
-                raise AggregateInputError(f"cannot normalize {metric}: {exc}") from None
+                raise AggregateInputError(f"{source}: cannot normalize {metric}: {exc}") from None
     return out
 
 
@@ -293,11 +304,13 @@ def coverage(long: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return out[~out.index.duplicated(keep="first")].astype(int)
 
 
-def _outside_unit(normalized: pd.DataFrame, raw: np.ndarray, tol: float = 1e-9) -> str | None:
+def _outside_unit(normalized: pd.DataFrame, raw: np.ndarray, tol: float = 1e-9, *,
+                  given: bool = False) -> str | None:
     """A note naming the metrics with normalized values outside [0, 1], or None. The affine rules
     (identity, one minus, the Likert map) keep such values as they are, so that a raw value outside
     the metric's range (an SSIM of 1.7, a 0 on a 1-5 scale: other units, or another metric's column)
-    stays visible; it also moves sub-dimensions and levels outside their own ranges."""
+    stays visible; it also moves sub-dimensions and levels outside their own ranges. ``given``: the
+    values came in as normalized (``--normalized``), so raw ones are the likely cause."""
     values = normalized["value"].to_numpy(dtype=float)
     bad = np.isfinite(values) & ((values < -tol) | (values > 1 + tol))
     if not bad.any():
@@ -306,7 +319,11 @@ def _outside_unit(normalized: pd.DataFrame, raw: np.ndarray, tol: float = 1e-9) 
     for metric in sorted(set(normalized.loc[bad, "metric"])):
         mine = bad & (normalized["metric"] == metric).to_numpy()
         first = raw[mine][0]
-        parts.append(f"{metric} ({int(mine.sum())}, e.g. raw {first:g})")
+        parts.append(f"{metric} ({int(mine.sum())}, e.g. {'' if given else 'raw '}{first:g})")
+    if given:
+        return (f"values given as normalized (--normalized) lie outside [0, 1]: {', '.join(parts)}; kept as "
+                "they are, so sub-dimensions and levels leave their ranges: are they raw values? (leave "
+                "out --normalized to normalize them)")
     return (f"normalized values outside [0, 1]: {', '.join(parts)}; kept as they are, so sub-dimensions and "
             "levels can leave their ranges: check the raw values' units")
 
@@ -322,6 +339,24 @@ def _partial_note(partial: pd.DataFrame, missing: Missing) -> str:
             if missing == "nan" else "each averaged over the values there are (--missing drop)")
     return (f"{len(partial)} (group, metric) pair(s) lack values for some rows or items, {what}: "
             f"{'; '.join(shown)}{more}")
+
+
+def _grouped(long: pd.DataFrame, keys: Sequence[str], missing: Missing, note: Note | None) -> pd.DataFrame:
+    """:func:`config_table`, where a (group, metric) that lacks values for some of the group's rows or
+    items is NaN under ``missing="nan"`` (its mean would rest on the measured ones, perhaps the best),
+    and the mean of what there is under ``"drop"``; ``note`` hears of every such pair."""
+    table = config_table(long, keys)
+    cover = coverage(long, keys)
+    partial = cover[cover["have"] < cover["expected"]]
+    if not partial.empty:
+        if missing == "nan":
+            for idx in partial.index:
+                parts = idx if isinstance(idx, tuple) else (idx,)
+                row = parts[:-1] if len(parts) > 2 else parts[0] if len(parts) == 2 else table.index[0]
+                table.loc[row, parts[-1]] = np.nan
+        if note is not None:
+            note(_partial_note(partial, missing))
+    return table
 
 
 def table_columns(frame: pd.DataFrame) -> dict[str, npt.NDArray[np.float64]]:
@@ -364,24 +399,14 @@ def scores_from_table(
     keys = list(by)
     group_keys = keys + ([macro] if macro else [])
     long = to_long(df, group_keys, [], source, note)
+    raw_values = long["value"].to_numpy(dtype=float)
     if not normalized:
-        raw_values = long["value"].to_numpy(dtype=float)
-        long = normalize_long(long, strategy)
-        if note is not None:
-            outside = _outside_unit(long, raw_values)
-            if outside:
-                note(outside)
-    table = config_table(long, group_keys)
-    cover = coverage(long, group_keys)
-    partial = cover[cover["have"] < cover["expected"]]
-    if not partial.empty:
-        if missing == "nan":
-            for idx in partial.index:
-                parts = idx if isinstance(idx, tuple) else (idx,)
-                row = parts[:-1] if len(parts) > 2 else parts[0] if len(parts) == 2 else table.index[0]
-                table.loc[row, parts[-1]] = np.nan
-        if note is not None:
-            note(_partial_note(partial, missing))
+        long = normalize_long(long, strategy, source)
+    if note is not None:
+        outside = _outside_unit(long, raw_values, given=normalized)
+        if outside:
+            note(outside)
+    table = _grouped(long, group_keys, missing, note)
     tax = load_taxonomy()
     selected = list(metrics) if metrics else None
     if selected:
@@ -399,22 +424,44 @@ def scores_from_table(
     for d, v in full.subdim_totals().items():
         result[f"subdim_{d}"] = v
     if macro:
-        result = _macro(result, keys, macro, skipna=missing == "drop")
+        result = _macro(result, keys, macro, skipna=missing == "drop", note=note)
     return result.reset_index() if keys else result.reset_index(drop=True)
 
 
-def _macro(result: pd.DataFrame, keys: list[str], regime: str, *, skipna: bool) -> pd.DataFrame:
+def _macro(result: pd.DataFrame, keys: list[str], regime: str, *, skipna: bool,
+           note: Note | None = None) -> pd.DataFrame:
+    """Each column's equal-weight mean over regimes (Sec. 4.2). Under ``skipna`` (``--missing drop``) a
+    regime without a value leaves a column's mean, and the AFS is the sum of the row's own averaged
+    levels: averaging each regime's AFS would leave out, from the AFS alone, a regime missing a whole
+    level (its AFS is NaN), so the AFS would rest on the regimes where the group is measured best."""
     import pandas as pd
 
+    tax = load_taxonomy()
     flat = result.reset_index()
     groups = flat.groupby(keys, sort=True, dropna=False) if keys else [((), flat)]
     rows: list[dict[str, Any]] = []
+    gaps: list[str] = []
     for key, part in groups:
         row: dict[str, Any] = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
         row["n_regimes"] = part[regime].nunique()
+        lacking: dict[str, list[str]] = {}
         for col in result.columns:
             row[col] = macro_average(part[col].to_numpy(), list(part[regime]), skipna=skipna).value
+            if skipna and col != "afs" and part[col].notna().any():  # (had by one regime, not another)
+                for reg in part.loc[part[col].isna(), regime].astype(str):
+                    lacking.setdefault(reg, []).append(str(col))
+        if skipna:
+            levels = [row[f"level_{lv}"] / len(tax.subdims_of(lv)) for lv in tax.levels]
+            row["afs"] = math.fsum(levels) if not any(math.isnan(v) for v in levels) else math.nan
+        group = "/".join(str(row[k]) for k in keys) if keys else "all rows"
+        gaps += [f"{group}: regime {reg} lacks {', '.join(cols[:3])}" + (f" and {len(cols) - 3} more"
+                 if len(cols) > 3 else "") for reg, cols in lacking.items()]
         rows.append(row)
+    if gaps and note is not None:
+        more = f" and {len(gaps) - _SHOWN} more" if len(gaps) > _SHOWN else ""
+        note(f"under --missing drop each column averages the regimes that have it, and afs is the sum of the "
+             f"averaged levels; {len(gaps)} (group, regime) pair(s) lack columns: {'; '.join(gaps[:_SHOWN])}"
+             f"{more}")
     frame = pd.DataFrame(rows)
     return frame.set_index(keys) if keys else frame
 
@@ -439,10 +486,16 @@ def selection_from_table(
     by: Sequence[str] = (),
     references: Sequence[str] = (),
     normalized: bool = False,
+    strategy: Strategy = "table",
+    missing: Missing = "nan",
     source: str | Path = "table",
     note: Note | None = None,
 ) -> SelectionInput:
     """The columns ``aggregate select`` selects from: one row per configuration (``by``), else per row.
+
+    ``strategy`` and ``missing`` mean what they mean in :func:`scores_from_table`: a configuration whose
+    metric lacks values on some of its rows or items has no value for it under ``"nan"`` (left out of
+    that metric's correlations) rather than the mean of its measured ones.
 
     Raises:
         AggregateInputError: A long table without ``by``, a bad table, or a missing target/reference.
@@ -453,10 +506,16 @@ def selection_from_table(
     if not keys and is_long(df):
         raise AggregateInputError("a long table needs --by naming the configuration columns")
     long = to_long(df, keys, tgt + refs, source, note)
+    raw_values = long["value"].to_numpy(dtype=float)
     if not normalized:
-        long = normalize_long(long, "table")
+        long = normalize_long(long, strategy, source)
+    if note is not None:
+        ours = long["metric"].isin(load_taxonomy().ids).to_numpy()  # (targets and references as given)
+        outside = _outside_unit(long[ours], raw_values[ours], given=normalized)
+        if outside:
+            note(outside)
     if keys:
-        table = config_table(long, keys)
+        table = _grouped(long, keys, missing, note)
     else:
         # melt keeps the row order: block i of each metric is row i of the input.
         table = pd.DataFrame({str(m): g["value"].to_numpy() for m, g in long.groupby("metric", sort=False)})

@@ -66,12 +66,7 @@ def scores_cmd(
     subdim_<CODE> is the sum of the sub-dimension's normalized metrics (IQ-1 out of 6), level_<k> the sum
     of its sub-dimension means (level 1 out of 5) and afs the sum of the four level means (out of 4).
     """
-    if strategy not in ("table", "percentile"):
-        raise fail(f"--strategy must be table or percentile, got {strategy!r}")
-    if missing not in ("nan", "drop"):
-        raise fail(f"--missing must be nan or drop, got {missing!r}")
-    miss: Missing = "nan" if missing == "nan" else "drop"
-    strat: Strategy = "table" if strategy == "table" else "percentile"
+    miss, strat = _choices(strategy, missing)
     try:
         result = scores_from_table(read_metric_table(inp), by=_split(by), normalized=normalized,
                                    strategy=strat, macro=macro, missing=miss,
@@ -87,6 +82,14 @@ def scores_cmd(
         console.print(f"wrote {len(result)} rows to {out}", highlight=False)
     else:
         typer.echo(text, nl=False)
+
+
+def _choices(strategy: str, missing: str) -> tuple[Missing, Strategy]:
+    if strategy not in ("table", "percentile"):
+        raise fail(f"--strategy must be table or percentile, got {strategy!r}")
+    if missing not in ("nan", "drop"):
+        raise fail(f"--missing must be nan or drop, got {missing!r}")
+    return ("nan" if missing == "nan" else "drop"), ("table" if strategy == "table" else "percentile")
 
 
 def _safe_csv(frame: pd.DataFrame) -> str:
@@ -122,14 +125,21 @@ def select_cmd(
     references: str | None = typer.Option(None, "--references", help="Comma-separated columns (e.g. human "
                                           "scores) to report agreement against \\[default: the targets]."),
     normalized: bool = typer.Option(False, "--normalized", help="Values are already normalized to [0, 1]."),
+    strategy: str = typer.Option("table", "--strategy", help="Normalization of raw values, as for `aggregate "
+                                 "scores`: 'table' (Table 13 bounds) or 'percentile' (pool-percentile "
+                                 "metrics, raw HPSv3 rewards among them, re-bounded on this file's rows)."),
+    missing: str = typer.Option("nan", "--missing", help="A configuration whose metric lacks values on some "
+                                "of its rows or items: 'nan' (no value there, left out of that metric's "
+                                "correlations) or 'drop' (the mean of the values there are)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Select RoboPhyscore metrics by their minimum Pearson r with the task-success targets (eq. 3)."""
     tgt = _split(targets)
+    miss, strat = _choices(strategy, missing)
     try:
         found = selection_from_table(read_metric_table(inp), tgt, by=_split(by),
-                                     references=_split(references), normalized=normalized, source=inp,
-                                     note=_note)
+                                     references=_split(references), normalized=normalized, strategy=strat,
+                                     missing=miss, source=inp, note=_note)
     except AggregateInputError as exc:
         raise fail(str(exc)) from None
     values, ref_values = found.values, found.references
@@ -139,6 +149,9 @@ def select_cmd(
         except ValueError:
             raise fail(f"--thresholds expects numbers, got {thresholds!r}") from None
         rows = threshold_sensitivity(values, tgt, ths, references=ref_values)
+        why = select_metrics(values, tgt, -math.inf).reason  # (a correlation that cannot be computed)
+        if why:
+            _note(f"no metric can be selected at any threshold: {why}")
         if as_json:
             typer.echo(json.dumps([_row_json(r) for r in rows], indent=2))
         else:
@@ -149,6 +162,7 @@ def select_cmd(
         typer.echo(json.dumps({
             "threshold": threshold, "targets": tgt,
             "selected": list(sel.selected) if sel.selected else None,
+            "reason": sel.reason,
             "min_r": {k: _num(v) for k, v in sorted(sel.min_r.items(), key=lambda kv: -_key(kv[1]))},
         }, indent=2))
         return
@@ -160,7 +174,8 @@ def select_cmd(
         t.add_row(m, _fmt(v), "yes" if sel.selected and m in sel.selected else "")
     console.print(t)
     if sel.selected is None:
-        console.print("no metric passes: RoboPhyscore is undefined at this threshold", highlight=False)
+        why = f" ({sel.reason})" if sel.reason else ""
+        console.print(f"no metric passes: RoboPhyscore is undefined at this threshold{why}", highlight=False)
 
 
 def _key(v: float) -> float:

@@ -88,7 +88,7 @@ def _partly_measured(inp: ReportInput, norm: dict[str, FloatArray], gens: list[s
     """``{generator: {metric: (measured, items)}}`` where a metric that has values has them on some of a
     generator's items only, or none (unscored: a blank, still or one-frame clip; failed). Its mean rests
     on the clips that could be measured, which may be its best ones: a generator whose other clips are
-    blank would look best on what it shows; and a level it has no value on adds 0 to its AFS."""
+    blank would look best on what it shows; and a level it has no value on leaves it without an AFS."""
     groups = generator_groups(inp.items)
     out: dict[str, dict[str, tuple[int, int]]] = {}
     for m, col in norm.items():
@@ -100,22 +100,35 @@ def _partly_measured(inp: ReportInput, norm: dict[str, FloatArray], gens: list[s
     return out
 
 
-def _normalized(inp: ReportInput) -> tuple[dict[str, FloatArray], list[str]]:
-    """Per-item normalized taxonomy metrics (pool-percentile bounds taken over this run's items).
+def _normalized(inp: ReportInput) -> tuple[dict[str, FloatArray], list[str], dict[str, str]]:
+    """Per-item normalized taxonomy metrics (pool-percentile bounds taken over this run's items), the
+    other metrics' ids, and the taxonomy metrics that cannot be normalized here, with the reason.
 
     A metric whose pool here is degenerate (every value equal, or none finite) keeps the Table 13
-    bounds instead, so one constant column does not take the section down.
+    bounds instead, so one constant column does not take the section down; one that has no such
+    bounds either (raw HPSv3 rewards are only normalized over a pool) is left out and named.
     """
     tax = load_taxonomy()
     _, names, raw = _item_values(inp)
-    out = {}
+    out: dict[str, FloatArray] = {}
+    left: dict[str, str] = {}
     for k, m in enumerate(names):
         if m in tax:
             try:
                 out[m] = normalize(m, raw[:, k], strategy="percentile")
-            except ValueError:
-                out[m] = normalize(m, raw[:, k], strategy="table")
-    return out, [m for m in names if m not in tax]
+            except ValueError as pooled:
+                try:
+                    out[m] = normalize(m, raw[:, k], strategy="table")
+                except ValueError:
+                    left[m] = str(pooled)
+    return out, [m for m in names if m not in tax], left
+
+
+def _not_normalized(left: dict[str, str]) -> str:
+    if not left:
+        return ""
+    return (" Left out, because their values cannot be normalized here: "
+            + "; ".join(f"{m} ({why})" for m, why in sorted(left.items())) + ".")
 
 
 @dataclass(frozen=True)
@@ -131,7 +144,7 @@ def _selection_input(inp: ReportInput) -> _SelectionInput | str:
     if not inp.items:
         return "no suite manifest was given, so there are no generators to correlate across"
     tax = load_taxonomy()
-    norm, other = _normalized(inp)
+    norm, other, _ = _normalized(inp)
     _, names, raw = _item_values(inp)
     targets = [m for m in tax.metrics_of("TS") if m in norm]
     values = dict(norm)
@@ -143,6 +156,13 @@ def _selection_input(inp: ReportInput) -> _SelectionInput | str:
         return ("no task-success measure is stored (a TS taxonomy metric or sim_task_success), so eq. 3 has "
                 "nothing to select against")
     gens, means = _by_generator(inp, values)
+    # A generator measured on some of its items only has no value for that metric in eq. 3 (as under
+    # `aggregate select --missing nan`): its mean over the measured items, perhaps its best, would be
+    # correlated as if it were the whole generator's.
+    for g, ms in _partly_measured(inp, values, gens).items():
+        for m in ms:
+            means[m] = means[m].copy()
+            means[m][gens.index(g)] = math.nan
     if len(gens) < _MIN_CONFIGS:
         return f"eq. 3 correlates across configurations; the suite has {len(gens)} generators (< 3)"
     candidates = [m for m in norm if m not in targets]
@@ -157,14 +177,14 @@ def robophys_section(inp: ReportInput) -> Section:
     if not inp.items:
         sec.skipped = "no suite manifest was given, so items have no generator to score"
         return sec
-    norm, _ = _normalized(inp)
+    norm, _, left = _normalized(inp)
     if not norm:
         tax = load_taxonomy()
         several = [m for m in _several_configs(inp) if m in tax]
         sec.skipped = (f"the taxonomy metrics stored ({', '.join(several)}) each have several configurations "
                        "or versions, and this section averages one value per metric" if several else
                        "no RoboPhys-3D taxonomy metric is stored (ids as in the taxonomy, e.g. iq1_psnr, "
-                       "mq_flow_score); score the suite with them first")
+                       "mq_flow_score); score the suite with them first") + _not_normalized(left)
         return sec
     tax = load_taxonomy()
     gens, means = _by_generator(inp, norm)
@@ -179,7 +199,8 @@ def robophys_section(inp: ReportInput) -> Section:
     if not isinstance(sel, str):
         chosen = select_metrics(sel.means, sel.targets, 0.7, candidates=sel.candidates).selected
     rps_sel = (robophyscore(means, chosen) if chosen else np.full(len(gens), math.nan))
-    afs = np.nansum(np.stack([full.levels[lv] for lv in levels]), axis=0)
+    # A generator with no value on a covered level has no AFS: counting the level as 0 would rank it.
+    afs = np.stack([full.levels[lv] for lv in levels]).sum(axis=0)
     sec.intro = (f"{len(norm)} of {len(tax.ids)} taxonomy metrics are stored ({', '.join(sorted(norm))}), "
                  f"covering {len(dims)} of {len(tax.subdims)} sub-dimensions and levels "
                  f"{', '.join(map(str, levels))} of 4. Values are normalized to [0, 1] "
@@ -195,7 +216,7 @@ def robophys_section(inp: ReportInput) -> Section:
                     f"task-success measures ({', '.join(chosen)}; see the sensitivity table)." if chosen else
                     f" Eq. 3 selects nothing here "
                     f"({sel if isinstance(sel, str) else 'no metric passes 0.7'}).")
-                 + _left_out(inp)
+                 + _left_out(inp) + _not_normalized(left)
                  + mixed_size_note(inp.mixed_sizes, norm) + mixed_library_note(inp.mixed_libraries, norm))
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
@@ -285,7 +306,9 @@ def sensitivity_section(inp: ReportInput, thresholds: tuple[float, ...] = DEFAUL
         _, lab = _by_generator(inp, label_scores(list(inp.items)))
         refs.update({f"label {a.upper()}": v for a, v in lab.items()})
     rows = threshold_sensitivity(means, targets, thresholds, candidates=candidates, references=refs)
-    sec.intro = (f"Configurations are the {len(gens)} generators (per-generator means of normalized values). "
+    sec.intro = (f"Configurations are the {len(gens)} generators (per-generator means of normalized values; "
+                 "a generator measured by a metric on some of its items only is left out of that metric's "
+                 "correlations). "
                  f"A metric is kept when its smallest Pearson r with the task-success measures "
                  f"({', '.join(targets)}) exceeds the threshold (RoboPhys-3D eq. 3); the RoboPhyscore of the "
                  "kept set is then compared with each reference (Pearson r, as in Table 16). With so few "
