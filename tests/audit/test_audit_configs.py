@@ -114,5 +114,10 @@ def test_cli_prints_which_configuration_it_audited(suite, tmp_path) -> None:
     assert f"{METRIC}: audited the --set configuration (config {OTHER.config_hash[:8]}" in res.output
     data = json.loads((tmp_path / "out" / "acceleration.json").read_text())
     assert data["config_notes"][0].startswith(f"{METRIC}: audited the --set configuration")
+    # Two clips: a bootstrap can only recombine them, so no interval is printed, and the reason is.
+    boot = CliRunner().invoke(app, [*args[:-4], "--bootstrap", "50", "--set", f"{METRIC}.fps=2"])
+    assert boot.exit_code == 0, boot.output
+    assert ("fast: speedup 2.00 (seconds), Q 0.250 (no interval: scored items in 2 cluster(s); an interval "
+            "needs at least 3) over 2 clips") in " ".join(boot.output.split())
     bad = CliRunner().invoke(app, [*args, "--set", "pixel_frame_consistenc.fps=2"])
     assert bad.exit_code == 2 and "pixel_frame_consistenc" in bad.output

@@ -93,7 +93,9 @@ def test_sample_size_on_the_synthetic_suite(standins) -> None:
     assert r.flips[2] == 0.0
     data = json.loads((root / "ss" / "sample_size.json").read_text())
     assert data["ns"] == [2, 4, 8] and "values" not in data["curves"]["faithful"][0]
+    assert data["pairs"] == [10, 10, 10]  # every generator has 8 windows: all 10 pairs at every n
     res = CliRunner().invoke(app, ["audit", "sample-size", str(syn), "--n", "2,4", "--window", "8", "--draws",
                                    "5", "--generators", "faithful,flicker"])
     assert res.exit_code == 0, res.output
-    assert "flip share" in res.output
+    assert "flip share" in res.output and "generator pairs compared: 1, 1" in res.output
+    assert "compare fewer pairs" not in res.output

@@ -93,6 +93,24 @@ def test_retention_interval_matches_a_direct_bootstrap() -> None:
     assert got.q.low < got.q.value < got.q.high
 
 
+def test_one_or_two_clips_give_no_interval_with_the_reason() -> None:
+    # A resample of one or two clips only recombines them: Q 1.611 [1.611, 1.611] read as certainty.
+    for keep in (["c1"], ["c1", "c2"]):
+        dense = {m: {c: v for c, v in DENSE[m].items() if c in keep} for m in DENSE}
+        fast = {m: {c: v for c, v in FAST[m].items() if c in keep} for m in FAST}
+        got = method_audit("fast", dense, fast, HIGHER, bootstrap=200)
+        assert math.isfinite(got.q.value) and math.isnan(got.q.low) and math.isnan(got.q.high)
+        assert got.q.why == f"scored items in {len(keep)} cluster(s); an interval needs at least 3"
+        assert all(math.isnan(r.retention.low) and r.retention.why == got.q.why for r in got.retentions)
+    three = method_audit("fast", DENSE, FAST, HIGHER, bootstrap=200)
+    assert three.q.why is None and three.q.low <= three.q.value <= three.q.high
+    # A metric scored on two of the three clips has no interval of its own; Q (three clips) keeps one.
+    fast = {"sharp": {"c1": 3.0, "c2": 6.0}, "jerk": FAST["jerk"]}
+    part = method_audit("fast", DENSE, fast, HIGHER, bootstrap=200)
+    assert math.isnan(part.retentions[0].retention.low) and math.isfinite(part.retentions[1].retention.low)
+    assert math.isfinite(part.q.low)
+
+
 def test_only_clips_scored_by_both_are_paired() -> None:
     fast = {"sharp": {"c1": 3.0, "c2": 6.0}, "jerk": {"c1": 2.0, "c2": 2.0, "c3": 5.0, "c9": 1.0}}
     got = method_audit("fast", DENSE, fast, HIGHER, bootstrap=0)

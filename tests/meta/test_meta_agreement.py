@@ -67,6 +67,11 @@ def test_nan_predictions_are_excluded_not_zero():
 
 def test_degenerate_inputs_give_nan():
     assert math.isnan(pearson([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
+    # Constants that binary floats do not hold exactly: their deviations from the rounded mean are tiny
+    # but not 0, and r came out 0.000 (a judge answering 3.3 everywhere was marked best on r).
+    for c in (0.1, 3.3, 100 / 3):
+        assert math.isnan(pearson([c] * 7, [1.0, 2.0, 3.0, 4.0, 5.0, 1.0, 2.0]))
+        assert math.isnan(pearson([1.0, 2.0, 3.0, 4.0, 5.0, 1.0, 2.0], [c] * 7))
     assert math.isnan(spearman([1.0], [2.0]))
     assert math.isnan(mse([], []))
     with pytest.raises(ValueError):

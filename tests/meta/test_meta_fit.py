@@ -32,3 +32,13 @@ def test_fit_agreement_matches_scipy_linregress():
     resid = y[keep] - (lr.intercept + lr.slope * x[keep])
     assert f.mae_fit == pytest.approx(np.abs(resid).mean())
     assert f.spearman == pytest.approx(stats.spearmanr(x[keep], y[keep]).statistic)
+
+
+def test_a_constant_score_or_target_gives_no_fit_even_when_floats_round():
+    # Seven copies of 0.1 do not average to 0.1 exactly: the fit took the rounding for variance
+    # (slope 6.29, R^2 0) and `meta compare` gave no warning.
+    target = [1.0, 2.0, 3.0, 4.0, 5.0, 1.0, 2.0]
+    f = fit_agreement([0.1] * 7, target)
+    assert np.isnan(f.pearson) and np.isnan(f.r2) and np.isnan(f.slope) and np.isnan(f.mae_fit)
+    g = fit_agreement(target, [3.3] * 7)
+    assert np.isnan(g.pearson) and np.isnan(g.r2)

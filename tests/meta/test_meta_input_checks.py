@@ -99,8 +99,8 @@ def test_a_clip_in_two_sources_names_the_clip_and_lines(tmp_path: Path) -> None:
     assert r.exit_code == 2
     said = " ".join(r.output.split())
     assert f"{h}, clip_id 'c1': line 2 puts it in source 's1' and line 3 in 's2'" in said
-    with pytest.raises(ValueError, match=r"cluster 'c1' spans more than one stratum: item 0 is in stratum "
-                       r"'s1', item 1 in 's2'"):
+    with pytest.raises(ValueError, match=r"cluster 'c1' spans more than one stratum: the items at "
+                       r"positions 0 and 1 \(0-based\) are in strata 's1' and 's2'"):
         ClusterBootstrap(["c1", "c1", "c2"], ["s1", "s2", "s1"], 10, 0)
 
 

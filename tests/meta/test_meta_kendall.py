@@ -57,3 +57,21 @@ def test_interval_uses_the_agreement_table_draws():
     assert pearson.low == pytest.approx(np.quantile(r, 0.025))
     assert pearson.high == pytest.approx(np.quantile(r, 0.975))
     assert table.cells["j"]["pa"].stats["kendall"].value == pytest.approx(est.value)
+
+
+def test_interval_is_withheld_below_three_clusters_as_every_other():
+    # Twelve items in two clips: a resample only recombines the two, and the interval was a near-point
+    # ([0.167, 0.232] in a report) while Pearson's beside it was withheld.
+    rng = np.random.default_rng(1)
+    human = rng.integers(1, 6, 12).astype(float)
+    pred = np.clip(human + rng.integers(-1, 2, 12), 1, 5).astype(float)
+    for k in (1, 2):
+        clusters = np.repeat(np.arange(k), 12 // k)
+        est = kendall_interval(pred, human, clusters, bootstrap=200, seed=0)
+        assert est.value == pytest.approx(stats.kendalltau(pred, human).statistic)
+        assert np.isnan(est.low) and np.isnan(est.high)
+        assert est.why == f"scored items in {k} cluster(s); an interval needs at least 3"
+        table = agreement_table({"j": {"pa": pred}}, {"pa": human}, clusters, bootstrap=200, seed=0, pairs=[])
+        assert table.cells["j"]["pa"].stats["pearson"].why == est.why
+    est3 = kendall_interval(pred, human, np.repeat(np.arange(3), 4), bootstrap=200, seed=0)
+    assert est3.why is None and est3.low <= est3.value <= est3.high

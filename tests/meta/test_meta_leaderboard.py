@@ -67,6 +67,27 @@ def test_missing_axis_and_no_bootstrap():
 
 def test_competition_ranks():
     assert competition_ranks(np.array([3.0, 5.0, 3.0, np.nan])).tolist() == [2, 1, 2, 4]
+    # Equal as fractions, unequal as floats: a tie all the same; a real difference (1e-6) is not.
+    a, b = (1 + 5 / 3) / 2, (4 / 3 + 4 / 3) / 2
+    assert a != b
+    assert competition_ranks(np.array([a, b, np.nan])).tolist() == [1, 1, 3]
+    assert competition_ranks(np.array([b, b + 1e-6])).tolist() == [2, 1]
+    assert competition_ranks(np.array([-np.inf, 1.0])).tolist() == [2, 1]
+
+
+def test_exactly_tied_overall_means_share_a_rank_and_a_half_chance():
+    # A: PA 1,1,1 IA 1,2,2 -> Overall (1 + 5/3) / 2; B: PA 1,1,2 IA 1,2,1 -> (4/3 + 4/3) / 2: both 4/3,
+    # which the floats missed (ranks 1 and 2). With clips shared so that pa + ia is equal per clip, the
+    # means are equal in every replicate: P(A above B) is a half exactly.
+    pa, ia = [1, 1, 1, 1, 1, 2], [1, 2, 2, 1, 2, 1]
+    lb = generator_leaderboard({"pa": pa, "ia": ia}, ["A"] * 3 + ["B"] * 3, bootstrap=0)
+    assert [e.standings["overall"].rank for e in lb.entries] == [1, 1]
+    clips = [f"g{i // 6}k{i % 3}" for i in range(18)]
+    lb = generator_leaderboard({"pa": pa * 3, "ia": ia * 3}, (["A"] * 3 + ["B"] * 3) * 3, clusters=clips,
+                               bootstrap=300, seed=1)
+    (pair,) = [p for p in lb.adjacent if p.target == "overall"]
+    assert pair.prob == 0.5
+    assert all(e.standings["overall"].rank_prob == 1.0 for e in lb.entries)
 
 
 def test_generators_without_scores_are_not_ranked():

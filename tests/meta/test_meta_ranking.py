@@ -66,3 +66,25 @@ def test_band_calibration_separable_and_lower_is_better():
     assert 0.1 < noisy.overlap < 0.6
     with pytest.raises(ValueError):
         band_calibration(score[:6], level[:6], per_level=3)
+
+
+def test_band_calibration_counts_an_unmeasured_segment_as_a_miss():
+    # Perfectly separated levels; the metric leaves every other segment unmeasured. Dropping those kept
+    # the overlap at 100%; counted as misses (as three_band_agreement does) it is about half.
+    videos = np.repeat(np.arange(24), 4)
+    level = np.repeat(np.arange(24) % 3 + 1, 4).astype(float)
+    score = level * 10.0
+    half = score.copy()
+    half[1::2] = np.nan
+    full = band_calibration(score, level, videos, draws=100, seed=0)
+    part = band_calibration(half, level, videos, draws=100, seed=0)
+    assert full.overlap == 1.0
+    assert part.overlap == pytest.approx(0.5)  # each evaluated video: 2 of 4 segments measured, both right
+    assert part.mean_cuts == pytest.approx(full.mean_cuts)  # cuts are fitted on the measured segments
+    # An unlabelled segment is not evaluated at all.
+    unlabelled = level.copy()
+    unlabelled[1::2] = np.nan
+    assert band_calibration(half, unlabelled, videos, draws=100, seed=0).overlap == 1.0
+    # A score that measures nothing has no overlap (not a perfect one).
+    none = band_calibration(np.full(level.size, np.nan), level, videos, draws=20, seed=0)
+    assert math.isnan(none.overlap) and np.isnan(none.mean_cuts).all()

@@ -41,6 +41,12 @@ def test_flips_of_a_size_biased_statistic() -> None:
     assert res.draw_flips[0] == pytest.approx(expected, abs=0.02)
     # n = 50 exceeds B's and C's windows: no subset without replacement, so no ranking at that n.
     assert math.isnan(res.curves["B"][2].mean) and math.isnan(res.flips[2])
+    # The share's pairs are counted per n: all three at 2 and 4, none at 50.
+    assert res.pairs == (3, 3, 0)
+    # With a fourth generator of 10 windows, n = 8 compares only (A, D): the share is over 1 pair.
+    feats["D"] = np.linspace(0, 0.5, 10)[:, None]
+    four = sample_size_sensitivity(feats, _max, [2, 8], draws=50, seed=1)
+    assert four.pairs == (6, 1)
     # A subset of all A's windows is a permutation of them: exactly the full value, every draw.
     assert res.curves["A"][2].mean == 1.0 and res.curves["A"][2].sd == 0.0
     a2 = res.curves["A"][0]

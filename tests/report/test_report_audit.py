@@ -71,8 +71,10 @@ def test_sample_size_section_renders() -> None:
                                      draws=20)
     sec = sample_size_section(result, "FVD", features="test")
     table = sec.tables[0]
-    assert [r[0].text for r in table.rows] == ["a", "b", "flip share", "flip share per draw"]
+    assert [r[0].text for r in table.rows] == ["a", "b", "flip share", "flip share per draw",
+                                                "generator pairs compared"]
     assert table.rows[1][5].text == ""  # b has 12 windows: no subset of 20 without replacement
+    assert [c.text for c in table.rows[4][3:]] == ["1", "1", "0"]  # so no pair compares at 20
     assert sec.plots[0].startswith("<svg")
     assert "sample-size" in render_page([sec], title="t", source="s")
 

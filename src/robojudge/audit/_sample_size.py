@@ -208,7 +208,8 @@ def write_sample_size(run: SampleSizeRun, out_dir: str | Path, *, source: str = 
     out.mkdir(parents=True, exist_ok=True)
     r = run.result
     data = {"ns": list(r.ns), "windows": r.windows, "full": r.full, "flips": list(r.flips),
-            "draw_flips": list(r.draw_flips), "reference_windows": run.reference_windows,
+            "draw_flips": list(r.draw_flips), "pairs": list(r.pairs),
+            "reference_windows": run.reference_windows,
             "videos": run.videos, "skipped": run.skipped, "features": features,
             "curves": {g: [{k: v for k, v in asdict(p).items() if k != "values"} for p in pts]
                        for g, pts in r.curves.items()}}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -23,6 +24,13 @@ def _names(text: str, option: str) -> list[str]:
 
 def _f(v: float, digits: int = 3) -> str:
     return "n/a" if math.isnan(v) else f"{v:.{digits}f}"
+
+
+def _interval(e: Any) -> str:
+    """``value [low, high]``, or the value and why it has no interval (too few clips)."""
+    if not math.isnan(e.low):
+        return f"{_f(e.value)} [{_f(e.low)}, {_f(e.high)}]"
+    return f"{_f(e.value)} (no interval: {e.why})" if e.why and not math.isnan(e.value) else _f(e.value)
 
 
 @app.command("acceleration")
@@ -78,13 +86,12 @@ def acceleration_cmd(
     a = run.audit
     for m in a.methods:
         mark = " (frontier)" if m.name in a.frontier else ""
-        console.print(f"{m.name}: speedup {_f(m.speedup, 2)} ({m.basis}), Q {_f(m.q.value)} "
-                      f"[{_f(m.q.low)}, {_f(m.q.high)}] over {m.clips} clips{mark}", highlight=False,
-                      markup=False)
+        console.print(f"{m.name}: speedup {_f(m.speedup, 2)} ({m.basis}), Q {_interval(m.q)} "
+                      f"over {m.clips} clips{mark}", highlight=False, markup=False)
         for r in m.retentions if m.name != a.dense else ():
             why = f" ({r.reason})" if r.reason else ""
-            console.print(f"  {r.metric}: retention {_f(r.retention.value)} [{_f(r.retention.low)}, "
-                          f"{_f(r.retention.high)}], n={r.n}{why}", highlight=False, markup=False)
+            console.print(f"  {r.metric}: retention {_interval(r.retention)}, n={r.n}{why}", highlight=False,
+                          markup=False)
     console.print(f"largest speedup with Q >= {level:g}: {a.best or 'none'}", highlight=False, markup=False)
     if run.scores.unmatched:
         console.print(f"not matched (no clip_id or initial_frame): {', '.join(run.scores.unmatched)}",
@@ -163,7 +170,11 @@ def sample_size_cmd(
         console.print(f"{g} ({r.windows[g]} windows, all: {_f(r.full[g])}): {vals}", highlight=False,
                       markup=False)
     console.print(f"flip share: {', '.join(_f(f, 2) for f in r.flips)}; per draw: "
-                  f"{', '.join(_f(f, 2) for f in r.draw_flips)}", highlight=False)
+                  f"{', '.join(_f(f, 2) for f in r.draw_flips)}; generator pairs compared: "
+                  f"{', '.join(map(str, r.pairs))}", highlight=False)
+    if len(set(r.pairs)) > 1:
+        console.print("note: the flip shares at larger n compare fewer pairs (a generator with fewer than n "
+                      "windows has no value there)", highlight=False)
     for what, why in run.skipped.items():
         console.print(f"[yellow]left out[/] {escape(what)}: {escape(why)}", markup=True, highlight=False)
     if out is not None:

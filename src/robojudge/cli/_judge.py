@@ -234,8 +234,8 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
     console.print(line, highlight=False, markup=False)
     if s.agreement_rate is not None:
         console.print(
-            f"self-consistency: {100 * s.agreement_rate:.1f}% of items agree across turns, "
-            f"mean score std {s.mean_score_std:.3f}",
+            f"self-consistency of the items judged in this run: {100 * s.agreement_rate:.1f}% agree across "
+            f"turns, mean score std {s.mean_score_std:.3f} (over every stored run: `robojudge report`)",
             highlight=False,
         )
     for ep in s.endpoints:

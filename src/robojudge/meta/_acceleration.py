@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from robojudge.meta._agreement import FloatArray
-from robojudge.meta._bootstrap import ClusterBootstrap, summarize_replicates
+from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
 from robojudge.meta._report import Estimate
 
 #: Metric -> clip -> value, the scores of one generator on the clips it rendered.
@@ -191,20 +191,31 @@ def method_audit(
     defined = [j for j, p in enumerate(points) if not math.isnan(p)]
     q_point = float(np.mean([points[j] for j in defined])) if defined else math.nan
     lows = highs = ses = np.full(len(metrics) + 1, np.nan)
+    keep = np.zeros(len(metrics) + 1, dtype=bool)
+    why = np.full(len(metrics) + 1, None, dtype=object)
     if bootstrap and n:
         reps = _replicates(d, a, mask, [higher_is_better[m] for m in metrics], defined, clips,
                            strata, bootstrap, seed)
         lows, highs, ses = summarize_replicates(reps, level)
+        # The rule of every interval here (interval_gate): at least MIN_CLUSTERS clips (each clip is its
+        # own cluster; one or two can only be recombined) and a value in at least half the replicates.
+        in_q = mask[:, defined].any(axis=1) if defined else np.zeros(n, dtype=bool)
+        n_clips = np.array([*mask.sum(axis=0), in_q.sum()])
+        keep, why, _ = interval_gate(np.isfinite(reps).sum(axis=1), n_clips, bootstrap)
+
+    def estimate(j: int, point: float) -> Estimate:
+        if keep[j]:
+            return Estimate(point, float(lows[j]), float(highs[j]), float(ses[j]))
+        return Estimate(point, why=why[j])
+
     retentions = []
     for j, m in enumerate(metrics):
         k = int(mask[:, j].sum())
         d_mean = float(d[mask[:, j], j].mean()) if k else math.nan
         a_mean = float(a[mask[:, j], j].mean()) if k else math.nan
-        est = (Estimate(points[j], float(lows[j]), float(highs[j]), float(ses[j])) if j in defined
-               else Estimate(math.nan))
+        est = estimate(j, points[j]) if j in defined else Estimate(math.nan)
         retentions.append(Retention(m, higher_is_better[m], k, d_mean, a_mean, est, reasons[j]))
-    q = (Estimate(q_point, float(lows[-1]), float(highs[-1]), float(ses[-1])) if defined
-         else Estimate(math.nan))
+    q = estimate(len(metrics), q_point) if defined else Estimate(math.nan)
     ratio, basis = speedup(*costs)
     return MethodAudit(name, ratio, basis, n, tuple(retentions), q, costs[1])
 

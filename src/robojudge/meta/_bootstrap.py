@@ -68,8 +68,8 @@ class ClusterBootstrap:
             a, b = sorted((i, int(other[0])))
             labels = np.asarray(clusters).tolist()
             layers = [0] * n if strata is None else np.asarray(strata).tolist()
-            raise ValueError(f"cluster {labels[i]!r} spans more than one stratum: item {a} is in stratum "
-                             f"{layers[a]!r}, item {b} in {layers[b]!r}")
+            raise ValueError(f"cluster {labels[i]!r} spans more than one stratum: the items at positions {a} "
+                             f"and {b} (0-based) are in strata {layers[a]!r} and {layers[b]!r}")
         rng = np.random.default_rng(seed)
         self.counts: IntMatrix = np.zeros((n_replicates, n_clusters), dtype=np.int32)
         for s in np.unique(stratum_of_cluster):

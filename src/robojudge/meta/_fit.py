@@ -65,12 +65,12 @@ def fit_agreement(score: npt.ArrayLike, target: npt.ArrayLike,
     rescaled = float(np.mean(np.abs(_rescale(x, score_range) - _rescale(y, target_range))))
     dx = x - x.mean()
     sxx = float(dx @ dx)
-    if sxx == 0.0:
+    if sxx == 0.0 or x.min() == x.max():  # (exactly: a constant's deviations from its mean are not 0)
         return FitAgreement(n, nan, nan, nan, nan, nan, nan, rescaled)
     slope = float(dx @ (y - y.mean())) / sxx
     intercept = float(y.mean() - slope * x.mean())
     resid = y - (intercept + slope * x)
     sst = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else nan
+    r2 = 1.0 - float(resid @ resid) / sst if sst > 0 and y.min() != y.max() else nan
     return FitAgreement(n, pearson(x, y), spearman(x, y), r2, slope, intercept,
                         float(np.mean(np.abs(resid))), rescaled)

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robojudge.meta._agreement import FloatArray, kendall
-from robojudge.meta._bootstrap import ClusterBootstrap, summarize_replicates
+from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
 from robojudge.meta._report import Estimate
 
 
@@ -90,5 +90,13 @@ def kendall_interval(pred: npt.ArrayLike, human: npt.ArrayLike, clusters: npt.Ar
     reps = np.full(bootstrap, np.nan)
     for rows, counts in boot.count_chunks(chunk):
         reps[rows] = weighted_kendall_tau_b(x[ok], y[ok], boot.item_weights(counts)[:, ok])
+    # The rule of every other interval (interval_gate): scored items in at least MIN_CLUSTERS clusters,
+    # and a statistic defined in at least half of the replicates.
+    n_clusters = np.array(len(np.unique(boot.item_cluster[ok])))
+    keep, why, used = interval_gate(np.array(int(np.isfinite(reps).sum())), n_clusters, bootstrap)
+    if not keep:
+        return Estimate(point, why=str(why[()]))
     low, high, se = summarize_replicates(reps[None, :], level)
-    return Estimate(point, float(low[0]), float(high[0]), float(se[0]))
+    count = used[()]
+    return Estimate(point, float(low[0]), float(high[0]), float(se[0]),
+                    replicates=None if count is None else int(count))

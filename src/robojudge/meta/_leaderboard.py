@@ -139,8 +139,9 @@ def competition_ranks(values: FloatArray) -> npt.NDArray[np.int64]:
     NaN counts as below every number (all NaN entries share the last rank).
     """
     v = np.where(np.isnan(values), -np.inf, values)
-    # rank = 1 + number of strictly greater entries in the same row.
-    greater = (v[..., None, :] > v[..., :, None]).sum(axis=-1)
+    # rank = 1 + number of strictly greater entries in the same row (beyond float rounding: two means
+    # equal as fractions, such as (1 + 5/3) / 2 and (4/3 + 4/3) / 2, tie).
+    greater = _above(v[..., None, :], v[..., :, None]).sum(axis=-1)
     out: npt.NDArray[np.int64] = (greater + 1).astype(np.int64)
     return out
 
@@ -288,13 +289,24 @@ def _outrank(reps: FloatArray, ranked: npt.NDArray[np.bool_]) -> FloatArray:
     """
     r = np.moveaxis(reps, -1, 1)  # (B, T, G)
     both = np.isfinite(r[..., :, None]) & np.isfinite(r[..., None, :])  # (B, T, G, G)
-    above = ((r[..., :, None] > r[..., None, :]) & both).sum(axis=0)
-    tied = ((r[..., :, None] == r[..., None, :]) & both).sum(axis=0)
+    over = _above(r[..., :, None], r[..., None, :])
+    under = _above(r[..., None, :], r[..., :, None])
+    above = (over & both).sum(axis=0)
+    tied = (~over & ~under & both).sum(axis=0)
     n = both.sum(axis=0)
     rk = ranked.T  # (T, G)
     keep = rk[:, :, None] & rk[:, None, :] & (n > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         out: FloatArray = np.where(keep, (above + 0.5 * tied) / n, np.nan)
+    return out
+
+
+def _above(a: FloatArray, b: FloatArray) -> npt.NDArray[np.bool_]:
+    """``a > b`` by more than float rounding (a relative 1e-9, as ``math.isclose``); -inf is below every
+    number, and NaN is above nothing."""
+    with np.errstate(invalid="ignore"):
+        scale = np.maximum(np.abs(a), np.abs(b))
+        out: npt.NDArray[np.bool_] = (a - b) > 1e-9 * np.where(np.isfinite(scale), scale, 0.0)
     return out
 
 

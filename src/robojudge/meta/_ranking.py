@@ -150,6 +150,12 @@ def band_calibration(scores: npt.ArrayLike, labels: npt.ArrayLike, groups: npt.A
     adjacent levels is the midpoint of the median calibration scores of those levels (on the negated
     score when lower is better), and cuts are sorted if the medians are out of order.
 
+    An item the score left unmeasured (NaN) with a human label is evaluated as a miss, as in
+    :func:`three_band_agreement`: its band cannot match the label, and a metric that measured half the
+    segments must not keep the overlap of one that measured all. Cuts are fitted on the measured
+    calibration items; a draw whose calibration groups hold no measured item of some level is left out
+    of the mean (the overlap is NaN when every draw is).
+
     Args:
         scores: Continuous score per item (segment).
         labels: Human level per item, e.g. 1 (bad), 2 (medium), 3 (good).
@@ -168,12 +174,13 @@ def band_calibration(scores: npt.ArrayLike, labels: npt.ArrayLike, groups: npt.A
     lab = as_float_vector(labels, "labels")
     if s.shape != lab.shape:
         raise ValueError("scores and labels differ in length")
-    keep = np.isfinite(s) & np.isfinite(lab)
+    keep = np.isfinite(lab)  # (an unlabelled item is not evaluated; an unscored one is, as a miss)
     g_raw = np.arange(s.size) if groups is None else np.asarray(groups)
     if g_raw.shape != s.shape:
         raise ValueError("groups and scores differ in length")
     s, lab, g_raw = s[keep], lab[keep], g_raw[keep]
     signed = s if higher_is_better else -s
+    scored = np.isfinite(s)
     levels = np.unique(lab)
     if levels.size < 2:
         raise ValueError("band calibration needs at least two levels")
@@ -196,16 +203,30 @@ def band_calibration(scores: npt.ArrayLike, labels: npt.ArrayLike, groups: npt.A
         for pool in pools:
             chosen[rng.choice(pool, size=per_level, replace=False)] = True
         calib = chosen[g]
-        medians = np.array([np.median(signed[calib & (item_level == i)]) if np.any(calib & (item_level == i))
-                            else np.nan for i in range(levels.size)])
+        fit = calib & scored
+        medians = _medians(signed, fit, item_level, levels.size)
         if np.any(np.isnan(medians)):
             # A chosen group's items may all carry another label; fall back on group levels.
-            medians = np.array([np.median(signed[calib & (group_level[g] == i)])
-                                for i in range(levels.size)])
+            medians = _medians(signed, fit, group_level[g], levels.size)
+        if np.any(np.isnan(medians)):  # no measured calibration item of some level: no cuts this draw
+            overlaps[d] = np.nan
+            cuts_all[d] = np.nan
+            continue
         cuts = np.sort((medians[:-1] + medians[1:]) / 2.0)
         cuts_all[d] = cuts
         band = np.searchsorted(cuts, signed[~calib], side="right")
-        overlaps[d] = float(np.mean(band == item_level[~calib]))
-    mean_cuts = cuts_all.mean(axis=0)
-    return BandCalibration(float(overlaps.mean()), float(overlaps.std()), draws,
+        hit = (band == item_level[~calib]) & scored[~calib]  # an unmeasured item is a miss
+        overlaps[d] = float(np.mean(hit))
+    done = np.isfinite(overlaps)
+    if not done.any():
+        return BandCalibration(math.nan, math.nan, draws, np.full(levels.size - 1, np.nan))
+    mean_cuts = cuts_all[done].mean(axis=0)
+    return BandCalibration(float(overlaps[done].mean()), float(overlaps[done].std()), draws,
                            mean_cuts if higher_is_better else -mean_cuts)
+
+
+def _medians(signed: FloatArray, fit: npt.NDArray[np.bool_], level_of: npt.NDArray[np.intp],
+             n_levels: int) -> FloatArray:
+    """The median of ``signed`` over the ``fit`` items of each level (NaN for a level with none)."""
+    return np.array([np.median(signed[fit & (level_of == i)]) if np.any(fit & (level_of == i)) else np.nan
+                     for i in range(n_levels)])

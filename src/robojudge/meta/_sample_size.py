@@ -90,6 +90,9 @@ class SampleSizeResult:
         flips: Per n, the share of pairs ordered differently by the mean at n than by ``full``.
         draw_flips: Per n, the mean over draws of the same share with single draws.
         higher_is_better: The statistic's direction (only for presentation: flips do not depend on it).
+        pairs: Per n, the generator pairs the flip share is taken over: those of the generators with at
+            least n windows (drawn without replacement, a generator with fewer has no value at n), so
+            fewer at large n than at small.
     """
 
     ns: tuple[int, ...]
@@ -99,6 +102,7 @@ class SampleSizeResult:
     flips: tuple[float, ...]
     draw_flips: tuple[float, ...]
     higher_is_better: bool = False
+    pairs: tuple[int, ...] = ()
 
 
 def _draw_values(x: np.ndarray, statistic: SetStatistic, n: int, draws: int, rng: np.random.Generator,
@@ -167,11 +171,12 @@ def sample_size_sensitivity(
                                  float(ok.std(ddof=1)) if ok.size > 1 else math.nan,
                                  float(lo[0]), float(hi[0]), tuple(float(a) for a in v)))
         curves[g] = tuple(pts)
-    flips, draw_flips = [], []
+    flips, draw_flips, pairs = [], [], []
     for i in range(len(grid)):
         flips.append(flip_share(full, {g: curves[g][i].mean for g in curves}))
+        pairs.append(ranking_flips(full, {g: curves[g][i].mean for g in curves})[1])
         per_draw = [flip_share(full, {g: values[g][i][k] for g in values}) for k in range(draws)]
         defined = [f for f in per_draw if not math.isnan(f)]
         draw_flips.append(float(np.mean(defined)) if defined else math.nan)
     return SampleSizeResult(grid, {g: len(x) for g, x in arrays.items()}, full, curves, tuple(flips),
-                            tuple(draw_flips), higher_is_better)
+                            tuple(draw_flips), higher_is_better, tuple(pairs))

@@ -205,15 +205,17 @@ def sample_size_table(result: SampleSizeResult, statistic: str = "FVD") -> Table
         "sample_size", f"{statistic} against the number of windows n",
         ["generator", "windows", "all windows", *[f"n={n}" for n in result.ns]],
         note=(f"mean over random subsets of n windows [percentile interval of the draws]; 'all windows' is "
-              f"{statistic} on every window of the generator. flip share: of generator pairs, those ordered "
-              "differently by the mean at n than by 'all windows'; per draw: the same with single subsets, "
-              "averaged. Empty: n exceeds the windows."),
+              f"{statistic} on every window of the generator. flip share: of the generator pairs compared "
+              "at n (both with at least n windows; counted in the last row), those ordered differently by "
+              "the mean at n than by 'all windows'; per draw: the same with single subsets, averaged. "
+              "Empty: n exceeds the windows."),
     )
     for g, pts in result.curves.items():
         cells = [Cell(p.mean, p.low, p.high, digits=3) if not math.isnan(p.mean) else text("") for p in pts]
         table.add([text(g), text(result.windows[g]), _num(result.full[g], 3), *cells])
     table.add([text("flip share"), text(""), text(""), *[_num(f, 2) for f in result.flips]])
     table.add([text("flip share per draw"), text(""), text(""), *[_num(f, 2) for f in result.draw_flips]])
+    table.add([text("generator pairs compared"), text(""), text(""), *[text(k) for k in result.pairs]])
     return table
 
 

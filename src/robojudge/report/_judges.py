@@ -323,6 +323,60 @@ def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: 
     return out
 
 
+@dataclass(frozen=True)
+class SelfConsistency:
+    """A judge configuration's agreement with itself across turns on one rubric (RoboWorM Table D3),
+    over the stored rows of the suite's items judged with several turns (``--samples``).
+
+    Attributes:
+        judge: The judge's label.
+        axis: ``pa`` or ``ia``.
+        items: Items with votes (judged with several turns).
+        agree: Of those, items whose turns all gave the same score.
+        mean_std: Mean over those items of the population standard deviation of their turns' scores.
+        turns: The turn counts seen (one, unless the suite was judged with several ``--samples``).
+    """
+
+    judge: str
+    axis: str
+    items: int
+    agree: int
+    mean_std: float
+    turns: tuple[int, ...]
+
+    @property
+    def agreement_rate(self) -> float:
+        return self.agree / self.items if self.items else math.nan
+
+
+def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
+                           stored: StoredSeries | None = None) -> list[SelfConsistency]:
+    """Per judge configuration and axis with voted items: agreement rate and mean score std across
+    turns, from the stored rows (every run that judged them, not only the last, as the judge command's
+    summary counts)."""
+    ids = {it.item_id for it in items}
+    owner: dict[tuple[str, str, str], tuple[str, str]] = {}
+    for j in (judge_series(rows) if stored is None else stored.judges):
+        for a in AXES:
+            ser = j.axes.get(a)
+            if ser is not None:
+                owner[(ser.key.metric, ser.key.config_hash, ser.key.version)] = (j.label, a)
+    votes: dict[tuple[str, str], list[tuple[bool, float, int]]] = {}
+    for r in rows:
+        who = owner.get((r.metric, r.config_hash, r.version))
+        d = r.details or {}
+        if who is None or r.item_id not in ids or "agreement" not in d:
+            continue
+        votes.setdefault(who, []).append((bool(d["agreement"]), float(d.get("std") or 0.0),
+                                          int(d.get("turns") or len(d.get("votes") or ()))))
+    out = []
+    for (label, axis), v in sorted(votes.items()):
+        turns = tuple(sorted({t for _, _, t in v}))
+        out.append(SelfConsistency(label, axis, len(v), sum(a for a, _, _ in v),
+                                   float(np.mean([sd for _, sd, _ in v])), turns))
+    return out
+
+
 # --- writing -----------------------------------------------------------------------------------------
 
 def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title: str = "Judges",

@@ -116,8 +116,27 @@ def clusters_of(items: Sequence[Item]) -> list[str]:
 
 
 def strata_of(items: Sequence[Item]) -> list[str]:
-    """Bootstrap stratum per item: its source corpus ('' where unset)."""
+    """Bootstrap stratum per item: its source corpus ('' where unset).
+
+    Raises:
+        ValueError: Two items of one clip have different sources (naming both items and the field):
+            a clip is resampled within its source, so it cannot span two.
+    """
+    first: dict[str, Item] = {}
+    for it in items:
+        if it.clip_id:
+            seen = first.setdefault(it.clip_id, it)
+            if (seen.source or "") != (it.source or ""):
+                raise ValueError(
+                    f"clip {it.clip_id!r} spans two sources: item {seen.item_id!r} has "
+                    f"{_source_text(seen.source)} and item {it.item_id!r} {_source_text(it.source)}; the "
+                    "cluster bootstrap resamples a clip within its source, so give every item of a clip the "
+                    "same source field (`robojudge suite validate` names them all)")
     return [it.source or "" for it in items]
+
+
+def _source_text(source: str | None) -> str:
+    return f"source {source!r}" if source else "no source"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from robojudge.meta import MIN_CLUSTERS, ConfigKey, Estimate, group_means
-from robojudge.report._judges import judge_coverage
+from robojudge.report._judges import judge_coverage, judge_self_consistency
 from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
 from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
 from robojudge.report._series import (
@@ -258,6 +258,18 @@ def overview_section(inp: ReportInput) -> Section:
             cov.add([text(c.judge), text(c.axis.upper()), text(c.items), text(c.scored), text(c.unparsable),
                      text(c.failed), text(c.not_run)])
         sec.tables.append(cov)
+    consistency = judge_self_consistency(inp.item_rows, items, stored=inp.stored)
+    if consistency:
+        con = Table("judge_self_consistency", "Judge self-consistency across turns (RoboWorM Table D3)",
+                    ["judge", "axis", "items", "turns", "agree", "mean score std"],
+                    note="Over the suite's items judged with several turns (--samples), in every run that "
+                    "stored them: the share whose turns all gave the same score, and the mean standard "
+                    "deviation of the turns' scores.")
+        for sc in consistency:
+            turns = "/".join(map(str, sc.turns))
+            con.add([text(sc.judge), text(sc.axis.upper()), text(sc.items), text(turns),
+                     Cell(100 * sc.agreement_rate, digits=1), Cell(sc.mean_std, digits=3)])
+        sec.tables.append(con)
     if inp.outside_rows:
         sec.tables.append(_outside_table(inp.outside_rows))
         n_out = len(inp.outside_rows)

@@ -261,6 +261,7 @@ def validate_manifest(
         checked = _collect(full, shown, root, confine_folder(confine))
     except ManifestError as e:
         return e.problems
+    _clip_sources(checked, shown)
     if media != "none":
         items = [c.item for c in checked]
         found = check_media(items, deep=media == "deep", progress=progress, workers=workers)
@@ -293,6 +294,30 @@ def validate_manifest(
                 found_views = check_views(it, deep=media == "deep")
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_views)
     return [p for c in checked for p in c.problems]
+
+
+def _clip_sources(checked: list[_Checked], shown: str) -> None:
+    """A warning on each item whose ``source`` differs from the first item of its clip's: the paired
+    cluster bootstrap (RoboJudge App. E.1) resamples a clip within its source corpus, so the report's
+    intervals, its leaderboards and `leaderboard generators|judges` refuse such a suite."""
+    first: dict[str, tuple[_Checked, str, str | None]] = {}
+    for c in checked:
+        it = c.item
+        if it is None or not it.clip_id:
+            continue
+        seen = first.setdefault(it.clip_id, (c, it.item_id, it.source))
+        if seen[0] is c or seen[2] == it.source:
+            continue
+        where = f"line {seen[0].line}" if seen[0].line is not None else f"row {seen[0].row}"
+        c.problems.append(ManifestProblem(
+            shown, c.line, c.row, it.item_id, "source",
+            f"{_source_text(it.source)}, and item {seen[1]!r} of the same clip {it.clip_id!r} ({where}) has "
+            f"{_source_text(seen[2])}: a clip is resampled within one source, so the report's intervals and "
+            "the leaderboards refuse the suite; give every item of a clip the same source", "warning"))
+
+
+def _source_text(source: str | None) -> str:
+    return f"source {source!r}" if source else "no source"
 
 
 def _same_videos(checked: list[_Checked], shown: str) -> None:
