@@ -150,3 +150,21 @@ def test_expected_on_a_checks_rubric_is_planned_as_argmax(
     assert "scoring_note" not in row.config  # expected scoring does not apply to checks at all
     assert row.details is not None and row.details["scoring_mode"] == "argmax"
     assert "logprobs" not in bodies[0]  # nothing asked that cannot be used
+
+
+def test_top_logprobs_is_part_of_an_expected_configuration() -> None:
+    # An expected score weighs the score token's alternatives: asking for 1 or 5 gives other values
+    # (3.0 against 3.17 in an audit), and the rows were kept as already stored.
+    from robojudge.judges import FrameSpec
+    from robojudge.run._judge_rows import JudgePlan
+
+    def plan(top: int | None, scoring: str) -> Any:
+        kw = {} if top is None else {"top_logprobs": top}
+        return JudgePlan.build(judge("http://127.0.0.1:9", **kw), IA, FrameSpec(), scoring, 1, 0.0)
+
+    default, ten, five = plan(None, "expected"), plan(10, "expected"), plan(5, "expected")
+    assert "top_logprobs" not in default.config and default.config_hash == ten.config_hash  # (hash kept)
+    assert five.config["top_logprobs"] == 5 and five.config_hash != default.config_hash
+    assert five.fallback is not None and five.fallback.config_hash != default.fallback.config_hash
+    # Argmax scoring reads no alternatives: the setting does not split its configuration.
+    assert plan(5, "argmax").config_hash == plan(None, "argmax").config_hash

@@ -64,6 +64,11 @@ class JudgePlan:
             "samples": samples,
             "effective_temperature": temperature,
         }
+        default_top = JudgeConfig.model_fields["top_logprobs"].default
+        if mode is Scoring.expected and judge.top_logprobs != default_top:
+            # An expected score weighs the score token's alternatives, so how many were asked for is part
+            # of the value (kept out at its default, so configs stored before it was added keep their hash).
+            config["top_logprobs"] = judge.top_logprobs
         metric = judge_metric_id(judge.name, rubric.id)
         fallback = None
         if mode is Scoring.expected:
