@@ -314,3 +314,34 @@ def test_meta_steps_follow_sa_clip_s_rule(tmp_path: Path, meta: dict, reads_file
     assert (find_steps(item, "key_steps", str(steps), "steps") == ["open", "close"]) == reads_file
     steps.write_text(json.dumps({"a": ["open", "push"]}))
     assert (metric_fingerprint(item, spec, config) != before) == reads_file
+
+
+def test_kiva_is_rescored_when_what_it_reads_of_an_item_that_has_it_changes(tmp_path: Path) -> None:
+    # KIVA declared the video only, but its reader refuses another embodiment or robot spec and measures
+    # in 3D on calibrated views: an audit corrected two swapped embodiments, and the store kept 33.33 for
+    # an item a fresh run refuses, with 0 stale. Its also_reads are now part of its fingerprint.
+    spec = get_metric("kiva")
+    assert spec.also_reads == {"views", "embodiment", "robot"}
+    config = spec.make_config({})
+    clip = video(tmp_path / "v.mp4", 1)
+    for name in ("robot.toml", "calib.json", "side.mp4"):
+        (tmp_path / name).write_text(name)
+    base = Item(item_id="a", video=clip, embodiment="gripper", robot=str(tmp_path / "robot.toml"),
+                views={"front": clip, "side": str(tmp_path / "side.mp4")}, main_view="front",
+                calibration=str(tmp_path / "calib.json"))
+    before = metric_fingerprint(base, spec, config)
+    assert metric_fingerprint(base.model_copy(update={"embodiment": "dexterous_hand"}), spec, config) != before
+    assert metric_fingerprint(base.model_copy(update={"calibration": None}), spec, config) != before
+    for name in ("robot.toml", "calib.json", "side.mp4"):
+        (tmp_path / name).write_text(name + " edited")
+        now = metric_fingerprint(base, spec, config)
+        assert now != before, name
+        before = now
+    # A metric that reads none of them is not rescored by them (its fingerprint is as it was).
+    plain = get_metric("pixel_frame_consistency")
+    pc = plain.make_config({})
+    assert plain.also_reads == frozenset()
+    assert metric_fingerprint(base, plain, pc) == metric_fingerprint(
+        base.model_copy(update={"embodiment": "dexterous_hand", "robot": None}), plain, pc)
+    assert metric_fingerprint(base, plain, pc) == inputs_fingerprint(base, plain.inputs, pc.model_dump(),
+                                                                     type(pc))

@@ -69,6 +69,12 @@ class Input(StrEnum):
     initial_frame = "initial_frame"
 
 
+ALSO_READS = frozenset({"views", "embodiment", "robot"})
+"""What a metric may read of an item when the item has it, beyond its required :class:`Input` s: the
+views (with the rig's calibration), the ``embodiment`` field and the ``robot`` spec file. The runner
+does not require them; the fingerprint covers them (:attr:`MetricSpec.also_reads`)."""
+
+
 class NoConfig(BaseModel):
     """Config of a metric that takes none."""
 
@@ -125,12 +131,21 @@ class MetricSpec(BaseModel, Generic[C]):
     taxonomy: TaxonomyPlace | None = None
     weights: tuple[str, ...] = ()
     resources: Resources | None = None
+    also_reads: frozenset[str] = frozenset()
 
     @field_validator("id")
     @classmethod
     def _valid_id(cls, v: str) -> str:
         if not _ID.match(v):
             raise ValueError(f"metric id {v!r} must be lowercase words joined by '_' or '.'")
+        return v
+
+    @field_validator("also_reads")
+    @classmethod
+    def _known_parts(cls, v: frozenset[str]) -> frozenset[str]:
+        unknown = sorted(v - ALSO_READS)
+        if unknown:
+            raise ValueError(f"also_reads names {', '.join(unknown)}; known: {', '.join(sorted(ALSO_READS))}")
         return v
 
     @field_validator("native_range")
@@ -192,6 +207,7 @@ class MetricSpec(BaseModel, Generic[C]):
             "id": self.id,
             "family": self.family.value,
             "inputs": sorted(i.value for i in self.inputs),
+            "also_reads": sorted(self.also_reads),
             "higher_is_better": self.higher_is_better,
             "native_range": list(self.native_range),
             "version": self.version,
@@ -266,6 +282,7 @@ def metric(
     taxonomy: TaxonomyPlace | None = None,
     weights: tuple[str, ...] = (),
     resources: Resources | None = None,
+    also_reads: frozenset[str] | set[str] = frozenset(),
 ) -> Callable[[Callable[[Item, Any], Score]], Callable[[Item, Any], Score]]:
     """Register ``fn(item, config) -> Score`` as a metric. Metadata is validated here.
 
@@ -273,7 +290,8 @@ def metric(
     RoboPhys-3D metric in its sub-dimension and level; ``weights`` names the networks (registered in
     :mod:`robojudge.models`) a ``model`` metric loads, so ``robojudge weights status`` and
     ``--metrics all`` can tell whether it can run here; ``resources`` what a cluster worker
-    reserves for it (see :class:`Resources`).
+    reserves for it (see :class:`Resources`); ``also_reads`` what it reads of an item that has it
+    without requiring it (see :data:`ALSO_READS`), so that a changed one rescores it.
     """
 
     def deco(fn: Callable[[Item, Any], Score]) -> Callable[[Item, Any], Score]:
@@ -296,6 +314,7 @@ def metric(
             taxonomy=taxonomy,
             weights=tuple(weights),
             resources=resources,
+            also_reads=frozenset(also_reads),
         )
         METRICS.add(id, spec)
         return fn

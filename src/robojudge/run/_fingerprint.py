@@ -11,6 +11,9 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
 * ``state``: the state file's digest;
 * ``instruction``: the text;
 * ``initial_frame``: the initial frame's digest (the video's when the item has none);
+* what the metric reads of an item only when the item has it (:attr:`MetricSpec.also_reads`): the
+  views as above, the ``embodiment`` text and the ``robot`` spec file's digest (KIVA: its reader
+  refuses another robot, and measures in 3D where calibrated views allow);
 * files named in the metric's config (a captions file...): a config field that names per-item
   texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``
   when the metric reads that (:func:`~robojudge.metrics._texts.meta_gives_text`: not when it is
@@ -183,6 +186,7 @@ def read_inputs(
     inputs: Iterable[Input | str],
     config: Mapping[str, Any] | None = None,
     config_type: type[BaseModel] | None = None,
+    also: Iterable[str] = (),
 ) -> Fingerprint:
     """The fingerprint of what a metric reading ``inputs`` (with ``config``) reads of ``item``.
 
@@ -192,6 +196,7 @@ def read_inputs(
         config: The metric's config as plain values (what the store keeps in ``config``).
         config_type: The config's model, for the fields that name files or per-item texts; without
             it no config value is read as a file.
+        also: What the metric reads of the item when the item has it (:attr:`MetricSpec.also_reads`).
 
     Returns:
         The value (32 hex characters) and whether a file could not be read.
@@ -202,7 +207,20 @@ def read_inputs(
     files = reader.config_parts(item, config or {}, config_type)
     if files:
         parts["config_files"] = files
+    extra = sorted(set(also))
+    if extra:  # (absent for every metric without any, so their fingerprints are as they were)
+        parts["also"] = {name: _also_part(reader, item, name, wanted) for name in extra}
     return Fingerprint(_hash([FINGERPRINT_VERSION, parts]), reader.unavailable)
+
+
+def _also_part(reader: _Reader, item: Item, name: str, wanted: frozenset[Input]) -> Any:
+    if name == "views":
+        return reader.part(item, Input.views, wanted) if item.views or item.grid is not None else None
+    if name == "embodiment":
+        return item.embodiment
+    if name == "robot":
+        return reader.digest(item.robot) if item.robot else None
+    raise ValueError(f"no fingerprint rule for {name!r}")  # pragma: no cover - a new ALSO_READS name
 
 
 def inputs_fingerprint(
@@ -218,7 +236,7 @@ def inputs_fingerprint(
 def metric_inputs(item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> Fingerprint:
     """:func:`read_inputs` of a registered metric with a config (model or plain values)."""
     values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
-    return read_inputs(item, spec.inputs, values, spec.config_type)
+    return read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads)
 
 
 def metric_fingerprint(item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> str:
@@ -254,7 +272,8 @@ def set_inputs(
     Returns:
         The value, and whether a file of any member (or of the pool) could not be read.
     """
-    prints = [(it.item_id, read_inputs(it, spec.inputs, config, spec.config_type)) for it in members]
+    prints = [(it.item_id, read_inputs(it, spec.inputs, config, spec.config_type, spec.also_reads))
+              for it in members]
     parts: dict[str, Any] = {"members": [[item_id, fp.value] for item_id, fp in prints]}
     unavailable = any(fp.unavailable for _, fp in prints)
     if pool is not None:
@@ -287,10 +306,11 @@ class Fingerprints:
 
     def metric(self, item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> Fingerprint:
         values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
-        key = (item.item_id, (spec.inputs, spec.config_type, repr(sorted(values.items()))))
+        key = (item.item_id, (spec.inputs, spec.also_reads, spec.config_type, repr(sorted(values.items()))))
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = read_inputs(item, spec.inputs, values, spec.config_type)
+            found = read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads)
+            self._memo[key] = found
         return found
 
     def judge(self, item: Item) -> Fingerprint:

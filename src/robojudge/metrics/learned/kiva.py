@@ -355,6 +355,9 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
 _COMMON: dict[str, Any] = {
     "family": Family.kinematics,
     "inputs": {Input.video},
+    # Read when the item has them: the reader refuses another embodiment or robot spec, and measures
+    # rigidity in 3D on calibrated views; a changed one is a changed result.
+    "also_reads": {"views", "embodiment", "robot"},
     "higher_is_better": False,
     "native_range": (0.0, 100.0),
     "citation": CITATION,
