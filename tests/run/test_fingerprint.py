@@ -330,7 +330,8 @@ def test_kiva_is_rescored_when_what_it_reads_of_an_item_that_has_it_changes(tmp_
                 views={"front": clip, "side": str(tmp_path / "side.mp4")}, main_view="front",
                 calibration=str(tmp_path / "calib.json"))
     before = metric_fingerprint(base, spec, config)
-    assert metric_fingerprint(base.model_copy(update={"embodiment": "dexterous_hand"}), spec, config) != before
+    hand = base.model_copy(update={"embodiment": "dexterous_hand"})
+    assert metric_fingerprint(hand, spec, config) != before
     assert metric_fingerprint(base.model_copy(update={"calibration": None}), spec, config) != before
     for name in ("robot.toml", "calib.json", "side.mp4"):
         (tmp_path / name).write_text(name + " edited")
@@ -345,3 +346,32 @@ def test_kiva_is_rescored_when_what_it_reads_of_an_item_that_has_it_changes(tmp_
         base.model_copy(update={"embodiment": "dexterous_hand", "robot": None}), plain, pc)
     assert metric_fingerprint(base, plain, pc) == inputs_fingerprint(base, plain.inputs, pc.model_dump(),
                                                                      type(pc))
+
+
+def test_a_file_a_config_names_is_one_configuration_however_it_is_spelt(
+    store: ResultStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One captions file named three ways gave three configurations and three full recomputes, and a
+    # relative name stored in the config was read against whatever folder `results status` ran from.
+    (tmp_path / "s").mkdir()
+    captions = tmp_path / "s" / "captions.jsonl"
+    captions.write_text(json.dumps({"item_id": "a", "caption": "grasp"}) + "\n")
+    items = [Item(item_id="a", video="/unused.mp4", instruction="x")]
+    monkeypatch.chdir(tmp_path / "s")
+    spellings = ["captions.jsonl", "./captions.jsonl", str(captions)]
+    done = [score_items(items, build_requests(["test_caption"], {"test_caption": {"captions": name}}), store)
+            for name in spellings]
+    assert [(d.ok, d.skipped) for d in done] == [(1, 0), (0, 1), (0, 1)]
+    (row,) = store.rows(metric="test_caption")
+    assert row.config is not None and row.config["captions"] == str(captions)  # stored absolute
+    # From another folder the stored name still finds the file: the row stays current.
+    monkeypatch.chdir("/")
+    (req,) = build_requests(["test_caption"], {"test_caption": {"captions": row.config["captions"]}})
+    assert metric_fingerprint(items[0], req.spec, req.config) == row.fingerprint
+    # Another file (other content) under the same configuration is a changed input, not a new config.
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"item_id": "a", "caption": "lift it"}) + "\n")
+    reqs = build_requests(["test_caption"], {"test_caption": {"captions": str(other)}})
+    s = score_items(items, reqs, store)
+    assert (s.stale, s.ok) == (1, 1)
+    assert len(store.rows(metric="test_caption")) == 1

@@ -15,6 +15,7 @@ from robojudge.metrics._frames import (
     takes_frame_options,
 )
 from robojudge.metrics._registry import (
+    INPUT_FILE,
     METRICS,
     Family,
     Input,
@@ -23,6 +24,7 @@ from robojudge.metrics._registry import (
     Provider,
     TaxonomyPlace,
     UnknownMetricError,
+    file_fields,
     get_metric,
     list_metrics,
     metric,
@@ -97,4 +99,6 @@ __all__ = [
     "set_metric",
     "takes_frame_options",
     "write_set_rows",
+    "INPUT_FILE",
+    "file_fields",
 ]

@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from pathlib import Path, PurePath
+from typing import Any, Generic, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from robojudge import settings
 from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._score import Score
+from robojudge.metrics._texts import ITEM_TEXT
 from robojudge.registry import Registry, UnknownNameError
 from robojudge.suite._schema import Item
 
@@ -157,11 +160,23 @@ class MetricSpec(BaseModel, Generic[C]):
         return v
 
     def make_config(self, values: dict[str, Any] | None = None) -> BaseModel:
-        """Build and validate this metric's config from plain values (defaults for the rest)."""
+        """Build and validate this metric's config from plain values (defaults for the rest).
+
+        A setting that names a file (:func:`file_fields`) is made absolute against the current folder:
+        the stored config then names the file wherever a later command runs from (a worker, `results
+        status` from another folder), and its spelling is kept out of the config hash.
+        """
         try:
-            return self.config_type.model_validate(values or {})
+            config = self.config_type.model_validate(values or {})
         except ValidationError as exc:
             raise ValueError(f"invalid config for metric {self.id!r}: {self._problems(exc)}") from exc
+        update = {}
+        for name in file_fields(self.config_type):
+            value = getattr(config, name)
+            if isinstance(value, str | PurePath) and str(value) and not Path(value).is_absolute():
+                absolute = os.path.abspath(value)
+                update[name] = type(value)(absolute) if isinstance(value, PurePath) else absolute
+        return config.model_copy(update=update) if update else config
 
     def _problems(self, exc: ValidationError) -> str:
         """A validation error as one line a user can act on: each field, what is wrong with it, and
@@ -339,14 +354,45 @@ def is_registered(metric_id: str) -> bool:
 HASH_WHEN_SET: dict[str, Any] = {"robojudge_hash": "when_set"}
 
 
+INPUT_FILE = "input_file"
+"""The ``json_schema_extra`` key (true) of a ``str`` config field that names a file the metric reads."""
+
+_FILE_MARK = "<file>"
+
+
+def file_fields(config_type: type[BaseModel]) -> tuple[str, ...]:
+    """The config fields that name a file the metric reads: typed as a path (``Path | None``...), or
+    declaring ``json_schema_extra={"input_file": True}``, or naming a per-item texts file
+    (``{"item_text": KEY}``). The run fingerprints such a file's content, not its name."""
+    out = []
+    for name, info in config_type.model_fields.items():
+        extra = info.json_schema_extra
+        declared = isinstance(extra, dict) and (extra.get(INPUT_FILE) is True
+                                                or isinstance(extra.get(ITEM_TEXT), str))
+        if declared or _names_path(info.annotation):
+            out.append(name)
+    return tuple(out)
+
+
+def _names_path(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, PurePath):
+        return True
+    return any(_names_path(arg) for arg in get_args(annotation))
+
+
 def hashed_values(config: BaseModel) -> dict[str, Any]:
-    """The config values that make its hash: every field but :data:`HASH_WHEN_SET` ones at default."""
+    """The config values that make its hash: every field but :data:`HASH_WHEN_SET` ones at default, and
+    a file a field names (:func:`file_fields`) only as named or not, whatever its spelling: what it holds
+    is part of each result's fingerprint, so the same file named three ways is one configuration."""
     values = config.model_dump(mode="json")
     for name, info in type(config).model_fields.items():
         extra = info.json_schema_extra
         when_set = isinstance(extra, dict) and extra.get("robojudge_hash") == "when_set"
         if when_set and getattr(config, name) == info.get_default(call_default_factory=True):
             values.pop(name, None)
+    for name in file_fields(type(config)):
+        if values.get(name):
+            values[name] = _FILE_MARK
     return values
 
 

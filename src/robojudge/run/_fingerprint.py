@@ -35,13 +35,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path, PurePath
-from typing import Any, NamedTuple, get_args
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
-from pydantic.fields import FieldInfo
 
-from robojudge.metrics import Input, MetricInputError, MetricSpec
+from robojudge.metrics import Input, MetricInputError, MetricSpec, file_fields
 from robojudge.metrics._texts import load_item_texts, meta_gives_text, text_key
 from robojudge.run._filehash import UNAVAILABLE, file_digest
 from robojudge.store import ResultRow
@@ -53,8 +52,6 @@ FINGERPRINT_VERSION = "1"
 JUDGE_INPUTS: frozenset[Input] = frozenset({Input.video, Input.instruction})
 """What a VLM judge reads of an item: the sampled frames of the video, and the instruction."""
 
-INPUT_FILE = "input_file"
-"""The ``json_schema_extra`` key (true) of a ``str`` config field that names a file the metric reads."""
 
 
 class Fingerprint(NamedTuple):
@@ -147,13 +144,14 @@ class _Reader:
         self, item: Item, config: Mapping[str, Any], config_type: type[BaseModel] | None
     ) -> dict[str, Any]:
         fields = config_type.model_fields if config_type is not None else {}
+        files = set(file_fields(config_type)) if config_type is not None else set()
         out: dict[str, Any] = {}
         for name in sorted(fields):
             value = config.get(name)
             key = text_key(fields[name])
             if key is not None:
                 out[name] = self.item_text(item, key, value)
-            elif _is_file_field(fields[name]) and isinstance(value, str) and value:
+            elif name in files and isinstance(value, str) and value:
                 out[name] = self.digest(value)
         return out
 
@@ -163,17 +161,6 @@ def _is_file(path: str) -> bool:
         return Path(path).is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         return False
-
-
-def _is_file_field(field: FieldInfo) -> bool:
-    extra = field.json_schema_extra
-    return (isinstance(extra, Mapping) and extra.get(INPUT_FILE) is True) or _names_path(field.annotation)
-
-
-def _names_path(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, PurePath):
-        return True
-    return any(_names_path(arg) for arg in get_args(annotation))
 
 
 def _hash(parts: Any) -> str:
