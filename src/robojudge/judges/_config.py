@@ -161,6 +161,8 @@ class JudgeConfig(BaseModel):
         device: ``hf`` only: ``auto`` (GPU when present), ``cpu`` or ``cuda``.
         dtype: ``hf`` only: ``auto``, ``float32``, ``bfloat16`` or ``float16``.
         revision: ``hf`` only: the model repository commit to load (pinned weights).
+        model_files: Set by robojudge when judging (never in a judges file): the digest of the files of
+            a local model folder (``hf``), part of the judge's identity.
         stage: Training stage of the model (``base``, ``sft``, ``rl``, ``sft+rl``; RoboJudge Table
             3): the judges leaderboard lays judges of one ``base_model`` out by stage.
         base_model: The model a trained judge started from (default: ``model``, for a ``base``).
@@ -197,6 +199,9 @@ class JudgeConfig(BaseModel):
     revision: str | None = None
     stage: Literal["base", "sft", "rl", "sft+rl"] | None = None
     base_model: str | None = None
+    model_files: str | None = Field(
+        default=None, description="set by robojudge, not in a judges file: the digest of a local model "
+        "folder's files (`hf`), so that new weights in the same folder are another judge")
     replies: list[str] = Field(default_factory=list)
     sampling: Sampling = Field(default_factory=lambda: Sampling())
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -281,7 +286,10 @@ class JudgeConfig(BaseModel):
             "sampling": self.sampling.model_dump(mode="json"),
             "extra_body": self.extra_body,
             **({"revision": self.revision} if self.revision else {}),
-            # only when set, so judges declared without them keep their config hashes
+            # only when set, so judges declared without them keep their config hashes; a model's
+            # weights in a local folder, and a dtype other than auto, change its answers
+            **({"model_files": self.model_files} if self.model_files else {}),
+            **({"dtype": self.dtype} if self.backend == "hf" and self.dtype != "auto" else {}),
             **({"stage": self.stage, "base_model": self.base_model or self.model} if self.stage else {}),
         }
 

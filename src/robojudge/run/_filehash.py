@@ -230,3 +230,20 @@ def file_digest(path: str | os.PathLike[str]) -> str:
     if found is None:
         found = seen[key] = default_hasher().digest(path)
     return found
+
+
+def tree_digest(folder: str | os.PathLike[str]) -> str:
+    """The digest of a folder of files (a model's weights and configs): its regular files' relative
+    names and :func:`file_digest` s, recursively, leaving out hidden names (a download tool's
+    ``.cache``). Each file's digest is cached as any input's, so a folder is read once until it
+    changes. A folder that cannot be listed hashes to :data:`UNREADABLE`."""
+    root = Path(folder)
+    h = hashlib.blake2b(digest_size=16)
+    try:
+        files = sorted(p for p in root.rglob("*") if p.is_file()
+                       and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    except OSError:
+        return UNREADABLE
+    for f in files:
+        h.update(f"{f.relative_to(root).as_posix()}\0{file_digest(f)}\n".encode())
+    return h.hexdigest()

@@ -33,6 +33,7 @@ from robojudge.judges import (
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
 from robojudge.run._executor import Executor, make_executor
+from robojudge.run._filehash import tree_digest
 from robojudge.run._fingerprint import Fingerprints
 from robojudge.run._judge_rows import (
     JudgePlan,
@@ -47,6 +48,19 @@ from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import DecoderPool, shared_decoder
+
+
+def with_model_files(judge: JudgeConfig) -> JudgeConfig:
+    """``judge`` with :attr:`JudgeConfig.model_files` set when it loads its model from a local folder
+    (``hf``): new weights written into the same folder (a judge trained again into its ``--out``) are
+    then another configuration, and never get the old model's stored rows or cached replies."""
+    if judge.backend != "hf" or not judge.model:
+        return judge
+    try:
+        local = Path(judge.model).is_dir()
+    except (OSError, ValueError):
+        local = False
+    return judge.model_copy(update={"model_files": tree_digest(judge.model)}) if local else judge
 
 
 def plan_judgments(
@@ -246,6 +260,7 @@ def judge_items(
     """
     started = time.perf_counter()
     spec = frames or FrameSpec()
+    judge = with_model_files(judge)
     if executor is not None and backend is not None:
         raise ValueError("a ready backend cannot travel to executor workers; pass the judge config only")
     ex = make_executor(workers, executor, address) if isinstance(executor, str) else executor
