@@ -12,7 +12,7 @@ import pytest
 
 from robojudge.metrics import get_metric
 from robojudge.run import LocalProcessExecutor, build_requests, score_items
-from robojudge.run._fingerprint import inputs_fingerprint, metric_fingerprint
+from robojudge.run._fingerprint import inputs_fingerprint, metric_fingerprint, metric_inputs
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.video import write_video
@@ -375,3 +375,44 @@ def test_a_file_a_config_names_is_one_configuration_however_it_is_spelt(
     s = score_items(items, reqs, store)
     assert (s.stale, s.ok) == (1, 1)
     assert len(store.rows(metric="test_caption")) == 1
+
+
+def test_a_model_metric_is_rescored_when_its_weights_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pointing ROBOJUDGE_WEIGHTS at another RAFT file gave 0.559 against 1.978 for one video, and the
+    # stored row stayed "already stored": the weights were recorded nowhere.
+    from robojudge import settings
+
+    spec = get_metric("flow_motion_magnitude_raft")
+    (name,) = spec.weights
+    filename = "raft_large_C_T_V1-22a6c225.pth"
+    config = spec.make_config({})
+    item = Item(item_id="a", video=video(tmp_path / "v.mp4", 9))
+
+    def using(folder: Path, content: bytes | None) -> tuple[str, bool]:
+        if content is not None:
+            (folder / name).mkdir(parents=True, exist_ok=True)
+            (folder / name / filename).write_bytes(content)
+        monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(folder))
+        settings.reload()
+        found = metric_inputs(item, spec, config)
+        return found.value, found.unavailable
+
+    a, missing_a = using(tmp_path / "wa", b"weights A")
+    b, _ = using(tmp_path / "wb", b"weights B")
+    same, _ = using(tmp_path / "wc", b"weights A")  # a copy of A elsewhere: the same weights
+    assert a != b and a == same and not missing_a
+    gone, unavailable = using(tmp_path / "empty", None)
+    assert gone not in (a, b) and unavailable  # stored rows are kept, as for an input file gone
+    # A metric that loads no network has no such part.
+    plain = get_metric("pixel_frame_consistency")
+    assert plain.weights == () and metric_inputs(item, plain, plain.make_config({})).unavailable is False
+
+
+def test_weights_in_a_hub_snapshot_are_named_by_its_commit() -> None:
+    from robojudge.run._fingerprint import _hub_snapshot
+
+    path = Path("/c/hub/models--org--net/snapshots/0123abc/sub/model.safetensors")
+    assert _hub_snapshot(path) == "hub:models--org--net/0123abc/sub/model.safetensors"
+    assert _hub_snapshot(Path("/weights/net/model.safetensors")) is None

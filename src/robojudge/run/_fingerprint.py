@@ -14,6 +14,9 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
 * what the metric reads of an item only when the item has it (:attr:`MetricSpec.also_reads`): the
   views as above, the ``embodiment`` text and the ``robot`` spec file's digest (KIVA: its reader
   refuses another robot, and measures in 3D where calibrated views allow);
+* the networks a model metric loads (:attr:`MetricSpec.weights`): a hub snapshot by its commit and
+  file, weights elsewhere (``$ROBOJUDGE_WEIGHTS``) by their files' digest; other weights are another
+  result, and weights gone missing keep the stored rows as an unavailable file does;
 * files named in the metric's config (a captions file...): a config field that names per-item
   texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``
   when the metric reads that (:func:`~robojudge.metrics._texts.meta_gives_text`: not when it is
@@ -42,7 +45,7 @@ from pydantic import BaseModel
 
 from robojudge.metrics import Input, MetricInputError, MetricSpec, file_fields
 from robojudge.metrics._texts import load_item_texts, meta_gives_text, text_key
-from robojudge.run._filehash import UNAVAILABLE, file_digest
+from robojudge.run._filehash import MISSING, UNAVAILABLE, file_digest, tree_digest
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 
@@ -124,6 +127,19 @@ class _Reader:
             return self.digest(item.initial_frame or item.video)
         raise ValueError(f"no fingerprint rule for input {inp!r}")  # pragma: no cover - a new Input member
 
+    def weights(self, name: str) -> str:
+        """The identity of the weights a metric loads under ``name``, as they would be found now."""
+        found = _weights_path(name)
+        if found is None:
+            self.unavailable = True
+            return MISSING
+        snapshot = _hub_snapshot(found)
+        if snapshot is not None:
+            return snapshot
+        digest = self.digest(str(found)) if found.is_file() else tree_digest(found)
+        self.unavailable = self.unavailable or digest in UNAVAILABLE
+        return str(digest)
+
     def item_text(self, item: Item, key: str, path: Any) -> Any:
         if meta_gives_text(item.meta.get(key)):  # the metrics' own rule: the manifest's text, if it has one
             return {"meta": item.meta[key]}
@@ -174,6 +190,7 @@ def read_inputs(
     config: Mapping[str, Any] | None = None,
     config_type: type[BaseModel] | None = None,
     also: Iterable[str] = (),
+    weights: Iterable[str] = (),
 ) -> Fingerprint:
     """The fingerprint of what a metric reading ``inputs`` (with ``config``) reads of ``item``.
 
@@ -184,6 +201,7 @@ def read_inputs(
         config_type: The config's model, for the fields that name files or per-item texts; without
             it no config value is read as a file.
         also: What the metric reads of the item when the item has it (:attr:`MetricSpec.also_reads`).
+        weights: The networks it loads (:attr:`MetricSpec.weights`).
 
     Returns:
         The value (32 hex characters) and whether a file could not be read.
@@ -197,7 +215,30 @@ def read_inputs(
     extra = sorted(set(also))
     if extra:  # (absent for every metric without any, so their fingerprints are as they were)
         parts["also"] = {name: _also_part(reader, item, name, wanted) for name in extra}
+    nets = sorted(set(weights))
+    if nets:
+        parts["weights"] = {name: reader.weights(name) for name in nets}
     return Fingerprint(_hash([FINGERPRINT_VERSION, parts]), reader.unavailable)
+
+
+def _weights_path(name: str) -> Path | None:
+    """Where the weights ``name`` would be loaded from now (None: not on this machine)."""
+    from robojudge.models import get_weights, weights_path
+
+    try:
+        return weights_path(get_weights(name))
+    except (KeyError, ValueError):  # a name no network is registered under: the metric fails on it
+        return None
+
+
+def _hub_snapshot(path: Path) -> str | None:
+    """``hub:<commit>/<file>`` for a path inside a Hugging Face cache snapshot (the commit names its
+    content, so nothing is read), else None."""
+    parts = path.parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] == "snapshots" and parts[i - 1].startswith("models--"):
+            return "hub:" + "/".join((parts[i - 1], *parts[i + 1:]))
+    return None
 
 
 def _also_part(reader: _Reader, item: Item, name: str, wanted: frozenset[Input]) -> Any:
@@ -223,7 +264,7 @@ def inputs_fingerprint(
 def metric_inputs(item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> Fingerprint:
     """:func:`read_inputs` of a registered metric with a config (model or plain values)."""
     values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
-    return read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads)
+    return read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads, spec.weights)
 
 
 def metric_fingerprint(item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> str:
@@ -259,8 +300,8 @@ def set_inputs(
     Returns:
         The value, and whether a file of any member (or of the pool) could not be read.
     """
-    prints = [(it.item_id, read_inputs(it, spec.inputs, config, spec.config_type, spec.also_reads))
-              for it in members]
+    prints = [(it.item_id, read_inputs(it, spec.inputs, config, spec.config_type, spec.also_reads,
+                                       spec.weights)) for it in members]
     parts: dict[str, Any] = {"members": [[item_id, fp.value] for item_id, fp in prints]}
     unavailable = any(fp.unavailable for _, fp in prints)
     if pool is not None:
@@ -293,10 +334,11 @@ class Fingerprints:
 
     def metric(self, item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> Fingerprint:
         values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
-        key = (item.item_id, (spec.inputs, spec.also_reads, spec.config_type, repr(sorted(values.items()))))
+        reads = (spec.inputs, spec.also_reads, spec.weights, spec.config_type)
+        key = (item.item_id, (*reads, repr(sorted(values.items()))))
         found = self._memo.get(key)
         if found is None:
-            found = read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads)
+            found = read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads, spec.weights)
             self._memo[key] = found
         return found
 
