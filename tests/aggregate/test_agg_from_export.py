@@ -68,3 +68,63 @@ def test_a_table_naming_no_robophys_metric_is_still_an_error(tmp_path: Path) -> 
     assert done.exit_code == 2
     assert "unknown RoboPhys-3D metric 'flow_warp_error' (and 1 more unknown); no row names a RoboPhys-3D " \
            "metric" in " ".join(done.output.split())
+
+
+def test_stale_rows_are_marked_in_the_export_and_left_out_by_aggregate(tmp_path: Path) -> None:
+    # An audit rescored nothing after correcting a reference: the export carried the stale values with
+    # nothing in the file to say so, and `aggregate` ranked with them (0.414 against 0.108) while the
+    # report left them out.
+    import numpy as np
+
+    from robojudge.run import build_requests, score_items
+    from robojudge.suite import load_suite
+    from robojudge.video import write_video
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for name, gen in (("a1", "alpha"), ("a2", "alpha"), ("b1", "beta")):
+        write_video(tmp_path / f"{name}.mp4", rng.integers(0, 255, (6, 16, 16, 3), dtype=np.uint8), fps=8)
+        rows.append({"item_id": name, "video": f"{name}.mp4", "generator": gen})
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        score_items(load_suite(suite).items, build_requests(["mq_temporal_flickering"]), store)
+    write_video(tmp_path / "a2.mp4", np.zeros((6, 16, 16, 3), np.uint8), fps=8)  # a2's value is now stale
+    export = tmp_path / "long.csv"
+    done = runner.invoke(build_app("results"), ["results", "export", "--db", str(db), "-o", str(export),
+                                                 "--by", "generator", "--suite", str(suite)])
+    assert done.exit_code == 0, done.output
+    assert {r["item_id"]: r["stale"] for r in csv.DictReader(export.open())} == {"a1": "", "a2": "stale",
+                                                                               "b1": ""}
+    assert "the 'stale' column marks them" in " ".join(done.output.split())
+    done = runner.invoke(build_app("aggregate"), ["aggregate", "scores", "--in", str(export), "--by",
+                                                  "generator", "--robophyscore-metrics",
+                                                  "mq_temporal_flickering"])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "leaving out the values of 1 stale row(s)" in said and "e.g. a2" in said
+    assert "alpha: mq_temporal_flickering 1 of 2" in said  # the stale item counts as missing
+
+
+def test_a_set_level_row_of_a_group_the_suite_no_longer_has_is_dashed(tmp_path: Path) -> None:
+    # A generator renamed sloppy -> sloppy2: the old group's Inception Score was exported as generator
+    # 'sloppy', and aggregate showed a generator no item has.
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(json.dumps({"item_id": "x1", "video": "v.mp4", "generator": "sloppy2"}) + "\n")
+    (tmp_path / "v.mp4").write_bytes(b"not opened")
+    db = tmp_path / "r.sqlite"
+
+    def group(name: str) -> ResultRow:
+        return ResultRow(f"group:generator={name}", "iq1_inception_score", "h", "1", "ok", 2.0,
+                         config={"group_by": "generator"}, details={"group": name})
+
+    with ResultStore(db) as store:
+        store.add([group("sloppy"), group("sloppy2"), _row("x1", "iq1_ssim", 0.5)])
+    export = tmp_path / "long.csv"
+    done = runner.invoke(build_app("results"), ["results", "export", "--db", str(db), "-o", str(export),
+                                                 "--by", "generator", "--suite", str(suite)])
+    assert done.exit_code == 0, done.output
+    cells = {r["item_id"]: r["generator"] for r in csv.DictReader(export.open())}
+    assert cells == {"group:generator=sloppy": "-", "group:generator=sloppy2": "sloppy2", "x1": "sloppy2"}
+    assert "1 of 3 rows are of items (or groups) that are not in" in " ".join(done.output.split())

@@ -14,7 +14,14 @@ import pytest
 
 from robojudge.report import report_suite
 from robojudge.run import export_run
-from robojudge.store import EXPORT_COLUMNS, MANIFEST_COLUMNS, ResultRow, ResultStore, item_columns
+from robojudge.store import (
+    EXPORT_COLUMNS,
+    MANIFEST_COLUMNS,
+    STALE_COLUMN,
+    ResultRow,
+    ResultStore,
+    item_columns,
+)
 from robojudge.suite import Item
 
 
@@ -66,7 +73,7 @@ def test_results_export_with_a_suite_adds_generator_source_and_clip_at_the_end(t
     out = tmp_path / f"e{suffix}"
     assert export_run(url, out, suite=manifest) == 4
     table = _read(out)
-    assert tuple(table.columns) == (*EXPORT_COLUMNS, *MANIFEST_COLUMNS)
+    assert tuple(table.columns) == (*EXPORT_COLUMNS, *MANIFEST_COLUMNS, STALE_COLUMN)
     rows = {r.item_id: r for r in table.itertuples(index=False)}
     assert (rows["a"].generator, rows["a"].source, rows["a"].clip_id) == ("gen1", "bridge", "c1")
     unset = (rows["c"].generator, rows["c"].source, rows["c"].clip_id)
@@ -80,10 +87,10 @@ def test_by_keeps_its_place_and_the_manifest_columns_follow(tmp_path: Path) -> N
     url, manifest = _store(tmp_path), _manifest(tmp_path)
     out = tmp_path / "e.csv"
     export_run(url, out, by="task", suite=manifest)
-    assert tuple(_read(out).columns) == (*EXPORT_COLUMNS, "task", *MANIFEST_COLUMNS)
+    assert tuple(_read(out).columns) == (*EXPORT_COLUMNS, "task", *MANIFEST_COLUMNS, STALE_COLUMN)
     export_run(url, out, by="generator", suite=manifest)  # --by generator: one generator column, by's
     table = _read(out)
-    assert tuple(table.columns) == (*EXPORT_COLUMNS, "generator", "source", "clip_id")
+    assert tuple(table.columns) == (*EXPORT_COLUMNS, "generator", "source", "clip_id", "stale")
     assert dict(zip(table.item_id, table.generator, strict=True))["c"] == "-"  # by's name for unset
 
 

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from robojudge.aggregate._normalize import Strategy, normalize
 from robojudge.aggregate._regimes import macro_average
 from robojudge.aggregate._scores import Missing, average_full_score, robophyscore
+from robojudge.store import STALE_COLUMN
 from robojudge.taxonomy import load_taxonomy, unknown_metric_message
 
 if TYPE_CHECKING:
@@ -119,6 +120,20 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
         have = ", ".join(map(str, df.columns))
         raise AggregateInputError(f"{source}: no column(s) {', '.join(missing)}; columns are {have}")
     df = df.reset_index(drop=True).assign(_row=range(len(df)))
+    if STALE_COLUMN in df.columns:
+        # An export marks the rows whose inputs changed since they were computed: their values describe
+        # other files, and the report leaves them out too.
+        marked = df[STALE_COLUMN].fillna("").astype(str).str.strip().ne("").to_numpy()
+        if marked.any():
+            if note is not None:
+                shown = ", ".join(df.loc[marked, ITEM].astype(str).head(_SHOWN)) if ITEM in df.columns else ""
+                eg = f", e.g. {shown}" if shown else ""
+                note(f"leaving out the values of {int(marked.sum())} stale row(s) (inputs changed since "
+                     f"computed; the {STALE_COLUMN!r} column){eg}: they count as missing until scored again")
+            if is_long(df):  # the item stays in its group, without a value: missing, as an error row is
+                df["value"] = df["value"].astype(object).where(~marked, "")
+            else:
+                df = df[~marked]
     has_item = ITEM in df.columns
     if has_item:
         df["_item"] = df[ITEM]

@@ -15,10 +15,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
-from robojudge.metrics._sets import GROUP_PREFIX
+from robojudge.metrics._sets import GROUP_PREFIX, group_items
 from robojudge.run._sets import group_column
 from robojudge.run._status import stale_rows
-from robojudge.store import MANIFEST_COLUMNS, ResultRow, ResultStore, export_results, item_columns
+from robojudge.store import (
+    MANIFEST_COLUMNS,
+    STALE_COLUMN,
+    ResultRow,
+    ResultStore,
+    export_results,
+    item_columns,
+)
 from robojudge.store._export import ExportFormat
 from robojudge.suite import Item, load_suite
 
@@ -71,22 +78,29 @@ def export_run(
             raise ValueError(_unknown_metric(metric, sorted({r.metric for r in store.iter_rows()})))
         columns = None
         outside: list[str] = []
+        stale: set[tuple[str, str, str, str]] = set()
         if suite is not None:
             items = load_suite(Path(suite), strict=False).items
-            columns = {} if by is None else {by: _unset_dash(group_column(items, by), items, outside)}
+            columns = {} if by is None else {by: _unset_dash(group_column(items, by), items, by, outside)}
             columns |= {k: v for k, v in item_columns(items, MANIFEST_COLUMNS).items() if k != by}
+            stale = {_key(r) for r in stale_rows(store.rows(metric=metric), items)}
+            columns[STALE_COLUMN] = lambda row: "stale" if _key(row) in stale else ""
         n = export_results(store, Path(out), cast(ExportFormat | None, fmt), metric=metric, raw=raw,
                            columns=columns)
-        stale = stale_rows(store.rows(metric=metric), items) if suite is not None and note is not None else []
     if stale and note is not None:
         note(f"{len(stale)} of {n} rows are stale: their inputs (video, reference, instruction...) changed "
-             "since they were computed, so their values describe other files (`robojudge results status` "
-             "lists them; the next `robojudge score` or `judge` computes them anew)")
+             f"since they were computed, so their values describe other files; the {STALE_COLUMN!r} column "
+             "marks them, and `robojudge aggregate` leaves them out (`robojudge results status` lists them; "
+             "the next `robojudge score` or `judge` computes them anew)")
     if outside and note is not None:
         shown = ", ".join(list(dict.fromkeys(outside))[:5])
-        note(f"{len(outside)} of {n} rows are of items that are not in {suite} ({shown}...): their {by} "
-             "cell is '-', as for an item without the field")
+        note(f"{len(outside)} of {n} rows are of items (or groups) that are not in {suite} ({shown}...): "
+             f"their {by} cell is '-', as for an item without the field")
     return n
+
+
+def _key(row: ResultRow) -> tuple[str, str, str, str]:
+    return (row.item_id, row.metric, row.config_hash, row.version)
 
 
 def _unknown_metric(metric: str, stored: list[str]) -> str:
@@ -97,18 +111,26 @@ def _unknown_metric(metric: str, stored: list[str]) -> str:
     return f"--metric {metric!r}: no rows of that metric in the store{hint}; its metrics: {', '.join(stored)}"
 
 
-def _unset_dash(cell: Callable[[ResultRow], str | None], items: Sequence[Item],
+def _unset_dash(cell: Callable[[ResultRow], str | None], items: Sequence[Item], by: str,
                 outside: list[str]) -> Callable[[ResultRow], str | None]:
     """``cell``, with ``-`` (counted in ``outside``) for a row of an item the suite does not hold.
 
     A set-level row (an id starting ``group:``) keeps what ``cell`` gives: its group, or an empty cell
-    when it is grouped by another field (it has no value for this one).
+    when it is grouped by another field (it has no value for this one); a group no item of the suite
+    is in any more (a generator renamed since) gets ``-`` too, rather than standing for a generator the
+    suite does not have.
     """
     known = {it.item_id for it in items}
+    groups = {g.key for g in group_items(items, by)}
 
     def wrapped(row: ResultRow) -> str | None:
         value = cell(row)
-        if value is None and row.item_id not in known and not row.item_id.startswith(GROUP_PREFIX):
+        if row.item_id.startswith(GROUP_PREFIX):
+            if value is not None and value not in groups:
+                outside.append(row.item_id)
+                return "-"
+            return value
+        if value is None and row.item_id not in known:
             outside.append(row.item_id)
             return "-"
         return value

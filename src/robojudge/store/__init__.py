@@ -11,6 +11,7 @@ from robojudge.store._errors import StoreError
 from robojudge.store._export import (
     EXPORT_COLUMNS,
     MANIFEST_COLUMNS,
+    STALE_COLUMN,
     SafeCsvWriter,
     export_results,
     item_columns,
@@ -24,6 +25,7 @@ from robojudge.store._url import default_db_url, display_url, mask_text, parse_u
 __all__ = [
     "EXPORT_COLUMNS",
     "MANIFEST_COLUMNS",
+    "STALE_COLUMN",
     "SCHEMA_VERSION",
     "PutOutcome",
     "ResultRow",

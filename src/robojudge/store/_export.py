@@ -37,6 +37,8 @@ ExtraColumns = Mapping[str, Callable[[ResultRow], str | None]]
 """Columns appended after :data:`EXPORT_COLUMNS`: name -> the cell of a row (``None`` = empty)."""
 
 MANIFEST_COLUMNS: tuple[str, ...] = ("generator", "source", "clip_id")
+STALE_COLUMN = "stale"
+"""The export column (with a manifest) marking rows whose inputs changed since they were computed."""
 """Item fields an export adds after the standard columns when the suite is known (:func:`item_columns`)."""
 
 
