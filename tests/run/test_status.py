@@ -213,3 +213,28 @@ def test_no_row_is_not_counted_for_group_rows_nor_unknown_metrics_and_judges_poi
     assert ("judge:mk:ia [h]: 2 manifest item(s) without a row (b, c) (new or renamed items: "
             "`robojudge judge`") in said
     assert "plugin_set [" not in said and "plugin_item [" not in said
+
+
+def test_rows_of_an_older_metric_version_are_flagged(items: list[Item], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # After a version bump the old rows were shown "up to date", 0 stale, and nothing said the next
+    # `score` would compute the metric again.
+    monkeypatch.setenv("COLUMNS", "250")
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    db = tmp_path / "results.sqlite"
+    with ResultStore(db) as store:
+        score_items(items, build_requests(["test_frames_a"]), store)
+        rows = store.rows(metric="test_frames_a")
+        store.add([ResultRow(r.item_id, r.metric, r.config_hash, "0", "ok", r.value, config=r.config,
+                             fingerprint=r.fingerprint) for r in rows])  # as stored by version 0
+        status = results_status(store, items)
+    old = [m for m in status.metrics if m.metric == "test_frames_a" and m.version == "0"][0]
+    now = [m for m in status.metrics if m.metric == "test_frames_a" and m.version == "1"][0]
+    assert old.old_version and old.installed_version == "1" and not now.old_version
+    res = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "0 (now 1)" in said
+    assert ("3 row(s) of version 0; this robojudge computes version 1, so the next `robojudge score` "
+            "computes the metric again") in said

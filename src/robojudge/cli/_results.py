@@ -102,7 +102,8 @@ def status_cmd(
                   "other libraries", "total s", "median s", title=status.db_url)
     for m in status.metrics:
         median = "-" if m.median_s is None else f"{m.median_s:.2f}"
-        table.add_row(m.metric, m.config_hash, m.version, *(str(v) for v in (
+        version = f"{m.version} (now {m.installed_version})" if m.old_version else m.version
+        table.add_row(m.metric, m.config_hash, version, *(str(v) for v in (
             m.current, m.up_to_date, m.stale, m.unavailable, m.unknown, m.imported, m.not_checked, m.no_row,
             m.errors,
             m.unscored, m.superseded, m.other_libraries)), f"{m.seconds:.1f}", median)
@@ -123,6 +124,12 @@ def status_cmd(
             console.print(f"{m.metric} [{m.config_hash}]: " + "; ".join(parts) + " (new or renamed items: "
                           f"`{command}` computes them; or items it does not apply to)", highlight=False,
                           markup=False)
+    for m in status.metrics:
+        if m.old_version and m.current:
+            console.print(f"{m.metric} [{m.config_hash}]: {m.current} row(s) of version {m.version}; this "
+                          f"robojudge computes version {m.installed_version}, so the next `robojudge score` "
+                          f"computes the metric again (its version-{m.version} rows stay)",
+                          highlight=False, markup=False)
     n_stale, n_unknown, n_gone = len(status.stale), len(status.unknown), len(status.unavailable)
     console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_gone} with inputs "
                   "unavailable (files missing or unreadable now; kept until they are back), "

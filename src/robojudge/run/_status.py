@@ -24,10 +24,13 @@ warns where it compares them.
 
 Superseded rows (old results of changed inputs, kept) are counted too, and the time the current
 rows took to compute (total and median of their ``duration_s``; imported rows took none here).
+Rows of a metric version other than the installed one are counted as any others, and flagged
+(:attr:`MetricStatus.old_version`): a run computes that metric again, under the installed version.
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +71,14 @@ class MetricStatus:
     # Seconds the current computed rows took (their duration_s): the sum and the median per row.
     seconds: float = 0.0
     median_s: float | None = None
+    # The version this robojudge computes the metric at (None: a judge, or a metric it does not know);
+    # rows of another version are counted above as they are, and a run computes the metric anew.
+    installed_version: str | None = None
+
+    @property
+    def old_version(self) -> bool:
+        """Stored under another version than this robojudge computes: `score` computes it again."""
+        return self.installed_version is not None and self.installed_version != self.version
 
 
 @dataclass(frozen=True)
@@ -248,6 +259,10 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     for k, seconds in durations.items():
         by_key[k].seconds = sum(seconds)
         by_key[k].median_s = statistics.median(seconds)
+    for (metric, _, _), counts in by_key.items():
+        if split_judge_metric_id(metric) is None:
+            with contextlib.suppress(UnknownMetricError):
+                counts.installed_version = get_metric(metric).version
     if expected is not None:
         for k, counts in by_key.items():
             judged = split_judge_metric_id(k[0]) is not None
