@@ -38,7 +38,7 @@ def test_a_second_experiment_of_the_same_name_is_refused(tmp_path: Path) -> None
     first = score_suite(exp1, ["pixel_frame_consistency"], run_dir=runs)
     assert first.summary.ok == 1
     with pytest.raises(ValueError, match=r"holds results of another manifest, .*exp1.videos\.jsonl, whose "
-                                         r"item 'g/ep' is another video .*--run-dir runs/exp2-videos"):
+                                         r"item 'g/ep' has another video .*--run-dir runs/exp2-videos"):
         score_suite(exp2, ["pixel_frame_consistency"], run_dir=runs)
     with ResultStore(runs / "results.sqlite", read_only=True) as store:
         assert [p for p, _ in store.manifests()] == [exp1.resolve()]  # exp2 was not noted
@@ -63,3 +63,23 @@ def test_other_items_and_a_copied_suite_share_a_store(tmp_path: Path) -> None:
     _experiment(tmp_path / "a2", 90, ("a/1",))
     moved = score_suite(tmp_path / "a2" / "videos.jsonl", ["pixel_frame_consistency"], run_dir=runs)
     assert (moved.summary.ok, moved.summary.stale) == (1, 1)
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("instruction", "y", "another instruction ('x') than in"),
+    ("reference_video", "videos/ref.mp4", "another reference_video (None) than in"),
+])
+def test_the_same_video_under_another_input_is_refused(tmp_path: Path, field: str, value: str,
+                                                       said: str) -> None:
+    # Two manifests of one item id and video, one with another reference (or instruction): each run
+    # recomputed what the other had stored, and the value flipped back and forth on every run.
+    exp1 = _experiment(tmp_path / "exp", 40)
+    rows = [json.loads(line) for line in exp1.read_text().splitlines()]
+    write_video(tmp_path / "exp" / "videos" / "ref.mp4", np.full((6, 24, 24, 3), 9, np.uint8), fps=4)
+    rows[0][field] = value
+    exp2 = tmp_path / "exp" / "other.jsonl"
+    exp2.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runs = tmp_path / "runs" / "shared"
+    assert score_suite(exp1, ["pixel_frame_consistency"], run_dir=runs).summary.ok == 1
+    with pytest.raises(ValueError, match="item 'g/ep' has " + said.replace("(", r"\(").replace(")", r"\)")):
+        score_suite(exp2, ["pixel_frame_consistency"], run_dir=runs)

@@ -59,7 +59,9 @@ def refuse_shared_ids(
     store: ResultStore, manifest: str | Path, items: Sequence[Item], others: Iterable[Path] | None = None
 ) -> None:
     """Refuse to write results of ``manifest`` into a store that holds those of another manifest which
-    still exists and gives one of the same item ids another video (other content).
+    still exists and gives one of the same item ids another input: a video, reference, state file,
+    initial frame, calibration or robot spec of other content, another instruction or embodiment, or
+    another view.
 
     The default store is named after the manifest (``runs/<name>``), so two experiments whose manifests
     share a name (``exp1/videos.jsonl``, ``exp2/videos.jsonl``) meet in one store. Results are keyed by
@@ -78,17 +80,51 @@ def refuse_shared_ids(
     for path, theirs in other_manifests(store, manifest, others):
         for other in theirs:
             it = mine.get(other.item_id)
-            if it is None or it.video == other.video:
+            if it is None:
                 continue
-            digests = file_digest(it.video), file_digest(other.video)
-            if digests[0] == digests[1] or any(d in UNAVAILABLE for d in digests):
+            differs = _first_difference(it, other)
+            if differs is None:
                 continue
+            field, ours, their = differs
             own = f"runs/{me.parent.name}-{me.stem}" if me.parent.name else f"runs/{me.stem}-2"
             raise ValueError(
-                f"{store.url} holds results of another manifest, {path}, whose item {it.item_id!r} is "
-                f"another video ({other.video}) than in {manifest} ({it.video}): results are kept by item "
-                f"id, so the two would replace each other's. Give this manifest a store of its own: "
-                f"--run-dir {own} (or --db)")
+                f"{store.url} holds results of another manifest, {path}, whose item {it.item_id!r} has "
+                f"another {field} ({their}) than in {manifest} ({ours}): results are kept by item id, so "
+                f"the two would replace each other's. Give this manifest a store of its own: --run-dir "
+                f"{own} (or --db)")
+
+
+#: The item fields whose files a result may read (compared by content), and those read as text.
+_FILE_FIELDS = ("video", "reference_video", "state", "initial_frame", "calibration", "robot")
+_TEXT_FIELDS = ("instruction", "embodiment")
+
+
+def _first_difference(a: Item, b: Item) -> tuple[str, str, str] | None:
+    """The first input two items of one id read differently, as ``(field, a's, b's)``, or None: a file
+    of other content (one that cannot be read now counts as the same), a text, or a view. A moved or
+    copied suite (same content) and fields no result reads (labels, generator) differ in nothing."""
+    for name in _FILE_FIELDS:
+        x, y = getattr(a, name), getattr(b, name)
+        if _other_file(x, y):
+            return name, str(x), str(y)
+    for name in _TEXT_FIELDS:
+        x, y = getattr(a, name), getattr(b, name)
+        if x != y:
+            return name, repr(x), repr(y)
+    va, vb = a.views or {}, b.views or {}
+    for view in sorted(set(va) | set(vb)):
+        if _other_file(va.get(view), vb.get(view)):
+            return f"view {view!r}", str(va.get(view)), str(vb.get(view))
+    return None
+
+
+def _other_file(x: str | None, y: str | None) -> bool:
+    if x == y:
+        return False
+    if x is None or y is None:
+        return True
+    digests = file_digest(x), file_digest(y)
+    return digests[0] != digests[1] and not any(d in UNAVAILABLE for d in digests)
 
 
 def other_manifests(store: ResultStore, manifest: str | Path, others: Iterable[Path] | None = None
