@@ -143,8 +143,8 @@ def test_demo_prints_kiva_or_why_not(capsys: pytest.CaptureFixture[str]) -> None
     err = {"keypoints": 10, "mean_px": 0.8, "fraction_of_diagonal": 0.018}
     reader = DemoReader("gripper", "fetch", Path("runs/demo/kiva/fetch-0123"), True, 61.0, err, 42,
                         RunSummary())
-    groups = [KivaGroup("fetch", "oracle", 7, 4.8, 21, 1, 21, 0, 21, 1),
-              KivaGroup("fetch", "chaotic", 7, 52.4, 21, 11, 21, 3, 21, 10)]
+    groups = [KivaGroup("fetch", "oracle", "abcd1234 v12", 7, 4.8, 21, 1, 21, 0, 21, 1),
+              KivaGroup("fetch", "chaotic", "abcd1234 v12", 7, 52.4, 21, 11, 21, 3, 21, 10)]
     kiva = DemoKiva([reader], groups=groups, skipped=["bimanual (aloha): boom"])
     _print_kiva(SimpleNamespace(kiva=kiva))  # type: ignore[arg-type]
     out = capsys.readouterr().out

@@ -365,8 +365,13 @@ def run_demo(
     with ResultStore(db) as store:
         rows = store.rows()
     items = load_suite(manifest, strict=False).items
-    if kiva_run is not None and kiva_run.missing is None:
-        kiva_run.groups = kiva_groups(rows, items)
+    if kiva_run is not None and kiva_run.missing is None and kiva_run.readers:
+        # What this demo scored: rows an earlier robojudge stored under another configuration or version
+        # stay current beside them, and are not shown here (the report lists each configuration apart).
+        scored = {(req.config_hash, req.spec.version)
+                  for r in kiva_run.readers
+                  for req in build_requests(["kiva"], {"kiva": {"reader": str(r.folder / "reader.pt")}})}
+        kiva_run.groups = kiva_groups(rows, items, configs=scored)
     labelled = [it for it in items if it.labels is not None]
     agreement = label_agreement(rows, items, direction, seed=seed)
     write_label_agreement(agreement, out / "report")

@@ -81,3 +81,25 @@ def test_section_shows_the_table_or_says_why_not() -> None:
     lost.append(ResultRow("a1", "kiva", "h2", "1", "ok", math.nan, details={"unscored_reason": "frozen"}))
     sec = kiva_section(ReportInput(lost, items, lambda m: False))
     assert sec.skipped == f"kiva left every video unscored; the most common reason: {odd} (2 of 3 rows)"
+
+
+def test_two_configurations_of_the_same_videos_are_counted_apart() -> None:
+    # Two settings of one reader (or two metric versions after an upgrade) stored for the same videos:
+    # they were pooled, 4 "videos" and 12 segments where the suite has 2 and 6, with a mixed mean.
+    items = [_item("a1", "good"), _item("a2", "good")]
+    rows = []
+    for config, value in (("c-one", 0.0), ("c-two", 50.0)):
+        rows += [ResultRow(i, "kiva", config, "12", "ok", value,
+                           details={"robot": "fetch", "segments": [_seg(value > 0, False, value > 0),
+                                                                   _seg(False, False, False)]})
+                 for i in ("a1", "a2")]
+    groups = kiva_groups(rows, items)
+    assert [(g.config, g.videos, g.segments, g.mean) for g in groups] == [("c-one v12", 2, 4, 0.0),
+                                                                           ("c-two v12", 2, 4, 50.0)]
+    only = kiva_groups(rows, items, configs={("c-two", "12")})
+    assert [(g.config, g.videos) for g in only] == [("c-two v12", 2)]
+    (table,) = kiva_section(ReportInput(rows, items, lambda m: False)).tables
+    assert table.columns[:3] == ["robot", "config", "generator"] and len(table.rows) == 2
+    assert "each counted apart" in table.note
+    (single,) = kiva_section(ReportInput(rows[:2], items, lambda m: False)).tables
+    assert "config" not in single.columns

@@ -2,14 +2,15 @@
 
 A video's ``kiva`` is already a percentage of its segments, so the mean over a generator's videos
 weighs a short video like a long one; the pooled share counts every measured segment once. Both are
-shown. The rows come from every stored ``kiva`` configuration (one reader per robot), split by the
-robot the reader reads (``details.robot``), since each robot's thresholds are its own.
+shown. The rows are split by the robot the reader reads (``details.robot``), since each robot's
+thresholds are its own, and by stored configuration (config hash and version): a video scored under two
+settings, or by two versions, is counted once in each, never pooled.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ class KivaGroup:
     Attributes:
         robot: The robot its reader reads.
         group: The group (a generator, say).
+        config: The configuration its rows are stored under: ``<config hash, 8> v<version>``.
         videos: Videos with a KIVA value.
         mean: Mean of their ``kiva`` (percent of a video's segments invalid).
         segments: Measured segments over those videos.
@@ -41,6 +43,7 @@ class KivaGroup:
 
     robot: str
     group: str
+    config: str
     videos: int
     mean: float
     segments: int
@@ -69,33 +72,38 @@ def _counts(segments: Sequence[dict[str, Any]], key: str) -> tuple[int, int]:
     return len(judged), sum(bool(v) for v in judged)
 
 
-def kiva_groups(rows: Sequence[ResultRow], items: Sequence[Item], by: str = "generator") -> list[KivaGroup]:
-    """KIVA per (robot, group) from the current ``kiva`` rows of ``items`` scored with a finite value.
+def kiva_groups(rows: Sequence[ResultRow], items: Sequence[Item], by: str = "generator",
+                configs: Collection[tuple[str, str]] | None = None) -> list[KivaGroup]:
+    """KIVA per (robot, configuration, group) from the current ``kiva`` rows of ``items`` scored with a
+    finite value.
 
     ``by`` is an item attribute (``generator``, ``embodiment``, ...); items without it are left out.
-    Sorted by robot, then group.
+    ``configs``: only rows of these ``(config hash, version)`` (the demo shows what it scored now, not
+    the rows an earlier robojudge stored beside them). Sorted by robot, configuration, then group.
     """
     group_of: dict[str, str] = {}
     for it in items:
         g = getattr(it, by, None)
         if g is not None:
             group_of[it.item_id] = str(getattr(g, "value", g))
-    acc: dict[tuple[str, str], list[Any]] = {}
+    acc: dict[tuple[str, str, str], list[Any]] = {}
     for r in rows:
         if (r.metric != KIVA or r.status != "ok" or r.superseded_at is not None or r.value is None
-                or not math.isfinite(r.value) or r.item_id not in group_of):
+                or not math.isfinite(r.value) or r.item_id not in group_of
+                or (configs is not None and (r.config_hash, r.version) not in configs)):
             continue
         d = r.details or {}
         segs = [s for s in d.get("segments") or [] if isinstance(s, dict)]
-        a = acc.setdefault((str(d.get("robot", "?")), group_of[r.item_id]), [0, 0.0, 0, 0, 0, 0, 0, 0])
+        key = (str(d.get("robot", "?")), f"{r.config_hash[:8]} v{r.version}", group_of[r.item_id])
+        a = acc.setdefault(key, [0, 0.0, 0, 0, 0, 0, 0, 0])
         measured, bad = _counts(segs, "invalid")
         rig = _counts(segs, "rigidity_invalid")
         jerk = _counts(segs, "jerk_invalid")
         for i, v in enumerate((1, r.value, measured, bad, *rig, *jerk)):
             a[i] += v
     return [
-        KivaGroup(robot, group, a[0], a[1] / a[0], *a[2:])
-        for (robot, group), a in sorted(acc.items())
+        KivaGroup(robot, group, config, a[0], a[1] / a[0], *a[2:])
+        for (robot, config, group), a in sorted(acc.items())
     ]
 
 
@@ -104,16 +112,24 @@ def _pct(v: float) -> Cell:
 
 
 def kiva_table(groups: Sequence[KivaGroup], by: str = "generator") -> Table:
-    """The groups as a report table (lower is better in every numeric column but the counts)."""
+    """The groups as a report table (lower is better in every numeric column but the counts); a
+    ``config`` column when the rows come from several stored configurations."""
+    several = len({g.config for g in groups}) > 1
+    note = ("mean kiva: the mean over videos of each video's share of invalid segments; invalid %: every "
+            "measured segment of the group counted once (invalid by rigidity or jerk)")
+    if several:
+        note += ("; config: the stored configuration (config hash and version), each counted apart: a "
+                 "video scored under two is in both")
     table = Table(
         "kiva", f"KIVA by {by} (percent of 16-frame segments invalid; lower is better)",
-        ["robot", by, "videos", "mean kiva", "segments", "invalid %", "rigidity invalid %", "jerk invalid %"],
-        note="mean kiva: the mean over videos of each video's share of invalid segments; invalid %: every "
-             "measured segment of the group counted once (invalid by rigidity or jerk)",
+        ["robot", *(["config"] if several else []), by, "videos", "mean kiva", "segments", "invalid %",
+         "rigidity invalid %", "jerk invalid %"],
+        note=note,
     )
     for g in groups:
-        table.add([text(g.robot), text(g.group), text(g.videos), _pct(g.mean), text(g.segments),
-                   _pct(g.share), _pct(g.rigidity_share), _pct(g.jerk_share)])
+        table.add([text(g.robot), *([text(g.config)] if several else []), text(g.group), text(g.videos),
+                   _pct(g.mean), text(g.segments), _pct(g.share), _pct(g.rigidity_share),
+                   _pct(g.jerk_share)])
     return table
 
 
