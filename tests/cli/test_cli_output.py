@@ -85,6 +85,18 @@ def test_bracketed_generator_names_are_printed_whole(tmp_path: Path) -> None:
     assert "model[a]" in info.output  # a table cell
 
 
+def test_ids_with_emoji_codes_are_printed_whole(tmp_path: Path) -> None:
+    # "wan:a:ep1" printed as "wan\U0001f170ep1" (Rich's emoji codes): an item id the file does not hold.
+    manifest = tmp_path / "emo.jsonl"
+    manifest.write_text('{"item_id": "wan:a:ep1", "video": "nope.mp4", "generator": "droid:100:x"}\n')
+    res = runner.invoke(suite_app, ["validate", str(manifest)])
+    assert "item 'wan:a:ep1'" in res.output and "\U0001f170" not in res.output
+    (tmp_path / "nope.mp4").write_bytes(b"")
+    info = runner.invoke(suite_app, ["info", str(manifest)], env={"COLUMNS": "200"})
+    assert info.exit_code == 0, info.output
+    assert "droid:100:x" in info.output and "\U0001f4af" not in info.output
+
+
 def test_every_styled_line_asks_for_markup() -> None:
     """With markup off by default, a line written with tags must say markup=True, or it prints them."""
     import ast

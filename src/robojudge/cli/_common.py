@@ -44,10 +44,12 @@ def piped_width(stream: Any) -> int | None:
 
 # Markup is off: what is printed is mostly paths, item ids and messages, in which Rich would read
 # "[a]" or "robojudge[ray]" as tags (dropping them) and fail on "[/x]". A line that is styled on purpose
-# passes markup=True and escapes what it interpolates.
-console = Console(soft_wrap=True, markup=False, width=piped_width(sys.stdout))
+# passes markup=True and escapes what it interpolates. Emoji codes are off for the same reason: an id
+# such as "wan:a:ep1" or "droid:100:3" would print as an emoji, naming an item the file does not hold.
+console = Console(soft_wrap=True, markup=False, emoji=False, width=piped_width(sys.stdout))
 # Error lines are never wrapped: users grep them and tests match them.
-err_console = Console(stderr=True, soft_wrap=True, markup=False, width=piped_width(sys.stderr))
+err_console = Console(stderr=True, soft_wrap=True, markup=False, emoji=False,
+                      width=piped_width(sys.stderr))
 
 
 def first_names(names: list[str], shown: int = 5) -> str:

@@ -50,7 +50,7 @@ def _wide() -> Console:
     not cut (``COLUMNS`` set narrower, as tests do, still gives at least :data:`_WIDE`)."""
     if console.is_terminal or console.width >= _WIDE:
         return console
-    return Console(soft_wrap=True, width=_WIDE, markup=False)
+    return Console(soft_wrap=True, width=_WIDE, markup=False, emoji=False)
 
 
 def _est(e: Estimate, digits: int = 2) -> str:
