@@ -91,7 +91,9 @@ def inapplicable_summary(left_out: Mapping[str, int]) -> list[str]:
             # Every item has a video (the manifest requires one), so name only what else it needs.
             spec = get_metric(mid)
             texts = [f"meta.{key}" for _, key in item_text_fields(spec.config_type)]
-            needs = ", ".join([*sorted(i.value for i in spec.inputs if i not in _ALWAYS), *texts]) or "?"
+            needs = ", ".join([*sorted(i.value for i in spec.inputs if i not in _ALWAYS), *texts])
+            if not needs:  # every item has a video: what it lacked is a video of one view
+                needs = GRID_VIDEO if Input.video in spec.inputs and Input.views not in spec.inputs else "?"
         except UnknownMetricError:  # a plugin gone since the run: the count still stands
             needs = "inputs not known here"
         parts.append(f"{mid} ({n} item{'s' if n != 1 else ''}; needs {needs})")
