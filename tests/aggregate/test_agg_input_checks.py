@@ -101,6 +101,21 @@ def test_two_configurations_of_a_metric_in_an_export_are_refused(tmp_path: Path)
     assert "keep the rows of one configuration" in said
 
 
+def test_two_versions_of_a_metric_in_an_export_are_named(tmp_path: Path) -> None:
+    # An upgraded demo: rbg_stability v3 rows stay current beside v4 rows of the same config hash, and
+    # the error named neither version and suggested a config_hash filter that cannot part them.
+    path = tmp_path / "export.csv"
+    path.write_text("item_id,metric,value,status,config_hash,version,generator\n"
+                    "x1,iq1_ssim,0.5,ok,aaaa,3,g\n"
+                    "x1,iq1_ssim,0.9,ok,aaaa,4,g\n")
+    res = _invoke("scores", "--in", path, "--by", "generator")
+    assert res.exit_code == 2
+    said = " ".join(res.output.split())
+    assert ("item 'x1', metric 'iq1_ssim': stored under 2 versions of the metric (version 3, 4; line 2, "
+            "line 3), which are never averaged") in said
+    assert "filter the export on its version column" in said
+
+
 def test_one_item_in_two_groups_is_no_duplicate(tmp_path: Path) -> None:
     path = tmp_path / "wide.csv"
     path.write_text("item_id,generator,iq1_ssim\nx1,a,0.5\nx1,b,0.7\n")

@@ -244,6 +244,15 @@ def _check_duplicates(df: pd.DataFrame, long: pd.DataFrame, by: list[str], sourc
     lines = ", ".join(_where(df, r) for r in row_ids[:_SHOWN])
     item, metric = key[-2], key[-1]
     more = f"; {n_pairs - 1} more (item, metric) pairs have several rows" if n_pairs > 1 else ""
+    if "version" in df.columns:
+        versions = sorted({str(df["version"].loc[r]) for r in row_ids})
+        hashes = {str(df["config_hash"].loc[r]) for r in row_ids} if "config_hash" in df.columns else set()
+        if len(versions) > 1 and len(hashes) <= 1:
+            raise AggregateInputError(
+                f"{source}: item {item!r}, metric {metric!r}: stored under {len(versions)} versions of the "
+                f"metric (version {', '.join(versions)}; {lines}), which are never averaged{more}; an "
+                "earlier robojudge's rows stay current beside the new version's: keep the rows of one "
+                "version (filter the export on its version column)")
     if "config_hash" in df.columns:
         configs = sorted({str(df["config_hash"].loc[r]) for r in row_ids})
         if len(configs) > 1:
