@@ -12,6 +12,9 @@ then sees its last writer go and exits too. Stdlib only, so every layer can use 
 
 Only ``spawn`` (and ``forkserver``) children get a sentinel of their own; under ``fork`` the write
 end is inherited by every sibling, which keeps it open, so the pools here all use ``spawn``.
+
+:class:`WorkerStartError` is what every pool raises when its workers die before they run anything (a
+script without the ``__main__`` guard, most often), rather than a bare ``BrokenProcessPool``.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import sys
 import threading
 from multiprocessing.connection import wait
+from pathlib import Path
 from types import FrameType
 
 EXIT_CODE = 70
@@ -69,3 +74,33 @@ def terminate_as_interrupt() -> None:
         signal.raise_signal(signal.SIGINT)
 
     signal.signal(signal.SIGTERM, on_term)
+
+
+class WorkerStartError(RuntimeError):
+    """Worker processes die before they can run anything (a process that cannot even start one).
+
+    The usual cause: a script that calls robojudge with several workers at its top level. Workers
+    are started with ``spawn``, which imports the script again in each of them, so each one runs the
+    script's own calls and dies; every task would be recorded as crashed.
+    """
+
+
+def worker_start_hint() -> str:
+    """What :class:`WorkerStartError` says: the ``__main__`` guard when the main module is a user's
+    script (spawned workers import it again), the workers' own error output otherwise (the CLI)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    script = getattr(main, "__file__", None)
+    cli = (spec is not None and spec.name.startswith("robojudge")) or (
+        script is not None and Path(script).name == "robojudge")
+    why = ("their error is printed above (a library that fails to import, memory, a limit on processes)"
+           if cli or script is None else
+           "worker processes import the main script again (the 'spawn' start method): a script that "
+           f"calls robojudge at its top level ({script}) must do so under `if __name__ == \"__main__\":`")
+    return (f"worker processes die as they start, before running anything: {why}. The tasks in flight "
+            "were not recorded as crashed")
+
+
+def alive() -> bool:
+    """What a worker runs to show that it can start at all."""
+    return True

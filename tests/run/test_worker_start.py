@@ -67,3 +67,21 @@ def test_the_hint_names_the_guard_only_for_a_users_script(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "__main__", cli)
     hint = worker_start_hint()
     assert "__main__" not in hint and "their error is printed above" in hint
+
+
+SIM_UNGUARDED = """
+from robojudge.suite.sim import make_sim_suite
+print(make_sim_suite("sim", seed=0, episodes=2, views=1, size=32, profiles=None, workers=2))
+"""
+
+
+@pytest.mark.slow
+def test_an_unguarded_simulator_build_is_told_too(tmp_path: Path) -> None:
+    # The snippets of docs/sim_suite.md pasted into a script died with a bare BrokenProcessPool.
+    script = tmp_path / "build_it.py"
+    script.write_text(SIM_UNGUARDED)
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode != 0
+    assert "WorkerStartError" in res.stderr and 'if __name__ == "__main__":' in res.stderr
+    assert not (tmp_path / "sim" / "suite.jsonl").exists()

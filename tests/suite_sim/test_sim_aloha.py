@@ -202,5 +202,8 @@ def test_scene_names_are_checked() -> None:
     assert _scene_cycle(["bimanual", "gripper"]) == ("transfer_cube", "pick_and_place")
     with pytest.raises(ValueError, match="unknown scene 'aloha'"):
         _scene_cycle(["aloha"])
+    with pytest.raises(ValueError, match=r"unknown scene 'frank' \(did you mean 'franka'\?\).*franka "
+                       r"\(panda_pick_and_place\)"):
+        _scene_cycle(["frank"])
     with pytest.raises(ValueError, match="non-empty"):
         _scene_cycle([])

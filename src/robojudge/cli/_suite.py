@@ -241,7 +241,7 @@ def make_demo_cmd(
         None,
         "--scenes",
         help="Comma-separated scenes to cycle through instead (pick_and_place, relocate, push, slide, "
-        "transfer_cube; or gripper, dexterous_hand, bimanual).",
+        "transfer_cube, panda_pick_and_place; or gripper, dexterous_hand, bimanual, franka).",
     ),
     views: int = typer.Option(3, "--views", min=1, max=5, help="Cameras per rollout; cam0 is the main view."),
     size: int = typer.Option(256, "--size", min=32, help="Square image size in pixels."),

@@ -1,5 +1,6 @@
 """Running metrics over a suite: executors, resume, progress; the state and export of a run's results."""
 
+from robojudge._lifeline import WorkerStartError
 from robojudge.judges import judge_metric_id
 from robojudge.run._api import (
     SuiteResults,
@@ -12,7 +13,6 @@ from robojudge.run._executor import (
     Executor,
     LocalProcessExecutor,
     SerialExecutor,
-    WorkerStartError,
     make_executor,
 )
 from robojudge.run._export import export_run

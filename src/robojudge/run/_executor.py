@@ -6,48 +6,17 @@ from __future__ import annotations
 import faulthandler
 import itertools
 import multiprocessing as mp
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
 from typing import Protocol, TypeVar
 
-from robojudge._lifeline import exit_with_parent
+from robojudge._lifeline import WorkerStartError, exit_with_parent, worker_start_hint
+from robojudge._lifeline import alive as _alive
 from robojudge._machine import usable_cpus
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-class WorkerStartError(RuntimeError):
-    """Worker processes die before they can run anything (a process that cannot even start one).
-
-    The usual cause: a script that calls robojudge with several workers at its top level. Workers
-    are started with ``spawn``, which imports the script again in each of them, so each one runs the
-    script's own calls and dies; every task would be recorded as crashed.
-    """
-
-
-def worker_start_hint() -> str:
-    """What :class:`WorkerStartError` says: the ``__main__`` guard when the main module is a user's
-    script (spawned workers import it again), the workers' own error output otherwise (the CLI)."""
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    script = getattr(main, "__file__", None)
-    cli = (spec is not None and spec.name.startswith("robojudge")) or (
-        script is not None and Path(script).name == "robojudge")
-    why = ("their error is printed above (a library that fails to import, memory, a limit on processes)"
-           if cli or script is None else
-           "worker processes import the main script again (the 'spawn' start method): a script that "
-           f"calls robojudge at its top level ({script}) must do so under `if __name__ == \"__main__\":`")
-    return (f"worker processes die as they start, before running anything: {why}. The tasks in flight "
-            "were not recorded as crashed")
-
-
-def _alive() -> bool:
-    """What a worker runs to show that it can start at all."""
-    return True
 
 
 class Executor(Protocol):

@@ -377,9 +377,15 @@ def make_sim_suite(
 
         # spawn, not fork: a forked child deadlocks when the parent already runs threads (torch's
         # pools, for one, once a model-backed metric has been loaded in the same process).
-        from robojudge._lifeline import exit_with_parent
+        from concurrent.futures.process import BrokenProcessPool
+
+        from robojudge._lifeline import WorkerStartError, alive, exit_with_parent, worker_start_hint
 
         with ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"), initializer=exit_with_parent) as pool:
+            try:  # workers that die as they start (a script without the __main__ guard) build nothing
+                pool.submit(alive).result()
+            except BrokenProcessPool:
+                raise WorkerStartError(worker_start_hint()) from None
             results = list(pool.map(_build_episode, jobs))
     rows = [r for rs in results for r in rs]
     manifest = out / "suite.jsonl"

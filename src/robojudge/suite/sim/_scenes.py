@@ -279,7 +279,12 @@ def scene_name(name: str) -> str:
     """The SCENES key of a scene or embodiment name (``gripper`` -> ``pick_and_place``, ...)."""
     key = ALIASES.get(name, name)
     if key not in SCENES:
-        raise ValueError(f"unknown scene {name!r}; known: {sorted(SCENES)}")
+        import difflib
+
+        close = difflib.get_close_matches(name, [*SCENES, *ALIASES], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown scene {name!r}{hint}; known: {', '.join(sorted(SCENES))}; or by "
+                         f"embodiment: {', '.join(f'{a} ({k})' for a, k in ALIASES.items())}")
     return key
 
 
