@@ -295,4 +295,7 @@ def test_directions_and_ranges_follow_the_papers():
     assert get_metric("iq1_fvd").higher_is_better is False
     assert get_metric("iq1_inception_score").native_range[0] == 1.0
     assert get_metric("flow_motion_magnitude_raft").higher_is_better is True  # raw direction kept (App. B.3)
+    # Below 128 px a side RAFT refuses every item: refused in the config, before any video is read.
+    with pytest.raises(ValueError, match=r"width: Input should be greater than or equal to 128"):
+        get_metric("flow_motion_magnitude_raft").make_config({"width": 64})
     assert not math.isinf(get_metric("mq_motion_smoothness").native_range[0])

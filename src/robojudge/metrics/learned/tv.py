@@ -105,8 +105,10 @@ class RaftConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     fps: float = Field(default=8.0, gt=0)
-    width: int = Field(default=256, ge=32, description="multiple of 8 (RAFT's feature stride)")
-    height: int = Field(default=256, ge=32, description="multiple of 8")
+    # RAFT's four correlation levels need feature maps of 16 px or more at 1/8 scale: 128 px a side
+    # (torchvision refuses smaller frames on every item; refused here, before any is read).
+    width: int = Field(default=256, ge=128, description="multiple of 8 (RAFT's feature stride), at least 128")
+    height: int = Field(default=256, ge=128, description="multiple of 8, at least 128")
     num_flow_updates: int = Field(default=20, ge=1, description="RAFT iterations (20, as EvalCrafter)")
 
     @field_validator("width", "height")
