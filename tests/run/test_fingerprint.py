@@ -368,13 +368,14 @@ def test_a_file_a_config_names_is_one_configuration_however_it_is_spelt(
     monkeypatch.chdir("/")
     (req,) = build_requests(["test_caption"], {"test_caption": {"captions": row.config["captions"]}})
     assert metric_fingerprint(items[0], req.spec, req.config) == row.fingerprint
-    # Another file (other content) under the same configuration is a changed input, not a new config.
+    # Another file is another configuration: runs alternating between two files (two readers of one
+    # robot, two caption sources) keep both, and the third computes nothing.
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"item_id": "a", "caption": "lift it"}) + "\n")
-    reqs = build_requests(["test_caption"], {"test_caption": {"captions": str(other)}})
-    s = score_items(items, reqs, store)
-    assert (s.stale, s.ok) == (1, 1)
-    assert len(store.rows(metric="test_caption")) == 1
+    runs = [score_items(items, build_requests(["test_caption"], {"test_caption": {"captions": str(f)}}),
+                        store) for f in (other, captions, other)]
+    assert [(r.ok, r.stale, r.skipped) for r in runs] == [(1, 0, 0), (0, 0, 1), (0, 0, 1)]
+    assert len({r.config_hash for r in store.rows(metric="test_caption")}) == 2
 
 
 def test_a_model_metric_is_rescored_when_its_weights_change(

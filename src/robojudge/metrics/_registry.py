@@ -357,9 +357,6 @@ HASH_WHEN_SET: dict[str, Any] = {"robojudge_hash": "when_set"}
 INPUT_FILE = "input_file"
 """The ``json_schema_extra`` key (true) of a ``str`` config field that names a file the metric reads."""
 
-_FILE_MARK = "<file>"
-
-
 def file_fields(config_type: type[BaseModel]) -> tuple[str, ...]:
     """The config fields that name a file the metric reads: typed as a path (``Path | None``...), or
     declaring ``json_schema_extra={"input_file": True}``, or naming a per-item texts file
@@ -382,8 +379,9 @@ def _names_path(annotation: Any) -> bool:
 
 def hashed_values(config: BaseModel) -> dict[str, Any]:
     """The config values that make its hash: every field but :data:`HASH_WHEN_SET` ones at default, and
-    a file a field names (:func:`file_fields`) only as named or not, whatever its spelling: what it holds
-    is part of each result's fingerprint, so the same file named three ways is one configuration."""
+    a file a field names (:func:`file_fields`) by its real path, whatever its spelling: the same file
+    named three ways is one configuration, two files (two readers of one robot) are two, and what a file
+    holds is part of each result's fingerprint."""
     values = config.model_dump(mode="json")
     for name, info in type(config).model_fields.items():
         extra = info.json_schema_extra
@@ -391,8 +389,9 @@ def hashed_values(config: BaseModel) -> dict[str, Any]:
         if when_set and getattr(config, name) == info.get_default(call_default_factory=True):
             values.pop(name, None)
     for name in file_fields(type(config)):
-        if values.get(name):
-            values[name] = _FILE_MARK
+        value = values.get(name)
+        if isinstance(value, str) and value:
+            values[name] = os.path.realpath(value)
     return values
 
 
