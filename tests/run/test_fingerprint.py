@@ -411,9 +411,62 @@ def test_a_model_metric_is_rescored_when_its_weights_change(
     assert plain.weights == () and metric_inputs(item, plain, plain.make_config({})).unavailable is False
 
 
-def test_weights_in_a_hub_snapshot_are_named_by_its_commit() -> None:
-    from robojudge.run._fingerprint import _hub_snapshot
+def test_weights_are_looked_for_once_a_minute_not_once_an_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Finding weights scans the hub cache: once per item and metric, planning 200 items took 10 s.
+    from robojudge import settings
+    from robojudge.run import _fingerprint as fpm
 
-    path = Path("/c/hub/models--org--net/snapshots/0123abc/sub/model.safetensors")
-    assert _hub_snapshot(path) == "hub:models--org--net/0123abc/sub/model.safetensors"
-    assert _hub_snapshot(Path("/weights/net/model.safetensors")) is None
+    calls: list[str] = []
+
+    def found(name: str) -> Path | None:
+        calls.append(name)
+        return None
+
+    monkeypatch.setattr(fpm, "_weights_path", found)
+    monkeypatch.setattr(fpm, "_weights_memo", {})
+    spec = get_metric("flow_motion_magnitude_raft")
+    config = spec.make_config({})
+    items = [Item(item_id=f"i{k}", video=video(tmp_path / f"v{k}.mp4", 12 * k)) for k in range(20)]
+    prints = {metric_inputs(it, spec, config).value for it in items}
+    assert len(prints) == 20 and calls == ["raft_things"]
+    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(tmp_path))  # another weights folder: looked for again
+    settings.reload()
+    metric_inputs(items[0], spec, config)
+    assert calls == ["raft_things", "raft_things"]
+    monkeypatch.setattr(fpm, "WEIGHTS_TTL_S", 0.0)  # and after the time is up
+    metric_inputs(items[0], spec, config)
+    assert len(calls) == 3
+
+
+def test_rows_fingerprinted_before_the_weights_were_covered_are_kept_not_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Adding the weights (and KIVA's also_reads) to the recipe made every stored model-metric row
+    # "stale: inputs changed", and the report left them all out. Such a row is unknown: kept.
+    from robojudge import settings
+    from robojudge.run._status import results_status, stale_rows
+
+    (tmp_path / "w" / "raft_things").mkdir(parents=True)
+    (tmp_path / "w" / "raft_things" / "raft_large_C_T_V1-22a6c225.pth").write_bytes(b"weights")
+    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(tmp_path / "w"))
+    settings.reload()
+    spec = get_metric("flow_motion_magnitude_raft")
+    config = spec.make_config({})
+    item = Item(item_id="a", video=video(tmp_path / "v.mp4", 9))
+    now = metric_inputs(item, spec, config)
+    old = inputs_fingerprint(item, spec.inputs, config.model_dump(mode="json"), spec.config_type)
+    assert now.legacy == old != now.value
+    row = ResultRow("a", spec.id, spec.config_hash(config), spec.version, "ok", 1.5,
+                    config=config.model_dump(mode="json"), fingerprint=old)
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.add([row])
+        status = results_status(store, [item])
+        assert stale_rows(store.rows(), [item]) == []
+        reqs = build_requests([spec.id])
+        kept = score_items([item], reqs, store)
+        assert (kept.unknown, kept.stale, kept.ok + kept.failed) == (1, 0, 0)
+    (m,) = [m for m in status.metrics if m.metric == spec.id]
+    assert (m.unknown, m.stale, m.up_to_date) == (1, 0, 0)
+    assert "older recipe" in status.unknown[0].reason

@@ -14,9 +14,9 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
 * what the metric reads of an item only when the item has it (:attr:`MetricSpec.also_reads`): the
   views as above, the ``embodiment`` text and the ``robot`` spec file's digest (KIVA: its reader
   refuses another robot, and measures in 3D where calibrated views allow);
-* the networks a model metric loads (:attr:`MetricSpec.weights`): a hub snapshot by its commit and
-  file, weights elsewhere (``$ROBOJUDGE_WEIGHTS``) by their files' digest; other weights are another
-  result, and weights gone missing keep the stored rows as an unavailable file does;
+* the networks a model metric loads (:attr:`MetricSpec.weights`): their content's digest, the same
+  wherever they are found (:func:`weights_identity`); other weights are another result, and weights
+  gone missing keep the stored rows as an unavailable file does;
 * files named in the metric's config (a captions file...): a config field that names per-item
   texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``
   when the metric reads that (:func:`~robojudge.metrics._texts.meta_gives_text`: not when it is
@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -43,6 +45,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
+from robojudge import settings
 from robojudge.metrics import Input, MetricInputError, MetricSpec, file_fields
 from robojudge.metrics._texts import load_item_texts, meta_gives_text, text_key
 from robojudge.run._filehash import MISSING, UNAVAILABLE, file_digest, tree_digest
@@ -62,10 +65,16 @@ class Fingerprint(NamedTuple):
 
     An unavailable file is part of the value too (a file that appears later changes it), but the
     planners do not take such a value for a change of the inputs: see :mod:`robojudge.run._plan`.
+
+    ``legacy``: for a metric with parts added to the recipe on 2026-12-06 (what it reads of items that
+    have it, the network weights it loads), the value without them, as rows stored before carry it.
+    Such a row is not *stale* (nothing says its inputs changed) but *unknown*, as a row stored without
+    a fingerprint: kept, and recomputed with ``--rescore-unknown``.
     """
 
     value: str
     unavailable: bool = False
+    legacy: str | None = None
 
 
 def settle(row: ResultRow, now: Fingerprint) -> ResultRow | None:
@@ -129,16 +138,9 @@ class _Reader:
 
     def weights(self, name: str) -> str:
         """The identity of the weights a metric loads under ``name``, as they would be found now."""
-        found = _weights_path(name)
-        if found is None:
-            self.unavailable = True
-            return MISSING
-        snapshot = _hub_snapshot(found)
-        if snapshot is not None:
-            return snapshot
-        digest = self.digest(str(found)) if found.is_file() else tree_digest(found)
-        self.unavailable = self.unavailable or digest in UNAVAILABLE
-        return str(digest)
+        identity, unavailable = weights_identity(name)
+        self.unavailable = self.unavailable or unavailable
+        return identity
 
     def item_text(self, item: Item, key: str, path: Any) -> Any:
         if meta_gives_text(item.meta.get(key)):  # the metrics' own rule: the manifest's text, if it has one
@@ -213,12 +215,45 @@ def read_inputs(
     if files:
         parts["config_files"] = files
     extra = sorted(set(also))
+    nets = sorted(set(weights))
+    legacy = _hash([FINGERPRINT_VERSION, parts]) if extra or nets else None
     if extra:  # (absent for every metric without any, so their fingerprints are as they were)
         parts["also"] = {name: _also_part(reader, item, name, wanted) for name in extra}
-    nets = sorted(set(weights))
     if nets:
         parts["weights"] = {name: reader.weights(name) for name in nets}
-    return Fingerprint(_hash([FINGERPRINT_VERSION, parts]), reader.unavailable)
+    return Fingerprint(_hash([FINGERPRINT_VERSION, parts]), reader.unavailable, legacy)
+
+
+#: How long a weights identity is reused without looking again (finding weights scans the hub cache).
+WEIGHTS_TTL_S = 60.0
+_weights_memo: dict[tuple[str, str], tuple[float, str, bool]] = {}
+_weights_lock = threading.Lock()
+
+
+def weights_identity(name: str) -> tuple[str, bool]:
+    """``(identity, unavailable)`` of the weights ``name`` as they would be loaded now: the digest of
+    their content (a file, or a folder's non-hidden files by relative name), the same wherever they are
+    found (``$ROBOJUDGE_WEIGHTS`` or the hub cache), so a copy of the same bytes is the same network;
+    ``missing`` (unavailable) when they are not on this machine.
+
+    Found once per name and ``$ROBOJUDGE_WEIGHTS`` for :data:`WEIGHTS_TTL_S` seconds: looking scans
+    the hub cache, and planning asks once per item. File digests are cached as any input's.
+    """
+    key = (name, str(settings.get().weights))
+    now = time.monotonic()
+    with _weights_lock:
+        hit = _weights_memo.get(key)
+    if hit is not None and now - hit[0] < WEIGHTS_TTL_S:
+        return hit[1], hit[2]
+    found = _weights_path(name)
+    if found is None:
+        identity, unavailable = MISSING, True
+    else:
+        identity = file_digest(found) if found.is_file() else tree_digest(found)
+        unavailable = identity in UNAVAILABLE
+    with _weights_lock:
+        _weights_memo[key] = (now, identity, unavailable)
+    return identity, unavailable
 
 
 def _weights_path(name: str) -> Path | None:
@@ -229,16 +264,6 @@ def _weights_path(name: str) -> Path | None:
         return weights_path(get_weights(name))
     except (KeyError, ValueError):  # a name no network is registered under: the metric fails on it
         return None
-
-
-def _hub_snapshot(path: Path) -> str | None:
-    """``hub:<commit>/<file>`` for a path inside a Hugging Face cache snapshot (the commit names its
-    content, so nothing is read), else None."""
-    parts = path.parts
-    for i in range(len(parts) - 2, 0, -1):
-        if parts[i] == "snapshots" and parts[i - 1].startswith("models--"):
-            return "hub:" + "/".join((parts[i - 1], *parts[i + 1:]))
-    return None
 
 
 def _also_part(reader: _Reader, item: Item, name: str, wanted: frozenset[Input]) -> Any:
@@ -303,12 +328,14 @@ def set_inputs(
     prints = [(it.item_id, read_inputs(it, spec.inputs, config, spec.config_type, spec.also_reads,
                                        spec.weights)) for it in members]
     parts: dict[str, Any] = {"members": [[item_id, fp.value] for item_id, fp in prints]}
+    old: dict[str, Any] = {"members": [[item_id, fp.legacy or fp.value] for item_id, fp in prints]}
     unavailable = any(fp.unavailable for _, fp in prints)
     if pool is not None:
         reader = _Reader()
-        parts["pool"] = sorted({str(reader.digest(path)) for path in pool})
+        parts["pool"] = old["pool"] = sorted({str(reader.digest(path)) for path in pool})
         unavailable = unavailable or reader.unavailable
-    return Fingerprint(_hash([FINGERPRINT_VERSION, "set", parts]), unavailable)
+    legacy = _hash([FINGERPRINT_VERSION, "set", old]) if any(fp.legacy for _, fp in prints) else None
+    return Fingerprint(_hash([FINGERPRINT_VERSION, "set", parts]), unavailable, legacy)
 
 
 def set_fingerprint(

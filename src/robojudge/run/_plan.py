@@ -3,7 +3,8 @@
 A unit of work (a metric with its config, a judge rubric) is done for an item when the store holds
 a current row for it whose fingerprint equals the fingerprint of the item's inputs now. A row with
 another fingerprint is *stale*: its inputs changed, the work is redone and the new row supersedes
-it. A row without a fingerprint (stored before schema version 2) is *unknown*: kept and counted,
+it. A row without a fingerprint (stored before schema version 2), or with one of an older recipe
+(:attr:`Fingerprint.legacy`), is *unknown*: kept and counted,
 and redone only with ``rescore_unknown`` -- recomputing it could cost days of model time for
 results that are most likely still right, so that is the user's call.
 
@@ -128,7 +129,9 @@ def plan_pending(
                 plan.unavailable += 1
                 plan.skipped += 1
                 continue
-            elif have == {""}:
+            elif have == {""} or (fp.legacy is not None and fp.legacy in have):
+                # (stored without a fingerprint, or with one of the recipe before what this metric reads
+                # was all covered: nothing says its inputs changed)
                 plan.unknown += 1
                 if not rescore_unknown:
                     plan.skipped += 1

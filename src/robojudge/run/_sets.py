@@ -257,8 +257,8 @@ def score_sets_into(
             fp = group_inputs(sm, group, cfg)
             ids = row_ids(sm, by, group)
             have = {stored.get(i) for i in ids}
-            if have == {fp.value}:
-                summary.skipped += 1
+            if have == {fp.value} or (fp.legacy is not None and have == {fp.legacy}):
+                summary.skipped += 1  # (a group stored with an older recipe's fingerprint is kept)
                 continue
             if fp.unavailable and have != {None}:
                 summary.unavailable += 1

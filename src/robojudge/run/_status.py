@@ -7,7 +7,8 @@ now (the same recipe the runners use: :mod:`robojudge.run._fingerprint`). A row 
 * *stale*: another fingerprint -- its inputs changed since; the next run recomputes it;
 * *inputs unavailable*: a file it reads cannot be read now (missing or unreadable); runs keep it
   until the file is back, then check it again;
-* *no fingerprint*: stored before result schema 2; kept by reruns unless ``--rescore-unknown``;
+* *no fingerprint*: stored before result schema 2, or with a fingerprint of an older recipe
+  (:attr:`Fingerprint.legacy`); kept by reruns unless ``--rescore-unknown``;
 * *imported*: a value brought in by ``results import``, which records no fingerprint;
 * *not checked*: its item is not in the manifest (``other_ids`` of them: a renamed or removed item),
   or its metric is unknown to this robojudge.
@@ -186,7 +187,8 @@ def stale_rows(rows: Iterable[ResultRow], items: Sequence[Item]) -> list[ResultR
         if not row.current or not row.fingerprint:
             continue
         want = expected(row)
-        if want is not None and want.value != row.fingerprint and not want.unavailable:
+        if (want is not None and want.value != row.fingerprint and not want.unavailable
+                and want.legacy != row.fingerprint):
             out.append(row)
     return out
 
@@ -250,6 +252,11 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
             counts.not_checked += 1
         elif want.value == row.fingerprint:
             counts.up_to_date += 1
+        elif want.legacy is not None and want.legacy == row.fingerprint:
+            counts.unknown += 1
+            out.unknown.append(StaleResult(*row.key, "fingerprint of an older recipe (before the network "
+                                           "weights, or what the metric reads of items that have it, "
+                                           "were covered)"))
         elif want.unavailable:
             counts.unavailable += 1
             out.unavailable.append(StaleResult(*row.key, "inputs cannot be read now (missing or unreadable)"))
