@@ -175,6 +175,10 @@ def test_robophyscore_refuses_unknown_and_repeated_ids(tmp_path: Path) -> None:
         robophyscore({"iq1_ssim": [0.75], "iq1_fvd": [0.5]}, ["iq1_ssim", "iq1_ssim", "iq1_fvd"])
     assert robophyscore({"iq1_ssim": [0.75], "iq1_fvd": [0.5]}, ["iq1_ssim", "iq1_fvd"]) == pytest.approx(
         [0.625])
+    # Other keys (the targets select_metrics correlated with) are left alone: eq. 3's output feeds eq. 4.
+    values = {"iq1_ssim": [0.1, 0.5, 0.9], "iq1_psnr": [0.2, 0.4, 0.8], "success": [0.1, 0.4, 0.9]}
+    chosen = select_metrics(values, ["success"], 0.7).selected
+    assert chosen is not None and robophyscore(values, chosen) == pytest.approx([0.15, 0.45, 0.85])
     path = tmp_path / "w.csv"
     path.write_text("generator,iq1_ssim,iq1_fvd\nA,0.75,0.5\n")
     res = _invoke("scores", "--in", path, "--normalized", "--by", "generator",

@@ -62,6 +62,13 @@ def test_a_replaced_video_leaves_its_old_result_out(tmp_path: Path, monkeypatch)
 
     res = CliRunner().invoke(build_app("report"), ["report", str(manifest), "--no-html"])
     assert note in " ".join(res.output.split())
+    # results.csv keeps the stale row, marked, as `results export --suite` marks it (aggregate on it
+    # ranked with the stale value).
+    import csv
+
+    with (tmp_path / "runs" / "s" / "report" / "results.csv").open() as fh:
+        marks = {r["item_id"]: r["stale"] for r in csv.DictReader(fh)}
+    assert marks == {"a": "", "b": "stale"}
     res = CliRunner().invoke(build_app("select"), ["select", "best-of-n", str(manifest), "--by",
                                                    "pixel_frame_consistency", "--group", "generator"])
     assert res.exit_code == 0, res.output

@@ -64,6 +64,13 @@ def test_item_columns_read_the_item_then_a_set_level_rows_group() -> None:
                         config={"group_by": "generator"})
     assert [cols[k](grouped) for k in MANIFEST_COLUMNS] == ["g", None, None]
     assert cols["generator"](ResultRow("zz", "m", "h", "1", "ok", 1.0)) is None
+    # A group no item forms any more (a generator renamed since) names no generator: aggregate ranked it.
+    renamed = ResultRow("group:generator=old", "fvd", "h", "1", "ok", 1.0, details={"group": "old"},
+                        config={"group_by": "generator"})
+    assert cols["generator"](renamed) is None
+    unset = ResultRow("group:source=-", "fvd", "h", "1", "ok", 1.0, details={"group": "-"},
+                      config={"group_by": "source"})
+    assert cols["source"](unset) == "-"  # the items without a source form the group '-'
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -104,5 +111,5 @@ def test_the_reports_results_csv_has_the_manifest_columns(tmp_path: Path) -> Non
     url, manifest = _store(tmp_path), _manifest(tmp_path)
     report_suite(manifest, url, tmp_path / "report")
     table = _read(tmp_path / "report" / "results.csv")
-    assert tuple(table.columns) == (*EXPORT_COLUMNS, *MANIFEST_COLUMNS)
+    assert tuple(table.columns) == (*EXPORT_COLUMNS, *MANIFEST_COLUMNS, STALE_COLUMN)
     assert dict(zip(table.item_id, table.source, strict=True))["b"] == "droid"

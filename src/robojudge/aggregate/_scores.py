@@ -119,10 +119,10 @@ def robophyscore(
     Raises:
         ValueError: ``selected`` is empty (the paper calls the score undefined then) or names a metric
             twice (eq. 4 averages a set: a repeated id would weigh double).
-        KeyError: A key of ``normalized`` or an id of ``selected`` is not a taxonomy metric id.
+        KeyError: An id of ``selected`` is not a taxonomy metric id (other keys of ``normalized``, such
+            as the task-success targets :func:`select_metrics` correlated with, are left alone).
     """
     tax = taxonomy or load_taxonomy()
-    _check_ids(normalized, tax)
     ids = tuple(selected) if selected is not None else tax.robophyscore_default
     if not ids:
         raise ValueError("RoboPhyscore is undefined for an empty metric set")

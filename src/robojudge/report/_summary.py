@@ -19,7 +19,7 @@ from pathlib import Path
 from robojudge.meta import mean_confidence_interval
 from robojudge.report._series import SeriesKey, failed_everywhere, label_series, split_series
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
-from robojudge.store import ResultRow, ResultStore, SafeCsvWriter, export_results
+from robojudge.store import STALE_COLUMN, ResultRow, ResultStore, SafeCsvWriter, export_results
 from robojudge.suite import Item
 
 #: A metric's native ``(low, high)`` range (either end None: unbounded), or None when unknown.
@@ -193,14 +193,18 @@ def write_report(
     ``summary.md`` names it with its first error; its rows stay in ``errors.csv``.
 
     ``stale`` rows (their inputs changed since they were computed: :func:`robojudge.run.stale_rows`)
-    are left out of the summary, which says how many; ``results.csv`` keeps them. ``note``: a sentence
-    ``summary.md`` prints above its table (how the items without the field are named, say).
+    are left out of the summary, which says how many; ``results.csv`` keeps them, marked in its
+    ``stale`` column when ``columns`` are given (a suite is known), as ``robojudge results export
+    --suite`` marks them. ``note``: a sentence ``summary.md`` prints above its table (how the items
+    without the field are named, say).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = store.rows()
-    export_results(store, out / "results.csv", "csv", columns=columns)
     gone = {r.key for r in stale}
+    if columns is not None:
+        columns = {**columns, STALE_COLUMN: lambda row: "stale" if row.key in gone else ""}
+    export_results(store, out / "results.csv", "csv", columns=columns)
     outside = [r for r in rows if group_of and r.item_id not in group_of]
     per_item = [r for r in rows if (r.item_id in group_of if group_of else True) and r.key not in gone]
     hidden = failed_everywhere(per_item)

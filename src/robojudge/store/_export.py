@@ -37,9 +37,9 @@ ExtraColumns = Mapping[str, Callable[[ResultRow], str | None]]
 """Columns appended after :data:`EXPORT_COLUMNS`: name -> the cell of a row (``None`` = empty)."""
 
 MANIFEST_COLUMNS: tuple[str, ...] = ("generator", "source", "clip_id")
+"""Item fields an export adds after the standard columns when the suite is known (:func:`item_columns`)."""
 STALE_COLUMN = "stale"
 """The export column (with a manifest) marking rows whose inputs changed since they were computed."""
-"""Item fields an export adds after the standard columns when the suite is known (:func:`item_columns`)."""
 
 
 def item_columns(items: Iterable[Any], fields: Sequence[str] = MANIFEST_COLUMNS) -> dict[str, Callable[
@@ -48,18 +48,24 @@ def item_columns(items: Iterable[Any], fields: Sequence[str] = MANIFEST_COLUMNS)
 
     ``items`` are the suite's items (anything with ``item_id`` and the fields). A row of an id that
     is no item gets the group of a set-level result grouped by that field (``config["group_by"]``,
-    ``details["group"]``), so an FVD per generator carries its generator.
+    ``details["group"]``), so an FVD per generator carries its generator; a group no item of the suite
+    is in any more (a generator renamed since) gets ``None``, not a generator the suite does not have.
     """
     values = {f: {it.item_id: _text(getattr(it, f, None)) for it in items} for f in fields}
 
     def column(name: str) -> Callable[[ResultRow], str | None]:
         known = values[name]
+        # The groups the suite's items form (an unset field is the group "-", as group_items names it).
+        groups = {v if v is not None else "-" for v in known.values()}
 
         def cell(row: ResultRow) -> str | None:
             if row.item_id in known:
                 return known[row.item_id]
             config, details = row.config or {}, row.details or {}
-            return str(details["group"]) if config.get("group_by") == name and "group" in details else None
+            if config.get("group_by") != name or "group" not in details:
+                return None
+            group = str(details["group"])
+            return group if group in groups else None
 
         return cell
 
