@@ -62,3 +62,12 @@ def test_leaderboards_name_the_items(tmp_path: Path, board: str) -> None:
     assert res.exit_code == 2, res.output
     said = " ".join(res.output.split())
     assert "clip 'c1' spans two sources: item 'a1' has source 'sim' and item 'b1' no source" in said
+
+
+def test_a_blank_source_and_none_are_one_source(tmp_path: Path) -> None:
+    # validate warned "no source, and item 'a1' ... has no source"; the report takes them as one stratum.
+    (tmp_path / "v.mp4").write_bytes(b"")
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps({"item_id": "a1", "video": "v.mp4", "clip_id": "c1", "source": ""}) + "\n"
+                    + json.dumps({"item_id": "a2", "video": "v.mp4", "clip_id": "c1"}) + "\n")
+    assert [p for p in validate_manifest(path) if p.field == "source"] == []

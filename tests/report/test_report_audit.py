@@ -7,7 +7,7 @@ import pytest
 
 from robojudge.meta import sample_size_sensitivity
 from robojudge.report import ReportInput
-from robojudge.report._audit import acceleration_section, sample_size_section
+from robojudge.report._audit import acceleration_section, sample_size_section, sample_size_table
 from robojudge.report._html import build_sections, render_page
 from robojudge.store import ResultRow
 from robojudge.suite import Item
@@ -75,6 +75,11 @@ def test_sample_size_section_renders() -> None:
                                                 "generator pairs compared"]
     assert table.rows[1][5].text == ""  # b has 12 windows: no subset of 20 without replacement
     assert [c.text for c in table.rows[4][3:]] == ["1", "1", "0"]  # so no pair compares at 20
+    # A result built without the pair counts (its field's default) still makes a table, without the row.
+    from dataclasses import replace
+
+    bare = sample_size_table(replace(result, pairs=()))
+    assert [r[0].text for r in bare.rows][-1] == "flip share per draw"
     assert sec.plots[0].startswith("<svg")
     assert "sample-size" in render_page([sec], title="t", source="s")
 

@@ -94,3 +94,16 @@ def test_eq3_in_the_report_leaves_out_a_generator_measured_on_some_items_only() 
     (table,) = sec.tables
     assert table.rows[0][2].text == "iq1_ssim"
     assert "left out of that metric's correlations" in sec.intro
+
+
+def test_the_report_says_why_eq3_selects_nothing_when_no_correlation_is_defined() -> None:
+    # Task success 1.0 for every generator: the report said "no metric passes 0.7".
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in "abcd" for k in range(3)]
+    rows = []
+    for i, it in enumerate(items):
+        rows += [_row(it.item_id, "iq1_psnr", 20.0 + i), _row(it.item_id, "sim_task_success", 1.0)]
+    sec = robophys_section(ReportInput(rows, items, higher_is_better))
+    assert "Eq. 3 selects nothing here (sim_task_success is 1 for every configuration" in sec.intro
+    sens = sensitivity_section(ReportInput(rows, items, higher_is_better), thresholds=(0.5, 0.7))
+    assert "No metric can be selected at any threshold: sim_task_success is 1" in sens.intro

@@ -68,8 +68,9 @@ def test_other_items_and_a_copied_suite_share_a_store(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("field", "value", "said"), [
     ("instruction", "y", "another instruction ('x') than in"),
     ("reference_video", "videos/ref.mp4", "another reference_video (None) than in"),
+    ("meta", {"caption": "a robot"}, "another meta.caption (None) than in"),  # sa_bleu reads it
 ])
-def test_the_same_video_under_another_input_is_refused(tmp_path: Path, field: str, value: str,
+def test_the_same_video_under_another_input_is_refused(tmp_path: Path, field: str, value: object,
                                                        said: str) -> None:
     # Two manifests of one item id and video, one with another reference (or instruction): each run
     # recomputed what the other had stored, and the value flipped back and forth on every run.

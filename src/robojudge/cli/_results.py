@@ -124,8 +124,10 @@ def status_cmd(
             console.print(f"{m.metric} [{m.config_hash}]: " + "; ".join(parts) + " (new or renamed items: "
                           f"`{command}` computes them; or items it does not apply to)", highlight=False,
                           markup=False)
+    installed = {(m.metric, m.config_hash) for m in status.metrics if not m.old_version and m.current}
     for m in status.metrics:
-        if m.old_version and m.current:
+        # (once the installed version's rows are there too, a run computes nothing: nothing to say)
+        if m.old_version and m.current and (m.metric, m.config_hash) not in installed:
             console.print(f"{m.metric} [{m.config_hash}]: {m.current} row(s) of version {m.version}; this "
                           f"robojudge computes version {m.installed_version}, so the next `robojudge score` "
                           f"computes the metric again (its version-{m.version} rows stay)",

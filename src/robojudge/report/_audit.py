@@ -215,7 +215,8 @@ def sample_size_table(result: SampleSizeResult, statistic: str = "FVD") -> Table
         table.add([text(g), text(result.windows[g]), _num(result.full[g], 3), *cells])
     table.add([text("flip share"), text(""), text(""), *[_num(f, 2) for f in result.flips]])
     table.add([text("flip share per draw"), text(""), text(""), *[_num(f, 2) for f in result.draw_flips]])
-    table.add([text("generator pairs compared"), text(""), text(""), *[text(k) for k in result.pairs]])
+    if result.pairs:  # (a result built without them has none to show)
+        table.add([text("generator pairs compared"), text(""), text(""), *[text(k) for k in result.pairs]])
     return table
 
 

@@ -196,8 +196,11 @@ def robophys_section(inp: ReportInput) -> Section:
     rps = robophyscore(means, have, missing="drop") if have else np.full(len(gens), math.nan)
     sel = _selection_input(inp)
     chosen: tuple[str, ...] | None = None
+    why_none = "no metric passes 0.7"
     if not isinstance(sel, str):
-        chosen = select_metrics(sel.means, sel.targets, 0.7, candidates=sel.candidates).selected
+        picked = select_metrics(sel.means, sel.targets, 0.7, candidates=sel.candidates)
+        chosen = picked.selected
+        why_none = picked.reason or why_none  # (a constant target: no r is defined)
     rps_sel = (robophyscore(means, chosen) if chosen else np.full(len(gens), math.nan))
     # A generator with no value on a covered level has no AFS: counting the level as 0 would rank it.
     afs = np.stack([full.levels[lv] for lv in levels]).sum(axis=0)
@@ -215,7 +218,7 @@ def robophys_section(inp: ReportInput) -> Section:
                  + (f" The last column averages the set eq. 3 selects at threshold 0.7 against this run's "
                     f"task-success measures ({', '.join(chosen)}; see the sensitivity table)." if chosen else
                     f" Eq. 3 selects nothing here "
-                    f"({sel if isinstance(sel, str) else 'no metric passes 0.7'}).")
+                    f"({sel if isinstance(sel, str) else why_none}).")
                  + _left_out(inp) + _not_normalized(left)
                  + mixed_size_note(inp.mixed_sizes, norm) + mixed_library_note(inp.mixed_libraries, norm))
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
@@ -306,13 +309,15 @@ def sensitivity_section(inp: ReportInput, thresholds: tuple[float, ...] = DEFAUL
         _, lab = _by_generator(inp, label_scores(list(inp.items)))
         refs.update({f"label {a.upper()}": v for a, v in lab.items()})
     rows = threshold_sensitivity(means, targets, thresholds, candidates=candidates, references=refs)
+    why = select_metrics(means, targets, -math.inf, candidates=candidates).reason
     sec.intro = (f"Configurations are the {len(gens)} generators (per-generator means of normalized values; "
                  "a generator measured by a metric on some of its items only is left out of that metric's "
                  "correlations). "
                  f"A metric is kept when its smallest Pearson r with the task-success measures "
                  f"({', '.join(targets)}) exceeds the threshold (RoboPhys-3D eq. 3); the RoboPhyscore of the "
                  "kept set is then compared with each reference (Pearson r, as in Table 16). With so few "
-                 "configurations these correlations are very uncertain." + _left_out(inp))
+                 "configurations these correlations are very uncertain." + _left_out(inp)
+                 + (f" No metric can be selected at any threshold: {why}." if why else ""))
     ref_names = list(refs)
     cols = ["threshold", "kept", "metrics", *(f"r vs {r}" for r in ref_names)]
     table = Table("threshold_sensitivity", "Threshold sensitivity of the selected set", cols)

@@ -32,6 +32,7 @@ from robojudge.run._judge import (
     judge_suite,
     judge_texts,
     plan_judgments,
+    with_model_files,
     write_drafts,
     write_judge_texts,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "judge_suite",
     "judge_texts",
     "plan_judgments",
+    "with_model_files",
     "write_drafts",
     "write_judge_texts",
     "Executor",

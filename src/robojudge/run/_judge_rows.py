@@ -72,7 +72,9 @@ class JudgePlan:
         metric = judge_metric_id(judge.name, rubric.id)
         fallback = None
         if mode is Scoring.expected:
-            fb = {**config, "scoring": Scoring.argmax.value, "scoring_note": EXPECTED_FALLBACK}
+            # (an argmax value weighs no alternatives: top_logprobs does not split its configuration)
+            fb = {**{k: v for k, v in config.items() if k != "top_logprobs"}, "scoring": Scoring.argmax.value,
+                  "scoring_note": EXPECTED_FALLBACK}
             fallback = cls(judge, rubric, metric, short_hash(fb), fb)
         return cls(judge, rubric, metric, short_hash(config), config, fallback)
 

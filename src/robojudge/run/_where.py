@@ -96,13 +96,22 @@ def refuse_shared_ids(
 
 #: The item fields whose files a result may read (compared by content), and those read as text.
 _FILE_FIELDS = ("video", "reference_video", "state", "initial_frame", "calibration", "robot")
-_TEXT_FIELDS = ("instruction", "embodiment")
+_TEXT_FIELDS = ("instruction", "embodiment", "main_view", "grid")
+
+
+def _meta_text_keys() -> list[str]:
+    """The ``meta`` keys metrics read as per-item texts (``meta.caption``...), from the registry."""
+    from robojudge.metrics import list_metrics
+    from robojudge.metrics._texts import item_text_fields
+
+    return sorted({key for spec in list_metrics() for _, key in item_text_fields(spec.config_type)})
 
 
 def _first_difference(a: Item, b: Item) -> tuple[str, str, str] | None:
     """The first input two items of one id read differently, as ``(field, a's, b's)``, or None: a file
-    of other content (one that cannot be read now counts as the same), a text, or a view. A moved or
-    copied suite (same content) and fields no result reads (labels, generator) differ in nothing."""
+    of other content (one that cannot be read now counts as the same), a text, a view, the grid layout,
+    or a ``meta`` text a metric reads (a caption). A moved or copied suite (same content) and fields no
+    result reads (labels, generator) differ in nothing."""
     for name in _FILE_FIELDS:
         x, y = getattr(a, name), getattr(b, name)
         if _other_file(x, y):
@@ -115,6 +124,10 @@ def _first_difference(a: Item, b: Item) -> tuple[str, str, str] | None:
     for view in sorted(set(va) | set(vb)):
         if _other_file(va.get(view), vb.get(view)):
             return f"view {view!r}", str(va.get(view)), str(vb.get(view))
+    for key in _meta_text_keys():
+        x, y = a.meta.get(key), b.meta.get(key)
+        if x != y:
+            return f"meta.{key}", repr(x), repr(y)
     return None
 
 

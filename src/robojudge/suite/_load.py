@@ -306,7 +306,7 @@ def _clip_sources(checked: list[_Checked], shown: str) -> None:
         if it is None or not it.clip_id:
             continue
         seen = first.setdefault(it.clip_id, (c, it.item_id, it.source))
-        if seen[0] is c or seen[2] == it.source:
+        if seen[0] is c or (seen[2] or "") == (it.source or ""):  # (blank and unset: one stratum)
             continue
         where = f"line {seen[0].line}" if seen[0].line is not None else f"row {seen[0].row}"
         c.problems.append(ManifestProblem(

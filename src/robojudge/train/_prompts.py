@@ -262,7 +262,9 @@ def prompt_variants(items: Sequence[Item], config: JudgeConfig, out: str | Path,
         retries: Extra requests for a rewrite that fails its checks.
     """
     from robojudge.judges import make_backend
+    from robojudge.run import with_model_files
 
+    config = with_model_files(config)  # a local model folder's files, in the rewrites' cache key too
     clips, skipped = _clips(items)
     own_cache = cache is None
     store = cache if cache is not None else ResponseCache()
