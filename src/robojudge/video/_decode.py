@@ -116,6 +116,11 @@ def open_video(
         container.close()
 
 
+#: Containers whose duration FFmpeg reports as the end time of the last frame, not the span from the
+#: first: Matroska/WebM, FLV and ASF.
+_END_TIME_FORMATS = frozenset({"matroska", "webm", "flv", "asf"})
+
+
 def stream_meta(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> StreamMeta:
     """Read rate, length and codec of ``stream`` from container metadata."""
     time_base = Fraction(stream.time_base) if stream.time_base else None
@@ -131,6 +136,11 @@ def stream_meta(container: av.container.InputContainer, stream: av.video.stream.
     framerate = stream.codec_context.framerate
     codec_fps = float(framerate) if framerate else None
     fmt = container.format.name
+    start = container.start_time / av.time_base if container.start_time is not None else 0.0
+    if whole is not None and start > 0 and any(f in _END_TIME_FORMATS for f in fmt.split(",")):
+        # These formats give the end time of the last frame as the duration: a file whose stamps start
+        # later (a segment of a split recording, an offset) would look short by its start.
+        whole -= start
     return StreamMeta(
         time_base=time_base,
         fps=fps,

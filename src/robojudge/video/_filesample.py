@@ -148,8 +148,15 @@ def sample_file_many(path: Path, samplings: Sequence[Sampling]) -> list[SampledF
 
 
 def _effective(fps: float | None, timing: FrameTimes) -> float | None:
-    """The rate step's rate, or None when every frame is kept (no rate, or at least the source's)."""
-    if fps is None or fps >= timing.fps * (1 - 1e-9):
+    """The rate step's rate, or None when every frame is kept: no rate, or one at least the video's
+    densest (the rate of its closest two frames, not its average: a clip that stalls, or a GIF that
+    holds its last frame, has a low average and dense frames elsewhere, which the step must thin)."""
+    if fps is None:
+        return None
+    gaps = np.diff(np.asarray(timing.times, dtype=np.float64))
+    gaps = gaps[gaps > 0]
+    densest = 1.0 / float(gaps.min()) if gaps.size else timing.fps
+    if fps >= densest * (1 - 1e-9):
         return None
     return fps
 
@@ -346,9 +353,15 @@ def _run_plans(
     outs: list[np.ndarray | None] = [None] * len(jobs)
     alpha = AlphaCheck(stream)
     ctx = stream.codec_context
+    last = None
     for frame in _Plan._decode(ctx, packets, set(slots) if skip else None):
         if frame.pts not in known:
             return None
+        if last is not None and frame.pts <= last:
+            # The decoder gives frames in display order; stamps that fall back mean the container filled
+            # them in decode order (B-frames in AVI or ASF), so a stamp's rank is no frame's place.
+            return None
+        last = frame.pts
         if frame.pts in slots and frame.pts not in done:
             rgb, rotation = to_rgb(frame, path), frame_rotation(frame, stream)
             alpha.see(frame)

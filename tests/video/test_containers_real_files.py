@@ -1,0 +1,99 @@
+"""Frames of real users' containers, in display order, at the sampled rate, and not called truncated.
+
+Found by an audit of 2026-12-06 with files made by ffmpeg:
+
+* H.264 with B-frames in AVI (``ffmpeg -i clip.mp4 -c copy clip.avi``): the demuxer fills time stamps
+  in decode order, and frames placed by their stamp's rank came out as 0, 1, 2, 3, 4, 5, 9, 7, 6, 8...
+  ``data/bframes_in_avi.avi`` is such a file: 24 frames of 160x120, frame i showing i as an 8-bit bar
+  code (black or white eighths of the middle third, bit 0 leftmost), encoded with
+  ``-c:v libx264 -crf 18 -bf 3 -g 12`` and remuxed into AVI with ``-c copy``.
+* A variable-frame-rate video whose average rate is below the requested rate (a GIF holding its last
+  frame, a clip that stalls) kept every frame: the rate step compared with the average rate.
+* A Matroska file whose stamps start after 0 (a segment of a split recording) was refused as
+  truncated: its duration is the end time of its last frame.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+from PIL import Image
+
+from robojudge.video import sample_frames
+
+DATA = Path(__file__).parent / "data"
+
+
+def _code(frame: np.ndarray) -> int:
+    h, w = frame.shape[:2]
+    bw = w // 8
+    band = frame.mean(axis=2)[h // 3:2 * h // 3]
+    return sum(1 << b for b in range(8) if band[:, b * bw + bw // 4:(b + 1) * bw - bw // 4].mean() > 128)
+
+
+def _gray(level: int) -> np.ndarray:
+    return np.full((32, 32, 3), level, np.uint8)
+
+
+def _write(path: Path, stamps: list[int], rate: int = 30, fmt: str | None = None) -> None:
+    """H.264 frames at ``stamps`` (in 1/rate s), frame k of gray level 6 k + 10."""
+    with av.open(str(path), "w", format=fmt) as out:
+        stream = out.add_stream("libx264", rate=rate)
+        stream.width = stream.height = 32
+        stream.pix_fmt = "yuv420p"
+        stream.time_base = Fraction(1, rate)
+        stream.options = {"crf": "10"}
+        for k, pts in enumerate(stamps):
+            frame = av.VideoFrame.from_ndarray(_gray(6 * k + 10), format="rgb24")
+            frame.pts = pts
+            frame.time_base = Fraction(1, rate)
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+
+
+def _levels(frames: np.ndarray) -> list[int]:
+    return [int(round((f.mean() - 10) / 6)) for f in frames]
+
+
+def test_b_frames_in_avi_come_out_in_display_order() -> None:
+    got = sample_frames(DATA / "bframes_in_avi.avi", fps=None, max_frames=None)
+    assert [_code(f) for f in got.frames] == list(range(24))
+    # A judge's spread of 8 frames names the frames it shows.
+    spread = sample_frames(DATA / "bframes_in_avi.avi", fps=None, max_frames=8)
+    assert [_code(f) for f in spread.frames] == [int(i) for i in spread.indices]
+
+
+def test_the_rate_step_thins_a_clip_that_stalls(tmp_path: Path) -> None:
+    # Frame 0 held for 4 s, then 30 frames at 30 fps: the average rate (6.2 fps) is below 8 fps, yet
+    # the last second holds 30 frames. At 8 fps: the held frame and 8 of the last second.
+    path = tmp_path / "stall.mp4"
+    _write(path, [0, *range(120, 150)])
+    got = sample_frames(path, fps=8, max_frames=None)
+    assert len(got.frames) == 9 and got.timestamps[:2].tolist() == [0.0, 4.0]
+    steady = tmp_path / "steady.mp4"  # a video at 8 fps or less keeps every frame, as before
+    _write(steady, list(range(0, 24, 4)))
+    assert len(sample_frames(steady, fps=8, max_frames=None).frames) == 6
+
+
+def test_a_gif_that_holds_its_last_frame_is_sampled_like_one_that_does_not(tmp_path: Path) -> None:
+    images = [Image.fromarray(_gray(10 * k + 10)) for k in range(20)]
+    for name, last in (("hold.gif", 3000), ("nohold.gif", 50)):
+        images[0].save(tmp_path / name, save_all=True, append_images=images[1:],
+                       duration=[50] * 19 + [last], loop=0)
+    hold = sample_frames(tmp_path / "hold.gif", fps=8, max_frames=None)
+    plain = sample_frames(tmp_path / "nohold.gif", fps=8, max_frames=None)
+    assert len(hold.frames) == len(plain.frames) == 8
+    assert hold.indices.tolist() == plain.indices.tolist()
+
+
+def test_a_matroska_file_whose_stamps_start_late_is_whole(tmp_path: Path) -> None:
+    path = tmp_path / "part2.mkv"
+    _write(path, list(range(60, 100)))  # starts at 2 s: a later segment of a split recording
+    got = sample_frames(path, fps=None, max_frames=None)
+    assert _levels(got.frames) == list(range(40))
+    assert not any("truncated" in w for w in got.warnings)
