@@ -29,6 +29,7 @@ def test_a_local_model_folder_is_identified_by_its_files(tmp_path: Path) -> None
     first = with_model_files(_hf(str(folder)))
     assert first.model_files and first.identity()["model_files"] == first.model_files
     (folder / ".cache" / "download.lock").write_text("x")  # a download tool's files are not the model
+    (folder / "README.md").write_text("# a model card")  # nor is its card
     assert with_model_files(_hf(str(folder))).model_files == first.model_files
     (folder / "model.safetensors").write_bytes(b"weights 2")
     second = with_model_files(_hf(str(folder)))

@@ -44,6 +44,11 @@ def test_versions_are_those_of_the_loaded_libraries():
     assert found["numpy"] == np.__version__
     assert found["scipy"] == metadata.version("scipy")
     assert found["libavcodec"] == ".".join(map(str, av.library_versions["libavcodec"]))
+    # robojudge's own reader over them: which frames it gives changed with version 2 (B-frames in AVI,
+    # variable-rate sampling), and rows computed before are "other libraries", rescored on request.
+    from robojudge.video import READER_VERSION
+
+    assert found["robojudge-video"] == READER_VERSION == "2"
     assert "torch" not in found  # a computed metric reads no network library
     model = parse_libraries(library_versions(get_metric("iq1_lpips")))
     try:

@@ -419,10 +419,12 @@ def test_weights_are_looked_for_once_a_minute_not_once_an_item(
     from robojudge.run import _fingerprint as fpm
 
     calls: list[str] = []
+    weights = tmp_path / "raft.pth"
+    weights.write_bytes(b"weights")
 
     def found(name: str) -> Path | None:
         calls.append(name)
-        return None
+        return weights
 
     monkeypatch.setattr(fpm, "_weights_path", found)
     monkeypatch.setattr(fpm, "_weights_memo", {})
@@ -438,6 +440,12 @@ def test_weights_are_looked_for_once_a_minute_not_once_an_item(
     monkeypatch.setattr(fpm, "WEIGHTS_TTL_S", 0.0)  # and after the time is up
     metric_inputs(items[0], spec, config)
     assert len(calls) == 3
+    # Weights not found are not remembered: fetched a moment later, they are found at once.
+    monkeypatch.setattr(fpm, "WEIGHTS_TTL_S", 60.0)
+    monkeypatch.setattr(fpm, "_weights_memo", {})
+    monkeypatch.setattr(fpm, "_weights_path", lambda name: calls.append(name))
+    assert metric_inputs(items[1], spec, config).unavailable
+    assert metric_inputs(items[2], spec, config).unavailable and len(calls) == 5
 
 
 def test_rows_fingerprinted_before_the_weights_were_covered_are_kept_not_stale(

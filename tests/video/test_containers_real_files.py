@@ -97,3 +97,12 @@ def test_a_matroska_file_whose_stamps_start_late_is_whole(tmp_path: Path) -> Non
     got = sample_frames(path, fps=None, max_frames=None)
     assert _levels(got.frames) == list(range(40))
     assert not any("truncated" in w for w in got.warnings)
+
+
+def test_a_rate_just_above_a_matroska_videos_own_keeps_every_frame(tmp_path: Path) -> None:
+    # 29.97 fps in Matroska's 1 ms stamps: gaps of 33 and 34 ms. Asking 30 fps of it dropped 7 of 150
+    # frames (a 33 ms gap read as a rate above 30), where the same stream in MP4 kept them all.
+    path = tmp_path / "ntsc.mkv"
+    _write(path, [round(i * 1001 / 30) for i in range(40)], rate=1000)
+    assert len(sample_frames(path, fps=30, max_frames=None).frames) == 40
+    assert len(sample_frames(path, fps=10, max_frames=None).frames) < 20  # (well below: thinned)

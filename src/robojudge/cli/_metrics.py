@@ -154,6 +154,10 @@ def sets_cmd(
         False, "--rescore-libraries", help="Recompute the groups stored with other versions of the libraries "
         "values are computed through than installed (the old rows are kept, superseded)."
     ),
+    rescore_unknown: bool = typer.Option(
+        False, "--rescore-unknown", help="Recompute the groups stored with a fingerprint of an older recipe "
+        "(before the network weights were part of it; `results status` counts them as no fingerprint)."
+    ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write rows to FILE (.csv or JSONL)."),
     settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable)."),
     executor: str = typer.Option("local", "--executor", help="'local' (groups one by one here) or 'ray' "
@@ -176,14 +180,16 @@ def sets_cmd(
     if not ids:
         raise fail("--metrics is empty")
     group_by = None if by == "none" else by
-    if not store and (executor != "local" or address is not None or rescore_libraries):
-        raise fail("--executor, --address and --rescore-libraries work on the store; drop --no-store")
+    if not store and (executor != "local" or address is not None or rescore_libraries or rescore_unknown):
+        raise fail("--executor, --address, --rescore-libraries and --rescore-unknown work on the store; drop "
+                   "--no-store")
     where = None
     try:
         if store:
             run = score_set_suite(suite, ids, by=group_by, db=db, run_dir=run_dir,
                                   configs=parse_settings(settings), retry_errors=retry_errors,
-                                  executor=executor, address=address, rescore_libraries=rescore_libraries)
+                                  executor=executor, address=address, rescore_libraries=rescore_libraries,
+                                  rescore_unknown=rescore_unknown)
             problems, rows, where = run.manifest_problems, run.rows, run
         else:
             loaded = load_suite(suite, strict=False)

@@ -136,7 +136,8 @@ def status_cmd(
     console.print(f"{n_stale} stale (inputs changed; the next run recomputes them), {n_gone} with inputs "
                   "unavailable (files missing or unreadable now; kept until they are back), "
                   f"{n_unknown} without an inputs fingerprint, or with one of an older recipe (kept; "
-                  "`robojudge score --rescore-unknown` recomputes them)", highlight=False)
+                  "`robojudge score --rescore-unknown` recomputes them, `robojudge metrics sets "
+                  "--rescore-unknown` the set-level ones)", highlight=False)
     other = sum(m.other_libraries for m in status.metrics)
     if other:
         console.print(f"{other} scored rows were computed with other library versions than installed here "

@@ -64,7 +64,8 @@ def score(
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute stored failures."),
     rescore_unknown: bool = typer.Option(
         False, "--rescore-unknown", help="Recompute stored results that have no inputs fingerprint (stored "
-        "by robojudge before result schema 2); by default they are kept."
+        "by robojudge before result schema 2), or one of an older recipe (before the network weights, or "
+        "what a metric reads of items that have it, were part of it); by default they are kept."
     ),
     rescore_libraries: bool = typer.Option(
         False, "--rescore-libraries", help="Recompute stored results computed with other versions of the "
@@ -221,8 +222,8 @@ def print_input_changes(summary: InputChanges, rescore_unknown: bool) -> None:
                       "(the old rows are kept, superseded)", highlight=False)
     elif summary.unknown:
         console.print(f"[yellow]{summary.unknown} stored results have no inputs fingerprint[/] (stored "
-                      "before result schema 2) and were kept: `robojudge results status` lists them, "
-                      "--rescore-unknown recomputes them", markup=True, highlight=False)
+                      "before result schema 2), or one of an older recipe, and were kept: `robojudge results "
+                      "status` lists them, --rescore-unknown recomputes them", markup=True, highlight=False)
 
 
 def print_video_warnings(summary: RunSummary, *, limit: int = 20) -> None:

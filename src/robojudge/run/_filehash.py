@@ -235,15 +235,23 @@ def file_digest(path: str | os.PathLike[str]) -> str:
 def tree_digest(folder: str | os.PathLike[str]) -> str:
     """The digest of a folder of files (a model's weights and configs): its regular files' relative
     names and :func:`file_digest` s, recursively, leaving out hidden names (a download tool's
-    ``.cache``). Each file's digest is cached as any input's, so a folder is read once until it
-    changes. A folder that cannot be listed hashes to :data:`UNREADABLE`."""
+    ``.cache``) and the documents beside a model (README, LICENSE, NOTICE, ``*.md``: a tool that adds
+    a model card changes no weights). Each file's digest is cached as any input's, so a folder is read
+    once until it changes. A folder that cannot be listed hashes to :data:`UNREADABLE`."""
     root = Path(folder)
     h = hashlib.blake2b(digest_size=16)
     try:
         files = sorted(p for p in root.rglob("*") if p.is_file()
-                       and not any(part.startswith(".") for part in p.relative_to(root).parts))
+                       and not any(part.startswith(".") for part in p.relative_to(root).parts)
+                       and not _document(p.name))
     except OSError:
         return UNREADABLE
     for f in files:
         h.update(f"{f.relative_to(root).as_posix()}\0{file_digest(f)}\n".encode())
     return h.hexdigest()
+
+
+def _document(name: str) -> bool:
+    """A file beside a model that no loader reads: its card, license or notice."""
+    upper = name.upper()
+    return upper.endswith(".MD") or upper.startswith(("README", "LICENSE", "NOTICE"))

@@ -247,10 +247,9 @@ def weights_identity(name: str) -> tuple[str, bool]:
         return hit[1], hit[2]
     found = _weights_path(name)
     if found is None:
-        identity, unavailable = MISSING, True
-    else:
-        identity = file_digest(found) if found.is_file() else tree_digest(found)
-        unavailable = identity in UNAVAILABLE
+        return MISSING, True  # (not remembered: weights fetched a moment later are found at once)
+    identity = file_digest(found) if found.is_file() else tree_digest(found)
+    unavailable = identity in UNAVAILABLE
     with _weights_lock:
         _weights_memo[key] = (now, identity, unavailable)
     return identity, unavailable

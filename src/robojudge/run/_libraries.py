@@ -21,6 +21,7 @@ from importlib import metadata
 from typing import Any
 
 from robojudge.metrics import MetricSpec, Provider
+from robojudge.video import READER_VERSION
 
 #: Distributions every computed metric may read through (the core install), by the name shown.
 CORE = {"numpy": "numpy", "scipy": "scipy", "scikit-image": "scikit-image"}
@@ -39,7 +40,7 @@ def _version(dist: str) -> str | None:
 def _core() -> tuple[tuple[str, str], ...]:
     """``(name, version)`` of the core libraries in this process: NumPy, SciPy, OpenCV (the module that
     imports as ``cv2``, whichever of its wheels provides it), PyAV and the FFmpeg decoder and scaler
-    under it, scikit-image."""
+    under it, scikit-image, and robojudge's video reader over them."""
     import av
     import cv2
 
@@ -50,6 +51,9 @@ def _core() -> tuple[tuple[str, str], ...]:
     for lib in ("libavcodec", "libswscale"):
         if lib in libs:
             found.append((lib, ".".join(str(p) for p in libs[lib])))
+    # robojudge's own reader on top of them: a change of which frames it gives is a change as a new
+    # decoder release would be (robojudge.video.READER_VERSION).
+    found.append(("robojudge-video", READER_VERSION))
     return tuple((n, v) for n, v in found if v)
 
 

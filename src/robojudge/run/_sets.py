@@ -217,6 +217,7 @@ def score_sets_into(
     progress: SetProgress | None = None,
     executor: Executor | None = None,
     rescore_libraries: bool = False,
+    rescore_unknown: bool = False,
 ) -> SetRunSummary:
     """Score set-level metrics per group into ``store``, computing only missing or changed groups.
 
@@ -235,6 +236,8 @@ def score_sets_into(
         rescore_libraries: Compute again the groups with a stored row computed with other library
             versions than this process has (the old rows are kept, superseded); rows without a record
             are kept.
+        rescore_unknown: Compute again the groups stored with a fingerprint of an older recipe
+            (:attr:`~robojudge.run._fingerprint.Fingerprint.legacy`); by default they are kept.
 
     Raises:
         UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config.
@@ -257,7 +260,8 @@ def score_sets_into(
             fp = group_inputs(sm, group, cfg)
             ids = row_ids(sm, by, group)
             have = {stored.get(i) for i in ids}
-            if have == {fp.value} or (fp.legacy is not None and have == {fp.legacy}):
+            older = fp.legacy is not None and have == {fp.legacy}
+            if have == {fp.value} or (older and not rescore_unknown):
                 summary.skipped += 1  # (a group stored with an older recipe's fingerprint is kept)
                 continue
             if fp.unavailable and have != {None}:
@@ -312,13 +316,14 @@ def score_set_suite(
     address: str | None = None,
     workers: int | None = None,
     rescore_libraries: bool = False,
+    rescore_unknown: bool = False,
 ) -> SetRunSummary:
     """Score set-level metrics over the groups of ``manifest`` into the store at ``db``.
 
     ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
     (the store ``robojudge score`` uses). Manifest rows that do not validate are left out and
     returned in ``manifest_problems``. Rerunning resumes (see :func:`score_sets_into`, also for
-    ``rescore_libraries``).
+    ``rescore_libraries`` and ``rescore_unknown``).
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
@@ -341,7 +346,7 @@ def score_set_suite(
         claim_store(store, manifest, suite.items, groups if grouped else None)
         summary = score_sets_into(store, suite.items, metric_ids, by=by, configs=configs,
                                   retry_errors=retry_errors, progress=progress, executor=ex,
-                                  rescore_libraries=rescore_libraries)
+                                  rescore_libraries=rescore_libraries, rescore_unknown=rescore_unknown)
     summary.manifest_problems = list(suite.problems)
     return summary
 

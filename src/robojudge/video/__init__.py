@@ -20,7 +20,9 @@ Public API:
 * :data:`IMAGE_SUFFIXES` -- the image files a frame folder is read from.
 * :func:`frame_budget`, :func:`set_frame_memory_share` -- how many bytes of decoded frames one read of
   a video may hold; a read that would hold more is refused before decoding (``video/_memory.py``).
+* :data:`READER_VERSION` -- which frames this reader gives for a file, recorded with every scored row.
 """
+
 
 from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, report_warnings, video_warnings
 from robojudge.video._encode import prepare_frames
@@ -40,7 +42,19 @@ from robojudge.video._types import (
 )
 from robojudge.video._write import write_video
 
+READER_VERSION = "2"
+"""Changes when the frames read from some file change (as a decoder library's release would): stored
+with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 2``), so
+``robojudge results status`` counts older rows under *other libraries* and ``robojudge score
+--rescore-libraries`` recomputes them.
+
+* 2 (2026-12-06): B-frames in AVI and ASF in display order (they came in decode order); the rate step
+  applied up to the densest rate of a variable-rate video, not its average (a stall or a held last
+  frame kept every frame); a Matroska or WebM file whose stamps start late is not called truncated.
+"""
+
 __all__ = [
+    "READER_VERSION",
     "DecoderPool",
     "FileFingerprint",
     "FrameCache",

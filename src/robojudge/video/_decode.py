@@ -117,8 +117,8 @@ def open_video(
 
 
 #: Containers whose duration FFmpeg reports as the end time of the last frame, not the span from the
-#: first: Matroska/WebM, FLV and ASF.
-_END_TIME_FORMATS = frozenset({"matroska", "webm", "flv", "asf"})
+#: first: Matroska and WebM. (FLV's is the span; ASF leaves the start time unset.)
+_END_TIME_FORMATS = frozenset({"matroska", "webm"})
 
 
 def stream_meta(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> StreamMeta:

@@ -155,7 +155,9 @@ def _effective(fps: float | None, timing: FrameTimes) -> float | None:
         return None
     gaps = np.diff(np.asarray(timing.times, dtype=np.float64))
     gaps = gaps[gaps > 0]
-    densest = 1.0 / float(gaps.min()) if gaps.size else timing.fps
+    # (a gap shortened by the time base's rounding, 33 ms for 29.97 fps in Matroska's 1 ms stamps, is
+    # not a denser frame: 30 fps asked of that video keeps every frame)
+    densest = 1.0 / (float(gaps.min()) + timing.tolerance) if gaps.size else timing.fps
     if fps >= densest * (1 - 1e-9):
         return None
     return fps
