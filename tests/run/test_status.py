@@ -247,3 +247,9 @@ def test_rows_of_an_older_metric_version_are_flagged(items: list[Item], tmp_path
                                                          str(old_db)])
     assert ("3 row(s) of version 0; this robojudge computes version 1, so the next `robojudge score` "
             "computes the metric again") in " ".join(only_old.output.split())
+    # Rescored in part: the items left at version 0 are named as such, not as new or renamed.
+    with ResultStore(old_db) as store:
+        store.add([r for r in rows if r.item_id == "a"])
+    part = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db", str(old_db)])
+    assert ("2 manifest item(s) without a row (b, c) (new or renamed items, or items stored at an older "
+            "version only") in " ".join(part.output.split())

@@ -121,7 +121,11 @@ def status_cmd(
                 parts.append(f"{m.no_row} manifest item(s) without a row "
                              f"({first_names(status.no_row.get(key, []), 3)})")
             command = "robojudge judge" if m.metric.startswith("judge:") else "robojudge score"
-            console.print(f"{m.metric} [{m.config_hash}]: " + "; ".join(parts) + " (new or renamed items: "
+            older = any((o.metric, o.config_hash) == (m.metric, m.config_hash) and o.old_version and o.current
+                        for o in status.metrics)
+            what = ("new or renamed items, or items stored at an older version only" if older else
+                    "new or renamed items")
+            console.print(f"{m.metric} [{m.config_hash}]: " + "; ".join(parts) + f" ({what}: "
                           f"`{command}` computes them; or items it does not apply to)", highlight=False,
                           markup=False)
     installed = {(m.metric, m.config_hash) for m in status.metrics if not m.old_version and m.current}
