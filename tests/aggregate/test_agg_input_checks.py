@@ -87,15 +87,18 @@ def test_duplicate_item_metric_rows_are_refused(tmp_path: Path) -> None:
     assert "item 'x1', metric 'iq1_ssim': 2 rows (line 2, line 3), which are never averaged" in said
 
 
-def test_two_configurations_of_a_metric_in_an_export_are_refused(tmp_path: Path) -> None:
+def _refused(tmp_path: Path, table: str) -> str:
+    """``aggregate scores --by generator`` of the export ``table``: refused; what it said, on one line."""
     path = tmp_path / "export.csv"
-    path.write_text("item_id,metric,value,status,config_hash,generator\n"
-                    "x1,iq1_ssim,0.5,ok,aaaa,g\n"
-                    "x2,iq1_ssim,0.7,ok,aaaa,g\n"
-                    "x1,iq1_ssim,0.9,ok,bbbb,g\n")
+    path.write_text(table)
     res = _invoke("scores", "--in", path, "--by", "generator")
     assert res.exit_code == 2
-    said = " ".join(res.output.split())
+    return " ".join(res.output.split())
+
+
+def test_two_configurations_of_a_metric_in_an_export_are_refused(tmp_path: Path) -> None:
+    said = _refused(tmp_path, "item_id,metric,value,status,config_hash,generator\n"
+                              "x1,iq1_ssim,0.5,ok,aaaa,g\nx2,iq1_ssim,0.7,ok,aaaa,g\nx1,iq1_ssim,0.9,ok,bbbb,g\n")
     assert ("item 'x1', metric 'iq1_ssim': stored under 2 configurations (config_hash aaaa, bbbb; line 2, "
             "line 4), which are never averaged") in said
     assert "keep the rows of one configuration" in said
@@ -104,13 +107,8 @@ def test_two_configurations_of_a_metric_in_an_export_are_refused(tmp_path: Path)
 def test_two_versions_of_a_metric_in_an_export_are_named(tmp_path: Path) -> None:
     # An upgraded demo: rbg_stability v3 rows stay current beside v4 rows of the same config hash, and
     # the error named neither version and suggested a config_hash filter that cannot part them.
-    path = tmp_path / "export.csv"
-    path.write_text("item_id,metric,value,status,config_hash,version,generator\n"
-                    "x1,iq1_ssim,0.5,ok,aaaa,3,g\n"
-                    "x1,iq1_ssim,0.9,ok,aaaa,4,g\n")
-    res = _invoke("scores", "--in", path, "--by", "generator")
-    assert res.exit_code == 2
-    said = " ".join(res.output.split())
+    said = _refused(tmp_path, "item_id,metric,value,status,config_hash,version,generator\n"
+                              "x1,iq1_ssim,0.5,ok,aaaa,3,g\nx1,iq1_ssim,0.9,ok,aaaa,4,g\n")
     assert ("item 'x1', metric 'iq1_ssim': stored under 2 versions of the metric (version 3, 4; line 2, "
             "line 3), which are never averaged") in said
     assert "filter the export on its version column" in said

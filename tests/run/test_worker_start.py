@@ -29,6 +29,17 @@ if __name__ == "__main__":
 """
 
 
+def _told(folder: Path, name: str, source: str) -> Path:
+    """Run ``source`` as the script ``folder/name``: it fails with WorkerStartError naming the guard."""
+    script = folder / name
+    script.write_text(source)
+    res = subprocess.run([sys.executable, str(script)], cwd=folder, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode != 0
+    assert "WorkerStartError" in res.stderr and 'if __name__ == "__main__":' in res.stderr
+    return script
+
+
 @pytest.mark.slow
 def test_an_unguarded_script_is_told_and_records_nothing(tmp_path: Path) -> None:
     rows = []
@@ -38,12 +49,7 @@ def test_an_unguarded_script_is_told_and_records_nothing(tmp_path: Path) -> None
         write_video(tmp_path / f"v{n}.mp4", frames, fps=4)
         rows.append({"item_id": f"i{n}", "video": f"v{n}.mp4", "instruction": "x"})
     (tmp_path / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    script = tmp_path / "score_it.py"
-    script.write_text(UNGUARDED)
-    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300)
-    assert res.returncode != 0
-    assert "WorkerStartError" in res.stderr and 'if __name__ == "__main__":' in res.stderr
+    script = _told(tmp_path, "score_it.py", UNGUARDED)
     with ResultStore(tmp_path / "run" / "results.sqlite", read_only=True) as store:
         assert store.count() == 0  # no item recorded as crashed
     script.write_text(GUARDED)
@@ -78,10 +84,5 @@ print(make_sim_suite("sim", seed=0, episodes=2, views=1, size=32, profiles=None,
 @pytest.mark.slow
 def test_an_unguarded_simulator_build_is_told_too(tmp_path: Path) -> None:
     # The snippets of docs/sim_suite.md pasted into a script died with a bare BrokenProcessPool.
-    script = tmp_path / "build_it.py"
-    script.write_text(SIM_UNGUARDED)
-    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300)
-    assert res.returncode != 0
-    assert "WorkerStartError" in res.stderr and 'if __name__ == "__main__":' in res.stderr
+    _told(tmp_path, "build_it.py", SIM_UNGUARDED)
     assert not (tmp_path / "sim" / "suite.jsonl").exists()
