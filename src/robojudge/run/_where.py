@@ -77,12 +77,14 @@ def refuse_shared_ids(
     """
     me = Path(manifest).expanduser().resolve()
     mine = {it.item_id: it for it in items}
+    texts: list[str] | None = None  # (the registry's meta text keys, listed once, when an id is shared)
     for path, theirs in other_manifests(store, manifest, others):
         for other in theirs:
             it = mine.get(other.item_id)
             if it is None:
                 continue
-            differs = _first_difference(it, other)
+            texts = _meta_text_keys() if texts is None else texts
+            differs = _first_difference(it, other, texts)
             if differs is None:
                 continue
             field, ours, their = differs
@@ -107,7 +109,7 @@ def _meta_text_keys() -> list[str]:
     return sorted({key for spec in list_metrics() for _, key in item_text_fields(spec.config_type)})
 
 
-def _first_difference(a: Item, b: Item) -> tuple[str, str, str] | None:
+def _first_difference(a: Item, b: Item, texts: Sequence[str]) -> tuple[str, str, str] | None:
     """The first input two items of one id read differently, as ``(field, a's, b's)``, or None: a file
     of other content (one that cannot be read now counts as the same), a text, a view, the grid layout,
     or a ``meta`` text a metric reads (a caption). A moved or copied suite (same content) and fields no
@@ -124,7 +126,7 @@ def _first_difference(a: Item, b: Item) -> tuple[str, str, str] | None:
     for view in sorted(set(va) | set(vb)):
         if _other_file(va.get(view), vb.get(view)):
             return f"view {view!r}", str(va.get(view)), str(vb.get(view))
-    for key in _meta_text_keys():
+    for key in texts:
         x, y = a.meta.get(key), b.meta.get(key)
         if x != y:
             return f"meta.{key}", repr(x), repr(y)
