@@ -28,6 +28,7 @@ __all__ = [
     "IMAGE_SUFFIXES",
     "folder_rate",
     "list_images",
+    "numbering_gaps",
     "probe_folder",
     "read_image",
 ]
@@ -85,6 +86,26 @@ def _image_size(folder: Path, image: Path) -> tuple[int, int]:
     return (height, width) if turned else (width, height)
 
 
+def numbering_gaps(images: list[Path]) -> tuple[str, ...]:
+    """A warning when the images are numbered in one pattern (``frame_004.png``) and numbers are missing
+    (``frame_004.png`` then ``frame_010.png``): the frames are read as consecutive at the folder's
+    rate, so every frame after a gap is placed too early."""
+    if len(images) < 2:
+        return ()
+    parts = [_DIGITS.split(p.name) for p in images]
+    shape = [part[::2] for part in parts]  # the text between the numbers
+    if any(s != shape[0] for s in shape) or len(parts[0]) < 2:
+        return ()  # not one numbered pattern: name order is all there is
+    numbers = [int(part[-2]) for part in parts]  # the last number of each name
+    missing = sum(max(0, b - a - 1) for a, b in zip(numbers, numbers[1:], strict=False))
+    if missing == 0:
+        return ()
+    at = next(i for i, (a, b) in enumerate(zip(numbers, numbers[1:], strict=False)) if b - a > 1)
+    first, then = images[at].name, images[at + 1].name
+    return (f"frame numbering skips {missing} number(s) (first {first} then {then}): the images are read "
+            "as consecutive frames, so each frame after a gap is placed earlier than it was shown",)
+
+
 def folder_rate(folder: Path) -> tuple[float, tuple[str, ...]]:
     """Frame rate of a folder, with a warning when it is assumed (no ``fps.txt`` / ``fps``)."""
     for name in ("fps.txt", "fps"):
@@ -117,6 +138,7 @@ def probe_folder(folder: Path) -> VideoInfo:
     """Describe a frame folder; reads only its first image."""
     images = list_images(folder)
     fps, warnings = folder_rate(folder)
+    warnings += numbering_gaps(images)
     first = read_image(folder, images[0])
     return VideoInfo(
         path=folder,

@@ -17,7 +17,7 @@ import numpy as np
 from robojudge.video._cache import active_cache, cached, cached_probe, peek, report_warnings
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import Sampling, sample_file, sample_file_many
-from robojudge.video._folder import folder_rate, list_images, probe_folder, read_image
+from robojudge.video._folder import folder_rate, list_images, numbering_gaps, probe_folder, read_image
 from robojudge.video._memory import check_frame_memory
 from robojudge.video._post import RESAMPLES, PostProcess
 from robojudge.video._select import SPREADS, pick_indices, thin_positions
@@ -259,6 +259,7 @@ def _sample_folder(
 ) -> SampledFrames:
     images = list_images(path)
     rate, warnings = folder_rate(path)
+    warnings += numbering_gaps(images)
     times = [i / rate for i in range(len(images))]
     effective = None if fps is None or fps >= rate else fps
     picks = pick_indices(times, effective)
