@@ -31,7 +31,7 @@ from robojudge.report._series import Series, StoredSeries, metric_series
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
 from robojudge.report._unset import generator_groups
 from robojudge.store import ResultRow, SafeCsvWriter
-from robojudge.suite import Item
+from robojudge.suite import Item, clip_source_conflicts, source_text
 
 AXES = ("pa", "ia")
 #: Name of the metric-calibrated judge in the judges table.
@@ -122,21 +122,16 @@ def strata_of(items: Sequence[Item]) -> list[str]:
         ValueError: Two items of one clip have different sources (naming both items and the field):
             a clip is resampled within its source, so it cannot span two.
     """
-    first: dict[str, Item] = {}
-    for it in items:
-        if it.clip_id:
-            seen = first.setdefault(it.clip_id, it)
-            if (seen.source or "") != (it.source or ""):
-                raise ValueError(
-                    f"clip {it.clip_id!r} spans two sources: item {seen.item_id!r} has "
-                    f"{_source_text(seen.source)} and item {it.item_id!r} {_source_text(it.source)}; the "
-                    "cluster bootstrap resamples a clip within its source, so give every item of a clip the "
-                    "same source field (`robojudge suite validate` names them all)")
+    conflicts = clip_source_conflicts(items)
+    if conflicts:
+        seen, it = conflicts[0]
+        raise ValueError(
+            f"clip {it.clip_id!r} spans two sources: item {seen.item_id!r} has {source_text(seen.source)} "
+            f"and item {it.item_id!r} {source_text(it.source)}; the cluster bootstrap resamples a clip "
+            "within its source, so give every item of a clip the same source field (`robojudge suite "
+            "validate` names them all)")
     return [it.source or "" for it in items]
 
-
-def _source_text(source: str | None) -> str:
-    return f"source {source!r}" if source else "no source"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,15 @@ one for a folder of videos. Paths may be confined to a folder (``confine=`` or `
 """
 
 from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info, unset_name
-from robojudge.suite._load import Suite, iter_suite, load_suite, main_view_name, validate_manifest
+from robojudge.suite._load import (
+    Suite,
+    clip_source_conflicts,
+    iter_suite,
+    load_suite,
+    main_view_name,
+    source_text,
+    validate_manifest,
+)
 from robojudge.suite._media import MEDIA_MODES, npz_problem
 from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
@@ -45,4 +53,6 @@ __all__ = [
     "suite_info",
     "validate_manifest",
     "write_manifest",
+    "clip_source_conflicts",
+    "source_text",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,28 +296,38 @@ def validate_manifest(
     return [p for c in checked for p in c.problems]
 
 
+def clip_source_conflicts(items: Sequence[Item]) -> list[tuple[Item, Item]]:
+    """``(first, other)`` for each item whose ``source`` differs from that of the first item of its clip
+    (blank and unset are one source). The paired cluster bootstrap (RoboJudge App. E.1) resamples a clip
+    within its source corpus, so such a suite cannot be bootstrapped: ``suite validate`` warns on each,
+    and the report's strata refuse it (:func:`robojudge.report.strata_of`)."""
+    first: dict[str, Item] = {}
+    out = []
+    for it in items:
+        if it.clip_id:
+            seen = first.setdefault(it.clip_id, it)
+            if (seen.source or "") != (it.source or ""):
+                out.append((seen, it))
+    return out
+
+
+def source_text(source: str | None) -> str:
+    """An item's source as the messages about clips spanning sources name it."""
+    return f"source {source!r}" if source else "no source"
+
+
 def _clip_sources(checked: list[_Checked], shown: str) -> None:
-    """A warning on each item whose ``source`` differs from the first item of its clip's: the paired
-    cluster bootstrap (RoboJudge App. E.1) resamples a clip within its source corpus, so the report's
-    intervals, its leaderboards and `leaderboard generators|judges` refuse such a suite."""
-    first: dict[str, tuple[_Checked, str, str | None]] = {}
-    for c in checked:
-        it = c.item
-        if it is None or not it.clip_id:
-            continue
-        seen = first.setdefault(it.clip_id, (c, it.item_id, it.source))
-        if seen[0] is c or (seen[2] or "") == (it.source or ""):  # (blank and unset: one stratum)
-            continue
-        where = f"line {seen[0].line}" if seen[0].line is not None else f"row {seen[0].row}"
+    """A warning on each item of :func:`clip_source_conflicts`, naming the first item of its clip."""
+    row_of = {id(c.item): c for c in checked if c.item is not None}
+    for seen, it in clip_source_conflicts([c.item for c in checked if c.item is not None]):
+        c, first = row_of[id(it)], row_of[id(seen)]
+        where = f"line {first.line}" if first.line is not None else f"row {first.row}"
         c.problems.append(ManifestProblem(
             shown, c.line, c.row, it.item_id, "source",
-            f"{_source_text(it.source)}, and item {seen[1]!r} of the same clip {it.clip_id!r} ({where}) has "
-            f"{_source_text(seen[2])}: a clip is resampled within one source, so the report's intervals and "
-            "the leaderboards refuse the suite; give every item of a clip the same source", "warning"))
-
-
-def _source_text(source: str | None) -> str:
-    return f"source {source!r}" if source else "no source"
+            f"{source_text(it.source)}, and item {seen.item_id!r} of the same clip {it.clip_id!r} ({where}) "
+            f"has {source_text(seen.source)}: a clip is resampled within one source, so the report's "
+            "intervals and the leaderboards refuse the suite; give every item of a clip the same source",
+            "warning"))
 
 
 def _same_videos(checked: list[_Checked], shown: str) -> None:
