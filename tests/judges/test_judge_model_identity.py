@@ -52,3 +52,11 @@ def test_dtype_is_part_of_an_hf_judge_when_set() -> None:
     auto, bf16 = _hf("m"), _hf("m", dtype="bfloat16")
     assert "dtype" not in auto.identity() and bf16.identity()["dtype"] == "bfloat16"
     assert _hash(auto) != _hash(bf16)
+
+
+def test_a_mock_judges_scripted_replies_are_its_identity() -> None:
+    """A mock judge whose script changed answered from the cache with the old replies."""
+    one = make_judge({"name": "t", "backend": "mock", "replies": ["PA: 2"]})
+    two = make_judge({"name": "t", "backend": "mock", "replies": ["PA: 5"]})
+    assert one.identity()["replies"] == ["PA: 2"] and _hash(one) != _hash(two)
+    assert "replies" not in _hf("m").identity()

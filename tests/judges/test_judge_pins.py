@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from _judge_server import FakeServer, Reply
 
-from robojudge.judges import FrameSpec, ResponseCache, get_rubric, make_judge, short_hash
+from robojudge.judges import FrameSpec, JudgeConfig, ResponseCache, get_rubric, make_judge, short_hash
 from robojudge.judges._cache import CACHE_FILE
 from robojudge.run._judge import judge_items
 from robojudge.store import ResultStore
@@ -37,6 +37,15 @@ PINNED_MOCK_KEYS = {
     "412e9f38c4de3f5f05c3e3e9aeec3661b442ef7b2423cade0a15438501d58bd8",
     "67c7670338c2d8383a5d02a6c2e63cf7f32a780d26635f1e2b73c65acf0b7ccc",
     "c721ed5a80aa2bd8872040b43d56627312e26eb923139f4b66ba762fbbd31cd1",
+}
+#: The same keys since a mock judge's scripted replies joined its identity (a changed script is another
+#: judge); with the replies left out of the identity the keys above still come out, so nothing else of
+#: the key changed.
+PINNED_MOCK_KEYS_WITH_REPLIES = {
+    "3d1891131628daaba4779167faa94c09a6e1a36f1bcc9fc339c2d2c52263d988",
+    "53eeca3b02a96ff2da19790817d9b282e4f12f84047a4eec0208e8f0417acbaf",
+    "adeffdd427e4af5f340cfabbd53a20986d016c831efea45e4bec0a8c932c3483",
+    "c889a97535d30c43fa1b03c9df81ccb068222246247e26d48a47198b57150038",
 }
 #: What the cache remembers of that folder: its frame hashes (BLAKE2b-96 over shape and pixels) and
 #: length (6 frames at 4 fps: last time stamp 1.25 s plus one frame).
@@ -81,12 +90,20 @@ def _file_key_by_definition(path: Path, spec: FrameSpec) -> str:
     return short_hash([parts, spec.as_dict()])
 
 
-def test_reply_and_frame_keys_are_pinned(folder_item: Item, tmp_path: Path) -> None:
+def test_reply_and_frame_keys_are_pinned(
+    folder_item: Item, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     unparsable = '{"reasoning": "r", "x": 1}'
     cfg = make_judge({"name": "pin", "backend": "mock", "model": "m", "replies": [unparsable]})
     with ResultStore(tmp_path / "s.sqlite") as store, ResponseCache(tmp_path / "c") as cache:
         judge_items([folder_item], cfg, [PA, IA], store, cache=cache, decode_workers=0)
-    assert _keys(tmp_path / "c", "replies") == PINNED_MOCK_KEYS
+    assert _keys(tmp_path / "c", "replies") == PINNED_MOCK_KEYS_WITH_REPLIES
+    identity = JudgeConfig.identity
+    monkeypatch.setattr(JudgeConfig, "identity", lambda self: {
+        k: v for k, v in identity(self).items() if k != "replies"})
+    with ResultStore(tmp_path / "s2.sqlite") as store, ResponseCache(tmp_path / "c2") as cache:
+        judge_items([folder_item], cfg, [PA, IA], store, cache=cache, decode_workers=0)
+    assert _keys(tmp_path / "c2", "replies") == PINNED_MOCK_KEYS
     file_key = _file_key_by_definition(Path(folder_item.video), FrameSpec())
     assert _keys(tmp_path / "c", "frames") == {file_key}
     with ResponseCache(tmp_path / "c") as cache:

@@ -291,6 +291,8 @@ class JudgeConfig(BaseModel):
             **({"model_files": self.model_files} if self.model_files else {}),
             **({"dtype": self.dtype} if self.backend == "hf" and self.dtype != "auto" else {}),
             **({"stage": self.stage, "base_model": self.base_model or self.model} if self.stage else {}),
+            # a mock judge's answers are its scripted replies: other replies are another judge
+            **({"replies": self.replies} if self.backend == "mock" else {}),
         }
 
 
