@@ -22,7 +22,8 @@ SCAN_SUFFIXES = frozenset(
 )
 """File suffixes read as videos (case-insensitive; ``robojudge suite scan`` picks them up). MPEG-TS
 (``.ts``) is left out: in a folder of outputs it is more often TypeScript than video; name such files
-in a manifest by hand."""
+in a manifest by hand. A ``.webp`` file is a video when it is animated (``robojudge.video.is_animated_webp``);
+a still one is an image of a frame folder."""
 
 SUFFIXES: tuple[str, ...] = (".jsonl", ".ndjson", ".csv", ".parquet", ".json")
 """Manifest file suffixes understood by :func:`read_records` (matched case-insensitively)."""

@@ -345,7 +345,10 @@ def _walk(base: Path, frame_folders: bool, excluded: list[Path]) -> _Walked:
     ways is scanned once, under its real path, and one reached again (``loop -> ..``, two links to one
     folder) is not scanned again.
     """
-    from robojudge.video import IMAGE_SUFFIXES  # loads PyAV: not when the suite package is imported
+    from robojudge.video import (  # loads PyAV: not when the suite package is imported
+        IMAGE_SUFFIXES,
+        is_animated_webp,
+    )
 
     walked = _Walked()
     skip = {_identity(p) for p in excluded}
@@ -374,7 +377,8 @@ def _walk(base: Path, frame_folders: bool, excluded: list[Path]) -> _Walked:
                     kept.append(name)
             dirs[:] = kept
             visible = [f for f in files if not _hidden(f)]
-            found = [here / f for f in visible if Path(f).suffix.lower() in SCAN_SUFFIXES]
+            found = [here / f for f in visible if Path(f).suffix.lower() in SCAN_SUFFIXES
+                     or (Path(f).suffix.lower() == ".webp" and is_animated_webp(here / f))]
             has_images = any(Path(f).suffix.lower() in IMAGE_SUFFIXES for f in visible)
             if has_images and not found and here != base:
                 if frame_folders:

@@ -18,12 +18,15 @@ Public API:
 * :class:`VideoError`, :class:`VideoInfo`, :func:`frame_digest`, :func:`encode_jpeg`.
 * :data:`RESAMPLES` -- how :func:`sample_frames` may shrink frames (``resample``).
 * :data:`IMAGE_SUFFIXES` -- the image files a frame folder is read from.
+* :func:`is_animated_webp` -- whether a file is an animated WebP (read with Pillow: FFmpeg decodes
+  still WebP only).
 * :func:`frame_budget`, :func:`set_frame_memory_share` -- how many bytes of decoded frames one read of
   a video may hold; a read that would hold more is refused before decoding (``video/_memory.py``).
 * :data:`READER_VERSION` -- which frames this reader gives for a file, recorded with every scored row.
 """
 
 
+from robojudge.video._animated import is_animated_webp
 from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, report_warnings, video_warnings
 from robojudge.video._encode import prepare_frames
 from robojudge.video._folder import IMAGE_SUFFIXES
@@ -70,6 +73,7 @@ __all__ = [
     "frame_budget",
     "frame_digest",
     "frame_sizes",
+    "is_animated_webp",
     "jpeg_data_url",
     "native_read_warning",
     "prefetch_frames",

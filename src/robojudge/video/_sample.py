@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from robojudge.video._animated import is_animated_webp, probe_animated, sample_animated
 from robojudge.video._cache import active_cache, cached, cached_probe, peek, report_warnings
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import Sampling, sample_file, sample_file_many
@@ -39,9 +40,15 @@ def probe_video(path: str | Path) -> VideoInfo:
         VideoError: if the path is missing or cannot be read as video.
     """
     path = Path(path)
-    info = cached_probe(path, lambda: probe_folder(path) if path.is_dir() else probe_file(path))
+    info = cached_probe(path, lambda: _prober(path)(path))
     report_warnings(path, info.warnings)
     return info
+
+
+def _prober(path: Path) -> Callable[[Path], VideoInfo]:
+    """How ``path`` is described: as a frame folder, an animated WebP (FFmpeg reads still WebP only),
+    or a video file."""
+    return probe_folder if path.is_dir() else probe_animated if is_animated_webp(path) else probe_file
 
 
 def sample_frames(
@@ -56,8 +63,8 @@ def sample_frames(
     """Sample frames the way RoboJudge judges see a video (4 fps, at most 32 frames).
 
     Args:
-        path: a video file (any container FFmpeg reads) or a frame folder (see
-            :mod:`robojudge.video._folder`).
+        path: a video file (any container FFmpeg reads, and animated WebP, read with Pillow: see
+            :mod:`robojudge.video._animated`) or a frame folder (see :mod:`robojudge.video._folder`).
         fps: target sampling rate. For each target time ``k / fps`` the latest frame shown at or
             before it is taken, never the same frame twice. ``None``, or a rate at or above the
             source's, keeps every frame.
@@ -102,7 +109,7 @@ def sample_frames(
     """
     path = Path(path)
     key, s = _checked(fps, max_frames, size, gray, spread, resample)
-    sampler = _sample_folder if path.is_dir() else sample_file
+    sampler = _sample_folder if path.is_dir() else sample_animated if is_animated_webp(path) else sample_file
     return cached(path, key, lambda: sampler(path, s.fps, s.max_frames, s.post, s.spread))
 
 
@@ -166,7 +173,7 @@ def prefetch_frames(path: str | Path, samplings: Sequence[Mapping[str, Any]]) ->
         key, sampling = _checked(**kw)
         todo.setdefault(key, sampling)
     cache = active_cache()
-    if cache is None or path.is_dir():
+    if cache is None or path.is_dir() or is_animated_webp(path):
         return 0
     try:
         fingerprint = FileFingerprint.of(path)
