@@ -73,7 +73,7 @@ def _etag(secret: str, media_id: str, stat: os.stat_result) -> str:
 
 def media_response(ctx: WebContext, request: Request, user: Annotator, media_id: str) -> Response:
     """The file behind ``media_id``, whole or one byte range, with no header that names it."""
-    try:  # a frame folder is served as its video, encoded on first use
+    try:  # a frame folder, GIF, AVI... is served as a WebM, encoded on first use
         path = playable(ctx.service.media_path(user, media_id))
     except VideoError:
         raise NotFound("this media's frames cannot be read") from None

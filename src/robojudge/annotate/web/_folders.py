@@ -1,6 +1,7 @@
-"""Frame folders made playable: a browser plays video files, and a suite's video may be a folder of images.
+"""Videos made playable: a browser's video element plays MP4, WebM, Ogg (and MOV/MKV holding those
+codecs), but a suite's video may be a folder of images, a GIF, an animated WebP, an AVI, FLV, WMV or MPEG.
 
-The folder is encoded once into a WebM (VP9, which browsers play at any frame size) in the cache
+Such a video is encoded once into a WebM (VP9, which browsers play at any frame size) in the cache
 folder (``$ROBOJUDGE_CACHE_DIR/annotate-media``), named by a hash of the folder's fingerprint (its
 path, inode, and every file's name, size and modification time), so a changed folder is encoded
 again and the file name says nothing about the item. Encoding happens on the first request for the
@@ -20,22 +21,24 @@ from robojudge import settings
 from robojudge.video import FileFingerprint, sample_frames, write_video
 
 CACHE_SUBDIR = "annotate-media"
+#: Files a browser's video element plays as they are (by suffix); any other video is encoded to WebM.
+BROWSER_SUFFIXES = frozenset({".mp4", ".m4v", ".webm", ".ogv", ".mov", ".mkv"})
 
 
 def playable(path: Path, cache_dir: Path | None = None) -> Path:
-    """``path`` when it is a file, else the WebM encoding of its frame folder (made on first use).
+    """``path`` when a browser plays it, else the WebM encoding of its frames (made on first use).
 
     Raises:
-        VideoError: The folder holds no readable frames.
+        VideoError: The video holds no readable frames.
     """
-    if path.is_file():
+    if path.is_file() and path.suffix.lower() in BROWSER_SUFFIXES:
         return path
     root = (cache_dir if cache_dir is not None else settings.get().cache_dir) / CACHE_SUBDIR
     key = hashlib.sha256(json.dumps(FileFingerprint.of(path).parts()).encode()).hexdigest()[:32]
     out = root / f"{key}.webm"
     if out.is_file():
         return out
-    sampled = sample_frames(path, fps=None, max_frames=None)  # every frame at the folder's own rate
+    sampled = sample_frames(path, fps=None, max_frames=None)  # every frame at the video's own rate
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f"{key}.{os.getpid()}.{threading.get_ident()}.part.webm"
     try:
