@@ -38,14 +38,16 @@ def manifest(tmp_path: Path) -> Path:
     write_video(root / "good.mp4", _clip(), fps=8)
     full = write_video(root / "long.mp4", _clip(40), fps=8).read_bytes()
     (root / "cut.mp4").write_bytes(full[: len(full) // 3])  # index intact, most frames missing
-    _animated_webp(root / "anim.webp", _clip(8))
+    whole = _animated_webp(root / "anim.webp", _clip(8)).read_bytes()
+    (root / "cut.webp").write_bytes(whole[: len(whole) // 2])  # an animated WebP is read whole
     (root / "text.mp4").write_text("not a video at all\n" * 10)
     folder = write_video(root / "frames", _clip(8), fps=8)
     (folder / "fps.txt").unlink()
     rows = [
         {"item_id": "good", "video": "good.mp4", "reference_video": "good.mp4"},
         {"item_id": "cut", "video": "cut.mp4"},
-        {"item_id": "webp", "video": "anim.webp"},
+        {"item_id": "webp", "video": "cut.webp"},
+        {"item_id": "anim", "video": "anim.webp"},  # animated WebP is read (with Pillow)
         {"item_id": "text", "video": "good.mp4", "views": {"front": "good.mp4", "side": "text.mp4"}},
         {"item_id": "folder", "video": "frames"},
         {"item_id": "bad_row", "video": "good.mp4", "labels": {"pa": 9}},
@@ -64,7 +66,7 @@ def _by_item(problems: list) -> dict[str, list[tuple[str | None, str, str]]]:
 
 def test_without_media_checks_only_existence(manifest: Path) -> None:
     assert [p.item_id for p in validate_manifest(manifest)] == ["bad_row"]
-    # The animated WebP loads as an item and would fail only when scored.
+    # The cut WebP loads as an item and would fail only when scored.
     assert "webp" in {it.item_id for it in load_suite(manifest, strict=False)}
 
 
@@ -72,7 +74,9 @@ def test_open_finds_undecodable_videos_as_warnings(manifest: Path) -> None:
     calls: list[tuple[int, int]] = []
     found = _by_item(validate_manifest(manifest, media="open", progress=lambda d, t: calls.append((d, t))))
     assert set(found) == {"webp", "text", "folder", "bad_row"}  # the cut file's first frame decodes
-    assert found["webp"] == [("video", "warning", "cannot be decoded: zero frames decoded")]
+    ((field, severity, message),) = found["webp"]
+    assert (field, severity) == ("video", "warning")
+    assert message.startswith("cannot be decoded: truncated: the file holds ")
     (field, severity, message), same = found["text"]
     assert (field, severity) == ("views.side", "warning")
     assert message.startswith("cannot be decoded: not a video")
@@ -83,7 +87,7 @@ def test_open_finds_undecodable_videos_as_warnings(manifest: Path) -> None:
     assert found["folder"] == [("video", "warning", assumed)]
     assert found["bad_row"][0][:2] == ("labels.pa", "error")  # invalid rows are not opened
     # One look per distinct file: good.mp4 serves four fields, bad_row's video is not looked at.
-    assert calls == [(i, 5) for i in range(1, 6)]
+    assert calls == [(i, 6) for i in range(1, 7)]
 
 
 def test_deep_decodes_everything_and_makes_failures_errors(manifest: Path) -> None:
@@ -93,7 +97,7 @@ def test_deep_decodes_everything_and_makes_failures_errors(manifest: Path) -> No
     ((field, severity, message),) = found["cut"]
     assert (field, severity) == ("video", "error")
     assert message.startswith("cannot be decoded: truncated: decoded ") and "of 40 declared frames" in message
-    assert found["webp"] == [("video", "error", "cannot be decoded: zero frames decoded")]
+    assert found["webp"][0][:2] == ("video", "error") and "truncated: the file holds" in found["webp"][0][2]
     assert found["text"][0][:2] == ("views.side", "error")
     assert found["folder"][0][1] == "warning"  # an assumed rate is worth a look, not a failure
     # Problems stay in file order, located by line.
