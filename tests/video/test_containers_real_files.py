@@ -7,6 +7,11 @@ Found by an audit of 2026-12-06 with files made by ffmpeg:
   ``data/bframes_in_avi.avi`` is such a file: 24 frames of 160x120, frame i showing i as an 8-bit bar
   code (black or white eighths of the middle third, bit 0 leftmost), encoded with
   ``-c:v libx264 -crf 18 -bf 3 -g 12`` and remuxed into AVI with ``-c copy``.
+* H.264 without B-frames in AVI, the same way: ffmpeg's AVI muxer counts in half-frame ticks, so the
+  file declares 60 fps and 48 frames for 24 frames at 30 fps. It was read as 60 fps (halving every
+  per-second quantity and the rate a sampling is held against) and called truncated ("decoded 24 of
+  48 declared frames"). ``data/avi_half_ticks.avi``: the same bar codes, ``-c:v libx264 -crf 18 -bf 0
+  -g 12``, remuxed with ``-c copy``.
 * A variable-frame-rate video whose average rate is below the requested rate (a GIF holding its last
   frame, a clip that stalls) kept every frame: the rate step compared with the average rate.
 * A Matroska file whose stamps start after 0 (a segment of a split recording) was refused as
@@ -22,7 +27,7 @@ import av
 import numpy as np
 from PIL import Image
 
-from robojudge.video import sample_frames
+from robojudge.video import probe_video, sample_frames
 
 DATA = Path(__file__).parent / "data"
 
@@ -66,6 +71,27 @@ def test_b_frames_in_avi_come_out_in_display_order() -> None:
     # A judge's spread of 8 frames names the frames it shows.
     spread = sample_frames(DATA / "bframes_in_avi.avi", fps=None, max_frames=8)
     assert [_code(f) for f in spread.frames] == [int(i) for i in spread.indices]
+
+
+def test_an_avi_counting_half_frame_ticks_is_read_at_its_stamps_rate() -> None:
+    path = DATA / "avi_half_ticks.avi"
+    with av.open(str(path)) as container:  # what the file declares
+        stream = container.streams.video[0]
+        assert (stream.average_rate, stream.frames) == (60, 48)
+    said = "the stream declares 60 fps but its time stamps give 30 fps; the time stamps' rate is used"
+    info = probe_video(path)
+    assert (info.fps, info.frame_count, info.frames, info.duration) == (30.0, None, 24, 0.8)
+    assert info.warnings == (said,)
+    got = sample_frames(path, fps=None, max_frames=None)
+    assert [_code(f) for f in got.frames] == list(range(24))
+    assert got.source_fps == 30.0 and got.warnings == (said,)  # and not "truncated"
+    # 8 fps: targets every 0.125 s. Frame k is at k / 30 s but the last, one 1/60 tick early at 0.75 s,
+    # so the stamps scatter by a tick around an even grid and a frame up to that late counts as on
+    # time (robojudge.video._timing.jitter_tolerance): frame 4 (0.133 s) for 0.125 s.
+    assert sample_frames(path, fps=8, max_frames=None).indices.tolist() == [0, 4, 7, 11, 15, 19, 23]
+    # the B-frame file, placed by order at its bitstream's 30 fps, covers its 0.8 s: not truncated
+    bframes = sample_frames(DATA / "bframes_in_avi.avi", fps=None, max_frames=None)
+    assert not any("truncated" in w for w in bframes.warnings)
 
 
 def test_the_rate_step_thins_a_clip_that_stalls(tmp_path: Path) -> None:

@@ -45,15 +45,19 @@ from robojudge.video._types import (
 )
 from robojudge.video._write import write_video
 
-READER_VERSION = "2"
+READER_VERSION = "3"
 """Changes when the frames read from some file change (as a decoder library's release would): stored
-with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 2``), so
+with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 3``), so
 ``robojudge results status`` counts older rows under *other libraries* and ``robojudge score
 --rescore-libraries`` recomputes them.
 
 * 2 (2026-12-06): B-frames in AVI and ASF in display order (they came in decode order); the rate step
   applied up to the densest rate of a variable-rate video, not its average (a stall or a held last
   frame kept every frame); a Matroska or WebM file whose stamps start late is not called truncated.
+* 3 (2026-12-06): a declared rate far from the time stamps' own (ffmpeg's AVI muxer copying H.264
+  declares 60 fps, and twice the frames, for a 30 fps clip) gives way to the stamps' rate, so
+  ``source_fps`` and what metrics scale by it (motion per second, jerk) are the video's; such a
+  file is no longer called truncated. Animated WebP is read (it was refused).
 """
 
 __all__ = [

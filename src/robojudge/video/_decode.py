@@ -10,6 +10,7 @@ error (``"zero frames decoded"``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import av
 import av.container
 import av.video.stream
 
-from robojudge.video._timing import gif_cut_short, nominal_rate
+from robojudge.video._timing import gif_cut_short, nominal_rate, stamped_rate
 from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
@@ -243,11 +244,16 @@ def decoded_frames(
     yield from rest
 
 
+_RATE_PACKETS = 17  # packets whose time stamps a probe checks the declared rate against
+
+
 def probe_file(path: Path) -> VideoInfo:
     """Describe a video file; decodes only its first frame (for the rotation).
 
     The rate is the stream's own when it is believable, else the one sampling would fall back to
-    (see :func:`robojudge.video._timing.nominal_rate`), with a warning.
+    (see :func:`robojudge.video._timing.nominal_rate`), with a warning. A declared rate that the first
+    packets' time stamps contradict gives way to theirs, with a warning, and the declared frame count,
+    counted at that rate, is left unknown (:func:`robojudge.video._timing.stamped_rate`).
     """
     with open_video(path) as (container, stream):
         meta = stream_meta(container, stream)
@@ -261,6 +267,13 @@ def probe_file(path: Path) -> VideoInfo:
     if rotation in (90, 270):
         width, height = height, width
     fps, warnings = nominal_rate(meta)
+    frame_count = meta.frame_count
+    if not warnings:  # a declared rate its time stamps contradict (see stamped_rate)
+        with open_video(path) as (container, stream):
+            first_pts = [p.pts for p in itertools.islice(intact_packets(container, stream), _RATE_PACKETS)]
+        own = stamped_rate(first_pts, meta)
+        if own is not None:
+            (fps, warnings), frame_count = own, None  # the count was of the declared rate's ticks
     warnings = tuple(warnings) + aspect_warnings(meta, first.width, first.height)
     cut = gif_cut_short(path)
     if cut:
@@ -270,7 +283,7 @@ def probe_file(path: Path) -> VideoInfo:
         width=width,
         height=height,
         fps=fps,
-        frame_count=meta.frame_count,
+        frame_count=frame_count,
         duration=meta.duration,
         rotation=rotation,
         codec=meta.codec,

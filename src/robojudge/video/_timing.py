@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,7 @@ __all__ = [
     "jitter_tolerance",
     "nominal_rate",
     "sane_fps",
+    "stamped_rate",
 ]
 
 ASSUMED_FPS = 30.0
@@ -63,6 +65,7 @@ MIN_COMPLETE = 0.5
 """A file holding less than this share of its declared frames (or duration) is an error."""
 SHORT_FRAMES = 2
 """A file missing at least this many declared frames (but not too many) gets a warning."""
+_RATE_AGREES = (2 / 3, 1.5)  # a declared rate this far from the stamps' average is not the video's
 _JITTER_LIMIT = 0.5  # scatter of at least half a frame interval is variable frame rate, not jitter
 
 
@@ -80,12 +83,16 @@ class FrameTimes:
         fps: the nominal rate reported as ``SampledFrames.source_fps``.
         tolerance: how late (seconds) a frame may be and still count as at a target time.
         warnings: what had to be assumed, in words.
+        span_known: the times say how long the frames last: true for usable stamps, and for frames
+            placed by order at a rate the file states (codec bitstream, stream header); false when
+            that rate was itself worked out from the declared duration, or assumed.
     """
 
     times: list[float]
     fps: float
     tolerance: float
     warnings: tuple[str, ...] = ()
+    span_known: bool = True
 
 
 def jitter_tolerance(times: Sequence[float]) -> float:
@@ -106,18 +113,22 @@ def jitter_tolerance(times: Sequence[float]) -> float:
     return scatter if scatter < _JITTER_LIMIT * step else 0.0
 
 
+_FROM_CODEC = "rate from the codec bitstream"
+_NOMINAL = "the stream's nominal rate"
+
+
 def fallback_rate(meta: StreamMeta, frames: int) -> tuple[float, str]:
     """The rate to place frames by when their time stamps cannot be used, and where it came from."""
     if sane_fps(meta.codec_fps):
         assert meta.codec_fps is not None
-        return meta.codec_fps, "rate from the codec bitstream"
+        return meta.codec_fps, _FROM_CODEC
     if not meta.raw:
         cd = meta.container_duration
         if cd is not None and cd > 0 and frames > 1 and sane_fps(frames / cd):
             return frames / cd, "rate from the container's duration"
         if sane_fps(meta.fps):
             assert meta.fps is not None
-            return meta.fps, "the stream's nominal rate"
+            return meta.fps, _NOMINAL
     return ASSUMED_FPS, "assumed: the file gives no usable rate"
 
 
@@ -173,6 +184,28 @@ def _unreliable(pts: Sequence[int | None], meta: StreamMeta) -> str | None:
     return None
 
 
+def stamped_rate(pts: Sequence[int | None], meta: StreamMeta) -> tuple[float, tuple[str, ...]] | None:
+    """The rate the time stamps give, with a warning, when it is far from the stream's declared rate
+    (outside :data:`_RATE_AGREES` of it); None when they agree, or the stamps are too few or unusable.
+
+    ffmpeg's AVI muxer, copying H.264, counts in half-frame ticks: a 30 fps clip declares "60 fps" and
+    twice its frames. The usual step between consecutive stamps (their median, so a stamp a tick off
+    moves nothing) gives the rate. ``pts`` may be in decode order: they are sorted.
+    """
+    stamps = sorted(int(p) for p in pts if p is not None)
+    if len(stamps) < 3 or meta.time_base is None or meta.time_base <= 0 or not sane_fps(meta.fps):
+        return None
+    steps = np.diff(stamps)
+    if not (steps > 0).all():
+        return None
+    own = float(1 / (Fraction(float(np.median(steps))).limit_denominator() * meta.time_base))
+    assert meta.fps is not None
+    if not sane_fps(own) or _RATE_AGREES[0] <= meta.fps / own <= _RATE_AGREES[1]:
+        return None
+    return own, (f"the stream declares {meta.fps:.4g} fps but its time stamps give {own:.4g} fps; the time "
+                 "stamps' rate is used",)
+
+
 def frame_times(pts: Sequence[int | None], meta: StreamMeta) -> FrameTimes:
     """Frame times from presentation time stamps given in presentation order.
 
@@ -187,17 +220,24 @@ def frame_times(pts: Sequence[int | None], meta: StreamMeta) -> FrameTimes:
         first = pts[0]
         assert first is not None
         times = [float((int(p) - first) * meta.time_base) for p in pts if p is not None]
-        fps = meta.fps if sane_fps(meta.fps) else (n - 1) / times[-1]
-        assert fps is not None
+        fps = meta.fps
+        warnings: tuple[str, ...] = ()
+        if fps is None or not sane_fps(fps):
+            fps = (n - 1) / times[-1]
+        else:
+            own = stamped_rate(pts, meta)
+            if own is not None:
+                fps, warnings = own
         tol = max(time_tolerance(float(meta.time_base)), jitter_tolerance(times))
-        return FrameTimes(times, fps, tol)
+        return FrameTimes(times, fps, tol, warnings)
     if reason is None:  # one frame: its time is 0 whatever the stamps say
         rate = meta.fps if sane_fps(meta.fps) else fallback_rate(meta, n)[0]
         assert rate is not None
         return FrameTimes([0.0], rate, time_tolerance(None))
     rate, source = fallback_rate(meta, n)
     warning = f"{reason}; frames placed by order at {rate:.4g} fps ({source})"
-    return FrameTimes([i / rate for i in range(n)], rate, time_tolerance(None), (warning,))
+    return FrameTimes([i / rate for i in range(n)], rate, time_tolerance(None), (warning,),
+                      span_known=source in (_FROM_CODEC, _NOMINAL))
 
 
 def _seconds(x: float) -> str:
@@ -222,6 +262,26 @@ def gif_cut_short(path: Path) -> str | None:
     if last == GIF_TRAILER:
         return None
     return "truncated: the GIF ends without its trailer byte, so frames after the cut are missing"
+
+
+def _declared_duration(meta: StreamMeta) -> float | None:
+    """The video's declared duration: its stream's, else the container's when the video is its only
+    stream (an audio track may run longer)."""
+    duration = meta.stream_duration
+    if duration is None and meta.only_stream and not meta.raw:
+        duration = meta.container_duration
+    return duration
+
+
+def _spans_declared(timing: FrameTimes, meta: StreamMeta) -> bool:
+    """Whether frames with reliable stamps cover the declared duration to within one frame, however
+    many frames the header declares: ffmpeg's AVI muxer counts half-frame ticks for a stream with
+    B-frames (120 "frames" for 60), and a file that really ends early stops short of its duration."""
+    duration = _declared_duration(meta)
+    if not duration or duration <= 0 or len(timing.times) < 2 or not timing.span_known:
+        return False
+    step = 1.0 / timing.fps
+    return timing.times[-1] + step >= duration - step
 
 
 def check_complete(
@@ -252,7 +312,7 @@ def check_complete(
     fps = timing.fps
     declared = None if edited else meta.frame_count
     if declared:
-        if frames >= declared:
+        if frames >= declared or _spans_declared(timing, meta):
             return ()
         text = (
             f"truncated: decoded {frames} of {declared} declared frames "
@@ -261,11 +321,8 @@ def check_complete(
         if frames < MIN_COMPLETE * declared:
             raise VideoError(path, text)
         return (text,) if declared - frames >= SHORT_FRAMES else ()
-    # No frame count: compare the span covered with the declared duration. A container's duration
-    # only speaks for the video when the video is its only stream (an audio track may run longer).
-    duration = meta.stream_duration
-    if duration is None and meta.only_stream and not meta.raw:
-        duration = meta.container_duration
+    # No frame count: compare the span covered with the declared duration.
+    duration = _declared_duration(meta)
     if not duration or duration <= 0 or not timing.times or timing.warnings:
         return ()
     covered = timing.times[-1] + 1.0 / fps
