@@ -233,7 +233,7 @@ def scan_cmd(
 @app.command("make-demo")
 def make_demo_cmd(
     out: Path = typer.Option(..., "--out", help="Destination folder."),
-    seed: int = typer.Option(0, "--seed", help="Same seed, same frames."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Same seed, same frames."),
     episodes: int = typer.Option(
         10, "--episodes", min=1, help="Episodes; scenes cycle pick-and-place, relocate, push, slide."
     ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zlib
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -37,6 +38,7 @@ INSTRUCTIONS = {
     "panda_pick_and_place": "pick up the red cube and place it on the green target",
 }
 _ENVS: dict[tuple[str, int, bool], Any] = {}
+MIN_SIZE = 32  # pixels: smaller frames leave the robot a few pixels wide (the CLI's --size minimum)
 
 
 def _env(embodiment: str, size: int, texture: bool = False) -> Any:
@@ -103,9 +105,60 @@ def _state_arrays(
         "unintended_collision": st["unintended"].astype(bool),
         "penetration": st["penetration"].astype(np.float32),
         "success": st["success"].astype(bool),
-        "actions": ep.actions[np.clip(plan.src, 0, None)] if ep.variant == "faithful" else ep.actions,
+        # the action the episode took at the moment each frame stands for: an edited frame (source_frame
+        # -1) keeps the action of the frame it replaces
+        "actions": ep.actions[plan.base if plan.base is not None else np.arange(len(plan.qpos))],
         "source_frame": plan.src.astype(np.int32),
     }
+
+
+def _speckled(model: Any) -> bool:
+    """Whether a geom of ``model`` wears the speckled table texture (``_scenes._speckle_table``)."""
+    import mujoco
+
+    mat = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_MATERIAL, "rj_speckle")
+    return mat >= 0 and bool((model.geom_matid == mat).any())
+
+
+_NAME_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def check_profile(profile: Profile) -> None:
+    """Refuse a profile whose fields the builder cannot honour, naming the profile and the field: its
+    name must make file names, types must be failures of their axis, rates in [0, 1], severities in
+    (0, 1] (low <= high), counts 0 <= low <= high.
+
+    Raises:
+        ValueError: the first problem found.
+    """
+    from robojudge.suite.sim._failures import FAILURE_TYPES
+
+    where = f"profile {profile.name!r}"
+    if not isinstance(profile.name, str) or not _NAME_OK.fullmatch(profile.name):
+        raise ValueError(f"{where}: name must be letters, digits, '_', '.', '+' or '-' (it names files)")
+    for field, axis in (("pa_types", "pa"), ("ia_types", "ia")):
+        for kind in getattr(profile, field):
+            if kind not in FAILURE_TYPES or FAILURE_TYPES[kind][0] != axis:
+                known = sorted(k for k, v in FAILURE_TYPES.items() if v[0] == axis)
+                other = "" if kind not in FAILURE_TYPES else (
+                    " (an instruction failure: put it in ia_types)" if axis == "pa"
+                    else " (a physical failure: put it in pa_types)")
+                what = "a physical (PA)" if axis == "pa" else "an instruction (IA)"
+                raise ValueError(f"{where}: {field}: {kind!r} is not {what} failure{other}; known: "
+                                 f"{', '.join(known)}")
+    for field in ("pa_rate", "ia_rate"):
+        value = getattr(profile, field)
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{where}: {field} must be in [0, 1], got {value}")
+    for field in ("pa_severity", "ia_severity"):
+        low, high = getattr(profile, field)
+        if not 0.0 < low <= high <= 1.0:
+            raise ValueError(f"{where}: {field} must be (low, high) with 0 < low <= high <= 1, "
+                             f"got {(low, high)}")
+    low, high = profile.pa_count
+    if not (isinstance(low, int) and isinstance(high, int) and 0 <= low <= high):
+        raise ValueError(f"{where}: pa_count must be (low, high) ints with 0 <= low <= high, "
+                         f"got {(low, high)}")
 
 
 def _robot_bodies(model: Any, info: Any) -> list[int]:
@@ -239,7 +292,7 @@ def _build_episode(
             meta_extra: dict[str, Any] = {}
             if draws_multiview(prof):
                 meta_extra["multiview"] = multiview_labels(fdicts)
-            if texture:
+            if texture and _speckled(env.model):  # a mesh table or ADROIT's marble is left as it is
                 meta_extra["texture"] = "speckled table"
             if chunks:
                 meta_extra["rollout_depth"] = depth
@@ -347,6 +400,12 @@ def make_sim_suite(
     unknown = [p for p in names if isinstance(p, str) and p not in ALL_PROFILES]
     if unknown:
         raise ValueError(f"unknown profiles {unknown}; known: {sorted(ALL_PROFILES)}")
+    for p in names:
+        if not isinstance(p, str):
+            check_profile(p)
+    for name, value, low in (("seed", seed, 0), ("episodes", episodes, 1), ("size", size, MIN_SIZE)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
     labels = [p if isinstance(p, str) else p.name for p in names]
     clash = sorted({x for x in labels if labels.count(x) > 1})
     if clash:
@@ -361,6 +420,19 @@ def make_sim_suite(
         calibration = bool(multiview)
     cycle = _scene_cycle(scenes)
     depths = check_depths(rollout_depth)
+    if depths:
+        from robojudge.suite.sim._kinematic import KINEMATIC_TYPES
+        from robojudge.suite.sim._policy import N_FRAMES
+
+        kinematic = [x for p, x in zip(names, labels, strict=True)
+                     if set((ALL_PROFILES[p] if isinstance(p, str) else p).pa_types) & set(KINEMATIC_TYPES)]
+        # a kinematic failure needs two frames of its chunk (one may be the rollout's first or last)
+        most = N_FRAMES // 2 if kinematic else N_FRAMES
+        if max(depths) > most:
+            why = (f"profiles {kinematic} plant kinematic failures in chunks of 2 frames or more"
+                   if kinematic else "a chunk needs a frame")
+            raise ValueError(f"rollout_depth {max(depths)} is too deep for rollouts of {N_FRAMES} frames: "
+                             f"{why}, so the depth is at most {most}")
     out = Path(out_dir)
     for sub in ("videos", "reference", "state") + (("calibration",) if calibration else ()):
         (out / sub).mkdir(parents=True, exist_ok=True)

@@ -46,18 +46,19 @@ FAILURE_TYPES: dict[str, tuple[str, str]] = {
 PA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "pa" and k not in MULTIVIEW_TYPES)
 IA_TYPES = tuple(k for k, v in FAILURE_TYPES.items() if v[0] == "ia")
 
-# Failure types that make no sense in a scene (profiles never draw them there). Every type currently
-# applies to every scene; for push and slide the grasp-based ones are adapted (see ``Editor``):
+# Failure types that make no sense in a scene (profiles never draw them there). For push and slide the
+# grasp-based ones are adapted (see ``Editor``):
 # "grasp" is the first frame the object moves, "release" the frame after it comes to rest, and
 # ``floating`` lifts the object off the table while it is pushed or slides (the blocked gripper
 # cannot open).
 NOT_APPLICABLE: dict[str, frozenset[str]] = {
     "pick_and_place": frozenset(),
-    "relocate": frozenset(),
+    # ``deformation`` swells primitive geoms (scaling geom_size leaves a mesh as it is). ADROIT's hand is
+    # drawn with meshes (its capsules are collision geoms in group 4, which is not drawn), and the ALOHA
+    # and Panda robots with meshes only: it would plant a failure nobody can see.
+    "relocate": frozenset({"deformation"}),
     "push": frozenset(),
     "slide": frozenset(),
-    # The ALOHA and Panda robots are drawn with meshes only, and ``deformation`` swells primitive geoms
-    # (scaling geom_size leaves a mesh as it is): it would plant a failure nobody can see.
     "transfer_cube": frozenset({"deformation"}),
     "panda_pick_and_place": frozenset({"deformation"}),
 }
@@ -114,6 +115,7 @@ class Editor:
             qpos=episode.qpos.copy(),
             src=np.arange(T) if episode.variant == "faithful" else -np.ones(T, int),
             edits=[{} for _ in range(T)],
+            base=np.arange(T),
         )
         z0 = object_pos[0, 2]
         if self.surface:  # handled: from the first frame it moves to the frame after it comes to rest
@@ -249,6 +251,7 @@ class Editor:
         idx = np.minimum(np.round(np.arange(self.T) * speed).astype(int), self.T - 1)
         self.plan.qpos = self.plan.qpos[idx]
         self.plan.src = self.plan.src[idx]
+        self.plan.base = np.arange(self.T)[idx]
         light = 1.0
         if rng.random() < 0.3:
             light = float(rng.uniform(0.85, 1.1))

@@ -44,6 +44,9 @@ class Plan:
     qpos: np.ndarray
     src: np.ndarray
     edits: list[dict[str, Any]] = field(default_factory=list)
+    #: The episode frame whose moment frame ``t`` stands for (its action is the one the episode took
+    #: then), edited or not; None: frame ``t`` itself.
+    base: np.ndarray | None = None
 
 
 def _axis_angle_quat(axis: np.ndarray, angle: float) -> np.ndarray:
