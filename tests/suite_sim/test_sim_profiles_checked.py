@@ -115,9 +115,9 @@ def test_every_built_in_profile_passes_the_check() -> None:
 
 
 @pytest.mark.parametrize(("kw", "message"), [
-    ({"size": 8}, r"size must be an int >= 32, got 8"),
-    ({"size": 0}, r"size must be an int >= 32, got 0"),
-    ({"size": 31.5}, r"size must be an int >= 32, got 31.5"),
+    ({"size": 8}, r"size must be an int >= 16, got 8"),
+    ({"size": 0}, r"size must be an int >= 16, got 0"),
+    ({"size": 31.5}, r"size must be an int >= 16, got 31.5"),
     ({"episodes": 0}, r"episodes must be an int >= 1, got 0"),
     ({"seed": -1}, r"seed must be an int >= 0, got -1"),
     ({"rollout_depth": 40, "profiles": ["kin_severe"]},
@@ -133,8 +133,11 @@ def test_options_are_checked_before_anything_is_written(tmp_path: Path, kw: dict
     assert not (tmp_path / "out").exists()
 
 
-def test_the_cli_names_a_negative_seed(tmp_path: Path) -> None:
+def test_the_cli_names_a_negative_seed_and_a_small_size(tmp_path: Path) -> None:
     from robojudge.cli import build_app
 
-    res = CliRunner().invoke(build_app(), ["suite", "make-demo", "--out", str(tmp_path / "out"), "--seed", "-1"])
+    out = str(tmp_path / "out")
+    res = CliRunner().invoke(build_app(), ["suite", "make-demo", "--out", out, "--seed", "-1"])
     assert res.exit_code == 2 and "--seed" in res.output and not (tmp_path / "out").exists()
+    res = CliRunner().invoke(build_app(), ["suite", "make-demo", "--out", out, "--size", "8"])
+    assert res.exit_code == 2 and "--size" in res.output and not (tmp_path / "out").exists()

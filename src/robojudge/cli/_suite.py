@@ -244,7 +244,7 @@ def make_demo_cmd(
         "transfer_cube, panda_pick_and_place; or gripper, dexterous_hand, bimanual, franka).",
     ),
     views: int = typer.Option(3, "--views", min=1, max=5, help="Cameras per rollout; cam0 is the main view."),
-    size: int = typer.Option(256, "--size", min=32, help="Square image size in pixels."),
+    size: int = typer.Option(256, "--size", min=16, help="Square image size in pixels."),
     profiles: str | None = typer.Option(
         None,
         "--profiles",

@@ -38,7 +38,7 @@ INSTRUCTIONS = {
     "panda_pick_and_place": "pick up the red cube and place it on the green target",
 }
 _ENVS: dict[tuple[str, int, bool], Any] = {}
-MIN_SIZE = 32  # pixels: smaller frames leave the robot a few pixels wide (the CLI's --size minimum)
+MIN_SIZE = 16  # pixels: smaller frames leave the robot a few pixels wide (also the CLI's --size minimum)
 
 
 def _env(embodiment: str, size: int, texture: bool = False) -> Any:
