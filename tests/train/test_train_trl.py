@@ -175,3 +175,65 @@ def test_lora_is_merged_into_a_plain_checkpoint(workdir: dict[str, Path], tmp_pa
     with safe_open(str(workdir["model"] / "model.safetensors"), "pt") as f:
         assert sorted(f.keys()) == sorted(keys)
     assert AutoModelForImageTextToText.from_pretrained(sft.out).config.model_type == "qwen2_vl"
+
+
+def test_grpo_scores_each_completion_on_its_own_video(
+    workdir: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PA prompt holds no item text, so every video of one size tokenizes the same; media were kept by
+    token ids, and an item's completions were scored on another item's video. Checked here against TRL's
+    own bookkeeping: the reward sees each completion with its item, the model forward its pixels."""
+    from transformers import AutoProcessor
+
+    from robojudge.train import _grpo_video
+
+    data = tmp_path / "pa-only"  # every prompt a PA prompt: all collide (the suite's videos share one size)
+    export_training_data(workdir["manifest"], ["pa"], data, frames=FrameSpec(max_frames=4))
+    processor = AutoProcessor.from_pretrained(workdir["model"])
+    expected = {}
+    for rec in load_records(data):
+        fields = processor.apply_chat_template([rec["prompt"]], add_generation_prompt=True, tokenize=True,
+                                               return_dict=True, return_tensors="pt")
+        expected[rec["item_id"]] = float(fields["pixel_values_videos"].double().sum())
+    assert len(set(expected.values())) == len(expected)  # the videos differ
+
+    generated: list[tuple[tuple[int, ...], str]] = []
+
+    def remember(completions: list[Any], completion_ids: list[list[int]], item_id: list[str],
+                 **kwargs: Any) -> list[float]:
+        generated.extend((tuple(c), i) for c, i in zip(completion_ids, item_id, strict=True))
+        return [float(sum(c) % 2) for c in completion_ids]
+
+    forwarded: list[tuple[tuple[int, ...], float]] = []
+    call = _grpo_video._WithMedia.__call__
+
+    def spy(self: Any, **inputs: Any) -> Any:
+        model = self._model
+
+        def record(**given: Any) -> Any:
+            ids, mask = given["input_ids"], given["attention_mask"]
+            sizes = given["video_grid_thw"].prod(dim=-1).tolist()
+            pixels = given["pixel_values_videos"].split([int(n) for n in sizes])
+            for b in range(ids.shape[0]):
+                forwarded.append((tuple(ids[b][mask[b].bool()].tolist()), float(pixels[b].double().sum())))
+            return model(**given)
+
+        self._model = record
+        try:
+            return call(self, **inputs)
+        finally:
+            self._model = model
+
+    monkeypatch.setattr(_grpo_video._WithMedia, "__call__", spy)
+    train_grpo(str(workdir["model"]), data, tmp_path / "grpo",
+               GRPOSettings(prompts_per_device=2, grad_accumulation=1, num_generations=4,
+                            max_completion_length=6, max_steps=2, rewards=("format",), temperature=2.0),
+               device="cpu", extra_rewards=[remember])
+    checked = 0
+    for tokens, pixels in forwarded:
+        items = {item for completion, item in generated
+                 if completion and tokens[-len(completion):] == completion}
+        if len(items) == 1:
+            assert pixels == expected[items.pop()]
+            checked += 1
+    assert checked >= 8, (checked, len(forwarded))

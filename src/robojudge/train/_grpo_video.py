@@ -7,9 +7,12 @@ no gradient at all). Batches mixing prompts with and without an image (PA and IA
 and only the image pad token is kept out of sampled completions.
 
 The subclass built by :func:`video_grpo_trainer` keeps, for each tokenized prompt, the pixel values
-its processor produced (the first-frame image and the video) under the prompt's token ids, hides
-them from TRL's image path, and hands them back to every forward pass by matching each row of the
-batch to its prompt: the model then scores completions on exactly the inputs it generated from.
+its processor produced (the first-frame image and the video) under the row's place in its generation
+batch, hides them from TRL's image path, and hands them back to every forward pass: each generated row
+carries its place (a column TRL shuffles and splits with the others), so the model scores completions
+on exactly the inputs it generated from. Token ids cannot name a prompt: a PA prompt holds no item text,
+so two videos of one size give the same tokens (the first version keyed media by them, and scored one
+item's completions on another's video).
 """
 
 from __future__ import annotations
@@ -47,12 +50,21 @@ def _split_media(fields: dict[str, Any], prompts: list[Any]) -> list[dict[str, A
     return out
 
 
-class _WithMedia:
-    """The model, called with each batch row's media added (looked up by the row's prompt tokens)."""
+#: The column each generated row carries through TRL's shuffling and splitting: (generation, row), the
+#: row's place in the generation batch whose media it was generated from.
+ROW_KEY = "rj_media_row"
 
-    def __init__(self, model: Any, trainer: Any) -> None:
+
+class _WithMedia:
+    """The model, called with each batch row's media added. ``rows`` are the (generation, row) of the
+    rows of the ``_get_per_token_logps_and_entropies`` call it wraps, which calls the model on
+    consecutive chunks of them, in order."""
+
+    def __init__(self, model: Any, trainer: Any, rows: list[tuple[int, int]]) -> None:
         self._model = model
         self._trainer = trainer
+        self._rows = rows
+        self._next = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._model, name)
@@ -61,9 +73,14 @@ class _WithMedia:
         import torch
 
         ids, mask = inputs["input_ids"], inputs["attention_mask"]
-        per_row = [self._trainer._media_of(ids[b][mask[b].bool()].tolist()) for b in range(ids.shape[0])]
+        rows = self._rows[self._next : self._next + ids.shape[0]]
+        self._next += ids.shape[0]
+        if len(rows) != ids.shape[0]:
+            raise RuntimeError(f"GRPO media: {ids.shape[0]} rows in a forward pass, {len(rows)} known")
+        per_row = [self._trainer._media_for(row, ids[b][mask[b].bool()].tolist())
+                   for b, row in enumerate(rows)]
         for key in MEDIA_KEYS:
-            parts = [m[key] for m in per_row if m is not None and key in m]
+            parts = [m[key] for m in per_row if key in m]
             if parts:
                 inputs[key] = torch.cat(parts).to(ids.device)
         tok = self._trainer
@@ -78,6 +95,7 @@ class _WithMedia:
 
 def video_grpo_trainer() -> type:
     """The GRPO trainer class that carries prompt media into the loss (imports trl)."""
+    import torch
     from trl.trainer.grpo_trainer import GRPOTrainer
 
     base: Any = GRPOTrainer
@@ -85,7 +103,10 @@ def video_grpo_trainer() -> type:
     class VideoGRPOTrainer(base):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._media: dict[tuple[int, ...], dict[str, Any]] = {}
+            # generation -> each row's (prompt tokens, media), in the order the rows were generated
+            self._media: dict[int, list[tuple[tuple[int, ...], dict[str, Any]]]] = {}
+            self._generation = 0
+            self._rows: list[tuple[int, int]] | None = None  # rows of the forward passes to come
             tokenizer = getattr(self.processing_class, "tokenizer", self.processing_class)
             self._image_token = _token_id(tokenizer, "<|image_pad|>")
             self._video_token = _token_id(tokenizer, "<|video_pad|>")
@@ -97,21 +118,50 @@ def video_grpo_trainer() -> type:
                 config.suppress_tokens = sorted({*(config.suppress_tokens or []), *pads})
 
         def _tokenize_prompts(self, prompts: list[Any]) -> Any:
+            # Media are kept by the row's place in its generation batch: prompts with the same tokens
+            # (PA prompts of two videos of one size, IA prompts of one clip's generators) hold other videos.
             prompt_ids, _images, fields = super()._tokenize_prompts(prompts)
-            if len(self._media) > 4096:  # prompts of past steps are not asked for again
-                self._media.clear()
-            for ids, media in zip(prompt_ids, _split_media(fields, prompts), strict=True):
-                self._media[tuple(int(t) for t in ids)] = media
+            self._generation += 1
+            self._media[self._generation] = [
+                (tuple(int(t) for t in ids), media)
+                for ids, media in zip(prompt_ids, _split_media(fields, prompts), strict=True)]
+            for old in [g for g in self._media if g < self._generation - 4]:  # batches long used
+                del self._media[old]
+            self._rows = [(self._generation, i) for i in range(len(prompt_ids))]
             return prompt_ids, None, fields  # None: TRL's image-only loss path stays out of the way
 
-        def _media_of(self, tokens: list[int]) -> dict[str, Any] | None:
-            for key, media in self._media.items():
-                if len(tokens) >= len(key) and tuple(tokens[: len(key)]) == key:
-                    return media
-            return None
+        def _generate_and_score_completions(self, inputs: Any) -> Any:
+            output = super()._generate_and_score_completions(inputs)
+            rows = self._rows or []
+            if len(rows) != output["prompt_ids"].shape[0]:
+                raise RuntimeError(f"GRPO media: {output['prompt_ids'].shape[0]} rows generated, {len(rows)} "
+                                   "prompts tokenized")
+            output[ROW_KEY] = torch.tensor(rows, dtype=torch.long)  # shuffled and split with the rows
+            self._rows = None
+            return output
+
+        def _compute_loss(self, model: Any, inputs: Any) -> Any:
+            self._rows = [(int(g), int(i)) for g, i in inputs[ROW_KEY].tolist()]
+            try:
+                return super()._compute_loss(model, inputs)
+            finally:
+                self._rows = None
+
+        def _media_for(self, row: tuple[int, int], tokens: list[int]) -> dict[str, Any]:
+            generation, index = row
+            if generation not in self._media:
+                raise RuntimeError(f"GRPO media: generation {generation} is no longer kept")
+            prompt, media = self._media[generation][index]
+            if tuple(tokens[: len(prompt)]) != prompt:
+                raise RuntimeError(f"GRPO media: row {index} of generation {generation} does not start "
+                                   "with its prompt")
+            return media
 
         def _get_per_token_logps_and_entropies(self, model: Any, *args: Any, **kwargs: Any) -> Any:
-            return super()._get_per_token_logps_and_entropies(_WithMedia(model, self), *args, **kwargs)
+            if self._rows is None:
+                raise RuntimeError("GRPO media: a forward pass outside generation and loss")
+            return super()._get_per_token_logps_and_entropies(_WithMedia(model, self, self._rows), *args,
+                                                              **kwargs)
 
     return VideoGRPOTrainer
 

@@ -255,7 +255,7 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     """GRPO of a VLM judge (usually the SFT checkpoint) with the exact-match reward.
 
     The prompts are the exported judge requests with their frames as a video (frame paths the
-    processor loads); the dataset columns ``score`` and ``rubric`` reach the reward functions.
+    processor loads); the dataset columns ``score``, ``rubric`` and ``item_id`` reach the reward functions.
 
     Args:
         model: Hub id or local folder (the SFT output).
@@ -284,8 +284,8 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
         temperature=s.temperature, logging_steps=1, save_strategy="no", report_to=[], seed=s.seed,
         use_cpu=cpu, bf16=not cpu, **dict(overrides or {}),
     )
-    dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "score": r["score"], "rubric": r["rubric"]}
-                                          for r in records])
+    dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "score": r["score"], "rubric": r["rubric"],
+                                           "item_id": r["item_id"]} for r in records])
     from robojudge.train._grpo_video import video_grpo_trainer
 
     trainer = video_grpo_trainer()(model=net, reward_funcs=rewards, args=args, train_dataset=dataset,
