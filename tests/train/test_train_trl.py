@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +238,45 @@ def test_grpo_scores_each_completion_on_its_own_video(
             assert pixels == expected[items.pop()]
             checked += 1
     assert checked >= 8, (checked, len(forwarded))
+
+
+def test_bad_records_are_named_before_training(workdir: dict[str, Path], tmp_path: Path) -> None:
+    """A missing frame, a record without its prompt, an empty split: tracebacks half-way through a run."""
+    data = tmp_path / "data"
+    shutil.copytree(workdir["data"], data)
+    lines = (data / "train.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    frame = data / first["frames"][1]
+    frame.unlink()
+    with pytest.raises(TrainingError, match=rf"train\.jsonl, line 1, record '{first['id']}': field prompt: "
+                                            rf"frame .*{frame.name} is missing"):
+        load_records(data)
+    broken = dict(json.loads(lines[1]))
+    del broken["prompt"]
+    (data / "train.jsonl").write_text(json.dumps(broken) + "\n")
+    with pytest.raises(TrainingError, match=rf"line 1, record '{broken['id']}': field prompt is missing"):
+        load_records(data)
+    (data / "train.jsonl").write_text("")
+    with pytest.raises(TrainingError, match=r"train\.jsonl: no records"):
+        load_records(data)
+
+
+def test_grpo_with_fewer_prompts_than_one_update_is_refused(workdir: dict[str, Path], tmp_path: Path) -> None:
+    """TRL yields no batch then: an untrained copy of the model was saved as "sft+rl" (rc 0)."""
+    n = len(load_records(workdir["data"]))
+    with pytest.raises(TrainingError, match=rf"{n} train records, but one GRPO update takes {n + 1} prompts"):
+        train_grpo(str(workdir["model"]), workdir["data"], tmp_path / "o",
+                   GRPOSettings(prompts_per_device=1, grad_accumulation=n + 1), device="cpu")
+    assert not (tmp_path / "o").exists()
+
+
+def test_overrides_win_over_robojudge_s_settings(workdir: dict[str, Path], tmp_path: Path) -> None:
+    """Overriding a field robojudge sets (seed, save_strategy) was a TypeError."""
+    sft = train_sft(str(workdir["model"]), workdir["data"], tmp_path / "sft",
+                    SFTSettings(global_batch=2, per_device_batch=2, max_steps=1), device="cpu",
+                    overrides={"seed": 7, "save_strategy": "steps", "save_steps": 1})
+    info = json.loads((sft.out / "robojudge-train.json").read_text())
+    assert info["overrides"] == {"seed": 7, "save_strategy": "steps", "save_steps": 1}
+    assert list(sft.out.glob("checkpoint-1"))  # the intermediate save asked for
+    export = json.loads((workdir["data"] / "export.json").read_text())
+    assert info["data_digest"] == export["digest"] and info["data"] == str(workdir["data"].resolve())

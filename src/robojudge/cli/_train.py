@@ -54,6 +54,8 @@ def export_cmd(
                  for r, n in summary.skipped.items() if n]
         console.print("left out (no score for that rubric): " + "; ".join(shown), highlight=False,
                       markup=False)
+    for note in summary.notes:
+        console.print(f"note: {note}", highlight=False, markup=False)
     if not summary.records.get("train"):
         console.print(f"[yellow]no train split:[/] --val {val:g} and --test {test:g} took every clip; "
                       "`robojudge train sft|grpo` need train.jsonl", markup=True, highlight=False)

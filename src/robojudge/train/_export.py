@@ -71,6 +71,10 @@ class ExportSummary:
         left_out: Their ids, per rubric.
         files: The record files (one JSONL per non-empty split).
         counts: ``counts[split][(kind, value)]``: records per source, generator and score.
+        notes: What the user should know about the split (items without a clip, a manifest ``split``
+            that is not used).
+        digest: SHA-256 of the records and frames written (``export.json``'s ``digest``; a checkpoint
+            trained on the export records it).
     """
 
     out: Path
@@ -79,6 +83,8 @@ class ExportSummary:
     files: list[Path]
     counts: dict[str, Counter[tuple[str, str]]] = field(default_factory=dict)
     left_out: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    digest: str = ""
 
 
 def _safe_name(item_id: str) -> str:
@@ -151,11 +157,14 @@ def _card(summary: ExportSummary, rubrics: Sequence[Rubric], fmt: str, spec: Fra
         "prompt is the judge's own first-turn request; the reply is the human score as the judge's JSON, "
         "with the labels' evidence notes as reasoning where present (RoboJudge Sec. 4.1).", "",
         f"Frames: {spec.fps:g} fps, at most {spec.max_frames} frames, thinned to {max_images} images, PNG. "
-        f"Splits by clip (no clip in two splits), stratified by source, seed {seed}, clip fractions "
+        "Splits by clip (no clip in two splits; a clip is a `clip_id`, else a `reference_video`), "
+        f"stratified by source, seed {seed}, clip fractions "
         + ", ".join(f"{k} {v:g}" for k, v in fractions.items()) + ".", "",
         "| split | records |", "| --- | ---: |",
         *(f"| {s} | {summary.records[s]} |" for s in splits), "",
     ]
+    for note in summary.notes:
+        lines += [f"Note: {note}.", ""]
     if any(summary.skipped.values()):
         lines += ["Left out (item without that rubric's score): "
                   + ", ".join(f"{k} {v}" for k, v in summary.skipped.items() if v) + ".", ""]
@@ -241,6 +250,7 @@ def export_training_data(
     if twice:  # each record would be written twice, and a model trained on it would see it twice
         raise ExportError(f"rubric {twice[0]!r} is given twice; name each rubric once")
     root = Path(out)
+    _check_out(root, labels if project is None else None)
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     for left in [*root.glob(".export-*"), *root.glob(".replaced-*")]:  # of an export killed half-way
@@ -262,6 +272,51 @@ def export_training_data(
 
 _MANAGED = (*(f"{s}.jsonl" for s in SPLITS), "frames", EXPORT_FILE, "README.md", "dataset_info.json")
 """The files and folders of an export; an earlier export's are replaced by (or removed for) a new one."""
+
+
+def _check_out(root: Path, manifest: str | Path | None) -> None:
+    """Refuse an output folder whose export files a new export would replace but no export wrote (no
+    ``export.json``: a suite's own ``frames/`` or ``README.md``), or that holds the labels manifest
+    among them.
+
+    Raises:
+        ExportError: Naming the folder and what it would replace.
+    """
+    if not root.is_dir():
+        return
+    if manifest is not None:
+        where = Path(manifest).resolve()
+        for name in _MANAGED:
+            target = (root / name).resolve()
+            if where == target or target in where.parents:
+                raise ExportError(f"--out {root}: the export would replace {root / name}, which holds the "
+                                  f"labels manifest {manifest}; choose another folder")
+    if (root / EXPORT_FILE).is_file():
+        return  # an earlier export: its files are replaced
+    present = [name for name in _MANAGED if (root / name).exists()]
+    if present:
+        raise ExportError(f"--out {root}: holds {', '.join(present)} that no robojudge export wrote (no "
+                          f"{EXPORT_FILE}), and an export replaces them; choose an empty or new folder")
+
+
+def _item_files(item: Item) -> list[str]:
+    """The files an item reads (video, views, reference, state...)."""
+    files = [item.video, *(item.views or {}).values()]
+    for name in ("reference_video", "initial_frame", "state", "calibration"):
+        value = getattr(item, name, None)
+        if isinstance(value, str):
+            files.append(value)
+    return [f for f in files if f]
+
+
+def _digest(stage: Path) -> str:
+    """SHA-256 over the export's record files and frames, by relative path."""
+    h = hashlib.sha256()
+    skip = (EXPORT_FILE, "README.md")
+    for path in sorted(p for p in stage.rglob("*") if p.is_file() and p.name not in skip):
+        h.update(path.relative_to(stage).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
 
 
 def _move_into_place(stage: Path, root: Path, *, replace_labels: bool) -> None:
@@ -299,6 +354,12 @@ def _write_export(
         labels = _annotation_labels(labels, project, stage)
     suite = load_suite(labels)
     named = root / LABELS_FILE if project is not None else suite.path  # where the manifest will be
+    frames_dir = (root / "frames").resolve()
+    for it in suite.items:  # a suite whose videos are frame folders under --out/frames
+        for used in _item_files(it):
+            if frames_dir in Path(used).resolve().parents:
+                raise ExportError(f"--out {root}: the export would replace {root / 'frames'}, which holds "
+                                  f"{used}, a file of item {it.item_id!r}; choose another folder")
     config = judge or make_judge({"name": "export", "backend": "hf"})
     spec = frames or FrameSpec()
     fracs = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
@@ -307,6 +368,16 @@ def _write_export(
     if not labelled:
         raise ExportError(f"{named}: no item has a {' or '.join(r.id for r in rubs)} label")
     split_of = assign_splits(labelled, fracs, seed)
+    notes = []
+    loose = [it.item_id for it in labelled if not it.clip_id and not it.reference_video]
+    if loose:
+        notes.append(f"{len(loose)} item(s) have neither clip_id nor reference_video ({', '.join(loose[:3])}"
+                     f"{', ...' if len(loose) > 3 else ''}): each is its own clip, so rollouts of one source "
+                     "clip may land in two splits; give them a clip_id")
+    marked = Counter(it.split for it in labelled if it.split)
+    if marked:
+        notes.append("the manifest's split field (" + ", ".join(f"{k} {v}" for k, v in sorted(marked.items()))
+                     + ") is not used: the export splits by clip itself (--val, --test, --seed)")
     records: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
     counts: dict[str, Counter[tuple[str, str]]] = {s: Counter() for s in SPLITS}
     for it in labelled:
@@ -342,12 +413,13 @@ def _write_export(
             files.append(root / f"{s}.jsonl")
     left_out = {r.id: [it.item_id for it in suite.items if label_score(it, r) is None] for r in rubs}
     skipped = {r: len(ids) for r, ids in left_out.items()}
-    summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts, left_out)
     if fmt == "llamafactory":
         (stage / "dataset_info.json").write_text(json.dumps(_dataset_info(files), indent=2) + "\n")
+    summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts, left_out,
+                            notes, _digest(stage))
     meta_out = {"format": fmt, "rubrics": [r.id for r in rubs], "frames": spec.as_dict(),
                 "max_images": config.max_images, "seed": seed, "fractions": fracs,
-                "records": summary.records, "source": str(named)}
+                "records": summary.records, "source": str(named), "digest": summary.digest}
     (stage / EXPORT_FILE).write_text(json.dumps(meta_out, indent=2) + "\n")
     card = _card(summary, rubs, fmt, spec, config.max_images, named, seed, fracs)
     (stage / "README.md").write_text(card)

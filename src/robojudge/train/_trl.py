@@ -119,18 +119,39 @@ def load_records(data: str | Path, split: str = "train") -> list[dict[str, Any]]
     if not path.is_file():
         raise TrainingError(f"{root}: no {split} records ({path.name} is missing)")
     records = []
+    base = root.resolve()
     for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TrainingError(f"{path}, line {line_no}: not JSON ({exc.msg})") from None
-        for m in rec["prompt"]:
-            for c in m["content"]:
-                if c["type"] == "video":
-                    c["video"] = [str(root / p) for p in c["video"]]
-                elif c["type"] == "image" and c.get("image"):
-                    c["image"] = str(root / c["image"])
+        if not isinstance(rec, dict):
+            raise TrainingError(f"{path}, line {line_no}: not a record (a JSON object)")
+        where = f"{path}, line {line_no}, record {rec.get('id', '?')!r}"
+        for key in ("prompt", "completion", "score", "rubric", "item_id"):
+            if key not in rec:
+                raise TrainingError(f"{where}: field {key} is missing")
+        try:
+            for m in rec["prompt"]:
+                for c in m["content"]:
+                    if c["type"] == "video":
+                        c["video"] = [str(base / p) for p in c["video"]]
+                        media = c["video"]
+                    elif c["type"] == "image" and c.get("image"):
+                        c["image"] = str(base / c["image"])
+                        media = [c["image"]]
+                    else:
+                        continue
+                    missing = next((f for f in media if not Path(f).is_file()), None)
+                    if missing is not None:
+                        raise TrainingError(f"{where}: field prompt: frame {missing} is missing")
+        except (KeyError, TypeError) as exc:
+            raise TrainingError(f"{where}: field prompt: not a list of chat messages ({exc!r})") from None
         records.append(rec)
+    if not records:
+        raise TrainingError(f"{path}: no records")
     return records
 
 
@@ -182,7 +203,10 @@ def trained_from(model: str) -> dict[str, Any]:
 
 
 def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, data: str | Path,
-            settings: Any, lora: bool) -> TrainResult:
+            settings: Any, lora: bool, overrides: Mapping[str, Any] | None = None) -> TrainResult:
+    if int(trainer.state.global_step) == 0:
+        raise TrainingError(f"{data}: training took no step (too few records for one batch?); nothing saved "
+                            f"to {out}")
     before = trained_from(model)
     if stage == "rl":  # RL on an SFT checkpoint is the paper's SFT+RL stage
         stage = "sft+rl" if before.get("stage") == "sft" else "rl"
@@ -192,8 +216,13 @@ def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, dat
     local = Path(model)
     base = str(before.get("base_model") or (local.resolve() if local.is_dir() else model))
     result = TrainResult(out, stage, int(trainer.state.global_step), losses, log, base)
+    try:  # which export it was trained on: a re-export into the same folder has another digest
+        digest = json.loads((Path(data) / EXPORT_FILE).read_text()).get("digest")
+    except (OSError, ValueError):
+        digest = None
     info = {"stage": stage, "base_model": base, "trained_from": model,
-            "data": str(data), "settings": asdict(settings), "steps": result.steps, "losses": losses,
+            "data": str(Path(data).resolve()), "data_digest": digest, "settings": asdict(settings),
+            "overrides": dict(overrides or {}), "steps": result.steps, "losses": losses,
             "finite": all(math.isfinite(v) for v in losses)}
     (out / TRAIN_FILE).write_text(json.dumps(info, indent=2, default=str) + "\n")
     return result
@@ -226,19 +255,19 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
     world = max(1, int(torch.cuda.device_count())) if not cpu else 1
     accumulation = max(1, s.global_batch // (s.per_device_batch * world))
     out_dir = Path(out)
-    args = trl.SFTConfig(
-        output_dir=str(out_dir), num_train_epochs=s.epochs, max_steps=s.max_steps,
-        per_device_train_batch_size=s.per_device_batch, gradient_accumulation_steps=accumulation,
-        learning_rate=s.learning_rate, logging_steps=1, save_strategy="no", report_to=[], seed=s.seed,
-        remove_unused_columns=False, dataset_kwargs={"skip_prepare_dataset": True}, use_cpu=cpu,
-        bf16=not cpu, **dict(overrides or {}),
-    )
+    args = trl.SFTConfig(**{
+        "output_dir": str(out_dir), "num_train_epochs": s.epochs, "max_steps": s.max_steps,
+        "per_device_train_batch_size": s.per_device_batch, "gradient_accumulation_steps": accumulation,
+        "learning_rate": s.learning_rate, "logging_steps": 1, "save_strategy": "no", "report_to": [],
+        "seed": s.seed, "remove_unused_columns": False, "dataset_kwargs": {"skip_prepare_dataset": True},
+        "use_cpu": cpu, "bf16": not cpu, **dict(overrides or {}),  # overrides win
+    })
     dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"]}
                                           for r in records])
     trainer = trl.SFTTrainer(model=net, args=args, train_dataset=dataset, processing_class=processor,
                              data_collator=JudgeSFTCollator(processor))
     trainer.train()
-    return _finish(trainer, processor, out_dir, "sft", model, data, s, s.lora)
+    return _finish(trainer, processor, out_dir, "sft", model, data, s, s.lora, overrides)
 
 
 def reward_functions(names: Sequence[str]) -> list[Callable[..., list[float]]]:
@@ -270,20 +299,25 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     s = settings or GRPOSettings()
     rewards = reward_functions(s.rewards) + list(extra_rewards)
     records = load_records(data)
+    per_update = s.prompts_per_device * s.grad_accumulation
+    if len(records) < per_update:  # TRL would yield no batch: no step, or its own unrelated error
+        raise TrainingError(f"{Path(data) / 'train.jsonl'}: {len(records)} train records, but one GRPO "
+                            f"update takes {per_update} prompts ({s.prompts_per_device} per device x "
+                            f"{s.grad_accumulation} accumulation steps); export more, or lower them")
     torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
     processor, net = _load(transformers, torch, model, cpu, dtype)
     if s.lora:
         net = _lora(net, s.lora_rank)
     out_dir = Path(out)
-    args = trl.GRPOConfig(
-        output_dir=str(out_dir), num_train_epochs=s.epochs, max_steps=s.max_steps,
-        per_device_train_batch_size=s.prompts_per_device * s.num_generations,
-        gradient_accumulation_steps=s.grad_accumulation, num_generations=s.num_generations,
-        learning_rate=s.learning_rate, max_completion_length=s.max_completion_length,
-        temperature=s.temperature, logging_steps=1, save_strategy="no", report_to=[], seed=s.seed,
-        use_cpu=cpu, bf16=not cpu, **dict(overrides or {}),
-    )
+    args = trl.GRPOConfig(**{
+        "output_dir": str(out_dir), "num_train_epochs": s.epochs, "max_steps": s.max_steps,
+        "per_device_train_batch_size": s.prompts_per_device * s.num_generations,
+        "gradient_accumulation_steps": s.grad_accumulation, "num_generations": s.num_generations,
+        "learning_rate": s.learning_rate, "max_completion_length": s.max_completion_length,
+        "temperature": s.temperature, "logging_steps": 1, "save_strategy": "no", "report_to": [],
+        "seed": s.seed, "use_cpu": cpu, "bf16": not cpu, **dict(overrides or {}),  # overrides win
+    })
     dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "score": r["score"], "rubric": r["rubric"],
                                            "item_id": r["item_id"]} for r in records])
     from robojudge.train._grpo_video import video_grpo_trainer
@@ -291,4 +325,4 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     trainer = video_grpo_trainer()(model=net, reward_funcs=rewards, args=args, train_dataset=dataset,
                                    processing_class=processor)
     trainer.train()
-    return _finish(trainer, processor, out_dir, "rl", model, data, s, s.lora)
+    return _finish(trainer, processor, out_dir, "rl", model, data, s, s.lora, overrides)
