@@ -224,3 +224,23 @@ def test_tasks_are_named_by_their_id_or_place(project: str, suite_files: SuiteFi
         import_labelstudio(project, "p", _write(tmp_path, tasks))
     with pytest.raises(AnnotateError, match=r"ls\.json: task \[0\]: a task must be an object, got list"):
         import_labelstudio(project, "p", _write(tmp_path, [[]]))
+
+
+@SQLITE_ONLY
+def test_an_adjudication_of_one_axis_keeps_the_other_from_the_primary_label(
+    project: str, suite_files: SuiteFiles, tmp_path: Path
+) -> None:
+    """Settling PA alone left the item's final label without IA, though both raters gave IA 3."""
+
+    def with_ia(ann: dict[str, Any], ia: int) -> dict[str, Any]:
+        ann["result"].append({"from_name": "ia", "to_name": "video", "type": "rating",
+                              "value": {"rating": ia}})
+        return ann
+
+    item = suite_files.item_ids[1]
+    annotations = [with_ia(_ann("ann1", pa=2), 3), with_ia(_ann("rev1", "review", pa=4), 3),
+                   _ann("adj1", "adjudicate", pa=4)]
+    assert import_labelstudio(project, "p", _write(tmp_path, [{"id": 1, "data": {"item_id": item},
+                                                               "annotations": annotations}])) == 3
+    final = final_labels(project, "p")[item]
+    assert (final.kind, final.rater, final.values.pa, final.values.ia) == ("adjudicate", "adj1", 4, 3)

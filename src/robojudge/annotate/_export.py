@@ -16,7 +16,7 @@ import json
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,14 +68,36 @@ def final_labels(db: str | os.PathLike[str], project: str) -> dict[str, Submitte
 
 
 def _finals(labels: list[SubmittedLabel]) -> dict[str, SubmittedLabel]:
+    """Each item's final label: its adjudication, else its primary label. An adjudication that leaves a
+    field unset (one settling PA alone, as a Label Studio import may) keeps the primary label's value
+    there: settling one disagreement does not erase the scores nobody disputed."""
     best: dict[str, SubmittedLabel] = {}
+    primary: dict[str, SubmittedLabel] = {}
     for lab in labels:
+        if lab.kind == "label":
+            primary.setdefault(lab.item_id, lab)
         if lab.kind not in FINAL_PRIORITY:
             continue
         held = best.get(lab.item_id)
         if held is None or FINAL_PRIORITY.index(lab.kind) < FINAL_PRIORITY.index(held.kind):
             best[lab.item_id] = lab
+    for item_id, lab in best.items():
+        first = primary.get(item_id)
+        if lab.kind == "adjudicate" and first is not None:
+            best[item_id] = replace(lab, values=_filled(lab.values, first.values))
     return best
+
+
+def _filled(values: LabelValues, fallback: LabelValues) -> LabelValues:
+    """``values`` with each unset score, checklist item, evidence and segment list taken from ``fallback``."""
+    return replace(
+        values,
+        pa=values.pa if values.pa is not None else fallback.pa,
+        ia=values.ia if values.ia is not None else fallback.ia,
+        checklist={k: v if v is not None else fallback.checklist.get(k) for k, v in values.checklist.items()},
+        evidence=values.evidence or fallback.evidence,
+        segments=values.segments if any(v is not None for v in values.segments) else fallback.segments,
+    )
 
 
 def _suite_items(suite_path: str) -> list[Any]:
