@@ -21,6 +21,7 @@ def _items() -> list[Item]:
              embodiment="gripper", meta={"object": "red cup"}),
         Item(item_id="r1b", video="b.mp4", instruction="another rollout of c1", clip_id="c1",
              embodiment="gripper"),
+        Item(item_id="h0", video="e.mp4", clip_id="c2", embodiment="human_hand"),  # its next item has one
         Item(item_id="h1", video="c.mp4", instruction="wipe the table with the sponge", clip_id="c2",
              embodiment="human_hand", meta={"object": "sponge"}),
         Item(item_id="x", video="d.mp4", clip_id="c3"),
@@ -46,7 +47,9 @@ def test_ten_prompts_per_clip(tmp_path: Path) -> None:
         summary = prompt_variants(_items(), judge, tmp_path / "prompts.jsonl", backend=backend, cache=cache)
     rows = [json.loads(line) for line in (tmp_path / "prompts.jsonl").read_text().splitlines()]
     assert len(rows) == 20 and {r["clip_id"] for r in rows} == {"c1", "c2"}
-    assert summary.skipped == ["item 'x', field instruction: empty, so clip 'c3' has no prompts"]
+    # c2's first item has no instruction but its second has: c2 has its prompts, and is not listed
+    assert summary.skipped == ["item 'x', field instruction: empty, so clip 'c3' has no prompts (none of its "
+                               "items has an instruction)"]
     for clip, kind, instruction, obj in (("c1", "robot", "Put the red cup on the shelf.", "red cup"),
                                          ("c2", "human", "wipe the table with the sponge", "sponge")):
         mine = [r for r in rows if r["clip_id"] == clip]

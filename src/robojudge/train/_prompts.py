@@ -193,15 +193,18 @@ async def _rewrite(backend: Backend, config: JudgeConfig, cache: ResponseCache, 
 def _clips(items: Sequence[Item]) -> tuple[list[Item], list[str]]:
     """The first item of each clip that has an instruction; and the clips left out, with why."""
     seen: dict[str, Item] = {}
-    skipped = []
+    empty: dict[str, str] = {}  # clip -> its first item without an instruction
     for it in items:
         clip = it.clip_id or it.item_id
         if clip in seen:
             continue
         if not (it.instruction or "").strip():
-            skipped.append(f"item {it.item_id!r}, field instruction: empty, so clip {clip!r} has no prompts")
+            empty.setdefault(clip, it.item_id)
             continue
         seen[clip] = it
+    # a clip whose later item has an instruction has its prompts: only clips with none are left out
+    skipped = [f"item {first!r}, field instruction: empty, so clip {clip!r} has no prompts (none of its "
+               "items has an instruction)" for clip, first in empty.items() if clip not in seen]
     return list(seen.values()), skipped
 
 
