@@ -68,7 +68,8 @@ def test_user_rubric_file(tmp_path: Path) -> None:
         load_rubric_file(tmp_path / "missing.toml")
 
 
-def test_judges_file(tmp_path: Path) -> None:
+def test_judges_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RJ_TEST_KEY", "sk-test")  # a backend is built only for a judge whose key is set
     p = tmp_path / "robojudge.toml"
     p.write_text(
         """
@@ -92,6 +93,9 @@ input_per_mtok = 1.0
     assert q.extra_body == {"top_k": 1} and q.prices is not None
     assert "base_url" not in q.identity() and "api_key_env" not in q.identity()
     assert make_backend(q).name == "openai"
+    monkeypatch.delenv("RJ_TEST_KEY")
+    with pytest.raises(JudgeConfigError, match="judge 'qwen': api_key_env: RJ_TEST_KEY is not set"):
+        make_backend(q)
     p.write_text("[judges.bad]\nconcurrency = 0\n")
     with pytest.raises(JudgeConfigError, match="concurrency"):
         load_judges_file(p)

@@ -235,6 +235,20 @@ def test_api_key_only_in_the_header(
             assert secret.encode() not in f.read_bytes()
 
 
+def test_an_unset_api_key_variable_is_refused_before_any_request(
+    make_items: Any, store: ResultStore, cache: ResponseCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI refused it; the Python runners sent requests without a key and stored 401 error rows."""
+    from robojudge.judges import JudgeConfigError
+
+    monkeypatch.delenv("RJ_TEST_KEY_UNSET", raising=False)
+    with FakeServer(lambda body, n: Reply(ia(4))) as srv:
+        with pytest.raises(JudgeConfigError, match="judge 't': api_key_env: RJ_TEST_KEY_UNSET is not set"):
+            judge_items(make_items(["clean"]), judge(srv.url, api_key_env="RJ_TEST_KEY_UNSET"), [IA], store,
+                        cache=cache)
+        assert srv.bodies == [] and store.rows() == []
+
+
 def test_frames_sent(make_items: Any, store: ResultStore, cache: ResponseCache) -> None:
     bodies: list[dict[str, Any]] = []
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from robojudge.judges._backend import BACKENDS, Backend, BackendError, ChatRequest, Completion, TransientError
 from robojudge.judges._breaker import CircuitBreaker, endpoint_failure
-from robojudge.judges._config import Endpoint, JudgeConfig
+from robojudge.judges._config import Endpoint, JudgeConfig, JudgeConfigError
 from robojudge.judges._secrets import Redactor
 
 _log = logging.getLogger("robojudge.judges")
@@ -233,7 +233,15 @@ class FleetBackend:
 
 
 def make_backend(config: JudgeConfig) -> Backend:
-    """Build the backend a judge config names: a fleet over its endpoints when it lists them."""
+    """Build the backend a judge config names: a fleet over its endpoints when it lists them.
+
+    Raises:
+        JudgeConfigError: Its ``api_key_env`` names a variable that is not set or is empty: without
+            it no ``Authorization`` header would go out, and every request would come back a 401.
+    """
+    problem = config.api_key_problem()
+    if problem is not None:
+        raise JudgeConfigError(f"judge {config.name!r}: {problem}")
     if config.endpoints:
         return FleetBackend(config)
     return BACKENDS.get(config.backend)(config)
