@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robojudge import settings
 from robojudge.run import MetricRequest, _filehash, build_requests, plan_tasks, score_items
 from robojudge.run._plan import pending_per_item
 from robojudge.store import ResultStore
@@ -57,6 +58,7 @@ def make_items(n: int) -> list[Item]:
 def fresh_hasher(folder: Path) -> None:
     """The next digest uses a new hasher on ``folder``, as a new process would."""
     os.environ["ROBOJUDGE_CACHE_DIR"] = str(folder)
+    settings.reload()  # the settings read the environment once per process
     _filehash._default = None
 
 

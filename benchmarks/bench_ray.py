@@ -1,5 +1,6 @@
 """The Ray executor against the local one, side by side in one run (issue 18's ratios).
 
+Needs the ``ray`` extra (``pip install -e '.[ray]'``); without it the script says so and stops.
 Run with::
 
     .venv/bin/python benchmarks/bench_ray.py [--items 48] [--frames 48] [--side 160]
@@ -192,6 +193,10 @@ def main() -> None:
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--skip-memory", action="store_true")
     args = ap.parse_args()
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise SystemExit("bench_ray needs Ray, an optional extra: pip install -e '.[ray]'")
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as d:
         if not args.skip_speed:
