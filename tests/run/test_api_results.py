@@ -71,3 +71,18 @@ def test_cli_export_by_item_id_is_refused(run: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(build_app("results"), ["results", "status", str(run), "--run-dir",
                                                     str(tmp_path / "elsewhere")])
     assert res.exit_code == 2 and "no result store" in res.output
+
+
+def test_a_run_folder_given_for_a_manifest_is_named_with_the_call_that_takes_one(
+    run: Path, tmp_path: Path
+) -> None:
+    """``status_suite("runs/suite")`` said to run `suite scan`, ``load_suite_results`` named a store path
+    that does not exist; the CLI commands above them take a run folder."""
+    from robojudge.run import load_suite_results, status_suite
+
+    folder = tmp_path / "runs" / "suite"
+    assert (folder / "results.sqlite").exists()
+    with pytest.raises(ValueError, match=r"a run folder, not a manifest; for a run folder use .*run_results"):
+        status_suite(folder)
+    with pytest.raises(ValueError, match=r"a run folder, not a manifest; .*load_run_results\(RUN, stale="):
+        load_suite_results(folder)

@@ -54,6 +54,19 @@ class SuiteResults:
     problems: list[ManifestProblem] = field(default_factory=list)
 
 
+def refuse_run_folder(given: str | Path, instead: str) -> None:
+    """Refuse a run folder (one holding ``results.sqlite``) where a manifest is wanted, naming the call
+    that takes one; its items may come from several manifests, which only the report reads together.
+
+    Raises:
+        ValueError: ``given`` is a run folder.
+    """
+    path = Path(given)
+    if path.is_dir() and (path / "results.sqlite").exists():
+        raise ValueError(f"{given}: a run folder, not a manifest; for a run folder use {instead}, as the "
+                         "CLI does, or pass the manifest scored into it")
+
+
 def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResults:
     """Read a manifest and the current rows of its store (:func:`suite_store_url`), read-only. Rows
     whose inputs changed since they were computed are left out (``stale``; the next ``robojudge score``
@@ -64,6 +77,7 @@ def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResu
         ManifestError: The manifest cannot be read.
         ValueError: The manifest has no usable item.
     """
+    refuse_run_folder(manifest, "robojudge.report.load_run_results(RUN, stale=robojudge.run.stale_rows)")
     url = suite_store_url(manifest, db)
     suite = load_suite(manifest, strict=False)
     items = list(suite.items)

@@ -299,8 +299,11 @@ def status_suite(
 
     The store is opened read-only; it must exist.
     """
+    from robojudge.run._api import refuse_run_folder
     from robojudge.run._where import default_run_dir
 
+    refuse_run_folder(manifest, "results_status(ResultStore(run.db_url), run.items) with "
+                                "run = robojudge.report.load_run_results(RUN)")
     suite = load_suite(manifest, strict=False)
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url, read_only=True) as store:
