@@ -156,6 +156,8 @@ def test_training_refuses_what_it_cannot_read(workdir: dict[str, Path], tmp_path
     export_training_data(workdir["manifest"], ["pa"], sharegpt, fmt="sharegpt")
     with pytest.raises(TrainingError, match="--format trl"):
         load_records(sharegpt)
+    with pytest.raises(TrainingError, match=r"--device 'gpu': use one of auto, cpu, cuda"):
+        train_sft("x", workdir["data"], tmp_path / "o", device="gpu")
     with pytest.raises(TrainingError, match="unknown reward"):
         train_grpo("x", workdir["data"], tmp_path / "o", GRPOSettings(rewards=("accuracy",)))
     with pytest.raises(TrainingError, match="cannot load model"):

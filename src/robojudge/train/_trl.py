@@ -155,6 +155,14 @@ def load_records(data: str | Path, split: str = "train") -> list[dict[str, Any]]
     return records
 
 
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def _check_device(device: str) -> None:
+    if device not in DEVICES:
+        raise TrainingError(f"--device {device!r}: use one of {', '.join(DEVICES)}")
+
+
 def _device(torch: Any, device: str) -> tuple[bool, Any]:
     """(use the CPU, dtype to load in)."""
     cpu = device == "cpu" or (device == "auto" and not torch.cuda.is_available())
@@ -241,6 +249,7 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
         overrides: Further ``trl.SFTConfig`` fields, applied last.
     """
     s = settings or SFTSettings()
+    _check_device(device)
     records = load_records(data)  # before the heavy imports: a wrong folder is told at once
     torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
@@ -297,6 +306,7 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
             ones.
     """
     s = settings or GRPOSettings()
+    _check_device(device)
     rewards = reward_functions(s.rewards) + list(extra_rewards)
     records = load_records(data)
     per_update = s.prompts_per_device * s.grad_accumulation
