@@ -3,6 +3,7 @@ who may hold which task, and errors that name the file, task, annotation and fie
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from robojudge.annotate import (
     AnnotationService,
     add_annotator,
     create_round,
+    export_scores,
     final_labels,
     import_labelstudio,
     init_project,
@@ -237,10 +239,22 @@ def test_an_adjudication_of_one_axis_keeps_the_other_from_the_primary_label(
                               "value": {"rating": ia}})
         return ann
 
-    item = suite_files.item_ids[1]
-    annotations = [with_ia(_ann("ann1", pa=2), 3), with_ia(_ann("rev1", "review", pa=4), 3),
-                   _ann("adj1", "adjudicate", pa=4)]
-    assert import_labelstudio(project, "p", _write(tmp_path, [{"id": 1, "data": {"item_id": item},
-                                                               "annotations": annotations}])) == 3
-    final = final_labels(project, "p")[item]
+    agreed, disputed = suite_files.item_ids[1], suite_files.item_ids[2]
+    tasks = [{"id": 1, "data": {"item_id": agreed}, "annotations": [
+                 with_ia(_ann("ann1", pa=2), 3), with_ia(_ann("rev1", "review", pa=4), 3),
+                 _ann("adj1", "adjudicate", pa=4)]},
+             {"id": 2, "data": {"item_id": disputed}, "annotations": [  # IA disputed, and not adjudicated
+                 with_ia(_ann("ann1", pa=2), 2), with_ia(_ann("rev1", "review", pa=4), 5),
+                 _ann("adj1", "adjudicate", pa=4)]}]
+    assert import_labelstudio(project, "p", _write(tmp_path, tasks)) == 6
+    finals = final_labels(project, "p")
+    final = finals[agreed]
     assert (final.kind, final.rater, final.values.pa, final.values.ia) == ("adjudicate", "adj1", 4, 3)
+    assert (final.filled, final.filled_from) == (("ia",), "ann1")
+    assert (finals[disputed].values.pa, finals[disputed].values.ia, finals[disputed].filled) == (4, None, ())
+    # The score tables: ann1's IA of the agreed item is the final IA itself, so it is not a comparison
+    files = export_scores(project, "p", tmp_path / "scores")
+    rows = {(r["judge"], r["item_id"], r["axis"]) for r in csv.DictReader(files.raters.open())}
+    assert ("ann1", agreed, "ia") not in rows and ("rev1", agreed, "ia") in rows
+    assert ("ann1", disputed, "ia") not in rows and ("ann1", agreed, "pa") in rows
+    assert files.n_self == 1

@@ -40,6 +40,10 @@ class SubmittedLabel:
     kind: str
     values: LabelValues
     round: str | None = None
+    #: Scores of a final adjudication taken from the primary label (``pa``, ``ia``, ``checklist.<item>``),
+    #: and that label's rater: see :func:`final_labels`.
+    filled: tuple[str, ...] = ()
+    filled_from: str | None = None
 
 
 def submitted_labels(db: str | os.PathLike[str], project: str) -> list[SubmittedLabel]:
@@ -68,14 +72,23 @@ def final_labels(db: str | os.PathLike[str], project: str) -> dict[str, Submitte
 
 
 def _finals(labels: list[SubmittedLabel]) -> dict[str, SubmittedLabel]:
-    """Each item's final label: its adjudication, else its primary label. An adjudication that leaves a
-    field unset (one settling PA alone, as a Label Studio import may) keeps the primary label's value
-    there: settling one disagreement does not erase the scores nobody disputed."""
+    """Each item's final label: its adjudication, else its primary label.
+
+    An adjudication that leaves a score unset (one settling PA alone, as a Label Studio import may)
+    takes it from the primary label where nobody disputed it: the cross-review gave the same value, or
+    there was no cross-review. A disputed score the adjudication left unset stays unset. The evidence
+    and the segments are taken from the primary label when the adjudication has none. The scores taken
+    are listed in ``filled`` (their rater in ``filled_from``), so agreement tables do not compare the
+    primary rater with their own value.
+    """
     best: dict[str, SubmittedLabel] = {}
     primary: dict[str, SubmittedLabel] = {}
+    review: dict[str, SubmittedLabel] = {}
     for lab in labels:
         if lab.kind == "label":
             primary.setdefault(lab.item_id, lab)
+        elif lab.kind == "review":
+            review.setdefault(lab.item_id, lab)
         if lab.kind not in FINAL_PRIORITY:
             continue
         held = best.get(lab.item_id)
@@ -84,20 +97,39 @@ def _finals(labels: list[SubmittedLabel]) -> dict[str, SubmittedLabel]:
     for item_id, lab in best.items():
         first = primary.get(item_id)
         if lab.kind == "adjudicate" and first is not None:
-            best[item_id] = replace(lab, values=_filled(lab.values, first.values))
+            best[item_id] = _filled(lab, first, review.get(item_id))
     return best
 
 
-def _filled(values: LabelValues, fallback: LabelValues) -> LabelValues:
-    """``values`` with each unset score, checklist item, evidence and segment list taken from ``fallback``."""
-    return replace(
-        values,
-        pa=values.pa if values.pa is not None else fallback.pa,
-        ia=values.ia if values.ia is not None else fallback.ia,
-        checklist={k: v if v is not None else fallback.checklist.get(k) for k, v in values.checklist.items()},
-        evidence=values.evidence or fallback.evidence,
-        segments=values.segments if any(v is not None for v in values.segments) else fallback.segments,
-    )
+def _filled(
+    adjudication: SubmittedLabel, first: SubmittedLabel, review: SubmittedLabel | None
+) -> SubmittedLabel:
+    """The adjudication with each score it leaves unset taken from ``first`` where ``review`` agrees."""
+    values, given = adjudication.values, first.values
+    seen = review.values if review is not None else None
+
+    def undisputed(mine: int | None, theirs: int | None, reviewed: int | None) -> bool:
+        return mine is None and theirs is not None and (seen is None or reviewed == theirs)
+
+    filled: list[str] = []
+    scores: dict[str, int | None] = {}
+    for axis in ("pa", "ia"):
+        mine, theirs = getattr(values, axis), getattr(given, axis)
+        if undisputed(mine, theirs, getattr(seen, axis) if seen is not None else None):
+            scores[axis] = theirs
+            filled.append(axis)
+    checklist = dict(values.checklist)
+    for name, mine in values.checklist.items():
+        theirs = given.checklist.get(name)
+        if undisputed(mine, theirs, seen.checklist.get(name) if seen is not None else None):
+            checklist[name] = theirs
+            filled.append(f"checklist.{name}")
+    segments = values.segments if any(v is not None for v in values.segments) else given.segments
+    if not filled and (values.evidence or not given.evidence) and segments == values.segments:
+        return adjudication
+    merged = replace(values, pa=scores.get("pa", values.pa), ia=scores.get("ia", values.ia),
+                     checklist=checklist, evidence=values.evidence or given.evidence, segments=segments)
+    return replace(adjudication, values=merged, filled=tuple(filled), filled_from=first.rater)
 
 
 def _suite_items(suite_path: str) -> list[Any]:
@@ -287,10 +319,12 @@ def export_scores(db: str | os.PathLike[str], project: str, out_dir: str | os.Pa
     for lab in labels:
         if lab.kind not in ("label", "review") or lab.item_id not in final:
             continue
-        own = final[lab.item_id].rater == lab.rater
+        chosen = final[lab.item_id]
         for axis in AXES:
             score = getattr(lab.values, axis)
-            if score is not None and getattr(final[lab.item_id].values, axis) is not None:
+            # a rater against their own value: the final label is theirs, or this score was taken from them
+            own = chosen.rater == lab.rater or (axis in chosen.filled and chosen.filled_from == lab.rater)
+            if score is not None and getattr(chosen.values, axis) is not None:
                 if own:
                     n_self += 1
                 else:
