@@ -25,9 +25,10 @@ from pathlib import Path
 
 import av
 import numpy as np
+import pytest
 from PIL import Image
 
-from robojudge.video import probe_video, sample_frames
+from robojudge.video import VideoError, probe_video, sample_frames
 
 DATA = Path(__file__).parent / "data"
 
@@ -78,9 +79,10 @@ def test_an_avi_counting_half_frame_ticks_is_read_at_its_stamps_rate() -> None:
     with av.open(str(path)) as container:  # what the file declares
         stream = container.streams.video[0]
         assert (stream.average_rate, stream.frames) == (60, 48)
-    said = "the stream declares 60 fps but its time stamps give 30 fps; the time stamps' rate is used"
+    said = ("the AVI header counts 2 ticks per frame: it declares 60 fps for a clip whose time stamps give "
+            "30 fps; the time stamps' rate is used")
     info = probe_video(path)
-    assert (info.fps, info.frame_count, info.frames, info.duration) == (30.0, None, 24, 0.8)
+    assert (info.fps, info.frame_count, info.frames, info.duration) == (30.0, 24, 24, 0.8)
     assert info.warnings == (said,)
     got = sample_frames(path, fps=None, max_frames=None)
     assert [_code(f) for f in got.frames] == list(range(24))
@@ -92,6 +94,43 @@ def test_an_avi_counting_half_frame_ticks_is_read_at_its_stamps_rate() -> None:
     # the B-frame file, placed by order at its bitstream's 30 fps, covers its 0.8 s: not truncated
     bframes = sample_frames(DATA / "bframes_in_avi.avi", fps=None, max_frames=None)
     assert not any("truncated" in w for w in bframes.warnings)
+
+
+def test_a_stalling_clip_keeps_its_average_rate_and_count_and_lost_frames_are_still_missed(
+    tmp_path: Path,
+) -> None:
+    """The AVI rule must not reach other files. A review found it firing on ordinary variable-rate files
+    (FFmpeg's average rate taken for a declared one: the count dropped, a warning, another source_fps),
+    and a file missing most of its frames read as complete because its last frame reached the duration."""
+    stall = tmp_path / "stall.mp4"  # 20 frames at 30 fps, 5 s held, 20 more
+    _write(stall, [*range(20), *range(170, 190)])
+    info = probe_video(stall)
+    got = sample_frames(stall, fps=None, max_frames=None)
+    assert info.frame_count == 40 and info.warnings == () and got.warnings == ()
+    assert got.source_fps == info.fps and 6 < info.fps < 7  # FFmpeg's average: 40 frames over 6.3 s
+    hold = tmp_path / "hold.gif"  # a GIF holding its last frame for 3 s
+    frames = [Image.fromarray(_gray(10 + 6 * k)) for k in range(20)]
+    frames[0].save(hold, save_all=True, append_images=frames[1:], duration=[50] * 19 + [3000], loop=0)
+    assert probe_video(hold).warnings == () and probe_video(hold).frame_count == 20
+    # MJPEG frames 5-54 of 60 zeroed in place (a sparse download): 10 of 60 decode, an error as before
+    clip = tmp_path / "holes.mp4"
+    with av.open(str(clip), "w") as out:
+        stream = out.add_stream("mjpeg", rate=30)
+        stream.width = stream.height = 32
+        stream.pix_fmt = "yuvj420p"
+        for k in range(60):
+            for packet in stream.encode(av.VideoFrame.from_ndarray(_gray(4 * k), format="rgb24")):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    with av.open(str(clip)) as container:
+        spans = [(p.pos, p.size) for p in container.demux(video=0) if p.size][5:55]
+    data = bytearray(clip.read_bytes())
+    for pos, size in spans:
+        data[pos:pos + size] = bytes(size)
+    clip.write_bytes(bytes(data))
+    with pytest.raises(VideoError, match=r"truncated: decoded 10 of 60 declared frames"):
+        sample_frames(clip, fps=None, max_frames=None)
 
 
 def test_the_rate_step_thins_a_clip_that_stalls(tmp_path: Path) -> None:

@@ -54,8 +54,8 @@ with each scored row among its libraries (``details["libraries"]``, ``robojudge-
 * 2 (2026-12-06): B-frames in AVI and ASF in display order (they came in decode order); the rate step
   applied up to the densest rate of a variable-rate video, not its average (a stall or a held last
   frame kept every frame); a Matroska or WebM file whose stamps start late is not called truncated.
-* 3 (2026-12-06): a declared rate far from the time stamps' own (ffmpeg's AVI muxer copying H.264
-  declares 60 fps, and twice the frames, for a 30 fps clip) gives way to the stamps' rate, so
+* 3 (2026-12-06): an AVI header counting ticks of a fraction of a frame (ffmpeg's AVI muxer copying
+  H.264 declares 60 fps, and twice the frames, for a 30 fps clip) gives way to the stamps' rate, so
   ``source_fps`` and what metrics scale by it (motion per second, jerk) are the video's; such a
   file is no longer called truncated. Animated WebP is read (it was refused).
 """

@@ -22,7 +22,7 @@ import av
 import av.container
 import av.video.stream
 
-from robojudge.video._timing import gif_cut_short, nominal_rate, stamped_rate
+from robojudge.video._timing import gif_cut_short, nominal_rate, stamped_rate, tick_factor
 from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
@@ -251,9 +251,9 @@ def probe_file(path: Path) -> VideoInfo:
     """Describe a video file; decodes only its first frame (for the rotation).
 
     The rate is the stream's own when it is believable, else the one sampling would fall back to
-    (see :func:`robojudge.video._timing.nominal_rate`), with a warning. A declared rate that the first
-    packets' time stamps contradict gives way to theirs, with a warning, and the declared frame count,
-    counted at that rate, is left unknown (:func:`robojudge.video._timing.stamped_rate`).
+    (see :func:`robojudge.video._timing.nominal_rate`), with a warning. An AVI header counting several
+    ticks per frame gives way to the first packets' time stamps, with a warning, and its frame count is
+    divided by the ticks per frame (:func:`robojudge.video._timing.stamped_rate`).
     """
     with open_video(path) as (container, stream):
         meta = stream_meta(container, stream)
@@ -272,8 +272,9 @@ def probe_file(path: Path) -> VideoInfo:
         with open_video(path) as (container, stream):
             first_pts = [p.pts for p in itertools.islice(intact_packets(container, stream), _RATE_PACKETS)]
         own = stamped_rate(first_pts, meta)
-        if own is not None:
-            (fps, warnings), frame_count = own, None  # the count was of the declared rate's ticks
+        if own is not None:  # the count was of the declared rate's ticks
+            (fps, warnings) = own
+            frame_count = round(meta.frame_count / tick_factor(meta, fps)) if meta.frame_count else None
     warnings = tuple(warnings) + aspect_warnings(meta, first.width, first.height)
     cut = gif_cut_short(path)
     if cut:

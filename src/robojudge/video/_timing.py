@@ -53,6 +53,7 @@ __all__ = [
     "nominal_rate",
     "sane_fps",
     "stamped_rate",
+    "tick_factor",
 ]
 
 ASSUMED_FPS = 30.0
@@ -184,26 +185,40 @@ def _unreliable(pts: Sequence[int | None], meta: StreamMeta) -> str | None:
     return None
 
 
-def stamped_rate(pts: Sequence[int | None], meta: StreamMeta) -> tuple[float, tuple[str, ...]] | None:
-    """The rate the time stamps give, with a warning, when it is far from the stream's declared rate
-    (outside :data:`_RATE_AGREES` of it); None when they agree, or the stamps are too few or unusable.
+def tick_factor(meta: StreamMeta, rate: float | None) -> int:
+    """How many ticks of its declared rate an AVI stream counts per frame of ``rate``: ffmpeg's AVI muxer,
+    copying H.264 (from MP4, say), writes a time base of half a frame, so a 30 fps clip declares
+    "60 fps" and twice its frames (the other half are empty chunks). 2 (or another whole number) when the
+    declared rate is that multiple of ``rate``; 1 for any other stream or container: elsewhere the
+    declared rate is FFmpeg's average (frames over duration), which a clip that stalls keeps far from
+    its usual step without anything being wrong."""
+    if "avi" not in meta.format.split(",") or not sane_fps(meta.fps) or rate is None or not rate > 0:
+        return 1
+    assert meta.fps is not None
+    ratio = meta.fps / rate
+    k = round(ratio)
+    return k if k >= 2 and abs(ratio - k) <= 0.02 * k else 1
 
-    ffmpeg's AVI muxer, copying H.264, counts in half-frame ticks: a 30 fps clip declares "60 fps" and
-    twice its frames. The usual step between consecutive stamps (their median, so a stamp a tick off
-    moves nothing) gives the rate. ``pts`` may be in decode order: they are sorted.
+
+def stamped_rate(pts: Sequence[int | None], meta: StreamMeta) -> tuple[float, tuple[str, ...]] | None:
+    """The rate of an AVI stream whose header counts several ticks per frame (:func:`tick_factor`), from
+    its time stamps, with a warning; None for every other stream, or when the stamps are too few.
+
+    The usual step between consecutive stamps (their median, so a stamp a tick off moves nothing) gives
+    the rate. ``pts`` may be in decode order: they are sorted.
     """
     stamps = sorted(int(p) for p in pts if p is not None)
-    if len(stamps) < 3 or meta.time_base is None or meta.time_base <= 0 or not sane_fps(meta.fps):
+    if len(stamps) < 3 or meta.time_base is None or meta.time_base <= 0:
         return None
     steps = np.diff(stamps)
     if not (steps > 0).all():
         return None
     own = float(1 / (Fraction(float(np.median(steps))).limit_denominator() * meta.time_base))
-    assert meta.fps is not None
-    if not sane_fps(own) or _RATE_AGREES[0] <= meta.fps / own <= _RATE_AGREES[1]:
+    k = tick_factor(meta, own)
+    if k == 1 or not sane_fps(own):
         return None
-    return own, (f"the stream declares {meta.fps:.4g} fps but its time stamps give {own:.4g} fps; the time "
-                 "stamps' rate is used",)
+    return own, (f"the AVI header counts {k} ticks per frame: it declares {meta.fps:.4g} fps for a clip "
+                 f"whose time stamps give {own:.4g} fps; the time stamps' rate is used",)
 
 
 def frame_times(pts: Sequence[int | None], meta: StreamMeta) -> FrameTimes:
@@ -273,17 +288,6 @@ def _declared_duration(meta: StreamMeta) -> float | None:
     return duration
 
 
-def _spans_declared(timing: FrameTimes, meta: StreamMeta) -> bool:
-    """Whether frames with reliable stamps cover the declared duration to within one frame, however
-    many frames the header declares: ffmpeg's AVI muxer counts half-frame ticks for a stream with
-    B-frames (120 "frames" for 60), and a file that really ends early stops short of its duration."""
-    duration = _declared_duration(meta)
-    if not duration or duration <= 0 or len(timing.times) < 2 or not timing.span_known:
-        return False
-    step = 1.0 / timing.fps
-    return timing.times[-1] + step >= duration - step
-
-
 def check_complete(
     path: Path, frames: int, timing: FrameTimes, meta: StreamMeta, edited: bool = False
 ) -> tuple[str, ...]:
@@ -312,7 +316,8 @@ def check_complete(
     fps = timing.fps
     declared = None if edited else meta.frame_count
     if declared:
-        if frames >= declared or _spans_declared(timing, meta):
+        declared = max(1, round(declared / tick_factor(meta, fps)))  # an AVI counting ticks: frames
+        if frames >= declared:
             return ()
         text = (
             f"truncated: decoded {frames} of {declared} declared frames "
