@@ -266,10 +266,17 @@ def test_bad_records_are_named_before_training(workdir: dict[str, Path], tmp_pat
 def test_grpo_with_fewer_prompts_than_one_update_is_refused(workdir: dict[str, Path], tmp_path: Path) -> None:
     """TRL yields no batch then: an untrained copy of the model was saved as "sft+rl" (rc 0)."""
     n = len(load_records(workdir["data"]))
-    with pytest.raises(TrainingError, match=rf"{n} train records, but one GRPO update takes {n + 1} prompts"):
+    too_few = rf"{n} train records, but one GRPO generation takes {n + 1} prompts"
+    with pytest.raises(TrainingError, match=too_few):
         train_grpo(str(workdir["model"]), workdir["data"], tmp_path / "o",
-                   GRPOSettings(prompts_per_device=1, grad_accumulation=n + 1), device="cpu")
+                   GRPOSettings(prompts_per_device=1, grad_accumulation=n + 1, num_generations=2),
+                   device="cpu")
     assert not (tmp_path / "o").exists()
+    # overrides count: a review found the figure taken from the settings alone, refusing what TRL runs
+    with pytest.raises(TrainingError, match=rf"generation takes {n + 2} prompts"):
+        train_grpo(str(workdir["model"]), workdir["data"], tmp_path / "o",
+                   GRPOSettings(prompts_per_device=1, grad_accumulation=1, num_generations=2), device="cpu",
+                   overrides={"gradient_accumulation_steps": n + 2})
 
 
 def test_overrides_win_over_robojudge_s_settings(workdir: dict[str, Path], tmp_path: Path) -> None:

@@ -157,7 +157,7 @@ def _card(summary: ExportSummary, rubrics: Sequence[Rubric], fmt: str, spec: Fra
         "prompt is the judge's own first-turn request; the reply is the human score as the judge's JSON, "
         "with the labels' evidence notes as reasoning where present (RoboJudge Sec. 4.1).", "",
         f"Frames: {spec.fps:g} fps, at most {spec.max_frames} frames, thinned to {max_images} images, PNG. "
-        "Splits by clip (no clip in two splits; a clip is a `clip_id`, else a `reference_video`), "
+        "Splits by clip (no `clip_id` in two splits; an item without one is its own clip), "
         f"stratified by source, seed {seed}, clip fractions "
         + ", ".join(f"{k} {v:g}" for k, v in fractions.items()) + ".", "",
         "| split | records |", "| --- | ---: |",
@@ -369,9 +369,9 @@ def _write_export(
         raise ExportError(f"{named}: no item has a {' or '.join(r.id for r in rubs)} label")
     split_of = assign_splits(labelled, fracs, seed)
     notes = []
-    loose = [it.item_id for it in labelled if not it.clip_id and not it.reference_video]
+    loose = [it.item_id for it in labelled if not it.clip_id]
     if loose:
-        notes.append(f"{len(loose)} item(s) have neither clip_id nor reference_video ({', '.join(loose[:3])}"
+        notes.append(f"{len(loose)} item(s) have no clip_id ({', '.join(loose[:3])}"
                      f"{', ...' if len(loose) > 3 else ''}): each is its own clip, so rollouts of one source "
                      "clip may land in two splits; give them a clip_id")
     marked = Counter(it.split for it in labelled if it.split)

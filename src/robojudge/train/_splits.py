@@ -1,7 +1,7 @@
 """Train/validation/test splits by clip, stratified by source.
 
-All rollouts of one source clip (same ``clip_id``; without one, same ``reference_video``; an item
-with neither is its own clip) land in one split, so a judge is never validated on a clip it was
+All rollouts of one source clip (same ``clip_id``; an item without one is its own clip) land in one
+split, so a judge is never validated on a clip it was
 trained on. Within each source the clips are
 shuffled with a seed and cut by the fractions, rounding by largest remainder, so every source is
 split in (about) the same proportions.
@@ -19,11 +19,9 @@ SPLITS = ("train", "val", "test")
 
 
 def clip_key(item: Item) -> str:
-    """The clip an item belongs to: its ``clip_id``, else its reference video (the rollouts of one
-    source clip share it), else the item itself."""
-    if item.clip_id:
-        return item.clip_id
-    return f"reference:{item.reference_video}" if item.reference_video else f"item:{item.item_id}"
+    """The clip an item belongs to: its ``clip_id``, else the item itself. (Not its reference video: one
+    reference may serve a whole task, and its path would put local folders into shared records.)"""
+    return item.clip_id or f"item:{item.item_id}"
 
 
 def source_key(item: Item) -> str:

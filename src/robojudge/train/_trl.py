@@ -309,16 +309,8 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     _check_device(device)
     rewards = reward_functions(s.rewards) + list(extra_rewards)
     records = load_records(data)
-    per_update = s.prompts_per_device * s.grad_accumulation
-    if len(records) < per_update:  # TRL would yield no batch: no step, or its own unrelated error
-        raise TrainingError(f"{Path(data) / 'train.jsonl'}: {len(records)} train records, but one GRPO "
-                            f"update takes {per_update} prompts ({s.prompts_per_device} per device x "
-                            f"{s.grad_accumulation} accumulation steps); export more, or lower them")
     torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
-    processor, net = _load(transformers, torch, model, cpu, dtype)
-    if s.lora:
-        net = _lora(net, s.lora_rank)
     out_dir = Path(out)
     args = trl.GRPOConfig(**{
         "output_dir": str(out_dir), "num_train_epochs": s.epochs, "max_steps": s.max_steps,
@@ -328,6 +320,16 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
         "temperature": s.temperature, "logging_steps": 1, "save_strategy": "no", "report_to": [],
         "seed": s.seed, "use_cpu": cpu, "bf16": not cpu, **dict(overrides or {}),  # overrides win
     })
+    # distinct prompts one generation takes (every process, every accumulation step, overrides included)
+    per_generation = args.generation_batch_size // args.num_generations
+    if len(records) < per_generation:  # TRL would yield no batch: no step, or its own unrelated error
+        raise TrainingError(f"{Path(data) / 'train.jsonl'}: {len(records)} train records, but one GRPO "
+                            f"generation takes {per_generation} prompts ({args.generation_batch_size} "
+                            f"completions of {args.num_generations} per prompt: prompts per device x "
+                            "accumulation steps x processes); export more, or lower them")
+    processor, net = _load(transformers, torch, model, cpu, dtype)
+    if s.lora:
+        net = _lora(net, s.lora_rank)
     dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "score": r["score"], "rubric": r["rubric"],
                                            "item_id": r["item_id"]} for r in records])
     from robojudge.train._grpo_video import video_grpo_trainer
