@@ -112,6 +112,9 @@ def test_a_custom_profile_is_checked_before_anything_is_written(
 def test_every_built_in_profile_passes_the_check() -> None:
     for profile in ALL_PROFILES.values():
         check_profile(profile)
+    # the dose-response study's names (scripts/sensitivity_matrix.py --dose: failure@severity)
+    check_profile(_profile(name="frozen@0.5"))
+    check_profile(_profile(name="frozen@0", pa_types=(), pa_count=(0, 0)))
 
 
 @pytest.mark.parametrize(("kw", "message"), [

@@ -244,3 +244,12 @@ def test_an_annotation_project_exports_its_final_labels(labelled_suite: Path, tm
         assert labels is not None and (labels.pa, labels.ia) == (v["pa"], v["ia"])
     with pytest.raises(ExportError, match="project 'nope'"):
         export_training_data(db, ["pa"], tmp_path / "out2", project="nope")
+    # a labels.jsonl of the user's own in --out is refused (the export would replace it), and an
+    # earlier project export's own is replaced
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "labels.jsonl").write_text('{"my": "labels"}\n')
+    with pytest.raises(ExportError, match=r"holds labels\.jsonl that no robojudge export wrote"):
+        export_training_data(db, ["pa"], mine, project="p")
+    assert (mine / "labels.jsonl").read_text() == '{"my": "labels"}\n'
+    assert export_training_data(db, ["pa", "ia"], tmp_path / "out", project="p").records == summary.records

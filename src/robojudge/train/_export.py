@@ -250,7 +250,7 @@ def export_training_data(
     if twice:  # each record would be written twice, and a model trained on it would see it twice
         raise ExportError(f"rubric {twice[0]!r} is given twice; name each rubric once")
     root = Path(out)
-    _check_out(root, labels if project is None else None)
+    _check_out(root, labels if project is None else None, project=project is not None)
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     for left in [*root.glob(".export-*"), *root.glob(".replaced-*")]:  # of an export killed half-way
@@ -274,10 +274,10 @@ _MANAGED = (*(f"{s}.jsonl" for s in SPLITS), "frames", EXPORT_FILE, "README.md",
 """The files and folders of an export; an earlier export's are replaced by (or removed for) a new one."""
 
 
-def _check_out(root: Path, manifest: str | Path | None) -> None:
+def _check_out(root: Path, manifest: str | Path | None, *, project: bool = False) -> None:
     """Refuse an output folder whose export files a new export would replace but no export wrote (no
-    ``export.json``: a suite's own ``frames/`` or ``README.md``), or that holds the labels manifest
-    among them.
+    ``export.json``: a suite's own ``frames/`` or ``README.md``; with ``project``, a ``labels.jsonl``
+    too), or that holds the labels manifest among them.
 
     Raises:
         ExportError: Naming the folder and what it would replace.
@@ -293,7 +293,7 @@ def _check_out(root: Path, manifest: str | Path | None) -> None:
                                   f"labels manifest {manifest}; choose another folder")
     if (root / EXPORT_FILE).is_file():
         return  # an earlier export: its files are replaced
-    present = [name for name in _MANAGED if (root / name).exists()]
+    present = [name for name in (*_MANAGED, *([LABELS_FILE] if project else [])) if (root / name).exists()]
     if present:
         raise ExportError(f"--out {root}: holds {', '.join(present)} that no robojudge export wrote (no "
                           f"{EXPORT_FILE}), and an export replaces them; choose an empty or new folder")

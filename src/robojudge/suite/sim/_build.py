@@ -120,7 +120,7 @@ def _speckled(model: Any) -> bool:
     return mat >= 0 and bool((model.geom_matid == mat).any())
 
 
-_NAME_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+_NAME_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+@-]*")
 
 
 def check_profile(profile: Profile) -> None:
@@ -135,7 +135,7 @@ def check_profile(profile: Profile) -> None:
 
     where = f"profile {profile.name!r}"
     if not isinstance(profile.name, str) or not _NAME_OK.fullmatch(profile.name):
-        raise ValueError(f"{where}: name must be letters, digits, '_', '.', '+' or '-' (it names files)")
+        raise ValueError(f"{where}: name must be letters, digits, '_', '.', '+', '@' or '-' (it names files)")
     for field, axis in (("pa_types", "pa"), ("ia_types", "ia")):
         for kind in getattr(profile, field):
             if kind not in FAILURE_TYPES or FAILURE_TYPES[kind][0] != axis:
