@@ -19,7 +19,13 @@ from robojudge.metrics import (
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
 from robojudge.run._status import stale_rows
-from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items, suite_store_url
+from robojudge.run._where import (
+    claim_store,
+    default_run_dir,
+    raise_if_no_items,
+    refuse_run_folder,
+    suite_store_url,
+)
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, Suite, iter_suite, load_suite
 
@@ -52,19 +58,6 @@ class SuiteResults:
     stale: list[ResultRow] = field(default_factory=list)
     #: Manifest rows left out because they do not validate.
     problems: list[ManifestProblem] = field(default_factory=list)
-
-
-def refuse_run_folder(given: str | Path, instead: str) -> None:
-    """Refuse a run folder (one holding ``results.sqlite``) where a manifest is wanted, naming the call
-    that takes one; its items may come from several manifests, which only the report reads together.
-
-    Raises:
-        ValueError: ``given`` is a run folder.
-    """
-    path = Path(given)
-    if path.is_dir() and (path / "results.sqlite").exists():
-        raise ValueError(f"{given}: a run folder, not a manifest; for a run folder use {instead}, as the "
-                         "CLI does, or pass the manifest scored into it")
 
 
 def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResults:

@@ -299,8 +299,7 @@ def status_suite(
 
     The store is opened read-only; it must exist.
     """
-    from robojudge.run._api import refuse_run_folder
-    from robojudge.run._where import default_run_dir
+    from robojudge.run._where import default_run_dir, refuse_run_folder
 
     refuse_run_folder(manifest, "results_status(ResultStore(run.db_url), run.items) with "
                                 "run = robojudge.report.load_run_results(RUN)")

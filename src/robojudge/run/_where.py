@@ -167,3 +167,16 @@ def raise_if_no_items(suites: Sequence[Suite]) -> None:
         return
     errors = [p for s in suites for p in s.problems if p.severity == "error"]
     raise ManifestError(errors or [p for s in suites for p in s.problems])
+
+
+def refuse_run_folder(given: str | Path, instead: str) -> None:
+    """Refuse a run folder (one holding ``results.sqlite``) where a manifest is wanted, naming the call
+    that takes one; its items may come from several manifests, which only the report reads together.
+
+    Raises:
+        ValueError: ``given`` is a run folder.
+    """
+    path = Path(given)
+    if path.is_dir() and (path / "results.sqlite").exists():
+        raise ValueError(f"{given}: a run folder, not a manifest; for a run folder use {instead}, as the "
+                         "CLI does, or pass the manifest scored into it")
