@@ -240,6 +240,15 @@ class Settings:
         """
         return _whole_number(DECODE_WORKERS_ENV, self.decode_workers_text, minimum=0)
 
+    def check(self) -> None:
+        """Read every variable that is checked on use, so a bad one is told before any work starts.
+
+        Raises:
+            ValueError: The first variable set to something it cannot be (the message names it).
+        """
+        for name in ("frame_memory_bytes", "max_networks", "network_cache_bytes", "decode_workers"):
+            getattr(self, name)
+
     @classmethod
     def from_environment(cls) -> Settings:
         """Read every variable now (most callers want the process-wide :func:`get`)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import sys
 from collections.abc import Iterable, Iterator
@@ -86,8 +87,18 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def check_settings() -> None:
+    """Refuse a bad ``ROBOJUDGE_*`` variable (frame memory, network cache, decode workers) before any
+    work: read on use, it turned every task of a run into an error row, kept on the next run."""
+    try:
+        settings.get().check()
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+
+
 def parse_settings(values: list[str]) -> dict[str, dict[str, Any]]:
-    """``metric.key=value`` strings to ``{metric: {key: value}}``; values parse as JSON when they can."""
+    """``metric.key=value`` strings to ``{metric: {key: value}}``; values parse as JSON when they can.
+    ``Infinity`` and ``NaN`` are refused: a stored configuration cannot say them (JSON writes null)."""
     out: dict[str, dict[str, Any]] = {}
     for raw in values:
         key, sep, val = raw.partition("=")
@@ -98,6 +109,8 @@ def parse_settings(values: list[str]) -> dict[str, dict[str, Any]]:
             parsed: Any = json.loads(val)
         except json.JSONDecodeError:
             parsed = val
+        if isinstance(parsed, float) and not math.isfinite(parsed):
+            raise fail(f"--set {key}={val}: the value must be a finite number")
         out.setdefault(metric, {})[name] = parsed
     return out
 

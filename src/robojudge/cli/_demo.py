@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from robojudge.cli._common import console, fail, print_summary, scoring_progress
+from robojudge.cli._common import check_settings, console, fail, print_summary, scoring_progress
 from robojudge.cli._judge import ENDPOINT_HELP
 from robojudge.cli._report import print_html_report, summary_table
 from robojudge.meta import Estimate
@@ -26,6 +26,7 @@ def demo(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Build the embedded demo suite, score it (KIVA too, with torch) and write a report under OUT/report."""
+    check_settings()
     from robojudge.demo import check_suite_kind, run_demo
 
     if suite not in ("auto", "sim", "synthetic"):

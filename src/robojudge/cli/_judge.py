@@ -20,6 +20,7 @@ from rich.progress import (
 )
 
 from robojudge.cli._common import (
+    check_settings,
     console,
     err_console,
     fail,
@@ -360,6 +361,7 @@ def judge(
     `robojudge judge texts` (a caption rubric's texts as a JSONL file) and `robojudge judge rubrics`
     (the built-in rubrics); see their --help.
     """
+    check_settings()
     fleet = fleet_endpoints(base_url or [], concurrency)
     overrides = {
         "model": model,

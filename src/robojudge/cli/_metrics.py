@@ -11,6 +11,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from robojudge.cli._common import (
+    check_settings,
     console,
     fail,
     first_names,
@@ -170,6 +171,7 @@ def sets_cmd(
     Rows go to the result store like `robojudge score` results (a group's row under item id
     group:<field>=<value>); a rerun computes only groups that are new or whose items changed.
     """
+    check_settings()
     from robojudge.metrics._sets import score_sets, write_set_rows
     from robojudge.run import WorkerStartError, score_set_suite
     from robojudge.run._ray import RayUnavailableError

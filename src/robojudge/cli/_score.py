@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from robojudge.cli._common import (
+    check_settings,
     console,
     err_console,
     fail,
@@ -100,6 +101,7 @@ def score(
     ),
 ) -> None:
     """Score every item of SUITE with the given metrics; rerun to resume after a crash."""
+    check_settings()
     ids = [m.strip() for m in metrics.split(",") if m.strip()]
     if not ids:
         raise fail("--metrics is empty")

@@ -155,6 +155,8 @@ class NetworkCache:
 
     def _evict(self) -> None:
         evicted = False
+        if not self._entries:  # nothing to evict: the limits (and the settings behind them) are not read
+            return
         max_networks, max_bytes = self.max_networks, self.max_bytes
         while len(self._entries) > 1 and (len(self._entries) > max_networks or self.nbytes > max_bytes):
             self._entries.popitem(last=False)
