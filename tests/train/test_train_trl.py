@@ -156,6 +156,15 @@ def test_training_refuses_what_it_cannot_read(workdir: dict[str, Path], tmp_path
     export_training_data(workdir["manifest"], ["pa"], sharegpt, fmt="sharegpt")
     with pytest.raises(TrainingError, match="--format trl"):
         load_records(sharegpt)
+    # settings TRL would train wrongly with or fail on deep inside, refused naming the option, no folder left
+    for settings, message in ((SFTSettings(max_steps=0), r"--max-steps 0: must be -1"),
+                              (SFTSettings(global_batch=0), r"--global-batch 0: must be >= 1"),
+                              (SFTSettings(epochs=float("nan")), r"--epochs nan: must be > 0")):
+        with pytest.raises(TrainingError, match=message):
+            train_sft("x", workdir["data"], tmp_path / "o", settings, device="cpu")
+    with pytest.raises(TrainingError, match=r"--generations 1: must be >= 2"):
+        train_grpo("x", workdir["data"], tmp_path / "o", GRPOSettings(num_generations=1), device="cpu")
+    assert not (tmp_path / "o").exists()
     with pytest.raises(TrainingError, match=r"--device 'gpu': use one of auto, cpu, cuda"):
         train_sft("x", workdir["data"], tmp_path / "o", device="gpu")
     with pytest.raises(TrainingError, match="unknown reward"):

@@ -158,6 +158,35 @@ def load_records(data: str | Path, split: str = "train") -> list[dict[str, Any]]
 DEVICES = ("auto", "cpu", "cuda")
 
 
+#: Each setting's lower bound (strict for ">"): the CLI option it comes from is named in the error.
+_BOUNDS: dict[str, tuple[str, float, str]] = {
+    "epochs": (">", 0, "--epochs"), "global_batch": (">=", 1, "--global-batch"),
+    "per_device_batch": (">=", 1, "--per-device-batch"), "learning_rate": (">", 0, "--lr"),
+    "lora_rank": (">=", 1, "lora_rank"), "prompts_per_device": (">=", 1, "--prompts-per-device"),
+    "grad_accumulation": (">=", 1, "--grad-accumulation"), "num_generations": (">=", 2, "--generations"),
+    "max_completion_length": (">=", 1, "--max-completion-length"), "temperature": (">", 0, "temperature"),
+}
+
+
+def _check_settings(settings: Any) -> None:
+    """Refuse settings TRL would take and train wrongly with (a global batch of 0 ran as 1, 0 steps saved
+    an untouched model as trained) or fail on deep inside (0 generations divided by zero).
+
+    Raises:
+        TrainingError: Naming the option and the value.
+    """
+    for name, (op, low, flag) in _BOUNDS.items():
+        value = getattr(settings, name, None)
+        if value is None:
+            continue
+        ok = math.isfinite(value) and (value > low if op == ">" else value >= low)
+        if not ok:
+            raise TrainingError(f"{flag} {value}: must be {op} {low:g}")
+    if settings.max_steps != -1 and settings.max_steps < 1:
+        raise TrainingError(f"--max-steps {settings.max_steps}: must be -1 (train for --epochs) or at "
+                            "least 1")
+
+
 def _check_device(device: str) -> None:
     if device not in DEVICES:
         raise TrainingError(f"--device {device!r}: use one of {', '.join(DEVICES)}")
@@ -249,6 +278,7 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
         overrides: Further ``trl.SFTConfig`` fields, applied last.
     """
     s = settings or SFTSettings()
+    _check_settings(s)
     _check_device(device)
     records = load_records(data)  # before the heavy imports: a wrong folder is told at once
     torch, transformers, trl, datasets = _imports()
@@ -306,6 +336,7 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
             ones.
     """
     s = settings or GRPOSettings()
+    _check_settings(s)
     _check_device(device)
     rewards = reward_functions(s.rewards) + list(extra_rewards)
     records = load_records(data)
