@@ -56,3 +56,20 @@ def test_a_non_finite_set_value_is_refused(tmp_path: Path) -> None:
                  f"iq1_psnr.max_db={value}", cwd=tmp_path)
         assert res.returncode == 2, res.stderr
         assert f"--set iq1_psnr.max_db={value}: the value must be a finite number" in res.stderr
+
+
+def test_a_path_that_cannot_be_written_is_one_error_line(tmp_path: Path) -> None:
+    """An --out under a file gave a raw traceback in 17 commands; suite scan said "pass --force" even with
+    --force."""
+    manifest = _suite(tmp_path)
+    (tmp_path / "x.png").write_bytes(b"a file")
+    assert rj("score", manifest, "-m", "pixel_frame_consistency", "--db", tmp_path / "r.sqlite",
+              cwd=tmp_path).returncode == 0
+    res = rj("results", "export", "--db", tmp_path / "r.sqlite", "--out", tmp_path / "x.png" / "e.csv",
+             cwd=tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "error: " in res.stderr and "x.png" in res.stderr and "Not a directory" in res.stderr
+    for force in ([], ["--force"]):
+        scan = rj("suite", "scan", tmp_path, "--out", tmp_path / "x.png" / "m.jsonl", *force, cwd=tmp_path)
+        assert scan.returncode == 2 and "pass --force" not in scan.stderr, scan.stderr
+        assert "cannot write" in scan.stderr and "x.png" in scan.stderr

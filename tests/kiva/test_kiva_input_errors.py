@@ -30,7 +30,11 @@ def _one_line_error(result, words: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def _train(tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
-    return CliRunner().invoke(app, ["kiva", "train", "--robot", "fetch", "--out", str(tmp_path / "r"),
+    return _train_to(tmp_path, tmp_path / "r", *args)
+
+
+def _train_to(tmp_path: Path, out: Path, *args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(app, ["kiva", "train", "--robot", "fetch", "--out", str(out),
                                     "--episodes", str(tmp_path / "m.jsonl"), *args])
 
 
@@ -69,6 +73,8 @@ def test_several_manifest_problems_give_the_first_and_a_count(tmp_path: Path) ->
     (["--heatmap-stride", "3"], "--heatmap-stride must be 2 or 4; got 3"),
     (["--device", "tpu"], "--device must be cpu, cuda or auto; got 'tpu'"),
     (["--failure-repeat", "2"], "--failure-repeat 2 needs failures: add --with-failures"),
+    # an infinite weight trained a reader of NaN weights, saved with exit status 0
+    (["--heatmap-loss", "inf"], "--heatmap-loss: Input should be a finite number"),
 ])
 def test_train_options_are_refused_in_plain_words(tmp_path: Path, args: list[str], words: str) -> None:
     result = _train(tmp_path, *args)
@@ -178,3 +184,12 @@ def test_train_on_a_recording_without_rows_names_file_and_field(tmp_path: Path) 
                                       "--size", "16", "--epochs", "1", "--quiet"])
     _one_line_error(result, "episode 'r1' field joint_states: ")
     assert "js.npy: no rows of joint positions" in result.output
+
+
+def test_train_refuses_an_out_it_cannot_write_before_training(tmp_path: Path) -> None:
+    """The reader was trained to the end, then lost to a traceback at the write."""
+    (tmp_path / "x.png").write_bytes(b"not a folder")
+    _one_line_error(_train_to(tmp_path, tmp_path / "x.png" / "reader"),
+                    f"--out {tmp_path / 'x.png' / 'reader'}: {tmp_path / 'x.png'} is a file")
+    _one_line_error(_train_to(tmp_path, tmp_path / "x.png"),
+                    f"--out {tmp_path / 'x.png'}: a file, not a folder")

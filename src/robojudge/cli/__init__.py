@@ -123,4 +123,13 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing has started yet
         sys.stderr.write("interrupted before the command started\n")
         raise SystemExit(130) from None
-    app(args)
+    try:
+        app(args)
+    except OSError as exc:
+        # A path that cannot be written or read (an --out under a file, a folder where a file goes, a
+        # full disk): one line naming it, not a traceback. Errors without a path stay tracebacks.
+        if exc.filename is None:
+            raise
+        where = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
+        sys.stderr.write(f"error: {where}: {exc.strerror or exc}\n")
+        raise SystemExit(2) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shlex
 import sys
 from collections.abc import Iterable, Iterator
@@ -85,6 +86,20 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` (plain text: nothing in it is read as markup) and the exit to raise."""
     err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
     return typer.Exit(code)
+
+
+def check_out_folder(path: Path, flag: str = "--out") -> None:
+    """Refuse, before long work, a folder that cannot be made or written: a file's name, a path under a
+    file, a folder without write permission (the work was done, then lost at the write)."""
+    if path.exists() and not path.is_dir():
+        raise fail(f"{flag} {path}: a file, not a folder")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise fail(f"{flag} {path}: {existing} is a file, so no folder can be made under it")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise fail(f"{flag} {path}: {existing} is not writable")
 
 
 def check_settings() -> None:

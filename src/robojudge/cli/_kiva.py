@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from robojudge.cli._common import console, fail
+from robojudge.cli._common import check_out_folder, console, fail
 
 app = typer.Typer(help="KIVA's keypoint reader: train it, calibrate its thresholds.", no_args_is_help=True)
 
@@ -140,6 +140,7 @@ def train_cmd(
                                           "heatmap_loss": heatmap_loss})
     except ValidationError as exc:
         raise _config_error(exc) from None
+    check_out_folder(out)
     _check_torch()
     _check_device(device)
     # A bar redraws in place, which a log file (nohup, a cluster job) keeps as nothing until the end:

@@ -185,8 +185,10 @@ def scan_cmd(
         warnings = write_manifest(result, target, force=force)
     except ManifestError as exc:
         raise fail(f"the scanned records do not validate:\n{exc}") from None
-    except FileExistsError:
-        raise fail(f"{target} exists; pass --force to replace it") from None
+    except FileExistsError as exc:
+        if target.exists() and not force:
+            raise fail(f"{target} exists; pass --force to replace it") from None
+        raise fail(f"cannot write {target}: {exc.strerror} ({exc.filename})") from None
     except ValueError as exc:
         raise fail(str(exc)) from None
     counts = result.counts()

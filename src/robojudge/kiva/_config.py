@@ -31,7 +31,7 @@ class TrainConfig(BaseModel):
     before some options existed.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     size: int = Field(default=128, ge=16, le=512, description="frames resized to size x size")
     context: int = Field(default=3, ge=1, le=9, description="consecutive frames stacked per input")
