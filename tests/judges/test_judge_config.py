@@ -113,3 +113,14 @@ def test_backends_need_their_settings() -> None:
         make_backend(make_judge({"name": "j", "backend": "openai", "model": "m"}))
     with pytest.raises(ValueError, match="replies"):
         make_backend(make_judge({"name": "j", "backend": "mock"}))
+
+
+def test_a_judges_or_rubric_file_that_is_not_text_is_named(tmp_path: Path) -> None:
+    """A PNG (or a UTF-16 file) given as --judges or --rubric-file was a UnicodeDecodeError traceback."""
+    png = tmp_path / "x.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\nrest")
+    not_text = r"\(TOML text\): byte 0 is not UTF-8"
+    with pytest.raises(JudgeConfigError, match=r"x\.png: not a judges file " + not_text):
+        load_judges_file(png)
+    with pytest.raises(RubricError, match=r"x\.png: not a rubric file " + not_text):
+        load_rubric_file(png)

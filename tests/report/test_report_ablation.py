@@ -107,6 +107,16 @@ def test_fps_ablation_cli_with_a_mock_judges_file(tmp_path):
     assert "| 2 |" in md and "| native |" in md
     bad = CliRunner().invoke(app, [*args[:6], "--fps", "0,x"])
     assert bad.exit_code == 2
+    # refused before any request: NaN passed the check and was judged at every item; a text rubric was
+    # judged at every rate before nothing could be compared (an audit of bad input)
+    for fps, words in (("nan", "--fps: rates must be positive numbers, got nan"),
+                       ("inf", "--fps: rates must be positive numbers, got inf"),
+                       ("2,2", "--fps: 2 is given twice")):
+        refused = CliRunner().invoke(app, [*args, "--fps", fps, "--db", str(tmp_path / "x.sqlite")])
+        assert refused.exit_code == 2 and words in refused.output, refused.output
+    text = CliRunner().invoke(app, [*args, "--rubric", "caption", "--db", str(tmp_path / "x.sqlite")])
+    assert text.exit_code == 2 and "--rubric caption: the ablation compares" in text.output
+    assert not (tmp_path / "x.sqlite").exists()
 
 
 def test_fps_ablation_suite_uses_the_manifests_default_store(tmp_path, monkeypatch):

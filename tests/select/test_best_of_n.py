@@ -28,6 +28,7 @@ Over G1-G3:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -210,6 +211,11 @@ def test_a_judge_with_one_axis_has_no_overall_to_pick_by() -> None:
     with pytest.raises(ValueError, match="no IA score on this suite, so no Overall; pick by judge:qwen:pa"):
         best_of_n(items, pa_only, by="judge:qwen")
     assert best_of_n(items, pa_only, by="judge:qwen:pa").picks[0].item_id == "a"
+    # its rows for other items only: no axis to advise (it advised judge:qwen:pa, which could not work)
+    elsewhere = [dataclasses.replace(r, item_id="z") if r.metric.startswith("judge:qwen") else r
+                 for r in rows]
+    with pytest.raises(ValueError, match="judge 'qwen' has no score on any item of this suite"):
+        best_of_n(items, elsewhere, by="judge:qwen")
 
 
 def test_an_unknown_label_axis_is_refused() -> None:

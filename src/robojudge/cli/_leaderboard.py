@@ -250,8 +250,10 @@ def _rates(text: str) -> list[float | None]:
             v = float(part)
         except ValueError:
             raise fail(f"--fps: {part!r} is not a number or 'native'") from None
-        if v <= 0:
-            raise fail(f"--fps: rates must be positive, got {part}")
+        if not (math.isfinite(v) and v > 0):  # NaN passed "v <= 0" and was judged at every item
+            raise fail(f"--fps: rates must be positive numbers, got {part}")
+        if v in out:
+            raise fail(f"--fps: {part} is given twice")
         out.append(v)
     if not out:
         raise fail("--fps: give at least one rate, e.g. --fps 1,2,4,8")
@@ -291,6 +293,10 @@ def fps_ablation(
         cache = ResponseCache(cache_dir, enabled=not no_cache)
     except (JudgeConfigError, RubricError, UnknownNameError, OSError) as exc:
         raise fail(str(exc)) from None
+    other = [r.id for r in rubrics if r.id not in ("pa", "ia")]
+    if other:  # refused before any request: every rate was judged, then nothing could be compared
+        raise fail(f"--rubric {','.join(other)}: the ablation compares judge scores with the labels' pa "
+                   "and ia; use --rubric pa, ia or pa,ia")
     try:
         with cache:
             result = fps_ablation_suite(suite, cfg, rubrics, rates, db=db, max_frames=max_frames, cache=cache,

@@ -345,6 +345,8 @@ def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
         raise JudgeConfigError(f"cannot read {p}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise JudgeConfigError(f"{p}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise JudgeConfigError(f"{p}: not a judges file (TOML text): byte {exc.start} is not UTF-8") from None
     table = data.get("judges", {})
     if not isinstance(table, dict):
         raise JudgeConfigError(f"{p}: [judges] must be a table of judges")

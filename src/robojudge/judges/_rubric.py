@@ -301,6 +301,8 @@ def load_rubric_file(path: str | Path) -> Rubric:
         raise RubricError(f"cannot read rubric file {p}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise RubricError(f"{p}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise RubricError(f"{p}: not a rubric file (TOML text): byte {exc.start} is not UTF-8") from None
     return parse_rubric(data, str(p))
 
 

@@ -116,6 +116,9 @@ def selection_scores(
             axis = tail or "overall"
             per_axis = judge_scores(rows, items, name)
             missing = [a for a in ("pa", "ia") if not np.isfinite(per_axis[a]).any()]
+            if axis == "overall" and len(missing) == 2:
+                raise ValueError(f"--by {by!r}: judge {name!r} has no score on any item of this suite (its "
+                                 "stored rows, if any, are for other items)")
             if axis == "overall" and missing:
                 have = "ia" if missing == ["pa"] else "pa"
                 raise ValueError(f"--by {by!r}: judge {name!r} has no {missing[0].upper()} score on this "
