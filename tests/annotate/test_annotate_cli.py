@@ -142,6 +142,11 @@ def test_errors_exit_2_with_a_message(suite_files: SuiteFiles, tmp_path: Path) -
         app, ["annotate", "export", "--db", db, "-p", "p", "-f", "xml", "--out", tmp_path / "x"]
     )
     assert res.exit_code == 2 and "--format 'xml'" in res.output
+    # JSON Lines was written into a .csv or .parquet that nothing could read back
+    res = CliRunner().invoke(
+        app, ["annotate", "export", "--db", db, "-p", "p", "--out", tmp_path / "m.csv"]
+    )
+    assert res.exit_code == 2 and "name it .jsonl" in res.output and not (tmp_path / "m.csv").exists()
 
 
 def test_add_example(suite_files: SuiteFiles, tmp_path: Path) -> None:
@@ -215,7 +220,8 @@ def test_export_errors_print_one_line(suite_files: SuiteFiles, tmp_path: Path) -
     assert error("-f", "csv", "--out", tmp_path / "x") == (
         "error: --format 'csv': use manifest, scores or labelstudio\n"
     )
-    assert "rater 'nobody': no annotator of that name" in error("--rater", "nobody", "--out", tmp_path / "x")
+    assert "rater 'nobody': no annotator of that name" in error("--rater", "nobody", "--out",
+                                                                tmp_path / "x.jsonl")
     assert "--rater is for --format manifest" in error(
         "-f", "scores", "--rater", "alice", "--out", tmp_path / "x"
     )

@@ -66,8 +66,13 @@ def test_report_of_a_run_folder_reads_the_manifest_scored_into_it(tmp_path: Path
     # --suite still wins; a manifest that has gone is not used.
     other = tmp_path / "other.jsonl"
     other.write_text(manifest.read_text().replace("videos/", "lists/videos/"))
-    done = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(other), "--no-html"])
+    done = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(other), "--bootstrap", "0"])
     assert done.exit_code == 0 and "suite manifest:" not in done.stdout
+    # a run folder's report has no manifest summary: --no-html and --by are refused, not ignored
+    for extra, words in ((["--no-html"], "--no-html leaves nothing to write"),
+                         (["--by", "task"], "--by task:")):
+        refused = runner.invoke(build_app("report"), ["report", str(run), *extra])
+        assert refused.exit_code == 2 and words in refused.output, refused.output
     manifest.unlink()
     gone = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
     assert gone.exit_code == 0, gone.output

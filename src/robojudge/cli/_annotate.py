@@ -196,6 +196,9 @@ def export_cmd(
         raise fail(f"--rater is for --format manifest (score tables hold every rater), not {fmt!r}")
     if media_url is not None and fmt != "labelstudio":
         raise fail(f"--media-url is for --format labelstudio, not {fmt!r}")
+    if fmt == "manifest" and out.suffix.lower() not in (".jsonl", ".ndjson"):
+        # written as JSON Lines whatever the name: a .csv or .parquet could not be read back
+        raise fail(f"--out {out}: the manifest is written as JSON Lines; name it .jsonl")
     try:
         if fmt == "manifest":
             n = export_manifest(db, project, out, rater=rater)
@@ -365,7 +368,7 @@ def serve_cmd(
     suite: Path = typer.Argument(..., help="Suite manifest the project was created from."),
     db: str = _DB,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
-    port: int = typer.Option(8080, "--port", help="Port to listen on."),
+    port: int = typer.Option(8080, "--port", min=0, max=65535, help="Port to listen on."),
     project: str | None = typer.Option(
         None, "--project", "-p", help="Project name, if the suite has several."
     ),

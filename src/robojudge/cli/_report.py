@@ -101,6 +101,13 @@ def report(
         if suite is not None:
             manifest = suite
     else:
+        # a manifest's summary is what --by groups and what --no-html keeps: said, not silently ignored
+        if by != "generator":
+            raise fail(f"--by {by}: groups a manifest's summary (robojudge report MANIFEST); the report of a "
+                       "run folder or store groups by generator")
+        if not html:
+            raise fail("--no-html leaves nothing to write for a run folder or store: only a manifest has a "
+                       "summary without the HTML report")
         try:
             url, manifest = resolve_source(target, manifest=suite)
         except FileNotFoundError as exc:

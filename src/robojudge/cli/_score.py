@@ -76,7 +76,8 @@ def score(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (plain "
                                   "lines every --progress-every seconds when stderr is not a terminal)."),
     progress_every: float = typer.Option(
-        30.0, "--progress-every", min=0.1, help="Seconds between plain progress lines (logs, CI, nohup)."
+        30.0, "--progress-every", min=0.1, max=86400.0,
+        help="Seconds between plain progress lines (logs, CI, nohup)."
     ),
     confine: Path | None = typer.Option(
         None, "--confine", help="Refuse items with files outside this folder \\[default: $ROBOJUDGE_CONFINE]."
