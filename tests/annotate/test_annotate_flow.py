@@ -352,6 +352,11 @@ def test_model_drafts_are_checked_line_by_line(
         [good, good | {"item_id": "nope"}],
         r"drafts\.jsonl:2: field item_id: 'nope' is not an item of project 'p'",
     )
+    # a suite manifest given by mistake: its lines have no pa or ia (it was taken, and counted as 0)
+    refused(
+        [good, {"item_id": two, "video": "v.mp4", "labels": {"pa": 3}}],
+        rf"drafts\.jsonl:2: item '{two}': no pa and no ia field: not a draft as robojudge judge draft writes",
+    )
     with AnnotationService(project) as svc, svc.db.read() as conn:
         stored = [r.model_draft for r in conn.execute(select(s.items.c.model_draft))]
     assert stored == [None] * len(stored)  # nothing of a refused file is kept

@@ -87,6 +87,9 @@ def import_drafts(db: str | os.PathLike[str], project: str, path: str | os.PathL
             raise AnnotateError(
                 f"{where}: item {item_id!r}: a second draft for it (the first is on line {lines[item_id]})"
             )
+        if not any(axis in rec for axis in AXES):  # a suite manifest given by mistake, say
+            raise AnnotateError(f"{where}: item {item_id!r}: no {' and no '.join(AXES)} field: not a draft "
+                                "as robojudge judge draft writes it")
         values: dict[str, Any] = {}
         for axis in AXES:
             if axis not in rec:

@@ -164,7 +164,7 @@ def import_drafts_cmd(
         n = import_drafts(db, project, drafts)
     except _guard() as exc:
         raise fail(str(exc)) from None
-    console.print(f"{n} items have a model draft", highlight=False)
+    console.print(f"{n} items got a model draft from {drafts}", highlight=False)
 
 
 @app.command("export")
