@@ -145,7 +145,7 @@ def test_a_file_without_robojudge_tables_is_a_clear_error(tmp_path: Path) -> Non
         conn.execute("CREATE TABLE t (x)")
     conn.close()
     before = _snapshot(tmp_path)
-    with pytest.raises(StoreError, match="not a robojudge result store"):
+    with pytest.raises(StoreError, match=r"other\.sqlite: the database is not a robojudge result store"):
         ResultStore(path, read_only=True)
     assert _snapshot(tmp_path) == before
 

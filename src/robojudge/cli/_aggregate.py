@@ -134,6 +134,8 @@ def select_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Select RoboPhyscore metrics by their minimum Pearson r with the task-success targets (eq. 3)."""
+    if not -1.0 <= threshold <= 1.0:  # NaN too: a Pearson r can never pass it
+        raise fail(f"--threshold {threshold}: a Pearson r lies in [-1, 1]")
     tgt = _split(targets)
     miss, strat = _choices(strategy, missing)
     try:

@@ -291,6 +291,8 @@ def round_create_cmd(
     """Create a training round: every trainee labels every practice item."""
     from robojudge.annotate import create_round
 
+    if not name.strip():
+        raise fail("round name: empty; name the round")
     try:
         n = create_round(db, project, name, to, items, threshold=threshold)
     except _guard() as exc:

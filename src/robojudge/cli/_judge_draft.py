@@ -32,6 +32,12 @@ def draft(
 ) -> None:
     """Average several judges' scores into draft labels with their reasoning (RoboJudge App. A.2)."""
     names, rubrics = _names(judges), _names(rubric)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise fail(f"--judges: {', '.join(twice)} given twice (each judge is averaged once)")
+    if min_judges > len(names):
+        raise fail(f"--min-judges {min_judges}: more than the {len(names)} judge(s) given, so no label could "
+                   "be drafted")
     try:
         with ResultStore(db, read_only=True) as store:
             drafts = draft_from_store(store, names, rubrics, min_judges=min_judges)
@@ -54,6 +60,8 @@ def texts(
     field: str = typer.Option("caption", "--field", help="JSON key of the text in each line."),
 ) -> None:
     """Export a text rubric's outputs as JSON Lines ``{"item_id": ..., "caption": ...}``."""
+    if not field.strip() or field == "item_id":  # "item_id" overwrote each line's id with its text
+        raise fail(f"--field {field!r}: name a key other than item_id for the text")
     metric = judge_metric_id(judge, rubric)
     try:
         with ResultStore(db, read_only=True) as store:

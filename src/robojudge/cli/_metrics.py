@@ -94,6 +94,8 @@ def list_cmd(
     ),
 ) -> None:
     """List registered metrics; --json adds version, citation, description, config and taxonomy place."""
+    if update is not None and not markdown:
+        raise fail("--update rewrites the Markdown table: add --markdown")
     specs = list_metrics()
     if as_json:
         rows = [{**s.describe(), "weights_unverified": _unverified(s)} for s in specs]

@@ -152,7 +152,10 @@ class ResultStore:
             with self._guard("open"):
                 if read_only:
                     with self._read() as conn:
-                        check_schema(conn)
+                        try:
+                            check_schema(conn)
+                        except StoreError as exc:  # which database: several may be in play
+                            raise StoreError(f"{self.url}: {exc}") from None
                 else:
                     with self._write() as conn:
                         ensure_schema(conn)
