@@ -62,3 +62,18 @@ def test_an_empty_round_name_is_refused(tmp_path: Path) -> None:
     assert code == 2 and "round name: empty" in output
     assert json.dumps(output)  # one line, no traceback
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["leaderboard", "generators", "{tmp}/s.jsonl", "--sort", "paa"], "--sort must be pa, ia or overall"),
+    (["leaderboard", "generators", "{tmp}/s.jsonl", "--predict", "clas"], "--predict must be expected or"),
+    (["leaderboard", "judges", "{tmp}/s.jsonl", "--predict", "clas"], "--predict must be expected or"),
+    (["train", "export", "--labels", "{tmp}/s.jsonl", "--out", "{tmp}/o", "--fps", "0"], "--fps"),
+    (["train", "export", "--labels", "{tmp}/s.jsonl", "--out", "{tmp}/o", "--max-frames", "0"],
+     "--max-frames"),
+])
+def test_options_are_named_not_the_python_parameters(tmp_path: Path, args: list[str], words: str) -> None:
+    """sort_by, prediction and 'None' leaked from the Python API into the command line's errors."""
+    code, output = _run(*[a.format(tmp=tmp_path) for a in args])
+    assert code == 2 and words in output, output
+    assert "sort_by" not in output and "None" not in output and not (tmp_path / "o").exists()

@@ -123,6 +123,10 @@ def generators(
     Clips are the bootstrap clusters (all generators' items of a drawn clip come along) and sources
     the strata.
     """
+    if sort_by not in ("pa", "ia", OVERALL):  # told as the option, before any result is read
+        raise fail(f"--sort must be pa, ia or {OVERALL}, got {sort_by!r}")
+    if predict not in ("expected", "class"):
+        raise fail(f"--predict must be expected or class, got {predict!r}")
     rows, items = load_results(suite, db)
     try:
         per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
@@ -209,6 +213,8 @@ def judges(
     Without any stored VLM judge the table still holds the metric-calibrated judge, whose scores are
     all held out (cross-validation grouped by clip).
     """
+    if predict not in ("expected", "class"):
+        raise fail(f"--predict must be expected or class, got {predict!r}")
     rows, items = load_results(suite, db)
     try:
         report, table_rows, cal, _ = judges_report(

@@ -29,8 +29,8 @@ def export_cmd(
     val: float = typer.Option(0.1, "--val", help="Share of clips in the validation split."),
     test: float = typer.Option(0.0, "--test", help="Share of clips in the test split."),
     seed: int = typer.Option(0, "--seed", help="Split seed."),
-    fps: float = typer.Option(4.0, "--fps", help="Judge frame rate (RoboJudge: 4)."),
-    max_frames: int = typer.Option(32, "--max-frames", help="Judge frame cap (RoboJudge: 32)."),
+    fps: float = typer.Option(4.0, "--fps", min=0.001, help="Judge frame rate (RoboJudge: 4)."),
+    max_frames: int = typer.Option(32, "--max-frames", min=1, help="Judge frame cap (RoboJudge: 32)."),
     max_images: int = typer.Option(32, "--max-images", help="The judge's max_images."),
 ) -> None:
     """Write each labelled (item, rubric) as the judge's own request and the reply it should give."""
