@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from robojudge.video._filesample import AlphaCheck
 from robojudge.video._folder import DEFAULT_FOLDER_FPS
 from robojudge.video._memory import check_frame_memory
 from robojudge.video._post import PostProcess
@@ -107,23 +108,17 @@ def sample_animated(
     chosen = [picks[p] for p in thin_positions(len(picks), max_frames, spread)]
     check_frame_memory(path, [(len(chosen), post)], width, height)
     arrays: list[np.ndarray] = []
-    transparent, lowest = 0, 255
+    alpha = AlphaCheck()  # the video files' transparency warning
     try:
         with Image.open(path) as img:
             for i in chosen:
                 img.seek(i)  # Pillow composes the frame over the ones before it
                 frame = img.convert("RGBA")
-                alpha = int(np.asarray(frame.getchannel("A")).min())
-                if alpha < 255:
-                    transparent, lowest = transparent + 1, min(lowest, alpha)
+                alpha.see_lowest(int(np.asarray(frame.getchannel("A")).min()))
                 arrays.append(post(np.asarray(frame.convert("RGB")), index=i))
     except (OSError, ValueError, EOFError) as exc:
         raise VideoError(path, f"cannot read animated WebP: {exc}") from exc
-    if transparent:  # the wording of the video files' warning (robojudge.video._filesample)
-        warnings += (f"alpha channel ignored: {transparent} of the {len(chosen)} frames read have "
-                     f"transparent pixels (lowest alpha {lowest} of 255); frames are read as their stored "
-                     "colours, as if opaque, not composited onto a background",)
-    warnings += post.size_warnings()
+    warnings += alpha.warnings() + post.size_warnings()
     return SampledFrames(
         frames=np.ascontiguousarray(np.stack(arrays)),
         timestamps=np.asarray([times[i] for i in chosen], dtype=np.float64),

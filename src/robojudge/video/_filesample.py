@@ -467,8 +467,8 @@ class AlphaCheck:
     own VP8/VP9 decoders, so only the tag can say it is there.
     """
 
-    def __init__(self, stream: VideoStream) -> None:
-        self.declared = str(stream.metadata.get("alpha_mode", "")) == "1"
+    def __init__(self, stream: VideoStream | None = None) -> None:
+        self.declared = stream is not None and str(stream.metadata.get("alpha_mode", "")) == "1"
         self.read = 0  # frames read with an alpha channel
         self.transparent = 0  # of them, frames with alpha below 255 somewhere
         self.lowest = 255
@@ -481,6 +481,10 @@ class AlphaCheck:
             lowest = int(frame.to_ndarray(format="rgba")[..., 3].min())
         except _AV_ERRORS:
             return
+        self.see_lowest(lowest)
+
+    def see_lowest(self, lowest: int) -> None:
+        """Count one frame read with an alpha channel whose lowest alpha is ``lowest`` (0-255)."""
         self.read += 1
         if lowest < 255:
             self.transparent += 1
