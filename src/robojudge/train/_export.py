@@ -299,16 +299,6 @@ def _check_out(root: Path, manifest: str | Path | None, *, project: bool = False
                           f"{EXPORT_FILE}), and an export replaces them; choose an empty or new folder")
 
 
-def _item_files(item: Item) -> list[str]:
-    """The files an item reads (video, views, reference, state...)."""
-    files = [item.video, *(item.views or {}).values()]
-    for name in ("reference_video", "initial_frame", "state", "calibration"):
-        value = getattr(item, name, None)
-        if isinstance(value, str):
-            files.append(value)
-    return [f for f in files if f]
-
-
 def _digest(stage: Path) -> str:
     """SHA-256 over the export's record files and frames, by relative path."""
     h = hashlib.sha256()
@@ -356,7 +346,7 @@ def _write_export(
     named = root / LABELS_FILE if project is not None else suite.path  # where the manifest will be
     frames_dir = (root / "frames").resolve()
     for it in suite.items:  # a suite whose videos are frame folders under --out/frames
-        for used in _item_files(it):
+        for used in it.file_fields().values():
             if frames_dir in Path(used).resolve().parents:
                 raise ExportError(f"--out {root}: the export would replace {root / 'frames'}, which holds "
                                   f"{used}, a file of item {it.item_id!r}; choose another folder")
