@@ -66,7 +66,6 @@ MIN_COMPLETE = 0.5
 """A file holding less than this share of its declared frames (or duration) is an error."""
 SHORT_FRAMES = 2
 """A file missing at least this many declared frames (but not too many) gets a warning."""
-_RATE_AGREES = (2 / 3, 1.5)  # a declared rate this far from the stamps' average is not the video's
 _JITTER_LIMIT = 0.5  # scatter of at least half a frame interval is variable frame rate, not jitter
 
 
@@ -84,16 +83,12 @@ class FrameTimes:
         fps: the nominal rate reported as ``SampledFrames.source_fps``.
         tolerance: how late (seconds) a frame may be and still count as at a target time.
         warnings: what had to be assumed, in words.
-        span_known: the times say how long the frames last: true for usable stamps, and for frames
-            placed by order at a rate the file states (codec bitstream, stream header); false when
-            that rate was itself worked out from the declared duration, or assumed.
     """
 
     times: list[float]
     fps: float
     tolerance: float
     warnings: tuple[str, ...] = ()
-    span_known: bool = True
 
 
 def jitter_tolerance(times: Sequence[float]) -> float:
@@ -114,22 +109,18 @@ def jitter_tolerance(times: Sequence[float]) -> float:
     return scatter if scatter < _JITTER_LIMIT * step else 0.0
 
 
-_FROM_CODEC = "rate from the codec bitstream"
-_NOMINAL = "the stream's nominal rate"
-
-
 def fallback_rate(meta: StreamMeta, frames: int) -> tuple[float, str]:
     """The rate to place frames by when their time stamps cannot be used, and where it came from."""
     if sane_fps(meta.codec_fps):
         assert meta.codec_fps is not None
-        return meta.codec_fps, _FROM_CODEC
+        return meta.codec_fps, "rate from the codec bitstream"
     if not meta.raw:
         cd = meta.container_duration
         if cd is not None and cd > 0 and frames > 1 and sane_fps(frames / cd):
             return frames / cd, "rate from the container's duration"
         if sane_fps(meta.fps):
             assert meta.fps is not None
-            return meta.fps, _NOMINAL
+            return meta.fps, "the stream's nominal rate"
     return ASSUMED_FPS, "assumed: the file gives no usable rate"
 
 
@@ -251,8 +242,7 @@ def frame_times(pts: Sequence[int | None], meta: StreamMeta) -> FrameTimes:
         return FrameTimes([0.0], rate, time_tolerance(None))
     rate, source = fallback_rate(meta, n)
     warning = f"{reason}; frames placed by order at {rate:.4g} fps ({source})"
-    return FrameTimes([i / rate for i in range(n)], rate, time_tolerance(None), (warning,),
-                      span_known=source in (_FROM_CODEC, _NOMINAL))
+    return FrameTimes([i / rate for i in range(n)], rate, time_tolerance(None), (warning,))
 
 
 def _seconds(x: float) -> str:
@@ -277,15 +267,6 @@ def gif_cut_short(path: Path) -> str | None:
     if last == GIF_TRAILER:
         return None
     return "truncated: the GIF ends without its trailer byte, so frames after the cut are missing"
-
-
-def _declared_duration(meta: StreamMeta) -> float | None:
-    """The video's declared duration: its stream's, else the container's when the video is its only
-    stream (an audio track may run longer)."""
-    duration = meta.stream_duration
-    if duration is None and meta.only_stream and not meta.raw:
-        duration = meta.container_duration
-    return duration
 
 
 def check_complete(
@@ -326,8 +307,11 @@ def check_complete(
         if frames < MIN_COMPLETE * declared:
             raise VideoError(path, text)
         return (text,) if declared - frames >= SHORT_FRAMES else ()
-    # No frame count: compare the span covered with the declared duration.
-    duration = _declared_duration(meta)
+    # No frame count: compare the span covered with the declared duration. A container's duration
+    # only speaks for the video when the video is its only stream (an audio track may run longer).
+    duration = meta.stream_duration
+    if duration is None and meta.only_stream and not meta.raw:
+        duration = meta.container_duration
     if not duration or duration <= 0 or not timing.times or timing.warnings:
         return ()
     covered = timing.times[-1] + 1.0 / fps
