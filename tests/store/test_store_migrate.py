@@ -125,3 +125,17 @@ def test_upgrade_makes_no_store_of_a_missing_or_empty_file(tmp_path) -> None:  #
     res = CliRunner().invoke(app, ["results", "upgrade", "--db", str(empty)])
     assert res.exit_code == 2 and "is an empty file, not a result store" in res.output
     assert empty.read_bytes() == b""  # before, it was made an SQLite store
+
+
+def test_upgrade_adds_no_tables_to_another_program_s_database(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """It created robojudge's tables in a foreign SQLite file and said "schema version 2"."""
+    import sqlite3
+
+    other = tmp_path / "other #1.sqlite"  # a name a file: URI would misread
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE foo (x)")
+    conn.close()
+    before = other.read_bytes()
+    res = CliRunner().invoke(build_app("results"), ["results", "upgrade", "--db", str(other)])
+    assert res.exit_code == 2 and "is not a robojudge result store" in res.output
+    assert other.read_bytes() == before

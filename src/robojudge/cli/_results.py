@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -175,12 +176,27 @@ def upgrade_cmd(
             raise fail(f"no result store at {path}")
         if path.stat().st_size == 0:  # SQLite would make a new store of it
             raise fail(f"{path} is an empty file, not a result store")
+        if not _holds_store(path):  # upgrading would add robojudge's tables to another program's database
+            raise fail(f"{path} is not a robojudge result store (it has no robojudge_meta table); nothing "
+                       "to upgrade")
     try:
         with ResultStore(db) as store:
             where = store.url
     except StoreError as exc:
         raise fail(str(exc)) from None
     console.print(f"{where}: schema version {SCHEMA_VERSION}", highlight=False)
+
+
+def _holds_store(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` has robojudge's tables (unreadable: True, the store says why)."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'robojudge_meta'").fetchone()
+            return found is not None
+    except sqlite3.Error:
+        return True
 
 
 _MAX_PROBLEMS_SHOWN = 50
