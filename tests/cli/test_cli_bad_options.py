@@ -77,3 +77,15 @@ def test_options_are_named_not_the_python_parameters(tmp_path: Path, args: list[
     code, output = _run(*[a.format(tmp=tmp_path) for a in args])
     assert code == 2 and words in output, output
     assert "sort_by" not in output and "None" not in output and not (tmp_path / "o").exists()
+
+
+def test_suite_info_names_a_problem_of_the_whole_file(tmp_path: Path) -> None:
+    """An empty manifest printed "1 row(s) left out" (it has no rows)."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    code, output = _run("suite", "info", empty)
+    assert code == 0 and f"{empty}: manifest has no items" in output and "row(s) left out" not in output
+    two = tmp_path / "two.jsonl"
+    two.write_text('{"item_id": "a", "video": "missing.mp4"}\n{"item_id": 3\n')
+    code, output = _run("suite", "info", two)
+    assert "2 row(s) left out" in output

@@ -111,10 +111,14 @@ def info_cmd(
         return
     for key, value in info.items():
         _render(key, value)
-    if suite.problems:
+    whole = [p for p in suite.problems if p.line is None and p.row is None]  # the file's own (no items)
+    rows = len({(p.line, p.row) for p in suite.problems if p.severity == "error"} - {(None, None)})
+    for p in whole:
+        err_console.print(f"[yellow]{escape(str(file))}: {escape(p.message)}[/]", markup=True,
+                          highlight=False)
+    if rows:
         err_console.print(
-            f"[yellow]{len(suite.problems)} row(s) left out; run `robojudge suite validate "
-            f"{escape(str(file))}`[/]",
+            f"[yellow]{rows} row(s) left out; run `robojudge suite validate {escape(str(file))}`[/]",
             markup=True,
             highlight=False,
         )
