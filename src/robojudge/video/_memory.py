@@ -152,8 +152,9 @@ def check_frame_memory(path: Path, samplings: list[tuple[int, PostProcess]], wid
     raise VideoError(
         path,
         f"{n} frames of {width}x{height}{read_at} would hold {_size(need)} once decoded, more than the "
-        f"{_size(budget[0])} allowed ({budget[1]}); score it at a smaller size (--max-side 640) or on "
-        f"fewer frames (--max-frames), or set {settings.FRAME_MEMORY_GIB_ENV} (0: no limit)",
+        f"{_size(budget[0])} allowed ({budget[1]}); read it at a smaller size (robojudge score --max-side "
+        "640, robojudge judge --size) or on fewer frames (--max-frames), or set "
+        f"{settings.FRAME_MEMORY_GIB_ENV} (0: no limit)",
     )
 
 
