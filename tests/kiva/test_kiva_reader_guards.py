@@ -120,8 +120,11 @@ def test_a_video_of_another_shape_than_the_training_videos_is_refused(
 def test_the_error_lines_say_why_there_is_no_error() -> None:
     from robojudge.cli._kiva import _error_line
 
-    assert _error_line("held-out error", {"episodes": 0, "keypoints": 0}) == (
-        "held-out error: no clip to measure it on (--holdout 0 holds none out)")
+    # the holdout asked for is named (it said "--holdout 0" whatever was given: one clip leaves none out)
+    assert _error_line("held-out error", {"episodes": 0, "keypoints": 0}, 0.2) == (
+        "held-out error: no clip to measure it on (--holdout 0.2 held out no clip)")
+    assert _error_line("held-out error", {"episodes": 0, "keypoints": 0}, 0) == (
+        "held-out error: no clip to measure it on (--holdout 0 held out no clip)")
     assert _error_line("held-out error", {"episodes": 2, "keypoints": 0}) == (
         "held-out error: no visible keypoint to measure")
 

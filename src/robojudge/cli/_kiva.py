@@ -76,9 +76,11 @@ def _check_device(device: str) -> None:
             raise fail("--device cuda: no CUDA device visible (use cpu or auto)")
 
 
-def _error_line(name: str, err: dict[str, Any]) -> str:
+def _error_line(name: str, err: dict[str, Any], holdout: float | None = None) -> str:
     if not err.get("episodes"):
-        why = " (--holdout 0 holds none out)" if "held" in name else ""
+        why = ""
+        if "held" in name and holdout is not None:  # with one clip, --holdout 0.2 holds none out either
+            why = f" (--holdout {holdout:g} held out no clip)"
         return f"{name}: no clip to measure it on{why}"
     if not err.get("keypoints"):
         return f"{name}: no visible keypoint to measure"
@@ -180,7 +182,7 @@ def train_cmd(
         names = ", ".join(f"{a} - {b}" for a, b in meta["links_not_rigid"])
         console.print(f"[yellow]warning:[/] not rigid (a joint changes its length), left out of the rigidity "
                       f"measure: {escape(names)}", markup=True, highlight=False)
-    console.print(_error_line("held-out error", meta["held_out_error"]), highlight=False)
+    console.print(_error_line("held-out error", meta["held_out_error"], holdout), highlight=False)
     for m in meta.get("members", []):
         console.print(_error_line(f"  member with seed {m['seed']}", m["held_out_error"]), highlight=False)
     console.print(_error_line("training error", meta["train_error"]), highlight=False)
