@@ -233,9 +233,15 @@ def export_manifest(
         AnnotateError: ``out`` is the project's suite, ``rater`` is no annotator, the suite cannot be
             read, or the file cannot be written.
     """
+    from robojudge.suite import check_jsonl_name
+
     path = Path(out)
     suite_path = _suite_path(db, project)
     check_out(path, suite_path)
+    try:
+        check_jsonl_name(path)  # read back as what its name says
+    except ValueError as exc:
+        raise AnnotateError(str(exc)) from None
     labels = submitted_labels(db, project)
     if rater is None:
         chosen = _finals(labels)

@@ -196,9 +196,6 @@ def export_cmd(
         raise fail(f"--rater is for --format manifest (score tables hold every rater), not {fmt!r}")
     if media_url is not None and fmt != "labelstudio":
         raise fail(f"--media-url is for --format labelstudio, not {fmt!r}")
-    if fmt == "manifest" and out.suffix.lower() not in (".jsonl", ".ndjson"):
-        # written as JSON Lines whatever the name: a .csv or .parquet could not be read back
-        raise fail(f"--out {out}: the manifest is written as JSON Lines; name it .jsonl")
     try:
         if fmt == "manifest":
             n = export_manifest(db, project, out, rater=rater)

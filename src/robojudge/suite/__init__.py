@@ -21,7 +21,14 @@ from robojudge.suite._media import MEDIA_MODES, npz_problem
 from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import SUFFIXES
-from robojudge.suite._scan import PATTERN_FIELDS, SCAN_SUFFIXES, ScanResult, scan_folder, write_manifest
+from robojudge.suite._scan import (
+    PATTERN_FIELDS,
+    SCAN_SUFFIXES,
+    ScanResult,
+    check_jsonl_name,
+    scan_folder,
+    write_manifest,
+)
 from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Embodiment, Item, Labels
 
 __all__ = [
@@ -31,6 +38,7 @@ __all__ = [
     "PATTERN_FIELDS",
     "RUN_MANIFESTS",
     "SCAN_SUFFIXES",
+    "check_jsonl_name",
     "SUFFIXES",
     "ScanResult",
     "UNSET",

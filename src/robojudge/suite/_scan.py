@@ -30,7 +30,9 @@ from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import SCAN_SUFFIXES, iter_records
 from robojudge.suite._schema import CHECKLIST_ITEMS, Embodiment, Labels
 
-__all__ = ["PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "scan_folder", "write_manifest"]
+__all__ = [
+    "PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "check_jsonl_name", "scan_folder", "write_manifest",
+]
 
 
 PATTERN_FIELDS = ("generator", "clip_id", "task", "regime", "source", "split", "prompt_variant", "view")
@@ -212,6 +214,19 @@ def _note_missing_instructions(result: ScanResult) -> None:
         )
 
 
+def check_jsonl_name(out: str | Path) -> Path:
+    """``out`` as a path, when its name says JSON Lines (``.jsonl``, ``.ndjson``): every manifest robojudge
+    writes is JSON Lines, and a ``.csv`` or ``.parquet`` name would be read back in that format and fail.
+
+    Raises:
+        ValueError: Another suffix, naming the path.
+    """
+    target = Path(out)
+    if target.suffix.lower() not in (".jsonl", ".ndjson"):
+        raise ValueError(f"{target}: the manifest is written as JSONL; name it .jsonl")
+    return target
+
+
 def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) -> list[ManifestProblem]:
     """Write ``result.items`` as a JSONL manifest and validate it.
 
@@ -233,9 +248,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
         ValueError: There is nothing to write.
         ManifestError: No record validates (nothing is left at ``out``).
     """
-    target = Path(out)
-    if target.suffix.lower() not in (".jsonl", ".ndjson"):
-        raise ValueError(f"{target}: the manifest is written as JSONL; name it .jsonl")
+    target = check_jsonl_name(out)
     if target.exists() and not force:
         raise FileExistsError(f"{target} exists; pass force=True (--force) to replace it")
     if not result.items:
