@@ -3,8 +3,10 @@ a non-finite --level or --drift, a misspelt meta.accelerates in the report."""
 
 from __future__ import annotations
 
+import json
 import re
 
+import numpy as np
 import pytest
 from _audit_store import stored_suite
 from typer.testing import CliRunner
@@ -122,3 +124,19 @@ def test_a_generator_no_item_has_is_refused_before_anything_is_scored(suite, tmp
     if (tmp_path / "fresh.sqlite").exists():
         with ResultStore(db, read_only=True) as store:
             assert store.count() == 0
+
+
+def test_a_lowres_factor_that_leaves_no_image_is_refused_before_any_file(tmp_path) -> None:
+    from robojudge.video import write_video
+    frames = np.random.default_rng(0).integers(0, 255, (6, 48, 64, 3), dtype=np.uint8)
+    write_video(tmp_path / "a.mp4", frames, fps=10)
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(json.dumps({"item_id": "a", "video": "a.mp4", "generator": "dense"}) + "\n")
+    out = tmp_path / "st"
+    res = CliRunner().invoke(app, ["audit", "standins", str(manifest), "--dense", "dense", "--out", str(out),
+                                   "--methods", "lowres2,lowres13"])
+    assert res.exit_code == 2, res.output
+    assert "lowres13:" in res.output and "64x48" in res.output and "use lowres12 or less" in res.output
+    assert not out.exists()  # nothing written
+    made = make_standins(manifest, "dense", out, ["lowres12"])  # 4 px left: allowed
+    assert (out / "standins" / "lowres12" / "a.mp4").exists() and made.exists()

@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from robojudge.suite import Item, load_suite
-from robojudge.video import sample_frames, write_video
+from robojudge.video import probe_video, sample_frames, write_video
 
 NOMINAL_SECONDS_PER_FRAME = 1.0
 NOMINAL_STEPS = 50
@@ -151,6 +151,29 @@ def _record(item: Item, paths: dict[str, str]) -> dict[str, Any]:
     return rec
 
 
+#: Fewest pixels a ``lowres<f>`` stand-in may keep on a frame's short side: below this the frame is a
+#: few blurred colours, no longer a lower-resolution rollout.
+MIN_LOWRES_SIDE = 4
+
+
+def _check_factors(specs: Sequence[StandIn], items: Sequence[Item]) -> None:
+    """Refuse a ``lowres<f>`` whose factor leaves fewer than :data:`MIN_LOWRES_SIDE` pixels on the
+    short side of some video, before any file is written."""
+    lowres = [s for s in specs if s.kind == "lowres"]
+    if not lowres:
+        return
+    worst = max(lowres, key=lambda s: s.param)
+    for it in items:
+        for v in sorted({it.video, *(it.views or {}).values()}):
+            info = probe_video(v)
+            short = min(info.width, info.height)
+            if short // worst.param < MIN_LOWRES_SIDE:
+                raise ValueError(
+                    f"{worst.name}: {v} is {info.width}x{info.height}, so 1/{worst.param} of it keeps "
+                    f"{short // worst.param} px on its short side (at least {MIN_LOWRES_SIDE} needed); "
+                    f"use lowres{max(1, short // MIN_LOWRES_SIDE)} or less")
+
+
 def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
                   methods: Sequence[str] = DEFAULT_METHODS, *, drift: float = 2.0) -> Path:
     """Write a suite with ``dense``'s items and one stand-in generator per method; return its manifest.
@@ -161,7 +184,9 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
     costs also written into each item's ``meta``). Other generators of the manifest are left out.
 
     Raises:
-        ValueError: No item of ``dense``, an unknown method, or a ``drift`` that is not a finite number.
+        ValueError: No item of ``dense``, an unknown method, a ``drift`` that is not a finite number, or
+            a ``lowres<f>`` that would leave fewer than :data:`MIN_LOWRES_SIDE` pixels on the short side
+            of a video.
     """
     if not math.isfinite(drift):
         raise ValueError(f"drift must be a finite number of pixels per chunk, got {drift}")
@@ -174,6 +199,7 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
     items = [it for it in suite.items if it.generator == dense]
     if not items:
         raise ValueError(f"{manifest}: no item has generator {dense!r}")
+    _check_factors(specs, items)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
