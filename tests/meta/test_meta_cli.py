@@ -72,6 +72,24 @@ def test_compare_json(tmp_path):
     assert r.exit_code == 2 and "nope" in r.output
 
 
+def test_compare_refuses_a_range_that_does_not_hold_the_values(tmp_path):
+    from robojudge.meta import fit_agreement
+    (tmp_path / "s.csv").write_text("s,t\n0,1\n1,3\n2,2\n3,4\n")
+    base = ("compare", "--in", tmp_path / "s.csv", "--score", "s", "--target", "t")
+    # the scores reach 3: a "theoretical" range of [0, 2] rescaled 3 to 1.5, outside [0, 1]
+    r = run(*base, "--score-range", "0,2")
+    assert r.exit_code == 2, r.output
+    assert f"{tmp_path / 's.csv'} line 5, column 's': 3 is outside the range [0, 2]" in r.output
+    r = run(*base, "--target-range", "2,5")
+    assert r.exit_code == 2 and "line 2, column 't': 1 is outside the range [2, 5]" in r.output
+    r = run(*base, "--score-range", "-inf,inf")
+    assert r.exit_code == 2 and "--score-range expects two finite numbers" in r.output
+    with pytest.raises(ValueError, match=r"1 score value\(s\) lie outside the score range \[0, 2\]"):
+        fit_agreement([0, 1, 2, 3], [1, 3, 2, 4], (0, 2))
+    with pytest.raises(ValueError, match="target range must be two finite numbers"):
+        fit_agreement([0, 1, 2, 3], [1, 3, 2, 4], None, (0, float("inf")))
+
+
 def test_compare_says_why_a_constant_column_has_no_statistics(tmp_path):
     (tmp_path / "c.csv").write_text("s,t\n1,2\n1,4\n1,5\n")
     r = run("compare", "--in", tmp_path / "c.csv", "--score", "s", "--target", "t", "--json")

@@ -35,6 +35,8 @@ def _parse_pair(text: str | None, option: str) -> tuple[float, float] | None:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
         raise fail(f"{option} expects LOW,HIGH, got {text!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise fail(f"{option} expects two finite numbers, got {text!r}")
     if not hi > lo:
         raise fail(f"{option}: HIGH must exceed LOW, got {text!r}")
     return lo, hi

@@ -56,8 +56,22 @@ def fit_agreement(score: npt.ArrayLike, target: npt.ArrayLike,
         target: The reference (human rating or task success) per sample.
         score_range: Theoretical ``(min, max)`` of the score for ``mae_rescaled``; observed if None.
         target_range: The same for the target.
+
+    Raises:
+        ValueError: A range that is not two finite numbers with ``min < max``, or a value outside its
+            range (a theoretical range holds every value; rescaled values would leave [0, 1]).
     """
     x, y = paired(score, target)
+    for name, v, bounds in (("score", x, score_range), ("target", y, target_range)):
+        if bounds is None:
+            continue
+        lo, hi = bounds
+        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+            raise ValueError(f"{name} range must be two finite numbers LOW < HIGH, got {bounds}")
+        out = v[(v < lo) | (v > hi)]
+        if out.size:
+            raise ValueError(f"{out.size} {name} value(s) lie outside the {name} range [{lo:g}, {hi:g}] "
+                             f"(for example {float(out[0]):g})")
     n = int(x.size)
     nan = math.nan
     if n < 2:

@@ -345,11 +345,22 @@ def fit_from_csv(
     Rows with a blank value in either column are left out and counted.
 
     Raises:
-        ScoreTableError: The file cannot be read, lacks a column, or has a value that is not a number.
+        ScoreTableError: The file cannot be read, lacks a column, has a value that is not a number, or
+            one outside the range given for its column.
     """
     df = read_score_csv(path, (score, target))
     x = column_numbers(df, score, path)
     y = column_numbers(df, target, path)
+    used = np.isfinite(x) & np.isfinite(y)  # a row left out for a blank is not checked either
+    for col, v, bounds in ((score, x, score_range), (target, y, target_range)):
+        if bounds is None:
+            continue
+        lo, hi = bounds
+        bad = np.flatnonzero(used & ((v < lo) | (v > hi)))
+        if bad.size:
+            raise ScoreTableError(
+                f"{path} line {int(bad[0]) + 2}, column {col!r}: {float(v[bad[0]]):g} is outside the range "
+                f"[{lo:g}, {hi:g}] given for it ({bad.size} value(s) outside)")
     dropped = int(np.sum(~(np.isfinite(x) & np.isfinite(y))))
     return TableFit(fit_agreement(x, y, score_range, target_range), dropped)
 
