@@ -74,3 +74,15 @@ def test_cli_refuses_the_suite_with_exit_code_2(count: None, tmp_path: Path) -> 
                                            "--no-store"])
     assert res.exit_code == 2, res.output
     assert "item 'i0' has the generator '-'" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize("field", ["labels", "meta", "views", "grid"])
+def test_a_field_holding_a_structure_is_no_group_key(field: str) -> None:
+    # labels grouped by their printed form: "pa=4.0 ia=None ..." became a group name
+    items = [Item(item_id="a", video="a.mp4", labels={"pa": 4}, meta={"k": 1})]
+    with pytest.raises(ValueError, match=f"--by '{field}' holds a structure, not a text; use one of "
+                                         "calibration, clip_id, embodiment,"):
+        sets.group_items(items, field)
+    with pytest.raises(ValueError, match="--by 'nope' is not an item field"):
+        sets.group_items(items, "nope")
+    assert [g.key for g in sets.group_items(items, "embodiment")] == ["-"]

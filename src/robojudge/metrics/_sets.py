@@ -56,6 +56,7 @@ import csv
 import json
 import math
 import traceback
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -341,6 +342,18 @@ def set_config_hash(config: BaseModel, by: str | None) -> str:
 UNSET_KEY = "-"
 
 
+def _text_valued(name: str) -> bool:
+    """Whether the Item field ``name`` holds a text (or a named choice): what a group key can be."""
+    ann = Item.model_fields[name].annotation
+    kinds = [a for a in (typing.get_args(ann) or (ann,)) if a is not type(None)]
+    return all(isinstance(a, type) and issubclass(a, str) for a in kinds)
+
+
+#: The Item fields items can be grouped by: those holding a text (``views``, ``grid``, ``labels`` and
+#: ``meta`` hold structures, whose printed form is no group name).
+GROUP_BY_FIELDS = tuple(f for f in Item.model_fields if _text_valued(f))
+
+
 def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
     """Split ``items`` into groups by the Item field ``by`` (one group ``all`` when ``by`` is None).
 
@@ -348,14 +361,16 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
     since both would be one group, stored under one id (``group:generator=-``).
 
     Raises:
-        ValueError: ``by`` is not an Item field, or an item's value of it is :data:`UNSET_KEY`.
+        ValueError: ``by`` is not one of :data:`GROUP_BY_FIELDS`, or an item's value of it is
+            :data:`UNSET_KEY`.
     """
     every = tuple(items)
     if by is None:
         return [ItemGroup(key="all", by=None, items=every, all_items=every)]
-    if by not in Item.model_fields:
-        fields = ", ".join(sorted(Item.model_fields))
-        raise ValueError(f"--by {by!r} is not an item field; use one of {fields}")
+    if by not in GROUP_BY_FIELDS:
+        fields = ", ".join(sorted(GROUP_BY_FIELDS))
+        what = "holds a structure, not a text" if by in Item.model_fields else "is not an item field"
+        raise ValueError(f"--by {by!r} {what}; use one of {fields}")
     groups: dict[str, list[Item]] = {}
     clash: list[str] = []
     for it in every:
