@@ -9,7 +9,14 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from robojudge.cli._common import console, fail, parse_settings, print_summary, scoring_progress
+from robojudge.cli._common import (
+    check_out_folder,
+    console,
+    fail,
+    parse_settings,
+    print_summary,
+    scoring_progress,
+)
 
 app = typer.Typer(help="Audits of world-model generators: the speed-quality frontier of acceleration "
                   "methods, FVD sample-size sensitivity.", no_args_is_help=True)
@@ -71,6 +78,8 @@ def acceleration_cmd(
 
     if not math.isfinite(level):
         raise fail(f"--level must be a finite number, got {level}")
+    if out is not None:
+        check_out_folder(out)
     try:
         with scoring_progress(progress and metrics is not None) as on_result:
             run = audit_acceleration(
@@ -121,6 +130,7 @@ def standins_cmd(
 
     if not math.isfinite(drift):
         raise fail(f"--drift must be a finite number of pixels, got {drift}")
+    check_out_folder(out)
     try:
         path = make_standins(suite, dense, out, _names(methods, "--methods"), drift=drift)
     except (ManifestError, VideoError, ValueError, FileNotFoundError) as exc:
@@ -156,6 +166,8 @@ def sample_size_cmd(
         grid = [int(n) for n in _names(ns, "--n")] if ns is not None else None
     except ValueError:
         raise fail(f"--n must be comma-separated whole numbers, got {ns!r}") from None
+    if out is not None:
+        check_out_folder(out)
     try:
         names = _names(generators, "--generators") if generators else None
         run = audit_sample_size(suite, generators=names, ns=grid, window=window, stride=stride, draws=draws,

@@ -102,6 +102,16 @@ def check_out_folder(path: Path, flag: str = "--out") -> None:
         raise fail(f"{flag} {path}: {existing} is not writable")
 
 
+def check_out_file(path: Path, flag: str = "--out") -> None:
+    """Refuse, before long work, a file path that cannot be written: a folder's name, a path under a
+    file, a folder without write permission."""
+    if path.is_dir():
+        raise fail(f"{flag} {path}: a folder, not a file")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise fail(f"{flag} {path}: the file is not writable")
+    check_out_folder(path.parent, flag=f"{flag} {path}: its folder")
+
+
 def check_settings() -> None:
     """Refuse a bad ``ROBOJUDGE_*`` variable (frame memory, network cache, decode workers) before any
     work: read on use, it turned every task of a run into an error row, kept on the next run."""

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from robojudge.cli._common import PIPED_WIDTH, console, err_console, fail, load_results
+from robojudge.cli._common import PIPED_WIDTH, check_out_folder, console, err_console, fail, load_results
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction
 from robojudge.report import (
@@ -127,6 +127,8 @@ def generators(
         raise fail(f"--sort must be pa, ia or {OVERALL}, got {sort_by!r}")
     if predict not in ("expected", "class"):
         raise fail(f"--predict must be expected or class, got {predict!r}")
+    if out is not None:
+        check_out_folder(out)
     rows, items = load_results(suite, db)
     try:
         per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
@@ -215,6 +217,8 @@ def judges(
     """
     if predict not in ("expected", "class"):
         raise fail(f"--predict must be expected or class, got {predict!r}")
+    if out is not None:
+        check_out_folder(out)
     rows, items = load_results(suite, db)
     try:
         report, table_rows, cal, _ = judges_report(
@@ -293,6 +297,8 @@ def fps_ablation(
     from robojudge.judges import JudgeConfigError, ResponseCache, RubricError, UnknownNameError
 
     rates = _rates(fps)
+    if out is not None:
+        check_out_folder(out)
     try:
         cfg = resolve_judge(judge_name, judges_file, backend, {"model": model, "base_url": base_url})
         rubrics = resolve_rubrics(rubric, [])

@@ -11,6 +11,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from robojudge.cli._common import (
+    check_out_file,
     check_settings,
     console,
     fail,
@@ -184,6 +185,8 @@ def sets_cmd(
     if not ids:
         raise fail("--metrics is empty")
     group_by = None if by == "none" else by
+    if out is not None:
+        check_out_file(out)
     if not store and (executor != "local" or address is not None or rescore_libraries or rescore_unknown):
         raise fail("--executor, --address, --rescore-libraries and --rescore-unknown work on the store; drop "
                    "--no-store")

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from robojudge.cli._common import console, fail
+from robojudge.cli._common import check_out_folder, console, fail
 from robojudge.metric_info import direction, registry_config_key, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
@@ -91,6 +91,7 @@ def report(
         except StoreError as exc:
             raise fail(str(exc)) from None
         folder = out or default_run_dir(manifest) / "report"
+        check_out_folder(folder, "--out" if out else "report folder")
         try:
             summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range,
                                      stale=stale_rows)
@@ -114,6 +115,7 @@ def report(
             raise fail(str(exc)) from None
         path = Path(target)
         folder = out or (path / "report" if path.is_dir() else Path("report"))
+        check_out_folder(folder, "--out" if out else "report folder")
         if manifest is None:
             console.print("no suite manifest found (pass --suite): the report has no labels or generators",
                           highlight=False)

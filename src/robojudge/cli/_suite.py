@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._common import check_out_file, console, err_console, fail
 from robojudge.suite import ManifestError, load_suite, suite_info, validate_manifest
 
 app = typer.Typer(help="Check and describe suite manifests.", no_args_is_help=True)
@@ -308,6 +308,7 @@ def prompts_cmd(
     from robojudge.judges import JudgeConfigError, ResponseCache, UnknownNameError
     from robojudge.train import prompt_variants
 
+    check_out_file(out)
     try:
         config = resolve_judge(judge_name, judges_file, None, {})
         items = load_suite(file).items

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from robojudge.cli._common import console, fail, first_names
+from robojudge.cli._common import check_out_folder, console, fail, first_names
 
 if TYPE_CHECKING:
     from robojudge.train import TrainResult
@@ -94,6 +94,7 @@ def sft_cmd(
 
     settings = SFTSettings(epochs=epochs, global_batch=global_batch, per_device_batch=per_device_batch,
                            learning_rate=lr, max_steps=max_steps, lora=lora, seed=seed)
+    check_out_folder(out)
     _run("sft", lambda: train_sft(model, data, out, settings, device=device))
 
 
@@ -122,4 +123,5 @@ def grpo_cmd(
                             max_completion_length=max_completion_length, max_steps=max_steps,
                             rewards=tuple(r.strip() for r in reward.split(",") if r.strip()), lora=lora,
                             seed=seed)
+    check_out_folder(out)
     _run("grpo", lambda: train_grpo(model, data, out, settings, device=device))
