@@ -57,6 +57,7 @@ def write_video(
     frames: np.ndarray | Sequence[np.ndarray],
     fps: float | Fraction = 30.0,
     codec: str | None = None,
+    timestamps: Sequence[float] | np.ndarray | None = None,
 ) -> Path:
     """Write RGB frames to a video file, or to a folder of PNG images.
 
@@ -69,6 +70,9 @@ def write_video(
         fps: constant frame rate of the output.
         codec: FFmpeg encoder name overriding the default for the suffix (e.g. ``"mpeg4"`` for
             .avi, ``"libvpx"`` for VP8 .webm).
+        timestamps: each frame's presentation time in seconds, for a video whose frames last unequal
+            times (a GIF's, an animated WebP's): stored in milliseconds, so they must increase by at
+            least 1 ms; ``fps`` then only sets the stream's nominal rate. Not for frame folders.
 
     Returns:
         The path written.
@@ -81,12 +85,15 @@ def write_video(
     if fps <= 0:
         raise VideoError(path, f"fps must be positive, got {fps}")
     suffix = path.suffix.lower()
+    pts = None if timestamps is None else _millis(path, timestamps, len(arr))
     if suffix not in VIDEO_SUFFIXES:
+        if pts is not None:
+            raise VideoError(path, "a frame folder has one rate (fps.txt): timestamps need a video file")
         _write_folder(path, arr, float(fps))
         return path
     rate = Fraction(fps).limit_denominator(100_000)
     try:
-        _encode(path, arr, rate, codec or _DEFAULT_CODEC[suffix])
+        _encode(path, arr, rate, codec or _DEFAULT_CODEC[suffix], pts)
     except (av.error.FFmpegError, ValueError, TypeError) as exc:
         raise VideoError(path, f"encoding failed: {exc}") from exc
     return path
@@ -112,7 +119,22 @@ def _write_folder(path: Path, arr: np.ndarray, fps: float) -> None:
     (path / "fps.txt").write_text(f"{fps!r}\n")
 
 
-def _encode(path: Path, arr: np.ndarray, rate: Fraction, codec: str) -> None:
+_MILLI = Fraction(1, 1000)
+
+
+def _millis(path: Path, timestamps: Sequence[float] | np.ndarray, n: int) -> list[int]:
+    """Frame times in whole milliseconds from the first frame; refused unless one per frame, finite and
+    at least 1 ms apart."""
+    t = np.asarray(timestamps, dtype=np.float64)
+    if t.shape != (n,) or not np.isfinite(t).all():
+        raise VideoError(path, f"timestamps: need {n} finite times, one per frame, got shape {t.shape}")
+    ms = np.rint((t - t[0]) * 1000).astype(np.int64) if n else np.zeros(0, np.int64)
+    if n > 1 and not (np.diff(ms) >= 1).all():
+        raise VideoError(path, "timestamps must increase by at least 1 ms from frame to frame")
+    return ms.tolist()
+
+
+def _encode(path: Path, arr: np.ndarray, rate: Fraction, codec: str, pts: list[int] | None = None) -> None:
     height, width = int(arr.shape[1]), int(arr.shape[2])
     odd = width % 2 == 1 or height % 2 == 1
     options: dict[str, str] = {}
@@ -148,10 +170,12 @@ def _encode(path: Path, arr: np.ndarray, rate: Fraction, codec: str) -> None:
             stream.codec_context.qmax = 2
         elif codec not in ("libx264", "libvpx-vp9", "libvpx", "gif"):
             stream.bit_rate = max(2_000_000, width * height * int(rate) * 2)
+        if pts is not None:
+            stream.codec_context.time_base = _MILLI
         for i, rgb in enumerate(arr):
             frame = _to_frame(rgb, pix_fmt)
-            frame.pts = i
-            frame.time_base = 1 / rate
+            frame.pts = i if pts is None else pts[i]
+            frame.time_base = 1 / rate if pts is None else _MILLI
             for packet in stream.encode(frame):
                 container.mux(packet)
         for packet in stream.encode(None):

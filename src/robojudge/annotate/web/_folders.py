@@ -4,9 +4,10 @@ codecs), but a suite's video may be a folder of images, a GIF, an animated WebP,
 Such a video is encoded once into a WebM (VP9, which browsers play at any frame size) in the cache
 folder (``$ROBOJUDGE_CACHE_DIR/annotate-media``), named by a hash of the folder's fingerprint (its
 path, inode, and every file's name, size and modification time), so a changed folder is encoded
-again and the file name says nothing about the item. Encoding happens on the first request for the
-folder; concurrent first requests each write a private temporary file and the last rename wins (the
-files are equal).
+again and the file name says nothing about the item. Each frame keeps its own presentation time, so
+a GIF's or an animated WebP's frames of unequal durations play as they were made. Encoding happens on
+the first request for the folder; concurrent first requests each write a private temporary file and
+the last rename wins (the files are equal).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from robojudge import settings
 from robojudge.video import FileFingerprint, sample_frames, write_video
 
 CACHE_SUBDIR = "annotate-media"
+#: Part of each cached file's name: a new way of encoding (2: frames keep their own times) makes new files.
+ENCODING = 2
 #: Files a browser's video element plays as they are (by suffix); any other video is encoded to WebM.
 BROWSER_SUFFIXES = frozenset({".mp4", ".m4v", ".webm", ".ogv", ".mov", ".mkv"})
 
@@ -34,7 +37,8 @@ def playable(path: Path, cache_dir: Path | None = None) -> Path:
     if path.is_file() and path.suffix.lower() in BROWSER_SUFFIXES:
         return path
     root = (cache_dir if cache_dir is not None else settings.get().cache_dir) / CACHE_SUBDIR
-    key = hashlib.sha256(json.dumps(FileFingerprint.of(path).parts()).encode()).hexdigest()[:32]
+    parts = [ENCODING, *FileFingerprint.of(path).parts()]
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
     out = root / f"{key}.webm"
     if out.is_file():
         return out
@@ -42,7 +46,9 @@ def playable(path: Path, cache_dir: Path | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f"{key}.{os.getpid()}.{threading.get_ident()}.part.webm"
     try:
-        write_video(tmp, sampled.frames, fps=sampled.source_fps)
+        # each frame at its own time: a GIF's or WebP's frames may last unequal times
+        times = sampled.timestamps if len(sampled.timestamps) > 1 else None
+        write_video(tmp, sampled.frames, fps=sampled.source_fps, timestamps=times)
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
