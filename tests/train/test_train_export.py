@@ -24,7 +24,7 @@ from robojudge.judges import (
     thinned,
 )
 from robojudge.judges._mock import MockBackend
-from robojudge.suite import CHECKLIST_ITEMS, load_suite
+from robojudge.suite import CHECKLIST_ITEMS, Item, load_suite
 from robojudge.train import ExportError, assign_splits, export_training_data, read_frames, target_reply
 
 
@@ -100,6 +100,21 @@ def test_no_clip_spans_two_splits_and_sources_are_stratified(labelled_suite: Pat
     assert assign_splits(items, halves, 3) == assign_splits(items, halves, 3)
     with pytest.raises(ValueError, match="sum to 1"):
         assign_splits(items, {"train": 0.5, "val": 0.4})
+
+
+def test_adding_clips_moves_at_most_one_clip_per_boundary() -> None:
+    # A shuffle of the whole list moved about half of the clips whenever one was added.
+    def items(n: int) -> list[Item]:
+        return [Item(item_id=f"c{k}-g", video=f"c{k}.mp4", clip_id=f"c{k}", source="s") for k in range(n)]
+
+    fractions = {"train": 0.6, "val": 0.2, "test": 0.2}
+    for seed in range(3):
+        before = assign_splits(items(40), fractions, seed)
+        for n in (41, 45):
+            after = assign_splits(items(n), fractions, seed)
+            moved = [k for k, v in before.items() if after[k] != v]
+            assert len(moved) <= 2 * (n - 40), (seed, n, moved)  # two boundaries, each new clip
+    assert assign_splits(items(40), fractions, 0) != assign_splits(items(40), fractions, 1)
 
 
 def test_dataset_card_counts_match_the_records(labelled_suite: Path, tmp_path: Path) -> None:

@@ -1,16 +1,17 @@
 """Train/validation/test splits by clip, stratified by source.
 
 All rollouts of one source clip (same ``clip_id``; an item without one is its own clip) land in one
-split, so a judge is never validated on a clip it was
-trained on. Within each source the clips are
-shuffled with a seed and cut by the fractions, rounding by largest remainder, so every source is
-split in (about) the same proportions.
+split, so a judge is never validated on a clip it was trained on. Within each source the clips are
+put in the order of a hash of (seed, source, clip id) and cut by the fractions, rounding by largest
+remainder, so every source is split in (about) the same proportions. A clip's place in that order
+does not depend on the other clips: adding a clip to a source moves at most one other clip across
+each boundary between splits (a shuffle of the whole list moved most of them).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-import random
 from collections.abc import Mapping, Sequence
 
 from robojudge.suite import Item
@@ -38,6 +39,13 @@ def _counts(n: int, fractions: Sequence[float]) -> list[int]:
     return counts
 
 
+def _rank(seed: int, source: str, clip: str) -> tuple[str, str]:
+    """A clip's place in its source's order: a hash of its own id, the seed and the source (the id
+    itself breaks the tie of equal hashes)."""
+    digest = hashlib.sha256(f"{seed}\0{source}\0{clip}".encode()).hexdigest()
+    return digest, clip
+
+
 def assign_splits(items: Sequence[Item], fractions: Mapping[str, float], seed: int = 0) -> dict[str, str]:
     """``{item_id: split}`` for every item, by clip, stratified by source.
 
@@ -45,7 +53,8 @@ def assign_splits(items: Sequence[Item], fractions: Mapping[str, float], seed: i
         items: The items to split.
         fractions: Share of clips per split name (``train``, ``val``, ``test``); they must sum to 1.
             A clip's source is that of its first item.
-        seed: Same seed, same split.
+        seed: Same seed, same split. A clip's split depends on the seed, its source, its own id and
+            the number of clips of its source, not on the other clips' ids.
 
     Raises:
         ValueError: Unknown split names, negative fractions or a sum other than 1.
@@ -64,8 +73,7 @@ def assign_splits(items: Sequence[Item], fractions: Mapping[str, float], seed: i
         by_source.setdefault(source_key(members[0]), []).append(clip)
     out: dict[str, str] = {}
     for source in sorted(by_source):
-        keys = sorted(by_source[source])
-        random.Random(f"{seed}:{source}").shuffle(keys)
+        keys = sorted(by_source[source], key=lambda clip: _rank(seed, source, clip))
         start = 0
         for name, count in zip(names, _counts(len(keys), [fractions[n] for n in names]), strict=True):
             for clip in keys[start : start + count]:
