@@ -82,7 +82,8 @@ def test_a_clip_without_two_frames_is_named_with_its_own_count(folder, monkeypat
 
     # Whatever the tracker returns for such clips (a real decode cannot give 0 frames of one video and
     # 1 of the other on demand): the message must name each short clip with its own frame count.
-    monkeypatch.setattr(tracking, "_cached_tracks", lambda key: (tracks(ng), tracks(nr), "tracked_reference"))
+    monkeypatch.setattr(tracking, "_cached_tracks",
+                        lambda key: tracking.ItemTracks(tracks(ng), tracks(nr), "tracked_reference", {}))
     spec = get_metric("ta_hsd")
     score = spec.compute(_item(folder, "full", "full"), spec.make_config({"truth": "tracked_reference"}))
     assert not score.scored

@@ -87,16 +87,30 @@ def test_reference_state_file_is_the_truth_when_present(rollouts: dict[str, Item
     npz = ref.with_suffix(".npz")
     npz.write_bytes(Path(rollouts["faithful"].state or "").read_bytes())
     try:
-        gen, truth, source = item_tracks(rollouts["faithful"], TrackingConfig())
+        gen, truth, source, _ = item_tracks(rollouts["faithful"], TrackingConfig())
         assert source == "reference_state"
         # The tracker on the faithful video against the simulator's own truth (64 px frames):
         # the object's centroid within 1.5 px on every frame it is found.
         k = gen.index("object")
         err = np.linalg.norm(gen.points[:, k] - truth.points[:, k], axis=1)
         assert np.nanmax(err) < 1.5
-        faithful, wrong = _scores(rollouts["faithful"]), _scores(rollouts["wrong"])
-        assert wrong["ta_hsd"] < faithful["ta_hsd"]
-        assert wrong["ol_average_recall"] < faithful["ol_average_recall"]
+        # At 64 px the tracker keeps to the gripper's body about 0.07 of the frame off its true point:
+        # checked on the reference video against its state, the end effector is left unmeasured (the
+        # faithful video, the reference itself, scored 0.2 against its own truth), the object is scored.
+        for m in TA:
+            left = get_metric(m).compute(rollouts["faithful"])
+            assert np.isnan(left.value), m
+            assert left.details["unscored_reason"].startswith(
+                "the reference's farthest-moving track, ee: the tracker follows ee on ")
+            assert left.details["tracks"]["ee"]["reference_followed"] < 0.5
+        obj = {m: get_metric(m).make_config({"targets": ["object"]}) for m in TA}
+        faithful = {m: get_metric(m).compute(rollouts["faithful"], obj[m]) for m in TA}
+        wrong = {m: get_metric(m).compute(rollouts["wrong"], obj[m]).value for m in TA}
+        assert faithful["ta_hsd"].value == 1.0 and faithful["ta_ndtw"].value == 1.0
+        assert faithful["ta_hsd"].details["tracks"]["object"]["reference_followed"] == 1.0
+        assert all(wrong[m] < faithful[m].value for m in TA)
+        assert (get_metric("ol_average_recall").compute(rollouts["wrong"]).value
+                < get_metric("ol_average_recall").compute(rollouts["faithful"]).value)
         # Forcing the tracked reference: the faithful video is the reference, so its tracks match.
         forced = get_metric("ta_hsd").make_config({"truth": "tracked_reference"})
         score = get_metric("ta_hsd").compute(rollouts["faithful"], forced)

@@ -12,6 +12,13 @@ the reference episode:
   with the same seed (EWMBench's protocol: one detector for generated and ground-truth videos).
   Config ``truth`` picks (``auto``: the state file when present); ``details["truth"]`` says which.
 
+With the reference's state file, the tracker is also checked on the reference video, whose true
+positions are known: a target it does not follow there (within ``follow_tolerance`` of the truth on
+at least ``min_followed`` of the frames; for example the end effector at a low frame rate, where it
+moves farther between frames than the tracker searches, or in small frames) leaves its scores
+unmeasured, since a lost or wrong track in the generated video would then say nothing about the
+video. ``details["tracks"][name]["reference_followed"]`` is the share it followed.
+
 Generated and reference videos are sampled at one rate (the lower native rate unless ``fps`` is
 set), so speeds per frame are comparable. Tracks of all five metrics of an item are computed once
 and shared (an in-process cache keyed by files, their modification times and the settings).
@@ -96,6 +103,16 @@ class TrackingConfig(BaseModel):
         description="the reference must have at least this share of the generated video's frames; a "
         "shorter one leaves the item unscored",
     )
+    follow_tolerance: float = Field(
+        default=0.05, gt=0, le=1,
+        description="with the reference's state file: distance (image coordinates in [0, 1]) within which "
+        "the tracker's track of the reference video counts as following the truth",
+    )
+    min_followed: float = Field(
+        default=0.5, ge=0, le=1,
+        description="with the reference's state file: share of the reference video's frames the tracker "
+        "must follow a target on, or that target's scores are unmeasured",
+    )
 
     @field_validator("tracker")
     @classmethod
@@ -129,9 +146,20 @@ def _identity(path: str | Path | None) -> FileFingerprint | None:
         return None
 
 
-def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
-    """Generated tracks, reference tracks and the reference's source (``reference_state`` or
-    ``tracked_reference``) for one item.
+class ItemTracks(NamedTuple):
+    """An item's tracks: generated, reference, the reference's source (``reference_state`` or
+    ``tracked_reference``) and, with the reference's state file, the share of the reference video's
+    frames on which the tracker follows each target (empty for ``tracked_reference``)."""
+
+    gen: Tracks
+    ref: Tracks
+    truth: str
+    followed: Mapping[str, float]
+
+
+def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
+    """Generated tracks, reference tracks, the reference's source and the tracker's check on the
+    reference video for one item (see :class:`ItemTracks`).
 
     Raises:
         MetricInputError: When the item lacks a state file or reference video, or they are unreadable.
@@ -147,11 +175,12 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
         want = Path(item.reference_video).with_suffix(".npz")
         raise MetricInputError(f"truth='reference_state' but there is no reference state file {want}")
     cfg = TrackingConfig(tracker=cfg.tracker, fps=cfg.fps, view=cfg.view, truth=cfg.truth,
-                         min_reference_coverage=cfg.min_reference_coverage)
+                         min_reference_coverage=cfg.min_reference_coverage,
+                         follow_tolerance=cfg.follow_tolerance, min_followed=cfg.min_followed)
     files = (item.video, item.reference_video, item.state, ref_state)
     key = _Key(item.video, item.reference_video, item.state, ref_state, tuple(map(_identity, files)), cfg)
     try:
-        gen, ref, truth = _cached_tracks(key)
+        gen, ref, truth, followed = _cached_tracks(key)
     except StateFileError as exc:
         raise MetricInputError(str(exc)) from None
     ng, nr = len(gen.points), len(ref.points)
@@ -170,7 +199,7 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> tuple[Tracks, Tracks, str]:
         raise Unmeasurable(
             f"the reference has {nr} frames, fewer than {cfg.min_reference_coverage:g} of the generated "
             f"video's {ng}: no ground truth for the rest", frames=ng, reference_frames=nr)
-    return gen, ref, truth
+    return ItemTracks(gen, ref, truth, followed)
 
 
 class _Key(NamedTuple):
@@ -191,7 +220,7 @@ class _Key(NamedTuple):
 # scores them one after the other, so one run serves all five. Tracks are a few small arrays per item,
 # and 16 entries bound it: items are scored in order, so older entries are not asked again.
 @lru_cache(maxsize=16)
-def _cached_tracks(key: _Key) -> tuple[Tracks, Tracks, str]:
+def _cached_tracks(key: _Key) -> ItemTracks:
     cfg = key.config
     state = SimState.load(key.state, cfg.view)
     rate = pairing_rate(key.video, key.reference_video, cfg.fps)
@@ -208,9 +237,32 @@ def _cached_tracks(key: _Key) -> tuple[Tracks, Tracks, str]:
         truth = true_tracks(SimState.load(key.reference_state, cfg.view), names, size)
         idx = np.minimum(np.asarray(ref.indices), len(truth.points) - 1)  # the sampled frames
         ref_tracks = Tracks(truth.names, truth.points[idx], truth.boxes[idx], truth.confidence[idx], size)
-        return gen_tracks, ref_tracks, "reference_state"
+        # The tracker on the reference video, seeded by its own state, against the truth: whether it can
+        # follow each target at this rate and size at all.
+        ref_state = SimState.load(key.reference_state, cfg.view)
+        checked = tracker.track(ref.frames, seed_from_state(ref_state, size, objects=_OBJECTS))
+        followed = {n: _followed_share(checked, ref_tracks, n, cfg.follow_tolerance)
+                    for n in checked.names if n in ref_tracks.names and n not in checked.untracked}
+        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed)
     ref_seed = seed_from_state(state, size, objects=_OBJECTS)
-    return gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference"
+    return ItemTracks(gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference", {})
+
+
+def _followed_share(tracked: Tracks, truth: Tracks, name: str, tolerance: float) -> float:
+    """Share of the frames where ``truth`` knows ``name`` on which ``tracked`` has it within
+    ``tolerance`` (image coordinates in [0, 1]); NaN when the truth never knows it."""
+    t, g = truth.normalized(name), tracked.normalized(name)
+    known = np.isfinite(t).all(axis=1)
+    if not known.any():
+        return float("nan")
+    dist = np.linalg.norm(g[known] - t[known], axis=1)
+    return float(np.mean(np.isfinite(dist) & (dist <= tolerance)))
+
+
+def _unfollowed(name: str, share: float, cfg: TrackingConfig) -> str:
+    return (f"the tracker follows {name} on {share:.0%} of the reference video's frames (within "
+            f"{cfg.follow_tolerance:g} of its true position; {cfg.min_followed:.0%} needed) at this rate and "
+            "size, so its track in the generated video says nothing about the video")
 
 
 # -- trajectory accuracy (App. B.3.2) ---------------------------------------------------------------
@@ -242,7 +294,7 @@ class TrajectoryConfig(TrackingConfig):
 
 
 def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
-    gen, ref, truth = item_tracks(item, cfg)
+    gen, ref, truth, followed = item_tracks(item, cfg)
     ng, nr = len(gen.points), len(ref.points)
     if ng < cfg.min_generated_coverage * nr:
         # A track cut short still has the reference's speeds (DYN) and lies on its path (HSD).
@@ -256,6 +308,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     extent: dict[str, float] = {}
     unseeded: list[str] = []  # no generated track: the item's state did not show them to seed
     unreferenced: list[str] = []  # a generated track and none in the (tracked) reference
+    unchecked: list[str] = []  # the tracker does not follow it on the reference video: not measurable
     for name in cfg.targets:
         if name not in gen.names:
             unseeded.append(name)
@@ -274,9 +327,16 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
             per[name] = {"status": _why("reference track mostly missing", ref.untracked.get(name))}
             continue
         extent[name] = diameter(r)
+        share = followed.get(name)
+        if share is not None and share < cfg.min_followed:
+            unchecked.append(name)
+            per[name] = {"status": _unfollowed(name, share, cfg), "reference_followed": share}
+            continue
         g, g_ok = fill_gaps(gen.normalized(name), cfg.max_missing)
         if not g_ok:
             per[name] = {"status": _why("lost in the generated video", gen.untracked.get(name)), "score": 0.0}
+            if share is not None:
+                per[name]["reference_followed"] = share
             continue
         if which == "hsd":
             score, dist = hsd_score(g, r)
@@ -287,6 +347,8 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
         else:
             score, parts = dyn_score(g, r)
             per[name] = {"score": score, **parts}
+        if share is not None:
+            per[name]["reference_followed"] = share
     if not extent:  # readable inputs that show nothing to compare: unscored, not failed
         raise Unmeasurable(f"no usable reference track among {list(cfg.targets)} ({_reasons(per)})",
                            tracks=per)
@@ -310,13 +372,16 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
         if unfollowed or unreferenced:
             said = _reasons({n: per[n] for n in unfollowed + unreferenced})
             raise Unmeasurable(f"cannot tell which reference track moves farthest: {said}", tracks=per)
+        if chosen in unchecked:
+            raise Unmeasurable(f"the reference's farthest-moving track, {chosen}: {per[chosen]['status']}",
+                               tracks=per)
         value = float(per[chosen].get("score", 0.0))
     else:
         missing = [n for n in unseeded if n in extent or n in unknown]
         if missing:
             raise Unmeasurable(f"the mean needs every track; {', '.join(missing)}: {_NOT_SEEDED}", tracks=per)
-        if unfollowed or unreferenced:
-            said = _reasons({n: per[n] for n in unfollowed + unreferenced})
+        if unfollowed or unreferenced or unchecked:
+            said = _reasons({n: per[n] for n in unfollowed + unreferenced + unchecked})
             raise Unmeasurable(f"the mean needs every track; {said}", tracks=per)
         chosen = "mean"
         value = float(np.mean([float(per[n].get("score", 0.0)) for n in extent]))
@@ -343,7 +408,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="4",
+    version="5",
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
@@ -360,7 +425,7 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="4",
+    version="5",
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
@@ -378,7 +443,7 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="4",
+    version="5",
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -397,7 +462,7 @@ class LocalizationConfig(TrackingConfig):
 
 
 def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, dict[str, object]]:
-    gen, ref, truth = item_tracks(item, cfg)
+    gen, ref, truth, followed = item_tracks(item, cfg)
     # Every reference frame is an image to detect in (track_localization): frames the generated video
     # does not reach have no detection.
     n, found_in = len(ref.points), min(len(gen.points), len(ref.points))
@@ -412,6 +477,10 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
             continue
         if name not in ref.names:  # the tracked reference, seeded at its own size, has no such target
             per[name] = _NO_REFERENCE_TRACK
+            continue
+        share = followed.get(name)
+        if share is not None and share < cfg.min_followed:
+            per[name] = _unfollowed(name, share, cfg)
             continue
         boxes = gen.boxes[:found_in, gen.index(name)] * scale  # the tracked boxes, in the reference's pixels
         confidence = gen.confidence[:found_in, gen.index(name)]
@@ -429,6 +498,8 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
         }
         if name in gen.untracked:
             found["status"] = _why("lost in the generated video", gen.untracked[name])
+        if share is not None:
+            found["reference_followed"] = share
         per[name] = found
     if not aps:  # readable inputs that show nothing to localize: unscored, not failed
         raise Unmeasurable(f"no reference object to localize among {list(cfg.objects)} ({_reasons(per)})",
@@ -449,7 +520,7 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="4",
+    version="5",
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
@@ -467,7 +538,7 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="4",
+    version="5",
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
