@@ -158,7 +158,8 @@ def test_a_reference_shorter_than_the_video_is_unscored_within_tolerance_compare
     short = get_metric("iq1_psnr").compute(_item(tmp_path / "a", gen, gen[:4]))
     assert not short.scored and short.details == {
         "unscored_reason": "the reference video has 4 frames at 10 fps, fewer than 0.9 of the generated "
-        "video's 10: no ground truth for the rest", "frames": 0, "frames_expected": 10, "reference_frames": 4}
+        "video's 10: no ground truth for the rest", "frames": 0, "frames_expected": 4, "reference_frames": 4,
+        "generated_frames": 10}  # frames_expected is the reference's count, as on a scored row
     near = get_metric("iq1_psnr").compute(_item(tmp_path / "b", gen, gen[:9]))  # 9 >= 0.9 * 10
     assert near.value == 100.0 and near.details["frames"] == 9 and near.details["frames_unmatched"] == 1
     spec = get_metric("iq1_ssim")

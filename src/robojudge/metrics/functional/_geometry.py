@@ -258,16 +258,14 @@ def camera_control(
 # -- sustained stability (App. B.2.1) ---------------------------------------------------------------
 
 #: COLMAP's ``max_H_inlier_ratio``: when H explains this share of F's inliers, the pair is planar/static.
-H_F_RATIO = 0.8
-
-
 def verified_ratio(p1: np.ndarray, p2: np.ndarray, ransac_px: float) -> float:
     """Share of tentative matches ``p1[i] <-> p2[i]`` that survive two-view geometric verification.
 
-    As in COLMAP's two-view geometry, a fundamental matrix and a homography are both fitted with
-    RANSAC; when the homography keeps at least 0.8 of the fundamental matrix's inliers the pair is
-    planar, static or a pure rotation (F is then under-determined and absorbs outliers), and H's inliers
-    count; otherwise F's do. Needs at least 8 matches (the caller enforces it).
+    As in COLMAP's two-view geometry (``EstimateUncalibratedTwoViewGeometry``), a fundamental matrix and
+    a homography are both fitted with RANSAC, and the pair keeps the larger inlier set: F's, or H's when
+    it has at least as many (COLMAP's ``max_H_inlier_ratio`` only labels the pair planar). Matches on an
+    object that moves over a static background fit F and not the background's homography, so they
+    count. Needs at least 8 matches (the caller enforces it).
 
     >>> p1 = np.random.default_rng(0).uniform(0, 100, (20, 2)).astype(np.float32)
     >>> p2 = p1 + (3.0, 1.0)  # one rigid shift: every match verifies
@@ -281,8 +279,7 @@ def verified_ratio(p1: np.ndarray, p2: np.ndarray, ransac_px: float) -> float:
     # before (values up to 255, other each time): no model, no inliers.
     n_f = 0 if f is None or mask_f is None else int(np.count_nonzero(mask_f))
     n_h = 0 if h is None or mask_h is None else int(np.count_nonzero(mask_h))
-    kept = n_h if n_h >= H_F_RATIO * n_f else n_f
-    return kept / len(p1)
+    return max(n_f, n_h) / len(p1)
 
 
 def default_intervals(n_frames: int) -> tuple[int, ...]:

@@ -15,9 +15,12 @@ def bleu(hypothesis: str, reference: str, *, tokenize: str = "13a", lowercase: b
     0.537285
     >>> bleu("robot arm idle", "the cat sat on the mat")
     0.0
+    >>> bleu("pick up the red cube", "pick up the red cube")  # sacrebleu says 100.00000000000004
+    1.0
     """
     import sacrebleu
 
     score = sacrebleu.sentence_bleu(hypothesis, [reference], smooth_method=smooth_method, lowercase=lowercase,
                                     tokenize=tokenize, use_effective_order=True)
-    return float(score.score) / 100.0
+    # exp of a sum of logs: a perfect match comes out a rounding error above 100
+    return min(1.0, float(score.score) / 100.0)

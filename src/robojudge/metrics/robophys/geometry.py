@@ -203,7 +203,7 @@ class StabilityConfig(NativeFrames):
     ),
     config=StabilityConfig,
     note="OpenCV ORB/SIFT matching and RANSAC verification instead of COLMAP SfM",
-    version="4",
+    version="5",
 )
 def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     """Sustained Stability (RoboPhys-3D App. B.2.1): geometric drift as lost correct matches.

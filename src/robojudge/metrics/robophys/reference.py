@@ -137,7 +137,7 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
         raise Unmeasurable(
             f"the reference video has {len(ref)} frames at {rate:g} fps, fewer than "
             f"{min_reference_coverage:g} of the generated video's {len(gen)}: no ground truth for the rest",
-            frames=0, frames_expected=len(gen), reference_frames=len(ref))
+            frames=0, frames_expected=len(ref), reference_frames=len(ref), generated_frames=len(gen))
     n = min(len(ref), len(gen))
     return PairedFrames(gen[:n], ref, len(ref) - n, len(gen) - n)
 

@@ -78,6 +78,7 @@ def find_caption(item: Item, captions: str | None) -> str:
     ),
     config=BleuConfig,
     note=f"caption-vs-instruction BLEU of {EWMBENCH}; caption supplied by the user or a judge run",
+    version="2",  # 2: a perfect caption is 1, not sacrebleu's 1 + 4e-16 above the range
 )
 def sa_bleu(item: Item, config: BleuConfig) -> Score:
     """BLEU of the video's caption against the instruction (RoboPhys-3D App. B.3.6).
