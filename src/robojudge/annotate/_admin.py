@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._db import now, project_row
+from robojudge.annotate._db import ADJUDICATE_ROLES, REVIEW_ROLES, now, project_row, sessions_key
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.annotate._passwords import hash_password
 from robojudge.annotate._reads import project_info, token_hash
@@ -34,8 +34,6 @@ RoboJudge's annotators reached 92.1% within one in their fourth round (App. A.1,
 between their first (76.2%) and last round."""
 
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
-REVIEW_ROLES = ("reviewer", "adjudicator", "admin")
-ADJUDICATE_ROLES = ("adjudicator", "admin")
 
 
 @contextmanager
@@ -212,7 +210,8 @@ def update_annotator(
     """Change an annotator's role, switch them off or on, or issue a new invite (which clears the password).
 
     An inactive annotator cannot log in and their sessions stop working (``AnnotationService.annotator``
-    refuses them); their labels stay.
+    refuses them); their labels stay. Switching an annotator off or issuing a new invite ends the
+    sessions issued before it for good (switched on again, they log in again).
 
     Raises:
         AnnotateError: Unknown annotator or role.
@@ -231,6 +230,10 @@ def update_annotator(
             values.update(password_hash=None, invite_hash=token_hash(token))
         if values:
             conn.execute(s.annotators.update().where(s.annotators.c.id == row.id).values(**values))
+        if active is False or token is not None:  # end every session issued before now
+            key = sessions_key(row.id)
+            conn.execute(s.meta.delete().where(s.meta.c.key == key))
+            conn.execute(s.meta.insert(), [{"key": key, "value": repr(now().timestamp())}])
         return Invite(username, role or row.role, token)
 
 

@@ -133,6 +133,16 @@ def _transient(exc: DBAPIError) -> bool:
 
 
 PRIVILEGED = ("admin",)
+def sessions_key(annotator_id: int) -> str:
+    """The ``ann_meta`` key holding when an annotator's sessions were last ended (POSIX seconds): a web
+    session issued before it is refused."""
+    return f"sessions_from:{annotator_id}"
+
+
+#: The roles that may cross-review and adjudicate (checked when tasks are assigned and each time a task
+#: is opened or saved, so a role lowered later stops its open tasks).
+REVIEW_ROLES = ("reviewer", "adjudicator", "admin")
+ADJUDICATE_ROLES = ("adjudicator", "admin")
 """Roles that may read any task, label and audit event."""
 
 

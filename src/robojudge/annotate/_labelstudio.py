@@ -23,8 +23,8 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._admin import ADJUDICATE_ROLES, REVIEW_ROLES, new_token
-from robojudge.annotate._db import now, project_row
+from robojudge.annotate._admin import new_token
+from robojudge.annotate._db import ADJUDICATE_ROLES, REVIEW_ROLES, now, project_row
 from robojudge.annotate._errors import AnnotateError
 from robojudge.annotate._export import check_out, write_atomic
 from robojudge.annotate._protocol import CHECKLIST_RANGE, LabelValues, changed_fields

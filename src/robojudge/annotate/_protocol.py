@@ -10,6 +10,7 @@ scores, the 0-2 checklist and the evidence note. RoboWorM (paper 001) Fig. D1 sp
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -170,7 +171,7 @@ class LabelValues:
                 checklist[key.split(".", 1)[1]] = _as_int(key, value)
             elif key.startswith("segments."):
                 index = key.split(".", 1)[1]
-                if not index.isdigit():
+                if not _INDEX.fullmatch(index):
                     raise InvalidLabel(key, "segment index must be a whole number")
                 text = _as_text(key, value)
                 verdicts[int(index)] = text.lower() if text else None
@@ -237,6 +238,10 @@ def _check_score(name: str, value: int | None, bounds: tuple[int, int]) -> None:
         raise InvalidLabel(name, f"{value} is outside {lo}-{hi}")
 
 
+_WHOLE = re.compile(r"-?[0-9]{1,9}")
+_INDEX = re.compile(r"[0-9]{1,5}")
+
+
 def _as_int(name: str, value: Any) -> int | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -248,9 +253,12 @@ def _as_int(name: str, value: Any) -> int | None:
         if math.isfinite(value) and value.is_integer():
             return int(value)
         raise InvalidLabel(name, f"must be a whole number, got {value!r}")
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    # ASCII digits only, a few of them: str.isdigit() also takes '²' and '٣', and int() then raised a
+    # bare ValueError ('²', '--3', 5000 digits), a 500 in the web app
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
         return int(value.strip())
-    raise InvalidLabel(name, f"must be a whole number, got {value!r}")
+    shown = value if not isinstance(value, str) or len(value) <= 40 else value[:40] + "..."
+    raise InvalidLabel(name, f"must be a whole number, got {shown!r}")
 
 
 def _as_text(name: str, value: Any) -> str | None:

@@ -20,7 +20,15 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._db import PRIVILEGED, Database, now, project_row
+from robojudge.annotate._db import (
+    ADJUDICATE_ROLES,
+    PRIVILEGED,
+    REVIEW_ROLES,
+    Database,
+    now,
+    project_row,
+    sessions_key,
+)
 from robojudge.annotate._errors import Conflict, Forbidden, InvalidLabel, NotFound
 from robojudge.annotate._passwords import dummy_hash, hash_password, needs_rehash, verify_password
 from robojudge.annotate._protocol import IA_FIELDS, PA_FIELDS, LabelValues, changed_fields, draft_agreement
@@ -90,7 +98,8 @@ class AnnotationService:
             NotFound: No project was created from it.
             Conflict: Several were: pick one by name.
         """
-        path = str(Path(suite_path).expanduser().absolute())
+        # as init stored it (load_suite's os.path.abspath): '..' folded, so `../suite.jsonl` matches
+        path = os.path.abspath(Path(suite_path).expanduser())
         found = [p for p in self.projects() if p.suite_path == path]
         if not found:
             raise NotFound(f"no annotation project was created from {path} (robojudge annotate init)")
@@ -143,6 +152,13 @@ class AnnotationService:
             )
             audit(conn, row.id, "invite_accepted", None, remote)
         return annotator_of(row)
+
+    def sessions_from(self, annotator_id: int) -> float | None:
+        """When the annotator's sessions were last ended (switched off, new invite), POSIX seconds."""
+        with self.db.read() as conn:
+            key = sessions_key(annotator_id)
+            value = conn.execute(select(s.meta.c.value).where(s.meta.c.key == key)).scalar()
+        return None if value is None else float(value)
 
     def annotator(self, annotator_id: int) -> Annotator:
         with self.db.read() as conn:
@@ -360,6 +376,10 @@ class AnnotationService:
         row = assignment_row(conn, assignment_id)
         if row.annotator_id != actor.id and (write or actor.role not in PRIVILEGED):
             raise Forbidden("this assignment is not yours")
+        allowed = {"review": REVIEW_ROLES, "adjudicate": ADJUDICATE_ROLES}.get(row.kind)
+        if allowed and actor.role not in allowed:  # a role lowered after the task was assigned
+            raise Forbidden(f"a {row.kind} needs the role {' or '.join(allowed)}; yours is {actor.role} "
+                            "(ask an admin to reassign the task)")
         missing = [
             k
             for k in UPSTREAM.get(row.kind, ())

@@ -572,3 +572,107 @@ def test_a_video_no_browser_plays_is_served_as_webm_encoded_once(tmp_path, monke
         assert encoded[0].stat().st_mtime_ns == stamp  # served from the cache, not encoded again
     finally:
         app.state.ctx.service.close()
+
+
+# -- an audit of the web app (2026-12-06) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["²", "--3", "9" * 5000, "٣"])
+def test_odd_digit_strings_are_a_422_naming_the_field(app, value):
+    # str.isdigit() took them and int() raised a bare ValueError: a 500 and a dropped connection
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    csrf = page_csrf(c.get(f"/task/{aid}").text)
+    r = c.post(f"/api/task/{aid}/draft", json={"base_version": 0, "values": {"pa": value}},
+               headers={"X-CSRF-Token": csrf})
+    assert r.status_code == 422 and r.json()["field"] == "pa", r.text
+    r = c.post(f"/api/task/{aid}/draft", json={"base_version": 0, "values": {"segments.²": "good"}},
+               headers={"X-CSRF-Token": csrf})
+    assert r.status_code == 422 and r.json()["field"] == "segments.²", r.text
+
+
+def test_a_video_moved_away_after_init_is_a_404_saying_so(app, project):
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    media_id = re.search(r'src="/media/([^"]+)"', c.get(f"/task/{aid}").text).group(1)
+    with AnnotationService(project.db) as svc:
+        path = svc.media_path(svc.authenticate("alice", PASSWORD), media_id)
+    moved = path.with_name(path.name + ".moved")
+    path.rename(moved)
+    try:
+        r = checked(c.get(f"/media/{media_id}"))
+        assert r.status_code == 404 and "missing on the server" in r.json()["detail"]
+    finally:
+        moved.rename(path)
+
+
+def test_a_lowered_role_stops_open_reviews_and_adjudications(app, project):
+    from robojudge.annotate import update_annotator
+
+    alice, bob = logged_in(app, "alice"), logged_in(app, "bob")
+    for aid in tasks(alice):
+        label_item(alice, aid)
+    for aid in tasks(bob, "review"):
+        assert post_form(bob, aid, "submit", FULL).status_code == 303
+    carol = logged_in(app, "carol")
+    adjudication = tasks(carol, "adjudicate")[0]
+    assert carol.get(f"/task/{adjudication}").status_code == 200
+    update_annotator(project.db, "carol", role="annotator")
+    assert carol.get(f"/task/{adjudication}").status_code == 403  # it showed both assessments
+    html = checked(carol.get(f"/task/{adjudication}")).text
+    assert "needs the role adjudicator or admin; yours is annotator" in html
+    with AnnotationService(project.db) as svc:
+        carol_now = svc.authenticate("carol", PASSWORD)
+        with pytest.raises(Exception, match="needs the role adjudicator"):
+            svc.submit(carol_now, adjudication, LabelValues(pa=5, ia=5), 0)
+    update_annotator(project.db, "carol", role="adjudicator")
+    assert carol.get(f"/task/{adjudication}").status_code == 200
+
+
+def test_a_new_invite_or_switching_off_ends_the_sessions_for_good(app, project):
+    from robojudge.annotate import update_annotator
+
+    c = logged_in(app, "alice")
+    assert c.get("/").status_code == 200
+    update_annotator(project.db, "alice", active=False)
+    update_annotator(project.db, "alice", active=True)
+    r = c.get("/")  # the same cookie worked again once she was switched back on
+    assert r.status_code == 303 and r.headers["location"] == "/login"
+    again = logged_in(app, "alice")  # a new login is a new session
+    assert again.get("/").status_code == 200
+    update_annotator(project.db, "alice", new_invite=True)  # a password reset
+    assert again.get("/").status_code == 303
+
+
+def test_parallel_wrong_passwords_are_limited_too():
+    # checked before any was counted, 30 guesses sent at once all reached the password check
+    import threading
+
+    lim = LoginRateLimiter(max_failures=5, window_s=300)
+    allowed: list[bool] = []
+    barrier = threading.Barrier(30)
+
+    def attempt() -> None:
+        barrier.wait()
+        allowed.append(lim.reserve("root", "1.2.3.4") == 0)
+
+    threads = [threading.Thread(target=attempt) for _ in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert allowed.count(True) == 5
+    lim.succeeded("root", "1.2.3.4")  # the right password clears the key
+    assert lim.reserve("root", "1.2.3.4") == 0
+
+
+def test_serve_neither_creates_a_database_nor_misses_a_dotted_suite_path(project, tmp_path):
+    from robojudge.annotate import NotFound
+
+    typo = tmp_path / "typo.sqlite"
+    with pytest.raises(NotFound, match="does not exist"):
+        create_app(f"sqlite:///{typo}", project.suite, SECRET)
+    assert not typo.exists()
+    dotted = project.suite.parent / ".." / project.suite.parent.name / project.suite.name
+    app = create_app(project.db, dotted, SECRET)  # init stored the path with '..' folded
+    app.state.ctx.service.close()

@@ -294,3 +294,30 @@ def test_multiview_in_lockstep_and_pause_per_segment(browser, templates, tmp_pat
         wait_saved(p)
         w.clean()
         context.close()
+
+
+def test_a_tab_closed_while_a_save_is_in_flight_keeps_the_last_edit(browser, project):
+    # With 1 s of network latency the closing save went out built on the version before the save in
+    # flight and was refused (409): the evidence typed last was lost (an audit of 2026-12-06).
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context()
+        w = Watched(context, base)
+        p = w.page
+        log_in(w, base, "alice")
+        p.click("a.rj-open >> nth=0")
+        aid = p.url.rsplit("/", 1)[1]
+        cdp = context.new_cdp_session(p)
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 1000,
+                                                      "downloadThroughput": -1, "uploadThroughput": -1})
+        p.check('input[name="pa"][value="5"]')  # saved 0.6 s later
+        p.wait_for_timeout(900)  # that save is in flight
+        p.fill('textarea[name="evidence"]', "typed just before closing")
+        p.close(run_before_unload=True)
+        p2 = context.new_page()
+        p2.wait_for_timeout(4000)  # the closing save lands after the latency
+        p2.goto(f"{base}/task/{aid}")
+        assert p2.is_checked('input[name="pa"][value="5"]')
+        assert p2.input_value('textarea[name="evidence"]') == "typed just before closing"
+        context.close()

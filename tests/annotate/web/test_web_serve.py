@@ -39,8 +39,15 @@ def test_is_loopback(host, loop):
 
 
 def test_serve_without_a_project_fails_clearly(tmp_path):
+    from robojudge.annotate import add_annotator
+
     suite = make_suite(tmp_path / "suite")
-    args = ["annotate", "serve", str(suite), "--db", str(tmp_path / "a.sqlite")]
+    db = tmp_path / "a.sqlite"
+    args = ["annotate", "serve", str(suite), "--db", str(db)]
+    result = CliRunner().invoke(cli_app, args)  # a mistyped --db: said, and no file made
+    assert result.exit_code == 2 and f"database file {db} does not exist" in result.output, result.output
+    assert not db.exists()
+    add_annotator(str(db), "root", "admin", password="a-long-password")  # a database without the project
     result = CliRunner().invoke(cli_app, args)
     assert result.exit_code != 0
     assert "no annotation project was created from" in result.output

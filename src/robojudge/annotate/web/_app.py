@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ from robojudge.annotate.web._pages import add_pages
 from robojudge.annotate.web._ranges import RangeNotSatisfiable, iter_file, parse_range
 from robojudge.annotate.web._security import LoginRateLimiter, SessionCodec, security_headers
 from robojudge.video import VideoError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -75,9 +78,13 @@ def media_response(ctx: WebContext, request: Request, user: Annotator, media_id:
     """The file behind ``media_id``, whole or one byte range, with no header that names it."""
     try:  # a frame folder, GIF, AVI... is served as a WebM, encoded on first use
         path = playable(ctx.service.media_path(user, media_id))
+        stat = path.stat()
     except VideoError:
         raise NotFound("this media's frames cannot be read") from None
-    stat = path.stat()
+    except OSError:  # moved or deleted since the project was made: a 500 and a blank player before
+        log.warning("media %s: its file is missing or unreadable", media_id)
+        raise NotFound("this media's file is missing on the server (moved or deleted since the project was "
+                       "made): tell the project's admin") from None
     size = stat.st_size
     etag = _etag(ctx.secret, media_id, stat)
     headers = {
@@ -166,7 +173,7 @@ def create_app(
         The FastAPI application; ``app.state.ctx`` is its :class:`WebContext`, and
         ``app.state.ctx.service.close()`` releases the database when the app is done.
     """
-    service = AnnotationService(db_url)
+    service = AnnotationService(db_url, create=False)  # a mistyped --db made an empty database
     try:
         if project is not None:
             info = service.project(project)

@@ -58,6 +58,9 @@ class WebContext:
             user = self.service.annotator(session.user_id)
         except NotFound:  # deleted or deactivated since the cookie was issued
             raise NotLoggedIn from None
+        ended = self.service.sessions_from(user.id)  # switched off or given a new invite since
+        if ended is not None and session.issued < ended:
+            raise NotLoggedIn
         return user, session
 
     def check_csrf(self, request: Request, session: Session, form_token: str | None = None) -> None:

@@ -97,14 +97,13 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
         username = form.get("username", "").strip()[:200]
         password = form.get("password", "")
         address = client(request) or "?"
-        wait = ctx.limiter.retry_after(username, address)
+        wait = ctx.limiter.reserve(username, address)  # counted as failed until the password is right
         if wait > 0:
             await run_in_threadpool(svc.record_event, None, "rate_limited", {"username": username[:100]},
                                     remote=address)
             return login_page(request, f"Too many failed attempts: try again in {int(wait) + 1} s.", 429)
         user = await run_in_threadpool(svc.authenticate, username, password, remote=address)
         if user is None:
-            ctx.limiter.failed(username, address)
             return login_page(request, "Wrong user name or password.", 401)
         ctx.limiter.succeeded(username, address)
         return logged_in(request, user)

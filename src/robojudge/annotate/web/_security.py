@@ -22,7 +22,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "CSP",
@@ -78,6 +78,7 @@ class Session:
     role: str
     csrf: str
     sid: str
+    issued: float = field(default=0.0, compare=False)  # when the session was made (POSIX seconds)
 
 
 class SessionCodec:
@@ -93,7 +94,9 @@ class SessionCodec:
 
     def dumps(self, session: Session) -> str:
         s = session
-        data = {"u": s.user_id, "n": s.username, "r": s.role, "c": s.csrf, "s": s.sid}
+        # the signature's own time is in whole seconds: a session ended in its second stayed valid
+        data = {"u": s.user_id, "n": s.username, "r": s.role, "c": s.csrf, "s": s.sid,
+                "t": s.issued or time.time()}
         return str(self._serializer.dumps(data))
 
     def sign_token(self, token: str) -> str:
@@ -117,8 +120,9 @@ class SessionCodec:
         if not value:
             return None
         try:
-            data = self._serializer.loads(value, max_age=self.max_age_s)
-            return Session(int(data["u"]), str(data["n"]), str(data["r"]), str(data["c"]), str(data["s"]))
+            data, signed = self._serializer.loads(value, max_age=self.max_age_s, return_timestamp=True)
+            return Session(int(data["u"]), str(data["n"]), str(data["r"]), str(data["c"]), str(data["s"]),
+                           float(data.get("t", signed.timestamp())))
         except (BadData, KeyError, TypeError, ValueError):
             return None
 
@@ -161,16 +165,34 @@ class LoginRateLimiter:
                 return 0.0
             return max(0.0, self.window_s - (now - times[0]))
 
-    def failed(self, username: str, address: str) -> None:
+    def reserve(self, username: str, address: str) -> float:
+        """Count an attempt as failed before its password is checked, and return 0; or, when the key is
+        at its limit, count nothing and return the seconds until it may try again. A success then clears
+        the key (:meth:`succeeded`). Counting first bounds parallel guesses: checked one after another
+        (:meth:`retry_after`, then :meth:`failed` after the hash), every request of a burst passed the
+        check before any was counted."""
         key = (username.casefold(), address)
         with self._lock:
             now = self._clock()
             times = self._recent(key, now)
-            times.append(now)
-            self._failures[key] = times
-            if len(self._failures) > self.max_keys:
-                for k in [k for k, v in self._failures.items() if not self._recent(k, now)]:
-                    del self._failures[k]
+            if len(times) >= self.max_failures:
+                return max(0.0, self.window_s - (now - times[0]))
+            self._add(key, times, now)
+        return 0.0
+
+    def failed(self, username: str, address: str) -> None:
+        key = (username.casefold(), address)
+        with self._lock:
+            now = self._clock()
+            self._add(key, self._recent(key, now), now)
+
+    def _add(self, key: tuple[str, str], times: deque[float], now: float) -> None:
+        """Record a failure (the lock held)."""
+        times.append(now)
+        self._failures[key] = times
+        if len(self._failures) > self.max_keys:
+            for k in [k for k, v in self._failures.items() if not self._recent(k, now)]:
+                del self._failures[k]
 
     def succeeded(self, username: str, address: str) -> None:
         with self._lock:

@@ -113,26 +113,36 @@
     const status = document.querySelector(".rj-save-status");
     const base = form.querySelector('input[name="base_version"]');
     let dirty = false, timer = null, lastSent = JSON.stringify(formState(form)), inFlight = false;
+    let pending = 0, lastKept = null; // saves sent and not answered; the body of the last closing save
     let submitWhenSaved = null; // the button of a submit that waits for the save in flight
     const show = (text) => { if (status) status.textContent = text; };
     // One save at a time: each carries the version it builds on, and the reply's version is the
     // base of the next, so a slow reply never makes the following save look stale.
+    // A closing save (keepalive, the page is going away) cannot wait for the one in flight: it builds on
+    // the version that save will make (each accepted save adds one), or the server refused it as stale
+    // and the last edit was lost.
     const save = (keepalive) => {
       const values = formState(form);
       const body = JSON.stringify(values);
       if (body === lastSent) { dirty = false; return; }
       if (inFlight && !keepalive) { dirty = true; return; }
+      if (keepalive && body === lastKept) return; // visibilitychange, then pagehide: sent once
+      if (keepalive) lastKept = body;
       inFlight = true;
       dirty = false;
+      const builds = (parseInt(base.value, 10) || 0) + pending;
+      pending += 1;
       fetch(url, {
         method: "POST", credentials: "same-origin", keepalive: !!keepalive,
         headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
-        body: JSON.stringify({ base_version: parseInt(base.value, 10) || 0, values }),
+        body: JSON.stringify({ base_version: builds, values }),
       }).then((r) => r.json().catch(() => ({})).then((data) => {
-        inFlight = false;
+        pending = Math.max(0, pending - 1);
+        inFlight = pending > 0;
         if (r.ok) {
           lastSent = body;
-          base.value = String(data.version);
+          // the later of two replies may come first: keep the newest version seen
+          base.value = String(Math.max(parseInt(base.value, 10) || 0, data.version));
           form.dataset.saved = "1";
           show("draft saved " + new Date().toLocaleTimeString());
         } else if (r.status === 409) {
@@ -144,7 +154,7 @@
           show("draft not saved: " + (data.detail || r.status));
         }
         if (submitWhenSaved) { const b = submitWhenSaved; submitWhenSaved = null; lastSent = JSON.stringify(formState(form)); form.requestSubmit(b); }
-      })).catch(() => { inFlight = false; dirty = true; show("draft not saved (offline)"); });
+      })).catch(() => { pending = Math.max(0, pending - 1); inFlight = pending > 0; dirty = true; show("draft not saved (offline)"); });
     };
     const changed = () => {
       dirty = true;
