@@ -173,3 +173,12 @@ def test_segments_errors_name_the_line_and_column(tmp_path):
     assert r.exit_code == 2 and "missing column(s) nope" in r.output
     r = run("segments", "--in", _segment_csv(tmp_path), "--score", "kiva", "--reference", "psnr")
     assert r.exit_code == 2 and "reference 'psnr' is not one of the scores" in r.output
+
+
+def test_agreement_names_the_file_without_rows(tmp_path):
+    # an annotation export before any cross-review writes raters.csv with its header only; the error
+    # named human.csv
+    (tmp_path / "human.csv").write_text("item_id,axis,score\na,pa,3\nb,pa,4\n")
+    (tmp_path / "raters.csv").write_text("judge,item_id,axis,score\n")
+    r = run("agreement", "--pred", tmp_path / "raters.csv", "--human", tmp_path / "human.csv")
+    assert r.exit_code == 2 and f"{tmp_path / 'raters.csv'}: no rows of judge scores" in r.output, r.output

@@ -172,6 +172,9 @@ def agreement_from_csv(
         shown = ", ".join(f"{_line(int(i))} (item {hdf['item_id'].iloc[int(i)]!r})"
                           for i in blank[:_SHOWN_IDS])
         warn(f"{human}: {blank.size} row(s) without a human score, left out of every statistic: {shown}")
+    for df, path, what in ((hdf, human, "human scores"), (pdf, pred, "judge scores")):
+        if df.empty:  # the statistics said "need at least one axis and one judge", naming the human file
+            raise ScoreTableError(f"{path}: no rows of {what} (only the header)")
     if "judge" not in pdf.columns:
         pdf["judge"] = pred.stem
     for df, path in ((hdf, human), (pdf, pred)):
