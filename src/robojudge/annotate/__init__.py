@@ -37,6 +37,7 @@ from robojudge.annotate._protocol import (
     LabelValues,
     Rubric,
 )
+from robojudge.annotate._reads import REQUEST_REMOTE
 from robojudge.annotate._rounds import (
     Disagreement,
     RoundAgreement,
@@ -63,6 +64,7 @@ from robojudge.annotate._types import (
 __all__ = [
     "AXES",
     "DEFAULT_PASS_THRESHOLD",
+    "REQUEST_REMOTE",
     "RUBRIC",
     "SEGMENT_SECONDS",
     "VERDICTS",

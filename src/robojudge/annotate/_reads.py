@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from sqlalchemy import Row, func, select
@@ -181,9 +182,16 @@ def reference_examples(conn: Connection, project_id: int) -> list[ReferenceExamp
     return out
 
 
+#: The client address of the request being served (set by the web app for each request), written with
+#: an audit event whose caller gives none: a refused access, a reveal, a submit are logged from the
+#: service, which does not know the request.
+REQUEST_REMOTE: ContextVar[str | None] = ContextVar("robojudge_annotate_remote", default=None)
+
+
 def audit(
     conn: Connection, actor_id: int | None, action: str, detail: Mapping[str, Any] | None, remote: str | None
 ) -> None:
+    remote = remote if remote is not None else REQUEST_REMOTE.get()
     conn.execute(
         s.audit.insert().values(
             at=now(),

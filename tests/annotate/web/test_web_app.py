@@ -676,3 +676,23 @@ def test_serve_neither_creates_a_database_nor_misses_a_dotted_suite_path(project
     dotted = project.suite.parent / ".." / project.suite.parent.name / project.suite.name
     app = create_app(project.db, dotted, SECRET)  # init stored the path with '..' folded
     app.state.ctx.service.close()
+
+
+def test_the_audit_log_has_the_address_of_refusals_reveals_and_submits(app, project):
+    # the service logged them without the request's address ('' on /audit), which the docs promise
+    alice, eve = logged_in(app, "alice"), logged_in(app, "eve")
+    aid = tasks(alice)[0]
+    media_id = re.search(r'src="/media/([^"]+)"', alice.get(f"/task/{aid}").text).group(1)
+    assert eve.get(f"/task/{aid}").status_code == 403
+    assert eve.get(f"/media/{media_id}").status_code == 403
+    label_item(alice, aid)
+    with AnnotationService(project.db) as svc:
+        events = svc.audit_events(svc.authenticate("root", PASSWORD), limit=1000)
+    by_action: dict[str, set[str | None]] = {}
+    for e in events:
+        by_action.setdefault(e.action, set()).add(e.remote)
+    for action in ("forbidden", "media_denied", "instruction_revealed", "submitted"):
+        assert by_action.get(action) == {"testclient"}, (action, by_action.get(action))
+    with AnnotationService(project.db) as svc:  # outside a request nothing is made up
+        svc.record_event(None, "note", {"x": 1})
+        assert svc.audit_events(svc.authenticate("root", PASSWORD), limit=5)[1].remote is None

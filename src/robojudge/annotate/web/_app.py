@@ -20,7 +20,15 @@ from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from robojudge.annotate import AnnotateError, AnnotationService, Conflict, Forbidden, InvalidLabel, NotFound
+from robojudge.annotate import (
+    REQUEST_REMOTE,
+    AnnotateError,
+    AnnotationService,
+    Conflict,
+    Forbidden,
+    InvalidLabel,
+    NotFound,
+)
 from robojudge.annotate.web._context import CsrfRejected, NotLoggedIn, WebContext, error_response, wants_json
 from robojudge.annotate.web._folders import playable
 from robojudge.annotate.web._pages import add_pages
@@ -47,7 +55,8 @@ _STATUS = ((NotFound, 404), (Forbidden, 403), (Conflict, 409), (InvalidLabel, 42
 
 
 class SecurityHeaders:
-    """Adds the security headers to every response, errors and static files included (plain ASGI)."""
+    """Adds the security headers to every response, errors and static files included (plain ASGI), and
+    makes the client's address the one audit events of the request are logged with."""
 
     def __init__(self, app: ASGIApp, https: bool | None) -> None:
         self.app = app
@@ -65,7 +74,12 @@ class SecurityHeaders:
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        client = scope.get("client")
+        token = REQUEST_REMOTE.set(str(client[0]) if client else None)  # for the audit log
+        try:
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            REQUEST_REMOTE.reset(token)
 
 
 def _etag(secret: str, media_id: str, stat: os.stat_result) -> str:
