@@ -57,3 +57,21 @@ def test_an_out_file_that_is_a_folder(tmp_path: Path) -> None:
     argv = ["metrics", "sets", str(tmp_path / "missing.jsonl"), "--metrics", "iq1_fvd", "--out", str(folder)]
     res = CliRunner().invoke(build_app("metrics"), argv)
     assert res.exit_code == 2 and f"--out {folder}: a folder, not a file" in res.output, res.output
+
+
+def test_an_existing_writable_out_file_in_a_read_only_folder_is_taken(tmp_path: Path, monkeypatch) -> None:
+    # rewriting a file needs the file writable, not its folder (as root os.access passes, so simulated)
+    import os
+
+    import typer
+
+    from robojudge.cli._common import check_out_file
+
+    out = tmp_path / "ro" / "rows.csv"
+    out.parent.mkdir()
+    out.write_text("old")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(out.parent) else real(p, mode))
+    check_out_file(out)  # no error
+    with pytest.raises(typer.Exit):
+        check_out_file(out.parent / "new.csv")  # a new file needs the folder

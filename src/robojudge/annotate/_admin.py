@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._db import ADJUDICATE_ROLES, REVIEW_ROLES, now, project_row, sessions_key
+from robojudge.annotate._db import ADJUDICATE_ROLES, REVIEW_ROLES, end_sessions, now, project_row
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.annotate._passwords import hash_password
 from robojudge.annotate._reads import project_info, token_hash
@@ -230,10 +230,8 @@ def update_annotator(
             values.update(password_hash=None, invite_hash=token_hash(token))
         if values:
             conn.execute(s.annotators.update().where(s.annotators.c.id == row.id).values(**values))
-        if active is False or token is not None:  # end every session issued before now
-            key = sessions_key(row.id)
-            conn.execute(s.meta.delete().where(s.meta.c.key == key))
-            conn.execute(s.meta.insert(), [{"key": key, "value": repr(now().timestamp())}])
+        if active is False or token is not None:  # end every session made so far
+            end_sessions(conn, row.id)
         return Invite(username, role or row.role, token)
 
 

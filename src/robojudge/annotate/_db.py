@@ -133,10 +133,22 @@ def _transient(exc: DBAPIError) -> bool:
 
 
 PRIVILEGED = ("admin",)
-def sessions_key(annotator_id: int) -> str:
-    """The ``ann_meta`` key holding when an annotator's sessions were last ended (POSIX seconds): a web
-    session issued before it is refused."""
-    return f"sessions_from:{annotator_id}"
+def _sessions_key(annotator_id: int) -> str:
+    return f"sessions:{annotator_id}"
+
+
+def sessions_generation(conn: Connection, annotator_id: int) -> int:
+    """How many times an annotator's sessions were ended (kept in ``ann_meta``; 0 when never)."""
+    value = conn.execute(select(s.meta.c.value).where(s.meta.c.key == _sessions_key(annotator_id))).scalar()
+    return int(value) if value is not None else 0
+
+
+def end_sessions(conn: Connection, annotator_id: int) -> None:
+    """End every web session of the annotator made so far (a session carries the generation it was made
+    at)."""
+    key, generation = _sessions_key(annotator_id), sessions_generation(conn, annotator_id) + 1
+    conn.execute(s.meta.delete().where(s.meta.c.key == key))
+    conn.execute(s.meta.insert(), [{"key": key, "value": str(generation)}])
 
 
 #: The roles that may cross-review and adjudicate (checked when tasks are assigned and each time a task

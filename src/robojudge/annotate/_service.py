@@ -27,7 +27,7 @@ from robojudge.annotate._db import (
     Database,
     now,
     project_row,
-    sessions_key,
+    sessions_generation,
 )
 from robojudge.annotate._errors import Conflict, Forbidden, InvalidLabel, NotFound
 from robojudge.annotate._passwords import dummy_hash, hash_password, needs_rehash, verify_password
@@ -153,12 +153,11 @@ class AnnotationService:
             audit(conn, row.id, "invite_accepted", None, remote)
         return annotator_of(row)
 
-    def sessions_from(self, annotator_id: int) -> float | None:
-        """When the annotator's sessions were last ended (switched off, new invite), POSIX seconds."""
+    def sessions_generation(self, annotator_id: int) -> int:
+        """How many times the annotator's sessions were ended (switched off, new invite): a web session
+        made at another generation is refused."""
         with self.db.read() as conn:
-            key = sessions_key(annotator_id)
-            value = conn.execute(select(s.meta.c.value).where(s.meta.c.key == key)).scalar()
-        return None if value is None else float(value)
+            return sessions_generation(conn, annotator_id)
 
     def annotator(self, annotator_id: int) -> Annotator:
         with self.db.read() as conn:

@@ -107,8 +107,10 @@ def check_out_file(path: Path, flag: str = "--out") -> None:
     file, a folder without write permission."""
     if path.is_dir():
         raise fail(f"{flag} {path}: a folder, not a file")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise fail(f"{flag} {path}: the file is not writable")
+    if path.exists():  # rewritten in place: the file must be writable, its folder need not be
+        if not os.access(path, os.W_OK):
+            raise fail(f"{flag} {path}: the file is not writable")
+        return
     check_out_folder(path.parent, flag=f"{flag} {path}: its folder")
 
 

@@ -4,8 +4,8 @@ All rollouts of one source clip (same ``clip_id``; an item without one is its ow
 split, so a judge is never validated on a clip it was trained on. Within each source the clips are
 put in the order of a hash of (seed, source, clip id) and cut by the fractions, rounding by largest
 remainder, so every source is split in (about) the same proportions. A clip's place in that order
-does not depend on the other clips: adding a clip to a source moves at most one other clip across
-each boundary between splits (a shuffle of the whole list moved most of them).
+does not depend on the other clips: adding one clip to a source moves at most one other clip across
+each boundary between splits, k clips at most k (a shuffle of the whole list moved most of them).
 """
 
 from __future__ import annotations

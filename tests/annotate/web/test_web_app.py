@@ -696,3 +696,20 @@ def test_the_audit_log_has_the_address_of_refusals_reveals_and_submits(app, proj
     with AnnotationService(project.db) as svc:  # outside a request nothing is made up
         svc.record_event(None, "note", {"x": 1})
         assert svc.audit_events(svc.authenticate("root", PASSWORD), limit=5)[1].remote is None
+
+
+def test_ending_sessions_compares_no_clocks(app, project, monkeypatch):
+    # the first version compared the admin command's clock with the server's: with the admin's machine
+    # 30 s ahead, a login right after a new invite was logged out at once
+    from datetime import timedelta
+
+    from robojudge.annotate import _db, update_annotator
+
+    ahead = _db.now() + timedelta(seconds=30)
+    monkeypatch.setattr(_db, "now", lambda: ahead)
+    update_annotator(project.db, "alice", active=False)
+    update_annotator(project.db, "alice", active=True)
+    c = logged_in(app, "alice")
+    assert c.get("/").status_code == 200
+    with AnnotationService(project.db) as svc:
+        assert svc.sessions_generation(svc.authenticate("alice", PASSWORD).id) == 1

@@ -321,3 +321,34 @@ def test_a_tab_closed_while_a_save_is_in_flight_keeps_the_last_edit(browser, pro
         assert p2.is_checked('input[name="pa"][value="5"]')
         assert p2.input_value('textarea[name="evidence"]') == "typed just before closing"
         context.close()
+
+
+_VISIBILITY = """(state) => {
+    Object.defineProperty(document, 'visibilityState', {value: state, configurable: true});
+    document.dispatchEvent(new Event('visibilitychange')); }"""
+
+
+def test_a_closing_save_is_sent_again_after_an_edit_back_to_its_values(browser, project):
+    # The closing save was sent once per form state for the page's life: a tab switch saved PA 4, an
+    # autosave then stored 3, and a change back to 4 just before closing was skipped (3 stayed).
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context()
+        w = Watched(context, base)
+        p = w.page
+        log_in(w, base, "alice")
+        p.click("a.rj-open >> nth=0")
+        aid = p.url.rsplit("/", 1)[1]
+        p.check('input[name="pa"][value="4"]')
+        p.evaluate(_VISIBILITY, "hidden")  # another tab: a closing save of PA 4
+        p.wait_for_timeout(1500)
+        p.evaluate(_VISIBILITY, "visible")
+        p.check('input[name="pa"][value="3"]')
+        wait_saved(p)
+        p.check('input[name="pa"][value="4"]')
+        p.close(run_before_unload=True)  # before the autosave's delay
+        p2 = context.new_page()
+        p2.wait_for_timeout(1500)
+        p2.goto(f"{base}/task/{aid}")
+        assert p2.is_checked('input[name="pa"][value="4"]')
+        context.close()

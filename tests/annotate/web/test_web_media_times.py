@@ -45,3 +45,11 @@ def test_write_video_refuses_timestamps_it_cannot_keep(tmp_path: Path) -> None:
     write_video(tmp_path / "a.mp4", frames, fps=5, timestamps=[0, 0.1, 0.4, 0.5, 1.0])
     back = sample_frames(tmp_path / "a.mp4", fps=None, max_frames=None)
     assert back.timestamps - back.timestamps[0] == pytest.approx([0, 0.1, 0.4, 0.5, 1.0], abs=0.002)
+
+
+def test_frames_under_a_millisecond_apart_are_served_at_the_average_rate(tmp_path: Path) -> None:
+    # times that whole milliseconds cannot keep (2000 fps) made the encoding fail: a 404 for the rater
+    write_video(tmp_path / "fast", _frames(), fps=2000)  # a frame folder with fps.txt
+    webm = playable(tmp_path / "fast", cache_dir=tmp_path / "cache")
+    back = sample_frames(webm, fps=None, max_frames=None)
+    assert len(back.timestamps) == len(DURATIONS_MS)  # served (a WebM cannot hold 2000 fps either way)

@@ -58,8 +58,8 @@ class WebContext:
             user = self.service.annotator(session.user_id)
         except NotFound:  # deleted or deactivated since the cookie was issued
             raise NotLoggedIn from None
-        ended = self.service.sessions_from(user.id)  # switched off or given a new invite since
-        if ended is not None and session.issued < ended:
+        # switched off or given a new invite since: a counter, not a time (no two clocks compared)
+        if session.generation != self.service.sessions_generation(user.id):
             raise NotLoggedIn
         return user, session
 

@@ -18,6 +18,8 @@ import os
 import threading
 from pathlib import Path
 
+import numpy as np
+
 from robojudge import settings
 from robojudge.video import FileFingerprint, sample_frames, write_video
 
@@ -26,6 +28,16 @@ CACHE_SUBDIR = "annotate-media"
 ENCODING = 2
 #: Files a browser's video element plays as they are (by suffix); any other video is encoded to WebM.
 BROWSER_SUFFIXES = frozenset({".mp4", ".m4v", ".webm", ".ogv", ".mov", ".mkv"})
+
+
+def _own_times(timestamps: np.ndarray) -> np.ndarray | None:
+    """Each frame at its own time (a GIF's or WebP's frames may last unequal times), or None (the
+    average rate) when the times cannot be kept in whole milliseconds: frames under 1 ms apart (above
+    1000 fps, a 0 ms frame)."""
+    if len(timestamps) < 2:
+        return None
+    ms = np.rint((timestamps - timestamps[0]) * 1000)
+    return timestamps if bool((np.diff(ms) >= 1).all()) else None
 
 
 def playable(path: Path, cache_dir: Path | None = None) -> Path:
@@ -46,9 +58,7 @@ def playable(path: Path, cache_dir: Path | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f"{key}.{os.getpid()}.{threading.get_ident()}.part.webm"
     try:
-        # each frame at its own time: a GIF's or WebP's frames may last unequal times
-        times = sampled.timestamps if len(sampled.timestamps) > 1 else None
-        write_video(tmp, sampled.frames, fps=sampled.source_fps, timestamps=times)
+        write_video(tmp, sampled.frames, fps=sampled.source_fps, timestamps=_own_times(sampled.timestamps))
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)

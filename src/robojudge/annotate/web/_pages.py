@@ -79,8 +79,10 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
             svc.record_event(None, "csrf_rejected", {"path": request.url.path}, remote=client(request))
             raise CsrfRejected
 
-    def logged_in(request: Request, user: Annotator) -> Response:
-        session = Session(user.id, user.username, user.role, new_token(), new_token())  # fresh: no fixation
+    async def logged_in(request: Request, user: Annotator) -> Response:
+        generation = await run_in_threadpool(svc.sessions_generation, user.id)
+        session = Session(user.id, user.username, user.role, new_token(), new_token(),  # fresh: no fixation
+                          generation)
         response = RedirectResponse("/", status_code=303)
         ctx.set_session(response, request, session)
         response.delete_cookie(LOGIN_COOKIE, path="/")
@@ -106,7 +108,7 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
         if user is None:
             return login_page(request, "Wrong user name or password.", 401)
         ctx.limiter.succeeded(username, address)
-        return logged_in(request, user)
+        return await logged_in(request, user)
 
     @app.get("/invite/{token}", response_class=HTMLResponse)
     def invite_form(token: str, request: Request) -> Response:
@@ -121,7 +123,7 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
             return login_page(request, f"The password needs at least {MIN_PASSWORD} characters.", 422,
                               template="invite.html", token=token, min_length=MIN_PASSWORD)
         user = await run_in_threadpool(svc.accept_invite, token, password, remote=client(request))
-        return logged_in(request, user)
+        return await logged_in(request, user)
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:

@@ -78,7 +78,8 @@ class Session:
     role: str
     csrf: str
     sid: str
-    issued: float = field(default=0.0, compare=False)  # when the session was made (POSIX seconds)
+    #: the annotator's session generation when it was made: switching them off or a new invite moves it
+    generation: int = field(default=0, compare=False)
 
 
 class SessionCodec:
@@ -94,9 +95,7 @@ class SessionCodec:
 
     def dumps(self, session: Session) -> str:
         s = session
-        # the signature's own time is in whole seconds: a session ended in its second stayed valid
-        data = {"u": s.user_id, "n": s.username, "r": s.role, "c": s.csrf, "s": s.sid,
-                "t": s.issued or time.time()}
+        data = {"u": s.user_id, "n": s.username, "r": s.role, "c": s.csrf, "s": s.sid, "g": s.generation}
         return str(self._serializer.dumps(data))
 
     def sign_token(self, token: str) -> str:
@@ -120,9 +119,9 @@ class SessionCodec:
         if not value:
             return None
         try:
-            data, signed = self._serializer.loads(value, max_age=self.max_age_s, return_timestamp=True)
+            data = self._serializer.loads(value, max_age=self.max_age_s)
             return Session(int(data["u"]), str(data["n"]), str(data["r"]), str(data["c"]), str(data["s"]),
-                           float(data.get("t", signed.timestamp())))
+                           int(data.get("g", 0)))
         except (BadData, KeyError, TypeError, ValueError):
             return None
 

@@ -158,6 +158,7 @@
     };
     const changed = () => {
       dirty = true;
+      lastKept = null; // an edit since the last closing save: the next one is sent whatever it holds
       form.dataset.saved = "0";
       clearTimeout(timer);
       timer = setTimeout(() => save(false), 600);
