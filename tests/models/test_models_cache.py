@@ -143,7 +143,7 @@ def test_torch_loaders_share_the_cache_and_clear_frees_them(weights):
     torch.jit.script(_Midpoint()).save(str(path))
     net = models.load_frame_interpolation(device="cpu")
     assert models.load_frame_interpolation(device="cpu") is net
-    assert NetworkKey(spec.name, str(path), "cpu", "torchscript") in NETWORKS
+    assert NetworkKey(spec.name, f"{path}|{models.files_stamp(path)}", "cpu", "torchscript") in NETWORKS
     ref = weakref.ref(net)
     del net
     clear()
@@ -167,7 +167,8 @@ def test_transformers_loaders_go_through_the_same_cache(weights):
     loaded = models.load_vit(device="cpu")
     assert models.load_vit(device="cpu") is loaded
     (cached,) = NETWORKS.keys()
-    assert cached == NetworkKey("dino_vit_b16", str(weights / "dino_vit_b16"), "cpu", "vit")
+    folder = weights / "dino_vit_b16"
+    assert cached == NetworkKey("dino_vit_b16", f"{folder}|{models.files_stamp(folder)}", "cpu", "vit")
     assert NETWORKS.nbytes == network_nbytes(loaded.model) > 0
     ref = weakref.ref(loaded.model)
     del loaded
@@ -209,3 +210,20 @@ def test_limits_come_from_the_environment_unless_set(monkeypatch):
     monkeypatch.setenv("ROBOJUDGE_NETWORK_CACHE_GIB", "lots")
     with pytest.raises(ValueError, match="ROBOJUDGE_NETWORK_CACHE_GIB='lots'"):
         _ = NetworkCache(max_networks=1).max_bytes
+
+
+def test_weights_replaced_in_place_are_loaded_again(weights):
+    # keyed by the path alone, a long-lived process kept the old network while the results'
+    # fingerprint named the new files
+    import os
+
+    spec = models.FRAME_INTERPOLATION
+    path = weights / spec.name / spec.filename
+    path.parent.mkdir(parents=True)
+    torch.jit.script(_Midpoint()).save(str(path))
+    first = models.load_frame_interpolation(device="cpu")
+    assert models.load_frame_interpolation(device="cpu") is first
+    torch.jit.script(_Midpoint()).save(str(path))  # new files, same path
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert models.load_frame_interpolation(device="cpu") is not first

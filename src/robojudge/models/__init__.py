@@ -37,7 +37,7 @@ from robojudge.models._hf import (
     vjepa2_video_embedding,
 )
 from robojudge.models._hpsv3 import HPSv3Network, hpsv3_rewards, load_hpsv3
-from robojudge.models._load import load_state_dict, torch_device
+from robojudge.models._load import files_stamp, load_state_dict, torch_device
 from robojudge.models._specs import (
     CLIP_B32,
     CLIP_L14,
@@ -134,6 +134,7 @@ __all__ = [
     "WeightsFetchError",
     "WeightsStatus",
     "clear",
+    "files_stamp",
     "clip_image_features",
     "clip_network",
     "clip_text_features",

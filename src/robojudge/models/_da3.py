@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from robojudge.models._cache import NETWORKS, NetworkKey
-from robojudge.models._load import checked_load, folder_config, local_weights, torch_device
+from robojudge.models._load import checked_load, files_stamp, folder_config, local_weights, torch_device
 from robojudge.models._specs import DA3_BASE
 from robojudge.models._weights import WeightSpec
 
@@ -142,7 +142,7 @@ def load_da3(
     _import_da3()  # fail on missing network code before torch is imported
     default = spec.repo_id.split("/")[-1].lower() if spec.repo_id else "da3-base"
     dev = torch_device(device)
-    key = NetworkKey(spec.name, str(folder), dev, f"da3:{default}")
+    key = NetworkKey(spec.name, f"{folder}|{files_stamp(folder)}", dev, f"da3:{default}")
     return NETWORKS.get(key, lambda: checked_load(spec, folder, metric, lambda: _build(folder, default, dev)))
 
 

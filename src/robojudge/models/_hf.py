@@ -54,6 +54,35 @@ def _processor(path: Path, loader: Any) -> Any:
     return loader.from_pretrained(path, local_files_only=True)
 
 
+#: The transformers ``model_type`` each image-ViT weights name must hold (AutoModel builds any).
+_VIT_TYPES = {"dino_vit_b16": "vit", "dinov2_vit_b14": "dinov2"}
+
+
+def _pretrained(loader: Any, path: Path, want: str | None, **kw: Any) -> Any:
+    """``loader.from_pretrained(path)`` offline, refused when the folder holds another network.
+
+    transformers builds a network of the asked class from a folder of another one, with the weights it
+    does not find initialised at random (it only prints a report): a DINO folder where CLIP is expected
+    gave a random CLIP whose frame consistency was 0.99999. Raises ValueError (an unusable-weights error
+    once :func:`~robojudge.models._load.checked_load` wraps it) when ``config.json`` names another
+    ``model_type`` than ``want`` or a weight of the network is missing from the files.
+    """
+    import json
+
+    try:
+        found = json.loads((path / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError):
+        found = None
+    if want is not None and found is not None and found != want:
+        raise ValueError(f"the folder holds a {found!r} network (config.json model_type), not {want!r}")
+    model, info = loader.from_pretrained(path, local_files_only=True, output_loading_info=True, **kw)
+    missing = list(info.get("missing_keys") or ())
+    if missing:
+        raise ValueError(f"{len(missing)} of the network's weights are not in the files (e.g. {missing[0]}): "
+                         "they hold another network")
+    return model
+
+
 def _finish(model: Any, path: Path, device: str, processor: Any) -> LoadedNetwork:
     model.eval()
     model.to(device)
@@ -67,7 +96,7 @@ def load_clip(spec: WeightSpec | str = "clip_vit_b32", *, metric: str | None = N
     def build(path: Path, dev: str) -> LoadedNetwork:
         from transformers import CLIPImageProcessor, CLIPModel
 
-        model = CLIPModel.from_pretrained(path, local_files_only=True)
+        model = _pretrained(CLIPModel, path, "clip")
         return _finish(model, path, dev, _processor(path, CLIPImageProcessor))
 
     return _cached("clip", spec, metric, device, build)
@@ -77,14 +106,17 @@ def load_vit(spec: WeightSpec | str = "dino_vit_b16", *, metric: str | None = No
              device: str | None = None) -> LoadedNetwork:
     """An image ViT (DINO, DINOv2: ``AutoModel`` without a pooling head) and its image processor."""
 
+    name = spec if isinstance(spec, str) else spec.name
+
     def build(path: Path, dev: str) -> LoadedNetwork:
         from transformers import AutoImageProcessor, AutoModel
 
+        want = _VIT_TYPES.get(name)
         # DINO checkpoints carry no pooler; keep it out so no randomly initialised layer is built.
         try:
-            model = AutoModel.from_pretrained(path, local_files_only=True, add_pooling_layer=False)
+            model = _pretrained(AutoModel, path, want, add_pooling_layer=False)
         except TypeError:
-            model = AutoModel.from_pretrained(path, local_files_only=True)
+            model = _pretrained(AutoModel, path, want)
         return _finish(model, path, dev, _processor(path, AutoImageProcessor))
 
     return _cached("vit", spec, metric, device, build)
@@ -97,7 +129,7 @@ def load_vjepa2(spec: WeightSpec | str = "vjepa2_vitg_ssv2", *, metric: str | No
     def build(path: Path, dev: str) -> LoadedNetwork:
         from transformers import VJEPA2Model
 
-        model = VJEPA2Model.from_pretrained(path, local_files_only=True)
+        model = _pretrained(VJEPA2Model, path, "vjepa2")
         return _finish(model, path, dev, None)
 
     return _cached("vjepa2", spec, metric, device, build)
@@ -110,7 +142,7 @@ def load_depth(spec: WeightSpec | str = "depth_anything_v2_small", *, metric: st
     def build(path: Path, dev: str) -> LoadedNetwork:
         from transformers import AutoImageProcessor, AutoModelForDepthEstimation
 
-        model = AutoModelForDepthEstimation.from_pretrained(path, local_files_only=True)
+        model = _pretrained(AutoModelForDepthEstimation, path, None)
         return _finish(model, path, dev, _processor(path, AutoImageProcessor))
 
     return _cached("depth", spec, metric, device, build)

@@ -41,7 +41,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from robojudge.models._cache import NETWORKS, NetworkKey
-from robojudge.models._load import checked_load, load_state_dict, local_weights, torch_device, torch_dtype
+from robojudge.models._load import (
+    checked_load,
+    files_stamp,
+    load_state_dict,
+    local_weights,
+    torch_device,
+    torch_dtype,
+)
 from robojudge.models._specs import HPSV3, QWEN2_VL_7B_INSTRUCT
 from robojudge.models._weights import WeightSpec
 
@@ -348,7 +355,8 @@ def load_hpsv3(metric: str | None = None, device: str | None = None, dtype: str 
     base_path = local_weights(base, metric)
     ckpt_path = local_weights(weights, metric)
     dev = torch_device(device)
-    key = NetworkKey(weights.name, f"{base_path}|{ckpt_path}", dev, f"hpsv3:{dtype}")
+    files = f"{base_path}|{files_stamp(base_path)}|{ckpt_path}|{files_stamp(ckpt_path)}"
+    key = NetworkKey(weights.name, files, dev, f"hpsv3:{dtype}")
     return NETWORKS.get(key, lambda: build_hpsv3(base_path, ckpt_path, dev, dtype, base_spec=base,
                                                  weights_spec=weights, metric=metric))
 

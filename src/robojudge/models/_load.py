@@ -114,8 +114,10 @@ def load_cached(spec: WeightSpec | str, variant: str, build: Callable[[Path, str
                 metric: str | None = None, device: str | None = None) -> T:
     """The network ``build(path, device)`` makes from ``spec``'s local files, through the network cache.
 
-    Keyed by (weights name, resolved path, device, ``variant``); ``variant`` names what ``build`` makes
-    from the files (two loaders reading the same checkpoint differ in it).
+    Keyed by (weights name, resolved path and :func:`files_stamp` of its files, device, ``variant``);
+    ``variant`` names what ``build`` makes from the files (two loaders reading the same checkpoint differ
+    in it). Weights replaced in place are loaded again: keyed by the path alone, a long-lived process
+    kept computing with the old network while the results' fingerprint named the new files.
 
     Raises:
         MissingWeightsError: When the weights are not on this machine (names ``metric``).
@@ -125,8 +127,27 @@ def load_cached(spec: WeightSpec | str, variant: str, build: Callable[[Path, str
     spec = as_spec(spec)
     path = local_weights(spec, metric)
     dev = torch_device(device)
-    return NETWORKS.get(NetworkKey(spec.name, str(path), dev, variant),
+    return NETWORKS.get(NetworkKey(spec.name, f"{path}|{files_stamp(path)}", dev, variant),
                         lambda: checked_load(spec, path, metric, lambda: build(path, dev)))
+
+
+def files_stamp(path: Path) -> str:
+    """A cheap identity of a weights file or folder as it is now: each file's name, size and
+    modification time (a stat per file, no reading)."""
+    import hashlib
+
+    if path.is_file():
+        files = [path]
+    else:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+    h = hashlib.sha256()
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        h.update(f"{f.relative_to(path) if f != path else f.name}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
 
 
 def checked_load(spec: WeightSpec, path: Path, metric: str | None, build: Callable[[], T]) -> T:

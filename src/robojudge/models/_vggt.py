@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from robojudge.models._cache import NETWORKS, NetworkKey
-from robojudge.models._load import checked_load, folder_config, load_state_dict, local_weights, torch_device
+from robojudge.models._load import (
+    checked_load,
+    files_stamp,
+    folder_config,
+    load_state_dict,
+    local_weights,
+    torch_device,
+)
 from robojudge.models._specs import VGGT_1B
 from robojudge.models._vggt_config import VggtConfig
 from robojudge.models._weights import WeightSpec
@@ -135,7 +142,7 @@ def load_vggt(spec: WeightSpec = VGGT_1B, *, metric: str | None = None, device: 
         net, _ = load_vggt_state(build_vggt(cfg), path)
         return net.to(dev).eval()
 
-    return NETWORKS.get(NetworkKey(spec.name, str(path), dev, f"vggt:{cfg}"),
+    return NETWORKS.get(NetworkKey(spec.name, f"{path}|{files_stamp(path)}", dev, f"vggt:{cfg}"),
                         lambda: checked_load(spec, path, metric, build))
 
 

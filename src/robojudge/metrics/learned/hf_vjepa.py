@@ -162,7 +162,7 @@ class _Memo(Generic[V]):
             self._values.clear()
 
 
-_EMBEDDINGS: _Memo[np.ndarray] = _Memo()  # (clip, network folder) -> embedding
+_EMBEDDINGS: _Memo[np.ndarray] = _Memo()  # (clip, network folder and its files' stamp) -> embedding
 _SPANS: _Memo[Span] = _Memo()
 
 
@@ -212,13 +212,14 @@ def vjepa_embedder(metric_id: str, cfg: VJepaClip) -> EmbedFn:
     """``(path, frames=None) -> V-JEPA 2 embedding``, loading the network once and caching each video's
     embedding per process (references are shared by many items). ``frames``, when the caller has
     already sampled the clip (:func:`sampled_clip`), saves decoding it again."""
-    from robojudge.models import load_vjepa2, vjepa2_video_embedding
+    from robojudge.models import files_stamp, load_vjepa2, vjepa2_video_embedding
 
     net = load_vjepa2(VJEPA, metric=metric_id)
+    network = f"{net.path}|{files_stamp(net.path)}"  # weights replaced in place are another network
 
     def embed(path: str, frames: np.ndarray | None = None) -> np.ndarray:
         clip = clip_key(path, cfg)
-        key = (clip, str(net.path))
+        key = (clip, network)
         hit = _EMBEDDINGS.get(key) if clip[0] is not None else None
         if hit is None:
             if frames is None:
