@@ -80,3 +80,32 @@ def test_hf_frames_reach_the_model_as_video(tiny_model: Path, make_items: Any) -
     # Same text, so the prompts differ by exactly one token.
     assert prompt_tokens[4] is not None and prompt_tokens[2] is not None
     assert prompt_tokens[4] - prompt_tokens[2] == 1
+
+
+def test_a_model_that_cannot_load_is_tried_once_and_cuda_without_a_gpu_is_named(
+        tmp_path: Path, make_items: Any, store: Any, cache: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a hub id offline tried its download again for every item (150 s of retries each); device "cuda"
+    # on a machine without a GPU loaded the model for every item, then said "generation failed"
+    from robojudge.judges._hf import HFBackend
+
+    calls: list[str] = []
+    real = transformers.AutoProcessor.from_pretrained
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        calls.append(str(args[0]))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(transformers.AutoProcessor, "from_pretrained", counting)
+    j = make_judge({"name": "nowhere", "backend": "hf", "model": str(tmp_path / "no-such-model"),
+                    "device": "cpu", "sampling": {"max_tokens": 4}})
+    summary = judge_items(make_items(["a", "b", "c"]), j, [get_rubric("pa")], store, cache=cache)
+    assert summary.failed == 3 and len(calls) == 1
+    if torch.cuda.is_available():
+        return
+    gpu = {"name": "gpu", "backend": "hf", "model": str(tmp_path), "device": "cuda"}
+    backend = HFBackend(make_judge(gpu))
+    from robojudge.judges import BackendError
+
+    for _ in range(2):
+        with pytest.raises(BackendError, match="judge 'gpu': device = 'cuda', but no CUDA device is visible"):
+            backend._load()

@@ -39,33 +39,50 @@ class HFBackend:
         self._processor: Any = None
         self._device: str = "cpu"
         self._load_lock = threading.Lock()
+        self._failed: BackendError | None = None  # the first load's failure, raised again for every item
         self._run_lock = asyncio.Lock()
 
     def _load(self) -> None:
         with self._load_lock:
             if self._model is not None:
                 return
+            if self._failed is not None:  # tried once: every item tried again (150 s of hub retries each)
+                raise self._failed
             try:
-                import torch
-                import transformers
-            except ImportError as exc:
-                raise BackendError(
-                    f"the hf backend needs torch and transformers ({exc}); pip install 'robojudge[torch]'"
-                ) from None
-            cfg = self.config
-            device = cfg.device
-            if device == "auto":
-                device = "cuda" if torch.cuda.is_available() else "cpu"
-            dtype: Any = "auto" if cfg.dtype == "auto" else getattr(torch, cfg.dtype)
-            auto_processor: Any = transformers.AutoProcessor
-            auto_model: Any = transformers.AutoModelForImageTextToText
-            try:
-                self._processor = auto_processor.from_pretrained(cfg.model, revision=cfg.revision)
-                model = auto_model.from_pretrained(cfg.model, dtype=dtype, revision=cfg.revision)
-            except (OSError, ValueError) as exc:
-                raise BackendError(f"cannot load model {cfg.model!r}: {exc}") from None
-            self._model = model.to(device).eval()
-            self._device = device
+                self._model, self._processor, self._device = self._load_once()
+            except BackendError as exc:
+                self._failed = exc
+                raise
+
+    def _load_once(self) -> tuple[Any, Any, str]:
+        try:
+            import torch
+            import transformers
+        except ImportError as exc:
+            raise BackendError(
+                f"the hf backend needs torch and transformers ({exc}); pip install 'robojudge[torch]'"
+            ) from None
+        cfg = self.config
+        device = cfg.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        elif device.startswith("cuda") and not torch.cuda.is_available():
+            raise BackendError(f"judge {cfg.name!r}: device = {cfg.device!r}, but no CUDA device is visible "
+                               "here; set device to 'cpu' or 'auto'")
+        dtype: Any = "auto" if cfg.dtype == "auto" else getattr(torch, cfg.dtype)
+        auto_processor: Any = transformers.AutoProcessor
+        auto_model: Any = transformers.AutoModelForImageTextToText
+        try:
+            processor = auto_processor.from_pretrained(cfg.model, revision=cfg.revision)
+            model = auto_model.from_pretrained(cfg.model, dtype=dtype, revision=cfg.revision)
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"cannot load model {cfg.model!r}: {exc}") from None
+        try:
+            model = model.to(device).eval()
+        except (RuntimeError, AssertionError, ValueError) as exc:
+            raise BackendError(f"judge {cfg.name!r}: cannot put the model on device {device!r}: {exc}") \
+                from None
+        return model, processor, device
 
     def _generate(self, request: ChatRequest) -> Completion:
         import torch
