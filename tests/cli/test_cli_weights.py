@@ -79,7 +79,9 @@ def test_metrics_sets_reports_missing_weights_per_group(offline, tmp_path):
     out = tmp_path / "sets.csv"
     res = invoke("metrics", "sets", str(m), "--metrics", "ds_jepa_similarity", "--by", "generator",
                  "--out", str(out), "--run-dir", str(tmp_path / "run"))
-    assert res.exit_code == 0, res.output
+    # every group failed: exit status 1, as `score` (it was 0 with "2 computed")
+    assert res.exit_code == 1, res.output
+    assert "2 of 2 rows are errors" in res.output and "nothing was measured" in res.output
     lines = out.read_text().splitlines()
     assert lines[0].startswith("metric,group,item_id,status,value,error")
     assert len(lines) == 3  # groups a and b

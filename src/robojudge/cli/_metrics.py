@@ -232,3 +232,12 @@ def sets_cmd(
                           highlight=False, markup=False)
     if out is not None:
         console.print(f"rows: {write_set_rows(rows, out)}", highlight=False)
+    failed = sum(r.status != "ok" for r in rows)
+    if failed:
+        console.print(f"{failed} of {len(rows)} rows are errors (their reasons are in the table)",
+                      highlight=False)
+    computed_now = where.computed if where is not None else len(rows)
+    if rows and computed_now and failed == len(rows):  # as `score`: a script must tell that nothing was
+        console.print("[bold red]nothing was measured:[/] every group of this run failed (exit status 1)",
+                      markup=True, highlight=False)
+        raise typer.Exit(1)
