@@ -207,3 +207,23 @@ def test_another_postgresql_driver_is_named_as_written(monkeypatch: pytest.Monke
         ResultStore("postgresql+psycopg2://u@db.example/results")
     message = str(info.value)
     assert "PostgreSQL needs the psycopg2 driver" in message and "postgresql+psycopg://" in message
+
+
+def test_a_value_replaces_an_error_of_its_key_and_inputs_but_nothing_else(store_url: str) -> None:
+    # Of two overlapping runs, one failing an item (a memory limit) and one computing it, the error
+    # stored first kept the value out, and every later run skipped the item as stored.
+    def row(status: str, value: float | None, fingerprint: str = "fp1", item: str = "a") -> ResultRow:
+        return ResultRow(item_id=item, metric="m", config_hash="c", version="1", status=status, value=value,
+                         fingerprint=fingerprint, error=None if status == "ok" else "out of memory")
+
+    with ResultStore(store_url) as store:
+        assert store.add_new([row("error", None)]) == [row("error", None)]
+        assert [r.value for r in store.add_new([row("ok", 0.5)])] == [0.5]
+        assert [(r.status, r.value) for r in store.rows()] == [("ok", 0.5)]
+        assert [r.status for r in store.rows(include_superseded=True) if r.superseded_at] == ["error"]
+        assert store.add_new([row("error", None)]) == []  # an error never replaces a value
+        assert store.add_new([row("ok", 0.7)]) == []  # of two values the first stays
+        # without fingerprints too
+        store.add_new([row("error", None, fingerprint="", item="b")])
+        assert len(store.add_new([row("ok", 1.0, fingerprint="", item="b")])) == 1
+        assert {r.item_id: r.value for r in store.rows()} == {"a": 0.5, "b": 1.0}

@@ -36,12 +36,16 @@ def test_add_then_read_back(store: ResultStore) -> None:
 def test_readding_is_a_noop_and_never_overwrites(store: ResultStore) -> None:
     assert store.add([ok("a", 0.5), err("b")]) == 2
     assert store.add([ok("a", 0.5), err("b")]) == 0
-    # Same keys, different content: still nothing changes.
-    assert store.add([ok("a", 9.0), ok("b", 3.0)]) == 0
+    # Same keys, different content: the first value stays, an error never replaces it.
+    assert store.add([ok("a", 9.0), err("a")]) == 0
+    # A value for a key whose stored row is an error replaces it (the error is kept, superseded): two
+    # overlapping runs, one failing and one computing the item, kept the error.
+    assert store.add([ok("b", 3.0)]) == 1
     assert store.count() == 2
     by_item = {r.item_id: r for r in store.rows()}
-    assert by_item["a"].value == 0.5
-    assert by_item["b"].status == "error" and by_item["b"].error == "boom"
+    assert by_item["a"].value == 0.5 and by_item["b"].value == 3.0
+    (old,) = [r for r in store.rows(include_superseded=True) if r.superseded_at is not None]
+    assert old.item_id == "b" and old.status == "error" and old.error == "boom"
 
 
 def test_add_counts_only_new_rows_in_a_mixed_batch(store: ResultStore) -> None:

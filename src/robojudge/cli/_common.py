@@ -229,7 +229,8 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
     )
     if summary.duplicates:
         console.print(f"[yellow]{summary.duplicates} computed by another run meanwhile, not stored[/] (runs "
-                      "of the same items overlapped; the store keeps the result stored first)", markup=True,
+                      "of the same items overlapped; the store keeps the result stored first, or a value "
+                      "over an error)", markup=True,
                       highlight=False)
     if summary.changed_inputs:
         names = first_names(summary.changed_items)

@@ -252,7 +252,10 @@ class ResultStore:
     def add_new(self, rows: Iterable[ResultRow]) -> list[ResultRow]:
         """:meth:`add`, returning the rows that were inserted, in the order given: not those whose key and
         inputs were stored already (by another run that computed them meanwhile, say), nor a second row
-        for one key."""
+        for one key. A value does replace a stored error of its key and inputs (the error is marked
+        superseded): of two overlapping runs, one failing an item (a memory limit, a worker that died)
+        and one computing it, the error stored first kept the value out, and later runs skipped the item
+        as stored."""
         kept: list[ResultRow] = []
         seen: set[RowKey] = set()
         for row in rows:
@@ -277,15 +280,20 @@ class ResultStore:
         # (metric, config, version, item), so that they wait for each other instead of deadlocking.
         kept.sort(key=_lock_order)
         fingerprinted = {row.key: row.fingerprint for row in kept if row.fingerprint}
+        values = {row.key for row in kept if row.status == "ok"}
         with self._guard("store results in"), self._write() as conn:
             # Stamped once the write lock is held, so that on SQLite the times follow the commits.
             now = datetime.now(UTC)
-            if fingerprinted:
+            if fingerprinted or values:
                 c = results_table.c
                 lock = self._dialect == "postgresql"
-                stored = current_records(conn, fingerprinted, (c.id, c.fingerprint), lock=lock)
-                changed = [k for k, rec in stored.items() if rec["fingerprint"] != fingerprinted[k]]
-                supersede_ids(conn, [int(stored[k]["id"]) for k in changed], now)
+                stored = current_records(conn, set(fingerprinted) | values, (c.id, c.fingerprint, c.status),
+                                         lock=lock)
+                changed = [k for k, rec in stored.items()
+                           if k in fingerprinted and rec["fingerprint"] != fingerprinted[k]]
+                healed = [k for k, rec in stored.items()
+                          if k in values and k not in changed and rec["status"] != "ok"]
+                supersede_ids(conn, [int(stored[k]["id"]) for k in changed + healed], now)
             inserted = {tuple(key) for key in conn.execute(stmt, [_row_params(row, now) for row in kept])}
         return [row for row in given if row.key in inserted]
 
