@@ -126,3 +126,60 @@ def test_cli_score_fails_within_seconds(no_ray_init: None, closed_port: int, tmp
     assert res.exit_code == 2
     assert "error: --address 'foo' is not a Ray address; give local, auto" in res.output
     assert time.monotonic() - start < 30
+
+
+def test_ray_init_does_not_take_over_sigterm(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ray.init put its own SIGTERM handler in place of robojudge's: `kill PID` on `score --executor ray`
+    # ended with Ray's stack dump and exit status 1, not as Ctrl-C (130)
+    import signal
+
+    from robojudge._lifeline import terminate_as_interrupt
+    from robojudge.run._ray import RayExecutor
+
+    ray = pytest.importorskip("ray")
+
+    def rays_own(signum: int, frame: object) -> None:
+        raise SystemExit(1)
+
+    def fake_init(*args: object, **kwargs: object) -> None:
+        signal.signal(signal.SIGTERM, rays_own)
+
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        terminate_as_interrupt()
+        ours = signal.getsignal(signal.SIGTERM)
+        monkeypatch.setattr(ray, "is_initialized", lambda: False)
+        monkeypatch.setattr(ray, "init", fake_init)
+        monkeypatch.setattr(ray, "remote", lambda f: f)
+        monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0})
+        RayExecutor("local", workers=1)
+        assert signal.getsignal(signal.SIGTERM) is ours
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_a_cluster_wanting_its_auth_token_is_told_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the head was up, but the message said to start one (Ray's chained AuthenticationError dropped)
+    import socket
+
+    from robojudge.run._ray import RayExecutor
+
+    ray = pytest.importorskip("ray")
+
+    class AuthenticationError(Exception):
+        pass
+
+    def fake_init(*args: object, **kwargs: object) -> None:
+        try:
+            raise AuthenticationError("Ensure that the token for the cluster is available")
+        except AuthenticationError as exc:
+            raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:1") from exc
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", fake_init)
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        address = f"127.0.0.1:{srv.getsockname()[1]}"
+        with pytest.raises(RayUnavailableError, match="needs the cluster's auth token. Set RAY_AUTH_MODE"):
+            RayExecutor(address)

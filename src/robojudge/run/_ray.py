@@ -18,6 +18,7 @@ suite. Ray is imported here only when a run starts.
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -91,6 +92,22 @@ def _unreachable(shown: str, why: str) -> str:
             "`ray start --head --node-ip-address 127.0.0.1`, or use --address local")
 
 
+def _refused(shown: str, exc: BaseException) -> str:
+    """Why ``ray.init`` failed, from its exception and the ones it chains: a head that wants Ray's auth
+    token (Ray 2.60 turns token authentication on for new clusters) answered, and was refused."""
+    chain: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < 5:
+        chain.append(f"{type(seen).__name__}: {seen}")
+        seen = seen.__cause__ or seen.__context__
+    text = " | ".join(chain)
+    if "auth" in text.lower() or "token" in text.lower():
+        return (f"the Ray cluster at {shown} refused this driver: it needs the cluster's auth token. Set "
+                "RAY_AUTH_MODE=token (the token is read from ~/.ray/auth_token, or set RAY_AUTH_TOKEN) and "
+                f"run again (Ray said: {' | '.join(c.splitlines()[0] for c in chain)[:400]})")
+    return _unreachable(shown, str(exc))
+
+
 def import_ray() -> Any:
     """The ``ray`` module, or :class:`RayUnavailableError` naming the extra to install."""
     try:
@@ -151,16 +168,21 @@ def _reason(exc: BaseException, retries: int) -> str:
     if isinstance(exc, ray.exceptions.OutOfMemoryError):
         return "the Ray worker ran out of memory while scoring this item"
     first = str(exc).strip().splitlines()
-    return f"Ray could not run this task: {type(exc).__name__}: {first[-1] if first else ''}".rstrip(": ")
+    said = f"Ray could not run this task: {type(exc).__name__}: {first[-1] if first else ''}".rstrip(": ")
+    if "RaySystemError" in f"{type(exc).__name__} {exc}":  # the workers' environment, not the item
+        said += ("; the workers cannot run robojudge's task (a module, extra or plugin the driver has and "
+                 "they lack): fix their environment, then run again with --retry-errors")
+    return said
 
 
 class RayExecutor:
     """Runs tasks on a Ray cluster (see the module doc).
 
     Args:
-        address: ``local`` starts a private Ray instance on this machine, bound to 127.0.0.1, with
-            ``workers`` CPUs (default: one per core); ``auto`` joins the cluster this machine belongs
-            to (``ray start`` or ``$RAY_ADDRESS``); ``ray://HOST:PORT`` connects through Ray Client;
+        address: ``local`` starts a private Ray instance on this machine, its node address 127.0.0.1
+            (Ray still listens on every interface), with ``workers`` CPUs (default: one per core);
+            ``auto`` joins the cluster this machine belongs to (``ray start`` or ``$RAY_ADDRESS``);
+            ``ray://HOST:PORT`` connects through Ray Client;
             ``HOST:PORT`` is a cluster's GCS address. When Ray is already initialised in this process,
             that connection is used whatever the address. An address (``HOST:PORT``, ``ray://``, or
             ``$RAY_ADDRESS`` for ``auto``) where nothing accepts a connection within
@@ -204,8 +226,10 @@ class RayExecutor:
     def _connect(self) -> None:
         ray = self._ray
         if not ray.is_initialized():
+            term_before = signal.getsignal(signal.SIGTERM)
             if self._address == LOCAL:
-                # A private instance reachable from this machine only (never another interface).
+                # A private instance whose node address is 127.0.0.1 (its ports still listen on every
+                # interface with Ray 2.60; its auth token guards them: docs/ray.md).
                 ray.init(address="local", num_cpus=self._asked, include_dashboard=False,
                          _node_ip_address="127.0.0.1", log_to_driver=False)
             else:
@@ -219,8 +243,13 @@ class RayExecutor:
                 try:
                     ray.init(address=self._address, log_to_driver=False)
                 except ConnectionError as exc:
-                    raise RayUnavailableError(_unreachable(repr(self._address), str(exc))) from None
+                    raise RayUnavailableError(_refused(repr(self._address), exc)) from None
             self._owns = True
+            # ray.init puts its own SIGTERM handler in place of robojudge's (a kill as a Ctrl-C): a
+            # `kill PID` then ended the driver with a C++ stack dump and exit status 1, not 130.
+            if callable(term_before) and signal.getsignal(signal.SIGTERM) is not term_before:
+                with contextlib.suppress(ValueError):  # not the main thread: nothing to restore
+                    signal.signal(signal.SIGTERM, term_before)
         # Made once: each new remote function or actor class is exported to the cluster again.
         self._call = ray.remote(_call)
         self._scorer = ray.remote(_Scorer)
