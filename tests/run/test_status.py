@@ -253,3 +253,25 @@ def test_rows_of_an_older_metric_version_are_flagged(items: list[Item], tmp_path
     part = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db", str(old_db)])
     assert ("2 manifest item(s) without a row (b, c) (new or renamed items, or items stored at an older "
             "version only") in " ".join(part.output.split())
+
+
+def test_status_tells_a_live_run_in_flight_from_an_ended_one(tmp_path: Path) -> None:
+    # every note was said to be "computed alone in a child process by the next run", a live run's too
+    from _in_flight import note_from_ended_process
+
+    video = tmp_path / "v.mp4"
+    video.write_bytes(b"x")
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps({"item_id": n, "video": str(video)}) + "\n" for n in ("a", "b")))
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.note_in_flight("a", ["m1"])  # this test process: a run still going on here
+    note_from_ended_process(db, {"b": ["m2"]})  # a process that has ended: a crash or a kill
+    with ResultStore(db) as store:
+        status = results_status(store, None)
+    assert status.in_flight == {"a": ["m1"], "b": ["m2"]} and status.in_flight_ended == {"b": ["m2"]}
+    res = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db", str(db)])
+    said = " ".join(res.output.split())
+    assert "in flight (being computed now by a run on this machine): a (m1)" in said
+    assert ("in flight when a run ended in a crash or a kill (or noted by a run on another machine): b (m2); "
+            "the next run computes each alone in a child process") in said

@@ -148,12 +148,19 @@ def status_cmd(
         console.print(f"{other} scored rows were computed with other library versions than installed here "
                       "(details.libraries; kept by reruns; the report's 'Library versions' section lists "
                       "the metrics whose compared values mix versions)", highlight=False)
-    if status.in_flight:
-        noted = list(status.in_flight.items())
+    def listed(notes: dict[str, list[str]]) -> str:
+        noted = list(notes.items())
         shown = "; ".join(f"{item} ({', '.join(metrics)})" for item, metrics in noted[:5])
-        more = f" and {len(noted) - 5} more" if len(noted) > 5 else ""
-        console.print("in flight (being computed now, or when a run ended in a crash or a kill): "
-                      f"{shown}{more}; the next run computes each alone in a child process", highlight=False)
+        return shown + (f" and {len(noted) - 5} more" if len(noted) > 5 else "")
+
+    live = {k: v for k, v in status.in_flight.items() if k not in status.in_flight_ended}
+    if live:  # a run alive on this host: the next run does not take them for a crash
+        console.print(f"in flight (being computed now by a run on this machine): {listed(live)}",
+                      highlight=False)
+    if status.in_flight_ended:
+        console.print("in flight when a run ended in a crash or a kill (or noted by a run on another "
+                      f"machine): {listed(status.in_flight_ended)}; the next run computes each alone in a "
+                      "child process", highlight=False)
     if status.manifest_problems:
         console.print(f"{len(status.manifest_problems)} manifest rows did not validate and were not checked "
                       "(`robojudge suite validate`)", highlight=False)

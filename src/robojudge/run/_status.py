@@ -108,6 +108,9 @@ class StoreStatus:
     # a kill), with the metrics it was computing: the next run computes each alone in a child process
     # (ResultStore.note_in_flight). A run going on now shows its current item here too.
     in_flight: dict[str, list[str]] = field(default_factory=dict)
+    #: Of those, the notes of processes that have ended (a crash, a kill; or written on another host):
+    #: what the next run computes alone in a child process.
+    in_flight_ended: dict[str, list[str]] = field(default_factory=dict)
     # Per (metric, config hash, version): a few ids of rows whose item is not in the manifest, and of
     # manifest items without a row (MetricStatus.other_ids and no_row count them all).
     other_ids: dict[StatusKey, list[str]] = field(default_factory=dict)
@@ -283,6 +286,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
                 _few(out.no_row, k, item_id)
     out.metrics = [by_key[k] for k in sorted(by_key)]
     out.in_flight = dict(sorted(store.in_flight().items()))
+    out.in_flight_ended = dict(sorted(store.in_flight(ended=True).items()))
     return out
 
 
