@@ -42,3 +42,21 @@ def test_a_copied_run_names_its_own_manifest_only(tmp_path: Path) -> None:
     out = " ".join(done.stdout.split())
     assert f"suite manifest: {own} (pass --suite for another)" in out
     assert "items it lacks" not in out and str(manifest) not in out
+
+
+def test_a_moved_run_without_its_manifest_names_the_noted_one(tmp_path: Path) -> None:
+    # a project moved away from the manifest it was scored from: the run folder said no manifest was
+    # scored into its store, though the store notes one, at its old path
+    url, manifest = write_run(tmp_path / "orig", manifest_name="data/suite.jsonl")
+    with ResultStore(url) as store:
+        store.note_manifest(manifest)
+    run = tmp_path / "moved"
+    run.mkdir()
+    shutil.copy(tmp_path / "orig" / "results.sqlite", run / "results.sqlite")
+    shutil.rmtree(tmp_path / "orig")
+    res = runner.invoke(build_app("results"), ["results", "status", str(run)])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert f"(its store notes {manifest.resolve()}, no longer there: a moved or copied project?)" in said
+    done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
+    assert f"no suite manifest found (its store notes {manifest.resolve()}" in " ".join(done.output.split())

@@ -14,6 +14,7 @@ from robojudge.report import (
     GROUP_FIELDS,
     GroupSummary,
     HtmlReport,
+    gone_note,
     noted_manifests,
     report_suite,
     resolve_source,
@@ -117,8 +118,8 @@ def report(
         folder = out or (path / "report" if path.is_dir() else Path("report"))
         check_out_folder(folder, "--out" if out else "report folder")
         if manifest is None:
-            console.print("no suite manifest found (pass --suite): the report has no labels or generators",
-                          highlight=False)
+            console.print(f"no suite manifest found{gone_note(url)} (pass --suite): the report has no "
+                          "labels or generators", highlight=False, markup=False)
         elif suite is None:
             console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
             others = noted_manifests(url, besides=manifest)

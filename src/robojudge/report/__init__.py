@@ -11,6 +11,7 @@ from robojudge.report._audit import (
 from robojudge.report._html import (
     HtmlReport,
     RunResults,
+    gone_note,
     load_run_results,
     noted_manifest,
     noted_manifests,
@@ -128,6 +129,7 @@ __all__ = [
     "metric_columns",
     "metric_series",
     "noted_manifest",
+    "gone_note",
     "noted_manifests",
     "render_page",
     "report_items",

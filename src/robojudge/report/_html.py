@@ -128,6 +128,26 @@ def noted_manifests(url: str, besides: str | Path | None = None) -> list[Path]:
     return [path for path, _ in noted if path.is_file() and path.resolve() != skip]
 
 
+def gone_manifests(url: str) -> list[Path]:
+    """The manifests noted in the store at ``url`` that are no longer where they were scored from (the
+    project folder moved or copied): named when a run folder finds no manifest."""
+    try:
+        with ResultStore(url, read_only=True) as store:
+            noted = store.manifests()
+    except StoreError:
+        return []
+    return [path for path, _ in noted if not path.is_file()]
+
+
+def gone_note(url: str) -> str:
+    """`` (its store notes ...)`` naming the manifests that are gone, or nothing."""
+    gone = gone_manifests(url)
+    if not gone:
+        return ""
+    shown = ", ".join(map(str, gone[:3])) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
+    return f" (its store notes {shown}, no longer there: a moved or copied project?)"
+
+
 def report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
                  more_manifests: Sequence[str | Path] = ()) -> list[Item]:
     """The items a report of ``rows`` describes: ``manifest``'s, then, from each of ``more_manifests``
@@ -190,8 +210,8 @@ def load_run_results(run: str | Path, db: str | None = None, stale: StaleFinder 
     own = run_manifest(folder)
     manifests = ([own] if own is not None else []) + noted_manifests(url, besides=own)
     if not manifests:
-        raise ValueError(f"{folder}: no suite manifest in this run folder or scored into its store; pass the "
-                         "manifest instead")
+        raise ValueError(f"{folder}: no suite manifest in this run folder or scored into its store"
+                         f"{gone_note(url)}; pass the manifest instead")
     with ResultStore(url, read_only=True) as store:
         rows = store.rows()
     items = report_items(rows, manifests[0], manifests[1:])
