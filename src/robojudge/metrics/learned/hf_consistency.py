@@ -138,8 +138,8 @@ def _score(value: float, per_step: np.ndarray) -> Score:
 )
 def clip_frame_consistency(item: Item, config: FrameSampling) -> Score:
     """RoboJudge App. B.3 CLIP frame consistency (see :func:`prev_first_consistency`)."""
-    features = clip_features("clip_frame_consistency", config)  # the network first: no decode without it
-    return _score(*prev_first_consistency(features(video_frames(item, config))))
+    frames = video_frames(item, config)
+    return _score(*prev_first_consistency(clip_features("clip_frame_consistency", config)(frames)))
 
 
 @metric(
@@ -160,8 +160,8 @@ def clip_frame_consistency(item: Item, config: FrameSampling) -> Score:
 )
 def dino_frame_consistency(item: Item, config: FrameSampling) -> Score:
     """RoboJudge App. B.3 DINO frame consistency (see :func:`prev_first_consistency`)."""
-    features = vit_features("dino_vit_b16", "dino_frame_consistency", config)
-    feats = features(video_frames(item, config))
+    frames = video_frames(item, config)
+    feats = vit_features("dino_vit_b16", "dino_frame_consistency", config)(frames)
     return _score(*prev_first_consistency(feats))
 
 
@@ -181,8 +181,8 @@ def dino_frame_consistency(item: Item, config: FrameSampling) -> Score:
 )
 def cc_background(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D background consistency (see :func:`consecutive_consistency`)."""
-    features = clip_features("cc_background", config)
-    return _score(*consecutive_consistency(features(video_frames(item, config))))
+    frames = video_frames(item, config)
+    return _score(*consecutive_consistency(clip_features("cc_background", config)(frames)))
 
 
 @robophys_metric(
@@ -202,9 +202,7 @@ def cc_background(item: Item, config: FrameSampling) -> Score:
 )
 def cc_subject(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D subject consistency without masks (see :func:`subject_consistency`)."""
-    local_features = vit_features("dinov2_vit_b14", "cc_subject", config)
-    global_features = clip_features("cc_subject", config)
     frames = video_frames(item, config)
-    local = local_features(frames)
-    glob = global_features(frames)
+    local = vit_features("dinov2_vit_b14", "cc_subject", config)(frames)
+    glob = clip_features("cc_subject", config)(frames)
     return Score(value=subject_consistency(local, glob), details={"frames": len(frames)})
