@@ -39,7 +39,7 @@ def _item(root, video):
 def _selected(item, metric):
     """The generated and reference tracks (gaps filled) of the reference target with the largest extent."""
     spec = get_metric(metric)
-    gen, ref, _, _ = item_tracks(item, spec.make_config(None))
+    gen, ref, *_ = item_tracks(item, spec.make_config(None))
     filled = {n: (F.fill_gaps(gen.normalized(n))[0], F.fill_gaps(ref.normalized(n))[0])
               for n in ("ee", "object")}
     extent = {n: cdist(r, r).max() for n, (_, r) in filled.items()}
@@ -146,7 +146,7 @@ def _coco_by_hand(truth, boxes, confidence):
 @pytest.mark.parametrize("video", ["back", "shift"])
 def test_average_precision_and_recall_agree_with_coco_by_hand(folder, video):
     item = _item(folder, video)
-    gen, ref, _, _ = item_tracks(item, get_metric("ol_average_precision").make_config(None))
+    gen, ref, *_ = item_tracks(item, get_metric("ol_average_precision").make_config(None))
     n = len(ref.points)
     scale = np.array([ref.size[0] / gen.size[0], ref.size[1] / gen.size[1]] * 2)
     truth = ref.boxes[:, ref.index("object")]

@@ -77,3 +77,50 @@ def test_localization_leaves_out_an_object_not_followed_on_the_reference(monkeyp
     _install(monkeypatch, {"ee": 1.0, "object": 0.9}, gen_ee_lost=False)
     ok = get_metric("ol_average_precision").compute(ITEM)
     assert ok.value == 1.0 and ok.details["objects"]["object"]["reference_followed"] == 0.9
+
+
+def test_a_target_the_tracker_cannot_start_on_in_the_reference_is_unmeasured(tmp_path) -> None:
+    # the first check left such a target out of the shares and scored it: a flat grey reference video
+    # with the reference's state gave the object ta_hsd 1.0 and AP 0.55 (a review of 2026-12-06)
+    from _scene import FPS, clean_frames, state_arrays
+
+    from robojudge.video import write_video
+
+    clean = clean_frames()
+    write_video(tmp_path / "gen.mp4", clean, fps=FPS)
+    write_video(tmp_path / "ref.mp4", np.full_like(clean, 128), fps=FPS)
+    np.savez(tmp_path / "gen.npz", **state_arrays())
+    np.savez(tmp_path / "ref.npz", **state_arrays())  # the reference's state, next to its video
+    item = Item(item_id="g", video=str(tmp_path / "gen.mp4"), reference_video=str(tmp_path / "ref.mp4"),
+                state=str(tmp_path / "gen.npz"))
+    tracking._cached_tracks.cache_clear()
+    found = tracking.item_tracks(item, tracking.TrackingConfig())
+    assert found.truth == "reference_state" and found.followed["object"] == 0.0
+    hsd = get_metric("ta_hsd").compute(item, get_metric("ta_hsd").make_config({"targets": ["object"]}))
+    assert math.isnan(hsd.value) and "follows object on 0%" in hsd.details["unscored_reason"]
+    ap = get_metric("ol_average_precision").compute(item)
+    assert math.isnan(ap.value) and "follows object on 0%" in ap.details["unscored_reason"]
+
+
+def test_the_reference_video_scoring_low_against_its_own_truth_leaves_the_metric_unmeasured(
+        monkeypatch) -> None:
+    # followed on every frame, yet jittering: DYN of the reference video itself against its truth is
+    # low, so a generated video's DYN measures the tracker (the reviewer's demo references: 0.22-0.36)
+    t = np.linspace(0, 1, 20)[:, None]
+    ee = np.hstack([20 + 60 * t, 50 + 0 * t])
+    obj = np.hstack([50 + 10 * t, 60 + 0 * t])
+    jitter = np.random.default_rng(0).normal(0, 1.5, ee.shape)
+    truth = _tracks(ee, obj)
+    steady = tracking.ItemTracks(_tracks(ee, obj), truth, "reference_state", {"ee": 1.0, "object": 1.0},
+                                 _tracks(ee, obj))
+    shaky = steady._replace(checked=_tracks(ee + jitter, obj))
+    monkeypatch.setattr(tracking, "_cached_tracks", lambda key: steady)
+    assert get_metric("ta_dyn").compute(ITEM).value == 1.0
+    assert get_metric("ta_dyn").compute(ITEM).details["tracks"]["ee"]["reference_score"] == 1.0
+    monkeypatch.setattr(tracking, "_cached_tracks", lambda key: shaky)
+    dyn = get_metric("ta_dyn").compute(ITEM)
+    assert math.isnan(dyn.value)
+    assert "the reference video itself scores 0." in dyn.details["unscored_reason"]
+    assert dyn.details["tracks"]["ee"]["reference_score"] < 0.5
+    hsd = get_metric("ta_hsd").compute(ITEM)  # 1.5 px of jitter on 100 px frames: HSD still resolves it
+    assert hsd.value == 1.0 and hsd.details["tracks"]["ee"]["reference_score"] == 1.0

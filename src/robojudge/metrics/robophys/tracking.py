@@ -108,6 +108,12 @@ class TrackingConfig(BaseModel):
         description="with the reference's state file: distance (image coordinates in [0, 1]) within which "
         "the tracker's track of the reference video counts as following the truth",
     )
+    min_reference_score: float = Field(
+        default=0.5, ge=0, le=1,
+        description="with the reference's state file: the score the reference video itself must get "
+        "against its own truth (the tracker's track of it, scored as the metric scores a generated one), "
+        "or the metric cannot tell a good video from a bad one there and leaves the target unmeasured",
+    )
     min_followed: float = Field(
         default=0.5, ge=0, le=1,
         description="with the reference's state file: share of the reference video's frames the tracker "
@@ -155,6 +161,9 @@ class ItemTracks(NamedTuple):
     ref: Tracks
     truth: str
     followed: Mapping[str, float]
+    #: the tracker's tracks of the reference video itself (with its state file): what the metrics score
+    #: against the truth to see how well a perfect video would do
+    checked: Tracks | None = None
 
 
 def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
@@ -180,10 +189,10 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
     files = (item.video, item.reference_video, item.state, ref_state)
     key = _Key(item.video, item.reference_video, item.state, ref_state, tuple(map(_identity, files)), cfg)
     try:
-        gen, ref, truth, followed = _cached_tracks(key)
+        found = _cached_tracks(key)
     except StateFileError as exc:
         raise MetricInputError(str(exc)) from None
-    ng, nr = len(gen.points), len(ref.points)
+    ng, nr = len(found.gen.points), len(found.ref.points)
     if ng < 2 or nr < 2:
         def count(n: int) -> str:
             return f"{n} frame{'s' if n != 1 else ''}"
@@ -199,7 +208,7 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
         raise Unmeasurable(
             f"the reference has {nr} frames, fewer than {cfg.min_reference_coverage:g} of the generated "
             f"video's {ng}: no ground truth for the rest", frames=ng, reference_frames=nr)
-    return ItemTracks(gen, ref, truth, followed)
+    return found
 
 
 class _Key(NamedTuple):
@@ -241,9 +250,11 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         # follow each target at this rate and size at all.
         ref_state = SimState.load(key.reference_state, cfg.view)
         checked = tracker.track(ref.frames, seed_from_state(ref_state, size, objects=_OBJECTS))
-        followed = {n: _followed_share(checked, ref_tracks, n, cfg.follow_tolerance)
-                    for n in checked.names if n in ref_tracks.names and n not in checked.untracked}
-        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed)
+        # A target the tracker cannot start on there (untracked), or has no seed for, is followed on none.
+        followed = {n: (_followed_share(checked, ref_tracks, n, cfg.follow_tolerance)
+                        if n in checked.names and n not in checked.untracked else 0.0)
+                    for n in ref_tracks.names}
+        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked)
     ref_seed = seed_from_state(state, size, objects=_OBJECTS)
     return ItemTracks(gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference", {})
 
@@ -293,8 +304,37 @@ class TrajectoryConfig(TrackingConfig):
     )
 
 
+def _track_score(which: str, g: np.ndarray, r: np.ndarray) -> tuple[float, dict[str, float]]:
+    if which == "hsd":
+        score, dist = hsd_score(g, r)
+        return score, {"hausdorff": dist}
+    if which == "ndtw":
+        score, dist = ndtw_score(g, r)
+        return score, {"dtw_per_step": dist}
+    score, parts = dyn_score(g, r)
+    return score, dict(parts)
+
+
+def _reference_score(checked: Tracks | None, name: str, r: np.ndarray, which: str,
+                     cfg: TrajectoryConfig) -> float | None:
+    """What the reference video itself scores against its own truth: the tracker's track of it, scored
+    as a generated one is (None without the check: a tracked reference)."""
+    if checked is None:
+        return None
+    if name not in checked.names or name in checked.untracked:
+        return 0.0
+    c, c_ok = fill_gaps(checked.normalized(name), cfg.max_missing)
+    return _track_score(which, c, r)[0] if c_ok else 0.0
+
+
+def _short_of(name: str, self_score: float, which: str, cfg: TrackingConfig) -> str:
+    return (f"the reference video itself scores {self_score:.2f} on {name} against its own truth with this "
+            f"tracker ({which}; {cfg.min_reference_score:g} needed), so a generated video's score of it says "
+            "little about the video")
+
+
 def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
-    gen, ref, truth, followed = item_tracks(item, cfg)
+    gen, ref, truth, followed, checked = item_tracks(item, cfg)
     ng, nr = len(gen.points), len(ref.points)
     if ng < cfg.min_generated_coverage * nr:
         # A track cut short still has the reference's speeds (DYN) and lies on its path (HSD).
@@ -332,23 +372,23 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
             unchecked.append(name)
             per[name] = {"status": _unfollowed(name, share, cfg), "reference_followed": share}
             continue
-        g, g_ok = fill_gaps(gen.normalized(name), cfg.max_missing)
-        if not g_ok:
-            per[name] = {"status": _why("lost in the generated video", gen.untracked.get(name)), "score": 0.0}
+        self_score = _reference_score(checked, name, r, which, cfg)
+        if self_score is not None and self_score < cfg.min_reference_score:
+            unchecked.append(name)
+            per[name] = {"status": _short_of(name, self_score, which, cfg), "reference_score": self_score}
             if share is not None:
                 per[name]["reference_followed"] = share
             continue
-        if which == "hsd":
-            score, dist = hsd_score(g, r)
-            per[name] = {"score": score, "hausdorff": dist}
-        elif which == "ndtw":
-            score, dist = ndtw_score(g, r)
-            per[name] = {"score": score, "dtw_per_step": dist}
+        g, g_ok = fill_gaps(gen.normalized(name), cfg.max_missing)
+        if not g_ok:
+            per[name] = {"status": _why("lost in the generated video", gen.untracked.get(name)), "score": 0.0}
         else:
-            score, parts = dyn_score(g, r)
+            score, parts = _track_score(which, g, r)
             per[name] = {"score": score, **parts}
         if share is not None:
             per[name]["reference_followed"] = share
+        if self_score is not None:
+            per[name]["reference_score"] = self_score
     if not extent:  # readable inputs that show nothing to compare: unscored, not failed
         raise Unmeasurable(f"no usable reference track among {list(cfg.targets)} ({_reasons(per)})",
                            tracks=per)
@@ -461,8 +501,9 @@ class LocalizationConfig(TrackingConfig):
     )
 
 
-def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, dict[str, object]]:
-    gen, ref, truth, followed = item_tracks(item, cfg)
+def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[float, float, dict[str, object]]:
+    """AP, AR and details; ``which`` (``ap`` or ``ar``) is the measure the reference check uses."""
+    gen, ref, truth, followed, checked = item_tracks(item, cfg)
     # Every reference frame is an image to detect in (track_localization): frames the generated video
     # does not reach have no detection.
     n, found_in = len(ref.points), min(len(gen.points), len(ref.points))
@@ -482,6 +523,18 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
         if share is not None and share < cfg.min_followed:
             per[name] = _unfollowed(name, share, cfg)
             continue
+        self_score = None
+        if checked is not None:  # the reference video itself, tracked, against its own boxes
+            if name in checked.names and name not in checked.untracked:
+                k = checked.index(name)
+                own = track_localization(ref.boxes[:n, ref.index(name)], checked.boxes[:n, k],
+                                         checked.confidence[:n, k])
+                self_score = float(getattr(own, which)) if not np.isnan(getattr(own, which)) else 0.0
+            else:
+                self_score = 0.0
+            if self_score < cfg.min_reference_score:
+                per[name] = _short_of(name, self_score, which.upper(), cfg)
+                continue
         boxes = gen.boxes[:found_in, gen.index(name)] * scale  # the tracked boxes, in the reference's pixels
         confidence = gen.confidence[:found_in, gen.index(name)]
         loc = track_localization(ref.boxes[:n, ref.index(name)], boxes, confidence)
@@ -500,6 +553,8 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
             found["status"] = _why("lost in the generated video", gen.untracked[name])
         if share is not None:
             found["reference_followed"] = share
+        if self_score is not None:
+            found[f"reference_{which}"] = self_score
         per[name] = found
     if not aps:  # readable inputs that show nothing to localize: unscored, not failed
         raise Unmeasurable(f"no reference object to localize among {list(cfg.objects)} ({_reasons(per)})",
@@ -524,7 +579,7 @@ def _localization(item: Item, cfg: LocalizationConfig) -> tuple[float, float, di
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
-    ap, _, details = _localization(item, config)
+    ap, _, details = _localization(item, config, "ap")
     return Score(value=ap, details=details)
 
 
@@ -542,5 +597,5 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
-    _, ar, details = _localization(item, config)
+    _, ar, details = _localization(item, config, "ar")
     return Score(value=ar, details=details)
