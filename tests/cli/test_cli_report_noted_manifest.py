@@ -76,7 +76,9 @@ def test_report_of_a_run_folder_reads_the_manifest_scored_into_it(tmp_path: Path
     manifest.unlink()
     gone = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
     assert gone.exit_code == 0, gone.output
-    assert "no suite manifest found (pass --suite)" in gone.stdout
+    said = " ".join(gone.stdout.split())
+    assert f"no suite manifest found (its store notes {manifest.resolve()}, no longer there" in said
+    assert "(pass --suite)" in said
 
 
 def test_a_store_file_and_the_default_run_folder_find_it_too(tmp_path: Path,
