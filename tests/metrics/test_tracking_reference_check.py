@@ -124,3 +124,10 @@ def test_the_reference_video_scoring_low_against_its_own_truth_leaves_the_metric
     assert dyn.details["tracks"]["ee"]["reference_score"] < 0.5
     hsd = get_metric("ta_hsd").compute(ITEM)  # 1.5 px of jitter on 100 px frames: HSD still resolves it
     assert hsd.value == 1.0 and hsd.details["tracks"]["ee"]["reference_score"] == 1.0
+
+
+def test_a_target_the_truth_never_shows_is_no_check_failure() -> None:
+    # it was reported as "the tracker follows object on 0%", hiding "never visible in the reference"
+    t = np.linspace(0, 1, 5)[:, None]
+    shown = _tracks(np.hstack([20 + 60 * t, 50 + 0 * t]), np.full((5, 2), np.nan))
+    assert math.isnan(tracking._never(shown, "object")) and tracking._never(shown, "ee") == 0.0

@@ -183,3 +183,11 @@ def test_a_cluster_wanting_its_auth_token_is_told_so(monkeypatch: pytest.MonkeyP
         address = f"127.0.0.1:{srv.getsockname()[1]}"
         with pytest.raises(RayUnavailableError, match="needs the cluster's auth token. Set RAY_AUTH_MODE"):
             RayExecutor(address)
+
+
+def test_a_host_named_auth_is_no_token_problem() -> None:
+    from robojudge.run._ray import _refused
+
+    error = ConnectionError("Failed to connect to Ray cluster at ray-auth-01:6379")
+    said = _refused("'ray-auth-01:6379'", error)
+    assert said.startswith("cannot reach a Ray cluster at 'ray-auth-01:6379'")

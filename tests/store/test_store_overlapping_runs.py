@@ -227,3 +227,7 @@ def test_a_value_replaces_an_error_of_its_key_and_inputs_but_nothing_else(store_
         store.add_new([row("error", None, fingerprint="", item="b")])
         assert len(store.add_new([row("ok", 1.0, fingerprint="", item="b")])) == 1
         assert {r.item_id: r.value for r in store.rows()} == {"a": 0.5, "b": 1.0}
+        # a value of unknown inputs does not replace an error of known ones (the review)
+        store.add_new([row("error", None, fingerprint="fp-old", item="c")])
+        assert store.add_new([row("ok", 2.0, fingerprint="", item="c")]) == []
+        assert [r.status for r in store.rows() if r.item_id == "c"] == ["error"]

@@ -41,7 +41,7 @@ def test_a_sampling_over_the_budget_is_refused_before_decoding(clip: Path,
     with pytest.raises(VideoError, match=f"{N} frames of {W}x{H} read at 128x96 would hold 1.4 MiB"):
         sample_frames(clip, fps=None, max_frames=None, size=128)
     assert "--max-side 640" in message and "--max-frames" in message
-    assert "--set METRIC.max_frames=N" in message  # for a metric sampling at its own settings (MUSIQ, DINO)
+    assert "robojudge metrics info METRIC lists them" in message  # a metric sampling at its own settings
     assert "robojudge judge --size" in message  # judge has no --max-side (an audit of bad input)
     assert "ROBOJUDGE_FRAME_MEMORY_GIB=" in message
     # What fits is read as before: fewer frames, gray (a third of the bytes), or a smaller size.

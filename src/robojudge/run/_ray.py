@@ -18,6 +18,7 @@ suite. Ray is imported here only when a run starts.
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import socket
 from collections.abc import Callable, Iterable, Iterator
@@ -101,7 +102,8 @@ def _refused(shown: str, exc: BaseException) -> str:
         chain.append(f"{type(seen).__name__}: {seen}")
         seen = seen.__cause__ or seen.__context__
     text = " | ".join(chain)
-    if "auth" in text.lower() or "token" in text.lower():
+    # Ray's words, not a host name that holds "auth" (ray-auth-01)
+    if re.search(r"AuthenticationError|Unauthenticated|InvalidAuthToken|auth token|RAY_AUTH", text):
         return (f"the Ray cluster at {shown} refused this driver: it needs the cluster's auth token. Set "
                 "RAY_AUTH_MODE=token (the token is read from ~/.ray/auth_token, or set RAY_AUTH_TOKEN) and "
                 f"run again (Ray said: {' | '.join(c.splitlines()[0] for c in chain)[:400]})")

@@ -1,11 +1,12 @@
 """``put_rows``: store rows in one transaction, telling new, unchanged and changed rows apart.
 
-:meth:`ResultStore.add` silently keeps whatever is stored under a key, which is right for computed
-results (recomputing gives the same value). Values brought in from outside (``robojudge results
-import``) need more: a re-import of the same file must be a no-op, but a *different* value for a
-stored key must be refused, or take the stored row's place when the user asks for it (the stored
-row is kept, marked superseded). ``put_rows`` does that check and the writes inside one write
-transaction, so either every row lands or none does. Only current rows count as stored.
+:meth:`ResultStore.add` keeps whatever is stored under a key (but a stored error, which a value of
+the same inputs replaces), which is right for computed results (recomputing gives the same value).
+Values brought in from outside (``robojudge results import``) need more: a re-import of the same file
+must be a no-op, but a *different* value for a stored key must be refused, or take the stored row's
+place when the user asks for it (the stored row is kept, marked superseded). ``put_rows`` does that
+check and the writes inside one write transaction, so either every row lands or none does. Only
+current rows count as stored.
 """
 
 from __future__ import annotations

@@ -36,7 +36,8 @@ class ResultRow:
             :mod:`robojudge.run._fingerprint`); ``""`` when unknown (rows stored before schema
             version 2, imported values). Not part of the key: a different fingerprint for a stored
             key means the inputs changed, and the new row supersedes the stored one.
-        superseded_at: When a row computed from changed inputs took this row's place (UTC);
+        superseded_at: When a row computed from changed inputs, or a value of the same inputs in place
+            of this error, took this row's place (UTC);
             ``None`` for current rows. Only set by the store.
     """
 

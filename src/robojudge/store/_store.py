@@ -235,8 +235,10 @@ class ResultStore:
 
         A stored value is never changed. When the current row of a key has a different fingerprint
         than the new row (its inputs changed), the stored row is marked superseded and the new row
-        becomes current; a new row without a fingerprint (``""``) never supersedes anything.
-        Within ``rows``, the first row for a key wins.
+        becomes current; a new row without a fingerprint (``""``) never supersedes a row of other
+        inputs. A value (status ``ok``) takes the place of a stored error with the same fingerprint
+        (both without one included): of two overlapping runs, one failing an item and one computing
+        it, the value is the result. Within ``rows``, the first row for a key wins.
 
         Args:
             rows: The rows to store. ``created_at`` is set to now (UTC) where it is ``None``.
@@ -280,19 +282,20 @@ class ResultStore:
         # (metric, config, version, item), so that they wait for each other instead of deadlocking.
         kept.sort(key=_lock_order)
         fingerprinted = {row.key: row.fingerprint for row in kept if row.fingerprint}
-        values = {row.key for row in kept if row.status == "ok"}
+        values = {row.key: row.fingerprint or "" for row in kept if row.status == "ok"}
         with self._guard("store results in"), self._write() as conn:
             # Stamped once the write lock is held, so that on SQLite the times follow the commits.
             now = datetime.now(UTC)
             if fingerprinted or values:
                 c = results_table.c
                 lock = self._dialect == "postgresql"
-                stored = current_records(conn, set(fingerprinted) | values, (c.id, c.fingerprint, c.status),
-                                         lock=lock)
+                stored = current_records(conn, set(fingerprinted) | set(values),
+                                         (c.id, c.fingerprint, c.status), lock=lock)
                 changed = [k for k, rec in stored.items()
                            if k in fingerprinted and rec["fingerprint"] != fingerprinted[k]]
-                healed = [k for k, rec in stored.items()
-                          if k in values and k not in changed and rec["status"] != "ok"]
+                healed = [k for k, rec in stored.items()  # the same inputs (or both without a fingerprint)
+                          if k in values and k not in changed and rec["status"] != "ok"
+                          and (rec["fingerprint"] or "") == values[k]]
                 supersede_ids(conn, [int(stored[k]["id"]) for k in changed + healed], now)
             inserted = {tuple(key) for key in conn.execute(stmt, [_row_params(row, now) for row in kept])}
         return [row for row in given if row.key in inserted]

@@ -154,8 +154,9 @@ def check_frame_memory(path: Path, samplings: list[tuple[int, PostProcess]], wid
         f"{n} frames of {width}x{height}{read_at} would hold {_size(need)} once decoded, more than the "
         f"{_size(budget[0])} allowed ({budget[1]}); read it at a smaller size (robojudge score --max-side "
         "640, robojudge judge --size) or on fewer frames (--max-frames), or, for a metric that samples "
-        "at its own settings (those options say they apply to no requested metric), with its own: "
-        "--set METRIC.max_frames=N or --set METRIC.fps=F (robojudge metrics info METRIC), or set "
+        "at its own settings (those options say they apply to no requested metric), with its own "
+        "(robojudge metrics info METRIC lists them: --set METRIC.max_frames=N or METRIC.fps=F where it "
+        "has them), or set "
         f"{settings.FRAME_MEMORY_GIB_ENV} (0: no limit)",
     )
 

@@ -252,7 +252,7 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         checked = tracker.track(ref.frames, seed_from_state(ref_state, size, objects=_OBJECTS))
         # A target the tracker cannot start on there (untracked), or has no seed for, is followed on none.
         followed = {n: (_followed_share(checked, ref_tracks, n, cfg.follow_tolerance)
-                        if n in checked.names and n not in checked.untracked else 0.0)
+                        if n in checked.names and n not in checked.untracked else _never(ref_tracks, n))
                     for n in ref_tracks.names}
         return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked)
     ref_seed = seed_from_state(state, size, objects=_OBJECTS)
@@ -268,6 +268,12 @@ def _followed_share(tracked: Tracks, truth: Tracks, name: str, tolerance: float)
         return float("nan")
     dist = np.linalg.norm(g[known] - t[known], axis=1)
     return float(np.mean(np.isfinite(dist) & (dist <= tolerance)))
+
+
+def _never(truth: Tracks, name: str) -> float:
+    """The share of a target the tracker could not start on: none, or NaN (no check) when the truth
+    never shows it either, so that the reason said is that one ("never visible in the reference")."""
+    return 0.0 if np.isfinite(truth.normalized(name)).all(axis=1).any() else float("nan")
 
 
 def _unfollowed(name: str, share: float, cfg: TrackingConfig) -> str:
