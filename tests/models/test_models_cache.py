@@ -136,11 +136,17 @@ class _Midpoint(torch.nn.Module):
         return (frame0 + frame1) / 2
 
 
-def test_torch_loaders_share_the_cache_and_clear_frees_them(weights):
+def _save_midpoint(weights):
+    """The frame-interpolation weights: a scripted midpoint network saved where the loader looks."""
     spec = models.FRAME_INTERPOLATION
     path = weights / spec.name / spec.filename
-    path.parent.mkdir(parents=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     torch.jit.script(_Midpoint()).save(str(path))
+    return spec, path
+
+
+def test_torch_loaders_share_the_cache_and_clear_frees_them(weights):
+    spec, path = _save_midpoint(weights)
     net = models.load_frame_interpolation(device="cpu")
     assert models.load_frame_interpolation(device="cpu") is net
     assert NetworkKey(spec.name, f"{path}|{models.files_stamp(path)}", "cpu", "torchscript") in NETWORKS
@@ -217,13 +223,10 @@ def test_weights_replaced_in_place_are_loaded_again(weights):
     # fingerprint named the new files
     import os
 
-    spec = models.FRAME_INTERPOLATION
-    path = weights / spec.name / spec.filename
-    path.parent.mkdir(parents=True)
-    torch.jit.script(_Midpoint()).save(str(path))
+    _, path = _save_midpoint(weights)
     first = models.load_frame_interpolation(device="cpu")
     assert models.load_frame_interpolation(device="cpu") is first
-    torch.jit.script(_Midpoint()).save(str(path))  # new files, same path
+    _save_midpoint(weights)  # new files, same path
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
     assert models.load_frame_interpolation(device="cpu") is not first

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -296,17 +297,39 @@ def test_multiview_in_lockstep_and_pause_per_segment(browser, templates, tmp_pat
         context.close()
 
 
-def test_a_tab_closed_while_a_save_is_in_flight_keeps_the_last_edit(browser, project):
-    # With 1 s of network latency the closing save went out built on the version before the save in
-    # flight and was refused (409): the evidence typed last was lost (an audit of 2026-12-06).
+@contextmanager
+def _alices_first_task(browser, project):
+    """``(context, base URL, page, assignment id)``: alice logged in, her first task open."""
     app = create_app(project.db, project.suite, SECRET)
     with running(app) as base:
         context = browser.new_context()
         w = Watched(context, base)
-        p = w.page
         log_in(w, base, "alice")
-        p.click("a.rj-open >> nth=0")
-        aid = p.url.rsplit("/", 1)[1]
+        w.page.click("a.rj-open >> nth=0")
+        try:
+            yield context, base, w.page, w.page.url.rsplit("/", 1)[1]
+        finally:
+            context.close()
+
+
+def _reopened(context, url: str, done: str, timeout_s: float = 20.0):
+    """A new page on ``url``, reloaded until the JavaScript test ``done`` holds (a closing save lands
+    once the page is gone, later on a loaded machine) or ``timeout_s`` passes."""
+    import time
+
+    page = context.new_page()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        page.goto(url)
+        if page.evaluate(done) or time.monotonic() > deadline:
+            return page
+        page.wait_for_timeout(500)
+
+
+def test_a_tab_closed_while_a_save_is_in_flight_keeps_the_last_edit(browser, project):
+    # With 1 s of network latency the closing save went out built on the version before the save in
+    # flight and was refused (409): the evidence typed last was lost (an audit of 2026-12-06).
+    with _alices_first_task(browser, project) as (context, base, p, aid):
         cdp = context.new_cdp_session(p)
         cdp.send("Network.enable")
         cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 1000,
@@ -315,12 +338,10 @@ def test_a_tab_closed_while_a_save_is_in_flight_keeps_the_last_edit(browser, pro
         p.wait_for_timeout(900)  # that save is in flight
         p.fill('textarea[name="evidence"]', "typed just before closing")
         p.close(run_before_unload=True)
-        p2 = context.new_page()
-        p2.wait_for_timeout(4000)  # the closing save lands after the latency
-        p2.goto(f"{base}/task/{aid}")
+        p2 = _reopened(context, f"{base}/task/{aid}",
+                       "() => document.querySelector('textarea[name=\"evidence\"]').value !== ''")
         assert p2.is_checked('input[name="pa"][value="5"]')
         assert p2.input_value('textarea[name="evidence"]') == "typed just before closing"
-        context.close()
 
 
 _VISIBILITY = """(state) => {
@@ -331,14 +352,7 @@ _VISIBILITY = """(state) => {
 def test_a_closing_save_is_sent_again_after_an_edit_back_to_its_values(browser, project):
     # The closing save was sent once per form state for the page's life: a tab switch saved PA 4, an
     # autosave then stored 3, and a change back to 4 just before closing was skipped (3 stayed).
-    app = create_app(project.db, project.suite, SECRET)
-    with running(app) as base:
-        context = browser.new_context()
-        w = Watched(context, base)
-        p = w.page
-        log_in(w, base, "alice")
-        p.click("a.rj-open >> nth=0")
-        aid = p.url.rsplit("/", 1)[1]
+    with _alices_first_task(browser, project) as (context, base, p, aid):
         p.check('input[name="pa"][value="4"]')
         p.evaluate(_VISIBILITY, "hidden")  # another tab: a closing save of PA 4
         p.wait_for_timeout(1500)
@@ -347,8 +361,6 @@ def test_a_closing_save_is_sent_again_after_an_edit_back_to_its_values(browser, 
         wait_saved(p)
         p.check('input[name="pa"][value="4"]')
         p.close(run_before_unload=True)  # before the autosave's delay
-        p2 = context.new_page()
-        p2.wait_for_timeout(1500)
-        p2.goto(f"{base}/task/{aid}")
+        p2 = _reopened(context, f"{base}/task/{aid}",
+                       "() => document.querySelector('input[name=\"pa\"][value=\"4\"]').checked")
         assert p2.is_checked('input[name="pa"][value="4"]')
-        context.close()
