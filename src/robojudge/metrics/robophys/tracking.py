@@ -17,7 +17,11 @@ positions are known: a target it does not follow there (within ``follow_toleranc
 at least ``min_followed`` of the frames; for example the end effector at a low frame rate, where it
 moves farther between frames than the tracker searches, or in small frames) leaves its scores
 unmeasured, since a lost or wrong track in the generated video would then say nothing about the
-video. ``details["tracks"][name]["reference_followed"]`` is the share it followed.
+video. ``details["tracks"][name]["reference_followed"]`` is the share it followed. Each metric then
+scores the reference video itself (the tracker's track of it against its truth) as it scores a
+generated one; below ``min_reference_score`` even a perfect video could not score well there, and
+the target is unmeasured too (``reference_score``; ``reference_ap``/``reference_ar`` for
+localization).
 
 Generated and reference videos are sampled at one rate (the lower native rate unless ``fps`` is
 set), so speeds per frame are comparable. Tracks of all five metrics of an item are computed once
@@ -243,12 +247,12 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         # Every target the metrics may ask for, seeded or not: the reference's truth says how far one
         # that the item's state could not seed moves, so that another track does not stand in for it.
         names = seed.names() + tuple(n for n in (*_OBJECTS, EE) if n not in seed.names())
-        truth = true_tracks(SimState.load(key.reference_state, cfg.view), names, size)
+        ref_state = SimState.load(key.reference_state, cfg.view)
+        truth = true_tracks(ref_state, names, size)
         idx = np.minimum(np.asarray(ref.indices), len(truth.points) - 1)  # the sampled frames
         ref_tracks = Tracks(truth.names, truth.points[idx], truth.boxes[idx], truth.confidence[idx], size)
         # The tracker on the reference video, seeded by its own state, against the truth: whether it can
         # follow each target at this rate and size at all.
-        ref_state = SimState.load(key.reference_state, cfg.view)
         checked = tracker.track(ref.frames, seed_from_state(ref_state, size, objects=_OBJECTS))
         # A target the tracker cannot start on there (untracked), or has no seed for, is followed on none.
         followed = {n: (_followed_share(checked, ref_tracks, n, cfg.follow_tolerance)
