@@ -133,6 +133,14 @@ def _transient(exc: DBAPIError) -> bool:
 
 
 PRIVILEGED = ("admin",)
+"""Roles that may read any task, label and audit event."""
+
+#: The roles that may cross-review and adjudicate (checked when tasks are assigned and each time a task
+#: is opened or saved, so a role lowered later stops its open tasks).
+REVIEW_ROLES = ("reviewer", "adjudicator", "admin")
+ADJUDICATE_ROLES = ("adjudicator", "admin")
+
+
 def _sessions_key(annotator_id: int) -> str:
     return f"sessions:{annotator_id}"
 
@@ -149,13 +157,6 @@ def end_sessions(conn: Connection, annotator_id: int) -> None:
     key, generation = _sessions_key(annotator_id), sessions_generation(conn, annotator_id) + 1
     conn.execute(s.meta.delete().where(s.meta.c.key == key))
     conn.execute(s.meta.insert(), [{"key": key, "value": str(generation)}])
-
-
-#: The roles that may cross-review and adjudicate (checked when tasks are assigned and each time a task
-#: is opened or saved, so a role lowered later stops its open tasks).
-REVIEW_ROLES = ("reviewer", "adjudicator", "admin")
-ADJUDICATE_ROLES = ("adjudicator", "admin")
-"""Roles that may read any task, label and audit event."""
 
 
 def project_row(conn: Connection, name: str) -> Row[Any]:
