@@ -51,3 +51,11 @@ def test_json_and_an_unknown_id() -> None:
     assert data["how"] == how_to_score(get_metric("kiva"))
     code, out = _info("kivaa")
     assert code == 2 and "unknown metric 'kivaa'. Did you mean 'kiva'" in out
+
+
+def test_unverified_weights_are_said_in_the_plain_text_too() -> None:
+    # `metrics list` and --json said it; the plain text of `metrics info` did not
+    code, out = _info("iq1_musiq")
+    assert code == 0 and "unverified: robojudge reads the musiq_spaq checkpoint with its own code" in out
+    code, out = _info("clip_frame_consistency")  # transformers' own loader: nothing to say
+    assert code == 0 and "unverified" not in out

@@ -26,10 +26,12 @@ def test_table_lists_every_metric_with_scope_and_weights():
     rows = table.splitlines()[2:]
     assert len(rows) == len(own()) >= 61
     fvd = next(r for r in rows if r.startswith("| `iq1_fvd` |"))
-    assert "| model | set |" in fvd and "`i3d_torchscript`" in fvd
+    assert "| model (unverified) | set |" in fvd and "`i3d_torchscript`" in fvd  # as `metrics list`
     hps = next(r for r in rows if r.startswith("| `aq_hpsv3` |"))
-    assert "| model | item |" in hps and "`hpsv3`" in hps and "`qwen2_vl_7b_instruct`" in hps
+    assert "| model (unverified) | item |" in hps and "`hpsv3`" in hps and "`qwen2_vl_7b_instruct`" in hps
     assert "| external | item |" in next(r for r in rows if r.startswith("| `rbg_fidelity` |"))
+    clip = next(r for r in rows if r.startswith("| `clip_frame_consistency` |"))
+    assert "| model | item |" in clip  # transformers' own loader of the published repository
     # taxonomy metrics first, then the others
     first_other = next(i for i, r in enumerate(rows) if "| - | - |" in r)
     assert all("| - | - |" in r for r in rows[first_other:])

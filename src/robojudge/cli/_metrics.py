@@ -74,6 +74,10 @@ def info_cmd(
         f"source: {spec.citation}",
         *(f"how: {line}" for line in described["how"]),
     ]
+    if described["weights_unverified"]:  # said by `metrics list` and --json; plain info did not say it
+        names = ", ".join(described["weights_unverified"])
+        lines.append(f"unverified: robojudge reads the {names} checkpoint with its own code, never compared "
+                     "with the publisher's on the real file (docs/weights.md)")
     for line in lines:
         console.print(line, highlight=False)
     props: dict[str, dict[str, Any]] = described["config"]

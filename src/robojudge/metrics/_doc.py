@@ -17,6 +17,15 @@ def _range(spec: MetricSpec[Any]) -> str:
     return f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
 
 
+def _provider(spec: MetricSpec[Any]) -> str:
+    """The provider, ``(unverified)`` added where a network's loader never ran on the published
+    checkpoint (docs/weights.md), as `robojudge metrics list` shows it."""
+    from robojudge.models import get_weights
+
+    unverified = any(get_weights(w).unverified for w in spec.weights)
+    return spec.provider.value + (" (unverified)" if unverified else "")
+
+
 def markdown_table(specs: list[MetricSpec[Any]] | None = None) -> str:
     """One row per metric: provider, scope, taxonomy place, grounding, direction, range and weights.
 
@@ -36,7 +45,7 @@ def markdown_table(specs: list[MetricSpec[Any]] | None = None) -> str:
         if is_unavailable(s.fn):  # a judge or external id: its value comes from outside
             weights = "-"
         lines.append(
-            f"| `{s.id}` | {s.provider.value} | {'set' if is_set_metric(s.id) else 'item'} | {place} | "
+            f"| `{s.id}` | {_provider(s)} | {'set' if is_set_metric(s.id) else 'item'} | {place} | "
             f"{grounding} | {'higher' if s.higher_is_better else 'lower'} | {_range(s)} | {weights} |"
         )
     return "\n".join(lines)
