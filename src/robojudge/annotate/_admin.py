@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
-from robojudge.annotate._db import ADJUDICATE_ROLES, REVIEW_ROLES, end_sessions, now, project_row
+from robojudge.annotate._db import KIND_ROLES, end_sessions, now, project_row
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.annotate._passwords import hash_password
 from robojudge.annotate._reads import project_info, token_hash
@@ -362,7 +362,7 @@ def assign(
         seed = prow.seed if seed is None else seed
         people = _annotator_rows(conn, list(dict.fromkeys(usernames)))
         _refuse_inactive(people)
-        allowed = {"review": REVIEW_ROLES, "adjudicate": ADJUDICATE_ROLES}.get(kind)
+        allowed = KIND_ROLES.get(kind)
         wrong = [p.username for p in people if allowed and p.role not in allowed]
         if wrong:
             raise AnnotateError(

@@ -139,6 +139,8 @@ PRIVILEGED = ("admin",)
 #: is opened or saved, so a role lowered later stops its open tasks).
 REVIEW_ROLES = ("reviewer", "adjudicator", "admin")
 ADJUDICATE_ROLES = ("adjudicator", "admin")
+#: The roles each kind of task needs (a label: any role).
+KIND_ROLES: dict[str, tuple[str, ...]] = {"review": REVIEW_ROLES, "adjudicate": ADJUDICATE_ROLES}
 
 
 def _sessions_key(annotator_id: int) -> str:

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
 from robojudge.annotate._admin import new_token
-from robojudge.annotate._db import ADJUDICATE_ROLES, REVIEW_ROLES, now, project_row
+from robojudge.annotate._db import KIND_ROLES, now, project_row
 from robojudge.annotate._errors import AnnotateError
 from robojudge.annotate._export import check_out, write_atomic
 from robojudge.annotate._protocol import CHECKLIST_RANGE, LabelValues, changed_fields
@@ -384,7 +384,7 @@ def _check_person(conn: Connection, item: Any, person: Any, kind: str, round_row
             f"{where}: field meta.robojudge_rater: annotator {name!r} is inactive "
             "(update-annotator --active first to take their labels)"
         )
-    allowed = {"review": REVIEW_ROLES, "adjudicate": ADJUDICATE_ROLES}.get(kind)
+    allowed = KIND_ROLES.get(kind)
     if allowed and person.role not in allowed:
         raise AnnotateError(
             f"{where}: field meta.robojudge_kind: {name!r} ({person.role}) may not {kind}: that needs the "

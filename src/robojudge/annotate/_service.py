@@ -21,9 +21,8 @@ from sqlalchemy.exc import IntegrityError
 
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import (
-    ADJUDICATE_ROLES,
+    KIND_ROLES,
     PRIVILEGED,
-    REVIEW_ROLES,
     Database,
     now,
     project_row,
@@ -160,11 +159,20 @@ class AnnotationService:
             return sessions_generation(conn, annotator_id)
 
     def annotator(self, annotator_id: int) -> Annotator:
+        return self.annotator_and_generation(annotator_id)[0]
+
+    def annotator_and_generation(self, annotator_id: int) -> tuple[Annotator, int]:
+        """The active annotator and their session generation, in one read (every web request asks).
+
+        Raises:
+            NotFound: No active annotator has this id.
+        """
         with self.db.read() as conn:
             row = conn.execute(select(s.annotators).where(s.annotators.c.id == annotator_id)).first()
+            generation = sessions_generation(conn, annotator_id) if row is not None and row.active else 0
         if row is None or not row.active:
             raise NotFound(f"no active annotator with id {annotator_id}")
-        return annotator_of(row)
+        return annotator_of(row), generation
 
     # -- queue and tasks ---------------------------------------------------------------------------
 
@@ -375,7 +383,7 @@ class AnnotationService:
         row = assignment_row(conn, assignment_id)
         if row.annotator_id != actor.id and (write or actor.role not in PRIVILEGED):
             raise Forbidden("this assignment is not yours")
-        allowed = {"review": REVIEW_ROLES, "adjudicate": ADJUDICATE_ROLES}.get(row.kind)
+        allowed = KIND_ROLES.get(row.kind)
         if allowed and actor.role not in allowed:  # a role lowered after the task was assigned
             raise Forbidden(f"a {row.kind} needs the role {' or '.join(allowed)}; yours is {actor.role} "
                             "(ask an admin to reassign the task)")

@@ -43,7 +43,7 @@ from robojudge.video._types import (
     frame_digest,
     jpeg_data_url,
 )
-from robojudge.video._write import write_video
+from robojudge.video._write import whole_milliseconds, write_video
 
 READER_VERSION = "3"
 """Changes when the frames read from some file change (as a decoder library's release would): stored
@@ -88,5 +88,6 @@ __all__ = [
     "set_frame_memory_share",
     "shared_decoder",
     "video_warnings",
+    "whole_milliseconds",
     "write_video",
 ]

@@ -122,16 +122,27 @@ def _write_folder(path: Path, arr: np.ndarray, fps: float) -> None:
 _MILLI = Fraction(1, 1000)
 
 
+def whole_milliseconds(timestamps: Sequence[float] | np.ndarray) -> list[int] | None:
+    """Frame times in whole milliseconds from the first frame, as :func:`write_video` stores them, or
+    None when they cannot be kept so (two frames under 1 ms apart).
+
+    >>> whole_milliseconds([0.5, 0.6, 0.9]), whole_milliseconds([0.0, 0.0002])
+    ([0, 100, 400], None)
+    """
+    t = np.asarray(timestamps, dtype=np.float64)
+    ms = np.rint((t - t[0]) * 1000).astype(np.int64) if t.size else np.zeros(0, np.int64)
+    return ms.tolist() if bool((np.diff(ms) >= 1).all()) else None
+
+
 def _millis(path: Path, timestamps: Sequence[float] | np.ndarray, n: int) -> list[int]:
-    """Frame times in whole milliseconds from the first frame; refused unless one per frame, finite and
-    at least 1 ms apart."""
+    """:func:`whole_milliseconds`, refused unless one per frame, finite and at least 1 ms apart."""
     t = np.asarray(timestamps, dtype=np.float64)
     if t.shape != (n,) or not np.isfinite(t).all():
         raise VideoError(path, f"timestamps: need {n} finite times, one per frame, got shape {t.shape}")
-    ms = np.rint((t - t[0]) * 1000).astype(np.int64) if n else np.zeros(0, np.int64)
-    if n > 1 and not (np.diff(ms) >= 1).all():
+    ms = whole_milliseconds(t)
+    if ms is None:
         raise VideoError(path, "timestamps must increase by at least 1 ms from frame to frame")
-    return ms.tolist()
+    return ms
 
 
 def _encode(path: Path, arr: np.ndarray, rate: Fraction, codec: str, pts: list[int] | None = None) -> None:

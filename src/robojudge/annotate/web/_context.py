@@ -55,11 +55,11 @@ class WebContext:
         if session is None or session.sid in self.revoked:
             raise NotLoggedIn
         try:
-            user = self.service.annotator(session.user_id)
+            user, generation = self.service.annotator_and_generation(session.user_id)
         except NotFound:  # deleted or deactivated since the cookie was issued
             raise NotLoggedIn from None
         # switched off or given a new invite since: a counter, not a time (no two clocks compared)
-        if session.generation != self.service.sessions_generation(user.id):
+        if session.generation != generation:
             raise NotLoggedIn
         return user, session
 

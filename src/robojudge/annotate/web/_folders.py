@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from robojudge import settings
-from robojudge.video import FileFingerprint, sample_frames, write_video
+from robojudge.video import FileFingerprint, sample_frames, whole_milliseconds, write_video
 
 CACHE_SUBDIR = "annotate-media"
 #: Part of each cached file's name: a new way of encoding (2: frames keep their own times) makes new files.
@@ -34,10 +34,8 @@ def _own_times(timestamps: np.ndarray) -> np.ndarray | None:
     """Each frame at its own time (a GIF's or WebP's frames may last unequal times), or None (the
     average rate) when the times cannot be kept in whole milliseconds: frames under 1 ms apart (above
     1000 fps, a 0 ms frame)."""
-    if len(timestamps) < 2:
-        return None
-    ms = np.rint((timestamps - timestamps[0]) * 1000)
-    return timestamps if bool((np.diff(ms) >= 1).all()) else None
+    keep = len(timestamps) > 1 and whole_milliseconds(timestamps) is not None
+    return timestamps if keep else None
 
 
 def playable(path: Path, cache_dir: Path | None = None) -> Path:
