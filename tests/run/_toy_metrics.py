@@ -172,3 +172,27 @@ def rate_e(item, config: RateConfig) -> Score:
 @metric("test_rate_f", inputs={"video"}, config=RateConfig, **COMMON)
 def rate_f(item, config: RateConfig) -> Score:
     return _sampled(item, config)
+
+
+@metric("test_hang", inputs={"instruction"}, **COMMON)
+def hang(item, config) -> Score:
+    """Never returns on an item named "hang...", in Python code that a broad ``except`` guards."""
+    if "hang" in item.item_id:
+        while True:
+            try:
+                time.sleep(0.01)
+            except Exception:  # noqa: BLE001, S112 - a metric's own handler must not swallow the limit
+                continue
+    return Score(value=5.0, details={"pid": os.getpid()})
+
+
+@metric("test_hang_native", inputs={"instruction"}, **COMMON)
+def hang_native(item, config) -> Score:
+    """On "hang..." items, waits as native code stuck in a system call does: the limit's signal is
+    blocked, so only the hard guard (which ends the worker) can stop it."""
+    if "hang" in item.item_id:
+        import signal
+
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(3600)
+    return Score(value=6.0)

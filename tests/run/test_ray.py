@@ -153,6 +153,27 @@ def test_failures_are_error_rows_not_a_crashed_run(head: None, tmp_path: Path) -
     assert run.ok + run.failed == 10
 
 
+def test_the_time_limit_holds_on_ray_workers(head: None, tmp_path: Path) -> None:
+    # Soft (test_hang: Python that never returns) and hard (test_hang_native: the signal blocked, as
+    # in a stuck system call; the worker is ended, and Ray reports a dead worker).
+    items = _items(2) + _items(1, "hang")
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        run = score_items(items, build_requests(["test_hang", "test_hang_native"]), store,
+                          executor=RayExecutor(max_retries=0), timeout_s=0.5)
+        errors = {(r.item_id, r.metric): r.error for r in store.rows() if r.status == "error"}
+    assert run.ok == 4
+    soft = errors[("item00hang", "test_hang")]
+    hard = errors[("item00hang", "test_hang_native")]
+    # test_hang ran first in the task: stopped, then test_hang_native ended the worker and its task
+    assert "the Ray worker died" in soft and soft == hard
+    assert "time limit (0.5 s, --timeout)" in hard
+    with ResultStore(tmp_path / "r2.sqlite") as store:
+        run = score_items(items, build_requests(["test_hang"]), store, executor=RayExecutor(max_retries=0),
+                          timeout_s=0.5)
+        (err,) = [r for r in store.rows() if r.status == "error"]
+    assert run.ok == 2 and "stopped after the time limit of 0.5 s" in err.error
+
+
 def test_an_exception_escaping_the_task_function_is_reported_per_task(head: None,
                                                                     ray_toy: ModuleType) -> None:
     ex = RayExecutor(max_retries=0)

@@ -94,6 +94,11 @@ def score(
         None, "--max-frames", min=2, help="Read at most this many frames of each video, from the start, "
         "in the metrics that read every frame (a cap on the cost of long videos)."
     ),
+    timeout: float | None = typer.Option(
+        None, "--timeout", min=0.001, help="Seconds one metric may take on one item (the frames the item's "
+        "metrics share are read within the same limit); past it the metric is stopped, its row is an error "
+        "saying so and the run goes on \\[default: no limit]. See docs/performance.md."
+    ),
     fast: bool = typer.Option(
         False, "--fast", help="Fast evaluation profile for the metrics that read frames at native size: "
         "a 640 px longer side (unless --size/--max-side), DIS 'fast' flow, about 8 frame pairs per second, "
@@ -128,6 +133,7 @@ def score(
                 rescore_unknown=rescore_unknown,
                 frames=frames,
                 rescore_libraries=rescore_libraries,
+                timeout_s=timeout,
             )
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
             RayUnavailableError, WorkerStartError) as exc:

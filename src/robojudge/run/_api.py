@@ -140,6 +140,7 @@ def score_suite(
     frames: FrameOptions | None = None,
     block: int = STREAM_BLOCK,
     rescore_libraries: bool = False,
+    timeout_s: float | None = None,
 ) -> SuiteRun:
     """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
 
@@ -159,7 +160,12 @@ def score_suite(
     The manifest is read and planned ``block`` records at a time while earlier blocks are scored
     (:func:`robojudge.suite.iter_suite`, :func:`robojudge.run._score.score_blocks`), so memory
     stays flat in the number of items.
+
+    ``timeout_s``: the most seconds one metric may take on one item (None: no limit); a metric
+    past it becomes an error row and the run goes on (:func:`robojudge.run.score_items`).
     """
+    if timeout_s is not None and not timeout_s > 0:
+        raise ValueError(f"--timeout must be more than 0 seconds, got {timeout_s:g}")
     requests = build_requests(metrics, configs, frames)
     applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
     fast = frames is not None and frames.profile == "fast"
@@ -192,6 +198,7 @@ def score_suite(
             rescore_unknown=rescore_unknown,
             rescore_libraries=rescore_libraries,
             progress=progress,
+            timeout_s=timeout_s,
         )
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied, profile_settings=own)

@@ -14,6 +14,7 @@ from typing import Protocol, TypeVar
 from robojudge._lifeline import WorkerStartError, exit_with_parent, worker_start_hint
 from robojudge._lifeline import alive as _alive
 from robojudge._machine import usable_cpus
+from robojudge.run._timelimit import allow_hard_limit
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -79,11 +80,13 @@ def cv_threads_per_worker(workers: int, cpus: int | None = None) -> int:
 
 def init_worker(cv_threads: int, memory_share: float = 1.0) -> None:
     """A worker process's start: end with the parent, print the Python stack of a native crash (a
-    segfault names the metric it happened in), run OpenCV on ``cv_threads`` threads (0: OpenCV's own
-    default), and hold decoded frames to ``memory_share`` of the budget (one of several workers on
-    the machine: :func:`robojudge.video.set_frame_memory_share`)."""
+    segfault names the metric it happened in), let a task's time limit end the process when its code
+    does not come back to Python (:mod:`robojudge.run._timelimit`), run OpenCV on ``cv_threads``
+    threads (0: OpenCV's own default), and hold decoded frames to ``memory_share`` of the budget (one
+    of several workers on the machine: :func:`robojudge.video.set_frame_memory_share`)."""
     exit_with_parent()
     faulthandler.enable()
+    allow_hard_limit()
     from robojudge.video import set_frame_memory_share
 
     set_frame_memory_share(memory_share)

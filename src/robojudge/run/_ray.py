@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from robojudge import settings
 from robojudge._machine import usable_cpus
 from robojudge.run._ray_place import Placement, check_fits, task_placement
+from robojudge.run._timelimit import allow_hard_limit
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -151,6 +152,7 @@ def _node_cpus(node_id: str) -> float:
 
 def _call(fn: Callable[[Any], Any], task: Any) -> Any:
     _share_cpus()
+    allow_hard_limit()
     return fn(task)
 
 
@@ -159,6 +161,7 @@ class _Scorer:
 
     def run(self, fn: Callable[[Any], Any], task: Any) -> Any:
         _share_cpus()
+        allow_hard_limit()
         return fn(task)
 
 

@@ -33,6 +33,7 @@ from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprints, metric_inputs, settle
 from robojudge.run._libraries import library_versions
 from robojudge.run._plan import Pending, plan_pending
+from robojudge.run._timelimit import TimeLimitExceeded, time_limit
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.video import VideoError, frame_cache, frame_sizes, video_warnings
@@ -71,12 +72,15 @@ class Task:
     (see :func:`split_task`). ``fingerprints`` holds, per request, the fingerprint of its inputs
     taken when the run was planned (empty: rows without fingerprint). ``size`` is the item's video
     in millions of frame-pixels (None: not known), for scheduling and the time estimate.
+    ``timeout_s``: the most seconds each metric may take on the item (None: no limit; see
+    :func:`compute_metric`).
     """
 
     item: Item
     requests: tuple[MetricRequest, ...]
     fingerprints: tuple[str, ...] = ()
     size: float | None = None
+    timeout_s: float | None = None
 
     def fingerprint(self, i: int) -> str:
         return self.fingerprints[i] if i < len(self.fingerprints) else ""
@@ -212,10 +216,19 @@ def _error_row(
     )
 
 
-def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "") -> ResultRow:
+def timed_out_message(seconds: float, what: str = "the metric was still computing") -> str:
+    """The error of a row stopped by the time limit (``robojudge score --timeout``)."""
+    return (f"stopped after the time limit of {seconds:g} s (--timeout): {what}; rerun with a larger "
+            "--timeout (or none) and --retry-errors to compute it")
+
+
+def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
+                   timeout_s: float | None = None) -> ResultRow:
     """Run one metric on one item and return its result row; never raises for bad input.
 
     ``fingerprint`` (of the inputs, see :func:`metric_fingerprint`) is stored with the row.
+    ``timeout_s``: a metric still computing after this many seconds is stopped and its row is an
+    error saying so (:mod:`robojudge.run._timelimit` says how, and where it cannot).
     """
     spec, start = req.spec, time.perf_counter()
     missing = missing_inputs(spec, item)
@@ -224,8 +237,10 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "") -> Res
         return _error_row(item, req, message, 0.0, fingerprint)
     try:
         # What had to be assumed about the videos this metric read, and the size it read them at.
-        with video_warnings() as warned, frame_sizes() as sizes:
+        with video_warnings() as warned, frame_sizes() as sizes, time_limit(timeout_s):
             score = spec.compute(item, req.config)
+    except TimeLimitExceeded as exc:
+        return _error_row(item, req, timed_out_message(exc.seconds), time.perf_counter() - start, fingerprint)
     except VideoError as exc:
         return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start, fingerprint)
     except (MetricInputError, MissingWeightsError) as exc:
@@ -282,8 +297,17 @@ def compute_task(task: Task) -> list[ResultRow]:
     samplings of the main video that the metrics' configs declare in one pass (``prefetch_main_video``)."""
     with frame_cache(), flow_readers(req.spec.id for req in task.requests):
         readers = [req.config for req in task.requests if not missing_inputs(req.spec, task.item)]
-        prefetch_main_video(task.item, readers)
-        return [compute_metric(task.item, req, task.fingerprint(i)) for i, req in enumerate(task.requests)]
+        start = time.perf_counter()
+        try:  # the shared read counts against the limit too: a decoder may hang as well as a metric
+            with time_limit(task.timeout_s):
+                prefetch_main_video(task.item, readers)
+        except TimeLimitExceeded as exc:
+            message = timed_out_message(exc.seconds, "reading the frames the item's metrics share")
+            took = time.perf_counter() - start
+            return [_error_row(task.item, req, message, took, task.fingerprint(i))
+                    for i, req in enumerate(task.requests)]
+        return [compute_metric(task.item, req, task.fingerprint(i), task.timeout_s)
+                for i, req in enumerate(task.requests)]
 
 
 def _measured_before(store: ResultStore, items: set[str], requests: Sequence[MetricRequest]) -> bool:
@@ -317,6 +341,9 @@ CRASHED_AGAIN = (
 
 
 def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
+    if task.timeout_s is not None:  # the hard guard of the time limit ends a worker too
+        reason += (f"; or its code ran past the time limit ({task.timeout_s:g} s, --timeout) without coming "
+                   "back to Python, in which case the worker's stderr shows where it was")
     return [
         _error_row(task.item, req, reason, 0.0, task.fingerprint(i)) for i, req in enumerate(task.requests)
     ]
@@ -384,6 +411,7 @@ def score_items(
     rescore_libraries: bool = False,
     progress: ProgressCallback | None = None,
     split_above: float = SPLIT_ABOVE,
+    timeout_s: float | None = None,
 ) -> RunSummary:
     """Score every (item, metric) pair the store does not hold yet, or holds from other inputs.
 
@@ -411,10 +439,15 @@ def score_items(
             row and the running summary.
         split_above: millions of frame-pixels from which an item's metrics are split across
             workers (see :func:`schedule`).
+        timeout_s: the most seconds one metric may take on one item, the frames its item's metrics
+            share read within the same limit; a metric past it is stopped and its row is an error
+            saying so, and the run goes on (:func:`compute_metric`, :mod:`robojudge.run._timelimit`).
+            None: no limit.
     """
     return score_blocks([items], requests, store, workers=workers, executor=executor,
                         retry_errors=retry_errors, rescore_unknown=rescore_unknown,
-                        rescore_libraries=rescore_libraries, progress=progress, split_above=split_above)
+                        rescore_libraries=rescore_libraries, progress=progress, split_above=split_above,
+                        timeout_s=timeout_s)
 
 
 def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRequest]) -> None:
@@ -440,6 +473,7 @@ def score_blocks(
     rescore_libraries: bool = False,
     progress: ProgressCallback | None = None,
     split_above: float = SPLIT_ABOVE,
+    timeout_s: float | None = None,
 ) -> RunSummary:
     """:func:`score_items` over items that come in blocks (a large manifest read as it is scored).
 
@@ -457,6 +491,8 @@ def score_blocks(
     overlapping run of the same items) is not a crash: it is neither isolated nor cleared; one written
     on another host cannot be checked and is taken for a crash (:meth:`ResultStore.in_flight`).
     """
+    if timeout_s is not None and not timeout_s > 0:
+        raise ValueError(f"a time limit must be more than 0 seconds, got {timeout_s}")
     started = time.perf_counter()
     summary = RunSummary()
     ex = executor or make_executor(workers)
@@ -474,6 +510,8 @@ def score_blocks(
         planned_ids.update(it.item_id for it in block)
         _add_plan(summary, tasks, pending)
         scheduled = schedule(tasks, ex.workers, split_above)
+        if timeout_s is not None:
+            scheduled = [replace(t, timeout_s=timeout_s) for t in scheduled]
         for t in scheduled:
             for r in t.requests:
                 left.add(r.id, t.size)
