@@ -33,7 +33,7 @@ from robojudge.kiva import (
     resolve_robot,
 )
 from robojudge.meta import Leaderboard
-from robojudge.metric_info import direction, registry_config_key, registry_range
+from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
 from robojudge.metrics import expand_metric_ids
 from robojudge.report import (
     GroupSummary,
@@ -387,7 +387,7 @@ def run_demo(
     # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
                              native_range=registry_range, config_key=registry_config_key,
-                             title=f"robojudge demo ({kind} suite)", seed=seed)
+                             networks=registry_networks, title=f"robojudge demo ({kind} suite)", seed=seed)
     return DemoResult(
         suite_kind=kind,
         manifest=manifest,

@@ -8,21 +8,24 @@ longer installed, a user rubric file, an imported column) is an error naming the
 the report catches it and marks that column's direction unknown.
 
 The report (``robojudge.report``) does not load the metric registry or the judges; the callers that
-may (the CLI, the demo, user scripts) pass :func:`direction`, :func:`registry_range` and
-:func:`registry_config_key` in, as ``higher_is_better``, ``native_range`` and ``config_key``; the
-report's own default is :func:`taxonomy_direction`.
+may (the CLI, the demo, user scripts) pass :func:`direction`, :func:`registry_range`,
+:func:`registry_config_key` and :func:`registry_networks` in, as ``higher_is_better``,
+``native_range``, ``config_key`` and ``networks``; the report's own default is
+:func:`taxonomy_direction`.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from robojudge.registry import UnknownNameError
 from robojudge.taxonomy import load_taxonomy
 
-__all__ = ["direction", "registry_config_key", "registry_range", "taxonomy_direction"]
+__all__ = ["NetworkInfo", "direction", "registry_config_key", "registry_networks", "registry_range",
+           "taxonomy_direction"]
 
 _UNKNOWN_HINT = (
     " Its direction is unknown: it is not a registered metric (`robojudge metrics list`), a judge score"
@@ -119,3 +122,42 @@ def registry_range(metric: str) -> tuple[float | None, float | None] | None:
     if rubric is None:
         return None
     return float(rubric.score_min), float(rubric.score_max)
+
+
+@dataclass(frozen=True)
+class NetworkInfo:
+    """A network a metric computes its values with, as the weights catalogue describes it
+    (``robojudge weights list``, docs/weights.md).
+
+    Attributes:
+        name: The catalogue name (``clip_vit_b32``), also the folder under ``$ROBOJUDGE_WEIGHTS``.
+        description: What the network is, in words.
+        source: Where the published file is (``hf://REPO@REVISION``, a download address).
+        pinning: How that exact file is fixed (a hub revision, a SHA-256, ``not pinned``).
+        unverified: robojudge reads the checkpoint with code of its own that has never run on the
+            published file (only on tiny random networks in the same layout): its values have not
+            been compared with the publisher's.
+    """
+
+    name: str
+    description: str
+    source: str
+    pinning: str
+    unverified: bool
+
+
+@functools.lru_cache(maxsize=4096)
+def registry_networks(metric: str) -> tuple[NetworkInfo, ...]:
+    """The networks a registered metric computes with (none for a weights-free metric, a judge score,
+    or an id the registry does not know)."""
+    spec = _spec(metric)
+    if spec is None:
+        return ()
+    from robojudge.models import get_weights
+
+    out = []
+    for name in spec.weights:
+        w = get_weights(name)
+        out.append(NetworkInfo(name=w.name, description=w.description, source=w.source(),
+                               pinning=w.pinning(), unverified=w.unverified))
+    return tuple(out)

@@ -33,13 +33,13 @@ def test_full_report_sections_tables_and_numbers(full_report):
     sections = {s.key: s for s in full_report.sections}
     assert [s.key for s in full_report.sections] == [
         "overview", "judges", "metrics", "generators", "robophys", "sensitivity", "correlations", "motion",
-        "kiva", "sizes", "libraries", "acceleration"]
+        "kiva", "sizes", "libraries", "networks", "acceleration"]
     # The data stores no stillness-rewarding metric, so the motion section says why it is empty
     # (tests/report/test_report_motion.py covers it); no KIVA value, frame size or library versions either.
     assert "rewards stillness" in (sections["motion"].skipped or "")
     assert "no kiva value" in (sections["kiva"].skipped or "")
     assert all(s.skipped is None for k, s in sections.items()
-               if k not in ("motion", "kiva", "sizes", "libraries", "acceleration")), {
+               if k not in ("motion", "kiva", "sizes", "libraries", "networks", "acceleration")), {
         k: s.skipped for k, s in sections.items()}
     page = full_report.index.read_text()
     assert not _REMOTE.search(page)  # self-contained: nothing to fetch
@@ -94,7 +94,9 @@ def test_store_only_report_says_why_sections_are_missing(tmp_path):
     page = report.index.read_text()
     # KIVA, the acceleration audit and library versions (these rows were written without them) too
     assert by_key["libraries"].skipped is not None and "no stored row records" in by_key["libraries"].skipped
-    assert page.count('class="skipped"') == 10 and "Not shown: no suite manifest was given" in page
+    # ... and the networks (no lookup given, and the test metrics compute with none)
+    assert by_key["networks"].skipped is not None
+    assert page.count('class="skipped"') == 11 and "Not shown: no suite manifest was given" in page
 
 
 def test_overview_without_rows_and_page_escaping():

@@ -27,8 +27,8 @@ def test_build_sections_splits_the_rows_once(monkeypatch):
     sections = build_sections(ReportInput(build_rows(items), items, higher_is_better, bootstrap=20))
     # The data stores no stillness-rewarding metric, so the motion section is empty (and says why);
     # its rows record no frame size and no library versions, so the sizes and library sections are empty
-    # too; no KIVA value, no KIVA section.
-    empty = ("motion", "kiva", "sizes", "libraries", "acceleration")  # no accelerated generator either
+    # too; no KIVA value, no KIVA section; no network lookup, no networks section.
+    empty = ("motion", "kiva", "sizes", "libraries", "acceleration", "networks")  # nor accelerated generators
     assert all(s.skipped is None for s in sections if s.key not in empty), {
         s.key: s.skipped for s in sections}
     assert len(calls) == 1

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import check_out_folder, console, fail
-from robojudge.metric_info import direction, registry_config_key, registry_range
+from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
     GroupSummary,
@@ -133,7 +133,7 @@ def report(
                                    higher_is_better=direction,
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
                                    bootstrap=bootstrap, seed=seed, stale=stale_rows,
-                                   config_key=registry_config_key)
+                                   config_key=registry_config_key, networks=registry_networks)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     if result.added_from:  # only the noted manifests that gave items (a copied run's own copy has them all)

@@ -26,8 +26,9 @@ from robojudge.report._label_sections import generators_section, judges_section,
 from robojudge.report._leaderboard import Direction
 from robojudge.report._library_section import libraries_section
 from robojudge.report._motion import motion_section
+from robojudge.report._network_section import networks_section
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
-from robojudge.report._sections import ReportInput, Section, overview_section
+from robojudge.report._sections import NetworksOf, ReportInput, Section, no_networks, overview_section
 from robojudge.report._size_section import sizes_section
 from robojudge.report._summary import RangeOf, StaleFinder, stale_note, unknown_range
 from robojudge.report._tables import Table
@@ -245,6 +246,7 @@ _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
     ("kiva", "Kinematic stability (KIVA)", kiva_section),
     ("sizes", "Evaluation sizes", sizes_section),
     ("libraries", "Library versions", libraries_section),
+    ("networks", "Networks", networks_section),
     ("acceleration", "Acceleration audit", acceleration_section),
 )
 
@@ -279,6 +281,7 @@ def write_html_report(
     seed: int = 0,
     stale: StaleFinder | None = None,
     config_key: ConfigKey | None = None,
+    networks: NetworksOf | None = None,
 ) -> HtmlReport:
     """Write ``index.html`` and ``tables/*.{csv,md,tex}`` for the results stored at ``db``.
 
@@ -306,6 +309,9 @@ def write_html_report(
             (:func:`robojudge.metric_info.registry_config_key`, which the CLI passes): the acceleration
             audit reads a metric stored under several configurations under its default one. Without
             it, such a metric is left out of the audit (the section says so).
+        networks: The networks each stored metric computes with
+            (:func:`robojudge.metric_info.registry_networks`, which the CLI passes), for the "Networks"
+            section; without it that section is skipped.
 
     Returns:
         An :class:`HtmlReport`.
@@ -316,7 +322,7 @@ def write_html_report(
     items, added = _report_items(rows, manifest, more_manifests)
     rows, left_out = without_stale(rows, items, stale)
     inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
-                      native_range or unknown_range, config_key)
+                      native_range or unknown_range, config_key, networks or no_networks)
     sections = build_sections(inp)
     out = Path(out_dir)
     written = write_tables([t for sec in sections for t in sec.tables], out / "tables")

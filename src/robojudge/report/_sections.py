@@ -13,13 +13,14 @@ an item except the set-level ones, which are listed apart likewise.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from robojudge.meta import MIN_CLUSTERS, ConfigKey, Estimate, group_means
+from robojudge.metric_info import NetworkInfo
 from robojudge.report._judges import judge_coverage, judge_self_consistency
 from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
 from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
@@ -38,6 +39,15 @@ from robojudge.report._unset import generator_groups, generator_of, unset_note
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 from robojudge.suite._schema import GROUP_PREFIX
+
+#: The networks a stored metric id computes with (:func:`robojudge.metric_info.registry_networks`).
+NetworksOf = Callable[[str], Sequence[NetworkInfo]]
+
+
+def no_networks(metric: str) -> tuple[NetworkInfo, ...]:
+    """The report's default: no network known for any metric (the registry is not loaded)."""
+    return ()
+
 
 #: Rows of ids outside the manifest listed at most (the count says how many there are).
 MAX_OUTSIDE_ROWS = 200
@@ -77,6 +87,8 @@ class ReportInput:
         native_range: Native range of each stored metric (None: unknown).
         config_key: What configuration a metric's values are stored under (None: the report cannot tell
             a metric's default configuration; :func:`robojudge.metric_info.registry_config_key`).
+        networks: The networks each stored metric computes with (none known by default;
+            :func:`robojudge.metric_info.registry_networks` gives the weights catalogue's).
     """
 
     rows: Sequence[ResultRow]
@@ -86,6 +98,7 @@ class ReportInput:
     seed: int = 0
     native_range: RangeOf = unknown_range
     config_key: ConfigKey | None = None
+    networks: NetworksOf = no_networks
 
     @property
     def labelled(self) -> list[Item]:
