@@ -53,7 +53,7 @@ from robojudge.report import (
     write_leaderboard,
 )
 from robojudge.run import ProgressCallback, RunSummary, SuiteRun, build_requests, score_items, score_suite
-from robojudge.store import ResultStore
+from robojudge.store import ResultStore, sqlite_url
 from robojudge.suite import load_suite
 from robojudge.suite._demo import make_synthetic_suite
 
@@ -350,7 +350,7 @@ def run_demo(
     """
     out = Path(out_dir)
     kind, manifest = build_demo_suite(out / "suite", suite, seed=seed)
-    db = f"sqlite:///{(out / 'results.sqlite').resolve()}"
+    db = sqlite_url((out / "results.sqlite").resolve())
     if metrics is None:
         metrics = ([m for m in expand_metric_ids(SIM_METRICS) if m not in SIM_SKIP] if kind == "sim"
                    else list(SYNTHETIC_METRICS))

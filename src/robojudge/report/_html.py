@@ -32,7 +32,7 @@ from robojudge.report._sections import NetworksOf, ReportInput, Section, no_netw
 from robojudge.report._size_section import sizes_section
 from robojudge.report._summary import RangeOf, StaleFinder, stale_note, unknown_range
 from robojudge.report._tables import Table
-from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
+from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url, sqlite_url
 from robojudge.suite import Item, load_suite, run_manifest
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ def resolve_source(target: str | Path, *, manifest: str | Path | None = None) ->
         url = default_db_url(path)
         return url, given or run_manifest(path) or noted_manifest(url)
     if path.is_file():
-        url = f"sqlite:///{path.resolve()}"
+        url = sqlite_url(path.resolve())
         return url, given or noted_manifest(url)
     raise FileNotFoundError(f"{path}: no such run folder or result store")
 

@@ -20,7 +20,7 @@ from robojudge.store._put import PutOutcome, RowConflictError, put_rows, same_va
 from robojudge.store._row import ResultRow
 from robojudge.store._schema import SCHEMA_VERSION, UTCDateTime
 from robojudge.store._store import ResultStore
-from robojudge.store._url import default_db_url, display_url, mask_text, parse_url
+from robojudge.store._url import default_db_url, display_url, mask_text, parse_url, sqlite_url
 
 __all__ = [
     "EXPORT_COLUMNS",
@@ -42,4 +42,5 @@ __all__ = [
     "parse_url",
     "put_rows",
     "same_value",
+    "sqlite_url",
 ]

@@ -15,6 +15,19 @@ SUPPORTED_BACKENDS = ("sqlite", "postgresql")
 _PASSWORD_IN_TEXT = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
 
 
+def sqlite_url(path: str | os.PathLike[str]) -> str:
+    """The URL of the SQLite file at ``path``, escaped so that it names that file whatever characters
+    the path holds: pasted in as it is, a ``%20`` in a folder name was decoded (the store went to a
+    folder beside it) and a ``?`` began the URL's query (two run folders shared one file).
+
+    >>> sqlite_url("/runs/exp%20a/what?/results.sqlite")
+    'sqlite:////runs/exp%2520a/what%3F/results.sqlite'
+    >>> parse_url(sqlite_url("/runs/exp%20a/what?/results.sqlite")).database
+    '/runs/exp%20a/what?/results.sqlite'
+    """
+    return URL.create("sqlite", database=os.fspath(path)).render_as_string()
+
+
 def default_db_url(run_dir: Path) -> str:
     """The SQLite database a run uses when no ``--db`` is given.
 
@@ -22,10 +35,9 @@ def default_db_url(run_dir: Path) -> str:
         run_dir: The run folder.
 
     Returns:
-        ``sqlite:///<absolute run_dir>/results.sqlite``.
+        ``sqlite:///<absolute run_dir>/results.sqlite``, escaped (:func:`sqlite_url`).
     """
-    path = Path(run_dir).expanduser().absolute() / "results.sqlite"
-    return f"sqlite:///{path}"
+    return sqlite_url(Path(run_dir).expanduser().absolute() / "results.sqlite")
 
 
 def mask_text(text: str) -> str:
