@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -141,11 +144,24 @@ def path_targets(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     return targets
 
 
+def _unusable(value: str, full: Path, exc: OSError) -> str:
+    """Why the path ``value`` (at ``full``) cannot be checked, from the error of looking at it."""
+    if exc.errno == errno.ELOOP:
+        return f"{value} is a loop of symbolic links (a link that leads back to itself)"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return (f"cannot check {value}: permission denied (a folder on the way to {full} is not "
+                "readable or searchable by this user)")
+    if exc.errno == errno.ENAMETOOLONG:
+        return f"cannot check {value}: the name is too long for the file system"
+    return f"cannot check {value}: {exc.strerror or exc}"
+
+
 def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
     """Check that every path a raw record names exists, without opening anything.
 
     Only string values are checked (wrong types are left to schema validation). Relative paths are
-    taken against ``root``.
+    taken against ``root``. A path that cannot even be looked at (a loop of links, a folder on its
+    way this user may not search, a name too long) is a problem of its record, never an exception.
 
     Returns:
         ``(dotted field, message)`` for each missing or unusable path.
@@ -158,13 +174,30 @@ def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
             continue
         given = Path(value)
         full = given if given.is_absolute() else root / given
-        if not full.exists():
+        try:
+            mode = os.stat(full).st_mode
+        except (FileNotFoundError, NotADirectoryError):
             where = "" if given.is_absolute() else f" (looked for {full})"
             out.append((field, f"file not found: {value}{where}"))
-        elif full.is_dir():
+            continue
+        except OSError as exc:
+            out.append((field, _unusable(value, full, exc)))
+            continue
+        except ValueError:  # a NUL byte in the text
+            out.append((field, f"{value!r} is not a usable path (it holds a NUL character)"))
+            continue
+        if stat.S_ISDIR(mode):
             if kind not in _FOLDER_OK:
                 what = "an image file" if kind == "initial_frame" else "a file"
                 out.append((field, f"{value} is a folder; expected {what}"))
-            elif kind != "state" and next(full.iterdir(), None) is None:
+                continue
+            if kind == "state":
+                continue
+            try:
+                empty = next(full.iterdir(), None) is None
+            except OSError as exc:
+                out.append((field, _unusable(value, full, exc)))
+                continue
+            if empty:
                 out.append((field, f"frame folder {value} is empty"))
     return out

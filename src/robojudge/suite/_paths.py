@@ -60,7 +60,10 @@ def place_paths(data: dict[str, Any], root: Path, confine: Path | None) -> list[
     for field, _, value in path_targets(data):
         if not value.strip():
             continue
-        target = (root / value).resolve()
+        try:
+            target = (root / value).resolve()
+        except (OSError, RuntimeError, ValueError):  # a loop of links, a NUL: check_paths reports it
+            continue
         if confine is not None:
             if not target.is_relative_to(confine):
                 out.append((field, f"{target} is outside the confined folder {confine}", "error"))
