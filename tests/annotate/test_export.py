@@ -317,3 +317,25 @@ def test_labelstudio_native_annotations(db_url: str, suite_files: SuiteFiles, tm
     tasks[0]["annotations"][0]["meta"] = {"robojudge_rater": "ann@lab.example"}
     path.write_text(json.dumps(tasks))
     assert import_labelstudio(db_url, "p", path) == 0  # the same label, named through meta
+
+
+@SQLITE_ONLY
+def test_scores_export_escapes_ids_as_every_robojudge_csv_does(db_url: str, tmp_path: Path) -> None:
+    """``-x`` and ``'-x`` were written as they are, so a spreadsheet ran them and robojudge's readers
+    (which drop the escape's quote) read two items as one: meta agreement refused the file."""
+    from robojudge.meta._tables import read_score_csv
+
+    suite = make_suite(tmp_path / "suite", n=4)
+    records = [json.loads(line) for line in suite.manifest.read_text().splitlines()]
+    records[0]["item_id"], records[1]["item_id"] = "-take1", "'-take1"
+    records[2]["item_id"] = "=HYPERLINK(1)"
+    suite.manifest.write_text("".join(json.dumps(r) + "\n" for r in records))
+    ids = sorted(r["item_id"] for r in records)
+    _labelled(db_url, SuiteFiles(suite.manifest, suite.root, tuple(r["item_id"] for r in records)))
+    files = export_scores(db_url, "p", tmp_path / "scores")
+    text = files.human.read_text()
+    assert "\n'=HYPERLINK(1)," in text and "\n''-take1," in text and "\n'-take1," in text
+    assert sorted(set(read_score_csv(files.human)["item_id"])) == ids
+    assert sorted(set(read_score_csv(files.raters)["item_id"])) == ids
+    report = agreement_from_csv(files.raters, files.human, bootstrap=20, seed=1)
+    assert set(report.judges) == {"ann1", "ann2", "rev1"}

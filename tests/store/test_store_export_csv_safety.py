@@ -18,9 +18,30 @@ def test_text_cells_starting_like_a_formula_get_a_quote(cell):
 
 
 @pytest.mark.parametrize("cell", ["-0.5", "+3", "-1e-05", "1.5E+10", ".5", "-.5", "0", "-inf", "nan",
-                                  "plain", "", "a=b", "'=already", "-"])
+                                  "plain", "", "a=b", "'abc", "'", "-"])
 def test_numbers_and_harmless_text_stay(cell):
     assert csv_safe(cell) == cell
+
+
+@pytest.mark.parametrize("cell", ["'=already", "'-take1", "''-x", "'-0.5", "'-"])
+def test_text_that_reads_as_escaped_gets_one_more_quote(cell):
+    assert csv_safe(cell) == "'" + cell
+
+
+def test_every_reader_gives_back_the_stored_ids(tmp_path):
+    # '-take1 and -take1 were both written '-take1: two items collapsed into one id on reading back
+    from robojudge.aggregate._tables import read_metric_table
+    from robojudge.meta._tables import read_score_csv
+    from robojudge.store import SafeCsvWriter
+
+    ids = ["-take1", "'-take1", "''=x", "=x", "'abc", "-", "-0.5", "'"]
+    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+        store.add([ResultRow(item_id=i, metric="m", config_hash="h", version="1", status="ok", value=1.0)
+                   for i in ids])
+        export_results(store, tmp_path / "r.csv")
+    assert sorted(read_metric_table(tmp_path / "r.csv")["item_id"]) == sorted(ids)
+    assert sorted(read_score_csv(tmp_path / "r.csv")["item_id"]) == sorted(ids)
+    assert sorted(SafeCsvWriter.unescape(r["item_id"]) for r in _read(tmp_path / "r.csv")) == sorted(ids)
 
 
 def test_non_text_values_pass_through():

@@ -68,7 +68,7 @@ def read_metric_table(path: str | Path) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from robojudge.store import SafeCsvWriter
+    from robojudge.store import ESCAPED_CELL, SafeCsvWriter
 
     path = Path(path)
     if not path.exists():
@@ -80,7 +80,7 @@ def read_metric_table(path: str | Path) -> pd.DataFrame:
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise AggregateInputError(f"{path}: cannot read: {str(exc).strip()}") from None
     for col in df.columns:
-        escaped = df[col].str.match(r"'[=+\-@\t\r]")
+        escaped = df[col].str.match(ESCAPED_CELL)
         if escaped.any():
             df.loc[escaped, col] = df.loc[escaped, col].map(SafeCsvWriter.unescape)
     df.attrs[_LINES] = True

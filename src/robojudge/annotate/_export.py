@@ -10,7 +10,6 @@ layout ``meta agreement`` reads, with each annotator as a "judge" of the final l
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import json
 import os
@@ -27,6 +26,7 @@ from robojudge.annotate._db import project_row
 from robojudge.annotate._errors import AnnotateError
 from robojudge.annotate._protocol import AXES, LabelValues
 from robojudge.annotate._service import AnnotationService
+from robojudge.store import SafeCsvWriter
 
 FINAL_PRIORITY = ("adjudicate", "label")
 
@@ -307,7 +307,7 @@ def export_scores(db: str | os.PathLike[str], project: str, out_dir: str | os.Pa
     final = _finals(labels)
     meta = {it.item_id: it for it in _suite_items(suite_path) if it.item_id in final}
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = SafeCsvWriter(buf)
     w.writerow(["item_id", "axis", "score", "clip_id", "source"])
     for item_id, lab in final.items():
         it = meta.get(item_id)
@@ -319,7 +319,7 @@ def export_scores(db: str | os.PathLike[str], project: str, out_dir: str | os.Pa
                 w.writerow([item_id, axis, score, clip, source])
     human_text = buf.getvalue()
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = SafeCsvWriter(buf)
     w.writerow(["judge", "item_id", "axis", "score"])
     n_self = 0
     for lab in labels:

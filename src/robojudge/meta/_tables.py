@@ -64,10 +64,10 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ScoreTableError(f"{path}: cannot read as CSV: {exc}") from None
     df.columns = [str(c).strip() for c in df.columns]
-    from robojudge.store import SafeCsvWriter
+    from robojudge.store import ESCAPED_CELL, SafeCsvWriter
 
     for col in df.columns:  # a cell that a robojudge CSV escaped for spreadsheets reads back as stored
-        escaped = df[col].str.match(r"'[=+\-@\t\r]")
+        escaped = df[col].str.match(ESCAPED_CELL)
         if escaped.any():
             df.loc[escaped, col] = df.loc[escaped, col].map(SafeCsvWriter.unescape)
     missing = [c for c in required if c not in df.columns]

@@ -9,6 +9,7 @@ replace it, all rows in one transaction (``robojudge results import`` uses it).
 
 from robojudge.store._errors import StoreError
 from robojudge.store._export import (
+    ESCAPED_CELL,
     EXPORT_COLUMNS,
     MANIFEST_COLUMNS,
     STALE_COLUMN,
@@ -23,6 +24,7 @@ from robojudge.store._store import ResultStore
 from robojudge.store._url import default_db_url, display_url, mask_text, parse_url, sqlite_url
 
 __all__ = [
+    "ESCAPED_CELL",
     "EXPORT_COLUMNS",
     "MANIFEST_COLUMNS",
     "STALE_COLUMN",
