@@ -57,6 +57,18 @@ def test_files_differing_only_in_suffix_keep_it_in_their_ids(tmp_path: Path) -> 
     assert ids == ["m/ep01.mp4", "m/ep01.webm", "m/ep02"]
 
 
+def test_other_video_containers_are_counted_in_a_note(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "g/a.mp4", "g/b.ts", "g/c.3gp", "g/d.M2TS", "g/notes.md", "g/.e.ts")
+    result = scan_folder(tmp_path / "v")
+    assert [it["item_id"] for it in result.items] == ["g/a"]
+    (note,) = [n for n in result.notes if "other video containers" in n]
+    assert note.startswith("3 scanned file(s) of other video containers left out "
+                           "(first: g/b.ts; .3gp, .m2ts, .ts)")
+    _touch(tmp_path / "only", "g/b.ts")
+    with pytest.raises(ValueError, match=r"no videos found .*1 scanned file\(s\) of other video containers"):
+        write_manifest(scan_folder(tmp_path / "only"), tmp_path / "only.jsonl")
+
+
 def test_pattern_groups_set_fields_and_misses_are_listed(tmp_path: Path) -> None:
     _touch(tmp_path, "runs/ep07_seed3_cosmos.mp4", "runs/ep08_seed1_wan.mp4", "runs/readme_clip.mp4")
     result = scan_folder(

@@ -252,7 +252,8 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     if target.exists() and not force:
         raise FileExistsError(f"{target} exists; pass force=True (--force) to replace it")
     if not result.items:
-        raise ValueError(f"no videos found under {result.root}; nothing to write")
+        why = "".join(f"; {n}" for n in result.notes)  # folders of images, other containers, unreadable
+        raise ValueError(f"no videos found under {result.root}; nothing to write{why}")
     if target.exists():
         old_ids, old_rows, unread = _previous(target)
         if unread is not None:
@@ -392,6 +393,8 @@ def _walk(base: Path, frame_folders: bool, excluded: list[Path]) -> _Walked:
             visible = [f for f in files if not _hidden(f)]
             found = [here / f for f in visible if Path(f).suffix.lower() in SCAN_SUFFIXES
                      or (Path(f).suffix.lower() == ".webp" and is_animated_webp(here / f))]
+            walked.other_videos.extend((here / f).relative_to(base).as_posix() for f in visible
+                                       if Path(f).suffix.lower() in OTHER_VIDEO_SUFFIXES)
             has_images = any(Path(f).suffix.lower() in IMAGE_SUFFIXES for f in visible)
             if has_images and not found and here != base:
                 if frame_folders:
@@ -410,7 +413,23 @@ def _walk(base: Path, frame_folders: bool, excluded: list[Path]) -> _Walked:
     walked.videos.sort(key=lambda p: p.relative_to(base).as_posix())
     walked.image_dirs.sort()
     walked.twice.sort()
+    walked.other_videos.sort()
     return walked
+
+
+#: Suffixes of video containers the scan does not take (MPEG-TS is as often TypeScript; the others are
+#: rare in generated outputs), counted in a note so that none is dropped without a word.
+OTHER_VIDEO_SUFFIXES = frozenset({".ts", ".m2ts", ".mts", ".3gp", ".3g2", ".qt", ".vob", ".f4v", ".asf",
+                                  ".mxf", ".y4m", ".divx", ".rm", ".rmvb", ".dv"})
+
+
+def other_videos_note(paths: list[str], what: str = "scanned") -> str:
+    """The note on files the scan left out that may be videos of another container."""
+    suffixes = ", ".join(sorted({Path(p).suffix.lower() for p in paths}))
+    return (f"{len(paths)} {what} file(s) of other video containers left out (first: {paths[0]}; "
+            f"{suffixes}): the scan takes {', '.join(sorted(SCAN_SUFFIXES))} and animated .webp; "
+            "name them in a manifest by hand (`robojudge suite validate --deep` checks that they decode) or "
+            "convert them")
 
 
 @dataclass
@@ -422,9 +441,12 @@ class _Walked:
     image_dirs: list[str] = field(default_factory=list)
     twice: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    other_videos: list[str] = field(default_factory=list)
 
     def notes(self, what: str) -> list[str]:
         out = []
+        if self.other_videos:
+            out.append(other_videos_note(self.other_videos, what))
         if self.twice:
             out.append(
                 f"{len(self.twice)} {what} folder(s) reached a second time through a symbolic link, "
