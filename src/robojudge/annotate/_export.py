@@ -13,7 +13,6 @@ import contextlib
 import io
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from robojudge._files import temp_beside
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import project_row
 from robojudge.annotate._errors import AnnotateError
@@ -182,7 +182,7 @@ def write_files(files: Mapping[Path, str]) -> None:
     for path in files:
         if path.is_dir():
             raise AnnotateError(f"{path} is a folder: give a file name")
-    tmps = {path: path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp") for path in files}
+    tmps = {path: temp_beside(path) for path in files}
     path = next(iter(files), Path())
     try:
         for path, text in files.items():

@@ -195,6 +195,8 @@ def scan_cmd(
         raise fail(f"cannot write {target}: {exc.strerror} ({exc.filename})") from None
     except ValueError as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:  # the folder of --out is not writable, the disk is full ...
+        raise fail(f"cannot write {target} (in {target.resolve().parent}): {exc.strerror or exc}") from None
     counts = result.counts()
     gens = ", ".join(f"{g} {n}" for g, n in sorted(counts["generators"].items()))
     views = f" ({counts['with_views']} with several views)" if counts["with_views"] else ""

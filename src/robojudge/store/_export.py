@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from robojudge._files import temp_beside
 from robojudge.store._errors import StoreError
 from robojudge.store._row import ResultRow
 from robojudge.store._store import ResultStore, dumps_json
@@ -181,7 +182,7 @@ def export_results(
         raise ValueError(f"extra column {clash[0]!r} has the name of an export column; choose another")
     out = Path(out)
     fmt = _resolve_format(out, fmt)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp = temp_beside(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         rows = store.iter_rows(metric=metric)

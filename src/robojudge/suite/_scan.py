@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from robojudge._files import temp_beside
 from robojudge.suite._check import describe_error
 from robojudge.suite._load import validate_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
@@ -265,7 +266,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
             _note_missing_instructions(result)
     target.parent.mkdir(parents=True, exist_ok=True)
     here = target.parent.resolve()
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part.jsonl")
+    tmp = temp_beside(target, ".part.jsonl")
 
     def render() -> tuple[list[str], set[tuple[str, str]]]:
         absolute: set[tuple[str, str]] = set()  # (item_id, field) of the paths written absolute

@@ -1,0 +1,37 @@
+"""Files written in one step keep within the file system's name limit (audit s67_names F6)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from robojudge._files import NAME_MAX, temp_beside
+from robojudge.cli import build_app
+from robojudge.store import ResultRow, ResultStore, export_results
+
+
+@pytest.mark.parametrize("name", ["a.csv", "x" * 250 + ".csv", "中" * 81 + ".jsonl", "é" * 127])
+def test_temp_names_fit_and_differ(tmp_path: Path, name: str):
+    first, second = temp_beside(tmp_path / name), temp_beside(tmp_path / name)
+    assert first != second and first.parent == tmp_path
+    assert len(first.name.encode()) <= NAME_MAX and first.name.startswith(".")
+    first.write_text("ok")  # the file system takes it
+
+
+def test_a_target_near_the_limit_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    long = "p" * (NAME_MAX - len(".jsonl"))
+    videos = tmp_path / long / "g"
+    videos.mkdir(parents=True)
+    (videos / "a.mp4").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(build_app("suite"), ["suite", "scan", long])  # --out: <folder>.jsonl, 255 bytes
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / f"{long}.jsonl").is_file()
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".")]  # no temporary file left
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.add([ResultRow("a", "m", "h", "1", "ok", 1.0)])
+        out = tmp_path / ("r" * (NAME_MAX - 4) + ".csv")
+        assert export_results(store, out) == 1 and out.is_file()
