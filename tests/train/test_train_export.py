@@ -145,6 +145,19 @@ def test_dataset_card_counts_match_the_records(labelled_suite: Path, tmp_path: P
     assert sum(int(c) for c in row.strip("|").split("|")[1:]) == pa5
 
 
+def test_dataset_card_keeps_odd_generator_names_as_text(labelled_suite: Path, tmp_path: Path) -> None:
+    # A generator folder 'wan|v2' split its row; '<i>cosmos' was passed through as HTML.
+    records = [json.loads(line) for line in labelled_suite.read_text().splitlines()]
+    renamed = {GENERATORS[0]: "wan|v2", GENERATORS[1]: "<i>cosmos"}
+    for r in records:
+        r["generator"] = renamed[r["generator"]]
+    labelled_suite.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "export"
+    export_training_data(labelled_suite, ["pa"], out, fractions={"train": 1.0})
+    card = (out / "README.md").read_text()
+    assert "| wan\\|v2 | " in card and "| &lt;i&gt;cosmos | " in card and "<i>" not in card
+
+
 @pytest.mark.parametrize("fmt", ["sharegpt", "llamafactory"])
 def test_sharegpt_records_place_media_markers(labelled_suite: Path, tmp_path: Path, fmt: str) -> None:
     out = tmp_path / fmt

@@ -66,7 +66,7 @@ from robojudge.report._series import (
 from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._suite import GROUP_FIELDS, group_by_field, report_suite
 from robojudge.report._summary import GroupSummary, stale_note, summarize, summary_markdown, write_report
-from robojudge.report._tables import Cell, Table, latex_escape
+from robojudge.report._tables import Cell, Table, latex_escape, md_escape
 from robojudge.report._unset import UNSET, generator_groups, unset_name, unset_note
 
 __all__ = [
@@ -118,6 +118,7 @@ __all__ = [
     "label_agreement",
     "label_scores",
     "latex_escape",
+    "md_escape",
     "leaderboard_markdown",
     "load_run_results",
     "mixed_libraries",

@@ -48,6 +48,7 @@ from robojudge.judges import (
     thinned,
 )
 from robojudge.registry import UnknownNameError
+from robojudge.report import md_escape
 from robojudge.suite import Item, load_suite
 from robojudge.train._request import ExportError, judge_request, label_score, target_reply
 from robojudge.train._splits import SPLITS, assign_splits, clip_key, source_key
@@ -172,8 +173,9 @@ def _card(summary: ExportSummary, rubrics: Sequence[Rubric], fmt: str, spec: Fra
         values = sorted({v for s in splits for (k, v) in summary.counts[s] if k == kind})
         lines += [f"## Records per {kind}", "", "| " + kind + " | " + " | ".join(splits) + " |",
                   "| --- | " + " | ".join("---:" for _ in splits) + " |"]
-        lines += [f"| {v} | " + " | ".join(str(summary.counts[s][kind, v]) for s in splits) + " |"
-                  for v in values]
+        # Generator and source names are the user's folder names: a '|' or '<i>' in one stays text.
+        lines += [f"| {md_escape(str(v))} | " + " | ".join(str(summary.counts[s][kind, v]) for s in splits)
+                  + " |" for v in values]
         lines.append("")
     return "\n".join(lines)
 
