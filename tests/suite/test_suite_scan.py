@@ -69,6 +69,14 @@ def test_other_video_containers_are_counted_in_a_note(tmp_path: Path) -> None:
         write_manifest(scan_folder(tmp_path / "only"), tmp_path / "only.jsonl")
 
 
+def test_ids_differing_only_in_unicode_composition_are_noted(tmp_path: Path) -> None:
+    _touch(tmp_path / "v", "g/caf\u00e9.mp4", "g/cafe\u0301.mp4", "g/other.mp4")
+    result = scan_folder(tmp_path / "v")
+    assert len(result.items) == 3  # two files, two items
+    (note,) = [n for n in result.notes if "Unicode composition" in n]
+    assert note.startswith("1 group(s) of items") and "caf\\xe9" in note
+
+
 def test_pattern_groups_set_fields_and_misses_are_listed(tmp_path: Path) -> None:
     _touch(tmp_path, "runs/ep07_seed3_cosmos.mp4", "runs/ep08_seed1_wan.mp4", "runs/readme_clip.mp4")
     result = scan_folder(

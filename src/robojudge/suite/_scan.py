@@ -198,7 +198,23 @@ def scan_folder(
     if labels is not None:
         _attach_labels(index, Path(labels), result)
     _note_missing_instructions(result)
+    _note_unicode_twins(result)
     return result
+
+
+def _note_unicode_twins(result: ScanResult) -> None:
+    """Note items whose ids differ only in how their characters are composed (``é`` as one character
+    or as ``e`` and an accent: names written on macOS and elsewhere): they are two items that look
+    alike in every table."""
+    by_form: dict[str, list[str]] = {}
+    for row in result.items:
+        by_form.setdefault(unicodedata.normalize("NFC", row["item_id"]), []).append(row["item_id"])
+    twins = [ids for ids in by_form.values() if len(ids) > 1]
+    if twins:
+        result.notes.append(
+            f"{len(twins)} group(s) of items whose ids differ only in Unicode composition (first: "
+            f"{', '.join(ascii(i) for i in twins[0])}): they look alike in every table; rename one of "
+            "each to tell them apart")
 
 
 _NO_INSTRUCTION = " item(s) have no instruction (first: "
