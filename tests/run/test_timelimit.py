@@ -142,3 +142,39 @@ def test_cli_timeout(tmp_path):
     res = runner.invoke(build_app("score"), ["score", str(manifest), "-m", "test_hang", "--db", str(db),
                                              "--timeout", "0", "--no-progress"])
     assert res.exit_code == 2 and "--timeout" in res.output
+
+
+def test_a_hung_set_metric_costs_its_group(tmp_path):
+    import importlib
+    import sys
+
+    from robojudge.metrics import METRICS, SET_METRICS
+    from robojudge.run import score_sets_into
+
+    items = [Item(item_id=n, video="/nonexistent.mp4", instruction="x", generator=g)
+             for n, g in (("a1", "a"), ("h1", "hang"), ("b1", "b"))]
+    # registered for this test only: the other tests of this process must not see test_set_hang
+    try:
+        with METRICS.scratch(), SET_METRICS.scratch(), ResultStore(tmp_path / "r.sqlite") as store:
+            importlib.import_module("_toy_set_hang")
+            s = score_sets_into(store, items, ["test_set_hang"], timeout_s=0.4)
+            rows = {r.item_id: r for r in store.rows()}
+    finally:
+        sys.modules.pop("_toy_set_hang", None)
+    assert s.computed == 3
+    assert rows["group:generator=a"].value == 1.0 and rows["group:generator=b"].status == "ok"
+    hung = rows["group:generator=hang"]
+    assert hung.status == "error" and "time limit of 0.4 s (--timeout)" in hung.error
+    assert "computing the group" in hung.error
+    with pytest.raises(ValueError, match="more than 0"), ResultStore(tmp_path / "r2.sqlite") as store:
+        score_sets_into(store, items, ["test_set_hang"], timeout_s=-1)
+
+
+def test_metrics_sets_timeout_needs_the_store(tmp_path):
+    from typer.testing import CliRunner
+
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(json.dumps({"item_id": "a", "video": "v.mp4", "instruction": "x"}) + "\n")
+    res = CliRunner().invoke(build_app("metrics"), ["metrics", "sets", str(manifest), "-m", "iq1_fvd",
+                                                    "--no-store", "--timeout", "5"])
+    assert res.exit_code == 2 and "--timeout work on the store" in res.output

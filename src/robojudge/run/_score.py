@@ -340,10 +340,17 @@ CRASHED_AGAIN = (
 )
 
 
+def crash_reason(reason: str, timeout_s: float | None) -> str:
+    """``reason`` for a task whose worker died, with the time limit's hard guard named when the run
+    has one (:mod:`robojudge.run._timelimit`: it ends a worker too)."""
+    if timeout_s is None:
+        return reason
+    return (f"{reason}; or its code ran past the time limit ({timeout_s:g} s, --timeout) without coming "
+            "back to Python, in which case the worker's stderr shows where it was")
+
+
 def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
-    if task.timeout_s is not None:  # the hard guard of the time limit ends a worker too
-        reason += (f"; or its code ran past the time limit ({task.timeout_s:g} s, --timeout) without coming "
-                   "back to Python, in which case the worker's stderr shows where it was")
+    reason = crash_reason(reason, task.timeout_s)
     return [
         _error_row(task.item, req, reason, 0.0, task.fingerprint(i)) for i, req in enumerate(task.requests)
     ]

@@ -42,6 +42,8 @@ from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprint, set_inputs, settle
 from robojudge.run._libraries import library_versions
+from robojudge.run._score import crash_reason, timed_out_message
+from robojudge.run._timelimit import TimeLimitExceeded, time_limit
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -152,12 +154,14 @@ def from_result_row(row: ResultRow, group_level: bool) -> SetRow:
 
 @dataclass(frozen=True)
 class SetTask:
-    """One metric over one group, to compute; ``fingerprint`` is the group's when planned."""
+    """One metric over one group, to compute; ``fingerprint`` is the group's when planned; ``timeout_s``
+    the most seconds it may take (None: no limit; see :func:`compute_set_task`)."""
 
     sm: SetMetricSpec
     group: ItemGroup
     config: BaseModel
     fingerprint: str
+    timeout_s: float | None = None
 
     @property
     def spec(self) -> MetricSpec[Any]:
@@ -168,14 +172,22 @@ class SetTask:
 def compute_set_task(task: SetTask) -> list[SetRow]:
     """A group's rows (failures as error rows; see :func:`~robojudge.metrics._sets.score_group`); each
     scored row records the library versions it was computed with (``details["libraries"]``, where it is
-    computed: on a Ray worker, that worker's), as per-item rows do."""
+    computed: on a Ray worker, that worker's), as per-item rows do. A group still computing after
+    ``task.timeout_s`` is stopped: its rows are errors saying so (:mod:`robojudge.run._timelimit`)."""
     libraries = library_versions(task.spec)
+    try:
+        with time_limit(task.timeout_s):
+            rows = score_group(task.sm, task.group, task.config)
+    except TimeLimitExceeded as exc:
+        message = timed_out_message(exc.seconds, "the metric was still computing the group")
+        return _error_rows(task.sm, task.group, message, set_config_hash(task.config, task.group.by))
     return [replace(r, details={**r.details, "libraries": libraries}) if r.status == "ok" else r
-            for r in score_group(task.sm, task.group, task.config)]
+            for r in rows]
 
 
 def _set_crash_rows(task: SetTask, reason: str) -> list[SetRow]:
-    return _error_rows(task.sm, task.group, reason, set_config_hash(task.config, task.group.by))
+    return _error_rows(task.sm, task.group, crash_reason(reason, task.timeout_s),
+                       set_config_hash(task.config, task.group.by))
 
 
 def _note_id(task: SetTask) -> str:
@@ -218,6 +230,7 @@ def score_sets_into(
     executor: Executor | None = None,
     rescore_libraries: bool = False,
     rescore_unknown: bool = False,
+    timeout_s: float | None = None,
 ) -> SetRunSummary:
     """Score set-level metrics per group into ``store``, computing only missing or changed groups.
 
@@ -238,10 +251,15 @@ def score_sets_into(
             are kept.
         rescore_unknown: Compute again the groups stored with a fingerprint of an older recipe
             (:attr:`~robojudge.run._fingerprint.Fingerprint.legacy`); by default they are kept.
+        timeout_s: The most seconds one metric may take on one group; past it the group's rows are
+            errors saying so and the run goes on (as :func:`robojudge.run.score_items`). None: no limit.
 
     Raises:
-        UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config.
+        UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config, a
+            ``timeout_s`` that is not positive.
     """
+    if timeout_s is not None and not timeout_s > 0:
+        raise ValueError(f"--timeout must be more than 0 seconds, got {timeout_s:g}")
     chosen = choose_set_metrics(metric_ids, configs)
     groups = group_items(items, by)
     summary = SetRunSummary(db_url=store.url)
@@ -269,7 +287,7 @@ def score_sets_into(
                 summary.skipped += 1
                 continue
             summary.stale += int(have != {None})
-            tasks.append(SetTask(sm, group, cfg, fp.value))
+            tasks.append(SetTask(sm, group, cfg, fp.value, timeout_s))
     ex = executor or SerialExecutor()
     in_process = bool(getattr(ex, "in_process", False))
     results = ex.map_unordered(_guarded(store, summary) if in_process else compute_set_task, tasks,
@@ -317,16 +335,19 @@ def score_set_suite(
     workers: int | None = None,
     rescore_libraries: bool = False,
     rescore_unknown: bool = False,
+    timeout_s: float | None = None,
 ) -> SetRunSummary:
     """Score set-level metrics over the groups of ``manifest`` into the store at ``db``.
 
     ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
     (the store ``robojudge score`` uses). Manifest rows that do not validate are left out and
     returned in ``manifest_problems``. Rerunning resumes (see :func:`score_sets_into`, also for
-    ``rescore_libraries`` and ``rescore_unknown``).
+    ``rescore_libraries``, ``rescore_unknown`` and ``timeout_s``).
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
+    if timeout_s is not None and not timeout_s > 0:
+        raise ValueError(f"--timeout must be more than 0 seconds, got {timeout_s:g}")
     chosen = choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
     missing = {sm.id: mods for sm, _ in chosen if (mods := missing_libraries(sm.spec))}
     if missing:  # one line naming the extra, before any video is read (not an error row per group)
@@ -346,7 +367,8 @@ def score_set_suite(
         claim_store(store, manifest, suite.items, groups if grouped else None)
         summary = score_sets_into(store, suite.items, metric_ids, by=by, configs=configs,
                                   retry_errors=retry_errors, progress=progress, executor=ex,
-                                  rescore_libraries=rescore_libraries, rescore_unknown=rescore_unknown)
+                                  rescore_libraries=rescore_libraries, rescore_unknown=rescore_unknown,
+                                  timeout_s=timeout_s)
     summary.manifest_problems = list(suite.problems)
     return summary
 
