@@ -15,7 +15,7 @@ from _report_data import write_run
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
-from robojudge.report import noted_manifests, write_html_report
+from robojudge.report import load_run_results, noted_manifests, write_html_report
 from robojudge.store import ResultStore
 
 runner = CliRunner()
@@ -42,6 +42,10 @@ def test_a_copied_run_names_its_own_manifest_only(tmp_path: Path) -> None:
     out = " ".join(done.stdout.split())
     assert f"suite manifest: {own} (pass --suite for another)" in out
     assert "items it lacks" not in out and str(manifest) not in out
+    # the leaderboards and best-of-N read the folder through load_run_results: the same manifests
+    assert load_run_results(copy).manifests == [own]
+    done = runner.invoke(build_app("leaderboard"), ["leaderboard", "generators", str(copy)])
+    assert str(manifest) not in " ".join(done.output.split()), done.output
 
 
 def test_a_moved_run_without_its_manifest_names_the_noted_one(tmp_path: Path) -> None:

@@ -136,7 +136,7 @@ def _suite_items(suite_path: str) -> list[Any]:
     from robojudge.suite import ManifestError, load_suite
 
     try:
-        return list(load_suite(suite_path).items)
+        return list(load_suite(suite_path, files="optional").items)  # fields only: files not read
     except (OSError, ValueError, ManifestError) as exc:
         raise AnnotateError(f"cannot read the project's suite {suite_path}: {exc}") from exc
 

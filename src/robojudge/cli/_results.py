@@ -50,7 +50,7 @@ def _dash_clash(suite: Path, by: str) -> str | None:
     group; None when no item has it."""
     from robojudge.suite import load_suite
 
-    dashed = [it.item_id for it in load_suite(suite, strict=False).items
+    dashed = [it.item_id for it in load_suite(suite, strict=False, files="optional").items
               if (v := getattr(it, by, None)) is not None and str(getattr(v, "value", v)) == "-"]
     if not dashed:
         return None

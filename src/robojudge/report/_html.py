@@ -162,13 +162,14 @@ def report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
 def _report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
                   more_manifests: Sequence[str | Path]) -> tuple[list[Item], list[Path]]:
     """:func:`report_items`, and those of ``more_manifests`` that gave some of them."""
-    items = list(load_suite(manifest, strict=False).items) if manifest is not None else []
+    # The stored results are read, not the files: an item whose video is missing now keeps them.
+    items = list(load_suite(manifest, strict=False, files="optional").items) if manifest is not None else []
     seen = {it.item_id for it in items}
     stored = {r.item_id for r in rows}
     added: list[Path] = []
     for extra in more_manifests:
         before = len(items)
-        for it in load_suite(extra, strict=False).items:
+        for it in load_suite(extra, strict=False, files="optional").items:
             if it.item_id in stored and it.item_id not in seen:
                 items.append(it)
                 seen.add(it.item_id)
@@ -180,7 +181,8 @@ def _report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
 @dataclass(frozen=True)
 class RunResults:
     """What :func:`load_run_results` read: the store, its current rows, and the items of the
-    manifests behind them (with those manifests, the first one primary)."""
+    manifests behind them (with those manifests, the first one primary; a noted manifest that gave
+    no item is not listed)."""
 
     db_url: str
     rows: list[ResultRow]
@@ -215,12 +217,14 @@ def load_run_results(run: str | Path, db: str | None = None, stale: StaleFinder 
                          f"{gone_note(url)}; pass the manifest instead")
     with ResultStore(url, read_only=True) as store:
         rows = store.rows()
-    items = report_items(rows, manifests[0], manifests[1:])
+    items, added = _report_items(rows, manifests[0], manifests[1:])
     if not items:
         raise ValueError(f"{', '.join(map(str, manifests))}: no usable items (see `robojudge suite "
                          "validate`)")
     rows, left_out = without_stale(rows, items, stale)
-    return RunResults(url, rows, items, manifests, left_out)
+    # Only the noted manifests that gave items, as the report names them: the original of a copied run
+    # folder adds none, and naming it said the copy was read with another project's manifest.
+    return RunResults(url, rows, items, [manifests[0], *added], left_out)
 
 
 def without_stale(rows: list[ResultRow], items: Sequence[Item],

@@ -38,7 +38,7 @@ def report_suite(
     the rows whose inputs changed since they were computed (:func:`robojudge.run.stale_rows`, which
     the CLI passes); they are left out of the summary, which says so.
     """
-    suite = load_suite(manifest, strict=False)
+    suite = load_suite(manifest, strict=False, files="optional")  # results are read, not files
     group_of = group_by_field(suite.items, by)
     note = unset_note((_text(getattr(it, by)) for it in suite.items), by).strip()
     with ResultStore(db, read_only=True) as store:

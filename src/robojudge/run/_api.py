@@ -19,6 +19,7 @@ from robojudge.metrics import (
 from robojudge.run._executor import Executor, make_executor
 from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
 from robojudge.run._status import stale_rows
+from robojudge.run._timelimit import check_limit
 from robojudge.run._where import (
     claim_store,
     default_run_dir,
@@ -72,7 +73,7 @@ def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResu
     """
     refuse_run_folder(manifest, "robojudge.report.load_run_results(RUN, stale=robojudge.run.stale_rows)")
     url = suite_store_url(manifest, db)
-    suite = load_suite(manifest, strict=False)
+    suite = load_suite(manifest, strict=False, files="optional")  # results are read, not files
     items = list(suite.items)
     with ResultStore(url, read_only=True) as store:
         rows = store.rows()
@@ -164,8 +165,7 @@ def score_suite(
     ``timeout_s``: the most seconds one metric may take on one item (None: no limit); a metric
     past it becomes an error row and the run goes on (:func:`robojudge.run.score_items`).
     """
-    if timeout_s is not None and not timeout_s > 0:
-        raise ValueError(f"--timeout must be more than 0 seconds, got {timeout_s:g}")
+    check_limit(timeout_s)
     requests = build_requests(metrics, configs, frames)
     applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
     fast = frames is not None and frames.profile == "fast"

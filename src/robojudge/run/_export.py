@@ -80,7 +80,7 @@ def export_run(
         outside: list[str] = []
         stale: set[tuple[str, str, str, str]] = set()
         if suite is not None:
-            items = load_suite(Path(suite), strict=False).items
+            items = load_suite(Path(suite), strict=False, files="optional").items
             columns = {} if by is None else {by: _unset_dash(group_column(items, by), items, by, outside)}
             columns |= {k: v for k, v in item_columns(items, MANIFEST_COLUMNS).items() if k != by}
             stale = {_key(r) for r in stale_rows(store.rows(metric=metric), items)}

@@ -151,7 +151,7 @@ def other_manifests(store: ResultStore, manifest: str | Path, others: Iterable[P
         if path == me or not path.is_file():
             continue
         try:
-            yield path, load_suite(path, strict=False).items
+            yield path, load_suite(path, strict=False, files="optional").items
         except (ManifestError, OSError, ValueError):
             continue
 

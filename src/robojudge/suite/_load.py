@@ -86,9 +86,11 @@ def _where(rec: RawRecord) -> str:
 
 
 def _check_record(
-    rec: RawRecord, shown: str, root: Path, first_seen: dict[str, str], confine: Path | None
+    rec: RawRecord, shown: str, root: Path, first_seen: dict[str, str], confine: Path | None,
+    files: str = "required",
 ) -> tuple[Item | None, list[ManifestProblem]]:
     """Validate one record; ``first_seen`` maps ids met so far to their location (updated).
+    ``files="optional"``: a file that is missing or cannot be looked at is a warning, not an error.
 
     Returns the item (None when it cannot be built) and its problems, errors and warnings.
     """
@@ -114,7 +116,11 @@ def _check_record(
         for err in e.errors():
             add(*describe_error(err))
     for field_, message in check_paths(data, root):
-        add(field_, message)
+        if files == "optional":
+            add(field_, f"{message} (the item is kept: its stored results are read without its files)",
+                "warning")
+        else:
+            add(field_, message)
     for field_, message, severity in place_paths(data, root, confine):
         add(field_, message, severity)
     return item, found
@@ -130,14 +136,15 @@ class _Checked:
     problems: list[ManifestProblem]
 
 
-def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None) -> Iterator[_Checked]:
+def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None,
+                  files: str = "required") -> Iterator[_Checked]:
     """Read and check the records one by one; raise :class:`ManifestError` only for file-level
     problems. Only the ids seen so far are kept (to find duplicates), not the records."""
     first_seen: dict[str, str] = {}
     empty = True
     for rec in iter_records(path, shown):
         empty = False
-        item, found = _check_record(rec, shown, root, first_seen, confine)
+        item, found = _check_record(rec, shown, root, first_seen, confine, files)
         usable = item is not None and not any(p.is_error for p in found)
         resolved = item.resolve(root) if usable and item is not None else None
         yield _Checked(rec.line, rec.row, resolved, found)
@@ -145,8 +152,9 @@ def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None) -> I
         yield _Checked(None, None, None, [file_problem(shown, "manifest has no items")])
 
 
-def _collect(path: Path, shown: str, root: Path, confine: Path | None) -> list[_Checked]:
-    return list(_iter_checked(path, shown, root, confine))
+def _collect(path: Path, shown: str, root: Path, confine: Path | None,
+             files: str = "required") -> list[_Checked]:
+    return list(_iter_checked(path, shown, root, confine, files))
 
 
 def _locate(path: str | Path) -> tuple[Path, str, Path]:
@@ -155,7 +163,14 @@ def _locate(path: str | Path) -> tuple[Path, str, Path]:
     return full, str(path), full.parent
 
 
-def load_suite(path: str | Path, *, strict: bool = True, confine: str | Path | None = None) -> Suite:
+FILES = ("required", "optional")
+"""How :func:`load_suite` treats an item whose files are missing or cannot be looked at now: as an error
+(``required``: the item is left out, as for scoring) or as a warning (``optional``: the item is kept,
+for the readers of stored results, whose items keep their results while a drive is not mounted)."""
+
+
+def load_suite(path: str | Path, *, strict: bool = True, confine: str | Path | None = None,
+               files: str = "required") -> Suite:
     """Load a suite manifest (JSONL, CSV, Parquet or a JSON list), one item per rollout.
 
     Args:
@@ -166,6 +181,9 @@ def load_suite(path: str | Path, *, strict: bool = True, confine: str | Path | N
         confine: A folder every path of an item must stay in (after resolving ``..`` and symbolic
             links); an item reaching outside it is an error. ``None`` reads ``$ROBOJUDGE_CONFINE``;
             unset means no confinement (paths outside the manifest's folder are then warnings).
+        files: ``required`` (default): an item whose file is missing or cannot be looked at is an
+            error (left out, or raised with ``strict``). ``optional``: it is a warning and the item
+            is kept, for the readers of stored results (report, status, export, leaderboards).
 
     Returns:
         The suite, with relative paths resolved against the manifest's folder.
@@ -173,10 +191,12 @@ def load_suite(path: str | Path, *, strict: bool = True, confine: str | Path | N
     Raises:
         ManifestError: With ``strict``, when anything is wrong (all problems at once). Always, when
             the file itself cannot be used (missing, unreadable, unknown format, no CSV header).
-        ValueError: The confine folder does not exist.
+        ValueError: The confine folder does not exist, or ``files`` is not one of :data:`FILES`.
     """
+    if files not in FILES:
+        raise ValueError(f"files must be one of {', '.join(FILES)}, got {files!r}")
     full, shown, root = _locate(path)
-    checked = _collect(full, shown, root, confine_folder(confine))
+    checked = _collect(full, shown, root, confine_folder(confine), files)
     problems = [p for c in checked for p in c.problems if p.is_error]
     if strict and problems:
         raise ManifestError(problems)

@@ -7,6 +7,7 @@ on 1-5, six diagnostic checklist items on 0-2, free-text evidence and an overall
 from __future__ import annotations
 
 import json
+import os
 import unicodedata
 from enum import StrEnum
 from pathlib import Path
@@ -222,7 +223,12 @@ class Item(BaseModel):
         """Return a copy whose file fields are absolute paths under ``root`` (the manifest's folder)."""
 
         def r(p: str | None) -> str | None:
-            return None if p is None else str((root / p).resolve())
+            if p is None:
+                return None
+            try:
+                return str((root / p).resolve())
+            except (OSError, RuntimeError):  # a loop of links (kept by a reader of stored results)
+                return os.path.abspath(root / p)
 
         return self.model_copy(
             update={
