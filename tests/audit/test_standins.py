@@ -82,3 +82,18 @@ def test_standin_suite_matches_dense_frames_and_lowers_motion(tmp_path) -> None:
     assert second["video"].startswith("standins/")
     with pytest.raises(ValueError, match="no item has generator 'nobody'"):
         make_standins(manifest, "nobody", tmp_path / "x")
+
+
+def test_timing_file_keeps_odd_item_ids(tmp_path) -> None:
+    # The timing file was joined with bare commas: an id holding a comma made read_timing refuse it,
+    # and one a spreadsheet would run was written as it is.
+    from robojudge.audit import read_timing
+    from robojudge.video import write_video
+
+    write_video(tmp_path / "v.mp4", _frames(4, 16, 16), fps=4)
+    (tmp_path / "s.jsonl").write_text(json.dumps({"item_id": "-take,1", "video": "v.mp4", "generator": "g",
+                                                  "clip_id": "c"}) + "\n")
+    make_standins(tmp_path / "s.jsonl", "g", tmp_path / "acc", ["lowres2"])
+    rows = read_timing(tmp_path / "acc" / "timing.csv")
+    assert [(r.generator, r.item) for r in rows] == [("g", "-take,1"), ("g-lowres2", "-take,1-lowres2")]
+    assert "'-take,1" in (tmp_path / "acc" / "timing.csv").read_text()

@@ -126,3 +126,14 @@ def test_stub_specs_pickle_for_worker_processes():
         spec = pickle.loads(pickle.dumps(get_metric(mid)))
         with pytest.raises(MetricInputError, match=mid):
             spec.compute(items()[0])
+
+
+def test_write_csv_escapes_cells_a_spreadsheet_would_run(tmp_path):
+    from robojudge.store import SafeCsvWriter
+
+    rows = [sets.SetRow(metric="m", group="=HYPERLINK(1)", item_id="-take,1", status="ok", value=-0.5)]
+    out = sets.write_set_rows(rows, tmp_path / "sets.csv")
+    with out.open() as fh:
+        (back,) = list(csv.DictReader(fh))
+    assert (back["group"], back["item_id"], back["value"]) == ("'=HYPERLINK(1)", "'-take,1", "-0.5")
+    assert SafeCsvWriter.unescape(back["group"]) == "=HYPERLINK(1)"

@@ -34,7 +34,8 @@ SCRIPT = textwrap.dedent("""
     names = ("n0", "n1", "crash", "m0")
     items = [Item(item_id=n, video="/nonexistent.mp4", instruction="do it") for n in names]
     with ResultStore({db!r}) as store:
-        s = score_items(items, build_requests(["test_crash"]), store, executor=SerialExecutor())
+        s = score_items(items, build_requests(["test_crash"]), store, executor=SerialExecutor(),
+                        timeout_s={timeout!r})
     print(json.dumps({{"ok": s.ok, "failed": s.failed, "skipped": s.skipped, "isolated": s.isolated,
                       "crashed_again": s.crashed_again}}))
 """)
@@ -48,10 +49,13 @@ def _run(script: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
 
 
-def test_an_item_that_crashes_the_process_is_isolated_on_the_next_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("timeout", [None, 120.0], ids=["no-limit", "timeout"])
+def test_an_item_that_crashes_the_process_is_isolated_on_the_next_run(tmp_path: Path,
+                                                                      timeout: float | None) -> None:
+    # With --timeout the crash reason names the time limit's hard guard too: still a repeat crash.
     db = tmp_path / "r.sqlite"
     script = tmp_path / "score.py"
-    script.write_text(SCRIPT.format(here=str(HERE), db=str(db)))
+    script.write_text(SCRIPT.format(here=str(HERE), db=str(db), timeout=timeout))
 
     first = _run(script)
     assert first.returncode == 3, first.stderr  # the crash ends the process, as a segfault would
@@ -66,7 +70,8 @@ def test_an_item_that_crashes_the_process_is_isolated_on_the_next_run(tmp_path: 
     with ResultStore(db) as store:
         rows = {r.item_id: r for r in store.rows()}
         assert set(rows) == {"n0", "n1", "crash", "m0"}
-        assert rows["crash"].status == "error" and rows["crash"].error == CRASHED_AGAIN
+        assert rows["crash"].status == "error" and rows["crash"].error.startswith(CRASHED_AGAIN)
+        assert (rows["crash"].error == CRASHED_AGAIN) == (timeout is None)
         assert store.in_flight() == {}
 
     third = _run(script)  # nothing left: the error row is kept, nothing runs in a child

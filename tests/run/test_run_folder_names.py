@@ -52,3 +52,21 @@ def test_score_and_report_from_a_folder_with_url_characters(tmp_path, monkeypatc
                         ["report", "store%41.sqlite", "--out", "rep2", "--bootstrap", "20"])
     assert res.exit_code == 0, res.output
     assert (work / "rep2" / "index.html").is_file()
+
+
+def test_the_url_handed_back_opens_the_same_store(tmp_path, monkeypatch):
+    # ResultStore.url and run.db_url pasted the raw path: opened again, they named another (new) store
+    from robojudge.run import score_suite
+
+    work = tmp_path / "exp%20a" / "what?"
+    work.mkdir(parents=True)
+    (work / "v.mp4").write_bytes(b"")
+    monkeypatch.chdir(work)
+    run = score_suite(_manifest(work, "s.jsonl", "one"), ["test_slow"])
+    with ResultStore(run.db_url) as store:
+        assert [r.item_id for r in store.rows()] == ["one"]
+    assert not (tmp_path / "exp a").exists()
+    with ResultStore(work / "runs" / "s" / "results.sqlite") as store:
+        assert parse_url(store.url).database == str(work / "runs" / "s" / "results.sqlite")
+    with ResultStore(tmp_path / "plain.sqlite") as store:  # an ordinary path is shown as it is
+        assert store.url == f"sqlite:///{tmp_path / 'plain.sqlite'}"

@@ -178,3 +178,59 @@ def test_metrics_sets_timeout_needs_the_store(tmp_path):
     res = CliRunner().invoke(build_app("metrics"), ["metrics", "sets", str(manifest), "-m", "iq1_fvd",
                                                     "--no-store", "--timeout", "5"])
     assert res.exit_code == 2 and "--timeout work on the store" in res.output
+
+
+def test_limits_nest_an_earlier_deadline_is_kept():
+    # An enclosing limit (or a caller's alarm) that is due first is not pushed back by inner limits:
+    # before, each metric's limit replaced it, and a caller's 0.3 s alarm went off after all of them.
+    start = time.monotonic()
+    with pytest.raises(TimeLimitExceeded) as got, time_limit(0.3):
+        for _ in range(10):
+            with time_limit(5.0):
+                time.sleep(0.1)
+    assert got.value.seconds == 0.3 and time.monotonic() - start < 0.6
+    fired = []
+    before = signal.signal(signal.SIGALRM, lambda *_: fired.append(time.monotonic() - start))
+    try:
+        start = time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        for _ in range(8):
+            with time_limit(2.0):
+                time.sleep(0.1)
+        assert len(fired) == 1 and fired[0] < 0.55
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+_HARD = """
+import signal, sys, time
+from robojudge.run._timelimit import allow_hard_limit, time_limit
+allow_hard_limit()
+signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGALRM}})  # only the watchdog can stop this process
+{body}
+print("alive", flush=True)
+"""
+
+
+@pytest.mark.parametrize(("body", "alive"), [
+    # an inner limit ends: the outer watchdog is armed again (not cancelled, and not fired)
+    ("with time_limit(100):\n    with time_limit(0.2):\n        pass\n    time.sleep(2.5)", True),
+    # the outer watchdog (0.3 + 1 s) is due first: the inner 100 s limit does not replace it
+    ("with time_limit(0.3):\n    with time_limit(100):\n        time.sleep(5)", False),
+], ids=["inner-ends", "outer-first"])
+def test_the_watchdog_nests(body, alive):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", _HARD.format(body=body)], capture_output=True, text=True,
+                         timeout=60)
+    assert ("alive" in res.stdout) == alive, (res.stdout, res.stderr[-500:])
+    if not alive:
+        assert res.returncode != 0 and "Timeout" in res.stderr  # faulthandler's stack dump
+
+
+@pytest.mark.parametrize("bad", ["inf", "nan", "1e10", "0"])
+def test_limits_out_of_range_are_refused(tmp_path, bad):
+    with pytest.raises(ValueError, match="at most 2.592e\\+06"), ResultStore(tmp_path / "r.sqlite") as store:
+        score_items(_items(["a"]), build_requests(["test_slow"]), store, timeout_s=float(bad))

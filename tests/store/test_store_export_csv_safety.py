@@ -6,8 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from robojudge._csv import csv_safe
 from robojudge.store import ResultRow, ResultStore, export_results
-from robojudge.store._export import csv_safe
 
 HOSTILE = ["=HYPERLINK(\"http://x\")", "+1+2", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd"]
 

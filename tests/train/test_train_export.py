@@ -151,11 +151,14 @@ def test_dataset_card_keeps_odd_generator_names_as_text(labelled_suite: Path, tm
     renamed = {GENERATORS[0]: "wan|v2", GENERATORS[1]: "<i>cosmos"}
     for r in records:
         r["generator"] = renamed[r["generator"]]
+    records[0]["item_id"] = "<img src=x onerror=alert(1)>"  # quoted by a note: no clip_id
+    records[0].pop("clip_id", None)
     labelled_suite.write_text("".join(json.dumps(r) + "\n" for r in records))
     out = tmp_path / "export"
     export_training_data(labelled_suite, ["pa"], out, fractions={"train": 1.0})
     card = (out / "README.md").read_text()
     assert "| wan\\|v2 | " in card and "| &lt;i&gt;cosmos | " in card and "<i>" not in card
+    assert "&lt;img src=x" in card and "<img" not in card
 
 
 @pytest.mark.parametrize("fmt", ["sharegpt", "llamafactory"])

@@ -34,6 +34,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from robojudge._csv import SafeCsvWriter
 from robojudge.suite import Item, load_suite
 from robojudge.video import probe_video, sample_frames, write_video
 
@@ -203,7 +204,7 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
-    timing = ["generator,item,seconds,steps"]
+    timing: list[list[Any]] = [["generator", "item", "seconds", "steps"]]
     for it in items:
         files = {p for f in _PATH_FIELDS if (p := getattr(it, f))} | set((it.views or {}).values())
         paths = {p: _copy(Path(p), root, out) for p in files}
@@ -215,7 +216,7 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
         base = _record(it, paths)
         base["meta"] = {**base.get("meta", {}), "generation_seconds": seconds, "denoising_steps": steps}
         records.append(base)
-        timing.append(f"{dense},{it.item_id},{seconds:g},{steps:g}")
+        timing.append([dense, it.item_id, f"{seconds:g}", f"{steps:g}"])
         for spec in specs:
             new_paths = dict(paths)
             for v, clip in decoded.items():
@@ -233,8 +234,10 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
             rec["meta"] = {**rec.get("meta", {}), "generation_seconds": s, "denoising_steps": k,
                            "accelerates": dense, "acceleration": spec.name, "standin_of": it.item_id}
             records.append(rec)
-            timing.append(f"{gen},{rec['item_id']},{s:g},{k:g}")
+            timing.append([gen, rec["item_id"], f"{s:g}", f"{k:g}"])
     path = out / "suite.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    (out / "timing.csv").write_text("\n".join(timing) + "\n", encoding="utf-8")
+    # Quoted and escaped as every robojudge CSV: an id holding a comma, or one a spreadsheet would run
+    with (out / "timing.csv").open("w", newline="", encoding="utf-8") as fh:
+        SafeCsvWriter(fh, lineterminator="\n").writerows(timing)
     return path

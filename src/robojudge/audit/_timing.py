@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from robojudge._csv import SafeCsvWriter
 from robojudge.meta import GenerationCost
 from robojudge.suite import Item
 
@@ -110,7 +111,8 @@ def read_timing(path: str | Path) -> list[TimingRow]:
             raise TimingError(f"{p}, line {line}: {len(header) + len(extra)} cells, the header names "
                               f"{len(header)} ({', '.join(header)}); extra: {', '.join(map(repr, extra))} "
                               "(quote a value that holds a comma)")
-        rows.append(_row(rec, f"{p}, line {line}", line))
+        # a cell robojudge's writers escaped for spreadsheets (an item id '-take1) reads back as it was
+        rows.append(_row({k: SafeCsvWriter.unescape(v) for k, v in rec.items()}, f"{p}, line {line}", line))
     return rows
 
 

@@ -52,7 +52,6 @@ item ids, with a config hash that includes the grouping field, and resumes like 
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import traceback
@@ -65,6 +64,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge._csv import SafeCsvWriter
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._presence import weights_present
 from robojudge.metrics._registry import (
@@ -499,12 +499,12 @@ def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
     if path.suffix.lower() == ".csv":
         names = list(SetRow.__dataclass_fields__)
         with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=names)
-            writer.writeheader()
+            writer = SafeCsvWriter(fh)  # a group or item id a spreadsheet would run stays text
+            writer.writerow(names)
             for r in rows:
                 d = r.to_dict()
                 d["details"] = json.dumps(d["details"], sort_keys=True)
-                writer.writerow(d)
+                writer.writerow([d.get(n) for n in names])
     else:
         with path.open("w", encoding="utf-8") as fh:
             for r in rows:

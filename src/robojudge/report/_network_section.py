@@ -3,7 +3,7 @@ with, where its published file is, and whether robojudge's loader was ever check
 
 from __future__ import annotations
 
-from robojudge.report._sections import ReportInput, Section
+from robojudge.report._sections import ReportInput, Section, no_networks
 from robojudge.report._tables import Table, text
 
 
@@ -11,6 +11,11 @@ def networks_section(inp: ReportInput) -> Section:
     """One row per (metric, network) for the metrics with values in the report that compute with a
     network (:attr:`ReportInput.networks`); skipped when there are none."""
     sec = Section("networks", "Networks")
+    if inp.networks is no_networks:
+        sec.skipped = ("the report was written without the metric registry's list of networks (robojudge "
+                       "report and the demo pass it; from Python: write_html_report(..., "
+                       "networks=robojudge.metric_info.registry_networks))")
+        return sec
     shown = sorted({r.metric for r in [*inp.item_rows, *inp.group_rows] if r.status == "ok"})
     used = [(m, n) for m in shown for n in inp.networks(m)]
     if not used:

@@ -33,7 +33,7 @@ from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprints, metric_inputs, settle
 from robojudge.run._libraries import library_versions
 from robojudge.run._plan import Pending, plan_pending
-from robojudge.run._timelimit import TimeLimitExceeded, time_limit
+from robojudge.run._timelimit import TimeLimitExceeded, check_limit, time_limit
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.video import VideoError, frame_cache, frame_sizes, video_warnings
@@ -498,8 +498,7 @@ def score_blocks(
     overlapping run of the same items) is not a crash: it is neither isolated nor cleared; one written
     on another host cannot be checked and is taken for a crash (:meth:`ResultStore.in_flight`).
     """
-    if timeout_s is not None and not timeout_s > 0:
-        raise ValueError(f"a time limit must be more than 0 seconds, got {timeout_s}")
+    check_limit(timeout_s)
     started = time.perf_counter()
     summary = RunSummary()
     ex = executor or make_executor(workers)
@@ -540,7 +539,9 @@ def score_blocks(
                 compute_task, task, ran_before=apart, on_crash=_crash_rows, reason=CRASHED_AGAIN,
                 note=lambda: store.note_in_flight(item_id, [r.id for r in task.requests]),
                 clear=lambda: store.clear_in_flight([item_id]))
-            if apart and any(r.error == CRASHED_AGAIN for r in rows) and item_id not in summary.crashed_again:
+            # (startswith: with --timeout the reason names the time limit's hard guard after it)
+            crashed = any((r.error or "").startswith(CRASHED_AGAIN) for r in rows)
+            if apart and crashed and item_id not in summary.crashed_again:
                 summary.crashed_again.append(item_id)
             return rows
 

@@ -43,7 +43,7 @@ from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprint, set_inputs, settle
 from robojudge.run._libraries import library_versions
 from robojudge.run._score import crash_reason, timed_out_message
-from robojudge.run._timelimit import TimeLimitExceeded, time_limit
+from robojudge.run._timelimit import TimeLimitExceeded, check_limit, time_limit
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -211,7 +211,7 @@ def _guarded(store: ResultStore, summary: SetRunSummary) -> Callable[[SetTask], 
             compute_set_task, task, ran_before=apart, on_crash=_set_crash_rows, reason=CRASHED_AGAIN,
             note=lambda: store.note_in_flight(note, [task.sm.id]),
             clear=lambda: store.clear_in_flight([note]))
-        if apart and any(r.error == CRASHED_AGAIN for r in rows):
+        if apart and any((r.error or "").startswith(CRASHED_AGAIN) for r in rows):  # (--timeout adds to it)
             summary.crashed_again.append(pair)
         return rows
 
@@ -258,8 +258,7 @@ def score_sets_into(
         UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config, a
             ``timeout_s`` that is not positive.
     """
-    if timeout_s is not None and not timeout_s > 0:
-        raise ValueError(f"--timeout must be more than 0 seconds, got {timeout_s:g}")
+    check_limit(timeout_s)
     chosen = choose_set_metrics(metric_ids, configs)
     groups = group_items(items, by)
     summary = SetRunSummary(db_url=store.url)
@@ -346,8 +345,7 @@ def score_set_suite(
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.
     """
-    if timeout_s is not None and not timeout_s > 0:
-        raise ValueError(f"--timeout must be more than 0 seconds, got {timeout_s:g}")
+    check_limit(timeout_s)
     chosen = choose_set_metrics(metric_ids, configs)  # bad ids and configs fail before a store is created
     missing = {sm.id: mods for sm, _ in chosen if (mods := missing_libraries(sm.spec))}
     if missing:  # one line naming the extra, before any video is read (not an error row per group)

@@ -33,7 +33,12 @@ from types import FrameType
 #: The most seconds past the limit after which a worker whose code has not come back to Python is ended.
 HARD_GRACE_S = 30.0
 
+#: The longest limit taken: 30 days (the interval timer's range ends near 9.2e9 s; ``inf`` is no limit,
+#: which is leaving the option out).
+MAX_LIMIT_S = 30 * 24 * 3600.0
+
 _hard = False  # set in worker processes (:func:`allow_hard_limit`)
+_hard_deadline: float | None = None  # when the armed watchdog ends this worker (time.monotonic)
 
 
 class TimeLimitExceeded(BaseException):
@@ -73,32 +78,48 @@ def _raiser(seconds: float) -> Callable[[int, FrameType | None], None]:
     return handler
 
 
+def check_limit(seconds: float | None, what: str = "--timeout") -> None:
+    """Refuse a limit that is not a number of seconds above 0 and at most :data:`MAX_LIMIT_S`.
+
+    Raises:
+        ValueError: Naming ``what`` and the bounds (``inf`` and ``nan`` included: no timer takes them).
+    """
+    if seconds is not None and not 0 < seconds <= MAX_LIMIT_S:
+        raise ValueError(f"{what} must be more than 0 seconds and at most {MAX_LIMIT_S:g} (30 days), "
+                         f"got {seconds:g}; leave it out for no limit")
+
+
 @contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Run the body under a limit of ``seconds`` (``None``: no limit); see the module doc.
 
-    An interval timer that was running (a caller's own ``SIGALRM``) and its handler are put back
-    afterwards, less the time the body took.
+    Limits nest: an earlier deadline already set (an enclosing limit's, or a caller's own ``SIGALRM``
+    timer) is kept rather than pushed back, and it is put back afterwards, less the time the body took
+    (at once, if it passed meanwhile); the hard guard's watchdog likewise.
 
     Raises:
         TimeLimitExceeded: The body was still running after ``seconds``.
-        ValueError: ``seconds`` is not positive.
+        ValueError: ``seconds`` is not above 0 and at most :data:`MAX_LIMIT_S` (:func:`check_limit`).
     """
+    global _hard_deadline
     if seconds is None:
         yield
         return
-    if not seconds > 0:
-        raise ValueError(f"a time limit must be more than 0 seconds, got {seconds}")
-    soft = soft_limit_available()
-    hard = _hard and sys.stderr is not None
+    check_limit(seconds, "a time limit")
     started = time.monotonic()
+    # Soft: only when no earlier alarm is due (an enclosing limit's or the caller's goes off first).
+    soft = soft_limit_available() and not 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= seconds
+    deadline = started + seconds + hard_grace(seconds)
+    outer = _hard_deadline
+    hard = _hard and sys.stderr is not None and (outer is None or deadline < outer)
     before_handler: object = None
     before_timer = (0.0, 0.0)
     if soft:
         before_handler = signal.signal(signal.SIGALRM, _raiser(seconds))
         before_timer = signal.setitimer(signal.ITIMER_REAL, seconds)
     if hard:
-        faulthandler.dump_traceback_later(seconds + hard_grace(seconds), exit=True)
+        faulthandler.dump_traceback_later(deadline - started, exit=True)
+        _hard_deadline = deadline
     try:
         yield
     finally:
@@ -109,7 +130,11 @@ def time_limit(seconds: float | None) -> Iterator[None]:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         finally:
             if hard:
-                faulthandler.cancel_dump_traceback_later()
+                _hard_deadline = outer
+                if outer is None:
+                    faulthandler.cancel_dump_traceback_later()
+                else:  # the enclosing limit's watchdog, for the time it has left
+                    faulthandler.dump_traceback_later(max(1e-3, outer - time.monotonic()), exit=True)
             if soft:
                 signal.signal(signal.SIGALRM, before_handler if before_handler is not None
                               else signal.SIG_DFL)  # type: ignore[arg-type]

@@ -7,13 +7,12 @@ the one way to change a stored value: it refuses a different value for a stored 
 replace it, all rows in one transaction (``robojudge results import`` uses it).
 """
 
+from robojudge._csv import ESCAPED_CELL, SafeCsvWriter
 from robojudge.store._errors import StoreError
 from robojudge.store._export import (
-    ESCAPED_CELL,
     EXPORT_COLUMNS,
     MANIFEST_COLUMNS,
     STALE_COLUMN,
-    SafeCsvWriter,
     export_results,
     item_columns,
 )

@@ -48,10 +48,15 @@ def mask_text(text: str) -> str:
 def display_url(url: URL) -> str:
     """The URL as it may be shown to users and written to logs (password hidden).
 
-    SQLite URLs show the file path as it is, without URL escaping.
+    SQLite URLs show the file path as it is, without URL escaping, where that text reads back as the
+    same file; a path holding ``%``, ``?`` or ``#`` is shown escaped, because the text is also what
+    ``ResultStore.url`` and the ``db_url`` of a run hand back to be opened again (pasted as it is, it
+    named another file).
     """
     if url.get_backend_name() == "sqlite" and url.database and not url.query:
-        return f"{url.drivername}:///{url.database}"
+        plain = f"{url.drivername}:///{url.database}"
+        if make_url(plain).database == url.database:
+            return plain
     return url.render_as_string(hide_password=True)
 
 

@@ -164,8 +164,8 @@ def _card(summary: ExportSummary, rubrics: Sequence[Rubric], fmt: str, spec: Fra
         "| split | records |", "| --- | ---: |",
         *(f"| {s} | {summary.records[s]} |" for s in splits), "",
     ]
-    for note in summary.notes:
-        lines += [f"Note: {note}.", ""]
+    for note in summary.notes:  # notes quote item ids and split values: text, never markup
+        lines += [f"Note: {md_escape(note)}.", ""]
     if any(summary.skipped.values()):
         lines += ["Left out (item without that rubric's score): "
                   + ", ".join(f"{k} {v}" for k, v in summary.skipped.items() if v) + ".", ""]

@@ -1,0 +1,81 @@
+"""Text cells a spreadsheet would run as a formula, escaped in every CSV robojudge writes, and read back
+as they were by its readers (OWASP CSV injection; docs/external.md, "Spreadsheet escape in CSV files").
+
+In the base layer so that every layer's writers use it (set-level rows, audit timing files, exports).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["ESCAPED_CELL", "FORMULA_STARTS", "SafeCsvWriter", "csv_safe"]
+
+#: First characters that make a spreadsheet read a cell as a formula or a command (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# A plain decimal number (or inf / nan) is data, not a formula: "-0.5" must stay a number.
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|nan)", re.IGNORECASE)
+
+
+def _escaped(value: str) -> bool:
+    """Whether ``value`` reads as escaped by :func:`csv_safe`: quotes, then a formula's first character."""
+    bare = value.lstrip("'")
+    return len(bare) < len(value) and bare.startswith(FORMULA_STARTS)
+
+
+#: A regular expression matching the cells :meth:`SafeCsvWriter.unescape` changes (for pandas' ``str.match``).
+ESCAPED_CELL = r"'+[=+\-@\t\r]"
+
+
+def csv_safe(value: Any) -> Any:
+    """``value`` with a leading ``'`` when it is text that a spreadsheet would run as a formula.
+
+    Text starting with ``= + - @``, a tab or a carriage return gets the quote; a plain number written
+    as text (``-0.5``, ``+3``, ``1e-05``), a lone ``-`` (what ``--by`` writes for an item without the
+    field) and every non-text value are returned unchanged, so numeric columns still read back as
+    numbers and groups keep their names. Text that already reads as escaped (quotes, then one of those
+    characters: an id ``'-take1``) gets one more quote, so that :meth:`SafeCsvWriter.unescape` gives
+    every value back as it was: without it ``'-take1`` and ``-take1`` were written alike.
+
+    >>> [csv_safe(v) for v in ("-take1", "'-take1", "-0.5", "'-0.5", "'abc", "-")]
+    ["'-take1", "''-take1", '-0.5', "''-0.5", "'abc", '-']
+    """
+    if not isinstance(value, str):
+        return value
+    # A lone dash (the group of items without the field) is no formula.
+    if _escaped(value) or (value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value)
+                           and value != "-"):
+        return "'" + value
+    return value
+
+
+class SafeCsvWriter:
+    """A ``csv.writer`` whose cells pass through :func:`csv_safe` first (unless ``raw``)."""
+
+    def __init__(self, fh: Any, *, raw: bool = False, **fmt: Any) -> None:
+        self._w = csv.writer(fh, **fmt)
+        self._raw = raw
+
+    def writerow(self, row: Iterable[Any]) -> None:
+        self._w.writerow(row if self._raw else [csv_safe(c) for c in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+    @staticmethod
+    def unescape(value: Any) -> Any:
+        """``value`` as it was before :func:`csv_safe`: robojudge's readers call this on CSV text cells.
+
+        Exactly that escape is undone: of text that is quotes followed by ``= + - @``, a tab or a
+        carriage return, the first quote is removed (``'-take1`` -> ``-take1``, ``''-take1`` ->
+        ``'-take1``). Other text (a lone ``'``, ``'abc``) and non-text values are returned as they are.
+
+        >>> all(SafeCsvWriter.unescape(csv_safe(v)) == v for v in ("-a", "'-a", "''=b", "'c", "'", "+1"))
+        True
+        """
+        if isinstance(value, str) and _escaped(value):
+            return value[1:]
+        return value
