@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -55,6 +56,19 @@ def test_acceleration_audit_of_standins(standins) -> None:
                                bootstrap=50)
     sec = {s.key: s for s in report.sections}["acceleration"]
     assert sec.skipped is None and sec.plots
+    # A video moved away (a drive not mounted) keeps its item's stored results, as in the report: the
+    # audit left the item out without a word and gave another Q.
+    from robojudge.suite import load_suite
+
+    moved = next(it for it in load_suite(manifest).items if it.generator == "faithful-interp4").video
+    hold = root / "held.mp4"
+    Path(moved).rename(hold)
+    try:
+        away = audit_acceleration(manifest, "faithful", gens, db=db, bootstrap=0)
+    finally:
+        hold.rename(moved)
+    assert away.audit.methods[1].clips == 2
+    assert [m.q.value for m in away.audit.methods] == [m.q.value for m in again.audit.methods]
 
 
 @pytest.mark.slow

@@ -39,6 +39,18 @@ def test_load_suite_keeps_items_with_missing_files_when_asked(tmp_path: Path):
     assert "file not found" in warning.message and "kept" in warning.message
 
 
+def test_a_path_with_a_nul_is_left_out_even_when_files_are_optional(tmp_path: Path):
+    # it names no file anywhere: kept, it stopped every reader with "embedded null byte"
+    manifest = _suite(tmp_path)
+    rows = [json.loads(line) for line in manifest.read_text().splitlines()]
+    rows[1]["video"] = "v\u00001.mp4"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = load_suite(manifest, strict=False, files="optional")
+    assert [it.item_id for it in suite.items] == ["i0", "i2", "i3"]
+    (problem,) = suite.problems
+    assert (problem.line, problem.item_id, problem.field) == (2, "i1", "video") and "NUL" in problem.message
+
+
 def test_report_status_and_export_keep_the_item(tmp_path: Path):
     manifest = _suite(tmp_path)
     run = tmp_path / "run"
@@ -50,6 +62,9 @@ def test_report_status_and_export_keep_the_item(tmp_path: Path):
     res = runner.invoke(build_app("results"), ["results", "status", str(manifest), "--db", str(run)])
     assert res.exit_code == 0, res.output
     assert "1 with inputs unavailable" in res.output and "not in the manifest" not in res.output
+    said = " ".join(res.output.split())
+    assert "1 manifest item(s) with files missing or unreadable now (first: " in said
+    assert "item 'i1' field video: file not found" in said and "leaves them out" in said
     out = tmp_path / "ex.csv"
     res = runner.invoke(build_app("results"), ["results", "export", "--db", str(run), "-o", str(out),
                                                "--by", "generator", "--suite", str(manifest)])

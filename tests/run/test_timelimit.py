@@ -234,3 +234,34 @@ def test_the_watchdog_nests(body, alive):
 def test_limits_out_of_range_are_refused(tmp_path, bad):
     with pytest.raises(ValueError, match="at most 2.592e\\+06"), ResultStore(tmp_path / "r.sqlite") as store:
         score_items(_items(["a"]), build_requests(["test_slow"]), store, timeout_s=float(bad))
+
+
+def test_a_callers_heartbeat_neither_disables_the_limit_nor_is_lost():
+    # A caller's periodic alarm whose handler returns (a heartbeat) switched the limit off: the limit
+    # was armed only when no earlier alarm was pending, and the heartbeat's did not raise.
+    beats = []
+    before = signal.signal(signal.SIGALRM, lambda *_: beats.append(time.monotonic()))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+        start = time.monotonic()
+        with pytest.raises(TimeLimitExceeded), time_limit(0.5):
+            while True:
+                time.sleep(0.01)
+        assert 0.49 <= time.monotonic() - start < 1.5
+        assert len(beats) >= 5  # the heartbeat went on beating meanwhile
+        during = len(beats)
+        time.sleep(0.3)
+        assert len(beats) >= during + 3  # ... and after: its timer is back, periodic
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+def test_an_enclosing_limit_is_not_taken_for_the_metrics_own(store):
+    # A caller's limit passing inside a metric was stored as that metric's --timeout row and the run
+    # went on; it is the caller's, and reaches the caller.
+    items = _items(["a1", "hang1"])
+    with pytest.raises(TimeLimitExceeded) as got, time_limit(0.5) as outer:
+        score_items(items, build_requests(["test_hang"]), store, executor=SerialExecutor(), timeout_s=100)
+    assert got.value.limit is outer
+    assert not [r for r in store.rows() if r.status == "error"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -164,6 +165,15 @@ def status_cmd(
     if status.manifest_problems:
         console.print(f"{len(status.manifest_problems)} manifest rows did not validate and were not checked "
                       "(`robojudge suite validate`)", highlight=False)
+    if status.files_missing:
+        from robojudge.suite import KEPT_WITHOUT_FILES
+
+        p = status.files_missing[0]
+        first = dataclasses.replace(p, severity="error", message=p.message.removesuffix(KEPT_WITHOUT_FILES))
+        console.print(f"{len(status.files_missing)} manifest item(s) with files missing or unreadable now "
+                      f"(first: {first}): "
+                      "their stored results are kept; `robojudge score` leaves them out, and computes "
+                      "what they lack, once the files are back", highlight=False, markup=False)
     if stale:
         for r in (*status.stale, *status.unavailable, *status.unknown):
             typer.echo(f"{r.item_id}\t{r.metric}\t{r.config_hash}\t{r.version}\t{r.reason}")

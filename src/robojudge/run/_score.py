@@ -235,11 +235,14 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
     if missing:
         message = f"item has no {', '.join(missing)}, which {spec.id} needs"
         return _error_row(item, req, message, 0.0, fingerprint)
+    limit = None
     try:
         # What had to be assumed about the videos this metric read, and the size it read them at.
-        with video_warnings() as warned, frame_sizes() as sizes, time_limit(timeout_s):
+        with video_warnings() as warned, frame_sizes() as sizes, time_limit(timeout_s) as limit:
             score = spec.compute(item, req.config)
     except TimeLimitExceeded as exc:
+        if limit is None or exc.limit is not limit:  # an enclosing limit (a caller's): not this row's
+            raise
         return _error_row(item, req, timed_out_message(exc.seconds), time.perf_counter() - start, fingerprint)
     except VideoError as exc:
         return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start, fingerprint)
@@ -297,11 +300,13 @@ def compute_task(task: Task) -> list[ResultRow]:
     samplings of the main video that the metrics' configs declare in one pass (``prefetch_main_video``)."""
     with frame_cache(), flow_readers(req.spec.id for req in task.requests):
         readers = [req.config for req in task.requests if not missing_inputs(req.spec, task.item)]
-        start = time.perf_counter()
+        start, limit = time.perf_counter(), None
         try:  # the shared read counts against the limit too: a decoder may hang as well as a metric
-            with time_limit(task.timeout_s):
+            with time_limit(task.timeout_s) as limit:
                 prefetch_main_video(task.item, readers)
         except TimeLimitExceeded as exc:
+            if limit is None or exc.limit is not limit:
+                raise
             message = timed_out_message(exc.seconds, "reading the frames the item's metrics share")
             took = time.perf_counter() - start
             return [_error_row(task.item, req, message, took, task.fingerprint(i))

@@ -175,10 +175,13 @@ def compute_set_task(task: SetTask) -> list[SetRow]:
     computed: on a Ray worker, that worker's), as per-item rows do. A group still computing after
     ``task.timeout_s`` is stopped: its rows are errors saying so (:mod:`robojudge.run._timelimit`)."""
     libraries = library_versions(task.spec)
+    limit = None
     try:
-        with time_limit(task.timeout_s):
+        with time_limit(task.timeout_s) as limit:
             rows = score_group(task.sm, task.group, task.config)
     except TimeLimitExceeded as exc:
+        if limit is None or exc.limit is not limit:  # an enclosing limit (a caller's): not this group's
+            raise
         message = timed_out_message(exc.seconds, "the metric was still computing the group")
         return _error_rows(task.sm, task.group, message, set_config_hash(task.config, task.group.by))
     return [replace(r, details={**r.details, "libraries": libraries}) if r.status == "ok" else r

@@ -104,6 +104,9 @@ class StoreStatus:
     unavailable: list[StaleResult] = field(default_factory=list)
     db_url: str = ""
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
+    #: Manifest items kept although a file of theirs is missing or unreadable now (their stored rows are
+    #: checked; ``robojudge score`` leaves them out until the files are back).
+    files_missing: list[ManifestProblem] = field(default_factory=list)
     # Items a run computing in its own process had started and not finished when it ended (a crash or
     # a kill), with the metrics it was computing: the next run computes each alone in a child process
     # (ResultStore.note_in_flight). A run going on now shows its current item here too.
@@ -312,4 +315,5 @@ def status_suite(
     with ResultStore(url, read_only=True) as store:
         status = results_status(store, suite.items)
     status.manifest_problems = list(suite.problems)
+    status.files_missing = suite.files_missing
     return status

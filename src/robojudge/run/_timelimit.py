@@ -26,9 +26,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 #: The most seconds past the limit after which a worker whose code has not come back to Python is ended.
 HARD_GRACE_S = 30.0
@@ -41,12 +42,24 @@ _hard = False  # set in worker processes (:func:`allow_hard_limit`)
 _hard_deadline: float | None = None  # when the armed watchdog ends this worker (time.monotonic)
 
 
-class TimeLimitExceeded(BaseException):
-    """The time limit passed while a metric was computing (see the module doc)."""
+class Limit:
+    """One time limit, as :func:`time_limit` yields it: the exception it raises names it, so that code
+    stopped by an enclosing limit tells that apart from its own."""
+
+    __slots__ = ("seconds",)
 
     def __init__(self, seconds: float) -> None:
-        super().__init__(f"stopped after the time limit of {seconds:g} s")
         self.seconds = seconds
+
+
+class TimeLimitExceeded(BaseException):
+    """The time limit passed while a metric was computing (see the module doc); ``limit`` is the one
+    that passed."""
+
+    def __init__(self, limit: Limit) -> None:
+        super().__init__(f"stopped after the time limit of {limit.seconds:g} s")
+        self.limit = limit
+        self.seconds = limit.seconds
 
 
 def allow_hard_limit() -> None:
@@ -71,12 +84,6 @@ def soft_limit_available() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-def _raiser(seconds: float) -> Callable[[int, FrameType | None], None]:
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise TimeLimitExceeded(seconds)
-
-    return handler
-
 
 def check_limit(seconds: float | None, what: str = "--timeout") -> None:
     """Refuse a limit that is not a number of seconds above 0 and at most :data:`MAX_LIMIT_S`.
@@ -89,13 +96,52 @@ def check_limit(seconds: float | None, what: str = "--timeout") -> None:
                          f"got {seconds:g}; leave it out for no limit")
 
 
-@contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Run the body under a limit of ``seconds`` (``None``: no limit); see the module doc.
+class _Alarm:
+    """The ``SIGALRM`` handler of one limit, in front of the one it replaced (the caller's, or an enclosing
+    limit's). The interval timer is set for whichever is due first; when the caller's alarm is due, its
+    handler runs as it would have (an enclosing limit's raises if its own deadline has come) and its
+    next alarm is taken from the timer it set again or from its interval."""
 
-    Limits nest: an earlier deadline already set (an enclosing limit's, or a caller's own ``SIGALRM``
-    timer) is kept rather than pushed back, and it is put back afterwards, less the time the body took
-    (at once, if it passed meanwhile); the hard guard's watchdog likewise.
+    def __init__(self, limit: Limit, due: float, before: Any, caller_next: float | None,
+                 interval: float) -> None:
+        self.limit, self.due, self.before = limit, due, before
+        self.caller_next, self.interval = caller_next, interval
+
+    def arm(self, now: float) -> None:
+        nxt = self.due if self.caller_next is None else min(self.due, self.caller_next)
+        signal.setitimer(signal.ITIMER_REAL, max(1e-6, nxt - now))
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        now = time.monotonic()
+        if self.caller_next is not None and now >= self.caller_next - 1e-4:
+            self.caller_next = None
+            self._call_before(signum, frame)  # may raise (an enclosing limit whose time has come)
+            left = signal.getitimer(signal.ITIMER_REAL)[0]
+            if left > 0:  # the caller's handler set its timer again
+                self.caller_next = now + left
+            elif self.interval > 0:  # a periodic timer: the kernel would have set it again
+                self.caller_next = now + self.interval
+        if now >= self.due - 1e-4:
+            raise TimeLimitExceeded(self.limit)
+        self.arm(now)
+
+    def _call_before(self, signum: int, frame: FrameType | None) -> None:
+        if callable(self.before):
+            self.before(signum, frame)
+        elif self.before == signal.SIG_DFL:  # SIGALRM's default action: the process ends, as it would have
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.raise_signal(signal.SIGALRM)
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[Limit | None]:
+    """Run the body under a limit of ``seconds`` (``None``: no limit); see the module doc. Yields the
+    :class:`Limit` that :class:`TimeLimitExceeded` names when it passes (``None`` without a limit).
+
+    Limits nest, and a caller's own ``SIGALRM`` timer is kept: an alarm due before this limit's deadline
+    still goes off on time and runs its handler (an enclosing limit's raises with its own
+    :class:`Limit`), and the timer is put back afterwards, less the time the body took (at once if it is
+    due); the hard guard's watchdog likewise keeps an enclosing limit's earlier deadline.
 
     Raises:
         TimeLimitExceeded: The body was still running after ``seconds``.
@@ -103,30 +149,32 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     """
     global _hard_deadline
     if seconds is None:
-        yield
+        yield None
         return
     check_limit(seconds, "a time limit")
+    limit = Limit(seconds)
     started = time.monotonic()
-    # Soft: only when no earlier alarm is due (an enclosing limit's or the caller's goes off first).
-    soft = soft_limit_available() and not 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= seconds
+    soft = soft_limit_available()
     deadline = started + seconds + hard_grace(seconds)
     outer = _hard_deadline
     hard = _hard and sys.stderr is not None and (outer is None or deadline < outer)
-    before_handler: object = None
-    before_timer = (0.0, 0.0)
+    alarm: _Alarm | None = None
     if soft:
-        before_handler = signal.signal(signal.SIGALRM, _raiser(seconds))
-        before_timer = signal.setitimer(signal.ITIMER_REAL, seconds)
+        left, interval = signal.getitimer(signal.ITIMER_REAL)
+        alarm = _Alarm(limit, started + seconds, signal.getsignal(signal.SIGALRM),
+                       started + left if left > 0 else None, interval)
+        signal.signal(signal.SIGALRM, alarm)
+        alarm.arm(started)
     if hard:
         faulthandler.dump_traceback_later(deadline - started, exit=True)
         _hard_deadline = deadline
     try:
-        yield
+        yield limit
     finally:
         # The alarm may go off between the body's end and the timer's stop: the exception then
         # comes from here, and the inner block still disarms both guards.
         try:
-            if soft:
+            if alarm is not None:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         finally:
             if hard:
@@ -135,9 +183,9 @@ def time_limit(seconds: float | None) -> Iterator[None]:
                     faulthandler.cancel_dump_traceback_later()
                 else:  # the enclosing limit's watchdog, for the time it has left
                     faulthandler.dump_traceback_later(max(1e-3, outer - time.monotonic()), exit=True)
-            if soft:
-                signal.signal(signal.SIGALRM, before_handler if before_handler is not None
-                              else signal.SIG_DFL)  # type: ignore[arg-type]
-                if before_timer[0] > 0:  # the caller's timer, less the time spent here (at least 1 ms)
-                    left = max(1e-3, before_timer[0] - (time.monotonic() - started))
-                    signal.setitimer(signal.ITIMER_REAL, left, before_timer[1])
+            if alarm is not None:
+                before = alarm.before
+                signal.signal(signal.SIGALRM, before if before is not None else signal.SIG_DFL)
+                if alarm.caller_next is not None:  # the caller's timer, for the time it has left
+                    left = max(1e-3, alarm.caller_next - time.monotonic())
+                    signal.setitimer(signal.ITIMER_REAL, left, alarm.interval)

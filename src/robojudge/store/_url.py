@@ -51,7 +51,8 @@ def display_url(url: URL) -> str:
     SQLite URLs show the file path as it is, without URL escaping, where that text reads back as the
     same file; a path holding ``%``, ``?`` or ``#`` is shown escaped, because the text is also what
     ``ResultStore.url`` and the ``db_url`` of a run hand back to be opened again (pasted as it is, it
-    named another file).
+    named another file). Other URLs show their password as ``***``: such a store is opened again with
+    the URL first given, not with this text.
     """
     if url.get_backend_name() == "sqlite" and url.database and not url.query:
         plain = f"{url.drivername}:///{url.database}"

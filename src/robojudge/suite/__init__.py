@@ -9,6 +9,7 @@ one for a folder of videos. Paths may be confined to a folder (``confine=`` or `
 
 from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info, unset_name
 from robojudge.suite._load import (
+    KEPT_WITHOUT_FILES,
     Suite,
     clip_source_conflicts,
     iter_suite,
@@ -32,6 +33,7 @@ from robojudge.suite._scan import (
 from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Embodiment, Item, Labels
 
 __all__ = [
+    "KEPT_WITHOUT_FILES",
     "CHECKLIST_ITEMS",
     "CONFINE_ENV",
     "MEDIA_MODES",

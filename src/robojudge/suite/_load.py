@@ -10,12 +10,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from robojudge.suite._check import check_paths, describe_error
+from robojudge.suite._check import check_paths, describe_error, path_targets
 from robojudge.suite._media import MEDIA_MODES, check_media, state_problems
 from robojudge.suite._paths import confine_folder, place_paths
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import RawRecord, file_problem, iter_records
 from robojudge.suite._schema import Item
+
+#: What ends the warning of an item kept although a file of it is missing (``files="optional"``).
+KEPT_WITHOUT_FILES = " (the item is kept: its stored results are read without its files)"
 
 
 @dataclass
@@ -39,6 +42,12 @@ class Suite:
 
     def __post_init__(self) -> None:
         self._index = {it.item_id: it for it in self.items}
+
+    @property
+    def files_missing(self) -> list[ManifestProblem]:
+        """Loaded with ``files="optional"``: the warnings of the items kept although a file of theirs is
+        missing or cannot be looked at now (``robojudge score`` leaves such items out)."""
+        return [w for w in self.warnings if w.message.endswith(KEPT_WITHOUT_FILES)]
 
     def __len__(self) -> int:
         return len(self.items)
@@ -115,10 +124,11 @@ def _check_record(
     except ValidationError as e:
         for err in e.errors():
             add(*describe_error(err))
+    # A path holding a NUL names no file on any system: an error even for a reader of stored results.
+    unnamable = {f for f, _, value in path_targets(data) if "\0" in value}
     for field_, message in check_paths(data, root):
-        if files == "optional":
-            add(field_, f"{message} (the item is kept: its stored results are read without its files)",
-                "warning")
+        if files == "optional" and field_ not in unnamable:
+            add(field_, message + KEPT_WITHOUT_FILES, "warning")
         else:
             add(field_, message)
     for field_, message, severity in place_paths(data, root, confine):
