@@ -9,6 +9,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics import Score, metric
+from robojudge.suite import Item
+
+
+def toy_items(names) -> list[Item]:  # type: ignore[no-untyped-def]
+    """Items for the toy metrics: an instruction and a video that does not exist (none reads it)."""
+    return [Item(item_id=n, video=f"/nonexistent/{n}.mp4", instruction="do it") for n in names]
+
 
 COMMON = dict(
     family="baseline",

@@ -11,6 +11,7 @@ from types import ModuleType
 import pytest
 
 from robojudge.metrics import METRICS, SET_METRICS
+from robojudge.store import ResultStore
 
 
 @pytest.fixture(autouse=True)
@@ -19,6 +20,13 @@ def _cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     folder = tmp_path / "user-cache"
     monkeypatch.setenv("ROBOJUDGE_CACHE_DIR", str(folder))
     return folder
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ResultStore]:
+    """An empty SQLite result store in tmp_path."""
+    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as s:
+        yield s
 
 
 @pytest.fixture(scope="module")

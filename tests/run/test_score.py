@@ -1,6 +1,6 @@
 import collections
 
-import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import _toy_metrics  # registers the test metrics (tests/run is on sys.path); toy_items
 import pytest
 
 from robojudge.run import (
@@ -10,18 +10,9 @@ from robojudge.run import (
     build_requests,
     score_items,
 )
-from robojudge.store import ResultStore
 from robojudge.suite import Item
 
-
-def _items(names):
-    return [Item(item_id=n, video=f"/nonexistent/{n}.mp4", instruction="do it") for n in names]
-
-
-@pytest.fixture
-def store(tmp_path):
-    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as s:
-        yield s
+_items = _toy_metrics.toy_items
 
 
 def _keys(store):

@@ -7,7 +7,7 @@ import signal
 import threading
 import time
 
-import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
+import _toy_metrics  # registers the test metrics (tests/run is on sys.path); toy_items
 import pytest
 
 from robojudge.cli import build_app
@@ -16,15 +16,7 @@ from robojudge.run._timelimit import TimeLimitExceeded, soft_limit_available, ti
 from robojudge.store import ResultStore
 from robojudge.suite import Item
 
-
-def _items(names):
-    return [Item(item_id=n, video=f"/nonexistent/{n}.mp4", instruction="do it") for n in names]
-
-
-@pytest.fixture
-def store(tmp_path):
-    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as s:
-        yield s
+_items = _toy_metrics.toy_items
 
 
 def test_stops_a_loop_that_never_ends_even_behind_a_broad_except():
