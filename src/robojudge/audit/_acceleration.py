@@ -152,9 +152,9 @@ def audit_acceleration(
         wanted = [r.id for r in requests]
         url = db or default_db_url(default_run_dir(manifest))
         with ResultStore(url) as store:
-            here = {it.item_id for it in load_suite(manifest, strict=False).items}
-            scored = score_items([it for it in items if it.item_id in here], requests, store, workers=workers,
-                                 progress=progress)
+            away = {w.item_id for w in suite.files_missing}
+            scored = score_items([it for it in items if it.item_id not in away], requests, store,
+                                 workers=workers, progress=progress)
     else:
         url = suite_store_url(manifest, db)
     with ResultStore(url, read_only=True) as store:
