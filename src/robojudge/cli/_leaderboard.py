@@ -53,6 +53,18 @@ def _wide() -> Console:
     return Console(soft_wrap=True, width=_WIDE, markup=False, emoji=False)
 
 
+def _print_table(table: Table, out: Console | None = None) -> None:
+    """Print ``table`` whole: on a console narrower than the table needs, rich dropped whole columns (at
+    80 columns the generator board showed ranks and means without the generators' names), so the table
+    is then printed at the width it needs and the terminal wraps its lines."""
+    out = out or _wide()
+    need = Console(width=100_000).measure(table).maximum
+    if need > out.width:
+        out = Console(file=out.file, width=need, soft_wrap=True, markup=False, emoji=False,
+                      force_terminal=out.is_terminal)
+    out.print(table)
+
+
 def _est(e: Estimate, digits: int = 2) -> str:
     if math.isnan(e.value):
         return "-"
@@ -84,7 +96,7 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         scores = [_est(e.standings[t].score) + (f" {SMALL_MARK}" if small_standing(e, t) else "")
                   for t in board.targets]
         table.add_row("-" if s.rank is None else str(s.rank), e.generator, *scores, prob, span)
-    _wide().print(table)
+    _print_table(table)
     if any(small_standing(e, t) for e in board.entries for t in board.targets):
         console.print(SMALL_NOTE, highlight=False, markup=False)
     whys = dict.fromkeys(w for e in board.entries for t in board.targets if (w := e.standings[t].score.why))
@@ -185,7 +197,7 @@ def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading:
                 text = _est(row.cells[t, col]) + (" \u2020" if t in row.small else "")
                 cells.append(Text(text, style="bold green") if (t, col) in row.best else text)
         table.add_row(row.judge, str(sum(row.n.values())), str(sum(row.n_unscored.values())), *cells)
-    _wide().print(table)
+    _print_table(table)
     if any(row.small for row in table_rows):
         console.print("\u2020 small n: fewer than 10 items or 5 clips.", highlight=False)
     if note:
