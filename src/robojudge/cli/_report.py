@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import typer
@@ -22,8 +23,8 @@ from robojudge.report import (
     write_html_report,
 )
 from robojudge.run import default_run_dir, stale_rows, suite_store_url
-from robojudge.store import StoreError
-from robojudge.suite import SUFFIXES, ManifestError
+from robojudge.store import ResultRow, StoreError
+from robojudge.suite import SUFFIXES, Item, ManifestError
 
 _SEED = 20260926
 
@@ -42,6 +43,33 @@ def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -
         table.caption = ("* t-interval cut at the metric's native range; \u2020 fewer than 10 values or 5 "
                          "clips")
     return table
+
+
+
+StaleFinder = Callable[[Sequence[ResultRow], Sequence[Item]], list[ResultRow]]
+
+
+def remembered(finder: StaleFinder) -> StaleFinder:
+    """``finder`` (:func:`robojudge.run.stale_rows`) that checks each row once: the summary and the HTML
+    report of one ``report`` read the same rows, and checking every row's inputs twice was half the time
+    of a report of a large store. A row is known by its key and fingerprint, with its item as given."""
+    known: dict[tuple[object, ...], bool] = {}
+
+    def find(rows: Sequence[ResultRow], items: Sequence[Item]) -> list[ResultRow]:
+        sig = {it.item_id: it.model_dump_json() for it in items}
+
+        def key(r: ResultRow) -> tuple[object, ...]:
+            return (r.item_id, r.metric, r.config_hash, r.version, r.status, r.fingerprint,
+                    sig.get(r.item_id))
+
+        todo = [r for r in rows if key(r) not in known]
+        if todo:
+            found = {id(r) for r in finder(todo, items)}
+            for r in todo:
+                known[key(r)] = id(r) in found
+        return [r for r in rows if known[key(r)]]
+
+    return find
 
 
 def _is_manifest(target: str) -> bool:
@@ -85,6 +113,7 @@ def report(
     """
     manifest: Path | None
     others: list[Path] = []  # more manifests scored into the store, whose items the report adds
+    stale = remembered(stale_rows)  # the summary and the HTML report check the same rows once
     if _is_manifest(target):
         manifest = Path(target)
         try:
@@ -95,7 +124,7 @@ def report(
         check_out_folder(folder, "--out" if out else "report folder")
         try:
             summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range,
-                                     stale=stale_rows)
+                                     stale=stale)
         except (ManifestError, StoreError, ValueError) as exc:
             raise fail(str(exc)) from None
         console.print(summary_table(summaries, by, f"results by {by}"))
@@ -132,7 +161,7 @@ def report(
         result = write_html_report(url, folder, manifest=manifest, more_manifests=others,
                                    higher_is_better=direction,
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
-                                   bootstrap=bootstrap, seed=seed, stale=stale_rows,
+                                   bootstrap=bootstrap, seed=seed, stale=stale,
                                    config_key=registry_config_key, networks=registry_networks)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
