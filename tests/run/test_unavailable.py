@@ -182,3 +182,20 @@ def test_a_judged_video_gone_while_judging_is_judged_again_when_back(tmp_path: P
         drive.with_name("unmounted").rename(drive)
         back = judge_items(items, judge, [get_rubric("ia")], store, cache=cache, decode_workers=0)
         assert (back.stale, back.scored) == (1, 1)
+
+
+def test_missing_weights_are_named_as_what_cannot_be_read(tmp_path: Path, drive: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # A model metric's rows read where its weights are not (scored on a GPU box, read on a laptop) were
+    # "inputs cannot be read now (missing or unreadable)", though the video is at hand.
+    from robojudge.store import ResultRow
+
+    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(tmp_path / "no-weights"))
+    items = _items(drive, "a")
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.add([ResultRow("a", "clip_frame_consistency", "h", "1", "ok", 0.9, fingerprint="f" * 64),
+                   ResultRow("a", "test_frames_a", "h", "1", "ok", 1.0, fingerprint="f" * 64)])
+        status = results_status(store, items)
+    reasons = {r.metric: r.reason for r in status.unavailable}
+    assert "the network weights clip_vit_b32 are not on this machine" in reasons["clip_frame_consistency"]
+    assert "test_frames_a" not in reasons  # a weights-free metric's inputs are all here: stale, not unknown

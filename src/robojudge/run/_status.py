@@ -40,6 +40,7 @@ from typing import Any
 
 from robojudge.judges import split_judge_metric_id
 from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
+from robojudge.metrics._presence import missing_weights
 from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, list_set_metrics
 from robojudge.run._fingerprint import Fingerprint, Fingerprints
 from robojudge.run._libraries import library_versions
@@ -199,6 +200,21 @@ def stale_rows(rows: Iterable[ResultRow], items: Sequence[Item]) -> list[ResultR
     return out
 
 
+def _unavailable_reason(metric: str, absent: dict[str, list[str]]) -> str:
+    """Why a row's inputs cannot be read now: a model metric's network weights count among its inputs,
+    and where they are not on this machine, the row cannot be checked even with its video at hand."""
+    if metric not in absent:
+        try:
+            absent[metric] = missing_weights(get_metric(metric))
+        except UnknownMetricError:
+            absent[metric] = []
+    if absent[metric]:
+        return (f"inputs cannot be read now: the network weights {', '.join(absent[metric])} are not on "
+                "this machine (`robojudge weights status`), so whether its video or reference changed "
+                "cannot be told here")
+    return "inputs cannot be read now (missing or unreadable)"
+
+
 def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreStatus:
     """Compare every current row of ``store`` with the inputs of ``items`` as they are now.
 
@@ -216,6 +232,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     grouped: set[StatusKey] = set()  # keys with set-level rows (a group's, whatever the registry knows)
     durations: dict[StatusKey, list[float]] = {}
     installed: dict[str, str | None] = {}  # per metric: the versions a row computed now would record
+    absent: dict[str, list[str]] = {}  # per metric: its network weights not on this machine
     for row in store.iter_rows(include_superseded=True):
         key = (row.metric, row.config_hash, row.version)
         counts = by_key.get(key)
@@ -265,7 +282,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
                                            "were covered)"))
         elif want.unavailable:
             counts.unavailable += 1
-            out.unavailable.append(StaleResult(*row.key, "inputs cannot be read now (missing or unreadable)"))
+            out.unavailable.append(StaleResult(*row.key, _unavailable_reason(row.metric, absent)))
         else:
             counts.stale += 1
             out.stale.append(StaleResult(*row.key, "inputs changed"))
