@@ -33,7 +33,7 @@ from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprints, metric_inputs, settle
 from robojudge.run._libraries import library_versions
 from robojudge.run._plan import Pending, plan_pending
-from robojudge.run._timelimit import TimeLimitExceeded, check_limit, time_limit
+from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.video import VideoError, frame_cache, frame_sizes, video_warnings
@@ -235,15 +235,13 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
     if missing:
         message = f"item has no {', '.join(missing)}, which {spec.id} needs"
         return _error_row(item, req, message, 0.0, fingerprint)
-    limit = None
     try:
         # What had to be assumed about the videos this metric read, and the size it read them at.
-        with video_warnings() as warned, frame_sizes() as sizes, time_limit(timeout_s) as limit:
+        with video_warnings() as warned, frame_sizes() as sizes, stop_after(timeout_s) as stop:
             score = spec.compute(item, req.config)
-    except TimeLimitExceeded as exc:
-        if limit is None or exc.limit is not limit:  # an enclosing limit (a caller's): not this row's
-            raise
-        return _error_row(item, req, timed_out_message(exc.seconds), time.perf_counter() - start, fingerprint)
+        if stop.passed_after is not None:
+            return _error_row(item, req, timed_out_message(stop.passed_after), time.perf_counter() - start,
+                              fingerprint)
     except VideoError as exc:
         return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start, fingerprint)
     except (MetricInputError, MissingWeightsError) as exc:
@@ -300,14 +298,11 @@ def compute_task(task: Task) -> list[ResultRow]:
     samplings of the main video that the metrics' configs declare in one pass (``prefetch_main_video``)."""
     with frame_cache(), flow_readers(req.spec.id for req in task.requests):
         readers = [req.config for req in task.requests if not missing_inputs(req.spec, task.item)]
-        start, limit = time.perf_counter(), None
-        try:  # the shared read counts against the limit too: a decoder may hang as well as a metric
-            with time_limit(task.timeout_s) as limit:
-                prefetch_main_video(task.item, readers)
-        except TimeLimitExceeded as exc:
-            if limit is None or exc.limit is not limit:
-                raise
-            message = timed_out_message(exc.seconds, "reading the frames the item's metrics share")
+        start = time.perf_counter()
+        with stop_after(task.timeout_s) as stop:  # the shared read counts too: a decoder may hang as well
+            prefetch_main_video(task.item, readers)
+        if stop.passed_after is not None:
+            message = timed_out_message(stop.passed_after, "reading the frames the item's metrics share")
             took = time.perf_counter() - start
             return [_error_row(task.item, req, message, took, task.fingerprint(i))
                     for i, req in enumerate(task.requests)]

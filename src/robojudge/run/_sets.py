@@ -43,7 +43,7 @@ from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprint, set_inputs, settle
 from robojudge.run._libraries import library_versions
 from robojudge.run._score import crash_reason, timed_out_message
-from robojudge.run._timelimit import TimeLimitExceeded, check_limit, time_limit
+from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -175,14 +175,10 @@ def compute_set_task(task: SetTask) -> list[SetRow]:
     computed: on a Ray worker, that worker's), as per-item rows do. A group still computing after
     ``task.timeout_s`` is stopped: its rows are errors saying so (:mod:`robojudge.run._timelimit`)."""
     libraries = library_versions(task.spec)
-    limit = None
-    try:
-        with time_limit(task.timeout_s) as limit:
-            rows = score_group(task.sm, task.group, task.config)
-    except TimeLimitExceeded as exc:
-        if limit is None or exc.limit is not limit:  # an enclosing limit (a caller's): not this group's
-            raise
-        message = timed_out_message(exc.seconds, "the metric was still computing the group")
+    with stop_after(task.timeout_s) as stop:
+        rows = score_group(task.sm, task.group, task.config)
+    if stop.passed_after is not None:
+        message = timed_out_message(stop.passed_after, "the metric was still computing the group")
         return _error_rows(task.sm, task.group, message, set_config_hash(task.config, task.group.by))
     return [replace(r, details={**r.details, "libraries": libraries}) if r.status == "ok" else r
             for r in rows]

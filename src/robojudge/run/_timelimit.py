@@ -189,3 +189,32 @@ def time_limit(seconds: float | None) -> Iterator[Limit | None]:
                 if alarm.caller_next is not None:  # the caller's timer, for the time it has left
                     left = max(1e-3, alarm.caller_next - time.monotonic())
                     signal.setitimer(signal.ITIMER_REAL, left, alarm.interval)
+
+
+class Stop:
+    """What :func:`stop_after` yields: ``passed_after`` is the limit in seconds once its own limit
+    stopped the body, else None."""
+
+    __slots__ = ("passed_after",)
+
+    def __init__(self) -> None:
+        self.passed_after: float | None = None
+
+
+@contextmanager
+def stop_after(seconds: float | None) -> Iterator[Stop]:
+    """:func:`time_limit` whose own passing ends the body quietly: afterwards ``stop.passed_after`` says
+    whether it did (the caller then stores an error row). The exception of an enclosing limit (a
+    caller's) is not this one's and goes on up.
+    """
+    stop = Stop()
+    if seconds is None:
+        yield stop
+        return
+    with time_limit(seconds) as limit:
+        try:
+            yield stop
+        except TimeLimitExceeded as exc:
+            if exc.limit is not limit:
+                raise
+            stop.passed_after = exc.seconds
