@@ -478,3 +478,68 @@ def test_rows_fingerprinted_before_the_weights_were_covered_are_kept_not_stale(
     (m,) = [m for m in status.metrics if m.metric == spec.id]
     assert (m.unknown, m.stale, m.up_to_date) == (1, 0, 0)
     assert "older recipe" in status.unknown[0].reason
+
+
+def test_a_row_read_where_its_weights_are_not_is_still_checked_against_its_video(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scored on a GPU machine, read on a laptop without the weights: a video replaced since kept its old
+    # value current in status, export, report and leaderboards (the weights' absence turned the check off).
+    from robojudge import settings
+    from robojudge.metrics import METRICS, Score, metric
+    from robojudge.run import _fingerprint as fpm
+    from robojudge.run._status import results_status, stale_rows
+
+    weights = tmp_path / "w" / "raft_things" / "raft_large_C_T_V1-22a6c225.pth"
+    weights.parent.mkdir(parents=True)
+    weights.write_bytes(b"weights A")
+
+    def weights_in(folder: Path) -> None:
+        monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(folder))
+        settings.reload()
+        monkeypatch.setattr(fpm, "_weights_memo", {})
+
+    meta = dict(family="baseline", higher_is_better=True, native_range=(None, None), version="1",
+                citation="robojudge test suite", description="test-only metric")
+    item = Item(item_id="a", video=video(tmp_path / "a.mp4", 40))
+    other = Item(item_id="b", video=video(tmp_path / "b.mp4", 90))
+    with METRICS.scratch(), ResultStore(tmp_path / "r.sqlite") as store:
+        metric("test_netted", inputs={"video"}, weights=("raft_things",), **meta)(  # type: ignore[arg-type]
+            lambda it, config: Score(value=float(len(it.item_id))))
+        weights_in(tmp_path / "w")
+        done = score_items([item, other], build_requests(["test_netted"]), store)
+        assert done.ok == 2
+        recorded = {r.item_id: (r.details or {}).get("network_weights") for r in store.rows()}
+        assert recorded == {"a": {"raft_things": fpm.file_digest(weights)}, "b": recorded["a"]}
+        # A row that records nothing (stored before rows recorded their weights) is read as before.
+        (old,) = [r for r in store.rows() if r.item_id == "b"]
+        store.add([ResultRow("c", old.metric, old.config_hash, old.version, "ok", 1.0, config=old.config,
+                             fingerprint=old.fingerprint)])
+        legacy = Item(item_id="c", video=other.video)
+
+        weights_in(tmp_path / "laptop")  # the weights are not here
+        items = [item, other, legacy]
+        status = results_status(store, items)
+        (m,) = status.metrics
+        assert (m.up_to_date, m.stale, m.unavailable) == (2, 0, 1)
+        assert [r.item_id for r in status.unavailable] == ["c"]
+        assert stale_rows(store.rows(), items) == []
+
+        video(tmp_path / "a.mp4", 200)  # the video is replaced
+        status = results_status(store, items)
+        (m,) = status.metrics
+        assert (m.up_to_date, m.stale, m.unavailable) == (1, 1, 1)
+        assert [r.item_id for r in status.stale] == ["a"]
+        assert [r.item_id for r in stale_rows(store.rows(), items)] == ["a"]
+        # A run here cannot compute it without its weights: it keeps the row, as for any file gone.
+        kept = score_items(items, build_requests(["test_netted"]), store)
+        assert (kept.ok, kept.failed, kept.unavailable) == (0, 0, 3)
+
+        weights_in(tmp_path / "w")  # back where the weights are: recomputed there
+        again = score_items(items, build_requests(["test_netted"]), store)
+        assert (again.stale, again.ok, again.unknown) == (1, 1, 0)
+        # Other weights here are another result, recorded digests or not.
+        weights.write_bytes(b"weights B")
+        weights_in(tmp_path / "w")  # (weights are looked for once a minute)
+        status = results_status(store, items)
+        assert status.metrics[0].stale == 3

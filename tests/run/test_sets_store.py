@@ -213,6 +213,45 @@ def test_status_checks_group_rows(toy, items, store, tmp_path) -> None:  # type:
     assert sorted(r.item_id for r in status.stale) == ["group:generator=g2", "i2", "i3"]
 
 
+def test_group_rows_read_where_their_weights_are_not_are_checked_against_their_videos(  # type: ignore[no-untyped-def]
+    toy, items, store, tmp_path, monkeypatch
+) -> None:
+    # A set metric's rows record the weights they were computed with: read where those are not
+    # installed, a member's replaced video makes its group stale (it stayed current: unavailable).
+    from robojudge import settings
+    from robojudge.run import _fingerprint as fpm
+    from robojudge.run._status import results_status, stale_rows
+
+    @sets.set_metric("toy_set_netted", output="group", family="features", inputs={"video"},
+                     higher_is_better=False, native_range=(0.0, None), citation="toy", provider="computed",
+                     description="brightness of a group, with a network", weights=("raft_things",))
+    def netted(group: sets.ItemGroup, config: object) -> sets.SetScores:
+        value = float(np.mean([_brightness(it.video) for it in group.items]))
+        return sets.SetScores(group=Score(value=value))
+
+    def weights_in(folder: Path) -> None:
+        monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(folder))
+        settings.reload()
+        monkeypatch.setattr(fpm, "_weights_memo", {})
+
+    found = tmp_path / "w" / "raft_things" / "raft_large_C_T_V1-22a6c225.pth"
+    found.parent.mkdir(parents=True)
+    found.write_bytes(b"weights")
+    weights_in(tmp_path / "w")
+    score_sets_into(store, items, ["toy_set_netted"], by="generator")
+    assert {str((r.details or {}).get("network_weights")) for r in store.rows()} == {
+        str({"raft_things": fpm.file_digest(found)})}
+    weights_in(tmp_path / "laptop")
+
+    def counts() -> list[tuple[int, int, int]]:
+        return [(m.up_to_date, m.stale, m.unavailable) for m in results_status(store, items).metrics]
+
+    assert counts() == [(2, 0, 0)]
+    _video(tmp_path / "v3.mp4", 5)  # in g2
+    assert counts() == [(1, 1, 0)]
+    assert [r.item_id for r in stale_rows(store.rows(), items)] == ["group:generator=g2"]
+
+
 def test_group_column_lists_the_registry_once(toy, items, store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from robojudge.run._sets import group_column
 

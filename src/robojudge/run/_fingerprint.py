@@ -15,8 +15,12 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
   views as above, the ``embodiment`` text and the ``robot`` spec file's digest (KIVA: its reader
   refuses another robot, and measures in 3D where calibrated views allow);
 * the networks a model metric loads (:attr:`MetricSpec.weights`): their content's digest, the same
-  wherever they are found (:func:`weights_identity`); other weights are another result, and weights
-  gone missing keep the stored rows as an unavailable file does;
+  wherever they are found (:func:`weights_identity`); other weights are another result. A scored row
+  records the digests it was computed with (``details["network_weights"]``, :func:`settle`), so that
+  where the weights are not installed (scored on a GPU machine, read on a laptop) the rest of its
+  inputs is still checked: the recorded digests stand in for the absent weights
+  (``read_inputs(weights_known=...)``), and a replaced video makes the row stale there too. Rows
+  that record none (stored before 2026-12-07) are kept as an unavailable file's are;
 * files named in the metric's config (a captions file...): a config field that names per-item
   texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``
   when the metric reads that (:func:`~robojudge.metrics._texts.meta_gives_text`: not when it is
@@ -66,8 +70,9 @@ class Fingerprint(NamedTuple):
     An unavailable file is part of the value too (a file that appears later changes it), but the
     planners do not take such a value for a change of the inputs: see :mod:`robojudge.run._plan`.
 
-    ``legacy``: for a metric with parts added to the recipe on 2026-12-06 (what it reads of items that
-    have it, the network weights it loads), the value without them, as rows stored before carry it.
+    ``weights``: see the field. ``legacy``: for a metric with parts added to the recipe on 2026-12-06
+    (what it reads of items that have it, the network weights it loads), the value without them, as
+    rows stored before carry it.
     Such a row is not *stale* (nothing says its inputs changed) but *unknown*, as a row stored without
     a fingerprint: kept, and recomputed with ``--rescore-unknown``.
     """
@@ -75,6 +80,8 @@ class Fingerprint(NamedTuple):
     value: str
     unavailable: bool = False
     legacy: str | None = None
+    weights: tuple[tuple[str, str], ...] = ()
+    """The network weights' digests taken into the value, by name (a model metric's; else empty)."""
 
 
 def settle(row: ResultRow, now: Fingerprint) -> ResultRow | None:
@@ -88,19 +95,41 @@ def settle(row: ResultRow, now: Fingerprint) -> ResultRow | None:
     planned, and the planners keep such rows until the file is back), and an error row takes the
     fingerprint of now: under the planned one it would count as up to date once the file is back, and
     stay an error. Used by ``score``, ``judge`` and ``metrics sets`` alike.
+
+    A scored row of a model metric whose inputs are as planned records the network weights it was
+    computed with (``details["network_weights"]``: name to digest, :data:`WEIGHTS_DETAIL`).
     """
     if not row.fingerprint:
         return row
     if now.unavailable:
         return replace(row, fingerprint=now.value) if row.status == "error" else row
-    return row if now.value == row.fingerprint else None
+    if now.value != row.fingerprint:
+        return None
+    if now.weights and row.status == "ok":
+        return replace(row, details={**(row.details or {}), WEIGHTS_DETAIL: dict(now.weights)})
+    return row
+
+
+WEIGHTS_DETAIL = "network_weights"
+"""The key of a scored model metric row's ``details`` that records its networks' digests by name."""
+
+
+def recorded_weights(row: ResultRow) -> dict[str, str] | None:
+    """The network weights' digests ``row`` records (:func:`settle`), or None where it records none."""
+    found = (row.details or {}).get(WEIGHTS_DETAIL)
+    if not isinstance(found, dict) or not found:
+        return None
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+        return None
+    return found
 
 
 class _Reader:
     """Takes the digests of one fingerprint and notes whether any file could not be read."""
 
-    def __init__(self) -> None:
+    def __init__(self, weights_known: Mapping[str, str] | None = None) -> None:
         self.unavailable = False
+        self.weights_known = weights_known or {}
 
     def digest(self, path: str | None) -> str | None:
         if not path:
@@ -137,8 +166,11 @@ class _Reader:
         raise ValueError(f"no fingerprint rule for input {inp!r}")  # pragma: no cover - a new Input member
 
     def weights(self, name: str) -> str:
-        """The identity of the weights a metric loads under ``name``, as they would be found now."""
+        """The identity of the weights a metric loads under ``name``, as they would be found now; where
+        they cannot be read here, the identity a stored row records for them (``weights_known``)."""
         identity, unavailable = weights_identity(name)
+        if unavailable and self.weights_known.get(name):
+            return self.weights_known[name]
         self.unavailable = self.unavailable or unavailable
         return identity
 
@@ -193,6 +225,7 @@ def read_inputs(
     config_type: type[BaseModel] | None = None,
     also: Iterable[str] = (),
     weights: Iterable[str] = (),
+    weights_known: Mapping[str, str] | None = None,
 ) -> Fingerprint:
     """The fingerprint of what a metric reading ``inputs`` (with ``config``) reads of ``item``.
 
@@ -204,11 +237,15 @@ def read_inputs(
             it no config value is read as a file.
         also: What the metric reads of the item when the item has it (:attr:`MetricSpec.also_reads`).
         weights: The networks it loads (:attr:`MetricSpec.weights`).
+        weights_known: Digests by network name that stand in for weights not readable on this
+            machine (what a stored row records, :func:`recorded_weights`): the value is then the one
+            the row would carry were its other inputs unchanged, and absent weights alone do not make
+            it unavailable.
 
     Returns:
         The value (32 hex characters) and whether a file could not be read.
     """
-    reader = _Reader()
+    reader = _Reader(weights_known)
     wanted = frozenset(Input(i) for i in inputs)
     parts: dict[str, Any] = {inp.value: reader.part(item, inp, wanted) for inp in sorted(wanted)}
     files = reader.config_parts(item, config or {}, config_type)
@@ -221,7 +258,8 @@ def read_inputs(
         parts["also"] = {name: _also_part(reader, item, name, wanted) for name in extra}
     if nets:
         parts["weights"] = {name: reader.weights(name) for name in nets}
-    return Fingerprint(_hash([FINGERPRINT_VERSION, parts]), reader.unavailable, legacy)
+    used = tuple(sorted(parts["weights"].items())) if nets else ()
+    return Fingerprint(_hash([FINGERPRINT_VERSION, parts]), reader.unavailable, legacy, used)
 
 
 #: How long a weights identity is reused without looking again (finding weights scans the hub cache).
@@ -311,6 +349,7 @@ def set_inputs(
     members: Sequence[Item],
     config: Mapping[str, Any],
     pool: Sequence[str] | None = None,
+    weights_known: Mapping[str, str] | None = None,
 ) -> Fingerprint:
     """The fingerprint of a set-level result: its members' ids and fingerprints, in order.
 
@@ -320,12 +359,13 @@ def set_inputs(
         config: The metric's own config values (without the grouping field).
         pool: Reference videos read beyond the members' own (a metric whose reference set is the
             whole manifest); their digests, sorted, are part of the fingerprint.
+        weights_known: As for :func:`read_inputs`.
 
     Returns:
         The value, and whether a file of any member (or of the pool) could not be read.
     """
     prints = [(it.item_id, read_inputs(it, spec.inputs, config, spec.config_type, spec.also_reads,
-                                       spec.weights)) for it in members]
+                                       spec.weights, weights_known)) for it in members]
     parts: dict[str, Any] = {"members": [[item_id, fp.value] for item_id, fp in prints]}
     old: dict[str, Any] = {"members": [[item_id, fp.legacy or fp.value] for item_id, fp in prints]}
     unavailable = any(fp.unavailable for _, fp in prints)
@@ -334,7 +374,8 @@ def set_inputs(
         parts["pool"] = old["pool"] = sorted({str(reader.digest(path)) for path in pool})
         unavailable = unavailable or reader.unavailable
     legacy = _hash([FINGERPRINT_VERSION, "set", old]) if any(fp.legacy for _, fp in prints) else None
-    return Fingerprint(_hash([FINGERPRINT_VERSION, "set", parts]), unavailable, legacy)
+    used = prints[0][1].weights if prints else ()  # (every member reads the same networks)
+    return Fingerprint(_hash([FINGERPRINT_VERSION, "set", parts]), unavailable, legacy, used)
 
 
 def set_fingerprint(

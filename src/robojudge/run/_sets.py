@@ -103,10 +103,12 @@ def row_ids(sm: SetMetricSpec, by: str | None, group: ItemGroup) -> list[str]:
     return [it.item_id for it in group.items]
 
 
-def group_inputs(sm: SetMetricSpec, group: ItemGroup, config: BaseModel) -> Fingerprint:
-    """The fingerprint stored with a group's rows (see the module doc), and whether a file is unavailable."""
+def group_inputs(sm: SetMetricSpec, group: ItemGroup, config: BaseModel,
+                 weights_known: Mapping[str, str] | None = None) -> Fingerprint:
+    """The fingerprint stored with a group's rows (see the module doc), and whether a file is unavailable.
+    ``weights_known``: as for :func:`~robojudge.run._fingerprint.read_inputs`."""
     pool = group.references(scope="all") if sm.references == "all" else None
-    return set_inputs(sm.spec, group.items, config.model_dump(mode="json"), pool)
+    return set_inputs(sm.spec, group.items, config.model_dump(mode="json"), pool, weights_known)
 
 
 def inputs_now(task: SetTask, rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:

@@ -6,7 +6,10 @@ now (the same recipe the runners use: :mod:`robojudge.run._fingerprint`). A row 
 * *up to date*: same fingerprint;
 * *stale*: another fingerprint -- its inputs changed since; the next run recomputes it;
 * *inputs unavailable*: a file it reads cannot be read now (missing or unreadable); runs keep it
-  until the file is back, then check it again;
+  until the file is back, then check it again. A model metric's network weights not installed here
+  count so only for a row that records no digest of them (``details["network_weights"]``, stored
+  before 2026-12-07): a row that does is checked with its recorded digests standing in
+  (:func:`~robojudge.run._fingerprint.read_inputs`);
 * *no fingerprint*: stored before result schema 2, or with a fingerprint of an older recipe
   (:attr:`Fingerprint.legacy`); kept by reruns unless ``--rescore-unknown``;
 * *imported*: a value brought in by ``results import``, which records no fingerprint;
@@ -42,7 +45,7 @@ from robojudge.judges import split_judge_metric_id
 from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
 from robojudge.metrics._presence import missing_weights
 from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, list_set_metrics
-from robojudge.run._fingerprint import Fingerprint, Fingerprints
+from robojudge.run._fingerprint import Fingerprint, Fingerprints, read_inputs, recorded_weights
 from robojudge.run._libraries import library_versions
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -128,10 +131,11 @@ class _Expected:
         self.items = {it.item_id: it for it in items}
         self.all = list(items)
         self._groups: dict[tuple[str, Any], dict[str, ItemGroup]] = {}
-        self._sets: dict[tuple[str, str, str], Fingerprint | None] = {}
+        self._sets: dict[tuple[str, str, str, Any], Fingerprint | None] = {}
         self._set_ids = {sm.id for sm in list_set_metrics()}  # once: listing sorts the registry
         self._specs: dict[str, MetricSpec[Any] | None] = {}
         self._prints = Fingerprints()  # as when scoring: metrics reading the same inputs share one
+        self._known: dict[tuple[str, str, str, Any], Fingerprint] = {}  # with a row's recorded weights
 
     def _spec(self, metric: str) -> MetricSpec[Any] | None:
         if metric not in self._specs:
@@ -150,10 +154,24 @@ class _Expected:
         if spec is None:
             return None
         if row.metric in self._set_ids and "group_by" in config:
-            return self._set_fingerprint(row, config)
-        return None if item is None else self._prints.metric(item, spec, config)
+            want = self._set_fingerprint(row, config)
+        else:
+            want = None if item is None else self._prints.metric(item, spec, config)
+        known = recorded_weights(row) if want is not None and want.unavailable and spec.weights else None
+        if known is None:
+            return want
+        # The network weights are not readable here: the digests the row records stand in for them,
+        # so that its other inputs are still checked (a video replaced since is stale here too).
+        if item is not None and not (row.metric in self._set_ids and "group_by" in config):
+            memo = (row.item_id, row.metric, row.config_hash, tuple(sorted(known.items())))
+            if memo not in self._known:
+                self._known[memo] = read_inputs(item, spec.inputs, config, spec.config_type, spec.also_reads,
+                                                spec.weights, known)
+            return self._known[memo]
+        return self._set_fingerprint(row, config, known)
 
-    def _set_fingerprint(self, row: ResultRow, config: dict[str, Any]) -> Fingerprint | None:
+    def _set_fingerprint(self, row: ResultRow, config: dict[str, Any],
+                         known: dict[str, str] | None = None) -> Fingerprint | None:
         from robojudge.run._sets import group_inputs, row_ids
 
         by = config["group_by"]
@@ -171,7 +189,7 @@ class _Expected:
         group = groups.get(row.item_id)
         if group is None:
             return None
-        cache_key = (row.metric, row.config_hash, group.key)
+        cache_key = (row.metric, row.config_hash, group.key, tuple(sorted((known or {}).items())))
         if cache_key not in self._sets:
             own = {k: v for k, v in config.items() if k != "group_by"}
             try:
@@ -179,7 +197,7 @@ class _Expected:
             except ValueError:
                 self._sets[cache_key] = None
             else:
-                self._sets[cache_key] = group_inputs(sm, group, cfg)
+                self._sets[cache_key] = group_inputs(sm, group, cfg, known)
         return self._sets[cache_key]
 
 
