@@ -16,6 +16,7 @@ from typing import Any
 import typer
 
 from robojudge import __version__
+from robojudge._activity import watch
 from robojudge._lifeline import terminate_as_interrupt
 
 # command name -> (module in robojudge.cli, attribute, "group" for a sub-app or "command")
@@ -101,6 +102,12 @@ def replace_unencodable() -> None:
                 continue
 
 
+def _say(line: str) -> None:
+    from robojudge.cli._common import err_console
+
+    err_console.print(line, highlight=False, markup=False)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     # A character the terminal's encoding lacks prints as '?' in every command, not a traceback.
@@ -124,7 +131,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write("interrupted before the command started\n")
         raise SystemExit(130) from None
     try:
-        app(args)
+        # Long reads and checks (a million stored results) say what they are doing after a few seconds.
+        with watch(_say):
+            app(args)
     except OSError as exc:
         # A path that cannot be written or read (an --out under a file, a folder where a file goes, a
         # full disk): one line naming it, not a traceback. Errors without a path stay tracebacks.

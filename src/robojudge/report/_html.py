@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from robojudge._activity import step
 from robojudge.meta import ConfigKey
 from robojudge.metric_info import taxonomy_direction
 from robojudge.report._audit import acceleration_section
@@ -264,7 +265,8 @@ def build_sections(inp: ReportInput) -> list[Section]:
     out = []
     for key, title, build in _BUILDERS:
         try:
-            out.append(build(inp))
+            with step(f"writing the report's section \"{title}\""):
+                out.append(build(inp))
         except Exception as exc:  # noqa: BLE001 (one section's bug must not cost the whole report)
             log.warning("report section %r failed", key, exc_info=True)
             out.append(Section(key, title, skipped=f"this section could not be built "

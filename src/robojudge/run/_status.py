@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robojudge._activity import step
 from robojudge.judges import split_judge_metric_id
 from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
 from robojudge.metrics._presence import missing_weights
@@ -208,13 +209,16 @@ def stale_rows(rows: Iterable[ResultRow], items: Sequence[Item]) -> list[ResultR
     ``items`` does not hold, or whose inputs cannot be read now are not stale."""
     expected = _Expected(items)
     out = []
-    for row in rows:
-        if not row.current or not row.fingerprint:
-            continue
-        want = expected(row)
-        if (want is not None and want.value != row.fingerprint and not want.unavailable
-                and want.legacy != row.fingerprint):
-            out.append(row)
+    rows = list(rows)
+    with step("checking the inputs of stored results", total=len(rows), unit="rows") as checked:
+        for row in rows:
+            checked.advance()
+            if not row.current or not row.fingerprint:
+                continue
+            want = expected(row)
+            if (want is not None and want.value != row.fingerprint and not want.unavailable
+                    and want.legacy != row.fingerprint):
+                out.append(row)
     return out
 
 

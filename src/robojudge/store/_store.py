@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 from sqlalchemy.sql import Select, text
 
+from robojudge._activity import step
 from robojudge._sqlite import enable_wal
 from robojudge.store._errors import StoreError
 from robojudge.store._row import STATUSES, ResultRow
@@ -425,9 +426,10 @@ class ResultStore:
         stmt = self._filtered(select(results_table), metric, status, include_superseded).order_by(
             c.item_id, c.metric, c.created_at, c.id
         )
-        with self._guard("read"), self._read() as conn:
+        with step("reading stored results", unit="rows") as read, self._guard("read"), self._read() as conn:
             result = conn.execution_options(yield_per=batch_size).execute(stmt)
             for rec in result.mappings():
+                read.advance()
                 yield _row_from_record(rec)
 
     def count(

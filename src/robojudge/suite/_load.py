@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from robojudge._activity import step
 from robojudge.suite._check import check_paths, describe_error, path_targets
 from robojudge.suite._media import MEDIA_MODES, check_media, state_problems
 from robojudge.suite._paths import confine_folder, place_paths
@@ -164,7 +165,12 @@ def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None,
 
 def _collect(path: Path, shown: str, root: Path, confine: Path | None,
              files: str = "required") -> list[_Checked]:
-    return list(_iter_checked(path, shown, root, confine, files))
+    with step(f"reading the manifest {shown}", unit="items") as read:
+        out = []
+        for checked in _iter_checked(path, shown, root, confine, files):
+            read.advance()
+            out.append(checked)
+        return out
 
 
 def _locate(path: str | Path) -> tuple[Path, str, Path]:
