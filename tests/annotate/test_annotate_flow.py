@@ -481,3 +481,22 @@ def test_the_deal_does_not_depend_on_the_order_people_and_items_are_named(
     assert len(first) == len(ids) and len({who for _, who in first}) == 2
     assert deal(["ann2", "ann1"], ids) == first
     assert deal(["ann1", "ann2"], ids[::-1]) == first
+
+
+@SQLITE_ONLY
+def test_a_project_made_before_a_table_was_added_gets_it_when_opened(project: str,
+                                                                     suite_files: SuiteFiles) -> None:
+    # ann_examples was added without a schema version bump: a project created before could no longer
+    # be assigned ("no such table: ann_examples").
+    import sqlite3
+
+    from robojudge.annotate import add_example
+
+    path = project.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE ann_examples")
+    assert assign(project, "p", ["ann1"]) == 6
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM ann_examples").fetchone() == (0,)
+    with pytest.raises(Exception, match="already has tasks"):  # the table is there: the rule speaks
+        add_example(project, "p", suite_files.item_ids[0], "pa", 2, "x")

@@ -1,6 +1,7 @@
 """The set-level metric API: registration, grouping, rows, errors, CSV (toy metrics, no networks)."""
 
 import csv
+import json
 import math
 
 import pytest
@@ -117,6 +118,21 @@ def test_write_csv_and_jsonl(toy, tmp_path):
     assert float(back[0]["value"]) == 2.0 and back[2]["status"] == "error"
     lines = sets.write_set_rows(rows, tmp_path / "sets.jsonl").read_text().splitlines()
     assert len(lines) == 3 and '"group": "g1"' in lines[0]
+
+
+def test_jsonl_is_strict_json(tmp_path):
+    # An error row's NaN value and a non-finite detail were written as NaN and Infinity, which strict
+    # JSON readers (jq, JavaScript, Go) refuse.
+    rows = [sets.SetRow("m", "g", None, "error", float("nan"), error="too few",
+                        details={"a": float("inf"), "b": [1.0, float("-inf")]})]
+    (line,) = sets.write_set_rows(rows, tmp_path / "sets.jsonl").read_text().splitlines()
+    back = json.loads(line, parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))
+    assert back["value"] is None and back["details"] == {"a": None, "b": [1.0, None]}
+    out = sets.write_set_rows(rows, tmp_path / "sets.csv")
+    with out.open() as fh:
+        (cell,) = list(csv.DictReader(fh))
+    details = json.loads(cell["details"], parse_constant=lambda c: pytest.fail(c))
+    assert details == {"a": None, "b": [1.0, None]}
 
 
 def test_stub_specs_pickle_for_worker_processes():

@@ -534,6 +534,12 @@ def test_a_row_read_where_its_weights_are_not_is_still_checked_against_its_video
         # A run here cannot compute it without its weights: it keeps the row, as for any file gone.
         kept = score_items(items, build_requests(["test_netted"]), store)
         assert (kept.ok, kept.failed, kept.unavailable) == (0, 0, 3)
+        # Each unavailable row says why: the weights where it records none, else its own file.
+        (tmp_path / "b.mp4").rename(tmp_path / "away.mp4")
+        reasons = {r.item_id: r.reason for r in results_status(store, items).unavailable}
+        assert "the network weights raft_things are not on this machine" in reasons["c"]
+        assert reasons["b"] == "inputs cannot be read now (missing or unreadable)"
+        (tmp_path / "away.mp4").rename(tmp_path / "b.mp4")
 
         weights_in(tmp_path / "w")  # back where the weights are: recomputed there
         again = score_items(items, build_requests(["test_netted"]), store)

@@ -89,6 +89,9 @@ class Database:
                     f"{self.url} holds annotation schema version {found}; this robojudge reads version "
                     f"{s.ANN_SCHEMA_VERSION}"
                 )
+            # A table added since the project was created (ann_examples came without a version bump) is
+            # created now; a change to an existing table's columns bumps ANN_SCHEMA_VERSION instead.
+            s.metadata.create_all(conn)
 
     @contextmanager
     def write(self) -> Iterator[Connection]:

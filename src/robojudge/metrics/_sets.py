@@ -492,8 +492,24 @@ def score_sets(
     return rows
 
 
+def _strict(value: Any) -> Any:
+    """``value`` with NaN and infinities as None: what strict JSON can hold (as the store writes)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    return value
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(_strict(value), sort_keys=True, default=str, allow_nan=False)
+
+
 def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
-    """Write rows as CSV (``.csv``) or JSON lines (anything else); ``details`` is a JSON string in CSV."""
+    """Write rows as CSV (``.csv``) or JSON lines (anything else); ``details`` is a JSON string in CSV.
+    JSON holds NaN and infinities as null (strict JSON, as the store and ``results export`` write)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".csv":
@@ -503,12 +519,12 @@ def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
             writer.writerow(names)
             for r in rows:
                 d = r.to_dict()
-                d["details"] = json.dumps(d["details"], sort_keys=True)
+                d["details"] = _dumps(d["details"])
                 writer.writerow([d.get(n) for n in names])
     else:
         with path.open("w", encoding="utf-8") as fh:
             for r in rows:
-                fh.write(json.dumps(r.to_dict(), sort_keys=True, default=str) + "\n")
+                fh.write(_dumps(r.to_dict()) + "\n")
     return path
 
 

@@ -304,7 +304,10 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
                                            "were covered)"))
         elif want.unavailable:
             counts.unavailable += 1
-            out.unavailable.append(StaleResult(*row.key, _unavailable_reason(row.metric, absent)))
+            # (a row that records its weights was checked with them: a file of its own is missing)
+            reason = (_unavailable_reason(row.metric, absent) if recorded_weights(row) is None
+                      else "inputs cannot be read now (missing or unreadable)")
+            out.unavailable.append(StaleResult(*row.key, reason))
         else:
             counts.stale += 1
             out.stale.append(StaleResult(*row.key, "inputs changed"))
