@@ -68,6 +68,33 @@ def test_reimporting_an_export_of_the_same_store_changes_nothing(tmp_path: Path)
         assert store.rows() == before
 
 
+def test_an_export_written_before_result_schema_2_is_read_as_an_export(tmp_path: Path) -> None:
+    # Such an export has no fingerprint column: it was taken for plain values, its bookkeeping columns
+    # went into details, and a re-import into its own (upgraded) store was refused.
+    src = tmp_path / "values.csv"
+    src.write_text("item_id,metric,value,episodes\na,ts_action_planner,0.8,10\n")
+    db = tmp_path / "db.sqlite"
+    with ResultStore(db) as store:
+        import_results(store, src)
+        export = tmp_path / "export.csv"
+        export_results(store, export)
+    with export.open(newline="") as fh:
+        table = list(csv.DictReader(fh))
+    old = tmp_path / "old_export.csv"
+    with old.open("w", newline="") as fh:
+        columns = [c for c in table[0] if c != "fingerprint"]
+        writer = csv.DictWriter(fh, columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(table)
+    with ResultStore(db) as store:
+        again = import_results(store, old)
+    assert (again.imported, again.unchanged) == (0, 1) and "status" in again.ignored_columns
+    with ResultStore(tmp_path / "fresh.sqlite") as fresh:
+        import_results(fresh, old)
+        (row,) = fresh.rows()
+    assert {k: v for k, v in (row.details or {}).items() if k != "import"} == {"episodes": 10}
+
+
 def test_same_value_other_extra_fields_names_the_fields(tmp_path: Path) -> None:
     first = tmp_path / "one.csv"
     first.write_text("item_id,metric,value\na,ts_action_planner,0.8\n")

@@ -110,9 +110,13 @@ def test_a_version_1_store_opened_read_only_says_how_to_upgrade(tmp_path) -> Non
     assert path.read_bytes() == before
     res = CliRunner().invoke(build_app("results"), ["results", "upgrade", "--db", str(path)])
     assert res.exit_code == 0, res.output
-    assert "schema version 2" in res.output
+    said = " ".join(res.output.split())
+    assert "upgraded from schema version 1 to 2, every row kept" in said
     with ResultStore(path, read_only=True) as store:
         assert store.count() == 3
+    res = CliRunner().invoke(build_app("results"), ["results", "upgrade", "--db", str(path)])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and "already at schema version 2, nothing to upgrade" in said
 
 
 def test_upgrade_makes_no_store_of_a_missing_or_empty_file(tmp_path) -> None:  # type: ignore[no-untyped-def]

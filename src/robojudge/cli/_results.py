@@ -198,10 +198,15 @@ def upgrade_cmd(
                        "to upgrade")
     try:
         with ResultStore(db) as store:
-            where = store.url
+            where, had = store.url, store.opened_at_version
     except StoreError as exc:
         raise fail(str(exc)) from None
-    console.print(f"{where}: schema version {SCHEMA_VERSION}", highlight=False)
+    if had is not None and had < SCHEMA_VERSION:
+        console.print(f"{where}: upgraded from schema version {had} to {SCHEMA_VERSION}, every row kept; a "
+                      f"robojudge that knows only version {had} can no longer open it", highlight=False)
+    else:
+        console.print(f"{where}: already at schema version {SCHEMA_VERSION}, nothing to upgrade",
+                      highlight=False)
 
 
 def _holds_store(path: Path) -> bool:

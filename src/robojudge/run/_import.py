@@ -47,8 +47,9 @@ PROVENANCE_KEY = "import"
 
 _COLUMNS = ("item_id", "metric", "value")
 #: Columns of a ``results export`` that describe the stored row rather than the value: a file with all
-#: of them is read as an export (its extra fields come from its ``details`` column).
-_EXPORT_BOOKKEEPING = tuple(c for c in EXPORT_COLUMNS if c not in _COLUMNS)
+#: of them is read as an export (its extra fields come from its ``details`` column). ``fingerprint`` is
+#: not required: exports written before result schema 2 have none.
+_EXPORT_BOOKKEEPING = tuple(c for c in EXPORT_COLUMNS if c not in _COLUMNS and c != "fingerprint")
 _MAX_LINES_SHOWN = 5
 
 

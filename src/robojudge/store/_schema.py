@@ -147,7 +147,7 @@ def _upgrade_1_to_2(conn: Connection) -> None:
 _MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2}
 
 
-def ensure_schema(conn: Connection) -> None:
+def ensure_schema(conn: Connection) -> int | None:
     """Create the tables if missing, check the schema version, and upgrade an older schema.
 
     Must run inside a transaction; on SQLite that transaction should hold the write lock
@@ -155,6 +155,10 @@ def ensure_schema(conn: Connection) -> None:
 
     Args:
         conn: A connection with an open transaction.
+
+    Returns:
+        The schema version the database had (:data:`SCHEMA_VERSION` when it needed no upgrade), or
+        None when the tables were created now.
 
     Raises:
         StoreError: The database was written by a newer robojudge, carries no usable schema
@@ -172,8 +176,8 @@ def ensure_schema(conn: Connection) -> None:
                 {"key": "created_at", "value": datetime.now(UTC).isoformat()},
             ],
         )
-        return
-    found = _read_version(conn)
+        return None
+    found = had = _read_version(conn)
     if found > SCHEMA_VERSION:
         raise StoreError(
             f"the result database has schema version {found}, but this robojudge "
@@ -190,6 +194,7 @@ def ensure_schema(conn: Connection) -> None:
         found += 1
         conn.execute(meta_table.update().where(meta_table.c.key == "schema_version").values(value=str(found)))
     metadata.create_all(conn)  # no-op when complete; restores e.g. a dropped index
+    return had
 
 
 def check_schema(conn: Connection) -> None:

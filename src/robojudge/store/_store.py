@@ -33,6 +33,7 @@ from robojudge.store._row import STATUSES, ResultRow
 from robojudge.store._schema import (
     CURRENT,
     KEY_COLUMNS,
+    SCHEMA_VERSION,
     check_schema,
     ensure_schema,
     meta_table,
@@ -140,6 +141,8 @@ class ResultStore:
     Attributes:
         url: The database URL, password hidden, for display.
         read_only: Whether the store was opened read-only.
+        opened_at_version: The schema version the database had when this store opened it for writing
+            (older than :data:`SCHEMA_VERSION`: it was upgraded then; None: it was created then).
     """
 
     def __init__(self, url: str | os.PathLike[str], *, read_only: bool = False) -> None:
@@ -147,6 +150,7 @@ class ResultStore:
         self._url: URL = parsed
         self.url: str = display_url(parsed)
         self.read_only = read_only
+        self.opened_at_version: int | None = SCHEMA_VERSION
         self._dialect = parsed.get_backend_name()
         self._engine = self._create_engine(parsed)
         try:
@@ -159,7 +163,7 @@ class ResultStore:
                             raise StoreError(f"{self.url}: {exc}") from None
                 else:
                     with self._write() as conn:
-                        ensure_schema(conn)
+                        self.opened_at_version = ensure_schema(conn)
         except BaseException:
             self._engine.dispose()
             raise
