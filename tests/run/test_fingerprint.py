@@ -549,3 +549,42 @@ def test_a_row_read_where_its_weights_are_not_is_still_checked_against_its_video
         weights_in(tmp_path / "w")  # (weights are looked for once a minute)
         status = results_status(store, items)
         assert status.metrics[0].stale == 3
+
+
+def test_a_moved_project_s_file_settings_take_over_their_results(tmp_path: Path) -> None:
+    # A project moved to another folder named its captions file (or KIVA reader) by another path: another
+    # configuration, computed again, and the old one's rows stayed current beside it (reports listed the
+    # metric twice, best-of-N and aggregate refused it).
+    from robojudge.run._moved import TAKEN_OVER
+
+    def texts(folder: Path, captions: dict[str, str]) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "captions.jsonl"
+        path.write_text("".join(json.dumps({"item_id": k, "caption": v}) + "\n" for k, v in captions.items()))
+        return path
+
+    items = [Item(item_id=n, video="/unused.mp4", instruction="x") for n in ("a", "b", "c")]
+    laptop = texts(tmp_path / "laptop", {"a": "grasp", "b": "lift it", "c": "push"})
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        asked = {"test_caption": {"captions": str(laptop)}}
+        first = score_items(items, build_requests(["test_caption"], asked), store)
+        assert first.ok == 3
+        (old_hash,) = {r.config_hash for r in store.rows()}
+        # The project moves: the same file elsewhere, but item c's caption was edited on the way.
+        laptop.unlink()
+        moved = texts(tmp_path / "cluster" / "proj", {"a": "grasp", "b": "lift it", "c": "push it"})
+        reqs = build_requests(["test_caption"], {"test_caption": {"captions": str(moved)}})
+        again = score_items(items, reqs, store)
+        assert (again.taken_over, again.ok, again.skipped) == (2, 1, 2)
+        current = {r.item_id: r for r in store.rows()}
+        assert {r.config_hash for r in current.values()} == {reqs[0].config_hash} != {old_hash}
+        assert {k: (r.details or {}).get(TAKEN_OVER) for k, r in current.items()} == {
+            "a": old_hash, "b": old_hash, "c": None}
+        assert current["a"].config is not None and current["a"].config["captions"] == str(moved)
+        kept = [r for r in store.rows(include_superseded=True) if not r.current]
+        assert sorted(r.item_id for r in kept) == ["a", "b"] and {r.config_hash for r in kept} == {old_hash}
+        # c's old row (another caption) is another result: it stays under its configuration.
+        assert store.current_fingerprints("test_caption", old_hash, "1").keys() == {"c"}
+        # Nothing is taken over twice, and a third run computes nothing.
+        third = score_items(items, reqs, store)
+        assert (third.taken_over, third.ok, third.skipped) == (0, 0, 3)

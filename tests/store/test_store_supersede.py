@@ -91,3 +91,26 @@ def test_put_rows_replace_keeps_the_old_value_superseded(store: ResultStore) -> 
     # The next put compares with the current row only.
     again = put_rows(store, [ok("a", 2.0, "")])
     assert len(again.unchanged) == 1
+
+
+def test_move_rows_stores_them_under_another_configuration_and_supersedes_the_originals(
+    store: ResultStore,
+) -> None:
+    rows = [ResultRow(i, "kiva", "old", "1", "ok", v, details={"n": 1}, config={"reader": "/a/r"},
+                      fingerprint=f"f{i}") for i, v in (("a", 1.5), ("b", 2.5), ("c", 3.5))]
+    mine = ResultRow("c", "kiva", "new", "1", "ok", 9.0, config={"reader": "/b/r"}, fingerprint="x")
+    store.add([*rows, mine])
+    assert store.configurations("kiva", "1") == {"old": {"reader": "/a/r"}, "new": {"reader": "/b/r"}}
+    moved = store.move_rows("kiva", "1", "old", "new", {"reader": "/b/r"}, ["a", "b", "c", "zz"],
+                            note={"taken_over_from": "old"})
+    assert moved == ["a", "b"]  # c already has a row of its own there: both are left as they are
+    current = {(r.item_id, r.config_hash): r for r in store.rows()}
+    assert sorted(current) == [("a", "new"), ("b", "new"), ("c", "new"), ("c", "old")]
+    a = current[("a", "new")]
+    assert (a.value, a.fingerprint, a.config, a.details) == (1.5, "fa", {"reader": "/b/r"},
+                                                             {"n": 1, "taken_over_from": "old"})
+    assert a.created_at == next(r for r in store.rows(include_superseded=True)
+                                if r.key == ("a", "kiva", "old", "1")).created_at  # when it was computed
+    assert current[("c", "new")].value == 9.0
+    assert sorted(r.item_id for r in store.rows(include_superseded=True) if not r.current) == ["a", "b"]
+    assert store.move_rows("kiva", "1", "old", "new", {"reader": "/b/r"}, ["a"]) == []

@@ -146,6 +146,10 @@ def score(
         console.print(f"[yellow]all:[/] {escape(line)}", markup=True, highlight=False)
     print_input_changes(run.summary, rescore_unknown)
     print_rescored_libraries(run.summary.rescored_libraries)
+    if run.summary.taken_over:
+        console.print(f"{run.summary.taken_over} stored results of the same files named by other paths (a "
+                      "moved project) were taken over under this configuration, not computed again",
+                      highlight=False)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)
     print_report_hint(suite, run_dir, db)

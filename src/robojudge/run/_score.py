@@ -32,6 +32,7 @@ from robojudge.run._executor import Executor, guarded_call, make_executor
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprints, metric_inputs, settle
 from robojudge.run._libraries import library_versions
+from robojudge.run._moved import take_over_moved
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.store import ResultRow, ResultStore
@@ -175,6 +176,9 @@ class RunSummary:
     # Stored results computed with other library versions, superseded to be computed again
     # (``rescore_libraries``).
     rescored_libraries: int = 0
+    # Stored results of a configuration naming the same files by other paths (a moved project), stored
+    # again under the requested configuration instead of being computed (robojudge.run._moved).
+    taken_over: int = 0
     # Items an earlier run was computing in its own process when it ended (a crash or a kill), each
     # computed alone in a child process by this run, and those whose child died too.
     isolated: list[str] = field(default_factory=list)
@@ -375,6 +379,8 @@ def _plan(
             ids = [it.item_id for it in items if applies(it, r)]
             rescored += store.supersede_other_libraries(r.id, r.config_hash, r.spec.version,
                                                         library_versions(r.spec), ids)
+    # A moved project names its files by other paths: their results are taken over, not recomputed.
+    taken = take_over_moved(items, requests, store, prints, applies)
     plan = plan_pending(
         items,
         requests,
@@ -385,7 +391,7 @@ def _plan(
         rescore_unknown=rescore_unknown,
         applies=applies,
     )
-    plan.rescored_libraries = rescored
+    plan.rescored_libraries, plan.taken_over = rescored, taken
     return [Task(item, pending, fps) for item, pending, fps in plan.todo], plan
 
 
@@ -464,6 +470,7 @@ def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRe
     summary.unknown += plan.unknown
     summary.unavailable += plan.unavailable
     summary.rescored_libraries += plan.rescored_libraries
+    summary.taken_over += plan.taken_over
     for metric, n in plan.not_applicable.items():
         summary.not_applicable[metric] = summary.not_applicable.get(metric, 0) + n
 

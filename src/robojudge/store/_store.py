@@ -13,7 +13,7 @@ import urllib.parse
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -338,6 +338,60 @@ class ResultStore:
             stmt = stmt.where(c.status == "ok")
         with self._guard("read"), self._read() as conn:
             return {item_id: fp for item_id, fp in conn.execute(stmt)}
+
+    def configurations(self, metric: str, version: str) -> dict[str, dict[str, Any] | None]:
+        """``{config_hash: config}`` of the configurations ``metric`` (at ``version``) has current rows
+        under, each with the ``config`` of one of its rows."""
+        c = results_table.c
+        first = (select(c.config_hash, func.min(c.id))
+                 .where(c.metric == metric, c.version == version, CURRENT).group_by(c.config_hash))
+        with self._guard("read"), self._read() as conn:
+            ids = {int(row_id): chash for chash, row_id in conn.execute(first)}
+            if not ids:
+                return {}
+            found = conn.execute(select(c.id, c.config).where(c.id.in_(sorted(ids))))
+            return {ids[int(row_id)]: config for row_id, config in found}
+
+    def move_rows(self, metric: str, version: str, from_hash: str, to_hash: str, to_config: dict[str, Any],
+                  item_ids: Iterable[str], note: dict[str, Any] | None = None) -> list[str]:
+        """Store the current rows of ``item_ids`` under configuration ``from_hash`` again under
+        ``to_hash`` (with ``to_config``), in one transaction, and mark the originals superseded: the same
+        results of a configuration that only names its files another way (a project moved to another
+        folder). Value, details, fingerprint and times are kept; ``note`` is added to ``details``. An
+        item that already has a current row under ``to_hash`` keeps it, and its original is left as it
+        is. Returns the ids of the items moved.
+        """
+        ids = sorted(set(item_ids))
+        if not ids or from_hash == to_hash:
+            return []
+        c = results_table.c
+        insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
+        stmt = (
+            insert(results_table)
+            .on_conflict_do_nothing(index_elements=list(KEY_COLUMNS), index_where=CURRENT)
+            .returning(c.item_id)
+        )
+        moved: list[str] = []
+        with self._guard("store results in"), self._write() as conn:
+            now = datetime.now(UTC)
+            for i in range(0, len(ids), _IN_CHUNK):
+                query: Any = select(results_table).where(
+                    c.metric == metric, c.config_hash == from_hash, c.version == version, CURRENT,
+                    c.item_id.in_(ids[i : i + _IN_CHUNK]),
+                ).order_by(c.item_id)
+                if self._dialect == "postgresql":
+                    query = query.with_for_update()
+                records = list(conn.execute(query).mappings())
+                if not records:
+                    continue
+                row_id = {rec["item_id"]: int(rec["id"]) for rec in records}
+                copies = [replace(r, config_hash=to_hash, config=to_config,
+                                  details={**(r.details or {}), **note} if note else r.details)
+                          for r in map(_row_from_record, records)]
+                done = [item for (item,) in conn.execute(stmt, [_row_params(r, now) for r in copies])]
+                supersede_ids(conn, [row_id[item] for item in done], now)
+                moved.extend(done)
+        return sorted(moved)
 
     def supersede_other_libraries(
         self, metric: str, config_hash: str, version: str, libraries: str, item_ids: Iterable[str]
