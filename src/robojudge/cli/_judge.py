@@ -213,6 +213,10 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
         markup=True,
         highlight=False,
     )
+    if s.taken_over:
+        console.print(f"{s.taken_over} stored judgments of the same model files in another folder (a moved "
+                      "project) were taken over under this configuration, not judged again", highlight=False,
+                      markup=False)
     if s.changed_inputs:
         names = first_names(s.changed_items)
         console.print(f"{s.changed_inputs} judgments not stored: the video changed while it was judged "

@@ -328,6 +328,24 @@ def _message(msg: str) -> str:
     return msg.removeprefix("Value error, ")
 
 
+def _local_folders(values: dict[str, Any], root: Path) -> dict[str, str]:
+    """``model`` and ``base_model`` given as a relative path of a folder beside the judges file, as that
+    folder's absolute path: paths in a judges file are read against its folder, as a manifest's are
+    (from another working folder, ``models/tiny`` was taken for a hub id). Anything else is kept."""
+    out = {}
+    for key in ("model", "base_model"):
+        value = values.get(key)
+        if not isinstance(value, str) or not value or Path(value).is_absolute():
+            continue
+        try:
+            folder = root / value
+            if folder.is_dir():
+                out[key] = str(folder.resolve())
+        except (OSError, ValueError):  # a name too long, a NUL: not a folder
+            continue
+    return out
+
+
 def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
     """All judges declared in a TOML file, by name.
 
@@ -355,7 +373,7 @@ def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
         if not isinstance(values, dict):
             raise JudgeConfigError(f"{p}: judges.{name} must be a table")
         try:
-            out[name] = make_judge({**values, "name": name})
+            out[name] = make_judge({**values, **_local_folders(values, p.parent), "name": name})
         except JudgeConfigError as exc:
             raise JudgeConfigError(f"{p}: {exc}") from None
     return out

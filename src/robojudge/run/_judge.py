@@ -43,6 +43,7 @@ from robojudge.run._judge_rows import (
     inputs_now,
     judge_one,
 )
+from robojudge.run._moved import take_over_moved_judges
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
@@ -97,7 +98,9 @@ def _plan_judges(
     so such a pair is not asked again on every rerun.
     """
     prints = Fingerprints()  # the judge reads the same of an item whatever the rubric
-    return plan_pending(
+    # The same model files in another folder (a moved project): their judgments are taken over.
+    taken = take_over_moved_judges(items, plans, store, prints)
+    plan = plan_pending(
         items,
         plans,
         lambda p: (p.metric_id, p.config_hash, p.version),
@@ -109,6 +112,8 @@ def _plan_judges(
         also=lambda p: None if p.fallback is None else (p.fallback.metric_id, p.fallback.config_hash,
                                                          p.fallback.version),
     )
+    plan.taken_over = taken
+    return plan
 
 
 class _DecodeNotes:
@@ -290,6 +295,7 @@ def judge_items(
             stale=planned.stale,
             unknown=planned.unknown,
             unavailable=planned.unavailable,
+            taken_over=planned.taken_over,
             stats=engine.stats,
         )
         in_flight = items_in_flight or max(2, 2 * judge.concurrency)

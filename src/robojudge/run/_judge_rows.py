@@ -101,6 +101,8 @@ class JudgeRunSummary:
         unknown: Stored pairs without a fingerprint (stored before result schema 2); judged again
             only with ``rescore_unknown``.
         unavailable: Stored pairs kept because their video cannot be read now (missing or unreadable).
+        taken_over: Stored judgments of the same local model files in another folder (a moved project),
+            stored again under this judge's configuration before planning (:mod:`robojudge.run._moved`).
         scored: Pairs judged with a score (and stored).
         unscored: Pairs judged but unparsable (NaN with the reason and raw output).
         failed: Pairs whose requests failed (error rows; ``--retry-errors`` tries them again).
@@ -125,6 +127,7 @@ class JudgeRunSummary:
     stale: int = 0
     unknown: int = 0
     unavailable: int = 0
+    taken_over: int = 0
     scored: int = 0
     unscored: int = 0
     failed: int = 0

@@ -7,7 +7,9 @@ other paths: another configuration, whose results were computed again, while the
 rows stayed current beside them and reports listed the metric twice.
 
 Before planning, :func:`take_over_moved` looks, per requested metric with such a field, for the other
-configurations stored at the same version whose config differs only in the paths of those fields. An
+configurations stored at the same version whose config differs only in the paths of those fields (a
+judge: the path of its local model folder, :func:`take_over_moved_judges`, whose files' digest is part
+of its config). An
 item's row there whose fingerprint equals the one the request would store now (the same inputs, and
 files of the same content: the fingerprint holds their digests, never their paths) is stored again under
 the request's configuration, and the original is marked superseded (kept, as superseded rows are). Its
@@ -42,6 +44,36 @@ def same_but_paths(stored: Mapping[str, Any] | None, wanted: Mapping[str, Any], 
     return True
 
 
+def take_over(
+    store: ResultStore,
+    metric: str,
+    version: str,
+    config_hash: str,
+    wanted: dict[str, Any],
+    paths: Sequence[str],
+    items: Sequence[Item],
+    now: Callable[[Item], str | None],
+) -> int:
+    """Take over, for ``items``, the rows of ``metric`` at ``version`` stored under a configuration that
+    differs from ``wanted`` (hash ``config_hash``) only in the fields ``paths``, where the row's
+    fingerprint equals ``now(item)`` (None: the item is not to take over). Returns how many."""
+    others = [h for h, cfg in store.configurations(metric, version).items()
+              if h != config_hash and same_but_paths(cfg, wanted, paths)]
+    if not others:
+        return 0
+    have = set(store.current_fingerprints(metric, config_hash, version))
+    taken = 0
+    for other in others:
+        theirs = store.current_fingerprints(metric, other, version)
+        ids = [it.item_id for it in items
+               if it.item_id in theirs and it.item_id not in have and theirs[it.item_id]
+               and now(it) == theirs[it.item_id]]
+        moved = store.move_rows(metric, version, other, config_hash, wanted, ids, note={TAKEN_OVER: other})
+        have.update(moved)
+        taken += len(moved)
+    return taken
+
+
 def take_over_moved(
     items: Sequence[Item],
     requests: Sequence[Any],
@@ -56,19 +88,29 @@ def take_over_moved(
         paths = tuple(file_fields(r.spec.config_type)) if r.spec.config_type is not None else ()
         if not paths:
             continue
-        wanted = r.config.model_dump(mode="json")
-        others = [h for h, cfg in store.configurations(r.id, r.spec.version).items()
-                  if h != r.config_hash and same_but_paths(cfg, wanted, paths)]
-        if not others:
-            continue
-        have = set(store.current_fingerprints(r.id, r.config_hash, r.spec.version))
-        for other in others:
-            theirs = store.current_fingerprints(r.id, other, r.spec.version)
-            ids = [it.item_id for it in items
-                   if it.item_id in theirs and it.item_id not in have and theirs[it.item_id]
-                   and applies(it, r) and prints.metric(it, r.spec, r.config).value == theirs[it.item_id]]
-            moved = store.move_rows(r.id, r.spec.version, other, r.config_hash, wanted, ids,
-                                    note={TAKEN_OVER: other})
-            have.update(moved)
-            taken += len(moved)
+
+        def now(item: Item, r: Any = r) -> str | None:
+            return prints.metric(item, r.spec, r.config).value if applies(item, r) else None
+
+        taken += take_over(store, r.id, r.spec.version, r.config_hash, r.config.model_dump(mode="json"),
+                           paths, items, now)
+    return taken
+
+
+JUDGE_PATHS = ("model", "base_model")
+"""A judge's config fields that name its local model folder: they may differ where its files do not."""
+
+
+def take_over_moved_judges(items: Sequence[Item], plans: Sequence[Any], store: ResultStore,
+                           prints: Fingerprints) -> int:
+    """:func:`take_over_moved` for judge rubrics (:class:`~robojudge.run._judge_rows.JudgePlan`): a judge
+    whose model is a local folder is identified by its files' digest (``model_files``); the same files
+    in another folder, or the folder spelt another way, take over its stored judgments."""
+    taken = 0
+    for plan in plans:
+        for p in (plan, plan.fallback):
+            if p is None or not p.config.get("model_files"):
+                continue
+            taken += take_over(store, p.metric_id, p.version, p.config_hash, p.config, JUDGE_PATHS, items,
+                               lambda item: prints.judge(item).value)
     return taken
