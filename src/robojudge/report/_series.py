@@ -10,7 +10,9 @@ the start of the config hash (``flow [config 1a2b3c4d]``).
 A judge is stored as one metric per rubric (``judge:<name>:pa``, ``judge:<name>:ia``) whose config
 holds the rubric, so the PA and IA series of one judge configuration have different hashes. They are
 paired by their config without the rubric; two configurations under one judge name (two models that
-got the same inline name, or ``expected`` scores next to argmax fallbacks) are two judges.
+got the same inline name, or ``expected`` scores next to argmax fallbacks) are two judges. A judge
+run again with changed rubric files keeps its older rows beside the new ones: its config then holds
+several series per axis, and each rubric generation is a judge of its own (see :func:`group_judges`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 JUDGE_PREFIX = "judge:"
@@ -50,6 +53,8 @@ class Series:
         unscored: Item ids with an ok row but no value (NaN: unparsable reply, nothing to measure).
         failed: Item ids with an error row.
         config: The config stored with the rows (None when they carry none).
+        first_stored: When its oldest row was stored (None when no row says); for a judge rubric,
+            when this rubric generation was first judged.
     """
 
     key: SeriesKey
@@ -58,6 +63,7 @@ class Series:
     unscored: set[str] = field(default_factory=set)
     failed: set[str] = field(default_factory=set)
     config: dict[str, Any] | None = None
+    first_stored: datetime | None = None
 
     @property
     def metric(self) -> str:
@@ -84,6 +90,8 @@ def split_series(rows: Iterable[Any], keep: Callable[[str], bool] = lambda m: Tr
             s = out[key] = Series(key)
         if s.config is None and r.config is not None:
             s.config = r.config
+        if s.first_stored is None:  # rows come oldest first
+            s.first_stored = r.created_at
         for bucket in (s.unscored, s.failed):
             bucket.discard(r.item_id)
         s.values.pop(r.item_id, None)
@@ -208,6 +216,13 @@ class JudgeSeries:
     def n_scored(self) -> int:
         return sum(len(s.values) for s in self.axes.values())
 
+    @property
+    def first_stored(self) -> datetime | None:
+        """When its most recently started series was first stored: when this rubric generation was
+        first judged (None when a series does not say)."""
+        times = [s.first_stored for s in self.axes.values()]
+        return None if None in times else max(t for t in times if t is not None)
+
 
 def _split_judge_id(metric: str) -> tuple[str, str] | None:
     if not metric.startswith(JUDGE_PREFIX):
@@ -232,13 +247,20 @@ def judge_series(rows: Iterable[Any]) -> list[JudgeSeries]:
 
     PA and IA series are paired when their configs agree once the rubric is left out; rows that carry
     no config pair up only when the judge name has exactly one series per axis. Anything else stays
-    apart (a judge entry with one axis), never merged.
+    apart (a judge entry with one axis), never merged. See :func:`group_judges` for a configuration
+    judged with several rubric generations.
     """
     return group_judges(split_series(rows, lambda m: _split_judge_id(m) is not None))
 
 
 def group_judges(series: Iterable[Series]) -> list[JudgeSeries]:
-    """:func:`judge_series` from series already split; series that are no judge's PA or IA are skipped."""
+    """:func:`judge_series` from series already split; series that are no judge's PA or IA are skipped.
+
+    A configuration that holds several series of an axis was judged again with changed rubric files
+    (new rows, the older ones kept). Its series are paired per rubric generation (:func:`_by_generation`):
+    the newest PA with the newest IA, older ones when one run judged both; a series left over is a judge
+    with one axis. These judges are labelled with their rubrics (``mk [rubrics pa v2, ia v2]``).
+    """
     by_name: dict[str, list[tuple[str, Series]]] = defaultdict(list)
     for s in series:
         parts = _split_judge_id(s.metric)
@@ -258,19 +280,90 @@ def group_judges(series: Iterable[Series]) -> list[JudgeSeries]:
         else:
             for i, m in enumerate(unkeyed):
                 groups[("no config", i)] = [m]
-        entries: list[dict[str, Series]] = []
-        for group in groups.values():
-            axes = [a for a, _ in group]
-            if len(set(axes)) == len(axes):
-                entries.append(dict(group))
-            else:
-                entries += [{a: s} for a, s in group]
-        entries.sort(key=lambda e: tuple(sorted((a, s.key) for a, s in e.items())))
-        configs = [_without_rubric(next(iter(e.values())).config) for e in entries]
-        keys = [_entry_key(e) for e in entries]
-        for e, lab in zip(entries, _labels_for(name, keys, configs), strict=True):
+        entries: list[tuple[object, dict[str, Series]]] = []
+        for gk, group in groups.items():
+            entries += [(gk, e) for e in _by_generation(group)]
+        entries.sort(key=lambda ge: tuple(sorted((a, s.key) for a, s in ge[1].items())))
+        for (_, e), lab in zip(entries, _judge_labels(name, entries), strict=True):
             out.append(JudgeSeries(name, lab, e))
     return sorted(out, key=lambda j: j.label)
+
+
+def _by_generation(group: Sequence[tuple[str, Series]]) -> list[dict[str, Series]]:
+    """One judge configuration's series as entries (one entry when each axis has one series).
+
+    With several series of an axis (rubric files changed between runs), the newest series of each
+    axis, by when it was first stored, form the judge as it was last run. The older series, in the
+    order they were first stored, pair with the next one when that one is of the other axis (nothing
+    else started between them: one run judged both); every other series is an entry of one axis. A
+    series with no stored time is never taken for the newest or paired.
+    """
+    def started(s: Series) -> tuple[Any, ...]:
+        return (s.first_stored is not None, s.first_stored or 0, s.key)
+
+    by_axis = {a: sorted((s for b, s in group if b == a), key=started, reverse=True) for a in JUDGE_AXES}
+    newest = {a: ss[0] for a, ss in by_axis.items()
+              if ss and (len(ss) == 1 or started(ss[1])[:2] < started(ss[0])[:2])}
+    entries: list[dict[str, Series]] = []
+    if len(newest) == len(JUDGE_AXES):
+        entries.append(newest)
+    rest = [(a, s) for a, s in group if len(newest) < len(JUDGE_AXES) or s is not newest[a]]
+    dated = sorted(((a, s) for a, s in rest if s.first_stored is not None), key=lambda m: started(m[1]))
+    entries += [{a: s} for a, s in rest if s.first_stored is None]
+    i = 0
+    while i < len(dated):
+        if i + 1 < len(dated) and dated[i][0] != dated[i + 1][0]:
+            entries.append(dict(dated[i:i + 2]))
+            i += 2
+        else:
+            entries.append(dict(dated[i:i + 1]))
+            i += 1
+    return entries
+
+
+def _rubric_of(s: Series) -> tuple[str, str]:
+    """The (version, digest) of the rubric a judge series was scored with, from its stored config."""
+    rubric = (s.config or {}).get("rubric")
+    rubric = rubric if isinstance(rubric, Mapping) else {}
+    return str(rubric.get("version", s.key.version)), str(rubric.get("digest") or s.key.config_hash)
+
+
+def _rubric_text(entry: Mapping[str, Series], reworded: set[tuple[str, str]]) -> str:
+    """``rubrics pa v2, ia v2``: the rubrics of an entry, each with its digest where ``reworded`` has
+    its (axis, version) (two rubric texts under one version)."""
+    parts = []
+    for axis, s in sorted(entry.items(), key=lambda a: JUDGE_AXES.index(a[0])):
+        version, digest = _rubric_of(s)
+        parts.append(f"{axis} v{version}" + (f" #{digest[:8]}" if (axis, version) in reworded else ""))
+    return ("rubrics " if len(parts) > 1 else "rubric ") + ", ".join(parts)
+
+
+def _judge_labels(name: str, entries: Sequence[tuple[object, Mapping[str, Series]]]) -> list[str]:
+    """Distinct labels for the entries of one judge name, each with the configuration it belongs to."""
+    keys = [_entry_key(e) for _, e in entries]
+    configs = [_without_rubric(next(iter(e.values())).config) for _, e in entries]
+    per_config = Counter(g for g, _ in entries)
+    if all(n == 1 for n in per_config.values()):
+        return _labels_for(name, keys, configs)
+    # Rubric generations of one configuration: what tells them apart is their rubrics.
+    versions: dict[tuple[object, str, str], set[str]] = defaultdict(set)
+    for g, e in entries:
+        for axis, s in e.items():
+            version, digest = _rubric_of(s)
+            versions[g, axis, version].add(digest)
+    reworded = {g: {(a, v) for (h, a, v), d in versions.items() if h == g and len(d) > 1} for g in per_config}
+    diffs = config_differences(configs) if len(per_config) > 1 else None
+    labels = []
+    for i, ((g, _), k) in enumerate(zip(entries, keys, strict=True)):
+        parts = [diffs[i]] if diffs and diffs[i] else []
+        if per_config[g] > 1:
+            parts.append(_rubric_text(entries[i][1], reworded[g]))
+        elif not parts:
+            parts.append(f"config {k.config_hash[:8]}")
+        labels.append(f"{name} [{', '.join(parts)}]")
+    if len(set(labels)) < len(labels):
+        labels = [f"{name} [config {k.config_hash}, v{k.version}]" for k in keys]
+    return labels
 
 
 @dataclass(frozen=True)
@@ -318,10 +411,20 @@ def resolve_judge(judges: Sequence[JudgeSeries], wanted: str) -> JudgeSeries:
     if named:
         choices = "; ".join(repr(j.label) for j in named)
         raise ValueError(f"judge {wanted!r} is stored under {len(named)} configurations, which are never "
-                         f"merged; pick one of: {choices}")
+                         f"merged; pick one of: {choices}{_latest_note(named)}")
     known = ", ".join(repr(j.label) for j in judges) or "none"
     raise ValueError(f"no scored rows of judge {wanted!r} (no rows under metric ids judge:{wanted}:pa / "
                      f":ia); stored judges: {known}")
+
+
+def _latest_note(judges: Sequence[JudgeSeries]) -> str:
+    """`` (the newest rubrics: LABEL)`` when ``judges`` are rubric generations of one configuration and
+    one was first judged after all the others; empty otherwise (two models: neither is the newer)."""
+    configs = {_judge_key(s) for j in judges for s in j.axes.values()}
+    times = sorted(((j.first_stored, j.label) for j in judges if j.first_stored is not None), reverse=True)
+    if len(configs) > 1 or None in configs or len(times) < len(judges) or times[0][0] == times[1][0]:
+        return ""
+    return f" (the newest rubrics: {times[0][1]!r})"
 
 
 #: Longest first error shown for a configuration that failed everywhere (the rest is in errors.csv).
