@@ -127,3 +127,17 @@ def test_series_without_stored_times_stay_apart() -> None:
     # No time tells the generations apart: nothing is paired, as before.
     rows = _generation(None, ("1", "a1"), ("1", "b1"), 1.0) + _generation(None, ("2", "a2"), ("2", "b2"), 2.0)
     assert sorted(sorted(j.axes) for j in judge_series(rows)) == [["ia"], ["ia"], ["pa"], ["pa"]]
+
+
+def test_a_series_was_first_stored_at_its_earliest_row_not_its_first_item_s() -> None:
+    # Rows come by item id: the first item's row stood for the series' start though another was older.
+    from datetime import UTC, datetime
+
+    from robojudge.report._series import split_series
+    from robojudge.store import ResultRow
+
+    early, late = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC)
+    rows = [ResultRow("a", "judge:mk:pa", "h", "1", "ok", 3.0, created_at=late),
+            ResultRow("b", "judge:mk:pa", "h", "1", "ok", 4.0, created_at=early)]
+    (series,) = split_series(rows)
+    assert series.first_stored == early

@@ -90,8 +90,9 @@ def split_series(rows: Iterable[Any], keep: Callable[[str], bool] = lambda m: Tr
             s = out[key] = Series(key)
         if s.config is None and r.config is not None:
             s.config = r.config
-        if s.first_stored is None:  # rows come oldest first
-            s.first_stored = r.created_at
+        when = getattr(r, "created_at", None)  # (rows come by item, not by time: the earliest of all)
+        if when is not None and (s.first_stored is None or when < s.first_stored):
+            s.first_stored = when
         for bucket in (s.unscored, s.failed):
             bucket.discard(r.item_id)
         s.values.pop(r.item_id, None)
