@@ -27,6 +27,7 @@ from robojudge.annotate._export import (
 )
 from robojudge.annotate._items import add_example, import_drafts
 from robojudge.annotate._labelstudio import export_labelstudio, import_labelstudio, labelstudio_config
+from robojudge.annotate._place import Relocation, relocate_project
 from robojudge.annotate._protocol import (
     AXES,
     RUBRIC,
@@ -87,6 +88,7 @@ __all__ = [
     "ProjectStatus",
     "QueueEntry",
     "ReferenceExample",
+    "Relocation",
     "RoundAgreement",
     "RoundFeedback",
     "RoundInfo",
@@ -109,6 +111,7 @@ __all__ = [
     "init_project",
     "labelstudio_config",
     "project_status",
+    "relocate_project",
     "round_agreement",
     "segment_count",
     "submitted_labels",

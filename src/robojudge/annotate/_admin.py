@@ -13,7 +13,6 @@ import re
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -23,6 +22,7 @@ from robojudge.annotate import _schema as s
 from robojudge.annotate._db import KIND_ROLES, end_sessions, now, project_row
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.annotate._passwords import hash_password
+from robojudge.annotate._place import item_media, probe_clip
 from robojudge.annotate._reads import project_info, token_hash
 from robojudge.annotate._service import AnnotationService
 from robojudge.annotate._types import Invite, ProjectInfo
@@ -48,25 +48,6 @@ def open_service(db: str | os.PathLike[str], *, create: bool = False) -> Iterato
 
 def new_token() -> str:
     return secrets.token_urlsafe(16)
-
-
-@dataclass(frozen=True)
-class _ItemMedia:
-    fps: float | None
-    duration_s: float | None
-
-
-def _probe(path: str) -> _ItemMedia:
-    from robojudge.video import VideoError, probe_video
-
-    try:
-        info = probe_video(path)
-    except (VideoError, OSError):
-        return _ItemMedia(None, None)
-    duration = info.duration
-    if duration is None and info.frame_count and info.fps:
-        duration = info.frame_count / info.fps
-    return _ItemMedia(info.fps or None, duration)
 
 
 def segment_count(duration_s: float | None, segment_s: float) -> int:
@@ -100,7 +81,7 @@ def init_project(
         AnnotateError: The name is taken, the manifest has errors, or segments were asked for and a clip's
             length cannot be read.
     """
-    from robojudge.suite import ManifestError, load_suite, main_view_name
+    from robojudge.suite import ManifestError, load_suite
 
     if segment_s is not None and not segment_s > 0:
         raise AnnotateError(f"segment length must be positive, got {segment_s}")
@@ -113,7 +94,7 @@ def init_project(
     rows: list[dict[str, Any]] = []
     media_rows: list[dict[str, Any]] = []
     for item in loaded.items:
-        probed = _probe(item.video)
+        probed = probe_clip(item.video)
         n_segments = 0
         # RoboWorM splits single-camera physics clips; multi-view items are scored as a whole (Fig. D1).
         if segment_s is not None and len(item.views or {}) < 2:
@@ -133,14 +114,7 @@ def init_project(
                 "n_segments": n_segments,
             }
         )
-        views: list[tuple[str | None, str]] = [(None, item.video)]
-        if item.views:
-            main = main_view_name(item)
-            views = sorted(item.views.items(), key=lambda kv: kv[0] != main)  # main view first
-        media = [{"role": "video", "kind": "video", "view": v, "path": p} for v, p in views]
-        if item.initial_frame:
-            media.append({"role": "initial_frame", "kind": "image", "view": None, "path": item.initial_frame})
-        media_rows.append({"media": media})
+        media_rows.append({"media": item_media(item)})
     with open_service(db, create=True) as svc, svc.db.write() as conn:
         if conn.execute(select(s.projects.c.id).where(s.projects.c.name == name)).first() is not None:
             raise AnnotateError(f"an annotation project named {name!r} already exists in {svc.db.url}")

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
@@ -24,9 +24,13 @@ from robojudge._files import temp_beside
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import project_row
 from robojudge.annotate._errors import AnnotateError
+from robojudge.annotate._place import given_suite, match_suite
 from robojudge.annotate._protocol import AXES, LabelValues
 from robojudge.annotate._service import AnnotationService
 from robojudge.store import SafeCsvWriter
+
+if TYPE_CHECKING:
+    from robojudge.suite import Suite
 
 FINAL_PRIORITY = ("adjudicate", "label")
 
@@ -132,18 +136,47 @@ def _filled(
     return replace(adjudication, values=merged, filled=tuple(filled), filled_from=first.rater)
 
 
-def _suite_items(suite_path: str) -> list[Any]:
+def project_suite(
+    db: str | os.PathLike[str],
+    project: str,
+    suite: str | os.PathLike[str] | None = None,
+    *,
+    files: str = "optional",
+) -> Suite:
+    """The project's suite as an export reads it: ``suite`` where it is now, else the recorded manifest.
+
+    A ``suite`` other than the recorded manifest is checked to be the project's suite (see
+    :mod:`._place`); with ``files="required"`` its files must be there too.
+
+    Raises:
+        AnnotateError: No such project; the recorded manifest is gone and no ``suite`` was given; the
+            manifest cannot be read, or is not the project's suite.
+    """
     from robojudge.suite import ManifestError, load_suite
 
+    with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
+        prow = project_row(conn, project)
+        given = given_suite(prow, suite)
+        if given is not None:
+            return match_suite(conn, prow, given, files=files == "required").suite
+    recorded = prow.suite_path
+    if not os.path.exists(recorded):
+        raise AnnotateError(
+            f"cannot read the project's suite {recorded}: not found (a suite moved, or a database shared "
+            "with another machine?): give the suite where it is now (--suite), or record its new place "
+            "with robojudge annotate relocate"
+        )
     try:
-        return list(load_suite(suite_path, files="optional").items)  # fields only: files not read
+        return load_suite(recorded, files=files)  # "optional": fields only, files not read
     except (OSError, ValueError, ManifestError) as exc:
-        raise AnnotateError(f"cannot read the project's suite {suite_path}: {exc}") from exc
+        raise AnnotateError(f"cannot read the project's suite {recorded}: {exc}") from exc
 
 
-def _suite_path(db: str | os.PathLike[str], project: str) -> str:
+def suite_paths(db: str | os.PathLike[str], project: str, suite: str | os.PathLike[str] | None) -> list[str]:
+    """The manifests an export must not overwrite: the recorded one and ``suite`` (absolute)."""
     with AnnotationService(db, create=False) as svc:
-        return svc.project(project).suite_path
+        recorded = svc.project(project).suite_path
+    return [recorded] if suite is None else [recorded, os.path.abspath(Path(suite).expanduser())]
 
 
 def check_out(out: Path, suite_path: str) -> None:
@@ -214,7 +247,12 @@ def manifest_labels(lab: SubmittedLabel) -> dict[str, Any]:
 
 
 def export_manifest(
-    db: str | os.PathLike[str], project: str, out: str | os.PathLike[str], *, rater: str | None = None
+    db: str | os.PathLike[str],
+    project: str,
+    out: str | os.PathLike[str],
+    *,
+    rater: str | None = None,
+    suite: str | os.PathLike[str] | None = None,
 ) -> int:
     """Write the project's suite as a JSON Lines manifest carrying labels.
 
@@ -224,6 +262,8 @@ def export_manifest(
     Args:
         rater: ``None`` for the final labels; a username for that annotator's submitted primary labels
             and cross-reviews.
+        suite: The project's suite where it is now, when it moved since ``init`` (see
+            :func:`project_suite`); default: the recorded manifest.
 
     Returns:
         How many items carry a label. Paths are written absolute (the manifest may live anywhere).
@@ -236,8 +276,8 @@ def export_manifest(
     from robojudge.suite import check_jsonl_name
 
     path = Path(out)
-    suite_path = _suite_path(db, project)
-    check_out(path, suite_path)
+    for manifest in suite_paths(db, project, suite):
+        check_out(path, manifest)
     try:
         check_jsonl_name(path)  # read back as what its name says
     except ValueError as exc:
@@ -257,7 +297,7 @@ def export_manifest(
         }
     n = 0
     lines = []
-    for item in _suite_items(suite_path):
+    for item in project_suite(db, project, suite).items:
         record = item.model_dump(mode="json", exclude_none=True, exclude={"labels"})
         lab = chosen.get(item.item_id)
         if lab is not None:
@@ -287,25 +327,32 @@ class ScoreFiles:
     n_self: int = 0
 
 
-def export_scores(db: str | os.PathLike[str], project: str, out_dir: str | os.PathLike[str]) -> ScoreFiles:
+def export_scores(
+    db: str | os.PathLike[str],
+    project: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    suite: str | os.PathLike[str] | None = None,
+) -> ScoreFiles:
     """Write ``human.csv`` (final labels, with clip and source) and ``raters.csv`` (every annotator's
     primary labels and cross-reviews, ``judge`` = username) for ``robojudge meta agreement``.
 
     Only items with a final label appear, so every rater row has its human score. A rater's row on an
     item whose final label is their own (a primary label that was not adjudicated) is left out: it
     would compare them with themselves (``ScoreFiles.n_self`` counts those rows). Each file is replaced
-    in one step once everything is read.
+    in one step once everything is read. ``suite``: as for :func:`export_manifest`.
     """
     folder = Path(out_dir)
-    suite_path = _suite_path(db, project)
+    manifests = suite_paths(db, project, suite)
     if folder.exists() and not folder.is_dir():
         raise AnnotateError(f"{folder} is a file: the score tables go in a folder")
     human, raters = folder / "human.csv", folder / "raters.csv"
     for path in (human, raters):
-        check_out(path, suite_path)
+        for manifest in manifests:
+            check_out(path, manifest)
     labels = submitted_labels(db, project)
     final = _finals(labels)
-    meta = {it.item_id: it for it in _suite_items(suite_path) if it.item_id in final}
+    meta = {it.item_id: it for it in project_suite(db, project, suite).items if it.item_id in final}
     buf = io.StringIO()
     w = SafeCsvWriter(buf)
     w.writerow(["item_id", "axis", "score", "clip_id", "source"])

@@ -26,7 +26,7 @@ from robojudge.annotate import _schema as s
 from robojudge.annotate._admin import new_token
 from robojudge.annotate._db import KIND_ROLES, now, project_row
 from robojudge.annotate._errors import AnnotateError
-from robojudge.annotate._export import check_out, write_atomic
+from robojudge.annotate._export import check_out, project_suite, suite_paths, write_atomic
 from robojudge.annotate._protocol import CHECKLIST_RANGE, LabelValues, changed_fields
 from robojudge.annotate._service import AnnotationService
 from robojudge.suite import CHECKLIST_ITEMS
@@ -101,23 +101,29 @@ def _results(values: LabelValues, fps: float | None, segment_s: float | None) ->
 
 
 def export_labelstudio(
-    db: str | os.PathLike[str], project: str, out: str | os.PathLike[str], *, media_url: str | None = None
+    db: str | os.PathLike[str],
+    project: str,
+    out: str | os.PathLike[str],
+    *,
+    media_url: str | None = None,
+    suite: str | os.PathLike[str] | None = None,
 ) -> int:
     """Write the project as Label Studio tasks (every item; submitted labels as annotations).
 
     Args:
         media_url: Where the suite's folder is served (``https://host/suite``): ``data.video`` becomes that
             URL plus the video's path below the manifest's folder. Default: the video's absolute path.
+        suite: The project's suite where it is now, when it moved since ``init`` (checked to be the
+            project's suite, its videos there); default: the recorded manifest.
 
     Returns:
         The number of annotations written.
     """
-    from robojudge.suite import ManifestError, load_suite
-
     a, i, an, lb, r = s.assignments, s.items, s.annotators, s.labels, s.rounds
+    for manifest in suite_paths(db, project, suite):
+        check_out(Path(out), manifest)
     with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
         prow = project_row(conn, project)
-        check_out(Path(out), prow.suite_path)
         item_rows = conn.execute(select(i).where(i.c.project_id == prow.id).order_by(i.c.id)).all()
         labels = conn.execute(
             select(
@@ -134,11 +140,8 @@ def export_labelstudio(
             .where(a.c.project_id == prow.id, lb.c.status == "submitted")
             .order_by(a.c.item_id, a.c.kind, an.c.username)
         ).all()
-    try:
-        suite = load_suite(prow.suite_path)
-        videos = {it.item_id: _video_ref(it.video, suite.root, media_url) for it in suite.items}
-    except (OSError, ValueError, ManifestError) as exc:
-        raise AnnotateError(f"cannot read the project's suite {prow.suite_path}: {exc}") from exc
+    here = project_suite(db, project, suite, files="required")
+    videos = {it.item_id: _video_ref(it.video, here.root, media_url) for it in here.items}
     by_item: dict[int, list[Any]] = {}
     for row in labels:
         by_item.setdefault(row.item_id, []).append(row)

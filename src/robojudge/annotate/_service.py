@@ -30,6 +30,7 @@ from robojudge.annotate._db import (
 )
 from robojudge.annotate._errors import Conflict, Forbidden, InvalidLabel, NotFound
 from robojudge.annotate._passwords import dummy_hash, hash_password, needs_rehash, verify_password
+from robojudge.annotate._place import given_suite, match_suite
 from robojudge.annotate._protocol import IA_FIELDS, PA_FIELDS, LabelValues, changed_fields, draft_agreement
 from robojudge.annotate._reads import (
     UPSTREAM,
@@ -68,6 +69,7 @@ class AnnotationService:
 
     def __init__(self, url: str | os.PathLike[str], *, create: bool = True) -> None:
         self.db = Database(url, create=create)
+        self._moved: dict[int, str] = {}  # ann_media id -> path, for suites served from a new place
 
     def close(self) -> None:
         self.db.close()
@@ -94,18 +96,49 @@ class AnnotationService:
         """The one project created from this manifest.
 
         Raises:
-            NotFound: No project was created from it.
+            NotFound: No project was created from it (the message lists the database's projects and
+                where their suites were).
             Conflict: Several were: pick one by name.
         """
         # as init stored it (load_suite's os.path.abspath): '..' folded, so `../suite.jsonl` matches
         path = os.path.abspath(Path(suite_path).expanduser())
-        found = [p for p in self.projects() if p.suite_path == path]
+        projects = self.projects()
+        found = [p for p in projects if p.suite_path == path]
+        if not found and not projects:
+            raise NotFound(f"no annotation project was created from {path}, nor any other in {self.db.url} "
+                           "(robojudge annotate init)")
         if not found:
-            raise NotFound(f"no annotation project was created from {path} (robojudge annotate init)")
+            listed = "; ".join(
+                f"{p.name!r} ({p.n_items} items) from {p.suite_path}"
+                + ("" if os.path.exists(p.suite_path) else ", which is not on this machine")
+                for p in projects
+            )
+            raise NotFound(
+                f"no annotation project was created from {path}. Projects in {self.db.url}: {listed}. "
+                "To use a project whose suite moved from the suite's new place, name it (--project NAME): "
+                "the suite is then checked to be the project's. A new project: robojudge annotate init"
+            )
         if len(found) > 1:
             names = ", ".join(p.name for p in found)
             raise Conflict(f"several annotation projects come from {path} ({names}): name one")
         return found[0]
+
+    def use_suite(self, project: str, suite: str | os.PathLike[str]) -> ProjectInfo:
+        """Serve the project's files from the suite at ``suite`` when that is not where it was made.
+
+        The suite is checked to be the project's, every file there (see :mod:`._place`); the database is
+        not changed (``robojudge annotate relocate`` records a new place for good).
+
+        Raises:
+            NotFound: No such project.
+            AnnotateError: The manifest is not the project's suite, or a file is missing.
+        """
+        with self.db.read() as conn:
+            prow = project_row(conn, project)
+            given = given_suite(prow, suite)
+            if given is not None:
+                self._moved.update(match_suite(conn, prow, given, files=True).moved)
+            return project_info(conn, prow)
 
     # -- people ------------------------------------------------------------------------------------
 
@@ -317,8 +350,9 @@ class AnnotationService:
             m = conn.execute(select(s.media).where(s.media.c.public_id == media_id)).first()
             if m is None:
                 raise NotFound("no such media")
+            path = Path(self._moved.get(m.id, m.path))
             if actor.role in PRIVILEGED:
-                return Path(m.path)
+                return path
             stages = conn.execute(
                 select(s.assignments.c.stage, s.assignments.c.kind).where(
                     s.assignments.c.item_id == m.item_id, s.assignments.c.annotator_id == actor.id
@@ -339,7 +373,7 @@ class AnnotationService:
         if not allowed:
             self.record_event(actor.id, "media_denied", {"media": media_id})
             raise Forbidden("this media belongs to no task of yours at its current stage")
-        return Path(m.path)
+        return path
 
     # -- audit -------------------------------------------------------------------------------------
 

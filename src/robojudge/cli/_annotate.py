@@ -185,6 +185,12 @@ def export_cmd(
         "--rater",
         help="manifest: this annotator's primary labels and cross-reviews instead of the final labels.",
     ),
+    suite: Path | None = typer.Option(
+        None,
+        "--suite",
+        help="The project's suite manifest where it is now, if it moved since init or the database is "
+        "shared with another machine (checked to be the project's suite) \\[default: the recorded one].",
+    ),
 ) -> None:
     """Export labels: a manifest with final labels, score CSVs for `meta agreement`, or Label Studio JSON."""
     from robojudge.annotate import export_labelstudio, export_manifest, export_scores
@@ -198,10 +204,10 @@ def export_cmd(
         raise fail(f"--media-url is for --format labelstudio, not {fmt!r}")
     try:
         if fmt == "manifest":
-            n = export_manifest(db, project, out, rater=rater)
+            n = export_manifest(db, project, out, rater=rater, suite=suite)
             console.print(f"wrote {out}: {n} labelled items", highlight=False)
         elif fmt == "scores":
-            files = export_scores(db, project, out)
+            files = export_scores(db, project, out, suite=suite)
             console.print(
                 f"wrote {files.human} and {files.raters} ({files.n_items} items); compare with "
                 f"robojudge meta agreement --pred {files.raters} --human {files.human}",
@@ -215,10 +221,31 @@ def export_cmd(
                     highlight=False,
                 )
         else:
-            n = export_labelstudio(db, project, out, media_url=media_url)
+            n = export_labelstudio(db, project, out, media_url=media_url, suite=suite)
             console.print(f"wrote {out}: {n} annotations", highlight=False)
     except _guard() as exc:
         raise fail(str(exc)) from None
+
+
+@app.command("relocate")
+def relocate_cmd(
+    db: str = _DB,
+    project: str = _PROJECT,
+    suite: Path = typer.Option(..., "--suite", help="The project's suite manifest where it is now."),
+) -> None:
+    """Record a moved suite's new place: checked to be the project's suite, with every file there."""
+    from robojudge.annotate import relocate_project
+
+    try:
+        moved = relocate_project(db, project, suite)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(
+        f"project {moved.project}: suite {moved.new_suite} (was {moved.old_suite}); {moved.n_items} items, "
+        f"{moved.n_paths} file paths changed",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @app.command("import-labelstudio")
@@ -364,12 +391,14 @@ def round_close_cmd(
 
 @app.command("serve")
 def serve_cmd(
-    suite: Path = typer.Argument(..., help="Suite manifest the project was created from."),
+    suite: Path = typer.Argument(
+        ..., help="The project's suite manifest (where it is now, if it moved since init: name the project)."
+    ),
     db: str = _DB,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
     port: int = typer.Option(8080, "--port", min=0, max=65535, help="Port to listen on."),
     project: str | None = typer.Option(
-        None, "--project", "-p", help="Project name, if the suite has several."
+        None, "--project", "-p", help="Project name, if the suite has several or moved since init."
     ),
     secret_file: Path | None = typer.Option(
         None, "--secret-file",

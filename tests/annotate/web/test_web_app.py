@@ -15,6 +15,7 @@ from _web_data import (
     INJECTED,
     PASSWORD,
     SECRET,
+    SECRET_DIR,
     cheap_passwords,
     copy_project,
     leaks,
@@ -22,8 +23,10 @@ from _web_data import (
 )
 
 from robojudge.annotate import (
+    AnnotateError,
     AnnotationService,
     LabelValues,
+    NotFound,
     add_annotator,
     close_round,
     create_round,
@@ -604,6 +607,32 @@ def test_a_video_moved_away_after_init_is_a_404_saying_so(app, project):
         assert r.status_code == 404 and "missing on the server" in r.json()["detail"]
     finally:
         moved.rename(path)
+
+
+def test_a_moved_suite_is_served_from_its_new_place(tmp_path, _cheap_passwords):
+    # Before, every video of a project whose suite folder moved was a 404, and serve SUITE pointed to init.
+    project = make_project(tmp_path / "laptop")
+    new = tmp_path / "server" / "suite" / "suite.jsonl"
+    new.parent.parent.mkdir()
+    (tmp_path / "laptop" / "suite").rename(new.parent)
+    listed = r"'p1' \(3 items\) from .*/laptop/suite/suite.jsonl, which is not on this machine"
+    with pytest.raises(NotFound, match=listed):
+        create_app(project.db, new, SECRET)
+    app = create_app(project.db, new, SECRET, project="p1")
+    try:
+        c = logged_in(app, "alice")
+        for aid in tasks(c):
+            media_id = re.search(r'src="/media/([^"]+)"', c.get(f"/task/{aid}").text).group(1)
+            r = checked(c.get(f"/media/{media_id}"))
+            svc = app.state.ctx.service
+            path = svc.media_path(svc.authenticate("alice", PASSWORD), media_id)
+            assert path.parent == new.parent / SECRET_DIR
+            assert r.status_code == 200 and r.content == path.read_bytes()
+    finally:
+        app.state.ctx.service.close()
+    new.write_text(new.read_text().replace("put the block 1", "put the brick 1"))  # another suite
+    with pytest.raises(AnnotateError, match=r"not the suite of project 'p1' .*'item-1' field instruction"):
+        create_app(project.db, new, SECRET, project="p1")
 
 
 def test_a_lowered_role_stops_open_reviews_and_adjudications(app, project):

@@ -174,11 +174,13 @@ def create_app(
 
     Args:
         db_url: The database holding the annotation tables (SQLite path/URL or PostgreSQL URL).
-        suite_root: The suite manifest the project was created from; it picks the project when
-            ``project`` is not given.
+        suite_root: The project's suite manifest. Without ``project`` it picks the project made from
+            it; with ``project`` it may be the suite at another place than where the project was made
+            (moved, or on another machine): files are then served from there, once the suite is checked
+            to be the project's (:meth:`AnnotationService.use_suite`).
         secret: Signs the session cookies (at least 16 characters; keep it across restarts to keep
             people logged in).
-        project: The project's name, when several come from the same suite.
+        project: The project's name, when several come from the same suite or the suite moved.
         https: Mark cookies Secure and send HSTS. ``None`` decides per request from its scheme.
         limiter: The login rate limit (default: 5 failures per user name and address in 5 minutes).
         session_max_age_s: How long a login lasts.
@@ -189,7 +191,9 @@ def create_app(
     """
     service = AnnotationService(db_url, create=False)  # a mistyped --db made an empty database
     try:
-        if project is not None:
+        if project is not None and suite_root is not None:  # the suite may have moved since init
+            info = service.use_suite(project, suite_root)
+        elif project is not None:
             info = service.project(project)
         elif suite_root is not None:
             info = service.project_for_suite(suite_root)
