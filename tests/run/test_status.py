@@ -237,8 +237,21 @@ def test_rows_of_an_older_metric_version_are_flagged(items: list[Item], tmp_path
     said = " ".join(res.output.split())
     assert "0 (now 1)" in said
     # Both versions are stored here (as after an upgrade and a rescore): the next run computes nothing,
-    # and the line that says it would is not printed.
-    assert "row(s) of version 0" not in said
+    # and the line says the old rows stay, not that a run computes the metric again.
+    assert "3 row(s) of version 0 stay beside the version-1 rows; no run replaces them" in said
+    assert "computes the metric again" not in said
+    # The same when the version bump also changed the config hash (a field added): the line said a run
+    # would compute the metric again, for ever, and the footer counted the old rows among those
+    # --rescore-unknown recomputes (it computes only the installed version).
+    bumped = tmp_path / "bumped.sqlite"
+    with ResultStore(bumped) as store:
+        store.add(rows)
+        store.add([ResultRow(r.item_id, r.metric, "oldhash", "0", "ok", r.value, config=r.config)
+                   for r in rows])  # version 0, another config, no fingerprint (stored before schema 2)
+    res = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db", str(bumped)])
+    said = " ".join(res.output.split())
+    assert "3 row(s) of version 0 stay beside the version-1 rows" in said
+    assert "computes the metric again" not in said and "0 without an inputs fingerprint" in said
     old_db = tmp_path / "old.sqlite"
     with ResultStore(old_db) as store:
         store.add([ResultRow(r.item_id, r.metric, r.config_hash, "0", "ok", r.value, config=r.config,

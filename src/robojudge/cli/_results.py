@@ -130,10 +130,16 @@ def status_cmd(
             console.print(f"{m.metric} [{m.config_hash}]: " + "; ".join(parts) + f" ({what}: "
                           f"`{command}` computes them; or items it does not apply to)", highlight=False,
                           markup=False)
-    installed = {(m.metric, m.config_hash) for m in status.metrics if not m.old_version and m.current}
+    # (the installed version's rows under any configuration: a version bump may change the config hash)
+    installed = {m.metric for m in status.metrics if not m.old_version and m.current}
     for m in status.metrics:
-        # (once the installed version's rows are there too, a run computes nothing: nothing to say)
-        if m.old_version and m.current and (m.metric, m.config_hash) not in installed:
+        if not (m.old_version and m.current):
+            continue
+        if m.metric in installed:  # a run computes nothing more: the old rows stay beside the new ones
+            console.print(f"{m.metric} [{m.config_hash}]: {m.current} row(s) of version {m.version} stay "
+                          f"beside the version-{m.installed_version} rows; no run replaces them, and reports "
+                          "show the versions apart", highlight=False, markup=False)
+        else:
             console.print(f"{m.metric} [{m.config_hash}]: {m.current} row(s) of version {m.version}; this "
                           f"robojudge computes version {m.installed_version}, so the next `robojudge score` "
                           f"computes the metric again (its version-{m.version} rows stay)",

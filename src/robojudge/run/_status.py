@@ -237,6 +237,16 @@ def _unavailable_reason(metric: str, absent: dict[str, list[str]]) -> str:
     return "inputs cannot be read now (missing or unreadable)"
 
 
+def _installed_version(metric: str, memo: dict[str, str | None]) -> str | None:
+    """The version of ``metric`` this robojudge computes (None: a judge, or a metric it does not know)."""
+    if metric not in memo:
+        memo[metric] = None
+        if split_judge_metric_id(metric) is None:
+            with contextlib.suppress(UnknownMetricError):
+                memo[metric] = get_metric(metric).version
+    return memo[metric]
+
+
 def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreStatus:
     """Compare every current row of ``store`` with the inputs of ``items`` as they are now.
 
@@ -255,6 +265,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     durations: dict[StatusKey, list[float]] = {}
     installed: dict[str, str | None] = {}  # per metric: the versions a row computed now would record
     absent: dict[str, list[str]] = {}  # per metric: its network weights not on this machine
+    versions: dict[str, str | None] = {}  # per metric: the version this robojudge computes
     for row in store.iter_rows(include_superseded=True):
         key = (row.metric, row.config_hash, row.version)
         counts = by_key.get(key)
@@ -290,7 +301,11 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
                 counts.imported += 1
             else:
                 counts.unknown += 1
-                out.unknown.append(StaleResult(*row.key, "no inputs fingerprint (stored before schema 2)"))
+                # (a row of another version than installed is never recomputed: a run computes the
+                # installed version, beside it; not among those --rescore-unknown recomputes)
+                if _installed_version(row.metric, versions) in (None, row.version):
+                    why = "no inputs fingerprint (stored before schema 2)"
+                    out.unknown.append(StaleResult(*row.key, why))
             continue
         want = expected(row) if expected is not None else None
         if want is None:
