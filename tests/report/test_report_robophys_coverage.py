@@ -107,3 +107,31 @@ def test_the_report_says_why_eq3_selects_nothing_when_no_correlation_is_defined(
     assert "Eq. 3 selects nothing here (sim_task_success is 1 for every configuration" in sec.intro
     sens = sensitivity_section(ReportInput(rows, items, higher_is_better), thresholds=(0.5, 0.7))
     assert "No metric can be selected at any threshold: sim_task_success is 1" in sens.intro
+
+
+def test_a_metric_rescored_at_a_new_version_is_read_at_that_version() -> None:
+    # After a version bump and a rescore the old version's rows stay current beside the new ones, and
+    # the section left the metric out for good ("several configurations or versions").
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in ("a", "b", "c") for k in range(2)]
+    rows = []
+    for n, it in enumerate(items):
+        rows.append(ResultRow(it.item_id, "iq1_psnr", "old", "1", "ok", 100.0 + n))  # version 1's scale
+        rows.append(ResultRow(it.item_id, "iq1_psnr", "new", "2", "ok", 20.0 + n))
+
+    def key(metric: str, values: object) -> tuple[str, str]:
+        if metric != "iq1_psnr":
+            raise KeyError(metric)
+        return "new", "2"
+
+    sec = robophys_section(ReportInput(rows, items, higher_is_better, config_key=key))
+    assert sec.skipped is None
+    assert "iq1_psnr v2 (not v1)" in sec.intro and "Left out" not in sec.intro
+    (table,) = sec.tables
+    afs = [r[1].value for r in table.rows]
+    assert afs == sorted(afs)  # a < b < c on version 2's values, as on version 1's
+    # Without knowing the installed version, or with two configurations of the current version (a
+    # --set variant: the user's choice), the metric is still left out.
+    assert robophys_section(ReportInput(rows, items, higher_is_better)).skipped is not None
+    variant = rows + [ResultRow(it.item_id, "iq1_psnr", "set", "2", "ok", 1.0) for it in items]
+    assert robophys_section(ReportInput(variant, items, higher_is_better, config_key=key)).skipped is not None

@@ -24,7 +24,7 @@ from robojudge.aggregate import (
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
-from robojudge.report._leaderboard import clusters_of, label_scores
+from robojudge.report._leaderboard import Feature, clusters_of, label_scores
 from robojudge.report._libraries import mixed_library_note
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._sizes import mixed_size_note
@@ -38,15 +38,42 @@ _MIN_CONFIGS = 3
 
 def _item_values(inp: ReportInput) -> tuple[list[str], list[str], FloatArray]:
     """(item ids, metric ids, raw values ``(items, metrics)``) of the metrics stored under one
-    configuration; see :func:`_several_configs` for the others."""
+    configuration, or read at their current version (:func:`_current_versions`); see
+    :func:`_several_configs` for the others."""
     several = set(_several_configs(inp))
-    feats = [f for f in inp.columns if f.metric not in several]
+    current = _current_versions(inp)
+    feats = [f for f in inp.columns if f.metric not in several or current.get(f.metric) is f]
     raw = np.stack([f.values for f in feats], axis=1) if feats else np.zeros((len(inp.scope), 0))
     return [it.item_id for it in inp.scope], [f.metric for f in feats], raw
 
 
+def _current_versions(inp: ReportInput) -> dict[str, Feature]:
+    """For each metric stored under several versions whose other rows are all of other versions than
+    the one installed: its default configuration at the installed version, the values ``robojudge
+    score`` computes now (as the acceleration audit reads them). Older versions' rows stay in the
+    store after a rescore, and no run replaces them; left out here, they are named in the intro."""
+    if inp.config_key is None:
+        return {}
+    by_metric: dict[str, list[Feature]] = defaultdict(list)
+    for f in inp.columns:
+        by_metric[f.metric].append(f)
+    out = {}
+    for m, feats in by_metric.items():
+        if len(feats) < 2:
+            continue
+        try:
+            chash, version = inp.config_key(m, None)
+        except (KeyError, ValueError):  # a metric this robojudge does not know
+            continue
+        chosen = [f for f in feats if (f.series.key.config_hash, f.series.key.version) == (chash, version)]
+        if len(chosen) == 1 and all(f.series.key.version != version for f in feats if f is not chosen[0]):
+            out[m] = chosen[0]
+    return out
+
+
 def _several_configs(inp: ReportInput) -> list[str]:
-    """Metrics stored under more than one configuration or version.
+    """Metrics stored under more than one configuration or version, and not read at their current
+    version (:func:`_current_versions`).
 
     Scores and selections here average metrics, so a metric cannot enter twice, and picking one of
     its configurations for the user would hide the choice: such a metric is left out, and said so.
@@ -54,15 +81,27 @@ def _several_configs(inp: ReportInput) -> list[str]:
     seen: dict[str, int] = defaultdict(int)
     for f in inp.columns:
         seen[f.metric] += 1
-    return sorted(m for m, k in seen.items() if k > 1)
+    current = _current_versions(inp)
+    return sorted(m for m, k in seen.items() if k > 1 and m not in current)
 
 
 def _left_out(inp: ReportInput) -> str:
     several = _several_configs(inp)
-    if not several:
-        return ""
-    return (f" Left out, because stored under several configurations or versions (shown apart in the "
-            f"other tables): {', '.join(several)}.")
+    current = _current_versions(inp)
+    out = ""
+    if current:
+        older: dict[str, list[str]] = {}
+        for m, chosen in current.items():
+            versions = {g.series.key.version for g in inp.columns if g.metric == m}
+            older[m] = sorted(versions - {chosen.series.key.version})
+        out += (" Read at their current version, the rows of older versions left out (they stay in the "
+                "store; shown apart in the other tables): "
+                + ", ".join(f"{m} v{f.series.key.version} (not v{', v'.join(older[m])})"
+                            for m, f in sorted(current.items())) + ".")
+    if several:
+        out += (f" Left out, because stored under several configurations or versions (shown apart in the "
+                f"other tables): {', '.join(several)}.")
+    return out
 
 
 def _by_generator(inp: ReportInput, values: dict[str, FloatArray]) -> tuple[list[str], dict[str, FloatArray]]:
