@@ -127,3 +127,19 @@ def test_reading_marks_the_frames_that_repeat_the_previous_one():
     frames[3] = frames[2]
     tracks = read_frames(_reader({}), frames, 10.0)
     assert tracks.held is not None and tracks.held.tolist() == [False, False, False, True, False, False]
+
+
+def test_a_stored_calibration_names_the_older_rules_it_is_judged_by():
+    from robojudge.kiva import OLDER_RULES, older_rules
+
+    cal: dict = {"rigidity": 0.1, "jerk": 5.0}  # version 3
+    assert older_rules(None) == [] and older_rules({}) == []
+    assert older_rules(cal) == list(OLDER_RULES.values())
+    expected = list(OLDER_RULES.values())
+    for key, value in (("scales", {"links": [0.1], "keypoints": [2.0]}), ("finger_gap", None),
+                       ("lengths", "relative"), ("jerk_windows", "lead"), ("confidence", 0.7)):
+        cal[key] = value
+        expected.remove(OLDER_RULES[key])
+        assert older_rules(cal) == expected, key
+        assert _reader({"calibration": cal}).older_rules == expected
+    assert _reader({"calibration": cal}).calibration_version == 8

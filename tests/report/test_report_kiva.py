@@ -103,3 +103,29 @@ def test_two_configurations_of_the_same_videos_are_counted_apart() -> None:
     assert "each counted apart" in table.note
     (single,) = kiva_section(ReportInput(rows[:2], items, lambda m: False)).tables
     assert "config" not in single.columns
+
+
+def test_rows_judged_by_a_reader_calibrated_for_an_older_measure_are_marked_and_kept_apart() -> None:
+    # They were shown unmarked, pooled with current rows: a reader calibrated before measure version 8
+    # judges pixel link lengths, centre jerk windows and every video, recognised or not.
+    items = [_item("a1", "good"), _item("a2", "good"), _item("a3", "good")]
+    segs = [_seg(False, False, False)]
+    current = {"calibration_version": 8, "older_rules": []}
+    older = {"calibration_version": 5, "older_rules": ["pixel link lengths", "centre jerk windows"]}
+    # Stored before values named their calibration: told by the keys each measure version added.
+    before = {"part_scales": True, "link_lengths": "pixel", "jerk_windows": "centre",
+              "recognition": "not checked: the reader was calibrated before measure version 8"}
+    rows = [_row("a1", 0.0, segs), _row("a2", 0.0, segs), _row("a3", 0.0, segs)]
+    for row, extra in zip(rows, (current, older, before), strict=True):
+        row.details.update(extra)  # type: ignore[union-attr]
+    groups = kiva_groups(rows, items)
+    assert [(g.calibration, g.videos) for g in groups] == [
+        ("", 1),
+        ("older than v8: pixel link lengths, centre jerk windows, recognition not checked", 1),
+        ("v5: pixel link lengths, centre jerk windows", 1)]
+    (table,) = kiva_section(ReportInput(rows, items, lambda m: False)).tables
+    assert table.columns[:4] == ["robot", "generator", "calibration", "videos"]
+    assert [r[2].text for r in table.rows] == ["current", groups[1].calibration, groups[2].calibration]
+    assert "older rules named" in table.note and "robojudge kiva calibrate" in table.note
+    (plain,) = kiva_section(ReportInput(rows[:1], items, lambda m: False)).tables
+    assert "calibration" not in plain.columns  # every row current: no column

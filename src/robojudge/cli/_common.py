@@ -243,6 +243,9 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
         more = len(reasons) - 3
         console.print("unscored: " + shown + (f"; {more} other reasons" if more > 0 else ""),
                       highlight=False, markup=False)
+    for notice, n in sorted(summary.notices.items()):
+        console.print(f"[yellow]note:[/] {escape(notice)} ({n} result{'s' if n != 1 else ''})", markup=True,
+                      highlight=False)
     if summary.errors:
         console.print("[bold red]failures:[/]", markup=True)
         for row in summary.errors[:max_errors]:

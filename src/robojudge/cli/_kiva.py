@@ -1,4 +1,4 @@
-"""``robojudge kiva train|calibrate``: the keypoint reader behind the ``kiva`` metrics."""
+"""``robojudge kiva train|calibrate|upgrade``: the keypoint reader behind the ``kiva`` metrics."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from robojudge.cli._common import check_out_folder, console, fail
 
-app = typer.Typer(help="KIVA's keypoint reader: train it, calibrate its thresholds.", no_args_is_help=True)
+app = typer.Typer(help="KIVA's keypoint reader: train it, calibrate its thresholds, upgrade an older one.",
+                  no_args_is_help=True)
 
 
 def _manifest_error(exc: Exception, manifest: Path) -> typer.Exit:
@@ -248,3 +249,35 @@ def calibrate_cmd(
         console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "
                       "thresholds from videos the reader has not seen are less strict", markup=True,
                       highlight=False)
+
+
+@app.command("upgrade")
+def upgrade_cmd(
+    reader: Path = typer.Option(..., "--reader", help="Reader folder from `robojudge kiva train`."),
+) -> None:
+    """Record what a reader trained by an older robojudge lacks and its files still tell: the shapes of its
+    training videos (the metrics refuse a reader without them); say whether its calibration is current."""
+    from robojudge.kiva import MEASURE_VERSION, load_reader, record_frame_aspects
+
+    _check_torch()
+    try:
+        aspects, recorded = record_frame_aspects(reader)
+        loaded = load_reader(reader)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    shown = ", ".join(f"{a:.3f}" for a in aspects)
+    if recorded:
+        console.print(f"recorded the training videos' width/height in {reader}: {shown} (the stored results "
+                      "of this reader are computed again by the next `robojudge score`)", highlight=False)
+    else:
+        console.print(f"{reader} has its training videos' width/height already: {shown}", highlight=False)
+    if loaded.older_rules:
+        manifest = (loaded.meta.get("calibration") or {}).get("manifest") or "MANIFEST_OF_REFERENCES"
+        rules = ", ".join(loaded.older_rules)
+        console.print(f"[yellow]note:[/] calibrated for measure version {loaded.calibration_version} "
+                      f"(current {MEASURE_VERSION}), so it judges by older rules ({escape(rules)}); "
+                      f"`robojudge kiva calibrate --reader {escape(str(reader))} --episodes "
+                      f"{escape(manifest)}` brings it to today's", markup=True, highlight=False)
+    elif loaded.calibration_version == 0:
+        console.print(f"not calibrated yet: robojudge kiva calibrate --reader {reader} --episodes "
+                      "MANIFEST_OF_REFERENCES", highlight=False)

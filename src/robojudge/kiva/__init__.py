@@ -26,6 +26,7 @@ from robojudge.kiva._score import (
     JERK_WINDOW,
     JERK_WINDOWS,
     MEASURE_VERSION,
+    OLDER_RULES,
     SEGMENT,
     STILL_MOTION,
     KivaResult,
@@ -44,6 +45,7 @@ from robojudge.kiva._score import (
     judge_segments,
     judge_tracks,
     keypoint_jerk,
+    older_rules,
     part_scales,
     percentile_thresholds,
     reader_confidence,
@@ -66,6 +68,7 @@ __all__ = [
     "JERK_WINDOW",
     "JERK_WINDOWS",
     "MEASURE_VERSION",
+    "OLDER_RULES",
     "RENDERED_FAILURES",
     "SEGMENT",
     "STILL_MOTION",
@@ -94,12 +97,14 @@ __all__ = [
     "keypoint_jerk",
     "load_reader",
     "measured_links",
+    "older_rules",
     "part_scales",
     "percentile_thresholds",
     "reader_confidence",
     "recognition",
     "read_frames",
     "reader_checkpoint",
+    "record_frame_aspects",
     "reference_cuts",
     "relative_lengths",
     "resolve_robot",
@@ -144,6 +149,14 @@ def load_reader(path: str | Path) -> Reader:
     from robojudge.kiva._reader import load_reader as load
 
     return load(path)
+
+
+def record_frame_aspects(reader: str | Path) -> tuple[list[float], bool]:
+    """Store the training videos' width over height in a reader trained before they were stored (see
+    :func:`robojudge.kiva._reader.record_frame_aspects`)."""
+    from robojudge.kiva._reader import record_frame_aspects as record
+
+    return record(reader)
 
 
 def read_frames(reader: Reader, frames: Any, fps: float) -> Tracks:

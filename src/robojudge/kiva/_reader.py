@@ -43,14 +43,16 @@ from robojudge.kiva._score import (
     SegmentValues,
     Thresholds,
     Tracks,
+    calibration_version,
     held_frames,
+    older_rules,
     reader_confidence,
     recognition,
     reference_cuts,
     segment_values,
 )
 from robojudge.kiva._train import Progress, keypoint_error, split_groups, train_net
-from robojudge.video import sample_frames
+from robojudge.video import VideoError, probe_video, sample_frames
 
 CHECKPOINT = "reader.pt"
 SUMMARY = "reader.json"
@@ -92,6 +94,17 @@ class Reader:
     def aspects(self) -> list[float]:
         """Width over height of the training videos (empty for a reader trained before they were stored)."""
         return [float(a) for a in self.meta.get("frame_aspects") or []]
+
+    @property
+    def calibration_version(self) -> int:
+        """The measure version the stored thresholds were drawn for (0: not calibrated)."""
+        return calibration_version(self.meta.get("calibration"))
+
+    @property
+    def older_rules(self) -> list[str]:
+        """The older rules the reader judges by in place of today's, until it is calibrated again
+        (:func:`~robojudge.kiva._score.older_rules`; empty when calibrated for the current measure)."""
+        return older_rules(self.meta.get("calibration"))
 
     @property
     def segment(self) -> int:
@@ -209,6 +222,48 @@ def load_reader(path: str | Path) -> Reader:
     if meta.get("format") != FORMAT:
         raise ReaderError(f"{ckpt}: field format is {meta.get('format')!r}, this robojudge reads {FORMAT}")
     return Reader(net.eval(), meta, ckpt.parent)
+
+
+def record_frame_aspects(path: str | Path) -> tuple[list[float], bool]:
+    """Store ``frame_aspects`` in a reader trained before robojudge stored them, from its training videos:
+    every file of its data fingerprint (``data.files``) must still be there with the content it had in
+    training, so the shapes are those the reader learned. Weights and calibration are kept.
+
+    Returns:
+        The reader's training videos' width over height, and whether they were recorded now (False: the
+        reader had them).
+
+    Raises:
+        ReaderError: The reader cannot be loaded, or a training file is gone or has changed.
+    """
+    reader = load_reader(path)
+    if reader.aspects:
+        return reader.aspects, False
+    where = reader.path / CHECKPOINT
+    files = (reader.meta.get("data") or {}).get("files") or {}
+    retrain = "train the reader again (`robojudge kiva train`)"
+    if not files:
+        raise ReaderError(f"{where}: no record of its training files (data.files), so the shape of its "
+                          f"training videos is not known; {retrain}")
+    shapes: set[float] = set()
+    for name, digest in files.items():
+        file = Path(name)
+        if not file.is_file():
+            raise ReaderError(f"{where}: its training file {file} is gone, so the shape of its training "
+                              f"videos is not known; put it back, or {retrain}")
+        if file_sha256(file) != digest:
+            raise ReaderError(f"{where}: its training file {file} has changed since it was trained (SHA-256 "
+                              f"differs), so the shape of its training videos is not known; {retrain}")
+        try:
+            info = probe_video(file)
+        except VideoError:
+            continue  # a state file, or a recording's spec, joint states or calibration
+        shapes.add(round(info.width / info.height, 3))
+    if not shapes:
+        raise ReaderError(f"{where}: none of its training files is a video; {retrain}")
+    reader.meta["frame_aspects"] = sorted(shapes)
+    _write(reader.path, reader.net.state_dict(), reader.meta)
+    return reader.meta["frame_aspects"], True
 
 
 def train(

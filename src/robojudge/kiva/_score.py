@@ -279,6 +279,32 @@ def calibration_version(cal: Mapping[str, Any] | None) -> int:
     return MEASURE_VERSION
 
 
+OLDER_RULES = {
+    "scales": "no per-part scales",
+    "finger_gap": "no finger-gap cut",
+    "lengths": "pixel link lengths",
+    "jerk_windows": "centre jerk windows",
+    "confidence": "recognition not checked",
+}
+"""What a reader calibrated for an older measure is judged with in place of today's rule, by the
+calibration key that rule added (:func:`calibration_version`)."""
+
+
+def older_rules(cal: Mapping[str, Any] | None) -> list[str]:
+    """The :data:`OLDER_RULES` a stored calibration is judged by until it is calibrated again (empty for
+    a calibration of the current measure, and for none)."""
+    if not cal:
+        return []
+    older = {
+        "scales": not cal.get("scales"),
+        "finger_gap": "finger_gap" not in cal,
+        "lengths": cal.get("lengths") != "relative",
+        "jerk_windows": cal.get("jerk_windows") != JERK_WINDOW,
+        "confidence": cal.get("confidence") is None,
+    }
+    return [rule for key, rule in OLDER_RULES.items() if older[key]]
+
+
 def recognition(cal: Mapping[str, Any] | None) -> tuple[float, str]:
     """``(floor, note)`` of a reader's stored calibration: below the floor, :data:`CONFIDENCE_RATIO` of the
     references' ``confidence`` (measure version 8), a video is not judged. The floor is NaN, and every video

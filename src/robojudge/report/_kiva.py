@@ -3,8 +3,9 @@
 A video's ``kiva`` is already a percentage of its segments, so the mean over a generator's videos
 weighs a short video like a long one; the pooled share counts every measured segment once. Both are
 shown. The rows are split by the robot the reader reads (``details.robot``), since each robot's
-thresholds are its own, and by stored configuration (config hash and version): a video scored under two
-settings, or by two versions, is counted once in each, never pooled.
+thresholds are its own, by stored configuration (config hash and version): a video scored under two
+settings, or by two versions, is counted once in each, never pooled; and by the rules its reader's
+calibration judged it with: a reader calibrated for an older measure follows older rules, marked.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from robojudge.kiva import MEASURE_VERSION, OLDER_RULES
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._series import unscored_reason
 from robojudge.report._tables import Cell, Table, text
@@ -39,6 +41,8 @@ class KivaGroup:
         rigidity_invalid: Of them, invalid by rigidity.
         jerk_judged: Segments with a jerk verdict.
         jerk_invalid: Of them, invalid by jerk.
+        calibration: Empty when the reader's calibration is of the current measure; else the measure
+            version it was drawn for and the older rules its rows were judged by (:func:`older_calibration`).
     """
 
     robot: str
@@ -52,6 +56,7 @@ class KivaGroup:
     rigidity_invalid: int
     jerk_judged: int
     jerk_invalid: int
+    calibration: str = ""
 
     @property
     def share(self) -> float:
@@ -65,6 +70,27 @@ class KivaGroup:
     @property
     def jerk_share(self) -> float:
         return 100.0 * self.jerk_invalid / self.jerk_judged if self.jerk_judged else math.nan
+
+
+# Rows stored before they named their calibration (``calibration_version``, ``older_rules``) tell their
+# older rules by the keys each measure version added to the details: (key, older value, rule).
+_OLDER_DETAILS = (("part_scales", False, "scales"), ("link_lengths", "pixel", "lengths"),
+                  ("jerk_windows", "centre", "jerk_windows"))
+
+
+def older_calibration(details: dict[str, Any]) -> str:
+    """``""`` for a ``kiva`` row judged by today's rules; else ``"v5: pixel link lengths, ..."``: the
+    measure version the reader's calibration was drawn for (``older than v8`` where a row stored before
+    it was named does not tell) and the older rules it was judged by."""
+    rules = details.get("older_rules")
+    if isinstance(rules, list):
+        version = details.get("calibration_version")
+        return f"v{version}: {', '.join(map(str, rules))}" if rules else ""
+    rules = [OLDER_RULES[key] for name, old, key in _OLDER_DETAILS
+             if name in details and details[name] == old]
+    if "calibrated before measure version" in str(details.get("recognition") or ""):
+        rules.append(OLDER_RULES["confidence"])
+    return f"older than v{MEASURE_VERSION}: {', '.join(rules)}" if rules else ""
 
 
 def _counts(segments: Sequence[dict[str, Any]], key: str) -> tuple[int, int]:
@@ -86,7 +112,7 @@ def kiva_groups(rows: Sequence[ResultRow], items: Sequence[Item], by: str = "gen
         g = getattr(it, by, None)
         if g is not None:
             group_of[it.item_id] = str(getattr(g, "value", g))
-    acc: dict[tuple[str, str, str], list[Any]] = {}
+    acc: dict[tuple[str, str, str, str], list[Any]] = {}
     for r in rows:
         if (r.metric != KIVA or r.status != "ok" or r.superseded_at is not None or r.value is None
                 or not math.isfinite(r.value) or r.item_id not in group_of
@@ -94,7 +120,8 @@ def kiva_groups(rows: Sequence[ResultRow], items: Sequence[Item], by: str = "gen
             continue
         d = r.details or {}
         segs = [s for s in d.get("segments") or [] if isinstance(s, dict)]
-        key = (str(d.get("robot", "?")), f"{r.config_hash[:8]} v{r.version}", group_of[r.item_id])
+        key = (str(d.get("robot", "?")), f"{r.config_hash[:8]} v{r.version}", group_of[r.item_id],
+               older_calibration(d))
         a = acc.setdefault(key, [0, 0.0, 0, 0, 0, 0, 0, 0])
         measured, bad = _counts(segs, "invalid")
         rig = _counts(segs, "rigidity_invalid")
@@ -102,8 +129,8 @@ def kiva_groups(rows: Sequence[ResultRow], items: Sequence[Item], by: str = "gen
         for i, v in enumerate((1, r.value, measured, bad, *rig, *jerk)):
             a[i] += v
     return [
-        KivaGroup(robot, group, config, a[0], a[1] / a[0], *a[2:])
-        for (robot, config, group), a in sorted(acc.items())
+        KivaGroup(robot, group, config, a[0], a[1] / a[0], a[2], a[3], a[4], a[5], a[6], a[7], older)
+        for (robot, config, group, older), a in sorted(acc.items())
     ]
 
 
@@ -115,19 +142,25 @@ def kiva_table(groups: Sequence[KivaGroup], by: str = "generator") -> Table:
     """The groups as a report table (lower is better in every numeric column but the counts); a
     ``config`` column when the rows come from several stored configurations."""
     several = len({g.config for g in groups}) > 1
+    older = any(g.calibration for g in groups)
     note = ("mean kiva: the mean over videos of each video's share of invalid segments; invalid %: every "
             "measured segment of the group counted once (invalid by rigidity or jerk)")
     if several:
         note += ("; config: the stored configuration (config hash and version), each counted apart: a "
                  "video scored under two is in both")
+    if older:
+        note += (f"; calibration: a reader calibrated for an older measure than today's (v{MEASURE_VERSION}) "
+                 "judged these rows by the older rules named, so they do not compare with current rows; "
+                 "`robojudge kiva calibrate` on the reader, then `robojudge score`, judges them by today's")
     table = Table(
         "kiva", f"KIVA by {by} (percent of 16-frame segments invalid; lower is better)",
-        ["robot", *(["config"] if several else []), by, "videos", "mean kiva", "segments", "invalid %",
-         "rigidity invalid %", "jerk invalid %"],
+        ["robot", *(["config"] if several else []), by, *(["calibration"] if older else []), "videos",
+         "mean kiva", "segments", "invalid %", "rigidity invalid %", "jerk invalid %"],
         note=note,
     )
     for g in groups:
-        table.add([text(g.robot), *([text(g.config)] if several else []), text(g.group), text(g.videos),
+        table.add([text(g.robot), *([text(g.config)] if several else []), text(g.group),
+                   *([text(g.calibration or "current")] if older else []), text(g.videos),
                    _pct(g.mean), text(g.segments), _pct(g.share), _pct(g.rigidity_share),
                    _pct(g.jerk_share)])
     return table

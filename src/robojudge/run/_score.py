@@ -162,6 +162,9 @@ class RunSummary:
     # Rows whose videos needed an assumption (details["video_warnings"]), and those warnings by item.
     warned: int = 0
     video_warnings: dict[str, list[str]] = field(default_factory=dict)
+    # What metrics said about how they measured (details["notice"], e.g. a KIVA reader calibrated for an
+    # older measure): each text once, with the number of rows that carry it.
+    notices: dict[str, int] = field(default_factory=dict)
     # Per metric, the items it was not run on because they lack an input it needs (applicable_only).
     not_applicable: dict[str, int] = field(default_factory=dict)
     # Worker seconds per metric (the rows' duration_s summed), and the estimated wall seconds the
@@ -295,6 +298,9 @@ def _note_warnings(summary: RunSummary, row: ResultRow) -> None:
         summary.warned += 1
         seen = summary.video_warnings.setdefault(row.item_id, [])
         seen.extend(w for w in found if w not in seen)
+    notice = (row.details or {}).get("notice")
+    if notice:
+        summary.notices[str(notice)] = summary.notices.get(str(notice), 0) + 1
 
 
 def compute_task(task: Task) -> list[ResultRow]:

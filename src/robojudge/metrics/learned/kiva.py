@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from robojudge.kiva import (
     CONFIDENCE_RATIO,
+    MEASURE_VERSION,
     SEGMENT,
     KivaResult,
     Thresholds,
@@ -146,9 +147,8 @@ def _check_aspect(item: Item, hw: tuple[int, ...], reader: Any, where: str, metr
     """The reader squashes every frame to a square, as it did in training: a video of another shape
     (16:9 against square training clips, letterbox bars) shows it a robot squashed another way (black
     bars above and below took a faithful clip from 0% to 100%)."""
+    _require_aspects(reader, where, metric_id)
     aspects = reader.aspects
-    if not aspects:
-        return  # a reader trained before its videos' shapes were stored
     h, w = int(hw[0]), int(hw[1])
     near = min(aspects, key=lambda a: abs(math.log(w / h / a)))
     if abs(math.log(w / h / near)) > math.log1p(ASPECT_TOLERANCE):
@@ -158,6 +158,36 @@ def _check_aspect(item: Item, hw: tuple[int, ...], reader: Any, where: str, metr
             f"reader {where} was trained on videos of width/height {shown}: it squashes every frame to a "
             "square, so it would read a robot squashed another way. Crop or pad the video to the training "
             "shape, or train a reader on videos of this shape")
+
+
+def _require_aspects(reader: Any, where: str, metric_id: str) -> None:
+    """A reader trained before its training videos' shapes were stored cannot tell a letterboxed or
+    stretched video from one framed as it learned: it is refused, not trusted (such a reader gave a
+    faithful clip with black bars 0%, the best value, where the clip itself scored 33%)."""
+    if reader.aspects:
+        return
+    folder = Path(where).parent
+    raise MetricInputError(
+        f"metric {metric_id!r}: reader {folder} was trained before robojudge stored its training videos' "
+        "shapes (its reader.json has no frame_aspects), so it cannot check that a video is framed as they "
+        "were, and a video of another shape can get any value, the best included. Record them with "
+        f"`robojudge kiva upgrade --reader {folder}` (it needs the training videos unchanged), or train the "
+        "reader again with `robojudge kiva train`")
+
+
+def _calibration_facts(reader: Any, where: str) -> dict[str, Any]:
+    """Which measure the reader's thresholds were drawn for and, for an older one, the older rules its
+    values follow, with a ``notice`` the run prints once per reader."""
+    version, older = reader.calibration_version, reader.older_rules
+    facts: dict[str, Any] = {"calibration_version": version, "older_rules": older}
+    if older:
+        folder = Path(where).parent
+        manifest = (reader.meta.get("calibration") or {}).get("manifest") or "MANIFEST_OF_REFERENCES"
+        facts["notice"] = (
+            f"KIVA reader {folder} was calibrated for measure version {version} (current {MEASURE_VERSION}) "
+            f"and judges by older rules ({', '.join(older)}); `robojudge kiva calibrate --reader {folder} "
+            f"--episodes {manifest}` brings it to today's rules")
+    return facts
 
 
 def _check_robot(item: Item, reader: Any, where: str, metric_id: str) -> None:
@@ -211,6 +241,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             f"would judge it by another rule. Set segment to {reader.segment}, or calibrate the reader for "
             f"it (`robojudge kiva calibrate --segment {config.segment}`)")
     _check_robot(item, reader, rkey[0], metric_id)
+    _require_aspects(reader, rkey[0], metric_id)
     sampled = _frames(item, config)  # decoded once the reader is known to judge it
     n = len(sampled)
     _check_aspect(item, sampled.frames.shape[1:3], reader, rkey[0], metric_id)
@@ -248,7 +279,8 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     facts: dict[str, Any] = {"frames": n, "keypoints_visible": round(result.visible, 4)}
     if not math.isnan(result.motion):
         facts["robot_motion"] = round(result.motion, 6)
-    facts.update(result.confidence_facts(), recognition=recognition)
+    calibration = _calibration_facts(reader, rkey[0])
+    facts.update(result.confidence_facts(), recognition=recognition, **calibration)
     if result.reason is not None:
         raise Unmeasurable(result.reason, **facts)
     value, measured = result.value(part)
@@ -259,7 +291,7 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
         why = f"the reader has no {part} threshold: none of its reference videos measured {part}"
         raise Unmeasurable(why, **facts)
     if math.isnan(value):
-        raise Unmeasurable(f"no segment gives a {part} value", **result.details())
+        raise Unmeasurable(f"no segment gives a {part} value", **result.details(), **calibration)
     details = result.details()
     names = reader.meta["keypoints"]
     for seg, how, verdict in zip(details["segments"], measures, result.verdicts, strict=True):
@@ -292,6 +324,8 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             **({"measure_2d_reason": why_2d} if "2d" in used or not used else {}),
             "candidates": 5,
             "recognition": recognition,
+            # Measure version the thresholds were drawn for; an older one names the older rules applied.
+            **calibration,
             **_unchecked_floor(reader, result, floor),
             "reader": rkey[0],
             "reader_data_sha256": reader.meta["data"]["sha256"],
