@@ -151,3 +151,32 @@ def test_a_store_scored_from_one_manifest_per_generator_reports_them_all(
     assert only.exit_code == 0 and "more manifest" not in only.stdout
     html = (run / "report" / "index.html").read_text()
     assert f"suite {per_generator['alpha'].resolve()}" in html and "beta.jsonl" not in html
+
+
+def test_a_report_says_when_another_manifest_scored_into_the_store_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two machines scored halves into one store; with one half's manifest gone the summary covered the
+    # other half without a word in the terminal.
+    monkeypatch.chdir(tmp_path)
+    manifest = _manifest(tmp_path)
+    run = tmp_path / "run"
+    part = tmp_path / "machine_b" / "part2.jsonl"
+    part.parent.mkdir()
+    video = manifest.parent / "videos" / "alpha" / "ep0.mp4"
+    part.write_text(json.dumps({"item_id": "gamma/ep0", "video": str(video), "generator": "gamma"}) + "\n")
+    for m in (manifest, part):
+        scored = runner.invoke(build_app("score"), ["score", str(m), "-m", "mq_dynamic_degree",
+                                                    "--run-dir", str(run), "--no-progress"])
+        assert scored.exit_code == 0, scored.output
+    part.unlink()
+    done = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(manifest), "--bootstrap",
+                                                "0"])
+    assert done.exit_code == 0, done.output
+    quiet = " ".join(done.stdout.split())
+    assert "no longer there" not in quiet  # --suite given: the user chose the manifest
+    done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.stdout.split())
+    assert (f"the items of the other manifests scored into this store are not in the report's tables (its "
+            f"store notes {part.resolve()}, no longer there") in said

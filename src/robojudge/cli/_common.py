@@ -258,7 +258,8 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
         names = first_names(summary.isolated)
         console.print(
             f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was computing when it ended (a crash or "
-            f"a kill) ran alone in a child process:[/] {escape(names)}; "
+            f"a kill; or a run on another machine sharing the store, whose state cannot be checked from "
+            f"here) ran alone in a child process:[/] {escape(names)}; "
             + (f"{again} crashed it again and got error rows" if again else "none crashed it"),
             markup=True, highlight=False,
         )

@@ -236,7 +236,8 @@ def sets_cmd(
             n, again = len(where.isolated), len(where.crashed_again)
             names = first_names([f"{m} on {g}" for m, g in where.isolated])
             console.print(f"{n} group{'s' if n != 1 else ''} an earlier run was computing when it ended (a "
-                          f"crash or a kill) ran alone in a child process: {names}; "
+                          "crash or a kill; or a run on another machine sharing the store, whose state "
+                          f"cannot be checked from here) ran alone in a child process: {names}; "
                           + (f"{again} crashed it again and got error rows" if again else "none crashed it"),
                           highlight=False, markup=False)
     if out is not None:

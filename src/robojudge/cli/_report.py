@@ -152,6 +152,11 @@ def report(
         elif suite is None:
             console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
             others = noted_manifests(url, besides=manifest)
+            gone = gone_note(url)
+            if gone:  # (two machines scoring halves into one store: the other half's items are not named)
+                console.print(f"the items of the other manifests scored into this store are not in the "
+                              f"report's tables{gone}; their rows are listed as ids not in the suite",
+                              highlight=False, markup=False)
     if not html:
         if _is_manifest(target):  # the HTML report says it below; the summary alone says it here
             _print_stale(url, Path(target))
