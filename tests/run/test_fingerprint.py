@@ -588,3 +588,49 @@ def test_a_moved_project_s_file_settings_take_over_their_results(tmp_path: Path)
         # Nothing is taken over twice, and a third run computes nothing.
         third = score_items(items, reqs, store)
         assert (third.taken_over, third.ok, third.skipped) == (0, 0, 3)
+
+
+def test_another_file_that_is_still_there_keeps_its_rows(tmp_path: Path) -> None:
+    # Two captions files that agree on most items: the second's run took the first's rows (a per-item
+    # text is all the fingerprint holds of them), and running the first again took them back.
+    def texts(name: str, captions: dict[str, str]) -> str:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({"item_id": k, "caption": v}) + "\n" for k, v in captions.items()))
+        return str(path)
+
+    items = [Item(item_id=n, video="/unused.mp4", instruction="x") for n in ("a", "b", "c")]
+    first = texts("a.jsonl", {"a": "grasp", "b": "lift it", "c": "push"})
+    second = texts("b.jsonl", {"a": "grasp", "b": "lift it", "c": "push it"})
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        for path, ok in ((first, 3), (second, 3), (first, 0)):
+            done = score_items(items, build_requests(["test_caption"], {"test_caption": {"captions": path}}),
+                               store)
+            assert (done.taken_over, done.ok) == (0, ok)
+        assert len(store.rows()) == 6 and len(store.rows(include_superseded=True)) == 6
+
+
+def test_rows_taken_over_are_rescored_for_their_libraries_in_the_same_run(tmp_path: Path) -> None:
+    from robojudge.run import library_versions
+
+    old = tmp_path / "old" / "captions.jsonl"
+    old.parent.mkdir()
+    old.write_text(json.dumps({"item_id": "a", "caption": "grasp"}) + "\n")
+    items = [Item(item_id="a", video="/unused.mp4", instruction="x")]
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        (req,) = build_requests(["test_caption"], {"test_caption": {"captions": str(old)}})
+        assert library_versions(req.spec) is not None
+        score_items(items, [req], store)
+        (row,) = store.rows()
+        with store._write() as conn:  # as computed with another NumPy (details.libraries differs)
+            from sqlalchemy import update
+
+            from robojudge.store._schema import results_table as t
+            conn.execute(update(t).values(details={**(row.details or {}), "libraries": "numpy 0.1"}))
+        new = tmp_path / "new" / "captions.jsonl"
+        new.parent.mkdir()
+        old.rename(new)
+        reqs = build_requests(["test_caption"], {"test_caption": {"captions": str(new)}})
+        done = score_items(items, reqs, store, rescore_libraries=True)
+        assert (done.taken_over, done.rescored_libraries, done.ok) == (1, 1, 1)
+        (now,) = store.rows()
+        assert (now.details or {}).get("libraries") != "numpy 0.1"

@@ -73,9 +73,12 @@ def test_a_relative_model_in_a_judges_file_is_read_against_the_file(
     _model(tmp_path / "proj" / "models" / "tiny")
     (tmp_path / "proj" / "judges.toml").write_text(
         '[judges.tiny]\nbackend = "hf"\nmodel = "models/tiny"\n[judges.hub]\nbackend = "hf"\n'
-        'model = "Qwen/Qwen2-VL-2B-Instruct"\n')
+        'model = "Qwen/Qwen2-VL-2B-Instruct"\n[judges.served]\nbackend = "openai"\nmodel = "models/tiny"\n'
+        'base_url = "http://127.0.0.1:9/v1"\n')
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
     judges = load_judges_file(tmp_path / "proj" / "judges.toml")
     assert judges["tiny"].model == str((tmp_path / "proj" / "models" / "tiny").resolve())
     assert judges["hub"].model == "Qwen/Qwen2-VL-2B-Instruct"  # a hub id stays one
+    # A server's model is the name it serves (vllm serve models/tiny), never a path, folder beside or not.
+    assert judges["served"].model == "models/tiny"

@@ -143,3 +143,20 @@ def test_upgrade_adds_no_tables_to_another_program_s_database(tmp_path) -> None:
     res = CliRunner().invoke(build_app("results"), ["results", "upgrade", "--db", str(other)])
     assert res.exit_code == 2 and "is not a robojudge result store" in res.output
     assert other.read_bytes() == before
+
+
+def test_upgrade_of_a_url_makes_no_new_store(tmp_path, request) -> None:  # type: ignore[no-untyped-def]
+    # An sqlite:/// URL of a missing file (a typo) was made a new, empty store, reported "already at
+    # schema version 2, nothing to upgrade"; so was a PostgreSQL database without robojudge's tables.
+    app = build_app("results")
+    missing = tmp_path / "typo.sqlite"
+    res = CliRunner().invoke(app, ["results", "upgrade", "--db", f"sqlite:///{missing}"])
+    assert res.exit_code == 2 and "no result store at" in res.output and not missing.exists()
+    empty_pg = str(request.getfixturevalue("postgres_db_url"))
+    res = CliRunner().invoke(app, ["results", "upgrade", "--db", empty_pg])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and "not a robojudge result store" in said and "nothing to upgrade" in said
+    from robojudge.store import NotAStoreError
+
+    with pytest.raises(NotAStoreError):
+        ResultStore(empty_pg, read_only=True)  # still no tables: nothing was created

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail, first_names, manifests_line
-from robojudge.store import SCHEMA_VERSION, ResultStore, StoreError, default_db_url
+from robojudge.store import SCHEMA_VERSION, NotAStoreError, ResultStore, StoreError, default_db_url, parse_url
 
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
@@ -193,8 +193,16 @@ def upgrade_cmd(
 
     Any command that writes does this too; reading commands open stores read-only and cannot.
     """
-    if "://" not in db:
-        path = Path(db) / "results.sqlite" if Path(db).is_dir() else Path(db)  # a run folder: its store
+    local = None if "://" in db else Path(db) / "results.sqlite" if Path(db).is_dir() else Path(db)
+    if local is None:  # a URL: an SQLite one names a file, checked as a path is
+        try:
+            parsed = parse_url(db)
+        except (StoreError, ValueError) as exc:
+            raise fail(str(exc)) from None
+        if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+            local = Path(parsed.database)
+    if local is not None:
+        path = local
         if not path.is_file():
             raise fail(f"no result store at {path}")
         if path.stat().st_size == 0:  # SQLite would make a new store of it
@@ -202,6 +210,13 @@ def upgrade_cmd(
         if not _holds_store(path):  # upgrading would add robojudge's tables to another program's database
             raise fail(f"{path} is not a robojudge result store (it has no robojudge_meta table); nothing "
                        "to upgrade")
+    try:
+        with ResultStore(db, read_only=True):
+            pass  # already at the current schema
+    except NotAStoreError as exc:  # no tables: opening it for writing would make a new store of it
+        raise fail(f"{exc}; nothing to upgrade") from None
+    except StoreError:
+        pass  # an older schema (the upgrade's case), or unreachable: said by the opening below
     try:
         with ResultStore(db) as store:
             where, had = store.url, store.opened_at_version

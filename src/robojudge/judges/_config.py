@@ -329,10 +329,13 @@ def _message(msg: str) -> str:
 
 
 def _local_folders(values: dict[str, Any], root: Path) -> dict[str, str]:
-    """``model`` and ``base_model`` given as a relative path of a folder beside the judges file, as that
-    folder's absolute path: paths in a judges file are read against its folder, as a manifest's are
-    (from another working folder, ``models/tiny`` was taken for a hub id). Anything else is kept."""
-    out = {}
+    """An ``hf`` judge's ``model`` and ``base_model`` given as a relative path of a folder beside the
+    judges file, as that folder's absolute path: paths in a judges file are read against its folder, as
+    a manifest's are (from another working folder, ``models/tiny`` was taken for a hub id). Anything
+    else is kept; another backend's ``model`` is the name a server serves, never a path."""
+    out: dict[str, str] = {}
+    if values.get("backend") != "hf":
+        return out
     for key in ("model", "base_model"):
         value = values.get(key)
         if not isinstance(value, str) or not value or Path(value).is_absolute():

@@ -7,7 +7,9 @@ other paths: another configuration, whose results were computed again, while the
 rows stayed current beside them and reports listed the metric twice.
 
 Before planning, :func:`take_over_moved` looks, per requested metric with such a field, for the other
-configurations stored at the same version whose config differs only in the paths of those fields (a
+configurations stored at the same version whose config differs only in the paths of those fields, and
+whose files are not at those paths on this machine (moved: a file still there is another file, another
+configuration, and keeps its rows) (a
 judge: the path of its local model folder, :func:`take_over_moved_judges`, whose files' digest is part
 of its config). An
 item's row there whose fingerprint equals the one the request would store now (the same inputs, and
@@ -19,6 +21,7 @@ not taken over: they are computed under the new configuration as any others.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -32,16 +35,27 @@ TAKEN_OVER = "taken_over_from"
 
 
 def same_but_paths(stored: Mapping[str, Any] | None, wanted: Mapping[str, Any], paths: Sequence[str]) -> bool:
-    """Whether a stored config equals ``wanted`` except for the file paths of ``paths`` (both set)."""
+    """Whether a stored config equals ``wanted`` except for the file paths of ``paths``, each of which
+    names nothing on this machine where the two differ: the files moved. A configuration whose file is
+    still there is another file, another configuration (two captions files that agree on most items,
+    two copies of one model), and keeps its rows."""
     if not isinstance(stored, Mapping) or set(stored) != set(wanted):
         return False
     for name, value in wanted.items():
-        if name in paths:
-            if bool(stored[name]) != bool(value) or not isinstance(stored[name], str | type(None)):
+        old = stored[name]
+        if name not in paths:
+            if old != value:
                 return False
-        elif stored[name] != value:
+        elif old != value and (not isinstance(old, str) or not old or not value or _exists(old)):
             return False
     return True
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.exists(path)
+    except (OSError, ValueError):  # a name too long for this file system, a NUL
+        return False
 
 
 def take_over(

@@ -379,14 +379,15 @@ def _plan(
         # Under `all`: the declared inputs, and the per-item texts the config reads (sa_bleu's caption)
         return not r.applicable_only or not (missing_inputs(r.spec, item) or missing_texts(r.config, item))
 
+    # A moved project names its files by other paths: their results are taken over, not recomputed
+    # (first: rows taken over are then checked for their library versions as any others).
+    taken = take_over_moved(items, requests, store, prints, applies)
     rescored = 0
     if rescore_libraries:  # those rows then count as missing; they stay in the store, superseded
         for r in requests:  # only where the metric runs now, so that each is computed again
             ids = [it.item_id for it in items if applies(it, r)]
             rescored += store.supersede_other_libraries(r.id, r.config_hash, r.spec.version,
                                                         library_versions(r.spec), ids)
-    # A moved project names its files by other paths: their results are taken over, not recomputed.
-    taken = take_over_moved(items, requests, store, prints, applies)
     plan = plan_pending(
         items,
         requests,

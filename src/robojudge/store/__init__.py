@@ -8,7 +8,7 @@ replace it, all rows in one transaction (``robojudge results import`` uses it).
 """
 
 from robojudge._csv import ESCAPED_CELL, SafeCsvWriter
-from robojudge.store._errors import StoreError
+from robojudge.store._errors import NotAStoreError, StoreError
 from robojudge.store._export import (
     EXPORT_COLUMNS,
     MANIFEST_COLUMNS,
@@ -33,6 +33,7 @@ __all__ = [
     "ResultStore",
     "RowConflictError",
     "SafeCsvWriter",
+    "NotAStoreError",
     "StoreError",
     "UTCDateTime",
     "default_db_url",

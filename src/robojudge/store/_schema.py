@@ -38,7 +38,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.types import TypeDecorator
 
 import robojudge
-from robojudge.store._errors import StoreError
+from robojudge.store._errors import NotAStoreError, StoreError
 
 SCHEMA_VERSION = 2
 """The schema this code reads and writes. Bump it, and add a step to ``_MIGRATIONS``, on any change."""
@@ -207,7 +207,7 @@ def check_schema(conn: Connection) -> None:
         StoreError: No robojudge tables, a newer schema, or an older one that needs an upgrade.
     """
     if not inspect(conn).has_table(meta_table.name):
-        raise StoreError("the database is not a robojudge result store (it has no robojudge_meta table)")
+        raise NotAStoreError("the database is not a robojudge result store (it has no robojudge_meta table)")
     found = _read_version(conn)
     if found > SCHEMA_VERSION:
         raise StoreError(

@@ -160,7 +160,7 @@ class ResultStore:
                         try:
                             check_schema(conn)
                         except StoreError as exc:  # which database: several may be in play
-                            raise StoreError(f"{self.url}: {exc}") from None
+                            raise type(exc)(f"{self.url}: {exc}") from None
                 else:
                     with self._write() as conn:
                         self.opened_at_version = ensure_schema(conn)
