@@ -74,3 +74,28 @@ def test_cli_report_writes_the_networks_table(tmp_path):
     assert [(r["metric"], r["loader checked"]) for r in table][0] == ("cc_semantics", "no (unverified)")
     page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
     assert 'id="networks"' in page and "viclip_l14_internvid" in page
+
+
+def test_the_files_behind_each_metric_s_values_are_counted_and_a_mix_is_said():
+    # Each value records the digest of the weights it was computed with; the report named the network
+    # only, so values of two different files of it (two machines) were compared as one metric's.
+    a, b = "a" * 32, "b" * 32
+    rows = [ResultRow("i0", "clip_frame_consistency", "h", "1", "ok", 0.9,
+                      details={"network_weights": {"clip_vit_b32": a}}),
+            ResultRow("i1", "clip_frame_consistency", "h", "1", "ok", 0.8,
+                      details={"network_weights": {"clip_vit_b32": a}}),
+            ResultRow("i2", "clip_frame_consistency", "h", "1", "ok", 0.7,
+                      details={"network_weights": {"clip_vit_b32": b}}),
+            *(ResultRow(it.item_id, "cc_semantics", "h", "1", "ok", 0.5) for it in ITEMS)]
+    sec = networks_section(ReportInput(rows, ITEMS, lambda m: True, networks=registry_networks))
+    (table,) = sec.tables
+    files = {r[0].formatted(): r[6].formatted() for r in table.rows}
+    assert files == {"clip_frame_consistency": f"2 files: {a[:12]} (2 values), {b[:12]} (1 value)",
+                     "cc_semantics": "not recorded"}
+    assert "different files of one network (clip_frame_consistency)" in sec.intro
+    bare = ResultRow("i2", "clip_frame_consistency", "h", "1", "ok", 0.7)  # stored before rows recorded it
+    one = [r for r in rows if r.item_id != "i2"] + [bare]
+    sec = networks_section(ReportInput(one, ITEMS, lambda m: True, networks=registry_networks))
+    files = {r[0].formatted(): r[6].formatted() for r in sec.tables[0].rows}
+    assert files["clip_frame_consistency"] == f"1 file ({a[:12]}); 1 value records none"
+    assert "different files" not in sec.intro
