@@ -19,6 +19,7 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from robojudge._json import json_ready
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import PRIVILEGED, Database, now, project_row
 from robojudge.annotate._errors import AnnotateError, Forbidden, NotFound
@@ -70,16 +71,7 @@ class RoundAgreement:
     per_pair: dict[str, RaterAgreement] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        def clean(x: Any) -> Any:
-            if isinstance(x, float) and not math.isfinite(x):
-                return None
-            if isinstance(x, dict):
-                return {k: clean(v) for k, v in x.items()}
-            if isinstance(x, list | tuple):
-                return [clean(v) for v in x]
-            return x
-
-        return clean(asdict(self))  # type: ignore[no-any-return]
+        return json_ready(asdict(self))  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robojudge.audit._json import json_ready
+from robojudge._json import json_ready
 from robojudge.audit._timing import read_timing, timing_costs
 from robojudge.meta import (
     AccelerationAudit,

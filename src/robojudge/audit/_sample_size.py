@@ -29,7 +29,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from robojudge.audit._json import json_ready
+from robojudge._json import json_ready
 from robojudge.meta import SampleSizeResult, sample_size_sensitivity
 from robojudge.metrics.learned.distribution import frechet_feature_distance
 from robojudge.report import render_page, sample_size_section, sample_size_table

@@ -65,6 +65,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge._csv import SafeCsvWriter
+from robojudge._json import json_ready
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._presence import weights_present
 from robojudge.metrics._registry import (
@@ -492,19 +493,8 @@ def score_sets(
     return rows
 
 
-def _strict(value: Any) -> Any:
-    """``value`` with NaN and infinities as None: what strict JSON can hold (as the store writes)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_strict(v) for v in value]
-    return value
-
-
 def _dumps(value: Any) -> str:
-    return json.dumps(_strict(value), sort_keys=True, default=str, allow_nan=False)
+    return json.dumps(json_ready(value), sort_keys=True, default=str, allow_nan=False)
 
 
 def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:

@@ -1,4 +1,4 @@
-"""JSON output of the audits."""
+"""JSON that strict readers take: non-finite floats written as null (audits, set-level rows, agreement)."""
 
 from __future__ import annotations
 
