@@ -69,3 +69,17 @@ def test_selection_from_table_matches_select_on_the_golden_rows(tmp_path: Path) 
                                  "ta_ndtw", "iq1_fvd"}
     with pytest.raises(AggregateInputError, match="no target/reference column"):
         selection_from_table(df, ["nope_target"], normalized=True)
+
+
+def test_a_parquet_export_is_read_whatever_its_suffix(tmp_path: Path) -> None:
+    # `results export -o X.pq` (or .PARQUET) writes Parquet; it was read as CSV: "cannot read: 'utf-8'
+    # codec can't decode byte".
+    from robojudge.aggregate._tables import read_metric_table
+    from robojudge.store import ResultRow, ResultStore, export_results
+
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.add([ResultRow("007", "iq1_psnr", "h", "1", "ok", 31.5)])
+        for name in ("e.pq", "E.PARQUET", "no_suffix"):
+            export_results(store, tmp_path / name, "parquet")
+            df = read_metric_table(tmp_path / name)
+            assert list(df["item_id"]) == ["007"] and list(df["value"]) == [31.5], name

@@ -184,3 +184,17 @@ def test_the_cli_calibrates_and_refuses_a_manifest_without_the_robot(tiny_reader
     bad = CliRunner().invoke(app, ["kiva", "train", "--episodes", str(kiva_suite), "--robot", "no_such_robot",
                                    "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "no_such_robot" in bad.output
+
+
+def test_a_diverged_training_saves_no_reader(kiva_suite: Path, tmp_path: Path):
+    # A reader whose loss went to NaN was saved without a word (reader.json full of NaN, not JSON that
+    # strict readers take), and calibrating it failed with "0 segments with a rigidity value".
+    import pytest
+    from _kiva_consts import TINY
+
+    from robojudge.kiva import TrainConfig, train_reader
+
+    out = tmp_path / "reader"
+    with pytest.raises(ValueError, match="training diverged: the mean loss of epoch 1 is nan"):
+        train_reader(kiva_suite, "fetch", out, TrainConfig(**{**TINY, "lr": 1e12}))
+    assert not (out / "reader.pt").exists() and not (out / "reader.json").exists()

@@ -133,6 +133,7 @@ def test_jsonl_is_strict_json(tmp_path):
         (cell,) = list(csv.DictReader(fh))
     details = json.loads(cell["details"], parse_constant=lambda c: pytest.fail(c))
     assert details == {"a": None, "b": [1.0, None]}
+    assert cell["value"] == ""  # no value: an empty cell, as every robojudge CSV writes it (was "nan")
 
 
 def test_stub_specs_pickle_for_worker_processes():

@@ -93,4 +93,20 @@ def test_generator_names_stay_out_of_file_paths(tmp_path) -> None:
                                {"fast": GenerationCost(seconds=1.0)}, ["fast"], bootstrap=0)
     written = frontier_table(audit).write(tmp_path / "tables")
     assert all(p.parent == tmp_path / "tables" for p in written)
-    assert written[0].name == "acceleration_evil_dense.csv"
+    assert written[0].name.startswith("acceleration_evil_dense-") and written[0].suffix == ".csv"
+
+
+def test_two_dense_generators_never_share_a_table_file_and_long_names_fit(tmp_path) -> None:
+    # "x y" and "x_y" wrote the same acceleration_x_y.* files (the first audit's tables were lost), and a
+    # 250-character name stopped the report with "File name too long".
+    from robojudge.meta import GenerationCost, acceleration_audit
+    from robojudge.report import frontier_table
+
+    names: list[str] = []
+    for dense in ("x y", "x_y", "d" * 250):
+        scores = {g: {"sharp": {"c1": 1.0, "c2": 2.0}} for g in (dense, "fast")}
+        audit = acceleration_audit(dense, scores, {"sharp": True}, {"fast": GenerationCost(seconds=1.0)},
+                                   ["fast"], bootstrap=0)
+        names += [p.name for p in frontier_table(audit).write(tmp_path / "tables")]
+    assert len(names) == len(set(names)) and "acceleration_x_y.csv" in names
+    assert max(len(n) for n in names) < 100

@@ -22,6 +22,8 @@ def test_latex_escape_every_special_character():
     assert latex_escape(r"a_b & 50% $x$ #1 {y} ~ ^ \z") == (
         r"a\_b \& 50\% \$x\$ \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}z")
     assert latex_escape("plain text 1.0 [0.1, 0.2]") == "plain text 1.0 [0.1, 0.2]"
+    # printed as other glyphs under the default font encoding: <b> as ¡b¿, pipe|name as pipe—name
+    assert latex_escape("<b>|x") == r"\textless{}b\textgreater{}\textbar{}x"
 
 
 def test_mark_best_higher_lower_and_ties():
@@ -66,3 +68,20 @@ def test_row_length_is_checked_and_write_makes_three_files(tmp_path):
         t.add([text("x"), Cell(1.0)])
     paths = t.write(tmp_path)
     assert sorted(p.name for p in paths) == ["t_1.csv", "t_1.md", "t_1.tex"]
+
+
+def test_csv_headers_never_repeat() -> None:
+    # A generator named "a_low" beside a generator "a" (or one named "n") repeated a header: pandas read
+    # df["a_low"] as a's lower bound, csv.DictReader dropped one of the two.
+    import csv
+    import io
+
+    from robojudge.report._tables import Cell, Table, text
+
+    t = Table("summary", "t", ["metric", "n", "a", "a_low", "n"])
+    t.add([text("m"), text(3), Cell(1.0, 0.5, 1.5), Cell(2.0, 1.5, 2.5), Cell(4.0)])
+    (row,) = list(csv.DictReader(io.StringIO(t.to_csv())))
+    header = next(csv.reader(io.StringIO(t.to_csv())))
+    assert len(header) == len(set(header))
+    assert header[:4] == ["metric", "n", "a", "a_low"] and "n#2" in header and "a_low#2" in header
+    assert row["a_low#2"] == "2.0" and row["n#2"] == "4.0" and row["a_low"] == "0.5"

@@ -35,6 +35,11 @@ def test_write_report_files(tmp_path):
     assert {p.name for p in rep.iterdir()} == {"results.csv", "summary.csv", "summary.md", "errors.csv"}
     assert "y,m,h,boom" in (rep / "errors.csv").read_text()
     assert "2 results, 1 failed" in (rep / "summary.md").read_text()
+    # One value: no interval, written as empty cells (it was "nan", which polars read as text).
+    import csv
+
+    (row,) = list(csv.DictReader((rep / "summary.csv").open()))
+    assert (row["mean"], row["ci_low"], row["ci_high"]) == ("1.0", "", "")
 
 
 def test_summary_md_names_a_metrics_configurations_by_what_differs(tmp_path):

@@ -54,8 +54,17 @@ class AggregateInputError(ValueError):
     """A metric table that cannot be aggregated; the message names the file where there is one."""
 
 
+def _is_parquet(path: Path) -> bool:
+    """Whether the file starts with Parquet's magic bytes (``PAR1``), whatever its name."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
 def read_metric_table(path: str | Path) -> pd.DataFrame:
-    """A ``.parquet`` file, else CSV.
+    """A Parquet file (``.parquet`` or ``.pq``, any case, or a file that starts as Parquet does), else CSV.
 
     A CSV is read as text, cell for cell: ids and groups keep their spelling (``01``, ``1`` and ``1.0``
     are three groups; ``NA``, ``None`` and ``null`` are names, not missing values), and the metric
@@ -74,7 +83,7 @@ def read_metric_table(path: str | Path) -> pd.DataFrame:
     if not path.exists():
         raise AggregateInputError(f"no such file: {path}")
     try:
-        if path.suffix == ".parquet":
+        if path.suffix.lower() in (".parquet", ".pq") or _is_parquet(path):  # as results export names it
             return pd.read_parquet(path)
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, OSError, pd.errors.ParserError) as exc:

@@ -233,6 +233,11 @@ def train_net(
             losses.append(total / count)
             if progress is not None:
                 progress(epoch + 1, cfg.epochs, losses[-1])
+            if not math.isfinite(losses[-1]):  # diverged: every later step and read would be NaN too
+                raise ValueError(
+                    f"training diverged: the mean loss of epoch {epoch + 1} is {losses[-1]} (learning rate "
+                    f"{cfg.lr:g}); no reader was saved. Train again with other settings (a smaller "
+                    "TrainConfig.lr or --heatmap-loss) or another --seed")
     return net.cpu().eval(), losses
 
 

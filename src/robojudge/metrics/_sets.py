@@ -510,6 +510,8 @@ def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
             for r in rows:
                 d = r.to_dict()
                 d["details"] = _dumps(d["details"])
+                if isinstance(d.get("value"), float) and math.isnan(d["value"]):
+                    d["value"] = None  # an empty cell, as every robojudge CSV writes no value
                 writer.writerow([d.get(n) for n in names])
     else:
         with path.open("w", encoding="utf-8") as fh:

@@ -9,6 +9,7 @@ docs/audit.md), with costs from the items' ``meta.generation_seconds`` / ``meta.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Sequence
@@ -36,9 +37,18 @@ ACCELERATES_KEY = "accelerates"
 DEFAULT_LEVEL = 0.95
 
 
+_STEM_CHARS = 60
+
+
 def _stem(name: str) -> str:
-    """A generator name made safe for a file stem and an element id (names come from manifests)."""
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "_"
+    """A generator name made safe for a file stem and an element id (names come from manifests): kept
+    where it is short and plain, else its plain characters (at most 60) and a hash of the whole name, so
+    that two names never share a file (``x y`` and ``x_y`` did) and none is too long for one (a
+    250-character name stopped the report)."""
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "_"
+    if safe == name and len(name) <= _STEM_CHARS:
+        return name
+    return f"{safe[:_STEM_CHARS]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def _num(v: float, digits: int = 2) -> Cell:

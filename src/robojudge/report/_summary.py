@@ -217,7 +217,9 @@ def write_report(
         w.writerow(fields)
         for s in summaries:
             d = asdict(s)
-            w.writerow([d[k] for k in fields])
+            # (no value: an empty cell, as every other robojudge CSV writes it; "nan" made polars read
+            # the column as text)
+            w.writerow(["" if isinstance(d[k], float) and math.isnan(d[k]) else d[k] for k in fields])
     with (out / "errors.csv").open("w", newline="", encoding="utf-8") as f:
         w2 = SafeCsvWriter(f)
         w2.writerow(["item_id", "metric", "config_hash", "error"])

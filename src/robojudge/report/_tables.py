@@ -30,6 +30,10 @@ _LATEX_ESCAPES = (
     ("}", r"\}"),
     ("~", r"\textasciitilde{}"),
     ("^", r"\textasciicircum{}"),
+    # Under the default OT1 font encoding these print as other glyphs (<b> as ¡b¿, a|b as a—b).
+    ("<", r"\textless{}"),
+    (">", r"\textgreater{}"),
+    ("|", r"\textbar{}"),
 )
 
 
@@ -49,7 +53,9 @@ def is_small(n: int, clusters: int | None = None) -> bool:
 
 
 def latex_escape(text: str) -> str:
-    """Escape the characters LaTeX treats specially (``\\ & % $ # _ { } ~ ^``) in running text."""
+    """Escape the characters LaTeX treats specially (``\\ & % $ # _ { } ~ ^``) in running text, and
+    ``< > |``, which the default font encoding prints as other glyphs. Characters outside Latin-1
+    (Greek, CJK) pass through: they need a UTF-8 engine (xelatex, lualatex) or packages of your own."""
     out = []
     for ch in text:
         for special, escaped in _LATEX_ESCAPES:
@@ -159,12 +165,15 @@ class Table:
 
     def to_csv(self) -> str:
         """CSV at full precision: numeric column ``c`` becomes ``c``, ``c_low``, ``c_high``, ``c_best``
-        and ``c_small_n``."""
+        and ``c_small_n``. A header that would repeat an earlier one (a generator named ``a_low`` beside a
+        generator ``a``, or one named ``n``) gets ``#2``, ``#3``... in order: readers that key columns by
+        name kept one of the two (``csv.DictReader``) or renamed it their own way (pandas)."""
         numeric = [any(r[k].is_number for r in self.rows) for k in range(len(self.columns))]
         header: list[str] = []
         for name, num in zip(self.columns, numeric, strict=True):
             header += ([name, f"{name}_low", f"{name}_high", f"{name}_best", f"{name}_small_n"] if num
                        else [name])
+        header = _unique(header)
         buf = io.StringIO()
         # Names come from users' manifests and stores: neutralise formula-like text for spreadsheets.
         w = SafeCsvWriter(buf, lineterminator="\n")
@@ -268,3 +277,18 @@ def write_between_markers(path: Path, text: str, begin: str, end: str) -> None:
             path.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
             return
     path.write_text(text, encoding="utf-8")
+
+
+def _unique(names: Sequence[str]) -> list[str]:
+    """``names`` with each repeat of an earlier name suffixed ``#2``, ``#3``... (a suffixed name that is
+    itself taken counts on)."""
+    taken: set[str] = set()
+    out = []
+    for name in names:
+        new, k = name, 1
+        while new in taken:
+            k += 1
+            new = f"{name}#{k}"
+        taken.add(new)
+        out.append(new)
+    return out
