@@ -135,3 +135,22 @@ def test_a_metric_rescored_at_a_new_version_is_read_at_that_version() -> None:
     assert robophys_section(ReportInput(rows, items, higher_is_better)).skipped is not None
     variant = rows + [ResultRow(it.item_id, "iq1_psnr", "set", "2", "ok", 1.0) for it in items]
     assert robophys_section(ReportInput(variant, items, higher_is_better, config_key=key)).skipped is not None
+
+
+def test_eq3_says_when_no_candidate_has_an_r_because_generators_are_measured_in_part() -> None:
+    # Each generator lacked one clip of each candidate: every candidate's r was undefined, and the page
+    # said "no metric passes 0.7" (which reads as: the metrics disagree with task success).
+    succ = {"a": 0.1, "b": 0.3, "c": 0.5, "d": 0.7}
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in succ for k in range(4)]
+    rows = []
+    for g, y in succ.items():
+        for k in range(4):
+            rows.append(_row(f"{g}{k}", "iq1_ssim", None if k == 0 else y))  # one clip unscored each
+            rows.append(_row(f"{g}{k}", "sim_task_success", y))
+    sec = robophys_section(ReportInput(rows, items, higher_is_better))
+    assert "no metric passes 0.7" not in sec.intro
+    assert "no r with every target is defined for any of the 1 candidate(s)" in sec.intro
+    assert "leaves 4 (generator, metric) pairs without one" in sec.intro
+    sweep = sensitivity_section(ReportInput(rows, items, higher_is_better), thresholds=(0.7,))
+    assert "No metric can be selected at any threshold: no r with every target is defined" in sweep.intro

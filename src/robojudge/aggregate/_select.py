@@ -114,8 +114,18 @@ def select_metrics(
     min_r = {m: min(rs.values()) if not any(math.isnan(v) for v in rs.values()) else math.nan
              for m, rs in r.items()}
     kept = sorted((m for m, v in min_r.items() if v > threshold), key=lambda m: -min_r[m])
-    reason = None if kept else undefined_targets(tgt)
+    reason = None if kept else undefined_targets(tgt) or _undefined_candidates(min_r)
     return Selection(threshold=threshold, selected=tuple(kept) or None, min_r=min_r, r=r, reason=reason)
+
+
+def _undefined_candidates(min_r: Mapping[str, float]) -> str | None:
+    """Why nothing was kept when every candidate's r with some target is undefined (None otherwise): each
+    shares fewer than three configurations with a value with a target, or does not vary over them."""
+    if not min_r or not all(math.isnan(v) for v in min_r.values()):
+        return None
+    return (f"no r with every target is defined for any of the {len(min_r)} candidate(s): each has fewer "
+            f"than {_MIN_PAIRS} configurations with a value in common with some target, or is constant "
+            "over them")
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,7 @@ class _SelectionInput:
     means: dict[str, FloatArray]
     targets: list[str]
     candidates: list[str]
+    partly: int = 0  # (generator, metric) pairs measured on some items only, so left without a mean
 
 
 def _selection_input(inp: ReportInput) -> _SelectionInput | str:
@@ -198,16 +199,18 @@ def _selection_input(inp: ReportInput) -> _SelectionInput | str:
     # A generator measured on some of its items only has no value for that metric in eq. 3 (as under
     # `aggregate select --missing nan`): its mean over the measured items, perhaps its best, would be
     # correlated as if it were the whole generator's.
+    partly = 0
     for g, ms in _partly_measured(inp, values, gens).items():
         for m in ms:
             means[m] = means[m].copy()
             means[m][gens.index(g)] = math.nan
+            partly += 1
     if len(gens) < _MIN_CONFIGS:
         return f"eq. 3 correlates across configurations; the suite has {len(gens)} generators (< 3)"
     candidates = [m for m in norm if m not in targets]
     if not candidates:
         return "no non-task-success taxonomy metric is stored to select"
-    return _SelectionInput(gens, means, targets, candidates)
+    return _SelectionInput(gens, means, targets, candidates, partly)
 
 
 def robophys_section(inp: ReportInput) -> Section:
@@ -239,7 +242,10 @@ def robophys_section(inp: ReportInput) -> Section:
     if not isinstance(sel, str):
         picked = select_metrics(sel.means, sel.targets, 0.7, candidates=sel.candidates)
         chosen = picked.selected
-        why_none = picked.reason or why_none  # (a constant target: no r is defined)
+        why_none = picked.reason or why_none  # (a constant target, or no candidate's r: none is defined)
+        if picked.reason and sel.partly:
+            why_none += (f"; a generator measured on some of its items only has no value for that metric "
+                         f"here, which leaves {sel.partly} (generator, metric) pairs without one")
     rps_sel = (robophyscore(means, chosen) if chosen else np.full(len(gens), math.nan))
     # A generator with no value on a covered level has no AFS: counting the level as 0 would rank it.
     afs = np.stack([full.levels[lv] for lv in levels]).sum(axis=0)
