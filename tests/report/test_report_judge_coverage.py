@@ -101,3 +101,26 @@ def test_cli_judges_prints_coverage(tmp_path):
     assert "unscored" in res.output and "not compared" in res.output
     line = next(ln for ln in res.output.splitlines() if ln.strip().startswith("easy"))
     assert line.split()[1:3] == ["24", "56"]
+
+
+def test_a_judge_that_missed_a_few_items_is_still_compared():
+    # One failed request of 40 left the exact judge alone in its "same items" group: the noisy judge,
+    # scored on all of them, was marked best on PA though the other matched every label.
+    rng = np.random.default_rng(1)
+    h = {"pa": rng.integers(1, 6, 40).astype(float)}
+    exact = h["pa"].copy()
+    exact[7] = np.nan  # one failed request
+    noisy = np.clip(h["pa"] + rng.choice([-1.0, 0.0, 1.0], 40), 1, 5)
+    pred = {"exact": {"pa": exact}, "noisy": {"pa": noisy}}
+    report = agreement_table(pred, h, bootstrap=0, pairs=[])
+    scored = {j: {"pa": np.isfinite(p["pa"])} for j, p in pred.items()}
+    rows = {r.judge: r for r in judge_table(report, scored)}
+    assert ("pa", "r") in rows["exact"].best and ("pa", "mse") in rows["exact"].best
+    assert "pa" in rows["exact"].compared and "pa" in rows["noisy"].compared
+    assert not rows["noisy"].best & {("pa", "r"), ("pa", "mse")}
+    # Half of the items is still another set of rollouts: not compared.
+    half = {"pa": np.where(np.arange(40) < 20, h["pa"], np.nan)}
+    report = agreement_table({**pred, "half": half}, h, bootstrap=0, pairs=[])
+    scored = {j: {"pa": np.isfinite(p["pa"])} for j, p in {**pred, "half": half}.items()}
+    rows = {r.judge: r for r in judge_table(report, scored)}
+    assert rows["half"].compared == frozenset() and not rows["half"].best

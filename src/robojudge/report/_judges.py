@@ -209,7 +209,8 @@ def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
             parts.append(f"{r.judge}{where} (scored on {scored})")
     if not parts:
         return ""
-    return ("Best is marked only among judges scored on the same items; not compared: " + "; ".join(parts)
+    return ("Best is marked only among judges scored on the same items (give or take 5%: a few failed "
+            "requests); not compared: " + "; ".join(parts)
             + ".")
 
 

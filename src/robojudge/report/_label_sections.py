@@ -173,8 +173,8 @@ def metrics_section(inp: ReportInput) -> Section:
                     c = table.rows[i][col]
                     if not math.isnan(c.value) and math.isclose(c.value, top):
                         table.rows[i][col] = Cell(c.value, c.low, c.high, True, None, c.digits, c.small)
-    table.note = ("Best per axis in bold, among the oriented metrics scored on the same labelled items "
-                  "(the largest such group); a metric scored on other items is not compared.")
+    table.note = ("Best per axis in bold, among the oriented metrics scored on the same labelled items, "
+                  "give or take 5% (the largest such group); a metric scored on other items is not compared.")
     left = sorted({r.metric for r in rows if r.oriented and not r.compared and not math.isnan(r.pearson)})
     if left:
         table.note += f" Not compared: {', '.join(left)}."

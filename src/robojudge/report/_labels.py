@@ -28,17 +28,31 @@ from robojudge.suite import Item
 MIN_CORRELATION_ITEMS = 3
 
 
+#: Two series are compared for a best value when their scored items overlap this much (the shared items
+#: over the items either was scored on): a few failed requests leave a judge comparable, half a suite not.
+COMPARED_OVERLAP = 0.95
+
+
 def compared_group(masks: Mapping[str, np.ndarray]) -> list[str]:
-    """Of series scored on the items ``masks`` mark, those compared for a best value: the largest set
-    scored on exactly the same items (ties: more items, then the first). A series scored on other
-    items is not compared: its r rests on other rollouts. Series with nothing scored never are."""
+    """Of series scored on the items ``masks`` mark, those compared for a best value: the series scored
+    on the same items as the largest set scored on exactly the same items (ties: more items, then the
+    first), give or take :data:`COMPARED_OVERLAP` (shared items over the items either was scored on). A
+    series scored on other items is not compared: its r rests on other rollouts; one that missed a few
+    items (failed requests: 36 of 2,000 left each VLM judge alone, and a weaker one was marked best) is.
+    Series with nothing scored never are."""
     groups: dict[bytes, list[str]] = {}
     for name, m in masks.items():
         if m.any():
             groups.setdefault(np.packbits(m).tobytes() + bytes([m.size % 8]), []).append(name)
     if not groups:
         return []
-    return max(groups.values(), key=lambda names: (len(names), int(masks[names[0]].sum())))
+    ref = masks[max(groups.values(), key=lambda names: (len(names), int(masks[names[0]].sum())))[0]]
+    out = []
+    for name, m in masks.items():
+        shared, either = int((m & ref).sum()), int((m | ref).sum())
+        if m.any() and shared >= COMPARED_OVERLAP * either:
+            out.append(name)
+    return out
 
 
 @dataclass(frozen=True)
