@@ -52,3 +52,43 @@ def test_generators_at_one_point_share_one_label() -> None:
                      "gamma": (4.0, nan, nan, 4.0, nan, nan)})
     assert svg.count(">alpha, beta<") == 1
     assert ">alpha<" not in svg and ">beta<" not in svg and svg.count(">gamma<") == 1
+
+
+def test_long_labels_never_shrink_the_plane_and_crowded_labels_are_cut(monkeypatch) -> None:
+    # With three 60-character names the constrained layout made room for the point labels: the axes
+    # were about 3 pt wide. Forty generators piled their full names on top of each other.
+    from robojudge.report import _plots
+
+    figures = []
+    real = _plots._svg
+    monkeypatch.setattr(_plots, "_svg", lambda fig, name: figures.append(fig) or real(fig, name))
+    nan = math.nan
+    names = [f"generator-{k}-" + "y" * 48 for k in range(3)]
+    _plane({n: (1.5 + k, nan, nan, 2.0 + k, nan, nan) for k, n in enumerate(names)})
+    (fig,) = figures
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    assert ax.get_position().width > 0.6  # of the figure's width
+    many = {f"gen-{k:02d}-" + "z" * 30: (1 + k / 10, nan, nan, 5 - k / 10, nan, nan) for k in range(40)}
+    svg, caught = _plane(many)
+    assert [str(w.message) for w in caught] == []
+    assert "gen-00-" + "z" * 8 + "\u2026" in svg and "gen-00-" + "z" * 30 not in svg  # 16 characters
+
+
+def test_the_radar_legend_names_every_generator_below_the_chart(monkeypatch) -> None:
+    # Beside the chart the legend covered it and, past about 30 generators, ran off the figure.
+    from robojudge.report import _plots
+
+    figures = []
+    real = _plots._svg
+    monkeypatch.setattr(_plots, "_svg", lambda fig, name: figures.append(fig) or real(fig, name))
+    dims = ("IQ-1", "MQ", "CC", "TA")
+    scores = {f"gen {k:02d} " + "w" * 20: {d: (k % 7) / 7 for d in dims} for k in range(40)}
+    svg = _plots.radar(scores, title="t")
+    assert all(f"gen {k:02d} w" in svg for k in range(40))
+    (fig,) = figures
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    box = legend.get_window_extent().transformed(fig.transFigure.inverted())
+    assert box.x0 >= 0 and box.x1 <= 1 and box.y0 >= 0  # within the figure
+    assert box.y1 <= fig.axes[0].get_position().y0 + 0.05  # below the chart

@@ -212,6 +212,15 @@ def forest(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str, name
     return _svg(fig, name)
 
 
+#: More generators than this on the PA-IA plane: their labels are cut to :data:`_CROWDED_LABEL` characters.
+_CROWDED = 12
+_CROWDED_LABEL = 16
+
+
+def _clipped(name: str, n: int) -> str:
+    return name if len(name) <= n else name[: n - 1] + "\u2026"
+
+
 @_plain_text
 def generator_plane(points: Mapping[str, tuple[float, float, float, float, float, float]]) -> str:
     """Generators on the PA-IA plane with their CIs.
@@ -227,11 +236,19 @@ def generator_plane(points: Mapping[str, tuple[float, float, float, float, float
         ax.errorbar([x], [y], xerr=_err(x, xlo, xhi), yerr=_err(y, ylo, yhi), fmt="o", capsize=3,
                     color=f"C{k % 10}")
         at.setdefault((x, y), []).append(_short(g))
+    crowded = len(points) > _CROWDED
     for (x, y), names in at.items():
-        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        label = ", ".join(_clipped(n, _CROWDED_LABEL) if crowded else n for n in names)
+        note = ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4),
+                           fontsize=7 if crowded else 8)
+        # Labels never shrink the axes (long names took all the room: axes 3 pt wide), and are cut at
+        # the axes' edge.
+        note.set_in_layout(False)
+        note.set_clip_on(True)
     ax.plot(_SCALE, _SCALE, color="#888", lw=0.8, ls="--")
     ax.set(xlim=(0.8, 5.2), ylim=(0.8, 5.2), xlabel="mean PA", ylabel="mean IA",
            title="Generators: physical adherence vs. instruction alignment")
+    ax.title.set_fontsize(9)  # (over axes as wide as the figure, at 10 pt it ran past the edge)
     ax.grid(alpha=0.3)
     return _svg(fig, "generator-plane")
 
@@ -243,16 +260,21 @@ def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
     dims = list(next(iter(scores.values())))
     angles = np.linspace(0, 2 * np.pi, len(dims), endpoint=False)
     closed = np.append(angles, angles[0])
-    fig, ax = _figure(5.4, 5.0, subplot_kw={"projection": "polar"})
+    # The legend goes below the chart, in columns, and the figure grows with it: beside the chart it
+    # covered it, and past about 30 generators it ran off the figure.
+    ncol = min(3, max(1, math.ceil(len(groups) / 8)))
+    rows = math.ceil(len(groups) / ncol)
+    fig, ax = _figure(5.4 + 0.9 * (ncol - 1), 5.0 + 0.17 * rows, subplot_kw={"projection": "polar"})
     for k, g in enumerate(groups):
         vals = np.array([scores[g][d] for d in dims], dtype=float)
         vals = np.append(vals, vals[0])
-        ax.plot(closed, vals, color=f"C{k % 10}", lw=1.4, label=_short(g))
+        ax.plot(closed, vals, color=f"C{k % 10}", lw=1.4, label=_clipped(g, 20 if ncol > 1 else MAX_LABEL))
         ax.fill(closed, np.nan_to_num(vals), color=f"C{k % 10}", alpha=0.08)
     ax.set_xticks(angles, dims, fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_title(title, fontsize=10)
-    ax.legend(loc="upper right", bbox_to_anchor=(1.35, 1.1), fontsize=7)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=ncol, fontsize=7,
+               frameon=False)
     return _svg(fig, "radar")
 
 
