@@ -92,3 +92,17 @@ def test_the_radar_legend_names_every_generator_below_the_chart(monkeypatch) -> 
     box = legend.get_window_extent().transformed(fig.transFigure.inverted())
     assert box.x0 >= 0 and box.x1 <= 1 and box.y0 >= 0  # within the figure
     assert box.y1 <= fig.axes[0].get_position().y0 + 0.05  # below the chart
+
+
+def test_an_empty_forest_is_not_drawn() -> None:
+    # Two items: r is n/a for every metric, and the forest plots were empty axes with one label.
+    from robojudge.report._label_sections import metrics_section
+    from robojudge.report._sections import ReportInput
+    from robojudge.store import ResultRow
+    from robojudge.suite import Item
+
+    items = [Item(item_id=f"i{k}", video="v.mp4", clip_id=f"c{k}", generator="g",
+                  labels={"pa": 2 + k, "ia": 3}) for k in range(2)]
+    rows = [ResultRow(it.item_id, "iq1_psnr", "h", "1", "ok", 30.0 + k) for k, it in enumerate(items)]
+    sec = metrics_section(ReportInput(rows, items, lambda m: True, bootstrap=0))
+    assert sec.tables and not any('data-plot="metric-forest' in p for p in sec.plots)

@@ -154,3 +154,21 @@ def test_eq3_says_when_no_candidate_has_an_r_because_generators_are_measured_in_
     assert "leaves 4 (generator, metric) pairs without one" in sec.intro
     sweep = sensitivity_section(ReportInput(rows, items, higher_is_better), thresholds=(0.7,))
     assert "No metric can be selected at any threshold: no r with every target is defined" in sweep.intro
+
+
+def test_many_generators_measured_in_part_are_a_table_not_a_sentence() -> None:
+    # 1,900 (generator, metric) pairs made the note a 56 KB sentence in front of the table.
+    gens = [f"g{k:02d}" for k in range(8)]
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in gens for k in range(3)]
+    rows = []
+    for n, g in enumerate(gens):
+        for k in range(3):
+            for m in ("cc_photometric", "iq1_psnr"):
+                rows.append(_row(f"{g}{k}", m, None if k == 0 else 10.0 + n + k))
+    sec = robophys_section(ReportInput(rows, items, higher_is_better))
+    main, coverage = sec.tables
+    assert "16 (generator, metric) pairs of 8 generators, listed in the table below" in main.note
+    assert len(main.note) < 400
+    assert coverage.name == "robophys_coverage" and len(coverage.rows) == 16
+    assert [c.formatted() for c in coverage.rows[0]] == ["g00", "cc_photometric", "2", "3"]

@@ -183,6 +183,8 @@ def metrics_section(inp: ReportInput) -> Section:
         pts = [(r.metric + ("" if r.oriented else " (as stored)")
                 + (f" {SMALL_MARK}" if is_small(r.n, r.n_clusters) else ""), r.pearson, r.pearson_low,
                 r.pearson_high) for r in rows if r.axis == axis]
+        if all(math.isnan(v) for _, v, _, _ in pts):  # (no r: empty axes; the table says n/a and why)
+            continue
         sec.plots.append(_plots.forest(pts, xlabel=f"oriented Pearson r with {axis.upper()} labels",
                                        name=f"metric-forest-{axis}",
                                        title=f"Metrics vs. {axis.upper()} labels (95% CI)"))

@@ -180,7 +180,8 @@ def bias_bars(bias: Mapping[str, Mapping[str, tuple[float, float, float]]]) -> s
     """Mean signed error (judge minus human) with its CI, grouped by judge, one bar per axis."""
     judges = list(bias)
     axes = list(next(iter(bias.values())))
-    fig, ax = _figure(max(4.0, 1.2 * len(judges) * len(axes)), 3.4)
+    # (at 4 in, one judge's title ran off the edge in a browser, whose sans-serif is wider than matplotlib's)
+    fig, ax = _figure(max(5.0, 1.2 * len(judges) * len(axes)), 3.4)
     width = 0.8 / len(axes)
     for k, a in enumerate(axes):
         xs = np.arange(len(judges)) + (k - (len(axes) - 1) / 2) * width

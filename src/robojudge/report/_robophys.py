@@ -33,6 +33,9 @@ from robojudge.report._unset import generator_groups
 
 #: Stored metrics that measure task success in a simulator but are not taxonomy ids.
 EXTRA_TASK_SUCCESS = ("sim_task_success",)
+#: Up to this many (generator, metric) pairs measured on some items only are named in the table's note;
+#: more are a table of their own.
+_LISTED_PAIRS = 12
 _MIN_CONFIGS = 3
 
 
@@ -283,13 +286,25 @@ def robophys_section(inp: ReportInput) -> Section:
     for k, metrics in enumerate(under, start=1):
         whole = {i for i, g in enumerate(gens) if not metrics & set(partial.get(g, {}))}
         table.mark_best(k, higher=True, among=whole)
+    coverage = None
     if partial:
-        shown = "; ".join(f"{g}: " + ", ".join(f"{m} {n} of {total}" for m, (n, total) in sorted(ms.items()))
-                          for g, ms in sorted(partial.items()))
+        pairs = sorted((g, m, n, total) for g, ms in partial.items() for m, (n, total) in ms.items())
+        if len(pairs) <= _LISTED_PAIRS:
+            shown = "; ".join(f"{g}: " + ", ".join(f"{m} {n} of {t}" for m, (n, t) in sorted(ms.items()))
+                              for g, ms in sorted(partial.items()))
+        else:  # (listed inline, 1,900 pairs were a 56 KB sentence before the table)
+            shown = (f"{len(pairs)} (generator, metric) pairs of {len(partial)} generators, listed in the "
+                     "table below (tables/robophys_coverage.csv)")
+            coverage = Table("robophys_coverage", "Generators measured by a metric on some items only",
+                             ["generator", "metric", "items measured", "items"])
+            for g, m, n, total in pairs:
+                coverage.add([text(g), text(m), text(n), text(total)])
         table.note = ("Best per column in bold, among the generators measured on all their items by the "
                       "metrics under it. Measured on some items only (the others unscored or failed), so "
                       f"averaged over those and not compared: {shown}.")
     sec.tables.append(table)
+    if coverage is not None:
+        sec.tables.append(coverage)
     if len(dims) >= 3:
         radar = {g: {d: float(full.subdims[d][i]) for d in dims} for i, g in enumerate(gens)}
         sec.plots.append(_plots.radar(radar, title="Sub-dimension scores (normalized, 0-1)"))
