@@ -75,3 +75,26 @@ def test_report_renders_in_headless_chromium(served_report, tmp_path):
     assert all(w > 50 and h > 50 for _, w, h in boxes), boxes
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+
+def test_a_wide_table_keeps_its_first_column_in_view(served_report):
+    # At 40 generators the overview table was 21,161 px wide: scrolled sideways, no row said which metric
+    # it was. Its first column now stays (position: sticky).
+    sync_api = pytest.importorskip("playwright.sync_api")
+    _, address = served_report
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 420, "height": 900})
+            page.goto(address, wait_until="load")
+            found = page.evaluate(
+                "() => { const t = [...document.querySelectorAll('table')].find("
+                "x => x.scrollWidth > x.clientWidth + 100 && x.querySelector('tbody td'));"
+                " if (!t) return null; t.scrollLeft = t.scrollWidth;"
+                " const cell = t.querySelector('tbody td').getBoundingClientRect();"
+                " return [cell.left - t.getBoundingClientRect().left, t.scrollLeft]; }")
+        finally:
+            browser.close()
+    assert found is not None, "no table wider than the page"
+    offset, scrolled = found
+    assert scrolled > 100 and abs(offset) < 2

@@ -55,6 +55,7 @@ table{border-collapse:collapse;font-size:.82rem;margin:.8rem 0;display:block;ove
 caption{text-align:left;font-weight:600;padding:.3rem 0}
 th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .55rem;white-space:nowrap}
 th{background:#f1f4f8;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th:first-child,td:first-child{position:sticky;left:0;z-index:1}td:first-child{background:#fff}
 td strong{color:#0b6e2f}p.files{font-size:.8rem;color:#555}
 """
 
