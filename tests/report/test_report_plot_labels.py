@@ -106,3 +106,20 @@ def test_an_empty_forest_is_not_drawn() -> None:
     rows = [ResultRow(it.item_id, "iq1_psnr", "h", "1", "ok", 30.0 + k) for k, it in enumerate(items)]
     sec = metrics_section(ReportInput(rows, items, lambda m: True, bootstrap=0))
     assert sec.tables and not any('data-plot="metric-forest' in p for p in sec.plots)
+
+
+def test_a_large_heatmap_shows_colours_only_and_is_not_scaled_down() -> None:
+    # 62 metrics: a 36-inch figure with every value printed, drawn at 43% (labels 3 px), 1.6 MB.
+    import numpy as np
+
+    from robojudge.report._plots import HEATMAP_VALUES, correlation_heatmap
+
+    def corr(n: int) -> np.ndarray:
+        return np.full((n, n), 0.37)  # a value no colour-bar tick prints
+
+    small = correlation_heatmap([f"m{k}" for k in range(4)], corr(4), title="t")
+    assert small.count(">0.37<") == 16 and 'class="plot"' in small
+    n = HEATMAP_VALUES + 1
+    big = correlation_heatmap([f"m{k}" for k in range(n)], corr(n), title="t")
+    assert ">0.37<" not in big and 'class="plot wide"' in big
+    assert len(big) < len(correlation_heatmap([f"m{k}" for k in range(n - 1)], corr(n - 1), title="t"))

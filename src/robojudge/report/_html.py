@@ -50,7 +50,7 @@ section{background:#fff;border:1px solid #dde3ea;border-radius:6px;margin:1rem 0
 h2{margin-top:0;color:#20344f}p.intro{font-size:.92rem;line-height:1.45;color:#333}
 p.skipped{color:#8a5a00;background:#fff6e0;padding:.5rem .8rem;border-radius:4px}
 .figures{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}
-figure{margin:0;max-width:100%;overflow-x:auto}svg.plot{max-width:100%;height:auto}
+figure{margin:0;max-width:100%;overflow-x:auto}svg.plot{max-width:100%;height:auto}svg.plot.wide{max-width:none}
 table{border-collapse:collapse;font-size:.82rem;margin:.8rem 0;display:block;overflow-x:auto}
 caption{text-align:left;font-weight:600;padding:.3rem 0}
 th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .55rem;white-space:nowrap}

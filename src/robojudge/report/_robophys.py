@@ -343,6 +343,9 @@ def heatmap_section(inp: ReportInput) -> Section:
     sec.intro = ("Spearman rho over items between oriented metrics (lower-is-better metrics negated, so "
                  "positive means they agree on which rollout is better), pairwise complete items. Each "
                  "configuration of a metric is its own row.")
+    if len(keys) > _plots.HEATMAP_VALUES:
+        sec.intro += (f" With {len(keys)} rows the heatmap shows colours only; the values are in the table "
+                      "(tables/metric_correlations.csv).")
     unknown = [f.label for f in feats if f.direction is None and f.label in keys]
     if unknown:
         sec.intro += (f" Of unknown direction, so as stored (a negative rho may still mean agreement): "
