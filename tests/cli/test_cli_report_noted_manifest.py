@@ -178,5 +178,24 @@ def test_a_report_says_when_another_manifest_scored_into_the_store_is_gone(
     done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
     assert done.exit_code == 0, done.output
     said = " ".join(done.stdout.split())
-    assert (f"the items of the other manifests scored into this store are not in the report's tables (its "
+    assert (f"1 stored result is of items none of the manifests read holds, so in no per-item table (its "
             f"store notes {part.resolve()}, no longer there") in said
+
+
+def test_a_moved_project_s_own_manifest_noted_under_its_old_path_is_not_taken_for_missing_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store notes the manifest under the folder it was scored from; after the project moved and was
+    # scored again, the report said another manifest's items were missing, though every item was there.
+    monkeypatch.chdir(tmp_path)
+    manifest = _manifest(tmp_path / "p1")
+    run = tmp_path / "run"
+    assert runner.invoke(build_app("score"), ["score", str(manifest), "-m", "mq_dynamic_degree", "--run-dir",
+                                              str(run), "--no-progress"]).exit_code == 0
+    (tmp_path / "p1").rename(tmp_path / "p2")
+    moved = tmp_path / "p2" / "lists" / "suite.jsonl"
+    assert runner.invoke(build_app("score"), ["score", str(moved), "-m", "mq_dynamic_degree", "--run-dir",
+                                              str(run), "--no-progress"]).exit_code == 0
+    done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
+    assert done.exit_code == 0, done.output
+    assert "no longer there" not in done.stdout and "none of the manifests read" not in done.stdout

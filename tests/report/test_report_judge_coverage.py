@@ -124,3 +124,14 @@ def test_a_judge_that_missed_a_few_items_is_still_compared():
     scored = {j: {"pa": np.isfinite(p["pa"])} for j, p in {**pred, "half": half}.items()}
     rows = {r.judge: r for r in judge_table(report, scored)}
     assert rows["half"].compared == frozenset() and not rows["half"].best
+
+
+def test_judge_table_without_masks_takes_other_counts_for_other_items():
+    # Without `scored`, masks stand for counts; judges of other counts made compared_group broadcast
+    # arrays of two lengths ("operands could not be broadcast").
+    h = {"pa": np.array([1.0, 2, 3, 4, 5] * 8)}
+    short = h["pa"].copy()
+    short[3] = np.nan
+    report = agreement_table({"a": {"pa": h["pa"]}, "b": {"pa": short}}, h, bootstrap=0, pairs=[])
+    rows = {r.judge: r for r in judge_table(report)}
+    assert "pa" in rows["a"].compared and "pa" not in rows["b"].compared

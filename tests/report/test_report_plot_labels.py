@@ -72,7 +72,32 @@ def test_long_labels_never_shrink_the_plane_and_crowded_labels_are_cut(monkeypat
     many = {f"gen-{k:02d}-" + "z" * 30: (1 + k / 10, nan, nan, 5 - k / 10, nan, nan) for k in range(40)}
     svg, caught = _plane(many)
     assert [str(w.message) for w in caught] == []
-    assert "gen-00-" + "z" * 8 + "\u2026" in svg and "gen-00-" + "z" * 30 not in svg  # 16 characters
+    assert "gen-00-\u2026" + "z" * 8 in svg and "gen-00-" + "z" * 30 not in svg  # 16 characters
+
+
+def test_cut_labels_keep_their_ends_apart_and_edge_labels_stay_in_the_figure(monkeypatch) -> None:
+    # Cut to their start, checkpoint names read alike ("openvla-7b-finetune..." nine times); the label of
+    # a generator near PA 5, right of its point, ran off the figure ("openvla-7b-ft" read "open").
+    from robojudge.report import _plots
+
+    sweep = {f"genmodel-sweep-lr{k:02d}": (1 + k / 4, math.nan, math.nan, 2.0, math.nan, math.nan)
+             for k in range(13)}
+    svg, _ = _plane(sweep)
+    assert all(f"eep-lr{k:02d}<" in svg for k in range(13))
+    dims = ("IQ-1", "MQ", "CC")
+    steps = {f"openvla-7b-finetune-step-{k}000": {d: k / 10 for d in dims} for k in range(1, 10)}
+    radar = _plots.radar(steps, title="t")
+    assert all(f"step-{k}000<" in radar for k in range(1, 10))
+    figures = []
+    real = _plots._svg
+    monkeypatch.setattr(_plots, "_svg", lambda fig, name: figures.append(fig) or real(fig, name))
+    _plane({"openvla-7b-ft": (4.9, math.nan, math.nan, 4.6, math.nan, math.nan),
+            "baseline": (2.0, math.nan, math.nan, 2.5, math.nan, math.nan)})
+    (fig,) = figures
+    fig.canvas.draw()
+    for text in fig.axes[0].texts:
+        box = text.get_window_extent().transformed(fig.transFigure.inverted())
+        assert box.x0 >= 0 and box.x1 <= 1, text.get_text()
 
 
 def test_the_radar_legend_names_every_generator_below_the_chart(monkeypatch) -> None:

@@ -82,3 +82,20 @@ def test_a_relative_model_in_a_judges_file_is_read_against_the_file(
     assert judges["hub"].model == "Qwen/Qwen2-VL-2B-Instruct"  # a hub id stays one
     # A server's model is the name it serves (vllm serve models/tiny), never a path, folder beside or not.
     assert judges["served"].model == "models/tiny"
+
+
+def test_the_same_model_folder_spelt_another_way_takes_over_its_judgments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # models/tiny and its absolute path (what a judges file now gives) are one folder: the second
+    # spelling judged every video again, as its old spelling still named a folder here.
+    items = _items(tmp_path)
+    replies = MockBackend(make_judge({"name": "r", "backend": "mock", "model": "m", "replies": [REPLY]}))
+    _model(tmp_path / "models" / "tiny")
+    monkeypatch.chdir(tmp_path)
+    with ResultStore(tmp_path / "r.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
+        done = [judge_items(items, make_judge({"name": "tiny", "backend": "hf", "model": model}),
+                            [get_rubric("ia")], store, cache=cache, decode_workers=0, backend=replies)
+                for model in ("models/tiny", str(tmp_path / "models" / "tiny"))]
+        assert (done[1].taken_over, done[1].scored) == (2, 0)
+        assert len({r.config_hash for r in store.rows()}) == 1

@@ -152,11 +152,6 @@ def report(
         elif suite is None:
             console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
             others = noted_manifests(url, besides=manifest)
-            gone = gone_note(url)
-            if gone:  # (two machines scoring halves into one store: the other half's items are not named)
-                console.print(f"the items of the other manifests scored into this store are not in the "
-                              f"report's tables{gone}; their rows are listed as ids not in the suite",
-                              highlight=False, markup=False)
     if not html:
         if _is_manifest(target):  # the HTML report says it below; the summary alone says it here
             _print_stale(url, Path(target))
@@ -176,6 +171,12 @@ def report(
         console.print(f"and the items it lacks from {len(added)} more manifest{plural} scored into this "
                       "store: " + ", ".join(str(m) for m in added), highlight=False)
     print_html_report(result)
+    gone = gone_note(url) if result.outside and suite is None else ""
+    if gone:  # (two machines scoring halves into one store: the other half's items are not named)
+        n = result.outside
+        console.print(f"{n} stored result{'s are' if n != 1 else ' is'} of items none of the manifests read "
+                      f"holds, so in no per-item table{gone}; the overview lists them", highlight=False,
+                      markup=False)
     note = stale_note(result.stale)
     if note:
         console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)

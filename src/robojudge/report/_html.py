@@ -35,6 +35,7 @@ from robojudge.report._summary import RangeOf, StaleFinder, stale_note, unknown_
 from robojudge.report._tables import Table
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url, sqlite_url
 from robojudge.suite import Item, load_suite, run_manifest
+from robojudge.suite._schema import GROUP_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ class HtmlReport:
         sections: Every section, shown or skipped (with its reason).
         tables: The CSV, Markdown and LaTeX files.
         stale: The stored rows left out because their inputs changed since (with ``stale=``).
+        outside: With a manifest: the stored rows of item ids that none of the manifests read holds
+            (set-level ``group:`` rows aside), listed in the overview and in no per-item table.
         added_from: The manifests of ``more_manifests`` that gave items (:func:`report_items`); one that
             adds none is not read into the report and not named on the page.
     """
@@ -78,6 +81,7 @@ class HtmlReport:
     tables: tuple[Path, ...]
     stale: tuple[ResultRow, ...] = ()
     added_from: tuple[Path, ...] = ()
+    outside: int = 0
 
 
 def resolve_source(target: str | Path, *, manifest: str | Path | None = None) -> tuple[str, Path | None]:
@@ -340,7 +344,10 @@ def write_html_report(
     note = stale_note(left_out)
     index.write_text(render_page(sections, title=title, source=source, notes=[note] if note else []),
                      encoding="utf-8")
-    return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out), tuple(added))
+    known = {it.item_id for it in items}
+    outside = 0 if manifest is None else sum(
+        r.item_id not in known and not r.item_id.startswith(GROUP_PREFIX) for r in rows)
+    return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out), tuple(added), outside)
 
 
 #: The list of the table files a report wrote, in its ``tables/`` folder.

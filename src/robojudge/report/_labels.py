@@ -49,6 +49,8 @@ def compared_group(masks: Mapping[str, np.ndarray]) -> list[str]:
     ref = masks[max(groups.values(), key=lambda names: (len(names), int(masks[names[0]].sum())))[0]]
     out = []
     for name, m in masks.items():
+        if m.size != ref.size:  # (masks standing for counts, judge_table without ``scored``: other items)
+            continue
         shared, either = int((m & ref).sum()), int((m | ref).sum())
         if m.any() and shared >= COMPARED_OVERLAP * either:
             out.append(name)
@@ -66,8 +68,8 @@ class LabelAgreement:
         metric: The configuration's label (the metric id when it has one configuration).
         n_clusters: Clips among the ``n`` items.
         compared: Whether the row takes part in the best-value comparison of its axis: oriented, with
-            correlations, and scored on the same items as the largest such group of rows
-            (:func:`compared_group`); r over other items is not comparable.
+            correlations, and scored on the same items as the largest such group of rows, give or take
+            5% (:func:`compared_group`); r over other items is not comparable.
     """
 
     metric: str

@@ -219,7 +219,23 @@ _CROWDED_LABEL = 16
 
 
 def _clipped(name: str, n: int) -> str:
-    return name if len(name) <= n else name[: n - 1] + "\u2026"
+    """``name`` cut to ``n`` characters around an ellipsis, its start and end kept (checkpoints and sweeps
+    differ at the end: ``...-step-1000``, ``...-step-2000``)."""
+    if len(name) <= n:
+        return name
+    head = (n - 1) // 2
+    return name[:head] + "\u2026" + name[len(name) - (n - 1 - head):]
+
+
+def _clipped_all(names: Sequence[str], n: int) -> list[str]:
+    """:func:`_clipped` of each name, at a length where no two different names read alike (at most their
+    full length)."""
+    width, longest = n, max((len(x) for x in names), default=0)
+    while True:
+        out = [_clipped(x, width) for x in names]
+        if len(set(out)) == len(set(names)) or width >= longest:
+            return out
+        width += 4
 
 
 @_plain_text
@@ -238,10 +254,13 @@ def generator_plane(points: Mapping[str, tuple[float, float, float, float, float
                     color=f"C{k % 10}")
         at.setdefault((x, y), []).append(_short(g))
     crowded = len(points) > _CROWDED
+    every = [n for names in at.values() for n in names]
+    short = dict(zip(every, _clipped_all(every, _CROWDED_LABEL), strict=True)) if crowded else {}
     for (x, y), names in at.items():
-        label = ", ".join(_clipped(n, _CROWDED_LABEL) if crowded else n for n in names)
-        note = ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4),
-                           fontsize=7 if crowded else 8)
+        label = ", ".join(short.get(n, n) for n in names)
+        left = x > 3.6  # (right of a point near the right edge, the label ran off the figure)
+        note = ax.annotate(label, (x, y), textcoords="offset points", xytext=(-5, 4) if left else (5, 4),
+                           ha="right" if left else "left", fontsize=7 if crowded else 8)
         # Labels never shrink the axes (long names took all the room: axes 3 pt wide), and are cut at
         # the axes' edge.
         note.set_in_layout(False)
@@ -266,10 +285,11 @@ def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
     ncol = min(3, max(1, math.ceil(len(groups) / 8)))
     rows = math.ceil(len(groups) / ncol)
     fig, ax = _figure(5.4 + 0.9 * (ncol - 1), 5.0 + 0.17 * rows, subplot_kw={"projection": "polar"})
+    labels = _clipped_all(groups, 20) if ncol > 1 else [_short(g) for g in groups]
     for k, g in enumerate(groups):
         vals = np.array([scores[g][d] for d in dims], dtype=float)
         vals = np.append(vals, vals[0])
-        ax.plot(closed, vals, color=f"C{k % 10}", lw=1.4, label=_clipped(g, 20 if ncol > 1 else MAX_LABEL))
+        ax.plot(closed, vals, color=f"C{k % 10}", lw=1.4, label=labels[k])
         ax.fill(closed, np.nan_to_num(vals), color=f"C{k % 10}", alpha=0.08)
     ax.set_xticks(angles, dims, fontsize=8)
     ax.set_ylim(0, 1)

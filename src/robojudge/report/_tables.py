@@ -165,15 +165,18 @@ class Table:
 
     def to_csv(self) -> str:
         """CSV at full precision: numeric column ``c`` becomes ``c``, ``c_low``, ``c_high``, ``c_best``
-        and ``c_small_n``. A header that would repeat an earlier one (a generator named ``a_low`` beside a
-        generator ``a``, or one named ``n``) gets ``#2``, ``#3``... in order: readers that key columns by
-        name kept one of the two (``csv.DictReader``) or renamed it their own way (pandas)."""
+        and ``c_small_n``. Headers never repeat: a column of the table keeps its name (a generator named
+        ``a_low`` beside a generator ``a``), a derived header that would take it gets ``#2`` (``a_low#2``),
+        and a column named as an earlier one gets ``#2``, ``#3``... in order (readers that key columns by
+        name kept one of two alike, ``csv.DictReader``, or renamed it their own way, pandas)."""
         numeric = [any(r[k].is_number for r in self.rows) for k in range(len(self.columns))]
+        own = _unique(self.columns)  # the table's own columns keep their names; derived ones give way
+        taken = set(own)
         header: list[str] = []
-        for name, num in zip(self.columns, numeric, strict=True):
-            header += ([name, f"{name}_low", f"{name}_high", f"{name}_best", f"{name}_small_n"] if num
-                       else [name])
-        header = _unique(header)
+        for name, num in zip(own, numeric, strict=True):
+            header.append(name)
+            if num:
+                header += [_free(f"{name}_{part}", taken) for part in ("low", "high", "best", "small_n")]
         buf = io.StringIO()
         # Names come from users' manifests and stores: neutralise formula-like text for spreadsheets.
         w = SafeCsvWriter(buf, lineterminator="\n")
@@ -292,3 +295,13 @@ def _unique(names: Sequence[str]) -> list[str]:
         taken.add(new)
         out.append(new)
     return out
+
+
+def _free(name: str, taken: set[str]) -> str:
+    """``name``, or ``name#2``, ``name#3``... the first not in ``taken``; added to it."""
+    new, k = name, 1
+    while new in taken:
+        k += 1
+        new = f"{name}#{k}"
+    taken.add(new)
+    return new

@@ -36,9 +36,10 @@ TAKEN_OVER = "taken_over_from"
 
 def same_but_paths(stored: Mapping[str, Any] | None, wanted: Mapping[str, Any], paths: Sequence[str]) -> bool:
     """Whether a stored config equals ``wanted`` except for the file paths of ``paths``, each of which
-    names nothing on this machine where the two differ: the files moved. A configuration whose file is
-    still there is another file, another configuration (two captions files that agree on most items,
-    two copies of one model), and keeps its rows."""
+    names nothing on this machine where the two differ (the files moved), or names the same file
+    (another spelling: a judge's ``models/tiny`` and its absolute path). A configuration whose file is
+    still there and is another file is another configuration (two captions files that agree on most
+    items, two copies of one model), and keeps its rows."""
     if not isinstance(stored, Mapping) or set(stored) != set(wanted):
         return False
     for name, value in wanted.items():
@@ -46,7 +47,8 @@ def same_but_paths(stored: Mapping[str, Any] | None, wanted: Mapping[str, Any], 
         if name not in paths:
             if old != value:
                 return False
-        elif old != value and (not isinstance(old, str) or not old or not value or _exists(old)):
+        elif old != value and (not isinstance(old, str) or not old or not isinstance(value, str) or not value
+                               or (_exists(old) and not _same_file(old, value))):
             return False
     return True
 
@@ -55,6 +57,14 @@ def _exists(path: str) -> bool:
     try:
         return os.path.exists(path)
     except (OSError, ValueError):  # a name too long for this file system, a NUL
+        return False
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two spellings name one file or folder here (``models/tiny`` and its absolute path)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
         return False
 
 
@@ -118,8 +128,9 @@ JUDGE_PATHS = ("model", "base_model")
 def take_over_moved_judges(items: Sequence[Item], plans: Sequence[Any], store: ResultStore,
                            prints: Fingerprints) -> int:
     """:func:`take_over_moved` for judge rubrics (:class:`~robojudge.run._judge_rows.JudgePlan`): a judge
-    whose model is a local folder is identified by its files' digest (``model_files``); the same files
-    in another folder, or the folder spelt another way, take over its stored judgments."""
+    whose model is a local folder is identified by its files' digest (``model_files``) and its path; the
+    same files in another folder where the old one is gone (moved), or the folder spelt another way, take
+    over its stored judgments."""
     taken = 0
     for plan in plans:
         for p in (plan, plan.fallback):
