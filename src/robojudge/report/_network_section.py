@@ -40,8 +40,8 @@ def networks_section(inp: ReportInput) -> Section:
             "(a port of the network or a mapping of its weights) that has run only on tiny random networks "
             "saved in the published layout, never on the published file: a file that does not fit stops "
             "with an error, but no value has been compared with the publisher's implementation.")
-    files = _recorded_files([*inp.item_rows, *inp.group_rows])
-    mixed = sorted({m for m, n in used if len(set(files.get((m, n.name), {})) - {_NOT_RECORDED}) > 1})
+    files, bare = _recorded_files([*inp.item_rows, *inp.group_rows])
+    mixed = sorted({m for m, n in used if len(files.get((m, n.name), {})) > 1})
     if mixed:
         sec.intro += (
             f" Computed with different files of one network ({', '.join(mixed)}): the values of such a "
@@ -55,19 +55,19 @@ def networks_section(inp: ReportInput) -> Section:
     for m, n in used:
         table.add([text(m), text(n.name), text(n.description), text(n.source), text(n.pinning),
                    text("no (unverified)" if n.unverified else "yes"),
-                   text(_files_text(files.get((m, n.name))))])
+                   text(_files_text(files.get((m, n.name), {}), bare.get(m, 0)))])
     sec.tables.append(table)
     return sec
 
 
-_NOT_RECORDED = ""
-_SHOWN = 3
+Counts = dict[tuple[str, str], dict[str, int]]
 
 
-def _recorded_files(rows: Sequence[ResultRow]) -> dict[tuple[str, str], dict[str, int]]:
-    """Per (metric, network): how many scored rows record each digest of its files, ``""`` counting the
-    rows that record none (stored before rows recorded their weights, on 2026-12-07)."""
-    out: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+def _recorded_files(rows: Sequence[ResultRow]) -> tuple[Counts, dict[str, int]]:
+    """Per (metric, network): how many scored rows record each digest of its files; and per metric, how
+    many record none (stored before rows recorded their weights, on 2026-12-07)."""
+    files: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    bare: dict[str, int] = defaultdict(int)
     for r in rows:
         if r.status != "ok":
             continue
@@ -75,32 +75,27 @@ def _recorded_files(rows: Sequence[ResultRow]) -> dict[tuple[str, str], dict[str
         recorded = (r.details or {}).get("network_weights")
         if isinstance(recorded, dict):
             for name, digest in recorded.items():
-                out[(r.metric, str(name))][str(digest)] += 1
+                files[(r.metric, str(name))][str(digest)] += 1
         else:
-            out[(r.metric, "*")][_NOT_RECORDED] += 1
-    # A row that records nothing counts for every network of its metric.
-    for (metric, name), counts in list(out.items()):
-        if name == "*":
-            continue
-        counts[_NOT_RECORDED] += out.get((metric, "*"), {}).get(_NOT_RECORDED, 0)
-    return out
+            bare[r.metric] += 1
+    return files, bare
 
 
-def _files_text(counts: Mapping[str, int] | None) -> str:
-    """``1 file (a1b2c3d4e5f6)``, ``2 files: a1b2c3d4e5f6 (40 values), ...``, with the values that
+_SHOWN = 3
+
+
+def _files_text(counts: Mapping[str, int], none: int) -> str:
+    """``1 file (a1b2c3d4e5f6)``, ``2 files: a1b2c3d4e5f6 (40 values), ...``, and the ``none`` values that
     record none."""
-    if not counts:
+    named = sorted(counts.items(), key=lambda dn: (-dn[1], dn[0]))
+    if not named:
         return "not recorded"
-    none = counts.get(_NOT_RECORDED, 0)
-    named = sorted(((d, n) for d, n in counts.items() if d != _NOT_RECORDED), key=lambda dn: (-dn[1], dn[0]))
-    parts = []
     if len(named) == 1:
-        parts.append(f"1 file ({named[0][0][:12]})")
-    elif named:
+        parts = [f"1 file ({named[0][0][:12]})"]
+    else:
         shown = ", ".join(f"{d[:12]} ({n} value{'s' if n != 1 else ''})" for d, n in named[:_SHOWN])
         more = f" and {len(named) - _SHOWN} more" if len(named) > _SHOWN else ""
-        parts.append(f"{len(named)} files: {shown}{more}")
+        parts = [f"{len(named)} files: {shown}{more}"]
     if none:
-        verb = "values record" if none != 1 else "value records"
-        parts.append(f"{none} {verb} none" if named else "not recorded")
+        parts.append(f"{none} {'values record' if none != 1 else 'value records'} none")
     return "; ".join(parts)

@@ -55,10 +55,16 @@ def _plain_text(draw: Callable[_P, str]) -> Callable[_P, str]:
 def _short(name: str) -> str:
     """``name``, or when longer than :data:`MAX_LABEL` characters its start and end around an ellipsis,
     :data:`MAX_LABEL` characters in all (``flow [fps=2]`` and ``flow [fps=4]`` stay apart)."""
-    if len(name) <= MAX_LABEL:
+    return _clipped(name, MAX_LABEL)
+
+
+def _clipped(name: str, n: int) -> str:
+    """``name`` cut to ``n`` characters around an ellipsis, its start and end kept (checkpoints and sweeps
+    differ at the end: ``...-step-1000``, ``...-step-2000``)."""
+    if len(name) <= n:
         return name
-    head = MAX_LABEL // 2
-    return name[:head] + "\u2026" + name[len(name) - (MAX_LABEL - head - 1):]
+    head = n // 2
+    return name[:head] + "\u2026" + name[len(name) - (n - head - 1):]
 _TARGET_TITLE = {"pa": "PA", "ia": "IA", "overall": "Overall"}
 
 
@@ -216,15 +222,6 @@ def forest(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str, name
 #: More generators than this on the PA-IA plane: their labels are cut to :data:`_CROWDED_LABEL` characters.
 _CROWDED = 12
 _CROWDED_LABEL = 16
-
-
-def _clipped(name: str, n: int) -> str:
-    """``name`` cut to ``n`` characters around an ellipsis, its start and end kept (checkpoints and sweeps
-    differ at the end: ``...-step-1000``, ``...-step-2000``)."""
-    if len(name) <= n:
-        return name
-    head = (n - 1) // 2
-    return name[:head] + "\u2026" + name[len(name) - (n - 1 - head):]
 
 
 def _clipped_all(names: Sequence[str], n: int) -> list[str]:

@@ -283,18 +283,9 @@ def write_between_markers(path: Path, text: str, begin: str, end: str) -> None:
 
 
 def _unique(names: Sequence[str]) -> list[str]:
-    """``names`` with each repeat of an earlier name suffixed ``#2``, ``#3``... (a suffixed name that is
-    itself taken counts on)."""
+    """``names`` with each repeat of an earlier name suffixed ``#2``, ``#3``... (:func:`_free`)."""
     taken: set[str] = set()
-    out = []
-    for name in names:
-        new, k = name, 1
-        while new in taken:
-            k += 1
-            new = f"{name}#{k}"
-        taken.add(new)
-        out.append(new)
-    return out
+    return [_free(name, taken) for name in names]
 
 
 def _free(name: str, taken: set[str]) -> str:

@@ -330,9 +330,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         by_key[k].seconds = sum(seconds)
         by_key[k].median_s = statistics.median(seconds)
     for (metric, _, _), counts in by_key.items():
-        if split_judge_metric_id(metric) is None:
-            with contextlib.suppress(UnknownMetricError):
-                counts.installed_version = get_metric(metric).version
+        counts.installed_version = _installed_version(metric, versions)
     if expected is not None:
         for k, counts in by_key.items():
             judged = split_judge_metric_id(k[0]) is not None
