@@ -224,6 +224,11 @@ def load_reader(path: str | Path) -> Reader:
     return Reader(net.eval(), meta, ckpt.parent)
 
 
+def _aspect(width: float, height: float) -> float:
+    """A training video's width over height as ``frame_aspects`` stores it (3 decimals)."""
+    return round(width / height, 3)
+
+
 def record_frame_aspects(path: str | Path) -> tuple[list[float], bool]:
     """Store ``frame_aspects`` in a reader trained before robojudge stored them, from its training videos:
     every file of its data fingerprint (``data.files``) must still be there with the content it had in
@@ -258,7 +263,7 @@ def record_frame_aspects(path: str | Path) -> tuple[list[float], bool]:
             info = probe_video(file)
         except VideoError:
             continue  # a state file, or a recording's spec, joint states or calibration
-        shapes.add(round(info.width / info.height, 3))
+        shapes.add(_aspect(info.width, info.height))
     if not shapes:
         raise ReaderError(f"{where}: none of its training files is a video; {retrain}")
     reader.meta["frame_aspects"] = sorted(shapes)
@@ -329,7 +334,7 @@ def train(
         "image_size": cfg.size,
         # Every frame is squashed to image_size x image_size: a video of another shape shows the robot
         # squashed in another way than the reader learned, and the metric refuses it.
-        "frame_aspects": sorted({round(d.native[0] / d.native[1], 3) for d in data}),
+        "frame_aspects": sorted({_aspect(*d.native) for d in data}),
         "config": cfg.model_dump(),
         "manifest": str(Path(manifest).resolve()),
         "episodes": {"train": [e.name for e in episodes if e.group in train_groups],
