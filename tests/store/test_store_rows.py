@@ -214,3 +214,20 @@ def test_result_row_validation() -> None:
     assert math.isnan(ResultRow("a", "m", "c", "1", "ok", None).value)  # type: ignore[arg-type]
     assert ResultRow("a", "m", "c", "1", "ok", 1).value == 1.0
     assert ResultRow("a", "m", "c", "1", "ok", 1).key == ("a", "m", "c", "1")
+
+
+def test_rows_of_one_config_share_its_decoded_dict(store: ResultStore) -> None:
+    # Every row decoded its own copy of its metric's config: a quarter of the memory of reading a large
+    # store. Equal stored text gives one dict; other texts (and no config) stay apart.
+    cfg = {"model": "m", "nested": {"k": [1, 2.5, None]}, "unicode": "é"}
+    rows = [ResultRow(f"i{i}", "ssim", "c1", "1", "ok", float(i), config=dict(cfg)) for i in range(3)]
+    rows += [ResultRow("i0", "psnr", "c2", "1", "ok", 1.0, config={"model": "other"}),
+             ResultRow("i1", "psnr", "c3", "1", "ok", 1.0, config=None)]
+    store.add(rows)
+    got = {(r.item_id, r.metric): r for r in store.rows()}
+    assert got["i0", "ssim"].config == cfg
+    assert got["i0", "ssim"].config is got["i1", "ssim"].config is got["i2", "ssim"].config
+    assert got["i0", "psnr"].config == {"model": "other"}
+    assert got["i1", "psnr"].config is None
+    # include_superseded and the filtered reads decode it the same way
+    assert [r.config for r in store.rows(metric="ssim", include_superseded=True)] == [cfg] * 3
