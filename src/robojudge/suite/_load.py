@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from robojudge._activity import step
 from robojudge.suite._check import check_paths, describe_error, path_targets
 from robojudge.suite._media import MEDIA_MODES, check_media, state_problems
-from robojudge.suite._paths import confine_folder, place_paths
+from robojudge.suite._paths import Resolver, confine_folder, place_paths
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import RawRecord, file_problem, iter_records
 from robojudge.suite._schema import Item
@@ -97,7 +97,7 @@ def _where(rec: RawRecord) -> str:
 
 def _check_record(
     rec: RawRecord, shown: str, root: Path, first_seen: dict[str, str], confine: Path | None,
-    files: str = "required",
+    files: str = "required", resolve: Resolver | None = None,
 ) -> tuple[Item | None, list[ManifestProblem]]:
     """Validate one record; ``first_seen`` maps ids met so far to their location (updated).
     ``files="optional"``: a file that is missing or cannot be looked at is a warning, not an error.
@@ -132,7 +132,7 @@ def _check_record(
             add(field_, message + KEPT_WITHOUT_FILES, "warning")
         else:
             add(field_, message)
-    for field_, message, severity in place_paths(data, root, confine):
+    for field_, message, severity in place_paths(data, root, confine, resolve):
         add(field_, message, severity)
     return item, found
 
@@ -152,12 +152,13 @@ def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None,
     """Read and check the records one by one; raise :class:`ManifestError` only for file-level
     problems. Only the ids seen so far are kept (to find duplicates), not the records."""
     first_seen: dict[str, str] = {}
+    resolve = Resolver()  # each folder resolved once in this read
     empty = True
     for rec in iter_records(path, shown):
         empty = False
-        item, found = _check_record(rec, shown, root, first_seen, confine, files)
+        item, found = _check_record(rec, shown, root, first_seen, confine, files, resolve)
         usable = item is not None and not any(p.is_error for p in found)
-        resolved = item.resolve(root) if usable and item is not None else None
+        resolved = item.resolve(root, resolve) if usable and item is not None else None
         yield _Checked(rec.line, rec.row, resolved, found)
     if empty:
         yield _Checked(None, None, None, [file_problem(shown, "manifest has no items")])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -219,14 +220,18 @@ class Item(BaseModel):
             return list(self.grid.cells())
         return []
 
-    def resolve(self, root: Path) -> Item:
-        """Return a copy whose file fields are absolute paths under ``root`` (the manifest's folder)."""
+    def resolve(self, root: Path, resolver: Callable[[Path], Path] = Path.resolve) -> Item:
+        """Return a copy whose file fields are absolute paths under ``root`` (the manifest's folder).
+
+        ``resolver`` resolves one path (``Path.resolve``; a manifest read passes its
+        :class:`robojudge.suite._paths.Resolver`, which resolves each folder once).
+        """
 
         def r(p: str | None) -> str | None:
             if p is None:
                 return None
             try:
-                return str((root / p).resolve())
+                return str(resolver(root / p))
             except (OSError, RuntimeError):  # a loop of links (kept by a reader of stored results)
                 return os.path.abspath(root / p)
 
