@@ -30,6 +30,8 @@ _KINDS: frozenset[str] = frozenset(NormalizationKind.__args__)  # type: ignore[a
 POOL_PERCENTILE_SOURCE = "RoboPhys-3D pool percentiles (1st/99th)"
 #: The sub-dimension holding the task-success measures that eq. 3 correlates against.
 TASK_SUCCESS_SUBDIM = "TS"
+#: The grounding of the metrics a VLM judges (their built-in rubrics have their ids, docs/judges.md).
+VLM_GROUNDED = "VLM-Grounded"
 
 _RESOURCE = ("data", "taxonomy", "robophys3d_metrics.csv")
 _EXPECTED = {"metrics": 50, "subdims": 18, "levels": 4}
@@ -135,6 +137,15 @@ class Taxonomy:
     def task_success(self) -> tuple[str, ...]:
         """Action Planner, Data Engine and VLM-2: the targets of eq. 3."""
         return self.metrics_of(TASK_SUCCESS_SUBDIM)
+
+    def fed_by_judge(self, metric: str) -> str | None:
+        """The VLM-grounded metric a stored judge rubric score feeds: ``judge:NAME:<id>`` where ``<id>``
+        is one (the built-in rubric of a VLM-grounded metric has the metric's id, docs/judges.md), else
+        None. A user's rubric file that declares ``taxonomy`` says so in its rows' ``details``."""
+        parts = metric.split(":")
+        if len(parts) != 3 or parts[0] != "judge" or parts[2] not in self:
+            return None
+        return parts[2] if self[parts[2]].grounding == VLM_GROUNDED else None
 
     def validate(self) -> None:
         """Check the counts the paper states: 50 metrics, 18 sub-dimensions, 4 levels.

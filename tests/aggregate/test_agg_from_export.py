@@ -128,3 +128,55 @@ def test_a_set_level_row_of_a_group_the_suite_no_longer_has_is_dashed(tmp_path: 
     cells = {r["item_id"]: r["generator"] for r in csv.DictReader(export.open())}
     assert cells == {"group:generator=sloppy": "-", "group:generator=sloppy2": "sloppy2", "x1": "sloppy2"}
     assert "1 of 3 rows are of items (or groups) that are not in" in " ".join(done.output.split())
+
+
+def _export(tmp_path: Path, rows: list[ResultRow]) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(json.dumps({"item_id": i, "video": "v.mp4", "generator": g}) + "\n"
+                             for i, g in (("a1", "alpha"), ("a2", "alpha"), ("b1", "beta"))))
+    (tmp_path / "v.mp4").write_bytes(b"not opened")
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add(rows)
+    export = tmp_path / "long.csv"
+    done = runner.invoke(build_app("results"), ["results", "export", "--db", str(db), "-o", str(export),
+                                                 "--by", "generator", "--suite", str(suite)])
+    assert done.exit_code == 0, done.output
+    return export
+
+
+def _scores(export: Path) -> tuple[int, str, dict[str, dict[str, str]]]:
+    out = export.with_name("scores.csv")
+    done = runner.invoke(build_app("aggregate"), ["aggregate", "scores", "--in", str(export), "--by",
+                                                  "generator", "--missing", "drop", "--out", str(out)])
+    rows = {r["generator"]: r for r in csv.DictReader(out.open())} if done.exit_code == 0 else {}
+    return done.exit_code, " ".join(done.output.split()), rows
+
+
+def test_a_judge_rubric_score_counts_as_the_metric_it_feeds(tmp_path: Path) -> None:
+    # docs/judges.md: `judge:NAME:pla_physical_commonsense` is stored on the metric's native scale "so
+    # aggregate normalizes it with the taxonomy's rule"; aggregate dropped it as not a RoboPhys-3D id, and
+    # RoboPhyscore left out the one of its eight default metrics that was scored.
+    pla = {"a1": 5.0, "a2": 3.0, "b1": 1.0}
+    judged = _export(tmp_path / "judged", [_row(i, "judge:mk:pla_physical_commonsense", v)
+                                           for i, v in pla.items()])
+    direct = _export(tmp_path / "direct", [_row(i, "pla_physical_commonsense", v) for i, v in pla.items()])
+    code, said, got = _scores(judged)
+    assert code == 0, said
+    assert ("reading judge rubric scores as the RoboPhys-3D metrics they feed: "
+            "judge:mk:pla_physical_commonsense as pla_physical_commonsense") in said
+    assert got == _scores(direct)[2]
+    # table normalization of PLA is (x - 1) / 4: alpha (1 + 0.5) / 2, beta 0
+    assert float(got["alpha"]["subdim_PLA"]) == pytest.approx(0.75)
+    assert float(got["beta"]["subdim_PLA"]) == pytest.approx(0.0)
+    assert got["alpha"]["robophyscore"] not in ("", "nan")
+
+
+def test_two_sources_of_one_taxonomy_metric_are_refused(tmp_path: Path) -> None:
+    rows = [_row(i, "judge:mk:pla_physical_commonsense", 4.0) for i in ("a1", "a2", "b1")]
+    rows += [_row(i, "judge:other:pla_physical_commonsense", 2.0) for i in ("a1", "a2", "b1")]
+    code, said, _ = _scores(_export(tmp_path, rows))
+    assert code == 2
+    assert ("2 sources of RoboPhys-3D metric 'pla_physical_commonsense': judge:mk:pla_physical_commonsense, "
+            "judge:other:pla_physical_commonsense, which are never averaged") in said

@@ -37,3 +37,19 @@ def test_pool_percentile_metrics_are_the_six_of_app_b52():
     got = {m.id for m in load_taxonomy().metrics if m.uses_pool_percentiles}
     assert got == {"iq1_inception_score", "aq_clip_ap", "rbg_fidelity", "rbg_reprojection_photometric",
                    "ta_mean_trajectory_length", "cs_collision_count"}
+
+
+def test_the_taxonomy_maps_judge_scores_as_the_judges_package_does() -> None:
+    # The report and `aggregate` read a judge rubric score as the VLM-grounded metric it feeds without
+    # loading the judges package: the taxonomy's rule must agree with the rubrics' own declarations.
+    from robojudge.judges import judge_taxonomy_id, taxonomy_rubrics
+    from robojudge.taxonomy import VLM_GROUNDED, load_taxonomy
+
+    tax = load_taxonomy()
+    rubrics = taxonomy_rubrics()
+    assert sorted(rubrics.values()) == sorted(m.id for m in tax.metrics if m.grounding == VLM_GROUNDED)
+    for rubric in [*rubrics, "pa", "ia", "caption", "key_steps", "iq1_psnr", "no_such_rubric"]:
+        stored = f"judge:qwen:{rubric}"
+        assert tax.fed_by_judge(stored) == judge_taxonomy_id(stored), rubric
+    assert tax.fed_by_judge("pla_physical_commonsense") is None  # the metric itself is not a judge score
+    assert tax.fed_by_judge("judge:a:b:pla_physical_commonsense") is None

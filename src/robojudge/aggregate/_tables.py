@@ -164,6 +164,9 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
     if is_long(df):
         long = df[[*ids, *_LONG]].copy()
         long["metric"] = long["metric"].astype(str)
+        fed = _judge_fed(long["metric"].unique(), source, note)
+        if fed:
+            long["metric"] = long["metric"].replace(fed)
         unknown = sorted(set(long["metric"].unique()) - set(tax.ids) - set(extra))
         if unknown and len(unknown) == long["metric"].nunique():
             more = f" (and {len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""
@@ -178,6 +181,9 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
             long = long[~long["metric"].isin(unknown)]
         long["value"] = _numbers(df, long, "value", source)
     else:
+        fed = _judge_fed([str(c) for c in df.columns], source, note)
+        if fed:
+            df = df.rename(columns=fed)
         cols = [c for c in df.columns if c in tax or c in extra]
         if not cols:
             raise AggregateInputError(
@@ -195,6 +201,35 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
     if has_item:
         _check_duplicates(df, long, [*keys, "_item", "metric"], source)
     return long
+
+
+def _judge_fed(names: Sequence[str], source: str | Path, note: Note | None) -> dict[str, str]:
+    """``{judge id: taxonomy id}`` for the judge rubric scores among ``names`` that feed a RoboPhys-3D
+    metric (``judge:NAME:pla_physical_commonsense``, on the metric's native scale: docs/judges.md).
+
+    Raises:
+        AggregateInputError: Two of ``names`` would be one metric (two judges of one rubric, or a judge
+            and the metric itself): never averaged into one value.
+    """
+    tax = load_taxonomy()
+    fed = {m: t for m in names if (t := tax.fed_by_judge(m)) is not None}
+    if not fed:
+        return {}
+    known = set(tax.ids)
+    sources: dict[str, list[str]] = {}
+    for m in names:
+        if m in fed or m in known:
+            sources.setdefault(fed.get(m, m), []).append(m)
+    twice = {t: ms for t, ms in sources.items() if len(ms) > 1}
+    if twice:
+        t, ms = next(iter(sorted(twice.items())))
+        raise AggregateInputError(f"{source}: {len(ms)} sources of RoboPhys-3D metric {t!r}: "
+                                  f"{', '.join(sorted(ms))}, which are never averaged; keep the rows of one "
+                                  "(a judge rubric's score is read as the metric it feeds)")
+    if note is not None:
+        note("reading judge rubric scores as the RoboPhys-3D metrics they feed: "
+             + ", ".join(f"{m} as {t}" for m, t in sorted(fed.items())))
+    return fed
 
 
 def _where(df: pd.DataFrame, row: int) -> str:

@@ -45,7 +45,7 @@ def _item_values(inp: ReportInput) -> tuple[list[str], list[str], FloatArray]:
     :func:`_several_configs` for the others."""
     several = set(_several_configs(inp))
     current = _current_versions(inp)
-    feats = [f for f in inp.columns if f.metric not in several or current.get(f.metric) is f]
+    feats = [f for f in inp.taxonomy_columns if f.metric not in several or current.get(f.metric) is f]
     raw = np.stack([f.values for f in feats], axis=1) if feats else np.zeros((len(inp.scope), 0))
     return [it.item_id for it in inp.scope], [f.metric for f in feats], raw
 
@@ -58,7 +58,7 @@ def _current_versions(inp: ReportInput) -> dict[str, Feature]:
     if inp.config_key is None:
         return {}
     by_metric: dict[str, list[Feature]] = defaultdict(list)
-    for f in inp.columns:
+    for f in inp.taxonomy_columns:
         by_metric[f.metric].append(f)
     out = {}
     for m, feats in by_metric.items():
@@ -82,10 +82,25 @@ def _several_configs(inp: ReportInput) -> list[str]:
     its configurations for the user would hide the choice: such a metric is left out, and said so.
     """
     seen: dict[str, int] = defaultdict(int)
-    for f in inp.columns:
+    for f in inp.taxonomy_columns:
         seen[f.metric] += 1
     current = _current_versions(inp)
     return sorted(m for m, k in seen.items() if k > 1 and m not in current)
+
+
+def _judge_fed(inp: ReportInput) -> list[Feature]:
+    """The columns of :attr:`ReportInput.taxonomy_columns` that are judge rubric series."""
+    own = {id(f) for f in inp.columns}
+    return [f for f in inp.taxonomy_columns if id(f) not in own]
+
+
+def _from_judges(inp: ReportInput, norm: dict[str, FloatArray]) -> str:
+    """Which of the metrics read come from a judge rubric (their stored id is the judge's)."""
+    fed = sorted((f.metric, f.label) for f in _judge_fed(inp) if f.metric in norm)
+    if not fed:
+        return ""
+    return (" From judge rubrics, on the metric's own scale (docs/judges.md): "
+            + ", ".join(f"{m} ({label})" for m, label in fed) + ".")
 
 
 def _left_out(inp: ReportInput) -> str:
@@ -95,15 +110,19 @@ def _left_out(inp: ReportInput) -> str:
     if current:
         older: dict[str, list[str]] = {}
         for m, chosen in current.items():
-            versions = {g.series.key.version for g in inp.columns if g.metric == m}
+            versions = {g.series.key.version for g in inp.taxonomy_columns if g.metric == m}
             older[m] = sorted(versions - {chosen.series.key.version})
         out += (" Read at their current version, the rows of older versions left out (they stay in the "
                 "store; shown apart in the other tables): "
                 + ", ".join(f"{m} v{f.series.key.version} (not v{', v'.join(older[m])})"
                             for m, f in sorted(current.items())) + ".")
     if several:
+        judged = {f.metric for f in _judge_fed(inp)}
+        named = [m if m not in judged else
+                 f"{m} ({', '.join(sorted(f.label for f in inp.taxonomy_columns if f.metric == m))})"
+                 for m in several]
         out += (f" Left out, because stored under several configurations or versions (shown apart in the "
-                f"other tables): {', '.join(several)}.")
+                f"other tables): {', '.join(named)}.")
     return out
 
 
@@ -267,7 +286,7 @@ def robophys_section(inp: ReportInput) -> Section:
                     f"task-success measures ({', '.join(chosen)}; see the sensitivity table)." if chosen else
                     f" Eq. 3 selects nothing here "
                     f"({sel if isinstance(sel, str) else why_none}).")
-                 + _left_out(inp) + _not_normalized(left)
+                 + _from_judges(inp, norm) + _left_out(inp) + _not_normalized(left)
                  + mixed_size_note(inp.mixed_sizes, norm) + mixed_library_note(inp.mixed_libraries, norm))
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
@@ -318,7 +337,7 @@ def heatmap_section(inp: ReportInput) -> Section:
     """Spearman correlation between every pair of stored metrics (and the labels) over items."""
     sec = Section("correlations", "Metric correlations")
     items = inp.scope
-    feats = inp.columns
+    feats = inp.taxonomy_columns
     cols = {f.label: f.oriented for f in feats}
     if inp.items and inp.labelled:
         labels = label_scores(items)

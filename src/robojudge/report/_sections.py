@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -22,9 +22,18 @@ import numpy as np
 from robojudge.meta import MIN_CLUSTERS, ConfigKey, Estimate, group_means
 from robojudge.metric_info import NetworkInfo
 from robojudge.report._judges import judge_coverage, judge_self_consistency
-from robojudge.report._leaderboard import Direction, Feature, clusters_of, column, metric_columns, strata_of
+from robojudge.report._leaderboard import (
+    Direction,
+    Feature,
+    clusters_of,
+    column,
+    known_direction,
+    metric_columns,
+    strata_of,
+)
 from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
 from robojudge.report._series import (
+    JUDGE_PREFIX,
     FailedSeries,
     SeriesKey,
     StoredSeries,
@@ -39,6 +48,7 @@ from robojudge.report._unset import generator_groups, generator_of, unset_note
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 from robojudge.suite._schema import GROUP_PREFIX
+from robojudge.taxonomy import load_taxonomy
 
 #: The networks a stored metric id computes with (:func:`robojudge.metric_info.registry_networks`).
 NetworksOf = Callable[[str], Sequence[NetworkInfo]]
@@ -187,6 +197,33 @@ class ReportInput:
     def columns(self) -> list[Feature]:
         """Every stored metric configuration as a column over :attr:`scope`."""
         return metric_columns(self.item_rows, self.scope, self.higher_is_better, stored=self.stored)
+
+    @cached_property
+    def taxonomy_columns(self) -> list[Feature]:
+        """:attr:`columns` and, under the RoboPhys-3D metric it feeds, each judge rubric series that feeds
+        one (``judge:NAME:pla_physical_commonsense`` is ``pla_physical_commonsense``, docs/judges.md; a
+        user rubric file's ``taxonomy`` comes with its rows as ``details.taxonomy_id``): the columns the
+        RoboPhys-3D scores read. A metric fed by two judges, or by a judge and stored itself, is then a
+        metric of several configurations, left out there and named."""
+        declared: dict[str, str] = {}
+        for r in self.item_rows:
+            if r.metric.startswith(JUDGE_PREFIX) and r.metric not in declared and r.details:
+                fed = r.details.get("taxonomy_id")
+                if isinstance(fed, str) and fed:
+                    declared[r.metric] = fed
+        out = list(self.columns)
+        taxonomy = load_taxonomy()
+        for s in self.stored.series:
+            if not s.metric.startswith(JUDGE_PREFIX):
+                continue
+            fed = declared.get(s.metric) or taxonomy.fed_by_judge(s.metric)
+            if fed is None:
+                continue
+            values = column(s.values, self.scope)
+            if np.isfinite(values).any():
+                key = SeriesKey(fed, s.key.config_hash, s.key.version)
+                out.append(Feature(replace(s, key=key), known_direction(self.higher_is_better, fed), values))
+        return out
 
     @cached_property
     def scope(self) -> list[Item]:
