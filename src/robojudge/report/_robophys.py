@@ -337,7 +337,7 @@ def heatmap_section(inp: ReportInput) -> Section:
     """Spearman correlation between every pair of stored metrics (and the labels) over items."""
     sec = Section("correlations", "Metric correlations")
     items = inp.scope
-    feats = inp.taxonomy_columns
+    feats = inp.columns
     cols = {f.label: f.oriented for f in feats}
     if inp.items and inp.labelled:
         labels = label_scores(items)
