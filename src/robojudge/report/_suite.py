@@ -44,7 +44,8 @@ def report_suite(
     with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"
         clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
-        left_out = stale(store.rows(), suite.items) if stale is not None else []
+        rows = store.rows()  # read once for the stale check and the summary
+        left_out = stale(rows, suite.items) if stale is not None else []
         return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips,
                             native_range=native_range, columns=item_columns(suite.items), stale=left_out,
-                            note=note)
+                            note=note, rows=rows)

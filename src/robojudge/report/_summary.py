@@ -177,8 +177,11 @@ def write_report(
     columns: Mapping[str, Callable[[ResultRow], str | None]] | None = None,
     stale: Sequence[ResultRow] = (),
     note: str = "",
+    rows: Sequence[ResultRow] | None = None,
 ) -> list[GroupSummary]:
     """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``.
+
+    ``rows``: the store's current rows (``store.rows()``) where the caller has read them already.
 
     ``columns`` are added to ``results.csv`` after the standard ones (:func:`report_suite` adds the
     manifest's generator, source and clip_id, :func:`robojudge.store.item_columns`).
@@ -200,7 +203,7 @@ def write_report(
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = store.rows()
+    rows = store.rows() if rows is None else rows
     gone = {r.key for r in stale}
     if columns is not None:
         columns = {**columns, STALE_COLUMN: lambda row: "stale" if row.key in gone else ""}
