@@ -52,8 +52,17 @@ from robojudge.report import (
     write_label_agreement,
     write_leaderboard,
 )
-from robojudge.run import ProgressCallback, RunSummary, SuiteRun, build_requests, score_items, score_suite
-from robojudge.store import ResultStore, sqlite_url
+from robojudge.run import (
+    ProgressCallback,
+    RunSummary,
+    SuiteRun,
+    build_requests,
+    remembered_stale,
+    score_items,
+    score_suite,
+    stale_rows,
+)
+from robojudge.store import ResultRow, ResultStore, sqlite_url
 from robojudge.suite import load_suite
 from robojudge.suite._demo import make_synthetic_suite
 
@@ -266,6 +275,9 @@ class DemoResult:
     judges: list[JudgeRow]
     html: HtmlReport | None = None
     kiva: DemoKiva | None = None  # None on the 2D suite (no robot to read)
+    #: Rows left out of every output: their inputs changed since they were computed (a judge's rows, or
+    #: another configuration's, that this run did not compute again).
+    stale: list[ResultRow] = field(default_factory=list)
 
 
 def sim_available() -> bool:
@@ -342,7 +354,9 @@ def run_demo(
 ) -> DemoResult:
     """Build the demo suite under ``out_dir/suite`` (once), score it, and report to ``out_dir/report``.
 
-    Results go to ``out_dir/results.sqlite``; a second call reuses the suite and the stored results. On
+    Results go to ``out_dir/results.sqlite``; a second call reuses the suite and the stored results.
+    Stored results whose inputs changed since they were computed are left out of every output
+    (:attr:`DemoResult.stale`), as the report leaves them out. On
     the simulator suite (and with ``kiva``) KIVA is scored too, by readers cached in ``out_dir/kiva``
     (:func:`run_demo_kiva`; ``kiva_config`` and ``kiva_embodiments`` are passed to it). ``metrics``
     replaces the suite's default metric list (the tests use a short one); ``announce`` is called with
@@ -360,11 +374,17 @@ def run_demo(
         # No progress callback: a caller's bar was sized for the run above (KIVA announces itself instead).
         kiva_run = run_demo_kiva(manifest, db, out / "kiva", workers=workers, config=kiva_config,
                                  embodiments=kiva_embodiments, announce=announce)
+    # One check of each row for the summary, the tables below and the HTML report, as `robojudge report`.
+    stale = remembered_stale(stale_rows)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo",
-                             native_range=registry_range)
+                             native_range=registry_range, stale=stale)
     with ResultStore(db) as store:
         rows = store.rows()
     items = load_suite(manifest, strict=False).items
+    left_out = stale(rows, items)
+    if left_out:
+        gone = {id(r) for r in left_out}
+        rows = [r for r in rows if id(r) not in gone]
     if kiva_run is not None and kiva_run.missing is None and kiva_run.readers:
         # What this demo scored: rows an earlier robojudge stored under another configuration or version
         # stay current beside them, and are not shown here (the report lists each configuration apart).
@@ -387,7 +407,8 @@ def run_demo(
     # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
                              native_range=registry_range, config_key=registry_config_key,
-                             networks=registry_networks, title=f"robojudge demo ({kind} suite)", seed=seed)
+                             networks=registry_networks, title=f"robojudge demo ({kind} suite)", seed=seed,
+                             stale=stale)
     return DemoResult(
         suite_kind=kind,
         manifest=manifest,
@@ -399,4 +420,5 @@ def run_demo(
         judges=judges,
         html=html,
         kiva=kiva_run,
+        stale=left_out,
     )

@@ -6,12 +6,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import check_settings, console, fail, print_summary, scoring_progress
 from robojudge.cli._judge import ENDPOINT_HELP
 from robojudge.cli._report import print_html_report, summary_table
 from robojudge.meta import Estimate
+from robojudge.report import stale_note
+from robojudge.run import WorkerStartError
+from robojudge.store import StoreError
+from robojudge.suite import ManifestError
 
 if TYPE_CHECKING:
     from robojudge.demo import DemoResult
@@ -38,9 +43,13 @@ def demo(
     if not (out / "suite" / "suite.jsonl").exists():
         where = out / "suite"
         console.print(f"building the demo suite in {where} (once; a few minutes for the simulator suite)")
-    with scoring_progress(progress) as on_result:
-        result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
-                          announce=lambda line: console.print(line, highlight=False))
+    try:
+        with scoring_progress(progress) as on_result:
+            result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
+                              announce=lambda line: console.print(line, highlight=False))
+    except (ManifestError, StoreError, ValueError, FileNotFoundError, WorkerStartError) as exc:
+        # as `score` says them: a run folder copied from another project, a store that cannot be opened
+        raise fail(str(exc)) from None
     print_summary(result.run.summary)
     console.print(summary_table(result.summaries, "generator", "demo summary"))
     _print_kiva(result)
@@ -81,6 +90,9 @@ def demo(
     )
     if result.html is not None:
         print_html_report(result.html)
+    note = stale_note(result.stale)
+    if note:
+        console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
 
 
 def _print_kiva(result: DemoResult) -> None:

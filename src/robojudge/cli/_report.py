@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import typer
@@ -22,9 +21,9 @@ from robojudge.report import (
     stale_note,
     write_html_report,
 )
-from robojudge.run import default_run_dir, stale_rows, suite_store_url
-from robojudge.store import ResultRow, StoreError
-from robojudge.suite import SUFFIXES, Item, ManifestError
+from robojudge.run import default_run_dir, remembered_stale, stale_rows, suite_store_url
+from robojudge.store import StoreError
+from robojudge.suite import SUFFIXES, ManifestError
 
 _SEED = 20260926
 
@@ -44,32 +43,6 @@ def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -
                          "clips")
     return table
 
-
-
-StaleFinder = Callable[[Sequence[ResultRow], Sequence[Item]], list[ResultRow]]
-
-
-def remembered(finder: StaleFinder) -> StaleFinder:
-    """``finder`` (:func:`robojudge.run.stale_rows`) that checks each row once: the summary and the HTML
-    report of one ``report`` read the same rows, and checking every row's inputs twice was half the time
-    of a report of a large store. A row is known by its key and fingerprint, with its item as given."""
-    known: dict[tuple[object, ...], bool] = {}
-
-    def find(rows: Sequence[ResultRow], items: Sequence[Item]) -> list[ResultRow]:
-        sig = {it.item_id: it.model_dump_json() for it in items}
-
-        def key(r: ResultRow) -> tuple[object, ...]:
-            return (r.item_id, r.metric, r.config_hash, r.version, r.status, r.fingerprint,
-                    sig.get(r.item_id))
-
-        todo = [r for r in rows if key(r) not in known]
-        if todo:
-            found = {id(r) for r in finder(todo, items)}
-            for r in todo:
-                known[key(r)] = id(r) in found
-        return [r for r in rows if known[key(r)]]
-
-    return find
 
 
 def _is_manifest(target: str) -> bool:
@@ -113,7 +86,7 @@ def report(
     """
     manifest: Path | None
     others: list[Path] = []  # more manifests scored into the store, whose items the report adds
-    stale = remembered(stale_rows)  # the summary and the HTML report check the same rows once
+    stale = remembered_stale(stale_rows)  # the summary and the HTML report check the same rows once
     if _is_manifest(target):
         manifest = Path(target)
         try:

@@ -1,9 +1,10 @@
-"""`robojudge report MANIFEST` checks each row's inputs once: its summary and its HTML report checked every
-row twice, half the time of a report of a large store (audit s67_scale 3)."""
+"""`robojudge report MANIFEST` and the demo check each row's inputs once (``remembered_stale``): the
+summary and the HTML report checked every row twice, half the time of a report of a large store (audit
+s67_scale 3)."""
 
 from __future__ import annotations
 
-from robojudge.cli._report import remembered
+from robojudge.run import remembered_stale
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 
@@ -21,7 +22,7 @@ def test_each_row_is_checked_once_and_the_answer_is_the_same():
         checked.extend(r.item_id for r in rows)
         return [r for r in rows if r.item_id == "b"]
 
-    stale = remembered(finder)
+    stale = remembered_stale(finder)
     first = stale(_rows(), ITEMS)
     second = stale(_rows(), ITEMS)
     assert [r.item_id for r in first] == [r.item_id for r in second] == ["b"]
