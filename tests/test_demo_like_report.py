@@ -1,9 +1,10 @@
-"""`robojudge demo` reads its store as `robojudge report` does: without the results whose inputs changed
-(and saying how many), and with an error, not a traceback, for a run folder it cannot use (audit
-s69_samenumber, findings 2 and 5)."""
+"""`robojudge demo` reads its store as `robojudge report` does: with the same default seed, without the
+results whose inputs changed (and saying how many), and with an error, not a traceback, for a run folder
+it cannot use (audit s69_samenumber, findings 2, 3 and 5)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -12,22 +13,27 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from robojudge import DEFAULT_SEED
 from robojudge.cli import app
 from robojudge.demo import run_demo
 from robojudge.judges import ResponseCache, get_rubric, make_judge
-from robojudge.report import load_run_results
-from robojudge.run import judge_suite, score_suite
+from robojudge.metric_info import direction
+from robojudge.report import judges_report, load_run_results, write_judges
+from robojudge.run import judge_suite, score_suite, stale_rows
 from robojudge.suite._demo import make_synthetic_suite
 from robojudge.video import write_video
 
+TARGETS = {"pa": "PA", "ia": "IA", "overall": "Overall"}
+STATS = {"r": "r", "acc": "Acc", "mse": "MSE"}
 CHANGED = "ep00-faithful"
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A synthetic demo run of 6 clips, moved once run, so that its copies' stores note a manifest that is
-    gone: a copy may then change a video without being refused as another project's (that refusal has its
-    own test)."""
+    """A synthetic demo run of 6 clips, more than the calibrated judge's 5 folds, so the seed deals them.
+
+    It is moved once run, so that its copies' stores note a manifest that is gone: a copy may then
+    change a video without being refused as another project's (that refusal has its own test)."""
     base = tmp_path_factory.mktemp("demo")
     out = base / "demo"
     (out / "suite").mkdir(parents=True)
@@ -35,6 +41,44 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_synthetic_suite(out / "suite", episodes=6)
     run_demo(out, suite="synthetic", workers=1)
     return out.rename(base / "template")
+
+
+def _calibrated(path: Path) -> dict[tuple[str, str, str], float]:
+    """The metric-calibrated judge's values and bounds from a judges.csv of the demo (``pa_r_low``) or
+    of the HTML report's tables (``PA r_low``)."""
+    with path.open(encoding="utf-8") as fh:
+        row = next(r for r in csv.DictReader(fh) if r["judge"] == "metric-calibrated")
+    out = {}
+    for t, title in TARGETS.items():
+        for s, name in STATS.items():
+            for end in ("", "_low", "_high"):
+                cell = row.get(f"{t}_{s}{end}", row.get(f"{title} {name}{end}"))
+                assert cell is not None, f"{path}: no {t} {s}{end}"
+                out[t, s, end] = float(cell)
+    return out
+
+
+@pytest.mark.slow
+def test_demo_cli_report_and_python_default_give_one_calibrated_judge(template: Path, tmp_path: Path) -> None:
+    # Before, the demo seeded with 0, `robojudge report` with 20260926 and the Python functions with 0:
+    # one store gave the metric-calibrated judge two sets of numbers.
+    demo = _calibrated(template / "report" / "judges.csv")
+
+    res = CliRunner().invoke(app, ["report", str(template), "--out", str(tmp_path / "cli")])
+    assert res.exit_code == 0, res.output
+    cli = _calibrated(tmp_path / "cli" / "tables" / "judges.csv")
+
+    run = load_run_results(template, stale=stale_rows)
+    report, table, _, _ = judges_report(run.rows, run.items, direction)
+    write_judges(table, report, tmp_path / "py")
+    python = _calibrated(tmp_path / "py" / "judges.csv")
+    assert demo == cli == python
+
+    # The seed does deal this suite's folds: another one moves the judge's own values.
+    report, table, _, _ = judges_report(run.rows, run.items, direction, seed=DEFAULT_SEED + 1)
+    write_judges(table, report, tmp_path / "other")
+    other = _calibrated(tmp_path / "other" / "judges.csv")
+    assert any(other[t, s, ""] != demo[t, s, ""] for t in TARGETS for s in STATS)
 
 
 @pytest.mark.slow

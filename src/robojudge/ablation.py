@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from robojudge import DEFAULT_SEED
 from robojudge.judges import Backend, FrameSpec, JudgeConfig, ResponseCache, Rubric
 from robojudge.report import FpsAblation, fps_judge_name, tabulate_fps_ablation
 from robojudge.run import JudgeRunSummary, default_run_dir, judge_items
@@ -31,7 +32,7 @@ def run_fps_ablation(
     cache: ResponseCache | None = None,
     backend: Callable[[JudgeConfig], Backend] | None = None,
     bootstrap: int = 2000,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     **judge_kwargs: Any,
 ) -> FpsAblation:
     """Judge ``items`` once per sampling rate, then tabulate each rate's agreement with the labels.

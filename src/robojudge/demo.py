@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from robojudge import DEFAULT_SEED
 from robojudge.kiva import (
     MEASURE_VERSION,
     TrainConfig,
@@ -344,7 +345,8 @@ def run_demo(
     *,
     suite: SuiteKind = "auto",
     workers: int = 2,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
+    suite_seed: int = 0,
     progress: ProgressCallback | None = None,
     metrics: Sequence[str] | None = None,
     kiva: bool = True,
@@ -354,8 +356,10 @@ def run_demo(
 ) -> DemoResult:
     """Build the demo suite under ``out_dir/suite`` (once), score it, and report to ``out_dir/report``.
 
-    Results go to ``out_dir/results.sqlite``; a second call reuses the suite and the stored results.
-    Stored results whose inputs changed since they were computed are left out of every output
+    ``seed`` seeds the bootstrap and the calibrated judge's folds, as ``robojudge report`` does
+    (:data:`robojudge.DEFAULT_SEED`); ``suite_seed`` the suite's episodes. Results go to
+    ``out_dir/results.sqlite``; a second call reuses the suite and the stored results. Stored results
+    whose inputs changed since they were computed are left out of every output
     (:attr:`DemoResult.stale`), as the report leaves them out. On
     the simulator suite (and with ``kiva``) KIVA is scored too, by readers cached in ``out_dir/kiva``
     (:func:`run_demo_kiva`; ``kiva_config`` and ``kiva_embodiments`` are passed to it). ``metrics``
@@ -363,7 +367,7 @@ def run_demo(
     a line before anything slow.
     """
     out = Path(out_dir)
-    kind, manifest = build_demo_suite(out / "suite", suite, seed=seed)
+    kind, manifest = build_demo_suite(out / "suite", suite, seed=suite_seed)
     db = sqlite_url((out / "results.sqlite").resolve())
     if metrics is None:
         metrics = ([m for m in expand_metric_ids(SIM_METRICS) if m not in SIM_SKIP] if kind == "sim"

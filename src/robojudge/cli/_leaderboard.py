@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from robojudge import DEFAULT_SEED
 from robojudge.cli._common import PIPED_WIDTH, check_out_folder, console, err_console, fail, load_results
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction
@@ -40,7 +41,6 @@ from robojudge.suite import ManifestError
 
 app = typer.Typer(help="Leaderboards of generators (Table 8) and of judges (Table 2).", no_args_is_help=True)
 
-_SEED = 20260926
 _WIDE = PIPED_WIDTH  # tables are printed at least this wide rather than cut (they are mostly piped to files)
 _DB_HELP = "Result store \\[default: runs/<manifest name>/results.sqlite]."
 
@@ -121,7 +121,7 @@ def generators(
                                help="labels, judge:NAME (a stored VLM judge) or calibrated"
                                " (the metric-calibrated judge)."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
-    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap and folds."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and folds."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     sort_by: str = typer.Option(OVERALL, "--sort", help="Order by pa, ia or overall."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the calibrated judge."),
@@ -217,7 +217,7 @@ def judges(
     predict: str = typer.Option("expected", "--predict",
                                 help="Calibrated judge's score: expected (continuous) or class."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
-    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap and of the folds."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and of the folds."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write judges.md and judges.csv here."),
     as_json: bool = typer.Option(False, "--json", help="Print the agreement report as JSON."),
@@ -297,7 +297,7 @@ def fps_ablation(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache folder."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
-    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write fps_ablation.{csv,md,tex} here."),
 ) -> None:
     """Run one judge at several frame rates and compare their agreement with the labels (RoboJudge Table 9).

@@ -13,6 +13,7 @@ from rich.cells import cell_len
 from rich.markup import escape
 from rich.table import Table
 
+from robojudge import DEFAULT_SEED
 from robojudge.cli._common import console, err_console, fail
 from robojudge.meta import (
     OVERALL,
@@ -66,7 +67,7 @@ def agreement(
     pred: Path = typer.Option(..., "--pred", help="Judge scores: item_id, axis, score[, judge]."),
     human: Path = typer.Option(..., "--human", help="Human scores: item_id, axis, score[, clip_id, source]."),
     bootstrap: int = typer.Option(10_000, "--bootstrap", min=0, help="Bootstrap replicates (0: none)."),
-    seed: int = typer.Option(20260926, "--seed", help="Seed of the cluster draws."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the cluster draws."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     scale: str = typer.Option("1,5", "--scale", help="Inclusive score scale LOW,HIGH for rounding."),
     spearman: bool = typer.Option(True, "--spearman/--no-spearman",

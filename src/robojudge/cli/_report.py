@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from robojudge import DEFAULT_SEED
 from robojudge.cli._common import check_out_folder, console, fail
 from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
 from robojudge.report import (
@@ -24,8 +25,6 @@ from robojudge.report import (
 from robojudge.run import default_run_dir, remembered_stale, stale_rows, suite_store_url
 from robojudge.store import StoreError
 from robojudge.suite import SUFFIXES, ManifestError
-
-_SEED = 20260926
 
 
 def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -> Table:
@@ -76,7 +75,7 @@ def report(
     by: str = typer.Option("generator", "--by", help=f"Summary groups: {', '.join(GROUP_FIELDS)}."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write index.html and the tables too."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
-    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap and the folds."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and the folds."),
     title: str | None = typer.Option(None, "--title", help="Page title."),
 ) -> None:
     """Write a self-contained HTML report (plots, CSV, Markdown and LaTeX tables) of stored results.

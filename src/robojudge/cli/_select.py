@@ -9,13 +9,13 @@ import typer
 from rich import box
 from rich.table import Table
 
+from robojudge import DEFAULT_SEED
 from robojudge.cli._common import console, err_console, fail, load_results
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
 app = typer.Typer(help="Pick rollouts with a judge or a metric (Best-of-N).", no_args_is_help=True)
 
-_SEED = 20260926
 _BY = ("What to pick by: judge:NAME[:pa|ia|overall], calibrated[:AXIS], a stored metric id or series "
        "label, or labels[:AXIS] (the oracle).")
 _GROUP = "Item fields that make a group (prompt: prompt_variant, else instruction; meta.KEY: a meta value)."
@@ -34,7 +34,8 @@ def best_of_n(
     label: str | None = typer.Option(None, "--label", help=_LABEL),
     db: str | None = typer.Option(None, "--db", help=_DB),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Bootstrap replicates (0: none)."),
-    seed: int = typer.Option(_SEED, "--seed", help="Seed of the bootstrap and of the calibrated judge."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed",
+                             help="Seed of the bootstrap and of the calibrated judge."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     orient: bool | None = typer.Option(None, "--higher-is-better/--lower-is-better",
                                        help="Direction of a stored metric the registry does not know."),

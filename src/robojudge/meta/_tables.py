@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta._fit import FitAgreement, fit_agreement
 from robojudge.meta._report import OVERALL, AgreementReport, agreement_table
 from robojudge.meta._segments import (
@@ -137,7 +138,7 @@ def agreement_from_csv(
     human: str | Path,
     *,
     bootstrap: int = 10_000,
-    seed: int = 20260926,
+    seed: int = DEFAULT_SEED,
     level: float = 0.95,
     scale: tuple[int, int] = (1, 5),
     rank_stats: bool = True,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta import OVERALL, AgreementReport, agreement_table
 from robojudge.report._judges import JUDGE_COLUMNS, JudgeRow, judge_scores, judge_table
 from robojudge.report._leaderboard import clusters_of, label_scores, strata_of
@@ -80,7 +81,7 @@ class FpsAblation:
 
 
 def tabulate_fps_ablation(store: ResultStore, items: Sequence[Item], judge: str,
-                          rates: Sequence[float | None], *, bootstrap: int = 2000, seed: int = 0,
+                          rates: Sequence[float | None], *, bootstrap: int = 2000, seed: int = DEFAULT_SEED,
                           runs: dict[str, JudgeRunSummary] | None = None) -> FpsAblation:
     """Agreement with the labels of every rate's stored run of ``judge``.
 

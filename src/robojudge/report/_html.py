@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from robojudge import DEFAULT_SEED
 from robojudge._activity import step
 from robojudge.meta import ConfigKey
 from robojudge.metric_info import taxonomy_direction
@@ -289,7 +290,7 @@ def write_html_report(
     native_range: RangeOf | None = None,
     title: str = "robojudge report",
     bootstrap: int = 2000,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     stale: StaleFinder | None = None,
     config_key: ConfigKey | None = None,
     networks: NetworksOf | None = None,

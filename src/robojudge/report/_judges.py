@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta import OVERALL, AgreementReport, Estimate, agreement_table
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._labels import MIN_CORRELATION_ITEMS, compared_group
@@ -232,8 +233,9 @@ class JudgesResult(NamedTuple):
 
 def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
                   *, judges: Sequence[str] | None = None, calibrated: bool = True, n_folds: int = 5,
-                  alpha: float = 1.0, prediction: str = "expected", bootstrap: int = 2000, seed: int = 0,
-                  level: float = 0.95, stored: StoredSeries | None = None) -> JudgesResult:
+                  alpha: float = 1.0, prediction: str = "expected", bootstrap: int = 2000,
+                  seed: int = DEFAULT_SEED, level: float = 0.95,
+                  stored: StoredSeries | None = None) -> JudgesResult:
     """Agreement of every stored judge (and the metric-calibrated one) with the suite's labels.
 
     A judge configuration with no scored item stays in the table, with no statistics and its

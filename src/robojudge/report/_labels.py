@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta import agreement_table
 from robojudge.report._leaderboard import (
     AXES,
@@ -92,7 +93,7 @@ def label_agreement(
     higher_is_better: Direction,
     *,
     bootstrap: int = 2000,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     stored: StoredSeries | None = None,
 ) -> list[LabelAgreement]:
     """Pearson and Spearman of each stored metric configuration with the items' PA and IA labels.

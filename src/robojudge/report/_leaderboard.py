@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta import (
     OVERALL,
     CrossValidated,
@@ -186,7 +187,7 @@ def calibration_problem(items: Sequence[Item]) -> str | None:
 
 def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
                       higher_is_better: Direction, *, n_folds: int = 5, alpha: float = 1.0,
-                      seed: int = 0, prediction: str = "expected",
+                      seed: int = DEFAULT_SEED, prediction: str = "expected",
                       exclude: frozenset[str] = NOT_FEATURES,
                       features: Sequence[Feature] | None = None) -> CalibratedJudge:
     """Fit the metric-calibrated judge per axis by grouped K-fold CV and return held-out scores.
@@ -238,7 +239,8 @@ def small_standing(entry: LeaderboardEntry, target: str) -> bool:
 
 
 def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, bootstrap: int = 2000,
-                    seed: int | None = 0, level: float = 0.95, sort_by: str = OVERALL) -> Leaderboard:
+                    seed: int | None = DEFAULT_SEED, level: float = 0.95,
+                    sort_by: str = OVERALL) -> Leaderboard:
     """The generator leaderboard of ``scores`` (per axis, aligned with ``items``).
 
     Clusters are clip ids and strata are sources; items without a generator are one more group,

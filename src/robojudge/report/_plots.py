@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 
 import numpy as np
 
+from robojudge import DEFAULT_SEED
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -114,7 +116,7 @@ def _title(target: str) -> str:
 
 @_plain_text
 def judge_scatter(scores: Mapping[str, Mapping[str, FloatArray]], human: Mapping[str, FloatArray],
-                  *, seed: int = 0) -> str:
+                  *, seed: int = DEFAULT_SEED) -> str:
     """Judge score against human score, one panel per (judge, axis); human scores jittered by +-0.15."""
     judges = list(scores)
     axes = list(human)

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._judges import judge_scores
 from robojudge.report._leaderboard import Direction, calibrated_scores, label_scores
@@ -32,7 +33,7 @@ class ScoreRequest:
     argument: str = ""
     n_folds: int = 5
     alpha: float = 1.0
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     prediction: str = "expected"
 
 
@@ -96,7 +97,7 @@ def leaderboard_scores(
     *,
     n_folds: int = 5,
     alpha: float = 1.0,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     prediction: str = "expected",
 ) -> dict[str, FloatArray]:
     """Per-item PA and IA scores from ``source`` (``labels``, ``calibrated`` or ``judge:NAME``).

@@ -19,6 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta import MIN_CLUSTERS, ConfigKey, Estimate, group_means
 from robojudge.metric_info import NetworkInfo
 from robojudge.report._judges import judge_coverage, judge_self_consistency
@@ -105,7 +106,7 @@ class ReportInput:
     items: Sequence[Item]
     higher_is_better: Direction
     bootstrap: int = 2000
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     native_range: RangeOf = unknown_range
     config_key: ConfigKey | None = None
     networks: NetworksOf = no_networks

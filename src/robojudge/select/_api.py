@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta import MIN_CLUSTERS
 from robojudge.report import unset_name
 from robojudge.select._bon import STATISTICS, BestOfNSummary, GroupPick, pick_group, summarize
@@ -139,7 +140,7 @@ def best_of_n(
     group: str | Sequence[str] = ("clip_id", "prompt"),
     label: str | None = None,
     bootstrap: int = 2000,
-    seed: int = 20260926,  # the command's default, so both pick alike
+    seed: int = DEFAULT_SEED,
     level: float = 0.95,
     higher_is_better: Callable[[str], bool] | None = None,
     orient: bool | None = None,

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta import ClusterBootstrap, Estimate, interval_gate, summarize_replicates
 
 FloatArray = npt.NDArray[np.float64]
@@ -178,7 +179,7 @@ def _finite(d: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in d.items()}
 
 
-def summarize(picks: Sequence[GroupPick], *, bootstrap: int = 2000, seed: int = 0,
+def summarize(picks: Sequence[GroupPick], *, bootstrap: int = 2000, seed: int = DEFAULT_SEED,
               level: float = 0.95) -> BestOfNSummary:
     """Means of :data:`STATISTICS` over the evaluated groups, with bootstrap percentile intervals where
     :func:`robojudge.meta.interval_gate` allows them (``Estimate.why`` says why not)."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robojudge import DEFAULT_SEED
 from robojudge.report import StoredSeries, calibrated_scores, judge_scores, label_scores
 from robojudge.select._bon import FloatArray
 from robojudge.store import ResultRow
@@ -75,7 +76,7 @@ def selection_scores(
     orient: bool | None = None,
     n_folds: int = 5,
     alpha: float = 1.0,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     prediction: str = "expected",
 ) -> SelectionScores:
     """The scores ``by`` names (see the module docstring), aligned with ``items``.
