@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+import shlex
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -400,6 +401,9 @@ def _entry_key(entry: Mapping[str, Series]) -> SeriesKey:
 def resolve_judge(judges: Sequence[JudgeSeries], wanted: str) -> JudgeSeries:
     """The judge called ``wanted``: its exact label, or its name when that name has one configuration.
 
+    The errors list labels quoted for a shell (:func:`shlex.quote`), not with ``repr``: a label holding
+    a backslash (a JSON config value) then reads back as itself when pasted onto a command line.
+
     Raises:
         ValueError: No such judge, or a name with several configurations (the error lists them).
     """
@@ -410,10 +414,10 @@ def resolve_judge(judges: Sequence[JudgeSeries], wanted: str) -> JudgeSeries:
     if len(named) == 1:
         return named[0]
     if named:
-        choices = "; ".join(repr(j.label) for j in named)
+        choices = "; ".join(shlex.quote(j.label) for j in named)
         raise ValueError(f"judge {wanted!r} is stored under {len(named)} configurations, which are never "
                          f"merged; pick one of: {choices}{_latest_note(named)}")
-    known = ", ".join(repr(j.label) for j in judges) or "none"
+    known = ", ".join(shlex.quote(j.label) for j in judges) or "none"
     raise ValueError(f"no scored rows of judge {wanted!r} (no rows under metric ids judge:{wanted}:pa / "
                      f":ia); stored judges: {known}")
 
@@ -425,7 +429,7 @@ def _latest_note(judges: Sequence[JudgeSeries]) -> str:
     times = sorted(((j.first_stored, j.label) for j in judges if j.first_stored is not None), reverse=True)
     if len(configs) > 1 or None in configs or len(times) < len(judges) or times[0][0] == times[1][0]:
         return ""
-    return f" (the newest rubrics: {times[0][1]!r})"
+    return f" (the newest rubrics: {shlex.quote(times[0][1])})"
 
 
 #: Longest first error shown for a configuration that failed everywhere (the rest is in errors.csv).

@@ -15,6 +15,7 @@ checked against.
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -137,7 +138,7 @@ def _metric(by: str, rows: Sequence[ResultRow], items: Sequence[Item],
         raise ValueError(f"--by {by!r}: no stored results under that metric id or label; stored: "
                          f"{', '.join(known) or 'none'} (or judge:NAME, calibrated, labels)")
     if len(found) > 1:
-        labels = "; ".join(repr(s.label) for s in found)
+        labels = "; ".join(shlex.quote(s.label) for s in found)  # (pasted back as they read)
         raise ValueError(f"--by {by!r}: stored under {len(found)} configurations, which are never merged; "
                          f"pick one of: {labels}")
     series = found[0]
