@@ -18,6 +18,7 @@ import typer
 from robojudge import __version__
 from robojudge._activity import watch
 from robojudge._lifeline import terminate_as_interrupt
+from robojudge.cli._once import refuse_repeats
 
 # command name -> (module in robojudge.cli, attribute, "group" for a sub-app or "command")
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -76,6 +77,7 @@ def build_app(only: str | None = None) -> typer.Typer:
             app.add_typer(target, name=name)
         else:
             app.command(name)(target)
+    refuse_repeats(app)  # an option that takes one value, given twice, is an error (robojudge.cli._once)
     return app
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup
 
 from robojudge.cli._judge import judge
 from robojudge.cli._judge_draft import draft, rubrics, texts
+from robojudge.cli._once import OnceCommand, OnceGroup
 
 DEFAULT = "suite"
 """Name of the hidden judging command (never typed: it is put in front of the arguments)."""
@@ -33,11 +33,11 @@ class _DefaultContext(typer.Context):
         return path
 
 
-class _DefaultCommand(TyperCommand):
+class _DefaultCommand(OnceCommand):
     context_class = _DefaultContext
 
 
-class _JudgeGroup(TyperGroup):
+class _JudgeGroup(OnceGroup):
     """A group whose arguments go to the hidden default command unless they start with a sub-command."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
