@@ -53,8 +53,8 @@ def test_metric_correlations_carry_the_small_n_flag() -> None:
     small = _heatmap(6, 3)  # 6 items in 3 clips: small n
     big = _heatmap(10, 10)  # 10 items in 10 clips: not
     for table, flagged in ((small, True), (big, False)):
-        assert table.columns == ["metric", "iq1_psnr", "iq1_ssim"]
-        cells = [c for r in table.rows for c in r[1:]]
+        assert table.columns == ["metric", "direction", "iq1_psnr", "iq1_ssim"]
+        cells = [c for r in table.rows for c in r[2:]]
         assert [c.value for c in cells] == pytest.approx([1.0] * 4)
         assert [c.small for c in cells] == [flagged] * 4
     assert "small_n" in small.to_csv().splitlines()[0]

@@ -13,6 +13,7 @@ from robojudge.cli._common import check_out_folder, console, fail
 from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
+    T_INTERVAL,
     GroupSummary,
     HtmlReport,
     gone_note,
@@ -28,15 +29,15 @@ from robojudge.suite import SUFFIXES, ManifestError
 
 
 def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -> Table:
-    """Summaries as a rich table: one row per (metric configuration, group)."""
-    table = Table("metric", "config", group_label, "n", "failed", "unscored", "mean", "95% CI", title=title)
+    """Summaries as a rich table: one row per (metric configuration, group), each configuration named
+    by its label, as summary.md and the HTML report name it."""
+    table = Table("metric", group_label, "n", "failed", "unscored", "mean", T_INTERVAL, title=title)
     for s in summaries:
         ci = "n/a" if s.n_ok < 2 else f"[{s.ci_low:.2f}, {s.ci_high:.2f}]"
         ci += "*" if s.ci_clipped else ""
         ci += " \u2020" if s.small_n else ""
         mean = "n/a" if s.n_ok == 0 else f"{s.mean:.2f}"
-        table.add_row(s.metric, f"{s.config_hash[:8]} v{s.version}", s.group, str(s.n_ok),
-                      str(s.n_failed), str(s.n_unscored), mean, ci)
+        table.add_row(s.label or s.metric, s.group, str(s.n_ok), str(s.n_failed), str(s.n_unscored), mean, ci)
     if any(s.small_n for s in summaries) or any(s.ci_clipped for s in summaries):
         table.caption = ("* t-interval cut at the metric's native range; \u2020 fewer than 10 values or 5 "
                          "clips")

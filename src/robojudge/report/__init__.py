@@ -65,7 +65,14 @@ from robojudge.report._series import (
 )
 from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._suite import GROUP_FIELDS, group_by_field, report_suite
-from robojudge.report._summary import GroupSummary, stale_note, summarize, summary_markdown, write_report
+from robojudge.report._summary import (
+    T_INTERVAL,
+    GroupSummary,
+    stale_note,
+    summarize,
+    summary_markdown,
+    write_report,
+)
 from robojudge.report._tables import Cell, Table, latex_escape, md_escape
 from robojudge.report._unset import UNSET, generator_groups, unset_name, unset_note
 
@@ -73,6 +80,7 @@ __all__ = [
     "CALIBRATED",
     "GROUP_FIELDS",
     "SCORE_SOURCES",
+    "T_INTERVAL",
     "UNSET",
     "CalibratedJudge",
     "Cell",

@@ -37,6 +37,8 @@ EXTRA_TASK_SUCCESS = ("sim_task_success",)
 #: more are a table of their own.
 _LISTED_PAIRS = 12
 _MIN_CONFIGS = 3
+#: The correlation table's ``direction`` cell of a metric, by its ``higher_is_better`` (None: unknown).
+_ORIENTATION = {True: "higher is better", False: "lower is better: negated", None: "unknown: as stored"}
 
 
 def _item_values(inp: ReportInput) -> tuple[list[str], list[str], FloatArray]:
@@ -339,11 +341,14 @@ def heatmap_section(inp: ReportInput) -> Section:
     items = inp.scope
     feats = inp.columns
     cols = {f.label: f.oriented for f in feats}
+    # How each row's values were oriented, said in the table files too (the CSV carries no note).
+    how = {f.label: _ORIENTATION[f.direction] for f in feats}
     if inp.items and inp.labelled:
         labels = label_scores(items)
         for a, v in labels.items():
             if np.isfinite(v).sum() >= _MIN_CONFIGS:
                 cols[f"label {a.upper()}"] = v
+                how[f"label {a.upper()}"] = "label"
     keys = [k for k, v in cols.items() if np.isfinite(v).sum() >= _MIN_CONFIGS and np.nanstd(v) > 0]
     if len(keys) < 2:
         sec.skipped = "fewer than two stored metrics with at least three varying values"
@@ -369,10 +374,14 @@ def heatmap_section(inp: ReportInput) -> Section:
     if unknown:
         sec.intro += (f" Of unknown direction, so as stored (a negative rho may still mean agreement): "
                       f"{', '.join(unknown)}.")
-    table = Table("metric_correlations", "Spearman correlation between metrics", ["metric", *keys])
+    table = Table("metric_correlations", "Spearman correlation between oriented metrics",
+                  ["metric", "direction", *keys],
+                  note="Values are of oriented metrics: a lower-is-better metric is negated, so a positive "
+                  "rho means two metrics agree on which rollout is better; one of unknown direction is taken "
+                  "as stored ('direction' says which).")
     for i, k in enumerate(keys):
-        table.add([text(k), *(Cell(float(v), digits=2, small=bool(s)) for v, s in zip(corr[i], small[i],
-                                                                                     strict=True))])
+        table.add([text(k), text(how[k]), *(Cell(float(v), digits=2, small=bool(s))
+                                             for v, s in zip(corr[i], small[i], strict=True))])
     sec.tables.append(table)
     sec.plots.append(_plots.correlation_heatmap(keys, corr, title="Spearman rho between oriented metrics"))
     return sec

@@ -273,8 +273,10 @@ def overview_section(inp: ReportInput) -> Section:
                       + mixed_library_note(inp.mixed_libraries))
     groups_of = inp.groups
     groups = sorted(set(groups_of))
-    table = Table("summary", f"Mean of every stored configuration per {label}",
-                  ["metric", "range", "n", "failed", "unscored", *groups])
+    # The file names its interval: report/summary.md of `report MANIFEST` gives Student-t ones.
+    how = f" [{0.95:.0%} cluster-bootstrap interval]" if inp.bootstrap else ""
+    table = Table("summary", f"Mean{how} of every stored configuration per {label}",
+                  ["metric", "range", "n", "failed", "unscored", *groups], note=f"Intervals: {ci}.")
     if series:
         x = np.stack([column(s.values, items) for s in series], axis=1)
         means = group_means(x, groups_of, clusters_of(items), strata_of(items), bootstrap=inp.bootstrap,

@@ -45,6 +45,9 @@ class GroupSummary:
         version: The metric version of the rows.
         ci_clipped: The interval was cut at an end of the native range.
         small_n: Fewer than 10 values or 5 clips (when clips are known).
+        label: The configuration's name, as ``summary.md`` and the HTML report's tables give it: the
+            metric id, with what tells its configurations apart when the summarized rows hold several
+            (:func:`robojudge.report._series.label_series`).
     """
 
     metric: str
@@ -60,6 +63,7 @@ class GroupSummary:
     ci_clipped: bool = False
     small_n: bool = False
     n_unscored: int = 0
+    label: str = ""
 
 
 def cut_to_range(lo: float, hi: float, values: Sequence[float],
@@ -85,7 +89,8 @@ def summarize(
     ``group_of`` maps item ids to group names; items it does not know fall in ``"(other)"``. With
     ``native_range`` (metric id -> ``(low, high)`` or None) the interval is cut at the range's ends
     that the group's values respect (see :func:`cut_to_range`);
-    ``cluster_of`` (item id -> clip) lets ``small_n`` count clips too.
+    ``cluster_of`` (item id -> clip) lets ``small_n`` count clips too. Each summary carries its
+    configuration's label among ``rows``.
     """
     Key = tuple[str, str, str, str]
     values: dict[Key, list[float]] = defaultdict(list)
@@ -100,6 +105,7 @@ def summarize(
         else:
             (failed if r.status != "ok" else unscored)[key] += 1
             values.setdefault(key, [])
+    labels = {x.key: x.label for x in label_series(split_series(rows))}
     out = []
     for (metric, chash, version, group), vals in sorted(values.items()):
         key = (metric, chash, version, group)
@@ -107,8 +113,13 @@ def summarize(
         lo, hi, cut = cut_to_range(ci.low, ci.high, vals, native_range(metric) if native_range else None)
         small = is_small(ci.n, len(clips[key]) if cluster_of is not None else None)
         out.append(GroupSummary(metric, chash, group, ci.n, failed[key], ci.mean, ci.std, lo, hi, version,
-                                cut, small, unscored[key]))
+                                cut, small, unscored[key], labels[SeriesKey(metric, chash, version)]))
     return out
+
+
+#: The interval column of the grouped summary (``summary.md`` and the table ``robojudge report MANIFEST``
+#: prints): the HTML report's overview gives cluster-bootstrap intervals of the same means instead.
+T_INTERVAL = "95% t-interval"
 
 
 def _fmt(x: float) -> str:
@@ -119,10 +130,11 @@ def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "g
                      labels: Mapping[SeriesKey, str] | None = None) -> str:
     """A Markdown table of summaries, one row per (metric, group). ``labels`` names each configuration
     (:func:`robojudge.report._series.label_series`: the settings that tell a metric's configurations
-    apart); without one a metric with several is named by its config hash and version."""
+    apart); without one, a metric with several is named by its summary's ``label``, else by its config
+    hash and version. The interval column names its method (Student t)."""
     several = _several(summaries)
     lines = [
-        f"| metric | {group_label} | n | failed | unscored | mean | std | 95% CI |",
+        f"| metric | {group_label} | n | failed | unscored | mean | std | {T_INTERVAL} |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for s in summaries:
@@ -130,8 +142,8 @@ def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "g
         ci += " (cut at the range)" if s.ci_clipped else ""
         ci += f" {SMALL_MARK}" if s.small_n else ""
         key = SeriesKey(s.metric, s.config_hash, s.version)
-        name = s.metric if s.metric not in several else (labels or {}).get(
-            key, f"{s.metric} [config {s.config_hash[:8]}, v{s.version}]")
+        name = s.metric if s.metric not in several else (labels or {}).get(key) or s.label or (
+            f"{s.metric} [config {s.config_hash[:8]}, v{s.version}]")
         lines.append(
             f"| {md_escape(name)} | {md_escape(s.group)} | {s.n_ok} | {s.n_failed} | {s.n_unscored} | "
             f"{_fmt(s.mean)} | "
@@ -239,8 +251,10 @@ def write_report(
         md += (f"{len(outside)} results belong to ids that are not items of the suite "
                "(set-level results such as FVD, or another suite's items); they are in results.csv, not "
                "in this summary.\n\n")
-    labels = {x.key: x.label for x in label_series(split_series(shown))}
-    md += summary_markdown(summaries, group_label=group_label, labels=labels)
+    md += ("Intervals: the Student-t 95% interval of each mean, cut at the metric's native range where "
+           "it is known (the HTML report's tables/summary.md gives cluster-bootstrap percentile intervals "
+           "of the same means).\n\n")
+    md += summary_markdown(summaries, group_label=group_label)
     if hidden:
         md += (f"\n{len(hidden)} metric configurations failed on every item and are not in the table "
                "(their errors are in errors.csv):\n\n")
