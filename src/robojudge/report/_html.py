@@ -334,7 +334,7 @@ def write_html_report(
     items, added = _report_items(rows, manifest, more_manifests)
     rows, left_out = without_stale(rows, items, stale)
     inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
-                      native_range or unknown_range, config_key, networks or no_networks)
+                      native_range or unknown_range, config_key, networks or no_networks, left_out)
     sections = build_sections(inp)
     out = Path(out_dir)
     written = write_tables([t for sec in sections for t in sec.tables], out / "tables")

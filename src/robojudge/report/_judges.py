@@ -298,7 +298,11 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
 
 @dataclass(frozen=True)
 class Coverage:
-    """What a judge configuration did with one rubric over the suite's items."""
+    """What a judge configuration did with one rubric over the suite's items.
+
+    ``stale`` counts items judged before their video or instruction changed: their rows were left out
+    (:func:`robojudge.run.stale_rows`), so they are neither scored nor never asked.
+    """
 
     judge: str
     axis: str
@@ -307,13 +311,19 @@ class Coverage:
     unparsable: int
     failed: int
     not_run: int
+    stale: int = 0
 
 
-def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: StoredSeries | None = None
-                   ) -> list[Coverage]:
+def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: StoredSeries | None = None,
+                   stale: Sequence[ResultRow] = ()) -> list[Coverage]:
     """Per judge configuration and axis: items scored, unparsable (ok rows without a score), failed
-    (error rows) and never run, over ``items``. ``stored``: the rows already split, read instead."""
+    (error rows), stale and never run, over ``items``. ``stored``: the rows already split, read instead;
+    ``stale``: the rows left out of ``rows`` because their inputs changed since (counted apart, not as
+    never run)."""
     ids = {it.item_id for it in items}
+    gone: dict[tuple[str, str, str], set[str]] = {}
+    for r in stale:
+        gone.setdefault((r.metric, r.config_hash, r.version), set()).add(r.item_id)
     out = []
     for j in (judge_series(rows) if stored is None else stored.judges):
         for a in AXES:
@@ -321,8 +331,9 @@ def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: 
             scored = len(ids & set(s.values)) if s else 0
             unparsable = len(ids & s.unscored) if s else 0
             failed = len(ids & s.failed) if s else 0
+            old = len(ids & gone.get((s.key.metric, s.key.config_hash, s.key.version), set())) if s else 0
             out.append(Coverage(j.label, a, len(ids), scored, unparsable, failed,
-                                len(ids) - scored - unparsable - failed))
+                                len(ids) - scored - unparsable - failed - old, old))
     return out
 
 

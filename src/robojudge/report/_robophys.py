@@ -320,8 +320,11 @@ def robophys_section(inp: ReportInput) -> Section:
                              ["generator", "metric", "items measured", "items"])
             for g, m, n, total in pairs:
                 coverage.add([text(g), text(m), text(n), text(total)])
+        # (a row left out as stale leaves its item unmeasured too: its inputs changed since)
+        why = ("unscored, failed or stale: inputs changed since they were scored"
+               if {m for ms in partial.values() for m in ms} & _stale_metrics(inp) else "unscored or failed")
         table.note = ("Best per column in bold, among the generators measured on all their items by the "
-                      "metrics under it. Measured on some items only (the others unscored or failed), so "
+                      f"metrics under it. Measured on some items only (the others {why}), so "
                       f"averaged over those and not compared: {shown}.")
     sec.tables.append(table)
     if coverage is not None:
@@ -333,6 +336,17 @@ def robophys_section(inp: ReportInput) -> Section:
         sec.intro += (f" The radar chart needs at least three covered sub-dimensions; this run covers "
                       f"{len(dims)}.")
     return sec
+
+
+def _stale_metrics(inp: ReportInput) -> set[str]:
+    """The metrics the stale rows left out of ``inp`` would be read as here: their ids, and a judge
+    rubric's the RoboPhys-3D metric it feeds (as :attr:`ReportInput.taxonomy_columns` reads it)."""
+    tax = load_taxonomy()
+    out = set()
+    for r in inp.stale:
+        fed = (r.details or {}).get("taxonomy_id") or tax.fed_by_judge(r.metric)
+        out |= {r.metric, fed} if isinstance(fed, str) else {r.metric}
+    return out
 
 
 def heatmap_section(inp: ReportInput) -> Section:

@@ -100,6 +100,8 @@ class ReportInput:
             a metric's default configuration; :func:`robojudge.metric_info.registry_config_key`).
         networks: The networks each stored metric computes with (none known by default;
             :func:`robojudge.metric_info.registry_networks` gives the weights catalogue's).
+        stale: The stored rows left out of ``rows`` because their inputs changed since they were
+            computed (:func:`robojudge.run.stale_rows`), for the tables that count them apart.
     """
 
     rows: Sequence[ResultRow]
@@ -110,6 +112,7 @@ class ReportInput:
     native_range: RangeOf = unknown_range
     config_key: ConfigKey | None = None
     networks: NetworksOf = no_networks
+    stale: Sequence[ResultRow] = ()
 
     @property
     def labelled(self) -> list[Item]:
@@ -301,15 +304,16 @@ def overview_section(inp: ReportInput) -> Section:
         sec.intro += (f" {len(inp.hidden)} metric configurations failed on every item and are left out of "
                       "every table but the one listing them with their first error (all errors: errors.csv "
                       "or `robojudge results export`).")
-    coverage = judge_coverage(inp.item_rows, items, stored=inp.stored)
+    coverage = judge_coverage(inp.item_rows, items, stored=inp.stored, stale=inp.stale)
     if coverage:
         cov = Table("judge_coverage", "What each judge configuration did, per rubric",
-                    ["judge", "axis", "items", "scored", "unparsable", "failed", "not run"],
+                    ["judge", "axis", "items", "scored", "unparsable", "failed", "stale", "not run"],
                     note="Over the suite's items: scored, answered without a readable score, failed "
-                    "(request errors) or never asked.")
+                    "(request errors), stale (judged before the video or instruction changed: left out until "
+                    "judged again) or never asked.")
         for c in coverage:
             cov.add([text(c.judge), text(c.axis.upper()), text(c.items), text(c.scored), text(c.unparsable),
-                     text(c.failed), text(c.not_run)])
+                     text(c.failed), text(c.stale), text(c.not_run)])
         sec.tables.append(cov)
     consistency = judge_self_consistency(inp.item_rows, items, stored=inp.stored)
     if consistency:
