@@ -107,9 +107,9 @@ def test_stale_rows_are_marked_in_the_export_and_left_out_by_aggregate(tmp_path:
     assert "alpha: mq_temporal_flickering 1 of 2" in said  # the stale item counts as missing
 
 
-def test_a_set_level_row_of_a_group_the_suite_no_longer_has_is_dashed(tmp_path: Path) -> None:
+def test_a_set_level_row_of_a_group_the_suite_no_longer_has_is_marked_outside(tmp_path: Path) -> None:
     # A generator renamed sloppy -> sloppy2: the old group's Inception Score was exported as generator
-    # 'sloppy', and aggregate showed a generator no item has.
+    # 'sloppy', and aggregate showed a generator no item has (then as '-', the items without one).
     suite = tmp_path / "suite.jsonl"
     suite.write_text(json.dumps({"item_id": "x1", "video": "v.mp4", "generator": "sloppy2"}) + "\n")
     (tmp_path / "v.mp4").write_bytes(b"not opened")
@@ -125,8 +125,9 @@ def test_a_set_level_row_of_a_group_the_suite_no_longer_has_is_dashed(tmp_path: 
     done = runner.invoke(build_app("results"), ["results", "export", "--db", str(db), "-o", str(export),
                                                  "--by", "generator", "--suite", str(suite)])
     assert done.exit_code == 0, done.output
-    cells = {r["item_id"]: r["generator"] for r in csv.DictReader(export.open())}
-    assert cells == {"group:generator=sloppy": "-", "group:generator=sloppy2": "sloppy2", "x1": "sloppy2"}
+    cells = {r["item_id"]: (r["generator"], r["outside_suite"]) for r in csv.DictReader(export.open())}
+    assert cells == {"group:generator=sloppy": ("", "outside"), "group:generator=sloppy2": ("sloppy2", ""),
+                     "x1": ("sloppy2", "")}
     assert "1 of 3 rows are of items (or groups) that are not in" in " ".join(done.output.split())
 
 
@@ -180,3 +181,44 @@ def test_two_sources_of_one_taxonomy_metric_are_refused(tmp_path: Path) -> None:
     assert code == 2
     assert ("2 sources of RoboPhys-3D metric 'pla_physical_commonsense': judge:mk:pla_physical_commonsense, "
             "judge:other:pla_physical_commonsense, which are never averaged") in said
+
+
+def test_rows_of_items_the_suite_no_longer_holds_are_left_out_not_scored_as_a_group(tmp_path: Path) -> None:
+    # An audit exported a run with a manifest that had dropped one item: its rows were written with the
+    # generator '-', and `aggregate` scored them as a generator '-' (or averaged them into the items
+    # without a generator), while the report left them out.
+    (tmp_path / "v.mp4").write_bytes(b"not opened")
+    now = tmp_path / "now.jsonl"  # the suite without item 'gone' (of alpha), scored before
+    now.write_text("".join(json.dumps({"item_id": i, "video": "v.mp4", **({"generator": g} if g else {})})
+                           + "\n" for i, g in (("a1", "alpha"), ("a2", "alpha"), ("u1", None))))
+    db = tmp_path / "r.sqlite"
+    values = {"a1": 0.2, "a2": 0.4, "u1": 0.6, "gone": 1.0}
+    with ResultStore(db) as store:
+        store.add([_row(i, "ol_average_recall", v) for i, v in values.items()])
+    export = tmp_path / "long.csv"
+    done = runner.invoke(build_app("results"), ["results", "export", "--db", str(db), "-o", str(export),
+                                                 "--by", "generator", "--suite", str(now)])
+    assert done.exit_code == 0, done.output
+    assert "the 'outside_suite' column marks them 'outside' and their generator cell is empty" in " ".join(
+        done.output.split())
+    cells = {r["item_id"]: (r["generator"], r["outside_suite"]) for r in csv.DictReader(export.open())}
+    assert cells == {"a1": ("alpha", ""), "a2": ("alpha", ""), "u1": ("-", ""), "gone": ("", "outside")}
+    out = tmp_path / "scores.csv"
+    done = runner.invoke(build_app("aggregate"), ["aggregate", "scores", "--in", str(export), "--by",
+                                                  "generator", "--normalized", "--missing", "drop", "--out",
+                                                  str(out)])
+    assert done.exit_code == 0, done.output
+    assert "leaving out 1 row(s) marked outside the suite" in " ".join(done.output.split())
+    rows = {r["generator"]: r for r in csv.DictReader(out.open())}
+    # OL out of 2, one metric stored: alpha 2 * (0.2 + 0.4) / 2 = 0.6; '-' is u1 alone, 2 * 0.6 (with
+    # 'gone' it was 2 * (0.6 + 1.0) / 2 = 1.6)
+    assert set(rows) == {"alpha", "-"}
+    assert float(rows["alpha"]["subdim_OL"]) == pytest.approx(0.6)
+    assert float(rows["-"]["subdim_OL"]) == pytest.approx(1.2)
+    # the report's results.csv, the same export, marks it too
+    done = runner.invoke(build_app("report"), ["report", str(now), "--db", str(db), "--no-html", "--out",
+                                               str(tmp_path / "rep")])
+    assert done.exit_code == 0, done.output
+    with (tmp_path / "rep" / "results.csv").open() as fh:
+        marks = {r["item_id"]: r["outside_suite"] for r in csv.DictReader(fh)}
+    assert marks == {"a1": "", "a2": "", "u1": "", "gone": "outside"}

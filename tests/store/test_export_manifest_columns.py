@@ -17,10 +17,12 @@ from robojudge.run import export_run
 from robojudge.store import (
     EXPORT_COLUMNS,
     MANIFEST_COLUMNS,
+    OUTSIDE_COLUMN,
     STALE_COLUMN,
     ResultRow,
     ResultStore,
     item_columns,
+    outside_column,
 )
 from robojudge.suite import Item
 
@@ -73,6 +75,21 @@ def test_item_columns_read_the_item_then_a_set_level_rows_group() -> None:
     assert cols["source"](unset) == "-"  # the items without a source form the group '-'
 
 
+def test_outside_column_marks_what_the_suite_does_not_hold() -> None:
+    items = [Item(item_id="a", video="a.mp4", generator="g"), Item(item_id="b", video="b.mp4")]
+    mark = outside_column(items)
+
+    def group(by: str | None, name: str) -> ResultRow:
+        return ResultRow(f"group:{by}={name}", "fvd", "h", "1", "ok", 1.0, details={"group": name},
+                         config={"group_by": by})
+
+    assert [mark(ResultRow(i, "m", "h", "1", "ok", 1.0)) for i in ("a", "b", "gone")] == ["", "", "outside"]
+    # groups the items form (the unset one is '-') and a result over all items; a renamed generator and a
+    # task no item has are outside
+    groups = [("generator", "g"), ("generator", "-"), (None, "all"), ("generator", "old"), ("task", "push")]
+    assert [mark(group(by, name)) for by, name in groups] == ["", "", "", "outside", "outside"]
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_results_export_with_a_suite_adds_generator_source_and_clip_at_the_end(tmp_path: Path, suffix: str
                                                                                ) -> None:
@@ -80,7 +97,7 @@ def test_results_export_with_a_suite_adds_generator_source_and_clip_at_the_end(t
     out = tmp_path / f"e{suffix}"
     assert export_run(url, out, suite=manifest) == 4
     table = _read(out)
-    assert tuple(table.columns) == (*EXPORT_COLUMNS, *MANIFEST_COLUMNS, STALE_COLUMN)
+    assert tuple(table.columns) == (*EXPORT_COLUMNS, *MANIFEST_COLUMNS, OUTSIDE_COLUMN, STALE_COLUMN)
     rows = {r.item_id: r for r in table.itertuples(index=False)}
     assert (rows["a"].generator, rows["a"].source, rows["a"].clip_id) == ("gen1", "bridge", "c1")
     unset = (rows["c"].generator, rows["c"].source, rows["c"].clip_id)
@@ -94,10 +111,12 @@ def test_by_keeps_its_place_and_the_manifest_columns_follow(tmp_path: Path) -> N
     url, manifest = _store(tmp_path), _manifest(tmp_path)
     out = tmp_path / "e.csv"
     export_run(url, out, by="task", suite=manifest)
-    assert tuple(_read(out).columns) == (*EXPORT_COLUMNS, "task", *MANIFEST_COLUMNS, STALE_COLUMN)
+    assert tuple(_read(out).columns) == (*EXPORT_COLUMNS, "task", *MANIFEST_COLUMNS, OUTSIDE_COLUMN,
+                                         STALE_COLUMN)
     export_run(url, out, by="generator", suite=manifest)  # --by generator: one generator column, by's
     table = _read(out)
-    assert tuple(table.columns) == (*EXPORT_COLUMNS, "generator", "source", "clip_id", "stale")
+    assert tuple(table.columns) == (*EXPORT_COLUMNS, "generator", "source", "clip_id", "outside_suite",
+                                   "stale")
     assert dict(zip(table.item_id, table.generator, strict=True))["c"] == "-"  # by's name for unset
 
 
@@ -111,5 +130,5 @@ def test_the_reports_results_csv_has_the_manifest_columns(tmp_path: Path) -> Non
     url, manifest = _store(tmp_path), _manifest(tmp_path)
     report_suite(manifest, url, tmp_path / "report")
     table = _read(tmp_path / "report" / "results.csv")
-    assert tuple(table.columns) == (*EXPORT_COLUMNS, *MANIFEST_COLUMNS, STALE_COLUMN)
+    assert tuple(table.columns) == (*EXPORT_COLUMNS, *MANIFEST_COLUMNS, OUTSIDE_COLUMN, STALE_COLUMN)
     assert dict(zip(table.item_id, table.source, strict=True))["b"] == "droid"

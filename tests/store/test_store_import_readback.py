@@ -131,15 +131,16 @@ def test_export_of_an_unknown_metric_is_an_error_with_a_hint(tmp_path: Path) -> 
     assert not out.exists()
 
 
-def test_export_by_a_field_writes_a_dash_for_items_outside_the_suite(tmp_path: Path) -> None:
+def test_export_by_a_field_marks_items_outside_the_suite(tmp_path: Path) -> None:
+    # They were written '-', as i1 (no generator) is, and aggregated with it.
     db = _store(tmp_path)
     suite = _suite(tmp_path, {"i0": "wan", "i1": None})
     out = tmp_path / "x.csv"
     done = runner.invoke(build_app("results"), ["results", "export", "--db", str(db), "-o", str(out),
                                                  "--by", "generator", "--suite", str(suite)])
     assert done.exit_code == 0, done.output
-    cells = {r["item_id"]: r["generator"] for r in csv.DictReader(out.open())}
-    assert cells == {"i0": "wan", "i1": "-", "i2": "-", "i3": "-"}
+    cells = {r["item_id"]: (r["generator"], r["outside_suite"]) for r in csv.DictReader(out.open())}
+    assert cells == {"i0": ("wan", ""), "i1": ("-", ""), "i2": ("", "outside"), "i3": ("", "outside")}
     said = " ".join(done.output.split())
     assert "note: 4 of 8 rows are of items (or groups) that are not in" in said
-    assert "their generator cell is '-'" in said
+    assert "the 'outside_suite' column marks them 'outside' and their generator cell is empty" in said

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from robojudge.aggregate._normalize import Strategy, normalize
 from robojudge.aggregate._regimes import macro_average
 from robojudge.aggregate._scores import Missing, average_full_score, robophyscore
-from robojudge.store import STALE_COLUMN
+from robojudge.store import OUTSIDE_COLUMN, STALE_COLUMN
 from robojudge.taxonomy import load_taxonomy, unknown_metric_message
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
     if missing:
         have = ", ".join(map(str, df.columns))
         raise AggregateInputError(f"{source}: no column(s) {', '.join(missing)}; columns are {have}")
-    df = df.reset_index(drop=True).assign(_row=range(len(df)))
+    df = _without_outside(df.reset_index(drop=True).assign(_row=range(len(df))), note)
     if STALE_COLUMN in df.columns:
         # An export marks the rows whose inputs changed since they were computed: their values describe
         # other files, and the report leaves them out too.
@@ -230,6 +230,25 @@ def _judge_fed(names: Sequence[str], source: str | Path, note: Note | None) -> d
         note("reading judge rubric scores as the RoboPhys-3D metrics they feed: "
              + ", ".join(f"{m} as {t}" for m, t in sorted(fed.items())))
     return fed
+
+
+def _without_outside(df: pd.DataFrame, note: Note | None) -> pd.DataFrame:
+    """``df`` less the rows an export marked as outside its suite (:data:`OUTSIDE_COLUMN`: an item
+    removed from the manifest since, a generator renamed), which the report leaves out too: they belong
+    to no group of the suite, and their group cell is empty."""
+    if OUTSIDE_COLUMN not in df.columns:
+        return df
+    marked = df[OUTSIDE_COLUMN].fillna("").astype(str).str.strip().ne("").to_numpy()
+    if not marked.any():
+        return df
+    if note is not None:
+        ids = list(dict.fromkeys(df.loc[marked, ITEM].astype(str))) if ITEM in df.columns else []
+        more = f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else ""
+        eg = f"; items {', '.join(ids[:_SHOWN])}{more}" if ids else ""
+        note(f"leaving out {int(marked.sum())} row(s) marked outside the suite the table was exported with "
+             f"(the {OUTSIDE_COLUMN!r} column{eg}): they belong to no group of it, and the report leaves "
+             "them out too")
+    return df[~marked].copy()  # (index labels kept: they are the rows' _row numbers, for line numbers)
 
 
 def _where(df: pd.DataFrame, row: int) -> str:

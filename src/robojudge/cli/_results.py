@@ -29,7 +29,8 @@ def export_cmd(
     by: str | None = typer.Option(None, "--by", help="Add a column with this item field (e.g. generator) "
                                   "from --suite; set-level rows get their group. For `aggregate scores`."),
     suite: Path | None = typer.Option(None, "--suite", help="Suite manifest: adds its generator, source and "
-                                      "clip_id columns at the end (and --by's column)."),
+                                      "clip_id columns at the end (and --by's column), then outside_suite "
+                                      "(rows it does not hold) and stale."),
 ) -> None:
     """Write stored results as long rows (one per item, metric and config; current rows only)."""
     from robojudge.run import export_run

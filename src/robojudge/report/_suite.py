@@ -7,7 +7,7 @@ from pathlib import Path
 
 from robojudge.report._summary import GroupSummary, RangeOf, StaleFinder, write_report
 from robojudge.report._unset import unset_name, unset_note
-from robojudge.store import ResultStore, item_columns
+from robojudge.store import OUTSIDE_COLUMN, ResultStore, item_columns, outside_column
 from robojudge.suite import Item, load_suite
 
 GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", "prompt_variant")
@@ -46,6 +46,6 @@ def report_suite(
         clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
         rows = store.rows()  # read once for the stale check and the summary
         left_out = stale(rows, suite.items) if stale is not None else []
+        columns = {**item_columns(suite.items), OUTSIDE_COLUMN: outside_column(suite.items)}
         return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips,
-                            native_range=native_range, columns=item_columns(suite.items), stale=left_out,
-                            note=note, rows=rows)
+                            native_range=native_range, columns=columns, stale=left_out, note=note, rows=rows)

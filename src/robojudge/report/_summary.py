@@ -196,7 +196,8 @@ def write_report(
     ``rows``: the store's current rows (``store.rows()``) where the caller has read them already.
 
     ``columns`` are added to ``results.csv`` after the standard ones (:func:`report_suite` adds the
-    manifest's generator, source and clip_id, :func:`robojudge.store.item_columns`).
+    manifest's generator, source and clip_id, :func:`robojudge.store.item_columns`, and the
+    ``outside_suite`` mark, :func:`robojudge.store.outside_column`).
 
     ``native_range`` (metric id -> ``(low, high)`` or None; ``robojudge.metric_info.registry_range``
     for the metric registry's) lets the summary cut its intervals at the range; without it nothing

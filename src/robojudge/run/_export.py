@@ -4,30 +4,35 @@ The store writes the table (:func:`robojudge.store.export_results`); this adds w
 layer knows: the manifest's items and the groups of set-level rows (see
 :func:`robojudge.run._sets.group_column`), so that ``robojudge aggregate scores --by`` can read it.
 With the manifest, every export also carries its ``generator``, ``source`` and ``clip_id``
-(:data:`robojudge.store.MANIFEST_COLUMNS`) after the standard columns.
+(:data:`robojudge.store.MANIFEST_COLUMNS`) after the standard columns, then the columns marking rows
+the manifest does not hold (``outside_suite``) and rows whose inputs changed (``stale``).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from robojudge.metrics._sets import GROUP_PREFIX, group_items
 from robojudge.run._sets import group_column
 from robojudge.run._status import stale_rows
 from robojudge.store import (
     MANIFEST_COLUMNS,
+    OUTSIDE_COLUMN,
     STALE_COLUMN,
     ResultRow,
     ResultStore,
     export_results,
     item_columns,
+    outside_column,
 )
 from robojudge.store._export import ExportFormat
-from robojudge.suite import Item, load_suite
+from robojudge.suite import load_suite
+
+Cell = Callable[[ResultRow], str | None]
+"""An export column: the cell of each row (None: empty)."""
 
 
 def export_run(
@@ -50,15 +55,17 @@ def export_run(
         metric: Only this metric.
         raw: CSV text cells exactly as stored (see :func:`robojudge.store.export_results`).
         by: An item field (``generator``, ``task``...) to add as a column, read from ``suite``:
-            an item's row gets its item's value (``-`` when unset), a row of an item the suite
-            does not hold ``-`` too (counted in a ``note``), a set-level row grouped by ``by`` its
-            group, one grouped by another field an empty cell. It comes first after the standard
-            columns.
+            an item's row gets its item's value (``-`` when unset), a set-level row grouped by
+            ``by`` its group, one grouped by another field an empty cell, and a row the suite does
+            not hold (an item removed since, a group no item forms) an empty cell too. It comes
+            first after the standard columns.
         suite: The manifest the items' fields are read from; with it the export ends with the
             columns :data:`robojudge.store.MANIFEST_COLUMNS` (``generator``, ``source``,
-            ``clip_id``: empty when unset), except one that ``by`` already gives.
-        note: Receives remarks that are not errors: rows of items outside ``suite``, and (with
-            ``suite``) how many rows are stale (:func:`robojudge.run.stale_rows`; they are exported).
+            ``clip_id``: empty when unset), except one that ``by`` already gives, then
+            :data:`robojudge.store.OUTSIDE_COLUMN` (``outside`` for a row the suite does not hold:
+            :func:`robojudge.store.outside_column`) and :data:`robojudge.store.STALE_COLUMN`.
+        note: Receives remarks that are not errors (with ``suite``): how many rows are outside it
+            and how many are stale (:func:`robojudge.run.stale_rows`); both are exported.
 
     Returns:
         The number of rows written.
@@ -81,8 +88,10 @@ def export_run(
         stale: set[tuple[str, str, str, str]] = set()
         if suite is not None:
             items = load_suite(Path(suite), strict=False, files="optional").items
-            columns = {} if by is None else {by: _unset_dash(group_column(items, by), items, by, outside)}
+            marker = outside_column(items)
+            columns = {} if by is None else {by: _inside_only(group_column(items, by), marker)}
             columns |= {k: v for k, v in item_columns(items, MANIFEST_COLUMNS).items() if k != by}
+            columns[OUTSIDE_COLUMN] = _counted(marker, outside)
             stale = {_key(r) for r in stale_rows(store.rows(metric=metric), items)}
             columns[STALE_COLUMN] = lambda row: "stale" if _key(row) in stale else ""
         n = export_results(store, Path(out), cast(ExportFormat | None, fmt), metric=metric, raw=raw,
@@ -94,8 +103,10 @@ def export_run(
              "the next `robojudge score` or `judge` computes them anew)")
     if outside and note is not None:
         shown = ", ".join(list(dict.fromkeys(outside))[:5])
+        cell = f" and their {by} cell is empty" if by is not None else ""
         note(f"{len(outside)} of {n} rows are of items (or groups) that are not in {suite} ({shown}...): "
-             f"their {by} cell is '-', as for an item without the field")
+             f"the {OUTSIDE_COLUMN!r} column marks them 'outside'{cell}, and `robojudge aggregate` leaves "
+             "them out, as the report does")
     return n
 
 
@@ -111,28 +122,20 @@ def _unknown_metric(metric: str, stored: list[str]) -> str:
     return f"--metric {metric!r}: no rows of that metric in the store{hint}; its metrics: {', '.join(stored)}"
 
 
-def _unset_dash(cell: Callable[[ResultRow], str | None], items: Sequence[Item], by: str,
-                outside: list[str]) -> Callable[[ResultRow], str | None]:
-    """``cell``, with ``-`` (counted in ``outside``) for a row of an item the suite does not hold.
+def _counted(marker: Cell, outside: list[str]) -> Cell:
+    """``marker``, noting in ``outside`` the id of each row it marks."""
 
-    A set-level row (an id starting ``group:``) keeps what ``cell`` gives: its group, or an empty cell
-    when it is grouped by another field (it has no value for this one); a group no item of the suite
-    is in any more (a generator renamed since) gets ``-`` too, rather than standing for a generator the
-    suite does not have.
-    """
-    known = {it.item_id for it in items}
-    groups = {g.key for g in group_items(items, by)}
-
-    def wrapped(row: ResultRow) -> str | None:
-        value = cell(row)
-        if row.item_id.startswith(GROUP_PREFIX):
-            if value is not None and value not in groups:
-                outside.append(row.item_id)
-                return "-"
-            return value
-        if value is None and row.item_id not in known:
+    def cell(row: ResultRow) -> str | None:
+        mark = marker(row)
+        if mark:
             outside.append(row.item_id)
-            return "-"
-        return value
+        return mark
 
-    return wrapped
+    return cell
+
+
+def _inside_only(cell: Cell, marker: Cell) -> Cell:
+    """``cell``, empty for a row ``marker`` marks as outside the suite: a set-level group no item forms
+    any more (a generator renamed since) stands for no group of the suite, and a removed item's row
+    must not join the group of the items without the field (``-``)."""
+    return lambda row: None if marker(row) else cell(row)

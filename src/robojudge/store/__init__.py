@@ -12,9 +12,11 @@ from robojudge.store._errors import NotAStoreError, StoreError
 from robojudge.store._export import (
     EXPORT_COLUMNS,
     MANIFEST_COLUMNS,
+    OUTSIDE_COLUMN,
     STALE_COLUMN,
     export_results,
     item_columns,
+    outside_column,
 )
 from robojudge.store._put import PutOutcome, RowConflictError, put_rows, same_value
 from robojudge.store._row import ResultRow
@@ -26,6 +28,7 @@ __all__ = [
     "ESCAPED_CELL",
     "EXPORT_COLUMNS",
     "MANIFEST_COLUMNS",
+    "OUTSIDE_COLUMN",
     "STALE_COLUMN",
     "SCHEMA_VERSION",
     "PutOutcome",
@@ -41,6 +44,7 @@ __all__ = [
     "export_results",
     "item_columns",
     "mask_text",
+    "outside_column",
     "parse_url",
     "put_rows",
     "same_value",

@@ -40,6 +40,8 @@ MANIFEST_COLUMNS: tuple[str, ...] = ("generator", "source", "clip_id")
 """Item fields an export adds after the standard columns when the suite is known (:func:`item_columns`)."""
 STALE_COLUMN = "stale"
 """The export column (with a manifest) marking rows whose inputs changed since they were computed."""
+OUTSIDE_COLUMN = "outside_suite"
+"""The export column (with a manifest) marking rows the manifest does not hold (:func:`outside_column`)."""
 
 
 def item_columns(items: Iterable[Any], fields: Sequence[str] = MANIFEST_COLUMNS) -> dict[str, Callable[
@@ -70,6 +72,36 @@ def item_columns(items: Iterable[Any], fields: Sequence[str] = MANIFEST_COLUMNS)
         return cell
 
     return {f: column(f) for f in fields}
+
+
+def outside_column(items: Iterable[Any]) -> Callable[[ResultRow], str | None]:
+    """The cell of :data:`OUTSIDE_COLUMN`: ``outside`` for a row the suite's ``items`` do not hold, else
+    empty.
+
+    A row is outside when its id is no item's, unless it is a set-level result of a group the items
+    form (``config["group_by"]`` and ``details["group"]``; the unset field is the group ``-``, a result
+    over all items, ``group_by`` None, is the suite's). An item removed from the manifest, or a
+    generator renamed since, leaves its rows outside.
+    """
+    items = list(items)
+    ids = {it.item_id for it in items}
+    groups: dict[str, set[str]] = {}
+
+    def cell(row: ResultRow) -> str | None:
+        if row.item_id in ids:
+            return ""
+        config, details = row.config or {}, row.details or {}
+        if "group_by" not in config:
+            return "outside"
+        field = config["group_by"]
+        if field is None:
+            return ""
+        if field not in groups:
+            values = (_text(getattr(it, field, None)) for it in items)
+            groups[field] = {v if v is not None else "-" for v in values}
+        return "" if str(details.get("group")) in groups[field] else "outside"
+
+    return cell
 
 
 def _text(value: Any) -> str | None:
