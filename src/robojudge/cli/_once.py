@@ -29,8 +29,8 @@ def check_repeats(command: TyperCommand | TyperGroup, ctx: Any, args: list[str])
         return
     try:
         _, _, order = command.make_parser(ctx).parse_args(args=list(args))
-    except typer.TyperException:  # a usage error, which parse_args itself reports
-        return
+    except Exception:  # noqa: BLE001 (a usage error, which parse_args itself reports; or a click/typer
+        return  # whose parser differs: this check is a courtesy and never stops a command line)
     single = [p for p in order if isinstance(p, TyperOption) and not (p.multiple or p.count or p.is_flag)]
     times = Counter(id(p) for p in single)
     repeated = next((p for p in single if times[id(p)] > 1), None)
