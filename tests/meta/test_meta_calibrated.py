@@ -130,3 +130,44 @@ def test_the_fit_runs_with_blas_on_one_thread(monkeypatch: pytest.MonkeyPatch) -
         model = fit_ordinal_logit(x, np.clip(np.round(3 + x[:, 0] + rng.normal(size=200)), 1, 5))
         assert model.converged and seen == [{1}]
         assert blas_threads() == before == {2}
+
+
+def test_fits_in_two_threads_take_turns_and_leave_blas_as_found() -> None:
+    # Each limit saves and restores the process-wide count: two overlapping ones (A in, B in, A out, B
+    # out) left BLAS on one thread for the rest of the process. Fits in threads now take turns.
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    import robojudge.meta._calibrated as cal
+
+    def blas_threads() -> set[int]:
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    order: list[str] = []
+    a_inside, release_a = threading.Event(), threading.Event()
+
+    def a() -> None:
+        with cal._one_blas_thread():
+            order.append("A in")
+            a_inside.set()
+            release_a.wait(10)
+            order.append("A out")
+
+    def b() -> None:
+        a_inside.wait(10)
+        with cal._one_blas_thread():
+            order.append("B in")
+        order.append("B out")
+
+    with cal._threadpools().limit(limits=2, user_api="blas"):
+        threads = [threading.Thread(target=a), threading.Thread(target=b)]
+        for t in threads:
+            t.start()
+        a_inside.wait(10)
+        threads[1].join(0.3)  # B is waiting for A, not inside beside it
+        release_a.set()
+        for t in threads:
+            t.join(10)
+        assert order == ["A in", "A out", "B in", "B out"]
+        assert blas_threads() == {2}

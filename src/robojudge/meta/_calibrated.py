@@ -20,6 +20,7 @@ so no clip is in a model's training data and in its test data.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -40,6 +41,9 @@ IntVector = npt.NDArray[np.int64]
 THRESHOLD_RIDGE = 1e-4
 
 
+_FITTING = threading.Lock()
+
+
 @cache
 def _threadpools() -> ThreadpoolController:
     return ThreadpoolController()  # inspects the loaded libraries once (milliseconds)
@@ -52,9 +56,11 @@ def _one_blas_thread() -> Iterator[None]:
     SciPy's L-BFGS-B (C since 1.15) calls LAPACK on matrices of a few rows each iteration; OpenBLAS
     wakes its threads for each, which made a fit 14 times slower on 2 cores (157 ms against 11 ms
     for 2,400 items and 22 features) and the report's judges section 4.7 times slower (scipy issues
-    22438, 23191). The limit is lifted on exit.
+    22438, 23191). The limit is lifted on exit. Fits in several threads take turns: each limit saves
+    and restores the process-wide thread count, so two overlapping ones left BLAS on one thread for
+    good (and a fit is on one thread anyway).
     """
-    with _threadpools().limit(limits=1, user_api="blas"):
+    with _FITTING, _threadpools().limit(limits=1, user_api="blas"):
         yield
 
 
