@@ -142,10 +142,12 @@ class Taxonomy:
         """The VLM-grounded metric a stored judge rubric score feeds: ``judge:NAME:<id>`` where ``<id>``
         is one (the built-in rubric of a VLM-grounded metric has the metric's id, docs/judges.md), else
         None. A user's rubric file that declares ``taxonomy`` says so in its rows' ``details``."""
-        parts = metric.split(":")
-        if len(parts) != 3 or parts[0] != "judge" or parts[2] not in self:
+        if not metric.startswith("judge:"):
             return None
-        return parts[2] if self[parts[2]].grounding == VLM_GROUNDED else None
+        judge, sep, rubric = metric[len("judge:"):].rpartition(":")  # (a judge's name may hold ':')
+        if not sep or not judge or rubric not in self:
+            return None
+        return rubric if self[rubric].grounding == VLM_GROUNDED else None
 
     def validate(self) -> None:
         """Check the counts the paper states: 50 metrics, 18 sub-dimensions, 4 levels.

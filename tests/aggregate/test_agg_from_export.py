@@ -222,3 +222,22 @@ def test_rows_of_items_the_suite_no_longer_holds_are_left_out_not_scored_as_a_gr
     with (tmp_path / "rep" / "results.csv").open() as fh:
         marks = {r["item_id"]: r["outside_suite"] for r in csv.DictReader(fh)}
     assert marks == {"a1": "", "a2": "", "u1": "", "gone": "outside"}
+
+
+def test_a_user_rubric_declaring_its_taxonomy_metric_feeds_it(tmp_path: Path) -> None:
+    # A rubric file with `taxonomy = "pla_physical_commonsense"` stores details.taxonomy_id on its rows:
+    # the report read it, aggregate called the rows "not RoboPhys-3D ids" (review s69_review1 1).
+    pla = {"a1": 5.0, "a2": 3.0, "b1": 1.0}
+    declared = {"taxonomy_id": "pla_physical_commonsense", "rubric": "my_physics"}
+    judged = _export(tmp_path / "judged", [
+        ResultRow(i, "judge:mk:my_physics", "h", "1", "ok", v, details=declared) for i, v in pla.items()])
+    direct = _export(tmp_path / "direct", [_row(i, "pla_physical_commonsense", v) for i, v in pla.items()])
+    code, said, got = _scores(judged)
+    assert code == 0, said
+    assert "judge:mk:my_physics as pla_physical_commonsense" in said
+    assert got == _scores(direct)[2] and float(got["alpha"]["subdim_PLA"]) == pytest.approx(0.75)
+    undeclared = _export(tmp_path / "plain", [_row(i, "judge:mk:my_physics", v) for i, v in pla.items()]
+                         + [_row(i, "iq1_psnr", 30.0) for i in pla])
+    code, said, got = _scores(undeclared)
+    assert code == 0 and got["alpha"]["subdim_PLA"] == ""
+    assert "not RoboPhys-3D ids: judge:mk:my_physics" in said

@@ -52,4 +52,6 @@ def test_the_taxonomy_maps_judge_scores_as_the_judges_package_does() -> None:
         stored = f"judge:qwen:{rubric}"
         assert tax.fed_by_judge(stored) == judge_taxonomy_id(stored), rubric
     assert tax.fed_by_judge("pla_physical_commonsense") is None  # the metric itself is not a judge score
-    assert tax.fed_by_judge("judge:a:b:pla_physical_commonsense") is None
+    # (a judge's name may hold ':')
+    for stored in ("judge:my:judge:ts_vlm2", "judge::ts_vlm2", "judge:ts_vlm2", "judge:q:"):
+        assert tax.fed_by_judge(stored) == judge_taxonomy_id(stored), stored

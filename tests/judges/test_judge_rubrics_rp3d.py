@@ -219,6 +219,9 @@ def test_user_rubric_weights_and_errors(tmp_path: Path) -> None:
         ("weights = [0.25, 0.25]", "weights = [1]", "2 positive numbers"),
         ('checks = ["a", "b"]', 'checks = ["a", "a"]', "repeated"),
         ('kind = "checks"', 'kind = "vibes"', "output.kind"),
+        # a misspelt taxonomy id fed nothing, silently
+        ('taxonomy = "sa_scene_adherence"', 'taxonomy = "sa_scene_adherance"',
+         "did you mean sa_scene_adherence"),
         (
             'kind = "checks"\nchecks = ["a", "b"]\nweights = [0.25, 0.25]',
             'kind = "label"\nscore_key = "v"\nlabels = { x = 1, X = 2 }',

@@ -12,6 +12,7 @@ scores per group; :func:`selection_from_table` gives the per-configuration colum
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -164,7 +165,7 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
     if is_long(df):
         long = df[[*ids, *_LONG]].copy()
         long["metric"] = long["metric"].astype(str)
-        fed = _judge_fed(long["metric"].unique(), source, note)
+        fed = _judge_fed(long["metric"].unique(), source, note, _declared(df))
         if fed:
             long["metric"] = long["metric"].replace(fed)
         unknown = sorted(set(long["metric"].unique()) - set(tax.ids) - set(extra))
@@ -203,16 +204,39 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
     return long
 
 
-def _judge_fed(names: Sequence[str], source: str | Path, note: Note | None) -> dict[str, str]:
+def _declared(df: pd.DataFrame) -> dict[str, str]:
+    """``{judge id: taxonomy id}`` that an export's ``details`` column declares (``taxonomy_id``, which a
+    user rubric file's ``taxonomy`` gives its rows); empty without that column."""
+    if "details" not in df.columns or "metric" not in df.columns:
+        return {}
+    tax = load_taxonomy()
+    out: dict[str, str] = {}
+    judged = df["metric"].astype(str).str.startswith("judge:").to_numpy()
+    for metric, details in zip(df.loc[judged, "metric"].astype(str), df.loc[judged, "details"], strict=True):
+        if metric in out or not isinstance(details, str) or "taxonomy_id" not in details:
+            continue
+        try:
+            fed = json.loads(details).get("taxonomy_id")
+        except (ValueError, AttributeError):  # not a JSON object: no declaration
+            continue
+        if isinstance(fed, str) and fed in tax:
+            out[metric] = fed
+    return out
+
+
+def _judge_fed(names: Sequence[str], source: str | Path, note: Note | None,
+               declared: dict[str, str] | None = None) -> dict[str, str]:
     """``{judge id: taxonomy id}`` for the judge rubric scores among ``names`` that feed a RoboPhys-3D
-    metric (``judge:NAME:pla_physical_commonsense``, on the metric's native scale: docs/judges.md).
+    metric (``judge:NAME:pla_physical_commonsense``, on the metric's native scale: docs/judges.md; or
+    the metric ``declared`` for it, from a user rubric file's ``taxonomy``).
 
     Raises:
         AggregateInputError: Two of ``names`` would be one metric (two judges of one rubric, or a judge
             and the metric itself): never averaged into one value.
     """
     tax = load_taxonomy()
-    fed = {m: t for m in names if (t := tax.fed_by_judge(m)) is not None}
+    declared = declared or {}
+    fed = {m: t for m in names if (t := declared.get(m) or tax.fed_by_judge(m)) is not None}
     if not fed:
         return {}
     known = set(tax.ids)

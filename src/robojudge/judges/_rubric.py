@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from robojudge.registry import Registry
+from robojudge.taxonomy import load_taxonomy, unknown_metric_message
 
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 _PLACEHOLDERS = ("instruction",)
@@ -211,6 +212,9 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
     taxonomy = data.get("taxonomy")
     if taxonomy is not None and not isinstance(taxonomy, str):
         raise RubricError(f"{where}: taxonomy must be a metric id string, got {taxonomy!r}")
+    if taxonomy is not None and taxonomy not in (known := load_taxonomy()):
+        # (a misspelt id fed nothing, and the report and aggregate said nothing of it)
+        raise RubricError(f"{where}: taxonomy: {unknown_metric_message(taxonomy, known.ids)}")
     system = _req(prompt, "system", str, where).strip()
     user = _req(prompt, "user", str, where).strip()
     needs = bool(data.get("needs_instruction", "{instruction}" in user))

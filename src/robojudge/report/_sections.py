@@ -209,14 +209,14 @@ class ReportInput:
         user rubric file's ``taxonomy`` comes with its rows as ``details.taxonomy_id``): the columns the
         RoboPhys-3D scores read. A metric fed by two judges, or by a judge and stored itself, is then a
         metric of several configurations, left out there and named."""
+        taxonomy = load_taxonomy()
         declared: dict[str, str] = {}
         for r in self.item_rows:
             if r.metric.startswith(JUDGE_PREFIX) and r.metric not in declared and r.details:
                 fed = r.details.get("taxonomy_id")
-                if isinstance(fed, str) and fed:
+                if isinstance(fed, str) and fed in taxonomy:
                     declared[r.metric] = fed
         out = list(self.columns)
-        taxonomy = load_taxonomy()
         for s in self.stored.series:
             if not s.metric.startswith(JUDGE_PREFIX):
                 continue
