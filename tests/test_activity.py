@@ -83,9 +83,9 @@ def test_results_status_says_it_is_reading_when_that_takes_a_while(
         store.add([ResultRow(f"i{n}", "pixel_frame_consistency", "h", "1", "ok", 0.5) for n in range(40)])
     slow = _store._row_from_record
 
-    def read_slowly(rec):  # type: ignore[no-untyped-def]
+    def read_slowly(*args):  # type: ignore[no-untyped-def]
         time.sleep(0.01)  # a large store on a slow disk
-        return slow(rec)
+        return slow(*args)
 
     monkeypatch.setattr(_store, "_row_from_record", read_slowly)
     monkeypatch.setattr(_activity, "AFTER_S", 0.05)
