@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from robojudge.judges import Completion, ResponseCache
+from robojudge.judges import Completion, ResponseCache, ResponseCacheError
 from robojudge.judges._cache import CACHE_FILE, WRITE_BATCH
 
 
@@ -106,3 +106,40 @@ def test_large_tables_are_queried_per_key(tmp_path: Path, monkeypatch: pytest.Mo
         assert cache.get_reply("k1") == Completion(text="reply 1")
         assert counting.statements == 1 and cache._values["replies"] is None
         cache._db = counting.db  # type: ignore[assignment]
+
+
+def test_a_write_that_fails_keeps_the_entries_for_the_run_and_says_why(tmp_path: Path) -> None:
+    # Before, a failed batch write raised into a request (an error row), and one at close out of the run.
+    cache = ResponseCache(tmp_path)
+    with sqlite3.connect(tmp_path / CACHE_FILE) as db:  # writes fail from now on, as on a full disk
+        db.execute("CREATE TRIGGER full BEFORE INSERT ON replies BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    for i in range(WRITE_BATCH + 1):
+        cache.put_reply(f"k{i}", Completion(text=str(i)))
+    cache.put_frames("f", {"hashes": ["a"]})
+    cache.close()
+    assert cache.write_error == "disk full" and cache.unsaved == WRITE_BATCH + 1  # replies only
+    assert _rows(tmp_path) == 0
+
+
+def test_unsaved_entries_are_read_for_the_rest_of_the_run(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    with sqlite3.connect(tmp_path / CACHE_FILE) as db:
+        db.execute("CREATE TRIGGER full BEFORE INSERT ON replies BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    cache.put_reply("k", Completion(text="kept"))
+    cache.flush()
+    assert cache.unsaved == 1 and cache.get_reply("k") == Completion(text="kept")
+    with sqlite3.connect(tmp_path / CACHE_FILE) as db:  # space again: the next write takes it
+        db.execute("DROP TRIGGER full")
+    cache.put_reply("k", Completion(text="new"))
+    cache.flush()
+    assert cache.unsaved == 0 and cache.get_reply("k") == Completion(text="new")
+    cache.close()
+    assert _rows(tmp_path) == 1
+
+
+def test_a_cache_that_cannot_be_opened_names_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ResponseCacheError, match=r"cannot open the judge response cache in .*file/c "
+                       r"\(Not a directory\): give a writable folder") as info:
+        ResponseCache(tmp_path / "file" / "c")
+    assert info.value.folder == tmp_path / "file" / "c" and not info.value.default

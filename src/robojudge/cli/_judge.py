@@ -35,6 +35,7 @@ from robojudge.judges import (
     JudgeConfig,
     JudgeConfigError,
     ResponseCache,
+    ResponseCacheError,
     Rubric,
     RubricError,
     Scoring,
@@ -65,6 +66,18 @@ then declare it in robojudge.toml:
 and run:  robojudge judge SUITE --judge qwen --rubric pa,ia
 (or inline: robojudge judge SUITE --backend openai --model M --base-url URL). See docs/judges.md."""
 """What to tell a user who has no judge endpoint (``robojudge demo`` prints this)."""
+
+
+def cache_open_error(exc: ResponseCacheError, flag: str, no_cache: str | None = "--no-cache") -> str:
+    """What to say when the response cache cannot be opened: where, why and how to move it (``flag``,
+    the command's cache folder option), or run without it (``no_cache``)."""
+    if exc.default:
+        move = f"set ROBOJUDGE_CACHE_DIR or pass {flag} DIR to put it in a writable folder with free space"
+    else:
+        move = f"give {flag} a writable folder with free space"
+    alone = (f", or pass {no_cache} to run without it (a rerun then sends every request again)"
+             if no_cache else "")
+    return f"cannot open the judge response cache in {exc.folder} ({exc.reason}): {move}{alone}"
 
 
 def _inline_name(model: str) -> str:
@@ -269,6 +282,10 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
             f"{escape(names)}; a crash there costs that item only (a video error row)",
             markup=True, highlight=False,
         )
+    if s.cache_error:
+        lost = (f"; {s.cache_unsaved} replies of this run are not in it, and a rerun sends those requests "
+                "again" if s.cache_unsaved else "")
+        console.print(f"[yellow]warning:[/] {escape(s.cache_error)}{lost}", markup=True, highlight=False)
     if s.interrupted:
         console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]",
                       markup=True)
@@ -386,6 +403,8 @@ def judge(
         cfg = resolve_judge(judge_name, judges_file, backend, overrides)
         rubrics = resolve_rubrics(rubric, rubric_files)
         cache = ResponseCache(cache_dir, enabled=not no_cache)
+    except ResponseCacheError as exc:
+        raise fail(cache_open_error(exc, "--cache-dir")) from None
     except (JudgeConfigError, RubricError, UnknownNameError, OSError) as exc:
         raise fail(str(exc)) from None
     try:

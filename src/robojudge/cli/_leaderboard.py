@@ -305,8 +305,14 @@ def fps_ablation(
     Each rate is stored as judge ``<name>-fps<rate>`` and resumes like ``robojudge judge``.
     """
     from robojudge.ablation import fps_ablation_suite
-    from robojudge.cli._judge import resolve_judge, resolve_rubrics
-    from robojudge.judges import JudgeConfigError, ResponseCache, RubricError, UnknownNameError
+    from robojudge.cli._judge import cache_open_error, resolve_judge, resolve_rubrics
+    from robojudge.judges import (
+        JudgeConfigError,
+        ResponseCache,
+        ResponseCacheError,
+        RubricError,
+        UnknownNameError,
+    )
 
     rates = _rates(fps)
     if out is not None:
@@ -315,6 +321,8 @@ def fps_ablation(
         cfg = resolve_judge(judge_name, judges_file, backend, {"model": model, "base_url": base_url})
         rubrics = resolve_rubrics(rubric, [])
         cache = ResponseCache(cache_dir, enabled=not no_cache)
+    except ResponseCacheError as exc:
+        raise fail(cache_open_error(exc, "--cache-dir")) from None
     except (JudgeConfigError, RubricError, UnknownNameError, OSError) as exc:
         raise fail(str(exc)) from None
     other = [r.id for r in rubrics if r.id not in ("pa", "ia")]

@@ -306,8 +306,8 @@ def prompts_cmd(
 ) -> None:
     """Ten generation prompts per clip (RoboJudge App. D): five model rewrites and five fixed prefixes."""
 
-    from robojudge.cli._judge import resolve_judge
-    from robojudge.judges import JudgeConfigError, ResponseCache, UnknownNameError
+    from robojudge.cli._judge import cache_open_error, resolve_judge
+    from robojudge.judges import JudgeConfigError, ResponseCache, ResponseCacheError, UnknownNameError
     from robojudge.train import prompt_variants
 
     check_out_file(out)
@@ -316,6 +316,8 @@ def prompts_cmd(
         items = load_suite(file).items
         with ResponseCache(cache) as store:
             summary = prompt_variants(items, config, out, cache=store, max_words=max_words, retries=retries)
+    except ResponseCacheError as exc:
+        raise fail(cache_open_error(exc, "--cache", no_cache=None)) from None
     except (ManifestError, JudgeConfigError, UnknownNameError, ValueError) as exc:
         raise fail(str(exc)) from None
     for line in summary.skipped:

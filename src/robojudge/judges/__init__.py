@@ -27,7 +27,7 @@ from robojudge.judges._backend import (
     TransientError,
     parse_retry_after,
 )
-from robojudge.judges._cache import ResponseCache, default_cache_dir
+from robojudge.judges._cache import ResponseCache, ResponseCacheError, default_cache_dir
 from robojudge.judges._config import (
     JudgeConfig,
     JudgeConfigError,
@@ -81,6 +81,7 @@ __all__ = [
     "ParseResult",
     "Prices",
     "ResponseCache",
+    "ResponseCacheError",
     "Rubric",
     "RubricError",
     "RubricResult",

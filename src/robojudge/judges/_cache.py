@@ -20,6 +20,13 @@ even when no other reply comes, so a run killed outright (``kill -9``, out of me
 replies of that last second, not those of its unfinished items, and its rerun does not pay for them
 again. Another process writing the same file meanwhile is seen on the next open; until then its new
 entries count as misses, which only costs re-sending those requests.
+
+A cache that cannot be opened (a read-only or full disk, a file that is not a database) raises
+:class:`ResponseCacheError`, naming the folder: running on without it would break the promise above
+without a word. A write that fails later (the disk filled meanwhile) ends neither a request nor the
+run: the entries stay usable in memory for the rest of the run, and :attr:`ResponseCache.write_error`
+and :attr:`ResponseCache.unsaved` say why and how many, for the run's report (a rerun sends those
+requests again).
 """
 
 from __future__ import annotations
@@ -53,6 +60,25 @@ VALUE_PRELOAD_ROWS = 100_000
 _TABLES = ("replies", "frames")
 
 
+class ResponseCacheError(RuntimeError):
+    """The response cache cannot be opened: its folder cannot be made, or its file cannot be opened,
+    created or read (a read-only or full disk, a file that is not an SQLite database).
+
+    Attributes:
+        folder: The cache folder.
+        reason: What the file system or SQLite said.
+        default: The folder is the default one (:func:`default_cache_dir`), not one given.
+    """
+
+    def __init__(self, folder: Path, reason: str, *, default: bool) -> None:
+        move = "set ROBOJUDGE_CACHE_DIR to" if default else "give"
+        super().__init__(f"cannot open the judge response cache in {folder} ({reason}): {move} a writable "
+                         "folder with free space")
+        self.folder = folder
+        self.reason = reason
+        self.default = default
+
+
 def default_cache_dir() -> Path:
     """Where the response cache lives unless told otherwise (see the module docstring)."""
     return settings.get().cache_dir
@@ -82,12 +108,26 @@ class ResponseCache:
         self._values: dict[str, dict[str, str] | None] = {t: None for t in _TABLES}
         self._preload_tried: set[str] = set()
         self._counts: dict[str, int] = {}
+        self._unsaved: dict[tuple[str, str], str] = {}  # entries a failed write left in memory only
+        self.write_error: str | None = None
+        """Why the last failed write failed (``None`` while every write succeeded)."""
         if not enabled:
             return
         root = Path(folder).expanduser() if folder is not None else default_cache_dir()
-        root.mkdir(parents=True, exist_ok=True)
         self.path = root / CACHE_FILE
-        db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        db: sqlite3.Connection | None = None
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+            self._open(db)
+        except (OSError, sqlite3.Error) as exc:
+            if db is not None:
+                db.close()
+            raise ResponseCacheError(root, _reason(exc, root), default=folder is None) from None
+        self._db = db
+
+    def _open(self, db: sqlite3.Connection) -> None:
+        """Make the tables, and read the stored keys (see the module docstring)."""
         enable_wal(db, 60.0)
         # A cache: a crash may lose its last writes, which only costs re-sending those requests.
         db.execute("PRAGMA synchronous = OFF")
@@ -97,7 +137,6 @@ class ResponseCache:
         db.execute(
             "CREATE TABLE IF NOT EXISTS frames (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
         )
-        self._db = db
         for table in _TABLES:
             (count,) = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
             self._counts[table] = count
@@ -110,6 +149,9 @@ class ResponseCache:
         pending = self._pending.get((table, key))
         if pending is not None:
             return json.loads(pending[0])
+        unsaved = self._unsaved.get((table, key))
+        if unsaved is not None:
+            return json.loads(unsaved)
         known = self._keys[table]
         if known is not None and key not in known:
             return None
@@ -158,13 +200,15 @@ class ResponseCache:
 
     def _flush_due(self) -> None:
         self._timer = None
-        # A cache that cannot be written costs re-sending those requests, never the run; a flush on the
-        # way out (a full batch, close) still raises.
-        with contextlib.suppress(sqlite3.Error):
-            self.flush()
+        self.flush()
 
     def flush(self) -> None:
-        """Write the buffered entries in one transaction."""
+        """Write the buffered entries in one transaction.
+
+        A write that fails (a full disk) raises nothing: a cache that cannot be written costs
+        re-sending those requests in a later run, never this one. The entries stay readable here, and
+        :attr:`unsaved` and :attr:`write_error` say how many and why.
+        """
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -173,25 +217,37 @@ class ResponseCache:
         pending, self._pending = self._pending, {}
         self.flushes += 1
         db = self._db
-        db.execute("BEGIN")
         try:
-            for table in _TABLES:
-                rows = [(k, v, t) for (tab, k), (v, t) in pending.items() if tab == table]
-                if rows:
-                    db.executemany(
-                        f"INSERT OR REPLACE INTO {table} (key, value, created) VALUES (?, ?, ?)", rows
-                    )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.execute("BEGIN")
+            try:
+                for table in _TABLES:
+                    rows = [(k, v, t) for (tab, k), (v, t) in pending.items() if tab == table]
+                    if rows:
+                        db.executemany(
+                            f"INSERT OR REPLACE INTO {table} (key, value, created) VALUES (?, ?, ?)", rows
+                        )
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._unsaved.update({entry: value for entry, (value, _) in pending.items()})
+            self.write_error = str(exc)
+            return
         for (table, key), (value, _) in pending.items():
+            self._unsaved.pop((table, key), None)
             known = self._keys[table]
             if known is not None:
                 known.add(key)
             preloaded = self._values[table]
             if preloaded is not None:
                 preloaded[key] = value
+
+    @property
+    def unsaved(self) -> int:
+        """Replies a failed write left out of the file (a full disk): a later run sends them again."""
+        return sum(table == "replies" for table, _ in self._unsaved)
 
     def get_reply(self, key: str) -> Completion | None:
         """The stored reply for a request key, counting hits and misses."""
@@ -210,13 +266,17 @@ class ResponseCache:
         if self._db is None:
             return
         self._pending.pop(("replies", key), None)
+        self._unsaved.pop(("replies", key), None)
         known = self._keys["replies"]
         if known is not None:
             known.discard(key)
         preloaded = self._values["replies"]
         if preloaded is not None:
             preloaded.pop(key, None)
-        self._db.execute("DELETE FROM replies WHERE key = ?", (key,))
+        try:
+            self._db.execute("DELETE FROM replies WHERE key = ?", (key,))
+        except sqlite3.Error as exc:  # a full disk: the reply stays in the file, and the run goes on
+            self.write_error = str(exc)
 
     def get_frames(self, key: str) -> dict[str, Any] | None:
         """Remembered frame hashes, timestamps and video length for a file-and-settings key."""
@@ -242,3 +302,12 @@ class ResponseCache:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _reason(exc: BaseException, folder: Path) -> str:
+    """What went wrong, naming the path only when it is not the cache folder (a parent that could not
+    be made)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = exc.filename
+        return exc.strerror if where is None or Path(where) == folder else f"{exc.strerror}: {where}"
+    return str(exc)

@@ -322,6 +322,10 @@ def judge_items(
             cache.close()
         else:
             cache.flush()
+    if cache.write_error is not None and cache.path is not None:
+        where = cache.path.parent
+        summary.cache_error = f"cannot write the judge response cache in {where}: {cache.write_error}"
+        summary.cache_unsaved = cache.unsaved
     summary.seconds = time.perf_counter() - started
     return summary
 

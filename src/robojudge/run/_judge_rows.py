@@ -120,6 +120,8 @@ class JudgeRunSummary:
             (a crash in the decoder, a kill): decoded in a decoder process this time.
         changed_inputs: Pairs judged and not stored because the video changed while it was judged
             (:func:`inputs_now`; judged again by the next run), and ``changed_items`` their items.
+        cache_error: Why replies could not be written to the response cache, and ``cache_unsaved`` how
+            many of this run's replies are not in it (a rerun sends those requests again).
     """
 
     total: int = 0
@@ -142,6 +144,8 @@ class JudgeRunSummary:
     isolated: list[str] = field(default_factory=list)
     changed_inputs: int = 0
     changed_items: list[str] = field(default_factory=list)
+    cache_error: str | None = None
+    cache_unsaved: int = 0
 
     @property
     def computed(self) -> int:
