@@ -82,7 +82,8 @@ def fps_ablation_suite(
 
     Raises:
         ManifestError: The manifest cannot be read.
-        StoreError: The store cannot be opened.
+        StoreError: The store cannot be opened, or stopped taking rows during a rate's run
+            (:class:`robojudge.run.RunStoppedError`).
         ValueError: Bad rates (see :func:`run_fps_ablation`).
     """
     items = list(load_suite(manifest, strict=False).items)

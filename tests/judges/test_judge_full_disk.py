@@ -1,5 +1,6 @@
-"""A judge reply cache on a full or read-only disk: one that cannot be opened is named with the ways
-round it; one whose writes fail later is reported at the end, never a traceback."""
+"""A judge run on a full or read-only disk: a store that stops taking rows stops the requests, keeps what
+is cached and says what was kept and how to resume; a reply cache that cannot be opened is named with the
+ways round it, and one whose writes fail later is reported at the end, never a traceback."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 from _judge_server import FakeServer, Reply
 from typer.testing import CliRunner
@@ -15,7 +17,7 @@ from typer.testing import CliRunner
 from robojudge.cli._judge_app import app as judge_app
 from robojudge.judges import ResponseCache
 from robojudge.judges._cache import CACHE_FILE
-from robojudge.store import ResultStore
+from robojudge.store import ResultStore, StoreError
 
 app = typer.Typer()
 app.add_typer(judge_app, name="judge")
@@ -26,11 +28,92 @@ def _noop() -> None:  # a second command keeps "judge" a subcommand
     pass
 
 
+def fill_after(db: Path, rows: int) -> None:
+    """Make the SQLite store refuse every insert once it holds ``rows`` results, with SQLite's own
+    full-disk message: the store's writes fail from then on as on a full disk."""
+    ResultStore(db).close()
+    with sqlite3.connect(db) as con:
+        con.execute(
+            "CREATE TRIGGER disk_full BEFORE INSERT ON robojudge_results "
+            f"WHEN (SELECT COUNT(*) FROM robojudge_results) >= {rows} "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+
+
+def free_space(db: Path) -> None:
+    with sqlite3.connect(db) as con:
+        con.execute("DROP TRIGGER disk_full")
+
+
 def _manifest(tmp_path: Path, make_items: Any, n: int) -> Path:
     path = tmp_path / "suite.jsonl"
     path.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n"
                             for it in make_items([f"item{i}" for i in range(n)])))
     return path
+
+
+def _pa(body: dict[str, Any], n: int) -> Reply:
+    return Reply('{"reasoning": "stable", "physical_adherence": 4}', delay=0.1)
+
+
+def test_a_store_that_fills_stops_the_requests(
+    tmp_path: Path, make_items: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before, the row writer died silently on the refused batch, and the run sent every remaining request.
+    manifest = _manifest(tmp_path, make_items, 24)
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 6)
+    failed_at: list[int] = []  # requests the server had received when the store first refused rows
+    add_new = ResultStore.add_new
+
+    def watched(self: ResultStore, rows: Any) -> Any:
+        try:
+            return add_new(self, rows)
+        except StoreError:
+            failed_at.append(srv.count)
+            raise
+
+    monkeypatch.setattr(ResultStore, "add_new", watched)
+    args = ["judge", str(manifest), "--backend", "openai", "--model", "m", "--rubric", "pa", "--db", str(db),
+            "--cache-dir", str(tmp_path / "c"), "--concurrency", "2", "--no-progress"]
+    with FakeServer(_pa) as srv:
+        res = CliRunner().invoke(app, [*args, "--base-url", srv.url])
+        assert res.exit_code == 2, res.output
+        assert failed_at and srv.count - failed_at[0] <= 2  # at most the requests in flight then
+        first = srv.count
+        with ResultStore(db, read_only=True) as st:
+            kept = len(st.rows())
+        assert kept <= 6 and first < 24
+        assert f"24 judgments: {kept} scored" in res.output  # the summary so far
+        assert (f"error: cannot store results in sqlite:///{db}: database or disk is full; {kept} judgments "
+                f"are stored; free space in {tmp_path} and rerun the same command: it resumes" in res.output)
+        free_space(db)
+        res = CliRunner().invoke(app, [*args, "--base-url", srv.url])
+        assert res.exit_code == 0, res.output
+        # Every reply of the first run was cached, those in flight when the store failed too.
+        assert srv.count - first == 24 - first
+    with ResultStore(db) as st:
+        assert len(st.rows()) == 24
+
+
+def test_a_cache_on_the_full_disk_too_is_said_not_a_traceback(tmp_path: Path, make_items: Any) -> None:
+    # Before, the cache's last write on the full disk too raised out of the run: a traceback.
+    manifest = _manifest(tmp_path, make_items, 12)
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 6)
+    ResponseCache(tmp_path / "c").close()
+    with sqlite3.connect(tmp_path / "c" / CACHE_FILE) as con:
+        con.execute("CREATE TRIGGER disk_full BEFORE INSERT ON replies "
+                    "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    with FakeServer(_pa) as srv:
+        res = CliRunner().invoke(app, [
+            "judge", str(manifest), "--backend", "openai", "--model", "m", "--rubric", "pa", "--db", str(db),
+            "--cache-dir", str(tmp_path / "c"), "--concurrency", "2", "--no-progress", "--base-url", srv.url])
+    assert res.exit_code == 2, res.output
+    assert (f"warning: cannot write the judge response cache in {tmp_path / 'c'}: database or disk is full; "
+            f"{srv.count} replies of this run are not in it, and a rerun sends those requests again"
+            in res.output)
+    assert "judgments are stored; free space in" in res.output
 
 
 def test_a_cache_that_cannot_be_opened_is_named_with_the_ways_round(tmp_path: Path, make_items: Any) -> None:

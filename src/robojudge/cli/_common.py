@@ -27,7 +27,7 @@ from rich.progress import (
 
 from robojudge import settings
 from robojudge.run import ProgressCallback, RunSummary, default_run_dir
-from robojudge.store import ResultRow
+from robojudge.store import ResultRow, StoreError, parse_url
 from robojudge.suite import Item
 
 PIPED_WIDTH = 240
@@ -86,6 +86,21 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` (plain text: nothing in it is read as markup) and the exit to raise."""
     err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
     return typer.Exit(code)
+
+
+def store_failed(error: str, stored: str, db_url: str) -> typer.Exit:
+    """Print why the store stopped taking rows during a run (``error``), what it holds (``stored``, such
+    as "40 results") and how to go on; the exit (status 2) to raise once the run's summary is printed."""
+    then = "rerun the same command once the store can be written again: it resumes"
+    if "full" in error or "No space" in error:
+        try:
+            url = parse_url(db_url)
+        except StoreError:
+            url = None
+        database = url.database if url is not None and url.get_backend_name() == "sqlite" else None
+        where = f"in {Path(database).parent}" if database else "for the store"
+        then = f"free space {where} and rerun the same command: it resumes"
+    return fail(f"{error}; {stored} are stored; {then}")
 
 
 def check_out_folder(path: Path, flag: str = "--out") -> None:

@@ -27,6 +27,7 @@ from robojudge.cli._common import (
     first_names,
     print_manifest_problems,
     print_report_hint,
+    store_failed,
 )
 from robojudge.cli._score import print_input_changes
 from robojudge.judges import (
@@ -45,7 +46,7 @@ from robojudge.judges import (
     load_rubric_file,
     make_judge,
 )
-from robojudge.run import JudgeProgress, JudgeRunSummary, judge_suite
+from robojudge.run import JudgeProgress, JudgeRunSummary, RunStoppedError, judge_suite
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import ResultRow, StoreError
 from robojudge.suite import ManifestError
@@ -427,6 +428,10 @@ def judge(
                 executor=None if executor == "local" and address is None else executor,
                 address=address,
             )
+    except RunStoppedError as exc:  # after work started: what was done, then why it stopped
+        if isinstance(exc.summary, JudgeRunSummary):
+            print_judge_summary(cfg.name, exc.summary)
+        raise store_failed(str(exc), f"{exc.summary.stored} judgments", exc.url) from None
     except (
         ManifestError, StoreError, ValueError, FileNotFoundError, RayUnavailableError, UnknownNameError
     ) as exc:

@@ -21,6 +21,7 @@ from robojudge.cli._common import (
     print_rescored_libraries,
     print_summary,
     scoring_progress,
+    store_failed,
 )
 from robojudge.metrics import (
     ALL_METRICS,
@@ -29,7 +30,7 @@ from robojudge.metrics import (
     inapplicable_summary,
     not_run_summary,
 )
-from robojudge.run import ProgressCallback, RunSummary, WorkerStartError, score_suite
+from robojudge.run import ProgressCallback, RunStoppedError, RunSummary, WorkerStartError, score_suite
 from robojudge.run._progress import EstimateOnce, ProgressLines
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import StoreError
@@ -135,6 +136,10 @@ def score(
                 rescore_libraries=rescore_libraries,
                 timeout_s=timeout,
             )
+    except RunStoppedError as exc:  # after work started: what was done, then why it stopped
+        if isinstance(exc.summary, RunSummary):
+            print_summary(exc.summary)
+        raise store_failed(str(exc), f"{exc.summary.stored} results", exc.url) from None
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
             RayUnavailableError, WorkerStartError) as exc:
         raise fail(str(exc)) from None

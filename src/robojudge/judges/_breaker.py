@@ -79,6 +79,13 @@ class CircuitBreaker:
         self.probes = 0
         """Probes sent so far."""
 
+    def open(self, message: str) -> None:
+        """Open now with ``message``, whatever the count (the runner stops sending: see
+        :meth:`~robojudge.judges.JudgeEngine.stop`); a breaker without ``probe_after_s`` stays open."""
+        self.message = self._mask(message)
+        self.probing = False
+        self.opened_at = self._clock()
+
     def check(self) -> None:
         """Raise :class:`CircuitOpenError` when open."""
         if self.message is not None:

@@ -189,6 +189,13 @@ class JudgeEngine:
         """The error of a request that will not be sent because the breaker is open, else ``None``."""
         return None if self.breaker.message is None else f"request failed: {self.breaker.message}"
 
+    def stop(self, reason: str) -> None:
+        """Send nothing more: requests not sent yet fail at once with ``reason``, and those in flight
+        still get their replies (and cache them). The runner calls it when its store takes no more rows."""
+        self.breaker.open(reason)
+        if self._opened is not None:
+            self._opened[1].set()
+
     def _failed(self, error: BaseException) -> None:
         if self.breaker.failure(error):
             self.stats.stopped = self.breaker.message

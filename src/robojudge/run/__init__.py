@@ -41,6 +41,7 @@ from robojudge.run._libraries import library_versions
 from robojudge.run._score import (
     MetricRequest,
     ProgressCallback,
+    RunStoppedError,
     RunSummary,
     Task,
     compute_metric,
@@ -87,6 +88,7 @@ __all__ = [
     "MetricStatus",
     "MetricRequest",
     "ProgressCallback",
+    "RunStoppedError",
     "RunSummary",
     "SerialExecutor",
     "SetRunSummary",

@@ -45,8 +45,9 @@ from robojudge.run._judge_rows import (
 )
 from robojudge.run._moved import take_over_moved_judges
 from robojudge.run._plan import Pending, plan_pending
+from robojudge.run._score import RunStoppedError
 from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
-from robojudge.store import ResultRow, ResultStore, default_db_url
+from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import DecoderPool, shared_decoder
 
@@ -179,7 +180,7 @@ async def _judge_async(
 
     async def worker() -> None:
         nonlocal done
-        while not queue.empty():
+        while not queue.empty() and writer.failed is None:
             item, plans, prints = queue.get_nowait()
             apart = notes.apart(item.item_id)
             if apart is not None:
@@ -203,15 +204,25 @@ async def _judge_async(
             if progress is not None:
                 progress(None, summary)
 
-    background = [asyncio.create_task(writer.run()), asyncio.create_task(ticker())]
+    def stop(exc: StoreError) -> None:
+        # The store takes no more rows (a full disk): replies to come could not be stored, so none is
+        # asked for; the items in flight finish, their replies going to the cache.
+        engine.stop(f"not sent: the result store takes no more rows ({exc})")
+
+    background = [asyncio.create_task(writer.run(on_failure=stop)), asyncio.create_task(ticker())]
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(todo))))))
     finally:
         for task in background:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
-        writer.flush()  # whatever finished, also on Ctrl-C
-        await engine.backend.aclose()
+        try:
+            if writer.failed is None:
+                writer.flush()  # whatever finished, also on Ctrl-C
+        finally:
+            await engine.backend.aclose()
+    if writer.failed is not None:
+        raise writer.failed
 
 
 def judge_items(
@@ -262,6 +273,11 @@ def judge_items(
 
     Returns:
         Counts, request statistics, parse-failure and agreement rates.
+
+    Raises:
+        RunStoppedError: The store stopped taking rows during the run (a full disk): nothing more was
+            sent, the requests in flight were answered into the cache, what was stored is kept; the
+            error holds the summary so far.
     """
     started = time.perf_counter()
     spec = frames or FrameSpec()
@@ -271,6 +287,7 @@ def judge_items(
     ex = make_executor(workers, executor, address) if isinstance(executor, str) else executor
     own_cache = cache is None
     cache = cache if cache is not None else ResponseCache()
+    stopped: StoreError | None = None
     try:
         be = backend if backend is not None else make_backend(judge)
         engine = JudgeEngine(
@@ -314,6 +331,8 @@ def judge_items(
                 notes.done([it.item_id for it in items])  # every item is judged or was stored already
         except KeyboardInterrupt:
             summary.interrupted = True
+        except StoreError as exc:  # the store stopped taking rows (a full disk): what it holds is kept
+            stopped = exc
         report = getattr(be, "report", None)  # a fleet says how each of its servers fared
         if ex is None and callable(report):
             summary.endpoints = report()
@@ -327,6 +346,8 @@ def judge_items(
         summary.cache_error = f"cannot write the judge response cache in {where}: {cache.write_error}"
         summary.cache_unsaved = cache.unsaved
     summary.seconds = time.perf_counter() - started
+    if stopped is not None:
+        raise RunStoppedError(stopped, summary, store.url) from stopped
     return summary
 
 

@@ -26,7 +26,7 @@ from robojudge.judges import (
 )
 from robojudge.judges._scoring import EXPECTED_FALLBACK
 from robojudge.run._fingerprint import judge_inputs, settle
-from robojudge.store import ResultRow, ResultStore
+from robojudge.store import ResultRow, ResultStore, StoreError
 from robojudge.suite import Item
 from robojudge.video import DecoderPool, VideoError
 
@@ -152,6 +152,11 @@ class JudgeRunSummary:
         return self.scored + self.unscored + self.failed + self.duplicates + self.changed_inputs
 
     @property
+    def stored(self) -> int:
+        """Pairs the store holds now: stored before the run, by it, or by another run meanwhile."""
+        return self.skipped + self.scored + self.unscored + self.failed + self.duplicates
+
+    @property
     def judged_nothing(self) -> bool:
         """Pairs failed in this run and not one got a reply (every request or video failed: a server
         down, a wrong key, every video unreadable); ``robojudge judge`` then exits 1."""
@@ -222,6 +227,8 @@ class Writer:
         self.progress = progress
         self.pending: list[ResultRow] = []
         self.wake = asyncio.Event()
+        self.failed: StoreError | None = None
+        """The store's error when :meth:`run` could not store a batch; nothing more is stored then."""
 
     def put(self, rows: list[ResultRow]) -> None:
         self.pending.extend(rows)
@@ -252,12 +259,22 @@ class Writer:
             if self.progress is not None:
                 self.progress(row, s)
 
-    async def run(self, interval: float = 0.25) -> None:
+    async def run(
+        self, interval: float = 0.25, on_failure: Callable[[StoreError], None] | None = None
+    ) -> None:
+        """Store what comes, until the store refuses a batch (a full disk): then note its error in
+        :attr:`failed`, call ``on_failure`` with it (the runner stops sending) and end."""
         while True:
             await self.wake.wait()
             self.wake.clear()
             await asyncio.sleep(interval)  # let a burst of finished items share one transaction
-            self.flush()
+            try:
+                self.flush()
+            except StoreError as exc:
+                self.failed = exc
+                if on_failure is not None:
+                    on_failure(exc)
+                return
 
 
 def inputs_now(item: Item, rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -35,9 +35,12 @@ from robojudge.run._libraries import library_versions
 from robojudge.run._moved import take_over_moved
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.run._timelimit import check_limit, stop_after
-from robojudge.store import ResultRow, ResultStore
+from robojudge.store import ResultRow, ResultStore, StoreError
 from robojudge.suite import Item
 from robojudge.video import VideoError, frame_cache, frame_sizes, video_warnings
+
+if TYPE_CHECKING:
+    from robojudge.run._judge_rows import JudgeRunSummary
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,11 @@ class RunSummary:
         return self.ok + self.failed + self.changed_inputs + self.duplicates
 
     @property
+    def stored(self) -> int:
+        """Pairs the store holds now: stored before the run, by it, or by another run meanwhile."""
+        return self.skipped + self.ok + self.failed + self.duplicates
+
+    @property
     def measured_nothing(self) -> bool:
         """Tasks failed in this run and no result of a metric that reads an input came out, in this run
         or stored by an earlier one for these items: every video broken, unreadable or missing
@@ -205,6 +213,22 @@ class RunSummary:
 
 
 ProgressCallback = Callable[[ResultRow, RunSummary], None]
+
+
+class RunStoppedError(StoreError):
+    """The store stopped taking results during a run (a full disk): nothing more was computed or
+    sent, what was stored is kept, and the same call resumes.
+
+    Attributes:
+        summary: The run's summary so far (:class:`RunSummary`, or a judge run's ``JudgeRunSummary``).
+        url: The store (:attr:`ResultStore.url`, its password masked).
+    """
+
+    def __init__(self, error: StoreError, summary: RunSummary | JudgeRunSummary, url: str) -> None:
+        super().__init__(str(error))
+        self.summary = summary
+        self.url = url
+
 
 def _error_row(
     item: Item, req: MetricRequest, message: str, seconds: float, fingerprint: str = ""
@@ -463,6 +487,10 @@ def score_items(
             share read within the same limit; a metric past it is stopped and its row is an error
             saying so, and the run goes on (:func:`compute_metric`, :mod:`robojudge.run._timelimit`).
             None: no limit.
+
+    Raises:
+        RunStoppedError: The store stopped taking results once work had started (a full disk): the
+            run ends there, what was stored is kept, and the error holds the summary so far.
     """
     return score_blocks([items], requests, store, workers=workers, executor=executor,
                         retry_errors=retry_errors, rescore_unknown=rescore_unknown,
@@ -606,6 +634,10 @@ def score_blocks(
             summary.measured_before = _measured_before(store, planned_ids, requests)
     except KeyboardInterrupt:
         summary.interrupted = True
+    except StoreError as exc:
+        if results is None:  # nothing ran: the store cannot be used at all
+            raise
+        raise RunStoppedError(exc, summary, store.url) from exc
     finally:
         close = getattr(results, "close", None)
         if close is not None:

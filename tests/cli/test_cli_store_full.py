@@ -1,0 +1,62 @@
+"""``robojudge score`` whose store stops taking rows mid-run (a full disk): the summary so far, what is
+stored and how to resume, exit status 2; the same command then resumes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.store import ResultStore
+from robojudge.video import write_video
+
+
+def fill_after(db: Path, rows: int) -> None:
+    """Make the SQLite store refuse every insert once it holds ``rows`` results, with SQLite's own
+    full-disk message: the store's writes fail from then on as on a full disk."""
+    ResultStore(db).close()
+    with sqlite3.connect(db) as con:
+        con.execute(
+            "CREATE TRIGGER disk_full BEFORE INSERT ON robojudge_results "
+            f"WHEN (SELECT COUNT(*) FROM robojudge_results) >= {rows} "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+
+
+def _suite(tmp_path: Path, n: int) -> Path:
+    rows = []
+    for i in range(n):
+        frames = np.zeros((6, 24, 24, 3), np.uint8)
+        for t in range(6):
+            frames[t, 4:12, 2 * t + i % 3:2 * t + i % 3 + 6] = 200
+        write_video(tmp_path / f"v{i}.mp4", frames, fps=4)
+        rows.append({"item_id": f"v{i}", "video": f"v{i}.mp4", "instruction": "x"})
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return manifest
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_store_that_fills_says_what_is_kept_and_resumes(tmp_path: Path, workers: str) -> None:
+    # Before, the run ended with one bare error line: no summary, nothing on what was kept or on resuming.
+    manifest = _suite(tmp_path, 6)
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 3)
+    args = ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", str(db), "--workers", workers,
+            "--no-progress"]
+    res = CliRunner().invoke(build_app("score"), args)
+    assert res.exit_code == 2, res.output
+    assert "6 tasks: 3 scored" in " ".join(res.output.split())
+    assert (f"error: cannot store results in sqlite:///{db}: database or disk is full; 3 results are stored; "
+            f"free space in {tmp_path} and rerun the same command: it resumes" in res.output)
+    with sqlite3.connect(db) as con:
+        con.execute("DROP TRIGGER disk_full")
+    res = CliRunner().invoke(build_app("score"), args)
+    assert res.exit_code == 0, res.output
+    assert "6 tasks: 3 scored, 0 failed, 3 already stored" in " ".join(res.output.split())
+    assert "child process" not in res.output  # the item whose rows were refused did not crash the run
