@@ -105,6 +105,6 @@ def mixed_library_note(mixed: Sequence[MixedLibraries], metrics: Iterable[str] |
     """A sentence warning that ``metrics`` (default: all of ``mixed``) were computed with different
     library versions; empty when none was."""
     return mixed_warning(mixed, metrics, "computed with different library versions on the items compared "
-                         "here (see Library versions), which can move values in their last digits and "
-                         "reorder close ones; `robojudge score --rescore-libraries` recomputes them with "
-                         "the installed versions.")
+                         "here (see Library versions), which can move values (OpenCV's flow by tens of "
+                         "percent) and reorder close ones; `robojudge score --rescore-libraries` recomputes "
+                         "them with the installed versions.")

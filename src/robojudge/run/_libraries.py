@@ -2,7 +2,8 @@
 
 A metric's value depends on more than its code and config: OpenCV's optical flow, tracking and
 RANSAC, FFmpeg's decoder and scaler, NumPy's and SciPy's arithmetic. A new release of one of them can
-move values in their last digits, and a metric whose values lie close together (camera control's
+move values, mostly in their last digits but by tens of percent for OpenCV's DIS flow and tracking
+(docs/report.md, "Library versions"), and a metric whose values lie close together (camera control's
 0.997-0.999 on the simulator's rollouts) can then change order: on the dose-response suites of
 docs/sensitivity.md, OpenCV 5.0.0 and 5.1.0 give every `ctg_camera_control` value different last
 digits, and one of 24 floating-object rollouts moves from below its control to above it.
