@@ -61,6 +61,7 @@ def _state(manifest: Path, item_id: str) -> dict[str, np.ndarray]:
 
 def test_manifest_validates_and_is_labelled(small_suite: Path) -> None:
     assert validate_manifest(small_suite) == []
+    assert (small_suite.parent / "SUITE_KIND").read_text() == "sim\n"  # robojudge demo reuses it as sim
     suite = load_suite(small_suite)
     items = list(suite)
     assert len(items) == EPISODES * len(PROFILES)

@@ -290,6 +290,10 @@ def make_demo_cmd(
         )
     except ValueError as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the old manifest went first, so nothing half-built is used
+        err_console.print(f"interrupted: {out} holds a partial build and no suite.jsonl; run the same "
+                          "command again to build it whole", highlight=False, markup=False)
+        raise typer.Exit(130) from None
     console.print(f"wrote {manifest}", highlight=False)
 
 

@@ -434,6 +434,11 @@ def make_sim_suite(
             raise ValueError(f"rollout_depth {max(depths)} is too deep for rollouts of {N_FRAMES} frames: "
                              f"{why}, so the depth is at most {most}")
     out = Path(out_dir)
+    manifest, kind = out / "suite.jsonl", out / "SUITE_KIND"
+    # Files are rewritten in place: a rebuild stopped half-way would leave the old manifest's labels over
+    # new videos, and it would validate. Both go before the first file is written, so it leaves none.
+    manifest.unlink(missing_ok=True)
+    kind.unlink(missing_ok=True)
     for sub in ("videos", "reference", "state") + (("calibration",) if calibration else ()):
         (out / sub).mkdir(parents=True, exist_ok=True)
     jobs = [
@@ -460,9 +465,10 @@ def make_sim_suite(
                 raise WorkerStartError(worker_start_hint()) from None
             results = list(pool.map(_build_episode, jobs))
     rows = [r for rs in results for r in rs]
-    manifest = out / "suite.jsonl"
-    # Written last and whole (a temporary file renamed over it): a build killed before the end leaves
-    # no manifest, so the next build starts again instead of reusing half a suite.
+    # The kind (read by ``robojudge demo``) and then the manifest, last and whole (a temporary file renamed
+    # over it): a build killed before the end leaves no manifest, so the next build starts again
+    # instead of reusing half a suite.
+    kind.write_text("sim\n")
     partial = manifest.with_name(manifest.name + ".partial")
     partial.write_text("".join(json.dumps(r) + "\n" for r in rows))
     partial.replace(manifest)
