@@ -183,3 +183,18 @@ def test_cli_export_of_a_read_only_file(frozen: Path, tmp_path: Path) -> None:
     assert "wrote 3 rows" in res.output
     assert _snapshot(frozen.parent) == before
     assert stat.S_IMODE(os.stat(frozen).st_mode) == 0o444
+
+
+def test_writing_where_the_folder_is_read_only_says_why(frozen: Path) -> None:
+    if os.access(frozen.parent, os.W_OK):
+        pytest.skip("no read-only folder here: running as root where a read-only bind mount is not allowed")
+    before = _snapshot(frozen.parent)
+    # Before, only SQLite's "unable to open database file": neither the folder nor a way out.
+    with pytest.raises(StoreError, match="read-only") as info:
+        ResultStore(frozen)
+    message = str(info.value)
+    assert f"the folder {frozen.parent} is read-only" in message
+    assert "results.sqlite-wal" in message and "copy the store into a writable folder" in message
+    assert _snapshot(frozen.parent) == before
+    with ResultStore(frozen, read_only=True) as store:  # reading it there still works, as the message says
+        assert store.count() == 3

@@ -176,9 +176,30 @@ class ResultStore:
                 else:
                     with self._write() as conn:
                         self.opened_at_version = ensure_schema(conn)
+        except StoreError as exc:
+            self._engine.dispose()
+            hint = self._folder_hint()
+            if hint is None:
+                raise
+            raise StoreError(f"{exc}; {hint}") from exc.__cause__
         except BaseException:
             self._engine.dispose()
             raise
+
+    def _folder_hint(self) -> str | None:
+        """What to do when an SQLite store that exists cannot be opened for writing because its folder
+        is read-only (SQLite only says "unable to open database file"); None otherwise."""
+        database = self._url.database or ""
+        if self._dialect != "sqlite" or self.read_only or database in ("", ":memory:"):
+            return None
+        path = Path(database).expanduser().absolute()
+        if database.startswith("file:") or not path.is_file() or os.access(path.parent, os.W_OK):
+            return None
+        name = path.name
+        return (f"the folder {path.parent} is read-only, and SQLite writes {name}-wal and {name}-shm beside "
+                "the store while it writes: copy the store into a writable folder and use the copy (--db), "
+                "or make the folder writable; commands that only read the store (report, results export, "
+                "results status) work on it where it is")
 
     # -- setup -------------------------------------------------------------------------------------
 
