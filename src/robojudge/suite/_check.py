@@ -7,6 +7,7 @@ import errno
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,21 @@ def _unusable(value: str, full: Path, exc: OSError) -> str:
     return f"cannot check {value}: {exc.strerror or exc}"
 
 
+LOCALE_FIX = "run with LC_ALL=C.UTF-8 (or PYTHONUTF8=1)"
+"""What makes a non-ASCII file name usable when the locale's file-system encoding is not UTF-8."""
+
+
+def unwritable_name(value: str) -> str | None:
+    """Why ``value`` cannot name a file under this process's locale (its file-system encoding, ASCII
+    under ``LC_ALL=C`` without UTF-8 mode, has no bytes for a character of it), or None when it can."""
+    try:
+        os.fsencode(value)
+    except UnicodeEncodeError:
+        return (f"{value!r} cannot be written in the file-system encoding of this locale "
+                f"({sys.getfilesystemencoding()}), so it names no file here; {LOCALE_FIX}")
+    return None
+
+
 def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
     """Check that every path a raw record names exists, without opening anything.
 
@@ -171,6 +187,10 @@ def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
         if not value.strip():
             if field != "video":  # the schema already rejects an empty video
                 out.append((field, "path is empty"))
+            continue
+        unwritable = unwritable_name(value)
+        if unwritable is not None:
+            out.append((field, unwritable))
             continue
         given = Path(value)
         full = given if given.is_absolute() else root / given

@@ -15,6 +15,7 @@ import dataclasses
 import json
 import os
 import re
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -25,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from robojudge._files import temp_beside
-from robojudge.suite._check import describe_error
+from robojudge.suite._check import LOCALE_FIX, describe_error
 from robojudge.suite._load import validate_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import SCAN_SUFFIXES, iter_records
@@ -485,6 +486,25 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+def _misread(name: str) -> bool:
+    """Whether a name read from the file system is not the text its bytes stand for: bytes the
+    file-system encoding cannot decode (kept as surrogates, which no manifest can hold), or UTF-8 bytes
+    read through another encoding (a name made under a UTF-8 locale, read under ``LC_ALL=C`` or a
+    Latin-1 one, which would put garbled names into the manifest)."""
+    if name.isascii():
+        return False
+    raw = os.fsencode(name)
+    if any("\udc80" <= ch <= "\udcff" for ch in name):
+        return True
+    if codecs.lookup(sys.getfilesystemencoding()).name == "utf-8":
+        return False
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False  # a name in the locale's own encoding (Latin-1 bytes under a Latin-1 locale)
+    return True
+
+
 def _stem_path(path: Path, base: Path) -> str:
     """The path under ``base``, POSIX, without the suffix of a file (a frame folder keeps its name)."""
     rel = path.relative_to(base)
@@ -517,8 +537,12 @@ def _rows(
     ``video``) the ``.txt`` files that may hold its instruction, in order."""
     groups: dict[str, list[tuple[Path, str | None, re.Match[str]]]] = {}
     odd_names: list[str] = []
+    misread: list[str] = []
     for video in videos:
         rel = video.relative_to(base).as_posix()
+        if _misread(rel):  # before the control characters: read with the wrong encoding, it may show some
+            misread.append(rel)
+            continue
         if any(unicodedata.category(ch) == "Cc" for ch in rel):
             odd_names.append(rel)  # no item id may hold one, and printed they break lines
             continue
@@ -529,6 +553,14 @@ def _rows(
             continue
         view = match.group("view") if "view" in regex.groupindex else None
         groups.setdefault(_without(stem, match, "view") if view else stem, []).append((video, view, match))
+    if misread:
+        encoding = sys.getfilesystemencoding()
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+        why = ("their names are not UTF-8 (the manifest's encoding); rename them" if utf8 else
+               f"their names are UTF-8, which the file-system encoding of this locale ({encoding}) cannot "
+               f"read; {LOCALE_FIX}")
+        first = os.fsencode(misread[0]).decode("utf-8", "replace")  # as a UTF-8 terminal would show it
+        result.notes.append(f"{len(misread)} video(s) left out (first: {first!r}): {why}")
     if odd_names:
         result.notes.append(
             f"{len(odd_names)} video(s) left out, their names hold control characters "

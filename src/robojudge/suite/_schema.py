@@ -232,7 +232,8 @@ class Item(BaseModel):
                 return None
             try:
                 return str(resolver(root / p))
-            except (OSError, RuntimeError):  # a loop of links (kept by a reader of stored results)
+            # A loop of links, a name this locale cannot encode: kept as given by a reader of stored results.
+            except (OSError, RuntimeError, UnicodeEncodeError):
                 return os.path.abspath(root / p)
 
         return self.model_copy(
