@@ -7,6 +7,9 @@ the kernel for tens of GiB and is killed, and the run with it. The budget comes 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -148,3 +151,35 @@ def test_suite_validate_warns_of_a_video_too_large_to_read_whole(clip: Path, mon
     assert "--max-side 640" in said
     monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", "0")
     assert validate_manifest(manifest, media=media) == []
+
+
+_UNDER_ULIMIT_V = """
+import resource, sys
+from robojudge.video import VideoError, sample_frames
+
+status = open("/proc/self/status").read().splitlines()
+used = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (used + int(sys.argv[2]), resource.getrlimit(resource.RLIMIT_AS)[1]))
+try:
+    sample_frames(sys.argv[1], fps=None, max_frames=None)
+except VideoError as exc:
+    print("refused:", exc)
+except MemoryError as exc:
+    print("numpy:", exc)
+else:
+    print("read")
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the virtual size from /proc")
+def test_an_address_space_limit_caps_the_budget(tmp_path: Path) -> None:
+    frames = np.zeros((100, 240, 320, 3), np.uint8)  # 23 MiB decoded
+    clip = write_video(tmp_path / "big.mp4", frames, fps=10)
+    env = {k: v for k, v in os.environ.items() if k != "ROBOJUDGE_FRAME_MEMORY_GIB"}
+    done = subprocess.run([sys.executable, "-c", _UNDER_ULIMIT_V, str(clip), str(32 * 1024**2)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    # Before, ulimit -v was not counted: the read went ahead and failed in NumPy ("Unable to allocate").
+    assert done.stdout.startswith("refused:"), done.stdout + done.stderr
+    assert "100 frames of 320x240 would hold 22.0 MiB" in done.stdout
+    assert "this process may still map under its address-space limit (ulimit -v)" in done.stdout
+    assert "--max-side 640" in done.stdout

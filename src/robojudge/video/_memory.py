@@ -10,7 +10,9 @@ row is an error saying so, and the run goes on.
 
 The budget is ``ROBOJUDGE_FRAME_MEMORY_GIB`` when set (``0``: no limit), else :data:`FRACTION` of the
 memory available when the video is read: Linux's ``MemAvailable``, or less when the process's control
-group (a container, a SLURM job) has a lower limit. Where neither can be read, nothing is refused.
+group (a container, a SLURM job) has a lower limit. A limit on the process's address space
+(``ulimit -v``, which SGE's ``h_vmem`` and PBS's ``vmem`` set) caps it too: past it NumPy cannot
+allocate the frames. Where none can be read, nothing is refused.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from robojudge.video._types import VideoError
 
 __all__ = [
     "FRACTION",
+    "address_space_room",
     "available_memory",
     "check_frame_memory",
     "frame_budget",
@@ -99,17 +102,47 @@ def available_memory(meminfo: Path = Path("/proc/meminfo"), proc_cgroup: Path = 
     return min(found) if found else None
 
 
+def _virtual_size(status: Path) -> int | None:
+    try:
+        for line in status.read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def address_space_room(status: Path = Path("/proc/self/status")) -> int | None:
+    """Bytes this process may still map under its soft address-space limit (``RLIMIT_AS``: ``ulimit
+    -v``), its current virtual size taken off; None without a limit or where either cannot be read.
+    The limit is per process, so worker processes do not share it."""
+    try:
+        import resource
+    except ImportError:  # not a Unix
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    used = _virtual_size(status)
+    return None if used is None else max(0, soft - used)
+
+
 def frame_budget() -> tuple[int, str] | None:
     """The bytes one sampling's frames may hold and where that figure comes from; None: no limit."""
     given = settings.get().frame_memory_bytes
     if given is not None:
         return (given, f"{settings.FRAME_MEMORY_GIB_ENV}={given / _GIB:g}") if given else None
+    budgets = []
     room = available_memory()
-    if room is None:
-        return None
-    workers = "" if _share == 1.0 else f", shared by {round(1 / _share)} worker processes"
-    return (int(FRACTION * _share * room),
-            f"{FRACTION:.0%} of the {_size(room)} of memory available now{workers}")
+    if room is not None:
+        workers = "" if _share == 1.0 else f", shared by {round(1 / _share)} worker processes"
+        budgets.append((int(FRACTION * _share * room),
+                        f"{FRACTION:.0%} of the {_size(room)} of memory available now{workers}"))
+    space = address_space_room()
+    if space is not None:
+        budgets.append((int(FRACTION * space), f"{FRACTION:.0%} of the {_size(space)} this process may still "
+                                               "map under its address-space limit (ulimit -v)"))
+    return min(budgets) if budgets else None
 
 
 def frame_bytes(width: int, height: int, post: PostProcess) -> int:
