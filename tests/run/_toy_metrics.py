@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -50,6 +51,13 @@ def crash(item, config) -> Score:
     if "crash" in item.item_id:
         os._exit(3)  # a worker dying hard, as in a decoder segfault
     return Score(value=2.0, details={"pid": os.getpid()})
+
+
+@metric("test_sigkill", inputs={"instruction"}, **COMMON)
+def sigkill(item, config) -> Score:
+    if "crash" in item.item_id:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer ends a process
+    return Score(value=3.0, details={"pid": os.getpid()})
 
 
 @metric("test_segfault", inputs={"instruction"}, **COMMON)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import faulthandler
 import itertools
 import multiprocessing as mp
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -202,7 +203,8 @@ class LocalProcessExecutor:
             try:
                 yield task, pool.submit(fn, task).result()
             except BrokenProcessPool:
-                yield task, on_crash(task, "the worker process died while scoring this item")
+                died = f"the worker process died while scoring this item ({how_it_died(pool)})"
+                yield task, on_crash(task, died)
 
     def shutdown(self) -> None:
         if self._pool is not None:
@@ -226,8 +228,34 @@ class LocalProcessExecutor:
             proc.join(timeout=5)
 
 
+_NATIVE_CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL})
+
+
+def how_it_died(pool: ProcessPoolExecutor) -> str:
+    """How the worker of a one-worker ``pool`` that broke ended, and what that most often means."""
+    code = None
+    # ``_processes`` (pid -> Process), as in :meth:`LocalProcessExecutor._terminate`; a broken pool keeps it.
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.join(timeout=5)
+        code = proc.exitcode if proc.exitcode else code
+    if code is None:
+        return "a crash in a native library, or out of memory"
+    if code > 0:
+        return f"exit status {code}"
+    try:
+        sig = signal.Signals(-code)
+    except ValueError:
+        return f"killed by signal {-code}"
+    if sig == signal.SIGKILL:
+        return "killed by SIGKILL, most often the kernel's out-of-memory killer"
+    if sig in _NATIVE_CRASHES:
+        return f"killed by {sig.name}: a crash in a native library"
+    return f"killed by {sig.name}"
+
+
 def run_in_child(fn: Callable[[T], R], task: T, on_crash: Callable[[T, str], R], reason: str) -> R:
-    """``fn(task)`` in a fresh child process, or ``on_crash(task, reason)`` if the child dies.
+    """``fn(task)`` in a fresh child process, or ``on_crash(task, reason)`` if the child dies (``reason``
+    followed by how it ended: :func:`how_it_died`).
 
     For a task suspected of crashing the process that runs it. The child runs OpenCV on every CPU,
     as this process would. Ctrl-C (or any exception here) stops the child at once.
@@ -239,7 +267,7 @@ def run_in_child(fn: Callable[[T], R], task: T, on_crash: Callable[[T, str], R],
         try:
             result = pool.submit(fn, task).result()
         except BrokenProcessPool:
-            result = on_crash(task, reason)
+            result = on_crash(task, f"{reason} ({how_it_died(pool)})")
         finished = True
         return result
     finally:

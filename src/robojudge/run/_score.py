@@ -28,7 +28,7 @@ from robojudge.metrics import (
 )
 from robojudge.models import MissingWeightsError
 from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
-from robojudge.run._executor import Executor, guarded_call, make_executor
+from robojudge.run._executor import Executor, LocalProcessExecutor, guarded_call, make_executor, run_in_child
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprints, metric_inputs, settle
 from robojudge.run._libraries import library_versions
@@ -370,17 +370,18 @@ def _inputs_now(task: Task, rows: list[ResultRow]) -> tuple[list[ResultRow], lis
 
 CRASHED_AGAIN = (
     "the process died while computing this item, in an earlier run and again in a child process that "
-    "computed it alone (a crash in a native library, or out of memory); --retry-errors tries it again"
+    "computed it alone"
 )
+"""How an item's error row starts when the child computing it died too (how it died follows)."""
 
 
 def crash_reason(reason: str, timeout_s: float | None) -> str:
     """``reason`` for a task whose worker died, with the time limit's hard guard named when the run
-    has one (:mod:`robojudge.run._timelimit`: it ends a worker too)."""
-    if timeout_s is None:
-        return reason
-    return (f"{reason}; or its code ran past the time limit ({timeout_s:g} s, --timeout) without coming "
-            "back to Python, in which case the worker's stderr shows where it was")
+    has one (:mod:`robojudge.run._timelimit`: it ends a worker too), and the way to try it again."""
+    if timeout_s is not None:
+        reason = (f"{reason}; or its code ran past the time limit ({timeout_s:g} s, --timeout) without "
+                  "coming back to Python, in which case the worker's stderr shows where it was")
+    return reason if "--retry-errors" in reason else f"{reason}; --retry-errors tries it again"
 
 
 def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
@@ -388,6 +389,23 @@ def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
     return [
         _error_row(task.item, req, reason, 0.0, task.fingerprint(i)) for i, req in enumerate(task.requests)
     ]
+
+
+def _one_per_child(reason: str) -> Callable[[Task, str], list[ResultRow]]:
+    """What a task whose process died gets: with several metrics, each computed again alone in a child
+    process (error rows, ``reason`` and how that child died, for those whose child dies too), so the
+    metric that kills its process does not cost the item's others; with one, its error row."""
+
+    def on_crash(task: Task, died: str) -> list[ResultRow]:
+        if len(task.requests) < 2:
+            return _crash_rows(task, died)
+        rows: list[ResultRow] = []
+        for i, req in enumerate(task.requests):
+            alone = replace(task, requests=(req,), fingerprints=(task.fingerprint(i),))
+            rows += run_in_child(compute_task, alone, _crash_rows, reason)
+        return rows
+
+    return on_crash
 
 
 def _plan(
@@ -572,13 +590,14 @@ def score_blocks(
     try:
         head = plan(next(it, []))
         planned = itertools.chain(head, itertools.chain.from_iterable(plan(b) for b in it))
+        again_apart = _one_per_child(CRASHED_AGAIN)
         def guarded(task: Task) -> list[ResultRow]:
             item_id = task.item.item_id
             apart = item_id in earlier
             if apart and item_id not in summary.isolated:
                 summary.isolated.append(item_id)
             rows = guarded_call(
-                compute_task, task, ran_before=apart, on_crash=_crash_rows, reason=CRASHED_AGAIN,
+                compute_task, task, ran_before=apart, on_crash=again_apart, reason=CRASHED_AGAIN,
                 note=lambda: store.note_in_flight(item_id, [r.id for r in task.requests]),
                 clear=lambda: store.clear_in_flight([item_id]))
             # (startswith: with --timeout the reason names the time limit's hard guard after it)
@@ -587,7 +606,10 @@ def score_blocks(
                 summary.crashed_again.append(item_id)
             return rows
 
-        results = ex.map_unordered(guarded if in_process else compute_task, planned, _crash_rows)
+        # A local pool reruns a task that killed its worker alone, then (here) each of its metrics alone.
+        on_crash = (_one_per_child("the worker process died while scoring this item")
+                    if isinstance(ex, LocalProcessExecutor) else _crash_rows)
+        results = ex.map_unordered(guarded if in_process else compute_task, planned, on_crash)
         for task, computed in results:
             rows, changed = _inputs_now(task, computed)
             # One transaction: a task's results land together or not at all; a row another run stored

@@ -92,8 +92,9 @@ class SetRunSummary:
 
 CRASHED_AGAIN = (
     "the process died while computing this group, in an earlier run and again in a child process that "
-    "computed it alone (a crash in a native library, or out of memory); --retry-errors tries it again"
+    "computed it alone"
 )
+"""How a group's error rows start when the child computing it died too (how it died follows)."""
 
 
 def row_ids(sm: SetMetricSpec, by: str | None, group: ItemGroup) -> list[str]:
