@@ -33,6 +33,7 @@ def demo(
     """Build the embedded demo suite, score it (KIVA too, with torch) and write a report under OUT/report."""
     check_settings()
     from robojudge.demo import check_suite_kind, run_demo
+    from robojudge.suite.sim import SimBuildError
 
     if suite not in ("auto", "sim", "synthetic"):
         raise fail(f"--suite must be auto, sim or synthetic, got {suite!r}")
@@ -47,8 +48,9 @@ def demo(
         with scoring_progress(progress) as on_result:
             result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
                               announce=lambda line: console.print(line, highlight=False))
-    except (ManifestError, StoreError, ValueError, FileNotFoundError, WorkerStartError) as exc:
-        # as `score` says them: a run folder copied from another project, a store that cannot be opened
+    except (ManifestError, StoreError, ValueError, FileNotFoundError, WorkerStartError, SimBuildError) as exc:
+        # as `score` says them: a run folder copied from another project, a store that cannot be opened;
+        # MuJoCo that cannot render here, a full disk while the suite is built
         raise fail(str(exc)) from None
     print_summary(result.run.summary)
     console.print(summary_table(result.summaries, "generator", "demo summary"))

@@ -275,7 +275,7 @@ def make_demo_cmd(
 
     if not sim_available():
         raise fail("the simulator suite needs the sim extra: pip install 'robojudge[sim]'")
-    from robojudge.suite.sim import make_sim_suite
+    from robojudge.suite.sim import SimBuildError, make_sim_suite
 
     names = [p.strip() for p in profiles.split(",") if p.strip()] if profiles else None
     scene_list = [s.strip() for s in scenes.split(",") if s.strip()] if scenes is not None else None
@@ -288,7 +288,7 @@ def make_demo_cmd(
             out, seed=seed, episodes=episodes, views=views, size=size, profiles=names, scenes=scene_list,
             texture=texture, rollout_depth=depths,
         )
-    except ValueError as exc:
+    except (ValueError, SimBuildError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the old manifest went first, so nothing half-built is used
         err_console.print(f"interrupted: {out} holds a partial build and no suite.jsonl; run the same "

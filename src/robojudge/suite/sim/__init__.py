@@ -18,6 +18,7 @@ from robojudge.suite.sim._labels import (
     planted_labels,
 )
 from robojudge.suite.sim._multiview import MULTIVIEW_TYPES, multiview_labels
+from robojudge.suite.sim._render import SimBuildError
 from robojudge.suite.sim._segments import segment_verdicts
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "PROFILES",
     "TRUE_RANKING",
     "Profile",
+    "SimBuildError",
     "make_sim_suite",
     "multiview_labels",
     "planted_labels",

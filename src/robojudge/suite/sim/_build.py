@@ -347,6 +347,25 @@ def _scene_cycle(scenes: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(scene_name(s) for s in scenes)
 
 
+def _build_episodes(jobs: list[tuple[Any, ...]], n: int) -> list[list[dict[str, Any]]]:
+    """Each job's manifest rows, built in this process (``n`` 1) or by ``n`` worker processes."""
+    if n == 1:
+        return [_build_episode(j) for j in jobs]
+    import multiprocessing as mp
+    from concurrent.futures.process import BrokenProcessPool
+
+    from robojudge._lifeline import WorkerStartError, alive, exit_with_parent, worker_start_hint
+
+    # spawn, not fork: a forked child deadlocks when the parent already runs threads (torch's
+    # pools, for one, once a model-backed metric has been loaded in the same process).
+    with ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"), initializer=exit_with_parent) as pool:
+        try:  # workers that die as they start (a script without the __main__ guard) build nothing
+            pool.submit(alive).result()
+        except BrokenProcessPool:
+            raise WorkerStartError(worker_start_hint()) from None
+        return list(pool.map(_build_episode, jobs))
+
+
 def make_sim_suite(
     out_dir: str | Path,
     *,
@@ -392,6 +411,11 @@ def make_sim_suite(
 
     Returns:
         Path of ``suite.jsonl``; it holds ``episodes * len(profiles)`` rollouts.
+
+    Raises:
+        ValueError: an argument the builder cannot honour; nothing is written.
+        SimBuildError: MuJoCo cannot render with ``MUJOCO_GL`` (found before anything is written), or a
+            file cannot be written (a full disk: the folder is then left without a manifest).
     """
     from robojudge.suite.sim._depth import check_depths, depth_of
     from robojudge.suite.sim._labels import ALL_PROFILES, PROFILES, draws_multiview
@@ -433,6 +457,10 @@ def make_sim_suite(
                    if kinematic else "a chunk needs a frame")
             raise ValueError(f"rollout_depth {max(depths)} is too deep for rollouts of {N_FRAMES} frames: "
                              f"{why}, so the depth is at most {most}")
+    from robojudge.suite.sim._render import SimBuildError, check_rendering
+    from robojudge.video import VideoError
+
+    check_rendering(settings.get().mujoco_gl)  # here, not as many tracebacks as workers
     out = Path(out_dir)
     manifest, kind = out / "suite.jsonl", out / "SUITE_KIND"
     # Files are rewritten in place: a rebuild stopped half-way would leave the old manifest's labels over
@@ -447,29 +475,17 @@ def make_sim_suite(
         for e in range(episodes)
     ]
     n = workers or max(1, min(2, usable_cpus(), episodes))
-    if n == 1:
-        results = [_build_episode(j) for j in jobs]
-    else:
-        import multiprocessing as mp
-
-        # spawn, not fork: a forked child deadlocks when the parent already runs threads (torch's
-        # pools, for one, once a model-backed metric has been loaded in the same process).
-        from concurrent.futures.process import BrokenProcessPool
-
-        from robojudge._lifeline import WorkerStartError, alive, exit_with_parent, worker_start_hint
-
-        with ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"), initializer=exit_with_parent) as pool:
-            try:  # workers that die as they start (a script without the __main__ guard) build nothing
-                pool.submit(alive).result()
-            except BrokenProcessPool:
-                raise WorkerStartError(worker_start_hint()) from None
-            results = list(pool.map(_build_episode, jobs))
-    rows = [r for rs in results for r in rs]
-    # The kind (read by ``robojudge demo``) and then the manifest, last and whole (a temporary file renamed
-    # over it): a build killed before the end leaves no manifest, so the next build starts again
-    # instead of reusing half a suite.
-    kind.write_text("sim\n")
-    partial = manifest.with_name(manifest.name + ".partial")
-    partial.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    partial.replace(manifest)
+    try:
+        rows = [r for rs in _build_episodes(jobs, n) for r in rs]
+        # The kind (read by ``robojudge demo``) and then the manifest, last and whole (a temporary file
+        # renamed over it): a build killed before the end leaves no manifest, so the next build starts
+        # again instead of reusing half a suite.
+        kind.write_text("sim\n")
+        partial = manifest.with_name(manifest.name + ".partial")
+        partial.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        partial.replace(manifest)
+    except (VideoError, OSError) as exc:  # a full disk, most often
+        raise SimBuildError(f"cannot write the simulator suite into {out}: {exc}; the folder holds part of "
+                            "a build and no suite.jsonl: free space (or fix the cause) and build it again"
+                            ) from exc
     return manifest

@@ -11,7 +11,9 @@ Camera convention (OpenCV): camera x right, y down, z forward; ``x_cam = R @ x_w
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +75,59 @@ def load_compiler_before_gl() -> None:
         return
     with contextlib.suppress(Exception):  # a broken triton is torch's business, not the renderer's
         import triton  # noqa: F401
+
+
+class SimBuildError(RuntimeError):
+    """The simulator suite cannot be built here: MuJoCo cannot render (``MUJOCO_GL``), or its files cannot
+    be written (a full disk). The message says what to do."""
+
+
+# Renders one frame of a one-geom scene; prints the error in one line and exits 1 where that fails.
+_PROBE = """
+import os, sys
+os.environ["MUJOCO_GL"] = sys.argv[1]
+try:
+    import mujoco
+    model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><geom size='0.1'/></worldbody></mujoco>")
+    renderer = mujoco.Renderer(model, 16, 16)
+    renderer.update_scene(mujoco.MjData(model))
+    renderer.render()
+    renderer.close()
+except Exception as exc:
+    print((f"{type(exc).__name__}: {exc}".strip().splitlines() or ["?"])[0], flush=True)
+    os._exit(1)  # no cleanup: a half-made context's finalizer would print a traceback of its own
+"""
+
+
+@functools.cache
+def _render_failure(gl: str) -> str | None:
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE, gl], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "rendering one frame took over 2 minutes"
+    if done.returncode == 0:
+        return None
+    said = done.stdout.strip().splitlines()
+    return said[-1] if said else f"the process rendering one frame ended with status {done.returncode}"
+
+
+def check_rendering(gl: str) -> None:
+    """Render one small frame with the OpenGL backend ``gl`` (``MUJOCO_GL``) in a child process, once per
+    process and backend, so that a machine that cannot render is told so before any worker starts (and
+    this process makes no OpenGL context).
+
+    Raises:
+        SimBuildError: naming the backend, MuJoCo's reason and the fix.
+    """
+    reason = _render_failure(gl)
+    if reason is None:
+        return
+    egl = ("Mesa's EGL, which renders without a display or a GPU (`bash scripts/system-deps.sh demo` "
+           "installs it)")
+    fix = (f"install {egl}, or use MUJOCO_GL=osmesa (with libosmesa6)" if gl == "egl" else
+           f"use MUJOCO_GL=egl: {egl}")
+    raise SimBuildError(f"MuJoCo cannot render with MUJOCO_GL={gl} ({reason}): {fix}; or run the demo "
+                        "without the simulator: robojudge demo --suite synthetic")
 
 
 class SceneRenderer:
