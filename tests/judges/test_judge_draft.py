@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from _limits import file_size_limit
 from robojudge.cli import main
 from robojudge.judges import get_rubric, make_judge
 from robojudge.judges._draft import JudgeOpinion, draft_labels, draft_score
 from robojudge.run._judge import draft_from_store, judge_items
-from robojudge.store import ResultStore
+from robojudge.store import ResultRow, ResultStore
 
 
 def test_mean_rounded_half_up_with_spread() -> None:
@@ -132,3 +133,20 @@ def test_root_options_before_judge_subcommands(
     with pytest.raises(SystemExit) as exc:
         main(["--bogus", "judge", "rubrics"])  # unknown root option: the full parser rejects it
     assert exc.value.code == 2
+
+
+def test_texts_past_the_size_limit_keep_the_old_file(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        store.add([ResultRow(f"v{k:03d}", "judge:cap:caption", "h", "1", "ok", math.nan,
+                             details={"text": f"caption {k} " + "x" * 500}) for k in range(100)])
+        url = store.url
+    out = tmp_path / "captions.jsonl"
+    out.write_text('{"item_id": "v000", "caption": "old"}\n')
+    with file_size_limit(40_000), pytest.raises(SystemExit) as exc:  # 100 lines of 530 bytes
+        main(["judge", "texts", "--judge", "cap", "--db", url, "--out", str(out)])
+    # Before: a traceback, and a captions.jsonl of 75 whole lines and a cut one, which sa_bleu failed on.
+    assert exc.value.code == 2
+    assert f"cannot write {out}: File too large" in capsys.readouterr().err
+    assert out.read_text() == '{"item_id": "v000", "caption": "old"}\n'
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robojudge._files import replacing
 from robojudge._json import json_ready
 from robojudge.audit._timing import read_timing, timing_costs
 from robojudge.meta import (
@@ -198,15 +199,17 @@ def acceleration_json(run: AccelerationRun) -> dict[str, Any]:
 
 
 def write_acceleration(run: AccelerationRun, out_dir: str | Path, *, source: str = "") -> list[Path]:
-    """Write the JSON, the tables, the frontier plot and a one-section HTML page into ``out_dir``."""
+    """Write the JSON, the tables, the frontier plot and a one-section HTML page into ``out_dir``: all
+    of them new, or (on an error) the old ones untouched, the page replaced last."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "acceleration.json"]
-    written[0].write_text(json.dumps(acceleration_json(run), indent=2) + "\n", encoding="utf-8")
-    for table in (frontier_table(run.audit), retention_table(run.audit)):
-        written += table.write(out / "tables")
     sec = audit_section([run.audit])
-    (out / "frontier.svg").write_text(sec.plots[0], encoding="utf-8")
-    (out / "index.html").write_text(render_page([sec], title="Acceleration audit", source=source),
-                                    encoding="utf-8")
-    return [*written, out / "frontier.svg", out / "index.html"]
+    with replacing() as files:
+        written = [files.write_text(out / "acceleration.json", json.dumps(acceleration_json(run), indent=2)
+                                    + "\n")]
+        for table in (frontier_table(run.audit), retention_table(run.audit)):
+            written += table.stage(files, out / "tables")
+        written.append(files.write_text(out / "frontier.svg", sec.plots[0]))
+        written.append(files.write_text(out / "index.html", render_page([sec], title="Acceleration audit",
+                                                                          source=source)))
+    return written

@@ -29,6 +29,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from robojudge._files import replacing
 from robojudge._json import json_ready
 from robojudge.meta import SampleSizeResult, sample_size_sensitivity
 from robojudge.metrics.learned.distribution import frechet_feature_distance
@@ -213,11 +214,11 @@ def write_sample_size(run: SampleSizeRun, out_dir: str | Path, *, source: str = 
             "videos": run.videos, "skipped": run.skipped, "features": features,
             "curves": {g: [{k: v for k, v in asdict(p).items() if k != "values"} for p in pts]
                        for g, pts in r.curves.items()}}
-    path = out / "sample_size.json"
-    path.write_text(json.dumps(json_ready(data), indent=2) + "\n", encoding="utf-8")
-    written = [path, *sample_size_table(r, "Frechet distance").write(out / "tables")]
     sec = sample_size_section(r, "Frechet distance", features=f"{features} (docs/audit.md)")
-    (out / "sample_size.svg").write_text(sec.plots[0], encoding="utf-8")
-    (out / "index.html").write_text(render_page([sec], title="Sample-size sensitivity", source=source),
-                                    encoding="utf-8")
-    return [*written, out / "sample_size.svg", out / "index.html"]
+    with replacing() as files:  # all new or (on an error) the old ones untouched; the page last
+        written = [files.write_text(out / "sample_size.json", json.dumps(json_ready(data), indent=2) + "\n"),
+                   *sample_size_table(r, "Frechet distance").stage(files, out / "tables"),
+                   files.write_text(out / "sample_size.svg", sec.plots[0]),
+                   files.write_text(out / "index.html",
+                                    render_page([sec], title="Sample-size sensitivity", source=source))]
+    return written

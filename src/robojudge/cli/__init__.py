@@ -7,6 +7,7 @@ loads pandas or the judge backends), which keeps start-up fast. ``robojudge --he
 from __future__ import annotations
 
 import contextlib
+import errno
 import faulthandler
 import importlib
 import logging
@@ -110,6 +111,35 @@ def _say(line: str) -> None:
     err_console.print(line, highlight=False, markup=False)
 
 
+# What write() and close() raise, without a file name, on a full disk, past a quota or a file-size limit.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _os_error_line(exc: OSError, args: list[str]) -> str | None:
+    """The one line an ``OSError`` ends a command with, or None for one to show with its traceback (no
+    file named and not a failed write: a bug more likely than the machine)."""
+    reason = exc.strerror or str(exc)
+    if exc.filename is not None:
+        return f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "") + f": {reason}"
+    if exc.errno not in _WRITE_ERRNOS:
+        return None
+    out = _option_value(args, ("--out", "-o"))
+    command = next((a for a in args if not a.startswith("-")), "")
+    where = f"writing {out}" if out is not None else f"writing the output of `robojudge {command}`"
+    return f"{where}: {reason}"
+
+
+def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
+    """The value given to the first of ``names`` in ``args`` (``--out X`` or ``--out=X``), or None."""
+    for k, arg in enumerate(args):
+        if arg in names and k + 1 < len(args):
+            return args[k + 1]
+        for name in names:
+            if name.startswith("--") and arg.startswith(f"{name}="):
+                return arg[len(name) + 1:]
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     # A character the terminal's encoding lacks prints as '?' in every command, not a traceback.
@@ -137,10 +167,10 @@ def main(argv: list[str] | None = None) -> None:
         with watch(_say):
             app(args)
     except OSError as exc:
-        # A path that cannot be written or read (an --out under a file, a folder where a file goes, a
-        # full disk): one line naming it, not a traceback. Errors without a path stay tracebacks.
-        if exc.filename is None:
+        # A path that cannot be written or read (an --out under a file, a folder where a file goes), or a
+        # write that fails (a full disk: write() names no file): one line saying where, not a traceback.
+        line = _os_error_line(exc, args)
+        if line is None:
             raise
-        where = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
-        sys.stderr.write(f"error: {where}: {exc.strerror or exc}\n")
+        sys.stderr.write(f"error: {line}\n")
         raise SystemExit(2) from None

@@ -103,6 +103,12 @@ def store_failed(error: str, stored: str, db_url: str) -> typer.Exit:
     return fail(f"{error}; {stored} are stored; {then}")
 
 
+def write_error(path: object, exc: OSError, kept: str) -> str:
+    """The message of a file that could not be written: which (``exc``'s file, else ``path``), why, and
+    what was ``kept`` as it was."""
+    return f"cannot write {exc.filename or path}: {exc.strerror or exc}; {kept}"
+
+
 def check_out_folder(path: Path, flag: str = "--out") -> None:
     """Refuse, before long work, a folder that cannot be made or written: a file's name, a path under a
     file, a folder without write permission (the work was done, then lost at the write)."""

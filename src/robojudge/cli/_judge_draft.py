@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from robojudge.cli._common import console, fail
+from robojudge.cli._common import console, fail, write_error
 from robojudge.judges import RUBRICS, judge_metric_id
 from robojudge.run._judge import draft_from_store, judge_texts, write_drafts, write_judge_texts
 from robojudge.store import ResultStore, StoreError
@@ -43,7 +43,10 @@ def draft(
             drafts = draft_from_store(store, names, rubrics, min_judges=min_judges)
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
-    path = write_drafts(drafts, out)
+    try:
+        path = write_drafts(drafts, out)
+    except OSError as exc:  # a full disk: the file is replaced only once written whole
+        raise fail(write_error(out, exc, "the file already there, if any, is as it was")) from None
     labelled = sum(1 for per in drafts.values() for d in per.values() if d.label is not None)
     total = sum(len(per) for per in drafts.values())
     console.print(
@@ -70,7 +73,10 @@ def texts(
         raise fail(str(exc)) from None
     if not found:
         raise fail(f"no stored texts for {metric} in {db}")
-    path = write_judge_texts(found, out, field)
+    try:
+        path = write_judge_texts(found, out, field)
+    except OSError as exc:  # a full disk: a cut file would fail sa_bleu on every item after the cut
+        raise fail(write_error(out, exc, "the file already there, if any, is as it was")) from None
     console.print(f"{len(found)} texts from {metric} -> {path}", highlight=False)
 
 

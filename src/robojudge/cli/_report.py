@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge.cli._common import check_out_folder, console, fail
+from robojudge.cli._common import check_out_folder, console, fail, write_error
 from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
@@ -100,6 +100,10 @@ def report(
                                      stale=stale)
         except (ManifestError, StoreError, ValueError) as exc:
             raise fail(str(exc)) from None
+        except OSError as exc:  # a full disk, a file-size limit
+            if not _written_into(folder, exc):
+                raise
+            raise fail(write_error(folder, exc, f"the summary in {folder} is as it was")) from None
         console.print(summary_table(summaries, by, f"results by {by}"))
         console.print(f"report: {folder}  (summary.md, summary.csv, results.csv, errors.csv)")
         if suite is not None:
@@ -138,6 +142,10 @@ def report(
                                    config_key=registry_config_key, networks=registry_networks)
     except (ManifestError, StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:  # a full disk, a file-size limit: the page and its tables are replaced together
+        if not _written_into(folder, exc):
+            raise
+        raise fail(write_error(folder, exc, f"index.html and tables/ in {folder} are as they were")) from None
     if result.added_from:  # only the noted manifests that gave items (a copied run's own copy has them all)
         added = result.added_from
         plural = "s" if len(added) > 1 else ""
@@ -153,6 +161,14 @@ def report(
     note = stale_note(result.stale)
     if note:
         console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+
+
+def _written_into(folder: Path, exc: OSError) -> bool:
+    """Whether ``exc`` is a failed write of a report file: it names a file in ``folder``, or none (what
+    ``write()`` on a full disk raises)."""
+    if exc.filename is None:
+        return True
+    return isinstance(exc.filename, str) and Path(exc.filename).resolve().is_relative_to(folder.resolve())
 
 
 def _print_stale(url: str, manifest: Path) -> None:

@@ -1,8 +1,10 @@
 """The self-contained HTML report: ``index.html`` (inline CSS and SVG, no script, no network) plus tables.
 
 ``write_html_report`` reads a result store (and, when known, the suite manifest the results belong
-to), builds every section it can, and writes ``index.html`` and ``tables/<name>.{csv,md,tex}``. The
-report owns the table files it writes: ``tables/written_by_robojudge.txt`` lists them, and the next
+to), builds every section it can, and writes ``index.html`` and ``tables/<name>.{csv,md,tex}``, all
+under temporary names first and renamed into place once every one is whole, the page last: a write
+that fails (a full disk) or is stopped leaves the previous report as it was. The report owns the table
+files it writes: ``tables/written_by_robojudge.txt`` lists them, and the next
 report into the same folder removes those it does not write again, so no table of an earlier report
 is left beside the new ones (other files in ``tables/`` are never touched).
 ``resolve_source`` turns what a user typed (a run folder, a database URL or a store file) into a
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from robojudge import DEFAULT_SEED
 from robojudge._activity import step
+from robojudge._files import Staged, replacing
 from robojudge.meta import ConfigKey
 from robojudge.metric_info import taxonomy_direction
 from robojudge.report._audit import acceleration_section
@@ -337,14 +340,15 @@ def write_html_report(
                       native_range or unknown_range, config_key, networks or no_networks, left_out)
     sections = build_sections(inp)
     out = Path(out_dir)
-    written = write_tables([t for sec in sections for t in sec.tables], out / "tables")
     suites = ([str(manifest)] if manifest is not None else []) + [str(m) for m in added]
     plural = "s" if len(suites) > 1 else ""
     source = f"store {where}" + (f", suite{plural} {', '.join(suites)}" if suites else "")
     index = out / "index.html"
     note = stale_note(left_out)
-    index.write_text(render_page(sections, title=title, source=source, notes=[note] if note else []),
-                     encoding="utf-8")
+    page = render_page(sections, title=title, source=source, notes=[note] if note else [])
+    with replacing() as files:  # the page last, so that it never names tables of another report
+        written = stage_tables(files, [t for sec in sections for t in sec.tables], out / "tables")
+        files.write_text(index, page)
     known = {it.item_id for it in items}
     outside = 0 if manifest is None else sum(
         r.item_id not in known and not r.item_id.startswith(GROUP_PREFIX) for r in rows)
@@ -358,30 +362,28 @@ _WRITTEN_HEAD = ("# The table files `robojudge report` wrote here; the next repo
 _TABLE_SUFFIXES = (".csv", ".md", ".tex")
 
 
-def write_tables(tables: Sequence[Table], folder: Path) -> list[Path]:
-    """Write ``tables`` into ``folder``, remove the table files the previous report listed in
-    :data:`WRITTEN` that are not written again, and list the new ones there.
+def stage_tables(files: Staged, tables: Sequence[Table], folder: Path) -> list[Path]:
+    """Write ``tables`` into ``folder`` as part of ``files``: when they are renamed into place, the table
+    files the previous report listed in :data:`WRITTEN` that are not written again are removed, then the
+    new list replaces the old.
 
     Only what that list names is removed, and only plain ``.csv``, ``.md`` or ``.tex`` names in
     ``folder`` itself: a file of the user's in ``tables/`` is never touched.
     """
     listed = folder / WRITTEN
     before = _listed(listed)
-    written: list[Path] = []
-    for t in tables:
-        written += t.write(folder)
+    written = [p for t in tables for p in t.stage(files, folder)]
     names = {p.name for p in written}
     for name in sorted(before - names):
         gone = folder / name
         if gone.is_file() or gone.is_symlink():
-            gone.unlink(missing_ok=True)
-    folder.mkdir(parents=True, exist_ok=True)
-    listed.write_text(_WRITTEN_HEAD + "".join(f"{p.name}\n" for p in written), encoding="utf-8")
+            files.remove(gone)
+    files.write_text(listed, _WRITTEN_HEAD + "".join(f"{p.name}\n" for p in written))
     return written
 
 
 def _listed(path: Path) -> set[str]:
-    """The table file names :func:`write_tables` listed in ``path`` (none when it is missing)."""
+    """The table file names :func:`stage_tables` listed in ``path`` (none when it is missing)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robojudge import DEFAULT_SEED
+from robojudge._files import replacing
 from robojudge.meta import OVERALL, AgreementReport, Estimate, agreement_table
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._labels import MIN_CORRELATION_ITEMS, compared_group
@@ -455,18 +456,19 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
         for col, _, _ in JUDGE_COLUMNS:
             fields += [f"{t}_{col}", f"{t}_{col}_low", f"{t}_{col}_high", f"{t}_{col}_best"]
     fields += ["stage", "base_model"]
-    with (out / "judges.csv").open("w", newline="", encoding="utf-8") as f:
-        w = SafeCsvWriter(f)
-        w.writerow(fields)
-        for row in table:
-            vals: list[object] = [row.judge, *(row.n[a] for a in report.axes),
-                                  *(row.n_unscored.get(a, "") for a in report.axes)]
-            for t in targets:
-                vals.append(t in row.small)
-                for col, _, _ in JUDGE_COLUMNS:
-                    e = row.cells[t, col]
-                    vals += [e.value, e.low, e.high, (t, col) in row.best]
-            vals += [row.stage or "", row.base_model or ""]
-            w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in vals])
-    (out / "judges.md").write_text(judges_markdown(table, report, note=note), encoding="utf-8")
+    with replacing() as files:  # both whole, or (on an error) the old ones untouched
+        with files.open(out / "judges.csv", newline="") as f:
+            w = SafeCsvWriter(f)
+            w.writerow(fields)
+            for row in table:
+                vals: list[object] = [row.judge, *(row.n[a] for a in report.axes),
+                                      *(row.n_unscored.get(a, "") for a in report.axes)]
+                for t in targets:
+                    vals.append(t in row.small)
+                    for col, _, _ in JUDGE_COLUMNS:
+                        e = row.cells[t, col]
+                        vals += [e.value, e.low, e.high, (t, col) in row.best]
+                vals += [row.stage or "", row.base_model or ""]
+                w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in vals])
+        files.write_text(out / "judges.md", judges_markdown(table, report, note=note))
     return [out / "judges.md", out / "judges.csv"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from robojudge import DEFAULT_SEED
+from robojudge._files import replacing
 from robojudge.meta import agreement_table
 from robojudge.report._leaderboard import (
     AXES,
@@ -141,12 +142,6 @@ def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields = list(LabelAgreement.__dataclass_fields__)
-    with (out / "label_agreement.csv").open("w", newline="", encoding="utf-8") as f:
-        w = SafeCsvWriter(f)
-        w.writerow(fields)
-        for r in rows:
-            d = asdict(r)
-            w.writerow([d[k] for k in fields])
     lines = [
         "| metric | axis | n | Pearson r [95% CI] | Spearman rho [95% CI] |",
         "| --- | --- | ---: | --- | --- |",
@@ -157,14 +152,21 @@ def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -
             f"| {r.n} | {_ci(r.pearson, r.pearson_low, r.pearson_high)} | "
             f"{_ci(r.spearman, r.spearman_low, r.spearman_high)} |"
         )
-    (out / "label_agreement.md").write_text(
-        "# Metrics against the suite's labels\n\nCorrelations are oriented so that positive means the "
-        "metric ranks rollouts like the labels (a metric of unknown direction is marked 'as stored' and "
-        "correlated as it is); intervals are paired cluster-bootstrap percentiles.\n\n"
-        + "\n".join(lines)
-        + "\n",
-        encoding="utf-8",
-    )
+    with replacing() as files:  # both whole, or (on an error) the old ones untouched
+        with files.open(out / "label_agreement.csv", newline="") as f:
+            w = SafeCsvWriter(f)
+            w.writerow(fields)
+            for r in rows:
+                d = asdict(r)
+                w.writerow([d[k] for k in fields])
+        files.write_text(
+            out / "label_agreement.md",
+            "# Metrics against the suite's labels\n\nCorrelations are oriented so that positive means the "
+            "metric ranks rollouts like the labels (a metric of unknown direction is marked 'as stored' and "
+            "correlated as it is); intervals are paired cluster-bootstrap percentiles.\n\n"
+            + "\n".join(lines)
+            + "\n",
+        )
 
 
 def _ci(v: float, lo: float, hi: float) -> str:

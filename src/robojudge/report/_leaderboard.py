@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from robojudge import DEFAULT_SEED
+from robojudge._files import replacing
 from robojudge.meta import (
     OVERALL,
     CrossValidated,
@@ -320,17 +321,18 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
     for t in board.targets:
         fields += [t, f"{t}_low", f"{t}_high", *(f"{t}_{k}" for k in ("rank", "rank_prob", "rank_low",
                                                                         "rank_high", "small_n"))]
-    with (out / "leaderboard.csv").open("w", newline="", encoding="utf-8") as f:
-        w = SafeCsvWriter(f)
-        w.writerow(fields)
-        for e in board.entries:
-            row: list[object] = [e.generator, *(e.n_items[a] for a in board.axes)]
-            for t in board.targets:
-                s = e.standings[t]
-                row += [s.score.value, s.score.low, s.score.high, s.rank, s.rank_prob, s.rank_low or None,
-                        s.rank_high or None, small_standing(e, t)]
-            w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row])
-    (out / "leaderboard.md").write_text(leaderboard_markdown(board, title=title), encoding="utf-8")
+    with replacing() as files:  # both whole, or (on an error) the old ones untouched
+        with files.open(out / "leaderboard.csv", newline="") as f:
+            w = SafeCsvWriter(f)
+            w.writerow(fields)
+            for e in board.entries:
+                row: list[object] = [e.generator, *(e.n_items[a] for a in board.axes)]
+                for t in board.targets:
+                    s = e.standings[t]
+                    row += [s.score.value, s.score.low, s.score.high, s.rank, s.rank_prob,
+                            s.rank_low or None, s.rank_high or None, small_standing(e, t)]
+                w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row])
+        files.write_text(out / "leaderboard.md", leaderboard_markdown(board, title=title))
     return [out / "leaderboard.md", out / "leaderboard.csv"]
 
 

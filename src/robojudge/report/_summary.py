@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from robojudge._files import replacing
 from robojudge.meta import mean_confidence_interval
 from robojudge.report._series import SeriesKey, failed_everywhere, label_series, split_series
 from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
@@ -191,7 +192,9 @@ def write_report(
     note: str = "",
     rows: Sequence[ResultRow] | None = None,
 ) -> list[GroupSummary]:
-    """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``.
+    """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``: each beside its
+    name, renamed into place once all four are written, so a failed write (a full disk) leaves the
+    previous ones as they were.
 
     ``rows``: the store's current rows (``store.rows()``) where the caller has read them already.
 
@@ -220,7 +223,6 @@ def write_report(
     gone = {r.key for r in stale}
     if columns is not None:
         columns = {**columns, STALE_COLUMN: lambda row: "stale" if row.key in gone else ""}
-    export_results(store, out / "results.csv", "csv", columns=columns)
     outside = [r for r in rows if group_of and r.item_id not in group_of]
     per_item = [r for r in rows if (r.item_id in group_of if group_of else True) and r.key not in gone]
     hidden = failed_everywhere(per_item)
@@ -228,20 +230,6 @@ def write_report(
     shown = [r for r in per_item if SeriesKey(r.metric, r.config_hash, r.version) not in failed]
     summaries = summarize(shown, group_of, native_range=native_range, cluster_of=cluster_of)
     fields = list(GroupSummary.__dataclass_fields__)
-    with (out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
-        w = SafeCsvWriter(f)
-        w.writerow(fields)
-        for s in summaries:
-            d = asdict(s)
-            # (no value: an empty cell, as every other robojudge CSV writes it; "nan" made polars read
-            # the column as text)
-            w.writerow(["" if isinstance(d[k], float) and math.isnan(d[k]) else d[k] for k in fields])
-    with (out / "errors.csv").open("w", newline="", encoding="utf-8") as f:
-        w2 = SafeCsvWriter(f)
-        w2.writerow(["item_id", "metric", "config_hash", "error"])
-        for r in rows:
-            if r.status != "ok":
-                w2.writerow([r.item_id, r.metric, r.config_hash, r.error])
     n_err = sum(r.status != "ok" for r in rows)
     md = f"# {md_escape(title)}\n\n{len(rows)} results, {n_err} failed.\n\n"
     if stale:
@@ -261,5 +249,23 @@ def write_report(
                "(their errors are in errors.csv):\n\n")
         md += "".join(f"- {md_escape(h.label)} ({h.items} items): {md_escape(h.first_error)}\n"
                       for h in hidden)
-    (out / "summary.md").write_text(md, encoding="utf-8")
+    # Written beside their names and renamed into place once all are whole (results.csv by the export
+    # itself, last): a full disk or a kill leaves the previous summary, never a cut one or half of one.
+    with replacing() as files:
+        with files.open(out / "summary.csv", newline="") as f:
+            w = SafeCsvWriter(f)
+            w.writerow(fields)
+            for s in summaries:
+                d = asdict(s)
+                # (no value: an empty cell, as every other robojudge CSV writes it; "nan" made polars read
+                # the column as text)
+                w.writerow(["" if isinstance(d[k], float) and math.isnan(d[k]) else d[k] for k in fields])
+        with files.open(out / "errors.csv", newline="") as f:
+            w2 = SafeCsvWriter(f)
+            w2.writerow(["item_id", "metric", "config_hash", "error"])
+            for r in rows:
+                if r.status != "ok":
+                    w2.writerow([r.item_id, r.metric, r.config_hash, r.error])
+        files.write_text(out / "summary.md", md)
+        export_results(store, out / "results.csv", "csv", columns=columns)
     return summaries

@@ -16,6 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robojudge._files import Staged, replace_text, replacing
 from robojudge.store import SafeCsvWriter
 
 #: LaTeX special characters and their escaped forms (the order matters for the backslash).
@@ -242,15 +243,16 @@ class Table:
                 f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
     def write(self, folder: str | Path) -> list[Path]:
-        """Write ``<name>.csv``, ``<name>.md`` and ``<name>.tex`` into ``folder``."""
+        """Write ``<name>.csv``, ``<name>.md`` and ``<name>.tex`` into ``folder``: the three new files, or
+        (on an error) the old ones untouched (:func:`robojudge._files.replacing`)."""
+        with replacing() as files:
+            return self.stage(files, folder)
+
+    def stage(self, files: Staged, folder: str | Path) -> list[Path]:
+        """:meth:`write` as part of a larger set of files renamed into place together."""
         out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for ext, body in (("csv", self.to_csv()), ("md", self.to_markdown()), ("tex", self.to_latex())):
-            p = out / f"{self.name}.{ext}"
-            p.write_text(body, encoding="utf-8")
-            paths.append(p)
-        return paths
+        forms = (("csv", self.to_csv()), ("md", self.to_markdown()), ("tex", self.to_latex()))
+        return [files.write_text(out / f"{self.name}.{ext}", body) for ext, body in forms]
 
 
 def _num(v: float) -> str:
@@ -277,9 +279,9 @@ def write_between_markers(path: Path, text: str, begin: str, end: str) -> None:
         if begin in current and end in current:
             head, _, rest = current.partition(begin)
             _, _, tail = rest.partition(end)
-            path.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
+            replace_text(path, f"{head}{begin}\n{text}{end}{tail}")  # a cut write would lose the rest
             return
-    path.write_text(text, encoding="utf-8")
+    replace_text(path, text)
 
 
 def _unique(names: Sequence[str]) -> list[str]:

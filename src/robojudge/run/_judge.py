@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robojudge._files import replacing
 from robojudge.judges import (
     RUBRICS,
     Backend,
@@ -411,13 +412,14 @@ def judge_texts(store: ResultStore, metric: str) -> dict[str, str]:
 def write_judge_texts(texts: dict[str, str], path: str | Path, field_name: str = "caption") -> Path:
     """Write ``{item_id: text}`` as JSON Lines (``{"item_id": ..., "<field_name>": ...}``, one per line).
 
-    This is the captions file the ``sa_bleu`` metric reads (see docs/judges.md, "Captions").
+    This is the captions file the ``sa_bleu`` metric reads (see docs/judges.md, "Captions"). It is
+    written beside ``path`` and renamed onto it once whole: a full disk or a kill leaves the old file
+    (or none), never a cut one that ``sa_bleu`` would fail on.
     """
     import json
 
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8") as fh:
+    with replacing() as files, files.open(p) as fh:
         for item_id, text in texts.items():
             fh.write(json.dumps({"item_id": item_id, field_name: text}, ensure_ascii=False) + "\n")
     return p
@@ -475,12 +477,12 @@ def draft_from_store(
 
 
 def write_drafts(drafts: dict[str, dict[str, DraftScore]], path: str | Path) -> Path:
-    """Write drafts as JSON Lines: ``{"item_id": ..., "<rubric>": {label, mean, spread, judges...}}``."""
+    """Write drafts as JSON Lines: ``{"item_id": ..., "<rubric>": {label, mean, spread, judges...}}``
+    (through a temporary file beside ``path``, as :func:`write_judge_texts`)."""
     import json
 
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8") as fh:
+    with replacing() as files, files.open(p) as fh:
         for item_id, per_rubric in drafts.items():
             record = {"item_id": item_id, **{r: d.to_json() for r, d in per_rubric.items()}}
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -1,0 +1,76 @@
+"""A report that cannot be written in full (a full disk, a file-size limit) leaves the previous one whole.
+
+Every report file is written beside its name and renamed into place once all are written, the page
+last; before, each was written in place, so a failed write left it cut under its final name (an
+``index.html`` ending mid-SVG, new tables beside the old page, an empty ``.tex``: audit s69_hostile 3).
+The failure here is real: a write past the file-size limit fails half-done, as one on a full disk does.
+"""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _report_data import build_items, build_rows, higher_is_better, write_run
+
+from _limits import file_size_limit, limited, snapshot
+from robojudge.report import Cell, Table, write_html_report, write_report
+from robojudge.store import ResultRow, ResultStore
+
+
+def test_a_table_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
+    Table("names", "Names", ["name"], [[Cell(text="old")]]).write(tmp_path)
+    before = snapshot(tmp_path)
+    # 2 kB in CSV and Markdown, 32 kB in LaTeX (each backslash becomes \textbackslash{})
+    table = Table("names", "Names", ["name"], [[Cell(text="\\" * 2000)]])
+    with file_size_limit(16_000), pytest.raises(OSError) as info:
+        table.write(tmp_path)
+    assert info.value.errno == errno.EFBIG
+    assert info.value.filename == str(tmp_path / "names.tex")  # named, though write() names no file
+    # Before, names.csv and names.md were the new ones and names.tex was cut at 16,000 bytes.
+    assert snapshot(tmp_path) == before
+
+
+def _store(path: Path, metrics: list[str]) -> str:
+    """Three items whose generators' names are 3,000 '&' each: five bytes each in Markdown (``&amp;``), so
+    the summary's Markdown is its largest file."""
+    with ResultStore(path) as store:
+        store.add([ResultRow(f"i{k}", m, "h", "1", "ok", float(k)) for k in range(3) for m in metrics])
+        return store.url
+
+
+def test_a_summary_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
+    groups = {f"i{k}": "&" * 3000 + str(k) for k in range(3)}
+    url = _store(tmp_path / "results.sqlite", ["m1"])
+    out = tmp_path / "report"
+    with ResultStore(url, read_only=True) as store:
+        write_report(store, out, groups)
+    before = snapshot(out)
+    _store(tmp_path / "results.sqlite", ["m2"])
+    with ResultStore(url, read_only=True) as store, file_size_limit(40_000), pytest.raises(OSError) as info:
+        write_report(store, out, groups)  # summary.md: 6 rows of 15 kB
+    assert info.value.filename == str(out / "summary.md")
+    # Before, results.csv and summary.csv already held m2 and summary.md was cut at 40,000 bytes.
+    assert snapshot(out) == before
+
+
+def test_a_report_rerun_past_the_limit_keeps_the_old_page_and_tables(tmp_path: Path) -> None:
+    url, manifest = write_run(tmp_path / "run", judge=False)
+    out = tmp_path / "report"
+    write_html_report(url, out, manifest=manifest, higher_is_better=higher_is_better, bootstrap=0)
+    before = snapshot(out)
+    with ResultStore(url) as store:  # a judge scored since: the new report has its tables too
+        store.add([r for r in build_rows(build_items()) if r.metric.startswith("judge:")])
+    cmd = [sys.executable, "-m", "robojudge", "report", str(tmp_path / "run"), "--out", str(out),
+           "--bootstrap", "0"]
+    # index.html is about 250 kB, each table a few kB (and the store's -shm file 32 kB).
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                         preexec_fn=limited("fsize", 64_000))
+    # Before: a traceback (exit status 1), index.html cut at 64,000 bytes beside the new tables.
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines() == [f"error: cannot write {out / 'index.html'}: File too large; "
+                                       f"index.html and tables/ in {out} are as they were"]
+    assert snapshot(out) == before  # every file as it was, and no temporary file left
