@@ -57,12 +57,14 @@ def exit_with_parent() -> None:
 
 
 def terminate_as_interrupt() -> None:
-    """Make SIGTERM end this (main) process the way Ctrl-C does.
+    """Make SIGTERM and SIGHUP end this (main) process the way Ctrl-C does.
 
     The handler re-raises the signal as SIGINT, so whatever handles Ctrl-C (a ``KeyboardInterrupt``
-    in plain code, asyncio's cancellation of the main task) handles a polite ``kill`` as well:
-    results in flight are committed or dropped as on Ctrl-C, workers are stopped, and the exit
-    status is the same. Call from the main thread; elsewhere it does nothing.
+    in plain code, asyncio's cancellation of the main task) handles a polite ``kill`` or a closed
+    terminal (a dropped ssh session) as well: results in flight are committed or dropped as on
+    Ctrl-C, workers are stopped, and the exit status is the same. SIGHUP is left alone where it is
+    ignored (``nohup``: the run is meant to outlive its terminal). Call from the main thread;
+    elsewhere it does nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         return
@@ -74,6 +76,9 @@ def terminate_as_interrupt() -> None:
         signal.raise_signal(signal.SIGINT)
 
     signal.signal(signal.SIGTERM, on_term)
+    hangup = getattr(signal, "SIGHUP", None)  # (POSIX only)
+    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
+        signal.signal(hangup, on_term)
 
 
 class WorkerStartError(RuntimeError):

@@ -79,16 +79,18 @@ def test_sigkill_of_the_parent_leaves_no_worker(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_PROC, reason="reads the process tree from /proc")
-def test_sigterm_shuts_down_like_ctrl_c(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "sighup"])
+def test_sigterm_and_sighup_shut_down_like_ctrl_c(tmp_path: Path, sig: int) -> None:
+    # SIGHUP (a closed terminal) used to end the run at once: exit status 129, no summary, no resume hint.
     proc, db = _start(tmp_path)
     children = descendants(proc.pid)
     try:
-        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, sig)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 130, out  # what Ctrl-C gives, so scripts treat both alike
         assert "rerun the same command to resume" in out
         left = _wait_gone(children, 5.0)
-        assert left == set(), f"still alive 5 s after SIGTERM: {sorted(left)}"
+        assert left == set(), f"still alive 5 s after {signal.Signals(sig).name}: {sorted(left)}"
         stored = _count(db)
         assert 4 <= stored < 200  # what finished was committed; the run really stopped early
     finally:
