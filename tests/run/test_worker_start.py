@@ -6,6 +6,7 @@ then stayed failed after the script was fixed); with the guard the same script s
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _limits import limited
 from robojudge.store import ResultStore
 from robojudge.video import write_video
 
@@ -86,3 +88,20 @@ def test_an_unguarded_simulator_build_is_told_too(tmp_path: Path) -> None:
     # The snippets of docs/sim_suite.md pasted into a script died with a bare BrokenProcessPool.
     _told(tmp_path, "build_it.py", SIM_UNGUARDED)
     assert not (tmp_path / "sim" / "suite.jsonl").exists()
+
+
+def test_too_few_open_files_for_the_workers_is_one_clear_line(tmp_path: Path) -> None:
+    rows = [{"item_id": f"i{n}", "video": "v.mp4", "instruction": "x"} for n in range(4)]
+    (tmp_path / "v.mp4").write_bytes(b"placeholder; test_slow never opens it")
+    (tmp_path / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = {**os.environ, "ROBOJUDGE_PLUGINS": "_toy_metrics"}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    cmd = [sys.executable, "-m", "robojudge", "score", str(tmp_path / "suite.jsonl"), "-m", "test_slow",
+           "--db", str(tmp_path / "results.sqlite"), "--workers", "2", "--no-progress"]
+    # `ulimit -n 16`: enough to start, not for the workers' pipes.
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300,
+                         preexec_fn=limited("nofile", 16))
+    # Before: a traceback ending in os.pipe()'s "OSError: [Errno 24] Too many open files" (exit status 1).
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr
+    assert "limit on open files (16, `ulimit -n`)" in res.stderr and "fewer --workers" in res.stderr

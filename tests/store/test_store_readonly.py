@@ -198,3 +198,15 @@ def test_writing_where_the_folder_is_read_only_says_why(frozen: Path) -> None:
     assert _snapshot(frozen.parent) == before
     with ResultStore(frozen, read_only=True) as store:  # reading it there still works, as the message says
         assert store.count() == 3
+
+
+@pytest.mark.parametrize("name", ["export.csv", "export.parquet"])
+def test_an_export_into_a_read_only_folder_names_the_file_asked_for(frozen: Path, name: str) -> None:
+    out = frozen.parent / name
+    with ResultStore(frozen, read_only=True) as store, pytest.raises(StoreError) as info:
+        export_results(store, out)
+    # Before: the message named the hidden temporary file beside it (.export.csv.<pid>.<hex>.tmp), and on
+    # a read-only file system the failed removal of that file replaced the error itself.
+    message = str(info.value)
+    assert message.startswith(f"cannot write {out}: ") and f".{name}." not in message, message
+    assert not out.exists()

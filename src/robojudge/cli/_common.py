@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import shlex
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -101,6 +102,25 @@ def store_failed(error: str, stored: str, db_url: str) -> typer.Exit:
         where = f"in {Path(database).parent}" if database else "for the store"
         then = f"free space {where} and rerun the same command: it resumes"
     return fail(f"{error}; {stored} are stored; {then}")
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def says_when_stopped(kept: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A command that Ctrl-C or ``kill`` (SIGTERM, SIGHUP) stops prints ``interrupted: <kept>`` (what is
+    left as it was) and exits 130; without it typer exits 130 without a word."""
+    def decorate(command: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(command)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return command(*args, **kwargs)
+            except KeyboardInterrupt:
+                console.print(f"[yellow]interrupted: {escape(kept)}[/]", markup=True, highlight=False)
+                raise typer.Exit(130) from None
+        return run
+    return decorate
 
 
 def write_error(path: object, exc: OSError, kept: str) -> str:

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge.cli._common import check_out_folder, console, fail, write_error
+from robojudge.cli._common import check_out_folder, console, fail, says_when_stopped, write_error
 from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
@@ -60,6 +60,8 @@ def print_html_report(result: HtmlReport) -> None:
     console.print(f"HTML report: {result.index}  (tables: {result.index.parent / 'tables'})", highlight=False)
 
 
+@says_when_stopped("no file of the report was left half-written (each is replaced only once written "
+                   "whole); rerun the same command to write it")
 def report(
     target: str = typer.Argument(
         ..., metavar="RUN_OR_DB",

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail, first_names, manifests_line
@@ -43,6 +44,11 @@ def export_cmd(
                        note=lambda m: err_console.print(f"note: {m}", highlight=False, markup=False))
     except (StoreError, ManifestError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: typer would exit 130 without a word
+        console.print(f"[yellow]interrupted: {escape(str(out))} is as it was (an export replaces it only "
+                      "once written whole); rerun the same command to export[/]", markup=True,
+                      highlight=False)
+        raise typer.Exit(130) from None
     console.print(f"wrote {n} rows to {out}", highlight=False)
 
 

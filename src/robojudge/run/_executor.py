@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import faulthandler
 import itertools
 import multiprocessing as mp
@@ -16,6 +18,9 @@ from robojudge._lifeline import WorkerStartError, exit_with_parent, worker_start
 from robojudge._lifeline import alive as _alive
 from robojudge._machine import usable_cpus
 from robojudge.run._timelimit import allow_hard_limit
+
+with contextlib.suppress(ImportError):  # (POSIX only) imported now: at the open-files limit no import works
+    import resource
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -141,7 +146,6 @@ class LocalProcessExecutor:
         tasks: Iterable[T],
         on_crash: Callable[[T, str], R],
     ) -> Iterator[tuple[T, R]]:
-        pool = self._new_pool(self.workers)
         it = iter(tasks)
         limit = self.workers * self._prefetch
         in_flight: dict[Future[R], T] = {}
@@ -149,6 +153,7 @@ class LocalProcessExecutor:
         exhausted = False
         finished = False
         try:
+            pool = self._new_pool(self.workers)
             while True:
                 broken = False
                 while not exhausted and len(in_flight) < limit:
@@ -183,6 +188,11 @@ class LocalProcessExecutor:
                     suspects.clear()
                     pool = self._new_pool(self.workers)
             finished = True
+        except OSError as exc:
+            # Each worker is started with pipes of its own: at a low `ulimit -n` os.pipe() fails.
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            raise WorkerStartError(open_files_hint(self.workers, exc)) from None
         finally:
             if finished:
                 self.shutdown()
@@ -251,6 +261,20 @@ def how_it_died(pool: ProcessPoolExecutor) -> str:
     if sig in _NATIVE_CRASHES:
         return f"killed by {sig.name}: a crash in a native library"
     return f"killed by {sig.name}"
+
+
+def open_files_hint(workers: int, exc: OSError) -> str:
+    """What :class:`WorkerStartError` says when worker processes cannot be started for want of file
+    descriptors (``exc``: EMFILE, this process's limit, or ENFILE, the system's)."""
+    try:
+        limit = f" ({resource.getrlimit(resource.RLIMIT_NOFILE)[0]}, `ulimit -n`)"
+    except (NameError, OSError, ValueError):  # (no such limit on this system)
+        limit = ""
+    whose = "this process's limit on open files" + limit if exc.errno == errno.EMFILE else (
+        "the system's limit on open files")
+    return (f"cannot start {workers} worker processes: {whose} is reached ({exc.strerror}). Each worker "
+            "holds pipes of its own: raise the limit (`ulimit -n 1024`) or pass fewer --workers "
+            "(--workers 1 computes in this process). Results stored so far are kept")
 
 
 def run_in_child(fn: Callable[[T], R], task: T, on_crash: Callable[[T, str], R], reason: str) -> R:

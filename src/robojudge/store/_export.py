@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -153,9 +154,14 @@ def export_results(
         n = _write_csv(rows, tmp, raw, extra) if fmt == "csv" else _write_parquet(rows, tmp, extra)
         os.replace(tmp, out)
     except OSError as exc:
-        raise StoreError(f"cannot write {out}: {exc}") from exc
+        # Named as the file asked for: the hidden temporary name means nothing to the user (pyarrow's
+        # message names the file it opened).
+        reason = (exc.strerror or str(exc)).replace(str(tmp), str(out))
+        raise StoreError(f"cannot write {out}: {reason}") from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        # On a read-only file system even this unlink fails (EROFS), and it must not replace the error.
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return n
 
 
