@@ -79,3 +79,21 @@ def test_judge_pa_and_ia_feed_no_taxonomy_metric() -> None:
     intro, table = _table(rows)
     assert "From judge rubrics" not in intro
     assert table == _table(_rows("pla_physical_commonsense"))[1]
+
+
+def test_judge_sources_are_named_where_the_section_is_skipped_and_in_the_sweep() -> None:
+    from robojudge.report._robophys import sensitivity_section
+
+    judged = [r for r in _rows("judge:mk:pla_physical_commonsense") if r.metric.startswith("judge:")]
+    judged += [ResultRow(r.item_id, "judge:other:pla_physical_commonsense", "h2", "1", "ok", 1.0)
+               for r in judged]
+    sec = robophys_section(ReportInput(judged, ITEMS, higher_is_better))
+    assert sec.skipped is not None
+    assert "judge:mk:pla_physical_commonsense, judge:other:pla_physical_commonsense" in sec.skipped
+    # the sweep's only task-success measure is a judge's answer: its intro says so
+    rows = _rows("judge:mk:pla_physical_commonsense")
+    rows += [ResultRow(it.item_id, "judge:mk:ts_vlm2", "h", "1", "ok", float(i % 2))
+             for i, it in enumerate(ITEMS)]
+    sweep = sensitivity_section(ReportInput(rows, ITEMS, higher_is_better))
+    assert sweep.skipped is None, sweep.skipped
+    assert "From judge rubrics" in sweep.intro and "ts_vlm2 (judge:mk:ts_vlm2)" in sweep.intro

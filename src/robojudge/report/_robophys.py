@@ -105,6 +105,14 @@ def _from_judges(inp: ReportInput, norm: dict[str, FloatArray]) -> str:
             + ", ".join(f"{m} ({label})" for m, label in fed) + ".")
 
 
+def _named(inp: ReportInput, metrics: list[str]) -> list[str]:
+    """``metrics``, each fed by a judge followed by the stored ids of its sources."""
+    judged = {f.metric for f in _judge_fed(inp)}
+    return [m if m not in judged else
+            f"{m} ({', '.join(sorted(f.label for f in inp.taxonomy_columns if f.metric == m))})"
+            for m in metrics]
+
+
 def _left_out(inp: ReportInput) -> str:
     several = _several_configs(inp)
     current = _current_versions(inp)
@@ -119,12 +127,8 @@ def _left_out(inp: ReportInput) -> str:
                 + ", ".join(f"{m} v{f.series.key.version} (not v{', v'.join(older[m])})"
                             for m, f in sorted(current.items())) + ".")
     if several:
-        judged = {f.metric for f in _judge_fed(inp)}
-        named = [m if m not in judged else
-                 f"{m} ({', '.join(sorted(f.label for f in inp.taxonomy_columns if f.metric == m))})"
-                 for m in several]
         out += (f" Left out, because stored under several configurations or versions (shown apart in the "
-                f"other tables): {', '.join(named)}.")
+                f"other tables): {', '.join(_named(inp, several))}.")
     return out
 
 
@@ -247,7 +251,8 @@ def robophys_section(inp: ReportInput) -> Section:
     if not norm:
         tax = load_taxonomy()
         several = [m for m in _several_configs(inp) if m in tax]
-        sec.skipped = (f"the taxonomy metrics stored ({', '.join(several)}) each have several configurations "
+        sec.skipped = (f"the taxonomy metrics stored ({', '.join(_named(inp, several))}) each have several "
+                       "configurations "
                        "or versions, and this section averages one value per metric" if several else
                        "no RoboPhys-3D taxonomy metric is stored (ids as in the taxonomy, e.g. iq1_psnr, "
                        "mq_flow_score); score the suite with them first") + _not_normalized(left)
@@ -421,7 +426,8 @@ def sensitivity_section(inp: ReportInput, thresholds: tuple[float, ...] = DEFAUL
                  f"A metric is kept when its smallest Pearson r with the task-success measures "
                  f"({', '.join(targets)}) exceeds the threshold (RoboPhys-3D eq. 3); the RoboPhyscore of the "
                  "kept set is then compared with each reference (Pearson r, as in Table 16). With so few "
-                 "configurations these correlations are very uncertain." + _left_out(inp)
+                 "configurations these correlations are very uncertain."
+                 + _from_judges(inp, {m: means[m] for m in (*targets, *candidates)}) + _left_out(inp)
                  + (f" No metric can be selected at any threshold: {why}." if why else ""))
     ref_names = list(refs)
     cols = ["threshold", "kept", "metrics", *(f"r vs {r}" for r in ref_names)]
