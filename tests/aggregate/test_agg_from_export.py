@@ -241,3 +241,15 @@ def test_a_user_rubric_declaring_its_taxonomy_metric_feeds_it(tmp_path: Path) ->
     code, said, got = _scores(undeclared)
     assert code == 0 and got["alpha"]["subdim_PLA"] == ""
     assert "not RoboPhys-3D ids: judge:mk:my_physics" in said
+
+
+def test_two_rubric_versions_of_one_judge_are_named_as_such(tmp_path: Path) -> None:
+    # The refusal named pla_physical_commonsense, which no row of the file holds, and blamed an earlier
+    # robojudge for what a judge run again with a reworded rubric leaves (review s69_review1 5).
+    rows = [ResultRow(i, "judge:mk:pla_physical_commonsense", "h", v, "ok", 4.0)
+            for i in ("a1", "a2", "b1") for v in ("1", "2")]
+    code, said, _ = _scores(_export(tmp_path, rows))
+    assert code == 2
+    assert ("metric 'pla_physical_commonsense' (from judge:mk:pla_physical_commonsense): stored under 2 "
+            "versions") in said
+    assert "a judge run again with a changed rubric keeps its earlier rubric version's rows" in said

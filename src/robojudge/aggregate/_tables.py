@@ -200,7 +200,7 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
         long = wide.melt(id_vars=ids, value_vars=cols, var_name="metric", value_name="value")
     long["value"] = long["value"].astype(float)
     if has_item:
-        _check_duplicates(df, long, [*keys, "_item", "metric"], source)
+        _check_duplicates(df, long, [*keys, "_item", "metric"], source, fed)
     return long
 
 
@@ -319,8 +319,10 @@ def _numbers(df: pd.DataFrame, part: pd.DataFrame, column: str, source: str | Pa
     return values
 
 
-def _check_duplicates(df: pd.DataFrame, long: pd.DataFrame, by: list[str], source: str | Path) -> None:
-    """Each (groups, item, metric) once: two rows of one are never averaged into one value."""
+def _check_duplicates(df: pd.DataFrame, long: pd.DataFrame, by: list[str], source: str | Path,
+                      fed: dict[str, str] | None = None) -> None:
+    """Each (groups, item, metric) once: two rows of one are never averaged into one value. ``fed``:
+    the judge ids read as the metric they feed (:func:`_judge_fed`), named in the messages."""
     dup = long[long.duplicated(by, keep=False)]
     if dup.empty:
         return
@@ -330,25 +332,29 @@ def _check_duplicates(df: pd.DataFrame, long: pd.DataFrame, by: list[str], sourc
     row_ids = sorted(int(r) for r in rows["_row"])
     lines = ", ".join(_where(df, r) for r in row_ids[:_SHOWN])
     item, metric = key[-2], key[-1]
+    judged = sorted(j for j, t in (fed or {}).items() if t == metric)
+    # (no row of the file names a metric a judge feeds: its rows are the judge's)
+    what = f"metric {metric!r}" + (f" (from {', '.join(judged)})" if judged else "")
     more = f"; {n_pairs - 1} more (item, metric) pairs have several rows" if n_pairs > 1 else ""
     if "version" in df.columns:
         versions = sorted({str(df["version"].loc[r]) for r in row_ids})
         hashes = {str(df["config_hash"].loc[r]) for r in row_ids} if "config_hash" in df.columns else set()
         if len(versions) > 1 and len(hashes) <= 1:
             raise AggregateInputError(
-                f"{source}: item {item!r}, metric {metric!r}: stored under {len(versions)} versions of the "
-                f"metric (version {', '.join(versions)}; {lines}), which are never averaged{more}; an "
-                "earlier robojudge's rows stay current beside the new version's: keep the rows of one "
-                "version (filter the export on its version column)")
+                f"{source}: item {item!r}, {what}: stored under {len(versions)} versions of the "
+                f"metric (version {', '.join(versions)}; {lines}), which are never averaged{more}; "
+                + ("a judge run again with a changed rubric keeps its earlier rubric version's rows"
+                   if judged else "an earlier robojudge's rows stay current beside the new version's")
+                + ": keep the rows of one version (filter the export on its version column)")
     if "config_hash" in df.columns:
         configs = sorted({str(df["config_hash"].loc[r]) for r in row_ids})
         if len(configs) > 1:
             raise AggregateInputError(
-                f"{source}: item {item!r}, metric {metric!r}: stored under {len(configs)} configurations "
+                f"{source}: item {item!r}, {what}: stored under {len(configs)} configurations "
                 f"(config_hash {', '.join(configs)}; {lines}), which are never averaged{more}; keep the rows "
                 "of one configuration (filter the export on its config_hash column, or export a store "
                 "scored with one configuration of the metric)")
-    raise AggregateInputError(f"{source}: item {item!r}, metric {metric!r}: {len(row_ids)} rows ({lines}), "
+    raise AggregateInputError(f"{source}: item {item!r}, {what}: {len(row_ids)} rows ({lines}), "
                               f"which are never averaged{more}; keep one row per item and metric")
 
 
