@@ -634,3 +634,52 @@ def test_rows_taken_over_are_rescored_for_their_libraries_in_the_same_run(tmp_pa
         assert (done.taken_over, done.rescored_libraries, done.ok) == (1, 1, 1)
         (now,) = store.rows()
         assert (now.details or {}).get("libraries") != "numpy 0.1"
+
+
+def test_a_rerun_counts_the_kept_rows_of_other_library_versions(tmp_path: Path) -> None:
+    # Rescoring on an install with another OpenCV kept every row and said only "already stored"; values
+    # can differ by tens of percent between OpenCV releases (audit s69_deps 5).
+    captions = tmp_path / "captions.jsonl"
+    captions.write_text("".join(json.dumps({"item_id": n, "caption": "grasp"}) + "\n" for n in ("a", "b")))
+    items = [Item(item_id=n, video="/unused.mp4", instruction="x") for n in ("a", "b")]
+    reqs = build_requests(["test_caption"], {"test_caption": {"captions": str(captions)}})
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        score_items(items, reqs, store)
+        row = next(r for r in store.rows() if r.item_id == "a")
+        with store._write() as conn:  # as computed with another NumPy (details.libraries differs)
+            from sqlalchemy import update
+
+            from robojudge.store._schema import results_table as t
+            conn.execute(update(t).where(t.c.item_id == "a")
+                         .values(details={**(row.details or {}), "libraries": "numpy 0.1"}))
+        again = score_items(items, reqs, store)
+        assert (again.skipped, again.other_libraries, again.ok) == (2, 1, 0)
+        done = score_items(items, reqs, store, rescore_libraries=True)
+        assert (done.rescored_libraries, done.other_libraries, done.ok) == (1, 0, 1)
+        assert score_items(items, reqs, store).other_libraries == 0
+
+
+def test_score_says_it_kept_rows_of_other_library_versions(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from robojudge.cli import build_app
+    from robojudge.store._schema import results_table as t
+
+    manifest = tmp_path / "suite.jsonl"
+    (tmp_path / "v.mp4").write_bytes(b"not opened")
+    manifest.write_text(json.dumps({"item_id": "a", "video": "v.mp4"}) + "\n")
+    db = tmp_path / "results.sqlite"
+    args = ["score", str(manifest), "--db", str(db), "-m", "uniform_random"]
+    first = CliRunner().invoke(build_app("score"), args)
+    assert first.exit_code == 0, first.output
+    with ResultStore(db) as store:
+        (row,) = store.rows()
+        with store._write() as conn:
+            from sqlalchemy import update
+
+            conn.execute(update(t).values(details={**(row.details or {}), "libraries": "numpy 0.1"}))
+    again = CliRunner().invoke(build_app("score"), args)
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.output.split())
+    assert "1 stored results kept were computed with other library versions than installed here" in said
+    assert "--rescore-libraries recomputes them" in said

@@ -151,6 +151,11 @@ def score(
         console.print(f"[yellow]all:[/] {escape(line)}", markup=True, highlight=False)
     print_input_changes(run.summary, rescore_unknown)
     print_rescored_libraries(run.summary.rescored_libraries)
+    if run.summary.other_libraries:
+        console.print(f"{run.summary.other_libraries} stored results kept were computed with other library "
+                      "versions than installed here (OpenCV, FFmpeg, NumPy...; values can differ, "
+                      "docs/report.md \"Library versions\"): `robojudge results status` lists them, "
+                      "--rescore-libraries recomputes them", highlight=False, markup=False)
     if run.summary.taken_over:
         console.print(f"{run.summary.taken_over} stored results of the same files named by other paths (a "
                       "moved project) were taken over under this configuration, not computed again",

@@ -55,6 +55,8 @@ class Pending(Generic[W]):
             to; those pairs are in no other count.
         rescored_libraries: Stored rows computed with other library versions, superseded before
             planning so that they are computed again (the scorer's ``rescore_libraries``).
+        other_libraries: Stored rows kept that were computed with other library versions than installed
+            (counted when they are not recomputed).
         taken_over: Stored rows of a configuration that names the same files by other paths, stored
             again under the requested one before planning (:mod:`robojudge.run._moved`).
     """
@@ -66,6 +68,7 @@ class Pending(Generic[W]):
     unavailable: int = 0
     not_applicable: dict[str, int] = field(default_factory=dict)
     rescored_libraries: int = 0
+    other_libraries: int = 0
     taken_over: int = 0
 
 

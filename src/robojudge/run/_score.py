@@ -182,6 +182,9 @@ class RunSummary:
     # Stored results computed with other library versions, superseded to be computed again
     # (``rescore_libraries``).
     rescored_libraries: int = 0
+    # Stored results kept (already stored) that were computed with other library versions than
+    # installed (without ``rescore_libraries``).
+    other_libraries: int = 0
     # Stored results of a configuration naming the same files by other paths (a moved project), stored
     # again under the requested configuration instead of being computed (robojudge.run._moved).
     taken_over: int = 0
@@ -424,12 +427,15 @@ def _plan(
     # A moved project names its files by other paths: their results are taken over, not recomputed
     # (first: rows taken over are then checked for their library versions as any others).
     taken = take_over_moved(items, requests, store, prints, applies)
-    rescored = 0
-    if rescore_libraries:  # those rows then count as missing; they stay in the store, superseded
-        for r in requests:  # only where the metric runs now, so that each is computed again
-            ids = [it.item_id for it in items if applies(it, r)]
+    rescored = other = 0
+    for r in requests:  # only where the metric runs now, so that each is computed again
+        ids = [it.item_id for it in items if applies(it, r)]
+        if rescore_libraries:  # those rows then count as missing; they stay in the store, superseded
             rescored += store.supersede_other_libraries(r.id, r.config_hash, r.spec.version,
                                                         library_versions(r.spec), ids)
+        else:  # kept, and said so: OpenCV's flow can move values by tens of percent between releases
+            other += store.count_other_libraries(r.id, r.config_hash, r.spec.version,
+                                                 library_versions(r.spec), ids)
     plan = plan_pending(
         items,
         requests,
@@ -440,7 +446,7 @@ def _plan(
         rescore_unknown=rescore_unknown,
         applies=applies,
     )
-    plan.rescored_libraries, plan.taken_over = rescored, taken
+    plan.rescored_libraries, plan.other_libraries, plan.taken_over = rescored, other, taken
     return [Task(item, pending, fps) for item, pending, fps in plan.todo], plan
 
 
@@ -523,6 +529,7 @@ def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRe
     summary.unknown += plan.unknown
     summary.unavailable += plan.unavailable
     summary.rescored_libraries += plan.rescored_libraries
+    summary.other_libraries += plan.other_libraries
     summary.taken_over += plan.taken_over
     for metric, n in plan.not_applicable.items():
         summary.not_applicable[metric] = summary.not_applicable.get(metric, 0) + n

@@ -437,21 +437,20 @@ class ResultStore:
         ids = sorted(set(item_ids))
         if not ids:
             return 0
-        c = results_table.c
         with self._guard("mark superseded in"), self._write() as conn:
-            now = datetime.now(UTC)
-            old: list[int] = []
-            for i in range(0, len(ids), _IN_CHUNK):
-                stmt = select(c.id, c.details).where(
-                    c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
-                    c.status == "ok", c.item_id.in_(ids[i : i + _IN_CHUNK]),
-                )
-                for row_id, details in conn.execute(stmt):
-                    recorded = (details or {}).get("libraries")
-                    if isinstance(recorded, str) and recorded != libraries:
-                        old.append(int(row_id))
-            supersede_ids(conn, old, now)
+            old = _other_library_ids(conn, metric, config_hash, version, libraries, ids)
+            supersede_ids(conn, old, datetime.now(UTC))
             return len(old)
+
+    def count_other_libraries(
+        self, metric: str, config_hash: str, version: str, libraries: str, item_ids: Iterable[str]
+    ) -> int:
+        """How many rows :meth:`supersede_other_libraries` would mark; nothing is written."""
+        ids = sorted(set(item_ids))
+        if not ids:
+            return 0
+        with self._guard("read"), self._read() as conn:
+            return len(_other_library_ids(conn, metric, config_hash, version, libraries, ids))
 
     def clear_errors(
         self,
@@ -982,6 +981,24 @@ def current_records(
                 stmt = stmt.order_by(c.item_id).with_for_update()
             for rec in conn.execute(stmt).mappings():
                 out[_param_key(rec)] = rec
+    return out
+
+
+def _other_library_ids(conn: Connection, metric: str, config_hash: str, version: str, libraries: str,
+                       item_ids: list[str]) -> list[int]:
+    """Ids of the current scored rows of ``item_ids`` whose recorded library versions are not
+    ``libraries`` (rows without a record are not counted)."""
+    c = results_table.c
+    out: list[int] = []
+    for i in range(0, len(item_ids), _IN_CHUNK):
+        stmt = select(c.id, c.details).where(
+            c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
+            c.status == "ok", c.item_id.in_(item_ids[i : i + _IN_CHUNK]),
+        )
+        for row_id, details in conn.execute(stmt):
+            recorded = (details or {}).get("libraries")
+            if isinstance(recorded, str) and recorded != libraries:
+                out.append(int(row_id))
     return out
 
 
