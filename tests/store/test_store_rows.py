@@ -231,3 +231,21 @@ def test_rows_of_one_config_share_its_decoded_dict(store: ResultStore) -> None:
     assert got["i1", "psnr"].config is None
     # include_superseded and the filtered reads decode it the same way
     assert [r.config for r in store.rows(metric="ssim", include_superseded=True)] == [cfg] * 3
+
+
+def test_rows_of_other_library_versions_are_counted_by_the_database(store: ResultStore) -> None:
+    # `score` counts on every rerun the kept rows computed with other library versions: counted in SQL
+    # (details.libraries), as many as supersede_other_libraries would mark.
+    rows = [ResultRow("a", "m", "c", "1", "ok", 1.0, details={"libraries": "opencv 5.0"}),
+            ResultRow("b", "m", "c", "1", "ok", 1.0, details={"libraries": "opencv 5.1"}),
+            ResultRow("c", "m", "c", "1", "ok", 1.0, details={"other": 1}),  # no record: not counted
+            ResultRow("d", "m", "c", "1", "ok", 1.0),
+            ResultRow("e", "m", "c", "1", "error", None, error="boom"),
+            ResultRow("f", "m", "c2", "1", "ok", 1.0, details={"libraries": "opencv 4.9"})]
+    store.add(rows)
+    ids = ["a", "b", "c", "d", "e", "f", "missing"]
+    assert store.count_other_libraries("m", "c", "1", "opencv 5.1", ids) == 1
+    assert store.count_other_libraries("m", "c", "1", "opencv 5.1", ["b"]) == 0
+    assert store.count_other_libraries("m", "c", "1", "opencv 4.0", ids) == 2
+    assert store.supersede_other_libraries("m", "c", "1", "opencv 4.0", ids) == 2
+    assert store.count_other_libraries("m", "c", "1", "opencv 4.0", ids) == 0

@@ -445,12 +445,23 @@ class ResultStore:
     def count_other_libraries(
         self, metric: str, config_hash: str, version: str, libraries: str, item_ids: Iterable[str]
     ) -> int:
-        """How many rows :meth:`supersede_other_libraries` would mark; nothing is written."""
+        """How many rows :meth:`supersede_other_libraries` would mark; nothing is written. Counted by the
+        database (``details.libraries`` read there), as every rerun of ``score`` asks."""
         ids = sorted(set(item_ids))
         if not ids:
             return 0
+        c = results_table.c
+        recorded = c.details["libraries"].as_string()
+        n = 0
         with self._guard("read"), self._read() as conn:
-            return len(_other_library_ids(conn, metric, config_hash, version, libraries, ids))
+            for i in range(0, len(ids), _IN_CHUNK):
+                stmt = select(func.count()).select_from(results_table).where(
+                    c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
+                    c.status == "ok", c.item_id.in_(ids[i : i + _IN_CHUNK]), recorded.is_not(None),
+                    recorded != libraries,
+                )
+                n += int(conn.execute(stmt).scalar_one())
+        return n
 
     def clear_errors(
         self,
