@@ -11,21 +11,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from _store_full import fill_after
 from robojudge.cli import build_app
-from robojudge.store import ResultStore
 from robojudge.video import write_video
-
-
-def fill_after(db: Path, rows: int) -> None:
-    """Make the SQLite store refuse every insert once it holds ``rows`` results, with SQLite's own
-    full-disk message: the store's writes fail from then on as on a full disk."""
-    ResultStore(db).close()
-    with sqlite3.connect(db) as con:
-        con.execute(
-            "CREATE TRIGGER disk_full BEFORE INSERT ON robojudge_results "
-            f"WHEN (SELECT COUNT(*) FROM robojudge_results) >= {rows} "
-            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
-        )
 
 
 def _suite(tmp_path: Path, n: int) -> Path:

@@ -14,6 +14,7 @@ import typer
 from _judge_server import FakeServer, Reply
 from typer.testing import CliRunner
 
+from _store_full import fill_after
 from robojudge.cli._judge_app import app as judge_app
 from robojudge.judges import ResponseCache
 from robojudge.judges._cache import CACHE_FILE
@@ -26,18 +27,6 @@ app.add_typer(judge_app, name="judge")
 @app.command("noop")
 def _noop() -> None:  # a second command keeps "judge" a subcommand
     pass
-
-
-def fill_after(db: Path, rows: int) -> None:
-    """Make the SQLite store refuse every insert once it holds ``rows`` results, with SQLite's own
-    full-disk message: the store's writes fail from then on as on a full disk."""
-    ResultStore(db).close()
-    with sqlite3.connect(db) as con:
-        con.execute(
-            "CREATE TRIGGER disk_full BEFORE INSERT ON robojudge_results "
-            f"WHEN (SELECT COUNT(*) FROM robojudge_results) >= {rows} "
-            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
-        )
 
 
 def free_space(db: Path) -> None:

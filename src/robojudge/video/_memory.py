@@ -55,10 +55,11 @@ def set_frame_memory_share(share: float) -> None:
 _UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
 
 
-def _meminfo_available(meminfo: Path) -> int | None:
+def _kib_field(path: Path, name: str) -> int | None:
+    """The bytes of a ``NAME:  N kB`` line of a /proc file (``/proc/meminfo``, ``/proc/self/status``)."""
     try:
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
+        for line in path.read_text().splitlines():
+            if line.startswith(f"{name}:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
@@ -97,19 +98,9 @@ def available_memory(meminfo: Path = Path("/proc/meminfo"), proc_cgroup: Path = 
                      cgroup_root: Path = CGROUP_ROOT) -> int | None:
     """Bytes this process can still take: ``MemAvailable``, capped by its control group's room; None
     when neither can be read (not Linux)."""
-    found = [v for v in (_meminfo_available(meminfo), _cgroup_room(proc_cgroup, cgroup_root))
+    found = [v for v in (_kib_field(meminfo, "MemAvailable"), _cgroup_room(proc_cgroup, cgroup_root))
              if v is not None]
     return min(found) if found else None
-
-
-def _virtual_size(status: Path) -> int | None:
-    try:
-        for line in status.read_text().splitlines():
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 def address_space_room(status: Path = Path("/proc/self/status")) -> int | None:
@@ -123,7 +114,7 @@ def address_space_room(status: Path = Path("/proc/self/status")) -> int | None:
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return None
-    used = _virtual_size(status)
+    used = _kib_field(status, "VmSize")
     return None if used is None else max(0, soft - used)
 
 
