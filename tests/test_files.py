@@ -35,3 +35,30 @@ def test_a_target_near_the_limit_is_written(tmp_path: Path, monkeypatch: pytest.
         store.add([ResultRow("a", "m", "h", "1", "ok", 1.0)])
         out = tmp_path / ("r" * (NAME_MAX - 4) + ".csv")
         assert export_results(store, out) == 1 and out.is_file()
+
+
+def test_a_replaced_file_keeps_its_link_and_its_permissions(tmp_path: Path) -> None:
+    # Files written whole through a temporary file (the report, summaries, judge texts) turned a link
+    # into a plain file, leaving what it pointed to stale, and a chmod 600 table came back 0644.
+    import os
+    import stat
+
+    from robojudge._files import replacing
+
+    shared = tmp_path / "published" / "index.html"
+    shared.parent.mkdir()
+    shared.write_text("old page")
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "index.html").symlink_to(shared)
+    private = out / "table.csv"
+    private.write_text("old")
+    private.chmod(0o600)
+    with replacing() as files:
+        files.write_text(out / "index.html", "new page")
+        files.write_text(private, "new")
+        files.write_text(out / "fresh.csv", "x")
+    assert (out / "index.html").is_symlink() and shared.read_text() == "new page"
+    assert private.read_text() == "new" and stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert (out / "fresh.csv").read_text() == "x"
+    assert not [p for p in os.listdir(out) if p.startswith(".")]  # no temporary file left

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -49,6 +50,8 @@ class Staged:
         """A new temporary name beside ``target`` (its folder created) for code that writes the file
         itself; it is renamed onto ``target`` when the block ends."""
         final = Path(target)
+        if final.is_symlink():  # the file it points to is replaced, and the link kept
+            final = Path(os.path.realpath(final))
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_beside(final)
         self._plan.append((final, tmp))
@@ -74,6 +77,8 @@ class Staged:
             if tmp is None:
                 final.unlink(missing_ok=True)
             else:
+                with contextlib.suppress(OSError):  # a file replaced keeps its permissions (chmod 600)
+                    shutil.copymode(final, tmp)
                 os.replace(tmp, final)
 
     def _discard(self) -> None:

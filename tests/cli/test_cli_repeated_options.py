@@ -39,6 +39,11 @@ def test_a_second_judge_is_refused_and_nothing_is_judged(tmp_path: Path) -> None
     assert done.exit_code == 2, done.output
     assert "error: --judge given 2 times: it takes one value" in done.stderr
     assert not db.exists()  # (it judged with mk2 alone)
+    # the advice for a list option is one comma-separated list, not a run per value (which would send
+    # every request twice: review s69_review2 2)
+    rubrics = _run("judge", str(suite), "--judges", str(judges), "--judge", "mk", "--rubric", "pa",
+                   "--rubric", "ia", "--db", str(db))
+    assert rubrics.exit_code == 2 and "--rubric a,b" in " ".join(rubrics.stderr.split())
     once = _run("judge", str(suite), "--judges", str(judges), "--judge", "mk2", "--rubric", "pa",
                 "--db", str(db))
     assert once.exit_code == 0 and "1 scored" in once.output, once.output

@@ -39,7 +39,8 @@ def check_repeats(command: TyperCommand | TyperGroup, ctx: Any, args: list[str])
 
         name = next((o for o in repeated.opts if o.startswith("--")), repeated.opts[0])
         raise fail(f"{name} given {times[id(repeated)]} times: it takes one value, and all but the last "
-                   "would be silently dropped; give it once (run the command once per value)")
+                   f"would be silently dropped; give it once (where {name} takes a comma-separated list, "
+                   f"as -m and --rubric do, list the values in one: {name} a,b; see --help)")
 
 
 class OnceCommand(TyperCommand):
