@@ -26,6 +26,10 @@ def _ignore_hangup() -> None:  # what `nohup` does before it starts the command
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
+def _default_hangup() -> None:  # as from a terminal, whether or not the tests themselves run under nohup
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
 @pytest.mark.parametrize(("name", "nohup", "said"), [
     ("TERM", False, "interrupted"),
@@ -34,7 +38,7 @@ def _ignore_hangup() -> None:  # what `nohup` does before it starts the command
 ])
 def test_stop_signals_raise_keyboard_interrupt(name: str, nohup: bool, said: str) -> None:
     res = subprocess.run([sys.executable, "-c", SCRIPT.format(name=name)], capture_output=True, text=True,
-                         timeout=60, preexec_fn=_ignore_hangup if nohup else None)
+                         timeout=60, preexec_fn=_ignore_hangup if nohup else _default_hangup)
     # Before, SIGHUP killed the process outright (exit status -1): no summary, no "interrupted" line,
     # and the workers' semaphores leaked.
     assert (res.returncode, res.stdout.strip()) == (0, said), res.stderr

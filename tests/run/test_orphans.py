@@ -32,6 +32,12 @@ def _count(db: Path) -> int:
         return 0
 
 
+def _hangup_as_on_a_terminal() -> None:
+    # A run started from a terminal has SIGHUP's default action; a test suite run under `nohup` (as CI
+    # may be) would hand its ignored SIGHUP down, and the run would rightly outlive a hangup.
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     manifest, db = tmp_path / "suite.jsonl", tmp_path / "results.sqlite"
     rows = [{"item_id": f"item{i:03d}", "video": "v.mp4", "instruction": "x"} for i in range(200)]
@@ -44,7 +50,8 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
         "--set", "test_slow.seconds=0.3", "--db", f"sqlite:///{db}", "--workers", "2", "--no-progress",
     ]
     proc = subprocess.Popen(
-        cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=_hangup_as_on_a_terminal,
     )
     deadline = time.monotonic() + 120
     while _count(db) < 4:

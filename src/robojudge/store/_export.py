@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -157,6 +158,9 @@ def export_results(
         # Named as the file asked for: the hidden temporary name means nothing to the user (pyarrow's
         # message names the file it opened).
         reason = (exc.strerror or str(exc)).replace(str(tmp), str(out))
+        blocker = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:  # (mkdir says "File exists" of a file on the way)
+            reason = f"{os.strerror(errno.ENOTDIR)}: {blocker} is a file"
         raise StoreError(f"cannot write {out}: {reason}") from exc
     finally:
         # On a read-only file system even this unlink fails (EROFS), and it must not replace the error.
