@@ -102,3 +102,17 @@ def test_overwrites_an_existing_export(filled: ResultStore, tmp_path: Path) -> N
     out.write_text("old")
     assert export_results(filled, out) == 4
     assert len(pd.read_csv(out)) == 4
+
+
+def test_an_export_over_a_link_replaces_the_file_it_points_to(tmp_path: Path) -> None:
+    # Exports were written whole through their own temporary file, which turned a link into a plain
+    # file; they now go through the same replacing() as the report's files.
+    shared = tmp_path / "shared" / "results.csv"
+    shared.parent.mkdir()
+    shared.write_text("old")
+    link = tmp_path / "results.csv"
+    link.symlink_to(shared)
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.add([ResultRow("a", "m", "c", "1", "ok", 0.5)])
+        assert export_results(store, link) == 1
+    assert link.is_symlink() and "0.5" in shared.read_text()

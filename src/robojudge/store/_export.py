@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import math
 import os
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from robojudge._csv import SafeCsvWriter
-from robojudge._files import temp_beside
+from robojudge._files import replacing
 from robojudge.store._errors import StoreError
 from robojudge.store._row import ResultRow
 from robojudge.store._store import ResultStore, dumps_json
@@ -147,25 +146,23 @@ def export_results(
         raise ValueError(f"extra column {clash[0]!r} has the name of an export column; choose another")
     out = Path(out)
     fmt = _resolve_format(out, fmt)
-    tmp = temp_beside(out)
+    tmp: Path | None = None
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        rows = store.iter_rows(metric=metric)
-        extra = dict(columns or {})
-        n = _write_csv(rows, tmp, raw, extra) if fmt == "csv" else _write_parquet(rows, tmp, extra)
-        os.replace(tmp, out)
+        with replacing() as files:  # the whole new file or the old one (a link kept, its permissions too)
+            tmp = files.path(out)
+            rows = store.iter_rows(metric=metric)
+            extra = dict(columns or {})
+            n = _write_csv(rows, tmp, raw, extra) if fmt == "csv" else _write_parquet(rows, tmp, extra)
     except OSError as exc:
         # Named as the file asked for: the hidden temporary name means nothing to the user (pyarrow's
         # message names the file it opened).
-        reason = (exc.strerror or str(exc)).replace(str(tmp), str(out))
+        reason = exc.strerror or str(exc)
+        if tmp is not None:
+            reason = reason.replace(str(tmp), str(out))
         blocker = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
         if blocker is not None:  # (mkdir says "File exists" of a file on the way)
             reason = f"{os.strerror(errno.ENOTDIR)}: {blocker} is a file"
         raise StoreError(f"cannot write {out}: {reason}") from exc
-    finally:
-        # On a read-only file system even this unlink fails (EROFS), and it must not replace the error.
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
     return n
 
 

@@ -438,30 +438,25 @@ class ResultStore:
         if not ids:
             return 0
         with self._guard("mark superseded in"), self._write() as conn:
-            old = _other_library_ids(conn, metric, config_hash, version, libraries, ids)
+            old = [int(row_id) for i in range(0, len(ids), _IN_CHUNK) for (row_id,) in conn.execute(
+                select(results_table.c.id).where(*_other_libraries(metric, config_hash, version, libraries,
+                                                                   ids[i : i + _IN_CHUNK])))]
             supersede_ids(conn, old, datetime.now(UTC))
             return len(old)
 
     def count_other_libraries(
         self, metric: str, config_hash: str, version: str, libraries: str, item_ids: Iterable[str]
     ) -> int:
-        """How many rows :meth:`supersede_other_libraries` would mark; nothing is written. Counted by the
-        database (``details.libraries`` read there), as every rerun of ``score`` asks."""
+        """How many rows :meth:`supersede_other_libraries` would mark; nothing is written (every rerun of
+        ``score`` asks)."""
         ids = sorted(set(item_ids))
         if not ids:
             return 0
-        c = results_table.c
-        recorded = c.details["libraries"].as_string()
-        n = 0
         with self._guard("read"), self._read() as conn:
-            for i in range(0, len(ids), _IN_CHUNK):
-                stmt = select(func.count()).select_from(results_table).where(
-                    c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
-                    c.status == "ok", c.item_id.in_(ids[i : i + _IN_CHUNK]), recorded.is_not(None),
-                    recorded != libraries,
-                )
-                n += int(conn.execute(stmt).scalar_one())
-        return n
+            return sum(int(conn.execute(
+                select(func.count()).select_from(results_table).where(
+                    *_other_libraries(metric, config_hash, version, libraries, ids[i : i + _IN_CHUNK]))
+            ).scalar_one()) for i in range(0, len(ids), _IN_CHUNK))
 
     def clear_errors(
         self,
@@ -995,22 +990,14 @@ def current_records(
     return out
 
 
-def _other_library_ids(conn: Connection, metric: str, config_hash: str, version: str, libraries: str,
-                       item_ids: list[str]) -> list[int]:
-    """Ids of the current scored rows of ``item_ids`` whose recorded library versions are not
-    ``libraries`` (rows without a record are not counted)."""
+def _other_libraries(metric: str, config_hash: str, version: str, libraries: str,
+                     item_ids: list[str]) -> list[ColumnElement[bool]]:
+    """Where current scored rows of ``item_ids`` record library versions other than ``libraries``
+    (``details.libraries``, read by the database; rows without a record are not among them)."""
     c = results_table.c
-    out: list[int] = []
-    for i in range(0, len(item_ids), _IN_CHUNK):
-        stmt = select(c.id, c.details).where(
-            c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
-            c.status == "ok", c.item_id.in_(item_ids[i : i + _IN_CHUNK]),
-        )
-        for row_id, details in conn.execute(stmt):
-            recorded = (details or {}).get("libraries")
-            if isinstance(recorded, str) and recorded != libraries:
-                out.append(int(row_id))
-    return out
+    recorded = c.details["libraries"].as_string()
+    return [c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
+            c.status == "ok", c.item_id.in_(item_ids), recorded.is_not(None), recorded != libraries]
 
 
 def supersede_ids(conn: Connection, ids: list[int], now: datetime) -> None:
