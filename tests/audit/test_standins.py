@@ -97,3 +97,23 @@ def test_timing_file_keeps_odd_item_ids(tmp_path) -> None:
     rows = read_timing(tmp_path / "acc" / "timing.csv")
     assert [(r.generator, r.item) for r in rows] == [("g", "-take,1"), ("g-lowres2", "-take,1-lowres2")]
     assert "'-take,1" in (tmp_path / "acc" / "timing.csv").read_text()
+
+
+def test_a_failed_write_keeps_the_old_stand_in_manifest(tmp_path) -> None:
+    # The manifest was written in place: a full disk left it cut short, naming half the stand-ins.
+    from _limits import file_size_limit
+    from robojudge.video import write_video
+
+    write_video(tmp_path / "v.mp4", _frames(4, 16, 16), fps=4)
+    long_id = "take-" + "x" * 3000  # two records and two timing rows of 3 kB each: past the limit below
+    (tmp_path / "s.jsonl").write_text(json.dumps({"item_id": long_id, "video": "v.mp4", "generator": "g",
+                                                  "clip_id": "c"}) + "\n")
+    out = tmp_path / "acc"
+    out.mkdir()
+    (out / "suite.jsonl").write_text("old\n")
+    with file_size_limit(5_000), pytest.raises(OSError):
+        make_standins(tmp_path / "s.jsonl", "g", out, ["lowres2"])
+    assert (out / "suite.jsonl").read_text() == "old\n"
+    assert not (out / "timing.csv").exists() and not [p for p in out.iterdir() if p.name.startswith(".")]
+    make_standins(tmp_path / "s.jsonl", "g", out, ["lowres2"])
+    assert len(load_suite(out / "suite.jsonl")) == 2

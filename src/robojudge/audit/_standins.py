@@ -35,6 +35,7 @@ import cv2
 import numpy as np
 
 from robojudge._csv import SafeCsvWriter
+from robojudge._files import replacing
 from robojudge.suite import Item, load_suite
 from robojudge.video import probe_video, sample_frames, write_video
 
@@ -236,8 +237,9 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
             records.append(rec)
             timing.append([gen, rec["item_id"], f"{s:g}", f"{k:g}"])
     path = out / "suite.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    # Quoted and escaped as every robojudge CSV: an id holding a comma, or one a spreadsheet would run
-    with (out / "timing.csv").open("w", newline="", encoding="utf-8") as fh:
-        SafeCsvWriter(fh, lineterminator="\n").writerows(timing)
+    with replacing() as staged:  # both whole or the old ones untouched; the manifest last
+        # Quoted and escaped as every robojudge CSV: an id holding a comma, or one a spreadsheet would run
+        with staged.open(out / "timing.csv", newline="") as fh:
+            SafeCsvWriter(fh, lineterminator="\n").writerows(timing)
+        staged.write_text(path, "".join(json.dumps(r) + "\n" for r in records))
     return path

@@ -120,7 +120,8 @@ def _os_error_line(exc: OSError, args: list[str]) -> str | None:
     file named and not a failed write: a bug more likely than the machine)."""
     reason = exc.strerror or str(exc)
     if exc.filename is not None:
-        return f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "") + f": {reason}"
+        named = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
+        return f"writing {named}: {reason}" if exc.errno in _WRITE_ERRNOS else f"{named}: {reason}"
     if exc.errno not in _WRITE_ERRNOS:
         return None
     out = _option_value(args, ("--out", "-o"))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
+from robojudge._files import replace_text
 from robojudge.aggregate import (
     DEFAULT_THRESHOLDS,
     AggregateInputError,
@@ -76,7 +77,7 @@ def scores_cmd(
     text = _safe_csv(result)
     if out is not None:
         try:
-            out.write_text(text, encoding="utf-8")
+            replace_text(out, text)  # the old file or the whole new one
         except OSError as exc:
             raise fail(f"cannot write {out}: {exc}") from None
         console.print(f"wrote {len(result)} rows to {out}", highlight=False)

@@ -10,6 +10,7 @@ import typer
 from rich.table import Column, Table
 from rich.text import Text
 
+from robojudge._files import replace_text
 from robojudge.cli._common import (
     check_out_file,
     check_settings,
@@ -114,7 +115,7 @@ def list_cmd(
             typer.echo(table_md)
             return
         try:
-            update.write_text(replace_table(update.read_text(encoding="utf-8"), table_md), encoding="utf-8")
+            replace_text(update, replace_table(update.read_text(encoding="utf-8"), table_md))
         except (OSError, ValueError) as exc:
             raise fail(f"{update}: {exc}") from None
         console.print(f"updated the metrics table in {update}", highlight=False)

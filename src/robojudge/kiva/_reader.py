@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from robojudge._files import replace_text
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import (
     Episode,
@@ -166,7 +167,7 @@ def _write(folder: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -
     tmp = folder / (CHECKPOINT + ".tmp")
     torch.save({"state_dict": state, "meta_json": json.dumps(meta)}, tmp)
     os.replace(tmp, folder / CHECKPOINT)
-    (folder / SUMMARY).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    replace_text(folder / SUMMARY, json.dumps(meta, indent=2) + "\n")
 
 
 def checkpoint_path(path: str | Path) -> Path:

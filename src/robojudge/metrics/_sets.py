@@ -65,6 +65,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge._csv import SafeCsvWriter
+from robojudge._files import replacing
 from robojudge._json import json_ready
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._presence import weights_present
@@ -504,7 +505,7 @@ def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".csv":
         names = list(SetRow.__dataclass_fields__)
-        with path.open("w", newline="", encoding="utf-8") as fh:
+        with replacing() as files, files.open(path, newline="") as fh:  # the old file or the whole new one
             writer = SafeCsvWriter(fh)  # a group or item id a spreadsheet would run stays text
             writer.writerow(names)
             for r in rows:
@@ -514,7 +515,7 @@ def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
                     d["value"] = None  # an empty cell, as every robojudge CSV writes no value
                 writer.writerow([d.get(n) for n in names])
     else:
-        with path.open("w", encoding="utf-8") as fh:
+        with replacing() as files, files.open(path) as fh:
             for r in rows:
                 fh.write(_dumps(r.to_dict()) + "\n")
     return path

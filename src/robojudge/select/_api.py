@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from robojudge import DEFAULT_SEED
+from robojudge._files import replace_text, replacing
 from robojudge.meta import MIN_CLUSTERS
 from robojudge.report import unset_name
 from robojudge.select._bon import STATISTICS, BestOfNSummary, GroupPick, pick_group, summarize
@@ -214,13 +215,12 @@ def write_picks(result: BestOfN, path: str | Path) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".json":
-        out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
-        return out
+        return replace_text(out, json.dumps(result.to_dict(), indent=2) + "\n")
     records = [pick_record(result, p) for p in result.picks]
     columns = [*result.group_by, *(k for k in GroupPick.__dataclass_fields__ if k != "group")]
     if "generator" not in result.group_by:  # else the group's column is the pick's generator already
         columns.append("generator")
-    with out.open("w", newline="", encoding="utf-8") as f:
+    with replacing() as files, files.open(out, newline="") as f:  # the old file or the whole new one
         w = SafeCsvWriter(f)
         w.writerow(columns)
         for rec in records:

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from robojudge._files import replacing
 from robojudge.judges import Backend, BackendError, ChatRequest, Completion, JudgeConfig, ResponseCache
 from robojudge.suite import Embodiment, Item
 
@@ -281,7 +282,7 @@ def prompt_variants(items: Sequence[Item], config: JudgeConfig, out: str | Path,
             store.close()
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
+    with replacing() as files, files.open(path) as f:  # the old file or the whole new one
         for row in rows:
             f.write(json.dumps(asdict(row), ensure_ascii=False) + "\n")
     return PromptsSummary(path, rows, skipped)

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robojudge._files import replace_text
 from robojudge.train._export import EXPORT_FILE
 from robojudge.train._reward import REWARDS
 
@@ -261,7 +262,7 @@ def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, dat
             "data": str(Path(data).resolve()), "data_digest": digest, "settings": asdict(settings),
             "overrides": dict(overrides or {}), "steps": result.steps, "losses": losses,
             "finite": all(math.isfinite(v) for v in losses)}
-    (out / TRAIN_FILE).write_text(json.dumps(info, indent=2, default=str) + "\n")
+    replace_text(out / TRAIN_FILE, json.dumps(info, indent=2, default=str) + "\n")
     return result
 
 
