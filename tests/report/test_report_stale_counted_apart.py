@@ -71,3 +71,20 @@ def test_a_stale_judge_row_of_a_metric_it_feeds_is_named_stale_too() -> None:
     assert "(the others unscored or failed)" in notes[0]
     assert "(the others unscored, failed or stale: inputs changed since they were scored)" in notes[1]
     assert "a: pla_physical_commonsense 2 of 3" in notes[1]
+
+
+def test_a_judge_whose_every_row_is_stale_keeps_its_coverage_line() -> None:
+    # Its series came from the kept rows only: a judge all of whose rows were left out vanished from the
+    # coverage table, as if it had never run.
+    from robojudge.report import judge_coverage
+
+    items = [Item(item_id=f"i{k}", video="v.mp4") for k in range(4)]
+    cfg = {"model": "m", "rubric": "pa"}
+    old = [ResultRow(it.item_id, "judge:old:pa", "h1", "1", "ok", 3.0, config=cfg) for it in items[:3]]
+    kept = [ResultRow(it.item_id, "judge:mk:pa", "h2", "1", "ok", 4.0, config=cfg) for it in items]
+    stale_mk = [ResultRow("i0", "judge:mk:pa", "h3", "1", "ok", 2.0, config={**cfg, "model": "m2"})]
+    cov = {(c.judge, c.axis): c for c in judge_coverage(kept, items, stale=old + stale_mk)}
+    assert (cov[("old", "pa")].scored, cov[("old", "pa")].stale, cov[("old", "pa")].not_run) == (0, 3, 1)
+    assert (cov[("old", "ia")].stale, cov[("old", "ia")].not_run) == (0, 4)
+    # mk's current configuration keeps its label; the older one, all stale, is told apart
+    assert cov[("mk", "pa")].scored == 4 and cov[("mk (stale)", "pa")].stale == 1

@@ -326,7 +326,10 @@ def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: 
     for r in stale:
         gone.setdefault((r.metric, r.config_hash, r.version), set()).add(r.item_id)
     out = []
-    for j in (judge_series(rows) if stored is None else stored.judges):
+    judges = judge_series(rows) if stored is None else stored.judges
+    seen = {(s.key.metric, s.key.config_hash, s.key.version) for j in judges for s in j.axes.values()}
+    labels = {j.label for j in judges}
+    for j in judges:
         for a in AXES:
             s = j.axes.get(a)
             scored = len(ids & set(s.values)) if s else 0
@@ -335,6 +338,16 @@ def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: 
             old = len(ids & gone.get((s.key.metric, s.key.config_hash, s.key.version), set())) if s else 0
             out.append(Coverage(j.label, a, len(ids), scored, unparsable, failed,
                                 len(ids) - scored - unparsable - failed - old, old))
+    # A judge configuration whose every row is stale (the suite changed since it ran) has no series
+    # above; it still has a line, all of its items stale, rather than vanishing from the table.
+    for j in judge_series(stale):
+        keys = {a: (s.key.metric, s.key.config_hash, s.key.version) for a, s in j.axes.items()}
+        if not keys or any(k in seen for k in keys.values()):
+            continue
+        label = j.label if j.label not in labels else f"{j.label} (stale)"
+        for a in AXES:
+            old = len(ids & gone.get(keys[a], set())) if a in keys else 0
+            out.append(Coverage(label, a, len(ids), 0, 0, 0, len(ids) - old, old))
     return out
 
 
