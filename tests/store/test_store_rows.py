@@ -126,6 +126,24 @@ def test_details_and_config_json_round_trip(store: ResultStore) -> None:
     assert rows["b"].details is None and rows["b"].config is None
 
 
+def test_rows_share_the_strings_of_their_details(store: ResultStore) -> None:
+    # Each row's details held its own copy of every key and of the library versions (most of the memory
+    # of reading a large store); equal strings are now one object, and the values are unchanged.
+    libs = "numpy 2.4.6, opencv 5.0.0"
+    details = [{"libraries": libs, "frames": k, "zero": -0.0, "mixed": [0.5, "seg", {"seg": k}],
+                "segments": [{"valid": True, "jerk": 0.25 * k, "reason": "blank"}]} for k in range(3)]
+    store.add([ResultRow(f"i{k}", "ssim", "c1", "1", "ok", 0.5, details=d) for k, d in enumerate(details)])
+    rows = store.rows()
+    assert [r.details for r in rows] == details
+    assert all(math.copysign(1.0, r.details["zero"]) == -1.0 for r in rows)  # -0.0 kept, not shared as 0.0
+    first, second = rows[0].details, rows[1].details
+    assert first["libraries"] is second["libraries"]
+    assert [k for k in first if k is not next(j for j in second if j == k)] == []  # keys: one object each
+    assert first["segments"][0]["reason"] is second["segments"][0]["reason"]
+    first["segments"][0]["reason"] = "changed"  # each row's containers are still its own
+    assert second["segments"][0]["reason"] == "blank"
+
+
 def test_non_finite_floats_in_details_become_null(store: ResultStore) -> None:
     store.add([ResultRow("a", "m", "c", "1", "ok", 1.0, details={"x": math.nan, "y": [math.inf, 1.0]})])
     (row,) = store.rows()
