@@ -19,6 +19,7 @@ script without the ``__main__`` guard, most often), rather than a bare ``BrokenP
 
 from __future__ import annotations
 
+import _thread
 import multiprocessing as mp
 import os
 import signal
@@ -27,6 +28,10 @@ import threading
 from multiprocessing.connection import wait
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
 
 EXIT_CODE = 70
 """Exit status of a worker that ended because its parent died (EX_SOFTWARE: not a normal exit)."""
@@ -79,6 +84,23 @@ def terminate_as_interrupt() -> None:
     hangup = getattr(signal, "SIGHUP", None)  # (POSIX only)
     if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
         signal.signal(hangup, on_term)
+    previous = sys.unraisablehook
+
+    def interrupt_again(unraisable: UnraisableHookArgs) -> None:
+        # A stop (Ctrl-C, or the above) that lands while a finalizer runs (a __del__, a weakref callback:
+        # closing a database connection, a pool, a generator) is raised in it, where Python prints
+        # "Exception ignored in ..." and drops it: the command went on. Deliver it again, through the
+        # handlers above, from a thread a moment later: by then this hook has returned (raised here,
+        # it would be dropped the same way; one that lands in another finalizer comes back here).
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            again = signal.SIGTERM if signal.getsignal(signal.SIGTERM) is on_term else signal.SIGINT
+            timer = threading.Timer(0.01, _thread.interrupt_main, (again,))
+            timer.daemon = True
+            timer.start()
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = interrupt_again
 
 
 class WorkerStartError(RuntimeError):
