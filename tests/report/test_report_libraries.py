@@ -58,6 +58,23 @@ def test_versions_are_those_of_the_loaded_libraries():
     assert {k: v for k, v in model.items() if k in found} == found
 
 
+def test_a_metric_that_reads_no_frames_records_the_core_numeric_libraries_only():
+    # Every metric recorded OpenCV, PyAV and FFmpeg: an OpenCV release marked the rows of a metric that
+    # reads only a state file (or nothing) as computed with other versions, to be rescored for nothing.
+    every = parse_libraries(library_versions())
+    for metric in ("sim_task_success", "cs_collision_count", "uniform_random"):
+        found = parse_libraries(library_versions(get_metric(metric)))
+        assert set(found) == {"numpy", "scipy", "scikit-image"} and found.items() <= every.items(), metric
+    assert "opencv" in parse_libraries(library_versions(get_metric("pixel_frame_consistency")))
+    assert "opencv" in parse_libraries(library_versions(get_metric("ctg_camera_control")))
+    # A row stored with the longer record beside one with the shorter is no mix: the versions they
+    # both name agree.
+    short = "numpy 2.3.4, scipy 1.16.2"  # (OLD without its frame libraries)
+    assert mixed_libraries([_row("a1", "m", OLD), _row("b1", "m", short)], GROUP) == []
+    (mix,) = mixed_libraries([_row("a1", "m", OLD), _row("b1", "m", "numpy 2.4.0, scipy 1.16.2")], GROUP)
+    assert mix.libraries == ("numpy",)
+
+
 def test_a_scored_row_records_them_and_a_failed_one_does_not(tmp_path):
     rng = np.random.default_rng(0)
     video = write_video(tmp_path / "v.mp4", rng.integers(0, 256, (6, 32, 48, 3), dtype=np.uint8), fps=8)

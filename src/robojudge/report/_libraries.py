@@ -64,6 +64,20 @@ class MixedLibraries(MixedCounts):
         return self.settings
 
 
+#: The libraries under frame reading, which a metric that reads no frames does not record (since
+#: 2026-12-06; :func:`robojudge.run.library_versions`).
+FRAME_LIBRARIES = frozenset({"opencv", "av", "libavcodec", "libswscale", "robojudge-video"})
+
+
+def _differ(name: str, records: Iterable[Mapping[str, str]]) -> bool:
+    """Whether the records give ``name`` different versions, or name it in some and not in others. One
+    of :data:`FRAME_LIBRARIES` absent from a record is no difference: such a metric's rows stored
+    before recorded them, and those after do not."""
+    records = list(records)
+    versions = {v[name] for v in records if name in v}
+    return len(versions) > 1 or (name not in FRAME_LIBRARIES and any(name not in v for v in records))
+
+
 def mixed_libraries(
     rows: Iterable[ResultRow], group_of: Mapping[str, str], labels: Mapping[SeriesKey, str] | None = None
 ) -> list[MixedLibraries]:
@@ -85,7 +99,7 @@ def mixed_libraries(
         if len(recorded) < 2:
             continue
         names = {n for versions in recorded.values() for n in versions}
-        differ = tuple(sorted(n for n in names if len({v.get(n) for v in recorded.values()}) > 1))
+        differ = tuple(sorted(n for n in names if _differ(n, recorded.values())))
         if not differ:  # the same versions written differently
             continue
         counts: dict[str, dict[str, int]] = defaultdict(dict)

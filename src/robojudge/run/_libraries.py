@@ -21,7 +21,7 @@ import functools
 from importlib import metadata
 from typing import Any
 
-from robojudge.metrics import MetricSpec, Provider
+from robojudge.metrics import Input, MetricSpec, Provider
 from robojudge.video import READER_VERSION
 
 #: Distributions every computed metric may read through (the core install), by the name shown.
@@ -63,14 +63,36 @@ def _model() -> tuple[tuple[str, str], ...]:
     return tuple((name, v) for name, dist in MODEL.items() if (v := _version(dist)))
 
 
+#: The inputs read as frames (through PyAV, FFmpeg, OpenCV and robojudge's video reader).
+FRAME_INPUTS = frozenset({Input.video, Input.reference, Input.views, Input.initial_frame})
+
+
+def reads_frames(spec: MetricSpec[Any]) -> bool:
+    """Whether ``spec`` reads any video frame: a required frame input, the views it may read, or a
+    network (which reads frames). ``sim_task_success`` reads only a state file, ``uniform_random``
+    nothing."""
+    return (bool(spec.inputs & FRAME_INPUTS) or "views" in spec.also_reads
+            or spec.provider is not Provider.computed)
+
+
 def library_versions(spec: MetricSpec[Any] | None = None) -> str:
     """The libraries a value of ``spec`` is computed with in this process, ``"name version"`` pairs
     joined by ``", "`` (the network libraries too for a ``model`` metric): what the runner stores as
-    ``details["libraries"]``.
+    ``details["libraries"]``. A metric that reads no frames (:func:`reads_frames`) records NumPy, SciPy
+    and scikit-image only, so that an OpenCV or FFmpeg release does not mark its rows as computed with
+    other versions.
 
     >>> "opencv " in library_versions()
     True
+    >>> from robojudge.metrics import get_metric
+    >>> library_versions(get_metric("sim_task_success")).startswith("numpy ")
+    True
+    >>> "opencv" in library_versions(get_metric("sim_task_success"))
+    False
     """
-    pairs = _core() + (_model() if spec is not None and spec.provider is Provider.model else ())
+    pairs = _core()
+    if spec is not None and not reads_frames(spec):
+        pairs = tuple((name, v) for name, v in pairs if name in CORE)
+    pairs += _model() if spec is not None and spec.provider is Provider.model else ()
     return ", ".join(f"{name} {version}" for name, version in pairs)
 
