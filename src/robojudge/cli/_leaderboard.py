@@ -56,13 +56,41 @@ def _wide() -> Console:
 def _print_table(table: Table, out: Console | None = None) -> None:
     """Print ``table`` whole: on a console narrower than the table needs, rich dropped whole columns (at
     80 columns the generator board showed ranks and means without the generators' names), so the table
-    is then printed at the width it needs and the terminal wraps its lines."""
+    is then printed wider and the terminal wraps its lines.
+
+    Piped, it is printed at the width it needs, one line per row. On a terminal, a long name folds
+    instead (at :data:`_NAME_FOLD` columns or more) where that keeps each row on the screen's width: one
+    300-character generator made every row of the board wrap, numbers included. When even that does not
+    fit, the table is widened with its names folded at :data:`_NAME_CAP` columns."""
     out = out or _wide()
-    need = Console(width=100_000).measure(table).maximum
+    need = _measure(table)
+    if need > out.width and out.is_terminal:
+        need = out.width if _measure(table, _NAME_FOLD) <= out.width else _measure(table, _NAME_CAP)
     if need > out.width:
         out = Console(file=out.file, width=need, soft_wrap=True, markup=False, emoji=False,
                       force_terminal=out.is_terminal)
     out.print(table)
+
+
+_NAME_FOLD = 20  # the narrowest a name column folds to so that a row fits the terminal
+_NAME_CAP = 60  # a name column's width when the rows are wider than the terminal anyway
+
+
+def _measure(table: Table, names: int | None = None) -> int:
+    """The width ``table`` needs with its rows on one line each, its name columns (those that fold) at
+    most ``names`` wide."""
+    wide = Console(width=100_000)
+    if names is None:
+        return wide.measure(table).maximum
+    folding = [c for c in table.columns if c.overflow == "fold"]
+    before = [c.max_width for c in folding]
+    for c in folding:
+        c.max_width = names if c.max_width is None else min(c.max_width, names)
+    try:
+        return wide.measure(table).maximum
+    finally:
+        for c, width in zip(folding, before, strict=True):
+            c.max_width = width
 
 
 def _est(e: Estimate, digits: int = 2) -> str:
