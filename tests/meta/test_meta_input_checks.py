@@ -74,6 +74,19 @@ def test_item_ids_that_differ_only_by_case_get_a_warning(tmp_path: Path) -> None
     assert "warning:" in r.output and "'v1'/'V1'" in r.output
 
 
+def test_ids_that_differ_only_in_unicode_composition_get_a_warning(tmp_path: Path) -> None:
+    # 'ep00/Modél' typed (NFC) and copied from macOS (NFD) were two items, and nothing said so
+    nfc, nfd = "g/Mod\u00e9l", "g/Mode\u0301l"
+    h, p = _files(tmp_path, f"item_id,axis,score,clip_id\n{nfc},pa,5,{nfc}\n{nfd},pa,1,{nfd}\nv2,pa,3,c\n",
+                  f"item_id,axis,score\n{nfc},pa,5\n{nfd},pa,1\nv2,pa,3\n")
+    warned: list[str] = []
+    agreement_from_csv(p, h, bootstrap=0, warn=warned.append)
+    twins = "'g/Mod\\xe9l'/'g/Mode\\u0301l'"
+    assert [w.split(":")[0] for w in warned] == [str(h), str(p), str(h)]
+    assert all(twins in w and "composed (NFC/NFD" in w for w in warned)
+    assert "1 clip id(s)" in warned[2] and "as different clips" in warned[2]
+
+
 @pytest.mark.parametrize("cell", ["inf", "-inf", "nan"])
 def test_a_prediction_that_is_not_finite_is_an_error(tmp_path: Path, cell: str) -> None:
     h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\ni2,pa,4\n", f"item_id,axis,score\ni1,pa,{cell}\n")

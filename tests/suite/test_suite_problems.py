@@ -294,3 +294,23 @@ def test_problem_to_dict(media_root: Path) -> None:
         "severity": "error",
     }
     assert json.loads(json.dumps(d)) == d
+
+
+def test_names_that_differ_only_in_unicode_composition_are_warned(media_root: Path) -> None:
+    # Generator 'Modél' typed (NFC) and copied from macOS (NFD) were two generators, and validation said ok
+    nfc, nfd = "Mod\u00e9l", "Mode\u0301l"
+    rs = [{"item_id": f"{gen}/{ep}", "video": "videos/ep1.mp4", "generator": gen, "clip_id": clip}
+          for gen, ep, clip in ((nfc, "ep0", "c0"), (nfd, "ep1", f"c1/{nfd}"), (nfd, "ep2", "c2"),
+                                (nfc, "ep1", f"c1/{nfc}"))]
+    path = write_jsonl(media_root / "suite.jsonl", rs)
+    found = validate_manifest(path)
+    assert [(p.line, p.field, p.severity) for p in found] == [
+        (2, "generator", "warning"), (4, "clip_id", "warning"), (4, "item_id", "warning")]
+    assert str(found[0]) == (
+        f"{path}:2: item {nfd + '/ep1'!r} field generator: warning: generator 'Mode\\u0301l' differs from "
+        "generator 'Mod\\xe9l' (item 'Mod\xe9l/ep0', line 1) only in how its characters are composed "
+        "(NFC/NFD; macOS writes file names decomposed): they look alike in every table but are two "
+        "generators; spell them one way")
+    assert "clip id 'c1/Mod\\xe9l' differs from clip id 'c1/Mode\\u0301l' (item " in found[1].message
+    assert "are two clips (two clusters of the paired bootstrap)" in found[1].message
+    assert "item id 'Mod\\xe9l/ep1' differs from item id 'Mode\\u0301l/ep1' (line 2) only" in found[2].message

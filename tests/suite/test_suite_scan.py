@@ -77,6 +77,26 @@ def test_ids_differing_only_in_unicode_composition_are_noted(tmp_path: Path) -> 
     assert note.startswith("1 group(s) of items") and "caf\\xe9" in note
 
 
+def test_tables_and_clips_match_whatever_the_unicode_composition(tmp_path: Path) -> None:
+    # Folders copied from macOS (NFD) against a typed table (NFC): 2 clips made 4, and the instruction and
+    # label rows matched no video
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    _touch(tmp_path / "v", f"wan/{nfd}/ep00.mp4", f"cosmos/{nfc}/ep00.mp4")
+    _touch(tmp_path / "real", f"{nfd}/ep00.mp4")
+    (tmp_path / "prompts.csv").write_text(f"clip_id,instruction\n{nfc}/ep00,pick it\n", encoding="utf-8")
+    (tmp_path / "ratings.csv").write_text(  # a video path typed NFC, an item id copied NFD
+        f"video,item_id,pa\nwan/{nfc}/ep00.mp4,,4\n,cosmos/{nfd}/ep00,2\n", encoding="utf-8")
+    result = scan_folder(tmp_path / "v", instructions=tmp_path / "prompts.csv",
+                         labels=tmp_path / "ratings.csv", references=tmp_path / "real")
+    items = _by_id(result.items)
+    assert list(items) == [f"cosmos/{nfc}/ep00", f"wan/{nfd}/ep00"]  # ids as the paths give them
+    assert [it["clip_id"] for it in items.values()] == [f"{nfc}/ep00"] * 2
+    assert [it["instruction"] for it in items.values()] == ["pick it"] * 2
+    assert [it["labels"]["pa"] for it in items.values()] == [2, 4]
+    assert [it["reference_video"] for it in items.values()] == [str(tmp_path / "real" / nfd / "ep00.mp4")] * 2
+    assert result.notes == [] and result.counts()["clips"] == 1
+
+
 def test_pattern_groups_set_fields_and_misses_are_listed(tmp_path: Path) -> None:
     _touch(tmp_path, "runs/ep07_seed3_cosmos.mp4", "runs/ep08_seed1_wan.mp4", "runs/readme_clip.mp4")
     result = scan_folder(

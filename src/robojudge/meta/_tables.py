@@ -9,7 +9,8 @@ file, and where it can the line and the column. pandas is imported when a file i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -152,7 +153,8 @@ def agreement_from_csv(
         human: Human scores: ``item_id, axis, score`` and optionally ``clip_id`` (the bootstrap
             cluster, else the item) and ``source`` (the stratum).
         bootstrap, seed, level, scale, rank_stats: As :func:`agreement_table`.
-        warn: Receives remarks that are not errors (item ids that differ only by case).
+        warn: Receives remarks that are not errors (item ids that differ only by case, item or clip
+            ids that differ only in Unicode composition).
 
     Raises:
         ScoreTableError: A file cannot be read, has a bad or duplicate row, a score that is not a
@@ -285,7 +287,8 @@ def _check_axes(df: pd.DataFrame, path: Path) -> None:
 
 def _check_case(hdf: pd.DataFrame, pdf: pd.DataFrame, human: Path, pred: Path,
                 warn: Callable[[str], None] | None) -> None:
-    """Axes of the two files must match exactly; item ids that differ only by case get a warning."""
+    """Axes of the two files must match exactly; item ids that differ only by case, and item or clip ids
+    that differ only in how their characters are composed (NFC/NFD), get a warning."""
     h_axes = set(hdf["axis"])
     for i, axis in enumerate(pdf["axis"]):
         twin = [a for a in h_axes if a != axis and a.lower() == axis.lower()]
@@ -294,17 +297,40 @@ def _check_case(hdf: pd.DataFrame, pdf: pd.DataFrame, human: Path, pred: Path,
                                   f"from {twin[0]!r} in {human}; spell each axis one way")
     if warn is None:
         return
-    for df, path in ((hdf, human), (pdf, pred)):
-        seen: dict[str, str] = {}
-        pairs: dict[tuple[str, str], None] = {}
-        for item in dict.fromkeys(df["item_id"]):
-            first = seen.setdefault(item.lower(), item)
-            if first != item:
-                pairs[first, item] = None
-        if pairs:
-            shown = ", ".join(f"{a!r}/{b!r}" for a, b in list(pairs)[:_SHOWN_IDS])
-            warn(f"{path}: {len(pairs)} item id(s) differ from another only by case ({shown}); they are "
+    named = [(hdf, human, "item_id"), (pdf, pred, "item_id")]
+    if "clip_id" in hdf.columns:
+        named.append((hdf, human, "clip_id"))
+    for df, path, column in named:
+        by_case, composed = _twins(df[column], fold=column == "item_id")
+        what = column.replace("_", " ")
+        if by_case:
+            shown = ", ".join(f"{a!r}/{b!r}" for a, b in by_case[:_SHOWN_IDS])
+            warn(f"{path}: {len(by_case)} {what}(s) differ from another only by case ({shown}); they are "
                  "compared exactly, as different items")
+        if composed:  # ascii(): printed as they are, the two look the same
+            shown = ", ".join(f"{ascii(a)}/{ascii(b)}" for a, b in composed[:_SHOWN_IDS])
+            warn(f"{path}: {len(composed)} {what}(s) differ from another only in how their characters are "
+                 f"composed (NFC/NFD, as macOS writes file names: {shown}); they are compared exactly, as "
+                 f"different {'clips' if column == 'clip_id' else 'items'}")
+
+
+def _twins(values: Iterable[str], *, fold: bool) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(first, other)`` spellings of one name: those equal once case-folded (with ``fold``), and those
+    equal once composed (NFC: ``é`` one character, or ``e`` and an accent); blanks are skipped."""
+    by_form: dict[str, str] = {}
+    by_fold: dict[str, str] = {}
+    by_case: list[tuple[str, str]] = []
+    composed: list[tuple[str, str]] = []
+    for value in dict.fromkeys(values):
+        if not value.strip():
+            continue
+        form = unicodedata.normalize("NFC", value)
+        first = by_form.setdefault(form, value)
+        if first != value:
+            composed.append((first, value))
+        elif fold and (first := by_fold.setdefault(form.casefold(), value)) != value:
+            by_case.append((first, value))
+    return by_case, composed
 
 
 def _check_per_item(df: pd.DataFrame, column: str, path: Path) -> None:

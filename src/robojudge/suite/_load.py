@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,6 +300,7 @@ def validate_manifest(
     except ManifestError as e:
         return e.problems
     _clip_sources(checked, shown)
+    _composed_twins(checked, shown)
     if media != "none":
         items = [c.item for c in checked]
         found = check_media(items, deep=media == "deep", progress=progress, workers=workers)
@@ -365,6 +367,37 @@ def _clip_sources(checked: list[_Checked], shown: str) -> None:
             f"has {source_text(seen.source)}: a clip is resampled within one source, so the report's "
             "intervals and the leaderboards refuse the suite; give every item of a clip the same source",
             "warning"))
+
+
+_TWINS = {"generator": "two generators", "clip_id": "two clips (two clusters of the paired bootstrap)",
+          "item_id": "two items"}
+
+
+def _composed_twins(checked: list[_Checked], shown: str) -> None:
+    """A warning on the first item of each generator, clip id or item id that equals an earlier one only
+    once both are composed (NFC: ``é`` one character, or ``e`` and an accent, as macOS writes file
+    names): the two look alike in every table, and nothing else would say they are apart."""
+    for name, apart in _TWINS.items():
+        what = name.replace("_", " ")
+        first: dict[str, dict[str, tuple[_Checked, str]]] = {}  # composed -> spelling -> first record, item
+        for c in checked:
+            value = getattr(c.item, name) if c.item is not None else None
+            if c.item is None or not value:
+                continue
+            spellings = first.setdefault(unicodedata.normalize("NFC", value), {})
+            if value in spellings:
+                continue
+            if spellings:
+                other, (seen, item) = next(iter(spellings.items()))
+                where = f"line {seen.line}" if seen.line is not None else f"row {seen.row}"
+                if name != "item_id":
+                    where = f"item {item!r}, {where}"
+                c.problems.append(ManifestProblem(
+                    shown, c.line, c.row, c.item.item_id, name,
+                    f"{what} {ascii(value)} differs from {what} {ascii(other)} ({where}) only "
+                    "in how its characters are composed (NFC/NFD; macOS writes file names decomposed): they "
+                    f"look alike in every table but are {apart}; spell them one way", "warning"))
+            spellings[value] = (c, c.item.item_id)
 
 
 def _same_videos(checked: list[_Checked], shown: str) -> None:

@@ -113,6 +113,8 @@ def scan_folder(
             its suffix (``modelA/task1/ep07``); its named groups (:data:`PATTERN_FIELDS`) set those
             fields. Default: the first folder is the ``generator`` (none for a video directly in
             ``root``), the rest the ``clip_id``. A video it does not match is skipped and listed.
+            Clip ids are composed (Unicode NFC), so one clip is one whatever the form of its folder
+            names (macOS writes them decomposed); item ids and generators keep the path's spelling.
             The item id is that path, with the suffix where two videos would share it (``ep01.mp4``,
             ``ep01.webm``); a video whose path holds a control character is left out and noted.
             Videos whose paths differ only in the ``view`` group are one item with ``views``; its id
@@ -120,9 +122,10 @@ def scan_folder(
         instructions: A table (.csv, .jsonl, .json, .parquet) of rows with ``instruction`` and one
             key: ``item_id``, ``clip_id`` (every generator's video of that clip) or ``video`` (the path
             under ``root``, with or without suffix); or a .json object mapping such keys to
-            instructions. A row for the item wins over a row for its clip, and a table over a
-            ``.txt`` file beside the video (same name, ``.txt`` suffix in any case, UTF-8), which is
-            read otherwise. Two rows for one item (or one clip) that disagree are an error.
+            instructions. Keys find the videos whether their characters are composed (NFC) or not. A
+            row for the item wins over a row for its clip, and a table over a ``.txt`` file beside the
+            video (same name, ``.txt`` suffix in any case, UTF-8), which is read otherwise. Two rows
+            for one item (or one clip) that disagree are an error.
         references: A folder of reference (real) episodes, each keyed by its path under the folder
             without suffix: the one keyed by an item's ``clip_id`` becomes the item's
             ``reference_video``, else the only one keyed by the clip's last name (``ep07``). Videos of
@@ -809,7 +812,7 @@ def _row(item_id: str, video: Path, match: re.Match[str], given: dict[str, str])
     row.update({k: v for k, v in given.items() if k != "generator"})
     for name, value in match.groupdict().items():
         if value and name != "view":
-            row[name] = value
+            row[name] = _nfc(value) if name == "clip_id" else value
     if "generator" not in row and "generator" in given:
         row["generator"] = given["generator"]
     return row
@@ -867,16 +870,17 @@ def _read_sidecar(stem: Path, video: str, texts: _TextFiles) -> tuple[Path, str]
 def _find_references(
     refs_dir: Path, frame_folders: bool, regex: re.Pattern[str] | None, result: ScanResult
 ) -> dict[Path, str]:
-    """Reference video -> its clip key: its path under ``refs_dir`` without suffix, or the pattern's."""
+    """Reference video -> its clip key: its path under ``refs_dir`` without suffix, or the pattern's
+    (composed, as clip ids are)."""
     walked = _walk(refs_dir, frame_folders, [])
     result.notes.extend(walked.notes("reference"))
     found: dict[Path, str] = {}
     for ref in walked.videos:
         stem = _stem_path(ref, refs_dir)
         if regex is None:
-            found[ref] = stem
+            found[ref] = _nfc(stem)
         elif (match := regex.fullmatch(stem)) is not None:
-            found[ref] = match.group("clip_id")
+            found[ref] = _nfc(match.group("clip_id"))
     return found
 
 
@@ -986,24 +990,50 @@ def _read_instructions(path: Path) -> list[_Entry]:
     return entries
 
 
+def _nfc(name: str) -> str:
+    """``name`` composed (NFC): ``é`` as one character, not as ``e`` and an accent. macOS writes file
+    names decomposed (NFD), while a name typed into a table is composed, so the scan compares them so."""
+    return unicodedata.normalize("NFC", name)
+
+
+class _Names:
+    """Rows by a name compared on its composed form (``café`` in a table finds a video ``cafe\u0301``);
+    where two rows' names differ only in composition, a name finds the row it spells exactly."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def add(self, name: str, row: dict[str, Any]) -> None:
+        """Add ``row`` under ``name``, unless a row has that very name already."""
+        self._rows.setdefault(_nfc(name), {}).setdefault(name, row)
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        found = self._rows.get(_nfc(name), {})
+        if name in found:
+            return found[name]
+        return next(iter(found.values())) if len(found) == 1 else None
+
+
 class _Index:
-    """The scanned rows by item id, by video path under the root (with and without suffix), by clip."""
+    """The scanned rows by item id, by video path under the root (with and without suffix), by clip; a
+    table's key finds them whether its characters are composed or not (:class:`_Names`)."""
 
     def __init__(self, rows: list[dict[str, Any]], base: Path) -> None:
-        self.by_item = {r["item_id"]: r for r in rows}
-        self.by_video: dict[str, dict[str, Any]] = {}
-        self.by_clip: dict[str, list[dict[str, Any]]] = {}
+        self.by_item = _Names()
+        self.by_video = _Names()
+        self.by_clip: dict[str, list[dict[str, Any]]] = {}  # the scan's clip ids are composed
         stems: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
-            self.by_video[Path(r["video"]).relative_to(base).as_posix()] = r
+            self.by_item.add(r["item_id"], r)
+            self.by_video.add(Path(r["video"]).relative_to(base).as_posix(), r)
             stems.setdefault(_stem_path(Path(r["video"]), base), []).append(r)
             if "clip_id" in r:
-                self.by_clip.setdefault(r["clip_id"], []).append(r)
+                self.by_clip.setdefault(_nfc(r["clip_id"]), []).append(r)
         # A path without suffix that two videos share (ep01.mp4, ep01.webm) names neither.
-        self.shared = {stem: found for stem, found in stems.items() if len(found) > 1}
+        self.shared = {_nfc(stem): found for stem, found in stems.items() if len(found) > 1}
         for stem, found in stems.items():
             if len(found) == 1:
-                self.by_video.setdefault(stem, found[0])
+                self.by_video.add(stem, found[0])
 
     def find(self, entry: _Entry) -> tuple[list[dict[str, Any]], bool]:
         """The rows an entry's key names, and whether it names them as a clip (else as items); a key
@@ -1013,18 +1043,19 @@ class _Index:
             ValueError: The key is a video path without suffix that names several videos.
         """
         if entry.column == "item_id":
-            return ([self.by_item[entry.key]] if entry.key in self.by_item else []), False
+            one = self.by_item.get(entry.key)
+            return ([one] if one is not None else []), False
         if entry.column == "clip_id":
-            return self.by_clip.get(entry.key, []), True
+            return self.by_clip.get(_nfc(entry.key), []), True
         key = entry.key.strip("/") if entry.column == "video" else entry.key
         one = self.by_item.get(key) if entry.column == "" else None
         one = one or self.by_video.get(key)
-        if one is None and key in self.shared:
-            names = ", ".join(Path(r["video"]).name for r in self.shared[key])
+        if one is None and _nfc(key) in self.shared:
+            names = ", ".join(Path(r["video"]).name for r in self.shared[_nfc(key)])
             raise ValueError(f"{entry.where}: video {key!r} names several videos ({names}); give the suffix")
         if one is not None or entry.column == "video":
             return ([one] if one is not None else []), False
-        return self.by_clip.get(key, []), True
+        return self.by_clip.get(_nfc(key), []), True
 
 
 def _attach_instructions(
