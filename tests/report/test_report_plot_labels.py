@@ -61,7 +61,7 @@ def test_long_labels_never_shrink_the_plane_and_crowded_labels_are_cut(monkeypat
 
     figures = []
     real = _plots._svg
-    monkeypatch.setattr(_plots, "_svg", lambda fig, name: figures.append(fig) or real(fig, name))
+    monkeypatch.setattr(_plots, "_svg", lambda fig, *a: figures.append(fig) or real(fig, *a))
     nan = math.nan
     names = [f"generator-{k}-" + "y" * 48 for k in range(3)]
     _plane({n: (1.5 + k, nan, nan, 2.0 + k, nan, nan) for k, n in enumerate(names)})
@@ -90,7 +90,7 @@ def test_cut_labels_keep_their_ends_apart_and_edge_labels_stay_in_the_figure(mon
     assert all(f"step-{k}000<" in radar for k in range(1, 10))
     figures = []
     real = _plots._svg
-    monkeypatch.setattr(_plots, "_svg", lambda fig, name: figures.append(fig) or real(fig, name))
+    monkeypatch.setattr(_plots, "_svg", lambda fig, *a: figures.append(fig) or real(fig, *a))
     _plane({"openvla-7b-ft": (4.9, math.nan, math.nan, 4.6, math.nan, math.nan),
             "baseline": (2.0, math.nan, math.nan, 2.5, math.nan, math.nan)})
     (fig,) = figures
@@ -106,7 +106,7 @@ def test_the_radar_legend_names_every_generator_below_the_chart(monkeypatch) -> 
 
     figures = []
     real = _plots._svg
-    monkeypatch.setattr(_plots, "_svg", lambda fig, name: figures.append(fig) or real(fig, name))
+    monkeypatch.setattr(_plots, "_svg", lambda fig, *a: figures.append(fig) or real(fig, *a))
     dims = ("IQ-1", "MQ", "CC", "TA")
     scores = {f"gen {k:02d} " + "w" * 20: {d: (k % 7) / 7 for d in dims} for k in range(40)}
     svg = _plots.radar(scores, title="t")

@@ -89,36 +89,42 @@ def retention_table(audit: AccelerationAudit) -> Table:
     return table
 
 
-def _log_x(ax: Any) -> None:
-    """A log x axis labelled with plain numbers (with mathtext off, matplotlib's 10^k labels would show
-    their TeX source)."""
-    from matplotlib.ticker import FuncFormatter
-
+def _log_x(ax: Any, ticks: Sequence[float]) -> None:
+    """A log x axis with a tick, labelled as a plain number, at each of ``ticks`` and nowhere else (with
+    mathtext off, matplotlib's 10^k labels would show their TeX source; its minor labels left out 4x)."""
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
+    ticks = sorted(set(ticks))
+    ax.set_xticks(ticks, [f"{v:.3g}" for v in ticks])
+    ax.set_xticks([], minor=True)
 
 
 @_plain_text
 def frontier_plot(audit: AccelerationAudit) -> str:
-    """Speedup (x, log scale) against Q (y) per method, the Pareto frontier and the Q level."""
+    """Speedup (x, log scale) against Q (y) per method, the Pareto frontier (ringed, and joined when it has
+    several methods) and the Q level; the methods without a speedup or a Q are named under the figure."""
     fig, ax = _figure(5.4, 3.8)
     pts = [(m.name, m.speedup, m.q) for m in audit.methods
            if not (math.isnan(m.speedup) or math.isnan(m.q.value))]
     for k, (name, s, q) in enumerate(pts):
         ax.errorbar([s], [q.value], yerr=_err(q.value, q.low, q.high), fmt="o", capsize=3, color=f"C{k % 10}")
         ax.annotate(name, (s, q.value), textcoords="offset points", xytext=(5, 5), fontsize=8)
-    front = [(s, q.value) for name, s, q in pts if name in audit.frontier]
+    front = sorted((s, q.value) for name, s, q in pts if name in audit.frontier)
+    if front:  # (a frontier of one method had no mark at all)
+        ax.scatter([f[0] for f in front], [f[1] for f in front], s=150, facecolors="none", edgecolors="#555",
+                   lw=1, label="frontier", zorder=3)
     if len(front) > 1:
-        front.sort()
-        ax.plot([f[0] for f in front], [f[1] for f in front], color="#888", lw=1, ls="--", label="frontier")
+        ax.plot([f[0] for f in front], [f[1] for f in front], color="#888", lw=1, ls="--")
     ax.axhline(audit.level, color="#c00", lw=0.8, ls=":", label=f"Q = {audit.level:g}")
-    _log_x(ax)
+    _log_x(ax, [s for _, s, _ in pts])
     ax.set(xlabel="speedup over dense (log scale)", ylabel="aggregate retention Q",
            title=f"Speed-quality frontier: {audit.dense}")
     ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
-    return _svg(fig, f"frontier-{_stem(audit.dense)}")
+    # (a method of unknown speedup vanished from the figure, its table row left the only trace)
+    unknown = [f"{m.name} ({'speedup unknown' if math.isnan(m.speedup) else 'no Q'})" for m in audit.methods
+               if math.isnan(m.speedup) or math.isnan(m.q.value)]
+    return _svg(fig, f"frontier-{_stem(audit.dense)}", f"Q against speedup over dense {audit.dense}, per "
+                "method, with the frontier", f"Not drawn: {', '.join(unknown)}." if unknown else "")
 
 
 def audit_section(audits: Sequence[AccelerationAudit], *, skipped: str | None = None) -> Section:
@@ -234,21 +240,24 @@ def sample_size_table(result: SampleSizeResult, statistic: str = "FVD") -> Table
 def sample_size_plot(result: SampleSizeResult, statistic: str = "FVD") -> str:
     """The statistic against n per generator (mean and percentile band of the draws)."""
     fig, ax = _figure(5.4, 3.8)
+    ns: set[int] = set()
     for k, (g, pts) in enumerate(result.curves.items()):
         ok = [p for p in pts if not math.isnan(p.mean)]
         if not ok:
             continue
+        ns |= {p.n for p in ok}
         color = f"C{k % 10}"
         ax.plot([p.n for p in ok], [p.mean for p in ok], marker="o", color=color, label=g)
         ax.fill_between([p.n for p in ok], [p.low for p in ok], [p.high for p in ok], color=color, alpha=0.15)
         ax.axhline(result.full[g], color=color, lw=0.7, ls=":")
-    _log_x(ax)
-    ax.set_xticks(list(result.ns), [str(n) for n in result.ns])
-    ax.set_xticks([], minor=True)
+    # Ticks only at the n with data (those past every generator's windows stretched the axis).
+    _log_x(ax, sorted(ns))
+    empty = [n for n in result.ns if n not in ns]
+    note = f"No generator has n = {', '.join(map(str, empty))} windows, so no point there." if empty else ""
     ax.set(xlabel="windows n (log scale)", ylabel=statistic, title=f"{statistic} sensitivity to sample size")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _svg(fig, "sample-size")
+    return _svg(fig, "sample-size", f"{statistic} against the number of windows n, per generator", note)
 
 
 def sample_size_section(result: SampleSizeResult, statistic: str = "FVD", features: str = "") -> Section:

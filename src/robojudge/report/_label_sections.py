@@ -104,8 +104,11 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
         for t in targets:
             c = report.cells[j][t]
             axes = report.axes if t == OVERALL else (t,)
-            # Withheld where r is (fewer than MIN_CORRELATION_ITEMS pairs): two points rank +-1 too.
-            tau = Estimate(math.nan) if c.n < MIN_CORRELATION_ITEMS else kendall_interval(
+            # Withheld where r is (fewer than MIN_CORRELATION_ITEMS pairs: two points rank +-1 too), and
+            # where the point tau is undefined: an Overall needs every axis scored (a judge scored on PA
+            # only had its PA tau printed as its Overall).
+            undefined = c.n < MIN_CORRELATION_ITEMS or math.isnan(c.stats["kendall"].value)
+            tau = Estimate(math.nan) if undefined else kendall_interval(
                 np.concatenate([scores[j][a] for a in axes]), np.concatenate([human[a] for a in axes]),
                 clusters * len(axes), strata * len(axes), bootstrap=inp.bootstrap, seed=inp.seed,
                 level=report.level)
@@ -122,17 +125,37 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
     names = _marked(drawn, {j for j in drawn if OVERALL in small_of[j]})
     ov = {j: (report.cells[j][OVERALL].stats["mse"], report.cells[j][OVERALL].stats["pearson"])
           for j in drawn}
-    sec.plots.append(_plots.landscape({names[j]: (m.value, m.low, m.high, r.value, r.low, r.high)
-                                       for j, (m, r) in ov.items()}, OVERALL))
+    points = {j: (m.value, m.low, m.high, r.value, r.low, r.high) for j, (m, r) in ov.items()
+              if not (math.isnan(m.value) or math.isnan(r.value))}
+    unplotted = [f"{j} ({_no_overall(report, j)})" for j in drawn if j not in points]
+    if points:
+        sec.plots.append(_plots.landscape(
+            {names[j]: p for j, p in points.items()}, OVERALL,
+            note=f"Not drawn, no Overall r or MSE: {'; '.join(unplotted)}." if unplotted else ""))
+    else:  # (an empty frame was drawn, with no word why)
+        sec.intro += (" No judge has both an Overall r and MSE, so there is no correlation-vs-MSE figure: "
+                      f"{'; '.join(unplotted)}.")
     sec.plots.append(_plots.bias_bars({names[j]: {a: (report.cells[j][a].stats["bias"].value,
                                                       report.cells[j][a].stats["bias"].low,
                                                       report.cells[j][a].stats["bias"].high)
                                                   for a in report.axes} for j in drawn}))
-    shown = drawn[:MAX_JUDGE_PANELS]
-    sec.plots.append(_plots.judge_scatter({j: scores[j] for j in shown}, human, seed=inp.seed))
+    # The calibrated judge first: it was listed last, so cut first (silently) from the panels.
+    ordered = sorted(drawn, key=lambda j: j != CALIBRATED)
+    shown, cut = ordered[:MAX_JUDGE_PANELS], ordered[MAX_JUDGE_PANELS:]
+    note = (f"Panels for {len(shown)} of {len(ordered)} judges; not drawn (see the tables): {', '.join(cut)}."
+            if cut else "")
+    sec.plots.append(_plots.judge_scatter({j: scores[j] for j in shown}, human, seed=inp.seed, note=note))
     sec.plots.append(_plots.confusion_grid({j: {a: report.cells[j][a].confusion or [] for a in report.axes}
-                                            for j in shown}))
+                                            for j in shown}, note=note))
     return sec, report
+
+
+def _no_overall(report: AgreementReport, judge: str) -> str:
+    """Why ``judge`` has no Overall r or MSE: an axis it did not score, else too few or constant pairs."""
+    unscored = [_TITLES[a] for a in report.axes if not report.cells[judge][a].n]
+    if unscored:
+        return f"no scores on {', '.join(unscored)}"
+    return "too few scored pairs, or constant scores"
 
 
 def metrics_section(inp: ReportInput) -> Section:

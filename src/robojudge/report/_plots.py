@@ -17,9 +17,11 @@ by the browser in a font that has them.
 from __future__ import annotations
 
 import functools
+import html
 import io
 import math
 import re
+import textwrap
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec
@@ -77,16 +79,24 @@ def _figure(width: float, height: float, **subplots: Any) -> tuple[Figure, Any]:
     return fig, fig.subplots(**subplots)
 
 
-def _svg(fig: Figure, name: str) -> str:
-    """The figure as an ``<svg>`` element (no XML prolog); text stays text, drawn in any sans-serif."""
+def _svg(fig: Figure, name: str, label: str, note: str = "") -> str:
+    """The figure as an ``<svg>`` element (no XML prolog); text stays text, drawn in any sans-serif.
+
+    ``label`` is its accessible name (what the figure shows, in words; ``name`` is only an id), and
+    ``note``, when given, is printed under the figure (what it leaves out) and added to that name.
+    """
     import matplotlib
 
+    if note:
+        fig.supxlabel(textwrap.fill(note, int(fig.get_figwidth() * 15)), fontsize=7, color="#444")
+        label = f"{label}. {note}"
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": f"robojudge-{name}", "svg.fonttype": "none"}):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     svg = _scope_ids(text[text.index("<svg"):], name)
-    return svg.replace("<svg ", f'<svg class="plot" data-plot="{name}" role="img" aria-label="{name}" ', 1)
+    return svg.replace("<svg ", f'<svg class="plot" data-plot="{name}" role="img" '
+                       f'aria-label="{html.escape(label, quote=True)}" ', 1)
 
 
 def _scope_ids(svg: str, name: str) -> str:
@@ -116,8 +126,9 @@ def _title(target: str) -> str:
 
 @_plain_text
 def judge_scatter(scores: Mapping[str, Mapping[str, FloatArray]], human: Mapping[str, FloatArray],
-                  *, seed: int = DEFAULT_SEED) -> str:
-    """Judge score against human score, one panel per (judge, axis); human scores jittered by +-0.15."""
+                  *, seed: int = DEFAULT_SEED, note: str = "") -> str:
+    """Judge score against human score, one panel per (judge, axis); human scores jittered by +-0.15.
+    ``note`` is printed under the panels (which judges have none)."""
     judges = list(scores)
     axes = list(human)
     fig, grid = _figure(3.0 * len(axes), 2.7 * len(judges), nrows=len(judges), ncols=len(axes),
@@ -133,12 +144,14 @@ def judge_scatter(scores: Mapping[str, Mapping[str, FloatArray]], human: Mapping
             ax.set(xlim=(0.5, 5.5), ylim=(0.5, 5.5), xlabel=f"human {_title(a)}", ylabel=_short(j),
                    title=f"{_short(j)}: {_title(a)} (n={int(ok.sum())})")
             ax.title.set_fontsize(9)
-    return _svg(fig, "judge-scatter")
+    return _svg(fig, "judge-scatter", "Judge scores against human scores, one panel per judge and axis",
+                note)
 
 
 @_plain_text
-def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]]]) -> str:
-    """Confusion matrices (rows human, columns rounded judge score), one panel per (judge, axis)."""
+def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]]], *, note: str = "") -> str:
+    """Confusion matrices (rows human, columns rounded judge score), one panel per (judge, axis); a panel
+    with no scored item says so. ``note`` is printed under the panels."""
     judges = list(confusions)
     axes = list(next(iter(confusions.values())))
     fig, grid = _figure(2.9 * len(axes), 2.7 * len(judges), nrows=len(judges), ncols=len(axes),
@@ -156,18 +169,25 @@ def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]
                 if v:
                     ax.text(c, r, str(int(v)), ha="center", va="center", fontsize=7,
                             color="white" if v > top / 2 else "black")
+            if not top:  # (an axis the judge did not score was a blank matrix, read as a zero count)
+                ax.text(0.5, 0.5, "n/a: no scored item", transform=ax.transAxes, ha="center", va="center",
+                        fontsize=8, color="#444")
             ax.set(xlabel=f"{_short(j)} (rounded)", ylabel="human", title=f"{_short(j)}: {_title(a)}")
             ax.title.set_fontsize(9)
-    return _svg(fig, "confusion")
+    return _svg(fig, "confusion", "Confusion matrices of rounded judge scores against human scores, one per "
+                "judge and axis", note)
 
 
 @_plain_text
-def landscape(points: Mapping[str, tuple[float, float, float, float, float, float]], target: str) -> str:
+def landscape(points: Mapping[str, tuple[float, float, float, float, float, float]], target: str,
+              *, note: str = "") -> str:
     """Pearson r against MSE per judge with both CIs (RoboJudge Fig. 9); the top left is best.
 
     Args:
-        points: judge -> ``(mse, mse_low, mse_high, r, r_low, r_high)``.
+        points: judge -> ``(mse, mse_low, mse_high, r, r_low, r_high)``; a judge without either is not
+            drawn (say which in ``note``).
         target: Axis or ``overall``, for the labels.
+        note: Printed under the figure.
     """
     fig, ax = _figure(5.2, 4.0)
     for k, (j, (m, mlo, mhi, r, rlo, rhi)) in enumerate(points.items()):
@@ -180,7 +200,8 @@ def landscape(points: Mapping[str, tuple[float, float, float, float, float, floa
            ylabel=f"{_title(target)} Pearson r (higher is better)",
            title=f"Correlation vs. MSE ({_title(target)})")
     ax.grid(alpha=0.3)
-    return _svg(fig, f"landscape-{target}")
+    return _svg(fig, f"landscape-{target}", f"{_title(target)} Pearson r against {_title(target)} MSE per "
+                "judge, with intervals", note)
 
 
 @_plain_text
@@ -198,27 +219,31 @@ def bias_bars(bias: Mapping[str, Mapping[str, tuple[float, float, float]]]) -> s
         hi = np.array([bias[j][a][2] for j in judges])
         err = np.where(np.isnan(lo), 0.0, np.clip(np.vstack([vals - lo, hi - vals]), 0.0, None))
         ax.bar(xs, vals, width, yerr=err, capsize=3, label=_title(a), color=f"C{k}")
+        for x in xs[np.isnan(vals)]:  # (an axis without scores had no bar and no word)
+            ax.text(x, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color=f"C{k}")
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xticks(range(len(judges)), [_short(j) for j in judges], rotation=15, ha="right")
     ax.set(ylabel="mean signed error (judge - human)", title="Bias: over-scoring > 0 > under-scoring")
     ax.legend(fontsize=8)
-    return _svg(fig, "bias")
+    return _svg(fig, "bias", "Bias per judge and axis: mean signed error, judge minus human, with intervals")
 
 
 @_plain_text
 def forest(rows: Sequence[tuple[str, float, float, float]], *, xlabel: str, name: str, title: str) -> str:
-    """Point estimates with horizontal CI bars, one line per ``(label, value, low, high)``."""
+    """Point estimates with horizontal CI bars, one line per ``(label, value, low, high)``; a line
+    without a value reads n/a."""
     fig, ax = _figure(6.0, max(2.0, 0.32 * len(rows) + 1.0))
     ys = np.arange(len(rows))[::-1]
     for y, (_, v, lo, hi) in zip(ys, rows, strict=True):
         if math.isnan(v):
+            ax.text(0.02, y, "n/a", ha="left", va="center", fontsize=7, color="#444")
             continue
         ax.errorbar([v], [y], xerr=_err(v, lo, hi), fmt="o", capsize=3, color="C0" if v >= 0 else "C3", ms=4)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(ys, [_short(r[0]) for r in rows], fontsize=8)
     ax.set(xlim=(-1.05, 1.05), xlabel=xlabel, title=title)
     ax.grid(axis="x", alpha=0.3)
-    return _svg(fig, name)
+    return _svg(fig, name, title)
 
 
 #: More generators than this on the PA-IA plane: their labels are cut to :data:`_CROWDED_LABEL` characters.
@@ -269,12 +294,17 @@ def generator_plane(points: Mapping[str, tuple[float, float, float, float, float
            title="Generators: physical adherence vs. instruction alignment")
     ax.title.set_fontsize(9)  # (over axes as wide as the figure, at 10 pt it ran past the edge)
     ax.grid(alpha=0.3)
-    return _svg(fig, "generator-plane")
+    return _svg(fig, "generator-plane", "Generators by mean PA (x) and mean IA (y), with intervals")
 
 
 @_plain_text
 def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
-    """Sub-dimension scores per generator on a radar chart (axes = sub-dimensions, radius 0-1)."""
+    """Sub-dimension scores per generator on a radar chart (axes = sub-dimensions, radius 0-1).
+
+    A generator without a value on some sub-dimension (NaN) has its line broken there, no fill, and
+    those sub-dimensions named n/a in the legend. Past 10 generators the line styles, then the markers,
+    change, so no two legend entries look alike.
+    """
     groups = list(scores)
     dims = list(next(iter(scores.values())))
     angles = np.linspace(0, 2 * np.pi, len(dims), endpoint=False)
@@ -287,39 +317,56 @@ def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
     labels = _clipped_all(groups, 20) if ncol > 1 else [_short(g) for g in groups]
     for k, g in enumerate(groups):
         vals = np.array([scores[g][d] for d in dims], dtype=float)
+        missing = [d for d, v in zip(dims, vals, strict=True) if math.isnan(v)]
         vals = np.append(vals, vals[0])
-        ax.plot(closed, vals, color=f"C{k % 10}", lw=1.4, label=labels[k])
-        ax.fill(closed, np.nan_to_num(vals), color=f"C{k % 10}", alpha=0.08)
+        # (the ten default colours repeated from the 11th generator on: two legend entries alike)
+        style = {"color": f"C{k % 10}", "ls": _LINE_STYLES[k // 10 % len(_LINE_STYLES)],
+                 "marker": _MARKERS[k // (10 * len(_LINE_STYLES)) % len(_MARKERS)]}
+        label = labels[k] + (f" (n/a: {', '.join(missing)})" if missing else "")
+        ax.plot(closed, vals, lw=1.4, ms=3, label=label, **style)
+        if not missing:  # (a missing value was filled to 0, the worst score, where the table says n/a)
+            ax.fill(closed, vals, color=style["color"], alpha=0.08)
     ax.set_xticks(angles, dims, fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_title(title, fontsize=10)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=ncol, fontsize=7,
                frameon=False)
-    return _svg(fig, "radar")
+    return _svg(fig, "radar", f"{title}, one line per generator")
 
+
+_LINE_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "x")
 
 #: Up to this many metrics the heatmap prints each value; past it, colours only (the values are in the
 #: table), at a size the page shows unscaled, scrolling sideways.
 HEATMAP_VALUES = 25
+#: The heatmap's colour of a pair without a value, apart from every colour of the scale.
+NO_VALUE_COLOUR = "#a0a0a0"
 
 
 @_plain_text
 def correlation_heatmap(names: Sequence[str], corr: FloatArray, *, title: str) -> str:
     """A symmetric correlation matrix as a diverging heatmap, with the values printed up to
     :data:`HEATMAP_VALUES` metrics. (At 62 metrics, printed values made a 36-inch figure the page drew at
-    43%: labels 3 px tall, and 1.6 MB of the page.)"""
+    43%: labels 3 px tall, and 1.6 MB of the page.) A pair without a value (NaN) is grey, and reads n/a
+    where values are printed."""
+    import matplotlib
+
     n = len(names)
     values = n <= HEATMAP_VALUES
     size = max(4.0, (0.55 if values else 0.3) * n + 2.0)
     fig, ax = _figure(size + 1.0, size)
-    im = ax.imshow(corr, cmap="RdBu_r", vmin=-1, vmax=1)
+    # (NaN was left transparent: the white background, which is also how RdBu_r draws 0)
+    cmap = matplotlib.colormaps["RdBu_r"].with_extremes(bad=NO_VALUE_COLOUR)
+    im = ax.imshow(corr, cmap=cmap, vmin=-1, vmax=1)
     ax.set_xticks(range(n), [_short(m) for m in names], rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(n), [_short(m) for m in names], fontsize=7)
     for (r, c), v in np.ndenumerate(corr):
-        if values and not math.isnan(v):
-            ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=6,
+        if values:
+            ax.text(c, r, "n/a" if math.isnan(v) else f"{v:.2f}", ha="center", va="center", fontsize=6,
                     color="white" if abs(v) > 0.6 else "black")
     fig.colorbar(im, ax=ax, shrink=0.8)
     ax.set_title(title, fontsize=10)
-    svg = _svg(fig, "metric-heatmap")
+    note = "Grey cells (n/a): no value for that pair." if np.isnan(corr).any() else ""
+    svg = _svg(fig, "metric-heatmap", f"{title}, as a heatmap of {n} rows", note)
     return svg if values else svg.replace('class="plot"', 'class="plot wide"', 1)

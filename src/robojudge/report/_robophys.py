@@ -251,11 +251,21 @@ def robophys_section(inp: ReportInput) -> Section:
     if not norm:
         tax = load_taxonomy()
         several = [m for m in _several_configs(inp) if m in tax]
-        sec.skipped = (f"the taxonomy metrics stored ({', '.join(_named(inp, several))}) each have several "
-                       "configurations "
-                       "or versions, and this section averages one value per metric" if several else
-                       "no RoboPhys-3D taxonomy metric is stored (ids as in the taxonomy, e.g. iq1_psnr, "
-                       "mq_flow_score); score the suite with them first") + _not_normalized(left)
+        # (rows stored but all unscored were reported as no metric stored at all)
+        scope = {it.item_id for it in inp.scope}
+        unscored = sorted({r.metric for r in inp.item_rows if r.metric in tax and r.item_id in scope}
+                          - set(left))
+        if several:
+            sec.skipped = (f"the taxonomy metrics stored ({', '.join(_named(inp, several))}) each have "
+                           "several configurations or versions, and this section averages one value per "
+                           "metric")
+        elif unscored:
+            sec.skipped = (f"the taxonomy metrics stored ({', '.join(unscored)}) are unscored on every item "
+                           "(see the summary table for why)")
+        else:
+            sec.skipped = ("no RoboPhys-3D taxonomy metric is stored (ids as in the taxonomy, e.g. iq1_psnr, "
+                           "mq_flow_score); score the suite with them first")
+        sec.skipped += _not_normalized(left)
         return sec
     tax = load_taxonomy()
     gens, means = _by_generator(inp, norm)
@@ -389,6 +399,9 @@ def heatmap_section(inp: ReportInput) -> Section:
     if len(keys) > _plots.HEATMAP_VALUES:
         sec.intro += (f" With {len(keys)} rows the heatmap shows colours only; the values are in the table "
                       "(tables/metric_correlations.csv).")
+    if none := int(np.isnan(corr[np.triu_indices(n, 1)]).sum()):
+        sec.intro += (f" {none} pairs have no rho (fewer than {_MIN_CONFIGS} common items, or one of the two "
+                      "constant on them): grey cells in the heatmap, n/a in the table.")
     unknown = [f.label for f in feats if f.direction is None and f.label in keys]
     if unknown:
         sec.intro += (f" Of unknown direction, so as stored (a negative rho may still mean agreement): "
