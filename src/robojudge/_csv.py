@@ -7,6 +7,7 @@ In the base layer so that every layer's writers use it (set-level rows, audit ti
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -51,15 +52,47 @@ def csv_safe(value: Any) -> Any:
     return value
 
 
+def _has_break(cells: list[Any]) -> bool:
+    for c in cells:  # noqa: SIM110 - faster than any() over a generator; runs for every row written
+        if isinstance(c, str) and ("\r" in c or "\n" in c):
+            return True
+    return False
+
+
 class SafeCsvWriter:
-    """A ``csv.writer`` whose cells pass through :func:`csv_safe` first (unless ``raw``)."""
+    """A ``csv.writer`` whose cells pass through :func:`csv_safe` first (unless ``raw``).
+
+    A text cell holding a line break is quoted whatever the line terminator: ``csv`` quotes only the
+    characters of its own terminator, so with ``lineterminator="\\n"`` a ``\\r`` would go out bare
+    and every reader would end the row there. Such a row is written as with ``"\\r\\n"``, then given this
+    writer's terminator; other rows are written as ``csv.writer`` writes them.
+
+    >>> import io
+    >>> buf = io.StringIO()
+    >>> SafeCsvWriter(buf, lineterminator="\\n").writerows([["over\\rwrite", 1], ["plain", 2]])
+    >>> buf.getvalue()
+    '"over\\rwrite",1\\nplain,2\\n'
+    """
 
     def __init__(self, fh: Any, *, raw: bool = False, **fmt: Any) -> None:
         self._w = csv.writer(fh, **fmt)
+        self._fh = fh
         self._raw = raw
+        self._end = self._w.dialect.lineterminator
+        # Writes a row holding a line break into _buf; None when this writer's terminator quotes both.
+        self._buf = io.StringIO()
+        self._breaks: Any = (None if {"\r", "\n"} <= set(self._end)
+                             else csv.writer(self._buf, **{**fmt, "lineterminator": "\r\n"}))
 
     def writerow(self, row: Iterable[Any]) -> None:
-        self._w.writerow(row if self._raw else [csv_safe(c) for c in row])
+        cells = list(row) if self._raw else [csv_safe(c) for c in row]
+        if self._breaks is None or not _has_break(cells):
+            self._w.writerow(cells)
+            return
+        self._buf.seek(0)
+        self._buf.truncate()
+        self._breaks.writerow(cells)
+        self._fh.write(self._buf.getvalue()[:-2] + self._end)
 
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
         for row in rows:

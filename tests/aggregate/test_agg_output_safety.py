@@ -54,3 +54,23 @@ def test_the_scores_csv_escapes_formulas_on_stdout_and_in_the_file(tmp_path: Pat
     text = out.read_text(encoding="utf-8")
     assert '"=HYPERLINK' not in text and not any(ln.startswith("=") for ln in text.splitlines())
     _check(text)
+
+
+def test_a_group_with_a_carriage_return_stays_one_row(tmp_path: Path) -> None:
+    # The CSV was written with "\n" line ends and a bare "\r" in the name: readers split its row in two.
+    import pandas as pd
+
+    src = tmp_path / "export.csv"
+    with src.open("w", newline="", encoding="utf-8") as f:
+        SafeCsvWriter(f).writerows([["item_id", "metric", "value", "generator"],
+                                    ["a1", "iq1_ssim", 0.5, "over\rwrite"], ["a2", "iq1_ssim", 0.7, "plain"]])
+    out = tmp_path / "scores.csv"
+    done = runner.invoke(app, ["scores", "--in", str(src), "--by", "generator", "--normalized", "--missing",
+                               "drop", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["generator"]: float(r["subdim_IQ-1"]) for r in rows} == pytest.approx(
+        {"over\rwrite": 3.0, "plain": 4.2})
+    df = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert sorted(df["generator"]) == ["over\rwrite", "plain"]

@@ -60,3 +60,18 @@ def test_a_row_with_more_cells_than_the_header_is_an_error(tmp_path) -> None:
         read_timing(p)
     p.write_text("generator,item,seconds,steps\nfast,fast0,2\n")
     assert read_timing(p)[0].seconds == 2.0
+
+
+def test_a_timing_file_written_as_audit_standins_writes_it_reads_back(tmp_path) -> None:
+    # A bare "\r" ended the row (audit acceleration refused its own file); read_timing lost quoted breaks.
+    import pandas as pd
+
+    from robojudge._csv import SafeCsvWriter
+
+    p = tmp_path / "timing.csv"
+    with p.open("w", newline="") as fh:  # as make_standins writes it
+        rows = [["generator", "item", "seconds"], ["over\rwrite", "i\n1", "33"], ["g", "i2", "4"]]
+        SafeCsvWriter(fh, lineterminator="\n").writerows(rows)
+    assert [(r.generator, r.item, r.seconds) for r in read_timing(p)] == [
+        ("over\rwrite", "i\n1", 33.0), ("g", "i2", 4.0)]
+    assert list(pd.read_csv(p, dtype=str, keep_default_na=False)["generator"]) == ["over\rwrite", "g"]

@@ -275,3 +275,26 @@ def test_blank_lines_are_skipped_and_a_short_row_is_named_for_what_it_lacks(tmp_
     with pytest.raises(ScoreTableError, match=r"pred.csv line 3: 2 fields where the header has 3 "
                                               r"\(item_id, axis, score\); a missing cell\? Leave a blank"):
         agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_judge_names_are_read_as_written(tmp_path: Path) -> None:
+    # Before, the CSV was read with skipinitialspace: judge ' sp' became 'sp' and was reported as a duplicate.
+    human = "item_id,axis,score\ni1,pa,5\ni2,pa,1\n"
+    h, p = _files(tmp_path, human, "judge,item_id,axis,score\n sp,i1,pa,5\nsp,i1,pa,4\n")
+    with pytest.raises(ScoreTableError, match=r"pred.csv line 2, column 'judge': ' sp' has spaces at either"):
+        agreement_from_csv(p, h, bootstrap=0)
+    # Header names and scores may still carry spaces.
+    h, p = _files(tmp_path, human, "judge, item_id, axis, score\nsp,i1,pa, 5\nsp,i2,pa,1 \n")
+    assert list(agreement_from_csv(p, h, bootstrap=0).cells) == ["sp"]
+
+
+@pytest.mark.parametrize(("column", "value"),
+                         [("judge", "\x1b[31mred"), ("item_id", "i\r1"), ("axis", "p\ta")])
+def test_names_with_control_characters_are_refused(tmp_path: Path, column: str, value: str) -> None:
+    # Before, an ESC in a judge name reached the terminal's table raw and recoloured it.
+    row = {"judge": "j", "item_id": "i1", "axis": "pa", "score": "5", column: value}
+    cells = ",".join(f'"{row[c]}"' for c in ("judge", "item_id", "axis", "score"))
+    h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\n", f"judge,item_id,axis,score\n{cells}\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
+    assert r.exit_code == 2
+    assert f"{p} line 2, column '{column}': {value!r} holds a control character" in " ".join(r.output.split())

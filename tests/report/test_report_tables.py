@@ -87,3 +87,44 @@ def test_csv_headers_never_repeat() -> None:
     # bound gives way (a_low#2); a second column named n is n#2.
     assert header[:3] == ["metric", "n", "a"] and "n#2" in header and "a_low#2" in header
     assert row["a_low"] == "2.0" and row["a_low#2"] == "0.5" and row["n#2"] == "4.0" and row["n"] == "3"
+
+
+def test_csv_quotes_line_breaks_in_names_and_reads_back() -> None:
+    # Written with "\n" line ends, a name holding "\r" went out bare: every reader split its row there.
+    import pandas as pd
+
+    names = ["over\rwrite", "a\nb", "plain"]
+    t = Table("t", "T", ["generator", "over\rwrite"])
+    for k, name in enumerate(names):
+        t.add([text(name), Cell(float(k))])
+    body = t.to_csv()
+    rows = list(csv.reader(io.StringIO(body, newline="")))
+    assert [r[0] for r in rows] == ["generator", *names] and rows[0][1] == "over\rwrite"
+    df = pd.read_csv(io.StringIO(body, newline=""), dtype=str, keep_default_na=False)
+    assert list(df["generator"]) == names and list(df["over\rwrite"]) == ["0.0", "1.0", "2.0"]
+    assert body.endswith("\nplain,2.0,,,False,False\n")  # rows without a line break are written as before
+
+
+def test_latex_writes_control_characters_as_text() -> None:
+    # The ESC byte went into the .tex file, and pdflatex stopped at it.
+    assert latex_escape("\x1b[31mred\tx") == r"\textbackslash{}x1b[31mred\textbackslash{}x09x"
+
+
+def test_markdown_names_render_as_their_text() -> None:
+    # Only | < > & were escaped: a\|b lost its backslash, *x* became emphasis, ![..](..) a remote image.
+    from markdown_it import MarkdownIt
+
+    names = ["a\\|b", "*bold* `code`", "[click](javascript:alert(1))", "![img](http://127.0.0.1:9/p.png)",
+             "~~gone~~", "<script>x</script> &amp;", "_v_ __w__", "cosmos_predict2"]
+    t = Table("t", "T", ["generator", "PA"])
+    for name in names:
+        t.add([text(name), Cell(1.0)])
+    md = t.to_markdown()
+    assert "| cosmos_predict2 |" in md  # an intraword underscore is left readable
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(md)
+    cells = [tok for tok in tokens if tok.type == "inline"][1:]  # the heading first
+    shown = []
+    for cell in cells:
+        assert cell.children is not None and {c.type for c in cell.children} == {"text"}, cell.children
+        shown.append("".join(c.content for c in cell.children))
+    assert shown == ["generator", "PA", *(x for name in names for x in (name, "1.000"))]

@@ -314,3 +314,22 @@ def test_names_that_differ_only_in_unicode_composition_are_warned(media_root: Pa
     assert "clip id 'c1/Mod\\xe9l' differs from clip id 'c1/Mode\\u0301l' (item " in found[1].message
     assert "are two clips (two clusters of the paired bootstrap)" in found[1].message
     assert "item id 'Mod\\xe9l/ep1' differs from item id 'Mode\\u0301l/ep1' (line 2) only" in found[2].message
+
+
+def test_name_fields_with_control_characters_are_refused(media_root: Path) -> None:
+    # Before, only item_id was checked: an ESC in a generator recoloured the terminal and stopped pdflatex.
+    bad = [("generator", "\x1b[31mred"), ("clip_id", "c\rd"), ("task", "t\nu"), ("split", "s\tt")]
+    recs = [{"item_id": f"i{k}", "video": "videos/ep3.mp4", f: v} for k, (f, v) in enumerate(bad)]
+    recs.append({"item_id": "r", "video": "videos/ep3.mp4", "labels": {"pa": 3, "rater": "ann\x00"}})
+    recs.append({"item_id": "v", "video": "videos/ep3.mp4", "views": {"front\n": "videos/ep3.mp4"}})
+    recs.append({"item_id": "ok", "video": "videos/ep3.mp4", "generator": "a b",
+                 "labels": {"rater": "Ann é"}})
+    path = media_root / "suite.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    problems = validate_manifest(path)
+    assert [(p.line, p.field) for p in problems] == [
+        (1, "generator"), (2, "clip_id"), (3, "task"), (4, "split"), (5, "labels.rater"), (6, "views")]
+    assert "generator holds a control character ('\\x1b' at position 0)" in problems[0].message
+    assert "labels.rater holds a control character ('\\x00' at position 3)" in problems[4].message
+    assert "view name 'front\\n' holds a control character" in problems[5].message
+    assert [it.item_id for it in load_suite(path, strict=False)] == ["ok"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -87,7 +88,9 @@ def read_timing(path: str | Path) -> list[TimingRow]:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")  # a byte order mark (Excel's "CSV UTF-8") is not data
+        # A byte order mark (Excel's "CSV UTF-8") is not data; a quoted "\r" is, so line ends are kept.
+        with p.open(encoding="utf-8-sig", newline="") as f:
+            text = f.read()
     except OSError as exc:
         raise TimingError(f"{p}: cannot read the timing file ({exc.strerror or exc})") from exc
     if p.suffix.lower() == ".json":
@@ -99,7 +102,7 @@ def read_timing(path: str | Path) -> list[TimingRow]:
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise TimingError(f"{p}: expected a list of objects (or {{\"timings\": [...]}})")
         return [_row(e, f"{p}, entry {i + 1}", i + 1) for i, e in enumerate(entries)]
-    reader = csv.DictReader(text.splitlines())
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     if not reader.fieldnames or "generator" not in reader.fieldnames:
         raise TimingError(f"{p}, line 1: the header must name 'generator' and 'seconds' or 'steps'")
     header = list(reader.fieldnames)

@@ -10,7 +10,7 @@ file, and where it can the line and the column. pandas is imported when a file i
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,7 +46,8 @@ class ScoreTableError(ValueError):
 
 
 def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Every column as text, blanks kept as ``''``, header names stripped.
+    """Every column as text, blanks kept as ``''``, header names stripped; cells as written (a space
+    after a comma is kept, so that a name with one is refused, not merged with another).
 
     Raises:
         ScoreTableError: The file is missing, a folder, unreadable, not CSV, or lacks a ``required``
@@ -56,7 +57,7 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
 
     _check_field_counts(path)
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, index_col=False)
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, index_col=False)
     except FileNotFoundError:
         raise ScoreTableError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -88,7 +89,7 @@ def _check_field_counts(path: str | Path) -> None:
 
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f, skipinitialspace=True)
+            reader = csv.reader(f)
             header = next(reader, None)
             if header is None:
                 return
@@ -102,6 +103,25 @@ def _check_field_counts(path: str | Path) -> None:
                     f"{len(header)} ({', '.join(h.strip() for h in header)}); {hint}")
     except (OSError, UnicodeDecodeError, csv.Error):
         return
+
+
+def _check_names(df: pd.DataFrame, columns: Sequence[str], path: str | Path) -> None:
+    """The ``columns`` of ``df`` that hold names (judges, items, axes, clips) are used as written: a
+    cell with a control character (printed raw, a terminal runs it) or with spaces at either end (a
+    judge ``' sp'`` beside ``'sp'``) is an error naming its line and column, as an ``item_id`` with
+    either is in a manifest. A blank cell (spaces only too) is left to the checks of blanks."""
+    for column in columns:
+        if column not in df.columns:
+            continue
+        for i, name in enumerate(df[column]):
+            bad = next((k for k, ch in enumerate(name) if unicodedata.category(ch) == "Cc"), None)
+            if bad is not None:
+                raise ScoreTableError(f"{path} {_line(i)}, column {column!r}: {name!r} holds a control "
+                                      f"character ({name[bad]!r} at position {bad})")
+            if name.strip() and name != name.strip():
+                raise ScoreTableError(f"{path} {_line(i)}, column {column!r}: {name!r} has spaces at either "
+                                      "end; names are compared exactly, so remove them (a space after a "
+                                      "comma?)")
 
 
 def column_numbers(df: pd.DataFrame, column: str, path: str | Path) -> npt.NDArray[np.float64]:
@@ -178,10 +198,12 @@ def agreement_from_csv(
     for df, path, what in ((hdf, human, "human scores"), (pdf, pred, "judge scores")):
         if df.empty:  # the statistics said "need at least one axis and one judge", naming the human file
             raise ScoreTableError(f"{path}: no rows of {what} (only the header)")
-    if "judge" not in pdf.columns:
-        pdf["judge"] = pred.stem
     for df, path in ((hdf, human), (pdf, pred)):
         _check_axes(df, path)
+    _check_names(hdf, ("item_id", "axis", "clip_id", "source"), human)
+    _check_names(pdf, ("judge", "item_id", "axis"), pred)
+    if "judge" not in pdf.columns:
+        pdf["judge"] = pred.stem
     _check_unique(hdf, ["item_id", "axis"], human)
     _check_unique(pdf, ["judge", "item_id", "axis"], pred)
     _check_case(hdf, pdf, human, pred, warn)
@@ -451,6 +473,7 @@ def segments_from_csv(
                               f"{', '.join(scores)}")
     needed = (verdict, *scores, *(c for c in (group, clip, video) if c))
     df = read_score_csv(path, tuple(dict.fromkeys(needed)))
+    _check_names(df, [c for c in (group, clip, video) if c], path)
     where = [f"{path} line {i + 2}, column {verdict!r}" for i in range(len(df))]
     try:
         levels = verdict_levels([v.strip() for v in df[verdict]], where)

@@ -12,6 +12,8 @@ import dataclasses
 import html
 import io
 import math
+import re
+import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +40,9 @@ _LATEX_ESCAPES = (
 )
 
 
+# Markdown punctuation that changes what a cell shows; an intraword "_" (between letters or digits) does not.
+_MD_SPECIAL = re.compile(r"[`*\[\]!|~]|(?<![^\W_])_|_(?![^\W_])")
+
 #: A cell resting on fewer items than this is flagged as small n.
 SMALL_N_ITEMS = 10
 #: ... or on fewer clips (bootstrap clusters) than this.
@@ -55,8 +60,13 @@ def is_small(n: int, clusters: int | None = None) -> bool:
 
 def latex_escape(text: str) -> str:
     """Escape the characters LaTeX treats specially (``\\ & % $ # _ { } ~ ^``) in running text, and
-    ``< > |``, which the default font encoding prints as other glyphs. Characters outside Latin-1
-    (Greek, CJK) pass through: they need a UTF-8 engine (xelatex, lualatex) or packages of your own."""
+    ``< > |``, which the default font encoding prints as other glyphs. A control character is written
+    as its code, ``\\x1b`` (pdflatex stops at the raw byte). Characters outside Latin-1 (Greek, CJK)
+    pass through: they need a UTF-8 engine (xelatex, lualatex) or packages of your own.
+
+    >>> print(latex_escape("50% of a_b\\x1b[0m"))
+    50\\% of a\\_b\\textbackslash{}x1b[0m
+    """
     out = []
     for ch in text:
         for special, escaped in _LATEX_ESCAPES:
@@ -64,7 +74,7 @@ def latex_escape(text: str) -> str:
                 out.append(escaped)
                 break
         else:
-            out.append(ch)
+            out.append(rf"\textbackslash{{}}x{ord(ch):02x}" if unicodedata.category(ch) == "Cc" else ch)
     return "".join(out)
 
 
@@ -202,7 +212,9 @@ class Table:
         lines.append("| " + " | ".join(_md(c) for c in self.columns) + " |")
         lines.append("| " + " | ".join("---" for _ in self.columns) + " |")
         for r in self.rows:
-            cells = [f"**{_md(c.marked())}**" if c.best else _md(c.marked()) for c in r]
+            # A number's own text (digits, "[lo, hi]", "n/a") is no Markdown: written as it is.
+            cells = [c.marked() if c.is_number else _md(c.marked()) for c in r]
+            cells = [f"**{t}**" if c.best else t for c, t in zip(r, cells, strict=True)]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 
@@ -260,10 +272,16 @@ def _num(v: float) -> str:
 
 
 def md_escape(s: str) -> str:
-    """Text safe inside a Markdown table cell: HTML escaped (renderers pass raw HTML through), pipes
-    escaped and line breaks flattened, so a name like ``<script>`` or ``a|b`` stays one plain cell."""
-    return html.escape(s, quote=False).replace("|", r"\|").replace("\r\n", " ").replace("\n", " ").replace(
-        "\r", " ")
+    r"""Text safe inside a Markdown table cell, so that a name stays one plain cell: backslashes doubled,
+    HTML escaped (renderers pass raw HTML through), ``` ` * _ [ ] ! | ~``` escaped (code, emphasis,
+    links, images, columns, strikethrough) and line breaks flattened. An ``_`` between two letters or
+    digits is left as it is: it cannot start or end emphasis.
+
+    >>> print(md_escape("a\\|b *x* ![i](u) <b> cosmos_predict2 _v_"))
+    a\\\|b \*x\* \!\[i\](u) &lt;b&gt; cosmos_predict2 \_v\_
+    """
+    s = html.escape(s.replace("\\", "\\\\"), quote=False)
+    return _MD_SPECIAL.sub(r"\\\g<0>", s).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 _md = md_escape

@@ -60,6 +60,17 @@ Rating = Annotated[int, BeforeValidator(_not_bool)]
 """A whole-number rating; booleans are refused (see :func:`_not_bool`)."""
 
 
+def _refuse_control(field: str, value: str) -> str:
+    """``value``, or a ValueError naming ``field`` when it holds a control character (category Cc).
+
+    PostgreSQL text cannot hold NUL; a line break or tab splits a name in every printed line and CSV
+    row, and an escape sequence recolours or rewrites the terminal that prints it."""
+    bad = next((i for i, ch in enumerate(value) if unicodedata.category(ch) == "Cc"), None)
+    if bad is not None:
+        raise ValueError(f"{field} holds a control character ({value[bad]!r} at position {bad})")
+    return value
+
+
 class Checklist(BaseModel):
     """Six diagnostic items, each 0 (clear failure), 1 (partial) or 2 (fine). RoboJudge App. A.1."""
 
@@ -84,6 +95,11 @@ class Labels(BaseModel):
     evidence: str | None = None
     overall: Rating | None = Field(default=None, ge=1, le=10, description="overall quality, 1-10")
     rater: str | None = None
+
+    @field_validator("rater")
+    @classmethod
+    def _plain_rater(cls, v: str | None) -> str | None:
+        return v if v is None else _refuse_control("labels.rater", v)
 
 
 ROBOT_FILE_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -118,6 +134,8 @@ class Grid(BaseModel):
             raise ValueError("grid.views names no view (every cell is null)")
         if any(not v.strip() for v in named):
             raise ValueError("grid.views has an empty view name")
+        for v in named:
+            _refuse_control(f"grid.views name {v!r}", v)
         dupes = sorted({v for v in named if named.count(v) > 1})
         if dupes:
             raise ValueError(f"grid.views repeats view name(s) {dupes}")
@@ -127,6 +145,11 @@ class Grid(BaseModel):
         """View name -> ``(row, col)`` of its cell."""
         return {v: divmod(i, self.cols) for i, v in enumerate(self.views) if v is not None}
 
+
+_NAME_FIELDS: tuple[str, ...] = (
+    "clip_id", "generator", "source", "task", "regime", "prompt_variant", "split", "main_view")
+"""Fields of :class:`Item` naming a group, clip or view: like ``item_id`` they may hold no control
+character (``labels.rater`` and view names neither)."""
 
 GROUP_PREFIX = "group:"
 """Reserved: the item ids of stored set-level results (one per group) start with it."""
@@ -178,10 +201,18 @@ class Item(BaseModel):
             raise ValueError("item_id has leading or trailing whitespace")
         if v.startswith(GROUP_PREFIX):
             raise ValueError(f"item_id may not start with {GROUP_PREFIX!r}: stored set-level results use it")
-        # PostgreSQL text cannot hold NUL, and a line break or tab splits the id in every printed line.
-        bad = next((i for i, ch in enumerate(v) if unicodedata.category(ch) == "Cc"), None)
-        if bad is not None:
-            raise ValueError(f"item_id holds a control character ({v[bad]!r} at position {bad})")
+        return _refuse_control("item_id", v)
+
+    @field_validator(*_NAME_FIELDS)
+    @classmethod
+    def _plain_name(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return v if v is None else _refuse_control(str(info.field_name), v)
+
+    @field_validator("views")
+    @classmethod
+    def _plain_view_names(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        for name in v or {}:
+            _refuse_control(f"view name {name!r}", name)
         return v
 
     @field_validator("joint_states", "robot", "calibration")
