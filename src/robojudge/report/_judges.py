@@ -340,7 +340,7 @@ def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: 
                                 len(ids) - scored - unparsable - failed - old, old))
     # A judge configuration whose every row is stale (the suite changed since it ran) has no series
     # above; it still has a line, all of its items stale, rather than vanishing from the table.
-    for j in judge_series(stale):
+    for j in judge_series(stale) if stale else ():
         keys = {a: (s.key.metric, s.key.config_hash, s.key.version) for a, s in j.axes.items()}
         if not keys or any(k in seen for k in keys.values()):
             continue
