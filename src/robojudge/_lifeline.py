@@ -14,7 +14,9 @@ Only ``spawn`` (and ``forkserver``) children get a sentinel of their own; under 
 end is inherited by every sibling, which keeps it open, so the pools here all use ``spawn``.
 
 :class:`WorkerStartError` is what every pool raises when its workers die before they run anything (a
-script without the ``__main__`` guard, most often), rather than a bare ``BrokenProcessPool``.
+script without the ``__main__`` guard, most often), rather than a bare ``BrokenProcessPool``. Pools
+whose functions all live in robojudge start their processes with :func:`spawn_without_main` instead,
+so they never run a user's script again at all.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ import os
 import signal
 import sys
 import threading
+import types
 from multiprocessing.connection import wait
+from multiprocessing.context import BaseContext, SpawnContext, SpawnProcess
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sys import UnraisableHookArgs
@@ -108,8 +113,21 @@ class WorkerStartError(RuntimeError):
 
     The usual cause: a script that calls robojudge with several workers at its top level. Workers
     are started with ``spawn``, which imports the script again in each of them, so each one runs the
-    script's own calls and dies; every task would be recorded as crashed.
+    script's own calls and dies; every task would be recorded as crashed. Also raised before a pool
+    starts when its tasks need a function of a main module the workers cannot import (a metric
+    defined in a notebook).
     """
+
+
+def main_importable() -> bool:
+    """Whether ``spawn``-started processes can import the main module again, and so unpickle what it
+    defines: a module run with ``-m`` or a script file can be; a notebook, ``python -c`` and a script
+    read from standard input cannot."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None):
+        return True
+    script = getattr(main, "__file__", None)
+    return script is not None and Path(script).is_file()
 
 
 def worker_start_hint() -> str:
@@ -120,12 +138,52 @@ def worker_start_hint() -> str:
     script = getattr(main, "__file__", None)
     cli = (spec is not None and spec.name.startswith("robojudge")) or (
         script is not None and Path(script).name == "robojudge")
-    why = ("their error is printed above (a library that fails to import, memory, a limit on processes)"
-           if cli or script is None else
-           "worker processes import the main script again (the 'spawn' start method): a script that "
-           f"calls robojudge at its top level ({script}) must do so under `if __name__ == \"__main__\":`")
+    if cli or script is None:
+        why = "their error is printed above (a library that fails to import, memory, a limit on processes)"
+    elif not main_importable():
+        why = (f"worker processes import the main script again (the 'spawn' start method), and {script} is "
+               "no file they can import (a script read from standard input): save the script to a file "
+               "and run that, or use workers=1")
+    else:
+        why = ("worker processes import the main script again (the 'spawn' start method): a script that "
+               f"calls robojudge at its top level ({script}) must do so under `if __name__ == \"__main__\":`")
     return (f"worker processes die as they start, before running anything: {why}. The tasks in flight "
             "were not recorded as crashed")
+
+
+_SPAWNING = threading.Lock()
+
+
+class _MainlessProcess(SpawnProcess):
+    @staticmethod
+    def _Popen(process_obj: BaseProcess) -> Any:
+        # spawn sends the child the main module's name or path, to import it again before anything
+        # else (runpy reruns an unguarded script whole). A main module without either, in place only
+        # while the child starts, sends neither.
+        with _SPAWNING:
+            main = sys.modules["__main__"]
+            sys.modules["__main__"] = types.ModuleType("__main__")
+            try:
+                return SpawnProcess._Popen(process_obj)
+            finally:
+                sys.modules["__main__"] = main
+
+
+class _MainlessContext(SpawnContext):
+    Process = _MainlessProcess
+
+
+_MAINLESS = _MainlessContext()
+
+
+def spawn_without_main() -> BaseContext:
+    """A ``spawn`` context whose processes do not import the main module.
+
+    For pools whose functions and arguments all live in robojudge (decoding, simulator builds): a
+    plain ``spawn`` child imports the caller's script again first, which runs an unguarded script's
+    own top-level calls (a judge run, sending every request again) before the child fails.
+    """
+    return _MAINLESS
 
 
 def alive() -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from robojudge.registry import UnknownNameError
+from robojudge.registry import UnknownNameError, generation
 from robojudge.taxonomy import load_taxonomy
 
 __all__ = ["NetworkInfo", "direction", "registry_config_key", "registry_networks", "registry_range",
@@ -57,7 +57,6 @@ def _spec(metric: str) -> Any:
         return None
 
 
-@functools.lru_cache(maxsize=4096)
 def direction(metric: str) -> bool:
     """True if a higher value of ``metric`` is better, False if a lower one is.
 
@@ -69,6 +68,13 @@ def direction(metric: str) -> bool:
         UnknownNameError: (a ``KeyError``) none of them knows ``metric``; the message names it and
             suggests close ids.
     """
+    return _direction(metric, generation())
+
+
+# The caches below key on the registries' generation: a metric registered, replaced or removed since (a
+# notebook cell run again) is never answered for from what was there before.
+@functools.lru_cache(maxsize=4096)
+def _direction(metric: str, _generation: int) -> bool:
     spec = _spec(metric)
     if spec is not None:
         return bool(spec.higher_is_better)
@@ -111,9 +117,13 @@ def registry_config_key(metric: str, values: Mapping[str, Any] | None) -> tuple[
     return spec.config_hash(spec.make_config(None if values is None else dict(values))), spec.version
 
 
-@functools.lru_cache(maxsize=4096)
 def registry_range(metric: str) -> tuple[float | None, float | None] | None:
     """``(low, high)`` bounds of ``metric``'s values (either may be None: unbounded), or None if unknown."""
+    return _registry_range(metric, generation())
+
+
+@functools.lru_cache(maxsize=4096)
+def _registry_range(metric: str, _generation: int) -> tuple[float | None, float | None] | None:
     spec = _spec(metric)
     if spec is not None:
         lo, hi = spec.native_range
@@ -146,10 +156,14 @@ class NetworkInfo:
     unverified: bool
 
 
-@functools.lru_cache(maxsize=4096)
 def registry_networks(metric: str) -> tuple[NetworkInfo, ...]:
     """The networks a registered metric computes with (none for a weights-free metric, a judge score,
     or an id the registry does not know)."""
+    return _registry_networks(metric, generation())
+
+
+@functools.lru_cache(maxsize=4096)
+def _registry_networks(metric: str, _generation: int) -> tuple[NetworkInfo, ...]:
     spec = _spec(metric)
     if spec is None:
         return ()

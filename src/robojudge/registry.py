@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import itertools
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
-__all__ = ["BUILTIN_MODULES", "Registry", "UnknownNameError", "load_object"]
+__all__ = ["BUILTIN_MODULES", "Registry", "UnknownNameError", "generation", "load_object"]
 
 T = TypeVar("T")
 
@@ -75,6 +76,24 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "specialized judge": ("robojudge.judges._specialized",),
 }
+
+
+_changes = itertools.count()
+_generation = next(_changes)
+
+
+def generation() -> int:
+    """A number that changes whenever an entry of any registry is added, replaced or removed.
+
+    Caches of what entries say (a metric's direction, its range) key on it, so they never answer for
+    an entry that is gone or replaced, nor keep "unknown" for a name registered since.
+    """
+    return _generation
+
+
+def _changed() -> None:
+    global _generation
+    _generation = next(_changes)
 
 
 class UnknownNameError(KeyError):
@@ -196,6 +215,7 @@ class Registry(Generic[T]):
             self._loader()
         for name, ref in lazy.items():
             self._items.setdefault(name, ref)
+        _changed()
 
     # -- registering -------------------------------------------------------------------------------
 
@@ -213,6 +233,7 @@ class Registry(Generic[T]):
             if not isinstance(obj, str) and self._check is not None:
                 obj = self._check(name, obj)
             self._items[name] = obj
+            _changed()
         return obj
 
     def register(self, name: str) -> Callable[[T], T]:
@@ -227,7 +248,8 @@ class Registry(Generic[T]):
     def remove(self, name: str) -> None:
         """Drop an entry (plugins under test use it to clean up); unknown names are ignored."""
         with self._lock:
-            self._items.pop(name, None)
+            if self._items.pop(name, None) is not None:
+                _changed()
 
     @contextmanager
     def scratch(self) -> Iterator[None]:
@@ -243,6 +265,7 @@ class Registry(Generic[T]):
         finally:
             with self._lock:
                 self._items = saved
+                _changed()
 
     def _origin(self, name: str) -> str:
         obj = self._items.get(name)

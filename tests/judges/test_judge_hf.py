@@ -82,6 +82,26 @@ def test_hf_frames_reach_the_model_as_video(tiny_model: Path, make_items: Any) -
     assert prompt_tokens[4] - prompt_tokens[2] == 1
 
 
+def test_seeded_sampling_leaves_the_callers_torch_stream_alone(tiny_model: Path, make_items: Any) -> None:
+    import asyncio
+
+    from robojudge.judges import ChatRequest, FrameSpec, decode_frames, make_backend
+
+    frames = decode_frames(make_items(["v"])[0].video, FrameSpec())
+    cfg = {"name": "t", "backend": "hf", "model": str(tiny_model), "device": "cpu", "dtype": "float32"}
+    backend = make_backend(make_judge(cfg))
+    request = ChatRequest(system="s", user="rate", frames=frames, max_tokens=4, temperature=1.0, seed=7)
+    first = asyncio.run(backend.complete(request)).text  # (loads the model)
+    torch.manual_seed(1234)
+    want = torch.rand(6)
+    torch.manual_seed(1234)
+    head = torch.rand(3)
+    again = asyncio.run(backend.complete(request)).text
+    # Before: each seeded request ran torch.manual_seed(7) on the caller's global generator.
+    assert torch.equal(torch.cat([head, torch.rand(3)]), want)
+    assert again == first  # still seeded: the same draw each time
+
+
 def test_a_model_that_cannot_load_is_tried_once_and_cuda_without_a_gpu_is_named(
         tmp_path: Path, make_items: Any, store: Any, cache: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # a hub id offline tried its download again for every item (150 s of retries each); device "cuda"

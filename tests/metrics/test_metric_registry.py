@@ -80,6 +80,27 @@ def test_registration_checks_metadata():
     assert get_metric("toy_f").compute(None).value == 0.5  # type: ignore[arg-type]
 
 
+@pytest.mark.usefixtures("clean_registry")
+def test_a_module_registers_its_metric_again_with_replace_and_lookups_follow():
+    from robojudge.metric_info import direction, registry_range
+
+    assert registry_range("toy_nb") is None  # asked before the metric exists (a report over its rows)
+    _register("toy_nb", native_range=(0.0, 1.0))
+    # Before: None stayed cached for good; a notebook cell run again raised "already registered", and after
+    # METRICS.remove() and a new registration direction and registry_range answered for the old definition.
+    assert direction("toy_nb") is True and registry_range("toy_nb") == (0.0, 1.0)
+    with pytest.raises(ValueError, match="pass replace=True"):
+        _register("toy_nb")
+    _register("toy_nb", higher_is_better=False, native_range=(0.0, 100.0), replace=True)
+    assert direction("toy_nb") is False and registry_range("toy_nb") == (0.0, 100.0)
+    METRICS.remove("toy_nb")
+    _register("toy_nb", native_range=(0.0, 5.0))
+    assert direction("toy_nb") is True and registry_range("toy_nb") == (0.0, 5.0)
+    with pytest.raises(ValueError, match=r"by robojudge\.metrics\.pixel\); replace=True replaces only"):
+        _register("pixel_frame_consistency", replace=True)  # another module's metric stays
+    assert get_metric("pixel_frame_consistency").fn.__module__ == "robojudge.metrics.pixel"
+
+
 def test_config_hash_is_stable_and_sensitive():
     spec = get_metric("pixel_frame_consistency")
     default = spec.make_config()

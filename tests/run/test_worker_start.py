@@ -42,15 +42,20 @@ def _told(folder: Path, name: str, source: str) -> Path:
     return script
 
 
-@pytest.mark.slow
-def test_an_unguarded_script_is_told_and_records_nothing(tmp_path: Path) -> None:
+def _suite(folder: Path) -> None:
+    """Three small videos and their manifest, ``suite.jsonl``, in ``folder``."""
     rows = []
     for n in range(3):
         frames = np.zeros((6, 24, 24, 3), np.uint8)
         frames[:, 4:9, 2 * n:2 * n + 6] = 200
-        write_video(tmp_path / f"v{n}.mp4", frames, fps=4)
+        write_video(folder / f"v{n}.mp4", frames, fps=4)
         rows.append({"item_id": f"i{n}", "video": f"v{n}.mp4", "instruction": "x"})
-    (tmp_path / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "suite.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.slow
+def test_an_unguarded_script_is_told_and_records_nothing(tmp_path: Path) -> None:
+    _suite(tmp_path)
     script = _told(tmp_path, "score_it.py", UNGUARDED)
     with ResultStore(tmp_path / "run" / "results.sqlite", read_only=True) as store:
         assert store.count() == 0  # no item recorded as crashed
@@ -61,13 +66,15 @@ def test_an_unguarded_script_is_told_and_records_nothing(tmp_path: Path) -> None
     assert "ok 3 failed 0" in res.stdout
 
 
-def test_the_hint_names_the_guard_only_for_a_users_script(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_hint_names_the_guard_only_for_a_users_script(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
     import types
 
     from robojudge.run._executor import worker_start_hint
 
     script = types.ModuleType("__main__")
-    script.__file__ = "/home/me/score_it.py"
+    script.__file__ = str(tmp_path / "score_it.py")
+    Path(script.__file__).write_text(GUARDED)
     monkeypatch.setitem(sys.modules, "__main__", script)
     assert 'score_it.py) must do so under `if __name__ == "__main__":`' in worker_start_hint()
     cli = types.ModuleType("__main__")
@@ -79,15 +86,63 @@ def test_the_hint_names_the_guard_only_for_a_users_script(monkeypatch: pytest.Mo
 
 SIM_UNGUARDED = """
 from robojudge.suite.sim import make_sim_suite
-print(make_sim_suite("sim", seed=0, episodes=2, views=1, size=32, profiles=None, workers=2))
+print("top level of", __name__, flush=True)
+print(make_sim_suite("sim", seed=0, episodes=2, views=1, size=32, profiles=["oracle"], workers=2))
 """
 
 
 @pytest.mark.slow
-def test_an_unguarded_simulator_build_is_told_too(tmp_path: Path) -> None:
-    # The snippets of docs/sim_suite.md pasted into a script died with a bare BrokenProcessPool.
-    _told(tmp_path, "build_it.py", SIM_UNGUARDED)
-    assert not (tmp_path / "sim" / "suite.jsonl").exists()
+def test_an_unguarded_simulator_build_runs_the_script_once(tmp_path: Path) -> None:
+    # The build's workers imported the script again and ran it up to the build (whatever it did first
+    # ran twice), then died: WorkerStartError. They need nothing of the script, so they no longer import it.
+    script = tmp_path / "build_it.py"
+    script.write_text(SIM_UNGUARDED)
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["top level of __main__", "sim/suite.jsonl"], res.stdout
+    assert (tmp_path / "sim" / "suite.jsonl").read_text().count("\n") == 2
+
+
+NOTEBOOK_METRIC = """
+from robojudge.metrics import Score, metric
+from robojudge.run import score_suite
+
+@metric("nb_brightness", family="quality", inputs={"video"}, higher_is_better=True, native_range=(0, 255),
+        version="1", citation="me", description="mean grey level")
+def nb_brightness(item, config):
+    return Score(value=1.0)
+
+score_suite("suite.jsonl", ["nb_brightness", "pixel_frame_consistency"], workers=2, run_dir="run")
+"""
+
+
+def test_a_metric_of_a_main_module_without_a_file_is_refused_before_the_workers(tmp_path: Path) -> None:
+    _suite(tmp_path)
+    # `python -c` has a __main__ with no file, as a notebook does.
+    res = subprocess.run([sys.executable, "-c", NOTEBOOK_METRIC], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    # Before: every item was stored as "the worker process died while scoring this item", each after a
+    # process of its own; why (the workers cannot unpickle __main__.nb_brightness) never reached the caller.
+    assert res.returncode != 0
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("robojudge._lifeline.WorkerStartError: metric 'nb_brightness' is defined in ")
+    assert "pixel_frame_consistency" not in last
+    assert "workers=1" in last and "ROBOJUDGE_PLUGINS" in last
+    with ResultStore(tmp_path / "run" / "results.sqlite", read_only=True) as store:
+        assert store.count() == 0
+
+
+def test_a_script_read_from_standard_input_is_told_to_be_saved_not_guarded(tmp_path: Path) -> None:
+    _suite(tmp_path)
+    res = subprocess.run([sys.executable, "-"], input=GUARDED, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    # Before: "... must do so under `if __name__ == "__main__":`", though the guard was there; no guard helps,
+    # as the workers cannot import <stdin> at all.
+    assert res.returncode != 0
+    last = res.stderr.strip().splitlines()[-1]
+    assert "WorkerStartError" in last and "<stdin> is no file they can import" in last
+    assert "save the script to a file" in last and "__name__" not in last
 
 
 def test_too_few_open_files_for_the_workers_is_one_clear_line(tmp_path: Path) -> None:

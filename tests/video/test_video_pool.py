@@ -198,3 +198,29 @@ def test_decoder_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == set(), f"decoder workers still alive 5 s after their parent was killed: {left}"
+
+
+_UNGUARDED = """
+import asyncio
+from robojudge._lifeline import alive
+from robojudge.video import DecoderPool
+
+print("top level of", __name__, flush=True)
+pool = DecoderPool(1)
+print("worker says", asyncio.run(pool.run(alive)), flush=True)
+pool.close()
+"""
+
+
+def test_decoder_workers_do_not_run_an_unguarded_script_again(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "judge_it.py"
+    script.write_text(_UNGUARDED)
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    # Before: each worker imported the script as __mp_main__ and ran it all again (a judge script's
+    # requests were sent twice), then died starting a pool of its own.
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["top level of __main__", "worker says True"], res.stdout

@@ -9,13 +9,36 @@ frame also goes in as an image right after its label. It runs on the GPU when on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from robojudge.judges._backend import BACKENDS, BackendError, ChatRequest, Completion, TokenLogprob
 from robojudge.judges._config import JudgeConfig
 from robojudge.judges._messages import chat_messages, padded_video, temporal_patch, thinned, with_first_frame
+
+
+@contextlib.contextmanager
+def _seeded(seed: int | None, device: str) -> Iterator[None]:
+    """torch's random draws seeded with ``seed`` (None: left alone) inside the block, on the CPU and on
+    ``device``'s kind; the caller's generators are as they were afterwards."""
+    import torch
+
+    if seed is None:
+        yield
+        return
+    kind = torch.device(device).type
+    if kind == "cpu":
+        with torch.random.fork_rng(devices=[]):
+            torch.default_generator.manual_seed(seed)  # (torch.manual_seed would seed CUDA too)
+            yield
+        return
+    devices = list(range(getattr(torch, kind).device_count()))
+    with torch.random.fork_rng(devices=devices, device_type=kind):
+        torch.manual_seed(seed)
+        yield
 
 
 class HFBackend:
@@ -109,9 +132,7 @@ class HFBackend:
             gen["temperature"] = request.temperature
             if request.top_p is not None:
                 gen["top_p"] = request.top_p
-        if request.seed is not None:
-            torch.manual_seed(request.seed)
-        with torch.inference_mode():
+        with _seeded(request.seed, self._device), torch.inference_mode():
             out = model.generate(
                 **inputs, **gen, output_scores=request.logprobs, return_dict_in_generate=True
             )

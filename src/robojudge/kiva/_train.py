@@ -51,6 +51,21 @@ def deterministic(threads: int, kernels: bool = True) -> Iterator[None]:
         torch.set_num_threads(was_threads)
 
 
+@contextmanager
+def seeded(seed: int, device: torch.device) -> Iterator[None]:
+    """torch's random draws seeded with ``seed`` inside the block, on the CPU and on ``device``; the
+    caller's generators are as they were afterwards (training does not reseed a notebook's stream)."""
+    if device.type == "cpu":
+        with torch.random.fork_rng(devices=[]):
+            torch.default_generator.manual_seed(seed)  # (torch.manual_seed would seed CUDA too)
+            yield
+        return
+    devices = list(range(getattr(torch, device.type).device_count()))
+    with torch.random.fork_rng(devices=devices, device_type=device.type):
+        torch.manual_seed(seed)
+        yield
+
+
 def _deterministic_kernels(mode: bool) -> None:
     """Switch torch's deterministic kernels. ``torch.use_deterministic_algorithms`` also imports its
     compiler package to set the compiler's own flag, and that import (triton's LLVM) crashes a process
@@ -206,8 +221,7 @@ def train_net(
         raise ValueError("no frames to train on")
     device = torch.device(cfg.resolved_device())
     losses: list[float] = []
-    with deterministic(cfg.threads):
-        torch.manual_seed(seed)
+    with deterministic(cfg.threads), seeded(seed, device):
         net = KeypointReader(keypoints, cfg.context, cfg.width, cfg.heatmap_stride).to(device)
         opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
         steps = cfg.epochs * math.ceil(len(index) / cfg.batch_size)

@@ -298,6 +298,7 @@ def metric(
     weights: tuple[str, ...] = (),
     resources: Resources | None = None,
     also_reads: frozenset[str] | set[str] = frozenset(),
+    replace: bool = False,
 ) -> Callable[[Callable[[Item, Any], Score]], Callable[[Item, Any], Score]]:
     """Register ``fn(item, config) -> Score`` as a metric. Metadata is validated here.
 
@@ -307,13 +308,24 @@ def metric(
     ``--metrics all`` can tell whether it can run here; ``resources`` what a cluster worker
     reserves for it (see :class:`Resources`); ``also_reads`` what it reads of an item that has it
     without requiring it (see :data:`ALSO_READS`), so that a changed one rescores it.
+
+    An id can be registered once; ``replace=True`` lets a module register its own metric again (a
+    notebook cell run again after an edit, a module reloaded): the new definition replaces the old one,
+    whose direction and range are then forgotten (:mod:`robojudge.metric_info`). Another module's metric
+    is never replaced. Give a changed metric a new ``version``, so its stored values are recomputed.
     """
 
     def deco(fn: Callable[[Item, Any], Score]) -> Callable[[Item, Any], Score]:
         if id == "all":
             raise ValueError("metric id 'all' is reserved: it stands for every computed metric")
         if METRICS.is_registered(id):
-            raise ValueError(f"metric {id!r} is already registered (by {_registered_by(id)})")
+            by = _registered_by(id)
+            if by != fn.__module__:
+                hint = f"; replace=True replaces only a metric of the same module ({fn.__module__})"
+                raise ValueError(f"metric {id!r} is already registered (by {by}){hint if replace else ''}")
+            if not replace:
+                raise ValueError(f"metric {id!r} is already registered (by {by}); to register it again from "
+                                 "there (a notebook cell run again), pass replace=True")
         spec: MetricSpec[Any] = MetricSpec(
             id=id,
             family=_enum_value(Family, family, id, "family"),
@@ -331,7 +343,7 @@ def metric(
             resources=resources,
             also_reads=frozenset(also_reads),
         )
-        METRICS.add(id, spec)
+        METRICS.add(id, spec, replace=replace)
         return fn
 
     return deco

@@ -87,11 +87,12 @@ def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResu
 
 
 def build_requests(
-    metric_ids: Sequence[str],
+    metric_ids: Sequence[str] | str,
     configs: Mapping[str, Mapping[str, Any]] | None = None,
     frames: FrameOptions | None = None,
 ) -> list[MetricRequest]:
-    """Metric requests for ids, with optional per-metric config values; unknown ids fail here.
+    """Metric requests for ids, with optional per-metric config values; unknown ids fail here. A string
+    may name several ids, ``"iq1_psnr,iq1_ssim"``, as ``--metrics`` does.
 
     The id ``all`` expands to every metric robojudge can compute here (see
     :func:`robojudge.metrics.expand_metric_ids`); the metrics only it brings in run only on the
@@ -103,7 +104,15 @@ def build_requests(
     under the metric's own values from ``configs``; the other metrics read frames at their own fixed
     settings. The fast profile also gives some metrics settings of their own
     (:func:`robojudge.metrics.frame_option_values`).
+
+    Raises:
+        TypeError: An id that is not a string (a metric's spec or function: pass its id).
     """
+    if isinstance(metric_ids, str):
+        metric_ids = [m.strip() for m in metric_ids.split(",") if m.strip()]
+    odd = [m for m in metric_ids if not isinstance(m, str)]
+    if odd:
+        raise TypeError(f"metrics must be metric ids (str), got {type(odd[0]).__name__} {odd[0]!r}")
     named = {m for m in metric_ids if m != ALL_METRICS}
     selects = ALL_METRICS in metric_ids
     metric_ids = expand_metric_ids(metric_ids)
@@ -126,7 +135,7 @@ def build_requests(
 
 def score_suite(
     manifest: str | Path,
-    metrics: Sequence[str],
+    metrics: Sequence[str] | str,
     *,
     db: str | None = None,
     run_dir: str | Path | None = None,
@@ -143,7 +152,7 @@ def score_suite(
     rescore_libraries: bool = False,
     timeout_s: float | None = None,
 ) -> SuiteRun:
-    """Score the items of ``manifest`` with ``metrics`` into the store at ``db``.
+    """Score the items of ``manifest`` with ``metrics`` (ids, or one string ``"a,b"``) into the store ``db``.
 
     ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
     under the current folder (the manifest's own folder may be read-only). Rows of the manifest that do not

@@ -29,6 +29,7 @@ from robojudge.judges import (
     ResponseCache,
     Rubric,
     Scoring,
+    get_rubric,
     judge_metric_id,
     make_backend,
 )
@@ -229,7 +230,7 @@ async def _judge_async(
 def judge_items(
     items: Sequence[Item],
     judge: JudgeConfig,
-    rubrics: Sequence[Rubric],
+    rubrics: Sequence[Rubric | str] | str,
     store: ResultStore,
     *,
     frames: FrameSpec | None = None,
@@ -251,7 +252,7 @@ def judge_items(
     Args:
         items: Items with absolute paths (see :meth:`Item.resolve`).
         judge: The judge.
-        rubrics: Rubrics to judge with; one row per (item, rubric).
+        rubrics: Rubrics to judge with, or their ids (:func:`judge_arguments`); one row per (item, rubric).
         store: Where rows go.
         frames: Frame sampling (RoboJudge's 4 fps / 32 frames by default).
         scoring: ``argmax`` or ``expected``.
@@ -281,6 +282,7 @@ def judge_items(
             error holds the summary so far.
     """
     started = time.perf_counter()
+    judge, rubrics = judge_arguments(judge, rubrics)
     spec = frames or FrameSpec()
     judge = with_model_files(judge)
     if executor is not None and backend is not None:
@@ -361,10 +363,37 @@ class JudgeSuiteRun:
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
 
 
+def judge_arguments(
+    judge: JudgeConfig, rubrics: Sequence[Rubric | str] | str
+) -> tuple[JudgeConfig, list[Rubric]]:
+    """A judge run's judge and rubrics, checked: rubric ids are looked up (a string may name several,
+    ``"pa,ia"``, as ``--rubric`` does).
+
+    Raises:
+        TypeError: The judge is not a :class:`~robojudge.judges.JudgeConfig` (a dict of values: build
+            it with :func:`robojudge.judges.make_judge`), or a rubric is neither a rubric nor an id.
+        UnknownNameError: An unknown rubric id (a ``KeyError``; the message suggests close ids).
+    """
+    if not isinstance(judge, JudgeConfig):
+        raise TypeError(f"judge must be a JudgeConfig, got {type(judge).__name__}: build it from its values "
+                        "with robojudge.judges.make_judge(...)")
+    if isinstance(rubrics, str):
+        rubrics = [r.strip() for r in rubrics.split(",") if r.strip()]
+    out = []
+    for r in rubrics:
+        if isinstance(r, str):
+            r = get_rubric(r)
+        elif not isinstance(r, Rubric):
+            raise TypeError(f"rubrics must be Rubric objects or rubric ids (str), got {type(r).__name__} "
+                            f"{r!r}")
+        out.append(r)
+    return judge, out
+
+
 def judge_suite(
     manifest: str | Path,
     judge: JudgeConfig,
-    rubrics: Sequence[Rubric],
+    rubrics: Sequence[Rubric | str] | str,
     *,
     db: str | None = None,
     run_dir: str | Path | None = None,
@@ -374,8 +403,11 @@ def judge_suite(
     """Judge the items of ``manifest`` into the store at ``db`` (default ``runs/<manifest>/results.sqlite``).
 
     Keyword arguments go to :func:`judge_items`. Manifest rows that do not validate are skipped and
-    returned in ``manifest_problems``. Rerunning with the same arguments resumes.
+    returned in ``manifest_problems``. Rerunning with the same arguments resumes. ``rubrics`` may name
+    built-in or registered rubrics by id; a judge or rubric of the wrong type fails before the store is
+    made (:func:`judge_arguments`).
     """
+    judge, rubrics = judge_arguments(judge, rubrics)
     # Confinement (default $ROBOJUDGE_CONFINE) leaves out items whose files lie outside the folder,
     # so no frame of them is ever sent to the judge.
     suite = load_suite(manifest, strict=False, confine=confine)

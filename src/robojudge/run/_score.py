@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from robojudge._lifeline import WorkerStartError, main_importable
 from robojudge.metrics import (
     Input,
     MetricInputError,
@@ -535,6 +536,26 @@ def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRe
         summary.not_applicable[metric] = summary.not_applicable.get(metric, 0) + n
 
 
+def refuse_unimportable(requests: Sequence[MetricRequest]) -> None:
+    """Refuse, before any worker process starts, metrics that the workers could not unpickle: those
+    defined in a main module they cannot import (a notebook, ``python -c``, a script read from standard
+    input). Each task would otherwise kill its worker and be stored as crashed.
+
+    Raises:
+        WorkerStartError: Naming the metrics and the ways round.
+    """
+    if main_importable():
+        return
+    mine = [r.id for r in requests if "__main__" in (r.spec.fn.__module__, type(r.config).__module__)]
+    if mine:
+        raise WorkerStartError(
+            f"{'metric' if len(mine) == 1 else 'metrics'} {', '.join(repr(m) for m in mine)} "
+            f"{'is' if len(mine) == 1 else 'are'} defined in __main__ (a notebook, `python -c`, a script "
+            "read from standard input), which worker processes cannot import: score with "
+            "workers=1, or define them in a module (a .py file you import, or one named in "
+            "ROBOJUDGE_PLUGINS). Nothing was scored")
+
+
 def score_blocks(
     blocks: Iterable[Sequence[Item]],
     requests: Sequence[MetricRequest],
@@ -569,6 +590,8 @@ def score_blocks(
     started = time.perf_counter()
     summary = RunSummary()
     ex = executor or make_executor(workers)
+    if isinstance(ex, LocalProcessExecutor):
+        refuse_unimportable(requests)
     costs, left = CostModel(), Outstanding()
     in_process = bool(getattr(ex, "in_process", False))
     earlier = set(store.in_flight(ended=True))  # items a run was computing in its own process when it ended

@@ -10,6 +10,9 @@ starts it, and one pool per worker count is shared for the life of the process
 A worker that dies (a codec crash on a malformed file) breaks the pool: every call in flight is
 then retried once, each in a single-use process of its own, so the video that crashes costs only
 its own item and the pool is replaced for the calls after it.
+
+The processes do not import the caller's main module (:func:`robojudge._lifeline.spawn_without_main`):
+a script without the ``__main__`` guard is not run again in them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-import multiprocessing as mp
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from robojudge import settings
-from robojudge._lifeline import exit_with_parent
+from robojudge._lifeline import exit_with_parent, spawn_without_main
 from robojudge._machine import usable_cpus
 from robojudge.settings import DECODE_WORKERS_ENV
 from robojudge.video._cache import report_size, report_warnings
@@ -82,7 +84,7 @@ class DecoderPool:
         with self._lock:
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(
-                    self.workers, mp_context=mp.get_context("spawn"), initializer=_warm_up
+                    self.workers, mp_context=spawn_without_main(), initializer=_warm_up
                 )
                 self._warm = self._executor.submit(_warm_up)
             return self._executor
@@ -119,7 +121,8 @@ class DecoderPool:
         """``fn(*args)`` in a worker process.
 
         Args:
-            fn: A picklable (module-level) function.
+            fn: A function of an importable module (not of the main script: the workers do not import
+                it).
             *args: Its picklable arguments.
             what: The file the call works on, named in the error if its process dies.
 
@@ -135,7 +138,7 @@ class DecoderPool:
             self._replace(ex)
         # Any call in flight when a worker died lands here, not only the culprit: retry each
         # alone, so only the file that really crashes the decoder fails.
-        solo = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=exit_with_parent)
+        solo = ProcessPoolExecutor(1, mp_context=spawn_without_main(), initializer=exit_with_parent)
         try:
             return await loop.run_in_executor(solo, fn, *args)
         except BrokenProcessPool:

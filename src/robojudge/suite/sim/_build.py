@@ -354,11 +354,21 @@ def _build_episodes(jobs: list[tuple[Any, ...]], n: int) -> list[list[dict[str, 
     import multiprocessing as mp
     from concurrent.futures.process import BrokenProcessPool
 
-    from robojudge._lifeline import WorkerStartError, alive, exit_with_parent, worker_start_hint
+    from robojudge._lifeline import (
+        WorkerStartError,
+        alive,
+        exit_with_parent,
+        spawn_without_main,
+        worker_start_hint,
+    )
 
     # spawn, not fork: a forked child deadlocks when the parent already runs threads (torch's
-    # pools, for one, once a model-backed metric has been loaded in the same process).
-    with ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"), initializer=exit_with_parent) as pool:
+    # pools, for one, once a model-backed metric has been loaded in the same process). The workers
+    # need nothing of the main script, so they do not import it (an unguarded one would run again),
+    # unless a profile is of a class defined there.
+    mine = any(type(p).__module__ == "__main__" for j in jobs for p in j[6])
+    ctx = mp.get_context("spawn") if mine else spawn_without_main()
+    with ProcessPoolExecutor(n, mp_context=ctx, initializer=exit_with_parent) as pool:
         try:  # workers that die as they start (a script without the __main__ guard) build nothing
             pool.submit(alive).result()
         except BrokenProcessPool:
