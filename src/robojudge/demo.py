@@ -364,7 +364,8 @@ def run_demo(
     the simulator suite (and with ``kiva``) KIVA is scored too, by readers cached in ``out_dir/kiva``
     (:func:`run_demo_kiva`; ``kiva_config`` and ``kiva_embodiments`` are passed to it). ``metrics``
     replaces the suite's default metric list (the tests use a short one); ``announce`` is called with
-    a line before anything slow.
+    a line before anything slow. Ctrl-C while scoring raises :class:`robojudge.run.RunInterrupted` from
+    there: no reader is trained and no report is written from a partial run.
     """
     out = Path(out_dir)
     kind, manifest = build_demo_suite(out / "suite", suite, seed=suite_seed)

@@ -15,7 +15,7 @@ import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on 
 import pytest
 
 from _in_flight import note_from_ended_process
-from robojudge.run import LocalProcessExecutor, SerialExecutor, build_requests, score_items
+from robojudge.run import LocalProcessExecutor, RunInterrupted, SerialExecutor, build_requests, score_items
 from robojudge.run._score import CRASHED_AGAIN
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -94,8 +94,9 @@ def test_an_item_left_by_a_kill_is_computed_in_a_child_and_stored(tmp_path: Path
 
 def test_ctrl_c_while_computing_leaves_no_note(tmp_path: Path) -> None:
     with ResultStore(tmp_path / "r.sqlite") as store:
-        s = score_items(_items(["a", "stop", "c"]), build_requests(["test_interrupt"]), store)
-        assert s.interrupted and s.ok == 1
+        with pytest.raises(RunInterrupted) as stop:
+            score_items(_items(["a", "stop", "c"]), build_requests(["test_interrupt"]), store)
+        assert stop.value.summary.interrupted and stop.value.summary.ok == 1
         assert store.in_flight() == {}  # a stop is not a crash: the next run computes it here
         again = score_items(_items(["a", "c"]), build_requests(["test_interrupt"]), store)
         assert (again.ok, again.isolated) == (1, [])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from _loops import in_a_running_loop
 from robojudge.judges import ChatRequest, ResponseCache, make_judge
 from robojudge.judges._mock import MockBackend
 from robojudge.suite import Item
@@ -73,6 +74,17 @@ def test_ten_prompts_per_clip(tmp_path: Path) -> None:
         prompt_variants(_items(), judge, tmp_path / "again.jsonl", backend=again, cache=cache)
     assert again.requests == []
     assert (tmp_path / "again.jsonl").read_text() == (tmp_path / "prompts.jsonl").read_text()
+
+
+def test_prompts_from_a_running_loop(tmp_path: Path) -> None:
+    # Before: in a notebook asyncio.run refused, and the backend's close then hid that under a second error.
+    reply = "The arm moves the red cup, the sponge."
+    judge = make_judge({"name": "lm", "backend": "mock", "replies": [reply]})
+    out = tmp_path / "p.jsonl"
+    with ResponseCache(tmp_path / "cache") as cache:  # the backend is prompt_variants' own, closed by it
+        summary = in_a_running_loop(lambda: prompt_variants(_items(), judge, out, cache=cache))
+    assert len(summary.rows) == 20 and summary.invalid == 0
+    assert len(out.read_text().splitlines()) == 20
 
 
 def test_check_rewrite() -> None:

@@ -73,6 +73,7 @@ def acceleration_cmd(
     """Speedup, per-metric retention and aggregate retention Q of accelerated generators against dense."""
     from robojudge.audit import TimingError, audit_acceleration
     from robojudge.metrics import UnknownMetricError
+    from robojudge.run import RunInterrupted, RunSummary
     from robojudge.store import StoreError
     from robojudge.suite import ManifestError
 
@@ -87,6 +88,10 @@ def acceleration_cmd(
                 metrics=_names(metrics, "--metrics") if metrics is not None else None,
                 configs=parse_settings(settings), timing=timing, db=store, level=level, bootstrap=bootstrap,
                 seed=seed, workers=workers, out_dir=out, progress=on_result)
+    except RunInterrupted as exc:  # stopped while scoring: what was scored, and no audit of part of it
+        if isinstance(exc.summary, RunSummary):
+            print_summary(exc.summary)
+        raise typer.Exit(130) from None
     except (UnknownMetricError, ManifestError, StoreError, TimingError, ValueError,
             FileNotFoundError) as exc:
         raise fail(str(exc)) from None

@@ -14,7 +14,7 @@ from robojudge.cli._judge import ENDPOINT_HELP
 from robojudge.cli._report import print_html_report, summary_table
 from robojudge.meta import Estimate
 from robojudge.report import stale_note
-from robojudge.run import WorkerStartError
+from robojudge.run import RunInterrupted, RunSummary, WorkerStartError
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -48,6 +48,10 @@ def demo(
         with scoring_progress(progress) as on_result:
             result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
                               announce=lambda line: console.print(line, highlight=False))
+    except RunInterrupted as exc:  # stopped while scoring: what was scored, and nothing after it
+        if isinstance(exc.summary, RunSummary):
+            print_summary(exc.summary)
+        raise typer.Exit(130) from None
     except (ManifestError, StoreError, ValueError, FileNotFoundError, WorkerStartError, SimBuildError) as exc:
         # as `score` says them: a run folder copied from another project, a store that cannot be opened;
         # MuJoCo that cannot render here, a full disk while the suite is built

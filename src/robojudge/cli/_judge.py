@@ -46,7 +46,14 @@ from robojudge.judges import (
     load_rubric_file,
     make_judge,
 )
-from robojudge.run import JudgeProgress, JudgeRunSummary, RunStoppedError, judge_suite
+from robojudge.run import (
+    JudgeProgress,
+    JudgeRunSummary,
+    JudgeSuiteRun,
+    RunInterrupted,
+    RunStoppedError,
+    judge_suite,
+)
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import ResultRow, StoreError
 from robojudge.suite import ManifestError
@@ -428,6 +435,10 @@ def judge(
                 executor=None if executor == "local" and address is None else executor,
                 address=address,
             )
+    except RunInterrupted as exc:  # what was judged is stored: said below as for a whole run, then 130
+        if not isinstance(exc.run, JudgeSuiteRun):
+            raise
+        run = exc.run
     except RunStoppedError as exc:  # after work started: what was done, then why it stopped
         if isinstance(exc.summary, JudgeRunSummary):
             print_judge_summary(cfg.name, exc.summary)

@@ -30,7 +30,15 @@ from robojudge.metrics import (
     inapplicable_summary,
     not_run_summary,
 )
-from robojudge.run import ProgressCallback, RunStoppedError, RunSummary, WorkerStartError, score_suite
+from robojudge.run import (
+    ProgressCallback,
+    RunInterrupted,
+    RunStoppedError,
+    RunSummary,
+    SuiteRun,
+    WorkerStartError,
+    score_suite,
+)
 from robojudge.run._progress import EstimateOnce, ProgressLines
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import StoreError
@@ -136,6 +144,10 @@ def score(
                 rescore_libraries=rescore_libraries,
                 timeout_s=timeout,
             )
+    except RunInterrupted as exc:  # what was done is stored: said below as for a whole run, then 130
+        if not isinstance(exc.run, SuiteRun):
+            raise
+        run = exc.run
     except RunStoppedError as exc:  # after work started: what was done, then why it stopped
         if isinstance(exc.summary, RunSummary):
             print_summary(exc.summary)

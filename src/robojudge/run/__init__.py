@@ -41,6 +41,7 @@ from robojudge.run._libraries import library_versions
 from robojudge.run._score import (
     MetricRequest,
     ProgressCallback,
+    RunInterrupted,
     RunStoppedError,
     RunSummary,
     Task,
@@ -88,6 +89,7 @@ __all__ = [
     "MetricStatus",
     "MetricRequest",
     "ProgressCallback",
+    "RunInterrupted",
     "RunStoppedError",
     "RunSummary",
     "SerialExecutor",

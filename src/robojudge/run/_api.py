@@ -17,7 +17,7 @@ from robojudge.metrics import (
     takes_frame_options,
 )
 from robojudge.run._executor import Executor, make_executor
-from robojudge.run._score import MetricRequest, ProgressCallback, RunSummary, score_blocks
+from robojudge.run._score import MetricRequest, ProgressCallback, RunInterrupted, RunSummary, score_blocks
 from robojudge.run._status import stale_rows
 from robojudge.run._timelimit import check_limit
 from robojudge.run._where import (
@@ -173,6 +173,9 @@ def score_suite(
 
     ``timeout_s``: the most seconds one metric may take on one item (None: no limit); a metric
     past it becomes an error row and the run goes on (:func:`robojudge.run.score_items`).
+
+    Ctrl-C raises :class:`~robojudge.run.RunInterrupted` once what finished is stored and the workers
+    are stopped; its ``run`` is this call's outcome so far.
     """
     check_limit(timeout_s)
     requests = build_requests(metrics, configs, frames)
@@ -197,18 +200,24 @@ def score_suite(
         ex = executor
     with ResultStore(url) as store:
         claim_store(store, manifest, [it for suite in head for it in suite.items])
-        summary = score_blocks(
-            _items(itertools.chain(head, suites), problems),
-            requests,
-            store,
-            workers=workers or 1,
-            executor=ex,
-            retry_errors=retry_errors,
-            rescore_unknown=rescore_unknown,
-            rescore_libraries=rescore_libraries,
-            progress=progress,
-            timeout_s=timeout_s,
-        )
+        try:
+            summary = score_blocks(
+                _items(itertools.chain(head, suites), problems),
+                requests,
+                store,
+                workers=workers or 1,
+                executor=ex,
+                retry_errors=retry_errors,
+                rescore_unknown=rescore_unknown,
+                rescore_libraries=rescore_libraries,
+                progress=progress,
+                timeout_s=timeout_s,
+            )
+        except RunInterrupted as stop:  # the caller learns the store and the rows left out too
+            if isinstance(stop.summary, RunSummary):
+                stop.run = SuiteRun(summary=stop.summary, db_url=store.url, manifest_problems=problems,
+                                    frame_options_applied=applied, profile_settings=own)
+            raise
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied, profile_settings=own)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robojudge._aio import run_coroutine
 from robojudge._files import replacing
 from robojudge.judges import (
     RUBRICS,
@@ -47,7 +48,7 @@ from robojudge.run._judge_rows import (
 )
 from robojudge.run._moved import take_over_moved_judges
 from robojudge.run._plan import Pending, plan_pending
-from robojudge.run._score import RunStoppedError
+from robojudge.run._score import RunInterrupted, RunStoppedError
 from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -280,6 +281,8 @@ def judge_items(
         RunStoppedError: The store stopped taking rows during the run (a full disk): nothing more was
             sent, the requests in flight were answered into the cache, what was stored is kept; the
             error holds the summary so far.
+        RunInterrupted: Ctrl-C (a ``KeyboardInterrupt``) during the run: nothing more was sent, what was
+            stored is kept; the error holds the summary so far.
     """
     started = time.perf_counter()
     judge, rubrics = judge_arguments(judge, rubrics)
@@ -323,14 +326,14 @@ def judge_items(
             if ex is not None:
                 from robojudge.run._ray_judge import judge_distributed
 
-                asyncio.run(be.aclose())  # the driver's backend sends nothing: workers build their own
+                run_coroutine(be.aclose())  # the driver's backend sends nothing: workers build their own
                 judge_distributed(ex, planned.todo, engine, spec, store, summary, progress,
                                   samples=samples, reask_unparsable=retry_errors)
             else:
                 decoder = shared_decoder(decode_workers)
                 notes = _DecodeNotes(store, [p.metric_id for p in plans], decoder)
-                asyncio.run(_judge_async(planned.todo, engine, spec, cache, store, summary, progress,
-                                         in_flight, decoder, notes))
+                run_coroutine(_judge_async(planned.todo, engine, spec, cache, store, summary, progress,
+                                           in_flight, decoder, notes))
                 notes.done([it.item_id for it in items])  # every item is judged or was stored already
         except KeyboardInterrupt:
             summary.interrupted = True
@@ -351,6 +354,8 @@ def judge_items(
     summary.seconds = time.perf_counter() - started
     if stopped is not None:
         raise RunStoppedError(stopped, summary, store.url) from stopped
+    if summary.interrupted:
+        raise RunInterrupted(summary)
     return summary
 
 
@@ -405,7 +410,8 @@ def judge_suite(
     Keyword arguments go to :func:`judge_items`. Manifest rows that do not validate are skipped and
     returned in ``manifest_problems``. Rerunning with the same arguments resumes. ``rubrics`` may name
     built-in or registered rubrics by id; a judge or rubric of the wrong type fails before the store is
-    made (:func:`judge_arguments`).
+    made (:func:`judge_arguments`). Ctrl-C raises :class:`~robojudge.run.RunInterrupted` once what was
+    judged is stored; its ``run`` is this call's outcome so far.
     """
     judge, rubrics = judge_arguments(judge, rubrics)
     # Confinement (default $ROBOJUDGE_CONFINE) leaves out items whose files lie outside the folder,
@@ -415,7 +421,12 @@ def judge_suite(
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
         claim_store(store, manifest, suite.items)
-        summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
+        try:
+            summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
+        except RunInterrupted as stop:  # the caller learns the store and the rows left out too
+            if isinstance(stop.summary, JudgeRunSummary):
+                stop.run = JudgeSuiteRun(stop.summary, store.url, list(suite.problems))
+            raise
         return JudgeSuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from robojudge._aio import run_coroutine
 from robojudge.judges import (
     FrameSpec,
     JudgeConfig,
@@ -98,7 +99,7 @@ def judge_chunk(chunk: JudgeChunk) -> ChunkResult:
             await engine.backend.aclose()
 
     try:
-        found = asyncio.run(run())
+        found = run_coroutine(run())  # an in-process executor runs this in the caller's thread (a notebook's)
     finally:
         cache.close()
     return [row for rows in found for row in rows], _counters(engine.stats), changed

@@ -42,6 +42,7 @@ from robojudge.video import VideoError, frame_cache, frame_sizes, video_warnings
 
 if TYPE_CHECKING:
     from robojudge.run._judge_rows import JudgeRunSummary
+    from robojudge.run._sets import SetRunSummary
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,27 @@ class RunStoppedError(StoreError):
         super().__init__(str(error))
         self.summary = summary
         self.url = url
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (a notebook's "Interrupt kernel"; ``kill`` or a closed terminal under the
+    CLI), raised once what finished is stored and the workers are stopped: the same call resumes.
+
+    A ``KeyboardInterrupt``, so a caller that does not catch it stops as at any Ctrl-C (the rest of a
+    notebook cell, a loop over runs) instead of going on with a partial run.
+
+    Attributes:
+        summary: The run's summary so far (:class:`RunSummary` with ``interrupted`` set, a judge run's
+            ``JudgeRunSummary``, or a set run's ``SetRunSummary``).
+        run: From :func:`~robojudge.run.score_suite` and :func:`~robojudge.run.judge_suite`, their
+            outcome so far (``SuiteRun``, ``JudgeSuiteRun``: the store, the manifest rows left out); else
+            None.
+    """
+
+    def __init__(self, summary: RunSummary | JudgeRunSummary | SetRunSummary, run: Any = None) -> None:
+        super().__init__("interrupted: what finished is stored; the same call resumes")
+        self.summary = summary
+        self.run = run
 
 
 def _error_row(
@@ -516,6 +538,8 @@ def score_items(
     Raises:
         RunStoppedError: The store stopped taking results once work had started (a full disk): the
             run ends there, what was stored is kept, and the error holds the summary so far.
+        RunInterrupted: Ctrl-C (a ``KeyboardInterrupt``) during the run: the results in flight are
+            dropped, the workers stopped, what was stored is kept; the error holds the summary so far.
     """
     return score_blocks([items], requests, store, workers=workers, executor=executor,
                         retry_errors=retry_errors, rescore_unknown=rescore_unknown,
@@ -696,4 +720,6 @@ def score_blocks(
             close()
         ex.shutdown()
         summary.seconds = time.perf_counter() - started
+    if summary.interrupted:
+        raise RunInterrupted(summary)
     return summary

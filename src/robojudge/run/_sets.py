@@ -42,7 +42,7 @@ from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprint, set_inputs, settle
 from robojudge.run._libraries import library_versions
-from robojudge.run._score import crash_reason, timed_out_message
+from robojudge.run._score import RunInterrupted, crash_reason, timed_out_message
 from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
@@ -259,6 +259,8 @@ def score_sets_into(
     Raises:
         UnknownMetricError: An unknown id. ValueError: a per-item id, a bad ``by`` or bad config, a
             ``timeout_s`` that is not positive.
+        RunInterrupted: Ctrl-C while groups were computed: the groups done are stored, the workers
+            stopped; the error holds the summary so far (its ``rows`` not read back).
     """
     check_limit(timeout_s)
     chosen = choose_set_metrics(metric_ids, configs)
@@ -304,6 +306,8 @@ def score_sets_into(
             summary.computed += 1
             if progress is not None:
                 progress(task.sm, task.group, rows)
+    except KeyboardInterrupt:  # raised once the workers are stopped (below)
+        raise RunInterrupted(summary) from None
     finally:
         close = getattr(results, "close", None)
         if close is not None:

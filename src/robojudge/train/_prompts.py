@@ -26,6 +26,7 @@ The wordings are robojudge's own, written to the paper's constraints.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -34,6 +35,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from robojudge._aio import run_coroutine
 from robojudge._files import replacing
 from robojudge.judges import Backend, BackendError, ChatRequest, Completion, JudgeConfig, ResponseCache
 from robojudge.suite import Embodiment, Item
@@ -273,11 +275,22 @@ def prompt_variants(items: Sequence[Item], config: JudgeConfig, out: str | Path,
     own_cache = cache is None
     store = cache if cache is not None else ResponseCache()
     be = backend if backend is not None else make_backend(config)
-    try:
-        rows = asyncio.run(_variants(clips, config, be, store, max_words, retries))
-    finally:
+
+    async def rewrite_all() -> list[PromptRow]:
+        try:
+            rows = await _variants(clips, config, be, store, max_words, retries)
+        except BaseException:
+            if backend is None:
+                with contextlib.suppress(Exception):  # the first error is the one to see
+                    await be.aclose()
+            raise
         if backend is None:
-            asyncio.run(be.aclose())
+            await be.aclose()
+        return rows
+
+    try:
+        rows = run_coroutine(rewrite_all())
+    finally:
         if own_cache:
             store.close()
     path = Path(out)
