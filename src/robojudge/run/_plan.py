@@ -104,15 +104,17 @@ def plan_pending(
             pairs it refuses are only counted (``Pending.not_applicable``), never fingerprinted.
     """
     stored: dict[StoreKey, dict[str, str]] = {}
-    ids = [item.item_id for item in items] if retry_errors else []
+    ids = [item.item_id for item in items]
     for w in work:
         k = key(w)
         if retry_errors:
             store.clear_errors(*k, item_ids=ids, unscored=unscored)
-        stored[k] = store.current_fingerprints(*k)
+        # Of these items only: every stored row of the metric (other manifests', earlier blocks') was
+        # read for each block of a large manifest, the driver's memory growing with the store.
+        stored[k] = store.current_fingerprints(*k, item_ids=ids)
         other = also(w) if also is not None else None
         if other is not None and other not in stored:
-            stored[other] = store.current_fingerprints(*other)
+            stored[other] = store.current_fingerprints(*other, item_ids=ids)
     plan: Pending[W] = Pending()
     for item in items:
         pending: list[W] = []

@@ -36,7 +36,7 @@ def claim_store(
     manifest: str | Path,
     items: Sequence[Item],
     also: Callable[[list[Path]], None] | None = None,
-) -> None:
+) -> SharedIds:
     """Note ``manifest`` in ``store`` (``robojudge report RUN`` finds it there) for a run about to write
     its results, unless :func:`refuse_shared_ids` -- or ``also``, given the same manifests -- refuses it
     against the manifests noted before it.
@@ -46,13 +46,61 @@ def claim_store(
     noted later is refused, whichever run checks first (a check before the note let both pass). A
     refused manifest's note is taken back.
 
+    Returns:
+        The check, for the items of a manifest read block by block after ``items`` (its first block):
+        :meth:`SharedIds.check` each block before it is scored.
+
     Raises:
         ValueError: What the checks raise.
     """
     with store.claim_manifest(manifest) as before:
-        refuse_shared_ids(store, manifest, items, before)
+        shared = SharedIds(store, manifest, before)
+        shared.check(items)
         if also is not None:
             also(before)
+    return shared
+
+
+class SharedIds:
+    """:func:`refuse_shared_ids` for a manifest checked in parts (a manifest scored block by block): the
+    other manifests are read once, on the first part, not again for each."""
+
+    def __init__(self, store: ResultStore, manifest: str | Path,
+                 others: Iterable[Path] | None = None) -> None:
+        self._store = store
+        self._manifest = manifest
+        self._others = None if others is None else list(others)
+        self._theirs: list[tuple[Path, dict[str, Item]]] | None = None
+        self._texts: list[str] | None = None  # (the registry's meta text keys, listed once, when needed)
+
+    def check(self, items: Sequence[Item]) -> None:
+        """Refuse ``items`` where another manifest gives one of their ids another input.
+
+        Raises:
+            ValueError: Naming both manifests, the item, its two inputs and how to give this one a store.
+        """
+        if self._theirs is None:
+            self._theirs = [(path, {it.item_id: it for it in theirs})
+                            for path, theirs in other_manifests(self._store, self._manifest, self._others)]
+        if not self._theirs:
+            return
+        me = Path(self._manifest).expanduser().resolve()
+        for it in items:
+            for path, theirs in self._theirs:
+                other = theirs.get(it.item_id)
+                if other is None:
+                    continue
+                self._texts = _meta_text_keys() if self._texts is None else self._texts
+                differs = _first_difference(it, other, self._texts)
+                if differs is None:
+                    continue
+                field, ours, their = differs
+                own = f"runs/{me.parent.name}-{me.stem}" if me.parent.name else f"runs/{me.stem}-2"
+                raise ValueError(
+                    f"{self._store.url} holds results of another manifest, {path}, whose item "
+                    f"{it.item_id!r} has another {field} ({their}) than in {self._manifest} ({ours}): "
+                    "results are kept by item id, so the two would replace each other's. Give this "
+                    f"manifest a store of its own: --run-dir {own} (or --db)")
 
 
 def refuse_shared_ids(
@@ -75,25 +123,7 @@ def refuse_shared_ids(
     Raises:
         ValueError: Naming both manifests, the item, its two videos and how to give this one a store.
     """
-    me = Path(manifest).expanduser().resolve()
-    mine = {it.item_id: it for it in items}
-    texts: list[str] | None = None  # (the registry's meta text keys, listed once, when an id is shared)
-    for path, theirs in other_manifests(store, manifest, others):
-        for other in theirs:
-            it = mine.get(other.item_id)
-            if it is None:
-                continue
-            texts = _meta_text_keys() if texts is None else texts
-            differs = _first_difference(it, other, texts)
-            if differs is None:
-                continue
-            field, ours, their = differs
-            own = f"runs/{me.parent.name}-{me.stem}" if me.parent.name else f"runs/{me.stem}-2"
-            raise ValueError(
-                f"{store.url} holds results of another manifest, {path}, whose item {it.item_id!r} has "
-                f"another {field} ({their}) than in {manifest} ({ours}): results are kept by item id, so "
-                f"the two would replace each other's. Give this manifest a store of its own: --run-dir "
-                f"{own} (or --db)")
+    SharedIds(store, manifest, others).check(items)
 
 
 #: The item fields whose files a result may read (compared by content), and those read as text.

@@ -11,7 +11,7 @@ import socket
 import sqlite3
 import urllib.parse
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -356,12 +356,14 @@ class ResultStore:
         return set(self.current_fingerprints(metric, config_hash, version, include_errors=include_errors))
 
     def current_fingerprints(
-        self, metric: str, config_hash: str, version: str, *, include_errors: bool = True
+        self, metric: str, config_hash: str, version: str, *, include_errors: bool = True,
+        item_ids: Sequence[str] | None = None,
     ) -> dict[str, str]:
         """``{item_id: fingerprint}`` of the current rows of this metric, config and version.
 
         What resume planning compares with the fingerprints of the inputs as they are now.
-        ``include_errors`` as in :meth:`done_item_ids`.
+        ``include_errors`` as in :meth:`done_item_ids`. ``item_ids``: of these items only (a block of
+        a manifest planned in a store holding many other rows), else of every item.
         """
         c = results_table.c
         stmt = select(c.item_id, c.fingerprint).where(
@@ -370,7 +372,11 @@ class ResultStore:
         if not include_errors:
             stmt = stmt.where(c.status == "ok")
         with self._guard("read"), self._read() as conn:
-            return {item_id: fp for item_id, fp in conn.execute(stmt)}
+            if item_ids is None:
+                return {item_id: fp for item_id, fp in conn.execute(stmt)}
+            ids = sorted(set(item_ids))
+            return {item_id: fp for i in range(0, len(ids), _IN_CHUNK)
+                    for item_id, fp in conn.execute(stmt.where(c.item_id.in_(ids[i : i + _IN_CHUNK])))}
 
     def configurations(self, metric: str, version: str) -> dict[str, dict[str, Any] | None]:
         """``{config_hash: config}`` of the configurations ``metric`` (at ``version``) has current rows
