@@ -51,11 +51,10 @@ def test_summary_md_names_a_metrics_configurations_by_what_differs(tmp_path):
     with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
         store.add([row("x", 1.0, "h3", 3), row("x", 1.1, "h1", 1)])
         write_report(store, tmp_path / "rep", {"x": "g"})
-    md = (tmp_path / "rep" / "summary.md").read_text()  # brackets escaped, as Markdown link text
-    for n in (1, 3):
-        assert rf"| flow_warp_error \[iterations={n}\] | g |" in md
+    md = (tmp_path / "rep" / "summary.md").read_text()
+    assert "| flow_warp_error [iterations=1] | g |" in md and "| flow_warp_error [iterations=3] | g |" in md
     # summarize labels each summary, so the function alone names them so too; summaries made without a
     # label fall back to the config hash
     summaries = summarize([row("x", 1.0, "h3", 3), row("x", 1.1, "h1", 1)], {"x": "g"})
-    assert r"| flow_warp_error \[iterations=1\] | g |" in summary_markdown(summaries)
-    assert r"flow_warp_error \[config h1, v1\]" in summary_markdown([replace(s, label="") for s in summaries])
+    assert "| flow_warp_error [iterations=1] | g |" in summary_markdown(summaries)
+    assert "flow_warp_error [config h1, v1]" in summary_markdown([replace(s, label="") for s in summaries])

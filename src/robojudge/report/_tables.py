@@ -41,7 +41,7 @@ _LATEX_ESCAPES = (
 
 
 # Markdown punctuation that changes what a cell shows; an intraword "_" (between letters or digits) does not.
-_MD_SPECIAL = re.compile(r"[`*\[\]!|~]|(?<![^\W_])_|_(?![^\W_])")
+_MD_SPECIAL = re.compile(r"[`*|~]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")
 
 #: A cell resting on fewer items than this is flagged as small n.
 SMALL_N_ITEMS = 10
@@ -273,12 +273,13 @@ def _num(v: float) -> str:
 
 def md_escape(s: str) -> str:
     r"""Text safe inside a Markdown table cell, so that a name stays one plain cell: backslashes doubled,
-    HTML escaped (renderers pass raw HTML through), ``` ` * _ [ ] ! | ~``` escaped (code, emphasis,
-    links, images, columns, strikethrough) and line breaks flattened. An ``_`` between two letters or
-    digits is left as it is: it cannot start or end emphasis.
+    HTML escaped (renderers pass raw HTML through), ``` ` * _ | ~``` escaped (code, emphasis, columns,
+    strikethrough), a ``]`` before ``(`` escaped (an inline link or image; brackets alone are text, as
+    in a label ``flow [fps=2]``, and no report defines link references) and line breaks flattened. An
+    ``_`` between two letters or digits is left as it is: it cannot start or end emphasis.
 
-    >>> print(md_escape("a\\|b *x* ![i](u) <b> cosmos_predict2 _v_"))
-    a\\\|b \*x\* \!\[i\](u) &lt;b&gt; cosmos_predict2 \_v\_
+    >>> print(md_escape("a\\|b *x* ![i](u) <b> cosmos_predict2 _v_ [fps=2]"))
+    a\\\|b \*x\* ![i\](u) &lt;b&gt; cosmos_predict2 \_v\_ [fps=2]
     """
     s = html.escape(s.replace("\\", "\\\\"), quote=False)
     return _MD_SPECIAL.sub(r"\\\g<0>", s).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
