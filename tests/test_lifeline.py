@@ -59,7 +59,7 @@ class Closing:  # a finalizer that takes a while, as closing a database connecti
 try:
     item = Closing()
     del item
-    time.sleep(1.0)
+    time.sleep(20.0)  # (long: the interrupt may come late on a busy machine; here it ends the sleep)
     print("went on")
 except KeyboardInterrupt:
     print("interrupted")
