@@ -99,13 +99,22 @@ def terminate_as_interrupt() -> None:
         # it would be dropped the same way; one that lands in another finalizer comes back here).
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
             again = signal.SIGTERM if signal.getsignal(signal.SIGTERM) is on_term else signal.SIGINT
-            timer = threading.Timer(0.01, _thread.interrupt_main, (again,))
+            timer = threading.Timer(0.01, _signal_main, (again,))
             timer.daemon = True
             timer.start()
             return
         previous(unraisable)
 
     sys.unraisablehook = interrupt_again
+
+
+def _signal_main(signum: signal.Signals) -> None:
+    """Send ``signum`` to the main thread: a real signal, which also ends a wait it is blocked in (a
+    sleep, a lock, a pipe), where ``_thread.interrupt_main`` is only seen once that wait returns."""
+    if hasattr(signal, "pthread_kill"):
+        signal.pthread_kill(threading.main_thread().ident or 0, signum)
+    else:  # (Windows)
+        _thread.interrupt_main(signum)
 
 
 class WorkerStartError(RuntimeError):
