@@ -291,8 +291,10 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
         console.print("[bold red]failures:[/]", markup=True)
         for row in summary.errors[:max_errors]:
             console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False)
-        if len(summary.errors) > max_errors:
-            more = len(summary.errors) - max_errors
+        # (a score run keeps the first 1,000 error rows and counts them all in failed)
+        total = max(len(summary.errors), summary.failed)
+        if total > max_errors:
+            more = total - max_errors
             console.print(f"  ... and {more} more (see `robojudge results export`)")
     if summary.isolated:
         n, again = len(summary.isolated), len(summary.crashed_again)

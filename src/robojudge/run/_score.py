@@ -126,6 +126,10 @@ def schedule(tasks: Sequence[Task], workers: int, split_above: float = SPLIT_ABO
     return sorted(out, key=lambda t: -(t.size or 0.0))  # stable: an item's parts stay in order
 
 
+#: How many error rows a :class:`RunSummary` keeps (the store has them all).
+KEPT_ERRORS = 1000
+
+
 @dataclass
 class RunSummary:
     """What a call to :func:`score_items` did.
@@ -163,6 +167,8 @@ class RunSummary:
     unscored_reasons: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False
+    # The first KEPT_ERRORS error rows (``failed`` counts them all): a long run whose share went away
+    # kept every one in memory, about 1.6 KB each, to print 20 of them.
     errors: list[ResultRow] = field(default_factory=list)
     # Rows whose videos needed an assumption (details["video_warnings"]), and those warnings by item.
     warned: int = 0
@@ -699,7 +705,8 @@ def score_blocks(
                         summary.unscored_reasons[reason] = summary.unscored_reasons.get(reason, 0) + 1
                 else:
                     summary.failed += 1
-                    summary.errors.append(row)
+                    if len(summary.errors) < KEPT_ERRORS:
+                        summary.errors.append(row)
                 if row.key in stored:
                     _note_warnings(summary, row)
                 if progress is not None:
