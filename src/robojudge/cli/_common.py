@@ -287,6 +287,9 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
     for notice, n in sorted(summary.notices.items()):
         console.print(f"[yellow]note:[/] {escape(notice)} ({n} result{'s' if n != 1 else ''})", markup=True,
                       highlight=False)
+    if not summary.all_planned:
+        console.print("(the counts are of the manifest's items planned before the stop; its later items "
+                      "were not reached)", highlight=False, markup=False)
     if summary.errors:
         console.print("[bold red]failures:[/]", markup=True)
         for row in summary.errors[:max_errors]:

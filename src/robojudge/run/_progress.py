@@ -28,10 +28,13 @@ def progress_line(summary: RunSummary | None, elapsed: float, since_estimate: fl
         return f"scoring: no result yet, {describe(elapsed)} elapsed"
     todo = summary.total - summary.skipped
     pct = 100.0 * summary.computed / todo if todo else 100.0
-    line = (f"scoring: {summary.computed}/{todo} results ({pct:.0f}%), {summary.failed} failed, "
+    planned = "" if summary.all_planned else " planned so far"
+    line = (f"scoring: {summary.computed}/{todo} results{planned} ({pct:.0f}%), {summary.failed} failed, "
             f"{describe(elapsed)} elapsed")
     if summary.estimate_s is not None and summary.estimate_settled and summary.computed < todo:
         line += f", about {describe(max(0.0, summary.estimate_s - since_estimate))} left"
+        if planned:
+            line += " for those"
     return line
 
 
@@ -42,7 +45,10 @@ def estimate_line(summary: RunSummary) -> str | None:
     if summary.estimate_s is None or not summary.estimate_settled or summary.estimate_s < MIN_ESTIMATE_S:
         return None
     left = summary.total - summary.skipped - summary.computed
-    line = (f"estimated time for the remaining {left} results: about {describe(summary.estimate_s)} "
+    # A manifest read block by block: the results of the blocks planned so far only; the rest add to it.
+    which = "" if summary.all_planned else (
+        " of the manifest's first blocks (its later items are planned as the run goes, and add to this)")
+    line = (f"estimated time for the remaining {left} results{which}: about {describe(summary.estimate_s)} "
             f"(from the {summary.computed} measured so far, per metric and frame-pixel")
     if summary.estimate_unmeasured:
         line += f"; not measured yet, counted at the others' mean: {', '.join(summary.estimate_unmeasured)}"

@@ -167,6 +167,9 @@ class RunSummary:
     unscored_reasons: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False
+    # Whether every block of the items is planned (a manifest read block by block): until then the
+    # counts, the progress and the estimate are of the blocks planned so far.
+    all_planned: bool = True
     # The first KEPT_ERRORS error rows (``failed`` counts them all): a long run whose share went away
     # kept every one in memory, about 1.6 KB each, to print 20 of them.
     errors: list[ResultRow] = field(default_factory=list)
@@ -586,6 +589,17 @@ def refuse_unimportable(requests: Sequence[MetricRequest]) -> None:
             "ROBOJUDGE_PLUGINS). Nothing was scored")
 
 
+def _marking_last(blocks: Iterable[Sequence[Item]], summary: RunSummary) -> Iterator[Sequence[Item]]:
+    """``blocks``, each read one ahead, with ``summary.all_planned`` False until the last is given out
+    (so the progress line and the estimate can say they cover the blocks planned so far)."""
+    it = iter(blocks)
+    ahead = next(it, None)
+    while ahead is not None:
+        current, ahead = ahead, next(it, None)
+        summary.all_planned = ahead is None
+        yield current
+
+
 def score_blocks(
     blocks: Iterable[Sequence[Item]],
     requests: Sequence[MetricRequest],
@@ -645,7 +659,7 @@ def score_blocks(
 
     # The first block is planned before anything runs (as a one-block run always was); the others
     # when the executor asks for their tasks.
-    it = iter(blocks)
+    it = _marking_last(blocks, summary)
     results: Iterator[tuple[Task, list[ResultRow]]] | None = None
     try:
         head = plan(next(it, []))
