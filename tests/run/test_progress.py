@@ -110,6 +110,9 @@ def test_metrics_sets_skipped_row_line_has_no_raw_markup(tmp_path: Path) -> None
     manifest = tmp_path / "suite.jsonl"
     manifest.write_text(json.dumps({"item_id": "ok", "video": "v.mp4", "generator": "g"}) + "\n"
                         + json.dumps({"item_id": "gone[1]", "video": "nope.mp4", "generator": "g"}) + "\n")
-    res = CliRunner().invoke(build_app("metrics"), ["metrics", "sets", str(manifest), "-m", "iq1_fvd"])
+    # A store of its own: the default one, runs/suite under the working folder, was shared by every run
+    # of this test, and refused this one's manifest once an earlier one's still existed.
+    res = CliRunner().invoke(build_app("metrics"), ["metrics", "sets", str(manifest), "-m", "iq1_fvd", "--db",
+                                                    str(tmp_path / "r.sqlite")])
     line = next(ln for ln in res.output.splitlines() if "skipped manifest row" in ln)
     assert line.startswith("skipped manifest row: ") and "[/]" not in line and "gone[1]" in line
