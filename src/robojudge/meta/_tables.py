@@ -46,8 +46,8 @@ class ScoreTableError(ValueError):
 
 
 def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Every column as text, blanks kept as ``''``, header names stripped; cells as written (a space
-    after a comma is kept, so that a name with one is refused, not merged with another).
+    """Every column as text, blanks kept as ``''``, header names stripped, the spaces after a comma
+    dropped (``a, b`` reads as ``a`` and ``b``, as files written by hand often are).
 
     Raises:
         ScoreTableError: The file is missing, a folder, unreadable, not CSV, or lacks a ``required``
@@ -57,7 +57,7 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
 
     _check_field_counts(path)
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, index_col=False)
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, index_col=False)
     except FileNotFoundError:
         raise ScoreTableError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -89,7 +89,7 @@ def _check_field_counts(path: str | Path) -> None:
 
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f)
+            reader = csv.reader(f, skipinitialspace=True)
             header = next(reader, None)
             if header is None:
                 return
@@ -106,10 +106,9 @@ def _check_field_counts(path: str | Path) -> None:
 
 
 def _check_names(df: pd.DataFrame, columns: Sequence[str], path: str | Path) -> None:
-    """The ``columns`` of ``df`` that hold names (judges, items, axes, clips) are used as written: a
-    cell with a control character (printed raw, a terminal runs it) or with spaces at either end (a
-    judge ``' sp'`` beside ``'sp'``) is an error naming its line and column, as an ``item_id`` with
-    either is in a manifest. A blank cell (spaces only too) is left to the checks of blanks."""
+    """The ``columns`` of ``df`` that hold names (judges, items, axes, clips): a cell with a control
+    character (printed raw, a terminal runs it) is an error naming its line and column, as it is in a
+    manifest's name fields."""
     for column in columns:
         if column not in df.columns:
             continue
@@ -118,10 +117,6 @@ def _check_names(df: pd.DataFrame, columns: Sequence[str], path: str | Path) -> 
             if bad is not None:
                 raise ScoreTableError(f"{path} {_line(i)}, column {column!r}: {name!r} holds a control "
                                       f"character ({name[bad]!r} at position {bad})")
-            if name.strip() and name != name.strip():
-                raise ScoreTableError(f"{path} {_line(i)}, column {column!r}: {name!r} has spaces at either "
-                                      "end; names are compared exactly, so remove them (a space after a "
-                                      "comma?)")
 
 
 def column_numbers(df: pd.DataFrame, column: str, path: str | Path) -> npt.NDArray[np.float64]:
@@ -150,7 +145,8 @@ def _check_unique(df: pd.DataFrame, keys: list[str], path: str | Path) -> None:
         lines = [str(i + 2) for i in np.flatnonzero(dup.to_numpy())[:_SHOWN_IDS]]
         hint = ("; the file has a 'rater' column, which is not read: give one human score per "
                 "(item, axis), the raters' scores combined first (their median, or a rounded mean)"
-                if "rater" in df.columns else "")
+                if "rater" in df.columns else
+                "; cells are read without the spaces after a comma, so ' sp' and 'sp' name one judge or item")
         raise ScoreTableError(f"{path}: duplicate ({', '.join(keys)}) rows on lines {', '.join(lines)}{hint}")
 
 
