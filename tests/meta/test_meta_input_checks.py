@@ -300,3 +300,14 @@ def test_names_with_control_characters_are_refused(tmp_path: Path, column: str, 
     r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
     assert r.exit_code == 2
     assert f"{p} line 2, column '{column}': {value!r} holds a control character" in " ".join(r.output.split())
+
+
+def test_item_ids_composed_differently_across_the_two_files_are_named(tmp_path: Path) -> None:
+    # A review: the composition (NFC/NFD) warning compared ids within one file; human scores typed in NFC
+    # against predictions from NFD file names failed with 'no human score' listing ids that look alike.
+    nfc, nfd = "ep00/Mod\u00e9l", "ep00/Mode\u0301l"
+    h, p = _files(tmp_path, f"item_id,axis,score\n{nfc},pa,5\n", f"judge,item_id,axis,score\nj,{nfd},pa,4\n")
+    composed = r"1 of their item ids equal one of .* once composed alike"
+    with pytest.raises(ScoreTableError, match=composed) as info:
+        agreement_from_csv(p, h, bootstrap=0)
+    assert ascii(nfd) in str(info.value) and ascii(nfc) in str(info.value)

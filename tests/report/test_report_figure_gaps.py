@@ -179,3 +179,10 @@ def test_taxonomy_metrics_stored_but_never_scored_are_not_called_missing() -> No
     sec = robophys_section(ReportInput(rows, items, higher_is_better, bootstrap=0))
     assert sec.skipped is not None
     assert "(iq1_psnr, mq_flow_score) are unscored on every item" in sec.skipped
+
+
+def test_close_speedups_share_one_tick_label(figures) -> None:
+    # A review found a tick at every method's speedup running together ("11.0511.09", "44.29").
+    _, ax = _plots._figure(4, 3)
+    _audit._log_x(ax, [1.0, 1.053, 1.091, 1.154, 4.0, 4.286])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "1.15", "4"]

@@ -107,7 +107,9 @@ def test_csv_quotes_line_breaks_in_names_and_reads_back() -> None:
 
 def test_latex_writes_control_characters_as_text() -> None:
     # The ESC byte went into the .tex file, and pdflatex stopped at it.
-    assert latex_escape("\x1b[31mred\tx") == r"\textbackslash{}x1b[31mred\textbackslash{}x09x"
+    assert latex_escape("\x1b[31mred\tx") == r"\textbackslash{}x1b[31mred x"
+    # a line break or a tab (a multi-line error message) is a space, as in Markdown, not its code
+    assert latex_escape("line one\r\nline\ttwo\n") == "line one line two "
 
 
 def test_markdown_names_render_as_their_text() -> None:
@@ -128,3 +130,12 @@ def test_markdown_names_render_as_their_text() -> None:
         assert cell.children is not None and {c.type for c in cell.children} == {"text"}, cell.children
         shown.append("".join(c.content for c in cell.children))
     assert shown == ["generator", "PA", *(x for name in names for x in (name, "1.000"))]
+
+
+def test_notes_keep_their_code_spans() -> None:
+    # A review: escaping every backtick turned robojudge's own `command` quotes in notes into literal
+    # backticks; a name's link or image in a note is still kept from rendering.
+    t = Table("t", "T `x`", ["generator", "PA"], note="`robojudge results export` has ![i](http://h/p.png)")
+    t.add([text("g"), Cell(1.0)])
+    md = t.to_markdown()
+    assert md.startswith("## T `x`\n\n`robojudge results export` has ![i\\](http://h/p.png)\n")

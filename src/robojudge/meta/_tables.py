@@ -221,8 +221,17 @@ def agreement_from_csv(
     extra = [(i, a) for i, a in zip(pdf["item_id"], pdf["axis"], strict=True) if (i, a) not in known]
     if extra:
         shown = ", ".join(f"{i}/{a}" for i, a in list(dict.fromkeys(extra))[:_SHOWN_IDS])
+        # Ids that look alike but are composed differently (NFC against NFD: one file typed, the other
+        # from macOS file names): printed as they are, the two look the same, so say it and show them.
+        composed = {unicodedata.normalize("NFC", i): i for i in items}
+        twins = [(i, composed[n]) for i in dict.fromkeys(i for i, _ in extra)
+                 if (n := unicodedata.normalize("NFC", i)) in composed]
+        hint = "" if not twins else (
+            f"; {len(twins)} of their item ids equal one of {human} once composed alike (NFC/NFD, as macOS "
+            "writes file names): " + ", ".join(f"{ascii(a)}/{ascii(b)}" for a, b in twins[:_SHOWN_IDS])
+            + "; spell them one way")
         raise ScoreTableError(
-            f"{pred}: {len(extra)} row(s) have no human score in {human} (item/axis: {shown})")
+            f"{pred}: {len(extra)} row(s) have no human score in {human} (item/axis: {shown}){hint}")
 
     h_arrays = {a: np.full(len(items), np.nan) for a in axes}
     for item, axis, value in zip(hdf["item_id"], hdf["axis"], hdf["_score"], strict=True):

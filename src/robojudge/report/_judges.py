@@ -40,7 +40,7 @@ from robojudge.report._leaderboard import (
     target_title,
 )
 from robojudge.report._series import JudgeSeries, StoredSeries, judge_series, resolve_judge
-from robojudge.report._tables import is_small, md_escape
+from robojudge.report._tables import is_small, md_escape, md_prose
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
@@ -421,7 +421,7 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
              "(item, axis) pairs; † marks fewer than 10 items or 5 clips (Overall: on either axis).", ""]
     for extra in (comparison_note(table, report), note):
         if extra:
-            lines += [md_escape(extra), ""]
+            lines += [md_prose(extra), ""]
     lines += [header, "| --- | ---: | ---: | " + " | ".join("---" for _ in range(3 * len(targets))) + " |"]
     for row in table:
         cells = []

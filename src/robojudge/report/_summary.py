@@ -19,7 +19,7 @@ from pathlib import Path
 from robojudge._files import replacing
 from robojudge.meta import mean_confidence_interval
 from robojudge.report._series import SeriesKey, failed_everywhere, label_series, split_series
-from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
+from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape, md_prose
 from robojudge.store import STALE_COLUMN, ResultRow, ResultStore, SafeCsvWriter, export_results
 from robojudge.suite import Item
 
@@ -235,7 +235,7 @@ def write_report(
     if stale:
         md += f"{stale_note(stale)}.\n\n"
     if note:
-        md += f"{md_escape(note)}\n\n"
+        md += f"{md_prose(note)}\n\n"
     if outside:
         md += (f"{len(outside)} results belong to ids that are not items of the suite "
                "(set-level results such as FVD, or another suite's items); they are in results.csv, not "

@@ -60,15 +60,16 @@ def is_small(n: int, clusters: int | None = None) -> bool:
 
 def latex_escape(text: str) -> str:
     """Escape the characters LaTeX treats specially (``\\ & % $ # _ { } ~ ^``) in running text, and
-    ``< > |``, which the default font encoding prints as other glyphs. A control character is written
-    as its code, ``\\x1b`` (pdflatex stops at the raw byte). Characters outside Latin-1 (Greek, CJK)
-    pass through: they need a UTF-8 engine (xelatex, lualatex) or packages of your own.
+    ``< > |``, which the default font encoding prints as other glyphs. A line break or a tab becomes a
+    space (as in Markdown); another control character is written as its code, ``\\x1b`` (pdflatex
+    stops at the raw byte). Characters outside Latin-1 (Greek, CJK) pass through: they need a UTF-8
+    engine (xelatex, lualatex) or packages of your own.
 
-    >>> print(latex_escape("50% of a_b\\x1b[0m"))
-    50\\% of a\\_b\\textbackslash{}x1b[0m
+    >>> print(latex_escape("50% of a_b\\x1b[0m\\nnext"))
+    50\\% of a\\_b\\textbackslash{}x1b[0m next
     """
     out = []
-    for ch in text:
+    for ch in text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " "):
         for special, escaped in _LATEX_ESCAPES:
             if ch == special:
                 out.append(escaped)
@@ -206,9 +207,9 @@ class Table:
 
     def to_markdown(self) -> str:
         """A GitHub Markdown table under a level-2 heading; best cells bold."""
-        lines = [f"## {md_escape(self.title)}", ""]
+        lines = [f"## {md_prose(self.title)}", ""]
         for note in self.notes():
-            lines += [md_escape(note), ""]
+            lines += [md_prose(note), ""]
         lines.append("| " + " | ".join(_md(c) for c in self.columns) + " |")
         lines.append("| " + " | ".join("---" for _ in self.columns) + " |")
         for r in self.rows:
@@ -286,6 +287,17 @@ def md_escape(s: str) -> str:
 
 
 _md = md_escape
+
+
+def md_prose(s: str) -> str:
+    """:func:`md_escape` for robojudge's own notes and titles, which quote commands as code
+    (`` `robojudge results export` ``): backticks are left as they are. A name inside one may then start
+    a code span, but no link, image or column break gets through.
+
+    >>> print(md_prose("see `robojudge results export` for ![i](u)"))
+    see `robojudge results export` for ![i\\](u)
+    """
+    return md_escape(s.replace("`", "\x00")).replace("\x00", "`")
 
 
 def write_between_markers(path: Path, text: str, begin: str, end: str) -> None:
