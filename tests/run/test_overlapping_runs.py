@@ -137,21 +137,32 @@ def test_score_judge_and_sets_check_a_manifest_once_it_is_noted(
     assert noted_at_check == [("ids", True)] * 3 + [("groups", True)]
 
 
-def test_a_clash_past_the_first_block_is_refused_too(tmp_path: Path) -> None:
-    """A manifest scored block by block is checked block by block: only the first block was, and two
-    manifests of thousands of items replaced each other's results past it."""
+def test_a_clash_past_the_first_block_is_refused_before_anything_is_stored(tmp_path: Path) -> None:
+    """A manifest scored block by block is checked whole before its first block is scored: only the first
+    block was, and two manifests of thousands of items replaced each other's results past it. (A check
+    per block as it was scored refused mid-run: the blocks before were stored, the manifest stayed
+    noted, and the first manifest was then refused in its own store.)"""
     import shutil
 
     ids = ("g/ep0", "g/ep1", "g/ep2")
-    exp1, exp2 = _experiment(tmp_path / "exp1", 40, ids), _experiment(tmp_path / "exp2", 200, ids)
-    for n in (0, 1):  # the same videos in the first block of two items; the third differs
-        shutil.copy(exp1.parent / "videos" / f"{n}.mp4", exp2.parent / "videos" / f"{n}.mp4")
+    exp1 = _experiment(tmp_path / "exp1", 40, ids)
+    exp2 = _experiment(tmp_path / "exp2", 200, ("n/a0", "n/a1", "n/a2", "n/a3", "g/ep2"))
     db = str(tmp_path / "shared.sqlite")
     assert score_suite(exp1, ["uniform_random"], db=db).summary.ok == 3
     with pytest.raises(ValueError, match="whose item 'g/ep2' has another video"):
-        score_suite(exp2, ["uniform_random"], db=db, block=2)
-    with ResultStore(db) as store:  # exp1's row of g/ep2 is its own still
-        assert store.count(include_superseded=True) == 3
+        score_suite(exp2, ["uniform_random"], db=db, block=2)  # g/ep2 in the third block
+    with ResultStore(db) as store:
+        assert store.count(include_superseded=True) == 3  # nothing of exp2
+        assert [p for p, _ in store.manifests()] == [exp1.resolve()]
+    assert score_suite(exp1, ["uniform_random"], db=db).summary.skipped == 3  # exp1 goes on as before
+    # the same videos in every block: accepted, and the shared ids already stored
+    for n in range(len(ids)):
+        shutil.copy(exp1.parent / "videos" / f"{n}.mp4", tmp_path / f"{n}.mp4")
+    rows = [{"item_id": item, "video": str(tmp_path / f"{n}.mp4"), "instruction": "x"}
+            for n, item in enumerate(ids)]
+    same = tmp_path / "same.jsonl"
+    same.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert score_suite(same, ["uniform_random"], db=db, block=1).summary.skipped == 3
 
 
 # -- 2. --retry-errors clears the failures of the run's own items only ---------------------------------

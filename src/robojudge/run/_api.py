@@ -21,7 +21,6 @@ from robojudge.run._score import MetricRequest, ProgressCallback, RunInterrupted
 from robojudge.run._status import stale_rows
 from robojudge.run._timelimit import check_limit
 from robojudge.run._where import (
-    SharedIds,
     claim_store,
     default_run_dir,
     raise_if_no_items,
@@ -200,10 +199,14 @@ def score_suite(
     else:
         ex = executor
     with ResultStore(url) as store:
-        shared = claim_store(store, manifest, [it for suite in head for it in suite.items])
+        # The blocks after the first are read once more for the check where the store holds another
+        # manifest: only the first was checked, and two manifests of thousands of items replaced each
+        # other's results past it (a check per block as it is scored refused mid-run, the manifest noted).
+        claim_store(store, manifest, [it for suite in head for it in suite.items],
+                    rest=lambda: (s.items for s in iter_suite(manifest, block=block, confine=confine)))
         try:
             summary = score_blocks(
-                _items(itertools.chain(head, _checked(suites, shared)), problems),
+                _items(itertools.chain(head, suites), problems),
                 requests,
                 store,
                 workers=workers or 1,
@@ -221,15 +224,6 @@ def score_suite(
             raise
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied, profile_settings=own)
-
-
-def _checked(suites: Iterator[Suite], shared: SharedIds) -> Iterator[Suite]:
-    """The blocks after the first, each refused (:class:`SharedIds`) before it is planned where another
-    manifest in the store gives one of its ids another input: only the first block was checked, and
-    two manifests of thousands of items replaced each other's results past it."""
-    for suite in suites:
-        shared.check(suite.items)
-        yield suite
 
 
 def _items(suites: Iterator[Suite], problems: list[ManifestProblem]) -> Iterator[list[Item]]:

@@ -36,7 +36,8 @@ def claim_store(
     manifest: str | Path,
     items: Sequence[Item],
     also: Callable[[list[Path]], None] | None = None,
-) -> SharedIds:
+    rest: Callable[[], Iterable[Sequence[Item]]] | None = None,
+) -> None:
     """Note ``manifest`` in ``store`` (``robojudge report RUN`` finds it there) for a run about to write
     its results, unless :func:`refuse_shared_ids` -- or ``also``, given the same manifests -- refuses it
     against the manifests noted before it.
@@ -46,9 +47,9 @@ def claim_store(
     noted later is refused, whichever run checks first (a check before the note let both pass). A
     refused manifest's note is taken back.
 
-    Returns:
-        The check, for the items of a manifest read block by block after ``items`` (its first block):
-        :meth:`SharedIds.check` each block before it is scored.
+    ``rest``: the manifest's other items, block by block (a manifest scored as it is read), read and
+    checked too when the store holds another manifest to check against; so a clash anywhere in it is
+    refused before anything is stored, and the other manifests are let go before the run.
 
     Raises:
         ValueError: What the checks raise.
@@ -56,14 +57,16 @@ def claim_store(
     with store.claim_manifest(manifest) as before:
         shared = SharedIds(store, manifest, before)
         shared.check(items)
+        if rest is not None and shared.others():
+            for block in rest():
+                shared.check(block)
         if also is not None:
             also(before)
-    return shared
 
 
 class SharedIds:
-    """:func:`refuse_shared_ids` for a manifest checked in parts (a manifest scored block by block): the
-    other manifests are read once, on the first part, not again for each."""
+    """:func:`refuse_shared_ids` for a manifest checked in parts (read block by block): the other
+    manifests are read once, on the first part, not again for each."""
 
     def __init__(self, store: ResultStore, manifest: str | Path,
                  others: Iterable[Path] | None = None) -> None:
@@ -73,17 +76,22 @@ class SharedIds:
         self._theirs: list[tuple[Path, dict[str, Item]]] | None = None
         self._texts: list[str] | None = None  # (the registry's meta text keys, listed once, when needed)
 
+    def others(self) -> int:
+        """How many other manifests there are to check against (read on the first call)."""
+        if self._theirs is None:
+            self._theirs = [(path, {it.item_id: it for it in theirs})
+                            for path, theirs in other_manifests(self._store, self._manifest, self._others)]
+        return len(self._theirs)
+
     def check(self, items: Sequence[Item]) -> None:
         """Refuse ``items`` where another manifest gives one of their ids another input.
 
         Raises:
             ValueError: Naming both manifests, the item, its two inputs and how to give this one a store.
         """
-        if self._theirs is None:
-            self._theirs = [(path, {it.item_id: it for it in theirs})
-                            for path, theirs in other_manifests(self._store, self._manifest, self._others)]
-        if not self._theirs:
+        if not self.others():
             return
+        assert self._theirs is not None
         me = Path(self._manifest).expanduser().resolve()
         for it in items:
             for path, theirs in self._theirs:
