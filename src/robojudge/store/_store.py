@@ -1018,6 +1018,10 @@ def supersede_ids(conn: Connection, ids: list[int], now: datetime) -> None:
 
 
 _NUMBERS = (float, int, bool)
+#: Strings up to this long are shared; and at most this many distinct ones are held at once (a reader
+#: that streams rows, an export, would otherwise keep every distinct one to the end of the read).
+_SHARED_LENGTH = 200
+_SHARED_MOST = 20_000
 
 
 def _shared(value: Any, strings: dict[str, str]) -> Any:
@@ -1031,8 +1035,8 @@ def _shared(value: Any, strings: dict[str, str]) -> Any:
         return {strings.setdefault(k, k): _shared(v, strings) for k, v in value.items()}
     if kind is list:  # a list of numbers (per-segment values) is kept as it is, without a walk
         return [_shared(v, strings) for v in value] if value and type(value[0]) not in _NUMBERS else value
-    if kind is str:
-        return strings.setdefault(value, value)
+    if kind is str:  # (a long text, a judge's reasoning, is its row's own: kept as it is)
+        return strings.setdefault(value, value) if len(value) <= _SHARED_LENGTH else value
     return value
 
 
@@ -1047,6 +1051,8 @@ def _row_from_record(rec: Any, configs: dict[str, Any] | None = None,
         config = configs[config]
     details = rec["details"]
     if strings is not None and details is not None:
+        if len(strings) > _SHARED_MOST:
+            strings.clear()
         details = _shared(details, strings)
     return ResultRow(
         item_id=rec["item_id"],
