@@ -75,6 +75,27 @@ def test_a_metric_that_reads_no_frames_records_the_core_numeric_libraries_only()
     assert mix.libraries == ("numpy",)
 
 
+def test_rows_of_a_no_frame_metric_stored_with_the_longer_record_are_not_other_versions(tmp_path):
+    # A review: only the report read the record of before (the frame libraries too) as the same
+    # versions; score, results status and --rescore-libraries compared the text exactly and flagged
+    # every such row, with the same libraries installed.
+    items = [Item(item_id=f"i{k}", video="v.mp4") for k in range(3)]
+    (req,) = build_requests(["uniform_random"])
+    old = library_versions()  # what every metric recorded before
+    with ResultStore(f"sqlite:///{tmp_path}/r.sqlite") as store:
+        store.add([ResultRow(it.item_id, "uniform_random", req.config_hash, req.spec.version, "ok", 0.5,
+                             details={"libraries": old}) for it in items[:2]]
+                  + [ResultRow("i2", "uniform_random", req.config_hash, req.spec.version, "ok", 0.5,
+                               details={"libraries": old.replace("numpy ", "numpy 0.")})])
+        ids = [it.item_id for it in items]
+        assert store.count_other_libraries(req.id, req.config_hash, req.spec.version,
+                                           score_module.same_libraries(req.spec), ids) == 1
+        (counts,) = results_status(store, items).metrics
+        assert counts.other_libraries == 1
+        summary = score_items(items, [req], store, rescore_libraries=True)
+        assert summary.computed == 1  # only the row of another NumPy
+
+
 def test_a_scored_row_records_them_and_a_failed_one_does_not(tmp_path):
     rng = np.random.default_rng(0)
     video = write_video(tmp_path / "v.mp4", rng.integers(0, 256, (6, 32, 48, 3), dtype=np.uint8), fps=8)

@@ -96,3 +96,16 @@ def library_versions(spec: MetricSpec[Any] | None = None) -> str:
     pairs += _model() if spec is not None and spec.provider is Provider.model else ()
     return ", ".join(f"{name} {version}" for name, version in pairs)
 
+
+def same_libraries(spec: MetricSpec[Any]) -> tuple[str, ...]:
+    """The records (``details["libraries"]``) that name the libraries installed here for ``spec``: its
+    :func:`library_versions`, and for a metric that reads no frames also the longer record its rows had
+    before 2026-12-06 (the frame libraries too), so that they are not taken for other versions.
+
+    >>> from robojudge.metrics import get_metric
+    >>> len(same_libraries(get_metric("sim_task_success"))), len(same_libraries(get_metric("iq1_psnr")))
+    (2, 1)
+    """
+    now = library_versions(spec)
+    return (now,) if reads_frames(spec) else (now, library_versions())
+

@@ -32,7 +32,7 @@ from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, 
 from robojudge.run._executor import Executor, LocalProcessExecutor, guarded_call, make_executor, run_in_child
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprints, metric_inputs, settle
-from robojudge.run._libraries import library_versions
+from robojudge.run._libraries import library_versions, same_libraries
 from robojudge.run._moved import take_over_moved
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.run._timelimit import check_limit, stop_after
@@ -464,10 +464,10 @@ def _plan(
         ids = [it.item_id for it in items if applies(it, r)]
         if rescore_libraries:  # those rows then count as missing; they stay in the store, superseded
             rescored += store.supersede_other_libraries(r.id, r.config_hash, r.spec.version,
-                                                        library_versions(r.spec), ids)
+                                                        same_libraries(r.spec), ids)
         else:  # kept, and said so: OpenCV's flow can move values by tens of percent between releases
             other += store.count_other_libraries(r.id, r.config_hash, r.spec.version,
-                                                 library_versions(r.spec), ids)
+                                                 same_libraries(r.spec), ids)
     plan = plan_pending(
         items,
         requests,

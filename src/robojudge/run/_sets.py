@@ -41,7 +41,7 @@ from robojudge.metrics._sets import (
 from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make_executor
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprint, set_inputs, settle
-from robojudge.run._libraries import library_versions
+from robojudge.run._libraries import library_versions, same_libraries
 from robojudge.run._score import RunInterrupted, crash_reason, timed_out_message
 from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
@@ -273,7 +273,7 @@ def score_sets_into(
         if retry_errors:
             store.clear_errors(*key, item_ids=ids)
         if rescore_libraries:
-            summary.rescored_libraries += store.supersede_other_libraries(*key, library_versions(sm.spec),
+            summary.rescored_libraries += store.supersede_other_libraries(*key, same_libraries(sm.spec),
                                                                           ids)
         stored = store.current_fingerprints(*key)
         for group in groups:

@@ -47,7 +47,7 @@ from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
 from robojudge.metrics._presence import missing_weights
 from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, list_set_metrics
 from robojudge.run._fingerprint import Fingerprint, Fingerprints, read_inputs, recorded_weights
-from robojudge.run._libraries import library_versions
+from robojudge.run._libraries import same_libraries
 from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 
@@ -289,7 +289,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     seen: dict[StatusKey, set[str]] = {}  # item ids with a current row
     grouped: set[StatusKey] = set()  # keys with set-level rows (a group's, whatever the registry knows)
     durations: dict[StatusKey, list[float]] = {}
-    installed: dict[str, str | None] = {}  # per metric: the versions a row computed now would record
+    installed: dict[str, tuple[str, ...] | None] = {}  # per metric: the records of the installed versions
     absent: dict[str, list[str]] = {}  # per metric: its network weights not on this machine
     versions: dict[str, str | None] = {}  # per metric: the version this robojudge computes
     for row in store.iter_rows(include_superseded=True):
@@ -314,11 +314,11 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         if row.status == "ok" and isinstance(recorded, str):
             if row.metric not in installed:
                 try:
-                    installed[row.metric] = library_versions(get_metric(row.metric))
+                    installed[row.metric] = same_libraries(get_metric(row.metric))
                 except UnknownMetricError:
                     installed[row.metric] = None
             now = installed[row.metric]
-            counts.other_libraries += now is not None and recorded != now
+            counts.other_libraries += now is not None and recorded not in now
         imported = not row.fingerprint and (row.config or {}).get("provider") == "external"
         if not imported:
             durations.setdefault(key, []).append(row.duration_s)

@@ -433,7 +433,8 @@ class ResultStore:
         return sorted(moved)
 
     def supersede_other_libraries(
-        self, metric: str, config_hash: str, version: str, libraries: str, item_ids: Iterable[str]
+        self, metric: str, config_hash: str, version: str, libraries: str | Sequence[str],
+        item_ids: Iterable[str]
     ) -> int:
         """Mark superseded the current scored rows of ``item_ids`` (this metric, config and version) that
         were computed with other library versions than ``libraries`` (their ``details["libraries"]``),
@@ -451,7 +452,8 @@ class ResultStore:
             return len(old)
 
     def count_other_libraries(
-        self, metric: str, config_hash: str, version: str, libraries: str, item_ids: Iterable[str]
+        self, metric: str, config_hash: str, version: str, libraries: str | Sequence[str],
+        item_ids: Iterable[str]
     ) -> int:
         """How many rows :meth:`supersede_other_libraries` would mark; nothing is written (every rerun of
         ``score`` asks)."""
@@ -999,14 +1001,16 @@ def current_records(
     return out
 
 
-def _other_libraries(metric: str, config_hash: str, version: str, libraries: str,
+def _other_libraries(metric: str, config_hash: str, version: str, libraries: str | Sequence[str],
                      item_ids: list[str]) -> list[ColumnElement[bool]]:
-    """Where current scored rows of ``item_ids`` record library versions other than ``libraries``
-    (``details.libraries``, read by the database; rows without a record are not among them)."""
+    """Where current scored rows of ``item_ids`` record library versions other than ``libraries`` (one
+    record, or the records that all name the installed versions) (``details.libraries``, read by the
+    database; rows without a record are not among them)."""
     c = results_table.c
     recorded = c.details["libraries"].as_string()
+    same = [libraries] if isinstance(libraries, str) else list(libraries)
     return [c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
-            c.status == "ok", c.item_id.in_(item_ids), recorded.is_not(None), recorded != libraries]
+            c.status == "ok", c.item_id.in_(item_ids), recorded.is_not(None), recorded.not_in(same)]
 
 
 def supersede_ids(conn: Connection, ids: list[int], now: datetime) -> None:
