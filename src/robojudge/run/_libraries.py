@@ -108,4 +108,3 @@ def same_libraries(spec: MetricSpec[Any]) -> tuple[str, ...]:
     """
     now = library_versions(spec)
     return (now,) if reads_frames(spec) else (now, library_versions())
-
