@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import _thread
 import multiprocessing as mp
+import multiprocessing.spawn as mp_spawn
 import os
 import signal
 import sys
 import threading
-import types
 from multiprocessing.connection import wait
 from multiprocessing.context import BaseContext, SpawnContext, SpawnProcess
 from multiprocessing.process import BaseProcess
@@ -160,22 +160,42 @@ def worker_start_hint() -> str:
             "were not recorded as crashed")
 
 
-_SPAWNING = threading.Lock()
+_MAINLESS_HERE = threading.local()  # set while this thread starts a process without the main module
+_INSTALLING = threading.Lock()
+
+
+def _mainless_preparation() -> None:
+    """Wrap ``multiprocessing.spawn.get_preparation_data`` (once) so that the data a child gets leaves
+    out the main module's name and path while :data:`_MAINLESS_HERE` is set, in this thread only: the
+    main module stays what it is for every other thread (swapping it in ``sys.modules`` for the start,
+    as before, broke the pickling of a script's functions in threads that ran meanwhile)."""
+    with _INSTALLING:
+        if getattr(mp_spawn.get_preparation_data, "_robojudge", False):
+            return
+        plain = mp_spawn.get_preparation_data
+
+        def preparation_data(name: str) -> dict[str, Any]:
+            data = plain(name)
+            if getattr(_MAINLESS_HERE, "on", False):
+                data.pop("init_main_from_name", None)
+                data.pop("init_main_from_path", None)
+            return data
+
+        preparation_data._robojudge = True  # type: ignore[attr-defined]
+        mp_spawn.get_preparation_data = preparation_data
 
 
 class _MainlessProcess(SpawnProcess):
     @staticmethod
     def _Popen(process_obj: BaseProcess) -> Any:
         # spawn sends the child the main module's name or path, to import it again before anything
-        # else (runpy reruns an unguarded script whole). A main module without either, in place only
-        # while the child starts, sends neither.
-        with _SPAWNING:
-            main = sys.modules["__main__"]
-            sys.modules["__main__"] = types.ModuleType("__main__")
-            try:
-                return SpawnProcess._Popen(process_obj)
-            finally:
-                sys.modules["__main__"] = main
+        # else (runpy reruns an unguarded script whole); this child gets neither.
+        _mainless_preparation()
+        _MAINLESS_HERE.on = True
+        try:
+            return SpawnProcess._Popen(process_obj)
+        finally:
+            _MAINLESS_HERE.on = False
 
 
 class _MainlessContext(SpawnContext):

@@ -224,3 +224,51 @@ def test_decoder_workers_do_not_run_an_unguarded_script_again(tmp_path: Path) ->
     # requests were sent twice), then died starting a pool of its own.
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == ["top level of __main__", "worker says True"], res.stdout
+
+
+_PICKLING_MEANWHILE = """
+import pickle, threading
+from robojudge._lifeline import alive, spawn_without_main
+
+
+def mine():  # a function of the script, pickled by name in another thread
+    return 1
+
+
+failures, done = [], threading.Event()
+
+
+def pickle_on():
+    while not done.is_set():
+        try:
+            pickle.dumps(mine)
+        except Exception as exc:  # (the main module swapped out under this thread)
+            failures.append(type(exc).__name__)
+
+
+if __name__ == "__main__":
+    t = threading.Thread(target=pickle_on)
+    t.start()
+    ctx = spawn_without_main()
+    for _ in range(6):
+        p = ctx.Process(target=alive)
+        p.start()
+        p.join()
+    done.set()
+    t.join()
+    print("failures", len(failures), flush=True)
+"""
+
+
+def test_starting_a_process_without_main_leaves_the_main_module_to_other_threads(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "pickles.py"
+    script.write_text(_PICKLING_MEANWHILE)
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    # Before: the main module was swapped in sys.modules while each process started, and a thread
+    # pickling a function of the script meanwhile failed (a review counted 14,045 of 151,418).
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "failures 0", res.stdout
