@@ -59,8 +59,12 @@ def test_an_out_file_that_is_a_folder(tmp_path: Path) -> None:
     assert res.exit_code == 2 and f"--out {folder}: a folder, not a file" in res.output, res.output
 
 
-def test_an_existing_writable_out_file_in_a_read_only_folder_is_taken(tmp_path: Path, monkeypatch) -> None:
-    # rewriting a file needs the file writable, not its folder (as root os.access passes, so simulated)
+def test_an_existing_out_file_in_a_read_only_folder_is_refused_first(tmp_path: Path, monkeypatch,
+                                                                      capsys) -> None:
+    # The file is written beside its name and renamed onto it, so its folder must take a new file: a
+    # review found `suite prompts` sending every judge request before it failed to write (an existing
+    # writable file in a read-only folder passed this check, which was right when it was rewritten in
+    # place). As root os.access passes, so simulated.
     import os
 
     import typer
@@ -72,6 +76,10 @@ def test_an_existing_writable_out_file_in_a_read_only_folder_is_taken(tmp_path: 
     out.write_text("old")
     real = os.access
     monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(out.parent) else real(p, mode))
-    check_out_file(out)  # no error
+    with pytest.raises(typer.Exit):
+        check_out_file(out)
+    assert f"its folder {out.parent} is not writable" in " ".join(capsys.readouterr().err.split())
     with pytest.raises(typer.Exit):
         check_out_file(out.parent / "new.csv")  # a new file needs the folder
+    monkeypatch.setattr(os, "access", real)
+    check_out_file(out)  # no error

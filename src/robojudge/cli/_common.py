@@ -148,9 +148,15 @@ def check_out_file(path: Path, flag: str = "--out") -> None:
     file, a folder without write permission."""
     if path.is_dir():
         raise fail(f"{flag} {path}: a folder, not a file")
-    if path.exists():  # rewritten in place: the file must be writable, its folder need not be
+    if path.exists():
         if not os.access(path, os.W_OK):
             raise fail(f"{flag} {path}: the file is not writable")
+        # Written beside it and renamed onto it (robojudge._files.replacing; a link's target is
+        # replaced): the folder must take a new file too.
+        folder = Path(os.path.realpath(path)).parent
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise fail(f"{flag} {path}: its folder {folder} is not writable (the file is written beside its "
+                       "name, then renamed onto it)")
         return
     check_out_folder(path.parent, flag=f"{flag} {path}: its folder")
 
