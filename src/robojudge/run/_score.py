@@ -577,10 +577,18 @@ def refuse_unimportable(requests: Sequence[MetricRequest]) -> None:
     Raises:
         WorkerStartError: Naming the metrics and the ways round.
     """
-    if main_importable():
-        return
-    mine = [r.id for r in requests if "__main__" in (r.spec.fn.__module__, type(r.config).__module__)]
-    if mine:
+    refuse_main_defined([r.id for r in requests if "__main__" in (r.spec.fn.__module__,
+                                                                  type(r.config).__module__)])
+
+
+def refuse_main_defined(mine: Sequence[str]) -> None:
+    """:func:`refuse_unimportable` for metrics already found to be defined in ``__main__`` (``mine``):
+    refused when worker processes cannot import it.
+
+    Raises:
+        WorkerStartError: Naming the metrics and the ways round.
+    """
+    if mine and not main_importable():
         raise WorkerStartError(
             f"{'metric' if len(mine) == 1 else 'metrics'} {', '.join(repr(m) for m in mine)} "
             f"{'is' if len(mine) == 1 else 'are'} defined in __main__ (a notebook, `python -c`, a script "

@@ -38,11 +38,17 @@ from robojudge.metrics._sets import (
     set_config,
     set_config_hash,
 )
-from robojudge.run._executor import Executor, SerialExecutor, guarded_call, make_executor
+from robojudge.run._executor import (
+    Executor,
+    LocalProcessExecutor,
+    SerialExecutor,
+    guarded_call,
+    make_executor,
+)
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprint, set_inputs, settle
 from robojudge.run._libraries import library_versions, same_libraries
-from robojudge.run._score import RunInterrupted, crash_reason, timed_out_message
+from robojudge.run._score import RunInterrupted, crash_reason, refuse_main_defined, timed_out_message
 from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, default_db_url
@@ -293,6 +299,8 @@ def score_sets_into(
             tasks.append(SetTask(sm, group, cfg, fp.value, timeout_s))
     ex = executor or SerialExecutor()
     in_process = bool(getattr(ex, "in_process", False))
+    if isinstance(ex, LocalProcessExecutor):  # (a set metric of a notebook killed every worker)
+        refuse_main_defined([sm.id for sm, _ in chosen if sm.fn.__module__ == "__main__"])
     results = ex.map_unordered(_guarded(store, summary) if in_process else compute_set_task, tasks,
                                _set_crash_rows)
     try:
