@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from _limits import file_size_limit
 from robojudge.cli import main
 from robojudge.judges import get_rubric, make_judge
 from robojudge.judges._draft import JudgeOpinion, draft_labels, draft_score
-from robojudge.run._judge import draft_from_store, judge_items
+from robojudge.run._judge import draft_from_store, judge_items, judge_texts
 from robojudge.store import ResultRow, ResultStore
 
 
@@ -150,3 +151,23 @@ def test_texts_past_the_size_limit_keep_the_old_file(tmp_path: Path,
     assert f"cannot write {out}: File too large" in capsys.readouterr().err
     assert out.read_text() == '{"item_id": "v000", "caption": "old"}\n'
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_the_rows_written_last_win_whatever_the_hosts_clocks_said(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = (str(request.getfixturevalue("postgres_db_url")) if backend == "postgres"
+           else f"sqlite:///{tmp_path / 'results.sqlite'}")
+    ahead, right = datetime.now(UTC) + timedelta(hours=1), datetime.now(UTC)
+    with ResultStore(url) as store:
+        for config, when, text, pa in (("old", ahead, "OLD text", 2.0), ("new", right, "NEW text", 5.0)):
+            store.add([ResultRow(f"v{k}", metric, config, "1", "ok", value, details=details, created_at=when)
+                       for k in range(2)
+                       for metric, value, details in (("judge:cap:caption", math.nan, {"text": text}),
+                                                      ("judge:cap:pa", pa, {"reasoning": text}))])
+        # Before: the rows with the greater created_at won: those of the host whose clock ran an hour ahead,
+        # though they were written first.
+        assert judge_texts(store, "judge:cap:caption") == {"v0": "NEW text", "v1": "NEW text"}
+        drafts = draft_from_store(store, ["cap"], rubrics=("pa",))
+    assert {item: d["pa"].label for item, d in drafts.items()} == {"v0": 5, "v1": 5}

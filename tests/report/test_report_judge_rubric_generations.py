@@ -141,3 +141,27 @@ def test_a_series_was_first_stored_at_its_earliest_row_not_its_first_item_s() ->
             ResultRow("b", "judge:mk:pa", "h", "1", "ok", 4.0, created_at=early)]
     (series,) = split_series(rows)
     assert series.first_stored == early
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_the_newest_rubrics_are_the_last_written_whatever_the_hosts_clocks_said(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    from datetime import UTC
+
+    from robojudge.report._series import resolve_judge
+
+    url = (str(request.getfixturevalue("postgres_db_url")) if backend == "postgres"
+           else f"sqlite:///{tmp_path / 'results.sqlite'}")
+    right = datetime.now(UTC)
+    with ResultStore(url) as store:
+        # Generation 1 judged on a host whose clock ran an hour ahead; then PA's rubric changed and
+        # generation 2 was judged on a host with the right clock (IA's rows, unchanged, were kept).
+        store.add(_generation(right + timedelta(hours=1), ("1", "a1"), ("1", "b1"), 1.0))
+        store.add(_generation(right, ("2", "a2"), None, 2.0))
+        rows = store.rows()
+    judges = judge_series(rows)
+    # Before: the newest PA was taken by created_at, so 'pa v1, ia v1' passed for the judge as last run.
+    assert [j.label for j in judges] == ["j [rubric pa v1]", "j [rubrics pa v2, ia v1]"]
+    with pytest.raises(ValueError, match=r"the newest rubrics: 'j \[rubrics pa v2, ia v1\]'"):
+        resolve_judge(judges, "j")

@@ -55,7 +55,9 @@ class Series:
         failed: Item ids with an error row.
         config: The config stored with the rows (None when they carry none).
         first_stored: When its oldest row was stored (None when no row says); for a judge rubric,
-            when this rubric generation was first judged.
+            when this rubric generation was first judged. For display: the writing host's clock.
+        first_row_id: The store's id of its oldest row (None for rows not read from a store): what
+            orders series by when they were first written, whatever the hosts' clocks said.
     """
 
     key: SeriesKey
@@ -65,6 +67,7 @@ class Series:
     failed: set[str] = field(default_factory=set)
     config: dict[str, Any] | None = None
     first_stored: datetime | None = None
+    first_row_id: int | None = None
 
     @property
     def metric(self) -> str:
@@ -79,10 +82,10 @@ class Series:
 def split_series(rows: Iterable[Any], keep: Callable[[str], bool] = lambda m: True) -> list[Series]:
     """Rows grouped by (metric, config hash, version), sorted by key, labels unset.
 
-    Should a store hold two rows of one key for an item, the most recently stored one counts.
+    Should a store hold two rows of one key for an item, the last one written counts (by row id; by
+    ``created_at`` among rows that have none).
     """
-    ordered = sorted((r for r in rows if keep(r.metric)),
-                     key=lambda r: (r.created_at is not None, r.created_at or 0))
+    ordered = sorted((r for r in rows if keep(r.metric)), key=_written)
     out: dict[SeriesKey, Series] = {}
     for r in ordered:
         key = SeriesKey(r.metric, r.config_hash, r.version)
@@ -94,6 +97,9 @@ def split_series(rows: Iterable[Any], keep: Callable[[str], bool] = lambda m: Tr
         when = getattr(r, "created_at", None)  # (rows come by item, not by time: the earliest of all)
         if when is not None and (s.first_stored is None or when < s.first_stored):
             s.first_stored = when
+        row_id = getattr(r, "row_id", None)
+        if row_id is not None and (s.first_row_id is None or row_id < s.first_row_id):
+            s.first_row_id = row_id
         for bucket in (s.unscored, s.failed):
             bucket.discard(r.item_id)
         s.values.pop(r.item_id, None)
@@ -104,6 +110,22 @@ def split_series(rows: Iterable[Any], keep: Callable[[str], bool] = lambda m: Tr
         else:
             s.values[r.item_id] = float(r.value)
     return [out[k] for k in sorted(out)]
+
+
+def _written(row: Any) -> tuple[Any, ...]:
+    """A sort key of rows in the order they were written: by the store's row id (rows read from a store
+    have one), then by ``created_at`` for rows that have no id."""
+    row_id, when = getattr(row, "row_id", None), getattr(row, "created_at", None)
+    return (row_id is not None, row_id or 0, when is not None, when or 0)
+
+
+def _started(s: Series) -> tuple[Any, ...] | None:
+    """When a series was first written, as a comparable key: its first row id, else (series of rows not
+    read from a store) its first stored time; None when neither is known. Row ids follow the order rows
+    were written; stored times are each writing host's clock, which may be off or stepped back."""
+    if s.first_row_id is not None:
+        return (1, s.first_row_id)
+    return None if s.first_stored is None else (0, s.first_stored)
 
 
 def unscored_reason(rows: Iterable[Any], metrics: Iterable[str]) -> str | None:
@@ -226,6 +248,13 @@ class JudgeSeries:
         return None if None in times else max(t for t in times if t is not None)
 
 
+def _judge_started(j: JudgeSeries) -> tuple[Any, ...] | None:
+    """When a judge's most recently started series was first written (:func:`_started`); None when a
+    series does not say."""
+    times = [_started(s) for s in j.axes.values()]
+    return None if None in times else max(t for t in times if t is not None)
+
+
 def _split_judge_id(metric: str) -> tuple[str, str] | None:
     if not metric.startswith(JUDGE_PREFIX):
         return None
@@ -295,13 +324,15 @@ def _by_generation(group: Sequence[tuple[str, Series]]) -> list[dict[str, Series
     """One judge configuration's series as entries (one entry when each axis has one series).
 
     With several series of an axis (rubric files changed between runs), the newest series of each
-    axis, by when it was first stored, form the judge as it was last run. The older series, in the
-    order they were first stored, pair with the next one when that one is of the other axis (nothing
-    else started between them: one run judged both); every other series is an entry of one axis. A
-    series with no stored time is never taken for the newest or paired.
+    axis, by when it was first written (:func:`_started`: the store's row ids, not the hosts' clocks),
+    form the judge as it was last run. The older series, in the order they were first written, pair
+    with the next one when that one is of the other axis (nothing else started between them: one run
+    judged both); every other series is an entry of one axis. A series with neither a row id nor a
+    stored time is never taken for the newest or paired.
     """
     def started(s: Series) -> tuple[Any, ...]:
-        return (s.first_stored is not None, s.first_stored or 0, s.key)
+        when = _started(s)
+        return (when is not None, when or (), s.key)
 
     by_axis = {a: sorted((s for b, s in group if b == a), key=started, reverse=True) for a in JUDGE_AXES}
     newest = {a: ss[0] for a, ss in by_axis.items()
@@ -310,8 +341,8 @@ def _by_generation(group: Sequence[tuple[str, Series]]) -> list[dict[str, Series
     if len(newest) == len(JUDGE_AXES):
         entries.append(newest)
     rest = [(a, s) for a, s in group if len(newest) < len(JUDGE_AXES) or s is not newest[a]]
-    dated = sorted(((a, s) for a, s in rest if s.first_stored is not None), key=lambda m: started(m[1]))
-    entries += [{a: s} for a, s in rest if s.first_stored is None]
+    dated = sorted(((a, s) for a, s in rest if _started(s) is not None), key=lambda m: started(m[1]))
+    entries += [{a: s} for a, s in rest if _started(s) is None]
     i = 0
     while i < len(dated):
         if i + 1 < len(dated) and dated[i][0] != dated[i + 1][0]:
@@ -426,7 +457,8 @@ def _latest_note(judges: Sequence[JudgeSeries]) -> str:
     """`` (the newest rubrics: LABEL)`` when ``judges`` are rubric generations of one configuration and
     one was first judged after all the others; empty otherwise (two models: neither is the newer)."""
     configs = {_judge_key(s) for j in judges for s in j.axes.values()}
-    times = sorted(((j.first_stored, j.label) for j in judges if j.first_stored is not None), reverse=True)
+    started = [(_judge_started(j), j.label) for j in judges]
+    times = sorted(((when, label) for when, label in started if when is not None), reverse=True)
     if len(configs) > 1 or None in configs or len(times) < len(judges) or times[0][0] == times[1][0]:
         return ""
     return f" (the newest rubrics: {shlex.quote(times[0][1])})"

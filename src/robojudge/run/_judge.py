@@ -439,16 +439,17 @@ def judge_texts(store: ResultStore, metric: str) -> dict[str, str]:
 
     Returns:
         ``{item_id: text}`` for every judged row that holds a text (unscored and error rows are left
-        out). When the store holds rows of several configurations, the newest row of each item wins.
+        out). When the store holds rows of several configurations, the row of each item written last
+        wins (by the store's row ids: ``created_at`` is each writing host's clock, which may be off).
     """
-    out: dict[str, tuple[Any, str]] = {}
+    out: dict[str, tuple[ResultRow, str]] = {}
     for row in store.rows(metric=metric, status="ok"):
         text = (row.details or {}).get("text")
         if not isinstance(text, str) or not text:
             continue
         prev = out.get(row.item_id)
-        if prev is None or (row.created_at is not None and prev[0] is not None and row.created_at > prev[0]):
-            out[row.item_id] = (row.created_at, text)
+        if prev is None or _written_after(row, prev[0]):
+            out[row.item_id] = (row, text)
     return {item: text for item, (_, text) in sorted(out.items())}
 
 
@@ -468,13 +469,17 @@ def write_judge_texts(texts: dict[str, str], path: str | Path, field_name: str =
     return p
 
 
+def _written_after(row: ResultRow, other: ResultRow) -> bool:
+    """Whether the store wrote ``row`` after ``other`` (row ids grow in the order rows are written)."""
+    return (row.row_id or 0) > (other.row_id or 0)
+
+
 def _newest_rows(store: ResultStore, metric: str) -> dict[str, ResultRow]:
+    """The row of each item written last, among the current rows of ``metric``."""
     out: dict[str, ResultRow] = {}
     for row in store.rows(metric=metric):
         prev = out.get(row.item_id)
-        if prev is None or (
-            row.created_at is not None and prev.created_at is not None and row.created_at > prev.created_at
-        ):
+        if prev is None or _written_after(row, prev):
             out[row.item_id] = row
     return out
 
@@ -488,7 +493,7 @@ def draft_from_store(
 ) -> dict[str, dict[str, DraftScore]]:
     """Draft labels from several judges' stored rows (RoboJudge App. A.2): ``{item: {rubric: draft}}``.
 
-    Each judge's newest row per (item, rubric) counts; unscored (NaN) and error rows count as no
+    Each judge's row written last per (item, rubric) counts; unscored (NaN) and error rows count as no
     score. Items any judge has a row for are drafted. Labels are clipped to the built-in rubric's
     range (1-5 for PA and IA, and for rubric ids robojudge does not know).
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -39,6 +39,9 @@ class ResultRow:
         superseded_at: When a row computed from changed inputs, or a value of the same inputs in place
             of this error, took this row's place (UTC);
             ``None`` for current rows. Only set by the store.
+        row_id: The store's id of the row, which grows in the order rows were written (``None`` for a
+            row not read from a store). "Newest" goes by it, not by ``created_at``: that is each
+            writing host's own clock, which may be off or stepped back. Not part of equality.
     """
 
     item_id: str
@@ -54,6 +57,7 @@ class ResultRow:
     created_at: datetime | None = None
     fingerprint: str = ""
     superseded_at: datetime | None = None
+    row_id: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("item_id", "metric", "config_hash", "version"):

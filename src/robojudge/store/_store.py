@@ -504,7 +504,8 @@ class ResultStore:
     def rows(
         self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False
     ) -> list[ResultRow]:
-        """Stored rows, ordered by item, metric and insertion time.
+        """Stored rows, ordered by item, metric and the order they were written (their ids; not
+        ``created_at``, which is the writing host's clock).
 
         Args:
             metric: Only this metric.
@@ -537,7 +538,7 @@ class ResultStore:
         # The config as stored text, decoded once per distinct text below.
         columns = [cast(col, Text).label("config") if col.name == "config" else col for col in c]
         stmt = self._filtered(select(*columns), metric, status, include_superseded).order_by(
-            c.item_id, c.metric, c.created_at, c.id
+            c.item_id, c.metric, c.id
         )
         configs: dict[str, Any] = {}
         strings: dict[str, str] = {}
@@ -601,12 +602,14 @@ class ResultStore:
             c = meta_table.c
             stmt = select(c.key, c.value).where(c.key.startswith(MANIFEST_KEY))
             raw = dict(conn.execute(stmt).all())
-            previous = raw.pop(key, None)
-            others = [noted for value in raw.values() if (noted := _manifest_note(value)) is not None]
-            value = json.dumps({"path": str(path), "at": datetime.now(UTC).isoformat()})
+            notes = {k: noted for k, v in raw.items() if (noted := _manifest_note(v)) is not None}
+            previous = raw.get(key)
+            others = _latest_first(noted for k, noted in notes.items() if k != key)
+            # The count orders the notes (taken under the lock: no two notes get one); "at" is for people.
+            count = max((noted[2] for noted in notes.values()), default=0) + 1
+            value = json.dumps({"path": str(path), "at": datetime.now(UTC).isoformat(), "n": count})
             upsert = insert(meta_table).values(key=key, value=value)
             conn.execute(upsert.on_conflict_do_update(index_elements=[c.key], set_={"value": value}))
-        others.sort(key=lambda n: n[1], reverse=True)
         return path, key, value, _Noted(previous, others)
 
     def _take_back_manifest(self, key: str, value: str, previous: str | None) -> None:
@@ -629,13 +632,14 @@ class ResultStore:
     def manifests(self) -> list[tuple[Path, datetime]]:
         """The manifests noted by :meth:`note_manifest`, with the time each was last noted, latest first.
 
-        The files may have moved or gone since; callers check.
+        "Latest" is the order the notes were written in (a count kept in them), not their times: each
+        time is the noting host's clock, which may be off or stepped back. The files may have moved or
+        gone since; callers check.
         """
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(MANIFEST_KEY))
         with self._guard("read"), self._read() as conn:
             raw = conn.execute(stmt).scalars().all()
-        noted = [note for value in raw if (note := _manifest_note(value)) is not None]
-        return sorted(noted, key=lambda pair: pair[1], reverse=True)
+        return _latest_first(note for value in raw if (note := _manifest_note(value)) is not None)
 
     def note_in_flight(self, item_id: str, metrics: Iterable[str]) -> None:
         """Note that this process is about to compute ``metrics`` of ``item_id``.
@@ -808,15 +812,21 @@ def _in_flight_note(text: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _manifest_note(text: str) -> tuple[Path, datetime] | None:
-    """A note of :meth:`ResultStore.note_manifest`: the path and when it was noted; None for a value this
-    robojudge did not write, or a time without a zone (note_manifest writes UTC: it could not be ordered)."""
+def _manifest_note(text: str) -> tuple[Path, datetime, int] | None:
+    """A note of :meth:`ResultStore.note_manifest`: the path, when it was noted and its count (0 in notes
+    written before notes were counted); None for a value this robojudge did not write, or a time without
+    a zone (note_manifest writes UTC: it could not be ordered)."""
     try:
         data = json.loads(text)
-        path, at = Path(data["path"]), datetime.fromisoformat(data["at"])
+        path, at, count = Path(data["path"]), datetime.fromisoformat(data["at"]), int(data.get("n", 0))
     except (ValueError, KeyError, TypeError):
         return None
-    return (path, at) if at.tzinfo is not None else None
+    return (path, at, count) if at.tzinfo is not None else None
+
+
+def _latest_first(notes: Iterable[tuple[Path, datetime, int]]) -> list[tuple[Path, datetime]]:
+    """Manifest notes as (path, time), the last noted first: by count, then (uncounted notes) by time."""
+    return [(path, at) for path, at, _ in sorted(notes, key=lambda n: (n[2], n[1]), reverse=True)]
 
 
 @dataclass(frozen=True)
@@ -1072,4 +1082,5 @@ def _row_from_record(rec: Any, configs: dict[str, Any] | None = None,
         created_at=rec["created_at"],
         fingerprint=rec["fingerprint"],
         superseded_at=rec["superseded_at"],
+        row_id=rec["id"],
     )
