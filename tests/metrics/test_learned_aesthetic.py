@@ -77,6 +77,30 @@ def test_constant_head_gives_bias_over_ten(tmp_path, video, offline):
 
 
 @pytest.mark.slow  # transformers import and a CLIP forward pass
+def test_a_head_copied_in_with_the_same_size_and_time_is_read_anew(tmp_path, video, offline):
+    import os
+    import shutil
+    import time
+
+    import torch
+
+    root = _weights(tmp_path / "w", [0.0] * 16, 7.0)
+    head, other = root / "laion_aesthetic_linear_l14" / HEAD_FILE, tmp_path / "other" / HEAD_FILE
+    other.parent.mkdir()  # (the same file name: torch.save writes it into the archive)
+    torch.save({"weight": torch.zeros(1, 16), "bias": torch.tensor([3.0])}, other)
+    for p in (head, other):
+        os.utime(p, ns=(1_700_000_000_000_000_000,) * 2)  # an archive's normalised time
+    assert head.stat().st_size == other.stat().st_size
+    offline.setenv("ROBOJUDGE_WEIGHTS", str(root))
+    metric = get_metric("aq_laion_ap")
+    assert metric.compute(Item(item_id="a", video=video)).value == pytest.approx(0.7, abs=1e-6)
+    time.sleep(0.05)  # past the kernel's coarse clock tick, so the copy's change time differs
+    shutil.copy2(other, head)  # cp -p: another head, in place, with the same size and time
+    # Before: the head was cached by (path, mtime) only, and the first head's bias 7 was used again.
+    assert metric.compute(Item(item_id="a", video=video)).value == pytest.approx(0.3, abs=1e-6)
+
+
+@pytest.mark.slow  # transformers import and a CLIP forward pass
 def test_registered_metric_is_the_formula_on_clip_features(tmp_path, video, offline):
     w = np.random.default_rng(1).normal(size=16)
     offline.setenv("ROBOJUDGE_WEIGHTS", str(_weights(tmp_path / "w", w.tolist(), 5.0)))

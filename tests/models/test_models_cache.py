@@ -158,6 +158,36 @@ def test_torch_loaders_share_the_cache_and_clear_frees_them(weights):
     assert models.load_frame_interpolation(device="cpu") is not None
 
 
+class _Scaled(torch.nn.Module):
+    def __init__(self, scale: float) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor([scale]))
+
+    def forward(self, frame0: torch.Tensor, frame1: torch.Tensor) -> torch.Tensor:
+        return (frame0 + frame1) / 2 * self.scale
+
+
+def test_weights_copied_in_with_the_same_size_and_time_are_loaded_anew(weights, tmp_path):
+    import os
+    import shutil
+    import time
+
+    spec = models.FRAME_INTERPOLATION
+    path = weights / spec.name / spec.filename
+    other = tmp_path / "other" / spec.filename  # (the same file name: the archive holds it)
+    for scale, where in ((1.0, path), (0.5, other)):
+        where.parent.mkdir(parents=True)
+        torch.jit.script(_Scaled(scale)).save(str(where))
+        os.utime(where, ns=(1_700_000_000_000_000_000,) * 2)  # an archive's normalised time
+    assert path.stat().st_size == other.stat().st_size
+    one = torch.ones(1)
+    assert models.load_frame_interpolation(device="cpu")(one, one).item() == 1.0
+    time.sleep(0.05)  # past the kernel's coarse clock tick, so the copy's change time differs
+    shutil.copy2(other, path)  # cp -p: another network, in place, with the same size and time
+    # Before: the cache key (name, size, mtime) was unchanged, and the first network was handed out again.
+    assert models.load_frame_interpolation(device="cpu")(one, one).item() == 0.5
+
+
 def _save_tiny_vit(folder) -> None:
     from transformers import ViTConfig, ViTModel
 

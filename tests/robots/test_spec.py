@@ -76,6 +76,23 @@ def test_good_spec_loads_with_defaults_from_the_model(folder: Path) -> None:
 
 
 @needs_mujoco
+def test_a_model_copied_in_with_the_same_size_and_time_is_read_anew(folder: Path, tmp_path: Path) -> None:
+    import shutil
+    import time
+
+    model, other = folder / "models" / "arm.xml", tmp_path / "narrower.xml"
+    other.write_text(ARM.replace('range="-1.5 1.5"', 'range="-1.2 1.2"'), encoding="utf-8")
+    for p in (model, other):
+        os.utime(p, ns=(1_700_000_000_000_000_000,) * 2)  # an archive's normalised time
+    spec = _spec(folder, GOOD)
+    assert load_robot_spec(spec).limits["shoulder"] == (-1.5, 1.5)
+    time.sleep(0.05)  # past the kernel's coarse clock tick, so the copy's change time differs
+    shutil.copy2(other, model)  # cp -p: another model, in place, with the same size and time
+    # Before: the parse cache was keyed by (mtime, size) only, and gave back the first model.
+    assert load_robot_spec(spec).limits["shoulder"] == (-1.2, 1.2)
+
+
+@needs_mujoco
 def test_limits_and_joints_in_the_file_win(folder: Path) -> None:
     text = (
         GOOD

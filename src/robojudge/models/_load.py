@@ -132,8 +132,10 @@ def load_cached(spec: WeightSpec | str, variant: str, build: Callable[[Path, str
 
 
 def files_stamp(path: Path) -> str:
-    """A cheap identity of a weights file or folder as it is now: each file's name, size and
-    modification time (a stat per file, no reading)."""
+    """A cheap identity of a weights file or folder as it is now: each file's name, size, modification
+    and change times and inode (a stat per file, no reading). The change time and inode are what tell
+    another file copied in with the same size and time (``cp -p``, ``rsync -t``, an archive) apart:
+    no copy can set them."""
     import hashlib
 
     if path.is_file():
@@ -146,7 +148,8 @@ def files_stamp(path: Path) -> str:
             st = f.stat()
         except OSError:
             continue
-        h.update(f"{f.relative_to(path) if f != path else f.name}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+        name = f.relative_to(path) if f != path else f.name
+        h.update(f"{name}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}\n".encode())
     return h.hexdigest()[:16]
 
 

@@ -124,7 +124,7 @@ def _load_urdf(path: str) -> LoadedModel:
 
 
 @lru_cache(maxsize=16)
-def _load_cached(path: str, fmt: str, stamp: tuple[int, int]) -> LoadedModel:
+def _load_cached(path: str, fmt: str, stamp: tuple[int, ...]) -> LoadedModel:
     return _load_mjcf(path) if fmt == "mjcf" else _load_urdf(path)
 
 
@@ -141,7 +141,8 @@ def load_model(spec: RobotSpec, source: str = "") -> LoadedModel:
     except OSError:
         raise RobotSpecError(f"{where}: field model: file not found: {path}") from None
     try:
-        return _load_cached(str(path), spec.format, (st.st_mtime_ns, st.st_size))
+        # ctime and inode too: a file copied in with the same size and time (cp -p) is another model
+        return _load_cached(str(path), spec.format, (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino))
     except ImportError as e:
         extra = "mujoco" if spec.format == "mjcf" else "yourdfpy"
         raise RobotSpecError(

@@ -303,6 +303,29 @@ def test_media_is_opaque_and_ranged(app, project):
     assert c.get("/media/not-a-media-id").status_code == 404
 
 
+def test_a_clip_rewritten_with_its_old_size_and_time_is_sent_again(tmp_path):
+    import os
+    import time
+
+    project = make_project(tmp_path)  # its own suite: this test rewrites a clip
+    app = create_app(project.db, project.suite, SECRET)
+    c = logged_in(app, "alice")
+    media_id = re.search(r'src="/media/([^"]+)"', c.get(f"/task/{tasks(c)[0]}").text).group(1)
+    with AnnotationService(project.db) as svc:
+        path = svc.media_path(svc.authenticate("alice", PASSWORD), media_id)
+    etag = c.get(f"/media/{media_id}").headers["etag"]
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    data[-200:-100] = bytes(100)
+    time.sleep(0.05)  # past the kernel's coarse clock tick, so the rewrite's change time differs
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # its old time put back (rsync -t, an archive)
+    # Before: the ETag was size and mtime only, so the browser's copy of the old clip was confirmed (304).
+    r = c.get(f"/media/{media_id}", headers={"If-None-Match": etag})
+    assert r.status_code == 200 and r.content == data and r.headers["etag"] != etag
+    app.state.ctx.service.close()
+
+
 def test_annotators_see_only_their_own_work(app):
     alice = logged_in(app, "alice")
     eve = logged_in(app, "eve")

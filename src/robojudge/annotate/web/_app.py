@@ -83,8 +83,10 @@ class SecurityHeaders:
 
 
 def _etag(secret: str, media_id: str, stat: os.stat_result) -> str:
-    """A validator that changes with the file but says nothing about its name or place."""
-    key = f"{media_id}:{stat.st_size}:{stat.st_mtime_ns}".encode()
+    """A validator that changes with the file but says nothing about its name or place. The change time
+    and inode are in it: a clip rewritten or copied over with its old size and time (``rsync -t``, an
+    archive) is another clip, and a browser's copy of the old one must not be revalidated."""
+    key = f"{media_id}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}".encode()
     return '"' + hmac.new(secret.encode(), key, hashlib.sha256).hexdigest()[:32] + '"'
 
 

@@ -72,7 +72,7 @@ def load_linear_head(path: Path) -> Any:
 
 
 @functools.lru_cache(maxsize=4)
-def _head_arrays(path: str, mtime_ns: int) -> tuple[np.ndarray, float]:
+def _head_arrays(path: str, stamp: str) -> tuple[np.ndarray, float]:
     """The head's weight vector and bias, loaded once per file version and process."""
     head = load_linear_head(Path(path))
     weight = head.weight.detach().double().cpu().numpy().reshape(-1)
@@ -93,20 +93,21 @@ def aesthetic_ratings(embeddings: np.ndarray, weight: np.ndarray, bias: float) -
     return ratings
 
 
-_HeadArrays = Callable[[str, int], tuple[np.ndarray, float]]
+_HeadArrays = Callable[[str, str], tuple[np.ndarray, float]]
 
 
 def _frame_ratings(
     item: Item, config: FrameSampling, metric: str, head: str, arrays: _HeadArrays
 ) -> np.ndarray:
     """Per-frame 0-10 ratings of ``item`` by the head ``head`` (folded to ``(w, b)`` by ``arrays``, cached
-    per file version) on unit CLIP ViT-L/14 embeddings; the two AQ predictors differ only in the head."""
-    from robojudge.models import clip_image_features, load_clip
+    per file version: :func:`~robojudge.models.files_stamp`) on unit CLIP ViT-L/14 embeddings; the two AQ
+    predictors differ only in the head."""
+    from robojudge.models import clip_image_features, files_stamp, load_clip
 
     frames = video_frames(item, config)  # a one-frame or still video is unscored before CLIP loads
     net = load_clip("clip_vit_l14", metric=metric)
     head_path = resolve_weights(head, metric=metric)
-    weight, bias = arrays(str(head_path), head_path.stat().st_mtime_ns)
+    weight, bias = arrays(str(head_path), files_stamp(head_path))
     return aesthetic_ratings(clip_image_features(net, frames, batch=config.batch_size), weight, bias)
 
 
@@ -192,7 +193,7 @@ def fold_mlp(net: Any) -> tuple[np.ndarray, float]:
 
 
 @functools.lru_cache(maxsize=4)
-def _mlp_arrays(path: str, mtime_ns: int) -> tuple[np.ndarray, float]:
+def _mlp_arrays(path: str, stamp: str) -> tuple[np.ndarray, float]:
     """The CLIP+MLP head folded to ``(w, b)``, loaded once per file version and process."""
     from robojudge.models import load_state_dict
 
