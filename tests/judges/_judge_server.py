@@ -87,6 +87,10 @@ class FakeServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            def date_time_string(self, timestamp: float | None = None) -> str:
+                # A reply's own "Date" stands in for the server's clock (a server whose clock is off).
+                return getattr(self, "reply_date", None) or super().date_time_string(timestamp)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)
@@ -138,9 +142,11 @@ class FakeServer:
                 if reply.gzip:
                     payload = gzip.compress(payload)
                 try:
+                    self.reply_date = reply.headers.get("Date")
                     self.send_response(reply.status)
                     for k, v in reply.headers.items():
-                        self.send_header(k, v)
+                        if k != "Date":
+                            self.send_header(k, v)
                     self.send_header("Content-Type", "application/json")
                     if reply.gzip:
                         self.send_header("Content-Encoding", "gzip")

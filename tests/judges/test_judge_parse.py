@@ -101,3 +101,7 @@ def test_retry_after() -> None:
     assert parse_retry_after(None) is None
     assert parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past
+    # A date is measured from the response's own Date (before: from the local clock, a date in the past)
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:02 GMT", "Wed, 21 Oct 2015 07:28:00 GMT") == 2.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:05 -0000", "Wed, 21 Oct 2015 07:28:00 GMT") == 5.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", "garbled") == 0.0  # the local clock then

@@ -4,6 +4,7 @@ request's deadline; a longer wait fails the request at once."""
 from __future__ import annotations
 
 import time
+from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,21 @@ def test_retry_after_past_the_deadline_fails_at_once(make_items: Any, tmp_path: 
         assert srv.count == 1
     (row,) = store.rows()
     assert s.failed == 1 and "the 5 s Retry-After asks for would pass it" in (row.error or "")
+
+
+def test_a_retry_after_date_is_measured_from_the_server_s_own_date(make_items: Any, tmp_path: Path) -> None:
+    times: list[float] = []
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        times.append(time.monotonic())
+        if n > 1:
+            return Reply(OK)
+        ahead = time.time() + 400  # the server's clock runs 400 s ahead of ours; it asks for 1 s
+        return Reply("slow down", status=429, headers={"Date": formatdate(ahead, usegmt=True),
+                                                       "Retry-After": formatdate(ahead + 1, usegmt=True)})
+
+    with FakeServer(script) as srv, ResultStore(tmp_path / "r.sqlite") as store:
+        s = judge_items(make_items(["x"]), judge(srv.url), [PA], store, cache=ResponseCache(enabled=False))
+    # Before: the date was measured against our clock, a 401 s wait, and the request failed at once.
+    assert s.scored == 1 and len(times) == 2
+    assert 0.99 <= times[1] - times[0] < 30

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
@@ -44,8 +45,14 @@ class TransientError(BackendError):
         self.retry_after = retry_after
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header: delta-seconds (fractions accepted) or an HTTP date."""
+def parse_retry_after(value: str | None, date: str | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header: delta-seconds (fractions accepted) or an HTTP date.
+
+    A date is measured from the response's own ``Date`` header, ``date``, when it has a readable one
+    (RFC 9110: the server's clock against itself, so a server clock minutes off from this one does not
+    turn a 2 s wait into minutes, or none); else from the local clock. Waits longer than a judge's
+    ``max_retry_after_s`` fail the request, whichever form they came in.
+    """
     if not value:
         return None
     value = value.strip()
@@ -53,11 +60,20 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
+    when = _http_date(value)
+    if when is None:
+        return None
+    sent = _http_date(date) if date else None
+    return max(0.0, when - (sent if sent is not None else time.time()))
+
+
+def _http_date(value: str) -> float | None:
+    """An HTTP date as a POSIX time; None when unreadable. A date without a zone is GMT, as HTTP's are."""
     try:
-        when = parsedate_to_datetime(value)
+        when = parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()
 
 
 @dataclass(frozen=True)

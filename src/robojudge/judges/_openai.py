@@ -141,7 +141,7 @@ class OpenAIBackend:
             post = session.post(self._url, data=payload, headers=self._headers(), proxy=self._proxy)
             async with post as resp:
                 status = resp.status
-                retry_after = resp.headers.get("retry-after")
+                retry_after, sent = resp.headers.get("retry-after"), resp.headers.get("date")
                 raw = await self._read_body(resp)
         except TimeoutError:
             raise TransientError(f"timeout after {self.config.timeout_s:g} s") from None
@@ -156,7 +156,7 @@ class OpenAIBackend:
             snippet = text_body[:300].replace("\n", " ")
             msg = self._mask(f"HTTP {status} from {self._url}: {snippet}")
             if status in _RETRY_STATUS or status >= 500:
-                raise TransientError(msg, parse_retry_after(retry_after), status=status)
+                raise TransientError(msg, parse_retry_after(retry_after, sent), status=status)
             raise BackendError(msg, status=status)
         try:
             return _completion(text_body, self._url, latency, n_images)
