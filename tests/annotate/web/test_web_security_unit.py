@@ -1,5 +1,7 @@
 """Session signing, CSRF token comparison and the login rate limit, without a server."""
 
+import time
+
 import pytest
 
 from robojudge.annotate.web._security import LoginRateLimiter, Session, SessionCodec, new_token, tokens_match
@@ -23,6 +25,26 @@ def test_session_round_trip_and_tamper():
 def test_session_expires():
     codec = SessionCodec(SECRET, max_age_s=-1)  # every value is already too old
     assert codec.loads(codec.dumps(Session(1, "a", "admin", "c", "s"))) is None
+
+
+def _signed_at(monkeypatch, codec, offset_s):
+    """A session and a login token signed when this server's clock read ``offset_s`` from now."""
+    real = time.time
+    with monkeypatch.context() as m:
+        m.setattr(time, "time", lambda: real() + offset_s)
+        return codec.dumps(Session(1, "a", "admin", "c", "s")), codec.sign_token("t")
+
+
+def test_a_clock_stepped_back_a_little_keeps_the_session(monkeypatch):
+    codec = SessionCodec(SECRET, max_age_s=600)
+    # Signed 30 s "in the future": the server's clock was stepped back 30 s since the login.
+    # Before: itsdangerous refused any negative age, and the annotator was logged out.
+    session, token = _signed_at(monkeypatch, codec, 30)
+    assert codec.loads(session) is not None and codec.unsign_token(token) == "t"
+    session, token = _signed_at(monkeypatch, codec, 300)  # minutes ahead: refused
+    assert codec.loads(session) is None and codec.unsign_token(token) is None
+    session, _ = _signed_at(monkeypatch, codec, -605)  # and an old session still expires
+    assert codec.loads(session) is None
 
 
 def test_short_secret_refused():

@@ -5,7 +5,7 @@ Pure standard library plus ``itsdangerous``: no web framework here, so each piec
 * A session is a signed, time-stamped cookie value holding the annotator's id, the CSRF token and
   the session's random id. The signature (HMAC-SHA1 with a key derived from the server secret by
   itsdangerous) means a browser can read its own cookie but not forge or alter one; a value older
-  than ``max_age`` is refused.
+  than ``max_age`` is refused, and so is one signed more than :data:`CLOCK_STEP_S` in the future.
 * The CSRF token is a random value kept in the session and repeated in every form (a hidden field)
   and every ``fetch`` POST (the ``X-CSRF-Token`` header). A cross-site page can make the browser
   send the cookie but cannot read the token, so it cannot post.
@@ -23,8 +23,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
+    "CLOCK_STEP_S",
     "CSP",
     "LoginRateLimiter",
     "Session",
@@ -82,6 +84,13 @@ class Session:
     generation: int = field(default=0, compare=False)
 
 
+#: How far ahead of this server's clock a cookie's signing time may be and the cookie still be taken.
+#: A server's clock stepped back (an NTP correction, a VM restored) or another server of one pool with
+#: a clock ahead signs cookies "in the future"; refusing every one logged out each annotator who had
+#: logged in within the step. Further ahead is refused, as forged or garbled values are.
+CLOCK_STEP_S = 60
+
+
 class SessionCodec:
     """Signs sessions into cookie values and reads them back (``None`` when forged, stale or garbled)."""
 
@@ -108,7 +117,7 @@ class SessionCodec:
         if not value:
             return None
         try:
-            data = self._serializer.loads(value, max_age=3600, salt="robojudge.annotate.login")
+            data = self._unsign(value, 3600, salt="robojudge.annotate.login")
             return str(data["t"])
         except (BadData, KeyError, TypeError):
             return None
@@ -119,11 +128,23 @@ class SessionCodec:
         if not value:
             return None
         try:
-            data = self._serializer.loads(value, max_age=self.max_age_s)
+            data = self._unsign(value, self.max_age_s)
             return Session(int(data["u"]), str(data["n"]), str(data["r"]), str(data["c"]), str(data["s"]),
                            int(data.get("g", 0)))
         except (BadData, KeyError, TypeError, ValueError):
             return None
+
+    def _unsign(self, value: str, max_age_s: int, salt: str | None = None) -> Any:
+        """The payload of a signed value; :class:`itsdangerous.BadData` when it is forged or garbled, older
+        than ``max_age_s``, or signed more than :data:`CLOCK_STEP_S` ahead of this clock (itsdangerous'
+        own age check refuses any time ahead at all)."""
+        from itsdangerous import SignatureExpired
+
+        data, signed = self._serializer.loads(value, salt=salt, return_timestamp=True)
+        age = time.time() - signed.timestamp()
+        if age > max_age_s or age < -CLOCK_STEP_S:
+            raise SignatureExpired(f"signed {age:.0f} s ago: not within -{CLOCK_STEP_S}..{max_age_s} s")
+        return data
 
 
 class LoginRateLimiter:
