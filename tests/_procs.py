@@ -1,7 +1,15 @@
-"""Reading the process tree from /proc, for the tests that kill a parent and look for orphans."""
+"""Reading the process tree from /proc, for the tests that kill a parent and look for orphans; a command
+stopped by SIGTERM once it gets somewhere."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 HAVE_PROC = Path("/proc/self/stat").exists()
@@ -34,3 +42,29 @@ def descendants(pid: int) -> set[int]:
         frontier = {p for p, pp in parent_of.items() if pp in frontier} - found
         found |= frontier
     return found
+
+
+def stopped(args: list[str], ready: Callable[[int], bool]) -> tuple[int, str]:
+    """Run ``robojudge args``, send it SIGTERM once ``ready(pid)``, and return its status and output."""
+    proc = subprocess.Popen([sys.executable, "-m", "robojudge", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    while not ready(proc.pid):
+        assert proc.poll() is None, f"it ended first: {''.join(lines)}"
+        assert time.monotonic() < deadline, "never got there"
+        time.sleep(0.01)
+    # Again each second until it says so, as a user presses Ctrl-C again: a KeyboardInterrupt raised while
+    # Python runs a finalizer or a weakref callback (SQLAlchemy has some) is printed as ignored, and the
+    # work goes on. Not once it has: a signal while the interpreter shuts down ends it by the signal.
+    while proc.poll() is None and time.monotonic() < deadline:
+        if not any("interrupted" in line for line in lines):
+            proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=1)
+    proc.kill()
+    proc.wait()
+    reader.join(timeout=10)
+    return proc.returncode, "".join(lines)

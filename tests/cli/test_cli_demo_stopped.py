@@ -4,15 +4,12 @@ training, no report. Before, it went on to write the report from the partial res
 
 from __future__ import annotations
 
-import signal
 import sqlite3
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
+
+from _procs import stopped
 
 pytestmark = pytest.mark.slow
 
@@ -28,24 +25,8 @@ def _stored(db: Path) -> int:
 def test_a_demo_stopped_while_scoring_exits_130_without_a_report(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     args = ["demo", "--suite", "synthetic", "--out", str(out), "--no-progress", "--workers", "1"]
-    proc = subprocess.Popen([sys.executable, "-m", "robojudge", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
-    reader.start()
-    deadline = time.monotonic() + 120
-    while _stored(out / "results.sqlite") == 0:
-        assert proc.poll() is None, f"it ended first: {''.join(lines)}"
-        assert time.monotonic() < deadline, "never started scoring"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGTERM)  # once: a stop landing in a finalizer is delivered again by robojudge
-    try:
-        proc.wait(timeout=120)
-    finally:
-        proc.kill()
-        reader.join(timeout=10)
-    said = "".join(lines)
-    assert proc.returncode == 130, said
+    status, said = stopped(args, lambda pid: _stored(out / "results.sqlite") > 0)
+    assert status == 130, said
     assert "interrupted: stored results are kept; rerun the same command to resume." in said
     assert "tasks:" in said  # the summary of what was scored
     assert "demo summary" not in said and "HTML report" not in said

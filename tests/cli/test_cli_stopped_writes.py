@@ -4,19 +4,12 @@ files they were replacing as they were. Before, both ended with exit status 130 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
-import sys
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from _procs import HAVE_PROC
+from _procs import HAVE_PROC, stopped
 from robojudge.store import ResultRow, ResultStore
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not HAVE_PROC, reason="reads open files from /proc")]
@@ -30,32 +23,6 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         store.add([ResultRow(f"item{i:06d}", "m", "h", "1", "ok", float(i), details={"pad": "x" * 200})
                    for i in range(40_000)])
     return folder
-
-
-def _stopped(args: list[str], ready: Callable[[int], bool]) -> tuple[int, str]:
-    """Run ``robojudge args``, send it SIGTERM once ``ready(pid)``, and return its status and output."""
-    proc = subprocess.Popen([sys.executable, "-m", "robojudge", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
-    reader.start()
-    deadline = time.monotonic() + 120
-    while not ready(proc.pid):
-        assert proc.poll() is None, f"it ended first: {''.join(lines)}"
-        assert time.monotonic() < deadline, "never got there"
-        time.sleep(0.01)
-    # Again each second until it says so, as a user presses Ctrl-C again: a KeyboardInterrupt raised while
-    # Python runs a finalizer or a weakref callback (SQLAlchemy has some) is printed as ignored, and the
-    # work goes on. Not once it has: a signal while the interpreter shuts down ends it by the signal.
-    while proc.poll() is None and time.monotonic() < deadline:
-        if not any("interrupted" in line for line in lines):
-            proc.send_signal(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=1)
-    proc.kill()
-    proc.wait()
-    reader.join(timeout=10)
-    return proc.returncode, "".join(lines)
 
 
 def _has_open(pid: int, name: str) -> bool:
@@ -72,7 +39,7 @@ def test_a_stopped_export_says_so_and_keeps_the_old_file(run: Path, tmp_path: Pa
     def writing(pid: int) -> bool:  # its temporary file beside export.csv is there
         return any(p.name.startswith(".export.csv.") for p in tmp_path.iterdir())
 
-    status, said = _stopped(["results", "export", "--db", str(run), "--out", str(out)], writing)
+    status, said = stopped(["results", "export", "--db", str(run), "--out", str(out)], writing)
     assert status == 130, said
     assert f"interrupted: {out} is as it was" in said
     assert out.read_text() == "old export\n"
@@ -83,7 +50,7 @@ def test_a_stopped_report_says_so_and_keeps_the_old_page(run: Path, tmp_path: Pa
     out = tmp_path / "report"
     out.mkdir()
     (out / "index.html").write_text("old page\n")
-    status, said = _stopped(["report", str(run), "--out", str(out)],
+    status, said = stopped(["report", str(run), "--out", str(out)],
                             lambda pid: _has_open(pid, "results.sqlite"))  # inside the command
     assert status == 130, said
     assert "interrupted: no file of the report was left half-written" in said
