@@ -65,3 +65,23 @@ def test_a_pool_says_how_its_worker_died(tmp_path: Path) -> None:
                                                "(killed by SIGKILL, most often the kernel's out-of-memory "
                                                "killer); --retry-errors tries it again")
     assert "5 scored, 1 failed" in done.stdout
+
+
+def test_how_a_worker_died_is_read_from_the_processes_taken_at_submit() -> None:
+    # A busy CI machine once reported "a crash in a native library, or out of memory" for a worker killed
+    # by SIGKILL: the reason is read from the pool's list of processes, which was found empty. The
+    # processes taken when the task was submitted are read too.
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from robojudge.run._executor import how_it_died, workers_of
+
+    pool = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
+    future = pool.submit(os.abort)
+    workers = workers_of(pool)
+    with pytest.raises(BrokenProcessPool):
+        future.result()
+    pool.shutdown(wait=True)  # (the pool's own list is gone now)
+    assert how_it_died(pool) == "a crash in a native library, or out of memory"
+    assert how_it_died(pool, workers) == "killed by SIGABRT: a crash in a native library"

@@ -9,10 +9,10 @@ import faulthandler
 import itertools
 import multiprocessing as mp
 import signal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from robojudge._lifeline import WorkerStartError, exit_with_parent, worker_start_hint
 from robojudge._lifeline import alive as _alive
@@ -210,10 +210,12 @@ class LocalProcessExecutor:
         # One task per fresh single-worker pool: the task that crashes it is the culprit.
         for task in tasks:
             pool = self._new_pool(1)
+            future = pool.submit(fn, task)
+            workers = workers_of(pool)
             try:
-                yield task, pool.submit(fn, task).result()
+                yield task, future.result()
             except BrokenProcessPool:
-                died = f"the worker process died while scoring this item ({how_it_died(pool)})"
+                died = f"the worker process died while scoring this item ({how_it_died(pool, workers)})"
                 yield task, on_crash(task, died)
 
     def shutdown(self) -> None:
@@ -241,12 +243,19 @@ class LocalProcessExecutor:
 _NATIVE_CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL})
 
 
-def how_it_died(pool: ProcessPoolExecutor) -> str:
-    """How the worker of a one-worker ``pool`` that broke ended, and what that most often means."""
+def workers_of(pool: ProcessPoolExecutor) -> list[Any]:
+    """The worker processes of ``pool`` now (``_processes``, pid -> Process, as in
+    :meth:`LocalProcessExecutor._terminate`): taken when a task is submitted, for :func:`how_it_died`."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def how_it_died(pool: ProcessPoolExecutor, workers: Sequence[Any] = ()) -> str:
+    """How the worker of a one-worker ``pool`` that broke ended, and what that most often means.
+    ``workers``: its processes as :func:`workers_of` took them when the task was submitted (the pool's
+    own list may be gone by the time it is asked: a busy CI machine once found none)."""
     code = None
-    # ``_processes`` (pid -> Process), as in :meth:`LocalProcessExecutor._terminate`; a broken pool keeps it.
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
-        proc.join(timeout=5)
+    for proc in {id(p): p for p in [*workers, *workers_of(pool)]}.values():
+        proc.join(timeout=30)  # (dead already: the pool saw its end; the wait only reaps it)
         code = proc.exitcode if proc.exitcode else code
     if code is None:
         return "a crash in a native library, or out of memory"
@@ -288,10 +297,12 @@ def run_in_child(fn: Callable[[T], R], task: T, on_crash: Callable[[T, str], R],
     pool = ex._new_pool(1)
     finished = False
     try:
+        future = pool.submit(fn, task)
+        workers = workers_of(pool)
         try:
-            result = pool.submit(fn, task).result()
+            result = future.result()
         except BrokenProcessPool:
-            result = on_crash(task, f"{reason} ({how_it_died(pool)})")
+            result = on_crash(task, f"{reason} ({how_it_died(pool, workers)})")
         finished = True
         return result
     finally:
