@@ -85,3 +85,26 @@ def test_how_a_worker_died_is_read_from_the_processes_taken_at_submit() -> None:
     pool.shutdown(wait=True)  # (the pool's own list is gone now)
     assert how_it_died(pool) == "a crash in a native library, or out of memory"
     assert how_it_died(pool, workers) == "killed by SIGABRT: a crash in a native library"
+
+
+def test_how_a_worker_died_waits_out_the_pool_reaping_it_too() -> None:
+    # The cause of that report: the pool's own thread reaps the dead worker too, and a read between its
+    # waitpid and its note of the status finds none (multiprocessing's poll() returns None on ECHILD).
+    from concurrent.futures import ProcessPoolExecutor
+
+    from robojudge.run._executor import how_it_died
+
+    class Reaped:  # a worker whose status the other thread notes on the third read
+        reads = 0
+
+        def join(self, timeout: float | None = None) -> None:
+            pass
+
+        @property
+        def exitcode(self) -> int | None:
+            self.reads += 1
+            return None if self.reads < 3 else -signal.SIGKILL
+
+    pool = ProcessPoolExecutor(1)
+    assert how_it_died(pool, [Reaped()]) == "killed by SIGKILL, most often the kernel's out-of-memory killer"
+    pool.shutdown()

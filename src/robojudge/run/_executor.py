@@ -9,6 +9,7 @@ import faulthandler
 import itertools
 import multiprocessing as mp
 import signal
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -256,6 +257,12 @@ def how_it_died(pool: ProcessPoolExecutor, workers: Sequence[Any] = ()) -> str:
     code = None
     for proc in {id(p): p for p in [*workers, *workers_of(pool)]}.values():
         proc.join(timeout=30)  # (dead already: the pool saw its end; the wait only reaps it)
+        # The pool's own thread reaps it too; a read between its waitpid and its note of the status finds
+        # none (ECHILD here): read again a moment later.
+        for _ in range(40):
+            if proc.exitcode is not None:
+                break
+            time.sleep(0.05)
         code = proc.exitcode if proc.exitcode else code
     if code is None:
         return "a crash in a native library, or out of memory"
