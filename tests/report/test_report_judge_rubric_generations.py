@@ -165,3 +165,19 @@ def test_the_newest_rubrics_are_the_last_written_whatever_the_hosts_clocks_said(
     assert [j.label for j in judges] == ["j [rubric pa v1]", "j [rubrics pa v2, ia v1]"]
     with pytest.raises(ValueError, match=r"the newest rubrics: 'j \[rubrics pa v2, ia v1\]'"):
         resolve_judge(judges, "j")
+
+
+def test_a_judge_was_first_judged_when_its_last_written_series_began() -> None:
+    # A review: JudgeSeries.first_stored took the latest clock time of its series, so a host an hour
+    # ahead made the series written first pass for the one that began the judge's generation.
+    from datetime import UTC
+
+    early, late = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC)
+    cfg = {"model": "m"}
+    rows = [ResultRow("a", "judge:mk:pa", "h1", "1", "ok", 3.0, config={**cfg, "rubric": "pa"},
+                      created_at=late, row_id=1),
+            ResultRow("a", "judge:mk:ia", "h2", "1", "ok", 4.0, config={**cfg, "rubric": "ia"},
+                      created_at=early, row_id=2)]
+    (judge,) = judge_series(rows)
+    assert sorted(judge.axes) == ["ia", "pa"]
+    assert judge.first_stored == early  # the IA series was written last, whatever its host's clock said

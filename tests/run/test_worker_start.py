@@ -138,12 +138,20 @@ from robojudge.metrics import Score
 from robojudge.metrics._sets import SetOutput, SetScores, set_metric
 from robojudge.run import score_set_suite
 
+FAIL = [True]
+
 @set_metric("nb_set_count", output=SetOutput.group, family="quality", inputs={"video"}, higher_is_better=True,
             native_range=(0, None), citation="me", description="items per group", provider="computed")
 def nb_set_count(group, config):
+    if FAIL[0]:
+        raise ValueError("not yet")
     return SetScores(group=Score(value=float(len(group.items))))
 
-score_set_suite("suite.jsonl", ["nb_set_count"], by=None, workers=2, executor="local", run_dir="run")
+score_set_suite("suite.jsonl", ["nb_set_count"], by=None, run_dir="run")  # in this process: an error row
+FAIL[0] = False
+print("stored", flush=True)
+score_set_suite("suite.jsonl", ["nb_set_count"], by=None, workers=2, executor="local", run_dir="run",
+                retry_errors=True)
 """
 
 
@@ -152,11 +160,12 @@ def test_a_set_metric_of_a_main_module_without_a_file_is_refused_before_the_work
     res = subprocess.run([sys.executable, "-c", NOTEBOOK_SET_METRIC], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)
     # Before (a review): only score_suite refused; the set run stored "the worker process died" rows.
-    assert res.returncode != 0
+    # Then (another review): it refused after --retry-errors had deleted the stored error row.
+    assert res.returncode != 0 and res.stdout.strip() == "stored", res.stdout + res.stderr
     last = res.stderr.strip().splitlines()[-1]
     assert last.startswith("robojudge._lifeline.WorkerStartError: metric 'nb_set_count' is defined in "), last
     with ResultStore(tmp_path / "run" / "results.sqlite", read_only=True) as store:
-        assert store.count() == 0
+        assert [(r.status, r.superseded_at) for r in store.rows(include_superseded=True)] == [("error", None)]
 
 
 def test_a_script_read_from_standard_input_is_told_to_be_saved_not_guarded(tmp_path: Path) -> None:

@@ -242,10 +242,13 @@ class JudgeSeries:
 
     @property
     def first_stored(self) -> datetime | None:
-        """When its most recently started series was first stored: when this rubric generation was
-        first judged (None when a series does not say)."""
-        times = [s.first_stored for s in self.axes.values()]
-        return None if None in times else max(t for t in times if t is not None)
+        """When its most recently started series (by the order rows were written, :func:`_started`)
+        was first stored, by the writing host's clock: when this rubric generation was first judged,
+        for display (None when a series does not say)."""
+        started = [(key, s) for s in self.axes.values() if (key := _started(s)) is not None]
+        if not started or len(started) < len(self.axes):
+            return None
+        return max(started, key=lambda ks: ks[0])[1].first_stored
 
 
 def _judge_started(j: JudgeSeries) -> tuple[Any, ...] | None:

@@ -270,6 +270,10 @@ def score_sets_into(
     """
     check_limit(timeout_s)
     chosen = choose_set_metrics(metric_ids, configs)
+    ex = executor or SerialExecutor()
+    # Before anything is cleared or superseded below (a set metric of a notebook killed every worker)
+    if isinstance(ex, LocalProcessExecutor):
+        refuse_main_defined([sm.id for sm, _ in chosen if sm.fn.__module__ == "__main__"])
     groups = group_items(items, by)
     summary = SetRunSummary(db_url=store.url)
     tasks: list[SetTask] = []
@@ -297,10 +301,7 @@ def score_sets_into(
                 continue
             summary.stale += int(have != {None})
             tasks.append(SetTask(sm, group, cfg, fp.value, timeout_s))
-    ex = executor or SerialExecutor()
     in_process = bool(getattr(ex, "in_process", False))
-    if isinstance(ex, LocalProcessExecutor):  # (a set metric of a notebook killed every worker)
-        refuse_main_defined([sm.id for sm, _ in chosen if sm.fn.__module__ == "__main__"])
     results = ex.map_unordered(_guarded(store, summary) if in_process else compute_set_task, tasks,
                                _set_crash_rows)
     try:
