@@ -128,6 +128,14 @@ def _settings_follow_monkeypatch() -> Iterator[None]:
         setattr(cls, name, method)
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL for an empty result store: a new SQLite file, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'results.sqlite'}"
+    return str(request.getfixturevalue("postgres_db_url"))
+
+
 @pytest.fixture
 def weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty ``$ROBOJUDGE_WEIGHTS`` folder and hub cache, offline; no loaded network kept before or after.

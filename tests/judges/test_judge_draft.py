@@ -153,12 +153,8 @@ def test_texts_past_the_size_limit_keep_the_old_file(tmp_path: Path,
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_the_rows_written_last_win_whatever_the_hosts_clocks_said(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    url = (str(request.getfixturevalue("postgres_db_url")) if backend == "postgres"
-           else f"sqlite:///{tmp_path / 'results.sqlite'}")
+def test_the_rows_written_last_win_whatever_the_hosts_clocks_said(store_url: str) -> None:
+    url = store_url
     ahead, right = datetime.now(UTC) + timedelta(hours=1), datetime.now(UTC)
     with ResultStore(url) as store:
         for config, when, text, pa in (("old", ahead, "OLD text", 2.0), ("new", right, "NEW text", 5.0)):

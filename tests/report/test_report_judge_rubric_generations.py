@@ -143,16 +143,12 @@ def test_a_series_was_first_stored_at_its_earliest_row_not_its_first_item_s() ->
     assert series.first_stored == early
 
 
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_the_newest_rubrics_are_the_last_written_whatever_the_hosts_clocks_said(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
+def test_the_newest_rubrics_are_the_last_written_whatever_the_hosts_clocks_said(store_url: str) -> None:
     from datetime import UTC
 
     from robojudge.report._series import resolve_judge
 
-    url = (str(request.getfixturevalue("postgres_db_url")) if backend == "postgres"
-           else f"sqlite:///{tmp_path / 'results.sqlite'}")
+    url = store_url
     right = datetime.now(UTC)
     with ResultStore(url) as store:
         # Generation 1 judged on a host whose clock ran an hour ahead; then PA's rubric changed and

@@ -64,15 +64,12 @@ class MixedLibraries(MixedCounts):
         return self.settings
 
 
-#: The libraries under frame reading, which a metric that reads no frames does not record (since
-#: 2026-12-06; :func:`robojudge.run.library_versions`).
-FRAME_LIBRARIES = frozenset({"opencv", "av", "libavcodec", "libswscale", "robojudge-video"})
-
-
 def _differ(name: str, records: Iterable[Mapping[str, str]]) -> bool:
     """Whether the records give ``name`` different versions, or name it in some and not in others. One
-    of :data:`FRAME_LIBRARIES` absent from a record is no difference: such a metric's rows stored
-    before recorded them, and those after do not."""
+    of :data:`robojudge.run.FRAME_LIBRARIES` absent from a record is no difference: the rows of a metric
+    that reads no frames stored before 2026-12-06 recorded them, and those after do not."""
+    from robojudge.run import FRAME_LIBRARIES
+
     records = list(records)
     versions = {v[name] for v in records if name in v}
     return len(versions) > 1 or (name not in FRAME_LIBRARIES and any(name not in v for v in records))

@@ -42,6 +42,7 @@ _LATEX_ESCAPES = (
 
 # Markdown punctuation that changes what a cell shows; an intraword "_" (between letters or digits) does not.
 _MD_SPECIAL = re.compile(r"[`*|~]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")
+_MD_PROSE = re.compile(r"[*|~]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")  # (the same, backticks left as code)
 
 #: A cell resting on fewer items than this is flagged as small n.
 SMALL_N_ITEMS = 10
@@ -282,8 +283,12 @@ def md_escape(s: str) -> str:
     >>> print(md_escape("a\\|b *x* ![i](u) <b> cosmos_predict2 _v_ [fps=2]"))
     a\\\|b \*x\* ![i\](u) &lt;b&gt; cosmos_predict2 \_v\_ [fps=2]
     """
+    return _md_escaped(s, _MD_SPECIAL)
+
+
+def _md_escaped(s: str, special: re.Pattern[str]) -> str:
     s = html.escape(s.replace("\\", "\\\\"), quote=False)
-    return _MD_SPECIAL.sub(r"\\\g<0>", s).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return special.sub(r"\\\g<0>", s).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 _md = md_escape
@@ -297,7 +302,7 @@ def md_prose(s: str) -> str:
     >>> print(md_prose("see `robojudge results export` for ![i](u)"))
     see `robojudge results export` for ![i\\](u)
     """
-    return md_escape(s.replace("`", "\x00")).replace("\x00", "`")
+    return _md_escaped(s, _MD_PROSE)
 
 
 def write_between_markers(path: Path, text: str, begin: str, end: str) -> None:

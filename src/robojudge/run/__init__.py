@@ -37,7 +37,7 @@ from robojudge.run._judge import (
     write_judge_texts,
 )
 from robojudge.run._judge_rows import JudgePlan, JudgeProgress, JudgeRunSummary
-from robojudge.run._libraries import library_versions
+from robojudge.run._libraries import FRAME_LIBRARIES, library_versions
 from robojudge.run._score import (
     MetricRequest,
     ProgressCallback,
@@ -104,6 +104,7 @@ __all__ = [
     "default_run_dir",
     "compute_task",
     "export_run",
+    "FRAME_LIBRARIES",
     "library_versions",
     "load_suite_results",
     "make_executor",

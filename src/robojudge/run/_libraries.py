@@ -26,6 +26,9 @@ from robojudge.video import READER_VERSION
 
 #: Distributions every computed metric may read through (the core install), by the name shown.
 CORE = {"numpy": "numpy", "scipy": "scipy", "scikit-image": "scikit-image"}
+#: The libraries under frame reading (names as recorded), which a metric that reads no frames does
+#: not record (:func:`reads_frames`); the report reads one absent from a record as no difference.
+FRAME_LIBRARIES = frozenset({"opencv", "av", "libavcodec", "libswscale", "robojudge-video"})
 #: What the network-backed metrics read through as well (those installed).
 MODEL = {"torch": "torch", "torchvision": "torchvision", "transformers": "transformers", "pyiqa": "pyiqa"}
 
@@ -92,7 +95,7 @@ def library_versions(spec: MetricSpec[Any] | None = None) -> str:
     """
     pairs = _core()
     if spec is not None and not reads_frames(spec):
-        pairs = tuple((name, v) for name, v in pairs if name in CORE)
+        pairs = tuple((name, v) for name, v in pairs if name not in FRAME_LIBRARIES)
     pairs += _model() if spec is not None and spec.provider is Provider.model else ()
     return ", ".join(f"{name} {version}" for name, version in pairs)
 
