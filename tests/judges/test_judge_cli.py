@@ -12,8 +12,10 @@ import typer
 from _judge_server import FakeServer, Reply, user_text
 from typer.testing import CliRunner
 
-from robojudge.cli._judge import ENDPOINT_HELP
+from robojudge.cli._judge import ENDPOINT_HELP, print_judge_summary
 from robojudge.cli._judge_app import app as judge_app
+from robojudge.judges import JudgeConfig, ResponseCache
+from robojudge.run import JudgeRunSummary, _score, judge_suite
 from robojudge.store import ResultStore, export_results
 
 app = typer.Typer()
@@ -186,6 +188,37 @@ def test_cli_limits_flags_and_breaker_said_once(tmp_path: Path, make_items: Any)
         res = CliRunner().invoke(app, args)
     assert res.exit_code == 1, res.output  # every reply refused: nothing was judged
     assert "reply larger than 4 KiB" in res.output and "12 failed" in res.output
+
+
+def test_the_judge_summary_keeps_the_first_failures_and_counts_them_all(
+    tmp_path: Path, make_items: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge run kept every unscored, failed and breaker-stopped row in its summary (about 1.6 KB each,
+    to print 20 of them); it keeps the first KEPT_ERRORS now, and the CLI still counts them all."""
+    monkeypatch.setattr(_score, "KEPT_ERRORS", 3)
+    items = make_items([f"item{i}" for i in range(7)])
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+
+    def run(reply: Reply, name: str, **config: Any) -> JudgeRunSummary:
+        with FakeServer(lambda body, n: reply) as srv:
+            judge = JudgeConfig(name="m", backend="openai", model="m", base_url=srv.url, **config)
+            return judge_suite(manifest, judge, "pa", db=str(tmp_path / f"{name}.sqlite"),
+                               cache=ResponseCache(tmp_path / name)).summary
+
+    summary = run(Reply("no score in this reply"), "a")
+    assert (summary.unscored, len(summary.errors)) == (7, 3)
+    print_judge_summary("m", summary, max_errors=2)
+    assert "... and 5 more (see `robojudge results export`)" in capsys.readouterr().out
+    # Rows the breaker stopped are counted, not kept: they all carry its one message.
+    summary = run(Reply("down", status=503), "b", circuit_breaker=2, timeout_s=2, concurrency=1)
+    assert summary.failed == 7 and summary.breaker_stopped >= 4
+    assert len(summary.errors) == summary.failed - summary.breaker_stopped <= 3
+    assert not any(r.error and r.error.endswith(str(summary.stats.stopped)) for r in summary.errors)
+    print_judge_summary("m", summary)
+    out = capsys.readouterr().out
+    assert f"{summary.breaker_stopped} judgments stopped by the circuit breaker" in out
+    assert "more (see" not in out
 
 
 def test_judge_group_runs_a_suite_or_a_sub_command(

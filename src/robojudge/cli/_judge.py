@@ -270,17 +270,17 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
                       f"failed, {ep['probes']} probes{state}", highlight=False, markup=False)
     if st.stopped:
         console.print(f"judge {name}: {st.stopped}", style="red", highlight=False, markup=False)
-    # Rows the breaker stopped all carry its message, printed once just above.
-    errors = [r for r in s.errors if not (st.stopped and r.error and r.error.endswith(st.stopped))]
-    if len(errors) < len(s.errors):
-        stopped = len(s.errors) - len(errors)
-        console.print(f"{stopped} judgments stopped by the circuit breaker", highlight=False)
-    if errors:
+    # Rows the breaker stopped all carry its message, printed once just above; the summary counts them.
+    if s.breaker_stopped:
+        console.print(f"{s.breaker_stopped} judgments stopped by the circuit breaker", highlight=False)
+    if s.errors:
         console.print("[bold red]unscored or failed:[/]", markup=True)
-        for row in errors[:max_errors]:
+        for row in s.errors[:max_errors]:
             console.print(f"  {row.item_id} / {row.metric}: {row.error}", highlight=False)
-        if len(errors) > max_errors:
-            console.print(f"  ... and {len(errors) - max_errors} more (see `robojudge results export`)")
+        # (the summary keeps the first 1,000 of these rows and counts them all)
+        total = s.failed + s.unscored - s.breaker_stopped
+        if total > max_errors:
+            console.print(f"  ... and {total - max_errors} more (see `robojudge results export`)")
     if s.isolated:
         n = len(s.isolated)
         names = first_names(s.isolated)

@@ -25,6 +25,7 @@ from robojudge.judges import (
     short_hash,
 )
 from robojudge.judges._scoring import EXPECTED_FALLBACK
+from robojudge.run import _score
 from robojudge.run._fingerprint import judge_inputs, settle
 from robojudge.store import ResultRow, ResultStore, StoreError
 from robojudge.suite import Item
@@ -110,7 +111,9 @@ class JudgeRunSummary:
             overlapping): the store kept that run's row; in none of the three counts above.
         seconds: Wall time.
         interrupted: The run was stopped (Ctrl-C); what finished is stored.
-        errors: The error and unscored rows.
+        errors: The first ``KEPT_ERRORS`` (1,000) error and unscored rows (``failed`` and ``unscored``
+            count them all), leaving out those the circuit breaker stopped (``breaker_stopped`` counts
+            them: they all carry its message, ``stats.stopped``).
         stats: Request counters: in flight, sent, cache hits, retries, tokens, cost.
         agreement: Items whose turns all agreed (``samples > 1``), and items voted on.
         score_std: Sum of per-item score standard deviations (``samples > 1``).
@@ -137,6 +140,7 @@ class JudgeRunSummary:
     seconds: float = 0.0
     interrupted: bool = False
     errors: list[ResultRow] = field(default_factory=list)
+    breaker_stopped: int = 0
     stats: JudgeStats = field(default_factory=JudgeStats)
     agreement: list[int] = field(default_factory=lambda: [0, 0])
     score_std: float = 0.0
@@ -245,10 +249,15 @@ class Writer:
                 s.duplicates += 1
             elif row.status == "error":
                 s.failed += 1
-                s.errors.append(row)
+                stopped = s.stats.stopped
+                if stopped and row.error and row.error.endswith(stopped):
+                    s.breaker_stopped += 1
+                elif len(s.errors) < _score.KEPT_ERRORS:
+                    s.errors.append(row)
             elif row.value is not None and math.isnan(row.value):
                 s.unscored += 1
-                s.errors.append(row)
+                if len(s.errors) < _score.KEPT_ERRORS:
+                    s.errors.append(row)
             else:
                 s.scored += 1
             details = row.details or {}
