@@ -74,6 +74,22 @@ def test_a_digest_taken_right_after_a_write_is_not_trusted_later(tmp_path: Path)
     assert later.hashed == 1
 
 
+def test_a_file_dated_in_the_future_is_read_once(tmp_path: Path, settled: None) -> None:
+    """A modification time ahead of the clock (a tar from a host ahead, ``touch -d``) made every run hash
+    the file again until that date: the racy check counted it as the last change."""
+    f = tmp_path / "v.mp4"
+    f.write_bytes(b"from the future")
+    ahead = time.time_ns() + 86_400 * 10**9
+    os.utime(f, ns=(ahead, ahead))
+    time.sleep(0.1)
+    FileHasher(tmp_path / "cache").digest(f)
+    later = FileHasher(tmp_path / "cache")
+    assert later.digest(f) == _blake(b"from the future") and later.hashed == 0
+    f.write_bytes(b"from the future, changed")  # a write still sets both times now
+    os.utime(f, ns=(ahead, ahead))
+    assert FileHasher(tmp_path / "cache").digest(f) == _blake(b"from the future, changed")
+
+
 def test_frame_folder_digest(tmp_path: Path) -> None:
     folder = tmp_path / "frames"
     folder.mkdir()

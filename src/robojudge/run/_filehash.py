@@ -12,10 +12,11 @@ Digests are cached in a small SQLite file in the user's cache folder (``file-has
 ``$ROBOJUDGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/robojudge``, else ``~/.cache/robojudge``; never in
 the package or the data folder), keyed by absolute path and the file's device, inode, size,
 modification and change times: any rewrite, copy over or ``touch`` rehashes the file. As in git's
-"racy" check, a cached digest taken less than :data:`RACY_NS` after the file's last change is not
-trusted by a later run (a second write within the file system's timestamp granularity could keep
-size and times); within one process the memo trusts the stat. If the cache cannot be opened or
-written (read-only home), hashing goes on without it.
+"racy" check, a cached digest taken less than :data:`RACY_NS` after the file's last change (its change
+time, or its modification time where that is not later than the hash) is not trusted by a later
+run (a second write within the file system's timestamp granularity could keep size and times);
+within one process the memo trusts the stat. If the cache cannot be opened or written
+(read-only home), hashing goes on without it.
 """
 
 from __future__ import annotations
@@ -143,12 +144,11 @@ class FileHasher:
     def _file_digest(self, path: Path, st: os.stat_result) -> tuple[str, os.stat_result | None]:
         """The digest of a file whose stat is ``st``; or, if it changed while read, its new stat."""
         key, text = _stat_key(st), str(path)
-        settled_after = max(st.st_mtime_ns, st.st_ctime_ns) + RACY_NS
         with self._lock:
             memo = self._memo.get(text)
             if memo is not None and memo[0] == key:
                 return memo[1], None
-            stored = self._lookup(text, key, settled_after)
+            stored = self._lookup(text, key)
             if stored is not None:
                 self._memo[text] = (key, stored)
                 return stored, None
@@ -163,7 +163,7 @@ class FileHasher:
             self._store(text, key, hashed_ns, digest)
         return digest, None
 
-    def _lookup(self, path: str, key: StatKey, settled_after: int) -> str | None:
+    def _lookup(self, path: str, key: StatKey) -> str | None:
         if self._db is None:
             return None
         try:
@@ -173,7 +173,14 @@ class FileHasher:
             ).fetchone()
         except sqlite3.Error:
             return None
-        if rec is None or tuple(rec[:5]) != key or rec[5] <= settled_after:
+        if rec is None or tuple(rec[:5]) != key:
+            return None
+        # The last change is the change time, and the modification time where it is not later than the
+        # hash: one set ahead (``touch -d``, a tar from a host whose clock is ahead) is no recent write,
+        # and counting it made every run read the file again until that date.
+        mtime_ns, ctime_ns, hashed_ns = key[3], key[4], rec[5]
+        changed_ns = max(ctime_ns, mtime_ns if mtime_ns <= hashed_ns else ctime_ns)
+        if hashed_ns <= changed_ns + RACY_NS:
             return None
         return str(rec[6])
 
