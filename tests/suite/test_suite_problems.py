@@ -318,18 +318,22 @@ def test_names_that_differ_only_in_unicode_composition_are_warned(media_root: Pa
 
 def test_name_fields_with_control_characters_are_refused(media_root: Path) -> None:
     # Before, only item_id was checked: an ESC in a generator recoloured the terminal and stopped pdflatex.
-    bad = [("generator", "\x1b[31mred"), ("clip_id", "c\rd"), ("task", "t\nu"), ("split", "s\tt")]
+    # A right-to-left override (U+202E) showed the rest of the generator's table row reversed.
+    bad = [("generator", "\x1b[31mred"), ("clip_id", "c\rd"), ("task", "t\nu"), ("split", "s\tt"),
+           ("source", "gen\u202eA")]
     recs = [{"item_id": f"i{k}", "video": "videos/ep3.mp4", f: v} for k, (f, v) in enumerate(bad)]
     recs.append({"item_id": "r", "video": "videos/ep3.mp4", "labels": {"pa": 3, "rater": "ann\x00"}})
     recs.append({"item_id": "v", "video": "videos/ep3.mp4", "views": {"front\n": "videos/ep3.mp4"}})
-    recs.append({"item_id": "ok", "video": "videos/ep3.mp4", "generator": "a b",
-                 "labels": {"rater": "Ann é"}})
+    recs.append({"item_id": "ok", "video": "videos/ep3.mp4", "generator": "a b\u200c\u200f",
+                 "labels": {"rater": "Ann é"}})  # a zero-width non-joiner and a right-to-left mark are fine
     path = media_root / "suite.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     problems = validate_manifest(path)
     assert [(p.line, p.field) for p in problems] == [
-        (1, "generator"), (2, "clip_id"), (3, "task"), (4, "split"), (5, "labels.rater"), (6, "views")]
+        (1, "generator"), (2, "clip_id"), (3, "task"), (4, "split"), (5, "source"), (6, "labels.rater"),
+        (7, "views")]
     assert "generator holds a control character ('\\x1b' at position 0)" in problems[0].message
-    assert "labels.rater holds a control character ('\\x00' at position 3)" in problems[4].message
-    assert "view name 'front\\n' holds a control character" in problems[5].message
+    assert "source holds a bidirectional control character ('\\u202e' at position 3)" in problems[4].message
+    assert "labels.rater holds a control character ('\\x00' at position 3)" in problems[5].message
+    assert "view name 'front\\n' holds a control character" in problems[6].message
     assert [it.item_id for it in load_suite(path, strict=False)] == ["ok"]

@@ -265,11 +265,12 @@ def test_sidecar_text_files_bom_and_suffix_case(tmp_path: Path) -> None:
 def test_a_name_with_a_control_character_is_noted_not_blamed_on_the_pattern(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _touch(tmp_path, "v/g/ok.mp4", "v/g/new\nline.mp4", "v/g/tab\there.mp4")
+    # (a right-to-left override showed the rest of each table row reversed; it is left out too)
+    _touch(tmp_path, "v/g/ok.mp4", "v/g/new\nline.mp4", "v/g/tab\there.mp4", "v/g/rlo\u202emp4.mp4")
     result = scan_folder(tmp_path / "v")
     assert _ids(result) == ["g/ok"] and result.skipped == []
-    assert "2 video(s) left out, their names hold control characters (first: 'g/new\\nline.mp4'); " \
-        "rename them" in result.notes
+    assert "3 video(s) left out, their names hold control characters or bidirectional controls (first: " \
+        "'g/new\\nline.mp4'); rename them" in result.notes
     monkeypatch.chdir(tmp_path)
     done = runner.invoke(app, ["scan", "v"])
     assert done.exit_code == 0, done.output

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robojudge import DEFAULT_SEED
+from robojudge._chars import unsafe_at, unsafe_kind
 from robojudge.meta._fit import FitAgreement, fit_agreement
 from robojudge.meta._report import OVERALL, AgreementReport, agreement_table
 from robojudge.meta._segments import (
@@ -113,10 +114,10 @@ def _check_names(df: pd.DataFrame, columns: Sequence[str], path: str | Path) -> 
         if column not in df.columns:
             continue
         for i, name in enumerate(df[column]):
-            bad = next((k for k, ch in enumerate(name) if unicodedata.category(ch) == "Cc"), None)
+            bad = unsafe_at(name)
             if bad is not None:
-                raise ScoreTableError(f"{path} {_line(i)}, column {column!r}: {name!r} holds a control "
-                                      f"character ({name[bad]!r} at position {bad})")
+                raise ScoreTableError(f"{path} {_line(i)}, column {column!r}: {name!r} holds "
+                                      f"{unsafe_kind(name[bad])} ({name[bad]!r} at position {bad})")
 
 
 def column_numbers(df: pd.DataFrame, column: str, path: str | Path) -> npt.NDArray[np.float64]:

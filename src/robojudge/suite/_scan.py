@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from robojudge._chars import unsafe_at
 from robojudge._files import temp_beside
 from robojudge.suite._check import LOCALE_FIX, describe_error
 from robojudge.suite._load import validate_manifest
@@ -546,7 +547,7 @@ def _rows(
         if _misread(rel):  # before the control characters: read with the wrong encoding, it may show some
             misread.append(rel)
             continue
-        if any(unicodedata.category(ch) == "Cc" for ch in rel):
+        if unsafe_at(rel) is not None:
             odd_names.append(rel)  # no item id may hold one, and printed they break lines
             continue
         stem = _stem_path(video, base)
@@ -566,8 +567,8 @@ def _rows(
         result.notes.append(f"{len(misread)} video(s) left out (first: {first!r}): {why}")
     if odd_names:
         result.notes.append(
-            f"{len(odd_names)} video(s) left out, their names hold control characters "
-            f"(first: {odd_names[0]!r}); rename them"
+            f"{len(odd_names)} video(s) left out, their names hold control characters or bidirectional "
+            f"controls (first: {odd_names[0]!r}); rename them"
         )
     same = _same_files(videos, base)
     if same:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -24,6 +23,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from robojudge._chars import unsafe_at, unsafe_kind
 
 
 class Embodiment(StrEnum):
@@ -61,13 +62,15 @@ Rating = Annotated[int, BeforeValidator(_not_bool)]
 
 
 def _refuse_control(field: str, value: str) -> str:
-    """``value``, or a ValueError naming ``field`` when it holds a control character (category Cc).
+    """``value``, or a ValueError naming ``field`` when it holds a control character (category Cc) or a
+    bidirectional control (:mod:`robojudge._chars`).
 
     PostgreSQL text cannot hold NUL; a line break or tab splits a name in every printed line and CSV
-    row, and an escape sequence recolours or rewrites the terminal that prints it."""
-    bad = next((i for i, ch in enumerate(value) if unicodedata.category(ch) == "Cc"), None)
+    row, an escape sequence recolours or rewrites the terminal that prints it, and a right-to-left
+    override shows the rest of a table row reversed."""
+    bad = unsafe_at(value)
     if bad is not None:
-        raise ValueError(f"{field} holds a control character ({value[bad]!r} at position {bad})")
+        raise ValueError(f"{field} holds {unsafe_kind(value[bad])} ({value[bad]!r} at position {bad})")
     return value
 
 
