@@ -28,14 +28,6 @@ from robojudge.suite import Item
 from robojudge.video import write_video
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty result store: a new SQLite file, or a new PostgreSQL schema."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'results.sqlite'}"
-    return str(request.getfixturevalue("postgres_db_url"))
-
-
 def _experiment(folder: Path, level: int, ids: tuple[str, ...]) -> Path:
     """``folder/videos.jsonl`` with one video per id, all of brightness ``level``."""
     rows = []
@@ -59,7 +51,7 @@ def _items(names: list[str], **fields: Any) -> list[Item]:
 
 
 def test_two_clashing_manifests_started_at_once_are_not_both_accepted(
-    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Both runs are held until both have checked their manifest (a barrier after the check): had the
     check come before the note, neither would see the other, both would be accepted and their results
@@ -81,7 +73,7 @@ def test_two_clashing_manifests_started_at_once_are_not_both_accepted(
 
     def run(manifest: Path) -> None:
         try:
-            outcome[manifest] = score_suite(manifest, ["uniform_random"], db=db_url).summary.ok
+            outcome[manifest] = score_suite(manifest, ["uniform_random"], db=store_url).summary.ok
         except ValueError as exc:
             outcome[manifest] = exc
 
@@ -95,7 +87,7 @@ def test_two_clashing_manifests_started_at_once_are_not_both_accepted(
     assert "holds results of another manifest" in str(outcome[refused[0]])
     (accepted,) = {exp1, exp2} - set(refused)
     assert outcome[accepted] == 2
-    with ResultStore(db_url) as store:
+    with ResultStore(store_url) as store:
         assert [p for p, _ in store.manifests()] == [accepted.resolve()]
         assert store.count(include_superseded=True) == 2
 
@@ -168,9 +160,9 @@ def test_a_clash_past_the_first_block_is_refused_before_anything_is_stored(tmp_p
 # -- 2. --retry-errors clears the failures of the run's own items only ---------------------------------
 
 
-def test_retry_errors_leaves_another_manifests_failures(db_url: str) -> None:
+def test_retry_errors_leaves_another_manifests_failures(store_url: str) -> None:
     reqs = build_requests(["test_boom"])
-    with ResultStore(db_url) as store:
+    with ResultStore(store_url) as store:
         score_items(_items(["a/boom", "a/ok"]), reqs, store)  # manifest A
         score_items(_items(["b/boom"]), reqs, store)  # manifest B, same store
         again = score_items(_items(["a/boom", "a/ok"]), reqs, store, retry_errors=True)
@@ -205,8 +197,8 @@ def boom_set() -> Iterator[None]:
         yield
 
 
-def test_sets_retry_errors_leaves_other_groups_failures(boom_set: None, db_url: str) -> None:
-    with ResultStore(db_url) as store:
+def test_sets_retry_errors_leaves_other_groups_failures(boom_set: None, store_url: str) -> None:
+    with ResultStore(store_url) as store:
         score_sets_into(store, _items(["a1"], generator="boom1"), ["test_boom_set"])  # manifest A
         score_sets_into(store, _items(["b1"], generator="boom2"), ["test_boom_set"])  # manifest B
         again = score_sets_into(store, _items(["a1"], generator="boom1"), ["test_boom_set"],
@@ -219,8 +211,8 @@ def test_sets_retry_errors_leaves_other_groups_failures(boom_set: None, db_url: 
 # -- 3. another run's item in flight is not a crash -----------------------------------------------------
 
 
-def test_an_item_another_running_run_is_computing_is_neither_isolated_nor_cleared(db_url: str) -> None:
-    with noting_process(db_url, {"b": ["test_crash"]}), ResultStore(db_url) as store:
+def test_an_item_another_running_run_is_computing_is_neither_isolated_nor_cleared(store_url: str) -> None:
+    with noting_process(store_url, {"b": ["test_crash"]}), ResultStore(store_url) as store:
         s = score_items(_items(["a", "b", "c"]), build_requests(["test_crash"]), store,
                         executor=SerialExecutor())
         assert (s.ok, s.isolated) == (3, [])
@@ -242,12 +234,12 @@ def test_a_group_another_running_run_is_computing_is_not_isolated(boom_set: None
 
 
 def test_results_another_run_stored_meanwhile_are_counted_apart(
-    db_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Another run (a second store in this process) stores b's result while this run computes b: this
     run's row is not stored, and the summary says so instead of counting it scored."""
     compute = _score.compute_task
-    with ResultStore(db_url) as store, ResultStore(db_url) as other:
+    with ResultStore(store_url) as store, ResultStore(store_url) as other:
 
         def other_run_first(task: _score.Task) -> list[ResultRow]:
             rows = compute(task)
