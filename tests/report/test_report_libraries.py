@@ -75,6 +75,21 @@ def test_a_metric_that_reads_no_frames_records_the_core_numeric_libraries_only()
     assert mix.libraries == ("numpy",)
 
 
+def test_a_frame_library_absent_from_a_record_differs_for_a_metric_that_reads_frames():
+    # An upgrade audit: the report read robojudge-video absent from a record (read before the reader's
+    # fixes) as no difference for every metric, and said "no mix" where results status counted those
+    # rows as other libraries and sent the user to the report. Only a metric that reads no frames
+    # ignores the frame libraries, and then whatever versions they name.
+    (mix,) = mixed_libraries([_row("a1", "pixel_frame_consistency", OLD),
+                              _row("b1", "pixel_frame_consistency", OLD + ", robojudge-video 3")], GROUP)
+    assert mix.libraries == ("robojudge-video",)
+    assert mix.by_group == {"wm_a": {"robojudge-video absent": 1}, "wm_b": {"robojudge-video 3": 1}}
+    short = "numpy 2.3.4, scipy 1.16.2"
+    for other in (short, NEW, OLD + ", robojudge-video 2"):
+        assert mixed_libraries([_row("a1", "sim_task_success", OLD),
+                                _row("b1", "sim_task_success", other)], GROUP) == [], other
+
+
 def test_rows_of_a_no_frame_metric_stored_with_the_longer_record_are_not_other_versions(tmp_path):
     # A review: only the report read the record of before (the frame libraries too) as the same
     # versions; score, results status and --rescore-libraries compared the text exactly and flagged

@@ -215,6 +215,27 @@ def test_no_row_is_not_counted_for_group_rows_nor_unknown_metrics_and_judges_poi
     assert "plugin_set [" not in said and "plugin_item [" not in said
 
 
+def test_score_says_it_computes_again_beside_rows_of_an_older_version(
+    items: list[Item], tmp_path: Path
+) -> None:
+    # An upgrade audit: after a metric's version bump, `score` printed "0 already stored" and computed
+    # every item again without a word about the kept rows of the old version.
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    db = tmp_path / "results.sqlite"
+    (req,) = build_requests(["uniform_random"])
+    with ResultStore(db) as store:
+        store.add([ResultRow(it.item_id, "uniform_random", "oldhash", "0", "ok", 0.5) for it in items[:2]])
+    res = CliRunner().invoke(build_app("score"), ["score", str(manifest), "-m", "uniform_random", "--db",
+                                                  str(db), "--workers", "1", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert (f"2 stored results of uniform_random are of version 0 (this robojudge computes version "
+            f"{req.spec.version}): computed again beside them, which are kept") in said
+    with ResultStore(db) as store:  # computed now: a rerun has nothing to say
+        assert score_items(items, [req], store).other_versions == {}
+
+
 def test_rows_of_an_older_metric_version_are_flagged(items: list[Item], tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # After a version bump the old rows were shown "up to date", 0 stale, and nothing said the next

@@ -168,6 +168,11 @@ def score(
                       "versions than installed here (OpenCV, FFmpeg, NumPy...; values can differ, "
                       "docs/report.md \"Library versions\"): `robojudge results status` lists them, "
                       "--rescore-libraries recomputes them", highlight=False, markup=False)
+    for (metric, stored, installed), n in sorted(run.summary.other_versions.items()):
+        console.print(f"{n} stored result{'s' if n != 1 else ''} of {metric} {'are' if n != 1 else 'is'} of "
+                      f"version {stored} (this robojudge computes version {installed}): computed again "
+                      "beside them, which are kept (`robojudge results status` lists them)",
+                      highlight=False, markup=False)
     if run.summary.taken_over:
         console.print(f"{run.summary.taken_over} stored results of the same files named by other paths (a "
                       "moved project) were taken over under this configuration, not computed again",

@@ -64,15 +64,33 @@ class MixedLibraries(MixedCounts):
         return self.settings
 
 
-def _differ(name: str, records: Iterable[Mapping[str, str]]) -> bool:
-    """Whether the records give ``name`` different versions, or name it in some and not in others. One
-    of :data:`robojudge.run.FRAME_LIBRARIES` absent from a record is no difference: the rows of a metric
-    that reads no frames stored before 2026-12-06 recorded them, and those after do not."""
+def _differ(name: str, records: Iterable[Mapping[str, str]], *, frames: bool | None) -> bool:
+    """Whether the records give ``name`` different versions, or name it in some and not in others.
+
+    For a metric that reads no frames (``frames`` false) one of :data:`robojudge.run.FRAME_LIBRARIES` is
+    no difference at all: its rows stored before 2026-12-06 recorded them, and those after do not. For
+    one that reads frames, a frame library absent from a record is a difference (``robojudge-video``
+    absent: read before the reader's fixes), as ``score`` and ``results status`` count it. For a metric
+    not registered here (``None``: its plugin is not installed) only different versions are."""
     from robojudge.run import FRAME_LIBRARIES
 
+    if frames is False and name in FRAME_LIBRARIES:
+        return False
     records = list(records)
     versions = {v[name] for v in records if name in v}
-    return len(versions) > 1 or (name not in FRAME_LIBRARIES and any(name not in v for v in records))
+    absent = any(name not in v for v in records) and (frames or name not in FRAME_LIBRARIES)
+    return len(versions) > 1 or absent
+
+
+def _reads_frames(metric: str) -> bool | None:
+    """Whether ``metric`` reads frames; ``None`` for a metric not registered here."""
+    from robojudge.metrics import UnknownMetricError, get_metric
+    from robojudge.run import reads_frames
+
+    try:
+        return reads_frames(get_metric(metric))
+    except UnknownMetricError:
+        return None
 
 
 def mixed_libraries(
@@ -96,7 +114,8 @@ def mixed_libraries(
         if len(recorded) < 2:
             continue
         names = {n for versions in recorded.values() for n in versions}
-        differ = tuple(sorted(n for n in names if _differ(n, recorded.values())))
+        frames = _reads_frames(key.metric)
+        differ = tuple(sorted(n for n in names if _differ(n, recorded.values(), frames=frames)))
         if not differ:  # the same versions written differently
             continue
         counts: dict[str, dict[str, int]] = defaultdict(dict)

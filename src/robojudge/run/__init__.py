@@ -37,7 +37,7 @@ from robojudge.run._judge import (
     write_judge_texts,
 )
 from robojudge.run._judge_rows import JudgePlan, JudgeProgress, JudgeRunSummary
-from robojudge.run._libraries import FRAME_LIBRARIES, library_versions
+from robojudge.run._libraries import FRAME_LIBRARIES, library_versions, reads_frames
 from robojudge.run._score import (
     MetricRequest,
     ProgressCallback,
@@ -106,6 +106,7 @@ __all__ = [
     "export_run",
     "FRAME_LIBRARIES",
     "library_versions",
+    "reads_frames",
     "load_suite_results",
     "make_executor",
     "plan_tasks",

@@ -59,6 +59,9 @@ class Pending(Generic[W]):
             (counted when they are not recomputed).
         taken_over: Stored rows of a configuration that names the same files by other paths, stored
             again under the requested one before planning (:mod:`robojudge.run._moved`).
+        other_versions: Per (metric, stored version, installed version), the stored rows of another
+            version of a metric on items it is to be computed for now (an upgrade changed the metric):
+            they are kept, and the installed version is computed beside them.
     """
 
     todo: list[tuple[Item, tuple[W, ...], tuple[str, ...]]] = field(default_factory=list)
@@ -70,6 +73,7 @@ class Pending(Generic[W]):
     rescored_libraries: int = 0
     other_libraries: int = 0
     taken_over: int = 0
+    other_versions: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
 
 def plan_pending(

@@ -199,6 +199,9 @@ class RunSummary:
     # Stored results of a configuration naming the same files by other paths (a moved project), stored
     # again under the requested configuration instead of being computed (robojudge.run._moved).
     taken_over: int = 0
+    # Per (metric, stored version, installed version): stored results of another version of a metric
+    # computed in this run (an upgrade changed the metric); they are kept beside the new ones.
+    other_versions: dict[tuple[str, str, str], int] = field(default_factory=dict)
     # Items an earlier run was computing in its own process when it ended (a crash or a kill), each
     # computed alone in a child process by this run, and those whose child died too.
     isolated: list[str] = field(default_factory=list)
@@ -479,6 +482,14 @@ def _plan(
         applies=applies,
     )
     plan.rescored_libraries, plan.other_libraries, plan.taken_over = rescored, other, taken
+    # Rows of another version of a metric to compute now (an upgrade changed it): kept, and said so.
+    computing: dict[tuple[str, str], set[str]] = {}
+    for item, pending, _ in plan.todo:
+        for r in pending:
+            computing.setdefault((r.id, r.spec.version), set()).add(item.item_id)
+    for (metric, version), todo_ids in computing.items():
+        for stored, n in store.count_other_versions(metric, version, todo_ids).items():
+            plan.other_versions[metric, stored, version] = n
     return [Task(item, pending, fps) for item, pending, fps in plan.todo], plan
 
 
@@ -565,6 +576,8 @@ def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRe
     summary.rescored_libraries += plan.rescored_libraries
     summary.other_libraries += plan.other_libraries
     summary.taken_over += plan.taken_over
+    for key, n in plan.other_versions.items():
+        summary.other_versions[key] = summary.other_versions.get(key, 0) + n
     for metric, n in plan.not_applicable.items():
         summary.not_applicable[metric] = summary.not_applicable.get(metric, 0) + n
 

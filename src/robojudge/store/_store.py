@@ -466,6 +466,23 @@ class ResultStore:
                     *_other_libraries(metric, config_hash, version, libraries, ids[i : i + _IN_CHUNK]))
             ).scalar_one()) for i in range(0, len(ids), _IN_CHUNK))
 
+    def count_other_versions(self, metric: str, version: str, item_ids: Iterable[str]) -> dict[str, int]:
+        """How many current rows of ``item_ids`` hold ``metric`` under another version than ``version``
+        (any configuration), per version: an upgraded robojudge computes the metric again beside them."""
+        ids = sorted(set(item_ids))
+        c = results_table.c
+        found: dict[str, int] = {}
+        if not ids:
+            return found
+        with self._guard("read"), self._read() as conn:
+            for i in range(0, len(ids), _IN_CHUNK):
+                query = (select(c.version, func.count()).where(
+                    c.metric == metric, c.version != version, CURRENT, c.item_id.in_(ids[i : i + _IN_CHUNK]))
+                    .group_by(c.version))
+                for other, n in conn.execute(query):
+                    found[str(other)] = found.get(str(other), 0) + int(n)
+        return found
+
     def clear_errors(
         self,
         metric: str,
