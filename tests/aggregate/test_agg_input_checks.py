@@ -8,14 +8,17 @@ rows were averaged, and a group mean from 6 of 10 items passed under ``--missing
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from robojudge.aggregate import AggregateInputError, read_metric_table, scores_from_table
+from robojudge.cli import build_app
 from robojudge.cli._aggregate import app
-from robojudge.store import SafeCsvWriter
+from robojudge.metrics import get_metric
+from robojudge.store import ResultRow, ResultStore, SafeCsvWriter
 
 runner = CliRunner()
 
@@ -112,6 +115,39 @@ def test_two_versions_of_a_metric_in_an_export_are_named(tmp_path: Path) -> None
     assert ("item 'x1', metric 'iq1_ssim': stored under 2 versions of the metric (version 3, 4; line 2, "
             "line 3), which are never averaged") in said
     assert "filter the export on its version column" in said
+
+
+def test_an_export_of_the_installed_versions_aggregates_after_an_upgrade(tmp_path: Path) -> None:
+    # An upgrade audit: after a version bump the documented `results export` -> `aggregate scores` path
+    # was refused, and editing the CSV by hand was the only way on. --installed-versions leaves the old
+    # version's rows out (and says how many); a judge's rows and unknown metrics' rows stay.
+    spec = get_metric("iq1_ssim")
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add([ResultRow("x1", "iq1_ssim", "h", spec.version, "ok", 0.9),
+                   ResultRow("x1", "iq1_ssim", "h", "0", "ok", 0.5),
+                   ResultRow("x2", "iq1_ssim", "h", "0", "ok", 0.7),
+                   ResultRow("x1", "judge:j:pa", "h", "1", "ok", 4.0),
+                   ResultRow("x1", "not_a_metric_here", "h", "7", "ok", 1.0)])
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps({"item_id": i, "video": "v.mp4", "generator": "g"})
+                                              + "\n" for i in ("x1", "x2")))
+    base = ["results", "export", "--db", str(db), "--suite", str(tmp_path / "s.jsonl"), "--by", "generator"]
+    runner = CliRunner()
+    res = runner.invoke(build_app("results"), [*base, "--out", str(tmp_path / "all.csv")])
+    assert res.exit_code == 0, res.output
+    assert "--installed-versions" in " ".join(_invoke("scores", "--in", tmp_path / "all.csv", "--by",
+                                                      "generator").output.split())
+    res = runner.invoke(build_app("results"), [*base, "--out", str(tmp_path / "now.csv"),
+                                               "--installed-versions"])
+    assert res.exit_code == 0, res.output
+    assert "left out 2 rows of metric versions other than installed: iq1_ssim version 0 (2)" in " ".join(
+        res.output.split())
+    with (tmp_path / "now.csv").open() as fh:
+        kept = [(r["item_id"], r["metric"], r["version"]) for r in csv.DictReader(fh)]
+    assert sorted(kept) == [("x1", "iq1_ssim", spec.version), ("x1", "judge:j:pa", "1"),
+                            ("x1", "not_a_metric_here", "7")]
+    res = _invoke("scores", "--in", tmp_path / "now.csv", "--by", "generator")
+    assert res.exit_code == 0, res.output
 
 
 def test_one_item_in_two_groups_is_no_duplicate(tmp_path: Path) -> None:

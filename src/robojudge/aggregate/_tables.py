@@ -343,9 +343,10 @@ def _check_duplicates(df: pd.DataFrame, long: pd.DataFrame, by: list[str], sourc
             raise AggregateInputError(
                 f"{source}: item {item!r}, {what}: stored under {len(versions)} versions of the "
                 f"metric (version {', '.join(versions)}; {lines}), which are never averaged{more}; "
-                + ("a judge run again with a changed rubric keeps its earlier rubric version's rows"
-                   if judged else "an earlier robojudge's rows stay current beside the new version's")
-                + ": keep the rows of one version (filter the export on its version column)")
+                + ("a judge run again with a changed rubric keeps its earlier rubric version's rows:"
+                   if judged else "an earlier robojudge's rows stay current beside the new version's: "
+                   "export with `robojudge results export --installed-versions`, or")
+                + " keep the rows of one version (filter the export on its version column)")
     if "config_hash" in df.columns:
         configs = sorted({str(df["config_hash"].loc[r]) for r in row_ids})
         if len(configs) > 1:

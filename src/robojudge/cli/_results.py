@@ -32,6 +32,10 @@ def export_cmd(
     suite: Path | None = typer.Option(None, "--suite", help="Suite manifest: adds its generator, source and "
                                       "clip_id columns at the end (and --by's column), then outside_suite "
                                       "(rows it does not hold) and stale."),
+    installed_versions: bool = typer.Option(
+        False, "--installed-versions", help="Leave out the rows of a metric stored under another version "
+        "than this robojudge computes (after an upgrade changed a metric, the old rows stay current beside "
+        "the new ones, and `aggregate` refuses to average the two)."),
 ) -> None:
     """Write stored results as long rows (one per item, metric and config; current rows only)."""
     from robojudge.run import export_run
@@ -41,7 +45,8 @@ def export_cmd(
         if by is not None and suite is not None and (clash := _dash_clash(suite, by)):
             raise fail(clash)
         n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite,
-                       note=lambda m: err_console.print(f"note: {m}", highlight=False, markup=False))
+                       note=lambda m: err_console.print(f"note: {m}", highlight=False, markup=False),
+                       installed_versions=installed_versions)
     except (StoreError, ManifestError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: typer would exit 130 without a word

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import cast
 
 from robojudge.run._sets import group_column
-from robojudge.run._status import stale_rows
+from robojudge.run._status import installed_version, stale_rows
 from robojudge.store import (
     MANIFEST_COLUMNS,
     OUTSIDE_COLUMN,
@@ -45,6 +45,7 @@ def export_run(
     by: str | None = None,
     suite: str | os.PathLike[str] | None = None,
     note: Callable[[str], None] | None = None,
+    installed_versions: bool = False,
 ) -> int:
     """Write the current rows of the store at ``db`` to ``out`` (CSV or Parquet), read-only.
 
@@ -65,7 +66,12 @@ def export_run(
             :data:`robojudge.store.OUTSIDE_COLUMN` (``outside`` for a row the suite does not hold:
             :func:`robojudge.store.outside_column`) and :data:`robojudge.store.STALE_COLUMN`.
         note: Receives remarks that are not errors (with ``suite``): how many rows are outside it
-            and how many are stale (:func:`robojudge.run.stale_rows`); both are exported.
+            and how many are stale (:func:`robojudge.run.stale_rows`); both are exported. And how many
+            rows ``installed_versions`` left out.
+        installed_versions: Leave out the rows of a metric stored under another version than this
+            robojudge computes (an upgrade changed the metric, and the old rows stay current beside
+            the new ones, which ``robojudge aggregate`` never averages together). Judges' rows, and
+            those of metrics not registered here, are all kept.
 
     Returns:
         The number of rows written.
@@ -94,8 +100,13 @@ def export_run(
             columns[OUTSIDE_COLUMN] = _counted(marker, outside)
             stale = {_key(r) for r in stale_rows(store.rows(metric=metric), items)}
             columns[STALE_COLUMN] = lambda row: "stale" if _key(row) in stale else ""
+        left: dict[tuple[str, str], int] = {}
+        keep = _installed_only(left) if installed_versions else None
         n = export_results(store, Path(out), cast(ExportFormat | None, fmt), metric=metric, raw=raw,
-                           columns=columns)
+                           columns=columns, keep=keep)
+    if left and note is not None:
+        shown = "; ".join(f"{m} version {v} ({k})" for (m, v), k in sorted(left.items()))
+        note(f"left out {sum(left.values())} rows of metric versions other than installed: {shown}")
     if stale and note is not None:
         note(f"{len(stale)} of {n} rows are stale: their inputs (video, reference, instruction...) changed "
              f"since they were computed, so their values describe other files; the {STALE_COLUMN!r} column "
@@ -108,6 +119,20 @@ def export_run(
              f"the {OUTSIDE_COLUMN!r} column marks them 'outside'{cell}, and `robojudge aggregate` leaves "
              "them out, as the report does")
     return n
+
+
+def _installed_only(left: dict[tuple[str, str], int]) -> Callable[[ResultRow], bool]:
+    """Whether a row is of the version of its metric this robojudge computes (or of a judge, or of a
+    metric it does not know); the rows it refuses are counted in ``left`` by (metric, version)."""
+    versions: dict[str, str | None] = {}
+
+    def keep(row: ResultRow) -> bool:
+        if installed_version(row.metric, versions) in (None, row.version):
+            return True
+        left[row.metric, row.version] = left.get((row.metric, row.version), 0) + 1
+        return False
+
+    return keep
 
 
 def _key(row: ResultRow) -> tuple[str, str, str, str]:

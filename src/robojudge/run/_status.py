@@ -263,7 +263,7 @@ def _unavailable_reason(metric: str, absent: dict[str, list[str]]) -> str:
     return "inputs cannot be read now (missing or unreadable)"
 
 
-def _installed_version(metric: str, memo: dict[str, str | None]) -> str | None:
+def installed_version(metric: str, memo: dict[str, str | None]) -> str | None:
     """The version of ``metric`` this robojudge computes (None: a judge, or a metric it does not know)."""
     if metric not in memo:
         memo[metric] = None
@@ -329,7 +329,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
                 counts.unknown += 1
                 # (a row of another version than installed is never recomputed: a run computes the
                 # installed version, beside it; not among those --rescore-unknown recomputes)
-                if _installed_version(row.metric, versions) in (None, row.version):
+                if installed_version(row.metric, versions) in (None, row.version):
                     why = "no inputs fingerprint (stored before schema 2)"
                     out.unknown.append(StaleResult(*row.key, why))
             continue
@@ -356,7 +356,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
         by_key[k].seconds = sum(seconds)
         by_key[k].median_s = statistics.median(seconds)
     for (metric, _, _), counts in by_key.items():
-        counts.installed_version = _installed_version(metric, versions)
+        counts.installed_version = installed_version(metric, versions)
     if expected is not None:
         for k, counts in by_key.items():
             judged = split_judge_metric_id(k[0]) is not None

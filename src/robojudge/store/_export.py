@@ -114,7 +114,7 @@ _BATCH = 10_000
 
 def export_results(
     store: ResultStore, out: Path, fmt: ExportFormat | None = None, *, metric: str | None = None,
-    raw: bool = False, columns: ExtraColumns | None = None,
+    raw: bool = False, columns: ExtraColumns | None = None, keep: Callable[[ResultRow], bool] | None = None,
 ) -> int:
     """Write the store's rows to ``out`` as one long table.
 
@@ -134,6 +134,7 @@ def export_results(
         metric: Export only this metric.
         raw: Write CSV text cells exactly as stored (no formula neutralising).
         columns: Extra text columns after the standard ones (e.g. the manifest's ``generator``).
+        keep: Write only the rows for which it is true (all when ``None``).
 
     Returns:
         The number of rows written.
@@ -151,6 +152,8 @@ def export_results(
         with replacing() as files:  # the whole new file or the old one (a link kept, its permissions too)
             tmp = files.path(out)
             rows = store.iter_rows(metric=metric)
+            if keep is not None:
+                rows = (row for row in rows if keep(row))
             extra = dict(columns or {})
             n = _write_csv(rows, tmp, raw, extra) if fmt == "csv" else _write_parquet(rows, tmp, extra)
     except OSError as exc:
