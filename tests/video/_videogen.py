@@ -79,3 +79,22 @@ def write_trimmed(
         for packet in stream.encode(None):
             container.mux(packet)
     return path
+
+
+def write_live_webm(path: Path, frames: np.ndarray, times_ms: Sequence[int]) -> Path:
+    """A VP9 WebM as a browser's MediaRecorder writes it: muxed live, so with no Duration element, and
+    with no DefaultDuration (no nominal rate); only the blocks' time stamps (milliseconds) say how long."""
+    with av.open(str(path), "w", format="webm", options={"live": "1"}) as container:
+        stream = container.add_stream("libvpx-vp9")
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        stream.codec_context.time_base = Fraction(1, 1000)
+        stream.codec_context.framerate = Fraction(0, 1)  # no rate: the muxer writes no DefaultDuration
+        for rgb, t in zip(frames, times_ms, strict=True):
+            frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+            frame.pts = t
+            frame.time_base = Fraction(1, 1000)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path

@@ -13,6 +13,7 @@ noticed.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Sequence
@@ -43,7 +44,9 @@ class ClipInfo:
 
 
 def probe_clip(path: str) -> ClipInfo:
-    from robojudge.video import VideoError, probe_video
+    """The clip's rate and length from its header; a header without a length (a WebM recorded live) has
+    the clip's packets' time stamps measured."""
+    from robojudge.video import VideoError, measured_duration, probe_video
 
     try:
         info = probe_video(path)
@@ -52,6 +55,9 @@ def probe_clip(path: str) -> ClipInfo:
     duration = info.duration
     if duration is None and info.frame_count and info.fps:
         duration = info.frame_count / info.fps
+    if duration is None:
+        with contextlib.suppress(VideoError, OSError):
+            duration = measured_duration(path)
     return ClipInfo(info.fps or None, duration)
 
 

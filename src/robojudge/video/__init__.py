@@ -4,6 +4,9 @@ Public API:
 
 * :func:`sample_frames` -- frames as a RoboJudge judge sees them (4 fps, at most 32 frames).
 * :func:`probe_video` -- size, rate, length, rotation and codec of a video or frame folder.
+* :func:`stream_format` -- container, codec and pixel aspect of a video file (:class:`StreamFormat`).
+* :func:`measured_duration` -- a video file's length from its packets' time stamps, when its header
+  gives none (a WebM recorded live).
 * :func:`frame_cache` -- share decoded frames between the metrics and judges reading the same video.
 * :func:`cached_frames` -- what the open frame cache holds for a file and sampling (never decodes).
 * :func:`prefetch_frames` -- several samplings of one file decoded in one pass into the open cache.
@@ -28,6 +31,7 @@ Public API:
 
 from robojudge.video._animated import is_animated_webp
 from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, report_warnings, video_warnings
+from robojudge.video._demux import StreamFormat, measured_duration, stream_format
 from robojudge.video._encode import prepare_frames
 from robojudge.video._folder import IMAGE_SUFFIXES
 from robojudge.video._memory import frame_budget, native_read_warning, set_frame_memory_share
@@ -68,6 +72,7 @@ __all__ = [
     "IMAGE_SUFFIXES",
     "RESAMPLES",
     "SampledFrames",
+    "StreamFormat",
     "VideoError",
     "VideoInfo",
     "cached_frames",
@@ -79,6 +84,7 @@ __all__ = [
     "frame_sizes",
     "is_animated_webp",
     "jpeg_data_url",
+    "measured_duration",
     "native_read_warning",
     "prefetch_frames",
     "prepare_frames",
@@ -87,6 +93,7 @@ __all__ = [
     "sample_frames",
     "set_frame_memory_share",
     "shared_decoder",
+    "stream_format",
     "video_warnings",
     "whole_milliseconds",
     "write_video",
