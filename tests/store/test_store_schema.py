@@ -51,6 +51,40 @@ def test_a_newer_schema_is_refused(store_url: str) -> None:
     assert "999" in str(info.value) and f"version {SCHEMA_VERSION}" in str(info.value)
 
 
+def _row_format(url: str) -> str | None:
+    engine = create_engine(make_url(url))
+    with engine.connect() as conn:
+        found = conn.execute(text("SELECT value FROM robojudge_meta WHERE key = 'row_format'")).scalar()
+    engine.dispose()
+    return None if found is None else str(found)
+
+
+def test_a_newer_row_format_is_read_with_a_warning_and_kept(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An upgrade audit: the way rows are written changed several times within schema version 2 (library
+    # records, counted manifest notes), and older code read newer rows wrongly without a word. A store
+    # now keeps the highest row format that wrote to it, and a robojudge that finds a newer one warns.
+    ResultStore(store_url).close()
+    assert _row_format(store_url) == str(_schema.ROW_FORMAT)
+    _set_meta(store_url, "row_format", None)  # a store from before the format was recorded
+    with ResultStore(store_url, read_only=True) as store:
+        assert store.row_format == 0
+    assert _row_format(store_url) is None  # (read-only: nothing written)
+    ResultStore(store_url).close()
+    assert _row_format(store_url) == str(_schema.ROW_FORMAT)
+    caplog.clear()
+    _set_meta(store_url, "row_format", str(_schema.ROW_FORMAT + 1))  # as a newer robojudge leaves it
+    for read_only in (True, False):
+        with caplog.at_level("WARNING"), ResultStore(store_url, read_only=read_only) as store:
+            if not read_only:
+                store.add([ResultRow("i", "m", "h", "1", "ok", 1.0)])
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and all(f"row format {_schema.ROW_FORMAT + 1}" in m for m in said)
+    assert "may be read wrongly here; upgrade robojudge" in said[0]
+    assert _row_format(store_url) == str(_schema.ROW_FORMAT + 1)  # an older writer leaves it
+
+
 def test_an_older_schema_without_upgrade_path_is_refused(store_url: str) -> None:
     ResultStore(store_url).close()
     _set_meta(store_url, "schema_version", "0")

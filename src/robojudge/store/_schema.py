@@ -43,6 +43,14 @@ from robojudge.store._errors import NotAStoreError, StoreError
 SCHEMA_VERSION = 2
 """The schema this code reads and writes. Bump it, and add a step to ``_MIGRATIONS``, on any change."""
 
+ROW_FORMAT = 1
+"""How this code writes rows and notes within :data:`SCHEMA_VERSION`. Bump it when older code would
+misread what this code writes, though the tables stay the same (a library record written otherwise, a
+field of a manifest note): a store keeps the highest format that wrote to it (``row_format`` in
+``robojudge_meta``; none before 2026-12-06), and a robojudge that finds a higher one than its own warns
+that it may read some rows wrongly (:func:`stored_row_format`). Unlike a schema version, a higher format
+refuses nothing: old and new code can share a store."""
+
 KEY_COLUMNS = ("item_id", "metric", "config_hash", "version")
 
 # Arbitrary constant: the PostgreSQL advisory lock held while a store checks or creates its tables,
@@ -174,6 +182,7 @@ def ensure_schema(conn: Connection) -> int | None:
                 {"key": "schema_version", "value": str(SCHEMA_VERSION)},
                 {"key": "created_by", "value": f"robojudge {robojudge.__version__}"},
                 {"key": "created_at", "value": datetime.now(UTC).isoformat()},
+                {"key": "row_format", "value": str(ROW_FORMAT)},
             ],
         )
         return None
@@ -194,7 +203,20 @@ def ensure_schema(conn: Connection) -> int | None:
         found += 1
         conn.execute(meta_table.update().where(meta_table.c.key == "schema_version").values(value=str(found)))
     metadata.create_all(conn)  # no-op when complete; restores e.g. a dropped index
+    if stored_row_format(conn) < ROW_FORMAT:  # (a higher one stays: rows of that format are stored)
+        conn.execute(meta_table.delete().where(meta_table.c.key == "row_format"))
+        conn.execute(meta_table.insert(), [{"key": "row_format", "value": str(ROW_FORMAT)}])
     return had
+
+
+def stored_row_format(conn: Connection) -> int:
+    """The highest :data:`ROW_FORMAT` that wrote to the store (0: written before it was recorded, or
+    a value that is not a number)."""
+    raw = conn.execute(select(meta_table.c.value).where(meta_table.c.key == "row_format")).scalar()
+    try:
+        return int(raw) if raw is not None else 0
+    except ValueError:
+        return 0
 
 
 def check_schema(conn: Connection) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import math
 import os
 import socket
@@ -38,6 +39,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 from sqlalchemy.sql import Select, text
 
+import robojudge
 from robojudge._activity import step
 from robojudge._sqlite import enable_wal
 from robojudge.store._errors import StoreError
@@ -45,13 +47,17 @@ from robojudge.store._row import STATUSES, ResultRow
 from robojudge.store._schema import (
     CURRENT,
     KEY_COLUMNS,
+    ROW_FORMAT,
     SCHEMA_VERSION,
     check_schema,
     ensure_schema,
     meta_table,
     results_table,
+    stored_row_format,
 )
 from robojudge.store._url import display_url, mask_text, parse_url
+
+_log = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
 """How long a SQLite writer waits for another process's transaction before giving up."""
@@ -163,6 +169,8 @@ class ResultStore:
         self.url: str = display_url(parsed)
         self.read_only = read_only
         self.opened_at_version: int | None = SCHEMA_VERSION
+        # The highest row format that wrote to the store (robojudge.store._schema.ROW_FORMAT).
+        self.row_format = ROW_FORMAT
         self._dialect = parsed.get_backend_name()
         self._engine = self._create_engine(parsed)
         try:
@@ -173,9 +181,11 @@ class ResultStore:
                             check_schema(conn)
                         except StoreError as exc:  # which database: several may be in play
                             raise type(exc)(f"{self.url}: {exc}") from None
+                        self.row_format = stored_row_format(conn)
                 else:
                     with self._write() as conn:
                         self.opened_at_version = ensure_schema(conn)
+                        self.row_format = stored_row_format(conn)
         except StoreError as exc:
             self._engine.dispose()
             hint = self._folder_hint()
@@ -185,6 +195,10 @@ class ResultStore:
         except BaseException:
             self._engine.dispose()
             raise
+        if self.row_format > ROW_FORMAT:
+            _log.warning("%s was written by a newer robojudge (row format %d; this robojudge %s writes and "
+                         "reads format %d): some of its rows may be read wrongly here; upgrade robojudge",
+                         self.url, self.row_format, robojudge.__version__, ROW_FORMAT)
 
     def _folder_hint(self) -> str | None:
         """What to do when an SQLite store that exists cannot be opened for writing because its folder
