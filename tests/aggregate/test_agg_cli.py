@@ -52,12 +52,32 @@ def test_scores_long_raw_with_macro(tmp_path):
     res = _invoke("scores", "--in", path, "--by", "gen", "--macro", "regime", "--missing", "drop",
                   "--robophyscore-metrics", "iq1_psnr,iq1_fvd")
     assert res.exit_code == 0, res.output
-    row = next(csv.DictReader(res.output.splitlines()))
+    row = next(csv.DictReader(res.stdout.splitlines()))
     # r1: (0.5 + 0.75) / 2 = 0.625, r2: (1 + 0.75) / 2 = 0.875 -> macro 0.75.
     assert float(row["robophyscore"]) == pytest.approx(0.75)
     # IQ-1 in the /6 convention: 6 * 0.625 = 3.75 and 6 * 0.875 = 5.25 -> 4.5.
     assert float(row["subdim_IQ-1"]) == pytest.approx(4.5)
     assert row["n_regimes"] == "2" and row["afs"] == ""  # NaN: levels 2-4 have no metric
+    assert (row["n_subdim_IQ-1"], row["n_level_1"]) == ("2", "1")  # the fewest of any regime
+
+
+def test_scores_under_drop_count_what_each_total_rests_on(tmp_path):
+    # Two IQ-1 metrics summing to 1.0 came out as subdim_IQ-1 3.0 and level_1 2.5 with nothing to say so.
+    path = tmp_path / "two.csv"
+    path.write_text("generator,iq1_psnr,iq1_ssim\ng1,25,0.5\n")  # psnr 25 / 50 = 0.5
+    res = _invoke("scores", "--in", path, "--by", "generator", "--missing", "drop")
+    assert res.exit_code == 0, res.output
+    row = next(csv.DictReader(res.stdout.splitlines()))
+    assert (row["subdim_IQ-1"], row["n_subdim_IQ-1"]) == ("3.0", "2")  # 0.5 x 6 from 2 metrics
+    assert (row["level_1"], row["n_level_1"]) == ("2.5", "1")  # 0.5 x 5 from 1 sub-dimension
+    assert row["n_subdim_AQ"] == "0" and row["subdim_AQ"] == ""
+    said = " ".join(res.stderr.split())
+    assert "2 total(s) rest on fewer parts than the paper's" in said and "not their sum" in said
+    assert said.endswith("g1: level_1 1 of 5, subdim_IQ-1 2 of 6")
+    res = _invoke("scores", "--in", path, "--by", "generator")
+    assert res.exit_code == 0 and "n_subdim_IQ-1" not in res.stdout  # (nan: a total is whole or empty)
+    res = _invoke("scores", "--help")
+    assert "mean of those present times the full count" in " ".join(res.output.split())
 
 
 def test_scores_rejects_unknown_metric(tmp_path):

@@ -54,6 +54,17 @@ def test_missing_metric_nan_versus_drop():
     assert math.isnan(float(average_full_score(lone, missing="drop").afs))
 
 
+def test_counts_behind_each_total():
+    # IQ-1 from two of its six metrics at 0.5: the "IQ-1 (/6)" total is 3.0 (0.5 x 6), not their sum 1.0.
+    s = average_full_score({"iq1_psnr": np.array([0.5, np.nan]), "iq1_ssim": 0.5}, missing="drop")
+    np.testing.assert_allclose(s.subdim_totals()["IQ-1"], [3.0, 3.0])
+    assert s.subdim_counts["IQ-1"].tolist() == [2, 1] and s.subdim_counts["AQ"].tolist() == [0, 0]
+    np.testing.assert_allclose(s.level_totals()[1], [2.5, 2.5])  # from IQ-1 alone, of 5
+    assert s.level_counts[1].tolist() == [1, 1] and s.level_counts[2].tolist() == [0, 0]
+    full = average_full_score(_flat())
+    assert int(full.subdim_counts["IQ-1"]) == 6 and int(full.level_counts[1]) == 5
+
+
 def test_afs_rows_broadcast_and_unknown_key():
     v = _flat()
     v["iq1_musiq"] = np.array([0.5, 1.1])  # second row: S_IQ-1 = (0.5*5 + 1.1) / 6 = 0.6

@@ -40,7 +40,8 @@ def test_wide_table_notes_ignored_columns_and_errors_name_the_file(tmp_path: Pat
     notes: list[str] = []
     df = pd.DataFrame({"gen": ["a"], "comment": ["x"], "iq1_psnr": [25.0]})
     scores_from_table(df, by=["gen"], missing="drop", metrics=["iq1_psnr"], note=notes.append)
-    assert notes == ["ignoring non-metric column(s): comment"]
+    assert notes[0] == "ignoring non-metric column(s): comment"
+    assert len(notes) == 2 and notes[1].endswith("a: level_1 1 of 5, subdim_IQ-1 1 of 6")  # (scaled totals)
     with pytest.raises(AggregateInputError, match=r"t\.csv: no column\(s\) model"):
         scores_from_table(df, by=["model"], source="t.csv")
     with pytest.raises(AggregateInputError, match="did you mean iq1_psnr"):
@@ -83,3 +84,15 @@ def test_a_parquet_export_is_read_whatever_its_suffix(tmp_path: Path) -> None:
             export_results(store, tmp_path / name, "parquet")
             df = read_metric_table(tmp_path / name)
             assert list(df["item_id"]) == ["007"] and list(df["value"]) == [31.5], name
+
+
+def test_drop_counts_under_macro_are_the_fewest_of_any_regime() -> None:
+    # r1 has IQ-1 from psnr and ssim, r2 from ssim alone: the averaged total rests on 1 metric in r2.
+    df = pd.DataFrame({"gen": ["g", "g"], "regime": ["r1", "r2"], "iq1_psnr": [25.0, np.nan],
+                       "iq1_ssim": [0.5, 0.7]})
+    notes: list[str] = []
+    out = scores_from_table(df, by=["gen"], macro="regime", missing="drop", note=notes.append)
+    row = out.iloc[0]
+    # r1: 6 x (0.5 + 0.5) / 2 = 3.0, r2: 6 x 0.7 = 4.2 -> 3.6.
+    assert row["subdim_IQ-1"] == pytest.approx(3.6) and row["n_subdim_IQ-1"] == 1
+    assert notes[-1].endswith("g: level_1 1 of 5, subdim_IQ-1 1 of 6")

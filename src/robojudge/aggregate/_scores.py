@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from robojudge.taxonomy import Taxonomy, load_taxonomy, unknown_metric_message
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 #: How a missing metric (absent key or NaN value) is treated.
 #: ``"nan"``: the sub-dimension it belongs to, its level and the AFS become NaN (eq. 2 is defined over
 #: the complete set). ``"drop"``: the metric leaves its sub-dimension's mean; a sub-dimension with no
@@ -44,20 +45,27 @@ class FullScore:
 
     ``subdims`` holds S_d (mean of the sub-dimension's metrics) and ``levels`` holds S_l (mean of the
     level's S_d), both in [0, 1]; ``afs`` is the sum of the four S_l, in [0, 4]. The paper's tables
-    print sums instead; :meth:`subdim_totals` and :meth:`level_totals` give those.
+    print sums instead; :meth:`subdim_totals` and :meth:`level_totals` give those. ``subdim_counts``
+    and ``level_counts`` count the metrics (sub-dimensions) with a value behind each S_d (S_l): fewer
+    than the taxonomy's only under ``missing="drop"``, where a total is then scaled up, not summed.
     """
 
     afs: FloatArray
     levels: dict[int, FloatArray]
     subdims: dict[str, FloatArray]
     taxonomy: Taxonomy = field(repr=False, compare=False)
+    subdim_counts: dict[str, IntArray] = field(default_factory=dict)
+    level_counts: dict[int, IntArray] = field(default_factory=dict)
 
     def subdim_totals(self) -> dict[str, FloatArray]:
-        """S_d times the sub-dimension's metric count: the paper's "IQ-1 (/6)" convention."""
+        """S_d times the sub-dimension's metric count: the paper's "IQ-1 (/6)" convention. With metrics
+        missing (``missing="drop"``) that is the mean of those present times the full count, on the
+        paper's scale but no sum: two IQ-1 metrics at 0.5 give 3.0 of 6 (``subdim_counts``: 2)."""
         return {d: s * len(self.taxonomy.metrics_of(d)) for d, s in self.subdims.items()}
 
     def level_totals(self) -> dict[int, FloatArray]:
-        """S_l times the level's sub-dimension count: the paper's "Pixel-Level Fidelity (/5)" convention."""
+        """S_l times the level's sub-dimension count: the paper's "Pixel-Level Fidelity (/5)" convention;
+        scaled up in the same way when sub-dimensions are missing (``level_counts``)."""
         return {lv: s * len(self.taxonomy.subdims_of(lv)) for lv, s in self.levels.items()}
 
 
@@ -89,12 +97,19 @@ def average_full_score(
     tax = taxonomy or load_taxonomy()
     _check_ids(normalized, tax)
     subdims: dict[str, FloatArray] = {}
+    subdim_counts: dict[str, IntArray] = {}
     for d in tax.subdims:
         stack, _ = _stack(normalized, tax.metrics_of(d))
         subdims[d] = _mean(stack, missing)
-    levels = {lv: _mean(np.stack([subdims[d] for d in tax.subdims_of(lv)]), missing) for lv in tax.levels}
+        subdim_counts[d] = np.asarray((~np.isnan(stack)).sum(axis=0), dtype=np.int64)
+    levels, level_counts = {}, {}
+    for lv in tax.levels:
+        stack = np.stack([subdims[d] for d in tax.subdims_of(lv)])
+        levels[lv] = _mean(stack, missing)
+        level_counts[lv] = np.asarray((~np.isnan(stack)).sum(axis=0), dtype=np.int64)
     afs = np.asarray(np.stack(list(levels.values())).sum(axis=0), dtype=float)
-    return FullScore(afs=afs, levels=levels, subdims=subdims, taxonomy=tax)
+    return FullScore(afs=afs, levels=levels, subdims=subdims, taxonomy=tax, subdim_counts=subdim_counts,
+                     level_counts=level_counts)
 
 
 def robophyscore(

@@ -504,7 +504,10 @@ def scores_from_table(
         macro: A task-regime column: score each regime, then average the regimes with equal weight.
         missing: ``"nan"`` (a missing metric makes its sub-dimension, level and AFS NaN; a metric that
             lacks a value for some rows or items of a group is missing for that group) or ``"drop"``
-            (the group's mean of the values there are). ``note`` hears of every partial group.
+            (the group's mean of the values there are). ``note`` hears of every partial group. Under
+            ``"drop"`` a total over fewer metrics (sub-dimensions) than the taxonomy's is their mean
+            times the full count; ``n_subdim_<CODE>`` and ``n_level_<k>`` columns count what it rests
+            on (with ``macro``, the fewest of any regime), and ``note`` hears of every such total.
         metrics: The RoboPhyscore set (default: the paper's eight).
         source: Names the table in error messages (its file).
         note: Receives remarks that are not errors (ignored columns).
@@ -541,9 +544,40 @@ def scores_from_table(
         result[f"level_{lv}"] = v
     for d, v in full.subdim_totals().items():
         result[f"subdim_{d}"] = v
+    if missing == "drop":  # a total over fewer parts than the paper's is scaled up: say what it rests on
+        for lv, n in full.level_counts.items():
+            result[f"n_level_{lv}"] = n
+        for d, n in full.subdim_counts.items():
+            result[f"n_subdim_{d}"] = n
     if macro:
         result = _macro(result, keys, macro, skipna=missing == "drop", note=note)
+    if missing == "drop" and note is not None and (scaled := _scaled_note(result, keys)):
+        note(scaled)
     return result.reset_index() if keys else result.reset_index(drop=True)
+
+
+def _scaled_note(result: pd.DataFrame, keys: Sequence[str]) -> str:
+    """The totals of ``result`` (``--missing drop``) that rest on fewer metrics or sub-dimensions than the
+    taxonomy gives them, as a note ("" when none does)."""
+    tax = load_taxonomy()
+    full = {f"level_{lv}": len(tax.subdims_of(lv)) for lv in tax.levels}
+    full.update({f"subdim_{d}": len(tax.metrics_of(d)) for d in tax.subdims})
+    groups: list[str] = []
+    count = 0
+    for idx, row in result.iterrows():
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        short = [f"{col} {int(row[f'n_{col}'])} of {n}" for col, n in full.items() if 0 < row[f"n_{col}"] < n]
+        if short:
+            count += len(short)
+            more = f" and {len(short) - 3} more" if len(short) > 3 else ""
+            group = "/".join(map(str, parts)) if keys else "all rows"
+            groups.append(f"{group}: {', '.join(short[:3])}{more}")
+    if not count:
+        return ""
+    more = f"; and {len(groups) - _SHOWN} more group(s)" if len(groups) > _SHOWN else ""
+    return (f"under --missing drop, {count} total(s) rest on fewer parts than the paper's (metrics, counted "
+            "in n_subdim_<CODE>; sub-dimensions, in n_level_<k>): each is the mean of the parts present "
+            f"times the full count, not their sum: {'; '.join(groups[:_SHOWN])}{more}")
 
 
 def _macro(result: pd.DataFrame, keys: list[str], regime: str, *, skipna: bool,
@@ -564,6 +598,10 @@ def _macro(result: pd.DataFrame, keys: list[str], regime: str, *, skipna: bool,
         row["n_regimes"] = part[regime].nunique()
         lacking: dict[str, list[str]] = {}
         for col in result.columns:
+            if col.startswith("n_"):  # (--missing drop) the fewest parts any regime's value rests on
+                counts = part[col][part[col] > 0]
+                row[col] = int(counts.min()) if len(counts) else 0
+                continue
             row[col] = macro_average(part[col].to_numpy(), list(part[regime]), skipna=skipna).value
             if skipna and col != "afs" and part[col].notna().any():  # (had by one regime, not another)
                 for reg in part.loc[part[col].isna(), regime].astype(str):

@@ -54,7 +54,8 @@ def scores_cmd(
     macro: str | None = typer.Option(None, "--macro", help="Task-regime column: score each regime, then "
                                      "average the regimes with equal weight."),
     missing: str = typer.Option("nan", "--missing", help="'nan' (a missing metric makes its sub-dimension, "
-                                "level and AFS NaN) or 'drop' (it leaves the mean)."),
+                                "level and AFS NaN) or 'drop' (it leaves the mean, the totals are scaled "
+                                "up from what is present, and n_ columns count it)."),
     metrics: str | None = typer.Option(None, "--robophyscore-metrics",
                                        help="Comma-separated RoboPhyscore set "
                                        "\\[default: the paper's eight]."),
@@ -66,6 +67,8 @@ def scores_cmd(
 
     subdim_<CODE> is the sum of the sub-dimension's normalized metrics (IQ-1 out of 6), level_<k> the sum
     of its sub-dimension means (level 1 out of 5) and afs the sum of the four level means (out of 4).
+    Under --missing drop a total missing some of its metrics (sub-dimensions) is the mean of those
+    present times the full count, not their sum; n_subdim_<CODE> and n_level_<k> count them.
     """
     miss, strat = _choices(strategy, missing)
     try:
