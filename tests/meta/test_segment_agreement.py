@@ -135,8 +135,9 @@ def test_three_band_needs_enough_videos_per_level() -> None:
 
 
 def test_video_level_is_its_worst_segment() -> None:
-    # v1 has one Bad segment among Good ones: it is a Bad video, so only v2 and v3 are Medium/Good.
-    with pytest.raises(ValueError, match="1 videos have worst verdict Good"):
+    # v1 has one Bad segment among Good ones: it is a Bad video, so only v2 and v3 are Medium/Good (one
+    # video of Good was "1 videos have").
+    with pytest.raises(ValueError, match="1 video has worst verdict Good"):
         three_band_agreement([0, 0, 0, 1, 2], [0, 2, 0, 1, 0], ["v1", "v1", "v1", "v2", "v3"], per_level=1)
 
 

@@ -236,8 +236,9 @@ def three_band_agreement(scores: npt.ArrayLike, levels: npt.ArrayLike, videos: S
     for k, pool in enumerate(pools):
         if pool.size <= per_level:
             verdict = next(n for n, x in VERDICT_LEVELS.items() if x == k)
-            raise ValueError(f"{pool.size} videos have worst verdict {verdict}; the draw needs more than "
-                             f"{per_level} of each level")
+            videos = "1 video has" if pool.size == 1 else f"{pool.size} videos have"
+            raise ValueError(f"{videos} worst verdict {verdict}; the draw needs more than {per_level} of "
+                             "each level")
     rng = np.random.default_rng(seed)
     shares = np.empty(draws)
     right = np.empty(draws, dtype=np.int64)
