@@ -75,6 +75,36 @@ def test_competition_ranks():
     assert competition_ranks(np.array([-np.inf, 1.0])).tolist() == [2, 1]
 
 
+def test_means_within_the_tolerance_tie_in_ranks_spreads_and_pairs():
+    # Scores with noise in their last digits (the calibrated judge's): b was ranked 2 by 1e-8.
+    noise = np.array([0.0, 1e-8, 2e-8] * 8)
+    gens = ["a", "b", "c"] * 8
+    clips = [f"c{i // 3}" for i in range(24)]
+    pa = 3.0 - noise
+    pa[2::3] = 2.0  # c is really below
+    board = generator_leaderboard({"pa": pa}, gens, clips, bootstrap=100, seed=0, sort_by="pa",
+                                  tolerance=1e-4)
+    by = {e.generator: e.standings["pa"] for e in board.entries}
+    assert (by["a"].rank, by["b"].rank, by["c"].rank) == (1, 1, 3)
+    assert by["b"].rank_prob == 1.0 and (by["b"].rank_low, by["b"].rank_high) == (1, 1)
+    pairs = [(p.upper, p.lower, p.prob) for p in board.adjacent if p.target == "pa"]
+    assert pairs == [("a", "b", 0.5), ("b", "c", 1.0)]
+    assert board.to_dict()["tolerance"] == 1e-4
+    plain = generator_leaderboard({"pa": pa}, gens, clips, bootstrap=0, sort_by="pa")
+    assert [e.standings["pa"].rank for e in plain.entries] == [1, 2, 3]  # (as before, without one)
+    assert competition_ranks(np.array([3.0, 3.0 - 5e-5, 2.9]), 1e-4).tolist() == [1, 1, 3]
+    with pytest.raises(ValueError, match="tolerance"):
+        generator_leaderboard({"pa": pa}, gens, bootstrap=0, tolerance=-1.0)
+
+
+def test_the_json_rank_range_is_null_where_there_is_none():
+    # One clip per generator: no rank spread. to_dict gave 0 and 0, where the CSV leaves the cells empty.
+    board = generator_leaderboard({"pa": [5.0, 3.0, 1.0]}, ["a", "b", "c"], ["c1", "c2", "c3"], bootstrap=100,
+                                  seed=0, sort_by="pa")
+    got = board.to_dict()["entries"][0]["targets"]["pa"]
+    assert got["rank"] == 1 and got["rank_low"] is None and got["rank_high"] is None
+
+
 def test_exactly_tied_overall_means_share_a_rank_and_a_half_chance():
     # A: PA 1,1,1 IA 1,2,2 -> Overall (1 + 5/3) / 2; B: PA 1,1,2 IA 1,2,1 -> (4/3 + 4/3) / 2: both 4/3,
     # which the floats missed (ranks 1 and 2). With clips shared so that pa + ia is equal per clip, the

@@ -12,6 +12,7 @@ from robojudge.report import (
     judge_scores,
     judges_report,
     label_scores,
+    leaderboard_markdown,
     write_judges,
     write_leaderboard,
 )
@@ -171,3 +172,31 @@ def test_cli_marks_small_cells_and_says_why_the_calibrated_judge_is_missing(tmp_
     res = runner.invoke(app, ["judges", str(manifest), "--db", f"sqlite:///{tmp_path / 'm.sqlite'}"])
     assert res.exit_code == 2
     assert "no judge results to compare, and the calibrated judge" in " ".join(res.output.split())
+
+
+def test_tiny_boards_print_only_what_there_is(tmp_path):
+    # One item per generator, each in its own clip: no interval, so the key under the table must not
+    # call one rough; one generator: no adjacent pair, where an empty pairs table was printed.
+    items = [Item(item_id=g, video="v.mp4", clip_id=f"c{g}", source="s", generator=g,
+                  labels={"pa": pa, "ia": pa}) for g, pa in (("gA", 5), ("gB", 3), ("gC", 1))]
+    board = generator_board(items, label_scores(items), bootstrap=100)
+    md = leaderboard_markdown(board)
+    assert "\u2020 small n: fewer than 10 items or 5 clips, so the value is rough." in md
+    assert "interval is rough" not in md and "## Adjacent pairs" in md
+    alone = generator_board(items[:1], label_scores(items[:1]), bootstrap=100)
+    assert alone.adjacent == () and "Adjacent pairs" not in leaderboard_markdown(alone)
+    manifest = tmp_path / "suite.jsonl"
+    (tmp_path / "v.mp4").write_bytes(b"")
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with ResultStore(db):
+        pass
+    for chosen, pairs in ((items, True), (items[:1], False)):
+        manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in chosen))
+        res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "100"])
+        assert res.exit_code == 0, res.output
+        said = " ".join(res.output.split())
+        assert "so the value is rough" in said and "interval is rough" not in said
+        assert ("adjacent pairs" in said) == pairs
+    few, _ = _data(n_clips=4)
+    many = generator_board(few, label_scores(few), bootstrap=100)
+    assert "so the interval is rough" in leaderboard_markdown(many)  # 4 clips: intervals, and small

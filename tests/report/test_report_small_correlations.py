@@ -18,6 +18,7 @@ from _report_data import higher_is_better
 from robojudge.report import label_agreement
 from robojudge.report._robophys import heatmap_section
 from robojudge.report._sections import ReportInput
+from robojudge.report._tables import SMALL_NOTE, Cell, Table
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 
@@ -81,3 +82,14 @@ def test_the_judge_detail_table_gives_no_kendall_over_two_items() -> None:
     two = detail(2)
     assert math.isnan(two["PA"]) and math.isnan(two["IA"]) and two["Overall"] == pytest.approx(1.0)
     assert detail(3) == pytest.approx({"PA": 1.0, "IA": 1.0, "Overall": 1.0})
+
+
+def test_the_small_n_key_speaks_of_intervals_only_under_a_table_that_shows_one() -> None:
+    # The correlations table shows no interval, yet its key said "so the interval is rough".
+    small = _heatmap(6, 3)
+    for text in (small.to_markdown(), small.to_latex()):
+        assert "small n: fewer than 10 items or 5 clips, so the value is rough." in text
+        assert "interval" not in text
+    table = Table("t", "t", ["x"])
+    table.add([Cell(0.5, 0.25, 0.75, small=True)])
+    assert SMALL_NOTE in table.to_markdown() and "interval is rough." in table.to_latex()

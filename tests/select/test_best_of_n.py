@@ -88,6 +88,17 @@ def test_the_pick_is_the_highest_score_and_ties_go_to_the_smallest_item_id() -> 
     assert pick_index(["b", "a"], [-1.0, NAN]) == 0  # an unscored candidate is never picked
 
 
+def test_scores_within_the_tolerance_tie() -> None:
+    # The calibrated judge's last digits are noise: b won by 1e-8 and the pick counted as no tie.
+    scores = [3.0, 3.0 - 1e-8, 2.0]
+    assert pick_index(["b", "a", "c"], scores) == 0
+    assert pick_index(["b", "a", "c"], scores, tolerance=1e-4) == 1
+    pick = pick_group(("g",), ["b", "a", "c"], scores, [3, 3, 3], tolerance=1e-4)
+    assert (pick.item_id, pick.tied, pick.score) == ("a", 2, 3.0 - 1e-8)
+    with pytest.raises(ValueError, match="tolerance"):
+        pick_index(["a"], [1.0], tolerance=math.nan)
+
+
 def test_each_group_against_the_hand_worked_values() -> None:
     g1, g2, g3, g4, g5, g6 = _picks()
     assert (g1.item_id, g1.label, g1.random_label, g1.oracle_label) == ("a", 3, 4, 5)
@@ -159,6 +170,20 @@ def test_best_of_n_by_a_stored_judge_matches_the_hand_worked_table() -> None:
     for name, value in EXPECTED.items():
         assert res.summary.stats[name].value == pytest.approx(value), name
     assert res.pick_counts() == {"wm-a": 4, "wm-b": 1}  # a, d, f, j and n
+
+
+def test_picks_made_by_the_tie_rule_are_counted_apart() -> None:
+    # A judge that gives every rollout the same score "preferred" wm-a in every group (smallest item id).
+    items, rows = _suite()
+    flat = [dataclasses.replace(r, value=3.0) if r.metric.startswith("judge:") else r for r in rows]
+    res = best_of_n(items, flat, by="judge:qwen", group="clip_id,prompt", bootstrap=0)
+    # a, d, f and m by the tie rule; j alone in its group, no tie.
+    assert res.pick_counts() == {"wm-a": 5} and res.pick_counts(tied=True) == {"wm-a": 4}
+    assert res.to_dict()["tie_picks_per_generator"] == {"wm-a": 4}
+    assert summary_text(res).endswith(
+        "Picks per generator: wm-a 5; of these, made by the tie rule (smallest item id): wm-a 4.")
+    res = best_of_n(items, rows, by="judge:qwen", group="clip_id,prompt", bootstrap=0)
+    assert res.pick_counts(tied=True) == {"wm-a": 1}  # f: tied with g at 3
 
 
 def test_a_lower_is_better_metric_picks_its_smallest_value() -> None:
@@ -295,7 +320,8 @@ def test_the_command_prints_the_summary_and_writes_the_picks(tmp_path: Path) -> 
     text = " ".join(res.output.split())  # as printed, whatever the width it was wrapped at
     assert "6 groups, 3 compared on overall labels" in text
     assert "regret" in text and "0.667 [" in text
-    assert "Picks per generator: wm-a 4, wm-b 1." in text
+    assert ("Picks per generator: wm-a 4, wm-b 1; of these, made by the tie rule (smallest item id): "
+            "wm-a 1.") in text
     assert out.exists() and len(out.read_text().splitlines()) == 1 + 6
     res = runner.invoke(app, [*cmd, "--by", "judge:nobody"])
     assert res.exit_code == 2 and "no scored rows of judge 'nobody'" in res.output

@@ -19,6 +19,7 @@ from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction
 from robojudge.report import (
     CALIBRATED,
+    CALIBRATED_TOLERANCE,
     CalibratedJudge,
     JudgeRow,
     UnknownScoreSource,
@@ -34,7 +35,7 @@ from robojudge.report import (
 )
 from robojudge.report._judges import comparison_note
 from robojudge.report._leaderboard import calibration_problem, small_standing
-from robojudge.report._tables import SMALL_MARK, SMALL_NOTE
+from robojudge.report._tables import SMALL_MARK, small_note
 from robojudge.report._unset import generator_groups, generator_of, unset_note
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
@@ -125,11 +126,16 @@ def _print_board(board: Leaderboard, heading: str) -> None:
                   for t in board.targets]
         table.add_row("-" if s.rank is None else str(s.rank), e.generator, *scores, prob, span)
     _print_table(table)
-    if any(small_standing(e, t) for e in board.entries for t in board.targets):
-        console.print(SMALL_NOTE, highlight=False, markup=False)
+    small = [e.standings[t].score for e in board.entries for t in board.targets if small_standing(e, t)]
+    if small:
+        console.print(small_note(any(not math.isnan(s.low) for s in small)), highlight=False, markup=False)
     whys = dict.fromkeys(w for e in board.entries for t in board.targets if (w := e.standings[t].score.why))
     for why in whys:
         console.print(f"no interval or rank spread where {why}", highlight=False, markup=False)
+    if board.tolerance:
+        console.print(f"means closer than {board.tolerance:g} tie", highlight=False, markup=False)
+    if not board.adjacent:  # (fewer than two generators ranked: no pair to show)
+        return
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
                   box=box.SIMPLE_HEAD)
     for col in ("target", "upper", "lower", "P"):
@@ -173,7 +179,9 @@ def generators(
     try:
         per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
                                       prediction=predict)
-        board = generator_board(items, per_axis, bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by)
+        tolerance = CALIBRATED_TOLERANCE if scores == "calibrated" else 0.0  # (its fit's last digits)
+        board = generator_board(items, per_axis, bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by,
+                                tolerance=tolerance)
     except UnknownScoreSource as exc:
         raise fail(f"--scores must be {exc.choices}, got {scores!r}") from None
     except ValueError as exc:
@@ -268,7 +276,7 @@ def judges(
         raise fail(str(exc)) from None
     note = _calibration_note(cal)
     if calibrated and cal is None:
-        why = calibration_problem([it for it in items if it.labels is not None])
+        why = calibration_problem([it for it in items if it.labels is not None], n_folds=folds, seed=seed)
         note = f"{CALIBRATED} left out: {why or 'no stored metric values to calibrate on'}"
     if as_json:
         data = report.to_dict()

@@ -90,6 +90,7 @@ class Leaderboard:
         outrank: ``outrank[target][i, j]``: share of replicates in which ``generators[i]`` scores
             above ``generators[j]`` (ties count one half), over the replicates where both have a
             mean; NaN when either is not ranked on ``target``. ``generators`` follows ``entries``.
+        tolerance: Means closer than this tie (see :func:`generator_leaderboard`).
     """
 
     axes: tuple[str, ...]
@@ -102,6 +103,7 @@ class Leaderboard:
     n_clusters: int
     n_strata: int
     outrank: dict[str, FloatArray] = field(default_factory=dict, repr=False)
+    tolerance: float = 0.0
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -114,34 +116,36 @@ class Leaderboard:
         return tuple(e.generator for e in self.entries)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary; NaN becomes None."""
+        """A JSON-ready dictionary; NaN becomes None, and so does a rank range of 0 (none), as the CSV
+        leaves it empty."""
         def num(v: float) -> float | None:
             return None if math.isnan(v) else v
 
         return {
-            "axes": list(self.axes), "sort_by": self.sort_by,
+            "axes": list(self.axes), "sort_by": self.sort_by, "tolerance": self.tolerance,
             "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level,
                           "clusters": self.n_clusters, "strata": self.n_strata},
             "entries": [{"generator": e.generator, "n_items": e.n_items, "n_clusters": e.n_clusters,
                          "targets": {t: {"score": num(s.score.value), "low": num(s.score.low),
                                          "high": num(s.score.high), "se": num(s.score.se),
                                          "rank": s.rank, "rank_prob": num(s.rank_prob),
-                                         "rank_low": s.rank_low, "rank_high": s.rank_high}
+                                         "rank_low": s.rank_low or None, "rank_high": s.rank_high or None}
                                      for t, s in e.standings.items()}} for e in self.entries],
             "adjacent": [{"target": p.target, "upper": p.upper, "lower": p.lower, "prob": num(p.prob)}
                          for p in self.adjacent],
         }
 
 
-def competition_ranks(values: FloatArray) -> npt.NDArray[np.int64]:
+def competition_ranks(values: FloatArray, tolerance: float = 0.0) -> npt.NDArray[np.int64]:
     """Ranks along the last axis, 1 for the highest; equal values share the best rank (1, 1, 3).
 
-    NaN counts as below every number (all NaN entries share the last rank).
+    NaN counts as below every number (all NaN entries share the last rank). Values within
+    ``tolerance`` of each other (absolute) count as equal; float rounding always does.
     """
     v = np.where(np.isnan(values), -np.inf, values)
     # rank = 1 + number of strictly greater entries in the same row (beyond float rounding: two means
     # equal as fractions, such as (1 + 5/3) / 2 and (4/3 + 4/3) / 2, tie).
-    greater = _above(v[..., None, :], v[..., :, None]).sum(axis=-1)
+    greater = _above(v[..., None, :], v[..., :, None], tolerance).sum(axis=-1)
     out: npt.NDArray[np.int64] = (greater + 1).astype(np.int64)
     return out
 
@@ -149,7 +153,7 @@ def competition_ranks(values: FloatArray) -> npt.NDArray[np.int64]:
 def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Sequence[str],
                           clusters: npt.ArrayLike | None = None, strata: npt.ArrayLike | None = None,
                           bootstrap: int = 2000, seed: int | None = None, level: float = 0.95,
-                          sort_by: str = OVERALL) -> Leaderboard:
+                          sort_by: str = OVERALL, tolerance: float = 0.0) -> Leaderboard:
     """Rank generators by their mean score per axis and by the Overall, with bootstrap uncertainty.
 
     Args:
@@ -161,6 +165,9 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
         seed: Seed of the cluster draws.
         level: Coverage of the score intervals and of the rank ranges.
         sort_by: Target that orders the entries: an axis name or ``"overall"``.
+        tolerance: Means closer than this (absolute) tie, in the ranks, the rank spreads and the
+            pairwise shares: for scores that carry noise of their own, such as the metric-calibrated
+            judge's expected scores (a fit's last digits). 0: only float rounding ties.
 
     Returns:
         A :class:`Leaderboard`. A generator with no scored item on an axis has a NaN mean there and
@@ -171,6 +178,8 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
         raise ValueError("need at least one axis")
     if sort_by not in (*axes, OVERALL):
         raise ValueError(f"sort_by must be one of {(*axes, OVERALL)}, got {sort_by!r}")
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     values = np.stack([as_float_vector(scores[a], f"scores[{a}]") for a in axes], axis=1)  # (n, A)
     n = values.shape[0]
     gen_arr = np.asarray(generators, dtype=object)
@@ -201,7 +210,7 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     outrank = np.full((t_count, g_count, g_count), np.nan)
     ranked = np.isfinite(point)  # (G, T): only a generator with a mean takes part in a ranking
     # NaN ranks below every number, so the ranks among the ranked generators do not depend on the rest.
-    point_rank = np.where(ranked, competition_ranks(point.T).T, 0)  # (G, T), 0 = not ranked
+    point_rank = np.where(ranked, competition_ranks(point.T, tolerance).T, 0)  # (G, T), 0 = not ranked
     # Clusters behind each mean: an axis's scored items, and for the Overall the thinnest axis.
     n_clusters = np.zeros((g_count, t_count), dtype=np.int64)
     for g in range(g_count):
@@ -213,8 +222,8 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     if rep_sums is not None:
         reps = _means(rep_sums)  # (B, G, T); NaN where none of the items was drawn
         low, high, se = summarize_replicates(np.moveaxis(reps, 0, -1), level)
-        prob, rank_low, rank_high = _rank_spread(reps, point_rank, ranked, level)
-        outrank = _outrank(reps, ranked)
+        prob, rank_low, rank_high = _rank_spread(reps, point_rank, ranked, level, tolerance)
+        outrank = _outrank(reps, ranked, tolerance)
         # Too few clusters (or replicates) to resample: no interval and no rank spread, with the reason.
         keep, why, used = interval_gate(np.isfinite(reps).sum(axis=0), n_clusters, bootstrap)
         keep &= np.isfinite(point)
@@ -245,7 +254,7 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     perm = np.array(order, dtype=np.intp)
     out = {t: outrank[ti][np.ix_(perm, perm)] for ti, t in enumerate(targets)}
     return Leaderboard(axes, sort_by, tuple(entries), tuple(adjacent), bootstrap, seed, level,
-                       boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out)
+                       boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out, tolerance)
 
 
 def _order(ranks: npt.NDArray[np.int64], names: Sequence[str]) -> list[int]:
@@ -254,7 +263,8 @@ def _order(ranks: npt.NDArray[np.int64], names: Sequence[str]) -> list[int]:
 
 
 def _rank_spread(reps: FloatArray, point_rank: npt.NDArray[np.int64], ranked: npt.NDArray[np.bool_],
-                 level: float) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+                 level: float, tolerance: float = 0.0
+                 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """``(rank_prob, rank_low, rank_high)``, each ``(G, T)``, from replicate means ``(B, G, T)``.
 
     A rank is a place among all the generators ranked on a target, so a replicate that drew none of
@@ -262,7 +272,7 @@ def _rank_spread(reps: FloatArray, point_rank: npt.NDArray[np.int64], ranked: np
     generator below it would move up a place. Such replicates are left out of every generator's
     share and range on that target. Generators not ranked on a target get NaN and 0.
     """
-    ranks = np.moveaxis(competition_ranks(np.moveaxis(reps, 1, -1)), -1, 1).astype(np.float64)  # (B, G, T)
+    ranks = np.moveaxis(competition_ranks(np.moveaxis(reps, 1, -1), tolerance), -1, 1)  # (B, G, T)
     # (B, T): every ranked generator has a mean.
     complete: npt.NDArray[np.bool_] = np.all(np.isfinite(reps) | ~ranked[None], axis=1)
     valid = complete[:, None, :] & ranked[None]
@@ -282,15 +292,16 @@ def _rank_spread(reps: FloatArray, point_rank: npt.NDArray[np.int64], ranked: np
     return prob, low, high
 
 
-def _outrank(reps: FloatArray, ranked: npt.NDArray[np.bool_]) -> FloatArray:
-    """``(T, G, G)`` share of replicates where generator i scores above j (ties one half).
+def _outrank(reps: FloatArray, ranked: npt.NDArray[np.bool_], tolerance: float = 0.0) -> FloatArray:
+    """``(T, G, G)`` share of replicates where generator i scores above j (ties, within ``tolerance``,
+    one half).
 
     Counted over the replicates where both have a mean; NaN for a pair with an unranked generator.
     """
     r = np.moveaxis(reps, -1, 1)  # (B, T, G)
     both = np.isfinite(r[..., :, None]) & np.isfinite(r[..., None, :])  # (B, T, G, G)
-    over = _above(r[..., :, None], r[..., None, :])
-    under = _above(r[..., None, :], r[..., :, None])
+    over = _above(r[..., :, None], r[..., None, :], tolerance)
+    under = _above(r[..., None, :], r[..., :, None], tolerance)
     above = (over & both).sum(axis=0)
     tied = (~over & ~under & both).sum(axis=0)
     n = both.sum(axis=0)
@@ -301,12 +312,13 @@ def _outrank(reps: FloatArray, ranked: npt.NDArray[np.bool_]) -> FloatArray:
     return out
 
 
-def _above(a: FloatArray, b: FloatArray) -> npt.NDArray[np.bool_]:
-    """``a > b`` by more than float rounding (a relative 1e-9, as ``math.isclose``); -inf is below every
-    number, and NaN is above nothing."""
+def _above(a: FloatArray, b: FloatArray, tolerance: float = 0.0) -> npt.NDArray[np.bool_]:
+    """``a > b`` by more than float rounding (a relative 1e-9, as ``math.isclose``) and by more than
+    ``tolerance``; -inf is below every number, and NaN is above nothing."""
     with np.errstate(invalid="ignore"):
         scale = np.maximum(np.abs(a), np.abs(b))
-        out: npt.NDArray[np.bool_] = (a - b) > 1e-9 * np.where(np.isfinite(scale), scale, 0.0)
+        margin = np.maximum(1e-9 * np.where(np.isfinite(scale), scale, 0.0), tolerance)
+        out: npt.NDArray[np.bool_] = (a - b) > margin
     return out
 
 

@@ -37,6 +37,7 @@ from robojudge.report._kiva import KivaGroup, kiva_groups, kiva_table
 from robojudge.report._labels import LabelAgreement, label_agreement, write_label_agreement
 from robojudge.report._leaderboard import (
     CALIBRATED,
+    CALIBRATED_TOLERANCE,
     CalibratedJudge,
     Feature,
     calibrated_scores,
@@ -78,6 +79,7 @@ from robojudge.report._unset import UNSET, generator_groups, unset_name, unset_n
 
 __all__ = [
     "CALIBRATED",
+    "CALIBRATED_TOLERANCE",
     "GROUP_FIELDS",
     "SCORE_SOURCES",
     "T_INTERVAL",

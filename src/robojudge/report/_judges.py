@@ -278,7 +278,7 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     if calibrated:
         # Built once: both the check that there is something to learn from and the fit read them.
         feats = calibration_features(rows, labelled, higher_is_better, NOT_FEATURES, stored=stored)
-        problem = calibration_problem(labelled) if feats else None
+        problem = calibration_problem(labelled, n_folds=n_folds, seed=seed) if feats else None
         if feats and problem is None:  # else it is left out (the CLI says why)
             cal = calibrated_scores(rows, labelled, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
                                     prediction=prediction, features=feats)

@@ -13,6 +13,7 @@ from robojudge.report._labels import MIN_CORRELATION_ITEMS, label_agreement
 from robojudge.report._leaderboard import (
     AXES,
     CALIBRATED,
+    calibration_problem,
     clusters_of,
     column,
     generator_board,
@@ -82,6 +83,10 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
                       f"{next(iter(cal.folds.values())).n_folds}-fold cross-validation grouped by clip; "
                       "no VLM. The random baseline and the simulator's own records of the outcome (task "
                       "success, collision count) are not used as features.")
+    elif inp.stored.metrics:  # (without stored metrics there is nothing to fit, and nothing to say)
+        why = calibration_problem(labelled, seed=inp.seed)
+        if why:
+            sec.intro += f" No {CALIBRATED} judge: {why}."
     stat_cols = [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
     cols = ["judge", "scored", "unscored", *stat_cols]
     table2 = Table("judges", "Judges in the layout of RoboJudge Table 2", cols,

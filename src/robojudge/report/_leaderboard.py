@@ -27,10 +27,11 @@ from robojudge.meta import (
     LeaderboardEntry,
     cross_validate_ordinal,
     generator_leaderboard,
+    grouped_folds,
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._series import Series, StoredSeries, metric_series
-from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape
+from robojudge.report._tables import SMALL_MARK, is_small, md_escape, small_note
 from robojudge.report._unset import generator_groups
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item, clip_source_conflicts, source_text
@@ -38,6 +39,11 @@ from robojudge.suite import Item, clip_source_conflicts, source_text
 AXES = ("pa", "ia")
 #: Name of the metric-calibrated judge in the judges table.
 CALIBRATED = "metric-calibrated"
+#: Expected scores of the calibrated judge closer than this are one score when generators are ranked or
+#: rollouts picked. A fit stops at a gradient of 1e-7, so its last digits are noise: a model that had
+#: nothing to learn scored held-out items up to 4e-6 apart (2e-7 at the default alpha of 1), and two
+#: generators every human rated alike were ranked 1 and 2 by a difference of 1e-8.
+CALIBRATED_TOLERANCE = 1e-4
 #: A metric's direction: True if higher is better, False if lower is; an id the lookup does not know
 #: raises ``KeyError`` (``robojudge.metric_info.direction`` raises its ``UnknownNameError``).
 Direction = Callable[[str], bool]
@@ -170,19 +176,34 @@ def calibration_features(rows: Sequence[ResultRow], items: Sequence[Item], highe
     return [f for f in feats if f.metric not in exclude]
 
 
-def calibration_problem(items: Sequence[Item]) -> str | None:
+def calibration_problem(items: Sequence[Item], *, n_folds: int = 5, seed: int = DEFAULT_SEED) -> str | None:
     """Why the calibrated judge cannot score ``items``, or None: it scores each clip with a model fitted
-    on the other clips' labels (grouped cross-validation), so every axis needs labels on 2 clips."""
+    on the other clips' labels (grouped cross-validation, ``n_folds`` folds dealt with ``seed``), so
+    every axis needs labels on 2 clips, and labels of two values or more in some fold's training data.
+    A model fitted to one value has no order to learn: it scores every item alike but for its last
+    digits, and those ranked generators and picked rollouts."""
     labels = label_scores(items)
     groups = clusters_of(items)
+    fold = grouped_folds(groups, n_folds, seed) if items else np.zeros(0, dtype=np.int64)
     for a in AXES:
-        if not np.isfinite(labels[a]).any():
+        y = labels[a]
+        ok = np.isfinite(y)
+        if not ok.any():
             return f"no {a.upper()} labels in the suite to calibrate on"
-        clips = {g for g, y in zip(groups, labels[a], strict=True) if np.isfinite(y)}
+        clips = {g for g, has in zip(groups, ok, strict=True) if has}
         if len(clips) < 2:
             return (f"the calibrated judge scores each clip with a model fitted on the other clips' labels "
                     f"(grouped cross-validation), so it needs labelled items of at least 2 clips; the "
                     f"{a.upper()} labels here come from {len(clips)}")
+        values = np.unique(y[ok])
+        if values.size == 1:
+            return (f"every {a.upper()} label is {values[0]:g}, so there is no order for the calibrated "
+                    "judge to learn (its scores would differ only by fitting noise)")
+        seen = [np.unique(y[ok & (fold != f)]).size for f in np.unique(fold)]
+        if max(seen) < 2:
+            return (f"the {a.upper()} labels take {values.size} values, but each of the {len(seen)} folds "
+                    "of the calibrated judge's cross-validation (grouped by clip) trains on labels of one "
+                    "value, so no fold has an order to learn: label more clips")
     return None
 
 
@@ -201,9 +222,11 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
     scale). ``features``: the columns :func:`calibration_features` gives for these rows and items,
     when the caller has them already (``rows`` is then not read).
 
+    Scores closer than :data:`CALIBRATED_TOLERANCE` are one score to a ranking or a pick.
+
     Raises:
-        ValueError: No stored metric values, no labels on some axis, or ``features`` not aligned with
-            ``items``.
+        ValueError: No stored metric values, labels the judge cannot learn from
+            (:func:`calibration_problem`), or ``features`` not aligned with ``items``.
     """
     if prediction not in ("expected", "class"):
         raise ValueError(f"prediction must be 'expected' or 'class', got {prediction!r}")
@@ -215,7 +238,7 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
             raise ValueError(f"features must be columns over the {len(items)} items given")
     if not feats:
         raise ValueError("no stored metric values to calibrate on; run `robojudge score` first")
-    problem = calibration_problem(items)
+    problem = calibration_problem(items, n_folds=n_folds, seed=seed)
     if problem is not None:
         raise ValueError(problem)
     x = np.stack([f.oriented for f in feats], axis=1)
@@ -241,15 +264,17 @@ def small_standing(entry: LeaderboardEntry, target: str) -> bool:
 
 def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, bootstrap: int = 2000,
                     seed: int | None = DEFAULT_SEED, level: float = 0.95,
-                    sort_by: str = OVERALL) -> Leaderboard:
+                    sort_by: str = OVERALL, tolerance: float = 0.0) -> Leaderboard:
     """The generator leaderboard of ``scores`` (per axis, aligned with ``items``).
 
     Clusters are clip ids and strata are sources; items without a generator are one more group,
     ``"(unset)"`` (kept apart from a generator of that name: :func:`robojudge.report._unset.unset_name`).
+    ``tolerance``: means closer than this tie (:data:`CALIBRATED_TOLERANCE` for the calibrated judge's).
     """
     generators = generator_groups(items)
     return generator_leaderboard(scores, generators, clusters_of(items), strata_of(items),
-                                 bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by)
+                                 bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by,
+                                 tolerance=tolerance)
 
 
 # --- writing -----------------------------------------------------------------------------------------
@@ -286,10 +311,11 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
           if board.n_replicates else "no bootstrap")
     head = ("| rank | generator | " + " | ".join(target_title(t) for t in board.targets)
             + " | P(rank) | rank range |")
+    tied = f" Means closer than {board.tolerance:g} tie." if board.tolerance else ""
     lines = [f"# {md_escape(title)}", "", f"Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); {ci}. "
              f"Ordered by {target_title(board.sort_by)}; P(rank) is the share of replicates in which the "
              "generator holds exactly its rank (among those that draw every ranked generator). A "
-             "generator without scores on a target is not ranked on it.", "", head,
+             f"generator without scores on a target is not ranked on it.{tied}", "", head,
              "| ---: | --- | " + " | ".join("---" for _ in board.targets) + " | ---: | --- |"]
     for e in board.entries:
         s = e.standings[board.sort_by]
@@ -300,15 +326,17 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
         rank_range = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
         prob = format_number(s.rank_prob, 2)
         lines.append(f"| {_rank(s.rank)} | {md_escape(e.generator)} | {cells} | {prob} | {rank_range} |")
-    lines += ["", "## Adjacent pairs", "",
-              "P(upper > lower): share of replicates in which the upper generator scores higher (ties "
-              "count one half).", "", "| target | upper | lower | P(upper > lower) |",
-              "| --- | --- | --- | ---: |"]
+    small = [e.standings[t].score for e in board.entries for t in board.targets if small_standing(e, t)]
+    if small:
+        lines += ["", small_note(any(not math.isnan(s.low) for s in small))]
+    if board.adjacent:  # (one generator ranked: no pair)
+        lines += ["", "## Adjacent pairs", "",
+                  "P(upper > lower): share of replicates in which the upper generator scores higher (ties "
+                  "count one half).", "", "| target | upper | lower | P(upper > lower) |",
+                  "| --- | --- | --- | ---: |"]
     for p in board.adjacent:
         pair = f"{md_escape(p.upper)} | {md_escape(p.lower)}"
         lines.append(f"| {target_title(p.target)} | {pair} | {format_number(p.prob, 2)} |")
-    if any(small_standing(e, t) for e in board.entries for t in board.targets):
-        lines += ["", SMALL_NOTE]
     return "\n".join(lines) + "\n"
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from robojudge._files import replacing
 from robojudge.meta import mean_confidence_interval
 from robojudge.report._series import SeriesKey, failed_everywhere, label_series, split_series
-from robojudge.report._tables import SMALL_MARK, SMALL_NOTE, is_small, md_escape, md_prose
+from robojudge.report._tables import SMALL_MARK, is_small, md_escape, md_prose, small_note
 from robojudge.store import STALE_COLUMN, ResultRow, ResultStore, SafeCsvWriter, export_results
 from robojudge.suite import Item
 
@@ -150,8 +150,9 @@ def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "g
             f"{_fmt(s.mean)} | "
             f"{_fmt(s.std)} | {ci} |"
         )
-    if any(s.small_n for s in summaries):
-        lines += ["", SMALL_NOTE]
+    small = [s for s in summaries if s.small_n]
+    if small:
+        lines += ["", small_note(any(not math.isnan(s.ci_low) for s in small))]
     return "\n".join(lines) + "\n"
 
 

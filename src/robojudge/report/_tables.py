@@ -48,10 +48,18 @@ _MD_PROSE = re.compile(r"[*|~]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")  # (the same,
 SMALL_N_ITEMS = 10
 #: ... or on fewer clips (bootstrap clusters) than this.
 SMALL_N_CLUSTERS = 5
-#: The mark of a small-n cell, and the sentence that explains it under a table.
+#: The mark of a small-n cell, and the sentence that explains it under a table that shows intervals
+#: (:func:`small_note`).
 SMALL_MARK = "\u2020"
-SMALL_NOTE = (f"{SMALL_MARK} small n: fewer than {SMALL_N_ITEMS} items or {SMALL_N_CLUSTERS} clips, so the "
-              "interval is rough.")
+_SMALL_N = f"{SMALL_MARK} small n: fewer than {SMALL_N_ITEMS} items or {SMALL_N_CLUSTERS} clips"
+SMALL_NOTE = f"{_SMALL_N}, so the interval is rough."
+
+
+def small_note(intervals: bool) -> str:
+    """The key to the small-n mark under a table: :data:`SMALL_NOTE` where a marked cell shows an
+    interval, else the same without a word of intervals (a table of correlations without any, or a
+    leaderboard whose every interval was withheld)."""
+    return SMALL_NOTE if intervals else f"{_SMALL_N}, so the value is rough."
 
 
 def is_small(n: int, clusters: int | None = None) -> bool:
@@ -172,9 +180,18 @@ class Table:
         """Whether some number cell is flagged small-n."""
         return any(c.small and c.is_number for r in self.rows for c in r)
 
+    def small_key(self) -> str:
+        """The small-n key this table needs ("" for none): it speaks of intervals only where a marked
+        cell shows one."""
+        small = [c for r in self.rows for c in r if c.small and c.is_number]
+        if not small:
+            return ""
+        return small_note(any(not (math.isnan(c.low) or math.isnan(c.high) or math.isnan(c.value))
+                              for c in small))
+
     def notes(self) -> list[str]:
         """The sentences printed under the caption: the table's note and the small-n key if needed."""
-        return [n for n in (self.note, SMALL_NOTE if self.has_small else "") if n]
+        return [n for n in (self.note, self.small_key()) if n]
 
     def to_csv(self) -> str:
         """CSV at full precision: numeric column ``c`` becomes ``c``, ``c_low``, ``c_high``, ``c_best``
@@ -234,7 +251,7 @@ class Table:
             lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
         if self.has_small:
-            lines.append(r"\par\footnotesize\textsuperscript{\dag}" + latex_escape(SMALL_NOTE[1:]))
+            lines.append(r"\par\footnotesize\textsuperscript{\dag}" + latex_escape(self.small_key()[1:]))
         lines.append(r"\end{table}")
         return "\n".join(lines) + "\n"
 

@@ -98,13 +98,14 @@ class BestOfN:
     sign: float = 1.0
     generators: dict[str, str] = field(default_factory=dict)
 
-    def pick_counts(self) -> dict[str, int]:
+    def pick_counts(self, *, tied: bool = False) -> dict[str, int]:
         """How many groups picked each generator (``(unset)`` for items without one, or another name when a
-        generator is named so: :func:`robojudge.report.unset_name`), most first."""
+        generator is named so: :func:`robojudge.report.unset_name`), most first. ``tied``: only the picks
+        the tie rule made (several candidates at the top score), which say nothing of a preference."""
         counts: dict[str, int] = {}
         missing = unset_name(self.generators.values())
         for p in self.picks:
-            if p.item_id is not None:
+            if p.item_id is not None and (p.tied > 1 or not tied):
                 g = self.generators.get(p.item_id, missing)
                 counts[g] = counts.get(g, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -117,6 +118,7 @@ class BestOfN:
             "label": self.label,
             "summary": None if self.summary is None else self.summary.to_dict(),
             "picks_per_generator": self.pick_counts(),
+            "tie_picks_per_generator": self.pick_counts(tied=True),
             "picks": [pick_record(self, p) for p in self.picks],
         }
 
@@ -186,7 +188,8 @@ def best_of_n(
     picks = []
     for key, idx in zip(shown_keys(list(members)), members.values(), strict=True):
         ids = [items[i].item_id for i in idx]
-        picks.append(pick_group(key, ids, source.scores[idx], y[idx] if has_labels else None))
+        picks.append(pick_group(key, ids, source.scores[idx], y[idx] if has_labels else None,
+                                source.tolerance))
     summary = summarize(picks, bootstrap=bootstrap, seed=seed, level=level) if has_labels else None
     generators = {it.item_id: it.generator for it in items if it.generator}
     return BestOfN(by, source.described, fields, axis if has_labels else None, picks, summary, source.sign,
@@ -269,4 +272,9 @@ def _per_generator(result: BestOfN) -> str:
     counts = result.pick_counts()
     if not result.generators or not counts:
         return ""
-    return " Picks per generator: " + ", ".join(f"{g} {n}" for g, n in counts.items()) + "."
+    text = " Picks per generator: " + ", ".join(f"{g} {n}" for g, n in counts.items())
+    tied = result.pick_counts(tied=True)
+    if tied:  # (a pick among tied candidates goes to the smallest item id: no preference)
+        text += "; of these, made by the tie rule (smallest item id): " + ", ".join(
+            f"{g} {n}" for g, n in tied.items())
+    return text + "."

@@ -6,7 +6,8 @@ Rules (docs/selection.md says the same):
 
 * **Pick.** The candidate with the highest score; items without a score (NaN: unscored, failed,
   never run) are never picked. Ties go to the smallest item id (string order), so a rerun picks
-  the same rollout.
+  the same rollout. A source whose scores carry noise of their own (the metric-calibrated judge's)
+  gives a tolerance: candidates within it of the top score tie.
 * **Evaluated groups.** A group enters the comparison when it has at least two candidates, a pick,
   and a label on every candidate (the random pick and the oracle range over all of them, so an
   unlabelled candidate would make both unknown). The others are counted, by reason.
@@ -39,17 +40,25 @@ FloatArray = npt.NDArray[np.float64]
 SKIP_REASONS = ("one candidate", "no candidate scored", "unlabelled candidate")
 
 
-def pick_index(item_ids: Sequence[str], scores: npt.ArrayLike) -> int | None:
-    """The position of the best-scored candidate (ties: smallest item id), or None when none has a score."""
+def _top(s: FloatArray, tolerance: float) -> npt.NDArray[np.intp]:
+    """Positions of the finite scores within ``tolerance`` of the highest (those equal to it for 0)."""
+    ok = np.flatnonzero(np.isfinite(s))
+    if ok.size == 0:
+        return ok
+    out: npt.NDArray[np.intp] = ok[s[ok] >= s[ok].max() - tolerance]
+    return out
+
+
+def pick_index(item_ids: Sequence[str], scores: npt.ArrayLike, tolerance: float = 0.0) -> int | None:
+    """The position of the best-scored candidate (ties, within ``tolerance`` of the best score: smallest
+    item id), or None when none has a score."""
     s = np.asarray(scores, dtype=np.float64)
     if s.shape != (len(item_ids),):
         raise ValueError(f"scores must have one entry per candidate ({len(item_ids)}), got shape {s.shape}")
-    ok = np.flatnonzero(np.isfinite(s))
-    if ok.size == 0:
-        return None
-    top = s[ok].max()
-    tied = [int(i) for i in ok if s[i] == top]
-    return min(tied, key=lambda i: item_ids[i])
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    tied = _top(s, tolerance)
+    return None if tied.size == 0 else min((int(i) for i in tied), key=lambda i: item_ids[i])
 
 
 @dataclass(frozen=True)
@@ -62,7 +71,7 @@ class GroupPick:
         n_scored: Candidates with a score.
         item_id: The picked rollout (None when no candidate has a score).
         score: Its score, oriented so that higher is better (see :attr:`BestOfN.sign`).
-        tied: Candidates sharing the top score (1: no tie).
+        tied: Candidates sharing the top score, within the source's tolerance (1: no tie).
         label: The pick's label (NaN when unlabelled).
         random_label: Expected label of a uniform random pick (NaN unless evaluated).
         oracle_label: Best label of the group (NaN unless evaluated).
@@ -92,7 +101,7 @@ class GroupPick:
 
 
 def pick_group(group: tuple[str, ...], item_ids: Sequence[str], scores: npt.ArrayLike,
-               labels: npt.ArrayLike | None = None) -> GroupPick:
+               labels: npt.ArrayLike | None = None, tolerance: float = 0.0) -> GroupPick:
     """Pick the best candidate of one group and compare it with a random pick and the oracle.
 
     Args:
@@ -100,18 +109,19 @@ def pick_group(group: tuple[str, ...], item_ids: Sequence[str], scores: npt.Arra
         item_ids: Its candidates.
         scores: Their scores, higher is better (NaN: no score).
         labels: Their labels (NaN: unlabelled); None when there are none.
+        tolerance: Scores within this of the best tie (see :func:`pick_index`).
     """
     s = np.asarray(scores, dtype=np.float64)
     y = np.full(len(item_ids), math.nan) if labels is None else np.asarray(labels, dtype=np.float64)
     if y.shape != (len(item_ids),):
         raise ValueError(f"labels must have one entry per candidate ({len(item_ids)}), got shape {y.shape}")
-    i = pick_index(item_ids, s)
+    i = pick_index(item_ids, s, tolerance)
     n_scored = int(np.isfinite(s).sum())
     nan = math.nan
     if i is None:
         return GroupPick(group, len(item_ids), 0, None, nan, 0, nan, nan, nan, nan, nan, nan,
                          "one candidate" if len(item_ids) < 2 else "no candidate scored")
-    tied = int((s[np.isfinite(s)] == s[i]).sum())
+    tied = int(_top(s, tolerance).size)
     label = float(y[i])
     if len(item_ids) < 2:
         skipped = "one candidate"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robojudge import DEFAULT_SEED
-from robojudge.report import StoredSeries, calibrated_scores, judge_scores, label_scores
+from robojudge.report import CALIBRATED_TOLERANCE, StoredSeries, calibrated_scores, judge_scores, label_scores
 from robojudge.select._bon import FloatArray
 from robojudge.store import ResultRow
 from robojudge.suite import Item
@@ -41,6 +41,7 @@ class SelectionScores:
         scores: One value per item (NaN where there is none).
         axis: The label axis the source scores (None for a metric).
         sign: -1 for a metric better lower (``scores`` are its values negated), else 1.
+        tolerance: Scores closer than this tie (the calibrated judge's carry fitting noise; else 0).
     """
 
     by: str
@@ -48,6 +49,7 @@ class SelectionScores:
     scores: FloatArray
     axis: str | None
     sign: float = 1.0
+    tolerance: float = 0.0
 
 
 def _on_axis(per_axis: dict[str, FloatArray], axis: str) -> FloatArray:
@@ -108,8 +110,11 @@ def selection_scores(
             return SelectionScores(by, f"labels ({axis})", label_values(items, axis), axis)
         cal = calibrated_scores(rows, items, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
                                 prediction=prediction)
-        described = f"metric-calibrated judge ({axis}; {len(cal.metrics)} metric features, {n_folds}-fold)"
-        return SelectionScores(by, described, _on_axis(cal.scores, axis), axis)
+        folds = cal.folds["pa" if axis == "overall" else axis].n_folds  # (capped at the clips)
+        described = (f"metric-calibrated judge ({axis}; {len(cal.metrics)} metric features, {folds}-fold; "
+                     f"scores within {CALIBRATED_TOLERANCE:g} tie)")
+        return SelectionScores(by, described, _on_axis(cal.scores, axis), axis,
+                               tolerance=CALIBRATED_TOLERANCE)
     if head == "judge":
         name, _, tail = rest.rpartition(":") if rest.count(":") else (rest, "", "")
         if not name:
