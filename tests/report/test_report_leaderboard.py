@@ -200,3 +200,24 @@ def test_tiny_boards_print_only_what_there_is(tmp_path):
     few, _ = _data(n_clips=4)
     many = generator_board(few, label_scores(few), bootstrap=100)
     assert "so the interval is rough" in leaderboard_markdown(many)  # 4 clips: intervals, and small
+
+
+def test_calibrated_board_warns_of_metrics_read_at_several_sizes(tmp_path):
+    # The warning compared --scores with "metric-calibrated" (the judge's table name), not "calibrated",
+    # so it never showed.
+    import dataclasses
+    import json
+
+    items, rows = _data(n_clips=6)
+    rows = [dataclasses.replace(r, details={"frame_size": "1280x720" if "good" in r.item_id else "320x256"})
+            if r.metric == "smooth" else r for r in rows]
+    manifest = tmp_path / "suite.jsonl"
+    (tmp_path / "v.mp4").write_bytes(b"")
+    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with ResultStore(db) as store:
+        store.add(rows)
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--scores", "calibrated",
+                                   "--bootstrap", "0", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "smooth was computed at different frame sizes" in json.loads(res.output)["warning"]

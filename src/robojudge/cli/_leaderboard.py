@@ -190,7 +190,7 @@ def generators(
     # or computed with different library versions.
     group_of = dict(zip((it.item_id for it in items), generator_groups(items), strict=True))
     size_note = ""
-    if scores == CALIBRATED:
+    if scores == "calibrated":
         size_note = (mixed_size_note(mixed_sizes(rows, group_of))
                      + mixed_library_note(mixed_libraries(rows, group_of)))
     if as_json:
