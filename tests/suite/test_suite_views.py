@@ -142,3 +142,15 @@ def test_views_in_step_pass(tmp_path: Path) -> None:
     item = Item(item_id="ok", video=str(tmp_path / "front.mp4"),
                 views={n: str(tmp_path / f"{n}.mp4") for n in views})
     assert check_views(item) == [] and check_views(item, deep=True) == []
+
+
+def test_views_of_the_same_stamps_in_mp4_and_matroska_pass(tmp_path: Path) -> None:
+    # One stall: Matroska's declared 10 fps was compared with MP4's average (about 6 fps) and the views
+    # were refused as out of step.
+    times = [0.1 * i for i in range(6)] + [2.0 + 0.1 * i for i in range(6)]
+    views = _views(12)
+    write_video(tmp_path / "front.mp4", views["front"], fps=10, timestamps=times)
+    write_video(tmp_path / "wrist.mkv", views["left"], fps=10, timestamps=times)
+    item = Item(item_id="s", video=str(tmp_path / "front.mp4"),
+                views={"front": str(tmp_path / "front.mp4"), "wrist": str(tmp_path / "wrist.mkv")})
+    assert check_views(item) == [] and check_views(item, deep=True) == []

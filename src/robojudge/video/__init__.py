@@ -49,7 +49,7 @@ from robojudge.video._types import (
 )
 from robojudge.video._write import whole_milliseconds, write_video
 
-READER_VERSION = "3"
+READER_VERSION = "4"
 """Changes when the frames read from some file change (as a decoder library's release would): stored
 with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 3``), so
 ``robojudge results status`` counts older rows under *other libraries* and ``robojudge score
@@ -62,6 +62,12 @@ with each scored row among its libraries (``details["libraries"]``, ``robojudge-
   H.264 declares 60 fps, and twice the frames, for a 30 fps clip) gives way to the stamps' rate, so
   ``source_fps`` and what metrics scale by it (motion per second, jerk) are the video's; such a
   file is no longer called truncated. Animated WebP is read (it was refused).
+* 4 (2026-12-06): a display matrix that mirrors the picture is applied as FFmpeg's autorotate applies
+  it (a left-right mirror came out upside down, a quarter turn with a flip unmirrored). A Matroska/WebM
+  track whose stamps contradict its declared rate (its default frame duration) is read at their average
+  rate, as MP4 is, so ``source_fps``, the probed rate and what metrics scale by them (the dynamic-degree
+  stride, the rate a video and its reference are paired at) agree across containers; its probed
+  duration is the video track's, not the container's with a longer audio track.
 """
 
 __all__ = [

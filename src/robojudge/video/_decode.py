@@ -11,6 +11,7 @@ error (``"zero frames decoded"``).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,13 +23,20 @@ import av
 import av.container
 import av.video.stream
 
-from robojudge.video._timing import gif_cut_short, nominal_rate, stamped_rate, tick_factor
+from robojudge.video._orient import frame_orientation
+from robojudge.video._timing import (
+    declares_nominal_rate,
+    gif_cut_short,
+    nominal_rate,
+    stamped_length,
+    stamped_rate,
+    tick_factor,
+)
 from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
     "StreamMeta",
     "decoded_frames",
-    "frame_rotation",
     "intact_packets",
     "open_video",
     "probe_file",
@@ -58,10 +66,12 @@ class StreamMeta:
         time_base: the stream's time base, or None when it has none (or a zero one).
         fps: the stream's nominal rate, when within (0, 10000).
         frame_count: frames the container declares, or None.
-        duration: the stream's duration, else the container's (seconds).
+        duration: the stream's duration, else (a Matroska/WebM file with other streams) the track's
+            ``DURATION`` tag, else the container's unless that counts other tracks (seconds), or None.
         codec: decoder name.
         codec_fps: rate written in the codec bitstream (e.g. H.264 timing info), or None.
-        stream_duration: the stream's own duration in seconds, or None.
+        stream_duration: the stream's own duration in seconds (a Matroska/WebM track's ``DURATION`` tag
+            when the file has other streams), or None.
         container_duration: the container's duration in seconds (all streams), or None.
         format: demuxer name.
         raw: the file is a bare elementary stream without time stamps of its own.
@@ -138,24 +148,46 @@ def stream_meta(container: av.container.InputContainer, stream: av.video.stream.
     codec_fps = float(framerate) if framerate else None
     fmt = container.format.name
     start = container.start_time / av.time_base if container.start_time is not None else 0.0
-    if whole is not None and start > 0 and any(f in _END_TIME_FORMATS for f in fmt.split(",")):
+    end_time = any(f in _END_TIME_FORMATS for f in fmt.split(","))
+    if whole is not None and start > 0 and end_time:
         # These formats give the end time of the last frame as the duration: a file whose stamps start
         # later (a segment of a split recording, an offset) would look short by its start.
         whole -= start
+    only = len(container.streams) == 1
+    if end_time and not only:
+        # A Matroska track has no duration element: FFmpeg leaves it unset or fills in the container's,
+        # which counts the other tracks too (an audio track that runs longer than the video, say).
+        own = _track_length(stream, time_base)
     return StreamMeta(
         time_base=time_base,
         fps=fps,
         frame_count=frames,
-        duration=own if own is not None else whole,
+        duration=own if own is not None else whole if only or not end_time else None,
         codec=stream.codec_context.name,
         codec_fps=codec_fps,
         stream_duration=own,
         container_duration=whole,
         format=fmt,
         raw=fmt in _RAW_FORMATS or fmt.endswith("_pipe"),
-        only_stream=len(container.streams) == 1,
+        only_stream=only,
         sample_aspect=_sample_aspect(stream),
     )
+
+
+def _track_length(stream: av.video.stream.VideoStream, time_base: Fraction | None) -> float | None:
+    """A Matroska/WebM track's length from its ``DURATION`` tag (FFmpeg's muxer writes the end time of
+    the track's last frame), less its first time stamp; None without a readable tag."""
+    tag = next((str(v) for k, v in stream.metadata.items() if k.upper() == "DURATION"), "")
+    parts = tag.strip().split(":")
+    try:
+        end = sum(float(x) * 60**i for i, x in enumerate(reversed(parts))) if len(parts) == 3 else None
+    except ValueError:
+        end = None
+    if end is None or not math.isfinite(end):
+        return None
+    if stream.start_time is not None and time_base is not None:
+        end -= max(0.0, float(stream.start_time * time_base))
+    return end if end > 0 else None
 
 
 def _sample_aspect(stream: av.video.stream.VideoStream) -> Fraction | None:
@@ -178,25 +210,6 @@ def aspect_warnings(meta: StreamMeta, width: int, height: int) -> tuple[str, ...
     return (f"non-square pixels (sample aspect ratio {sar.numerator}:{sar.denominator}): frames are read as "
             f"stored, {width}x{height}, not as displayed, {shown}x{height}; sizes, flow and geometry are in "
             "stored pixels",)
-
-
-def frame_rotation(frame: av.VideoFrame, stream: av.video.stream.VideoStream) -> int:
-    """Counter-clockwise display rotation of ``frame`` in degrees, one of 0, 90, 180, 270.
-
-    Uses the display matrix (``frame.rotation``, PyAV >= 14). Older PyAV falls back to the legacy
-    ``rotate`` stream tag, which counts clockwise.
-    """
-    angle: float = 0.0
-    rotation = getattr(frame, "rotation", None)
-    if rotation is not None:
-        angle = float(rotation)
-    else:
-        tag = stream.metadata.get("rotate")
-        try:
-            angle = -float(tag) if tag is not None else 0.0
-        except ValueError:
-            angle = 0.0
-    return int(round(angle / 90.0)) % 4 * 90
 
 
 def intact_packets(
@@ -248,12 +261,15 @@ _RATE_PACKETS = 17  # packets whose time stamps a probe checks the declared rate
 
 
 def probe_file(path: Path) -> VideoInfo:
-    """Describe a video file; decodes only its first frame (for the rotation).
+    """Describe a video file; decodes only its first frame (for its display matrix).
 
     The rate is the stream's own when it is believable, else the one sampling would fall back to
-    (see :func:`robojudge.video._timing.nominal_rate`), with a warning. An AVI header counting several
-    ticks per frame gives way to the first packets' time stamps, with a warning, and its frame count is
-    divided by the ticks per frame (:func:`robojudge.video._timing.stamped_rate`).
+    (see :func:`robojudge.video._timing.nominal_rate`), with a warning. A declared rate that the time
+    stamps contradict gives way to theirs, with a warning (:func:`robojudge.video._timing.stamped_rate`):
+    an AVI header counting several ticks per frame, checked against the first packets, has its frame
+    count divided by the ticks per frame; a Matroska/WebM track's default frame duration is checked
+    against the stamps of every packet (a demux, no decoding), which also give its duration: from the
+    first frame to the last, plus the usual step (the container's would count an audio track too).
     """
     with open_video(path) as (container, stream):
         meta = stream_meta(container, stream)
@@ -262,20 +278,24 @@ def probe_file(path: Path) -> VideoInfo:
         frames.close()
         if first is None:
             raise VideoError(path, "zero frames decoded")
-        rotation = frame_rotation(first, stream)
+        shown = frame_orientation(first, stream)
         width, height = first.width, first.height
-    if rotation in (90, 270):
+    if shown.rotation in (90, 270):
         width, height = height, width
     fps, warnings = nominal_rate(meta)
-    frame_count = meta.frame_count
+    frame_count, duration = meta.frame_count, meta.duration
     if not warnings:  # a declared rate its time stamps contradict (see stamped_rate)
+        every = declares_nominal_rate(meta)  # its average needs every stamp
         with open_video(path) as (container, stream):
-            first_pts = [p.pts for p in itertools.islice(intact_packets(container, stream), _RATE_PACKETS)]
-        own = stamped_rate(first_pts, meta)
+            packets = intact_packets(container, stream)
+            pts = [p.pts for p in (packets if every else itertools.islice(packets, _RATE_PACKETS))]
+        own = stamped_rate(pts, meta)
         if own is not None:  # the count was of the declared rate's ticks
             (fps, warnings) = own
             frame_count = round(meta.frame_count / tick_factor(meta, fps)) if meta.frame_count else None
-    warnings = tuple(warnings) + aspect_warnings(meta, first.width, first.height)
+        if every:  # the track's own length, as the average rate counts it
+            duration = stamped_length(pts, meta) or duration
+    warnings = tuple(warnings) + shown.warnings() + aspect_warnings(meta, first.width, first.height)
     cut = gif_cut_short(path)
     if cut:
         warnings += (cut,)
@@ -285,8 +305,9 @@ def probe_file(path: Path) -> VideoInfo:
         height=height,
         fps=fps,
         frame_count=frame_count,
-        duration=meta.duration,
-        rotation=rotation,
+        duration=duration,
+        rotation=shown.rotation,
         codec=meta.codec,
         warnings=warnings,
+        mirrored=shown.mirror,
     )

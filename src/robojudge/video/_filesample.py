@@ -39,12 +39,12 @@ from robojudge.video._decode import (
     StreamMeta,
     aspect_warnings,
     decoded_frames,
-    frame_rotation,
     intact_packets,
     open_video,
     stream_meta,
 )
 from robojudge.video._memory import check_frame_memory
+from robojudge.video._orient import frame_orientation
 from robojudge.video._post import PostProcess
 from robojudge.video._select import pick_indices, thin_positions
 from robojudge.video._timing import FrameTimes, check_complete, frame_times, implausible_stamps
@@ -354,6 +354,7 @@ def _run_plans(
     done: set[int] = set()
     outs: list[np.ndarray | None] = [None] * len(jobs)
     alpha = AlphaCheck(stream)
+    turned: dict[str, None] = {}  # warnings about the display matrix, in the order met
     ctx = stream.codec_context
     last = None
     for frame in _Plan._decode(ctx, packets, set(slots) if skip else None):
@@ -365,13 +366,15 @@ def _run_plans(
             return None
         last = frame.pts
         if frame.pts in slots and frame.pts not in done:
-            rgb, rotation = to_rgb(frame, path), frame_rotation(frame, stream)
+            rgb, shown = to_rgb(frame, path), frame_orientation(frame, stream)
             alpha.see(frame)
+            turned.update(dict.fromkeys(shown.warnings()))
             images: dict[int, np.ndarray] = {}
             for j, position in slots[frame.pts]:
                 image = images.get(j)
                 if image is None:
-                    image = images[j] = jobs[j][1](rgb, rotation, jobs[j][0].chosen[position])
+                    index = jobs[j][0].chosen[position]
+                    image = images[j] = jobs[j][1](rgb, shown.rotation, index, shown.mirror)
                 out = outs[j]
                 if out is None:
                     out = outs[j] = np.empty((len(jobs[j][0].chosen), *image.shape), image.dtype)
@@ -381,7 +384,7 @@ def _run_plans(
                 break  # the rest of the stream is not needed
     if len(done) != len(slots) or any(out is None for out in outs):
         return None
-    return [plan.result(path, out, post.size_warnings() + alpha.warnings())
+    return [plan.result(path, out, tuple(turned) + post.size_warnings() + alpha.warnings())
             for (plan, post), out in zip(jobs, outs, strict=True) if out is not None]
 
 
@@ -412,15 +415,18 @@ def _two_pass(
         warnings += aspect_warnings(meta, stream.width, stream.height)
         _set_threads(stream)
         alpha = AlphaCheck(stream)
+        turned: dict[str, None] = {}
         for index, frame in enumerate(decoded_frames(container, stream)):
             if index in wanted:
-                got[index] = convert(frame, stream, post, path, index)
+                shown = frame_orientation(frame, stream)
+                got[index] = post(to_rgb(frame, path), shown.rotation, index, shown.mirror)
                 alpha.see(frame)
+                turned.update(dict.fromkeys(shown.warnings()))
                 if len(got) == len(wanted):
                     break
     if len(got) != len(wanted):
         raise VideoError(path, "decoding is not repeatable (frame count changed between passes)")
-    warnings += post.size_warnings() + alpha.warnings()
+    warnings += tuple(turned) + post.size_warnings() + alpha.warnings()
     return SampledFrames(
         frames=np.ascontiguousarray(np.stack([got[i] for i in chosen])),
         timestamps=np.asarray([timing.times[i] for i in chosen], dtype=np.float64),
@@ -441,7 +447,7 @@ def _frame_pts(frame: av.VideoFrame, meta: StreamMeta) -> int | None:
 
 
 def to_rgb(frame: av.VideoFrame, path: Path) -> np.ndarray:
-    """One decoded frame as ``(H, W, 3)`` uint8 RGB, before rotation."""
+    """One decoded frame as ``(H, W, 3)`` uint8 RGB, as stored (before its display turn)."""
     try:
         try:
             return frame.to_ndarray(format="rgb24", threads=_SWS_THREADS)
@@ -449,13 +455,6 @@ def to_rgb(frame: av.VideoFrame, path: Path) -> np.ndarray:
             return frame.to_ndarray(format="rgb24")
     except _AV_ERRORS as exc:
         raise VideoError(path, f"cannot convert frame: {exc}") from exc
-
-
-def convert(
-    frame: av.VideoFrame, stream: VideoStream, post: PostProcess, path: Path, index: int | None = None
-) -> np.ndarray:
-    """Convert one decoded frame (the ``index``-th of the video, if given) to the RGB/gray output asked."""
-    return post(to_rgb(frame, path), frame_rotation(frame, stream), index)
 
 
 class AlphaCheck:

@@ -1,4 +1,4 @@
-"""Per-frame post-processing: display rotation, resizing and grayscale conversion."""
+"""Per-frame post-processing: display rotation and mirroring, resizing and grayscale conversion."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ _ROTATE_CODES = {90: cv2.ROTATE_90_COUNTERCLOCKWISE, 180: cv2.ROTATE_180, 270: c
 class PostProcess:
     """Rotation, resizing and grayscale conversion of one picked RGB frame.
 
-    Rotation (counter-clockwise degrees) is applied first, so ``size`` refers to the upright frame.
+    The display turn is applied first (a left-right mirror when asked, then the counter-clockwise
+    rotation), so ``size`` refers to the upright frame.
     ``INTER_AREA`` is used when the output has fewer pixels than the input, ``INTER_LINEAR``
     otherwise. With ``resample="fast"`` a frame shrunk by at most half on each side is resized
     bilinearly as well (``INTER_LINEAR``: a few times less time than ``INTER_AREA`` at a scale that is
@@ -74,9 +75,13 @@ class PostProcess:
                 f"resized to {tw}x{th}, the first frame's output size"
                 + (", which stretches the later ones (another aspect ratio)" if stretched else ""),)
 
-    def __call__(self, rgb: np.ndarray, rotation: int = 0, index: int | None = None) -> np.ndarray:
-        """The frame rotated, resized and converted; ``index`` (its place among the video's frames) only
-        names it in :meth:`size_warnings`."""
+    def __call__(
+        self, rgb: np.ndarray, rotation: int = 0, index: int | None = None, mirror: bool = False
+    ) -> np.ndarray:
+        """The frame mirrored (``mirror``), rotated, resized and converted; ``index`` (its place among the
+        video's frames) only names it in :meth:`size_warnings`."""
+        if mirror:
+            rgb = cv2.flip(rgb, 1)
         if rotation:
             rgb = cv2.rotate(rgb, _ROTATE_CODES[rotation])
         height, width = rgb.shape[:2]

@@ -30,8 +30,9 @@ __all__ = ["cached_frames", "prefetch_frames", "probe_video", "sample_frames"]
 def probe_video(path: str | Path) -> VideoInfo:
     """Describe a video file or frame folder.
 
-    Width and height are as displayed, i.e. after the rotation in ``VideoInfo.rotation``
-    (counter-clockwise degrees, as in FFmpeg's display matrix) has been applied.
+    Width and height are as displayed, i.e. after the display matrix has been applied: the rotation in
+    ``VideoInfo.rotation`` (counter-clockwise degrees), after a left-right mirror when
+    ``VideoInfo.mirrored``.
 
     ``VideoInfo.warnings`` says when the rate is not the file's own (see :func:`sample_frames`).
     Inside :func:`~robojudge.video.frame_cache` a file is probed once while it is unchanged.
@@ -87,8 +88,9 @@ def sample_frames(
 
     Returns:
         C-contiguous uint8 frames with their presentation times (seconds from the first frame),
-        their indices among all decoded frames, and the source's average frame rate. Display
-        rotation metadata is applied, so phone videos come out upright.
+        their indices among all decoded frames, and the source's average frame rate (frames over the
+        time they cover, in every container). The display matrix is applied as
+        ``ffmpeg`` applies it (rotations and mirrors), so phone videos come out as players show them.
 
     Damaged input: a file that ends before the frames its header declares is an error when fewer
     than half of them are there (``VideoError("truncated: decoded 5 of 33 declared frames (0.6 s

@@ -12,6 +12,9 @@ into frame times and says, per video, what it had to assume:
   frame ``i`` is placed at ``i / rate``. The rate is the first sane one of: the rate written in the
   codec bitstream (e.g. H.264 timing info), frame count over the container's duration, the
   stream's nominal rate, else :data:`ASSUMED_FPS`. Each case adds a warning.
+* **Declared rates the stamps contradict** (:func:`stamped_rate`): an AVI header counting ticks of a
+  fraction of a frame, a Matroska/WebM default frame duration that the stamps do not keep (a stall,
+  a browser recording declaring 24 fps). The stamps' rate is used, with a warning.
 * **Jitter.** Time stamps rounded to a coarse time base scatter around an even grid. The rate step
   counts a frame as "at" a target when it is at most that scatter late (see
   :func:`jitter_tolerance`), so the 8 fps GIF sampled at 8 fps keeps all its frames.
@@ -46,12 +49,14 @@ __all__ = [
     "SHORT_FRAMES",
     "FrameTimes",
     "check_complete",
+    "declares_nominal_rate",
     "fallback_rate",
     "frame_times",
     "implausible_stamps",
     "jitter_tolerance",
     "nominal_rate",
     "sane_fps",
+    "stamped_length",
     "stamped_rate",
     "tick_factor",
 ]
@@ -83,12 +88,14 @@ class FrameTimes:
         fps: the nominal rate reported as ``SampledFrames.source_fps``.
         tolerance: how late (seconds) a frame may be and still count as at a target time.
         warnings: what had to be assumed, in words.
+        by_order: the time stamps could not be used: frames are placed by their order at ``fps``.
     """
 
     times: list[float]
     fps: float
     tolerance: float
     warnings: tuple[str, ...] = ()
+    by_order: bool = False
 
 
 def jitter_tolerance(times: Sequence[float]) -> float:
@@ -191,12 +198,45 @@ def tick_factor(meta: StreamMeta, rate: float | None) -> int:
     return k if k >= 2 and abs(ratio - k) <= 0.02 * k else 1
 
 
-def stamped_rate(pts: Sequence[int | None], meta: StreamMeta) -> tuple[float, tuple[str, ...]] | None:
-    """The rate of an AVI stream whose header counts several ticks per frame (:func:`tick_factor`), from
-    its time stamps, with a warning; None for every other stream, or when the stamps are too few.
+#: Containers whose declared rate is nominal: FFmpeg gives a Matroska/WebM track's default frame duration
+#: (``DefaultDuration``), which its time stamps may contradict. MP4 and MOV declare FFmpeg's average,
+#: frames over the track's duration.
+_NOMINAL_RATE_FORMATS = frozenset({"matroska", "webm"})
 
-    The usual step between consecutive stamps (their median, so a stamp a tick off moves nothing) gives
-    the rate. ``pts`` may be in decode order: they are sorted.
+
+def declares_nominal_rate(meta: StreamMeta) -> bool:
+    """Whether the stream's declared rate is nominal (Matroska/WebM), not its average."""
+    return any(f in _NOMINAL_RATE_FORMATS for f in meta.format.split(","))
+
+
+def _usual_step(stamps: Sequence[int]) -> Fraction:
+    """The median step between sorted stamps, in time-base ticks: a stamp a tick off moves nothing."""
+    return Fraction(float(np.median(np.diff(stamps)))).limit_denominator()
+
+
+def stamped_length(pts: Sequence[int | None], meta: StreamMeta) -> float | None:
+    """How long frames with these time stamps last (seconds): from the first to the last, plus the usual
+    step for the last frame. None for fewer than two frames or stamps that make no sense."""
+    stamps = sorted(int(p) for p in pts if p is not None)
+    if len(stamps) < 2 or len(stamps) < len(pts) or implausible_stamps(stamps, meta) is not None:
+        return None
+    assert meta.time_base is not None
+    return float((stamps[-1] - stamps[0] + _usual_step(stamps)) * meta.time_base)
+
+
+def stamped_rate(pts: Sequence[int | None], meta: StreamMeta) -> tuple[float, tuple[str, ...]] | None:
+    """The rate of these time stamps where the stream declares another, with a warning; None where the
+    declared rate stands (and for every container but AVI, Matroska and WebM), or the stamps are too few.
+
+    * **AVI** whose header counts several ticks per frame (:func:`tick_factor`): the rate of the usual
+      step between consecutive stamps (their median, so a stamp a tick off moves nothing).
+    * **Matroska/WebM**: the declared rate is the track's default frame duration. Where that many
+      frames would last longer or shorter than the stamps say (:func:`stamped_length`, beyond their
+      rounding to the time base), their average rate is used, frames over that length: what MP4 and
+      MOV declare, so the same frames and stamps give the same rate in each (a clip that stalls gets
+      its average, as there).
+
+    ``pts`` may be in decode order: they are sorted.
     """
     stamps = sorted(int(p) for p in pts if p is not None)
     if len(stamps) < 3 or meta.time_base is None or meta.time_base <= 0:
@@ -204,12 +244,31 @@ def stamped_rate(pts: Sequence[int | None], meta: StreamMeta) -> tuple[float, tu
     steps = np.diff(stamps)
     if not (steps > 0).all():
         return None
-    own = float(1 / (Fraction(float(np.median(steps))).limit_denominator() * meta.time_base))
+    if declares_nominal_rate(meta):
+        return _average_rate(stamps, meta)
+    own = float(1 / (_usual_step(stamps) * meta.time_base))
     k = tick_factor(meta, own)
     if k == 1 or not sane_fps(own):
         return None
     return own, (f"the AVI header counts {k} ticks per frame: it declares {meta.fps:.4g} fps for a clip "
                  f"whose time stamps give {own:.4g} fps; the time stamps' rate is used",)
+
+
+def _average_rate(stamps: list[int], meta: StreamMeta) -> tuple[float, tuple[str, ...]] | None:
+    """:func:`stamped_rate` of a Matroska/WebM track (sorted, increasing ``stamps``)."""
+    length = stamped_length(stamps, meta)
+    if length is None or not sane_fps(meta.fps) or meta.time_base is None:
+        return None
+    assert meta.fps is not None
+    n = len(stamps)
+    if abs(n / meta.fps - length) <= 2 * float(meta.time_base):  # the stamps' rounding to whole ticks
+        return None
+    own = n / length
+    if not sane_fps(own):
+        return None
+    return own, (f"the Matroska/WebM track declares {meta.fps:.4g} fps (its default frame duration), at "
+                 f"which its {n} frames would last {n / meta.fps:.3f} s, but their time stamps give "
+                 f"{length:.3f} s: their average rate, {own:.5g} fps, is used",)
 
 
 def frame_times(pts: Sequence[int | None], meta: StreamMeta) -> FrameTimes:
@@ -242,7 +301,7 @@ def frame_times(pts: Sequence[int | None], meta: StreamMeta) -> FrameTimes:
         return FrameTimes([0.0], rate, time_tolerance(None))
     rate, source = fallback_rate(meta, n)
     warning = f"{reason}; frames placed by order at {rate:.4g} fps ({source})"
-    return FrameTimes([i / rate for i in range(n)], rate, time_tolerance(None), (warning,))
+    return FrameTimes([i / rate for i in range(n)], rate, time_tolerance(None), (warning,), by_order=True)
 
 
 def _seconds(x: float) -> str:
@@ -312,7 +371,7 @@ def check_complete(
     duration = meta.stream_duration
     if duration is None and meta.only_stream and not meta.raw:
         duration = meta.container_duration
-    if not duration or duration <= 0 or not timing.times or timing.warnings:
+    if not duration or duration <= 0 or not timing.times or timing.by_order:
         return ()
     covered = timing.times[-1] + 1.0 / fps
     if covered >= duration:

@@ -34,7 +34,11 @@ class VideoError(Exception):
 
 @dataclass(frozen=True)
 class VideoInfo:
-    """What a container says about its main video stream, after rotation is applied."""
+    """What a container says about its main video stream, after its display turn is applied.
+
+    ``rotation`` is counter-clockwise degrees (0, 90, 180 or 270), applied after a left-right mirror
+    when ``mirrored`` (a display matrix that flips the picture).
+    """
 
     path: Path
     width: int
@@ -45,6 +49,7 @@ class VideoInfo:
     rotation: int
     codec: str
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    mirrored: bool = False
 
     @property
     def frames(self) -> int | None:
