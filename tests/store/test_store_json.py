@@ -45,3 +45,20 @@ def test_non_finite_numbers_become_null_and_unknown_objects_strings() -> None:
     assert dumps_json(math.nan) == "null"
     # numpy arrays of any size (an earlier version called .item() on them and failed)
     assert dumps_json({"a": np.zeros((2, 2), dtype=np.int32)}) == '{"a":[[0,0],[0,0]]}'
+
+
+def test_nul_is_written_out_as_text_and_backslashes_are_kept() -> None:
+    # Before: NUL went into the JSON as \u0000, which PostgreSQL's JSON operators refuse to read.
+    value = {"a": "x\x00y", "b": "\\u0000", "c": "\\\x00", "d": "\x00\x00", "k\x00": ["\\\\u0000"]}
+    text = dumps_json(value)
+    assert "\\u0000" not in text.replace("\\\\", "")
+    assert json.loads(text) == {"a": "x\\x00y", "b": "\\u0000", "c": "\\\\x00", "d": "\\x00\\x00",
+                                "k\\x00": ["\\\\u0000"]}
+    assert dumps_json({"n": math.nan, "z": "\x00"}) == '{"n":null,"z":"\\\\x00"}'  # the strict walk too
+
+
+def test_lone_surrogates_are_written_out_as_text() -> None:
+    # Before: the text held the surrogate itself, which no UTF-8 encoder takes.
+    text = dumps_json({"r\udcff": "odd \udce9 byte", "ok": "é €"})
+    text.encode("utf-8")
+    assert json.loads(text) == {"r\\udcff": "odd \\udce9 byte", "ok": "é €"}

@@ -101,7 +101,7 @@ def test_an_error_quoting_a_nul_character_is_stored_with_it_written_out(store: R
     assert store.add([quoted, ok("b", 1.0, metric="judge:j:pa")]) == 2
     rows = {r.item_id: r for r in store.rows()}
     assert rows["a"].error == "JSON has no 'score' (keys: s\\x00)"  # the same on SQLite
-    assert rows["a"].details == {"raw": "r\x00"}  # JSON holds it escaped: kept as it was
+    assert rows["a"].details == {"raw": "r\\x00"}  # written out the same way in details
     assert rows["b"].value == 1.0
 
 

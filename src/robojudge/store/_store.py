@@ -8,6 +8,7 @@ import json
 import logging
 import math
 import os
+import re
 import socket
 import sqlite3
 import urllib.parse
@@ -24,6 +25,7 @@ from sqlalchemy import (
     ColumnElement,
     Engine,
     Text,
+    case,
     cast,
     create_engine,
     delete,
@@ -119,13 +121,51 @@ def dumps_json(value: Any) -> str:
     (which strict JSON cannot hold) or a key that is not a string or number takes the slower walk
     through :func:`_json_ready`, which writes those as null and as strings. Both give the same text
     for what both can write.
+
+    A NUL character in a string or key is written as the text ``\\x00``, as the ``error`` column
+    writes it: PostgreSQL's ``json`` takes ``\\u0000`` in but then refuses to read any field of the
+    document. A lone surrogate (an undecodable byte of a file name) is written as the text
+    ``\\udcff``: it has no UTF-8 encoding, and the driver would refuse the whole batch of rows.
     """
     try:
-        return json.dumps(
+        text = json.dumps(
             value, allow_nan=False, ensure_ascii=False, separators=(",", ":"), default=_json_default
         )
     except (ValueError, TypeError):
-        return json.dumps(_json_ready(value), allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(_json_ready(value), allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    if "\\u0000" in text:
+        text = _JSON_NUL.sub(_nul_written_out, text)
+    if not text.isascii() and _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda m: f"\\\\u{ord(m[0]):04x}", text)
+    return text
+
+
+# A run of backslashes before "u0000" in JSON text: an odd run ends in the escape of a NUL, an even one
+# is escaped backslashes followed by the letters.
+_JSON_NUL = re.compile(r"(\\+)u0000")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _nul_written_out(m: re.Match[str]) -> str:
+    run = m[1]
+    return m[0] if len(run) % 2 == 0 else run[:-1] + "\\\\x00"
+
+
+def _storable_text(text: str) -> str:
+    """``text`` with what a text column cannot hold written out: NUL (PostgreSQL refuses it) as
+    ``\\x00`` and a lone surrogate (no UTF-8 encoding) as ``\\udcff``."""
+    if text.isascii():
+        return text.replace("\x00", "\\x00")
+    return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _unencodable(exc: UnicodeError) -> str:
+    """What a write could not encode, for a message: the text around the character (an item id, say)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        return str(exc)
+    text, at = exc.object, exc.start
+    return (f"{text[max(0, at - 60):at + 60]!r} holds {text[at]!r} at position {at}, a character without a "
+            "UTF-8 encoding (an undecodable byte of a file name?)")
 
 
 class ResultStore:
@@ -790,6 +830,8 @@ class ResultStore:
         """Turn database errors into ``StoreError`` naming the (masked) URL."""
         try:
             yield
+        except UnicodeError as exc:  # a text no write escapes (an id) holds a lone surrogate
+            raise StoreError(f"cannot {action} {self.url}: {_unencodable(exc)}") from exc
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot {action} {self.url}: {self._reason(exc)}") from exc
 
@@ -990,9 +1032,9 @@ def _row_params(row: ResultRow, now: datetime) -> dict[str, Any]:
         "version": row.version,
         "status": row.status,
         "value": value,
-        # An error may quote what a judge or a file said; PostgreSQL text cannot hold NUL, and one such
-        # character would refuse the whole batch of rows. It is stored written out, on every backend.
-        "error": row.error.replace("\x00", "\\x00") if row.error else row.error,
+        # An error may quote what a judge or a file said (a NUL, a file name's undecodable byte), and one
+        # such character would refuse the whole batch of rows. It is stored written out, on every backend.
+        "error": _storable_text(row.error) if row.error else row.error,
         "duration_s": row.duration_s,
         "details": row.details,
         "config": row.config,
@@ -1048,7 +1090,10 @@ def _other_libraries(metric: str, config_hash: str, version: str, libraries: str
     record, or the records that all name the installed versions) (``details.libraries``, read by the
     database; rows without a record are not among them)."""
     c = results_table.c
-    recorded = c.details["libraries"].as_string()
+    # A row written before NUL was stored as text holds \u0000, on which PostgreSQL's JSON operators
+    # fail: such a row counts as one without a record, on every backend.
+    recorded = case((cast(c.details, Text).contains("\\u0000", autoescape=True), None),
+                    else_=c.details["libraries"].as_string())
     same = [libraries] if isinstance(libraries, str) else list(libraries)
     return [c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
             c.status == "ok", c.item_id.in_(item_ids), recorded.is_not(None), recorded.not_in(same)]
