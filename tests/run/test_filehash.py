@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from robojudge.run import _filehash
-from robojudge.run._filehash import CACHE_FILE, FileHasher, default_hasher, file_digest
+from robojudge.run._filehash import CACHE_FILE, FileHasher, default_hasher, file_digest, tree_digest
 
 
 def _blake(data: bytes) -> str:
@@ -191,3 +191,31 @@ def test_names_no_file_system_accepts_are_unreadable_not_errors(tmp_path: Path) 
     hasher = FileHasher(None)
     assert hasher.digest(tmp_path / ("x" * 300)) == "unreadable"  # over NAME_MAX: ENAMETOOLONG
     assert hasher.digest("a\0b") == "unreadable"  # Python refuses NUL with ValueError
+
+
+def test_a_name_that_is_not_utf8_is_hashed_and_cached(tmp_path: Path, settled: None) -> None:
+    # Before: the cache query could not encode the name's surrogate escape (UnicodeEncodeError), nor
+    # could the folder digest, and planning failed for the whole manifest.
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    latin1 = folder / os.fsdecode(b"f1\xe9.png")
+    (folder / "f0.png").write_bytes(b"a")
+    latin1.write_bytes(b"b")
+    time.sleep(0.1)
+    cold = FileHasher(tmp_path / "cache")
+    assert cold.digest(latin1) == _blake(b"b")
+    base = cold.digest(folder)
+    cold.close()
+    warm = FileHasher(tmp_path / "cache")  # as a new process would
+    assert (warm.digest(latin1), warm.digest(folder), warm.hashed) == (_blake(b"b"), base, 0)
+    latin1.rename(folder / os.fsdecode(b"f1\xea.png"))  # another byte: another name
+    assert warm.digest(folder) != base
+
+
+def test_a_tree_with_a_name_that_is_not_utf8_has_a_digest(tmp_path: Path) -> None:
+    # Before: tree_digest encoded the relative name as UTF-8 and raised on the surrogate escape.
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / os.fsdecode(b"w\xe9.bin")).write_bytes(b"w")
+    first = tree_digest(tmp_path / "weights")
+    (tmp_path / "weights" / os.fsdecode(b"w\xe9.bin")).rename(tmp_path / "weights" / "w.bin")
+    assert first != tree_digest(tmp_path / "weights") and first != "unreadable"

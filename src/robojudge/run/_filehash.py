@@ -10,7 +10,8 @@ Resume planning treats both as *inputs unavailable* (:data:`UNAVAILABLE`).
 
 Digests are cached in a small SQLite file in the user's cache folder (``file-hashes.sqlite`` in
 ``$ROBOJUDGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/robojudge``, else ``~/.cache/robojudge``; never in
-the package or the data folder), keyed by absolute path and the file's device, inode, size,
+the package or the data folder), keyed by absolute path (its text; its bytes where the name is not
+UTF-8, read with Python's surrogate escapes) and the file's device, inode, size,
 modification and change times: any rewrite, copy over or ``touch`` rehashes the file. As in git's
 "racy" check, a cached digest taken less than :data:`RACY_NS` after the file's last change (its change
 time, or its modification time where that is not later than the hash) is not trusted by a later
@@ -137,8 +138,8 @@ class FileHasher:
             return UNREADABLE
         h = hashlib.blake2b(digest_size=16)
         h.update(b"frame folder\0")
-        for name in names:
-            h.update(f"{name}\0{self.digest(folder / name)}\0".encode())
+        for name in names:  # the name's bytes: one that is not UTF-8 holds surrogate escapes
+            h.update(os.fsencode(name) + f"\0{self.digest(folder / name)}\0".encode())
         return h.hexdigest()
 
     def _file_digest(self, path: Path, st: os.stat_result) -> tuple[str, os.stat_result | None]:
@@ -169,7 +170,7 @@ class FileHasher:
         try:
             rec = self._db.execute(
                 "SELECT dev, ino, size, mtime_ns, ctime_ns, hashed_ns, digest FROM digests WHERE path = ?",
-                (path,),
+                (_cache_key(path),),
             ).fetchone()
         except sqlite3.Error:
             return None
@@ -190,8 +191,19 @@ class FileHasher:
         with contextlib.suppress(sqlite3.Error):  # a busy or read-only cache only costs a rehash next time
             self._db.execute(
                 "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (path, *key, hashed_ns, digest),
+                (_cache_key(path), *key, hashed_ns, digest),
             )
+
+
+def _cache_key(path: str) -> str | bytes:
+    """The cache's key of a path: its text, or its bytes (a BLOB) where the name is not UTF-8 (a Latin-1
+    file name holds surrogate escapes, which SQLite cannot take as text). Text keys stay as they were,
+    so a cache written before keeps its digests."""
+    try:
+        path.encode()
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
 
 
 _default: FileHasher | None = None
@@ -254,7 +266,7 @@ def tree_digest(folder: str | os.PathLike[str]) -> str:
     except OSError:
         return UNREADABLE
     for f in files:
-        h.update(f"{f.relative_to(root).as_posix()}\0{file_digest(f)}\n".encode())
+        h.update(os.fsencode(f.relative_to(root).as_posix()) + f"\0{file_digest(f)}\n".encode())
     return h.hexdigest()
 
 

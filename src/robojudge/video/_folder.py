@@ -126,12 +126,23 @@ def folder_rate(folder: Path) -> tuple[float, tuple[str, ...]]:
 def read_image(folder: Path, image: Path) -> np.ndarray:
     """Read one frame as ``(H, W, 3)`` uint8 RGB; EXIF orientation is applied by OpenCV."""
     try:
-        bgr = cv2.imread(str(image), cv2.IMREAD_COLOR)
-    except cv2.error as exc:
+        if _utf8(str(image)):
+            bgr = cv2.imread(str(image), cv2.IMREAD_COLOR)
+        else:  # OpenCV crashes on a name that is not UTF-8 (held in surrogate escapes): decode its bytes
+            bgr = cv2.imdecode(np.fromfile(image, np.uint8), cv2.IMREAD_COLOR)
+    except (cv2.error, OSError) as exc:
         raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
     if bgr is None or bgr.size == 0:
         raise VideoError(folder, f"cannot read image {image.name}")
     return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def probe_folder(folder: Path) -> VideoInfo:
