@@ -229,6 +229,26 @@ def test_item_must_be_in_the_suite(tmp_path: Path) -> None:
                               suite=manifest).imported == 1
 
 
+def test_item_ids_no_manifest_could_hold_are_refused(store_url: str, tmp_path: Path) -> None:
+    # Before: without a suite, an id with NUL was imported on SQLite and failed the whole import on PostgreSQL
+    # without naming the line; one too long for PostgreSQL's index failed there the same way.
+    lines = [{"item_id": "ep00-fa\u0000ithful"}, {"item_id": "gen\u202eA"}, {"item_id": "ep\udcff"},
+             {"item_id": "x" * 1001}, {"item_id": "fine", "note": "a\u0000b"}]
+    src = _write(tmp_path, "".join(json.dumps({**line, "metric": "ts_data_engine", "value": 1.0}) + "\n"
+                                   for line in lines), "v.jsonl")
+    with ResultStore(store_url) as store:
+        report = import_results(store, src, skip_invalid=True)
+        assert [(p.file, p.line, p.field) for p in report.skipped] == [(str(src), n, "item_id")
+                                                                       for n in (1, 2, 3, 4)]
+        msgs = [str(p) for p in report.skipped]
+        assert "item_id holds a control character ('\\x00' at position 7)" in msgs[0]
+        assert "item_id holds a bidirectional control character ('\\u202e' at position 3)" in msgs[1]
+        assert "item_id holds '\\udcff' at position 2, which is no character" in msgs[2]
+        assert "item_id is 1,001 bytes long in UTF-8; at most 1,000 are allowed" in msgs[3]
+        (row,) = store.rows()
+        assert row.item_id == "fine" and row.details is not None and row.details["note"] == "a\\x00b"
+
+
 @pytest.mark.parametrize(
     ("text", "kwargs", "expected"),
     [

@@ -1,8 +1,9 @@
-"""Text a database cannot hold as it is: NUL (PostgreSQL) and a lone surrogate (no UTF-8 encoding). Every
-test runs on SQLite and on PostgreSQL."""
+"""Text a database cannot hold as it is: NUL (PostgreSQL), a lone surrogate (no UTF-8 encoding), and item
+ids too long for PostgreSQL's index of current rows. Every test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 import pytest
@@ -10,6 +11,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from robojudge.store import ResultRow, ResultStore, StoreError
+from robojudge.suite import MAX_ITEM_ID_BYTES
 
 
 @pytest.fixture
@@ -65,3 +67,13 @@ def test_an_id_that_cannot_be_encoded_is_a_store_error_naming_it(store: ResultSt
                                          r"position 2, a character without a UTF-8 encoding"):
         store.add([ResultRow("ep\udcff7", "pixel", "c", "1", "ok", 1.0)])
     assert store.count() == 0
+
+
+def test_the_longest_item_id_is_stored(store: ResultStore) -> None:
+    # PostgreSQL's unique index holds 2,704 bytes per entry; a 3,000-character id failed every run there.
+    rng = random.Random(7)  # letters that do not compress, as a random id would not
+    longest = "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+                      for _ in range(MAX_ITEM_ID_BYTES))
+    metric = "judge:" + "a_rather_long_judge_name" * 4 + ":physical_adherence"
+    assert store.add([ResultRow(longest, metric, "0123456789abcdef", "12", "ok", 1.0)]) == 1
+    assert store.done_item_ids(metric, "0123456789abcdef", "12") == {longest}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from suite_manifest_helpers import flatten, rows, write_csv, write_jsonl, write_parquet
 
-from robojudge.suite import ManifestError, ManifestProblem, load_suite, validate_manifest
+from robojudge.suite import MAX_ITEM_ID_BYTES, ManifestError, ManifestProblem, load_suite, validate_manifest
 
 
 def _one(problems: list[ManifestProblem]) -> ManifestProblem:
@@ -337,3 +337,35 @@ def test_name_fields_with_control_characters_are_refused(media_root: Path) -> No
     assert "labels.rater holds a control character ('\\x00' at position 3)" in problems[5].message
     assert "view name 'front\\n' holds a control character" in problems[6].message
     assert [it.item_id for it in load_suite(path, strict=False)] == ["ok"]
+
+
+def test_free_text_with_nul_is_refused(media_root: Path) -> None:
+    # Before: an instruction holding NUL validated, then `annotate init` failed on PostgreSQL (text cannot
+    # hold NUL), and a metric that kept the instruction in its details broke the next run there.
+    recs = [{"item_id": "a", "video": "videos/ep3.mp4", "instruction": "pick up\x00 the block"},
+            {"item_id": "b", "video": "videos/ep3.mp4", "labels": {"pa": 3, "evidence": "slides\x00"}},
+            {"item_id": "ok", "video": "videos/ep3.mp4", "instruction": "pick up the cup,\n\tthen\r\nput it",
+             "labels": {"evidence": "fine\nenough"}}]  # line breaks and tabs stay allowed in free text
+    path = media_root / "suite.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    problems = validate_manifest(path)
+    assert [(p.line, p.field) for p in problems] == [(1, "instruction"), (2, "labels.evidence")]
+    assert "instruction holds a NUL character ('\\x00' at position 7)" in problems[0].message
+    assert "labels.evidence holds a NUL character ('\\x00' at position 6)" in problems[1].message
+    assert [it.item_id for it in load_suite(path, strict=False)] == ["ok"]
+
+
+def test_item_ids_longer_than_the_limit_are_refused(media_root: Path) -> None:
+    # Before: any length was accepted, and on PostgreSQL an id over about 2,700 bytes failed every run of
+    # the manifest (its unique index cannot hold the key).
+    ids = ["a" * MAX_ITEM_ID_BYTES, "b" * (MAX_ITEM_ID_BYTES + 1), "é" * (MAX_ITEM_ID_BYTES // 2 + 1)]
+    path = media_root / "suite.jsonl"
+    path.write_text("\n".join(json.dumps({"item_id": i, "video": "videos/ep3.mp4"}) for i in ids) + "\n")
+    problems = validate_manifest(path)
+    assert [(p.line, p.field) for p in problems] == [(2, "item_id"), (3, "item_id")]
+    assert "item_id is 1,001 bytes long in UTF-8; at most 1,000 are allowed" in problems[0].message
+    assert "item_id is 1,002 bytes long" in problems[1].message  # two bytes a character
+    assert str(problems[0]) == (f"{path}:2: item {'b' * 100!r}... (1,001 characters) field item_id: "
+                                f"{problems[0].message}")  # the id shown by its start
+    assert str(problems[1]).startswith(f"{path}:3: item {'é' * 501!r} field item_id:")  # short enough
+    assert [it.item_id for it in load_suite(path, strict=False)] == [ids[0]]

@@ -37,7 +37,7 @@ from robojudge.store import (
     same_value,
 )
 from robojudge.store._store import dumps_json
-from robojudge.suite import ManifestProblem, Suite, load_suite
+from robojudge.suite import ManifestProblem, Suite, item_id_problem, load_suite
 
 DEFAULT_SOURCE = "external"
 """The source label of imported rows when none is given."""
@@ -404,6 +404,10 @@ class _Checker:
             return None
         if raw != raw.strip():
             self._add(rec, raw, "item_id", "item id has leading or trailing whitespace")
+            return None
+        problem = item_id_problem(raw)  # what a manifest refuses: no manifest could list such an item
+        if problem is not None:
+            self._add(rec, raw, "item_id", problem)
             return None
         if self.suite is not None and raw not in self.suite[1]:
             self._add(rec, raw, "item_id", f"item {raw!r} is not in {self.suite[0]}")

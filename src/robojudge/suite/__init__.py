@@ -30,11 +30,20 @@ from robojudge.suite._scan import (
     scan_folder,
     write_manifest,
 )
-from robojudge.suite._schema import CHECKLIST_ITEMS, Checklist, Embodiment, Item, Labels
+from robojudge.suite._schema import (
+    CHECKLIST_ITEMS,
+    MAX_ITEM_ID_BYTES,
+    Checklist,
+    Embodiment,
+    Item,
+    Labels,
+    item_id_problem,
+)
 
 __all__ = [
     "KEPT_WITHOUT_FILES",
     "CHECKLIST_ITEMS",
+    "MAX_ITEM_ID_BYTES",
     "CONFINE_ENV",
     "MEDIA_MODES",
     "PATTERN_FIELDS",
@@ -54,6 +63,7 @@ __all__ = [
     "ManifestProblem",
     "Suite",
     "SuiteInfo",
+    "item_id_problem",
     "iter_suite",
     "load_suite",
     "main_view_name",

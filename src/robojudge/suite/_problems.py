@@ -60,7 +60,7 @@ class ManifestProblem:
             head = f"{self.file}:"
         parts = [head]
         if self.item_id is not None:
-            parts.append(f"item {self.item_id!r}")
+            parts.append(_shown_id(self.item_id))
         if self.field is not None:
             parts.append(f"field {self.field}")
         if len(parts) > 1:
@@ -73,6 +73,13 @@ class ManifestProblem:
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (all attributes, ``None`` kept)."""
         return asdict(self)
+
+
+def _shown_id(item_id: str) -> str:
+    """``item 'ep07'``; an id longer than any a manifest accepts (refused for its length) by its start."""
+    if len(item_id) <= 1000:  # suite._schema.MAX_ITEM_ID_BYTES: every id that can be an item's
+        return f"item {item_id!r}"
+    return f"item {item_id[:100]!r}... ({len(item_id):,} characters)"
 
 
 class ManifestError(Exception):

@@ -74,6 +74,41 @@ def _refuse_control(field: str, value: str) -> str:
     return value
 
 
+def _refuse_nul(field: str, value: str) -> str:
+    """``value``, or a ValueError naming ``field`` when it holds NUL: free text (an instruction, the evidence
+    of a rating) may hold line breaks and tabs, but PostgreSQL text cannot hold NUL."""
+    at = value.find("\x00")
+    if at >= 0:
+        raise ValueError(f"{field} holds a NUL character ('\\x00' at position {at}), which a database on "
+                         "PostgreSQL cannot store")
+    return value
+
+
+MAX_ITEM_ID_BYTES = 1000
+"""The longest item id, in bytes of UTF-8 (1,000 ASCII characters, fewer accented or CJK ones). A result
+store on PostgreSQL keeps one current row per (item id, metric, configuration, version) with a unique
+index, whose entries hold at most 2,704 bytes: a longer id would fail every run of its manifest there."""
+
+
+def item_id_problem(value: str) -> str | None:
+    """What makes ``value`` unfit for an item id, wherever ids come from (a manifest, imported results): a
+    control or bidirectional control character (see :func:`_refuse_control`), a character without a
+    UTF-8 encoding, or more than :data:`MAX_ITEM_ID_BYTES` bytes. None when it is fit."""
+    try:
+        _refuse_control("item_id", value)
+    except ValueError as exc:
+        return str(exc)
+    try:
+        size = len(value.encode())
+    except UnicodeEncodeError as exc:
+        return (f"item_id holds {value[exc.start]!r} at position {exc.start}, which is no character (an "
+                "undecodable byte of a file name?)")
+    if size > MAX_ITEM_ID_BYTES:
+        return (f"item_id is {size:,} bytes long in UTF-8; at most {MAX_ITEM_ID_BYTES:,} are allowed (a "
+                "result store on PostgreSQL cannot index a longer one)")
+    return None
+
+
 class Checklist(BaseModel):
     """Six diagnostic items, each 0 (clear failure), 1 (partial) or 2 (fine). RoboJudge App. A.1."""
 
@@ -103,6 +138,11 @@ class Labels(BaseModel):
     @classmethod
     def _plain_rater(cls, v: str | None) -> str | None:
         return v if v is None else _refuse_control("labels.rater", v)
+
+    @field_validator("evidence")
+    @classmethod
+    def _evidence_text(cls, v: str | None) -> str | None:
+        return v if v is None else _refuse_nul("labels.evidence", v)
 
 
 ROBOT_FILE_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -204,7 +244,15 @@ class Item(BaseModel):
             raise ValueError("item_id has leading or trailing whitespace")
         if v.startswith(GROUP_PREFIX):
             raise ValueError(f"item_id may not start with {GROUP_PREFIX!r}: stored set-level results use it")
-        return _refuse_control("item_id", v)
+        problem = item_id_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("instruction")
+    @classmethod
+    def _instruction_text(cls, v: str | None) -> str | None:
+        return v if v is None else _refuse_nul("instruction", v)
 
     @field_validator(*_NAME_FIELDS)
     @classmethod
