@@ -109,6 +109,18 @@ def test_rows_of_a_no_frame_metric_stored_with_the_longer_record_are_not_other_v
         assert counts.other_libraries == 1
         summary = score_items(items, [req], store, rescore_libraries=True)
         assert summary.computed == 1  # only the row of another NumPy
+    # An upgrade audit: a record of before with other frame libraries (another OpenCV, no robojudge-video)
+    # counted as other versions in score, status and --rescore-libraries, while the report, rightly, saw
+    # no difference: the frame libraries are no part of a value that reads no frames.
+    parts = old.replace("opencv ", "opencv 0.").split(", ")
+    older = ", ".join(p for p in parts if "robojudge-video" not in p)
+    with ResultStore(f"sqlite:///{tmp_path}/r2.sqlite") as store:
+        store.add([ResultRow(it.item_id, "uniform_random", req.config_hash, req.spec.version, "ok", 0.5,
+                             details={"libraries": older}) for it in items])
+        assert store.count_other_libraries(req.id, req.config_hash, req.spec.version,
+                                           score_module.same_libraries(req.spec), ids) == 0
+        assert results_status(store, items).metrics[0].other_libraries == 0
+        assert score_items(items, [req], store, rescore_libraries=True).computed == 0
 
 
 def test_a_scored_row_records_them_and_a_failed_one_does_not(tmp_path):

@@ -18,6 +18,7 @@ rescore_libraries=True)`` (``robojudge score --rescore-libraries``) recomputes t
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
@@ -100,14 +101,27 @@ def library_versions(spec: MetricSpec[Any] | None = None) -> str:
     return ", ".join(f"{name} {version}" for name, version in pairs)
 
 
-def same_libraries(spec: MetricSpec[Any]) -> tuple[str, ...]:
-    """The records (``details["libraries"]``) that name the libraries installed here for ``spec``: its
-    :func:`library_versions`, and for a metric that reads no frames also the longer record its rows had
-    before 2026-12-06 (the frame libraries too), so that they are not taken for other versions.
+def _without_frame_libraries(record: str) -> dict[str, str]:
+    """The ``name: version`` pairs of a record (``details["libraries"]``) but the frame libraries."""
+    pairs = (part.strip().partition(" ") for part in record.split(","))
+    return {name: version.strip() for name, _, version in pairs if name and name not in FRAME_LIBRARIES}
+
+
+def same_libraries(spec: MetricSpec[Any]) -> Callable[[str], bool]:
+    """Whether a record (``details["libraries"]``) names the libraries installed here for ``spec``: its
+    :func:`library_versions`; and for a metric that reads no frames, any record whose other libraries
+    are those installed, whatever frame libraries it names (its rows stored before 2026-12-06 named
+    them too, of whichever release was installed then), so that they are not taken for other versions.
 
     >>> from robojudge.metrics import get_metric
-    >>> len(same_libraries(get_metric("sim_task_success"))), len(same_libraries(get_metric("iq1_psnr")))
-    (2, 1)
+    >>> same = same_libraries(get_metric("sim_task_success"))
+    >>> same(library_versions()), same(library_versions().replace("opencv ", "opencv 0."))
+    (True, True)
+    >>> same_libraries(get_metric("iq1_psnr"))(library_versions().replace("opencv ", "opencv 0."))
+    False
     """
     now = library_versions(spec)
-    return (now,) if reads_frames(spec) else (now, library_versions())
+    if reads_frames(spec):
+        return now.__eq__
+    core = _without_frame_libraries(now)
+    return lambda record: record == now or _without_frame_libraries(record) == core

@@ -289,7 +289,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     seen: dict[StatusKey, set[str]] = {}  # item ids with a current row
     grouped: set[StatusKey] = set()  # keys with set-level rows (a group's, whatever the registry knows)
     durations: dict[StatusKey, list[float]] = {}
-    installed: dict[str, tuple[str, ...] | None] = {}  # per metric: the records of the installed versions
+    installed: dict[str, Callable[[str], bool] | None] = {}  # per metric: is a record the installed versions
     absent: dict[str, list[str]] = {}  # per metric: its network weights not on this machine
     versions: dict[str, str | None] = {}  # per metric: the version this robojudge computes
     for row in store.iter_rows(include_superseded=True):
@@ -318,7 +318,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
                 except UnknownMetricError:
                     installed[row.metric] = None
             now = installed[row.metric]
-            counts.other_libraries += now is not None and recorded not in now
+            counts.other_libraries += now is not None and not now(recorded)
         imported = not row.fingerprint and (row.config or {}).get("provider") == "external"
         if not imported:
             durations.setdefault(key, []).append(row.duration_s)

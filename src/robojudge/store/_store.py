@@ -13,7 +13,7 @@ import socket
 import sqlite3
 import urllib.parse
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -487,38 +487,39 @@ class ResultStore:
         return sorted(moved)
 
     def supersede_other_libraries(
-        self, metric: str, config_hash: str, version: str, libraries: str | Sequence[str],
-        item_ids: Iterable[str]
+        self, metric: str, config_hash: str, version: str, libraries: SameLibraries, item_ids: Iterable[str]
     ) -> int:
         """Mark superseded the current scored rows of ``item_ids`` (this metric, config and version) that
-        were computed with other library versions than ``libraries`` (their ``details["libraries"]``),
-        so that the next planning finds them missing and computes them again. Rows without a record
-        are left as they are. The rows are kept, as superseded rows are; returns how many.
+        were computed with other library versions than ``libraries`` (their ``details["libraries"]``:
+        a record, the records that name the installed versions, or a test of a record), so that the
+        next planning finds them missing and computes them again. Rows without a record are left as
+        they are. The rows are kept, as superseded rows are; returns how many.
         """
         ids = sorted(set(item_ids))
-        if not ids:
-            return 0
+        same = _same_test(libraries)
+        old: list[int] = []
         with self._guard("mark superseded in"), self._write() as conn:
-            old = [int(row_id) for i in range(0, len(ids), _IN_CHUNK) for (row_id,) in conn.execute(
-                select(results_table.c.id).where(*_other_libraries(metric, config_hash, version, libraries,
-                                                                   ids[i : i + _IN_CHUNK])))]
+            for i in range(0, len(ids), _IN_CHUNK):
+                where = _with_libraries(metric, config_hash, version, ids[i : i + _IN_CHUNK])
+                other = [text for text, _ in _library_records(conn, where) if not same(text)]
+                if other:
+                    old += [int(row_id) for (row_id,) in conn.execute(
+                        select(results_table.c.id).where(*where, _recorded_libraries().in_(other)))]
             supersede_ids(conn, old, datetime.now(UTC))
             return len(old)
 
     def count_other_libraries(
-        self, metric: str, config_hash: str, version: str, libraries: str | Sequence[str],
-        item_ids: Iterable[str]
+        self, metric: str, config_hash: str, version: str, libraries: SameLibraries, item_ids: Iterable[str]
     ) -> int:
         """How many rows :meth:`supersede_other_libraries` would mark; nothing is written (every rerun of
         ``score`` asks)."""
         ids = sorted(set(item_ids))
-        if not ids:
-            return 0
+        same = _same_test(libraries)
         with self._guard("read"), self._read() as conn:
-            return sum(int(conn.execute(
-                select(func.count()).select_from(results_table).where(
-                    *_other_libraries(metric, config_hash, version, libraries, ids[i : i + _IN_CHUNK]))
-            ).scalar_one()) for i in range(0, len(ids), _IN_CHUNK))
+            return sum(n for i in range(0, len(ids), _IN_CHUNK)
+                       for text, n in _library_records(
+                           conn, _with_libraries(metric, config_hash, version, ids[i : i + _IN_CHUNK]))
+                       if not same(text))
 
     def count_other_versions(self, metric: str, version: str, item_ids: Iterable[str]) -> dict[str, int]:
         """How many current rows of ``item_ids`` hold ``metric`` under another version than ``version``
@@ -1084,19 +1085,43 @@ def current_records(
     return out
 
 
-def _other_libraries(metric: str, config_hash: str, version: str, libraries: str | Sequence[str],
-                     item_ids: list[str]) -> list[ColumnElement[bool]]:
-    """Where current scored rows of ``item_ids`` record library versions other than ``libraries`` (one
-    record, or the records that all name the installed versions) (``details.libraries``, read by the
-    database; rows without a record are not among them)."""
+SameLibraries = str | Sequence[str] | Callable[[str], bool]
+"""What the installed library versions are, to a store: one record, the records that name them, or a
+test of a record (:func:`robojudge.run.same_libraries`)."""
+
+
+def _same_test(libraries: SameLibraries) -> Callable[[str], bool]:
+    if callable(libraries):
+        return libraries
+    same = {libraries} if isinstance(libraries, str) else set(libraries)
+    return same.__contains__
+
+
+def _recorded_libraries() -> ColumnElement[Any]:
+    """A row's ``details.libraries``, read by the database. A row written before NUL was stored as text
+    holds ``\\u0000``, on which PostgreSQL's JSON operators fail: such a row counts as one without a
+    record, on every backend."""
     c = results_table.c
-    # A row written before NUL was stored as text holds \u0000, on which PostgreSQL's JSON operators
-    # fail: such a row counts as one without a record, on every backend.
-    recorded = case((cast(c.details, Text).contains("\\u0000", autoescape=True), None),
-                    else_=c.details["libraries"].as_string())
-    same = [libraries] if isinstance(libraries, str) else list(libraries)
+    return case((cast(c.details, Text).contains("\\u0000", autoescape=True), None),
+                else_=c.details["libraries"].as_string())
+
+
+def _with_libraries(
+    metric: str, config_hash: str, version: str, item_ids: list[str]
+) -> list[ColumnElement[bool]]:
+    """Where current scored rows of ``item_ids`` (this metric, config and version) record their library
+    versions."""
+    c = results_table.c
     return [c.metric == metric, c.config_hash == config_hash, c.version == version, CURRENT,
-            c.status == "ok", c.item_id.in_(item_ids), recorded.is_not(None), recorded.not_in(same)]
+            c.status == "ok", c.item_id.in_(item_ids), _recorded_libraries().is_not(None)]
+
+
+def _library_records(conn: Connection, where: list[ColumnElement[bool]]) -> list[tuple[str, int]]:
+    """The distinct library records of the rows ``where`` selects, each with its count (a few per
+    metric: one per installation that computed it)."""
+    recorded = _recorded_libraries().label("libraries")
+    return [(str(text_), int(n)) for text_, n in conn.execute(
+        select(recorded, func.count()).where(*where).group_by(recorded))]
 
 
 def supersede_ids(conn: Connection, ids: list[int], now: datetime) -> None:
