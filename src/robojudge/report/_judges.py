@@ -269,6 +269,7 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     human = label_scores(labelled)
     if not labelled or not any(np.isfinite(v).any() for v in human.values()):
         raise ValueError("the suite has no PA or IA labels to compare judges with")
+    strata = strata_of(labelled)  # (a clip in two sources is the manifest's error: said before anything)
     known = judge_series(rows) if stored is None else list(stored.judges)
     chosen: list[JudgeSeries] = known if judges is None else [resolve_judge(known, j) for j in judges]
     pred: dict[str, dict[str, FloatArray]] = {j.label: {a: column(j.values(a), labelled) for a in AXES}
@@ -287,7 +288,7 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
         raise ValueError(f"no judge results to compare, and {problem}" if problem
                          else "no judge results and no metric values in the store")
     clusters = clusters_of(labelled)
-    report = without_tiny_correlations(agreement_table(pred, human, clusters, strata_of(labelled),
+    report = without_tiny_correlations(agreement_table(pred, human, clusters, strata,
                                                        bootstrap=bootstrap, seed=seed, level=level, pairs=[],
                                                        rank_stats=False))
     scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in AXES} for j, p in pred.items()}
