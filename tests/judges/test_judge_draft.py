@@ -167,3 +167,21 @@ def test_the_rows_written_last_win_whatever_the_hosts_clocks_said(store_url: str
         assert judge_texts(store, "judge:cap:caption") == {"v0": "NEW text", "v1": "NEW text"}
         drafts = draft_from_store(store, ["cap"], rubrics=("pa",))
     assert {item: d["pa"].label for item, d in drafts.items()} == {"v0": 5, "v1": 5}
+
+
+@pytest.mark.postgres
+def test_no_stored_texts_names_the_store_without_its_password(
+    postgres_db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(postgres_db_url).set(password="s3cretpw").update_query_dict({"sslpassword": "k3ypw"})
+    given = url.render_as_string(hide_password=False)  # (trust auth ignores the password)
+    ResultStore(given).close()
+    with pytest.raises(SystemExit) as exc:
+        main(["judge", "texts", "--judge", "cap", "--db", given])
+    assert exc.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    # Before, the message quoted --db as typed, password and all.
+    assert "no stored texts for judge:cap:caption in postgresql+psycopg://postgres:***@" in err
+    assert "s3cretpw" not in err and "k3ypw" not in err

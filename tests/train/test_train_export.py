@@ -284,3 +284,13 @@ def test_an_annotation_project_exports_its_final_labels(labelled_suite: Path, tm
         export_training_data(db, ["pa"], mine, project="p")
     assert (mine / "labels.jsonl").read_text() == '{"my": "labels"}\n'
     assert export_training_data(db, ["pa", "ia"], tmp_path / "out", project="p").records == summary.records
+
+
+def test_an_annotation_database_is_named_without_its_password(tmp_path: Path) -> None:
+    db = "postgresql://rj:s3cretpw@127.0.0.1:1/labels?connect_timeout=5&sslpassword=k3ypw"
+    with pytest.raises(ExportError) as info:
+        export_training_data(db, ["pa"], tmp_path / "out", project="p")
+    # Before, the message began with the URL as given, password and all.
+    said = str(info.value)
+    assert said.startswith("postgresql://rj:***@127.0.0.1:1/labels?connect_timeout=5&sslpassword=***: ")
+    assert "s3cretpw" not in said and "k3ypw" not in said

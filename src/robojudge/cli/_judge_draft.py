@@ -69,10 +69,11 @@ def texts(
     try:
         with ResultStore(db, read_only=True) as store:
             found = judge_texts(store, metric)
+            shown = store.url  # (--db as typed may hold a password)
     except StoreError as exc:
         raise fail(str(exc)) from None
     if not found:
-        raise fail(f"no stored texts for {metric} in {db}")
+        raise fail(f"no stored texts for {metric} in {shown}")
     try:
         path = write_judge_texts(found, out, field)
     except OSError as exc:  # a full disk: a cut file would fail sa_bleu on every item after the cut

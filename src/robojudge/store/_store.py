@@ -840,9 +840,8 @@ class ResultStore:
         orig = getattr(exc, "orig", None)
         reason = str(orig if orig is not None else exc).strip() or type(exc).__name__
         reason = " ".join(line.strip() for line in reason.splitlines() if line.strip())
-        password = self._url.password
-        if password:
-            reason = reason.replace(str(password), "***")
+        # Only URLs and password= settings are masked: the drivers never quote the password alone, and
+        # replacing its every occurrence turned a short one's word into *** all over a message, showing it.
         return mask_text(reason)
 
 

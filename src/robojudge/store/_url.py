@@ -12,7 +12,12 @@ from sqlalchemy.exc import ArgumentError
 from robojudge.store._errors import StoreError
 
 SUPPORTED_BACKENDS = ("sqlite", "postgresql")
-_PASSWORD_IN_TEXT = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
+# A URL's password runs to the last @ of the text around it: an @ left unencoded in the password
+# (make_url ends it at the first) would otherwise show the rest of it. The user name may hold @ too. An
+# @ in a query makes more of the URL hidden, never less.
+_PASSWORD_IN_URL = re.compile(r"(://[^:/\s]*:)(\S*)@")
+# A query or connection-string key holding "password" (password=, sslpassword=), quoted or not.
+_PASSWORD_KEY = re.compile(r"([\w.-]*password[\w.-]*=)('[^']*'|[^&\s]*)", re.IGNORECASE)
 
 
 def sqlite_url(path: str | os.PathLike[str]) -> str:
@@ -41,8 +46,13 @@ def default_db_url(run_dir: Path) -> str:
 
 
 def mask_text(text: str) -> str:
-    """Replace the password of any URL written inside ``text`` with ``***``."""
-    return _PASSWORD_IN_TEXT.sub(r"\1***@", text)
+    """Replace with ``***`` the password of any URL written inside ``text`` and the value of any
+    ``password=`` (``sslpassword=`` ...) setting.
+
+    >>> mask_text("cannot open postgresql://rj:p@ss@db/x?sslpassword=k3y&sslmode=require: refused")
+    'cannot open postgresql://rj:***@db/x?sslpassword=***&sslmode=require: refused'
+    """
+    return _PASSWORD_KEY.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1***@", text))
 
 
 def display_url(url: URL) -> str:
@@ -51,14 +61,15 @@ def display_url(url: URL) -> str:
     SQLite URLs show the file path as it is, without URL escaping, where that text reads back as the
     same file; a path holding ``%``, ``?`` or ``#`` is shown escaped, because the text is also what
     ``ResultStore.url`` and the ``db_url`` of a run hand back to be opened again (pasted as it is, it
-    named another file). Other URLs show their password as ``***``: such a store is opened again with
-    the URL first given, not with this text.
+    named another file). Other URLs show their password as ``***``, given after the user name or as a
+    query setting (``?password=``, ``?sslpassword=``): such a store is opened again with the URL first
+    given, not with this text.
     """
     if url.get_backend_name() == "sqlite" and url.database and not url.query:
         plain = f"{url.drivername}:///{url.database}"
         if make_url(plain).database == url.database:
             return plain
-    return url.render_as_string(hide_password=True)
+    return _PASSWORD_KEY.sub(r"\1***", url.render_as_string(hide_password=True))
 
 
 def parse_url(url: str | os.PathLike[str]) -> URL:
@@ -75,7 +86,8 @@ def parse_url(url: str | os.PathLike[str]) -> URL:
         The parsed URL.
 
     Raises:
-        StoreError: The text is not a URL, or names a backend other than SQLite or PostgreSQL.
+        StoreError: The text is not a URL (an @ left unencoded in the password included), or names a
+            backend other than SQLite or PostgreSQL.
     """
     if isinstance(url, os.PathLike) or "://" not in url:
         raw = os.fspath(url)
@@ -85,10 +97,17 @@ def parse_url(url: str | os.PathLike[str]) -> URL:
         if path.is_dir():  # a run folder: no SQLite file can be a folder
             path = path / "results.sqlite"
         return URL.create("sqlite", database=str(path))
+    # make_url ends the password at its first @: the rest of it became the host, or a port it could not
+    # read (whose text, quoted in the error, is the password's).
+    unencoded_at = "write @ in the password as %40"
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as exc:
-        raise StoreError(f"not a database URL: {mask_text(url)} ({mask_text(str(exc))})") from None
+        userinfo = _PASSWORD_IN_URL.search(url)
+        why = unencoded_at if userinfo and "@" in userinfo.group(2) else mask_text(str(exc))
+        raise StoreError(f"not a database URL: {mask_text(url)} ({why})") from None
+    if parsed.host and "@" in parsed.host:
+        raise StoreError(f"not a database URL: {mask_text(url)} (an @ in the host: {unencoded_at})")
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     backend = parsed.get_backend_name()

@@ -193,14 +193,16 @@ LABELS_FILE = "labels.jsonl"
 def _annotation_labels(db: str | Path, project: str, out: Path) -> Path:
     """The project's final labels as a manifest in ``out`` (what the records are then made from)."""
     from robojudge.annotate import AnnotateError, export_manifest
+    from robojudge.store import mask_text
 
     path = out / LABELS_FILE
+    shown = mask_text(str(db))  # (a database URL may hold a password)
     try:
         n = export_manifest(db, project, path)
     except AnnotateError as exc:
-        raise ExportError(f"{db}: project {project!r}: {exc}") from None
+        raise ExportError(f"{shown}: project {project!r}: {exc}") from None
     if n == 0:
-        raise ExportError(f"{db}: project {project!r} has no submitted label yet")
+        raise ExportError(f"{shown}: project {project!r} has no submitted label yet")
     return path
 
 
