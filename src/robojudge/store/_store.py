@@ -577,7 +577,8 @@ class ResultStore:
         self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False
     ) -> list[ResultRow]:
         """Stored rows, ordered by item, metric and the order they were written (their ids; not
-        ``created_at``, which is the writing host's clock).
+        ``created_at``, which is the writing host's clock). Item ids and metrics are in code point order,
+        as Python sorts them, on every backend (not in a PostgreSQL database's collation).
 
         Args:
             metric: Only this metric.
@@ -609,9 +610,12 @@ class ResultStore:
         c = results_table.c
         # The config as stored text, decoded once per distinct text below.
         columns = [cast(col, Text).label("config") if col.name == "config" else col for col in c]
-        stmt = self._filtered(select(*columns), metric, status, include_superseded).order_by(
-            c.item_id, c.metric, c.id
-        )
+        # Ids in code point order, as SQLite and Python sort them: PostgreSQL sorts text by the database's
+        # collation, and one made with an ICU or en_US locale put "_z, a_item, A-item" first.
+        by_text: list[ColumnElement[Any]] = [c.item_id, c.metric]
+        if self._dialect == "postgresql":
+            by_text = [col.collate("C") for col in by_text]
+        stmt = self._filtered(select(*columns), metric, status, include_superseded).order_by(*by_text, c.id)
         configs: dict[str, Any] = {}
         strings: dict[str, str] = {}
         with step("reading stored results", unit="rows") as read, self._guard("read"), self._read() as conn:
