@@ -221,3 +221,17 @@ def test_round_threshold_and_trainees_are_checked(project: str, suite_files: Sui
     with pytest.raises(AnnotateError, match=r"'c': inactive"):
         assign(project, "p", ["a", "c"])
     assert create_round(project, "p", "r1", ["a", "b"], items, threshold=1.0) == 4
+
+
+def test_project_and_round_names_longer_than_their_column_are_refused(
+    project: str, suite_files: SuiteFiles
+) -> None:
+    # Before, SQLite stored such a name and PostgreSQL refused it with a bare "value too long".
+    items = list(suite_files.item_ids[:2])
+    with pytest.raises(AnnotateError, match=r"project name 'p+'\.\.\. has 201 characters; use at most 200"):
+        init_project(suite_files.manifest, project, "p" * 201)
+    with pytest.raises(AnnotateError, match=r"round name 'r+'\.\.\. has 201 characters; use at most 200"):
+        create_round(project, "p", "r" * 201, ["a", "b"], items)
+    # The limit counts characters, not bytes, as PostgreSQL's column does.
+    assert init_project(suite_files.manifest, project, "é" * 200).name == "é" * 200
+    assert create_round(project, "p", "é" * 200, ["a", "b"], items) == 4

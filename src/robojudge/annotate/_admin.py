@@ -36,6 +36,14 @@ between their first (76.2%) and last round."""
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 
 
+def _check_name(what: str, name: str) -> None:
+    """Refuse a project or round name longer than its column: PostgreSQL refused it with a bare "value
+    too long", SQLite stored it."""
+    if len(name) > s.NAME_LENGTH:
+        raise AnnotateError(f"{what} name {name[:40]!r}... has {len(name)} characters; use at most "
+                            f"{s.NAME_LENGTH}")
+
+
 @contextmanager
 def open_service(db: str | os.PathLike[str], *, create: bool = False) -> Iterator[AnnotationService]:
     """The service on ``db``; a missing SQLite file is created only with ``create``."""
@@ -78,11 +86,12 @@ def init_project(
         pass_threshold: Within-one agreement a trainee needs to pass a training round.
 
     Raises:
-        AnnotateError: The name is taken, the manifest has errors, or segments were asked for and a clip's
-            length cannot be read.
+        AnnotateError: The name is taken or longer than 200 characters, the manifest has errors, or
+            segments were asked for and a clip's length cannot be read.
     """
     from robojudge.suite import ManifestError, load_suite
 
+    _check_name("project", name)
     if segment_s is not None and not segment_s > 0:
         raise AnnotateError(f"segment length must be positive, got {segment_s}")
     if not 0 <= pass_threshold <= 1:
@@ -410,9 +419,11 @@ def create_round(
         The number of practice tasks created.
 
     Raises:
-        AnnotateError: A threshold outside 0-1, fewer than two annotators, no items, a taken round name,
-            an unknown or inactive annotator, an unknown item, or a reference example among the items.
+        AnnotateError: A threshold outside 0-1, fewer than two annotators, no items, a round name taken
+            or longer than 200 characters, an unknown or inactive annotator, an unknown item, or a
+            reference example among the items.
     """
+    _check_name("round", name)
     if threshold is not None and not 0 <= threshold <= 1:
         raise AnnotateError(f"pass threshold must be within 0-1, got {threshold}")
     if len(set(usernames)) < 2:

@@ -33,6 +33,8 @@ ANN_SCHEMA_VERSION = 1
 ROLES = ("annotator", "reviewer", "adjudicator", "admin")
 KINDS = ("label", "practice", "review", "adjudicate")
 STATUSES = ("open", "draft", "submitted")
+NAME_LENGTH = 200
+"""The most characters a project or round name holds (PostgreSQL enforces the column's length, SQLite not)."""
 
 metadata = MetaData()
 _ID = BigInteger().with_variant(Integer(), "sqlite")
@@ -48,7 +50,7 @@ projects = Table(
     "ann_projects",
     metadata,
     Column("id", _ID, primary_key=True, autoincrement=True),
-    Column("name", String(200), nullable=False, unique=True),
+    Column("name", String(NAME_LENGTH), nullable=False, unique=True),
     Column("suite_path", Text, nullable=False),
     Column("seed", BigInteger, nullable=False),
     Column("segment_s", Double, nullable=True),
@@ -103,7 +105,7 @@ rounds = Table(
     metadata,
     Column("id", _ID, primary_key=True, autoincrement=True),
     Column("project_id", _ID, ForeignKey("ann_projects.id"), nullable=False),
-    Column("name", String(200), nullable=False),
+    Column("name", String(NAME_LENGTH), nullable=False),
     Column("threshold", Double, nullable=False),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("closed_at", UTCDateTime(), nullable=True),
