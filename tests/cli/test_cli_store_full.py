@@ -48,3 +48,19 @@ def test_a_store_that_fills_says_what_is_kept_and_resumes(tmp_path: Path, worker
     assert res.exit_code == 0, res.output
     assert "6 tasks: 3 scored, 0 failed, 3 already stored" in " ".join(res.output.split())
     assert "child process" not in res.output  # the item whose rows were refused did not crash the run
+
+
+def test_a_store_that_takes_no_writes_names_the_item_the_next_run_computes_alone(tmp_path: Path) -> None:
+    # Before, the next run called that item "a crash or a kill", and this run did not say it would.
+    manifest = _suite(tmp_path, 3)
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 1)
+    with sqlite3.connect(db) as con:  # v1's row is refused, and so is the removal of its in-flight note
+        con.execute("CREATE TRIGGER keep_note BEFORE DELETE ON robojudge_meta WHEN OLD.value LIKE "
+                    "'%\"item_id\": \"v1\"%' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    args = ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", str(db), "--no-progress"]
+    res = CliRunner().invoke(build_app("score"), args)
+    assert res.exit_code == 2, res.output
+    assert (f"1 results are stored; free space in {tmp_path} and rerun the same command: it resumes, and "
+            "computes v1 again alone in a child process, as after a crash (its in-flight note could not be "
+            "cleared)" in " ".join(res.output.split()))

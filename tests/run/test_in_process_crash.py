@@ -6,6 +6,7 @@ was left (the process died) alone in a child process, and stores error rows if t
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,15 @@ import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on 
 import pytest
 
 from _in_flight import note_from_ended_process
-from robojudge.run import LocalProcessExecutor, RunInterrupted, SerialExecutor, build_requests, score_items
+from _store_full import fill_after
+from robojudge.run import (
+    LocalProcessExecutor,
+    RunInterrupted,
+    RunStoppedError,
+    SerialExecutor,
+    build_requests,
+    score_items,
+)
 from robojudge.run._score import CRASHED_AGAIN
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -138,15 +147,16 @@ def test_the_cli_says_which_items_ran_alone(tmp_path: Path) -> None:
                              str(db)], env=env, capture_output=True, text=True, timeout=300)
     assert status.returncode == 0, status.stderr
     said = " ".join(status.stdout.split())
-    assert ("in flight when a run ended in a crash or a kill (or noted by a run on another machine): "
-            "crash[1] (test_crash); the next run computes each alone in a child process") in said
+    assert ("in flight when a run ended in a crash, a kill or a store that went away (or noted by a run on "
+            "another machine): crash[1] (test_crash); the next run computes each alone in a child "
+            "process") in said
     assert "being computed now" not in said
     second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr
     out = " ".join(second.stdout.split())
-    assert "1 item an earlier run was computing when it ended (a crash or a kill; or a run on another " \
-           "machine sharing the store, whose state cannot be checked from here) ran alone in a child " \
-           "process: crash[1]; 1 crashed it again and got error rows" in out
+    assert "1 item an earlier run was computing when it ended (a crash, a kill or a store that went away; " \
+           "or a run on another machine sharing the store, whose state cannot be checked from here) ran " \
+           "alone in a child process: crash[1]; 1 crashed it again and got error rows" in out
     assert "crash[1] / test_crash: the process died while computing this item" in out
 
 
@@ -222,3 +232,46 @@ def test_a_set_group_left_by_a_kill_is_computed_in_a_child(tmp_path: Path) -> No
         pids = {r.item_id: r.details["pid"] for r in store.rows()}
         assert pids["group:generator=a"] == os.getpid() != pids["group:generator=b"]
         assert store.in_flight() == {}
+
+
+def test_a_run_the_store_stops_clears_the_note_of_the_item_it_was_storing(tmp_path: Path) -> None:
+    # Before, the note stayed and the next run called the item "a crash or a kill" and ran it alone.
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 1)  # b's row is refused, as by a full disk or a server gone
+    with ResultStore(db) as store:
+        with pytest.raises(RunStoppedError) as stop:
+            score_items(_items(["a", "b", "c"]), build_requests(["test_crash"]), store,
+                        executor=SerialExecutor())
+        assert stop.value.summary.ok == 1 and stop.value.in_flight == []
+        assert store.in_flight() == {}
+
+
+def _keep_notes_of(db: Path, item_id: str) -> None:
+    """Make the SQLite store refuse to remove the in-flight note of ``item_id``, as a store taking no
+    writes at all does by then."""
+    with sqlite3.connect(db) as con:
+        con.execute(f"CREATE TRIGGER keep_note BEFORE DELETE ON robojudge_meta WHEN OLD.value LIKE "
+                    f"'%\"item_id\": \"{item_id}\"%' "
+                    "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+
+
+def test_a_run_whose_store_takes_no_writes_names_the_item_it_leaves_noted(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 1)
+    _keep_notes_of(db, "b")
+    with ResultStore(db) as store:
+        with pytest.raises(RunStoppedError) as stop:
+            score_items(_items(["a", "b"]), build_requests(["test_crash"]), store, executor=SerialExecutor())
+        assert stop.value.in_flight == ["b"]  # not stored, and noted: the next run computes it alone
+        assert store.in_flight() == {"b": ["test_crash"]}
+
+
+def test_an_item_stored_before_the_store_stopped_is_not_named(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    ResultStore(db).close()
+    _keep_notes_of(db, "a")  # a's rows are stored, then its note cannot be removed
+    with ResultStore(db) as store:
+        with pytest.raises(RunStoppedError) as stop:
+            score_items(_items(["a", "b"]), build_requests(["test_crash"]), store, executor=SerialExecutor())
+        assert stop.value.in_flight == []  # the next run finds a's rows and clears its note
+        assert [r.item_id for r in store.rows()] == ["a"]

@@ -307,5 +307,5 @@ def test_status_tells_a_live_run_in_flight_from_an_ended_one(tmp_path: Path) -> 
     res = CliRunner().invoke(build_app("results"), ["results", "status", str(manifest), "--db", str(db)])
     said = " ".join(res.output.split())
     assert "in flight (being computed now by a run on this machine): a (m1)" in said
-    assert ("in flight when a run ended in a crash or a kill (or noted by a run on another machine): b (m2); "
-            "the next run computes each alone in a child process") in said
+    assert ("in flight when a run ended in a crash, a kill or a store that went away (or noted by a run on "
+            "another machine): b (m2); the next run computes each alone in a child process") in said

@@ -8,7 +8,7 @@ import math
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -89,9 +89,11 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def store_failed(error: str, stored: str, db_url: str) -> typer.Exit:
+def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] = ()) -> typer.Exit:
     """Print why the store stopped taking rows during a run (``error``), what it holds (``stored``, such
-    as "40 results") and how to go on; the exit (status 2) to raise once the run's summary is printed."""
+    as "40 results") and how to go on; the exit (status 2) to raise once the run's summary is printed.
+    ``in_flight``: items whose in-flight note the run could not clear (``RunStoppedError.in_flight``),
+    which the next run computes alone as if they had crashed it."""
     then = "rerun the same command once the store can be written again: it resumes"
     if "full" in error or "No space" in error:
         try:
@@ -101,6 +103,10 @@ def store_failed(error: str, stored: str, db_url: str) -> typer.Exit:
         database = url.database if url is not None and url.get_backend_name() == "sqlite" else None
         where = f"in {Path(database).parent}" if database else "for the store"
         then = f"free space {where} and rerun the same command: it resumes"
+    if in_flight:
+        notes = "its in-flight note" if len(in_flight) == 1 else "their in-flight notes"
+        then += (f", and computes {first_names(list(in_flight))} again alone in a child process, as after a "
+                 f"crash ({notes} could not be cleared)")
     return fail(f"{error}; {stored} are stored; {then}")
 
 
@@ -309,9 +315,9 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
         n, again = len(summary.isolated), len(summary.crashed_again)
         names = first_names(summary.isolated)
         console.print(
-            f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was computing when it ended (a crash or "
-            f"a kill; or a run on another machine sharing the store, whose state cannot be checked from "
-            f"here) ran alone in a child process:[/] {escape(names)}; "
+            f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was computing when it ended (a crash, "
+            f"a kill or a store that went away; or a run on another machine sharing the store, whose state "
+            f"cannot be checked from here) ran alone in a child process:[/] {escape(names)}; "
             + (f"{again} crashed it again and got error rows" if again else "none crashed it"),
             markup=True, highlight=False,
         )

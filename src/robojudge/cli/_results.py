@@ -177,9 +177,9 @@ def status_cmd(
         console.print(f"in flight (being computed now by a run on this machine): {listed(live)}",
                       highlight=False)
     if status.in_flight_ended:
-        console.print("in flight when a run ended in a crash or a kill (or noted by a run on another "
-                      f"machine): {listed(status.in_flight_ended)}; the next run computes each alone in a "
-                      "child process", highlight=False)
+        console.print("in flight when a run ended in a crash, a kill or a store that went away (or noted by "
+                      f"a run on another machine): {listed(status.in_flight_ended)}; the next run computes "
+                      "each alone in a child process", highlight=False)
     if status.manifest_problems:
         console.print(f"{len(status.manifest_problems)} manifest rows did not validate and were not checked "
                       "(`robojudge suite validate`)", highlight=False)

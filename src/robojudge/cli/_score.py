@@ -151,7 +151,7 @@ def score(
     except RunStoppedError as exc:  # after work started: what was done, then why it stopped
         if isinstance(exc.summary, RunSummary):
             print_summary(exc.summary)
-        raise store_failed(str(exc), f"{exc.summary.stored} results", exc.url) from None
+        raise store_failed(str(exc), f"{exc.summary.stored} results", exc.url, exc.in_flight) from None
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
             RayUnavailableError, WorkerStartError) as exc:
         raise fail(str(exc)) from None

@@ -239,12 +239,17 @@ class RunStoppedError(StoreError):
     Attributes:
         summary: The run's summary so far (:class:`RunSummary`, or a judge run's ``JudgeRunSummary``).
         url: The store (:attr:`ResultStore.url`, its password masked).
+        in_flight: Items whose results were not stored and whose in-flight note
+            (:meth:`ResultStore.note_in_flight`) this run could not clear, the store taking no writes: the
+            next run takes each for a crash and computes it alone in a child process.
     """
 
-    def __init__(self, error: StoreError, summary: RunSummary | JudgeRunSummary, url: str) -> None:
+    def __init__(self, error: StoreError, summary: RunSummary | JudgeRunSummary, url: str,
+                 in_flight: Sequence[str] = ()) -> None:
         super().__init__(str(error))
         self.summary = summary
         self.url = url
+        self.in_flight = list(in_flight)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -567,6 +572,22 @@ def score_items(
                         timeout_s=timeout_s)
 
 
+def _clear_after_stop(store: ResultStore, noted: dict[str, bool]) -> list[str]:
+    """Clear this process's in-flight notes (``noted``: item -> whether its rows are stored) once the
+    store stopped the run: their items were computed (a serial run computes nothing while it stores),
+    not crashed on, and a note left behind made the next run call them "a crash or a kill". Returns the
+    items whose note is left, the store taking no writes (a server gone, a full disk), and whose rows
+    are not stored: the next run computes them as after a crash (one whose rows are stored is skipped,
+    and its note cleared)."""
+    if not noted:
+        return []
+    try:
+        store.clear_in_flight(list(noted))
+    except StoreError:
+        return sorted(item for item, stored in noted.items() if not stored)
+    return []
+
+
 def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRequest]) -> None:
     summary.total += sum(len(t.requests) for t in tasks) + plan.skipped
     summary.skipped += plan.skipped
@@ -661,6 +682,7 @@ def score_blocks(
     in_process = bool(getattr(ex, "in_process", False))
     earlier = set(store.in_flight(ended=True))  # items a run was computing in its own process when it ended
     met: set[str] = set()  # those of them this run plans
+    noted: dict[str, bool] = {}  # items this process noted in flight and has not cleared: stored yet?
     planned_ids: set[str] = set()  # every item of the run, to tell "nothing measured" (see below)
 
     def plan(block: Sequence[Item]) -> list[Task]:
@@ -691,10 +713,16 @@ def score_blocks(
             apart = item_id in earlier
             if apart and item_id not in summary.isolated:
                 summary.isolated.append(item_id)
-            rows = guarded_call(
-                compute_task, task, ran_before=apart, on_crash=again_apart, reason=CRASHED_AGAIN,
-                note=lambda: store.note_in_flight(item_id, [r.id for r in task.requests]),
-                clear=lambda: store.clear_in_flight([item_id]))
+            def note() -> None:
+                noted[item_id] = False
+                store.note_in_flight(item_id, [r.id for r in task.requests])
+
+            def clear() -> None:
+                store.clear_in_flight([item_id])
+                noted.pop(item_id, None)
+
+            rows = guarded_call(compute_task, task, ran_before=apart, on_crash=again_apart,
+                                reason=CRASHED_AGAIN, note=note, clear=clear)
             # (startswith: with --timeout the reason names the time limit's hard guard after it)
             crashed = any((r.error or "").startswith(CRASHED_AGAIN) for r in rows)
             if apart and crashed and item_id not in summary.crashed_again:
@@ -710,6 +738,8 @@ def score_blocks(
             # One transaction: a task's results land together or not at all; a row another run stored
             # meanwhile is not stored again (counted apart).
             stored = {row.key for row in store.add_new(rows)}
+            if task.item.item_id in noted:
+                noted[task.item.item_id] = True
             summary.changed_inputs += len(changed)
             if changed and task.item.item_id not in summary.changed_items:
                 summary.changed_items.append(task.item.item_id)
@@ -718,6 +748,7 @@ def score_blocks(
                     progress(row, summary)
             if in_process or task.item.item_id in earlier:
                 store.clear_in_flight([task.item.item_id])
+                noted.pop(task.item.item_id, None)
             for row in rows:
                 costs.add(row.metric, task.size, row.duration_s or 0.0)
                 left.remove(row.metric, task.size)
@@ -755,7 +786,7 @@ def score_blocks(
     except StoreError as exc:
         if results is None:  # nothing ran: the store cannot be used at all
             raise
-        raise RunStoppedError(exc, summary, store.url) from exc
+        raise RunStoppedError(exc, summary, store.url, _clear_after_stop(store, noted)) from exc
     finally:
         close = getattr(results, "close", None)
         if close is not None:
