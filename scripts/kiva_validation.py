@@ -772,7 +772,11 @@ def rho_intervals(rows: Sequence[dict[str, Any]], columns: dict[str, bool], *, r
 
     return {"replicates": replicates, "clusters": out.clusters,
             "metrics": {k: cells(v) for k, v in out.metrics.items()},
-            "minus_kiva": {k: cells(v) for k, v in out.differences.items()}}
+            "minus_kiva": {k: cells(v) for k, v in out.differences.items()},
+            # A macro of fewer robots than the table has (where a rho, or both rhos, is undefined).
+            "macro_robots": {kind: {k: list(v.macro_groups) for k, v in part.items()
+                                    if len(v.macro_groups) < len(out.clusters)}
+                             for kind, part in (("metrics", out.metrics), ("minus_kiva", out.differences))}}
 
 
 def by_group(rows: Sequence[dict[str, Any]], key: str, *, seed: int) -> dict[str, Any]:
@@ -856,15 +860,25 @@ def render(result: dict[str, Any]) -> str:
         lines += ["", "Spearman's rho with 95% intervals: paired cluster bootstrap, "
                   f"{ci['replicates']} replicates, each robot's clips redrawn within the robot ({clips}), "
                   "every segment of a drawn clip kept:", "", *head]
+        fewer = ci.get("macro_robots", {})
+
+        def macro_note(kind: str) -> list[str]:
+            part = {k: v for k, v in fewer.get(kind, {}).items() if k in order}
+            return ["", "Macro of fewer robots: " + "; ".join(
+                f"`{k}` {', '.join(v) or 'none'}" for k, v in part.items()) + "."] if part else []
+
         for k in [k for k in order if k in ci["metrics"]]:
             lines.append(f"| `{k}` | " + " | ".join(span(ci["metrics"][k][r]) for r in robots)
                          + f" | {span(ci['metrics'][k]['macro'])} | {span(ci['metrics'][k]['micro'])} |")
-        lines += ["", "Each metric's rho minus `kiva`'s, on the same replicates (an interval below 0: `kiva` "
+        lines += macro_note("metrics")
+        lines += ["", "Each metric's rho minus `kiva`'s, on the same replicates and the segments both "
+                  "scored, the macro over the robots where both have a rho (an interval below 0: `kiva` "
                   "ranks the segments better):", "", *head]
         for k in [k for k in order if k in ci["minus_kiva"]]:
             d = ci["minus_kiva"][k]
             lines.append(f"| `{k}` | " + " | ".join(span(d[r]) for r in robots)
                          + f" | {span(d['macro'])} | {span(d['micro'])} |")
+        lines += macro_note("minus_kiva")
     agreement = result.get("vlm_verdicts")
     if agreement:
         cells = [f"{r} {100 * a / n:.0f}% of {n}" if n else f"{r} n/a"

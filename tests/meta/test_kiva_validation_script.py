@@ -514,3 +514,27 @@ def test_a_reader_given_that_is_not_there_is_named(tmp_path: Path, monkeypatch) 
     monkeypatch.setattr(kv, "build_suite", lambda folder, *a, **k: folder / "suite.jsonl")
     with pytest.raises(SystemExit, match="reader-missing: no reader.pt there"):
         _prepare(tmp_path / "suite", tmp_path / "reader-missing", True)
+
+
+def test_a_column_without_values_on_a_robot_is_set_against_kiva_on_the_other_robot_only() -> None:
+    # psnr has no value on adroit: its macro minus kiva's was its fetch rho minus kiva's mean over both
+    # robots, and the table did not say that psnr's macro covers fetch alone.
+    rng = np.random.default_rng(7)
+    rows = _rows("fetch", 5, rng) + _rows("adroit", 5, rng)
+    for r in rows:
+        if r["robot"] == "adroit":
+            r["psnr"] = math.nan
+    columns = {"kiva": False, "kiva_true_keypoints": False, "psnr": True}
+    out = kv.evaluate(rows, columns, draws=20, seed=0)
+    ci = kv.rho_intervals(rows, columns, replicates=200, seed=0)
+    fetch = out["psnr"]["rho"]["fetch"]["rho"] - out["kiva"]["rho"]["fetch"]["rho"]
+    assert ci["minus_kiva"]["psnr"]["macro"][0] == pytest.approx(fetch)
+    assert ci["minus_kiva"]["psnr"]["micro"][0] == pytest.approx(fetch)  # the fetch segments alone
+    assert ci["macro_robots"] == {"metrics": {"psnr": ["fetch"]}, "minus_kiva": {"psnr": ["fetch"]}}
+    table = kv.render({"robots": ["fetch", "adroit"], "draws": 20, "stats": out, "rho_intervals": ci,
+                       "segments": {"fetch": 45, "adroit": 45}, "verdicts": {"fetch": "x", "adroit": "y"},
+                       "no_value": {}, "flagged": kv.flagged(rows),
+                       "by": {k: kv.by_group(rows, k, seed=0) for k in ("generator", "regime", "depth")}})
+    part = table[table.index("minus `kiva`'s"):]
+    assert part.count("Macro of fewer robots: `psnr` fetch.") == 1
+    assert "the macro over the robots where both have a rho" in part

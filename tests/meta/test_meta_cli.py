@@ -182,3 +182,28 @@ def test_agreement_names_the_file_without_rows(tmp_path):
     (tmp_path / "raters.csv").write_text("judge,item_id,axis,score\n")
     r = run("agreement", "--pred", tmp_path / "raters.csv", "--human", tmp_path / "human.csv")
     assert r.exit_code == 2 and f"{tmp_path / 'raters.csv'}: no rows of judge scores" in r.output, r.output
+
+
+def test_segments_notes_say_why_a_rho_is_missing_and_what_a_macro_averages(tmp_path):
+    # psnr takes one value on adroit: its cell and its difference from kiva were "-" with no note, and its
+    # macro (fetch alone) was set against kiva's over both robots as +0.949.
+    rows = ["robot,clip,verdict,kiva,psnr"]
+    for i, (v, k, p) in enumerate(zip(("Good", "Bad", "Medium", "Good", "Bad"), (0.1, 0.9, 0.5, 0.2, 0.7),
+                                      (30, 10, 20, 26, 12), strict=True)):
+        rows += [f"fetch,c{i},{v},{k},{p}", f"adroit,d{i},{v},{1 - k},20"]
+    path = tmp_path / "seg.csv"
+    path.write_text("\n".join(rows) + "\n")
+    args = ("segments", "--in", path, "--score", "kiva", "--score", "psnr:higher-better", "--group", "robot",
+            "--clip", "clip", "--reference", "kiva", "--replicates", 200)
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    assert ("note: Spearman's rho: no rho (the score takes one value on every scored segment): psnr adroit"
+            in r.output)
+    assert "note: Spearman's rho: macro averages fewer than the 2 groups: psnr over fetch" in r.output
+    assert "note: rho minus kiva's: macro averages fewer than the 2 groups: psnr over fetch" in r.output
+    out = json.loads(run(*args, "--json").output)
+    assert out["minus_reference"]["psnr"]["macro"]["rho"] == 0.0
+    assert out["minus_reference"]["psnr"]["macro"]["groups"] == ["fetch"]
+    assert out["rho"]["kiva"]["macro"]["groups"] == ["adroit", "fetch"]
+    assert out["rho"]["psnr"]["adroit"]["why"] == "the score takes one value on every scored segment"
+

@@ -60,11 +60,17 @@ def test_points_are_segment_spearman_and_every_draw_is_scipy_on_the_resample() -
             want = stats.spearmanr(np.repeat(s[m], w[b, m]), np.repeat(lv[m], w[b, m])).statistic
             assert got.micro.draws[b] == pytest.approx(want, abs=1e-9)
         assert np.allclose(got.macro.draws, (got.groups["fetch"].draws + got.groups["aloha"].draws) / 2)
-    # the difference is taken replicate by replicate on the same draw
+    # the difference is taken replicate by replicate on the same draw, and on the segments both scored:
+    # good without the three segments poor left unscored
     diff = out.differences["poor"]
-    assert np.allclose(diff.groups["fetch"].draws,
-                       out.metrics["poor"].groups["fetch"].draws - out.metrics["good"].groups["fetch"].draws)
-    assert diff.macro.rho == pytest.approx(out.metrics["poor"].macro.rho - out.metrics["good"].macro.rho)
+    on_both = segment_spearman_bootstrap({"good": np.where(np.isnan(scores["poor"]), np.nan, scores["good"])},
+                                         lv, groups, clusters, replicates=40, seed=7).metrics["good"]
+    for part in ("fetch", "aloha"):
+        assert np.allclose(diff.groups[part].draws,
+                           out.metrics["poor"].groups[part].draws - on_both.groups[part].draws)
+    assert np.allclose(diff.micro.draws, out.metrics["poor"].micro.draws - on_both.micro.draws)
+    assert diff.macro.rho == pytest.approx(out.metrics["poor"].macro.rho - on_both.macro.rho)
+    assert diff.micro.n == on_both.micro.n == int(np.isfinite(scores["poor"]).sum())
     assert set(out.differences) == {"poor"}
     assert out.clusters == {"aloha": 5, "fetch": 7}
 
@@ -148,3 +154,59 @@ def test_bad_input_names_what_is_wrong() -> None:
         segment_spearman_bootstrap({}, lv, groups, clusters)
     with pytest.raises(ValueError, match="n_replicates"):
         segment_spearman_bootstrap(scores, lv, groups, clusters, replicates=0)
+
+
+def _two_robots(psnr_on_adroit: float) -> tuple[dict[str, np.ndarray], np.ndarray, list[str], list[str]]:
+    """Fetch: 5 segments both scores rank alike; adroit: 5 that kiva ranks backwards, psnr one value (or
+    none)."""
+    levels = np.array([0.0, 2, 1, 0, 2] * 2)
+    kiva = np.array([0.1, 0.9, 0.5, 0.2, 0.7, 0.8, 0.1, 0.3, 0.9, 0.2])
+    psnr = np.r_[[30.0, 10, 20, 26, 12], [psnr_on_adroit] * 5]
+    groups = ["fetch"] * 5 + ["adroit"] * 5
+    return {"kiva": kiva, "psnr": -psnr}, levels, groups, [f"c{i}" for i in range(10)]
+
+
+def test_a_difference_pairs_groups_and_segments_both_metrics_score() -> None:
+    # psnr cannot rank adroit (one value there). Its macro (fetch alone, 0.949) minus kiva's over both robots
+    # (0.949 - 0.949 = 0) used to be reported as +0.949 with an interval excluding 0; on fetch, the one
+    # robot both rank, the two agree exactly.
+    fetch = stats.spearmanr([0, 2, 1, 0, 2], [0.1, 0.9, 0.5, 0.2, 0.7]).statistic  # 0.9487, both scores
+    scores, levels, groups, clusters = _two_robots(20.0)
+    out = segment_spearman_bootstrap(scores, levels, groups, clusters, reference="kiva", replicates=500)
+    psnr, kiva, d = out.metrics["psnr"], out.metrics["kiva"], out.differences["psnr"]
+    assert kiva.groups["adroit"].rho == pytest.approx(-fetch) and kiva.macro.rho == pytest.approx(0.0)
+    assert psnr.macro.rho == pytest.approx(fetch) and psnr.macro_groups == ("fetch",)
+    assert kiva.macro_groups == ("adroit", "fetch")
+    assert psnr.groups["adroit"].why == "the score takes one value on every scored segment"
+    assert d.groups["fetch"].rho == 0.0 and d.macro.rho == 0.0 and d.macro_groups == ("fetch",)
+    assert (d.macro.low, d.macro.high) == (0.0, 0.0)
+    assert "psnr's rho is undefined: the score takes one value" in d.groups["adroit"].why
+    # Both scored every segment, so the micro difference is of the two pooled rhos over all ten.
+    pooled = [stats.spearmanr(levels, s).statistic for s in (scores["psnr"], scores["kiva"])]
+    assert d.micro.rho == pytest.approx(pooled[0] - pooled[1]) and d.micro.n == 10
+    # psnr blank on adroit: its micro rests on fetch alone (0.949); kiva's on the same segments is 0.949
+    # too, where the difference used to be taken from kiva's micro over all ten (-0.039): +0.988.
+    scores, levels, groups, clusters = _two_robots(math.nan)
+    out = segment_spearman_bootstrap(scores, levels, groups, clusters, reference="kiva", replicates=500)
+    d = out.differences["psnr"]
+    assert out.metrics["psnr"].micro.rho == pytest.approx(fetch)
+    assert d.micro.rho == 0.0 and d.micro.n == 5 and np.nanmax(np.abs(d.micro.draws)) == 0.0
+    assert d.groups["adroit"].why == "no segment scored by both" and d.groups["adroit"].n == 0
+
+
+def test_an_undefined_rho_says_why() -> None:
+    # adroit: every verdict Good; aloha: two segments; fetch: rho 0.956. The rho cells were blank with no
+    # reason, and the macro (fetch alone) did not say it averaged one robot of three.
+    levels = np.array([0.0, 2, 1, 0, 2, 1, 0, 0, 0, 0, 2])
+    kiva = np.array([0.1, 0.9, 0.5, 0.2, 0.7, 0.3, 0.1, 0.6, 0.3, 0.2, 0.1])
+    groups = ["fetch"] * 6 + ["adroit"] * 3 + ["aloha"] * 2
+    clusters = ["c1", "c1", "c2", "c3", "c4", "c5", "d1", "d2", "d3", "e1", "e1"]
+    m = segment_spearman_bootstrap({"kiva": kiva}, levels, groups, clusters, replicates=200).metrics["kiva"]
+    assert m.groups["adroit"].why == "every scored segment's verdict is Good"
+    assert m.groups["aloha"].why == "2 scored segment(s); rho needs at least 3"
+    assert m.macro.rho == pytest.approx(stats.spearmanr(levels[:6], kiva[:6]).statistic)  # 0.956
+    assert m.macro_groups == ("fetch",) and m.macro.why is None
+    none = segment_spearman_bootstrap({"kiva": kiva[6:9]}, levels[6:9], groups[6:9], clusters[6:9],
+                                      replicates=50).metrics["kiva"]
+    assert none.macro.why == "no group has a defined rho" and none.macro_groups == ()
+    assert none.micro.why == "every scored segment's verdict is Good"

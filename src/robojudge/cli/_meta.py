@@ -244,15 +244,20 @@ def _span(rho: float, low: float, high: float, why: str | None = None) -> str:
 
 
 def _rho_notes(title: str, data: dict[str, Any], groups: list[str], replicates: int) -> list[str]:
-    """Why a rho has no interval, and the intervals that rest on fewer replicates than drawn."""
+    """Why a rho is undefined or has no interval, the intervals that rest on fewer replicates than drawn,
+    and the macros that average fewer groups than the table has."""
     notes: dict[str, list[str]] = {}
     for name, x in data.items():
         for part, p in (*((g, x.groups[g]) for g in groups), ("macro", x.macro), ("micro", x.micro)):
             if p.why is not None:
-                notes.setdefault(f"no interval ({p.why})", []).append(f"{name} {part}")
+                what = "no rho" if math.isnan(p.rho) else "no interval"
+                notes.setdefault(f"{what} ({p.why})", []).append(f"{name} {part}")
             elif not math.isnan(p.low) and p.replicates < replicates:
                 notes.setdefault("interval from fewer replicates than drawn (the others leave rho undefined)",
                                  []).append(f"{name} {part} {p.replicates} of {replicates}")
+        if 0 < len(x.macro_groups) < len(groups):
+            notes.setdefault(f"macro averages fewer than the {len(groups)} groups", []).append(
+                f"{name} over {', '.join(x.macro_groups)}")
     return [f"{title}: {text}: {', '.join(where)}" for text, where in notes.items()]
 
 
@@ -299,9 +304,11 @@ def segments(
 
     def cells(x: Any) -> dict[str, Any]:
         parts = {**x.groups, "macro": x.macro, "micro": x.micro}
-        return {k: {"rho": _num(v.rho), "low": _num(v.low), "high": _num(v.high), "n": v.n,
-                    "replicates": v.replicates, **({"why": v.why} if v.why else {})}
-                for k, v in parts.items()}
+        out = {k: {"rho": _num(v.rho), "low": _num(v.low), "high": _num(v.high), "n": v.n,
+                   "replicates": v.replicates, **({"why": v.why} if v.why else {})}
+               for k, v in parts.items()}
+        out["macro"]["groups"] = list(x.macro_groups)
+        return out
 
     def band(b: Any) -> Any:
         if isinstance(b, str):

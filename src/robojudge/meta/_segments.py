@@ -335,10 +335,11 @@ class RhoInterval:
         rho: The point value on the segments as they are (NaN where undefined).
         low: Lower end of the percentile interval over the replicates where it is defined.
         high: Upper end.
-        n: Segments scored (for a difference, those of the first metric).
+        n: Segments scored (for a difference, those both metrics scored).
         replicates: Replicates in which the value is defined (a resample may leave one side constant).
         draws: The value in every replicate, NaN where undefined.
-        why: Why there is no interval although ``rho`` is defined: its segments lie in fewer than
+        why: Why ``rho`` is undefined (fewer than 3 scored segments, one verdict or one score throughout,
+            no group to average), or why it has no interval: its segments lie in fewer than
             :data:`robojudge.meta.MIN_CLUSTERS` clusters, or it is defined in fewer than half of the
             replicates (None otherwise).
     """
@@ -354,11 +355,16 @@ class RhoInterval:
 
 @dataclass(frozen=True)
 class SegmentRhoIntervals:
-    """:class:`RhoInterval` per group, of the macro mean of the groups' rho, and of pooled (micro) rho."""
+    """:class:`RhoInterval` per group, of the macro mean of the groups' rho, and of pooled (micro) rho.
+
+    ``macro_groups`` names the groups the macro averages: those where the rho (of a difference: both
+    rhos) is defined.
+    """
 
     groups: dict[str, RhoInterval]
     macro: RhoInterval
     micro: RhoInterval
+    macro_groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -367,9 +373,9 @@ class SegmentRhoBootstrap:
 
     Attributes:
         metrics: Intervals of each metric's rho.
-        differences: With a ``reference``, each other metric's rho minus the reference's, replicate by
-            replicate (the same resample serves both, so the interval is of a paired difference); the
-            macro difference is of the two macros, each over the groups where that metric's rho is defined.
+        differences: With a ``reference``, each other metric's rho minus the reference's on the segments
+            both scored, replicate by replicate (the same resample serves both, so the interval is of a
+            paired difference); the macro difference averages the groups where both rhos are defined.
         reference: The metric the differences are taken against, or None.
         replicates: Resamples drawn.
         clusters: Clusters per group (what each replicate redraws within the group).
@@ -380,6 +386,25 @@ class SegmentRhoBootstrap:
     reference: str | None
     replicates: int
     clusters: dict[str, int]
+
+
+def _undefined_rho_reason(scores: npt.ArrayLike, levels: npt.ArrayLike) -> str | None:
+    """Why Spearman's rho of these segments is undefined, as :class:`Rho` leaves it (None if it is not)."""
+    s = np.asarray(scores, dtype=np.float64)
+    lv = np.asarray(levels, dtype=np.float64)
+    ok = np.isfinite(s)
+    n = int(ok.sum())
+    if n == 0:
+        return "no segment has a score"
+    if n < 3:
+        return f"{n} scored segment(s); rho needs at least 3"
+    y = lv[ok]
+    if np.all(y == y[0]):
+        name = next((k for k, v in VERDICT_LEVELS.items() if v == y[0]), f"level {y[0]:g}")
+        return f"every scored segment's verdict is {name}"
+    if np.all(s[ok] == s[ok][0]):
+        return "the score takes one value on every scored segment"
+    return None
 
 
 def _rho_replicates(s: FloatArray, lv: FloatArray, where: npt.NDArray[np.bool_],
@@ -398,17 +423,39 @@ def _rho_replicates(s: FloatArray, lv: FloatArray, where: npt.NDArray[np.bool_],
     return point, reps, int(idx.size)
 
 
-def _summary(point: float, reps: FloatArray, n: int, clusters: int, level: float) -> RhoInterval:
+@dataclass(frozen=True)
+class _Cell:
+    """One rho (or difference) before its interval: point, replicates, segments, clusters, why undefined."""
+
+    point: float
+    reps: FloatArray
+    n: int
+    clusters: int
+    why: str | None
+
+
+def _summary(c: _Cell, level: float) -> RhoInterval:
     from robojudge.meta._bootstrap import interval_gate, summarize_replicates
 
-    ok = np.isfinite(reps)
-    if math.isnan(point):
-        return RhoInterval(point, math.nan, math.nan, n, int(ok.sum()), reps)
-    keep, why, _ = interval_gate(np.array(int(ok.sum())), np.array(clusters), reps.size)
+    ok = np.isfinite(c.reps)
+    if math.isnan(c.point):
+        return RhoInterval(c.point, math.nan, math.nan, c.n, int(ok.sum()), c.reps, c.why)
+    keep, why, _ = interval_gate(np.array(int(ok.sum())), np.array(c.clusters), c.reps.size)
     if not keep:
-        return RhoInterval(point, math.nan, math.nan, n, int(ok.sum()), reps, str(why[()]))
-    low, high, _ = summarize_replicates(reps[None, :], level)
-    return RhoInterval(point, float(low[0]), float(high[0]), n, int(ok.sum()), reps)
+        return RhoInterval(c.point, math.nan, math.nan, c.n, int(ok.sum()), c.reps, str(why[()]))
+    low, high, _ = summarize_replicates(c.reps[None, :], level)
+    return RhoInterval(c.point, float(low[0]), float(high[0]), c.n, int(ok.sum()), c.reps)
+
+
+def _macro(per: Mapping[str, _Cell], replicates: int, none: str) -> tuple[_Cell, tuple[str, ...]]:
+    """The mean of the groups' cells where defined (in a replicate, NaN where any of them is), and those
+    groups; it is only as well resampled as its thinnest group."""
+    defined = tuple(grp for grp, c in per.items() if not math.isnan(c.point))
+    if not defined:
+        return _Cell(math.nan, np.full(replicates, math.nan), 0, 0, none), ()
+    cells = [per[grp] for grp in defined]
+    return _Cell(float(np.mean([c.point for c in cells])), np.mean(np.stack([c.reps for c in cells]), axis=0),
+                 sum(c.n for c in cells), min(c.clusters for c in cells), None), defined
 
 
 def segment_spearman_bootstrap(scores: Mapping[str, npt.ArrayLike], levels: npt.ArrayLike,
@@ -422,10 +469,13 @@ def segment_spearman_bootstrap(scores: Mapping[str, npt.ArrayLike], levels: npt.
     with replacement, as many in each group (embodiment) as the group has, and keeps every segment of a
     drawn cluster as often as it was drawn (:class:`robojudge.meta.ClusterBootstrap`, the design of
     RoboJudge App. E.1's judge intervals). Rho of a replicate is computed exactly on the resample, ties
-    included (:class:`robojudge.meta.RankCorrelation`). Every metric sees the same replicates, so the
-    interval of a difference (``reference``) is paired. A metric's rho uses the segments it scored
-    (NaN left out, as in :func:`segment_spearman`); macro is the mean over the groups whose rho is
-    defined on the full data, undefined in a replicate where one of them is.
+    included (:class:`robojudge.meta.RankCorrelation`). Every metric sees the same replicates. A metric's
+    rho uses the segments it scored (NaN left out, as in :func:`segment_spearman`); macro is the mean over
+    the groups whose rho is defined on the full data, undefined in a replicate where one of them is.
+
+    A difference (``reference``) is paired in every part: per group and micro, both rhos are taken on the
+    segments both metrics scored, and the macro difference averages the groups where both are defined,
+    so a metric that cannot rank one group is not credited with the reference's failure there.
 
     Args:
         scores: Oriented scores per metric (higher = worse, :func:`orient`), one per segment.
@@ -465,38 +515,41 @@ def segment_spearman_bootstrap(scores: Mapping[str, npt.ArrayLike], levels: npt.
     names = sorted(set(groups))
     everything = np.ones(n, dtype=bool)
 
-    def n_clusters(where: npt.NDArray[np.bool_]) -> int:
-        return int(np.unique(boot.item_cluster[where]).size)
+    def cell(s: FloatArray, where: npt.NDArray[np.bool_]) -> _Cell:
+        point, reps, scored = _rho_replicates(s, lv, where, weights)
+        used = where & np.isfinite(s)
+        why = _undefined_rho_reason(s[where], lv[where]) if math.isnan(point) else None
+        return _Cell(point, reps, scored, int(np.unique(boot.item_cluster[used]).size), why)
 
-    raw: dict[str, dict[str, tuple[float, FloatArray, int, int]]] = {}
-    for metric, s in arrays.items():
-        scored = np.isfinite(s)
-        per = {grp: (*_rho_replicates(s, lv, g == grp, weights), n_clusters((g == grp) & scored))
-               for grp in names}
-        defined = [grp for grp in names if not math.isnan(per[grp][0])]
-        if defined:
-            macro_point = float(np.mean([per[grp][0] for grp in defined]))
-            macro_reps = np.mean(np.stack([per[grp][1] for grp in defined]), axis=0)  # NaN if any is
-        else:
-            macro_point, macro_reps = math.nan, np.full(replicates, math.nan)
-        # The macro mean is only as well resampled as its thinnest group.
-        macro_clusters = min((per[grp][3] for grp in defined), default=0)
-        raw[metric] = {**per, "\x00macro": (macro_point, macro_reps, sum(per[grp][2] for grp in defined),
-                                            macro_clusters),
-                       "\x00micro": (*_rho_replicates(s, lv, everything, weights), n_clusters(scored))}
+    def intervals(per: dict[str, _Cell], micro: _Cell, none: str) -> SegmentRhoIntervals:
+        macro, averaged = _macro(per, replicates, none)
+        return SegmentRhoIntervals({grp: _summary(per[grp], level) for grp in names}, _summary(macro, level),
+                                   _summary(micro, level), averaged)
 
-    def intervals(cells: dict[str, tuple[float, FloatArray, int, int]]) -> SegmentRhoIntervals:
-        return SegmentRhoIntervals({grp: _summary(*cells[grp], level) for grp in names},
-                                   _summary(*cells["\x00macro"], level), _summary(*cells["\x00micro"], level))
-
-    metrics = {metric: intervals(cells) for metric, cells in raw.items()}
+    metrics = {metric: intervals({grp: cell(s, g == grp) for grp in names}, cell(s, everything),
+                                 "no group has a defined rho")
+               for metric, s in arrays.items()}
     differences = {}
     if reference is not None:
-        ref = raw[reference]
-        for metric, cells in raw.items():
+        ref = arrays[reference]
+
+        def minus(metric: str, where: npt.NDArray[np.bool_]) -> _Cell:
+            a, b = cell(arrays[metric], where), cell(ref, where)
+            why = None
+            if not a.n:
+                why = "no segment scored by both"
+            elif a.why is not None and a.why == b.why:
+                why = f"on the segments both scored, both rhos are undefined: {a.why}"
+            elif math.isnan(a.point) or math.isnan(b.point):
+                why = "; ".join(f"on the segments both scored, {k}'s rho is undefined: {c.why}"
+                                for k, c in ((metric, a), (reference, b)) if c.why)
+            return _Cell(a.point - b.point, a.reps - b.reps, a.n, a.clusters, why)
+
+        for metric, s in arrays.items():
             if metric == reference:
                 continue
-            differences[metric] = intervals({k: (x[0] - ref[k][0], x[1] - ref[k][1], x[2],
-                                                 min(x[3], ref[k][3])) for k, x in cells.items()})
+            both = np.isfinite(s) & np.isfinite(ref)
+            differences[metric] = intervals({grp: minus(metric, (g == grp) & both) for grp in names},
+                                            minus(metric, both), "no group where both rhos are defined")
     per_group = {grp: len({k for k, x in zip(keys, groups, strict=True) if x == grp}) for grp in names}
     return SegmentRhoBootstrap(metrics, differences, reference, replicates, per_group)
