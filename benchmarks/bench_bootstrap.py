@@ -6,8 +6,10 @@ Run with::
 
 Synthetic data shaped like RoboJudge-Bench: ``--items`` items on two axes (PA, IA) with integer human
 scores 1-5, grouped into clips of about 1.4 items in 8 source strata, and ``--judges`` judges whose
-scores are noisy copies of the human scores (integers, with 2% unscored). ``--continuous`` gives the
-judges continuous scores instead, which takes the slower item-level path for Spearman's rho.
+scores are noisy copies of the human scores (integers, with 2% unscored at random: ``--missing``).
+``--continuous`` gives the judges continuous scores instead, which takes the slower item-level path for
+Spearman's rho. Judges that left different items unscored are compared on the items both scored, which
+bootstraps both again without the others' items; ``--missing 0`` times judges that scored every item.
 
 Prints the seconds for: drawing the replicate weights, the full report with Spearman, the report
 without Spearman (``rank_stats=False``), and the report with no judge-pair differences.
@@ -29,6 +31,7 @@ def main() -> None:
     ap.add_argument("--judges", type=int, default=30)
     ap.add_argument("--items", type=int, default=800)
     ap.add_argument("--continuous", action="store_true")
+    ap.add_argument("--missing", type=float, default=0.02, help="Share of each judge's scores left blank.")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     n = args.items
@@ -41,7 +44,7 @@ def main() -> None:
         for a, y in human.items():
             p = y + rng.normal(0, 0.6 + 0.05 * j, n)
             p = p if args.continuous else np.clip(np.round(p), 1, 5)
-            p[rng.random(n) < 0.02] = np.nan
+            p[rng.random(n) < args.missing] = np.nan
             pred[f"judge{j:02d}"][a] = p
 
     def timed(label: str, **kw: object) -> None:
@@ -53,7 +56,7 @@ def main() -> None:
     ClusterBootstrap(clusters, strata, args.replicates, seed=1)
     print(f"{'draw weights':<44s} {time.perf_counter() - t0:7.2f} s")
     print(f"{args.replicates} replicates x {n} items x 2 axes x {args.judges} judges"
-          f" ({'continuous' if args.continuous else 'integer'} judge scores)")
+          f" ({'continuous' if args.continuous else 'integer'} judge scores, {args.missing:.0%} unscored)")
     timed("report, Spearman, all judge pairs")
     timed("report, no Spearman, all judge pairs", rank_stats=False)
     timed("report, Spearman, no pairs", pairs=[])

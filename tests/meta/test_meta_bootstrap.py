@@ -14,6 +14,7 @@ from robojudge.meta import (
     overall,
     percentile_interval,
     stats_from_sums,
+    summarize_replicates,
 )
 from robojudge.meta._report import _BOOT, _replicates
 
@@ -105,9 +106,12 @@ def test_agreement_table_points_cis_and_differences():
         for k in ("pearson", "spearman", "exact", "mse"):
             e = rep.cells["good"][t].stats[k]
             assert e.low <= e.value <= e.high and e.se > 0
+    # good left 5 PA items unscored: the pair is compared without them, bad's scores of them left out.
     d = rep.differences["good", "bad"][OVERALL]["pearson"]
-    assert d.value == pytest.approx(rep.cells["good"][OVERALL].stats["pearson"].value
-                                    - rep.cells["bad"][OVERALL].stats["pearson"].value)
+    bad = {a: np.where(np.isnan(pred["good"][a]), np.nan, v) for a, v in pred["bad"].items()}
+    assert d.value == pytest.approx(overall({a: (pred["good"][a], human[a]) for a in human}).pearson
+                                    - overall({a: (bad[a], human[a]) for a in human}).pearson)
+    assert rep.shared["good", "bad"] == {"pa": 115, "ia": 120, OVERALL: 235}
     assert d.low > 0  # the less noisy judge is reliably better
     assert len(rep.cells["good"]["pa"].confusion) == 5
     again = agreement_table(pred, human, clusters, strata, bootstrap=400, seed=3)
@@ -156,3 +160,72 @@ def test_bootstrap_coverage_bivariate_normal():
         e = rep.cells["j"]["a"].stats["pearson"]
         hits += e.low <= 0.5 <= e.high
     assert 0.88 <= hits / 200 <= 0.99
+
+
+def test_a_judge_pair_is_compared_on_the_items_both_scored():
+    # Judges a and b give the same scores on i0-i4; a leaves i5-i7 blank and b gets them wrong. Each cell
+    # rests on its own items (a: r 1, Acc 1, MSE 0; b on all 8: r 0.290, Acc 5/8, MSE (16 + 4 + 4) / 8 = 3);
+    # the difference used to subtract those (0.710, 0.375, -3.0, intervals excluding 0) though on the items
+    # both scored the two judges are identical.
+    human = {"pa": np.array([1.0, 4, 2, 5, 3, 1, 4, 2])}
+    b = np.array([1.0, 4, 2, 5, 3, 5, 2, 4])
+    a = np.where(np.arange(8) < 5, b, np.nan)
+    rep = agreement_table({"a": {"pa": a}, "b": {"pa": b}}, human, bootstrap=500, seed=2)
+    assert rep.cells["b"]["pa"].stats["pearson"].value == pytest.approx(stats.pearsonr(b, human["pa"])[0])
+    assert rep.cells["b"]["pa"].stats["mse"].value == pytest.approx(3.0)
+    for t in ("pa", OVERALL):
+        for k in ("pearson", "spearman", "kendall", "exact", "within_one", "mse", "mae", "bias"):
+            e = rep.differences["a", "b"][t][k]
+            assert e.value == 0.0, (t, k)
+            if k != "kendall":
+                assert e.low == e.high == 0.0, (t, k)  # every replicate draws the same items for both
+    assert rep.shared["a", "b"] == {"pa": 5, OVERALL: 5}
+    assert rep.to_dict()["differences"][0]["n"] == {"pa": 5, OVERALL: 5}
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_pair_replicates_are_each_judges_replicates_on_the_shared_items(continuous):
+    # Each side of a difference is the judge bootstrapped without the items the other left unscored
+    # (PA and IA apart), on the same draws; a pair that scored the same items keeps the plain difference.
+    rng = np.random.default_rng(4)
+    n = 90
+    human = {a: rng.integers(1, 6, n).astype(float) for a in ("pa", "ia")}
+    pred = {}
+    for j, noise in (("a", 0.5), ("b", 1.0), ("c", 0.8)):
+        pred[j] = {}
+        for a, y in human.items():
+            p = y + rng.normal(0, noise, n)
+            pred[j][a] = p if continuous else np.clip(np.round(p), 1, 5)
+    for j, a, k in (("a", "pa", 7), ("b", "ia", 11), ("b", "pa", 3)):
+        pred[j][a][rng.choice(n, k, replace=False)] = np.nan
+    pred["c"] = {a: np.where(np.isnan(pred["a"][a]), np.nan, pred["c"][a]) for a in human}  # a's items
+    clusters = np.arange(n) // 3
+    rep = agreement_table(pred, human, clusters, bootstrap=200, seed=9)
+    boot = ClusterBootstrap(clusters, None, 200, seed=9)
+    for a, b in (("a", "b"), ("b", "c"), ("a", "c")):
+        keep = {ax: np.isfinite(pred[a][ax]) & np.isfinite(pred[b][ax]) for ax in human}
+        on = {j: {ax: np.where(keep[ax], pred[j][ax], np.nan) for ax in human} for j in (a, b)}
+        reps = _replicates(boot, (a, b), ("pa", "ia"), on, human, (1, 5), True, chunk=64)
+        low, high, se = summarize_replicates(reps[0] - reps[1], 0.95)
+        for ti, t in enumerate(("pa", "ia", OVERALL)):
+            want = overall({ax: (on[a][ax], human[ax]) for ax in human}) if t == OVERALL else \
+                axis_stats(on[a][t], human[t])
+            assert rep.shared[a, b][t] == want.n
+            for bi, k in enumerate(_BOOT):
+                e = rep.differences[a, b][t][k]
+                assert (e.low, e.high, e.se) == pytest.approx((low[ti, bi], high[ti, bi], se[ti, bi]),
+                                                              abs=1e-9), (a, b, t, k)
+    assert rep.shared["a", "c"]["pa"] == rep.cells["a"]["pa"].n == rep.cells["c"]["pa"].n  # same items
+
+
+def test_the_overall_interval_is_gated_by_its_thinner_axis():
+    # PA scored on 8 items, IA on 1. The Overall Acc (0.25 + 1) / 2 = 0.625 used to get an interval (about
+    # [0.56, 0.81]) because its items lay in 8 clusters, though the IA half rests on one item that never
+    # varies (and gets no interval of its own); the leaderboard already gates the Overall by its thinner axis.
+    human = {"pa": np.array([1.0, 4, 2, 5, 3, 1, 4, 2]), "ia": np.array([1.0, 3, 5, 2, 4, 1, 3, 5])}
+    pred = {"j": {"pa": np.array([1.0, 3, 5, 2, 4, 1, 3, 5]), "ia": np.r_[1.0, [np.nan] * 7]}}
+    rep = agreement_table(pred, human, bootstrap=1000, seed=0)
+    e = rep.cells["j"][OVERALL].stats["exact"]
+    assert e.value == pytest.approx((2 / 8 + 1) / 2)
+    assert math.isnan(e.low) and math.isnan(e.high) and "1 cluster" in e.why
+    assert not math.isnan(rep.cells["j"]["pa"].stats["exact"].low)  # PA alone has 8 clusters

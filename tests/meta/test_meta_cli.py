@@ -207,3 +207,19 @@ def test_segments_notes_say_why_a_rho_is_missing_and_what_a_macro_averages(tmp_p
     assert out["rho"]["kiva"]["macro"]["groups"] == ["adroit", "fetch"]
     assert out["rho"]["psnr"]["adroit"]["why"] == "the score takes one value on every scored segment"
 
+
+def test_agreement_differences_give_the_items_both_judges_scored(tmp_path):
+    # a leaves i5-i7 blank where b is wrong: the table showed a - b as pearson 0.710, acc 0.375 and mse -3.0
+    # without saying the two cells rest on different items; on the 5 both scored they are identical.
+    human, pred = ["item_id,axis,score"], ["item_id,axis,score,judge"]
+    for i, (h, p) in enumerate(zip((1, 4, 2, 5, 3, 1, 4, 2), (1, 4, 2, 5, 3, 5, 2, 4), strict=True)):
+        human.append(f"i{i},pa,{h}")
+        pred += [f"i{i},pa,{p if i < 5 else ''},a", f"i{i},pa,{p},b"]
+    (tmp_path / "h.csv").write_text("\n".join(human) + "\n")
+    (tmp_path / "p.csv").write_text("\n".join(pred) + "\n")
+    r = run("agreement", "--pred", tmp_path / "p.csv", "--human", tmp_path / "h.csv", "--bootstrap", 300)
+    assert r.exit_code == 0, r.output
+    part = r.output[r.output.index("paired differences"):]
+    zero = "0.000 [0.000, 0.000]"
+    assert f"│ a │ b │ pa      │ 5 (5/8) │ {zero} │ {zero} │ {zero} │" in part
+    assert "note: differences are taken on the n items both judges scored; (a/b): each judge's own" in part

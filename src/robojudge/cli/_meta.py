@@ -120,6 +120,12 @@ def _interval_notes(report: AgreementReport) -> list[str]:
     return out
 
 
+def _shared(report: AgreementReport, a: str, b: str, target: str) -> str:
+    """The items a pair's difference rests on, and each judge's own where that is more."""
+    n, na, nb = report.shared[a, b][target], report.cells[a][target].n, report.cells[b][target].n
+    return str(n) if n == na == nb else f"{n} ({na}/{nb})"
+
+
 #: The statistics of an agreement table: column header and key in the report's stats.
 _STATS = (("pearson", "pearson"), ("spearman", "spearman"), ("kendall", "kendall"), ("acc", "exact"),
           ("within 1", "within_one"), ("mse", "mse"), ("mae", "mae"), ("bias", "bias"))
@@ -177,11 +183,15 @@ def _print_report(report: AgreementReport) -> None:
             console.print(table)
     if report.differences and report.n_replicates:
         pairs = [(a, b, t, st) for (a, b), per in report.differences.items() for t, st in per.items()]
+        shared = [_shared(report, a, b, t) for a, b, t, _ in pairs]
         keys = [["a", *(a for a, _, _, _ in pairs)], ["b", *(b for _, b, _, _ in pairs)],
-                ["target", *(t for _, _, t, _ in pairs)]]
+                ["target", *(t for _, _, t, _ in pairs)], ["n", *shared]]
         stats = [[col, *(_fmt(st[key]) for _, _, _, st in pairs)] for col, key in _DIFFERENCES]
         for table in _fitted(f"paired differences (a - b){ci}", keys, stats, width):
             console.print(table)
+        if any(" " in x for x in shared):
+            console.print("note: differences are taken on the n items both judges scored; (a/b): each "
+                          "judge's own", highlight=False, markup=False)
     for note in _interval_notes(report):
         console.print(f"note: {note}", highlight=False, markup=False)
 

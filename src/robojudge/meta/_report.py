@@ -29,6 +29,8 @@ OVERALL = "overall"
 STATISTICS = ("pearson", "spearman", "kendall", "exact", "within_one", "mse", "mae", "bias")
 _BOOT = ("pearson", "spearman", "exact", "within_one", "mse", "mae", "bias")
 _BOOT_COLS = [STATISTICS.index(k) for k in _BOOT]
+#: Judge pairs whose replicate differences are held in memory at once.
+_PAIR_BLOCK = 16
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,10 @@ class AgreementReport:
     Attributes:
         cells: ``cells[judge][axis or "overall"]``.
         differences: ``differences[(judge_a, judge_b)][axis or "overall"][statistic]``, the estimate
-            of ``a - b`` with the interval of the paired replicate differences.
+            of ``a - b`` on the items both judges scored, with the interval of the paired replicate
+            differences.
+        shared: ``shared[(judge_a, judge_b)][axis or "overall"]``, the items (Overall: pairs over the
+            axes) both judges scored, on which their difference is taken.
     """
 
     judges: tuple[str, ...]
@@ -82,6 +87,7 @@ class AgreementReport:
     n_strata: int
     cells: dict[str, dict[str, CellReport]]
     differences: dict[tuple[str, str], dict[str, dict[str, Estimate]]] = field(default_factory=dict)
+    shared: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary; NaN becomes None."""
@@ -106,13 +112,35 @@ class AgreementReport:
                               **({"confusion": c.confusion} if c.confusion is not None else {})}
                           for a, c in per.items()} for j, per in self.cells.items()},
             "differences": [{"a": a, "b": b, "axes": {ax: {k: est(v) for k, v in st.items()}
-                                                      for ax, st in per.items()}}
+                                                      for ax, st in per.items()},
+                             **({"n": self.shared[a, b]} if (a, b) in self.shared else {})}
                             for (a, b), per in self.differences.items()],
         }
 
 
 def _point(s: AxisStats) -> dict[str, float]:
     return {k: float(getattr(s, k)) for k in STATISTICS}
+
+
+def _targets(xj: Mapping[str, FloatArray], h: Mapping[str, FloatArray], axes: tuple[str, ...],
+             scale: tuple[int, int]) -> list[AxisStats]:
+    """One judge's statistics per axis, then the pooled Overall."""
+    return [*(axis_stats(xj[a], h[a], scale) for a in axes), overall({a: (xj[a], h[a]) for a in axes}, scale)]
+
+
+def _without(xj: Mapping[str, FloatArray], drop: Sequence[npt.NDArray[np.bool_]], axes: tuple[str, ...]
+             ) -> dict[str, FloatArray] | None:
+    """A judge's scores with the items ``drop[axis]`` left unscored; None when none is dropped."""
+    if not any(m.any() for m in drop):
+        return None
+    return {a: np.where(m, np.nan, xj[a]) for a, m in zip(axes, drop, strict=True)}
+
+
+def _clusters_by_target(boot: ClusterBootstrap, scored: Sequence[npt.NDArray[np.bool_]]) -> list[int]:
+    """Clusters holding the ``scored`` items of each axis; the Overall counts those of its thinner axis, as
+    the generator leaderboard does (one axis on one clip must not pass the gate on the other's clips)."""
+    per = [int(np.unique(boot.item_cluster[m]).size) for m in scored]
+    return [*per, min(per)]
 
 
 def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
@@ -165,14 +193,13 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
         if p[0] not in x or p[1] not in x:
             raise ValueError(f"unknown judge in pair {p}")
     targets = (*axes, OVERALL)
+    scored = {j: [np.isfinite(x[j][a]) & np.isfinite(h[a]) for a in axes] for j in judges}
 
     point = np.full((len(judges), len(targets), len(STATISTICS)), np.nan)
     counts: dict[tuple[int, int], tuple[int, int]] = {}
     confusions: dict[tuple[int, int], list[list[int]]] = {}
     for ji, j in enumerate(judges):
-        per = [axis_stats(x[j][a], h[a], scale) for a in axes]
-        tot = overall({a: (x[j][a], h[a]) for a in axes}, scale)
-        for ti, s in enumerate((*per, tot)):
+        for ti, s in enumerate(_targets(x[j], h, axes, scale)):
             point[ji, ti] = [_point(s)[k] for k in STATISTICS]
             counts[ji, ti] = (s.n, s.n_unscored)
         for ai, a in enumerate(axes):
@@ -191,10 +218,7 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
         reps = _replicates(boot, judges, axes, x, h, scale, rank_stats, chunk)
         low[..., _BOOT_COLS], high[..., _BOOT_COLS], se[..., _BOOT_COLS] = summarize_replicates(reps, level)
         for ji, j in enumerate(judges):
-            scored = [np.isfinite(x[j][a]) & np.isfinite(h[a]) for a in axes]
-            for ai, m in enumerate(scored):
-                cell_clusters[ji, ai] = np.unique(boot.item_cluster[m]).size
-            cell_clusters[ji, len(axes)] = np.unique(boot.item_cluster[np.any(scored, axis=0)]).size
+            cell_clusters[ji] = _clusters_by_target(boot, scored[j])
         _gate(point, low, high, se, why, used, reps, cell_clusters, bootstrap, rank_stats)
 
     cells: dict[str, dict[str, CellReport]] = {}
@@ -206,24 +230,46 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
                   for si, k in enumerate(STATISTICS)}
             cells[j][t] = CellReport(*counts[ji, ti], st, confusions.get((ji, ti)))
 
-    differences: dict[tuple[str, str], dict[str, dict[str, Estimate]]] = {}
+    # A pair is compared on the items both judges scored: a judge that abstains on the hard items would
+    # otherwise look better. A judge that scored items the other did not is taken again without them.
     idx = [(judges.index(a), judges.index(b)) for a, b in pair_list]
-    d_point = np.array([point[ia] - point[ib] for ia, ib in idx]).reshape(len(idx), *point.shape[1:])
+    both = [[u & v for u, v in zip(scored[a], scored[b], strict=True)] for a, b in pair_list]
+
+    def side(pi: int, at: int) -> dict[str, FloatArray] | None:
+        j = pair_list[pi][at]
+        return _without(x[j], [u & ~m for u, m in zip(scored[j], both[pi], strict=True)], axes)
+
+    d_point = np.full((len(idx), len(targets), len(STATISTICS)), np.nan)
+    shared: dict[tuple[str, str], dict[str, int]] = {}
+    for pi, (a, b) in enumerate(pair_list):
+        sides: list[FloatArray] = []
+        for at, ji in enumerate(idx[pi]):
+            view = side(pi, at)
+            sides.append(point[ji] if view is None else
+                         np.array([list(_point(t).values()) for t in _targets(view, h, axes, scale)]))
+        d_point[pi] = sides[0] - sides[1]
+        shared[a, b] = {**{ax: int(m.sum()) for ax, m in zip(axes, both[pi], strict=True)},
+                        OVERALL: int(sum(m.sum() for m in both[pi]))}
     d_lo, d_hi, d_se = (np.full_like(d_point, np.nan) for _ in range(3))
     d_why = np.full(d_point.shape, None, dtype=object)
     d_used = np.full(d_point.shape, None, dtype=object)
-    if reps is not None:
+    if reps is not None and boot is not None:
         # Blocks of pairs bound the memory of the replicate differences.
-        for start in range(0, len(idx), 32):
-            block = idx[start:start + 32]
-            d = reps[[i for i, _ in block]] - reps[[k for _, k in block]]
+        for start in range(0, len(idx), _PAIR_BLOCK):
+            block = range(start, min(start + _PAIR_BLOCK, len(idx)))
+            # The block's judges taken without some items, bootstrapped together on the same draws.
+            views = {f"{pi}:{at}": v for pi in block for at in (0, 1) if (v := side(pi, at)) is not None}
+            r = (dict(zip(views, _replicates(boot, tuple(views), axes, views, h, scale, rank_stats, chunk),
+                          strict=True)) if views else {})
+            d = np.stack([r.get(f"{pi}:0", reps[idx[pi][0]]) - r.get(f"{pi}:1", reps[idx[pi][1]])
+                          for pi in block])
+            pair_clusters = np.array([_clusters_by_target(boot, both[pi]) for pi in block])
             sl = slice(start, start + len(block))
             d_lo[sl, ..., _BOOT_COLS], d_hi[sl, ..., _BOOT_COLS], d_se[sl, ..., _BOOT_COLS] = (
                 summarize_replicates(d, level))
-            pair_clusters = np.minimum(cell_clusters[[i for i, _ in block]],
-                                       cell_clusters[[k for _, k in block]])
             _gate(d_point[sl], d_lo[sl], d_hi[sl], d_se[sl], d_why[sl], d_used[sl], d, pair_clusters,
                   bootstrap, rank_stats)
+    differences: dict[tuple[str, str], dict[str, dict[str, Estimate]]] = {}
     for pi, pair in enumerate(pair_list):
         differences[pair[0], pair[1]] = {
             t: {k: Estimate(float(d_point[pi, ti, si]), float(d_lo[pi, ti, si]), float(d_hi[pi, ti, si]),
@@ -232,7 +278,8 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
             for ti, t in enumerate(targets)}
 
     return AgreementReport(judges, axes, n, bootstrap, seed, level,
-                           boot.n_clusters if boot else 0, boot.n_strata if boot else 0, cells, differences)
+                           boot.n_clusters if boot else 0, boot.n_strata if boot else 0, cells, differences,
+                           shared)
 
 
 def _gate(point: FloatArray, low: FloatArray, high: FloatArray, se: FloatArray, why: npt.NDArray[np.object_],
