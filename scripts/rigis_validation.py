@@ -197,20 +197,33 @@ def render(result: Mapping[str, Any], robots: Sequence[str], reasons: Mapping[st
                 continue
             miss = f", {g.unscored} unscored" if g.unscored else ""
             cells.append(f"{_fmt(g.rho)} / {_fmt(g.rank_accuracy)} ({g.n}{miss})")
-        # A mean over fewer robots than the table's is not comparable with the others: say so.
-        part = f" ({a.defined} of {len(robots)})" if a.defined < len(robots) and a.defined else ""
+        # A mean over fewer robots than the table's is not comparable with the others: say so. A constant
+        # metric has a rank accuracy (0) where it has no rho, so each mean has its own count.
         lines.append(f"| `{name}` | {kinds.get(name, '')} | " + " | ".join(cells)
-                     + f" | {_fmt(a.rho)}{part} | {_fmt(a.rank_accuracy)}{part} |")
+                     + f" | {_fmt(a.rho)}{_of(a.defined, robots)} | {_fmt(a.rank_accuracy)}"
+                     f"{_of(a.defined_accuracy, robots)} |")
     out = "\n".join(lines) + "\n"
-    notes = []
+    notes, no_rho = [], []
     for m in sorted(result):
-        empty = [r for r in robots if r in result[m].groups and result[m].groups[r].n == 0]
+        groups = result[m].groups
+        empty = [r for r in robots if r in groups and groups[r].n == 0]
         if empty:
             why = reasons.get(f"{m}@{empty[0]}", reasons.get(m, "no value"))
             notes.append(f"`{m}` on {', '.join(empty)}: {why}")
+        by_why: dict[str, list[str]] = {}
+        for r in robots:
+            if r in groups and groups[r].n and groups[r].why is not None:
+                by_why.setdefault(str(groups[r].why), []).append(r)
+        no_rho += [f"`{m}` on {', '.join(rs)}: {why}" for why, rs in by_why.items()]
     if notes:
         out += "\nNo value on any rollout of a robot:\n\n" + "".join(f"* {n}\n" for n in notes)
+    if no_rho:
+        out += "\nNo rho (`-`) where a robot has values:\n\n" + "".join(f"* {n}\n" for n in no_rho)
     return out
+
+
+def _of(count: int, robots: Sequence[str]) -> str:
+    return f" ({count} of {len(robots)})" if 0 < count < len(robots) else ""
 
 
 def write_table(path: Path, table: str) -> None:

@@ -101,3 +101,16 @@ def test_select_sensitivity_table(wide):
     assert res.exit_code == 0, res.output
     assert "0.8 (1): ds_jepa_similarity" in res.output
     assert "0.9 (0): none (RoboPhyscore undefined)" in res.output
+
+
+def test_select_prints_why_a_min_r_is_undefined(tmp_path):
+    # iq1_ssim is constant: its row read "nan" with no reason, and the JSON's reason was null.
+    path = tmp_path / "sel.csv"
+    path.write_text("config,iq1_psnr,iq1_ssim,ts_vlm2\nA,25,0.5,0.5\nB,20,0.5,0.5\nC,30,0.5,0.6\nD,22,0.5,0.3\n")
+    res = _invoke("select", "--in", path, "--by", "config", "--targets", "ts_vlm2")
+    assert res.exit_code == 0, res.output
+    assert "note: no min r (values of iq1_ssim are constant): iq1_ssim" in " ".join(res.stdout.split())
+    res = _invoke("select", "--in", path, "--by", "config", "--targets", "ts_vlm2", "--json")
+    out = json.loads(res.stdout)
+    assert out["min_r"]["iq1_ssim"] is None and out["reason"] is None
+    assert out["min_r_why"] == {"iq1_ssim": "values of iq1_ssim are constant"}

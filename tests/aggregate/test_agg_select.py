@@ -58,3 +58,16 @@ def test_sensitivity_rows():
     assert rows[1].selected is None and rows[1].agreement is None and rows[1].n_metrics == 0
     refs = threshold_sensitivity(_table(), ["t1", "t2"], [0.5], references={"human": np.array(T2)})
     assert refs[0].agreement is not None and set(refs[0].agreement) == {"human"}
+
+
+def test_an_undefined_min_r_says_why() -> None:
+    # Metric c is constant, d shares two configurations with the targets: their min r was NaN with no
+    # reason (the selection's own reason is only given when nothing can be computed at all).
+    table = {**_table(), "d": [0.5, 0.1, math.nan, math.nan]}
+    sel = select_metrics(table, ["t1", "t2"], 0.98)
+    assert sel.selected == ("a",) and sel.reason is None
+    assert sel.why == {"c": "values of c are constant", "d": "fewer than 3 configurations with both values"}
+    assert math.isnan(sel.min_r["d"]) and "a" not in sel.why and "b" not in sel.why
+    flat = agreement([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])
+    assert flat.why == "scores are constant" and agreement([1.0, 2.0], [1.0, 3.0]).why is not None
+    assert agreement([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 5.0, 8.0]).why is None

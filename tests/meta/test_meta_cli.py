@@ -94,8 +94,10 @@ def test_compare_says_why_a_constant_column_has_no_statistics(tmp_path):
     (tmp_path / "c.csv").write_text("s,t\n1,2\n1,4\n1,5\n")
     r = run("compare", "--in", tmp_path / "c.csv", "--score", "s", "--target", "t", "--json")
     assert r.exit_code == 0, r.output
-    assert "s or t takes one value in every complete row" in r.output
-    assert json.loads(r.output[r.output.index("{"):])["pearson"] is None
+    said = "s vs t: the correlations and the fit are undefined: scores are constant (3 complete rows"
+    assert said in r.output
+    out = json.loads(r.output[r.output.index("{"):])
+    assert out["pearson"] is None and out["why"] == "scores are constant"
 
 
 def _segment_csv(tmp_path, bad_line: str | None = None):

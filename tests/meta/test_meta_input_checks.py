@@ -126,16 +126,20 @@ def test_a_score_given_twice_to_segments_is_an_error(tmp_path: Path) -> None:
 
 
 def test_two_items_give_no_interval_and_say_why(tmp_path: Path) -> None:
+    # Two items: r is no longer 1.000 [n/a] but undefined (fewer than 3 pairs); MSE keeps its value.
     h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\ni2,pa,3\n",
                   "item_id,axis,score\ni1,pa,4\ni2,pa,2\n")
     r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 200, "--json")
     assert r.exit_code == 0, r.output
-    pearson = json.loads(r.output)["cells"]["pred"]["pa"]["stats"]["pearson"]
-    assert pearson["value"] == 1.0 and pearson["low"] is None and pearson["se"] is None
-    assert pearson["why"] == "scored items in 2 cluster(s); an interval needs at least 3"
+    stats = json.loads(r.output)["cells"]["pred"]["pa"]["stats"]
+    assert stats["pearson"] == {"value": None, "low": None, "high": None, "se": None,
+                                "why": "fewer than 3 pairs"}
+    assert stats["mse"]["value"] == 1.0 and stats["mse"]["low"] is None
+    assert stats["mse"]["why"] == "scored items in 2 cluster(s); an interval needs at least 3"
     r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 200)
     said = " ".join(r.output.split())
-    assert "1.000 [n/a]" in said and "no interval (scored items in 2 cluster(s)" in said
+    assert "1.000 [n/a]" in said and "no interval (scored items in 2 cluster(s)" in said  # the MSE
+    assert "undefined (fewer than 3 pairs): pred pa (pearson, spearman, kendall)" in said
 
 
 def test_one_item_gives_no_standard_error(tmp_path: Path) -> None:

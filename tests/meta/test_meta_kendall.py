@@ -65,19 +65,22 @@ def test_interval_uses_the_agreement_table_draws():
     assert table.cells["j"]["pa"].stats["kendall"].value == pytest.approx(est.value)
 
 
-def test_interval_is_withheld_below_three_clusters_as_every_other():
+def test_interval_is_withheld_below_five_clusters_as_every_correlation():
     # Twelve items in two clips: a resample only recombines the two, and the interval was a near-point
-    # ([0.167, 0.232] in a report) while Pearson's beside it was withheld.
+    # ([0.167, 0.232] in a report) while Pearson's beside it was withheld. A correlation's interval needs
+    # 5 clusters (robojudge.meta.MIN_CORRELATION_CLUSTERS), Kendall's as Pearson's.
     rng = np.random.default_rng(1)
     human = rng.integers(1, 6, 12).astype(float)
     pred = np.clip(human + rng.integers(-1, 2, 12), 1, 5).astype(float)
-    for k in (1, 2):
-        clusters = np.repeat(np.arange(k), 12 // k)
+    for k in (1, 2, 3, 4):
+        clusters = np.arange(12) % k
         est = kendall_interval(pred, human, clusters, bootstrap=200, seed=0)
         assert est.value == pytest.approx(stats.kendalltau(pred, human).statistic)
         assert np.isnan(est.low) and np.isnan(est.high)
-        assert est.why == f"scored items in {k} cluster(s); an interval needs at least 3"
+        assert est.why == f"scored items in {k} cluster(s); a correlation's interval needs at least 5"
         table = agreement_table({"j": {"pa": pred}}, {"pa": human}, clusters, bootstrap=200, seed=0, pairs=[])
         assert table.cells["j"]["pa"].stats["pearson"].why == est.why
-    est3 = kendall_interval(pred, human, np.repeat(np.arange(3), 4), bootstrap=200, seed=0)
-    assert est3.why is None and est3.low <= est3.value <= est3.high
+    est5 = kendall_interval(pred, human, np.arange(12) % 5, bootstrap=200, seed=0)
+    assert est5.why is None and est5.low <= est5.value <= est5.high
+    flat = kendall_interval(np.full(12, 3.0), human, np.arange(12), bootstrap=200, seed=0)
+    assert math.isnan(flat.value) and flat.why == "judge scores are constant"

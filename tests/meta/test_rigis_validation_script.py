@@ -77,3 +77,17 @@ def test_vlm_column_judges_the_views_side_by_side(tmp_path: Path) -> None:
     with ResponseCache(tmp_path / "cache") as cache:
         values, why = rv.judge_values(grid, tmp_path / "judge", judge, 3, cache=cache)
     assert values == {"r0": 4.0} and why is None
+
+
+def test_each_mean_says_over_how_many_robots_it_is() -> None:
+    # A constant metric has no rho on adroit but a rank accuracy (0, every pair tied): the accuracy mean
+    # (1 + 0) / 2 covers both robots, and was labelled "(1 of 2)" with the rho count.
+    rows = [{"robot": r, "item": f"{r}{i}", "label": lab, "m": v}
+            for r, vals in (("fetch", (0.1, 0.9, 0.5)), ("adroit", (0.5, 0.5, 0.5)))
+            for i, (lab, v) in enumerate(zip((1, 5, 3), vals, strict=True))]
+    result = rv.evaluate(rows, {"m": True})
+    a = result["m"]
+    assert (a.defined, a.defined_accuracy) == (1, 2) and a.rank_accuracy == pytest.approx(0.5)
+    table = rv.render(result, ["fetch", "adroit"], {}, {"m": "x"})
+    assert "| `m` | x | 1.00 / 1.00 (3) | - / 0.00 (3) | 1.00 (1 of 2) | 0.50 |" in table
+    assert "No rho (`-`) where a robot has values:\n\n* `m` on adroit: scores are constant\n" in table

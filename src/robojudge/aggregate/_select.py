@@ -4,26 +4,32 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from robojudge.meta import MIN_CORRELATION_PAIRS, why_no_correlation
 from robojudge.taxonomy import TASK_SUCCESS_SUBDIM, Taxonomy, load_taxonomy
 
 FloatArray = NDArray[np.float64]
 #: Thresholds of the paper's sensitivity table (Table 16).
 DEFAULT_THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
-_MIN_PAIRS = 3
+_MIN_PAIRS = MIN_CORRELATION_PAIRS
+_BOTH = "configurations with both values"
+
+
+def _why(x: FloatArray, y: FloatArray, names: tuple[str, str]) -> str | None:
+    """Why no correlation of ``x`` with ``y`` is defined (robojudge.meta's rule), or None."""
+    return why_no_correlation(x, y, (f"values of {names[0]}", f"values of {names[1]}"), _BOTH)
 
 
 def _pearson(x: FloatArray, y: FloatArray) -> float:
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    if x.size < _MIN_PAIRS or np.ptp(x) == 0 or np.ptp(y) == 0:
+    if why_no_correlation(x, y) is not None:
         return math.nan
-    return float(stats.pearsonr(x, y).statistic)
+    ok = np.isfinite(x) & np.isfinite(y)
+    return float(stats.pearsonr(x[ok], y[ok]).statistic)
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,8 @@ class Selection:
         r: Candidate -> target -> Pearson r.
         reason: When nothing is kept and that is not the data's verdict but a correlation that cannot
             be computed (fewer than three configurations, a constant target), what it is; else None.
+        why: Candidate -> why its minimum r is undefined (fewer than three configurations with both
+            values, a constant column), for the candidates whose is.
     """
 
     threshold: float
@@ -46,6 +54,7 @@ class Selection:
     min_r: dict[str, float]
     r: dict[str, dict[str, float]]
     reason: str | None = None
+    why: dict[str, str] = field(default_factory=dict)
 
 
 def undefined_targets(targets: Mapping[str, FloatArray]) -> str | None:
@@ -108,14 +117,19 @@ def select_metrics(
     else:
         cands = list(candidates)
     r: dict[str, dict[str, float]] = {}
+    why: dict[str, str] = {}
     for m in cands:
         x = np.asarray(values[m], dtype=float).ravel()
         r[m] = {t: _pearson(x, y) for t, y in tgt.items()}
+        reasons = [w for t, y in tgt.items() if (w := _why(x, y, (m, t))) is not None]
+        if reasons:
+            why[m] = "; ".join(dict.fromkeys(reasons))
     min_r = {m: min(rs.values()) if not any(math.isnan(v) for v in rs.values()) else math.nan
              for m, rs in r.items()}
     kept = sorted((m for m, v in min_r.items() if v > threshold), key=lambda m: -min_r[m])
     reason = None if kept else undefined_targets(tgt) or _undefined_candidates(min_r)
-    return Selection(threshold=threshold, selected=tuple(kept) or None, min_r=min_r, r=r, reason=reason)
+    return Selection(threshold=threshold, selected=tuple(kept) or None, min_r=min_r, r=r, reason=reason,
+                     why=why)
 
 
 def _undefined_candidates(min_r: Mapping[str, float]) -> str | None:
@@ -138,6 +152,7 @@ class Agreement:
         r2: R^2 of the least-squares line reference ~ a + b * score.
         mae: Mean absolute residual of that line, i.e. the error after the best linear rescaling.
         n: Number of complete pairs.
+        why: Why the four are NaN (fewer than three complete pairs, a constant side); None if they are not.
     """
 
     pearson: float
@@ -145,6 +160,7 @@ class Agreement:
     r2: float
     mae: float
     n: int
+    why: str | None = None
 
 
 def agreement(score: ArrayLike, reference: ArrayLike) -> Agreement:
@@ -157,8 +173,8 @@ def agreement(score: ArrayLike, reference: ArrayLike) -> Agreement:
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     n = int(x.size)
-    if n < _MIN_PAIRS or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return Agreement(math.nan, math.nan, math.nan, math.nan, n)
+    if (why := why_no_correlation(x, y, ("scores", "reference values"), _BOTH)) is not None:
+        return Agreement(math.nan, math.nan, math.nan, math.nan, n, why)
     fit = stats.linregress(x, y)
     resid = y - (fit.intercept + fit.slope * x)
     return Agreement(

@@ -170,6 +170,7 @@ def select_cmd(
             "selected": list(sel.selected) if sel.selected else None,
             "reason": sel.reason,
             "min_r": {k: _num(v) for k, v in sorted(sel.min_r.items(), key=lambda kv: -_key(kv[1]))},
+            "min_r_why": sel.why,
         }, indent=2))
         return
     t = Table(show_edge=False, title=f"eq. 3 at threshold {threshold} (targets: {', '.join(tgt)})")
@@ -179,6 +180,11 @@ def select_cmd(
     for m, v in sorted(sel.min_r.items(), key=lambda kv: -_key(kv[1])):
         t.add_row(m, _fmt(v), "yes" if sel.selected and m in sel.selected else "")
     console.print(t)
+    undefined: dict[str, list[str]] = {}
+    for m, why in sel.why.items():
+        undefined.setdefault(why, []).append(m)
+    for why, names in undefined.items():
+        console.print(f"note: no min r ({why}): {', '.join(names)}", highlight=False, markup=False)
     if sel.selected is None:
         why = f" ({sel.reason})" if sel.reason else ""
         console.print(f"no metric passes: RoboPhyscore is undefined at this threshold{why}", highlight=False)
@@ -199,7 +205,7 @@ def _row_json(row: Any) -> dict[str, Any]:
         "selected": list(row.selected) if row.selected else None,
         "agreement": None if row.agreement is None else {
             k: {"pearson": _num(a.pearson), "spearman": _num(a.spearman), "r2": _num(a.r2),
-                "mae": _num(a.mae), "n": a.n}
+                "mae": _num(a.mae), "n": a.n, **({"why": a.why} if a.why is not None else {})}
             for k, a in row.agreement.items()
         },
     }
@@ -220,3 +226,8 @@ def _print_sensitivity(rows: list[Any]) -> None:
     for row in rows:
         chosen = ", ".join(row.selected) if row.selected else "none (RoboPhyscore undefined)"
         console.print(f"{row.threshold:g} ({row.n_metrics}): {chosen}", highlight=False)
+    for row in rows:
+        for ref, a in (row.agreement or {}).items():
+            if a.why is not None:
+                console.print(f"note: at {row.threshold:g}, no agreement with {ref}: {a.why}",
+                              highlight=False, markup=False)

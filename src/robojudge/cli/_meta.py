@@ -98,14 +98,15 @@ def agreement(
 
 
 def _interval_notes(report: AgreementReport) -> list[str]:
-    """Why a cell shows no interval, and the cells whose interval rests on fewer replicates than drawn."""
+    """Why a cell shows no value or no interval, and the cells whose interval rests on fewer replicates than
+    drawn."""
     notes: dict[str, dict[str, list[str]]] = {}
     cells = [(f"{j} {t}", c.stats) for j, per in report.cells.items() for t, c in per.items()]
     cells += [(f"{a} - {b} {t}", st) for (a, b), per in report.differences.items() for t, st in per.items()]
     for where, stats in cells:
         for name, e in stats.items():
             if e.why is not None:
-                text = f"no interval ({e.why})"
+                text = f"undefined ({e.why})" if math.isnan(e.value) else f"no interval ({e.why})"
             elif e.replicates is not None:
                 text = (f"interval from {e.replicates} of {report.n_replicates} replicates (the others leave "
                         "it undefined)")
@@ -220,20 +221,17 @@ def compare(
     except ScoreTableError as exc:
         raise fail(str(exc)) from None
     res, dropped = table_fit.fit, table_fit.dropped
-    if res.n < 3:
-        err_console.print(f"[yellow]warning:[/] only {res.n} complete rows in {escape(str(path))}",
-                          markup=True, highlight=False)
-    elif math.isnan(res.pearson):
-        err_console.print(f"[yellow]warning:[/] {escape(score)} or {escape(target)} takes one value in every "
-                          "complete row: the correlations and the fit are undefined",
-                          markup=True, highlight=False)
+    if res.why is not None:  # (scores: the --score column, targets: the --target column)
+        err_console.print(f"[yellow]warning:[/] {escape(score)} vs {escape(target)}: the correlations and "
+                          f"the fit are undefined: {escape(res.why)} ({res.n} complete rows in "
+                          f"{escape(str(path))})", markup=True, highlight=False)
     values = {"n": res.n, "dropped": dropped, "pearson": res.pearson, "spearman": res.spearman, "r2": res.r2,
               "slope": res.slope, "intercept": res.intercept, "mae_fit": res.mae_fit,
               "mae_rescaled": res.mae_rescaled}
     if as_json:
         typer.echo(json.dumps({"file": str(path), "score": score, "target": target,
-                               **{k: v if isinstance(v, int) else _num(v) for k, v in values.items()}},
-                              indent=2))
+                               **{k: v if isinstance(v, int) else _num(v) for k, v in values.items()},
+                               **({"why": res.why} if res.why is not None else {})}, indent=2))
         return
     table = Table(title=f"{score} vs {target}", title_justify="left")
     table.add_column("statistic")

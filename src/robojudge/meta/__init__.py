@@ -22,6 +22,7 @@ from robojudge.meta._acceleration import (
 )
 from robojudge.meta._agreement import (
     DEFAULT_SCALE,
+    MIN_CORRELATION_PAIRS,
     AxisStats,
     axis_stats,
     confusion_matrix,
@@ -35,6 +36,7 @@ from robojudge.meta._agreement import (
     pearson,
     round_to_scale,
     spearman,
+    why_no_correlation,
     within_one_accuracy,
 )
 from robojudge.meta._audit_input import (
@@ -50,6 +52,7 @@ from robojudge.meta._audit_input import (
 )
 from robojudge.meta._bootstrap import (
     MIN_CLUSTERS,
+    MIN_CORRELATION_CLUSTERS,
     ClusterBootstrap,
     interval_gate,
     percentile_interval,
@@ -153,6 +156,8 @@ __all__ = [
     "embodiment_table",
     "DEFAULT_SCALE",
     "MIN_CLUSTERS",
+    "MIN_CORRELATION_CLUSTERS",
+    "MIN_CORRELATION_PAIRS",
     "OVERALL",
     "STATISTICS",
     "VERDICT_LEVELS",
@@ -261,6 +266,7 @@ __all__ = [
     "verdict_levels",
     "video_levels",
     "weighted_kendall_tau_b",
+    "why_no_correlation",
     "within_one_accuracy",
     "youden_j",
 ]

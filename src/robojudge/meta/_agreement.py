@@ -2,8 +2,9 @@
 
 Every function takes two equally long 1-D arrays, ``pred`` (the judge) and ``human`` (the reference),
 and uses only the positions where both are finite: a NaN prediction is an unscored item and is left
-out, never read as zero. A statistic that is undefined on what is left (no pairs, or a constant
-input for a correlation) is returned as NaN.
+out, never read as zero. A statistic that is undefined on what is left (no pairs; for a correlation,
+fewer than :data:`MIN_CORRELATION_PAIRS` pairs or a constant side) is returned as NaN, and
+:func:`why_no_correlation` says which.
 
 Definitions follow RoboJudge (Sec. 5.2 and Table 2): Pearson r, exact-match accuracy and MSE per
 axis, and an Overall that pools the axes for r and MSE but averages the axis accuracies.
@@ -23,6 +24,10 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 DEFAULT_SCALE: tuple[int, int] = (1, 5)
+
+#: Pairs a correlation needs: through two points every line fits, so r and rho over two are +-1 whatever
+#: the scores are worth. Every correlation in :mod:`robojudge.meta` is NaN below it.
+MIN_CORRELATION_PAIRS = 3
 
 
 def as_float_vector(values: npt.ArrayLike, name: str = "values") -> FloatArray:
@@ -56,16 +61,31 @@ def round_to_scale(values: npt.ArrayLike, scale: tuple[int, int] = DEFAULT_SCALE
     return np.clip(np.floor(x + 0.5), lo, hi)
 
 
+def why_no_correlation(x: npt.ArrayLike, y: npt.ArrayLike,
+                       names: tuple[str, str] = ("judge scores", "human scores"),
+                       pairs: str = "pairs") -> str | None:
+    """Why Pearson, Spearman and Kendall are undefined on the jointly observed pairs, or None if they
+    are not: ``"fewer than 3 pairs"``, ``"human scores are constant"`` and the like.
+
+    ``names`` call the two sides (plural, they take "are") and ``pairs`` the pairs in the reason.
+    """
+    a, b = paired(x, y)
+    if a.size < MIN_CORRELATION_PAIRS:
+        return f"fewer than {MIN_CORRELATION_PAIRS} {pairs}"
+    # Tested exactly: the deviations of seven copies of 0.1 from their rounded mean are not 0, and their
+    # tiny sums would give r = 0 where r is undefined.
+    flat = [name for name, v in zip(names, (a, b), strict=True) if v.min() == v.max()]
+    return f"{' and '.join(flat)} are constant" if flat else None
+
+
 def pearson(pred: npt.ArrayLike, human: npt.ArrayLike) -> float:
-    """Pearson correlation on the jointly observed pairs (NaN with < 2 pairs or a constant side)."""
+    """Pearson correlation on the jointly observed pairs (NaN with < 3 pairs or a constant side)."""
     x, y = paired(pred, human)
     return _pearson_clean(x, y)
 
 
 def _pearson_clean(x: FloatArray, y: FloatArray) -> float:
-    # A constant side is tested exactly: the deviations of seven copies of 0.1 from their rounded mean
-    # are not 0, and their tiny sums would give r = 0 where r is undefined.
-    if x.size < 2 or x.min() == x.max() or y.min() == y.max():
+    if x.size < MIN_CORRELATION_PAIRS or x.min() == x.max() or y.min() == y.max():
         return math.nan
     dx = x - x.mean()
     dy = y - y.mean()
@@ -79,7 +99,7 @@ def _pearson_clean(x: FloatArray, y: FloatArray) -> float:
 def spearman(pred: npt.ArrayLike, human: npt.ArrayLike) -> float:
     """Spearman's rho: Pearson correlation of the mid-ranks (ties share their average rank)."""
     x, y = paired(pred, human)
-    if x.size < 2:
+    if x.size < MIN_CORRELATION_PAIRS:
         return math.nan
     return _pearson_clean(stats.rankdata(x), stats.rankdata(y))
 
@@ -87,7 +107,7 @@ def spearman(pred: npt.ArrayLike, human: npt.ArrayLike) -> float:
 def kendall(pred: npt.ArrayLike, human: npt.ArrayLike) -> float:
     """Kendall's tau-b (tie-corrected), as ``scipy.stats.kendalltau``."""
     x, y = paired(pred, human)
-    if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+    if x.size < MIN_CORRELATION_PAIRS or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan
     return float(stats.kendalltau(x, y).statistic)
 
@@ -164,7 +184,10 @@ def confusion_matrix(pred: npt.ArrayLike, human: npt.ArrayLike,
 
 @dataclass(frozen=True)
 class AxisStats:
-    """Point statistics of one judge on one axis (or pooled over axes for the Overall)."""
+    """Point statistics of one judge on one axis (or pooled over axes for the Overall).
+
+    ``no_correlation`` says why Pearson, Spearman and Kendall are NaN (None when they are defined).
+    """
 
     n: int
     n_unscored: int
@@ -176,6 +199,7 @@ class AxisStats:
     mse: float
     mae: float
     bias: float
+    no_correlation: str | None = None
 
 
 def axis_stats(pred: npt.ArrayLike, human: npt.ArrayLike,
@@ -191,7 +215,7 @@ def axis_stats(pred: npt.ArrayLike, human: npt.ArrayLike,
         n=int(np.sum(labelled & np.isfinite(x))), n_unscored=n_unscored,
         pearson=pearson(x, y), spearman=spearman(x, y), kendall=kendall(x, y),
         exact=exact_accuracy(x, y, scale), within_one=within_one_accuracy(x, y, scale),
-        mse=mse(x, y), mae=mae(x, y), bias=mean_signed_error(x, y),
+        mse=mse(x, y), mae=mae(x, y), bias=mean_signed_error(x, y), no_correlation=why_no_correlation(x, y),
     )
 
 
@@ -204,25 +228,43 @@ def overall(axes: Mapping[str, tuple[npt.ArrayLike, npt.ArrayLike]],
     predictions"). Exact and within-one accuracy are the unweighted mean of the per-axis accuracies
     ("Overall Acc is the average of PA and IA Acc"). If any axis has no scored pair the Overall is
     undefined and every statistic is NaN, as the paper leaves it blank for a judge missing an axis.
+
+    The pooled correlations are NaN too when no axis has a defined one (every axis has fewer than
+    :data:`MIN_CORRELATION_PAIRS` pairs or a constant side): what is left to correlate is then the
+    offset between the axes' means, and a judge answering PA 2 and IA 5 to every item would get r = 1
+    against humans who rate IA above PA.
     """
     if not axes:
         raise ValueError("overall needs at least one axis")
     per_axis = {name: axis_stats(p, h, scale) for name, (p, h) in axes.items()}
     n = sum(s.n for s in per_axis.values())
     n_unscored = sum(s.n_unscored for s in per_axis.values())
+    nan = math.nan
     if any(s.n == 0 for s in per_axis.values()):
-        nan = math.nan
         return AxisStats(n, n_unscored, nan, nan, nan, nan, nan, nan, nan, nan)
     pairs = [paired(p, h) for p, h in axes.values()]
     x = np.concatenate([p[0] for p in pairs])
     y = np.concatenate([p[1] for p in pairs])
+    why = overall_no_correlation({a: s.no_correlation for a, s in per_axis.items()})
     return AxisStats(
         n=n, n_unscored=n_unscored,
-        pearson=pearson(x, y), spearman=spearman(x, y), kendall=kendall(x, y),
+        pearson=nan if why else pearson(x, y), spearman=nan if why else spearman(x, y),
+        kendall=nan if why else kendall(x, y),
         exact=float(np.mean([s.exact for s in per_axis.values()])),
         within_one=float(np.mean([s.within_one for s in per_axis.values()])),
-        mse=mse(x, y), mae=mae(x, y), bias=mean_signed_error(x, y),
+        mse=mse(x, y), mae=mae(x, y), bias=mean_signed_error(x, y), no_correlation=why,
     )
+
+
+def overall_no_correlation(per_axis: Mapping[str, str | None]) -> str | None:
+    """Why the pooled correlations are undefined, from each axis's :attr:`AxisStats.no_correlation`:
+    when no axis has a defined correlation, the axes with each reason; else None."""
+    if not per_axis or any(why is None for why in per_axis.values()):
+        return None
+    axes: dict[str, list[str]] = {}
+    for a, why in per_axis.items():
+        axes.setdefault(str(why), []).append(str(a))
+    return "no axis has a defined correlation; " + "; ".join(f"{', '.join(a)}: {w}" for w, a in axes.items())
 
 
 def overall_from_axis_values(values: Sequence[float], counts: Sequence[int],

@@ -18,13 +18,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from robojudge.meta._agreement import FloatArray
+from robojudge.meta._agreement import MIN_CORRELATION_PAIRS, FloatArray
 
 IntMatrix = npt.NDArray[np.int32]
 
 #: An interval needs scored items in at least this many clusters: with one or two, the replicates
 #: can only recombine those few clusters and the percentile interval is (nearly) a point.
 MIN_CLUSTERS = 3
+
+#: A correlation's interval needs more. A replicate that draws fewer than 3 distinct clusters has no
+#: correlation (:func:`few_clusters_drawn`); with three one-item clusters only the draws of all three are
+#: left, each giving the point estimate, and with four a third of the draws go. With five 9.8% go
+#: (docs/meta.md, "Paired cluster bootstrap").
+MIN_CORRELATION_CLUSTERS = 5
 
 
 def _codes(labels: npt.ArrayLike, n: int, name: str) -> npt.NDArray[np.intp]:
@@ -94,6 +100,16 @@ class ClusterBootstrap:
         """The transpose of :meth:`item_weights`, ``(n_items, rows)``, built contiguous."""
         return np.ascontiguousarray(counts.T)[self.item_cluster].astype(np.float64)
 
+    def distinct_drawn(self, counts: IntMatrix, items: npt.NDArray[np.bool_]) -> IntMatrix:
+        """``(rows, k)``: how many distinct clusters holding an item of each column of ``items``
+        (``(n_items, k)`` booleans) each replicate of the block ``counts`` drew."""
+        held = self.cluster_sums(np.asarray(items, dtype=np.float32)) > 0
+        # Columns with the same clusters (judges scored on the same items) share one product, in float32
+        # for BLAS: the sums are counts of clusters, small integers, so exact.
+        cols, inverse = np.unique(held, axis=1, return_inverse=True)
+        drawn = ((counts > 0).astype(np.float32) @ cols.astype(np.float32)).astype(np.int32)
+        return drawn[:, inverse.reshape(-1)]
+
     def cluster_sums(self, per_item: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """Sum the rows of an ``(n_items, k)`` matrix within clusters: ``(n_clusters, k)``.
 
@@ -145,28 +161,41 @@ def percentile_interval(replicates: FloatArray, level: float = 0.95) -> tuple[Fl
     return low, high
 
 
-def interval_gate(valid: npt.NDArray[np.int64], clusters: npt.NDArray[np.int64], n_replicates: int
+def few_clusters_drawn(drawn: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.bool_]:
+    """Replicates whose correlation is left undefined: they drew fewer than 3 distinct clusters
+    (``drawn``, as :meth:`ClusterBootstrap.distinct_drawn` counts them). Two distinct one-item clusters
+    give r = +-1 whatever the data, as two pairs do in the point estimate
+    (:data:`~robojudge.meta._agreement.MIN_CORRELATION_PAIRS`)."""
+    return np.asarray(drawn) < MIN_CORRELATION_PAIRS
+
+
+def interval_gate(valid: npt.NDArray[np.int64], clusters: npt.NDArray[np.int64], n_replicates: int,
+                  correlation: bool | npt.NDArray[np.bool_] = False
                   ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.object_], npt.NDArray[np.object_]]:
     """Which bootstrapped cells may show an interval, why the others may not, and partial replicate counts.
 
-    A cell needs scored items in at least :data:`MIN_CLUSTERS` clusters and a defined statistic in at
-    least half of the replicates. ``valid`` (replicates where the statistic is defined) and
-    ``clusters`` (clusters holding the cell's scored items) broadcast against each other.
+    A cell needs scored items in at least :data:`MIN_CLUSTERS` clusters (a correlation, where
+    ``correlation`` is true: :data:`MIN_CORRELATION_CLUSTERS`) and a defined statistic in at least half
+    of the replicates. ``valid`` (replicates where the statistic is defined), ``clusters`` (clusters
+    holding the cell's scored items) and ``correlation`` broadcast against each other.
 
     Returns:
         ``(keep, why, used)``: a boolean mask, the reason per cell (None where kept) and the replicates
         used per cell (None where all were, or where no interval is shown).
     """
-    valid, clusters = np.broadcast_arrays(np.asarray(valid), np.asarray(clusters))
-    few_clusters = clusters < MIN_CLUSTERS
+    valid, clusters, corr = np.broadcast_arrays(np.asarray(valid), np.asarray(clusters),
+                                                np.asarray(correlation))
+    need = np.where(corr, MIN_CORRELATION_CLUSTERS, MIN_CLUSTERS)
+    few_clusters = clusters < need
     few_reps = valid * 2 < n_replicates
     keep = ~few_clusters & ~few_reps
     why = np.full(valid.shape, None, dtype=object)
     used = np.full(valid.shape, None, dtype=object)
     for idx in np.ndindex(valid.shape):
         if few_clusters[idx]:
-            why[idx] = (f"scored items in {int(clusters[idx])} cluster(s); an interval needs at least "
-                        f"{MIN_CLUSTERS}")
+            what = "a correlation's interval" if corr[idx] else "an interval"
+            why[idx] = (f"scored items in {int(clusters[idx])} cluster(s); {what} needs at least "
+                        f"{int(need[idx])}")
         elif few_reps[idx]:
             why[idx] = f"defined in {int(valid[idx])} of {n_replicates} replicates; an interval needs half"
         elif valid[idx] < n_replicates:

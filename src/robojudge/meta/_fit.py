@@ -8,7 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from robojudge.meta._agreement import FloatArray, paired, pearson, spearman
+from robojudge.meta._agreement import (
+    MIN_CORRELATION_PAIRS,
+    FloatArray,
+    paired,
+    pearson,
+    spearman,
+    why_no_correlation,
+)
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,9 @@ class FitAgreement:
         mae_rescaled: ``mean |s' - t'|`` after rescaling score and target each to [0, 1] with
             ``(v - lo) / (hi - lo)``; ``lo, hi`` are the given ranges, or the observed minimum and
             maximum when no range is given.
+        why: Why the correlations and the fit are NaN (fewer than
+            :data:`~robojudge.meta._agreement.MIN_CORRELATION_PAIRS` pairs, a constant side); None when
+            they are defined.
     """
 
     n: int
@@ -37,6 +47,7 @@ class FitAgreement:
     intercept: float
     mae_fit: float
     mae_rescaled: float
+    why: str | None = None
 
 
 def _rescale(v: FloatArray, bounds: tuple[float, float] | None) -> FloatArray:
@@ -50,6 +61,9 @@ def fit_agreement(score: npt.ArrayLike, target: npt.ArrayLike,
                   score_range: tuple[float, float] | None = None,
                   target_range: tuple[float, float] | None = None) -> FitAgreement:
     """Pearson, Spearman, R^2 and two MAEs of ``score`` against ``target``; see :class:`FitAgreement`.
+
+    Under 3 pairs the correlations and the line (R^2, slope, intercept, ``mae_fit``) are NaN: a line
+    through two points fits them exactly, so r = +-1, R^2 = 1 and ``mae_fit`` = 0 say nothing.
 
     Args:
         score: The automatic score per sample.
@@ -74,17 +88,19 @@ def fit_agreement(score: npt.ArrayLike, target: npt.ArrayLike,
                              f"(for example {float(out[0]):g})")
     n = int(x.size)
     nan = math.nan
+    why = why_no_correlation(x, y, ("scores", "targets"))
     if n < 2:
-        return FitAgreement(n, nan, nan, nan, nan, nan, nan, nan)
+        return FitAgreement(n, nan, nan, nan, nan, nan, nan, nan, why)
     rescaled = float(np.mean(np.abs(_rescale(x, score_range) - _rescale(y, target_range))))
     dx = x - x.mean()
     sxx = float(dx @ dx)
-    if sxx == 0.0 or x.min() == x.max():  # (exactly: a constant's deviations from its mean are not 0)
-        return FitAgreement(n, nan, nan, nan, nan, nan, nan, rescaled)
+    # x tested exactly: a constant's deviations from its mean are not 0.
+    if n < MIN_CORRELATION_PAIRS or sxx == 0.0 or x.min() == x.max():
+        return FitAgreement(n, nan, nan, nan, nan, nan, nan, rescaled, why)
     slope = float(dx @ (y - y.mean())) / sxx
     intercept = float(y.mean() - slope * x.mean())
     resid = y - (intercept + slope * x)
     sst = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - float(resid @ resid) / sst if sst > 0 and y.min() != y.max() else nan
     return FitAgreement(n, pearson(x, y), spearman(x, y), r2, slope, intercept,
-                        float(np.mean(np.abs(resid))), rescaled)
+                        float(np.mean(np.abs(resid))), rescaled, why)

@@ -21,8 +21,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from robojudge.meta._agreement import FloatArray, kendall
-from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
+from robojudge.meta._agreement import FloatArray, kendall, why_no_correlation
+from robojudge.meta._bootstrap import (
+    ClusterBootstrap,
+    few_clusters_drawn,
+    interval_gate,
+    summarize_replicates,
+)
 from robojudge.meta._report import Estimate
 
 #: Cells per block of the sign matrix: its rows are made and used a block at a time, so memory grows
@@ -86,24 +91,28 @@ def kendall_interval(pred: npt.ArrayLike, human: npt.ArrayLike, clusters: npt.Ar
     To pool axes (the Overall), concatenate the axes' scores and repeat ``clusters`` and ``strata``.
 
     Returns:
-        An :class:`Estimate` (value, percentile interval and bootstrap standard error).
+        An :class:`Estimate` (value, percentile interval and bootstrap standard error); an undefined tau
+        says why in ``why``.
     """
     x = np.asarray(pred, dtype=np.float64).ravel()
     y = np.asarray(human, dtype=np.float64).ravel()
     if x.size != y.size:
         raise ValueError(f"pred and human must have the same length, got {x.size} and {y.size}")
     point = kendall(x, y)
-    if bootstrap <= 0 or x.size == 0:
+    if (undefined := why_no_correlation(x, y)) is not None:
+        return Estimate(point, why=undefined)
+    if bootstrap <= 0:
         return Estimate(point)
     boot = ClusterBootstrap(np.arange(x.size) if clusters is None else clusters, strata, bootstrap, seed)
     ok = np.isfinite(x) & np.isfinite(y)
     reps = np.full(bootstrap, np.nan)
     for rows, counts in boot.count_chunks(chunk):
         reps[rows] = weighted_kendall_tau_b(x[ok], y[ok], boot.item_weights(counts)[:, ok])
-    # The rule of every other interval (interval_gate): scored items in at least MIN_CLUSTERS clusters,
-    # and a statistic defined in at least half of the replicates.
+        reps[rows][few_clusters_drawn(boot.distinct_drawn(counts, ok[:, None])[:, 0])] = np.nan
+    # The rule of every other correlation's interval (interval_gate): scored items in at least
+    # MIN_CORRELATION_CLUSTERS clusters, and a tau defined in at least half of the replicates.
     n_clusters = np.array(len(np.unique(boot.item_cluster[ok])))
-    keep, why, used = interval_gate(np.array(int(np.isfinite(reps).sum())), n_clusters, bootstrap)
+    keep, why, used = interval_gate(np.array(int(np.isfinite(reps).sum())), n_clusters, bootstrap, True)
     if not keep:
         return Estimate(point, why=str(why[()]))
     low, high, se = summarize_replicates(reps[None, :], level)

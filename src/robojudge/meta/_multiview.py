@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from robojudge.meta._agreement import spearman
+from robojudge.meta._agreement import spearman, why_no_correlation
 from robojudge.meta._ranking import pairwise_rank_accuracy
 
 
@@ -28,17 +28,20 @@ class GroupAgreement:
     """One embodiment's agreement.
 
     Attributes:
-        rho: Spearman's rho (NaN with fewer than two scored videos or a constant side).
+        rho: Spearman's rho (NaN with fewer than three scored videos or a constant side).
         rank_accuracy: Pairwise rank accuracy, ties of the scores as errors (NaN without a
             human-ordered pair).
         n: Videos scored.
         unscored: Videos without a score (left out).
+        why: Why ``rho`` is NaN (``"scores are constant"``, ``"fewer than 3 videos"``); None when it is
+            defined.
     """
 
     rho: float
     rank_accuracy: float
     n: int
     unscored: int
+    why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,14 +51,17 @@ class EmbodimentAgreement:
     Attributes:
         groups: Per embodiment.
         rho: Mean of the embodiments' rho over those where it is defined (NaN when none is).
-        rank_accuracy: The same mean of the rank accuracies.
+        rank_accuracy: The same mean of the rank accuracies (a constant score has no rho but a rank
+            accuracy, 0, so this mean may cover more embodiments than ``rho``).
         defined: Embodiments whose rho entered the mean.
+        defined_accuracy: Embodiments whose rank accuracy entered its mean.
     """
 
     groups: dict[str, GroupAgreement] = field(default_factory=dict)
     rho: float = math.nan
     rank_accuracy: float = math.nan
     defined: int = 0
+    defined_accuracy: int = 0
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -102,13 +108,16 @@ def embodiment_agreement(
             rank_accuracy=pairwise_rank_accuracy(xs, ys),
             n=int(scored.sum()),
             unscored=int((~scored).sum()),
+            why=why_no_correlation(xs, ys, ("scores", "labels"), "videos"),
         )
     rhos = [a.rho for a in out.values()]
+    accuracies = [a.rank_accuracy for a in out.values()]
     return EmbodimentAgreement(
         groups=out,
         rho=_mean(rhos),
-        rank_accuracy=_mean([a.rank_accuracy for a in out.values()]),
+        rank_accuracy=_mean(accuracies),
         defined=sum(not math.isnan(r) for r in rhos),
+        defined_accuracy=sum(not math.isnan(a) for a in accuracies),
     )
 
 

@@ -20,7 +20,12 @@ from robojudge.meta._agreement import (
     confusion_matrix,
     overall,
 )
-from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
+from robojudge.meta._bootstrap import (
+    ClusterBootstrap,
+    few_clusters_drawn,
+    interval_gate,
+    summarize_replicates,
+)
 from robojudge.meta._weighted import N_MOMENTS, RankCorrelation, moment_columns, stats_from_sums
 
 #: Key of the pooled Overall next to the axis names.
@@ -31,6 +36,7 @@ _BOOT = ("pearson", "spearman", "exact", "within_one", "mse", "mae", "bias")
 _BOOT_COLS = [STATISTICS.index(k) for k in _BOOT]
 #: Judge pairs whose replicate differences are held in memory at once.
 _PAIR_BLOCK = 16
+_CORRELATIONS = ("pearson", "spearman", "kendall")
 
 
 @dataclass(frozen=True)
@@ -38,8 +44,9 @@ class Estimate:
     """A point estimate with its bootstrap percentile interval and standard error (NaN if none).
 
     ``why`` says why a bootstrapped statistic has no interval (too few clusters, too few replicates
-    where it is defined); ``replicates`` is the number of replicates its interval rests on when that
-    is fewer than were drawn (None: all of them, or no bootstrap).
+    where it is defined), or why a correlation has no value (too few pairs, a constant side);
+    ``replicates`` is the number of replicates its interval rests on when that is fewer than were drawn
+    (None: all of them, or no bootstrap).
     """
 
     value: float
@@ -197,11 +204,13 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
 
     point = np.full((len(judges), len(targets), len(STATISTICS)), np.nan)
     counts: dict[tuple[int, int], tuple[int, int]] = {}
+    no_correlation: dict[tuple[int, int], str | None] = {}
     confusions: dict[tuple[int, int], list[list[int]]] = {}
     for ji, j in enumerate(judges):
         for ti, s in enumerate(_targets(x[j], h, axes, scale)):
             point[ji, ti] = [_point(s)[k] for k in STATISTICS]
             counts[ji, ti] = (s.n, s.n_unscored)
+            no_correlation[ji, ti] = s.no_correlation
         for ai, a in enumerate(axes):
             confusions[ji, ai] = confusion_matrix(x[j][a], h[a], scale=scale).tolist()
 
@@ -220,6 +229,10 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
         for ji, j in enumerate(judges):
             cell_clusters[ji] = _clusters_by_target(boot, scored[j])
         _gate(point, low, high, se, why, used, reps, cell_clusters, bootstrap, rank_stats)
+    for (ji, ti), reason in no_correlation.items():  # an undefined correlation says why, as a withheld CI
+        for si in (STATISTICS.index(k) for k in _CORRELATIONS):
+            if reason is not None and math.isnan(point[ji, ti, si]):
+                why[ji, ti, si] = reason
 
     cells: dict[str, dict[str, CellReport]] = {}
     for ji, j in enumerate(judges):
@@ -292,7 +305,8 @@ def _gate(point: FloatArray, low: FloatArray, high: FloatArray, se: FloatArray, 
     Spearman without ``rank_stats`` was not bootstrapped.
     """
     valid = np.isfinite(reps).sum(axis=-1)
-    keep, reason, count = interval_gate(valid, clusters[..., None], n_replicates)
+    keep, reason, count = interval_gate(valid, clusters[..., None], n_replicates,
+                                        np.isin(_BOOT, _CORRELATIONS))
     for bi, si in enumerate(_BOOT_COLS):
         if STATISTICS[si] == "spearman" and not rank_stats:
             continue
@@ -346,6 +360,7 @@ def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str
         np.hstack([ranks[key].cell_matrix(np.float32) for key in few]) if few
         else np.zeros((n, 0), dtype=np.float32))
     axis_has_items = v[:, :, :, 0].sum(axis=0) > 0  # (n_j, n_a)
+    scored = v[:, :, :, 0].reshape(n, -1) > 0
     out = np.full((n_j, n_a + 1, len(_BOOT), boot.n_replicates), np.nan)
     k = {name: i for i, name in enumerate(_BOOT)}
     for rows, counts in boot.count_chunks(chunk):
@@ -370,6 +385,13 @@ def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str
             for ji, ti in many:
                 rc = ranks[ji, ti]
                 out[ji, ti, k["spearman"], rows] = rc.from_cell_weights_t(rc.cell_weights_t(w_t))
+        # A correlation is undefined on a replicate of fewer than 3 distinct clusters, and the pooled
+        # Overall's where no axis has one (as in the point estimates).
+        thin = few_clusters_drawn(boot.distinct_drawn(counts, scored)).T.reshape(n_j, n_a, -1)
+        for name in ("pearson", "spearman"):
+            per = out[:, :n_a, k[name], rows]
+            per[thin] = np.nan
+            out[:, n_a, k[name], rows][np.isnan(per).all(axis=1)] = np.nan
     # The Overall is undefined for a judge with an axis it never scored (as in the point estimate).
     out[~axis_has_items.all(axis=1), n_a] = np.nan
     return out

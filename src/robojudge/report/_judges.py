@@ -22,7 +22,7 @@ from robojudge import DEFAULT_SEED
 from robojudge._files import replacing
 from robojudge.meta import OVERALL, AgreementReport, Estimate, agreement_table
 from robojudge.meta._agreement import FloatArray
-from robojudge.report._labels import MIN_CORRELATION_ITEMS, compared_group
+from robojudge.report._labels import compared_group
 from robojudge.report._leaderboard import (
     AXES,
     CALIBRATED,
@@ -115,38 +115,20 @@ def judge_stage(judge: JudgeSeries) -> tuple[str, str] | None:
     return None
 
 
-#: The correlations of an agreement report that :func:`without_tiny_correlations` withholds.
-CORRELATIONS = ("pearson", "spearman", "kendall")
-
-
-def without_tiny_correlations(report: AgreementReport) -> AgreementReport:
-    """``report`` with no Pearson r, Spearman rho or Kendall tau on a target scored on fewer than
-    :data:`~robojudge.report._labels.MIN_CORRELATION_ITEMS` items (``(item, axis)`` pairs for the
-    Overall): through two points every line fits, so r over two items is +-1 whatever the judge is
-    worth. As the metrics-against-labels table does; the other statistics stay."""
-    if all(c.n >= MIN_CORRELATION_ITEMS for cells in report.cells.values() for c in cells.values()):
-        return report
-    none = Estimate(math.nan)
-    cells = {j: {t: c if c.n >= MIN_CORRELATION_ITEMS else
-                 replace(c, stats={k: none if k in CORRELATIONS else e for k, e in c.stats.items()})
-                 for t, c in per.items()} for j, per in report.cells.items()}
-    return replace(report, cells=cells)
-
-
 def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]] | None = None,
                 clusters: Sequence[str] | None = None) -> list[JudgeRow]:
     """Table 2 rows from an agreement report, marking the best value per column (ties all marked).
 
-    r is NaN on a target scored on fewer than :data:`~robojudge.report._labels.MIN_CORRELATION_ITEMS`
-    items (:func:`without_tiny_correlations`). Best is the largest r and accuracy and the smallest MSE,
-    by point estimate; NaN never wins. With
+    r is NaN on a target scored on fewer than :data:`~robojudge.meta.MIN_CORRELATION_PAIRS` items, and
+    on an Overall whose axes have no r (every axis constant on the judge's or the labels' side), as
+    :func:`robojudge.meta.agreement_table` leaves them. Best is the largest r and accuracy and the
+    smallest MSE, by point estimate; NaN never wins. With
     ``scored`` (``scored[judge][axis]``: which items the judge was scored on, aligned with the
     report's items), a target's best is marked only among the judges scored on the same items;
     without it, judges with the same number of scored items are taken to share them. ``clusters``
     (per item, with ``scored``) lets rows flag targets with few clips; Overall is flagged when either
     axis is.
     """
-    report = without_tiny_correlations(report)
     targets = (*report.axes, OVERALL)
     cells = {j: {(t, col): report.cells[j][t].stats[stat] for t in targets for col, stat, _ in JUDGE_COLUMNS}
              for j in report.judges}
@@ -257,10 +239,9 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
         stored: The rows already split (``StoredSeries.of(rows)``), read instead of ``rows``.
 
     Returns:
-        The agreement report (without correlations over fewer than
-        :data:`~robojudge.report._labels.MIN_CORRELATION_ITEMS` items: :func:`without_tiny_correlations`),
-        its Table 2 rows, the calibrated judge (None if not added) and the scores of every judge on the
-        labelled items.
+        The agreement report (no correlation over fewer than
+        :data:`~robojudge.meta.MIN_CORRELATION_PAIRS` items), its Table 2 rows, the calibrated judge
+        (None if not added) and the scores of every judge on the labelled items.
 
     Raises:
         ValueError: No labels, nothing to compare, or an unknown or ambiguous judge in ``judges``.
@@ -288,9 +269,8 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
         raise ValueError(f"no judge results to compare, and {problem}" if problem
                          else "no judge results and no metric values in the store")
     clusters = clusters_of(labelled)
-    report = without_tiny_correlations(agreement_table(pred, human, clusters, strata,
-                                                       bootstrap=bootstrap, seed=seed, level=level, pairs=[],
-                                                       rank_stats=False))
+    report = agreement_table(pred, human, clusters, strata, bootstrap=bootstrap, seed=seed,
+                             level=level, pairs=[], rank_stats=False)
     scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in AXES} for j, p in pred.items()}
     stages = {j.label: st for j in chosen if (st := judge_stage(j)) is not None}
     table = [replace(r, base_model=stages[r.judge][0], stage=stages[r.judge][1]) if r.judge in stages else r

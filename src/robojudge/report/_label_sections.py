@@ -156,11 +156,11 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
 
 
 def _no_overall(report: AgreementReport, judge: str) -> str:
-    """Why ``judge`` has no Overall r or MSE: an axis it did not score, else too few or constant pairs."""
+    """Why ``judge`` has no Overall r or MSE: an axis it did not score, else why its r is undefined."""
     unscored = [_TITLES[a] for a in report.axes if not report.cells[judge][a].n]
     if unscored:
         return f"no scores on {', '.join(unscored)}"
-    return "too few scored pairs, or constant scores"
+    return report.cells[judge][OVERALL].stats["pearson"].why or "too few scored pairs, or constant scores"
 
 
 def metrics_section(inp: ReportInput) -> Section:

@@ -11,7 +11,7 @@ import numpy as np
 
 from robojudge import DEFAULT_SEED
 from robojudge._files import replacing
-from robojudge.meta import agreement_table
+from robojudge.meta import MIN_CORRELATION_PAIRS, agreement_table
 from robojudge.report._leaderboard import (
     AXES,
     Direction,
@@ -26,8 +26,8 @@ from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
 #: A correlation over fewer items than this is not given: through two points every line fits, so a
-#: Pearson or Spearman of two items is +-1 whatever the metric is worth.
-MIN_CORRELATION_ITEMS = 3
+#: Pearson or Spearman of two items is +-1 whatever the metric is worth (robojudge.meta's rule).
+MIN_CORRELATION_ITEMS = MIN_CORRELATION_PAIRS
 
 
 #: Two series are compared for a best value when their scored items overlap this much (the shared items
