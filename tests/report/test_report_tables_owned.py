@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from _report_data import higher_is_better, write_run
+from typer.testing import CliRunner
 
+from robojudge.cli import app
 from robojudge.report import write_html_report
 from robojudge.report._html import WRITTEN
 
@@ -51,3 +53,46 @@ def test_a_rerun_removes_the_tables_it_no_longer_writes_and_nothing_else(tmp_pat
     assert sorted(ln for ln in listed if not ln.startswith("#")) == sorted(p.name for p in second.tables)
     assert "good" in (tables / "summary.csv").read_text(encoding="utf-8")
     assert "mid" not in (tables / "summary.csv").read_text(encoding="utf-8")
+
+
+def test_a_report_folder_from_before_the_list_loses_the_tables_named_as_the_reports(tmp_path: Path) -> None:
+    # Before, a folder without written_by_robojudge.txt kept every table of its report, and as no later
+    # list named them, they stayed beside the new ones for good (an old leaderboard of three generators).
+    url, manifest = write_run(tmp_path)
+    out = tmp_path / "report"
+    first = write_html_report(url, out, manifest=manifest, higher_is_better=higher_is_better, bootstrap=0)
+    tables = out / "tables"
+    (tables / WRITTEN).unlink()  # as a robojudge before 2026-12-05 left it
+    (tables / "retention_oldgen.csv").write_text("old\n", encoding="utf-8")  # an audit's, per generator
+    mine = {"my_notes.csv": "mine\n", "summary_by_hand.md": "mine\n", "leaderboard.txt": "mine\n"}
+    for name, content in mine.items():
+        (tables / name).write_text(content, encoding="utf-8")
+
+    only = _one_generator(manifest, "good")
+    result = CliRunner().invoke(app, ["report", str(tmp_path), "--suite", str(only), "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    now = {p.name for p in tables.iterdir()}
+    lines = (tables / WRITTEN).read_text(encoding="utf-8").splitlines()
+    written = {ln for ln in lines if not ln.startswith("#")}
+    assert now == written | {WRITTEN, *mine}
+    assert all((tables / name).read_text(encoding="utf-8") == text for name, text in mine.items())
+    gone = sorted({p.name for p in first.tables} - written | {"retention_oldgen.csv"})
+    assert {"leaderboard.csv", "leaderboard.md", "leaderboard.tex"} < set(gone)
+    assert (f"removed {len(gone)} table files of the earlier report in tables/, written before robojudge "
+            f"listed its tables and not written again: {', '.join(gone)}") in " ".join(result.output.split())
+
+
+def test_every_table_the_report_writes_is_known_by_name() -> None:
+    # A folder without the list loses the files named after the report's tables: a table added under a
+    # name REPORT_TABLES lacks would be left there.
+    import re
+
+    from robojudge.report._html import report_table_name
+
+    src = Path(__file__).resolve().parents[2] / "src" / "robojudge" / "report"
+    named = re.compile(r"\bTable\(\s*(f?)\"([A-Za-z0-9_]+)(\{?)")
+    found = [(m.group(1), m.group(2), m.group(3)) for p in src.glob("*.py")
+             for m in named.finditer(p.read_text(encoding="utf-8"))]
+    assert len(found) > 20
+    for fmt, stem, brace in found:
+        assert report_table_name(stem + ("gen-0" if fmt and brace else "")), stem

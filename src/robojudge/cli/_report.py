@@ -58,6 +58,11 @@ def print_html_report(result: HtmlReport) -> None:
         else:
             console.print(f"  {s.title}: not shown ({s.skipped})", highlight=False)
     console.print(f"HTML report: {result.index}  (tables: {result.index.parent / 'tables'})", highlight=False)
+    if result.removed_unlisted:
+        gone = result.removed_unlisted
+        console.print(f"removed {len(gone)} table file{'s' if len(gone) != 1 else ''} of the earlier report "
+                      "in tables/, written before robojudge listed its tables and not written again: "
+                      f"{', '.join(gone)}", highlight=False, markup=False)
 
 
 @says_when_stopped("no file of the report was left half-written (each is replaced only once written "

@@ -6,7 +6,9 @@ under temporary names first and renamed into place once every one is whole, the 
 that fails (a full disk) or is stopped leaves the previous report as it was. The report owns the table
 files it writes: ``tables/written_by_robojudge.txt`` lists them, and the next
 report into the same folder removes those it does not write again, so no table of an earlier report
-is left beside the new ones (other files in ``tables/`` are never touched).
+is left beside the new ones (other files in ``tables/`` are never touched). A report folder written
+before that list existed has none: there the files named after the report's tables
+(:data:`REPORT_TABLES`) are taken for the earlier report's.
 ``resolve_source`` turns what a user typed (a run folder, a database URL or a store file) into a
 store URL and the manifest, if one can be found.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -78,6 +81,8 @@ class HtmlReport:
             (set-level ``group:`` rows aside), listed in the overview and in no per-item table.
         added_from: The manifests of ``more_manifests`` that gave items (:func:`report_items`); one that
             adds none is not read into the report and not named on the page.
+        removed_unlisted: Table files of an earlier report that listed none (:func:`stage_tables`),
+            removed because this one does not write them again.
     """
 
     index: Path
@@ -86,6 +91,7 @@ class HtmlReport:
     stale: tuple[ResultRow, ...] = ()
     added_from: tuple[Path, ...] = ()
     outside: int = 0
+    removed_unlisted: tuple[str, ...] = ()
 
 
 def resolve_source(target: str | Path, *, manifest: str | Path | None = None) -> tuple[str, Path | None]:
@@ -347,12 +353,13 @@ def write_html_report(
     note = stale_note(left_out)
     page = render_page(sections, title=title, source=source, notes=[note] if note else [])
     with replacing() as files:  # the page last, so that it never names tables of another report
-        written = stage_tables(files, [t for sec in sections for t in sec.tables], out / "tables")
+        written, unlisted = stage_tables(files, [t for sec in sections for t in sec.tables], out / "tables")
         files.write_text(index, page)
     known = {it.item_id for it in items}
     outside = 0 if manifest is None else sum(
         r.item_id not in known and not r.item_id.startswith(GROUP_PREFIX) for r in rows)
-    return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out), tuple(added), outside)
+    return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out), tuple(added), outside,
+                      tuple(unlisted))
 
 
 #: The list of the table files a report wrote, in its ``tables/`` folder.
@@ -362,24 +369,58 @@ _WRITTEN_HEAD = ("# The table files `robojudge report` wrote here; the next repo
 _TABLE_SUFFIXES = (".csv", ".md", ".tex")
 
 
-def stage_tables(files: Staged, tables: Sequence[Table], folder: Path) -> list[Path]:
+def stage_tables(files: Staged, tables: Sequence[Table], folder: Path) -> tuple[list[Path], list[str]]:
     """Write ``tables`` into ``folder`` as part of ``files``: when they are renamed into place, the table
     files the previous report listed in :data:`WRITTEN` that are not written again are removed, then the
     new list replaces the old.
 
     Only what that list names is removed, and only plain ``.csv``, ``.md`` or ``.tex`` names in
-    ``folder`` itself: a file of the user's in ``tables/`` is never touched.
+    ``folder`` itself: a file of the user's in ``tables/`` is never touched. A report written before the
+    list existed left none: in a report folder (``index.html`` beside ``folder``) without a list, the
+    files named after a table the report writes (:func:`report_table_name`) are taken for that report's.
+
+    Returns:
+        The files written, and the names removed that no list named (those of a report without one).
     """
     listed = folder / WRITTEN
-    before = _listed(listed)
+    unlisted = not listed.exists() and (folder.parent / "index.html").is_file()
+    before = _earlier_tables(folder) if unlisted else _listed(listed)
     written = [p for t in tables for p in t.stage(files, folder)]
     names = {p.name for p in written}
+    removed = []
     for name in sorted(before - names):
         gone = folder / name
         if gone.is_file() or gone.is_symlink():
             files.remove(gone)
+            removed.append(name)
     files.write_text(listed, _WRITTEN_HEAD + "".join(f"{p.name}\n" for p in written))
-    return written
+    return written, removed if unlisted else []
+
+
+#: The names of the tables the report writes (and has written since its first version), besides the
+#: acceleration audit's, which are named after a generator (:data:`_PER_GENERATOR`).
+REPORT_TABLES = frozenset({
+    "consistency_motion", "failed_everywhere", "fps_ablation", "judge_coverage", "judge_self_consistency",
+    "judge_statistics", "judges", "kiva", "leaderboard", "libraries", "low_motion", "metric_agreement",
+    "metric_correlations", "networks", "robophys", "robophys_coverage", "sample_size", "set_level", "sizes",
+    "summary", "threshold_sensitivity",
+})
+_PER_GENERATOR = re.compile(r"(acceleration|retention)_[A-Za-z0-9_-]+")
+
+
+def report_table_name(stem: str) -> bool:
+    """Whether ``stem`` names a table the report writes (:data:`REPORT_TABLES`, or an acceleration
+    audit's ``acceleration_<generator>`` and ``retention_<generator>``)."""
+    return stem in REPORT_TABLES or _PER_GENERATOR.fullmatch(stem) is not None
+
+
+def _earlier_tables(folder: Path) -> set[str]:
+    """The files in ``folder`` named after a table the report writes, with a table file's suffix."""
+    try:
+        return {p.name for p in folder.iterdir()
+                if p.suffix in _TABLE_SUFFIXES and report_table_name(p.stem) and not p.is_dir()}
+    except OSError:  # no tables/ yet
+        return set()
 
 
 def _listed(path: Path) -> set[str]:
