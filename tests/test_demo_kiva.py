@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import importlib.util
+import json
 import os
 import shutil
 from pathlib import Path
@@ -155,8 +156,6 @@ def test_demo_prints_kiva_or_why_not(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_a_cached_reader_calibrated_for_an_older_measure_is_not_reused(tmp_path: Path) -> None:
-    import json
-
     from robojudge.demo import _calibrated
 
     folder = tmp_path / "reader"
@@ -173,6 +172,52 @@ def test_a_cached_reader_calibrated_for_an_older_measure_is_not_reused(tmp_path:
         assert _calibrated(folder) is None, key  # calibrated before version 5, 6, 7 or 8
         cal[key] = value
     (folder / "reader.json").write_text(json.dumps({"calibration": cal}))
-    assert _calibrated(folder) == {"calibration": cal}
+    assert _calibrated(folder) is None  # trained before the training videos' shapes were stored
+    (folder / "reader.json").write_text(json.dumps({"calibration": cal, "frame_aspects": [1.0]}))
+    assert _calibrated(folder) == {"calibration": cal, "frame_aspects": [1.0]}
+    # Thresholds drawn on segments of another length are not the demo's metrics' either.
+    (folder / "reader.json").write_text(json.dumps({"calibration": {**cal, "segment": 24},
+                                                    "frame_aspects": [1.0]}))
+    assert _calibrated(folder) is None
+    (folder / "reader.json").write_text(json.dumps({"calibration": cal, "frame_aspects": [1.0]}))
     (folder / "reader.pt").unlink()
     assert _calibrated(folder) is None
+
+
+@pytest.mark.slow
+def test_a_cached_reader_without_its_training_shapes_gets_them_before_it_is_reused(
+        sim_suite: Path, tmp_path: Path) -> None:
+    # Before, such a reader (cached by the robojudge of 2026-12-05) passed the cache check, and the
+    # KIVA metrics then refused every rollout: all KIVA results of the demo were error rows.
+    pytest.importorskip("torch")
+    from robojudge.demo import ensure_reader
+    from robojudge.kiva import load_reader
+    from robojudge.kiva._reader import _write
+
+    manifest = sim_suite / "suite.jsonl"
+    folder, trained, _, meta = ensure_reader(manifest, "fetch", tmp_path, TINY)
+    assert trained and meta["frame_aspects"] == [1.0]
+
+    def strip(files: dict[str, str] | None = None) -> None:
+        reader = load_reader(folder)
+        reader.meta.pop("frame_aspects")
+        if files is not None:
+            reader.meta["data"]["files"] = files
+        _write(reader.path, reader.net.state_dict(), reader.meta)
+
+    strip()
+    weights = load_reader(folder).net.state_dict()
+    said: list[str] = []
+    again, trained, seconds, meta = ensure_reader(manifest, "fetch", tmp_path, TINY, said.append)
+    assert (again, trained, seconds) == (folder, False, 0.0)
+    assert meta["frame_aspects"] == [1.0] and load_reader(folder).aspects == [1.0]
+    assert [line for line in said if line.startswith("recorded the training videos' shapes")], said
+    kept = load_reader(folder).net.state_dict()
+    assert all(bool((kept[k] == v).all()) for k, v in weights.items())  # the same weights, not retrained
+
+    # Training files that changed since cannot give the shapes: the reader is trained again instead.
+    from robojudge.demo import _with_aspects
+
+    strip({str(tmp_path / "gone.mp4"): "0" * 64})
+    assert _with_aspects(folder, None) is None
+    assert "frame_aspects" not in json.loads((folder / "reader.json").read_text())

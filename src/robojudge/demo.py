@@ -28,9 +28,11 @@ from typing import Any, Literal
 from robojudge import DEFAULT_SEED
 from robojudge.kiva import (
     MEASURE_VERSION,
+    SEGMENT,
     TrainConfig,
     calibration_version,
     episodes_from_manifest,
+    record_frame_aspects,
     resolve_robot,
 )
 from robojudge.meta import Leaderboard
@@ -165,14 +167,47 @@ def _train_and_calibrate(manifest: str, robot: str, folder: str, config: TrainCo
                            f"{proc.returncode}):\n{proc.stderr[-2000:]}")
 
 
-def _calibrated(folder: Path) -> dict[str, Any] | None:
+def _facts(folder: Path) -> dict[str, Any] | None:
+    """A cached reader's ``reader.json``, if its checkpoint is there too."""
     try:
         meta: dict[str, Any] = json.loads((folder / "reader.json").read_text())
     except (OSError, ValueError):
         return None
-    # A reader calibrated for an older measure (or not at all) is trained and calibrated again.
-    current = calibration_version(meta.get("calibration")) == MEASURE_VERSION
-    return meta if current and (folder / "reader.pt").is_file() else None
+    return meta if isinstance(meta, dict) and (folder / "reader.pt").is_file() else None
+
+
+def _calibrated_now(meta: Mapping[str, Any]) -> bool:
+    """Whether the thresholds are for today's measure, drawn on the segments the demo's metrics cut (the
+    default length: a reader calibrated before the length was stored used it too)."""
+    cal = meta.get("calibration") or {}
+    return calibration_version(cal) == MEASURE_VERSION and int(cal.get("segment") or SEGMENT) == SEGMENT
+
+
+def _calibrated(folder: Path) -> dict[str, Any] | None:
+    """The cached reader's facts if the KIVA metrics take it as it is, else None: calibrated for today's
+    measure and segments, and with its training videos' shapes (``frame_aspects``), without which the
+    metrics refuse every video."""
+    meta = _facts(folder)
+    return meta if meta is not None and _calibrated_now(meta) and meta.get("frame_aspects") else None
+
+
+def _with_aspects(folder: Path, announce: Callable[[str], object] | None) -> dict[str, Any] | None:
+    """A cached reader that lacks only its training videos' shapes (trained by a robojudge of 2026-12-05,
+    before they were stored) gets them from its training files, as `robojudge kiva upgrade` does; the
+    reader's name covers those files' bytes, so they are the ones it learned. None when it lacks more, or
+    a file is gone or changed (it is trained again)."""
+    meta = _facts(folder)
+    if meta is None or meta.get("frame_aspects") or not _calibrated_now(meta):
+        return None
+    try:
+        record_frame_aspects(folder)
+    except ValueError as exc:  # ReaderError: a training file moved or changed since
+        log.warning("KIVA reader %s: its training videos' shapes cannot be recorded: %s", folder, exc)
+        return None
+    if announce is not None:
+        announce(f"recorded the training videos' shapes in the KIVA reader {folder} (trained by an earlier "
+                 "robojudge)")
+    return _calibrated(folder)
 
 
 def ensure_reader(
@@ -184,6 +219,10 @@ def ensure_reader(
 ) -> tuple[Path, bool, float, dict[str, Any]]:
     """The calibrated reader for ``robot`` under ``root``, trained now only if no cached one matches.
 
+    A cached reader is used as it is only where the KIVA metrics take it (:func:`_calibrated`); one of an
+    earlier robojudge that lacks only its training videos' shapes has them recorded first, and any other
+    is trained and calibrated again.
+
     Training runs in a fresh Python process: after MuJoCo has rendered through EGL in a process,
     the deterministic-kernel switch of training crashes it (docs/kiva.md), and the demo may have built
     its suite in this one. The reader is written beside its final folder and moved there once
@@ -194,7 +233,7 @@ def ensure_reader(
         the reader's stored facts.
     """
     folder = root / reader_key(manifest, robot, config)
-    meta = _calibrated(folder)
+    meta = _calibrated(folder) or _with_aspects(folder, announce)
     if meta is not None:
         return folder, False, 0.0, meta
     if announce is not None:
