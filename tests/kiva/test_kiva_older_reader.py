@@ -74,6 +74,31 @@ def test_a_reader_without_its_training_shapes_is_refused_until_they_are_recorded
     assert again.exit_code == 0 and "width/height already: 1.000" in again.output
 
 
+def test_a_run_with_a_reader_without_its_training_shapes_is_refused_before_it_starts(
+        tiny_reader: Path, kiva_suite: Path, tmp_path: Path) -> None:
+    # Before, the run went ahead and stored the same error row for every item and metric.
+    from robojudge.store import ResultStore
+
+    old = _older(tiny_reader, tmp_path / "old", meta_keys=("frame_aspects",))
+    db = tmp_path / "r.sqlite"
+    done = CliRunner().invoke(app, ["score", str(kiva_suite), "-m", "kiva,kiva_jerk", "--db", str(db),
+                                    "--no-progress", "--set", f"kiva.reader={old}", "--set",
+                                    f"kiva_jerk.reader={old}"])
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.output.split())
+    assert said.startswith(f"error: metric 'kiva': reader {old} was trained before robojudge stored")
+    assert said.count("was trained before") == 1 and f"`robojudge kiva upgrade --reader {old}`" in said
+    with ResultStore(f"sqlite:///{db}") as store:
+        assert store.rows() == []
+    # From Python, as from the command line: nothing is planned.
+    from robojudge.metrics import MetricInputError as Refused
+    from robojudge.run import score_suite
+
+    with pytest.raises(Refused, match=rf"robojudge kiva upgrade --reader {old}"):
+        score_suite(kiva_suite, ["kiva"], db=f"sqlite:///{tmp_path / 'py.sqlite'}",
+                    configs={"kiva": {"reader": str(old)}})
+
+
 def test_the_shapes_are_recorded_only_from_the_training_files_as_they_were(
         tiny_reader: Path, kiva_suite: Path, tmp_path: Path) -> None:
     from robojudge.kiva import load_reader, record_frame_aspects

@@ -561,6 +561,8 @@ def score_items(
             None: no limit.
 
     Raises:
+        MetricInputError: Before anything runs, a config every item would refuse alike (a KIVA reader
+            that is missing or too old: :func:`refuse_unusable`).
         RunStoppedError: The store stopped taking results once work had started (a full disk): the
             run ends there, what was stored is kept, and the error holds the summary so far.
         RunInterrupted: Ctrl-C (a ``KeyboardInterrupt``) during the run: the results in flight are
@@ -613,6 +615,20 @@ def refuse_unimportable(requests: Sequence[MetricRequest]) -> None:
     """
     refuse_main_defined([r.id for r in requests if "__main__" in (r.spec.fn.__module__,
                                                                   type(r.config).__module__)])
+
+
+def refuse_unusable(requests: Sequence[MetricRequest]) -> None:
+    """Refuse, before anything is planned, a metric whose config every item would refuse alike: its
+    config's ``check_before_run(metric_id)`` (KIVA's checks its reader) raises once for the run, where
+    each item would otherwise store the same error row.
+
+    Raises:
+        MetricInputError: The first such config's, saying what to do.
+    """
+    for r in requests:
+        check = getattr(r.config, "check_before_run", None)
+        if callable(check):
+            check(r.id)
 
 
 def refuse_main_defined(mine: Sequence[str]) -> None:
@@ -673,6 +689,7 @@ def score_blocks(
     on another host cannot be checked and is taken for a crash (:meth:`ResultStore.in_flight`).
     """
     check_limit(timeout_s)
+    refuse_unusable(requests)
     started = time.perf_counter()
     summary = RunSummary()
     ex = executor or make_executor(workers)

@@ -97,6 +97,18 @@ class KivaConfig(BaseModel):
         # The run fingerprints a file a config names, not a folder of weights: name the checkpoint itself.
         return None if value is None else reader_checkpoint(value)
 
+    def check_before_run(self, metric_id: str) -> None:
+        """Raise, once before a run, what every item would raise about the reader (``robojudge.run`` calls
+        it while planning): one error, not an error row per item. Without a reader each item still says
+        so, as a video too short for a segment is unscored first.
+
+        Raises:
+            MetricInputError: The reader is missing, not calibrated for ``segment``, or lacks its training
+                videos' shapes (trained before robojudge stored them: `robojudge kiva upgrade`).
+        """
+        if self.reader is not None:
+            _usable_reader(self.reader, self, metric_id)
+
 
 _LOCK = threading.Lock()
 _READERS: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
@@ -221,14 +233,12 @@ def _frames(item: Item, config: KivaConfig) -> Any:
     return sampled
 
 
-def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
-    if config.reader is None:
-        _frames(item, config)  # too short is unscored, reader or not
-        raise MissingReaderError(
-            f"metric {metric_id!r} needs a trained keypoint reader: set its config `reader` to the folder "
-            "written by `robojudge kiva train` (and calibrated by `robojudge kiva calibrate`)"
-        )
-    reader, rkey = _reader(config.reader, metric_id)
+def _usable_reader(path: Path, config: KivaConfig, metric_id: str
+                   ) -> tuple[Any, tuple[str, int, int, int], Thresholds]:
+    """The reader at ``path`` with its thresholds, refused for what would refuse every video alike: not
+    there or not a reader, not calibrated, calibrated on other segments, or trained before its training
+    videos' shapes were stored. Checked once before a run too (:meth:`KivaConfig.check_before_run`)."""
+    reader, rkey = _reader(path, metric_id)
     cuts: Thresholds | None = reader.thresholds
     if cuts is None:
         raise MetricInputError(
@@ -240,8 +250,19 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
             f"segments, and segment is {config.segment}: a segment's maxima grow with its length, so they "
             f"would judge it by another rule. Set segment to {reader.segment}, or calibrate the reader for "
             f"it (`robojudge kiva calibrate --segment {config.segment}`)")
-    _check_robot(item, reader, rkey[0], metric_id)
     _require_aspects(reader, rkey[0], metric_id)
+    return reader, rkey, cuts
+
+
+def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
+    if config.reader is None:
+        _frames(item, config)  # too short is unscored, reader or not
+        raise MissingReaderError(
+            f"metric {metric_id!r} needs a trained keypoint reader: set its config `reader` to the folder "
+            "written by `robojudge kiva train` (and calibrated by `robojudge kiva calibrate`)"
+        )
+    reader, rkey, cuts = _usable_reader(config.reader, config, metric_id)
+    _check_robot(item, reader, rkey[0], metric_id)
     sampled = _frames(item, config)  # decoded once the reader is known to judge it
     n = len(sampled)
     _check_aspect(item, sampled.frames.shape[1:3], reader, rkey[0], metric_id)
