@@ -445,9 +445,12 @@ def run_demo(
         # The labels' own leaderboard: on the simulator suite it is the planted ranking, with CIs.
         board = generator_board(labelled, label_scores(labelled), seed=seed)
         write_leaderboard(board, out / "report", title="Generators by their planted labels")
-        report, judges, _, _ = judges_report(rows, items, direction, seed=seed)
+        report, judges, cal, _ = judges_report(rows, items, direction, seed=seed,
+                                               config_key=registry_config_key)
+        older = (f"; one version per metric, the installed one where stored; left out: "
+                 f"{', '.join(cal.left_out)}" if cal is not None and cal.left_out else "")
         write_judges(judges, report, out / "report", note="metric-calibrated: fit on the stored metrics, "
-                     "scored out of fold (grouped by clip); no VLM involved")
+                     f"scored out of fold (grouped by clip); no VLM involved{older}")
     # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
                              native_range=registry_range, config_key=registry_config_key,

@@ -1,4 +1,5 @@
 import csv
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -221,3 +222,61 @@ def test_calibrated_board_warns_of_metrics_read_at_several_sizes(tmp_path):
                                    "--bootstrap", "0", "--json"])
     assert res.exit_code == 0, res.output
     assert "smooth was computed at different frame sizes" in json.loads(res.output)["warning"]
+
+
+def _upgraded(rows, metric, new="2"):
+    """``rows`` with ``metric`` also stored under version ``new`` (same values), written after them."""
+    return [*rows, *(replace(r, version=new) for r in rows if r.metric == metric)]
+
+
+def test_the_calibrated_judge_reads_one_version_of_a_metric_stored_under_two():
+    from robojudge.report import calibrated_scores
+
+    # Before, the earlier version's rows and an upgrade's rescore were two features of one metric: on
+    # identical values it weighed twice, and the judge scored otherwise than on a fresh store.
+    items, rows = _data()
+    rows = [r for r in rows if not r.metric.startswith("judge:")]
+    fresh = [replace(r, version="2") if r.metric == "smooth" else r for r in rows]
+    hib = lambda m: m != "jitter"  # noqa: E731
+    want = calibrated_scores(fresh, items, hib, n_folds=4)
+    got = calibrated_scores(_upgraded(rows, "smooth"), items, hib, n_folds=4)
+    for a in ("pa", "ia"):
+        np.testing.assert_array_equal(got.scores[a], want.scores[a])
+    assert want.metrics == ("jitter", "smooth") and want.left_out == ()
+    assert got.metrics == ("jitter", "smooth [v2]") and got.left_out == ("smooth v1",)
+    # The installed version where it is stored, written first or not.
+    installed = calibrated_scores(_upgraded(rows, "smooth"), items, hib, n_folds=4,
+                                  config_key=lambda m, values: ("h", "1"))
+    assert installed.metrics == ("jitter", "smooth [v1]") and installed.left_out == ("smooth v2",)
+
+
+def test_leaderboard_judges_reads_the_installed_version_and_names_the_one_left_out(tmp_path):
+    from robojudge.metric_info import registry_config_key
+
+    items, rows = _data(n_clips=6)
+    chash, version = registry_config_key("pixel_frame_consistency", None)
+    # The installed version stored first, an older one's rows after it (another robojudge on the store).
+    now = [replace(r, metric="pixel_frame_consistency", config_hash=chash, version=version)
+           for r in rows if r.metric == "smooth"]
+    older = [replace(r, version="1") for r in now]
+    assert version != "1"
+    manifest = tmp_path / "suite.jsonl"
+    (tmp_path / "v.mp4").write_bytes(b"")
+    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with ResultStore(db) as store:
+        store.add([r for r in rows if r.metric != "smooth"] + now)
+        store.add(older)
+    res = CliRunner().invoke(app, ["judges", str(manifest), "--db", db, "--bootstrap", "0", "--folds", "3"])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert f"on jitter, pixel_frame_consistency [v{version}];" in said
+    assert ("One version per metric, the installed one where stored; left out: pixel_frame_consistency "
+            "v1.") in said
+    # Without the registry's config_key (from Python), the version written last is read.
+    from robojudge.report import calibrated_scores
+
+    with ResultStore(db) as store:
+        stored = store.rows()
+    cal = calibrated_scores(stored, items, lambda m: m != "jitter", n_folds=3)
+    assert cal.left_out == (f"pixel_frame_consistency v{version}",)

@@ -16,7 +16,7 @@ from rich.text import Text
 from robojudge import DEFAULT_SEED
 from robojudge.cli._common import PIPED_WIDTH, check_out_folder, console, err_console, fail, load_results
 from robojudge.meta import OVERALL, Estimate, Leaderboard
-from robojudge.metric_info import direction
+from robojudge.metric_info import direction, registry_config_key
 from robojudge.report import (
     CALIBRATED,
     CALIBRATED_TOLERANCE,
@@ -213,9 +213,11 @@ def _calibration_note(cal: CalibratedJudge | None) -> str:
     if cal is None:
         return ""
     k = next(iter(cal.folds.values())).n_folds
+    older = (" One version per metric, the installed one where stored; left out: "
+             f"{', '.join(cal.left_out)}." if cal.left_out else "")
     return (f"{CALIBRATED}: ordinal logistic regression (alpha {cal.alpha:g}, {cal.prediction} score) "
             f"on {', '.join(cal.metrics)}; "
-            f"out-of-fold scores from {k}-fold cross-validation grouped by clip, no VLM.")
+            f"out-of-fold scores from {k}-fold cross-validation grouped by clip, no VLM.{older}")
 
 
 def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading: str,
@@ -271,7 +273,8 @@ def judges(
     try:
         report, table_rows, cal, _ = judges_report(
             rows, items, direction, judges=judge or None, calibrated=calibrated, n_folds=folds,
-            alpha=alpha, prediction=predict, bootstrap=bootstrap, seed=seed, level=level)
+            alpha=alpha, prediction=predict, bootstrap=bootstrap, seed=seed, level=level,
+            config_key=registry_config_key)
     except ValueError as exc:
         raise fail(str(exc)) from None
     note = _calibration_note(cal)

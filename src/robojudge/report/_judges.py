@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from robojudge import DEFAULT_SEED
 from robojudge._files import replacing
-from robojudge.meta import OVERALL, AgreementReport, Estimate, agreement_table
+from robojudge.meta import OVERALL, AgreementReport, ConfigKey, Estimate, agreement_table
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._labels import compared_group
 from robojudge.report._leaderboard import (
@@ -30,7 +30,7 @@ from robojudge.report._leaderboard import (
     CalibratedJudge,
     Direction,
     calibrated_scores,
-    calibration_features,
+    calibration_columns,
     calibration_problem,
     clusters_of,
     column,
@@ -218,7 +218,7 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
                   *, judges: Sequence[str] | None = None, calibrated: bool = True, n_folds: int = 5,
                   alpha: float = 1.0, prediction: str = "expected", bootstrap: int = 2000,
                   seed: int = DEFAULT_SEED, level: float = 0.95,
-                  stored: StoredSeries | None = None) -> JudgesResult:
+                  stored: StoredSeries | None = None, config_key: ConfigKey | None = None) -> JudgesResult:
     """Agreement of every stored judge (and the metric-calibrated one) with the suite's labels.
 
     A judge configuration with no scored item stays in the table, with no statistics and its
@@ -237,6 +237,10 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
         seed: Seed of the bootstrap and of the fold assignment.
         level: Interval coverage.
         stored: The rows already split (``StoredSeries.of(rows)``), read instead of ``rows``.
+        config_key: What configuration a metric's values are stored under now
+            (:func:`robojudge.metric_info.registry_config_key`): the calibrated judge reads a metric
+            stored under several versions at the installed one
+            (:func:`robojudge.report._leaderboard.one_version`).
 
     Returns:
         The agreement report (no correlation over fewer than
@@ -259,11 +263,12 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     problem = None
     if calibrated:
         # Built once: both the check that there is something to learn from and the fit read them.
-        feats = calibration_features(rows, labelled, higher_is_better, NOT_FEATURES, stored=stored)
+        feats, older = calibration_columns(rows, labelled, higher_is_better, NOT_FEATURES, stored=stored,
+                                           config_key=config_key)
         problem = calibration_problem(labelled, n_folds=n_folds, seed=seed) if feats else None
         if feats and problem is None:  # else it is left out (the CLI says why)
             cal = calibrated_scores(rows, labelled, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
-                                    prediction=prediction, features=feats)
+                                    prediction=prediction, features=feats, left_out=older)
             pred[CALIBRATED] = cal.scores
     if not pred:
         raise ValueError(f"no judge results to compare, and {problem}" if problem

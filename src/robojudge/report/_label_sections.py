@@ -60,7 +60,7 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
     try:
         report, table_rows, cal, scores = judges_report(inp.item_rows, inp.items, inp.higher_is_better,
                                                         bootstrap=inp.bootstrap, seed=inp.seed,
-                                                        stored=inp.stored)
+                                                        stored=inp.stored, config_key=inp.config_key)
     except ValueError as exc:
         sec.skipped = str(exc)
         return sec, None
@@ -83,6 +83,9 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
                       f"{next(iter(cal.folds.values())).n_folds}-fold cross-validation grouped by clip; "
                       "no VLM. The random baseline and the simulator's own records of the outcome (task "
                       "success, collision count) are not used as features.")
+        if cal.left_out:
+            sec.intro += (" One version per metric, the installed one where stored; left out: "
+                          f"{', '.join(cal.left_out)}.")
     elif inp.stored.metrics:  # (without stored metrics there is nothing to fit, and nothing to say)
         why = calibration_problem(labelled, seed=inp.seed)
         if why:

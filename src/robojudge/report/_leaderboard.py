@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from robojudge import DEFAULT_SEED
 from robojudge._files import replacing
 from robojudge.meta import (
     OVERALL,
+    ConfigKey,
     CrossValidated,
     Estimate,
     Leaderboard,
@@ -30,7 +32,7 @@ from robojudge.meta import (
     grouped_folds,
 )
 from robojudge.meta._agreement import FloatArray
-from robojudge.report._series import Series, StoredSeries, metric_series
+from robojudge.report._series import Series, StoredSeries, _started, metric_series
 from robojudge.report._tables import SMALL_MARK, is_small, md_escape, small_note
 from robojudge.report._unset import generator_groups
 from robojudge.store import ResultRow, SafeCsvWriter
@@ -152,6 +154,7 @@ class CalibratedJudge:
         folds: ``folds[axis]``: the cross-validation result per axis.
         alpha: L2 penalty.
         prediction: ``"expected"`` (expected score, continuous) or ``"class"`` (most probable score).
+        left_out: Versions of those metrics stored beside the one used (``metric vN``; :func:`one_version`).
     """
 
     metrics: tuple[str, ...]
@@ -159,6 +162,7 @@ class CalibratedJudge:
     folds: dict[str, CrossValidated]
     alpha: float
     prediction: str = "expected"
+    left_out: tuple[str, ...] = ()
 
 
 #: Stored metrics the calibrated judge does not learn from by default: the random baseline carries no
@@ -168,12 +172,67 @@ NOT_FEATURES: frozenset[str] = frozenset({"uniform_random", "sim_task_success", 
 
 
 def calibration_features(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
-                         exclude: frozenset[str] = NOT_FEATURES, *, stored: StoredSeries | None = None
-                         ) -> list[Feature]:
-    """The columns the calibrated judge learns from: every stored configuration of every metric not in
-    ``exclude`` (each configuration its own feature)."""
+                         exclude: frozenset[str] = NOT_FEATURES, *, stored: StoredSeries | None = None,
+                         config_key: ConfigKey | None = None) -> list[Feature]:
+    """The columns the calibrated judge learns from: the stored configurations of every metric not in
+    ``exclude`` (each configuration its own feature), of one version per metric (:func:`one_version`)."""
+    feats, _ = calibration_columns(rows, items, higher_is_better, exclude, stored=stored,
+                                   config_key=config_key)
+    return feats
+
+
+def calibration_columns(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
+                        exclude: frozenset[str] = NOT_FEATURES, *, stored: StoredSeries | None = None,
+                        config_key: ConfigKey | None = None) -> tuple[list[Feature], list[str]]:
+    """:func:`calibration_features`, and the versions left out of them (``metric vN``, for the note)."""
     feats = metric_columns(rows, items, higher_is_better, stored=stored)
-    return [f for f in feats if f.metric not in exclude]
+    return one_version([f for f in feats if f.metric not in exclude], config_key)
+
+
+def one_version(feats: Sequence[Feature], config_key: ConfigKey | None = None
+                ) -> tuple[list[Feature], list[str]]:
+    """``feats`` with the columns of one version of each metric, and the versions left out (``metric vN``).
+
+    An upgraded robojudge computes a changed metric again under its new version, and the rows of the
+    earlier one stay current beside them: as two features, the metric would weigh twice in the fit (on
+    identical values the L2 penalty then gave other scores than a fresh store). Kept, as the RoboPhys-3D
+    section reads it: the installed version (``config_key``) where it is stored; without ``config_key``,
+    or for a metric it does not know, the version whose rows were written last (a rescore's; the highest
+    where the rows do not say). Each configuration of the kept version stays a feature of its own.
+    """
+    versions: dict[str, dict[str, list[Feature]]] = {}
+    for f in feats:
+        versions.setdefault(f.metric, {}).setdefault(f.series.key.version, []).append(f)
+    chosen: dict[str, str] = {}
+    left_out: list[str] = []
+    for metric, by_version in versions.items():
+        if len(by_version) == 1:
+            continue
+        installed = None
+        if config_key is not None:
+            try:
+                installed = config_key(metric, None)[1]
+            except (KeyError, ValueError):  # a metric this robojudge does not know
+                installed = None
+        if installed not in by_version:
+            installed = max(by_version, key=lambda v: (max(_written(f.series) for f in by_version[v]),
+                                                       _version_order(v)))
+        chosen[metric] = installed
+        left_out += [f"{metric} v{v}" for v in sorted(by_version) if v != installed]
+    kept = [f for f in feats if chosen.get(f.metric, f.series.key.version) == f.series.key.version]
+    return kept, sorted(left_out)
+
+
+def _written(s: Series) -> tuple[Any, ...]:
+    """When a series was first written, comparable between series (not known: first)."""
+    when = _started(s)
+    return (0,) if when is None else (1, *when)
+
+
+def _version_order(version: str) -> tuple[int, int, str]:
+    """Versions in the order a metric's come (numbers, as robojudge's are), for rows that do not say when
+    they were written."""
+    return (1, int(version), "") if version.isdigit() else (0, 0, version)
 
 
 def calibration_problem(items: Sequence[Item], *, n_folds: int = 5, seed: int = DEFAULT_SEED) -> str | None:
@@ -211,16 +270,19 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
                       higher_is_better: Direction, *, n_folds: int = 5, alpha: float = 1.0,
                       seed: int = DEFAULT_SEED, prediction: str = "expected",
                       exclude: frozenset[str] = NOT_FEATURES,
-                      features: Sequence[Feature] | None = None) -> CalibratedJudge:
+                      features: Sequence[Feature] | None = None, config_key: ConfigKey | None = None,
+                      left_out: Sequence[str] = ()) -> CalibratedJudge:
     """Fit the metric-calibrated judge per axis by grouped K-fold CV and return held-out scores.
 
     One ordinal model per axis maps the stored metric values to that axis's labels; each item is
     scored by the model of the fold that held its clip out. Metrics in ``exclude`` are not used
-    (:data:`NOT_FEATURES` by default); two configurations of one metric are two features.
+    (:data:`NOT_FEATURES` by default); two configurations of one metric are two features, and of a
+    metric stored under several versions one version is read (``config_key``: :func:`one_version`).
     ``prediction`` picks the score: the expected score (continuous; best for r and MSE) or the most
     probable class (an integer; often better exact accuracy when labels cluster at the ends of the
-    scale). ``features``: the columns :func:`calibration_features` gives for these rows and items,
-    when the caller has them already (``rows`` is then not read).
+    scale). ``features``: the columns :func:`calibration_columns` gives for these rows and items,
+    when the caller has them already (``rows`` is then not read), with the versions it left out
+    (``left_out``).
 
     Scores closer than :data:`CALIBRATED_TOLERANCE` are one score to a ranking or a pick.
 
@@ -231,7 +293,7 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
     if prediction not in ("expected", "class"):
         raise ValueError(f"prediction must be 'expected' or 'class', got {prediction!r}")
     if features is None:
-        feats = calibration_features(rows, items, higher_is_better, exclude)
+        feats, left_out = calibration_columns(rows, items, higher_is_better, exclude, config_key=config_key)
     else:
         feats = [f for f in features if f.metric not in exclude]
         if any(f.values.shape != (len(items),) for f in feats):
@@ -253,7 +315,7 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
         scores[a] = cv.expected if prediction == "expected" else np.where(
             cv.predicted > 0, cv.predicted.astype(np.float64), np.nan)
         folds[a] = cv
-    return CalibratedJudge(tuple(f.label for f in feats), scores, folds, alpha, prediction)
+    return CalibratedJudge(tuple(f.label for f in feats), scores, folds, alpha, prediction, tuple(left_out))
 
 
 def small_standing(entry: LeaderboardEntry, target: str) -> bool:
