@@ -47,8 +47,8 @@ PINNED_MOCK_KEYS_WITH_REPLIES = {
     "adeffdd427e4af5f340cfabbd53a20986d016c831efea45e4bec0a8c932c3483",
     "c889a97535d30c43fa1b03c9df81ccb068222246247e26d48a47198b57150038",
 }
-#: What the cache remembers of that folder: its frame hashes (BLAKE2b-96 over shape and pixels) and
-#: length (6 frames at 4 fps: last time stamp 1.25 s plus one frame).
+#: What the cache remembers of that folder: its frame hashes (BLAKE2b-96 over shape and pixels),
+#: length (6 frames at 4 fps: last time stamp 1.25 s plus one frame) and warnings (none: fps.txt is there).
 PINNED_FRAMES = {
     "hashes": [
         "d6229ba1cdfe98ad6727a3e7",
@@ -59,6 +59,7 @@ PINNED_FRAMES = {
         "873adae5d7a71d5e52e78ec1",
     ],
     "video_seconds": 1.5,
+    "warnings": [],
 }
 
 

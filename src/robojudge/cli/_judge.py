@@ -29,7 +29,7 @@ from robojudge.cli._common import (
     print_report_hint,
     store_failed,
 )
-from robojudge.cli._score import print_input_changes
+from robojudge.cli._score import print_input_changes, print_video_warnings
 from robojudge.judges import (
     RUBRICS,
     FrameSpec,
@@ -453,6 +453,7 @@ def judge(
                       markup=True)
     print_judge_summary(cfg.name, run.summary)
     print_input_changes(run.summary, rescore_unknown)
+    print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)
     print_report_hint(suite, run_dir, db)
     if run.summary.interrupted:

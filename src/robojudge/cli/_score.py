@@ -266,8 +266,17 @@ def print_input_changes(summary: InputChanges, rescore_unknown: bool) -> None:
                       "status` lists them, --rescore-unknown recomputes them", markup=True, highlight=False)
 
 
-def print_video_warnings(summary: RunSummary, *, limit: int = 20) -> None:
-    """What had to be assumed about the videos (an assumed rate, unusable time stamps), per item."""
+class VideoWarned(Protocol):
+    """Rows a run stored with video warnings, and those warnings by item (a :class:`RunSummary` or a
+    judge's)."""
+
+    warned: int
+    video_warnings: dict[str, list[str]]
+
+
+def print_video_warnings(summary: VideoWarned, *, limit: int = 20) -> None:
+    """What had to be assumed about the videos (an assumed rate, unusable time stamps), per item
+    (``robojudge score`` and ``robojudge judge``)."""
     if not summary.warned:
         return
     n, items = summary.warned, len(summary.video_warnings)

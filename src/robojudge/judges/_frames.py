@@ -3,8 +3,12 @@
 A judge reads a video as one :class:`robojudge.video.SampledFrames`, sampled through the one frame
 cache (:func:`robojudge.video.frame_cache`): in a process that also runs metrics on the same
 sampling, the video is decoded once for both. The response cache remembers each video's frame
-hashes under the same identity the frame cache uses (the file's
+hashes and warnings under the same identity the frame cache uses (the file's
 :class:`~robojudge.video.FileFingerprint` and the sampling), so a warm rerun needs no decoding.
+
+Frames of a video with non-square pixels are stretched to the picture's display aspect before they are
+hashed and encoded (:func:`as_displayed`): a judge rates the geometry people see, as the annotation app
+shows it. Their hashes, and so the request cache keys, change for such videos only.
 """
 
 from __future__ import annotations
@@ -21,9 +25,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
+import numpy as np
+
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import short_hash
-from robojudge.video import DecoderPool, FileFingerprint, SampledFrames, cached_frames, prepare_frames
+from robojudge.video import (
+    DecoderPool,
+    FileFingerprint,
+    SampledFrames,
+    VideoError,
+    cached_frames,
+    probe_video,
+    report_warnings,
+    sample_frames,
+    stream_format,
+)
+
+_NON_SQUARE = "non-square pixels"
+"""How :mod:`robojudge.video` begins its warning about a video whose pixels are not square."""
 
 
 @dataclass(frozen=True)
@@ -53,23 +73,67 @@ def remembered_key(fingerprint: FileFingerprint, spec: FrameSpec) -> str:
     return short_hash([fingerprint.parts(), spec.as_dict()])
 
 
-def decode_frames(path: str | Path, spec: FrameSpec, jpeg_quality: int | None = None) -> SampledFrames:
-    """Sample (through the open frame cache) and hash the frames of one video in this thread.
+def decode_frames(
+    path: str | Path, spec: FrameSpec, jpeg_quality: int | None = None, keep_pixels: bool = True
+) -> SampledFrames:
+    """Sample (through the open frame cache), stretch to the display aspect (:func:`as_displayed`) and
+    hash the frames of one video, in this thread or a decoder process.
 
     Args:
         path: Video file or frame folder.
         spec: Frame sampling.
         jpeg_quality: Also encode the frames as JPEGs at this quality.
+        keep_pixels: Return the pixels too; ``False`` (with ``jpeg_quality``) drops them, which keeps
+            what a decoder process sends back small.
     """
-    return prepare_frames(path, spec.fps, spec.max_frames, spec.size, jpeg_quality)
+    frames = sample_frames(path, fps=spec.fps, max_frames=spec.max_frames, size=spec.size)
+    return _finish(frames, spec, jpeg_quality, keep_pixels)
 
 
-def _finish(frames: SampledFrames, jpeg_quality: int | None) -> SampledFrames:
-    """Hash (and encode) frames found in the frame cache, as :func:`decode_frames` would have."""
+def _finish(
+    frames: SampledFrames, spec: FrameSpec, jpeg_quality: int | None, keep_pixels: bool = True
+) -> SampledFrames:
+    """The frames as a judge is sent them: at the display aspect, hashed and (when asked) encoded."""
+    frames = as_displayed(frames, spec.size)
     frames.hashes  # noqa: B018 - computed here, off the event loop
     if jpeg_quality is not None:
         frames.data_urls(jpeg_quality)
-    return frames
+    return frames if keep_pixels or jpeg_quality is None else frames.without_pixels()
+
+
+def as_displayed(frames: SampledFrames, size: int | tuple[int, int] | None) -> SampledFrames:
+    """``frames`` of a video with non-square pixels stretched to the picture's display aspect (along
+    the side its pixels are long, so no stored detail is lost; with ``size``, the longer side is then
+    ``size``), with a warning that says what the judge is sent; any other frames as they are.
+
+    Only a video whose sampling warned of non-square pixels is probed, so others cost nothing. A
+    ``(width, height)`` size is kept as asked.
+    """
+    at = next((i for i, w in enumerate(frames.warnings) if w.startswith(_NON_SQUARE)), None)
+    if at is None or isinstance(size, tuple) or not frames.has_pixels or not len(frames):
+        return frames
+    try:
+        sar = stream_format(frames.path).sample_aspect
+        turned = probe_video(frames.path).rotation in (90, 270)
+    except VideoError:
+        return frames
+    if sar is None:
+        return frames
+    along = 1 / sar if turned else sar  # a stored row is a shown column after a quarter turn
+    pixels = frames.frames
+    h, w = pixels.shape[1:3]
+    width, height = (w * along, float(h)) if along > 1 else (float(w), h / along)
+    if size is not None:
+        scale = size / max(width, height)
+        width, height = width * scale, height * scale
+    out = max(1, round(width)), max(1, round(height))
+    interp = cv2.INTER_AREA if out[0] * out[1] < w * h else cv2.INTER_LINEAR
+    stretched = np.stack([cv2.resize(f, out, interpolation=interp) for f in pixels])
+    said = (f"{_NON_SQUARE} (sample aspect ratio {sar.numerator}:{sar.denominator}): the judge is sent the "
+            f"frames stretched to the display aspect, {out[0]}x{out[1]} (read as stored: {w}x{h})")
+    warnings = (*frames.warnings[:at], said, *frames.warnings[at + 1:])
+    return SampledFrames(stretched, frames.timestamps, frames.indices, frames.source_fps, frames.path,
+                         warnings, frames.fingerprint)
 
 
 _FALLBACK: ThreadPoolExecutor | None = None
@@ -138,7 +202,7 @@ class FrameLoader:
         self._in_process = in_process or contextlib.nullcontext
         self._apart = apart
         self._frames: SampledFrames | None = None
-        self._remembered: tuple[list[str], float] | None = None
+        self._remembered: tuple[list[str], float, tuple[str, ...]] | None = None
         self._lock = asyncio.Lock()
         self.from_cache = False
         """The hashes came from the cache, so the video was not decoded (its replies are likely cached)."""
@@ -160,6 +224,13 @@ class FrameLoader:
             return self._frames.video_seconds
         return self._remembered[1] if self._remembered is not None else 0.0
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """:attr:`SampledFrames.warnings` of the frames (or as remembered with their hashes)."""
+        if self._frames is not None:
+            return self._frames.warnings
+        return self._remembered[2] if self._remembered is not None else ()
+
     def _identify(self) -> str | None:
         """The remembered-hashes key of the file as it is now (``None`` when it cannot be stat'ed)."""
         try:
@@ -170,17 +241,24 @@ class FrameLoader:
             self._key = remembered_key(self._fingerprint, self.spec)
         return self._key
 
+    def _entry(self, key: str | None) -> dict[str, Any] | None:
+        """What the cache remembers of this file, unless it was remembered without its warnings (before
+        2026-12-06, when also the hashes of frames with non-square pixels were of the frames as
+        stored): such a video is decoded once more."""
+        known = self._cache.get_frames(key) if key else None
+        return known if known is not None and "warnings" in known else None
+
     def known(self) -> bool:
         """Whether the cache knows this file's frame hashes, so :meth:`prepare` would not decode."""
-        key = self._identify()
-        return key is not None and self._cache.get_frames(key) is not None
+        return self._entry(self._identify()) is not None
 
     async def prepare(self) -> None:
-        """Make :attr:`hashes` and :attr:`video_seconds` known, from the cache when it knows this file."""
-        key = self._identify()
-        known = self._cache.get_frames(key) if key else None
+        """Make :attr:`hashes`, :attr:`video_seconds` and :attr:`warnings` known, from the cache when it
+        knows this file."""
+        known = self._entry(self._identify())
         if known is not None:
-            self._remembered = ([str(h) for h in known["hashes"]], float(known["video_seconds"]))
+            said = tuple(str(w) for w in known["warnings"])
+            self._remembered = ([str(h) for h in known["hashes"]], float(known["video_seconds"]), said)
             self.from_cache = True
             return
         await self.load()
@@ -194,9 +272,9 @@ class FrameLoader:
                     self._before_decode()
                 frames = self._frames = await self._decode()
                 if self._key:
-                    self._cache.put_frames(
-                        self._key, {"hashes": frames.hashes, "video_seconds": frames.video_seconds}
-                    )
+                    self._cache.put_frames(self._key, {"hashes": frames.hashes,
+                                                       "video_seconds": frames.video_seconds,
+                                                       "warnings": list(frames.warnings)})
             return self._frames
 
     async def _decode(self) -> SampledFrames:
@@ -204,13 +282,11 @@ class FrameLoader:
         if self._fingerprint is not None:
             shared = cached_frames(self._fingerprint, spec.fps, spec.max_frames, spec.size)
             if shared is not None:  # a metric (or another judge) of this process sampled it already
-                return await asyncio.to_thread(_finish, shared, q)
+                return await asyncio.to_thread(_finish, shared, spec, q)
         if self._apart is not None:
             self._apart.start()
             if self._apart.unavailable is None:
-                return await self._apart.prepare(
-                    self.path, spec.fps, spec.max_frames, spec.size, q, keep_pixels=q is None
-                )
+                return await self._in_pool(self._apart)
         if self._decoder is None:
             with self._in_process():
                 return await asyncio.to_thread(decode_frames, self.path, spec, q)
@@ -226,9 +302,14 @@ class FrameLoader:
                 frames = await loop.run_in_executor(_fallback_thread(), run, _decode_unless_ready, *args)
             if frames is not None:
                 return frames
-        return await self._decoder.prepare(
-            self.path, spec.fps, spec.max_frames, spec.size, q, keep_pixels=q is None
-        )
+        return await self._in_pool(self._decoder)
+
+    async def _in_pool(self, pool: DecoderPool) -> SampledFrames:
+        """:func:`decode_frames` in a decoder process; the pixels come back only when no JPEGs are sent."""
+        q = self._jpeg_quality
+        frames = await pool.run(decode_frames, str(self.path), self.spec, q, q is None, what=self.path)
+        report_warnings(frames.path, frames.warnings)
+        return frames
 
     def hashes_json(self) -> str:
         """:attr:`hashes` as compact JSON (for cache keys; written once per item)."""
@@ -240,5 +321,5 @@ class FrameLoader:
     def release(self) -> None:
         """Drop the decoded frames once the item is done (what :attr:`hashes` needs is kept)."""
         if self._frames is not None:
-            self._remembered = (self._frames.hashes, self._frames.video_seconds)
+            self._remembered = (self._frames.hashes, self._frames.video_seconds, self._frames.warnings)
             self._frames = None

@@ -125,6 +125,8 @@ class JudgeRunSummary:
             (:func:`inputs_now`; judged again by the next run), and ``changed_items`` their items.
         cache_error: Why replies could not be written to the response cache, and ``cache_unsaved`` how
             many of this run's replies are not in it (a rerun sends those requests again).
+        warned: Rows stored with ``details.video_warnings`` (what had to be assumed about the video, and
+            how non-square pixels were sent), and ``video_warnings`` those warnings by item.
     """
 
     total: int = 0
@@ -150,6 +152,8 @@ class JudgeRunSummary:
     changed_items: list[str] = field(default_factory=list)
     cache_error: str | None = None
     cache_unsaved: int = 0
+    warned: int = 0
+    video_warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def computed(self) -> int:
@@ -192,7 +196,7 @@ JudgeProgress = Callable[[ResultRow | None, JudgeRunSummary], None]
 """Called with each stored row, and with ``None`` a few times a second while requests are in flight."""
 
 
-def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str) -> ResultRow:
+def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str, warnings: list[str]) -> ResultRow:
     return ResultRow(
         item_id=item.item_id,
         metric=plan.metric_id,
@@ -202,7 +206,7 @@ def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str) -> Re
         value=res.value,
         error=res.error,
         duration_s=res.duration_s,
-        details=res.details or None,
+        details=_score.with_video_warnings(res.details, warnings),
         config=plan.config,
         fingerprint=fingerprint,  # taken when the run was planned: what the judge was asked about
     )
@@ -261,6 +265,10 @@ class Writer:
             else:
                 s.scored += 1
             details = row.details or {}
+            if row.key in stored and details.get("video_warnings"):
+                s.warned += 1
+                seen = s.video_warnings.setdefault(row.item_id, [])
+                seen.extend(w for w in details["video_warnings"] if w not in seen)
             if "agreement" in details:
                 s.agreement[0] += int(bool(details["agreement"]))
                 s.agreement[1] += 1
@@ -347,10 +355,12 @@ async def judge_one(
             ))
     finally:
         frames.release()
+    # what had to be assumed about the video, as `robojudge score` notes it ("<path>: <message>")
+    warnings = [f"{frames.path}: {w}" for w in frames.warnings]
     rows = []
     for p, out, fp in zip(plans, outcomes, prints, strict=True):
         if isinstance(out, RubricResult):  # one rubric's failure leaves the item's others be
-            rows.append(_row(item, p.for_result(out), out, fp))
+            rows.append(_row(item, p.for_result(out), out, fp, warnings))
         elif isinstance(out, VideoError):
             rows.append(error_row(item, p, f"video error: {out}", fp))
         else:
