@@ -113,6 +113,40 @@ def test_judge_settings_that_cannot_work_are_one_error_line(
     assert f"error: {tmp_path / 'judges.toml'}: {said}" in res.output.replace("\n", ""), res.output
 
 
+@pytest.mark.parametrize("key", ["gsk_9fQ2xLr7TzK1mN4pW8vB3cY6dH0jS5aE",
+                                 "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+                                 "a3f9c2e17b4d8f60a3f9c2e17b4d8f60a3f9c2e1"])
+def test_a_key_given_as_api_key_env_is_not_printed(tmp_path: Path, make_items: Any, key: str) -> None:
+    # an identifier-shaped key passed the name check and was printed whole: "api_key_env: gsk_... is not set"
+    manifest, _ = _setup(tmp_path, make_items, "http://127.0.0.1:9/v1")
+    args = ["judge", str(manifest), "--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    res = CliRunner().invoke(app, [*args, "--api-key-env", key, "--no-progress"])
+    said = res.output.replace("\n", "")
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit)
+    assert f"api_key_env: {key[:4]!r}... ({len(key)} characters) is not set; it looks like an API key" in said
+    assert key[:5] not in said
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("sk-NLSECRET-abcdef123\n", "ends with a line break"),
+    ("sk-NLSECRET-abc\tdef123", "holds a control character (U+0009)"),
+])
+def test_a_key_with_a_control_character_is_refused_before_any_request(
+    tmp_path: Path, make_items: Any, monkeypatch: pytest.MonkeyPatch, value: str, says: str
+) -> None:
+    # aiohttp refused the header on every request ("header injection"), counted 5 as sent, and the
+    # breaker blamed the server; nothing named the variable
+    monkeypatch.setenv("RJ_TEST_NL_KEY", value)
+    with FakeServer(_reply) as srv:
+        _, args = _setup(tmp_path, make_items, srv.url, api_key_env="RJ_TEST_NL_KEY")
+        res = CliRunner().invoke(app, [*args, "--rubric", "pa"])
+        assert srv.count == 0
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit)
+    said = res.output.replace("\n", "")
+    assert f"judge 'fk': api_key_env: the key in RJ_TEST_NL_KEY {says}, which no HTTP header" in said
+    assert "NLSECRET" not in said and "requests sent" not in said and not (tmp_path / "r.sqlite").exists()
+
+
 def test_inline_backend_typo_is_one_error_line(tmp_path: Path, make_items: Any) -> None:
     manifest, _ = _setup(tmp_path, make_items, "http://127.0.0.1:9/v1")
     res = CliRunner().invoke(app, ["judge", str(manifest), "--backend", "opena", "--model", "m",

@@ -68,6 +68,21 @@ def test_user_rubric_file(tmp_path: Path) -> None:
         load_rubric_file(tmp_path / "missing.toml")
 
 
+def test_instruction_in_the_system_prompt_is_replaced(tmp_path: Path) -> None:
+    # under syntax "replace" the system prompt went out with "{instruction}" as written, and items
+    # without an instruction were judged
+    p = tmp_path / "mine.toml"
+    p.write_text('id = "mine"\nversion = "1"\n[output]\nscore_key = "s"\nscore_min = 1\nscore_max = 5\n'
+                 '[prompt]\nsystem = "You judge whether a video carries out: {instruction}."\n'
+                 'user = "Rate 1-5, JSON {\\"s\\": n}."\n')
+    r = load_rubric_file(p)
+    assert r.syntax == "replace" and r.needs_instruction
+    assert r.render(" put the red block in the bowl ") == (
+        "You judge whether a video carries out: put the red block in the bowl.", 'Rate 1-5, JSON {"s": n}.')
+    with pytest.raises(ValueError, match="needs the item's instruction"):
+        r.render(None)
+
+
 def test_judges_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RJ_TEST_KEY", "sk-test")  # a backend is built only for a judge whose key is set
     p = tmp_path / "robojudge.toml"
@@ -101,6 +116,22 @@ input_per_mtok = 1.0
         load_judges_file(p)
     with pytest.raises(JudgeConfigError, match="no judges file"):
         load_judges_file(tmp_path / "none.toml")
+
+
+def test_extra_body_cannot_override_what_robojudge_sends(tmp_path: Path) -> None:
+    # seed, temperature and model in extra_body replaced the per-turn seeds and the stored model unseen
+    p = tmp_path / "robojudge.toml"
+    p.write_text('[judges.eb]\nmodel = "m"\nbase_url = "http://127.0.0.1:8000/v1"\n'
+                 '[judges.eb.extra_body]\nseed = 7\ntemperature = 0.9\nmodel = "other"\ntop_k = 1\n')
+    with pytest.raises(JudgeConfigError) as err:
+        load_judges_file(p)
+    assert str(err.value) == (
+        f"{p}: judge 'eb': extra_body: seed, temperature, model are set by robojudge in every request and "
+        "cannot be overridden here (seed: use sampling.seed; temperature: use sampling.temperature; "
+        "model: use model)")
+    with pytest.raises(JudgeConfigError, match="extra_body: logprobs is set by robojudge"):
+        make_judge({"name": "j", "extra_body": {"logprobs": True}})
+    assert make_judge({"name": "j", "extra_body": {"top_k": 1}}).extra_body == {"top_k": 1}
 
 
 def test_api_key_env_must_be_a_name() -> None:

@@ -129,3 +129,32 @@ def test_a_model_that_cannot_load_is_tried_once_and_cuda_without_a_gpu_is_named(
     for _ in range(2):
         with pytest.raises(BackendError, match="judge 'gpu': device = 'cuda', but no CUDA device is visible"):
             backend._load()
+
+
+def test_the_processor_is_told_the_rate_the_frames_were_sampled_at(tiny_model: Path, make_items: Any) -> None:
+    # Qwen2.5-VL's processor was told nothing and took 24 fps: 4 fps frames 1/24 s apart (0.0833 s a grid)
+    from transformers import (
+        AutoProcessor,
+        Qwen2_5_VLProcessor,
+        Qwen2VLImageProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    from _tiny_vlm import TEMPLATE
+    from robojudge.judges import ChatRequest, FrameSpec, decode_frames
+    from robojudge.judges._hf import model_inputs
+
+    size = {"shortest_edge": 28 * 28, "longest_edge": 56 * 56}
+    tokenizer = AutoProcessor.from_pretrained(tiny_model).tokenizer
+    qwen25 = Qwen2_5_VLProcessor(image_processor=Qwen2VLImageProcessor(size=size),
+                                 video_processor=Qwen2VLVideoProcessor(size=size), tokenizer=tokenizer,
+                                 chat_template=TEMPLATE)
+    frames = decode_frames(make_items(["v"])[0].video, FrameSpec())  # 8 frames at 4 fps, 0 to 1.75 s
+    request = ChatRequest(system="s", user="rate", frames=frames, max_tokens=1)
+    inputs, shown = model_inputs(qwen25, request, 32)
+    # temporal patch 2 over 4 fps: each grid step spans 0.5 s
+    assert shown == 8 and inputs["second_per_grid_ts"] == pytest.approx([0.5])
+    assert inputs["video_grid_thw"].tolist() == [[4, 2, 2]]  # every frame kept
+    inputs, shown = model_inputs(qwen25, request, 4)
+    # thinned to frames 0, 2, 5, 7: three steps over 1.75 s, 12/7 fps, so 2 / (12/7) = 7/6 s a grid step
+    assert shown == 4 and inputs["second_per_grid_ts"] == pytest.approx([7 / 6])

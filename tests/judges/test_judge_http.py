@@ -220,6 +220,30 @@ def test_self_consistency_samples(make_items: Any, store: ResultStore, cache: Re
     assert row.config is not None and row.config["samples"] == 3
 
 
+def test_voted_rows_keep_a_winning_turns_reasoning_and_parts(
+    make_items: Any, store: ResultStore, cache: ResponseCache
+) -> None:
+    # the reasoning and checks shown were turn 0's, here arguing for the score that lost the vote
+    logic = get_rubric("sa_logics")
+
+    def by_seed(body: dict[str, Any], n: int) -> Reply:
+        seed = body["seed"]
+        if "ITEM" in user_text(body):
+            return Reply(ia(2 if seed == 0 else 4, f"seed {seed} argues for {2 if seed == 0 else 4}"))
+        ok = "true" if seed else "false"
+        answers = ", ".join(f'"{c}": {ok}' for c in logic.checks)
+        return Reply(f'{{"reasoning": "seed {seed}", {answers}}}')
+
+    with FakeServer(by_seed) as srv:
+        judge_items(make_items(["item0"]), judge(srv.url), [IA, logic], store, cache=cache, samples=3)
+    rows = {r.metric: r for r in store.rows()}
+    ia_row, logic_row = rows["judge:t:ia"], rows["judge:t:sa_logics"]
+    assert ia_row.value == 4 and ia_row.details["votes"] == [2, 4, 4]
+    assert ia_row.details["reasoning"] == "seed 1 argues for 4"
+    assert logic_row.value == 1 and logic_row.details["reasoning"] == "seed 1"
+    assert set(logic_row.details["parts"].values()) == {True}
+
+
 def test_api_key_only_in_the_header(
     make_items: Any, tmp_path: Path, cache: ResponseCache, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -166,6 +166,16 @@ def test_breaker_on_connection_refused(make_items: Any, store: ResultStore, cach
     assert sum("circuit breaker" in (r.error or "") for r in store.rows()) >= 6
 
 
+def test_breaker_of_one_attempt_says_attempt(
+    make_items: Any, store: ResultStore, cache: ResponseCache
+) -> None:
+    # it said "failed 1 attempts in a row"
+    with FakeServer(lambda b, n: Reply("down", status=500)) as srv:
+        s = judge_items(make_items(["a"]), judge(srv.url, max_retries=0, circuit_breaker=1), [IA], store,
+                        cache=cache)
+    assert s.stats.stopped is not None and " failed 1 attempt in a row (last: HTTP 500" in s.stats.stopped
+
+
 def test_breaker_counts_consecutive_failures_only(
     make_items: Any, store: ResultStore, cache: ResponseCache
 ) -> None:

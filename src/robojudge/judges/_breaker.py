@@ -142,8 +142,9 @@ class CircuitBreaker:
             then = "nothing more is sent to it in this run, rerun with --retry-errors to ask again"
         else:
             then = f"taken out, probed again after {self.wait_s:g} s"
+        attempts = "1 attempt" if self.failures == 1 else f"{self.failures} attempts"
         self.message = self._mask(
-            f"circuit breaker open: {self.target} failed {self.failures} attempts in a row "
+            f"circuit breaker open: {self.target} failed {attempts} in a row "
             f"(last: {error}); {then}"
         )
         return True

@@ -41,6 +41,7 @@ import hashlib
 import json
 import re
 import tomllib
+import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -123,6 +124,18 @@ class Endpoint(BaseModel):
         return _http_url(v) or v
 
 
+_SET_BY_ROBOJUDGE = {
+    "model": "model",
+    "messages": "a rubric (--rubric-file)",
+    "temperature": "sampling.temperature",
+    "top_p": "sampling.top_p",
+    "seed": "sampling.seed",
+    "max_tokens": "sampling.max_tokens",
+    "logprobs": "--scoring expected",
+    "top_logprobs": "top_logprobs",
+}
+"""Request body fields robojudge writes itself, and where each is set instead of ``extra_body``."""
+
 _NO_FLEET = frozenset({"hf", "mock"})
 """Backends that serve from this process and so take no endpoints."""
 
@@ -168,7 +181,9 @@ class JudgeConfig(BaseModel):
         base_model: The model a trained judge started from (default: ``model``, for a ``base``).
         replies: ``mock`` only: scripted replies, used in turn.
         sampling: Decoding settings.
-        extra_body: Extra JSON merged into each request body.
+        extra_body: Extra JSON merged into each request body; not the fields robojudge sets itself
+            (``model``, ``messages``, ``temperature``, ``top_p``, ``seed``, ``max_tokens``, ``logprobs``,
+            ``top_logprobs``).
         extra_headers: Extra HTTP headers (not secrets: use ``api_key_env``).
         prices: Token prices for cost accounting.
     """
@@ -258,23 +273,52 @@ class JudgeConfig(BaseModel):
             )
         return v
 
+    @field_validator("extra_body")
+    @classmethod
+    def _not_set_by_robojudge(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # Merged last into the body, these replaced what robojudge sends and stores (the seeds that tell
+        # a vote's turns apart, the model the row names) without a word.
+        taken = [k for k in v if k in _SET_BY_ROBOJUDGE]
+        if taken:
+            use = "; ".join(f"{k}: use {_SET_BY_ROBOJUDGE[k]}" for k in taken)
+            raise ValueError(f"{', '.join(taken)} {'is' if len(taken) == 1 else 'are'} set by robojudge in "
+                             f"every request and cannot be overridden here ({use})")
+        return v
+
     def api_key(self) -> str | None:
         """The API key from the environment, or ``None`` (read at call time, never stored)."""
         return settings.secret(self.api_key_env) if self.api_key_env else None
 
     def api_key_problem(self) -> str | None:
-        """Why the variable ``api_key_env`` names gives no key now (unset or empty), else ``None``.
+        """Why the variable ``api_key_env`` names gives no usable key now, else ``None``: it is unset or
+        empty, or the key holds a control character (a line break read from a file with it).
 
         The command line refuses to start then: without a key no ``Authorization`` header goes out,
-        and a typo in the name would only show up as failed requests (401s) later.
+        and a typo in the name would only show up as failed requests (401s) later; a key with a line
+        break fails every request before it leaves. A name that looks like a key itself is shown by
+        its first 4 characters only.
         """
-        if not self.api_key_env:
+        name = self.api_key_env
+        if not name:
             return None
-        key = settings.secret(self.api_key_env)
+        key = settings.secret(name)
         what = "not set" if key is None else "empty" if not key.strip() else None
-        if what is None:
+        if what is not None and looks_like_key(name):
+            return (f"api_key_env: {name[:4]!r}... ({len(name)} characters) is {what}; it looks like an API "
+                    "key: put the key in an environment variable and give that variable's name here")
+        if what is not None:
+            return f"api_key_env: {name} is {what} (set it to the API key, or remove api_key_env)"
+        assert key is not None
+        bad = next((c for c in key if unicodedata.category(c) == "Cc"), None)
+        if bad is None:
             return None
-        return f"api_key_env: {self.api_key_env} is {what} (set it to the API key, or remove api_key_env)"
+        rest = key.rstrip("\r\n")
+        if rest != key and all(unicodedata.category(c) != "Cc" for c in rest):
+            where = "ends with a line break"
+        else:
+            where = f"holds a control character (U+{ord(bad):04X})"
+        return (f"api_key_env: the key in {name} {where}, which no HTTP header may carry; strip it from the "
+                "variable")
 
     def identity(self) -> dict[str, Any]:
         """What decides a judge's answers (for config hashes and caches): no URL, key or speed knobs."""
@@ -294,6 +338,28 @@ class JudgeConfig(BaseModel):
             # a mock judge's answers are its scripted replies: other replies are another judge
             **({"replies": self.replies} if self.backend == "mock" else {}),
         }
+
+
+_KEY_PREFIXES = ("hf_", "gsk_", "sk_", "sk-", "ghp_", "gho_", "ghs_", "github_pat_", "xai-", "nvapi-",
+                 "pplx-", "r8_", "AIza", "AKIA")
+"""How common API keys begin (Hugging Face, Groq, OpenAI/Anthropic/Stripe, GitHub, xAI, NVIDIA, Perplexity,
+Replicate, Google, AWS)."""
+
+
+def looks_like_key(name: str) -> bool:
+    """Whether ``name``, given as a variable's name, looks like an API key itself: 16 characters or more
+    with a known key prefix, or mixing lower and upper case with digits, or 32 or more without an ``_``.
+
+    >>> looks_like_key("gsk_9fQ2xLr7TzK1mN4pW8vB3cY6dH0jS5aE"), looks_like_key("OPENAI_API_KEY")
+    (True, False)
+    """
+    if len(name) < 16:
+        return False
+    if name.startswith(_KEY_PREFIXES):
+        return True
+    kinds = (str.islower, str.isupper, str.isdigit)
+    mixed = all(any(kind(c) for c in name) for kind in kinds)
+    return mixed or (len(name) >= 32 and "_" not in name)
 
 
 def short_hash(value: Any) -> str:

@@ -476,6 +476,10 @@ class JudgeEngine:
         self, rubric: Rubric, turns: list[dict[str, Any]], frames: FrameLoader | None, seconds: float
     ) -> RubricResult:
         scores: list[float | None] = [t["score"] for t in turns]
+        vote = majority_vote(scores)
+        # What the row shows beside the voted score comes from turns that gave it (the first such turn),
+        # so the reasoning never argues for a score that lost the vote.
+        told = turns if vote is None else [t for t in turns if t["score"] == vote.value]
         details: dict[str, Any] = {
             "judge": self.config.name,
             "backend": self.config.backend,
@@ -484,14 +488,14 @@ class JudgeEngine:
             "rubric_version": rubric.version,
             "scoring": self.scoring.value,
             "samples": self.samples,
-            "reasoning": next((t["reasoning"] for t in turns if t["reasoning"]), None),
+            "reasoning": next((t["reasoning"] for t in told if t["reasoning"]), None),
             "turns": turns,
         }
         if rubric.taxonomy:
             details["taxonomy_id"] = rubric.taxonomy
         if rubric.kind != "score":
             details["kind"] = rubric.kind
-            parts = next((t["parts"] for t in turns if t.get("parts")), None)
+            parts = next((t["parts"] for t in told if t.get("parts")), None)
             if rubric.kind == "text" and parts is not None:
                 details["text"] = _clip(str(parts["text"]))
             elif parts is not None:
@@ -511,7 +515,6 @@ class JudgeEngine:
             details["video_seconds"] = frames.video_seconds
             details["latency_per_video_s"] = latency / frames.video_seconds
             self.stats.video_seconds += frames.video_seconds
-        vote = majority_vote(scores)
         self.stats.judged += 1
         if vote is None:
             self.stats.parse_failures += 1

@@ -236,8 +236,9 @@ def make_backend(config: JudgeConfig) -> Backend:
     """Build the backend a judge config names: a fleet over its endpoints when it lists them.
 
     Raises:
-        JudgeConfigError: Its ``api_key_env`` names a variable that is not set or is empty: without
-            it no ``Authorization`` header would go out, and every request would come back a 401.
+        JudgeConfigError: Its ``api_key_env`` names a variable that is not set or is empty (without
+            it no ``Authorization`` header would go out, and every request would come back a 401), or
+            whose key holds a control character (no request could carry it).
     """
     problem = config.api_key_problem()
     if problem is not None:

@@ -17,7 +17,9 @@ from typing import Any
 
 from robojudge.judges._backend import BACKENDS, BackendError, ChatRequest, Completion, TokenLogprob
 from robojudge.judges._config import JudgeConfig
-from robojudge.judges._messages import chat_messages, padded_video, temporal_patch, thinned, with_first_frame
+from robojudge.judges._images import thin_indices
+from robojudge.judges._messages import chat_messages, padded_video, temporal_patch, with_first_frame
+from robojudge.video import SampledFrames
 
 
 @contextlib.contextmanager
@@ -112,20 +114,9 @@ class HFBackend:
 
         self._load()
         proc, model = self._processor, self._model
-        kwargs: dict[str, Any] = {}
-        n_images = 0
-        if request.frames is not None:
-            if not request.frames.has_pixels:
-                raise BackendError("the hf backend needs decoded pixels, but the frames carry only encodings")
-            shown = thinned(request.frames.frames, self.config.max_images)
-            n_images = len(shown)
-            arrays = padded_video(shown, temporal_patch(proc))
-            kwargs["videos"] = [arrays]
-            if with_first_frame(request):
-                kwargs["images"] = [arrays[0]]
-        text = proc.apply_chat_template(chat_messages(request), tokenize=False, add_generation_prompt=True)
         start = time.perf_counter()
-        inputs = proc(text=[text], return_tensors="pt", **kwargs).to(self._device)
+        inputs, n_images = model_inputs(proc, request, self.config.max_images)
+        inputs = inputs.to(self._device)
         sample = request.temperature > 0
         gen: dict[str, Any] = {"max_new_tokens": request.max_tokens, "do_sample": sample}
         if sample:
@@ -164,6 +155,53 @@ class HFBackend:
     async def aclose(self) -> None:
         self._model = None
         self._processor = None
+
+
+def model_inputs(processor: Any, request: ChatRequest, max_images: int) -> tuple[Any, int]:
+    """The processor's tensors for one request, and how many frames it shows.
+
+    The frames go in as one video at the rate they were sampled at (the mean spacing of the frames
+    shown, after thinning to ``max_images``): told nothing, transformers' video processors take 24 fps,
+    and Qwen2.5-VL places the video's tokens in time by it (``second_per_grid_ts``), Qwen3-VL writes it
+    into the prompt as each frame's time.
+
+    Raises:
+        BackendError: The frames carry no pixels (only their JPEG encodings).
+    """
+    kwargs: dict[str, Any] = {}
+    n_images = 0
+    frames = request.frames
+    if frames is not None:
+        if not frames.has_pixels:
+            raise BackendError("the hf backend needs decoded pixels, but the frames carry only encodings")
+        keep = thin_indices(len(frames), max_images)
+        n_images = len(keep)
+        arrays = padded_video(frames.frames[keep], temporal_patch(processor))
+        kwargs["videos"] = [arrays]
+        kwargs.update(_video_rate(_shown_rate(frames, keep), len(arrays)))
+        if with_first_frame(request):
+            kwargs["images"] = [arrays[0]]
+    text = processor.apply_chat_template(chat_messages(request), tokenize=False, add_generation_prompt=True)
+    return processor(text=[text], return_tensors="pt", **kwargs), n_images
+
+
+def _shown_rate(frames: SampledFrames, keep: list[int]) -> float:
+    """Frames per second of the frames shown: their count over the time they span."""
+    times = frames.timestamps[keep]
+    span = float(times[-1] - times[0]) if len(times) > 1 else 0.0
+    if span > 0:
+        return (len(times) - 1) / span
+    return frames.source_fps if frames.source_fps > 0 else 1.0
+
+
+def _video_rate(fps: float, n_frames: int) -> dict[str, Any]:
+    """The processor keyword that tells it the video's frame rate."""
+    try:
+        from transformers.video_utils import VideoMetadata
+    except ImportError:  # transformers 4: Qwen2.5-VL's processor reads the rate from ``fps``
+        return {"fps": fps}
+    meta = VideoMetadata(total_num_frames=n_frames, fps=fps, frames_indices=list(range(n_frames)))
+    return {"video_metadata": [meta]}
 
 
 def _token_logprobs(tokenizer: Any, ids: Any, scores: Any, k: int) -> tuple[TokenLogprob, ...]:

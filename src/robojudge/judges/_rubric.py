@@ -15,7 +15,7 @@ A rubric is a TOML file (see ``robojudge/data/rubrics/pa.toml``)::
     score_max = 5
 
     [prompt]
-    syntax = "replace"             # "{instruction}" is replaced, other braces stay as written
+    syntax = "replace"             # "{instruction}" is replaced in both prompts, other braces stay
     system = "..."                 # or syntax = "format": Python str.format, "{{" for a brace
     user = "..."
 
@@ -68,8 +68,9 @@ class Rubric:
         version: Template version; stored as the result row's version.
         title: Human-readable name.
         system: System prompt.
-        user: User prompt template (placeholders: ``{instruction}``).
-        syntax: ``"replace"`` (only placeholders are substituted) or ``"format"`` (``str.format``).
+        user: User prompt template (placeholders: ``{instruction}``, as in ``system``).
+        syntax: ``"replace"`` (only placeholders are substituted, in both prompts) or ``"format"``
+            (``str.format``).
         reasoning_key: JSON key of the free-text reasoning.
         score_key: JSON key of the score.
         score_type: ``"integer"`` or ``"number"``.
@@ -118,10 +119,11 @@ class Rubric:
         values = {"instruction": (instruction or "").strip()}
         if self.syntax == "format":
             return self.system.format(**values), self.user.format(**values)
-        user = self.user
+        system, user = self.system, self.user
         for key, val in values.items():
+            system = system.replace("{" + key + "}", val)
             user = user.replace("{" + key + "}", val)
-        return self.system, user
+        return system, user
 
     def example_json(self) -> str:
         """A one-line example of the expected answer, for repair prompts."""
@@ -217,7 +219,7 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
         raise RubricError(f"{where}: taxonomy: {unknown_metric_message(taxonomy, known.ids)}")
     system = _req(prompt, "system", str, where).strip()
     user = _req(prompt, "user", str, where).strip()
-    needs = bool(data.get("needs_instruction", "{instruction}" in user))
+    needs = bool(data.get("needs_instruction", "{instruction}" in system or "{instruction}" in user))
     label = data.get("first_frame_label") or None
     if label is not None and not isinstance(label, str):
         raise RubricError(f"{where}: first_frame_label must be a string")
