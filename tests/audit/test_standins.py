@@ -105,9 +105,9 @@ def test_a_failed_write_keeps_the_old_stand_in_manifest(tmp_path) -> None:
     from robojudge.video import write_video
 
     write_video(tmp_path / "v.mp4", _frames(4, 16, 16), fps=4)
-    long_id = "take-" + "x" * 3000  # two records and two timing rows of 3 kB each: past the limit below
-    (tmp_path / "s.jsonl").write_text(json.dumps({"item_id": long_id, "video": "v.mp4", "generator": "g",
-                                                  "clip_id": "c"}) + "\n")
+    # two records of 3 kB each (an instruction; an item id may hold 1,000 bytes): past the limit below
+    (tmp_path / "s.jsonl").write_text(json.dumps({"item_id": "take", "video": "v.mp4", "generator": "g",
+                                                  "clip_id": "c", "instruction": "x" * 3000}) + "\n")
     out = tmp_path / "acc"
     out.mkdir()
     (out / "suite.jsonl").write_text("old\n")
