@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import av
 import numpy as np
@@ -36,15 +37,20 @@ def write_timed(
         stream.codec_context.time_base = Fraction(1, 1000)
         if rotation is not None:
             stream.set_display_rotation(rotation)
-        for rgb, t in zip(frames, times_ms, strict=True):
-            frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
-            frame.pts = t
-            frame.time_base = Fraction(1, 1000)
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode(None):
-            container.mux(packet)
+        _mux_at(container, stream, frames, times_ms)
     return path
+
+
+def _mux_at(container: Any, stream: Any, frames: np.ndarray, times_ms: Sequence[int]) -> None:
+    """Encode ``frames`` into ``stream`` at the presentation times ``times_ms`` (milliseconds)."""
+    for rgb, t in zip(frames, times_ms, strict=True):
+        frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+        frame.pts = t
+        frame.time_base = Fraction(1, 1000)
+        for packet in stream.encode(frame):
+            container.mux(packet)
+    for packet in stream.encode(None):
+        container.mux(packet)
 
 
 def naive_decode(path: Path) -> list[np.ndarray]:
@@ -89,12 +95,5 @@ def write_live_webm(path: Path, frames: np.ndarray, times_ms: Sequence[int]) -> 
         stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
         stream.codec_context.time_base = Fraction(1, 1000)
         stream.codec_context.framerate = Fraction(0, 1)  # no rate: the muxer writes no DefaultDuration
-        for rgb, t in zip(frames, times_ms, strict=True):
-            frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
-            frame.pts = t
-            frame.time_base = Fraction(1, 1000)
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode(None):
-            container.mux(packet)
+        _mux_at(container, stream, frames, times_ms)
     return path
