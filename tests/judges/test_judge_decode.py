@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _decoder import load_in_decoder
 from _judge_server import FakeServer, Reply
 
 from robojudge.judges import ChatRequest, FrameLoader, FrameSpec, ResponseCache, get_rubric, make_judge
@@ -17,7 +18,7 @@ from robojudge.judges._engine import JudgeEngine
 from robojudge.judges._mock import MockBackend
 from robojudge.run._judge import judge_items
 from robojudge.store import ResultStore
-from robojudge.video import DecoderPool, SampledFrames
+from robojudge.video import DecoderPool
 
 PA, IA = get_rubric("pa"), get_rubric("ia")
 
@@ -65,18 +66,8 @@ def test_process_and_thread_decoding_send_the_same_requests_and_share_the_cache(
 
 def test_encoded_only_frames(make_items: Any, tmp_path: Path) -> None:
     video = make_items(["x"])[0].video
-    pool = DecoderPool(1)
-    try:
-        with ResponseCache(tmp_path / "c") as cache:
-            frames = FrameLoader(video, FrameSpec(), cache, decoder=pool, jpeg_quality=85)
-
-            async def load_when_ready() -> SampledFrames:
-                pool.start()
-                while not pool.ready:
-                    await asyncio.sleep(0.05)
-                return await frames.load()
-
-            got = asyncio.run(load_when_ready())
+    with ResponseCache(tmp_path / "c") as cache:
+        got = load_in_decoder(video, cache, 85)
         assert not got.has_pixels  # only the JPEGs crossed the process boundary
         assert len(got.data_urls(85)) == len(got.hashes) == 8
         with pytest.raises(ValueError, match="JPEG quality 90 is missing"):
@@ -89,8 +80,6 @@ def test_encoded_only_frames(make_items: Any, tmp_path: Path) -> None:
         backend._processor = backend._model = object()
         with pytest.raises(BackendError, match="needs decoded pixels"):
             asyncio.run(backend.complete(ChatRequest(system="s", user="u", frames=got)))
-    finally:
-        pool.close()
 
 
 class _NeverReady(DecoderPool):

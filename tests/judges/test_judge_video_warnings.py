@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 import pytest
 import typer
+from _decoder import load_in_decoder
 from _judge_server import FakeServer, Reply, user_text
 from typer.testing import CliRunner
 
@@ -155,26 +156,9 @@ def test_only_non_square_videos_change_their_frame_hashes(tmp_path: Path) -> Non
 
 def test_a_decoder_process_stretches_too(tmp_path: Path) -> None:
     # the same frames, hashes and warning whether the video is decoded here or in a decoder process
-    import asyncio
-
-    from robojudge.judges import FrameLoader
-    from robojudge.video import DecoderPool, SampledFrames
-
     video = _anamorphic(tmp_path / "dv.mp4")
     here = decode_frames(video, FrameSpec(), jpeg_quality=90)
-    pool = DecoderPool(1)
-    try:
-        with ResponseCache(tmp_path / "c") as cache:
-            frames = FrameLoader(video, FrameSpec(), cache, decoder=pool, jpeg_quality=90)
-
-            async def load_when_ready() -> SampledFrames:
-                pool.start()
-                while not pool.ready:
-                    await asyncio.sleep(0.05)
-                return await frames.load()
-
-            got = asyncio.run(load_when_ready())
-    finally:
-        pool.close()
+    with ResponseCache(tmp_path / "c") as cache:
+        got = load_in_decoder(video, cache, 90)
     assert not got.has_pixels and got.hashes == here.hashes and got.warnings == here.warnings
     assert got.data_urls(90) == here.data_urls(90) and "96x64" in got.warnings[0]
