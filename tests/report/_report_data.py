@@ -65,3 +65,15 @@ def write_run(folder: Path, *, judge: bool = True, manifest_name: str = "suite/s
 
 def higher_is_better(metric: str) -> bool:
     return metric != "jitter"
+
+
+def stored_suite(folder: Path, items: list[Item], rows: list[ResultRow]) -> tuple[Path, str]:
+    """``folder/suite.jsonl`` of ``items`` (their videos an empty ``v.mp4``) and a store holding
+    ``rows``: the manifest and the store's URL."""
+    manifest = folder / "suite.jsonl"
+    (folder / "v.mp4").write_bytes(b"")
+    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
+    db = f"sqlite:///{folder / 'r.sqlite'}"
+    with ResultStore(db) as store:
+        store.add(rows)
+    return manifest, db

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _report_data import stored_suite
 from typer.testing import CliRunner
 
 from robojudge.cli import app
@@ -20,7 +21,7 @@ from robojudge.report import CALIBRATED, CALIBRATED_TOLERANCE, calibrated_scores
 from robojudge.report._label_sections import judges_section
 from robojudge.report._leaderboard import calibration_problem
 from robojudge.report._sections import ReportInput
-from robojudge.store import ResultRow, ResultStore
+from robojudge.store import ResultRow
 from robojudge.suite import Item
 
 runner = CliRunner()
@@ -50,12 +51,7 @@ def _suite(labels: dict[str, int], values: dict[str, tuple[float, ...]],
 
 
 def _stored(tmp_path: Path, items: list[Item], rows: list[ResultRow]) -> list[str]:
-    manifest = tmp_path / "suite.jsonl"
-    (tmp_path / "v.mp4").write_bytes(b"")
-    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
-    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    with ResultStore(db) as store:
-        store.add(rows)
+    manifest, db = stored_suite(tmp_path, items, rows)
     return [str(manifest), "--db", db]
 
 

@@ -3,6 +3,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from _report_data import stored_suite
 from typer.testing import CliRunner
 
 from robojudge.cli._leaderboard import app
@@ -94,12 +95,7 @@ def test_no_vlm_judge_still_gives_calibrated_judge():
 
 def test_cli(tmp_path):
     items, rows = _data(n_clips=6)
-    manifest = tmp_path / "suite.jsonl"
-    (tmp_path / "v.mp4").write_bytes(b"")
-    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
-    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    with ResultStore(db) as store:
-        store.add(rows)
+    manifest, db = stored_suite(tmp_path, items, rows)
     runner = CliRunner()
     res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "100",
                               "--out", str(tmp_path / "lb")])
@@ -147,12 +143,7 @@ def test_judges_table_flags_a_small_overall_like_the_leaderboard():
 
 def test_cli_marks_small_cells_and_says_why_the_calibrated_judge_is_missing(tmp_path):
     items, rows = _data(n_clips=1)  # one clip: every cell small, nothing to cross-validate on
-    manifest = tmp_path / "suite.jsonl"
-    (tmp_path / "v.mp4").write_bytes(b"")
-    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
-    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    with ResultStore(db) as store:
-        store.add(rows)
+    manifest, db = stored_suite(tmp_path, items, rows)
     runner = CliRunner()
     res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "50"])
     assert res.exit_code == 0, res.output
@@ -212,12 +203,7 @@ def test_calibrated_board_warns_of_metrics_read_at_several_sizes(tmp_path):
     items, rows = _data(n_clips=6)
     rows = [dataclasses.replace(r, details={"frame_size": "1280x720" if "good" in r.item_id else "320x256"})
             if r.metric == "smooth" else r for r in rows]
-    manifest = tmp_path / "suite.jsonl"
-    (tmp_path / "v.mp4").write_bytes(b"")
-    manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))
-    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    with ResultStore(db) as store:
-        store.add(rows)
+    manifest, db = stored_suite(tmp_path, items, rows)
     res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--scores", "calibrated",
                                    "--bootstrap", "0", "--json"])
     assert res.exit_code == 0, res.output
