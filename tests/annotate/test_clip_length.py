@@ -4,6 +4,7 @@ split into segments by the length its time stamps measure."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
+from _encode import mux_frames
 from robojudge.annotate import AnnotationService, init_project, relocate_project
 from robojudge.annotate import _schema as s
 
@@ -24,13 +26,14 @@ def _live_webm(path: Path, n: int = 60, fps: int = 30) -> Path:
         stream.width, stream.height, stream.pix_fmt = 32, 24, "yuv420p"
         stream.codec_context.time_base = Fraction(1, 1000)
         stream.codec_context.framerate = Fraction(0, 1)  # no rate: the muxer writes no DefaultDuration
-        for i in range(n):
-            frame = av.VideoFrame.from_ndarray(np.full((24, 32, 3), 4 * i, np.uint8), format="rgb24")
-            frame.pts, frame.time_base = round(i * 1000 / fps), Fraction(1, 1000)
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode(None):
-            container.mux(packet)
+
+        def frames() -> Iterator[av.VideoFrame]:
+            for i in range(n):
+                frame = av.VideoFrame.from_ndarray(np.full((24, 32, 3), 4 * i, np.uint8), format="rgb24")
+                frame.pts, frame.time_base = round(i * 1000 / fps), Fraction(1, 1000)
+                yield frame
+
+        mux_frames(container, stream, frames())
     return path
 
 

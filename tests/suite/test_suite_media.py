@@ -9,6 +9,7 @@ import av
 import numpy as np
 import pytest
 
+from _encode import mux_frames
 from robojudge.suite import load_suite, validate_manifest
 from robojudge.video import write_video
 
@@ -23,11 +24,7 @@ def _animated_webp(path: Path, frames: np.ndarray) -> Path:
     with av.open(str(path), "w", format="webp") as container:
         stream = container.add_stream("libwebp_anim", rate=8)
         stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
-        for rgb in frames:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode(None):
-            container.mux(packet)
+        mux_frames(container, stream, (av.VideoFrame.from_ndarray(rgb, format="rgb24") for rgb in frames))
     return path
 
 

@@ -3,6 +3,7 @@ and how it is stored (:func:`stream_format`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 from _videogen import levels_clip, textured_clip, write_live_webm, write_timed
 
+from _encode import mux_frames
 from robojudge.video import (
     StreamFormat,
     VideoError,
@@ -55,14 +57,15 @@ def _encode(path: Path, codec: str, pix_fmt: str, sar: Fraction | None = None) -
         stream.width, stream.height, stream.pix_fmt = 64, 64, pix_fmt
         if sar is not None:
             stream.codec_context.sample_aspect_ratio = sar
-        for i, rgb in enumerate(levels_clip(4, 64, 64, step=40)):
-            frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
-            frame = frame.reformat(format=pix_fmt)
-            frame.pts = i
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode(None):
-            container.mux(packet)
+
+        def frames() -> Iterator[av.VideoFrame]:
+            for i, rgb in enumerate(levels_clip(4, 64, 64, step=40)):
+                frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
+                frame = frame.reformat(format=pix_fmt)
+                frame.pts = i
+                yield frame
+
+        mux_frames(container, stream, frames())
     return path
 
 

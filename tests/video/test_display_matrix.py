@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from av.video.stream import VideoStream
 
+from _encode import mux_frames
 from robojudge.video import probe_video, sample_frames
 from robojudge.video._decode import open_video, stream_meta
 from robojudge.video._filesample import _two_pass
@@ -34,11 +35,7 @@ def _write(path: Path, frames: np.ndarray, matrix: list[int] | None = None) -> P
         stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv444p"
         if matrix is not None:
             stream.set_display_matrix(matrix)
-        for rgb in frames:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode(None):
-            container.mux(packet)
+        mux_frames(container, stream, (av.VideoFrame.from_ndarray(rgb, format="rgb24") for rgb in frames))
     return path
 
 

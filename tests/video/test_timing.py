@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from _videogen import levels_clip
 
+from _encode import mux_frames
 from robojudge.video import probe_video, sample_frames, write_video
 from robojudge.video._decode import StreamMeta
 from robojudge.video._timing import ASSUMED_FPS, frame_times, jitter_tolerance
@@ -45,11 +46,7 @@ def _encode(path: Path, frames: np.ndarray, fmt: str, codec: str, pix: str = "yu
     with av.open(str(path), "w", format=fmt) as container:
         stream = container.add_stream(codec, rate=8)
         stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], pix
-        for rgb in frames:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode(None):
-            container.mux(packet)
+        mux_frames(container, stream, (av.VideoFrame.from_ndarray(rgb, format="rgb24") for rgb in frames))
     return path
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 from _web_data import PASSWORD, SECRET, cheap_passwords
 
+from _encode import mux_frames
 from robojudge.annotate import add_annotator, assign, init_project
 from robojudge.annotate.web import create_app
 from robojudge.annotate.web._folders import playable
@@ -44,13 +46,14 @@ def _write(path: Path, codec: str, pix_fmt: str, *, sar: Fraction | None = None,
             stream.codec_context.sample_aspect_ratio = sar
         if rotation:
             stream.set_display_rotation(rotation)
-        for i, rgb in enumerate(_frames()):
-            frame = av.VideoFrame.from_ndarray(rgb, format="rgb24").reformat(format=pix_fmt)
-            frame.pts = i
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode(None):
-            container.mux(packet)
+
+        def frames() -> Iterator[av.VideoFrame]:
+            for i, rgb in enumerate(_frames()):
+                frame = av.VideoFrame.from_ndarray(rgb, format="rgb24").reformat(format=pix_fmt)
+                frame.pts = i
+                yield frame
+
+        mux_frames(container, stream, frames())
     return path
 
 
