@@ -266,3 +266,39 @@ def test_leaderboard_judges_reads_the_installed_version_and_names_the_one_left_o
         stored = store.rows()
     cal = calibrated_scores(stored, items, lambda m: m != "jitter", n_folds=3)
     assert cal.left_out == (f"pixel_frame_consistency v{version}",)
+
+
+def test_generators_and_best_of_n_read_the_installed_version_of_a_metric_too(tmp_path):
+    # A review: only leaderboard judges and the report read the installed version of a metric stored
+    # under two; leaderboard generators --scores calibrated and select best-of-n --by calibrated read the
+    # version written last (here an older robojudge's noise) and ranked the worst generator first.
+    import json
+
+    from robojudge.cli import app as root
+    from robojudge.metric_info import registry_config_key
+
+    chash, version = registry_config_key("pixel_frame_consistency", None)
+    assert version != "1"
+    rng = np.random.default_rng(0)
+    items, now, older = [], [], []
+    for c in range(8):
+        for g, (pa, ia) in {"good": (5, 5), "mid": (3, 4), "bad": (1, 2)}.items():
+            iid = f"c{c}-{g}"
+            items.append(Item(item_id=iid, video="v.mp4", clip_id=f"c{c}", source="s", generator=g,
+                              labels={"pa": pa, "ia": ia}))
+            now.append(ResultRow(iid, "pixel_frame_consistency", chash, version, "ok",
+                                 (pa + ia) / 10 + rng.normal(0, 0.02)))
+            noise = float(rng.uniform(0, 1))
+            older.append(ResultRow(iid, "pixel_frame_consistency", chash, "1", "ok", noise))
+    manifest, db = stored_suite(tmp_path, items, now + older)  # the old version's rows written last
+    runner = CliRunner()
+    res = runner.invoke(root, ["leaderboard", "generators", str(manifest), "--db", db, "--scores",
+                               "calibrated", "--bootstrap", "0", "--folds", "4", "--json"])
+    assert res.exit_code == 0, res.output
+    ranks = {e["generator"]: e["targets"]["overall"]["rank"] for e in json.loads(res.stdout)["entries"]}
+    assert ranks == {"good": 1, "mid": 2, "bad": 3}, ranks
+    res = runner.invoke(root, ["select", "best-of-n", str(manifest), "--db", db, "--by", "calibrated",
+                               "--group", "clip_id", "--folds", "4"])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "left out: pixel_frame_consistency v1" in said and "Picks per generator: good 8" in said

@@ -53,8 +53,11 @@ class ScoreSource:
 
 
 def _calibrated(req: ScoreRequest) -> dict[str, FloatArray]:
+    from robojudge.metric_info import registry_config_key
+
+    # (one version per metric, the installed one where stored: as leaderboard judges and the report read it)
     return calibrated_scores(req.rows, req.items, req.higher_is_better, n_folds=req.n_folds, alpha=req.alpha,
-                             seed=req.seed, prediction=req.prediction).scores
+                             seed=req.seed, prediction=req.prediction, config_key=registry_config_key).scores
 
 
 def _labels(req: ScoreRequest) -> dict[str, FloatArray]:

@@ -108,11 +108,14 @@ def selection_scores(
         axis = _axis(by, rest or "overall")
         if head == "labels":
             return SelectionScores(by, f"labels ({axis})", label_values(items, axis), axis)
+        from robojudge.metric_info import registry_config_key
+
         cal = calibrated_scores(rows, items, higher_is_better, n_folds=n_folds, alpha=alpha, seed=seed,
-                                prediction=prediction)
+                                prediction=prediction, config_key=registry_config_key)
         folds = cal.folds["pa" if axis == "overall" else axis].n_folds  # (capped at the clips)
+        older = f"; left out: {', '.join(cal.left_out)}" if cal.left_out else ""
         described = (f"metric-calibrated judge ({axis}; {len(cal.metrics)} metric features, {folds}-fold; "
-                     f"scores within {CALIBRATED_TOLERANCE:g} tie)")
+                     f"scores within {CALIBRATED_TOLERANCE:g} tie{older})")
         return SelectionScores(by, described, _on_axis(cal.scores, axis), axis,
                                tolerance=CALIBRATED_TOLERANCE)
     if head == "judge":
