@@ -1,3 +1,4 @@
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,20 @@ def test_instruction_in_the_system_prompt_is_replaced(tmp_path: Path) -> None:
         "You judge whether a video carries out: put the red block in the bowl.", 'Rate 1-5, JSON {"s": n}.')
     with pytest.raises(ValueError, match="needs the item's instruction"):
         r.render(None)
+    # A review: the change kept the rubric's digest, so rows judged from the literal text stayed current
+    # in an upgraded store. Such a rubric's digest is another now; one without it in the system prompt
+    # (every built-in one) keeps its digest.
+    import hashlib
+
+    from robojudge.judges._rubric import parse_rubric
+
+    data = tomllib.loads(p.read_text())
+    before = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in data.items())).encode()).hexdigest()[:12]
+    assert r.digest != before
+    data["prompt"]["system"] = "You judge videos."
+    plain = parse_rubric(data, "plain")
+    assert plain.digest == hashlib.sha256(
+        repr(sorted((k, repr(v)) for k, v in data.items())).encode()).hexdigest()[:12]
 
 
 def test_judges_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

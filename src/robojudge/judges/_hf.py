@@ -195,13 +195,15 @@ def _shown_rate(frames: SampledFrames, keep: list[int]) -> float:
 
 
 def _video_rate(fps: float, n_frames: int) -> dict[str, Any]:
-    """The processor keyword that tells it the video's frame rate."""
+    """The processor keywords that tell it the video's frame rate: ``fps``, which Qwen2.5-VL's processor
+    reads in transformers 4 (also in 4.5x, where ``VideoMetadata`` exists but its processor reads only
+    ``fps``, 2.0 by default), and ``video_metadata``, which transformers 5 reads."""
     try:
         from transformers.video_utils import VideoMetadata
-    except ImportError:  # transformers 4: Qwen2.5-VL's processor reads the rate from ``fps``
+    except ImportError:
         return {"fps": fps}
     meta = VideoMetadata(total_num_frames=n_frames, fps=fps, frames_indices=list(range(n_frames)))
-    return {"video_metadata": [meta]}
+    return {"fps": fps, "video_metadata": [meta]}
 
 
 def _token_logprobs(tokenizer: Any, ids: Any, scores: Any, k: int) -> tuple[TokenLogprob, ...]:

@@ -224,6 +224,10 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
     if label is not None and not isinstance(label, str):
         raise RubricError(f"{where}: first_frame_label must be a string")
     canon = repr(sorted((k, repr(v)) for k, v in data.items())).encode()
+    if syntax == "replace" and "{instruction}" in system:
+        # Such a system prompt was sent as written before 2026-12-06 and has the instruction in it since:
+        # another request, so another configuration (rows judged before are not taken for its results).
+        canon += b"\0system prompt takes the instruction"
     rubric = Rubric(
         id=rid,
         version=version,
