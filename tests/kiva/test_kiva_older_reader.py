@@ -99,6 +99,27 @@ def test_a_run_with_a_reader_without_its_training_shapes_is_refused_before_it_st
                     configs={"kiva": {"reader": str(old)}})
 
 
+def test_a_metric_with_every_row_stored_is_not_checked_before_the_run(
+        kiva_suite: Path, tmp_path: Path) -> None:
+    # A review: the check before the run refused every run naming KIVA with an unusable reader, even with
+    # every KIVA row of the run stored, and so stopped the other metrics of the run too. Only a metric
+    # left to compute is checked.
+    from robojudge.run import build_requests, score_items
+    from robojudge.run._fingerprint import Fingerprints
+    from robojudge.store import ResultRow, ResultStore
+
+    items = load_suite(kiva_suite).items[:3]
+    kiva, other = build_requests(["kiva", "uniform_random"], {"kiva": {"reader": str(tmp_path / "gone")}})
+    prints = Fingerprints()
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.add([ResultRow(it.item_id, "kiva", kiva.config_hash, kiva.spec.version, "ok", 12.5,
+                             fingerprint=prints.metric(it, kiva.spec, kiva.config).value) for it in items])
+        summary = score_items(items, [kiva, other], store)
+        assert (summary.ok, summary.skipped, summary.failed) == (3, 3, 0)
+        with pytest.raises(MetricInputError, match="no KIVA reader at"):  # one left to compute: refused
+            score_items([*items, *load_suite(kiva_suite).items[3:4]], [kiva, other], store)
+
+
 def test_the_shapes_are_recorded_only_from_the_training_files_as_they_were(
         tiny_reader: Path, kiva_suite: Path, tmp_path: Path) -> None:
     from robojudge.kiva import load_reader, record_frame_aspects

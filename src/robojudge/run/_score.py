@@ -562,7 +562,8 @@ def score_items(
 
     Raises:
         MetricInputError: Before anything runs, a config every item would refuse alike (a KIVA reader
-            that is missing or too old: :func:`refuse_unusable`).
+            that is missing or too old: :func:`refuse_unusable`), of a metric left to compute in the
+            first block of items.
         RunStoppedError: The store stopped taking results once work had started (a full disk): the
             run ends there, what was stored is kept, and the error holds the summary so far.
         RunInterrupted: Ctrl-C (a ``KeyboardInterrupt``) during the run: the results in flight are
@@ -618,7 +619,7 @@ def refuse_unimportable(requests: Sequence[MetricRequest]) -> None:
 
 
 def refuse_unusable(requests: Sequence[MetricRequest]) -> None:
-    """Refuse, before anything is planned, a metric whose config every item would refuse alike: its
+    """Refuse, before anything runs, a metric whose config every item would refuse alike: its
     config's ``check_before_run(metric_id)`` (KIVA's checks its reader) raises once for the run, where
     each item would otherwise store the same error row.
 
@@ -689,7 +690,6 @@ def score_blocks(
     on another host cannot be checked and is taken for a crash (:meth:`ResultStore.in_flight`).
     """
     check_limit(timeout_s)
-    refuse_unusable(requests)
     started = time.perf_counter()
     summary = RunSummary()
     ex = executor or make_executor(workers)
@@ -723,6 +723,10 @@ def score_blocks(
     results: Iterator[tuple[Task, list[ResultRow]]] | None = None
     try:
         head = plan(next(it, []))
+        # Only a metric left to compute: one whose rows are all stored needs no reader (a review: a reader
+        # moved after a complete run stopped every other metric of the run).
+        pending = {(r.id, r.config_hash) for t in head for r in t.requests}
+        refuse_unusable([r for r in requests if (r.id, r.config_hash) in pending])
         planned = itertools.chain(head, itertools.chain.from_iterable(plan(b) for b in it))
         again_apart = _one_per_child(CRASHED_AGAIN)
         def guarded(task: Task) -> list[ResultRow]:
