@@ -11,6 +11,7 @@ import csv
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -19,6 +20,7 @@ from robojudge.cli import build_app
 from robojudge.cli._aggregate import app
 from robojudge.metrics import get_metric
 from robojudge.store import ResultRow, ResultStore, SafeCsvWriter
+from robojudge.video import write_video
 
 runner = CliRunner()
 
@@ -121,9 +123,13 @@ def test_an_export_of_the_installed_versions_aggregates_after_an_upgrade(tmp_pat
     # An upgrade audit: after a version bump the documented `results export` -> `aggregate scores` path
     # was refused, and editing the CSV by hand was the only way on. --installed-versions leaves the old
     # version's rows out (and says how many); a judge's rows and unknown metrics' rows stay.
-    spec = get_metric("iq1_ssim")
+    spec, pfc = get_metric("iq1_ssim"), get_metric("pixel_frame_consistency")
     db = tmp_path / "r.sqlite"
+    write_video(tmp_path / "v.mp4", np.zeros((4, 16, 16, 3), np.uint8), fps=4)
     with ResultStore(db) as store:
+        # (two stale rows, one of the installed version: the note counted the one left out too)
+        store.add([ResultRow("x1", "pixel_frame_consistency", "h", v, "ok", 0.5, fingerprint="before")
+                   for v in (pfc.version, "0")])
         store.add([ResultRow("x1", "iq1_ssim", "h", spec.version, "ok", 0.9),
                    ResultRow("x1", "iq1_ssim", "h", "0", "ok", 0.5),
                    ResultRow("x2", "iq1_ssim", "h", "0", "ok", 0.7),
@@ -140,12 +146,14 @@ def test_an_export_of_the_installed_versions_aggregates_after_an_upgrade(tmp_pat
     res = runner.invoke(build_app("results"), [*base, "--out", str(tmp_path / "now.csv"),
                                                "--installed-versions"])
     assert res.exit_code == 0, res.output
-    assert "left out 2 rows of metric versions other than installed: iq1_ssim version 0 (2)" in " ".join(
-        res.output.split())
+    said = " ".join(res.output.split())
+    assert "left out 3 rows of metric versions other than installed: iq1_ssim version 0 (2); " \
+        "pixel_frame_consistency version 0 (1)" in said
+    assert "1 of 4 rows are stale" in said
     with (tmp_path / "now.csv").open() as fh:
         kept = [(r["item_id"], r["metric"], r["version"]) for r in csv.DictReader(fh)]
     assert sorted(kept) == [("x1", "iq1_ssim", spec.version), ("x1", "judge:j:pa", "1"),
-                            ("x1", "not_a_metric_here", "7")]
+                            ("x1", "not_a_metric_here", "7"), ("x1", "pixel_frame_consistency", pfc.version)]
     res = _invoke("scores", "--in", tmp_path / "now.csv", "--by", "generator")
     assert res.exit_code == 0, res.output
 

@@ -98,7 +98,9 @@ def export_run(
             columns = {} if by is None else {by: _inside_only(group_column(items, by), marker)}
             columns |= {k: v for k, v in item_columns(items, MANIFEST_COLUMNS).items() if k != by}
             columns[OUTSIDE_COLUMN] = _counted(marker, outside)
-            stale = {_key(r) for r in stale_rows(store.rows(metric=metric), items)}
+            memo: dict[str, str | None] = {}
+            written = [r for r in store.rows(metric=metric) if not installed_versions or _installed(r, memo)]
+            stale = {_key(r) for r in stale_rows(written, items)}  # (of the rows written: the note's count)
             columns[STALE_COLUMN] = lambda row: "stale" if _key(row) in stale else ""
         left: dict[tuple[str, str], int] = {}
         keep = _installed_only(left) if installed_versions else None
@@ -121,13 +123,19 @@ def export_run(
     return n
 
 
+def _installed(row: ResultRow, versions: dict[str, str | None]) -> bool:
+    """Whether ``row`` is of the version of its metric this robojudge computes (or of a judge, or of a
+    metric it does not know); ``versions`` remembers the versions looked up."""
+    return installed_version(row.metric, versions) in (None, row.version)
+
+
 def _installed_only(left: dict[tuple[str, str], int]) -> Callable[[ResultRow], bool]:
     """Whether a row is of the version of its metric this robojudge computes (or of a judge, or of a
     metric it does not know); the rows it refuses are counted in ``left`` by (metric, version)."""
     versions: dict[str, str | None] = {}
 
     def keep(row: ResultRow) -> bool:
-        if installed_version(row.metric, versions) in (None, row.version):
+        if _installed(row, versions):
             return True
         left[row.metric, row.version] = left.get((row.metric, row.version), 0) + 1
         return False
