@@ -77,7 +77,7 @@ class ManifestProblem:
 
 def _shown_id(item_id: str) -> str:
     """``item 'ep07'``; an id longer than any a manifest accepts (refused for its length) by its start."""
-    if len(item_id) <= 1000:  # suite._schema.MAX_ITEM_ID_BYTES: every id that can be an item's
+    if len(item_id.encode("utf-8", "surrogatepass")) <= 1000:  # suite._schema.MAX_ITEM_ID_BYTES
         return f"item {item_id!r}"
     return f"item {item_id[:100]!r}... ({len(item_id):,} characters)"
 
