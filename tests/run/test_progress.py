@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
+from robojudge.cli._common import err_console, scoring_progress
 from robojudge.run import RunSummary
 from robojudge.run._progress import EstimateOnce, ProgressLines, estimate_line, progress_line
 from robojudge.store import ResultRow
@@ -89,6 +92,37 @@ def test_cli_score_prints_plain_lines_and_metric_time(tmp_path: Path) -> None:
     assert re.search(r"scoring: \d/8 results \(\d+%\), 0 failed", res.output), res.output
     assert re.search(r"time by metric \([\d.]+ worker-seconds\): test_slow [\d.]+ s \(\d+%\), "
                      r"test_boom [\d.]+ s \(\d+%\)", res.output), res.output
+
+
+def test_cli_score_prints_plain_lines_on_a_dumb_terminal(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    write_video(tmp_path / "v.mp4", np.zeros((2, 16, 16, 3), np.uint8), fps=4)
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps({"item_id": f"it{k}", "video": "v.mp4", "instruction": "x"})
+                                + "\n" for k in range(4)))
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as terminal:
+        monkeypatch.setattr(err_console, "_file", terminal)  # stderr a real terminal, as under `script`
+        monkeypatch.setenv("TERM", "dumb")  # where Rich draws no bar until the end
+        args = ["score", str(manifest), "-m", "test_slow", "--set", "test_slow.seconds=0.2",
+                "--db", str(tmp_path / "r.sqlite"), "--progress-every", "0.1"]
+        res = CliRunner().invoke(build_app("score"), args)
+        terminal.flush()
+    os.set_blocking(master, False)
+    shown = os.read(master, 1 << 16).decode()
+    os.close(master)
+    assert res.exit_code == 0, res.output
+    # before: the test was for a terminal, not an interactive one: a bar printed once, at the end
+    assert re.search(r"scoring: \d/4 results \(\d+%\), 0 failed", shown), shown
+
+
+def test_scoring_progress_of_demo_and_audit_prints_lines_in_a_log(capsys: pytest.CaptureFixture[str]) -> None:
+    with scoring_progress(True, every=0.05) as on_result:
+        assert on_result is not None
+        on_result(ROW, RunSummary(total=4, ok=1))
+        time.sleep(0.3)
+    # before: `demo` and `audit acceleration` drew a bar, written to a log once, when the run ended
+    assert "scoring: 1/4 results (25%), 0 failed" in capsys.readouterr().err
 
 
 def test_cli_score_skipped_row_line_has_no_raw_markup(tmp_path: Path) -> None:

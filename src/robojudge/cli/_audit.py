@@ -15,6 +15,8 @@ from robojudge.cli._common import (
     fail,
     parse_settings,
     print_summary,
+    progress_every_option,
+    progress_option,
     scoring_progress,
 )
 
@@ -67,8 +69,8 @@ def acceleration_cmd(
     out: Path | None = typer.Option(
         None, "--out",
         help="Folder for acceleration.json, tables/*.csv|md|tex, frontier.svg and index.html."),
-    progress: bool = typer.Option(True, "--progress/--no-progress",
-                                  help="Show a progress bar while scoring."),
+    progress: bool = progress_option(" while scoring"),
+    progress_every: float = progress_every_option(),
 ) -> None:
     """Speedup, per-metric retention and aggregate retention Q of accelerated generators against dense."""
     from robojudge.audit import TimingError, audit_acceleration
@@ -82,7 +84,7 @@ def acceleration_cmd(
     if out is not None:
         check_out_folder(out)
     try:
-        with scoring_progress(progress and metrics is not None) as on_result:
+        with scoring_progress(progress and metrics is not None, progress_every) as on_result:
             run = audit_acceleration(
                 suite, dense, _names(accelerated, "--accelerated"),
                 metrics=_names(metrics, "--metrics") if metrics is not None else None,

@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -27,7 +27,7 @@ from rich.progress import (
 )
 
 from robojudge import settings
-from robojudge.run import ProgressCallback, RunSummary, default_run_dir
+from robojudge.run import ProgressCallback, ProgressLines, RunSummary, default_run_dir, progress_line
 from robojudge.store import ResultRow, StoreError, parse_url
 from robojudge.suite import Item
 
@@ -195,12 +195,41 @@ def parse_settings(values: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def progress_option(what: str = "") -> Any:
+    """``--progress/--no-progress``, the same on every command that shows one."""
+    return typer.Option(True, "--progress/--no-progress", help=f"Show a progress bar{what} (plain lines "
+                        "every --progress-every seconds when stderr is not an interactive terminal).")
+
+
+def progress_every_option() -> Any:
+    """``--progress-every``, the same on every command that shows progress."""
+    return typer.Option(30.0, "--progress-every", min=0.1, max=86400.0,
+                        help="Seconds between plain progress lines (logs, CI, nohup, TERM=dumb).")
+
+
+def print_plain(line: str) -> None:
+    """A line on stderr, printed as it is (progress lines, estimates)."""
+    err_console.print(line, highlight=False, markup=False)
+
+
 @contextmanager
-def scoring_progress(enabled: bool = True) -> Iterator[ProgressCallback | None]:
-    """A rich progress bar with items/s, ETA and the running error count."""
+def live_progress(enabled: bool, every: float, bar: Callable[[], AbstractContextManager[Any]],
+                  line: Callable[[Any, float, float], str]) -> Iterator[Any]:
+    """The progress of a run, as every command shows it: ``bar()`` (a context manager giving the
+    callback) on an interactive terminal; elsewhere (a log, a pipe, CI, ``TERM=dumb``, where a bar is
+    drawn once, at the end) a plain ``line`` on stderr every ``every`` seconds; None when disabled."""
     if not enabled:
         yield None
-        return
+    elif err_console.is_interactive:
+        with bar() as on_event:
+            yield on_event
+    else:
+        with ProgressLines(print_plain, every, line) as lines:
+            yield lines
+
+
+@contextmanager
+def _scoring_bar() -> Iterator[ProgressCallback]:
     progress = Progress(
         TextColumn("[bold]scoring"),
         BarColumn(),
@@ -230,6 +259,13 @@ def scoring_progress(enabled: bool = True) -> Iterator[ProgressCallback | None]:
 
     with progress:
         yield on_result
+
+
+def scoring_progress(enabled: bool = True, every: float = 30.0) -> AbstractContextManager[
+        ProgressCallback | None]:
+    """A scoring run's progress (:func:`live_progress`): a bar with items/s, ETA and the running error
+    count, or :func:`robojudge.run.progress_line` every ``every`` seconds."""
+    return live_progress(enabled, every, _scoring_bar, progress_line)
 
 
 def manifests_line(manifests: Iterable[Path]) -> str:

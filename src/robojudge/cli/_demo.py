@@ -9,7 +9,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from robojudge.cli._common import check_settings, console, fail, print_summary, scoring_progress
+from robojudge.cli._common import (
+    check_settings,
+    console,
+    fail,
+    print_summary,
+    progress_every_option,
+    progress_option,
+    scoring_progress,
+)
 from robojudge.cli._judge import ENDPOINT_HELP
 from robojudge.cli._report import print_html_report, summary_table
 from robojudge.meta import Estimate
@@ -28,7 +36,8 @@ def demo(
     suite: str = typer.Option(
         "auto", "--suite", help="auto (simulator suite when installed), sim or synthetic (2D, no extras)."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    progress: bool = progress_option(),
+    progress_every: float = progress_every_option(),
 ) -> None:
     """Build the embedded demo suite, score it (KIVA too, with torch) and write a report under OUT/report."""
     check_settings()
@@ -45,7 +54,7 @@ def demo(
         where = out / "suite"
         console.print(f"building the demo suite in {where} (once; a few minutes for the simulator suite)")
     try:
-        with scoring_progress(progress) as on_result:
+        with scoring_progress(progress, progress_every) as on_result:
             result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
                               announce=lambda line: console.print(line, highlight=False))
     except RunInterrupted as exc:  # stopped while scoring: what was scored, and nothing after it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,11 @@ from robojudge.cli._common import (
     err_console,
     fail,
     first_names,
+    live_progress,
     print_manifest_problems,
     print_report_hint,
+    progress_every_option,
+    progress_option,
     store_failed,
 )
 from robojudge.cli._score import print_input_changes, print_video_warnings
@@ -53,6 +56,7 @@ from robojudge.run import (
     RunInterrupted,
     RunStoppedError,
     judge_suite,
+    judging_line,
 )
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import ResultRow, StoreError
@@ -186,11 +190,7 @@ def resolve_rubrics(names: str | None, files: list[Path]) -> list[Rubric]:
 
 
 @contextmanager
-def judging_progress(enabled: bool = True) -> Iterator[JudgeProgress | None]:
-    """A progress bar with requests in flight, retries, parse failures and errors."""
-    if not enabled:
-        yield None
-        return
+def _judging_bar() -> Iterator[JudgeProgress]:
     progress = Progress(
         TextColumn("[bold]judging"),
         BarColumn(),
@@ -211,9 +211,9 @@ def judging_progress(enabled: bool = True) -> Iterator[JudgeProgress | None]:
             state["task"] = progress.add_task(
                 "judge", total=summary.total - summary.skipped, flight=0, retries=0, unparsed=0, errors=0
             )
-        task = state["task"]
         progress.update(
-            task,
+            state["task"],
+            total=summary.total - summary.skipped,  # fps-ablation: each rate is a run of its own
             completed=summary.computed,
             flight=summary.stats.in_flight,
             retries=summary.stats.retries,
@@ -223,6 +223,13 @@ def judging_progress(enabled: bool = True) -> Iterator[JudgeProgress | None]:
 
     with progress:
         yield on_event
+
+
+def judging_progress(enabled: bool = True,
+                     every: float = 30.0) -> AbstractContextManager[JudgeProgress | None]:
+    """A judge run's progress (:func:`live_progress`): a bar with requests in flight, retries, parse
+    failures and errors, or :func:`robojudge.run.judging_line` every ``every`` seconds."""
+    return live_progress(enabled, every, _judging_bar, judging_line)
 
 
 def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) -> None:
@@ -364,7 +371,8 @@ def judge(
         False, "--rescore-unknown", help="Judge again stored judgments that have no inputs fingerprint "
         "(stored by robojudge before result schema 2); by default they are kept."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    progress: bool = progress_option(),
+    progress_every: float = progress_every_option(),
     confine: Path | None = typer.Option(
         None, "--confine", help="Refuse items with files outside this folder \\[default: $ROBOJUDGE_CONFINE]."
     ),
@@ -416,7 +424,7 @@ def judge(
     except (JudgeConfigError, RubricError, UnknownNameError, OSError) as exc:
         raise fail(str(exc)) from None
     try:
-        with cache, judging_progress(progress) as on_event:
+        with cache, judging_progress(progress, progress_every) as on_event:
             run = judge_suite(
                 suite,
                 cfg,

@@ -14,7 +14,16 @@ from rich.table import Table
 from rich.text import Text
 
 from robojudge import DEFAULT_SEED
-from robojudge.cli._common import PIPED_WIDTH, check_out_folder, console, err_console, fail, load_results
+from robojudge.cli._common import (
+    PIPED_WIDTH,
+    check_out_folder,
+    console,
+    err_console,
+    fail,
+    load_results,
+    progress_every_option,
+    progress_option,
+)
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction, registry_config_key
 from robojudge.report import (
@@ -338,13 +347,15 @@ def fps_ablation(
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write fps_ablation.{csv,md,tex} here."),
+    progress: bool = progress_option(" for each rate's run"),
+    progress_every: float = progress_every_option(),
 ) -> None:
     """Run one judge at several frame rates and compare their agreement with the labels (RoboJudge Table 9).
 
     Each rate is stored as judge ``<name>-fps<rate>`` and resumes like ``robojudge judge``.
     """
     from robojudge.ablation import fps_ablation_suite
-    from robojudge.cli._judge import cache_open_error, resolve_judge, resolve_rubrics
+    from robojudge.cli._judge import cache_open_error, judging_progress, resolve_judge, resolve_rubrics
     from robojudge.judges import (
         JudgeConfigError,
         ResponseCache,
@@ -369,9 +380,9 @@ def fps_ablation(
         raise fail(f"--rubric {','.join(other)}: the ablation compares judge scores with the labels' pa "
                    "and ia; use --rubric pa, ia or pa,ia")
     try:
-        with cache:
+        with cache, judging_progress(progress, progress_every) as on_event:
             result = fps_ablation_suite(suite, cfg, rubrics, rates, db=db, max_frames=max_frames, cache=cache,
-                                        bootstrap=bootstrap, seed=seed)
+                                        bootstrap=bootstrap, seed=seed, progress=on_event)
     except (ManifestError, StoreError, ValueError, OSError) as exc:
         raise fail(str(exc)) from None
     for name, s in result.runs.items():

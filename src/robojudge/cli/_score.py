@@ -13,13 +13,15 @@ from rich.markup import escape
 from robojudge.cli._common import (
     check_settings,
     console,
-    err_console,
     fail,
     parse_settings,
     print_manifest_problems,
+    print_plain,
     print_report_hint,
     print_rescored_libraries,
     print_summary,
+    progress_every_option,
+    progress_option,
     scoring_progress,
     store_failed,
 )
@@ -31,6 +33,7 @@ from robojudge.metrics import (
     not_run_summary,
 )
 from robojudge.run import (
+    EstimateOnce,
     ProgressCallback,
     RunInterrupted,
     RunStoppedError,
@@ -39,7 +42,6 @@ from robojudge.run import (
     WorkerStartError,
     score_suite,
 )
-from robojudge.run._progress import EstimateOnce, ProgressLines
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
@@ -82,12 +84,8 @@ def score(
         "libraries under them (OpenCV, FFmpeg, NumPy...; details.libraries) than installed; the old rows "
         "are kept, superseded. By default they are kept as they are."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (plain "
-                                  "lines every --progress-every seconds when stderr is not a terminal)."),
-    progress_every: float = typer.Option(
-        30.0, "--progress-every", min=0.1, max=86400.0,
-        help="Seconds between plain progress lines (logs, CI, nohup)."
-    ),
+    progress: bool = progress_option(),
+    progress_every: float = progress_every_option(),
     confine: Path | None = typer.Option(
         None, "--confine", help="Refuse items with files outside this folder \\[default: $ROBOJUDGE_CONFINE]."
     ),
@@ -212,20 +210,12 @@ def print_frame_options(frames: FrameOptions, applied: list[str],
                   "settings", highlight=False, markup=False)
 
 
-def _plain(line: str) -> None:
-    err_console.print(line, highlight=False, markup=False)
-
-
 @contextmanager
 def _progress(enabled: bool, every: float) -> Iterator[ProgressCallback]:
-    """A progress bar on a terminal, plain lines every ``every`` seconds elsewhere, nothing when
-    disabled; in every case one line estimating the time left once the first results are in."""
-    if enabled and not err_console.is_terminal:
-        with ProgressLines(_plain, every) as lines:
-            yield EstimateOnce(_plain, lines)
-        return
-    with scoring_progress(enabled) as bar:
-        yield EstimateOnce(_plain, bar)
+    """:func:`scoring_progress`, and in every case one line estimating the time left once the first
+    results are in."""
+    with scoring_progress(enabled, every) as on_result:
+        yield EstimateOnce(print_plain, on_result)
 
 
 def print_metric_time(summary: RunSummary, *, top: int = 5) -> None:

@@ -38,6 +38,7 @@ from robojudge.run._judge import (
 )
 from robojudge.run._judge_rows import JudgePlan, JudgeProgress, JudgeRunSummary
 from robojudge.run._libraries import FRAME_LIBRARIES, library_versions, reads_frames
+from robojudge.run._progress import EstimateOnce, ProgressLines, judging_line, progress_line
 from robojudge.run._score import (
     MetricRequest,
     ProgressCallback,
@@ -89,6 +90,10 @@ __all__ = [
     "MetricStatus",
     "MetricRequest",
     "ProgressCallback",
+    "EstimateOnce",
+    "ProgressLines",
+    "judging_line",
+    "progress_line",
     "RunInterrupted",
     "RunStoppedError",
     "RunSummary",

@@ -1,4 +1,4 @@
-"""Plain progress lines for logs: a scoring run's state every N seconds, one line each.
+"""Plain progress lines for logs: a scoring or judging run's state every N seconds, one line each.
 
 A progress bar redraws itself in place, which a CI log or ``nohup.out`` records as one line per
 redraw or not at all; these lines are for output that is not a terminal. They are written from a
@@ -11,8 +11,10 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 from robojudge.run._cost import describe
+from robojudge.run._judge_rows import JudgeRunSummary
 from robojudge.run._score import RunSummary
 from robojudge.store import ResultRow
 
@@ -36,6 +38,20 @@ def progress_line(summary: RunSummary | None, elapsed: float, since_estimate: fl
         if planned:
             line += " for those"
     return line
+
+
+def judging_line(summary: JudgeRunSummary | None, elapsed: float, since_estimate: float = 0.0) -> str:
+    """One line of a judge run: judgments done of those to make, requests in flight, retries,
+    unparsable replies, failures, time so far (``since_estimate`` is unused: a judge run makes no
+    estimate)."""
+    if summary is None:
+        return f"judging: no judgment yet, {describe(elapsed)} elapsed"
+    todo = summary.total - summary.skipped
+    pct = 100.0 * summary.computed / todo if todo else 100.0
+    st = summary.stats
+    return (f"judging: {summary.computed}/{todo} judgments ({pct:.0f}%), {st.in_flight} in flight, "
+            f"{st.retries} retries, {summary.unscored} unparsed, {summary.failed} failed, "
+            f"{describe(elapsed)} elapsed")
 
 
 def estimate_line(summary: RunSummary) -> str | None:
@@ -73,31 +89,34 @@ class EstimateOnce:
 
 
 class ProgressLines:
-    """A progress callback that writes :func:`progress_line` every ``every`` seconds while open.
+    """A progress callback that writes ``line`` (:func:`progress_line`, or :func:`judging_line` for a
+    judge run) every ``every`` seconds while open.
 
     Use as a context manager around the run; the callback only records the latest summary.
     """
 
-    def __init__(self, write: Callable[[str], None], every: float = 30.0) -> None:
+    def __init__(self, write: Callable[[str], None], every: float = 30.0,
+                 line: Callable[[Any, float, float], str] = progress_line) -> None:
         if every <= 0:
             raise ValueError(f"progress interval must be positive, got {every}")
-        self._write, self._every = write, every
-        self._summary: RunSummary | None = None
+        self._write, self._every, self._line = write, every, line
+        self._summary: Any = None
         self._estimate: tuple[float | None, float] = (None, 0.0)  # the last estimate and when it came
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = 0.0
 
-    def __call__(self, row: ResultRow, summary: RunSummary) -> None:
+    def __call__(self, row: ResultRow | None, summary: RunSummary | JudgeRunSummary) -> None:
         self._summary = summary
-        if summary.estimate_s != self._estimate[0]:
-            self._estimate = (summary.estimate_s, time.monotonic())
+        estimate = getattr(summary, "estimate_s", None)
+        if estimate != self._estimate[0]:
+            self._estimate = (estimate, time.monotonic())
 
     def _loop(self) -> None:
         # Between results the estimate counts down, so a long task does not read as a stalled run.
         while not self._stop.wait(self._every):
             now = time.monotonic()
-            self._write(progress_line(self._summary, now - self._started, now - self._estimate[1]))
+            self._write(self._line(self._summary, now - self._started, now - self._estimate[1]))
 
     def __enter__(self) -> ProgressLines:
         self._started = time.monotonic()
