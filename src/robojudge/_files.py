@@ -4,6 +4,8 @@ A file written in place and stopped half-way (a full disk, a size limit, a kill)
 name cut short, and looks whole to whatever reads it next. Written beside it and renamed once complete,
 it is always either the old file or the whole new one. :func:`replacing` does so for a set of files that
 belong together (a report's page and its tables), renaming them only once every one is written.
+
+Tables given as input are read whole, once (:func:`read_input`), so a pipe works as a file does.
 """
 
 from __future__ import annotations
@@ -12,9 +14,23 @@ import contextlib
 import os
 import secrets
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
+
+
+def read_input(path: str | os.PathLike[str]) -> bytes:
+    """The whole content of an input file, read once: ``-`` is standard input, and a pipe, ``<(...)``
+    or ``/dev/stdin`` can be read only once (a second open finds it drained).
+
+    Raises:
+        OSError: As :meth:`pathlib.Path.read_bytes` raises it.
+    """
+    if str(path) == "-":
+        return sys.stdin.buffer.read()
+    return Path(path).read_bytes()
+
 
 #: The longest file name (in bytes) of the common file systems (ext4, XFS, APFS, NTFS in UTF-16 units).
 NAME_MAX = 255

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from robojudge._files import read_input
 from robojudge.aggregate._normalize import Strategy, normalize
 from robojudge.aggregate._regimes import macro_average
 from robojudge.aggregate._scores import Missing, average_full_score, robophyscore
@@ -55,17 +56,9 @@ class AggregateInputError(ValueError):
     """A metric table that cannot be aggregated; the message names the file where there is one."""
 
 
-def _is_parquet(path: Path) -> bool:
-    """Whether the file starts with Parquet's magic bytes (``PAR1``), whatever its name."""
-    try:
-        with path.open("rb") as fh:
-            return fh.read(4) == b"PAR1"
-    except OSError:
-        return False
-
-
 def read_metric_table(path: str | Path) -> pd.DataFrame:
     """A Parquet file (``.parquet`` or ``.pq``, any case, or a file that starts as Parquet does), else CSV.
+    The file is read once, so a pipe, ``<(...)`` or ``-`` (standard input) works as a file does.
 
     A CSV is read as text, cell for cell: ids and groups keep their spelling (``01``, ``1`` and ``1.0``
     are three groups; ``NA``, ``None`` and ``null`` are names, not missing values), and the metric
@@ -76,17 +69,23 @@ def read_metric_table(path: str | Path) -> pd.DataFrame:
     Raises:
         AggregateInputError: The file is missing or cannot be read.
     """
+    import io
+
     import pandas as pd
 
     from robojudge.store import ESCAPED_CELL, SafeCsvWriter
 
     path = Path(path)
-    if not path.exists():
-        raise AggregateInputError(f"no such file: {path}")
     try:
-        if path.suffix.lower() in (".parquet", ".pq") or _is_parquet(path):  # as results export names it
-            return pd.read_parquet(path)
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        data = read_input(path)
+    except FileNotFoundError:
+        raise AggregateInputError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise AggregateInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        if path.suffix.lower() in (".parquet", ".pq") or data[:4] == b"PAR1":  # as results export names it
+            return pd.read_parquet(io.BytesIO(data))
+        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise AggregateInputError(f"{path}: cannot read: {str(exc).strip()}") from None
     for col in df.columns:

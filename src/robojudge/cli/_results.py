@@ -12,7 +12,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail, first_names, manifests_line
-from robojudge.store import SCHEMA_VERSION, NotAStoreError, ResultStore, StoreError, default_db_url, parse_url
+from robojudge.store import (
+    SCHEMA_VERSION,
+    NotAStoreError,
+    ResultStore,
+    StoreError,
+    default_db_url,
+    is_stream,
+    parse_url,
+)
 
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
@@ -20,9 +28,10 @@ app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 @app.command("export")
 def export_cmd(
     db: str = typer.Option(..., "--db", help="Result store URL, SQLite path or run folder."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output file."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output file; '-' (or /dev/stdout) writes CSV to "
+                             "standard output."),
     fmt: str | None = typer.Option(
-        None, "--format", "-f", help="csv or parquet \\[default: from the --out suffix]."
+        None, "--format", "-f", help="csv or parquet \\[default: from the --out suffix; csv for '-']."
     ),
     metric: str | None = typer.Option(None, "--metric", help="Only this metric."),
     raw: bool = typer.Option(False, "--raw", help="CSV: keep text cells starting with = + - @ as stored "
@@ -54,7 +63,9 @@ def export_cmd(
                       "once written whole); rerun the same command to export[/]", markup=True,
                       highlight=False)
         raise typer.Exit(130) from None
-    console.print(f"wrote {n} rows to {out}", highlight=False)
+    # the data went to stdout: the count goes beside the notes
+    where = "standard output" if str(out) == "-" else out
+    (err_console if is_stream(out) else console).print(f"wrote {n} rows to {where}", highlight=False)
 
 
 def _dash_clash(suite: Path, by: str) -> str | None:

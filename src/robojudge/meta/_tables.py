@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from robojudge import DEFAULT_SEED
 from robojudge._chars import unsafe_at, unsafe_kind
+from robojudge._files import read_input
 from robojudge.meta._fit import FitAgreement, fit_agreement
 from robojudge.meta._report import OVERALL, AgreementReport, agreement_table
 from robojudge.meta._segments import (
@@ -54,17 +55,22 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
         ScoreTableError: The file is missing, a folder, unreadable, not CSV, or lacks a ``required``
             column.
     """
+    import io
+
     import pandas as pd
 
-    _check_field_counts(path)
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, index_col=False)
+        data = read_input(path)  # once: a pipe or <(...) cannot be read twice
     except FileNotFoundError:
         raise ScoreTableError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise ScoreTableError(f"{path}: is a folder, not a CSV file") from None
-    except PermissionError as exc:
-        raise ScoreTableError(f"{path}: cannot read: {exc.strerror}") from None
+    except OSError as exc:
+        raise ScoreTableError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    _check_field_counts(data, path)
+    try:
+        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, skipinitialspace=True,
+                         index_col=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ScoreTableError(f"{path}: cannot read as CSV: {exc}") from None
     df.columns = [str(c).strip() for c in df.columns]
@@ -81,28 +87,28 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
     return df
 
 
-def _check_field_counts(path: str | Path) -> None:
+def _check_field_counts(data: bytes, path: str | Path) -> None:
     """Every record has as many fields as the header. With one more, pandas takes the first column
     as the index and shifts every other column left (the item id then holds the axis), so a trailing
     comma reads as wrong data or as an error about another column. Unreadable files are left to
     pandas, which says why."""
     import csv
+    import io
 
     try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f, skipinitialspace=True)
-            header = next(reader, None)
-            if header is None:
-                return
-            for record in reader:
-                if not any(cell.strip() for cell in record) or len(record) == len(header):
-                    continue  # a blank line (spaces only too) is skipped, as pandas skips it
-                hint = ("a trailing comma or an extra cell?" if len(record) > len(header) else
-                        "a missing cell? Leave a blank value as an empty cell between commas")
-                raise ScoreTableError(
-                    f"{path} line {reader.line_num}: {len(record)} fields where the header has "
-                    f"{len(header)} ({', '.join(h.strip() for h in header)}); {hint}")
-    except (OSError, UnicodeDecodeError, csv.Error):
+        reader = csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""), skipinitialspace=True)
+        header = next(reader, None)
+        if header is None:
+            return
+        for record in reader:
+            if not any(cell.strip() for cell in record) or len(record) == len(header):
+                continue  # a blank line (spaces only too) is skipped, as pandas skips it
+            hint = ("a trailing comma or an extra cell?" if len(record) > len(header) else
+                    "a missing cell? Leave a blank value as an empty cell between commas")
+            raise ScoreTableError(
+                f"{path} line {reader.line_num}: {len(record)} fields where the header has "
+                f"{len(header)} ({', '.join(h.strip() for h in header)}); {hint}")
+    except (UnicodeDecodeError, csv.Error):
         return
 
 

@@ -15,6 +15,7 @@ from robojudge.store._export import (
     OUTSIDE_COLUMN,
     STALE_COLUMN,
     export_results,
+    is_stream,
     item_columns,
     outside_column,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "default_db_url",
     "display_url",
     "export_results",
+    "is_stream",
     "item_columns",
     "mask_text",
     "outside_column",

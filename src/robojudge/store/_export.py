@@ -5,9 +5,11 @@ from __future__ import annotations
 import errno
 import math
 import os
+import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from robojudge._csv import SafeCsvWriter
 from robojudge._files import replacing
@@ -121,7 +123,9 @@ def export_results(
     Missing values are empty cells in CSV and nulls in Parquet: ``value`` is missing both for
     failures (``status == "error"``) and for ok-but-unscored results (NaN in Python), so
     ``status`` tells them apart. The file is written next to ``out`` and renamed into place,
-    so a killed export never leaves a half-written file under the final name.
+    so a killed export never leaves a half-written file under the final name. ``-`` is standard
+    output, and a destination that is not a regular file (``/dev/stdout``, a named pipe) is written
+    in place (:func:`is_stream`); either takes CSV only.
 
     In CSV, a text cell that a spreadsheet would run as a formula (it starts with ``= + - @``, a tab
     or a carriage return and is not a plain number) gets a leading ``'`` unless ``raw`` is set; see
@@ -146,6 +150,8 @@ def export_results(
     if clash := sorted(set(columns or {}) & set(EXPORT_COLUMNS)):
         raise ValueError(f"extra column {clash[0]!r} has the name of an export column; choose another")
     out = Path(out)
+    if is_stream(out):
+        return _export_to_stream(store, out, fmt, metric, raw, dict(columns or {}), keep)
     fmt = _resolve_format(out, fmt)
     tmp: Path | None = None
     try:
@@ -167,6 +173,44 @@ def export_results(
             reason = f"{os.strerror(errno.ENOTDIR)}: {blocker} is a file"
         raise StoreError(f"cannot write {out}: {reason}") from exc
     return n
+
+
+def is_stream(out: str | os.PathLike[str]) -> bool:
+    """Whether ``out`` is standard output (``-``) or an existing file that is not a regular one (a
+    terminal, a pipe, ``/dev/stdout``): written as it goes, since nothing can be renamed onto it."""
+    if str(out) == "-":
+        return True
+    try:
+        mode = os.stat(out).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _export_to_stream(store: ResultStore, out: Path, fmt: str | None, metric: str | None, raw: bool,
+                      extra: dict[str, Callable[[ResultRow], str | None]],
+                      keep: Callable[[ResultRow], bool] | None) -> int:
+    where = "standard output" if str(out) == "-" else str(out)
+    if fmt not in (None, "csv"):
+        if fmt != "parquet":
+            raise StoreError(f"unknown export format {fmt!r}: use csv or parquet")
+        # a Parquet file is binary and ends with its index: no use on a terminal or to a reader of a pipe
+        raise StoreError(f"cannot write Parquet to {where}, which is not a file: give --out FILE.parquet, "
+                         "or --format csv")
+    rows = store.iter_rows(metric=metric)
+    if keep is not None:
+        rows = (row for row in rows if keep(row))
+    try:
+        if str(out) == "-":
+            n = _csv_rows(rows, sys.stdout, raw, extra)
+            sys.stdout.flush()
+            return n
+        with out.open("w", newline="", encoding="utf-8") as fh:
+            return _csv_rows(rows, fh, raw, extra)
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): the command line's own handling
+    except OSError as exc:
+        raise StoreError(f"cannot write {where}: {exc.strerror or exc}") from exc
 
 
 def _resolve_format(out: Path, fmt: str | None) -> ExportFormat:
@@ -201,18 +245,22 @@ def _record(row: ResultRow, extra: ExtraColumns) -> dict[str, Any]:
 
 
 def _write_csv(rows: Iterator[ResultRow], path: Path, raw: bool, extra: ExtraColumns) -> int:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        return _csv_rows(rows, fh, raw, extra)
+
+
+def _csv_rows(rows: Iterator[ResultRow], fh: TextIO, raw: bool, extra: ExtraColumns) -> int:
     n = 0
     names = (*EXPORT_COLUMNS, *extra)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = SafeCsvWriter(fh, raw=raw)
-        writer.writerow(names)
-        for row in rows:
-            rec = _record(row, extra)
-            rec["value"] = "" if rec["value"] is None else repr(rec["value"])
-            rec["duration_s"] = repr(rec["duration_s"])
-            rec["created_at"] = "" if rec["created_at"] is None else rec["created_at"].isoformat()
-            writer.writerow("" if rec[col] is None else rec[col] for col in names)
-            n += 1
+    writer = SafeCsvWriter(fh, raw=raw)
+    writer.writerow(names)
+    for row in rows:
+        rec = _record(row, extra)
+        rec["value"] = "" if rec["value"] is None else repr(rec["value"])
+        rec["duration_s"] = repr(rec["duration_s"])
+        rec["created_at"] = "" if rec["created_at"] is None else rec["created_at"].isoformat()
+        writer.writerow("" if rec[col] is None else rec[col] for col in names)
+        n += 1
     return n
 
 
