@@ -194,6 +194,27 @@ def test_a_lower_is_better_metric_picks_its_smallest_value() -> None:
     assert res.to_dict()["picks"][0]["score"] == -4.0  # written as stored
 
 
+def test_a_direction_is_given_only_for_a_metric_the_registry_does_not_know() -> None:
+    items, rows = _suite()
+    registered = best_of_n(items, rows, by="jitter", bootstrap=0, higher_is_better=lambda m: False)
+
+    def unknown(metric: str) -> bool:
+        raise KeyError(metric)
+
+    given = best_of_n(items, rows, by="jitter", bootstrap=0, higher_is_better=unknown, orient=False)
+    assert [p.item_id for p in given.picks] == [p.item_id for p in registered.picks]
+    # before: --higher-is-better reversed a registered lower-is-better metric without a word, and was
+    # ignored for the judge, the labels and the calibrated judge
+    with pytest.raises(ValueError, match="metric 'jitter' is registered as lower is better; "
+                                         "--higher-is-better is only for a stored metric"):
+        best_of_n(items, rows, by="jitter", bootstrap=0, higher_is_better=lambda m: False, orient=True)
+    for by, source in (("judge:qwen", "judge"), ("judge:qwen:pa", "judge"), ("labels:pa", "labels"),
+                       ("calibrated", "calibrated")):
+        with pytest.raises(ValueError, match=f"--lower-is-better is only for a stored metric the registry "
+                                             f"does not know; {source} scores are always higher-is-better"):
+            best_of_n(items, rows, by=by, bootstrap=0, orient=False)
+
+
 def test_the_labels_as_selector_have_no_regret() -> None:
     items, rows = _suite()
     res = best_of_n(items, rows, by="labels:pa", bootstrap=0)

@@ -38,7 +38,8 @@ def best_of_n(
                              help="Seed of the bootstrap and of the calibrated judge."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     orient: bool | None = typer.Option(None, "--higher-is-better/--lower-is-better",
-                                       help="Direction of a stored metric the registry does not know."),
+                                       help="Direction of a stored metric the registry does not know; "
+                                       "refused for a registered metric, judge:, calibrated and labels."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the calibrated judge."),
     alpha: float = typer.Option(1.0, "--alpha", min=0.0, help="L2 penalty of the calibrated judge."),
     predict: str = typer.Option("expected", "--predict", help="Calibrated score: expected or class."),

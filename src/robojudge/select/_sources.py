@@ -89,7 +89,8 @@ def selection_scores(
         rows: Stored result rows.
         items: The suite's items.
         higher_is_better: A metric's direction (default :func:`robojudge.metric_info.direction`).
-        orient: Overrides the direction of a stored metric (True: higher is better).
+        orient: The direction of a stored metric the registry does not know (True: higher is better);
+            refused for any other source.
         n_folds: Folds of the calibrated judge's cross-validation (groups: clips).
         alpha: Its L2 penalty.
         seed: Its fold seed.
@@ -97,7 +98,8 @@ def selection_scores(
 
     Raises:
         ValueError: An unknown source, judge or metric, a metric of unknown direction without
-            ``orient``, or a source with nothing to read.
+            ``orient``, ``orient`` with a source whose direction is known, or a source with nothing to
+            read.
     """
     if higher_is_better is None:
         from robojudge.metric_info import direction
@@ -105,6 +107,7 @@ def selection_scores(
         higher_is_better = direction
     head, _, rest = by.partition(":")
     if head in ("labels", "calibrated"):
+        _no_orient(by, orient, head)
         axis = _axis(by, rest or "overall")
         if head == "labels":
             return SelectionScores(by, f"labels ({axis})", label_values(items, axis), axis)
@@ -123,6 +126,7 @@ def selection_scores(
         if not name:
             raise ValueError(f"--by {by!r}: write judge:NAME or judge:NAME:AXIS")
         if not tail or tail in AXES:
+            _no_orient(by, orient, "judge")
             axis = tail or "overall"
             per_axis = judge_scores(rows, items, name)
             missing = [a for a in ("pa", "ia") if not np.isfinite(per_axis[a]).any()]
@@ -135,6 +139,17 @@ def selection_scores(
                                  f"suite, so no Overall; pick by judge:{name}:{have}")
             return SelectionScores(by, f"judge {name} ({axis})", _on_axis(per_axis, axis), axis)
     return _metric(by, rows, items, higher_is_better, orient)
+
+
+def _flag(orient: bool) -> str:
+    return "--higher-is-better" if orient else "--lower-is-better"
+
+
+def _no_orient(by: str, orient: bool | None, source: str) -> None:
+    """Refuse a direction given for a source that has its own (it was ignored without a word)."""
+    if orient is not None:
+        raise ValueError(f"--by {by!r}: {_flag(orient)} is only for a stored metric the registry does not "
+                         f"know; {source} scores are always higher-is-better")
 
 
 def _metric(by: str, rows: Sequence[ResultRow], items: Sequence[Item],
@@ -150,13 +165,18 @@ def _metric(by: str, rows: Sequence[ResultRow], items: Sequence[Item],
         raise ValueError(f"--by {by!r}: stored under {len(found)} configurations, which are never merged; "
                          f"pick one of: {labels}")
     series = found[0]
-    up = orient
+    try:
+        registered: bool | None = bool(higher_is_better(series.metric))
+    except KeyError:
+        registered = None
+    if registered is not None and orient is not None:  # it reversed the metric without a word
+        registered_as = "higher is better" if registered else "lower is better"
+        raise ValueError(f"--by {by!r}: metric {series.metric!r} is registered as {registered_as}; "
+                         f"{_flag(orient)} is only for a stored metric the registry does not know")
+    up = registered if registered is not None else orient
     if up is None:
-        try:
-            up = bool(higher_is_better(series.metric))
-        except KeyError:
-            raise ValueError(f"--by {by!r}: the direction of metric {series.metric!r} is unknown; say "
-                             "whether higher is better (--higher-is-better / --lower-is-better)") from None
+        raise ValueError(f"--by {by!r}: the direction of metric {series.metric!r} is unknown; say "
+                         "whether higher is better (--higher-is-better / --lower-is-better)")
     values = np.array([series.values.get(it.item_id, math.nan) for it in items], dtype=np.float64)
     if not np.isfinite(values).any():
         raise ValueError(f"--by {by!r}: no scored value on this suite's items")
