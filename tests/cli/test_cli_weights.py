@@ -1,6 +1,7 @@
 """``robojudge weights list|status|fetch`` and ``robojudge metrics sets`` (in-process)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,16 @@ def test_weights_status_table_names_incomplete_and_corrupt_files(offline):
     clip = next(x for x in table.splitlines() if x.startswith("│ clip_vit_b32"))
     assert "incomplete" in clip and "present" not in clip
     assert "corrupt" in next(x for x in table.splitlines() if x.startswith("│ raft_things"))
+
+
+def test_metrics_sets_all_says_what_it_left_out_and_fails_with_nothing_to_run(offline, tmp_path):
+    (tmp_path / "v.mp4").write_bytes(b"x")
+    m = tmp_path / "m.jsonl"
+    m.write_text(json.dumps({"item_id": "a", "video": "v.mp4", "generator": "g"}) + "\n")
+    res = invoke("metrics", "sets", str(m), "--metrics", "all", "--run-dir", str(tmp_path / "run"))
+    # before: an empty table and "0 groups: 0 computed", exit status 0, and no word of why
+    assert res.exit_code == 2, res.output
+    assert re.search(r"all: \d+ set-level metrics not run: \d+ need weights missing here", res.stderr)
+    assert "iq1_fvd" in res.stderr and "i3d_torchscript" in res.stderr
+    assert "--metrics all: no set-level metric can run here" in res.stderr
+    assert res.stdout == "" and not (tmp_path / "run").exists()

@@ -15,13 +15,21 @@ from robojudge.cli._common import (
     check_out_file,
     check_settings,
     console,
+    err_console,
     fail,
     first_names,
     parse_settings,
     print_manifest_problems,
     print_rescored_libraries,
 )
-from robojudge.metrics import MetricSpec, UnknownMetricError, list_metrics
+from robojudge.metrics import (
+    ALL_METRICS,
+    MetricSpec,
+    UnknownMetricError,
+    list_metrics,
+    set_metrics_run_by_all,
+    sets_not_run_summary,
+)
 
 app = typer.Typer(help="Browse the metric registry.", no_args_is_help=True)
 
@@ -193,6 +201,14 @@ def sets_cmd(
     ids = [m.strip() for m in metrics.split(",") if m.strip()]
     if not ids:
         raise fail("--metrics is empty")
+    if ALL_METRICS in ids:  # what `all` leaves out, as `robojudge score` says it
+        from rich.markup import escape
+
+        for line in sets_not_run_summary():
+            err_console.print(f"[yellow]all:[/] {escape(line)}", markup=True, highlight=False)
+        if set(ids) == {ALL_METRICS} and not set_metrics_run_by_all():  # it printed "0 groups", exit 0
+            raise fail("--metrics all: no set-level metric can run here (see above); install the weights "
+                       "(`robojudge weights status`) or name the metrics")
     group_by = None if by == "none" else by
     if out is not None:
         check_out_file(out)

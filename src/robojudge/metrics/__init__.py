@@ -52,6 +52,8 @@ from robojudge.metrics._sets import (
     list_set_metrics,
     score_sets,
     set_metric,
+    set_metrics_run_by_all,
+    sets_not_run_summary,
     write_set_rows,
 )
 from robojudge.metrics._texts import missing_texts
@@ -96,6 +98,8 @@ __all__ = [
     "not_run_by_all",
     "not_run_summary",
     "score_sets",
+    "set_metrics_run_by_all",
+    "sets_not_run_summary",
     "set_metric",
     "takes_frame_options",
     "write_set_rows",

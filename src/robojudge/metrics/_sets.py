@@ -68,7 +68,7 @@ from robojudge._csv import SafeCsvWriter
 from robojudge._files import replacing
 from robojudge._json import json_ready
 from robojudge.metrics._errors import MetricInputError
-from robojudge.metrics._presence import weights_present
+from robojudge.metrics._presence import missing_weights, present_names, weights_present
 from robojudge.metrics._registry import (
     METRICS,
     Family,
@@ -445,6 +445,34 @@ def _load_items(manifest_or_items: str | Path | Iterable[Item]) -> list[Item]:
     return list(manifest_or_items)
 
 
+def set_metrics_run_by_all() -> list[str]:
+    """The set metrics ``all`` runs here: those whose weights are all on this machine."""
+    return [s.id for s in list_set_metrics() if weights_present(s.spec)]
+
+
+def sets_not_run_summary() -> list[str]:
+    """Lines saying which set metrics ``all`` leaves out here, and why (as :func:`not_run_summary`
+    says it of ``robojudge score``'s ``all``); none when it leaves out none."""
+    left = [s.spec for s in list_set_metrics() if not weights_present(s.spec)]
+    if not left:
+        return []
+    present = present_names(left)
+    wired = [s for s in left if s.weights]
+    undeclared = [s for s in left if not s.weights]
+    lines = [f"{len(left)} set-level metrics not run: " + ", ".join(
+        ([f"{len(wired)} need weights missing here"] if wired else [])
+        + ([f"{len(undeclared)} declare no weights"] if undeclared else []))]
+    if wired:
+        needed = sorted({n for s in wired for n in missing_weights(s, present)})
+        lines.append("  need weights: " + ", ".join(s.id for s in wired))
+        lines.append(f"  missing weights ({len(needed)}; `robojudge weights status` says where each goes, "
+                     "`robojudge weights list` which metrics load it): " + ", ".join(needed))
+    if undeclared:
+        lines.append("  no weights declared (name them with set_metric(..., weights=...), or ask for them "
+                     "by id): " + ", ".join(s.id for s in undeclared))
+    return lines
+
+
 def choose_set_metrics(
     metric_ids: Sequence[str], configs: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[tuple[SetMetricSpec, BaseModel]]:
@@ -455,7 +483,7 @@ def choose_set_metrics(
     """
     ids: list[str] = []
     for mid in metric_ids:
-        names = [s.id for s in list_set_metrics() if weights_present(s.spec)] if mid == "all" else [mid]
+        names = set_metrics_run_by_all() if mid == "all" else [mid]
         ids.extend(n for n in names if n not in ids)
     configs = configs or {}
     unknown = set(configs) - set(ids)
