@@ -63,6 +63,18 @@ def test_import_export_aggregate(run_dir: Path, tmp_path: Path) -> None:
     assert scores.loc["c", "subdim_TA"] == pytest.approx(4 * 2.88 / 3.7451)
 
 
+def test_a_run_folder_given_as_run_dir_or_db_checks_the_item_ids(run_dir: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(VALUES + "zz,ts_action_planner,0.5\n")
+    # before: --run-dir was "No such option", and --db RUN_FOLDER imported the unknown item 'zz'
+    for flag in ("--run-dir", "--db"):
+        res = invoke("results", "import", bad, flag, run_dir)
+        assert res.exit_code == 2, res.output
+        assert "item 'zz' field item_id: item 'zz' is not in the suite" in res.output
+    res = invoke("results", "import", tmp_path / "values.csv", "--run-dir", run_dir)
+    assert res.exit_code == 0 and "4 imported" in res.output, res.output
+
+
 def test_report_summarizes_imported_values(run_dir: Path, tmp_path: Path) -> None:
     assert invoke("results", "import", tmp_path / "values.csv", "--run", run_dir).exit_code == 0
     folder = tmp_path / "report"

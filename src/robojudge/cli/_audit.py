@@ -67,7 +67,7 @@ def acceleration_cmd(
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Scoring worker processes."),
     out: Path | None = typer.Option(
-        None, "--out",
+        None, "--out", "-o",
         help="Folder for acceleration.json, tables/*.csv|md|tex, frontier.svg and index.html."),
     progress: bool = progress_option(" while scoring"),
     progress_every: float = progress_every_option(),
@@ -125,7 +125,8 @@ def acceleration_cmd(
 def standins_cmd(
     suite: Path = typer.Argument(..., help="Suite manifest with the dense rollouts."),
     dense: str = typer.Option(..., "--dense", help="The generator whose rollouts are post-processed."),
-    out: Path = typer.Option(..., "--out", help="Folder for the new suite.jsonl, videos and timing.csv."),
+    out: Path = typer.Option(..., "--out", "-o",
+                             help="Folder for the new suite.jsonl, videos and timing.csv."),
     methods: str = typer.Option(",".join(("interp2", "interp4", "lowres2", "lowres4", "chunk8")), "--methods",
                                 help="Comma-separated stand-ins: interp<k>, lowres<f>, chunk<c>."),
     drift: float = typer.Option(2.0, "--drift", help="Pixels a chunk<c> stand-in drifts per chunk."),
@@ -161,7 +162,7 @@ def sample_size_cmd(
                                  "subsampling."),
     features: str = typer.Option("thumb", "--features", help="Window features: thumb (weights-free) or i3d "
                                  "(FVD's network; needs its weights)."),
-    out: Path | None = typer.Option(None, "--out", help="Folder for sample_size.json, tables/, "
+    out: Path | None = typer.Option(None, "--out", "-o", help="Folder for sample_size.json, tables/, "
                                     "sample_size.svg and index.html."),
 ) -> None:
     """Frechet distance of each generator's windows to the reference windows against n; ranking flips."""

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 def demo(
-    out: Path = typer.Option(Path("runs/demo"), "--out", help="Run folder."),
+    out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run folder."),
     workers: int = typer.Option(2, "--workers", "-w", min=1, help="Worker processes."),
     suite: str = typer.Option(
         "auto", "--suite", help="auto (simulator suite when installed), sim or synthetic (2D, no extras)."

@@ -23,7 +23,8 @@ def _names(value: str) -> list[str]:
 
 
 def draft(
-    judges: str = typer.Option(..., "--judges", "-j", help="Comma-separated judge names to average."),
+    judges: str = typer.Option(..., "--names", "--judges", "-j",
+                               help="Comma-separated names of stored judges to average (not a judges file)."),
     db: str = typer.Option(..., "--db",
                            help="Result store URL, SQLite path or run folder the judges wrote to."),
     out: Path = typer.Option(Path("drafts.jsonl"), "--out", "-o", help="Where to write the drafts (JSONL)."),
@@ -34,7 +35,7 @@ def draft(
     names, rubrics = _names(judges), _names(rubric)
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise fail(f"--judges: {', '.join(twice)} given twice (each judge is averaged once)")
+        raise fail(f"--names: {', '.join(twice)} given twice (each judge is averaged once)")
     if min_judges > len(names):
         raise fail(f"--min-judges {min_judges}: more than the {len(names)} judge(s) given, so no label could "
                    "be drafted")

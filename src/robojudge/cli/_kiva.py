@@ -95,7 +95,7 @@ def train_cmd(
     episodes: Path = typer.Option(..., "--episodes", help="Manifest of reference videos with state files, "
                                   "faithful rollouts and recordings (docs/kiva.md)."),
     robot: str = typer.Option(..., "--robot", help="Robot spec file, or a built-in robot (fetch, ...)."),
-    out: Path = typer.Option(..., "--out", help="Folder to write reader.pt and reader.json to."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write reader.pt and reader.json to."),
     size: int = typer.Option(128, help="Frames resized to SIZE x SIZE (docs/kiva.md, \"Reader size\")."),
     epochs: int = typer.Option(30, help="Passes over the training frames."),
     seed: int = typer.Option(0, help="Seed of initialisation, shuffling, augmentation, held-out draw."),

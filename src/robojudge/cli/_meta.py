@@ -279,9 +279,10 @@ def segments(
     clip: str | None = typer.Option(None, "--clip", help="Column of the bootstrap cluster (else --video)."),
     video: str | None = typer.Option(None, "--video", help="Column of the video: adds the band overlap."),
     reference: str | None = typer.Option(None, "--reference", help="Score to take differences against."),
-    replicates: int = typer.Option(2000, "--replicates", min=1, help="Cluster-bootstrap replicates of rho."),
+    replicates: int = typer.Option(2000, "--bootstrap", "--replicates", min=1,
+                                   help="Cluster-bootstrap replicates of rho."),
     draws: int = typer.Option(1000, "--draws", min=1, help="Calibration draws of the three-band overlap."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of the band-overlap draws."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:

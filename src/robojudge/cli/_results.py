@@ -273,10 +273,11 @@ def import_cmd(
     file: Path = typer.Argument(
         ..., metavar="FILE", help="Results file: .csv, .jsonl/.ndjson or .parquet, with columns item_id, "
         "metric, value (metric may come from --metric); other columns are kept as details."),
-    db: str | None = typer.Option(None, "--db", help="Result store URL, SQLite path or run folder."),
-    run: Path | None = typer.Option(None, "--run", help="Run folder: its results.sqlite, and its suite "
-                                    "manifest (in it, else those scored into it) for checking item ids "
-                                    "unless --suite is given."),
+    db: str | None = typer.Option(None, "--db", help="Result store URL, SQLite path or run folder (a run "
+                                  "folder is read as --run-dir is)."),
+    run: Path | None = typer.Option(None, "--run-dir", "--run", help="Run folder: its results.sqlite, and "
+                                    "its suite manifest (in it, else those scored into it) for checking item "
+                                    "ids unless --suite is given."),
     suite: Path | None = typer.Option(None, "--suite", help="Suite manifest the item ids must belong to."),
     metric: str | None = typer.Option(None, "--metric", help="Metric of every line (a file without a "
                                       "metric column), or the only metric to take from a long file."),
@@ -298,7 +299,9 @@ def import_cmd(
     from robojudge.suite import ManifestError, run_manifest
 
     if (db is None) == (run is None):
-        raise fail("give exactly one of --db and --run")
+        raise fail("give exactly one of --db and --run-dir")
+    if db is not None and Path(db).is_dir():  # its items were not checked, as --run-dir checks them
+        run, db = Path(db), None
     if run is not None:
         if not run.is_dir():
             raise fail(f"no run folder at {run}")

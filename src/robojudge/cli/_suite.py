@@ -240,7 +240,7 @@ def scan_cmd(
 
 @app.command("make-demo")
 def make_demo_cmd(
-    out: Path = typer.Option(..., "--out", help="Destination folder."),
+    out: Path = typer.Option(..., "--out", "-o", help="Destination folder."),
     seed: int = typer.Option(0, "--seed", min=0, help="Same seed, same frames."),
     episodes: int = typer.Option(
         10, "--episodes", min=1, help="Episodes; scenes cycle pick-and-place, relocate, push, slide."
@@ -300,12 +300,12 @@ def make_demo_cmd(
 @app.command("prompts")
 def prompts_cmd(
     file: Path = typer.Argument(..., help="Suite manifest (each clip's first item gives the instruction)."),
-    out: Path = typer.Option(..., "--out", help="JSONL manifest of generation prompts to write."),
-    judge_name: str = typer.Option(..., "--judge", help="The language model that rewrites (a judge)."),
+    out: Path = typer.Option(..., "--out", "-o", help="JSONL manifest of generation prompts to write."),
+    judge_name: str = typer.Option(..., "--judge", "-j", help="The language model that rewrites (a judge)."),
     judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
     max_words: int = typer.Option(100, "--max-words", min=1, help="Longest valid rewrite, in words."),
     retries: int = typer.Option(1, "--retries", min=0, help="Extra asks for a rewrite failing its checks."),
-    cache: Path | None = typer.Option(None, "--cache",
+    cache: Path | None = typer.Option(None, "--cache-dir", "--cache",
                                       help="Response cache folder \\[default: the judges']."),
 ) -> None:
     """Ten generation prompts per clip (RoboJudge App. D): five model rewrites and five fixed prefixes."""
@@ -321,7 +321,7 @@ def prompts_cmd(
         with ResponseCache(cache) as store:
             summary = prompt_variants(items, config, out, cache=store, max_words=max_words, retries=retries)
     except ResponseCacheError as exc:
-        raise fail(cache_open_error(exc, "--cache", no_cache=None)) from None
+        raise fail(cache_open_error(exc, "--cache-dir", no_cache=None)) from None
     except (ManifestError, JudgeConfigError, UnknownNameError, ValueError) as exc:
         raise fail(str(exc)) from None
     for line in summary.skipped:

@@ -25,7 +25,7 @@ def export_cmd(
                                        "labels to export (robojudge annotate)."),
     rubric: str = typer.Option("pa,ia", "--rubric", help="Rubrics to export, comma-separated."),
     fmt: str = typer.Option("trl", "--format", help="trl, sharegpt or llamafactory."),
-    out: Path = typer.Option(..., "--out", help="Output folder (records, frames, README.md)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (records, frames, README.md)."),
     val: float = typer.Option(0.1, "--val", help="Share of clips in the validation split."),
     test: float = typer.Option(0.0, "--test", help="Share of clips in the test split."),
     seed: int = typer.Option(0, "--seed", help="Split seed."),
@@ -79,7 +79,7 @@ def _run(stage: str, run: Callable[[], TrainResult]) -> None:
 def sft_cmd(
     model: str = typer.Option(..., "--model", help="Base model: hub id or local folder."),
     data: Path = typer.Option(..., "--data", help="Folder from `robojudge train export --format trl`."),
-    out: Path = typer.Option(..., "--out", help="Checkpoint folder."),
+    out: Path = typer.Option(..., "--out", "-o", help="Checkpoint folder."),
     lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged before saving)."),
     epochs: float = typer.Option(1.0, "--epochs"),
     global_batch: int = typer.Option(64, "--global-batch"),
@@ -102,7 +102,7 @@ def sft_cmd(
 def grpo_cmd(
     model: str = typer.Option(..., "--model", help="Model to start from (usually the SFT checkpoint)."),
     data: Path = typer.Option(..., "--data", help="Folder from `robojudge train export --format trl`."),
-    out: Path = typer.Option(..., "--out", help="Checkpoint folder."),
+    out: Path = typer.Option(..., "--out", "-o", help="Checkpoint folder."),
     lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged before saving)."),
     prompts_per_device: int = typer.Option(2, "--prompts-per-device"),
     grad_accumulation: int = typer.Option(8, "--grad-accumulation"),
