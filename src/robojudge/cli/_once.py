@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any, TypeVar
 
 import typer
-from typer.core import TyperCommand, TyperGroup, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 _C = TypeVar("_C", TyperCommand, TyperGroup)
 
@@ -43,16 +43,47 @@ def check_repeats(command: TyperCommand | TyperGroup, ctx: Any, args: list[str])
                    f"as -m and --rubric do, list the values in one: {name} a,b; see --help)")
 
 
+def plain_flags(params: list[Any]) -> list[Any]:
+    """``params``, their flags shown without a value type: typer (0.2x) lists ``--deep <bool>``, and
+    ``--deep true`` is then an unexpected argument."""
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag:
+            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+    return params
+
+
+def usage_pieces(command: TyperCommand | TyperGroup, ctx: Any) -> list[str]:
+    """The usage line's pieces with arguments named as the help text names them, ``SUITE`` (and
+    ``[NAME]`` when optional), where typer writes ``{suite}``."""
+    pieces = [command.options_metavar] if command.options_metavar else []
+    for param in command.get_params(ctx):
+        if isinstance(param, TyperArgument):
+            name = param.metavar or (param.name or "").upper()
+            name = name if param.required else f"[{name}]"
+            pieces.append(name + ("..." if param.nargs != 1 else ""))
+    return pieces
+
+
 class OnceCommand(TyperCommand):
-    """A command that refuses a repeated single-value option (:func:`check_repeats`)."""
+    """A command that refuses a repeated single-value option (:func:`check_repeats`), with plain help
+    (:func:`plain_flags`, :func:`usage_pieces`)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return plain_flags(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         check_repeats(self, ctx, args)
         return super().parse_args(ctx, args)
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return usage_pieces(self, ctx)
+
 
 class OnceGroup(TyperGroup):
     """A group that refuses a repeated single-value option of its own (:func:`check_repeats`)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return plain_flags(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         check_repeats(self, ctx, args)

@@ -123,6 +123,9 @@ def report(
         if not html:
             raise fail("--no-html leaves nothing to write for a run folder or store: only a manifest has a "
                        "summary without the HTML report")
+        if db is not None:  # it was ignored without a word
+            raise fail(f"--db {db}: {target} is a run folder or store, which is the store reported; --db "
+                       "names the store of a manifest (robojudge report MANIFEST --db STORE)")
         try:
             url, manifest = resolve_source(target, manifest=suite)
         except FileNotFoundError as exc:

@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge.cli._common import console, err_console, fail, load_results
+from robojudge.cli._common import check_out_file, console, err_console, fail, load_results
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -49,6 +49,8 @@ def best_of_n(
     random pick and the oracle (regret, top-1 accuracy, bootstrap intervals over groups)."""
     from robojudge.select import best_of_n, summary_rows, summary_text, write_picks
 
+    if out is not None:  # before the work: it was computed and printed, then "File exists"
+        check_out_file(out)
     stored, items = load_results(suite, db)
     try:
         result = best_of_n(items, stored, by=by, group=group, label=label, bootstrap=bootstrap,
