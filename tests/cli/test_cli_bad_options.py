@@ -28,7 +28,7 @@ def store(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["judge", "draft", "-j", "m,m", "--db", "{db}", "--out", "{tmp}/d.jsonl"], "--judges: m given twice"),
+    (["judge", "draft", "-j", "m,m", "--db", "{db}", "--out", "{tmp}/d.jsonl"], "--names: m given twice"),
     (["judge", "draft", "-j", "m", "--min-judges", "3", "--db", "{db}", "--out", "{tmp}/d.jsonl"],
      "--min-judges 3: more than the 1 judge(s) given"),
     (["judge", "texts", "-j", "m", "--field", "item_id", "--db", "{db}", "--out", "{tmp}/t.jsonl"],
