@@ -17,7 +17,16 @@ from robojudge.run import JudgeRunSummary, default_run_dir, judge_items
 from robojudge.store import ResultStore, default_db_url
 from robojudge.suite import Item, load_suite
 
-__all__ = ["fps_ablation_suite", "run_fps_ablation"]
+__all__ = ["NothingJudgedError", "fps_ablation_suite", "run_fps_ablation"]
+
+
+class NothingJudgedError(ValueError):
+    """Every rate's run failed without one reply (a server down, a wrong key) and nothing is stored to
+    tabulate; ``runs`` holds each rate's summary."""
+
+    def __init__(self, runs: dict[str, JudgeRunSummary]) -> None:
+        super().__init__("nothing was judged: every request failed at every frame rate")
+        self.runs = runs
 
 
 def run_fps_ablation(
@@ -53,6 +62,9 @@ def run_fps_ablation(
 
     Returns:
         A :class:`FpsAblation`.
+
+    Raises:
+        NothingJudgedError: Not one reply at any rate, and no stored judgment to tabulate.
     """
     if not rates:
         raise ValueError("give at least one frame rate")
@@ -65,7 +77,13 @@ def run_fps_ablation(
         be = backend(cfg) if backend is not None else None
         runs[cfg.name] = judge_items(items, cfg, rubrics, store, frames=spec, cache=cache, backend=be,
                                      **judge_kwargs)
-    return tabulate_fps_ablation(store, items, judge.name, rates, bootstrap=bootstrap, seed=seed, runs=runs)
+    try:
+        return tabulate_fps_ablation(store, items, judge.name, rates, bootstrap=bootstrap, seed=seed,
+                                     runs=runs)
+    except ValueError:
+        if all(s.judged_nothing for s in runs.values()):
+            raise NothingJudgedError(runs) from None
+        raise
 
 
 def fps_ablation_suite(

@@ -164,6 +164,15 @@ def _whole_number(name: str, raw: str | None, minimum: int) -> int | None:
     return n
 
 
+def _width(raw: str | None) -> int | None:
+    """``raw`` as a whole number of columns >= 1, else None."""
+    try:
+        width = int(raw or "")
+    except ValueError:
+        return None
+    return width if width > 0 else None
+
+
 def _gib(name: str, raw: str | None) -> int | None:
     """``raw`` (the value of variable ``name``), a number of GiB >= 0, in bytes; None when unset."""
     if raw is None:
@@ -198,11 +207,17 @@ class Settings:
     network_cache_gib_text: str | None = None
     """``$ROBOJUDGE_NETWORK_CACHE_GIB`` as written; :attr:`network_cache_bytes` checks it."""
     columns_text: str | None = None
-    """``$COLUMNS`` as written (Rich reads it too): set, the CLI leaves table widths to it."""
+    """``$COLUMNS`` as written (Rich reads it too); :attr:`columns` is the width it gives."""
     frame_memory_gib_text: str | None = None
     """``$ROBOJUDGE_FRAME_MEMORY_GIB`` as written; :attr:`frame_memory_bytes` checks it."""
     ray_address: str | None = None
     """``$RAY_ADDRESS`` as written (Ray reads it too): where ``--address auto`` goes."""
+
+    @property
+    def columns(self) -> int | None:
+        """``$COLUMNS`` as a width: None when unset or not a whole number >= 1 (``0``, ``-3``, ``abc``
+        are treated as unset; rich read ``0`` as a width of 0 and printed nothing, errors included)."""
+        return _width(self.columns_text)
 
     @property
     def frame_memory_bytes(self) -> int | None:
@@ -297,6 +312,16 @@ def reload() -> Settings:
     with _lock:
         _current = Settings.from_environment()
         return _current
+
+
+def forget_unusable_columns() -> None:
+    """Unset ``$COLUMNS`` in this process when it is set but is not a width (see
+    :attr:`Settings.columns`), so that rich and typer, which read it themselves (the help, a usage
+    error), use the terminal's width too. The command line calls it before it prints anything."""
+    text = os.environ.get(COLUMNS_ENV)
+    if text is not None and _width(text) is None:
+        del os.environ[COLUMNS_ENV]
+        reload()
 
 
 def secret(name: str) -> str | None:

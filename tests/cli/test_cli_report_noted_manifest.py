@@ -57,9 +57,9 @@ def test_report_of_a_run_folder_reads_the_manifest_scored_into_it(tmp_path: Path
 
     done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
     assert done.exit_code == 0, done.output
-    assert f"suite manifest: {manifest.resolve()}" in done.stdout
-    assert "Metrics against the labels: not shown" not in done.stdout
-    assert "Generator leaderboard: 1 plots" in done.stdout
+    assert f"suite manifest: {manifest.resolve()}" in done.stderr
+    assert "Metrics against the labels: not shown" not in done.stderr
+    assert "Generator leaderboard: 1 plots" in done.stderr
     html = (run / "report" / "index.html").read_text()
     assert "alpha" in html and "beta" in html
 
@@ -67,7 +67,7 @@ def test_report_of_a_run_folder_reads_the_manifest_scored_into_it(tmp_path: Path
     other = tmp_path / "other.jsonl"
     other.write_text(manifest.read_text().replace("videos/", "lists/videos/"))
     done = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(other), "--bootstrap", "0"])
-    assert done.exit_code == 0 and "suite manifest:" not in done.stdout
+    assert done.exit_code == 0 and "suite manifest:" not in done.output
     # a run folder's report has no manifest summary: --no-html and --by are refused, not ignored
     for extra, words in ((["--no-html"], "--no-html leaves nothing to write"),
                          (["--by", "task"], "--by task:")):
@@ -76,7 +76,7 @@ def test_report_of_a_run_folder_reads_the_manifest_scored_into_it(tmp_path: Path
     manifest.unlink()
     gone = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
     assert gone.exit_code == 0, gone.output
-    said = " ".join(gone.stdout.split())
+    said = " ".join(gone.stderr.split())
     assert f"no suite manifest found (its store notes {manifest.resolve()}, no longer there" in said
     assert "(pass --suite)" in said
 
@@ -92,8 +92,8 @@ def test_a_store_file_and_the_default_run_folder_find_it_too(tmp_path: Path,
     store = tmp_path / "runs" / "suite" / "results.sqlite"
     done = runner.invoke(build_app("report"), ["report", str(store), "--out", "r", "--bootstrap", "0"])
     assert done.exit_code == 0, done.output
-    assert f"suite manifest: {manifest.resolve()}" in done.stdout
-    assert "Generator leaderboard: 1 plots" in done.stdout
+    assert f"suite manifest: {manifest.resolve()}" in done.stderr
+    assert "Generator leaderboard: 1 plots" in done.stderr
 
 
 def test_a_store_scored_from_one_manifest_per_generator_reports_them_all(
@@ -114,7 +114,7 @@ def test_a_store_scored_from_one_manifest_per_generator_reports_them_all(
 
     done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
     assert done.exit_code == 0, done.output
-    out = " ".join(done.stdout.split())
+    out = " ".join(done.stderr.split())
     assert f"suite manifest: {per_generator['beta'].resolve()}" in out
     assert f"and the items it lacks from 1 more manifest scored into this store: " \
            f"{per_generator['alpha'].resolve()}" in out
@@ -148,7 +148,7 @@ def test_a_store_scored_from_one_manifest_per_generator_reports_them_all(
     # --suite names the one manifest to use: no others are added
     only = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(per_generator["alpha"]),
                                                "--bootstrap", "0"])
-    assert only.exit_code == 0 and "more manifest" not in only.stdout
+    assert only.exit_code == 0 and "more manifest" not in only.stderr
     html = (run / "report" / "index.html").read_text()
     assert f"suite {per_generator['alpha'].resolve()}" in html and "beta.jsonl" not in html
 
@@ -173,11 +173,11 @@ def test_a_report_says_when_another_manifest_scored_into_the_store_is_gone(
     done = runner.invoke(build_app("report"), ["report", str(run), "--suite", str(manifest), "--bootstrap",
                                                 "0"])
     assert done.exit_code == 0, done.output
-    quiet = " ".join(done.stdout.split())
+    quiet = " ".join(done.stderr.split())
     assert "no longer there" not in quiet  # --suite given: the user chose the manifest
     done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
     assert done.exit_code == 0, done.output
-    said = " ".join(done.stdout.split())
+    said = " ".join(done.stderr.split())
     assert (f"1 stored result is of items none of the manifests read holds, so in no per-item table (its "
             f"store notes {part.resolve()}, no longer there") in said
 
@@ -198,4 +198,4 @@ def test_a_moved_project_s_own_manifest_noted_under_its_old_path_is_not_taken_fo
                                               str(run), "--no-progress"]).exit_code == 0
     done = runner.invoke(build_app("report"), ["report", str(run), "--bootstrap", "0"])
     assert done.exit_code == 0, done.output
-    assert "no longer there" not in done.stdout and "none of the manifests read" not in done.stdout
+    assert "no longer there" not in done.stderr and "none of the manifests read" not in done.stderr

@@ -9,7 +9,8 @@ import re
 from rich.console import Console
 from rich.table import Table
 
-from robojudge.cli._leaderboard import _column, _print_table
+from robojudge.cli._tables import add_column as _column
+from robojudge.cli._tables import print_table as _print_table
 
 
 def _board() -> Table:

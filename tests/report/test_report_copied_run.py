@@ -39,7 +39,7 @@ def test_a_copied_run_names_its_own_manifest_only(tmp_path: Path) -> None:
 
     done = runner.invoke(build_app("report"), ["report", str(copy), "--bootstrap", "0"])
     assert done.exit_code == 0, done.output
-    out = " ".join(done.stdout.split())
+    out = " ".join(done.stderr.split())
     assert f"suite manifest: {own} (pass --suite for another)" in out
     assert "items it lacks" not in out and str(manifest) not in out
     # the leaderboards and best-of-N read the folder through load_run_results: the same manifests

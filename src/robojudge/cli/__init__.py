@@ -11,12 +11,13 @@ import errno
 import faulthandler
 import importlib
 import logging
+import os
 import sys
 from typing import Any
 
 import typer
 
-from robojudge import __version__
+from robojudge import __version__, settings
 from robojudge._activity import watch
 from robojudge._lifeline import terminate_as_interrupt
 from robojudge.cli._once import refuse_repeats
@@ -141,8 +142,63 @@ def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
     return None
 
 
+CLOSED_STDOUT_STATUS = 141
+"""Exit status of a command whose standard output was closed before it finished (``| head``), as a
+shell reports a process that SIGPIPE ended: the command still finished its work and its files."""
+
+
+class _ClosedPipeGuard:
+    """Standard output that, once its reader has gone (``robojudge report ... | head``), sends the rest to
+    ``os.devnull`` instead of raising: click turned the ``BrokenPipeError`` into a silent exit 1, in the
+    middle of the command (a report without its index.html beside a new summary)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.closed_early = False
+
+    def _gone(self) -> None:
+        self.closed_early = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self.stream.fileno())  # what is still buffered goes there too, at exit
+        finally:
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.stream.write(text))
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._gone()
+            self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _guard_stdout() -> _ClosedPipeGuard | None:
+    """Put :class:`_ClosedPipeGuard` over ``sys.stdout`` when it is a file (a pipe, a terminal); None
+    when it has no descriptor (a test runner's capture)."""
+    try:
+        sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return None
+    guard = _ClosedPipeGuard(sys.stdout)
+    sys.stdout = guard
+    return guard
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    # COLUMNS=0 made rich print every line at width 0 (nothing, errors and help included): unset it.
+    settings.forget_unusable_columns()
+    guard = _guard_stdout()
     # A character the terminal's encoding lacks prints as '?' in every command, not a traceback.
     replace_unencodable()
     # `kill PID` (SIGTERM) stops a run as Ctrl-C does: committed results stay, workers are stopped.
@@ -163,6 +219,20 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing has started yet
         sys.stderr.write("interrupted before the command started\n")
         raise SystemExit(130) from None
+    try:
+        _run(app, args)
+    except SystemExit as exc:  # (what a command ends with; an error's status is kept)
+        if guard is not None and guard.closed_early and exc.code in (0, None):
+            raise SystemExit(CLOSED_STDOUT_STATUS) from None
+        raise
+    finally:
+        if guard is not None:
+            sys.stdout = guard.stream
+    if guard is not None and guard.closed_early:
+        raise SystemExit(CLOSED_STDOUT_STATUS)
+
+
+def _run(app: typer.Typer, args: list[str]) -> None:
     try:
         # Long reads and checks (a million stored results) say what they are doing after a few seconds.
         with watch(_say):

@@ -25,6 +25,7 @@ from robojudge.aggregate import (
     threshold_sensitivity,
 )
 from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._tables import add_column, print_table
 from robojudge.store import SafeCsvWriter
 
 if TYPE_CHECKING:
@@ -174,12 +175,12 @@ def select_cmd(
         }, indent=2))
         return
     t = Table(show_edge=False, title=f"eq. 3 at threshold {threshold} (targets: {', '.join(tgt)})")
-    t.add_column("metric")
-    t.add_column("min r", justify="right")
-    t.add_column("kept")
+    add_column(t, "metric", fold=True)
+    add_column(t, "min r", justify="right")
+    add_column(t, "kept")
     for m, v in sorted(sel.min_r.items(), key=lambda kv: -_key(kv[1])):
         t.add_row(m, _fmt(v), "yes" if sel.selected and m in sel.selected else "")
-    console.print(t)
+    print_table(t)
     undefined: dict[str, list[str]] = {}
     for m, why in sel.why.items():
         undefined.setdefault(why, []).append(m)
@@ -214,7 +215,7 @@ def _row_json(row: Any) -> dict[str, Any]:
 def _print_sensitivity(rows: list[Any]) -> None:
     t = Table(show_edge=False, title="RoboPhyscore threshold sensitivity")
     for c in ("threshold", "reference", "pearson r", "spearman rho", "R^2", "MAE", "# metrics"):
-        t.add_column(c)
+        add_column(t, c, fold=c == "reference")
     for row in rows:
         if row.agreement is None:
             t.add_row(f"{row.threshold:g}", "", "N/A", "N/A", "N/A", "N/A", "0")
@@ -222,7 +223,7 @@ def _print_sensitivity(rows: list[Any]) -> None:
         for ref, a in row.agreement.items():
             t.add_row(f"{row.threshold:g}", ref, _fmt(a.pearson), _fmt(a.spearman), _fmt(a.r2), _fmt(a.mae),
                       str(row.n_metrics))
-    console.print(t)
+    print_table(t)
     for row in rows:
         chosen = ", ".join(row.selected) if row.selected else "none (RoboPhyscore undefined)"
         console.print(f"{row.threshold:g} ({row.n_metrics}): {chosen}", highlight=False)

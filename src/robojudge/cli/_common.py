@@ -36,13 +36,21 @@ PIPED_WIDTH = 240
 
 
 def piped_width(stream: Any) -> int | None:
-    """:data:`PIPED_WIDTH` for a stream that is not a terminal, unless ``COLUMNS`` says otherwise; else
-    None (the terminal's own width)."""
+    """The width ``COLUMNS`` gives (a whole number >= 1; anything else counts as unset), else
+    :data:`PIPED_WIDTH` for a stream that is not a terminal and None (the terminal's own width) for one."""
     try:
         terminal = bool(stream.isatty())
     except (AttributeError, ValueError):  # a closed or unusual stream
         terminal = False
-    return None if terminal or settings.get().columns_text else PIPED_WIDTH
+    current = settings.get()
+    if current.columns is not None:
+        return current.columns
+    if terminal and current.columns_text is not None:  # COLUMNS=0, which rich would read as width 0
+        try:
+            return os.get_terminal_size(stream.fileno()).columns or None
+        except (AttributeError, ValueError, OSError):
+            return 80
+    return None if terminal else PIPED_WIDTH
 
 
 # Markup is off: what is printed is mostly paths, item ids and messages, in which Rich would read
@@ -62,10 +70,11 @@ def first_names(names: list[str], shown: int = 5) -> str:
 
 
 def print_manifest_problems(problems: Iterable[object]) -> None:
-    """One yellow line per manifest row left out; the row's own text is escaped, never read as markup."""
+    """One yellow line per manifest row left out, on stderr; the row's own text is escaped, never read as
+    markup."""
     for problem in problems:
-        console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", markup=True,
-                      highlight=False)
+        err_console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", markup=True,
+                          highlight=False)
 
 
 def print_rescored_libraries(n: int, what: str = "results") -> None:
@@ -123,7 +132,7 @@ def says_when_stopped(kept: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
             try:
                 return command(*args, **kwargs)
             except KeyboardInterrupt:
-                console.print(f"[yellow]interrupted: {escape(kept)}[/]", markup=True, highlight=False)
+                err_console.print(f"[yellow]interrupted: {escape(kept)}[/]", markup=True, highlight=False)
                 raise typer.Exit(130) from None
         return run
     return decorate

@@ -12,6 +12,7 @@ from rich.table import Table
 from robojudge.cli._common import (
     check_settings,
     console,
+    err_console,
     fail,
     print_summary,
     progress_every_option,
@@ -20,6 +21,7 @@ from robojudge.cli._common import (
 )
 from robojudge.cli._judge import ENDPOINT_HELP
 from robojudge.cli._report import print_html_report, summary_table
+from robojudge.cli._tables import add_column, print_table
 from robojudge.meta import Estimate
 from robojudge.report import stale_note
 from robojudge.run import RunInterrupted, RunSummary, WorkerStartError
@@ -52,11 +54,11 @@ def demo(
         raise fail(str(exc)) from None
     if not (out / "suite" / "suite.jsonl").exists():
         where = out / "suite"
-        console.print(f"building the demo suite in {where} (once; a few minutes for the simulator suite)")
+        err_console.print(f"building the demo suite in {where} (once; a few minutes for the simulator suite)")
     try:
         with scoring_progress(progress, progress_every) as on_result:
             result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
-                              announce=lambda line: console.print(line, highlight=False))
+                              announce=lambda line: err_console.print(line, highlight=False))
     except RunInterrupted as exc:  # stopped while scoring: what was scored, and nothing after it
         if isinstance(exc.summary, RunSummary):
             print_summary(exc.summary)
@@ -66,18 +68,18 @@ def demo(
         # MuJoCo that cannot render here, a full disk while the suite is built
         raise fail(str(exc)) from None
     print_summary(result.run.summary)
-    console.print(summary_table(result.summaries, "generator", "demo summary"))
+    print_table(summary_table(result.summaries, "generator", "demo summary"))
     _print_kiva(result)
     if result.agreement:
-        table = Table("metric", "axis", "n", "Pearson r [95% CI]", "Spearman rho [95% CI]",
-                      title="metrics against the planted labels (positive = agrees)")
+        table = _table("metrics against the planted labels (positive = agrees)", "metric", "axis", "n",
+                       "Pearson r [95% CI]", "Spearman rho [95% CI]")
         for a in result.agreement:
             table.add_row(a.metric, a.axis, str(a.n), _ci(a.pearson, a.pearson_low, a.pearson_high),
                           _ci(a.spearman, a.spearman_low, a.spearman_high))
-        console.print(table)
+        print_table(table)
     if result.leaderboard is not None:
-        board = Table("rank", "generator", "PA", "IA", "Overall", "P(rank)",
-                      title="generators by their planted labels (95% cluster-bootstrap CI)")
+        board = _table("generators by their planted labels (95% cluster-bootstrap CI)", "rank", "generator",
+                       "PA", "IA", "Overall", "P(rank)")
         for e in result.leaderboard.entries:
             o = e.standings["overall"]
             means = (_est(e.standings[t].score) for t in ("pa", "ia", "overall"))
@@ -85,7 +87,7 @@ def demo(
                 board.add_row("-", e.generator, *means, "not ranked")
             else:
                 board.add_row(str(o.rank), e.generator, *means, f"{o.rank_prob:.2f}")
-        console.print(board)
+        print_table(board)
     for row in result.judges:
         cells = {t: row.cells[(t, "r")] for t in ("pa", "ia", "overall")}
         console.print(f"judge {row.judge}: Pearson r  PA {_est(cells['pa'])}  IA {_est(cells['ia'])}  "
@@ -107,7 +109,7 @@ def demo(
         print_html_report(result.html)
     note = stale_note(result.stale)
     if note:
-        console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+        err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
 
 
 def _print_kiva(result: DemoResult) -> None:
@@ -129,12 +131,23 @@ def _print_kiva(result: DemoResult) -> None:
     for line in kiva.skipped:
         console.print(f"KIVA not scored for {line}", highlight=False, markup=False)
     if kiva.groups:
-        table = Table("robot", "generator", "videos", "mean kiva", "invalid segments",
-                      title="KIVA by generator (percent of 16-frame segments invalid; lower is better)")
+        table = _table("KIVA by generator (percent of 16-frame segments invalid; lower is better)", "robot",
+                       "generator", "videos", "mean kiva", "invalid segments")
         for g in kiva.groups:
             table.add_row(g.robot, g.group, str(g.videos), f"{g.mean:.1f}",
                           f"{g.share:.1f}% of {g.segments}" if g.segments else "n/a")
-        console.print(table)
+        print_table(table)
+
+
+def _table(title: str, *headers: str) -> Table:
+    """A table whose name columns fold and whose numbers are never cut."""
+    table = Table(title=title)
+    for header in headers:
+        add_column(table, header, fold=header in _NAMES)
+    return table
+
+
+_NAMES = ("metric", "axis", "generator", "robot")
 
 
 def _ci(v: float, lo: float, hi: float) -> str:

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from robojudge import DEFAULT_SEED
 from robojudge.cli._common import (
-    PIPED_WIDTH,
     check_out_folder,
     console,
     err_console,
@@ -24,6 +23,7 @@ from robojudge.cli._common import (
     progress_every_option,
     progress_option,
 )
+from robojudge.cli._tables import add_column, print_table
 from robojudge.meta import OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction, registry_config_key
 from robojudge.report import (
@@ -49,58 +49,16 @@ from robojudge.report._unset import generator_groups, generator_of, unset_note
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
+if TYPE_CHECKING:
+    from robojudge.run import JudgeRunSummary
+
 app = typer.Typer(help="Leaderboards of generators (Table 8) and of judges (Table 2).", no_args_is_help=True)
 
-_WIDE = PIPED_WIDTH  # tables are printed at least this wide rather than cut (they are mostly piped to files)
+BEST_MARK = "\u25b2"
+"""Follows the best value of each column of a judges table, which is also green where colour is on (a file,
+a pipe or ``NO_COLOR`` has none)."""
+BEST_LEGEND = f"best per column marked {BEST_MARK}"
 _DB_HELP = "Result store \\[default: runs/<manifest name>/results.sqlite]."
-
-
-def _wide() -> Console:
-    """The shared console on a terminal or when already wide; a wide one when piped, so that tables are
-    not cut (``COLUMNS`` set narrower, as tests do, still gives at least :data:`_WIDE`)."""
-    if console.is_terminal or console.width >= _WIDE:
-        return console
-    return Console(soft_wrap=True, width=_WIDE, markup=False, emoji=False)
-
-
-def _print_table(table: Table, out: Console | None = None) -> None:
-    """Print ``table`` whole: on a console narrower than the table needs, rich dropped whole columns (at
-    80 columns the generator board showed ranks and means without the generators' names), so the table
-    is then printed wider and the terminal wraps its lines.
-
-    Piped, it is printed at the width it needs, one line per row. On a terminal, a long name folds
-    instead (at :data:`_NAME_FOLD` columns or more) where that keeps each row on the screen's width: one
-    300-character generator made every row of the board wrap, numbers included. When even that does not
-    fit, the table is widened with its names folded at :data:`_NAME_CAP` columns."""
-    out = out or _wide()
-    need = _measure(table)
-    if need > out.width and out.is_terminal:
-        need = out.width if _measure(table, _NAME_FOLD) <= out.width else _measure(table, _NAME_CAP)
-    if need > out.width:
-        out = Console(file=out.file, width=need, soft_wrap=True, markup=False, emoji=False,
-                      force_terminal=out.is_terminal)
-    out.print(table)
-
-
-_NAME_FOLD = 20  # the narrowest a name column folds to so that a row fits the terminal
-_NAME_CAP = 60  # a name column's width when the rows are wider than the terminal anyway
-
-
-def _measure(table: Table, names: int | None = None) -> int:
-    """The width ``table`` needs with its rows on one line each, its name columns (those that fold) at
-    most ``names`` wide."""
-    wide = Console(width=100_000)
-    if names is None:
-        return wide.measure(table).maximum
-    folding = [c for c in table.columns if c.overflow == "fold"]
-    before = [c.max_width for c in folding]
-    for c in folding:
-        c.max_width = names if c.max_width is None else min(c.max_width, names)
-    try:
-        return wide.measure(table).maximum
-    finally:
-        for c, width in zip(folding, before, strict=True):
-            c.max_width = width
 
 
 def _est(e: Estimate, digits: int = 2) -> str:
@@ -114,19 +72,10 @@ def _title(target: str) -> str:
     return "Overall" if target == OVERALL else target.upper()
 
 
-def _column(table: Table, header: str, *, fold: bool = False) -> None:
-    """Numbers are never wrapped; a name column (generator, judge) is, so that a long name folds onto
-    more lines where the table is too wide, instead of the numbers being cut to ``5.00…``."""
-    if fold:
-        table.add_column(header, overflow="fold")
-    else:
-        table.add_column(header, no_wrap=True)
-
-
 def _print_board(board: Leaderboard, heading: str) -> None:
     table = Table(title=heading, title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("rank", "generator", *(_title(t) for t in board.targets), "P(rank)", "rank range"):
-        _column(table, col, fold=col == "generator")
+        add_column(table, col, fold=col == "generator")
     for e in board.entries:
         s = e.standings[board.sort_by]
         prob = "-" if math.isnan(s.rank_prob) else f"{s.rank_prob:.2f}"
@@ -134,7 +83,7 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         scores = [_est(e.standings[t].score) + (f" {SMALL_MARK}" if small_standing(e, t) else "")
                   for t in board.targets]
         table.add_row("-" if s.rank is None else str(s.rank), e.generator, *scores, prob, span)
-    _print_table(table)
+    print_table(table)
     small = [e.standings[t].score for e in board.entries for t in board.targets if small_standing(e, t)]
     if small:
         console.print(small_note(any(not math.isnan(s.low) for s in small)), highlight=False, markup=False)
@@ -148,11 +97,11 @@ def _print_board(board: Leaderboard, heading: str) -> None:
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
                   box=box.SIMPLE_HEAD)
     for col in ("target", "upper", "lower", "P"):
-        _column(pairs, col, fold=col in ("upper", "lower"))
+        add_column(pairs, col, fold=col in ("upper", "lower"))
     for p in board.adjacent:
         prob = "-" if math.isnan(p.prob) else f"{p.prob:.2f}"
         pairs.add_row(_title(p.target), p.upper, p.lower, prob)
-    console.print(pairs)
+    print_table(pairs)
 
 
 @app.command("generators")
@@ -209,7 +158,7 @@ def generators(
         _print_board(board, f"generators by {_title(sort_by)} (scores: {scores}, {level:.0%} CI, "
                             f"{bootstrap} replicates)")
         if size_note:
-            console.print(f"[yellow]{escape(size_note.strip())}[/]", markup=True, highlight=False)
+            err_console.print(f"[yellow]{escape(size_note.strip())}[/]", markup=True, highlight=False)
         if renamed := unset_note(map(generator_of, items)).strip():
             console.print(renamed, highlight=False, markup=False)
     if out is not None:
@@ -233,18 +182,19 @@ def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading:
                   note: str = "") -> None:
     table = Table(title=heading, title_justify="left", box=box.SIMPLE_HEAD)
     for name in ("judge", "scored", "unscored"):
-        _column(table, name, fold=name == "judge")
+        add_column(table, name, fold=name == "judge")
     for t in targets:
         for name in ("r", "Acc", "MSE"):
-            _column(table, f"{_title(t)} {name}")
+            add_column(table, f"{_title(t)} {name}")
     for row in table_rows:
         cells = []
         for t in targets:
             for col in ("r", "acc", "mse"):
                 text = _est(row.cells[t, col]) + (" \u2020" if t in row.small else "")
-                cells.append(Text(text, style="bold green") if (t, col) in row.best else text)
+                best = (t, col) in row.best
+                cells.append(Text(f"{text} {BEST_MARK}", style="bold green") if best else text)
         table.add_row(row.judge, str(sum(row.n.values())), str(sum(row.n_unscored.values())), *cells)
-    _print_table(table)
+    print_table(table)
     if any(row.small for row in table_rows):
         console.print("\u2020 small n: fewer than 10 items or 5 clips.", highlight=False)
     if note:
@@ -298,7 +248,7 @@ def judges(
     else:
         _print_judges(table_rows, (*report.axes, OVERALL),
                       f"judges vs labels ({report.n_items} items, {level:.0%} CI, {bootstrap} replicates; "
-                      "best per column in green; scored and unscored count labelled (item, axis) pairs)",
+                      f"{BEST_LEGEND}; scored and unscored count labelled (item, axis) pairs)",
                       comparison_note(table_rows, report))
         if note:
             console.print(note, highlight=False)
@@ -354,7 +304,7 @@ def fps_ablation(
 
     Each rate is stored as judge ``<name>-fps<rate>`` and resumes like ``robojudge judge``.
     """
-    from robojudge.ablation import fps_ablation_suite
+    from robojudge.ablation import NothingJudgedError, fps_ablation_suite
     from robojudge.cli._judge import cache_open_error, judging_progress, resolve_judge, resolve_rubrics
     from robojudge.judges import (
         JudgeConfigError,
@@ -383,17 +333,34 @@ def fps_ablation(
         with cache, judging_progress(progress, progress_every) as on_event:
             result = fps_ablation_suite(suite, cfg, rubrics, rates, db=db, max_frames=max_frames, cache=cache,
                                         bootstrap=bootstrap, seed=seed, progress=on_event)
+    except NothingJudgedError as exc:  # as `robojudge judge` says it, and with its status
+        _print_rates(exc.runs)
+        raise _judged_nothing() from None
     except (ManifestError, StoreError, ValueError, OSError) as exc:
         raise fail(str(exc)) from None
-    for name, s in result.runs.items():
-        console.print(f"{name}: {s.scored} scored, {s.unscored} unparsable, {s.failed} failed, "
-                      f"{s.skipped} already stored", highlight=False)
+    _print_rates(result.runs)
     if cfg.backend == "mock":
-        console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]",
-                      markup=True)
+        err_console.print("[yellow]note: the mock backend replays scripted replies; these are not "
+                          "judgments.[/]", markup=True)
     _print_judges(list(result.rows), (*result.report.axes, OVERALL),
-                  f"judge {cfg.name} by frame rate vs labels ({bootstrap} replicates; best in green)",
+                  f"judge {cfg.name} by frame rate vs labels ({bootstrap} replicates; {BEST_LEGEND})",
                   comparison_note(list(result.rows), result.report))
     if out is not None:
         paths = result.table().write(out)
         console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False)
+    if all(s.judged_nothing for s in result.runs.values()):  # the table is of judgments stored earlier
+        raise _judged_nothing()
+
+
+def _print_rates(runs: dict[str, JudgeRunSummary]) -> None:
+    for name, s in runs.items():
+        console.print(f"{name}: {s.scored} scored, {s.unscored} unparsable, {s.failed} failed, "
+                      f"{s.skipped} already stored", highlight=False)
+
+
+def _judged_nothing() -> typer.Exit:
+    """The line and the exit (status 1, as ``robojudge judge``'s) of an ablation without one reply."""
+    err_console.print("[bold red]nothing was judged:[/] every request at every frame rate failed (a server "
+                      "down, a wrong key: `robojudge results export` lists the error rows; exit status 1)",
+                      markup=True, highlight=False)
+    return typer.Exit(1)

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from robojudge import DEFAULT_SEED
 from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._tables import add_column, print_table
 from robojudge.meta import (
     OVERALL,
     AgreementReport,
@@ -234,11 +235,11 @@ def compare(
                                **({"why": res.why} if res.why is not None else {})}, indent=2))
         return
     table = Table(title=f"{score} vs {target}", title_justify="left")
-    table.add_column("statistic")
-    table.add_column("value", justify="right")
+    add_column(table, "statistic", fold=True)
+    add_column(table, "value", justify="right")
     for k, v in values.items():
         table.add_row(k, str(v) if isinstance(v, int) else ("-" if math.isnan(v) else f"{v:.4f}"))
-    console.print(table)
+    print_table(table)
 
 
 #: Suffix of a ``--score`` column whose higher values are better (it is negated before the statistics).
@@ -341,20 +342,20 @@ def segments(
             continue
         t = Table(title=title, title_justify="left")
         for col in ("score", *groups, "macro", "micro"):
-            t.add_column(col)
+            add_column(t, col, fold=col == "score")
         for name, x in data.items():
             parts = [x.groups[g] for g in groups] + [x.macro, x.micro]
             t.add_row(name, *(_span(p.rho, p.low, p.high, p.why) for p in parts))
-        console.print(t)
+        print_table(t)
         for note in _rho_notes(title.split(" (")[0], data, groups, rho.replicates):
             console.print(f"note: {note}", highlight=False, markup=False)
     if table.bands:
         t = Table(title=f"calibrated three-band overlap ({draws} draws)", title_justify="left")
         for col in ("score", *groups, "macro", "micro"):
-            t.add_column(col)
+            add_column(t, col, fold=col == "score")
         for name, per in table.bands.items():
             row = [(b if isinstance(b, str) else _span(b.overlap, b.low, b.high)) for b in per.values()]
             p = table.pooled[name]
             row += ["-", "-"] if p is None else [_span(*p.macro), _span(*p.micro)]
             t.add_row(name, *row)
-        console.print(t)
+        print_table(t)

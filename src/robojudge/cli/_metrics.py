@@ -22,6 +22,7 @@ from robojudge.cli._common import (
     print_manifest_problems,
     print_rescored_libraries,
 )
+from robojudge.cli._tables import print_table
 from robojudge.metrics import (
     ALL_METRICS,
     MetricSpec,
@@ -96,7 +97,7 @@ def info_cmd(
         for name, prop in props.items():
             default = json.dumps(prop["default"]) if "default" in prop else "(required)"
             table.add_row(name, _field_type(prop), default, prop.get("description", ""))
-        console.print(table)
+        print_table(table)
 
 
 @app.command("list")
@@ -148,7 +149,7 @@ def list_cmd(
             f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]",
             ",".join(sorted(i.value for i in s.inputs)) or "-",
         )
-    console.print(table)
+    print_table(table)
 
 
 @app.command("sets")
@@ -238,7 +239,7 @@ def sets_cmd(
         value = f"{r.value:.6g}" if r.status == "ok" else Text("error", style="red")
         note = r.error if r.status != "ok" else (r.warning or "")
         table.add_row(r.metric, r.group, r.item_id or "-", value, str(r.n_items), note)
-    console.print(table)
+    print_table(table)
     if where is not None:
         console.print(f"{where.groups} groups: {where.computed} computed ({where.stale} because their items "
                       f"changed), {where.skipped} already stored ({where.unavailable} kept because a file "

@@ -9,7 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge.cli._common import check_out_folder, console, fail, says_when_stopped, write_error
+from robojudge.cli._common import check_out_folder, console, err_console, fail, says_when_stopped, write_error
+from robojudge.cli._tables import add_column, print_table
 from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
 from robojudge.report import (
     GROUP_FIELDS,
@@ -31,7 +32,9 @@ from robojudge.suite import SUFFIXES, ManifestError
 def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -> Table:
     """Summaries as a rich table: one row per (metric configuration, group), each configuration named
     by its label, as summary.md and the HTML report name it."""
-    table = Table("metric", group_label, "n", "failed", "unscored", "mean", T_INTERVAL, title=title)
+    table = Table(title=title)
+    for header in ("metric", group_label, "n", "failed", "unscored", "mean", T_INTERVAL):
+        add_column(table, header, fold=header in ("metric", group_label))
     for s in summaries:
         ci = "n/a" if s.n_ok < 2 else f"[{s.ci_low:.2f}, {s.ci_high:.2f}]"
         ci += "*" if s.ci_clipped else ""
@@ -44,25 +47,24 @@ def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -
     return table
 
 
-
 def _is_manifest(target: str) -> bool:
     path = Path(target)
     return "://" not in target and not path.is_dir() and path.suffix.lower() in SUFFIXES
 
 
 def print_html_report(result: HtmlReport) -> None:
-    """One line per section (shown or why not) and where the report is."""
+    """One line per section (shown or why not; on stderr) and where the report is (on stdout)."""
     for s in result.sections:
         if s.skipped is None:
-            console.print(f"  {s.title}: {len(s.plots)} plots, {len(s.tables)} tables", highlight=False)
+            err_console.print(f"  {s.title}: {len(s.plots)} plots, {len(s.tables)} tables", highlight=False)
         else:
-            console.print(f"  {s.title}: not shown ({s.skipped})", highlight=False)
+            err_console.print(f"  {s.title}: not shown ({s.skipped})", highlight=False)
     console.print(f"HTML report: {result.index}  (tables: {result.index.parent / 'tables'})", highlight=False)
     if result.removed_unlisted:
         gone = result.removed_unlisted
-        console.print(f"removed {len(gone)} table file{'s' if len(gone) != 1 else ''} of the earlier report "
-                      "in tables/, written before robojudge listed its tables and not written again: "
-                      f"{', '.join(gone)}", highlight=False, markup=False)
+        err_console.print(f"removed {len(gone)} table file{'s' if len(gone) != 1 else ''} of the earlier "
+                          "report in tables/, written before robojudge listed its tables and not written "
+                          f"again: {', '.join(gone)}", highlight=False, markup=False)
 
 
 @says_when_stopped("no file of the report was left half-written (each is replaced only once written "
@@ -94,6 +96,7 @@ def report(
     manifest: Path | None
     others: list[Path] = []  # more manifests scored into the store, whose items the report adds
     stale = remembered_stale(stale_rows)  # the summary and the HTML report check the same rows once
+    summary: Table | None = None
     if _is_manifest(target):
         manifest = Path(target)
         try:
@@ -111,8 +114,8 @@ def report(
             if not _written_into(folder, exc):
                 raise
             raise fail(write_error(folder, exc, f"the summary in {folder} is as it was")) from None
-        console.print(summary_table(summaries, by, f"results by {by}"))
-        console.print(f"report: {folder}  (summary.md, summary.csv, results.csv, errors.csv)")
+        # printed once every file is written: a reader that stops early (`| head`) loses none of them
+        summary = summary_table(summaries, by, f"results by {by}")
         if suite is not None:
             manifest = suite
     else:
@@ -134,12 +137,13 @@ def report(
         folder = out or (path / "report" if path.is_dir() else Path("report"))
         check_out_folder(folder, "--out" if out else "report folder")
         if manifest is None:
-            console.print(f"no suite manifest found{gone_note(url)} (pass --suite): the report has no "
+            err_console.print(f"no suite manifest found{gone_note(url)} (pass --suite): the report has no "
                           "labels or generators", highlight=False, markup=False)
         elif suite is None:
-            console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
+            err_console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
             others = noted_manifests(url, besides=manifest)
     if not html:
+        _print_summary(summary, folder)
         if _is_manifest(target):  # the HTML report says it below; the summary alone says it here
             _print_stale(url, Path(target))
         return
@@ -156,21 +160,31 @@ def report(
         if not _written_into(folder, exc):
             raise
         raise fail(write_error(folder, exc, f"index.html and tables/ in {folder} are as they were")) from None
+    if summary is not None:
+        _print_summary(summary, folder)
     if result.added_from:  # only the noted manifests that gave items (a copied run's own copy has them all)
         added = result.added_from
         plural = "s" if len(added) > 1 else ""
-        console.print(f"and the items it lacks from {len(added)} more manifest{plural} scored into this "
-                      "store: " + ", ".join(str(m) for m in added), highlight=False)
+        err_console.print(f"and the items it lacks from {len(added)} more manifest{plural} scored into this "
+                          "store: " + ", ".join(str(m) for m in added), highlight=False)
     print_html_report(result)
     gone = gone_note(url) if result.outside and suite is None else ""
     if gone:  # (two machines scoring halves into one store: the other half's items are not named)
         n = result.outside
-        console.print(f"{n} stored result{'s are' if n != 1 else ' is'} of items none of the manifests read "
-                      f"holds, so in no per-item table{gone}; the overview lists them", highlight=False,
-                      markup=False)
+        err_console.print(f"{n} stored result{'s are' if n != 1 else ' is'} of items none of the manifests "
+                          f"read holds, so in no per-item table{gone}; the overview lists them",
+                          highlight=False, markup=False)
     note = stale_note(result.stale)
     if note:
-        console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+        err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+
+
+def _print_summary(summary: Table | None, folder: Path) -> None:
+    """A manifest's summary table and where its files are (nothing for a run folder or store)."""
+    if summary is not None:
+        print_table(summary)
+        console.print(f"report: {folder}  (summary.md, summary.csv, results.csv, errors.csv)",
+                      highlight=False)
 
 
 def _written_into(folder: Path, exc: OSError) -> bool:
@@ -189,4 +203,4 @@ def _print_stale(url: str, manifest: Path) -> None:
     except (ManifestError, StoreError, ValueError):
         return
     if note:
-        console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+        err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from robojudge import DEFAULT_SEED
 from robojudge.cli._common import check_out_file, console, err_console, fail, load_results
+from robojudge.cli._tables import add_column, print_table
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -66,10 +67,10 @@ def best_of_n(
         if rows:
             table = Table(box=box.SIMPLE_HEAD)
             for col in ("statistic", "value", "meaning"):
-                table.add_column(col)
+                add_column(table, col, fold=col != "value")
             for name, value, meaning in rows:
                 table.add_row(name, value, meaning)
-            console.print(table)
+            print_table(table)
     if out is not None:
         path = write_picks(result, out)
         (err_console if as_json else console).print(f"wrote {path}", highlight=False)
