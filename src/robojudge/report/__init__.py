@@ -47,7 +47,7 @@ from robojudge.report._leaderboard import (
     metric_columns,
     write_leaderboard,
 )
-from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note, parse_libraries
+from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
 from robojudge.report._score_sources import (
     SCORE_SOURCES,
     ScoreRequest,
@@ -76,6 +76,7 @@ from robojudge.report._summary import (
 )
 from robojudge.report._tables import Cell, Table, latex_escape, md_escape
 from robojudge.report._unset import UNSET, generator_groups, unset_name, unset_note
+from robojudge.store import parse_libraries  # (the report's name for it since it was written)
 
 __all__ = [
     "CALIBRATED",

@@ -19,25 +19,10 @@ from dataclasses import dataclass
 
 from robojudge.report._series import SeriesKey
 from robojudge.report._sizes import MixedCounts, mixed_warning
-from robojudge.store import ResultRow
+from robojudge.store import ResultRow, parse_libraries
 
 #: What a row without recorded versions is listed as (stored before robojudge recorded them).
 UNKNOWN = "not recorded"
-
-
-def parse_libraries(text: str) -> dict[str, str]:
-    """``{"numpy": "2.3.4", ...}`` from a row's ``details["libraries"]`` (``"name version"`` pairs joined
-    by ``", "``); parts it cannot read are skipped.
-
-    >>> parse_libraries("numpy 2.3.4, opencv 5.1.0")
-    {'numpy': '2.3.4', 'opencv': '5.1.0'}
-    """
-    out = {}
-    for part in text.split(","):
-        name, _, version = part.strip().partition(" ")
-        if name and version.strip():
-            out[name] = version.strip()
-    return out
 
 
 def row_libraries(row: ResultRow) -> str | None:

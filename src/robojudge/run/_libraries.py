@@ -23,6 +23,7 @@ from importlib import metadata
 from typing import Any
 
 from robojudge.metrics import Input, MetricSpec, Provider
+from robojudge.store import parse_libraries
 from robojudge.video import READER_VERSION
 
 #: Distributions every computed metric may read through (the core install), by the name shown.
@@ -103,8 +104,7 @@ def library_versions(spec: MetricSpec[Any] | None = None) -> str:
 
 def _without_frame_libraries(record: str) -> dict[str, str]:
     """The ``name: version`` pairs of a record (``details["libraries"]``) but the frame libraries."""
-    pairs = (part.strip().partition(" ") for part in record.split(","))
-    return {name: version.strip() for name, _, version in pairs if name and name not in FRAME_LIBRARIES}
+    return {name: v for name, v in parse_libraries(record).items() if name not in FRAME_LIBRARIES}
 
 
 def same_libraries(spec: MetricSpec[Any]) -> Callable[[str], bool]:

@@ -93,3 +93,18 @@ class ResultRow:
     def scored(self) -> bool:
         """True for an ok row with a real (non-NaN) value."""
         return self.value is not None and not math.isnan(self.value)
+
+
+def parse_libraries(text: str) -> dict[str, str]:
+    """``{"numpy": "2.3.4", ...}`` from a row's ``details["libraries"]`` (``"name version"`` pairs joined
+    by ``", "``); parts it cannot read are skipped.
+
+    >>> parse_libraries("numpy 2.3.4, opencv 5.1.0")
+    {'numpy': '2.3.4', 'opencv': '5.1.0'}
+    """
+    out = {}
+    for part in text.split(","):
+        name, _, version = part.strip().partition(" ")
+        if name and version.strip():
+            out[name] = version.strip()
+    return out
