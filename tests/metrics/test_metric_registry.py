@@ -4,6 +4,7 @@ import sys
 import pytest
 from pydantic import BaseModel, ConfigDict
 
+from robojudge._chars import MAX_NAME_BYTES
 from robojudge.metrics import (
     METRICS,
     Family,
@@ -174,3 +175,19 @@ def test_a_bad_setting_is_one_line_with_the_field_and_a_suggestion() -> None:
     with pytest.raises(ValueError, match=r"^invalid config for metric 'pixel_frame_consistency': zzz: "
                                          r"unknown setting \(its settings: "):
         spec.make_config({"zzz": 1})
+
+
+def test_metric_ids_and_versions_longer_than_the_limit_are_refused() -> None:
+    # Before: any length was registered, and a long id or version failed the store's key index on PostgreSQL.
+    def fn(item: object, config: object) -> Score:
+        return Score(value=1.0)
+
+    meta = {"family": "features", "inputs": {"video"}, "higher_is_better": True, "native_range": (0.0, 1.0),
+            "citation": "toy", "description": "toy"}
+    with METRICS.scratch():
+        metric("m" * MAX_NAME_BYTES, version="v" * MAX_NAME_BYTES, **meta)(fn)  # at the limits: fine
+        with pytest.raises(ValueError, match="metric id is 201 bytes long in UTF-8; at most 200 are allowed"):
+            metric("m" * (MAX_NAME_BYTES + 1), version="1", **meta)(fn)
+        with pytest.raises(ValueError, match="version is 201 bytes long in UTF-8; at most 200 are allowed"):
+            metric("toy_long_version", version="v" * (MAX_NAME_BYTES + 1), **meta)(fn)
+        assert "toy_long_version" not in METRICS

@@ -86,3 +86,19 @@ def test_a_field_holding_a_structure_is_no_group_key(field: str) -> None:
     with pytest.raises(ValueError, match="--by 'nope' is not an item field"):
         sets.group_items(items, "nope")
     assert [g.key for g in sets.group_items(items, "embodiment")] == ["-"]
+
+
+def test_a_value_too_long_for_a_group_id_is_refused_on_every_backend(count: None, store_url: str) -> None:
+    # Before: --by instruction made an item id 'group:instruction=<the instruction>' of any length, which
+    # SQLite stored and PostgreSQL's unique index refused mid-run. Now both refuse it before anything runs.
+    items = [Item(item_id="short", video="v0.mp4", instruction="pick"),
+             Item(item_id="long", video="v1.mp4", instruction="x" * 2000)]
+    with ResultStore(store_url) as store:
+        with pytest.raises(ValueError) as err:
+            score_sets_into(store, items, ["toy_set_count"], by="instruction")
+        assert str(err.value) == (
+            "--by instruction: the instruction of item 'long' makes a group id of up to 2,018 bytes "
+            "('group:instruction=...'); stored ids hold at most 1,000 bytes in UTF-8: group by a shorter "
+            "field")
+        assert store.rows() == []
+    assert [g.key for g in sets.group_items(items[:1], "instruction")] == ["pick"]

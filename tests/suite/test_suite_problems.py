@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from suite_manifest_helpers import flatten, rows, write_csv, write_jsonl, write_parquet
 
+from robojudge._chars import MAX_NAME_BYTES
 from robojudge.suite import MAX_ITEM_ID_BYTES, ManifestError, ManifestProblem, load_suite, validate_manifest
 
 
@@ -370,3 +371,28 @@ def test_item_ids_longer_than_the_limit_are_refused(media_root: Path) -> None:
     # (an id refused for its bytes is shown by its start whatever its characters: a review)
     assert str(problems[1]).startswith(f"{path}:3: item {'é' * 100!r}... (501 characters) field item_id:")
     assert [it.item_id for it in load_suite(path, strict=False)] == [ids[0]]
+
+
+def test_names_longer_than_the_limit_are_refused(media_root: Path) -> None:
+    # Before: a name of any length was accepted; a 100 kB generator went into the item id of every set-level
+    # row (group:generator=<name>), which PostgreSQL's unique index cannot hold, while SQLite took it.
+    assert MAX_NAME_BYTES == 200
+    base = {"video": "videos/ep3.mp4"}
+    recs = [{"item_id": "fits", **base, "generator": "g" * MAX_NAME_BYTES,
+             "task": "é" * (MAX_NAME_BYTES // 2)},
+            {"item_id": "gen", **base, "generator": "x" * 100_000},
+            {"item_id": "task", **base, "task": "é" * (MAX_NAME_BYTES // 2 + 1)},
+            {"item_id": "view", **base, "views": {"v" * 201: "videos/ep3.mp4"}},
+            {"item_id": "rater", **base, "labels": {"pa": 3, "rater": "r" * 201}}]
+    path = media_root / "suite.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    problems = validate_manifest(path)
+    assert [(p.line, p.item_id, p.field) for p in problems] == [
+        (2, "gen", "generator"), (3, "task", "task"), (4, "view", "views"), (5, "rater", "labels.rater")]
+    assert str(problems[0]) == (f"{path}:2: item 'gen' field generator: generator is 100,000 bytes long in "
+                                "UTF-8; at most 200 are allowed (a name becomes part of stored keys and of "
+                                "file names)")
+    assert "task is 202 bytes long in UTF-8" in problems[1].message  # two bytes a character
+    assert problems[2].message.startswith("view name is 201 bytes long")  # (not the name itself, repeated)
+    assert problems[3].message.startswith("labels.rater is 201 bytes long")
+    assert [it.item_id for it in load_suite(path, strict=False)] == ["fits"]

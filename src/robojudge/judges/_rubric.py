@@ -46,6 +46,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from robojudge._chars import too_long
 from robojudge.registry import Registry
 from robojudge.taxonomy import load_taxonomy, unknown_metric_message
 
@@ -181,9 +182,15 @@ def _req(table: dict[str, Any], key: str, typ: type, where: str) -> Any:
 def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
     """Build a :class:`Rubric` from a parsed TOML table; ``where`` names the source in errors."""
     rid = _req(data, "id", str, where)
+    problem = too_long("id", rid)
+    if problem is not None:
+        raise RubricError(f"{where}: {problem}")
     if not _ID.match(rid):
         raise RubricError(f"{where}: id {rid!r} must be lowercase letters, digits and '_'")
     version = str(_req(data, "version", str, where))
+    problem = too_long("version", version)
+    if problem is not None:
+        raise RubricError(f"{where}: rubric {rid!r}: {problem}")
     out = data.get("output")
     prompt = data.get("prompt")
     if not isinstance(out, dict) or not isinstance(prompt, dict):

@@ -83,7 +83,7 @@ from robojudge.metrics._registry import (
 )
 from robojudge.metrics._score import Score
 from robojudge.registry import Registry
-from robojudge.suite._schema import GROUP_PREFIX, Item
+from robojudge.suite._schema import GROUP_PREFIX, MAX_ITEM_ID_BYTES, Item
 
 
 class SetOutput(StrEnum):
@@ -360,11 +360,13 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
     """Split ``items`` into groups by the Item field ``by`` (one group ``all`` when ``by`` is None).
 
     Items without a value form the group :data:`UNSET_KEY`; an item whose value is spelt so is refused,
-    since both would be one group, stored under one id (``group:generator=-``).
+    since both would be one group, stored under one id (``group:generator=-``). So is a value whose group
+    id would be longer than an item id may be (:data:`~robojudge.suite.MAX_ITEM_ID_BYTES`): a long
+    instruction or path of ``--by instruction`` or ``--by video`` (the name fields are shorter).
 
     Raises:
         ValueError: ``by`` is not one of :data:`GROUP_BY_FIELDS`, or an item's value of it is
-            :data:`UNSET_KEY`.
+            :data:`UNSET_KEY` or too long for a group id.
     """
     every = tuple(items)
     if by is None:
@@ -381,6 +383,15 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
         if raw is not None and key == UNSET_KEY:
             clash.append(it.item_id)
         groups.setdefault(key, []).append(it)
+    long = [it.item_id for key, members in groups.items() for it in members[:1]
+            if len(group_item_id(by, key).encode("utf-8", "surrogatepass")) > MAX_ITEM_ID_BYTES]
+    if long:
+        size = max(len(group_item_id(by, k).encode("utf-8", "surrogatepass")) for k in groups)
+        shown = ", ".join(map(repr, long[:5])) + (f" and {len(long) - 5} more" if len(long) > 5 else "")
+        which = "item" if len(long) == 1 else f"{len(long)} items"
+        raise ValueError(f"--by {by}: the {by} of {which} {shown} makes a group id of up to {size:,} bytes "
+                         f"({group_item_id(by, '...')!r}); stored ids hold at most {MAX_ITEM_ID_BYTES:,} "
+                         f"bytes in UTF-8: group by a shorter field")
     if clash:
         one = len(clash) == 1
         shown = ", ".join(map(repr, clash[:5])) + (f" and {len(clash) - 5} more" if len(clash) > 5 else "")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from robojudge.store._errors import StoreError
-from robojudge.store._row import ResultRow
+from robojudge.store._row import ResultRow, key_problem
 from robojudge.store._schema import results_table
 from robojudge.store._store import (
     ResultStore,
@@ -106,7 +106,8 @@ def put_rows(
         A :class:`PutOutcome`.
 
     Raises:
-        ValueError: Two rows share a key.
+        ValueError: Two rows share a key, or a part of a key is longer than a store takes
+            (:data:`robojudge.store._row.MAX_KEY_BYTES`).
         RowConflictError: Some rows differ from stored ones and ``replace`` is false; nothing is written.
         StoreError: The database cannot be read or written.
     """
@@ -115,6 +116,9 @@ def put_rows(
     for row in batch:
         if row.key in keys:
             raise ValueError(f"put_rows got two rows for the key {row.key}")
+        problem = key_problem(row)
+        if problem is not None:
+            raise ValueError(f"put_rows cannot store a row: {problem}")
         keys[row.key] = row
     outcome = PutOutcome(dry_run=dry_run)
     now = datetime.now(UTC)

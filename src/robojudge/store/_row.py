@@ -7,8 +7,36 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from robojudge._chars import MAX_NAME_BYTES
+from robojudge.suite import MAX_ITEM_ID_BYTES
+
 Status = Literal["ok", "error"]
 STATUSES: tuple[Status, ...] = ("ok", "error")
+
+MAX_KEY_BYTES: dict[str, int] = {
+    "item_id": MAX_ITEM_ID_BYTES,
+    "metric": 2 * MAX_NAME_BYTES + 100,
+    "config_hash": MAX_NAME_BYTES,
+    "version": MAX_NAME_BYTES,
+}
+"""The most bytes (UTF-8) of each key column a store takes, on every backend. An item id is a manifest's
+(at most :data:`~robojudge.suite.MAX_ITEM_ID_BYTES`) or a set-level group's, which is no longer; a
+metric id is a registered one or ``judge:<judge>:<rubric>`` (two names of at most
+:data:`robojudge._chars.MAX_NAME_BYTES`). Together they stay below the 2,704 bytes an entry of
+PostgreSQL's unique index over the key holds, so that a row SQLite takes is never one PostgreSQL refuses."""
+
+
+def key_problem(row: ResultRow) -> str | None:
+    """Why ``row``'s key is too long to store (a field over :data:`MAX_KEY_BYTES`), naming the item and
+    the field; None when it fits."""
+    for name, limit in MAX_KEY_BYTES.items():
+        value: str = getattr(row, name)
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            item = row.item_id if len(row.item_id) <= 80 else row.item_id[:80] + "..."
+            return (f"item {item!r} field {name}: {name} is {size:,} bytes long in UTF-8; a result store "
+                    f"takes at most {limit:,}")
+    return None
 
 
 @dataclass(frozen=True)

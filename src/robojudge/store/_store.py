@@ -45,7 +45,7 @@ import robojudge
 from robojudge._activity import step
 from robojudge._sqlite import enable_wal
 from robojudge.store._errors import StoreError
-from robojudge.store._row import STATUSES, ResultRow
+from robojudge.store._row import STATUSES, ResultRow, key_problem
 from robojudge.store._schema import (
     CURRENT,
     KEY_COLUMNS,
@@ -339,7 +339,9 @@ class ResultStore:
             How many rows were actually inserted.
 
         Raises:
-            ValueError: A row has ``superseded_at`` set (only the store supersedes rows).
+            ValueError: A row has ``superseded_at`` set (only the store supersedes rows), or a part of
+                its key is longer than a store takes (:data:`robojudge.store._row.MAX_KEY_BYTES`, the
+                same on every backend); nothing is written.
         """
         return len(self.add_new(rows))
 
@@ -357,6 +359,9 @@ class ResultStore:
                 raise TypeError(f"ResultStore.add takes ResultRow objects, got {type(row).__name__}")
             if row.superseded_at is not None:
                 raise ValueError(f"cannot add a superseded row ({row.key}): rows are stored current")
+            problem = key_problem(row)
+            if problem is not None:
+                raise ValueError(f"cannot add the row: {problem}")
             if row.key in seen:
                 continue
             seen.add(row.key)

@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from robojudge._chars import unsafe_at, unsafe_kind
+from robojudge._chars import MAX_NAME_BYTES, too_long, unsafe_at, unsafe_kind
 
 
 class Embodiment(StrEnum):
@@ -72,6 +72,16 @@ def _refuse_control(field: str, value: str) -> str:
     if bad is not None:
         raise ValueError(f"{field} holds {unsafe_kind(value[bad])} ({value[bad]!r} at position {bad})")
     return value
+
+
+def _plain_name(field: str, value: str) -> str:
+    """``value``, or a ValueError naming ``field`` when it holds a control character (:func:`_refuse_control`)
+    or is longer than :data:`robojudge._chars.MAX_NAME_BYTES` bytes: a name becomes part of stored keys
+    (``group:generator=<name>``) and of file names."""
+    problem = too_long(field, value)
+    if problem is not None:
+        raise ValueError(problem)
+    return _refuse_control(field, value)
 
 
 def _refuse_nul(field: str, value: str) -> str:
@@ -137,7 +147,7 @@ class Labels(BaseModel):
     @field_validator("rater")
     @classmethod
     def _plain_rater(cls, v: str | None) -> str | None:
-        return v if v is None else _refuse_control("labels.rater", v)
+        return v if v is None else _plain_name("labels.rater", v)
 
     @field_validator("evidence")
     @classmethod
@@ -178,7 +188,7 @@ class Grid(BaseModel):
         if any(not v.strip() for v in named):
             raise ValueError("grid.views has an empty view name")
         for v in named:
-            _refuse_control(f"grid.views name {v!r}", v)
+            _plain_name("grid.views name" if len(v) > MAX_NAME_BYTES else f"grid.views name {v!r}", v)
         dupes = sorted({v for v in named if named.count(v) > 1})
         if dupes:
             raise ValueError(f"grid.views repeats view name(s) {dupes}")
@@ -192,7 +202,8 @@ class Grid(BaseModel):
 _NAME_FIELDS: tuple[str, ...] = (
     "clip_id", "generator", "source", "task", "regime", "prompt_variant", "split", "main_view")
 """Fields of :class:`Item` naming a group, clip or view: like ``item_id`` they may hold no control
-character (``labels.rater`` and view names neither)."""
+character, and at most :data:`robojudge._chars.MAX_NAME_BYTES` bytes (``labels.rater`` and view names
+neither)."""
 
 GROUP_PREFIX = "group:"
 """Reserved: the item ids of stored set-level results (one per group) start with it."""
@@ -257,13 +268,13 @@ class Item(BaseModel):
     @field_validator(*_NAME_FIELDS)
     @classmethod
     def _plain_name(cls, v: str | None, info: ValidationInfo) -> str | None:
-        return v if v is None else _refuse_control(str(info.field_name), v)
+        return v if v is None else _plain_name(str(info.field_name), v)
 
     @field_validator("views")
     @classmethod
     def _plain_view_names(cls, v: dict[str, str] | None) -> dict[str, str] | None:
         for name in v or {}:
-            _refuse_control(f"view name {name!r}", name)
+            _plain_name("view name" if len(name) > MAX_NAME_BYTES else f"view name {name!r}", name)
         return v
 
     @field_validator("joint_states", "robot", "calibration")
