@@ -246,6 +246,30 @@ def test_a_run_the_store_stops_clears_the_note_of_the_item_it_was_storing(tmp_pa
         assert store.in_flight() == {}
 
 
+def test_a_set_run_the_store_stops_clears_the_note_of_the_group_it_was_storing(tmp_path: Path) -> None:
+    # Before, a set-level run left the note of the group whose rows the store refused, and the next run
+    # called that group "a crash or a kill" and computed it alone in a child; per-item runs cleared it.
+    import _toy_set_metrics  # noqa: F401  (registers test_set_segfault in this process)
+
+    from robojudge.run import score_sets_into
+    from robojudge.store import StoreError
+
+    items = [Item(item_id=n, video="/nonexistent.mp4", instruction="x", generator=g)
+             for n, g in (("a1", "a"), ("b1", "b"), ("c1", "c"))]
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 1)  # group b's row is refused, as by a full disk or a server gone
+    with ResultStore(db) as store:
+        with pytest.raises(StoreError, match="database or disk is full"):
+            score_sets_into(store, items, ["test_set_segfault"])
+        assert [r.item_id for r in store.rows()] == ["group:generator=a"]
+        assert store.in_flight() == {}
+    with sqlite3.connect(db) as con:
+        con.execute("DROP TRIGGER disk_full")
+    with ResultStore(db) as store:  # the next run computes b and c here, as groups never started
+        s = score_sets_into(store, items, ["test_set_segfault"])
+        assert (s.computed, s.skipped, s.isolated) == (2, 1, [])
+
+
 def _keep_notes_of(db: Path, item_id: str) -> None:
     """Make the SQLite store refuse to remove the in-flight note of ``item_id``, as a store taking no
     writes at all does by then."""

@@ -14,6 +14,7 @@ good values (see :mod:`robojudge.run._plan`); a group with no stored row is comp
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -51,7 +52,7 @@ from robojudge.run._libraries import library_versions, same_libraries
 from robojudge.run._score import RunInterrupted, crash_reason, refuse_main_defined, timed_out_message
 from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
-from robojudge.store import ResultRow, ResultStore, default_db_url
+from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 
 SetProgress = Callable[[SetMetricSpec, ItemGroup, list[SetRow]], None]
@@ -267,6 +268,9 @@ def score_sets_into(
             ``timeout_s`` that is not positive.
         RunInterrupted: Ctrl-C while groups were computed: the groups done are stored, the workers
             stopped; the error holds the summary so far (its ``rows`` not read back).
+        StoreError: The store cannot be read or stopped taking rows (a full disk, a server gone): the
+            groups stored are kept, and the in-flight note of the group being stored is cleared where the
+            store still takes that.
     """
     check_limit(timeout_s)
     chosen = choose_set_metrics(metric_ids, configs)
@@ -304,19 +308,31 @@ def score_sets_into(
     in_process = bool(getattr(ex, "in_process", False))
     results = ex.map_unordered(_guarded(store, summary) if in_process else compute_set_task, tasks,
                                _set_crash_rows)
+    noted: str | None = None  # the group computed here whose note is not cleared yet (one at a time)
     try:
         for task, rows in results:
+            noted = _note_id(task) if in_process else None
             keep, changed = inputs_now(task, to_result_rows(rows, task.sm, by, task.config, task.fingerprint))
             if changed:
                 summary.changed.append((task.sm.id, task.group.key))
             if keep:
                 store.add(keep)
             store.clear_in_flight([_note_id(task)])
+            noted = None
             summary.computed += 1
             if progress is not None:
                 progress(task.sm, task.group, rows)
     except KeyboardInterrupt:  # raised once the workers are stopped (below)
         raise RunInterrupted(summary) from None
+    except StoreError:
+        # The store stopped taking writes (a full disk, a server gone) while a group's rows were stored:
+        # the group was computed, not crashed on, so its note goes, as a per-item run's does
+        # (robojudge.run._score._clear_after_stop). A store that takes no writes at all keeps it, and the
+        # next run computes that group alone, as after a crash.
+        if noted is not None:
+            with contextlib.suppress(StoreError):
+                store.clear_in_flight([noted])
+        raise
     finally:
         close = getattr(results, "close", None)
         if close is not None:
