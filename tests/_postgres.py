@@ -268,3 +268,23 @@ def postgres_db_url(postgres_url: str) -> Iterator[str]:
     finally:
         with _admin_connect(postgres_url) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+@pytest.fixture
+def icu_db_url(postgres_url: str) -> Iterator[str]:
+    """A new database whose text sorts by ICU's en-US collation (the tests' server is made with C): for
+    tests of an order that must not follow the database's collation."""
+    import psycopg  # (postgres_url has checked it is installed)
+    from sqlalchemy.engine import make_url
+
+    name = f"rj_icu_{uuid.uuid4().hex[:12]}"
+    with _admin_connect(postgres_url) as conn:
+        try:
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
+        except psycopg.Error as exc:  # a server before PostgreSQL 15, or built without ICU
+            pytest.skip(f"this PostgreSQL server cannot make an ICU database: {exc}")
+    try:
+        yield make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with _admin_connect(postgres_url) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from _postgres import postgres_db_url, postgres_url  # noqa: F401  (fixtures, used by name)
+from _postgres import icu_db_url, postgres_db_url, postgres_url  # noqa: F401  (fixtures, used by name)
 from robojudge import settings
 
 # Folders whose test files share session-scoped fixtures (tests/kiva: a simulator suite and a reader

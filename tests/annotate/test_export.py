@@ -339,3 +339,25 @@ def test_scores_export_escapes_ids_as_every_robojudge_csv_does(db_url: str, tmp_
     assert sorted(set(read_score_csv(files.raters)["item_id"])) == ids
     report = agreement_from_csv(files.raters, files.human, bootstrap=20, seed=1)
     assert set(report.judges) == {"ann1", "ann2", "rev1"}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("icu", marks=pytest.mark.postgres)])
+def test_labels_come_in_code_point_order_of_usernames(backend: str, suite_files: SuiteFiles,
+                                                      tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    # Before, the usernames of an item's practice labels came in the database's collation order: "alice,
+    # Bob, emile, Zoe" on PostgreSQL with an ICU or en_US locale, "Bob, Zoe, alice, emile" on SQLite.
+    from robojudge.annotate import create_round, submitted_labels
+
+    db = str(tmp_path / "ann.sqlite") if backend == "sqlite" else str(request.getfixturevalue("icu_db_url"))
+    names = ["alice", "Zoe", "Bob", "emile"]  # (usernames are ASCII: case is what collations differ on)
+    init_project(suite_files.manifest, db, "p", seed=11)
+    for name in names:
+        add_annotator(db, name, "annotator", password=PW)
+    item = suite_files.item_ids[0]
+    create_round(db, "p", "r1", names, [item])
+    with AnnotationService(db) as svc:
+        for k, name in enumerate(names):
+            who = svc.authenticate(name, PW)
+            for entry in svc.queue(who):
+                label_through(svc, who, entry.assignment_id, _values(k))
+    assert [lab.rater for lab in submitted_labels(db, "p")] == ["Bob", "Zoe", "alice", "emile"]

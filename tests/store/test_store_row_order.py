@@ -3,13 +3,10 @@ PostgreSQL database sorts its text by."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from sqlalchemy.engine import make_url
 
 from _postgres import _admin_connect
 from robojudge.store import ResultRow, ResultStore, export_results
@@ -38,24 +35,6 @@ def test_rows_and_exports_come_in_code_point_order(store_url: str, tmp_path: Pat
     rows, exported = _read_order(store_url, tmp_path)
     assert rows == CODE_POINT_ORDER
     assert exported == CODE_POINT_ORDER
-
-
-@pytest.fixture
-def icu_db_url(postgres_url: str) -> Iterator[str]:
-    """A new database whose text sorts by ICU's en-US collation (the tests' server is made with C)."""
-    import psycopg  # (postgres_url has checked it is installed)
-
-    name = f"rj_icu_{uuid.uuid4().hex[:12]}"
-    with _admin_connect(postgres_url) as conn:
-        try:
-            conn.execute(f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
-        except psycopg.Error as exc:  # a server before PostgreSQL 15, or built without ICU
-            pytest.skip(f"this PostgreSQL server cannot make an ICU database: {exc}")
-    try:
-        yield make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with _admin_connect(postgres_url) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.mark.postgres

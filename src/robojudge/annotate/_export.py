@@ -51,10 +51,14 @@ class SubmittedLabel:
 
 
 def submitted_labels(db: str | os.PathLike[str], project: str) -> list[SubmittedLabel]:
-    """Every submitted label of the project (primary, cross-review, adjudication, practice), by item."""
+    """Every submitted label of the project (primary, cross-review, adjudication, practice), by item, then
+    kind, then username in code point order (``Bob`` before ``alice``) on every backend."""
     with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
         prow = project_row(conn, project)
         a, i, an, lb, r = s.assignments, s.items, s.annotators, s.labels, s.rounds
+        # Usernames in code point order, as SQLite and Python sort them: PostgreSQL sorts text by the
+        # database's collation, and one made with an ICU or en_US locale put "alice" before "Bob".
+        who = an.c.username.collate("C") if conn.dialect.name == "postgresql" else an.c.username
         rows = conn.execute(
             select(i.c.item_id, an.c.username, a.c.kind, lb.c.label_values, r.c.name.label("round"))
             .join(a, a.c.id == lb.c.assignment_id)
@@ -62,7 +66,7 @@ def submitted_labels(db: str | os.PathLike[str], project: str) -> list[Submitted
             .join(an, an.c.id == a.c.annotator_id)
             .outerjoin(r, r.c.id == a.c.round_id)
             .where(a.c.project_id == prow.id, lb.c.status == "submitted")
-            .order_by(i.c.id, a.c.kind, an.c.username)
+            .order_by(i.c.id, a.c.kind, who)
         ).all()
     return [
         SubmittedLabel(x.item_id, x.username, x.kind, LabelValues.from_json(x.label_values), x.round)
