@@ -49,7 +49,7 @@ from robojudge.video._types import (
 )
 from robojudge.video._write import whole_milliseconds, write_video
 
-READER_VERSION = "4"
+READER_VERSION = "5"
 """Changes when the frames read from some file change (as a decoder library's release would): stored
 with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 3``), so
 ``robojudge results status`` counts older rows under *other libraries* and ``robojudge score
@@ -68,6 +68,9 @@ with each scored row among its libraries (``details["libraries"]``, ``robojudge-
   rate, as MP4 is, so ``source_fps``, the probed rate and what metrics scale by them (the dynamic-degree
   stride, the rate a video and its reference are paired at) agree across containers; its probed
   duration is the video track's, not the container's with a longer audio track.
+* 5 (2026-12-06): a cover picture (a stream FFmpeg marks ``attached_pic``: an MP4/M4V ``covr`` tag, a
+  Matroska image attachment) is never read as the video: a file listing its cover first was read as that
+  one still image. Nor does a cover count as another stream when a Matroska file's length is judged.
 """
 
 __all__ = [

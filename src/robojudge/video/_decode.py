@@ -38,6 +38,7 @@ __all__ = [
     "StreamMeta",
     "decoded_frames",
     "intact_packets",
+    "is_cover",
     "open_video",
     "probe_file",
     "stream_meta",
@@ -75,7 +76,7 @@ class StreamMeta:
         container_duration: the container's duration in seconds (all streams), or None.
         format: demuxer name.
         raw: the file is a bare elementary stream without time stamps of its own.
-        only_stream: the video is the container's only stream.
+        only_stream: the video is the container's only stream (cover pictures aside, see :func:`is_cover`).
     """
 
     time_base: Fraction | None
@@ -101,11 +102,20 @@ def _check_file(path: Path) -> None:
         raise VideoError(path, "empty file (0 bytes)")
 
 
+def is_cover(stream: av.stream.Stream) -> bool:
+    """Whether ``stream`` is a still picture attached to the file (cover art: FFmpeg's ``attached_pic``
+    disposition), not a track to be played. FFmpeg lists such a picture as a video stream of one frame:
+    an MP4/M4V's ``covr`` tag, a Matroska attachment of an image type, an MP3's or FLAC's picture. Its
+    place among the streams is where the file's header names it, which may be before the video."""
+    return bool(stream.disposition & av.stream.Disposition.attached_pic)
+
+
 @contextmanager
 def open_video(
     path: Path, options: dict[str, str] | None = None
 ) -> Iterator[tuple[av.container.InputContainer, av.video.stream.VideoStream]]:
-    """Open ``path`` and yield its container and first video stream; closes on exit.
+    """Open ``path`` and yield its container and first video stream that is not a cover picture
+    (:func:`is_cover`); closes on exit.
 
     ``options`` go to the demuxer (e.g. ``{"ignore_editlist": "1"}`` for MP4/MOV).
     """
@@ -117,9 +127,12 @@ def open_video(
     except _AV_ERRORS as exc:
         raise VideoError(path, f"cannot open: {exc}") from exc
     try:
-        if not container.streams.video:
-            raise VideoError(path, "no video stream")
-        stream = container.streams.video[0]
+        stream = next((s for s in container.streams.video if not is_cover(s)), None)
+        if stream is None:
+            covers = len(container.streams.video)
+            plural = "s" * (covers > 1)
+            raise VideoError(path, f"no video stream (only {covers} attached cover picture{plural})"
+                             if covers else "no video stream")
         if stream.codec_context is None or stream.codec_context.codec is None:
             raise VideoError(path, "no decoder for the video stream")
         yield container, stream
@@ -153,7 +166,8 @@ def stream_meta(container: av.container.InputContainer, stream: av.video.stream.
         # These formats give the end time of the last frame as the duration: a file whose stamps start
         # later (a segment of a split recording, an offset) would look short by its start.
         whole -= start
-    only = len(container.streams) == 1
+    # a cover picture has no length: it neither makes the container's duration nor takes the video's
+    only = all(s.index == stream.index or is_cover(s) for s in container.streams)
     if end_time and not only:
         # A Matroska track has no duration element: FFmpeg leaves it unset or fills in the container's,
         # which counts the other tracks too (an audio track that runs longer than the video, say).

@@ -20,7 +20,7 @@ __all__ = ["StreamFormat", "measured_duration", "stream_format"]
 
 @dataclass(frozen=True)
 class StreamFormat:
-    """How a file's (first) video stream is stored.
+    """How a file's video stream (the first that is not a cover picture) is stored.
 
     Attributes:
         container: FFmpeg's demuxer name, e.g. ``"mov,mp4,m4a,3gp,3g2,mj2"`` or ``"matroska,webm"``.

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from _web_data import PASSWORD, SECRET, cheap_passwords
 
+from _covers import write_mp4_with_cover
 from _encode import mux_frames
 from robojudge.annotate import add_annotator, assign, init_project
 from robojudge.annotate.web import create_app
@@ -117,6 +118,15 @@ def test_a_codec_browsers_decode_is_still_served_as_it_is(tmp_path, monkeypatch,
     _, r = _serve(tmp_path, name)
     assert r.status_code == 200 and r.headers["content-type"] == kind
     assert r.content == path.read_bytes() and not _encoded(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["tagged.mp4", "tagged.m4v"])
+def test_a_cover_picture_listed_first_is_not_taken_for_the_video(tmp_path, name):
+    # the cover (PNG) was read as the video stream: an H.264 clip browsers play was encoded into a WebM
+    # of its one cover frame
+    path = write_mp4_with_cover(tmp_path / name, _frames(), fps=10, cover_first=True)
+    assert playable(path, cache_dir=tmp_path / "cache") == path
+    assert not (tmp_path / "cache").exists()
 
 
 def test_the_choice_follows_the_file_when_it_changes(tmp_path):
