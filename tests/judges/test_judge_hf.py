@@ -158,3 +158,35 @@ def test_the_processor_is_told_the_rate_the_frames_were_sampled_at(tiny_model: P
     inputs, shown = model_inputs(qwen25, request, 4)
     # thinned to frames 0, 2, 5, 7: three steps over 1.75 s, 12/7 fps, so 2 / (12/7) = 7/6 s a grid step
     assert shown == 4 and inputs["second_per_grid_ts"] == pytest.approx([7 / 6])
+
+
+def test_the_rate_keywords_fit_the_installed_transformers() -> None:
+    import dataclasses
+
+    from transformers.video_utils import VideoMetadata
+
+    from robojudge.judges import video_rate
+    from robojudge.judges._messages import _video_metadata
+
+    one = video_rate([2.0], [8])
+    (meta,) = one["video_metadata"]
+    assert one["fps"] == 2.0 and isinstance(meta, VideoMetadata)
+    assert (meta.total_num_frames, meta.fps, meta.frames_indices) == (8, 2.0, list(range(8)))
+    # videos of unequal rates in one call (an SFT batch): transformers 5 checks that fps is one number,
+    # and reads each video's rate from its metadata; transformers 4 reads fps, one per video
+    two = video_rate([2.0, 8.0], [8, 4])
+    assert [m.fps for m in two["video_metadata"]] == [2.0, 8.0]
+    assert two.get("fps") == (None if int(transformers.__version__.split(".")[0]) >= 5 else [2.0, 8.0])
+
+    # The VideoMetadata of transformers 4.52 (its fields copied here; that release is not installed to
+    # run): duration and video_backend required, no frames_indices. Building it with frames_indices, as
+    # the hf judge did, was a TypeError there.
+    @dataclasses.dataclass
+    class VideoMetadata452:
+        total_num_frames: int
+        fps: float
+        duration: float
+        video_backend: str
+
+    old = _video_metadata(VideoMetadata452, 4.0, 8)
+    assert (old.total_num_frames, old.fps, old.duration) == (8, 4.0, 2.0)

@@ -46,7 +46,15 @@ from robojudge.judges._ids import (
     split_judge_metric_id,
     taxonomy_rubrics,
 )
-from robojudge.judges._messages import chat_messages, padded_video, temporal_patch, thinned, with_first_frame
+from robojudge.judges._messages import (
+    chat_messages,
+    padded_video,
+    shown_rate,
+    temporal_patch,
+    thinned,
+    video_rate,
+    with_first_frame,
+)
 from robojudge.judges._parse import ParseResult, find_json_object, parse_reply
 from robojudge.judges._rubric import RUBRICS, Rubric, RubricError, get_rubric, load_rubric_file
 from robojudge.judges._scoring import Scoring, Vote, expected_score, majority_vote
@@ -111,10 +119,12 @@ __all__ = [
     "padded_video",
     "parse_retry_after",
     "short_hash",
+    "shown_rate",
     "specialized_judge_config",
     "split_judge_metric_id",
     "taxonomy_rubrics",
     "temporal_patch",
     "thinned",
+    "video_rate",
     "with_first_frame",
 ]

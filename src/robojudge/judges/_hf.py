@@ -18,8 +18,14 @@ from typing import Any
 from robojudge.judges._backend import BACKENDS, BackendError, ChatRequest, Completion, TokenLogprob
 from robojudge.judges._config import JudgeConfig
 from robojudge.judges._images import thin_indices
-from robojudge.judges._messages import chat_messages, padded_video, temporal_patch, with_first_frame
-from robojudge.video import SampledFrames
+from robojudge.judges._messages import (
+    chat_messages,
+    padded_video,
+    shown_rate,
+    temporal_patch,
+    video_rate,
+    with_first_frame,
+)
 
 
 @contextlib.contextmanager
@@ -178,32 +184,11 @@ def model_inputs(processor: Any, request: ChatRequest, max_images: int) -> tuple
         n_images = len(keep)
         arrays = padded_video(frames.frames[keep], temporal_patch(processor))
         kwargs["videos"] = [arrays]
-        kwargs.update(_video_rate(_shown_rate(frames, keep), len(arrays)))
+        kwargs.update(video_rate([shown_rate(frames, max_images)], [len(arrays)]))
         if with_first_frame(request):
             kwargs["images"] = [arrays[0]]
     text = processor.apply_chat_template(chat_messages(request), tokenize=False, add_generation_prompt=True)
     return processor(text=[text], return_tensors="pt", **kwargs), n_images
-
-
-def _shown_rate(frames: SampledFrames, keep: list[int]) -> float:
-    """Frames per second of the frames shown: their count over the time they span."""
-    times = frames.timestamps[keep]
-    span = float(times[-1] - times[0]) if len(times) > 1 else 0.0
-    if span > 0:
-        return (len(times) - 1) / span
-    return frames.source_fps if frames.source_fps > 0 else 1.0
-
-
-def _video_rate(fps: float, n_frames: int) -> dict[str, Any]:
-    """The processor keywords that tell it the video's frame rate: ``fps``, which Qwen2.5-VL's processor
-    reads in transformers 4 (also in 4.5x, where ``VideoMetadata`` exists but its processor reads only
-    ``fps``, 2.0 by default), and ``video_metadata``, which transformers 5 reads."""
-    try:
-        from transformers.video_utils import VideoMetadata
-    except ImportError:
-        return {"fps": fps}
-    meta = VideoMetadata(total_num_frames=n_frames, fps=fps, frames_indices=list(range(n_frames)))
-    return {"fps": fps, "video_metadata": [meta]}
 
 
 def _token_logprobs(tokenizer: Any, ids: Any, scores: Any, k: int) -> tuple[TokenLogprob, ...]:

@@ -6,6 +6,8 @@ examples here too, so a trained judge is trained on exactly the conversation it 
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,7 @@ import numpy.typing as npt
 
 from robojudge.judges._backend import ChatRequest
 from robojudge.judges._images import thin_indices
+from robojudge.video import SampledFrames
 
 
 def with_first_frame(request: ChatRequest) -> bool:
@@ -62,3 +65,46 @@ def padded_video(frames: npt.NDArray[np.uint8], temporal_patch: int) -> npt.NDAr
 def temporal_patch(processor: Any) -> int:
     """The processor's temporal patch size (1 when it has none)."""
     return int(getattr(getattr(processor, "video_processor", None), "temporal_patch_size", 1) or 1)
+
+
+def shown_rate(frames: SampledFrames, max_images: int) -> float:
+    """Frames per second of the frames a judge with ``max_images`` shows of ``frames`` (:func:`thinned`):
+    their count over the time they span; the source's rate when they span none (one frame)."""
+    times = frames.timestamps[thin_indices(len(frames), max_images)]
+    span = float(times[-1] - times[0]) if len(times) > 1 else 0.0
+    if span > 0:
+        return (len(times) - 1) / span
+    return frames.source_fps if frames.source_fps > 0 else 1.0
+
+
+def video_rate(rates: Sequence[float], lengths: Sequence[int]) -> dict[str, Any]:
+    """The processor keywords that tell it the frame rate of each video of a call (``rates[i]`` frames
+    per second, ``lengths[i]`` frames): told nothing, transformers' video processors take a default
+    (24 fps in transformers 5, 2 in Qwen2.5-VL's processor of transformers 4), and Qwen2.5-VL places
+    the video's tokens in time by it (``second_per_grid_ts``), Qwen3-VL writes it into the prompt.
+
+    Transformers 4 reads ``fps``: one number, or one per video (so does 4.5x, where ``VideoMetadata``
+    exists but Qwen2.5-VL's processor reads ``fps`` alone). Transformers 5 reads ``video_metadata``
+    and accepts ``fps`` only as one number, so videos of unequal rates there are told by their
+    metadata alone.
+    """
+    fps: float | list[float] = float(rates[0]) if len(set(rates)) == 1 else [float(r) for r in rates]
+    try:
+        import transformers
+        from transformers.video_utils import VideoMetadata
+    except ImportError:
+        return {"fps": fps}
+    metadata = [_video_metadata(VideoMetadata, r, n) for r, n in zip(rates, lengths, strict=True)]
+    if isinstance(fps, list) and int(transformers.__version__.split(".")[0]) >= 5:
+        return {"video_metadata": metadata}
+    return {"fps": fps, "video_metadata": metadata}
+
+
+def _video_metadata(cls: Any, fps: float, n_frames: int) -> Any:
+    """A transformers ``VideoMetadata`` of ``n_frames`` frames at ``fps``, given as the installed release
+    defines it: in transformers 4.52 its fields are ``total_num_frames``, ``fps``, ``duration`` and
+    ``video_backend``, all required; later releases add ``frames_indices`` and give the rest defaults."""
+    values = {"total_num_frames": n_frames, "fps": float(fps), "duration": n_frames / fps if fps > 0 else 0.0,
+              "video_backend": "pyav", "frames_indices": list(range(n_frames))}
+    names = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set(values)
+    return cls(**{k: v for k, v in values.items() if k in names})
