@@ -21,6 +21,7 @@ from robojudge.judges import (
     get_rubric,
     make_judge,
     parse_reply,
+    shown_rate,
     thinned,
 )
 from robojudge.judges._mock import MockBackend
@@ -49,6 +50,11 @@ def _sent_request(item: Any, rubric_id: str, judge: Any, spec: FrameSpec, tmp: P
     return backend.requests[0]
 
 
+# 6 frames at 4 fps sampled at 8 fps, at most 5: five frames spread from 0 to 1.25 s, 3.2 fps; thinned
+# to 4, three steps over the same 1.25 s, 2.4 fps
+RATES = {32: 3.2, 4: 2.4}
+
+
 @pytest.mark.parametrize("max_images", [32, 4])
 def test_exported_request_is_what_the_judge_sends(
     labelled_suite: Path, tmp_path: Path, max_images: int
@@ -69,6 +75,8 @@ def test_exported_request_is_what_the_judge_sends(
         shown = thinned(sent.frames.frames, max_images)
         assert len(frames) == len(shown) == min(5, max_images)
         assert np.array_equal(read_frames([out / f for f in frames]), shown)  # PNG: the judge's own pixels
+        # the rate the hf judge tells its processor for these frames, so SFT places them in time alike
+        assert rec["fps"] == pytest.approx(shown_rate(sent.frames, max_images)) == RATES[max_images]
         reply = rec["completion"][0]["content"][0]["text"]
         parsed = parse_reply(reply, get_rubric(rec["rubric"]))
         assert parsed.score == rec["score"]

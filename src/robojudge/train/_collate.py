@@ -3,8 +3,9 @@
 TRL's vision collator handles images only, while the ``hf`` judge passes its frames as one video.
 This collator builds each example as the judge does at inference (the exported prompt messages,
 the frames padded to the vision tower's temporal patch by :func:`robojudge.judges.padded_video`,
-the first frame as an image for IA), appends the target reply, and labels only the reply's tokens:
-the prompt (video tokens included) is masked, so the loss is the judge's answer alone.
+the first frame as an image for IA, the frames' rate as the judge tells it to the processor, from the
+record's ``fps``), appends the target reply, and labels only the reply's tokens: the prompt (video
+tokens included) is masked, so the loss is the judge's answer alone.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from robojudge.judges import padded_video, temporal_patch
+from robojudge.judges import padded_video, temporal_patch, video_rate
 from robojudge.train._export import read_frames
 
 IGNORE = -100
@@ -43,13 +44,14 @@ def _media(messages: Sequence[dict[str, Any]]) -> tuple[list[str], str | None]:
 
 
 class JudgeSFTCollator:
-    """Collate exported ``trl`` records (``prompt``, ``completion``; absolute media paths) for SFT."""
+    """Collate exported ``trl`` records (``prompt``, ``completion``, ``fps``: the rate of the frames
+    shown; absolute media paths) for SFT."""
 
     def __init__(self, processor: Any) -> None:
         self.processor = processor
         self.temporal = temporal_patch(processor)
 
-    def _example(self, record: dict[str, Any]) -> tuple[str, str, Any, Any]:
+    def _example(self, record: dict[str, Any]) -> tuple[str, str, Any, Any, float | None]:
         proc = self.processor
         prompt = bare(record["prompt"])
         full = prompt + bare(record["completion"])
@@ -61,12 +63,19 @@ class JudgeSFTCollator:
         paths, image_path = _media(record["prompt"])
         video = padded_video(read_frames(paths), self.temporal) if paths else None
         image = video[0] if image_path is not None and video is not None else None
-        return text_prompt, text_full, video, image
+        rate = None
+        if video is not None:
+            rate = record.get("fps")
+            if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not rate > 0:
+                raise ValueError(f"record {record.get('id', '?')!r}: field fps: {rate!r} is not the frames' "
+                                 "rate (a record exported before robojudge recorded it: export again)")
+        return text_prompt, text_full, video, image, rate
 
-    def _encode(self, texts: list[str], videos: list[Any], images: list[Any]) -> Any:
+    def _encode(self, texts: list[str], videos: list[Any], images: list[Any], rates: list[float]) -> Any:
         kwargs: dict[str, Any] = {}
         if videos:
             kwargs["videos"] = videos
+            kwargs.update(video_rate(rates, [len(v) for v in videos]))
         if images:
             kwargs["images"] = images
         return self.processor(text=texts, return_tensors="pt", padding=True, **kwargs)
@@ -75,13 +84,14 @@ class JudgeSFTCollator:
         examples = [self._example(dict(r)) for r in records]
         tokenizer = getattr(self.processor, "tokenizer", self.processor)
         tokenizer.padding_side = "right"
-        videos = [v for _, _, v, _ in examples if v is not None]
-        images = [i for _, _, _, i in examples if i is not None]
-        batch = self._encode([full for _, full, _, _ in examples], videos, images)
+        videos = [v for _, _, v, _, _ in examples if v is not None]
+        images = [i for _, _, _, i, _ in examples if i is not None]
+        rates = [float(r) for _, _, v, _, r in examples if v is not None and r is not None]
+        batch = self._encode([full for _, full, _, _, _ in examples], videos, images, rates)
         labels = batch["input_ids"].clone()
-        for row, (prompt, _, video, image) in enumerate(examples):
+        for row, (prompt, _, video, image, rate) in enumerate(examples):
             one = self._encode([prompt], [video] if video is not None else [],
-                               [image] if image is not None else [])
+                               [image] if image is not None else [], [rate] if rate is not None else [])
             labels[row, : int(one["input_ids"].shape[1])] = IGNORE
         labels[batch["attention_mask"] == 0] = IGNORE
         batch["labels"] = labels

@@ -45,6 +45,7 @@ from robojudge.judges import (
     decode_frames,
     get_rubric,
     make_judge,
+    shown_rate,
     thinned,
 )
 from robojudge.registry import UnknownNameError
@@ -379,6 +380,7 @@ def _write_export(
         folder = stage / "frames" / _safe_name(it.item_id)
         shown = thinned(sampled.frames, config.max_images)
         frame_paths = [p.relative_to(stage).as_posix() for p in write_frames(shown, folder)]
+        rate = shown_rate(sampled, config.max_images)  # what the hf judge tells its processor
         for r in rubs:
             score = label_score(it, r)
             if score is None:
@@ -393,7 +395,8 @@ def _write_export(
             split = split_of[it.item_id]
             source, generator = source_key(it), it.generator or "unknown"
             meta = {"id": f"{it.item_id}:{r.id}", "item_id": it.item_id, "clip_id": clip_key(it),
-                    "source": source, "generator": generator, "rubric": r.id, "score": score, "split": split}
+                    "source": source, "generator": generator, "rubric": r.id, "score": score, "split": split,
+                    "fps": rate}
             reply = target_reply(r, score, evidence)
             records[split].append(make_record(fmt, prompt, reply, frame_paths, meta))
             counts[split].update([("source", source), ("generator", generator),

@@ -134,6 +134,9 @@ def load_records(data: str | Path, split: str = "train") -> list[dict[str, Any]]
         for key in ("prompt", "completion", "score", "rubric", "item_id"):
             if key not in rec:
                 raise TrainingError(f"{where}: field {key} is missing")
+        fps = rec.get("fps")
+        if fps is not None and (isinstance(fps, bool) or not isinstance(fps, (int, float)) or not fps > 0):
+            raise TrainingError(f"{where}: field fps: {fps!r} is not a frame rate (a positive number)")
         try:
             for m in rec["prompt"]:
                 for c in m["content"]:
@@ -282,6 +285,11 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
     _check_settings(s)
     _check_device(device)
     records = load_records(data)  # before the heavy imports: a wrong folder is told at once
+    stale = next((r for r in records if r.get("fps") is None), None)
+    if stale is not None:  # the collator tells the processor the frames' rate, as the hf judge does
+        raise TrainingError(f"{Path(data) / 'train.jsonl'}, record {stale.get('id', '?')!r}: field fps is "
+                            "missing (exported before robojudge recorded the rate of the frames shown); "
+                            "export again")
     torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
     processor, net = _load(transformers, torch, model, cpu, dtype)
@@ -302,8 +310,8 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
         "seed": s.seed, "remove_unused_columns": False, "dataset_kwargs": {"skip_prepare_dataset": True},
         "use_cpu": cpu, "bf16": not cpu, **dict(overrides or {}),  # overrides win
     })
-    dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"]}
-                                          for r in records])
+    dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"],
+                                           "fps": r["fps"]} for r in records])
     trainer = trl.SFTTrainer(model=net, args=args, train_dataset=dataset, processing_class=processor,
                              data_collator=JudgeSFTCollator(processor))
     trainer.train()
