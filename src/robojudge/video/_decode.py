@@ -36,6 +36,7 @@ from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
     "StreamMeta",
+    "colour_warnings",
     "decoded_frames",
     "intact_packets",
     "is_cover",
@@ -226,6 +227,33 @@ def aspect_warnings(meta: StreamMeta, width: int, height: int) -> tuple[str, ...
             "stored pixels",)
 
 
+# Colour tags (FFmpeg's AVColorTransferCharacteristic and AVColorPrimaries) whose pictures robojudge
+# reads as SDR BT.709 / BT.601 all the same: it converts YUV to RGB with the matrix alone.
+_HDR_TRANSFERS = {16: "PQ (SMPTE ST 2084)", 18: "HLG (ARIB STD-B67)"}
+_WIDE_PRIMARIES = {9: "BT.2020"}
+
+
+def colour_warnings(frame: av.VideoFrame, stream: av.video.stream.VideoStream) -> tuple[str, ...]:
+    """A warning when ``frame`` is tagged with an HDR transfer (PQ, HLG) or wide-gamut primaries
+    (BT.2020): its pixels are read as SDR, not tone-mapped, so they do not compare with SDR videos.
+
+    The tags are the frame's; a PyAV that does not give them (14.2 does not) has the decoder's.
+    """
+    source = frame if hasattr(frame, "color_trc") else stream.codec_context
+    transfer = _HDR_TRANSFERS.get(int(getattr(source, "color_trc", 0) or 0))
+    gamut = _WIDE_PRIMARIES.get(int(getattr(source, "color_primaries", 0) or 0))
+    if transfer is None and gamut is None:
+        return ()
+    named = (f"the {transfer} transfer" if transfer else "", f"{gamut} primaries" if gamut else "")
+    tags = " and ".join(t for t in named if t)
+    if transfer is not None:
+        return (f"HDR video read as SDR, without tone mapping: the stream is tagged with {tags}, and frames "
+                "are converted with its YUV matrix alone, so their brightness and colours do not compare "
+                "with SDR videos' (whites come out gray, colours washed out)",)
+    return (f"wide-gamut video read as SDR: the stream is tagged with {tags}, which are not converted to "
+            "BT.709, so colours come out less saturated than they are",)
+
+
 def intact_packets(
     container: av.container.InputContainer, stream: av.video.stream.VideoStream
 ) -> Generator[_Packet, None, None]:
@@ -309,7 +337,8 @@ def probe_file(path: Path) -> VideoInfo:
             frame_count = round(meta.frame_count / tick_factor(meta, fps)) if meta.frame_count else None
         if every:  # the track's own length, as the average rate counts it
             duration = stamped_length(pts, meta) or duration
-    warnings = tuple(warnings) + shown.warnings() + aspect_warnings(meta, first.width, first.height)
+    warnings = (tuple(warnings) + shown.warnings() + aspect_warnings(meta, first.width, first.height)
+                + colour_warnings(first, stream))
     cut = gif_cut_short(path)
     if cut:
         warnings += (cut,)

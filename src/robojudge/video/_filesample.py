@@ -38,6 +38,7 @@ from av.video.stream import VideoStream
 from robojudge.video._decode import (
     StreamMeta,
     aspect_warnings,
+    colour_warnings,
     decoded_frames,
     intact_packets,
     open_video,
@@ -354,7 +355,7 @@ def _run_plans(
     done: set[int] = set()
     outs: list[np.ndarray | None] = [None] * len(jobs)
     alpha = AlphaCheck(stream)
-    turned: dict[str, None] = {}  # warnings about the display matrix, in the order met
+    turned: dict[str, None] = {}  # warnings about the display matrix and colour tags, in the order met
     ctx = stream.codec_context
     last = None
     for frame in _Plan._decode(ctx, packets, set(slots) if skip else None):
@@ -368,7 +369,7 @@ def _run_plans(
         if frame.pts in slots and frame.pts not in done:
             rgb, shown = to_rgb(frame, path), frame_orientation(frame, stream)
             alpha.see(frame)
-            turned.update(dict.fromkeys(shown.warnings()))
+            turned.update(dict.fromkeys(shown.warnings() + colour_warnings(frame, stream)))
             images: dict[int, np.ndarray] = {}
             for j, position in slots[frame.pts]:
                 image = images.get(j)
@@ -421,7 +422,7 @@ def _two_pass(
                 shown = frame_orientation(frame, stream)
                 got[index] = post(to_rgb(frame, path), shown.rotation, index, shown.mirror)
                 alpha.see(frame)
-                turned.update(dict.fromkeys(shown.warnings()))
+                turned.update(dict.fromkeys(shown.warnings() + colour_warnings(frame, stream)))
                 if len(got) == len(wanted):
                     break
     if len(got) != len(wanted):
