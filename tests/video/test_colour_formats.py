@@ -7,6 +7,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import av
+import cv2
 import numpy as np
 import pytest
 from _videogen import textured_clip
@@ -60,3 +61,110 @@ def test_sdr_tags_say_nothing(tmp_path: Path) -> None:
     path = _tagged(tmp_path / "sdr.mp4", textured_clip(3, 64, 48), trc=1, primaries=1, colorspace=1)
     assert sample_frames(path, fps=None, max_frames=None).warnings == ()
     assert probe_video(path).warnings == ()
+
+
+def _yuv_frames(n: int, pix_fmt: str, width: int = 64, height: int = 48,
+                shift: int = 0) -> list[av.VideoFrame]:
+    """``n`` frames of one YUV picture per frame, BT.709 limited range, with smooth gradients and sharp
+    colour edges; ``shift`` moves every sample up by that many bits (the same picture at a higher depth)."""
+    rng = np.random.default_rng(3)
+    wide = pix_fmt.startswith("yuv422")
+    frames = []
+    for i in range(n):
+        y = np.clip(16 + np.add.outer(np.arange(height) * 3, np.arange(width) * 2) + 7 * i, 16, 235)
+        cw, ch = width // 2, height if wide else height // 2
+        u = rng.integers(16, 241, (ch, cw))
+        v = np.full((ch, cw), 128)
+        v[:, cw // 2:] = 230  # a red edge: where chroma upsampling shows
+        frame = av.VideoFrame(width, height, pix_fmt)
+        for plane, values in zip(frame.planes, (y, u, v), strict=True):
+            dtype = np.uint16 if shift else np.uint8
+            stride = plane.line_size // np.dtype(dtype).itemsize
+            buffer = np.zeros((plane.height, stride), dtype)
+            buffer[:, : plane.width] = values.astype(np.int64) << shift
+            plane.update(buffer.tobytes())
+        frame.colorspace, frame.color_range = 1, 1
+        frame.pts, frame.time_base = i, Fraction(1, 8)
+        frames.append(frame)
+    return frames
+
+
+def _lossless(path: Path, frames: list[av.VideoFrame]) -> Path:
+    """``frames`` in FFV1 (lossless at every depth), tagged BT.709 limited range."""
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("ffv1", rate=8)
+        stream.width, stream.height, stream.pix_fmt = frames[0].width, frames[0].height, frames[0].format.name
+        stream.codec_context.colorspace, stream.codec_context.color_range = 1, 1
+        for frame in frames:
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path
+
+
+@pytest.mark.parametrize(("eight", "deep", "shift"), [
+    ("yuv420p", "yuv420p10le", 2), ("yuv422p", "yuv422p10le", 2), ("yuv420p", "yuv420p12le", 4)])
+def test_the_same_yuv_at_a_higher_bit_depth_reads_the_same(tmp_path: Path, eight: str, deep: str,
+                                                           shift: int) -> None:
+    # swscale converted 10-bit 4:2:0 and 4:2:2 by another path than 8-bit: about 1.6 levels darker, the
+    # chroma filtered (tens of levels off at colour edges).
+    low = _lossless(tmp_path / "eight.mkv", _yuv_frames(3, eight))
+    high = _lossless(tmp_path / "deep.mkv", _yuv_frames(3, deep, shift=shift))
+    read = sample_frames(high, fps=None, max_frames=None).frames
+    assert np.array_equal(read, sample_frames(low, fps=None, max_frames=None).frames)
+
+
+def _encode(path: Path, frames: np.ndarray, codec: str, pix_fmt: str) -> Path:
+    """RGB ``frames`` encoded as ``pix_fmt`` by ``codec``, untagged."""
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream(codec, rate=8)
+        stream.height, stream.width, stream.pix_fmt = frames.shape[1], frames.shape[2], pix_fmt
+        for image in frames:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path
+
+
+@pytest.mark.parametrize(("codec", "pix_fmt"), [("libx264", "yuv420p"), ("libx264", "yuv422p"),
+                                                ("libx264", "yuv444p"), ("mjpeg", "yuvj420p")])
+def test_eight_bit_yuv_reads_as_pyav_converts_it(tmp_path: Path, codec: str, pix_fmt: str) -> None:
+    # The 8-bit paths are untouched: they give the values that stored rows were computed from.
+    path = _encode(tmp_path / f"eight.{'avi' if codec == 'mjpeg' else 'mp4'}", textured_clip(3, 64, 48),
+                   codec, pix_fmt)
+    tagged = _lossless(tmp_path / "tagged.mkv", _yuv_frames(3, "yuv420p"))  # BT.709, limited range
+    for video in (path, tagged):
+        with av.open(str(video)) as container:
+            plain = np.stack([f.to_ndarray(format="rgb24") for f in container.decode(video=0)])
+        assert np.array_equal(sample_frames(video, fps=None, max_frames=None).frames, plain)
+
+
+@pytest.mark.parametrize(("pix_fmt", "channels"), [("rgb48be", 3), ("gray16be", 1)])
+def test_sixteen_bit_video_reads_as_a_folder_of_the_same_pngs(tmp_path: Path, pix_fmt: str,
+                                                                channels: int) -> None:
+    # swscale rounded 16-bit RGB and gray up by half a level on average (32896 read 129); OpenCV keeps
+    # each sample's high byte. The same 16-bit frames read alike as a frame folder and as a video.
+    rng = np.random.default_rng(5)
+    frames = rng.integers(0, 65536, (3, 48, 64, channels)).astype(np.uint16)
+    frames[:, 0, :, :] = np.linspace(0, 65535, 64).round().astype(np.uint16)[:, None]
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    (folder / "fps.txt").write_text("8")
+    source = "rgb48le" if channels == 3 else "gray16le"
+    with av.open(str(tmp_path / "video.mov"), "w") as container:
+        stream = container.add_stream("png", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, pix_fmt
+        for i, image in enumerate(frames):
+            plane = image if channels == 3 else image[..., 0]
+            frame = av.VideoFrame.from_ndarray(plane, format=source)
+            png = cv2.cvtColor(plane, cv2.COLOR_RGB2BGR) if channels == 3 else plane
+            assert cv2.imwrite(str(folder / f"frame_{i}.png"), png)  # a 16-bit PNG
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    video = sample_frames(tmp_path / "video.mov", fps=None, max_frames=None).frames
+    assert np.array_equal(video, sample_frames(folder, fps=None, max_frames=None).frames)
+    assert np.array_equal(video, np.broadcast_to(frames >> 8, video.shape))  # each sample's high byte

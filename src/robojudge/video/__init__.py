@@ -51,7 +51,7 @@ from robojudge.video._write import whole_milliseconds, write_video
 
 READER_VERSION = "5"
 """Changes when the frames read from some file change (as a decoder library's release would): stored
-with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 3``), so
+with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 5``), so
 ``robojudge results status`` counts older rows under *other libraries* and ``robojudge score
 --rescore-libraries`` recomputes them.
 
@@ -71,6 +71,10 @@ with each scored row among its libraries (``details["libraries"]``, ``robojudge-
 * 5 (2026-12-06): a cover picture (a stream FFmpeg marks ``attached_pic``: an MP4/M4V ``covr`` tag, a
   Matroska image attachment) is never read as the video: a file listing its cover first was read as that
   one still image. Nor does a cover count as another stream when a Matroska file's length is judged.
+  YUV of more than 8 bits with subsampled chroma (10-bit HEVC, AV1 and H.264, ProRes 422) is converted
+  to RGB through 8-bit YUV, so it reads as the same picture in 8 bits does (it came out about 1.6 levels
+  darker, its chroma filtered otherwise); 16-bit RGB and gray video keeps each sample's high byte, as a
+  frame folder of the same 16-bit PNGs is read (it rounded up).
 """
 
 __all__ = [

@@ -24,11 +24,11 @@ cannot be trusted), and a file holding far fewer frames than it declares is an e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import av
 import numpy as np
@@ -448,14 +448,69 @@ def _frame_pts(frame: av.VideoFrame, meta: StreamMeta) -> int | None:
 
 
 def to_rgb(frame: av.VideoFrame, path: Path) -> np.ndarray:
-    """One decoded frame as ``(H, W, 3)`` uint8 RGB, as stored (before its display turn)."""
+    """One decoded frame as ``(H, W, 3)`` uint8 RGB, as stored (before its display turn).
+
+    The same picture gives the same RGB whatever its bit depth:
+
+    * YUV of more than 8 bits with subsampled chroma (10-bit HEVC/AV1/H.264, ProRes 422) is first reduced
+      to 8-bit YUV of the same subsampling. swscale converts it to RGB by another path than 8-bit YUV (it
+      filters the chroma, and rounds about 1.6 levels darker), so the same YUV stored in 10 bits read
+      38.8 dB from its 8-bit self; through 8 bits it reads the same, bit for bit.
+    * 16-bit RGB and gray (PNG-in-MOV ``rgb48``, FFV1 ``gray16``) keep the high byte of each sample, as
+      OpenCV reads a 16-bit PNG of a frame folder (swscale rounded up by half a level on average).
+    """
     try:
-        try:
-            return frame.to_ndarray(format="rgb24", threads=_SWS_THREADS)
-        except TypeError:  # PyAV without the ``threads`` option
-            return frame.to_ndarray(format="rgb24")
+        sixteen = _sixteen_bit(frame)
+        if sixteen is not None:
+            return sixteen
+        eight = _eight_bit_yuv(frame.format)
+        if eight is not None:  # (the frame keeps its matrix and range tags)
+            frame = _swscale(frame.reformat, format=eight)
+        return np.asarray(_swscale(frame.to_ndarray, format="rgb24"))
     except _AV_ERRORS as exc:
         raise VideoError(path, f"cannot convert frame: {exc}") from exc
+
+
+def _swscale(convert: Callable[..., Any], **options: Any) -> Any:
+    """``convert`` (a frame's ``reformat`` or ``to_ndarray``) with :data:`_SWS_THREADS` threads."""
+    try:
+        return convert(threads=_SWS_THREADS, **options)
+    except TypeError:  # PyAV without the ``threads`` option
+        return convert(**options)
+
+
+# 8-bit planar YUV formats by their chroma subsampling (luma samples per chroma sample across, down).
+_EIGHT_BIT_YUV = {(2, 2): "yuv420p", (2, 1): "yuv422p", (1, 2): "yuv440p", (4, 1): "yuv411p",
+                  (4, 4): "yuv410p"}
+
+
+def _eight_bit_yuv(fmt: av.VideoFormat) -> str | None:
+    """The 8-bit planar YUV format with ``fmt``'s chroma subsampling, for a YUV format of more than 8 bits
+    whose chroma is subsampled; None for any other format (8-bit, 4:4:4, RGB, gray)."""
+    components = fmt.components
+    if fmt.is_rgb or len(components) < 3 or max(c.bits for c in components) <= 8:
+        return None
+    luma, chroma = components[0], components[1]
+    if not (luma.is_luma and chroma.width and chroma.height):
+        return None
+    return _EIGHT_BIT_YUV.get((round(luma.width / chroma.width), round(luma.height / chroma.height)))
+
+
+def _sixteen_bit(frame: av.VideoFrame) -> np.ndarray | None:
+    """A frame of 16-bit RGB or gray as 8-bit RGB, each sample's high byte (OpenCV's reading of a 16-bit
+    PNG); None for any other format."""
+    fmt = frame.format
+    colour = [c for c in fmt.components if not c.is_alpha]
+    if not colour or any(c.bits != 16 for c in colour):
+        return None
+    if fmt.is_rgb and len(colour) == 3:
+        wide = np.asarray(frame.to_ndarray(format="rgb48le"), dtype=np.uint16)
+    elif len(colour) == 1 and colour[0].is_luma:
+        gray = np.asarray(frame.to_ndarray(format="gray16le"), dtype=np.uint16)
+        wide = np.repeat(gray[..., None], 3, axis=2)
+    else:
+        return None
+    return np.ascontiguousarray((wide >> 8).astype(np.uint8))
 
 
 class AlphaCheck:
