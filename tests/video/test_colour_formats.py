@@ -25,8 +25,9 @@ def _tagged(path: Path, frames: np.ndarray, trc: int, primaries: int, colorspace
         ctx.color_trc, ctx.color_primaries, ctx.colorspace, ctx.color_range = trc, primaries, colorspace, 1
         for i, image in enumerate(frames):
             frame = av.VideoFrame.from_ndarray(image, format="rgb24").reformat(format=pix_fmt)
-            frame.color_trc, frame.color_primaries, frame.colorspace, frame.color_range = (
-                trc, primaries, colorspace, 1)
+            frame.colorspace, frame.color_range = colorspace, 1
+            if hasattr(frame, "color_trc"):  # (PyAV 14.2's frames have no transfer or primaries)
+                frame.color_trc, frame.color_primaries = trc, primaries
             frame.pts, frame.time_base = i, Fraction(1, 8)
             for packet in stream.encode(frame):
                 container.mux(packet)
@@ -128,10 +129,12 @@ def _encode(path: Path, frames: np.ndarray, codec: str, pix_fmt: str) -> Path:
     return path
 
 
+@pytest.mark.skipif(int(av.__version__.split(".")[0]) < 18, reason="PyAV before 18 converts as BT.601")
 @pytest.mark.parametrize(("codec", "pix_fmt"), [("libx264", "yuv420p"), ("libx264", "yuv422p"),
                                                 ("libx264", "yuv444p"), ("mjpeg", "yuvj420p")])
 def test_eight_bit_yuv_reads_as_pyav_converts_it(tmp_path: Path, codec: str, pix_fmt: str) -> None:
-    # The 8-bit paths are untouched: they give the values that stored rows were computed from.
+    # The 8-bit paths are untouched: they give the values that stored rows were computed from (with
+    # PyAV 18, which reads the tags as robojudge now hands them over).
     path = _encode(tmp_path / f"eight.{'avi' if codec == 'mjpeg' else 'mp4'}", textured_clip(3, 64, 48),
                    codec, pix_fmt)
     tagged = _lossless(tmp_path / "tagged.mkv", _yuv_frames(3, "yuv420p"))  # BT.709, limited range
@@ -168,3 +171,47 @@ def test_sixteen_bit_video_reads_as_a_folder_of_the_same_pngs(tmp_path: Path, pi
     video = sample_frames(tmp_path / "video.mov", fps=None, max_frames=None).frames
     assert np.array_equal(video, sample_frames(folder, fps=None, max_frames=None).frames)
     assert np.array_equal(video, np.broadcast_to(frames >> 8, video.shape))  # each sample's high byte
+
+
+def _flat(pix_fmt: str, y: int, u: int, v: int, colorspace: int, color_range: int) -> av.VideoFrame:
+    """A 64x48 frame of one YUV colour, tagged with the matrix and range given (0: untagged)."""
+    frame = av.VideoFrame(64, 48, pix_fmt)
+    for plane, value in zip(frame.planes, (y, u, v), strict=True):
+        dtype = np.uint16 if "10" in pix_fmt else np.uint8
+        plane.update(np.full(plane.buffer_size // np.dtype(dtype).itemsize, value, dtype).tobytes())
+    frame.colorspace, frame.color_range = colorspace, color_range
+    return frame
+
+
+# Pure red in each matrix and range, as YUV: (format, Y, U, V, matrix tag, range tag).
+_REDS = {
+    "BT.709 limited": ("yuv420p", 63, 102, 240, 1, 1),
+    "BT.709 full": ("yuv420p", 54, 99, 255, 1, 2),  # full range without a yuvj format
+    "BT.601 limited": ("yuv420p", 81, 90, 240, 6, 1),
+    "untagged (BT.601 limited)": ("yuv420p", 81, 90, 240, 2, 0),
+    "BT.2020 limited": ("yuv420p", 74, 97, 240, 9, 1),
+    "BT.709 full, 10-bit": ("yuv420p10le", 218, 395, 1023, 1, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(_REDS))
+def test_the_frame_tags_choose_matrix_and_range(tmp_path: Path, name: str) -> None:
+    # PyAV 14.2 (the lowest allowed) read every frame as BT.601 limited range unless told otherwise:
+    # BT.709 red came out (233, 0, 2), full-range 10-bit with its blacks lifted and whites clipped. The
+    # tags are handed over explicitly, so every allowed PyAV reads pure red.
+    pix_fmt, y, u, v, colorspace, color_range = _REDS[name]
+    frames = [_flat(pix_fmt, y, u, v, colorspace, color_range) for _ in range(2)]
+    for i, frame in enumerate(frames):
+        frame.pts, frame.time_base = i, Fraction(1, 8)
+    path = tmp_path / "red.mkv"
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("ffv1", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, pix_fmt
+        stream.codec_context.colorspace, stream.codec_context.color_range = colorspace, color_range
+        for frame in frames:
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    red = sample_frames(path, fps=None, max_frames=None).frames.astype(int)
+    assert np.abs(red - np.array([255, 0, 0])).max() <= 3, red[0, 0, 0]

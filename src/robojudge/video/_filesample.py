@@ -450,7 +450,7 @@ def _frame_pts(frame: av.VideoFrame, meta: StreamMeta) -> int | None:
 def to_rgb(frame: av.VideoFrame, path: Path) -> np.ndarray:
     """One decoded frame as ``(H, W, 3)`` uint8 RGB, as stored (before its display turn).
 
-    The same picture gives the same RGB whatever its bit depth:
+    The same picture gives the same RGB whatever its bit depth and whichever PyAV is installed:
 
     * YUV of more than 8 bits with subsampled chroma (10-bit HEVC/AV1/H.264, ProRes 422) is first reduced
       to 8-bit YUV of the same subsampling. swscale converts it to RGB by another path than 8-bit YUV (it
@@ -458,15 +458,19 @@ def to_rgb(frame: av.VideoFrame, path: Path) -> np.ndarray:
       38.8 dB from its 8-bit self; through 8 bits it reads the same, bit for bit.
     * 16-bit RGB and gray (PNG-in-MOV ``rgb48``, FFV1 ``gray16``) keep the high byte of each sample, as
       OpenCV reads a 16-bit PNG of a frame folder (swscale rounded up by half a level on average).
+    * A YUV frame's matrix and range are handed to swscale from its tags (:func:`_yuv_colour`): PyAV
+      14.2, the lowest allowed, took BT.601 and limited range unless told (BT.709 red 255 read 233,
+      full-range 10-bit read as limited); 18 reads the tags itself, and gives the same frames either way.
     """
     try:
         sixteen = _sixteen_bit(frame)
         if sixteen is not None:
             return sixteen
+        colour = _yuv_colour(frame)
         eight = _eight_bit_yuv(frame.format)
-        if eight is not None:  # (the frame keeps its matrix and range tags)
-            frame = _swscale(frame.reformat, format=eight)
-        return np.asarray(_swscale(frame.to_ndarray, format="rgb24"))
+        if eight is not None:  # the depth alone (no range conversion); ``colour`` keeps the source's tags
+            frame = _swscale(frame.reformat, format=eight, src_color_range="MPEG", dst_color_range="MPEG")
+        return np.asarray(_swscale(frame.to_ndarray, format="rgb24", **colour))
     except _AV_ERRORS as exc:
         raise VideoError(path, f"cannot convert frame: {exc}") from exc
 
@@ -511,6 +515,30 @@ def _sixteen_bit(frame: av.VideoFrame) -> np.ndarray | None:
     else:
         return None
     return np.ascontiguousarray((wide >> 8).astype(np.uint8))
+
+
+# FFmpeg's colour matrices (AVColorSpace) as the swscale coefficient sets PyAV's ``src_colorspace`` takes
+# (SWS_CS_*): BT.709, FCC, BT.601 (two tags), SMPTE 240M, BT.2020; anything else is read as BT.601, as
+# FFmpeg reads an untagged stream.
+_SWS_MATRICES = {1: 1, 4: 4, 5: 5, 6: 5, 7: 7, 9: 9, 10: 9}
+_SWS_BT601 = 5
+_SWS_UNSET = 2  # the output's matrix: one no source maps to (RGB output has none)
+
+
+def _yuv_colour(frame: av.VideoFrame) -> dict[str, object]:
+    """The source matrix and range of a YUV frame, for swscale; nothing for RGB and gray frames.
+
+    The output's matrix is set apart from the source's so that PyAV 14 always hands the source's to
+    swscale (it skips that step when source and output match in both), and RGB output is full range.
+    """
+    fmt = frame.format
+    if fmt.is_rgb or len([c for c in fmt.components if not c.is_alpha]) < 3:
+        return {}
+    tagged = int(frame.color_range)
+    full = tagged == 2 or (tagged != 1 and fmt.name.startswith("yuvj"))  # AVCOL_RANGE_JPEG / _MPEG
+    return {"src_colorspace": _SWS_MATRICES.get(int(frame.colorspace), _SWS_BT601),
+            "src_color_range": "JPEG" if full else "MPEG", "dst_colorspace": _SWS_UNSET,
+            "dst_color_range": "JPEG"}
 
 
 class AlphaCheck:
