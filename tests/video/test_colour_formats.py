@@ -9,6 +9,7 @@ from pathlib import Path
 import av
 import cv2
 import numpy as np
+import PIL.Image
 import pytest
 from _videogen import textured_clip
 
@@ -215,3 +216,57 @@ def test_the_frame_tags_choose_matrix_and_range(tmp_path: Path, name: str) -> No
             container.mux(packet)
     red = sample_frames(path, fps=None, max_frames=None).frames.astype(int)
     assert np.abs(red - np.array([255, 0, 0])).max() <= 3, red[0, 0, 0]
+
+
+def _png_folder(folder: Path, frames: list[np.ndarray], mode: str) -> Path:
+    folder.mkdir()
+    (folder / "fps.txt").write_text("8")
+    for i, image in enumerate(frames):
+        PIL.Image.fromarray(image, "RGBA").convert(mode).save(folder / f"f_{i}.png")
+    return folder
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "LA"])
+def test_a_frame_folder_with_transparent_pixels_warns_as_a_video_does(tmp_path: Path, mode: str) -> None:
+    rgb = textured_clip(4, 64, 48)
+    alpha = np.full((4, 48, 64, 1), 255, np.uint8)
+    alpha[1, :, :32] = 40  # one frame of four transparent on its left half
+    frames = list(np.concatenate([rgb, alpha], axis=3))
+    folder = _png_folder(tmp_path / "frames", frames, mode)
+    with video_warnings() as found:
+        read = sample_frames(folder, fps=None, max_frames=None)
+    expected = ("alpha channel ignored: 1 of the 4 frames read have transparent pixels (lowest alpha 40 of "
+                "255); frames are read as their stored colours, as if opaque, not composited onto a "
+                "background")
+    assert read.warnings == (expected,)
+    assert found == [f"{folder}: {expected}"]
+    # The same frames in a video say the same.
+    video = tmp_path / "alpha.mov"
+    with av.open(str(video), "w") as container:
+        stream = container.add_stream("png", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "rgba"
+        for image in frames:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgba")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    if mode == "RGBA":
+        assert sample_frames(video, fps=None, max_frames=None).warnings == (expected,)
+
+
+def test_a_palette_png_with_a_transparent_entry_warns(tmp_path: Path) -> None:
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(2):
+        image = PIL.Image.fromarray(np.tile(np.arange(64, dtype=np.uint8) % 4, (48, 1)), "P")
+        image.putpalette([255, 0, 255, 10, 200, 30, 0, 0, 255, 90, 90, 90])
+        image.save(folder / f"f_{i}.png", transparency=0)  # palette entry 0 (magenta) is transparent
+    assert sample_frames(folder, fps=None, max_frames=None).warnings[-1].startswith(
+        "alpha channel ignored: 2 of the 2 frames read have transparent pixels (lowest alpha 0 of 255)")
+
+
+def test_an_opaque_rgba_frame_folder_says_nothing_of_alpha(tmp_path: Path) -> None:
+    rgb = textured_clip(2, 64, 48)
+    frames = list(np.concatenate([rgb, np.full((2, 48, 64, 1), 255, np.uint8)], axis=3))
+    folder = _png_folder(tmp_path / "frames", frames, "RGBA")
+    assert sample_frames(folder, fps=None, max_frames=None).warnings == ()

@@ -8,7 +8,8 @@ to be 30 fps, and the sampled frames carry a warning saying so: the rate decides
 4 fps sampling picks, so a guess changes scores. Only the images that are actually sampled are
 decoded, but every image's header is read when the folder is listed: the frames of a video share one
 size, so a folder whose images differ in size is refused (naming the first odd image) rather than
-scored with some frames rescaled.
+scored with some frames rescaled. Images are read as RGB; a sampled image with transparent pixels gives
+the video files' alpha warning (its alpha is read with Pillow, only for images that have one).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "IMAGE_SUFFIXES",
     "folder_rate",
     "list_images",
+    "lowest_alpha",
     "numbering_gaps",
     "probe_folder",
     "read_image",
@@ -135,6 +137,22 @@ def read_image(folder: Path, image: Path) -> np.ndarray:
     if bgr is None or bgr.size == 0:
         raise VideoError(folder, f"cannot read image {image.name}")
     return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+
+# Pillow's modes with an alpha channel; a palette or RGB image may name a transparent colour instead.
+_ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA"})
+
+
+def lowest_alpha(folder: Path, image: Path) -> int | None:
+    """The lowest alpha (0-255) of an image with an alpha channel or a transparent colour (a PNG's
+    ``tRNS``), which :func:`read_image` drops; None for an image without either (nothing decoded)."""
+    try:
+        with Image.open(image) as img:
+            if img.mode not in _ALPHA_MODES and "transparency" not in img.info:
+                return None
+            return int(np.asarray(img.convert("RGBA").getchannel("A")).min())
+    except (OSError, UnidentifiedImageError, ValueError) as exc:
+        raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
 
 
 def _utf8(text: str) -> bool:

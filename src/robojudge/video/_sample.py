@@ -17,8 +17,15 @@ import numpy as np
 from robojudge.video._animated import is_animated_webp, probe_animated, sample_animated
 from robojudge.video._cache import active_cache, cached, cached_probe, peek, report_warnings
 from robojudge.video._decode import probe_file
-from robojudge.video._filesample import Sampling, sample_file, sample_file_many
-from robojudge.video._folder import folder_rate, list_images, numbering_gaps, probe_folder, read_image
+from robojudge.video._filesample import AlphaCheck, Sampling, sample_file, sample_file_many
+from robojudge.video._folder import (
+    folder_rate,
+    list_images,
+    lowest_alpha,
+    numbering_gaps,
+    probe_folder,
+    read_image,
+)
 from robojudge.video._memory import check_frame_memory
 from robojudge.video._post import RESAMPLES, PostProcess
 from robojudge.video._select import SPREADS, pick_indices, thin_positions
@@ -274,9 +281,14 @@ def _sample_folder(
     picks = pick_indices(times, effective)
     chosen = [picks[p] for p in thin_positions(len(picks), max_frames, spread)]
     arrays: list[np.ndarray] = []
+    alpha = AlphaCheck()  # the video files' transparency warning
     for i in chosen:
         image = read_image(path, images[i])
         if not arrays:  # the folder's frames share the first one's size: refused before reading more
             check_frame_memory(path, [(len(chosen), post)], image.shape[1], image.shape[0])
+        lowest = lowest_alpha(path, images[i])
+        if lowest is not None:
+            alpha.see_lowest(lowest)
         arrays.append(post(image))
+    warnings += alpha.warnings()
     return _result(path, arrays, [times[i] for i in chosen], chosen, rate, warnings)
