@@ -270,3 +270,26 @@ def test_an_opaque_rgba_frame_folder_says_nothing_of_alpha(tmp_path: Path) -> No
     frames = list(np.concatenate([rgb, np.full((2, 48, 64, 1), 255, np.uint8)], axis=3))
     folder = _png_folder(tmp_path / "frames", frames, "RGBA")
     assert sample_frames(folder, fps=None, max_frames=None).warnings == ()
+
+
+@pytest.mark.parametrize("key", [(255, 0, 255), (0, 255, 0)])
+def test_a_gif_says_its_transparent_pixels_read_as_white(tmp_path: Path, key: tuple[int, int, int]) -> None:
+    # A sticker GIF: palette entry 0 (the key colour) transparent, a block moving over it. FFmpeg gives
+    # the transparent pixels white, not the key colour the file stores: the warning says what they are.
+    # (written with Pillow: PyAV's GIF encoder keeps no transparent palette entry)
+    frames = []
+    for i in range(3):
+        index = np.zeros((48, 64), np.uint8)
+        index[10:20, 5 + 10 * i: 15 + 10 * i] = 1
+        frame = PIL.Image.fromarray(index, "P")
+        frame.putpalette([*key, 200, 120, 40])
+        frames.append(frame)
+    path = tmp_path / "sticker.gif"
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=125, loop=0, transparency=0,
+                   disposal=2)
+    read = sample_frames(path, fps=None, max_frames=None)
+    assert read.frames[:, 0, 0].tolist() == [[255, 255, 255]] * 3  # white, not the key colour
+    assert read.warnings == (
+        "alpha channel ignored: 3 of the 3 frames read have transparent pixels (lowest alpha 0 of 255); "
+        "transparent pixels are read as white, whatever colour the palette holds for them, not composited "
+        "onto a background",)

@@ -552,6 +552,9 @@ class AlphaCheck:
 
     def __init__(self, stream: VideoStream | None = None) -> None:
         self.declared = stream is not None and str(stream.metadata.get("alpha_mode", "")) == "1"
+        # FFmpeg's GIF decoder gives a transparent pixel white (alpha 0), whatever colour the palette
+        # holds for it: there the colour read is the decoder's, not the file's.
+        self.gif = stream is not None and stream.codec_context.name == "gif"
         self.read = 0  # frames read with an alpha channel
         self.transparent = 0  # of them, frames with alpha below 255 somewhere
         self.lowest = 255
@@ -577,9 +580,11 @@ class AlphaCheck:
         """A warning when a frame read was transparent somewhere, or the stream declares an alpha channel
         that was not decoded; nothing for fully opaque frames."""
         if self.transparent:
+            read_as = ("transparent pixels are read as white, whatever colour the palette holds for them"
+                       if self.gif else "frames are read as their stored colours, as if opaque")
             return (f"alpha channel ignored: {self.transparent} of the {self.read} frames read have "
-                    f"transparent pixels (lowest alpha {self.lowest} of 255); frames are read as their "
-                    "stored colours, as if opaque, not composited onto a background",)
+                    f"transparent pixels (lowest alpha {self.lowest} of 255); {read_as}, not composited "
+                    "onto a background",)
         if self.declared and not self.read:
             return ("alpha channel ignored: the stream declares one (WebM alpha_mode 1) that FFmpeg's "
                     "decoder does not read; frames are read as their stored colours, as if opaque",)
