@@ -160,3 +160,22 @@ def test_a_printed_report_keeps_every_column_and_figure(served_report, tmp_path)
         assert not any(over for _, over in seen["figures"]), (where, seen["figures"])
         assert seen["page"] <= _A4_PRINT_WIDTH, where
     assert any(t == "table-judges" for t, _, _ in found[address]["tables"])
+
+
+def test_a_narrow_window_never_scrolls_the_page_sideways(served_report):
+    # At 320 px (1280 px at 400% zoom) the store's path and the tables' file names could not wrap: the
+    # whole page scrolled sideways (495 px).
+    sync_api = pytest.importorskip("playwright.sync_api")
+    report, address = served_report
+    assert len(str(report.index)) > 40  # (the page names the store's path, one long word)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 320, "height": 900})
+            page.goto(address, wait_until="load")
+            width = page.evaluate("document.documentElement.scrollWidth")
+            wide = page.evaluate("[...document.querySelectorAll('header p, p')]"
+                                 ".filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent)")
+        finally:
+            browser.close()
+    assert wide == [] and width <= 320, (width, wide)

@@ -65,6 +65,7 @@ th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .55rem;white-space:nowrap}
 th{background:#f1f4f8;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
 th:first-child,td:first-child{position:sticky;left:0;z-index:1}td:first-child{background:#fff}
 td strong{color:#0b6e2f}p.files{font-size:.8rem;color:#555}
+header p,p.intro,p.files,p.skipped{overflow-wrap:anywhere}
 @media print{
 body{background:#fff}nav{display:none}main{padding:0;max-width:none}
 header{background:none;color:#000;padding:0 0 .5rem}header p.warning{color:#000}
