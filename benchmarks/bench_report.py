@@ -9,8 +9,9 @@ RoboPhys-3D taxonomy metrics (one of them a task-success measure, so every secti
 ``--judges`` judges with PA and IA scores, all following the planted labels with noise. Nothing is
 read from or written to disk: the sections are built from a :class:`ReportInput` directly.
 
-Prints the wall and CPU seconds of each section and of the whole report, and how many times the rows
-were split into series (``split_series``: one full sort and split of every row each time).
+Prints the wall and CPU seconds of each section and of the whole report, the size of its figures (inline
+SVG, what they add to ``index.html``), and how many times the rows were split into series
+(``split_series``: one full sort and split of every row each time).
 """
 
 from __future__ import annotations
@@ -79,14 +80,18 @@ def main() -> None:
     inp = ReportInput(rows, items, direction, bootstrap=args.bootstrap, seed=0)
     # CPU seconds next to wall seconds: on a shared machine the wall clock also counts waiting.
     total, total_cpu = time.perf_counter(), time.process_time()
+    figures = 0
     for key, _, build in _html._BUILDERS:
         t0, c0 = time.perf_counter(), time.process_time()
         sec = build(inp)
-        state = "skipped: " + sec.skipped if sec.skipped else f"{len(sec.tables)} tables"
+        size = sum(len(p.encode()) for p in sec.plots)
+        figures += size
+        state = ("skipped: " + sec.skipped if sec.skipped
+                 else f"{len(sec.tables)} tables, {len(sec.plots)} figures of {size / 1024:.0f} KiB")
         print(f"  {key:<14s} {time.perf_counter() - t0:7.2f} s wall {time.process_time() - c0:7.2f} s cpu"
               f"  ({state})")
     print(f"{'whole report':<16s} {time.perf_counter() - total:7.2f} s wall "
-          f"{time.process_time() - total_cpu:7.2f} s cpu")
+          f"{time.process_time() - total_cpu:7.2f} s cpu, figures {figures / 1024:.0f} KiB")
     print(f"split_series calls: {calls['split_series']}")
 
 

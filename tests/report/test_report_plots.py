@@ -54,3 +54,16 @@ def test_names_are_drawn_as_plain_escaped_text(name):
     for svg in figures:
         assert "<script" not in svg
         assert re.search(r">\s*" + re.escape(escaped) + r"\s*</text>", svg), svg[:200]
+
+
+def test_a_crowded_scatter_draws_its_points_as_one_image_and_keeps_its_text():
+    # Every point was a vector mark (~165 bytes): 30,000 items x 4 judges made a 38.6 MB figure.
+    rng = np.random.default_rng(0)
+    n = 600  # (more than _plots.RASTER_POINTS)
+    human = {"pa": rng.integers(1, 6, n).astype(float)}
+    crowded = _plots.judge_scatter({"j": {"pa": human["pa"]}}, human)
+    few = _plots.judge_scatter({"j": {"pa": human["pa"][:50]}}, {"pa": human["pa"][:50]})
+    assert crowded.count("<image") == 1 and crowded.count("<use") < 40 and len(crowded) < 60_000
+    assert few.count("<image") == 0 and few.count("<use") >= 50  # a few points stay vector marks
+    for svg in (crowded, few):  # axes, ticks and labels stay text
+        assert ">human PA</text>" in svg and re.search(r">j: PA \(n=\d+\)</text>", svg)
