@@ -67,3 +67,58 @@ def test_a_crowded_scatter_draws_its_points_as_one_image_and_keeps_its_text():
     assert few.count("<image") == 0 and few.count("<use") >= 50  # a few points stay vector marks
     for svg in (crowded, few):  # axes, ticks and labels stay text
         assert ">human PA</text>" in svg and re.search(r">j: PA \(n=\d+\)</text>", svg)
+
+
+def test_radar_lines_differ_by_more_than_colour(monkeypatch):
+    # Generators 0-9 differed by colour alone: under deuteranopia gen02, gen03 and gen05 were one olive.
+    figures = []
+    real = _plots._svg
+    monkeypatch.setattr(_plots, "_svg", lambda fig, *a: figures.append(fig) or real(fig, *a))
+    dims = ("IQ-1", "MQ", "CC")
+    _plots.radar({f"g{k}": dict.fromkeys(dims, 0.5) for k in range(12)}, title="r")
+    lines = figures[0].axes[0].get_lines()
+    shapes = [(ln.get_marker(), ln.get_linestyle()) for ln in lines]
+    assert len(shapes) == 12 and len(set(shapes)) == 12  # no two alike but for their colour
+    looks = {(_plots._radar_style(k)["color"], _plots._radar_style(k)["marker"], _plots._radar_style(k)["ls"],
+              _plots._radar_style(k)["fillstyle"]) for k in range(280)}
+    assert len(looks) == 280
+
+
+def _contrast(a, b) -> float:
+    """WCAG 2 contrast ratio of two sRGB colours."""
+    def lum(rgb):
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3])
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _ink_on_cells(svg: str, values: dict[str, float], colour) -> list[tuple[str, float]]:
+    """The contrast of each printed cell value in ``svg`` against its cell's colour."""
+    from matplotlib.colors import to_rgb
+
+    out = []
+    for style, label in re.findall(r'<text style="([^"]*)"[^>]*>([^<]+)</text>', svg):
+        if label in values:
+            fill = re.search(r"fill: (#[0-9a-f]{6})", style)
+            ink = to_rgb(fill.group(1) if fill else "#000000")
+            out.append((label, _contrast(ink, colour(values[label]))))
+    return out
+
+
+def test_cell_values_stand_out_from_their_cells():
+    # White counts on mid blue were 2.5:1, white heatmap values at |rho| just above 0.6 3.4:1 (WCAG: 4.5).
+    import matplotlib
+
+    m = np.array([[100, 55, 48], [45, 30, 12], [0, 70, 62]])
+    conf = _plots.confusion_grid({"j": {"pa": m.tolist()}})
+    blues = matplotlib.colormaps["Blues"]
+    seen = _ink_on_cells(conf, {str(v): v for v in m.flat if v}, lambda v: blues(v / m.max()))
+    assert len(seen) == 8 and all(ratio >= 4.5 for _, ratio in seen), seen
+    corr = np.array([[0.95, 0.62, -0.65], [0.62, 0.95, 0.3], [-0.65, 0.3, 0.95]])
+    heat = _plots.correlation_heatmap(["a", "b", "c"], corr, title="t")
+    rdbu = matplotlib.colormaps["RdBu_r"]
+    seen = _ink_on_cells(heat, {f"{v:.2f}": v for v in corr.flat}, lambda v: rdbu((v + 1) / 2))
+    assert len(seen) == 9 and all(ratio >= 4.5 for _, ratio in seen), seen
+    assert _contrast((1, 1, 1), (0, 0, 0)) == pytest.approx(21) == _plots.contrast((0, 0, 0), (1, 1, 1))

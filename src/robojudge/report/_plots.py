@@ -113,6 +113,25 @@ def _scope_ids(svg: str, name: str) -> str:
     return pattern.sub(lambda m: f"{m.group(1)}{name}-{m.group(2)}", svg)
 
 
+def _luminance(rgb: Sequence[float]) -> float:
+    """WCAG relative luminance of an sRGB colour given as three numbers in [0, 1]."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: Sequence[float], b: Sequence[float]) -> float:
+    """WCAG contrast ratio of two sRGB colours (1 to 21)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def _ink(background: Sequence[float]) -> str:
+    """Black or white, whichever stands out more on ``background``: at least 4.58:1 on any colour (a
+    fixed cut on the scale put white counts on mid blue, 2.5:1)."""
+    white = contrast((1.0, 1.0, 1.0), background) > contrast((0.0, 0.0, 0.0), background)
+    return "white" if white else "black"
+
+
 def _err(v: float, lo: float, hi: float) -> list[list[float]] | None:
     """Error-bar lengths below and above ``v``; a percentile interval need not contain its point
     estimate (small or degenerate samples), so a side that would be negative is drawn as zero."""
@@ -169,7 +188,7 @@ def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]
         for k, a in enumerate(axes):
             ax = grid[i][k]
             m = np.asarray(confusions[j][a], dtype=float)
-            ax.imshow(m, cmap="Blues", origin="upper")
+            im = ax.imshow(m, cmap="Blues", origin="upper")
             labels = [str(v) for v in range(_SCALE[0], _SCALE[0] + m.shape[0])]
             ax.set_xticks(range(m.shape[1]), labels)
             ax.set_yticks(range(m.shape[0]), labels)
@@ -177,7 +196,7 @@ def confusion_grid(confusions: Mapping[str, Mapping[str, Sequence[Sequence[int]]
             for (r, c), v in np.ndenumerate(m):
                 if v:
                     ax.text(c, r, str(int(v)), ha="center", va="center", fontsize=7,
-                            color="white" if v > top / 2 else "black")
+                            color=_ink(im.cmap(im.norm(v))))
             if not top:  # (an axis the judge did not score was a blank matrix, read as a zero count)
                 ax.text(0.5, 0.5, "n/a: no scored item", transform=ax.transAxes, ha="center", va="center",
                         fontsize=8, color="#444")
@@ -311,8 +330,8 @@ def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
     """Sub-dimension scores per generator on a radar chart (axes = sub-dimensions, radius 0-1).
 
     A generator without a value on some sub-dimension (NaN) has its line broken there, no fill, and
-    those sub-dimensions named n/a in the legend. Past 10 generators the line styles, then the markers,
-    change, so no two legend entries look alike.
+    those sub-dimensions named n/a in the legend. Colour, marker and line style all change from one
+    generator to the next (:func:`_radar_style`), so no two lines differ by colour alone.
     """
     groups = list(scores)
     dims = list(next(iter(scores.values())))
@@ -328,11 +347,9 @@ def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
         vals = np.array([scores[g][d] for d in dims], dtype=float)
         missing = [d for d, v in zip(dims, vals, strict=True) if math.isnan(v)]
         vals = np.append(vals, vals[0])
-        # (the ten default colours repeated from the 11th generator on: two legend entries alike)
-        style = {"color": f"C{k % 10}", "ls": _LINE_STYLES[k // 10 % len(_LINE_STYLES)],
-                 "marker": _MARKERS[k // (10 * len(_LINE_STYLES)) % len(_MARKERS)]}
+        style = _radar_style(k)
         label = labels[k] + (f" (n/a: {', '.join(missing)})" if missing else "")
-        ax.plot(closed, vals, lw=1.4, ms=3, label=label, **style)
+        ax.plot(closed, vals, lw=1.4, ms=4, label=label, **style)
         if not missing:  # (a missing value was filled to 0, the worst score, where the table says n/a)
             ax.fill(closed, vals, color=style["color"], alpha=0.08)
     ax.set_xticks(angles, dims, fontsize=8)
@@ -344,7 +361,16 @@ def radar(scores: Mapping[str, Mapping[str, float]], *, title: str) -> str:
 
 
 _LINE_STYLES = ("-", "--", ":", "-.")
-_MARKERS = ("o", "s", "^", "D", "v", "x")
+#: Filled markers only, so that a hollow one differs from its filled form.
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def _radar_style(k: int) -> dict[str, str]:
+    """The colour, marker and line style of the radar's ``k``-th line: each changes with every generator
+    (colour alone left gen02, gen03 and gen05 one olive under deuteranopia), and no two of the first 280
+    generators share all three and the marker's fill (hollow from the 141st on)."""
+    return {"color": f"C{k % 10}", "marker": _MARKERS[k % len(_MARKERS)],
+            "ls": _LINE_STYLES[k % len(_LINE_STYLES)], "fillstyle": "none" if k // 140 % 2 else "full"}
 
 #: Up to this many metrics the heatmap prints each value; past it, colours only (the values are in the
 #: table), at a size the page shows unscaled, scrolling sideways.
@@ -373,7 +399,7 @@ def correlation_heatmap(names: Sequence[str], corr: FloatArray, *, title: str) -
     for (r, c), v in np.ndenumerate(corr):
         if values:
             ax.text(c, r, "n/a" if math.isnan(v) else f"{v:.2f}", ha="center", va="center", fontsize=6,
-                    color="white" if abs(v) > 0.6 else "black")
+                    color=_ink(im.cmap(im.norm(v))))
     fig.colorbar(im, ax=ax, shrink=0.8)
     ax.set_title(title, fontsize=10)
     note = "Grey cells (n/a): no value for that pair." if np.isnan(corr).any() else ""
