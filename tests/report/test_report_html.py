@@ -84,6 +84,20 @@ def test_full_report_sections_tables_and_numbers(full_report):
     assert r"\toprule" in (tables / "judges.tex").read_text()
 
 
+@pytest.mark.slow
+def test_the_confusion_matrices_are_also_a_table(full_report):
+    # Every other figure's numbers were in a table on the page; the confusion counts were only drawn.
+    rows = _csv(full_report.index.parent / "tables" / "judge_confusion.csv")
+    vlm = {(r["axis"], r["human"]): r for r in rows if r["judge"] == "vlm"}
+    assert set(vlm) == {(a, h) for a in ("PA", "IA") for h in "12345"}
+    # PA is scored as labelled; IA one point high: 12 clips per generator.
+    assert [vlm["PA", "5"][f"judge {v}"] for v in "12345"] == ["0", "0", "0", "0", "12"]
+    assert [vlm["IA", "4"][f"judge {v}"] for v in "12345"] == ["0", "0", "0", "0", "12"]
+    assert [vlm["IA", "2"][f"judge {v}"] for v in "12345"] == ["0", "0", "12", "0", "0"]
+    assert sum(int(r[f"judge {v}"]) for r in vlm.values() for v in "12345") == 2 * 36
+    assert 'id="table-judge_confusion"' in full_report.index.read_text()
+
+
 def test_store_only_report_says_why_sections_are_missing(tmp_path):
     url, _ = write_run(tmp_path, judge=False)
     report = write_html_report(url, tmp_path / "out", higher_is_better=higher_is_better, bootstrap=0)

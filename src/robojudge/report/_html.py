@@ -410,7 +410,7 @@ def stage_tables(files: Staged, tables: Sequence[Table], folder: Path) -> tuple[
 #: The names of the tables the report writes (and has written since its first version), besides the
 #: acceleration audit's, which are named after a generator (:data:`_PER_GENERATOR`).
 REPORT_TABLES = frozenset({
-    "consistency_motion", "failed_everywhere", "fps_ablation", "judge_coverage", "judge_self_consistency",
+    "consistency_motion", "failed_everywhere", "fps_ablation", "judge_confusion", "judge_coverage", "judge_self_consistency",
     "judge_statistics", "judges", "kiva", "leaderboard", "libraries", "low_motion", "metric_agreement",
     "metric_correlations", "networks", "robophys", "robophys_coverage", "sample_size", "set_level", "sizes",
     "summary", "threshold_sensitivity",

@@ -155,7 +155,28 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
     sec.plots.append(_plots.judge_scatter({j: scores[j] for j in shown}, human, seed=inp.seed, note=note))
     sec.plots.append(_plots.confusion_grid({j: {a: report.cells[j][a].confusion or [] for a in report.axes}
                                             for j in shown}, note=note))
+    sec.tables.append(_confusion_table(report, ordered))
     return sec, report
+
+
+def _confusion_table(report: AgreementReport, judges: list[str]) -> Table:
+    """The confusion matrices' counts as a table (the figure's numbers in words, for every judge drawn,
+    also those past the figure's panels): one row per (judge, axis, human score), one column per rounded
+    judge score. A (judge, axis) without a scored item has no rows."""
+    size = max((len(report.cells[j][a].confusion or []) for j in judges for a in report.axes), default=0)
+    scores = [str(v) for v in range(1, size + 1)]
+    table = Table("judge_confusion", "Confusion matrices: labelled items per human score and rounded judge "
+                  "score", ["judge", "axis", "human", *(f"judge {v}" for v in scores)],
+                  note="The counts of the confusion matrices above: one row per human score, one column per "
+                  "judge score rounded to the scale.")
+    for j in judges:
+        for a in report.axes:
+            m = report.cells[j][a].confusion or []
+            if not any(any(row) for row in m):
+                continue
+            for human, row in zip(scores, m, strict=False):
+                table.add([text(j), text(_TITLES[a]), text(human), *(text(v) for v in row)])
+    return table
 
 
 def _no_overall(report: AgreementReport, judge: str) -> str:
