@@ -89,9 +89,9 @@ def test_a_wide_table_keeps_its_first_column_in_view(served_report):
             page.goto(address, wait_until="load")
             found = page.evaluate(
                 "() => { const t = [...document.querySelectorAll('table')].find("
-                "x => x.scrollWidth > x.clientWidth + 100 && x.querySelector('tbody td'));"
+                "x => x.scrollWidth > x.clientWidth + 100 && x.querySelector('tbody tr > :first-child'));"
                 " if (!t) return null; t.scrollLeft = t.scrollWidth;"
-                " const cell = t.querySelector('tbody td').getBoundingClientRect();"
+                " const cell = t.querySelector('tbody tr > :first-child').getBoundingClientRect();"
                 " return [cell.left - t.getBoundingClientRect().left, t.scrollLeft]; }")
         finally:
             browser.close()
@@ -117,7 +117,8 @@ def _wide_page(tmp_path: Path) -> Path:
     table = Table("wide", "Forty generators", ["metric", *(f"generator_number_{g:02d}" for g in range(40))])
     for m in names[:5]:
         table.add([text(m), *(Cell(0.5, 0.25, 0.75) for _ in range(40))])
-    page = render_page([Section("wide", "Wide", tables=[table], plots=[heat])], title="wide", source="store x")
+    page = render_page([Section("wide", "Wide", tables=[table], plots=[heat])], title="wide",
+                       source="store x")
     path = tmp_path / "wide.html"
     path.write_text(page, encoding="utf-8")
     return path
@@ -130,8 +131,9 @@ _CUT = """width => ({
     return [t.id, [...t.querySelectorAll('thead th')].filter(th => { const r = th.getBoundingClientRect();
       return r.right > Math.min(box.right, width) + 1 || r.left < box.left - 1; }).map(th => th.textContent),
       t.scrollWidth - t.clientWidth]; }),
-  figures: [...document.querySelectorAll('figure')].map(f => { const s = f.querySelector('svg').getBoundingClientRect();
-    return [f.querySelector('svg').dataset.plot, s.right > Math.min(f.getBoundingClientRect().right, width) + 1]; }),
+  figures: [...document.querySelectorAll('figure')].map(f => { const svg = f.querySelector('svg');
+    const s = svg.getBoundingClientRect();
+    return [svg.dataset.plot, s.right > Math.min(f.getBoundingClientRect().right, width) + 1]; }),
   page: document.documentElement.scrollWidth })"""
 
 

@@ -98,6 +98,16 @@ def test_the_confusion_matrices_are_also_a_table(full_report):
     assert 'id="table-judge_confusion"' in full_report.index.read_text()
 
 
+@pytest.mark.slow
+def test_the_page_repeats_no_id_and_holds_no_rdf(full_report):
+    # The HTML checker found 37 errors, all in the figures: RDF metadata and a repeated image id.
+    page = full_report.index.read_text()
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) > 100 and len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+    assert "rdf:" not in page and "<metadata" not in page
+    assert page.count('<th scope="row">') > 50
+
+
 def test_store_only_report_says_why_sections_are_missing(tmp_path):
     url, _ = write_run(tmp_path, judge=False)
     report = write_html_report(url, tmp_path / "out", higher_is_better=higher_is_better, bootstrap=0)

@@ -122,3 +122,18 @@ def test_cell_values_stand_out_from_their_cells():
     seen = _ink_on_cells(heat, {f"{v:.2f}": v for v in corr.flat}, lambda v: rdbu((v + 1) / 2))
     assert len(seen) == 9 and all(ratio >= 4.5 for _, ratio in seen), seen
     assert _contrast((1, 1, 1), (0, 0, 0)) == pytest.approx(21) == _plots.contrast((0, 0, 0), (1, 1, 1))
+
+
+def test_figures_hold_valid_html_and_no_repeated_id():
+    # The HTML checker refused every figure: matplotlib's RDF metadata (xmlns:dc, xmlns:cc, rdf:RDF), and
+    # two panels of one matrix repeated an image's id.
+    same = [[3, 1, 0], [0, 2, 1], [0, 0, 4]]
+    conf = _plots.confusion_grid({"a": {"pa": same, "ia": same}, "b": {"pa": same, "ia": [[1]]}})
+    heat = _plots.correlation_heatmap(["x", "y"], np.array([[1.0, -0.5], [-0.5, 1.0]]), title="t")
+    for svg in (conf, heat):
+        assert not any(bad in svg for bad in ("<metadata", "rdf:", "xmlns:dc", "xmlns:cc"))
+        ids = _ids(svg)
+        assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+        refs = set(re.findall(r'(?:href="#|url\(#)([^")]+)', svg))
+        assert refs <= set(ids)
+    assert conf.count("<image") == 4

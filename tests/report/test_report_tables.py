@@ -139,3 +139,25 @@ def test_notes_keep_their_code_spans() -> None:
     t.add([text("g"), Cell(1.0)])
     md = t.to_markdown()
     assert md.startswith("## T `x`\n\n`robojudge results export` has ![i\\](http://h/p.png)\n")
+
+
+def test_html_rows_are_named_by_their_first_cell():
+    # Every body cell was a <td>: a screen reader moving along a row read "0.83" without its metric.
+    from html.parser import HTMLParser
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[list[tuple[str, str | None]]] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "tr":
+                self.rows.append([])
+            elif tag in ("th", "td"):
+                self.rows[-1].append((tag, dict(attrs).get("scope")))
+
+    cells = Cells()
+    cells.feed(_table().to_html())
+    head, *body = cells.rows
+    assert head == [("th", "col")] * 3
+    assert body and all(r[0] == ("th", "row") and all(c == ("td", None) for c in r[1:]) for r in body)

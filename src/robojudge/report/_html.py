@@ -62,9 +62,9 @@ figure{margin:0;max-width:100%;overflow-x:auto}svg.plot{max-width:100%;height:au
 table{border-collapse:collapse;font-size:.82rem;margin:.8rem 0;display:block;overflow-x:auto}
 caption{text-align:left;font-weight:600;padding:.3rem 0}
 th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .55rem;white-space:nowrap}
-th{background:#f1f4f8;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
-th:first-child,td:first-child{position:sticky;left:0;z-index:1}td:first-child{background:#fff}
-td strong{color:#0b6e2f}p.files{font-size:.8rem;color:#555}
+th{background:#f1f4f8;text-align:left}.num{text-align:right;font-variant-numeric:tabular-nums}
+th:first-child,td:first-child{position:sticky;left:0;z-index:1}tbody th{background:#fff;font-weight:400}
+td strong,th strong{color:#0b6e2f}p.files{font-size:.8rem;color:#555}
 header p,p.intro,p.files,p.skipped{overflow-wrap:anywhere}
 @media print{
 body{background:#fff}nav{display:none}main{padding:0;max-width:none}
@@ -410,10 +410,10 @@ def stage_tables(files: Staged, tables: Sequence[Table], folder: Path) -> tuple[
 #: The names of the tables the report writes (and has written since its first version), besides the
 #: acceleration audit's, which are named after a generator (:data:`_PER_GENERATOR`).
 REPORT_TABLES = frozenset({
-    "consistency_motion", "failed_everywhere", "fps_ablation", "judge_confusion", "judge_coverage", "judge_self_consistency",
-    "judge_statistics", "judges", "kiva", "leaderboard", "libraries", "low_motion", "metric_agreement",
-    "metric_correlations", "networks", "robophys", "robophys_coverage", "sample_size", "set_level", "sizes",
-    "summary", "threshold_sensitivity",
+    "consistency_motion", "failed_everywhere", "fps_ablation", "judge_confusion", "judge_coverage",
+    "judge_self_consistency", "judge_statistics", "judges", "kiva", "leaderboard", "libraries", "low_motion",
+    "metric_agreement", "metric_correlations", "networks", "robophys", "robophys_coverage", "sample_size",
+    "set_level", "sizes", "summary", "threshold_sensitivity",
 })
 _PER_GENERATOR = re.compile(r"(acceleration|retention)_[A-Za-z0-9_-]+")
 

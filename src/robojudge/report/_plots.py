@@ -95,22 +95,37 @@ def _svg(fig: Figure, name: str, label: str, note: str = "") -> str:
         # (dpi only sets the resolution of the parts drawn as images; the rest stays vector)
         fig.savefig(buf, format="svg", metadata={"Date": None}, dpi=RASTER_DPI)
     text = buf.getvalue()
-    svg = _scope_ids(text[text.index("<svg"):], name)
+    # Matplotlib's RDF metadata (Dublin Core and Creative Commons namespaces) is not valid HTML.
+    svg = _scope_ids(_METADATA.sub("", text[text.index("<svg"):]), name)
     return svg.replace("<svg ", f'<svg class="plot" data-plot="{name}" role="img" '
                        f'aria-label="{html.escape(label, quote=True)}" ', 1)
 
 
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+
+
 def _scope_ids(svg: str, name: str) -> str:
-    """Prefix every element id (and the references to it) with ``name``.
+    """Prefix every element id (and the references to it) with ``name``, and number the repeats of one id.
 
     Matplotlib numbers its groups the same way in every figure (``figure_1``, ``axes_1``...), so
     several figures inlined in one page would repeat ids and their ``#id`` references could cross.
+    Within a figure it names an image after its content: two panels of the same matrix gave two
+    ``<image>`` elements one id. The second and later get ``-2``, ``-3``...; references keep the first.
     """
     ids = set(re.findall(r'\bid="([^"]+)"', svg))
     if not ids:
         return svg
     pattern = re.compile(r'(\bid="|href="#|url\(#)(' + "|".join(map(re.escape, ids)) + r')(?=[")])')
-    return pattern.sub(lambda m: f"{m.group(1)}{name}-{m.group(2)}", svg)
+    seen: dict[str, int] = {}
+
+    def scoped(m: re.Match[str]) -> str:
+        kind, old = m.group(1), m.group(2)
+        if not kind.startswith("id"):
+            return f"{kind}{name}-{old}"
+        seen[old] = seen.get(old, 0) + 1
+        return f"{kind}{name}-{old}" + (f"-{seen[old]}" if seen[old] > 1 else "")
+
+    return pattern.sub(scoped, svg)
 
 
 def _luminance(rgb: Sequence[float]) -> float:

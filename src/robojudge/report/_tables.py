@@ -256,22 +256,24 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
-        """An HTML ``<table>`` with a caption; best cells in ``<strong>``."""
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
+        """An HTML ``<table>`` with a caption; best cells in ``<strong>``. The first cell of each row is its
+        row header (``<th scope="row">``), so a screen reader names the row (the metric, judge or
+        generator) with each value; the table can take the keyboard's focus, to scroll a wide one."""
+        head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in self.columns)
         body = []
         for r in self.rows:
             tds = []
-            for c in r:
+            for k, c in enumerate(r):
                 t = html.escape(c.formatted())
                 if c.best:
                     t = f"<strong>{t}</strong>"
                 if c.small and c.is_number:
                     t += f'<sup title="small n">{SMALL_MARK}</sup>'
                 cls = ' class="num"' if c.is_number else ""
-                tds.append(f"<td{cls}>{t}</td>")
+                tds.append(f'<th scope="row"{cls}>{t}</th>' if k == 0 else f"<td{cls}>{t}</td>")
             body.append("<tr>" + "".join(tds) + "</tr>")
-        return (f'<table id="table-{html.escape(self.name)}"><caption>{html.escape(self.title)}</caption>'
-                f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+        return (f'<table id="table-{html.escape(self.name)}" tabindex="0"><caption>{html.escape(self.title)}'
+                f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
     def write(self, folder: str | Path) -> list[Path]:
         """Write ``<name>.csv``, ``<name>.md`` and ``<name>.tex`` into ``folder``: the three new files, or
