@@ -229,3 +229,76 @@ def test_the_overall_interval_is_gated_by_its_thinner_axis():
     assert e.value == pytest.approx((2 / 8 + 1) / 2)
     assert math.isnan(e.low) and math.isnan(e.high) and "1 cluster" in e.why
     assert not math.isnan(rep.cells["j"]["pa"].stats["exact"].low)  # PA alone has 8 clusters
+
+
+def _gappy_judges(n=120, seed=12):
+    """Six judges, each leaving its own items unscored on each axis; one scores PA continuously (the
+    item-by-item rank route) and one never scores IA."""
+    rng = np.random.default_rng(seed)
+    human = {a: rng.integers(1, 6, n).astype(float) for a in ("pa", "ia")}
+    pred = {}
+    for j in range(6):
+        pred[f"j{j}"] = {}
+        for a, y in human.items():
+            p = np.clip(np.round(y + rng.normal(0, 0.5 + 0.2 * j, n)), 1, 5)
+            p[rng.random(n) < 0.08] = np.nan
+            pred[f"j{j}"][a] = p
+    pred["j1"]["pa"] = pred["j1"]["pa"] + rng.normal(0, 0.3, n)
+    pred["j5"]["ia"][:] = np.nan
+    clusters = rng.integers(0, 70, n)
+    return pred, human, clusters, clusters % 3
+
+
+@pytest.mark.parametrize("exact_ranks", [True, False])
+def test_pair_differences_equal_the_per_pair_bootstrap_bit_for_bit(monkeypatch, exact_ranks):
+    # Every pair's difference against the straightforward computation: both judges taken on the items
+    # both scored and bootstrapped on their own. The table takes the views' Spearman rho from the judges'
+    # cell weights less the left-out items' (or, past the exact-sum bound, ranks them again); nothing may
+    # move, not even in the last bit.
+    from robojudge.meta import _report
+
+    if not exact_ranks:
+        monkeypatch.setattr(_report, "EXACT_RANK_WEIGHT", 0)
+    pred, human, clusters, strata = _gappy_judges()
+    axes = ("pa", "ia")
+    rep = agreement_table(pred, human, clusters, strata, bootstrap=300, seed=4)
+    boot = ClusterBootstrap(clusters, strata, 300, seed=4)
+    checked = 0
+    for (a, b), per in rep.differences.items():
+        keep = {ax: np.isfinite(pred[a][ax]) & np.isfinite(pred[b][ax]) for ax in axes}
+        on = {j: {ax: np.where(keep[ax], pred[j][ax], np.nan) for ax in axes} for j in (a, b)}
+        reps = _replicates(boot, (a, b), axes, on, human, (1, 5), True, chunk=256)
+        low, high, se = summarize_replicates(reps[0] - reps[1], 0.95)
+        for ti, t in enumerate((*axes, OVERALL)):
+            if t == OVERALL:
+                sides = [overall({ax: (on[j][ax], human[ax]) for ax in axes}) for j in (a, b)]
+            else:
+                sides = [axis_stats(on[j][t], human[t]) for j in (a, b)]
+            for k, e in per[t].items():
+                np.testing.assert_array_equal(e.value, getattr(sides[0], k) - getattr(sides[1], k))
+                if k in _BOOT and e.why is None:
+                    bi = _BOOT.index(k)
+                    want = [low[ti, bi], high[ti, bi], se[ti, bi]]
+                    np.testing.assert_array_equal([e.low, e.high, e.se], want, err_msg=f"{a}-{b} {t} {k}")
+                    checked += not math.isnan(e.low)
+    assert checked > 200  # most cells have an interval to compare
+
+
+def test_a_view_of_a_judge_is_not_ranked_again(monkeypatch):
+    # Judges with whole-number scores taken on a pair's shared items reuse their judges' cell weights:
+    # the ranks are built once per judge and key (axes and Overall), not again for each side of each pair.
+    from robojudge.meta import _report
+
+    built = []
+
+    class Counted(RankCorrelation):
+        def __init__(self, *args, **kwargs):
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(_report, "RankCorrelation", Counted)
+    pred, human, clusters, strata = _gappy_judges()
+    pred = {j: p for j, p in pred.items() if j != "j1"}  # whole-number scores only
+    rep = agreement_table(pred, human, clusters, strata, bootstrap=50, seed=4)
+    assert len(rep.differences) == 10
+    assert len(built) == 5 * 3

@@ -236,7 +236,12 @@ def overall(axes: Mapping[str, tuple[npt.ArrayLike, npt.ArrayLike]],
     """
     if not axes:
         raise ValueError("overall needs at least one axis")
-    per_axis = {name: axis_stats(p, h, scale) for name, (p, h) in axes.items()}
+    return pooled_stats(axes, {name: axis_stats(p, h, scale) for name, (p, h) in axes.items()})
+
+
+def pooled_stats(axes: Mapping[str, tuple[npt.ArrayLike, npt.ArrayLike]], per_axis: Mapping[str, AxisStats]
+                 ) -> AxisStats:
+    """:func:`overall` from the axes and their :func:`axis_stats`, for a caller that has them already."""
     n = sum(s.n for s in per_axis.values())
     n_unscored = sum(s.n_unscored for s in per_axis.values())
     nan = math.nan

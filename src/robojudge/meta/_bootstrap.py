@@ -13,6 +13,7 @@ once.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,15 @@ def _codes(labels: npt.ArrayLike, n: int, name: str) -> npt.NDArray[np.intp]:
         raise ValueError(f"{name} must have one entry per item ({n}), got shape {arr.shape}")
     _, codes = np.unique(arr, return_inverse=True)
     return codes.reshape(-1)
+
+
+@dataclass(frozen=True)
+class HeldClusters:
+    """:meth:`ClusterBootstrap.held_clusters`: the distinct sets of clusters, as ``(n_clusters, u)``
+    float32 indicator columns, and which of them each asked column holds (``inverse``)."""
+
+    columns: npt.NDArray[np.float32]
+    inverse: npt.NDArray[np.intp]
 
 
 class ClusterBootstrap:
@@ -100,15 +110,22 @@ class ClusterBootstrap:
         """The transpose of :meth:`item_weights`, ``(n_items, rows)``, built contiguous."""
         return np.ascontiguousarray(counts.T)[self.item_cluster].astype(np.float64)
 
-    def distinct_drawn(self, counts: IntMatrix, items: npt.NDArray[np.bool_]) -> IntMatrix:
-        """``(rows, k)``: how many distinct clusters holding an item of each column of ``items``
-        (``(n_items, k)`` booleans) each replicate of the block ``counts`` drew."""
+    def held_clusters(self, items: npt.NDArray[np.bool_]) -> HeldClusters:
+        """The clusters holding an item of each column of ``items`` (``(n_items, k)`` booleans), for
+        :meth:`distinct_drawn` to count in many blocks of replicates without finding them again."""
         held = self.cluster_sums(np.asarray(items, dtype=np.float32)) > 0
-        # Columns with the same clusters (judges scored on the same items) share one product, in float32
-        # for BLAS: the sums are counts of clusters, small integers, so exact.
+        # Columns with the same clusters (judges scored on the same items) share one product.
         cols, inverse = np.unique(held, axis=1, return_inverse=True)
-        drawn = ((counts > 0).astype(np.float32) @ cols.astype(np.float32)).astype(np.int32)
-        return drawn[:, inverse.reshape(-1)]
+        return HeldClusters(cols.astype(np.float32), inverse.reshape(-1))
+
+    def distinct_drawn(self, counts: IntMatrix, items: npt.NDArray[np.bool_] | HeldClusters) -> IntMatrix:
+        """``(rows, k)``: how many distinct clusters holding an item of each column of ``items``
+        (``(n_items, k)`` booleans, or their :meth:`held_clusters`) each replicate of the block ``counts``
+        drew."""
+        held = items if isinstance(items, HeldClusters) else self.held_clusters(items)
+        # float32 for BLAS: the sums are counts of clusters, small integers, so exact.
+        drawn = ((counts > 0).astype(np.float32) @ held.columns).astype(np.int32)
+        return drawn[:, held.inverse]
 
     def cluster_sums(self, per_item: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """Sum the rows of an ``(n_items, k)`` matrix within clusters: ``(n_clusters, k)``.

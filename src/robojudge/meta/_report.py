@@ -18,7 +18,7 @@ from robojudge.meta._agreement import (
     as_float_vector,
     axis_stats,
     confusion_matrix,
-    overall,
+    pooled_stats,
 )
 from robojudge.meta._bootstrap import (
     ClusterBootstrap,
@@ -26,7 +26,14 @@ from robojudge.meta._bootstrap import (
     interval_gate,
     summarize_replicates,
 )
-from robojudge.meta._weighted import N_MOMENTS, RankCorrelation, moment_columns, stats_from_sums
+from robojudge.meta._weighted import (
+    EXACT_RANK_WEIGHT,
+    N_MOMENTS,
+    RankCorrelation,
+    StackedRanks,
+    moment_columns,
+    stats_from_sums,
+)
 
 #: Key of the pooled Overall next to the axis names.
 OVERALL = "overall"
@@ -131,8 +138,9 @@ def _point(s: AxisStats) -> dict[str, float]:
 
 def _targets(xj: Mapping[str, FloatArray], h: Mapping[str, FloatArray], axes: tuple[str, ...],
              scale: tuple[int, int]) -> list[AxisStats]:
-    """One judge's statistics per axis, then the pooled Overall."""
-    return [*(axis_stats(xj[a], h[a], scale) for a in axes), overall({a: (xj[a], h[a]) for a in axes}, scale)]
+    """One judge's statistics per axis, then the pooled Overall (from the same per-axis statistics)."""
+    per_axis = {a: axis_stats(xj[a], h[a], scale) for a in axes}
+    return [*per_axis.values(), pooled_stats({a: (xj[a], h[a]) for a in axes}, per_axis)]
 
 
 def _without(xj: Mapping[str, FloatArray], drop: Sequence[npt.NDArray[np.bool_]], axes: tuple[str, ...]
@@ -171,7 +179,10 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
         scale: Inclusive score range for rounding (accuracy) and confusion matrices.
         pairs: Judge pairs whose differences to report; every pair in ``pred`` order if None.
         rank_stats: Bootstrap Spearman's rho too (exact, slower); if False its CI is NaN.
-        chunk: Replicates per block, bounding memory at about ``chunk * n_items`` floats.
+        chunk: Replicates per block, bounding memory at about ``chunk * n_items`` floats. Judges that
+            scored different items also keep their rank cell weights for all ``B`` replicates: 4 bytes per
+            replicate and distinct ``(pred, human)`` pair of each judge's axes and Overall (at most 75 per
+            judge on a 1-5 scale with two axes: 90 MB for 30 judges and 10,000 replicates).
 
     Returns:
         An :class:`AgreementReport`. Kendall's tau carries a point estimate only.
@@ -219,12 +230,16 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
     se = np.full_like(point, np.nan)
     reps: FloatArray | None = None
     boot: ClusterBootstrap | None = None
+    judge_cells = _JudgeCells()
     why = np.full(point.shape, None, dtype=object)
     used = np.full(point.shape, None, dtype=object)
     cell_clusters = np.zeros(point.shape[:2], dtype=np.int64)
     if bootstrap > 0:
         boot = ClusterBootstrap(np.arange(n) if clusters is None else clusters, strata, bootstrap, seed)
-        reps = _replicates(boot, judges, axes, x, h, scale, rank_stats, chunk)
+        # Judge pairs that scored different items need each judge's rank cells again (_ViewRanks).
+        gaps = any((u ^ v).any() for a, b in pair_list for u, v in zip(scored[a], scored[b], strict=True))
+        reps = _replicates(boot, judges, axes, x, h, scale, rank_stats, chunk,
+                           keep=judge_cells if gaps and rank_stats else None)
         low[..., _BOOT_COLS], high[..., _BOOT_COLS], se[..., _BOOT_COLS] = summarize_replicates(reps, level)
         for ji, j in enumerate(judges):
             cell_clusters[ji] = _clusters_by_target(boot, scored[j])
@@ -248,9 +263,12 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
     idx = [(judges.index(a), judges.index(b)) for a, b in pair_list]
     both = [[u & v for u, v in zip(scored[a], scored[b], strict=True)] for a, b in pair_list]
 
+    def dropped(pi: int, at: int) -> list[npt.NDArray[np.bool_]]:
+        """Per axis, the items one side of a pair scored and the other did not."""
+        return [u & ~m for u, m in zip(scored[pair_list[pi][at]], both[pi], strict=True)]
+
     def side(pi: int, at: int) -> dict[str, FloatArray] | None:
-        j = pair_list[pi][at]
-        return _without(x[j], [u & ~m for u, m in zip(scored[j], both[pi], strict=True)], axes)
+        return _without(x[pair_list[pi][at]], dropped(pi, at), axes)
 
     d_point = np.full((len(idx), len(targets), len(STATISTICS)), np.nan)
     shared: dict[tuple[str, str], dict[str, int]] = {}
@@ -272,8 +290,10 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
             block = range(start, min(start + _PAIR_BLOCK, len(idx)))
             # The block's judges taken without some items, bootstrapped together on the same draws.
             views = {f"{pi}:{at}": v for pi in block for at in (0, 1) if (v := side(pi, at)) is not None}
-            r = (dict(zip(views, _replicates(boot, tuple(views), axes, views, h, scale, rank_stats, chunk),
-                          strict=True)) if views else {})
+            # Each view's Spearman rho follows from its judge's cell weights, less the items it leaves out.
+            bases = {f"{pi}:{at}": (idx[pi][at], dropped(pi, at)) for pi in block for at in (0, 1)}
+            r = (dict(zip(views, _replicates(boot, tuple(views), axes, views, h, scale, rank_stats, chunk,
+                                             views=bases, cells=judge_cells), strict=True)) if views else {})
             d = np.stack([r.get(f"{pi}:0", reps[idx[pi][0]]) - r.get(f"{pi}:1", reps[idx[pi][1]])
                           for pi in block])
             pair_clusters = np.array([_clusters_by_target(boot, both[pi]) for pi in block])
@@ -323,17 +343,95 @@ def _gate(point: FloatArray, low: FloatArray, high: FloatArray, se: FloatArray, 
         used[sel] = c
 
 
+#: A judge taken on part of its items: the judge's index among those bootstrapped first, and per axis the
+#: items it scored that are left out.
+_Leaves = tuple[int, Sequence[npt.NDArray[np.bool_]]]
+
+
+class _JudgeCells:
+    """What the judges' own bootstrap leaves for the judges taken again on a pair's shared items: each
+    rank key's cells and their weights in every replicate (keys with few cells only), the items each judge
+    scored per axis, and whether the rank sums of their views are exact (:class:`StackedRanks`)."""
+
+    def __init__(self) -> None:
+        self.ranks: dict[tuple[int, int], RankCorrelation] = {}
+        self.start: dict[tuple[int, int], int] = {}
+        self.weights: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
+        self.items: dict[int, list[npt.NDArray[np.intp]]] = {}
+        self.exact = False
+
+
+class _ViewRanks:
+    """Spearman rho of judges taken on part of their items, from their judges' kept cell weights.
+
+    ``views`` maps a judge's index in this call to the index of its judge in the call that filled
+    ``cells`` and the items it leaves out per axis. A view's cell weights are its judge's less those of the
+    pairs it leaves out (a sparse ``(cells, n_clusters)`` 0/1 matrix times the cluster counts): whole
+    numbers, computed exactly whatever the order, so rho is what ranking the view again gives, bit for bit
+    (:class:`StackedRanks`). Keys whose judge has no kept cells are left out of :attr:`keys`.
+    """
+
+    def __init__(self, boot: ClusterBootstrap, views: Mapping[int, _Leaves], cells: _JudgeCells,
+                 n_a: int) -> None:
+        from scipy import sparse
+
+        self.keys: list[tuple[int, int]] = []
+        stack: list[RankCorrelation] = []
+        pairs: list[int] = []
+        base_rows: list[npt.NDArray[np.intp]] = []
+        rows: list[npt.NDArray[np.intp]] = [np.zeros(0, dtype=np.intp)]
+        cols: list[npt.NDArray[np.intp]] = [np.zeros(0, dtype=np.intp)]
+        offset = 0
+        for vi, (base, drop) in views.items():
+            items = cells.items[base]
+            for ti in range(n_a + 1):
+                rc = cells.ranks.get((base, ti))
+                if rc is None or rc.n_cells == 0:  # no scored pair: rho stays undefined
+                    continue
+                parts = range(n_a) if ti == n_a else [ti]
+                # Pairs in the key's order: one part per axis, each the judge's scored items on it.
+                left = np.concatenate([drop[a][items[a]] for a in parts])
+                self.keys.append((vi, ti))
+                stack.append(rc)
+                pairs.append(int(left.size - left.sum()))
+                base_rows.append(cells.start[base, ti] + np.arange(rc.n_cells))
+                rows.append(offset + rc._cell_of_pair[left])
+                cols.append(boot.item_cluster[np.concatenate([items[a][drop[a][items[a]]] for a in parts])])
+                offset += rc.n_cells
+        self._cells = cells
+        self._ranks = StackedRanks(stack, pairs) if stack else None
+        self._base_rows = np.concatenate(base_rows) if base_rows else np.zeros(0, dtype=np.intp)
+        r, c = np.concatenate(rows), np.concatenate(cols)
+        self._take_off = sparse.csr_matrix((np.ones(r.size), (r, c)), shape=(offset, boot.n_clusters))
+
+    def __call__(self, rows: slice, counts_t: FloatArray) -> FloatArray:
+        """``(len(keys), rows)`` rho for the replicates ``rows``, whose cluster counts are ``counts_t``
+        (``(n_clusters, rows)``)."""
+        if self._ranks is None:
+            return np.zeros((0, counts_t.shape[1]))
+        view_w = self._cells.weights[self._base_rows, rows].astype(np.float64) - self._take_off @ counts_t
+        return self._ranks(view_w)
+
+
 def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str, ...],
                 x: Mapping[str, Mapping[str, FloatArray]], h: Mapping[str, FloatArray],
-                scale: tuple[int, int], rank_stats: bool, chunk: int) -> FloatArray:
+                scale: tuple[int, int], rank_stats: bool, chunk: int, *,
+                keep: _JudgeCells | None = None,
+                views: Mapping[str, _Leaves] | None = None,
+                cells: _JudgeCells | None = None) -> FloatArray:
     """``(n_judges, n_axes + 1, len(_BOOT), B)`` replicate statistics; the last target is Overall.
 
     Replicates run along the last axis so that each statistic's replicates are contiguous for sorting.
+    ``keep`` is filled with what judges taken on part of their items need later: there, ``views`` names
+    for such a judge the index of the judge it is in the call that filled ``cells`` and the items it
+    leaves out per axis, and its Spearman rho follows from that judge's cell weights instead of being
+    ranked again. Every replicate is the same, bit for bit, as without them.
     """
     n_j, n_a = len(judges), len(axes)
     n = h[axes[0]].size
     v = np.empty((n, n_j, n_a, N_MOMENTS))
     ranks: dict[tuple[int, int], RankCorrelation] = {}
+    stacked: dict[int, _Leaves] = {}
     for ji, j in enumerate(judges):
         masks = {a: np.isfinite(x[j][a]) & np.isfinite(h[a]) for a in axes}
         px = np.concatenate([x[j][a][masks[a]] for a in axes])
@@ -341,15 +439,22 @@ def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str
         # One centre per judge for all axes keeps the pooled Overall moments consistent.
         cx = float(px.mean()) if px.size else 0.0
         cy = float(py.mean()) if py.size else 0.0
+        # Keys of a view whose judge's cells were kept are taken from them (_view_ranks).
+        view = views.get(j) if views is not None and cells is not None and cells.exact else None
+        from_cells = set() if view is None or cells is None else {t for b, t in cells.ranks if b == view[0]}
+        if rank_stats and view is not None:
+            stacked[ji] = view
         parts = []
         for ai, a in enumerate(axes):
             v[:, ji, ai] = moment_columns(x[j][a], h[a], cx, cy, scale)
             idx = np.flatnonzero(masks[a])
             parts.append((idx, x[j][a][idx], h[a][idx]))
-            if rank_stats:
+            if rank_stats and ai not in from_cells:
                 ranks[ji, ai] = RankCorrelation([parts[-1]], n)
-        if rank_stats:
+        if rank_stats and n_a not in from_cells:
             ranks[ji, n_a] = RankCorrelation(parts, n)
+        if keep is not None:
+            keep.items[ji] = [p[0] for p in parts]
     v_clusters = boot.cluster_sums(v.reshape(n, -1))
     # Keys with few distinct (pred, human) pairs share one float32 product for their cell weights:
     # counts and cell sizes are small integers, so float32 sums are exact.
@@ -359,13 +464,21 @@ def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str
     cells_clusters = boot.cluster_sums(
         np.hstack([ranks[key].cell_matrix(np.float32) for key in few]) if few
         else np.zeros((n, 0), dtype=np.float32))
+    if keep is not None:
+        keep.ranks = {key: ranks[key] for key in few}
+        keep.start = {key: int(bounds[i]) for i, key in enumerate(few)}
+        keep.weights = np.empty((int(bounds[-1]), boot.n_replicates), dtype=np.float32)
+        sizes = np.bincount(boot.item_cluster, minlength=boot.n_clusters).astype(np.int64)
+        keep.exact = int((boot.counts.astype(np.int64) @ sizes).max(initial=0)) * n_a <= EXACT_RANK_WEIGHT
+    view_ranks = _ViewRanks(boot, stacked, cells, n_a) if stacked and cells is not None else None
     axis_has_items = v[:, :, :, 0].sum(axis=0) > 0  # (n_j, n_a)
-    scored = v[:, :, :, 0].reshape(n, -1) > 0
+    held = boot.held_clusters(v[:, :, :, 0].reshape(n, -1) > 0)
     out = np.full((n_j, n_a + 1, len(_BOOT), boot.n_replicates), np.nan)
     k = {name: i for i, name in enumerate(_BOOT)}
     for rows, counts in boot.count_chunks(chunk):
+        counts_t = counts.T.astype(np.float64)
         # (n_j, n_a, N_MOMENTS, rows): replicates last.
-        sums = (v_clusters.T @ counts.T.astype(np.float64)).reshape(n_j, n_a, N_MOMENTS, -1)
+        sums = (v_clusters.T @ counts_t).reshape(n_j, n_a, N_MOMENTS, -1)
         sums = np.moveaxis(sums, 2, -1)
         per_axis = stats_from_sums(sums)  # each (n_j, n_a, rows)
         pooled = stats_from_sums(sums.sum(axis=1))  # each (n_j, rows)
@@ -376,7 +489,10 @@ def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str
         for name in ("exact", "within_one"):
             out[:, n_a, k[name], rows] = per_axis[name].mean(axis=1)
         if few:
-            cell_w = (cells_clusters.T @ counts.T.astype(np.float32)).astype(np.float64)
+            cell_w32 = cells_clusters.T @ counts.T.astype(np.float32)
+            if keep is not None:
+                keep.weights[:, rows] = cell_w32
+            cell_w = cell_w32.astype(np.float64)
             for i, (ji, ti) in enumerate(few):
                 out[ji, ti, k["spearman"], rows] = ranks[ji, ti].from_cell_weights_t(
                     cell_w[bounds[i]:bounds[i + 1]])
@@ -385,9 +501,13 @@ def _replicates(boot: ClusterBootstrap, judges: tuple[str, ...], axes: tuple[str
             for ji, ti in many:
                 rc = ranks[ji, ti]
                 out[ji, ti, k["spearman"], rows] = rc.from_cell_weights_t(rc.cell_weights_t(w_t))
+        if view_ranks is not None:
+            rho = view_ranks(rows, counts_t)
+            for i, (ji, ti) in enumerate(view_ranks.keys):
+                out[ji, ti, k["spearman"], rows] = rho[i]
         # A correlation is undefined on a replicate of fewer than 3 distinct clusters, and the pooled
         # Overall's where no axis has one (as in the point estimates).
-        thin = few_clusters_drawn(boot.distinct_drawn(counts, scored)).T.reshape(n_j, n_a, -1)
+        thin = few_clusters_drawn(boot.distinct_drawn(counts, held)).T.reshape(n_j, n_a, -1)
         for name in ("pearson", "spearman"):
             per = out[:, :n_a, k[name], rows]
             per[thin] = np.nan

@@ -25,6 +25,9 @@ from robojudge.meta._agreement import FloatArray, round_to_scale
 MOMENT_COLUMNS = ("n", "x", "y", "xx", "yy", "xy", "exact", "within_one", "d", "abs_d", "d2")
 N_MOMENTS = len(MOMENT_COLUMNS)
 
+#: A key whose replicates weigh at most this much in total has exact rank sums (:class:`StackedRanks`).
+EXACT_RANK_WEIGHT = 2**17
+
 # Above this many distinct (pred, human) pairs the rank sums are gathered item by item instead of
 # through a one-hot matrix product.
 _ONEHOT_MAX_CELLS = 256
@@ -208,3 +211,86 @@ class RankCorrelation:
         # Every distinct value occurs in some cell, so cell_x and cell_y index the group rows.
         sxy = np.einsum("ij,ij,ij->j", cell_w, rx[self._cell_x], ry[self._cell_y])
         return _corr(sw, sx, sy, sxx, syy, sxy)
+
+
+class StackedRanks:
+    """Weighted Spearman rho of several keys at once, from their cell weights stacked in one matrix.
+
+    Each key is a :class:`RankCorrelation` and brings only its cells: how they group by pred value and by
+    human value. Its cell weights are the rows ``start:start + n_cells`` of the stacked ``(sum of n_cells,
+    n_replicates)`` matrix, in its cell order, wherever they come from; :func:`robojudge.meta.agreement_table`
+    takes a judge's, less those of the items a judge pair leaves out (a cell may then weigh 0).
+
+    Whole-number weights make every sum here an exact float64 as long as a replicate's total weight ``W`` of
+    a key is at most :data:`EXACT_RANK_WEIGHT`: mid-ranks are halves up to ``W``, the terms of the sums of
+    squares and products quarters up to ``W**3 <= 2**51``. So the order of the additions does not matter,
+    and rho equals :meth:`RankCorrelation.from_cell_weights_t` on the same weights bit for bit (the last
+    step, :func:`_corr`, takes the same six sums). The caller checks the bound.
+    """
+
+    def __init__(self, keys: Sequence[RankCorrelation], pairs: Sequence[int] | None = None) -> None:
+        """``pairs``: the pairs each key rests on where its weights leave some of its own out (rho is
+        undefined below 2, as in :meth:`RankCorrelation.from_cell_weights_t`)."""
+        if any(k.n_cells == 0 for k in keys):
+            raise ValueError("a key without scored pairs has no cells to stack")
+        from scipy import sparse
+
+        n_cells = np.array([k.n_cells for k in keys], dtype=np.intp)
+        n_x = np.array([k._group_x.n_groups for k in keys], dtype=np.intp)
+        n_y = np.array([k._group_y.n_groups for k in keys], dtype=np.intp)
+        self.n_keys = len(keys)
+        self.n_cells = int(n_cells.sum())
+        # Value groups numbered across keys; every value of a key occurs in one of its cells.
+        x_start = np.r_[0, np.cumsum(n_x)[:-1]]
+        y_start = np.r_[0, np.cumsum(n_y)[:-1]]
+        self._cell_x = np.concatenate([k._cell_x + o for k, o in zip(keys, x_start, strict=True)])
+        self._cell_y = np.concatenate([k._cell_y + o for k, o in zip(keys, y_start, strict=True)])
+        key = np.arange(self.n_keys)
+
+        def ones(rows: npt.NDArray[np.intp], cols: npt.NDArray[np.intp], shape: tuple[int, int]) -> Any:
+            return sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=shape)
+
+        cells = np.arange(self.n_cells)
+        n_gx, n_gy = int(n_x.sum()), int(n_y.sum())
+        # Sums over a key's cells or value groups, and over a group's cells, as sparse 0/1 products.
+        self._by_x = ones(self._cell_x, cells, (n_gx, self.n_cells))
+        self._by_y = ones(self._cell_y, cells, (n_gy, self.n_cells))
+        self._key_cells = ones(np.repeat(key, n_cells), cells, (self.n_keys, self.n_cells))
+        self._key_x = ones(np.repeat(key, n_x), np.arange(n_gx), (self.n_keys, n_gx))
+        self._key_y = ones(np.repeat(key, n_y), np.arange(n_gy), (self.n_keys, n_gy))
+        # Weight at or below each value: the key's groups up to it (lower triangles, one per key).
+        self._upto_x = self._upto(x_start, n_x)
+        self._upto_y = self._upto(y_start, n_y)
+        self._single = np.array([k._items.size for k in keys] if pairs is None else pairs) < 2
+
+    @staticmethod
+    def _upto(start: npt.NDArray[np.intp], n: npt.NDArray[np.intp]) -> Any:
+        from scipy import sparse
+
+        rows, cols = [], []
+        for s0, k in zip(start.tolist(), n.tolist(), strict=True):
+            i, j = np.tril_indices(k)
+            rows.append(s0 + i)
+            cols.append(s0 + j)
+        r, c = np.concatenate(rows), np.concatenate(cols)
+        total = int(n.sum())
+        return sparse.csr_matrix((np.ones(r.size), (r, c)), shape=(total, total))
+
+    def __call__(self, cell_w: FloatArray) -> FloatArray:
+        """``(n_keys, n_replicates)`` rho from the stacked ``(n_cells, n_replicates)`` cell weights."""
+        if cell_w.shape[0] != self.n_cells:
+            raise ValueError("cell weight matrix has the wrong number of cells")
+        gx = self._by_x @ cell_w
+        gy = self._by_y @ cell_w
+        # Mid-rank of a value = weight strictly below + (weight at the value + 1) / 2.
+        rx = self._upto_x @ gx - gx / 2.0 + 0.5
+        ry = self._upto_y @ gy - gy / 2.0 + 0.5
+        sw = self._key_cells @ cell_w
+        sx = self._key_x @ (gx * rx)
+        sy = self._key_y @ (gy * ry)
+        sxx = self._key_x @ (gx * rx * rx)
+        syy = self._key_y @ (gy * ry * ry)
+        sxy = self._key_cells @ (cell_w * rx[self._cell_x] * ry[self._cell_y])
+        r = _corr(sw, sx, sy, sxx, syy, sxy)
+        r[self._single] = np.nan
+        return r
