@@ -9,9 +9,11 @@ scores 1-5, grouped into clips of about 1.4 items in 8 source strata, and ``--ju
 scores are noisy copies of the human scores (integers, with 2% unscored at random: ``--missing``).
 ``--continuous`` gives the judges continuous scores instead, which takes the slower item-level path for
 Spearman's rho. Judges that left different items unscored are compared on the items both scored, which
-bootstraps both again without the others' items; ``--missing 0`` times judges that scored every item.
+bootstraps both again without the others' items (their Spearman rho from the judges' own cell weights,
+for integer scores); ``--missing 0`` times judges that scored every item.
 
-Prints the seconds for: drawing the replicate weights, the full report with Spearman, the report
+Prints the wall and CPU seconds (all threads of the process; the machines are shared, and the CPU time
+follows their load much less) for: drawing the replicate weights, the full report with Spearman, the report
 without Spearman (``rank_stats=False``), and the report with no judge-pair differences.
 """
 
@@ -48,13 +50,13 @@ def main() -> None:
             pred[f"judge{j:02d}"][a] = p
 
     def timed(label: str, **kw: object) -> None:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         agreement_table(pred, human, clusters, strata, bootstrap=args.replicates, seed=1, **kw)  # type: ignore[arg-type]
-        print(f"{label:<44s} {time.perf_counter() - t0:7.2f} s")
+        print(f"{label:<44s} {time.perf_counter() - t0:7.2f} s  ({time.process_time() - c0:7.2f} s CPU)")
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ClusterBootstrap(clusters, strata, args.replicates, seed=1)
-    print(f"{'draw weights':<44s} {time.perf_counter() - t0:7.2f} s")
+    print(f"{'draw weights':<44s} {time.perf_counter() - t0:7.2f} s  ({time.process_time() - c0:7.2f} s CPU)")
     print(f"{args.replicates} replicates x {n} items x 2 axes x {args.judges} judges"
           f" ({'continuous' if args.continuous else 'integer'} judge scores, {args.missing:.0%} unscored)")
     timed("report, Spearman, all judge pairs")
