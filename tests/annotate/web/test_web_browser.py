@@ -364,3 +364,60 @@ def test_a_closing_save_is_sent_again_after_an_edit_back_to_its_values(browser, 
         p2 = _reopened(context, f"{base}/task/{aid}",
                        "() => document.querySelector('input[name=\"pa\"][value=\"4\"]').checked")
         assert p2.is_checked('input[name="pa"][value="4"]')
+
+
+# ---- accessibility (the audit of 2026-12-06: keyboard, screen readers, 320 px, contrast)
+
+_FORM_STATE = """() => {
+  const picked = (sel) => [...document.querySelectorAll(sel)].map(
+    r => (r.querySelector('input:checked') || {}).value || null);
+  return {
+  pa: (document.querySelector('input[name="pa"]:checked') || {}).value || null,
+  checklist: picked('.rj-check'),
+  segments: picked('.rj-segment'),
+  evidence: document.querySelector('textarea[name="evidence"]').value,
+  focus: document.activeElement.tagName + ':' + (document.activeElement.name || '')}; }"""
+
+
+def _stored(project, aid):
+    with AnnotationService(project.db) as svc:
+        current = svc.task(svc.authenticate("alice", PASSWORD), aid).current
+    assert current is not None
+    return current.values
+
+
+def test_typing_evidence_across_a_segment_end_changes_no_score(browser, templates, tmp_path):
+    # The pause-and-prompt at a segment's end moved the focus from the evidence box to the segment's
+    # first radio; the rest of the text went to the shortcuts: "5" set PA, "m" a segment verdict, "s" a
+    # checklist row, and the autosave kept them.
+    project = copy_project(templates["mv"], tmp_path / "db")
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        w = Watched(context, base)
+        p = w.page
+        log_in(w, base, "alice")
+        _open(p, base, 1)
+        aid = p.url.rsplit("/", 1)[1]
+        p.click('input[name="pa"][value="4"]')
+        for i in range(3):
+            p.click(f'.rj-check >> nth={i} >> input[value="2"]')
+        wait_saved(p)
+        p.click(".rj-play")
+        p.click('textarea[name="evidence"]')
+        p.keyboard.type("the arm drifts at 2 s", delay=20)
+        p.wait_for_selector('.rj-segment[data-index="0"].rj-prompt', timeout=15_000)
+        # the prompt came while the box was in use: what is typed next is text, not shortcuts
+        p.keyboard.type(", the cup jumps 5 mm; good grip, then it slides back", delay=20)
+        text = "the arm drifts at 2 s, the cup jumps 5 mm; good grip, then it slides back"
+        state = p.evaluate(_FORM_STATE)
+        assert state == {"pa": "4", "checklist": ["2", "2", "2"], "segments": [None, None], "evidence": text,
+                         "focus": "TEXTAREA:evidence"}
+        # the prompt is still announced, in words
+        assert "rate it" in p.get_by_role("status").filter(has_text="segment").inner_text()
+        wait_saved(p)
+        w.clean()
+        context.close()
+    stored = _stored(project, aid)
+    assert (stored.pa, stored.evidence) == (4, text) and not any(stored.segments)
+    assert [stored.checklist[c] for c in CHECKLIST_ITEMS[:3]] == [2, 2, 2]

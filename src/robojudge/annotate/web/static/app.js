@@ -55,6 +55,8 @@
       }
     };
     const play = () => {
+      const note = document.querySelector(".rj-prompt-note");
+      if (note) note.textContent = "";
       if (segment > 0) {
         // Resting on a segment's last frame (after a prompt) counts as the next segment's start.
         stopSegment = Math.floor((lead.currentTime + 0.5 / fps) / segment + 1e-6);
@@ -90,13 +92,22 @@
       el.classList.toggle("rj-current", parseInt(el.dataset.index, 10) === index);
     });
   }
+  // The prompt always marks the segment and says so in its live region; it moves the focus to the
+  // segment's first verdict only from where nothing is being typed or chosen (the page, the player or a
+  // radio). Taken from a text box, the rest of the typing would land on the shortcuts and change scores.
   function promptSegment(index) {
     const el = document.querySelector('.rj-segment[data-index="' + index + '"]');
     if (!el) return;
     markSegment(index);
     el.classList.add("rj-prompt");
+    const note = document.querySelector(".rj-prompt-note");
+    const span = el.querySelector(".rj-span");
+    if (note) note.textContent = "segment " + (span ? span.textContent : index + 1) + " ended: rate it";
+    const active = document.activeElement;
+    const free = !active || active === document.body || active === document.documentElement ||
+      !!active.closest(".rj-player") || (active.tagName === "INPUT" && active.type === "radio");
     const first = el.querySelector("input");
-    if (first) first.focus();
+    if (first && free) first.focus();
   }
 
   // ---- draft autosave: on change (debounced), every few seconds while dirty, and when the tab hides
@@ -177,6 +188,14 @@
 
   // ---- keyboard: 1-5 score; q/w/e, a/s/d, z/x/c set checklist rows to 0/1/2; b/m/g segment verdict;
   // space play/pause; arrows (or , .) step one frame; Ctrl+Enter submits.
+  // No shortcut acts while the focus is in a field that takes text (a text box, a select, anything
+  // editable): a key typed there is text.
+  const NOT_TEXT = ["radio", "checkbox", "range", "button", "submit", "reset", "image", "file", "color"];
+  function editable(el) {
+    if (!el || !el.tagName) return false;
+    if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
+    return el.tagName === "INPUT" && !NOT_TEXT.includes(el.type);
+  }
   const CHECK_KEYS = { q: [0, 0], w: [0, 1], e: [0, 2], a: [1, 0], s: [1, 1], d: [1, 2], z: [2, 0], x: [2, 1], c: [2, 2] };
   const VERDICT_KEYS = { b: "bad", m: "medium", g: "good" };
   function pick(input) {
@@ -195,9 +214,7 @@
         }
         return;
       }
-      const tag = (ev.target && ev.target.tagName) || "";
-      if (tag === "TEXTAREA" || (tag === "INPUT" && ev.target.type !== "radio" && ev.target.type !== "range") ||
-          ev.altKey) return;
+      if (ev.altKey || editable(ev.target)) return;
       // ev.code, not ev.key: Shift+1 is "!" on one keyboard and "+" on another.
       const code = ev.code || "";
       const digit = /^(Digit|Numpad)([1-5])$/.exec(code);
