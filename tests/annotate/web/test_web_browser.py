@@ -421,3 +421,64 @@ def test_typing_evidence_across_a_segment_end_changes_no_score(browser, template
     stored = _stored(project, aid)
     assert (stored.pa, stored.evidence) == (4, text) and not any(stored.segments)
     assert [stored.checklist[c] for c in CHECKLIST_ITEMS[:3]] == [2, 2, 2]
+
+
+def _paused_at(p):
+    return p.evaluate(f"{VIDEOS}.map(v => [v.paused, v.currentTime])[0]")
+
+
+def test_space_and_arrows_on_radios_and_buttons_do_what_they_do_natively(browser, project):
+    # Space on a radio or a button started the video; ArrowRight on a radio stepped a frame instead of
+    # moving to the next radio of the group.
+    with _alices_first_task(browser, project) as (_context, _base, p, _aid):
+        wait_video(p)
+        p.focus('input[name="pa"][value="1"]')
+        p.keyboard.press("Space")
+        p.wait_for_timeout(300)
+        assert p.is_checked('input[name="pa"][value="1"]')
+        assert _paused_at(p) == [True, 0]
+        p.keyboard.press("ArrowRight")
+        p.wait_for_timeout(300)
+        assert p.is_checked('input[name="pa"][value="2"]')
+        assert p.evaluate("document.activeElement.value") == "2"
+        assert _paused_at(p) == [True, 0] and p.get_attribute(".rj-player", "data-frame") == "0"
+        # Space on "next frame" steps one frame (the button's click), it does not play
+        p.focus('button.rj-step[data-step="1"]')
+        p.keyboard.press("Space")
+        p.wait_for_function(f"() => !{VIDEOS}[0].seeking")
+        p.wait_for_timeout(300)
+        assert p.get_attribute(".rj-player", "data-frame") == "1" and _paused_at(p)[0]
+        # Space with the focus on the page itself still plays
+        p.evaluate("document.activeElement.blur()")
+        p.keyboard.press("Space")
+        p.wait_for_function(f"() => !{VIDEOS}[0].paused")
+
+
+def test_single_key_shortcuts_can_be_turned_off_and_it_is_remembered(browser, project):
+    # WCAG 2.1.4: a speech-input user sets off one-letter shortcuts by accident; they must be able to
+    # switch them off.
+    with _alices_first_task(browser, project) as (context, base, p, aid):
+        wait_video(p)
+        toggle = p.get_by_role("checkbox", name="single-key shortcuts")
+        assert toggle.is_checked()
+        toggle.uncheck()
+        p.evaluate("document.activeElement.blur()")
+        for key in ("4", "e", "Space", "k", "."):
+            p.keyboard.press(key)
+        p.wait_for_timeout(300)
+        assert p.evaluate(_FORM_STATE)["pa"] is None and p.evaluate(_FORM_STATE)["checklist"][0] is None
+        assert _paused_at(p) == [True, 0]
+        # remembered by this browser: another page starts with them off
+        p2 = context.new_page()
+        p2.goto(f"{base}/task/{aid}")
+        wait_video(p2)
+        assert not p2.get_by_role("checkbox", name="single-key shortcuts").is_checked()
+        p2.keyboard.press("4")
+        assert not p2.is_checked('input[name="pa"][value="4"]')
+        # the arrows are not character keys: they still step the player
+        p2.keyboard.press("ArrowRight")
+        p2.wait_for_function("() => document.querySelector('.rj-player').dataset.frame === '1'")
+        p2.get_by_role("checkbox", name="single-key shortcuts").check()
+        p2.evaluate("document.activeElement.blur()")
+        p2.keyboard.press("4")
+        assert p2.is_checked('input[name="pa"][value="4"]')

@@ -189,12 +189,49 @@
   // ---- keyboard: 1-5 score; q/w/e, a/s/d, z/x/c set checklist rows to 0/1/2; b/m/g segment verdict;
   // space play/pause; arrows (or , .) step one frame; Ctrl+Enter submits.
   // No shortcut acts while the focus is in a field that takes text (a text box, a select, anything
-  // editable): a key typed there is text.
+  // editable): a key typed there is text. Space and the arrows are left to a focused control that has a
+  // use for them (see ownsKey). The single-key shortcuts (all but the arrows and Ctrl+Enter) can be
+  // switched off; the choice is kept per browser (localStorage).
+  const SHORTCUTS_KEY = "robojudge.shortcuts";
   const NOT_TEXT = ["radio", "checkbox", "range", "button", "submit", "reset", "image", "file", "color"];
   function editable(el) {
     if (!el || !el.tagName) return false;
     if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
     return el.tagName === "INPUT" && !NOT_TEXT.includes(el.type);
+  }
+  const SPACE_OWNERS = "button, a[href], input, select, summary, video[controls], audio[controls]," +
+    " [role=button], [role=link], [role=radio], [role=checkbox]";
+  const ARROW_OWNERS = "input[type=radio], input[type=range], select, video[controls], audio[controls]," +
+    " [role=radio], [role=radiogroup], [role=slider]";
+  // Does the focused element use this key itself? Space activates a button or checks a radio; the
+  // arrows move within a radio group. The player's own frame slider leaves both to the player.
+  function ownsKey(el, code) {
+    if (!el || !el.closest || el === document.body || el === document.documentElement) return false;
+    if (el.matches('input[type="range"]') && el.closest(".rj-player")) return false;
+    return !!el.closest(code === "Space" ? SPACE_OWNERS : ARROW_OWNERS);
+  }
+  function readShortcutsOn() {
+    try { return window.localStorage.getItem(SHORTCUTS_KEY) !== "off"; } catch (e) { return true; }
+  }
+  // The box comes unticked from the server (without this script there are no shortcuts): its state is
+  // the browser's, set here.
+  function setupShortcutToggle() {
+    const box = document.querySelector("#rj-shortcuts");
+    let on = readShortcutsOn();
+    if (box) {
+      box.checked = on;
+      box.addEventListener("change", () => {
+        on = box.checked;
+        try { window.localStorage.setItem(SHORTCUTS_KEY, on ? "on" : "off"); } catch (e) { /* this page only */ }
+      });
+    }
+    // another tab of the same browser switched them
+    window.addEventListener("storage", (ev) => {
+      if (ev.key !== SHORTCUTS_KEY) return;
+      on = readShortcutsOn();
+      if (box) box.checked = on;
+    });
+    return () => on;
   }
   const CHECK_KEYS = { q: [0, 0], w: [0, 1], e: [0, 2], a: [1, 0], s: [1, 1], d: [1, 2], z: [2, 0], x: [2, 1], c: [2, 2] };
   const VERDICT_KEYS = { b: "bad", m: "medium", g: "good" };
@@ -204,6 +241,7 @@
     input.dispatchEvent(new Event("change", { bubbles: true }));
   }
   function setupKeys(form, player) {
+    const shortcutsOn = setupShortcutToggle();
     document.addEventListener("keydown", (ev) => {
       // Ctrl+Enter submits from anywhere, the evidence box included; other keys type there as usual.
       if (ev.ctrlKey || ev.metaKey) {
@@ -217,6 +255,9 @@
       if (ev.altKey || editable(ev.target)) return;
       // ev.code, not ev.key: Shift+1 is "!" on one keyboard and "+" on another.
       const code = ev.code || "";
+      const arrow = code === "ArrowRight" || code === "ArrowLeft";
+      if ((code === "Space" || arrow) && ownsKey(ev.target, code)) return;
+      if (!arrow && !shortcutsOn()) return;
       const digit = /^(Digit|Numpad)([1-5])$/.exec(code);
       const letter = /^Key([A-Z])$/.exec(code);
       const k = letter ? letter[1].toLowerCase() : ev.key.toLowerCase();
