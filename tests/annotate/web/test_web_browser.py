@@ -482,3 +482,27 @@ def test_single_key_shortcuts_can_be_turned_off_and_it_is_remembered(browser, pr
         p2.evaluate("document.activeElement.blur()")
         p2.keyboard.press("4")
         assert p2.is_checked('input[name="pa"][value="4"]')
+
+
+def test_save_errors_are_announced(browser, project):
+    # The draft's status line was a plain <span>: a screen reader never heard that a save was refused.
+    with _alices_first_task(browser, project) as (context, _base, p, aid):
+        wait_video(p)
+        status = p.locator(".rj-save-status")
+        assert status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
+        with AnnotationService(project.db) as svc:  # another tab saves first
+            svc.save_draft(svc.authenticate("alice", PASSWORD), aid, LabelValues(pa=2), 0)
+        p.check('input[name="pa"][value="3"]')
+        live = p.get_by_role("status").filter(has_text="changed elsewhere")
+        live.wait_for(timeout=15_000)
+        assert "reload" in live.inner_text()
+        p.reload()
+        wait_video(p)
+        context.set_offline(True)
+        p.check('input[name="pa"][value="5"]')
+        p.get_by_role("status").filter(has_text="draft not saved (offline)").wait_for(timeout=15_000)
+        assert "rj-error" in status.get_attribute("class")
+        context.set_offline(False)
+        # a refused submit (PA's checklist not saved) comes back as an alert
+        p.keyboard.press("Control+Enter")
+        p.get_by_role("alert").filter(has_text="checklist").wait_for(timeout=15_000)

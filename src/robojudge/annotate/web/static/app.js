@@ -126,7 +126,13 @@
     let dirty = false, timer = null, lastSent = JSON.stringify(formState(form)), inFlight = false;
     let pending = 0, lastKept = null; // saves sent and not answered; the body of the last closing save
     let submitWhenSaved = null; // the button of a submit that waits for the save in flight
-    const show = (text) => { if (status) status.textContent = text; };
+    // The status line is a live region (role=status in task.html): a screen reader reads each new text,
+    // a refused or unsent draft included. Errors also show in the error colour.
+    const show = (text, error) => {
+      if (!status) return;
+      status.textContent = text;
+      status.classList.toggle("rj-error", !!error);
+    };
     // One save at a time: each carries the version it builds on, and the reply's version is the
     // base of the next, so a slow reply never makes the following save look stale.
     // A closing save (keepalive, the page is going away) cannot wait for the one in flight: it builds on
@@ -158,14 +164,14 @@
           show("draft saved " + new Date().toLocaleTimeString());
         } else if (r.status === 409) {
           form.dataset.saved = "0";
-          show("changed elsewhere: reload the page before going on");
+          show("changed elsewhere: reload the page before going on", true);
         } else {
           dirty = true;
           form.dataset.saved = "0";
-          show("draft not saved: " + (data.detail || r.status));
+          show("draft not saved: " + (data.detail || r.status), true);
         }
         if (submitWhenSaved) { const b = submitWhenSaved; submitWhenSaved = null; lastSent = JSON.stringify(formState(form)); form.requestSubmit(b); }
-      })).catch(() => { pending = Math.max(0, pending - 1); inFlight = pending > 0; dirty = true; show("draft not saved (offline)"); });
+      })).catch(() => { pending = Math.max(0, pending - 1); inFlight = pending > 0; dirty = true; show("draft not saved (offline)", true); });
     };
     const changed = () => {
       dirty = true;
