@@ -506,3 +506,36 @@ def test_save_errors_are_announced(browser, project):
         # a refused submit (PA's checklist not saved) comes back as an alert
         p.keyboard.press("Control+Enter")
         p.get_by_role("alert").filter(has_text="checklist").wait_for(timeout=15_000)
+
+
+_BOX = ("(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"
+        " return [r.left, r.top, r.right, r.bottom]; }")
+
+
+def _overlap(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_task_page_at_320_px_stacks_the_rubric_below(browser, project):
+    # At 320 px (400 % zoom) the labelling column was 16 px wide and the sticky rubric lay over the
+    # player and the radios.
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context(viewport={"width": 320, "height": 640})
+        w = Watched(context, base)
+        p = w.page
+        log_in(w, base, "alice")
+        p.click("a.rj-open >> nth=0")
+        wait_video(p)
+        form, player, aside = (p.evaluate(_BOX, sel) for sel in ("form.rj-label-form", ".rj-player", "aside"))
+        assert form[2] - form[0] >= 250 and player[2] - player[0] >= 250, (form, player)
+        for y in (0, 400, 800, 1600):  # the rubric covers nothing at any scroll position
+            p.evaluate(f"window.scrollTo(0, {y})")
+            aside = p.evaluate(_BOX, "aside")
+            for sel in ("form.rj-label-form", ".rj-player"):
+                assert not _overlap(aside, p.evaluate(_BOX, sel)), (sel, y)
+        assert p.evaluate("document.documentElement.scrollWidth") <= 320  # no sideways scrolling
+        logout = p.evaluate(_BOX, 'form[action="/logout"] button')
+        assert logout[0] >= 0 and logout[2] <= 320
+        w.clean()
+        context.close()
