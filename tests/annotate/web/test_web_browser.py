@@ -539,3 +539,44 @@ def test_task_page_at_320_px_stacks_the_rubric_below(browser, project):
         assert logout[0] >= 0 and logout[2] <= 320
         w.clean()
         context.close()
+
+
+def _luminance(rgb: str) -> float:
+    channels = [int(c) / 255 for c in rgb[rgb.index("(") + 1:rgb.index(")")].split(",")[:3]]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+_COLOURS = """(sel) => { let el = document.querySelector(sel); const fg = getComputedStyle(el).color;
+  const clear = (e) => ['rgba(0, 0, 0, 0)', 'transparent'].includes(getComputedStyle(e).backgroundColor);
+  while (el && clear(el)) el = el.parentElement;
+  return [fg, el ? getComputedStyle(el).backgroundColor : 'rgb(255, 255, 255)']; }"""
+
+
+def test_controls_have_names_that_say_which_row_and_enough_contrast(browser, templates, tmp_path):
+    # The checklist's nine radios were named 0 1 2 0 1 2 0 1 2, the segments' bad medium good twice, the
+    # step buttons "<" and ">"; "log out" was white on light grey (1.15:1).
+    project = copy_project(templates["mv"], tmp_path / "db")
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        w = Watched(context, base)
+        p = w.page
+        log_in(w, base, "alice")
+        _open(p, base, 1)
+        for name in CHECKLIST_ITEMS[:3]:
+            group = p.get_by_role("radiogroup", name=name.replace("_", " "), exact=True)
+            assert group.get_by_role("radio").count() == 3
+            group.get_by_role("radio", name="1", exact=True).check()
+            assert p.is_checked(f'input[name="checklist.{name}"][value="1"]')
+        for i, span in enumerate(("0-3 s", "3-4 s")):
+            group = p.get_by_role("radiogroup", name=f"segment {span}", exact=True)
+            group.get_by_role("radio", name="medium").check()
+            assert p.is_checked(f'input[name="segments.{i}"][value="medium"]')
+        p.get_by_role("button", name="previous frame", exact=True).click()
+        p.get_by_role("button", name="next frame", exact=True).click()
+        fg, bg = p.evaluate(_COLOURS, 'form[action="/logout"] button')
+        lighter, darker = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+        assert (lighter + 0.05) / (darker + 0.05) >= 4.5, (fg, bg)
+        w.clean()
+        context.close()
