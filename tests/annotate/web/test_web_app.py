@@ -515,8 +515,22 @@ def test_training_round_feedback_page(tmp_path, _cheap_passwords):
         html = checked(bob.get("/rounds/r1")).text
         assert html.count("not yet") == 2 and "<td>eve</td>" in html
         assert alice.get("/rounds/nope").status_code == 404
+        assert _empty_headers(html) == []
+        html = checked(alice.get("/")).text  # the practice queue, with its round column
+        assert 'data-kind="practice"' in html and _empty_headers(html) == []
     finally:
         app.state.ctx.service.close()
+
+
+def _empty_headers(html):
+    return re.findall(r"<th[^>]*>\s*</th>", html)
+
+
+def test_every_queue_column_has_a_header(app):
+    # The link column's header cell was empty: a screen reader announced the links under no column
+    # (axe: empty-table-header, a11y audit of 2026-12-06).
+    html = checked(logged_in(app, "alice").get("/")).text
+    assert "rj-open" in html and _empty_headers(html) == []
 
 
 def test_model_draft_prefills_and_changes_are_recorded(app, project, tmp_path):
