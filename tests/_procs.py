@@ -46,25 +46,40 @@ def descendants(pid: int) -> set[int]:
 
 def stopped(args: list[str], ready: Callable[[int], bool]) -> tuple[int, str]:
     """Run ``robojudge args``, send it SIGTERM once ``ready(pid)``, and return its status and output."""
+    status, out, _ = _stop(args, ready, apart=False)
+    return status, out
+
+
+def stopped_apart(args: list[str], ready: Callable[[int], bool]) -> tuple[int, str, str]:
+    """As :func:`stopped`, with what the command printed on stdout and on stderr apart."""
+    return _stop(args, ready, apart=True)
+
+
+def _stop(args: list[str], ready: Callable[[int], bool], apart: bool) -> tuple[int, str, str]:
     proc = subprocess.Popen([sys.executable, "-m", "robojudge", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.PIPE if apart else subprocess.STDOUT, text=True)
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
-    reader.start()
+    errors: list[str] = []
+    readers = [threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)]
+    if apart:
+        readers.append(threading.Thread(target=lambda: errors.extend(proc.stderr or ()), daemon=True))
+    for reader in readers:
+        reader.start()
     deadline = time.monotonic() + 120
     while not ready(proc.pid):
-        assert proc.poll() is None, f"it ended first: {''.join(lines)}"
+        assert proc.poll() is None, f"it ended first: {''.join(lines + errors)}"
         assert time.monotonic() < deadline, "never got there"
         time.sleep(0.01)
     # Again each second until it says so, as a user presses Ctrl-C again: a KeyboardInterrupt raised while
     # Python runs a finalizer or a weakref callback (SQLAlchemy has some) is printed as ignored, and the
     # work goes on. Not once it has: a signal while the interpreter shuts down ends it by the signal.
     while proc.poll() is None and time.monotonic() < deadline:
-        if not any("interrupted" in line for line in lines):
+        if not any("interrupted" in line for line in lines + errors):
             proc.send_signal(signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=1)
     proc.kill()
     proc.wait()
-    reader.join(timeout=10)
-    return proc.returncode, "".join(lines)
+    for reader in readers:
+        reader.join(timeout=10)
+    return proc.returncode, "".join(lines), "".join(errors)

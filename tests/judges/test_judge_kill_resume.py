@@ -56,10 +56,10 @@ def test_killed_judge_run_resumes_exactly_once(make_items: Any, tmp_path: Path, 
             "--cache-dir", str(tmp_path / "cache"), "--decode-workers", "1", "--no-progress",
         ]
         proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=_as_in_a_terminal,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
         while len(_rows(db)) < 6:
-            assert proc.poll() is None, f"run ended early: {proc.stdout.read() if proc.stdout else ''}"
+            assert proc.poll() is None, f"run ended early: {proc.communicate()}"
             assert time.monotonic() < deadline, "run made no progress"
             time.sleep(0.05)
         if sig == signal.SIGTERM:  # `kill PID`: the parent alone; its decoder processes must follow
@@ -67,17 +67,19 @@ def test_killed_judge_run_resumes_exactly_once(make_items: Any, tmp_path: Path, 
             os.kill(proc.pid, sig)
         else:  # the whole group, decoder processes included, as a terminal's Ctrl-C
             os.killpg(proc.pid, sig)
-        out, _ = proc.communicate(timeout=60)  # must not hang on its worker processes
+        out, err = proc.communicate(timeout=60)  # must not hang on its worker processes
+        # The summary is the run's data (stdout); the interrupted line is a note, on stderr.
         if sig == signal.SIGTERM:
-            assert proc.returncode == 130, out  # SIGTERM stops a run as Ctrl-C does
-            assert "rerun the same command to resume" in out
+            assert proc.returncode == 130, out + err  # SIGTERM stops a run as Ctrl-C does
+            assert "rerun the same command to resume" in err and "interrupted" not in out
             end = time.monotonic() + 5
             while alive(children) and time.monotonic() < end:
                 time.sleep(0.1)
             assert alive(children) == set(), "decoder processes outlived the run"
         elif sig == signal.SIGINT:
-            assert proc.returncode == 130, out
-            assert "rerun the same command to resume" in out
+            assert proc.returncode == 130, out + err
+            assert "rerun the same command to resume" in err and "interrupted" not in out
+            assert "judgments:" in out
         else:
             assert proc.returncode == -signal.SIGKILL
         before = {r[:4]: r for r in _rows(db)}

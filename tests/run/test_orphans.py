@@ -38,7 +38,9 @@ def _hangup_as_on_a_terminal() -> None:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
-def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+def _start(tmp_path: Path, apart: bool = False) -> tuple[subprocess.Popen[str], Path]:
+    """A 200-item run of a slow toy metric, once it has stored 4 rows; ``apart``: stderr on a pipe of its
+    own (else mixed into stdout)."""
     manifest, db = tmp_path / "suite.jsonl", tmp_path / "results.sqlite"
     rows = [{"item_id": f"item{i:03d}", "video": "v.mp4", "instruction": "x"} for i in range(200)]
     (tmp_path / "v.mp4").write_bytes(b"placeholder; test_slow never opens it")
@@ -50,8 +52,8 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
         "--set", "test_slow.seconds=0.3", "--db", f"sqlite:///{db}", "--workers", "2", "--no-progress",
     ]
     proc = subprocess.Popen(
-        cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        preexec_fn=_hangup_as_on_a_terminal,
+        cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, text=True,
+        stderr=subprocess.PIPE if apart else subprocess.STDOUT, preexec_fn=_hangup_as_on_a_terminal,
     )
     deadline = time.monotonic() + 120
     while _count(db) < 4:
@@ -89,13 +91,16 @@ def test_sigkill_of_the_parent_leaves_no_worker(tmp_path: Path) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "sighup"])
 def test_sigterm_and_sighup_shut_down_like_ctrl_c(tmp_path: Path, sig: int) -> None:
     # SIGHUP (a closed terminal) used to end the run at once: exit status 129, no summary, no resume hint.
-    proc, db = _start(tmp_path)
+    proc, db = _start(tmp_path, apart=True)
     children = descendants(proc.pid)
     try:
         os.kill(proc.pid, sig)
-        out, _ = proc.communicate(timeout=60)
-        assert proc.returncode == 130, out  # what Ctrl-C gives, so scripts treat both alike
-        assert "rerun the same command to resume" in out
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, out + err  # what Ctrl-C gives, so scripts treat both alike
+        # The summary is the run's data (stdout); the interrupted line is a note, on stderr with the
+        # progress (it was on stdout, in `score ... > summary.txt`).
+        assert "interrupted: stored results are kept; rerun the same command to resume" in err
+        assert "interrupted" not in out and "tasks:" in out
         left = _wait_gone(children, 5.0)
         assert left == set(), f"still alive 5 s after {signal.Signals(sig).name}: {sorted(left)}"
         stored = _count(db)

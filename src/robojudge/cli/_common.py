@@ -367,5 +367,13 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
             markup=True, highlight=False,
         )
     if summary.interrupted:
-        console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]",
-                      markup=True)
+        print_run_interrupted()
+
+
+RUN_INTERRUPTED = "interrupted: stored results are kept; rerun the same command to resume."
+
+
+def print_run_interrupted() -> None:
+    """The line of a ``score`` or ``judge`` run that was stopped: a note, on stderr with the progress, so
+    that ``CMD > file`` keeps the summary alone."""
+    err_console.print(RUN_INTERRUPTED, style="yellow", highlight=False, markup=False)

@@ -28,6 +28,7 @@ from robojudge.cli._common import (
     live_progress,
     print_manifest_problems,
     print_report_hint,
+    print_run_interrupted,
     progress_every_option,
     progress_option,
     store_failed,
@@ -302,8 +303,7 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
                 "again" if s.cache_unsaved else "")
         console.print(f"[yellow]warning:[/] {escape(s.cache_error)}{lost}", markup=True, highlight=False)
     if s.interrupted:
-        console.print("[yellow]interrupted: stored results are kept; rerun the same command to resume.[/]",
-                      markup=True)
+        print_run_interrupted()
 
 
 def judge(

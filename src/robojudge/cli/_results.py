@@ -59,9 +59,9 @@ def export_cmd(
     except (StoreError, ManifestError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: typer would exit 130 without a word
-        console.print(f"[yellow]interrupted: {escape(str(out))} is as it was (an export replaces it only "
-                      "once written whole); rerun the same command to export[/]", markup=True,
-                      highlight=False)
+        err_console.print(f"[yellow]interrupted: {escape(str(out))} is as it was (an export replaces it "
+                          "only once written whole); rerun the same command to export[/]", markup=True,
+                          highlight=False)
         raise typer.Exit(130) from None
     # the data went to stdout: the count goes beside the notes
     where = "standard output" if str(out) == "-" else out
