@@ -9,6 +9,7 @@ width it needs, never cut to ``…``); notes, warnings and progress go to stderr
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -59,3 +60,28 @@ def test_robots_check_warns_on_stderr_and_prints_names_whole(tmp_path: Path) -> 
     assert f"not rigid (a joint changes its length): {LONG} - hand" in done.stderr
     assert "not rigid" not in done.stdout
     whole(done.stdout, f"base - {LONG}", f"{LONG} - hand", "shoulder_pitch_joint_of_the_left_arm", "0.1000")
+
+
+GENERATOR = "cosmos_predict2_14b_video2world_posttrained"
+
+
+@pytest.fixture
+def manifest(tmp_path: Path) -> Path:
+    """Four items of a long-named generator and a short one; a fifth row that does not validate."""
+    (tmp_path / "v.mp4").write_bytes(b"")
+    rows = [{"item_id": f"{g[:3]}{c}", "video": "v.mp4", "clip_id": f"c{c}", "generator": g,
+             "instruction": "stack the cups"} for c in range(2) for g in (GENERATOR, "wan")]
+    lines = [json.dumps(r) for r in rows] + ['{"item_id": "broken"}']
+    path = tmp_path / "suite.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_suite_info_prints_names_whole_and_its_notes_on_stderr(manifest: Path) -> None:
+    # Before: at COLUMNS=40 (or 80) the generator read 'cosmos_predict2_14b_video2…'.
+    done = piped("suite", "info", str(manifest))
+    assert done.returncode == 0, done.stderr
+    whole(done.stdout, GENERATOR)
+    assert "1 row(s) left out" in done.stderr and "left out" not in done.stdout
+    shown = piped("suite", "info", str(manifest), "--json")
+    assert json.loads(shown.stdout)["by_generator"] == {GENERATOR: 2, "wan": 2}

@@ -448,7 +448,8 @@ def test_cli_scan_then_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert expect in done.stdout
     assert "1 of 2 item(s) have no instruction (first: model B/ep 1)" in done.stderr
     assert "outside the manifest's folder" not in done.stderr
-    assert "then robojudge score 'my videos.jsonl' -m all" in done.stdout
+    # The hint of what to run next is a note: on stderr, stdout keeps what was written.
+    assert "then robojudge score 'my videos.jsonl' -m all" in done.stderr and "next:" not in done.stdout
     again = runner.invoke(app, ["scan", str(root)])
     assert again.exit_code == 2 and "my videos.jsonl exists; pass --force to replace it" in again.stderr
     elsewhere = runner.invoke(app, ["scan", str(root), "-o", "lists/mine.jsonl"])

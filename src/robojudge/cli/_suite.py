@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from robojudge.cli._common import check_out_file, console, err_console, fail
+from robojudge.cli._tables import add_column, print_table
 from robojudge.suite import ManifestError, load_suite, suite_info, validate_manifest
 
 app = typer.Typer(help="Check and describe suite manifests.", no_args_is_help=True)
@@ -84,10 +85,12 @@ def media_progress(enabled: bool, verb: str) -> Iterator[Callable[[int, int], No
 
 def _render(title: str, value: Any) -> None:
     if isinstance(value, dict) and value and all(not isinstance(v, dict) for v in value.values()):
-        table = Table(title, "count")
+        table = Table()
+        add_column(table, title, fold=True)  # a generator's or a rater's name, never cut to …
+        add_column(table, "count")
         for k, v in value.items():
             table.add_row(str(k), str(v))
-        console.print(table)
+        print_table(table)
     elif isinstance(value, dict):
         for k, v in value.items():
             _render(f"{title}.{k}", v)
@@ -232,7 +235,7 @@ def scan_cmd(
             highlight=False,
         )
     shown = shlex.quote(str(target))
-    console.print(
+    err_console.print(  # a hint, not data: stdout keeps what was written
         f"next: robojudge suite validate {shown}  (opens every video), then robojudge score {shown} -m all",
         highlight=False,
     )
