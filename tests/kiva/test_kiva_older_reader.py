@@ -154,6 +154,12 @@ def test_values_of_a_reader_calibrated_for_an_older_measure_say_so(
     assert old["link_lengths"] == "pixel" and old["jerk_windows"] == "centre"
     assert f"KIVA reader {v5} was calibrated for measure version 5 (current 8)" in old["notice"]
     assert f"`robojudge kiva calibrate --reader {v5} --episodes {kiva_suite.resolve()}`" in old["notice"]
+    # `kiva upgrade` says so too, as a note on stderr: stdout keeps what it recorded (it was on stdout).
+    upgraded = CliRunner().invoke(app, ["kiva", "upgrade", "--reader", str(v5)])
+    assert upgraded.exit_code == 0, upgraded.output
+    assert "width/height already: 1.000" in upgraded.stdout and "note" not in upgraded.stdout
+    assert "note: calibrated for measure version 5 (current 8), so it judges by older rules" in " ".join(
+        upgraded.stderr.split())
     current = spec.compute(_item(kiva_suite), spec.make_config({"reader": str(tiny_reader)})).details
     assert (current["calibration_version"], current["older_rules"]) == (8, [])
     assert "notice" not in current

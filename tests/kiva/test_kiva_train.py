@@ -93,8 +93,11 @@ def test_training_twice_with_one_seed_gives_identical_weights_and_the_cli_trains
         capture_output=True, text=True, timeout=600, env={**os.environ, "MUJOCO_GL": "egl"})
     assert result.returncode == 0, result.stderr[-3000:]
     assert "held-out error:" in result.stdout and "% of the diagonal" in result.stdout
-    # Its output is a pipe, not a terminal: a line per epoch (as in a log file), no bar.
-    epochs = [line for line in result.stdout.splitlines() if line.startswith("training: epoch")]
+    # Its stderr is a pipe, not a terminal: a line per epoch there (as in a log file), no bar. The
+    # progress and the hint of what to run next are notes: stdout holds the reader and its errors alone.
+    epochs = [line for line in result.stderr.splitlines() if line.startswith("training: epoch")]
+    assert "training:" not in result.stdout and "next:" not in result.stdout
+    assert f"next: robojudge kiva calibrate --reader {tmp_path / 'b'}" in result.stderr
     assert [line.split(",")[0] for line in epochs] == ["training: epoch 1/2", "training: epoch 2/2"]
     assert all(" elapsed" in line and "loss 0." in line for line in epochs)
     wa = torch.load(tmp_path / "a" / "reader.pt", weights_only=True)["state_dict"]
@@ -180,7 +183,8 @@ def test_the_cli_calibrates_and_refuses_a_manifest_without_the_robot(tiny_reader
     said = CliRunner().invoke(app, ["kiva", "calibrate", "--reader", str(reader), "--episodes",
                                     str(kiva_suite)])
     assert said.exit_code == 0, said.output
-    assert "recognition not checked" in said.output and "every video is judged" in said.output
+    assert "recognition not checked" in said.stderr and "every video is judged" in said.stderr
+    assert "recognition" not in said.stdout and "thresholds at the 95th percentile of 12" in said.stdout
     bad = CliRunner().invoke(app, ["kiva", "train", "--episodes", str(kiva_suite), "--robot", "no_such_robot",
                                    "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "no_such_robot" in bad.output

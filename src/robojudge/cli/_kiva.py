@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from robojudge.cli._common import check_out_folder, console, fail
+from robojudge.cli._common import check_out_folder, console, err_console, fail
 
 app = typer.Typer(help="KIVA's keypoint reader: train it, calibrate its thresholds, upgrade an older one.",
                   no_args_is_help=True)
@@ -146,11 +146,12 @@ def train_cmd(
     check_out_folder(out)
     _check_torch()
     _check_device(device)
-    # A bar redraws in place, which a log file (nohup, a cluster job) keeps as nothing until the end:
-    # there each epoch, minutes apart on a CPU, gets a line of its own instead.
-    lines = not quiet and not console.is_terminal
+    # Progress goes to stderr, as every command's does: stdout keeps the reader and its errors. A bar
+    # redraws in place, which a log file (nohup, a cluster job) keeps as nothing until the end: there each
+    # epoch, minutes apart on a CPU, gets a line of its own instead.
+    lines = not quiet and not err_console.is_terminal
     bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), console=console,
+                   TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), console=err_console,
                    disable=quiet or lines)
     task = bar.add_task("train", total=cfg.epochs * cfg.members, loss="-")
 
@@ -160,8 +161,8 @@ def train_cmd(
     def on_epoch(done: int, total: int, loss: float) -> None:
         nonlocal started
         if lines:
-            console.print(f"training: epoch {done}/{total}, loss {loss:.5f}, "
-                          f"{describe(time.monotonic() - t0)} elapsed", highlight=False)
+            err_console.print(f"training: epoch {done}/{total}, loss {loss:.5f}, "
+                              f"{describe(time.monotonic() - t0)} elapsed", highlight=False)
             return
         if not started:  # shown once training runs: data and robot problems are reported without a bar
             bar.start()
@@ -181,14 +182,14 @@ def train_cmd(
                   f"{len(meta['links'])} links; {meta['links_source']})", highlight=False)
     if meta.get("links_not_rigid"):
         names = ", ".join(f"{a} - {b}" for a, b in meta["links_not_rigid"])
-        console.print(f"[yellow]warning:[/] not rigid (a joint changes its length), left out of the rigidity "
-                      f"measure: {escape(names)}", markup=True, highlight=False)
+        err_console.print(f"[yellow]warning:[/] not rigid (a joint changes its length), left out of the "
+                          f"rigidity measure: {escape(names)}", markup=True, highlight=False)
     console.print(_error_line("held-out error", meta["held_out_error"], holdout), highlight=False)
     for m in meta.get("members", []):
         console.print(_error_line(f"  member with seed {m['seed']}", m["held_out_error"]), highlight=False)
     console.print(_error_line("training error", meta["train_error"]), highlight=False)
-    console.print(f"next: robojudge kiva calibrate --reader {out} --episodes MANIFEST_OF_REFERENCES",
-                  highlight=False)
+    err_console.print(f"next: robojudge kiva calibrate --reader {out} --episodes MANIFEST_OF_REFERENCES",
+                      highlight=False)
 
 
 @app.command("calibrate")
@@ -237,18 +238,18 @@ def calibrate_cmd(
                       f"{len(cal['videos_3d'])} multi-view videos", highlight=False)
     floor, note = recognition(cal)
     if math.isnan(floor):
-        console.print(f"[yellow]note:[/] recognition {escape(note)}: every video is judged, whether or "
-                      "not it shows the robot (docs/kiva.md, \"A robot the reader does not recognise\")",
-                      markup=True, highlight=False)
+        err_console.print(f"[yellow]note:[/] recognition {escape(note)}: every video is judged, whether or "
+                          "not it shows the robot (docs/kiva.md, \"A robot the reader does not recognise\")",
+                          markup=True, highlight=False)
     else:
         console.print(f"recognition checked: a video read with confidence below {floor:.3f} "
                       f"({CONFIDENCE_RATIO:g} of the references' median, {cal['confidence']:.3f}) is "
                       "unscored",
                       highlight=False)
     if cal["videos_seen_in_training"]:
-        console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "
-                      "thresholds from videos the reader has not seen are less strict", markup=True,
-                      highlight=False)
+        err_console.print(f"[yellow]note:[/] {cal['videos_seen_in_training']} of them were training videos; "
+                          "thresholds from videos the reader has not seen are less strict", markup=True,
+                          highlight=False)
 
 
 @app.command("upgrade")
@@ -274,10 +275,10 @@ def upgrade_cmd(
     if loaded.older_rules:
         manifest = (loaded.meta.get("calibration") or {}).get("manifest") or "MANIFEST_OF_REFERENCES"
         rules = ", ".join(loaded.older_rules)
-        console.print(f"[yellow]note:[/] calibrated for measure version {loaded.calibration_version} "
-                      f"(current {MEASURE_VERSION}), so it judges by older rules ({escape(rules)}); "
-                      f"`robojudge kiva calibrate --reader {escape(str(reader))} --episodes "
-                      f"{escape(manifest)}` brings it to today's", markup=True, highlight=False)
+        err_console.print(f"[yellow]note:[/] calibrated for measure version {loaded.calibration_version} "
+                          f"(current {MEASURE_VERSION}), so it judges by older rules ({escape(rules)}); "
+                          f"`robojudge kiva calibrate --reader {escape(str(reader))} --episodes "
+                          f"{escape(manifest)}` brings it to today's", markup=True, highlight=False)
     elif loaded.calibration_version == 0:
-        console.print(f"not calibrated yet: robojudge kiva calibrate --reader {reader} --episodes "
-                      "MANIFEST_OF_REFERENCES", highlight=False)
+        err_console.print(f"not calibrated yet: robojudge kiva calibrate --reader {reader} --episodes "
+                          "MANIFEST_OF_REFERENCES", highlight=False)
