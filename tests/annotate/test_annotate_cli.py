@@ -301,3 +301,39 @@ def test_admin_commands_check_their_input(suite_files: SuiteFiles, tmp_path: Pat
     assert f"{example!r}: reference example(s) of 'p', never dealt as tasks" in out
     # Without --item the example is left out as before.
     assert "5 label tasks assigned" in rj("assign", "--db", db, "-p", "p", "--to", "alice")
+
+
+def test_status_and_round_tables_print_long_names_whole_in_a_pipe(suite_files: SuiteFiles,
+                                                                  tmp_path: Path) -> None:
+    # Before: piped at COLUMNS=40 the tables were cut: 'annotator annotator…' and 'annotator_of_the… &'.
+    import os
+    import subprocess
+    import sys
+
+    long_a, long_b = "annotator_of_the_first_vendor@example.org", "annotator_of_the_second_vendor"
+    db = f"sqlite:///{tmp_path}/a.sqlite"
+    rj("init", suite_files.manifest, "--db", db, "--name", "p", "--segments", "3")
+    for name in (long_a, long_b):
+        rj("add-annotator", name, "--db", db, "--password", input=f"{PW}\n{PW}\n")
+    rj("round", "create", "r1", "--db", db, "-p", "p", "--to", long_a, "--to", long_b,
+       *(x for i in suite_files.item_ids[:2] for x in ("--item", i)))
+    with AnnotationService(db) as svc:
+        for name in (long_a, long_b):
+            who = svc.authenticate(name, PW)
+            for entry in svc.queue(who):
+                label_through(svc, who, entry.assignment_id,
+                              {**FULL, **{f"segments.{k}": "good" for k in range(3)}})
+    import robojudge
+
+    env = {**os.environ, "COLUMNS": "40", "PYTHONPATH": str(Path(robojudge.__file__).parents[1])}
+    for args in (["status"], ["round", "status", "r1"]):
+        done = subprocess.run([sys.executable, "-m", "robojudge", "annotate", *args, "--db", db, "-p", "p"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "…" not in done.stdout, done.stdout
+        lines = done.stdout.splitlines()
+        if args == ["status"]:
+            assert any(f"annotator {long_a}" in line for line in lines), done.stdout
+        else:
+            assert any(f"{long_a} & {long_b}" in line for line in lines), done.stdout
+            assert any(f"{long_b} & the others" in line and "1.000" in line for line in lines), done.stdout

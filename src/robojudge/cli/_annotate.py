@@ -8,9 +8,9 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from robojudge.cli._common import console, fail
+from robojudge.cli._tables import name_table, print_table
 
 app = typer.Typer(
     help="Human annotation: projects, annotators, assignments, the web app, label export.",
@@ -288,13 +288,12 @@ def status_cmd(
     if as_json:
         typer.echo(json.dumps(asdict(st), indent=1))
         return
-    table = Table(
-        "", "open", "draft", "submitted", title=f"{st.project}: {st.n_items} items, {st.n_final} final"
-    )
+    table = name_table(f"{st.project}: {st.n_items} items, {st.n_final} final", "", "open", "draft",
+                       "submitted")
     for label, rows in (("kind", st.by_kind), ("annotator", st.by_annotator)):
         for key, c in rows.items():
             table.add_row(f"{label} {key}", str(c["open"]), str(c["draft"]), str(c["submitted"]))
-    console.print(table)
+    print_table(table)
     for name, state in st.rounds.items():
         console.print(f"round {name}: {state}", highlight=False)
     if st.rounds:
@@ -328,14 +327,14 @@ def _print_round(result: object) -> None:
     from robojudge.annotate import RoundAgreement
 
     assert isinstance(result, RoundAgreement)
-    table = Table(
+    table = name_table(
+        f"round {result.round} ({result.n_items} items, pass: within 1 >= {result.threshold:g})",
         "pairs of",
         "pairs",
         "exact",
         "within 1",
         "mean abs diff",
         "passed",
-        title=f"round {result.round} ({result.n_items} items, pass: within 1 >= {result.threshold:g})",
     )
     p = result.pooled
     table.add_row(
@@ -354,7 +353,7 @@ def _print_round(result: object) -> None:
             f"{r.mean_abs_diff:.3f}",
             "yes" if result.passed[name] else "no",
         )
-    console.print(table)
+    print_table(table)
     alpha = ", ".join(f"{k} {v:.3f}" for k, v in result.alpha.items())
     console.print(f"Krippendorff's alpha (ordinal): {alpha}", highlight=False)
 

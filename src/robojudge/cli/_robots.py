@@ -7,11 +7,10 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from robojudge.cli._common import console, err_console, fail
-from robojudge.cli._tables import add_column, print_table
+from robojudge.cli._tables import name_table, print_table
 from robojudge.robots import BUILTIN_ROBOTS, RobotSpecError, builtin_robot, load_robot_spec, summarize_robot
 
 app = typer.Typer(help="Robot specs for forward kinematics (docs/robots.md).", no_args_is_help=True)
@@ -52,11 +51,11 @@ def check_cmd(
     console.print(f"[bold]{escape(s.name)}[/]: {s.format.upper()} {escape(str(s.model))}", markup=True,
                   highlight=False)
     console.print(f"keypoints ({len(s.keypoints)}): {', '.join(s.keypoints)}", highlight=False, markup=False)
-    links = _table(f"links ({len(summary.links)})", "link", "length at rest (m)", "rigid")
+    links = name_table(f"links ({len(summary.links)})", "link", "length at rest (m)", "rigid")
     for li in summary.links:
         links.add_row(f"{li.a} - {li.b}", f"{li.length:.4f}", "yes" if li.rigid else Text("no", style="red"))
     print_table(links)
-    joints = _table(f"joints ({len(summary.joints)})", "joint", "lower", "upper")
+    joints = name_table(f"joints ({len(summary.joints)})", "joint", "lower", "upper")
     for name, lim in summary.joints:
         joints.add_row(name, *((f"{lim[0]:.4g}", f"{lim[1]:.4g}") if lim else ("-", "-")))
     print_table(joints)
@@ -65,12 +64,3 @@ def check_cmd(
         names = escape(", ".join(f"{li.a} - {li.b}" for li in bad))
         err_console.print(f"[yellow]warning[/]: not rigid (a joint changes its length): {names}", markup=True,
                           highlight=False)
-
-
-def _table(title: str, name: str, *numbers: str) -> Table:
-    """A table whose first column (a link or a joint) folds a long name and whose numbers are never cut."""
-    table = Table(title=title)
-    add_column(table, name, fold=True)
-    for header in numbers:
-        add_column(table, header)
-    return table

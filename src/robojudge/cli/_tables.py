@@ -28,6 +28,16 @@ def add_column(table: Table, header: str, *, fold: bool = False, justify: str = 
         table.add_column(header, no_wrap=True, justify=justify)  # type: ignore[arg-type]
 
 
+def name_table(title: str, name: str, *numbers: str) -> Table:
+    """A table whose first column, headed ``name``, holds names (folded where long) and whose other
+    columns hold numbers (never wrapped)."""
+    table = Table(title=title)
+    add_column(table, name, fold=True)
+    for header in numbers:
+        add_column(table, header)
+    return table
+
+
 def _wide() -> Console:
     """The shared console on a terminal or when already wide; a wide one when piped, so that tables are
     not cut (``COLUMNS`` set narrower, as tests do, still gives at least :data:`PIPED_WIDTH`)."""
