@@ -85,3 +85,21 @@ def test_suite_info_prints_names_whole_and_its_notes_on_stderr(manifest: Path) -
     assert "1 row(s) left out" in done.stderr and "left out" not in done.stdout
     shown = piped("suite", "info", str(manifest), "--json")
     assert json.loads(shown.stdout)["by_generator"] == {GENERATOR: 2, "wan": 2}
+
+
+def test_weights_tables_print_sources_paths_and_metrics_whole(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: at COLUMNS=40 a source read 'openai/cli…' and a metrics list was cut or wrapped over lines.
+    monkeypatch.setenv("ROBOJUDGE_WEIGHTS", str(tmp_path / "weights"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    listed = piped("weights", "list")
+    assert listed.returncode == 0, listed.stderr
+    whole(listed.stdout, "openai/clip-vit-base-patch32", "cc_background, cc_subject, clip_frame_consistency")
+    status = piped("weights", "status")
+    assert status.returncode == 0, status.stderr
+    whole(status.stdout, f"$ROBOJUDGE_WEIGHTS: {tmp_path / 'weights'}",
+          "robojudge weights fetch clip_vit_b32",
+          "export a TorchScript file to $ROBOJUDGE_WEIGHTS/frame_interpolation/frame_interpolation.pt")
+    for command in ("list", "status"):
+        rows = json.loads(piped("weights", command, "--json").stdout)
+        assert {r["name"] for r in rows} >= {"clip_vit_b32", "frame_interpolation"}

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Column, Table
+from rich.table import Table
 from rich.text import Text
 
 from robojudge.cli._common import console, fail
+from robojudge.cli._tables import add_column, print_table
 from robojudge.metrics._select import metrics_by_weights
 from robojudge.models import WEIGHTS_ENV, fetch_weights, list_weights, weights_root, weights_status
 
@@ -43,12 +44,11 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(Column("name", no_wrap=True), Column("source"), Column("pinned"),
-                  Column("loader", no_wrap=True), Column("metrics"))
+    table = _table("name", "source", "pinned", "loader", "metrics", whole=("name", "loader"))
     for r in rows:
         table.add_row(r["name"], r["source"], r["pinning"], "unverified" if r["unverified"] else "library",
                       ", ".join(r["metrics"]) or "-")
-    console.print(table)
+    print_table(table)
 
 
 @app.command("status")
@@ -62,8 +62,7 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON in
         return
     root = weights_root()
     console.print(f"${WEIGHTS_ENV}: {root if root else '(unset)'}", highlight=False)
-    table = Table(Column("name", no_wrap=True), Column("status", no_wrap=True), Column("where"),
-                  Column("metrics"))
+    table = _table("name", "status", "where", "metrics", whole=("name", "status"))
     for r in rows:
         status = Text(r["state"], style=_STYLES.get(r["state"], "red"))
         fix = r["manual"] or f"robojudge weights fetch {r['name']}"
@@ -74,7 +73,16 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON in
         else:
             where = fix
         table.add_row(r["name"], status, where, ", ".join(r["metrics"]) or "-")
-    console.print(table)
+    print_table(table)
+
+
+def _table(*headers: str, whole: tuple[str, ...]) -> Table:
+    """A table whose columns in ``whole`` (a network's name, a state) are never wrapped and whose others
+    (a source, a path, a list of metrics) fold: nothing is cut to ``…`` (cli._tables.print_table)."""
+    table = Table()
+    for header in headers:
+        add_column(table, header, fold=header not in whole)
+    return table
 
 
 _STYLES = {"present": "green", "missing": "red", "incomplete": "yellow", "corrupt": "red"}
