@@ -103,3 +103,57 @@ def test_weights_tables_print_sources_paths_and_metrics_whole(tmp_path: Path,
     for command in ("list", "status"):
         rows = json.loads(piped("weights", command, "--json").stdout)
         assert {r["name"] for r in rows} >= {"clip_vit_b32", "frame_interpolation"}
+
+
+METRIC = "ta_mean_trajectory_length"  # an external metric (imported), of a long name
+
+
+@pytest.fixture
+def run(manifest: Path) -> Path:
+    """A run folder beside ``manifest`` whose store holds an imported metric of a long name."""
+    folder = manifest.parent / "runs" / "suite"
+    folder.mkdir(parents=True)
+    (manifest.parent / "sim.csv").write_text(f"item_id,metric,value\ncos0,{METRIC},0.5\nwan0,{METRIC},1\n")
+    done = piped("results", "import", "sim.csv", "--run-dir", str(folder), "--suite", str(manifest),
+                 cwd=manifest.parent)
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_results_import_notes_on_stderr_and_its_table_whole(manifest: Path, run: Path) -> None:
+    # Before: 'checking item ids against ...' was on stdout, and at COLUMNS=40 the metric read 'ta_mean_tr…'.
+    (run / "suite.jsonl").write_text(manifest.read_text())  # the run's own manifest: checked without --suite
+    (run.parent / "more.csv").write_text("item_id,value\ncos1,0.25\n")
+    done = piped("results", "import", str(run.parent / "more.csv"), "--run-dir", str(run), "--metric",
+                 METRIC)
+    assert done.returncode == 0, done.stderr
+    assert f"checking item ids against {run / 'suite.jsonl'}" in done.stderr
+    assert "checking" not in done.stdout
+    whole(done.stdout, METRIC, "1 imported, 0 unchanged, 0 replaced")
+
+
+def test_results_status_json_and_its_table_whole(manifest: Path, run: Path) -> None:
+    # Before: no --json; the run folder's manifest line was on stdout; at COLUMNS=40 the table was cut.
+    done = piped("results", "status", str(manifest), "--run-dir", str(run))
+    assert done.returncode == 0, done.stderr
+    whole(done.stdout, METRIC)
+    row = next(line for line in done.stdout.splitlines() if METRIC in line)
+    cells = [cell.strip() for cell in row.split("│")]
+    assert cells[4:11] == ["2", "0", "0", "0", "0", "2", "0"]  # current, up to date, ..., imported
+    shown = piped("results", "status", str(manifest), "--run-dir", str(run), "--json", "--stale")
+    assert shown.returncode == 0, shown.stderr
+    status = json.loads(shown.stdout)
+    assert status["db_url"].endswith("results.sqlite") and status["rows"] == []
+    (m,) = status["metrics"]
+    assert (m["metric"], m["current"], m["imported"], m["no_row"]) == (METRIC, 2, 2, 2)
+    assert m["old_version"] is False and m["median_s"] is None  # imported rows took no time here
+    assert sorted(m["no_row_first"]) == ["cos1", "wan1"]
+    assert (status["stale"], status["unavailable"], status["unknown"]) == (0, 0, 0)
+    assert [p["item_id"] for p in status["manifest_problems"]] == ["broken"]  # the fifth row
+    # A run folder: which manifests it read is a note, on stderr.
+    (run / "suite.jsonl").write_text(manifest.read_text())  # the run folder's own manifest, and its video
+    (run / "v.mp4").write_bytes(b"")
+    shown = piped("results", "status", str(run), "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert f"suite manifest: {run / 'suite.jsonl'}" in shown.stderr
+    assert json.loads(shown.stdout)["metrics"][0]["current"] == 2 and "rows" not in json.loads(shown.stdout)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from robojudge.cli._common import console, err_console, fail, first_names, manifests_line
+from robojudge.cli._tables import name_table, print_table
 from robojudge.store import (
     SCHEMA_VERSION,
     NotAStoreError,
@@ -96,6 +97,8 @@ def status_cmd(
     ),
     stale: bool = typer.Option(False, "--stale", help="List the stale rows, those whose inputs cannot be "
                                "read now and those without a fingerprint."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the table and its notes (with "
+                                 "--stale, the rows listed under \"rows\")."),
 ) -> None:
     """Per metric: current rows, how many still match their inputs, stale rows, superseded rows, errors.
 
@@ -115,16 +118,19 @@ def status_cmd(
             from robojudge.report import load_run_results
 
             run = load_run_results(suite, db)
-            console.print(manifests_line(run.manifests), highlight=False)
+            err_console.print(manifests_line(run.manifests), highlight=False)  # a note, as in report
             with ResultStore(run.db_url, read_only=True) as store:
                 status = results_status(store, run.items)
         else:
             status = status_suite(suite, db=db, run_dir=run_dir)
     except (StoreError, ManifestError, FileNotFoundError, ValueError) as exc:
         raise fail(str(exc)) from None
-    table = Table("metric", "config", "version", "current", "up to date", "stale", "inputs unavailable",
-                  "no fingerprint", "imported", "not checked", "no row", "errors", "unscored", "superseded",
-                  "other libraries", "total s", "median s", title=status.db_url)
+    if as_json:
+        typer.echo(json.dumps(status.to_dict(rows=stale), indent=2))
+        return
+    table = name_table(status.db_url, "metric", "config", "version", "current", "up to date", "stale",
+                       "inputs unavailable", "no fingerprint", "imported", "not checked", "no row", "errors",
+                       "unscored", "superseded", "other libraries", "total s", "median s")
     for m in status.metrics:
         median = "-" if m.median_s is None else f"{m.median_s:.2f}"
         version = f"{m.version} (now {m.installed_version})" if m.old_version else m.version
@@ -132,7 +138,7 @@ def status_cmd(
             m.current, m.up_to_date, m.stale, m.unavailable, m.unknown, m.imported, m.not_checked, m.no_row,
             m.errors,
             m.unscored, m.superseded, m.other_libraries)), f"{m.seconds:.1f}", median)
-    console.print(table)
+    print_table(table)
     console.print("not checked: rows of ids not in this manifest, or of metrics this robojudge does not "
                   "know; no row: manifest items without a row of that metric configuration", highlight=False)
     for m in status.metrics:
@@ -307,7 +313,7 @@ def import_cmd(
             raise fail(f"no run folder at {run}")
         db = default_db_url(run)
         if suite is None and (suite := run_manifest(run)) is not None:
-            console.print(f"checking item ids against {suite}", highlight=False)
+            err_console.print(f"checking item ids against {suite}", highlight=False)
     suites: Path | list[Path] | None = suite
     if run is not None and suite is None:  # the manifests scored into the run's store, as `report` reads them
         from robojudge.report import noted_manifests
@@ -315,8 +321,8 @@ def import_cmd(
         noted = noted_manifests(default_db_url(run))
         if noted:
             suites = noted
-            console.print(f"checking item ids against {', '.join(str(m) for m in noted)} (scored into this "
-                          "store; --suite for another)", highlight=False)
+            err_console.print(f"checking item ids against {', '.join(str(m) for m in noted)} (scored into "
+                              "this store; --suite for another)", highlight=False)
     assert db is not None
     try:
         with ResultStore(db) as store:
@@ -334,11 +340,11 @@ def import_cmd(
                           "are not kept", highlight=False, markup=False)
     if report.skipped:
         _print_problems(report.skipped, f"{len(report.skipped)} bad line(s) left out (--skip-invalid):")
-    table = Table("metric", "imported", "unchanged", "replaced",
-                  title=f"{'dry run, nothing written: ' if dry_run else ''}{file} -> {where}")
+    table = name_table(f"{'dry run, nothing written: ' if dry_run else ''}{file} -> {where}", "metric",
+                       "imported", "unchanged", "replaced")
     for name, c in sorted(report.metrics.items()):
         table.add_row(name, str(c.imported), str(c.unchanged), str(c.replaced))
-    console.print(table)
+    print_table(table)
     console.print(f"source {report.source!r} (config hash {report.config_hash}), file sha256 "
                   f"{report.sha256[:12]}...: {report.imported} imported, {report.unchanged} unchanged, "
                   f"{report.replaced} replaced" + (f", {report.left_out} lines of other metrics left out"

@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +123,37 @@ class StoreStatus:
     # manifest items without a row (MetricStatus.other_ids and no_row count them all).
     other_ids: dict[StatusKey, list[str]] = field(default_factory=dict)
     no_row: dict[StatusKey, list[str]] = field(default_factory=dict)
+
+
+    def to_dict(self, rows: bool = False) -> dict[str, Any]:
+        """Plain-JSON form (``robojudge results status --json``): the store; a record per metric
+        configuration (the table's columns by their field names, with ``old_version`` and the first ids
+        of rows not in the manifest and of items without a row); how many current rows are stale, have
+        inputs unavailable or no fingerprint; the in-flight notes; the manifest's problems. With ``rows``
+        (``--stale``), every row of those three kinds, each with its ``state``."""
+        metrics = []
+        for m in self.metrics:
+            key = (m.metric, m.config_hash, m.version)
+            metrics.append({**asdict(m), "old_version": m.old_version,
+                            "other_ids_first": self.other_ids.get(key, []),
+                            "no_row_first": self.no_row.get(key, [])})
+        out: dict[str, Any] = {
+            "db_url": self.db_url,
+            "metrics": metrics,
+            "stale": len(self.stale),
+            "unavailable": len(self.unavailable),
+            "unknown": len(self.unknown),
+            "in_flight": self.in_flight,
+            "in_flight_ended": self.in_flight_ended,
+            "manifest_problems": [p.to_dict() for p in self.manifest_problems],
+            "files_missing": [p.to_dict() for p in self.files_missing],
+        }
+        if rows:
+            out["rows"] = [{**asdict(r), "state": state}
+                           for state, found in (("stale", self.stale), ("unavailable", self.unavailable),
+                                                ("unknown", self.unknown))
+                           for r in found]
+        return out
 
 
 class _Expected:
