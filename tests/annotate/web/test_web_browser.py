@@ -423,6 +423,53 @@ def test_typing_evidence_across_a_segment_end_changes_no_score(browser, template
     assert [stored.checklist[c] for c in CHECKLIST_ITEMS[:3]] == [2, 2, 2]
 
 
+def test_keys_after_a_segment_prompt_go_on_playing_and_keep_the_verdict(browser, templates, tmp_path):
+    # The prompt put the focus on the segment's "bad" radio, so a rater who pressed g and then Space to
+    # go on checked "bad" (autosaved) and the video stayed paused; the arrows moved the verdict instead
+    # of stepping frames.
+    project = copy_project(templates["mv"], tmp_path / "db")
+    app = create_app(project.db, project.suite, SECRET)
+    with running(app) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        w = Watched(context, base)
+        p = w.page
+        log_in(w, base, "alice")
+        _open(p, base, 1)
+        aid = p.url.rsplit("/", 1)[1]
+        p.evaluate("document.activeElement.blur()")
+        p.keyboard.press("Space")
+        p.wait_for_selector('.rj-segment[data-index="0"].rj-prompt', timeout=15_000)
+        p.wait_for_function(f"() => {VIDEOS}.every(v => !v.seeking)")
+        last = str(3 * FPS - 1)
+        assert p.get_attribute(".rj-player", "data-frame") == last
+        # the focus is on the segment (announced by its name), not on one of its choices
+        state = p.evaluate(_FORM_STATE)
+        assert state["segments"] == [None, None] and state["focus"] == "DIV:"
+        assert p.evaluate("document.activeElement.getAttribute('aria-label')").startswith("segment 0-3")
+        # the arrows step frames and leave the verdict alone
+        p.keyboard.press("ArrowLeft")
+        p.wait_for_function(f"() => document.querySelector('.rj-player').dataset.frame === '{int(last) - 1}'")
+        p.keyboard.press("ArrowRight")
+        p.wait_for_function(f"() => document.querySelector('.rj-player').dataset.frame === '{last}'")
+        assert p.evaluate(_FORM_STATE)["segments"] == [None, None]
+        p.keyboard.press("g")
+        assert p.evaluate(_FORM_STATE)["segments"] == ["good", None]
+        # Space goes on playing; the verdict stays good
+        p.keyboard.press("Space")
+        p.wait_for_function(f"() => {VIDEOS}[0].currentTime > 3.2", timeout=15_000)
+        assert p.evaluate(_FORM_STATE)["segments"] == ["good", None]
+        p.wait_for_selector('.rj-segment[data-index="1"].rj-prompt', timeout=15_000)
+        p.keyboard.press("m")
+        assert p.evaluate(_FORM_STATE)["segments"] == ["good", "medium"]
+        # Tab from the prompted segment reaches its choices: a rater can still take them by hand
+        p.keyboard.press("Tab")
+        assert p.evaluate("document.activeElement.name") == "segments.1"
+        wait_saved(p)
+        w.clean()
+        context.close()
+    assert _stored(project, aid).segments == ("good", "medium")
+
+
 def _paused_at(p):
     return p.evaluate(f"{VIDEOS}.map(v => [v.paused, v.currentTime])[0]")
 

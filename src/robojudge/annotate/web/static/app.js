@@ -92,9 +92,12 @@
       el.classList.toggle("rj-current", parseInt(el.dataset.index, 10) === index);
     });
   }
-  // The prompt always marks the segment and says so in its live region; it moves the focus to the
-  // segment's first verdict only from where nothing is being typed or chosen (the page, the player or a
-  // radio). Taken from a text box, the rest of the typing would land on the shortcuts and change scores.
+  // The prompt always marks the segment and says so in its live region. It moves the focus to the
+  // segment's group (its radiogroup, named "segment 0-3 s"), only from where nothing is being typed or
+  // chosen (the page, the player, a radio or an earlier prompted segment): taken from a text box, the
+  // rest of the typing would land on the shortcuts and change scores. The group, not one of its radios:
+  // on a radio, the Space a rater presses to go on would check it (and the arrows change it), while the
+  // group does nothing with those keys and leaves them to the player. Tab goes on to its choices.
   function promptSegment(index) {
     const el = document.querySelector('.rj-segment[data-index="' + index + '"]');
     if (!el) return;
@@ -105,9 +108,11 @@
     if (note) note.textContent = "segment " + (span ? span.textContent : index + 1) + " ended: rate it";
     const active = document.activeElement;
     const free = !active || active === document.body || active === document.documentElement ||
-      !!active.closest(".rj-player") || (active.tagName === "INPUT" && active.type === "radio");
-    const first = el.querySelector("input");
-    if (first && free) first.focus();
+      !!active.closest(".rj-player") || (active.tagName === "INPUT" && active.type === "radio") ||
+      active.classList.contains("rj-segment");
+    if (!free) return;
+    el.tabIndex = -1; // focusable by script only: the Tab order stays the radios'
+    el.focus();
   }
 
   // ---- draft autosave: on change (debounced), every few seconds while dirty, and when the tab hides
@@ -210,10 +215,12 @@
   const ARROW_OWNERS = "input[type=radio], input[type=range], select, video[controls], audio[controls]," +
     " [role=radio], [role=radiogroup], [role=slider]";
   // Does the focused element use this key itself? Space activates a button or checks a radio; the
-  // arrows move within a radio group. The player's own frame slider leaves both to the player.
+  // arrows move within a radio group. The player's own frame slider leaves both to the player, and so
+  // does a segment's group, which has the focus only because a prompt put it there (promptSegment).
   function ownsKey(el, code) {
     if (!el || !el.closest || el === document.body || el === document.documentElement) return false;
     if (el.matches('input[type="range"]') && el.closest(".rj-player")) return false;
+    if (el.matches(".rj-segment")) return false;
     return !!el.closest(code === "Space" ? SPACE_OWNERS : ARROW_OWNERS);
   }
   function readShortcutsOn() {
