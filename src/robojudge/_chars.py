@@ -6,10 +6,11 @@ reorders what follows it on screen: a generator named ``model\\u202e`` shows the
 reversed, and two names that read alike may differ. Other format characters (the zero-width joiner and
 non-joiner that some scripts need, the left-to-right and right-to-left marks) are allowed.
 
-A name is also bounded in length (:data:`MAX_NAME_BYTES`): a generator, a metric, a judge or a rubric
-name becomes part of a stored key (a set-level row's item id ``group:generator=<name>``, a judge's
-metric id ``judge:<judge>:<rubric>``), whose index on PostgreSQL holds at most 2,704 bytes per entry,
-and of file names, which hold at most 255 bytes on common file systems.
+A name is also bounded in length (:data:`MAX_NAME_BYTES`): a metric id, a judge or a rubric name and
+their versions are parts of a stored key (a judge's metric id is ``judge:<judge>:<rubric>``), and the
+whole key must fit an entry of PostgreSQL's unique index (at most 2,704 bytes). No name is used as a file
+name as it is: where one names a file (the acceleration audit's tables), it is cut and given a short hash
+there.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import unicodedata
 
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
-MAX_NAME_BYTES = 200
-"""The longest name, in bytes of UTF-8 (200 ASCII characters, fewer accented or CJK ones): a generator,
-source, clip, task, regime, prompt variant, split, view or rater of a manifest, a metric id, a judge name,
-a rubric id, a metric's or rubric's version. Two such names and a prefix stay far below PostgreSQL's
-index limit, and a name with a file suffix still fits a file name."""
+MAX_NAME_BYTES = 255
+"""The longest name, in bytes of UTF-8 (255 ASCII characters, fewer accented or CJK ones; as long as a
+folder's name may be on common file systems): a generator, task, regime, prompt variant, split, view or
+rater of a manifest, a metric id, a judge name, a rubric id, a metric's or rubric's version. A manifest's
+``clip_id`` and ``source`` name paths and may be as long as an item id
+(:data:`robojudge.suite.MAX_ITEM_ID_BYTES`). Two names and a prefix (``judge:<judge>:<rubric>``), an item
+id, a configuration hash and a version stay below PostgreSQL's index limit together."""
 
 
 def unsafe_at(value: str) -> int | None:
@@ -45,5 +48,4 @@ def too_long(field: str, value: str, limit: int = MAX_NAME_BYTES) -> str | None:
     size = len(value.encode("utf-8", "surrogatepass"))
     if size <= limit:
         return None
-    return (f"{field} is {size:,} bytes long in UTF-8; at most {limit:,} are allowed (a name becomes part "
-            "of stored keys and of file names)")
+    return f"{field} is {size:,} bytes long in UTF-8; at most {limit:,} are allowed"

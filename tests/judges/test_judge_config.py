@@ -179,16 +179,16 @@ def test_judge_and_rubric_names_longer_than_the_limit_are_refused(tmp_path: Path
     assert make_judge({"name": "j" * MAX_NAME_BYTES, "backend": "mock"}).name == "j" * MAX_NAME_BYTES
     with pytest.raises(JudgeConfigError) as err:
         make_judge({"name": "j" * (MAX_NAME_BYTES + 1), "backend": "mock"})
-    assert "name: judge name is 201 bytes long in UTF-8; at most 200 are allowed" in str(err.value)
+    assert "name: judge name is 256 bytes long in UTF-8; at most 255 are allowed" in str(err.value)
     judges = tmp_path / "judges.toml"
     judges.write_text(f'[judges.{"k" * 300}]\nbackend = "mock"\n')
     with pytest.raises(JudgeConfigError, match=f"^{judges}: judge 'k+': name: judge name is 300 bytes long"):
         load_judges_file(judges)
     body = '[output]\nscore_key = "s"\nscore_min = 1\nscore_max = 5\n[prompt]\nuser = "Rate 1-5, JSON."\n'
-    for rid, version, problem in [("r" * 201, "1", "id is 201 bytes long"),
-                                  ("r", "v" * 201, "rubric 'r': version is 201 bytes long")]:
+    for rid, version, problem in [("r" * 256, "1", "id is 256 bytes long"),
+                                  ("r", "v" * 256, "rubric 'r': version is 256 bytes long")]:
         p = tmp_path / "rubric.toml"
         p.write_text(f'id = "{rid}"\nversion = "{version}"\n' + body)
         with pytest.raises(RubricError) as rerr:
             load_rubric_file(p)
-        assert str(rerr.value).startswith(f"{p}: {problem} in UTF-8; at most 200 are allowed")
+        assert str(rerr.value) == f"{p}: {problem} in UTF-8; at most 255 are allowed"

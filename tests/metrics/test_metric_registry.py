@@ -186,8 +186,8 @@ def test_metric_ids_and_versions_longer_than_the_limit_are_refused() -> None:
             "citation": "toy", "description": "toy"}
     with METRICS.scratch():
         metric("m" * MAX_NAME_BYTES, version="v" * MAX_NAME_BYTES, **meta)(fn)  # at the limits: fine
-        with pytest.raises(ValueError, match="metric id is 201 bytes long in UTF-8; at most 200 are allowed"):
+        with pytest.raises(ValueError, match="metric id is 256 bytes long in UTF-8; at most 255 are allowed"):
             metric("m" * (MAX_NAME_BYTES + 1), version="1", **meta)(fn)
-        with pytest.raises(ValueError, match="version is 201 bytes long in UTF-8; at most 200 are allowed"):
+        with pytest.raises(ValueError, match="version is 256 bytes long in UTF-8; at most 255 are allowed"):
             metric("toy_long_version", version="v" * (MAX_NAME_BYTES + 1), **meta)(fn)
         assert "toy_long_version" not in METRICS

@@ -376,23 +376,38 @@ def test_item_ids_longer_than_the_limit_are_refused(media_root: Path) -> None:
 def test_names_longer_than_the_limit_are_refused(media_root: Path) -> None:
     # Before: a name of any length was accepted; a 100 kB generator went into the item id of every set-level
     # row (group:generator=<name>), which PostgreSQL's unique index cannot hold, while SQLite took it.
-    assert MAX_NAME_BYTES == 200
+    assert MAX_NAME_BYTES == 255  # a folder name's most: a scanned generator folder always fits
     base = {"video": "videos/ep3.mp4"}
     recs = [{"item_id": "fits", **base, "generator": "g" * MAX_NAME_BYTES,
              "task": "é" * (MAX_NAME_BYTES // 2)},
             {"item_id": "gen", **base, "generator": "x" * 100_000},
             {"item_id": "task", **base, "task": "é" * (MAX_NAME_BYTES // 2 + 1)},
-            {"item_id": "view", **base, "views": {"v" * 201: "videos/ep3.mp4"}},
-            {"item_id": "rater", **base, "labels": {"pa": 3, "rater": "r" * 201}}]
+            {"item_id": "view", **base, "views": {"v" * 256: "videos/ep3.mp4"}},
+            {"item_id": "rater", **base, "labels": {"pa": 3, "rater": "r" * 256}}]
     path = media_root / "suite.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     problems = validate_manifest(path)
     assert [(p.line, p.item_id, p.field) for p in problems] == [
         (2, "gen", "generator"), (3, "task", "task"), (4, "view", "views"), (5, "rater", "labels.rater")]
     assert str(problems[0]) == (f"{path}:2: item 'gen' field generator: generator is 100,000 bytes long in "
-                                "UTF-8; at most 200 are allowed (a name becomes part of stored keys and of "
-                                "file names)")
-    assert "task is 202 bytes long in UTF-8" in problems[1].message  # two bytes a character
-    assert problems[2].message.startswith("view name is 201 bytes long")  # (not the name itself, repeated)
-    assert problems[3].message.startswith("labels.rater is 201 bytes long")
+                                "UTF-8; at most 255 are allowed")
+    assert "task is 256 bytes long in UTF-8" in problems[1].message  # two bytes a character
+    assert problems[2].message.startswith("view name is 256 bytes long")  # (not the name itself, repeated)
+    assert problems[3].message.startswith("labels.rater is 256 bytes long")
     assert [it.item_id for it in load_suite(path, strict=False)] == ["fits"]
+
+
+def test_clip_id_and_source_may_be_as_long_as_an_item_id(media_root: Path) -> None:
+    # The 200-byte name limit refused a clip_id that `suite scan` made of a nested path (a 234-byte folder
+    # and the file in it): the scan left the video out, and a manifest that worked lost its row.
+    long_path = "d" * 234 + "/sub/" + "clip_" + "x" * 300
+    base = {"video": "videos/ep3.mp4"}
+    recs = [{"item_id": "nested", **base, "clip_id": long_path, "source": "s/" * 450},
+            {"item_id": "longer", **base, "clip_id": "c" * (MAX_ITEM_ID_BYTES + 1)},
+            {"item_id": "src", **base, "source": "é" * 501}]
+    path = media_root / "suite.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    problems = validate_manifest(path)
+    assert [(p.item_id, p.field) for p in problems] == [("longer", "clip_id"), ("src", "source")]
+    assert problems[0].message == "clip_id is 1,001 bytes long in UTF-8; at most 1,000 are allowed"
+    assert [it.clip_id for it in load_suite(path, strict=False)] == [long_path]

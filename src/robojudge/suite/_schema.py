@@ -74,11 +74,11 @@ def _refuse_control(field: str, value: str) -> str:
     return value
 
 
-def _plain_name(field: str, value: str) -> str:
+def _plain_name(field: str, value: str, limit: int = MAX_NAME_BYTES) -> str:
     """``value``, or a ValueError naming ``field`` when it holds a control character (:func:`_refuse_control`)
-    or is longer than :data:`robojudge._chars.MAX_NAME_BYTES` bytes: a name becomes part of stored keys
-    (``group:generator=<name>``) and of file names."""
-    problem = too_long(field, value)
+    or is longer than ``limit`` bytes (:data:`robojudge._chars.MAX_NAME_BYTES`, a folder name's most;
+    :data:`MAX_ITEM_ID_BYTES` for the path-like :data:`_PATH_FIELDS`)."""
+    problem = too_long(field, value, limit)
     if problem is not None:
         raise ValueError(problem)
     return _refuse_control(field, value)
@@ -203,7 +203,11 @@ _NAME_FIELDS: tuple[str, ...] = (
     "clip_id", "generator", "source", "task", "regime", "prompt_variant", "split", "main_view")
 """Fields of :class:`Item` naming a group, clip or view: like ``item_id`` they may hold no control
 character, and at most :data:`robojudge._chars.MAX_NAME_BYTES` bytes (``labels.rater`` and view names
-neither)."""
+neither), but for :data:`_PATH_FIELDS`."""
+
+_PATH_FIELDS = frozenset({"clip_id", "source"})
+"""Name fields that hold a path (``suite scan`` makes ``clip_id`` the video's whole path below the generator
+folder): as long as an item id may be (:data:`MAX_ITEM_ID_BYTES`), which is made of the same path."""
 
 GROUP_PREFIX = "group:"
 """Reserved: the item ids of stored set-level results (one per group) start with it."""
@@ -268,7 +272,9 @@ class Item(BaseModel):
     @field_validator(*_NAME_FIELDS)
     @classmethod
     def _plain_name(cls, v: str | None, info: ValidationInfo) -> str | None:
-        return v if v is None else _plain_name(str(info.field_name), v)
+        field = str(info.field_name)
+        return v if v is None else _plain_name(field, v, MAX_ITEM_ID_BYTES if field in _PATH_FIELDS
+                                               else MAX_NAME_BYTES)
 
     @field_validator("views")
     @classmethod
