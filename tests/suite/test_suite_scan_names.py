@@ -275,3 +275,50 @@ def test_a_name_with_a_control_character_is_noted_not_blamed_on_the_pattern(
     done = runner.invoke(app, ["scan", "v"])
     assert done.exit_code == 0, done.output
     assert "--pattern" not in done.stderr and "'g/new\\nline.mp4'" in done.stderr
+
+
+def test_a_nested_path_longer_than_a_name_is_an_item(tmp_path: Path) -> None:
+    # The scan makes the clip id of the whole path below the generator folder; the 200-byte name limit
+    # refused one in a 234-byte folder, and the scan wrote the other video only (a note, exit status 0).
+    deep = "modelA/" + "d" * 234 + "/sub/clip_0001.mp4"
+    _touch(tmp_path / "v", deep, "modelA/short.mp4")
+    result = scan_folder(tmp_path / "v")
+    write_manifest(result, tmp_path / "s.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert [r["clip_id"] for r in rows] == ["d" * 234 + "/sub/clip_0001", "short"]
+    assert not any("left out" in n for n in result.notes), result.notes
+
+
+def test_rescan_never_drops_a_labelled_item_whose_video_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `scan --force` rewrote a labelled manifest without the item it could not write (a clip id over the
+    # limit): its ratings and evidence were gone, with a note that they had been kept.
+    deep = "g/" + "/".join(c * 250 for c in "pqrs") + "/ep.mp4"  # a clip id of 1,006 bytes
+    _touch(tmp_path / "v", deep, "g/ok.mp4", "g/tab\there.mp4")
+    out = tmp_path / "v.jsonl"
+    labels = {"pa": 4, "ia": 2, "rater": "ann", "evidence": "the cup slides at 2 s"}
+    rows = [{"item_id": "deep", "video": "v/" + deep, "clip_id": "deep", "labels": labels},
+            {"item_id": "g/ok", "video": "v/g/ok.mp4", "generator": "g", "clip_id": "ok"}]
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = out.read_text()
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["scan", "v", "--force"])
+    assert done.exit_code == 2
+    said = " ".join(done.output.split())
+    assert f"{out.name}: not replaced, the new manifest would leave out item 'deep', whose labels it " \
+           "holds, while the video is still there" in said
+    assert "field clip_id: clip_id is 1,006 bytes long in UTF-8; at most 1,000 are allowed" in said
+    assert out.read_text() == before
+    # a video the scan itself leaves out (a tab in its name) is refused alike
+    rows[0].update(video="v/g/tab\there.mp4")
+    (tmp_path / "v" / deep).unlink()
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = runner.invoke(app, ["scan", "v", "--force"])
+    assert done.exit_code == 2 and "its path holds a control character" in " ".join(done.output.split())
+    # without labels, the item goes as before (with the scan's note)
+    rows[0].pop("labels")
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = runner.invoke(app, ["scan", "v", "--force"])
+    assert done.exit_code == 0, done.output
+    assert _ids(out) == ["g/ok"]

@@ -260,14 +260,17 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     The file is written next to ``out`` and renamed over it only when it validates without errors. An
     item whose record does not validate (a file name no item id may have) is left out and noted in
     ``result.notes``; the others are written. When ``out`` is replaced, a video it lists keeps its item
-    id there (as ``scan_folder(previous=out)`` does), so results stored under that id stay the video's.
+    id there (as ``scan_folder(previous=out)`` does), so results stored under that id stay the video's,
+    and an item it lists with ``labels`` is never left out while its video is there: ``out`` is then not
+    replaced (the labels would be lost).
 
     Returns:
         The validation's other warnings (no media is opened; ``robojudge suite validate`` does that).
 
     Raises:
         FileExistsError: ``out`` exists and ``force`` is false.
-        ValueError: There is nothing to write.
+        ValueError: There is nothing to write, or ``out`` lists a labelled item whose video is still there
+            and that the new manifest would leave out (``out`` is as it was).
         ManifestError: No record validates (nothing is left at ``out``).
     """
     target = check_jsonl_name(out)
@@ -276,6 +279,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     if not result.items:
         why = "".join(f"; {n}" for n in result.notes)  # folders of images, other containers, unreadable
         raise ValueError(f"no videos found under {result.root}; nothing to write{why}")
+    old_rows: dict[str, dict[str, Any]] = {}
     if target.exists():
         old_ids, old_rows, unread = _previous(target)
         if unread is not None:
@@ -308,6 +312,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
             problems = validate_manifest(tmp, media="none")
         errors = [p for p in problems if p.is_error]
         bad = {p.line for p in errors if p.line is not None}
+        result_rows = list(result.items)  # in line order, before any is left out
         if errors and (len(bad) < len(errors) or len(bad) == len(lines)):
             raise ManifestError(errors)  # a file-wide problem, or no record is valid: nothing to write
         if bad:  # one odd file name costs its own item only
@@ -323,12 +328,50 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
             absolute = {a for a in absolute if a[0] not in dropped}
             tmp.write_text("".join(x for i, x in enumerate(lines, 1) if i not in bad), encoding="utf-8")
             problems = validate_manifest(tmp, media="none")
+        if old_rows:
+            _refuse_losing_labels(result, old_rows, target, {
+                os.path.normpath(result_rows[p.line - 1]["video"]): p for p in errors if p.line is not None
+            } if bad else {})
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
     result.absolute_paths = len(absolute)
     kept = [p for p in problems if (p.item_id, p.field) not in absolute]
     return [dataclasses.replace(p, file=str(target)) for p in kept]
+
+
+def _refuse_losing_labels(result: ScanResult, previous: dict[str, dict[str, Any]], target: Path,
+                          invalid: Mapping[str, ManifestProblem]) -> None:
+    """Refuse to replace ``target`` when an item it lists with ``labels`` would be left out while its video
+    is still there: the ratings were entered by hand (or imported) and nothing else holds them. The scan
+    left the video out (a name with control characters, a ``--pattern`` it does not match) or its record no
+    longer validates (``invalid``, by video path).
+
+    Raises:
+        ValueError: Naming the item, its video and why it is left out; nothing is written.
+    """
+    written = {os.path.normpath(row["video"]) for row in result.items}
+    lost = [(video, data) for video, data in previous.items()
+            if data.get("labels") and video not in written and os.path.lexists(video)]
+    if not lost:
+        return
+    video, data = lost[0]
+    problem = invalid.get(video)
+    rel = os.path.relpath(video, result.root)
+    if problem is not None:
+        why = f"its record does not validate (field {problem.field}: {problem.message})"
+    elif rel in result.skipped:
+        why = "the pattern does not match its path"
+    elif unsafe_at(rel) is not None:
+        why = "its path holds a control character or a bidirectional control"
+    else:
+        why = "the scan made no item of it"
+    more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
+    raise ValueError(
+        f"{target}: not replaced, the new manifest would leave out item {data.get('item_id')!r}{more}, whose "
+        f"labels it holds, while the video is still there ({rel} in {result.root}: {why}); rename the "
+        "video, or write the scan to another --out and copy the labels over"
+    )
 
 
 def _folder(path: str | Path, what: str) -> Path:
