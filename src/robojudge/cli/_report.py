@@ -9,7 +9,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge.cli._common import check_out_folder, console, err_console, fail, says_when_stopped, write_error
+from robojudge.cli._common import (
+    check_out_folder,
+    console,
+    err_console,
+    fail,
+    print_manifest_problems,
+    says_when_stopped,
+    write_error,
+)
 from robojudge.cli._tables import add_column, print_table
 from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
 from robojudge.report import (
@@ -145,6 +153,7 @@ def report(
     if not html:
         _print_summary(summary, folder)
         if _is_manifest(target):  # the HTML report says it below; the summary alone says it here
+            _print_invalid_rows(Path(target))
             _print_stale(url, Path(target))
         return
     name = Path(manifest).name if manifest is not None else target
@@ -167,6 +176,7 @@ def report(
         plural = "s" if len(added) > 1 else ""
         err_console.print(f"and the items it lacks from {len(added)} more manifest{plural} scored into this "
                           "store: " + ", ".join(str(m) for m in added), highlight=False)
+    print_manifest_problems(result.manifest_problems)
     print_html_report(result)
     gone = gone_note(url) if result.outside and suite is None else ""
     if gone:  # (two machines scoring halves into one store: the other half's items are not named)
@@ -193,6 +203,17 @@ def _written_into(folder: Path, exc: OSError) -> bool:
     if exc.filename is None:
         return True
     return isinstance(exc.filename, str) and Path(exc.filename).resolve().is_relative_to(folder.resolve())
+
+
+def _print_invalid_rows(manifest: Path) -> None:
+    """The manifest rows the summary left out as invalid, one line each (as ``score`` prints them)."""
+    from robojudge.suite import load_suite
+
+    try:
+        problems = load_suite(manifest, strict=False, files="optional").problems
+    except ManifestError:
+        return
+    print_manifest_problems(p for p in problems if p.is_error)
 
 
 def _print_stale(url: str, manifest: Path) -> None:

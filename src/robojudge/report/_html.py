@@ -41,7 +41,7 @@ from robojudge.report._size_section import sizes_section
 from robojudge.report._summary import RangeOf, StaleFinder, stale_note, unknown_range
 from robojudge.report._tables import Table
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url, sqlite_url
-from robojudge.suite import Item, load_suite, run_manifest
+from robojudge.suite import Item, ManifestProblem, load_suite, run_manifest
 from robojudge.suite._schema import GROUP_PREFIX
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,9 @@ class HtmlReport:
             adds none is not read into the report and not named on the page.
         removed_unlisted: Table files of an earlier report that listed none (:func:`stage_tables`),
             removed because this one does not write them again.
+        manifest_problems: The manifest rows left out because they do not validate (a name over its
+            length limit, a control character...): their stored results are in no per-item table. The
+            page says how many; the CLI prints each, as ``score`` does.
     """
 
     index: Path
@@ -102,6 +105,7 @@ class HtmlReport:
     added_from: tuple[Path, ...] = ()
     outside: int = 0
     removed_unlisted: tuple[str, ...] = ()
+    manifest_problems: tuple[ManifestProblem, ...] = ()
 
 
 def resolve_source(target: str | Path, *, manifest: str | Path | None = None) -> tuple[str, Path | None]:
@@ -185,23 +189,42 @@ def report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
     return _report_items(rows, manifest, more_manifests)[0]
 
 
-def _report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
-                  more_manifests: Sequence[str | Path]) -> tuple[list[Item], list[Path]]:
-    """:func:`report_items`, and those of ``more_manifests`` that gave some of them."""
+def _report_items(
+    rows: Sequence[ResultRow], manifest: str | Path | None, more_manifests: Sequence[str | Path]
+) -> tuple[list[Item], list[Path], list[ManifestProblem]]:
+    """:func:`report_items`, those of ``more_manifests`` that gave some of them, and the rows left out as
+    invalid: every one of ``manifest``, those of ``more_manifests`` whose item id the store holds rows
+    of (a row left out there is a row the report would have added)."""
     # The stored results are read, not the files: an item whose video is missing now keeps them.
-    items = list(load_suite(manifest, strict=False, files="optional").items) if manifest is not None else []
+    problems: list[ManifestProblem] = []
+    items: list[Item] = []
+    if manifest is not None:
+        suite = load_suite(manifest, strict=False, files="optional")
+        items, problems = list(suite.items), [p for p in suite.problems if p.is_error]
     seen = {it.item_id for it in items}
     stored = {r.item_id for r in rows}
     added: list[Path] = []
     for extra in more_manifests:
         before = len(items)
-        for it in load_suite(extra, strict=False, files="optional").items:
+        more = load_suite(extra, strict=False, files="optional")
+        for it in more.items:
             if it.item_id in stored and it.item_id not in seen:
                 items.append(it)
                 seen.add(it.item_id)
+        problems += [p for p in more.problems if p.is_error and p.item_id in stored and p.item_id not in seen]
         if len(items) > before:
             added.append(Path(extra))
-    return items, added
+    return items, added, problems
+
+
+def manifest_rows_note(problems: Sequence[ManifestProblem]) -> str | None:
+    """The line that says how many manifest rows a report left out as invalid, or None."""
+    if not problems:
+        return None
+    n = len(problems)
+    return (f"{n} manifest row{'s' if n != 1 else ''} left out, {'they do' if n != 1 else 'it does'} not "
+            f"validate, so {'their' if n != 1 else 'its'} stored results are in no per-item table (first: "
+            f"{problems[0]}); `robojudge suite validate` lists them")
 
 
 @dataclass(frozen=True)
@@ -243,7 +266,7 @@ def load_run_results(run: str | Path, db: str | None = None, stale: StaleFinder 
                          f"{gone_note(url)}; pass the manifest instead")
     with ResultStore(url, read_only=True) as store:
         rows = store.rows()
-    items, added = _report_items(rows, manifests[0], manifests[1:])
+    items, added, _ = _report_items(rows, manifests[0], manifests[1:])
     if not items:
         raise ValueError(f"{', '.join(map(str, manifests))}: no usable items (see `robojudge suite "
                          "validate`)")
@@ -350,7 +373,7 @@ def write_html_report(
     with ResultStore(db, read_only=True) as store:
         rows = store.rows()
         where = store.url
-    items, added = _report_items(rows, manifest, more_manifests)
+    items, added, invalid = _report_items(rows, manifest, more_manifests)
     rows, left_out = without_stale(rows, items, stale)
     inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
                       native_range or unknown_range, config_key, networks or no_networks, left_out)
@@ -360,8 +383,8 @@ def write_html_report(
     plural = "s" if len(suites) > 1 else ""
     source = f"store {where}" + (f", suite{plural} {', '.join(suites)}" if suites else "")
     index = out / "index.html"
-    note = stale_note(left_out)
-    page = render_page(sections, title=title, source=source, notes=[note] if note else [])
+    notes = [n for n in (manifest_rows_note(invalid), stale_note(left_out)) if n]
+    page = render_page(sections, title=title, source=source, notes=notes)
     with replacing() as files:  # the page last, so that it never names tables of another report
         written, unlisted = stage_tables(files, [t for sec in sections for t in sec.tables], out / "tables")
         files.write_text(index, page)
@@ -369,7 +392,7 @@ def write_html_report(
     outside = 0 if manifest is None else sum(
         r.item_id not in known and not r.item_id.startswith(GROUP_PREFIX) for r in rows)
     return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out), tuple(added), outside,
-                      tuple(unlisted))
+                      tuple(unlisted), tuple(invalid))
 
 
 #: The list of the table files a report wrote, in its ``tables/`` folder.
