@@ -19,7 +19,7 @@ from robojudge.metrics import METRICS, SET_METRICS, Score
 from robojudge.metrics import _sets as sets
 from robojudge.run import score_sets_into
 from robojudge.store import ResultStore
-from robojudge.suite import Item
+from robojudge.suite import MAX_ITEM_ID_BYTES, Item
 
 
 @pytest.fixture
@@ -88,17 +88,29 @@ def test_a_field_holding_a_structure_is_no_group_key(field: str) -> None:
     assert [g.key for g in sets.group_items(items, "embodiment")] == ["-"]
 
 
-def test_a_value_too_long_for_a_group_id_is_refused_on_every_backend(count: None, store_url: str) -> None:
-    # Before: --by instruction made an item id 'group:instruction=<the instruction>' of any length, which
-    # SQLite stored and PostgreSQL's unique index refused mid-run. Now both refuse it before anything runs.
+def test_a_value_too_long_for_a_group_id_gets_a_shortened_one_on_every_backend(
+    count: None, store_url: str
+) -> None:
+    # --by instruction made an item id 'group:instruction=<the instruction>' of any length, which SQLite
+    # stored and PostgreSQL's unique index refused mid-run; then one long instruction refused the whole
+    # run. Now a long one is stored under its start and a hash of it, the whole value in the details.
+    import hashlib
+
+    long_a, long_b = "é" * 600 + "a", "é" * 600 + "b"  # alike for their first 1,200 bytes
     items = [Item(item_id="short", video="v0.mp4", instruction="pick"),
-             Item(item_id="long", video="v1.mp4", instruction="x" * 2000)]
+             Item(item_id="a1", video="v1.mp4", instruction=long_a),
+             Item(item_id="a2", video="v2.mp4", instruction=long_a),
+             Item(item_id="b", video="v3.mp4", instruction=long_b)]
     with ResultStore(store_url) as store:
-        with pytest.raises(ValueError) as err:
-            score_sets_into(store, items, ["toy_set_count"], by="instruction")
-        assert str(err.value) == (
-            "--by instruction: the instruction of item 'long' makes a group id of up to 2,018 bytes "
-            "('group:instruction=...'); stored ids hold at most 1,000 bytes in UTF-8: group by a shorter "
-            "field")
-        assert store.rows() == []
+        score_sets_into(store, items, ["toy_set_count"], by="instruction")
+        rows = {r.details["group"]: r for r in store.rows()}
+    assert set(rows) == {"pick", long_a, long_b}
+    assert rows["pick"].item_id == "group:instruction=pick"
+    for value, n in ((long_a, 2), (long_b, 1)):
+        row = rows[value]
+        digest = hashlib.sha256(value.encode()).hexdigest()[:sets.GROUP_HASH_CHARS]
+        assert row.item_id.startswith("group:instruction=" + "é" * 400)
+        assert row.item_id.endswith("...#" + digest)
+        assert len(row.item_id.encode()) <= MAX_ITEM_ID_BYTES and row.value == n
+    assert sets.group_item_id("instruction", long_a) != sets.group_item_id("instruction", long_b)
     assert [g.key for g in sets.group_items(items[:1], "instruction")] == ["pick"]

@@ -52,6 +52,7 @@ item ids, with a config hash that includes the grouping field, and resumes like 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import traceback
@@ -317,12 +318,27 @@ class SetRow:
         return asdict(self)
 
 
+GROUP_HASH_CHARS = 16
+"""Hex digits of SHA-256 that end a shortened group id (:func:`group_item_id`)."""
+
+
 def group_item_id(by: str | None, key: str) -> str:
     """The stored item id of a group's row: ``group:<field>=<value>``, or ``group:all`` ungrouped.
 
-    Manifest item ids cannot start with ``group:``, so these never collide with an item.
+    Manifest item ids cannot start with ``group:``, so these never collide with an item. An id longer
+    than an item id may be (:data:`~robojudge.suite.MAX_ITEM_ID_BYTES` bytes of UTF-8: a long instruction
+    of ``--by instruction``) keeps the start of the value and ends with ``...#`` and the first
+    :data:`GROUP_HASH_CHARS` hex digits of the SHA-256 of the whole value, so two long values that start
+    alike still differ, and the id fits every store; the row's ``details.group`` holds the whole value.
     """
-    return f"{GROUP_PREFIX}all" if by is None else f"{GROUP_PREFIX}{by}={key}"
+    if by is None:
+        return f"{GROUP_PREFIX}all"
+    whole = f"{GROUP_PREFIX}{by}={key}"
+    data = whole.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_ITEM_ID_BYTES:
+        return whole
+    tail = "...#" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:GROUP_HASH_CHARS]
+    return data[:MAX_ITEM_ID_BYTES - len(tail)].decode("utf-8", "ignore") + tail  # whole characters only
 
 
 def set_config(config: BaseModel, by: str | None) -> dict[str, Any]:
@@ -360,13 +376,12 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
     """Split ``items`` into groups by the Item field ``by`` (one group ``all`` when ``by`` is None).
 
     Items without a value form the group :data:`UNSET_KEY`; an item whose value is spelt so is refused,
-    since both would be one group, stored under one id (``group:generator=-``). So is a value whose group
-    id would be longer than an item id may be (:data:`~robojudge.suite.MAX_ITEM_ID_BYTES`): a long
-    instruction or path of ``--by instruction`` or ``--by video`` (the name fields are shorter).
+    since both would be one group, stored under one id (``group:generator=-``). A value too long for a
+    whole group id (a long instruction) is stored under a shortened one (:func:`group_item_id`).
 
     Raises:
         ValueError: ``by`` is not one of :data:`GROUP_BY_FIELDS`, or an item's value of it is
-            :data:`UNSET_KEY` or too long for a group id.
+            :data:`UNSET_KEY`.
     """
     every = tuple(items)
     if by is None:
@@ -383,15 +398,6 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
         if raw is not None and key == UNSET_KEY:
             clash.append(it.item_id)
         groups.setdefault(key, []).append(it)
-    long = [it.item_id for key, members in groups.items() for it in members[:1]
-            if len(group_item_id(by, key).encode("utf-8", "surrogatepass")) > MAX_ITEM_ID_BYTES]
-    if long:
-        size = max(len(group_item_id(by, k).encode("utf-8", "surrogatepass")) for k in groups)
-        shown = ", ".join(map(repr, long[:5])) + (f" and {len(long) - 5} more" if len(long) > 5 else "")
-        which = "item" if len(long) == 1 else f"{len(long)} items"
-        raise ValueError(f"--by {by}: the {by} of {which} {shown} makes a group id of up to {size:,} bytes "
-                         f"({group_item_id(by, '...')!r}); stored ids hold at most {MAX_ITEM_ID_BYTES:,} "
-                         f"bytes in UTF-8: group by a shorter field")
     if clash:
         one = len(clash) == 1
         shown = ", ".join(map(repr, clash[:5])) + (f" and {len(clash) - 5} more" if len(clash) > 5 else "")
