@@ -181,3 +181,32 @@ def test_a_narrow_window_never_scrolls_the_page_sideways(served_report):
         finally:
             browser.close()
     assert wide == [] and width <= 320, (width, wide)
+
+
+def test_only_a_table_that_scrolls_is_a_tab_stop(tmp_path):
+    # Every table carried tabindex="0": Tab stopped on each, those that fit the window included. Chromium
+    # makes a box that scrolls focusable by itself, so a table sets none.
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed (bash scripts/system-deps.sh test)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from robojudge.report._sections import Section
+    from robojudge.report._tables import Cell, Table, text
+
+    narrow = Table("narrow", "Two columns", ["generator", "n"])
+    narrow.add([text("wan"), text(3)])
+    wide = Table("wide", "Forty generators", ["metric", *(f"generator_number_{g:02d}" for g in range(40))])
+    wide.add([text("ssim"), *(Cell(0.5, 0.25, 0.75) for _ in range(40))])
+    path = tmp_path / "tabs.html"
+    path.write_text(render_page([Section("s", "Tables", tables=[narrow, wide])], title="tabs", source="x"))
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 900, "height": 900})
+            page.goto(path.as_uri())
+            stops = []
+            for _ in range(3):
+                page.keyboard.press("Tab")
+                stops.append(page.evaluate("document.activeElement.id"))
+        finally:
+            browser.close()
+    assert "table-wide" in stops and "table-narrow" not in stops, stops

@@ -161,3 +161,18 @@ def test_html_rows_are_named_by_their_first_cell():
     head, *body = cells.rows
     assert head == [("th", "col")] * 3
     assert body and all(r[0] == ("th", "row") and all(c == ("td", None) for c in r[1:]) for r in body)
+
+
+def test_html_row_headers_are_the_name_columns_and_tables_set_no_tabindex() -> None:
+    # The leaderboard's row headers were its ranks (a screen reader read "1" for the generator), and every
+    # table was a tab stop, those that fit the window included.
+    board = Table("leaderboard", "Generators", ["rank", "generator", "Overall"])
+    board.add([text(1), text("wan"), Cell(3.5, 3.0, 4.0)])
+    page = board.to_html()
+    assert '<td>1</td><th scope="row">wan</th>' in page and "tabindex" not in page
+    summary = Table("summary", "Means", ["metric", "generator", "n"])
+    summary.add([text("ssim"), text("wan"), text(3)])
+    assert '<th scope="row">ssim</th><th scope="row">wan</th><td' in summary.to_html()
+    plain = Table("threshold_sensitivity", "Thresholds", ["threshold", "selected"])
+    plain.add([text("0.5"), text(4)])
+    assert plain.to_html().count('<th scope="row"') == 1  # no name column: the first cell heads the row

@@ -135,6 +135,10 @@ def text(value: object) -> Cell:
     return Cell(text=str(value))
 
 
+NAME_COLUMNS = frozenset({"generator", "judge", "metric", "method", "item", "configuration"})
+"""Column names that say what a table row is about: its row headers in HTML (:meth:`Table.row_headers`)."""
+
+
 @dataclass
 class Table:
     """A titled table of cells; ``name`` is the file stem of its CSV, Markdown and LaTeX forms.
@@ -255,11 +259,20 @@ class Table:
         lines.append(r"\end{table}")
         return "\n".join(lines) + "\n"
 
+    def row_headers(self) -> set[int]:
+        """The columns whose cells head their rows: those naming what the row is about
+        (:data:`NAME_COLUMNS`: a leaderboard's ``generator``, not its ``rank``; a summary's ``metric`` and
+        ``generator`` both), else the first."""
+        named = {k for k, c in enumerate(self.columns) if c in NAME_COLUMNS}
+        return named or {0}
+
     def to_html(self) -> str:
-        """An HTML ``<table>`` with a caption; best cells in ``<strong>``. The first cell of each row is its
-        row header (``<th scope="row">``), so a screen reader names the row (the metric, judge or
-        generator) with each value; the table can take the keyboard's focus, to scroll a wide one."""
+        """An HTML ``<table>`` with a caption; best cells in ``<strong>``. The cells of
+        :meth:`row_headers` are row headers (``<th scope="row">``), so a screen reader names the row (the
+        metric, judge or generator) with each value. The table sets no ``tabindex``: a browser that makes
+        scroll boxes focusable (Chromium, Firefox) stops on the tables that scroll, and only on them."""
         head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in self.columns)
+        headers = self.row_headers()
         body = []
         for r in self.rows:
             tds = []
@@ -270,9 +283,9 @@ class Table:
                 if c.small and c.is_number:
                     t += f'<sup title="small n">{SMALL_MARK}</sup>'
                 cls = ' class="num"' if c.is_number else ""
-                tds.append(f'<th scope="row"{cls}>{t}</th>' if k == 0 else f"<td{cls}>{t}</td>")
+                tds.append(f'<th scope="row"{cls}>{t}</th>' if k in headers else f"<td{cls}>{t}</td>")
             body.append("<tr>" + "".join(tds) + "</tr>")
-        return (f'<table id="table-{html.escape(self.name)}" tabindex="0"><caption>{html.escape(self.title)}'
+        return (f'<table id="table-{html.escape(self.name)}"><caption>{html.escape(self.title)}'
                 f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
     def write(self, folder: str | Path) -> list[Path]:
