@@ -191,6 +191,44 @@ def test_rescan_keeps_the_fields_added_by_hand(tmp_path: Path, monkeypatch: pyte
         "'g/c' field reference_video: file not found" in said
 
 
+def test_a_rescan_with_labels_merges_them_field_by_field(tmp_path: Path) -> None:
+    """A second `--labels` pass replaced each matched item's whole labels: the PA of a first pass, the
+    checklist and evidence added by hand were gone, and no note said so. The table's fields now win
+    field by field over the old manifest's, and a different value it replaces is counted."""
+    root, out = tmp_path / "v", tmp_path / "v.jsonl"
+    _touch(root, "g/a.mp4", "g/b.mp4")
+    (tmp_path / "pa.csv").write_text("video,pa,rater\ng/a.mp4,4,alice\ng/b.mp4,2,alice\n")
+    write_manifest(scan_folder(root, labels=tmp_path / "pa.csv"), out)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    rows[1]["labels"] |= {"checklist": {"goal_completion": 1, "agent_match": 2}, "evidence": "hand note"}
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "ia.csv").write_text(
+        "video,ia,rater,goal_completion\ng/a.mp4,5,alice,\ng/b.mp4,3,bob,2\n")
+    result = scan_folder(root, labels=tmp_path / "ia.csv", previous=out)
+    write_manifest(result, out, force=True)
+    got = {r["item_id"]: r["labels"] for r in map(json.loads, out.read_text().splitlines())}
+    assert got == {
+        "g/a": {"pa": 4, "ia": 5, "rater": "alice"},
+        "g/b": {"pa": 2, "ia": 3, "checklist": {"agent_match": 2, "goal_completion": 2},
+                "evidence": "hand note", "rater": "bob"},
+    }
+    said = " ".join(result.notes)
+    assert "labels of 2 item(s) merged field by field with those in" in said
+    assert "giving no value for: checklist.agent_match (1), evidence (1), pa (2)" in said
+    assert "2 label value(s) in" in said and "replaced by a different value from the labels table: " \
+        "checklist.goal_completion (1), rater (1) (first: item 'g/b' checklist.goal_completion 1 -> 2)" \
+        in said
+    # Old labels that no longer validate (edited out of range) are not merged: the table's are written.
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    rows[0]["labels"]["pa"] = 9
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = scan_folder(root, labels=tmp_path / "ia.csv", previous=out)
+    write_manifest(result, out, force=True)
+    assert json.loads(out.read_text().splitlines()[0])["labels"] == {"ia": 5, "rater": "alice"}
+    assert any("labels of 1 item(s) in" in n and "not merged, they do not validate; the labels table's "
+               "alone are written (first: item 'g/a')" in n for n in result.notes), result.notes
+
+
 def test_an_id_that_must_change_is_noted(tmp_path: Path) -> None:
     root, out = tmp_path / "v", tmp_path / "v.jsonl"
     _touch(root, "g/a.mp4", "g/b.mp4")

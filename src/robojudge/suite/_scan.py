@@ -139,7 +139,8 @@ def scan_folder(
             the label fields bare (``pa``, ``ia``, ``overall``, ``evidence``, ``rater``, the
             checklist items) or as a manifest writes them (``labels.pa``,
             ``labels.checklist.goal_completion``); checked as a manifest's labels are. A manifest
-            holds one set of labels per item, so a second row for an item is an error.
+            holds one set of labels per item, so a second row for an item is an error. Written over
+            a manifest (:func:`write_manifest`), they are merged field by field into its labels.
         main_view: With a ``view`` group: the view that is the item's ``video`` (default: the first
             name in sorted order); an item without it is left out and noted, a name no item has is
             an error.
@@ -816,8 +817,9 @@ def _carry_over(result: ScanResult, previous: dict[str, dict[str, Any]], target:
     """Fields a user added to the manifest a rescan replaces (an instruction, labels, an embodiment, a
     state file...) are kept on the items of the same video: the scan cannot find them, and the rewrite
     lost them without a word. What the scan finds now (its regex's fields, sidecar instructions, a
-    labels file) wins over the old record; the old record's relative paths are relative to the same
-    folder, so they are written as they were. Returns the number of items that kept a field."""
+    labels file) wins over the old record, labels field by field (:class:`_LabelMerge`); the old
+    record's relative paths are relative to the same folder, so they are written as they were. Returns
+    the number of items that kept a field."""
     carried: dict[str, int] = {}
     items = 0
     here = target.parent.resolve()
@@ -828,10 +830,13 @@ def _carry_over(result: ScanResult, previous: dict[str, dict[str, Any]], target:
             return os.path.normpath(here / value)
         return value
 
+    labels = _LabelMerge()
     for row in result.items:
         old = previous.get(os.path.normpath(row["video"]))
         if not old:
             continue
+        if "labels" in row and "labels" in old:
+            labels.merge(row, old["labels"])
         added = [k for k in old if k not in row]
         for k in added:
             value = old[k]
@@ -848,7 +853,67 @@ def _carry_over(result: ScanResult, previous: dict[str, dict[str, Any]], target:
         fields = ", ".join(f"{k} ({n})" for k, n in sorted(carried.items()))
         result.notes.append(f"kept from {target}, where the scan finds no value: fields of {items} item(s) "
                             f"that were added to it ({fields})")
-    return items
+    result.notes.extend(labels.notes(target))
+    return items + labels.items
+
+
+class _LabelMerge:
+    """Labels from ``--labels`` merged field by field into those of the manifest a rescan replaces: a
+    table of PA ratings must not drop the IA, checklist or evidence a first pass (or a hand) gave the
+    item. The table's value wins a field both give; a different value it replaces is counted."""
+
+    def __init__(self) -> None:
+        self.items = 0  # items that kept a label field of the old manifest
+        self.kept: Counter[str] = Counter()
+        self.replaced: Counter[str] = Counter()
+        self.first: str | None = None  # the first replaced value, for the note
+        self.invalid: list[str] = []  # items whose old labels do not validate
+
+    def merge(self, row: dict[str, Any], old: Any) -> None:
+        new = row["labels"]
+        if not isinstance(old, dict) or not old:
+            return
+        try:  # as the table's are, so that "4" and 4 are one value
+            old = Labels.model_validate(old).model_dump(mode="json", exclude_none=True)
+        except ValidationError:  # an old value edited out of range: the table's labels alone
+            self.invalid.append(row["item_id"])
+            return
+        merged: dict[str, Any] = dict(old)
+        kept = [k for k in old if k not in new]
+        replaced: list[tuple[str, Any, Any]] = []
+        for key, value in new.items():
+            if key == "checklist" and isinstance(old.get(key), dict):
+                checklist = dict(old[key])
+                kept += [f"checklist.{k}" for k in old[key] if k not in value]
+                replaced += [(f"checklist.{k}", checklist[k], v) for k, v in value.items()
+                             if k in checklist and checklist[k] != v]
+                merged[key] = checklist | value
+            else:
+                if key in old and old[key] != value:
+                    replaced.append((key, old[key], value))
+                merged[key] = value
+        row["labels"] = Labels.model_validate(merged).model_dump(mode="json", exclude_none=True)
+        self.items += bool(kept)
+        self.kept.update(kept)
+        self.replaced.update(name for name, _, _ in replaced)
+        if replaced and self.first is None:
+            name, was, now = replaced[0]
+            self.first = f"item {row['item_id']!r} {name} {was!r} -> {now!r}"
+
+    def notes(self, target: Path) -> list[str]:
+        said: list[str] = []
+        if self.kept:
+            fields = ", ".join(f"{k} ({n})" for k, n in sorted(self.kept.items()))
+            said.append(f"labels of {self.items} item(s) merged field by field with those in {target}, "
+                        f"the labels table giving no value for: {fields}")
+        if self.replaced:
+            fields = ", ".join(f"{k} ({n})" for k, n in sorted(self.replaced.items()))
+            said.append(f"{sum(self.replaced.values())} label value(s) in {target} replaced by a different "
+                        f"value from the labels table: {fields} (first: {self.first})")
+        if self.invalid:
+            said.append(f"labels of {len(self.invalid)} item(s) in {target} not merged, they do not "
+                        f"validate; the labels table's alone are written (first: item {self.invalid[0]!r})")
+        return said
 
 
 def _row(item_id: str, video: Path, match: re.Match[str], given: dict[str, str]) -> dict[str, Any]:
