@@ -259,11 +259,71 @@ def test_scores_export_says_which_rows_it_left_out(suite_files: SuiteFiles, tmp_
     ]
     (tmp_path / "ls.json").write_text(json.dumps(tasks))
     assert "4 labels imported" in rj("import-labelstudio", tmp_path / "ls.json", "--db", db, "-p", "p")
-    out = rj("export", "--db", db, "-p", "p", "-f", "scores", "--out", tmp_path / "sc")
+    # carol disputes both labels and nobody adjudicated: asked for, alice's labels are taken all the same.
+    out = rj("export", "--db", db, "-p", "p", "-f", "scores", "--out", tmp_path / "sc", "--include-disputed")
     assert "4 rows left out of raters.csv: their item's final label is that rater's own primary label" in out
     raters = (tmp_path / "sc" / "raters.csv").read_text().splitlines()
     assert raters[0] == "judge,item_id,axis,score" and {r.split(",")[0] for r in raters[1:]} == {"carol"}
     assert len(raters) == 1 + 4
+
+
+def test_disputed_labels_await_an_adjudication(suite_files: SuiteFiles, tmp_path: Path) -> None:
+    """A primary label whose cross-review was 2-3 points off, never adjudicated, was exported as the
+    final label and counted final by `status`, without a word. RoboJudge (Sec. 3.3, App. A.1) has an
+    expert adjudicate the two assessments: such an item now awaits that, and the exports leave it out
+    (or, asked to, take the primary label with a mark), saying how many."""
+    db = _project(suite_files, tmp_path)
+    rj("add-annotator", "dan", "--db", db, "--role", "adjudicator", "--password", input=f"{PW}\n{PW}\n")
+
+    def ann(rater: str, kind: str, pa: int, ia: int) -> dict[str, object]:
+        result = [{"from_name": axis, "value": {"rating": v}} for axis, v in (("pa", pa), ("ia", ia))]
+        return {"meta": {"robojudge_rater": rater, "robojudge_kind": kind}, "result": result}
+
+    ids = suite_files.item_ids
+    given = [  # (item, [(rater, kind, pa, ia), ...])
+        (0, [("alice", "label", 4, 5), ("carol", "review", 2, 5)]),
+        (1, [("alice", "label", 3, 1), ("carol", "review", 1, 4)]),
+        (2, [("bob", "label", 5, 2), ("carol", "review", 4, 3)]),
+        (3, [("bob", "label", 5, 5), ("carol", "review", 1, 5), ("dan", "adjudicate", 3, 5)]),
+        (4, [("bob", "label", 2, 2)]),
+    ]
+    tasks = [{"data": {"item_id": ids[k]}, "annotations": [ann(*a) for a in anns]} for k, anns in given]
+    (tmp_path / "ls.json").write_text(json.dumps(tasks))
+    assert "10 labels imported" in rj("import-labelstudio", tmp_path / "ls.json", "--db", db, "-p", "p")
+    # Items 0 and 1 are disputed (PA 4/2; PA 3/1 and IA 1/4); item 2 is one point off on each axis, item 3
+    # adjudicated, item 4 not reviewed: those three are final.
+    status = json.loads(rj("status", "--db", db, "-p", "p", "--json"))
+    assert (status["n_final"], status["n_disputed"]) == (3, 2)
+    out = rj("status", "--db", db, "-p", "p")
+    assert "p: 6 items, 3 final, 2 awaiting adjudication" in out
+    assert "2 item(s) await an adjudication: a cross-review differs from their primary label by 2" in out
+
+    def export(*args: object) -> str:
+        return " ".join(rj("export", "--db", db, "-p", "p", *args).split())
+
+    out = export("-f", "scores", "--out", tmp_path / "sc")
+    assert "(3 items)" in out and "2 item(s) left out, not final yet: a cross-review differs from their " \
+        "primary label by 2 points or more on PA or IA and nobody has adjudicated them (assign an " \
+        "adjudication; --include-disputed exports their primary labels)" in out
+    rows = [r.split(",") for r in (tmp_path / "sc" / "human.csv").read_text().splitlines()[1:]]
+    assert {(r[0], r[1]): int(r[2]) for r in rows} == {
+        (ids[2], "pa"): 5, (ids[2], "ia"): 2, (ids[3], "pa"): 3, (ids[3], "ia"): 5,
+        (ids[4], "pa"): 2, (ids[4], "ia"): 2,
+    }
+    out = export("-f", "manifest", "--out", tmp_path / "m.jsonl")
+    assert ": 3 labelled items" in out and "2 item(s) left out, not final yet" in out
+    records = {r["item_id"]: r for r in map(json.loads, (tmp_path / "m.jsonl").read_text().splitlines())}
+    assert "labels" not in records[ids[0]] and "labels" not in records[ids[1]]
+    out = export("-f", "manifest", "--out", tmp_path / "m.jsonl", "--include-disputed")
+    assert ": 5 labelled items" in out and "2 item(s) exported with their primary label although not " \
+        "final, marked in meta.annotation.disputed" in out
+    records = {r["item_id"]: r for r in map(json.loads, (tmp_path / "m.jsonl").read_text().splitlines())}
+    marks = {k: records[ids[k]]["meta"]["annotation"].get("disputed") for k in range(5)}
+    assert marks == {0: ["pa"], 1: ["pa", "ia"], 2: None, 3: None, 4: None}
+    assert records[ids[0]]["labels"]["pa"] == 4  # alice's, as asked
+    res = runner.invoke(app, ["annotate", "export", "--db", db, "-p", "p", "-f", "labelstudio",
+                              "--out", tmp_path / "x.json", "--include-disputed"])
+    assert res.exit_code == 2 and "--include-disputed is for the final labels" in res.output
 
 
 def test_admin_commands_check_their_input(suite_files: SuiteFiles, tmp_path: Path) -> None:

@@ -66,7 +66,8 @@ def _labelled(db: str, suite: SuiteFiles, *, segments: float | None = None) -> N
 
 
 def _by_hand(db: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, int]]]]:
-    """Final PA/IA per item and each rater's, read straight from the tables."""
+    """Final PA/IA per item and each rater's, read straight from the tables. An item whose primary label
+    a cross-review is 2 points or more off on PA or IA, and nobody adjudicated, has no final label."""
     a, i, an, lb = s.assignments, s.items, s.annotators, s.labels
     with AnnotationService(db) as svc, svc.db.read() as conn:
         rows = conn.execute(
@@ -83,7 +84,12 @@ def _by_hand(db: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, di
         if r.kind in ("adjudicate", "label") and r.item_id not in final:
             final[r.item_id] = {"pa": r.label_values["pa"], "ia": r.label_values["ia"]}
             final_by[r.item_id] = r.username
+    for r in [r for r in rows if r.kind == "review" and final_by[r.item_id] != "adj1"]:
+        if max(abs(r.label_values[x] - final[r.item_id][x]) for x in ("pa", "ia")) >= 2:
+            del final[r.item_id]
     for r in rows:
+        if r.item_id not in final:
+            continue
         # A primary label that is its item's final label is not compared with itself.
         if r.kind in ("label", "review") and final_by[r.item_id] != r.username:
             raters.setdefault(r.username, {})[r.item_id] = {
@@ -100,9 +106,10 @@ def test_scores_export_gives_meta_agreement_the_database_numbers(
     files = export_scores(db_url, "p", tmp_path / "scores")
     report = agreement_from_csv(files.raters, files.human, bootstrap=20, seed=1)
     final, raters = _by_hand(db_url)
-    assert files.n_items == len(final) == 6
-    # Three items are not adjudicated: their primary label is the final one, left out of raters.csv.
-    assert files.n_self == 3 * 2
+    # Three items are not adjudicated; the cross-review disputes two of them, which await an adjudication.
+    assert files.n_items == len(final) == 4 and files.n_disputed == 2
+    # The third one's primary label is its final one, left out of raters.csv.
+    assert files.n_self == 1 * 2
     assert set(report.judges) == {"ann1", "ann2", "rev1"}
     for rater, labels in raters.items():
         for axis in ("pa", "ia"):
@@ -121,10 +128,12 @@ def test_scores_export_gives_meta_agreement_the_database_numbers(
 def test_manifest_export_is_a_valid_manifest(db_url: str, suite_files: SuiteFiles, tmp_path: Path) -> None:
     _labelled(db_url, suite_files, segments=3.0)
     out = tmp_path / "labelled.jsonl"
-    assert export_manifest(db_url, "p", out) == 6
+    assert export_manifest(db_url, "p", out) == 4  # two items await an adjudication: unlabelled
+    assert export_manifest(db_url, "p", out, disputed=True) == 6  # their primary labels, marked
     suite = load_suite(out)
-    final = final_labels(db_url, "p")
+    final = final_labels(db_url, "p", disputed=True)
     assert [it.item_id for it in suite.items] == list(suite_files.item_ids)
+    assert sum(bool(it.meta.get("annotation", {}).get("disputed")) for it in suite.items) == 2
     for it in suite.items:
         lab = final[it.item_id]
         assert it.labels is not None and it.labels.rater == lab.rater

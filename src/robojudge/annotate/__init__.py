@@ -20,6 +20,7 @@ from robojudge.annotate._errors import AnnotateError, Conflict, Forbidden, Inval
 from robojudge.annotate._export import (
     ScoreFiles,
     SubmittedLabel,
+    disputed_items,
     export_manifest,
     export_scores,
     final_labels,
@@ -30,6 +31,7 @@ from robojudge.annotate._labelstudio import export_labelstudio, import_labelstud
 from robojudge.annotate._place import Relocation, relocate_project
 from robojudge.annotate._protocol import (
     AXES,
+    DISAGREEMENT,
     RUBRIC,
     SEGMENT_SECONDS,
     VERDICTS,
@@ -65,6 +67,7 @@ from robojudge.annotate._types import (
 __all__ = [
     "AXES",
     "DEFAULT_PASS_THRESHOLD",
+    "DISAGREEMENT",
     "REQUEST_REMOTE",
     "RUBRIC",
     "SEGMENT_SECONDS",
@@ -102,6 +105,7 @@ __all__ = [
     "assign",
     "close_round",
     "create_round",
+    "disputed_items",
     "export_labelstudio",
     "export_manifest",
     "export_scores",

@@ -1,10 +1,13 @@
 """Labels out of the annotation database: a labelled manifest, and score tables for ``meta agreement``.
 
 The *final* label of an item is its adjudication when there is one, else its primary label (RoboJudge
-Sec. 3.3: the expert's adjudication is the ground truth; without cross-review the first annotation is
-all there is). A manifest holds one rater's labels per item, so ``export_manifest`` writes either the
-final labels or one named annotator's; ``export_scores`` writes every annotator's scores in the long
-layout ``meta agreement`` reads, with each annotator as a "judge" of the final labels.
+Sec. 3.3 and App. A.1: an expert adjudicates the primary label and the cross-review, and that decides
+the ground truth; without cross-review the first annotation is all there is). A primary label whose
+cross-review is off by :data:`DISAGREEMENT` points or more on PA or IA is *disputed*: it is not final
+until adjudicated, so the exports leave its item out unless asked to include it (marked). A manifest
+holds one rater's labels per item, so ``export_manifest`` writes either the final labels or one named
+annotator's; ``export_scores`` writes every annotator's scores in the long layout ``meta agreement``
+reads, with each annotator as a "judge" of the final labels.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from robojudge.annotate import _schema as s
 from robojudge.annotate._db import project_row
 from robojudge.annotate._errors import AnnotateError
 from robojudge.annotate._place import given_suite, match_suite
-from robojudge.annotate._protocol import AXES, LabelValues
+from robojudge.annotate._protocol import AXES, DISAGREEMENT, LabelValues
 from robojudge.annotate._service import AnnotationService
 from robojudge.store import SafeCsvWriter
 
@@ -48,6 +51,9 @@ class SubmittedLabel:
     #: and that label's rater: see :func:`final_labels`.
     filled: tuple[str, ...] = ()
     filled_from: str | None = None
+    #: The axes on which the cross-review disputes this primary label (see :func:`disputed_items`); set
+    #: on a final label only when the disputed items are asked for.
+    disputed: tuple[str, ...] = ()
 
 
 def submitted_labels(db: str | os.PathLike[str], project: str) -> list[SubmittedLabel]:
@@ -74,13 +80,52 @@ def submitted_labels(db: str | os.PathLike[str], project: str) -> list[Submitted
     ]
 
 
-def final_labels(db: str | os.PathLike[str], project: str) -> dict[str, SubmittedLabel]:
-    """Each labelled item's final label: the adjudication, else the primary label."""
-    return _finals(submitted_labels(db, project))
+def final_labels(
+    db: str | os.PathLike[str], project: str, *, disputed: bool = False
+) -> dict[str, SubmittedLabel]:
+    """Each labelled item's final label: the adjudication, else the primary label unless its
+    cross-review disputes it (see :func:`disputed_items`); ``disputed=True`` takes those primary labels
+    too, with the axes in ``SubmittedLabel.disputed``."""
+    return _finals(submitted_labels(db, project), disputed=disputed)
 
 
-def _finals(labels: list[SubmittedLabel]) -> dict[str, SubmittedLabel]:
-    """Each item's final label: its adjudication, else its primary label.
+def disputed_items(db: str | os.PathLike[str], project: str) -> dict[str, tuple[str, ...]]:
+    """Items awaiting an adjudication: item id -> the axes (``pa``, ``ia``) on which a submitted
+    cross-review differs from the submitted primary label by :data:`DISAGREEMENT` points or more, for
+    the items nobody has adjudicated yet. Their primary label is not final (RoboJudge App. A.1: "An
+    expert then adjudicates the two assessments and determines the final label")."""
+    return _disputes(submitted_labels(db, project))
+
+
+def _disputes(labels: list[SubmittedLabel]) -> dict[str, tuple[str, ...]]:
+    primary: dict[str, SubmittedLabel] = {}
+    review: dict[str, SubmittedLabel] = {}
+    settled: set[str] = set()
+    for lab in labels:
+        if lab.kind == "label":
+            primary.setdefault(lab.item_id, lab)
+        elif lab.kind == "review":
+            review.setdefault(lab.item_id, lab)
+        elif lab.kind == "adjudicate":
+            settled.add(lab.item_id)
+    out: dict[str, tuple[str, ...]] = {}
+    for item_id, first in primary.items():
+        seen = review.get(item_id)
+        if seen is None or item_id in settled:
+            continue
+        axes = []
+        for axis in AXES:
+            mine, theirs = getattr(first.values, axis), getattr(seen.values, axis)
+            if mine is not None and theirs is not None and abs(mine - theirs) >= DISAGREEMENT:
+                axes.append(axis)
+        if axes:
+            out[item_id] = tuple(axes)
+    return out
+
+
+def _finals(labels: list[SubmittedLabel], *, disputed: bool = False) -> dict[str, SubmittedLabel]:
+    """Each item's final label: its adjudication, else its primary label where no cross-review disputes
+    it (:func:`disputed_items`); with ``disputed``, a disputed primary label too, its axes marked.
 
     An adjudication that leaves a score unset (one settling PA alone, as a Label Studio import may)
     takes it from the primary label where nobody disputed it: the cross-review gave the same value, or
@@ -106,6 +151,11 @@ def _finals(labels: list[SubmittedLabel]) -> dict[str, SubmittedLabel]:
         first = primary.get(item_id)
         if lab.kind == "adjudicate" and first is not None:
             best[item_id] = _filled(lab, first, review.get(item_id))
+    for item_id, axes in _disputes(labels).items():
+        if disputed:
+            best[item_id] = replace(best[item_id], disputed=axes)
+        else:
+            del best[item_id]
     return best
 
 
@@ -257,6 +307,7 @@ def export_manifest(
     *,
     rater: str | None = None,
     suite: str | os.PathLike[str] | None = None,
+    disputed: bool = False,
 ) -> int:
     """Write the project's suite as a JSON Lines manifest carrying labels.
 
@@ -268,6 +319,9 @@ def export_manifest(
             and cross-reviews.
         suite: The project's suite where it is now, when it moved since ``init`` (see
             :func:`project_suite`); default: the recorded manifest.
+        disputed: Also label the items awaiting an adjudication (:func:`disputed_items`) with their
+            primary label, the disputed axes listed in ``meta.annotation.disputed``; by default they
+            are written without labels.
 
     Returns:
         How many items carry a label. Paths are written absolute (the manifest may live anywhere).
@@ -288,7 +342,7 @@ def export_manifest(
         raise AnnotateError(str(exc)) from None
     labels = submitted_labels(db, project)
     if rater is None:
-        chosen = _finals(labels)
+        chosen = _finals(labels, disputed=disputed)
     else:
         with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
             known = conn.execute(select(s.annotators.c.id).where(s.annotators.c.username == rater)).first()
@@ -307,7 +361,8 @@ def export_manifest(
         if lab is not None:
             n += 1
             record["labels"] = manifest_labels(lab)
-            note = {"kind": lab.kind, "segments": list(lab.values.segments), "note": lab.values.note}
+            note = {"kind": lab.kind, "segments": list(lab.values.segments), "note": lab.values.note,
+                    "disputed": list(lab.disputed)}
             record.setdefault("meta", {})["annotation"] = {
                 k: x for k, x in note.items() if x not in (None, [])
             }
@@ -323,12 +378,15 @@ class ScoreFiles:
     Attributes:
         n_self: Rows left out of ``raters.csv`` because the item's final label is that rater's own (a
             primary label with no adjudication): the rater would be compared with themselves.
+        n_disputed: Items awaiting an adjudication (:func:`disputed_items`): left out of both files,
+            or with ``disputed=True`` written with their primary label (counted in ``n_items`` too).
     """
 
     human: Path
     raters: Path
     n_items: int
     n_self: int = 0
+    n_disputed: int = 0
 
 
 def export_scores(
@@ -337,14 +395,17 @@ def export_scores(
     out_dir: str | os.PathLike[str],
     *,
     suite: str | os.PathLike[str] | None = None,
+    disputed: bool = False,
 ) -> ScoreFiles:
     """Write ``human.csv`` (final labels, with clip and source) and ``raters.csv`` (every annotator's
     primary labels and cross-reviews, ``judge`` = username) for ``robojudge meta agreement``.
 
-    Only items with a final label appear, so every rater row has its human score. A rater's row on an
-    item whose final label is their own (a primary label that was not adjudicated) is left out: it
-    would compare them with themselves (``ScoreFiles.n_self`` counts those rows). Each file is replaced
-    in one step once everything is read. ``suite``: as for :func:`export_manifest`.
+    Only items with a final label appear, so every rater row has its human score; an item awaiting an
+    adjudication has none (``ScoreFiles.n_disputed`` counts them), unless ``disputed`` takes its
+    primary label. A rater's row on an item whose final label is their own (a primary label that was
+    not adjudicated) is left out: it would compare them with themselves (``ScoreFiles.n_self`` counts
+    those rows). Each file is replaced in one step once everything is read. ``suite``: as for
+    :func:`export_manifest`.
     """
     folder = Path(out_dir)
     manifests = suite_paths(db, project, suite)
@@ -355,7 +416,8 @@ def export_scores(
         for manifest in manifests:
             check_out(path, manifest)
     labels = submitted_labels(db, project)
-    final = _finals(labels)
+    final = _finals(labels, disputed=disputed)
+    n_disputed = len(_disputes(labels))
     meta = {it.item_id: it for it in project_suite(db, project, suite).items if it.item_id in final}
     buf = io.StringIO()
     w = SafeCsvWriter(buf)
@@ -387,4 +449,4 @@ def export_scores(
                 else:
                     w.writerow([lab.rater, lab.item_id, axis, score])
     write_files({human: human_text, raters: buf.getvalue()})
-    return ScoreFiles(human, raters, len(final), n_self)
+    return ScoreFiles(human, raters, len(final), n_self, n_disputed)

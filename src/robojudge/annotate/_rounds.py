@@ -23,14 +23,11 @@ from robojudge._json import json_ready
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import PRIVILEGED, Database, now, project_row
 from robojudge.annotate._errors import AnnotateError, Forbidden, NotFound
-from robojudge.annotate._protocol import AXES
+from robojudge.annotate._protocol import AXES, DISAGREEMENT
 from robojudge.annotate._types import Annotator
 
 if TYPE_CHECKING:
     from robojudge.meta import RaterAgreement
-
-DISAGREEMENT = 2
-"""Score gap (points) from which a pair's scores are shown as a disagreement to discuss."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import project_row
+from robojudge.annotate._export import disputed_items
 from robojudge.annotate._service import AnnotationService
 
 
@@ -17,7 +18,9 @@ class ProjectStatus:
     """Counts per task kind and per annotator: ``{"open": n, "draft": n, "submitted": n}``.
 
     Attributes:
-        n_final: Items with a final label (adjudicated, or primary submitted).
+        n_final: Items with a final label (adjudicated, or primary submitted and not disputed).
+        n_disputed: Items awaiting an adjudication: a cross-review disputes their primary label (see
+            :func:`robojudge.annotate.disputed_items`), so it is not final.
         rounds: Training rounds: name -> ``"open"`` or ``"closed"``.
         qualified: Annotators who passed a round of this project.
     """
@@ -29,6 +32,7 @@ class ProjectStatus:
     n_final: int
     rounds: dict[str, str] = field(default_factory=dict)
     qualified: tuple[str, ...] = ()
+    n_disputed: int = 0
 
 
 def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
@@ -68,6 +72,7 @@ def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
                 )
             )
         )
+    disputed = disputed_items(db, project)  # among ``done``: submitted primary labels, not adjudicated
     by_kind: dict[str, dict[str, int]] = {}
     by_user: dict[str, dict[str, int]] = {}
     for r in rows:
@@ -75,5 +80,6 @@ def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
             counts = table.setdefault(key, dict.fromkeys(s.STATUSES, 0))
             counts[r.status] += int(r.n)
     return ProjectStatus(
-        project, int(n_items), by_kind, dict(sorted(by_user.items())), len(done), rounds, qualified
+        project, int(n_items), by_kind, dict(sorted(by_user.items())), len(done) - len(disputed), rounds,
+        qualified, len(disputed),
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from robojudge.cli._common import console, fail
+from robojudge.cli._common import console, err_console, fail
 from robojudge.cli._tables import name_table, print_table
 
 app = typer.Typer(
@@ -191,9 +191,15 @@ def export_cmd(
         help="The project's suite manifest where it is now, if it moved since init or the database is "
         "shared with another machine (checked to be the project's suite) \\[default: the recorded one].",
     ),
+    include_disputed: bool = typer.Option(
+        False,
+        "--include-disputed",
+        help="manifest, scores: also export the items awaiting an adjudication (a cross-review 2+ points "
+        "off the primary label) with their primary label \\[default: left out, and counted].",
+    ),
 ) -> None:
     """Export labels: a manifest with final labels, score CSVs for `meta agreement`, or Label Studio JSON."""
-    from robojudge.annotate import export_labelstudio, export_manifest, export_scores
+    from robojudge.annotate import disputed_items, export_labelstudio, export_manifest, export_scores
 
     # Checked before the try below: the typer.Exit that fail() gives is a RuntimeError it would catch.
     if fmt not in ("manifest", "scores", "labelstudio"):
@@ -202,12 +208,16 @@ def export_cmd(
         raise fail(f"--rater is for --format manifest (score tables hold every rater), not {fmt!r}")
     if media_url is not None and fmt != "labelstudio":
         raise fail(f"--media-url is for --format labelstudio, not {fmt!r}")
+    if include_disputed and (fmt == "labelstudio" or rater is not None):
+        raise fail("--include-disputed is for the final labels of --format manifest or scores")
     try:
         if fmt == "manifest":
-            n = export_manifest(db, project, out, rater=rater, suite=suite)
+            n = export_manifest(db, project, out, rater=rater, suite=suite, disputed=include_disputed)
             console.print(f"wrote {out}: {n} labelled items", highlight=False)
+            if rater is None:
+                _note_disputed(len(disputed_items(db, project)), include_disputed, "meta.annotation.disputed")
         elif fmt == "scores":
-            files = export_scores(db, project, out, suite=suite)
+            files = export_scores(db, project, out, suite=suite, disputed=include_disputed)
             console.print(
                 f"wrote {files.human} and {files.raters} ({files.n_items} items); compare with "
                 f"robojudge meta agreement --pred {files.raters} --human {files.human}",
@@ -220,11 +230,29 @@ def export_cmd(
                     "themselves",
                     highlight=False,
                 )
+            _note_disputed(files.n_disputed, include_disputed, None)
         else:
             n = export_labelstudio(db, project, out, media_url=media_url, suite=suite)
             console.print(f"wrote {out}: {n} annotations", highlight=False)
     except _guard() as exc:
         raise fail(str(exc)) from None
+
+
+def _note_disputed(n: int, included: bool, marked: str | None) -> None:
+    """Say how many items await an adjudication, and what the export did with them (on stderr)."""
+    from robojudge.annotate import DISAGREEMENT
+
+    if not n:
+        return
+    why = (f"a cross-review differs from their primary label by {DISAGREEMENT} points or more on PA or IA "
+           "and nobody has adjudicated them")
+    if included:
+        where = f", marked in {marked}" if marked else ""
+        said = f"{n} item(s) exported with their primary label although not final{where}: {why}"
+    else:
+        said = (f"{n} item(s) left out, not final yet: {why} (assign an adjudication; --include-disputed "
+                "exports their primary labels)")
+    err_console.print(f"[yellow]note:[/] {escape(said)}", markup=True, highlight=False)
 
 
 @app.command("relocate")
@@ -288,8 +316,9 @@ def status_cmd(
     if as_json:
         typer.echo(json.dumps(asdict(st), indent=1))
         return
-    table = name_table(f"{st.project}: {st.n_items} items, {st.n_final} final", "", "open", "draft",
-                       "submitted")
+    awaiting = f", {st.n_disputed} awaiting adjudication" if st.n_disputed else ""
+    table = name_table(f"{st.project}: {st.n_items} items, {st.n_final} final{awaiting}", "", "open",
+                       "draft", "submitted")
     for label, rows in (("kind", st.by_kind), ("annotator", st.by_annotator)):
         for key, c in rows.items():
             table.add_row(f"{label} {key}", str(c["open"]), str(c["draft"]), str(c["submitted"]))
@@ -298,6 +327,14 @@ def status_cmd(
         console.print(f"round {name}: {state}", highlight=False)
     if st.rounds:
         console.print(f"qualified: {', '.join(st.qualified) or 'nobody yet'}", highlight=False)
+    if st.n_disputed:
+        from robojudge.annotate import DISAGREEMENT
+
+        err_console.print(
+            f"[yellow]note:[/] {st.n_disputed} item(s) await an adjudication: a cross-review differs from "
+            f"their primary label by {DISAGREEMENT} points or more on PA or IA (assign --kind adjudicate)",
+            markup=True, highlight=False,
+        )
 
 
 @round_app.command("create")

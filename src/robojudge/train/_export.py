@@ -236,8 +236,8 @@ def export_training_data(
         fractions: Clip share per split (default 0.9 train, 0.1 val).
         seed: Split seed.
         project: An annotation project (``robojudge annotate``): its final labels (the adjudication,
-            else the primary label) and evidence notes are written to ``out/labels.jsonl`` first, the
-            manifest the records are made from.
+            else the primary label where no cross-review disputes it) and evidence notes are written
+            to ``out/labels.jsonl`` first, the manifest the records are made from.
 
     Raises:
         ExportError: Unknown format, a rubric without labels, an unreadable video or an item the
