@@ -17,7 +17,13 @@ import pytest
 from typer.testing import CliRunner
 
 from robojudge.cli._meta import app
-from robojudge.meta import ClusterBootstrap, ScoreTableError, agreement_from_csv, agreement_table
+from robojudge.meta import (
+    ClusterBootstrap,
+    ScoreTableError,
+    agreement_from_csv,
+    agreement_table,
+    fit_from_csv,
+)
 
 runner = CliRunner()
 
@@ -199,7 +205,9 @@ def test_a_half_point_human_score_is_refused(tmp_path: Path) -> None:
     h, p = _files(tmp_path, "item_id,axis,score\na,pa,3.5\nb,pa,2.5\nc,pa,2\n",
                   "item_id,axis,score\na,pa,4\nb,pa,3\nc,pa,2\n")
     with pytest.raises(ScoreTableError, match=r"line 2, item 'a', column 'score': human score 3.5 is not a "
-                                              r"whole number \(2 such rows\); .*median, or a rounded mean"):
+                                              r"whole number \(2 such rows\); .*an adjudicated score "
+                                              r"\(robojudge annotate\), the majority score, or the mean "
+                                              r"rounded half up \(3.5 -> 4"):
         agreement_from_csv(p, h, bootstrap=0)
 
 
@@ -209,8 +217,8 @@ def test_a_blank_clip_is_the_items_own_cluster(tmp_path: Path) -> None:
     (15 of them and 10 clips); a clip named like the fallback does not merge with it."""
     rng = np.random.default_rng(1)
     human = [int(v) for v in rng.integers(1, 6, 30)]
-    pred = "item_id,axis,score\n" + "".join(f"i{k},pa,{h + rng.normal(0, .8):.2f}\n"
-                                            for k, h in enumerate(human))
+    pred = "item_id,axis,score\n" + "".join(f"i{k},pa,{np.clip(h + rng.normal(0, .8), 1, 5):.2f}\n"
+                                            for k, h in enumerate(human))  # in the scale, as is checked
     (tmp_path / "p.csv").write_text(pred)
 
     def run(clips: list[str] | None) -> object:
@@ -290,7 +298,7 @@ def test_files_written_with_a_space_after_each_comma_read_as_without(tmp_path: P
     table = agreement_from_csv(p, h, bootstrap=0)
     assert list(table.cells) == ["sp"]
     h, p = _files(tmp_path, human, "judge,item_id,axis,score\n sp,i1,pa,5\nsp,i1,pa,4\n")
-    with pytest.raises(ScoreTableError, match=r"duplicate .* so ' sp' and 'sp' name one judge or item"):
+    with pytest.raises(ScoreTableError, match=r"duplicate .* so ' sp' and 'sp ' name one judge or item"):
         agreement_from_csv(p, h, bootstrap=0)
 
 
@@ -317,3 +325,85 @@ def test_item_ids_composed_differently_across_the_two_files_are_named(tmp_path: 
     with pytest.raises(ScoreTableError, match=composed) as info:
         agreement_from_csv(p, h, bootstrap=0)
     assert ascii(nfd) in str(info.value) and ascii(nfc) in str(info.value)
+
+
+def test_surrounding_spaces_in_names_make_no_new_item_or_axis(tmp_path: Path) -> None:
+    """A spreadsheet cell 'PA ' was an axis of its own (its only judge lost every Overall statistic), and
+    'v3 ' an item of its own, so a second, conflicting rating of v3 went unnoticed. Names are read
+    without surrounding spaces now, and the duplicate is refused with both lines."""
+    human = "item_id,axis,score\nv1,PA,3\nv2,PA,2\nv3,PA,4\nv1,IA,1\nv2,IA,5\nv3,IA,2\n"
+    pred = ("judge,item_id,axis,score\nj1,v1,PA,3\nj1,v2,PA,1\nj1,v3,PA,5\nj1,v1,IA,2\nj1,v2,IA,5\n"
+            "j1,v3,IA,2\n")
+    h, p = _files(tmp_path, human.replace("v2,IA", '"v2 ",IA').replace("v3,IA", 'v3,"IA "'),
+                  pred.replace("j1,v1,IA", '"j1 ",v1,"IA\u00a0"'))
+    report = agreement_from_csv(p, h, bootstrap=0)
+    assert list(report.axes) == ["PA", "IA"] and list(report.cells) == ["j1"]
+    assert report.cells["j1"]["IA"].n == 3
+    assert np.isfinite(report.cells["j1"]["overall"].stats["pearson"].value)
+    for row in ('v3,"PA ",5', '"v3 ",PA,5'):
+        h.write_text(human + row + "\n")
+        with pytest.raises(ScoreTableError, match=r"human.csv: duplicate \(item_id, axis\) rows on lines "
+                                                  r"4, 8; names are read without surrounding spaces"):
+            agreement_from_csv(p, h, bootstrap=0)
+
+
+@pytest.mark.parametrize("column", ["rater", "annotator", "WorkerId", "PROLIFIC_PID"])
+def test_several_raters_are_told_how_to_combine_them(tmp_path: Path, column: str) -> None:
+    """The hint asked for 'their median, or a rounded mean': the median of two raters (3, 4) is 3.5,
+    which is refused next, and 'rounded' said no rule. It came for a column named 'rater' only."""
+    h, p = _files(tmp_path, f"item_id,axis,score,{column}\nv1,pa,3,r1\nv1,pa,4,r2\nv2,pa,2,r1\n",
+                  "item_id,axis,score\nv1,pa,3\nv2,pa,2\n")
+    with pytest.raises(ScoreTableError, match=rf"the file has a '{column}' column, which is not read: give "
+                                              r"one human score per \(item, axis\): combine the raters' "
+                                              r"scores into one whole score on the scale first: an "
+                                              r"adjudicated score .*half up \(3.5 -> 4"):
+        agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_a_judge_score_outside_the_scale_is_refused_as_a_human_one_is(tmp_path: Path) -> None:
+    """A 0-10 judge against 1-5 humans was clipped into matches without a word (a 10 'matched' a 5);
+    the human side refuses such a score for that reason. A score that rounds into the scale is kept."""
+    h, p = _files(tmp_path, "item_id,axis,score\ni1,pa,5\ni2,pa,1\ni3,pa,3\n",
+                  "judge,item_id,axis,score\nj,i1,pa,10\nj,i2,pa,2\nj,i3,pa,6\n")
+    r = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
+    assert r.exit_code == 2
+    assert (f"{p} line 2, item 'i1', axis 'pa', column 'score': judge score 10 is outside the scale 1..5 "
+            "(2 such rows); accuracy would clip it into the scale") in " ".join(r.output.split())
+    p.write_text("judge,item_id,axis,score\nj,i1,pa,5.49\nj,i2,pa,0.5\nj,i3,pa,\n")
+    assert agreement_from_csv(p, h, bootstrap=0).cells["j"]["pa"].stats["exact"].value == 1.0
+    p.write_text("judge,item_id,axis,score\nj,i1,pa,5.5\nj,i2,pa,1\nj,i3,pa,3\n")
+    with pytest.raises(ScoreTableError, match=r"line 2, .*judge score 5.5 is outside the scale 1..5;"):
+        agreement_from_csv(p, h, bootstrap=0)
+    p.write_text("judge,item_id,axis,score\nj,i1,pa,10\nj,i2,pa,0\nj,i3,pa,6\n")
+    assert agreement_from_csv(p, h, bootstrap=0, scale=(0, 10)).cells["j"]["pa"].n == 3
+
+
+def test_errors_name_the_line_of_the_file_after_blank_lines_and_multi_line_cells(tmp_path: Path) -> None:
+    """Lines were counted as rows + 2: after two blank lines, or a quoted comment spanning lines (as
+    form exports write them), the line named was not the value's."""
+    pred = "item_id,axis,score\n" + "".join(f"v{k},pa,3\n" for k in range(4))
+    h, p = _files(tmp_path, "item_id,axis,score\nv0,pa,2\n\n\nv1,pa,3\nv2,pa,x\nv3,pa,1\n", pred)
+    with pytest.raises(ScoreTableError, match=r"human.csv line 6, column 'score': not a number: 'x'"):
+        agreement_from_csv(p, h, bootstrap=0)
+    h.write_text('item_id,axis,score,comment\nv0,pa,3,"gripper\nmelts"\nv1,pa,2,"two\nline\nnote"\n'
+                 "v2,pa,3.5,fine\nv3,pa,4,\n")
+    with pytest.raises(ScoreTableError, match=r"human.csv line 7, item 'v2', column 'score': human score "):
+        agreement_from_csv(p, h, bootstrap=0)
+    h.write_text('item_id,axis,score,comment\nv0,pa,3,"a\nb"\nv1,pa,2,\n\nv0,pa,4,\n')
+    with pytest.raises(ScoreTableError, match=r"duplicate \(item_id, axis\) rows on lines 2, 6"):
+        agreement_from_csv(p, h, bootstrap=0)
+    (tmp_path / "fit.csv").write_text('x,y,note\n1,2,"a\nb"\n\n2,3,\n9,4,\n')
+    with pytest.raises(ScoreTableError, match=r"fit.csv line 6, column 'x': 9 is outside the range"):
+        fit_from_csv(tmp_path / "fit.csv", "x", "y", score_range=(0, 5))
+    # A file that is not UTF-8 (Excel's 'CSV' on Windows) names its line too.
+    h.write_bytes("item_id,axis,score\nv0,pa,3\ncafé,pa,4\n".encode("cp1252"))
+    with pytest.raises(ScoreTableError, match=r"human.csv line 3: not UTF-8 text \(byte e9 at offset 30\)"):
+        agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_the_composition_hint_needs_ids_that_differ(tmp_path: Path) -> None:
+    """A prediction for an axis the human file lacks for its item got the NFC/NFD hint, showing the
+    same id twice ('v3'/'v3')."""
+    h, p = _files(tmp_path, "item_id,axis,score\nv3,ia,4\n", "item_id,axis,score\nv3,ia,4\nv3,pa,2\n")
+    with pytest.raises(ScoreTableError, match=r"1 row\(s\) have no human score in .* \(item/axis: v3/pa\)$"):
+        agreement_from_csv(p, h, bootstrap=0)

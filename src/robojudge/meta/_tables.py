@@ -41,6 +41,16 @@ __all__ = ["ScoreTableError", "SegmentTable", "TableFit", "agreement_from_csv", 
            "read_score_csv", "segments_from_csv"]
 
 _SHOWN_IDS = 5
+_NAME_COLUMNS = ("judge", "item_id", "axis", "clip_id", "source")
+"""Columns of ``meta agreement``'s tables that name things: read without surrounding spaces."""
+_RATER_COLUMNS = frozenset({
+    "rater", "raterid", "annotator", "annotatorid", "labeler", "labeller", "worker", "workerid",
+    "participant", "participantid", "prolificpid", "user", "userid",
+})
+"""Column names (lower case, without ``_``, ``-`` and spaces) that say a table holds several raters."""
+_COMBINE = ("combine the raters' scores into one whole score on the scale first: an adjudicated score "
+            "(robojudge annotate), the majority score, or the mean rounded half up (3.5 -> 4, as predictions "
+            "are); a median of an even number of raters may fall half-way and needs the same rounding")
 
 
 class ScoreTableError(ValueError):
@@ -51,9 +61,12 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
     """Every column as text, blanks kept as ``''``, header names stripped, the spaces after a comma
     dropped (``a, b`` reads as ``a`` and ``b``, as files written by hand often are).
 
+    ``df.attrs["lines"]`` holds each row's line in the file (where its record starts), which differs
+    from the row's place after a blank line or a quoted cell that spans lines.
+
     Raises:
-        ScoreTableError: The file is missing, a folder, unreadable, not CSV, or lacks a ``required``
-            column.
+        ScoreTableError: The file is missing, a folder, unreadable, not UTF-8 (naming the line), not
+            CSV, or lacks a ``required`` column.
     """
     import io
 
@@ -67,13 +80,15 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
         raise ScoreTableError(f"{path}: is a folder, not a CSV file") from None
     except OSError as exc:
         raise ScoreTableError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    _check_field_counts(data, path)
+    lines = _check_field_counts(data, path)
     try:
         df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, skipinitialspace=True,
                          index_col=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ScoreTableError(f"{path}: cannot read as CSV: {exc}") from None
     df.columns = [str(c).strip() for c in df.columns]
+    if lines is not None and len(lines) == len(df):
+        df.attrs["lines"] = lines
     from robojudge.store import ESCAPED_CELL, SafeCsvWriter
 
     for col in df.columns:  # a cell that a robojudge CSV escaped for spreadsheets reads back as stored
@@ -87,29 +102,51 @@ def read_score_csv(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataF
     return df
 
 
-def _check_field_counts(data: bytes, path: str | Path) -> None:
+def _check_field_counts(data: bytes, path: str | Path) -> list[int] | None:
     """Every record has as many fields as the header. With one more, pandas takes the first column
     as the index and shifts every other column left (the item id then holds the axis), so a trailing
-    comma reads as wrong data or as an error about another column. Unreadable files are left to
-    pandas, which says why."""
+    comma reads as wrong data or as an error about another column. A file that is not UTF-8 is an
+    error naming the line of the first byte that is not. Other unreadable files are left to pandas,
+    which says why.
+
+    Returns:
+        The line each record pandas reads starts on (blank lines skipped, as pandas skips them), or
+        None when the file cannot be read here.
+    """
     import csv
     import io
 
     try:
-        reader = csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""), skipinitialspace=True)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        at = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+        line = data[:at].count(b"\n") + 1
+        raise ScoreTableError(
+            f"{path} line {line}: not UTF-8 text (byte {data[at:at + 1].hex()} at offset {at}); save the "
+            "file as UTF-8 (in Excel: CSV UTF-8)") from None
+    starts: list[int] = []
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
         header = next(reader, None)
         if header is None:
-            return
-        for record in reader:
-            if not any(cell.strip() for cell in record) or len(record) == len(header):
+            return starts
+        while True:
+            start = reader.line_num + 1
+            record = next(reader, None)
+            if record is None:
+                return starts
+            if not record or (len(record) == 1 and not record[0].strip()):
                 continue  # a blank line (spaces only too) is skipped, as pandas skips it
+            starts.append(start)
+            if not any(cell.strip() for cell in record) or len(record) == len(header):
+                continue
             hint = ("a trailing comma or an extra cell?" if len(record) > len(header) else
                     "a missing cell? Leave a blank value as an empty cell between commas")
             raise ScoreTableError(
-                f"{path} line {reader.line_num}: {len(record)} fields where the header has "
+                f"{path} line {start}: {len(record)} fields where the header has "
                 f"{len(header)} ({', '.join(h.strip() for h in header)}); {hint}")
-    except (UnicodeDecodeError, csv.Error):
-        return
+    except csv.Error:
+        return None
 
 
 def _check_names(df: pd.DataFrame, columns: Sequence[str], path: str | Path) -> None:
@@ -122,7 +159,7 @@ def _check_names(df: pd.DataFrame, columns: Sequence[str], path: str | Path) -> 
         for i, name in enumerate(df[column]):
             bad = unsafe_at(name)
             if bad is not None:
-                raise ScoreTableError(f"{path} {_line(i)}, column {column!r}: {name!r} holds "
+                raise ScoreTableError(f"{path} {_line(df, i)}, column {column!r}: {name!r} holds "
                                       f"{unsafe_kind(name[bad])} ({name[bad]!r} at position {bad})")
 
 
@@ -140,20 +177,29 @@ def column_numbers(df: pd.DataFrame, column: str, path: str | Path) -> npt.NDArr
         more = f" ({bad.size} such rows)" if bad.size > 1 else ""
         unparsed = np.isnan(values[i]) and raw.iloc[i].lower() != "nan"
         what = "not a number" if unparsed else "not a finite number"
-        # +2: one for the header line, one for 1-based numbering.
         raise ScoreTableError(
-            f"{path} line {i + 2}, column {column!r}: {what}: {df[column].iloc[i]!r}{more}")
+            f"{path} {_line(df, i)}, column {column!r}: {what}: {df[column].iloc[i]!r}{more}")
     return values
+
+
+def _rater_column(df: pd.DataFrame) -> str | None:
+    """A column that looks like it names raters (``rater``, ``annotator``, ``WorkerId``, ``PROLIFIC_PID``)."""
+    for column in df.columns:
+        if "".join(c for c in str(column).lower() if c not in "_- ") in _RATER_COLUMNS:
+            return str(column)
+    return None
 
 
 def _check_unique(df: pd.DataFrame, keys: list[str], path: str | Path) -> None:
     dup = df.duplicated(keys, keep=False)
     if dup.any():
-        lines = [str(i + 2) for i in np.flatnonzero(dup.to_numpy())[:_SHOWN_IDS]]
-        hint = ("; the file has a 'rater' column, which is not read: give one human score per "
-                "(item, axis), the raters' scores combined first (their median, or a rounded mean)"
-                if "rater" in df.columns else
-                "; cells are read without the spaces after a comma, so ' sp' and 'sp' name one judge or item")
+        lines = [_line(df, int(i)).split()[1] for i in np.flatnonzero(dup.to_numpy())[:_SHOWN_IDS]]
+        rater = _rater_column(df) if "judge" not in keys else None
+        hint = (f"; the file has a {rater!r} column, which is not read: give one human score per "
+                f"(item, axis): {_COMBINE}"
+                if rater is not None else
+                "; names are read without surrounding spaces, so ' sp' and 'sp ' name one judge or item "
+                "(and 'PA ' the axis 'PA')")
         raise ScoreTableError(f"{path}: duplicate ({', '.join(keys)}) rows on lines {', '.join(lines)}{hint}")
 
 
@@ -181,21 +227,27 @@ def agreement_from_csv(
 
     Raises:
         ScoreTableError: A file cannot be read, has a bad or duplicate row, a score that is not a
-            finite number, a human score outside ``scale``, an axis named ``overall`` or two axes that
+            finite number, a human score outside ``scale`` or a judge score that rounds outside it
+            (names are read without surrounding spaces), an axis named ``overall`` or two axes that
             differ only by case, an item whose rows give different ``clip_id`` or ``source`` values, a
             clip in two sources, or ``pred`` scores an item/axis that has no human score.
     """
     pred, human = Path(pred), Path(human)
     hdf = read_score_csv(human, ("item_id", "axis", "score"))
     pdf = read_score_csv(pred, ("item_id", "axis", "score"))
+    for df in (hdf, pdf):  # a spreadsheet cell "PA " or "v3 " names the axis PA, the item v3
+        for column in _NAME_COLUMNS:
+            if column in df.columns:
+                df[column] = df[column].str.strip(" \u00a0")
     hdf["_score"] = column_numbers(hdf, "score", human)
     pdf["_score"] = column_numbers(pdf, "score", pred)
     _check_scale(hdf, scale, human)
+    _check_pred_scale(pdf, scale, pred)
     for df, path in ((hdf, human), (pdf, pred)):
         _check_ids(df, path)
     blank = np.flatnonzero(np.isnan(hdf["_score"].to_numpy(dtype=np.float64)))
     if blank.size and warn is not None:
-        shown = ", ".join(f"{_line(int(i))} (item {hdf['item_id'].iloc[int(i)]!r})"
+        shown = ", ".join(f"{_line(hdf, int(i))} (item {hdf['item_id'].iloc[int(i)]!r})"
                           for i in blank[:_SHOWN_IDS])
         warn(f"{human}: {blank.size} row(s) without a human score, left out of every statistic: {shown}")
     for df, path, what in ((hdf, human, "human scores"), (pdf, pred, "judge scores")):
@@ -232,7 +284,7 @@ def agreement_from_csv(
         # from macOS file names): printed as they are, the two look the same, so say it and show them.
         composed = {unicodedata.normalize("NFC", i): i for i in items}
         twins = [(i, composed[n]) for i in dict.fromkeys(i for i, _ in extra)
-                 if (n := unicodedata.normalize("NFC", i)) in composed]
+                 if (n := unicodedata.normalize("NFC", i)) in composed and composed[n] != i]
         hint = "" if not twins else (
             f"; {len(twins)} of their item ids equal one of {human} once composed alike (NFC/NFD, as macOS "
             "writes file names): " + ", ".join(f"{ascii(a)}/{ascii(b)}" for a, b in twins[:_SHOWN_IDS])
@@ -259,8 +311,10 @@ def agreement_from_csv(
         raise ScoreTableError(f"{human}: {exc}") from None
 
 
-def _line(i: int) -> str:
-    return f"line {i + 2}"  # one for the header line, one for 1-based numbering
+def _line(df: pd.DataFrame, i: int) -> str:
+    """``line N``: where row ``i`` of ``df`` starts in its file (see :func:`read_score_csv`)."""
+    lines = df.attrs.get("lines")
+    return f"line {lines[i] if lines is not None else i + 2}"  # else: header, and 1-based numbering
 
 
 def _check_scale(df: pd.DataFrame, scale: tuple[int, int], path: Path) -> None:
@@ -273,8 +327,7 @@ def _check_scale(df: pd.DataFrame, scale: tuple[int, int], path: Path) -> None:
          f"is outside the scale {scale[0]}..{scale[1]}{{more}}; fix the label or give the scale with "
          "--scale LOW,HIGH"),
         (np.isfinite(values) & (values != np.round(values)),
-         "is not a whole number{more}; the statistics compare whole points of the scale: combine several "
-         "raters' scores into one whole score first (their median, or a rounded mean)"),
+         "is not a whole number{more}; the statistics compare whole points of the scale: " + _COMBINE),
     ]
     for wrong, why in checks:
         bad = np.flatnonzero(wrong)
@@ -282,15 +335,32 @@ def _check_scale(df: pd.DataFrame, scale: tuple[int, int], path: Path) -> None:
             i = int(bad[0])
             more = f" ({bad.size} such rows)" if bad.size > 1 else ""
             raise ScoreTableError(
-                f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'score': human score "
+                f"{path} {_line(df, i)}, item {df['item_id'].iloc[i]!r}, column 'score': human score "
                 f"{df['score'].iloc[i].strip()} " + why.format(more=more))
+
+
+def _check_pred_scale(df: pd.DataFrame, scale: tuple[int, int], path: Path) -> None:
+    """Judge scores round into the scale, as human scores must lie in it: exact and within-one accuracy
+    round a prediction half up and clip it into the scale, so a 0-10 judge's 10 would match a human 5.
+    A score that rounds into the scale (5.4 on 1..5) is kept; the clip then changes nothing."""
+    values = df["_score"].to_numpy(dtype=np.float64)
+    rounded = np.floor(values + 0.5)
+    bad = np.flatnonzero((rounded < scale[0]) | (rounded > scale[1]))
+    if bad.size:
+        i = int(bad[0])
+        more = f" ({bad.size} such rows)" if bad.size > 1 else ""
+        raise ScoreTableError(
+            f"{path} {_line(df, i)}, item {df['item_id'].iloc[i]!r}, axis {df['axis'].iloc[i]!r}, column "
+            f"'score': judge score {df['score'].iloc[i].strip()} is outside the scale {scale[0]}..{scale[1]}"
+            f"{more}; accuracy would clip it into the scale and count it as a match: put the judge's scores "
+            "on the human scale first, or give the scale both use with --scale LOW,HIGH")
 
 
 def _check_ids(df: pd.DataFrame, path: Path) -> None:
     blank = np.flatnonzero((df["item_id"].str.strip() == "").to_numpy())
     if blank.size:
         more = f" ({blank.size} such rows)" if blank.size > 1 else ""
-        raise ScoreTableError(f"{path} {_line(int(blank[0]))}, column 'item_id': blank item id{more}")
+        raise ScoreTableError(f"{path} {_line(df, int(blank[0]))}, column 'item_id': blank item id{more}")
 
 
 def _check_sources(df: pd.DataFrame, path: Path) -> None:
@@ -299,22 +369,22 @@ def _check_sources(df: pd.DataFrame, path: Path) -> None:
     blank = (df["source"].str.strip() == "").to_numpy()
     if blank.any() and not blank.all():
         i = int(np.flatnonzero(blank)[0])
-        raise ScoreTableError(f"{path} {_line(i)}, item {df['item_id'].iloc[i]!r}, column 'source': blank "
-                              f"while other rows name a source ({int(blank.sum())} such rows); give every "
-                              "row its source, or drop the column")
+        raise ScoreTableError(f"{path} {_line(df, i)}, item {df['item_id'].iloc[i]!r}, column 'source': "
+                              f"blank while other rows name a source ({int(blank.sum())} such rows); give "
+                              "every row its source, or drop the column")
 
 
 def _check_axes(df: pd.DataFrame, path: Path) -> None:
     for i, axis in enumerate(df["axis"]):
         if axis.strip().lower() == OVERALL:
-            raise ScoreTableError(f"{path} {_line(i)}, column 'axis': {axis!r} is the name of the pooled "
+            raise ScoreTableError(f"{path} {_line(df, i)}, column 'axis': {axis!r} is the name of the pooled "
                                   "Overall, not an axis; rename the axis")
     by_fold: dict[str, dict[str, int]] = {}
     for i, axis in enumerate(df["axis"]):
         by_fold.setdefault(axis.lower(), {}).setdefault(axis, i)
     for spellings in by_fold.values():
         if len(spellings) > 1:
-            shown = ", ".join(f"{a!r} ({_line(i)})" for a, i in spellings.items())
+            shown = ", ".join(f"{a!r} ({_line(df, i)})" for a, i in spellings.items())
             raise ScoreTableError(f"{path}, column 'axis': axes {shown} differ only by case; axis names are "
                                   "compared exactly, so spell each axis one way")
 
@@ -327,8 +397,8 @@ def _check_case(hdf: pd.DataFrame, pdf: pd.DataFrame, human: Path, pred: Path,
     for i, axis in enumerate(pdf["axis"]):
         twin = [a for a in h_axes if a != axis and a.lower() == axis.lower()]
         if axis not in h_axes and twin:
-            raise ScoreTableError(f"{pred} {_line(i)}, column 'axis': axis {axis!r} differs only by case "
-                                  f"from {twin[0]!r} in {human}; spell each axis one way")
+            raise ScoreTableError(f"{pred} {_line(pdf, i)}, column 'axis': axis {axis!r} differs only by "
+                                  f"case from {twin[0]!r} in {human}; spell each axis one way")
     if warn is None:
         return
     named = [(hdf, human, "item_id"), (pdf, pred, "item_id")]
@@ -374,8 +444,8 @@ def _check_per_item(df: pd.DataFrame, column: str, path: Path) -> None:
         seen = first.setdefault(item, (value, i))
         if seen[0] != value:
             raise ScoreTableError(
-                f"{path}, item {item!r}, column {column!r}: {_line(seen[1])} gives {seen[0]!r} and "
-                f"{_line(i)} gives {value!r}; every row of an item must name the same {column}")
+                f"{path}, item {item!r}, column {column!r}: {_line(df, seen[1])} gives {seen[0]!r} and "
+                f"{_line(df, i)} gives {value!r}; every row of an item must name the same {column}")
 
 
 def _check_clip_sources(df: pd.DataFrame, path: Path) -> None:
@@ -385,7 +455,8 @@ def _check_clip_sources(df: pd.DataFrame, path: Path) -> None:
         seen = first.setdefault(clip, (source, i))
         if seen[0] != source:
             raise ScoreTableError(
-                f"{path}, clip_id {clip!r}: {_line(seen[1])} puts it in source {seen[0]!r} and {_line(i)} in "
+                f"{path}, clip_id {clip!r}: {_line(df, seen[1])} puts it in source {seen[0]!r} and "
+                f"{_line(df, i)} in "
                 f"{source!r}; a clip (bootstrap cluster) must lie in one source (stratum)")
 
 
@@ -423,7 +494,7 @@ def fit_from_csv(
         bad = np.flatnonzero(used & ((v < lo) | (v > hi)))
         if bad.size:
             raise ScoreTableError(
-                f"{path} line {int(bad[0]) + 2}, column {col!r}: {float(v[bad[0]]):g} is outside the range "
+                f"{path} {_line(df, int(bad[0]))}, column {col!r}: {float(v[bad[0]]):g} is outside the range "
                 f"[{lo:g}, {hi:g}] given for it ({bad.size} value(s) outside)")
     dropped = int(np.sum(~(np.isfinite(x) & np.isfinite(y))))
     return TableFit(fit_agreement(x, y, score_range, target_range), dropped)
@@ -486,7 +557,7 @@ def segments_from_csv(
     needed = (verdict, *scores, *(c for c in (group, clip, video) if c))
     df = read_score_csv(path, tuple(dict.fromkeys(needed)))
     _check_names(df, [c for c in (group, clip, video) if c], path)
-    where = [f"{path} line {i + 2}, column {verdict!r}" for i in range(len(df))]
+    where = [f"{path} {_line(df, i)}, column {verdict!r}" for i in range(len(df))]
     try:
         levels = verdict_levels([v.strip() for v in df[verdict]], where)
     except ValueError as exc:
