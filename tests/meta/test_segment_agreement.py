@@ -4,6 +4,7 @@ worked by hand, its seed, and segments too short to score."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -160,3 +161,23 @@ def test_short_videos_give_a_short_segment_with_a_reason() -> None:
     assert segment_spans(10) == [(0, 10)]  # kept, not dropped
     assert too_short_reason(0, 10, 16) == "segment [0, 10) has 10 frames; scoring needs at least 16"
     assert too_short_reason(0, 16, 16) is None
+
+
+def test_verdicts_are_read_in_any_case(tmp_path: Path) -> None:
+    """robojudge's annotation stores segment verdicts as good/medium/bad; `meta segments` took only
+    Good/Medium/Bad and refused its own export."""
+    from robojudge.meta import segments_from_csv
+
+    assert verdict_levels(["good", "BAD", "Medium", "mEdIuM"]).tolist() == [0, 2, 1, 1]
+    rng = np.random.default_rng(4)
+    rows = [(f"c{k % 5}", ("Good", "Medium", "Bad")[k % 3], rng.random()) for k in range(30)]
+    tables = {}
+    for name, case in (("upper.csv", str), ("lower.csv", str.lower)):
+        (tmp_path / name).write_text("clip,verdict,kiva\n" + "".join(f"{c},{case(v)},{x:.4f}\n"
+                                                                     for c, v, x in rows))
+        tables[name] = segments_from_csv(tmp_path / name, {"kiva": False}, clip="clip", replicates=50)
+    assert tables["upper.csv"].verdicts == tables["lower.csv"].verdicts == {
+        "all": {"Good": 10, "Medium": 10, "Bad": 10}}
+    assert repr(tables["upper.csv"].rho) == repr(tables["lower.csv"].rho)
+    with pytest.raises(ValueError, match=r"'Poor' is not one of \['Bad', 'Good', 'Medium'\] \(in any case"):
+        verdict_levels(["Poor"])

@@ -34,13 +34,16 @@ SEGMENT_FRAMES = 16
 
 
 def verdict_levels(verdicts: Sequence[str], where: Sequence[str] | None = None) -> npt.NDArray[np.int64]:
-    """Levels of ``verdicts``; an unknown verdict raises ``ValueError`` naming its position (or ``where``)."""
+    """Levels of ``verdicts``, in any case (``good`` as robojudge's annotation stores it, ``Good`` as the
+    planted ones); an unknown verdict raises ``ValueError`` naming its position (or ``where``)."""
+    levels = {name.casefold(): level for name, level in VERDICT_LEVELS.items()}
     out = np.empty(len(verdicts), dtype=np.int64)
     for i, v in enumerate(verdicts):
-        if v not in VERDICT_LEVELS:
+        level = levels.get(v.casefold())
+        if level is None:
             at = where[i] if where is not None else f"segment {i}"
-            raise ValueError(f"{at}: verdict {v!r} is not one of {sorted(VERDICT_LEVELS)}")
-        out[i] = VERDICT_LEVELS[v]
+            raise ValueError(f"{at}: verdict {v!r} is not one of {sorted(VERDICT_LEVELS)} (in any case)")
+        out[i] = level
     return out
 
 
