@@ -258,3 +258,23 @@ def test_an_adjudication_of_one_axis_keeps_the_other_from_the_primary_label(
     assert ("ann1", agreed, "ia") not in rows and ("rev1", agreed, "ia") in rows
     assert ("ann1", disputed, "ia") not in rows and ("ann1", agreed, "pa") in rows
     assert files.n_self == 1
+
+
+@SQLITE_ONLY
+def test_a_second_rater_and_a_bom_are_said_or_read(
+    project: str, suite_files: SuiteFiles, tmp_path: Path
+) -> None:
+    """A project with overlap 2 (two primary annotations per task) was refused without saying how to
+    import it; a JSON file saved with a UTF-8 BOM was refused outright, while every other robojudge
+    input reads one."""
+    one = suite_files.item_ids[1]
+    tasks = [{"id": 3, "data": {"item_id": one}, "annotations": [_ann("ann1"), _ann("ann2", pa=4)]}]
+    with pytest.raises(AnnotateError, match=r"annotation \[1\]: the label of this item is already assigned "
+                                            r"to someone else; an item has one primary label: give a second "
+                                            r"rater's annotation \"meta\": \{\"robojudge_kind\": "
+                                            r"\"review\"\}"):
+        import_labelstudio(project, "p", _write(tmp_path, tasks))
+    tasks[0]["annotations"][1] = _ann("rev1", "review", pa=4)
+    path = _write(tmp_path, tasks)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert import_labelstudio(project, "p", path) == 2

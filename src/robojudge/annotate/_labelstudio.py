@@ -319,7 +319,7 @@ def import_labelstudio(db: str | os.PathLike[str], project: str, path: str | os.
             its id), the annotation and the field.
     """
     try:
-        tasks = json.loads(Path(path).read_text(encoding="utf-8"))
+        tasks = json.loads(Path(path).read_text(encoding="utf-8-sig"))  # a BOM, as Windows tools write
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise AnnotateError(f"{path}: cannot read Label Studio JSON: {exc}") from None
     if not isinstance(tasks, list):
@@ -435,7 +435,10 @@ def _store(
         same_task &= (a.c.round_id == round_id) & (a.c.annotator_id == person.id)
     row = conn.execute(select(a).where(same_task)).first()
     if row is not None and row.annotator_id != person.id:
-        raise AnnotateError(f"{where}: the {kind} of this item is already assigned to someone else")
+        hint = ("; an item has one primary label: give a second rater's annotation "
+                '"meta": {"robojudge_kind": "review"} to import it as the cross-review'
+                if kind == "label" else "")
+        raise AnnotateError(f"{where}: the {kind} of this item is already assigned to someone else{hint}")
     before = _latest(conn, row.id) if row is not None else None
     if row is not None and row.status == "submitted":
         if before == values:
