@@ -13,7 +13,7 @@ import PIL.Image
 import pytest
 from _videogen import textured_clip
 
-from robojudge.video import probe_video, sample_frames, video_warnings
+from robojudge.video import VideoError, probe_video, sample_frames, video_warnings
 
 
 def _tagged(path: Path, frames: np.ndarray, trc: int, primaries: int, colorspace: int,
@@ -216,6 +216,70 @@ def test_the_frame_tags_choose_matrix_and_range(tmp_path: Path, name: str) -> No
             container.mux(packet)
     red = sample_frames(path, fps=None, max_frames=None).frames.astype(int)
     assert np.abs(red - np.array([255, 0, 0])).max() <= 3, red[0, 0, 0]
+
+
+def _ycgco_clip(path: Path) -> Path:
+    """Lossless H.264 4:4:4 in YCgCo (matrix tag 8), full range: patches of pure red, green, blue and gray."""
+    rgb = np.zeros((48, 64, 3))
+    rgb[:, :16], rgb[:, 16:32], rgb[:, 32:48], rgb[:, 48:] = (255, 0, 0), (0, 255, 0), (0, 0, 255), 128
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    planes = [np.clip(np.round(p), 0, 255).astype(np.uint8)
+              for p in (r / 4 + g / 2 + b / 4, -r / 4 + g / 2 - b / 4 + 128, r / 2 - b / 2 + 128)]
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=8, options={"qp": "0", "preset": "ultrafast"})
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv444p"
+        stream.codec_context.colorspace, stream.codec_context.color_range = 8, 2
+        for i in range(2):
+            frame = av.VideoFrame(64, 48, "yuv444p")
+            for plane, values in zip(frame.planes, planes, strict=True):
+                buffer = np.zeros((plane.height, plane.line_size), np.uint8)
+                buffer[:, :64] = values
+                plane.update(buffer.tobytes())
+            frame.colorspace, frame.color_range = 8, 2
+            frame.pts, frame.time_base = i, Fraction(1, 8)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path
+
+
+def test_a_ycgco_clip_is_refused_naming_the_file_and_matrix(tmp_path: Path) -> None:
+    # swscale has no YCgCo coefficients. Read as BT.601, as untagged video is, its green patch came out
+    # purple (128, 84, 255) and its blue green (0, 177, 0), with no warning.
+    path = _ycgco_clip(tmp_path / "ycgco.mp4")
+    with av.open(str(path)) as container:
+        assert int(next(container.decode(video=0)).colorspace) == 8  # the tag survives the round trip
+    with pytest.raises(VideoError) as raised:
+        sample_frames(path, fps=None, max_frames=None)
+    assert raised.value.path == path
+    assert raised.value.reason == ("unsupported colour matrix YCgCo (AVColorSpace 8): only BT.601, BT.709, "
+                                   "FCC, SMPTE 240M and BT.2020 YUV can be converted to RGB")
+
+
+@pytest.mark.parametrize(("pix_fmt", "colorspace", "name"), [
+    ("yuv420p", 12, "chroma-derived non-constant luminance (AVColorSpace 12)"),
+    ("yuv444p", 14, "ICtCp (AVColorSpace 14)"),
+    ("yuv420p10le", 8, "YCgCo (AVColorSpace 8)"),  # refused by name, not by swscale's 8-bit reduction
+    ("yuv420p", 16, "YCgCo-R (even) (AVColorSpace 16)"),
+])
+def test_other_matrices_swscale_lacks_are_refused(tmp_path: Path, pix_fmt: str, colorspace: int,
+                                                 name: str) -> None:
+    path = tmp_path / "tagged.mkv"
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("ffv1", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, pix_fmt
+        stream.codec_context.colorspace, stream.codec_context.color_range = colorspace, 1
+        for i in range(2):
+            frame = _flat(pix_fmt, 400 if "10" in pix_fmt else 100, 128, 128, colorspace, 1)
+            frame.pts, frame.time_base = i, Fraction(1, 8)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    with pytest.raises(VideoError, match=r"unsupported colour matrix (.+): only BT\.601") as raised:
+        sample_frames(path, fps=4, max_frames=2)
+    assert raised.value.reason.startswith(f"unsupported colour matrix {name}: ")
 
 
 def _png_folder(folder: Path, frames: list[np.ndarray], mode: str) -> Path:

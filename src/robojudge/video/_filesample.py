@@ -461,12 +461,13 @@ def to_rgb(frame: av.VideoFrame, path: Path) -> np.ndarray:
     * A YUV frame's matrix and range are handed to swscale from its tags (:func:`_yuv_colour`): PyAV
       14.2, the lowest allowed, took BT.601 and limited range unless told (BT.709 red 255 read 233,
       full-range 10-bit read as limited); 18 reads the tags itself, and gives the same frames either way.
+      A matrix swscale has no coefficients for (YCgCo, ICtCp, ...) is refused, not read as another.
     """
     try:
         sixteen = _sixteen_bit(frame)
         if sixteen is not None:
             return sixteen
-        colour = _yuv_colour(frame)
+        colour = _yuv_colour(frame, path)
         eight = _eight_bit_yuv(frame.format)
         if eight is not None:  # the depth alone (no range conversion); ``colour`` keeps the source's tags
             frame = _swscale(frame.reformat, format=eight, src_color_range="MPEG", dst_color_range="MPEG")
@@ -518,25 +519,42 @@ def _sixteen_bit(frame: av.VideoFrame) -> np.ndarray | None:
 
 
 # FFmpeg's colour matrices (AVColorSpace) as the swscale coefficient sets PyAV's ``src_colorspace`` takes
-# (SWS_CS_*): BT.709, FCC, BT.601 (two tags), SMPTE 240M, BT.2020; anything else is read as BT.601, as
-# FFmpeg reads an untagged stream.
+# (SWS_CS_*): BT.709, FCC, BT.601 (two tags), SMPTE 240M, BT.2020 (constant luminance read as the
+# non-constant one, which it is close to). The tags that name no matrix (0, the RGB tag on a YUV frame;
+# 2, unspecified; 3, reserved) are read as BT.601, as FFmpeg reads an untagged stream.
 _SWS_MATRICES = {1: 1, 4: 4, 5: 5, 6: 5, 7: 7, 9: 9, 10: 9}
 _SWS_BT601 = 5
+_SWS_UNTAGGED = frozenset({0, 2, 3})
 _SWS_UNSET = 2  # the output's matrix: one no source maps to (RGB output has none)
+# The matrices swscale cannot apply, by name. Reading one as BT.601 would give wrong colours with no sign
+# of it (YCgCo's green reads purple), so a frame tagged with one is refused, as PyAV 18 refuses it when
+# left to read the tag itself.
+_UNSUPPORTED_MATRICES = {8: "YCgCo", 11: "SMPTE ST 2085 (Y'D'zD'x)",
+                         12: "chroma-derived non-constant luminance", 13: "chroma-derived constant luminance",
+                         14: "ICtCp", 15: "IPT-C2", 16: "YCgCo-R (even)", 17: "YCgCo-R (odd)"}
 
 
-def _yuv_colour(frame: av.VideoFrame) -> dict[str, object]:
+def _yuv_colour(frame: av.VideoFrame, path: Path) -> dict[str, object]:
     """The source matrix and range of a YUV frame, for swscale; nothing for RGB and gray frames.
 
     The output's matrix is set apart from the source's so that PyAV 14 always hands the source's to
     swscale (it skips that step when source and output match in both), and RGB output is full range.
+
+    Raises:
+        VideoError: the frame is tagged with a matrix swscale has no coefficients for.
     """
     fmt = frame.format
     if fmt.is_rgb or len([c for c in fmt.components if not c.is_alpha]) < 3:
         return {}
+    matrix = int(frame.colorspace)
+    if matrix not in _SWS_MATRICES and matrix not in _SWS_UNTAGGED:
+        known = _UNSUPPORTED_MATRICES.get(matrix)
+        named = f"{known} (AVColorSpace {matrix})" if known else f"AVColorSpace {matrix}"
+        raise VideoError(path, f"unsupported colour matrix {named}: only BT.601, BT.709, FCC, SMPTE 240M and "
+                               "BT.2020 YUV can be converted to RGB")
     tagged = int(frame.color_range)
     full = tagged == 2 or (tagged != 1 and fmt.name.startswith("yuvj"))  # AVCOL_RANGE_JPEG / _MPEG
-    return {"src_colorspace": _SWS_MATRICES.get(int(frame.colorspace), _SWS_BT601),
+    return {"src_colorspace": _SWS_MATRICES.get(matrix, _SWS_BT601),
             "src_color_range": "JPEG" if full else "MPEG", "dst_colorspace": _SWS_UNSET,
             "dst_color_range": "JPEG"}
 
