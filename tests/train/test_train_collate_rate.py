@@ -1,8 +1,9 @@
-"""SFT batches tell the processor the rate of the frames shown, as the ``hf`` judge does.
+"""SFT batches and GRPO prompts tell the processor the rate of the frames shown, as the ``hf`` judge does.
 
 The collator passed the frames alone, so Qwen2.5-VL's processor took its default rate (24 fps in
 transformers 5) and the model placed every clip's video tokens in time by it: a clip judged at 2 fps
-was trained with the temporal position ids of one at 24 fps, unlike the judge's own inputs.
+was trained with the temporal position ids of one at 24 fps, unlike the judge's own inputs. GRPO
+generated from the same default and scored its loss at one second per temporal patch.
 """
 
 from __future__ import annotations
@@ -23,11 +24,15 @@ from robojudge.train._collate import JudgeSFTCollator  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def qwen25(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
+def tiny25(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny25"))
+
+
+@pytest.fixture(scope="module")
+def qwen25(tiny25: Path) -> tuple[Any, Any]:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    folder = build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny25"))
-    return AutoProcessor.from_pretrained(folder), AutoModelForImageTextToText.from_pretrained(folder).eval()
+    return AutoProcessor.from_pretrained(tiny25), AutoModelForImageTextToText.from_pretrained(tiny25).eval()
 
 
 def _record(frames: list[str], fps: float | None) -> dict[str, Any]:
@@ -91,3 +96,87 @@ def test_sft_refuses_an_export_without_the_frames_rate(labelled_suite: Path, tmp
     train.write_text(json.dumps({**records[0], "fps": "fast"}) + "\n")
     with pytest.raises(TrainingError, match="line 1, record .*: field fps: 'fast' is not a frame rate"):
         load_records(data)
+
+
+def test_grpo_refuses_an_export_without_the_frames_rate(labelled_suite: Path, tmp_path: Path) -> None:
+    import json
+
+    from robojudge.judges import FrameSpec
+    from robojudge.train import export_training_data
+    from robojudge.train._trl import TrainingError, train_grpo
+
+    data = tmp_path / "data"
+    export_training_data(labelled_suite, ["pa"], data, frames=FrameSpec(max_frames=4))
+    train = data / "train.jsonl"
+    records = [json.loads(line) for line in train.read_text().splitlines()]
+    train.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "fps"}) + "\n" for r in records))
+    first = records[0]["id"]
+    with pytest.raises(TrainingError, match=f"train.jsonl, record '{first}': field fps is missing"):
+        train_grpo("no-model-needed", data, tmp_path / "out", device="cpu")  # told before any model loads
+
+
+@pytest.mark.slow
+def test_grpo_generates_and_scores_each_video_at_its_rate(
+    labelled_suite: Path, tiny25: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each prompt's video reaches the model with the seconds per temporal patch its record's rate gives,
+    in generation and in the loss alike (before: 1/12 s in generation, whatever the rate; none in the
+    loss, which Qwen2.5-VL takes as 1 s)."""
+    import json
+
+    pytest.importorskip("trl")
+    pytest.importorskip("datasets")
+    from transformers import AutoProcessor
+    from transformers.models.qwen2_5_vl import modeling_qwen2_5_vl
+
+    from robojudge.judges import FrameSpec
+    from robojudge.train import export_training_data
+    from robojudge.train._trl import GRPOSettings, load_records, train_grpo
+
+    data = tmp_path / "data"
+    export_training_data(labelled_suite, ["pa"], data, frames=FrameSpec(max_frames=4))
+    train = data / "train.jsonl"
+    records = [json.loads(line) for line in train.read_text().splitlines()]
+    for i, rec in enumerate(records):  # two rates, so that each prompt must get its own
+        rec["fps"] = 2.0 if i % 2 else 8.0
+    train.write_text("".join(json.dumps(r) + "\n" for r in records))
+    processor = AutoProcessor.from_pretrained(tiny25)
+    expected = {}  # a video's pixel sum -> its seconds per temporal patch (2 frames a patch)
+    for rec in load_records(data):
+        fields = processor.apply_chat_template([rec["prompt"]], add_generation_prompt=True, tokenize=True,
+                                               return_dict=True, return_tensors="pt")
+        expected[round(float(fields["pixel_values_videos"].double().sum()), 3)] = 2 / rec["fps"]
+    assert len(expected) == len(records)  # the videos differ
+
+    seen: list[tuple[str, float, float | None]] = []  # (where, a video's pixel sum, its seconds per patch)
+
+    def note(where: str, given: dict[str, Any]) -> None:
+        pixels, grid, seconds = (given.get(k) for k in ("pixel_values_videos", "video_grid_thw",
+                                                          "second_per_grid_ts"))
+        if pixels is not None:
+            for i, part in enumerate(pixels.split([int(n) for n in grid.prod(dim=-1).tolist()])):
+                seen.append((where, round(float(part.double().sum()), 3),
+                             None if seconds is None else float(seconds[i])))
+
+    generate = modeling_qwen2_5_vl.Qwen2_5_VLForConditionalGeneration.generate
+    forward = modeling_qwen2_5_vl.Qwen2_5_VLModel.forward
+
+    def generating(self: Any, *args: Any, **kwargs: Any) -> Any:
+        note("generation", kwargs)
+        return generate(self, *args, **kwargs)
+
+    def forwarding(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if torch.is_grad_enabled():  # the loss's forward pass (generation runs without gradients)
+            note("loss", kwargs)
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(modeling_qwen2_5_vl.Qwen2_5_VLForConditionalGeneration, "generate", generating)
+    monkeypatch.setattr(modeling_qwen2_5_vl.Qwen2_5_VLModel, "forward", forwarding)
+    train_grpo(str(tiny25), data, tmp_path / "grpo",
+               GRPOSettings(prompts_per_device=4, grad_accumulation=1, num_generations=2,
+                            max_completion_length=4, max_steps=1, rewards=("format",), temperature=2.0),
+               device="cpu")
+    assert {where for where, _, _ in seen} == {"generation", "loss"}
+    assert {seconds for _, _, seconds in seen} == {1.0, 0.25}  # both rates were drawn
+    for where, pixels, seconds in seen:
+        assert seconds == pytest.approx(expected[pixels]), (where, seconds)

@@ -13,13 +13,44 @@ carries its place (a column TRL shuffles and splits with the others), so the mod
 on exactly the inputs it generated from. Token ids cannot name a prompt: a PA prompt holds no item text,
 so two videos of one size give the same tokens (the first version keyed media by them, and scored one
 item's completions on another's video).
+
+TRL tokenizes the prompts without the frames' rate, so the processor took its default (24 fps in
+transformers 5) and Qwen2.5-VL placed the video tokens in time by it, unlike SFT and the ``hf`` judge;
+the loss's forward pass got no rate at all (one second per temporal patch). The subclass tells the
+processor each row's rate (the dataset's ``fps`` column) as the SFT collator does, and hands the
+resulting ``second_per_grid_ts`` to the loss with the pixels.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-MEDIA_KEYS = ("pixel_values", "image_grid_thw", "pixel_values_videos", "video_grid_thw")
+MEDIA_KEYS = ("pixel_values", "image_grid_thw", "pixel_values_videos", "video_grid_thw", "second_per_grid_ts")
+
+
+def _videos(prompt: Any) -> list[list[Any]]:
+    """The frame lists of a prompt's video blocks, in order."""
+    return [list(c.get("video") or []) for m in prompt
+            for c in (m["content"] if isinstance(m["content"], list) else []) if c.get("type") == "video"]
+
+
+def rate_kwargs(prompts: list[Any], rates: list[Any], temporal: int) -> dict[str, Any]:
+    """The processor keywords that tell it the rate of each prompt's video (``rates[i]`` frames per second
+    for ``prompts[i]``), as the SFT collator and the ``hf`` judge tell it (:func:`video_rate`); frames
+    are counted after padding to the temporal patch ``temporal``, as the judge pads them. Nothing when no
+    prompt holds a video. The processor gets the frames as they are (no sampling by the rate)."""
+    from robojudge.judges import video_rate
+
+    seconds, lengths = [], []
+    for prompt, rate in zip(prompts, rates, strict=True):
+        for frames in _videos(prompt):
+            if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not rate > 0:
+                raise ValueError(f"GRPO prompt with a video: fps {rate!r} is not the frames' rate")
+            seconds.append(float(rate))
+            lengths.append(-(-len(frames) // temporal) * temporal if temporal > 1 else len(frames))
+    if not seconds:
+        return {}
+    return {**video_rate(seconds, lengths), "do_sample_frames": False}
 
 
 def _split_media(fields: dict[str, Any], prompts: list[Any]) -> list[dict[str, Any]]:
@@ -47,6 +78,16 @@ def _split_media(fields: dict[str, Any], prompts: list[Any]) -> list[dict[str, A
                 g, r = g + n, r + take
         if g != len(rows):
             raise RuntimeError(f"{kind} count mismatch splitting the processor output ({g} of {len(rows)})")
+    seconds = fields.get("second_per_grid_ts")  # one per video, in order
+    if seconds is not None:
+        import torch
+
+        seconds = torch.as_tensor(seconds, dtype=torch.float32).reshape(-1)
+        g = 0
+        for i, c in enumerate(counts):
+            if c["video"]:
+                out[i]["second_per_grid_ts"] = seconds[g : g + c["video"]]
+                g += c["video"]
     return out
 
 
@@ -98,15 +139,21 @@ def video_grpo_trainer() -> type:
     import torch
     from trl.trainer.grpo_trainer import GRPOTrainer
 
+    from robojudge.judges import temporal_patch
+
     base: Any = GRPOTrainer
 
     class VideoGRPOTrainer(base):  # type: ignore[misc]
+        chat_template_kwargs: dict[str, Any]  # TRL's: keywords for every apply_chat_template call
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             # generation -> each row's (prompt tokens, media), in the order the rows were generated
             self._media: dict[int, list[tuple[tuple[int, ...], dict[str, Any]]]] = {}
             self._generation = 0
             self._rows: list[tuple[int, int]] | None = None  # rows of the forward passes to come
+            self._rates: list[Any] | None = None  # the fps of the rows being generated from
+            self._temporal = temporal_patch(self.processing_class)
             tokenizer = getattr(self.processing_class, "tokenizer", self.processing_class)
             self._image_token = _token_id(tokenizer, "<|image_pad|>")
             self._video_token = _token_id(tokenizer, "<|video_pad|>")
@@ -120,7 +167,18 @@ def video_grpo_trainer() -> type:
         def _tokenize_prompts(self, prompts: list[Any]) -> Any:
             # Media are kept by the row's place in its generation batch: prompts with the same tokens
             # (PA prompts of two videos of one size, IA prompts of one clip's generators) hold other videos.
-            prompt_ids, _images, fields = super()._tokenize_prompts(prompts)
+            rates = self._rates if self._rates is not None and len(self._rates) == len(prompts) else None
+            if rates is None:
+                raise RuntimeError(f"GRPO media: {len(prompts)} prompts to tokenize, the rates of "
+                                   f"{len(self._rates or [])} known")
+            told = rate_kwargs(prompts, rates, self._temporal)
+            plain = self.chat_template_kwargs
+            if told:  # TRL passes these to the processor's apply_chat_template
+                self.chat_template_kwargs = {**plain, **_processor_kwargs(self.processing_class, plain, told)}
+            try:
+                prompt_ids, _images, fields = super()._tokenize_prompts(prompts)
+            finally:
+                self.chat_template_kwargs = plain
             self._generation += 1
             self._media[self._generation] = [
                 (tuple(int(t) for t in ids), media)
@@ -131,7 +189,11 @@ def video_grpo_trainer() -> type:
             return prompt_ids, None, fields  # None: TRL's image-only loss path stays out of the way
 
         def _generate_and_score_completions(self, inputs: Any) -> Any:
-            output = super()._generate_and_score_completions(inputs)
+            self._rates = [row.get("fps") for row in inputs]  # the rows TRL tokenizes next, in order
+            try:
+                output = super()._generate_and_score_completions(inputs)
+            finally:
+                self._rates = None
             rows = self._rows or []
             if len(rows) != output["prompt_ids"].shape[0]:
                 raise RuntimeError(f"GRPO media: {output['prompt_ids'].shape[0]} rows generated, {len(rows)} "
@@ -164,6 +226,17 @@ def video_grpo_trainer() -> type:
                                                               **kwargs)
 
     return VideoGRPOTrainer
+
+
+def _processor_kwargs(processor: Any, given: dict[str, Any], told: dict[str, Any]) -> dict[str, Any]:
+    """``told`` (processor keywords) in the form ``processor.apply_chat_template`` takes them: transformers 5
+    reads them from its ``processor_kwargs`` dict (loose keywords it also takes, with a warning per call),
+    4.x from its keyword arguments."""
+    import inspect
+
+    if "processor_kwargs" in inspect.signature(processor.apply_chat_template).parameters:
+        return {"processor_kwargs": {**dict(given.get("processor_kwargs") or {}), **told}}
+    return told
 
 
 def _token_id(tokenizer: Any, token: str) -> int | None:

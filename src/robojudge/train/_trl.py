@@ -269,6 +269,16 @@ def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, dat
     return result
 
 
+def _require_rates(records: Sequence[dict[str, Any]], data: str | Path) -> None:
+    """Refuse records without ``fps``: SFT's collator and GRPO's prompt tokenization tell the processor the
+    frames' rate, as the hf judge does."""
+    stale = next((r for r in records if r.get("fps") is None), None)
+    if stale is not None:
+        raise TrainingError(f"{Path(data) / 'train.jsonl'}, record {stale.get('id', '?')!r}: field fps is "
+                            "missing (exported before robojudge recorded the rate of the frames shown); "
+                            "export again")
+
+
 def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettings | None = None, *,
               device: str = "auto", overrides: Mapping[str, Any] | None = None) -> TrainResult:
     """Supervised fine-tuning of a VLM judge on exported records.
@@ -285,11 +295,7 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
     _check_settings(s)
     _check_device(device)
     records = load_records(data)  # before the heavy imports: a wrong folder is told at once
-    stale = next((r for r in records if r.get("fps") is None), None)
-    if stale is not None:  # the collator tells the processor the frames' rate, as the hf judge does
-        raise TrainingError(f"{Path(data) / 'train.jsonl'}, record {stale.get('id', '?')!r}: field fps is "
-                            "missing (exported before robojudge recorded the rate of the frames shown); "
-                            "export again")
+    _require_rates(records, data)
     torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
     processor, net = _load(transformers, torch, model, cpu, dtype)
@@ -332,7 +338,8 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     """GRPO of a VLM judge (usually the SFT checkpoint) with the exact-match reward.
 
     The prompts are the exported judge requests with their frames as a video (frame paths the
-    processor loads); the dataset columns ``score``, ``rubric`` and ``item_id`` reach the reward functions.
+    processor loads, told their rate, the record's ``fps``, as the hf judge tells it); the dataset
+    columns ``score``, ``rubric``, ``item_id`` and ``fps`` reach the reward functions.
 
     Args:
         model: Hub id or local folder (the SFT output).
@@ -349,6 +356,7 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     _check_device(device)
     rewards = reward_functions(s.rewards) + list(extra_rewards)
     records = load_records(data)
+    _require_rates(records, data)
     torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
     out_dir = Path(out)
@@ -371,7 +379,7 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     if s.lora:
         net = _lora(net, s.lora_rank)
     dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "score": r["score"], "rubric": r["rubric"],
-                                           "item_id": r["item_id"]} for r in records])
+                                           "item_id": r["item_id"], "fps": r["fps"]} for r in records])
     from robojudge.train._grpo_video import video_grpo_trainer
 
     trainer = video_grpo_trainer()(model=net, reward_funcs=rewards, args=args, train_dataset=dataset,
