@@ -9,7 +9,8 @@ to be 30 fps, and the sampled frames carry a warning saying so: the rate decides
 decoded, but every image's header is read when the folder is listed: the frames of a video share one
 size, so a folder whose images differ in size is refused (naming the first odd image) rather than
 scored with some frames rescaled. Images are read as RGB; a sampled image with transparent pixels gives
-the video files' alpha warning (its alpha is read with Pillow, only for images that have one).
+the video files' alpha warning (its alpha is read only for images that have one: with the colours, in
+one decode, for an 8-bit RGBA or gray+alpha image without EXIF; with Pillow for the rest).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "lowest_alpha",
     "numbering_gaps",
     "probe_folder",
+    "read_frame",
     "read_image",
 ]
 
@@ -141,6 +143,40 @@ def read_image(folder: Path, image: Path) -> np.ndarray:
 
 # Pillow's modes with an alpha channel; a palette or RGB image may name a transparent colour instead.
 _ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA"})
+# Of them, those OpenCV reads unchanged as 8-bit BGRA whose colour channels are IMREAD_COLOR's.
+_BGRA_MODES = frozenset({"RGBA", "LA"})
+
+
+def read_frame(folder: Path, image: Path) -> tuple[np.ndarray, int | None]:
+    """One frame as :func:`read_image` reads it, and its lowest alpha as :func:`lowest_alpha` gives it.
+
+    An image with an alpha channel was decoded twice, by OpenCV for its colours and by Pillow for its
+    alpha: twice the time of an opaque image, for fully opaque RGBA exports too. An 8-bit RGBA or
+    gray+alpha image is decoded once, by OpenCV with its alpha, whose colour channels are what its colour
+    reader gives. That read ignores EXIF orientation, so an image with EXIF is still read both ways, as
+    are 16-bit images and palettes or RGB with a transparent colour.
+    """
+    try:
+        with Image.open(image) as img:  # the header alone
+            mode, keyed = img.mode, "transparency" in img.info
+    except (OSError, UnidentifiedImageError, ValueError) as exc:
+        raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
+    if mode not in _ALPHA_MODES and not keyed:
+        return read_image(folder, image), None
+    if mode in _BGRA_MODES:
+        try:
+            if _utf8(str(image)):
+                bgra, kinds, _ = cv2.imreadWithMetadata(str(image), cv2.IMREAD_UNCHANGED)
+            else:
+                bgra, kinds, _ = cv2.imdecodeWithMetadata(np.fromfile(image, np.uint8), cv2.IMREAD_UNCHANGED)
+        except (cv2.error, OSError):
+            bgra, kinds = None, ()
+        exif = any(int(k) == cv2.IMAGE_METADATA_EXIF for k in kinds)
+        if (bgra is not None and not exif and bgra.dtype == np.uint8 and bgra.ndim == 3
+                and bgra.shape[2] == 4 and bgra.size):
+            return cv2.cvtColor(bgra, cv2.COLOR_BGRA2RGB), int(bgra[..., 3].min())
+    # anything else (and an image OpenCV fails on: the colour reader says why) as before
+    return read_image(folder, image), lowest_alpha(folder, image)
 
 
 def lowest_alpha(folder: Path, image: Path) -> int | None:

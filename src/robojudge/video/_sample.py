@@ -21,10 +21,9 @@ from robojudge.video._filesample import AlphaCheck, Sampling, sample_file, sampl
 from robojudge.video._folder import (
     folder_rate,
     list_images,
-    lowest_alpha,
     numbering_gaps,
     probe_folder,
-    read_image,
+    read_frame,
 )
 from robojudge.video._memory import check_frame_memory
 from robojudge.video._post import RESAMPLES, PostProcess
@@ -283,10 +282,9 @@ def _sample_folder(
     arrays: list[np.ndarray] = []
     alpha = AlphaCheck()  # the video files' transparency warning
     for i in chosen:
-        image = read_image(path, images[i])
+        image, lowest = read_frame(path, images[i])
         if not arrays:  # the folder's frames share the first one's size: refused before reading more
             check_frame_memory(path, [(len(chosen), post)], image.shape[1], image.shape[0])
-        lowest = lowest_alpha(path, images[i])
         if lowest is not None:
             alpha.see_lowest(lowest)
         arrays.append(post(image))
