@@ -160,3 +160,23 @@ def test_the_display_aspect_of_narrow_and_turned_pixels(tmp_path, name, sar, rot
     served = playable(path, cache_dir=tmp_path / "cache")
     back = sample_frames(served, fps=None, max_frames=None)
     assert (back.frames.shape[2], back.frames.shape[1]) == size
+
+
+def test_a_new_reader_version_encodes_the_video_again(tmp_path, monkeypatch):
+    # The WebM was named by the encoding and the file alone, so a 10-bit clip encoded before reader
+    # version 5 kept the old, darker picture after the upgrade, while judges and metrics read the new.
+    from robojudge.annotate.web import _folders
+
+    path = _write(tmp_path / "clip.mov", "prores_ks", "yuv422p10le")
+    first = playable(path, cache_dir=tmp_path / "cache")
+    made = first.stat().st_mtime_ns
+    assert playable(path, cache_dir=tmp_path / "cache") == first  # the same reader: encoded once
+    from robojudge.video import READER_VERSION
+
+    monkeypatch.setattr(_folders, "READER_VERSION", f"{READER_VERSION}-next", raising=False)
+    again = playable(path, cache_dir=tmp_path / "cache")
+    assert again != first and again.parent == first.parent
+    assert sorted(first.parent.glob("*.webm")) == sorted([first, again])
+    assert first.stat().st_mtime_ns == made  # (the old file is left as it was, no longer served)
+    assert np.array_equal(sample_frames(again, fps=None, max_frames=None).frames,
+                          sample_frames(first, fps=None, max_frames=None).frames)  # the same encoder

@@ -6,13 +6,14 @@ A file is served as it is when its suffix, container and codec are a browser's. 
 are read without decoding, once per file fingerprint (a changed file is looked at again), so a request
 costs a ``stat``. Any other video is encoded once into a WebM (VP9, which browsers play at any frame
 size) in the cache folder (``$ROBOJUDGE_CACHE_DIR/annotate-media``), named by a hash of the folder's
-fingerprint (its path, inode, and every file's name, size and modification time), so a changed folder
-is encoded again and the file name says nothing about the item. Each frame keeps its own presentation
-time, so a GIF's or an animated WebP's frames of unequal durations play as they were made. Frames with
-non-square pixels (an anamorphic AVI or MPEG) are resized to the picture's display aspect: a VP9 stream
-has no pixel aspect of its own, and PyAV cannot set the one Matroska keeps beside it. Encoding happens
-on the first request for the folder; concurrent first requests each write a private temporary file and
-the last rename wins (the files are equal).
+fingerprint (its path, inode, and every file's name, size and modification time) and of the video
+reader's version, so a changed folder, or frames that a new reader gives otherwise (10-bit video since
+reader version 5), are encoded again, and the file name says nothing about the item. Each frame keeps
+its own presentation time, so a GIF's or an animated WebP's frames of unequal durations play as they
+were made. Frames with non-square pixels (an anamorphic AVI or MPEG) are resized to the picture's
+display aspect: a VP9 stream has no pixel aspect of its own, and PyAV cannot set the one Matroska keeps
+beside it. Encoding happens on the first request for the folder; concurrent first requests each write
+a private temporary file and the last rename wins (the files are equal).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from robojudge import settings
 from robojudge.video import (
+    READER_VERSION,
     FileFingerprint,
     VideoError,
     probe_video,
@@ -96,7 +98,7 @@ def playable(path: Path, cache_dir: Path | None = None) -> Path:
             and _plays_as_is(str(path), tuple(fingerprint.parts()))):
         return path
     root = (cache_dir if cache_dir is not None else settings.get().cache_dir) / CACHE_SUBDIR
-    parts = [ENCODING, *fingerprint.parts()]
+    parts = [ENCODING, READER_VERSION, *fingerprint.parts()]  # the frames this reader gives this file
     key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
     out = root / f"{key}.webm"
     if out.is_file():
