@@ -16,6 +16,7 @@ one decode, for an 8-bit RGBA or gray+alpha image without EXIF; with Pillow for 
 from __future__ import annotations
 
 import math
+import os
 import re
 from pathlib import Path
 
@@ -84,10 +85,47 @@ def _image_size(folder: Path, image: Path) -> tuple[int, int]:
     try:
         with Image.open(image) as img:
             width, height = img.size
-            turned = img.getexif().get(_ORIENTATION) in _TRANSPOSED
+            turned = _orientation(img, image) in _TRANSPOSED
     except (OSError, UnidentifiedImageError, ValueError) as exc:
         raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
     return (height, width) if turned else (width, height)
+
+
+def _orientation(img: Image.Image, image: Path) -> int | None:
+    """The EXIF orientation of an opened image, as OpenCV applies it, without decoding its pixels.
+
+    Pillow's ``getexif`` decoded a whole PNG to look for an ``eXIf`` chunk after the image data (listing
+    a folder of 40 720p RGBA PNGs took 5.4 s instead of 24 ms); here such a chunk is found by stepping
+    over the PNG's chunks. ``getexif`` also takes an orientation from XMP, which OpenCV does not apply,
+    so a PNG turned by XMP alone was sized as turned and read as stored: only EXIF counts here.
+    """
+    data = img.info.get("exif")
+    if data is None and img.format == "PNG":
+        data = _png_exif(image)
+    if not data:
+        return None
+    exif = Image.Exif()
+    exif.load(data)
+    return exif.get(_ORIENTATION)
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_exif(image: Path) -> bytes | None:
+    """The payload of a PNG's ``eXIf`` chunk (as Pillow keeps it, after ``Exif\\0\\0``), found by reading
+    each chunk's header and seeking past its data; None when it has none."""
+    with open(image, "rb") as f:
+        if f.read(8) != _PNG_SIGNATURE:
+            return None
+        while len(head := f.read(8)) == 8:
+            length, kind = int.from_bytes(head[:4], "big"), head[4:]
+            if kind == b"eXIf":
+                return b"Exif\x00\x00" + f.read(length)
+            if kind == b"IEND":
+                return None
+            f.seek(length + 4, os.SEEK_CUR)  # the data and its CRC
+    return None
 
 
 def numbering_gaps(images: list[Path]) -> tuple[str, ...]:
