@@ -111,6 +111,21 @@ def is_cover(stream: av.stream.Stream) -> bool:
     return bool(stream.disposition & av.stream.Disposition.attached_pic)
 
 
+def _open_input(path: Path, options: dict[str, str]) -> av.container.InputContainer:
+    """``av.open`` for reading, so that metadata which is not UTF-8 (a tag written in Latin-1) opens.
+
+    PyAV before 19 decodes metadata strictly unless ``metadata_errors="ignore"`` says otherwise; PyAV 19
+    dropped that keyword (passing it is a ``TypeError`` before anything is opened) and decodes with
+    ``surrogateescape``, which never fails. Whether the keyword is taken is found out by passing it.
+    """
+    try:
+        return av.open(str(path), mode="r", metadata_errors="ignore", options=options)
+    except TypeError as exc:
+        if "metadata_errors" not in str(exc):
+            raise
+    return av.open(str(path), mode="r", options=options)
+
+
 @contextmanager
 def open_video(
     path: Path, options: dict[str, str] | None = None
@@ -122,7 +137,7 @@ def open_video(
     """
     _check_file(path)
     try:
-        container = av.open(str(path), mode="r", metadata_errors="ignore", options=options or {})
+        container = _open_input(path, options or {})
     except av.error.InvalidDataError as exc:
         raise VideoError(path, "not a video file (unrecognised, damaged or truncated container)") from exc
     except _AV_ERRORS as exc:

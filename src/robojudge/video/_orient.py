@@ -77,13 +77,16 @@ def _display_matrix(frame: av.VideoFrame) -> tuple[float, float, float, float] |
     """``(a, b, c, d)`` of the frame's display matrix (16.16 fixed point), or None when it has none."""
     # Not frame.side_data: the frame keeps that container, which refers back to it, so every frame read
     # would wait for the garbage collector (a clip's decoded frames held at once).
-    for data in SideDataContainer(frame):  # type: ignore[call-arg]  # (the stub omits __init__)
-        if getattr(data.type, "name", str(data.type)).endswith("DISPLAYMATRIX"):
-            raw = bytes(data)
-            if len(raw) >= 36:
-                m = struct.unpack("=9i", raw[:36])
-                return m[0] / 65536, m[1] / 65536, m[3] / 65536, m[4] / 65536
-    return None
+    # Looked up by the type's name, which every PyAV since 14 answers: iterating the container gives
+    # its entries before PyAV 19 but their types from 19 on (a Mapping's keys).
+    data = SideDataContainer(frame).get("DISPLAYMATRIX")  # type: ignore[call-arg]  # (no __init__ stub)
+    if data is None:
+        return None
+    raw = bytes(data)
+    if len(raw) < 36:
+        return None
+    m = struct.unpack("=9i", raw[:36])
+    return m[0] / 65536, m[1] / 65536, m[3] / 65536, m[4] / 65536
 
 
 def frame_orientation(frame: av.VideoFrame, stream: av.video.stream.VideoStream) -> Orientation:
