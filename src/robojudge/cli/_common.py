@@ -77,6 +77,24 @@ def print_manifest_problems(problems: Iterable[object]) -> None:
                           highlight=False)
 
 
+def print_untested_libraries() -> None:
+    """On stderr, once per run of ``score`` and ``demo``: the installed frame libraries in another minor
+    release than robojudge's published numbers were computed with (:func:`robojudge.run.untested_libraries`),
+    the metrics known to move with each and the ``pip install`` of the tested ones; nothing when all match."""
+    from robojudge.run import install_tested, library_versions, untested_libraries
+    from robojudge.store import parse_libraries
+
+    installed = parse_libraries(library_versions())
+    lines = untested_libraries(installed)
+    if not lines:
+        return
+    for line in lines:
+        err_console.print(f"[yellow]untested library:[/] {escape(line)}", markup=True, highlight=False)
+    err_console.print(f"values can differ from the README's and docs' numbers; {install_tested(installed)} "
+                      "computes with the tested versions (docs/report.md, \"Library versions\", in the "
+                      "robojudge repository)", highlight=False, markup=False)
+
+
 def print_rescored_libraries(n: int, what: str = "results") -> None:
     """The line of ``--rescore-libraries`` (``score``, ``metrics sets``): how many stored ``what`` computed
     with other library versions were recomputed; nothing when none was."""

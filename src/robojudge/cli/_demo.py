@@ -15,6 +15,7 @@ from robojudge.cli._common import (
     err_console,
     fail,
     print_summary,
+    print_untested_libraries,
     progress_every_option,
     progress_option,
     scoring_progress,
@@ -68,6 +69,7 @@ def demo(
         # MuJoCo that cannot render here, a full disk while the suite is built
         raise fail(str(exc)) from None
     print_summary(result.run.summary)
+    print_untested_libraries()
     print_table(summary_table(result.summaries, "generator", "demo summary"))
     _print_kiva(result)
     if result.agreement:

@@ -20,6 +20,7 @@ from robojudge.cli._common import (
     print_report_hint,
     print_rescored_libraries,
     print_summary,
+    print_untested_libraries,
     progress_every_option,
     progress_option,
     scoring_progress,
@@ -176,6 +177,7 @@ def score(
                       "moved project) were taken over under this configuration, not computed again",
                       highlight=False)
     print_video_warnings(run.summary)
+    print_untested_libraries()
     console.print(f"results: {run.db_url}", highlight=False)
     print_report_hint(suite, run_dir, db)
     if run.summary.interrupted:

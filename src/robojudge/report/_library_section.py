@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from robojudge.report._libraries import row_libraries
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._tables import Table, text
+from robojudge.store import parse_libraries
+
+
+def untested_note(records: Iterable[str]) -> str:
+    """What the report says of the frame libraries that ``records`` (rows' ``details.libraries``) name in
+    another minor release than robojudge's published numbers were computed with
+    (:func:`robojudge.run.untested_libraries`), each version once; empty when every one is tested."""
+    from robojudge.run import untested_libraries
+
+    lines = list(dict.fromkeys(line for r in records for line in untested_libraries(parse_libraries(r))))
+    if not lines:
+        return ""
+    return ("Untested libraries: values were computed with " + "; ".join(lines) + ". They can differ from "
+            "the numbers of robojudge's README and docs, computed with the versions of its constraints.txt.")
 
 
 def libraries_section(inp: ReportInput) -> Section:
-    """The metric configurations whose compared values were computed with different library versions."""
+    """The metric configurations whose compared values were computed with different library versions, and
+    the frame libraries of those values in another release than tested (:func:`untested_note`)."""
     sec = Section("libraries", "Library versions")
     mixed = inp.mixed_libraries
+    recorded = {v for r in [*inp.item_rows, *inp.group_rows] if (v := row_libraries(r))}
+    untested = untested_note(sorted(recorded))
     if not mixed:
-        recorded = {v for r in [*inp.item_rows, *inp.group_rows] if (v := row_libraries(r))}
-        sec.skipped = ("every compared value of each metric was computed with the same library versions"
-                       if recorded else "no stored row records the library versions it was computed with "
-                       "(rows stored before robojudge recorded them, or imported values)")
+        same = ("every compared value of each metric was computed with the same library versions"
+                if recorded else "no stored row records the library versions it was computed with "
+                "(rows stored before robojudge recorded them, or imported values)")
+        if untested:
+            sec.intro = f"{untested} Otherwise {same}."
+        else:
+            sec.skipped = same
         return sec
     plural = "s" if len(mixed) != 1 else ""
     sec.intro = (f"{len(mixed)} metric configuration{plural} hold values computed with different"
@@ -26,7 +48,8 @@ def libraries_section(inp: ReportInput) -> Section:
                  "to reorder values that lie close together. The table names only the libraries that "
                  "differ. `robojudge score SUITE -m METRICS --rescore-libraries` recomputes the values "
                  "computed with other versions than installed (the old rows are kept, superseded); "
-                 "`robojudge metrics sets SUITE -m METRICS --rescore-libraries` the set-level ones.")
+                 "`robojudge metrics sets SUITE -m METRICS --rescore-libraries` the set-level ones."
+                 + (f" {untested}" if untested else ""))
     table = Table("libraries", "Metrics computed with different library versions",
                   ["metric", "libraries that differ", "by generator"])
     for m in mixed:

@@ -61,6 +61,7 @@ from robojudge.run._status import (
     stale_rows,
     status_suite,
 )
+from robojudge.run._tested import TESTED, install_tested, untested_libraries
 from robojudge.run._where import default_run_dir, suite_store_url
 
 __all__ = [
@@ -112,6 +113,9 @@ __all__ = [
     "FRAME_LIBRARIES",
     "library_versions",
     "reads_frames",
+    "TESTED",
+    "install_tested",
+    "untested_libraries",
     "load_suite_results",
     "make_executor",
     "plan_tasks",
