@@ -98,7 +98,7 @@ DEMO_ROBOTS: Mapping[str, str] = {"gripper": "fetch", "dexterous_hand": "adroit"
 #: generators no better.
 DEMO_READER = TrainConfig(size=32, width=8, epochs=15, batch_size=32, lr=5e-3, rollouts=False, threads=2,
                           heatmap_stride=4, heatmap_loss=0.0)
-NO_TORCH = "KIVA skipped: it needs torch (pip install 'robojudge[torch]'; `make demo` installs it)"
+NO_TORCH = "KIVA skipped: it needs torch (pip install 'robojudge[torch]')"
 
 
 @dataclass(frozen=True)

@@ -68,3 +68,12 @@ def test_report_of_a_run_folder_refuses_db(tmp_path: Path) -> None:
     res = CliRunner().invoke(build_app("report"), ["report", str(run), "--db", other])
     # before: --db was ignored and the run folder's store reported, exit 0
     assert res.exit_code == 2 and "--db names the store of a manifest" in res.stderr, res.output
+
+
+def test_the_root_help_says_where_the_docs_it_names_are() -> None:
+    # A pip install has no docs/ folder: the help texts' docs/*.md are the repository's.
+    res = CliRunner().invoke(build_app(), ["--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "docs/robots.md" in res.output
+    assert "The docs/*.md files that help texts name are in the robojudge repository's docs/ folder" in (
+        " ".join(res.output.split()))

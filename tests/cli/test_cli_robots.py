@@ -64,3 +64,14 @@ def test_bad_spec_exits_2_with_the_field(tmp_path: Path) -> None:
     code, out = _run("check", "robby")
     assert code == 2
     assert "robby: no robot spec file of that name, nor a built-in robot (built-in: fetch" in out
+
+
+def test_aloha_without_its_scene_files_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: "pip install --no-deps gym-aloha (make install does)", a target no Makefile has.
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a, **k: None if name == "gym_aloha" else real(name, *a, **k))
+    code, out = _run("check", "aloha")
+    assert code == 2, out
+    assert out.strip() == ("error: the built-in robots need gym_aloha: pip install --no-deps "
+                           "gym-aloha==0.1.5 (its scene files; its own requirements are not needed)")

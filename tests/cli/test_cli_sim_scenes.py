@@ -32,7 +32,7 @@ def test_bimanual_scene_from_the_cli(tmp_path):
     if not os.environ.get("CI"):
         pytest.importorskip("mujoco")
         if importlib.util.find_spec("gym_aloha") is None:
-            pytest.skip("gym-aloha's scene files are not installed (make install)")
+            pytest.skip("gym-aloha's scene files are not installed (pip install --no-deps gym-aloha==0.1.5)")
     out = tmp_path / "sim"
     rj("suite", "make-demo", "--out", out, "--episodes", "1", "--views", "1", "--size", "32",
        "--profiles", "oracle", "--scenes", "bimanual")

@@ -28,7 +28,7 @@ from robojudge.robots import (  # noqa: E402
 from robojudge.suite.sim._scenes import build_spec, scene, subtree_bodies  # noqa: E402
 
 SCENE_OF = {"fetch": "pick_and_place", "adroit": "relocate", "franka": "panda_pick_and_place"}
-if importlib.util.find_spec("gym_aloha") is not None:  # the bimanual scene's files (make install)
+if importlib.util.find_spec("gym_aloha") is not None:  # the bimanual scene's files (make test installs them)
     SCENE_OF["aloha"] = "transfer_cube"
 
 

@@ -56,7 +56,11 @@ def _root(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
-    """Evaluate generated robot-manipulation videos and the judges that score them."""
+    """Evaluate generated robot-manipulation videos and the judges that score them.
+
+    The docs/*.md files that help texts name are in the robojudge repository's docs/ folder; pip does not
+    install them.
+    """
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )

@@ -185,7 +185,10 @@ def _adroit() -> RobotSpec:
 
 
 def _aloha() -> RobotSpec:
-    assets = _package_folder("gym_aloha", "pip install --no-deps gym-aloha (make install does)") / "assets"
+    # --no-deps: the wheel pins mujoco<3.9 and pulls dm-control, which its scene files do not need
+    # (the Makefile installs it the same way, pinned).
+    assets = _package_folder("gym_aloha", "pip install --no-deps gym-aloha==0.1.5 (its scene files; its "
+                             "own requirements are not needed)") / "assets"
     return RobotSpec(
         name="aloha",
         model=assets / "bimanual_viperx_transfer_cube.xml",

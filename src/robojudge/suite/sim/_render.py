@@ -122,8 +122,8 @@ def check_rendering(gl: str) -> None:
     reason = _render_failure(gl)
     if reason is None:
         return
-    egl = ("Mesa's EGL, which renders without a display or a GPU (`bash scripts/system-deps.sh demo` "
-           "installs it)")
+    egl = ("Mesa's EGL, which renders without a display or a GPU (on Debian and Ubuntu: apt-get install "
+           "libegl1 libegl-mesa0 libgl1-mesa-dri)")
     fix = (f"install {egl}, or use MUJOCO_GL=osmesa (with libosmesa6)" if gl == "egl" else
            f"use MUJOCO_GL=egl: {egl}")
     raise SimBuildError(f"MuJoCo cannot render with MUJOCO_GL={gl} ({reason}): {fix}; or run the demo "
