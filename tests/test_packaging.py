@@ -83,3 +83,16 @@ def test_the_wheel_has_the_licence_and_the_sdist_runs_its_own_tests(tmp_path: Pa
                               "tests/test_docs_paths.py"], cwd=unpacked, capture_output=True, text=True,
                              timeout=600, env={**os.environ, "PYTHONPATH": str(unpacked / "src")})
     assert env_run.returncode == 0, env_run.stdout[-3000:]
+
+
+def test_the_readme_shows_the_pip_install_after_the_quick_start() -> None:
+    # The long description on PyPI is the README, whose quick start needs a checkout (make).
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    sections = {s.partition("\n")[0]: s for s in text.split("\n## ")[1:]}
+    titles = list(sections)
+    assert titles.index("Install with pip") == titles.index("Quick start") + 1
+    quick = sections["Quick start"]
+    assert "make demo   # build the embedded demo suite" in quick and "make test   # install" in quick
+    block = sections["Install with pip"].split("```bash\n")[1].split("```")[0].splitlines()
+    commands = [line.split("#")[0].strip() for line in block]
+    assert commands == ["pip install 'robojudge[sim]'", "robojudge demo"]
