@@ -98,4 +98,6 @@ def test_the_readme_shows_the_pip_install_after_the_quick_start() -> None:
     assert "make demo   # build the embedded demo suite" in quick and "make test   # install" in quick
     block = sections["Install with pip"].split("```bash\n")[1].split("```")[0].splitlines()
     commands = [line.split("#")[0].strip() for line in block]
-    assert commands == ["pip install 'robojudge[sim]'", "robojudge demo"]
+    # robojudge is not on PyPI: the install is from the checkout (a same-named package there is not ours)
+    assert commands == ["pip install '.[sim]'", "robojudge demo"]
+    assert "not on PyPI" in sections["Install with pip"]

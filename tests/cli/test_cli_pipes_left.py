@@ -157,3 +157,8 @@ def test_results_status_json_and_its_table_whole(manifest: Path, run: Path) -> N
     assert shown.returncode == 0, shown.stderr
     assert f"suite manifest: {run / 'suite.jsonl'}" in shown.stderr
     assert json.loads(shown.stdout)["metrics"][0]["current"] == 2 and "rows" not in json.loads(shown.stdout)
+    assert json.loads(shown.stdout)["files_missing"] == []
+    # A video gone: the run folder lists its items as the manifest form does (it gave [] before).
+    (run / "v.mp4").unlink()
+    gone = json.loads(piped("results", "status", str(run), "--json").stdout)["files_missing"]
+    assert sorted(p["item_id"] for p in gone) == ["cos0", "cos1", "wan0", "wan1"]

@@ -92,8 +92,8 @@ def _suite(tmp_path: Path) -> Path:
     return tmp_path / "suite.jsonl"
 
 
-def _score(tmp_path: Path, run: str) -> tuple[int, str, str]:
-    res = CliRunner().invoke(app, ["score", str(_suite(tmp_path)), "-m", "pixel_frame_consistency",
+def _score(tmp_path: Path, run: str, metric: str = "pixel_frame_consistency") -> tuple[int, str, str]:
+    res = CliRunner().invoke(app, ["score", str(_suite(tmp_path)), "-m", metric,
                                    "--run-dir", str(tmp_path / run), "--no-progress", "--workers", "1"])
     return res.exit_code, res.stdout, res.stderr
 
@@ -112,6 +112,32 @@ def test_score_says_once_on_stderr_that_opencv_is_untested(
     assert err.count(said) == 1
     assert "pip install 'opencv-python-headless==5.0.0.93' computes with the tested versions" in err
     assert "untested" not in out and "PyAV" not in err
+
+
+def test_score_says_nothing_when_its_metrics_read_no_frames(
+    tmp_path: Path, installed: pytest.MonkeyPatch
+) -> None:
+    # uniform_random records no frame library: OpenCV cannot move its values
+    installed.setattr(cv2, "__version__", "5.1.0")
+    _core.cache_clear()
+    code, out, err = _score(tmp_path, "cv51", "uniform_random")
+    assert code == 0, out + err
+    assert "untested" not in out + err
+    code, out, err = _score(tmp_path, "cv51", "uniform_random,pixel_frame_consistency")
+    assert code == 0, out + err
+    assert err.count("untested library: OpenCV 5.1.0") == 1
+
+
+def test_the_tested_pyav_with_another_ffmpeg_gets_no_pip_line(
+    tmp_path: Path, installed: pytest.MonkeyPatch
+) -> None:
+    # a conda build: PyAV of the tested release around another FFmpeg; pip has nothing to change
+    installed.setattr(av, "library_versions", {"libavcodec": (61, 19, 100), "libswscale": (8, 3, 100)})
+    _core.cache_clear()
+    code, out, err = _score(tmp_path, "conda")
+    assert code == 0, out + err
+    assert err.count("untested library: PyAV 18.1.0 with FFmpeg's libavcodec 61.19.100") == 1
+    assert "pip install" not in err and "built with another FFmpeg" in err
 
 
 @pytest.mark.slow
@@ -147,6 +173,7 @@ def test_the_report_names_the_untested_libraries_the_values_were_computed_with()
     assert sec.skipped is None and not sec.tables
     assert sec.intro.startswith("Untested libraries: values were computed with OpenCV 5.1.0, not 5.0 as "
                                 "tested: known to move ctg_camera_control")
+    assert "0.39 to 0.53) (the values of m)." in sec.intro  # which of the report's metrics it computed
     assert sec.intro.endswith("Otherwise every compared value of each metric was computed with the same "
                               "library versions.")
     mixed = libraries_section(ReportInput([_row("a", tested), _row("b", new)], items, lambda m: True,

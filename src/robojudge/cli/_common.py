@@ -77,22 +77,36 @@ def print_manifest_problems(problems: Iterable[object]) -> None:
                           highlight=False)
 
 
-def print_untested_libraries() -> None:
+def print_untested_libraries(metrics: Iterable[str]) -> None:
     """On stderr, once per run of ``score`` and ``demo``: the installed frame libraries in another minor
     release than robojudge's published numbers were computed with (:func:`robojudge.run.untested_libraries`),
-    the metrics known to move with each and the ``pip install`` of the tested ones; nothing when all match."""
-    from robojudge.run import install_tested, library_versions, untested_libraries
+    the metrics known to move with each and the ``pip install`` of the tested ones. Only when one of
+    ``metrics`` (those the run computed) reads frames: a metric that reads none records no frame library
+    (:func:`robojudge.run.library_versions`), so its values cannot differ by them; nothing when all match."""
+    from robojudge.metrics import UnknownMetricError, get_metric
+    from robojudge.run import install_tested, library_versions, reads_frames, untested_libraries
     from robojudge.store import parse_libraries
 
+    def frames_read(metric: str) -> bool:
+        try:
+            return reads_frames(get_metric(metric))
+        except UnknownMetricError:  # not a registered metric (a judge's): it reads frames
+            return True
+
+    if not any(frames_read(m) for m in metrics):
+        return
     installed = parse_libraries(library_versions())
     lines = untested_libraries(installed)
     if not lines:
         return
     for line in lines:
         err_console.print(f"[yellow]untested library:[/] {escape(line)}", markup=True, highlight=False)
-    err_console.print(f"values can differ from the README's and docs' numbers; {install_tested(installed)} "
-                      "computes with the tested versions (docs/report.md, \"Library versions\", in the "
-                      "robojudge repository)", highlight=False, markup=False)
+    pip = install_tested(installed)
+    how = (f"{pip} computes with the tested versions" if pip is not None else
+           "PyAV is the tested release but was built with another FFmpeg (a conda or source build): PyAV's "
+           "own wheel from PyPI carries the tested one")
+    err_console.print(f"values can differ from the README's and docs' numbers; {how} (docs/report.md, "
+                      "\"Library versions\", in the robojudge repository)", highlight=False, markup=False)
 
 
 def print_rescored_libraries(n: int, what: str = "results") -> None:

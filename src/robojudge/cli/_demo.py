@@ -69,7 +69,7 @@ def demo(
         # MuJoCo that cannot render here, a full disk while the suite is built
         raise fail(str(exc)) from None
     print_summary(result.run.summary)
-    print_untested_libraries()
+    print_untested_libraries(result.run.summary.metric_seconds)
     print_table(summary_table(result.summaries, "generator", "demo summary"))
     _print_kiva(result)
     if result.agreement:

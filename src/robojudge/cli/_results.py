@@ -7,6 +7,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -22,6 +23,9 @@ from robojudge.store import (
     is_stream,
     parse_url,
 )
+
+if TYPE_CHECKING:
+    from robojudge.suite import ManifestProblem
 
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
@@ -85,6 +89,19 @@ def _dash_clash(suite: Path, by: str) -> str | None:
             f"those items another {by} in the manifest")
 
 
+def _files_missing(manifests: list[Path], ids: set[str]) -> list[ManifestProblem]:
+    """The missing or unreadable files of the items ``ids`` in ``manifests`` (a run folder's), each item
+    once, as ``results status MANIFEST`` lists them."""
+    from robojudge.suite import load_suite
+
+    out: dict[str, ManifestProblem] = {}
+    for manifest in manifests:
+        for p in load_suite(manifest, strict=False, files="optional").files_missing:
+            if p.item_id in ids:
+                out.setdefault(p.item_id or "", p)
+    return list(out.values())
+
+
 @app.command("status")
 def status_cmd(
     suite: Path = typer.Argument(..., help="Suite manifest whose items' inputs the rows are checked with, or "
@@ -121,6 +138,7 @@ def status_cmd(
             err_console.print(manifests_line(run.manifests), highlight=False)  # a note, as in report
             with ResultStore(run.db_url, read_only=True) as store:
                 status = results_status(store, run.items)
+            status.files_missing = _files_missing(run.manifests, {it.item_id for it in run.items})
         else:
             status = status_suite(suite, db=db, run_dir=run_dir)
     except (StoreError, ManifestError, FileNotFoundError, ValueError) as exc:

@@ -177,7 +177,7 @@ def score(
                       "moved project) were taken over under this configuration, not computed again",
                       highlight=False)
     print_video_warnings(run.summary)
-    print_untested_libraries()
+    print_untested_libraries(run.summary.metric_seconds)
     console.print(f"results: {run.db_url}", highlight=False)
     print_report_hint(suite, run_dir, db)
     if run.summary.interrupted:

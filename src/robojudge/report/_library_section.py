@@ -10,16 +10,25 @@ from robojudge.report._tables import Table, text
 from robojudge.store import parse_libraries
 
 
-def untested_note(records: Iterable[str]) -> str:
-    """What the report says of the frame libraries that ``records`` (rows' ``details.libraries``) name in
-    another minor release than robojudge's published numbers were computed with
-    (:func:`robojudge.run.untested_libraries`), each version once; empty when every one is tested."""
+def untested_note(records: Iterable[tuple[str, str]]) -> str:
+    """What the report says of the frame libraries that ``records`` (``(metric, details.libraries)`` of
+    rows) name in another minor release than robojudge's published numbers were computed with
+    (:func:`robojudge.run.untested_libraries`), each version once with the metrics whose values it computed;
+    empty when every one is tested."""
     from robojudge.run import untested_libraries
 
-    lines = list(dict.fromkeys(line for r in records for line in untested_libraries(parse_libraries(r))))
-    if not lines:
+    metrics: dict[str, set[str]] = {}
+    for metric, record in records:
+        for line in untested_libraries(parse_libraries(record)):
+            metrics.setdefault(line, set()).add(metric)
+    if not metrics:
         return ""
-    return ("Untested libraries: values were computed with " + "; ".join(lines) + ". They can differ from "
+    said = []
+    for line, ms in metrics.items():
+        names = sorted(ms)
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        said.append(f"{line} (the values of {shown})")
+    return ("Untested libraries: values were computed with " + "; ".join(said) + ". They can differ from "
             "the numbers of robojudge's README and docs, computed with the versions of its constraints.txt.")
 
 
@@ -28,8 +37,9 @@ def libraries_section(inp: ReportInput) -> Section:
     the frame libraries of those values in another release than tested (:func:`untested_note`)."""
     sec = Section("libraries", "Library versions")
     mixed = inp.mixed_libraries
-    recorded = {v for r in [*inp.item_rows, *inp.group_rows] if (v := row_libraries(r))}
-    untested = untested_note(sorted(recorded))
+    pairs = {(r.metric, v) for r in [*inp.item_rows, *inp.group_rows] if (v := row_libraries(r))}
+    recorded = {v for _, v in pairs}
+    untested = untested_note(sorted(pairs))
     if not mixed:
         same = ("every compared value of each metric was computed with the same library versions"
                 if recorded else "no stored row records the library versions it was computed with "

@@ -70,13 +70,19 @@ def install_tested(recorded: Mapping[str, str]) -> str | None:
 
     >>> install_tested({"opencv": "5.1.0", "av": "18.1.0"})
     "pip install 'opencv-python-headless==5.0.0.93'"
+
+    The tested PyAV built with another FFmpeg (a conda build) has no ``pip install`` to give:
+
+    >>> install_tested({"av": "18.1.0", "libavcodec": "61.19.100"}) is None
+    True
     """
-    pins = [pin for _, pin in _untested(recorded)]
+    pins = [pin for _, pin in _untested(recorded) if pin]
     return "pip install " + " ".join(f"'{p}'" for p in pins) if pins else None
 
 
 def _untested(recorded: Mapping[str, str]) -> list[tuple[str, str]]:
-    """``(line, pin)`` of each library :func:`untested_libraries` names."""
+    """``(line, pin)`` of each library :func:`untested_libraries` names (``pin`` empty when installing the
+    tested release would change nothing: PyAV of the tested release with another FFmpeg inside)."""
     out = []
     opencv, tested_cv = recorded.get("opencv"), _tested_opencv()
     if opencv is not None and _minor(opencv) != _minor(tested_cv):
@@ -95,7 +101,8 @@ def _untested(recorded: Mapping[str, str]) -> list[tuple[str, str]]:
                     f"{_minor(TESTED_FFMPEG['libavcodec'])} as tested: "
                     + (f"known to move {moved}" if moved else "no metric is known to move with it, but "
                        "every metric that reads frames decodes them through it"),
-                    f"av=={TESTED['av']}"))
+                    # the tested PyAV built with another FFmpeg (conda's): pip has nothing to change
+                    f"av=={TESTED['av']}" if av_differs else ""))
     return out
 
 
