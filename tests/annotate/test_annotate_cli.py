@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from _ann_data import SuiteFiles, label_through, make_suite
 from typer.testing import CliRunner
 
 from robojudge.annotate import AnnotationService
 from robojudge.cli import build_app
+from robojudge.meta import agreement_from_csv
 
 runner = CliRunner()
 app = build_app("annotate")
@@ -301,15 +303,27 @@ def test_disputed_labels_await_an_adjudication(suite_files: SuiteFiles, tmp_path
     def export(*args: object) -> str:
         return " ".join(rj("export", "--db", db, "-p", "p", *args).split())
 
+    # The score tables measure the raters: the disputed items stay, marked, so that carol is scored on
+    # every item she reviewed and not only where she was within one point of alice and bob.
     out = export("-f", "scores", "--out", tmp_path / "sc")
-    assert "(3 items)" in out and "2 item(s) left out, not final yet: a cross-review differs from their " \
-        "primary label by 2 points or more on PA or IA and nobody has adjudicated them (assign an " \
-        "adjudication; --include-disputed exports their primary labels)" in out
+    assert "(5 items)" in out and "2 item(s) exported with their primary label although not final, " \
+        "marked in human.csv's disputed column: a cross-review differs from their primary label by 2 " \
+        "points or more on PA or IA and nobody has adjudicated them" in out
     rows = [r.split(",") for r in (tmp_path / "sc" / "human.csv").read_text().splitlines()[1:]]
-    assert {(r[0], r[1]): int(r[2]) for r in rows} == {
-        (ids[2], "pa"): 5, (ids[2], "ia"): 2, (ids[3], "pa"): 3, (ids[3], "ia"): 5,
-        (ids[4], "pa"): 2, (ids[4], "ia"): 2,
+    assert {(r[0], r[1]): (int(r[2]), r[5]) for r in rows} == {
+        (ids[0], "pa"): (4, "pa"), (ids[0], "ia"): (5, "pa"),
+        (ids[1], "pa"): (3, "pa;ia"), (ids[1], "ia"): (1, "pa;ia"),
+        (ids[2], "pa"): (5, ""), (ids[2], "ia"): (2, ""), (ids[3], "pa"): (3, ""), (ids[3], "ia"): (5, ""),
+        (ids[4], "pa"): (2, ""), (ids[4], "ia"): (2, ""),
     }
+    raters = [r.split(",") for r in (tmp_path / "sc" / "raters.csv").read_text().splitlines()[1:]]
+    assert sorted((r[0], r[1]) for r in raters if r[2] == "pa") == sorted(
+        [("carol", ids[k]) for k in range(4)] + [("bob", ids[3])]
+    )
+    report = agreement_from_csv(tmp_path / "sc" / "raters.csv", tmp_path / "sc" / "human.csv", bootstrap=0)
+    # carol against the final labels, disputed ones included: PA 2/4, 1/3, 4/5, 1/3; IA 5/5, 4/1, 3/2, 5/5
+    assert report.cells["carol"]["pa"].stats["within_one"].value == pytest.approx(1 / 4)
+    assert report.cells["carol"]["ia"].stats["within_one"].value == pytest.approx(3 / 4)
     out = export("-f", "manifest", "--out", tmp_path / "m.jsonl")
     assert ": 3 labelled items" in out and "2 item(s) left out, not final yet" in out
     records = {r["item_id"]: r for r in map(json.loads, (tmp_path / "m.jsonl").read_text().splitlines())}

@@ -65,9 +65,12 @@ def _labelled(db: str, suite: SuiteFiles, *, segments: float | None = None) -> N
                 label_through(svc, who, entry.assignment_id, _values(100 * k + j, n_seg))
 
 
-def _by_hand(db: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, int]]]]:
-    """Final PA/IA per item and each rater's, read straight from the tables. An item whose primary label
-    a cross-review is 2 points or more off on PA or IA, and nobody adjudicated, has no final label."""
+def _by_hand(
+    db: str,
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, int]]], set[str]]:
+    """Final PA/IA per item, each rater's, and the disputed items, read straight from the tables. An item
+    whose primary label a cross-review is 2 points or more off on PA or IA, and nobody adjudicated, is
+    disputed: the score tables still compare its raters with its primary label."""
     a, i, an, lb = s.assignments, s.items, s.annotators, s.labels
     with AnnotationService(db) as svc, svc.db.read() as conn:
         rows = conn.execute(
@@ -84,19 +87,18 @@ def _by_hand(db: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, di
         if r.kind in ("adjudicate", "label") and r.item_id not in final:
             final[r.item_id] = {"pa": r.label_values["pa"], "ia": r.label_values["ia"]}
             final_by[r.item_id] = r.username
-    for r in [r for r in rows if r.kind == "review" and final_by[r.item_id] != "adj1"]:
-        if max(abs(r.label_values[x] - final[r.item_id][x]) for x in ("pa", "ia")) >= 2:
-            del final[r.item_id]
+    disputed = {
+        r.item_id for r in rows if r.kind == "review" and final_by[r.item_id] != "adj1"
+        and max(abs(r.label_values[x] - final[r.item_id][x]) for x in ("pa", "ia")) >= 2
+    }
     for r in rows:
-        if r.item_id not in final:
-            continue
         # A primary label that is its item's final label is not compared with itself.
         if r.kind in ("label", "review") and final_by[r.item_id] != r.username:
             raters.setdefault(r.username, {})[r.item_id] = {
                 "pa": r.label_values["pa"],
                 "ia": r.label_values["ia"],
             }
-    return final, raters
+    return final, raters, disputed
 
 
 def test_scores_export_gives_meta_agreement_the_database_numbers(
@@ -105,11 +107,14 @@ def test_scores_export_gives_meta_agreement_the_database_numbers(
     _labelled(db_url, suite_files)
     files = export_scores(db_url, "p", tmp_path / "scores")
     report = agreement_from_csv(files.raters, files.human, bootstrap=20, seed=1)
-    final, raters = _by_hand(db_url)
+    final, raters, disputed = _by_hand(db_url)
     # Three items are not adjudicated; the cross-review disputes two of them, which await an adjudication.
-    assert files.n_items == len(final) == 4 and files.n_disputed == 2
-    # The third one's primary label is its final one, left out of raters.csv.
-    assert files.n_self == 1 * 2
+    # The tables still hold those two, so that the reviewer is scored on every item, not only where they
+    # agreed with the primary label.
+    assert files.n_items == len(final) == 6 and files.n_disputed == len(disputed) == 2
+    # On all three the primary label stands for the final one: its rater's rows are left out.
+    assert files.n_self == 3 * 2
+    assert len(raters["rev1"]) == 6
     assert set(report.judges) == {"ann1", "ann2", "rev1"}
     for rater, labels in raters.items():
         for axis in ("pa", "ia"):
@@ -121,7 +126,9 @@ def test_scores_export_gives_meta_agreement_the_database_numbers(
             assert cell.stats["bias"].value == pytest.approx(np.mean([p - h for p, h in pairs]))
     # The clip and source columns come from the suite.
     human = (tmp_path / "scores" / "human.csv").read_text().splitlines()
-    assert human[0] == "item_id,axis,score,clip_id,source" and ",clip0,droid" in human[1]
+    assert human[0] == "item_id,axis,score,clip_id,source,disputed" and ",clip0,droid," in human[1]
+    marked = {r.split(",")[0] for r in human[1:] if r.split(",")[5]}
+    assert marked == disputed
 
 
 @SQLITE_ONLY

@@ -378,8 +378,8 @@ class ScoreFiles:
     Attributes:
         n_self: Rows left out of ``raters.csv`` because the item's final label is that rater's own (a
             primary label with no adjudication): the rater would be compared with themselves.
-        n_disputed: Items awaiting an adjudication (:func:`disputed_items`): left out of both files,
-            or with ``disputed=True`` written with their primary label (counted in ``n_items`` too).
+        n_disputed: Items awaiting an adjudication (:func:`disputed_items`): written with their
+            primary label, marked in ``human.csv``'s ``disputed`` column (counted in ``n_items`` too).
     """
 
     human: Path
@@ -395,17 +395,18 @@ def export_scores(
     out_dir: str | os.PathLike[str],
     *,
     suite: str | os.PathLike[str] | None = None,
-    disputed: bool = False,
 ) -> ScoreFiles:
     """Write ``human.csv`` (final labels, with clip and source) and ``raters.csv`` (every annotator's
     primary labels and cross-reviews, ``judge`` = username) for ``robojudge meta agreement``.
 
-    Only items with a final label appear, so every rater row has its human score; an item awaiting an
-    adjudication has none (``ScoreFiles.n_disputed`` counts them), unless ``disputed`` takes its
-    primary label. A rater's row on an item whose final label is their own (a primary label that was
-    not adjudicated) is left out: it would compare them with themselves (``ScoreFiles.n_self`` counts
-    those rows). Each file is replaced in one step once everything is read. ``suite``: as for
-    :func:`export_manifest`.
+    The tables measure the raters, so every item with a submitted primary label appears. An item
+    awaiting an adjudication (:func:`disputed_items`, counted in ``ScoreFiles.n_disputed``) is written
+    with its primary label, its disputed axes in ``human.csv``'s ``disputed`` column (``pa;ia``; empty
+    for a final label): leaving it out would keep, of a cross-reviewer's rows, only those within one
+    point of the primary label, and score the reviewer on a sample picked by their own values. A
+    rater's row on an item whose final label is their own (a primary label that was not adjudicated)
+    is left out: it would compare them with themselves (``ScoreFiles.n_self`` counts those rows). Each
+    file is replaced in one step once everything is read. ``suite``: as for :func:`export_manifest`.
     """
     folder = Path(out_dir)
     manifests = suite_paths(db, project, suite)
@@ -416,12 +417,12 @@ def export_scores(
         for manifest in manifests:
             check_out(path, manifest)
     labels = submitted_labels(db, project)
-    final = _finals(labels, disputed=disputed)
+    final = _finals(labels, disputed=True)
     n_disputed = len(_disputes(labels))
     meta = {it.item_id: it for it in project_suite(db, project, suite).items if it.item_id in final}
     buf = io.StringIO()
     w = SafeCsvWriter(buf)
-    w.writerow(["item_id", "axis", "score", "clip_id", "source"])
+    w.writerow(["item_id", "axis", "score", "clip_id", "source", "disputed"])
     for item_id, lab in final.items():
         it = meta.get(item_id)
         clip = (it.clip_id if it is not None else None) or item_id
@@ -429,7 +430,7 @@ def export_scores(
         for axis in AXES:
             score = getattr(lab.values, axis)
             if score is not None:
-                w.writerow([item_id, axis, score, clip, source])
+                w.writerow([item_id, axis, score, clip, source, ";".join(lab.disputed)])
     human_text = buf.getvalue()
     buf = io.StringIO()
     w = SafeCsvWriter(buf)

@@ -194,8 +194,9 @@ def export_cmd(
     include_disputed: bool = typer.Option(
         False,
         "--include-disputed",
-        help="manifest, scores: also export the items awaiting an adjudication (a cross-review 2+ points "
-        "off the primary label) with their primary label \\[default: left out, and counted].",
+        help="manifest: also export the items awaiting an adjudication (a cross-review 2+ points off the "
+        "primary label) with their primary label \\[default: left out, and counted]. The score tables "
+        "always hold them, marked in human.csv's disputed column.",
     ),
 ) -> None:
     """Export labels: a manifest with final labels, score CSVs for `meta agreement`, or Label Studio JSON."""
@@ -217,7 +218,7 @@ def export_cmd(
             if rater is None:
                 _note_disputed(len(disputed_items(db, project)), include_disputed, "meta.annotation.disputed")
         elif fmt == "scores":
-            files = export_scores(db, project, out, suite=suite, disputed=include_disputed)
+            files = export_scores(db, project, out, suite=suite)
             console.print(
                 f"wrote {files.human} and {files.raters} ({files.n_items} items); compare with "
                 f"robojudge meta agreement --pred {files.raters} --human {files.human}",
@@ -230,7 +231,8 @@ def export_cmd(
                     "themselves",
                     highlight=False,
                 )
-            _note_disputed(files.n_disputed, include_disputed, None)
+            # Always written: leaving them out would score a cross-reviewer only where they agreed.
+            _note_disputed(files.n_disputed, True, f"{files.human.name}'s disputed column")
         else:
             n = export_labelstudio(db, project, out, media_url=media_url, suite=suite)
             console.print(f"wrote {out}: {n} annotations", highlight=False)
