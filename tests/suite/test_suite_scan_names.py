@@ -360,3 +360,32 @@ def test_rescan_never_drops_a_labelled_item_whose_video_is_there(
     done = runner.invoke(app, ["scan", "v", "--force"])
     assert done.exit_code == 0, done.output
     assert _ids(out) == ["g/ok"]
+
+
+def test_rescan_with_another_main_view_keeps_the_items_and_their_labels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `scan --force --main-view wrist` over a manifest scanned with `--main-view front` was refused: the
+    # old rows were matched by their main video only, so the labelled items looked left out ("the scan
+    # made no item of it") though the new manifest had them under the same id.
+    _touch(tmp_path / "out", "wan/ep07_front.mp4", "wan/ep07_wrist.mp4", "wan/ep08_front.mp4",
+           "wan/ep08_wrist.mp4")
+    (tmp_path / "pa.csv").write_text("item_id,pa\nwan/ep07,4\nwan/ep08,2\n")
+    pattern = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)_(?P<view>front|wrist)"
+    monkeypatch.chdir(tmp_path)
+    scan = ["scan", "out", "--pattern", pattern, "--out", "s.jsonl"]
+    done = runner.invoke(app, [*scan, "--main-view", "front", "--labels", "pa.csv"])
+    assert done.exit_code == 0, done.output
+    out = tmp_path / "s.jsonl"
+    # an id given by hand, and an instruction added by hand, are kept as well
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    rows[1].update(item_id="mine", instruction="stack the cups")
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = runner.invoke(app, [*scan, "--main-view", "wrist", "--force"])
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["item_id"], r["main_view"], r["video"], r["labels"]) for r in rows] == [
+        ("mine", "wrist", "out/wan/ep08_wrist.mp4", {"pa": 2}),
+        ("wan/ep07", "wrist", "out/wan/ep07_wrist.mp4", {"pa": 4}),
+    ]
+    assert rows[0]["instruction"] == "stack the cups"

@@ -191,11 +191,13 @@ def scan_folder(
         )
     sidecars = _rows(base, videos, regex, given, main_view, result)
     kept: dict[str, str] = {}
+    by_view: dict[str, str] = {}
     if previous is not None and Path(previous).is_file():
-        kept, _, unread = _previous(Path(previous))
+        kept, old_rows, unread = _previous(Path(previous))
         if unread is not None:
             result.notes.append(f"item ids not kept from {previous}, it cannot be read: {unread}")
-    _assign_ids(result, kept)
+        by_view = _ids_by_view(old_rows, Path(previous))
+    _assign_ids(result, kept, by_view)
     rows = result.items
     if refs_dir is not None:
         _attach_references(rows, refs, result)
@@ -286,7 +288,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
         if unread is not None:
             result.notes.append(f"item ids not kept from {target}, it cannot be read: {unread}")
         before = [row["item_id"] for row in result.items]
-        _assign_ids(result, old_ids)
+        _assign_ids(result, old_ids, _ids_by_view(old_rows, target))
         carried = _carry_over(result, old_rows, target)
         if carried or [row["item_id"] for row in result.items] != before:
             _note_missing_instructions(result)
@@ -351,7 +353,7 @@ def _refuse_losing_labels(result: ScanResult, previous: dict[str, dict[str, Any]
     Raises:
         ValueError: Naming the item, its video and why it is left out; nothing is written.
     """
-    written = {os.path.normpath(row["video"]) for row in result.items}
+    written = set(_matched_previous(result, previous, target).values())
     lost = [(video, data) for video, data in previous.items()
             if data.get("labels") and video not in written and os.path.lexists(video)]
     if not lost:
@@ -726,10 +728,14 @@ def _unique_ids(choices: list[tuple[str, str]], taken: set[str]) -> list[str]:
     return out
 
 
-def _assign_ids(result: ScanResult, kept: Mapping[str, str]) -> None:
+def _assign_ids(
+    result: ScanResult, kept: Mapping[str, str], by_view: Mapping[str, str] | None = None
+) -> None:
     """Give every item its id: the one ``kept`` (a video path -> item id, from the manifest being
     replaced) gives its video, else a fresh one from :func:`_unique_ids`, unique against those kept.
-    Items are sorted by id; ``instruction_sources`` follows; what differs from a fresh scan is noted."""
+    An id not claimed that way goes to an item whose main video was a view of that id's item
+    (``by_view``, from :func:`_ids_by_view`): another ``--main-view`` keeps the ids. Items are sorted
+    by id; ``instruction_sources`` follows; what differs from a fresh scan is noted."""
     items = result.items
     before: list[str] = [str(row.get("item_id")) for row in items]
     choices = [result.id_choices.get(row["video"]) or (row["item_id"], row["item_id"]) for row in items]
@@ -738,6 +744,11 @@ def _assign_ids(result: ScanResult, kept: Mapping[str, str]) -> None:
     for i, name in enumerate(old):
         if name is not None:
             claimed.setdefault(name, i)
+    for i, row in enumerate(items):
+        name = (by_view or {}).get(os.path.normpath(row["video"]))
+        if old[i] is None and name is not None and name not in claimed:
+            old[i] = name
+            claimed[name] = i
     keep = set(claimed.values())
     rest = [i for i in range(len(items)) if i not in keep]
     ids = dict(zip(rest, _unique_ids([choices[i] for i in rest], set(claimed)), strict=True))
@@ -791,6 +802,46 @@ def _previous(manifest: Path) -> tuple[dict[str, str], dict[str, dict[str, Any]]
     return found, rows, None
 
 
+def _ids_by_view(previous: Mapping[str, dict[str, Any]], manifest: Path) -> dict[str, str]:
+    """Each file of the records ``previous`` (:func:`_previous`), views too -> its item id."""
+    here = manifest.parent.resolve()
+    out: dict[str, str] = {}
+    for data in previous.values():
+        for path in _view_paths(data, here):
+            out.setdefault(path, str(data["item_id"]))
+    return out
+
+
+def _view_paths(row: Mapping[str, Any], here: Path | None = None) -> set[str]:
+    """The row's files, main video and views, as normalised paths (relative ones taken from ``here``)."""
+    paths = [row.get("video")]
+    views = row.get("views")
+    if isinstance(views, dict):
+        paths.extend(views.values())
+    return {os.path.normpath(here / p if here is not None else p) for p in paths if isinstance(p, str) and p}
+
+
+def _matched_previous(
+    result: ScanResult, previous: Mapping[str, dict[str, Any]], target: Path
+) -> dict[str, str]:
+    """Item id of each new row -> the key in ``previous`` (the old main video) of the record it replaces:
+    the old record of the same item id when the two share a file (the main view changed, a view came or
+    went), else the one of the same main video. An id alone is not enough: a new video may take the id
+    of a deleted one, and must not take its labels."""
+    here = target.parent.resolve()
+    by_id: dict[str, str] = {}
+    for key, data in previous.items():
+        by_id.setdefault(str(data.get("item_id")), key)
+    out: dict[str, str] = {}
+    for row in result.items:
+        same = by_id.get(row["item_id"])
+        if same is not None and _view_paths(row) & _view_paths(previous[same], here):
+            out[row["item_id"]] = same
+        elif os.path.normpath(row["video"]) in previous:
+            out[row["item_id"]] = os.path.normpath(row["video"])
+    return out
+
+
 def _drop_failing_carried(result: ScanResult, problems: list[ManifestProblem], target: Path) -> bool:
     """Take out of their items the fields kept from the replaced manifest that do not validate now (a
     reference moved away, an old grid beside newly scanned views), with a note; whether any was."""
@@ -831,8 +882,10 @@ def _carry_over(result: ScanResult, previous: dict[str, dict[str, Any]], target:
         return value
 
     labels = _LabelMerge()
+    matched = _matched_previous(result, previous, target)
     for row in result.items:
-        old = previous.get(os.path.normpath(row["video"]))
+        key = matched.get(row["item_id"])
+        old = previous[key] if key is not None else None
         if not old:
             continue
         if "labels" in row and "labels" in old:
