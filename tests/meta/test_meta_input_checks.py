@@ -297,8 +297,9 @@ def test_files_written_with_a_space_after_each_comma_read_as_without(tmp_path: P
     h, p = _files(tmp_path, human, "judge, item_id, axis, score\nsp, i1, pa, 5\nsp, i2, pa, 1\n")
     table = agreement_from_csv(p, h, bootstrap=0)
     assert list(table.cells) == ["sp"]
-    h, p = _files(tmp_path, human, "judge,item_id,axis,score\n sp,i1,pa,5\nsp,i1,pa,4\n")
-    with pytest.raises(ScoreTableError, match=r"duplicate .* so ' sp' and 'sp ' name one judge or item"):
+    h, p = _files(tmp_path, human, "judge,item_id,axis,score\nsp, i1,pa,5\nsp,i1 ,pa,4\n")
+    with pytest.raises(ScoreTableError, match=r"\(item/axis: i1 /pa\); 1 of their item ids differ from one "
+                                              r"of .*human.csv only by surrounding spaces \('i1 '/'i1'\)"):
         agreement_from_csv(p, h, bootstrap=0)
 
 
@@ -327,24 +328,73 @@ def test_item_ids_composed_differently_across_the_two_files_are_named(tmp_path: 
     assert ascii(nfd) in str(info.value) and ascii(nfc) in str(info.value)
 
 
-def test_surrounding_spaces_in_names_make_no_new_item_or_axis(tmp_path: Path) -> None:
-    """A spreadsheet cell 'PA ' was an axis of its own (its only judge lost every Overall statistic), and
-    'v3 ' an item of its own, so a second, conflicting rating of v3 went unnoticed. Names are read
-    without surrounding spaces now, and the duplicate is refused with both lines."""
+def test_surrounding_spaces_in_an_axis_make_no_new_axis(tmp_path: Path) -> None:
+    """A spreadsheet cell 'PA ' was an axis of its own (its only judge lost every Overall statistic).
+    Axis names are read without surrounding spaces, and a duplicate that makes is refused with both
+    lines."""
     human = "item_id,axis,score\nv1,PA,3\nv2,PA,2\nv3,PA,4\nv1,IA,1\nv2,IA,5\nv3,IA,2\n"
     pred = ("judge,item_id,axis,score\nj1,v1,PA,3\nj1,v2,PA,1\nj1,v3,PA,5\nj1,v1,IA,2\nj1,v2,IA,5\n"
             "j1,v3,IA,2\n")
-    h, p = _files(tmp_path, human.replace("v2,IA", '"v2 ",IA').replace("v3,IA", 'v3,"IA "'),
-                  pred.replace("j1,v1,IA", '"j1 ",v1,"IA\u00a0"'))
+    h, p = _files(tmp_path, human.replace("v3,IA", 'v3,"IA "'), pred.replace("j1,v1,IA", 'j1,v1,"IA\u00a0"'))
     report = agreement_from_csv(p, h, bootstrap=0)
     assert list(report.axes) == ["PA", "IA"] and list(report.cells) == ["j1"]
     assert report.cells["j1"]["IA"].n == 3
     assert np.isfinite(report.cells["j1"]["overall"].stats["pearson"].value)
-    for row in ('v3,"PA ",5', '"v3 ",PA,5'):
-        h.write_text(human + row + "\n")
-        with pytest.raises(ScoreTableError, match=r"human.csv: duplicate \(item_id, axis\) rows on lines "
-                                                  r"4, 8; names are read without surrounding spaces"):
-            agreement_from_csv(p, h, bootstrap=0)
+    h.write_text(human + 'v3,"PA ",5\n')
+    with pytest.raises(ScoreTableError, match=r"human.csv: duplicate \(item_id, axis\) rows on lines "
+                                              r"4, 8; axes are read without surrounding spaces, so a cell "
+                                              r"'PA ' names the axis 'PA'"):
+        agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_ids_are_read_as_written_and_spaces_that_keep_them_apart_are_named(tmp_path: Path) -> None:
+    """Clip ids and sources were read without surrounding spaces, though a manifest keeps them as
+    written: clips 'c1' and 'c1 ' became one bootstrap cluster (other intervals), or, in two sources,
+    an error about a clip in two sources that quoted neither as written. Ids are compared as written
+    now; ids that differ only by such spaces get a warning, and an item id that fails to match only
+    for them says so."""
+    rng = np.random.default_rng(3)
+    human = [int(v) for v in rng.integers(1, 6, 12)]
+    pred = "judge,item_id,axis,score\n" + "".join(f"j1,i{k},pa,{np.clip(h + rng.integers(-1, 2), 1, 5)}\n"
+                                                 for k, h in enumerate(human))
+    (tmp_path / "pred.csv").write_text(pred)
+
+    def report(clips: list[str], sources: list[str]) -> tuple[list[float], list[str]]:
+        cells = zip(human, clips, sources, strict=True)
+        rows = "".join(f"i{k},pa,{h},{c},{s}\n" for k, (h, c, s) in enumerate(cells))
+        (tmp_path / "human.csv").write_text("item_id,axis,score,clip_id,source\n" + rows)
+        warned: list[str] = []
+        table = agreement_from_csv(tmp_path / "pred.csv", tmp_path / "human.csv", bootstrap=300, seed=2,
+                                   warn=warned.append)
+        r = table.cells["j1"]["pa"].stats["pearson"]
+        return [r.value, r.low, r.high], warned
+
+    clips = [f"c{k // 2}" for k in range(12)]  # six clips of two items
+    spaced, warned = report(['"c0 "', *clips[1:]], ["droid"] * 12)
+    apart, _ = report(["c0a", *clips[1:]], ["droid"] * 12)  # sorts where "c0 " does
+    one, _ = report(clips, ["droid"] * 12)
+    assert spaced == apart != one  # two clusters, as in the manifest
+    assert warned == [f"{tmp_path / 'human.csv'}: 1 clip id(s) differ from another only by surrounding "
+                      "spaces ('c0 '/'c0'); they are compared as written, as different clips"]
+    # in two sources: was refused as one clip in two sources
+    two = ["droid"] * 6 + ["egodex"] * 6
+    spaced, _ = report([*clips[:6], '"c0 "', *clips[7:]], two)
+    assert spaced == report([*clips[:6], "c0a", *clips[7:]], two)[0]
+    _, warned = report(clips, ["droid"] * 6 + ['"droid "'] * 6)
+    assert any("1 source(s) differ from another only by surrounding spaces ('droid'/'droid ')" in w
+               for w in warned)
+    # an item id with a space the other file lacks matches nothing, and the error says why
+    (tmp_path / "pred.csv").write_text(pred.replace("j1,i3,", 'j1,"i3 ",').replace("j1,i4,", '"j1 ",i4,'))
+    with pytest.raises(ScoreTableError, match=r"1 row\(s\) have no human score in .*human.csv \(item/axis: "
+                                              r"i3 /pa\); 1 of their item ids differ from one of .*human.csv "
+                                              r"only by surrounding spaces \('i3 '/'i3'\), and ids are "
+                                              r"compared as written: remove the spaces"):
+        agreement_from_csv(tmp_path / "pred.csv", tmp_path / "human.csv", bootstrap=0)
+    (tmp_path / "pred.csv").write_text(pred.replace("j1,i4,", '"j1 ",i4,'))
+    warned = []
+    table = agreement_from_csv(tmp_path / "pred.csv", tmp_path / "human.csv", bootstrap=0, warn=warned.append)
+    assert list(table.cells) == ["j1", "j1 "] and any(
+        "1 judge(s) differ from another only by surrounding spaces ('j1'/'j1 ')" in w for w in warned)
 
 
 @pytest.mark.parametrize("column", ["rater", "annotator", "WorkerId", "PROLIFIC_PID"])

@@ -41,8 +41,12 @@ __all__ = ["ScoreTableError", "SegmentTable", "TableFit", "agreement_from_csv", 
            "read_score_csv", "segments_from_csv"]
 
 _SHOWN_IDS = 5
-_NAME_COLUMNS = ("judge", "item_id", "axis", "clip_id", "source")
-"""Columns of ``meta agreement``'s tables that name things: read without surrounding spaces."""
+_TRIMMED_COLUMNS = ("axis",)
+"""Columns of ``meta agreement``'s tables read without surrounding spaces: an axis is a short fixed
+vocabulary, and a spreadsheet cell ``'PA '`` means ``PA``. Ids (judge, item, clip, source) are read as
+written, as a manifest keeps them (``c1`` and ``c1 `` are two clips); ids that differ only by such
+spaces get a warning, or a hint where they fail to match."""
+_SPACES = " \u00a0"
 _RATER_COLUMNS = frozenset({
     "rater", "raterid", "annotator", "annotatorid", "labeler", "labeller", "worker", "workerid",
     "participant", "participantid", "prolificpid", "user", "userid",
@@ -198,8 +202,7 @@ def _check_unique(df: pd.DataFrame, keys: list[str], path: str | Path) -> None:
         hint = (f"; the file has a {rater!r} column, which is not read: give one human score per "
                 f"(item, axis): {_COMBINE}"
                 if rater is not None else
-                "; names are read without surrounding spaces, so ' sp' and 'sp ' name one judge or item "
-                "(and 'PA ' the axis 'PA')")
+                "; axes are read without surrounding spaces, so a cell 'PA ' names the axis 'PA'")
         raise ScoreTableError(f"{path}: duplicate ({', '.join(keys)}) rows on lines {', '.join(lines)}{hint}")
 
 
@@ -223,22 +226,21 @@ def agreement_from_csv(
             cluster, else the item) and ``source`` (the stratum).
         bootstrap, seed, level, scale, rank_stats: As :func:`agreement_table`.
         warn: Receives remarks that are not errors (item ids that differ only by case, item or clip
-            ids that differ only in Unicode composition).
+            ids that differ only in Unicode composition, ids that differ only by surrounding spaces).
 
     Raises:
         ScoreTableError: A file cannot be read, has a bad or duplicate row, a score that is not a
             finite number, a human score outside ``scale`` or a judge score that rounds outside it
-            (names are read without surrounding spaces), an axis named ``overall`` or two axes that
-            differ only by case, an item whose rows give different ``clip_id`` or ``source`` values, a
-            clip in two sources, or ``pred`` scores an item/axis that has no human score.
+            (axes are read without surrounding spaces, ids as written), an axis named ``overall`` or two
+            axes that differ only by case, an item whose rows give different ``clip_id`` or ``source``
+            values, a clip in two sources, or ``pred`` scores an item/axis that has no human score.
     """
     pred, human = Path(pred), Path(human)
     hdf = read_score_csv(human, ("item_id", "axis", "score"))
     pdf = read_score_csv(pred, ("item_id", "axis", "score"))
-    for df in (hdf, pdf):  # a spreadsheet cell "PA " or "v3 " names the axis PA, the item v3
-        for column in _NAME_COLUMNS:
-            if column in df.columns:
-                df[column] = df[column].str.strip(" \u00a0")
+    for df in (hdf, pdf):  # a spreadsheet cell "PA " names the axis PA
+        for column in _TRIMMED_COLUMNS:
+            df[column] = df[column].str.strip(_SPACES)
     hdf["_score"] = column_numbers(hdf, "score", human)
     pdf["_score"] = column_numbers(pdf, "score", pred)
     _check_scale(hdf, scale, human)
@@ -289,6 +291,13 @@ def agreement_from_csv(
             f"; {len(twins)} of their item ids equal one of {human} once composed alike (NFC/NFD, as macOS "
             "writes file names): " + ", ".join(f"{ascii(a)}/{ascii(b)}" for a, b in twins[:_SHOWN_IDS])
             + "; spell them one way")
+        trimmed = {i.strip(_SPACES): i for i in items}
+        spaced = [(i, trimmed[t]) for i in dict.fromkeys(i for i, _ in extra)
+                  if (t := i.strip(_SPACES)) in trimmed and trimmed[t] != i]
+        if spaced:
+            hint += (f"; {len(spaced)} of their item ids differ from one of {human} only by surrounding "
+                     "spaces (" + ", ".join(f"{a!r}/{b!r}" for a, b in spaced[:_SHOWN_IDS])
+                     + "), and ids are compared as written: remove the spaces")
         raise ScoreTableError(
             f"{pred}: {len(extra)} row(s) have no human score in {human} (item/axis: {shown}){hint}")
 
@@ -391,8 +400,9 @@ def _check_axes(df: pd.DataFrame, path: Path) -> None:
 
 def _check_case(hdf: pd.DataFrame, pdf: pd.DataFrame, human: Path, pred: Path,
                 warn: Callable[[str], None] | None) -> None:
-    """Axes of the two files must match exactly; item ids that differ only by case, and item or clip ids
-    that differ only in how their characters are composed (NFC/NFD), get a warning."""
+    """Axes of the two files must match exactly; item ids that differ only by case, item or clip ids
+    that differ only in how their characters are composed (NFC/NFD), and ids (judge, item, clip,
+    source) that differ only by surrounding spaces get a warning."""
     h_axes = set(hdf["axis"])
     for i, axis in enumerate(pdf["axis"]):
         twin = [a for a in h_axes if a != axis and a.lower() == axis.lower()]
@@ -402,11 +412,20 @@ def _check_case(hdf: pd.DataFrame, pdf: pd.DataFrame, human: Path, pred: Path,
     if warn is None:
         return
     named = [(hdf, human, "item_id"), (pdf, pred, "item_id")]
-    if "clip_id" in hdf.columns:
-        named.append((hdf, human, "clip_id"))
+    named += [(hdf, human, c) for c in ("clip_id", "source") if c in hdf.columns]
+    if "judge" in pdf.columns:
+        named.append((pdf, pred, "judge"))
+    kinds = {"item_id": "items", "clip_id": "clips", "source": "sources", "judge": "judges"}
     for df, path, column in named:
-        by_case, composed = _twins(df[column], fold=column == "item_id")
+        spaced = _space_twins(df[column])
         what = column.replace("_", " ")
+        if spaced:
+            shown = ", ".join(f"{a!r}/{b!r}" for a, b in spaced[:_SHOWN_IDS])
+            warn(f"{path}: {len(spaced)} {what}(s) differ from another only by surrounding spaces ({shown}); "
+                 f"they are compared as written, as different {kinds[column]}")
+        if column in ("source", "judge"):
+            continue
+        by_case, composed = _twins(df[column], fold=column == "item_id")
         if by_case:
             shown = ", ".join(f"{a!r}/{b!r}" for a, b in by_case[:_SHOWN_IDS])
             warn(f"{path}: {len(by_case)} {what}(s) differ from another only by case ({shown}); they are "
@@ -416,6 +435,17 @@ def _check_case(hdf: pd.DataFrame, pdf: pd.DataFrame, human: Path, pred: Path,
             warn(f"{path}: {len(composed)} {what}(s) differ from another only in how their characters are "
                  f"composed (NFC/NFD, as macOS writes file names: {shown}); they are compared exactly, as "
                  f"different {'clips' if column == 'clip_id' else 'items'}")
+
+
+def _space_twins(values: Iterable[str]) -> list[tuple[str, str]]:
+    """``(first, other)`` spellings of one name that are equal once surrounding spaces are removed."""
+    by_trim: dict[str, str] = {}
+    out: list[tuple[str, str]] = []
+    for value in dict.fromkeys(values):
+        first = by_trim.setdefault(value.strip(_SPACES), value)
+        if first != value:
+            out.append((first, value))
+    return out
 
 
 def _twins(values: Iterable[str], *, fold: bool) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
