@@ -294,6 +294,45 @@ def test_an_annotation_project_exports_its_final_labels(labelled_suite: Path, tm
     assert export_training_data(db, ["pa", "ia"], tmp_path / "out", project="p").records == summary.records
 
 
+def test_items_awaiting_adjudication_are_named_as_such(labelled_suite: Path, tmp_path: Path) -> None:
+    """Items whose cross-review is 2+ points off the primary label leave the final labels. A project
+    where that held for every label was said to have 'no submitted label yet', and a partly disputed
+    one listed its disputed items as lacking 'that rubric's score'."""
+    pytest.importorskip("argon2")
+    from robojudge.annotate import add_annotator, import_labelstudio, init_project
+
+    db = tmp_path / "ann.sqlite"
+    init_project(labelled_suite, db, "p", seed=3)
+    add_annotator(db, "alice", "annotator", password="correct horse")
+    add_annotator(db, "carol", "reviewer", password="correct horse")
+    ids = [it.item_id for it in load_suite(labelled_suite).items]
+
+    def ann(rater: str, kind: str, pa: int, ia: int) -> dict[str, Any]:
+        result = [{"from_name": axis, "value": {"rating": v}} for axis, v in (("pa", pa), ("ia", ia))]
+        return {"meta": {"robojudge_rater": rater, "robojudge_kind": kind}, "result": result}
+
+    def given(reviews: list[tuple[int, int]], name: str) -> Path:
+        tasks = [{"data": {"item_id": ids[k]}, "annotations": [ann("alice", "label", 3, 3),
+                                                                 ann("carol", "review", pa, ia)]}
+                 for k, (pa, ia) in enumerate(reviews)]
+        path = tmp_path / name
+        path.write_text(json.dumps(tasks))
+        return path
+
+    import_labelstudio(db, "p", given([(5, 3), (1, 3)], "all.json"))  # both 2 points off on PA
+    with pytest.raises(ExportError, match=r"project 'p' has no final label yet: 2 item\(s\) await an "
+                                          r"adjudication \(a cross-review 2 points or more off the primary "
+                                          r"label on PA or IA\); assign adjudications"):
+        export_training_data(db, ["pa", "ia"], tmp_path / "out", project="p")
+    import_labelstudio(db, "p", given([(5, 3), (1, 3), (3, 4)], "more.json"))  # a third item, agreed
+    summary = export_training_data(db, ["pa", "ia"], tmp_path / "out", project="p")
+    assert sum(summary.records.values()) == 2 and sorted(summary.disputed) == sorted(ids[:2])
+    assert any(n.startswith("2 item(s) left out, they await an adjudication (a cross-review 2 points or "
+                            "more off the primary label on PA or IA; first: ") for n in summary.notes)
+    assert not set(ids[:2]) & set(summary.left_out["pa"]) and summary.skipped["pa"] == len(ids) - 3
+    assert "they await an adjudication" in (summary.out / "README.md").read_text()
+
+
 def test_an_annotation_database_is_named_without_its_password(tmp_path: Path) -> None:
     db = "postgresql://rj:s3cretpw@127.0.0.1:1/labels?connect_timeout=5&sslpassword=k3ypw"
     with pytest.raises(ExportError) as info:

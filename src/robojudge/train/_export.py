@@ -69,12 +69,12 @@ class ExportSummary:
         out: The output folder.
         records: Records per split.
         skipped: Items of the manifest per rubric left out because they lack that rubric's score
-            (items with no label at all included).
+            (items with no label at all included, not those in ``disputed``).
         left_out: Their ids, per rubric.
         files: The record files (one JSONL per non-empty split).
         counts: ``counts[split][(kind, value)]``: records per source, generator and score.
         notes: What the user should know about the split (items without a clip, a manifest ``split``
-            that is not used).
+            that is not used) and the labels (items awaiting an adjudication).
         digest: SHA-256 of the records and frames written (``export.json``'s ``digest``; a checkpoint
             trained on the export records it).
     """
@@ -87,6 +87,9 @@ class ExportSummary:
     left_out: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     digest: str = ""
+    disputed: list[str] = field(default_factory=list)
+    """With ``project``: the items left out because they await an adjudication (a cross-review 2 or more
+    points off their primary label; see :func:`robojudge.annotate.disputed_items`)."""
 
 
 def _safe_name(item_id: str) -> str:
@@ -191,20 +194,28 @@ LABELS_FILE = "labels.jsonl"
 """The manifest of an annotation project's final labels, written with the records (``project=``)."""
 
 
-def _annotation_labels(db: str | Path, project: str, out: Path) -> Path:
-    """The project's final labels as a manifest in ``out`` (what the records are then made from)."""
-    from robojudge.annotate import AnnotateError, export_manifest
+def _annotation_labels(db: str | Path, project: str, out: Path) -> tuple[Path, list[str]]:
+    """The project's final labels as a manifest in ``out`` (what the records are then made from), and
+    the items left out of it because they await an adjudication."""
+    from robojudge.annotate import DISAGREEMENT, AnnotateError, disputed_items, export_manifest
     from robojudge.store import mask_text
 
     path = out / LABELS_FILE
     shown = mask_text(str(db))  # (a database URL may hold a password)
     try:
         n = export_manifest(db, project, path)
+        disputed = list(disputed_items(db, project))
     except AnnotateError as exc:
         raise ExportError(f"{shown}: project {project!r}: {exc}") from None
+    if n == 0 and disputed:
+        raise ExportError(
+            f"{shown}: project {project!r} has no final label yet: {len(disputed)} item(s) await an "
+            f"adjudication (a cross-review {DISAGREEMENT} points or more off the primary label on PA or IA); "
+            "assign adjudications (robojudge annotate assign --kind adjudicate)"
+        )
     if n == 0:
         raise ExportError(f"{shown}: project {project!r} has no submitted label yet")
-    return path
+    return path, disputed
 
 
 def export_training_data(
@@ -345,8 +356,9 @@ def _write_export(
 ) -> ExportSummary:
     """The export of :func:`export_training_data`, written into ``stage`` (paths in it relative to
     ``stage``, as they will be to ``root``); its summary names ``root``."""
+    disputed: list[str] = []
     if project is not None:
-        labels = _annotation_labels(labels, project, stage)
+        labels, disputed = _annotation_labels(labels, project, stage)
     suite = load_suite(labels)
     named = root / LABELS_FILE if project is not None else suite.path  # where the manifest will be
     frames_dir = (root / "frames").resolve()
@@ -364,6 +376,13 @@ def _write_export(
         raise ExportError(f"{named}: no item has a {' or '.join(r.id for r in rubs)} label")
     split_of = assign_splits(labelled, fracs, seed)
     notes = []
+    if disputed:
+        from robojudge.annotate import DISAGREEMENT
+
+        first = ", ".join(disputed[:3]) + (", ..." if len(disputed) > 3 else "")
+        notes.append(f"{len(disputed)} item(s) left out, they await an adjudication (a cross-review "
+                     f"{DISAGREEMENT} points or more off the primary label on PA or IA; first: {first}): "
+                     "assign adjudications (robojudge annotate assign --kind adjudicate)")
     loose = [it.item_id for it in labelled if not it.clip_id]
     if loose:
         notes.append(f"{len(loose)} item(s) have no clip_id ({', '.join(loose[:3])}"
@@ -408,12 +427,14 @@ def _write_export(
                 for rec in records[s]:
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
             files.append(root / f"{s}.jsonl")
-    left_out = {r.id: [it.item_id for it in suite.items if label_score(it, r) is None] for r in rubs}
+    waiting = set(disputed)  # said in a note, not as a missing score
+    left_out = {r.id: [it.item_id for it in suite.items if label_score(it, r) is None
+                       and it.item_id not in waiting] for r in rubs}
     skipped = {r: len(ids) for r, ids in left_out.items()}
     if fmt == "llamafactory":
         (stage / "dataset_info.json").write_text(json.dumps(_dataset_info(files), indent=2) + "\n")
     summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts, left_out,
-                            notes, _digest(stage))
+                            notes, _digest(stage), disputed)
     meta_out = {"format": fmt, "rubrics": [r.id for r in rubs], "frames": spec.as_dict(),
                 "max_images": config.max_images, "seed": seed, "fractions": fracs,
                 "records": summary.records, "source": str(named), "digest": summary.digest}
