@@ -389,3 +389,39 @@ def test_rescan_with_another_main_view_keeps_the_items_and_their_labels(
         ("wan/ep07", "wrist", "out/wan/ep07_wrist.mp4", {"pa": 4}),
     ]
     assert rows[0]["instruction"] == "stack the cups"
+
+
+def test_drop_labelled_narrows_a_labelled_manifest_on_purpose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Narrowing a labelled manifest (a --pattern that drops a generator, a subfolder scanned alone) was
+    # refused with no way to accept it, and with the advice to rename the video.
+    _touch(tmp_path / "vids", "wan/ep01.mp4", "cos/ep01.mp4", "cos/ep02.mp4")
+    (tmp_path / "pa.csv").write_text("item_id,pa\nwan/ep01,4\ncos/ep01,2\ncos/ep02,5\n")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "suite.jsonl"
+    done = runner.invoke(app, ["scan", "vids", "--out", "suite.jsonl", "--labels", "pa.csv"])
+    assert done.exit_code == 0, done.output
+    labelled = out.read_text()
+    narrow = [
+        (["vids", "--pattern", r"(?P<generator>wan)/(?P<clip_id>ep\d+)"], "the pattern does not match its "
+         "path); to keep its labels scan with a folder and --pattern that take it in"),
+        (["vids/wan", "--generator", "wan"], "it lies outside the scanned folder); to keep its labels scan "
+         "with a folder and --pattern that take it in"),
+    ]
+    for args, why in narrow:
+        out.write_text(labelled)
+        done = runner.invoke(app, ["scan", *args, "--out", "suite.jsonl", "--force"])
+        said = " ".join(done.output.split())
+        assert done.exit_code == 2 and why in said, said
+        assert "not replaced, the new manifest would leave out item 'cos/ep01' and 1 more, whose labels it " \
+            "holds" in said
+        assert "or write the scan to another --out and copy the labels over; to drop them with their " \
+            "labels, pass --drop-labelled" in said
+        assert out.read_text() == labelled
+        done = runner.invoke(app, ["scan", *args, "--out", "suite.jsonl", "--force", "--drop-labelled"])
+        assert done.exit_code == 0, done.output
+        assert "2 labelled item(s) of suite.jsonl dropped with their labels, as --drop-labelled asked " \
+            "(first: 'cos/ep01'" in " ".join(done.stderr.split())
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [(r["item_id"], r["labels"]) for r in rows] == [("wan/ep01", {"pa": 4})]

@@ -171,6 +171,13 @@ def scan_cmd(
     source: str | None = typer.Option(None, "--source", help="Source corpus of every item."),
     regime: str | None = typer.Option(None, "--regime", help="Regime of every item."),
     force: bool = typer.Option(False, "--force", help="Replace an existing manifest."),
+    drop_labelled: bool = typer.Option(
+        False,
+        "--drop-labelled",
+        help="With --force: let the new manifest leave out items the old one holds with labels while their "
+        "videos are still there (narrowing it with --pattern or a subfolder); a note counts them "
+        "\\[default: refused].",
+    ),
 ) -> None:
     """Write a manifest for a folder of videos, without renaming any of them.
 
@@ -189,7 +196,7 @@ def scan_cmd(
             reference_pattern=reference_pattern, labels=labels, main_view=main_view, frame_folders=frames,
             fields={k: v for k, v in given.items() if v is not None}, previous=target if force else None,
         )  # fmt: skip
-        warnings = write_manifest(result, target, force=force)
+        warnings = write_manifest(result, target, force=force, drop_labelled=drop_labelled)
     except ManifestError as exc:
         raise fail(f"the scanned records do not validate:\n{exc}") from None
     except FileExistsError as exc:

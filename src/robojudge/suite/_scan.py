@@ -252,7 +252,9 @@ def check_jsonl_name(out: str | Path) -> Path:
     return target
 
 
-def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) -> list[ManifestProblem]:
+def write_manifest(
+    result: ScanResult, out: str | Path, *, force: bool = False, drop_labelled: bool = False
+) -> list[ManifestProblem]:
     """Write ``result.items`` as a JSONL manifest and validate it.
 
     Paths inside the manifest's folder (``video``, ``reference_video``, ``views``) are written relative
@@ -265,7 +267,8 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     ``result.notes``; the others are written. When ``out`` is replaced, a video it lists keeps its item
     id there (as ``scan_folder(previous=out)`` does), so results stored under that id stay the video's,
     and an item it lists with ``labels`` is never left out while its video is there: ``out`` is then not
-    replaced (the labels would be lost).
+    replaced (the labels would be lost), unless ``drop_labelled`` says to (to narrow a labelled manifest
+    on purpose, with ``--pattern`` or a subfolder), and a note counts the labelled items dropped.
 
     Returns:
         The validation's other warnings (no media is opened; ``robojudge suite validate`` does that).
@@ -273,7 +276,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
     Raises:
         FileExistsError: ``out`` exists and ``force`` is false.
         ValueError: There is nothing to write, or ``out`` lists a labelled item whose video is still there
-            and that the new manifest would leave out (``out`` is as it was).
+            and that the new manifest would leave out, without ``drop_labelled`` (``out`` is as it was).
         ManifestError: No record validates (nothing is left at ``out``).
     """
     target = check_jsonl_name(out)
@@ -334,7 +337,7 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
         if old_rows:
             _refuse_losing_labels(result, old_rows, target, {
                 os.path.normpath(result_rows[p.line - 1]["video"]): p for p in errors if p.line is not None
-            } if bad else {})
+            } if bad else {}, drop=drop_labelled)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -344,11 +347,12 @@ def write_manifest(result: ScanResult, out: str | Path, *, force: bool = False) 
 
 
 def _refuse_losing_labels(result: ScanResult, previous: dict[str, dict[str, Any]], target: Path,
-                          invalid: Mapping[str, ManifestProblem]) -> None:
+                          invalid: Mapping[str, ManifestProblem], *, drop: bool = False) -> None:
     """Refuse to replace ``target`` when an item it lists with ``labels`` would be left out while its video
     is still there: the ratings were entered by hand (or imported) and nothing else holds them. The scan
-    left the video out (a name with control characters, a ``--pattern`` it does not match) or its record no
-    longer validates (``invalid``, by video path).
+    left the video out (a name with control characters, a ``--pattern`` it does not match, a folder it
+    did not scan) or its record no longer validates (``invalid``, by video path). With ``drop``, a note
+    counts those items instead.
 
     Raises:
         ValueError: Naming the item, its video and why it is left out; nothing is written.
@@ -361,19 +365,32 @@ def _refuse_losing_labels(result: ScanResult, previous: dict[str, dict[str, Any]
     video, data = lost[0]
     problem = invalid.get(video)
     rel = os.path.relpath(video, result.root)
+    keep = "scan with a folder and --pattern that take it in"
     if problem is not None:
         why = f"its record does not validate (field {problem.field}: {problem.message})"
+        keep = "rename the video"
     elif rel in result.skipped:
         why = "the pattern does not match its path"
     elif unsafe_at(rel) is not None:
         why = "its path holds a control character or a bidirectional control"
+        keep = "rename the video"
+    elif rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        why = "it lies outside the scanned folder"
     else:
         why = "the scan made no item of it"
     more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
+    if drop:
+        result.notes.append(
+            f"{len(lost)} labelled item(s) of {target} dropped with their labels, as --drop-labelled asked "
+            f"(first: {data.get('item_id')!r}, {rel} in {result.root}: {why})"
+        )
+        return
     raise ValueError(
         f"{target}: not replaced, the new manifest would leave out item {data.get('item_id')!r}{more}, whose "
-        f"labels it holds, while the video is still there ({rel} in {result.root}: {why}); rename the "
-        "video, or write the scan to another --out and copy the labels over"
+        f"labels it holds, while the video is still there ({rel} in {result.root}: {why}); to keep its "
+        f"labels {keep}, or write the scan to another --out and copy the labels over; to drop "
+        f"{'them' if len(lost) > 1 else 'it'} with {'their' if len(lost) > 1 else 'its'} labels, pass "
+        "--drop-labelled (drop_labelled=True)"
     )
 
 
