@@ -118,3 +118,38 @@ def test_exif_after_the_pixels_turns_the_size_and_xmp_does_not(tmp_path: Path) -
                   'tiff:Orientation="6"/></rdf:RDF></x:xmpmeta>')
     Image.fromarray(np.zeros((32, 48, 3), np.uint8)).save(xmp / "f1.png", pnginfo=text)
     assert sample_frames(xmp, fps=None).frames.shape == (2, 32, 48, 3)
+
+
+def _png_with_exif_payload(path: Path, rgb: np.ndarray, payload: bytes, *, late: bool) -> Path:
+    """A PNG with an ``eXIf`` chunk of the given bytes, before or after the image data."""
+    import zlib
+
+    cv2.imwrite(str(path), rgb)
+    data = path.read_bytes()
+    chunk = len(payload).to_bytes(4, "big") + b"eXIf" + payload
+    chunk += zlib.crc32(b"eXIf" + payload).to_bytes(4, "big")
+    at = data.index(b"IEND") - 4 if late else data.index(b"IDAT") - 4
+    path.write_bytes(data[:at] + chunk + data[at:])
+    return path
+
+
+@pytest.mark.parametrize("read", [sample_frames, probe_video])
+def test_an_eXIf_chunk_that_cannot_be_read_is_a_warning_not_a_traceback(tmp_path: Path, read: object) -> None:
+    # Pillow's EXIF parser raised a bare SyntaxError ('not a TIFF file') for junk in the chunk: listing the
+    # folder crashed the score CLI with a traceback. OpenCV reads such an image as stored.
+    folder = tmp_path / "ep1"
+    folder.mkdir()
+    for i, late in enumerate((False, True)):
+        _png_with_exif_payload(folder / f"f{i}.png", np.full((12, 20, 3), 40, np.uint8), b"garbage!" * 4,
+                               late=late)
+    cv2.imwrite(str(folder / "f2.png"), np.zeros((12, 20, 3), np.uint8))
+    (folder / "fps.txt").write_text("8")
+    got = read(folder, **({"fps": None} if read is sample_frames else {}))  # type: ignore[operator]
+    if read is sample_frames:
+        assert got.frames.shape == (3, 12, 20, 3)
+    else:
+        assert (got.width, got.height, got.frame_count) == (20, 12, 3)
+    assert [w for w in got.warnings if "EXIF" in w] == [
+        "2 image(s) hold EXIF that cannot be read (first: f0.png: SyntaxError: not a TIFF file (header "
+        "b'garbage!' not valid)); read as stored, without its orientation, as OpenCV reads them"
+    ]

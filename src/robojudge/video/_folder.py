@@ -49,8 +49,12 @@ def _natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
     return tuple((0, int(p)) if p.isdigit() else (1, p.lower()) for p in parts)
 
 
-def list_images(folder: Path) -> list[Path]:
+def list_images(folder: Path, warnings: list[str] | None = None) -> list[Path]:
     """Image files in ``folder`` in natural order.
+
+    Args:
+        warnings: Receives a warning when images hold EXIF that cannot be read (junk in a PNG's
+            ``eXIf`` chunk): they are read as stored, not turned, as OpenCV reads them.
 
     Raises:
         VideoError: There are none, an image's header cannot be read, or the images differ in size.
@@ -63,15 +67,20 @@ def list_images(folder: Path) -> list[Path]:
     if not images:
         raise VideoError(folder, "empty frame folder (no .png/.jpg/.jpeg/.bmp/.webp images)")
     ordered = sorted(images, key=lambda p: _natural_key(p.name))
-    first = _image_size(folder, ordered[0])
+    bad_exif: list[tuple[Path, str]] = []
+    first = _image_size(folder, ordered[0], bad_exif)
     for image in ordered[1:]:
-        size = _image_size(folder, image)
+        size = _image_size(folder, image, bad_exif)
         if size != first:
             raise VideoError(
                 folder,
                 f"images differ in size: {image.name} is {size[0]}x{size[1]}, {ordered[0].name} (the first) "
                 f"is {first[0]}x{first[1]}; the frames of a video share one size",
             )
+    if bad_exif and warnings is not None:
+        image, why = bad_exif[0]
+        warnings.append(f"{len(bad_exif)} image(s) hold EXIF that cannot be read (first: {image.name}: "
+                        f"{why}); read as stored, without its orientation, as OpenCV reads them")
     return ordered
 
 
@@ -80,12 +89,18 @@ _TRANSPOSED = frozenset({5, 6, 7, 8})
 _ORIENTATION = 0x0112
 
 
-def _image_size(folder: Path, image: Path) -> tuple[int, int]:
-    """``(width, height)`` of an image as it will be decoded, from its header alone."""
+def _image_size(folder: Path, image: Path, bad_exif: list[tuple[Path, str]]) -> tuple[int, int]:
+    """``(width, height)`` of an image as it will be decoded, from its header alone; an image whose EXIF
+    cannot be read is added to ``bad_exif`` with why."""
     try:
         with Image.open(image) as img:
             width, height = img.size
-            turned = _orientation(img, image) in _TRANSPOSED
+            try:
+                turned = _orientation(img, image) in _TRANSPOSED
+            except Exception as exc:  # Pillow's EXIF parser raises SyntaxError, struct.error, ...
+                # OpenCV skips an EXIF block it cannot parse and decodes the image as stored.
+                bad_exif.append((image, f"{type(exc).__name__}: {exc}"))
+                turned = False
     except (OSError, UnidentifiedImageError, ValueError) as exc:
         raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
     return (height, width) if turned else (width, height)
@@ -239,9 +254,10 @@ def _utf8(text: str) -> bool:
 
 def probe_folder(folder: Path) -> VideoInfo:
     """Describe a frame folder; reads only its first image."""
-    images = list_images(folder)
+    listed: list[str] = []
+    images = list_images(folder, listed)
     fps, warnings = folder_rate(folder)
-    warnings += numbering_gaps(images)
+    warnings += numbering_gaps(images) + tuple(listed)
     first = read_image(folder, images[0])
     return VideoInfo(
         path=folder,

@@ -272,9 +272,10 @@ def _result(
 def _sample_folder(
     path: Path, fps: float | None, max_frames: int | None, post: PostProcess, spread: str = "uniform"
 ) -> SampledFrames:
-    images = list_images(path)
+    listed: list[str] = []
+    images = list_images(path, listed)
     rate, warnings = folder_rate(path)
-    warnings += numbering_gaps(images)
+    warnings += numbering_gaps(images) + tuple(listed)
     times = [i / rate for i in range(len(images))]
     effective = None if fps is None or fps >= rate else fps
     picks = pick_indices(times, effective)
