@@ -42,3 +42,22 @@ def test_docstring_examples_run(name: str) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0, f"{name} has '>>> ' but no example doctest runs"
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples of {name} failed"
+
+
+def test_no_attribute_docstring_is_left_without_its_attribute() -> None:
+    """A constant's docstring is the string right after it. A constant inserted between another and its
+    docstring (``DISAGREEMENT`` between ``SEGMENT_SECONDS`` and its segment-length note) leaves two strings
+    in a row: the second documents nothing, and the first constant reads as undocumented."""
+    import ast
+
+    def text(node: ast.stmt) -> bool:
+        return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+            and isinstance(node.value.value, str)
+
+    orphans = []
+    for path in sorted((SRC / "robojudge").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for owner in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+            orphans += [f"{path.relative_to(SRC)}:{b.lineno}"
+                        for a, b in zip(owner.body, owner.body[1:], strict=False) if text(a) and text(b)]
+    assert orphans == []

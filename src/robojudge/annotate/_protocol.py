@@ -23,11 +23,11 @@ SCORE_RANGE = (1, 5)
 CHECKLIST_RANGE = (0, 2)
 VERDICTS = ("bad", "medium", "good")
 SEGMENT_SECONDS = 3.0
+"""RoboWorM's segment length for physics items (Fig. D1)."""
 DISAGREEMENT = 2
 """Score gap (points) from which two people's PA or IA scores of an item disagree: a training round
 shows such pairs to discuss, and a primary label whose cross-review is that far off awaits an
 adjudication before it is final (see :mod:`._export`)."""
-"""RoboWorM's segment length for physics items (Fig. D1)."""
 
 PA_CHECKLIST = CHECKLIST_ITEMS[:3]
 IA_CHECKLIST = CHECKLIST_ITEMS[3:]
