@@ -117,6 +117,7 @@ def test_a_generated_video_that_ends_early_counts_missing_frames_as_worst(tmp_pa
     item = _item(tmp_path, gen, ref)
     p = get_metric("iq1_psnr").compute(item)
     assert p.details == {"frames": 3, "frames_expected": 5, "frames_missing": 2, "frames_unmatched": 0,
+                         "video_size": "40x32", "reference_size": "40x32",
                          "min_frame": pytest.approx(10 * math.log10(2601)), "capped_frames": 0}
     # 3 frames at 10 log10(2601) = 34.15 dB and 2 missing at 0 dB: 3 * 34.15 / 5 = 20.49 dB. Compared
     # over the common 3 frames only, as before, it scored 34.15 dB.
@@ -191,28 +192,31 @@ def test_missing_reference_is_an_error_row(tmp_path):
     assert row.status == "error" and "reference" in (row.error or "")
 
 
-def test_ssim_leaves_frames_smaller_than_its_window_unscored(tmp_path):
+def test_ssim_leaves_frames_too_small_to_compare_unscored(tmp_path):
     tiny = np.zeros((2, 8, 8, 3), np.uint8)
     row = compute_metric(_item(tmp_path, tiny, tiny), MetricRequest.build("iq1_ssim"))
     # Readable frames SSIM cannot measure: NaN with the reason (was an error row), as for other metrics.
+    # Under 16 px on a side a pair is unscored before the SSIM window (11 px) could be larger than it.
     assert row.status == "ok" and row.value is not None and math.isnan(row.value)
-    assert "smaller than the 11px SSIM window" in (row.details or {})["unscored_reason"]
-    assert (row.details or {})["frame_size"] == "8x8"
+    assert "frames of 8x8 are too small" in (row.details or {})["unscored_reason"]
+    assert (row.details or {})["video_size"] == "8x8"
 
 
-def test_a_landscape_video_against_a_portrait_reference_is_a_warning(tmp_path):
+def test_a_landscape_video_against_a_portrait_reference_is_unscored(tmp_path):
     # A re-encode that lost its rotation flag: the video lies on its side next to its upright reference.
-    # It is still stretched to the reference's size and compared; the row says why it scores so low.
+    # Stretched to the reference's size it would compare other pixels (it was, with a warning); it is
+    # unscored with the reason, which names the likely cause.
     upright = np.random.default_rng(5).integers(0, 256, (4, 40, 24, 3), dtype=np.uint8)
     item = _item(tmp_path / "turned", np.rot90(upright, axes=(1, 2)).copy(), upright)
-    warning = (f"{item.video}: the video is landscape (40x24), its reference portrait (24x40): its frames "
-               "are stretched to the reference's size for the comparison; a lost rotation flag (a re-encode "
-               "that dropped the display matrix) gives such a pair")
     for metric in ("iq1_psnr", "iq1_ssim"):
         row = compute_metric(item, MetricRequest.build(metric))
-        assert row.status == "ok" and warning in (row.details or {})["video_warnings"]
-    # The same orientation at another size (resized, not turned) and a square video say nothing.
+        details = row.details or {}
+        assert row.status == "ok" and row.value is not None and math.isnan(row.value)
+        assert details["unscored_reason"].startswith("the video is 40x24 (aspect 1.667), its reference 24x40")
+        assert "the video is landscape and its reference portrait: a lost rotation flag" in (
+            details["unscored_reason"])
+    # The same orientation at another size (resized, not turned) is compared.
     larger = np.repeat(np.repeat(upright, 2, axis=1), 2, axis=2)
-    for name, gen in (("larger", larger), ("square", upright[:, :24])):
-        row = compute_metric(_item(tmp_path / name, gen, upright), MetricRequest.build("iq1_psnr"))
-        assert "video_warnings" not in (row.details or {})
+    row = compute_metric(_item(tmp_path / "larger", larger, upright), MetricRequest.build("iq1_psnr"))
+    assert row.value == 100.0 and "video_warnings" not in (row.details or {})
+    assert (row.details or {})["video_size"] == "48x80"

@@ -32,6 +32,11 @@ from robojudge.video import SampledFrames
 
 #: Side of the pixel blocks whose means the checks compare.
 BLOCK = 8
+#: Frames with a shorter side than this (two blocks) are too small to measure: motion inside one block
+#: leaves its mean unchanged (:func:`require_motion`), and metrics that scale frames up to a fixed size
+#: first (the 256x256 flow pair, the reference comparisons) would score detail the video does not have
+#: (:func:`require_side`).
+MIN_SIDE = 2 * BLOCK
 #: A clip is still when no block mean of any frame differs from the first frame's by more than this
 #: (levels of 255): three times the codec noise measured on libx264 clips of unchanged frames.
 STILL_LEVELS = 8.0
@@ -281,6 +286,21 @@ def require_count(n: int, least: int = 2, what: str = "the video") -> None:
                            f"needs at least {least} frames", frames=n)
 
 
+def require_side(size: tuple[int, int], what: str = "the video", why: str = "") -> None:
+    """Raise :class:`Unmeasurable` when ``size`` (``(width, height)``, the video's own, before any
+    resizing) has a side under :data:`MIN_SIDE` px.
+
+    Metrics that resize every video to one size (256x256 for the RoboJudge flow pair, the reference's
+    size for PSNR and SSIM) would otherwise scale an 8x6 clip up and score it: 15 dB against its
+    640x480 reference, more than a full-size video of another scene gets. ``why`` ends the reason (what
+    the metric would have done with the frames).
+    """
+    w, h = size
+    if min(w, h) < MIN_SIDE:
+        raise Unmeasurable(f"frames of {w}x{h} are too small: {what} is under {MIN_SIDE} px on a side, too "
+                           f"few pixels to measure{why}", video_size=f"{w}x{h}")
+
+
 def require_motion(frames: np.ndarray, what: str = "the video") -> float:
     """The clip's largest block change (:func:`largest_change`); raise :class:`Unmeasurable` when it is still.
 
@@ -292,10 +312,10 @@ def require_motion(frames: np.ndarray, what: str = "the video") -> float:
     """
     require_frames(frames, 2, what)
     change = largest_change(frames)
-    if change <= STILL_LEVELS and min(frames.shape[1:3]) < 2 * BLOCK:
+    if change <= STILL_LEVELS and min(frames.shape[1:3]) < MIN_SIDE:
         h, w = frames.shape[1:3]
         raise Unmeasurable(
-            f"frames of {w}x{h} are too small to tell whether {what} moves: under {2 * BLOCK} px on a side, "
+            f"frames of {w}x{h} are too small to tell whether {what} moves: under {MIN_SIDE} px on a side, "
             f"motion along it stays inside one {BLOCK}x{BLOCK} block and leaves the block means unchanged "
             f"(largest change {change:.1f} levels)", frames=len(frames), frame_size=f"{w}x{h}",
             largest_change=change)

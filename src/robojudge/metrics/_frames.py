@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from robojudge.metrics._content import require_frames
+from robojudge.metrics._content import require_frames, require_side
 from robojudge.metrics._registry import HASH_WHEN_SET, get_metric
 from robojudge.suite._schema import Item
 from robojudge.video import RESAMPLES, prefetch_frames, probe_video, sample_frames
@@ -58,7 +58,14 @@ def gray_sampling(cfg: GrayPreprocess) -> dict[str, Any]:
 
 
 def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
-    """The item's main video as ``(T, H, W)`` uint8 grayscale frames, at least two of them."""
+    """The item's main video as ``(T, H, W)`` uint8 grayscale frames, at least two of them.
+
+    Raises:
+        Unmeasurable: When the video's own frames are too small to scale up to ``width`` x ``height``
+            (:func:`~robojudge.metrics._content.require_side`), or it gives fewer than 2 frames.
+    """
+    own = probe_video(item.video)
+    require_side((own.width, own.height), why=f" (they would be scaled up to {cfg.width}x{cfg.height})")
     frames = sample_frames(item.video, **gray_sampling(cfg)).frames
     require_frames(frames, 2)
     return frames

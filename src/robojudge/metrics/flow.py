@@ -73,7 +73,7 @@ class FarnebackConfig(GrayPreprocess, FarnebackParams):
     inputs={Input.video},
     higher_is_better=False,
     native_range=(0.0, 255.0),
-    version="2",
+    version="3",  # a clip under 16 px on a side is unscored (v2: scaled up to 256x256 and scored)
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Warp Error)",
     description=(
         "Mean L1 residual between each frame and the previous frame warped by Farneback flow "
@@ -103,7 +103,9 @@ def flow_warp_error(item: Item, config: FarnebackConfig) -> Score:
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, None),
-    version="4",  # a camera pan is not "tracking lost" (v3: unscored when it moved past the texture's grain)
+    # 5: a clip under 16 px on a side is unscored (v4: scaled up to 256x256 and scored).
+    # 4: a camera pan is not "tracking lost" (v3: unscored when it moved past the texture's grain).
+    version="5",
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Motion Magnitude), with Farneback flow instead of RAFT",
     description=(
         "Mean optical-flow magnitude per pixel between consecutive frames (Farneback, 8 fps, 256x256 "

@@ -166,7 +166,7 @@ def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     config=PairedConfig,
     note="Zhang et al., CVPR 2018; frames paired as iq1_psnr and iq1_ssim",
     weights=(models.VGG16_IMAGENET.name,),
-    version="2",
+    version="3",  # other framings and clips under 16 px unscored (v2: stretched or scaled up and scored)
 )
 def iq1_lpips(item: Item, config: PairedConfig) -> Score:
     """Mean per-frame LPIPS against ``reference_video`` (RoboPhys-3D App. B.1.1).

@@ -6,20 +6,24 @@ Both metrics read the generated video and ``Item.reference_video`` the same way 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics import functional as F
-from robojudge.metrics._content import require_frames
+from robojudge.metrics._content import require_frames, require_side
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
-from robojudge.video import probe_video, report_warnings, sample_frames
+from robojudge.video import probe_video, sample_frames
+
+#: Two framings are taken for one when their aspect ratios (width / height) differ by at most this share.
+#: A re-encode that rounds a side to an even or a multiple of 16 px stays well inside it (853x481 for
+#: 854x480 is 0.3%); a 16:9 or square render of a 4:3 scene is 25-33% off.
+ASPECT_TOLERANCE = 0.01
 
 
 class PairedConfig(BaseModel):
@@ -58,11 +62,22 @@ class PairedFrames(NamedTuple):
     ref: np.ndarray
     missing: int
     unmatched: int
+    #: the generated video's own ``(width, height)``, before it was resized to the reference's
+    video_size: tuple[int, int]
+    #: the reference's ``(width, height)``, the size the frames are compared at
+    reference_size: tuple[int, int]
 
-    def coverage(self) -> dict[str, int]:
-        """Details every frame-paired metric reports: frames compared, expected, missing, unmatched."""
+    def coverage(self) -> dict[str, int | str]:
+        """Details every frame-paired metric reports: frames compared, expected, missing, unmatched, and
+        both videos' own sizes (``"WxH"``; the row's ``frame_size`` is the size compared at)."""
         return {"frames": len(self.gen), "frames_expected": len(self.ref), "frames_missing": self.missing,
-                "frames_unmatched": self.unmatched}
+                "frames_unmatched": self.unmatched, "video_size": size_text(self.video_size),
+                "reference_size": size_text(self.reference_size)}
+
+
+def size_text(size: tuple[int, int]) -> str:
+    """``"WxH"`` of a ``(width, height)``."""
+    return f"{size[0]}x{size[1]}"
 
 
 def pairing_rate(video: str, reference_video: str, fps: float | None) -> float:
@@ -82,24 +97,52 @@ def paired_sampling(item: Item, fps: float | None) -> dict[str, Any]:
     return {"fps": rate, "max_frames": None, "size": (ref.width, ref.height)}
 
 
-def orientation_warning(video: tuple[int, int], reference: tuple[int, int]) -> str | None:
-    """A warning when one of two ``(width, height)`` sizes is landscape and the other portrait.
+def aspect_mismatch(video: tuple[int, int], reference: tuple[int, int]) -> str | None:
+    """Why a video of ``video`` size (``(width, height)``) cannot be paired pixel by pixel with a
+    reference of ``reference`` size, or None when their aspect ratios agree within
+    :data:`ASPECT_TOLERANCE` (one framing at another resolution: resizing is faithful).
 
-    Pairing stretches the video to the reference's size, which for such a pair turns the picture on its
-    side; it almost always means a lost rotation (a re-encode that dropped the display matrix).
+    Another aspect ratio is another framing: a wider field of view, padding, a crop, or a picture
+    squeezed by the generator. Stretching it to the reference's size puts the scene on other pixels, so
+    a faithful 16:9 rollout of a 4:3 reference scored PSNR 14 dB, like a video of another scene. A
+    landscape video against a portrait reference is named as such: almost always a rotation flag lost in
+    a re-encode.
 
-    >>> orientation_warning((160, 96), (96, 160))[:46]
-    'the video is landscape (160x96), its reference'
-    >>> orientation_warning((160, 96), (320, 192)) is None, orientation_warning((96, 96), (96, 160)) is None
+    >>> aspect_mismatch((832, 480), (640, 480))[:45]
+    'the video is 832x480 (aspect 1.733), its refe'
+    >>> aspect_mismatch((1280, 960), (640, 480)) is None, aspect_mismatch((641, 479), (640, 480)) is None
     (True, True)
+    >>> 'rotation flag' in aspect_mismatch((24, 40), (40, 24))
+    True
     """
     (w, h), (rw, rh) = video, reference
-    if (w - h) * (rw - rh) >= 0:  # the same way round, or one of them square
+    aspect, ref_aspect = w / h, rw / rh
+    if abs(aspect / ref_aspect - 1) <= ASPECT_TOLERANCE:
         return None
-    shape, ref_shape = ("landscape", "portrait") if w > h else ("portrait", "landscape")
-    return (f"the video is {shape} ({w}x{h}), its reference {ref_shape} ({rw}x{rh}): its frames are "
-            "stretched to the reference's size for the comparison; a lost rotation flag (a re-encode that "
-            "dropped the display matrix) gives such a pair")
+    reason = (f"the video is {w}x{h} (aspect {aspect:.3f}), its reference {rw}x{rh} ({ref_aspect:.3f}): "
+              f"aspect ratios more than {ASPECT_TOLERANCE:.0%} apart frame the scene differently (a wider "
+              "or narrower view, padding, a crop), and stretching one to the other's size would compare "
+              "pixels that show different things")
+    if (w - h) * (rw - rh) < 0:
+        shape, ref_shape = ("landscape", "portrait") if w > h else ("portrait", "landscape")
+        reason += (f"; the video is {shape} and its reference {ref_shape}: a lost rotation flag (a re-encode "
+                   "that dropped the display matrix) gives such a pair")
+    return reason
+
+
+def require_same_framing(video: tuple[int, int], reference: tuple[int, int]) -> None:
+    """Raise :class:`Unmeasurable` when a video and its reference are of different framings
+    (:func:`aspect_mismatch`), or either is too small to compare
+    (:func:`~robojudge.metrics._content.require_side`); the details name both sizes."""
+    sizes = {"video_size": size_text(video), "reference_size": size_text(reference)}
+    try:
+        require_side(video, why=f" (they would be scaled up to the reference's {size_text(reference)})")
+        require_side(reference, "the reference video")
+    except Unmeasurable as exc:
+        raise Unmeasurable(exc.reason, **sizes) from None
+    mismatch = aspect_mismatch(video, reference)
+    if mismatch is not None:
+        raise Unmeasurable(mismatch, **sizes)
 
 
 def paired_frames(item: Item, fps: float | None, min_reference_coverage: float = 0.9) -> PairedFrames:
@@ -112,25 +155,26 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     comparing only the common start (a one-frame video holding the conditioning frame scored a perfect
     100 dB that way).
 
-    A video and reference of opposite orientations (landscape and portrait, :func:`orientation_warning`)
-    are paired all the same, with a warning about the video in the open
-    :func:`~robojudge.video.video_warnings` blocks (a result row's ``details.video_warnings``).
+    Only one framing is compared: a video whose aspect ratio differs from the reference's (another
+    field of view, padding, a crop, a lost rotation; :func:`aspect_mismatch`) is left unscored rather
+    than stretched, and so is one under 16 px on a side, whose upscaled frames would be scored on detail
+    it does not have. Both checks read the probes, before any frame is decoded.
 
     Raises:
         MetricInputError: When the item has no reference video.
-        Unmeasurable: When either video gives fewer than 2 frames, or the reference has fewer than
-            ``min_reference_coverage`` of the generated video's frames (no ground truth for the rest).
+        Unmeasurable: When either video gives fewer than 2 frames, the reference has fewer than
+            ``min_reference_coverage`` of the generated video's frames (no ground truth for the rest),
+            the two are of different framings, or either is too small (:func:`require_same_framing`).
     """
     if not item.reference_video:
         raise MetricInputError("item has no reference_video to compare against")
     sampling = paired_sampling(item, fps)
     rate = sampling["fps"]
+    own = probe_video(item.video)
+    video_size, reference_size = (own.width, own.height), sampling["size"]
+    require_same_framing(video_size, reference_size)
     ref = sample_frames(item.reference_video, fps=rate, max_frames=None).frames
     gen = sample_frames(item.video, **sampling).frames
-    own = probe_video(item.video)
-    turned = orientation_warning((own.width, own.height), sampling["size"])
-    if turned is not None:
-        report_warnings(Path(item.video), [turned])
     require_frames(gen, 2)
     require_frames(ref, 2, "the reference video")
     if len(ref) < min_reference_coverage * len(gen):
@@ -139,7 +183,7 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
             f"{min_reference_coverage:g} of the generated video's {len(gen)}: no ground truth for the rest",
             frames=0, frames_expected=len(ref), reference_frames=len(ref), generated_frames=len(gen))
     n = min(len(ref), len(gen))
-    return PairedFrames(gen[:n], ref, len(ref) - n, len(gen) - n)
+    return PairedFrames(gen[:n], ref, len(ref) - n, len(gen) - n, video_size, reference_size)
 
 
 def with_missing(per_frame: np.ndarray, missing: int, worst: float) -> np.ndarray:
@@ -162,7 +206,7 @@ class PsnrConfig(PairedConfig):
         "reference frame at the same time, averaged over frames; capped at 100 dB per frame."
     ),
     config=PsnrConfig,
-    version="2",
+    version="3",  # other framings and clips under 16 px unscored (v2: stretched or scaled up and scored)
 )
 def iq1_psnr(item: Item, config: PsnrConfig) -> Score:
     """Mean per-frame PSNR against the reference video (RoboPhys-3D App. B.1.1).
@@ -203,7 +247,7 @@ class SsimConfig(PairedConfig):
         "a frame below 0 (anti-correlated) and a reference frame the video does not reach count 0."
     ),
     config=SsimConfig,
-    version="3",
+    version="4",  # other framings and clips under 16 px unscored (v3: stretched or scaled up and scored)
 )
 def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     """Mean per-frame SSIM against the reference video (RoboPhys-3D App. B.1.1), each frame in [0, 1].

@@ -1,0 +1,136 @@
+"""Sizes of a generated video against its reference (audit "sizes", F1 and F2).
+
+A faithful rollout framed wider than its 4:3 reference (16:9, square) was stretched to the reference's
+size and scored PSNR 14 dB, like a video of another scene; an 8x6 thumbnail was scaled up and scored
+15 dB, and the 256x256 flow metrics scored it too. Such items are now unscored with the reason, and a
+row records the video's own size next to the reference's.
+
+The clips are H.264 files written with PyAV: one textured scene with a square moving across it, seen
+through windows of different sizes.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import av
+import cv2
+import numpy as np
+import pytest
+
+from _encode import mux_frames
+from robojudge.metrics._errors import Unmeasurable
+from robojudge.run._score import MetricRequest, compute_metric
+from robojudge.suite import Item
+
+FRAMES = 8
+
+
+def _world(t: int) -> np.ndarray:
+    """The scene at frame ``t``: a smooth random texture 128 px wide, 48 high, and a red square."""
+    rng = np.random.default_rng(3)
+    tex = cv2.resize(rng.integers(30, 220, (6, 16, 3), dtype=np.uint8), (128, 48),
+                     interpolation=cv2.INTER_CUBIC)
+    x = 40 + 3 * t
+    tex[16:28, x:x + 12] = (220, 30, 30)
+    return tex
+
+
+def _clip(path: Path, frames: list[np.ndarray], fps: int = 10) -> str:
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=fps)
+        stream.height, stream.width = frames[0].shape[:2]
+        stream.pix_fmt = "yuv444p"
+        stream.options = {"crf": "10"}
+        mux_frames(out, stream, (av.VideoFrame.from_ndarray(np.ascontiguousarray(f), format="rgb24")
+                                 for f in frames))
+    return str(path)
+
+
+def _reference() -> list[np.ndarray]:
+    return [_world(t)[:, 32:96] for t in range(FRAMES)]  # 64x48, 4:3
+
+
+@pytest.fixture(scope="module")
+def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("framing")
+    ref = _reference()
+    variants = {
+        "reference": ref,
+        # the same framing at twice the resolution: resized, compared
+        "double": [cv2.resize(f, (128, 96), interpolation=cv2.INTER_CUBIC) for f in ref],
+        # the same scene through a wider window (84x48, 7:4): faithful, another field of view
+        "wide": [_world(t)[:, 22:106] for t in range(FRAMES)],
+        # a portrait render (a lost rotation flag)
+        "portrait": [np.ascontiguousarray(np.rot90(f)) for f in ref],
+        # the same framing as an 8x6 thumbnail
+        "tiny": [cv2.resize(f, (8, 6), interpolation=cv2.INTER_AREA) for f in ref],
+    }
+    return {name: _clip(d / f"{name}.mp4", frames) for name, frames in variants.items()}
+
+
+def _row(clips: dict[str, str], name: str, metric: str):
+    item = Item(item_id=name, video=clips[name], reference_video=clips["reference"])
+    return compute_metric(item, MetricRequest.build(metric))
+
+
+@pytest.mark.parametrize("metric", ["iq1_psnr", "iq1_ssim"])
+def test_the_same_framing_at_another_size_is_compared_and_both_sizes_recorded(clips, metric) -> None:
+    row = _row(clips, "double", metric)
+    assert row.status == "ok" and row.value is not None and math.isfinite(row.value)
+    details = row.details or {}
+    assert details["video_size"] == "128x96" and details["reference_size"] == "64x48"
+    assert details["frame_size"] == "64x48"  # the size compared at
+    assert "video_warnings" not in details
+
+
+@pytest.mark.parametrize("metric", ["iq1_psnr", "iq1_ssim"])
+def test_another_framing_is_unscored_naming_both_sizes(clips, metric) -> None:
+    row = _row(clips, "wide", metric)
+    assert row.status == "ok" and row.value is not None and math.isnan(row.value)
+    details = row.details or {}
+    reason = details["unscored_reason"]
+    assert reason.startswith("the video is 84x48 (aspect 1.750), its reference 64x48 (1.333): aspect ratios "
+                             "more than 1% apart frame the scene differently")
+    assert details["video_size"] == "84x48" and details["reference_size"] == "64x48"
+
+
+def test_a_portrait_video_against_a_landscape_reference_names_the_lost_rotation(clips) -> None:
+    row = _row(clips, "portrait", "iq1_psnr")
+    assert row.value is not None and math.isnan(row.value)
+    reason = (row.details or {})["unscored_reason"]
+    assert "the video is 48x64" in reason and "a lost rotation flag" in reason
+
+
+@pytest.mark.parametrize("metric", ["iq1_psnr", "iq1_ssim"])
+def test_a_tiny_clip_is_not_scaled_up_to_its_reference(clips, metric) -> None:
+    row = _row(clips, "tiny", metric)
+    assert row.status == "ok" and row.value is not None and math.isnan(row.value)
+    details = row.details or {}
+    assert details["unscored_reason"].startswith(
+        "frames of 8x6 are too small: the video is under 16 px on a side")
+    assert "64x48" in details["unscored_reason"]
+    assert details["video_size"] == "8x6" and details["reference_size"] == "64x48"
+
+
+@pytest.mark.parametrize("metric", ["flow_warp_error", "flow_motion_magnitude_farneback",
+                                    "pixel_frame_consistency"])
+def test_the_256px_metrics_leave_a_tiny_clip_unscored(clips, metric) -> None:
+    tiny = compute_metric(Item(item_id="t", video=clips["tiny"]), MetricRequest.build(metric))
+    assert tiny.status == "ok" and tiny.value is not None and math.isnan(tiny.value)
+    details = tiny.details or {}
+    assert details["unscored_reason"].startswith("frames of 8x6 are too small")
+    assert "scaled up to 256x256" in details["unscored_reason"] and details["video_size"] == "8x6"
+    # the same scene at 64x48 is measured
+    full = compute_metric(Item(item_id="f", video=clips["reference"]), MetricRequest.build(metric))
+    assert full.value is not None and math.isfinite(full.value)
+
+
+def test_the_least_side_is_the_motion_checks_two_blocks() -> None:
+    from robojudge.metrics._content import BLOCK, MIN_SIDE, require_side
+
+    assert MIN_SIDE == 2 * BLOCK == 16
+    require_side((MIN_SIDE, MIN_SIDE))
+    with pytest.raises(Unmeasurable, match="frames of 40x15 are too small"):
+        require_side((40, MIN_SIDE - 1))
