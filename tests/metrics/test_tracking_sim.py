@@ -201,3 +201,31 @@ def test_an_object_the_state_file_never_shows_early_is_unscored_with_the_reason(
     assert both.details["unscored_reason"].startswith("cannot tell which reference track moves farthest: obj")
     only_ee = spec.compute(item, spec.make_config({"targets": ["ee"]}))
     assert not math.isnan(only_ee.value)
+
+
+def test_a_rollout_framed_unlike_its_reference_is_unscored(rollouts: dict[str, Item], tmp_path: Path) -> None:
+    # The faithful rollout on a wider canvas (the same pixels with 16 px borders left and right): its
+    # state file's seed, scaled per axis to 96x64, lay on other pixels and the object was lost (audit
+    # "sizes", F4). Unscored with both sizes named; the same framing at twice the size is still tracked.
+    import cv2
+
+    from robojudge.video import sample_frames, write_video
+
+    faithful = rollouts["faithful"]
+    frames = sample_frames(faithful.video, fps=None, max_frames=None).frames
+    padded = np.stack([cv2.copyMakeBorder(f, 0, 0, 16, 16, cv2.BORDER_CONSTANT, value=(0, 0, 0))
+                       for f in frames])
+    write_video(tmp_path / "padded.mp4", padded, fps=10)
+    item = faithful.model_copy(update={"video": str(tmp_path / "padded.mp4")})
+    for m in (*TA, *OL):
+        score = get_metric(m).compute(item)
+        assert np.isnan(score.value), m
+        assert score.details["unscored_reason"].startswith(
+            f"the video is 96x{SIZE} (aspect 1.500), its reference {SIZE}x{SIZE} (1.000)"), m
+        assert "the state file's masks and positions would be scaled onto the wrong pixels" in (
+            score.details["unscored_reason"])
+        assert score.details["video_size"] == f"96x{SIZE}"
+    doubled = np.stack([cv2.resize(f, (2 * SIZE, 2 * SIZE), interpolation=cv2.INTER_LINEAR) for f in frames])
+    write_video(tmp_path / "doubled.mp4", doubled, fps=10)
+    same = get_metric("ta_hsd").compute(faithful.model_copy(update={"video": str(tmp_path / "doubled.mp4")}))
+    assert np.isfinite(same.value)

@@ -51,7 +51,7 @@ from robojudge.metrics.functional import (
     track_localization,
 )
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.metrics.robophys.reference import pairing_rate
+from robojudge.metrics.robophys.reference import aspect_mismatch, pairing_rate, size_text
 from robojudge.metrics.tracking import (
     SimState,
     Tracks,
@@ -62,7 +62,7 @@ from robojudge.metrics.tracking import (
 )
 from robojudge.metrics.tracking._sim import EE, StateFileError
 from robojudge.suite._schema import Item
-from robojudge.video import FileFingerprint, sample_frames
+from robojudge.video import FileFingerprint, probe_video, sample_frames
 
 _OBJECTS = ("object", "distractor")
 _NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
@@ -176,8 +176,9 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
 
     Raises:
         MetricInputError: When the item lacks a state file or reference video, or they are unreadable.
-        Unmeasurable: When either video gives fewer than 2 frames, or the reference has fewer than
-            ``min_reference_coverage`` of the generated video's frames.
+        Unmeasurable: When either video gives fewer than 2 frames, the reference has fewer than
+            ``min_reference_coverage`` of the generated video's frames, or the two are of different
+            framings (aspect ratios; :func:`~robojudge.metrics.robophys.reference.aspect_mismatch`).
     """
     if not item.state:
         raise MetricInputError("item has no state file to seed the tracker (first-frame masks)")
@@ -236,6 +237,16 @@ class _Key(NamedTuple):
 def _cached_tracks(key: _Key) -> ItemTracks:
     cfg = key.config
     state = SimState.load(key.state, cfg.view)
+    # The state file's masks and positions are scaled to the generated video's size per axis, and tracks
+    # compared in coordinates normalized by each video's size: both assume the reference's framing. A
+    # wider, padded or cropped video puts the seed on other pixels (a padded faithful rollout lost its
+    # object, AP 0); such an item is unscored, as frame-paired metrics leave it.
+    probes = probe_video(key.video), probe_video(key.reference_video)
+    sizes = (probes[0].width, probes[0].height), (probes[1].width, probes[1].height)
+    mismatch = aspect_mismatch(*sizes)
+    if mismatch is not None:
+        raise Unmeasurable(f"{mismatch}; the state file's masks and positions would be scaled onto the "
+                           "wrong pixels", video_size=size_text(sizes[0]), reference_size=size_text(sizes[1]))
     rate = pairing_rate(key.video, key.reference_video, cfg.fps)
     tracker = get_tracker(cfg.tracker)
     gen = sample_frames(key.video, fps=rate, max_frames=None)
@@ -458,7 +469,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="5",
+    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
@@ -475,7 +486,7 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="5",
+    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
@@ -493,7 +504,7 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="5",
+    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -585,7 +596,7 @@ def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[floa
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="5",
+    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
@@ -603,7 +614,7 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="5",
+    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
