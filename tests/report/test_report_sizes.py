@@ -74,3 +74,21 @@ def test_section_skipped_when_sizes_agree_or_are_unknown():
     unknown = [_row(i, "m", None) for i in GROUP]
     assert "records the frame size" in (sizes_section(ReportInput(unknown, ITEMS, lambda m: True,
                                                                    bootstrap=0)).skipped or "")
+
+
+def test_one_compared_size_from_videos_of_several_sizes_is_said():
+    # The reference metrics resize every video to its reference's size, so every row of a metric says
+    # one frame_size; the videos' own sizes (details.video_size) differed, and the section says so
+    # rather than "each metric read every item's video at one frame size" (audit "sizes", F1).
+    rows = [ResultRow(i, "iq1_psnr", "h", "3", "ok", 30.0,
+                      details={"frame_size": "640x480", "video_size": native})
+            for i, native in (("a1", "1280x960"), ("a2", "1280x960"), ("b1", "320x240"), ("b2", "640x480"))]
+    skipped = sizes_section(ReportInput(rows, ITEMS, lambda m: True, bootstrap=0)).skipped or ""
+    assert "one frame size" not in skipped
+    assert skipped == ("each metric compared frames at one size, but the items' videos came in 3 sizes "
+                       "(1280x960, 320x240, 640x480; details.video_size), resized to their references' size")
+    # one native size: the old sentence holds
+    same = [ResultRow(i, "iq1_psnr", "h", "3", "ok", 30.0,
+                      details={"frame_size": "640x480", "video_size": "640x480"}) for i in GROUP]
+    assert "one frame size" in (sizes_section(ReportInput(same, ITEMS, lambda m: True, bootstrap=0)).skipped
+                                or "")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from robojudge.report._sections import ReportInput, Section
-from robojudge.report._sizes import row_size
+from robojudge.report._sizes import native_sizes, row_size
 from robojudge.report._tables import Table, text
 
 
@@ -13,9 +13,17 @@ def sizes_section(inp: ReportInput) -> Section:
     mixed = inp.mixed_sizes
     if not mixed:
         recorded = any(row_size(r) for r in inp.item_rows)
-        sec.skipped = ("each metric read every item's video at one frame size" if recorded else
-                       "no stored row records the frame size it was computed at (rows stored before "
-                       "robojudge recorded sizes, or no metric read frames)")
+        native = native_sizes(inp.item_rows)
+        if recorded and len(native) > 1:
+            # One size compared at, from videos of several: the reference metrics resize every video to
+            # its reference's size, so "one frame size" alone would hide that the videos differed.
+            sec.skipped = (f"each metric compared frames at one size, but the items' videos came in "
+                           f"{len(native)} sizes ({', '.join(native)}; details.video_size), resized to "
+                           "their references' size")
+        else:
+            sec.skipped = ("each metric read every item's video at one frame size" if recorded else
+                           "no stored row records the frame size it was computed at (rows stored before "
+                           "robojudge recorded sizes, or no metric read frames)")
         return sec
     sec.intro = (f"{len(mixed)} metric configuration{'s' if len(mixed) != 1 else ''} read the items' videos "
                  "at different frame sizes (the size each row was computed at is stored as "

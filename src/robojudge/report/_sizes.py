@@ -81,6 +81,18 @@ def row_size(row: ResultRow) -> str | None:
     return size if isinstance(size, str) and size else None
 
 
+def native_sizes(rows: Iterable[ResultRow]) -> list[str]:
+    """The generated videos' own sizes (``details["video_size"]``, ``"WxH"``: recorded by metrics that
+    resize a video before reading it, such as the reference comparisons) among ``rows``, in order of
+    first appearance."""
+    out: list[str] = []
+    for r in rows:
+        size = (r.details or {}).get("video_size")
+        if isinstance(size, str) and size and size not in out:
+            out.append(size)
+    return out
+
+
 def mixed_sizes(
     rows: Iterable[ResultRow], group_of: Mapping[str, str], labels: Mapping[SeriesKey, str] | None = None
 ) -> list[MixedSizes]:
