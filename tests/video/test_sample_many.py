@@ -165,3 +165,19 @@ def test_samplings_that_pick_the_same_frames_share_one_array(clip, monkeypatch):
     assert got[0] is got[1] is got[2] and got[3] is not got[0]
     for s, g in zip(same, got, strict=True):
         _same(sample_file(clip, s.fps, s.max_frames, PostProcess(s.post.size, False), s.spread), g)
+
+
+def test_a_head_read_decodes_only_its_frames_and_counts_the_rest(clip, tmp_path, decodes):
+    # What iq1_psnr/iq1_ssim read of a long reference: the first frames at the common rate, and how many
+    # the whole video would give at that rate (SampledFrames.picked), without decoding them.
+    whole = sample_frames(clip, fps=8.0, max_frames=None)
+    decodes.clear()
+    head = sample_frames(clip, fps=8.0, max_frames=4, spread="head")
+    assert len(head) == 4 and head.picked == len(whole) == whole.picked == 15
+    assert np.array_equal(head.frames, whole.frames[:4]) and np.array_equal(head.indices, whole.indices[:4])
+    assert decodes and decodes[-1] < 45  # the decode stopped after the 4th pick (frame 9 of 45)
+    frames = textured_clip(12, 32, 24)
+    for name in ("folder", "a.gif"):  # a frame folder, and a GIF (its stamps in centiseconds)
+        path = write_video(tmp_path / name, frames, fps=12)
+        read = sample_frames(path, fps=6.0, max_frames=2, spread="head")
+        assert len(read) == 2 and read.picked == len(sample_frames(path, fps=6.0, max_frames=None)) == 6

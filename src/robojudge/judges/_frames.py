@@ -133,7 +133,7 @@ def as_displayed(frames: SampledFrames, size: int | tuple[int, int] | None) -> S
             f"frames stretched to the display aspect, {out[0]}x{out[1]} (read as stored: {w}x{h})")
     warnings = (*frames.warnings[:at], said, *frames.warnings[at + 1:])
     return SampledFrames(stretched, frames.timestamps, frames.indices, frames.source_fps, frames.path,
-                         warnings, frames.fingerprint)
+                         warnings, frames.fingerprint, frames.picked)
 
 
 _FALLBACK: ThreadPoolExecutor | None = None

@@ -126,4 +126,5 @@ def sample_animated(
         source_fps=float(average),
         path=path,
         warnings=warnings,
+        picked=len(picks),
     )

@@ -257,6 +257,7 @@ class _Plan:
         self.times = timing.times
         picks = pick_indices(self.times, _effective(fps, timing), timing.tolerance)
         self.chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
+        self.picked = len(picks)
         self.source_fps = timing.fps
         self.warnings = warnings
 
@@ -293,6 +294,7 @@ class _Plan:
             source_fps=float(self.source_fps),
             path=path,
             warnings=self.warnings + warnings,
+            picked=self.picked,
         )
 
     @staticmethod
@@ -435,6 +437,7 @@ def _two_pass(
         source_fps=float(timing.fps),
         path=path,
         warnings=warnings,
+        picked=len(picks),
     )
 
 

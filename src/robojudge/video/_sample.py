@@ -258,6 +258,7 @@ def _result(
     indices: list[int],
     source_fps: float,
     warnings: tuple[str, ...],
+    picked: int,
 ) -> SampledFrames:
     return SampledFrames(
         frames=np.ascontiguousarray(np.stack(arrays)),
@@ -266,6 +267,7 @@ def _result(
         source_fps=float(source_fps),
         path=path,
         warnings=warnings,
+        picked=picked,
     )
 
 
@@ -290,4 +292,4 @@ def _sample_folder(
             alpha.see_lowest(lowest)
         arrays.append(post(image))
     warnings += alpha.warnings()
-    return _result(path, arrays, [times[i] for i in chosen], chosen, rate, warnings)
+    return _result(path, arrays, [times[i] for i in chosen], chosen, rate, warnings, len(picks))

@@ -151,10 +151,13 @@ class SampledFrames:
             well-formed video.
         fingerprint: the source file as it was when it was sampled (``None`` when it could not be
             stat'ed).
+        picked: how many frames the rate step picked before ``max_frames`` kept some of them: the
+            video's length at the sampled rate (``len(self)`` when nothing was left out). A reader that
+            needs only the first frames (``spread="head"``) still learns how many there are.
     """
 
-    __slots__ = ("_frames", "_hashes", "_jpeg", "_urls", "fingerprint", "indices", "path", "source_fps",
-                 "timestamps", "warnings")
+    __slots__ = ("_frames", "_hashes", "_jpeg", "_urls", "fingerprint", "indices", "path", "picked",
+                 "source_fps", "timestamps", "warnings")
 
     def __init__(
         self,
@@ -165,9 +168,11 @@ class SampledFrames:
         path: Path,
         warnings: tuple[str, ...] = (),
         fingerprint: FileFingerprint | None = None,
+        picked: int | None = None,
     ) -> None:
         self._frames = frames
         self.timestamps = timestamps
+        self.picked = int(timestamps.shape[0]) if picked is None else picked
         self.indices = indices
         self.source_fps = source_fps
         self.path = path
@@ -262,7 +267,7 @@ class SampledFrames:
         if not self._jpeg and not self._urls:
             raise ValueError(f"{self.path}: dropping the pixels needs a JPEG encoding first")
         out = SampledFrames(None, self.timestamps, self.indices, self.source_fps, self.path, self.warnings,
-                            self.fingerprint)
+                            self.fingerprint, self.picked)
         out._hashes = self.hashes
         out._jpeg = dict(self._jpeg)
         out._urls = dict(self._urls)
