@@ -12,7 +12,7 @@ from robojudge.metrics import get_metric
 from robojudge.metrics.functional import psnr, ssim
 from robojudge.run._score import MetricRequest, compute_metric
 from robojudge.suite import Item
-from robojudge.video import frame_cache, write_video
+from robojudge.video import frame_cache, sample_frames, write_video
 
 RNG = np.random.default_rng(0)
 
@@ -220,3 +220,33 @@ def test_a_landscape_video_against_a_portrait_reference_is_unscored(tmp_path):
     row = compute_metric(_item(tmp_path / "larger", larger, upright), MetricRequest.build("iq1_psnr"))
     assert row.value == 100.0 and "video_warnings" not in (row.details or {})
     assert (row.details or {})["video_size"] == "48x80"
+
+
+def test_a_short_clip_decodes_only_the_reference_frames_it_is_compared_with(tmp_path, monkeypatch):
+    # A 1-s clip at 16 fps against a 6-s reference at 30 fps: 16 frames compared, 80 counted missing.
+    # Only the first 16 reference frames at the common rate are decoded; the rest are counted from the
+    # time stamps. Reading all 96 needed six times the memory (1.8 GB for a 60-s 640x480 reference).
+    ref = np.stack([np.roll(_frames(1, 48, 64)[0], 2 * i, axis=1) for i in range(180)])
+    write_video(tmp_path / "ref.mp4", ref, fps=30)
+    write_video(tmp_path / "gen.mp4", ref[:30:2], fps=15)  # 1 s at 15 fps (the lower rate)
+    write_video(tmp_path / "gen16.mp4", _noisy(ref[:32:2], 8), fps=16)
+    for name, rate in (("gen.mp4", 15), ("gen16.mp4", 16)):
+        monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", "0")  # no limit: the value the full read gives
+        item = Item(item_id="a", video=str(tmp_path / name), reference_video=str(tmp_path / "ref.mp4"))
+        gen = sample_frames(item.video, fps=rate, max_frames=None, size=(64, 48)).frames
+        full = sample_frames(item.reference_video, fps=rate, max_frames=None).frames  # the old read
+        assert len(full) == 6 * rate and len(gen) == rate
+        per_frame = [psnr(g, r) for g, r in zip(gen, full, strict=False)] + [0.0] * (len(full) - len(gen))
+        expect = {"frames": rate, "frames_expected": 6 * rate, "frames_missing": 5 * rate,
+                  "frames_unmatched": 0}
+        # Under a budget that holds the compared frames but not the whole reference: the same values,
+        # where the whole reference was refused (an error row).
+        budget = 2 * rate * 64 * 48 * 3
+        for gib in ("0", str(budget / 1024**3)):
+            monkeypatch.setenv("ROBOJUDGE_FRAME_MEMORY_GIB", gib)
+            row = compute_metric(item, MetricRequest.build("iq1_psnr"))
+            assert row.status == "ok", row.error
+            assert row.value == pytest.approx(float(np.mean(per_frame)), rel=1e-12)
+            assert {k: (row.details or {})[k] for k in expect} == expect
+            ssim_row = compute_metric(item, MetricRequest.build("iq1_ssim"))
+            assert ssim_row.status == "ok" and ssim_row.details["frames_expected"] == 6 * rate

@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics import functional as F
-from robojudge.metrics._content import require_frames, require_side
+from robojudge.metrics._content import require_count, require_frames, require_side
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
@@ -53,9 +53,9 @@ class PairedConfig(BaseModel):
 class PairedFrames(NamedTuple):
     """Generated and reference frames paired in time, and what could not be paired.
 
-    ``gen[i]`` pairs with ``ref[i]``; the reference's frames from ``len(gen)`` on have no generated
-    counterpart (``missing`` of them, the generated video ended early); ``unmatched`` generated frames
-    beyond the reference's end were dropped.
+    ``gen[i]`` pairs with ``ref[i]``; ``missing`` more reference frames follow (the generated video ended
+    early), which have no generated counterpart and are counted, not read; ``unmatched`` generated
+    frames beyond the reference's end were dropped.
     """
 
     gen: np.ndarray
@@ -70,9 +70,9 @@ class PairedFrames(NamedTuple):
     def coverage(self) -> dict[str, int | str]:
         """Details every frame-paired metric reports: frames compared, expected, missing, unmatched, and
         both videos' own sizes (``"WxH"``; the row's ``frame_size`` is the size compared at)."""
-        return {"frames": len(self.gen), "frames_expected": len(self.ref), "frames_missing": self.missing,
-                "frames_unmatched": self.unmatched, "video_size": size_text(self.video_size),
-                "reference_size": size_text(self.reference_size)}
+        return {"frames": len(self.gen), "frames_expected": len(self.ref) + self.missing,
+                "frames_missing": self.missing, "frames_unmatched": self.unmatched,
+                "video_size": size_text(self.video_size), "reference_size": size_text(self.reference_size)}
 
 
 def size_text(size: tuple[int, int]) -> str:
@@ -153,7 +153,8 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     sets the length: generated frames past its end are dropped, and a generated video that ends early
     leaves reference frames ``missing``, which the metrics count as the worst value rather than
     comparing only the common start (a one-frame video holding the conditioning frame scored a perfect
-    100 dB that way).
+    100 dB that way). Those missing frames are counted from the reference's time stamps, never decoded,
+    so a short clip against a long reference holds only the frames it is compared with.
 
     Only one framing is compared: a video whose aspect ratio differs from the reference's (another
     field of view, padding, a crop, a lost rotation; :func:`aspect_mismatch`) is left unscored rather
@@ -173,17 +174,21 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     own = probe_video(item.video)
     video_size, reference_size = (own.width, own.height), sampling["size"]
     require_same_framing(video_size, reference_size)
-    ref = sample_frames(item.reference_video, fps=rate, max_frames=None).frames
     gen = sample_frames(item.video, **sampling).frames
+    # Only the reference frames that pair with a generated one are decoded: the first len(gen) at the
+    # common rate. How many follow is counted from the time stamps (a 1-s clip against a 60-s
+    # reference decoded all 1800 reference frames, 1.8 GB at 640x480, to compare 30 of them).
+    read = sample_frames(item.reference_video, fps=rate, max_frames=max(len(gen), 1), spread="head")
+    ref, total = read.frames, read.picked
     require_frames(gen, 2)
-    require_frames(ref, 2, "the reference video")
-    if len(ref) < min_reference_coverage * len(gen):
+    require_count(total, 2, "the reference video")
+    if total < min_reference_coverage * len(gen):
         raise Unmeasurable(
-            f"the reference video has {len(ref)} frames at {rate:g} fps, fewer than "
+            f"the reference video has {total} frames at {rate:g} fps, fewer than "
             f"{min_reference_coverage:g} of the generated video's {len(gen)}: no ground truth for the rest",
-            frames=0, frames_expected=len(ref), reference_frames=len(ref), generated_frames=len(gen))
-    n = min(len(ref), len(gen))
-    return PairedFrames(gen[:n], ref, len(ref) - n, len(gen) - n, video_size, reference_size)
+            frames=0, frames_expected=total, reference_frames=total, generated_frames=len(gen))
+    n = min(total, len(gen))
+    return PairedFrames(gen[:n], ref[:n], total - n, len(gen) - n, video_size, reference_size)
 
 
 def with_missing(per_frame: np.ndarray, missing: int, worst: float) -> np.ndarray:
