@@ -114,6 +114,24 @@ def speeds(traj: np.ndarray) -> np.ndarray:
     return np.asarray(np.linalg.norm(np.diff(traj, axis=0), axis=1))
 
 
+def on_time_grid(traj: np.ndarray, times: np.ndarray, fps: float) -> np.ndarray:
+    """A ``(T, D)`` track known at ``times`` (seconds), read at the even times ``k / fps`` from its first
+    time to its last, by linear interpolation between the two frames around each.
+
+    Frames picked from a video at a rate its own does not divide are unevenly spaced (30 fps read at 16
+    fps takes frames 1 and 2 source frames apart in turn), so per-step speeds of the same motion would
+    alternate; on the grid each step spans the same time.
+
+    >>> track = np.array([[0.0, 0.0], [1.0, 2.0], [3.0, 6.0]])  # at 0, 1/30 and 3/30 s: 30 units/s in x
+    >>> on_time_grid(track, np.array([0.0, 1 / 30, 3 / 30]), 20.0).tolist()  # at 0, 1/20 and 2/20 s
+    [[0.0, 0.0], [1.5, 3.0], [3.0, 6.0]]
+    """
+    traj = np.asarray(traj, dtype=np.float64)
+    t = np.asarray(times, dtype=np.float64) - float(times[0])
+    ticks = np.arange(int(np.floor(t[-1] * fps + 1e-6)) + 1) / fps
+    return np.stack([np.interp(ticks, t, traj[:, d]) for d in range(traj.shape[1])], axis=1)
+
+
 def _inverse(distance: float, scale: float) -> float:
     """``min(1, 1 / (scale * distance))``; a zero distance is a perfect 1."""
     return 1.0 if distance <= 0.0 else min(1.0, 1.0 / (scale * distance))

@@ -24,8 +24,12 @@ the target is unmeasured too (``reference_score``; ``reference_ap``/``reference_
 localization).
 
 Generated and reference videos are sampled at one rate (the lower native rate unless ``fps`` is
-set), so speeds per frame are comparable. Tracks of all five metrics of an item are computed once
-and shared (an in-process cache keyed by files, their modification times and the settings).
+set). A rate a video's own does not divide leaves its sampled frames unevenly spaced (30 fps read at
+16 fps: 1 and 2 source frames apart in turn), so ``ta_dyn``, which compares speeds per step, first
+reads both tracks on one even time grid at that rate
+(:func:`~robojudge.metrics.functional.on_time_grid`); the other metrics compare positions and use the
+frames as sampled. Tracks of all five metrics of an item are computed once and shared (an in-process
+cache keyed by files, their modification times and the settings).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from robojudge.metrics.functional import (
     fill_gaps,
     hsd_score,
     ndtw_score,
+    on_time_grid,
     track_localization,
 )
 from robojudge.metrics.robophys._spec import robophys_metric
@@ -62,7 +67,7 @@ from robojudge.metrics.tracking import (
 )
 from robojudge.metrics.tracking._sim import EE, StateFileError
 from robojudge.suite._schema import Item
-from robojudge.video import FileFingerprint, probe_video, sample_frames
+from robojudge.video import FileFingerprint, SampledFrames, probe_video, sample_frames
 
 _OBJECTS = ("object", "distractor")
 _NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
@@ -168,6 +173,11 @@ class ItemTracks(NamedTuple):
     #: the tracker's tracks of the reference video itself (with its state file): what the metrics score
     #: against the truth to see how well a perfect video would do
     checked: Tracks | None = None
+    #: when each generated and reference frame was shown (seconds), and the rate of the even time grid
+    #: ``ta_dyn`` reads both tracks on (the common rate, or a video's own when that is lower)
+    gen_times: np.ndarray | None = None
+    ref_times: np.ndarray | None = None
+    grid_fps: float | None = None
 
 
 def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
@@ -254,6 +264,7 @@ def _cached_tracks(key: _Key) -> ItemTracks:
     gen_tracks = tracker.track(gen.frames, seed)
     ref = sample_frames(key.reference_video, fps=rate, max_frames=None)
     size = (ref.frames.shape[2], ref.frames.shape[1])
+    timing = (_shown_times(gen), _shown_times(ref), min(rate, gen.source_fps, ref.source_fps))
     if key.reference_state is not None:
         # Every target the metrics may ask for, seeded or not: the reference's truth says how far one
         # that the item's state could not seed moves, so that another track does not stand in for it.
@@ -269,9 +280,18 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         followed = {n: (_followed_share(checked, ref_tracks, n, cfg.follow_tolerance)
                         if n in checked.names and n not in checked.untracked else _never(ref_tracks, n))
                     for n in ref_tracks.names}
-        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked)
+        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked, *timing)
     ref_seed = seed_from_state(state, size, objects=_OBJECTS)
-    return ItemTracks(gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference", {})
+    return ItemTracks(gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference", {}, None, *timing)
+
+
+def _shown_times(frames: SampledFrames) -> np.ndarray:
+    """When each sampled frame was shown, in seconds from the first: its place on the video's own frame
+    grid (``index / source_fps``) where its time stamp is that up to rounding (a quarter of a frame; a
+    container counting milliseconds stores 1/30 s as 0.033 s), else the time stamp (a stall)."""
+    nominal = np.asarray(frames.indices, dtype=np.float64) / frames.source_fps
+    stamps = frames.timestamps - frames.timestamps[0] if len(frames) else frames.timestamps
+    return np.where(np.abs(stamps - nominal) < 0.25 / frames.source_fps, nominal, stamps)
 
 
 def _followed_share(tracked: Tracks, truth: Tracks, name: str, tolerance: float) -> float:
@@ -325,27 +345,52 @@ class TrajectoryConfig(TrackingConfig):
     )
 
 
-def _track_score(which: str, g: np.ndarray, r: np.ndarray) -> tuple[float, dict[str, float]]:
+class _Grid(NamedTuple):
+    """When the frames of the two tracks ``_track_score`` compares were shown, and the rate of the even
+    grid DYN reads them on."""
+
+    gen_times: np.ndarray
+    ref_times: np.ndarray
+    fps: float
+
+
+def _track_score(
+    which: str, g: np.ndarray, r: np.ndarray, grid: _Grid | None = None
+) -> tuple[float, dict[str, float]]:
     if which == "hsd":
         score, dist = hsd_score(g, r)
         return score, {"hausdorff": dist}
     if which == "ndtw":
         score, dist = ndtw_score(g, r)
         return score, {"dtw_per_step": dist}
+    if grid is not None:  # speeds per step mean speeds per 1 / fps seconds for both tracks
+        g, r = on_time_grid(g, grid.gen_times, grid.fps), on_time_grid(r, grid.ref_times, grid.fps)
+        if min(len(g), len(r)) < 3:
+            raise Unmeasurable(f"DYN needs tracks of at least 3 steps of 1/{grid.fps:g} s, got {len(g)} and "
+                               f"{len(r)}", frames=len(g), reference_frames=len(r))
     score, parts = dyn_score(g, r)
     return score, dict(parts)
 
 
+def _grid(tracks: ItemTracks) -> _Grid | None:
+    """The time grid of ``tracks`` (None for tracks made without frame times)."""
+    if tracks.gen_times is None or tracks.ref_times is None or tracks.grid_fps is None:
+        return None
+    return _Grid(tracks.gen_times, tracks.ref_times, tracks.grid_fps)
+
+
 def _reference_score(checked: Tracks | None, name: str, r: np.ndarray, which: str,
-                     cfg: TrajectoryConfig) -> float | None:
+                     cfg: TrajectoryConfig, grid: _Grid | None = None) -> float | None:
     """What the reference video itself scores against its own truth: the tracker's track of it, scored
-    as a generated one is (None without the check: a tracked reference)."""
+    as a generated one is (None without the check: a tracked reference). Both are the reference's
+    frames, so ``grid`` gives both the reference's times."""
     if checked is None:
         return None
     if name not in checked.names or name in checked.untracked:
         return 0.0
     c, c_ok = fill_gaps(checked.normalized(name), cfg.max_missing)
-    return _track_score(which, c, r)[0] if c_ok else 0.0
+    own = None if grid is None else _Grid(grid.ref_times, grid.ref_times, grid.fps)
+    return _track_score(which, c, r, own)[0] if c_ok else 0.0
 
 
 def _short_of(name: str, self_score: float, which: str, cfg: TrackingConfig) -> str:
@@ -355,7 +400,9 @@ def _short_of(name: str, self_score: float, which: str, cfg: TrackingConfig) -> 
 
 
 def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
-    gen, ref, truth, followed, checked = item_tracks(item, cfg)
+    tracks = item_tracks(item, cfg)
+    gen, ref, truth, followed, checked = tracks[:5]
+    grid = _grid(tracks) if which == "dyn" else None
     ng, nr = len(gen.points), len(ref.points)
     if ng < cfg.min_generated_coverage * nr:
         # A track cut short still has the reference's speeds (DYN) and lies on its path (HSD).
@@ -393,7 +440,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
             unchecked.append(name)
             per[name] = {"status": _unfollowed(name, share, cfg), "reference_followed": share}
             continue
-        self_score = _reference_score(checked, name, r, which, cfg)
+        self_score = _reference_score(checked, name, r, which, cfg, grid)
         if self_score is not None and self_score < cfg.min_reference_score:
             unchecked.append(name)
             per[name] = {"status": _short_of(name, self_score, which, cfg), "reference_score": self_score}
@@ -404,7 +451,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
         if not g_ok:
             per[name] = {"status": _why("lost in the generated video", gen.untracked.get(name)), "score": 0.0}
         else:
-            score, parts = _track_score(which, g, r)
+            score, parts = _track_score(which, g, r, grid)
             per[name] = {"score": score, **parts}
         if share is not None:
             per[name]["reference_followed"] = share
@@ -455,6 +502,8 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
         "tracker": cfg.tracker,
         **gen.info,
     }
+    if grid is not None:
+        details["time_grid_fps"] = grid.fps
     return Score(value=value, details=details)
 
 
@@ -498,13 +547,14 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     family=Family.kinematics,
     inputs=_INPUTS,
     description=(
-        "Dynamic consistency: Wasserstein-1 distances between the per-frame speed and acceleration "
-        "distributions of the generated and reference tracks, weighted by their range ratios, "
+        "Dynamic consistency: Wasserstein-1 distances between the per-step speed and acceleration "
+        "distributions of the generated and reference tracks, both read on one even time grid at the "
+        "common rate, weighted by their range ratios, "
         "scored min(1, (0.007 r_v / W_v + 0.003 r_a / W_a) / 22.519) as in EWMBench."
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
+    version="6",  # both tracks on one even time grid; a video framed unlike its reference is unscored
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -524,7 +574,7 @@ class LocalizationConfig(TrackingConfig):
 
 def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[float, float, dict[str, object]]:
     """AP, AR and details; ``which`` (``ap`` or ``ar``) is the measure the reference check uses."""
-    gen, ref, truth, followed, checked = item_tracks(item, cfg)
+    gen, ref, truth, followed, checked = item_tracks(item, cfg)[:5]
     # Every reference frame is an image to detect in (track_localization): frames the generated video
     # does not reach have no detection.
     n, found_in = len(ref.points), min(len(gen.points), len(ref.points))
