@@ -49,27 +49,23 @@ def _char_tokenizer() -> tuple[Any, dict[str, int]]:
     return fast, vocab
 
 
-def build_tiny_qwen2vl(folder: Path) -> Path:
-    """Write a tiny Qwen2-VL (model, tokenizer, processor) into ``folder``; returns it."""
+def _build(folder: Path, processor_cls: Any, config_cls: Any, model_cls: Any,
+           vision: dict[str, Any]) -> Path:
+    """Write a tiny model of ``model_cls`` (one text layer of 32 units, the char tokenizer, the vision
+    settings ``vision``) with its processor into ``folder``; returns it."""
     import torch
-    from transformers import (
-        Qwen2VLConfig,
-        Qwen2VLForConditionalGeneration,
-        Qwen2VLImageProcessor,
-        Qwen2VLProcessor,
-        Qwen2VLVideoProcessor,
-    )
+    from transformers import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
 
-    fast, vocab = _char_tokenizer()
+    tokenizer, vocab = _char_tokenizer()
     ids = {t: vocab[t] for t in SPECIALS}
     size = {"shortest_edge": 28 * 28, "longest_edge": 56 * 56}
-    processor = Qwen2VLProcessor(
+    processor = processor_cls(
         image_processor=Qwen2VLImageProcessor(size=size),
         video_processor=Qwen2VLVideoProcessor(size=size),
-        tokenizer=fast,
+        tokenizer=tokenizer,
         chat_template=TEMPLATE,
     )
-    config = Qwen2VLConfig(
+    config = config_cls(
         text_config={
             "vocab_size": len(vocab),
             "hidden_size": 32,
@@ -82,81 +78,50 @@ def build_tiny_qwen2vl(folder: Path) -> Path:
             "eos_token_id": ids["<|im_end|>"],
             "pad_token_id": ids["<|endoftext|>"],
         },
-        vision_config={
-            "depth": 1,
-            "embed_dim": 32,
-            "hidden_size": 32,
-            "num_heads": 2,
-            "mlp_ratio": 2,
-            "patch_size": 14,
-            "spatial_merge_size": 2,
-            "temporal_patch_size": 2,
-        },
+        vision_config=vision,
         image_token_id=ids["<|image_pad|>"],
         video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"],
         vision_end_token_id=ids["<|vision_end|>"],
     )
     torch.manual_seed(0)
-    Qwen2VLForConditionalGeneration(config).save_pretrained(folder)
+    model_cls(config).save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
+
+
+def build_tiny_qwen2vl(folder: Path) -> Path:
+    """Write a tiny Qwen2-VL (model, tokenizer, processor) into ``folder``; returns it."""
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor
+
+    return _build(folder, Qwen2VLProcessor, Qwen2VLConfig, Qwen2VLForConditionalGeneration, {
+        "depth": 1,
+        "embed_dim": 32,
+        "hidden_size": 32,
+        "num_heads": 2,
+        "mlp_ratio": 2,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+    })
 
 
 def build_tiny_qwen25vl(folder: Path) -> Path:
     """Write a tiny Qwen2.5-VL (model, tokenizer, processor) into ``folder``; returns it. Its processor
     places a video's frames in time (``second_per_grid_ts``) by their rate, and its model's temporal
     position ids step by ``tokens_per_second`` (4) x seconds per temporal patch."""
-    import torch
-    from transformers import (
-        Qwen2_5_VLConfig,
-        Qwen2_5_VLForConditionalGeneration,
-        Qwen2_5_VLProcessor,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
-    )
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor
 
-    tokenizer, vocab = _char_tokenizer()
-    ids = {t: vocab[t] for t in SPECIALS}
-    size = {"shortest_edge": 28 * 28, "longest_edge": 56 * 56}
-    processor = Qwen2_5_VLProcessor(
-        image_processor=Qwen2VLImageProcessor(size=size),
-        video_processor=Qwen2VLVideoProcessor(size=size),
-        tokenizer=tokenizer,
-        chat_template=TEMPLATE,
-    )
-    config = Qwen2_5_VLConfig(
-        text_config={
-            "vocab_size": len(vocab),
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "num_key_value_heads": 1,
-            "max_position_embeddings": 4096,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 2, 4]},
-            "eos_token_id": ids["<|im_end|>"],
-            "pad_token_id": ids["<|endoftext|>"],
-        },
-        vision_config={
-            "depth": 1,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_heads": 2,
-            "out_hidden_size": 32,
-            "patch_size": 14,
-            "spatial_merge_size": 2,
-            "temporal_patch_size": 2,
-            "window_size": 56,
-            "fullatt_block_indexes": [0],
-            "tokens_per_second": 4,
-        },
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-    )
-    torch.manual_seed(0)
-    Qwen2_5_VLForConditionalGeneration(config).save_pretrained(folder)
-    processor.save_pretrained(folder)
-    return folder
+    return _build(folder, Qwen2_5_VLProcessor, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, {
+        "depth": 1,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_heads": 2,
+        "out_hidden_size": 32,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "window_size": 56,
+        "fullatt_block_indexes": [0],
+        "tokens_per_second": 4,
+    })

@@ -49,3 +49,12 @@ def too_long(field: str, value: str, limit: int = MAX_NAME_BYTES) -> str | None:
     if size <= limit:
         return None
     return f"{field} is {size:,} bytes long in UTF-8; at most {limit:,} are allowed"
+
+
+def short_enough(field: str, value: str, limit: int = MAX_NAME_BYTES) -> str:
+    """``value``, or a ValueError saying why it is too long for ``field`` (:func:`too_long`): the check of
+    a pydantic validator."""
+    problem = too_long(field, value, limit)
+    if problem is not None:
+        raise ValueError(problem)
+    return value

@@ -49,7 +49,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from robojudge import settings
-from robojudge._chars import too_long
+from robojudge._chars import short_enough
 from robojudge.registry import Registry, UnknownNameError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -255,9 +255,7 @@ class JudgeConfig(BaseModel):
     @field_validator("name")
     @classmethod
     def _valid_name(cls, v: str) -> str:
-        problem = too_long("judge name", v)
-        if problem is not None:
-            raise ValueError(problem)
+        short_enough("judge name", v)
         if not _NAME.match(v):
             raise ValueError(f"judge name {v!r} may hold letters, digits, '_', '.', '-' only")
         return v

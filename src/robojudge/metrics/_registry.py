@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from robojudge import settings
-from robojudge._chars import too_long
+from robojudge._chars import short_enough
 from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._score import Score
 from robojudge.metrics._texts import ITEM_TEXT
@@ -140,9 +140,7 @@ class MetricSpec(BaseModel, Generic[C]):
     @field_validator("id")
     @classmethod
     def _valid_id(cls, v: str) -> str:
-        problem = too_long("metric id", v)
-        if problem is not None:
-            raise ValueError(problem)
+        short_enough("metric id", v)
         if not _ID.match(v):
             raise ValueError(f"metric id {v!r} must be lowercase words joined by '_' or '.'")
         return v
@@ -150,10 +148,7 @@ class MetricSpec(BaseModel, Generic[C]):
     @field_validator("version")
     @classmethod
     def _short_version(cls, v: str) -> str:
-        problem = too_long("version", v)
-        if problem is not None:
-            raise ValueError(problem)
-        return v
+        return short_enough("version", v)
 
     @field_validator("also_reads")
     @classmethod

@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from robojudge._chars import MAX_NAME_BYTES, too_long, unsafe_at, unsafe_kind
+from robojudge._chars import MAX_NAME_BYTES, short_enough, unsafe_at, unsafe_kind
 
 
 class Embodiment(StrEnum):
@@ -78,10 +78,7 @@ def _plain_name(field: str, value: str, limit: int = MAX_NAME_BYTES) -> str:
     """``value``, or a ValueError naming ``field`` when it holds a control character (:func:`_refuse_control`)
     or is longer than ``limit`` bytes (:data:`robojudge._chars.MAX_NAME_BYTES`, a folder name's most;
     :data:`MAX_ITEM_ID_BYTES` for the path-like :data:`_PATH_FIELDS`)."""
-    problem = too_long(field, value, limit)
-    if problem is not None:
-        raise ValueError(problem)
-    return _refuse_control(field, value)
+    return _refuse_control(field, short_enough(field, value, limit))
 
 
 def _refuse_nul(field: str, value: str) -> str:
