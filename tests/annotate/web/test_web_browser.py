@@ -104,12 +104,8 @@ def wait_saved(p):
 
 
 def test_annotator_labels_with_keyboard_and_mouse(browser, project):
-    app = create_app(project.db, project.suite, SECRET)
-    with running(app) as base:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        w = Watched(context, base)
+    with _alice(browser, project, (1280, 900)) as (context, base, w):
         p = w.page
-        log_in(w, base, "alice")
         p.click("a.rj-open >> nth=0")
         wait_video(p)
         assert p.locator("#instruction").count() == 0  # PA: the instruction stays hidden
@@ -256,12 +252,8 @@ def _open(p, base, n_videos):
 
 def test_multiview_in_lockstep_and_pause_per_segment(browser, templates, tmp_path):
     project = copy_project(templates["mv"], tmp_path / "db")
-    app = create_app(project.db, project.suite, SECRET)
-    with running(app) as base:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        w = Watched(context, base)
+    with _alice(browser, project, (1280, 900)) as (context, base, w):
         p = w.page
-        log_in(w, base, "alice")
         # the two views of a multi-view item follow one set of controls
         _open(p, base, 2)
         assert p.locator(".rj-segment").count() == 0
@@ -300,14 +292,23 @@ def test_multiview_in_lockstep_and_pause_per_segment(browser, templates, tmp_pat
 @contextmanager
 def _alices_first_task(browser, project):
     """``(context, base URL, page, assignment id)``: alice logged in, her first task open."""
+    with _alice(browser, project) as (context, base, w):
+        w.page.click("a.rj-open >> nth=0")
+        yield context, base, w.page, w.page.url.rsplit("/", 1)[1]
+
+
+@contextmanager
+def _alice(browser, project, viewport: tuple[int, int] | None = None):
+    """``(context, base URL, watched page)``: the app of ``project`` running, alice logged in, in a
+    browser context of ``viewport`` (width, height; Playwright's default without), closed on the way out."""
     app = create_app(project.db, project.suite, SECRET)
     with running(app) as base:
-        context = browser.new_context()
-        w = Watched(context, base)
-        log_in(w, base, "alice")
-        w.page.click("a.rj-open >> nth=0")
+        size = {} if viewport is None else {"viewport": {"width": viewport[0], "height": viewport[1]}}
+        context = browser.new_context(**size)
         try:
-            yield context, base, w.page, w.page.url.rsplit("/", 1)[1]
+            w = Watched(context, base)
+            log_in(w, base, "alice")
+            yield context, base, w
         finally:
             context.close()
 
@@ -391,12 +392,8 @@ def test_typing_evidence_across_a_segment_end_changes_no_score(browser, template
     # first radio; the rest of the text went to the shortcuts: "5" set PA, "m" a segment verdict, "s" a
     # checklist row, and the autosave kept them.
     project = copy_project(templates["mv"], tmp_path / "db")
-    app = create_app(project.db, project.suite, SECRET)
-    with running(app) as base:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        w = Watched(context, base)
+    with _alice(browser, project, (1280, 900)) as (context, base, w):
         p = w.page
-        log_in(w, base, "alice")
         _open(p, base, 1)
         aid = p.url.rsplit("/", 1)[1]
         p.click('input[name="pa"][value="4"]')
@@ -428,12 +425,8 @@ def test_keys_after_a_segment_prompt_go_on_playing_and_keep_the_verdict(browser,
     # go on checked "bad" (autosaved) and the video stayed paused; the arrows moved the verdict instead
     # of stepping frames.
     project = copy_project(templates["mv"], tmp_path / "db")
-    app = create_app(project.db, project.suite, SECRET)
-    with running(app) as base:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        w = Watched(context, base)
+    with _alice(browser, project, (1280, 900)) as (context, base, w):
         p = w.page
-        log_in(w, base, "alice")
         _open(p, base, 1)
         aid = p.url.rsplit("/", 1)[1]
         p.evaluate("document.activeElement.blur()")
@@ -566,12 +559,8 @@ def _overlap(a, b):
 def test_task_page_at_320_px_stacks_the_rubric_below(browser, project):
     # At 320 px (400 % zoom) the labelling column was 16 px wide and the sticky rubric lay over the
     # player and the radios.
-    app = create_app(project.db, project.suite, SECRET)
-    with running(app) as base:
-        context = browser.new_context(viewport={"width": 320, "height": 640})
-        w = Watched(context, base)
+    with _alice(browser, project, (320, 640)) as (context, base, w):
         p = w.page
-        log_in(w, base, "alice")
         p.click("a.rj-open >> nth=0")
         wait_video(p)
         form, player, aside = (p.evaluate(_BOX, sel) for sel in ("form.rj-label-form", ".rj-player", "aside"))
@@ -604,12 +593,8 @@ def test_controls_have_names_that_say_which_row_and_enough_contrast(browser, tem
     # The checklist's nine radios were named 0 1 2 0 1 2 0 1 2, the segments' bad medium good twice, the
     # step buttons "<" and ">"; "log out" was white on light grey (1.15:1).
     project = copy_project(templates["mv"], tmp_path / "db")
-    app = create_app(project.db, project.suite, SECRET)
-    with running(app) as base:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        w = Watched(context, base)
+    with _alice(browser, project, (1280, 900)) as (context, base, w):
         p = w.page
-        log_in(w, base, "alice")
         _open(p, base, 1)
         for name in CHECKLIST_ITEMS[:3]:
             group = p.get_by_role("radiogroup", name=name.replace("_", " "), exact=True)
