@@ -41,6 +41,14 @@ def test_what_does_not_count():
     assert [m.key.config_hash for m in mixed_sizes(rows, GROUP)] == ["y"]
 
 
+def test_unscored_rows_do_not_count():
+    # A video framed unlike its reference is unscored (NaN, no frame_size): it was counted as "not
+    # recorded", and the report said the metric was computed at different sizes and advised --size.
+    nan = ResultRow("b1", "m", "h", "1", "ok", float("nan"), details={"unscored_reason": "framing"})
+    rows = [_row("a1", "m", "64x48"), _row("a2", "m", "64x48"), nan]
+    assert mixed_sizes(rows, GROUP) == []
+
+
 def test_partly_recorded_sizes_list_the_rest_as_unknown():
     rows = [_row("a1", "m", "1280x720"), _row("b1", "m", None)]
     (mix,) = mixed_sizes(rows, GROUP)

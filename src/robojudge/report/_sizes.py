@@ -13,6 +13,7 @@ This module holds the pure functions; the report section is :mod:`robojudge.repo
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -97,7 +98,8 @@ def mixed_sizes(
     rows: Iterable[ResultRow], group_of: Mapping[str, str], labels: Mapping[SeriesKey, str] | None = None
 ) -> list[MixedSizes]:
     """The metric configurations whose scored rows on the items of ``group_of`` (item id -> generator)
-    were computed at more than one recorded size; rows of other items and failed rows do not count.
+    were computed at more than one recorded size; rows of other items, failed rows and unscored ones (a
+    NaN value: no size was compared, as for a video framed unlike its reference) do not count.
 
     A configuration with no recorded size at all is not listed (nothing is known); one with some
     sizes recorded and some not lists the others as :data:`UNKNOWN`.
@@ -105,7 +107,7 @@ def mixed_sizes(
     found: dict[SeriesKey, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
     recorded: set[SeriesKey] = set()
     for r in rows:
-        if r.status != "ok" or r.item_id not in group_of:
+        if r.status != "ok" or r.item_id not in group_of or r.value is None or math.isnan(r.value):
             continue
         key = SeriesKey(r.metric, r.config_hash, r.version)
         size = row_size(r)

@@ -368,4 +368,5 @@ def probe_file(path: Path) -> VideoInfo:
         codec=meta.codec,
         warnings=warnings,
         mirrored=shown.mirror,
+        sample_aspect=meta.sample_aspect,
     )

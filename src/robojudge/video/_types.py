@@ -7,6 +7,7 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,26 @@ class VideoInfo:
     codec: str
     warnings: tuple[str, ...] = field(default=(), compare=False)
     mirrored: bool = False
+    #: pixel width / height of the stored picture when its pixels are not square (anamorphic video),
+    #: else None; frames are read as stored, ``width`` x ``height``
+    sample_aspect: Fraction | None = None
+
+    @property
+    def display_size(self) -> tuple[int, int]:
+        """``(width, height)`` as the picture is shown: the stored size with non-square pixels made
+        square (a 480x360 video of 4:3 pixels shows as 640x360); the stored size otherwise.
+
+        >>> from pathlib import Path
+        >>> VideoInfo(Path("v.mp4"), 480, 360, 30.0, None, None, 0, "h264",
+        ...           sample_aspect=Fraction(4, 3)).display_size
+        (640, 360)
+        """
+        sar = self.sample_aspect
+        if sar is None:
+            return self.width, self.height
+        if self.rotation in (90, 270):  # turned: the stored width is shown as the height
+            return self.width, round(self.height * sar)
+        return round(self.width * sar), self.height
 
     @property
     def frames(self) -> int | None:

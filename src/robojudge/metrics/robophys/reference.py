@@ -20,10 +20,12 @@ from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
 from robojudge.video import probe_video, sample_frames
 
-#: Two framings are taken for one when their aspect ratios (width / height) differ by at most this share.
-#: A re-encode that rounds a side to an even or a multiple of 16 px stays well inside it (853x481 for
-#: 854x480 is 0.3%); a 16:9 or square render of a 4:3 scene is 25-33% off.
-ASPECT_TOLERANCE = 0.01
+#: Two framings are taken for one when their displayed aspect ratios (width / height) differ by at most
+#: this share. Generators round a side to a multiple of 16 or 32 px: Wan's 832x480 for an 854x480
+#: reference is 2.6% off, Cosmos's 1280x704 for 1280x720 2.3%, 640x352 for 640x360 2.3%; all are one
+#: framing, resized faithfully. A 16:10 render of a 16:9 scene is 11% off, a 16:9 or square one of a 4:3
+#: scene 25-33%. A crop or padding of under 5% of a side is therefore stretched and compared.
+ASPECT_TOLERANCE = 0.05
 
 
 class PairedConfig(BaseModel):
@@ -112,6 +114,8 @@ def aspect_mismatch(video: tuple[int, int], reference: tuple[int, int]) -> str |
     'the video is 832x480 (aspect 1.733), its refe'
     >>> aspect_mismatch((1280, 960), (640, 480)) is None, aspect_mismatch((641, 479), (640, 480)) is None
     (True, True)
+    >>> aspect_mismatch((832, 480), (854, 480)) is None, aspect_mismatch((1280, 704), (1280, 720)) is None
+    (True, True)
     >>> 'rotation flag' in aspect_mismatch((24, 40), (40, 24))
     True
     """
@@ -130,17 +134,20 @@ def aspect_mismatch(video: tuple[int, int], reference: tuple[int, int]) -> str |
     return reason
 
 
-def require_same_framing(video: tuple[int, int], reference: tuple[int, int]) -> None:
+def require_same_framing(video: tuple[int, int], reference: tuple[int, int],
+                         shown: tuple[tuple[int, int], tuple[int, int]] | None = None) -> None:
     """Raise :class:`Unmeasurable` when a video and its reference are of different framings
-    (:func:`aspect_mismatch`), or either is too small to compare
-    (:func:`~robojudge.metrics._content.require_side`); the details name both sizes."""
+    (:func:`aspect_mismatch` of their displayed sizes ``shown``, :attr:`robojudge.video.VideoInfo.
+    display_size`: a video of non-square pixels is compared by the picture it shows; the stored sizes
+    when not given), or either is too small to compare (:func:`~robojudge.metrics._content.require_side`);
+    the details name both stored sizes."""
     sizes = {"video_size": size_text(video), "reference_size": size_text(reference)}
     try:
         require_side(video, why=f" (they would be scaled up to the reference's {size_text(reference)})")
         require_side(reference, "the reference video")
     except Unmeasurable as exc:
         raise Unmeasurable(exc.reason, **sizes) from None
-    mismatch = aspect_mismatch(video, reference)
+    mismatch = aspect_mismatch(*(shown or (video, reference)))
     if mismatch is not None:
         raise Unmeasurable(mismatch, **sizes)
 
@@ -171,9 +178,9 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
         raise MetricInputError("item has no reference_video to compare against")
     sampling = paired_sampling(item, fps)
     rate = sampling["fps"]
-    own = probe_video(item.video)
+    own, ref_probe = probe_video(item.video), probe_video(item.reference_video)
     video_size, reference_size = (own.width, own.height), sampling["size"]
-    require_same_framing(video_size, reference_size)
+    require_same_framing(video_size, reference_size, (own.display_size, ref_probe.display_size))
     gen = sample_frames(item.video, **sampling).frames
     # Only the reference frames that pair with a generated one are decoded: the first len(gen) at the
     # common rate. How many follow is counted from the time stamps (a 1-s clip against a 60-s

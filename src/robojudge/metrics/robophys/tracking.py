@@ -253,7 +253,7 @@ def _cached_tracks(key: _Key) -> ItemTracks:
     # object, AP 0); such an item is unscored, as frame-paired metrics leave it.
     probes = probe_video(key.video), probe_video(key.reference_video)
     sizes = (probes[0].width, probes[0].height), (probes[1].width, probes[1].height)
-    mismatch = aspect_mismatch(*sizes)
+    mismatch = aspect_mismatch(probes[0].display_size, probes[1].display_size)
     if mismatch is not None:
         raise Unmeasurable(f"{mismatch}; the state file's masks and positions would be scaled onto the "
                            "wrong pixels", video_size=size_text(sizes[0]), reference_size=size_text(sizes[1]))
