@@ -167,11 +167,15 @@ def test_the_time_limit_holds_on_ray_workers(head: None, tmp_path: Path) -> None
     # test_hang ran first in the task: stopped, then test_hang_native ended the worker and its task
     assert "the Ray worker died" in soft and soft == hard
     assert "time limit (0.5 s, --timeout)" in hard
+    # The soft stop alone: the worker lives on. Ray's own retries (the default) stay on here, so that a
+    # task leased to the worker the hard stop above ended, before Ray has cleared it away, runs again
+    # rather than failing as "the Ray worker died" (seen once on a loaded machine); a soft stop is no
+    # worker death and is never retried.
     with ResultStore(tmp_path / "r2.sqlite") as store:
-        run = score_items(items, build_requests(["test_hang"]), store, executor=RayExecutor(max_retries=0),
-                          timeout_s=0.5)
-        (err,) = [r for r in store.rows() if r.status == "error"]
-    assert run.ok == 2 and "stopped after the time limit of 0.5 s" in err.error
+        run = score_items(items, build_requests(["test_hang"]), store, executor=RayExecutor(), timeout_s=0.5)
+        errors = [(r.item_id, r.error) for r in store.rows() if r.status == "error"]
+    assert [item for item, _ in errors] == ["item00hang"], errors
+    assert run.ok == 2 and "stopped after the time limit of 0.5 s" in errors[0][1]
 
 
 def test_an_exception_escaping_the_task_function_is_reported_per_task(head: None,
