@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from robojudge._tested import TESTED_FFMPEG
 from robojudge.cli import app
 from robojudge.report._library_section import libraries_section
 from robojudge.report._sections import ReportInput
 from robojudge.run import TESTED, install_tested, untested_libraries
 from robojudge.run._libraries import _core
-from robojudge.run._tested import TESTED_FFMPEG
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 from robojudge.suite._demo import make_synthetic_suite
@@ -44,7 +44,7 @@ def _pins() -> dict[str, str]:
 
 
 def test_the_tested_versions_are_those_constraints_txt_pins() -> None:
-    assert _pins() == TESTED, ("robojudge.run._tested.TESTED must repeat constraints.txt's pins; update it "
+    assert _pins() == TESTED, ("robojudge._tested.TESTED must repeat constraints.txt's pins; update it "
                                "(and TESTED_FFMPEG for a new av) with constraints.txt")
 
 

@@ -15,7 +15,7 @@ def untested_note(records: Iterable[tuple[str, str]]) -> str:
     rows) name in another minor release than robojudge's published numbers were computed with
     (:func:`robojudge.run.untested_libraries`), each version once with the metrics whose values it computed;
     empty when every one is tested."""
-    from robojudge.run import untested_libraries
+    from robojudge._tested import untested_libraries
 
     metrics: dict[str, set[str]] = {}
     for metric, record in records:

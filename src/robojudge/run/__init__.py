@@ -1,6 +1,7 @@
 """Running metrics over a suite: executors, resume, progress; the state and export of a run's results."""
 
 from robojudge._lifeline import WorkerStartError
+from robojudge._tested import TESTED, install_tested, untested_libraries
 from robojudge.judges import judge_metric_id
 from robojudge.run._api import (
     SuiteResults,
@@ -61,7 +62,6 @@ from robojudge.run._status import (
     stale_rows,
     status_suite,
 )
-from robojudge.run._tested import TESTED, install_tested, untested_libraries
 from robojudge.run._where import default_run_dir, suite_store_url
 
 __all__ = [
