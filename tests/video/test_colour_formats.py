@@ -13,6 +13,7 @@ import PIL.Image
 import pytest
 from _videogen import textured_clip
 
+from _encode import mux_frames
 from robojudge.video import VideoError, probe_video, sample_frames, video_warnings
 
 
@@ -24,17 +25,19 @@ def _tagged(path: Path, frames: np.ndarray, trc: int, primaries: int, colorspace
         stream.height, stream.width, stream.pix_fmt = frames.shape[1], frames.shape[2], pix_fmt
         ctx = stream.codec_context
         ctx.color_trc, ctx.color_primaries, ctx.colorspace, ctx.color_range = trc, primaries, colorspace, 1
-        for i, image in enumerate(frames):
-            frame = av.VideoFrame.from_ndarray(image, format="rgb24").reformat(format=pix_fmt)
-            frame.colorspace, frame.color_range = colorspace, 1
-            if hasattr(frame, "color_trc"):  # (PyAV 14.2's frames have no transfer or primaries)
-                frame.color_trc, frame.color_primaries = trc, primaries
-            frame.pts, frame.time_base = i, Fraction(1, 8)
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+        mux_frames(container, stream, (_tag(av.VideoFrame.from_ndarray(image, format="rgb24").reformat(
+            format=pix_fmt), i, colorspace, 1, trc, primaries) for i, image in enumerate(frames)))
     return path
+
+
+def _tag(frame: av.VideoFrame, i: int, colorspace: int, color_range: int, trc: int | None = None,
+         primaries: int | None = None) -> av.VideoFrame:
+    """``frame`` as the ``i``-th of an 8 fps clip, with the colour tags given (FFmpeg's enum values)."""
+    frame.colorspace, frame.color_range = colorspace, color_range
+    if trc is not None and hasattr(frame, "color_trc"):  # (PyAV 14.2's frames have no transfer or primaries)
+        frame.color_trc, frame.color_primaries = trc, primaries
+    frame.pts, frame.time_base = i, Fraction(1, 8)
+    return frame
 
 
 @pytest.mark.parametrize(("trc", "name"), [(16, "PQ (SMPTE ST 2084)"), (18, "HLG (ARIB STD-B67)")])
@@ -229,18 +232,15 @@ def _ycgco_clip(path: Path) -> Path:
         stream = container.add_stream("libx264", rate=8, options={"qp": "0", "preset": "ultrafast"})
         stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv444p"
         stream.codec_context.colorspace, stream.codec_context.color_range = 8, 2
+        frames = []
         for i in range(2):
             frame = av.VideoFrame(64, 48, "yuv444p")
             for plane, values in zip(frame.planes, planes, strict=True):
                 buffer = np.zeros((plane.height, plane.line_size), np.uint8)
                 buffer[:, :64] = values
                 plane.update(buffer.tobytes())
-            frame.colorspace, frame.color_range = 8, 2
-            frame.pts, frame.time_base = i, Fraction(1, 8)
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+            frames.append(_tag(frame, i, 8, 2))
+        mux_frames(container, stream, frames)
     return path
 
 
