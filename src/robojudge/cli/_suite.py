@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from robojudge._files import NAME_MAX
 from robojudge.cli._common import check_out_file, console, err_console, fail
 from robojudge.cli._tables import add_column, print_table
 from robojudge.suite import ManifestError, load_suite, suite_info, validate_manifest
@@ -131,7 +132,11 @@ def info_cmd(
 def scan_cmd(
     folder: Path = typer.Argument(..., help="Folder of generated videos: FOLDER/<generator>/<clip>.mp4."),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Manifest to write (.jsonl) \\[default: <folder name>.jsonl here]."
+        None,
+        "--out",
+        "-o",
+        help="Manifest to write (.jsonl) \\[default: <folder name>.jsonl here; a name too long for a file "
+        "is cut, with a short hash of it].",
     ),
     pattern: str | None = typer.Option(
         None,
@@ -186,9 +191,9 @@ def scan_cmd(
     from .txt files beside the videos); then `robojudge score videos.jsonl -m all`.
     """
 
-    from robojudge.suite import scan_folder, write_manifest
+    from robojudge.suite import default_manifest_name, scan_folder, write_manifest
 
-    target = out if out is not None else Path(f"{folder.resolve().name}.jsonl")
+    target = out if out is not None else Path(default_manifest_name(folder))
     given = {"generator": generator, "embodiment": embodiment, "source": source, "regime": regime}
     try:
         result = scan_folder(
@@ -229,6 +234,14 @@ def scan_cmd(
         )
     for note in result.notes:
         err_console.print(f"[yellow]note:[/] {escape(note)}", markup=True, highlight=False)
+    if out is None and target.name != f"{folder.resolve().name}.jsonl":
+        err_console.print(
+            f"[yellow]note:[/] the folder's name is too long for a file name with .jsonl (at most {NAME_MAX} "
+            f"bytes), so the manifest is named {escape(str(target))}: the name's start and a hash of the "
+            "whole name, the same on every scan; --out names it otherwise",
+            markup=True,
+            highlight=False,
+        )
     if result.absolute_paths:
         err_console.print(
             f"[yellow]note:[/] {result.absolute_paths} path(s) are outside the manifest's folder and written "

@@ -27,6 +27,7 @@ from robojudge.suite._scan import (
     SCAN_SUFFIXES,
     ScanResult,
     check_jsonl_name,
+    default_manifest_name,
     scan_folder,
     write_manifest,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "RUN_MANIFESTS",
     "SCAN_SUFFIXES",
     "check_jsonl_name",
+    "default_manifest_name",
     "SUFFIXES",
     "ScanResult",
     "UNSET",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from robojudge._chars import unsafe_at
-from robojudge._files import temp_beside
+from robojudge._files import NAME_MAX, temp_beside
 from robojudge.suite._check import LOCALE_FIX, describe_error
 from robojudge.suite._load import validate_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
@@ -34,7 +35,8 @@ from robojudge.suite._read import SCAN_SUFFIXES, iter_records
 from robojudge.suite._schema import CHECKLIST_ITEMS, Embodiment, Labels
 
 __all__ = [
-    "PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "check_jsonl_name", "scan_folder", "write_manifest",
+    "PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "check_jsonl_name", "default_manifest_name",
+    "scan_folder", "write_manifest",
 ]
 
 
@@ -250,6 +252,39 @@ def check_jsonl_name(out: str | Path) -> Path:
     if target.suffix.lower() not in (".jsonl", ".ndjson"):
         raise ValueError(f"{target}: the manifest is written as JSONL; name it .jsonl")
     return target
+
+
+_MANIFEST_SUFFIX = ".jsonl"
+_NAME_HASH_DIGITS = 8
+
+
+def default_manifest_name(folder: str | Path) -> str:
+    """The file name ``robojudge suite scan`` gives the manifest of ``folder`` when no ``--out`` is given:
+    the folder's own name (resolved, so ``.`` is the current folder's) with ``.jsonl``.
+
+    A folder whose name leaves no room for the suffix within :data:`~robojudge._files.NAME_MAX` bytes (a
+    folder named after a long prompt) gets the start of its name, ``-``, the first 8 hex digits of the
+    SHA-256 of the whole name, and ``.jsonl``: the same folder gets the same name on every scan (so
+    ``--force`` finds the manifest it replaces), and two long names that share a start get two names.
+
+    >>> default_manifest_name("/data/videos")
+    'videos.jsonl'
+    >>> name = default_manifest_name("/data/" + " ".join(["pick up the red block"] * 12))
+    >>> len(name.encode()), name[:21], name[-15:]
+    (255, 'pick up the red block', '-12c370db.jsonl')
+    """
+    name = Path(folder).resolve().name
+    if len(os.fsencode(name + _MANIFEST_SUFFIX)) <= NAME_MAX:
+        return name + _MANIFEST_SUFFIX
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:_NAME_HASH_DIGITS]
+    tail = f"-{digest}{_MANIFEST_SUFFIX}"
+    room = NAME_MAX - len(tail)
+    head = ""
+    for char in name:  # whole characters only: a cut one would leave a byte that is no character
+        if len(os.fsencode(head + char)) > room:
+            break
+        head += char
+    return head + tail
 
 
 def write_manifest(
