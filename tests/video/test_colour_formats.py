@@ -3,6 +3,7 @@ depths and 16-bit RGB, each checked on small clips written here with PyAV."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from _videogen import textured_clip
 
 from _encode import mux_frames
+from robojudge.suite import validate_manifest
 from robojudge.video import VideoError, probe_video, sample_frames, video_warnings
 
 
@@ -250,11 +252,26 @@ def test_a_ycgco_clip_is_refused_naming_the_file_and_matrix(tmp_path: Path) -> N
     path = _ycgco_clip(tmp_path / "ycgco.mp4")
     with av.open(str(path)) as container:
         assert int(next(container.decode(video=0)).colorspace) == 8  # the tag survives the round trip
+    reason = ("unsupported colour matrix YCgCo (AVColorSpace 8): only BT.601, BT.709, FCC, SMPTE 240M and "
+              "BT.2020 YUV can be converted to RGB")
     with pytest.raises(VideoError) as raised:
         sample_frames(path, fps=None, max_frames=None)
-    assert raised.value.path == path
-    assert raised.value.reason == ("unsupported colour matrix YCgCo (AVColorSpace 8): only BT.601, BT.709, "
-                                   "FCC, SMPTE 240M and BT.2020 YUV can be converted to RGB")
+    assert (raised.value.path, raised.value.reason) == (path, reason)
+    # The probe says it too (it passed such a clip, which failed only once its frames were read): what
+    # `suite validate` and a run's look at an item's size and framing read.
+    with pytest.raises(VideoError) as probed:
+        probe_video(path)
+    assert (probed.value.path, probed.value.reason) == (path, reason)
+
+
+def test_validation_names_a_clip_of_an_unsupported_matrix_before_a_run(tmp_path: Path) -> None:
+    _ycgco_clip(tmp_path / "ycgco.mp4")
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(json.dumps({"item_id": "g/ep1", "video": "ycgco.mp4"}) + "\n")
+    (found,) = validate_manifest(manifest, media="open")
+    assert (found.line, found.item_id, found.field, found.severity) == (1, "g/ep1", "video", "warning")
+    assert found.message == ("cannot be decoded: unsupported colour matrix YCgCo (AVColorSpace 8): only "
+                             "BT.601, BT.709, FCC, SMPTE 240M and BT.2020 YUV can be converted to RGB")
 
 
 @pytest.mark.parametrize(("pix_fmt", "colorspace", "name"), [
@@ -277,9 +294,10 @@ def test_other_matrices_swscale_lacks_are_refused(tmp_path: Path, pix_fmt: str, 
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
-    with pytest.raises(VideoError, match=r"unsupported colour matrix (.+): only BT\.601") as raised:
-        sample_frames(path, fps=4, max_frames=2)
-    assert raised.value.reason.startswith(f"unsupported colour matrix {name}: ")
+    for read in (lambda: sample_frames(path, fps=4, max_frames=2), lambda: probe_video(path)):
+        with pytest.raises(VideoError, match=r"unsupported colour matrix (.+): only BT\.601") as raised:
+            read()
+        assert raised.value.reason.startswith(f"unsupported colour matrix {name}: ")
 
 
 def _png_folder(folder: Path, frames: list[np.ndarray], mode: str) -> Path:

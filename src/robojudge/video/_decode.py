@@ -35,6 +35,7 @@ from robojudge.video._timing import (
 from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
+    "SWS_MATRICES",
     "StreamMeta",
     "colour_warnings",
     "decoded_frames",
@@ -43,6 +44,7 @@ __all__ = [
     "open_video",
     "probe_file",
     "stream_meta",
+    "yuv_matrix",
 ]
 
 if TYPE_CHECKING:
@@ -269,6 +271,44 @@ def colour_warnings(frame: av.VideoFrame, stream: av.video.stream.VideoStream) -
             "BT.709, so colours come out less saturated than they are",)
 
 
+# FFmpeg's colour matrices (AVColorSpace) as the swscale coefficient sets PyAV's ``src_colorspace`` takes
+# (SWS_CS_*): BT.709, FCC, BT.601 (two tags), SMPTE 240M, BT.2020 (constant luminance read as the
+# non-constant one, which it is close to). The tags that name no matrix (0, the RGB tag on a YUV frame;
+# 2, unspecified; 3, reserved) are read as BT.601, as FFmpeg reads an untagged stream.
+SWS_MATRICES = {1: 1, 4: 4, 5: 5, 6: 5, 7: 7, 9: 9, 10: 9}
+_SWS_UNTAGGED = frozenset({0, 2, 3})
+# The matrices swscale cannot apply, by name. Reading one as BT.601 would give wrong colours with no sign
+# of it (YCgCo's green reads purple), so a frame tagged with one is refused, as PyAV 18 refuses it when
+# left to read the tag itself.
+_UNSUPPORTED_MATRICES = {8: "YCgCo", 11: "SMPTE ST 2085 (Y'D'zD'x)",
+                         12: "chroma-derived non-constant luminance", 13: "chroma-derived constant luminance",
+                         14: "ICtCp", 15: "IPT-C2", 16: "YCgCo-R (even)", 17: "YCgCo-R (odd)"}
+
+
+def yuv_matrix(frame: av.VideoFrame, path: Path) -> int | None:
+    """The colour matrix tag (AVColorSpace) of a YUV frame, which converts it to RGB; None for RGB and
+    gray frames, which need none.
+
+    Checked on every frame converted (:func:`robojudge.video._filesample.to_rgb`) and on the first frame
+    of a probe (:func:`probe_file`), so a video that cannot be read is refused as soon as it is probed
+    (``robojudge suite validate``, a run's look at an item's sizes), not only once its frames are read.
+
+    Raises:
+        VideoError: the frame is tagged with a matrix swscale has no coefficients for (YCgCo, ICtCp, ...),
+            named with its tag.
+    """
+    fmt = frame.format
+    if fmt.is_rgb or len([c for c in fmt.components if not c.is_alpha]) < 3:
+        return None
+    matrix = int(frame.colorspace)
+    if matrix not in SWS_MATRICES and matrix not in _SWS_UNTAGGED:
+        known = _UNSUPPORTED_MATRICES.get(matrix)
+        named = f"{known} (AVColorSpace {matrix})" if known else f"AVColorSpace {matrix}"
+        raise VideoError(path, f"unsupported colour matrix {named}: only BT.601, BT.709, FCC, SMPTE 240M and "
+                               "BT.2020 YUV can be converted to RGB")
+    return matrix
+
+
 def intact_packets(
     container: av.container.InputContainer, stream: av.video.stream.VideoStream
 ) -> Generator[_Packet, None, None]:
@@ -318,7 +358,8 @@ _RATE_PACKETS = 17  # packets whose time stamps a probe checks the declared rate
 
 
 def probe_file(path: Path) -> VideoInfo:
-    """Describe a video file; decodes only its first frame (for its display matrix).
+    """Describe a video file; decodes only its first frame (for its display matrix, and its colour matrix:
+    one that cannot be converted to RGB is refused here as sampling refuses it, :func:`yuv_matrix`).
 
     The rate is the stream's own when it is believable, else the one sampling would fall back to
     (see :func:`robojudge.video._timing.nominal_rate`), with a warning. A declared rate that the time
@@ -335,6 +376,7 @@ def probe_file(path: Path) -> VideoInfo:
         frames.close()
         if first is None:
             raise VideoError(path, "zero frames decoded")
+        yuv_matrix(first, path)  # a matrix no frame could be converted with: refused now, as sampling would
         shown = frame_orientation(first, stream)
         width, height = first.width, first.height
     if shown.rotation in (90, 270):

@@ -36,6 +36,7 @@ from av.container import InputContainer
 from av.video.stream import VideoStream
 
 from robojudge.video._decode import (
+    SWS_MATRICES,
     StreamMeta,
     aspect_warnings,
     colour_warnings,
@@ -43,6 +44,7 @@ from robojudge.video._decode import (
     intact_packets,
     open_video,
     stream_meta,
+    yuv_matrix,
 )
 from robojudge.video._memory import check_frame_memory
 from robojudge.video._orient import frame_orientation
@@ -521,20 +523,11 @@ def _sixteen_bit(frame: av.VideoFrame) -> np.ndarray | None:
     return np.ascontiguousarray((wide >> 8).astype(np.uint8))
 
 
-# FFmpeg's colour matrices (AVColorSpace) as the swscale coefficient sets PyAV's ``src_colorspace`` takes
-# (SWS_CS_*): BT.709, FCC, BT.601 (two tags), SMPTE 240M, BT.2020 (constant luminance read as the
-# non-constant one, which it is close to). The tags that name no matrix (0, the RGB tag on a YUV frame;
-# 2, unspecified; 3, reserved) are read as BT.601, as FFmpeg reads an untagged stream.
-_SWS_MATRICES = {1: 1, 4: 4, 5: 5, 6: 5, 7: 7, 9: 9, 10: 9}
+# What PyAV's ``src_colorspace`` takes for a tag that names no matrix (FFmpeg reads such a stream as
+# BT.601), and the output's matrix: one no source maps to (RGB output has none). The tags and the
+# coefficient sets they map to are :data:`~robojudge.video._decode.SWS_MATRICES`.
 _SWS_BT601 = 5
-_SWS_UNTAGGED = frozenset({0, 2, 3})
-_SWS_UNSET = 2  # the output's matrix: one no source maps to (RGB output has none)
-# The matrices swscale cannot apply, by name. Reading one as BT.601 would give wrong colours with no sign
-# of it (YCgCo's green reads purple), so a frame tagged with one is refused, as PyAV 18 refuses it when
-# left to read the tag itself.
-_UNSUPPORTED_MATRICES = {8: "YCgCo", 11: "SMPTE ST 2085 (Y'D'zD'x)",
-                         12: "chroma-derived non-constant luminance", 13: "chroma-derived constant luminance",
-                         14: "ICtCp", 15: "IPT-C2", 16: "YCgCo-R (even)", 17: "YCgCo-R (odd)"}
+_SWS_UNSET = 2
 
 
 def _yuv_colour(frame: av.VideoFrame, path: Path) -> dict[str, object]:
@@ -544,20 +537,14 @@ def _yuv_colour(frame: av.VideoFrame, path: Path) -> dict[str, object]:
     swscale (it skips that step when source and output match in both), and RGB output is full range.
 
     Raises:
-        VideoError: the frame is tagged with a matrix swscale has no coefficients for.
+        VideoError: the frame is tagged with a matrix swscale has no coefficients for (:func:`yuv_matrix`).
     """
-    fmt = frame.format
-    if fmt.is_rgb or len([c for c in fmt.components if not c.is_alpha]) < 3:
+    matrix = yuv_matrix(frame, path)
+    if matrix is None:
         return {}
-    matrix = int(frame.colorspace)
-    if matrix not in _SWS_MATRICES and matrix not in _SWS_UNTAGGED:
-        known = _UNSUPPORTED_MATRICES.get(matrix)
-        named = f"{known} (AVColorSpace {matrix})" if known else f"AVColorSpace {matrix}"
-        raise VideoError(path, f"unsupported colour matrix {named}: only BT.601, BT.709, FCC, SMPTE 240M and "
-                               "BT.2020 YUV can be converted to RGB")
     tagged = int(frame.color_range)
-    full = tagged == 2 or (tagged != 1 and fmt.name.startswith("yuvj"))  # AVCOL_RANGE_JPEG / _MPEG
-    return {"src_colorspace": _SWS_MATRICES.get(matrix, _SWS_BT601),
+    full = tagged == 2 or (tagged != 1 and frame.format.name.startswith("yuvj"))  # AVCOL_RANGE_JPEG / _MPEG
+    return {"src_colorspace": SWS_MATRICES.get(matrix, _SWS_BT601),
             "src_color_range": "JPEG" if full else "MPEG", "dst_colorspace": _SWS_UNSET,
             "dst_color_range": "JPEG"}
 
