@@ -3,14 +3,15 @@ RoboJudge App. B.3's 8 fps 256x256 gray (``prefetch_main_video``), with the valu
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from _samplings import read_and_declared
-from robojudge.metrics import FrameOptions, Input, Provider, list_metrics
-from robojudge.run import Task, build_requests, compute_task
+from robojudge.metrics import FrameOptions, Input, Provider, get_metric, list_metrics
+from robojudge.run import MetricRequest, Task, build_requests, compute_task
 from robojudge.run import _score as run_score
 from robojudge.suite import Item
 from robojudge.video import _filesample as FS
@@ -135,3 +136,58 @@ def test_a_reference_that_cannot_be_read_costs_only_its_own_rows(referenced, pas
     assert all(joint[m][0] == "ok" for m in WEIGHTS_FREE)
     monkeypatch.setattr(run_score, "prefetch_main_video", lambda *_: 0)
     assert joint == _rows(Task(gone, reqs))
+
+
+@pytest.fixture
+def decoded(monkeypatch) -> list[int]:
+    """Frames decoded by each pass over a file's packets (a probe's first frame is not counted)."""
+    counts: list[int] = []
+    real = FS._Plan._decode
+
+    def counting(ctx, packets, wanted):
+        counts.append(0)
+        for frame in real(ctx, packets, wanted):
+            counts[-1] += 1
+            yield frame
+
+    monkeypatch.setattr(FS._Plan, "_decode", staticmethod(counting))
+    return counts
+
+
+def test_an_item_its_metrics_refuse_by_framing_decodes_no_frame(item, decoded, tmp_path, monkeypatch):
+    # The paired metrics leave framings more than 5% apart (160x96 against a 4:3 reference) unscored from
+    # the probes, but their configs declared the sampling they would read: two of them (another rate)
+    # made the task decode the video ahead (20 of its 24 frames) for rows that read none of it.
+    rng = np.random.default_rng(5)
+    ref = write_video(tmp_path / "ref43.mp4", rng.integers(0, 256, (12, 48, 64, 3), dtype=np.uint8), fps=8)
+    framed = item.model_copy(update={"reference_video": str(ref)})
+    reqs = (MetricRequest.build("iq1_psnr"), MetricRequest.build("iq1_ssim", {"fps": 4}))
+    rows = _rows(Task(framed, reqs))
+    assert decoded == []
+    for status, value, _, details in rows.values():
+        assert status == "ok" and value is not None and math.isnan(value)
+        assert details["unscored_reason"].startswith("the video is 160x96 (aspect 1.667), its reference "
+                                                     "64x48")
+    # The trackers' config declares nothing either (their rows are unscored from the same probes).
+    tracked = framed.model_copy(update={"state": str(tmp_path / "state.npz")})
+    assert get_metric("ta_hsd").make_config().main_video_samplings(tracked) == []
+    assert get_metric("ta_hsd").make_config().main_video_samplings(
+        tracked.model_copy(update={"reference_video": item.video})) != []
+    monkeypatch.setattr(run_score, "prefetch_main_video", lambda *_: 0)
+    assert rows == _rows(Task(framed, reqs))
+
+
+def test_a_clip_too_small_for_its_metrics_decodes_no_frame(decoded, tmp_path):
+    # A 12x8 clip: the paired metrics and the 256x256 gray metrics each refuse it from its probe; the two
+    # samplings declared made the task decode all 40 frames first.
+    rng = np.random.default_rng(6)
+    tiny = write_video(tmp_path / "tiny.mp4", rng.integers(0, 256, (40, 8, 12, 3), dtype=np.uint8), fps=8)
+    clip = Item(item_id="tiny", video=str(tiny), reference_video=str(tiny))
+    refused = ["iq1_psnr", "pixel_frame_consistency", "flow_warp_error"]
+    rows = _rows(Task(clip, tuple(build_requests(refused))))
+    assert decoded == []
+    assert all(value is not None and math.isnan(value) for _, value, _, _ in rows.values()), rows
+    assert all("frames of 12x8 are too small" in d["unscored_reason"] for *_, d in rows.values())
+    # A metric that does read the clip decodes it once, for itself alone.
+    _rows(Task(clip, tuple(build_requests([*refused, "mq_temporal_flickering"]))))
+    assert decoded == [40]

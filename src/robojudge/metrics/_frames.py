@@ -10,6 +10,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics._content import require_frames, require_side
+from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._registry import HASH_WHEN_SET, get_metric
 from robojudge.suite._schema import Item
 from robojudge.video import RESAMPLES, prefetch_frames, probe_video, sample_frames
@@ -29,7 +30,12 @@ class GrayPreprocess(BaseModel):
     height: int = Field(default=256, gt=0)
 
     def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
-        """What a metric with this config reads of ``item``'s main video (:func:`prefetch_main_video`)."""
+        """What a metric with this config reads of ``item``'s main video (:func:`prefetch_main_video`):
+        nothing of a video too small to scale up (:func:`gray_sequence` refuses it from the probe)."""
+        try:
+            require_gray_side(item, self)
+        except Unmeasurable:
+            return []
         return [gray_sampling(self)]
 
 
@@ -57,6 +63,14 @@ def gray_sampling(cfg: GrayPreprocess) -> dict[str, Any]:
     return {"fps": cfg.fps, "max_frames": None, "size": (cfg.width, cfg.height), "gray": True}
 
 
+def require_gray_side(item: Item, cfg: GrayPreprocess) -> None:
+    """Raise :class:`~robojudge.metrics._errors.Unmeasurable` when the item's video (its probe: no frame is
+    decoded) is too small to scale up to ``width`` x ``height``
+    (:func:`~robojudge.metrics._content.require_side`)."""
+    own = probe_video(item.video)
+    require_side((own.width, own.height), why=f" (they would be scaled up to {cfg.width}x{cfg.height})")
+
+
 def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
     """The item's main video as ``(T, H, W)`` uint8 grayscale frames, at least two of them.
 
@@ -64,8 +78,7 @@ def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
         Unmeasurable: When the video's own frames are too small to scale up to ``width`` x ``height``
             (:func:`~robojudge.metrics._content.require_side`), or it gives fewer than 2 frames.
     """
-    own = probe_video(item.video)
-    require_side((own.width, own.height), why=f" (they would be scaled up to {cfg.width}x{cfg.height})")
+    require_gray_side(item, cfg)
     frames = sample_frames(item.video, **gray_sampling(cfg)).frames
     require_frames(frames, 2)
     return frames

@@ -48,8 +48,15 @@ class PairedConfig(BaseModel):
 
     def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
         """What :func:`paired_frames` reads of ``item``'s main video: every frame at the common rate, at
-        the reference's size (``robojudge.metrics.prefetch_main_video``)."""
-        return [paired_sampling(item, self.fps)] if item.reference_video else []
+        the reference's size (``robojudge.metrics.prefetch_main_video``); nothing when it reads none, for
+        want of a reference or because the framing check refuses the pair from the probes."""
+        if not item.reference_video:
+            return []
+        try:
+            require_paired_framing(item)
+        except Unmeasurable:
+            return []  # the metric refuses the pair before reading a frame: nothing to decode ahead
+        return [paired_sampling(item, self.fps)]
 
 
 class PairedFrames(NamedTuple):
@@ -152,6 +159,15 @@ def require_same_framing(video: tuple[int, int], reference: tuple[int, int],
         raise Unmeasurable(mismatch, **sizes)
 
 
+def require_paired_framing(item: Item) -> tuple[tuple[int, int], tuple[int, int]]:
+    """:func:`require_same_framing` of ``item``'s video and reference, from their probes alone (no frame
+    is decoded); returns both stored sizes, ``(width, height)``, the video's first."""
+    own, ref = probe_video(item.video), probe_video(str(item.reference_video))
+    sizes = (own.width, own.height), (ref.width, ref.height)
+    require_same_framing(*sizes, (own.display_size, ref.display_size))
+    return sizes
+
+
 def paired_frames(item: Item, fps: float | None, min_reference_coverage: float = 0.9) -> PairedFrames:
     """Generated and reference RGB frames paired in time, ``(N, H, W, 3)`` uint8 each.
 
@@ -176,11 +192,9 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     """
     if not item.reference_video:
         raise MetricInputError("item has no reference_video to compare against")
+    video_size, reference_size = require_paired_framing(item)
     sampling = paired_sampling(item, fps)
     rate = sampling["fps"]
-    own, ref_probe = probe_video(item.video), probe_video(item.reference_video)
-    video_size, reference_size = (own.width, own.height), sampling["size"]
-    require_same_framing(video_size, reference_size, (own.display_size, ref_probe.display_size))
     gen = sample_frames(item.video, **sampling).frames
     # Only the reference frames that pair with a generated one are decoded: the first len(gen) at the
     # common rate. How many follow is counted from the time stamps (a 1-s clip against a 60-s

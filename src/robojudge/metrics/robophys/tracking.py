@@ -138,8 +138,12 @@ class TrackingConfig(BaseModel):
 
     def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
         """What the trackers read of ``item``'s main video: every frame at the common rate
-        (``robojudge.metrics.prefetch_main_video``); nothing without the state and reference they need."""
+        (``robojudge.metrics.prefetch_main_video``); nothing without the state and reference they need,
+        nor when the two videos are framed differently (the metrics leave the item unscored from the
+        probes, :func:`_framing_mismatch`, before reading a frame)."""
         if not item.reference_video or not item.state:
+            return []
+        if _framing_mismatch(item.video, item.reference_video) is not None:
             return []
         return [{"fps": pairing_rate(item.video, item.reference_video, self.fps), "max_frames": None}]
 
@@ -251,10 +255,9 @@ def _cached_tracks(key: _Key) -> ItemTracks:
     # compared in coordinates normalized by each video's size: both assume the reference's framing. A
     # wider, padded or cropped video puts the seed on other pixels (a padded faithful rollout lost its
     # object, AP 0); such an item is unscored, as frame-paired metrics leave it.
-    probes = probe_video(key.video), probe_video(key.reference_video)
-    sizes = (probes[0].width, probes[0].height), (probes[1].width, probes[1].height)
-    mismatch = aspect_mismatch(probes[0].display_size, probes[1].display_size)
-    if mismatch is not None:
+    found = _framing_mismatch(key.video, key.reference_video)
+    if found is not None:
+        mismatch, sizes = found
         raise Unmeasurable(f"{mismatch}; the state file's masks and positions would be scaled onto the "
                            "wrong pixels", video_size=size_text(sizes[0]), reference_size=size_text(sizes[1]))
     rate = pairing_rate(key.video, key.reference_video, cfg.fps)
@@ -283,6 +286,17 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked, *timing)
     ref_seed = seed_from_state(state, size, objects=_OBJECTS)
     return ItemTracks(gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference", {}, None, *timing)
+
+
+def _framing_mismatch(video: str, reference_video: str) -> tuple[str, tuple[tuple[int, int], ...]] | None:
+    """Why the two videos are of different framings (:func:`~robojudge.metrics.robophys.reference.
+    aspect_mismatch` of their displayed sizes) and both stored sizes, ``(width, height)``; None when they
+    are of one framing. From the probes alone: no frame is decoded."""
+    probes = probe_video(video), probe_video(reference_video)
+    mismatch = aspect_mismatch(probes[0].display_size, probes[1].display_size)
+    if mismatch is None:
+        return None
+    return mismatch, tuple((p.width, p.height) for p in probes)
 
 
 def _shown_times(frames: SampledFrames) -> np.ndarray:
