@@ -22,7 +22,9 @@ import pytest
 
 from _encode import mux_frames
 from robojudge.metrics._errors import Unmeasurable
+from robojudge.run import SerialExecutor, build_requests, score_items
 from robojudge.run._score import MetricRequest, compute_metric
+from robojudge.store import ResultStore
 from robojudge.suite import Item
 
 FRAMES = 8
@@ -69,6 +71,9 @@ def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "portrait": [np.ascontiguousarray(np.rot90(f)) for f in ref],
         # the same framing as an 8x6 thumbnail
         "tiny": [cv2.resize(f, (8, 6), interpolation=cv2.INTER_AREA) for f in ref],
+        # the same framing at 24x18 and at 256x192: scaled up 2.7x, down 4x to be compared
+        "small": [cv2.resize(f, (24, 18), interpolation=cv2.INTER_AREA) for f in ref],
+        "large": [cv2.resize(f, (256, 192), interpolation=cv2.INTER_CUBIC) for f in ref],
     }
     out = {name: _clip(d / f"{name}.mp4", frames) for name, frames in variants.items()}
     # a generator's rounding of the reference's size (Wan's 832x480 for 854x480 is 2.6% off): the
@@ -94,6 +99,28 @@ def test_the_same_framing_at_another_size_is_compared_and_both_sizes_recorded(cl
     assert details["video_size"] == "128x96" and details["reference_size"] == "64x48"
     assert details["frame_size"] == "64x48"  # the size compared at
     assert "video_warnings" not in details
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("small", "scaled up 2.7x, from 24x18 to its reference size 64x48, to be compared: the reference's "
+              "detail is compared with detail the video does not have (more than 2x; "),
+    ("large", "scaled down 4.0x, from 256x192 to its reference size 64x48, to be compared: its detail "
+              "finer than the reference's pixels is not compared (more than 2x; "),
+])
+def test_a_resize_of_more_than_twice_warns_in_the_rows_and_the_run(clips, tmp_path, name, said) -> None:
+    # A 24x18 clip compared with its 64x48 reference (or a 256x192 one) was scored with no word of the
+    # resize; 128x96 against 64x48 (2x, a size generators differ by) still says nothing.
+    item = Item(item_id=name, video=clips[name], reference_video=clips["reference"])
+    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+        summary = score_items([item], build_requests(["iq1_psnr", "iq1_ssim"]), store,
+                              executor=SerialExecutor())
+        rows = list(store.rows())
+    expected = [f"{clips[name]}: the video is {said}the value reflects the two resolutions as well as the "
+                "video)"]
+    assert sorted((r.metric, (r.details or {}).get("video_warnings")) for r in rows) == [
+        ("iq1_psnr", expected), ("iq1_ssim", expected)]
+    assert all(r.value is not None and math.isfinite(r.value) for r in rows)  # compared, as before
+    assert summary.warned == 2 and summary.video_warnings == {name: expected}
 
 
 @pytest.mark.parametrize("name", ["rounded", "anamorphic"])

@@ -6,6 +6,7 @@ Both metrics read the generated video and ``Item.reference_video`` the same way 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -18,7 +19,7 @@ from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
 from robojudge.suite._schema import Item
-from robojudge.video import probe_video, sample_frames
+from robojudge.video import probe_video, report_warnings, sample_frames
 
 #: Two framings are taken for one when their displayed aspect ratios (width / height) differ by at most
 #: this share. Generators round a side to a multiple of 16 or 32 px: Wan's 832x480 for an 854x480
@@ -26,6 +27,13 @@ from robojudge.video import probe_video, sample_frames
 #: framing, resized faithfully. A 16:10 render of a 16:9 scene is 11% off, a 16:9 or square one of a 4:3
 #: scene 25-33%. A crop or padding of under 5% of a side is therefore stretched and compared.
 ASPECT_TOLERANCE = 0.05
+
+#: A frame-paired comparison that resizes the generated video by more than this linear factor, up or down,
+#: to the reference's size warns (:func:`resize_warning`). Up to 2x a resize is one generator's size
+#: against another's (854x480 against 1280x720 is 1.5x); beyond it, a 256x144 clip against a 1920x1080
+#: reference (7.5x) is compared on detail it never had, and a 4K video against a 480p reference on a
+#: sixteenth of its pixels: the value says as much about the two resolutions as about the video.
+RESIZE_WARN_FACTOR = 2.0
 
 
 class PairedConfig(BaseModel):
@@ -141,6 +149,30 @@ def aspect_mismatch(video: tuple[int, int], reference: tuple[int, int]) -> str |
     return reason
 
 
+def resize_warning(video: tuple[int, int], reference: tuple[int, int]) -> str | None:
+    """A warning when a video of ``video`` size (``(width, height)``) is resized to its ``reference``'s by
+    more than :data:`RESIZE_WARN_FACTOR` along a side, up or down; None otherwise. Values are unchanged:
+    the warning says what they compare.
+
+    >>> resize_warning((256, 144), (1920, 1080))[:68]
+    'the video is scaled up 7.5x, from 256x144 to its reference size 1920'
+    >>> resize_warning((1920, 1080), (640, 360))[:45], resize_warning((1280, 720), (640, 360))
+    ('the video is scaled down 3.0x, from 1920x1080', None)
+    """
+    (w, h), (rw, rh) = video, reference
+    up, down = max(rw / w, rh / h), max(w / rw, h / rh)
+    if max(up, down) <= RESIZE_WARN_FACTOR:
+        return None
+    sizes = f"from {size_text(video)} to its reference size {size_text(reference)}"
+    if up > down:
+        return (f"the video is scaled up {up:.1f}x, {sizes}, to be compared: the reference's detail is "
+                f"compared with detail the video does not have (more than {RESIZE_WARN_FACTOR:g}x; the value "
+                "reflects the two resolutions as well as the video)")
+    return (f"the video is scaled down {down:.1f}x, {sizes}, to be compared: its detail finer than the "
+            f"reference's pixels is not compared (more than {RESIZE_WARN_FACTOR:g}x; the value reflects the "
+            "two resolutions as well as the video)")
+
+
 def require_same_framing(video: tuple[int, int], reference: tuple[int, int],
                          shown: tuple[tuple[int, int], tuple[int, int]] | None = None) -> None:
     """Raise :class:`Unmeasurable` when a video and its reference are of different framings
@@ -193,6 +225,9 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     if not item.reference_video:
         raise MetricInputError("item has no reference_video to compare against")
     video_size, reference_size = require_paired_framing(item)
+    resized = resize_warning(video_size, reference_size)
+    if resized is not None:  # into the row's details.video_warnings and the run's list of them
+        report_warnings(Path(item.video), [resized])
     sampling = paired_sampling(item, fps)
     rate = sampling["fps"]
     gen = sample_frames(item.video, **sampling).frames
