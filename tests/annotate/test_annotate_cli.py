@@ -320,10 +320,15 @@ def test_disputed_labels_await_an_adjudication(suite_files: SuiteFiles, tmp_path
     assert sorted((r[0], r[1]) for r in raters if r[2] == "pa") == sorted(
         [("carol", ids[k]) for k in range(4)] + [("bob", ids[3])]
     )
-    report = agreement_from_csv(tmp_path / "sc" / "raters.csv", tmp_path / "sc" / "human.csv", bootstrap=0)
+    sc = tmp_path / "sc"
+    report = agreement_from_csv(sc / "raters.csv", sc / "human.csv", bootstrap=0, disputed="keep")
     # carol against the final labels, disputed ones included: PA 2/4, 1/3, 4/5, 1/3; IA 5/5, 4/1, 3/2, 5/5
     assert report.cells["carol"]["pa"].stats["within_one"].value == pytest.approx(1 / 4)
     assert report.cells["carol"]["ia"].stats["within_one"].value == pytest.approx(3 / 4)
+    # meta agreement's default takes the final labels alone, items 2 and 3: PA 4/5, 1/3; IA 3/2, 5/5
+    report = agreement_from_csv(sc / "raters.csv", sc / "human.csv", bootstrap=0)
+    assert report.cells["carol"]["pa"].stats["within_one"].value == pytest.approx(1 / 2)
+    assert report.cells["carol"]["ia"].stats["within_one"].value == pytest.approx(2 / 2)
     out = export("-f", "manifest", "--out", tmp_path / "m.jsonl")
     assert ": 3 labelled items" in out and "2 item(s) left out, not final yet" in out
     records = {r["item_id"]: r for r in map(json.loads, (tmp_path / "m.jsonl").read_text().splitlines())}

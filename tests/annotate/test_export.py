@@ -106,24 +106,28 @@ def test_scores_export_gives_meta_agreement_the_database_numbers(
 ) -> None:
     _labelled(db_url, suite_files)
     files = export_scores(db_url, "p", tmp_path / "scores")
-    report = agreement_from_csv(files.raters, files.human, bootstrap=20, seed=1)
+    report = agreement_from_csv(files.raters, files.human, bootstrap=20, seed=1, disputed="keep")
     final, raters, disputed = _by_hand(db_url)
     # Three items are not adjudicated; the cross-review disputes two of them, which await an adjudication.
     # The tables still hold those two, so that the reviewer is scored on every item, not only where they
-    # agreed with the primary label.
+    # agreed with the primary label (meta agreement compares them when asked: disputed="keep").
     assert files.n_items == len(final) == 6 and files.n_disputed == len(disputed) == 2
     # On all three the primary label stands for the final one: its rater's rows are left out.
     assert files.n_self == 3 * 2
     assert len(raters["rev1"]) == 6
     assert set(report.judges) == {"ann1", "ann2", "rev1"}
-    for rater, labels in raters.items():
-        for axis in ("pa", "ia"):
-            pairs = [(labels[i][axis], final[i][axis]) for i in labels]
-            cell = report.cells[rater][axis]
-            assert cell.n == len(pairs)
-            assert cell.stats["exact"].value == pytest.approx(np.mean([p == h for p, h in pairs]))
-            assert cell.stats["mae"].value == pytest.approx(np.mean([abs(p - h) for p, h in pairs]))
-            assert cell.stats["bias"].value == pytest.approx(np.mean([p - h for p, h in pairs]))
+    # By default meta agreement compares with the final labels alone: the two disputed items are left out.
+    settled = agreement_from_csv(files.raters, files.human, bootstrap=0)
+    for rep, left_out in ((report, set()), (settled, disputed)):
+        for rater, labels in raters.items():
+            for axis in ("pa", "ia"):
+                pairs = [(labels[i][axis], final[i][axis]) for i in labels if i not in left_out]
+                cell = rep.cells[rater][axis]
+                assert cell.n == len(pairs)
+                assert cell.stats["exact"].value == pytest.approx(np.mean([p == h for p, h in pairs]))
+                assert cell.stats["mae"].value == pytest.approx(np.mean([abs(p - h) for p, h in pairs]))
+                assert cell.stats["bias"].value == pytest.approx(np.mean([p - h for p, h in pairs]))
+    assert settled.cells["rev1"]["pa"].n == 4
     # The clip and source columns come from the suite.
     human = (tmp_path / "scores" / "human.csv").read_text().splitlines()
     assert human[0] == "item_id,axis,score,clip_id,source,disputed" and ",clip0,droid," in human[1]

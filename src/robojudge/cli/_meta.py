@@ -17,6 +17,7 @@ from robojudge import DEFAULT_SEED
 from robojudge.cli._common import console, err_console, fail
 from robojudge.cli._tables import add_column, print_table
 from robojudge.meta import (
+    DISPUTED_CHOICES,
     OVERALL,
     AgreementReport,
     Estimate,
@@ -73,6 +74,11 @@ def agreement(
     scale: str = typer.Option("1,5", "--scale", help="Inclusive score scale LOW,HIGH for rounding."),
     spearman: bool = typer.Option(True, "--spearman/--no-spearman",
                                   help="Bootstrap Spearman's rho too (slower for continuous scores)."),
+    disputed: str = typer.Option(
+        "drop", "--disputed",
+        help="Items whose 'disputed' cell in HUMAN is set (awaiting an adjudication, as `annotate export -f "
+        "scores` marks them): drop (compare with final labels only), keep (their primary labels too: for "
+        "the raters.csv of that export) or only; the rows left out are counted on stderr."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Per-judge, per-axis and Overall agreement with human scores, with cluster-bootstrap CIs.
@@ -80,6 +86,8 @@ def agreement(
     Clusters are clip_id (else item_id) and strata are source (else one stratum). A blank judge
     score is an unscored item; an item or axis in PRED without a human score is an error.
     """
+    if disputed not in DISPUTED_CHOICES:
+        raise fail(f"--disputed {disputed!r}: use {', '.join(DISPUTED_CHOICES)}")
     sc = _parse_pair(scale, "--scale")
     assert sc is not None
     if sc != (int(sc[0]), int(sc[1])):
@@ -87,12 +95,12 @@ def agreement(
     scale_int = (int(sc[0]), int(sc[1]))
     try:
         report = agreement_from_csv(pred, human, bootstrap=bootstrap, seed=seed, level=level, scale=scale_int,
-                                    rank_stats=spearman, warn=_warn)
+                                    rank_stats=spearman, disputed=disputed, warn=_warn)
     except ScoreTableError as exc:
         raise fail(str(exc)) from None
     if as_json:
         out: dict[str, Any] = {"pred": str(pred), "human": str(human), "scale": list(scale_int),
-                               **report.to_dict()}
+                               "disputed": disputed, **report.to_dict()}
         typer.echo(json.dumps(out, indent=2))
         return
     _print_report(report)

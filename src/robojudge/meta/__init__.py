@@ -138,6 +138,7 @@ from robojudge.meta._segments import (
     video_levels,
 )
 from robojudge.meta._tables import (
+    DISPUTED_CHOICES,
     ScoreTableError,
     SegmentTable,
     TableFit,
@@ -155,6 +156,7 @@ __all__ = [
     "embodiment_agreement",
     "embodiment_table",
     "DEFAULT_SCALE",
+    "DISPUTED_CHOICES",
     "MIN_CLUSTERS",
     "MIN_CORRELATION_CLUSTERS",
     "MIN_CORRELATION_PAIRS",

@@ -37,8 +37,8 @@ from robojudge.meta._segments import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ScoreTableError", "SegmentTable", "TableFit", "agreement_from_csv", "fit_from_csv",
-           "read_score_csv", "segments_from_csv"]
+__all__ = ["DISPUTED_CHOICES", "ScoreTableError", "SegmentTable", "TableFit", "agreement_from_csv",
+           "fit_from_csv", "read_score_csv", "segments_from_csv"]
 
 _SHOWN_IDS = 5
 _TRIMMED_COLUMNS = ("axis",)
@@ -52,6 +52,10 @@ _RATER_COLUMNS = frozenset({
     "participant", "participantid", "prolificpid", "user", "userid",
 })
 """Column names (lower case, without ``_``, ``-`` and spaces) that say a table holds several raters."""
+DISPUTED_CHOICES = ("drop", "keep", "only")
+"""What ``meta agreement`` does with the items a human table marks in its ``disputed`` column (items
+awaiting an adjudication, as ``robojudge annotate export -f scores`` writes them): leave them out (the
+default: their human score is a primary label, not a final one), keep them, or keep only them."""
 _COMBINE = ("combine the raters' scores into one whole score on the scale first: an adjudicated score "
             "(robojudge annotate), the majority score, or the mean rounded half up (3.5 -> 4, as predictions "
             "are); a median of an even number of raters may fall half-way and needs the same rounding")
@@ -215,6 +219,7 @@ def agreement_from_csv(
     level: float = 0.95,
     scale: tuple[int, int] = (1, 5),
     rank_stats: bool = True,
+    disputed: str = "drop",
     warn: Callable[[str], None] | None = None,
 ) -> AgreementReport:
     """Agreement of judge scores with human scores read from two CSV files (``meta agreement``).
@@ -223,18 +228,32 @@ def agreement_from_csv(
         pred: Judge scores: ``item_id, axis, score`` and optionally ``judge`` (else the file's stem
             names the one judge). A blank score is an unscored item.
         human: Human scores: ``item_id, axis, score`` and optionally ``clip_id`` (the bootstrap
-            cluster, else the item) and ``source`` (the stratum).
+            cluster, else the item), ``source`` (the stratum) and ``disputed`` (the axes on which a
+            cross-review disputes the item's primary label, ``pa;ia``; blank for a final label).
         bootstrap, seed, level, scale, rank_stats: As :func:`agreement_table`.
+        disputed: One of :data:`DISPUTED_CHOICES`: ``"drop"`` leaves out the items whose ``disputed``
+            cell is set, and the judge rows on them, so the judges are compared with final labels only
+            (as the annotation tool's manifest export leaves them unlabelled); ``"keep"`` compares with
+            their primary labels too (measuring the cross-reviewers of ``annotate export -f scores``
+            needs it: without those items a reviewer is scored only where they came within one point
+            of the primary label); ``"only"`` compares on those items alone. Without the column every
+            row is a final label (``"only"`` is then an error).
         warn: Receives remarks that are not errors (item ids that differ only by case, item or clip
-            ids that differ only in Unicode composition, ids that differ only by surrounding spaces).
+            ids that differ only in Unicode composition, ids that differ only by surrounding spaces),
+            and how many items and rows of each file ``disputed`` left out or kept.
 
     Raises:
         ScoreTableError: A file cannot be read, has a bad or duplicate row, a score that is not a
             finite number, a human score outside ``scale`` or a judge score that rounds outside it
             (axes are read without surrounding spaces, ids as written), an axis named ``overall`` or two
             axes that differ only by case, an item whose rows give different ``clip_id`` or ``source``
-            values, a clip in two sources, or ``pred`` scores an item/axis that has no human score.
+            values, a clip in two sources, or ``pred`` scores an item/axis that has no human score; a
+            ``disputed`` cell that is not a list of the file's axes, or differs between an item's rows;
+            ``disputed="only"`` without such items, ``"drop"`` leaving no item, or no judge row left.
+        ValueError: ``disputed`` is not one of :data:`DISPUTED_CHOICES`.
     """
+    if disputed not in DISPUTED_CHOICES:
+        raise ValueError(f"disputed must be one of {', '.join(DISPUTED_CHOICES)}, got {disputed!r}")
     pred, human = Path(pred), Path(human)
     hdf = read_score_csv(human, ("item_id", "axis", "score"))
     pdf = read_score_csv(pred, ("item_id", "axis", "score"))
@@ -274,6 +293,7 @@ def agreement_from_csv(
             _check_per_item(hdf, col, human)
     if "clip_id" in hdf.columns and "source" in hdf.columns:
         _check_clip_sources(hdf, human)
+    hdf, pdf = _select_disputed(hdf, pdf, human, pred, disputed, warn)
 
     items = list(dict.fromkeys(hdf["item_id"]))
     axes = list(dict.fromkeys(hdf["axis"]))
@@ -318,6 +338,79 @@ def agreement_from_csv(
                                level=level, scale=scale, rank_stats=rank_stats)
     except ValueError as exc:
         raise ScoreTableError(f"{human}: {exc}") from None
+
+
+def _disputed_items(df: pd.DataFrame, path: Path) -> set[str]:
+    """The items whose ``disputed`` cell is set: a list of the file's axes separated by ``;`` (``pa``,
+    ``pa;ia``), the same on every row of the item. Anything else (``no``, ``0``, ``pa;``) is an error
+    naming the line: read as a mark, a hand-written "no" would leave the item out."""
+    if "disputed" not in df.columns:
+        return set()
+    df["disputed"] = df["disputed"].str.strip(_SPACES)
+    _check_per_item(df, "disputed", path)
+    axes = set(df["axis"])
+    marked: set[str] = set()
+    for i, (item, cell) in enumerate(zip(df["item_id"], df["disputed"], strict=True)):
+        if not cell:
+            continue
+        wrong = [a for a in (x.strip(_SPACES) for x in cell.split(";")) if a not in axes]
+        if wrong:
+            raise ScoreTableError(
+                f"{path} {_line(df, i)}, item {item!r}, column 'disputed': {cell!r} is not a list of the "
+                f"file's axes ({', '.join(sorted(axes))}) separated by ';' ({wrong[0]!r} is not one); the "
+                "column marks the items awaiting an adjudication with the disputed axes, and is blank for "
+                "a final label")
+        marked.add(item)
+    return marked
+
+
+def _keep_rows(df: pd.DataFrame, keep: npt.NDArray[np.bool_]) -> pd.DataFrame:
+    """The rows of ``df`` where ``keep`` holds, each with its line in the file (see :func:`_line`)."""
+    out = df[keep].reset_index(drop=True)
+    lines = df.attrs.get("lines")
+    out.attrs["lines"] = None if lines is None else [n for n, k in zip(lines, keep, strict=True) if k]
+    return out
+
+
+def _select_disputed(hdf: pd.DataFrame, pdf: pd.DataFrame, human: Path, pred: Path, mode: str,
+                     warn: Callable[[str], None] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of both tables that ``disputed=mode`` compares (see :func:`agreement_from_csv`); how many
+    items and rows it left out, or with ``keep`` kept, is said to ``warn``."""
+    marked = _disputed_items(hdf, human)
+    if mode == "only" and not marked:
+        why = "has no 'disputed' column" if "disputed" not in hdf.columns else "marks no item as disputed"
+        raise ScoreTableError(f"{human}: {why}, so --disputed only leaves nothing to compare (the column "
+                              "comes with the human.csv of robojudge annotate export -f scores)")
+    if not marked:
+        return hdf, pdf
+    h_on = hdf["item_id"].isin(marked).to_numpy()
+    p_on = pdf["item_id"].isin(marked).to_numpy()
+    awaiting = f"{len(marked)} item(s) await an adjudication (a 'disputed' cell set)"
+    if mode == "keep":
+        if warn is not None:
+            warn(f"{human}: {awaiting}: compared with their primary label all the same, which a cross-review "
+                 f"disputes ({int(h_on.sum())} row(s) of {human.name}, {int(p_on.sum())} of {pred.name})")
+        return hdf, pdf
+    keep_h, keep_p = (~h_on, ~p_on) if mode == "drop" else (h_on, p_on)
+    if not keep_h.any():
+        raise ScoreTableError(f"{human}: all {awaiting}, so --disputed drop leaves nothing to compare; "
+                              "adjudicate them, or compare with their primary labels with --disputed keep")
+    if not keep_p.any():
+        marks = f"the {len(marked)} item(s) {human} marks as awaiting an adjudication"
+        raise ScoreTableError(
+            f"{pred}: every judge row is on one of {marks}, which --disputed drop leaves out; "
+            "--disputed keep compares them" if mode == "drop" else
+            f"{pred}: no judge row is on one of {marks}, the only ones --disputed only compares")
+    if warn is not None:
+        rows = f"{int((~keep_h).sum())} row(s) of {human.name} and {int((~keep_p).sum())} of {pred.name}"
+        if mode == "drop":
+            warn(f"{human}: {awaiting}: their human score is a primary label a cross-review disputes, not a "
+                 f"final label, so they are left out, with {rows}; --disputed keep compares with them too")
+        else:
+            n_final = len(set(hdf["item_id"]) - marked)
+            warn(f"{human}: {n_final} item(s) with a final label (no 'disputed' cell) left out, as "
+                 f"--disputed only asks, with {rows}")
+    return _keep_rows(hdf, keep_h), _keep_rows(pdf, keep_p)
 
 
 def _line(df: pd.DataFrame, i: int) -> str:
