@@ -320,6 +320,7 @@ def test_disputed_labels_await_an_adjudication(suite_files: SuiteFiles, tmp_path
     assert sorted((r[0], r[1]) for r in raters if r[2] == "pa") == sorted(
         [("carol", ids[k]) for k in range(4)] + [("bob", ids[3])]
     )
+    assert f"--human {tmp_path / 'sc' / 'human.csv'} --disputed keep" in out  # the command it suggests
     sc = tmp_path / "sc"
     report = agreement_from_csv(sc / "raters.csv", sc / "human.csv", bootstrap=0, disputed="keep")
     # carol against the final labels, disputed ones included: PA 2/4, 1/3, 4/5, 1/3; IA 5/5, 4/1, 3/2, 5/5

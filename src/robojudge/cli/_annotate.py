@@ -219,9 +219,11 @@ def export_cmd(
                 _note_disputed(len(disputed_items(db, project)), include_disputed, "meta.annotation.disputed")
         elif fmt == "scores":
             files = export_scores(db, project, out, suite=suite)
+            # --disputed keep: meta agreement would leave out the items awaiting an adjudication, and score a
+            # cross-reviewer only where they came within one point of the primary label
             console.print(
                 f"wrote {files.human} and {files.raters} ({files.n_items} items); compare with "
-                f"robojudge meta agreement --pred {files.raters} --human {files.human}",
+                f"robojudge meta agreement --pred {files.raters} --human {files.human} --disputed keep",
                 highlight=False,
             )
             if files.n_self:
