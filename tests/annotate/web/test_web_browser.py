@@ -463,6 +463,40 @@ def test_keys_after_a_segment_prompt_go_on_playing_and_keep_the_verdict(browser,
     assert _stored(project, aid).segments == ("good", "medium")
 
 
+def test_a_segment_prompt_leaves_the_focus_on_the_control_in_use(browser, templates, tmp_path):
+    # The prompt took the focus from the Play and frame buttons (and from a radio) to the segment's group:
+    # the key that was to press Play again went elsewhere, and a screen reader jumped into the form. The
+    # focus now stays, and the prompt is read out from its live region.
+    project = copy_project(templates["mv"], tmp_path / "db")
+    with _alice(browser, project, (1280, 900)) as (context, base, w):
+        p = w.page
+        _open(p, base, 1)
+        note = p.get_by_role("status").filter(has_text="ended: rate it")
+        near_end = f"window.rjPlayer.seekFrame({3 * FPS - 4})"  # a few frames before segment 0 ends
+        p.evaluate(near_end)
+        p.focus('button.rj-step[data-step="1"]')
+        p.keyboard.press("k")
+        p.wait_for_selector('.rj-segment[data-index="0"].rj-prompt', timeout=15_000)
+        assert p.evaluate("document.activeElement.dataset.step") == "1"
+        assert note.inner_text() == "segment 0-3 s ended: rate it"
+        p.keyboard.press("g")  # rates the prompted segment from there
+        assert p.evaluate(_FORM_STATE)["segments"] == ["good", None]
+        p.focus(".rj-play")
+        p.keyboard.press("Space")  # presses Play: on to the end of the clip, the last segment's prompt
+        p.wait_for_selector('.rj-segment[data-index="1"].rj-prompt', timeout=15_000)
+        assert p.evaluate("document.activeElement.className") == "rj-play"
+        assert note.inner_text() == "segment 3-4 s ended: rate it"
+        p.evaluate(near_end)
+        p.focus('input[name="checklist.agent_consistency"][value="1"]')
+        p.keyboard.press("k")
+        p.wait_for_selector('.rj-segment[data-index="0"].rj-prompt', timeout=15_000)
+        assert p.evaluate(_FORM_STATE)["focus"] == "INPUT:checklist.agent_consistency"
+        assert p.evaluate(_FORM_STATE)["checklist"] == [None, None, None]
+        wait_saved(p)
+        w.clean()
+        context.close()
+
+
 def _paused_at(p):
     return p.evaluate(f"{VIDEOS}.map(v => [v.paused, v.currentTime])[0]")
 

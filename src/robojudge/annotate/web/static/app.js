@@ -92,12 +92,15 @@
       el.classList.toggle("rj-current", parseInt(el.dataset.index, 10) === index);
     });
   }
-  // The prompt always marks the segment and says so in its live region. It moves the focus to the
-  // segment's group (its radiogroup, named "segment 0-3 s"), only from where nothing is being typed or
-  // chosen (the page, the player, a radio or an earlier prompted segment): taken from a text box, the
-  // rest of the typing would land on the shortcuts and change scores. The group, not one of its radios:
-  // on a radio, the Space a rater presses to go on would check it (and the arrows change it), while the
-  // group does nothing with those keys and leaves them to the player. Tab goes on to its choices.
+  // The prompt always marks the segment and says so in its live region, which is all a rater hears when
+  // the focus stays where it is. It moves the focus to the segment's group (its radiogroup, named
+  // "segment 0-3 s") only where the focus rests on no control: on the page itself, or on the segment an
+  // earlier prompt put it on. A control the rater is using keeps it: taken from a text box, the rest of
+  // the typing would land on the shortcuts and change scores; taken from Play or a frame button, the
+  // Space or Enter that was to press it again would go elsewhere, and a screen reader would jump to the
+  // form. The group, not one of its radios: on a radio, the Space a rater presses to go on would check
+  // it (and the arrows change it), while the group does nothing with those keys and leaves them to the
+  // player. Tab goes on to its choices. The b / m / g keys rate the prompted segment from anywhere.
   function promptSegment(index) {
     const el = document.querySelector('.rj-segment[data-index="' + index + '"]');
     if (!el) return;
@@ -108,7 +111,6 @@
     if (note) note.textContent = "segment " + (span ? span.textContent : index + 1) + " ended: rate it";
     const active = document.activeElement;
     const free = !active || active === document.body || active === document.documentElement ||
-      !!active.closest(".rj-player") || (active.tagName === "INPUT" && active.type === "radio") ||
       active.classList.contains("rj-segment");
     if (!free) return;
     el.tabIndex = -1; // focusable by script only: the Tab order stays the radios'
