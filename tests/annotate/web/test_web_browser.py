@@ -560,26 +560,64 @@ def test_single_key_shortcuts_can_be_turned_off_and_it_is_remembered(browser, pr
 
 def test_save_errors_are_announced(browser, project):
     # The draft's status line was a plain <span>: a screen reader never heard that a save was refused.
+    # A refused or unsent save is read out at once (role=alert), in the error colour.
     with _alices_first_task(browser, project) as (context, _base, p, aid):
         wait_video(p)
         status = p.locator(".rj-save-status")
         assert status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
+        assert p.locator(".rj-save-error").get_attribute("role") == "alert"
         with AnnotationService(project.db) as svc:  # another tab saves first
             svc.save_draft(svc.authenticate("alice", PASSWORD), aid, LabelValues(pa=2), 0)
         p.check('input[name="pa"][value="3"]')
-        live = p.get_by_role("status").filter(has_text="changed elsewhere")
+        live = p.get_by_role("alert").filter(has_text="changed elsewhere")
         live.wait_for(timeout=15_000)
         assert "reload" in live.inner_text()
         p.reload()
         wait_video(p)
         context.set_offline(True)
         p.check('input[name="pa"][value="5"]')
-        p.get_by_role("status").filter(has_text="draft not saved (offline)").wait_for(timeout=15_000)
-        assert "rj-error" in status.get_attribute("class")
+        live = p.get_by_role("alert").filter(has_text="draft not saved (offline)")
+        live.wait_for(timeout=15_000)
+        assert "rj-error" in live.get_attribute("class")
         context.set_offline(False)
         # a refused submit (PA's checklist not saved) comes back as an alert
         p.keyboard.press("Control+Enter")
         p.get_by_role("alert").filter(has_text="checklist").wait_for(timeout=15_000)
+
+
+_LIVE_LOG = """() => { window.said = [];
+  for (const el of document.querySelectorAll('[role=status], [role=alert]')) {
+    new MutationObserver(() => { const text = el.textContent.trim();
+      if (text) window.said.push(el.getAttribute('role') + ': ' + text); })
+      .observe(el, {childList: true, characterData: true, subtree: true}); } }"""
+
+
+def test_saves_are_announced_when_the_state_changes_not_at_every_autosave(browser, project):
+    # Every autosave rewrote the live region ("draft saved 10:31:02", then 10:31:05, ...), so a screen
+    # reader said it again every few seconds while someone typed or rated, and an offline retry repeated
+    # its error as often. Now: the first save, an error once, the first save after it; every change to a
+    # live region is logged below, as a screen reader would be told of it.
+    with _alices_first_task(browser, project) as (context, _base, p, _aid):
+        wait_video(p)
+        p.evaluate(_LIVE_LOG)
+        for score in ("3", "4", "2"):  # three autosaves
+            p.check(f'input[name="pa"][value="{score}"]')
+            wait_saved(p)
+        assert p.evaluate("window.said") == ["status: draft saved"]
+        assert p.inner_text(".rj-save-time") != ""  # the time of the last save shows, unannounced
+        context.set_offline(True)
+        for score in ("5", "1"):  # the same error twice
+            with p.expect_event("requestfailed"):
+                p.check(f'input[name="pa"][value="{score}"]')
+            p.get_by_role("alert").filter(has_text="draft not saved (offline)").wait_for(timeout=15_000)
+        p.wait_for_timeout(300)
+        assert p.evaluate("window.said") == ["status: draft saved", "alert: draft not saved (offline)"]
+        context.set_offline(False)
+        p.check('input[name="pa"][value="3"]')
+        wait_saved(p)
+        assert p.evaluate("window.said") == ["status: draft saved", "alert: draft not saved (offline)",
+                                             "status: draft saved"]
+        assert p.inner_text(".rj-save-error") == ""
 
 
 _BOX = ("(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"

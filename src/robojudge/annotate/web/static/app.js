@@ -128,17 +128,27 @@
   function setupDraft(form) {
     const url = form.dataset.draftUrl;
     if (!url) return;
-    const status = document.querySelector(".rj-save-status");
+    const status = form.querySelector(".rj-save-status");
+    const when = form.querySelector(".rj-save-time");
+    const alarm = form.querySelector(".rj-save-error");
     const base = form.querySelector('input[name="base_version"]');
     let dirty = false, timer = null, lastSent = JSON.stringify(formState(form)), inFlight = false;
     let pending = 0, lastKept = null; // saves sent and not answered; the body of the last closing save
     let submitWhenSaved = null; // the button of a submit that waits for the save in flight
-    // The status line is a live region (role=status in task.html): a screen reader reads each new text,
-    // a refused or unsent draft included. Errors also show in the error colour.
+    let said = null; // what the live regions say now: "saved", or the text of the error
+    // Three spans in task.html. "draft saved" is a polite live region (role=status), written only when
+    // the state changes: the first save, and the first save after an error. An autosave like the one
+    // before leaves it alone, so a screen reader is not told every few seconds while someone types; the
+    // time of the last save, beside it, is plain text. An error goes to an assertive one (role=alert),
+    // once per error: a retry that fails the same way (offline, every 3 s) says nothing new. Each side
+    // is emptied when the other speaks, so the next change there is read out again.
     const show = (text, error) => {
-      if (!status) return;
-      status.textContent = text;
-      status.classList.toggle("rj-error", !!error);
+      const now = error ? text : "saved";
+      if (when) when.textContent = error ? "" : new Date().toLocaleTimeString();
+      if (now === said) return;
+      said = now;
+      if (status) status.textContent = error ? "" : "draft saved";
+      if (alarm) alarm.textContent = error ? text : "";
     };
     // One save at a time: each carries the version it builds on, and the reply's version is the
     // base of the next, so a slow reply never makes the following save look stale.
