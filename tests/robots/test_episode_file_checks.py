@@ -117,7 +117,7 @@ def test_validate_compares_the_rows_with_the_videos_frames(arm: Path, tmp_path: 
     np.save(tmp_path / "ok.npy", np.zeros((24, 3)))
     found = check_episode_files(arm, tmp_path / "short.npy", tmp_path / "cal.json", None, video)
     assert found == [("joint_states", f"{tmp_path / 'short.npy'}: joint_states has 10 rows, video has 24 "
-                                      "frames (one row per frame of video)")]
+                                      "frames (one row per frame of video)", "error")]
     assert check_episode_files(arm, tmp_path / "ok.npy", tmp_path / "cal.json", None, video) == []
     # Without the video (or one whose frame count is not known) the rows are not compared.
     assert check_episode_files(arm, tmp_path / "short.npy", tmp_path / "cal.json") == []

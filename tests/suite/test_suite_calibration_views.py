@@ -48,8 +48,31 @@ def test_a_grid_cell_without_a_camera_too(tmp_path: Path) -> None:
     assert [f for f, _ in found] == ["calibration"] and "no camera for view(s) ['right']" in found[0][1]
 
 
-def test_one_message_for_a_calibration_that_is_wrong_already(tmp_path: Path) -> None:
-    # a camera of no view is reported as before; the missing view is not stacked on it
+def _warnings(tmp_path: Path, row: dict[str, object]) -> list[tuple[str | None, str]]:
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(json.dumps(row) + "\n")
+    return [(p.field, p.message) for p in validate_manifest(manifest, media="open") if not p.is_error]
+
+
+def test_a_rig_file_shared_by_an_episode_without_one_view_only_warns(tmp_path: Path) -> None:
+    # One calibration for the rig; this episode has no 'top' view (the RIGIS metrics score its two views).
+    row = _rig(tmp_path, ["front", "side", "top"])
+    row["views"] = {"front": "front", "side": "side"}
+    assert _errors(tmp_path, row) == []
+    assert _warnings(tmp_path, row) == [
+        ("calibration", f"{tmp_path / 'rig.json'}: camera(s) ['top'] of no view of the item (its views: "
+                        "['front', 'side']); not read for this item")]
+
+
+def test_a_camera_of_no_view_warns_and_a_view_without_a_camera_is_still_an_error(tmp_path: Path) -> None:
+    # 'back' is read by nothing (a warning); 'side' and 'top' have no camera (the metrics refuse the item)
     row = _rig(tmp_path, ["front", "back"])
     assert _errors(tmp_path, row) == [
-        ("calibration", "camera 'back' is not one of the item's views ['front', 'side', 'top']")]
+        ("calibration", f"{tmp_path / 'rig.json'}: no camera for view(s) ['side', 'top'] (it has ['back', "
+                        "'front']); the calibration needs one camera per view")]
+    assert [f for f, m in _warnings(tmp_path, row) if "camera(s) ['back'] of no view" in m] == ["calibration"]
+    # Names that differ only in case are no camera for the view either.
+    row["views"] = {"Front": "front", "Side": "side"}
+    found = _errors(tmp_path, row)
+    assert len(found) == 1
+    assert "no camera for view(s) ['Front', 'Side'] (it has ['back', 'front'])" in found[0][1]

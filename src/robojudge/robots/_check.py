@@ -17,48 +17,45 @@ def check_episode_files(
     calibration: str | Path | None,
     views: Collection[str] | None = None,
     video_frames: int | None = None,
-) -> list[tuple[str, str]]:
-    """``(field, message)`` for each of the files that cannot be used as forward kinematics reads it.
+) -> list[tuple[str, str, str]]:
+    """``(field, message, severity)`` for each of the files that cannot be used as forward kinematics
+    reads it (severity ``"error"``), or that deserves a look (``"warning"``).
 
     The robot spec must load with its model; the joint states must hold every joint of the spec (they
     are only read when the spec loads, since the spec says which joints to look for) and, given
     ``video_frames`` (the frame count the item's video declares), one row per frame of it; the
-    calibration must load, and name only the item's ``views`` (without views: exactly one camera, for
-    the video).
+    calibration must load (without views: exactly one camera, for the video). A camera of a calibration
+    that names none of the item's ``views`` is a warning: one rig file serves every episode, also one
+    whose recording lacks a view, and nothing reads that camera for this item.
     """
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, str]] = []
     spec = None
     if robot is not None:
         try:
             spec = load_robot_spec(robot)
         except RobotSpecError as e:
-            out.append(("robot", str(e)))
+            out.append(("robot", str(e), "error"))
     if joint_states is not None and spec is not None:
         try:
             q = load_joint_states(joint_states, spec.joints)
         except ValueError as e:
-            out.append(("joint_states", str(e)))
+            out.append(("joint_states", str(e), "error"))
         else:
             wrong = frame_mismatch(len(q), video_frames)
             if wrong is not None:
-                out.append(("joint_states", f"{joint_states}: {wrong}"))
+                out.append(("joint_states", f"{joint_states}: {wrong}", "error"))
     if calibration is not None:
         try:
             cams = load_calibration(calibration)
         except ValueError as e:
-            out.append(("calibration", str(e)))
+            out.append(("calibration", str(e), "error"))
         else:
             if views:
                 extra = [v for v in cams if v not in views]
                 if extra:
-                    out.append(
-                        ("calibration", f"camera {extra[0]!r} is not one of the item's views {sorted(views)}")
-                    )
+                    out.append(("calibration", f"{calibration}: camera(s) {extra} of no view of the item "
+                                f"(its views: {sorted(views)}); not read for this item", "warning"))
             elif len(cams) != 1:
-                out.append(
-                    (
-                        "calibration",
-                        f"an item without views needs one camera (for its video); found {len(cams)}",
-                    )
-                )
+                out.append(("calibration", f"an item without views needs one camera (for its video); found "
+                            f"{len(cams)}", "error"))
     return out

@@ -283,7 +283,8 @@ def validate_manifest(
             what sampling would have to assume (a frame rate, unusable time stamps) as warnings.
             Both also read an item's ``robot``, ``joint_states`` and ``calibration`` files
             (:func:`robojudge.robots.check_episode_files`; a calibration must also have a camera for
-            every view of the item, :func:`_uncalibrated_views`); what fails there is an error. And both
+            every view of the item, :func:`_uncalibrated_views`); what fails there is an error (a
+            camera of no view of the item is a warning: a rig file shared by episodes). And both
             check that an item's views agree in frame count and rate, and that a grid video cuts
             evenly into its cells (:func:`robojudge.suite._views.check_views`; errors).
         progress: Called with ``(videos checked, videos to check)`` as media checks finish.
@@ -425,12 +426,12 @@ def _same_videos(checked: list[_Checked], shown: str) -> None:
             "twice in its groups' means", "warning"))
 
 
-def _uncalibrated_views(item: Item, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _uncalibrated_views(item: Item, found: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     """The problem of a calibration that loads but has no camera for one of the item's views (the
-    multi-view metrics refuse such an item with an error row); nothing when ``found`` already reports
-    the calibration, or the item has no views."""
+    multi-view metrics refuse such an item with an error row); nothing when ``found`` already has an
+    error on the calibration, or the item has no views."""
     views = item.view_names()
-    if not item.calibration or not views or any(f == "calibration" for f, _ in found):
+    if not item.calibration or not views or any(f == "calibration" and s == "error" for f, _, s in found):
         return []
     from robojudge.robots import load_calibration
 
@@ -442,7 +443,7 @@ def _uncalibrated_views(item: Item, found: list[tuple[str, str]]) -> list[tuple[
     if not missing:
         return []
     return [("calibration", f"{item.calibration}: no camera for view(s) {missing} (it has {sorted(cams)}); "
-                            "the calibration needs one camera per view")]
+                            "the calibration needs one camera per view", "error")]
 
 
 def _declared_frames(video: str | None) -> int | None:
