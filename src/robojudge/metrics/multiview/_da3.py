@@ -290,14 +290,23 @@ def _rig(item: Any, cfg: Da3RigisConfig, metric: str, estimator: Estimator) -> R
 def score_rig_item(item: Any, cfg: Da3RigisConfig, metric: str, *, estimator: Estimator,
                    ids: tuple[str, str, str]) -> Any:
     """The :class:`~robojudge.metrics._score.Score` of ``metric`` (one of ``ids``) for ``item``, with the rig
-    reconstructed by ``estimator`` (shared by the three ids, see :func:`clear_rig_cache`)."""
-    from robojudge.metrics._score import Score
-    from robojudge.robots import load_calibration
+    reconstructed by ``estimator`` (shared by the three ids, see :func:`clear_rig_cache`).
 
-    if len(item.views or {}) < 2:
+    Raises:
+        MetricInputError: The item's ``calibration`` cannot be read or has no camera for one of its views
+            (names compared exactly, as the weights-free RIGIS does; checked before the network runs), or
+            its views cannot be read alike (:func:`item_views`).
+    """
+    from robojudge.metrics._score import Score
+    from robojudge.metrics.multiview._item import item_cameras
+
+    names = list(item.views or {})
+    if len(names) < 2:
         return Score(value=math.nan, details={
-            "unscored_reason": f"RIGIS needs at least two views; the item has {len(item.views or {})}"})
-    cameras = load_calibration(item.calibration) if item.calibration else None
+            "unscored_reason": f"RIGIS needs at least two views; the item has {len(names)}"})
+    # A calibration that lacks a view (or names it in another case) would leave that view's pairs
+    # without their accuracy term, and a view that disagrees with the rig would look steady.
+    cameras = item_cameras(item, names) if item.calibration else None
     value, details = rig_parts(_rig(item, cfg, metric, estimator), cfg, cameras, ids)[metric]
     return Score(value=value, details=details)
 

@@ -14,9 +14,16 @@ if TYPE_CHECKING:
     from robojudge.metrics.multiview._da3 import Da3RigisConfig
 
 
+# The version of every network's three ids (one scoring code, so one history):
+# 2: a calibration without a camera for one of the views (or naming it in another case) is an error row, as
+# for the weights-free RIGIS (before: that view's pairs lost their accuracy term, so a view that disagreed
+# with the calibration could score 1).
+VERSION = "2"
+
+
 def register_rig_metrics(ids: tuple[str, str, str], *, network: str, common: str, citation: str,
                          config: type[Da3RigisConfig], weights: tuple[str, ...],
-                         score: Callable[[Any, Any, str], Any], version: str = "1") -> None:
+                         score: Callable[[Any, Any, str], Any], version: str = VERSION) -> None:
     """Register the three RIGIS ids of one reconstruction network (``network`` names it in the texts)."""
     from robojudge.metrics._registry import Family, Input, Provider, metric
 
