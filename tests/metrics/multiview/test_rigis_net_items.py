@@ -1,5 +1,6 @@
-"""The network-backed RIGIS (``rigis_da3*``, ``rigis_vggt*``) checks an item's calibration as the
-weights-free ``rigis`` does: it must name every view, else the same error row.
+"""The network-backed RIGIS (``rigis_da3*``, ``rigis_vggt*``) reads the items the weights-free ``rigis``
+reads, as it reads them: a calibration must name every view (else the same error row), and a grid video
+is cut into its named views.
 
 The network is a stub (as in test_rigis_da3.py): it returns the synthetic rig's calibrated poses with view
 c turned 20 degrees about its vertical axis, so view c disagrees with the calibration and ``*_pose``
@@ -56,13 +57,18 @@ class Stub:
 
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Views a, b, c as lossless frame folders, the rig's calibration, and one calibration without c."""
+    """Views a, b, c as lossless frame folders, the same three tiled into a 2x2 grid (last cell black),
+    the rig's calibration, and one calibration without c."""
     from robojudge.video import write_video
 
     root = tmp_path_factory.mktemp("net_rig")
     views = {n: f[:6] for n, f in clean_views().items()}
     for name, frames in views.items():
         write_video(root / name, frames, fps=10)
+    black = np.zeros_like(views["a"])
+    grid = np.concatenate([np.concatenate([views["a"], views["b"]], axis=2),
+                           np.concatenate([views["c"], black], axis=2)], axis=1)
+    write_video(root / "grid", grid, fps=10)
     cal = {n: c.model_dump() for n, c in CAMERAS.items()}
     (root / "calib.json").write_text(json.dumps(cal))
     (root / "calib_ab.json").write_text(json.dumps({k: cal[k] for k in ("a", "b")}))
@@ -78,6 +84,12 @@ def _views_row(item_id: str, names: str = "abc", calibration: str = "calib.json"
     views = {n: n.lower() for n in names}
     return {"item_id": item_id, "video": views[names[0]], "views": views, "main_view": names[0],
             "calibration": calibration}
+
+
+def _grid_row(item_id: str, rows: int, cols: int) -> dict[str, Any]:
+    cells: list[str | None] = ["a", "b", "c"] + [None] * (rows * cols - 3)
+    return {"item_id": item_id, "video": "grid", "main_view": "a", "calibration": "calib.json",
+            "grid": {"rows": rows, "cols": cols, "views": cells}}
 
 
 @pytest.fixture(autouse=True)
@@ -119,3 +131,28 @@ def test_a_calibration_lacking_a_view_or_naming_it_in_another_case_is_rigis_erro
     bare = _item(rig, {**_views_row("bare"), "calibration": None})
     pairs = _score(module, ids[2], bare).details["pairs"]
     assert not any("accuracy" in p for p in pairs.values())
+
+
+@pytest.mark.parametrize(("module", "ids"), NETWORKS)
+def test_a_grid_item_is_read_as_its_named_views(
+    rig: Path, module: Any, ids: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stub = Stub()
+    monkeypatch.setattr(module, "ESTIMATOR", stub)
+    views = _item(rig, _views_row("views"))
+    grid = _item(rig, _grid_row("grid", 2, 2))
+    for mid in ids:
+        stub.calls.clear()
+        want = _score(module, mid, views)
+        sent = list(stub.calls)
+        stub.calls.clear()
+        got = _score(module, mid, grid)
+        assert len(stub.calls) == len(sent) == 3  # three instants, one pass each
+        # the network is sent the grid's cells, frame for frame what it is sent of the separate views
+        assert all(np.array_equal(a, b) for a, b in zip(stub.calls, sent, strict=True))
+        assert not math.isnan(got.value) and got.value == want.value and got.details == want.details, mid
+    assert set(_score(module, ids[2], grid).details["pairs"]) == {"a-b", "a-c", "b-c"}
+    # A grid that does not divide the video is an error on the field, as for the weights-free RIGIS.
+    odd = _item(rig, _grid_row("odd", 2, 3))
+    with pytest.raises(MetricInputError, match=r"field grid: a 256x192 video does not split into a 2x3 grid"):
+        _score(module, ids[0], odd)

@@ -245,21 +245,31 @@ def clear_rig_cache() -> None:
 
 
 def item_views(item: Any, cfg: Da3RigisConfig) -> dict[str, np.ndarray]:
-    """The item's views sampled alike (``fps``, ``max_instants``), main view first.
+    """The item's views sampled alike (``fps``, ``max_instants``), main view first: each view's own video,
+    or the cells of a grid video (sampled once and cut, as the weights-free RIGIS reads it).
 
     Raises:
-        MetricInputError: When the views' sampled frames do not come from the same source frames.
+        MetricInputError: When the views' sampled frames do not come from the same source frames, or a
+            grid does not divide the video.
     """
     from robojudge.metrics._errors import MetricInputError
+    from robojudge.suite._views import GridError, split_grid, view_sources
     from robojudge.video import sample_frames
 
-    views = dict(item.views or {})
-    main = item.main_view if item.main_view in views else next(iter(views), None)
-    order = ([main] if main else []) + [v for v in views if v != main]
+    sources = view_sources(item)
+    main = item.main_view if item.main_view in sources else next(iter(sources), None)
+    order = ([main] if main else []) + [v for v in sources if v != main]
+    if item.grid is not None:
+        sampled = sample_frames(str(item.video), fps=cfg.fps, max_frames=cfg.max_instants)
+        try:
+            cells = split_grid(sampled.frames, item.grid)
+        except GridError as e:
+            raise MetricInputError(f"field grid: {e}") from None
+        return {name: cells[name] for name in order}
     out: dict[str, np.ndarray] = {}
     first = None
     for name in order:
-        s = sample_frames(str(views[name]), fps=cfg.fps, max_frames=cfg.max_instants)
+        s = sample_frames(str(sources[name].path), fps=cfg.fps, max_frames=cfg.max_instants)
         if first is None:
             first = (name, s.indices)
         elif not np.array_equal(s.indices, first[1]):
@@ -272,11 +282,13 @@ def item_views(item: Any, cfg: Da3RigisConfig) -> dict[str, np.ndarray]:
 
 
 def _rig(item: Any, cfg: Da3RigisConfig, metric: str, estimator: Estimator) -> RigGeometry:
+    from robojudge.suite._views import view_sources
     from robojudge.video import FileFingerprint
 
-    paths = sorted((item.views or {}).items())
-    key = (tuple((n, str(p), FileFingerprint.of(str(p))) for n, p in paths), cfg.fps, cfg.max_instants,
-           cfg.process_res, estimator)
+    # A grid's cells share one file: the cell (and the layout's names) tell them apart.
+    sources = sorted((n, src.path, src.cell) for n, src in view_sources(item).items())
+    key = (tuple((n, str(p), cell, FileFingerprint.of(str(p))) for n, p, cell in sources), cfg.fps,
+           cfg.max_instants, cfg.process_res, estimator)
     if key not in _CACHE:
         # One item's reconstruction per network at a time: an item's three ids of one network run one
         # after the other, so a newer item (or setting) replaces that network's entry.
@@ -299,8 +311,9 @@ def score_rig_item(item: Any, cfg: Da3RigisConfig, metric: str, *, estimator: Es
     """
     from robojudge.metrics._score import Score
     from robojudge.metrics.multiview._item import item_cameras
+    from robojudge.suite._views import view_sources
 
-    names = list(item.views or {})
+    names = list(view_sources(item))
     if len(names) < 2:
         return Score(value=math.nan, details={
             "unscored_reason": f"RIGIS needs at least two views; the item has {len(names)}"})

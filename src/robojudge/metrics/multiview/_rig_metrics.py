@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 # The version of every network's three ids (one scoring code, so one history):
 # 2: a calibration without a camera for one of the views (or naming it in another case) is an error row, as
 # for the weights-free RIGIS (before: that view's pairs lost their accuracy term, so a view that disagreed
-# with the calibration could score 1).
+# with the calibration could score 1); a grid item is read, cut into its named views (before: unscored,
+# "the item has 0" views).
 VERSION = "2"
 
 
