@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -175,7 +176,7 @@ def test_read_views_carries_each_views_held_frames(tmp_path: Path):
     frames = np.random.default_rng(0).integers(0, 255, (6, 16, 16, 3), dtype=np.uint8)
     views = {}
     for name in ("a", "b"):
-        write_video(tmp_path / name, frames)  # a frame folder: no codec between the test and the reader
+        write_video(tmp_path / name, frames, fps=10.0)  # a frame folder: no codec between test and reader
         views[name] = str(tmp_path / name)
     item = Item(item_id="x", video=views["a"], instruction="i", views=views)
     held = {"a": np.r_[False, True, True, False, False, False],
@@ -192,6 +193,41 @@ def test_read_views_carries_each_views_held_frames(tmp_path: Path):
     got = read_views(lambda f, fps: tracks(len(f), fps, "b"), item, cams, main=main)
     assert got.held is not None and got.held.shape == (6, 2)
     assert (got.held[:, 0] == held["a"]).all() and (got.held[:, 1] == held["b"]).all()
+
+
+@pytest.mark.parametrize(("frames_b", "fps_b", "words"), [
+    (5, 10.0, "frame counts {'a': 6, 'b': 5}"),
+    (6, 20.0, "view 'b' runs at 20 fps, view 'a' at 10 fps (+100.0%)"),
+])
+def test_views_out_of_step_are_refused_before_the_reader_reads_them(tmp_path: Path, frames_b: int,
+                                                                    fps_b: float, words: str):
+    from robojudge.kiva._score import Tracks
+    from robojudge.kiva.multiview import ViewsOutOfStep, read_views
+    from robojudge.suite import Item
+    from robojudge.video import write_video
+
+    frames = np.random.default_rng(0).integers(0, 255, (6, 16, 16, 3), dtype=np.uint8)
+    write_video(tmp_path / "a", frames, fps=10.0)
+    write_video(tmp_path / "b", frames[:frames_b], fps=fps_b)  # a view cut short, or re-timed
+    views = {"a": str(tmp_path / "a"), "b": str(tmp_path / "b")}
+    item = Item(item_id="x", video=views["a"], instruction="i", views=views)
+    eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    cams = {v: Camera(K=((F, 0.0, 8.0), (0.0, F, 8.0), (0.0, 0.0, 1.0)), R=eye, t=(0.0, 0.0, 2.0 + i),
+                      size=(16, 16)) for i, v in enumerate(views)}
+    read: list[int] = []
+
+    def tracks(f: np.ndarray, fps: float) -> Tracks:
+        read.append(len(f))
+        n = len(f)
+        return Tracks(np.zeros((n, 1, 2)), np.ones((n, 1), bool), np.ones((n, 1)), fps, 16, 16)
+
+    main = ("a", tracks(frames, 10.0))  # the main view, read by the metric already
+    read.clear()
+    with pytest.raises(ViewsOutOfStep, match=rf"^views are not synchronised: .*{re.escape(words)}"):
+        read_views(tracks, item, cams, main=main)
+    with pytest.raises(ViewsOutOfStep, match=re.escape(words)):
+        read_views(tracks, item, cams)  # without a main view, the first view read is the reference
+    assert read == [6]  # view a, read in the second call; view b never reached the reader
 
 
 # ------------------------------------------------------------------ items, views, calibration (fast)
@@ -494,6 +530,34 @@ def test_a_single_view_item_or_one_without_calibration_is_measured_in_2d_and_say
     forced = spec.compute(item, spec.make_config({"reader": cfg.reader, "measure": "2d"}))
     assert forced.details["measure"] == "2d" and forced.details["measure_2d_reason"] == "measure is set to 2d"
     assert forced.details["segments"] == spec.compute(single, cfg).details["segments"]
+
+
+@pytest.mark.slow
+def test_views_out_of_step_are_measured_in_2d_and_the_reason_names_the_view(mv_calibrated, mv_suite,
+                                                                           tmp_path):
+    from robojudge.metrics import get_metric
+    from robojudge.metrics.learned import kiva as kiva_metric
+    from robojudge.suite import load_suite
+    from robojudge.video import sample_frames, write_video
+
+    item = load_suite(mv_suite).by_id("fetch00-oracle")
+    assert item.views is not None
+    spec = get_metric("kiva")
+    cfg = spec.make_config({"reader": str(Path(mv_calibrated) / "reader.pt")})
+    cam2 = sample_frames(item.views["cam2"], fps=None, max_frames=None)
+    # cam2's frames tagged at twice the rate, and cam2 two frames short: frame t is no longer the instant
+    # frame t of cam0 shows (the audit's 20 fps view doubled the value, read in 3D)
+    write_video(tmp_path / "fast", cam2.frames, fps=2 * cam2.source_fps)
+    write_video(tmp_path / "short", cam2.frames[:-2], fps=cam2.source_fps)
+    for name, words in (("fast", "view 'cam2' runs at"), ("short", "frame counts")):
+        kiva_metric._VALUES_3D.clear()
+        odd = item.model_copy(update={"views": {**item.views, "cam2": str(tmp_path / name)}})
+        score = spec.compute(odd, cfg)
+        assert score.details["measure"] == "2d", score.details
+        why = score.details["measure_2d_reason"]
+        assert why.startswith("views are not synchronised: ") and words in why, why
+        assert why.endswith(": rigidity is measured in 2D")
+        assert {s["rigidity_measure"] for s in score.details["segments"]} <= {"2d", None}
 
 
 # ------------------------------------------------------------------ scripts/kiva_3d.py's statistics (fast)

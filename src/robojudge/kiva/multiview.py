@@ -4,9 +4,9 @@ An item qualifies when it has two or more ``views`` and a ``calibration`` that n
 them (docs/manifest.md). Each such view is read by the reader (five candidates, as the main view), the
 readings are triangulated (:func:`triangulate`, a DLT with a reprojection-error check), and each
 segment's rigidity is the largest coefficient of variation of a rigid link's length in metres. Whatever
-stops that (one view, no calibration, a reader without a 3D threshold) is said in a reason, and the 2D
-measure of the main view stands. A grid video is not read here: KIVA, like every metric that reads one
-video, skips grid items.
+stops that (one view, no calibration, views out of step, a reader without a 3D threshold) is said in a
+reason, and the 2D measure of the main view stands. A grid video is not read here: KIVA, like every
+metric that reads one video, skips grid items.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ __all__ = [
     "MIN_LINK_M",
     "Triangulated",
     "ViewReadings",
+    "ViewsOutOfStep",
     "apply_3d",
     "calibrated_views",
     "projection_matrix",
@@ -87,21 +88,42 @@ def main_view_name(item: Item) -> str | None:
     return next((v for v, path in (item.views or {}).items() if path == item.video), item.main_view)
 
 
+class ViewsOutOfStep(ValueError):
+    """The calibrated views of an item are not one frame per instant each (frame counts or frame rates
+    differ): frame t of one is not frame t of another, so they cannot be triangulated frame by frame. The
+    message names the views; the metrics measure rigidity in 2D and say so."""
+
+
 def read_views(read: Read, item: Item, cameras: dict[str, Any],
                main: tuple[str, Tracks] | None = None) -> ViewReadings:
-    """Read each calibrated view of ``item`` with ``read`` (``main``: a view already read, reused)."""
+    """Read each calibrated view of ``item`` with ``read`` (``main``: a view already read, reused).
+
+    Raises:
+        ViewsOutOfStep: A view's frame count or frame rate differs from the first view's (``main``'s
+            when given; :func:`robojudge.suite.views_out_of_step`, as the RIGIS metrics and ``suite
+            validate`` compare them). Checked as each view is decoded, before the reader reads it.
+    """
+    from robojudge.suite import views_out_of_step
     from robojudge.video import sample_frames
 
     names = list(cameras)
     tracks: dict[str, Tracks] = {}
+    ref = (main[0], len(main[1].positions), float(main[1].fps)) if main is not None else None
     for name in names:
         if main is not None and name == main[0]:
             tracks[name] = main[1]
             continue
         assert item.views is not None  # calibrated_views found two
         clip = sample_frames(item.views[name], fps=None, max_frames=None)
-        tracks[name] = read(clip.frames, float(clip.source_fps))
-    n = min(len(t.positions) for t in tracks.values())  # views of one rollout share frames; guard a short one
+        fps = float(clip.source_fps)
+        if ref is None:
+            ref = (name, len(clip.frames), fps)
+        else:
+            why = views_out_of_step({ref[0]: ref[1], name: len(clip.frames)}, {ref[0]: ref[2], name: fps})
+            if why is not None:
+                raise ViewsOutOfStep(why)
+        tracks[name] = read(clip.frames, fps)
+    n = min(len(t.positions) for t in tracks.values())  # equal: every view was checked against the first
     pos = np.stack([tracks[v].positions[:n] for v in names], axis=1)
     vis = np.stack([tracks[v].visible[:n] for v in names], axis=1)
     sizes = {v: (tracks[v].width, tracks[v].height) for v in names}

@@ -40,6 +40,7 @@ from robojudge.suite._schema import (
     Labels,
     item_id_problem,
 )
+from robojudge.suite._views import views_out_of_step
 
 __all__ = [
     "KEPT_WITHOUT_FILES",
@@ -74,6 +75,7 @@ __all__ = [
     "scan_folder",
     "suite_info",
     "validate_manifest",
+    "views_out_of_step",
     "write_manifest",
     "clip_source_conflicts",
     "source_text",

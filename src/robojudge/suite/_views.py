@@ -9,13 +9,14 @@ them: views that disagree in frame count or timing, a grid that does not divide 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from robojudge.suite._schema import Grid, Item
 
-__all__ = ["GridError", "ViewSource", "check_views", "split_grid", "view_sources"]
+__all__ = ["GridError", "ViewSource", "check_views", "split_grid", "view_sources", "views_out_of_step"]
 
 Finding = tuple[str, str, str]  # (dotted field, message, severity)
 
@@ -74,6 +75,31 @@ def split_grid(frames: np.ndarray, grid: Grid) -> dict[str, np.ndarray]:
     h, w = int(frames.shape[1]), int(frames.shape[2])
     cw, ch = cell_size(grid, w, h)
     return {n: frames[:, r * ch:(r + 1) * ch, c * cw:(c + 1) * cw] for n, (r, c) in grid.cells().items()}
+
+
+def views_out_of_step(counts: Mapping[str, int], rates: Mapping[str, float]) -> str | None:
+    """Why views of these frame counts and frame rates (by view name; the first view's rate is the
+    reference) are not one frame per instant each, or None when they are: frame t of every view is then
+    the same instant, as reading them side by side assumes.
+
+    >>> views_out_of_step({"a": 24, "b": 24}, {"a": 10.0, "b": 10.05}) is None
+    True
+    >>> views_out_of_step({"a": 24, "b": 24}, {"a": 10.0, "b": 20.0})[:64]
+    "views are not synchronised: view 'b' runs at 20 fps, view 'a' at"
+    """
+    if len(set(counts.values())) > 1:
+        return (f"views are not synchronised: frame counts {dict(counts)} (robojudge suite validate --deep "
+                "names the view that disagrees)")
+    if not rates:
+        return None
+    # Equal counts at different rates are different instants (a view re-encoded at twice the rate).
+    ref, r = next(iter(rates.items()))
+    for name, v in rates.items():
+        if abs(v - r) > FPS_TOLERANCE * r:
+            return (f"views are not synchronised: view {name!r} runs at {v:g} fps, view {ref!r} at {r:g} fps "
+                    f"({100 * (v / r - 1):+.1f}%); frame t of each is not the same instant (robojudge suite "
+                    "validate names every view that disagrees)")
+    return None
 
 
 @dataclass(frozen=True)

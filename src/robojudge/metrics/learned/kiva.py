@@ -113,7 +113,8 @@ class KivaConfig(BaseModel):
 _LOCK = threading.Lock()
 _READERS: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
 _TRACKS: OrderedDict[tuple[Any, ...], Tracks] = OrderedDict()
-_VALUES_3D: OrderedDict[tuple[Any, ...], list[tuple[float, int]]] = OrderedDict()
+# Per item and reader: each segment's 3D rigidity, or why the item stays in 2D (views out of step).
+_VALUES_3D: OrderedDict[tuple[Any, ...], list[tuple[float, int]] | str] = OrderedDict()
 _KEEP = 4  # the three parts of one video read it once; a few readers and videos are enough
 
 
@@ -372,6 +373,7 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
     """Replace each segment's 2D rigidity verdict by the 3D one where it can be measured (in place), and
     say per segment which it is; the second value says why a segment, or the item, stays in 2D."""
     from robojudge.kiva.multiview import (
+        ViewsOutOfStep,
         apply_3d,
         calibrated_views,
         main_view_name,
@@ -397,12 +399,20 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
             _check_aspect(item, frames.shape[1:3], reader, rkey[0], metric_id, "view read in 3D")
             return read_frames(reader, frames, fps)
 
-        readings = read_views(read, item, cams, (main, tracks) if main else None)
-        spans = [(v.values.start, v.values.stop) for v in result.verdicts]
-        values = segment_values_3d(readings, reader.links, spans, max_error=config.max_reprojection,
-                                   min_link=config.min_link_3d)
+        try:
+            readings = read_views(read, item, cams, (main, tracks) if main else None)
+        except ViewsOutOfStep as exc:
+            # Frame t of one view is another instant in the other: pairing them would triangulate a
+            # moving robot from two moments. Remembered, so the item's other parts do not read it again.
+            values = f"{exc}: rigidity is measured in 2D"
+        else:
+            spans = [(v.values.start, v.values.stop) for v in result.verdicts]
+            values = segment_values_3d(readings, reader.links, spans, max_error=config.max_reprojection,
+                                       min_link=config.min_link_3d)
         with _LOCK:
             _remember(_VALUES_3D, key, values)
+    if isinstance(values, str):
+        return plain, values
     result.verdicts, measures = apply_3d(result.verdicts, values, result.thresholds, reader.rigidity_3d)
     return measures, "no rigid link triangulated on enough frames of a segment (seen by fewer than two views)"
 
@@ -431,7 +441,9 @@ _COMMON: dict[str, Any] = {
     # 12: refused (before: judged) a segment length other than the reader's calibration, an item naming
     # another robot's spec, and a video or view more than 3% off the training videos' shape; values stored
     # before may rest on one of those, so they are computed again. Verdicts of accepted videos unchanged.
-    "version": "12",
+    # 13: calibrated views of different frame counts or frame rates are measured in 2D, with the reason
+    # naming the view (before: frame t of each triangulated together, one view's instant against another's).
+    "version": "13",
 }
 
 

@@ -10,7 +10,7 @@ from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics.tracking._sim import StateFileError, read_state
 from robojudge.robots import Camera, load_calibration
 from robojudge.suite import Item
-from robojudge.suite._views import FPS_TOLERANCE, GridError, cell_size, split_grid, view_sources
+from robojudge.suite._views import GridError, cell_size, split_grid, view_sources, views_out_of_step
 from robojudge.video import sample_frames
 
 
@@ -24,8 +24,8 @@ def view_frames(item: Item, instants: int) -> dict[str, np.ndarray]:
     Raises:
         Unmeasurable: the item has fewer than two views.
         MetricInputError: the views differ in frame count or frame rate (by more than
-            :data:`robojudge.suite._views.FPS_TOLERANCE`, as ``suite validate`` checks), or a grid does
-            not divide the video.
+            :data:`robojudge.suite._views.FPS_TOLERANCE`, as ``suite validate`` checks;
+            :func:`robojudge.suite.views_out_of_step`), or a grid does not divide the video.
     """
     sources = view_sources(item)
     if len(sources) < 2:
@@ -46,17 +46,9 @@ def view_frames(item: Item, instants: int) -> dict[str, np.ndarray]:
         # An even spread keeps the last frame, so its index tells the view's length.
         counts[name] = int(s.indices[-1]) + 1 if len(s.indices) else 0
         rates[name] = s.source_fps
-    if len(set(counts.values())) > 1:
-        raise MetricInputError(f"views are not synchronised: frame counts {counts} (robojudge suite validate "
-                               "--deep names the view that disagrees)")
-    # Equal counts at different rates are different instants (a view re-encoded at twice the rate).
-    ref, r = next(iter(rates.items()))
-    for name, v in rates.items():
-        if abs(v - r) > FPS_TOLERANCE * r:
-            raise MetricInputError(
-                f"views are not synchronised: view {name!r} runs at {v:g} fps, view {ref!r} at {r:g} fps "
-                f"({100 * (v / r - 1):+.1f}%); frame t of each is not the same instant (robojudge suite "
-                "validate names every view that disagrees)")
+    why = views_out_of_step(counts, rates)
+    if why is not None:
+        raise MetricInputError(why)
     return out
 
 
