@@ -267,6 +267,42 @@ def test_a_view_calibrated_at_another_size_is_scaled_to_the_frames_read():
     full = proj[0] @ p
     small = half @ p
     assert small[:2] / small[2] == pytest.approx(full[:2] / full[2] / 2)
+    # A crop is another framing: scaling K per axis to it would put the readings on other rays.
+    with pytest.raises(ValueError, match=rf"^view 'v' is {SIZE}x144 \(aspect 1\.778\), its calibration is "
+                                         rf"for {SIZE}x{SIZE} \(1\.000\)"):
+        cameras_for_views({"v": cam}, ["v"], {"v": (SIZE, 144)})
+
+
+def test_a_view_framed_otherwise_than_calibrated_is_refused_before_the_reader_reads_it(tmp_path: Path):
+    from robojudge.kiva._score import Tracks
+    from robojudge.kiva.multiview import ViewOffCalibration, read_views
+    from robojudge.suite import Item
+    from robojudge.video import write_video
+
+    frames = np.random.default_rng(0).integers(0, 255, (6, 16, 16, 3), dtype=np.uint8)
+    write_video(tmp_path / "a", frames, fps=10.0)
+    write_video(tmp_path / "b", frames[:, 4:13], fps=10.0)  # 16x9 cut from the square camera's 16x16
+    views = {"a": str(tmp_path / "a"), "b": str(tmp_path / "b")}
+    item = Item(item_id="x", video=views["a"], instruction="i", views=views, calibration="rig.json")
+    eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    cams = {v: Camera(K=((F, 0.0, 8.0), (0.0, F, 8.0), (0.0, 0.0, 1.0)), R=eye, t=(0.0, 0.0, 2.0 + i),
+                      size=(16, 16)) for i, v in enumerate(views)}
+    read: list[int] = []
+
+    def tracks(f: np.ndarray, fps: float) -> Tracks:
+        read.append(len(f))
+        return Tracks(np.zeros((len(f), 1, 2)), np.ones((len(f), 1), bool), np.ones((len(f), 1)), fps,
+                      f.shape[2], f.shape[1])
+
+    with pytest.raises(ViewOffCalibration, match=r"^field calibration: rig\.json: view 'b' is 16x9 "
+                                                 r"\(aspect 1\.778\), its calibration is for 16x16"):
+        read_views(tracks, item, cams, main=("a", tracks(frames, 10.0)))
+    assert read == [6]  # the main view only: view b never reached the reader
+    # The main view is checked too (a calibration for 32x16 of the 16x16 main view).
+    with pytest.raises(ViewOffCalibration, match=r"view 'a' is 16x16 \(aspect 1\.000\), its calibration is "
+                                                 r"for 32x16"):
+        read_views(tracks, item, {"a": cams["a"].model_copy(update={"size": (32, 16)}), "b": cams["b"]},
+                   main=("a", tracks(frames, 10.0)))
 
 
 def _mv_manifest(root: Path) -> Path:
@@ -533,8 +569,9 @@ def test_a_single_view_item_or_one_without_calibration_is_measured_in_2d_and_say
 
 
 @pytest.mark.slow
-def test_views_out_of_step_are_measured_in_2d_and_the_reason_names_the_view(mv_calibrated, mv_suite,
-                                                                           tmp_path):
+def test_views_out_of_step_or_framed_otherwise_are_measured_in_2d_and_the_reason_names_the_view(
+    mv_calibrated, mv_suite, tmp_path
+):
     from robojudge.metrics import get_metric
     from robojudge.metrics.learned import kiva as kiva_metric
     from robojudge.suite import load_suite
@@ -549,14 +586,16 @@ def test_views_out_of_step_are_measured_in_2d_and_the_reason_names_the_view(mv_c
     # frame t of cam0 shows (the audit's 20 fps view doubled the value, read in 3D)
     write_video(tmp_path / "fast", cam2.frames, fps=2 * cam2.source_fps)
     write_video(tmp_path / "short", cam2.frames[:-2], fps=cam2.source_fps)
-    for name, words in (("fast", "view 'cam2' runs at"), ("short", "frame counts")):
+    # ... and cam2 cropped to 64x48 from its calibrated 64x64: another framing, not the view resized
+    write_video(tmp_path / "crop", cam2.frames[:, 8:56], fps=cam2.source_fps)
+    for name, words in (("fast", "view 'cam2' runs at"), ("short", "frame counts"),
+                        ("crop", "view 'cam2' is 64x48 (aspect 1.333), its calibration is for 64x64")):
         kiva_metric._VALUES_3D.clear()
         odd = item.model_copy(update={"views": {**item.views, "cam2": str(tmp_path / name)}})
         score = spec.compute(odd, cfg)
         assert score.details["measure"] == "2d", score.details
         why = score.details["measure_2d_reason"]
-        assert why.startswith("views are not synchronised: ") and words in why, why
-        assert why.endswith(": rigidity is measured in 2D")
+        assert words in why and why.endswith(": rigidity is measured in 2D"), why
         assert {s["rigidity_measure"] for s in score.details["segments"]} <= {"2d", None}
 
 

@@ -147,6 +147,25 @@ def test_a_translation_must_be_finite(tmp_path: Path) -> None:
         load_calibration(tmp_path / "c.json")
 
 
+def test_a_camera_is_for_frames_of_its_aspect_ratio_at_any_size(tmp_path: Path) -> None:
+    from robojudge.robots import Camera, pixel_scale, size_mismatch
+
+    cam = Camera.model_validate(dict(CAMERA, size=[32, 24]))
+    assert pixel_scale(cam, 64, 48) == (2.0, 2.0) and size_mismatch(cam, 16, 12, "front") is None
+    assert size_mismatch(cam, 33, 24) is None  # within 1% (and a rounded resize): the same framing
+    with pytest.raises(ValueError, match=r"^view 'front' is 32x18 \(aspect 1\.778\), its calibration is for "
+                                         r"32x24 \(1\.333\): aspect ratios more than 1% apart"):
+        pixel_scale(cam, 32, 18, "front")
+    (tmp_path / "cal.json").write_text(json.dumps({"front": dict(CAMERA, size=[32, 24]),
+                                                   "side": dict(CAMERA, size=[32, 24])}))
+    cal = tmp_path / "cal.json"
+    sizes = {"front": (64, 48), "side": (32, 18)}
+    found = check_episode_files(None, None, cal, ["front", "side"], None, sizes)
+    assert [(f, s) for f, _, s in found] == [("calibration", "error")]
+    assert found[0][1].startswith(f"{cal}: view 'side' is 32x18 (aspect 1.778), its calibration is for 32x24")
+    assert check_episode_files(None, None, cal, ["front", "side"], None, {"front": (64, 48)}) == []
+
+
 # -- robot spec ------------------------------------------------------------------------------------
 
 

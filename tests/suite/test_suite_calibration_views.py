@@ -76,3 +76,35 @@ def test_a_camera_of_no_view_warns_and_a_view_without_a_camera_is_still_an_error
     found = _errors(tmp_path, row)
     assert len(found) == 1
     assert "no camera for view(s) ['Front', 'Side'] (it has ['back', 'front'])" in found[0][1]
+
+
+def test_a_view_framed_otherwise_than_its_camera_is_an_error_naming_both_sizes(tmp_path: Path) -> None:
+    # 'top' cropped to 16:9 from the 4:3 camera; 'side' at half size, the same framing (scaled, no error)
+    row = _rig(tmp_path, ["front", "side", "top"])
+    frames = np.random.default_rng(0).integers(0, 256, (4, 48, 64, 3), dtype=np.uint8)
+    write_video(tmp_path / "top_crop", frames[:, 6:42], fps=10)
+    write_video(tmp_path / "side_half", frames[:, ::2, ::2], fps=10)
+    row["views"] = {"front": "front", "side": "side_half", "top": "top_crop"}
+    assert _errors(tmp_path, row) == [
+        ("calibration", f"{tmp_path / 'rig.json'}: view 'top' is 64x36 (aspect 1.778), its calibration is "
+                        "for 64x48 (1.333): aspect ratios more than 1% apart are another framing (a crop, "
+                        "padding, another camera), which no scaling of K maps onto the calibrated rays; "
+                        "calibrate the view at the framing it is given in")]
+    assert _errors(tmp_path, row, media="none") == []  # nothing is opened
+
+
+def test_a_grid_cell_or_a_single_video_framed_otherwise_too(tmp_path: Path) -> None:
+    write_video(tmp_path / "grid", np.zeros((4, 36, 128, 3), np.uint8), fps=10)  # two 64x36 cells
+    (tmp_path / "rig.json").write_text(json.dumps({"left": CAMERA, "right": CAMERA}))
+    row = {"item_id": "g", "video": "grid", "grid": {"rows": 1, "cols": 2, "views": ["left", "right"]},
+           "calibration": "rig.json"}
+    found = _errors(tmp_path, row)
+    assert [f for f, _ in found] == ["calibration"] * 2
+    assert "view 'left' is 64x36 (aspect 1.778), its calibration is for 64x48" in found[0][1]
+    assert "view 'right' is 64x36" in found[1][1]
+    # An item without views: its one camera describes the video.
+    write_video(tmp_path / "wide", np.zeros((4, 36, 64, 3), np.uint8), fps=10)
+    (tmp_path / "one.json").write_text(json.dumps({"cam": CAMERA}))
+    found = _errors(tmp_path, {"item_id": "w", "video": "wide", "calibration": "one.json"})
+    assert len(found) == 1
+    assert "view 'cam' is 64x36 (aspect 1.778), its calibration is for 64x48" in found[0][1]

@@ -552,7 +552,13 @@ def _calibrate_3d(reader: Reader, manifest: str | Path, percentile: float, rollo
                   segment: int = SEGMENT) -> dict[str, Any]:
     from robojudge.kiva._data import collect_episodes
     from robojudge.kiva._score import segments
-    from robojudge.kiva.multiview import ViewsOutOfStep, calibrated_views, read_views, segment_values_3d
+    from robojudge.kiva.multiview import (
+        ViewOffCalibration,
+        ViewsOutOfStep,
+        calibrated_views,
+        read_views,
+        segment_values_3d,
+    )
     from robojudge.suite import load_suite
 
     values: list[float] = []
@@ -567,7 +573,7 @@ def _calibrate_3d(reader: Reader, manifest: str | Path, percentile: float, rollo
             continue
         try:
             readings = read_views(lambda f, fps: read_frames(reader, f, fps), item, cams)
-        except ViewsOutOfStep:
+        except (ViewsOutOfStep, ViewOffCalibration):
             continue  # scored in 2D (the metrics say why), so it sets no 3D threshold either
         spans = segments(len(readings.positions), segment, min(MIN_SEGMENT, segment))
         got = [v for v, _ in segment_values_3d(readings, reader.links, spans) if not math.isnan(v)]

@@ -190,11 +190,20 @@ def cameras_for_views(
     calibration: Mapping[str, Any], views: Sequence[str], sizes: Mapping[str, tuple[int, int]]
 ) -> np.ndarray:
     """``(V, 3, 4)`` matrices of ``views`` from calibrated :class:`~robojudge.robots.Camera` objects, in
-    the pixels of frames of ``sizes`` (a view's calibration at another image size is scaled to it)."""
+    the pixels of frames of ``sizes`` (a view's calibration at another image size of its aspect ratio is
+    scaled to it).
+
+    Raises:
+        ValueError: A view's frames have another aspect ratio than its calibration's ``size`` (a crop or
+            padding: :func:`robojudge.robots.size_mismatch`, naming the view and both sizes).
+    """
+    from robojudge.robots import pixel_scale
+
     mats = []
     for name in views:
         cam = calibration[name]
         w, h = sizes[name]
-        scale = np.diag([w / cam.size[0], h / cam.size[1], 1.0])
+        sx, sy = pixel_scale(cam, w, h, name)
+        scale = np.diag([sx, sy, 1.0])
         mats.append(scale @ projection_matrix(cam.K, cam.R, cam.t))
     return np.stack(mats)

@@ -4,9 +4,9 @@ An item qualifies when it has two or more ``views`` and a ``calibration`` that n
 them (docs/manifest.md). Each such view is read by the reader (five candidates, as the main view), the
 readings are triangulated (:func:`triangulate`, a DLT with a reprojection-error check), and each
 segment's rigidity is the largest coefficient of variation of a rigid link's length in metres. Whatever
-stops that (one view, no calibration, views out of step, a reader without a 3D threshold) is said in a
-reason, and the 2D measure of the main view stands. A grid video is not read here: KIVA, like every
-metric that reads one video, skips grid items.
+stops that (one view, no calibration, views out of step or framed otherwise than calibrated, a reader
+without a 3D threshold) is said in a reason, and the 2D measure of the main view stands. A grid video is
+not read here: KIVA, like every metric that reads one video, skips grid items.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_ERROR",
     "MIN_LINK_M",
     "Triangulated",
+    "ViewOffCalibration",
     "ViewReadings",
     "ViewsOutOfStep",
     "apply_3d",
@@ -94,6 +95,12 @@ class ViewsOutOfStep(ValueError):
     message names the views; the metrics measure rigidity in 2D and say so."""
 
 
+class ViewOffCalibration(ValueError):
+    """A calibrated view whose frames have another aspect ratio than its calibration's ``size`` (a crop
+    or padding): its readings cannot be placed on the calibrated rays. The message names the view and
+    both sizes; the metrics measure rigidity in 2D and say so."""
+
+
 def read_views(read: Read, item: Item, cameras: dict[str, Any],
                main: tuple[str, Tracks] | None = None) -> ViewReadings:
     """Read each calibrated view of ``item`` with ``read`` (``main``: a view already read, reused).
@@ -101,20 +108,33 @@ def read_views(read: Read, item: Item, cameras: dict[str, Any],
     Raises:
         ViewsOutOfStep: A view's frame count or frame rate differs from the first view's (``main``'s
             when given; :func:`robojudge.suite.views_out_of_step`, as the RIGIS metrics and ``suite
-            validate`` compare them). Checked as each view is decoded, before the reader reads it.
+            validate`` compare them).
+        ViewOffCalibration: A view's frames have another aspect ratio than its calibration's ``size``
+            (:func:`robojudge.robots.size_mismatch`).
+
+        Both are checked as each view is decoded, before the reader reads it.
     """
+    from robojudge.robots import size_mismatch
     from robojudge.suite import views_out_of_step
     from robojudge.video import sample_frames
+
+    def framed(name: str, width: int, height: int) -> None:
+        why = size_mismatch(cameras[name], width, height, name)
+        if why is not None:
+            raise ViewOffCalibration(f"field calibration: {item.calibration}: {why}")
 
     names = list(cameras)
     tracks: dict[str, Tracks] = {}
     ref = (main[0], len(main[1].positions), float(main[1].fps)) if main is not None else None
+    if main is not None and main[0] in cameras:
+        framed(main[0], main[1].width, main[1].height)
     for name in names:
         if main is not None and name == main[0]:
             tracks[name] = main[1]
             continue
         assert item.views is not None  # calibrated_views found two
         clip = sample_frames(item.views[name], fps=None, max_frames=None)
+        framed(name, int(clip.frames.shape[2]), int(clip.frames.shape[1]))
         fps = float(clip.source_fps)
         if ref is None:
             ref = (name, len(clip.frames), fps)

@@ -8,7 +8,16 @@ imported only when a model is loaded. See docs/robots.md.
 """
 
 from robojudge.robots._builtin import BUILTIN_ROBOTS, FINGER_PAIRS, SIM_KEYPOINTS, builtin_robot
-from robojudge.robots._camera import DEPTH_MARGIN, Camera, load_calibration, mujoco_camera, project
+from robojudge.robots._camera import (
+    ASPECT_TOLERANCE,
+    DEPTH_MARGIN,
+    Camera,
+    load_calibration,
+    mujoco_camera,
+    pixel_scale,
+    project,
+    size_mismatch,
+)
 from robojudge.robots._check import check_episode_files
 from robojudge.robots._episode import EpisodeKinematics, episode_kinematics
 from robojudge.robots._fk import (
@@ -28,6 +37,7 @@ __all__ = [
     "SIM_KEYPOINTS",
     "BUILTIN_ROBOTS",
     "FINGER_PAIRS",
+    "ASPECT_TOLERANCE",
     "DEPTH_MARGIN",
     "Camera",
     "EpisodeKinematics",
@@ -48,10 +58,12 @@ __all__ = [
     "frame_mismatch",
     "load_robot_spec",
     "mujoco_camera",
+    "pixel_scale",
     "project",
     "read_robot_spec",
     "rigid_pairs",
     "sample_configurations",
+    "size_mismatch",
     "suggest_links",
     "summarize_robot",
 ]

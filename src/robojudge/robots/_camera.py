@@ -144,6 +144,50 @@ def _occluded(
     return np.asarray(surf < z - margin)
 
 
+ASPECT_TOLERANCE = 0.01
+"""Frames of another size than a camera's calibrated ``size`` are that picture resized, and read with
+``K`` scaled to them, only when the two aspect ratios (width / height) agree within this share (allowing
+half a pixel of rounding on each side of the frames). Beyond it the frames are another framing: a crop,
+padding (a 16:9 export of a 4:3 camera) or another camera, which no scaling of ``K`` maps onto the
+calibrated rays."""
+
+
+def size_mismatch(cam: Camera, width: int, height: int, view: str | None = None) -> str | None:
+    """Why frames of ``width x height`` cannot be read with ``cam``'s calibration (naming ``view``), or
+    None when they are the calibrated picture, at its size or resized (:data:`ASPECT_TOLERANCE`).
+
+    >>> eye = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+    >>> cam = Camera(K=((100, 0, 64), (0, 100, 48), (0, 0, 1)), R=eye, t=(0, 0, 0), size=(128, 96))
+    >>> size_mismatch(cam, 64, 48) is None, size_mismatch(cam, 129, 96) is None
+    (True, True)
+    >>> size_mismatch(cam, 128, 72, "c")[:72]
+    "view 'c' is 128x72 (aspect 1.778), its calibration is for 128x96 (1.333)"
+    """
+    cw, ch = int(cam.size[0]), int(cam.size[1])
+    w, h = int(width), int(height)
+    aspect = cw / ch
+    widest, narrowest = (w + 0.5) / max(h - 0.5, 0.5), (w - 0.5) / (h + 0.5)
+    if widest >= aspect * (1 - ASPECT_TOLERANCE) and narrowest <= aspect * (1 + ASPECT_TOLERANCE):
+        return None
+    head = f"view {view!r} is" if view is not None else "the frames are"
+    return (f"{head} {w}x{h} (aspect {w / h:.3f}), its calibration is for {cw}x{ch} ({aspect:.3f}): aspect "
+            f"ratios more than {ASPECT_TOLERANCE:.0%} apart are another framing (a crop, padding, another "
+            "camera), which no scaling of K maps onto the calibrated rays; calibrate the view at the framing "
+            "it is given in")
+
+
+def pixel_scale(cam: Camera, width: int, height: int, view: str | None = None) -> tuple[float, float]:
+    """``(sx, sy)`` taking pixels of ``cam``'s calibrated ``size`` to those of ``width x height`` frames.
+
+    Raises:
+        ValueError: The frames have another aspect ratio (:func:`size_mismatch`, naming ``view``).
+    """
+    why = size_mismatch(cam, width, height, view)
+    if why is not None:
+        raise ValueError(why)
+    return width / cam.size[0], height / cam.size[1]
+
+
 def mujoco_camera(model: Any, data: Any, camera: str | int, size: int | tuple[int, int]) -> Camera:
     """The calibration of a MuJoCo camera as rendered at ``size`` (``data`` after ``mj_forward``).
 

@@ -283,8 +283,9 @@ def validate_manifest(
             what sampling would have to assume (a frame rate, unusable time stamps) as warnings.
             Both also read an item's ``robot``, ``joint_states`` and ``calibration`` files
             (:func:`robojudge.robots.check_episode_files`; a calibration must also have a camera for
-            every view of the item, :func:`_uncalibrated_views`); what fails there is an error (a
-            camera of no view of the item is a warning: a rig file shared by episodes). And both
+            every view of the item, :func:`_uncalibrated_views`, for frames of that view's aspect
+            ratio); what fails there is an error (a camera of no view of the item is a warning: a rig
+            file shared by episodes). And both
             check that an item's views agree in frame count and rate, and that a grid video cuts
             evenly into its cells (:func:`robojudge.suite._views.check_views`; errors).
         progress: Called with ``(videos checked, videos to check)`` as media checks finish.
@@ -321,8 +322,10 @@ def validate_manifest(
         for c in checked:
             it = c.item
             if it is not None and (it.robot or it.joint_states or it.calibration):
+                view_sizes, video_size = _frame_sizes(it) if it.calibration else ({}, None)
                 found_files = check_episode_files(it.robot, it.joint_states, it.calibration,
-                                                  it.view_names() or None, _declared_frames(it.video))
+                                                  it.view_names() or None, _declared_frames(it.video),
+                                                  view_sizes, video_size)
                 found_files += _uncalibrated_views(it, found_files)
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_files)
         # Views of one rollout must be taken at the same instants; a grid must cut evenly.
@@ -444,6 +447,34 @@ def _uncalibrated_views(item: Item, found: list[tuple[str, str, str]]) -> list[t
         return []
     return [("calibration", f"{item.calibration}: no camera for view(s) {missing} (it has {sorted(cams)}); "
                             "the calibration needs one camera per view", "error")]
+
+
+def _frame_sizes(item: Item) -> tuple[dict[str, tuple[int, int]], tuple[int, int] | None]:
+    """``(width, height)`` of each view's frames (a grid's cells by name), and of the video of an item
+    without views: what its calibration's sizes are checked against. A video that cannot be read, or a
+    grid that does not divide it, is left out (the media and view checks report those)."""
+    from robojudge.suite._views import GridError, cell_size, view_sources
+    from robojudge.video import VideoError, probe_video
+
+    def size(path: str) -> tuple[int, int] | None:
+        try:
+            info = probe_video(path)
+        except (VideoError, OSError, ValueError):
+            return None
+        return info.width, info.height
+
+    sources = view_sources(item)
+    if not sources:
+        return {}, size(item.video) if item.video else None
+    if item.grid is not None:
+        whole = size(item.video)
+        try:
+            cell = cell_size(item.grid, *whole) if whole is not None else None
+        except GridError:
+            cell = None
+        return ({n: cell for n in sources} if cell is not None else {}), None
+    sizes = {n: size(src.path) for n, src in sources.items()}
+    return {n: s for n, s in sizes.items() if s is not None}, None
 
 
 def _declared_frames(video: str | None) -> int | None:

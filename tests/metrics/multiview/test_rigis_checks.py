@@ -1,6 +1,7 @@
 """What RIGIS refuses or leaves out: views at different frame rates (an error row, as for different
 lengths), ``instants`` below 2 (refused with the config), a part of weight 0 that cannot be measured
-(does not make S unscored), a calibration without one of the views (an error naming the field)."""
+(does not make S unscored), a calibration without one of the views or for another framing than a view's
+(an error naming the field)."""
 
 from __future__ import annotations
 
@@ -24,17 +25,23 @@ N = 4
 
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The synthetic rig as PNG frame folders at 10 fps, view b also at 20 and at 10.05 fps."""
+    """The synthetic rig as PNG frame folders at 10 fps, view b also at 20 and at 10.05 fps, view c also
+    centre-cropped to 16:9 (128x72, as a 16:9 export of the 4:3 camera) and at half size (64x48)."""
+    import cv2
+
     root = tmp_path_factory.mktemp("rig")
     views = write_rig(root)
     write_video(root / "b20", views["b"], fps=20)
     write_video(root / "b1005", views["b"], fps=10.05)
+    write_video(root / "c_crop", views["c"][:, 12:84], fps=10)
+    half = np.stack([cv2.resize(f, (64, 48), interpolation=cv2.INTER_AREA) for f in views["c"]])
+    write_video(root / "c_half", half, fps=10)
     return root
 
 
-def _item(root: Path, b: str = "b", calibration: str = "calib.json") -> Item:
+def _item(root: Path, b: str = "b", calibration: str = "calib.json", c: str = "c") -> Item:
     return Item(item_id="r", video=str(root / "a"), calibration=str(root / calibration),
-                views={"a": str(root / "a"), "b": str(root / b), "c": str(root / "c")})
+                views={"a": str(root / "a"), "b": str(root / b), "c": str(root / c)})
 
 
 @pytest.mark.parametrize("metric", IDS)
@@ -57,6 +64,33 @@ def test_a_calibration_without_a_view_is_an_error_on_the_field(rig: Path) -> Non
             rf"^field calibration: {rig / 'calib_ab.json'}: no camera for view\(s\) \['c'\] "
             r"\(it has \['a', 'b'\]\)")):
         spec.compute(_item(rig, calibration="calib_ab.json"), spec.make_config({"instants": N}))
+
+
+@pytest.mark.parametrize("metric", IDS)
+def test_a_view_cropped_from_its_calibrated_framing_is_an_error_naming_both_sizes(rig: Path,
+                                                                                  metric: str) -> None:
+    # K scaled per axis to a cropped view read a consistent rig as one out of calibration (rigis 0.57).
+    spec = get_metric(metric)
+    with pytest.raises(MetricInputError, match=(
+            rf"^field calibration: {rig / 'calib.json'}: view 'c' is 128x72 \(aspect 1\.778\), its "
+            r"calibration is for 128x96 \(1\.333\): aspect ratios more than 1% apart")):
+        spec.compute(_item(rig, c="c_crop"), spec.make_config({"instants": N, "max_features": 300}))
+
+
+def test_a_view_at_another_size_of_the_same_aspect_is_scaled() -> None:
+    from robojudge.metrics.multiview._geometry import intrinsics_for
+
+    cam = CAMERAS["c"]
+    k, half = np.asarray(cam.K), intrinsics_for(cam, 64, 48, "c")
+    assert np.allclose(half[:2], k[:2] / 2) and np.allclose(half[2], k[2])
+    with pytest.raises(ValueError, match=r"^view 'c' is 128x72 \(aspect 1\.778\), its calibration is for "):
+        intrinsics_for(cam, 128, 72, "c")
+
+
+def test_a_half_size_view_is_scored(rig: Path) -> None:
+    spec = get_metric("rigis_pose")
+    score = spec.compute(_item(rig, c="c_half"), spec.make_config({"instants": N, "max_features": 300}))
+    assert score.value > 0.9, score.details
 
 
 @pytest.mark.parametrize("metric", IDS)

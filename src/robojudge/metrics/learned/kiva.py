@@ -113,7 +113,8 @@ class KivaConfig(BaseModel):
 _LOCK = threading.Lock()
 _READERS: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
 _TRACKS: OrderedDict[tuple[Any, ...], Tracks] = OrderedDict()
-# Per item and reader: each segment's 3D rigidity, or why the item stays in 2D (views out of step).
+# Per item and reader: each segment's 3D rigidity, or why the item stays in 2D (views out of step, or
+# framed otherwise than calibrated).
 _VALUES_3D: OrderedDict[tuple[Any, ...], list[tuple[float, int]] | str] = OrderedDict()
 _KEEP = 4  # the three parts of one video read it once; a few readers and videos are enough
 
@@ -373,6 +374,7 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
     """Replace each segment's 2D rigidity verdict by the 3D one where it can be measured (in place), and
     say per segment which it is; the second value says why a segment, or the item, stays in 2D."""
     from robojudge.kiva.multiview import (
+        ViewOffCalibration,
         ViewsOutOfStep,
         apply_3d,
         calibrated_views,
@@ -401,9 +403,10 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
 
         try:
             readings = read_views(read, item, cams, (main, tracks) if main else None)
-        except ViewsOutOfStep as exc:
-            # Frame t of one view is another instant in the other: pairing them would triangulate a
-            # moving robot from two moments. Remembered, so the item's other parts do not read it again.
+        except (ViewsOutOfStep, ViewOffCalibration) as exc:
+            # Frame t of one view is another instant in the other, or a cropped view's pixels are not on
+            # the calibrated rays: either would triangulate points that are not the robot's. Remembered,
+            # so the item's other parts do not read the views again.
             values = f"{exc}: rigidity is measured in 2D"
         else:
             spans = [(v.values.start, v.values.stop) for v in result.verdicts]
@@ -441,8 +444,9 @@ _COMMON: dict[str, Any] = {
     # 12: refused (before: judged) a segment length other than the reader's calibration, an item naming
     # another robot's spec, and a video or view more than 3% off the training videos' shape; values stored
     # before may rest on one of those, so they are computed again. Verdicts of accepted videos unchanged.
-    # 13: calibrated views of different frame counts or frame rates are measured in 2D, with the reason
-    # naming the view (before: frame t of each triangulated together, one view's instant against another's).
+    # 13: calibrated views of different frame counts or frame rates, or a view of another aspect ratio than
+    # its calibration's size, are measured in 2D with the reason naming the view (before: frame t of each
+    # triangulated together, one view's instant against another's; a cropped view's K scaled per axis).
     "version": "13",
 }
 

@@ -9,18 +9,22 @@ import math
 
 import numpy as np
 
-from robojudge.robots import Camera
+from robojudge.robots import Camera, pixel_scale
 
 
-def intrinsics_for(cam: Camera, width: int, height: int) -> np.ndarray:
+def intrinsics_for(cam: Camera, width: int, height: int, view: str | None = None) -> np.ndarray:
     """``K`` of ``cam`` for frames of ``width x height`` pixels (scaled per axis from ``cam.size``).
 
-    A video sampled at another size than the one calibrated shows the same rays on a scaled pixel grid.
-    Pixel centres sit at half-integers in both grids (robojudge's convention), so the principal point
-    scales with the focal lengths.
+    A video sampled at another size than the one calibrated, at its aspect ratio, shows the same rays on
+    a scaled pixel grid. Pixel centres sit at half-integers in both grids (robojudge's convention), so the
+    principal point scales with the focal lengths.
+
+    Raises:
+        ValueError: The frames have another aspect ratio than ``cam.size`` (a crop or padding, which no
+            scaling undoes; :func:`robojudge.robots.size_mismatch`, naming ``view``).
     """
     k = np.asarray(cam.K, dtype=np.float64).copy()
-    sx, sy = width / cam.size[0], height / cam.size[1]
+    sx, sy = pixel_scale(cam, width, height, view)
     k[0] *= sx
     k[1] *= sy
     return k

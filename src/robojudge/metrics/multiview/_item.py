@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics.tracking._sim import StateFileError, read_state
-from robojudge.robots import Camera, load_calibration
+from robojudge.robots import Camera, load_calibration, size_mismatch
 from robojudge.suite import Item
 from robojudge.suite._views import GridError, cell_size, split_grid, view_sources, views_out_of_step
 from robojudge.video import sample_frames
@@ -79,16 +80,19 @@ def timing_frames(item: Item, side: int = TIMING_SIDE) -> dict[str, np.ndarray]:
             for n, src in view_sources(item).items()}
 
 
-def item_cameras(item: Item, names: list[str]) -> dict[str, Camera]:
+def item_cameras(item: Item, names: list[str],
+                 sizes: Mapping[str, tuple[int, int]] | None = None) -> dict[str, Camera]:
     """The calibrated camera of each named view: the item's ``calibration`` file, else its state file.
 
     A simulator state file (docs/sim_suite.md) holds ``K`` per view and ``R``, ``t`` per frame and view;
     the rig is taken as calibrated at frame 0, and the image size as twice the principal point (the
-    simulator's cameras have it at the centre).
+    simulator's cameras have it at the centre). Given ``sizes`` (each view's frames, ``(width, height)``),
+    a camera must be for frames of that aspect ratio (:func:`robojudge.robots.size_mismatch`).
 
     Raises:
         Unmeasurable: the item has neither, or its state file holds no cameras.
-        MetricInputError: the calibration cannot be read, or lacks one of the views.
+        MetricInputError: the calibration cannot be read, lacks one of the views, or is for another
+            aspect ratio than a view's frames (a cropped or padded view).
     """
     if item.calibration:
         try:
@@ -102,11 +106,15 @@ def item_cameras(item: Item, names: list[str]) -> dict[str, Camera]:
     else:
         raise Unmeasurable("no calibration: the item has neither a `calibration` file nor a simulator state "
                            "file with cameras; the weights-free RIGIS needs the rig's K, R, t")
+    field = "calibration" if item.calibration else "state"
     missing = [n for n in names if n not in cams]
     if missing:
-        field = "calibration" if item.calibration else "state"
         raise MetricInputError(f"field {field}: {source}: no camera for view(s) {missing} "
                                f"(it has {sorted(cams)})")
+    for n, (w, h) in (sizes or {}).items():
+        why = size_mismatch(cams[n], w, h, n) if n in names else None
+        if why is not None:
+            raise MetricInputError(f"field {field}: {source}: {why}")
     return {n: cams[n] for n in names}
 
 

@@ -97,7 +97,7 @@ def moving_agreement(
     masks = {n: moving_masks(a, levels, max(4, round(least_share * a.shape[1] * a.shape[2])))
              for n, a in arrays.items()}
     weak = {n: moving_masks(a, min(levels, explain_levels), 1) for n, a in arrays.items()}
-    intr = {n: intrinsics_for(cameras[n], *sizes[n]) for n in names}
+    intr = {n: intrinsics_for(cameras[n], *sizes[n], view=n) for n in names}
     rot = {n: np.asarray(cameras[n].R, dtype=np.float64) for n in names}
     tra = {n: np.asarray(cameras[n].t, dtype=np.float64).ravel() for n in names}
     grow = {n: np.ones((2 * r + 1, 2 * r + 1), np.uint8)

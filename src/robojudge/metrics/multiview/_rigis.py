@@ -348,7 +348,7 @@ def analyse_rig(
     arrays = {n: _as_frames(n, frames_by_view[n]) for n in names}
     n_frames = len(arrays[names[0]])
     sizes = {n: (int(a.shape[2]), int(a.shape[1])) for n, a in arrays.items()}
-    intr = {n: intrinsics_for(cameras[n], *sizes[n]) for n in names}
+    intr = {n: intrinsics_for(cameras[n], *sizes[n], view=n) for n in names}
     pairs = [PairResult(a, b) for a, b in combinations(names, 2)]
     cal = {pr.key: relative_pose(cameras[pr.a], cameras[pr.b]) for pr in pairs}
     per_view: dict[str, list[Features]] = {n: [] for n in names}

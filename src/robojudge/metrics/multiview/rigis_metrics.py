@@ -72,7 +72,8 @@ def _analysis(
 
 def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[str, Any]]]) -> Score:
     frames = view_frames(item, config.instants)
-    cameras = item_cameras(item, list(frames))
+    # Each camera must be for its view's framing: K scaled to a cropped or padded view misreads every ray.
+    cameras = item_cameras(item, list(frames), {n: (f.shape[2], f.shape[1]) for n, f in frames.items()})
     params = RigisParams.model_validate(config.model_dump(exclude={"instants"}))
     timing = timing_frames(item)
     # Only S_geo reads the moving parts; rigis_pose skips the second decode.
@@ -96,7 +97,9 @@ def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[st
     # 4: an essential-matrix fit that finds no model or raises (OpenCV 5.1) counts no inliers.
     # 5: views at different frame rates are an error row; a part of weight 0 (geo_weight 0 or 1) that
     # cannot be measured no longer leaves S unscored.
-    version="5",
+    # 6: a view of another aspect ratio than its calibration's size is an error row (before: K scaled per
+    # axis to it, so a cropped view read as a rig out of calibration).
+    version="6",
     citation=_CITATION,
     description=(
         "Multi-view consistency of a calibrated rig, 0-1: the mean of rigis_geo (matches obey the "
@@ -120,7 +123,9 @@ def rigis_metric(item: Item, config: RigisConfig) -> Score:
     # 2: times S_move (a view's moving pixels must move along their rays in the other views too).
     # 3: an essential-matrix fit that finds no model or raises (OpenCV 5.1) counts no inliers.
     # 4: views at different frame rates are an error row.
-    version="4",
+    # 5: a view of another aspect ratio than its calibration's size is an error row (K no longer scaled
+    # per axis to a cropped view).
+    version="5",
     citation=_CITATION,
     description=(
         "Share of cross-view SIFT matches within tau of the calibrated epipolar geometry (Sampson "
@@ -143,7 +148,9 @@ def rigis_geo_metric(item: Item, config: RigisConfig) -> Score:
     # 2: times S_still, each camera's stillness read in its own view; scored on flat scenes too.
     # 3: an essential-matrix fit that finds no model or raises (OpenCV 5.1) gives no candidate pose.
     # 4: views at different frame rates are an error row.
-    version="4",
+    # 5: a view of another aspect ratio than its calibration's size is an error row (K no longer scaled
+    # per axis to a cropped view).
+    version="5",
     citation=_CITATION,
     description=(
         "Whether the rig's cameras stay as calibrated, 0-1: relative poses of view pairs estimated from "
