@@ -10,6 +10,7 @@ import pytest
 
 from robojudge.kiva import KivaDataError, episodes_from_manifest, measured_links, resolve_robot
 from robojudge.kiva._data import load_episode
+from robojudge.suite import ManifestError
 from robojudge.video import write_video
 
 NAMES = ["a", "b", "c"]
@@ -62,6 +63,26 @@ def test_references_once_and_faithful_rollouts_with_keypoints_are_the_episodes(t
     with pytest.raises(KivaDataError, match="suite.jsonl: no reference video .* keypoints \\['zz'\\]"):
         episodes_from_manifest(manifest, ["zz"])
 
+
+
+def test_a_rollout_is_labelled_in_the_view_its_video_is(tmp_path):
+    # Without main_view, the main view is the view whose file is `video` (robojudge.suite.main_view_name);
+    # collect_episodes took state view 0 (cam0) for frames of cam1, and a reference in that view too.
+    for name in ("ref", "r_cam0", "r_cam1"):
+        write_video(tmp_path / f"{name}.mp4", np.zeros((T, H, W, 3), np.uint8), fps=10)
+    _state(tmp_path / "ref.npz")
+    _state(tmp_path / "r.npz")
+    row = {"item_id": "r", "video": "r_cam1.mp4", "reference_video": "ref.mp4", "state": "r.npz",
+           "views": {"cam0": "r_cam0.mp4", "cam1": "r_cam1.mp4"}, "clip_id": "c"}
+    (tmp_path / "suite.jsonl").write_text(json.dumps(row) + "\n")
+    episodes, _ = episodes_from_manifest(tmp_path / "suite.jsonl", all_views=True)
+    assert [(e.name, e.video.name, e.view, e.view_name) for e in episodes] == [
+        ("reference:c", "ref.mp4", 1, "cam1"), ("r", "r_cam1.mp4", 1, "cam1"),
+        ("r@cam0", "r_cam0.mp4", 0, "cam0")]
+    # main_view naming the other camera than `video` is refused by the manifest, not labelled across cameras
+    (tmp_path / "bad.jsonl").write_text(json.dumps({**row, "main_view": "cam0"}) + "\n")
+    with pytest.raises(ManifestError, match="main_view: main_view 'cam0' is not the view that video shows"):
+        episodes_from_manifest(tmp_path / "bad.jsonl")
 
 def test_keypoints_are_read_in_the_robots_order_and_scaled_to_the_readers_frames(tmp_path):
     kp2 = np.zeros((T, 1, 3, 2), np.float32)

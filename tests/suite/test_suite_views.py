@@ -154,3 +154,30 @@ def test_views_of_the_same_stamps_in_mp4_and_matroska_pass(tmp_path: Path) -> No
     item = Item(item_id="s", video=str(tmp_path / "front.mp4"),
                 views={"front": str(tmp_path / "front.mp4"), "wrist": str(tmp_path / "wrist.mkv")})
     assert check_views(item) == [] and check_views(item, deep=True) == []
+
+
+def test_video_must_be_the_main_views_file(tmp_path: Path) -> None:
+    # Single-view metrics and judges read `video`; tracking's state view, KIVA's labels and the reference
+    # are taken in the main view. An item on which the two are different cameras passed validation.
+    for name in ("a", "b", "tile"):
+        write_video(tmp_path / f"{name}.mp4", np.zeros((2, 16, 16, 3), np.uint8), fps=8)
+    views = {"a": "a.mp4", "b": "./b.mp4"}
+    path = _manifest(tmp_path, [
+        {"item_id": "ok", "video": "a.mp4", "views": views, "main_view": "a"},
+        {"item_id": "spelt", "video": "./b.mp4", "views": {"a": "a.mp4", "b": "b.mp4"}},  # one file
+        {"item_id": "main_is_b", "video": "a.mp4", "views": views, "main_view": "b"},
+        {"item_id": "tile", "video": "tile.mp4", "views": views},
+    ])
+    problems = validate_manifest(path)
+    assert [(p.line, p.item_id, p.field, p.is_error) for p in problems] == [
+        (3, "main_is_b", "main_view", True), (4, "tile", "video", True)]
+    assert problems[0].message.startswith(
+        "main_view 'b' is not the view that video shows: video 'a.mp4' is views.a")
+    assert "set main_view to 'a', or video to views.b ('./b.mp4')" in problems[0].message
+    assert problems[1].message.startswith("video 'tile.mp4' is the file of none of the views ['a', 'b']")
+    assert "declare a stitched video of the views with grid" in problems[1].message
+    suite = load_suite(path, strict=False)
+    assert [it.item_id for it in suite] == ["ok", "spelt"]
+    assert main_view_name(suite.by_id("spelt")) == "b"
+    assert str(problems[0]).endswith(f"suite.jsonl:3: item 'main_is_b' field main_view: {problems[0].message}"
+                                     ) and str(problems[1]).startswith(f"{path}:4: item 'tile' field video: ")

@@ -5,9 +5,10 @@ pixels of every view) and ``keypoints_visible`` (``(T, V, K)``), the layout of t
 state files (docs/sim_suite.md). From a manifest, the episodes are the reference videos whose state file
 sits beside them (``reference/<clip>.npz``) and the rollouts with a state file and no planted failure
 (``meta.failures`` empty): a faithful rollout's keypoints are the true ones of what it shows. Both are
-read in the item's ``main_view`` (the first view when it names none): a reference video shows the main
-view, as the simulator suite writes it. With ``all_views``, a faithful rollout's other views (``views``)
-are episodes too, each read in its own view of the state file, so a reader learns every camera.
+read in the item's main view (:func:`robojudge.suite.main_view_name`, whose file a manifest's ``video``
+is): a reference video shows the main view, as the simulator suite writes it. With ``all_views``, a
+faithful rollout's other views (``views``) are episodes too, each read in its own view of the state
+file, so a reader learns every camera.
 
 A recorded episode without such a state file (an item with ``robot``, ``joint_states`` and
 ``calibration``, no ``generator`` and no planted failure; docs/manifest.md) gets its keypoints from
@@ -28,7 +29,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from robojudge.suite import Item, load_suite
+from robojudge.suite import Item, load_suite, main_view_name
 from robojudge.video import sample_frames
 
 STATE_KEYS = ("keypoint_names", "keypoints_2d", "keypoints_visible")
@@ -163,14 +164,15 @@ def collect_episodes(
                                           rec_view))
         # (name, video, state, reference, view name): the view name picks the state file's arrays.
         candidates: list[tuple[str, Path, Path, bool, str | None]] = []
+        main = main_view_name(item)
         if item.reference_video:
             ref = Path(item.reference_video)
             if ref.with_suffix(".npz").is_file() and str(ref) not in refs:
-                candidates.append((f"reference:{group}", ref, ref.with_suffix(".npz"), True, item.main_view))
+                candidates.append((f"reference:{group}", ref, ref.with_suffix(".npz"), True, main))
         if rollouts and item.state and _trainable(item.meta.get("failures"), failures):
-            candidates.append((item.item_id, Path(item.video), Path(item.state), False, item.main_view))
+            # `video` is the main view's file (a manifest refuses an item where it is not): read in its view.
+            candidates.append((item.item_id, Path(item.video), Path(item.state), False, main))
             if all_views and item.views:
-                main = item.main_view or next(iter(item.views))
                 candidates.extend((f"{item.item_id}@{v}", Path(p), Path(item.state), False, v)
                                   for v, p in item.views.items() if v != main)
         spans = _failure_spans(item.meta.get("failures"))
@@ -183,7 +185,7 @@ def collect_episodes(
                 wanted = names
             if not set(wanted) <= set(names):
                 continue
-            if view_name != item.main_view and view_name not in views:
+            if view_name != main and view_name not in views:
                 continue  # a view the state file holds no keypoints for
             view = _view_index(views, view_name, state)
             ep = Episode(name, group, video, state, view, is_ref, kind, None,
@@ -219,7 +221,7 @@ def _failure_spans(planted: Any) -> tuple[tuple[int, int], ...]:
 def _recording_views(item: Item, all_views: bool) -> list[tuple[str | None, str]]:
     """(view name, video) pairs of a recording read as episodes: its main view, or with ``all_views``
     every view its calibration names."""
-    main = [(item.main_view, item.video)]
+    main = [(main_view_name(item), item.video)]
     if not all_views or not item.views:
         return main
     from robojudge.robots import load_calibration

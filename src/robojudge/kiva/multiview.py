@@ -84,11 +84,6 @@ def calibrated_views(item: Item) -> tuple[dict[str, Any], str | None]:
     return usable, None
 
 
-def main_view_name(item: Item) -> str | None:
-    """The name of the view that is the item's ``video`` (``main_view`` when none is)."""
-    return next((v for v, path in (item.views or {}).items() if path == item.video), item.main_view)
-
-
 class ViewsOutOfStep(ValueError):
     """The calibrated views of an item are not one frame per instant each (frame counts or frame rates
     differ): frame t of one is not frame t of another, so they cannot be triangulated frame by frame. The

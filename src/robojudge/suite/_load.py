@@ -78,7 +78,10 @@ def main_view_name(item: Item) -> str | None:
     """Name of the item's main view, or ``None`` when it has no ``views`` (or ``grid``).
 
     The main view is ``item.main_view`` when set, else the view whose path equals ``item.video``,
-    else the first view listed (for a grid video, its first named cell).
+    else the first view listed (for a grid video, its first named cell). Every component that asks
+    which view is the main one (tracking's state-file view, KIVA's training labels and 3D reading, the
+    annotation app, the network RIGIS) asks this function. A loaded manifest holds no item on which
+    the rules disagree: :func:`main_video_problem` makes ``video`` the main view's file there.
     """
     if item.grid is not None:
         return item.main_view or item.view_names()[0]
@@ -90,6 +93,35 @@ def main_view_name(item: Item) -> str | None:
         if p == item.video:
             return name
     return next(iter(item.views))
+
+
+def main_video_problem(written: Item, resolved: Item) -> tuple[str, str] | None:
+    """``(field, message)`` when an item with ``views`` has a ``video`` that is not its main view's file.
+
+    Single-view metrics, tracking and judges read ``video``, while tracking's state-file view, KIVA's
+    keypoint labels and the reference are taken in the main view: when the two are different views, one
+    camera's frames are scored against another camera's truth. So ``video`` must be the file of one of
+    the views, and of ``main_view`` when that is given. Paths are compared resolved (``resolved``, as
+    :meth:`Item.resolve` gives them: ``./a.mp4`` and ``a.mp4`` are one file); messages quote them as
+    written (``written``). A grid item's ``video`` is the grid itself: nothing to compare.
+    """
+    if not written.views or resolved.views is None:
+        return None
+    shown = [v for v, p in resolved.views.items() if p == resolved.video]
+    if not shown:
+        main = written.main_view or next(iter(written.views))
+        return "video", (
+            f"video {written.video!r} is the file of none of the views {sorted(written.views)}; with views, "
+            f"video is the main view's file (the one single-view metrics, tracking and judges read): set "
+            f"it to views.{main} ({written.views[main]!r}), or declare a stitched video of the views with "
+            "grid instead of views")
+    if written.main_view is not None and written.main_view not in shown:
+        return "main_view", (
+            f"main_view {written.main_view!r} is not the view that video shows: video {written.video!r} is "
+            f"views.{shown[0]}, and single-view metrics, tracking and judges read video while the "
+            f"state-file view and the reference are taken in the main view; set main_view to {shown[0]!r}, "
+            f"or video to views.{written.main_view} ({written.views[written.main_view]!r})")
+    return None
 
 
 def _where(rec: RawRecord) -> str:
@@ -160,6 +192,11 @@ def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None,
         item, found = _check_record(rec, shown, root, first_seen, confine, files, resolve)
         usable = item is not None and not any(p.is_error for p in found)
         resolved = item.resolve(root, resolve) if usable and item is not None else None
+        if resolved is not None and item is not None:
+            wrong = main_video_problem(item, resolved)
+            if wrong is not None:
+                found.append(ManifestProblem(shown, rec.line, rec.row, item.item_id, *wrong))
+                resolved = None
         yield _Checked(rec.line, rec.row, resolved, found)
     if empty:
         yield _Checked(None, None, None, [file_problem(shown, "manifest has no items")])

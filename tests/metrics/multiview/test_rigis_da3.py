@@ -233,3 +233,20 @@ def test_views_that_never_overlap_are_unscored() -> None:
     rig2 = RigGeometry(["a", "b"], rig.depth[:, :2], rig.intrinsics[:, :2], rig.cam2world[:, :2])
     value, details = geo_consistency(rig2, CFG)
     assert math.isnan(value) and "land inside another view" in details["unscored_reason"]
+
+
+def test_the_main_view_goes_first_by_the_suites_rule(tmp_path: Path) -> None:
+    # Without main_view the main view is the one whose file is video (robojudge.suite.main_view_name);
+    # item_views put the first view listed first (v1), so the network's reference camera was another.
+    from robojudge.suite import Item
+    from robojudge.video import write_video
+
+    frames = np.zeros((4, 16, 16, 3), np.uint8)
+    files = {}
+    for name in ("a", "b", "c"):
+        write_video(tmp_path / f"{name}.mp4", frames, fps=4)
+        files[name] = str(tmp_path / f"{name}.mp4")
+    cfg = Da3RigisConfig(fps=None)
+    assert list(_da3.item_views(Item(item_id="x", video=files["b"], views=files), cfg)) == ["b", "a", "c"]
+    named = Item(item_id="x", video=files["c"], views=files, main_view="c")
+    assert list(_da3.item_views(named, cfg)) == ["c", "a", "b"]

@@ -378,10 +378,10 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
         ViewsOutOfStep,
         apply_3d,
         calibrated_views,
-        main_view_name,
         read_views,
         segment_values_3d,
     )
+    from robojudge.suite import main_view_name
 
     plain = ["2d"] * len(result.verdicts)
     if math.isnan(reader.rigidity_3d):
@@ -390,6 +390,9 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
     if why is not None:
         return plain, why
     main = main_view_name(item)
+    # The 2D tracks are of `video`: reused as the main view's reading only where that view is `video`
+    # (a loaded manifest makes it so; an item built in Python may not).
+    reuse = (main, tracks) if main and (item.views or {}).get(main) == item.video else None
     files = tuple(FileFingerprint.of(p) for p in sorted({*(item.views or {}).values(), item.video}))
     calib = FileFingerprint.of(str(item.calibration))
     key = (files, calib, rkey, config.max_reprojection, config.min_link_3d)
@@ -402,7 +405,7 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
             return read_frames(reader, frames, fps)
 
         try:
-            readings = read_views(read, item, cams, (main, tracks) if main else None)
+            readings = read_views(read, item, cams, reuse)
         except (ViewsOutOfStep, ViewOffCalibration) as exc:
             # Frame t of one view is another instant in the other, or a cropped view's pixels are not on
             # the calibrated rays: either would triangulate points that are not the robot's. Remembered,

@@ -253,11 +253,12 @@ def item_views(item: Any, cfg: Da3RigisConfig) -> dict[str, np.ndarray]:
             grid does not divide the video.
     """
     from robojudge.metrics._errors import MetricInputError
+    from robojudge.suite import main_view_name
     from robojudge.suite._views import GridError, split_grid, view_sources
     from robojudge.video import sample_frames
 
     sources = view_sources(item)
-    main = item.main_view if item.main_view in sources else next(iter(sources), None)
+    main = main_view_name(item) if sources else None
     order = ([main] if main else []) + [v for v in sources if v != main]
     if item.grid is not None:
         sampled = sample_frames(str(item.video), fps=cfg.fps, max_frames=cfg.max_instants)
@@ -343,6 +344,8 @@ def _register() -> None:
         config=Da3RigisConfig,
         weights=(DA3_BASE.name,),
         score=score_item,
+        # v1: without main_view, the first view listed went first (now the view whose file is video)
+        version="2",
     )
 
 

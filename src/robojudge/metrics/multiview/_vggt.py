@@ -69,6 +69,8 @@ def _register() -> None:
         config=VggtRigisConfig,
         weights=(VGGT_1B.name,),
         score=score_item,
+        # v1: without main_view, the first view listed went first (now the view whose file is video)
+        version="2",
     )
 
 
