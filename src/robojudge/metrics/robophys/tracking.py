@@ -5,7 +5,8 @@ the reference episode:
 
 * generated tracks: the tracker (default ``lk_flow``, :mod:`robojudge.metrics.tracking`) follows
   the objects and the end effector through ``Item.video``, seeded with frame 0 of the item's state
-  file (the shared conditioning frame): object masks, the projected end effector;
+  file (the shared conditioning frame): object masks, the projected end effector, in the state file's
+  view that the video shows (:func:`state_view`: the item's main view, found by name);
 * reference tracks: the reference episode's own state when the suite ships one next to the
   reference video (``reference/<clip>.npz``, same layout as ``Item.state``; mask centroids and
   boxes, the projected end effector), otherwise the same tracker run on ``Item.reference_video``
@@ -65,7 +66,8 @@ from robojudge.metrics.tracking import (
     seed_from_state,
     true_tracks,
 )
-from robojudge.metrics.tracking._sim import EE, StateFileError
+from robojudge.metrics.tracking._sim import EE, StateFileError, read_state
+from robojudge.suite import main_view_name
 from robojudge.suite._schema import Item
 from robojudge.video import FileFingerprint, SampledFrames, probe_video, sample_frames
 
@@ -101,7 +103,11 @@ class TrackingConfig(BaseModel):
         default="lk_flow", description="registered tracker name (robojudge.metrics.tracking)"
     )
     fps: float | None = Field(default=None, gt=0, description="common rate; None: the lower native rate")
-    view: int = Field(default=0, ge=0, description="state-file view that the main video shows")
+    view: int | None = Field(
+        default=None, ge=0,
+        description="state-file view that the main video shows; None: the item's main view, found by name in "
+        "the state file's view_names (view 0 for an item without views)",
+    )
     truth: Literal["auto", "reference_state", "tracked_reference"] = Field(
         default="auto",
         description="reference tracks: the reference episode's state file (auto: when present) or the "
@@ -148,6 +154,42 @@ class TrackingConfig(BaseModel):
         return [{"fps": pairing_rate(item.video, item.reference_video, self.fps), "max_frames": None}]
 
 
+def state_view(item: Item, path: str | Path, view: int | None = None) -> int:
+    """Which view of the state file at ``path`` ``item.video`` shows: ``view`` when given; else the item's
+    main view (:func:`robojudge.suite.main_view_name`; a manifest makes ``video`` its file), found by name
+    in the file's ``view_names``; view 0 for an item without views (the sim suite's main view). Read
+    elsewhere, the seed and the truth were another camera's: view 0 whatever camera ``video`` is.
+
+    Raises:
+        MetricInputError: The item has a main view and the file names no view so (or names none, and
+            holds several), or the file cannot be read.
+    """
+    if view is not None:
+        return view
+    main = main_view_name(item)
+    if main is None:
+        return 0
+    try:
+        arrays = read_state(path, ("view_names", "K"))
+    except StateFileError as exc:
+        raise MetricInputError(str(exc)) from None
+    if "view_names" not in arrays:
+        held = arrays["K"].shape[0] if "K" in arrays and arrays["K"].ndim == 3 else 1
+        if held <= 1:
+            return 0  # one view (or no cameras, which the state's reader names): the only candidate
+        raise MetricInputError(
+            f"state file {path} holds {held} views and names none (no array view_names), so which is the "
+            f"item's main view {main!r} is not known; add view_names (docs/sim_suite.md) or set the "
+            "metric's view")
+    names = [str(n) for n in np.atleast_1d(arrays["view_names"])]
+    if main not in names:
+        raise MetricInputError(
+            f"state file {path} field view_names {names} has no view {main!r}, the item's main view (the one "
+            "its video shows): its masks and camera are of other cameras; give a state file with that view, "
+            "or set the metric's view")
+    return names.index(main)
+
+
 def reference_state_path(item: Item) -> Path | None:
     """``<reference video without suffix>.npz`` when that file exists, else None."""
     if not item.reference_video:
@@ -182,6 +224,8 @@ class ItemTracks(NamedTuple):
     gen_times: np.ndarray | None = None
     ref_times: np.ndarray | None = None
     grid_fps: float | None = None
+    #: the item's state-file view the tracks were seeded from (:func:`state_view`)
+    view: int = 0
 
 
 def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
@@ -202,11 +246,15 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
     if cfg.truth == "reference_state" and ref_state is None:
         want = Path(item.reference_video).with_suffix(".npz")
         raise MetricInputError(f"truth='reference_state' but there is no reference state file {want}")
+    # The view of each state file that the videos show: the main view, by name in each file.
+    views = (state_view(item, item.state, cfg.view),
+             state_view(item, ref_state, cfg.view) if ref_state is not None else None)
     cfg = TrackingConfig(tracker=cfg.tracker, fps=cfg.fps, view=cfg.view, truth=cfg.truth,
                          min_reference_coverage=cfg.min_reference_coverage,
                          follow_tolerance=cfg.follow_tolerance, min_followed=cfg.min_followed)
     files = (item.video, item.reference_video, item.state, ref_state)
-    key = _Key(item.video, item.reference_video, item.state, ref_state, tuple(map(_identity, files)), cfg)
+    key = _Key(item.video, item.reference_video, item.state, ref_state, tuple(map(_identity, files)), views,
+               cfg)
     try:
         found = _cached_tracks(key)
     except StateFileError as exc:
@@ -240,6 +288,7 @@ class _Key(NamedTuple):
     state: str
     reference_state: Path | None
     files: tuple[FileFingerprint | None, ...]
+    views: tuple[int, int | None]  # the state-file view the videos show, in the item's and the reference's
     config: TrackingConfig
 
 
@@ -250,7 +299,7 @@ class _Key(NamedTuple):
 @lru_cache(maxsize=16)
 def _cached_tracks(key: _Key) -> ItemTracks:
     cfg = key.config
-    state = SimState.load(key.state, cfg.view)
+    state = SimState.load(key.state, key.views[0])
     # The state file's masks and positions are scaled to the generated video's size per axis, and tracks
     # compared in coordinates normalized by each video's size: both assume the reference's framing. A
     # wider, padded or cropped video puts the seed on other pixels (a padded faithful rollout lost its
@@ -272,7 +321,7 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         # Every target the metrics may ask for, seeded or not: the reference's truth says how far one
         # that the item's state could not seed moves, so that another track does not stand in for it.
         names = seed.names() + tuple(n for n in (*_OBJECTS, EE) if n not in seed.names())
-        ref_state = SimState.load(key.reference_state, cfg.view)
+        ref_state = SimState.load(key.reference_state, key.views[1] or 0)
         truth = true_tracks(ref_state, names, size)
         idx = np.minimum(np.asarray(ref.indices), len(truth.points) - 1)  # the sampled frames
         ref_tracks = Tracks(truth.names, truth.points[idx], truth.boxes[idx], truth.confidence[idx], size)
@@ -283,9 +332,10 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         followed = {n: (_followed_share(checked, ref_tracks, n, cfg.follow_tolerance)
                         if n in checked.names and n not in checked.untracked else _never(ref_tracks, n))
                     for n in ref_tracks.names}
-        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked, *timing)
+        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked, *timing, key.views[0])
     ref_seed = seed_from_state(state, size, objects=_OBJECTS)
-    return ItemTracks(gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference", {}, None, *timing)
+    return ItemTracks(gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference", {}, None, *timing,
+                      key.views[0])
 
 
 def _framing_mismatch(video: str, reference_video: str) -> tuple[str, tuple[tuple[int, int], ...]] | None:
@@ -514,6 +564,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
         "frames": len(gen.points),
         "reference_frames": len(ref.points),
         "tracker": cfg.tracker,
+        "state_view": tracks.view,
         **gen.info,
     }
     if grid is not None:
@@ -532,7 +583,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
+    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
@@ -549,7 +600,7 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
+    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
@@ -568,7 +619,7 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="6",  # both tracks on one even time grid; a video framed unlike its reference is unscored
+    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -588,7 +639,8 @@ class LocalizationConfig(TrackingConfig):
 
 def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[float, float, dict[str, object]]:
     """AP, AR and details; ``which`` (``ap`` or ``ar``) is the measure the reference check uses."""
-    gen, ref, truth, followed, checked = item_tracks(item, cfg)[:5]
+    tracks = item_tracks(item, cfg)
+    gen, ref, truth, followed, checked = tracks[:5]
     # Every reference frame is an image to detect in (track_localization): frames the generated video
     # does not reach have no detection.
     n, found_in = len(ref.points), min(len(gen.points), len(ref.points))
@@ -646,7 +698,7 @@ def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[floa
                            objects=per)
     details = {"truth": truth, "objects": per, "frames": found_in, "frames_expected": n,
                "frames_missing": n - found_in, "frames_unmatched": len(gen.points) - found_in,
-               "tracker": cfg.tracker, **gen.info}
+               "tracker": cfg.tracker, "state_view": tracks.view, **gen.info}
     return float(np.mean(aps)), float(np.mean(ars)), details
 
 
@@ -660,7 +712,7 @@ def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[floa
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
+    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
@@ -678,7 +730,7 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="6",  # a video framed unlike its reference is unscored (v5: its seed scaled per axis)
+    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
