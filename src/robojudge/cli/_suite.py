@@ -162,7 +162,8 @@ def scan_cmd(
         None,
         "--reference-pattern",
         help="Regular expression for the references' paths whose clip_id group names their clip "
-        "\\[default: the path without suffix]; what it matches is not an item.",
+        "\\[default: the path without suffix], and a view group their camera (each item then takes the "
+        "reference of its main view); what it matches is not an item.",
     ),
     labels: Path | None = typer.Option(
         None,

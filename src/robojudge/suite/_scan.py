@@ -68,6 +68,9 @@ class ScanResult:
             manifest, keeping the ids the old one gave.
         carried: ``item_id`` -> the fields :func:`write_manifest` kept from the manifest it replaces
             (fields added there by hand); one that no longer validates is dropped, not the item.
+        video_views: ``video`` -> the view it is, for the items a ``view`` group made (the main view of
+            an item with views, the only view of one written as a single-view item): the view whose
+            reference is the item's.
     """
 
     root: Path
@@ -79,6 +82,7 @@ class ScanResult:
     absolute_paths: int = 0
     id_choices: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
     carried: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    video_views: dict[str, str] = field(default_factory=dict, repr=False)
 
     def counts(self) -> dict[str, Any]:
         """Items, generators (with their item counts), clips, instructions and references found."""
@@ -136,7 +140,9 @@ def scan_folder(
         reference_pattern: A regular expression for the references' paths (as ``pattern``) whose
             ``clip_id`` group is the key instead; a video it does not match is not a reference.
             Needed when the references folder is ``root`` itself (``droid_real_(?P<clip_id>.+)``);
-            videos taken as references are not items.
+            videos taken as references are not items. A ``view`` group names the camera a reference
+            shows: an item made from a ``view`` group then takes its clip's reference of its main view
+            (none, with a note, when its clip has references of other views only).
         labels: A table of ratings, one row per video keyed by ``item_id`` or ``video``, its columns
             the label fields bare (``pa``, ``ia``, ``overall``, ``evidence``, ``rater``, the
             checklist items) or as a manifest writes them (``labels.pa``,
@@ -164,7 +170,7 @@ def scan_folder(
     regex = _compile(pattern)
     ref_regex = None
     if reference_pattern is not None:
-        ref_regex = _compile(reference_pattern, ("clip_id",), "reference pattern")
+        ref_regex = _compile(reference_pattern, ("clip_id", "view"), "reference pattern")
     if ref_regex is not None and "clip_id" not in ref_regex.groupindex:
         raise ValueError(f"reference pattern {reference_pattern!r} needs a group named clip_id")
     if refs_dir == base and reference_pattern is None:
@@ -175,7 +181,7 @@ def scan_folder(
     given = _check_fields(fields or {})
     result = ScanResult(root=base)
 
-    refs: dict[Path, str] = {}
+    refs: dict[Path, tuple[str, str | None]] = {}
     if refs_dir is not None:
         refs = _find_references(refs_dir, frame_folders, ref_regex, result)
     # A reference folder inside the scanned one holds no items, nor does a video taken as a reference.
@@ -701,6 +707,7 @@ def _rows(
                 continue
             match = next(m for v, _, m in viewed if v == views[main])
             row = _row(key, views[main], match, given)
+            result.video_views[row["video"]] = main
             if len(views) > 1:
                 row["views"] = {name: str(views[name]) for name in sorted(views)}
                 row["main_view"] = main
@@ -1083,46 +1090,72 @@ def _read_sidecar(stem: Path, video: str, texts: _TextFiles) -> tuple[Path, str]
 
 def _find_references(
     refs_dir: Path, frame_folders: bool, regex: re.Pattern[str] | None, result: ScanResult
-) -> dict[Path, str]:
-    """Reference video -> its clip key: its path under ``refs_dir`` without suffix, or the pattern's
-    (composed, as clip ids are)."""
+) -> dict[Path, tuple[str, str | None]]:
+    """Reference video -> its clip key (its path under ``refs_dir`` without suffix, or the pattern's;
+    composed, as clip ids are) and the view the pattern's ``view`` group names (None without one)."""
     walked = _walk(refs_dir, frame_folders, [])
     result.notes.extend(walked.notes("reference"))
-    found: dict[Path, str] = {}
+    found: dict[Path, tuple[str, str | None]] = {}
     for ref in walked.videos:
         stem = _stem_path(ref, refs_dir)
         if regex is None:
-            found[ref] = _nfc(stem)
+            found[ref] = _nfc(stem), None
         elif (match := regex.fullmatch(stem)) is not None:
-            found[ref] = _nfc(match.group("clip_id"))
+            found[ref] = _nfc(match.group("clip_id")), match.groupdict().get("view")
     return found
 
 
-def _attach_references(rows: list[dict[str, Any]], refs: dict[Path, str], result: ScanResult) -> None:
+def _attach_references(
+    rows: list[dict[str, Any]], refs: dict[Path, tuple[str, str | None]], result: ScanResult
+) -> None:
     result.reference_count = len(refs)
     by_key: dict[str, list[Path]] = {}
     by_name: dict[str, list[Path]] = {}
-    for ref, key in refs.items():
+    for ref, (key, _) in refs.items():
         by_key.setdefault(key, []).append(ref)
         by_name.setdefault(Path(key).name, []).append(ref)
     used: set[Path] = set()
     unmatched: list[str] = []
     ambiguous: list[str] = []
+    other_views: list[tuple[str, str, list[str]]] = []  # (item, main view, views its clip's references show)
+    unviewed: list[tuple[str, str]] = []  # (item with views, its main view): its reference names no view
     for row in rows:
         clip = row.get("clip_id")
         if clip is None:
             continue
         # The reference keyed by the clip itself, else the only one keyed by the clip's last name.
         candidates = by_key.get(clip) or by_name.get(Path(clip).name, [])
+        view = result.video_views.get(row["video"])
+        shown = sorted({v for c in candidates if (v := refs[c][1]) is not None})
+        if view is not None and shown:
+            # References that name their view: the item's is the one of the view its video is.
+            candidates = [c for c in candidates if refs[c][1] in (view, None)]
+            if not candidates:
+                other_views.append((row["item_id"], view, shown))
+                continue
         if len(candidates) != 1:
             (ambiguous if candidates else unmatched).append(clip)
             continue
         row["reference_video"] = str(candidates[0])
         used.add(candidates[0])
+        if "views" in row and view is not None and refs[candidates[0]][1] is None:
+            unviewed.append((row["item_id"], view))
     for clips, what in ((unmatched, "have no reference video"), (ambiguous, "have several reference videos")):
         if clips:
             first = sorted(set(clips))
             result.notes.append(f"{len(first)} clip(s) {what}, none is taken (first: {first[0]})")
+    if other_views:
+        item, view, shown = other_views[0]
+        result.notes.append(
+            f"{len(other_views)} item(s) have references of their clip in other views only, none is taken "
+            f"(first: {item}, main view {view!r}; its references show {', '.join(shown)})")
+    if unviewed:
+        item, view = unviewed[0]
+        result.notes.append(
+            f"{len(unviewed)} item(s) with views were given a reference video that names no view (first: "
+            f"{item}, main view {view!r}): the metrics take it to show the main view, as they take the state "
+            "file's view; a --reference-pattern with a group named view matches each item to the reference "
+            "of its main view")
     unused = sorted(str(r) for r in refs if r not in used)
     if unused:
         result.notes.append(f"{len(unused)} reference video(s) match no clip (first: {unused[0]})")

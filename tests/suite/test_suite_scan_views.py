@@ -1,0 +1,54 @@
+"""``robojudge suite scan`` on views: the reference of the main view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from robojudge.suite import scan_folder
+
+PATTERN = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)_(?P<view>\w+)"
+
+
+def _touch(root: Path, *rels: str) -> None:
+    for rel in rels:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+
+
+def _by_id(items: list[dict]) -> dict[str, dict]:
+    return {it["item_id"]: it for it in items}
+
+
+def test_a_view_group_in_the_reference_pattern_gives_each_item_the_reference_of_its_main_view(
+    tmp_path: Path,
+) -> None:
+    videos, refs = tmp_path / "videos", tmp_path / "ref"
+    _touch(videos, "wan/ep01_cam0.mp4", "wan/ep01_cam1.mp4", "wan/ep02_cam0.mp4", "wan/ep02_cam1.mp4")
+    _touch(refs, "ep01_cam0.mp4", "ep01_cam1.mp4", "ep02_cam0.mp4")
+    # Refused before ("reference pattern group(s) view name no field"), so per-view references could not
+    # be told apart: a cam1 rollout got the cam0 recording.
+    result = scan_folder(videos, pattern=PATTERN, main_view="cam1", references=refs,
+                         reference_pattern=r"(?P<clip_id>ep\d+)_(?P<view>cam\d)")
+    items = _by_id(result.items)
+    assert items["wan/ep01"]["reference_video"] == str(refs / "ep01_cam1.mp4")
+    assert "reference_video" not in items["wan/ep02"]
+    assert ("1 item(s) have references of their clip in other views only, none is taken (first: wan/ep02, "
+            "main view 'cam1'; its references show cam0)") in result.notes
+    first = _by_id(scan_folder(videos, pattern=PATTERN, references=refs,
+                               reference_pattern=r"(?P<clip_id>ep\d+)_(?P<view>cam\d)").items)
+    assert first["wan/ep02"]["reference_video"] == str(refs / "ep02_cam0.mp4")  # main view cam0 by default
+    assert not any("names no view" in n for n in result.notes), result.notes
+
+
+def test_a_reference_that_names_no_view_is_noted_for_items_with_views(tmp_path: Path) -> None:
+    videos, refs = tmp_path / "videos", tmp_path / "ref"
+    _touch(videos, "wan/ep01_cam0.mp4", "wan/ep01_cam1.mp4", "wan/ep02_cam0.mp4")
+    _touch(refs, "ep01.mp4", "ep02.mp4")
+    result = scan_folder(videos, pattern=PATTERN, main_view="cam1", references=refs)
+    items = _by_id(result.items)
+    # Which camera the recording shows is not known: it is attached, and the note says what is assumed.
+    assert items["wan/ep01"]["reference_video"] == str(refs / "ep01.mp4")
+    assert ("1 item(s) with views were given a reference video that names no view (first: wan/ep01, main "
+            "view 'cam1'): the metrics take it to show the main view") in " ".join(result.notes)
+
