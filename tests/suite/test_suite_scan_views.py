@@ -1,4 +1,5 @@
-"""``robojudge suite scan`` on views: the reference of the main view."""
+"""``robojudge suite scan`` on views: the reference of the main view, and what the views found deserve a
+note on (sets that differ between items, names that differ only in case)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,25 @@ def test_a_reference_that_names_no_view_is_noted_for_items_with_views(tmp_path: 
     assert ("1 item(s) with views were given a reference video that names no view (first: wan/ep01, main "
             "view 'cam1'): the metrics take it to show the main view") in " ".join(result.notes)
 
+
+def test_items_with_fewer_views_and_view_names_differing_in_case_are_noted(tmp_path: Path) -> None:
+    videos = tmp_path / "videos"
+    _touch(videos, "wan/ep01_a.mp4", "wan/ep01_b.mp4", "wan/ep01_c.mp4", "wan/ep02_a.mp4", "wan/ep02_b.mp4",
+           "wan/ep03_C.mp4", "wan/ep03_a.mp4")
+    result = scan_folder(videos, pattern=PATTERN, main_view="a")
+    assert {k: sorted(v["views"]) for k, v in _by_id(result.items).items()} == {
+        "wan/ep01": ["a", "b", "c"], "wan/ep02": ["a", "b"], "wan/ep03": ["C", "a"]}
+    # Written without a word before: C a fourth view, and RIGIS averaging items of two and three views.
+    case = ("1 group(s) of view names differ only in case (first: 'C' in wan/ep03; 'c' in wan/ep01): each is "
+            "a view of its own")
+    assert any(n.startswith(case) for n in result.notes), result.notes
+    assert any(n.startswith("3 of 3 item(s) made from views lack view(s) other items have (first: wan/ep01, "
+                            "without C; views found: C, a, b, c)") for n in result.notes), result.notes
+    # With main view c, ep03 is left out for having no c: the case note says it has C.
+    left = scan_folder(videos, pattern=PATTERN, main_view="c")
+    assert "2 item(s) have no view 'c', left out (first: wan/ep02)" in left.notes
+    assert any(n.startswith(case) for n in left.notes), left.notes
+    # Views that agree: no note.
+    same = tmp_path / "same"
+    _touch(same, "wan/ep01_a.mp4", "wan/ep01_b.mp4", "wan/ep02_a.mp4", "wan/ep02_b.mp4")
+    assert not any("view" in n for n in scan_folder(same, pattern=PATTERN).notes)

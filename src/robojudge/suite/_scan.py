@@ -683,6 +683,7 @@ def _rows(
     rows: list[dict[str, Any]] = []
     sidecars: dict[str, list[Path]] = {}
     problems: dict[str, list[str]] = {}
+    written: dict[str, set[str]] = {}  # the views of each item written from a view group
     for key, members in groups.items():
         # A file without a view is an item of its own, even beside the views of another.
         for video, view, match in members:
@@ -707,6 +708,7 @@ def _rows(
                 continue
             match = next(m for v, _, m in viewed if v == views[main])
             row = _row(key, views[main], match, given)
+            written[key] = set(views)
             result.video_views[row["video"]] = main
             if len(views) > 1:
                 row["views"] = {name: str(views[name]) for name in sorted(views)}
@@ -718,8 +720,39 @@ def _rows(
             sidecars[row["video"]] = [base / key, _sidecar_base(views[main])]
     for what, keys in problems.items():
         result.notes.append(f"{len(keys)} item(s) {what} (first: {keys[0]})")
+    _note_view_names(groups, written, result)
     result.items = rows
     return sidecars
+
+
+def _note_view_names(groups: Mapping[str, list[tuple[Path, str | None, Any]]],
+                     written: Mapping[str, set[str]], result: ScanResult) -> None:
+    """Note view names that differ only in case (``C`` and ``c`` are two views to every reader), and the
+    items written with fewer views than others have (the multi-view metrics then read fewer views of them,
+    and their means mix items of two and three views)."""
+    first_in: dict[str, str] = {}  # view name -> the first item (group key) with it
+    for key, members in groups.items():
+        for _, view, _ in members:
+            if view is not None:
+                first_in.setdefault(view, key)
+    by_case: dict[str, list[str]] = {}
+    for view in sorted(first_in):
+        by_case.setdefault(view.casefold(), []).append(view)
+    twins = [names for names in by_case.values() if len(names) > 1]
+    if twins:
+        shown = "; ".join(f"{v!r} in {first_in[v]}" for v in twins[0])
+        result.notes.append(
+            f"{len(twins)} group(s) of view names differ only in case (first: {shown}): each is a view of "
+            "its own, and an item with one spelling has no view of the other's; rename the files if they are "
+            "one camera")
+    every = set().union(*written.values()) if written else set()
+    lacking = [(key, sorted(every - views)) for key, views in written.items() if every - views]
+    if lacking:
+        key, missing = lacking[0]
+        result.notes.append(
+            f"{len(lacking)} of {len(written)} item(s) made from views lack view(s) other items have (first: "
+            f"{key}, without {', '.join(missing)}; views found: {', '.join(sorted(every))}): the multi-view "
+            "metrics read fewer views of them")
 
 
 def _same_files(videos: list[Path], base: Path) -> list[str]:
