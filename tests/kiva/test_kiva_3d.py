@@ -664,7 +664,10 @@ def test_the_finger_check_can_be_switched_off(mv_calibrated, mv_suite):
 def test_a_view_of_another_shape_is_refused_in_3d_too(mv_calibrated, mv_suite, tmp_path):
     """Every view read in 3D is squashed to the reader's square as the main video is: a view of another
     shape than the training videos is refused as the main video would be (it was read squashed, and in
-    3D it decides the rigidity whatever the 2D threshold)."""
+    3D it decides the rigidity whatever the 2D threshold). Its calibration is widened with it, so the
+    calibration's own framing check (a view framed otherwise than calibrated is measured in 2D) passes."""
+    import json
+
     import cv2
 
     from robojudge.metrics import MetricInputError, get_metric
@@ -678,8 +681,12 @@ def test_a_view_of_another_shape_is_refused_in_3d_too(mv_calibrated, mv_suite, t
     wide = np.stack([cv2.resize(f, (w * 3 // 2, h)) for f in frames.frames])
     write_video(tmp_path / "wide.mp4", wide, fps=frames.source_fps)
     views = {**item.views, other: str(tmp_path / "wide.mp4")}
+    rig = json.loads(Path(str(item.calibration)).read_text())
+    (fx, _, cx), row1, row2 = rig[other]["K"]
+    rig[other] = {**rig[other], "K": [[fx * 1.5, 0.0, cx * 1.5], row1, row2], "size": [w * 3 // 2, h]}
+    (tmp_path / "rig.json").write_text(json.dumps(rig))
     spec = get_metric("kiva")
     cfg = spec.make_config({"reader": str(mv_calibrated)})
     said = rf"view read in 3D is {w * 3 // 2}x{h} \(width/height 1\.500\)"
     with pytest.raises(MetricInputError, match=said):
-        spec.compute(item.model_copy(update={"views": views}), cfg)
+        spec.compute(item.model_copy(update={"views": views, "calibration": str(tmp_path / "rig.json")}), cfg)
