@@ -11,10 +11,16 @@ their versions are parts of a stored key (a judge's metric id is ``judge:<judge>
 whole key must fit an entry of PostgreSQL's unique index (at most 2,704 bytes). No name is used as a file
 name as it is: where one names a file (the acceleration audit's tables), it is cut and given a short hash
 there.
+
+Chinese, Japanese and Thai are written without spaces between words, and a Korean word is a run of
+syllable blocks: a count of words by spaces, or a tokenizer that splits at spaces, sees a sentence as
+one word. :func:`mainly_cjk_thai` says when a text is mostly in those scripts; :func:`count_words`
+counts its words as word processors count East Asian text.
 """
 
 from __future__ import annotations
 
+import bisect
 import unicodedata
 
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -58,3 +64,92 @@ def short_enough(field: str, value: str, limit: int = MAX_NAME_BYTES) -> str:
     if problem is not None:
         raise ValueError(problem)
     return value
+
+
+# Scripts written without spaces between words (Han, kana, Thai) or in syllable blocks (Hangul): first
+# and last code point of each block, in order, and whether a character of it counts as a word (Han and
+# kana: Chinese and Japanese put no space between words, and word processors count each character).
+_CJK_THAI_BLOCKS = (
+    (0x0E00, 0x0E7F, False),  # Thai
+    (0x1100, 0x11FF, False),  # Hangul Jamo
+    (0x2E80, 0x2FDF, True),  # CJK and Kangxi radicals
+    (0x3005, 0x3007, True),  # ideographic iteration and closing marks, ideographic zero
+    (0x3021, 0x3029, True),  # Hangzhou numerals
+    (0x3031, 0x3035, True),  # kana repeat marks
+    (0x303B, 0x303C, True),  # vertical ideographic iteration mark, masu mark
+    (0x3040, 0x30FF, True),  # Hiragana, Katakana
+    (0x3130, 0x318F, False),  # Hangul Compatibility Jamo
+    (0x31F0, 0x31FF, True),  # Katakana Phonetic Extensions
+    (0x3400, 0x4DBF, True),  # CJK Unified Ideographs Extension A
+    (0x4E00, 0x9FFF, True),  # CJK Unified Ideographs
+    (0xA960, 0xA97F, False),  # Hangul Jamo Extended-A
+    (0xAC00, 0xD7FF, False),  # Hangul Syllables, Hangul Jamo Extended-B
+    (0xF900, 0xFAFF, True),  # CJK Compatibility Ideographs
+    (0xFF66, 0xFF9F, True),  # half-width Katakana
+    (0xFFA0, 0xFFDC, False),  # half-width Hangul
+    (0x1AFF0, 0x1B16F, True),  # Kana Extended-B, Kana Supplement, Extended-A, Small Kana Extension
+    (0x20000, 0x323AF, True),  # CJK Unified Ideographs Extensions B-H, Compatibility Supplement
+)
+_BLOCK_STARTS = tuple(block[0] for block in _CJK_THAI_BLOCKS)
+
+
+def _block(ch: str) -> tuple[int, int, bool] | None:
+    k = bisect.bisect_right(_BLOCK_STARTS, ord(ch)) - 1
+    return _CJK_THAI_BLOCKS[k] if k >= 0 and ord(ch) <= _CJK_THAI_BLOCKS[k][1] else None
+
+
+def is_cjk_thai(ch: str) -> bool:
+    """Whether ``ch`` is a Han character, kana, Hangul or Thai."""
+    return _block(ch) is not None
+
+
+def _wordlike(ch: str) -> bool:
+    """A letter, a mark or a digit (not a space, punctuation or a symbol)."""
+    return unicodedata.category(ch)[0] in "LMN"
+
+
+def mainly_cjk_thai(text: str) -> bool:
+    """Whether most of ``text`` is Chinese, Japanese, Korean or Thai: it holds more letters of those
+    scripts (:func:`is_cjk_thai`) than words of others (runs of letters and digits).
+
+    >>> mainly_cjk_thai("把红色方块放进抽屉里"), mainly_cjk_thai("put the 红色 block in the drawer")
+    (True, False)
+    """
+    cjk = other = 0
+    in_word = False
+    for ch in text:
+        if is_cjk_thai(ch):
+            cjk += _wordlike(ch)
+            in_word = False
+        elif _wordlike(ch):
+            other += not in_word
+            in_word = True
+        else:
+            in_word = False
+    return cjk > other
+
+
+def count_words(text: str) -> int:
+    """The words of ``text`` as word processors count them: its parts between white space, except that
+    each Han character and each kana is a word of its own, and so is each run of other letters or
+    digits between them (``把red block`` is three words). Korean, which puts spaces between words, is
+    counted by them; Thai, which puts spaces only between phrases, counts a phrase as one word. A text
+    without Han or kana counts as ``len(text.split())``.
+
+    >>> count_words("put the red block in the drawer"), count_words("把红色方块放进抽屉里")
+    (7, 10)
+    """
+    words = 0
+    for part in text.split():
+        units = 0
+        in_run = False
+        for ch in part:
+            block = _block(ch)
+            if block is not None and block[2]:
+                units += _wordlike(ch)
+                in_run = False
+            elif _wordlike(ch):
+                units += not in_run
+                in_run = True
+        words += units or 1  # a part of punctuation alone ("-") counts, as str.split() counts it
+    return words

@@ -164,3 +164,56 @@ def test_all_runs_sa_bleu_only_on_items_with_a_caption(tmp_path):
         score_items([bare], [named], store)
         (row,) = store.rows()
     assert row.status == "error" and "meta.caption" in (row.error or "")
+
+
+# One character of ten differs (到 for 进): character n-gram precisions 9/10, 7/9, 5/8, 3/7 (the 1, 2,
+# 3 and 4 n-grams that hold it are lost), same length: BLEU = (9/10 * 7/9 * 5/8 * 3/7) ** (1/4),
+# which is 0.1875 ** 0.25.
+ZH_CAPTION, ZH_INSTRUCTION = "把红色方块放到抽屉里", "把红色方块放进抽屉里"
+
+
+def test_chinese_caption_is_compared_by_characters():
+    # Before (version 2): 13a made each sentence one token, so a caption one character off scored 0.0,
+    # and caption_words was 1.
+    score = agree("sa_bleu", _item(ZH_CAPTION, instruction=ZH_INSTRUCTION),
+                  functional=lambda: bleu(ZH_CAPTION, ZH_INSTRUCTION, tokenize="char"),
+                  reference=lambda: 0.1875 ** 0.25)
+    assert score.value == pytest.approx(0.658037, abs=1e-6)
+    assert score.details == {"caption_words": 10, "tokenize": "char"}
+    assert bleu(ZH_CAPTION, ZH_INSTRUCTION) == 0.0  # what 13a gives: one token each, and they differ
+
+
+@pytest.mark.parametrize(("caption", "instruction", "words"), [
+    ("赤いブロックを引き出しに入れる", "赤いブロックを引き出しに入れて", 15),  # Japanese: kanji and kana
+    ("빨간 블록을 서랍에 넣어", "빨간 블록을 서랍 안에 넣어", 4),  # Korean: words between spaces
+    ("วางบล็อกสีแดงลงในลิ้นชัก", "วางบล็อกสีแดงในลิ้นชัก", 1),  # Thai: no spaces, one phrase
+])
+def test_japanese_korean_and_thai_are_compared_by_characters(caption, instruction, words):
+    score = get_metric("sa_bleu").compute(_item(caption, instruction=instruction))
+    assert score.details == {"caption_words": words, "tokenize": "char"}
+    assert score.value == pytest.approx(bleu(caption, instruction, tokenize="char"))
+    assert 0.5 < score.value < 1.0  # near misses, not the 0 (or 0.28 for Korean) of whole words
+
+
+def test_english_text_and_a_chosen_tokenizer_are_left_as_they_are():
+    # A few CJK words in an English sentence do not make it CJK text; a tokenizer other than the default
+    # is used as given.
+    mixed = "put the 红色 block in the drawer"
+    score = get_metric("sa_bleu").compute(_item(mixed, instruction="put the 红色 block into the drawer"))
+    assert score.details == {"caption_words": 8, "tokenize": "13a"}  # 红 and 色 a word each
+    zh_item = _item(ZH_CAPTION, instruction=ZH_INSTRUCTION)
+    zh = get_metric("sa_bleu").compute(zh_item, BleuConfig(tokenize="zh"))
+    assert zh.details["tokenize"] == "zh"
+    assert zh.value == pytest.approx(bleu(ZH_CAPTION, ZH_INSTRUCTION, tokenize="zh"))
+    # A Chinese caption of an English instruction is compared by characters too: either text decides.
+    assert get_metric("sa_bleu").compute(_item(ZH_CAPTION)).details["tokenize"] == "char"
+
+
+def test_composed_and_decomposed_spellings_are_one_text():
+    # Before: an instruction typed on macOS (e and a combining accent) against the same caption typed
+    # elsewhere (è) scored 0.31: sacrebleu compares code points.
+    nfc = "put the cr\u00e8me br\u00fbl\u00e9e on the plate"
+    nfd = "put the cre\u0300me bru\u0302le\u0301e on the plate"
+    assert get_metric("sa_bleu").compute(_item(nfc, instruction=nfd)).value == 1.0
+    assert get_metric("sa_bleu").compute(_item(nfd, instruction=nfc)).value == 1.0
+    assert bleu(nfd, nfc) == 1.0

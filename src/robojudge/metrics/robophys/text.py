@@ -12,12 +12,21 @@ one of two inputs, looked up in this order:
    ``item_id`` and ``caption`` fields.
 
 Without a caption the metric fails for that item with an error saying how to provide one.
+
+Both texts are composed (Unicode NFC) before they are compared. sacrebleu's default tokenizer (13a)
+splits at spaces and punctuation, so a Chinese, Japanese or Thai sentence would be one token and any
+difference would score 0: where the caption or the instruction is mainly in Chinese, Japanese, Korean
+or Thai (:func:`robojudge._chars.mainly_cjk_thai`) and ``tokenize`` is ``13a``, BLEU compares characters
+(sacrebleu's ``char``) instead; ``details.tokenize`` says which tokens were compared.
 """
 
 from __future__ import annotations
 
+import unicodedata
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge._chars import count_words, mainly_cjk_thai
 from robojudge.metrics import functional as F
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input
@@ -40,7 +49,11 @@ class BleuConfig(BaseModel):
         description="JSON {item_id: caption} or JSONL file; used when meta.caption is absent or blank",
         json_schema_extra={"item_text": CAPTION_KEY},  # its results' fingerprints hold the item's caption
     )
-    tokenize: str = Field(default="13a", description="sacrebleu tokenizer (13a = mteval-v13a, its default)")
+    tokenize: str = Field(
+        default="13a",
+        description="sacrebleu tokenizer (13a = mteval-v13a, its default; characters, 'char', for text "
+        "mainly in Chinese, Japanese, Korean or Thai)",
+    )
     lowercase: bool = Field(default=False, description="lowercase caption and instruction first")
     smooth_method: str = Field(default="exp", description="sentence smoothing: exp, floor, add-k or none")
 
@@ -72,13 +85,16 @@ def find_caption(item: Item, captions: str | None) -> str:
     family=Family.text,
     inputs={Input.video, Input.instruction},
     description=(
-        "BLEU (sacrebleu sentence BLEU, 13a tokens, exp smoothing, /100) of a global caption of the video "
-        "against the task instruction. The caption is an input (manifest meta.caption, or a captions file "
-        "given as config 'captions'); robojudge does not run the paper's captioner here."
+        "BLEU (sacrebleu sentence BLEU, 13a tokens, or characters for Chinese, Japanese, Korean and Thai "
+        "text, exp smoothing, /100) of a global caption of the video against the task instruction. The "
+        "caption is an input (manifest meta.caption, or a captions file given as config 'captions'); "
+        "robojudge does not run the paper's captioner here."
     ),
     config=BleuConfig,
     note=f"caption-vs-instruction BLEU of {EWMBENCH}; caption supplied by the user or a judge run",
-    version="2",  # 2: a perfect caption is 1, not sacrebleu's 1 + 4e-16 above the range
+    # 3: texts composed (NFC) first, characters compared in CJK and Thai text (v2: one 13a token a sentence,
+    # so such a caption scored 0 or 1); 2: a perfect caption is 1, not sacrebleu's 1 + 4e-16 above the range
+    version="3",
 )
 def sa_bleu(item: Item, config: BleuConfig) -> Score:
     """BLEU of the video's caption against the instruction (RoboPhys-3D App. B.3.6).
@@ -86,11 +102,31 @@ def sa_bleu(item: Item, config: BleuConfig) -> Score:
     The paper captions the video with a VLM and compares the caption with the raw instruction
     (the single reference) by BLEU (:func:`robojudge.metrics.functional.bleu`). The score is sacrebleu's
     sentence BLEU with effective order (short
-    sentences are not zeroed by missing 4-grams) divided by 100.
+    sentences are not zeroed by missing 4-grams) divided by 100, on characters where the caption or the
+    instruction is mainly Chinese, Japanese, Korean or Thai (:func:`bleu_tokenizer`).
     """
     if not item.instruction:
         raise MetricInputError(f"item {item.item_id!r} has no instruction to compare the caption with")
-    caption = find_caption(item, config.captions)
-    value = F.bleu(caption, item.instruction, tokenize=config.tokenize, lowercase=config.lowercase,
+    caption = unicodedata.normalize("NFC", find_caption(item, config.captions))
+    instruction = unicodedata.normalize("NFC", item.instruction)
+    tokenize = bleu_tokenizer(caption, instruction, config.tokenize)
+    value = F.bleu(caption, instruction, tokenize=tokenize, lowercase=config.lowercase,
                    smooth_method=config.smooth_method)
-    return Score(value=value, details={"caption_words": len(caption.split())})
+    return Score(value=value, details={"caption_words": count_words(caption), "tokenize": tokenize})
+
+
+def bleu_tokenizer(caption: str, instruction: str, tokenize: str) -> str:
+    """The sacrebleu tokenizer ``sa_bleu`` compares ``caption`` and ``instruction`` with: ``char`` in
+    place of the default ``13a`` when either text is mainly Chinese, Japanese, Korean or Thai, else
+    ``tokenize`` as configured.
+
+    13a splits at spaces and punctuation. Chinese, Japanese and Thai put no space between words, so a
+    sentence would be one token and any difference would score 0; Korean puts spaces between words, but
+    a word carries its particles and endings, so whole words rarely match. ``char`` splits every
+    character and covers all four scripts with nothing to install; sacrebleu's ``zh`` splits only Han
+    characters (a Japanese sentence's kana, Hangul and Thai stay whole), and ``ja-mecab`` and
+    ``ko-mecab`` need MeCab and its dictionaries.
+    """
+    if tokenize == "13a" and (mainly_cjk_thai(caption) or mainly_cjk_thai(instruction)):
+        return "char"
+    return tokenize
