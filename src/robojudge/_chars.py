@@ -12,6 +12,11 @@ whole key must fit an entry of PostgreSQL's unique index (at most 2,704 bytes). 
 name as it is: where one names a file (the acceleration audit's tables), it is cut and given a short hash
 there.
 
+Two names may also differ in characters no table shows: ``é`` as one character or as ``e`` and an accent
+(NFC against NFD, as macOS writes file names), a zero-width space, a byte-order mark, a no-break space.
+:func:`look_alike_key` is what such names share, so that the manifest check and the grouping of items
+can say that two of them print alike (:func:`look_alike_reason`).
+
 Chinese, Japanese and Thai are written without spaces between words, and a Korean word is a run of
 syllable blocks: a count of words by spaces, or a tokenizer that splits at spaces, sees a sentence as
 one word. :func:`mainly_cjk_thai` says when a text is mostly in those scripts; :func:`count_words`
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import unicodedata
+from collections.abc import Iterable
 
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
@@ -64,6 +70,50 @@ def short_enough(field: str, value: str, limit: int = MAX_NAME_BYTES) -> str:
     if problem is not None:
         raise ValueError(problem)
     return value
+
+
+def look_alike_key(value: str) -> str:
+    """What ``value`` shows in a table: composed (NFC), without format characters (category Cf: the
+    zero-width space and joiners, the word joiner, a byte-order mark, the direction marks), each run of
+    white space (a no-break space, a line break, CR LF) one space, and no space at either end.
+
+    Two names with one key look alike wherever they are printed; they are two names all the same.
+
+    >>> look_alike_key("cre\\u0300me\\u00a0bru\\u0302le\\u0301e\\ufeff")  # NFD, a no-break space, a BOM
+    'cr\xe8me br\xfbl\xe9e'
+    """
+    composed = unicodedata.normalize("NFC", value)
+    shown = "".join(ch for ch in composed if unicodedata.category(ch) != "Cf")
+    return " ".join(shown.split())
+
+
+def look_alike_reason(value: str, other: str, whose: str = "its") -> str:
+    """How two different spellings with one :func:`look_alike_key` differ, for a message: in how
+    ``whose`` characters are composed, or in characters that print as nothing or as a space."""
+    if unicodedata.normalize("NFC", value) == unicodedata.normalize("NFC", other):
+        return f"in how {whose} characters are composed (NFC/NFD; macOS writes file names decomposed)"
+    return ("in characters that print as nothing or as a plain space (a zero-width space, a byte-order "
+            "mark, a no-break space, a line break, spaces at either end)")
+
+
+def look_alike_pairs(values: Iterable[str]) -> list[tuple[str, str]]:
+    """``(first, later)`` for each spelling among ``values`` whose :func:`look_alike_key` an earlier,
+    different spelling has: the names that would print alike, each later spelling once.
+
+    >>> look_alike_pairs(["wan", "cosmos", "wan\\u200b", "wan", "wan\\u200b"])
+    [('wan', 'wan\\u200b')]
+    """
+    first: dict[str, str] = {}
+    met: set[str] = set()
+    pairs = []
+    for value in values:
+        if value in met:
+            continue
+        met.add(value)
+        seen = first.setdefault(look_alike_key(value), value)
+        if seen != value:
+            pairs.append((seen, value))
+    return pairs
 
 
 # Scripts written without spaces between words (Han, kana, Thai) or in syllable blocks (Hangul): first

@@ -317,6 +317,55 @@ def test_names_that_differ_only_in_unicode_composition_are_warned(media_root: Pa
     assert "item id 'Mod\\xe9l/ep1' differs from item id 'Mode\\u0301l/ep1' (line 2) only" in found[2].message
 
 
+def test_group_fields_that_differ_only_in_unicode_composition_are_warned(media_root: Path) -> None:
+    # One task or instruction typed on two machines (NFC and NFD) became two groups of `report --by task`
+    # and `metrics sets --by instruction` that printed alike, and validation said ok.
+    dish_nfc, dish_nfd = "cr\u00e8me br\u00fbl\u00e9e", "cre\u0300me bru\u0302le\u0301e"
+    nfc, nfd = f"put the {dish_nfc} on the plate", f"put the {dish_nfd} on the plate"
+    first = {"item_id": "a", "video": "videos/ep1.mp4", "instruction": nfc, "task": dish_nfc,
+             "source": dish_nfc, "regime": dish_nfc, "split": dish_nfc, "prompt_variant": dish_nfc,
+             "views": {dish_nfc: "videos/ep1.mp4"}, "labels": {"pa": 3, "rater": dish_nfc}}
+    second = {"item_id": "b", "video": "videos/ep1.mp4", "instruction": nfd, "task": dish_nfd,
+              "source": dish_nfd, "regime": dish_nfd, "split": dish_nfd, "prompt_variant": dish_nfd,
+              "views": {dish_nfd: "videos/ep1.mp4"}, "labels": {"pa": 3, "rater": dish_nfd}}
+    third = {**second, "item_id": "c"}  # the same second spelling again: said once
+    path = write_jsonl(media_root / "suite.jsonl", [first, second, third])
+    found = validate_manifest(path)
+    assert [(p.line, p.field, p.severity) for p in found] == [
+        (2, f, "warning") for f in ("instruction", "task", "source", "regime", "split", "prompt_variant",
+                                    "labels.rater", "views")]
+    assert found[0].message == (
+        f"instruction {ascii(nfd)} differs from instruction {ascii(nfc)} (item 'a', line 1) only in how its "
+        "characters are composed (NFC/NFD; macOS writes file names decomposed): they look alike in every "
+        "table but are two instructions (two groups of `--by instruction`); spell them one way")
+    assert "task 'cre\\u0300me bru\\u0302le\\u0301e' differs from task 'cr\\xe8me" in found[1].message
+    assert "are two raters" in found[6].message and "view name 'cre\\u0300me" in found[7].message
+    assert [it.item_id for it in load_suite(path)] == ["a", "b", "c"]  # warned, never merged or refused
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u00a0", "\ufeff", "\u2060", " ", "\u200e"])
+def test_names_that_differ_only_in_invisible_characters_are_warned(media_root: Path, invisible: str) -> None:
+    # Generators 'wan' and 'wan' + a zero-width space (or a no-break space, a BOM pasted from a CSV, a word
+    # joiner) printed as two rows 'wan' in every table, and validation said ok.
+    rs = [{"item_id": f"{k}", "video": "videos/ep1.mp4", "generator": gen, "clip_id": f"c{k}",
+           "instruction": "open the drawer" + ("\r\n" if k else "\n") + "then close it"}
+          for k, gen in enumerate(("wan", "wan" + invisible))]
+    found = validate_manifest(write_jsonl(media_root / "suite.jsonl", rs))
+    assert [(p.line, p.field) for p in found] == [(2, "generator"), (2, "instruction")]
+    assert found[0].message == (
+        f"generator {ascii('wan' + invisible)} differs from generator 'wan' (item '0', line 1) only in "
+        "characters that print as nothing or as a plain space (a zero-width space, a byte-order mark, a "
+        "no-break space, a line break, spaces at either end): they look alike in every table but are two "
+        "generators; spell them one way")
+    assert "instruction 'open the drawer\\r\\nthen close it' differs from" in found[1].message
+
+
+def test_names_that_read_apart_are_not_twins(media_root: Path) -> None:
+    rs = [{"item_id": f"{k}", "video": "videos/ep1.mp4", "generator": gen}
+          for k, gen in enumerate(("wan", "Wan", "wan2", "w an", "wan 2"))]
+    assert validate_manifest(write_jsonl(media_root / "suite.jsonl", rs)) == []
+
+
 def test_name_fields_with_control_characters_are_refused(media_root: Path) -> None:
     # Before, only item_id was checked: an ESC in a generator recoloured the terminal and stopped pdflatex.
     # A right-to-left override (U+202E) showed the rest of the generator's table row reversed.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from robojudge._activity import step
+from robojudge._chars import look_alike_key, look_alike_reason
 from robojudge.suite._check import check_paths, describe_error, path_targets
 from robojudge.suite._media import MEDIA_MODES, check_media, state_problems
 from robojudge.suite._paths import Resolver, confine_folder, place_paths
@@ -339,7 +339,7 @@ def validate_manifest(
     except ManifestError as e:
         return e.problems
     _clip_sources(checked, shown)
-    _composed_twins(checked, shown)
+    _look_alike_twins(checked, shown)
     if media != "none":
         items = [c.item for c in checked]
         found = check_media(items, deep=media == "deep", progress=progress, workers=workers)
@@ -410,35 +410,62 @@ def _clip_sources(checked: list[_Checked], shown: str) -> None:
             "warning"))
 
 
-_TWINS = {"generator": "two generators", "clip_id": "two clips (two clusters of the paired bootstrap)",
-          "item_id": "two items"}
+def _name_values(item: Item, name: str) -> list[str]:
+    """The values of the name field ``name`` of ``item`` (several for ``views``; none when unset)."""
+    if name == "views":
+        return item.view_names()
+    if name == "labels.rater":
+        rater = item.labels.rater if item.labels is not None else None
+        return [rater] if rater else []
+    value = getattr(item, name)
+    return [value] if value else []
 
 
-def _composed_twins(checked: list[_Checked], shown: str) -> None:
-    """A warning on the first item of each generator, clip id or item id that equals an earlier one only
-    once both are composed (NFC: ``é`` one character, or ``e`` and an accent, as macOS writes file
-    names): the two look alike in every table, and nothing else would say they are apart."""
-    for name, apart in _TWINS.items():
-        what = name.replace("_", " ")
-        first: dict[str, dict[str, tuple[_Checked, str]]] = {}  # composed -> spelling -> first record, item
+#: The fields whose values name something a table shows or a group gathers: field -> (what one value
+#: is called, what two of them are).
+_TWINS = {
+    "generator": ("generator", "two generators"),
+    "clip_id": ("clip id", "two clips (two clusters of the paired bootstrap)"),
+    "item_id": ("item id", "two items"),
+    "instruction": ("instruction", "two instructions (two groups of `--by instruction`)"),
+    "task": ("task", "two tasks (two groups of `--by task`)"),
+    "source": ("source", "two sources (two strata of the paired bootstrap)"),
+    "regime": ("regime", "two regimes"),
+    "split": ("split", "two splits"),
+    "prompt_variant": ("prompt variant", "two prompt variants"),
+    "labels.rater": ("rater", "two raters"),
+    "views": ("view name", "two views"),
+}
+
+
+def _look_alike_twins(checked: list[_Checked], shown: str) -> None:
+    """A warning on the first item of each value of a :data:`_TWINS` field that equals an earlier one
+    only once both are composed (NFC: ``é`` one character, or ``e`` and an accent, as macOS writes file
+    names) and stripped of what prints as nothing or as a space (:func:`robojudge._chars.look_alike_key`:
+    a zero-width space, a byte-order mark, a no-break space): the two look alike in every table, and
+    nothing else would say they are apart."""
+    for name, (what, apart) in _TWINS.items():
+        key_of: dict[str, str] = {}  # each spelling met -> its look-alike key
+        first: dict[str, tuple[str, _Checked, str]] = {}  # key -> first spelling, its record, its item
         for c in checked:
-            value = getattr(c.item, name) if c.item is not None else None
-            if c.item is None or not value:
+            if c.item is None:
                 continue
-            spellings = first.setdefault(unicodedata.normalize("NFC", value), {})
-            if value in spellings:
-                continue
-            if spellings:
-                other, (seen, item) = next(iter(spellings.items()))
-                where = f"line {seen.line}" if seen.line is not None else f"row {seen.row}"
+            for value in _name_values(c.item, name):
+                if value in key_of:
+                    continue
+                key = key_of[value] = look_alike_key(value)
+                seen = first.setdefault(key, (value, c, c.item.item_id))
+                if seen[0] == value:
+                    continue
+                other, record, item = seen
+                where = f"line {record.line}" if record.line is not None else f"row {record.row}"
                 if name != "item_id":
                     where = f"item {item!r}, {where}"
                 c.problems.append(ManifestProblem(
                     shown, c.line, c.row, c.item.item_id, name,
                     f"{what} {ascii(value)} differs from {what} {ascii(other)} ({where}) only "
-                    "in how its characters are composed (NFC/NFD; macOS writes file names decomposed): they "
-                    f"look alike in every table but are {apart}; spell them one way", "warning"))
-            spellings[value] = (c, c.item.item_id)
+                    f"{look_alike_reason(value, other)}: they look alike in every table but are {apart}; "
+                    "spell them one way", "warning"))
 
 
 def _same_videos(checked: list[_Checked], shown: str) -> None:
