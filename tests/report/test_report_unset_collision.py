@@ -162,3 +162,26 @@ def test_an_export_refuses_a_by_value_spelt_like_the_unset_dash(tmp_path: Path) 
     with out.open(encoding="utf-8") as f:
         exported = {r["item_id"]: r["generator"] for r in csv.DictReader(f)}
     assert exported == {"u0": "-", "n0": "", "o0": "other"}
+
+
+def test_groups_that_print_alike_are_said_in_the_summary(tmp_path: Path) -> None:
+    # `report --by task` showed two rows 'crème brûlée' (one task typed NFC, one NFD), and nothing said
+    # they were two groups.
+    nfc, nfd = "cr\u00e8me br\u00fbl\u00e9e", "cre\u0300me bru\u0302le\u0301e"
+    items = [Item(item_id=f"i{k}", video="v.mp4", clip_id=f"c{k}", task=t)
+             for k, t in enumerate((nfc, nfc, nfd, "stack", "stack\u200b"))]
+    manifest = tmp_path / "suite.jsonl"
+    (tmp_path / "v.mp4").write_bytes(b"")
+    lines = [it.model_dump_json(exclude_none=True) + "\n" for it in items]
+    manifest.write_text("".join(lines), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    with ResultStore(url) as store:
+        store.add([ResultRow(it.item_id, "iq1_psnr", "h", "1", "ok", 30.0) for it in items])
+    summaries = report_suite(manifest, url, tmp_path / "rep", by="task")
+    assert sorted(s.group for s in summaries) == sorted([nfc, nfd, "stack", "stack\u200b"])  # kept apart
+    md = " ".join((tmp_path / "rep" / "summary.md").read_text(encoding="utf-8").split())
+    md = md.replace("\\\\", "\\")  # Markdown's escaped backslashes, as the page shows them
+    assert ("The groups 'cr\\xe8me br\\xfbl\\xe9e' and 'cre\\u0300me bru\\u0302le\\u0301e' differ only in "
+            "how their characters are composed (NFC/NFD; macOS writes file names decomposed): they print "
+            "alike but are two groups; spell them one way in the manifest.") in md
+    assert "The groups 'stack' and 'stack\\u200b' differ only in characters that print as nothing" in md

@@ -45,6 +45,7 @@ from robojudge.metrics._select import (
 from robojudge.metrics._sets import (
     SET_METRICS,
     ItemGroup,
+    LookAlikeGroupsWarning,
     SetOutput,
     SetRow,
     SetScores,
@@ -66,6 +67,7 @@ __all__ = [
     "FrameOptions",
     "Input",
     "ItemGroup",
+    "LookAlikeGroupsWarning",
     "MetricInputError",
     "MetricSpec",
     "NativeFrames",

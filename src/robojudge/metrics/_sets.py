@@ -57,6 +57,7 @@ import json
 import math
 import traceback
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -65,6 +66,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge._chars import look_alike_pairs, look_alike_reason
 from robojudge._csv import SafeCsvWriter
 from robojudge._files import replacing
 from robojudge._json import json_ready
@@ -372,12 +374,21 @@ def _text_valued(name: str) -> bool:
 GROUP_BY_FIELDS = tuple(f for f in Item.model_fields if _text_valued(f))
 
 
+class LookAlikeGroupsWarning(UserWarning):
+    """Two groups of :func:`group_items` whose keys differ only in characters no table shows: they print
+    alike but are measured apart (``robojudge metrics sets`` prints it as a ``warning:`` line)."""
+
+
 def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
     """Split ``items`` into groups by the Item field ``by`` (one group ``all`` when ``by`` is None).
 
     Items without a value form the group :data:`UNSET_KEY`; an item whose value is spelt so is refused,
     since both would be one group, stored under one id (``group:generator=-``). A value too long for a
     whole group id (a long instruction) is stored under a shortened one (:func:`group_item_id`).
+
+    Values are grouped as spelt: two that differ only in how their characters are composed (NFC/NFD)
+    or in characters that print as nothing or as a space (:func:`robojudge._chars.look_alike_key`)
+    are two groups, and a :class:`LookAlikeGroupsWarning` names both, escaped.
 
     Raises:
         ValueError: ``by`` is not one of :data:`GROUP_BY_FIELDS`, or an item's value of it is
@@ -405,6 +416,13 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
                          f"{'has' if one else 'have'} the {by} {UNSET_KEY!r}, the name of the group of the "
                          f"items without a {by} (stored as {group_item_id(by, UNSET_KEY)!r}), so both would "
                          f"be one group; give {'it' if one else 'them'} another {by} in the manifest")
+    for first, later in look_alike_pairs(groups):
+        a, b = len(groups[first]), len(groups[later])
+        warnings.warn(
+            f"--by {by}: groups {ascii(first)} ({a} item{'s' * (a != 1)}) and {ascii(later)} ({b} "
+            f"item{'s' * (b != 1)}) differ only {look_alike_reason(first, later, 'their')}: they print alike "
+            f"but are two groups, each measured on its own items; spell the {by} one way in the manifest "
+            "(`robojudge suite validate` names the items)", LookAlikeGroupsWarning, stacklevel=2)
     return [ItemGroup(key=k, by=by, items=tuple(v), all_items=every) for k, v in groups.items()]
 
 
@@ -569,6 +587,7 @@ def write_set_rows(rows: Sequence[SetRow], path: str | Path) -> Path:
 __all__ = [
     "GROUP_PREFIX",
     "ItemGroup",
+    "LookAlikeGroupsWarning",
     "SetMetricSpec",
     "SetOutput",
     "SetRow",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from robojudge._chars import look_alike_pairs, look_alike_reason
 from robojudge.report._summary import GroupSummary, RangeOf, StaleFinder, write_report
 from robojudge.report._unset import unset_name, unset_note
 from robojudge.store import OUTSIDE_COLUMN, ResultStore, item_columns, outside_column
@@ -21,6 +22,18 @@ def group_by_field(items: Iterable[Item], field: str) -> dict[str, str]:
     values = {it.item_id: _text(getattr(it, field)) for it in items}
     missing = unset_name(values.values())
     return {item_id: missing if v is None else v for item_id, v in values.items()}
+
+
+def look_alike_note(groups: Iterable[str]) -> str:
+    """A sentence (with a leading space) for each two groups that print alike but are apart (their
+    names differ only in how their characters are composed, or in characters that print as nothing or
+    as a space: :func:`robojudge._chars.look_alike_key`), naming both escaped; empty when none do."""
+    out = ""
+    for first, later in look_alike_pairs(groups):
+        out += (f" The groups {ascii(first)} and {ascii(later)} differ only "
+                f"{look_alike_reason(first, later, 'their')}: they print alike but are two groups; spell "
+                "them one way in the manifest.")
+    return out
 
 
 def _text(value: object) -> str | None:
@@ -40,7 +53,8 @@ def report_suite(
     """
     suite = load_suite(manifest, strict=False, files="optional")  # results are read, not files
     group_of = group_by_field(suite.items, by)
-    note = unset_note((_text(getattr(it, by)) for it in suite.items), by).strip()
+    note = unset_note((_text(getattr(it, by)) for it in suite.items), by) + look_alike_note(group_of.values())
+    note = note.strip()
     with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"
         clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
