@@ -217,3 +217,21 @@ def test_composed_and_decomposed_spellings_are_one_text():
     assert get_metric("sa_bleu").compute(_item(nfc, instruction=nfd)).value == 1.0
     assert get_metric("sa_bleu").compute(_item(nfd, instruction=nfc)).value == 1.0
     assert bleu(nfd, nfc) == 1.0
+
+
+def test_captions_file_with_unicode_line_separators_reads_back(tmp_path):
+    # A caption pasted from a PDF holds U+2028; `robojudge judge texts` writes it as it is (UTF-8 JSON), and
+    # the reader's str.splitlines() cut that line in two: every item failed with "line 1: ... Unterminated
+    # string". Lines are numbered as an editor numbers them (at "\n" only).
+    from robojudge.run import write_judge_texts
+
+    texts = {"a": "the cat sat\u2028on the mat", "b": "the cat\u0085sat", "c": "a mat\u2029x", "d": "the cat"}
+    path = write_judge_texts(texts, tmp_path / "captions.jsonl")
+    assert path.read_bytes().count(b"\n") == 4
+    for item_id, caption in texts.items():
+        assert find_caption(_item(item_id=item_id), str(path)) == caption
+    assert get_metric("sa_bleu").compute(_item(), BleuConfig(captions=str(path))).value == pytest.approx(1.0)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(path.read_text(encoding="utf-8") + '{"item": "e"}\n', encoding="utf-8")
+    with pytest.raises(MetricInputError, match=r"bad.jsonl, line 5: expected a JSON object"):
+        find_caption(_item(item_id="e"), str(bad))

@@ -341,3 +341,31 @@ def test_an_annotation_database_is_named_without_its_password(tmp_path: Path) ->
     said = str(info.value)
     assert said.startswith("postgresql://rj:***@127.0.0.1:1/labels?connect_timeout=5&sslpassword=***: ")
     assert "s3cretpw" not in said and "k3ypw" not in said
+
+
+def test_records_holding_unicode_line_separators_read_back(tmp_path: Path) -> None:
+    # An instruction with U+2028 (which the manifest accepts) was exported as it is (UTF-8 JSON), and
+    # load_records' str.splitlines() cut its record in two: "train.jsonl, line 2: not JSON", so
+    # `train sft` and `train grpo` could not start on robojudge's own export.
+    from _train_suite import write_labelled_suite
+
+    from robojudge.train._trl import TrainingError, load_records
+
+    manifest = write_labelled_suite(tmp_path / "suite")
+    rows = [json.loads(line) for line in manifest.read_text().split("\n") if line]
+    for row in rows:
+        row["instruction"] = row["instruction"] + ".\u2028Then close\u0085the drawer\u2029."
+    manifest.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    data = tmp_path / "data"
+    export_training_data(manifest, ["ia"], data, frames=FrameSpec(max_frames=2))
+    raw = (data / "train.jsonl").read_text(encoding="utf-8")
+    assert "\u2028" in raw  # written as it is, not escaped
+    records = load_records(data)
+    assert len(records) == raw.count("\n") > 1
+    assert all("\u2028Then close\u0085the drawer\u2029." in json.dumps(r["prompt"], ensure_ascii=False)
+               for r in records)
+    lines = raw.split("\n")
+    lines[2] = "{not json"
+    (data / "train.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(TrainingError, match=r"train\.jsonl, line 3: not JSON"):
+        load_records(data)

@@ -50,7 +50,10 @@ def _load(path: str, stamp: tuple[int, int, int], field: str, allow_lists: bool)
     if isinstance(data, dict) and "item_id" not in data:
         pairs = list(data.items())
     else:
-        for n, line in enumerate(raw.splitlines(), 1):
+        # Split on "\n" only: str.splitlines() also breaks at U+2028, U+2029 and U+0085, which
+        # json.dumps(..., ensure_ascii=False) (robojudge judge texts) writes as they are inside a caption,
+        # so it cut the caption's line in two and numbered the lines unlike an editor.
+        for n, line in enumerate(raw.split("\n"), 1):
             if not line.strip():
                 continue
             try:

@@ -121,7 +121,9 @@ def load_records(data: str | Path, split: str = "train") -> list[dict[str, Any]]
         raise TrainingError(f"{root}: no {split} records ({path.name} is missing)")
     records = []
     base = root.resolve()
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    # Split on "\n" only, as the export writes records: an instruction or reasoning may hold U+2028 or
+    # U+0085, which str.splitlines() would take for line breaks inside a record.
+    for line_no, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
         try:
