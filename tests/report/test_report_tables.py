@@ -1,6 +1,9 @@
 import csv
 import io
 import math
+import shutil
+import subprocess
+import unicodedata
 
 import pytest
 
@@ -110,6 +113,61 @@ def test_latex_writes_control_characters_as_text() -> None:
     assert latex_escape("\x1b[31mred\tx") == r"\textbackslash{}x1b[31mred x"
     # a line break or a tab (a multi-line error message) is a space, as in Markdown, not its code
     assert latex_escape("line one\r\nline\ttwo\n") == "line one line two "
+
+
+LEADING = ["[ours] wan", "*baseline", " [v2] x"]  # the first cell of a row, as a generator's name
+
+
+def _leading_table() -> Table:
+    t = Table("gens", "Generators", ["generator", "PA"])
+    t.add([text("first"), Cell(1.0)])
+    for k, name in enumerate(LEADING):
+        t.add([text(name), Cell(2.0 + k)])
+    return t
+
+
+def test_latex_rows_starting_with_a_bracket_or_a_star_are_their_own() -> None:
+    # After the \\ of the row before, "[ours] wan" was read as \\'s optional length (pdflatex: "Missing
+    # number, treated as zero") and "*baseline" as its star, so the row printed "baseline".
+    lines = _leading_table().to_latex().splitlines()
+    assert r"{}[ours] wan & 2.000 \\" in lines
+    assert r"{}*baseline & 3.000 \\" in lines
+    assert r"{} [v2] x & 4.000 \\" in lines
+    assert r"first & 1.000 \\" in lines  # other rows as before
+    # the header row follows \toprule, which takes an optional width too
+    header = Table("h", "H", ["[a]", "b"]).to_latex().splitlines()
+    assert header[header.index(r"\toprule") + 1] == r"{}[a] & b \\"
+
+
+def test_latex_composes_decomposed_names() -> None:
+    # A generator folder copied from macOS is named with e + U+0300; pdflatex stopped at the accent
+    # ("Unicode character U+0300 not set up for use with LaTeX"), while the composed è prints.
+    assert latex_escape("Mode\u0300le_1") == "Mod\u00e8le\\_1"
+    t = Table("n", "Mode\u0300les", ["generator", "v"])
+    t.add([text("Mode\u0300le"), Cell(1.0)])
+    tex = t.to_latex()
+    assert "\u0300" not in tex and "Mod\u00e8le & 1.000 \\\\" in tex.splitlines()
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("kpsewhich") is None,
+                    reason="pdflatex (TeX Live) is not installed")
+def test_latex_tables_compile_with_pdflatex(tmp_path) -> None:
+    if subprocess.run(["kpsewhich", "booktabs.sty"], capture_output=True).returncode != 0:
+        pytest.skip("booktabs is not installed")
+    t = _leading_table()
+    t.add([text("Mode\u0300le"), Cell(9.0)])
+    (tmp_path / "t.tex").write_text(t.to_latex(), encoding="utf-8")
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
+                                      "\\input{t.tex}\n\\end{document}\n", encoding="utf-8")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
+                           "doc.tex"], cwd=tmp_path, capture_output=True, text=True, errors="replace",
+                          timeout=120)
+    assert done.returncode == 0, [line for line in done.stdout.splitlines() if line.startswith("!")]
+    if shutil.which("pdftotext"):
+        shown = subprocess.run(["pdftotext", "doc.pdf", "-"], cwd=tmp_path, capture_output=True,
+                               text=True).stdout
+        shown = unicodedata.normalize("NFC", shown)  # pdftotext gives the accented e of OT1 decomposed
+        assert "*baseline" in shown and "[ours] wan" in shown and "Mod\u00e8le" in shown
 
 
 def test_markdown_names_render_as_their_text() -> None:

@@ -71,13 +71,18 @@ def latex_escape(text: str) -> str:
     """Escape the characters LaTeX treats specially (``\\ & % $ # _ { } ~ ^``) in running text, and
     ``< > |``, which the default font encoding prints as other glyphs. A line break or a tab becomes a
     space (as in Markdown); another control character is written as its code, ``\\x1b`` (pdflatex
-    stops at the raw byte). Characters outside Latin-1 (Greek, CJK) pass through: they need a UTF-8
+    stops at the raw byte). The text is composed first (Unicode NFC): a name copied from macOS, its
+    ``è`` written as ``e`` and a combining accent, stopped pdflatex at the accent, where the one
+    character ``è`` prints. Characters outside Latin-1 (Greek, CJK) pass through: they need a UTF-8
     engine (xelatex, lualatex) or packages of your own.
 
     >>> print(latex_escape("50% of a_b\\x1b[0m\\nnext"))
     50\\% of a\\_b\\textbackslash{}x1b[0m next
+    >>> latex_escape("Mode\\u0300le") == "Mod\\xe8le"  # NFD, as macOS names files
+    True
     """
     out = []
+    text = unicodedata.normalize("NFC", text)
     for ch in text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " "):
         for special, escaped in _LATEX_ESCAPES:
             if ch == special:
@@ -86,6 +91,13 @@ def latex_escape(text: str) -> str:
         else:
             out.append(rf"\textbackslash{{}}x{ord(ch):02x}" if unicodedata.category(ch) == "Cc" else ch)
     return "".join(out)
+
+
+def _latex_row(cells: Sequence[str]) -> str:
+    """One ``tabular`` row of escaped cells, ending in ``\\\\``; ``{}`` first when the row starts with
+    ``[`` or ``*``, which the command before it (``\\\\``, ``\\midrule``) would take as its own."""
+    row = " & ".join(cells)
+    return ("{}" if row.lstrip().startswith(("[", "*")) else "") + row + r" \\"
 
 
 @dataclass(frozen=True)
@@ -242,17 +254,22 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
-        """A booktabs ``tabular`` in a ``table`` float: best per column in bold, CIs as ``[lo, hi]``."""
+        """A booktabs ``tabular`` in a ``table`` float: best per column in bold, CIs as ``[lo, hi]``.
+
+        A row whose first cell starts with ``[`` or ``*`` starts with ``{}``: the ``\\\\`` ending the row
+        before (or ``\\toprule``, ``\\midrule``) would read ``[ours] wan`` as its optional length
+        (pdflatex stopped: "Missing number") and ``*baseline`` as its star (the star was lost).
+        """
         spec = "l" + "r" * (len(self.columns) - 1)
         lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(self.title)}}}",
                  rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-                 " & ".join(latex_escape(c) for c in self.columns) + r" \\", r"\midrule"]
+                 _latex_row([latex_escape(c) for c in self.columns]), r"\midrule"]
         for r in self.rows:
             cells = [latex_escape(c.formatted()) for c in r]
             cells = [rf"\textbf{{{t}}}" if c.best else t for c, t in zip(r, cells, strict=True)]
             cells = [t + r"\textsuperscript{\dag}" if c.small and c.is_number else t
                      for c, t in zip(r, cells, strict=True)]
-            lines.append(" & ".join(cells) + r" \\")
+            lines.append(_latex_row(cells))
         lines += [r"\bottomrule", r"\end{tabular}"]
         if self.has_small:
             lines.append(r"\par\footnotesize\textsuperscript{\dag}" + latex_escape(self.small_key()[1:]))
