@@ -234,3 +234,16 @@ def test_html_row_headers_are_the_name_columns_and_tables_set_no_tabindex() -> N
     plain = Table("threshold_sensitivity", "Thresholds", ["threshold", "selected"])
     plain.add([text("0.5"), text(4)])
     assert plain.to_html().count('<th scope="row"') == 1  # no name column: the first cell heads the row
+
+
+def test_html_isolates_right_to_left_names() -> None:
+    # An Arabic generator name ending in a full stop or "(v2)" was laid out in the page's left-to-right
+    # direction: its punctuation landed at the start of the name for a reader of it.
+    t = Table("g", "Generators", ["generator", "PA"])
+    t.add([text("\u0646\u0645\u0648\u0630\u062c (v2)"), Cell(1.0)])
+    t.add([text("\u05de\u05d5\u05d3\u05dc."), Cell(2.0)])
+    t.add([text("wan"), Cell(3.0)])
+    page = t.to_html()
+    assert '<th scope="row"><bdi>\u0646\u0645\u0648\u0630\u062c (v2)</bdi></th>' in page
+    assert '<th scope="row"><bdi>\u05de\u05d5\u05d3\u05dc.</bdi></th>' in page
+    assert '<th scope="row">wan</th><td class="num">3.000</td>' in page  # left-to-right text as before

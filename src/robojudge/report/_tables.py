@@ -93,6 +93,12 @@ def latex_escape(text: str) -> str:
     return "".join(out)
 
 
+def _right_to_left(text: str) -> bool:
+    """Whether ``text`` holds a right-to-left letter (Arabic, Hebrew, ...): its HTML cell then isolates
+    it in a ``<bdi>``, so that its punctuation lands at its own end, not the page's."""
+    return any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in text)
+
+
 def _latex_row(cells: Sequence[str]) -> str:
     """One ``tabular`` row of escaped cells, ending in ``\\\\``; ``{}`` first when the row starts with
     ``[`` or ``*``, which the command before it (``\\\\``, ``\\midrule``) would take as its own."""
@@ -287,7 +293,9 @@ class Table:
         """An HTML ``<table>`` with a caption; best cells in ``<strong>``. The cells of
         :meth:`row_headers` are row headers (``<th scope="row">``), so a screen reader names the row (the
         metric, judge or generator) with each value. The table sets no ``tabindex``: a browser that makes
-        scroll boxes focusable (Chromium, Firefox) stops on the tables that scroll, and only on them."""
+        scroll boxes focusable (Chromium, Firefox) stops on the tables that scroll, and only on them. A
+        text cell holding right-to-left letters (an Arabic generator name) is a ``<bdi>``, laid out in
+        its own direction."""
         head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in self.columns)
         headers = self.row_headers()
         body = []
@@ -295,6 +303,8 @@ class Table:
             tds = []
             for k, c in enumerate(r):
                 t = html.escape(c.formatted())
+                if not c.is_number and _right_to_left(c.formatted()):
+                    t = f"<bdi>{t}</bdi>"  # laid out in its own direction, not the page's
                 if c.best:
                     t = f"<strong>{t}</strong>"
                 if c.small and c.is_number:

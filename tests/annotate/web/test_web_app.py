@@ -413,6 +413,24 @@ def test_reveal_needs_pa_then_locks_it(app):
     assert post_form(c, aid, "submit", FULL).status_code == 409  # once only
 
 
+def test_free_text_takes_the_direction_of_its_own_script(app):
+    # The instruction, the evidence and the notes were laid out in the page's left-to-right direction:
+    # an Arabic or Hebrew instruction's full stop was drawn at its far left end (next to its first
+    # word, for a reader of it). dir="auto" gives each its own text's direction.
+    alice, bob = logged_in(app, "alice"), logged_in(app, "bob")
+    aid = tasks(alice)[0]
+    html = checked(alice.get(f"/task/{aid}")).text
+    assert re.search(r'<textarea name="evidence" dir="auto"', html)
+    assert post_form(alice, aid, "reveal", PA_PART).status_code == 303
+    html = checked(alice.get(f"/task/{aid}")).text
+    assert '<div class="rj-instruction" id="instruction" dir="auto">' in html
+    for aid in tasks(alice):
+        label_item(alice, aid)
+    html = checked(bob.get(f"/task/{tasks(bob, 'review')[0]}")).text
+    assert re.search(r'<textarea name="note" dir="auto"', html)
+    assert '<td dir="auto">the cup slides at 2 s</td>' in html  # the first annotation's evidence
+
+
 def test_label_review_adjudicate_flow(app, project):
     alice, bob, carol = (logged_in(app, u) for u in ("alice", "bob", "carol"))
     for aid in tasks(alice):
@@ -508,6 +526,7 @@ def test_training_round_feedback_page(tmp_path, _cheap_passwords):
         row = re.search(r"<tr><th>PA and IA</th>(.*?)</tr>", html, re.S).group(1)
         assert re.findall(r"<td>([^<]*)</td>", row)[:4] == ["4", "50.0%", "75.0%", "1.25"]
         assert 'id="disagreements"' in html and "&lt;i&gt;saw&lt;/i&gt;" in html
+        assert '<td dir="auto">alice &lt;i&gt;saw&lt;/i&gt;</td>' in html  # evidence in its own direction
         # 75% within one is below the 80% threshold; a trainee sees only their own line, and the other
         # trainee's evidence without the name
         assert html.count("not yet") == 1 and "<th>alice</th>" in html and "<th>eve</th>" not in html
