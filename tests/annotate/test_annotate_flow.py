@@ -277,6 +277,17 @@ def test_review_never_to_primary_and_roles_checked(project: str) -> None:
 
 
 @SQLITE_ONLY
+@pytest.mark.parametrize("username", ["Jos\u00e9", "\u8bc4\u5ba1\u5458"])
+def test_username_rule_says_ascii(db_url: str, username: str) -> None:
+    # 'José' was told to "use 1-100 letters": é is a letter; the rule is ASCII.
+    from robojudge.annotate import AnnotateError
+
+    with pytest.raises(AnnotateError) as err:
+        add_annotator(db_url, username, password=PW)
+    assert str(err.value) == (f"username {username!r}: use 1-100 ASCII letters (A-Z, a-z), digits, '.', '_', "
+                              "'@' or '-', starting with a letter or a digit")
+
+
 def test_invite_link_is_single_use(db_url: str) -> None:
     invite = add_annotator(db_url, "newbie")
     assert invite.token

@@ -192,3 +192,17 @@ def test_judge_and_rubric_names_longer_than_the_limit_are_refused(tmp_path: Path
         with pytest.raises(RubricError) as rerr:
             load_rubric_file(p)
         assert str(rerr.value) == f"{p}: {problem} in UTF-8; at most 255 are allowed"
+
+
+@pytest.mark.parametrize("name", ["\u901a\u4e49", "Mod\u00e8le", "-lead"])
+def test_judge_and_rubric_name_rules_say_ascii(tmp_path: Path, name: str) -> None:
+    # The rule is ASCII, and the message said "letters": a judge '通义' was told it "may hold letters".
+    with pytest.raises(JudgeConfigError) as err:
+        make_judge({"name": name, "backend": "mock"})
+    assert (f"judge name {name!r} may hold ASCII letters (A-Z, a-z), digits, '_', '.', '-' only, starting "
+            "with a letter or a digit") in str(err.value)
+    p = tmp_path / "rubric.toml"
+    p.write_text('id = "r\u00e9ponse"\nversion = "1"\n[output]\nscore_key = "s"\nscore_min = 1\n'
+                 'score_max = 5\n[prompt]\nuser = "Rate 1-5, JSON."\n', encoding="utf-8")
+    with pytest.raises(RubricError, match=r"id 'r\u00e9ponse' must be lowercase ASCII letters \(a-z\), "):
+        load_rubric_file(p)

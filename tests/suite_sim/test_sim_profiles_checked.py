@@ -98,7 +98,8 @@ def _profile(**kw: object) -> Profile:
     ({"ia_severity": (0.5, 2.0)}, r"ia_severity must be"),
     ({"pa_count": (3, 1)}, r"pa_count must be \(low, high\) ints with 0 <= low <= high, got \(3, 1\)"),
     ({"pa_rate": 1.5}, r"pa_rate must be in \[0, 1\], got 1.5"),
-    ({"name": "bad name/x"}, r"name must be letters, digits"),
+    ({"name": "bad name/x"}, r"name must be ASCII letters \(A-Z, a-z\), digits"),
+    ({"name": "r\u00e9el"}, r"name must be ASCII letters"),  # é is a letter, but not an ASCII one
 ])
 def test_a_custom_profile_is_checked_before_anything_is_written(
     tmp_path: Path, change: dict[str, object], message: str

@@ -158,7 +158,8 @@ def add_annotator(
         AnnotateError: Bad username or role, a taken username, or a password shorter than 8 characters.
     """
     if not _USERNAME.match(username):
-        raise AnnotateError(f"username {username!r}: use 1-100 letters, digits, '.', '_', '@' or '-'")
+        raise AnnotateError(f"username {username!r}: use 1-100 ASCII letters (A-Z, a-z), digits, '.', '_', "
+                            "'@' or '-', starting with a letter or a digit")
     if role not in s.ROLES:
         raise AnnotateError(f"role {role!r} is not one of {', '.join(s.ROLES)}")
     token = None if password is not None else secrets.token_urlsafe(24)

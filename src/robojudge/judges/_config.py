@@ -257,7 +257,8 @@ class JudgeConfig(BaseModel):
     def _valid_name(cls, v: str) -> str:
         short_enough("judge name", v)
         if not _NAME.match(v):
-            raise ValueError(f"judge name {v!r} may hold letters, digits, '_', '.', '-' only")
+            raise ValueError(f"judge name {v!r} may hold ASCII letters (A-Z, a-z), digits, '_', '.', '-' "
+                             "only, starting with a letter or a digit")
         return v
 
     @field_validator("base_url")

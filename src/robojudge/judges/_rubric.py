@@ -186,7 +186,8 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
     if problem is not None:
         raise RubricError(f"{where}: {problem}")
     if not _ID.match(rid):
-        raise RubricError(f"{where}: id {rid!r} must be lowercase letters, digits and '_'")
+        raise RubricError(f"{where}: id {rid!r} must be lowercase ASCII letters (a-z), digits and '_', "
+                          "starting with a letter")
     version = str(_req(data, "version", str, where))
     problem = too_long("version", version)
     if problem is not None:

@@ -135,7 +135,8 @@ def check_profile(profile: Profile) -> None:
 
     where = f"profile {profile.name!r}"
     if not isinstance(profile.name, str) or not _NAME_OK.fullmatch(profile.name):
-        raise ValueError(f"{where}: name must be letters, digits, '_', '.', '+', '@' or '-' (it names files)")
+        raise ValueError(f"{where}: name must be ASCII letters (A-Z, a-z), digits, '_', '.', '+', '@' or "
+                         "'-', starting with a letter or a digit (it names files)")
     for field, axis in (("pa_types", "pa"), ("ia_types", "ia")):
         for kind in getattr(profile, field):
             if kind not in FAILURE_TYPES or FAILURE_TYPES[kind][0] != axis:
