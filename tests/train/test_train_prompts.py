@@ -95,6 +95,21 @@ def test_check_rewrite() -> None:
     assert check_rewrite(" ".join(["w"] * 101), None) == "101 words, more than 100"
 
 
+def test_check_rewrite_counts_chinese_and_japanese_characters() -> None:
+    # Counted by spaces, a 595-character Chinese rewrite was one word and passed a 100-word limit. Each
+    # Han character or kana now counts as a word, as word processors count them.
+    zh = "机械臂缓慢地伸向桌面上的红色方块，" * 35  # 16 Han characters and a comma, 35 times: 560 words
+    assert check_rewrite(zh, None) == (
+        "560 words (each Chinese or Japanese character counts as one), more than 100")
+    assert check_rewrite("机械臂抓起红色方块", None) is None  # 9 words
+    assert check_rewrite("机" * 100, None) is None and check_rewrite("机" * 101, None) is not None
+    ja = "ロボットアームが赤いブロックをつかむ。" * 6  # 18 kana and kanji a sentence (the 。 is not a word)
+    assert check_rewrite(ja, None) == (
+        "108 words (each Chinese or Japanese character counts as one), more than 100")
+    # Korean is written with spaces between words, and counted by them
+    assert check_rewrite(" ".join(["블록을"] * 100), None) is None
+
+
 def test_suite_prompts_command(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -10,7 +10,8 @@ For each source clip the instruction is turned into ten text-to-video prompts:
 * five **prefixes**: a fixed sentence opening for the type, then the instruction verbatim (no
   model involved).
 
-A rewrite is checked: not empty, at most ``max_words`` words, and holding the object's name when the
+A rewrite is checked: not empty, at most ``max_words`` words (a Han character or a kana counts as a
+word, :func:`check_rewrite`), and holding the object's name when the
 item names it in ``meta.object`` (a row with ``object: null`` was not checked for it). A rewrite
 that fails is asked again once per ``retries`` with the reason quoted; one that still fails is kept,
 marked ``valid: false`` with its problem. Replies are cached in the judges' response cache, so a
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from robojudge._aio import run_coroutine
+from robojudge._chars import count_words
 from robojudge._files import replacing
 from robojudge.judges import Backend, BackendError, ChatRequest, Completion, JudgeConfig, ResponseCache
 from robojudge.suite import Embodiment, Item
@@ -135,12 +137,18 @@ def prefixed(prefix: str, instruction: str) -> str:
 
 
 def check_rewrite(text: str, obj: str | None, max_words: int = 100) -> str | None:
-    """Why a rewrite is unusable, or ``None`` when it is fine."""
+    """Why a rewrite is unusable, or ``None`` when it is fine.
+
+    Words are counted as word processors count them (:func:`robojudge._chars.count_words`): a Chinese
+    or Japanese rewrite has no spaces between words, so each Han character and kana counts as one (by
+    spaces, 600 characters of Chinese were one word and always passed).
+    """
     if not text.strip():
         return "empty reply"
-    words = len(text.split())
+    words = count_words(text)
     if words > max_words:
-        return f"{words} words, more than {max_words}"
+        by_char = " (each Chinese or Japanese character counts as one)" if words > len(text.split()) else ""
+        return f"{words} words{by_char}, more than {max_words}"
     if obj is not None and obj.lower() not in text.lower():
         return f"the object name {obj!r} is missing"
     return None
