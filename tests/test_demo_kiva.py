@@ -7,9 +7,13 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from robojudge.demo import NO_TORCH, run_demo
@@ -58,7 +62,7 @@ def test_demo_trains_a_reader_per_robot_once_and_scores_its_rollouts(sim_suite: 
     assert len([line for line in said if line.startswith("training a KIVA reader")]) == 2
     for r in readers.values():
         assert r.folder.parent == out / "kiva" and (r.folder / "reader.pt").is_file()
-        assert not list(out.glob("kiva/*.partial"))
+        assert not list(out.glob("kiva/*.partial*"))
 
     items = load_suite(out / "suite" / "suite.jsonl").items
     emb = {it.item_id: it.embodiment.value for it in items if it.embodiment is not None}
@@ -222,3 +226,129 @@ def test_a_cached_reader_without_its_training_shapes_gets_them_before_it_is_reus
     strip({str(tmp_path / "gone.mp4"): "0" * 64})
     assert _with_aspects(folder, None) is None
     assert "frame_aspects" not in json.loads((folder / "reader.json").read_text())
+
+
+# --- two runs training one reader at once ----------------------------------------------------------------
+# Training stands in for the real one (a minute per reader): what is tested is how the reader gets into its
+# cache folder when two processes train it at once, and the real training is a separate process either way.
+
+#: A calibration the demo takes as today's (see the test above): a stand-in reader is reused as it is.
+CALIBRATION = {"rigidity": 0.1, "jerk": 40.0, "finger": None, "finger_gap": 0.02, "lengths": "relative",
+               "jerk_windows": "lead", "confidence": 0.7,
+               "scales": {"links": [0.05], "keypoints": [12.0], "percentile": 95.0, "floor": 0.5}}
+STAND_IN_CONFIG = TrainConfig(size=32, width=8, epochs=1, rollouts=False, threads=1)
+
+#: One run of ``ensure_reader`` whose training writes a reader saying who made it, then waits until the
+#: runs named after it have written theirs: every run is past its training before any moves its reader.
+_RUN = r"""
+import json, sys, time
+from pathlib import Path
+import robojudge.demo as demo
+from robojudge.kiva import TrainConfig
+
+manifest, root, flags, calibration, config, me, *others = sys.argv[1:]
+
+def stand_in(manifest, robot, folder, config):
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "reader.pt").write_text(me)
+    facts = {"made_by": me, "calibration": json.loads(calibration), "frame_aspects": [1.0]}
+    (out / "reader.json").write_text(json.dumps(facts))
+    (Path(flags) / me).touch()
+    deadline = time.monotonic() + 120
+    while not all((Path(flags) / other).exists() for other in others):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{me}: {others} never trained")
+        time.sleep(0.02)
+
+demo._train_and_calibrate = stand_in
+folder, trained, _, meta = demo.ensure_reader(manifest, "fetch", Path(root),
+                                              TrainConfig.model_validate_json(config), print)
+print(json.dumps({"folder": str(folder), "trained": trained, "made_by": meta["made_by"]}))
+"""
+
+
+def _fetch_suite(root: Path) -> Path:
+    """A suite with one Fetch reference video and its keypoints: what the reader's key is made from."""
+    from robojudge.kiva import resolve_robot
+    from robojudge.video import write_video
+
+    (root / "reference").mkdir(parents=True)
+    write_video(root / "reference" / "fetch00.mp4", np.zeros((4, 16, 16, 3), np.uint8), fps=10)
+    names = list(resolve_robot("fetch").keypoints)
+    np.savez(root / "reference" / "fetch00.npz", keypoint_names=np.array(names),
+             keypoints_2d=np.zeros((4, len(names), 2), np.float32),
+             keypoints_visible=np.ones((4, len(names)), bool))
+    video = "reference/fetch00.mp4"
+    row = {"item_id": "fetch00-oracle", "video": video, "reference_video": video, "clip_id": "fetch00",
+           "embodiment": "gripper"}
+    (root / "suite.jsonl").write_text(json.dumps(row) + "\n")
+    return root / "suite.jsonl"
+
+
+def _start(manifest: Path, root: Path, flags: Path, me: str, *others: str) -> subprocess.Popen[str]:
+    args = [sys.executable, "-c", _RUN, str(manifest), str(root), str(flags), json.dumps(CALIBRATION),
+            STAND_IN_CONFIG.model_dump_json(), me, *others]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(run: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
+    out, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err[-3000:]
+    return json.loads(out.splitlines()[-1]), out
+
+
+def test_the_stand_in_reader_is_one_the_demo_reuses(tmp_path: Path) -> None:
+    from robojudge.demo import _calibrated
+
+    (tmp_path / "reader.pt").write_text("a")
+    (tmp_path / "reader.json").write_text(json.dumps({"calibration": CALIBRATION, "frame_aspects": [1.0]}))
+    assert _calibrated(tmp_path) is not None
+
+
+def test_two_runs_training_one_reader_at_once_both_finish_with_one_reader(tmp_path: Path) -> None:
+    # Before, both trained into one shared `<key>.partial` folder, each deleting what was there first, and
+    # then deleted the final folder before moving `.partial` there: the run that came second to the move
+    # failed (`robojudge demo` exited 2 after all its scoring, with no report), or the reader was gone.
+    manifest = _fetch_suite(tmp_path / "suite")
+    root, flags = tmp_path / "kiva", tmp_path / "flags"
+    flags.mkdir()
+    runs = {"a": _start(manifest, root, flags, "a", "b"), "b": _start(manifest, root, flags, "b", "a")}
+    said = {me: _finish(run) for me, run in runs.items()}
+    folders = {Path(facts["folder"]) for facts, _ in said.values()}
+    assert len(folders) == 1 and all(facts["trained"] for facts, _ in said.values())
+    folder = folders.pop()
+    winner = json.loads((folder / "reader.json").read_text())["made_by"]
+    assert (folder / "reader.pt").read_text() == winner
+    # The run whose reader came second uses the one in place (the same key: the same files and config).
+    assert {me: facts["made_by"] for me, (facts, _) in said.items()} == {"a": winner, "b": winner}
+    loser = "b" if winner == "a" else "a"
+    assert f"another run put the same KIVA reader in {folder} first: using that one" in said[loser][1]
+    assert [p.name for p in root.iterdir()] == [folder.name]  # neither training folder is left
+    assert folder.stat().st_mode & 0o777 == root.stat().st_mode & 0o777  # as readable as a folder made here
+
+
+def test_training_replaces_a_stale_reader_and_removes_day_old_training_folders(tmp_path: Path) -> None:
+    from robojudge.demo import reader_key
+
+    manifest = _fetch_suite(tmp_path / "suite")
+    root, flags = tmp_path / "kiva", tmp_path / "flags"
+    flags.mkdir()
+    root.mkdir()
+    stale = root / reader_key(manifest, "fetch", STAND_IN_CONFIG)
+    stale.mkdir()
+    (stale / "reader.pt").write_text("old")
+    (stale / "reader.json").write_text(json.dumps({"calibration": {"rigidity": 0.1}, "frame_aspects": [1.0]}))
+    # What runs killed while training leave: this robojudge's folders and the older single name.
+    killed = [root / "fetch-0123456789abcdef.partial-x1y2z3", root / "adroit-0123456789abcdef.partial"]
+    busy = root / "aloha-0123456789abcdef.partial-q7r8s9"  # another run training now
+    for path in (*killed, busy):
+        path.mkdir()
+        (path / "reader.pt").write_text("half")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    for path in killed:
+        os.utime(path, (two_days_ago, two_days_ago))
+    facts, _ = _finish(_start(manifest, root, flags, "a"))
+    assert Path(facts["folder"]) == stale and facts["made_by"] == "a"
+    assert json.loads((stale / "reader.json").read_text())["made_by"] == "a"
+    assert sorted(p.name for p in root.iterdir()) == sorted([stale.name, busy.name])

@@ -12,13 +12,17 @@ reason (:data:`NO_TORCH`). See docs/kiva.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import logging
+import os
+import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -99,6 +103,10 @@ DEMO_ROBOTS: Mapping[str, str] = {"gripper": "fetch", "dexterous_hand": "adroit"
 DEMO_READER = TrainConfig(size=32, width=8, epochs=15, batch_size=32, lr=5e-3, rollouts=False, threads=2,
                           heatmap_stride=4, heatmap_loss=0.0)
 NO_TORCH = "KIVA skipped: it needs torch (pip install 'robojudge[torch]')"
+#: A reader's training folder (``<robot>-<key>.partial-*``) older than this is taken for the leftover of a
+#: run killed while training, and removed by the next training under the same folder; a younger one may be
+#: another run's training in progress.
+LEFT_BEHIND_S = 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -210,6 +218,68 @@ def _with_aspects(folder: Path, announce: Callable[[str], object] | None) -> dic
     return _calibrated(folder)
 
 
+def _remove_left_behind(root: Path) -> None:
+    """Remove the training folders that runs killed half-way left under ``root`` (``*.partial-*``, and the
+    ``*.partial`` of robojudges before December 7, 2026) once they are :data:`LEFT_BEHIND_S` old."""
+    cutoff = time.time() - LEFT_BEHIND_S
+    for path in [*root.glob("*.partial"), *root.glob("*.partial-*")]:
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink() and path.stat().st_mtime < cutoff:
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def _set_aside(folder: Path) -> None:
+    """Remove the reader at ``folder`` that the KIVA metrics would not take, by moving it aside first:
+    another run may have put its new reader there since it was looked at, and that one is moved back."""
+    aside = Path(tempfile.mkdtemp(prefix=f"{folder.name}.partial-", dir=folder.parent))
+    try:
+        with contextlib.suppress(OSError):  # gone already, or replaced: the caller looks again
+            os.rename(folder, aside / "old")
+            if _calibrated(aside / "old") is not None:
+                os.rename(aside / "old", folder)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+#: Times :func:`_put_in_place` looks at the reader's folder again after another run changed it.
+_PLACE_TRIES = 5
+
+
+def _put_in_place(trained: Path, folder: Path, announce: Callable[[str], object] | None) -> dict[str, Any]:
+    """Move the reader just trained in ``trained`` to its cache folder ``folder`` (one rename, so no run
+    sees half a reader there); its facts.
+
+    Another run (a second demo on the same ``--out``) may have trained the same reader meanwhile: a reader
+    its run put at ``folder`` first is kept and used, as its key says it learned from the same files with
+    the same config, and ``trained`` is left for the caller to remove. A reader there that the metrics
+    would not take (an earlier robojudge's) is replaced.
+
+    Raises:
+        RuntimeError: Training left no calibrated reader in ``trained``, or other runs kept changing
+            ``folder`` (:data:`_PLACE_TRIES` times).
+    """
+    mine = _calibrated(trained)
+    if mine is None:
+        raise RuntimeError(f"{trained}: training wrote no calibrated reader (reader.pt and a reader.json "
+                           "with calibration and frame_aspects)")
+    for _ in range(_PLACE_TRIES):
+        theirs = _calibrated(folder)
+        if theirs is not None:
+            if announce is not None:
+                announce(f"another run put the same KIVA reader in {folder} first: using that one")
+            return theirs
+        if folder.exists() or folder.is_symlink():
+            _set_aside(folder)
+            continue
+        try:
+            os.rename(trained, folder)
+        except OSError:  # another run's reader got there between the look and the rename
+            continue
+        return mine
+    raise RuntimeError(f"{folder}: other runs kept changing this KIVA reader folder while this run put its "
+                       f"reader there ({_PLACE_TRIES} tries); run the demo again")
+
+
 def ensure_reader(
     manifest: str | Path,
     robot: str,
@@ -225,8 +295,11 @@ def ensure_reader(
 
     Training runs in a fresh Python process: after MuJoCo has rendered through EGL in a process,
     the deterministic-kernel switch of training crashes it (docs/kiva.md), and the demo may have built
-    its suite in this one. The reader is written beside its final folder and moved there once
-    calibrated, so an interrupted run leaves nothing that looks finished.
+    its suite in this one. The reader is written into a folder of this call's own beside its final one
+    and moved there once calibrated (:func:`_put_in_place`), so an interrupted run leaves nothing that
+    looks finished, and two runs training the same reader at once (two demos on one ``--out``) both
+    finish with one reader in place. Training folders that killed runs left are removed a day later
+    (:data:`LEFT_BEHIND_S`).
 
     Returns:
         The reader folder, whether it was trained now, the seconds training and calibration took, and
@@ -238,14 +311,17 @@ def ensure_reader(
         return folder, False, 0.0, meta
     if announce is not None:
         announce(f"training a KIVA reader for {robot} in {folder} (once; about a minute)")
-    partial = folder.with_name(folder.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    _remove_left_behind(root)
+    # Not mkdtemp: its folder is private to the user (0700), and this one becomes the reader's folder.
+    own = root / f"{folder.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+    own.mkdir()
     started = time.perf_counter()
-    _train_and_calibrate(str(manifest), robot, str(partial), config)
-    shutil.rmtree(folder, ignore_errors=True)
-    partial.rename(folder)
-    meta = _calibrated(folder)
-    assert meta is not None, f"{folder}: training wrote no calibrated reader"
+    try:
+        _train_and_calibrate(str(manifest), robot, str(own), config)
+        meta = _put_in_place(own, folder, announce)
+    finally:
+        shutil.rmtree(own, ignore_errors=True)  # what is left: none once moved, or the copy not used
     return folder, True, time.perf_counter() - started, meta
 
 
