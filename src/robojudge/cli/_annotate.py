@@ -461,4 +461,36 @@ def serve_cmd(
     except (ValueError, OSError, RuntimeError) as exc:  # AnnotateError is a ValueError
         raise fail(str(exc)) from None
 
+
+@app.command("cache")
+def cache_cmd(
+    clean: bool = typer.Option(
+        False, "--clean", help="Remove the encodings no video gives any more and what stopped encodes left."
+    ),
+) -> None:
+    """The web app's WebM cache: where it is, its size, what no video needs any more (--clean removes it)."""
+    from robojudge.annotate.web import media_cache
+
+    try:
+        state = media_cache(clean=clean)
+    except OSError as exc:
+        raise fail(str(exc)) from None
+    mb = 1024 * 1024
+    console.print(f"WebM cache {state.folder}: {state.encodings} encoding(s), {state.size / mb:.1f} MB",
+                  highlight=False, markup=False, soft_wrap=True)
+    older = f"; {state.unnoted} of them made before the cache noted each video" if state.unnoted else ""
+    console.print(f"{len(state.stale)} encoding(s) ({state.stale_size / mb:.1f} MB) no video gives any more: "
+                  f"moved, deleted or changed since, or encoded by another robojudge version{older}",
+                  highlight=False)
+    console.print(f"{len(state.left_behind)} file(s) left by encodes that were stopped", highlight=False)
+    if not (state.stale or state.left_behind):
+        return
+    if state.removed:
+        console.print("removed them", highlight=False)
+    else:
+        console.print("`robojudge annotate cache --clean` removes them. The whole folder may be deleted "
+                      "while no `annotate serve` encodes into it: each video is then encoded again on its "
+                      "first view.", highlight=False, markup=False)
+
+
 # --- end serve (A2) --------------------------------------------------------------------------------

@@ -61,7 +61,16 @@ def test_serve_runs_a_real_server(tmp_path):
     secret = tmp_path / "secret"
     cmd = [sys.executable, "-m", "robojudge", "annotate", "serve", str(project.suite), "--db", project.db,
            "--port", str(port), "--secret-file", str(secret)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # What encodes stopped by a server killed an hour ago left in the WebM cache goes at the start; the
+    # file of an encode going on now (another server's) stays.
+    media = tmp_path / "cache" / "annotate-media"
+    media.mkdir(parents=True)
+    killed, running = media / f"{'1' * 32}.4242.1.part.webm", media / f"{'2' * 32}.4343.1.part.webm"
+    for path in (killed, running):
+        path.write_bytes(b"half")
+    os.utime(killed, (time.time() - 7200, time.time() - 7200))
+    env = {**os.environ, "ROBOJUDGE_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -76,6 +85,7 @@ def test_serve_runs_a_real_server(tmp_path):
         assert "server" not in r.headers and r.headers["x-content-type-options"] == "nosniff"
         assert httpx.get(f"http://127.0.0.1:{port}/", timeout=5).status_code == 303
         assert secret.exists() and stat.S_IMODE(secret.stat().st_mode) == 0o600
+        assert not killed.exists() and running.exists()
     finally:
         proc.terminate()
         try:

@@ -8,12 +8,15 @@ pages, the security measures and the keyboard shortcuts.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["create_app", "is_loopback", "load_secret", "serve"]
+    from robojudge.annotate.web._folders import MediaCache
+
+__all__ = ["create_app", "is_loopback", "load_secret", "media_cache", "serve"]
 
 WEB_EXTRA_HINT = "the annotation web app needs the web extra: pip install 'robojudge[web]'"
 
@@ -78,7 +81,10 @@ def serve(db_url: str | os.PathLike[str], suite_root: str | os.PathLike[str] | N
     _require_web()
     import uvicorn
 
+    from robojudge.annotate.web._folders import remove_left_behind
+
     app = create_app(db_url, suite_root, secret, **options)
+    remove_left_behind()  # what encodes stopped by a killed server left
     try:
         # Idle connections live 30 s, not uvicorn's 5: a busy server (argon2 at a login rush) can take
         # longer than 5 s to read a client's next request, and then closes a connection the client is
@@ -87,3 +93,11 @@ def serve(db_url: str | os.PathLike[str], suite_root: str | os.PathLike[str] | N
                     timeout_keep_alive=30)
     finally:
         app.state.ctx.service.close()
+
+
+def media_cache(cache_dir: Path | None = None, *, clean: bool = False) -> MediaCache:
+    """What the app's WebM cache holds and which of its encodings no video gives any more; with ``clean``,
+    those removed (see ``_folders.media_cache``; needs no web extra)."""
+    from robojudge.annotate.web._folders import media_cache as look
+
+    return look(cache_dir, clean=clean)
