@@ -147,7 +147,16 @@ def scan_cmd(
         "\\[default: first folder = generator, the rest = clip_id].",
     ),
     main_view: str | None = typer.Option(
-        None, "--main-view", help="With a view group: the main view \\[default: the first name in order]."
+        None, "--main-view", help="With a view group: the main view \\[default: the first name in order]; "
+        "with --grid: the cell that is the main view \\[default: the first named]."
+    ),
+    grid: str | None = typer.Option(
+        None, "--grid", help="Every video tiles several views in a ROWSxCOLS grid of equal cells (2x2, 1x3): "
+        "written as each item's grid; needs --grid-views."
+    ),
+    grid_views: str | None = typer.Option(
+        None, "--grid-views", help="With --grid: the view name of each cell, row by row, comma-separated; "
+        "null or nothing for an empty cell (front,left,wrist,null)."
     ),
     instructions: Path | None = typer.Option(
         None,
@@ -192,15 +201,19 @@ def scan_cmd(
     from .txt files beside the videos); then `robojudge score videos.jsonl -m all`.
     """
 
-    from robojudge.suite import default_manifest_name, scan_folder, write_manifest
+    from robojudge.suite import default_manifest_name, parse_grid, scan_folder, write_manifest
 
     target = out if out is not None else Path(default_manifest_name(folder))
     given = {"generator": generator, "embodiment": embodiment, "source": source, "regime": regime}
     try:
+        if grid_views is not None and grid is None:
+            raise ValueError("--grid-views names the cells of a --grid; give the layout too (--grid 2x2)")
+        layout = parse_grid(grid, grid_views) if grid is not None else None
         result = scan_folder(
             folder, pattern=pattern, instructions=instructions, references=references,
             reference_pattern=reference_pattern, labels=labels, main_view=main_view, frame_folders=frames,
             fields={k: v for k, v in given.items() if v is not None}, previous=target if force else None,
+            grid=layout,
         )  # fmt: skip
         warnings = write_manifest(result, target, force=force, drop_labelled=drop_labelled)
     except ManifestError as exc:
@@ -216,6 +229,9 @@ def scan_cmd(
     counts = result.counts()
     gens = ", ".join(f"{g} {n}" for g, n in sorted(counts["generators"].items()))
     views = f" ({counts['with_views']} with several views)" if counts["with_views"] else ""
+    if counts["with_grid"]:
+        layout = result.items[0]["grid"]
+        views = f" (each a {layout['rows']}x{layout['cols']} grid of views)"
     console.print(
         f"wrote {target}: {counts['items']} item(s){views}, {counts['clips']} clip(s); generators: {gens}",
         highlight=False,

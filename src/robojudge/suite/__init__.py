@@ -28,6 +28,7 @@ from robojudge.suite._scan import (
     ScanResult,
     check_jsonl_name,
     default_manifest_name,
+    parse_grid,
     scan_folder,
     write_manifest,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "load_suite",
     "main_view_name",
     "npz_problem",
+    "parse_grid",
     "run_manifest",
     "scan_folder",
     "suite_info",

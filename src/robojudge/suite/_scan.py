@@ -32,11 +32,11 @@ from robojudge.suite._check import LOCALE_FIX, describe_error
 from robojudge.suite._load import validate_manifest
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import SCAN_SUFFIXES, iter_records
-from robojudge.suite._schema import CHECKLIST_ITEMS, Embodiment, Labels
+from robojudge.suite._schema import CHECKLIST_ITEMS, Embodiment, Grid, Labels
 
 __all__ = [
     "PATTERN_FIELDS", "SCAN_SUFFIXES", "ScanResult", "check_jsonl_name", "default_manifest_name",
-    "scan_folder", "write_manifest",
+    "parse_grid", "scan_folder", "write_manifest",
 ]
 
 
@@ -93,6 +93,7 @@ class ScanResult:
             "with_instruction": sum("instruction" in it for it in self.items),
             "with_reference": sum("reference_video" in it for it in self.items),
             "with_views": sum("views" in it for it in self.items),
+            "with_grid": sum("grid" in it for it in self.items),
             "references": self.reference_count,
             "skipped": len(self.skipped),
         }
@@ -110,6 +111,7 @@ def scan_folder(
     frame_folders: bool = False,
     fields: Mapping[str, str] | None = None,
     previous: str | Path | None = None,
+    grid: Grid | Mapping[str, Any] | None = None,
 ) -> ScanResult:
     """Manifest records for every video under ``root``.
 
@@ -151,19 +153,24 @@ def scan_folder(
             a manifest (:func:`write_manifest`), they are merged field by field into its labels.
         main_view: With a ``view`` group: the view that is the item's ``video`` (default: the first
             name in sorted order); an item without it is left out and noted, a name no item has is
-            an error.
+            an error. With ``grid``: the named cell that is the main view (default: the first).
         frame_folders: Read a folder holding images and no video as one video (a frame folder).
         fields: Values for every item (``embodiment``, ``source``, ``regime``, ``task``,
             ``split``), and ``generator`` for videos the layout gives none.
         previous: A manifest this scan will replace (ignored if there is none): a video it lists keeps
             its item id there, so results stored under that id stay the video's; new videos get ids
             unique against those. :func:`write_manifest` does the same when it replaces a manifest.
+        grid: The layout every video of the folder stitches its views in (the manifest's ``grid``
+            field: ``rows``, ``cols`` and the cells' ``views``; :func:`parse_grid` reads it from
+            ``--grid`` and ``--grid-views``): each item gets it. Not with a ``view`` group, whose views
+            are files of their own.
 
     Raises:
         ValueError: ``root`` or ``references`` is not a folder (or is ``root`` without a
             ``reference_pattern``), a pattern does not compile or names another group, ``main_view``
-            is no view found, a field is unknown or its value invalid, or an instructions or labels
-            table (or a ``.txt`` file) is broken or disagrees with itself (file and line named).
+            is no view found, a field is unknown or its value invalid, ``grid`` is malformed or given
+            with a ``view`` group, or an instructions or labels table (or a ``.txt`` file) is broken or
+            disagrees with itself (file and line named).
     """
     base = _folder(root, "folder to scan")
     refs_dir = _folder(references, "references folder") if references is not None else None
@@ -179,6 +186,7 @@ def scan_folder(
             "(--reference-pattern) tells the references from the generated videos"
         )
     given = _check_fields(fields or {})
+    layout = _check_grid(grid, regex, main_view)
     result = ScanResult(root=base)
 
     refs: dict[Path, tuple[str, str | None]] = {}
@@ -197,7 +205,12 @@ def scan_folder(
             f"{len(image_dirs)} folder(s) of images left out (first: {image_dirs[0]}); "
             "--frames reads each as one video"
         )
-    sidecars = _rows(base, videos, regex, given, main_view, result)
+    sidecars = _rows(base, videos, regex, given, None if layout else main_view, result)
+    if layout is not None:
+        for row in result.items:
+            row["grid"] = layout.model_dump()
+            if main_view is not None:
+                row["main_view"] = main_view
     kept: dict[str, str] = {}
     by_view: dict[str, str] = {}
     if previous is not None and Path(previous).is_file():
@@ -472,6 +485,70 @@ def _check_fields(fields: Mapping[str, str]) -> dict[str, str]:
             raise ValueError(f"unknown embodiment {value!r}; expected one of {choices}")
         out[name] = str(value)
     return out
+
+
+_GRID_LAYOUT = re.compile(r"\s*(\d+)\s*[xX\u00d7]\s*(\d+)\s*")
+_EMPTY_CELL = ("", "null")
+
+
+def parse_grid(layout: str, views: str | None) -> dict[str, Any]:
+    """The manifest's ``grid`` field from ``suite scan --grid ROWSxCOLS --grid-views NAMES``.
+
+    ``views`` names the cells row by row, separated by commas; ``null`` or nothing (``front,,wrist``)
+    marks a cell that holds no view, and trailing cells may be left out, as in the manifest.
+
+    >>> parse_grid("2x2", "front,left,right,null")
+    {'rows': 2, 'cols': 2, 'views': ['front', 'left', 'right', None]}
+
+    Raises:
+        ValueError: The layout is not ``ROWSxCOLS``, ``views`` is missing, or the grid is malformed
+            (more names than cells, a repeated name, no name at all), naming the options.
+    """
+    found = _GRID_LAYOUT.fullmatch(layout)
+    if found is None:
+        raise ValueError(f"--grid {layout!r}: expected ROWSxCOLS, such as 2x2 or 1x3")
+    if views is None:
+        raise ValueError(f"--grid {layout} needs --grid-views, the view name of each cell row by row "
+                         "(such as front,left,right,wrist; null or nothing for an empty cell)")
+    names = [name.strip() for name in views.split(",")]
+    data = {"rows": int(found[1]), "cols": int(found[2]),
+            "views": [None if name.lower() in _EMPTY_CELL else name for name in names]}
+    return _valid_grid(data, f"--grid {layout} --grid-views {views}").model_dump()
+
+
+def _valid_grid(data: Grid | Mapping[str, Any], what: str) -> Grid:
+    if isinstance(data, Grid):
+        return data
+    try:
+        return Grid.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        error["loc"] = ("grid", *error["loc"])  # as a manifest's field names it
+        field_name, message = describe_error(error)
+        where = "" if field_name == "grid" else f"field {field_name}: "  # a layout-wide message names it
+        raise ValueError(f"{what}: {where}{message}") from None
+
+
+def _check_grid(
+    grid: Grid | Mapping[str, Any] | None, regex: re.Pattern[str], main_view: str | None
+) -> Grid | None:
+    """The layout every scanned item gets, checked against the pattern and ``main_view``.
+
+    Raises:
+        ValueError: A malformed layout, a pattern with a ``view`` group (views as files of their own), or
+            a ``main_view`` that names no cell.
+    """
+    if grid is None:
+        return None
+    layout = _valid_grid(grid, "grid")
+    if "view" in regex.groupindex:
+        raise ValueError("--grid and a --pattern with a group named view both give views: a grid video holds "
+                         "its views in one file, a view group names a file per view; use one of them")
+    cells = list(layout.cells())
+    if main_view is not None and main_view not in cells:
+        raise ValueError(f"--main-view {main_view!r} is not a view of the grid (its views: "
+                         f"{', '.join(cells)})")
+    return layout
 
 
 def _hidden(name: str) -> bool:
