@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,14 @@ from robojudge.run import (
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import ResultRow, StoreError
 from robojudge.suite import ManifestError
+
+
+class GridView(StrEnum):
+    """``--grid-view``: what an item whose video is a grid of views is judged on (FrameSpec.grid_view)."""
+
+    main = "main"
+    whole = "whole"
+
 
 ENDPOINT_HELP = """\
 No judge endpoint is configured. To judge videos with a vision-language model, serve one behind an
@@ -324,6 +333,10 @@ def judge(
     fps: float = typer.Option(4.0, "--fps", min=0.01, help="Frame sampling rate."),
     max_frames: int = typer.Option(32, "--max-frames", min=1, help="Most frames per video."),
     size: int | None = typer.Option(None, "--size", min=16, help="Resize frames: longer side in pixels."),
+    grid_view: GridView = typer.Option(
+        GridView.main, "--grid-view", help="What an item whose video is a grid of views is judged on: main, "
+        "its main view's cell; whole, the stitched frame (another configuration) (docs/judges.md)."
+    ),
     db: str | None = typer.Option(
         None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
@@ -431,7 +444,7 @@ def judge(
                 rubrics,
                 db=db,
                 run_dir=run_dir,
-                frames=FrameSpec(fps=fps, max_frames=max_frames, size=size),
+                frames=FrameSpec(fps=fps, max_frames=max_frames, size=size, grid_view=grid_view.value),
                 scoring=scoring,
                 samples=samples,
                 cache=cache,

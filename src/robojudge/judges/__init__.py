@@ -13,6 +13,8 @@
 * :data:`SPECIALIZED` / :func:`adapt_native` -- VideoScore2, VideoPhy2, VideoCon, PhyJudge and
   WBench native scores mapped onto PA/IA (RoboJudge App. B.2).
 * :class:`JudgeEngine` -- cache, concurrency, retries, repair and self-consistency for one judge.
+* :class:`FrameSpec` / :func:`judged_input` -- which frames a judge is sent of an item (a grid item's
+  main-view cell by default).
 
 The runner that writes judgments to the result store is :func:`robojudge.run.judge_items`.
 """
@@ -39,7 +41,15 @@ from robojudge.judges._config import (
 )
 from robojudge.judges._engine import JudgeEngine, JudgeStats, RubricResult
 from robojudge.judges._fleet import FleetBackend, make_backend
-from robojudge.judges._frames import FrameLoader, FrameSpec, decode_frames
+from robojudge.judges._frames import (
+    GRID_VIEWS,
+    FrameLoader,
+    FrameSpec,
+    GridCell,
+    JudgedInput,
+    decode_frames,
+    judged_input,
+)
 from robojudge.judges._ids import (
     judge_metric_id,
     judge_taxonomy_id,
@@ -104,6 +114,10 @@ __all__ = [
     "Vote",
     "decode_frames",
     "default_cache_dir",
+    "GRID_VIEWS",
+    "GridCell",
+    "JudgedInput",
+    "judged_input",
     "expected_score",
     "find_json_object",
     "get_rubric",

@@ -9,6 +9,11 @@ hashes and warnings under the same identity the frame cache uses (the file's
 Frames of a video with non-square pixels are stretched to the picture's display aspect before they are
 hashed and encoded (:func:`as_displayed`): a judge rates the geometry people see, as the annotation app
 shows it. Their hashes, and so the request cache keys, change for such videos only.
+
+An item whose ``video`` stitches several views in a ``grid`` is judged on its main view's cell by default
+(:attr:`FrameSpec.grid_view`, :func:`judged_input`): the rubrics ask about one video from one camera, and
+the rollouts a grid item is compared with are single views. ``grid_view="whole"`` sends the stitched
+frame, as robojudge did before 2026-12-07.
 """
 
 from __future__ import annotations
@@ -23,13 +28,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import cv2
 import numpy as np
 
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import short_hash
+from robojudge.suite import Item, main_view_name
 from robojudge.video import (
     DecoderPool,
     FileFingerprint,
@@ -53,28 +59,137 @@ class FrameSpec:
     Attributes:
         fps: Sampling rate (RoboJudge: 4).
         max_frames: Frame cap, spread uniformly (RoboJudge: 32).
-        size: Longer side in pixels, ``(width, height)``, or ``None`` for the native size.
+        size: Longer side in pixels, ``(width, height)``, or ``None`` for the native size. For a grid
+            item's main-view cell, the cell's.
+        grid_view: What a judge is sent of an item whose video is a ``grid`` of views: ``"main"`` its
+            main view's cell, ``"whole"`` the stitched frame. Items without a grid are sent their video
+            either way.
     """
 
     fps: float | None = 4.0
     max_frames: int | None = 32
     size: int | tuple[int, int] | None = None
+    grid_view: Literal["main", "whole"] = "main"
+
+    def __post_init__(self) -> None:
+        if self.grid_view not in GRID_VIEWS:
+            raise ValueError(f"grid_view must be one of {', '.join(GRID_VIEWS)}, got {self.grid_view!r}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"fps": self.fps, "max_frames": self.max_frames, "size": self.size}
+        # grid_view only when it is not the default: the stored configs (and remembered frame hashes)
+        # of every judge run before it was added keep their hash.
+        out: dict[str, Any] = {"fps": self.fps, "max_frames": self.max_frames, "size": self.size}
+        if self.grid_view != "main":
+            out["grid_view"] = self.grid_view
+        return out
 
 
-def remembered_key(fingerprint: FileFingerprint, spec: FrameSpec) -> str:
-    """The response cache's key for a video's frame hashes: the frame cache's key, hashed.
+GRID_VIEWS = ("main", "whole")
+"""The values of :attr:`FrameSpec.grid_view` (``robojudge judge --grid-view``)."""
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One cell of a grid video: the grid's ``rows x cols`` and the cell's ``(row, col)``."""
+
+    rows: int
+    cols: int
+    row: int
+    col: int
+
+    def cut(self, frames: SampledFrames, size: int | tuple[int, int] | None) -> SampledFrames:
+        """The cell of ``frames`` (sampled at the native size), resized to ``size`` as
+        :func:`robojudge.video.sample_frames` would resize a video of the cell's size.
+
+        Raises:
+            VideoError: The frames do not divide evenly into the grid's cells.
+        """
+        pixels = frames.frames
+        h, w = int(pixels.shape[1]), int(pixels.shape[2])
+        if w % self.cols or h % self.rows:
+            raise VideoError(frames.path, f"a {w}x{h} video does not split into the item's "
+                             f"{self.rows}x{self.cols} grid (its width must divide by the columns, its "
+                             "height by the rows)")
+        cw, ch = w // self.cols, h // self.rows
+        cell = pixels[:, self.row * ch:(self.row + 1) * ch, self.col * cw:(self.col + 1) * cw]
+        # A video with non-square pixels is resized by as_displayed, to its display aspect, in one step.
+        stretched = isinstance(size, int) and any(x.startswith(_NON_SQUARE) for x in frames.warnings)
+        if size is not None and not stretched:
+            out = size if isinstance(size, tuple) else _longer_side(cw, ch, size)
+            if out != (cw, ch):
+                interp = cv2.INTER_AREA if out[0] * out[1] < cw * ch else cv2.INTER_LINEAR
+                cell = np.stack([cv2.resize(f, out, interpolation=interp) for f in cell])
+        return SampledFrames(np.ascontiguousarray(cell), frames.timestamps, frames.indices, frames.source_fps,
+                             frames.path, frames.warnings, frames.fingerprint, frames.picked)
+
+    def as_list(self) -> list[int]:
+        return [self.row, self.col]
+
+
+def _longer_side(width: int, height: int, size: int) -> tuple[int, int]:
+    scale = size / max(width, height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+@dataclass(frozen=True)
+class JudgedInput:
+    """What a judge is sent of one item: a video file, or one cell of it when it is a grid of views.
+
+    Attributes:
+        path: The video file (the item's ``video``).
+        cell: The grid cell sent (the main view's), or ``None`` for the whole frame.
+        view: The view the frames show (the grid cell's name, or the ``views`` entry that is the file);
+            ``None`` for the whole frame of a grid, or an item without views.
+        main_view: The item's main view (:func:`robojudge.suite.main_view_name`), ``None`` without views.
+        grid: The item's grid layout as the manifest gives it (``rows``, ``cols``, ``views``), if any.
+    """
+
+    path: str
+    cell: GridCell | None = None
+    view: str | None = None
+    main_view: str | None = None
+    grid: dict[str, Any] | None = None
+
+    def details(self) -> dict[str, Any]:
+        """The row's ``details["judged"]``: the file, the view shown and the main view, and for a grid
+        item its layout and the cell sent (``[row, col]``; absent when the whole frame was sent)."""
+        out: dict[str, Any] = {"file": self.path, "view": self.view, "main_view": self.main_view}
+        if self.grid is not None:
+            out["grid"] = self.grid
+        if self.cell is not None:
+            out["cell"] = self.cell.as_list()
+        return out
+
+
+def judged_input(item: Item, spec: FrameSpec) -> JudgedInput:
+    """What a judge sampling by ``spec`` is sent of ``item`` (see :attr:`FrameSpec.grid_view`)."""
+    main = main_view_name(item)
+    if item.grid is not None:
+        layout = item.grid.model_dump()
+        if spec.grid_view == "whole" or main is None:
+            return JudgedInput(item.video, None, None, main, layout)
+        row, col = item.grid.cells()[main]
+        return JudgedInput(item.video, GridCell(item.grid.rows, item.grid.cols, row, col), main, main, layout)
+    shown = next((name for name, path in (item.views or {}).items() if path == item.video), None)
+    return JudgedInput(item.video, None, shown, main)
+
+
+def remembered_key(fingerprint: FileFingerprint, spec: FrameSpec, cell: GridCell | None = None) -> str:
+    """The response cache's key for a video's frame hashes: the frame cache's key, hashed (with the
+    grid cell sent, for one).
 
     Stored caches hold these keys; a change of its form (the change time joined the fingerprint on
     2026-12-05) only means each video is decoded once more, its replies are still found by frame hash.
     """
-    return short_hash([fingerprint.parts(), spec.as_dict()])
+    if cell is None:
+        return short_hash([fingerprint.parts(), spec.as_dict()])
+    where = [cell.rows, cell.cols, *cell.as_list()]
+    return short_hash([fingerprint.parts(), spec.as_dict(), {"cell": where}])
 
 
 def decode_frames(
-    path: str | Path, spec: FrameSpec, jpeg_quality: int | None = None, keep_pixels: bool = True
+    path: str | Path, spec: FrameSpec, jpeg_quality: int | None = None, keep_pixels: bool = True,
+    cell: GridCell | None = None,
 ) -> SampledFrames:
     """Sample (through the open frame cache), stretch to the display aspect (:func:`as_displayed`) and
     hash the frames of one video, in this thread or a decoder process.
@@ -85,8 +200,13 @@ def decode_frames(
         jpeg_quality: Also encode the frames as JPEGs at this quality.
         keep_pixels: Return the pixels too; ``False`` (with ``jpeg_quality``) drops them, which keeps
             what a decoder process sends back small.
+        cell: Send only this cell of a grid video (sampled at the native size, cut, then resized to
+            ``spec.size``).
     """
-    frames = sample_frames(path, fps=spec.fps, max_frames=spec.max_frames, size=spec.size)
+    if cell is None:
+        frames = sample_frames(path, fps=spec.fps, max_frames=spec.max_frames, size=spec.size)
+    else:
+        frames = cell.cut(sample_frames(path, fps=spec.fps, max_frames=spec.max_frames, size=None), spec.size)
     return _finish(frames, spec, jpeg_quality, keep_pixels)
 
 
@@ -149,10 +269,10 @@ def _fallback_thread() -> ThreadPoolExecutor:
 
 
 def _decode_unless_ready(
-    decoder: DecoderPool, path: Path, spec: FrameSpec, jpeg_quality: int | None
+    decoder: DecoderPool, path: Path, spec: FrameSpec, jpeg_quality: int | None, cell: GridCell | None
 ) -> SampledFrames | None:
     """Decode here, unless the pool came up while this call waited its turn (then ``None``)."""
-    return None if decoder.ready else decode_frames(path, spec, jpeg_quality)
+    return None if decoder.ready else decode_frames(path, spec, jpeg_quality, cell=cell)
 
 
 class FrameLoader:
@@ -179,6 +299,7 @@ class FrameLoader:
         apart: Decode in this pool's process only, never here: an earlier run ended while decoding
             this video in its own process. A crash then costs this item only (a video error). Where
             processes cannot start at all, the video is decoded here after all.
+        cell: Send only this cell of the video (a grid item's main view, :func:`judged_input`).
     """
 
     def __init__(
@@ -192,9 +313,11 @@ class FrameLoader:
         before_decode: Callable[[], None] | None = None,
         in_process: Callable[[], AbstractContextManager[object]] | None = None,
         apart: DecoderPool | None = None,
+        cell: GridCell | None = None,
     ) -> None:
         self.path = Path(path)
         self.spec = spec
+        self.cell = cell
         self._cache = cache
         self._decoder = decoder
         self._jpeg_quality = jpeg_quality
@@ -238,7 +361,7 @@ class FrameLoader:
         except OSError:
             self._fingerprint, self._key = None, None
         else:
-            self._key = remembered_key(self._fingerprint, self.spec)
+            self._key = remembered_key(self._fingerprint, self.spec, self.cell)
         return self._key
 
     def _entry(self, key: str | None) -> dict[str, Any] | None:
@@ -278,10 +401,13 @@ class FrameLoader:
             return self._frames
 
     async def _decode(self) -> SampledFrames:
-        spec, q = self.spec, self._jpeg_quality
+        spec, q, cell = self.spec, self._jpeg_quality, self.cell
         if self._fingerprint is not None:
-            shared = cached_frames(self._fingerprint, spec.fps, spec.max_frames, spec.size)
+            size = spec.size if cell is None else None  # a cell is cut from the native frames
+            shared = cached_frames(self._fingerprint, spec.fps, spec.max_frames, size)
             if shared is not None:  # a metric (or another judge) of this process sampled it already
+                if cell is not None:
+                    shared = await asyncio.to_thread(cell.cut, shared, spec.size)
                 return await asyncio.to_thread(_finish, shared, spec, q)
         if self._apart is not None:
             self._apart.start()
@@ -289,7 +415,7 @@ class FrameLoader:
                 return await self._in_pool(self._apart)
         if self._decoder is None:
             with self._in_process():
-                return await asyncio.to_thread(decode_frames, self.path, spec, q)
+                return await asyncio.to_thread(decode_frames, self.path, spec, q, True, cell)
         self._decoder.start()  # no-op once started
         if not self._decoder.ready:
             # Its first process takes about a second to start: decode here meanwhile, one video at
@@ -297,7 +423,7 @@ class FrameLoader:
             # context carries the open frame cache and warning blocks into that thread.
             loop = asyncio.get_running_loop()
             run = contextvars.copy_context().run
-            args = (self._decoder, self.path, spec, q)
+            args = (self._decoder, self.path, spec, q, cell)
             with self._in_process():
                 frames = await loop.run_in_executor(_fallback_thread(), run, _decode_unless_ready, *args)
             if frames is not None:
@@ -307,7 +433,8 @@ class FrameLoader:
     async def _in_pool(self, pool: DecoderPool) -> SampledFrames:
         """:func:`decode_frames` in a decoder process; the pixels come back only when no JPEGs are sent."""
         q = self._jpeg_quality
-        frames = await pool.run(decode_frames, str(self.path), self.spec, q, q is None, what=self.path)
+        frames = await pool.run(decode_frames, str(self.path), self.spec, q, q is None, self.cell,
+                                what=self.path)
         report_warnings(frames.path, frames.warnings)
         return frames
 

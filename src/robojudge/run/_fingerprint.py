@@ -21,6 +21,8 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
   inputs is still checked: the recorded digests stand in for the absent weights
   (``read_inputs(weights_known=...)``), and a replaced video makes the row stale there too. Rows
   that record none (stored before 2026-12-07) are kept as an unavailable file's are;
+* a VLM judge's (:func:`judge_inputs`): the video and the instruction, and for a ``grid`` item the
+  layout and the main view, which decide the cell it is sent;
 * files named in the metric's config (a captions file...): a config field that names per-item
   texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``
   when the metric reads that (:func:`~robojudge.metrics._texts.meta_gives_text`: not when it is
@@ -54,7 +56,7 @@ from robojudge.metrics import Input, MetricInputError, MetricSpec, file_fields
 from robojudge.metrics._texts import load_item_texts, meta_gives_text, text_key
 from robojudge.run._filehash import MISSING, UNAVAILABLE, file_digest, tree_digest
 from robojudge.store import ResultRow
-from robojudge.suite import Item
+from robojudge.suite import Item, main_view_name
 
 FINGERPRINT_VERSION = "1"
 """Part of every fingerprint: changing how fingerprints are made changes this, and every result."""
@@ -335,8 +337,18 @@ def metric_fingerprint(item: Item, spec: MetricSpec[Any], config: BaseModel | Ma
 
 
 def judge_inputs(item: Item) -> Fingerprint:
-    """The fingerprint of what a VLM judge reads of ``item`` (:data:`JUDGE_INPUTS`), whatever the rubric."""
-    return read_inputs(item, JUDGE_INPUTS)
+    """The fingerprint of what a VLM judge reads of ``item`` (:data:`JUDGE_INPUTS`), whatever the rubric.
+
+    For an item whose video is a ``grid`` of views it also covers the layout and the main view, which
+    decide the cell a judge is sent (:func:`robojudge.judges.judged_input`): a judgment stored before
+    the cell was sent (the whole stitched frame, until 2026-12-07) is stale, and judged again. Other
+    items' fingerprints are as they were.
+    """
+    found = read_inputs(item, JUDGE_INPUTS)
+    if item.grid is None:
+        return found
+    cell = {"grid": item.grid.model_dump(), "main_view": main_view_name(item)}
+    return found._replace(value=_hash([FINGERPRINT_VERSION, "judge", found.value, cell]))
 
 
 def judge_fingerprint(item: Item) -> str:

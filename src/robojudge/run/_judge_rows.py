@@ -22,6 +22,7 @@ from robojudge.judges import (
     RubricResult,
     Scoring,
     judge_metric_id,
+    judged_input,
     short_hash,
 )
 from robojudge.judges._scoring import EXPECTED_FALLBACK
@@ -196,7 +197,8 @@ JudgeProgress = Callable[[ResultRow | None, JudgeRunSummary], None]
 """Called with each stored row, and with ``None`` a few times a second while requests are in flight."""
 
 
-def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str, warnings: list[str]) -> ResultRow:
+def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str, warnings: list[str],
+         judged: dict[str, Any]) -> ResultRow:
     return ResultRow(
         item_id=item.item_id,
         metric=plan.metric_id,
@@ -206,7 +208,8 @@ def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str, warni
         value=res.value,
         error=res.error,
         duration_s=res.duration_s,
-        details=_score.with_video_warnings(res.details, warnings),
+        # what the judge was sent: the file, the view it shows, a grid's layout and the cell sent
+        details={**(_score.with_video_warnings(res.details, warnings) or {}), "judged": judged},
         config=plan.config,
         fingerprint=fingerprint,  # taken when the run was planned: what the judge was asked about
     )
@@ -318,8 +321,10 @@ async def judge_one(
     apart: DecoderPool | None = None,
 ) -> list[ResultRow]:
     """Judge one item with every plan; ``in_process`` and ``apart`` go to its
-    :class:`~robojudge.judges.FrameLoader` (the crash guard of :func:`robojudge.run.judge_items`)."""
+    :class:`~robojudge.judges.FrameLoader` (the crash guard of :func:`robojudge.run.judge_items`). A grid
+    item is sent its main view's cell unless ``spec.grid_view`` is ``whole`` (:func:`judged_input`)."""
     quality = getattr(engine.backend, "frame_jpeg_quality", None)
+    sent = judged_input(item, spec)
     frames = FrameLoader(
         item.video,
         spec,
@@ -329,6 +334,7 @@ async def judge_one(
         before_decode=engine.start_backend,
         in_process=in_process,
         apart=apart,
+        cell=sent.cell,
     )
     stopped = engine.not_sent_error()
     if stopped is not None and not frames.known():  # the breaker is open: decoding would be wasted
@@ -360,7 +366,7 @@ async def judge_one(
     rows = []
     for p, out, fp in zip(plans, outcomes, prints, strict=True):
         if isinstance(out, RubricResult):  # one rubric's failure leaves the item's others be
-            rows.append(_row(item, p.for_result(out), out, fp, warnings))
+            rows.append(_row(item, p.for_result(out), out, fp, warnings, sent.details()))
         elif isinstance(out, VideoError):
             rows.append(error_row(item, p, f"video error: {out}", fp))
         else:

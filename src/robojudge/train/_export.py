@@ -44,6 +44,7 @@ from robojudge.judges import (
     chat_messages,
     decode_frames,
     get_rubric,
+    judged_input,
     make_judge,
     shown_rate,
     thinned,
@@ -445,7 +446,7 @@ def _write_export(
 
 
 def _sample(manifest: Path, item: Item, spec: FrameSpec) -> SampledFrames:
-    try:
-        return decode_frames(item.video, spec)
+    try:  # what the judge is sent of the item: a grid item's main-view cell, as the judge runner sends it
+        return decode_frames(item.video, spec, cell=judged_input(item, spec).cell)
     except (VideoError, OSError) as exc:
         raise ExportError(f"{manifest}: item {item.item_id!r}, field video: {exc}") from None
