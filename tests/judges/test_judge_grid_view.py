@@ -31,6 +31,7 @@ from robojudge.run._judge import judge_items
 from robojudge.run._judge_rows import JudgePlan
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
+from robojudge.suite._demo import _background, _plan_episode, _render
 from robojudge.video import write_video
 
 app = typer.Typer()
@@ -196,3 +197,36 @@ def test_cli_grid_view(tmp_path: Path, option: list[str], sizes: set[tuple[int, 
         assert [_image_sizes(b) for b in srv.bodies] == [sizes]
     bad = CliRunner().invoke(app, ["judge", str(manifest), "--backend", "mock", "--grid-view", "cell"])
     assert bad.exit_code == 2 and "--grid-view" in bad.output and "'cell'" in bad.output
+
+
+def _tiled_views(path: Path) -> str:
+    """Two rollouts of the synthetic demo, each over a table of its own, side by side (a 1x2 tile)."""
+    views = []
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        views.append(_render(_background(rng), _plan_episode(rng, "red"))[:12])
+    write_video(path, np.concatenate(views, axis=2), fps=8)
+    return str(path)
+
+
+@pytest.mark.parametrize("decode_workers", [0, 1])
+def test_a_tiled_video_without_a_grid_warns_in_judged_rows(tmp_path: Path, decode_workers: int) -> None:
+    video = _tiled_views(tmp_path / "tiled.mp4")
+    items = [Item(item_id="plain", video=video),
+             Item(item_id="grid", video=video, grid={"rows": 1, "cols": 2, "views": ["a", "b"]})]
+    cfg, backend = _judge([])
+    pa = get_rubric("pa")
+    with ResultStore(tmp_path / "r.sqlite") as store, ResponseCache(tmp_path / "cache") as cache:
+        summary = judge_items(items, cfg, [pa], store, cache=cache, backend=backend,
+                              decode_workers=decode_workers, frames=FrameSpec(grid_view="whole"))
+        warned = {r.item_id: (r.details or {}).get("video_warnings") for r in store.rows()}
+        # A warm rerun into another store takes the frames from the cache, the warning with them.
+        with ResultStore(tmp_path / "again.sqlite") as again:
+            rerun = judge_items(items[:1], cfg, [pa], again, cache=cache, backend=backend, decode_workers=0,
+                                frames=FrameSpec(grid_view="whole"))
+            (row,) = again.rows()
+    (said,) = warned["plain"]
+    assert said.startswith(f"{video}: its frames look like a 1x2 grid of views (straight seams at x=256")
+    assert warned["grid"] is None  # the grid is declared: the whole frame was asked for
+    assert summary.video_warnings == {"plain": [said]}
+    assert rerun.stats.cache_hits == 1 and (row.details or {}).get("video_warnings") == [said]

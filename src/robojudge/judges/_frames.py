@@ -35,7 +35,7 @@ import numpy as np
 
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import short_hash
-from robojudge.suite import Item, main_view_name
+from robojudge.suite import Item, main_view_name, tiling_in
 from robojudge.video import (
     DecoderPool,
     FileFingerprint,
@@ -268,11 +268,39 @@ def _fallback_thread() -> ThreadPoolExecutor:
         return _FALLBACK
 
 
+Decoded = tuple[SampledFrames, str | None]
+"""What a judge's decode gives: the frames, and the warning that the video looks tiled (or ``None``)."""
+
+
+def _decode_for_judge(
+    path: str | Path, spec: FrameSpec, jpeg_quality: int | None, keep_pixels: bool, cell: GridCell | None
+) -> Decoded:
+    """:func:`decode_frames`, and, when the whole frame is sent, whether it looks like several views
+    tiled in one frame, judged on the frames sampled (:func:`robojudge.suite.tiling_in`): no frame is
+    read for it beyond them."""
+    if cell is not None:
+        return decode_frames(path, spec, jpeg_quality, keep_pixels, cell), None
+    frames = sample_frames(path, fps=spec.fps, max_frames=spec.max_frames, size=spec.size)
+    return _finish(frames, spec, jpeg_quality, keep_pixels), _tiling_of(frames)
+
+
+def _tiling_of(frames: SampledFrames) -> str | None:
+    """The warning that ``frames`` (of a whole video, sampled at any size) look like tiled views."""
+    if not frames.has_pixels:
+        return None
+    try:
+        info = probe_video(frames.path)
+    except VideoError:
+        return None
+    found = tiling_in(frames.frames, info.width, info.height)
+    return None if found is None else found.message()
+
+
 def _decode_unless_ready(
     decoder: DecoderPool, path: Path, spec: FrameSpec, jpeg_quality: int | None, cell: GridCell | None
-) -> SampledFrames | None:
+) -> Decoded | None:
     """Decode here, unless the pool came up while this call waited its turn (then ``None``)."""
-    return None if decoder.ready else decode_frames(path, spec, jpeg_quality, cell=cell)
+    return None if decoder.ready else _decode_for_judge(path, spec, jpeg_quality, True, cell)
 
 
 class FrameLoader:
@@ -329,6 +357,9 @@ class FrameLoader:
         self._lock = asyncio.Lock()
         self.from_cache = False
         """The hashes came from the cache, so the video was not decoded (its replies are likely cached)."""
+        self.tiling: str | None = None
+        """Known with the hashes when the whole frame is sent: the warning that the video looks like
+        several views tiled in one frame (:func:`robojudge.suite.tiling_in`), else ``None``."""
         self._fingerprint: FileFingerprint | None = None
         self._key: str | None = None
         self._hashes_json: tuple[list[str], str] | None = None
@@ -367,7 +398,8 @@ class FrameLoader:
     def _entry(self, key: str | None) -> dict[str, Any] | None:
         """What the cache remembers of this file, unless it was remembered without its warnings (before
         2026-12-06, when also the hashes of frames with non-square pixels were of the frames as
-        stored): such a video is decoded once more."""
+        stored): such a video is decoded once more. A video remembered as looking tiled has a
+        ``tiling`` entry (none is written otherwise, so the entries of others are as they were)."""
         known = self._cache.get_frames(key) if key else None
         return known if known is not None and "warnings" in known else None
 
@@ -382,6 +414,7 @@ class FrameLoader:
         if known is not None:
             said = tuple(str(w) for w in known["warnings"])
             self._remembered = ([str(h) for h in known["hashes"]], float(known["video_seconds"]), said)
+            self.tiling = str(known["tiling"]) if known.get("tiling") else None
             self.from_cache = True
             return
         await self.load()
@@ -393,14 +426,16 @@ class FrameLoader:
             if self._frames is None:
                 if self._before_decode is not None:
                     self._before_decode()
-                frames = self._frames = await self._decode()
+                frames, self.tiling = await self._decode()
+                self._frames = frames
                 if self._key:
+                    found = {"tiling": self.tiling} if self.tiling is not None else {}
                     self._cache.put_frames(self._key, {"hashes": frames.hashes,
                                                        "video_seconds": frames.video_seconds,
-                                                       "warnings": list(frames.warnings)})
+                                                       "warnings": list(frames.warnings), **found})
             return self._frames
 
-    async def _decode(self) -> SampledFrames:
+    async def _decode(self) -> Decoded:
         spec, q, cell = self.spec, self._jpeg_quality, self.cell
         if self._fingerprint is not None:
             size = spec.size if cell is None else None  # a cell is cut from the native frames
@@ -408,14 +443,15 @@ class FrameLoader:
             if shared is not None:  # a metric (or another judge) of this process sampled it already
                 if cell is not None:
                     shared = await asyncio.to_thread(cell.cut, shared, spec.size)
-                return await asyncio.to_thread(_finish, shared, spec, q)
+                tiled = None if cell is not None else await asyncio.to_thread(_tiling_of, shared)
+                return await asyncio.to_thread(_finish, shared, spec, q), tiled
         if self._apart is not None:
             self._apart.start()
             if self._apart.unavailable is None:
                 return await self._in_pool(self._apart)
         if self._decoder is None:
             with self._in_process():
-                return await asyncio.to_thread(decode_frames, self.path, spec, q, True, cell)
+                return await asyncio.to_thread(_decode_for_judge, self.path, spec, q, True, cell)
         self._decoder.start()  # no-op once started
         if not self._decoder.ready:
             # Its first process takes about a second to start: decode here meanwhile, one video at
@@ -425,18 +461,18 @@ class FrameLoader:
             run = contextvars.copy_context().run
             args = (self._decoder, self.path, spec, q, cell)
             with self._in_process():
-                frames = await loop.run_in_executor(_fallback_thread(), run, _decode_unless_ready, *args)
-            if frames is not None:
-                return frames
+                done = await loop.run_in_executor(_fallback_thread(), run, _decode_unless_ready, *args)
+            if done is not None:
+                return done
         return await self._in_pool(self._decoder)
 
-    async def _in_pool(self, pool: DecoderPool) -> SampledFrames:
+    async def _in_pool(self, pool: DecoderPool) -> Decoded:
         """:func:`decode_frames` in a decoder process; the pixels come back only when no JPEGs are sent."""
         q = self._jpeg_quality
-        frames = await pool.run(decode_frames, str(self.path), self.spec, q, q is None, self.cell,
-                                what=self.path)
+        frames, tiled = await pool.run(_decode_for_judge, str(self.path), self.spec, q, q is None, self.cell,
+                                       what=self.path)
         report_warnings(frames.path, frames.warnings)
-        return frames
+        return frames, tiled
 
     def hashes_json(self) -> str:
         """:attr:`hashes` as compact JSON (for cache keys; written once per item)."""

@@ -194,13 +194,14 @@ def native_rgb(item: Item, cfg: NativeFrames) -> tuple[np.ndarray, float]:
     return sampled.frames, sampled.source_fps
 
 
-def prefetch_main_video(item: Item, configs: Iterable[BaseModel]) -> int:
+def prefetch_main_video(item: Item, configs: Iterable[object]) -> int:
     """Decode in one pass the samplings of ``item``'s main video that metrics with these ``configs``
     read, into the open frame cache (:func:`robojudge.video.prefetch_frames`). Returns how many were
     decoded.
 
-    A config says what its metric reads with a method ``main_video_samplings(item)`` (keyword arguments
-    of :func:`sample_frames`): :class:`NativeFrames` (the native frames), :class:`GrayPreprocess`
+    A config (or any other reader of the main video: the run's check for a tiled video is one) says
+    what its metric reads with a method ``main_video_samplings(item)`` (keyword arguments of
+    :func:`sample_frames`): :class:`NativeFrames` (the native frames), :class:`GrayPreprocess`
     (RoboJudge App. B.3's 8 fps 256x256 gray sequence), the reference metrics' pairing and the
     trackers' configs (the main video at the common rate). Configs without it choose their frames
     themselves. Each sampling used to decode the whole file; the values are the same either way. Never

@@ -361,8 +361,11 @@ async def judge_one(
             ))
     finally:
         frames.release()
-    # what had to be assumed about the video, as `robojudge score` notes it ("<path>: <message>")
+    # what had to be assumed about the video, as `robojudge score` notes it ("<path>: <message>"), and
+    # that it looks like several views tiled in one frame when the item declares no grid
     warnings = [f"{frames.path}: {w}" for w in frames.warnings]
+    if item.grid is None and frames.tiling is not None:
+        warnings.append(f"{frames.path}: {frames.tiling}")
     rows = []
     for p, out, fp in zip(plans, outcomes, prints, strict=True):
         if isinstance(out, RubricResult):  # one rubric's failure leaves the item's others be

@@ -37,8 +37,8 @@ from robojudge.run._moved import take_over_moved
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.store import ResultRow, ResultStore, StoreError
-from robojudge.suite import Item
-from robojudge.video import VideoError, frame_cache, frame_sizes, video_warnings
+from robojudge.suite import Item, tiling_known, tiling_sampling, tiling_warning
+from robojudge.video import VideoError, frame_cache, frame_sizes, report_warnings, video_warnings
 
 if TYPE_CHECKING:
     from robojudge.run._judge_rows import JudgeRunSummary
@@ -297,21 +297,27 @@ def timed_out_message(seconds: float, what: str = "the metric was still computin
 
 
 def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
-                   timeout_s: float | None = None) -> ResultRow:
+                   timeout_s: float | None = None, tiled: str | None = None) -> ResultRow:
     """Run one metric on one item and return its result row; never raises for bad input.
 
     ``fingerprint`` (of the inputs, see :func:`metric_fingerprint`) is stored with the row.
     ``timeout_s``: a metric still computing after this many seconds is stopped and its row is an
-    error saying so (:mod:`robojudge.run._timelimit` says how, and where it cannot).
+    error saying so (:mod:`robojudge.run._timelimit` says how, and where it cannot). ``tiled``: the
+    warning that the item's video looks like several views tiled in one frame, added to the row's video
+    warnings when the metric reads that video as one camera's (:func:`_reads_one_view`).
     """
-    spec, start = req.spec, time.perf_counter()
+    spec = req.spec
     missing = missing_inputs(spec, item)
     if missing:
         message = f"item has no {', '.join(missing)}, which {spec.id} needs"
         return _error_row(item, req, message, 0.0, fingerprint)
+    tiled = tiled if _reads_one_view(spec, item) else None
+    start = time.perf_counter()
     try:
         # What had to be assumed about the videos this metric read, and the size it read them at.
         with video_warnings() as warned, frame_sizes() as sizes, stop_after(timeout_s) as stop:
+            if tiled is not None:
+                report_warnings(Path(item.video), [tiled])
             score = spec.compute(item, req.config)
         if stop.passed_after is not None:
             return _error_row(item, req, timed_out_message(stop.passed_after), time.perf_counter() - start,
@@ -336,6 +342,38 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
         config=req.config.model_dump(mode="json"),
         fingerprint=fingerprint,
     )
+
+
+def _reads_one_view(spec: MetricSpec[Any], item: Item) -> bool:
+    """Whether ``spec`` reads the item's video as one camera's picture (not a declared grid, not views)."""
+    return item.grid is None and Input.video in spec.inputs and Input.views not in spec.inputs
+
+
+class _TilingCheck:
+    """The check whether an item's video looks like several views tiled in one frame, as one more reader
+    of the main video: it declares its few small frames (:func:`robojudge.suite.tiling_sampling`) so
+    that they are read in the pass that reads the video for the metrics."""
+
+    def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
+        return [] if tiling_known(item.video) else [tiling_sampling(item.video)]
+
+
+def _tiling_check(task: Task, readers: Sequence[BaseModel | None]) -> _TilingCheck | None:
+    """The check, when a metric of the task reads the item's video as one camera's in the pass the task
+    reads ahead: its config declares a sampling of it. A metric that refuses the video from its probes
+    declares none, and one that samples it its own way (a network's preprocessing) declares nothing:
+    beside those alone the check reads no frame."""
+    item = task.item
+    for req, cfg in zip(task.requests, readers, strict=True):
+        declared = getattr(cfg, "main_video_samplings", None)
+        if declared is None or not _reads_one_view(req.spec, item):
+            continue
+        try:
+            if declared(item):
+                return _TilingCheck()
+        except Exception:  # noqa: BLE001, S112 - a video that cannot be probed: its metric reports it
+            continue
+    return None
 
 
 def with_video_warnings(details: dict[str, Any] | None, warnings: list[str]) -> dict[str, Any] | None:
@@ -374,16 +412,20 @@ def compute_task(task: Task) -> list[ResultRow]:
     """All of an item's pending metrics, decoding each distinct sampling of its videos once, and the
     samplings of the main video that the metrics' configs declare in one pass (``prefetch_main_video``)."""
     with frame_cache(), flow_readers(req.spec.id for req in task.requests):
-        readers = [req.config for req in task.requests if not missing_inputs(req.spec, task.item)]
+        configs = [None if missing_inputs(req.spec, task.item) else req.config for req in task.requests]
+        readers: list[object] = [cfg for cfg in configs if cfg is not None]
+        check = _tiling_check(task, configs)
         start = time.perf_counter()
         with stop_after(task.timeout_s) as stop:  # the shared read counts too: a decoder may hang as well
-            prefetch_main_video(task.item, readers)
+            prefetch_main_video(task.item, readers if check is None else [*readers, check])
+            # whether the video looks tiled: from the frames just read (or, were they not, a few of its own)
+            tiled = tiling_warning(task.item.video) if check is not None else None
         if stop.passed_after is not None:
             message = timed_out_message(stop.passed_after, "reading the frames the item's metrics share")
             took = time.perf_counter() - start
             return [_error_row(task.item, req, message, took, task.fingerprint(i))
                     for i, req in enumerate(task.requests)]
-        return [compute_metric(task.item, req, task.fingerprint(i), task.timeout_s)
+        return [compute_metric(task.item, req, task.fingerprint(i), task.timeout_s, tiled)
                 for i, req in enumerate(task.requests)]
 
 

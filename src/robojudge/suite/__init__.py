@@ -4,7 +4,9 @@ A manifest (JSONL, CSV, Parquet, or a JSON list) lists the rollouts to evaluate;
 ``docs/manifest.md`` for the format. :func:`load_suite` reads and checks one,
 :func:`validate_manifest` lists everything wrong with it (optionally decoding its videos),
 :func:`suite_info` counts what it holds, and :func:`scan_folder` with :func:`write_manifest` writes
-one for a folder of videos. Paths may be confined to a folder (``confine=`` or ``$ROBOJUDGE_CONFINE``).
+one for a folder of videos. :func:`tiling_warning` says when a video looks like several views tiled in
+one frame (:func:`tiling_sampling` the frames it reads, :func:`tiling_in` the check on frames read
+otherwise). Paths may be confined to a folder (``confine=`` or ``$ROBOJUDGE_CONFINE``).
 """
 
 from robojudge.suite._info import UNSET, LabelCoverage, SuiteInfo, suite_info, unset_name
@@ -41,6 +43,7 @@ from robojudge.suite._schema import (
     Labels,
     item_id_problem,
 )
+from robojudge.suite._tiling import tiling_in, tiling_known, tiling_sampling, tiling_warning
 from robojudge.suite._views import views_out_of_step
 
 __all__ = [
@@ -76,6 +79,10 @@ __all__ = [
     "run_manifest",
     "scan_folder",
     "suite_info",
+    "tiling_in",
+    "tiling_known",
+    "tiling_sampling",
+    "tiling_warning",
     "validate_manifest",
     "views_out_of_step",
     "write_manifest",

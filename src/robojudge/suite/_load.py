@@ -324,7 +324,9 @@ def validate_manifest(
             ratio); what fails there is an error (a camera of no view of the item is a warning: a rig
             file shared by episodes). And both
             check that an item's views agree in frame count and rate, and that a grid video cuts
-            evenly into its cells (:func:`robojudge.suite._views.check_views`; errors).
+            evenly into its cells (:func:`robojudge.suite._views.check_views`; errors), and warn when
+            the ``video`` of an item without a ``grid`` looks like several views tiled in one frame
+            (:mod:`robojudge.suite._tiling`).
         progress: Called with ``(videos checked, videos to check)`` as media checks finish.
         workers: Threads checking media (default: up to 8, one per core).
 

@@ -4,7 +4,9 @@ Two depths: ``open`` opens each video and decodes its first frame (a few millise
 files that are not video, or that no decoder here reads, such as animated WebP), and ``deep``
 decodes every frame exactly as scoring samples it (catching truncated files and damage further in).
 Both pass on what sampling would have to assume about a video (an assumed frame rate, unusable
-time stamps) as warnings. Each distinct file is looked at once, however many items share it.
+time stamps) as warnings, and warn when an item's ``video`` looks like several views tiled in one frame
+while the item declares no ``grid`` (:mod:`robojudge.suite._tiling`: a few frames read small). Each
+distinct file is looked at once, however many items share it.
 """
 
 from __future__ import annotations
@@ -103,16 +105,34 @@ def check_media(
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
 ) -> list[list[Finding]]:
-    """What is wrong with the videos of each item (``None`` entries are skipped), in item order."""
+    """What is wrong with the videos of each item (``None`` entries are skipped), in item order: the
+    problems of each video, and a warning on the ``video`` of an item without a ``grid`` whose frames look
+    tiled (:func:`robojudge.suite._tiling.tiling_warning`)."""
+    from robojudge.suite._tiling import tiling_warning
+
     fields = [video_fields(it) if it is not None else [] for it in items]
     paths = list(dict.fromkeys(p for pairs in fields for _, p in pairs))
+    # Only a video read as one camera's can hide views: not a declared grid, not a reference or a view.
+    single = {it.video for it in items if it is not None and it.grid is None}
+
+    def look(path: str) -> tuple[list[tuple[str, str]], str | None]:
+        return inspect_video(path, deep=deep), tiling_warning(path) if path in single else None
+
     verdicts: dict[str, list[tuple[str, str]]] = {}
+    tiled: dict[str, str | None] = {}
     if paths:
         n = workers or min(8, usable_cpus())
         with ThreadPoolExecutor(max_workers=max(1, n)) as pool:
-            futures = {pool.submit(inspect_video, p, deep=deep): p for p in paths}
+            futures = {pool.submit(look, p): p for p in paths}
             for done, future in enumerate(as_completed(futures), start=1):
-                verdicts[futures[future]] = future.result()
+                verdicts[futures[future]], tiled[futures[future]] = future.result()
                 if progress is not None:
                     progress(done, len(paths))
-    return [[(f, m, sev) for f, p in pairs for m, sev in verdicts[p]] for pairs in fields]
+    out = []
+    for it, pairs in zip(items, fields, strict=True):
+        found = [(f, m, sev) for f, p in pairs for m, sev in verdicts[p]]
+        said = tiled.get(it.video) if it is not None and it.grid is None else None
+        if said is not None:
+            found.append(("video", said, "warning"))
+        out.append(found)
+    return out
