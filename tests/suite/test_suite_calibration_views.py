@@ -87,7 +87,7 @@ def test_a_view_framed_otherwise_than_its_camera_is_an_error_naming_both_sizes(t
     row["views"] = {"front": "front", "side": "side_half", "top": "top_crop"}
     assert _errors(tmp_path, row) == [
         ("calibration", f"{tmp_path / 'rig.json'}: view 'top' is 64x36 (aspect 1.778), its calibration is "
-                        "for 64x48 (1.333): aspect ratios more than 1% apart are another framing (a crop, "
+                        "for 64x48 (1.333): aspect ratios more than 5% apart are another framing (a crop, "
                         "padding, another camera), which no scaling of K maps onto the calibrated rays; "
                         "calibrate the view at the framing it is given in")]
     assert _errors(tmp_path, row, media="none") == []  # nothing is opened

@@ -144,12 +144,14 @@ def _occluded(
     return np.asarray(surf < z - margin)
 
 
-ASPECT_TOLERANCE = 0.01
+ASPECT_TOLERANCE = 0.05
 """Frames of another size than a camera's calibrated ``size`` are that picture resized, and read with
 ``K`` scaled to them, only when the two aspect ratios (width / height) agree within this share (allowing
-half a pixel of rounding on each side of the frames). Beyond it the frames are another framing: a crop,
-padding (a 16:9 export of a 4:3 camera) or another camera, which no scaling of ``K`` maps onto the
-calibrated rays."""
+half a pixel of rounding on each side of the frames): 5%, as a generated video is paired with its reference
+(:data:`robojudge.metrics.robophys.reference.ASPECT_TOLERANCE`), so that a model's rounding of its sides
+(Wan's 832x480 for 854x480, Cosmos's 1280x704 for 1280x720) is a resize. Beyond it the frames are another
+framing: a crop, padding (a 16:9 export of a 4:3 camera) or another camera, which no scaling of ``K`` maps
+onto the calibrated rays."""
 
 
 def size_mismatch(cam: Camera, width: int, height: int, view: str | None = None) -> str | None:

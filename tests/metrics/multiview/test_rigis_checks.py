@@ -73,7 +73,7 @@ def test_a_view_cropped_from_its_calibrated_framing_is_an_error_naming_both_size
     spec = get_metric(metric)
     with pytest.raises(MetricInputError, match=(
             rf"^field calibration: {rig / 'calib.json'}: view 'c' is 128x72 \(aspect 1\.778\), its "
-            r"calibration is for 128x96 \(1\.333\): aspect ratios more than 1% apart")):
+            r"calibration is for 128x96 \(1\.333\): aspect ratios more than 5% apart")):
         spec.compute(_item(rig, c="c_crop"), spec.make_config({"instants": N, "max_features": 300}))
 
 
