@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +183,28 @@ def test_video_must_be_the_main_views_file(tmp_path: Path) -> None:
     assert main_view_name(suite.by_id("spelt")) == "b"
     assert str(problems[0]).endswith(f"suite.jsonl:3: item 'main_is_b' field main_view: {problems[0].message}"
                                      ) and str(problems[1]).startswith(f"{path}:4: item 'tile' field video: ")
+
+
+def test_a_hard_link_to_the_main_views_file_is_that_file(tmp_path: Path) -> None:
+    # A hard link is the view's file under another name: it passed before the main-view rule, and still
+    # does; a copy of the file is another file, and stays refused.
+    for name in ("a", "b"):
+        write_video(tmp_path / f"{name}.mp4", np.full((2, 16, 16, 3), ord(name), np.uint8), fps=8)
+    os.link(tmp_path / "a.mp4", tmp_path / "linked.mp4")
+    shutil.copyfile(tmp_path / "a.mp4", tmp_path / "copied.mp4")
+    views = {"a": "a.mp4", "b": "b.mp4"}
+    path = _manifest(tmp_path, [
+        {"item_id": "linked", "video": "linked.mp4", "views": views, "main_view": "a"},
+        {"item_id": "linked_unnamed", "video": "linked.mp4", "views": {"b": "b.mp4", "a": "a.mp4"}},
+        {"item_id": "linked_to_b", "video": "linked.mp4", "views": views, "main_view": "b"},
+        {"item_id": "copied", "video": "copied.mp4", "views": views, "main_view": "a"},
+    ])
+    problems = validate_manifest(path)
+    assert [(p.line, p.item_id, p.field) for p in problems] == [(3, "linked_to_b", "main_view"),
+                                                                (4, "copied", "video")]
+    assert problems[0].message.startswith("main_view 'b' is not the view that video shows: video "
+                                          "'linked.mp4' is views.a")
+    suite = load_suite(path, strict=False)
+    assert [it.item_id for it in suite] == ["linked", "linked_unnamed"]
+    # Without main_view, the main view is the one the hard link is (not the first listed, b).
+    assert main_view_name(suite.by_id("linked_unnamed")) == "a"

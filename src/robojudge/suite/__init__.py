@@ -17,8 +17,10 @@ from robojudge.suite._load import (
     iter_suite,
     load_suite,
     main_view_name,
+    same_file,
     source_text,
     validate_manifest,
+    video_view_name,
 )
 from robojudge.suite._media import MEDIA_MODES, npz_problem
 from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
@@ -74,6 +76,8 @@ __all__ = [
     "iter_suite",
     "load_suite",
     "main_view_name",
+    "same_file",
+    "video_view_name",
     "npz_problem",
     "parse_grid",
     "run_manifest",

@@ -77,11 +77,12 @@ class Suite:
 def main_view_name(item: Item) -> str | None:
     """Name of the item's main view, or ``None`` when it has no ``views`` (or ``grid``).
 
-    The main view is ``item.main_view`` when set, else the view whose path equals ``item.video``,
-    else the first view listed (for a grid video, its first named cell). Every component that asks
-    which view is the main one (tracking's state-file view, KIVA's training labels and 3D reading, the
-    annotation app, the network RIGIS) asks this function. A loaded manifest holds no item on which
-    the rules disagree: :func:`main_video_problem` makes ``video`` the main view's file there.
+    The main view is ``item.main_view`` when set, else the view whose file ``item.video`` is
+    (:func:`video_view_name`), else the first view listed (for a grid video, its first named cell). Every
+    component that asks which view is the main one (tracking's state-file view, KIVA's training labels
+    and 3D reading, the annotation app, the network RIGIS) asks this function. A loaded manifest holds
+    no item on which the rules disagree: :func:`main_video_problem` makes ``video`` the main view's file
+    there.
     """
     if item.grid is not None:
         return item.main_view or item.view_names()[0]
@@ -89,10 +90,29 @@ def main_view_name(item: Item) -> str | None:
         return None
     if item.main_view is not None:
         return item.main_view
-    for name, p in item.views.items():
-        if p == item.video:
-            return name
-    return next(iter(item.views))
+    return video_view_name(item) or next(iter(item.views))
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """True when the paths ``a`` and ``b`` name one file: equal once normalised (``./a.mp4`` and
+    ``a.mp4``), or, when both exist, one file on disk (a hard link, a symlink, a bind mount of it)."""
+    if os.path.normpath(a) == os.path.normpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False  # one is missing (or not a path the system takes): only the names could tell
+
+
+def video_view_name(item: Item) -> str | None:
+    """Name of the view whose file ``item.video`` is (:func:`same_file`), or ``None`` when it is none of
+    them (or the item has no ``views``). A grid item's ``video`` is the grid: ``None``."""
+    if item.grid is not None or not item.views:
+        return None
+    if item.main_view is not None and item.main_view in item.views \
+            and same_file(item.views[item.main_view], item.video):
+        return item.main_view
+    return next((name for name, p in item.views.items() if same_file(p, item.video)), None)
 
 
 def main_video_problem(written: Item, resolved: Item) -> tuple[str, str] | None:
@@ -102,12 +122,13 @@ def main_video_problem(written: Item, resolved: Item) -> tuple[str, str] | None:
     keypoint labels and the reference are taken in the main view: when the two are different views, one
     camera's frames are scored against another camera's truth. So ``video`` must be the file of one of
     the views, and of ``main_view`` when that is given. Paths are compared resolved (``resolved``, as
-    :meth:`Item.resolve` gives them: ``./a.mp4`` and ``a.mp4`` are one file); messages quote them as
-    written (``written``). A grid item's ``video`` is the grid itself: nothing to compare.
+    :meth:`Item.resolve` gives them: ``./a.mp4`` and ``a.mp4`` are one file), and, when both exist, as
+    files (:func:`same_file`: a hard link to the view's file is that file); messages quote them as written
+    (``written``). A grid item's ``video`` is the grid itself: nothing to compare.
     """
     if not written.views or resolved.views is None:
         return None
-    shown = [v for v, p in resolved.views.items() if p == resolved.video]
+    shown = [v for v, p in resolved.views.items() if same_file(p, resolved.video)]
     if not shown:
         main = written.main_view or next(iter(written.views))
         return "video", (

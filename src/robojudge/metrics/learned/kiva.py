@@ -381,7 +381,7 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
         read_views,
         segment_values_3d,
     )
-    from robojudge.suite import main_view_name
+    from robojudge.suite import main_view_name, same_file
 
     plain = ["2d"] * len(result.verdicts)
     if math.isnan(reader.rigidity_3d):
@@ -392,7 +392,8 @@ def _rigidity_3d(item: Item, reader: Any, rkey: tuple[str, int, int, int], track
     main = main_view_name(item)
     # The 2D tracks are of `video`: reused as the main view's reading only where that view is `video`
     # (a loaded manifest makes it so; an item built in Python may not).
-    reuse = (main, tracks) if main and (item.views or {}).get(main) == item.video else None
+    main_file = (item.views or {}).get(main) if main else None
+    reuse = (main, tracks) if main and main_file and same_file(main_file, item.video) else None
     files = tuple(FileFingerprint.of(p) for p in sorted({*(item.views or {}).values(), item.video}))
     calib = FileFingerprint.of(str(item.calibration))
     key = (files, calib, rkey, config.max_reprojection, config.min_link_3d)
