@@ -6,6 +6,8 @@ with ``cam0``'s masks and camera. Here view 0 is the scene shifted 40 px to the 
 picture of it), view 1 what the video shows.
 """
 
+import os
+
 import numpy as np
 import pytest
 from _scene import FPS, clean_frames, state_arrays
@@ -101,3 +103,23 @@ def test_a_state_file_without_the_main_view_is_refused_with_the_reason(folder):
     with pytest.raises(MetricInputError, match=r"unnamed\.npz holds 2 views and names none \(no array "
                                                r"view_names\), so which is the item's main view 'cam1'"):
         state_view(unnamed, folder / "unnamed.npz")
+
+
+def test_an_item_built_in_python_is_read_in_the_view_its_video_is(folder, tmp_path):
+    """No manifest checks an ``Item`` built in Python: its ``main_view`` may name another view than the one
+    whose file ``video`` is. The tracker reads ``video``, so its seed and truth are that view's (v7 read
+    ``main_view``'s, another camera's masks for this video), as KIVA reuses the 2D tracks only there."""
+    from robojudge.metrics.robophys.tracking import state_view
+
+    other = _item(folder, main_view="cam0")  # video is cam1's file
+    assert state_view(other, folder / "two.npz") == 1
+    got = get_metric("ol_average_precision").compute(other)
+    want = get_metric("ol_average_precision").compute(_item(folder))
+    assert got.scored and got.details["state_view"] == 1 and got.value == pytest.approx(want.value)
+    # A hard link to the view's file is that file.
+    os.link(folder / "cam1.mp4", tmp_path / "linked.mp4")
+    linked = other.model_copy(update={"video": str(tmp_path / "linked.mp4")})
+    assert state_view(linked, folder / "two.npz") == 1
+    # A video that is none of the views' files: the main view, as before.
+    loose = other.model_copy(update={"video": str(folder / "one" / "clip.mp4")})
+    assert state_view(loose, folder / "two.npz") == 0

@@ -67,7 +67,7 @@ from robojudge.metrics.tracking import (
     true_tracks,
 )
 from robojudge.metrics.tracking._sim import EE, StateFileError, read_state
-from robojudge.suite import main_view_name
+from robojudge.suite import main_view_name, video_view_name
 from robojudge.suite._schema import Item
 from robojudge.video import FileFingerprint, SampledFrames, probe_video, sample_frames
 
@@ -155,10 +155,12 @@ class TrackingConfig(BaseModel):
 
 
 def state_view(item: Item, path: str | Path, view: int | None = None) -> int:
-    """Which view of the state file at ``path`` ``item.video`` shows: ``view`` when given; else the item's
-    main view (:func:`robojudge.suite.main_view_name`; a manifest makes ``video`` its file), found by name
-    in the file's ``view_names``; view 0 for an item without views (the sim suite's main view). Read
-    elsewhere, the seed and the truth were another camera's: view 0 whatever camera ``video`` is.
+    """Which view of the state file at ``path`` ``item.video`` shows: ``view`` when given; else the view
+    whose file ``video`` is (:func:`robojudge.suite.video_view_name`), else the item's main view
+    (:func:`robojudge.suite.main_view_name`; a manifest makes ``video`` its file, an item built in Python
+    may name another view in ``main_view``), found by name in the file's ``view_names``; view 0 for an
+    item without views (the sim suite's main view). Read elsewhere, the seed and the truth were another
+    camera's: view 0 whatever camera ``video`` is.
 
     Raises:
         MetricInputError: The item has a main view and the file names no view so (or names none, and
@@ -166,7 +168,8 @@ def state_view(item: Item, path: str | Path, view: int | None = None) -> int:
     """
     if view is not None:
         return view
-    main = main_view_name(item)
+    # `video` is what the tracker reads: its camera's masks and seed, even where main_view says another.
+    main = video_view_name(item) or main_view_name(item)
     if main is None:
         return 0
     try:
@@ -583,7 +586,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
+    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
@@ -600,7 +603,7 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
+    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
@@ -619,7 +622,7 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
+    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -712,7 +715,7 @@ def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[floa
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
+    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
@@ -730,7 +733,7 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="7",  # state view: the item's main view by name (v6: view 0 whatever camera video is)
+    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
