@@ -108,3 +108,27 @@ def test_a_grid_cell_or_a_single_video_framed_otherwise_too(tmp_path: Path) -> N
     found = _errors(tmp_path, {"item_id": "w", "video": "wide", "calibration": "one.json"})
     assert len(found) == 1
     assert "view 'cam' is 64x36 (aspect 1.778), its calibration is for 64x48" in found[0][1]
+
+
+def test_the_calibration_size_check_reuses_the_media_checks_probes(tmp_path: Path, monkeypatch) -> None:
+    # The size check (each view against its camera's size) and the joint-state frame count read the
+    # probes the media check took: a calibration adds no probe of any video (it probed each view once more).
+    import robojudge.video
+
+    real = robojudge.video.probe_video
+    calls: dict[str, list[str]] = {"with": [], "without": []}
+    run = "with"
+
+    def counted(path):
+        calls[run].append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(robojudge.video, "probe_video", counted)
+    for run in ("with", "without"):  # each in a folder of its own: no memo of the other run's files
+        (tmp_path / run).mkdir()
+        row = _rig(tmp_path / run, ["front", "side", "top"])
+        if run == "without":
+            del row["calibration"]
+        assert _errors(tmp_path / run, row) == []
+    assert sorted(calls["with"]) == sorted(calls["without"])
+    assert set(calls["with"]) == {"front", "side", "top"}

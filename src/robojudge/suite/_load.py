@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -18,6 +19,9 @@ from robojudge.suite._paths import Resolver, confine_folder, place_paths
 from robojudge.suite._problems import ManifestError, ManifestProblem
 from robojudge.suite._read import RawRecord, file_problem, iter_records
 from robojudge.suite._schema import Item
+
+if TYPE_CHECKING:
+    from robojudge.video import VideoInfo
 
 #: What ends the warning of an item kept although a file of it is missing (``files="optional"``).
 KEPT_WITHOUT_FILES = " (the item is kept: its stored results are read without its files)"
@@ -365,7 +369,9 @@ def validate_manifest(
     _look_alike_twins(checked, shown)
     if media != "none":
         items = [c.item for c in checked]
-        found = check_media(items, deep=media == "deep", progress=progress, workers=workers)
+        # The media check's probes, reused by the size and frame-count checks below (one probe a file).
+        probes: dict[str, VideoInfo] = {}
+        found = check_media(items, deep=media == "deep", progress=progress, workers=workers, probes=probes)
         for c, extra in zip(checked, found, strict=True):
             if c.item is not None:
                 item_id = c.item.item_id
@@ -382,9 +388,9 @@ def validate_manifest(
         for c in checked:
             it = c.item
             if it is not None and (it.robot or it.joint_states or it.calibration):
-                view_sizes, video_size = _frame_sizes(it) if it.calibration else ({}, None)
+                view_sizes, video_size = _frame_sizes(it, probes) if it.calibration else ({}, None)
                 found_files = check_episode_files(it.robot, it.joint_states, it.calibration,
-                                                  it.view_names() or None, _declared_frames(it.video),
+                                                  it.view_names() or None, _declared_frames(it.video, probes),
                                                   view_sizes, video_size)
                 found_files += _uncalibrated_views(it, found_files)
                 c.problems.extend(ManifestProblem(shown, c.line, c.row, it.item_id, *f) for f in found_files)
@@ -536,19 +542,33 @@ def _uncalibrated_views(item: Item, found: list[tuple[str, str, str]]) -> list[t
                             "the calibration needs one camera per view", "error")]
 
 
-def _frame_sizes(item: Item) -> tuple[dict[str, tuple[int, int]], tuple[int, int] | None]:
-    """``(width, height)`` of each view's frames (a grid's cells by name), and of the video of an item
-    without views: what its calibration's sizes are checked against. A video that cannot be read, or a
-    grid that does not divide it, is left out (the media and view checks report those)."""
-    from robojudge.suite._views import GridError, cell_size, view_sources
+def _probe(path: str, probes: dict[str, VideoInfo] | None) -> VideoInfo | None:
+    """``path``'s probe: the one in ``probes`` (the media check's) when there, else a new one; None when
+    the video cannot be read (the media check reports it)."""
+    if probes is not None and path in probes:
+        return probes[path]
     from robojudge.video import VideoError, probe_video
 
+    try:
+        info = probe_video(path)
+    except (VideoError, OSError, ValueError):
+        return None
+    if probes is not None:
+        probes[path] = info
+    return info
+
+
+def _frame_sizes(item: Item, probes: dict[str, VideoInfo] | None = None
+                 ) -> tuple[dict[str, tuple[int, int]], tuple[int, int] | None]:
+    """``(width, height)`` of each view's frames (a grid's cells by name), and of the video of an item
+    without views: what its calibration's sizes are checked against. A video that cannot be read, or a
+    grid that does not divide it, is left out (the media and view checks report those). Probes are taken
+    from ``probes`` where there (:func:`_probe`)."""
+    from robojudge.suite._views import GridError, cell_size, view_sources
+
     def size(path: str) -> tuple[int, int] | None:
-        try:
-            info = probe_video(path)
-        except (VideoError, OSError, ValueError):
-            return None
-        return info.width, info.height
+        info = _probe(path, probes)
+        return (info.width, info.height) if info is not None else None
 
     sources = view_sources(item)
     if not sources:
@@ -564,14 +584,9 @@ def _frame_sizes(item: Item) -> tuple[dict[str, tuple[int, int]], tuple[int, int
     return {n: s for n, s in sizes.items() if s is not None}, None
 
 
-def _declared_frames(video: str | None) -> int | None:
+def _declared_frames(video: str | None, probes: dict[str, VideoInfo] | None = None) -> int | None:
     """The frame count ``video``'s container declares (None: no video, unreadable, or not told; a count
-    estimated from the duration is not trusted to the frame): what a joint-state file is checked with."""
-    if not video:
-        return None
-    from robojudge.video import VideoError, probe_video
-
-    try:
-        return probe_video(video).frame_count or None
-    except (VideoError, OSError, ValueError):
-        return None  # the media check reports a video that cannot be read
+    estimated from the duration is not trusted to the frame): what a joint-state file is checked with.
+    A video that cannot be read is reported by the media check."""
+    info = _probe(video, probes) if video else None
+    return (info.frame_count or None) if info is not None else None

@@ -14,9 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import TYPE_CHECKING
 
 from robojudge._machine import usable_cpus
 from robojudge.suite._schema import Item
+
+if TYPE_CHECKING:
+    from robojudge.video import VideoInfo
 
 __all__ = ["MEDIA_MODES", "check_media", "inspect_video", "npz_problem", "video_fields"]
 
@@ -73,8 +77,11 @@ def video_fields(item: Item) -> list[tuple[str, str]]:
     return out
 
 
-def inspect_video(path: str, *, deep: bool) -> list[tuple[str, str]]:
-    """``(message, severity)`` for what is wrong with one video (file or frame folder), if anything."""
+def inspect_video(
+    path: str, *, deep: bool, probes: dict[str, VideoInfo] | None = None,
+) -> list[tuple[str, str]]:
+    """``(message, severity)`` for what is wrong with one video (file or frame folder), if anything; its
+    probe is kept in ``probes`` (by path) when given and the video opens."""
     # Imported here: the video stack (PyAV, OpenCV) more than triples the import time of the suite
     # package, and loading a manifest without looking at its media needs none of it.
     from robojudge.video import VideoError, native_read_warning, probe_video, sample_frames
@@ -90,6 +97,8 @@ def inspect_video(path: str, *, deep: bool) -> list[tuple[str, str]]:
             warnings = list(info.warnings)
     except VideoError as exc:
         return [(f"cannot be decoded: {exc.reason}", "error" if deep else "warning")]
+    if probes is not None:
+        probes[path] = info
     if decoded is not None and decoded < 2:
         # Every metric of motion or consistency compares frames: they leave such a clip unscored.
         warnings.append(f"decodes to {decoded} frame{'s' if decoded != 1 else ''}; the metrics that compare "
@@ -104,10 +113,12 @@ def check_media(
     deep: bool,
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
+    probes: dict[str, VideoInfo] | None = None,
 ) -> list[list[Finding]]:
     """What is wrong with the videos of each item (``None`` entries are skipped), in item order: the
     problems of each video, and a warning on the ``video`` of an item without a ``grid`` whose frames look
-    tiled (:func:`robojudge.suite._tiling.tiling_warning`)."""
+    tiled (:func:`robojudge.suite._tiling.tiling_warning`). ``probes``, when given, receives each video's
+    probe by path, for the checks that follow to reuse."""
     from robojudge.suite._tiling import tiling_warning
 
     fields = [video_fields(it) if it is not None else [] for it in items]
@@ -116,7 +127,7 @@ def check_media(
     single = {it.video for it in items if it is not None and it.grid is None}
 
     def look(path: str) -> tuple[list[tuple[str, str]], str | None]:
-        return inspect_video(path, deep=deep), tiling_warning(path) if path in single else None
+        return inspect_video(path, deep=deep, probes=probes), tiling_warning(path) if path in single else None
 
     verdicts: dict[str, list[tuple[str, str]]] = {}
     tiled: dict[str, str | None] = {}
