@@ -36,6 +36,11 @@ def test_a_view_group_in_the_reference_pattern_gives_each_item_the_reference_of_
     assert "reference_video" not in items["wan/ep02"]
     assert ("1 item(s) have references of their clip in other views only, none is taken (first: wan/ep02, "
             "main view 'cam1'; its references show cam0)") in result.notes
+    # ep01_cam0 and ep02_cam0 match their clips (in another view): not "match no clip", which sent the user
+    # to debug a --reference-pattern that works.
+    assert not any("match no clip" in n for n in result.notes), result.notes
+    assert (f"2 reference video(s) of a clip's other views than its items' main view are not used (first: "
+            f"{refs / 'ep01_cam0.mp4'})") in result.notes
     first = _by_id(scan_folder(videos, pattern=PATTERN, references=refs,
                                reference_pattern=r"(?P<clip_id>ep\d+)_(?P<view>cam\d)").items)
     assert first["wan/ep02"]["reference_video"] == str(refs / "ep02_cam0.mp4")  # main view cam0 by default

@@ -1225,6 +1225,7 @@ def _attach_references(
         by_key.setdefault(key, []).append(ref)
         by_name.setdefault(Path(key).name, []).append(ref)
     used: set[Path] = set()
+    set_aside: set[Path] = set()  # references of an item's clip, of another view than its main view
     unmatched: list[str] = []
     ambiguous: list[str] = []
     other_views: list[tuple[str, str, list[str]]] = []  # (item, main view, views its clip's references show)
@@ -1239,6 +1240,7 @@ def _attach_references(
         shown = sorted({v for c in candidates if (v := refs[c][1]) is not None})
         if view is not None and shown:
             # References that name their view: the item's is the one of the view its video is.
+            set_aside.update(c for c in candidates if refs[c][1] not in (view, None))
             candidates = [c for c in candidates if refs[c][1] in (view, None)]
             if not candidates:
                 other_views.append((row["item_id"], view, shown))
@@ -1266,9 +1268,15 @@ def _attach_references(
             f"{item}, main view {view!r}): the metrics take it to show the main view, as they take the state "
             "file's view; a --reference-pattern with a group named view matches each item to the reference "
             "of its main view")
-    unused = sorted(str(r) for r in refs if r not in used)
+    # A reference of a matched clip but of another view matched: it is only not needed (each item takes
+    # the reference of its main view), which says nothing against the reference pattern.
+    unused = sorted(str(r) for r in refs if r not in used and r not in set_aside)
     if unused:
         result.notes.append(f"{len(unused)} reference video(s) match no clip (first: {unused[0]})")
+    spare = sorted(str(r) for r in set_aside - used)
+    if spare:
+        result.notes.append(f"{len(spare)} reference video(s) of a clip's other views than its items' main "
+                            f"view are not used (first: {spare[0]})")
 
 
 @dataclass
