@@ -8,9 +8,10 @@ from _agree import agree
 from scipy import ndimage
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
-from robojudge.metrics import get_metric
+from robojudge.metrics import Unmeasurable, get_metric
 from robojudge.metrics.functional import psnr, ssim
-from robojudge.run._score import MetricRequest, compute_metric
+from robojudge.run._score import MetricRequest, compute_metric, score_items
+from robojudge.store import ResultStore
 from robojudge.suite import Item
 from robojudge.video import frame_cache, sample_frames, write_video
 
@@ -200,6 +201,49 @@ def test_ssim_leaves_frames_too_small_to_compare_unscored(tmp_path):
     assert row.status == "ok" and row.value is not None and math.isnan(row.value)
     assert "frames of 8x8 are too small" in (row.details or {})["unscored_reason"]
     assert (row.details or {})["video_size"] == "8x8"
+
+
+def test_only_frames_under_the_ssim_window_are_unmeasurable():
+    # What iq1_ssim leaves unscored is F.ssim's Unmeasurable; frames of two shapes are a plain ValueError.
+    tiny = np.zeros((8, 10, 3), np.uint8)
+    with pytest.raises(Unmeasurable, match="frames of 10x8 are smaller than the 11px SSIM window") as info:
+        ssim(tiny, tiny)
+    assert info.value.details == {"frame_size": "10x8"}
+    with pytest.raises(Unmeasurable, match="frames of 10x6 are smaller than the 7px SSIM window"):
+        ssim(tiny[:6], tiny[:6], gaussian_weights=False)
+    with pytest.raises(ValueError, match="frames differ in shape") as shape:
+        ssim(tiny, tiny[:, :8])
+    assert not isinstance(shape.value, Unmeasurable)
+
+
+def test_a_broken_scikit_image_is_a_failed_row_that_retry_errors_computes(tmp_path, monkeypatch):
+    # A scikit-image built against NumPy 1 raises ValueError ("numpy.dtype size changed") beside NumPy 2.
+    # iq1_ssim took every ValueError for frames smaller than its window and stored the row as unscored
+    # (nothing to measure), which neither a rerun nor --retry-errors computes again (lowdeps audit,
+    # finding 2). The library stands in for such an install by raising from inside F.ssim.
+    import skimage.metrics
+
+    def broken(*args, **kwargs):
+        raise ValueError("numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C "
+                         "header, got 88 from PyObject")
+
+    frames = _frames()
+    item = _item(tmp_path, frames, frames)
+    reqs = [MetricRequest.build("iq1_ssim")]
+    with monkeypatch.context() as m:
+        m.setattr(skimage.metrics, "structural_similarity", broken)
+        row = compute_metric(item, reqs[0])
+        assert row.status == "error" and row.value is None
+        assert "numpy.dtype size changed" in (row.error or "")
+        assert "unscored_reason" not in (row.details or {})
+        with ResultStore(f"sqlite:///{tmp_path}/r.sqlite") as store:
+            first = score_items([item], reqs, store)
+    assert (first.failed, first.unscored) == (1, 0)
+    with ResultStore(f"sqlite:///{tmp_path}/r.sqlite") as store:  # the install fixed
+        again = score_items([item], reqs, store, retry_errors=True)
+        (stored,) = store.rows()
+    assert (again.failed, again.computed) == (0, 1)
+    assert stored.status == "ok" and stored.value == pytest.approx(1.0)
 
 
 def test_a_landscape_video_against_a_portrait_reference_is_unscored(tmp_path):

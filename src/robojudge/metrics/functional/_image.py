@@ -7,6 +7,8 @@ import math
 import cv2
 import numpy as np
 
+from robojudge.metrics._errors import Unmeasurable
+
 
 def frame_differences(frames: np.ndarray) -> np.ndarray:
     """Mean absolute difference of each pair of consecutive frames, ``(T - 1,)`` float64.
@@ -89,16 +91,21 @@ def ssim(gen: np.ndarray, ref: np.ndarray, *, gaussian_weights: bool = True) -> 
     True
 
     Raises:
-        ValueError: When the frames differ in shape or are smaller than the window.
+        ValueError: When the frames differ in shape.
+        Unmeasurable: (a ``ValueError``) when they are smaller than the window: readable frames that SSIM
+            has nothing to measure on. Only this case is :class:`~robojudge.metrics.Unmeasurable`, so a
+            caller that leaves such frames unscored does not take a broken scikit-image (its import
+            raises ``ValueError`` when built against another NumPy) for one.
     """
-    from skimage.metrics import structural_similarity
-
     if gen.shape != ref.shape:
         raise ValueError(f"frames differ in shape: generated {gen.shape}, reference {ref.shape}")
     win = 11 if gaussian_weights else 7
     if min(ref.shape[:2]) < win:
         h, w = ref.shape[:2]
-        raise ValueError(f"frames of {w}x{h} are smaller than the {win}px SSIM window")
+        raise Unmeasurable(f"frames of {w}x{h} are smaller than the {win}px SSIM window",
+                           frame_size=f"{w}x{h}")
+    from skimage.metrics import structural_similarity
+
     kw: dict[str, object] = {"gaussian_weights": True, "sigma": 1.5, "use_sample_covariance": False}
     channel_axis = -1 if ref.ndim == 3 else None
     value = structural_similarity(  # type: ignore[no-untyped-call]

@@ -331,12 +331,11 @@ def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     if config.gray:
         gen = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in gen])
         ref = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in ref])
-    try:
-        compared = np.array(
-            [F.ssim(g, r, gaussian_weights=config.gaussian_weights) for g, r in zip(gen, ref, strict=True)]
-        )
-    except ValueError as exc:  # frames smaller than the SSIM window: readable, nothing SSIM can measure
-        raise Unmeasurable(str(exc), frame_size=f"{gen.shape[2]}x{gen.shape[1]}") from None
+    # Frames smaller than the SSIM window raise Unmeasurable (unscored). Any other error, a scikit-image
+    # that cannot import beside this NumPy among them, fails the row, which --retry-errors computes again.
+    compared = np.array(
+        [F.ssim(g, r, gaussian_weights=config.gaussian_weights) for g, r in zip(gen, ref, strict=True)]
+    )
     per_frame = with_missing(np.maximum(compared, 0.0), pair.missing, 0.0)
     details = {**pair.coverage(), "min_frame": float(compared.min()),
                "negative_frames": int((compared < 0).sum())}
