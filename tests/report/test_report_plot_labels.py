@@ -8,8 +8,10 @@ each other. A long name keeps its start and end around an ellipsis, where config
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
+from collections.abc import Iterator
 
 from robojudge.report._plots import MAX_LABEL, generator_plane, landscape
 
@@ -20,9 +22,19 @@ LONG = "long_" + "x" * 250
 Point = tuple[float, float, float, float, float, float]
 
 
-def _plane(points: dict[str, Point]) -> tuple[str, list[warnings.WarningMessage]]:
+@contextlib.contextmanager
+def _shown() -> Iterator[list[warnings.WarningMessage]]:
+    """Records every warning a terminal could show. The DeprecationWarnings of matplotlib's own modules
+    are left out: Python shows none by default, and matplotlib 3.8.4 (the lowest allowed) beside pyparsing
+    3.3 raises 13 for every figure."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"matplotlib\.")
+        yield caught
+
+
+def _plane(points: dict[str, Point]) -> tuple[str, list[warnings.WarningMessage]]:
+    with _shown() as caught:
         svg = generator_plane(points)
     return svg, caught
 
@@ -34,14 +46,33 @@ def test_names_the_font_lacks_draw_without_a_warning() -> None:
     assert CJK in svg  # kept as text for the browser
 
 
+def test_the_glyph_warning_of_every_allowed_matplotlib_is_kept_off_the_terminal() -> None:
+    # matplotlib 3.8 (pyproject.toml allows 3.8.4) words it "missing from current font.", which the filter
+    # let through: twelve warnings for one CJK name (lowdeps audit, finding 4). Other warnings still pass.
+    from robojudge.report._plots import _plain_text
+
+    said = ["Glyph 26085 (\\N{CJK UNIFIED IDEOGRAPH-65E5}) missing from current font.",  # 3.8
+            "Glyph 26085 (\\N{CJK UNIFIED IDEOGRAPH-65E5}) missing from font(s) DejaVu Sans.",  # 3.9 on
+            "Glyph 26085 is not a glyph warning"]
+
+    @_plain_text
+    def draw() -> str:
+        for message in said:
+            warnings.warn(message, UserWarning, stacklevel=1)
+        return "<svg/>"
+
+    with _shown() as caught:
+        assert draw() == "<svg/>"
+    assert [str(w.message) for w in caught] == [said[2]]
+
+
 def test_a_long_name_is_cut_and_the_layout_holds() -> None:
     nan = math.nan
     svg, caught = _plane({LONG: (4.0, nan, nan, 3.0, nan, nan), "b": (2.0, nan, nan, 2.0, nan, nan)})
     assert [str(w.message) for w in caught] == []
     assert MAX_LABEL == 60
     assert "long_" + "x" * 25 + "\u2026" + "x" * 29 + "<" in svg and LONG not in svg  # 30 + 1 + 29 characters
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _shown() as caught:
         svg = landscape({LONG: (0.5, nan, nan, 0.8, nan, nan)}, "overall")
     assert [str(w.message) for w in caught] == [] and LONG not in svg
 

@@ -44,13 +44,16 @@ MAX_LABEL = 60
 
 def _plain_text(draw: Callable[_P, str]) -> Callable[_P, str]:
     """Build and save the figure with mathtext off, so every string is drawn as it is, and without
-    matplotlib's warning about glyphs its own font lacks (the SVG keeps the text; the browser draws it)."""
+    matplotlib's warning about glyphs its own font lacks (the SVG keeps the text; the browser draws it).
+    The warning reads "missing from font(s) DejaVu Sans." since matplotlib 3.9 and "missing from current
+    font." in 3.8."""
     @functools.wraps(draw)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
         import matplotlib
 
         with matplotlib.rc_context({"text.parse_math": False}), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
+            warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from (current )?font",
+                                    category=UserWarning)
             return draw(*args, **kwargs)
 
     return wrapper
