@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # MuJoCo renders offscreen through EGL (Mesa's software renderer on machines without a GPU).
 export MUJOCO_GL ?= egl
 
-.PHONY: demo test test-fast bench lint system-deps clean
+.PHONY: demo test test-fast test-lowest bench lint system-deps clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "robojudge needs Python >= 3.11, found " + sys.version.split()[0]'
@@ -74,6 +74,37 @@ test: $(DEV) system-deps
 ## The quick loop for development: skips tests marked slow.
 test-fast: $(DEV) system-deps
 	$(PY) -m pytest -m "not slow" $(XDIST) $(PYTEST_ARGS)
+
+# The lowest versions pyproject.toml allows (constraints-lowest.txt pins its core and dev lower bounds), in
+# a venv of their own on Python 3.11, the lowest Python it allows. Neither `make test` nor CI runs this
+# (CI time is limited): run it when a lower bound or constraints-lowest.txt changes. LOWEST_TESTS goes
+# through the libraries whose versions matter: PyAV (video), OpenCV, scikit-image and SciPy (metrics),
+# NumPy, SciPy and krippendorff (meta), pandas, pyarrow, SQLAlchemy and psycopg (aggregate, store),
+# matplotlib and rich (report), pydantic (manifests) and aiohttp (the judges' HTTP client).
+LOWEST_PYTHON ?= python3.11
+LOWEST_VENV   := .venv-lowest
+LOWEST        := $(LOWEST_VENV)/.installed-lowest
+LOWEST_TESTS  ?= tests/test_dependency_bounds.py tests/video tests/suite tests/aggregate \
+	tests/metrics/test_functional.py tests/metrics/test_metrics_robophys_reference.py \
+	tests/metrics/test_pixel.py tests/metrics/test_flow.py tests/metrics/test_text_metrics.py \
+	tests/metrics/test_degenerate_inputs.py tests/meta/test_meta_bootstrap.py \
+	tests/meta/test_meta_agreement.py tests/meta/test_meta_calibrated.py tests/meta/test_meta_raters.py \
+	tests/store/test_store_export.py tests/store/test_store_import.py tests/report/test_report_tables.py \
+	tests/report/test_report_plots.py tests/report/test_report_plot_labels.py \
+	tests/report/test_report_libraries.py tests/judges/test_judge_http.py
+
+# Built afresh whenever either file changes, so no release of an earlier install stays behind.
+$(LOWEST): pyproject.toml constraints-lowest.txt
+	@$(LOWEST_PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "constraints-lowest.txt is for Python 3.11 (psycopg-binary 3.1.4 has no wheel for a later one): set LOWEST_PYTHON; found " + sys.version.split()[0]'
+	rm -rf $(LOWEST_VENV)
+	$(LOWEST_PYTHON) -m venv $(LOWEST_VENV)
+	$(LOWEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LOWEST_VENV)/bin/python -m pip install --quiet -c constraints-lowest.txt -e ".[dev]"
+	@touch $@
+
+## A fast subset of the tests with the lowest versions pyproject.toml allows, in .venv-lowest.
+test-lowest: $(LOWEST) system-deps
+	$(LOWEST_VENV)/bin/python -m pytest -m "not slow" $(XDIST) $(PYTEST_ARGS) $(LOWEST_TESTS)
 
 ## Benchmarks (not tests): frame sampling against ffmpeg and a naive decoder, the bootstrap.
 bench: $(DEV)

@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: publishes it (with its appendix on how to apply it).
 APACHE_2 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
 #: Files the tests read beside the package, which the sdist must therefore carry.
-NEEDED = ["LICENSE", "Makefile", "constraints.txt", "README.md", "tests/conftest.py", "tests/_encode.py",
-          "tests/video/_videogen.py", "tests/video/data/bframes_in_avi.avi", "tests/data/vggt_1b_keys.json",
-          "docs/img/sim_strip.png", "docs/report.md", "benchmarks/bench_fingerprints.py",
-          "scripts/system-deps.sh"]
+NEEDED = ["LICENSE", "Makefile", "constraints.txt", "constraints-lowest.txt", "README.md",
+          "tests/conftest.py", "tests/_encode.py", "tests/video/_videogen.py",
+          "tests/video/data/bframes_in_avi.avi", "tests/data/vggt_1b_keys.json", "docs/img/sim_strip.png",
+          "docs/report.md", "benchmarks/bench_fingerprints.py", "scripts/system-deps.sh"]
 
 
 def test_the_licence_is_the_unmodified_apache_2_text_and_named_in_pyproject() -> None:
@@ -43,8 +43,8 @@ def test_the_licence_is_the_unmodified_apache_2_text_and_named_in_pyproject() ->
 
 def _copy(dest: Path) -> Path:
     """The checkout without what it builds or caches, as a clean clone has it."""
-    skip = shutil.ignore_patterns(".git", ".venv", "build", "dist", "runs", "*.egg-info", "__pycache__",
-                                  ".*_cache", "_data")
+    skip = shutil.ignore_patterns(".git", ".venv", ".venv-lowest", "build", "dist", "runs", "*.egg-info",
+                                  "__pycache__", ".*_cache", "_data")
     return Path(shutil.copytree(ROOT, dest, ignore=skip))
 
 
