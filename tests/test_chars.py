@@ -1,8 +1,8 @@
-"""robojudge._chars: which text is mainly Chinese, Japanese, Korean or Thai, and how its words count."""
+"""robojudge._chars: which text holds Chinese, Japanese, Korean or Thai, and how its words count."""
 
 import pytest
 
-from robojudge._chars import count_words, is_cjk_thai, mainly_cjk_thai
+from robojudge._chars import count_words, holds_cjk_thai, is_cjk_thai
 
 
 @pytest.mark.parametrize(("ch", "expected"), [
@@ -19,13 +19,14 @@ def test_cjk_thai_characters(ch, expected):
     ("赤いブロックを引き出しに入れて", True),
     ("빨간 블록을 서랍에 넣어", True),
     ("วางบล็อกสีแดงในลิ้นชัก", True),
-    ("把 red block 放进抽屉", True),  # 6 Han characters against 2 English words
-    ("put the 红色 block in the drawer", False),  # 2 against 6
+    ("put the 红色 block in the drawer", True),  # one Han character is enough, however long the rest
+    ("please pick up the 红色方块 now", True),
     ("put the red block in the drawer", False),
+    ("Ставь кубик. ضع المكعب", False),  # other scripts with spaces between words
     ("", False),
 ])
-def test_mainly_cjk_thai(text, expected):
-    assert mainly_cjk_thai(text) is expected
+def test_holds_cjk_thai(text, expected):
+    assert holds_cjk_thai(text) is expected
 
 
 @pytest.mark.parametrize(("text", "words"), [

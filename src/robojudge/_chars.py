@@ -19,7 +19,7 @@ can say that two of them print alike (:func:`look_alike_reason`).
 
 Chinese, Japanese and Thai are written without spaces between words, and a Korean word is a run of
 syllable blocks: a count of words by spaces, or a tokenizer that splits at spaces, sees a sentence as
-one word. :func:`mainly_cjk_thai` says when a text is mostly in those scripts; :func:`count_words`
+one word. :func:`holds_cjk_thai` says when a text holds any of those scripts; :func:`count_words`
 counts its words as word processors count East Asian text.
 """
 
@@ -158,25 +158,13 @@ def _wordlike(ch: str) -> bool:
     return unicodedata.category(ch)[0] in "LMN"
 
 
-def mainly_cjk_thai(text: str) -> bool:
-    """Whether most of ``text`` is Chinese, Japanese, Korean or Thai: it holds more letters of those
-    scripts (:func:`is_cjk_thai`) than words of others (runs of letters and digits).
+def holds_cjk_thai(text: str) -> bool:
+    """Whether ``text`` holds any Han character, kana, Hangul or Thai (:func:`is_cjk_thai`).
 
-    >>> mainly_cjk_thai("把红色方块放进抽屉里"), mainly_cjk_thai("put the 红色 block in the drawer")
+    >>> holds_cjk_thai("put the 红色 block in the drawer"), holds_cjk_thai("put the red block away")
     (True, False)
     """
-    cjk = other = 0
-    in_word = False
-    for ch in text:
-        if is_cjk_thai(ch):
-            cjk += _wordlike(ch)
-            in_word = False
-        elif _wordlike(ch):
-            other += not in_word
-            in_word = True
-        else:
-            in_word = False
-    return cjk > other
+    return any(is_cjk_thai(ch) for ch in text)
 
 
 def count_words(text: str) -> int:

@@ -9,7 +9,7 @@ from _agree import agree
 
 from robojudge.metrics import MetricInputError, get_metric
 from robojudge.metrics.functional import bleu
-from robojudge.metrics.robophys.text import BleuConfig, find_caption
+from robojudge.metrics.robophys.text import BleuConfig, bleu_tokenizer, find_caption
 from robojudge.run import MetricRequest, compute_metric
 from robojudge.suite import Item
 
@@ -196,17 +196,46 @@ def test_japanese_korean_and_thai_are_compared_by_characters(caption, instructio
 
 
 def test_english_text_and_a_chosen_tokenizer_are_left_as_they_are():
-    # A few CJK words in an English sentence do not make it CJK text; a tokenizer other than the default
-    # is used as given.
-    mixed = "put the 红色 block in the drawer"
-    score = get_metric("sa_bleu").compute(_item(mixed, instruction="put the 红色 block into the drawer"))
-    assert score.details == {"caption_words": 8, "tokenize": "13a"}  # 红 and 色 a word each
+    # English text is compared by 13a words, as in version 2; a tokenizer named in the config is used as
+    # given, on any text.
+    english = get_metric("sa_bleu").compute(_item("the robot picks up the red block",
+                                                  instruction="pick up the red block"))
+    assert english.details["tokenize"] == "13a"
+    assert english.value == pytest.approx(bleu("the robot picks up the red block", "pick up the red block"))
     zh_item = _item(ZH_CAPTION, instruction=ZH_INSTRUCTION)
     zh = get_metric("sa_bleu").compute(zh_item, BleuConfig(tokenize="zh"))
     assert zh.details["tokenize"] == "zh"
     assert zh.value == pytest.approx(bleu(ZH_CAPTION, ZH_INSTRUCTION, tokenize="zh"))
     # A Chinese caption of an English instruction is compared by characters too: either text decides.
     assert get_metric("sa_bleu").compute(_item(ZH_CAPTION)).details["tokenize"] == "char"
+
+
+CAPTION = "the robot picks up the red block"
+
+
+@pytest.mark.parametrize("instruction", [
+    "pick up the 红色方块", "pick up the 红色方块 now", "please pick up the 红色方块",
+    "put the 红色方块 in the 抽屉", "put the 红 block in the drawer",
+])
+def test_one_cjk_word_in_an_english_suite_puts_every_item_on_one_scale(instruction):
+    # Before: the tokenizer weighed CJK characters against English words, so "pick up the 红色方块" was
+    # compared by characters and "pick up the 红色方块 now" by 13a words: one suite averaged two scales,
+    # decided by how long each sentence was. Now any Han character, kana, Hangul or Thai in either text
+    # means characters, whatever the length.
+    auto = get_metric("sa_bleu").compute(_item(CAPTION, instruction=instruction))
+    assert auto.details["tokenize"] == "char"
+    assert auto.value == pytest.approx(bleu(CAPTION, instruction, tokenize="char"))
+    # An explicit 13a keeps word BLEU (version 2's, the paper's) on such a suite.
+    words = get_metric("sa_bleu").compute(_item(CAPTION, instruction=instruction), BleuConfig(tokenize="13a"))
+    assert words.details["tokenize"] == "13a"
+    assert words.value == pytest.approx(bleu(CAPTION, instruction))
+
+
+def test_the_default_tokenizer_is_auto():
+    assert BleuConfig().tokenize == "auto"
+    assert bleu_tokenizer("the red block", "pick up the red block", "auto") == "13a"
+    assert bleu_tokenizer("the red block", "pick up the 红 block", "auto") == "char"
+    assert bleu_tokenizer("把红色方块放进抽屉里", "抽屉", "13a") == "13a"
 
 
 def test_composed_and_decomposed_spellings_are_one_text():

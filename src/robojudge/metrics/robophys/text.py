@@ -15,9 +15,10 @@ Without a caption the metric fails for that item with an error saying how to pro
 
 Both texts are composed (Unicode NFC) before they are compared. sacrebleu's default tokenizer (13a)
 splits at spaces and punctuation, so a Chinese, Japanese or Thai sentence would be one token and any
-difference would score 0: where the caption or the instruction is mainly in Chinese, Japanese, Korean
-or Thai (:func:`robojudge._chars.mainly_cjk_thai`) and ``tokenize`` is ``13a``, BLEU compares characters
-(sacrebleu's ``char``) instead; ``details.tokenize`` says which tokens were compared.
+difference would score 0. The default ``tokenize``, ``auto``, therefore compares characters (sacrebleu's
+``char``) where the caption or the instruction holds any Han character, kana, Hangul or Thai
+(:func:`robojudge._chars.holds_cjk_thai`), and 13a words elsewhere; a tokenizer named in the config
+(``13a``, ``char``, ``zh``, ...) is used as given. ``details.tokenize`` says which tokens were compared.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import unicodedata
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from robojudge._chars import count_words, mainly_cjk_thai
+from robojudge._chars import count_words, holds_cjk_thai
 from robojudge.metrics import functional as F
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input
@@ -37,6 +38,7 @@ from robojudge.suite._schema import Item
 
 EWMBENCH = "EWMBench (2025)"
 CAPTION_KEY = "caption"
+AUTO_TOKENIZE = "auto"
 
 
 class BleuConfig(BaseModel):
@@ -50,9 +52,9 @@ class BleuConfig(BaseModel):
         json_schema_extra={"item_text": CAPTION_KEY},  # its results' fingerprints hold the item's caption
     )
     tokenize: str = Field(
-        default="13a",
-        description="sacrebleu tokenizer (13a = mteval-v13a, its default; characters, 'char', for text "
-        "mainly in Chinese, Japanese, Korean or Thai)",
+        default=AUTO_TOKENIZE,
+        description="sacrebleu tokenizer (13a = mteval-v13a, its default; char = characters; ...), or "
+        "'auto': char where either text holds a Han character, kana, Hangul or Thai, else 13a",
     )
     lowercase: bool = Field(default=False, description="lowercase caption and instruction first")
     smooth_method: str = Field(default="exp", description="sentence smoothing: exp, floor, add-k or none")
@@ -85,15 +87,16 @@ def find_caption(item: Item, captions: str | None) -> str:
     family=Family.text,
     inputs={Input.video, Input.instruction},
     description=(
-        "BLEU (sacrebleu sentence BLEU, 13a tokens, or characters for Chinese, Japanese, Korean and Thai "
-        "text, exp smoothing, /100) of a global caption of the video against the task instruction. The "
-        "caption is an input (manifest meta.caption, or a captions file given as config 'captions'); "
-        "robojudge does not run the paper's captioner here."
+        "BLEU (sacrebleu sentence BLEU, 13a tokens, or characters where a text holds Chinese, Japanese, "
+        "Korean or Thai, exp smoothing, /100) of a global caption of the video against the task "
+        "instruction. The caption is an input (manifest meta.caption, or a captions file given as config "
+        "'captions'); robojudge does not run the paper's captioner here."
     ),
     config=BleuConfig,
     note=f"caption-vs-instruction BLEU of {EWMBENCH}; caption supplied by the user or a judge run",
-    # 3: texts composed (NFC) first, characters compared in CJK and Thai text (v2: one 13a token a sentence,
-    # so such a caption scored 0 or 1); 2: a perfect caption is 1, not sacrebleu's 1 + 4e-16 above the range
+    # 3: texts composed (NFC) first, characters compared where a text holds CJK or Thai (tokenize "auto";
+    # v2: one 13a token a sentence, so such a caption scored 0 or 1); 2: a perfect caption is 1, not
+    # sacrebleu's 1 + 4e-16 above the range
     version="3",
 )
 def sa_bleu(item: Item, config: BleuConfig) -> Score:
@@ -103,7 +106,7 @@ def sa_bleu(item: Item, config: BleuConfig) -> Score:
     (the single reference) by BLEU (:func:`robojudge.metrics.functional.bleu`). The score is sacrebleu's
     sentence BLEU with effective order (short
     sentences are not zeroed by missing 4-grams) divided by 100, on characters where the caption or the
-    instruction is mainly Chinese, Japanese, Korean or Thai (:func:`bleu_tokenizer`).
+    instruction holds Chinese, Japanese, Korean or Thai and ``tokenize`` is ``auto`` (:func:`bleu_tokenizer`).
     """
     if not item.instruction:
         raise MetricInputError(f"item {item.item_id!r} has no instruction to compare the caption with")
@@ -116,9 +119,13 @@ def sa_bleu(item: Item, config: BleuConfig) -> Score:
 
 
 def bleu_tokenizer(caption: str, instruction: str, tokenize: str) -> str:
-    """The sacrebleu tokenizer ``sa_bleu`` compares ``caption`` and ``instruction`` with: ``char`` in
-    place of the default ``13a`` when either text is mainly Chinese, Japanese, Korean or Thai, else
-    ``tokenize`` as configured.
+    """The sacrebleu tokenizer ``sa_bleu`` compares ``caption`` and ``instruction`` with: for ``auto`` (the
+    default), ``char`` when either text holds a Han character, kana, Hangul or Thai, else ``13a``; any
+    other ``tokenize`` as configured, so ``13a`` keeps word BLEU (version 2's) on any text.
+
+    The rule looks for any such character rather than weighing scripts, so that one English suite whose
+    instructions name a few objects in Chinese is scored on one scale, whatever each sentence's length:
+    character BLEU runs higher than word BLEU on the same English pair, and the two must not be averaged.
 
     13a splits at spaces and punctuation. Chinese, Japanese and Thai put no space between words, so a
     sentence would be one token and any difference would score 0; Korean puts spaces between words, but
@@ -127,6 +134,6 @@ def bleu_tokenizer(caption: str, instruction: str, tokenize: str) -> str:
     characters (a Japanese sentence's kana, Hangul and Thai stay whole), and ``ja-mecab`` and
     ``ko-mecab`` need MeCab and its dictionaries.
     """
-    if tokenize == "13a" and (mainly_cjk_thai(caption) or mainly_cjk_thai(instruction)):
-        return "char"
-    return tokenize
+    if tokenize != AUTO_TOKENIZE:
+        return tokenize
+    return "char" if holds_cjk_thai(caption) or holds_cjk_thai(instruction) else "13a"
