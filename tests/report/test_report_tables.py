@@ -247,3 +247,14 @@ def test_html_isolates_right_to_left_names() -> None:
     assert '<th scope="row"><bdi>\u0646\u0645\u0648\u0630\u062c (v2)</bdi></th>' in page
     assert '<th scope="row"><bdi>\u05de\u05d5\u05d3\u05dc.</bdi></th>' in page
     assert '<th scope="row">wan</th><td class="num">3.000</td>' in page  # left-to-right text as before
+
+
+def test_html_isolates_right_to_left_column_headers() -> None:
+    # Before: only body cells were isolated; the summary table, whose columns are the generators, drew an
+    # Arabic name's full stop at its start in the column header.
+    arabic = "\u0646\u0645\u0648\u0630\u062c (v2)."
+    t = Table("summary", "Means", ["metric", arabic, "wan"])
+    t.add([text("ssim"), Cell(1.0), Cell(2.0)])
+    page = t.to_html()
+    assert f'<th scope="col"><bdi>{arabic}</bdi></th><th scope="col">wan</th>' in page
+    assert '<th scope="col">metric</th>' in page  # left-to-right headers as before

@@ -99,6 +99,13 @@ def _right_to_left(text: str) -> bool:
     return any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in text)
 
 
+def _html_text(text: str) -> str:
+    """``text`` escaped for HTML, in a ``<bdi>`` where it holds a right-to-left letter
+    (:func:`_right_to_left`): laid out in its own direction, not the page's."""
+    escaped = html.escape(text)
+    return f"<bdi>{escaped}</bdi>" if _right_to_left(text) else escaped
+
+
 def _latex_row(cells: Sequence[str]) -> str:
     """One ``tabular`` row of escaped cells, ending in ``\\\\``; ``{}`` first when the row starts with
     ``[`` or ``*``, which the command before it (``\\\\``, ``\\midrule``) would take as its own."""
@@ -294,17 +301,16 @@ class Table:
         :meth:`row_headers` are row headers (``<th scope="row">``), so a screen reader names the row (the
         metric, judge or generator) with each value. The table sets no ``tabindex``: a browser that makes
         scroll boxes focusable (Chromium, Firefox) stops on the tables that scroll, and only on them. A
-        text cell holding right-to-left letters (an Arabic generator name) is a ``<bdi>``, laid out in
-        its own direction."""
-        head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in self.columns)
+        text cell or column header holding right-to-left letters (an Arabic generator name, a column of
+        the summary table) is a ``<bdi>``, laid out in its own direction. The caption is robojudge's
+        own sentence (a judge name in it is ASCII) and stays as it is."""
+        head = "".join(f'<th scope="col">{_html_text(c)}</th>' for c in self.columns)
         headers = self.row_headers()
         body = []
         for r in self.rows:
             tds = []
             for k, c in enumerate(r):
-                t = html.escape(c.formatted())
-                if not c.is_number and _right_to_left(c.formatted()):
-                    t = f"<bdi>{t}</bdi>"  # laid out in its own direction, not the page's
+                t = html.escape(c.formatted()) if c.is_number else _html_text(c.formatted())
                 if c.best:
                     t = f"<strong>{t}</strong>"
                 if c.small and c.is_number:
