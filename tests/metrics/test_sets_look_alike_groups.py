@@ -100,3 +100,30 @@ def test_cli_prints_the_warning_once(count: None, tmp_path: Path) -> None:
         text = " ".join(res.output.split())
         assert text.count("warning: --by instruction: groups 'put the cr\\xe8me br\\xfbl\\xe9e on the plate' "
                           "(1 item) and 'put the cre\\u0300me") == 1, res.output
+
+
+def test_callers_that_only_look_groups_up_say_nothing() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        groups = sets.group_items(_items(NFC, NFD), "instruction", look_alike=None)
+    assert [g.key for g in groups] == [NFC, NFD]
+
+
+def test_results_export_by_says_the_warning_once_in_its_own_words(count: None, tmp_path: Path) -> None:
+    # Before: `results export --by` let the warning out as Python prints it, with robojudge's file path
+    # and source line, and said the groups were "each measured on its own items", which an export is not.
+    items = _items(NFC, NFD, NFD)
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(it.model_dump_json() + "\n" for it in items), encoding="utf-8")
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store, pytest.warns(LookAlikeGroupsWarning):
+        score_sets_into(store, items, ["toy_set_count"], by="instruction")
+    args = ["--db", str(db), "--out", str(tmp_path / "e.csv"), "--suite", str(manifest), "--by",
+            "instruction"]
+    res = CliRunner().invoke(build_app(), ["results", "export", *args])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert text.count("warning: --by instruction: groups 'put the cr\\xe8me br\\xfbl\\xe9e on the plate' "
+                      "(1 item) and 'put the cre\\u0300me") == 1, res.output
+    assert "are two groups, two values of the instruction column; spell the instruction one way" in text
+    assert "measured" not in text and "LookAlikeGroupsWarning" not in text and ".py:" not in text

@@ -8,10 +8,11 @@ import math
 import os
 import shlex
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 import typer
 from rich.console import Console
@@ -67,6 +68,28 @@ def first_names(names: list[str], shown: int = 5) -> str:
     """``names`` joined, the first ``shown`` of them, and how many more there are."""
     n = len(names)
     return ", ".join(names[:shown]) + (f" and {n - shown} more" if n > shown else "")
+
+
+@contextmanager
+def warnings_said_once(kind: type[Warning]) -> Iterator[None]:
+    """Within the block, each warning of ``kind`` (a :class:`robojudge.metrics.LookAlikeGroupsWarning`)
+    is one ``warning:`` line on stderr, each text once however often it is raised (the groups are formed
+    more than once in a run), when it is raised; other warnings show as Python shows them."""
+    said: set[str] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", kind)
+        python_shows = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+            if not issubclass(category, kind):
+                python_shows(message, category, filename, lineno, file, line)
+            elif str(message) not in said:
+                said.add(str(message))
+                err_console.print(f"[yellow]warning:[/] {escape(str(message))}", markup=True, highlight=False)
+
+        warnings.showwarning = show
+        yield
 
 
 def print_manifest_problems(problems: Iterable[object]) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from robojudge.cli._common import (
     parse_settings,
     print_manifest_problems,
     print_rescored_libraries,
+    warnings_said_once,
 )
 from robojudge.cli._tables import print_table
 from robojudge.metrics import (
@@ -154,20 +154,6 @@ def list_cmd(
     print_table(table)
 
 
-def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
-    """Each :class:`LookAlikeGroupsWarning` once, as a ``warning:`` line on stderr (the groups are found
-    more than once in a run); any other warning as Python shows it."""
-    from rich.markup import escape
-
-    said: set[str] = set()
-    for w in caught:
-        if not issubclass(w.category, LookAlikeGroupsWarning):
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
-        elif str(w.message) not in said:
-            said.add(str(w.message))
-            err_console.print(f"[yellow]warning:[/] {escape(str(w.message))}", markup=True, highlight=False)
-
-
 @app.command("sets")
 def sets_cmd(
     suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
@@ -235,8 +221,7 @@ def sets_cmd(
                    "store; drop --no-store")
     where = None
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", LookAlikeGroupsWarning)
+        with warnings_said_once(LookAlikeGroupsWarning):
             if store:
                 run = score_set_suite(suite, ids, by=group_by, db=db, run_dir=run_dir,
                                       configs=parse_settings(settings), retry_errors=retry_errors,
@@ -250,8 +235,6 @@ def sets_cmd(
     except (UnknownMetricError, ManifestError, StoreError, ValueError, FileNotFoundError,
             RayUnavailableError, WorkerStartError) as exc:
         raise fail(str(exc)) from None
-    finally:
-        _print_warnings(caught)
     print_manifest_problems(problems)
     table = Table(Column("metric", no_wrap=True), Column("group", no_wrap=True), Column("item", no_wrap=True),
                   Column("value", no_wrap=True), Column("n", no_wrap=True), Column("note"))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from robojudge.cli._common import console, err_console, fail, first_names, manifests_line
+from robojudge.cli._common import console, err_console, fail, first_names, manifests_line, warnings_said_once
 from robojudge.cli._tables import name_table, print_table
 from robojudge.store import (
     SCHEMA_VERSION,
@@ -52,15 +52,17 @@ def export_cmd(
         "the new ones, and `aggregate` refuses to average the two)."),
 ) -> None:
     """Write stored results as long rows (one per item, metric and config; current rows only)."""
+    from robojudge.metrics import LookAlikeGroupsWarning
     from robojudge.run import export_run
     from robojudge.suite import ManifestError
 
     try:
         if by is not None and suite is not None and (clash := _dash_clash(suite, by)):
             raise fail(clash)
-        n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite,
-                       note=lambda m: err_console.print(f"note: {m}", highlight=False, markup=False),
-                       installed_versions=installed_versions)
+        with warnings_said_once(LookAlikeGroupsWarning):  # --by values that print alike
+            n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite,
+                           note=lambda m: err_console.print(f"note: {m}", highlight=False, markup=False),
+                           installed_versions=installed_versions)
     except (StoreError, ManifestError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: typer would exit 130 without a word

@@ -379,7 +379,12 @@ class LookAlikeGroupsWarning(UserWarning):
     alike but are measured apart (``robojudge metrics sets`` prints it as a ``warning:`` line)."""
 
 
-def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
+MEASURED_APART = "each measured on its own items"
+"""What two look-alike groups mean for set-level scoring (:func:`group_items`'s default ``look_alike``)."""
+
+
+def group_items(items: Sequence[Item], by: str | None, *,
+                look_alike: str | None = MEASURED_APART) -> list[ItemGroup]:
     """Split ``items`` into groups by the Item field ``by`` (one group ``all`` when ``by`` is None).
 
     Items without a value form the group :data:`UNSET_KEY`; an item whose value is spelt so is refused,
@@ -388,7 +393,9 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
 
     Values are grouped as spelt: two that differ only in how their characters are composed (NFC/NFD)
     or in characters that print as nothing or as a space (:func:`robojudge._chars.look_alike_key`)
-    are two groups, and a :class:`LookAlikeGroupsWarning` names both, escaped.
+    are two groups, and a :class:`LookAlikeGroupsWarning` names both, escaped, and says what being
+    two groups means for the caller (``look_alike``: "each measured on its own items"); with
+    ``look_alike=None`` nothing is said (a caller that only looks groups up, beside a run that says it).
 
     Raises:
         ValueError: ``by`` is not one of :data:`GROUP_BY_FIELDS`, or an item's value of it is
@@ -416,12 +423,12 @@ def group_items(items: Sequence[Item], by: str | None) -> list[ItemGroup]:
                          f"{'has' if one else 'have'} the {by} {UNSET_KEY!r}, the name of the group of the "
                          f"items without a {by} (stored as {group_item_id(by, UNSET_KEY)!r}), so both would "
                          f"be one group; give {'it' if one else 'them'} another {by} in the manifest")
-    for first, later in look_alike_pairs(groups):
+    for first, later in look_alike_pairs(groups) if look_alike is not None else ():
         a, b = len(groups[first]), len(groups[later])
         warnings.warn(
             f"--by {by}: groups {ascii(first)} ({a} item{'s' * (a != 1)}) and {ascii(later)} ({b} "
             f"item{'s' * (b != 1)}) differ only {look_alike_reason(first, later, 'their')}: they print alike "
-            f"but are two groups, each measured on its own items; spell the {by} one way in the manifest "
+            f"but are two groups, {look_alike}; spell the {by} one way in the manifest "
             "(`robojudge suite validate` names the items)", LookAlikeGroupsWarning, stacklevel=2)
     return [ItemGroup(key=k, by=by, items=tuple(v), all_items=every) for k, v in groups.items()]
 

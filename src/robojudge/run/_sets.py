@@ -418,10 +418,11 @@ def refuse_partial_groups(store: ResultStore, manifest: str | Path, items: Seque
         ValueError: Naming the group, the other manifest, how many of its members this one lacks (with
             one of them) and how to go on.
     """
-    mine = {g.key: {it.item_id for it in g.items} for g in group_items(items, by)}
+    # The scoring run says which of this manifest's groups look alike; the other manifests' are not ours.
+    mine = {g.key: {it.item_id for it in g.items} for g in group_items(items, by, look_alike=None)}
     for path, theirs in other_manifests(store, manifest, others):
         try:
-            their_groups = group_items(theirs, by)
+            their_groups = group_items(theirs, by, look_alike=None)
         except ValueError:  # its groups cannot be formed (a value spelt as the unset group): it claims none
             continue
         for group in their_groups:
@@ -447,8 +448,12 @@ def group_column(items: Sequence[Item], by: str) -> Callable[[ResultRow], str | 
 
     Raises:
         ValueError: ``by`` is not an item field.
+
+    Warns:
+        LookAlikeGroupsWarning: Two values of ``by`` print alike (:func:`group_items`).
     """
-    keys = {it.item_id: g.key for g in group_items(items, by) for it in g.items}
+    keys = {it.item_id: g.key for g in group_items(items, by, look_alike=f"two values of the {by} column")
+            for it in g.items}
     set_ids = {sm.id for sm in list_set_metrics()}  # once, not per row: listing sorts the registry
 
     def cell(row: ResultRow) -> str | None:
