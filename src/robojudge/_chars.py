@@ -72,10 +72,25 @@ def short_enough(field: str, value: str, limit: int = MAX_NAME_BYTES) -> str:
     return value
 
 
+# Format characters (category Cf) that print as nothing in any script: the zero-width space, the word
+# joiner, a byte-order mark, the soft hyphen (shown only where a line breaks at it), the direction marks
+# and the bidirectional controls, the Mongolian vowel separator, the invisible math operators, the
+# deprecated format characters and the tag characters. Not every Cf is invisible: the zero-width
+# non-joiner and joiner change how the letters around them join (Persian mi-khaham with and without its
+# ZWNJ, an emoji sequence), and the Arabic number signs (U+0600-0605, U+06DD, U+0890-0891, U+08E2), the
+# Syriac abbreviation mark (U+070F) and the Kaithi and Egyptian format characters are drawn.
+_INVISIBLE = frozenset(
+    "\u00ad\u061c\u180e\u200b\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+    + "".join(map(chr, range(0x206A, 0x2070)))
+) | BIDI_CONTROLS | frozenset(map(chr, range(0xE0000, 0xE0080)))
+
+
 def look_alike_key(value: str) -> str:
-    """What ``value`` shows in a table: composed (NFC), without format characters (category Cf: the
-    zero-width space and joiners, the word joiner, a byte-order mark, the direction marks), each run of
-    white space (a no-break space, a line break, CR LF) one space, and no space at either end.
+    """What ``value`` shows in a table: composed (NFC), without the format characters that print as
+    nothing (the zero-width space, the word joiner, a byte-order mark, a soft hyphen, the direction marks;
+    not the zero-width joiner and non-joiner, which change how letters join, nor the Arabic number signs,
+    which are drawn), each run of white space (a no-break space, a line break, CR LF) one space, and no
+    space at either end.
 
     Two names with one key look alike wherever they are printed; they are two names all the same.
 
@@ -83,7 +98,7 @@ def look_alike_key(value: str) -> str:
     'cr\xe8me br\xfbl\xe9e'
     """
     composed = unicodedata.normalize("NFC", value)
-    shown = "".join(ch for ch in composed if unicodedata.category(ch) != "Cf")
+    shown = "".join(ch for ch in composed if ch not in _INVISIBLE)
     return " ".join(shown.split())
 
 

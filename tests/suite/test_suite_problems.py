@@ -343,7 +343,7 @@ def test_group_fields_that_differ_only_in_unicode_composition_are_warned(media_r
     assert [it.item_id for it in load_suite(path)] == ["a", "b", "c"]  # warned, never merged or refused
 
 
-@pytest.mark.parametrize("invisible", ["\u200b", "\u00a0", "\ufeff", "\u2060", " ", "\u200e"])
+@pytest.mark.parametrize("invisible", ["\u200b", "\u00a0", "\ufeff", "\u2060", " ", "\u200e", "\u00ad"])
 def test_names_that_differ_only_in_invisible_characters_are_warned(media_root: Path, invisible: str) -> None:
     # Generators 'wan' and 'wan' + a zero-width space (or a no-break space, a BOM pasted from a CSV, a word
     # joiner) printed as two rows 'wan' in every table, and validation said ok.
@@ -363,6 +363,23 @@ def test_names_that_differ_only_in_invisible_characters_are_warned(media_root: P
 def test_names_that_read_apart_are_not_twins(media_root: Path) -> None:
     rs = [{"item_id": f"{k}", "video": "videos/ep1.mp4", "generator": gen}
           for k, gen in enumerate(("wan", "Wan", "wan2", "w an", "wan 2"))]
+    assert validate_manifest(write_jsonl(media_root / "suite.jsonl", rs)) == []
+
+
+@pytest.mark.parametrize(("first", "later"), [
+    ("\u0645\u06cc\u062e\u0648\u0627\u0647\u0645",
+     "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"),  # Persian mi-khaham with a ZWNJ
+    ("\u0661\u0662", "\u0600\u0661\u0662"),  # the Arabic number sign, drawn under the digits
+    ("\u0661\u0662", "\u06dd\u0661\u0662"),  # the end of ayah sign, drawn around them
+    ("\u0915\u094d\u0937", "\u0915\u094d\u200d\u0937"),  # Devanagari with a ZWJ: a half form
+])
+def test_format_characters_that_are_drawn_do_not_make_twins(media_root: Path, first: str, later: str) -> None:
+    # Before: every format character (Cf) was left out of the comparison, so Persian "mi-khaham" with and
+    # without its zero-width non-joiner (which keeps the letters around it from joining, as both spellings
+    # are common), or digits with and without the Arabic number sign, were warned as differing "only in
+    # characters that print as nothing": they print differently.
+    rs = [{"item_id": f"{k}", "video": "videos/ep1.mp4", "instruction": text}
+          for k, text in enumerate((first, later))]
     assert validate_manifest(write_jsonl(media_root / "suite.jsonl", rs)) == []
 
 
