@@ -277,9 +277,10 @@ def test_review_never_to_primary_and_roles_checked(project: str) -> None:
 
 
 @SQLITE_ONLY
-@pytest.mark.parametrize("username", ["Jos\u00e9", "\u8bc4\u5ba1\u5458"])
+@pytest.mark.parametrize("username", ["Jos\u00e9", "\u8bc4\u5ba1\u5458", "alice\n"])
 def test_username_rule_says_ascii(db_url: str, username: str) -> None:
-    # 'José' was told to "use 1-100 letters": é is a letter; the rule is ASCII.
+    # 'José' was told to "use 1-100 letters": é is a letter; the rule is ASCII. 'alice' and a newline was
+    # taken ("$" matched before the final newline) and printed as 'alice' in status and exports.
     from robojudge.annotate import AnnotateError
 
     with pytest.raises(AnnotateError) as err:

@@ -206,3 +206,21 @@ def test_judge_and_rubric_name_rules_say_ascii(tmp_path: Path, name: str) -> Non
                  'score_max = 5\n[prompt]\nuser = "Rate 1-5, JSON."\n', encoding="utf-8")
     with pytest.raises(RubricError, match=r"id 'r\u00e9ponse' must be lowercase ASCII letters \(a-z\), "):
         load_rubric_file(p)
+
+
+def test_a_judge_name_ending_in_a_newline_is_refused() -> None:
+    # "$" matched before a final newline, so 'gpt' and a newline was a judge name, printed as 'gpt'.
+    with pytest.raises(JudgeConfigError, match=r"judge name 'gpt\\n' may hold ASCII letters"):
+        make_judge({"name": "gpt\n", "backend": "mock"})
+
+
+def test_a_rubric_id_ending_in_a_newline_is_refused(tmp_path: Path) -> None:
+    # The same "$": this whole rubric file loaded, with the id 'pa_v1' and a newline.
+    p = tmp_path / "rubric.toml"
+    p.write_text('id = "pa_v1\\n"\nversion = "1"\n[output]\nscore_key = "s"\nscore_min = 1\n'
+                 'score_max = 5\n[prompt]\nsystem = "You rate videos."\nuser = "Rate 1-5, JSON."\n',
+                 encoding="utf-8")
+    with pytest.raises(RubricError, match=r"id 'pa_v1\\n' must be lowercase ASCII letters"):
+        load_rubric_file(p)
+    p.write_text(p.read_text(encoding="utf-8").replace("pa_v1\\n", "pa_v1"), encoding="utf-8")
+    assert load_rubric_file(p).id == "pa_v1"

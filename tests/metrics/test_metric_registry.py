@@ -73,6 +73,8 @@ def test_registration_checks_metadata():
         _register("toy_c", native_range=(1.0, 0.0))
     with pytest.raises(ValueError, match="lowercase"):
         _register("Toy-D")
+    with pytest.raises(ValueError, match="lowercase"):  # "$" matched before a final newline: it was taken
+        _register("toy_d\n")
     with pytest.raises(ValueError, match="version"):
         _register("toy_e", version="")
     _register("toy_f")

@@ -33,7 +33,7 @@ DEFAULT_PASS_THRESHOLD = 0.8
 RoboJudge's annotators reached 92.1% within one in their fourth round (App. A.1, Table 5); 0.8 sits
 between their first (76.2%) and last round."""
 
-_USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
+_USERNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,99}")  # used with fullmatch: "$" lets "alice\n" in
 
 
 def _check_name(what: str, name: str) -> None:
@@ -157,7 +157,7 @@ def add_annotator(
     Raises:
         AnnotateError: Bad username or role, a taken username, or a password shorter than 8 characters.
     """
-    if not _USERNAME.match(username):
+    if not _USERNAME.fullmatch(username):
         raise AnnotateError(f"username {username!r}: use 1-100 ASCII letters (A-Z, a-z), digits, '.', '_', "
                             "'@' or '-', starting with a letter or a digit")
     if role not in s.ROLES:

@@ -52,7 +52,7 @@ from robojudge import settings
 from robojudge._chars import short_enough
 from robojudge.registry import Registry, UnknownNameError
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # used with fullmatch: "$" would let a final newline in
 
 BACKEND_REGISTRY: Registry[Any] = Registry("judge backend")
 """The judge backends by name (typed and documented as ``robojudge.judges._backend.BACKENDS``); kept
@@ -256,7 +256,7 @@ class JudgeConfig(BaseModel):
     @classmethod
     def _valid_name(cls, v: str) -> str:
         short_enough("judge name", v)
-        if not _NAME.match(v):
+        if not _NAME.fullmatch(v):
             raise ValueError(f"judge name {v!r} may hold ASCII letters (A-Z, a-z), digits, '_', '.', '-' "
                              "only, starting with a letter or a digit")
         return v

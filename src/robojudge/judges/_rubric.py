@@ -50,7 +50,7 @@ from robojudge._chars import too_long
 from robojudge.registry import Registry
 from robojudge.taxonomy import load_taxonomy, unknown_metric_message
 
-_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+_ID = re.compile(r"[a-z][a-z0-9_]*")  # used with fullmatch: "$" would let a final newline in
 _PLACEHOLDERS = ("instruction",)
 RubricKind = Literal["score", "checks", "label", "text"]
 _KINDS = ("score", "checks", "label", "text")
@@ -185,7 +185,7 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
     problem = too_long("id", rid)
     if problem is not None:
         raise RubricError(f"{where}: {problem}")
-    if not _ID.match(rid):
+    if not _ID.fullmatch(rid):
         raise RubricError(f"{where}: id {rid!r} must be lowercase ASCII letters (a-z), digits and '_', "
                           "starting with a letter")
     version = str(_req(data, "version", str, where))

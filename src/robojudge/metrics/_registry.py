@@ -85,7 +85,7 @@ class NoConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+_ID = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)*")  # used with fullmatch: "$" would let a final newline in
 
 C = TypeVar("C", bound=BaseModel)
 
@@ -141,7 +141,7 @@ class MetricSpec(BaseModel, Generic[C]):
     @classmethod
     def _valid_id(cls, v: str) -> str:
         short_enough("metric id", v)
-        if not _ID.match(v):
+        if not _ID.fullmatch(v):
             raise ValueError(f"metric id {v!r} must be lowercase words joined by '_' or '.'")
         return v
 
