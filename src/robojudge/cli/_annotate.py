@@ -483,6 +483,10 @@ def cache_cmd(
                   f"moved, deleted or changed since, or encoded by another robojudge version{older}",
                   highlight=False)
     console.print(f"{len(state.left_behind)} file(s) left by encodes that were stopped", highlight=False)
+    if state.not_ours:
+        console.print(f"{len(state.not_ours)} other file(s) not named as the cache names its own, e.g. "
+                      f"{state.not_ours[0].name}: not the cache's, left as they are",
+                      highlight=False, markup=False, soft_wrap=True)
     if not (state.stale or state.left_behind):
         return
     if state.removed:

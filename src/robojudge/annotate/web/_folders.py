@@ -30,6 +30,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -133,7 +134,7 @@ def _note(root: Path, key: str) -> dict[str, object] | None:
 
 def _remove(root: Path, key: str) -> None:
     """Remove encoding ``key`` and its note (on Windows a file being streamed stays, for a later clean)."""
-    for path in [root / f"{key}.webm", *root.glob(f"{key}.*.json")]:
+    for path in [root / f"{key}.webm", *(p for p in root.glob(f"{key}.*.json") if _ours(p, _NOTE))]:
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
 
@@ -152,11 +153,28 @@ def _drop_older(root: Path, key: str, source: str) -> None:
             _remove(root, other)
 
 
+#: The names this cache gives its files: an encoding (``<key>.webm``), its note
+#: (``<key>.<source tag>.json``), an encode's private file (``<key>.<pid>.<thread>.part.webm``) and a
+#: note being written (``.<note name>.<pid>.<8 hex>.tmp``, :func:`~robojudge._files.temp_beside`).
+#: Only files so named are counted or removed: anything else in the folder is not the cache's.
+_ENCODING = re.compile(r"[0-9a-f]{32}\.webm")
+_NOTE = re.compile(r"[0-9a-f]{32}\.[0-9a-f]{16}\.json")
+_PART = re.compile(r"[0-9a-f]{32}\.[0-9]+\.[0-9]+\.part\.webm")
+_NOTE_TMP = re.compile(r"\.[0-9a-f]{32}\.[0-9a-f]{16}\.json\.[0-9]+\.[0-9a-f]{8}\.tmp")
+
+
+def _ours(path: Path, *shapes: re.Pattern[str]) -> bool:
+    """Whether ``path``'s name has one of ``shapes`` (the names this cache writes)."""
+    return any(shape.fullmatch(path.name) for shape in shapes)
+
+
 def _left_behind(root: Path, now: float) -> list[Path]:
-    """The temporary files of stopped encodes (``*.part.webm``, and a note's ``.*.tmp``) not written to
-    for :data:`LEFT_BEHIND_S`."""
+    """The temporary files of stopped encodes (``<key>.<pid>.<thread>.part.webm``, and a note's
+    ``.<note>.<pid>.<hex>.tmp``) not written to for :data:`LEFT_BEHIND_S`."""
     found = []
     for path in [*root.glob("*.part.webm"), *root.glob(".*.tmp")]:
+        if not _ours(path, _PART, _NOTE_TMP):
+            continue
         with contextlib.suppress(OSError):
             if now - path.stat().st_mtime > LEFT_BEHIND_S:
                 found.append(path)
@@ -218,6 +236,7 @@ class MediaCache:
     stale_size: int = 0
     unnoted: int = 0  # of ``stale``: made by a robojudge before the notes, their video unknown
     left_behind: list[Path] = field(default_factory=list)
+    not_ours: list[Path] = field(default_factory=list)  # files not named as the cache names its own: left
     removed: bool = False
 
 
@@ -235,7 +254,9 @@ def media_cache(cache_dir: Path | None = None, *, clean: bool = False) -> MediaC
     moved, was deleted or changed since, or was encoded by another robojudge version, or it has no note
     naming its video: made before the notes). With ``clean`` those are removed, with the files of stopped
     encodes and notes without an encoding (:data:`LEFT_BEHIND_S` old). A server that serves a removed
-    encoding makes it again on its next request.
+    encoding makes it again on its next request. Only files named as the cache names its own are counted
+    or removed: any other file in the folder (a WebM or JSON put there by hand, a shared or mistaken
+    ``$ROBOJUDGE_CACHE_DIR``) is listed in ``not_ours`` and left.
     """
     root = cache_folder(cache_dir)
     state = MediaCache(root)
@@ -243,7 +264,7 @@ def media_cache(cache_dir: Path | None = None, *, clean: bool = False) -> MediaC
         return state
     now = time.time()
     for path in sorted(root.glob("*.webm")):
-        if path.name.endswith(".part.webm"):
+        if not _ours(path, _ENCODING):
             continue
         key = path.name[: -len(".webm")]
         with contextlib.suppress(OSError):
@@ -257,10 +278,14 @@ def media_cache(cache_dir: Path | None = None, *, clean: bool = False) -> MediaC
                 state.unnoted += facts is None
     state.left_behind = _left_behind(root, now)
     for path in root.glob("*.json"):  # a note whose encoding is gone (stopped before the rename, removed)
+        if not _ours(path, _NOTE):
+            continue
         encoding = root / f"{path.name.split('.', 1)[0]}.webm"
         with contextlib.suppress(OSError):
             if not encoding.exists() and now - path.stat().st_mtime > LEFT_BEHIND_S:
                 state.left_behind.append(path)
+    state.not_ours = sorted(path for path in root.iterdir()
+                            if not _ours(path, _ENCODING, _NOTE, _PART, _NOTE_TMP))
     if clean:
         for path in state.stale:
             _remove(root, path.name[: -len(".webm")])
