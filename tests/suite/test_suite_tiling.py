@@ -159,3 +159,38 @@ def test_the_check_reads_its_frames_in_the_metrics_pass(
     rows = compute_task(Task(Item(item_id="r", video=str(other), reference_video=str(ref)),
                              tuple(build_requests(["iq1_psnr"]))))
     assert passes == [] and "video_warnings" not in (rows[0].details or {})
+
+
+def _one_camera(edge: str) -> np.ndarray:
+    """6 frames, read at the size of a 1280x720 video, of one camera's scene: a textured wall with a red
+    cube moving, and a dark doorway from the centre line (``door``) or a table top below it (``table``)."""
+    w, h = read_size(1280, 720)
+    rng = np.random.default_rng(1)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    base = 150 + 30 * yy / h - 20 * xx / w
+    texture = np.repeat(np.repeat(rng.normal(0, 6, (h // 2 + 1, w // 2 + 1)), 2, 0), 2, 1)[:h, :w]
+    wall = np.stack([base + texture, base * 0.95 + texture, base * 0.85 + texture], -1)
+    if edge == "door":
+        wall[:, w // 2:] *= 0.55
+        wall[:, w // 2:w // 2 + 6] = wall[:, w // 2:w // 2 + 6] * 0.6 + 40  # the jamb
+    elif edge == "table":
+        wall[h // 2:] = np.array([120, 80, 50]) + texture[h // 2:, :, None]
+    frames = []
+    for t in range(6):
+        frame = wall.copy()
+        frame[30:45, 40 + 12 * t:50 + 12 * t] = (200, 30, 30)
+        frames.append(np.clip(frame + rng.normal(0, 2, frame.shape), 0, 255).astype(np.uint8))
+    return np.stack(frames)
+
+
+@pytest.mark.parametrize(("edge", "layout"), [("door", (1, 2)), ("table", (2, 1))])
+def test_a_scene_edge_on_the_centre_line_is_named_in_the_two_cell_warning(edge: str,
+                                                                          layout: tuple[int, int]) -> None:
+    # A door jamb or table edge at mid-frame is a seam that stays put: one camera's clip looks like a 1x2
+    # or 2x1 grid, and the warning must not send its user to `--grid` without saying so (audit rev3, F1).
+    assert find_tiling(_one_camera("plain"), 1280, 720) is None
+    found = find_tiling(_one_camera(edge), 1280, 720)
+    assert found is not None and (found.rows, found.cols) == layout  # one seam is all the detector has
+    said = found.message()
+    scene = said.index("a straight edge of the scene on the frame's centre line")
+    assert "ignore this for a single camera" in said and scene < said.index("declare them as the item's grid")

@@ -18,7 +18,10 @@ do not jump as often (a fine texture, a codec's blocks or a test pattern of bloc
 lines), and two cells at least must show a picture.
 
 Both marks are what tiling leaves and a camera's picture almost never shows: an edge of the scene that
-runs the whole height of the frame exactly at its middle, in frame after frame. Views that meet without
+runs the whole height of the frame exactly at its middle, in frame after frame. A fixed camera can show
+just that (a door jamb at ``x = W/2``, a table edge at ``y = H/2``, to within a few pixels), and then
+every clip it records looks like a 1x2 or 2x1 grid: the warning for a two-cell layout found by its one
+seam alone says so, and that a single camera's video should not be declared a grid. Views that meet without
 a visible seam (the same flat background at every edge) and have no blank cell are not found.
 :func:`tiling_warning` says it in words, once per file while the file is unchanged; ``suite validate``
 reports it on the item's ``video``, and a score or judge run adds it to the rows of what reads the video
@@ -110,7 +113,12 @@ class Tiling:
         if self.blank:
             cells = ", ".join(f"row {r + 1} column {c + 1}" for r, c in self.blank)
             marks.append(f"a blank cell ({cells})")
-        return (f"its frames look like a {self.rows}x{self.cols} grid of views ({' and '.join(marks)}): "
+        # Two cells met at one line, with no blank cell: a scene edge on the centre line leaves that too.
+        edge = ("; a straight edge of the scene on the frame's centre line (a door frame, a table edge) "
+                "looks the same: ignore this for a single camera"
+                if self.rows * self.cols == 2 and not self.blank else "")
+        return (f"its frames look like a {self.rows}x{self.cols} grid of views ({' and '.join(marks)})"
+                f"{edge}: "
                 "metrics that read one camera's video, and judges, take the whole mosaic for one picture; "
                 f"if it holds several views, declare them as the item's grid (\"grid\": {{\"rows\": "
                 f"{self.rows}, \"cols\": {self.cols}, \"views\": [...]}}, docs/manifest.md, \"Grid videos\"; "
