@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -195,22 +196,19 @@ def test_read_views_carries_each_views_held_frames(tmp_path: Path):
     assert (got.held[:, 0] == held["a"]).all() and (got.held[:, 1] == held["b"]).all()
 
 
-@pytest.mark.parametrize(("frames_b", "fps_b", "words"), [
-    (5, 10.0, "frame counts {'a': 6, 'b': 5}"),
-    (6, 20.0, "view 'b' runs at 20 fps, view 'a' at 10 fps (+100.0%)"),
-])
-def test_views_out_of_step_are_refused_before_the_reader_reads_them(tmp_path: Path, frames_b: int,
-                                                                    fps_b: float, words: str):
+def _two_views(tmp_path: Path, b_frames: Callable[[np.ndarray], np.ndarray], fps_b: float = 10.0,
+               **fields: object):
+    """A two-view item (views a and b, 16x16 cameras; a is six random frames at 10 fps, b ``b_frames`` of
+    them at ``fps_b``), its cameras, and a stand-in reader that records how many frames each call read."""
     from robojudge.kiva._score import Tracks
-    from robojudge.kiva.multiview import ViewsOutOfStep, read_views
     from robojudge.suite import Item
     from robojudge.video import write_video
 
     frames = np.random.default_rng(0).integers(0, 255, (6, 16, 16, 3), dtype=np.uint8)
     write_video(tmp_path / "a", frames, fps=10.0)
-    write_video(tmp_path / "b", frames[:frames_b], fps=fps_b)  # a view cut short, or re-timed
+    write_video(tmp_path / "b", b_frames(frames), fps=fps_b)
     views = {"a": str(tmp_path / "a"), "b": str(tmp_path / "b")}
-    item = Item(item_id="x", video=views["a"], instruction="i", views=views)
+    item = Item(item_id="x", video=views["a"], instruction="i", views=views, **fields)
     eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
     cams = {v: Camera(K=((F, 0.0, 8.0), (0.0, F, 8.0), (0.0, 0.0, 1.0)), R=eye, t=(0.0, 0.0, 2.0 + i),
                       size=(16, 16)) for i, v in enumerate(views)}
@@ -218,9 +216,21 @@ def test_views_out_of_step_are_refused_before_the_reader_reads_them(tmp_path: Pa
 
     def tracks(f: np.ndarray, fps: float) -> Tracks:
         read.append(len(f))
-        n = len(f)
-        return Tracks(np.zeros((n, 1, 2)), np.ones((n, 1), bool), np.ones((n, 1)), fps, 16, 16)
+        return Tracks(np.zeros((len(f), 1, 2)), np.ones((len(f), 1), bool), np.ones((len(f), 1)), fps,
+                      f.shape[2], f.shape[1])
 
+    return frames, item, cams, read, tracks
+
+
+@pytest.mark.parametrize(("frames_b", "fps_b", "words"), [
+    (5, 10.0, "frame counts {'a': 6, 'b': 5}"),
+    (6, 20.0, "view 'b' runs at 20 fps, view 'a' at 10 fps (+100.0%)"),
+])
+def test_views_out_of_step_are_refused_before_the_reader_reads_them(tmp_path: Path, frames_b: int,
+                                                                    fps_b: float, words: str):
+    from robojudge.kiva.multiview import ViewsOutOfStep, read_views
+
+    frames, item, cams, read, tracks = _two_views(tmp_path, lambda f: f[:frames_b], fps_b)
     main = ("a", tracks(frames, 10.0))  # the main view, read by the metric already
     read.clear()
     with pytest.raises(ViewsOutOfStep, match=rf"^views are not synchronised: .*{re.escape(words)}"):
@@ -274,26 +284,10 @@ def test_a_view_calibrated_at_another_size_is_scaled_to_the_frames_read():
 
 
 def test_a_view_framed_otherwise_than_calibrated_is_refused_before_the_reader_reads_it(tmp_path: Path):
-    from robojudge.kiva._score import Tracks
     from robojudge.kiva.multiview import ViewOffCalibration, read_views
-    from robojudge.suite import Item
-    from robojudge.video import write_video
 
-    frames = np.random.default_rng(0).integers(0, 255, (6, 16, 16, 3), dtype=np.uint8)
-    write_video(tmp_path / "a", frames, fps=10.0)
-    write_video(tmp_path / "b", frames[:, 4:13], fps=10.0)  # 16x9 cut from the square camera's 16x16
-    views = {"a": str(tmp_path / "a"), "b": str(tmp_path / "b")}
-    item = Item(item_id="x", video=views["a"], instruction="i", views=views, calibration="rig.json")
-    eye = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
-    cams = {v: Camera(K=((F, 0.0, 8.0), (0.0, F, 8.0), (0.0, 0.0, 1.0)), R=eye, t=(0.0, 0.0, 2.0 + i),
-                      size=(16, 16)) for i, v in enumerate(views)}
-    read: list[int] = []
-
-    def tracks(f: np.ndarray, fps: float) -> Tracks:
-        read.append(len(f))
-        return Tracks(np.zeros((len(f), 1, 2)), np.ones((len(f), 1), bool), np.ones((len(f), 1)), fps,
-                      f.shape[2], f.shape[1])
-
+    # view b: 16x9 cut from the square camera's 16x16
+    frames, item, cams, read, tracks = _two_views(tmp_path, lambda f: f[:, 4:13], calibration="rig.json")
     with pytest.raises(ViewOffCalibration, match=r"^field calibration: rig\.json: view 'b' is 16x9 "
                                                  r"\(aspect 1\.778\), its calibration is for 16x16"):
         read_views(tracks, item, cams, main=("a", tracks(frames, 10.0)))
