@@ -358,10 +358,12 @@ def test_a_file_a_config_names_is_one_configuration_however_it_is_spelt(
     captions.write_text(json.dumps({"item_id": "a", "caption": "grasp"}) + "\n")
     items = [Item(item_id="a", video="/unused.mp4", instruction="x")]
     monkeypatch.chdir(tmp_path / "s")
-    spellings = ["captions.jsonl", "./captions.jsonl", str(captions)]
+    (tmp_path / "link").symlink_to(tmp_path / "s")  # the same folder reached through a symbolic link
+    linked = str(tmp_path / "link" / "captions.jsonl")
+    spellings = ["captions.jsonl", "./captions.jsonl", str(captions), linked]
     done = [score_items(items, build_requests(["test_caption"], {"test_caption": {"captions": name}}), store)
             for name in spellings]
-    assert [(d.ok, d.skipped) for d in done] == [(1, 0), (0, 1), (0, 1)]
+    assert [(d.ok, d.skipped) for d in done] == [(1, 0), (0, 1), (0, 1), (0, 1)]
     (row,) = store.rows(metric="test_caption")
     assert row.config is not None and row.config["captions"] == str(captions)  # stored absolute
     # From another folder the stored name still finds the file: the row stays current.
@@ -683,3 +685,48 @@ def test_score_says_it_kept_rows_of_other_library_versions(tmp_path: Path) -> No
     said = " ".join(again.output.split())
     assert "1 stored results kept were computed with other library versions than installed here" in said
     assert "--rescore-libraries recomputes them" in said
+
+
+def test_the_references_own_state_file_is_an_input_of_the_metrics_that_read_it(tmp_path: Path) -> None:
+    # The tracking metrics read the reference's simulator state (`<reference>.npz`, the truth its tracks
+    # are checked against): a replaced one makes their rows stale, and leaves a metric that never reads
+    # it (iq1_psnr) current.
+    (tmp_path / "gen.mp4").write_bytes(b"generated video bytes")
+    (tmp_path / "ref.mp4").write_bytes(b"reference video bytes")
+    np.savez(tmp_path / "gen.npz", x=np.zeros(3))
+    np.savez(tmp_path / "ref.npz", x=np.zeros(3))
+    item = Item(item_id="a", video=str(tmp_path / "gen.mp4"), reference_video=str(tmp_path / "ref.mp4"),
+                state=str(tmp_path / "gen.npz"))
+    specs = [get_metric(m) for m in ("ta_hsd", "ol_average_precision", "iq1_psnr")]
+    before = [metric_fingerprint(item, s, s.make_config({})) for s in specs]
+    np.savez(tmp_path / "ref.npz", x=np.ones(3))
+    after = [metric_fingerprint(item, s, s.make_config({})) for s in specs]
+    assert [b != a for b, a in zip(before, after, strict=True)] == [True, True, False]
+
+
+def test_a_set_metrics_reference_pool_gives_one_fingerprint_in_every_process(tmp_path: Path) -> None:
+    # Two `robojudge metrics sets` runs are two processes with two string-hash seeds: the pool's digests
+    # must not come out in set order, or every run finds the stored set-level rows stale.
+    import os
+    import subprocess
+    import sys
+
+    refs = []
+    for i in range(6):
+        (tmp_path / f"ref{i}.mp4").write_bytes(f"reference {i}".encode())
+        refs.append(str(tmp_path / f"ref{i}.mp4"))
+    (tmp_path / "gen.mp4").write_bytes(b"generated")
+    code = (
+        "from robojudge.metrics import get_metric\n"
+        "from robojudge.run._fingerprint import set_inputs\n"
+        "from robojudge.suite import Item\n"
+        f"items = [Item(item_id='a', video={str(tmp_path / 'gen.mp4')!r})]\n"
+        f"print(set_inputs(get_metric('pixel_frame_consistency'), items, {{}}, pool={refs!r}).value)\n"
+    )
+    seen = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, ROBOJUDGE_CACHE_DIR=str(tmp_path / "cache"))
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True)
+        seen.add(done.stdout.strip())
+    assert len(seen) == 1 and "" not in seen, seen
