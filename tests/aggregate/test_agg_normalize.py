@@ -66,3 +66,11 @@ def test_raw_hpsv3_rewards_are_pool_normalized_and_refused_by_the_table_strategy
         normalize("aq_hpsv3", rewards)
     # the paper's values (already normalized) pass unchanged, NaN included
     np.testing.assert_array_equal(normalize("aq_hpsv3", [0.2336, np.nan]), [0.2336, np.nan])
+
+
+def test_percentile_bounds_leave_out_configurations_without_a_value():
+    # A configuration with no value (NaN in an export) is left out of the pool, not made its percentile.
+    pool = np.linspace(0, 10, 50)
+    with_nan = np.r_[pool, np.nan, np.inf]
+    assert percentile_bounds(with_nan) == pytest.approx(percentile_bounds(pool))
+    assert percentile_bounds(pool) == pytest.approx((np.percentile(pool, 1), np.percentile(pool, 99)))

@@ -299,3 +299,30 @@ def test_a_calibration_without_a_gap_cut_judges_as_before_and_touching_reference
     assert touching.finger_gap == 0.0
     assert not any(v.finger_bad for v in judge_segments(values, touching))
     assert gap_ratio(0.0, 0.0) == 0.0
+
+
+def test_a_link_seen_on_min_frames_frames_is_measured_and_on_fewer_is_not():
+    from robojudge.kiva._score import MIN_FRAMES, link_cvs
+
+    # One 100 px link on a 200 px diagonal, seen on exactly MIN_FRAMES frames: its spread over its median,
+    # 7.07/100; seen on one frame fewer it has no value.
+    assert MIN_FRAMES == 4
+    seen = np.full(16, np.nan)
+    seen[:4] = [100.0, 110.0, 90.0, 100.0]
+    assert link_cvs(seen[:, None], diagonal=200.0)[0] == pytest.approx(np.std(seen[:4]) / 100.0)
+    seen[3] = np.nan
+    assert math.isnan(link_cvs(seen[:, None], diagonal=200.0)[0])
+
+
+def test_a_segment_at_its_cut_is_valid():
+    from robojudge.kiva._score import SegmentValues, Thresholds, invalid_percentage, judge_segments
+
+    # References whose links never change length give a rigidity cut of 0; a segment whose links do not
+    # change either is not above it. Likewise a jerk equal to its cut.
+    seg = SegmentValues(start=0, stop=16, rigidity=0.0, jerk=1.0, visible=1.0, link_cv=(0.0,),
+                        keypoint_jerk=(1.0,))
+    (v,) = judge_segments([seg], Thresholds(rigidity=0.0, jerk=1.0))
+    assert not v.rigid_bad and not v.jerk_bad
+    assert invalid_percentage([v])[0] == 0.0
+    (w,) = judge_segments([seg], Thresholds(rigidity=0.0, jerk=0.999))
+    assert w.jerk_bad and invalid_percentage([w])[0] == 100.0
