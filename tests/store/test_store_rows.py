@@ -267,3 +267,19 @@ def test_rows_of_other_library_versions_are_counted_by_the_database(store: Resul
     assert store.count_other_libraries("m", "c", "1", "opencv 4.0", ids) == 2
     assert store.supersede_other_libraries("m", "c", "1", "opencv 4.0", ids) == 2
     assert store.count_other_libraries("m", "c", "1", "opencv 4.0", ids) == 0
+
+
+def test_lookups_by_item_id_cover_every_item_past_a_chunk_of_the_query(store: ResultStore) -> None:
+    # Item ids are queried in chunks (a database takes only so many parameters): 1,200 ids span three
+    # of them, and every lookup must see all 1,200, or resuming recomputes the items at the edges.
+    ids = [f"item{i:04d}" for i in range(1200)]
+    failed = ids[9::10]  # items 9, 19, ..., 499, ..., 999, ...: some at the end of a chunk
+    scored = [i for i in ids if i not in set(failed)]
+    store.add([ResultRow(i, "m", "h", "1", "ok", 1.0, fingerprint="fp") for i in scored])
+    store.add([err(i, metric="m", cfg="h") for i in failed])
+    store.add([ResultRow(i, "m", "h", "0", "ok", 2.0) for i in ids])
+    found = store.current_fingerprints("m", "h", "1", item_ids=ids)
+    assert sorted(found) == ids and all(found[i] == "fp" for i in scored)
+    assert store.count_other_versions("m", "1", ids) == {"0": 1200}
+    assert store.clear_errors("m", "h", "1", item_ids=ids) == len(failed) == 120
+    assert sorted(store.current_fingerprints("m", "h", "1", item_ids=ids)) == scored
