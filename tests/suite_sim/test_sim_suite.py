@@ -253,9 +253,14 @@ def test_scanning_the_rendered_videos_gives_back_the_suite_s_items(small_suite: 
         pattern=r"(?P<clip_id>[a-z]+\d+)-(?P<generator>[a-z_]+)_(?P<view>cam\d)",
         references=folder / "reference",
     )
+    n, first = len(found.items), found.items[0]["item_id"]
     assert found.skipped == [] and found.notes == [
-        f"{len(found.items)} of {len(found.items)} item(s) have no instruction "
-        f"(first: {found.items[0]['item_id']}); the IA judge and instruction metrics need one"
+        # the references are one per clip, of its main view (cam0), named by the clip alone
+        f"{n} item(s) with views were given a reference video that names no view (first: {first}, main "
+        "view 'cam0'): the metrics take it to show the main view, as they take the state file's view; a "
+        "--reference-pattern with a group named view matches each item to the reference of its main view",
+        f"{n} of {n} item(s) have no instruction (first: {first}); the IA judge and instruction metrics "
+        "need one",
     ]
     scanned = {row["item_id"]: row for row in found.items}
     written = {item.item_id: item.resolve(folder) for item in load_suite(small_suite)}
