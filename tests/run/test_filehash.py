@@ -219,3 +219,37 @@ def test_a_tree_with_a_name_that_is_not_utf8_has_a_digest(tmp_path: Path) -> Non
     first = tree_digest(tmp_path / "weights")
     (tmp_path / "weights" / os.fsdecode(b"w\xe9.bin")).rename(tmp_path / "weights" / "w.bin")
     assert first != tree_digest(tmp_path / "weights") and first != "unreadable"
+
+
+def test_a_frame_folder_s_digest_does_not_depend_on_the_listing_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another file system (or a copy made by another tool) lists a folder's files in another order: the
+    same frames are the same input, so a copied frame-folder suite keeps its results."""
+    names = [f"frame_{i:03d}.png" for i in range(12)]
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for n in names:
+        (folder / n).write_bytes(n.encode())
+    in_order = FileHasher(None).digest(folder)
+
+    real_scandir = os.scandir
+
+    class Reversed:
+        def __init__(self, path: object) -> None:
+            self._it = real_scandir(path)  # type: ignore[call-overload]
+            self._entries = list(self._it)[::-1]
+
+        def __enter__(self) -> list[os.DirEntry[str]]:
+            return self._entries
+
+        def __exit__(self, *exc: object) -> None:
+            self._it.close()
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter(self._entries)
+
+    monkeypatch.setattr(os, "scandir", Reversed)
+    listed = [e.name for e in real_scandir(folder)]
+    assert [e.name for e in os.scandir(folder)] == listed[::-1] != listed
+    assert FileHasher(None).digest(folder) == in_order

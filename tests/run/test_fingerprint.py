@@ -348,6 +348,40 @@ def test_kiva_is_rescored_when_what_it_reads_of_an_item_that_has_it_changes(tmp_
                                                                      type(pc))
 
 
+def test_the_main_view_is_an_input_of_the_metrics_that_read_views(tmp_path: Path) -> None:
+    # Multi-view networks take the main view first and KIVA triangulates from it: editing which view
+    # is the main one rescores them (a mutation that dropped it from the fingerprint passed every test).
+    for name in ("front", "side"):
+        (tmp_path / f"{name}.mp4").write_bytes(name.encode())
+    views = {"front": str(tmp_path / "front.mp4"), "side": str(tmp_path / "side.mp4")}
+    front = Item(item_id="a", video=views["front"], views=views, main_view="front")
+    side = front.model_copy(update={"main_view": "side"})
+    for metric_id in ("rigis_da3", "rigis_vggt", "kiva"):
+        spec = get_metric(metric_id)
+        config = spec.make_config({})
+        assert metric_fingerprint(front, spec, config) != metric_fingerprint(side, spec, config), metric_id
+
+
+def test_one_planning_pass_keeps_apart_configs_that_name_different_files(tmp_path: Path) -> None:
+    # score plans every row in one pass whose fingerprints are memoised per (item, what is read): kiva
+    # on reader A and kiva_rigidity on reader B read the same inputs, but each covers its own reader.
+    from robojudge.run._fingerprint import Fingerprints
+
+    (tmp_path / "v.mp4").write_bytes(b"video")
+    (tmp_path / "A.pt").write_bytes(b"reader A")
+    (tmp_path / "B.pt").write_bytes(b"reader B")
+    item = Item(item_id="a", video=str(tmp_path / "v.mp4"))
+    kiva, rigidity = get_metric("kiva"), get_metric("kiva_rigidity")
+    on_a = kiva.make_config({"reader": str(tmp_path / "A.pt")})
+    on_b = rigidity.make_config({"reader": str(tmp_path / "B.pt")})
+    prints = Fingerprints()
+    planned_a = prints.metric(item, kiva, on_a).value
+    planned_b = prints.metric(item, rigidity, on_b).value
+    assert planned_a == metric_fingerprint(item, kiva, on_a)
+    assert planned_b == metric_fingerprint(item, rigidity, on_b)
+    assert planned_a != planned_b
+
+
 def test_a_file_a_config_names_is_one_configuration_however_it_is_spelt(
     store: ResultStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
