@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _toy_sets import toy_set_count
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
-from robojudge.metrics import METRICS, SET_METRICS, LookAlikeGroupsWarning, Score
+from robojudge.metrics import LookAlikeGroupsWarning
 from robojudge.metrics import _sets as sets
 from robojudge.run import score_sets_into
 from robojudge.store import ResultStore
@@ -29,13 +30,7 @@ NFD = "put the cre\u0300me bru\u0302le\u0301e on the plate"
 @pytest.fixture
 def count() -> Iterator[None]:
     """A set metric whose value is its group's number of items."""
-    with METRICS.scratch(), SET_METRICS.scratch():
-        @sets.set_metric("toy_set_count", output="group", family="features", inputs={"video"},
-                         higher_is_better=True, native_range=(0.0, None), citation="toy", provider="computed",
-                         description="the number of items in the group")
-        def n_items(group: sets.ItemGroup, config: object) -> sets.SetScores:
-            return sets.SetScores(group=Score(value=float(len(group.items))))
-
+    with toy_set_count():
         yield
 
 

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _toy_sets import toy_set_count
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
-from robojudge.metrics import METRICS, SET_METRICS, Score
 from robojudge.metrics import _sets as sets
 from robojudge.run import score_sets_into
 from robojudge.store import ResultStore
@@ -25,13 +25,7 @@ from robojudge.suite import MAX_ITEM_ID_BYTES, Item
 @pytest.fixture
 def count() -> Iterator[None]:
     """A set metric whose value is its group's number of items."""
-    with METRICS.scratch(), SET_METRICS.scratch():
-        @sets.set_metric("toy_set_count", output="group", family="features", inputs={"video"},
-                         higher_is_better=True, native_range=(0.0, None), citation="toy", provider="computed",
-                         description="the number of items in the group")
-        def n_items(group: sets.ItemGroup, config: object) -> sets.SetScores:
-            return sets.SetScores(group=Score(value=float(len(group.items))))
-
+    with toy_set_count():
         yield
 
 
