@@ -9,15 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
+from _judge_cli import app
 from _judge_server import FakeServer, Reply, user_text
 from typer.testing import CliRunner
 
-from robojudge.cli._judge_app import app as judge_app
 from robojudge.store import ResultStore
-
-app = typer.Typer()
-app.add_typer(judge_app, name="judge")
 
 
 @app.command("noop")

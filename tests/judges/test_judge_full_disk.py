@@ -10,18 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
+from _judge_cli import app
 from _judge_server import FakeServer, Reply
 from typer.testing import CliRunner
 
 from _store_full import fill_after
-from robojudge.cli._judge_app import app as judge_app
 from robojudge.judges import ResponseCache
 from robojudge.judges._cache import CACHE_FILE
 from robojudge.store import ResultStore, StoreError
-
-app = typer.Typer()
-app.add_typer(judge_app, name="judge")
 
 
 @app.command("noop")

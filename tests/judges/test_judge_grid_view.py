@@ -11,11 +11,10 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-import typer
+from _judge_cli import app
 from _judge_server import FakeServer, Reply
 from typer.testing import CliRunner
 
-from robojudge.cli._judge_app import app as judge_app
 from robojudge.judges import (
     ChatRequest,
     FrameSpec,
@@ -33,9 +32,6 @@ from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 from robojudge.suite._demo import _background, _plan_episode, _render
 from robojudge.video import write_video
-
-app = typer.Typer()
-app.add_typer(judge_app, name="judge")
 
 
 @app.command("noop")

@@ -13,21 +13,17 @@ import av
 import cv2
 import numpy as np
 import pytest
-import typer
 from _decoder import load_in_decoder
+from _judge_cli import app
 from _judge_server import FakeServer, Reply, user_text
 from typer.testing import CliRunner
 
-from robojudge.cli._judge_app import app as judge_app
 from robojudge.judges import FrameSpec, ResponseCache, decode_frames, get_rubric, make_judge
 from robojudge.judges._frames import remembered_key
 from robojudge.run._judge import judge_items
 from robojudge.store import ResultStore
 from robojudge.suite import Item
 from robojudge.video import FileFingerprint, sample_frames, write_video
-
-app = typer.Typer()
-app.add_typer(judge_app, name="judge")
 
 
 @app.command("noop")
