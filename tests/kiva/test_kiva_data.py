@@ -100,6 +100,30 @@ def test_keypoints_are_read_in_the_robots_order_and_scaled_to_the_readers_frames
     assert data.visible[0].tolist() == [True, True, False]
 
 
+def test_keypoints_drawn_on_a_larger_render_are_scaled_to_the_video_or_refused_if_framed_otherwise(tmp_path):
+    # A simulator's state file holds its keypoints in the pixels of the render its masks have; a video
+    # written at half that size is the same picture (its keypoints halve), one of another aspect is not.
+    kp2 = np.zeros((T, 1, 3, 2), np.float32)
+    kp2[:, 0, 0] = [20.0, 10.0]
+    kp2[:, 0, 1] = [60.0, 30.0]
+    kp2[:, 0, 2] = [79.0, 39.0]
+    _state(tmp_path / "s.npz", kp2=kp2, views=("cam0",))
+    with np.load(tmp_path / "s.npz") as z:
+        fields = dict(z)
+    np.savez(tmp_path / "s.npz", **fields, masks=np.zeros((T, 1, 2 * H, 2 * W), np.uint8))
+    write_video(tmp_path / "v.mp4", np.zeros((T, H, W, 3), np.uint8), fps=10)
+    from robojudge.kiva import Episode
+
+    data = load_episode(Episode("x", "x", tmp_path / "v.mp4", tmp_path / "s.npz", 0, True), NAMES, size=W)
+    assert data.keypoints[0] == pytest.approx(np.array([[10.0, 10.0], [30.0, 30.0], [39.5, 39.0]]))
+    assert data.visible[0].tolist() == [True, True, True]
+    write_video(tmp_path / "crop.mp4", np.zeros((T, H, H, 3), np.uint8), fps=10)
+    with pytest.raises(KivaDataError, match=(
+            r"episode 'x': video .*crop.mp4 is 20x20 \(aspect 1.000\) and its keypoints are pixels of a "
+            r"80x40 picture \(2.000, the size of the masks in state file .*s.npz\): another framing")):
+        load_episode(Episode("x", "x", tmp_path / "crop.mp4", tmp_path / "s.npz", 0, True), NAMES, size=W)
+
+
 def test_a_state_file_with_misshapen_keypoints_is_named_with_its_field(tmp_path):
     _state(tmp_path / "s.npz", kp2=np.zeros((T, 3, 2), np.float32))
     write_video(tmp_path / "v.mp4", np.zeros((T, H, W, 3), np.uint8), fps=10)
@@ -187,3 +211,33 @@ def test_a_recording_gets_its_keypoints_from_joint_states_calibration_and_robot_
 
     cal = calibrate_reader(tmp_path / "reader", manifest)  # a recording is a real video: it calibrates
     assert cal["videos"] == [str(ref)] and cal["segments"] == 3
+
+
+def test_a_recording_calibrated_at_another_size_is_labelled_in_its_videos_pixels(kiva_suite, tmp_path):
+    """A camera calibrated on the full-size picture labels a video written at half its size (the
+    keypoints halve with it); a calibration of another aspect ratio is another framing, refused."""
+    from robojudge.robots import builtin_robot
+
+    ref = kiva_suite.parent / "reference" / "fetch00.mp4"
+    with np.load(ref.with_suffix(".npz")) as z:
+        state = {k: z[k] for k in ("K", "R", "t", "keypoints_2d", "keypoints_visible")}
+    spec = builtin_robot("fetch")
+    (tmp_path / "fetch.toml").write_text(
+        f"name = \"fetch\"\nmodel = {json.dumps(str(spec.model))}\nkeypoints = {_toml_list(spec.keypoints)}\n"
+        f"links = {_toml_list(spec.links)}\njoints = {_toml_list(spec.joints)}\n")
+    big = np.diag([2.0, 2.0, 1.0]) @ state["K"][0]  # the same camera, at 128x128
+    cam = {"K": big.tolist(), "R": state["R"][0, 0].tolist(), "t": state["t"][0, 0].tolist(),
+           "size": [128, 128]}
+    row = {"item_id": "lab-0", "video": str(ref), "embodiment": "gripper", "regime": "real",
+           "robot": str(tmp_path / "fetch.toml"), "joint_states": str(ref.with_suffix(".npz")),
+           "calibration": str(tmp_path / "calib.json")}
+    manifest = tmp_path / "real.jsonl"
+    manifest.write_text(json.dumps(row) + "\n")
+    (tmp_path / "calib.json").write_text(json.dumps({"cam0": cam}))
+    episodes, names = episodes_from_manifest(manifest, spec.keypoints)
+    data = load_episode(episodes[0], names, size=64)  # the video is 64x64
+    truth, seen = state["keypoints_2d"][:, 0], state["keypoints_visible"][:, 0]
+    assert np.abs(data.keypoints[seen] - truth[seen]).max() < 0.05
+    (tmp_path / "calib.json").write_text(json.dumps({"cam0": {**cam, "size": [128, 96]}}))
+    with pytest.raises(KivaDataError, match=r"64x64 .* a 128x96 picture \(1.333, the size of its camera in calibration"):
+        load_episode(episodes[0], names, size=64)

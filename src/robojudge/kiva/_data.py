@@ -328,7 +328,7 @@ def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeDat
     sampled = sample_frames(ep.video, fps=None, max_frames=None)
     frames = sampled.frames
     h, w = frames.shape[1:3]
-    names, kp2, vis = _targets(ep)
+    names, kp2, vis, drawn = _targets(ep)
     if ep.recording is not None:
         from robojudge.robots import frame_mismatch
 
@@ -341,6 +341,18 @@ def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeDat
     elif len(kp2) != len(frames):
         raise KivaDataError(f"episode {ep.name!r}: state file {ep.state} has {len(kp2)} rows of keypoints "
                             f"and its video {ep.video} {len(frames)} frames (one row per frame of video)")
+    if drawn is not None and tuple(drawn) != (w, h):
+        # The keypoints are pixels of the picture as calibrated (a recording) or rendered (a state file's
+        # masks); the video is that picture resized, or it is framed otherwise and cannot be labelled.
+        from robojudge.robots import same_picture
+
+        pw, ph = drawn
+        if not same_picture(drawn, w, h):
+            raise KivaDataError(
+                f"episode {ep.name!r}: video {ep.video} is {w}x{h} (aspect {w / h:.3f}) and its keypoints "
+                f"are pixels of a {pw}x{ph} picture ({pw / ph:.3f}, {_drawn_where(ep)}): another framing "
+                "(a crop, padding, another camera), on which the keypoints would be put in the wrong place")
+        kp2 = kp2 * np.array([w / pw, h / ph], np.float32)
     idx = [names.index(k) for k in keypoints]
     n = min(len(frames), len(kp2))
     kp = kp2[:n][:, idx] * np.array([size / w, size / h], np.float32)
@@ -349,16 +361,29 @@ def load_episode(ep: Episode, keypoints: Sequence[str], size: int) -> EpisodeDat
     return EpisodeData(ep, small, kp.astype(np.float32), seen, (w, h), float(sampled.source_fps))
 
 
-def _targets(ep: Episode) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Keypoint names, ``(T, K, 2)`` pixels and ``(T, K)`` visibility of the episode's view."""
+def _drawn_where(ep: Episode) -> str:
+    """Where the size of the picture an episode's keypoints are pixels of comes from."""
+    if ep.recording is not None:
+        view = ep.recording.view
+        camera = f"view {view!r}" if view is not None else "its camera"
+        return f"the size of {camera} in calibration {ep.recording.calibration}"
+    return f"the size of the masks in state file {ep.state}"
+
+
+def _targets(ep: Episode) -> tuple[list[str], np.ndarray, np.ndarray, tuple[int, int] | None]:
+    """Keypoint names, ``(T, K, 2)`` pixels and ``(T, K)`` visibility of the episode's view, and the
+    (width, height) of the picture those are pixels of (None when the file does not say)."""
     if ep.recording is not None:
         names, uv, vis, _ = recording_keypoints(ep.recording, ep.name)
-        return names, uv.astype(np.float32), vis
+        return names, uv.astype(np.float32), vis, _recording_size(ep.recording)
     assert ep.state is not None
     with np.load(ep.state) as z:
         names = [str(x) for x in z["keypoint_names"]]
         kp2 = np.asarray(z["keypoints_2d"], dtype=np.float32)
         vis = np.asarray(z["keypoints_visible"], dtype=bool)
+        # the simulator's state files hold per-view masks (T, views, H, W) rendered with the keypoints
+        masks: tuple[int, ...] = z["masks"].shape if "masks" in z.files else ()
+    drawn = (int(masks[3]), int(masks[2])) if len(masks) == 4 else None
     if kp2.ndim != 4 or kp2.shape[-1] != 2 or vis.shape != kp2.shape[:3] or kp2.shape[2] != len(names):
         raise KivaDataError(
             f"{ep.state}: field keypoints_2d must be (T, views, {len(names)}, 2) and keypoints_visible "
@@ -373,7 +398,16 @@ def _targets(ep: Episode) -> tuple[list[str], np.ndarray, np.ndarray]:
             f"keypoints_visible have no finite position in view {ep.view} (first: frame {t}, keypoint "
             f"{names[k]!r}); mark them not visible or fix their coordinates"
         )
-    return names, uv, seen
+    return names, uv, seen, drawn
+
+
+def _recording_size(rec: Recording) -> tuple[int, int]:
+    """The (width, height) of the picture a recording's view is calibrated for."""
+    from robojudge.robots import load_calibration
+
+    cams = load_calibration(rec.calibration)  # recording_keypoints has checked that it loads
+    cam = cams[rec.view] if rec.view in cams else next(iter(cams.values()))
+    return int(cam.size[0]), int(cam.size[1])
 
 
 def file_sha256(path: Path) -> str:

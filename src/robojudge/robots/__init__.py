@@ -16,6 +16,7 @@ from robojudge.robots._camera import (
     mujoco_camera,
     pixel_scale,
     project,
+    same_picture,
     size_mismatch,
 )
 from robojudge.robots._check import check_episode_files
@@ -59,6 +60,7 @@ __all__ = [
     "load_robot_spec",
     "mujoco_camera",
     "pixel_scale",
+    "same_picture",
     "project",
     "read_robot_spec",
     "rigid_pairs",

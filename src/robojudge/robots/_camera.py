@@ -154,6 +154,21 @@ framing: a crop, padding (a 16:9 export of a 4:3 camera) or another camera, whic
 onto the calibrated rays."""
 
 
+def same_picture(size: tuple[int, int], width: int, height: int) -> bool:
+    """Whether frames of ``width x height`` can be the picture of ``size`` (width, height) resized: their
+    aspect ratios agree within :data:`ASPECT_TOLERANCE`, allowing half a pixel of rounding on each side.
+
+    >>> same_picture((1280, 720), 640, 360), same_picture((1280, 720), 1280, 704)
+    (True, True)
+    >>> same_picture((640, 480), 640, 360)  # a 16:9 export of a 4:3 camera
+    False
+    """
+    w, h = int(width), int(height)
+    aspect = int(size[0]) / int(size[1])
+    widest, narrowest = (w + 0.5) / max(h - 0.5, 0.5), (w - 0.5) / (h + 0.5)
+    return widest >= aspect * (1 - ASPECT_TOLERANCE) and narrowest <= aspect * (1 + ASPECT_TOLERANCE)
+
+
 def size_mismatch(cam: Camera, width: int, height: int, view: str | None = None) -> str | None:
     """Why frames of ``width x height`` cannot be read with ``cam``'s calibration (naming ``view``), or
     None when they are the calibrated picture, at its size or resized (:data:`ASPECT_TOLERANCE`).
@@ -167,10 +182,9 @@ def size_mismatch(cam: Camera, width: int, height: int, view: str | None = None)
     """
     cw, ch = int(cam.size[0]), int(cam.size[1])
     w, h = int(width), int(height)
-    aspect = cw / ch
-    widest, narrowest = (w + 0.5) / max(h - 0.5, 0.5), (w - 0.5) / (h + 0.5)
-    if widest >= aspect * (1 - ASPECT_TOLERANCE) and narrowest <= aspect * (1 + ASPECT_TOLERANCE):
+    if same_picture((cw, ch), w, h):
         return None
+    aspect = cw / ch
     head = f"view {view!r} is" if view is not None else "the frames are"
     return (f"{head} {w}x{h} (aspect {w / h:.3f}), its calibration is for {cw}x{ch} ({aspect:.3f}): aspect "
             f"ratios more than {ASPECT_TOLERANCE:.0%} apart are another framing (a crop, padding, another "
