@@ -229,3 +229,30 @@ def test_a_rollout_framed_unlike_its_reference_is_unscored(rollouts: dict[str, I
     write_video(tmp_path / "doubled.mp4", doubled, fps=10)
     same = get_metric("ta_hsd").compute(faithful.model_copy(update={"video": str(tmp_path / "doubled.mp4")}))
     assert np.isfinite(same.value)
+
+
+def test_videos_framed_otherwise_than_the_state_s_masks_are_unscored(
+    rollouts: dict[str, Item], tmp_path: Path
+) -> None:
+    # The rollout and its reference both padded the same way agree with each other, but not with the
+    # square picture the state's masks were rendered on: scaled per axis, the seeds and truth landed on
+    # other pixels. Unscored, naming both sizes and the file.
+    import cv2
+
+    from robojudge.video import sample_frames, write_video
+
+    faithful = rollouts["faithful"]
+    padded = {}
+    for field in ("video", "reference_video"):
+        frames = sample_frames(getattr(faithful, field), fps=None, max_frames=None).frames
+        out = tmp_path / f"{field}.mp4"
+        write_video(out, np.stack([cv2.copyMakeBorder(f, 0, 0, 16, 16, cv2.BORDER_CONSTANT, value=(0, 0, 0))
+                                   for f in frames]), fps=10)
+        padded[field] = str(out)
+    item = faithful.model_copy(update=padded)
+    for m in ("ta_hsd", "ol_average_precision"):
+        score = get_metric(m).compute(item)
+        assert np.isnan(score.value), m
+        assert score.details["unscored_reason"].startswith(
+            f"the videos are 96x{SIZE} (aspect 1.500) and the masks of the state file {SIZE}x{SIZE} (1.000)"), m
+        assert score.details["state_size"] == f"{SIZE}x{SIZE}"

@@ -312,6 +312,19 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         mismatch, sizes = found
         raise Unmeasurable(f"{mismatch}; the state file's masks and positions would be scaled onto the "
                            "wrong pixels", video_size=size_text(sizes[0]), reference_size=size_text(sizes[1]))
+    # The masks and positions are pixels of the picture the simulator rendered: a video cropped or padded
+    # from it (another aspect ratio) has the targets elsewhere, however the two videos agree.
+    shown = probe_video(key.reference_video).display_size
+    ref_state = SimState.load(key.reference_state, key.views[1] or 0) if key.reference_state else None
+    drawn = {"state": state.size, **({"reference_state": ref_state.size} if ref_state else {})}
+    for which, (sw, sh) in drawn.items():
+        if aspect_mismatch(shown, (sw, sh)) is not None:
+            w, h = shown
+            raise Unmeasurable(
+                f"the videos are {w}x{h} (aspect {w / h:.3f}) and the masks of the {which} file {sw}x{sh} "
+                f"({sw / sh:.3f}): the videos are framed otherwise than the simulator rendered (a crop, "
+                "padding), so its masks and positions would be scaled onto the wrong pixels",
+                reference_size=size_text(shown), state_size=size_text((sw, sh)))
     rate = pairing_rate(key.video, key.reference_video, cfg.fps)
     tracker = get_tracker(cfg.tracker)
     gen = sample_frames(key.video, fps=rate, max_frames=None)
@@ -320,11 +333,10 @@ def _cached_tracks(key: _Key) -> ItemTracks:
     ref = sample_frames(key.reference_video, fps=rate, max_frames=None)
     size = (ref.frames.shape[2], ref.frames.shape[1])
     timing = (_shown_times(gen), _shown_times(ref), min(rate, gen.source_fps, ref.source_fps))
-    if key.reference_state is not None:
+    if ref_state is not None:
         # Every target the metrics may ask for, seeded or not: the reference's truth says how far one
         # that the item's state could not seed moves, so that another track does not stand in for it.
         names = seed.names() + tuple(n for n in (*_OBJECTS, EE) if n not in seed.names())
-        ref_state = SimState.load(key.reference_state, key.views[1] or 0)
         truth = true_tracks(ref_state, names, size)
         idx = np.minimum(np.asarray(ref.indices), len(truth.points) - 1)  # the sampled frames
         ref_tracks = Tracks(truth.names, truth.points[idx], truth.boxes[idx], truth.confidence[idx], size)
@@ -586,7 +598,8 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
+    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    # video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     """HSD (RoboPhys-3D App. B.3.2): worst-case spatial deviation, ``H = max(h(G, R), h(R, G))``."""
@@ -603,7 +616,8 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
+    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    # video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     """nDTW (RoboPhys-3D App. B.3.2): spatial-temporal alignment under monotone time warping."""
@@ -622,7 +636,8 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
+    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    # video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
     """DYN (RoboPhys-3D App. B.3.2): velocity and acceleration agreement with motion normalization."""
@@ -715,7 +730,8 @@ def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[floa
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
+    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    # video is (v7: main_view when video was another; v6: view 0)
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     """Average Precision (RoboPhys-3D App. B.3.1): precision of the manipulated object's location."""
@@ -733,7 +749,8 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="8",  # state view: the view video is (v7: main_view when video was another; v6: view 0)
+    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    # video is (v7: main_view when video was another; v6: view 0)
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
     """Average Recall (RoboPhys-3D App. B.3.1): coverage of the manipulated object's appearances."""
