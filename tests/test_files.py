@@ -91,3 +91,74 @@ def test_a_replaced_file_keeps_its_link_and_its_permissions(tmp_path: Path) -> N
     assert private.read_text() == "new" and stat.S_IMODE(private.stat().st_mode) == 0o600
     assert (out / "fresh.csv").read_text() == "x"
     assert not [p for p in os.listdir(out) if p.startswith(".")]  # no temporary file left
+
+
+def _outside_and_out(tmp_path: Path) -> tuple[Path, Path]:
+    outside = tmp_path / "home"
+    outside.mkdir()
+    (outside / ".bashrc").write_text("export PS1='$ '\n")
+    out = tmp_path / "shared_run" / "report"
+    (out / "tables").mkdir(parents=True)
+    return outside, out
+
+
+def test_in_an_output_folder_a_link_leading_out_is_replaced_not_written_through(tmp_path: Path) -> None:
+    # A folder that came with links in it (a downloaded run) had the file each pointed to overwritten
+    # (audit untrusted 1: tables/summary.csv -> ~/.bashrc); a dangling one created its folders outside.
+    import warnings
+
+    from robojudge._files import LinkReplacedWarning, replacing
+
+    outside, out = _outside_and_out(tmp_path)
+    (out / "tables" / "summary.csv").symlink_to("../../../home/.bashrc")
+    (out / "tables" / "summary.md").symlink_to("../../../home2/.config/newdir/.bash_aliases")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with replacing(out) as files:
+            files.write_text(out / "tables" / "summary.csv", "metric,n\n")
+            files.write_text(out / "tables" / "summary.md", "| metric |\n")
+    assert (outside / ".bashrc").read_text() == "export PS1='$ '\n"
+    assert not (tmp_path / "home2").exists()
+    for name, text in (("summary.csv", "metric,n\n"), ("summary.md", "| metric |\n")):
+        path = out / "tables" / name
+        assert not path.is_symlink() and path.read_text() == text
+    lines = [str(w.message) for w in said if issubclass(w.category, LinkReplacedWarning)]
+    assert len(lines) == 2
+    assert "summary.csv was a link to ../../../home/.bashrc" in lines[0] and "outside" in lines[0]
+    assert "summary.md was a link to" in lines[1] and "does not exist" in lines[1]
+
+
+def test_a_link_that_stays_in_the_output_folder_is_followed(tmp_path: Path) -> None:
+    from robojudge._files import replace_text
+
+    _, out = _outside_and_out(tmp_path)
+    (out / "tables" / "latest.csv").write_text("old")
+    (out / "summary.csv").symlink_to("tables/latest.csv")
+    replace_text(out / "summary.csv", "new", root=out)
+    assert (out / "summary.csv").is_symlink() and (out / "tables" / "latest.csv").read_text() == "new"
+
+
+def test_a_linked_folder_leading_out_of_the_output_folder_is_refused(tmp_path: Path) -> None:
+    # tables/ -> ../victim had the report write its tables there and remove the user's leaderboard.md.
+    from robojudge._files import LinkedFolderError, replacing
+
+    _, out = _outside_and_out(tmp_path)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "summary.csv").write_text("mine")
+    (victim / "leaderboard.md").write_text("mine")
+    (out / "tables").rmdir()
+    (out / "tables").symlink_to("../../victim")
+    for write in (lambda files: files.write_text(out / "tables" / "summary.csv", "theirs"),
+                  lambda files: files.write_text(out / "tables" / "new" / "x.csv", "theirs"),
+                  lambda files: files.remove(out / "tables" / "leaderboard.md")):
+        refused = r"tables: a link to \.\./\.\./victim .* outside the output"
+        with pytest.raises(LinkedFolderError, match=refused), replacing(out) as files:
+            write(files)
+    assert sorted(p.name for p in victim.iterdir()) == ["leaderboard.md", "summary.csv"]
+    assert all(p.read_text() == "mine" for p in victim.iterdir())
+    # Named by the user as a single file, a link still leads where the user pointed it.
+    from robojudge._files import replace_text
+
+    replace_text(out / "tables" / "summary.csv", "the user's")
+    assert (victim / "summary.csv").read_text() == "the user's"

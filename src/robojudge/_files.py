@@ -5,6 +5,11 @@ name cut short, and looks whole to whatever reads it next. Written beside it and
 it is always either the old file or the whole new one. :func:`replacing` does so for a set of files that
 belong together (a report's page and its tables), renaming them only once every one is written.
 
+A file that is a link is replaced where it points, so a link the user made (a leaderboard linked into a
+paper's folder) stays one. Inside an output folder a command was given (``root``), only links that stay in
+that folder are followed: a folder downloaded or shared with links to ``~/.bashrc`` in it must not have
+the command write there (:class:`LinkReplacedWarning`, :class:`LinkedFolderError`).
+
 Tables given as input are read whole, once (:func:`read_input`), so a pipe works as a file does.
 """
 
@@ -15,6 +20,7 @@ import os
 import secrets
 import shutil
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -55,19 +61,75 @@ def temp_beside(target: str | os.PathLike[str], suffix: str = ".tmp") -> Path:
     return path.with_name(f".{head}{tail}")
 
 
-class Staged:
-    """The files of one :func:`replacing` block: where each is being written, in the order given."""
+class LinkReplacedWarning(UserWarning):
+    """A file of an output folder was a link leading out of that folder (or to nothing): the new file
+    replaced the link instead of what it pointed to."""
 
-    def __init__(self) -> None:
+
+class LinkedFolderError(OSError):
+    """A folder inside an output folder is a link leading out of it: nothing is written or removed
+    through it."""
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([path, root]) == root
+
+
+class Staged:
+    """The files of one :func:`replacing` block: where each is being written, in the order given.
+
+    With a ``root`` (the output folder the command writes into), a target's link is followed only when
+    it resolves inside the resolved ``root``; one leading out of it or to nothing is replaced itself (a
+    :class:`LinkReplacedWarning`), and a folder on the way that leads out of it is refused
+    (:class:`LinkedFolderError`). Without one (a single file the user named), links are followed.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self._plan: list[tuple[Path, Path | None]] = []  # (target, its temporary file; None: remove it)
         self._last: Path | None = None
+        self._root = None if root is None else Path(root)
+
+    def _folder_checked(self, target: Path) -> None:
+        """Refuse ``target`` when a folder between :attr:`_root` and it is a link leading out of the root
+        (one to nothing is refused too: creating its folders would create them where it points)."""
+        if self._root is None:
+            return
+        top = Path(os.path.abspath(self._root))
+        where = Path(os.path.abspath(target))
+        if not where.is_relative_to(top):
+            raise ValueError(f"{target}: not inside the output folder {self._root}")
+        real_top = os.path.realpath(top)
+        folder = top
+        for part in where.relative_to(top).parts[:-1]:
+            folder = folder / part
+            if not folder.is_symlink():
+                continue
+            real = os.path.realpath(folder)
+            if not folder.is_dir() or not _inside(real, real_top):
+                raise LinkedFolderError(
+                    f"{folder}: a link to {os.readlink(folder)} ({real}), outside the output folder "
+                    f"{self._root}; nothing is written or removed through it (remove the link, or make "
+                    "it a folder, and run again)")
+
+    def _through(self, link: Path) -> Path:
+        """Where a write to ``link`` (a link) goes: what it points to, or the link itself when that is
+        outside :attr:`_root` or missing."""
+        real = os.path.realpath(link)
+        if self._root is None or (link.exists() and _inside(real, os.path.realpath(self._root))):
+            return Path(real)
+        where = "which does not exist" if not link.exists() else f"outside {self._root}, left as it was"
+        warnings.warn(f"{link} was a link to {os.readlink(link)} ({real}), {where}; the link is replaced "
+                      "by the new file", LinkReplacedWarning, stacklevel=4)
+        return link
 
     def path(self, target: str | os.PathLike[str]) -> Path:
         """A new temporary name beside ``target`` (its folder created) for code that writes the file
-        itself; it is renamed onto ``target`` when the block ends."""
+        itself; it is renamed onto ``target`` when the block ends. A link is followed (the file it points
+        to is replaced, the link kept), within the root when the block has one (:class:`Staged`)."""
         final = Path(target)
-        if final.is_symlink():  # the file it points to is replaced, and the link kept
-            final = Path(os.path.realpath(final))
+        self._folder_checked(final)
+        if final.is_symlink():
+            final = self._through(final)
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_beside(final)
         self._plan.append((final, tmp))
@@ -85,7 +147,9 @@ class Staged:
         return Path(target)
 
     def remove(self, target: str | os.PathLike[str]) -> None:
-        """Remove ``target`` when the files are renamed, in its turn (a file the new set no longer has)."""
+        """Remove ``target`` when the files are renamed, in its turn (a file the new set no longer has).
+        A link is removed, not what it points to; a folder leading out of the root is refused."""
+        self._folder_checked(Path(target))
         self._plan.append((Path(target), None))
 
     def _commit(self) -> None:
@@ -120,7 +184,7 @@ class Staged:
 
 
 @contextlib.contextmanager
-def replacing() -> Iterator[Staged]:
+def replacing(root: str | os.PathLike[str] | None = None) -> Iterator[Staged]:
     """Write a set of files so that each is, whatever stops the writing, the old file or the whole new one.
 
     Each file of the block (:meth:`Staged.write_text`, :meth:`Staged.open`, :meth:`Staged.path`) is
@@ -129,6 +193,9 @@ def replacing() -> Iterator[Staged]:
     at the others last: a report's page after its tables), and :meth:`Staged.remove` removals are made in
     their turn. When it raises (a full disk, Ctrl-C), the temporary files are removed and no target is
     touched. An ``OSError`` is raised again naming the target being written (see :meth:`Staged._named`).
+
+    ``root`` is the output folder the files are written into, if any: links in it are followed only
+    while they stay inside it (:class:`Staged`). Leave it out for a file the user named.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -139,7 +206,7 @@ def replacing() -> Iterator[Staged]:
     ['index.html', 'table.csv']
     >>> import shutil; shutil.rmtree(folder)
     """
-    staged = Staged()
+    staged = Staged(root)
     try:
         yield staged
         staged._commit()
@@ -152,7 +219,9 @@ def replacing() -> Iterator[Staged]:
         staged._discard()
 
 
-def replace_text(target: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``target`` through a temporary file beside it (:func:`replacing`)."""
-    with replacing() as files:
+def replace_text(target: str | os.PathLike[str], text: str, *,
+                 root: str | os.PathLike[str] | None = None) -> Path:
+    """Write ``text`` (UTF-8) to ``target`` through a temporary file beside it (:func:`replacing`, with
+    its ``root``)."""
+    with replacing(root) as files:
         return files.write_text(target, text)
