@@ -237,10 +237,17 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run(app: typer.Typer, args: list[str]) -> None:
+    from robojudge._files import LinkedFolderError, LinkReplacedWarning
+    from robojudge.cli._common import warnings_said_once
+
     try:
         # Long reads and checks (a million stored results) say what they are doing after a few seconds.
-        with watch(_say):
+        # A link in an output folder replaced instead of followed is one warning line, said once.
+        with watch(_say), warnings_said_once(LinkReplacedWarning):
             app(args)
+    except LinkedFolderError as exc:  # (its message names the folder, where it leads and what to do)
+        sys.stderr.write(f"error: {exc}\n")
+        raise SystemExit(2) from None
     except OSError as exc:
         # A path that cannot be written or read (an --out under a file, a folder where a file goes), or a
         # write that fails (a full disk: write() names no file): one line saying where, not a traceback.

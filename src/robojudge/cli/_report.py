@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -9,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
+from robojudge._files import LinkedFolderError
 from robojudge.cli._common import (
     check_out_folder,
     console,
@@ -113,6 +115,8 @@ def report(
             raise fail(str(exc)) from None
         folder = out or default_run_dir(manifest) / "report"
         check_out_folder(folder, "--out" if out else "report folder")
+        if out is None:
+            _refuse_linked_default(folder)
         try:
             summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range,
                                      stale=stale)
@@ -144,6 +148,8 @@ def report(
         path = Path(target)
         folder = out or (path / "report" if path.is_dir() else Path("report"))
         check_out_folder(folder, "--out" if out else "report folder")
+        if out is None:
+            _refuse_linked_default(folder)
         if manifest is None:
             err_console.print(f"no suite manifest found{gone_note(url)} (pass --suite): the report has no "
                           "labels or generators", highlight=False, markup=False)
@@ -163,7 +169,7 @@ def report(
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
                                    bootstrap=bootstrap, seed=seed, stale=stale,
                                    config_key=registry_config_key, networks=registry_networks)
-    except (ManifestError, StoreError, ValueError) as exc:
+    except (ManifestError, StoreError, ValueError, LinkedFolderError) as exc:
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a file-size limit: the page and its tables are replaced together
         if not _written_into(folder, exc):
@@ -187,6 +193,20 @@ def report(
     note = stale_note(result.stale)
     if note:
         err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+
+
+def _refuse_linked_default(folder: Path) -> None:
+    """Refuse a default report folder (``report/`` of a run folder, which may have been downloaded) that is
+    a link leading out of the folder holding it: the report would be written, and its old tables removed,
+    wherever the link points. A folder given with --out is the user's choice and is followed."""
+    if not folder.is_symlink():
+        return
+    real = os.path.realpath(folder)
+    holder = os.path.realpath(folder.parent)
+    if os.path.commonpath([real, holder]) != holder:
+        raise fail(f"report folder {folder}: a link to {os.readlink(folder)} ({real}), outside "
+                   f"{folder.parent}; nothing is written through it (remove the link, or pass --out for the "
+                   "report's folder)")
 
 
 def _print_summary(summary: Table | None, folder: Path) -> None:

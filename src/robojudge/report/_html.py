@@ -385,7 +385,7 @@ def write_html_report(
     index = out / "index.html"
     notes = [n for n in (manifest_rows_note(invalid), stale_note(left_out)) if n]
     page = render_page(sections, title=title, source=source, notes=notes)
-    with replacing() as files:  # the page last, so that it never names tables of another report
+    with replacing(out) as files:  # the page last, so that it never names tables of another report
         written, unlisted = stage_tables(files, [t for sec in sections for t in sec.tables], out / "tables")
         files.write_text(index, page)
     known = {it.item_id for it in items}

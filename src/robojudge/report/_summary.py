@@ -252,7 +252,7 @@ def write_report(
                       for h in hidden)
     # Written beside their names and renamed into place once all are whole (results.csv by the export
     # itself, last): a full disk or a kill leaves the previous summary, never a cut one or half of one.
-    with replacing() as files:
+    with replacing(out) as files:
         with files.open(out / "summary.csv", newline="") as f:
             w = SafeCsvWriter(f)
             w.writerow(fields)
@@ -268,5 +268,5 @@ def write_report(
                 if r.status != "ok":
                     w2.writerow([r.item_id, r.metric, r.config_hash, r.error])
         files.write_text(out / "summary.md", md)
-        export_results(store, out / "results.csv", "csv", columns=columns)
+        export_results(store, out / "results.csv", "csv", columns=columns, root=out)
     return summaries

@@ -117,6 +117,7 @@ _BATCH = 10_000
 def export_results(
     store: ResultStore, out: Path, fmt: ExportFormat | None = None, *, metric: str | None = None,
     raw: bool = False, columns: ExtraColumns | None = None, keep: Callable[[ResultRow], bool] | None = None,
+    root: str | os.PathLike[str] | None = None,
 ) -> int:
     """Write the store's rows to ``out`` as one long table.
 
@@ -139,6 +140,8 @@ def export_results(
         raw: Write CSV text cells exactly as stored (no formula neutralising).
         columns: Extra text columns after the standard ones (e.g. the manifest's ``generator``).
         keep: Write only the rows for which it is true (all when ``None``).
+        root: The output folder ``out`` is written into (a report's), if any: a link there is
+            followed only inside it (:func:`robojudge._files.replacing`), and is never taken for a stream.
 
     Returns:
         The number of rows written.
@@ -150,12 +153,12 @@ def export_results(
     if clash := sorted(set(columns or {}) & set(EXPORT_COLUMNS)):
         raise ValueError(f"extra column {clash[0]!r} has the name of an export column; choose another")
     out = Path(out)
-    if is_stream(out):
+    if is_stream(out) and (root is None or not out.is_symlink()):
         return _export_to_stream(store, out, fmt, metric, raw, dict(columns or {}), keep)
     fmt = _resolve_format(out, fmt)
     tmp: Path | None = None
     try:
-        with replacing() as files:  # the whole new file or the old one (a link kept, its permissions too)
+        with replacing(root) as files:  # the whole new file or the old one (a link kept, its permissions too)
             tmp = files.path(out)
             rows = store.iter_rows(metric=metric)
             if keep is not None:

@@ -1,0 +1,115 @@
+"""``robojudge report`` on a run folder that came with links in it writes only inside its report folder.
+
+A shared run folder (a tar or zip keeps links) whose ``report/tables/summary.csv`` pointed at the user's
+``~/.bashrc`` had the report overwrite it with the summary table, a dangling link had its folders created,
+and a ``tables/`` that was a link had the report write there and remove the user's files (audit untrusted
+1). A link the user made inside the report folder, pointing inside it, is still followed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _report_data import write_run
+
+from robojudge.cli import main
+
+
+def _report(*args: object) -> int:
+    with pytest.raises(SystemExit) as stop:
+        main(["report", *map(str, args), "--bootstrap", "0"])
+    return int(stop.value.code or 0)
+
+
+def _downloaded_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A run folder with an earlier report, and the user's home beside it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_bytes(b'export PS1="\\u@\\h$ "\n')
+    run = tmp_path / "Downloads" / "evil_run"
+    write_run(run)
+    (run / "report" / "tables").mkdir(parents=True)
+    (run / "report" / "index.html").write_text("<html></html>\n")
+    return home, run
+
+
+def test_a_link_to_a_file_outside_is_replaced_and_its_target_left_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home, run = _downloaded_run(tmp_path)
+    before = (home / ".bashrc").read_bytes()
+    summary = run / "report" / "tables" / "summary.csv"
+    summary.symlink_to("../../../../home/.bashrc")
+    assert summary.resolve() == (home / ".bashrc").resolve()
+    assert _report(run) == 0
+    assert (home / ".bashrc").read_bytes() == before
+    assert not summary.is_symlink() and summary.read_text().startswith("metric,")
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1, err
+    assert f"warning: {summary} was a link to ../../../../home/.bashrc" in err
+
+
+def test_a_dangling_link_creates_nothing_outside(tmp_path: Path) -> None:
+    _, run = _downloaded_run(tmp_path)
+    md = run / "report" / "tables" / "summary.md"
+    md.symlink_to("../../../../home2/.config/newdir/.bash_aliases")
+    assert _report(run) == 0
+    assert not (tmp_path / "home2").exists()
+    assert not md.is_symlink() and "| metric |" in md.read_text()
+
+
+def test_a_linked_tables_folder_leading_out_is_neither_written_nor_cleaned(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, run = _downloaded_run(tmp_path)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    mine = {"summary.csv": "my own summary\n", "leaderboard.md": "my own leaderboard\n"}
+    for name, text in mine.items():
+        (victim / name).write_text(text)
+    dl_report = tmp_path / "dl_report"
+    dl_report.mkdir()
+    (dl_report / "index.html").write_text("<html></html>\n")
+    (dl_report / "tables").symlink_to("../victim")
+    assert _report(run, "-o", dl_report) == 2
+    assert {p.name: p.read_text() for p in victim.iterdir()} == mine
+    assert (dl_report / "index.html").read_text() == "<html></html>\n"
+    err = capsys.readouterr().err
+    assert f"{dl_report / 'tables'}: a link to ../victim" in err and "nothing is written or removed" in err
+
+
+def test_a_default_report_folder_that_leads_out_of_the_run_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home, run = _downloaded_run(tmp_path)
+    for p in (run / "report" / "tables", run / "report" / "index.html"):
+        p.rmdir() if p.is_dir() else p.unlink()
+    (run / "report").rmdir()
+    (run / "report").symlink_to("../../home")
+    assert _report(run) == 2
+    assert [p.name for p in home.iterdir()] == [".bashrc"]
+    assert "report folder" in capsys.readouterr().err
+
+
+def test_links_the_user_made_inside_the_report_folder_are_followed(tmp_path: Path) -> None:
+    _, run = _downloaded_run(tmp_path)
+    out = run / "report"
+    (out / "paper").mkdir()
+    (out / "paper" / "summary.csv").write_text("old\n")
+    (out / "tables" / "summary.csv").symlink_to("../paper/summary.csv")
+    assert _report(run) == 0
+    assert (out / "tables" / "summary.csv").is_symlink()
+    assert (out / "paper" / "summary.csv").read_text().startswith("metric,")
+
+
+def test_a_manifests_summary_folder_replaces_links_leading_out(tmp_path: Path) -> None:
+    # summary.csv and results.csv (the store's export) are written into --out as the HTML report is.
+    home, run = _downloaded_run(tmp_path)
+    before = (home / ".bashrc").read_bytes()
+    out = tmp_path / "summary_out"
+    out.mkdir()
+    for name in ("summary.csv", "results.csv"):
+        (out / name).symlink_to("../home/.bashrc")
+    assert _report(run / "suite" / "suite.jsonl", "--db", f"sqlite:///{run / 'results.sqlite'}", "-o", out,
+                   "--no-html") == 0
+    assert (home / ".bashrc").read_bytes() == before
+    assert not (out / "summary.csv").is_symlink() and not (out / "results.csv").is_symlink()
+    assert (out / "results.csv").read_text().startswith("item_id,")
