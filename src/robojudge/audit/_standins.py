@@ -237,7 +237,7 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
             records.append(rec)
             timing.append([gen, rec["item_id"], f"{s:g}", f"{k:g}"])
     path = out / "suite.jsonl"
-    with replacing() as staged:  # both whole or the old ones untouched; the manifest last
+    with replacing(out) as staged:  # both whole or the old ones untouched; the manifest last
         # Quoted and escaped as every robojudge CSV: an id holding a comma, or one a spreadsheet would run
         with staged.open(out / "timing.csv", newline="") as fh:
             SafeCsvWriter(fh, lineterminator="\n").writerows(timing)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import pickle
 import re
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from robojudge._files import replace_text
+from robojudge._files import replacing
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import (
     Episode,
@@ -164,10 +163,12 @@ class Reader:
 
 def _write(folder: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / (CHECKPOINT + ".tmp")
-    torch.save({"state_dict": state, "meta_json": json.dumps(meta)}, tmp)
-    os.replace(tmp, folder / CHECKPOINT)
-    replace_text(folder / SUMMARY, json.dumps(meta, indent=2) + "\n")
+    # Both whole or the old ones; a link in the folder is written through only while it stays in it (a
+    # reader folder shared with reader.json linked to a file of the user's). The checkpoint's temporary
+    # name is a new hidden one: a fixed reader.pt.tmp could be a link, which torch.save writes through.
+    with replacing(folder) as files:
+        torch.save({"state_dict": state, "meta_json": json.dumps(meta)}, files.path(folder / CHECKPOINT))
+        files.write_text(folder / SUMMARY, json.dumps(meta, indent=2) + "\n")
 
 
 def checkpoint_path(path: str | Path) -> Path:

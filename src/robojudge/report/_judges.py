@@ -455,7 +455,7 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
         for col, _, _ in JUDGE_COLUMNS:
             fields += [f"{t}_{col}", f"{t}_{col}_low", f"{t}_{col}_high", f"{t}_{col}_best"]
     fields += ["stage", "base_model"]
-    with replacing() as files:  # both whole, or (on an error) the old ones untouched
+    with replacing(out) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "judges.csv", newline="") as f:
             w = SafeCsvWriter(f)
             w.writerow(fields)

@@ -152,7 +152,7 @@ def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -
             f"| {r.n} | {_ci(r.pearson, r.pearson_low, r.pearson_high)} | "
             f"{_ci(r.spearman, r.spearman_low, r.spearman_high)} |"
         )
-    with replacing() as files:  # both whole, or (on an error) the old ones untouched
+    with replacing(out) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "label_agreement.csv", newline="") as f:
             w = SafeCsvWriter(f)
             w.writerow(fields)

@@ -411,7 +411,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
     for t in board.targets:
         fields += [t, f"{t}_low", f"{t}_high", *(f"{t}_{k}" for k in ("rank", "rank_prob", "rank_low",
                                                                         "rank_high", "small_n"))]
-    with replacing() as files:  # both whole, or (on an error) the old ones untouched
+    with replacing(out) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "leaderboard.csv", newline="") as f:
             w = SafeCsvWriter(f)
             w.writerow(fields)

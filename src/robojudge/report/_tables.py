@@ -324,7 +324,7 @@ class Table:
     def write(self, folder: str | Path) -> list[Path]:
         """Write ``<name>.csv``, ``<name>.md`` and ``<name>.tex`` into ``folder``: the three new files, or
         (on an error) the old ones untouched (:func:`robojudge._files.replacing`)."""
-        with replacing() as files:
+        with replacing(folder) as files:
             return self.stage(files, folder)
 
     def stage(self, files: Staged, folder: str | Path) -> list[Path]:

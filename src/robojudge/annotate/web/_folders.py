@@ -215,7 +215,7 @@ def playable(path: Path, cache_dir: Path | None = None) -> Path:
     note = {"source": fingerprint.path, "encoding": ENCODING, "reader": READER_VERSION}
     try:
         write_video(tmp, sampled.frames, fps=sampled.source_fps, timestamps=_own_times(sampled.timestamps))
-        replace_text(root / f"{key}.{_source_tag(fingerprint.path)}.json", json.dumps(note) + "\n")
+        replace_text(root / f"{key}.{_source_tag(fingerprint.path)}.json", json.dumps(note) + "\n", root=root)
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
