@@ -239,5 +239,6 @@ def test_a_recording_calibrated_at_another_size_is_labelled_in_its_videos_pixels
     truth, seen = state["keypoints_2d"][:, 0], state["keypoints_visible"][:, 0]
     assert np.abs(data.keypoints[seen] - truth[seen]).max() < 0.05
     (tmp_path / "calib.json").write_text(json.dumps({"cam0": {**cam, "size": [128, 96]}}))
-    with pytest.raises(KivaDataError, match=r"64x64 .* a 128x96 picture \(1.333, the size of its camera in calibration"):
+    with pytest.raises(KivaDataError,
+                       match=r"64x64 .* a 128x96 picture \(1.333, the size of its camera in calibration"):
         load_episode(episodes[0], names, size=64)

@@ -254,5 +254,6 @@ def test_videos_framed_otherwise_than_the_state_s_masks_are_unscored(
         score = get_metric(m).compute(item)
         assert np.isnan(score.value), m
         assert score.details["unscored_reason"].startswith(
-            f"the videos are 96x{SIZE} (aspect 1.500) and the masks of the state file {SIZE}x{SIZE} (1.000)"), m
+            f"the videos are 96x{SIZE} (aspect 1.500) and the masks of the state file "
+            f"{SIZE}x{SIZE} (1.000)"), m
         assert score.details["state_size"] == f"{SIZE}x{SIZE}"
