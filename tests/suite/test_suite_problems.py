@@ -35,6 +35,40 @@ def test_broken_json_line(media_root: Path) -> None:
     assert suite.problems == info.value.problems
 
 
+_DEEP = "[" * 100_000 + "]" * 100_000  # past any recursion limit: json.loads raises RecursionError
+
+
+def test_json_nested_too_deeply_is_one_bad_line(media_root: Path) -> None:
+    lines = [json.dumps(r) for r in rows()]
+    lines.insert(1, '{"item_id": "ep9", "video": "v.mp4", "meta": {"x": ' + _DEEP + "}}")
+    path = media_root / "suite.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    p = _one(validate_manifest(path))
+    assert (p.line, p.row, p.item_id, p.field) == (2, None, None, None)
+    assert str(p) == f"{path}:2: invalid JSON: nested too deeply"
+    suite = load_suite(path, strict=False)  # the other lines still load
+    assert [it.item_id for it in suite] == ["ep1", "ep2", "ep3"]
+
+    whole = media_root / "suite.json"
+    whole.write_text("[" + json.dumps(rows()[0]) + ", " + _DEEP + "]")
+    p = _one(validate_manifest(whole))
+    assert str(p) == f"{whole}: invalid JSON: nested too deeply"
+
+
+def test_csv_cell_nested_too_deeply(media_root: Path) -> None:
+    rs = [flatten(r) for r in rows()]
+    for r in rs:
+        for k in [k for k in r if k.startswith("meta.")]:
+            del r[k]
+    rs[1]["meta"] = '{"x": ' + "[" * 50_000 + "]" * 50_000 + "}"  # under the csv module's field limit
+    path = write_csv(media_root / "suite.csv", rs)
+    p = _one(validate_manifest(path))
+    assert (p.line, p.field) == (3, "meta"), str(p)
+    assert "nested too deeply" in p.message
+    assert [it.item_id for it in load_suite(path, strict=False)] == ["ep1", "ep3"]
+
+
 def test_record_that_is_not_an_object(media_root: Path) -> None:
     path = media_root / "suite.jsonl"
     path.write_text(json.dumps(rows()[2]) + "\n[1, 2]\n")

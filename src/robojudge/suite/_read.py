@@ -151,6 +151,11 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
+_TOO_DEEP = "invalid JSON: nested too deeply"
+"""Said for JSON that :func:`json.loads` gives up on with a ``RecursionError`` (a ``meta`` of thousands of
+``[``): one bad line or cell, as any other invalid JSON, not a traceback that stops the whole manifest."""
+
+
 def _read_jsonl(path: Path, shown: str) -> Iterator[RawRecord]:
     with path.open("rb") as fh:
         # A binary file splits on b"\n" only, so that line numbers match what an editor shows even
@@ -176,6 +181,11 @@ def _read_jsonl(path: Path, shown: str) -> Iterator[RawRecord]:
                 rec.problems.append(ManifestProblem(shown, lineno, None, None, None, msg))
                 yield rec
                 continue
+            except RecursionError:  # arrays or objects nested past the interpreter's recursion limit
+                rec = RawRecord(line=lineno, row=None, data=None)
+                rec.problems.append(ManifestProblem(shown, lineno, None, None, None, _TOO_DEEP))
+                yield rec
+                continue
             if not isinstance(value, dict):
                 yield _not_an_object(shown, lineno, None, value)
                 continue
@@ -190,6 +200,8 @@ def _read_json(path: Path, shown: str) -> Iterator[RawRecord]:
     except json.JSONDecodeError as e:
         msg = f"invalid JSON: {e.msg} (column {e.colno})"
         raise ManifestError([ManifestProblem(shown, e.lineno, None, None, None, msg)]) from e
+    except RecursionError:
+        raise ManifestError([file_problem(shown, _TOO_DEEP)]) from None
     if isinstance(value, dict) and isinstance(value.get("items"), list):
         value = value["items"]
     if not isinstance(value, list):
@@ -277,6 +289,10 @@ def _tabular_record(cells: Mapping[str, Any], shown: str, line: int | None, row:
                     value = json.loads(value)
                 except json.JSONDecodeError as e:
                     msg = f"cell is not valid JSON ({e.msg}); expected a JSON object"
+                    rec.problems.append(ManifestProblem(shown, line, row, None, column, msg))
+                    continue
+                except RecursionError:
+                    msg = "cell is not valid JSON (nested too deeply); expected a JSON object"
                     rec.problems.append(ManifestProblem(shown, line, row, None, column, msg))
                     continue
             elif isinstance(value, list) and all(isinstance(p, tuple) and len(p) == 2 for p in value):

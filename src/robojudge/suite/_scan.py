@@ -1336,6 +1336,8 @@ def _read_instructions(path: Path) -> list[_Entry]:
             data = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=_pairs)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        except RecursionError:
+            raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
         if isinstance(data, _Pairs) and "items" not in data:
             repeated = [k for k, v in data.pairs if data[k] != v]
             if repeated:

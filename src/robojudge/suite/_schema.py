@@ -297,6 +297,8 @@ class Item(BaseModel):
                 return json.loads(v)
             except json.JSONDecodeError as e:
                 raise ValueError(f"grid is not a JSON object ({e.msg})") from None
+            except RecursionError:
+                raise ValueError("grid is not a JSON object (nested too deeply)") from None
         return v
 
     @model_validator(mode="after")
