@@ -70,6 +70,27 @@ def test_user_rubric_file(tmp_path: Path) -> None:
         load_rubric_file(tmp_path / "missing.toml")
 
 
+@pytest.mark.parametrize(
+    ("placeholder", "field"),
+    [
+        ("{instruction:>6000000000}", "prompt.user"),  # a width: gigabytes of padding at load
+        ("{instruction!r}", "prompt.user"),
+        ("{instruction.__class__}", "prompt.user"),
+        ("{instruction[0]}", "prompt.user"),
+        ("{}", "prompt.user"),
+        ("{instruction:{instruction}}", "prompt.system"),
+    ],
+)
+def test_format_placeholders_are_bare_names(tmp_path: Path, placeholder: str, field: str) -> None:
+    p = tmp_path / "mine.toml"
+    text = RUBRIC.replace("Task {instruction}", f"Task {placeholder}") if field == "prompt.user" else (
+        RUBRIC.replace('system = "Be fair."', f'system = "Be fair. {placeholder}"'))
+    p.write_text(text)
+    with pytest.raises(RubricError) as info:
+        load_rubric_file(p)
+    assert str(info.value).startswith(f"{p}: {field}: placeholder {placeholder!r} is not a bare {{name}}")
+
+
 def test_instruction_in_the_system_prompt_is_replaced(tmp_path: Path) -> None:
     # under syntax "replace" the system prompt went out with "{instruction}" as written, and items
     # without an instruction were judged

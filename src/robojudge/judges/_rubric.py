@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -227,6 +228,9 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
         raise RubricError(f"{where}: taxonomy: {unknown_metric_message(taxonomy, known.ids)}")
     system = _req(prompt, "system", str, where).strip()
     user = _req(prompt, "user", str, where).strip()
+    if syntax == "format":
+        _bare_fields(system, "prompt.system", where)
+        _bare_fields(user, "prompt.user", where)
     needs = bool(data.get("needs_instruction", "{instruction}" in system or "{instruction}" in user))
     label = data.get("first_frame_label") or None
     if label is not None and not isinstance(label, str):
@@ -265,6 +269,34 @@ def parse_rubric(data: dict[str, Any], where: str) -> Rubric:
     except (KeyError, IndexError, ValueError) as exc:
         raise RubricError(f"{where}: the prompt template does not render: {exc!r}") from None
     return rubric
+
+
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _bare_fields(template: str, field: str, where: str) -> None:
+    """Refuse a ``syntax = "format"`` placeholder that is more than a bare ``{name}``.
+
+    A format spec is applied to the item's text as written: ``{instruction:>6000000000}`` pads it to six
+    billion characters, allocated when the rubric is loaded and again for every request. A conversion
+    (``!r``) or an attribute or index (``{instruction.__class__}``, ``{instruction[0]}``) is no prompt
+    text either. A template that does not parse is left to the render check, which says why.
+    """
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError:
+        return
+    for _, name, spec, conversion in parts:
+        if name is None or (_FIELD.fullmatch(name) and not spec and conversion is None):
+            continue
+        shown = "{" + name + (f"!{conversion}" if conversion is not None else "")
+        shown += f":{spec}" if spec else ""
+        shown = shown + "}" if len(shown) <= 60 else f"{shown[:60]}... ({len(shown) + 1:,} characters)"
+        raise RubricError(
+            f"{where}: {field}: placeholder {shown!r} is not a bare {{name}}: with syntax = \"format\" a "
+            "placeholder takes no format spec (:...), conversion (!r) or attribute or index (. or [...]); "
+            "write {instruction}, and {{ }} for literal braces"
+        )
 
 
 def _answer_shape(
