@@ -101,3 +101,17 @@ def test_scan_takes_an_animated_webp_as_a_video_and_scoring_reads_it(
 
     run = score_suite(manifest, ["pixel_frame_consistency"])
     assert run.summary.ok == 3 and run.summary.failed == 0
+
+
+def test_a_canvas_over_the_pixel_limit_is_a_video_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _webp(tmp_path / "clip.webp", _frames(3), 100)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # refused past 2,000 pixels; the canvas is 64x48
+    with pytest.raises(VideoError) as info:  # before: PIL.Image.DecompressionBombError, no OSError
+        sample_frames(path, fps=None)
+    assert info.value.path == path
+    assert info.value.reason == (
+        "the animated WebP is 64x48 (3,072 pixels), over the limit of 2,000 pixels an image may have "
+        "(Pillow refuses it as a possible decompression bomb)"
+    )

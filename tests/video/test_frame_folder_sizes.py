@@ -153,3 +153,50 @@ def test_an_eXIf_chunk_that_cannot_be_read_is_a_warning_not_a_traceback(tmp_path
         "2 image(s) hold EXIF that cannot be read (first: f0.png: SyntaxError: not a TIFF file (header "
         "b'garbage!' not valid)); read as stored, without its orientation, as OpenCV reads them"
     ]
+
+
+def _bomb_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pillow refuses images of more than twice MAX_IMAGE_PIXELS (here 2,000 pixels): a 64x64 frame
+    stands in for a 16000x16000 PNG of about 1 MB, without writing one."""
+    from PIL import Image
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
+
+
+@pytest.mark.parametrize("read", [sample_frames, probe_video])
+def test_an_image_over_the_pixel_limit_is_a_video_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read: object
+) -> None:
+    folder = _folder(tmp_path / "ep1", [(64, 64)] * 2)
+    _bomb_limit(monkeypatch)
+    with pytest.raises(VideoError) as info:  # before: PIL.Image.DecompressionBombError, no OSError
+        read(folder, **({"size": 16} if read is sample_frames else {}))  # type: ignore[operator]
+    assert info.value.path == folder
+    assert info.value.reason == (
+        "image frame_0.png is 4,096 pixels, over the limit of 2,000 pixels an image may have "
+        "(Pillow refuses it as a possible decompression bomb)"
+    )
+
+
+def test_an_image_over_the_pixel_limit_fails_its_item_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from robojudge.run import build_requests, score_items
+    from robojudge.store import ResultStore
+    from robojudge.suite import load_suite
+
+    _folder(tmp_path / "big", [(64, 64)] * 3)
+    _folder(tmp_path / "small", [(16, 12)] * 3)
+    manifest = tmp_path / "s.jsonl"
+    manifest.write_text("".join(json.dumps({"item_id": n, "video": n}) + "\n" for n in ("big", "small")))
+    _bomb_limit(monkeypatch)
+    problems = validate_manifest(manifest, media="deep")  # before: the error's traceback, no list
+    assert [(p.item_id, p.field) for p in problems if p.item_id == "big"] == [("big", "video")]
+    assert "frame_0.png is 4,096 pixels, over the limit of 2,000" in str(problems[0])
+    with ResultStore(tmp_path / "results.sqlite") as store:  # workers=1: scored in this process
+        summary = score_items(load_suite(manifest, strict=False).items,
+                              build_requests(["pixel_frame_consistency"]), store)
+        rows = {r.item_id: r for r in store.rows()}
+    assert (summary.ok, summary.failed) == (1, 1)
+    assert rows["small"].status == "ok"
+    assert rows["big"].status == "error" and "4,096 pixels, over the limit" in str(rows["big"].error)

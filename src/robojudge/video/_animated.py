@@ -19,7 +19,7 @@ import numpy as np
 from PIL import Image
 
 from robojudge.video._filesample import AlphaCheck
-from robojudge.video._folder import DEFAULT_FOLDER_FPS
+from robojudge.video._folder import DEFAULT_FOLDER_FPS, over_pixel_limit
 from robojudge.video._memory import check_frame_memory
 from robojudge.video._post import PostProcess
 from robojudge.video._select import pick_indices, thin_positions, time_tolerance
@@ -116,6 +116,8 @@ def sample_animated(
                 frame = img.convert("RGBA")
                 alpha.see_lowest(int(np.asarray(frame.getchannel("A")).min()))
                 arrays.append(post(np.asarray(frame.convert("RGB")), index=i))
+    except Image.DecompressionBombError as exc:
+        raise over_pixel_limit(path, "the animated WebP", exc, (width, height)) from None
     except (OSError, ValueError, EOFError) as exc:
         raise VideoError(path, f"cannot read animated WebP: {exc}") from exc
     warnings += alpha.warnings() + post.size_warnings()

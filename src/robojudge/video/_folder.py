@@ -29,6 +29,7 @@ from robojudge.video._types import VideoError, VideoInfo
 __all__ = [
     "DEFAULT_FOLDER_FPS",
     "IMAGE_SUFFIXES",
+    "over_pixel_limit",
     "folder_rate",
     "list_images",
     "lowest_alpha",
@@ -84,6 +85,28 @@ def list_images(folder: Path, warnings: list[str] | None = None) -> list[Path]:
     return ordered
 
 
+_BOMB = re.compile(r"\((\d+) pixels\) exceeds limit of (\d+) pixels")
+
+
+def over_pixel_limit(
+    path: Path, what: str, exc: Image.DecompressionBombError, size: tuple[int, int] | None = None
+) -> VideoError:
+    """The :class:`VideoError` for an image Pillow refuses to open for its size: more pixels than twice
+    ``PIL.Image.MAX_IMAGE_PIXELS`` (a decompression bomb: a PNG of about 1 MB may declare 16000x16000).
+
+    Pillow raises ``DecompressionBombError``, which is no ``OSError``: uncaught, one such frame stopped a
+    whole score run and ``suite validate``. Here it fails its item only, naming ``what`` (the image), its
+    size (``(width, height)`` when known, else its pixel count) and the limit.
+    """
+    found = _BOMB.search(str(exc))
+    if found is None:  # another Pillow's wording: its own message says the sizes
+        return VideoError(path, f"{what} is too large for Pillow to open: {exc}")
+    pixels, limit = int(found.group(1)), int(found.group(2))
+    shown = f"{size[0]}x{size[1]} ({pixels:,} pixels)" if size else f"{pixels:,} pixels"
+    return VideoError(path, f"{what} is {shown}, over the limit of {limit:,} pixels an image may have "
+                      "(Pillow refuses it as a possible decompression bomb)")
+
+
 # EXIF orientations that turn the picture a quarter (OpenCV applies them when it reads an image).
 _TRANSPOSED = frozenset({5, 6, 7, 8})
 _ORIENTATION = 0x0112
@@ -101,6 +124,8 @@ def _image_size(folder: Path, image: Path, bad_exif: list[tuple[Path, str]]) -> 
                 # OpenCV skips an EXIF block it cannot parse and decodes the image as stored.
                 bad_exif.append((image, f"{type(exc).__name__}: {exc}"))
                 turned = False
+    except Image.DecompressionBombError as exc:
+        raise over_pixel_limit(folder, f"image {image.name}", exc) from None
     except (OSError, UnidentifiedImageError, ValueError) as exc:
         raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
     return (height, width) if turned else (width, height)
@@ -212,6 +237,8 @@ def read_frame(folder: Path, image: Path) -> tuple[np.ndarray, int | None]:
     try:
         with Image.open(image) as img:  # the header alone
             mode, keyed = img.mode, "transparency" in img.info
+    except Image.DecompressionBombError as exc:
+        raise over_pixel_limit(folder, f"image {image.name}", exc) from None
     except (OSError, UnidentifiedImageError, ValueError) as exc:
         raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
     if mode not in _ALPHA_MODES and not keyed:
@@ -240,6 +267,8 @@ def lowest_alpha(folder: Path, image: Path) -> int | None:
             if img.mode not in _ALPHA_MODES and "transparency" not in img.info:
                 return None
             return int(np.asarray(img.convert("RGBA").getchannel("A")).min())
+    except Image.DecompressionBombError as exc:
+        raise over_pixel_limit(folder, f"image {image.name}", exc) from None
     except (OSError, UnidentifiedImageError, ValueError) as exc:
         raise VideoError(folder, f"cannot read image {image.name}: {exc}") from exc
 
