@@ -47,6 +47,24 @@ def unsafe_at(value: str) -> int | None:
     )
 
 
+def escape_controls(text: str) -> str:
+    """``text`` with each control character (C0, DEL, C1) and bidirectional control written out as its
+    escape, as ``repr`` writes it (``\\x1b``, ``\\u202e``): text from outside, such as a server's error
+    body, printed or stored without rewriting the terminal that shows it (an ``ESC[2J`` clears the
+    screen). Everything else is kept as it is.
+
+    >>> escape_controls("\\x1b[2Jall scored\\x07 \\u202eok")
+    '\\\\x1b[2Jall scored\\\\x07 \\\\u202eok'
+    """
+    if unsafe_at(text) is None:
+        return text
+    return "".join(
+        (f"\\x{ord(ch):02x}" if ord(ch) <= 0xFF else f"\\u{ord(ch):04x}")
+        if ch in BIDI_CONTROLS or unicodedata.category(ch) == "Cc" else ch
+        for ch in text
+    )
+
+
 def unsafe_kind(ch: str) -> str:
     """What the character at :func:`unsafe_at` is, for an error message."""
     return "a bidirectional control character" if ch in BIDI_CONTROLS else "a control character"

@@ -216,3 +216,35 @@ def test_redactor_masks_key_like_url_parameters_it_was_not_told_about() -> None:
         out = r.text(f"GET https://h/x?a=1&{name}=s3cr3t&b=2")
         assert "s3cr3t" not in out and out.startswith(f"GET https://h/x?a=1&{name}=***"), out
     assert r.text("GET https://h/x?api-version=2024-06&page=2") == "GET https://h/x?api-version=2024-06&page=2"
+
+
+ANSI = "\x1b]0;OWNED TITLE\x07\x1b[2J\x1b[31mfake: all 500 items scored OK\x1b[0m\x9b\x7f\u202e"
+
+
+def test_escape_sequences_in_a_server_error_reach_neither_the_terminal_nor_the_store(
+    tmp_path: Path, make_items: Any
+) -> None:
+    # Before: the body's ESC sequences were printed (clearing the screen, colouring fake text) and
+    # stored, and `results export -o -` printed them again.
+    from robojudge.cli import app as cli_app
+
+    items = make_items(["a"])
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    db = tmp_path / "r.sqlite"
+    with FakeServer(lambda body, n: Reply(status=400, body=ANSI.encode())) as srv:
+        args = ["judge", str(manifest), "--backend", "openai", "--model", "m", "--base-url", srv.url,
+                "--rubric", "ia", "--db", str(db), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+        res = CliRunner().invoke(app, args)
+    assert res.exit_code == 1, res.output  # nothing was judged
+    with ResultStore(db) as st:
+        (row,) = st.rows()
+    shown = "\\x1b]0;OWNED TITLE\\x07\\x1b[2J\\x1b[31mfake: all 500 items scored OK\\x1b[0m\\x9b\\x7f\\u202e"
+    assert row.status == "error" and row.error is not None
+    assert row.error.endswith(f"HTTP 400 from {srv.url}/chat/completions: {shown}")
+    assert shown in res.output
+    exported = CliRunner().invoke(cli_app, ["results", "export", "--db", str(db), "-o", "-"])
+    assert exported.exit_code == 0, exported.output
+    assert "HTTP 400" in exported.output
+    for out in (res.output, exported.output, row.error):
+        assert not any(ch in out for ch in "\x1b\x07\x9b\x7f\u202e"), out

@@ -18,6 +18,7 @@ import json
 import time
 from typing import Any
 
+from robojudge._chars import escape_controls
 from robojudge.judges._backend import (
     BACKENDS,
     BackendError,
@@ -146,14 +147,15 @@ class OpenAIBackend:
         except TimeoutError:
             raise TransientError(f"timeout after {self.config.timeout_s:g} s") from None
         except aiohttp.ClientError as exc:
-            msg = self._mask(f"connection error: {type(exc).__name__}: {exc}")
+            msg = self._mask(escape_controls(f"connection error: {type(exc).__name__}: {exc}"))
             raise TransientError(msg) from None
         except ValueError as exc:  # aiohttp refusing the request itself, e.g. two sets of credentials
             raise BackendError(self._mask(f"cannot send to {self._url} ({exc})")) from None
         latency = time.perf_counter() - start
         text_body = raw.decode("utf-8", errors="replace")
         if status != 200:
-            snippet = text_body[:300].replace("\n", " ")
+            # the server's text, shown and stored: an escape sequence in it would rewrite the terminal
+            snippet = escape_controls(text_body[:300].replace("\n", " "))
             msg = self._mask(f"HTTP {status} from {self._url}: {snippet}")
             if status in _RETRY_STATUS or status >= 500:
                 raise TransientError(msg, parse_retry_after(retry_after, sent), status=status)
@@ -196,7 +198,7 @@ class OpenAIBackend:
             del buf
         resp.close()  # drop the connection with the rest of the body unread
         size = f"{length} bytes" if length is not None else "more than that"
-        snippet = head.decode("utf-8", errors="replace").replace("\n", " ")
+        snippet = escape_controls(head.decode("utf-8", errors="replace").replace("\n", " "))
         raise BackendError(
             self._mask(
                 f"reply larger than {_size(cap)} ({size}; raise max_reply_bytes or --max-reply-bytes "
