@@ -46,10 +46,13 @@ from robojudge.judges import (
     RubricError,
     Scoring,
     UnknownNameError,
+    endpoint_urls,
     get_rubric,
+    key_warnings,
     load_judges_file,
     load_rubric_file,
     make_judge,
+    shown_endpoint,
 )
 from robojudge.run import (
     JudgeProgress,
@@ -122,7 +125,9 @@ def resolve_judge(
         values: dict[str, Any] = {"name": name or _inline_name(model), "backend": backend, **extra}
         if sampling:
             values["sampling"] = sampling
-        return _checked(values, "command line")
+        cfg = _checked(values, "command line")
+        print_judge_source(cfg, None)
+        return cfg
     if name is None:
         raise JudgeConfigError("give --judge NAME (from the judges file) or an inline --backend and --model")
     judges = load_judges_file(judges_file)
@@ -130,7 +135,9 @@ def resolve_judge(
         raise UnknownNameError("judge", name, sorted(judges), f" (declared in {judges_file})")
     base = judges[name]
     if not extra and not sampling:
-        return _checked(base, str(judges_file))
+        cfg = _checked(base, str(judges_file))
+        print_judge_source(cfg, judges_file)
+        return cfg
     values = base.model_dump()
     if "base_url" in extra:  # one server given on the command line replaces a declared fleet
         values["endpoints"] = ()
@@ -139,7 +146,45 @@ def resolve_judge(
         values.pop("concurrency", None)  # the endpoints' total
     values.update(extra)
     values["sampling"] = {**values["sampling"], **sampling}
-    return _checked(values, f"{judges_file} with the command-line options")
+    cfg = _checked(values, f"{judges_file} with the command-line options")
+    print_judge_source(cfg, judges_file)
+    return cfg
+
+
+DEFAULT_JUDGES_FILE = Path("robojudge.toml")
+"""``--judges`` when not given: a file in the current folder."""
+
+
+def judge_source_line(cfg: JudgeConfig, judges_file: Path) -> str:
+    """Where a judge declared in ``judges_file`` comes from and where it sends: the file (said to be in
+    the current folder when it is the default ``robojudge.toml``), each endpoint's ``scheme://host``
+    and the variable its key is read from."""
+    where = str(judges_file)
+    if judges_file == DEFAULT_JUDGES_FILE:
+        where += f" in the current folder ({Path.cwd()}; the default of --judges)"
+    urls = endpoint_urls(cfg)
+    if urls:
+        sends = "sends to " + ", ".join(shown_endpoint(u) for u in urls)
+        key = f"key read from {cfg.api_key_env}" if cfg.api_key_env else "no API key"
+        return f"judge {cfg.name!r} from {where}: {sends}, {key}"
+    if cfg.backend in ("hf", "mock"):
+        return f"judge {cfg.name!r} from {where}: {cfg.backend} backend, runs in this process"
+    return f"judge {cfg.name!r} from {where}: {cfg.backend} backend, no base_url"
+
+
+def print_judge_source(cfg: JudgeConfig, judges_file: Path | None) -> None:
+    """Say on stderr, before any request, where a judge from a judges file comes from and where its
+    requests and key go (:func:`judge_source_line`), and warn of a key sent where it should not be
+    (:func:`robojudge.judges.key_warnings`), for an inline judge too.
+
+    A judges file is read from the current folder by default, so one that came with a downloaded suite
+    could name a common judge, its own server and ``api_key_env = "HF_TOKEN"``: that judge then sent the
+    user's secret and frames there without a word.
+    """
+    if judges_file is not None:
+        err_console.print(judge_source_line(cfg, judges_file), highlight=False, markup=False)
+    for warning in key_warnings(cfg):
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", markup=True, highlight=False)
 
 
 def _checked(values: dict[str, Any] | JudgeConfig, where: str) -> JudgeConfig:

@@ -38,6 +38,7 @@ own concurrency and an optional weight (see :mod:`robojudge.judges._fleet`)::
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
 import tomllib
@@ -363,6 +364,104 @@ def looks_like_key(name: str) -> bool:
     kinds = (str.islower, str.isupper, str.isdigit)
     mixed = all(any(kind(c) for c in name) for kind in kinds)
     return mixed or (len(name) >= 32 and "_" not in name)
+
+
+_OTHER_SERVICES: tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...] = (
+    (("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"), "Hugging Face",
+     ("huggingface.co", "huggingface.cloud", "hf.space")),
+    (("GITHUB_TOKEN", "GH_TOKEN"), "GitHub", ("github.com", "github.ai", "githubusercontent.com",
+                                              "models.inference.ai.azure.com")),
+    (("AWS_",), "AWS", ("amazonaws.com", "api.aws")),
+    (("AZURE_",), "Azure", ("azure.com", "azure.net", "azure-api.net", "windows.net")),
+    (("GCP_", "GOOGLE_APPLICATION_CREDENTIALS"), "Google Cloud", ("googleapis.com", "google.com")),
+    (("SSH_AUTH_SOCK",), "SSH", ()),
+)
+"""Environment variables that hold another service's secret (a name ending in ``_`` is a prefix: every
+``AWS_...``), whose service, and the hosts of that service (itself and its subdomains) where the secret
+belongs. ``SSH_AUTH_SOCK`` is the SSH agent's socket and belongs to no server."""
+
+
+def endpoint_urls(config: JudgeConfig) -> tuple[str, ...]:
+    """The URLs a judge sends its requests (frames, prompts and key) to: its fleet's, else its
+    ``base_url``; none for a backend that runs in this process (``hf``, ``mock``)."""
+    if config.backend in _NO_FLEET:
+        return ()
+    if config.endpoints:
+        return tuple(ep.base_url for ep in config.endpoints)
+    return (config.base_url,) if config.base_url else ()
+
+
+def shown_endpoint(url: str) -> str:
+    """``scheme://host[:port]`` of an endpoint URL: where it sends, without credentials, path or query.
+
+    >>> shown_endpoint("https://user:pw@api.example.com:8443/v1?key=abc")
+    'https://api.example.com:8443'
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:  # a port out of range: the URL is refused when the request is built
+        port = None
+    return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None else "")
+
+
+def _loopback(host: str) -> bool:
+    if host.lower().rstrip(".") == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _served_by(host: str, hosts: tuple[str, ...]) -> bool:
+    """Whether ``host`` is one of ``hosts`` or a subdomain of one."""
+    host = host.lower().rstrip(".")
+    return any(host == h or host.endswith("." + h) for h in hosts)
+
+
+def _other_service(name: str) -> tuple[str, tuple[str, ...]] | None:
+    """The service whose secret the variable ``name`` holds (:data:`_OTHER_SERVICES`), and its hosts."""
+    for names, service, hosts in _OTHER_SERVICES:
+        if any(name.startswith(n) if n.endswith("_") else name == n for n in names):
+            return service, hosts
+    return None
+
+
+def key_warnings(config: JudgeConfig) -> list[str]:
+    """What is risky about where a judge sends its key, one sentence each: the key (or credentials in the
+    URL) going over plain ``http://`` to a host that is not this machine, where anyone on the way can
+    read it; and ``api_key_env`` naming another service's secret (``HF_TOKEN``, ``GITHUB_TOKEN``,
+    ``AWS_...``) for an endpoint that is not that service, which is how a judges file from someone else
+    takes a secret that was never meant for a judge.
+
+    >>> key_warnings(make_judge({"name": "j", "model": "m", "base_url": "https://evil.example/v1",
+    ...                          "api_key_env": "HF_TOKEN"}))  # doctest: +NORMALIZE_WHITESPACE
+    ["judge 'j' sends HF_TOKEN, a Hugging Face secret, as its API key to https://evil.example, which is
+      not Hugging Face: check the judges file, and give the judge a variable of its own"]
+    """
+    out: list[str] = []
+    urls = endpoint_urls(config)
+    name = config.api_key_env
+    for url in urls:
+        parts = urlsplit(url)
+        sent = f"the key in {name}" if name else "the credentials in its URL" if parts.username else None
+        if sent and parts.scheme.lower() == "http" and not _loopback(parts.hostname or ""):
+            out.append(f"judge {config.name!r} sends {sent} over plain http:// to {shown_endpoint(url)}, "
+                       "which is not this machine: anyone on the way can read it (use https://)")
+    other = _other_service(name) if name else None
+    if other is not None:
+        service, hosts = other
+        foreign = [url for url in urls if not _served_by(urlsplit(url).hostname or "", hosts)]
+        if foreign:
+            shown = ", ".join(shown_endpoint(url) for url in foreign)
+            article = "an" if service[0] in "AEIOU" else "a"
+            out.append(f"judge {config.name!r} sends {name}, {article} {service} secret, as its API key to "
+                       f"{shown}, which is not {service}: check the judges file, and give the judge a "
+                       "variable of its own")
+    return out
 
 
 def short_hash(value: Any) -> str:
