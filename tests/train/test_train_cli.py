@@ -78,3 +78,18 @@ def test_export_refuses_a_rubric_given_twice_and_says_what_it_left_out(labelled_
     assert f"left out (no score for that rubric): pa 1 (c0-gen_a); ia 2 (c0-gen_a, {last})" in res.output
     card = (tmp_path / "o" / "README.md").read_text()
     assert "Left out (item without that rubric's score): pa 1, ia 2." in card
+
+
+def test_grpo_length_is_app_g1_s_200_steps_in_the_settings_and_the_command() -> None:
+    """App. G.1 stops GRPO at 200 training steps; the default was -1 (one epoch: 391 steps of 25K records
+    on the paper's four GPUs, 1562 on one), while the docs called the defaults App. G's."""
+    import inspect
+
+    from robojudge.cli._train import grpo_cmd
+    from robojudge.train import GRPOSettings
+
+    assert GRPOSettings().max_steps == 200
+    # the command's own default is another literal: it must build the same settings
+    assert inspect.signature(grpo_cmd).parameters["max_steps"].default.default == GRPOSettings().max_steps
+    res = _invoke("grpo", "--help")
+    assert res.exit_code == 0 and "App. G.1: 200" in " ".join(res.output.split())

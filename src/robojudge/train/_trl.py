@@ -2,9 +2,9 @@
 
 * SFT: full-parameter fine-tuning on the exported records, one epoch, global batch 64, lr 1e-5;
   the loss covers the reply only (:class:`._collate.JudgeSFTCollator`).
-* GRPO: from the SFT checkpoint, lr 1e-6, 8 completions per prompt of at most 512 tokens,
-  2 prompts per device and 8 gradient-accumulation steps, rewarded by the exact-match reward
-  (:func:`robojudge.train.exact_match_reward`), optionally plus the format reward.
+* GRPO: from the SFT checkpoint, 200 optimizer steps (App. G.1), lr 1e-6, 8 completions per prompt of
+  at most 512 tokens, 2 prompts per device and 8 gradient-accumulation steps, rewarded by the
+  exact-match reward (:func:`robojudge.train.exact_match_reward`), optionally plus the format reward.
 
 Every setting can be overridden. ``lora`` trains a LoRA adapter (peft) instead of all parameters and
 merges it before saving, so the output folder is always a full checkpoint the ``hf`` judge backend
@@ -64,7 +64,9 @@ class GRPOSettings:
     num_generations: int = 8
     learning_rate: float = 1e-6
     max_completion_length: int = 512
-    max_steps: int = -1
+    #: App. G.1 stops GRPO at 200 optimizer steps, whatever the data's size; ``epochs`` counts only when
+    #: this is -1.
+    max_steps: int = 200
     epochs: float = 1.0
     temperature: float = 1.0
     rewards: tuple[str, ...] = ("exact",)
