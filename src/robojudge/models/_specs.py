@@ -182,7 +182,7 @@ DA3_BASE = register_weights(
 )
 
 
-#: VGGT-1B (Wang et al., CVPR 2025), RoboWorM's RIGIS reconstruction network, read into robojudge's port.
+#: VGGT-1B (Wang et al., CVPR 2025), read into robojudge's port: the stand-in for RoboWorM's VGGT-Omega.
 #: The revision is the one two public projects pin for this file (with its size, 5,026,874,952 bytes);
 #: it was not checked against the hub from here (no network).
 VGGT_1B = register_weights(
@@ -197,7 +197,8 @@ VGGT_1B = register_weights(
                     "checkpoint CC BY-NC 4.0, non-commercial)",
         library="torch",
         how=(
-            "RoboWorM (Fig. 3b, App. C2) names VGGT for RIGIS. robojudge builds the network itself (torch "
+            "RoboWorM (Fig. 3b) names VGGT-Omega for RIGIS, another network (RoboPhys-3D Table 10); "
+            "VGGT-1B stands in for it. robojudge builds the network itself (torch "
             "only) and loads model.pt strictly, dropping only the tracking head's track_head.* keys; a "
             "model.safetensors from the same repository in the folder works too. The checkpoint is licensed "
             "for non-commercial use only (facebook/VGGT-1B-Commercial is a separate, gated file)."

@@ -1,11 +1,13 @@
-"""VGGT (Wang et al., CVPR 2025), RoboWorM's reconstruction network for RIGIS: robojudge's own port.
+"""VGGT (Wang et al., CVPR 2025), robojudge's own port: the stand-in for RoboWorM's RIGIS network.
 
-RoboWorM (paper 001, Fig. 3b, App. C2) reconstructs each synchronised frame set of a multi-view rollout
-with VGGT. VGGT has no installable package that holds the network, so robojudge builds it from its own
-code (:mod:`~robojudge.models._vggt_net`, ``_vggt_layers``, ``_vggt_heads``; torch only, the ``torch``
-extra) with the published checkpoint's key names, and loads ``facebook/VGGT-1B`` strictly: every key of
-the file must fill a parameter and every parameter must be filled, except the tracking head's
-``track_head.*`` keys, which are dropped because the head is not built (RIGIS needs no point tracks).
+RoboWorM (paper 001, Fig. 3b) reconstructs each synchronised frame set of a multi-view rollout with
+VGGT-Omega, a different network from VGGT-1B (RoboPhys-3D, paper 002, Table 10: 1.14 B against 1.26 B
+parameters, other outputs, other scores); robojudge has no port of VGGT-Omega and uses VGGT-1B in its
+place (``rigis_vggt``). VGGT has no installable package that holds the network, so robojudge builds it
+from its own code (:mod:`~robojudge.models._vggt_net`, ``_vggt_layers``, ``_vggt_heads``; torch only, the
+``torch`` extra) with the published checkpoint's key names, and loads ``facebook/VGGT-1B`` strictly:
+every key of the file must fill a parameter and every parameter must be filled, except the tracking
+head's ``track_head.*`` keys, which are dropped because the head is not built (RIGIS needs no point tracks).
 
 Unverified on the real checkpoint: a golden test runs a tiny configuration of both this code and the
 publisher's (same weights, derived from each parameter's name) and compares every output, and the full

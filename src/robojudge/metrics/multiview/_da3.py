@@ -1,11 +1,12 @@
-"""RIGIS with a feed-forward reconstruction network: Depth Anything 3 in the place of the paper's VGGT.
+"""RIGIS with a feed-forward reconstruction network: Depth Anything 3 in place of the paper's VGGT-Omega.
 
 RoboWorM (paper 001, Fig. 3b) reconstructs each synchronised frame set of a multi-view rollout with a
-feed-forward network (VGGT) and scores the reconstruction: ``S_geo``, how consistent the views' geometry
-is, and ``S_pose``, how stable the rig's estimated camera poses stay. VGGT has no installable package;
-Depth Anything 3 (:mod:`robojudge.models`) is the same kind of network (frames of several views in, depth,
-intrinsics and camera poses of every frame out, in one pass), so it stands in. Unverified on the real
-checkpoint: tested on a randomly initialised DA3-Small only (docs/rigis_validation.md).
+feed-forward network (VGGT-Omega) and scores the reconstruction: ``S_geo``, how consistent the views'
+geometry is, and ``S_pose``, how stable the rig's estimated camera poses stay. robojudge has no port of
+VGGT-Omega; Depth Anything 3 (:mod:`robojudge.models`) is the same kind of network (frames of several
+views in, depth, intrinsics and camera poses of every frame out, in one pass), so it stands in, as
+VGGT-1B does in :mod:`robojudge.metrics.multiview._vggt`. Unverified on the real checkpoint: tested on a
+randomly initialised DA3-Small only (docs/rigis_validation.md).
 
 Per instant ``t`` (one frame of every view, sampled at ``fps``, at most ``max_instants``) the network gives
 each view ``v`` a depth map ``D_tv``, intrinsics ``K_tv`` and a camera-to-world pose ``P_tv`` (all in one
@@ -338,8 +339,8 @@ def _register() -> None:
         DA3_IDS,
         network="Depth Anything 3",
         common=("Depth Anything 3 (Base) reconstructs each synchronised frame set (one frame per view, "
-                "4 fps, at most 16 instants, longer side 504) in place of RoboWorM's VGGT; unverified on "
-                "the real checkpoint. "),
+                "4 fps, at most 16 instants, longer side 504) in place of RoboWorM's VGGT-Omega; unverified "
+                "on the real checkpoint. "),
         citation="RoboWorM (paper 001), Fig. 3b, App. D; Depth Anything 3 as the reconstruction network",
         config=Da3RigisConfig,
         weights=(DA3_BASE.name,),

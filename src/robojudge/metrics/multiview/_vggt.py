@@ -1,12 +1,15 @@
-"""RIGIS with RoboWorM's own reconstruction network, VGGT (``rigis_vggt``, ``_geo``, ``_pose``).
+"""RIGIS with VGGT-1B standing in for RoboWorM's VGGT-Omega (``rigis_vggt``, ``_geo``, ``_pose``).
 
-RoboWorM (paper 001, Fig. 3b, App. C2) reconstructs each synchronised frame set with VGGT and scores the
+RoboWorM (paper 001, Fig. 3b) reconstructs each synchronised frame set with VGGT-Omega and scores the
 reconstruction's cross-view consistency (``S_geo``) and the stability over time of the rig's estimated
-relative poses (``S_pose``). robojudge runs its own port of VGGT-1B (:mod:`robojudge.models._vggt`) and
-scores the reconstruction exactly as the Depth Anything 3 variant does
-(:mod:`robojudge.metrics.multiview._da3`: same sampling, same formulas, same defaults), so the two
-differ only in the network. Unverified on the real checkpoint: the port matches the publisher's code on
-tiny networks, but no value from the published file has been computed here (docs/rigis.md, "VGGT").
+relative poses (``S_pose``). VGGT-Omega is not VGGT: RoboPhys-3D (paper 002, Table 10) lists them as two
+networks (1.14 B and 1.26 B parameters), and they score differently there. robojudge has no port of
+VGGT-Omega. It runs its own port of VGGT-1B (:mod:`robojudge.models._vggt`) in its place, so these values
+are not those of the paper's network. The reconstruction is scored exactly as the Depth Anything 3
+variant scores its own (:mod:`robojudge.metrics.multiview._da3`: same sampling, same formulas, same
+defaults), so the two differ only in the network. Unverified on the real checkpoint: the port matches
+the publisher's code on tiny networks, but no value from the published file has been computed here
+(docs/rigis.md, "VGGT").
 
 VGGT's input is its own: each frame resized to width ``process_res`` (518, the trained size) with the
 height that keeps the aspect ratio (a multiple of 14, centre-cropped to 518 rows if taller). Its depth
@@ -61,11 +64,12 @@ def _register() -> None:
     register_rig_metrics(
         VGGT_IDS,
         network="VGGT",
-        common=("VGGT-1B (robojudge's port of RoboWorM's network) reconstructs each synchronised frame set "
+        common=("VGGT-1B (robojudge's port; a stand-in for RoboWorM's VGGT-Omega, another network) "
+                "reconstructs each synchronised frame set "
                 "(one frame per view, 4 fps, at most 16 instants, width 518); unverified on the real "
                 "checkpoint (the port matches the publisher's code on tiny networks only). "),
-        citation="RoboWorM (paper 001), Fig. 3b, App. C2; VGGT (Wang et al., CVPR 2025) as the "
-                 "reconstruction network",
+        citation="RoboWorM (paper 001), Fig. 3b, with VGGT-1B (Wang et al., CVPR 2025) in place of the "
+                 "paper's VGGT-Omega (two networks: RoboPhys-3D, Table 10)",
         config=VggtRigisConfig,
         weights=(VGGT_1B.name,),
         score=score_item,
