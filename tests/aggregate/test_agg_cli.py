@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from robojudge.aggregate import DEFAULT_ROBOPHYSCORE_METRICS, ROBOPHYSCORE_THRESHOLD
 from robojudge.cli._aggregate import app
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -94,6 +95,15 @@ def test_select_json(wide):
     assert set(got["selected"]) == {"ds_jepa_similarity", "cc_semantics", "sa_subject_adherence",
                                     "if_normalized_score", "ol_average_recall", "pla_physical_commonsense",
                                     "ta_ndtw", "iq1_fvd"}
+
+
+def test_select_without_threshold_uses_eq3_s_default(wide):
+    # the option's default is the library's constant: a literal of its own could drift from it
+    res = _invoke("select", "--in", wide, "--normalized", "--json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output[res.output.index("{"):])
+    assert got["threshold"] == ROBOPHYSCORE_THRESHOLD
+    assert set(got["selected"]) == set(DEFAULT_ROBOPHYSCORE_METRICS)  # App. B.10's eight
 
 
 def test_select_sensitivity_table(wide):

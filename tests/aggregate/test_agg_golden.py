@@ -7,15 +7,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robojudge.aggregate import agreement as agree
 from robojudge.aggregate import (
+    DEFAULT_ROBOPHYSCORE_METRICS,
+    DEFAULT_THRESHOLDS,
+    ROBOPHYSCORE_THRESHOLD,
     average_full_score,
     load_taxonomy,
     macro_average,
     retention,
     robophyscore,
+    select_metrics,
     threshold_sensitivity,
 )
+from robojudge.aggregate import agreement as agree
 
 GOLDEN = Path(__file__).parent / "golden"
 TAX = load_taxonomy()
@@ -153,6 +157,29 @@ def test_table16_selection_and_task_agreement():
             got = row.agreement[target]
             for stat in ("pearson", "spearman", "r2", "mae"):
                 assert getattr(got, stat) == pytest.approx(printed[stat], abs=2e-4), (key, target, stat)
+
+
+def test_eq3_s_default_threshold_selects_the_eight_metrics_of_app_b10():
+    # Eq. 3 reads "min r > 0.70" and App. B.10 adopts 0.7 as the default: "eight at the default threshold
+    # of 0.7". At 0.6 the same grid gives 12 (Table 16), so a silent change of the default shows here.
+    assert ROBOPHYSCORE_THRESHOLD == 0.7
+    sel = select_metrics(_columns(WM), TARGETS)  # no threshold: the default
+    assert sel.threshold == ROBOPHYSCORE_THRESHOLD
+    assert set(sel.selected) == set(QUOTED["table16_selected"]["0.7"]) == set(DEFAULT_ROBOPHYSCORE_METRICS)
+    assert len(sel.selected) == 8
+
+
+def test_table16_grid_is_the_default_of_threshold_sensitivity():
+    # Table 16's rows are thresholds 0.5 to 0.9 in steps of 0.1; called without thresholds, the sweep
+    # gives those rows and their sets (the test above passes them explicitly).
+    assert DEFAULT_THRESHOLDS == (0.5, 0.6, 0.7, 0.8, 0.9)
+    rows = threshold_sensitivity(_columns(WM), TARGETS)
+    assert [f"{row.threshold:g}" for row in rows] == list(QUOTED["table16_selected"])
+    assert [f"{row.threshold:g}" for row in rows] == list(MAIN["table16"]["VLM-2 (TS)"])
+    for row in rows:
+        expected = QUOTED["table16_selected"][f"{row.threshold:g}"]
+        assert (None if row.selected is None else set(row.selected)) == (
+            None if expected is None else set(expected)), row.threshold
 
 
 def test_table19_task_agreement_of_afs_and_robophyscore():

@@ -12,6 +12,7 @@ import math
 import pytest
 from _report_data import higher_is_better
 
+from robojudge.aggregate import ROBOPHYSCORE_THRESHOLD, select_metrics
 from robojudge.report._robophys import robophys_section, sensitivity_section
 from robojudge.report._sections import ReportInput
 from robojudge.store import ResultRow
@@ -94,6 +95,27 @@ def test_eq3_in_the_report_leaves_out_a_generator_measured_on_some_items_only() 
     (table,) = sec.tables
     assert table.rows[0][2].text == "iq1_ssim"
     assert "left out of that metric's correlations" in sec.intro
+
+
+def test_the_report_selects_at_eq3_s_default_threshold() -> None:
+    # The report's eq. 3 column must use the threshold select_metrics defaults to (one constant, not a
+    # literal of its own): iq1_ssim's r with task success, 0.61, passes 0.6 and fails 0.7.
+    succ = {"a": 0.1, "b": 0.3, "c": 0.5, "d": 0.7, "e": 0.9}
+    ssim = {"a": 0.3, "b": 0.6, "c": 0.2, "d": 0.8, "e": 0.7}
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in succ for k in range(2)]
+    rows = []
+    for it in items:
+        g = it.generator or ""
+        rows += [_row(it.item_id, "iq1_psnr", 15.0 + 20.0 * succ[g]), _row(it.item_id, "iq1_ssim", ssim[g]),
+                 _row(it.item_id, "sim_task_success", succ[g])]
+    means = {"iq1_psnr": [15.0 + 20.0 * v for v in succ.values()], "iq1_ssim": list(ssim.values()),
+             "sim_task_success": list(succ.values())}
+    assert select_metrics(means, ["sim_task_success"], 0.6).selected == ("iq1_psnr", "iq1_ssim")
+    expected = select_metrics(means, ["sim_task_success"]).selected
+    sec = robophys_section(ReportInput(rows, items, higher_is_better))
+    assert (f"selects at threshold {ROBOPHYSCORE_THRESHOLD} against this run's task-success measures "
+            f"({', '.join(expected)};") in sec.intro
 
 
 def test_the_report_says_why_eq3_selects_nothing_when_no_correlation_is_defined() -> None:

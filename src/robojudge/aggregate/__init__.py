@@ -17,6 +17,7 @@ from robojudge.aggregate._regimes import MacroAverage, macro_average, retention
 from robojudge.aggregate._scores import FullScore, Missing, average_full_score, robophyscore
 from robojudge.aggregate._select import (
     DEFAULT_THRESHOLDS,
+    ROBOPHYSCORE_THRESHOLD,
     Agreement,
     Selection,
     SensitivityRow,
@@ -48,6 +49,7 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "POOL_PERCENTILES",
     "POOL_PERCENTILE_SOURCE",
+    "ROBOPHYSCORE_THRESHOLD",
     "TASK_SUCCESS_SUBDIM",
     "AggregateInputError",
     "Agreement",

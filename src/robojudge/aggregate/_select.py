@@ -14,6 +14,10 @@ from robojudge.meta import MIN_CORRELATION_PAIRS, why_no_correlation
 from robojudge.taxonomy import TASK_SUCCESS_SUBDIM, Taxonomy, load_taxonomy
 
 FloatArray = NDArray[np.float64]
+#: Eq. 3's threshold: a metric enters RoboPhyscore when its least Pearson r with the task-success
+#: measures is strictly above it (RoboPhys-3D eq. 3; App. B.10 adopts 0.7 as the default). The selection,
+#: ``robojudge aggregate select`` and the report's RoboPhyscore section all read this one value.
+ROBOPHYSCORE_THRESHOLD = 0.7
 #: Thresholds of the paper's sensitivity table (Table 16).
 DEFAULT_THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 _MIN_PAIRS = MIN_CORRELATION_PAIRS
@@ -89,7 +93,7 @@ def _resolve_targets(
 def select_metrics(
     values: Mapping[str, ArrayLike],
     targets: Sequence[str] | Mapping[str, ArrayLike],
-    threshold: float = 0.7,
+    threshold: float = ROBOPHYSCORE_THRESHOLD,
     *,
     candidates: Iterable[str] | None = None,
     taxonomy: Taxonomy | None = None,
@@ -102,7 +106,7 @@ def select_metrics(
     Args:
         values: Metric id -> one value per configuration.
         targets: Names of task-success columns in ``values``, or name -> values.
-        threshold: The paper's default is 0.7.
+        threshold: The paper's default, :data:`ROBOPHYSCORE_THRESHOLD` (0.7).
         candidates: Metrics to consider; defaults to every key of ``values`` except the targets and the
             task-success sub-dimension (the paper's "non-task-success metrics").
         taxonomy: Source of the task-success ids; defaults to the packaged one.

@@ -14,6 +14,7 @@ from rich.table import Table
 from robojudge._files import replace_text
 from robojudge.aggregate import (
     DEFAULT_THRESHOLDS,
+    ROBOPHYSCORE_THRESHOLD,
     AggregateInputError,
     Missing,
     Strategy,
@@ -122,8 +123,9 @@ def select_cmd(
                              "or long with --by naming the configuration columns."),
     targets: str = typer.Option(",".join(load_taxonomy().task_success), "--targets",
                                 help="Comma-separated task-success columns of eq. 3."),
-    threshold: float = typer.Option(0.7, "--threshold", help="Keep a metric when its minimum Pearson r "
-                                    "over the targets is strictly above this."),
+    threshold: float = typer.Option(ROBOPHYSCORE_THRESHOLD, "--threshold",
+                                    help="Keep a metric when its minimum Pearson r over the targets is "
+                                    "strictly above this (eq. 3)."),
     thresholds: str | None = typer.Option(None, "--thresholds", help="Comma-separated thresholds: print "
                                           "the sensitivity table (Table 16) instead."),
     by: str = typer.Option("", "--by", help="Configuration columns; rows are averaged per configuration."),

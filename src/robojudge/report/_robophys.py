@@ -15,6 +15,7 @@ from scipy import stats
 
 from robojudge.aggregate import (
     DEFAULT_THRESHOLDS,
+    ROBOPHYSCORE_THRESHOLD,
     average_full_score,
     load_taxonomy,
     normalize,
@@ -277,9 +278,9 @@ def robophys_section(inp: ReportInput) -> Section:
     rps = robophyscore(means, have, missing="drop") if have else np.full(len(gens), math.nan)
     sel = _selection_input(inp)
     chosen: tuple[str, ...] | None = None
-    why_none = "no metric passes 0.7"
+    why_none = f"no metric passes {ROBOPHYSCORE_THRESHOLD}"
     if not isinstance(sel, str):
-        picked = select_metrics(sel.means, sel.targets, 0.7, candidates=sel.candidates)
+        picked = select_metrics(sel.means, sel.targets, ROBOPHYSCORE_THRESHOLD, candidates=sel.candidates)
         chosen = picked.selected
         why_none = picked.reason or why_none  # (a constant target, or no candidate's r: none is defined)
         if picked.reason and sel.partly:
@@ -299,8 +300,9 @@ def robophys_section(inp: ReportInput) -> Section:
                  "with the paper's full 50-metric AFS. RoboPhyscore (eq. 4) averages the "
                  f"{len(have)} of the paper's {len(default)} default metrics that are stored"
                  + (f" ({', '.join(have)})." if have else "; none is, so it is n/a.")
-                 + (f" The last column averages the set eq. 3 selects at threshold 0.7 against this run's "
-                    f"task-success measures ({', '.join(chosen)}; see the sensitivity table)." if chosen else
+                 + (f" The last column averages the set eq. 3 selects at threshold {ROBOPHYSCORE_THRESHOLD} "
+                    f"against this run's task-success measures ({', '.join(chosen)}; see the sensitivity "
+                    "table)." if chosen else
                     f" Eq. 3 selects nothing here "
                     f"({sel if isinstance(sel, str) else why_none}).")
                  + _from_judges(inp, norm) + _left_out(inp) + _not_normalized(left)
