@@ -15,11 +15,16 @@ from robojudge.metrics.learned.hf_consistency import (
 )
 from robojudge.metrics.learned.hf_depth import depth_accuracy, median_scaled_abs_rel
 from robojudge.metrics.learned.hf_vjepa import (
+    ManifoldConfig,
+    VJepaClip,
+    clip_frames,
     cosine_similarity,
     jepa_similarity,
     mahalanobis_distances,
     polynomial_mmd2,
+    sampled_clip,
 )
+from robojudge.video import write_video
 
 R = math.sqrt(0.5)
 
@@ -116,3 +121,18 @@ def test_median_scaled_abs_rel_by_hand():
         median_scaled_abs_rel(-ref, ref)
     with pytest.raises(Unmeasurable, match="no frames to compare"):
         depth_accuracy(np.zeros((0, 2, 2)), np.stack([ref]))
+
+
+def test_vjepa_clip_is_16_uniform_frames_with_the_first_and_last(tmp_path):
+    # RoboJudge App. B.3 (manifold similarity): "16 uniformly sampled frames", resized to 128 x 128. Each of
+    # the 40 frames of a lossless frame folder is one grey level, 6 x its index, so a frame's level says
+    # which frame it was.
+    assert VJepaClip().num_frames == 16 and ManifoldConfig().num_frames == 16
+    video = write_video(tmp_path / "clip", np.repeat(np.arange(40, dtype=np.uint8)[:, None, None, None] * 6,
+                                                     24, axis=1).repeat(24, axis=2).repeat(3, axis=3), fps=8)
+    frames = clip_frames(str(video), ManifoldConfig())
+    assert frames.shape == (16, 128, 128, 3)
+    picked = frames.reshape(16, -1).mean(axis=1) / 6
+    assert picked[0] == 0 and picked[-1] == 39  # the first and the last frame
+    np.testing.assert_allclose(picked, np.linspace(0, 39, 16), atol=0.5)  # evenly spread between
+    assert sampled_clip(str(video), ManifoldConfig()).indices.tolist() == picked.astype(int).tolist()
