@@ -243,3 +243,21 @@ def test_judge_group_runs_a_suite_or_a_sub_command(
     usage = runner.invoke(app, ["judge"])
     assert usage.exit_code == 2 and "Missing argument" in usage.output
     assert "judge [OPTIONS]" in usage.output and "judge suite" not in usage.output  # the hidden name
+
+
+def test_cli_samples_frames_as_frame_spec_s_defaults(tmp_path: Path, make_items: Any) -> None:
+    """RoboJudge App. B.1 (4 fps, at most 32 frames) is FrameSpec's default; `judge` has its own --fps and
+    --max-frames defaults, which must build the same spec (the stored config says what was sent)."""
+    from robojudge.judges import FrameSpec
+
+    manifest = _manifest(tmp_path, make_items)
+    reply = '{"reasoning": "r", "physical_adherence": 4, "instruction_alignment": 4}'
+    toml = tmp_path / "judges.toml"
+    toml.write_text(f'[judges.mk]\nbackend = "mock"\nmodel = "m"\nreplies = [{reply!r}]\n')
+    res = CliRunner().invoke(app, ["judge", str(manifest), "--judges", str(toml), "--judge", "mk",
+                                   "--db", str(tmp_path / "r.sqlite"), "--no-cache", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    with ResultStore(tmp_path / "r.sqlite", read_only=True) as store:
+        frames = [r.config["frames"] for r in store.rows()]
+    assert frames and all(f == FrameSpec().as_dict() for f in frames), frames
+    assert (FrameSpec().fps, FrameSpec().max_frames) == (4.0, 32)
