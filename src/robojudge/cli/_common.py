@@ -35,6 +35,9 @@ from robojudge.suite import Item
 PIPED_WIDTH = 240
 """Columns of a table printed to a file or a pipe (a log, ``| tee``): Rich's 80 cut metric ids short."""
 
+#: ``--bootstrap`` of the commands that draw 2,000 replicates by default, where App. E.1 draws 10,000.
+E1_HELP = "Cluster-bootstrap replicates (0: none; RoboJudge App. E.1 uses 10000, the default takes 2000)."
+
 
 def piped_width(stream: Any) -> int | None:
     """The width ``COLUMNS`` gives (a whole number >= 1; anything else counts as unset), else

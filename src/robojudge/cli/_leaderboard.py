@@ -15,6 +15,7 @@ from rich.text import Text
 
 from robojudge import DEFAULT_SEED
 from robojudge.cli._common import (
+    E1_HELP,
     check_out_folder,
     console,
     err_console,
@@ -112,7 +113,7 @@ def generators(
     scores: str = typer.Option("labels", "--scores",
                                help="labels, judge:NAME (a stored VLM judge) or calibrated"
                                " (the metric-calibrated judge)."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and folds."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     sort_by: str = typer.Option(OVERALL, "--sort", help="Order by pa, ia or overall."),
@@ -213,7 +214,7 @@ def judges(
     alpha: float = typer.Option(1.0, "--alpha", min=0.0, help="L2 penalty of the calibrated judge."),
     predict: str = typer.Option("expected", "--predict",
                                 help="Calibrated judge's score: expected (continuous) or class."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and of the folds."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write judges.md and judges.csv here."),
@@ -295,7 +296,7 @@ def fps_ablation(
     db: str | None = typer.Option(None, "--db", help=_DB_HELP),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache folder."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write fps_ablation.{csv,md,tex} here."),
     progress: bool = progress_option(" for each rate's run"),

@@ -13,7 +13,7 @@ from rich.cells import cell_len
 from rich.markup import escape
 from rich.table import Table
 
-from robojudge import DEFAULT_SEED
+from robojudge import DEFAULT_SEED, PAPER_REPLICATES
 from robojudge.cli._common import console, err_console, fail
 from robojudge.cli._tables import add_column, print_table
 from robojudge.meta import (
@@ -68,7 +68,8 @@ def _warn(message: str) -> None:
 def agreement(
     pred: Path = typer.Option(..., "--pred", help="Judge scores: item_id, axis, score[, judge]."),
     human: Path = typer.Option(..., "--human", help="Human scores: item_id, axis, score[, clip_id, source]."),
-    bootstrap: int = typer.Option(10_000, "--bootstrap", min=0, help="Bootstrap replicates (0: none)."),
+    bootstrap: int = typer.Option(PAPER_REPLICATES, "--bootstrap", min=0,
+                                  help="Bootstrap replicates (0: none; RoboJudge App. E.1: 10000)."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the cluster draws."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     scale: str = typer.Option("1,5", "--scale", help="Inclusive score scale LOW,HIGH for rounding."),
@@ -288,8 +289,8 @@ def segments(
     clip: str | None = typer.Option(None, "--clip", help="Column of the bootstrap cluster (else --video)."),
     video: str | None = typer.Option(None, "--video", help="Column of the video: adds the band overlap."),
     reference: str | None = typer.Option(None, "--reference", help="Score to take differences against."),
-    replicates: int = typer.Option(2000, "--bootstrap", "--replicates", min=1,
-                                   help="Cluster-bootstrap replicates of rho."),
+    replicates: int = typer.Option(2000, "--bootstrap", "--replicates", min=1, help=(
+        "Cluster-bootstrap replicates of rho (RoboJudge App. E.1's design; it uses 10000).")),
     draws: int = typer.Option(1000, "--draws", min=1, help="Calibration draws of the three-band overlap."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of the band-overlap draws."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),

@@ -12,6 +12,7 @@ from rich.table import Table
 from robojudge import DEFAULT_SEED
 from robojudge._files import LinkedFolderError
 from robojudge.cli._common import (
+    E1_HELP,
     check_out_folder,
     console,
     err_console,
@@ -94,7 +95,7 @@ def report(
                                     help="Report folder \\[default: next to the store]."),
     by: str = typer.Option("generator", "--by", help=f"Summary groups: {', '.join(GROUP_FIELDS)}."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write index.html and the tables too."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Cluster-bootstrap replicates (0: none)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and the folds."),
     title: str | None = typer.Option(None, "--title", help="Page title."),
 ) -> None:

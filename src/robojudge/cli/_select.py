@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge.cli._common import check_out_file, console, err_console, fail, load_results
+from robojudge.cli._common import E1_HELP, check_out_file, console, err_console, fail, load_results
 from robojudge.cli._tables import add_column, print_table
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
@@ -34,7 +34,7 @@ def best_of_n(
     out: Path | None = typer.Option(None, "--out", "-o", help=_OUT),
     label: str | None = typer.Option(None, "--label", help=_LABEL),
     db: str | None = typer.Option(None, "--db", help=_DB),
-    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help="Bootstrap replicates (0: none)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed",
                              help="Seed of the bootstrap and of the calibrated judge."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from robojudge import DEFAULT_SEED, PAPER_REPLICATES
 from robojudge.meta._agreement import MIN_CORRELATION_PAIRS, FloatArray
 
 IntMatrix = npt.NDArray[np.int32]
@@ -58,8 +59,10 @@ class ClusterBootstrap:
         clusters: Cluster label per item (e.g. ``clip_id``).
         strata: Stratum label per item (e.g. ``source``); one stratum if None. A cluster must lie
             in a single stratum.
-        n_replicates: Number of replicates ``B``.
-        seed: Seed for ``numpy.random.default_rng``.
+        n_replicates: Number of replicates ``B`` (default App. E.1's 10,000).
+        seed: Seed for ``numpy.random.default_rng``; the default is RoboJudge App. E.1's
+            (:data:`robojudge.DEFAULT_SEED`), so the same call draws the same replicates. None draws
+            fresh ones from the operating system's entropy.
 
     Attributes:
         counts: ``(B, n_clusters)`` how many times each cluster was drawn in each replicate.
@@ -67,7 +70,7 @@ class ClusterBootstrap:
     """
 
     def __init__(self, clusters: npt.ArrayLike, strata: npt.ArrayLike | None = None,
-                 n_replicates: int = 10_000, seed: int | None = None) -> None:
+                 n_replicates: int = PAPER_REPLICATES, seed: int | None = DEFAULT_SEED) -> None:
         n = int(np.asarray(clusters).shape[0])
         if n_replicates < 1:
             raise ValueError(f"n_replicates must be >= 1, got {n_replicates}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from robojudge import DEFAULT_SEED, PAPER_REPLICATES
 from robojudge.meta._agreement import FloatArray, kendall, why_no_correlation
 from robojudge.meta._bootstrap import (
     ClusterBootstrap,
@@ -81,14 +82,16 @@ def weighted_kendall_tau_b(x: npt.ArrayLike, y: npt.ArrayLike, weights: npt.Arra
 
 
 def kendall_interval(pred: npt.ArrayLike, human: npt.ArrayLike, clusters: npt.ArrayLike | None = None,
-                     strata: npt.ArrayLike | None = None, bootstrap: int = 10_000, seed: int | None = None,
-                     level: float = 0.95, chunk: int = 1000) -> Estimate:
+                     strata: npt.ArrayLike | None = None, bootstrap: int = PAPER_REPLICATES,
+                     seed: int | None = DEFAULT_SEED, level: float = 0.95, chunk: int = 1000) -> Estimate:
     """Kendall's tau-b with its paired cluster-bootstrap percentile interval (RoboJudge App. E.1).
 
     The draws are those of :class:`ClusterBootstrap` with the same ``clusters``, ``strata``,
     ``bootstrap`` and ``seed``, i.e. the draws :func:`agreement_table` uses for the other statistics.
     Items where either score is NaN are left out of every replicate, as in the point estimate.
     To pool axes (the Overall), concatenate the axes' scores and repeat ``clusters`` and ``strata``.
+    The defaults are App. E.1's: 10,000 replicates and seed :data:`robojudge.DEFAULT_SEED`, so the same
+    call gives the same interval (``seed=None``: fresh draws).
 
     Returns:
         An :class:`Estimate` (value, percentile interval and bootstrap standard error); an undefined tau

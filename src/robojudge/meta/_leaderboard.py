@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from robojudge import DEFAULT_SEED
 from robojudge.meta._agreement import FloatArray, as_float_vector
 from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
 from robojudge.meta._means import group_codes, group_sums, ratio
@@ -152,7 +153,7 @@ def competition_ranks(values: FloatArray, tolerance: float = 0.0) -> npt.NDArray
 
 def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Sequence[str],
                           clusters: npt.ArrayLike | None = None, strata: npt.ArrayLike | None = None,
-                          bootstrap: int = 2000, seed: int | None = None, level: float = 0.95,
+                          bootstrap: int = 2000, seed: int | None = DEFAULT_SEED, level: float = 0.95,
                           sort_by: str = OVERALL, tolerance: float = 0.0) -> Leaderboard:
     """Rank generators by their mean score per axis and by the Overall, with bootstrap uncertainty.
 
@@ -162,7 +163,8 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
         clusters: Cluster per item (source clip); each item is its own cluster if None.
         strata: Stratum per item (source corpus); one stratum if None.
         bootstrap: Replicates ``B``; 0 gives point estimates and ranks only.
-        seed: Seed of the cluster draws.
+        seed: Seed of the cluster draws (default :data:`robojudge.DEFAULT_SEED`: the same call gives
+            the same intervals; None: fresh draws).
         level: Coverage of the score intervals and of the rank ranges.
         sort_by: Target that orders the entries: an axis name or ``"overall"``.
         tolerance: Means closer than this (absolute) tie, in the ranks, the rank spreads and the

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from robojudge import DEFAULT_SEED, PAPER_REPLICATES
 from robojudge.meta._agreement import (
     DEFAULT_SCALE,
     AxisStats,
@@ -161,7 +162,7 @@ def _clusters_by_target(boot: ClusterBootstrap, scored: Sequence[npt.NDArray[np.
 def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
                     human: Mapping[str, npt.ArrayLike],
                     clusters: npt.ArrayLike | None = None, strata: npt.ArrayLike | None = None,
-                    bootstrap: int = 10_000, seed: int | None = None, level: float = 0.95,
+                    bootstrap: int = PAPER_REPLICATES, seed: int | None = DEFAULT_SEED, level: float = 0.95,
                     scale: tuple[int, int] = DEFAULT_SCALE,
                     pairs: Sequence[tuple[str, str]] | None = None, rank_stats: bool = True,
                     chunk: int = 256) -> AgreementReport:
@@ -173,8 +174,9 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
         human: ``human[axis]`` is the human score per item (NaN = not labelled); all axes share items.
         clusters: Cluster per item (source clip); each item is its own cluster if None.
         strata: Stratum per item (source corpus); a single stratum if None.
-        bootstrap: Replicates ``B``; 0 gives point estimates only.
-        seed: Seed of the cluster draws.
+        bootstrap: Replicates ``B``; 0 gives point estimates only. The default is App. E.1's 10,000.
+        seed: Seed of the cluster draws (default App. E.1's, :data:`robojudge.DEFAULT_SEED`: the same
+            call gives the same intervals; None: fresh draws).
         level: Coverage of the percentile intervals.
         scale: Inclusive score range for rounding (accuracy) and confusion matrices.
         pairs: Judge pairs whose differences to report; every pair in ``pred`` order if None.

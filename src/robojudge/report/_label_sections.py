@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from robojudge import PAPER_REPLICATES
 from robojudge.meta import OVERALL, STATISTICS, AgreementReport, Estimate, kendall_interval
 from robojudge.report import _plots
 from robojudge.report._judges import JUDGE_COLUMNS, comparison_note, judges_report
@@ -40,6 +41,16 @@ def _no_labels(inp: ReportInput) -> str | None:
     return None
 
 
+def replicates_note(n: int) -> str:
+    """The replicates behind the judges' intervals, measured against RoboJudge App. E.1's 10,000: the
+    report draws 2,000 by default, and a reader comparing its intervals with the paper's must know."""
+    design = f"{n:,} replicates, clips resampled within sources"
+    if n == PAPER_REPLICATES:
+        return f"{design}; RoboJudge App. E.1"
+    return (f"{design}, as RoboJudge App. E.1 but for the count: App. E.1 uses {PAPER_REPLICATES:,} "
+            f"(pass --bootstrap {PAPER_REPLICATES})")
+
+
 def _scored_anywhere(j: JudgeSeries, items: list[Item]) -> bool:
     ids = {it.item_id for it in items}
     return any(ids & set(j.values(a)) for a in AXES)
@@ -67,8 +78,8 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
     labelled = inp.labelled
     stored = {j.label: j for j in inp.stored.judges}
     targets = (*report.axes, OVERALL)
-    ci = (f"{report.level:.0%} paired cluster-bootstrap intervals ({report.n_replicates} replicates, clips "
-          "resampled within sources; RoboJudge App. E.1)" if report.n_replicates else "no bootstrap")
+    ci = (f"{report.level:.0%} paired cluster-bootstrap intervals ({replicates_note(report.n_replicates)})"
+          if report.n_replicates else "no bootstrap")
     sec.intro = ("r: Pearson, Acc: exact-match accuracy after rounding to the 1-5 scale, MSE: mean squared "
                  "error; Overall pools PA and IA for r and MSE and averages Acc (RoboJudge Table 2). "
                  f"Best value per column in bold; {ci}. Scored and unscored count labelled (item, axis) "
