@@ -294,6 +294,10 @@ def segments(
     draws: int = typer.Option(1000, "--draws", min=1, help="Calibration draws of the three-band overlap."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of the band-overlap draws."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
+    turn_mean: list[str] = typer.Option([], "--turn-mean", help=(
+        "SCORE=COLUMN (repeatable): SCORE is a voted judge's majority verdict (Bad 1, Medium 2, Good 3), "
+        "COLUMN its mean level over turns; its rho is taken on the mean, its overlap on the majority "
+        "verdict as it is (RoboWorM Table D4).")),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Spearman's rho of scores against per-segment verdicts, with cluster-bootstrap intervals (RoboWorM
@@ -303,6 +307,8 @@ def segments(
     so one clip's segments move together. With --reference, each other score's rho minus the
     reference's on the same replicates. With --video, the calibrated three-band overlap too (3 videos
     per level drawn for calibration, the rest banded). A blank score is a segment it did not measure.
+    A voted judge (--turn-mean) is ranked by its mean level over turns and its majority verdict is
+    compared with the human one as it is, as RoboWorM Table D4 does for a VLM.
     """
     scores: dict[str, bool] = {}
     for s in score:
@@ -312,10 +318,19 @@ def segments(
             raise fail(f"--score {name!r} is given more than once ({given}); give each score column once, "
                        f"with {HIGHER_BETTER} when its higher values are better")
         scores[name] = s.endswith(HIGHER_BETTER)
+    means: dict[str, str] = {}
+    for spec in turn_mean:
+        name, eq, column = (part.strip() for part in spec.partition("="))
+        if not (eq and name and column):
+            raise fail(f"--turn-mean {spec!r}: give SCORE=COLUMN, the voted judge's score column and the "
+                       "column of its mean level over turns")
+        if name in means:
+            raise fail(f"--turn-mean names {name!r} twice ({means[name]!r} and {column!r}); give it once")
+        means[name] = column
     try:
         table = segments_from_csv(path, scores, verdict=verdict, group=group, clip=clip, video=video,
                                   reference=reference, replicates=replicates, draws=draws, seed=seed,
-                                  level=level)
+                                  level=level, turn_means=means)
     except ScoreTableError as exc:
         raise fail(str(exc)) from None
     rho = table.rho
@@ -341,7 +356,10 @@ def segments(
                "minus_reference": {k: cells(v) for k, v in rho.differences.items()}, "reference": reference,
                "overlap": {k: {g: band(b) for g, b in per.items()} for k, per in table.bands.items()},
                "overlap_pooled": {k: None if p is None else {"macro": list(p.macro), "micro": list(p.micro)}
-                                  for k, p in table.pooled.items()}}
+                                  for k, p in table.pooled.items()},
+               "turn_mean": table.turn_means,
+               "majority_overlap": {k: {**v.groups, "macro": _num(v.macro), "micro": _num(v.micro)}
+                                    for k, v in table.voted.items()}}
         typer.echo(json.dumps(out, indent=2))
         return
     ci = f"{level:.0%} intervals, {rho.replicates} replicates over {table.clusters_from} clusters"
@@ -358,6 +376,19 @@ def segments(
         print_table(t)
         for note in _rho_notes(title.split(" (")[0], data, groups, rho.replicates):
             console.print(f"note: {note}", highlight=False, markup=False)
+    for name, column in table.turn_means.items():
+        console.print(f"note: {name}'s rho is on its mean level over turns (column {column}), as RoboWorM "
+                      "Table D4 ranks a VLM; its overlap is on its majority verdict", highlight=False,
+                      markup=False)
+    if table.voted:
+        t = Table(title="majority-verdict overlap (a voted judge's verdict as it is, RoboWorM Table D4)",
+                  title_justify="left")
+        for col in ("score", *groups, "macro", "micro"):
+            add_column(t, col, fold=col == "score")
+        for name, v in table.voted.items():
+            t.add_row(name, *(f"{x:.3f}" if not math.isnan(x) else "-"
+                              for x in (*(v.groups[g] for g in groups), v.macro, v.micro)))
+        print_table(t)
     if table.bands:
         t = Table(title=f"calibrated three-band overlap ({draws} draws)", title_justify="left")
         for col in ("score", *groups, "macro", "micro"):

@@ -123,6 +123,7 @@ from robojudge.meta._segments import (
     SegmentRho,
     SegmentRhoBootstrap,
     SegmentRhoIntervals,
+    VerdictOverlap,
     apply_cuts,
     best_cuts,
     group_bands,
@@ -135,6 +136,7 @@ from robojudge.meta._segments import (
     three_band_agreement,
     too_short_reason,
     verdict_levels,
+    verdict_overlap,
     video_levels,
 )
 from robojudge.meta._tables import (
@@ -193,6 +195,7 @@ __all__ = [
     "ScoreTableError",
     "SegmentRho",
     "SegmentRhoBootstrap",
+    "VerdictOverlap",
     "SegmentRhoIntervals",
     "SegmentTable",
     "SizePoint",
@@ -257,6 +260,7 @@ __all__ = [
     "segment_spans",
     "segment_spearman",
     "segment_spearman_bootstrap",
+    "verdict_overlap",
     "segments_from_csv",
     "spearman",
     "speedup",

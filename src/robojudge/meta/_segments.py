@@ -13,6 +13,8 @@ one negated; :func:`orient`), so a useful score correlates positively with the l
   of the other videos, and records the share whose band equals its level; an unscored segment counts as a
   miss. Mean and percentile interval over the draws.
 * :func:`pool_bands`: macro and micro overlap of several groups' draws, draw by draw.
+* :func:`verdict_overlap`: the overlap of a judge that answers in the three levels itself (a VLM's
+  majority verdict), taken as it is, as Table D4 takes a VLM's.
 """
 
 from __future__ import annotations
@@ -320,6 +322,39 @@ def group_bands(scores: npt.ArrayLike, levels: npt.ArrayLike, groups: Sequence[s
             per[name] = str(exc)
     done = {k: b for k, b in per.items() if isinstance(b, BandAgreement)}
     return per, (pool_bands(done, level) if done and len(done) == len(per) else None)
+
+
+@dataclass(frozen=True)
+class VerdictOverlap:
+    """Share of segments whose verdict is the human one, with no calibration (a VLM's in RoboWorM Table D4).
+
+    Attributes:
+        groups: Per group, the share (a segment with no verdict counts as a miss; NaN for an empty group).
+        macro: Mean of the groups' shares.
+        micro: Share over all segments pooled.
+    """
+
+    groups: dict[str, float]
+    macro: float
+    micro: float
+
+
+def verdict_overlap(verdicts: npt.ArrayLike, levels: npt.ArrayLike, groups: Sequence[str]) -> VerdictOverlap:
+    """Overlap of a judge's own verdict levels (0 Good, 1 Medium, 2 Bad; NaN: none) with segment ``levels``.
+
+    RoboWorM Table D4 takes a VLM's majority verdict over its turns as it is: a VLM answers in the three
+    levels, so it has no cuts to calibrate, unlike a continuous score (:func:`three_band_agreement`).
+    """
+    v = np.asarray(verdicts, dtype=np.float64)
+    lv = np.asarray(levels, dtype=np.float64)
+    if v.shape != lv.shape or v.ndim != 1 or len(groups) != v.size:
+        raise ValueError(f"verdicts, levels and groups differ in length: {v.shape}, {lv.shape}, "
+                         f"{len(groups)}")
+    right = v == lv  # NaN never equals: a segment the judge left without a verdict is a miss
+    g = np.asarray(groups, dtype=object)
+    per = {name: float(right[g == name].mean()) for name in sorted(set(groups))}
+    macro = float(np.mean(list(per.values()))) if per else math.nan
+    return VerdictOverlap(per, macro, float(right.mean()) if right.size else math.nan)
 
 
 def group_seed(seed: int, name: str) -> list[int]:

@@ -10,8 +10,8 @@ file, and where it can the line and the column. pandas is imported when a file i
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,10 +28,12 @@ from robojudge.meta._segments import (
     BandAgreement,
     PooledBands,
     SegmentRhoBootstrap,
+    VerdictOverlap,
     group_bands,
     orient,
     segment_spearman_bootstrap,
     verdict_levels,
+    verdict_overlap,
 )
 
 if TYPE_CHECKING:
@@ -636,6 +638,9 @@ class SegmentTable:
         segments: Segments per group.
         verdicts: Per group, segments per verdict.
         clusters_from: The column the bootstrap clusters come from (``"row"``: each segment its own).
+        turn_means: Per voted judge, the column of its mean level over turns, which its rho is taken on.
+        voted: Per voted judge, the overlap of its majority verdict taken as it is (RoboWorM Table D4);
+            a voted judge has no calibrated bands.
     """
 
     rho: SegmentRhoBootstrap
@@ -644,6 +649,39 @@ class SegmentTable:
     segments: dict[str, int]
     verdicts: dict[str, dict[str, int]]
     clusters_from: str
+    turn_means: dict[str, str] = field(default_factory=dict)
+    voted: dict[str, VerdictOverlap] = field(default_factory=dict)
+
+
+#: RoboWorM Table D4's verdict levels of a VLM (Bad 1, Medium 2, Good 3), as robojudge's roboworm_physics
+#: rubric stores them.
+TABLE_D4_VERDICTS = (1.0, 2.0, 3.0)
+
+
+def _voted_columns(df: pd.DataFrame, name: str, mean_column: str, path: str | Path
+                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """A voted judge's verdict levels (0 Good, 1 Medium, 2 Bad, NaN none) from its majority column, and its
+    mean level over turns, checked: verdicts on Table D4's 1-3 scale, means inside it, both or neither."""
+    majority = column_numbers(df, name, path)
+    mean = column_numbers(df, mean_column, path)
+    off = np.flatnonzero(np.isfinite(majority) & ~np.isin(majority, TABLE_D4_VERDICTS))
+    if off.size:
+        i = int(off[0])
+        raise ScoreTableError(
+            f"{path} {_line(df, i)}, column {name!r}: {majority[i]:g} is not a verdict of RoboWorM Table D4 "
+            "(Bad 1, Medium 2, Good 3); a voted judge's column holds its majority verdict")
+    out = np.flatnonzero(np.isfinite(mean) & ((mean < 1.0) | (mean > 3.0)))
+    if out.size:
+        i = int(out[0])
+        raise ScoreTableError(f"{path} {_line(df, i)}, column {mean_column!r}: {mean[i]:g} is outside 1..3, "
+                              "the verdict scale its turns were given on (Bad 1, Medium 2, Good 3)")
+    odd = np.flatnonzero(np.isfinite(majority) != np.isfinite(mean))
+    if odd.size:
+        i = int(odd[0])
+        blank, given = (mean_column, name) if np.isfinite(majority[i]) else (name, mean_column)
+        raise ScoreTableError(f"{path} {_line(df, i)}, column {blank!r}: blank where column {given!r} has a "
+                              "value; a segment a voted judge scored has both its majority and its turn mean")
+    return 3.0 - majority, mean
 
 
 def segments_from_csv(
@@ -659,6 +697,7 @@ def segments_from_csv(
     draws: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    turn_means: Mapping[str, str] | None = None,
 ) -> SegmentTable:
     """Segment-level agreement of score columns with Good/Medium/Bad verdicts (``meta segments``).
 
@@ -668,16 +707,32 @@ def segments_from_csv(
     (else ``video``, else each row on its own), and, with a ``video`` column, RoboWorM's calibrated
     three-band overlap (Table D4). A blank score is a segment that score did not measure.
 
+    ``turn_means`` names the voted judges (a VLM asked over several turns): score column -> column of its
+    mean level over the turns. Its score column holds the majority verdict on Table D4's scale (Bad 1,
+    Medium 2, Good 3; higher is better, so the score must be marked so). As in Table D4, its rho is taken
+    on the turn mean and its overlap on the majority verdict taken as it is (:attr:`SegmentTable.voted`),
+    not on calibrated bands.
+
     Raises:
         ScoreTableError: The file cannot be read, lacks a column, has a score that is not a number or a
-            verdict other than Good, Medium or Bad (naming the line), or ``reference`` is not a score.
+            verdict other than Good, Medium or Bad (naming the line), or ``reference`` is not a score; a
+            voted judge is not a score, is not higher-is-better, or has a verdict off Table D4's scale.
     """
+    voted_means = dict(turn_means or {})
     if not scores:
         raise ScoreTableError(f"{path}: name at least one score column")
     if reference is not None and reference not in scores:
         raise ScoreTableError(f"{path}: reference {reference!r} is not one of the scores: "
                               f"{', '.join(scores)}")
-    needed = (verdict, *scores, *(c for c in (group, clip, video) if c))
+    for name in voted_means:
+        if name not in scores:
+            raise ScoreTableError(f"{path}: turn mean given for {name!r}, which is not one of the scores: "
+                                  f"{', '.join(scores)}")
+        if not scores[name]:
+            raise ScoreTableError(f"{path}: the voted judge {name!r} gives Table D4's verdicts (Bad 1, "
+                                  "Medium 2, Good 3), where higher is better: mark it so (on the command "
+                                  f"line, --score {name}:higher-better)")
+    needed = (verdict, *scores, *voted_means.values(), *(c for c in (group, clip, video) if c))
     df = read_score_csv(path, tuple(dict.fromkeys(needed)))
     _check_names(df, [c for c in (group, clip, video) if c], path)
     where = [f"{path} {_line(df, i)}, column {verdict!r}" for i in range(len(df))]
@@ -685,12 +740,21 @@ def segments_from_csv(
         levels = verdict_levels([v.strip() for v in df[verdict]], where)
     except ValueError as exc:
         raise ScoreTableError(str(exc)) from None
-    oriented = {name: orient(column_numbers(df, name, path), hib) for name, hib in scores.items()}
+    oriented = {name: orient(column_numbers(df, name, path), hib) for name, hib in scores.items()
+                if name not in voted_means}
     groups = [str(x) for x in df[group]] if group else ["all"] * len(df)
+    # RoboWorM Table D4: a VLM's rho on its mean level over turns, its overlap on the majority verdict.
+    ranked = dict(oriented)
+    voted: dict[str, VerdictOverlap] = {}
+    for name, mean_column in voted_means.items():
+        own_levels, mean = _voted_columns(df, name, mean_column, path)
+        ranked[name] = orient(mean, True)
+        voted[name] = verdict_overlap(own_levels, levels, groups)
+    ranked = {name: ranked[name] for name in scores}  # the order the scores were given in
     cluster_col = clip or video
     clusters = [str(x) for x in df[cluster_col]] if cluster_col else [str(i) for i in range(len(df))]
     try:
-        rho = segment_spearman_bootstrap(oriented, levels, groups, clusters, reference=reference,
+        rho = segment_spearman_bootstrap(ranked, levels, groups, clusters, reference=reference,
                                          replicates=replicates, seed=seed, level=level)
     except ValueError as exc:
         raise ScoreTableError(f"{path}: {exc}") from None
@@ -706,4 +770,4 @@ def segments_from_csv(
     counts = {grp: int(np.sum(g == grp)) for grp in names}
     verdicts = {grp: {name: int(np.sum((g == grp) & (levels == k))) for name, k in VERDICT_LEVELS.items()}
                 for grp in names}
-    return SegmentTable(rho, bands, pooled, counts, verdicts, cluster_col or "row")
+    return SegmentTable(rho, bands, pooled, counts, verdicts, cluster_col or "row", voted_means, voted)
