@@ -150,6 +150,17 @@ def band_calibration(scores: npt.ArrayLike, labels: npt.ArrayLike, groups: npt.A
     adjacent levels is the midpoint of the median calibration scores of those levels (on the negated
     score when lower is better), and cuts are sorted if the medians are out of order.
 
+    This is one of robojudge's two readings of Table D4, which says only that the cuts are "calibrated
+    on nine videos per embodiment (three per quality level)"; neither reading is stated by the paper.
+    :func:`robojudge.meta.three_band_agreement` (``meta segments``) differs in two places, and the two
+    give different overlaps on the same data (docs/meta.md, "Two band overlaps"):
+
+    * a group's level: here its **most frequent** item label (labels that mostly hold for a whole
+      video); there its **worst** segment's (a failure a few frames long leaves most segments Good);
+    * the cuts: here the **midpoints of the level medians** (any number of levels, robust to a few
+      outlying scores); there the **pair of cuts that bands the most calibration segments right**
+      (three levels only; the rule that maximises what the overlap counts, on the calibration videos).
+
     An item the score left unmeasured (NaN) with a human label is evaluated as a miss, as in
     :func:`three_band_agreement`: its band cannot match the label, and a metric that measured half the
     segments must not keep the overlap of one that measured all. Cuts are fitted on the measured

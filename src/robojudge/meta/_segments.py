@@ -214,6 +214,19 @@ def three_band_agreement(scores: npt.ArrayLike, levels: npt.ArrayLike, videos: S
                          level: float = 0.95) -> BandAgreement:
     """RoboWorM's calibrated three-band overlap of oriented ``scores`` with segment ``levels``.
 
+    Each draw takes ``per_level`` videos of every level as calibration videos, fits two cuts on their
+    segments with :func:`best_cuts`, bands the segments of every other video with :func:`apply_cuts`,
+    and records the share banded at their level. Table D4 says only that the cuts are "calibrated on nine
+    videos per embodiment (three per quality level)"; this is one of robojudge's two readings of it, and
+    :func:`robojudge.meta.band_calibration` the other. They differ in two places and give different
+    overlaps on the same data (docs/meta.md, "Two band overlaps"):
+
+    * a video's level: here its **worst** segment's (:func:`video_levels`: a kinematic failure lasts a few
+      frames, so most segments of a failed rollout are Good and their most frequent verdict would call
+      nearly every video Good); there its **most frequent** label;
+    * the cuts: here the **pair that bands the most calibration segments right** (:func:`best_cuts`, what
+      the overlap then counts on the other videos); there the **midpoints of the level medians**.
+
     Args:
         scores: Oriented score per segment (higher = worse); NaN where the metric gave none.
         levels: Level per segment (0 Good, 1 Medium, 2 Bad).
