@@ -31,7 +31,7 @@ from robojudge.meta import (
     manifest_costs,
 )
 from robojudge.metric_info import direction, registry_config_key
-from robojudge.report import audit_section, frontier_table, render_page, retention_table
+from robojudge.report import audit_section, frontier_table, render_page, retention_table, stale_note
 from robojudge.run import (
     MetricRequest,
     ProgressCallback,
@@ -39,9 +39,10 @@ from robojudge.run import (
     build_requests,
     default_run_dir,
     score_items,
+    stale_rows,
     suite_store_url,
 )
-from robojudge.store import ResultStore, default_db_url
+from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import load_suite
 
 
@@ -58,6 +59,8 @@ class AccelerationRun:
         written: Files written (with ``out_dir``).
         config_notes: Per metric stored under more than one configuration or version, which one was
             audited and what was left out (:func:`robojudge.meta.current_configs`).
+        stale: Stored rows left out because their inputs changed since they were computed
+            (:func:`robojudge.run.stale_rows`), as the report and the leaderboards leave them out.
     """
 
     audit: AccelerationAudit
@@ -67,6 +70,7 @@ class AccelerationRun:
     scored: RunSummary | None = None
     written: list[Path] = field(default_factory=list)
     config_notes: list[str] = field(default_factory=list)
+    stale: list[ResultRow] = field(default_factory=list)
 
 
 config_key = registry_config_key
@@ -102,6 +106,7 @@ def audit_acceleration(
     out_dir: str | Path | None = None,
     higher_is_better: Callable[[str], bool] = direction,
     progress: ProgressCallback | None = None,
+    retry_errors: bool = False,
 ) -> AccelerationRun:
     """Audit ``accelerated`` generators of a suite against ``dense``.
 
@@ -125,6 +130,12 @@ def audit_acceleration(
             frontier plot ``frontier.svg`` and a one-section ``index.html`` (None: nothing written).
         higher_is_better: Direction of a stored metric id (``KeyError``: unknown, left out).
         progress: Called after each stored result while scoring (as for :func:`robojudge.run.score_items`).
+        retry_errors: While scoring ``metrics``, compute the stored failures of these items again (as
+            ``robojudge score --retry-errors``).
+
+    Stored rows whose inputs changed since they were computed (a video generated again) are left out
+    (the run's ``stale``), as the report and the leaderboards leave them out; scoring ``metrics``
+    computes those of ``metrics`` again first.
 
     Raises:
         ValueError: Bad generators (none of their items in the suite, dense among the accelerated,
@@ -155,11 +166,15 @@ def audit_acceleration(
         with ResultStore(url) as store:
             away = {w.item_id for w in suite.files_missing}
             scored = score_items([it for it in items if it.item_id not in away], requests, store,
-                                 workers=workers, progress=progress)
+                                 workers=workers, retry_errors=retry_errors, progress=progress)
     else:
         url = suite_store_url(manifest, db)
     with ResultStore(url, read_only=True) as store:
         rows = store.rows()
+    stale = stale_rows(rows, items)
+    if stale:
+        gone = {id(r) for r in stale}
+        rows = [r for r in rows if id(r) not in gone]
     asked = None if requests is None else [(r.id, r.config_hash, r.spec.version) for r in requests]
     keep, notes = current_configs(rows, {it.item_id for it in items}, requested=asked, configs=configs,
                                   config_key=config_key)
@@ -171,7 +186,7 @@ def audit_acceleration(
         rank = {label: (order.get(mid, len(order)), label) for label, mid in got.metric_ids.items()}
         dirs = {label: dirs[label] for label in sorted(dirs, key=rank.__getitem__)}
     if not dirs:
-        why = "".join(f"; {n}" for n in notes)
+        why = "".join(f"; {n}" for n in [*notes, stale_note(stale) or ""] if n)
         raise ValueError(f"no stored metric with a known direction for generators {', '.join(gens)}; "
                          f"score some first (--metrics){why}")
     costs: dict[str, GenerationCost] = manifest_costs(items, gens)
@@ -180,7 +195,7 @@ def audit_acceleration(
         costs.update(timing_costs(read_timing(timing), items, gens, source=str(timing), known=known))
     audit = acceleration_audit(dense, got.scores, dirs, costs, list(accelerated), level=level,
                                strata=got.strata, bootstrap=bootstrap, seed=seed, ci=ci)
-    run = AccelerationRun(audit, got, url, skipped, scored, config_notes=notes)
+    run = AccelerationRun(audit, got, url, skipped, scored, config_notes=notes, stale=stale)
     if out_dir is not None:
         run.written = write_acceleration(run, out_dir, source=str(manifest))
     return run
@@ -193,7 +208,7 @@ def acceleration_json(run: AccelerationRun) -> dict[str, Any]:
         "dense": a.dense, "level": a.level, "best": a.best, "frontier": list(a.frontier),
         "methods": [asdict(m) for m in a.methods], "unmatched_items": run.scores.unmatched,
         "unscored": run.scores.unscored, "skipped_metrics": run.skipped_metrics,
-        "config_notes": run.config_notes, "store": run.db_url,
+        "config_notes": run.config_notes, "stale_left_out": len(run.stale), "store": run.db_url,
     })
     return data
 

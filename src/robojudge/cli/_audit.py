@@ -11,7 +11,9 @@ from rich.markup import escape
 
 from robojudge.cli._common import (
     check_out_folder,
+    check_settings,
     console,
+    err_console,
     fail,
     parse_settings,
     print_summary,
@@ -66,6 +68,8 @@ def acceleration_cmd(
                                   help="Paired clip-bootstrap replicates (0: none)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Scoring worker processes."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="With --metrics: recompute stored "
+                                      "failures (as `robojudge score --retry-errors`)."),
     out: Path | None = typer.Option(
         None, "--out", "-o",
         help="Folder for acceleration.json, tables/*.csv|md|tex, frontier.svg and index.html."),
@@ -75,10 +79,12 @@ def acceleration_cmd(
     """Speedup, per-metric retention and aggregate retention Q of accelerated generators against dense."""
     from robojudge.audit import TimingError, audit_acceleration
     from robojudge.metrics import UnknownMetricError
+    from robojudge.report import stale_note
     from robojudge.run import RunInterrupted, RunSummary
     from robojudge.store import StoreError
     from robojudge.suite import ManifestError
 
+    check_settings()
     if not math.isfinite(level):
         raise fail(f"--level must be a finite number, got {level}")
     if out is not None:
@@ -89,7 +95,7 @@ def acceleration_cmd(
                 suite, dense, _names(accelerated, "--accelerated"),
                 metrics=_names(metrics, "--metrics") if metrics is not None else None,
                 configs=parse_settings(settings), timing=timing, db=store, level=level, bootstrap=bootstrap,
-                seed=seed, workers=workers, out_dir=out, progress=on_result)
+                seed=seed, workers=workers, out_dir=out, progress=on_result, retry_errors=retry_errors)
     except RunInterrupted as exc:  # stopped while scoring: what was scored, and no audit of part of it
         if isinstance(exc.summary, RunSummary):
             print_summary(exc.summary)
@@ -99,6 +105,9 @@ def acceleration_cmd(
         raise fail(str(exc)) from None
     if run.scored is not None:
         print_summary(run.scored)
+    left_stale = stale_note(run.stale)
+    if left_stale:
+        err_console.print(f"[yellow]{escape(left_stale)}[/]", markup=True, highlight=False)
     a = run.audit
     for m in a.methods:
         mark = " (frontier)" if m.name in a.frontier else ""
@@ -119,6 +128,10 @@ def acceleration_cmd(
         console.print(note, highlight=False, markup=False)
     if out is not None:
         console.print(f"written: {out}/index.html, acceleration.json, tables/, frontier.svg", highlight=False)
+    if run.scored is not None and run.scored.measured_nothing:
+        console.print("[bold red]nothing was measured:[/] every scoring task of this audit that reads an "
+                      "input failed (exit status 1)", markup=True, highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command("standins")
