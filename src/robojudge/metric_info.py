@@ -24,8 +24,14 @@ from typing import TYPE_CHECKING, Any
 from robojudge.registry import UnknownNameError, generation
 from robojudge.taxonomy import load_taxonomy
 
-__all__ = ["NetworkInfo", "direction", "registry_config_key", "registry_networks", "registry_range",
-           "taxonomy_direction"]
+__all__ = ["NOT_VIDEO_QUALITY", "NetworkInfo", "direction", "registry_config_key", "registry_networks",
+           "registry_range", "taxonomy_direction"]
+
+#: Stored metric ids that say nothing about a video's quality: ``uniform_random`` is a random baseline
+#: (a draw per item id), and ``sim_task_success`` and ``cs_collision_count`` read the simulator's own record
+#: of the outcome (task solved, collisions), which no video from a real world model comes with. The
+#: calibrated judge does not learn from them and the acceleration audit's Q does not average them.
+NOT_VIDEO_QUALITY: frozenset[str] = frozenset({"uniform_random", "sim_task_success", "cs_collision_count"})
 
 _UNKNOWN_HINT = (
     " Its direction is unknown: it is not a registered metric (`robojudge metrics list`), a judge score"

@@ -9,6 +9,7 @@ from robojudge.audit._acceleration import (
     AccelerationRun,
     acceleration_json,
     audit_acceleration,
+    not_quality_note,
     write_acceleration,
 )
 from robojudge.audit._sample_size import (
@@ -46,6 +47,7 @@ __all__ = [
     "drop_and_interpolate",
     "low_resolution",
     "make_standins",
+    "not_quality_note",
     "read_timing",
     "thumb_features",
     "timing_costs",

@@ -30,7 +30,8 @@ from robojudge.meta import (
     current_configs,
     manifest_costs,
 )
-from robojudge.metric_info import direction, registry_config_key
+from robojudge.metric_info import NOT_VIDEO_QUALITY, direction, registry_config_key
+from robojudge.metrics import ALL_METRICS
 from robojudge.report import audit_section, frontier_table, render_page, retention_table, stale_note
 from robojudge.run import (
     MetricRequest,
@@ -61,6 +62,10 @@ class AccelerationRun:
             audited and what was left out (:func:`robojudge.meta.current_configs`).
         stale: Stored rows left out because their inputs changed since they were computed
             (:func:`robojudge.run.stale_rows`), as the report and the leaderboards leave them out.
+        not_quality_left_out: Metrics that say nothing about a video's quality
+            (:data:`robojudge.metric_info.NOT_VIDEO_QUALITY`: the random baseline, the simulator's own
+            record) found in the store or brought in by ``all``, and left out of the audit.
+        not_quality_named: Such metrics named in ``metrics`` by their id, and audited as asked.
     """
 
     audit: AccelerationAudit
@@ -71,6 +76,8 @@ class AccelerationRun:
     written: list[Path] = field(default_factory=list)
     config_notes: list[str] = field(default_factory=list)
     stale: list[ResultRow] = field(default_factory=list)
+    not_quality_left_out: list[str] = field(default_factory=list)
+    not_quality_named: list[str] = field(default_factory=list)
 
 
 config_key = registry_config_key
@@ -115,7 +122,10 @@ def audit_acceleration(
         dense: The dense generator.
         accelerated: The accelerated generators.
         metrics: Metric ids to score first and audit (None: audit every metric already stored for
-            these generators' items).
+            these generators' items). The metrics that say nothing about a video's quality
+            (:data:`robojudge.metric_info.NOT_VIDEO_QUALITY`) are left out when they come from the
+            store or from ``all`` (the run's ``not_quality_left_out``), and audited when named here by
+            their id (``not_quality_named``).
         configs: Per-metric config values (as ``robojudge score --set``): what ``metrics`` are
             scored and audited with; without ``metrics``, which stored configuration of a metric is
             audited. Each metric is audited under one configuration
@@ -159,8 +169,14 @@ def audit_acceleration(
     scored = None
     wanted: list[str] | None = None
     requests: list[MetricRequest] | None = None
+    left_out: set[str] = set()
+    named: list[str] = []
     if metrics:
         requests = build_requests(list(metrics), configs)
+        asked_by_id = {m for m in metrics if m != ALL_METRICS}
+        named = [r.id for r in requests if r.id in NOT_VIDEO_QUALITY and r.id in asked_by_id]
+        left_out = {r.id for r in requests if r.id in NOT_VIDEO_QUALITY and r.id not in asked_by_id}
+        requests = [r for r in requests if r.id not in left_out]  # not even scored
         wanted = [r.id for r in requests]
         url = db or default_db_url(default_run_dir(manifest))
         with ResultStore(url) as store:
@@ -175,6 +191,10 @@ def audit_acceleration(
     if stale:
         gone = {id(r) for r in stale}
         rows = [r for r in rows if id(r) not in gone]
+    if requests is None:  # every stored metric: less those that do not measure the video
+        ids = {it.item_id for it in items}
+        left_out = {r.metric for r in rows if r.metric in NOT_VIDEO_QUALITY and r.item_id in ids}
+        rows = [r for r in rows if r.metric not in NOT_VIDEO_QUALITY]
     asked = None if requests is None else [(r.id, r.config_hash, r.spec.version) for r in requests]
     keep, notes = current_configs(rows, {it.item_id for it in items}, requested=asked, configs=configs,
                                   config_key=config_key)
@@ -186,7 +206,7 @@ def audit_acceleration(
         rank = {label: (order.get(mid, len(order)), label) for label, mid in got.metric_ids.items()}
         dirs = {label: dirs[label] for label in sorted(dirs, key=rank.__getitem__)}
     if not dirs:
-        why = "".join(f"; {n}" for n in [*notes, stale_note(stale) or ""] if n)
+        why = "".join(f"; {n}" for n in [*notes, stale_note(stale) or "", not_quality_note(left_out)] if n)
         raise ValueError(f"no stored metric with a known direction for generators {', '.join(gens)}; "
                          f"score some first (--metrics){why}")
     costs: dict[str, GenerationCost] = manifest_costs(items, gens)
@@ -195,10 +215,19 @@ def audit_acceleration(
         costs.update(timing_costs(read_timing(timing), items, gens, source=str(timing), known=known))
     audit = acceleration_audit(dense, got.scores, dirs, costs, list(accelerated), level=level,
                                strata=got.strata, bootstrap=bootstrap, seed=seed, ci=ci)
-    run = AccelerationRun(audit, got, url, skipped, scored, config_notes=notes, stale=stale)
+    run = AccelerationRun(audit, got, url, skipped, scored, config_notes=notes, stale=stale,
+                          not_quality_left_out=sorted(left_out), not_quality_named=named)
     if out_dir is not None:
         run.written = write_acceleration(run, out_dir, source=str(manifest))
     return run
+
+
+def not_quality_note(metrics: Sequence[str] | set[str]) -> str:
+    """The line that names the metrics left out of Q because they do not measure the video ("" for none)."""
+    if not metrics:
+        return ""
+    return (f"left out (they do not measure the video: a random baseline, the simulator's own record): "
+            f"{', '.join(sorted(metrics))}; name one with --metrics to audit it")
 
 
 def acceleration_json(run: AccelerationRun) -> dict[str, Any]:
@@ -208,7 +237,9 @@ def acceleration_json(run: AccelerationRun) -> dict[str, Any]:
         "dense": a.dense, "level": a.level, "best": a.best, "frontier": list(a.frontier),
         "methods": [asdict(m) for m in a.methods], "unmatched_items": run.scores.unmatched,
         "unscored": run.scores.unscored, "skipped_metrics": run.skipped_metrics,
-        "config_notes": run.config_notes, "stale_left_out": len(run.stale), "store": run.db_url,
+        "config_notes": run.config_notes, "stale_left_out": len(run.stale),
+        "not_quality_left_out": run.not_quality_left_out, "not_quality_named": run.not_quality_named,
+        "store": run.db_url,
     })
     return data
 

@@ -77,7 +77,7 @@ def acceleration_cmd(
     progress_every: float = progress_every_option(),
 ) -> None:
     """Speedup, per-metric retention and aggregate retention Q of accelerated generators against dense."""
-    from robojudge.audit import TimingError, audit_acceleration
+    from robojudge.audit import TimingError, audit_acceleration, not_quality_note
     from robojudge.metrics import UnknownMetricError
     from robojudge.report import stale_note
     from robojudge.run import RunInterrupted, RunSummary
@@ -124,6 +124,11 @@ def acceleration_cmd(
     if run.skipped_metrics:
         console.print(f"left out (direction unknown): {', '.join(run.skipped_metrics)}", highlight=False,
                       markup=False)
+    if run.not_quality_left_out:
+        console.print(not_quality_note(run.not_quality_left_out), highlight=False, markup=False)
+    if run.not_quality_named:
+        console.print(f"in Q as named with --metrics, although they do not measure the video: "
+                      f"{', '.join(run.not_quality_named)}", highlight=False, markup=False)
     for note in run.config_notes:  # one configuration per metric: what was read, what was left out
         console.print(note, highlight=False, markup=False)
     if out is not None:

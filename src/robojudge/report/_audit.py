@@ -26,6 +26,7 @@ from robojudge.meta import (
     directions,
     manifest_costs,
 )
+from robojudge.metric_info import NOT_VIDEO_QUALITY
 from robojudge.report._plots import _err, _figure, _plain_text, _svg
 from robojudge.report._sections import ReportInput, Section, estimate_cell
 from robojudge.report._tables import Cell, Table, text
@@ -172,15 +173,19 @@ def acceleration_section(inp: ReportInput, *, config_key: ConfigKey | None = Non
             "`robojudge audit standins` makes such items, docs/audit.md)"))
     generators = {it.generator for it in inp.items if it.generator}
     audits, problems, left = [], [], []
+    not_quality: set[str] = set()
     for dense, methods in plans.items():
         if dense not in generators:
             problems.append(_unknown_dense(inp, dense, sorted(generators)))
             continue
         gens = [dense, *methods]
         ids = {it.item_id for it in inp.items if it.generator in gens}
-        keep, notes = current_configs(inp.item_rows, ids, config_key=config_key)
+        measured = [r for r in inp.item_rows if r.metric not in NOT_VIDEO_QUALITY]
+        not_quality.update(r.metric for r in inp.item_rows  # as audit acceleration: Q reads the video
+                           if r.metric in NOT_VIDEO_QUALITY and r.item_id in ids)
+        keep, notes = current_configs(measured, ids, config_key=config_key)
         left += [f"{n} (against {dense})" if len(plans) > 1 else n for n in notes]
-        rows = [r for r in inp.item_rows if (r.metric, r.config_hash, r.version) in keep]
+        rows = [r for r in measured if (r.metric, r.config_hash, r.version) in keep]
         try:
             got = audit_scores(rows, inp.items, gens)
         except ValueError as exc:
@@ -196,6 +201,9 @@ def acceleration_section(inp: ReportInput, *, config_key: ConfigKey | None = Non
     if left:
         note = (f"{note} Each metric enters Q under one configuration (`robojudge audit acceleration --set` "
                 f"audits another): {'; '.join(left)}.").strip()
+    if not_quality:
+        note = (f"{note} Left out of Q as they do not measure the video (a random baseline, the simulator's "
+                f"own record): {', '.join(sorted(not_quality))}.").strip()
     if not audits:
         none = (f"no metric with a known direction is {'left to audit' if left else 'stored'} for these "
                 "generators")

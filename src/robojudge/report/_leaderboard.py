@@ -32,6 +32,7 @@ from robojudge.meta import (
     grouped_folds,
 )
 from robojudge.meta._agreement import FloatArray
+from robojudge.metric_info import NOT_VIDEO_QUALITY
 from robojudge.report._series import Series, StoredSeries, _started, metric_series
 from robojudge.report._tables import SMALL_MARK, is_small, md_escape, small_note
 from robojudge.report._unset import generator_groups
@@ -165,10 +166,11 @@ class CalibratedJudge:
     left_out: tuple[str, ...] = ()
 
 
-#: Stored metrics the calibrated judge does not learn from by default: the random baseline carries no
-#: signal, and the other two read the simulator's own record of the outcome (task solved, collisions),
-#: which no video from a real world model comes with; a judge fit on them would not transfer.
-NOT_FEATURES: frozenset[str] = frozenset({"uniform_random", "sim_task_success", "cs_collision_count"})
+#: Stored metrics the calibrated judge does not learn from by default
+#: (:data:`robojudge.metric_info.NOT_VIDEO_QUALITY`): the random baseline carries no signal, and the
+#: simulator's own record of the outcome does not come with a video from a real world model, so a judge
+#: fit on it would not transfer.
+NOT_FEATURES: frozenset[str] = NOT_VIDEO_QUALITY
 
 
 def calibration_features(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
