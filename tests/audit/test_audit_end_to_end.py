@@ -81,7 +81,7 @@ def test_cli_commands(standins, tmp_path) -> None:
     manifest = tmp_path / "s" / "suite.jsonl"
     res = runner.invoke(app, ["audit", "acceleration", str(manifest), "--dense", "faithful", "--accelerated",
                               "faithful-chunk4", "-m", "pixel_frame_consistency", "--store",
-                              f"sqlite:///{tmp_path / 'r.sqlite'}", "--bootstrap", "50", "--level", "0.5"])
+                              f"sqlite:///{tmp_path / 'r.sqlite'}", "--bootstrap", "50", "--min-q", "0.5"])
     assert res.exit_code == 0, res.output
     assert "faithful-chunk4: speedup" in res.output and "largest speedup with Q >= 0.5" in res.output
     bad = runner.invoke(app, ["audit", "acceleration", str(manifest), "--dense", "faithful", "--accelerated",

@@ -79,8 +79,11 @@ def test_cli_refuses_a_misspelt_generator_in_the_timing_file(suite, tmp_path) ->
 def test_level_must_be_finite(suite, level) -> None:
     manifest, db = suite
     res = CliRunner().invoke(app, ["audit", "acceleration", str(manifest), "--dense", "dense",
-                                   "--accelerated", "dense-interp2", "--db", db, "--level", level])
-    assert res.exit_code == 2 and "--level must be a finite number" in res.output
+                                   "--accelerated", "dense-interp2", "--db", db, "--min-q", level])
+    assert res.exit_code == 2 and "--min-q must be a finite number" in res.output
+    coverage = CliRunner().invoke(app, ["audit", "acceleration", str(manifest), "--dense", "dense",
+                                        "--accelerated", "dense-interp2", "--db", db, "--level", level])
+    assert coverage.exit_code == 2 and "--level" in coverage.output
     with pytest.raises(ValueError, match="level .* must be a finite number"):
         audit_acceleration(manifest, "dense", ["dense-interp2"], db=db, level=float(level))
 

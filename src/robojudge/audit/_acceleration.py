@@ -133,8 +133,9 @@ def audit_acceleration(
         timing: A timing file (docs/audit.md); generators it does not cover take their costs from
             the items' ``meta.generation_seconds`` / ``meta.denoising_steps``.
         db: The result store (default: ``runs/<manifest name>/results.sqlite``).
-        level: The Q a method must reach for the "largest speedup" answer.
-        bootstrap, seed, ci: The paired clip bootstrap (replicates, seed, interval coverage).
+        level: The Q a method must reach for the "largest speedup" answer (the command's ``--min-q``).
+        bootstrap, seed, ci: The paired clip bootstrap (replicates, seed, interval coverage: the
+            command's ``--level``).
         workers: Scoring worker processes.
         out_dir: Where to write ``acceleration.json``, the tables (CSV, Markdown, LaTeX), the
             frontier plot ``frontier.svg`` and a one-section ``index.html`` (None: nothing written).

@@ -22,6 +22,11 @@ from robojudge.cli._common import (
     scoring_progress,
 )
 
+#: ``audit acceleration``'s defaults: the Q a method must reach (``--min-q``) and the interval coverage
+#: (``--level``), as :func:`robojudge.audit.audit_acceleration`'s ``level`` and ``ci``.
+DEFAULT_MIN_Q = 0.95
+DEFAULT_COVERAGE = 0.95
+
 app = typer.Typer(help="Audits of world-model generators: the speed-quality frontier of acceleration "
                   "methods, FVD sample-size sensitivity.", no_args_is_help=True)
 
@@ -61,9 +66,12 @@ def acceleration_cmd(
     store: str | None = typer.Option(
         None, "--store", "--db",
         help="Result store URL, SQLite path or run folder \\[default: runs/<manifest name>/results.sqlite]."),
-    level: float = typer.Option(0.95, "--level",
-                                help="The aggregate retention Q a method must reach to count for the largest "
-                                "speedup."),
+    min_q: float | None = typer.Option(
+        None, "--min-q", help="The aggregate retention Q a method must reach to count for the largest "
+        "speedup (formerly --level) \\[default: 0.95]."),
+    level: float | None = typer.Option(
+        None, "--level", min=0.5, max=0.999, help="Interval coverage, as in leaderboard, select and meta "
+        "(it used to be the Q threshold, now --min-q) \\[default: 0.95]."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0,
                                   help="Paired clip-bootstrap replicates (0: none)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -85,8 +93,16 @@ def acceleration_cmd(
     from robojudge.suite import ManifestError
 
     check_settings()
-    if not math.isfinite(level):
-        raise fail(f"--level must be a finite number, got {level}")
+    q_level = DEFAULT_MIN_Q if min_q is None else min_q
+    coverage = DEFAULT_COVERAGE if level is None else level
+    if not math.isfinite(q_level):
+        raise fail(f"--min-q must be a finite number, got {min_q}")
+    if level is not None and min_q is None and level != DEFAULT_COVERAGE:
+        # A script written when --level was the Q threshold now gets other intervals, same threshold: say so.
+        err_console.print(f"[yellow]note:[/] --level {level:g} sets the interval coverage "
+                          f"({level * 100:g}%), as in leaderboard, select and meta; the Q threshold is "
+                          f"--min-q (here {q_level:g}), which --level set before", markup=True,
+                          highlight=False)
     if out is not None:
         check_out_folder(out)
     try:
@@ -94,8 +110,9 @@ def acceleration_cmd(
             run = audit_acceleration(
                 suite, dense, _names(accelerated, "--accelerated"),
                 metrics=_names(metrics, "--metrics") if metrics is not None else None,
-                configs=parse_settings(settings), timing=timing, db=store, level=level, bootstrap=bootstrap,
-                seed=seed, workers=workers, out_dir=out, progress=on_result, retry_errors=retry_errors)
+                configs=parse_settings(settings), timing=timing, db=store, level=q_level, ci=coverage,
+                bootstrap=bootstrap, seed=seed, workers=workers, out_dir=out, progress=on_result,
+                retry_errors=retry_errors)
     except RunInterrupted as exc:  # stopped while scoring: what was scored, and no audit of part of it
         if isinstance(exc.summary, RunSummary):
             print_summary(exc.summary)
@@ -117,7 +134,10 @@ def acceleration_cmd(
             why = f" ({r.reason})" if r.reason else ""
             console.print(f"  {r.metric}: retention {_interval(r.retention)}, n={r.n}{why}", highlight=False,
                           markup=False)
-    console.print(f"largest speedup with Q >= {level:g}: {a.best or 'none'}", highlight=False, markup=False)
+    console.print(f"largest speedup with Q >= {q_level:g}: {a.best or 'none'}", highlight=False, markup=False)
+    if bootstrap:
+        console.print(f"intervals: {coverage * 100:g}% paired clip bootstrap, {bootstrap} replicates "
+                      f"(seed {seed})", highlight=False, markup=False)
     if run.scores.unmatched:
         console.print(f"not matched (no clip_id or initial_frame): {', '.join(run.scores.unmatched)}",
                       highlight=False, markup=False)

@@ -34,7 +34,7 @@ from robojudge.report._tables import Cell, Table, text
 #: The item meta key that names the dense generator an item's generator accelerates (robojudge.meta reads it).
 ACCELERATES_KEY = "accelerates"
 
-#: The Q level the report's section asks of a method (the command takes ``--level``).
+#: The Q level the report's section asks of a method (``robojudge audit acceleration --min-q``).
 DEFAULT_LEVEL = 0.95
 
 
