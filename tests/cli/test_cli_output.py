@@ -55,7 +55,7 @@ def test_every_help_text_shows_whole() -> None:
 def test_help_shows_defaults_and_the_install_hint() -> None:
     res = runner.invoke(build_app("score"), ["score", "--help"], env={"COLUMNS": "300"})
     assert res.exit_code == 0, res.output
-    assert "[default: runs/<manifest name>]" in res.output
+    assert "[default: the run folder holding the manifest, else runs/<manifest name>]" in res.output
     assert "pip install 'robojudge[ray]'" in res.output
 
 

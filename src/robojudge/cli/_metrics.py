@@ -165,7 +165,9 @@ def sets_cmd(
         None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
-        None, "--run-dir", help="Run folder for the default store \\[default: runs/<manifest name>]."
+        None, "--run-dir",
+        help=("Run folder for the default store \\[default: the run folder holding the "
+              "manifest, else runs/<manifest name>].")
     ),
     store: bool = typer.Option(True, "--store/--no-store", help="Store the rows and resume (default), or "
                                "only compute and print them."),

@@ -112,7 +112,9 @@ def status_cmd(
         None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
-        None, "--run-dir", help="Run folder of the default store \\[default: runs/<manifest name>]."
+        None, "--run-dir",
+        help=("Run folder of the default store \\[default: the run folder holding the "
+              "manifest, else runs/<manifest name>].")
     ),
     stale: bool = typer.Option(False, "--stale", help="List the stale rows, those whose inputs cannot be "
                                "read now and those without a fingerprint."),

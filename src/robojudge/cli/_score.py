@@ -57,7 +57,9 @@ def score(
         None, "--db", help="Result store URL, SQLite path or run folder \\[default: RUN_DIR/results.sqlite]."
     ),
     run_dir: Path | None = typer.Option(
-        None, "--run-dir", help="Run folder for the default store \\[default: runs/<manifest name>]."
+        None, "--run-dir",
+        help=("Run folder for the default store \\[default: the run folder holding the "
+              "manifest, else runs/<manifest name>].")
     ),
     workers: int | None = typer.Option(
         None, "--workers", "-w", min=1, help="Worker processes \\[default: 1]; with --executor ray, tasks "

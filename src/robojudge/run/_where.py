@@ -2,17 +2,57 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from robojudge.run._filehash import UNAVAILABLE, file_digest
-from robojudge.store import ResultStore, StoreError, default_db_url
+from robojudge.store import ResultStore, StoreError, default_db_url, sqlite_url
 from robojudge.suite import Item, ManifestError, Suite, load_suite
+
+_log = logging.getLogger(__name__)
 
 
 def default_run_dir(manifest: str | Path) -> Path:
-    """``runs/<manifest file name without suffix>`` under the current folder."""
+    """The run folder a manifest's results go to and are read from when no ``--db`` or ``--run-dir`` is
+    given: the run folder the manifest lies in (:func:`enclosing_run_dir`), else ``runs/<manifest file
+    name without suffix>`` under the current folder.
+
+    So a suite laid out as ``robojudge demo`` lays out ``runs/demo`` (``runs/demo/suite/suite.jsonl``
+    scored into ``runs/demo/results.sqlite``) has one store, whether a command is given the run folder or
+    the manifest: not ``runs/suite`` for the manifest beside ``runs/demo`` for the folder.
+    """
+    home = enclosing_run_dir(manifest)
+    if home is not None:
+        _log.debug("%s lies in the run folder %s, whose store notes it: using its store", manifest, home)
+        return home
     return Path("runs") / Path(manifest).stem
+
+
+def enclosing_run_dir(manifest: str | Path) -> Path | None:
+    """The nearest folder above ``manifest`` that holds a ``results.sqlite`` noting it
+    (:meth:`ResultStore.note_manifest`: a run scored or judged it into that store, as ``robojudge demo``
+    and ``robojudge score --run-dir`` do), or None. The folder is given relative to the current folder
+    when it lies inside it. A store that cannot be read is passed over."""
+    path = Path(manifest).expanduser()
+    if not path.is_file():
+        return None
+    me = path.resolve()
+    for folder in path.absolute().parents:
+        where = folder / "results.sqlite"
+        if not where.is_file():
+            continue
+        try:
+            with ResultStore(sqlite_url(where), read_only=True) as store:
+                noted = [p for p, _ in store.manifests()]
+        except (StoreError, OSError):
+            continue
+        if me in noted:
+            try:
+                return folder.relative_to(Path.cwd())
+            except ValueError:
+                return folder
+    return None
 
 
 def suite_store_url(manifest: str | Path, db: str | None = None) -> str:
