@@ -14,7 +14,7 @@ from _limits import file_size_limit
 from robojudge.cli import main
 from robojudge.judges import get_rubric, make_judge
 from robojudge.judges._draft import JudgeOpinion, draft_labels, draft_score
-from robojudge.run._judge import draft_from_store, judge_items, judge_texts
+from robojudge.run._judge import draft_from_rows, draft_from_store, judge_items, judge_texts, texts_from_rows
 from robojudge.store import ResultRow, ResultStore
 
 
@@ -162,10 +162,17 @@ def test_the_rows_written_last_win_whatever_the_hosts_clocks_said(store_url: str
                        for k in range(2)
                        for metric, value, details in (("judge:cap:caption", math.nan, {"text": text}),
                                                       ("judge:cap:pa", pa, {"reasoning": text}))])
-        # Before: the rows with the greater created_at won: those of the host whose clock ran an hour ahead,
-        # though they were written first.
-        assert judge_texts(store, "judge:cap:caption") == {"v0": "NEW text", "v1": "NEW text"}
-        drafts = draft_from_store(store, ["cap"], rubrics=("pa",))
+        # Two configurations are never mixed item by item: the store readers refuse them (CLI audit F5)...
+        with pytest.raises(ValueError, match=r"judge:cap:caption is stored under 2 configurations"):
+            judge_texts(store, "judge:cap:caption")
+        with pytest.raises(ValueError, match=r"judge:cap:pa is stored under 2 configurations"):
+            draft_from_store(store, ["cap"], rubrics=("pa",))
+        # ... and of rows given, the row written last counts. Before: the rows with the greater created_at
+        # won: those of the host whose clock ran an hour ahead, though they were written first.
+        texts = [r for r in store.rows(metric="judge:cap:caption")]
+        pas = [r for r in store.rows(metric="judge:cap:pa")]
+    assert texts_from_rows(texts) == {"v0": "NEW text", "v1": "NEW text"}
+    drafts = draft_from_rows({"cap": pas}, rubrics=("pa",))
     assert {item: d["pa"].label for item, d in drafts.items()} == {"v0": 5, "v1": 5}
 
 

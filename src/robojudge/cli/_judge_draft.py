@@ -8,30 +8,129 @@ built-in rubrics. They are sub-commands of the ``robojudge judge`` group (:mod:`
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
-from robojudge.cli._common import console, fail, write_error
+from robojudge.cli._common import console, err_console, fail, write_error
 from robojudge.judges import RUBRICS, judge_metric_id
-from robojudge.run._judge import draft_from_store, judge_texts, write_drafts, write_judge_texts
-from robojudge.store import ResultStore, StoreError
+from robojudge.store import ResultRow, ResultStore, StoreError
+
+_FORCE = typer.Option(False, "--force",
+                      help="Replace an existing --out that is not a file this command wrote.")
+_SUITE = typer.Option(
+    None, "--suite",
+    help="The manifest the judged items come from: stored rows whose inputs changed since are left out "
+         "\\[default: the manifests noted in the store]. Without --db, its store is the default.")
 
 
 def _names(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
+    """Comma-separated names, the commas inside a label's ``[...]`` (``mk [rubrics pa v2, ia v2]``) kept."""
+    out, part, depth = [], "", 0
+    for ch in value:
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == "," and depth <= 0:
+            out.append(part)
+            part, depth = "", 0
+        else:
+            part += ch
+    return [v.strip() for v in [*out, part] if v.strip()]
+
+
+def _store_of(db: str | None, suite: Path | None) -> str:
+    """``--db``, else the store of ``--suite`` (as ``robojudge score`` finds it)."""
+    from robojudge.run import suite_store_url
+
+    if db is not None:
+        return db
+    if suite is None:
+        raise fail("give --db (the store the judges wrote to) or --suite (the manifest judged)")
+    try:
+        return suite_store_url(suite)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+
+
+def _judge_rows(store: ResultStore, wanted: Sequence[str], rubrics: Sequence[str]) -> list[ResultRow]:
+    """The stored rows of ``rubrics`` of every judge named (or labelled) in ``wanted``."""
+    metrics = sorted({judge_metric_id(name, r) for w in wanted for name in {w, w.partition(" [")[0]}
+                      for r in rubrics})
+    return [row for m in metrics for row in store.rows(metric=m)]
+
+
+def _without_stale(rows: list[ResultRow], url: str, suite: Path | None) -> list[ResultRow]:
+    """``rows`` less those whose inputs changed since they were judged, said on stderr, when a manifest is
+    known: ``suite``, else the manifests noted in the store (none known: every row)."""
+    from robojudge.report import noted_manifests, stale_note
+    from robojudge.run import stale_rows
+    from robojudge.suite import Item, ManifestError, load_suite
+
+    manifests = [suite] if suite is not None else noted_manifests(url)
+    items: list[Item] = []
+    seen: set[str] = set()
+    for manifest in manifests:
+        try:
+            found = load_suite(manifest, strict=False, files="optional").items
+        except (ManifestError, OSError, ValueError) as exc:
+            if suite is not None:
+                raise fail(str(exc)) from None
+            continue
+        items += [it for it in found if it.item_id not in seen]
+        seen.update(it.item_id for it in found)
+    stale = stale_rows(rows, items) if items else []
+    note = stale_note(stale)
+    if note:
+        err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+    gone = {id(r) for r in stale}
+    return [r for r in rows if id(r) not in gone]
+
+
+def _refuse_other_file(out: Path, ours: Callable[[dict[str, object]], bool], what: str, force: bool,
+                       suite: Path | None) -> None:
+    """Refuse to replace ``suite`` (ever) or an existing ``out`` that is not ``what`` (a file of the JSON
+    lines ``ours`` accepts), unless ``force``: a default ``-o`` in the current folder could be anything."""
+    if not out.exists():
+        return
+    if suite is not None and out.resolve() == suite.resolve():
+        raise fail(f"--out {out} is the manifest given as --suite; write the {what} elsewhere")
+    if force or out.is_dir():
+        return
+    try:
+        with out.open(encoding="utf-8") as fh:
+            first = next((line for line in fh if line.strip()), None)
+        record = json.loads(first) if first is not None else {}
+        mine = first is None or (isinstance(record, dict) and ours(record))
+    except (OSError, UnicodeDecodeError, ValueError):
+        mine = False
+    if not mine:
+        raise fail(f"{out} exists and is not a {what} file; pass --force to replace it, or give another "
+                   "--out")
+
+
+def _a_draft(record: dict[str, object]) -> bool:
+    return "item_id" in record and any(isinstance(v, dict) and "judges" in v for v in record.values())
 
 
 def draft(
     judges: str = typer.Option(..., "--names", "--judges", "-j",
-                               help="Comma-separated names of stored judges to average (not a judges file)."),
-    db: str = typer.Option(..., "--db",
-                           help="Result store URL, SQLite path or run folder the judges wrote to."),
+                               help="Comma-separated names of stored judges to average (not a judges file); "
+                                    "a judge stored under several configurations by its label, as "
+                                    "`leaderboard judges` prints it."),
+    db: str | None = typer.Option(None, "--db",
+                                  help="Result store URL, SQLite path or run folder the judges wrote to."),
     out: Path = typer.Option(Path("drafts.jsonl"), "--out", "-o", help="Where to write the drafts (JSONL)."),
     rubric: str = typer.Option("pa,ia", "--rubric", "-r", help="Comma-separated rubrics to draft."),
     min_judges: int = typer.Option(1, "--min-judges", min=1, help="Fewest judge scores for a label."),
+    suite: Path | None = _SUITE,
+    force: bool = _FORCE,
 ) -> None:
     """Average several judges' scores into draft labels with their reasoning (RoboJudge App. A.2)."""
+    from robojudge.report._series import pick_judge_rows
+    from robojudge.run import draft_from_rows, write_drafts
+
     names, rubrics = _names(judges), _names(rubric)
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -39,9 +138,15 @@ def draft(
     if min_judges > len(names):
         raise fail(f"--min-judges {min_judges}: more than the {len(names)} judge(s) given, so no label could "
                    "be drafted")
+    _refuse_other_file(out, _a_draft, "drafts", force, suite)
+    url = _store_of(db, suite)
     try:
-        with ResultStore(db, read_only=True) as store:
-            drafts = draft_from_store(store, names, rubrics, min_judges=min_judges)
+        with ResultStore(url, read_only=True) as store:
+            rows = _judge_rows(store, names, rubrics)
+            shown = store.url
+        rows = _without_stale(rows, url, suite)
+        chosen = {name: pick_judge_rows(rows, name, rubrics)[1] for name in names}
+        drafts = draft_from_rows(chosen, rubrics, min_judges=min_judges, where=shown)
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     try:
@@ -57,22 +162,34 @@ def draft(
 
 
 def texts(
-    judge: str = typer.Option(..., "--judge", "-j", help="The judge that ran the text rubric."),
-    db: str = typer.Option(..., "--db", help="Result store URL, SQLite path or run folder."),
+    judge: str = typer.Option(..., "--judge", "-j",
+                              help="The judge that ran the text rubric; one stored under several "
+                                   "configurations by its label, as the error lists them."),
+    db: str | None = typer.Option(None, "--db", help="Result store URL, SQLite path or run folder."),
     rubric: str = typer.Option("caption", "--rubric", "-r", help="The text rubric (caption, key_steps)."),
     out: Path = typer.Option(Path("captions.jsonl"), "--out", "-o", help="Where to write (JSONL)."),
     field: str = typer.Option("caption", "--field", help="JSON key of the text in each line."),
+    suite: Path | None = _SUITE,
+    force: bool = _FORCE,
 ) -> None:
     """Export a text rubric's outputs as JSON Lines ``{"item_id": ..., "caption": ...}``."""
+    from robojudge.report._series import pick_judge_rows
+    from robojudge.run import texts_from_rows, write_judge_texts
+
     if not field.strip() or field == "item_id":  # "item_id" overwrote each line's id with its text
         raise fail(f"--field {field!r}: name a key other than item_id for the text")
-    metric = judge_metric_id(judge, rubric)
+    _refuse_other_file(out, lambda r: set(r) == {"item_id", field}, "texts", force, suite)
+    url = _store_of(db, suite)
     try:
-        with ResultStore(db, read_only=True) as store:
-            found = judge_texts(store, metric)
+        with ResultStore(url, read_only=True) as store:
+            rows = _judge_rows(store, [judge], [rubric])
             shown = store.url  # (--db as typed may hold a password)
-    except StoreError as exc:
+        rows = _without_stale(rows, url, suite)
+        name, picked = pick_judge_rows(rows, judge, [rubric])
+    except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
+    metric = judge_metric_id(name, rubric)
+    found = texts_from_rows(picked)
     if not found:
         raise fail(f"no stored texts for {metric} in {shown}")
     try:

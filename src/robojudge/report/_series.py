@@ -511,3 +511,55 @@ def failed_everywhere(rows: Iterable[Any], series: Sequence[Series] | None = Non
         error = error if len(error) <= _ERROR_CHARS else error[:_ERROR_CHARS - 3] + "..."
         out.append(FailedSeries(key, s.label, len(s.failed), error))
     return sorted(out, key=lambda f: f.label)
+
+
+def pick_judge_rows(rows: Sequence[Any], wanted: str, rubrics: Sequence[str]) -> tuple[str, list[Any]]:
+    """The rows of one stored configuration of a judge, for ``robojudge judge draft`` and ``judge texts``:
+    ``(judge name, its rows of rubrics)``. A configuration's rows are never merged with another's.
+
+    ``wanted`` is a judge label as ``leaderboard judges`` prints it (:func:`judge_series`; PA and IA),
+    a label of a rubric's own series with the judge name for its metric id (``mk [fps=2]``, for the
+    other rubrics), or a judge name whose rows of each rubric are of one configuration. A rubric the
+    picked configuration has no rows of gives no rows.
+
+    Raises:
+        ValueError: A name stored under several configurations of a rubric (the error lists their labels,
+            quoted for a shell), or a label no stored configuration has.
+    """
+    judges = judge_series(rows)
+    exact = next((j for j in judges if j.label == wanted), None)
+    name = exact.name if exact is not None else wanted
+    if exact is None and " [" in wanted and not any(str(r.metric).startswith(f"{JUDGE_PREFIX}{wanted}:")
+                                                    for r in rows):
+        name = wanted.partition(" [")[0]  # a rubric series' label, not a name
+    picked: list[SeriesKey] = []
+    for rubric in rubrics:
+        metric = f"{JUDGE_PREFIX}{name}:{rubric}"
+        series = label_series(split_series([r for r in rows if r.metric == metric]))
+        if not series:
+            continue
+        if exact is not None and rubric in exact.axes:
+            picked.append(exact.axes[rubric].key)
+            continue
+        if exact is not None:  # another rubric judged by the same configuration
+            keys = {_judge_key(s) for s in exact.axes.values()}
+            same = [s for s in series if _judge_key(s) is not None and _judge_key(s) in keys]
+            if same:  # (its newest rubric generation)
+                picked.append(max(same, key=lambda s: _started(s) or ()).key)
+            continue
+        own = {name + s.label[len(metric):]: s for s in series}
+        if name != wanted:
+            if wanted not in own:
+                raise ValueError(f"no stored configuration of judge {name!r} is labelled {wanted!r}; stored: "
+                                 + "; ".join(shlex.quote(label) for label in own))
+            picked.append(own[wanted].key)
+        elif len(series) == 1:
+            picked.append(series[0].key)
+        else:
+            labels = ([j.label for j in judges if j.name == name and rubric in j.axes]
+                      if rubric in JUDGE_AXES else list(own))
+            choices = "; ".join(shlex.quote(label) for label in labels)
+            raise ValueError(f"judge {wanted!r} is stored under {len(labels)} configurations (of rubric "
+                             f"{rubric}), which are never merged; pick one of: {choices}")
+    keep = set(picked)
+    return name, [r for r in rows if SeriesKey(r.metric, r.config_hash, r.version) in keep]

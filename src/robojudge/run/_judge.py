@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -439,18 +439,43 @@ def judge_texts(store: ResultStore, metric: str) -> dict[str, str]:
 
     Returns:
         ``{item_id: text}`` for every judged row that holds a text (unscored and error rows are left
-        out). When the store holds rows of several configurations, the row of each item written last
-        wins (by the store's row ids: ``created_at`` is each writing host's clock, which may be off).
+        out), as :func:`texts_from_rows`.
+
+    Raises:
+        ValueError: The metric is stored under several configurations (``robojudge judge texts`` lists
+            them and takes one; or pass one configuration's rows to :func:`texts_from_rows`).
     """
+    rows = store.rows(metric=metric)
+    refuse_mixed_configurations(rows, metric)
+    return texts_from_rows(rows)
+
+
+def texts_from_rows(rows: Iterable[ResultRow]) -> dict[str, str]:
+    """``{item_id: text}`` of the ok rows of one text rubric that hold a text (one configuration's rows:
+    should two rows of an item come, the one the store wrote last counts)."""
     out: dict[str, tuple[ResultRow, str]] = {}
-    for row in store.rows(metric=metric, status="ok"):
+    for row in rows:
         text = (row.details or {}).get("text")
-        if not isinstance(text, str) or not text:
+        if row.status != "ok" or not isinstance(text, str) or not text:
             continue
         prev = out.get(row.item_id)
         if prev is None or _written_after(row, prev[0]):
             out[row.item_id] = (row, text)
     return {item: text for item, (_, text) in sorted(out.items())}
+
+
+def refuse_mixed_configurations(rows: Iterable[ResultRow], metric: str) -> None:
+    """Refuse rows of ``metric`` stored under several configurations (config hash and version), which
+    are never merged: item by item, the newest row would mix them.
+
+    Raises:
+        ValueError: Naming the metric and its configurations.
+    """
+    found = sorted({(r.config_hash, r.version) for r in rows if r.metric == metric})
+    if len(found) > 1:
+        shown = ", ".join(f"config {h[:8]} v{v}" for h, v in found)
+        raise ValueError(f"{metric} is stored under {len(found)} configurations ({shown}), which are never "
+                         "merged; `robojudge judge draft` / `judge texts` list their labels and take one")
 
 
 def write_judge_texts(texts: dict[str, str], path: str | Path, field_name: str = "caption") -> Path:
@@ -474,10 +499,10 @@ def _written_after(row: ResultRow, other: ResultRow) -> bool:
     return (row.row_id or 0) > (other.row_id or 0)
 
 
-def _newest_rows(store: ResultStore, metric: str) -> dict[str, ResultRow]:
-    """The row of each item written last, among the current rows of ``metric``."""
+def _newest_rows(rows: Iterable[ResultRow]) -> dict[str, ResultRow]:
+    """The row of each item written last, among ``rows`` (the current rows of one metric)."""
     out: dict[str, ResultRow] = {}
-    for row in store.rows(metric=metric):
+    for row in rows:
         prev = out.get(row.item_id)
         if prev is None or _written_after(row, prev):
             out[row.item_id] = row
@@ -493,9 +518,39 @@ def draft_from_store(
 ) -> dict[str, dict[str, DraftScore]]:
     """Draft labels from several judges' stored rows (RoboJudge App. A.2): ``{item: {rubric: draft}}``.
 
-    Each judge's row written last per (item, rubric) counts; unscored (NaN) and error rows count as no
-    score. Items any judge has a row for are drafted. Labels are clipped to the built-in rubric's
-    range (1-5 for PA and IA, and for rubric ids robojudge does not know).
+    As :func:`draft_from_rows`, with each judge's rows of ``rubrics`` read from ``store``. A judge whose
+    rows of a rubric are stored under several configurations is refused (the newest row per item would
+    mix them); ``robojudge judge draft`` lists their labels and takes one.
+
+    Raises:
+        ValueError: Fewer than one judge, a judge with no rows for any of ``rubrics``, or one stored under
+            several configurations.
+    """
+    chosen: dict[str, list[ResultRow]] = {}
+    for judge in judges:
+        chosen[judge] = []
+        for rubric in rubrics:
+            metric = judge_metric_id(judge, rubric)
+            rows = store.rows(metric=metric)
+            refuse_mixed_configurations(rows, metric)
+            chosen[judge] += rows
+    return draft_from_rows(chosen, rubrics, min_judges=min_judges, where=store.url)
+
+
+def draft_from_rows(
+    judges: Mapping[str, Iterable[ResultRow]],
+    rubrics: Sequence[str] = ("pa", "ia"),
+    *,
+    min_judges: int = 1,
+    where: str = "the store",
+) -> dict[str, dict[str, DraftScore]]:
+    """Draft labels from several judges' rows: ``{item: {rubric: draft}}``.
+
+    ``judges``: each judge's rows, under the name the drafts give it; the rows of one configuration
+    of the judge (``judge:<name>:<rubric>`` of each rubric), which the caller picks. The row written
+    last per (item, rubric) counts; unscored (NaN) and error rows count as no score. Items any judge has
+    a row for are drafted. Labels are clipped to the built-in rubric's range (1-5 for PA and IA, and
+    for rubric ids robojudge does not know). ``where`` names the store in errors.
 
     Raises:
         ValueError: Fewer than one judge, or a judge with no rows for any of ``rubrics``.
@@ -507,10 +562,13 @@ def draft_from_store(
     for rubric in rubrics:
         if rubric in RUBRICS:
             ranges[rubric] = (RUBRICS.get(rubric).score_min, RUBRICS.get(rubric).score_max)
-    for judge in judges:
+    for judge, rows in judges.items():
+        by_rubric: dict[str, list[ResultRow]] = {}
+        for row in rows:
+            by_rubric.setdefault(row.metric.rpartition(":")[2], []).append(row)
         found = 0
         for rubric in rubrics:
-            for item_id, row in _newest_rows(store, judge_metric_id(judge, rubric)).items():
+            for item_id, row in _newest_rows(by_rubric.get(rubric, [])).items():
                 found += 1
                 details = row.details or {}
                 reasoning = details.get("reasoning")
@@ -520,7 +578,7 @@ def draft_from_store(
                 )
         if not found:
             wanted = ", ".join(judge_metric_id(judge, r) for r in rubrics)
-            raise ValueError(f"judge {judge!r} has no stored rows ({wanted}) in {store.url}")
+            raise ValueError(f"judge {judge!r} has no stored rows ({wanted}) in {where}")
     return draft_labels(opinions, list(rubrics), ranges=ranges, min_judges=min_judges)
 
 

@@ -1,0 +1,131 @@
+"""``judge draft`` and ``judge texts`` read one configuration of a judge, and leave stale rows out.
+
+Before, both took each item's newest row, whatever configuration wrote it: a judge rerun on a few items
+at another setting gave drafts mixed item by item, and rows of a video replaced since were drafted with
+no note, where ``leaderboard judges`` keeps configurations apart and leaves stale rows out (CLI audit F5).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import numpy as np
+from typer.testing import CliRunner
+
+from robojudge.cli import build_app
+from robojudge.report import judge_series
+from robojudge.store import ResultStore
+from robojudge.video import write_video
+
+runner = CliRunner()
+
+
+def _run(*args: str):
+    return runner.invoke(build_app("judge"), ["judge", *args])
+
+
+def _suite(tmp_path: Path) -> tuple[Path, Path]:
+    lines = []
+    for k in range(4):
+        write_video(tmp_path / f"v{k}.mp4", np.full((6, 32, 32, 3), 40 * (k + 1), np.uint8), fps=4)
+        lines.append(json.dumps({"item_id": f"i{k}", "video": f"v{k}.mp4", "generator": "g",
+                                 "instruction": "push"}))
+    full, sub = tmp_path / "suite.jsonl", tmp_path / "sub.jsonl"
+    full.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sub.write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")
+    return full, sub
+
+
+def _judges(tmp_path: Path, tag: str, score: int) -> Path:
+    reply = json.dumps({"reasoning": tag, "physical_adherence": score, "instruction_alignment": score,
+                        "caption": f"caption {tag}"})
+    path = tmp_path / f"j{tag}.toml"
+    path.write_text(f"[judges.mk]\nbackend = \"mock\"\nmodel = \"m\"\nreplies = ['{reply}']\n",
+                    encoding="utf-8")
+    return path
+
+
+def _drafted(path: Path) -> dict[str, tuple[str, int]]:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        (judge,) = rec["pa"]["judges"].values()  # (under the name or label given)
+        out[rec["item_id"]] = (judge["reasoning"], rec["pa"]["label"])
+    return out
+
+
+def test_draft_refuses_a_judge_of_two_configurations_and_takes_one_by_its_label(tmp_path: Path) -> None:
+    full, sub = _suite(tmp_path)
+    db = str(tmp_path / "r.sqlite")
+    for manifest, tag, score in ((full, "A", 1), (sub, "C", 3)):
+        done = _run(str(manifest), "--judges", str(_judges(tmp_path, tag, score)), "-j", "mk", "--db", db,
+                    "--rubric", "pa,ia", "--no-progress")
+        assert done.exit_code == 0, done.output
+    with ResultStore(db, read_only=True) as store:
+        labels = sorted(j.label for j in judge_series(store.rows()))
+    assert len(labels) == 2  # what `leaderboard judges` prints
+
+    out = tmp_path / "drafts.jsonl"
+    refused = _run("draft", "-j", "mk", "--db", db, "-o", str(out))
+    assert refused.exit_code == 2, refused.output
+    said = " ".join(refused.output.split())
+    assert ("judge 'mk' is stored under 2 configurations (of rubric pa), which are never merged; pick one "
+            "of:" in said)
+    assert all(" ".join(shlex.quote(label).split()) in said for label in labels)
+    assert not out.exists()  # before: items i0, i1 from C and i2, i3 from A
+
+    first = next(label for label in labels if "...A" in label)  # mk [replies=...A\", ...]
+    done = _run("draft", "-j", first, "--db", db, "-o", str(out))
+    assert done.exit_code == 0, done.output
+    assert _drafted(out) == {f"i{k}": ("A", 1) for k in range(4)}
+    other = next(label for label in labels if label != first)
+    done = _run("draft", "-j", other, "--db", db, "-o", str(out))
+    assert done.exit_code == 0, done.output
+    assert _drafted(out) == {"i0": ("C", 3), "i1": ("C", 3)}
+
+
+def test_draft_leaves_out_rows_whose_video_changed_since(tmp_path: Path) -> None:
+    full, _ = _suite(tmp_path)
+    run = tmp_path / "run"
+    done = _run(str(full), "--judges", str(_judges(tmp_path, "A", 2)), "-j", "mk", "--run-dir", str(run),
+                "--rubric", "pa,ia", "--no-progress")
+    assert done.exit_code == 0, done.output
+    shutil.copy(tmp_path / "v3.mp4", tmp_path / "v0.mp4")  # a regenerated rollout
+    out = tmp_path / "drafts.jsonl"
+    for extra in ([], ["--suite", str(full)]):  # the manifest noted in the store, or given
+        done = _run("draft", "-j", "mk", "--db", str(run), "-o", str(out), *extra)
+        assert done.exit_code == 0, done.output
+        said = " ".join(done.output.split())
+        assert ("2 stored results of 1 item left out: their inputs (video, reference, instruction...) "
+                "changed" in said)
+        assert sorted(_drafted(out)) == ["i1", "i2", "i3"]  # before: i0 drafted from the old video's rows
+    # --suite alone finds the store as `robojudge score` does (runs/<name>): none here
+    alone = _run("draft", "-j", "mk", "--suite", str(full), "-o", str(out))
+    assert alone.exit_code == 2 and "no result store at runs/suite/results.sqlite" in alone.output
+
+
+def test_draft_and_texts_do_not_replace_a_file_they_did_not_write(tmp_path: Path) -> None:
+    full, _ = _suite(tmp_path)
+    db = str(tmp_path / "r.sqlite")
+    done = _run(str(full), "--judges", str(_judges(tmp_path, "A", 2)), "-j", "mk", "--db", db,
+                "--rubric", "pa,ia", "--no-progress")
+    assert done.exit_code == 0, done.output
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"item_id": "i0", "video": "v0.mp4", "labels": {"pa": 3}}\n', encoding="utf-8")
+    before = notes.read_text(encoding="utf-8")
+    for args in (["draft", "-j", "mk"], ["texts", "-j", "mk"]):
+        refused = _run(*args, "--db", db, "-o", str(notes))
+        assert refused.exit_code == 2, refused.output
+        assert "exists and is not a" in refused.output and "pass --force to replace it" in refused.output
+        assert notes.read_text(encoding="utf-8") == before  # before: replaced without a word
+        given = _run(*args, "--db", db, "--suite", str(notes), "-o", str(notes), "--force")
+        assert given.exit_code == 2 and "is the manifest given as --suite" in given.output
+    out = tmp_path / "drafts.jsonl"
+    for _ in range(2):  # its own output is replaced as before
+        done = _run("draft", "-j", "mk", "--db", db, "-o", str(out))
+        assert done.exit_code == 0, done.output
+    done = _run("draft", "-j", "mk", "--db", db, "-o", str(notes), "--force")
+    assert done.exit_code == 0 and notes.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
