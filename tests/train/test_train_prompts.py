@@ -130,8 +130,38 @@ def test_suite_prompts_command(tmp_path: Path) -> None:
     written = [json.loads(line) for line in out.read_text().splitlines()]
     assert written[0]["prompt"] == "The gripper pulls the drawer open." and written[-1]["kind"] == "prefix"
     res = CliRunner().invoke(app, ["suite", "prompts", str(manifest), "--out", str(out), "--judge", "nope",
-                                   "--judges", str(judges)])
+                                   "--judges", str(judges), "--force"])
     assert res.exit_code == 2 and "nope" in res.output
+
+
+def test_suite_prompts_does_not_replace_a_file_or_its_own_manifest(tmp_path: Path) -> None:
+    # Before, `-o` was written unconditionally: `-o suite.jsonl` replaced the labelled suite with prompts.
+    from typer.testing import CliRunner
+
+    from robojudge.cli import app
+
+    (tmp_path / "v.mp4").write_bytes(b"")
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text(json.dumps({"item_id": "a", "video": "v.mp4", "instruction": "open the drawer",
+                                    "clip_id": "c", "labels": {"pa": 4}}) + "\n")
+    judges = tmp_path / "judges.toml"
+    judges.write_text('[judges.lm]\nbackend = "mock"\nreplies = ["The gripper pulls the drawer open."]\n')
+    base = ["suite", "prompts", str(manifest), "--judge", "lm", "--judges", str(judges),
+            "--cache", str(tmp_path / "cache")]
+    before = manifest.read_text()
+    for extra in ([], ["--force"]):
+        res = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "." / "suite.jsonl"), *extra])
+        assert res.exit_code == 2 and "is the input manifest" in res.output, res.output
+        assert manifest.read_text() == before
+    other = tmp_path / "other.jsonl"
+    other.write_text("keep me\n")
+    res = CliRunner().invoke(app, [*base, "--out", str(other)])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"{other} exists; pass --force to replace it" in said
+    assert other.read_text() == "keep me\n"
+    res = CliRunner().invoke(app, [*base, "--out", str(other), "--force"])
+    assert res.exit_code == 0, res.output
+    assert "10 prompts for 1 clip" in res.output and other.read_text() != "keep me\n"
 
 
 @pytest.mark.parametrize("embodiment", ["dexterous_hand", "humanoid", None])

@@ -348,6 +348,8 @@ def prompts_cmd(
     retries: int = typer.Option(1, "--retries", min=0, help="Extra asks for a rewrite failing its checks."),
     cache: Path | None = typer.Option(None, "--cache-dir", "--cache",
                                       help="Response cache folder \\[default: the judges']."),
+    force: bool = typer.Option(False, "--force",
+                               help="Replace an existing --out (never the input manifest)."),
 ) -> None:
     """Ten generation prompts per clip (RoboJudge App. D): five model rewrites and five fixed prefixes."""
 
@@ -355,6 +357,11 @@ def prompts_cmd(
     from robojudge.judges import JudgeConfigError, ResponseCache, ResponseCacheError, UnknownNameError
     from robojudge.train import prompt_variants
 
+    if out.exists() and file.exists() and out.resolve() == file.resolve():
+        raise fail(f"--out {out} is the input manifest {file}: the prompts would replace the suite; write "
+                   "them to another file")
+    if out.exists() and not force:
+        raise fail(f"{out} exists; pass --force to replace it")
     check_out_file(out)
     try:
         config = resolve_judge(judge_name, judges_file, None, {})
