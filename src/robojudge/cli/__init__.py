@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: Loggers of other libraries kept at WARNING under ``-v``.
+NOISY_LOGGERS = ("matplotlib", "PIL", "urllib3", "httpx", "httpcore", "asyncio", "numba")
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"robojudge {__version__}")
@@ -51,7 +55,11 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug messages."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v",
+        help="Log debug messages on stderr: the result store opened and the run folder a manifest resolves "
+             "to, the work planned and scheduled, the judge response cache's hits. Goes before the command "
+             "(robojudge -v score ...)."),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
@@ -64,6 +72,9 @@ def _root(
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    # Other libraries' debug lines would bury robojudge's: matplotlib's font manager writes hundreds.
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def build_app(only: str | None = None) -> typer.Typer:

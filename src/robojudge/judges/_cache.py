@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -58,6 +59,7 @@ VALUE_PRELOAD_BYTES = 64 * 2**20
 VALUE_PRELOAD_ROWS = 100_000
 """... and it has at most this many rows (so a big cache is never scanned to find out)."""
 _TABLES = ("replies", "frames")
+_log = logging.getLogger(__name__)
 
 
 class ResponseCacheError(RuntimeError):
@@ -289,6 +291,8 @@ class ResponseCache:
     def close(self) -> None:
         """Write what is buffered and close the file."""
         if self._db is not None:
+            _log.debug("response cache %s: %d replies reused (hits), %d asked for (misses)", self.path,
+                       self.hits, self.misses)
             try:
                 self.flush()
             finally:

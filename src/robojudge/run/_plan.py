@@ -26,6 +26,7 @@ is left as it is.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -33,6 +34,8 @@ from typing import Generic, TypeVar
 from robojudge.run._fingerprint import Fingerprint
 from robojudge.store import ResultStore
 from robojudge.suite import Item
+
+_log = logging.getLogger(__name__)
 
 W = TypeVar("W")
 StoreKey = tuple[str, str, str]
@@ -154,6 +157,9 @@ def plan_pending(
             prints.append(fp.value)
         if pending:
             plan.todo.append((item, tuple(pending), tuple(prints)))
+    _log.debug("planned %d items x %d units: %d to compute (%d stale), %d already stored, %d not applicable",
+               len(items), len(work), sum(len(p) for _, p, _ in plan.todo), plan.stale, plan.skipped,
+               sum(plan.not_applicable.values()))
     return plan
 
 

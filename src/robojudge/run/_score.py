@@ -7,6 +7,7 @@ taken when the run is planned; a stored row whose inputs changed since is recomp
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from robojudge.run._judge_rows import JudgeRunSummary
     from robojudge.run._sets import SetRunSummary
 
+_log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class MetricRequest:
@@ -752,6 +754,8 @@ def score_blocks(
         planned_ids.update(it.item_id for it in block)
         _add_plan(summary, tasks, pending)
         scheduled = schedule(tasks, ex.workers, split_above)
+        _log.debug("scheduled %d tasks of %d items on %d worker(s) (%s)", len(scheduled), len(block),
+                   ex.workers, type(ex).__name__)
         if timeout_s is not None:
             scheduled = [replace(t, timeout_s=timeout_s) for t in scheduled]
         for t in scheduled:

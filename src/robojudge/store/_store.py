@@ -235,6 +235,7 @@ class ResultStore:
         except BaseException:
             self._engine.dispose()
             raise
+        _log.debug("opened the result store %s (%s)", self.url, "read-only" if read_only else "for writing")
         if self.row_format > ROW_FORMAT:
             _log.warning("%s was written by a newer robojudge (row format %d; this robojudge %s writes and "
                          "reads format %d): some of its rows may be read wrongly here; upgrade robojudge",
