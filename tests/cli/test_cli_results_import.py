@@ -116,9 +116,10 @@ def test_replace_dry_run_and_metric_option(run_dir: Path, tmp_path: Path) -> Non
 
 def test_needs_exactly_one_store(tmp_path: Path, run_dir: Path) -> None:
     values = tmp_path / "values.csv"
-    assert "exactly one of --db and --run" in invoke("results", "import", values).output
+    assert "give --db or --run-dir (the store to import into), or --suite" in invoke(
+        "results", "import", values).output
     both = invoke("results", "import", values, "--db", tmp_path / "x.sqlite", "--run", run_dir)
-    assert both.exit_code == 2 and "exactly one of --db and --run" in both.output
+    assert both.exit_code == 2 and "give one of --db and --run-dir, not both" in both.output
     missing = invoke("results", "import", values, "--run", tmp_path / "nope")
     assert missing.exit_code == 2 and "no run folder" in missing.output
 

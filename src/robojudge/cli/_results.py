@@ -32,7 +32,9 @@ app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
 @app.command("export")
 def export_cmd(
-    db: str = typer.Option(..., "--db", help="Result store URL, SQLite path or run folder."),
+    db: str | None = typer.Option(
+        None, "--db", help="Result store URL, SQLite path or run folder \\[default: --suite's store, as "
+        "`robojudge score` finds it]."),
     out: Path = typer.Option(..., "--out", "-o", help="Output file; '-' (or /dev/stdout) writes CSV to "
                              "standard output."),
     fmt: str | None = typer.Option(
@@ -53,10 +55,15 @@ def export_cmd(
 ) -> None:
     """Write stored results as long rows (one per item, metric and config; current rows only)."""
     from robojudge.metrics import LookAlikeGroupsWarning
-    from robojudge.run import export_run
+    from robojudge.run import export_run, suite_store_url
     from robojudge.suite import ManifestError
 
     try:
+        if db is None:
+            if suite is None:
+                raise fail("give --db (a store URL, file or run folder) or --suite (the manifest, whose "
+                           "store is found as `robojudge score` finds it)")
+            db = suite_store_url(suite)
         if by is not None and suite is not None and (clash := _dash_clash(suite, by)):
             raise fail(clash)
         with warnings_said_once(LookAlikeGroupsWarning):  # --by values that print alike
@@ -326,8 +333,18 @@ def import_cmd(
     from robojudge.run._import import ResultImportError, import_results
     from robojudge.suite import ManifestError, run_manifest
 
-    if (db is None) == (run is None):
-        raise fail("give exactly one of --db and --run-dir")
+    if db is not None and run is not None:
+        raise fail("give one of --db and --run-dir, not both")
+    if db is None and run is None:
+        if suite is None:
+            raise fail("give --db or --run-dir (the store to import into), or --suite (the manifest, whose "
+                       "store is found as `robojudge score` finds it)")
+        from robojudge.run import suite_store_url
+
+        try:
+            db = suite_store_url(suite)
+        except StoreError as exc:
+            raise fail(str(exc)) from None
     if db is not None and Path(db).is_dir():  # its items were not checked, as --run-dir checks them
         run, db = Path(db), None
     if run is not None:
