@@ -417,3 +417,25 @@ def test_status_and_round_tables_print_long_names_whole_in_a_pipe(suite_files: S
         else:
             assert any(f"{long_a} & {long_b}" in line for line in lines), done.stdout
             assert any(f"{long_b} & the others" in line and "1.000" in line for line in lines), done.stdout
+
+
+def test_round_status_json(suite_files: SuiteFiles, tmp_path: Path) -> None:
+    # Before: "No such option: --json", though `annotate status` has it (CLI audit F7).
+    db = _project(suite_files, tmp_path)
+    rj("round", "create", "r1", "--db", db, "-p", "p", "--to", "alice", "--to", "bob",
+       *(x for i in suite_files.item_ids[:2] for x in ("--item", i)))
+    empty = json.loads(rj("round", "status", "r1", "--db", db, "-p", "p", "--json"))
+    assert empty["round"] == "r1" and empty["pooled"]["n_pairs"] == 0
+    with AnnotationService(db) as svc:
+        for name in ("alice", "bob"):
+            who = svc.authenticate(name, PW)
+            for entry in svc.queue(who):
+                label_through(svc, who, entry.assignment_id,
+                              {**FULL, **{f"segments.{k}": "good" for k in range(3)}})
+    res = runner.invoke(app, ["annotate", "round", "status", "r1", "--db", db, "-p", "p", "--json"])
+    assert res.exit_code == 0, res.output
+    status = json.loads(res.stdout)  # nothing else on stdout
+    assert status["annotators"] == ["alice", "bob"] and status["n_items"] == 2
+    # 2 items x PA and IA, both trainees gave the same labels: every pair agrees exactly
+    assert status["pooled"]["n_pairs"] == 4 and status["pooled"]["exact"] == 1.0
+    assert status["passed"] == {"alice": True, "bob": True}

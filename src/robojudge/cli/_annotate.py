@@ -401,15 +401,21 @@ def _print_round(result: object) -> None:
 
 @round_app.command("status")
 def round_status_cmd(
-    name: str = typer.Argument(..., help="Round name."), db: str = _DB, project: str = _PROJECT
+    name: str = typer.Argument(..., help="Round name."), db: str = _DB, project: str = _PROJECT,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (no agreement yet: null)."),
 ) -> None:
     """Agreement of the round's submitted practice labels so far (Table 5 of RoboJudge, plus alpha)."""
+    from robojudge._json import json_ready
     from robojudge.annotate import round_agreement
 
     try:
-        _print_round(round_agreement(db, project, name))
+        result = round_agreement(db, project, name)
     except _guard() as exc:
         raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(json_ready(asdict(result)), indent=1))
+        return
+    _print_round(result)
 
 
 @round_app.command("close")

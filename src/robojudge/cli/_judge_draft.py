@@ -15,6 +15,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from robojudge._json import json_ready
 from robojudge.cli._common import console, err_console, fail, write_error
 from robojudge.judges import RUBRICS, judge_metric_id
 from robojudge.store import ResultRow, ResultStore, StoreError
@@ -199,8 +200,23 @@ def texts(
     console.print(f"{len(found)} texts from {metric} -> {path}", highlight=False)
 
 
-def rubrics() -> None:
+def rubrics(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: one object per rubric, the table's "
+                                 "fields and the rubric's source."),
+) -> None:
     """List the built-in rubrics: id, version, answer kind, range, taxonomy metric, source."""
+    if as_json:
+        listed = []
+        for name in RUBRICS.names():
+            r = RUBRICS.get(name)
+            scored = r.kind != "text"
+            listed.append({"id": r.id, "version": r.version, "kind": r.kind, "title": r.title,
+                           "score_min": r.score_min if scored else None,
+                           "score_max": r.score_max if scored else None, "taxonomy": r.taxonomy,
+                           "needs_instruction": r.needs_instruction, "source": r.source,
+                           "digest": r.digest})
+        typer.echo(json.dumps(json_ready(listed), indent=2))
+        return
     for name in RUBRICS.names():
         r = RUBRICS.get(name)
         hi = "" if r.kind == "text" else f"{r.score_min:g}-{r.score_max:g}"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import json
 from pathlib import Path
 
 import typer
 from rich.markup import escape
 from rich.text import Text
 
+from robojudge._json import json_ready
 from robojudge.cli._common import console, err_console, fail
 from robojudge.cli._tables import name_table, print_table
 from robojudge.robots import BUILTIN_ROBOTS, RobotSpecError, builtin_robot, load_robot_spec, summarize_robot
@@ -30,6 +32,8 @@ def check_cmd(
     spec: str = typer.Argument(
         ..., help=f"Robot spec file (.toml), or a built-in robot: {', '.join(BUILTIN_ROBOTS)}."
     ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: name, format, model, keypoints, links "
+                                 "(length at rest, rigid) and joint limits (null: unlimited)."),
 ) -> None:
     """Load a robot spec and its model; print its keypoints, links and joint limits.
 
@@ -48,6 +52,15 @@ def check_cmd(
     except (RobotSpecError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from None
     s = summary.spec
+    if as_json:
+        typer.echo(json.dumps(json_ready({
+            "name": s.name, "format": s.format, "model": str(s.model), "keypoints": list(s.keypoints),
+            "links": [{"a": li.a, "b": li.b, "length_at_rest_m": li.length, "rigid": li.rigid}
+                      for li in summary.links],
+            "joints": [{"joint": name, "lower": lim[0] if lim else None, "upper": lim[1] if lim else None}
+                       for name, lim in summary.joints],
+        }), indent=2))
+        return
     console.print(f"[bold]{escape(s.name)}[/]: {s.format.upper()} {escape(str(s.model))}", markup=True,
                   highlight=False)
     console.print(f"keypoints ({len(s.keypoints)}): {', '.join(s.keypoints)}", highlight=False, markup=False)
