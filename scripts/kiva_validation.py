@@ -897,11 +897,14 @@ def render(result: dict[str, Any]) -> str:
         cells = ["-" if r not in per else f"{per[r][0]} / {per[r][1]} of {per[r][2]}" for r in robots]
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     lines += ["", "KIVA per video (% invalid segments), by generator profile and by regime (Table C4's view; "
-              "mean and 95% cluster-bootstrap interval over clips):", "",
+              "mean and 95% cluster-bootstrap interval over clips; none where every video of the group "
+              "gives the same value, so every resample does too):", "",
               "| group | videos | KIVA % |", "| --- | ---: | ---: |"]
     for key in ("generator", "regime", "depth"):
         for g, m in result["by"][key].items():
-            ci = f"{_f(m['mean'], 1)} [{_f(m['low'], 1)}, {_f(m['high'], 1)}]"
+            ci = _f(m["mean"], 1)
+            if m["low"] is not None and not math.isnan(m["low"]):
+                ci += f" [{_f(m['low'], 1)}, {_f(m['high'], 1)}]"
             lines.append(f"| {key}: {g} | {m['n']} | {ci} |")
     return "\n".join(lines) + "\n"
 

@@ -16,7 +16,7 @@ from robojudge.meta._acceleration import (
     retention_ratio,
     speedup,
 )
-from robojudge.meta._bootstrap import ClusterBootstrap
+from robojudge.meta._bootstrap import CONSTANT_WHY, ClusterBootstrap
 
 # Three clips, two metrics: "sharp" (higher is better) and "jerk" (lower is better).
 #
@@ -64,7 +64,8 @@ def test_dense_against_itself_is_exactly_one() -> None:
     assert dense.q.value == 1.0
     assert all(r.retention.value == 1.0 for r in dense.retentions)
     assert (dense.speedup, dense.basis) == (1.0, "dense")
-    assert dense.q.low == 1.0 and dense.q.high == 1.0  # every paired draw is a ratio m / m
+    # Every paired draw is a ratio m / m: exactly 1, so no interval, with the reason.
+    assert math.isnan(dense.q.low) and math.isnan(dense.q.high) and dense.q.why == CONSTANT_WHY
     assert math.isnan(audit.methods[1].speedup)  # no costs given: unknown, never guessed
 
 

@@ -5,6 +5,7 @@ import pytest
 from scipy import stats
 
 from robojudge.meta import (
+    CONSTANT_WHY,
     OVERALL,
     ClusterBootstrap,
     RankCorrelation,
@@ -118,7 +119,8 @@ def test_agreement_table_points_cis_and_differences():
     assert again.to_dict() == rep.to_dict()
     same = agreement_table({"a": pred["good"], "b": pred["good"]}, human, clusters, bootstrap=50, seed=1)
     e = same.differences["a", "b"]["pa"]["mse"]
-    assert e.value == e.low == e.high == 0.0
+    # A judge against itself differs by exactly 0 in every resample: the value stands, with no interval.
+    assert e.value == 0.0 and math.isnan(e.low) and math.isnan(e.high) and e.why == CONSTANT_WHY
 
 
 def test_no_bootstrap_and_missing_axis():
@@ -178,7 +180,8 @@ def test_a_judge_pair_is_compared_on_the_items_both_scored():
             e = rep.differences["a", "b"][t][k]
             assert e.value == 0.0, (t, k)
             if k != "kendall":
-                assert e.low == e.high == 0.0, (t, k)  # every replicate draws the same items for both
+                # Every replicate draws the same items for both: 0 each time, so no interval, and why.
+                assert math.isnan(e.low) and math.isnan(e.high) and e.why == CONSTANT_WHY, (t, k)
     assert rep.shared["a", "b"] == {"pa": 5, OVERALL: 5}
     assert rep.to_dict()["differences"][0]["n"] == {"pa": 5, OVERALL: 5}
 

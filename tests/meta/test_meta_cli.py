@@ -222,6 +222,6 @@ def test_agreement_differences_give_the_items_both_judges_scored(tmp_path):
     r = run("agreement", "--pred", tmp_path / "p.csv", "--human", tmp_path / "h.csv", "--bootstrap", 300)
     assert r.exit_code == 0, r.output
     part = r.output[r.output.index("paired differences"):]
-    zero = "0.000 [0.000, 0.000]"
+    zero = "0.000 [n/a]"  # 0 in every resample: the interval is withheld, and the notes say why
     assert f"│ a │ b │ pa      │ 5 (5/8) │ {zero} │ {zero} │ {zero} │" in part
     assert "note: differences are taken on the n items both judges scored; (a/b): each judge's own" in part

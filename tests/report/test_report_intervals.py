@@ -64,7 +64,8 @@ def test_html_report_tables_carry_the_flag(tmp_path):
     items = [Item(item_id=f"i{k}", video="v.mp4", generator="g" if k % 2 else "h") for k in range(6)]
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     with ResultStore(url) as store:
-        store.add([_row(it.item_id, float(k % 2 == 0)) for k, it in enumerate(items)])
+        # g (odd k) gets 0, 1, 0: values that differ, so resamples do too and an interval is shown.
+        store.add([_row(it.item_id, float(k % 3 == 0)) for k, it in enumerate(items)])
     manifest = tmp_path / "suite.jsonl"
     (tmp_path / "v.mp4").write_bytes(b"")
     manifest.write_text("".join(it.model_dump_json(exclude_none=True) + "\n" for it in items))

@@ -25,7 +25,7 @@ from robojudge.cli._common import (
     progress_option,
 )
 from robojudge.cli._tables import add_column, print_table
-from robojudge.meta import OVERALL, Estimate, Leaderboard
+from robojudge.meta import CONSTANT_WHY, OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction, registry_config_key
 from robojudge.report import (
     CALIBRATED,
@@ -43,9 +43,14 @@ from robojudge.report import (
     write_judges,
     write_leaderboard,
 )
-from robojudge.report._judges import comparison_note
-from robojudge.report._leaderboard import calibration_problem, small_standing
-from robojudge.report._tables import SMALL_MARK, small_note
+from robojudge.report._judges import comparison_note, judge_mark, judge_notes
+from robojudge.report._leaderboard import (
+    approximate_standing,
+    calibration_problem,
+    small_standing,
+    standing_mark,
+)
+from robojudge.report._tables import APPROX_NOTE, small_note
 from robojudge.report._unset import generator_groups, generator_of, unset_note
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
@@ -81,16 +86,18 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         s = e.standings[board.sort_by]
         prob = "-" if math.isnan(s.rank_prob) else f"{s.rank_prob:.2f}"
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "-"
-        scores = [_est(e.standings[t].score) + (f" {SMALL_MARK}" if small_standing(e, t) else "")
-                  for t in board.targets]
+        scores = [_est(e.standings[t].score) + standing_mark(e, t) for t in board.targets]
         table.add_row("-" if s.rank is None else str(s.rank), e.generator, *scores, prob, span)
     print_table(table)
     small = [e.standings[t].score for e in board.entries for t in board.targets if small_standing(e, t)]
     if small:
         console.print(small_note(any(not math.isnan(s.low) for s in small)), highlight=False, markup=False)
+    if any(approximate_standing(e, t) for e in board.entries for t in board.targets):
+        console.print(APPROX_NOTE, highlight=False, markup=False)
     whys = dict.fromkeys(w for e in board.entries for t in board.targets if (w := e.standings[t].score.why))
     for why in whys:
-        console.print(f"no interval or rank spread where {why}", highlight=False, markup=False)
+        spread = "" if why == CONSTANT_WHY else " or rank spread"  # (a constant mean keeps its rank spread)
+        console.print(f"no interval{spread} where {why}", highlight=False, markup=False)
     if board.tolerance:
         console.print(f"means closer than {board.tolerance:g} tie", highlight=False, markup=False)
     if not board.adjacent:  # (fewer than two generators ranked: no pair to show)
@@ -191,13 +198,15 @@ def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading:
         cells = []
         for t in targets:
             for col in ("r", "acc", "mse"):
-                text = _est(row.cells[t, col]) + (" \u2020" if t in row.small else "")
+                text = _est(row.cells[t, col]) + judge_mark(row, t, col)
                 best = (t, col) in row.best
                 cells.append(Text(f"{text} {BEST_MARK}", style="bold green") if best else text)
         table.add_row(row.judge, str(sum(row.n.values())), str(sum(row.n_unscored.values())), *cells)
     print_table(table)
     if any(row.small for row in table_rows):
         console.print("\u2020 small n: fewer than 10 items or 5 clips.", highlight=False)
+    for line in judge_notes(table_rows, targets):  # the double dagger's key, and withheld intervals
+        console.print(line, highlight=False, markup=False)
     if note:
         console.print(note, highlight=False)
 

@@ -28,7 +28,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from robojudge.meta._agreement import FloatArray
-from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
+from robojudge.meta._bootstrap import (
+    ClusterBootstrap,
+    constant_replicates,
+    interval_gate,
+    summarize_replicates,
+)
 from robojudge.meta._report import Estimate
 
 #: Metric -> clip -> value, the scores of one generator on the clips it rendered.
@@ -201,7 +206,8 @@ def method_audit(
         # own cluster; one or two can only be recombined) and a value in at least half the replicates.
         in_q = mask[:, defined].any(axis=1) if defined else np.zeros(n, dtype=bool)
         n_clips = np.array([*mask.sum(axis=0), in_q.sum()])
-        keep, why, _ = interval_gate(np.isfinite(reps).sum(axis=1), n_clips, bootstrap)
+        keep, why, _ = interval_gate(np.isfinite(reps).sum(axis=1), n_clips, bootstrap,
+                                     constant=constant_replicates(reps))
 
     def estimate(j: int, point: float) -> Estimate:
         if keep[j]:

@@ -25,6 +25,7 @@ from robojudge import DEFAULT_SEED, PAPER_REPLICATES
 from robojudge.meta._agreement import FloatArray, kendall, why_no_correlation
 from robojudge.meta._bootstrap import (
     ClusterBootstrap,
+    constant_replicates,
     few_clusters_drawn,
     interval_gate,
     summarize_replicates,
@@ -115,7 +116,8 @@ def kendall_interval(pred: npt.ArrayLike, human: npt.ArrayLike, clusters: npt.Ar
     # The rule of every other correlation's interval (interval_gate): scored items in at least
     # MIN_CORRELATION_CLUSTERS clusters, and a tau defined in at least half of the replicates.
     n_clusters = np.array(len(np.unique(boot.item_cluster[ok])))
-    keep, why, used = interval_gate(np.array(int(np.isfinite(reps).sum())), n_clusters, bootstrap, True)
+    keep, why, used = interval_gate(np.array(int(np.isfinite(reps).sum())), n_clusters, bootstrap, True,
+                                    constant_replicates(reps))
     if not keep:
         return Estimate(point, why=str(why[()]))
     low, high, se = summarize_replicates(reps[None, :], level)

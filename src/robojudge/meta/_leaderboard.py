@@ -27,7 +27,13 @@ import numpy.typing as npt
 
 from robojudge import DEFAULT_SEED
 from robojudge.meta._agreement import FloatArray, as_float_vector
-from robojudge.meta._bootstrap import ClusterBootstrap, interval_gate, summarize_replicates
+from robojudge.meta._bootstrap import (
+    CONSTANT_WHY,
+    ClusterBootstrap,
+    constant_replicates,
+    interval_gate,
+    summarize_replicates,
+)
 from robojudge.meta._means import group_codes, group_sums, ratio
 from robojudge.meta._report import OVERALL, Estimate
 
@@ -227,10 +233,14 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
         prob, rank_low, rank_high = _rank_spread(reps, point_rank, ranked, level, tolerance)
         outrank = _outrank(reps, ranked, tolerance)
         # Too few clusters (or replicates) to resample: no interval and no rank spread, with the reason.
-        keep, why, used = interval_gate(np.isfinite(reps).sum(axis=0), n_clusters, bootstrap)
+        # A mean the same in every replicate (every item at the top of the scale) has no interval either,
+        # but its rank spread stands: the other generators' means still move around it.
+        flat = constant_replicates(np.moveaxis(reps, 0, -1))
+        keep, why, used = interval_gate(np.isfinite(reps).sum(axis=0), n_clusters, bootstrap, constant=flat)
         keep &= np.isfinite(point)
         why[~np.isfinite(point)] = None  # no mean: nothing to say about its interval
         low, high, se = (np.where(keep, x, np.nan) for x in (low, high, se))
+        keep |= flat & (why == CONSTANT_WHY)
         prob = np.where(keep, prob, np.nan)
         rank_low, rank_high = (np.where(keep, r, 0) for r in (rank_low, rank_high))
         pair_kept = keep.T[:, :, None] & keep.T[:, None, :]  # (T, G, G): both sides resample

@@ -17,7 +17,12 @@ import numpy as np
 import numpy.typing as npt
 
 from robojudge.meta._agreement import FloatArray
-from robojudge.meta._bootstrap import ClusterBootstrap, summarize_replicates
+from robojudge.meta._bootstrap import (
+    CONSTANT_WHY,
+    ClusterBootstrap,
+    constant_replicates,
+    summarize_replicates,
+)
 
 
 @dataclass(frozen=True)
@@ -28,8 +33,10 @@ class GroupMean:
         n: Items with a value.
         n_clusters: Distinct clusters (clips) among those items.
         mean: Their mean (NaN when ``n`` is 0).
-        low: Lower end of the percentile interval (NaN without bootstrap or values).
+        low: Lower end of the percentile interval (NaN without bootstrap or values, or withheld).
         high: Upper end.
+        why: Why a mean with replicates has no interval (:data:`~robojudge.meta.CONSTANT_WHY`: every
+            replicate gives the same mean), else None.
     """
 
     n: int
@@ -37,6 +44,7 @@ class GroupMean:
     mean: float
     low: float = math.nan
     high: float = math.nan
+    why: str | None = None
 
 
 def group_codes(groups: Sequence[str], n: int) -> tuple[list[str], npt.NDArray[np.intp]]:
@@ -113,7 +121,8 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
 
     Returns:
         ``out[group][column]``. Replicates that drew none of a group's items for a column are
-        skipped for that cell.
+        skipped for that cell. A cell whose replicates all give one mean (every value alike) has no
+        interval, and says why (``GroupMean.why``).
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim == 1:
@@ -127,12 +136,18 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
     for g, sums in zip(names, group_sums(x, code, len(names), boot), strict=True):
         mean = ratio(sums.point)
         low = high = np.full(k, np.nan)
+        flat = np.zeros(k, dtype=bool)
         if sums.replicates is not None:
-            low, high, _ = summarize_replicates(ratio(sums.replicates).T, level)
+            reps = ratio(sums.replicates).T
+            low, high, _ = summarize_replicates(reps, level)
+            # Every value alike (all 1 on a 0/1 metric): a zero-width interval is withheld, as
+            # interval_gate withholds it everywhere else.
+            flat = constant_replicates(reps)
+            low, high = (np.where(flat, np.nan, x) for x in (low, high))
         cells = []
         for c in range(k):
             mine = sums.members[ok[sums.members, c]]
             cells.append(GroupMean(int(mine.size), len(set(cl[mine])), float(mean[c]), float(low[c]),
-                                   float(high[c])))
+                                   float(high[c]), CONSTANT_WHY if flat[c] else None))
         out[g] = cells
     return out

@@ -23,6 +23,7 @@ from robojudge.meta._agreement import (
 )
 from robojudge.meta._bootstrap import (
     ClusterBootstrap,
+    constant_replicates,
     few_clusters_drawn,
     interval_gate,
     summarize_replicates,
@@ -328,7 +329,7 @@ def _gate(point: FloatArray, low: FloatArray, high: FloatArray, se: FloatArray, 
     """
     valid = np.isfinite(reps).sum(axis=-1)
     keep, reason, count = interval_gate(valid, clusters[..., None], n_replicates,
-                                        np.isin(_BOOT, _CORRELATIONS))
+                                        np.isin(_BOOT, _CORRELATIONS), constant_replicates(reps))
     for bi, si in enumerate(_BOOT_COLS):
         if STATISTICS[si] == "spearman" and not rank_stats:
             continue

@@ -75,7 +75,7 @@ class FpsAblation:
                 for col, _, _ in JUDGE_COLUMNS:
                     e = row.cells[t, col]
                     cells.append(Cell(e.value, e.low, e.high, best=(t, col) in row.best,
-                                      small=t in row.small))
+                                      small=t in row.small, approximate=t in row.approximate))
             table.add(cells)
         return table
 

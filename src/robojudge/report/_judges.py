@@ -10,7 +10,7 @@ the easy half of a suite is not comparable with one scored on all of it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -38,9 +38,10 @@ from robojudge.report._leaderboard import (
     label_scores,
     strata_of,
     target_title,
+    withheld_notes,
 )
 from robojudge.report._series import JudgeSeries, StoredSeries, judge_series, resolve_judge
-from robojudge.report._tables import is_small, md_escape, md_prose
+from robojudge.report._tables import APPROX_MARK, APPROX_NOTE, is_approximate, is_small, md_escape, md_prose
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
@@ -88,6 +89,9 @@ class JudgeRow:
         stage: The judge's training stage (``base``, ``sft``, ``rl``, ``sft+rl``) when its config
             declares one (RoboJudge Table 3), else None.
         base_model: The model a staged judge was trained from, else None.
+        approximate: Targets that are not small but rest on fewer than
+            :data:`~robojudge.meta.APPROXIMATE_CLUSTERS` clips
+            (:func:`robojudge.report._tables.is_approximate`): their intervals are approximate.
     """
 
     judge: str
@@ -99,6 +103,7 @@ class JudgeRow:
     small: frozenset[str] = frozenset()
     stage: str | None = None
     base_model: str | None = None
+    approximate: frozenset[str] = frozenset()
 
 
 STAGE_ORDER = ("base", "sft", "rl", "sft+rl")
@@ -136,6 +141,9 @@ def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]
     compared: dict[str, set[str]] = {j: set() for j in report.judges}
     small = {j: _small_targets(report, j, scored[j] if scored is not None else None,
                                clusters if scored is not None else None) for j in report.judges}
+    approximate = {j: _small_targets(report, j, scored[j] if scored is not None else None,
+                                     clusters if scored is not None else None, is_approximate) - small[j]
+                   for j in report.judges}
     for t in targets:
         axes = report.axes if t == OVERALL else (t,)
         if scored is not None:
@@ -157,13 +165,15 @@ def judge_table(report: AgreementReport, scored: Mapping[str, Mapping[str, Mask]
                     best[j].add((t, col))
     return [JudgeRow(j, {a: report.cells[j][a].n for a in report.axes}, cells[j], frozenset(best[j]),
                      {a: report.cells[j][a].n_unscored for a in report.axes}, frozenset(compared[j]),
-                     frozenset(small[j]))
+                     frozenset(small[j]), approximate=frozenset(approximate[j]))
             for j in report.judges]
 
 
 def _small_targets(report: AgreementReport, judge: str, scored: Mapping[str, Mask] | None,
-                   clusters: Sequence[str] | None) -> set[str]:
-    """The targets on which ``judge`` rests on few items or clips.
+                   clusters: Sequence[str] | None,
+                   flag: Callable[[int, int | None], bool] = is_small) -> set[str]:
+    """The targets on which ``judge`` rests on few items or clips (``flag``: :func:`is_small`, or
+    :func:`is_approximate` for the milder mark).
 
     Overall pools the axes' items, but its value needs both axes, so it is as rough as its roughest
     axis: it is small when any scored axis is (as the leaderboard's Overall is).
@@ -174,7 +184,7 @@ def _small_targets(report: AgreementReport, judge: str, scored: Mapping[str, Mas
         n_clusters = None
         if scored is not None and clusters is not None:
             n_clusters = len({clusters[int(i)] for i in np.flatnonzero(np.asarray(scored[a], dtype=bool))})
-        if n and is_small(n, n_clusters):
+        if n and flag(n, n_clusters):
             small.add(a)
     if report.cells[judge][OVERALL].n and small:
         small.add(OVERALL)
@@ -413,11 +423,31 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
         cells = []
         for t in targets:
             for col, _, _ in JUDGE_COLUMNS:
-                text = format_estimate(row.cells[t, col]) + (" †" if t in row.small else "")
+                text = format_estimate(row.cells[t, col]) + judge_mark(row, t, col)
                 cells.append(f"**{text}**" if (t, col) in row.best else text)
         lines.append(f"| {md_escape(row.judge)} | {sum(row.n.values())} | {sum(row.n_unscored.values())} | "
                      + " | ".join(cells) + " |")
+    keys = judge_notes(table, targets)
+    if keys:
+        lines += ["", *(md_prose(k) for k in keys)]
     return "\n".join(lines + stages_lines(table, report)) + "\n"
+
+
+def judge_mark(row: JudgeRow, target: str, col: str) -> str:
+    """The small-n dagger of a cell, else the double dagger of an approximate interval it shows."""
+    if target in row.small:
+        return " †"
+    shown = not math.isnan(row.cells[target, col].low)
+    return f" {APPROX_MARK}" if target in row.approximate and shown else ""
+
+
+def judge_notes(table: Sequence[JudgeRow], targets: Sequence[str]) -> list[str]:
+    """The sentences under Table 2: the key to the double dagger where a cell shows it, and why cells with
+    a value show no interval (:func:`robojudge.report._leaderboard.withheld_notes`)."""
+    out = [APPROX_NOTE] if any(judge_mark(r, t, col).endswith(APPROX_MARK) for r in table for t in targets
+                               for col, _, _ in JUDGE_COLUMNS) else []
+    return out + withheld_notes((f"{r.judge} {target_title(t)} {col}", r.cells[t, col]) for r in table
+                                for t in targets for col, _, _ in JUDGE_COLUMNS)
 
 
 def stages_lines(table: Sequence[JudgeRow], report: AgreementReport) -> list[str]:
@@ -435,7 +465,7 @@ def stages_lines(table: Sequence[JudgeRow], report: AgreementReport) -> list[str
                                                   for name in ("r ↑", "Acc ↑", "MSE ↓")) + " |",
              "| --- | --- | --- | " + " | ".join("---" for _ in range(3 * len(targets))) + " |"]
     for row in staged:
-        cells = [format_estimate(row.cells[t, col]) + (" †" if t in row.small else "")
+        cells = [format_estimate(row.cells[t, col]) + judge_mark(row, t, col)
                  for t in targets for col, _, _ in JUDGE_COLUMNS]
         stage = STAGE_TITLES.get(str(row.stage), str(row.stage))
         lines.append(f"| {md_escape(str(row.base_model))} | {stage} | {md_escape(row.judge)} | "

@@ -14,6 +14,7 @@ from robojudge.report._labels import MIN_CORRELATION_ITEMS, label_agreement
 from robojudge.report._leaderboard import (
     AXES,
     CALIBRATED,
+    approximate_standing,
     calibration_problem,
     clusters_of,
     column,
@@ -21,6 +22,7 @@ from robojudge.report._leaderboard import (
     label_scores,
     small_standing,
     strata_of,
+    withheld_notes,
 )
 from robojudge.report._sections import ReportInput, Section, estimate_cell
 from robojudge.report._series import JudgeSeries
@@ -103,14 +105,18 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
             sec.intro += f" No {CALIBRATED} judge: {why}."
     stat_cols = [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
     cols = ["judge", "scored", "unscored", *stat_cols]
+    # Why a cell with a value shows no interval (too few clips, or the same value in every resample).
+    withheld = withheld_notes((f"{r.judge} {_TITLES[t]} {col}", r.cells[t, col]) for r in table_rows
+                              for t in targets for col, _, _ in JUDGE_COLUMNS)
     table2 = Table("judges", "Judges in the layout of RoboJudge Table 2", cols,
-                   note=comparison_note(table_rows, report))
+                   note=" ".join(n for n in (comparison_note(table_rows, report), *withheld) if n))
     for row in table_rows:
         cells = [text(row.judge), text(sum(row.n.values())), text(sum(row.n_unscored.values()))]
         for t in targets:
             for col, _, _ in JUDGE_COLUMNS:
                 e = row.cells[t, col]
-                cells.append(Cell(e.value, e.low, e.high, best=(t, col) in row.best, small=t in row.small))
+                cells.append(Cell(e.value, e.low, e.high, best=(t, col) in row.best, small=t in row.small,
+                                  approximate=t in row.approximate))
         table2.add(cells)
     human = label_scores(labelled)
     detail = Table("judge_statistics", "Every agreement statistic per judge and target",
@@ -119,6 +125,7 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
                    "from the same cluster-bootstrap draws as the others.")
     clusters, strata = clusters_of(labelled), strata_of(labelled)
     small_of = {r.judge: r.small for r in table_rows}
+    approximate_of = {r.judge: r.approximate for r in table_rows}
     for j in report.judges:
         for t in targets:
             c = report.cells[j][t]
@@ -133,7 +140,8 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
                 level=report.level)
             stats = {**c.stats, "kendall": tau}
             detail.add([text(j), text(_TITLES[t]), text(c.n), text(c.n_unscored),
-                         *(estimate_cell(stats[k], small=t in small_of[j]) for k in STATISTICS)])
+                         *(estimate_cell(stats[k], small=t in small_of[j], approximate=t in approximate_of[j])
+                           for k in STATISTICS)])
     sec.tables += [table2, detail]
     # Figures, of the judges with something to draw.
     drawn = [j for j in report.judges if report.cells[j][OVERALL].n or any(report.cells[j][a].n
@@ -294,12 +302,15 @@ def generators_section(inp: ReportInput) -> Section:
         sec.intro += (f" {', '.join(unranked)}: not ranked, for lack of scores from {source} on "
                       f"{'PA or IA' if board.sort_by == OVERALL else board.sort_by.upper()}.")
     cols = ["rank", "generator", *(_TITLES[t] for t in board.targets), "P(rank)", "rank range"]
-    table = Table("leaderboard", f"Generators by {_TITLES[board.sort_by]}", cols)
+    table = Table("leaderboard", f"Generators by {_TITLES[board.sort_by]}", cols,
+                  note=" ".join(withheld_notes((f"{e.generator} {_TITLES[t]}", e.standings[t].score)
+                                               for e in board.entries for t in board.targets)))
     for e in board.entries:
         s = e.standings[board.sort_by]
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
         rank = text("not ranked" if s.rank is None else s.rank)
-        scores_of = [estimate_cell(e.standings[t].score, small=small_standing(e, t)) for t in board.targets]
+        scores_of = [estimate_cell(e.standings[t].score, small=small_standing(e, t),
+                                   approximate=approximate_standing(e, t)) for t in board.targets]
         table.add([rank, text(e.generator), *scores_of,
                    Cell(s.rank_prob, digits=2), text(span)])
     for k in range(2, 2 + len(board.targets)):

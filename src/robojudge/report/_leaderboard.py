@@ -11,7 +11,7 @@ two configs or versions gives two columns, never one merged column.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,15 @@ from robojudge.meta import (
 from robojudge.meta._agreement import FloatArray
 from robojudge.metric_info import NOT_VIDEO_QUALITY
 from robojudge.report._series import Series, StoredSeries, _started, metric_series
-from robojudge.report._tables import SMALL_MARK, is_small, md_escape, small_note
+from robojudge.report._tables import (
+    APPROX_MARK,
+    APPROX_NOTE,
+    SMALL_MARK,
+    is_approximate,
+    is_small,
+    md_escape,
+    small_note,
+)
 from robojudge.report._unset import generator_groups
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item, clip_source_conflicts, source_text
@@ -358,6 +366,47 @@ def format_estimate(e: Estimate, digits: int = 3) -> str:
     return f"{format_number(e.value, digits)} [{lo}, {hi}]"
 
 
+def withheld_notes(cells: Iterable[tuple[str, Estimate]], limit: int = 6) -> list[str]:
+    """One sentence per reason a cell with a value shows no interval (``Estimate.why``: too few clips, or
+    every resample giving the same value), naming the first ``limit`` cells it holds for."""
+    places: dict[str, list[str]] = {}
+    for place, e in cells:
+        if e.why is not None and not math.isnan(e.value) and math.isnan(e.low):
+            places.setdefault(e.why, []).append(place)
+    out = []
+    for why, named in places.items():
+        more = f" and {len(named) - limit} more" if len(named) > limit else ""
+        out.append(f"No interval for {', '.join(named[:limit])}{more}: {why}.")
+    return out
+
+
+def standing_mark(entry: LeaderboardEntry, target: str) -> str:
+    """`` †`` on a small-n standing, `` ‡`` on one with an approximate interval, else nothing."""
+    if small_standing(entry, target):
+        return f" {SMALL_MARK}"
+    return f" {APPROX_MARK}" if approximate_standing(entry, target) else ""
+
+
+def board_notes(board: Leaderboard) -> list[str]:
+    """The key to the double dagger where a standing shows it, and why standings with a mean show no
+    interval (:func:`withheld_notes`)."""
+    approx = any(approximate_standing(e, t) for e in board.entries for t in board.targets)
+    cells = ((f"{e.generator} {target_title(t)}", e.standings[t].score) for e in board.entries
+             for t in board.targets)
+    return ([APPROX_NOTE] if approx else []) + withheld_notes(cells)
+
+
+def approximate_standing(entry: LeaderboardEntry, target: str) -> bool:
+    """Whether a standing that is not small-n (:func:`small_standing`) rests on fewer than
+    :data:`~robojudge.meta.APPROXIMATE_CLUSTERS` clips on some scored axis it needs, and shows an
+    interval: it gets the milder mark (:data:`~robojudge.report._tables.APPROX_MARK`)."""
+    if small_standing(entry, target) or math.isnan(entry.standings[target].score.low):
+        return False
+    axes = list(entry.n_items) if target == OVERALL else [target]
+    return any(entry.n_items[a] > 0 and is_approximate(entry.n_items[a], entry.n_clusters.get(a))
+               for a in axes)
+
+
 def target_title(target: str) -> str:
     """How a target is named in tables: ``PA``, ``IA``, ``Overall``."""
     return "Overall" if target == OVERALL else target.upper()
@@ -383,16 +432,14 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
              "| ---: | --- | " + " | ".join("---" for _ in board.targets) + " | ---: | --- |"]
     for e in board.entries:
         s = e.standings[board.sort_by]
-        cells = " | ".join(
-            format_estimate(e.standings[t].score) + (f" {SMALL_MARK}" if small_standing(e, t) else "")
-            for t in board.targets
-        )
+        cells = " | ".join(format_estimate(e.standings[t].score) + standing_mark(e, t) for t in board.targets)
         rank_range = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
         prob = format_number(s.rank_prob, 2)
         lines.append(f"| {_rank(s.rank)} | {md_escape(e.generator)} | {cells} | {prob} | {rank_range} |")
     small = [e.standings[t].score for e in board.entries for t in board.targets if small_standing(e, t)]
     if small:
         lines += ["", small_note(any(not math.isnan(s.low) for s in small))]
+    lines += ["", *board_notes(board)] if board_notes(board) else []
     if board.adjacent:  # (one generator ranked: no pair)
         lines += ["", "## Adjacent pairs", "",
                   "P(upper > lower): share of replicates in which the upper generator scores higher (ties "

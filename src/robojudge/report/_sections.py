@@ -44,7 +44,7 @@ from robojudge.report._series import (
 )
 from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._summary import RangeOf, unknown_range
-from robojudge.report._tables import Cell, Table, is_small, text
+from robojudge.report._tables import Cell, Table, is_approximate, is_small, text
 from robojudge.report._unset import generator_groups, generator_of, unset_note
 from robojudge.store import ResultRow
 from robojudge.suite import Item
@@ -237,8 +237,8 @@ class ReportInput:
         return [Item(item_id=i, video=f"{i}.mp4") for i in sorted({r.item_id for r in self.all_item_rows})]
 
 
-def estimate_cell(e: Estimate, digits: int = 3, *, small: bool = False) -> Cell:
-    return Cell(e.value, e.low, e.high, digits=digits, small=small)
+def estimate_cell(e: Estimate, digits: int = 3, *, small: bool = False, approximate: bool = False) -> Cell:
+    return Cell(e.value, e.low, e.high, digits=digits, small=small, approximate=approximate)
 
 
 def _range_text(r: tuple[float | None, float | None] | None) -> str:
@@ -261,7 +261,8 @@ def overview_section(inp: ReportInput) -> Section:
     label = "generator" if inp.items else "group"
     ci = (f"{0.95:.0%} cluster-bootstrap percentile intervals ({inp.bootstrap} replicates, clips resampled "
           f"within sources), which stay inside the values' range; a group whose values lie in fewer than "
-          f"{MIN_CLUSTERS} clips has none"
+          f"{MIN_CLUSTERS} clips has none, and so does one whose values are all alike (every resample then "
+          "gives the same mean, so the bootstrap cannot measure its uncertainty)"
           if inp.bootstrap else "no intervals")
     sec.intro = (f"{len(rows)} stored results ({n_err} failed) over {len({r.item_id for r in rows})} items "
                  f"and {len(series)} metric or judge-rubric configurations; {len(inp.labelled)} items carry "
@@ -294,8 +295,8 @@ def overview_section(inp: ReportInput) -> Section:
                 # none is shown (MIN_CLUSTERS, the rule of every other interval in the report; with three
                 # clips or more a replicate misses all of them rarely, so the replicate rule holds too).
                 low, high = (m.low, m.high) if m.n_clusters >= MIN_CLUSTERS else (math.nan, math.nan)
-                cells.append(Cell(m.mean, low, high, digits=2,
-                                  small=m.n > 0 and is_small(m.n, m.n_clusters)) if m.n else text(""))
+                cells.append(Cell(m.mean, low, high, digits=2, small=m.n > 0 and is_small(m.n, m.n_clusters),
+                                  approximate=is_approximate(m.n, m.n_clusters)) if m.n else text(""))
             table.add([text(s.label), text(_range_text(rng)), text(len(s.values)), text(len(s.failed)),
                        text(len(s.unscored)), *cells])
     sec.tables.append(table)

@@ -257,11 +257,15 @@ def summary_text(result: BestOfN) -> str:
                 "there (--group sets what makes a group)." if alone else "")
         return head + "; the suite has no labels to compare the picks with." + lone + _per_generator(result)
     skipped = ", ".join(f"{k} {v}" for k, v in s.skipped.items() if v)
-    if any(e.why for e in s.stats.values()):  # too few groups to resample (robojudge.meta.interval_gate)
+    whys = {name: e.why for name, e in s.stats.items() if e.why}  # withheld (robojudge.meta.interval_gate)
+    if s.evaluated < MIN_CLUSTERS and whys:  # too few groups to resample
         ci = f"no intervals: a bootstrap over groups needs at least {MIN_CLUSTERS} compared groups"
     else:
         ci = (f"{s.level:.0%} percentile intervals over {s.n_replicates} bootstrap replicates of groups"
               if s.n_replicates else "no intervals")
+        # A statistic the same in every resample (every pick at the oracle): its interval is withheld.
+        for why in dict.fromkeys(whys.values()):
+            ci += f"; no interval for {', '.join(n for n, w in whys.items() if w == why)}: {why}"
     mean_n = f" (mean N {s.mean_n:.2f}{f'; ties broken by item id in {s.ties}' if s.ties else ''})"
     text = f"{head}, {s.evaluated} compared on {result.label} labels{mean_n if s.evaluated else ''}"
     text += (f"; left out: {skipped}" if skipped else "") + f"; {ci}."

@@ -32,7 +32,13 @@ import numpy as np
 import numpy.typing as npt
 
 from robojudge import DEFAULT_SEED
-from robojudge.meta import ClusterBootstrap, Estimate, interval_gate, summarize_replicates
+from robojudge.meta import (
+    ClusterBootstrap,
+    Estimate,
+    constant_replicates,
+    interval_gate,
+    summarize_replicates,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -208,7 +214,8 @@ def summarize(picks: Sequence[GroupPick], *, bootstrap: int = 2000, seed: int = 
         reps = counts @ values / counts.sum(axis=1, keepdims=True)  # (B, statistics)
         lows, highs, ses = summarize_replicates(reps.T, level)
         # One or two groups: the replicates only recombine them, so no interval (the rule of robojudge.meta).
-        keep, reasons, _ = interval_gate(np.isfinite(reps).sum(axis=0), np.array(len(done)), bootstrap)
+        keep, reasons, _ = interval_gate(np.isfinite(reps).sum(axis=0), np.array(len(done)), bootstrap,
+                                         constant=constant_replicates(reps.T))
         lows, highs, ses = (np.where(keep, x, math.nan) for x in (lows, highs, ses))
         why = list(reasons)
     stats = {name: Estimate(float(means[k]), float(lows[k]), float(highs[k]), float(ses[k]), why[k])
