@@ -58,3 +58,31 @@ def test_summary_md_names_a_metrics_configurations_by_what_differs(tmp_path):
     summaries = summarize([row("x", 1.0, "h3", 3), row("x", 1.1, "h1", 1)], {"x": "g"})
     assert "| flow_warp_error [iterations=1] | g |" in summary_markdown(summaries)
     assert "flow_warp_error [config h1, v1]" in summary_markdown([replace(s, label="") for s in summaries])
+
+
+def test_rollouts_of_one_clip_give_a_t_interval_over_the_clip_means():
+    # Three clips, two generators' rollouts each, one group (as --by task makes): 6 values, 3 clips.
+    values = {"c1": (1.0, 2.0), "c2": (4.0, 4.0), "c3": (6.0, 7.0)}
+    rows = [_row(f"{c}-{g}", v) for c, vs in values.items() for g, v in zip("xy", vs, strict=True)]
+    clip = {r.item_id: r.item_id.split("-")[0] for r in rows}
+    (s,) = summarize(rows, dict.fromkeys(clip, "T"), cluster_of=clip)
+    means = [1.5, 4.0, 6.5]  # by hand
+    lo, hi = stats.t.interval(0.95, 2, loc=4.0, scale=stats.sem(means))  # k - 1 = 2 degrees of freedom
+    assert (s.ci_low, s.ci_high) == (pytest.approx(lo), pytest.approx(hi)) and s.ci_clips == 3
+    half = 4.302653 * 2.5 / math.sqrt(3)  # t_{0.975, 2} * sd(means) / sqrt(3) = 6.2103
+    assert (lo, hi) == (pytest.approx(4.0 - half), pytest.approx(4.0 + half))
+    flat = stats.t.interval(0.95, 5, loc=4.0, scale=stats.sem([v for vs in values.values() for v in vs]))
+    assert hi - lo > flat[1] - flat[0]  # the rows taken as independent: too narrow
+    assert s.mean == pytest.approx(4.0) and s.n_ok == 6
+    assert "taken over the clip means, with k - 1 degrees of freedom" in summary_markdown([s])
+
+
+def test_one_value_per_clip_keeps_the_t_interval_over_the_values():
+    rows = [_row(f"i{k}", v) for k, v in enumerate((1.0, 2.5, 4.0, 3.0))]
+    clip = {r.item_id: f"c{r.item_id}" for r in rows}
+    (s,) = summarize(rows, dict.fromkeys(clip, "G"), cluster_of=clip)
+    lo, hi = stats.t.interval(0.95, 3, loc=2.625, scale=stats.sem([1.0, 2.5, 4.0, 3.0]))
+    assert (s.ci_low, s.ci_high) == (pytest.approx(lo), pytest.approx(hi)) and s.ci_clips is None
+    (again,) = summarize(rows, dict.fromkeys(clip, "G"))  # clips unknown: the same
+    assert (again.ci_low, again.ci_high) == (s.ci_low, s.ci_high)
+    assert "clip means" not in summary_markdown([s])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from robojudge.report import (
     stale_note,
     write_html_report,
 )
+from robojudge.report._summary import CLIP_MEANS_NOTE
 from robojudge.run import default_run_dir, remembered_stale, stale_rows, suite_store_url
 from robojudge.store import StoreError
 from robojudge.suite import SUFFIXES, ManifestError
@@ -47,7 +49,7 @@ def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -
     for header in ("metric", group_label, "n", "failed", "unscored", "mean", T_INTERVAL):
         add_column(table, header, fold=header in ("metric", group_label))
     for s in summaries:
-        ci = "n/a" if s.n_ok < 2 else f"[{s.ci_low:.2f}, {s.ci_high:.2f}]"
+        ci = "n/a" if s.n_ok < 2 or math.isnan(s.ci_low) else f"[{s.ci_low:.2f}, {s.ci_high:.2f}]"
         ci += "*" if s.ci_clipped else ""
         ci += " \u2020" if s.small_n else ""
         mean = "n/a" if s.n_ok == 0 else f"{s.mean:.2f}"
@@ -55,6 +57,8 @@ def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -
     if any(s.small_n for s in summaries) or any(s.ci_clipped for s in summaries):
         table.caption = ("* t-interval cut at the metric's native range; \u2020 fewer than 10 values or 5 "
                          "clips")
+    if any(s.ci_clips is not None for s in summaries):
+        table.caption = f"{table.caption}; {CLIP_MEANS_NOTE}" if table.caption else CLIP_MEANS_NOTE
     return table
 
 
