@@ -427,9 +427,9 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
                 cells.append(f"**{text}**" if (t, col) in row.best else text)
         lines.append(f"| {md_escape(row.judge)} | {sum(row.n.values())} | {sum(row.n_unscored.values())} | "
                      + " | ".join(cells) + " |")
-    keys = judge_notes(table, targets)
+    keys = judge_notes(table, targets, name=md_escape)  # (the judges' names escaped, the rest our own)
     if keys:
-        lines += ["", *(md_prose(k) for k in keys)]
+        lines += ["", *keys]
     return "\n".join(lines + stages_lines(table, report)) + "\n"
 
 
@@ -441,12 +441,14 @@ def judge_mark(row: JudgeRow, target: str, col: str) -> str:
     return f" {APPROX_MARK}" if target in row.approximate and shown else ""
 
 
-def judge_notes(table: Sequence[JudgeRow], targets: Sequence[str]) -> list[str]:
+def judge_notes(table: Sequence[JudgeRow], targets: Sequence[str],
+                name: Callable[[str], str] = str) -> list[str]:
     """The sentences under Table 2: the key to the double dagger where a cell shows it, and why cells with
-    a value show no interval (:func:`robojudge.report._leaderboard.withheld_notes`)."""
+    a value show no interval (:func:`robojudge.report._leaderboard.withheld_notes`), each judge named
+    through ``name`` (``md_escape`` for Markdown)."""
     out = [APPROX_NOTE] if any(judge_mark(r, t, col).endswith(APPROX_MARK) for r in table for t in targets
                                for col, _, _ in JUDGE_COLUMNS) else []
-    return out + withheld_notes((f"{r.judge} {target_title(t)} {col}", r.cells[t, col]) for r in table
+    return out + withheld_notes((f"{name(r.judge)} {target_title(t)} {col}", r.cells[t, col]) for r in table
                                 for t in targets for col, _, _ in JUDGE_COLUMNS)
 
 

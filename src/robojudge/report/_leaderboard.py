@@ -388,10 +388,11 @@ def standing_mark(entry: LeaderboardEntry, target: str) -> str:
 
 
 def board_notes(board: Leaderboard) -> list[str]:
-    """The key to the double dagger where a standing shows it, and why standings with a mean show no
-    interval (:func:`withheld_notes`)."""
+    """The Markdown key to the double dagger where a standing shows it, and why standings with a mean
+    show no interval (:func:`withheld_notes`)."""
     approx = any(approximate_standing(e, t) for e in board.entries for t in board.targets)
-    cells = ((f"{e.generator} {target_title(t)}", e.standings[t].score) for e in board.entries
+    # Markdown only: a generator's name is the user's, so escaped.
+    cells = ((f"{md_escape(e.generator)} {target_title(t)}", e.standings[t].score) for e in board.entries
              for t in board.targets)
     return ([APPROX_NOTE] if approx else []) + withheld_notes(cells)
 
