@@ -43,9 +43,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out.rename(base / "template")
 
 
-def _calibrated(path: Path) -> dict[tuple[str, str, str], float]:
+def _calibrated(path: Path) -> dict[tuple[str, str, str], float | str]:
     """The metric-calibrated judge's values and bounds from a judges.csv of the demo (``pa_r_low``) or
-    of the HTML report's tables (``PA r_low``)."""
+    of the HTML report's tables (``PA r_low``); a withheld bound (every resample the same) stays ``""``."""
     with path.open(encoding="utf-8") as fh:
         row = next(r for r in csv.DictReader(fh) if r["judge"] == "metric-calibrated")
     out = {}
@@ -54,7 +54,7 @@ def _calibrated(path: Path) -> dict[tuple[str, str, str], float]:
             for end in ("", "_low", "_high"):
                 cell = row.get(f"{t}_{s}{end}", row.get(f"{title} {name}{end}"))
                 assert cell is not None, f"{path}: no {t} {s}{end}"
-                out[t, s, end] = float(cell)
+                out[t, s, end] = float(cell) if cell != "" or not end else cell
     return out
 
 
