@@ -432,8 +432,27 @@ def test_stability_pan_vs_unrelated_frames_and_what_it_cannot_measure(tmp_path):
     tiny = spec.compute(_item(tmp_path, _rgb(_panning(n=9, size=48, dx=2)), "tiny"))
     assert not tiny.scored and tiny.details["mean_features"] == 0.0
     assert "48x48 frames, fewer than min_matches (8)" in tiny.details["unscored_reason"]
+    # The same clip as a blank: flat frames whose brightness changes (it moves, so it is not still).
+    # Nothing to match and nothing that could be unstable: unscored.
+    blank = spec.compute(_item(tmp_path, _rgb([np.full((128, 128), 40 + 20 * t, np.uint8) for t in range(9)]),
+                               "blank"))
+    assert not blank.scored and "the clip is blank or flat" in blank.details["unscored_reason"]
     # Frames of one pixel have no features (OpenCV's pyramid raised on them): the functional form gives
     # the worst value, as 2x2 gets; the metric leaves such clips unscored (above).
     noise = rng.integers(0, 256, (9, 1, 1), dtype=np.uint8)
     assert F.sustained_stability(noise).value == 0.0
     assert F.sustained_stability(rng.integers(0, 256, (9, 2, 2), dtype=np.uint8)).value == 0.0
+
+
+def test_stability_scores_a_blurred_clip_too_blurred_for_features_as_unstable(tmp_path):
+    # The pan above at 128 px, blurred (sigma 3): the frames show texture in most of their blocks but ORB
+    # finds about 1 feature a frame. Version 5 left it unscored, one blur level after scoring it lowest,
+    # so the blurriest videos fell out of a generator's mean; its pairs without features keep 0.
+    spec = get_metric("rbg_stability")
+    sharp = _panning(n=9, size=128, dx=2, square=True)
+    blurred = [cv2.GaussianBlur(f, (0, 0), 3) for f in sharp]
+    score = spec.compute(_item(tmp_path, _rgb(blurred), "blurred"))
+    assert score.scored and score.value == 0.0
+    assert score.details["mean_features"] < 8
+    assert "(heavy blur): pairs without enough features keep 0" in score.details["too_few_features"]
+    assert spec.compute(_item(tmp_path, _rgb(sharp), "sharp")).value > 0.9

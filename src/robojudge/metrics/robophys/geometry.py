@@ -22,7 +22,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from robojudge.metrics._content import require_correspondence, require_motion
+from robojudge.metrics._content import (
+    MIN_TEXTURED,
+    TEXTURE_LEVELS,
+    require_correspondence,
+    require_motion,
+    texture_shares,
+)
 from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._flow_cache import PHOTOMETRIC_TOP, SHARED_CROP, flow_steps
 from robojudge.metrics._frames import NativeFrames, native_rgb, profile_details, profile_step
@@ -176,6 +182,12 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
 # Sustained stability (App. B.2.1)
 
 
+#: ``rbg_stability`` leaves a clip with too few features unscored when its frames have a side under this
+#: many px: ORB keeps 31 px from every border (its patch), so small frames have few features whatever
+#: they show. Larger frames with texture but too few features (heavy blur) score what their pairs give.
+STABILITY_MIN_SIDE = 96
+
+
 class StabilityConfig(NativeFrames):
     """Feature matching and two-view verification settings."""
 
@@ -203,7 +215,7 @@ class StabilityConfig(NativeFrames):
     ),
     config=StabilityConfig,
     note="OpenCV ORB/SIFT matching and RANSAC verification instead of COLMAP SfM",
-    version="5",
+    version="6",  # a blurred clip of adequate size with too few features scores (v5: unscored)
 )
 def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     """Sustained Stability (RoboPhys-3D App. B.2.1): geometric drift as lost correct matches.
@@ -215,9 +227,11 @@ def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     the per-interval mean, in [0, 1]; per-interval means are in ``details["per_interval"]``.
 
     A still video (every pair trivially verified, the best value 1), a clip shorter than every
-    configured interval, and a clip whose frames average fewer than ``min_matches`` features (frames
-    too small for the detector, blank or textureless: nothing to match) are left unscored; a frame
-    pair with too few features or no verified matches within a clip that has them scores 0.
+    configured interval, and a clip whose frames average fewer than ``min_matches`` features because
+    they are too small for the detector (a side under :data:`STABILITY_MIN_SIDE` px) or blank (more than
+    half of them with texture in under 2% of their blocks) are left unscored. A frame pair with too few
+    features or no verified matches scores 0, also when the whole clip has too few (frames of adequate
+    size with texture, heavily blurred: ``details["too_few_features"]`` says so).
     """
     frames, _ = native_rgb(item, config)
     gray = to_gray(frames)
@@ -229,17 +243,34 @@ def rbg_stability(item: Item, config: StabilityConfig) -> Score:
         pairs_per_interval=max(1, config.pairs_per_interval // 2) if config.profile == "fast"
         else config.pairs_per_interval,
     )
+    details: dict[str, object] = {}
     if res.mean_features < config.min_matches:
-        # Nothing to match on the clip as a whole: frames too small for the detector (ORB keeps 31 px
-        # from every border, so under about 64 px a side it finds nothing), blank or textureless. A 0
-        # here would be the size of the frames, not lost geometry.
+        # Nothing to match on the clip as a whole. Frames too small for the detector (ORB keeps 31 px
+        # from every border, so under about 64 px a side it finds nothing) or without texture (blank,
+        # a fade of flat frames): a 0 there would be the size or the emptiness of the frames, not lost
+        # geometry, so the clip is unscored. Frames of adequate size with texture that still give too
+        # few features (heavy blur) keep the per-pair rule's value, 0 for every featureless pair: such a
+        # video is unstable at its worst, and unscoring it took the blurriest videos out of the means.
         h, w = gray.shape[1:3]
-        raise Unmeasurable(
-            f"{config.detector.upper()} finds {res.mean_features:.1f} features per frame on average in "
-            f"these {w}x{h} frames, fewer than min_matches ({config.min_matches}): nothing to match"
-            + (" (ORB keeps 31 px from every border; frames under about 64 px a side have none)"
-               if config.detector == "orb" and min(h, w) < 96 else ""),
-            mean_features=res.mean_features)
+        bare = int((texture_shares(gray) < MIN_TEXTURED).sum())
+        reason = (f"{config.detector.upper()} finds {res.mean_features:.1f} features per frame on average in "
+                  f"these {w}x{h} frames, fewer than min_matches ({config.min_matches}): nothing to match")
+        if min(h, w) < STABILITY_MIN_SIDE:
+            raise Unmeasurable(
+                reason + f"; frames under {STABILITY_MIN_SIDE} px a side are too small for the detector"
+                + (" (ORB keeps 31 px from every border; frames under about 64 px a side have none)"
+                   if config.detector == "orb" else ""),
+                mean_features=res.mean_features)
+        if 2 * bare > len(gray):
+            raise Unmeasurable(
+                reason + f"; {bare} of the {len(gray)} frames have texture in fewer than "
+                f"{MIN_TEXTURED:.0%} of their blocks (pixel standard deviation above {TEXTURE_LEVELS:g} "
+                "levels): the clip is blank or flat, not unstable",
+                mean_features=res.mean_features, frames_without_texture=bare)
+        details["too_few_features"] = (
+            reason + f", though the frames show texture and are {STABILITY_MIN_SIDE} px or more a side "
+            "(heavy blur): pairs without enough features keep 0")
     per_interval = {str(k): v for k, v in res.per_interval.items()}
     return Score(value=res.value, details={"frames": len(gray), "per_interval": per_interval,
-                                           "mean_features": res.mean_features, **profile_details(config)})
+                                           "mean_features": res.mean_features, **details,
+                                           **profile_details(config)})
