@@ -5,6 +5,7 @@ the verdict instead."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -74,3 +75,18 @@ def test_min_q_is_the_threshold(suite) -> None:
     # the old threshold values below 0.5 are no coverage: refused, never taken as one
     old = _audit(suite, "--level", "0.4")
     assert old.exit_code == 2 and "--level" in old.output
+
+
+def test_written_audit_says_what_its_intervals_are(suite, tmp_path: Path) -> None:
+    """The files of ``--out`` gave the intervals with no coverage and called the Q threshold ``level``, so
+    an 80% run read as a 95% one (review rev5, 1)."""
+    out = tmp_path / "out"
+    res = _audit(suite, "--level", "0.8", "--min-q", "0.4", "--seed", "3", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    data = json.loads((out / "acceleration.json").read_text())
+    assert (data["min_q"], data["ci"], data["bootstrap"], data["seed"]) == (0.4, 0.8, 400, 3)
+    assert "level" not in data  # the threshold is named as what it is
+    said = "80% paired clip-bootstrap interval (400 replicates, seed 3)"
+    for table in ("acceleration_dense", "retention_dense"):
+        assert said in (out / "tables" / f"{table}.md").read_text()
+    assert said in (out / "index.html").read_text()

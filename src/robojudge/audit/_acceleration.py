@@ -232,10 +232,16 @@ def not_quality_note(metrics: Sequence[str] | set[str]) -> str:
 
 
 def acceleration_json(run: AccelerationRun) -> dict[str, Any]:
-    """The audit as JSON-ready data (NaN written as null)."""
+    """The audit as JSON-ready data (NaN written as null).
+
+    ``min_q`` is the Q a method must reach for ``best`` (the command's ``--min-q``; files written before
+    it was named so called it ``level``); ``ci``, ``bootstrap`` and ``seed`` say what the intervals are
+    (the command's ``--level``, ``--bootstrap`` and ``--seed``).
+    """
     a = run.audit
     data: dict[str, Any] = json_ready({
-        "dense": a.dense, "level": a.level, "best": a.best, "frontier": list(a.frontier),
+        "dense": a.dense, "min_q": a.level, "ci": a.ci, "bootstrap": a.bootstrap, "seed": a.seed,
+        "best": a.best, "frontier": list(a.frontier),
         "methods": [asdict(m) for m in a.methods], "unmatched_items": run.scores.unmatched,
         "unscored": run.scores.unscored, "skipped_metrics": run.skipped_metrics,
         "config_notes": run.config_notes, "stale_left_out": len(run.stale),

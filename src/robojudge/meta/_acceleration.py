@@ -278,6 +278,9 @@ class AccelerationAudit:
         level: The Q level asked for.
         best: The method with the largest speedup whose Q reaches ``level`` (None: none).
         frontier: Methods on the speed-quality Pareto frontier, fastest last.
+        ci: The coverage of the intervals (of Q and of each retention).
+        bootstrap: The paired clip-bootstrap replicates the intervals come from (0: none).
+        seed: The bootstrap's seed.
     """
 
     dense: str
@@ -285,6 +288,9 @@ class AccelerationAudit:
     level: float
     best: str | None
     frontier: tuple[str, ...]
+    ci: float = 0.95
+    bootstrap: int = 0
+    seed: int = 0
 
     @property
     def metrics(self) -> list[str]:
@@ -336,4 +342,4 @@ def acceleration_audit(
         out.append(replace(m, speedup=1.0, basis="dense") if name == dense else m)
     points = {m.name: (m.speedup, m.q.value) for m in out}
     return AccelerationAudit(dense, tuple(out), level, best_speedup(points, level),
-                             tuple(pareto_frontier(points)))
+                             tuple(pareto_frontier(points)), ci=ci, bootstrap=bootstrap, seed=seed)

@@ -56,6 +56,14 @@ def _num(v: float, digits: int = 2) -> Cell:
     return Cell(v, digits=digits)
 
 
+def _intervals(audit: AccelerationAudit) -> str:
+    """What the intervals of an audit's tables are: their coverage, replicates and seed."""
+    if audit.bootstrap <= 0:
+        return "no interval (no bootstrap replicates)"
+    return (f"its {audit.ci * 100:g}% paired clip-bootstrap interval ({audit.bootstrap} replicates, "
+            f"seed {audit.seed})")
+
+
 def frontier_table(audit: AccelerationAudit) -> Table:
     """One row per method: speedup, Q with its interval, and its place on the frontier."""
     table = Table(
@@ -63,7 +71,7 @@ def frontier_table(audit: AccelerationAudit) -> Table:
         ["method", "speedup", "basis", "clips", "Q", "frontier", f"Q at least {audit.level:g}"],
         note=("speedup: dense time over the method's time per rollout (basis: wall seconds, else denoising "
               "steps); Q: mean over metrics of the oriented ratio of means on matched clips (1 = dense; "
-              "above 1 scores better than dense), with its paired clip-bootstrap interval. "
+              f"above 1 scores better than dense), with {_intervals(audit)}. "
               + (f"Largest speedup with Q at least {audit.level:g}: {audit.best}." if audit.best else
                  f"No method reaches Q {audit.level:g}.")),
     )
@@ -80,7 +88,7 @@ def retention_table(audit: AccelerationAudit) -> Table:
         f"retention_{_stem(audit.dense)}", f"Per-metric retention against dense {audit.dense}",
         ["method", "metric", "better", "clips", "dense mean", "method mean", "retention", "note"],
         note="retention: method mean over dense mean where higher is better, dense over method where lower "
-             "is better, on the clips both scored; above 1 = better than dense.",
+             f"is better, on the clips both scored; above 1 = better than dense; with {_intervals(audit)}.",
     )
     for m in audit.methods[1:]:
         for r in m.retentions:
